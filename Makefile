@@ -1,0 +1,35 @@
+# backprop-lab: two commands on a fresh machine.
+#   make demo   -- check every built-in layer, then train manual vs tape on digits
+#   make test   -- the whole test suite (unit, property, lessons, notebooks, CLI)
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+
+.PHONY: demo test bench lint clean venv
+
+venv: $(STAMP)
+
+# Recreated when pyproject.toml changes (a stale venv is rebuilt, not patched).
+$(STAMP): pyproject.toml
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e ".[test,notebooks]"
+	$(BIN)/python -m ipykernel install --sys-prefix --name backprop-lab --display-name "backprop-lab (.venv)" >/dev/null
+	@touch $(STAMP)
+
+demo: $(STAMP)
+	MPLBACKEND=Agg $(BIN)/gradcheck zoo --plots demo-output/zoo
+	MPLBACKEND=Agg $(BIN)/gradcheck train --plots demo-output/train
+
+test: $(STAMP)
+	MPLBACKEND=Agg $(BIN)/python -m pytest -n 2 --timeout 600
+
+bench: $(STAMP)
+	$(BIN)/python benchmarks/train_step.py
+
+lint: $(STAMP)
+	$(BIN)/ruff check .
+
+clean:
+	rm -rf $(VENV) demo-output .pytest_cache .hypothesis
