@@ -1,0 +1,401 @@
+"""Input checks for manualprop, in one place (scikit-learn style).
+
+Every layer, loss, container and optimizer calls these helpers instead of
+writing its own checks, so every message has the same form::
+
+    <where>: <tensor> must <expectation>; got <what came>
+
+``where`` names the object and the method, e.g.
+``"Linear(in_features=5, out_features=3).forward"``.
+
+Exception types
+---------------
+TypeError
+    wrong kind of object or dtype (integer X, list as a variable, ...).
+ValueError
+    right kind, wrong value: shape, NaN/inf, out-of-range hyperparameter.
+RuntimeError
+    wrong call order: ``backward`` before ``forward``.
+"""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+
+__all__ = [
+    "FLOAT_DTYPES",
+    "check_array",
+    "check_axis",
+    "check_class_targets",
+    "check_float_dtype",
+    "check_forward_done",
+    "check_grad_output",
+    "check_layer",
+    "check_option",
+    "check_positive_int",
+    "check_scalar",
+    "check_targets",
+    "check_update",
+    "format_shape",
+]
+
+FLOAT_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
+
+
+def format_shape(shape) -> str:
+    """Format a shape spec such as ``("batch", 5)`` as ``"(batch, 5)"``."""
+    parts = [str(d) for d in shape]
+    if len(parts) == 1:
+        return f"({parts[0]},)"
+    return "(" + ", ".join(parts) + ")"
+
+
+def _as_ndarray(X, where: str, name: str) -> np.ndarray:
+    if isinstance(X, np.ndarray):
+        return X
+    try:
+        arr = np.asarray(X)
+    except (ValueError, TypeError) as exc:
+        raise TypeError(
+            f"{where}: {name} must be a NumPy array; got {type(X).__name__} "
+            f"that NumPy cannot convert ({exc})"
+        ) from None
+    if arr.dtype == object:
+        raise TypeError(
+            f"{where}: {name} must be a NumPy array of numbers; got {type(X).__name__} "
+            f"that converts to dtype object"
+        )
+    return arr
+
+
+def _check_finite(X: np.ndarray, where: str, name: str) -> None:
+    finite = np.isfinite(X)
+    if not finite.all():
+        bad = np.argwhere(~finite)
+        first = tuple(int(i) for i in bad[0])
+        raise ValueError(
+            f"{where}: {name} must contain only finite values; got {len(bad)} NaN/inf "
+            f"value(s), the first at index {first} (value {X[first]!r})"
+        )
+
+
+def _check_float(X: np.ndarray, where: str, name: str) -> None:
+    if X.dtype not in FLOAT_DTYPES:
+        raise TypeError(
+            f"{where}: {name} must have dtype float32 or float64; got {X.dtype} "
+            f"(convert with {name}.astype(np.float64))"
+        )
+
+
+def _shape_matches(actual: tuple, spec: tuple) -> bool:
+    if len(actual) != len(spec):
+        return False
+    return all(isinstance(s, str) or a == s for a, s in zip(actual, spec, strict=True))
+
+
+def check_array(
+    X,
+    where: str,
+    name: str = "X",
+    *,
+    shape: tuple | None = None,
+    min_ndim: int | None = None,
+    dtype=None,
+    nonempty: bool = False,
+) -> np.ndarray:
+    """Check a forward input and return it as an ndarray (never copied if already one).
+
+    Parameters
+    ----------
+    X : array_like
+        The tensor to check.
+    where : str
+        ``"<repr of the object>.<method>"``, used as the message prefix.
+    name : str
+        Name of the tensor in messages (``"X"``, ``"y_pred"``, ...).
+    shape : tuple of int or str, optional
+        Expected shape; strings are free dimensions named in the message,
+        e.g. ``("batch", 5)``.
+    min_ndim : int, optional
+        Minimum number of dimensions.
+    dtype : dtype, optional
+        Required exact dtype (the parameters' dtype for layers with weights).
+    nonempty : bool
+        Require at least one element.
+
+    Returns
+    -------
+    ndarray
+        float32 or float64, finite.
+
+    Raises
+    ------
+    TypeError
+        Not convertible, or dtype not float32/float64, or not ``dtype``.
+    ValueError
+        Wrong shape/ndim, empty when ``nonempty``, or NaN/inf present.
+    """
+    X = _as_ndarray(X, where, name)
+    _check_float(X, where, name)
+    if dtype is not None and X.dtype != np.dtype(dtype):
+        raise TypeError(
+            f"{where}: {name} must have dtype {np.dtype(dtype)} (the dtype of the "
+            f"parameters); got {X.dtype}"
+        )
+    if shape is not None and not _shape_matches(X.shape, tuple(shape)):
+        raise ValueError(f"{where}: {name} must have shape {format_shape(shape)}; got {X.shape}")
+    if min_ndim is not None and X.ndim < min_ndim:
+        raise ValueError(
+            f"{where}: {name} must have at least {min_ndim} dimension(s); got shape {X.shape}"
+        )
+    if nonempty and X.size == 0:
+        raise ValueError(f"{where}: {name} must not be empty; got shape {X.shape}")
+    _check_finite(X, where, name)
+    return X
+
+
+def check_forward_done(cache, where: str) -> None:
+    """Raise RuntimeError if ``forward`` has not been run (``cache is None``)."""
+    if cache is None:
+        raise RuntimeError(
+            f"{where}: must be called after forward(); got no cache "
+            f"(forward has not been run on this object)"
+        )
+
+
+def check_grad_output(dY, where: str, *, shape: tuple, dtype, name: str = "dY") -> np.ndarray:
+    """Check an upstream gradient against the forward output.
+
+    ``dY`` must be a finite float array with exactly the forward output's
+    ``shape``. It is returned cast to ``dtype`` (the forward dtype), so a
+    float64 ``dY`` may be fed to a float32 layer.
+
+    Raises
+    ------
+    TypeError
+        Non-float dtype.
+    ValueError
+        Shape differs from ``shape`` or NaN/inf present.
+    """
+    dY = _as_ndarray(dY, where, name)
+    _check_float(dY, where, name)
+    if dY.shape != tuple(shape):
+        raise ValueError(
+            f"{where}: {name} must have the shape of the forward output, "
+            f"{tuple(shape)}; got {dY.shape}"
+        )
+    _check_finite(dY, where, name)
+    return dY.astype(dtype, copy=False)
+
+
+def check_targets(
+    y_true,
+    where: str,
+    *,
+    shape: tuple,
+    dtype,
+    name: str = "y_true",
+    low: float | None = None,
+    high: float | None = None,
+) -> np.ndarray:
+    """Check regression/binary targets and return them cast to ``dtype``.
+
+    Targets may be bool, integer or float (they carry no gradient); they must
+    have exactly ``shape``, be finite, and lie in ``[low, high]`` if given.
+
+    Raises
+    ------
+    TypeError
+        Not numeric.
+    ValueError
+        Wrong shape, NaN/inf, or out of range.
+    """
+    y = _as_ndarray(y_true, where, name)
+    if not (np.issubdtype(y.dtype, np.number) or y.dtype == np.bool_) or np.iscomplexobj(y):
+        raise TypeError(f"{where}: {name} must be a real numeric array; got dtype {y.dtype}")
+    if y.shape != tuple(shape):
+        raise ValueError(
+            f"{where}: {name} must have the shape of y_pred, {tuple(shape)}; got {y.shape}"
+        )
+    y = y.astype(dtype, copy=False)
+    _check_finite(y, where, name)
+    if low is not None and y.size and y.min() < low:
+        raise ValueError(f"{where}: {name} must be in [{low}, {high}]; got min {y.min()!r}")
+    if high is not None and y.size and y.max() > high:
+        raise ValueError(f"{where}: {name} must be in [{low}, {high}]; got max {y.max()!r}")
+    return y
+
+
+def check_class_targets(y_true, where: str, *, n_samples: int, n_classes: int, dtype):
+    """Check classification targets for logits of shape ``(n_samples, n_classes)``.
+
+    Returns
+    -------
+    kind : {"labels", "probs"}
+    y : ndarray
+        ``"labels"``: int64 array of shape ``(n_samples,)`` with values in
+        ``[0, n_classes)``. ``"probs"``: float array of shape
+        ``(n_samples, n_classes)`` cast to ``dtype``, finite and non-negative.
+
+    Raises
+    ------
+    TypeError
+        Neither integer nor float dtype.
+    ValueError
+        Wrong shape, label out of range, negative or non-finite probability.
+    """
+    y = _as_ndarray(y_true, where, "y_true")
+    expected = (
+        f"integer class labels of shape ({n_samples},) or float probabilities of "
+        f"shape ({n_samples}, {n_classes})"
+    )
+    if np.issubdtype(y.dtype, np.integer):
+        if y.shape != (n_samples,):
+            raise ValueError(
+                f"{where}: y_true must be {expected}; got integer array of shape {y.shape}"
+            )
+        if y.size and (y.min() < 0 or y.max() >= n_classes):
+            raise ValueError(
+                f"{where}: y_true labels must be in [0, {n_classes}); "
+                f"got min {int(y.min())}, max {int(y.max())}"
+            )
+        return "labels", y.astype(np.int64, copy=False)
+    if np.issubdtype(y.dtype, np.floating) and y.dtype in FLOAT_DTYPES:
+        if y.shape != (n_samples, n_classes):
+            hint = (
+                " (float labels? convert with y_true.astype(int))"
+                if y.shape == (n_samples,)
+                else ""
+            )
+            raise ValueError(
+                f"{where}: y_true must be {expected}; got float array of shape {y.shape}{hint}"
+            )
+        _check_finite(y, where, "y_true")
+        if y.size and y.min() < 0:
+            raise ValueError(f"{where}: y_true probabilities must be >= 0; got min {y.min()!r}")
+        return "probs", y.astype(dtype, copy=False)
+    raise TypeError(f"{where}: y_true must be {expected}; got dtype {y.dtype}")
+
+
+def check_positive_int(value, name: str, where: str) -> int:
+    """Return ``value`` as int if it is an integer >= 1 (bool rejected)."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise TypeError(
+            f"{where}: {name} must be a positive int; got {type(value).__name__} {value!r}"
+        )
+    if value < 1:
+        raise ValueError(f"{where}: {name} must be a positive int; got {value!r}")
+    return int(value)
+
+
+def check_scalar(
+    value,
+    name: str,
+    where: str,
+    *,
+    low: float | None = None,
+    high: float | None = None,
+    low_inclusive: bool = True,
+    high_inclusive: bool = True,
+) -> float:
+    """Return ``value`` as float if it is a real number in the given interval.
+
+    Raises
+    ------
+    TypeError
+        Not a real number (bool rejected).
+    ValueError
+        Not finite, or outside the interval.
+    """
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(
+            f"{where}: {name} must be a real number; got {type(value).__name__} {value!r}"
+        )
+    value = float(value)
+    lo = "(-inf" if low is None else ("[" if low_inclusive else "(") + repr(float(low))
+    hi = "inf)" if high is None else repr(float(high)) + ("]" if high_inclusive else ")")
+    bad = not np.isfinite(value)
+    if low is not None and (value < low or (not low_inclusive and value == low)):
+        bad = True
+    if high is not None and (value > high or (not high_inclusive and value == high)):
+        bad = True
+    if bad:
+        raise ValueError(f"{where}: {name} must be in {lo}, {hi}; got {value!r}")
+    return value
+
+
+def check_option(value, name: str, where: str, options: tuple) -> str:
+    """Return ``value`` if it is one of ``options``; ValueError otherwise."""
+    if value not in options:
+        allowed = ", ".join(repr(o) for o in options)
+        raise ValueError(f"{where}: {name} must be one of {allowed}; got {value!r}")
+    return value
+
+
+def check_float_dtype(dtype, where: str) -> np.dtype:
+    """Return ``np.dtype(dtype)`` if it is float32 or float64; TypeError otherwise."""
+    try:
+        dt = np.dtype(dtype)
+    except TypeError:
+        dt = None
+    if dt not in FLOAT_DTYPES:
+        raise TypeError(f"{where}: dtype must be float32 or float64; got {dtype!r}")
+    return dt
+
+
+def check_axis(axis, ndim: int, where: str, name: str = "X") -> int:
+    """Return ``axis`` normalised to ``[0, ndim)``; ValueError if out of range."""
+    if ndim == 0:
+        raise ValueError(f"{where}: {name} must have at least 1 dimension; got a 0-d array")
+    if not -ndim <= axis < ndim:
+        raise ValueError(
+            f"{where}: axis={axis} must be in [{-ndim}, {ndim}) for {name} with "
+            f"{ndim} dimension(s); got axis {axis}"
+        )
+    return axis % ndim
+
+
+def check_layer(layer, index: int, where: str) -> None:
+    """Check that ``layer`` follows the manualprop protocol.
+
+    It needs callable ``forward`` and ``backward`` and, if present, dict
+    ``params``/``grads`` with the same keys.
+    """
+    for method in ("forward", "backward"):
+        if not callable(getattr(layer, method, None)):
+            raise TypeError(
+                f"{where}: layer {index} must have callable forward() and backward(); "
+                f"got {type(layer).__name__} without {method}()"
+            )
+    params = getattr(layer, "params", {})
+    grads = getattr(layer, "grads", {})
+    if not isinstance(params, dict) or not isinstance(grads, dict):
+        raise TypeError(
+            f"{where}: layer {index} ({type(layer).__name__}) must have dict params and grads; "
+            f"got {type(params).__name__} and {type(grads).__name__}"
+        )
+
+
+def check_update(grad, value: np.ndarray, where: str, label: str) -> np.ndarray:
+    """Check an optimizer gradient against its variable's value.
+
+    Returns the gradient as an ndarray of ``value.dtype``.
+
+    Raises
+    ------
+    TypeError
+        Gradient not float.
+    ValueError
+        Shape differs from the variable's or NaN/inf present.
+    """
+    g = _as_ndarray(grad, where, f"gradient for {label}")
+    _check_float(g, where, f"gradient for {label}")
+    if g.shape != value.shape:
+        raise ValueError(
+            f"{where}: gradient for {label} must have the variable's shape {value.shape}; "
+            f"got {g.shape}"
+        )
+    _check_finite(g, where, f"gradient for {label}")
+    return g.astype(value.dtype, copy=False)

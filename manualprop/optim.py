@@ -1,0 +1,209 @@
+"""Optimizers, written once and used by both manualprop and autoprop.
+
+Two ways to call them:
+
+* ``apply_gradients(grads_and_vars)`` (Keras style): an iterable of
+  ``(grad, var)`` pairs. ``var`` is either a NumPy array, updated in place,
+  or any object with ``assign_sub(delta)`` and ``numpy()`` (autoprop's
+  ``Variable``; duck-typed, autoprop is never imported). ``grad`` is an
+  array or anything with ``numpy()``; pairs with ``grad is None`` are
+  skipped (variable not on the gradient path).
+* ``step(params, grads)`` (manualprop style): two dicts with equal keys,
+  e.g. ``model.params, model.grads``; the ``params`` arrays are updated in
+  place.
+
+Update formulas are PyTorch's (``torch.optim``), including ``weight_decay``
+as L2 added to the gradient (``g <- g + weight_decay * p``) before anything
+else. Per-variable state is kept in ``self.state`` keyed by ``id(var)``; the
+entry also holds a reference to ``var`` so the id cannot be reused by another
+object while the optimizer lives. Gradients passed in are never modified.
+Source: ``lessons/06-optimizers.md``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ._validation import check_option, check_scalar, check_update
+
+__all__ = ["Optimizer", "SGD"]
+
+
+def _read(var, where: str, label: str) -> np.ndarray:
+    if isinstance(var, np.ndarray):
+        if not var.flags.writeable:
+            raise ValueError(
+                f"{where}: {label} must be a writeable array (updated in place); got a read-only array"
+            )
+        return var
+    if callable(getattr(var, "assign_sub", None)) and callable(getattr(var, "numpy", None)):
+        # __array__ gives a read-only view (no copy); numpy() is the fallback
+        return np.asarray(var) if hasattr(var, "__array__") else np.asarray(var.numpy())
+    raise TypeError(
+        f"{where}: {label} must be a NumPy array (updated in place) or an object with "
+        f"assign_sub() and numpy(); got {type(var).__name__}"
+    )
+
+
+def _write(var, delta: np.ndarray) -> None:
+    if isinstance(var, np.ndarray):
+        var -= delta
+    else:
+        var.assign_sub(delta)
+
+
+class Optimizer:
+    """Base class: bookkeeping shared by all optimizers.
+
+    Subclasses implement ``_delta(g, p, slots) -> delta`` where ``g`` is the
+    (weight-decayed) gradient, ``p`` the current value and ``slots`` the
+    variable's state dict; the variable is then updated by ``p -= delta``.
+
+    Attributes
+    ----------
+    learning_rate : float
+        May be changed between steps (schedules).
+    weight_decay : float
+        L2 coefficient added to the gradient.
+    state : dict
+        ``id(var) -> {"var": var, <slot name>: ndarray or int, ...}``.
+    """
+
+    def __init__(self, learning_rate, weight_decay=0.0):
+        name = type(self).__name__
+        self.learning_rate = check_scalar(learning_rate, "learning_rate", name, low=0.0)
+        self.weight_decay = check_scalar(weight_decay, "weight_decay", name, low=0.0)
+        self.state: dict[int, dict] = {}
+
+    def _repr_args(self) -> str:
+        return f"learning_rate={self.learning_rate}, weight_decay={self.weight_decay}"
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self._repr_args()})"
+
+    def _slots(self, var) -> dict:
+        entry = self.state.get(id(var))
+        if entry is None or entry["var"] is not var:
+            entry = {"var": var}
+            self.state[id(var)] = entry
+        return entry
+
+    def _update(self, grad, var, where: str, label: str) -> None:
+        p = _read(var, where, label)
+        if not isinstance(grad, np.ndarray) and callable(getattr(grad, "numpy", None)):
+            grad = np.asarray(grad) if hasattr(grad, "__array__") else grad.numpy()
+        g = check_update(grad, p, where, label)
+        if self.weight_decay:
+            g = g + self.weight_decay * p
+        delta = self._delta(g, p, self._slots(var))
+        _write(var, np.asarray(delta, dtype=p.dtype))
+
+    def _delta(self, g, p, slots):  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def apply_gradients(self, grads_and_vars) -> None:
+        """Update each variable from its gradient (Keras style).
+
+        Parameters
+        ----------
+        grads_and_vars : iterable of (grad, var)
+            ``var``: ndarray (updated in place) or object with ``assign_sub``
+            and ``numpy``; ``grad``: float array of ``var``'s shape (cast to
+            its dtype), or ``None`` to skip the pair.
+
+        Raises
+        ------
+        TypeError
+            A pair is not a 2-tuple, a variable is neither kind, a gradient is
+            not float.
+        ValueError
+            Gradient shape differs from its variable's, NaN/inf gradient,
+            read-only array variable.
+        """
+        where = f"{self!r}.apply_gradients"
+        for i, pair in enumerate(grads_and_vars):
+            if not isinstance(pair, (tuple, list)) or len(pair) != 2:
+                raise TypeError(
+                    f"{where}: item {i} must be a (grad, var) pair (tuple or list of 2); "
+                    f"got {type(pair).__name__}"
+                )
+            grad, var = pair
+            if grad is None:
+                continue
+            self._update(grad, var, where, f"variable #{i}")
+
+    def step(self, params: dict, grads: dict) -> None:
+        """Update every ``params[k]`` in place from ``grads[k]`` (manualprop style).
+
+        Raises
+        ------
+        ValueError
+            ``params`` and ``grads`` have different keys, or as
+            :meth:`apply_gradients`.
+        """
+        where = f"{self!r}.step"
+        if set(params) != set(grads):
+            raise ValueError(
+                f"{where}: params and grads must have the same keys; got params-only "
+                f"{sorted(set(params) - set(grads))}, grads-only {sorted(set(grads) - set(params))}"
+            )
+        for k, p in params.items():
+            self._update(grads[k], p, where, f"params[{k!r}]")
+
+
+class SGD(Optimizer):
+    """Stochastic gradient descent with optional (Nesterov) momentum, PyTorch's formula.
+
+    For each variable ``p`` with gradient ``g`` (dampening 0)::
+
+        g <- g + weight_decay * p                  (if weight_decay > 0)
+        v <- momentum * v + g                      (v = g on the first step)
+        g <- g + momentum * v   if nesterov else   g <- v
+        p <- p - learning_rate * g
+
+    With ``momentum = 0`` this is ``p <- p - learning_rate * g``. Note that
+    PyTorch puts ``learning_rate`` outside the buffer (Keras and some texts use
+    ``v <- momentum * v - lr * g; p <- p + v``; the two agree only for a
+    constant learning rate). Source: ``lessons/06-optimizers.md``.
+
+    Parameters
+    ----------
+    learning_rate : float >= 0
+    momentum : float in [0, 1)
+    nesterov : bool
+        Requires ``momentum > 0``.
+    weight_decay : float >= 0
+
+    Raises
+    ------
+    TypeError, ValueError
+        Hyperparameters of the wrong type or out of range.
+    """
+
+    def __init__(self, learning_rate=0.01, momentum=0.0, nesterov=False, weight_decay=0.0):
+        super().__init__(learning_rate, weight_decay)
+        name = type(self).__name__
+        self.momentum = check_scalar(
+            momentum, "momentum", name, low=0.0, high=1.0, high_inclusive=False
+        )
+        self.nesterov = bool(check_option(nesterov, "nesterov", name, (False, True)))
+        if self.nesterov and self.momentum == 0:
+            raise ValueError(f"{name}: nesterov=True must have momentum > 0; got momentum=0.0")
+
+    def _repr_args(self) -> str:
+        return (
+            f"learning_rate={self.learning_rate}, momentum={self.momentum}, "
+            f"nesterov={self.nesterov}, weight_decay={self.weight_decay}"
+        )
+
+    def _delta(self, g, p, slots):
+        if self.momentum:
+            v = slots.get("momentum_buffer")
+            if v is None:
+                v = g.copy()
+            else:
+                v *= self.momentum
+                v += g
+            slots["momentum_buffer"] = v
+            g = g + self.momentum * v if self.nesterov else v
+        return self.learning_rate * g

@@ -1,0 +1,177 @@
+"""manualprop.optim: update rules against hand-computed steps on f(p) = sum(p**2)."""
+
+import numpy as np
+import pytest
+
+from manualprop import SGD
+
+
+class FakeVariable:
+    """Stands in for autoprop's Variable: assign_sub() and numpy(), no in-place array."""
+
+    def __init__(self, value):
+        self._value = np.array(value, dtype=float)
+        self.calls = 0
+
+    def assign_sub(self, delta):
+        self.calls += 1
+        self._value = self._value - delta
+
+    def numpy(self):
+        return self._value.copy()
+
+
+class FakeTensor:
+    """A gradient object exposing numpy() (as autoprop's Tensor may)."""
+
+    def __init__(self, value):
+        self._value = np.asarray(value)
+
+    def numpy(self):
+        return self._value
+
+
+def run_quadratic(opt, p0, steps, style):
+    """Minimise sum(p**2) (gradient 2p); return the trajectory p1..p_steps."""
+    traj = []
+    if style == "array":
+        p = np.array(p0, dtype=float)
+        for _ in range(steps):
+            opt.apply_gradients([(2 * p, p)])
+            traj.append(p.copy())
+    elif style == "variable":
+        v = FakeVariable(p0)
+        for _ in range(steps):
+            opt.apply_gradients([(FakeTensor(2 * v.numpy()), v)])
+            traj.append(v.numpy())
+    else:  # dict style
+        params = {"p": np.array(p0, dtype=float)}
+        for _ in range(steps):
+            opt.step(params, {"p": 2 * params["p"]})
+            traj.append(params["p"].copy())
+    return np.array(traj)
+
+
+STYLES = ["array", "variable", "dict"]
+
+
+@pytest.mark.parametrize("style", STYLES)
+def test_sgd_plain(style):
+    traj = run_quadratic(SGD(learning_rate=0.1), [1.0, -2.0], 3, style)
+    # p <- p - 0.1 * 2p = 0.8 p
+    np.testing.assert_allclose(traj[:, 0], [0.8, 0.64, 0.512], rtol=1e-14)
+    np.testing.assert_allclose(traj[:, 1], [-1.6, -1.28, -1.024], rtol=1e-14)
+
+
+@pytest.mark.parametrize("style", STYLES)
+def test_sgd_momentum_pytorch_formula(style):
+    traj = run_quadratic(SGD(learning_rate=0.1, momentum=0.9), [1.0, -2.0], 3, style)
+    # step 1: g=2,    v=2,                 p=1-0.2=0.8
+    # step 2: g=1.6,  v=0.9*2+1.6=3.4,     p=0.8-0.34=0.46
+    # step 3: g=0.92, v=0.9*3.4+0.92=3.98, p=0.46-0.398=0.062
+    np.testing.assert_allclose(traj[:, 0], [0.8, 0.46, 0.062], rtol=1e-13)
+    np.testing.assert_allclose(traj[:, 1], [-1.6, -0.92, -0.124], rtol=1e-13)
+
+
+@pytest.mark.parametrize("style", STYLES)
+def test_sgd_nesterov(style):
+    traj = run_quadratic(SGD(learning_rate=0.1, momentum=0.9, nesterov=True), [1.0], 2, style)
+    # step 1: g=2,    v=2,              g+0.9v=3.8,            p=1-0.38=0.62
+    # step 2: g=1.24, v=1.8+1.24=3.04, g+0.9v=1.24+2.736=3.976, p=0.62-0.3976=0.2224
+    np.testing.assert_allclose(traj[:, 0], [0.62, 0.2224], rtol=1e-13)
+
+
+@pytest.mark.parametrize("style", STYLES)
+def test_sgd_weight_decay_is_l2_added_to_gradient(style):
+    traj = run_quadratic(SGD(learning_rate=0.1, momentum=0.9, weight_decay=0.5), [1.0], 2, style)
+    # g_eff = 2p + 0.5p = 2.5p
+    # step 1: g=2.5,   v=2.5,                p=1-0.25=0.75
+    # step 2: g=1.875, v=2.25+1.875=4.125,  p=0.75-0.4125=0.3375
+    np.testing.assert_allclose(traj[:, 0], [0.75, 0.3375], rtol=1e-13)
+
+
+def test_state_is_per_variable_and_holds_a_reference():
+    opt = SGD(learning_rate=0.1, momentum=0.9)
+    a, b = np.array([1.0]), np.array([1.0])
+    opt.apply_gradients([(np.array([1.0]), a), (np.array([-1.0]), b)])
+    opt.apply_gradients([(np.array([1.0]), a), (np.array([-1.0]), b)])
+    # a: v=1 then 1.9 -> a = 1 - 0.1 - 0.19 = 0.71 ; b mirrors it
+    np.testing.assert_allclose(a, [0.71], rtol=1e-14)
+    np.testing.assert_allclose(b, [1.29], rtol=1e-14)
+    assert opt.state[id(a)]["var"] is a
+    np.testing.assert_allclose(opt.state[id(b)]["momentum_buffer"], [-1.9], rtol=1e-14)
+
+
+def test_step_and_apply_gradients_share_state():
+    opt = SGD(learning_rate=0.1, momentum=0.9)
+    p = np.array([1.0])
+    opt.step({"p": p}, {"p": 2 * p})
+    opt.apply_gradients([(2 * p, p)])
+    np.testing.assert_allclose(p, [0.46], rtol=1e-13)
+
+
+def test_gradients_are_not_modified_and_dtype_is_kept():
+    opt = SGD(learning_rate=0.1, momentum=0.9, nesterov=True, weight_decay=0.1)
+    p = np.array([1.0, 2.0], dtype=np.float32)
+    g = np.array([0.5, -0.5])
+    g_before = g.copy()
+    for _ in range(3):
+        opt.apply_gradients([(g, p)])
+    np.testing.assert_array_equal(g, g_before)
+    assert p.dtype == np.float32
+
+
+def test_none_gradient_is_skipped():
+    opt = SGD(learning_rate=0.1)
+    p, q = np.array([1.0]), np.array([1.0])
+    opt.apply_gradients([(None, p), (np.array([1.0]), q)])
+    assert p[0] == 1.0 and q[0] == 0.9
+    v = FakeVariable([1.0])
+    opt.apply_gradients([(None, v)])
+    assert v.calls == 0
+
+
+def test_optimizer_bad_input():
+    opt = SGD(learning_rate=0.1)
+    with pytest.raises(
+        ValueError,
+        match=r"^SGD\(.*\)\.apply_gradients: gradient for variable #0 must have the variable's shape \(2,\); got \(3,\)$",
+    ):
+        opt.apply_gradients([(np.zeros(3), np.zeros(2))])
+    with pytest.raises(
+        TypeError,
+        match=r"variable #1 must be a NumPy array \(updated in place\) or an object with assign_sub\(\) and numpy\(\); got float",
+    ):
+        opt.apply_gradients([(np.zeros(2), np.zeros(2)), (np.zeros(()), 1.0)])
+    with pytest.raises(
+        TypeError, match=r"item 0 must be a \(grad, var\) pair \(tuple or list of 2\); got ndarray"
+    ):
+        opt.apply_gradients([np.zeros(2)])
+    with pytest.raises(
+        ValueError, match=r"gradient for params\['w'\] must contain only finite values"
+    ):
+        opt.step({"w": np.zeros(2)}, {"w": np.array([np.nan, 0.0])})
+    with pytest.raises(
+        TypeError, match=r"gradient for variable #0 must have dtype float32 or float64; got int64"
+    ):
+        opt.apply_gradients([(np.zeros(2, dtype=np.int64), np.zeros(2))])
+    frozen = np.zeros(2)
+    frozen.flags.writeable = False
+    with pytest.raises(ValueError, match=r"variable #0 must be a writeable array"):
+        opt.apply_gradients([(np.zeros(2), frozen)])
+    with pytest.raises(
+        ValueError,
+        match=r"\.step: params and grads must have the same keys; got params-only \['b'\], grads-only \['c'\]",
+    ):
+        opt.step({"a": np.zeros(1), "b": np.zeros(1)}, {"a": np.zeros(1), "c": np.zeros(1)})
+
+
+def test_sgd_hyperparameter_errors():
+    with pytest.raises(ValueError, match=r"^SGD: momentum must be in \[0.0, 1.0\); got 1.0$"):
+        SGD(momentum=1.0)
+    with pytest.raises(ValueError, match=r"^SGD: learning_rate must be in \[0.0, inf\); got -0.1$"):
+        SGD(learning_rate=-0.1)
+    with pytest.raises(ValueError, match=r"^SGD: nesterov=True must have momentum > 0"):
+        SGD(nesterov=True)
+    with pytest.raises(TypeError, match=r"^SGD: weight_decay must be a real number; got str"):
+        SGD(weight_decay="0.1")
