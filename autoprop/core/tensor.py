@@ -1,0 +1,383 @@
+"""Tensor and Variable: immutable arrays that a :class:`~autoprop.GradientTape` can record.
+
+A :class:`Tensor` wraps a numpy array and never changes it: every operation makes a
+new Tensor. That is what lets the tape keep references to the arrays it saved during
+the forward pass and trust them during the backward pass (see
+``lessons/05-gradient-tape.md``). A :class:`Variable` is a Tensor whose value can be
+replaced (``assign``), as ``tf.Variable``; replacing swaps in a new array, so arrays
+saved by a tape are never changed under it.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+_FLOAT_KINDS = ("f", "c")
+
+
+def _as_array(value, dtype=None):
+    """Copy ``value`` into a fresh float64-by-default numpy array owned by a Tensor."""
+    if isinstance(value, Tensor):
+        value = value._value
+    if dtype is None:
+        arr = np.array(value)
+        if arr.dtype.kind in "iub" and isinstance(value, float):
+            arr = arr.astype(np.float64)
+        if arr.dtype == np.float16 or arr.dtype.kind == "O":
+            raise TypeError(
+                f"autoprop: cannot make a Tensor from a value of dtype {arr.dtype}; "
+                "use float64 (the default) or float32"
+            )
+    else:
+        arr = np.array(value, dtype=dtype)
+    return arr
+
+
+class Tensor:
+    """An immutable n-dimensional array that gradient tapes can record.
+
+    Parameters
+    ----------
+    value : array_like
+        Any value ``numpy.array`` accepts. It is copied: changing the original array
+        afterwards does not change the Tensor.
+    dtype : numpy dtype, optional
+        Python floats become float64 (as in TensorFlow with float64 inputs); float32
+        arrays stay float32. Integer and boolean tensors are allowed but are not
+        differentiable: a tape gives them no gradient (None).
+
+    Notes
+    -----
+    ``Tensor`` supports ``+ - * / ** @``, unary minus, comparisons, indexing and the
+    numpy dispatch protocols, so ``np.exp(t)`` on a Tensor is recorded like
+    ``autoprop.exp(t)``. In-place changes are refused: a recorded value must stay
+    what the backward pass will read.
+
+    Examples
+    --------
+    >>> import autoprop as ap
+    >>> t = ap.constant([1.0, 2.0, 3.0])
+    >>> (t * 2).numpy()
+    array([2., 4., 6.])
+    """
+
+    __slots__ = ("_value", "__weakref__")
+    __array_priority__ = 1000  # numpy defers to our operators in mixed expressions
+
+    def __init__(self, value, dtype=None):
+        self._value = _as_array(value, dtype)
+
+    @classmethod
+    def _wrap(cls, arr):
+        """Wrap an array the caller owns without copying (internal fast path)."""
+        t = object.__new__(Tensor)
+        t._value = arr if type(arr) is np.ndarray else np.asarray(arr)
+        return t
+
+    # --- array facts ---------------------------------------------------------
+    @property
+    def shape(self):
+        """tuple of int: the shape of the value."""
+        return self._value.shape
+
+    @property
+    def dtype(self):
+        """numpy.dtype: the dtype of the value."""
+        return self._value.dtype
+
+    @property
+    def ndim(self):
+        """int: number of axes."""
+        return self._value.ndim
+
+    @property
+    def size(self):
+        """int: number of elements."""
+        return self._value.size
+
+    def numpy(self):
+        """Return a copy of the value as a numpy array (changing it cannot affect the tape)."""
+        return self._value.copy()
+
+    def __array__(self, dtype=None, copy=None):
+        # A read-only view: code that leaves the tape through numpy cannot write into a
+        # value the tape saved.
+        v = self._value.view()
+        v.flags.writeable = False
+        if dtype is not None and dtype != v.dtype:
+            return v.astype(dtype)
+        if copy:
+            return v.copy()
+        return v
+
+    def __len__(self):
+        return len(self._value)
+
+    def __float__(self):
+        return float(self._value)
+
+    def __int__(self):
+        return int(self._value)
+
+    def __index__(self):
+        return self._value.__index__()
+
+    def __bool__(self):
+        return bool(self._value)
+
+    def __repr__(self):
+        body = np.array2string(self._value, separator=", ", prefix="    ")
+        return f"<{type(self).__name__} shape={self.shape} dtype={self.dtype} {body}>"
+
+    def __hash__(self):
+        return id(self)
+
+    def __iter__(self):
+        for i in range(len(self)):
+            yield self[i]
+
+    def __copy__(self):
+        return self
+
+    def __deepcopy__(self, memo):
+        return type(self)._wrap(self._value.copy()) if type(self) is Tensor else Tensor(self)
+
+    # --- in-place updates are refused ----------------------------------------
+    def __setitem__(self, key, value):
+        raise TypeError(
+            "autoprop Tensors are immutable: item assignment (t[...] = v) would change a "
+            "value that a gradient tape may have saved for the backward pass. Build a new "
+            "tensor instead, e.g. ap.where(mask, v, t), or ap.numpy.concatenate of pieces."
+        )
+
+    def _refuse_inplace(self, op):
+        raise TypeError(
+            f"autoprop Tensors are immutable: the in-place operator {op!r} would change a "
+            f"value that a gradient tape may have saved for the backward pass. Write "
+            f"`t = t {op[:-1]} other` (a new tensor) instead; for a Variable use assign, "
+            "assign_add or assign_sub."
+        )
+
+    def __iadd__(self, other):
+        self._refuse_inplace("+=")
+
+    def __isub__(self, other):
+        self._refuse_inplace("-=")
+
+    def __imul__(self, other):
+        self._refuse_inplace("*=")
+
+    def __itruediv__(self, other):
+        self._refuse_inplace("/=")
+
+    def __ipow__(self, other):
+        self._refuse_inplace("**=")
+
+    def __imatmul__(self, other):
+        self._refuse_inplace("@=")
+
+    # --- operators: each one is a registered primitive -----------------------
+    def __add__(self, other):
+        return _R.add(self, other)
+
+    def __radd__(self, other):
+        return _R.add(other, self)
+
+    def __sub__(self, other):
+        return _R.subtract(self, other)
+
+    def __rsub__(self, other):
+        return _R.subtract(other, self)
+
+    def __mul__(self, other):
+        return _R.multiply(self, other)
+
+    def __rmul__(self, other):
+        return _R.multiply(other, self)
+
+    def __truediv__(self, other):
+        return _R.divide(self, other)
+
+    def __rtruediv__(self, other):
+        return _R.divide(other, self)
+
+    def __pow__(self, other):
+        return _R.power(self, other)
+
+    def __rpow__(self, other):
+        return _R.power(other, self)
+
+    def __matmul__(self, other):
+        return _R.matmul(self, other)
+
+    def __rmatmul__(self, other):
+        return _R.matmul(other, self)
+
+    def __neg__(self):
+        return _R.negative(self)
+
+    def __pos__(self):
+        return self
+
+    def __abs__(self):
+        return _R.absolute(self)
+
+    def __lt__(self, other):
+        return _R.less(self, other)
+
+    def __le__(self, other):
+        return _R.less_equal(self, other)
+
+    def __gt__(self, other):
+        return _R.greater(self, other)
+
+    def __ge__(self, other):
+        return _R.greater_equal(self, other)
+
+    def __eq__(self, other):
+        return _R.equal(self, other)
+
+    def __ne__(self, other):
+        return _R.not_equal(self, other)
+
+    def __getitem__(self, key):
+        return _R.getitem(self, key)
+
+    # --- numpy-style methods -------------------------------------------------
+    @property
+    def T(self):
+        """Tensor: the transpose (axes reversed), as ``ndarray.T``."""
+        return _R.transpose(self)
+
+    def transpose(self, *axes):
+        """Permute axes, as ``ndarray.transpose``."""
+        if len(axes) == 1 and (axes[0] is None or isinstance(axes[0], (tuple, list))):
+            axes = axes[0]
+        return _R.transpose(self, axes or None)
+
+    def reshape(self, *shape):
+        """Return the same values with a new shape, as ``ndarray.reshape``."""
+        if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
+            shape = shape[0]
+        return _R.reshape(self, tuple(shape))
+
+    def sum(self, axis=None, keepdims=False):
+        """Sum over ``axis``, as ``ndarray.sum``."""
+        return _R.sum(self, axis=axis, keepdims=keepdims)
+
+    def mean(self, axis=None, keepdims=False):
+        """Mean over ``axis``, as ``ndarray.mean``."""
+        return _R.mean(self, axis=axis, keepdims=keepdims)
+
+    def max(self, axis=None, keepdims=False):
+        """Maximum over ``axis``; ties share the gradient equally."""
+        return _R.max(self, axis=axis, keepdims=keepdims)
+
+    def min(self, axis=None, keepdims=False):
+        """Minimum over ``axis``; ties share the gradient equally."""
+        return _R.min(self, axis=axis, keepdims=keepdims)
+
+    def astype(self, dtype):
+        """Cast to ``dtype``; casting to an integer or bool dtype cuts the gradient."""
+        return _R.cast(self, dtype=np.dtype(dtype))
+
+    def ravel(self):
+        """Flatten to one axis."""
+        return _R.reshape(self, (-1,))
+
+    def squeeze(self, axis=None):
+        """Remove axes of length one."""
+        return _R.squeeze(self, axis=axis)
+
+    def swapaxes(self, a, b):
+        """Interchange two axes."""
+        axes = list(range(self.ndim))
+        axes[a], axes[b] = axes[b], axes[a]
+        return _R.transpose(self, tuple(axes))
+
+    # --- numpy dispatch protocols (plain ``np.`` code on Tensors is recorded) --
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        return _R.dispatch_ufunc(ufunc, method, inputs, kwargs)
+
+    def __array_function__(self, func, types, args, kwargs):
+        return _R.dispatch_function(func, args, kwargs)
+
+
+class Variable(Tensor):
+    """A Tensor whose value can be replaced, as ``tf.Variable``.
+
+    Trainable float variables are watched automatically by a tape that reads them
+    (``GradientTape(watch_accessed_variables=True)``, the default).
+
+    Parameters
+    ----------
+    initial_value : array_like
+        Copied; Python floats become float64.
+    trainable : bool, default True
+        Non-trainable variables are not watched automatically.
+    name : str, optional
+        Shown in ``repr`` and in error messages.
+    dtype : numpy dtype, optional
+
+    Raises
+    ------
+    ValueError
+        From ``assign*`` when the new value's shape differs from the variable's.
+
+    Examples
+    --------
+    >>> import autoprop as ap
+    >>> v = ap.Variable(3.0, name="v")
+    >>> v.assign_sub(1.0).numpy()
+    array(2.)
+    """
+
+    __slots__ = ("trainable", "name")
+
+    def __init__(self, initial_value, trainable=True, name=None, dtype=None):
+        super().__init__(initial_value, dtype)
+        self.trainable = bool(trainable)
+        self.name = name if name is not None else "Variable"
+
+    def _check_new(self, value, what, copy=True):
+        value = value._value if isinstance(value, Tensor) else value
+        new = np.array(value, dtype=self.dtype) if copy else np.asarray(value, dtype=self.dtype)
+        if new.shape != self.shape:
+            raise ValueError(
+                f"Variable {self.name!r}.{what}: the value must have the variable's shape "
+                f"{self.shape}; got shape {new.shape}"
+            )
+        return new
+
+    def assign(self, value):
+        """Replace the value (a new array: values saved by a tape are not changed)."""
+        self._value = self._check_new(value, "assign")
+        return self
+
+    def assign_add(self, delta):
+        """``self = self + delta`` (not recorded by tapes, as in TensorFlow)."""
+        self._value = self._value + self._check_new(delta, "assign_add", copy=False)
+        return self
+
+    def assign_sub(self, delta):
+        """``self = self - delta`` (not recorded by tapes, as in TensorFlow)."""
+        self._value = self._value - self._check_new(delta, "assign_sub", copy=False)
+        return self
+
+    def __repr__(self):
+        body = np.array2string(self._value, separator=", ", prefix="    ")
+        return (
+            f"<Variable {self.name!r} shape={self.shape} dtype={self.dtype} "
+            f"trainable={self.trainable} {body}>"
+        )
+
+    def __deepcopy__(self, memo):
+        return Variable(self._value, trainable=self.trainable, name=self.name)
+
+
+def is_differentiable_dtype(dtype):
+    """True for floating and complex dtypes: the only ones a tape differentiates."""
+    return np.dtype(dtype).kind in _FLOAT_KINDS
+
+
+from . import registry as _R  # noqa: E402  (operators above look primitives up here)
