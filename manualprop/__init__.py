@@ -8,12 +8,32 @@ optimizers) are also used by autoprop.
 from . import init, optim
 from .containers import Sequential
 from .init import as_rng, linear_params
-from .layers import Layer, Linear, ReLU, Sigmoid, Tanh
+from .layers import (
+    ELU,
+    GELU,
+    Flatten,
+    Layer,
+    LeakyReLU,
+    Linear,
+    LogSoftmax,
+    ReLU,
+    Sigmoid,
+    Softmax,
+    Softplus,
+    Tanh,
+)
 from .losses import Loss, MeanSquaredError, SoftmaxCrossEntropy
 from .optim import SGD, Optimizer
 
 __all__ = [
+    "ELU",
+    "GELU",
     "SGD",
+    "Flatten",
+    "LeakyReLU",
+    "LogSoftmax",
+    "Softmax",
+    "Softplus",
     "Layer",
     "Linear",
     "Loss",

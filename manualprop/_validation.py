@@ -32,6 +32,7 @@ __all__ = [
     "check_float_dtype",
     "check_forward_done",
     "check_grad_output",
+    "check_int",
     "check_layer",
     "check_option",
     "check_positive_int",
@@ -290,6 +291,13 @@ def check_positive_int(value, name: str, where: str) -> int:
     return int(value)
 
 
+def check_int(value, name: str, where: str) -> int:
+    """Return ``value`` as int if it is an integer (bool rejected); TypeError otherwise."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise TypeError(f"{where}: {name} must be an int; got {type(value).__name__} {value!r}")
+    return int(value)
+
+
 def check_scalar(
     value,
     name: str,
@@ -351,8 +359,8 @@ def check_axis(axis, ndim: int, where: str, name: str = "X") -> int:
         raise ValueError(f"{where}: {name} must have at least 1 dimension; got a 0-d array")
     if not -ndim <= axis < ndim:
         raise ValueError(
-            f"{where}: axis={axis} must be in [{-ndim}, {ndim}) for {name} with "
-            f"{ndim} dimension(s); got axis {axis}"
+            f"{where}: axis must be in [{-ndim}, {ndim}) for {name} with "
+            f"{ndim} dimension(s); got {axis}"
         )
     return axis % ndim
 

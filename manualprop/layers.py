@@ -14,18 +14,50 @@ Protocol (students need no base class; ours share :class:`Layer`):
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from ._validation import (
     check_array,
+    check_axis,
     check_float_dtype,
     check_forward_done,
     check_grad_output,
+    check_int,
+    check_option,
     check_positive_int,
+    check_scalar,
 )
 from .init import linear_params
 
-__all__ = ["Layer", "Linear", "ReLU", "Sigmoid", "Tanh"]
+try:  # scipy comes with scikit-learn; the fallback is exact but slow
+    from scipy.special import erfc as _erfc
+except ImportError:  # pragma: no cover - exercised only without scipy
+    _erfc_scalar = np.vectorize(math.erfc, otypes=[np.float64])
+
+    def _erfc(x):
+        return _erfc_scalar(x).astype(x.dtype, copy=False)
+
+
+__all__ = [
+    "ELU",
+    "GELU",
+    "Flatten",
+    "Layer",
+    "LeakyReLU",
+    "Linear",
+    "LogSoftmax",
+    "ReLU",
+    "Sigmoid",
+    "Softmax",
+    "Softplus",
+    "Tanh",
+]
+
+_SQRT_2 = math.sqrt(2.0)
+_INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
+_SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
 
 
 def _sigmoid(x: np.ndarray) -> np.ndarray:
@@ -242,3 +274,263 @@ class Tanh(_Elementwise):
 
     def _local_grad(self, Y):
         return 1 - Y * Y
+
+
+class LeakyReLU(_Elementwise):
+    """Leaky ReLU ``Y = X if X > 0 else negative_slope * X``, any shape.
+
+    Derivative ``1`` where ``X > 0``, ``negative_slope`` elsewhere (also at
+    ``X = 0``, as in PyTorch). Source: ``lessons/02-activations.md``.
+
+    Parameters
+    ----------
+    negative_slope : float >= 0
+
+    Raises
+    ------
+    TypeError, ValueError, RuntimeError
+        Bad ``negative_slope``; non-float or non-finite input, ``dY`` of the
+        wrong shape, backward before forward.
+    """
+
+    def __init__(self, negative_slope=0.01):
+        super().__init__()
+        self.negative_slope = check_scalar(negative_slope, "negative_slope", "LeakyReLU", low=0.0)
+
+    def _repr_args(self) -> str:
+        return f"negative_slope={self.negative_slope}"
+
+    def _forward(self, X):
+        mask = X > 0
+        return np.where(mask, X, self.negative_slope * X), mask
+
+    def _local_grad(self, mask):
+        return np.where(mask, 1.0, self.negative_slope).astype(self.cache["dtype"], copy=False)
+
+
+class ELU(_Elementwise):
+    """Exponential linear unit, any shape.
+
+    ``Y = X`` for ``X > 0``, ``alpha * (exp(X) - 1)`` otherwise (``expm1``
+    of ``min(X, 0)``, so no overflow for large positive X). Derivative ``1``
+    for ``X > 0``, ``alpha * exp(X) = Y + alpha`` otherwise (at ``X = 0``:
+    ``alpha``, as in PyTorch). Source: ``lessons/02-activations.md``.
+
+    Parameters
+    ----------
+    alpha : float >= 0
+
+    Raises
+    ------
+    TypeError, ValueError, RuntimeError
+        Bad ``alpha``; non-float or non-finite input, ``dY`` of the wrong
+        shape, backward before forward.
+    """
+
+    def __init__(self, alpha=1.0):
+        super().__init__()
+        self.alpha = check_scalar(alpha, "alpha", "ELU", low=0.0)
+
+    def _repr_args(self) -> str:
+        return f"alpha={self.alpha}"
+
+    def _forward(self, X):
+        mask = X > 0
+        neg = self.alpha * np.expm1(np.minimum(X, 0))
+        Y = np.where(mask, X, neg)
+        return Y, (mask, neg)
+
+    def _local_grad(self, saved):
+        mask, neg = saved
+        return np.where(mask, 1.0, neg + self.alpha).astype(self.cache["dtype"], copy=False)
+
+
+class GELU(_Elementwise):
+    """Gaussian error linear unit ``Y = X * Phi(X)``, any shape.
+
+    ``approximate="none"`` (exact, erf form)::
+
+        Phi(x) = (1 + erf(x / sqrt(2))) / 2 = erfc(-x / sqrt(2)) / 2
+        phi(x) = exp(-x**2 / 2) / sqrt(2 pi)
+        Y = x Phi(x),                          dY/dX = Phi(x) + x phi(x)
+
+    ``approximate="tanh"`` (as in PyTorch)::
+
+        u = sqrt(2/pi) (x + 0.044715 x**3),    t = tanh(u)
+        Y = x (1 + t) / 2
+        dY/dX = (1 + t) / 2 + x (1 - t**2) sqrt(2/pi) (1 + 3 * 0.044715 x**2) / 2
+
+    Terms that are exactly 0 in floating point for large ``|x|`` (``phi`` for
+    ``|x| >= 40``, ``1 - t**2`` for ``|x| >= 20``) are computed from ``x``
+    clipped to that range, so ``x**2``/``x**3`` cannot overflow; the results
+    are unchanged. ``Phi`` is computed with ``erfc``, which keeps its
+    relative accuracy in the left tail where ``1 + erf`` cancels to 0
+    (``scipy.special.erfc``; ``math.erfc`` if scipy is missing). Source: ``lessons/02-activations.md``.
+
+    Parameters
+    ----------
+    approximate : {"none", "tanh"}
+
+    Raises
+    ------
+    ValueError, TypeError, RuntimeError
+        Bad ``approximate``; non-float or non-finite input, ``dY`` of the
+        wrong shape, backward before forward.
+    """
+
+    def __init__(self, approximate="none"):
+        super().__init__()
+        self.approximate = check_option(approximate, "approximate", "GELU", ("none", "tanh"))
+
+    def _repr_args(self) -> str:
+        return f"approximate={self.approximate!r}"
+
+    def _forward(self, X):
+        if self.approximate == "none":
+            Phi = 0.5 * _erfc(-X / _SQRT_2)
+            return X * Phi, (X, Phi)
+        xc = np.clip(X, -20.0, 20.0)
+        t = np.tanh(_SQRT_2_OVER_PI * (xc + 0.044715 * xc * xc * xc))
+        return 0.5 * X * (1.0 + t), (xc, t)
+
+    def _local_grad(self, saved):
+        if self.approximate == "none":
+            X, Phi = saved
+            xc = np.clip(X, -40.0, 40.0)
+            return Phi + xc * _INV_SQRT_2PI * np.exp(-0.5 * xc * xc)
+        xc, t = saved
+        du = _SQRT_2_OVER_PI * (1.0 + 3 * 0.044715 * xc * xc)
+        return 0.5 * (1.0 + t) + 0.5 * xc * (1.0 - t * t) * du
+
+
+class Softplus(_Elementwise):
+    """Softplus ``Y = log(1 + exp(X))``, any shape, computed stably.
+
+    ``Y = max(X, 0) + log1p(exp(-|X|))`` never overflows; derivative
+    ``sigmoid(X)`` (stable form). Source: ``lessons/02-activations.md``.
+
+    Raises
+    ------
+    TypeError, ValueError, RuntimeError
+        Non-float or non-finite input, ``dY`` of the wrong shape, backward
+        before forward.
+    """
+
+    def _forward(self, X):
+        return np.maximum(X, 0) + np.log1p(np.exp(-np.abs(X))), X
+
+    def _local_grad(self, X):
+        return _sigmoid(X)
+
+
+class Softmax(Layer):
+    """Softmax along ``axis``: ``Y = exp(X - max) / sum(exp(X - max))``.
+
+    Shifting by the maximum along ``axis`` keeps ``exp`` arguments <= 0.
+    Backward (Jacobian-vector product, from the cached ``Y``)::
+
+        dX = Y * (dY - sum(dY * Y, axis, keepdims=True))
+
+    Source: ``lessons/03-softmax-cross-entropy.md``.
+
+    Parameters
+    ----------
+    axis : int
+        Axis to normalise over; X needs at least 1 dimension.
+
+    Raises
+    ------
+    TypeError, ValueError, RuntimeError
+        Non-int ``axis``; ``axis`` out of range for X, non-float or
+        non-finite input, ``dY`` of the wrong shape, backward before forward.
+    """
+
+    def __init__(self, axis=-1):
+        super().__init__()
+        self.axis = check_int(axis, "axis", type(self).__name__)
+
+    def _repr_args(self) -> str:
+        return f"axis={self.axis}"
+
+    def _shifted(self, X):
+        where = self._where("forward")
+        X = check_array(X, where, min_ndim=1)
+        axis = check_axis(self.axis, X.ndim, where)
+        return X - X.max(axis=axis, keepdims=True), axis
+
+    def forward(self, X, training=False):
+        """Softmax of X (any shape with >= 1 dims) along ``axis``; same shape."""
+        shifted, axis = self._shifted(X)
+        e = np.exp(shifted)
+        Y = e / e.sum(axis=axis, keepdims=True)
+        self.cache = {"Y": Y, "axis": axis, "out_shape": Y.shape, "dtype": Y.dtype}
+        return Y
+
+    def backward(self, dY):
+        """``dX = Y * (dY - sum(dY * Y, axis))``."""
+        dY = self._check_dY(dY)
+        Y, axis = self.cache["Y"], self.cache["axis"]
+        return Y * (dY - (dY * Y).sum(axis=axis, keepdims=True))
+
+
+class LogSoftmax(Softmax):
+    """Log-softmax along ``axis``: ``Y = X - max - log(sum(exp(X - max)))``.
+
+    Backward, with ``p = exp(Y)`` the softmax::
+
+        dX = dY - p * sum(dY, axis, keepdims=True)
+
+    Source: ``lessons/03-softmax-cross-entropy.md``.
+
+    Parameters
+    ----------
+    axis : int
+
+    Raises
+    ------
+    TypeError, ValueError, RuntimeError
+        As :class:`Softmax`.
+    """
+
+    def forward(self, X, training=False):
+        """Log-softmax of X (any shape with >= 1 dims) along ``axis``; same shape."""
+        shifted, axis = self._shifted(X)
+        e = np.exp(shifted)
+        s = e.sum(axis=axis, keepdims=True)
+        Y = shifted - np.log(s)
+        self.cache = {"p": e / s, "axis": axis, "out_shape": Y.shape, "dtype": Y.dtype}
+        return Y
+
+    def backward(self, dY):
+        """``dX = dY - softmax(X) * sum(dY, axis)``."""
+        dY = self._check_dY(dY)
+        p, axis = self.cache["p"], self.cache["axis"]
+        return dY - p * dY.sum(axis=axis, keepdims=True)
+
+
+class Flatten(Layer):
+    """Flatten all but the first (batch) axis: (N, d1, d2, ...) -> (N, d1*d2*...).
+
+    Like ``torch.nn.Flatten()``; a 1-D X of shape (N,) becomes (N, 1) as in
+    Keras. Backward reshapes ``dY`` back to the input shape (a reshape has
+    the identity as its Jacobian up to reordering). Source:
+    ``lessons/07-sequential.md``.
+
+    Raises
+    ------
+    TypeError, ValueError, RuntimeError
+        Non-float, 0-d or non-finite input, ``dY`` of the wrong shape,
+        backward before forward.
+    """
+
+    def forward(self, X, training=False):
+        """Return X reshaped to (N, prod(X.shape[1:]))."""
+        X = check_array(X, self._where("forward"), min_ndim=1)
+        Y = X.reshape(X.shape[0], -1) if X.shape[0] else X.reshape(0, math.prod(X.shape[1:]))
+        self.cache = {"in_shape": X.shape, "out_shape": Y.shape, "dtype": Y.dtype}
+        return Y
+
+    def backward(self, dY):
+        """Return dY reshaped to the input shape."""
+        dY = self._check_dY(dY)
+        return dY.reshape(self.cache["in_shape"])

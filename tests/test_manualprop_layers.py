@@ -1,15 +1,32 @@
 """manualprop layers: gradients vs central finite differences and vs HIPS autograd."""
 
 import doctest
+import math
+import re
 
 import autograd.numpy as anp
+import autograd.scipy.special as asp
 import numpy as np
 import pytest
 from autograd import grad
 
 import manualprop
 import manualprop.layers
-from manualprop import Linear, ReLU, Sigmoid, Tanh
+from manualprop import (
+    ELU,
+    GELU,
+    Flatten,
+    LeakyReLU,
+    Linear,
+    LogSoftmax,
+    ReLU,
+    Sigmoid,
+    Softmax,
+    Softplus,
+    Tanh,
+)
+
+STRICT = dict(over="raise", invalid="raise", divide="raise")  # underflow to 0 is fine
 
 RTOL_ORACLE = 1e-7  # autograd computes the same quantity analytically
 RTOL_FD, ATOL_FD = 1e-6, 1e-8  # central differences, h = 1e-6
@@ -131,11 +148,24 @@ def test_linear_docstring_example_runs():
 
 # ---------------------------------------------------------------- activations
 
+
+def anp_gelu_tanh(x):
+    return 0.5 * x * (1 + anp.tanh(math.sqrt(2 / math.pi) * (x + 0.044715 * x**3)))
+
+
 ACTIVATIONS = [
     ("ReLU", ReLU, lambda x: anp.maximum(x, 0.0)),
     ("Sigmoid", Sigmoid, lambda x: 1.0 / (1.0 + anp.exp(-x))),
     ("Tanh", Tanh, anp.tanh),
+    ("LeakyReLU", LeakyReLU, lambda x: anp.where(x > 0, x, 0.01 * x)),
+    ("LeakyReLU0.2", lambda: LeakyReLU(0.2), lambda x: anp.where(x > 0, x, 0.2 * x)),
+    ("ELU", ELU, lambda x: anp.where(x > 0, x, anp.exp(x) - 1)),
+    ("ELU0.5", lambda: ELU(alpha=0.5), lambda x: anp.where(x > 0, x, 0.5 * (anp.exp(x) - 1))),
+    ("GELU", GELU, lambda x: x * 0.5 * (1 + asp.erf(x / math.sqrt(2)))),
+    ("GELUtanh", lambda: GELU(approximate="tanh"), anp_gelu_tanh),
+    ("Softplus", Softplus, lambda x: anp.log(1 + anp.exp(x))),
 ]
+ELEMENTWISE = [a[1] for a in ACTIVATIONS]
 
 
 @pytest.mark.parametrize("name,make,oracle", ACTIVATIONS, ids=[a[0] for a in ACTIVATIONS])
@@ -157,7 +187,7 @@ def test_activation_vs_finite_differences_and_autograd(name, make, oracle, shape
     np.testing.assert_allclose(dX, grad(lambda x: anp.sum(oracle(x) * G))(X), rtol=RTOL_ORACLE)
 
 
-@pytest.mark.parametrize("make", [ReLU, Sigmoid, Tanh])
+@pytest.mark.parametrize("make", ELEMENTWISE + [Softmax, LogSoftmax, Flatten])
 def test_activation_float32_kept(make):
     X = np.array([[-1.5, 0.25], [2.0, -0.1]], dtype=np.float32)
     layer = make()
@@ -279,26 +309,22 @@ def test_linear_constructor_errors():
     )
 
 
-@pytest.mark.parametrize("make", [ReLU, Sigmoid, Tanh])
+@pytest.mark.parametrize("make", ELEMENTWISE + [Softmax, LogSoftmax, Flatten])
 def test_activation_errors_name_the_layer(make):
     layer = make()
-    name = type(layer).__name__
-    with pytest.raises(
-        RuntimeError, match=rf"^{name}\(\)\.backward: must be called after forward\(\)"
-    ):
+    name = re.escape(repr(layer))
+    with pytest.raises(RuntimeError, match=rf"^{name}\.backward: must be called after forward\(\)"):
         layer.backward(np.zeros(3))
     with pytest.raises(
-        TypeError, match=rf"^{name}\(\)\.forward: X must have dtype float32 or float64; got bool"
+        TypeError, match=rf"^{name}\.forward: X must have dtype float32 or float64; got bool"
     ):
         layer(np.array([True, False]))
-    with pytest.raises(
-        ValueError, match=rf"^{name}\(\)\.forward: X must contain only finite values"
-    ):
+    with pytest.raises(ValueError, match=rf"^{name}\.forward: X must contain only finite values"):
         layer(np.array([0.0, -np.inf]))
     layer(np.zeros((2, 3)))
     with pytest.raises(
         ValueError,
-        match=rf"^{name}\(\)\.backward: dY must have the shape of the forward output, \(2, 3\); got \(3, 2\)",
+        match=rf"^{name}\.backward: dY must have the shape of the forward output, \(2, 3\); got \(3, 2\)",
     ):
         layer.backward(np.zeros((3, 2)))
 
@@ -315,3 +341,190 @@ def test_list_input_is_accepted_and_object_input_rejected():
         match=r"ReLU\(\)\.forward: X must be a NumPy array; got list that NumPy cannot convert",
     ):
         ReLU()([[1.0], [1.0, 2.0]])
+
+
+# ---------------------------------------------------------------- more activations: closed forms
+
+
+def test_leaky_relu_values_and_slope_at_zero():
+    layer = LeakyReLU()
+    np.testing.assert_allclose(layer(np.array([-2.0, 0.0, 3.0])), [-0.02, 0.0, 3.0], rtol=1e-15)
+    np.testing.assert_allclose(layer.backward(np.array([1.0, 1.0, 1.0])), [0.01, 0.01, 1.0])
+
+
+def test_elu_values_and_no_overflow():
+    layer = ELU()
+    with np.errstate(**STRICT):
+        Y = layer(np.array([-1.0, 0.0, 1000.0, -1000.0]))
+        d = layer.backward(np.ones(4))
+    np.testing.assert_allclose(Y, [math.exp(-1) - 1, 0.0, 1000.0, -1.0], rtol=1e-15)
+    np.testing.assert_allclose(d, [math.exp(-1), 1.0, 1.0, 0.0], rtol=1e-15, atol=1e-300)
+    layer = ELU(alpha=2.0)
+    layer(np.array([-0.5]))
+    np.testing.assert_allclose(
+        layer.backward(np.array([3.0])), [3 * 2 * math.exp(-0.5)], rtol=1e-15
+    )
+
+
+def test_gelu_exact_values():
+    layer = GELU()
+    Y = layer(np.array([1.0, -1.0, 0.0]))
+    np.testing.assert_allclose(Y, [0.8413447460685429, -0.15865525393145707, 0.0], rtol=1e-14)
+    d = layer.backward(np.ones(3))
+    # Phi(x) + x phi(x): Phi(1) = 0.841344746..., phi(1) = 0.241970724...
+    np.testing.assert_allclose(
+        d,
+        [0.8413447460685429 + 0.24197072451914337, 0.15865525393145707 - 0.24197072451914337, 0.5],
+        rtol=1e-14,
+    )
+
+
+def test_gelu_tanh_values():
+    def ref(x):
+        return 0.5 * x * (1 + math.tanh(math.sqrt(2 / math.pi) * (x + 0.044715 * x**3)))
+
+    layer = GELU(approximate="tanh")
+    Y = layer(np.array([1.0, -0.5, 2.5]))
+    np.testing.assert_allclose(Y, [ref(1.0), ref(-0.5), ref(2.5)], rtol=1e-15)
+    np.testing.assert_allclose(Y[0], 0.8411919906082768, rtol=1e-15)
+    # differs from the exact form by ~1.5e-4 at x = 1
+    assert abs(Y[0] - 0.8413447460685429) > 1e-4
+
+
+def test_gelu_extreme_inputs_no_overflow_and_accurate_left_tail():
+    layer = GELU()
+    x = np.array([1e200, -1e200, 50.0, -50.0, 25.0, -25.0, -10.0])
+    with np.errstate(**STRICT):
+        Y = layer(x)
+        d = layer.backward(np.ones(7))
+
+    def Phi(t):
+        return 0.5 * math.erfc(-t / math.sqrt(2))
+
+    def phi(t):
+        return math.exp(-t * t / 2) / math.sqrt(2 * math.pi)
+
+    np.testing.assert_array_equal(Y[:5], [1e200, 0.0, 50.0, 0.0, 25.0])
+    np.testing.assert_array_equal(d[:5], [1.0, 0.0, 1.0, 0.0, 1.0])
+    # left tail: tiny but not flushed to 0 (1 + erf would cancel here)
+    for i, t in [(5, -25.0), (6, -10.0)]:
+        np.testing.assert_allclose(Y[i], t * Phi(t), rtol=1e-12)
+        np.testing.assert_allclose(d[i], Phi(t) + t * phi(t), rtol=1e-12)
+    assert -1e-135 > d[5] > -1e-134
+
+
+def test_gelu_tanh_extreme_inputs_no_overflow():
+    layer = GELU(approximate="tanh")
+    x = np.array([1e200, -1e200, 50.0, -50.0, 20.0, -20.0])
+    with np.errstate(**STRICT):
+        Y = layer(x)
+        d = layer.backward(np.ones(6))
+    np.testing.assert_array_equal(Y, [1e200, 0.0, 50.0, 0.0, 20.0, 0.0])
+    np.testing.assert_array_equal(d, [1.0, 0.0, 1.0, 0.0, 1.0, 0.0])
+
+
+def test_softplus_values_and_stability():
+    layer = Softplus()
+    with np.errstate(**STRICT):
+        Y = layer(np.array([0.0, 1000.0, -1000.0, 1.0]))
+        d = layer.backward(np.ones(4))
+    np.testing.assert_allclose(Y, [math.log(2), 1000.0, 0.0, math.log1p(math.e)], rtol=1e-15)
+    np.testing.assert_allclose(d, [0.5, 1.0, 0.0, 1 / (1 + math.exp(-1))], rtol=1e-15)
+
+
+# ---------------------------------------------------------------- Softmax / LogSoftmax
+
+SOFTMAXES = [
+    ("Softmax", Softmax, lambda x, a: anp.exp(x - asp.logsumexp(x, axis=a, keepdims=True))),
+    ("LogSoftmax", LogSoftmax, lambda x, a: x - asp.logsumexp(x, axis=a, keepdims=True)),
+]
+
+
+@pytest.mark.parametrize("name,make,oracle", SOFTMAXES, ids=[s[0] for s in SOFTMAXES])
+@pytest.mark.parametrize("shape,axis", [((4, 5), -1), ((4, 5), 0), ((2, 3, 4), 1), ((6,), 0)])
+def test_softmax_vs_finite_differences_and_autograd(name, make, oracle, shape, axis):
+    rng = np.random.default_rng(6)
+    X = rng.normal(scale=2.0, size=shape)
+    G = rng.normal(size=shape)
+    layer = make(axis=axis)
+    Y = layer.forward(X)
+    np.testing.assert_allclose(Y, oracle(X, axis), rtol=1e-12, atol=1e-15)
+    dX = layer.backward(G)
+
+    def L():
+        return np.sum(layer.forward(X) * G)
+
+    np.testing.assert_allclose(dX, numerical_grad(L, X), rtol=RTOL_FD, atol=ATOL_FD)
+    np.testing.assert_allclose(
+        dX, grad(lambda x: anp.sum(oracle(x, axis) * G))(X), rtol=RTOL_ORACLE, atol=1e-15
+    )
+
+
+def test_softmax_case_c14_and_rows_sum_to_one():
+    with np.errstate(**STRICT):
+        p = Softmax()(np.array([[1000.0, 1001.0, 1002.0], [0.0, -1000.0, 5.0]]))
+        logp = LogSoftmax()(np.array([[0.0, -1000.0]]))
+    np.testing.assert_allclose(p[0], [0.0900305732, 0.2447284711, 0.6652409558], rtol=1e-9)
+    np.testing.assert_allclose(p.sum(axis=1), [1.0, 1.0], rtol=1e-15)
+    np.testing.assert_array_equal(logp, [[0.0, -1000.0]])
+
+
+def test_softmax_gradient_of_uniform_upstream_is_zero():
+    # sum(softmax) = 1, so an upstream gradient constant along the axis has no effect
+    layer = Softmax()
+    layer(np.array([[0.3, -1.2, 2.0]]))
+    np.testing.assert_allclose(layer.backward(np.full((1, 3), 4.0)), 0.0, atol=1e-15)
+
+
+# ---------------------------------------------------------------- Flatten
+
+
+def test_flatten_shapes_and_gradient():
+    rng = np.random.default_rng(7)
+    X = rng.normal(size=(2, 3, 4))
+    layer = Flatten()
+    Y = layer(X)
+    assert Y.shape == (2, 12)
+    np.testing.assert_array_equal(Y[1], X[1].ravel())
+    G = rng.normal(size=(2, 12))
+    dX = layer.backward(G)
+    np.testing.assert_array_equal(dX, G.reshape(2, 3, 4))
+    np.testing.assert_allclose(
+        dX, grad(lambda x: anp.sum(anp.reshape(x, (2, -1)) * G))(X), rtol=1e-15
+    )
+    assert Flatten()(np.zeros(5)).shape == (5, 1)
+    assert Flatten()(np.zeros((0, 3, 2))).shape == (0, 6)
+
+
+# ---------------------------------------------------------------- constructor and axis errors
+
+
+def test_hyperparameter_errors():
+    with pytest.raises(
+        ValueError, match=r"^LeakyReLU: negative_slope must be in \[0.0, inf\); got -0.1$"
+    ):
+        LeakyReLU(-0.1)
+    with pytest.raises(TypeError, match=r"^ELU: alpha must be a real number; got str '1'$"):
+        ELU("1")
+    with pytest.raises(
+        ValueError, match=r"^GELU: approximate must be one of 'none', 'tanh'; got 'erf'$"
+    ):
+        GELU(approximate="erf")
+    with pytest.raises(TypeError, match=r"^Softmax: axis must be an int; got float 1.0$"):
+        Softmax(axis=1.0)
+    with pytest.raises(
+        ValueError,
+        match=r"^LogSoftmax\(axis=2\)\.forward: axis must be in \[-2, 2\) for X with 2 dimension\(s\); got 2$",
+    ):
+        LogSoftmax(axis=2)(np.zeros((3, 4)))
+    with pytest.raises(
+        ValueError,
+        match=r"^Softmax\(axis=-1\)\.forward: X must have at least 1 dimension\(s\); got shape \(\)$",
+    ):
+        Softmax()(np.array(1.0))
+    with pytest.raises(
+        ValueError,
+        match=r"^Flatten\(\)\.forward: X must have at least 1 dimension\(s\); got shape \(\)$",
+    ):
+        Flatten()(np.array(1.0))
+    assert repr(GELU(approximate="tanh")) == "GELU(approximate='tanh')"
