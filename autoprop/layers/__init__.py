@@ -1,0 +1,17 @@
+"""manualprop's layers written forward-only with tape operations (Keras style).
+
+Each layer has the same constructor arguments as its manualprop twin and, for the
+same ``rng``, the same initial parameters (both call :mod:`manualprop.init`).
+``layer(x, training=False)`` returns a Tensor; ``layer.variables`` maps the same keys
+as the manual layer's ``params`` to :class:`~autoprop.Variable` objects. There is no
+backward here: the tape derives it (compare ``manualprop/``, where it is written by
+hand, and ``lessons/`` for the derivations).
+
+One module per family: ``dense`` (Linear, activations), and the families added by
+the layer zoo. Each module lists its public names in ``__all__``.
+"""
+
+from .base import Layer, Sequential
+from .dense import Linear, ReLU, Sigmoid, Tanh
+
+__all__ = ["Layer", "Linear", "ReLU", "Sequential", "Sigmoid", "Tanh"]
