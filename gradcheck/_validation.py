@@ -1,0 +1,381 @@
+"""The one place gradcheck validates inputs and the results of code under check.
+
+Two kinds of checks live here:
+
+* arguments given to gradcheck (shapes, tolerances, arrays); failures raise
+  :class:`~gradcheck.errors.UsageError`;
+* calls into the code under check (a student's layer or loss): every call is
+  made through :func:`call_student`, which turns any exception into a
+  :class:`~gradcheck.errors.StudentCodeError` naming the layer, the method and
+  the line of the student's file that raised, and every returned value is
+  validated (type, shape, finiteness) with a one-paragraph message.
+"""
+
+from __future__ import annotations
+
+import os
+import textwrap
+import traceback
+import warnings
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import numpy as np
+
+from .errors import (
+    GradientShapeError,
+    NonFiniteError,
+    ProtocolError,
+    StudentCodeError,
+    UsageError,
+)
+
+_PKG_DIR = os.path.dirname(os.path.abspath(__file__))
+
+
+def paragraph(*sentences: str) -> str:
+    """Join sentences into one paragraph (single spaces, no line breaks)."""
+    return " ".join(s.strip() for s in sentences if s and s.strip())
+
+
+def wrap(text: str, width: int = 88) -> str:
+    """Wrap a paragraph for terminal output."""
+    return textwrap.fill(text, width=width, break_long_words=False, break_on_hyphens=False)
+
+
+def fmt_shape(shape: tuple[int, ...]) -> str:
+    """Format a shape as Python prints a tuple, e.g. ``(8, 5)`` or ``(3,)``."""
+    return str(tuple(int(s) for s in shape))
+
+
+# --------------------------------------------------------------------------- arguments
+
+
+def parse_shape(text: str) -> tuple[int, ...]:
+    """Parse ``"8,5"`` (or ``"8x5"``, ``"(8, 5)"``) into a tuple of positive ints.
+
+    Raises
+    ------
+    UsageError
+        If the text is empty or an entry is not a positive integer.
+    """
+    cleaned = text.strip().strip("()[]").replace("x", ",").replace(" ", "")
+    parts = [p for p in cleaned.split(",") if p != ""]
+    try:
+        shape = tuple(int(p) for p in parts)
+    except ValueError:
+        shape = ()
+    if not shape or any(s <= 0 for s in shape):
+        raise UsageError(
+            paragraph(
+                f"--input-shape must be comma-separated positive integers such as 8,5 "
+                f"(batch 8, 5 features); got {text!r}."
+            )
+        )
+    return shape
+
+
+def check_shape(shape: Any, what: str = "input_shape") -> tuple[int, ...]:
+    """Validate a shape given as a sequence of positive ints.
+
+    Raises
+    ------
+    UsageError
+        If ``shape`` is not a non-empty sequence of positive integers.
+    """
+    try:
+        out = tuple(int(s) for s in shape)
+        ok = len(out) > 0 and all(s > 0 and s == t for s, t in zip(out, shape))
+    except (TypeError, ValueError):
+        ok = False
+    if not ok:
+        raise UsageError(f"{what} must be a non-empty tuple of positive integers; got {shape!r}.")
+    return out
+
+
+def check_tolerances(rtol: float, atol: float) -> tuple[float, float]:
+    """Validate tolerances: ``rtol > 0`` and ``atol >= 0``, both finite.
+
+    Raises
+    ------
+    UsageError
+        If either tolerance is out of range.
+    """
+    try:
+        rtol_f, atol_f = float(rtol), float(atol)
+    except (TypeError, ValueError):
+        raise UsageError(f"rtol and atol must be numbers; got rtol={rtol!r}, atol={atol!r}.") from None
+    if not (np.isfinite(rtol_f) and rtol_f > 0):
+        raise UsageError(f"rtol must be a finite number > 0; got {rtol!r}.")
+    if not (np.isfinite(atol_f) and atol_f >= 0):
+        raise UsageError(f"atol must be a finite number >= 0; got {atol!r}.")
+    return rtol_f, atol_f
+
+
+def as_float64(x: Any, what: str) -> np.ndarray:
+    """Return a float64 copy of ``x`` (an input array given to gradcheck).
+
+    float32 (and float16) arrays are upcast with a warning: the best accuracy
+    of central differences is about ``u**(2/3)`` for unit roundoff ``u``
+    (Nocedal & Wright, sec. 8.1), 2e-5 in float32, far above the default
+    ``rtol = 1e-6``; in float64 it is 4e-11.
+
+    Raises
+    ------
+    UsageError
+        If ``x`` is not numeric, is empty, or contains NaN/inf.
+    """
+    arr = np.asarray(x)
+    if arr.dtype.kind not in "biuf":
+        raise UsageError(f"{what} must be a real numeric array; got dtype {arr.dtype}.")
+    if arr.size == 0:
+        raise UsageError(f"{what} is empty (shape {fmt_shape(arr.shape)}).")
+    if arr.dtype.kind == "f" and arr.dtype.itemsize < 8:
+        warnings.warn(
+            f"{what} is {arr.dtype}; upcasting to float64 because central differences in "
+            f"{arr.dtype} are accurate to about {np.finfo(arr.dtype).eps ** (2 / 3):.0e} at best "
+            f"(machine epsilon to the 2/3), far above a 1e-6 tolerance.",
+            UserWarning,
+            stacklevel=3,
+        )
+    out = np.array(arr, dtype=np.float64, copy=True)
+    if not np.all(np.isfinite(out)):
+        raise UsageError(f"{what} contains NaN or infinity.")
+    return out
+
+
+# --------------------------------------------------------------------------- student calls
+
+
+def _student_location(exc: BaseException) -> str:
+    """Return ``" (at file.py:LINE in func)"`` for the innermost frame outside gradcheck."""
+    frames = traceback.extract_tb(exc.__traceback__)
+    for fr in reversed(frames):
+        if not os.path.abspath(fr.filename).startswith(_PKG_DIR + os.sep):
+            return f" (at {os.path.basename(fr.filename)}:{fr.lineno} in {fr.name})"
+    return ""
+
+
+def call_student(fn: Callable[..., Any], *args: Any, owner: str, call: str, expected: str = "",
+                 **kwargs: Any) -> Any:
+    """Call code under check; turn any exception into :class:`StudentCodeError`.
+
+    Parameters
+    ----------
+    fn : callable
+        The student's method (``layer.forward``, a constructor, ...).
+    *args, **kwargs
+        Passed to ``fn``.
+    owner : str
+        Name of the layer or loss, for the message.
+    call : str
+        How the call reads in the message, e.g. ``"forward(X) with X of shape (8, 5)"``.
+    expected : str, optional
+        A sentence saying what was expected, appended to the message.
+
+    Raises
+    ------
+    StudentCodeError
+        If ``fn`` raises anything (including ``SystemExit``); the original
+        exception is chained as ``__cause__``.
+    """
+    try:
+        return fn(*args, **kwargs)
+    except (KeyboardInterrupt, GeneratorExit):
+        raise
+    except BaseException as exc:  # noqa: BLE001 - student code may raise anything
+        detail = str(exc).strip().splitlines()[0] if str(exc).strip() else "(no message)"
+        hint = ""
+        if isinstance(exc, TypeError) and "training" in str(exc):
+            hint = "The protocol is forward(X, training=False): forward must accept a training keyword."
+        raise StudentCodeError(
+            paragraph(
+                f"{owner}.{call} raised {type(exc).__name__}: {detail}{_student_location(exc)}.",
+                expected,
+                hint,
+            )
+        ) from exc
+
+
+def require_methods(obj: Any, owner: str, methods: tuple[str, ...], protocol: str) -> None:
+    """Check that ``obj`` has callable ``methods``.
+
+    Raises
+    ------
+    ProtocolError
+        Naming the first missing method and the protocol it belongs to.
+    """
+    for m in methods:
+        if not callable(getattr(obj, m, None)):
+            have = sorted(a for a in dir(obj) if not a.startswith("_") and callable(getattr(obj, a, None)))
+            raise ProtocolError(
+                paragraph(
+                    f"{owner} has no {m}() method.",
+                    f"Expected the {protocol} protocol: {', '.join(f'{x}()' for x in methods)}.",
+                    f"Public methods found: {', '.join(have) if have else 'none'}.",
+                )
+            )
+
+
+def layer_params(layer: Any, owner: str) -> dict[str, np.ndarray]:
+    """Return ``layer.params`` validated: a dict of float ndarrays (not copies).
+
+    A layer without a ``params`` attribute is treated as having no parameters.
+    The arrays are returned as they are (the numerical pass perturbs them in
+    place, because the layer may hold its own references to them); a float32
+    parameter gives a warning because it can only be checked to float32 accuracy.
+
+    Raises
+    ------
+    ProtocolError
+        If ``params`` is not a dict of str -> numpy float arrays.
+    """
+    params = getattr(layer, "params", None)
+    if params is None:
+        return {}
+    if not isinstance(params, Mapping):
+        raise ProtocolError(
+            paragraph(
+                f"{owner}.params must be a dict mapping names to numpy arrays;",
+                f"got {type(params).__name__}.",
+            )
+        )
+    out: dict[str, np.ndarray] = {}
+    for k, v in params.items():
+        if not isinstance(k, str):
+            raise ProtocolError(f"{owner}.params keys must be strings; got key {k!r}.")
+        if not isinstance(v, np.ndarray) or v.dtype.kind != "f":
+            got = f"{type(v).__name__}" + (f" of dtype {v.dtype}" if isinstance(v, np.ndarray) else "")
+            raise ProtocolError(
+                paragraph(
+                    f"{owner}.params[{k!r}] must be a numpy float array (it is perturbed in place",
+                    f"to compute the numerical gradient); got {got}.",
+                )
+            )
+        if v.dtype != np.float64:
+            warnings.warn(
+                f"{owner}.params[{k!r}] is {v.dtype}; it is perturbed in place (the layer may hold "
+                f"its own reference to the array), so its numerical gradient is only "
+                f"{v.dtype}-accurate. Create parameters as float64 for a tight check.",
+                UserWarning,
+                stacklevel=3,
+            )
+        out[k] = v
+    return out
+
+
+def check_output(value: Any, *, owner: str, tensor: str, produced_by: str, expected_shape: tuple[int, ...] | None,
+                 expected_why: str = "") -> np.ndarray:
+    """Validate an array returned by code under check and return a float64 copy.
+
+    Parameters
+    ----------
+    value : object
+        What the student's code returned.
+    owner : str
+        Layer or loss name.
+    tensor : str
+        The tensor's name in messages, e.g. ``"dX"``, ``"dW"``, ``"Y"``.
+    produced_by : str
+        E.g. ``"backward(dY)"`` or ``"grads['W'] after backward(dY)"``.
+    expected_shape : tuple of int or None
+        Required shape, or None to accept any shape.
+    expected_why : str, optional
+        Why that shape, e.g. ``"the shape of the input X"``.
+
+    Raises
+    ------
+    GradientShapeError
+        If ``value`` is None, not numeric, or of the wrong shape.
+    NonFiniteError
+        If it contains NaN or infinity.
+    """
+    why = f" ({expected_why})" if expected_why else ""
+    if value is None:
+        hint = " Did you forget the return statement?" if "backward" in produced_by and tensor == "dX" else ""
+        raise GradientShapeError(
+            paragraph(
+                f"{owner}.{produced_by} returned None for {tensor};",
+                f"expected an array of shape {fmt_shape(expected_shape) if expected_shape else '(any)'}{why}.{hint}",
+            )
+        )
+    try:
+        arr = np.asarray(value)
+    except Exception:  # noqa: BLE001
+        arr = np.asarray(object())
+    if arr.dtype.kind not in "biuf":
+        raise GradientShapeError(
+            paragraph(
+                f"{owner}.{produced_by} gave {tensor} as {type(value).__name__}"
+                f"{' of dtype ' + str(arr.dtype) if isinstance(value, np.ndarray) else ''};",
+                "expected a numeric numpy array.",
+            )
+        )
+    if expected_shape is not None and tuple(arr.shape) != tuple(expected_shape):
+        hint = ""
+        if arr.ndim == len(expected_shape) == 2 and arr.shape == tuple(expected_shape)[::-1]:
+            hint = "That is the transpose of the expected shape."
+        elif arr.size == int(np.prod(expected_shape)):
+            hint = "Same number of elements: a reshape or transpose went wrong."
+        elif arr.ndim < len(expected_shape):
+            hint = "Was the batch axis summed or averaged away?"
+        raise GradientShapeError(
+            paragraph(
+                f"{owner}.{produced_by} gave {tensor} with shape {fmt_shape(arr.shape)};",
+                f"expected shape {fmt_shape(expected_shape)}{why}.",
+                hint,
+            )
+        )
+    out = np.array(arr, dtype=np.float64, copy=True)
+    bad = ~np.isfinite(out)
+    if bad.any():
+        first = tuple(int(i) for i in np.argwhere(bad)[0])
+        raise NonFiniteError(
+            paragraph(
+                f"{owner}.{produced_by} gave {tensor} containing {int(bad.sum())} non-finite value(s)",
+                f"(first at index {first}: {out[first]!r});",
+                "expected finite numbers. Check for division by zero, log of 0, or exp overflow.",
+            )
+        )
+    return out
+
+
+def check_grads(layer: Any, owner: str, params: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """Validate ``layer.grads`` after ``backward`` and return float64 copies.
+
+    Raises
+    ------
+    ProtocolError
+        If ``grads`` is missing or lacks a key of ``params``.
+    GradientShapeError, NonFiniteError
+        As :func:`check_output`, per key.
+    """
+    if not params:
+        return {}
+    grads = getattr(layer, "grads", None)
+    if not isinstance(grads, Mapping):
+        raise ProtocolError(
+            paragraph(
+                f"{owner}.grads after backward(dY) is {type(grads).__name__};",
+                f"expected a dict with the same keys as params ({', '.join(map(repr, params))}),",
+                "each holding dL/d(param) with the parameter's shape.",
+            )
+        )
+    out: dict[str, np.ndarray] = {}
+    for k, p in params.items():
+        if k not in grads:
+            raise ProtocolError(
+                paragraph(
+                    f"{owner}.grads has no key {k!r} after backward(dY) (so d{k} is missing);",
+                    f"expected keys {sorted(params)}, found {sorted(map(str, grads))}.",
+                )
+            )
+        out[k] = check_output(
+            grads[k],
+            owner=owner,
+            tensor=f"d{k}",
+            produced_by=f"grads[{k!r}] after backward(dY)",
+            expected_shape=p.shape,
+            expected_why=f"the shape of params[{k!r}]",
+        )
+    return out

@@ -1,0 +1,325 @@
+"""The ``gradcheck`` console script.
+
+Subcommands
+-----------
+zoo    check every built-in manualprop layer and loss: manual vs tape vs numerical
+check  check a student's layer class from a .py file: manual vs numerical
+train  train the same MLP with manual and with tape gradients and compare
+
+Exit codes are listed in :mod:`gradcheck.errors` and in ``gradcheck --help``.
+Every anticipated failure prints one paragraph on stderr, never a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import importlib.util
+import inspect
+import json
+import os
+import re
+import sys
+import warnings
+from typing import Any
+
+from . import _validation as V
+from .errors import EXIT_MISMATCH, EXIT_PASS, EXIT_STUDENT, EXIT_USAGE, GradcheckError, StudentCodeError, UsageError
+
+__all__ = ["main", "build_parser", "load_class"]
+
+DEFAULT_PLOTS = "gradcheck-plots"
+
+EPILOG = f"""\
+exit codes:
+  {EXIT_PASS}  pass: every gradient within tolerance (train: every requirement met)
+  {EXIT_MISMATCH}  gradient mismatch: some tensor is outside tolerance; the output names it
+     (zoo: also a layer that could not be checked; train: a requirement failed)
+  {EXIT_USAGE}  usage error: bad arguments, a file or class that does not exist
+  {EXIT_STUDENT}  the checked code failed: the file does not import (syntax error, ImportError),
+     the class has no forward/backward, its constructor, forward or backward raised,
+     backward returned None or a wrong shape, a gradient holds NaN/inf
+
+examples:
+  gradcheck zoo --plots demo-output/zoo
+  gradcheck check examples/student_linear_buggy.py::Linear --input-shape 8,5 \\
+      --init '{{"in_features": 5, "out_features": 3}}'
+  gradcheck train --epochs 30 --plots demo-output/train
+"""
+
+
+def _say_error(exc: GradcheckError) -> int:
+    kind = {EXIT_USAGE: "usage error", EXIT_STUDENT: "the checked code failed"}.get(exc.exit_code, "error")
+    print(V.wrap(f"gradcheck: {kind} (exit {exc.exit_code}): {exc}"), file=sys.stderr)
+    return exc.exit_code
+
+
+def _show_warning(message, category, filename, lineno, file=None, line=None):  # noqa: ARG001
+    print(V.wrap(f"gradcheck: warning: {message}"), file=sys.stderr)
+
+
+# --------------------------------------------------------------------------- loading student code
+
+
+def _parse_spec(spec: str) -> tuple[str, str]:
+    if "::" not in spec:
+        raise UsageError(
+            f"the target must be written path/to/file.py::ClassName (two colons); got {spec!r}."
+        )
+    path, _, cls = spec.rpartition("::")
+    if not path or not cls.isidentifier():
+        raise UsageError(f"the target must be written path/to/file.py::ClassName; got {spec!r}.")
+    return path, cls
+
+
+def _import_file(path: str):
+    if not os.path.exists(path):
+        raise UsageError(f"file {path!r} does not exist (looked in {os.getcwd()!r}).")
+    if not os.path.isfile(path):
+        raise UsageError(f"{path!r} is not a file.")
+    stem = re.sub(r"\W", "_", os.path.splitext(os.path.basename(path))[0])
+    modname = f"_gradcheck_student_{stem}"
+    spec = importlib.util.spec_from_file_location(modname, path)
+    if spec is None or spec.loader is None:
+        raise UsageError(f"{path!r} cannot be imported as a Python module (is it a .py file?).")
+    module = importlib.util.module_from_spec(spec)
+    folder = os.path.dirname(os.path.abspath(path))
+    sys.path.insert(0, folder)
+    sys.modules[modname] = module
+    try:
+        spec.loader.exec_module(module)
+    except SyntaxError as exc:
+        sys.modules.pop(modname, None)
+        where = f"{os.path.basename(exc.filename or path)}, line {exc.lineno}"
+        text = f": {exc.text.strip()!r}" if exc.text else ""
+        raise StudentCodeError(
+            V.paragraph(
+                f"{path} does not import: {type(exc).__name__} ({exc.msg}) at {where}{text}.",
+                "Expected a Python file that runs without errors when imported.",
+            )
+        ) from exc
+    except (KeyboardInterrupt, GeneratorExit):
+        raise
+    except BaseException as exc:  # noqa: BLE001 - student code may raise anything at import
+        sys.modules.pop(modname, None)
+        detail = str(exc).strip().splitlines()[0] if str(exc).strip() else "(no message)"
+        hint = ""
+        if isinstance(exc, ImportError):
+            hint = "Expected only modules that are installed (numpy, the course packages) or files next to it."
+        raise StudentCodeError(
+            V.paragraph(
+                f"{path} does not import: {type(exc).__name__}: {detail}"
+                f"{V._student_location(exc)} while running the file.",
+                hint or "Expected a Python file that runs without errors when imported.",
+            )
+        ) from exc
+    finally:
+        with contextlib.suppress(ValueError):
+            sys.path.remove(folder)
+    return module
+
+
+def load_class(spec: str) -> tuple[type, str]:
+    """Import ``path/to/file.py::ClassName`` and return ``(class, path)``.
+
+    Raises
+    ------
+    UsageError
+        Malformed spec, missing file, no such class (the message lists the classes found).
+    StudentCodeError
+        The file does not import (syntax error, ImportError, any exception at import).
+    """
+    path, name = _parse_spec(spec)
+    module = _import_file(path)
+    obj = getattr(module, name, None)
+    if obj is None:
+        found = sorted(n for n, v in vars(module).items()
+                       if inspect.isclass(v) and getattr(v, "__module__", None) == module.__name__)
+        raise UsageError(
+            V.paragraph(
+                f"{path} has no class {name!r}.",
+                f"Classes defined in it: {', '.join(found) if found else 'none'}.",
+                "Check the name after '::' (it is case-sensitive).",
+            )
+        )
+    if not inspect.isclass(obj):
+        raise UsageError(f"{path}::{name} is a {type(obj).__name__}, not a class; expected a layer class.")
+    return obj, path
+
+
+def _parse_init(text: str | None) -> dict[str, Any]:
+    if text is None:
+        return {}
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise UsageError(
+            f"--init must be a JSON object such as '{{\"in_features\": 5, \"out_features\": 3}}'; "
+            f"{text!r} is not valid JSON ({exc.msg} at character {exc.pos})."
+        ) from None
+    if not isinstance(value, dict):
+        raise UsageError(f"--init must be a JSON object (keyword arguments); got {type(value).__name__}.")
+    return value
+
+
+def _construct(cls: type, init: dict[str, Any], seed: int, path: str):
+    import numpy as np
+
+    kwargs = dict(init)
+    try:
+        sig = inspect.signature(cls)
+        if "rng" in sig.parameters and "rng" not in kwargs:
+            kwargs["rng"] = np.random.default_rng(seed)
+    except (TypeError, ValueError):
+        sig = None
+    shown = ", ".join(f"{k}={v!r}" for k, v in init.items())
+    expected = f"Expected {cls.__name__}{sig} to accept the --init arguments." if sig else ""
+    return V.call_student(cls, owner=cls.__name__, call=f"__init__({shown})", expected=expected, **kwargs)
+
+
+# --------------------------------------------------------------------------- subcommands
+
+
+def _cmd_zoo(args) -> int:
+    from .plots import plot_result, plot_results, save_figure
+    from .report import format_table
+    from .zoo import run_zoo
+
+    results, errors = run_zoo(seed=args.seed, rtol=args.rtol, atol=args.atol)
+    if not results and not errors:
+        print("gradcheck zoo: no layers or losses found in manualprop; nothing was checked.", file=sys.stderr)
+        return EXIT_MISMATCH
+    print(format_table(results, errors=errors))
+    if args.plots:
+        written = [save_figure(plot_result(r), os.path.join(args.plots, f"{r.name}.png")) for r in results]
+        if results:
+            written.append(save_figure(plot_results(results), os.path.join(args.plots, "zoo.png")))
+        print(f"\nplots: {len(written)} PNG files in {os.path.abspath(args.plots)}/ "
+              f"(zoo.png: all layers; <Name>.png: one per layer/loss)")
+    n_fail = sum(not r.passed for r in results) + len(errors)
+    total = len(results) + len(errors)
+    if n_fail:
+        bad = [r.name + " (" + ", ".join(r.failing_tensors) + ")" for r in results if not r.passed]
+        bad += [f"{name} (could not be checked)" for name, _ in errors]
+        print(f"\nFAIL: {n_fail} of {total} failed: {'; '.join(bad)}")
+        return EXIT_MISMATCH
+    print(f"\nPASS: all {total} layers and losses agree (manual, tape, numerical).")
+    return EXIT_PASS
+
+
+def _cmd_check(args) -> int:
+    from .check import check_layer
+
+    shape = V.parse_shape(args.input_shape)
+    init = _parse_init(args.init)
+    V.check_tolerances(args.rtol, args.atol)
+    cls, path = load_class(args.target)
+    V.require_methods(cls, f"{path}::{cls.__name__}", ("forward", "backward"), "manualprop layer")
+    layer = _construct(cls, init, args.seed, path)
+    result = check_layer(layer, shape, twin="auto" if args.twin else None, init=init if args.twin else None,
+                         seed=args.seed, rtol=args.rtol, atol=args.atol, name=cls.__name__)
+    print(f"{path}::{cls.__name__}, input shape {V.fmt_shape(shape)}"
+          + (f", init {json.dumps(init)}" if init else ""))
+    print()
+    print(result.table())
+    if args.plots:
+        from .plots import plot_result, save_figure
+
+        out = save_figure(plot_result(result), os.path.join(args.plots, f"{cls.__name__}.png"))
+        print(f"\nplot: {os.path.abspath(out)}")
+    if result.passed:
+        print(f"\nPASS: {cls.__name__}: every gradient ({', '.join(r.tensor for r in result.records)}) "
+              f"matches within rtol={result.rtol:g}, atol={result.atol:g}.")
+        return EXIT_PASS
+    print(f"\nFAIL: {cls.__name__}: gradient mismatch in {', '.join(result.failing_tensors)}.")
+    return EXIT_MISMATCH
+
+
+def _cmd_train(args) -> int:
+    from .train import TrainConfig, run_training
+
+    if args.epochs <= 0:
+        raise UsageError(f"--epochs must be a positive integer; got {args.epochs}.")
+    cfg = TrainConfig(epochs=args.epochs, seed=args.seed)
+    report = run_training(cfg, progress=not args.no_progress, plots_dir=args.plots or None)
+    print(report.summary())
+    if report.plot_path:
+        print(f"\nplot: {os.path.abspath(report.plot_path)}")
+    if report.passed:
+        print("\nPASS: manual and tape training agree and both reach the accuracy requirement.")
+        return EXIT_PASS
+    print("\nFAIL: " + "; ".join(name for name, *_, ok in report.requirements if not ok) + ".")
+    return EXIT_MISMATCH
+
+
+# --------------------------------------------------------------------------- parser
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argparse parser of the ``gradcheck`` script (exposed for docs and tests)."""
+    fmt = argparse.RawDescriptionHelpFormatter
+    p = argparse.ArgumentParser(
+        prog="gradcheck",
+        description="Compare manual (hand-derived), tape (autoprop) and numerical "
+                    "(central-difference) gradients.",
+        epilog=EPILOG, formatter_class=fmt,
+    )
+    sub = p.add_subparsers(dest="command", metavar="{zoo,check,train}", required=True)
+
+    z = sub.add_parser("zoo", help="check every built-in layer and loss (manual vs tape vs numerical)",
+                       epilog=EPILOG, formatter_class=fmt)
+    z.add_argument("--plots", metavar="DIR", default=DEFAULT_PLOTS,
+                   help=f"write PNG plots into DIR (default: {DEFAULT_PLOTS}/)")
+    z.add_argument("--no-plots", dest="plots", action="store_const", const=None, help="write no plots")
+    z.add_argument("--seed", type=int, default=0, help="seed for weights, inputs and upstream gradients (default 0)")
+    z.add_argument("--rtol", type=float, default=1e-6, help="relative tolerance (default 1e-6)")
+    z.add_argument("--atol", type=float, default=1e-9, help="absolute tolerance (default 1e-9)")
+    z.set_defaults(func=_cmd_zoo)
+
+    c = sub.add_parser(
+        "check", help="check a layer class from a .py file (manual vs numerical)", epilog=EPILOG,
+        formatter_class=fmt,
+        description="Import path/to/file.py, build ClassName(**INIT) and compare its backward() "
+                    "and grads against central differences of L = sum(forward(X) * G), X and G "
+                    "standard normal from --seed. The class needs no base class: params/grads "
+                    "dicts, forward(X, training=False) -> Y, backward(dY) -> dX.",
+    )
+    c.add_argument("target", metavar="path/to/file.py::ClassName")
+    c.add_argument("--input-shape", required=True, metavar="N,D", help="shape of X, e.g. 8,5")
+    c.add_argument("--init", metavar="JSON", help='constructor kwargs as a JSON object, e.g. \'{"in_features": 5}\'; '
+                   "an rng argument, if the constructor has one, is seeded from --seed")
+    c.add_argument("--seed", type=int, default=0, help="seed for X, G and rng (default 0)")
+    c.add_argument("--rtol", type=float, default=1e-6, help="relative tolerance (default 1e-6)")
+    c.add_argument("--atol", type=float, default=1e-9, help="absolute tolerance (default 1e-9)")
+    c.add_argument("--plots", metavar="DIR", help="write DIR/ClassName.png")
+    c.add_argument("--twin", action="store_true",
+                   help="also compare with autoprop.layers.<ClassName> built with the same --init")
+    c.set_defaults(func=_cmd_check)
+
+    t = sub.add_parser("train", help="train an MLP on digits with manual and tape gradients and compare",
+                       epilog=EPILOG, formatter_class=fmt)
+    t.add_argument("--epochs", type=int, default=30, help="epochs (default 30)")
+    t.add_argument("--seed", type=int, default=0, help="seed for split, weights and batch order (default 0)")
+    t.add_argument("--plots", metavar="DIR", default=DEFAULT_PLOTS,
+                   help=f"write DIR/training.png (default: {DEFAULT_PLOTS}/)")
+    t.add_argument("--no-plots", dest="plots", action="store_const", const=None, help="write no plot")
+    t.add_argument("--no-progress", action="store_true", help="no progress bar; print each epoch instead")
+    t.set_defaults(func=_cmd_train)
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the ``gradcheck`` command line; return the exit code (see ``--help``)."""
+    args = build_parser().parse_args(argv)
+    old = warnings.showwarning
+    warnings.showwarning = _show_warning
+    try:
+        return int(args.func(args))
+    except GradcheckError as exc:
+        return _say_error(exc)
+    finally:
+        warnings.showwarning = old
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,113 @@
+"""Plain-text tables of check results (what the CLI prints)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from ._validation import wrap
+from .check import PAIRS, CheckResult
+
+__all__ = ["format_table", "format_failures", "format_error_row"]
+
+_SHORT = {"manual-vs-numerical": "manual~num", "tape-vs-numerical": "tape~num", "manual-vs-tape": "manual~tape"}
+
+
+def _cell(res: CheckResult, rec, pair: str) -> str:  # noqa: ARG001
+    c = rec.get(pair)
+    if c is None:
+        return "-"
+    return f"{c.max_rel_error:.1e}" + ("" if c.passed else " FAIL")
+
+
+def format_table(results: Sequence[CheckResult], details: bool = True,
+                 errors: Sequence[tuple[str, str]] = ()) -> str:
+    """Format results as one text table, one row per tensor.
+
+    Columns: layer/loss name, tensor (``Y``/``L`` = forward value, ``dX``,
+    ``dW``, ...), shape, the maximum relative error of each pair
+    (``manual~num``, ``tape~num``, ``manual~tape``; ``-`` when not computed,
+    ``FAIL`` appended above tolerance), the maximum absolute error over the
+    pairs, and a status.
+
+    Parameters
+    ----------
+    results : sequence of CheckResult
+    details : bool, default True
+        Append a paragraph per failing comparison: worst element and both values.
+    errors : sequence of (name, message), optional
+        Entries that could not be checked at all (shown as ERROR rows, messages below).
+
+    Returns
+    -------
+    str
+    """
+    shown = [p for p in PAIRS if any(rec.get(p) is not None for res in results for rec in res.records)]
+    shown = shown or ["manual-vs-numerical"]
+    header = ["name", "tensor", "shape", *(_SHORT[p] for p in shown), "max abs err", "status"]
+    rows: list[list[str]] = []
+    for res in results:
+        first = True
+        for rec in res.records:
+            max_abs = max((c.max_abs_error for c in rec.comparisons), default=0.0)
+            rows.append([
+                res.name if first else "",
+                rec.tensor + (" (fwd)" if rec.kind == "forward" else ""),
+                str(tuple(rec.shape)),
+                *(_cell(res, rec, p) for p in shown),
+                f"{max_abs:.1e}",
+                "ok" if rec.passed else "FAIL",
+            ])
+            first = False
+    for name, _ in errors:
+        rows.append([name, "-", "-", *("-" for _ in shown), "-", "ERROR"])
+    widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(header)]
+    right = set(range(3, 4 + len(shown)))
+
+    def fmt(r: list[str]) -> str:
+        return "  ".join(c.rjust(w) if i in right else c.ljust(w) for i, (c, w) in enumerate(zip(r, widths))).rstrip()
+
+    lines = [fmt(header), fmt(["-" * w for w in widths])] + [fmt(r) for r in rows]
+    if results:
+        r0 = results[0]
+        lines.append("")
+        lines.append(wrap(
+            f"relative error = |a-b| / max(|a|+|b|, atol/rtol); pass if <= rtol={r0.rtol:g}, i.e. "
+            f"|a-b| <= atol={r0.atol:g} or |a-b| <= rtol*(|a|+|b|). numerical = central differences, "
+            f"eps={r0.eps:.3g}, seed={r0.seed}. (fwd) rows compare forward values."))
+        notes = sorted({f"{r.name}: {r.twin_note}" for r in results if r.twin_note})
+        if notes:
+            lines.append(wrap("no tape comparison for " + "; ".join(notes)))
+    if details:
+        fail = format_failures(results)
+        if fail:
+            lines += ["", fail]
+    for name, msg in errors:
+        lines += ["", format_error_row(name, msg)]
+    return "\n".join(lines)
+
+
+def format_failures(results: Sequence[CheckResult]) -> str:
+    """One paragraph per failing comparison, naming the tensor, worst element and values.
+
+    Returns
+    -------
+    str
+        Empty when everything passed.
+    """
+    out = []
+    for res in results:
+        for rec, c in res.failures:
+            a, b = c.names
+            what = "forward value" if rec.kind == "forward" else "gradient"
+            out.append(
+                f"FAIL {res.name} {rec.tensor} ({what}, {c.pair}): max relative error "
+                f"{c.max_rel_error:.3e} > rtol {res.rtol:g}, max absolute error {c.max_abs_error:.3e}; "
+                f"worst element {rec.tensor}{list(c.worst_index)}: {a}={c.worst_a:.10g}, {b}={c.worst_b:.10g}."
+            )
+            out[-1] = wrap(out[-1])
+    return "\n".join(out)
+
+
+def format_error_row(name: str, message: str) -> str:
+    """Paragraph for an entry that raised instead of producing a result."""
+    return wrap(f"ERROR {name}: {message}")

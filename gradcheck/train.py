@@ -1,0 +1,308 @@
+"""Train one MLP twice, with manual and with tape gradients, and compare step by step.
+
+The model is ``Linear(64, hidden) -> Tanh -> Linear(hidden, 10)`` with softmax
+cross-entropy, trained on scikit-learn's 8x8 digits (1797 images, pixel values
+0..16 scaled to [0, 1] by dividing by 16) with minibatch SGD + momentum
+(``manualprop.optim.SGD``, the one optimizer implementation both packages use).
+
+Both runs start from the same weights (the manual model's parameters are copied
+into the autoprop twin) and see the same minibatches in the same order. At
+every step the two gradients are compared element-wise and the two losses are
+recorded. Requirements (:attr:`TrainReport.requirements`):
+
+* both test accuracies >= 0.95;
+* at every step ``|Lm - Lt| / (|Lm| + |Lt|) <= 1e-9``;
+* at every step the gradients agree: the relative error with floor
+  ``GRAD_FLOOR`` (see :func:`gradcheck.check.relative_error`) is <= 1e-9.
+
+The data split is scikit-learn's ``train_test_split(test_size=0.25,
+stratify=y, random_state=seed)``.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import asdict, dataclass, field
+
+import numpy as np
+
+from .check import copy_params_to_twin, relative_error
+
+__all__ = ["TrainConfig", "TrainReport", "load_digits_split", "run_training",
+           "LOSS_RTOL", "GRAD_RTOL", "GRAD_FLOOR", "MIN_ACCURACY"]
+
+#: Per-step loss agreement required between manual and tape training.
+LOSS_RTOL = 1e-9
+#: Per-step gradient agreement required (max element-wise relative error).
+GRAD_RTOL = 1e-9
+#: Denominator floor for gradient relative errors: gradient entries whose
+#: magnitudes sum to less than this are compared absolutely (1e-9 * 1e-6 = 1e-15).
+GRAD_FLOOR = 1e-6
+#: Minimum test accuracy of each run.
+MIN_ACCURACY = 0.95
+
+
+@dataclass
+class TrainConfig:
+    """Hyperparameters of the comparison run.
+
+    Attributes
+    ----------
+    epochs : int, default 30
+    hidden : int, default 32
+    activation : {"tanh", "relu"}, default "tanh"
+    batch_size : int, default 32
+    learning_rate : float, default 0.05
+    momentum : float, default 0.9
+    seed : int, default 0
+        Seeds the split, the initial weights and the minibatch order.
+    test_size : float, default 0.25
+    """
+
+    epochs: int = 30
+    hidden: int = 32
+    activation: str = "tanh"
+    batch_size: int = 32
+    learning_rate: float = 0.05
+    momentum: float = 0.9
+    seed: int = 0
+    test_size: float = 0.25
+
+
+@dataclass
+class TrainReport:
+    """What :func:`run_training` measured.
+
+    Attributes
+    ----------
+    config : TrainConfig
+    loss_manual, loss_tape : ndarray, shape (steps,)
+        Minibatch loss at every step.
+    rel_loss_diff : ndarray, shape (steps,)
+        ``|Lm - Lt| / max(|Lm| + |Lt|, tiny)`` per step.
+    rel_grad_diff : ndarray, shape (steps,)
+        Max over all parameters and elements of the gradient relative error per step.
+    epoch_loss_manual, epoch_loss_tape : ndarray, shape (epochs,)
+        Mean minibatch loss per epoch.
+    test_accuracy_manual, test_accuracy_tape : float
+    final_param_max_abs_diff : float
+        ``max |theta_manual - theta_tape|`` after training.
+    steps_per_epoch : int
+    seconds : float
+        Wall time of the training loop.
+    plot_path : str or None
+    """
+
+    config: TrainConfig
+    loss_manual: np.ndarray
+    loss_tape: np.ndarray
+    rel_loss_diff: np.ndarray
+    rel_grad_diff: np.ndarray
+    epoch_loss_manual: np.ndarray
+    epoch_loss_tape: np.ndarray
+    test_accuracy_manual: float
+    test_accuracy_tape: float
+    final_param_max_abs_diff: float
+    steps_per_epoch: int
+    seconds: float
+    plot_path: str | None = None
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def max_rel_loss_diff(self) -> float:
+        """Largest per-step relative loss difference."""
+        return float(self.rel_loss_diff.max(initial=0.0))
+
+    @property
+    def max_rel_grad_diff(self) -> float:
+        """Largest per-step gradient relative error."""
+        return float(self.rel_grad_diff.max(initial=0.0))
+
+    @property
+    def requirements(self) -> list[tuple[str, float, str, float, bool]]:
+        """``(name, value, op, threshold, ok)`` for every requirement."""
+        return [
+            ("test accuracy, manualprop", self.test_accuracy_manual, ">=", MIN_ACCURACY,
+             self.test_accuracy_manual >= MIN_ACCURACY),
+            ("test accuracy, autoprop", self.test_accuracy_tape, ">=", MIN_ACCURACY,
+             self.test_accuracy_tape >= MIN_ACCURACY),
+            ("max per-step relative loss difference", self.max_rel_loss_diff, "<=", LOSS_RTOL,
+             self.max_rel_loss_diff <= LOSS_RTOL),
+            ("max per-step gradient relative error", self.max_rel_grad_diff, "<=", GRAD_RTOL,
+             self.max_rel_grad_diff <= GRAD_RTOL),
+        ]
+
+    @property
+    def passed(self) -> bool:
+        """True when every requirement holds."""
+        return all(r[-1] for r in self.requirements)
+
+    def summary(self) -> str:
+        """Text summary: loss per epoch, differences, accuracies, requirements."""
+        c = self.config
+        lines = [
+            f"MLP 64-{c.hidden}-10 ({c.activation}), softmax cross-entropy, SGD lr={c.learning_rate} "
+            f"momentum={c.momentum}, batch {c.batch_size}, {c.epochs} epochs x {self.steps_per_epoch} steps, "
+            f"seed {c.seed}; {self.seconds:.1f} s",
+            "",
+            f"{'epoch':>5}  {'loss manualprop':>17}  {'loss autoprop':>17}  {'rel diff':>9}",
+        ]
+        for e, (a, b) in enumerate(zip(self.epoch_loss_manual, self.epoch_loss_tape), 1):
+            lines.append(f"{e:>5}  {a:>17.12f}  {b:>17.12f}  {float(relative_error(a, b)):>9.1e}")
+        lines += [
+            "",
+            f"max per-step relative loss difference |Lm-Lt|/(|Lm|+|Lt|): {self.max_rel_loss_diff:.3e}",
+            f"max per-step gradient relative error (floor {GRAD_FLOOR:g}):      {self.max_rel_grad_diff:.3e}",
+            f"max |parameter difference| after training:                {self.final_param_max_abs_diff:.3e}",
+            f"test accuracy: manualprop {self.test_accuracy_manual:.4f}, autoprop {self.test_accuracy_tape:.4f}",
+            "",
+        ]
+        for name, value, op, thr, ok in self.requirements:
+            lines.append(f"[{'ok' if ok else 'FAIL'}] {name}: {value:.4g} {op} {thr:g}")
+        lines += self.notes
+        return "\n".join(lines)
+
+    def to_dict(self) -> dict:
+        """JSON-serialisable summary (per-epoch values, no per-step arrays)."""
+        return {
+            "config": asdict(self.config),
+            "epoch_loss_manual": self.epoch_loss_manual.tolist(),
+            "epoch_loss_tape": self.epoch_loss_tape.tolist(),
+            "max_rel_loss_diff": self.max_rel_loss_diff,
+            "max_rel_grad_diff": self.max_rel_grad_diff,
+            "test_accuracy_manual": self.test_accuracy_manual,
+            "test_accuracy_tape": self.test_accuracy_tape,
+            "final_param_max_abs_diff": self.final_param_max_abs_diff,
+            "passed": self.passed,
+            "seconds": self.seconds,
+            "plot_path": self.plot_path,
+        }
+
+
+def load_digits_split(seed: int = 0, test_size: float = 0.25):
+    """Digits scaled to [0, 1], split stratified with ``train_test_split``.
+
+    Returns
+    -------
+    X_train, X_test : ndarray of float64, shapes (n_train, 64), (n_test, 64)
+    y_train, y_test : ndarray of int, shapes (n_train,), (n_test,)
+    """
+    from sklearn.datasets import load_digits
+    from sklearn.model_selection import train_test_split
+
+    X, y = load_digits(return_X_y=True)
+    X = X.astype(np.float64) / 16.0
+    return train_test_split(X, y, test_size=test_size, stratify=y, random_state=seed)
+
+
+def _models(config: TrainConfig):
+    import autoprop.layers as apl
+    import manualprop as mp
+
+    act = {"tanh": "Tanh", "relu": "ReLU"}.get(config.activation)
+    if act is None:
+        raise ValueError(f"activation must be 'tanh' or 'relu'; got {config.activation!r}")
+    rng = np.random.default_rng(config.seed)
+    manual = mp.Sequential(mp.Linear(64, config.hidden, rng=rng), getattr(mp, act)(),
+                           mp.Linear(config.hidden, 10, rng=rng))
+    tape = apl.Sequential(apl.Linear(64, config.hidden), getattr(apl, act)(), apl.Linear(config.hidden, 10))
+    copy_params_to_twin(manual, tape, "Sequential")
+    return manual, tape
+
+
+def run_training(config: TrainConfig | None = None, *, progress: bool = True, plots_dir: str | None = None,
+                 log=print) -> TrainReport:
+    """Train manual and tape models side by side; see the module docstring.
+
+    Parameters
+    ----------
+    config : TrainConfig, optional
+    progress : bool, default True
+        Show a tqdm progress bar (on stderr).
+    plots_dir : str, optional
+        Write ``training.png`` (loss curves and relative differences) there.
+    log : callable, default print
+        Receives the per-epoch loss lines while training.
+
+    Returns
+    -------
+    TrainReport
+    """
+    import autoprop as ap
+    from autoprop.losses import SoftmaxCrossEntropy as TapeCE
+    from tqdm.auto import tqdm
+
+    import manualprop as mp
+
+    config = config or TrainConfig()
+    X_tr, X_te, y_tr, y_te = load_digits_split(config.seed, config.test_size)
+    manual, tape_model = _models(config)
+    loss_m, loss_t = mp.SoftmaxCrossEntropy(), TapeCE()
+    opt_m = mp.optim.SGD(learning_rate=config.learning_rate, momentum=config.momentum)
+    opt_t = mp.optim.SGD(learning_rate=config.learning_rate, momentum=config.momentum)
+    keys = list(manual.params)
+    variables = tape_model.trainable_variables
+    if [k for k in tape_model.variables] != keys:
+        raise RuntimeError(f"twin variable keys {list(tape_model.variables)} differ from params keys {keys}")
+
+    n = len(X_tr)
+    spe = int(np.ceil(n / config.batch_size))
+    total = spe * config.epochs
+    Lm, Lt, dl, dg = (np.zeros(total) for _ in range(4))
+    order_rng = np.random.default_rng(config.seed + 1)
+    t0 = time.perf_counter()
+    step = 0
+    ep_m, ep_t = [], []
+    bar = tqdm(total=total, desc="manual+tape", unit="step", disable=not progress, leave=False)
+    try:
+        for epoch in range(config.epochs):
+            perm = order_rng.permutation(n)
+            for s in range(spe):
+                idx = perm[s * config.batch_size:(s + 1) * config.batch_size]
+                xb, yb = X_tr[idx], y_tr[idx]
+                # manual
+                lm = loss_m.forward(yb, manual.forward(xb, training=True))
+                manual.backward(loss_m.backward())
+                g_manual = [manual.grads[k].copy() for k in keys]
+                # tape
+                with ap.GradientTape() as tape:
+                    lt = loss_t(yb, tape_model(ap.constant(xb), training=True))
+                g_tape = [g.numpy() for g in tape.gradient(lt, variables)]
+                # compare, then update both
+                Lm[step], Lt[step] = lm, float(lt.numpy())
+                dl[step] = float(relative_error(Lm[step], Lt[step]))
+                dg[step] = max(float(relative_error(a, b, tiny=GRAD_FLOOR).max()) for a, b in zip(g_manual, g_tape))
+                opt_m.step(manual.params, dict(zip(keys, g_manual)))
+                opt_t.apply_gradients(zip(g_tape, variables))
+                step += 1
+                bar.update(1)
+            sl = slice(epoch * spe, (epoch + 1) * spe)
+            ep_m.append(Lm[sl].mean())
+            ep_t.append(Lt[sl].mean())
+            msg = (f"epoch {epoch + 1:>3}/{config.epochs}: loss manualprop {ep_m[-1]:.12f}  "
+                   f"autoprop {ep_t[-1]:.12f}")
+            if progress:
+                bar.write(msg)
+            elif log is not None:
+                log(msg)
+    finally:
+        bar.close()
+    seconds = time.perf_counter() - t0
+
+    acc_m = float(np.mean(np.argmax(manual.forward(X_te), axis=1) == y_te))
+    acc_t = float(np.mean(np.argmax(tape_model(ap.constant(X_te)).numpy(), axis=1) == y_te))
+    pdiff = max(float(np.max(np.abs(manual.params[k] - tape_model.variables[k].numpy()))) for k in keys)
+    report = TrainReport(
+        config=config, loss_manual=Lm, loss_tape=Lt, rel_loss_diff=dl, rel_grad_diff=dg,
+        epoch_loss_manual=np.array(ep_m), epoch_loss_tape=np.array(ep_t),
+        test_accuracy_manual=acc_m, test_accuracy_tape=acc_t, final_param_max_abs_diff=pdiff,
+        steps_per_epoch=spe, seconds=seconds,
+    )
+    if plots_dir is not None:
+        import os
+
+        from .plots import plot_training, save_figure
+
+        fig = plot_training(np.arange(1, total + 1), Lm, Lt, dl, dg, steps_per_epoch=spe, tolerance=LOSS_RTOL)
+        report.plot_path = save_figure(fig, os.path.join(plots_dir, "training.png"))
+    return report

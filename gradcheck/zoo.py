@@ -1,0 +1,199 @@
+"""The zoo: every built-in layer and loss, checked manual vs tape vs numerical.
+
+Layers and losses are discovered, not listed: every public class exported by
+``manualprop`` with ``forward`` and ``backward`` methods is checked (abstract
+bases such as ``Layer``, which other exported classes subclass, are skipped).
+A class is a loss when its ``forward`` takes ``y_true``. Its tape twin is the
+class of the same name in ``autoprop.layers`` / ``autoprop.losses``; a class
+with no twin is still checked manual vs numerical and the table says so.
+
+:data:`REGISTRY` is the one place that says how to build a class for the zoo:
+constructor kwargs and input shape. A class without an entry is built with no
+arguments on an input of shape :data:`DEFAULT_INPUT_SHAPE`; if that fails,
+the zoo reports an error for it naming this registry. Adding a layer that
+needs arguments is one line here.
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from types import ModuleType
+from typing import Any
+
+import numpy as np
+
+from .check import CheckResult, check_layer, check_loss, copy_params_to_twin
+from .errors import GradcheckError
+
+__all__ = ["ZooEntry", "REGISTRY", "DEFAULT_INPUT_SHAPE", "discover", "run_zoo"]
+
+#: Input shape for a layer without a registry entry: batch 4, 6 features.
+DEFAULT_INPUT_SHAPE = (4, 6)
+
+
+def _mlp(ns: ModuleType, rng: np.random.Generator) -> Any:
+    return ns.Sequential(ns.Linear(5, 4, rng=rng), ns.Tanh(), ns.Linear(4, 3, rng=rng))
+
+
+def _labels(rng: np.random.Generator, shape: tuple[int, ...]) -> np.ndarray:
+    return rng.integers(0, shape[-1], size=shape[0])
+
+
+def _real_targets(rng: np.random.Generator, shape: tuple[int, ...]) -> np.ndarray:
+    return rng.standard_normal(shape)
+
+
+@dataclass(frozen=True)
+class ZooEntry:
+    """How to build one class for the zoo.
+
+    Attributes
+    ----------
+    name : str
+        Class name, the same in ``manualprop`` and ``autoprop.layers``/``losses``.
+    kwargs : dict
+        Constructor keyword arguments (``rng`` is added when the constructor takes one).
+    input_shape : tuple of int
+        Shape of ``X`` for a layer, of ``y_pred`` for a loss.
+    build : callable, optional
+        ``build(namespace, rng) -> object`` for classes kwargs cannot describe
+        (containers); ``namespace`` is ``manualprop`` or ``autoprop.layers``.
+    targets : callable, optional
+        Losses only: ``targets(rng, input_shape) -> y_true``. Default: standard
+        normal of ``input_shape``.
+    training : bool
+        Value of ``training`` passed to ``forward``.
+    """
+
+    name: str
+    kwargs: Mapping[str, Any] = field(default_factory=dict)
+    input_shape: tuple[int, ...] = DEFAULT_INPUT_SHAPE
+    build: Callable[[ModuleType, np.random.Generator], Any] | None = None
+    targets: Callable[[np.random.Generator, tuple[int, ...]], Any] | None = None
+    training: bool = False
+
+    def make(self, namespace: ModuleType, rng: np.random.Generator) -> Any:
+        """Build the class from ``namespace`` (``manualprop`` or an autoprop module)."""
+        if self.build is not None:
+            return self.build(namespace, rng)
+        cls = getattr(namespace, self.name)
+        kwargs = dict(self.kwargs)
+        try:
+            if "rng" in inspect.signature(cls).parameters:
+                kwargs.setdefault("rng", rng)
+        except (TypeError, ValueError):
+            pass
+        return cls(**kwargs)
+
+
+#: One line per class that needs constructor arguments, a particular input, or targets.
+REGISTRY: dict[str, ZooEntry] = {
+    e.name: e
+    for e in [
+        ZooEntry("Linear", {"in_features": 5, "out_features": 3}, (8, 5)),
+        ZooEntry("Sequential", input_shape=(8, 5), build=_mlp),
+        ZooEntry("SoftmaxCrossEntropy", input_shape=(8, 4), targets=_labels),
+        ZooEntry("MeanSquaredError", input_shape=(8, 3), targets=_real_targets),
+    ]
+}
+
+
+def _module(name: str) -> ModuleType | None:
+    try:
+        return importlib.import_module(name)
+    except ImportError:
+        return None
+
+
+def _is_loss(cls: type) -> bool:
+    try:
+        return "y_true" in inspect.signature(cls.forward).parameters
+    except (TypeError, ValueError):
+        return False
+
+
+def discover() -> list[tuple[str, str]]:
+    """The classes the zoo checks, as ``(name, kind)`` with kind ``"layer"`` or ``"loss"``.
+
+    Returns
+    -------
+    list of (str, str)
+        Layers first, then losses, each in ``manualprop.__all__`` order.
+    """
+    import manualprop
+
+    names = getattr(manualprop, "__all__", None) or [n for n in dir(manualprop) if not n.startswith("_")]
+    classes = {}
+    for n in names:
+        obj = getattr(manualprop, n, None)
+        if isinstance(obj, type) and callable(getattr(obj, "forward", None)) and callable(getattr(obj, "backward", None)):
+            classes[n] = obj
+    bases = {n for n, c in classes.items() if any(o is not c and issubclass(o, c) for o in classes.values())}
+    found = [(n, "loss" if _is_loss(c) else "layer") for n, c in classes.items() if n not in bases]
+    return [f for f in found if f[1] == "layer"] + [f for f in found if f[1] == "loss"]
+
+
+def run_zoo(seed: int = 0, rtol: float = 1e-6, atol: float = 1e-9) -> tuple[list[CheckResult], list[tuple[str, str]]]:
+    """Check every discovered layer and loss.
+
+    Parameters
+    ----------
+    seed : int, default 0
+        Seeds parameter initialisation, inputs, targets and upstream gradients.
+    rtol, atol : float
+        Tolerances, see :func:`gradcheck.check.check_layer`.
+
+    Returns
+    -------
+    results : list of CheckResult
+    errors : list of (name, message)
+        Classes that could not be checked (constructor failed, code raised,
+        twin mismatch); each one counts as a failure.
+    """
+    import manualprop
+
+    ap_layers, ap_losses = _module("autoprop.layers"), _module("autoprop.losses")
+    results: list[CheckResult] = []
+    errors: list[tuple[str, str]] = []
+    for name, kind in discover():
+        entry = REGISTRY.get(name, ZooEntry(name))
+        rng = np.random.default_rng(seed)
+        twin_ns = ap_layers if kind == "layer" else ap_losses
+        try:
+            try:
+                obj = entry.make(manualprop, rng)
+            except Exception as exc:  # noqa: BLE001
+                raise GradcheckError(
+                    f"could not build manualprop.{name} ({type(exc).__name__}: {exc}); "
+                    f"add a ZooEntry for it in gradcheck/zoo.py REGISTRY with its constructor kwargs"
+                ) from exc
+            twin: Any = None
+            if twin_ns is not None and isinstance(getattr(twin_ns, name, None), type):
+                try:
+                    twin = entry.make(twin_ns, np.random.default_rng(seed))
+                except Exception as exc:  # noqa: BLE001
+                    raise GradcheckError(
+                        f"could not build the twin {twin_ns.__name__}.{name} with the registry "
+                        f"arguments ({type(exc).__name__}: {exc})"
+                    ) from exc
+                if kind == "layer":
+                    copy_params_to_twin(obj, twin, name)
+            data_rng = np.random.default_rng(seed + 1)
+            if kind == "layer":
+                res = check_layer(obj, entry.input_shape, twin=twin, seed=seed, rtol=rtol, atol=atol,
+                                  training=entry.training)
+            else:
+                y_pred = data_rng.standard_normal(entry.input_shape)
+                make_t = entry.targets or _real_targets
+                y_true = make_t(data_rng, entry.input_shape)
+                res = check_loss(obj, y_true, y_pred, twin=twin, seed=seed, rtol=rtol, atol=atol)
+            if twin is None:
+                mod = "autoprop.layers" if kind == "layer" else "autoprop.losses"
+                res.twin_note = (f"no class {mod}.{name}" if twin_ns is not None else f"{mod} is not importable")
+            results.append(res)
+        except GradcheckError as exc:
+            errors.append((name, str(exc)))
+    return results, errors
