@@ -22,10 +22,18 @@ from .layers import (
     Softplus,
     Tanh,
 )
-from .losses import Loss, MeanSquaredError, SoftmaxCrossEntropy
+from .losses import (
+    BinaryCrossEntropyWithLogits,
+    Huber,
+    Loss,
+    MeanSquaredError,
+    SoftmaxCrossEntropy,
+)
 from .optim import SGD, Optimizer
 
 __all__ = [
+    "BinaryCrossEntropyWithLogits",
+    "Huber",
     "ELU",
     "GELU",
     "SGD",

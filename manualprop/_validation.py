@@ -78,7 +78,7 @@ def _check_finite(X: np.ndarray, where: str, name: str) -> None:
         first = tuple(int(i) for i in bad[0])
         raise ValueError(
             f"{where}: {name} must contain only finite values; got {len(bad)} NaN/inf "
-            f"value(s), the first at index {first} (value {X[first]!r})"
+            f"value(s), the first at index {first} (value {X[first].item()!r})"
         )
 
 
@@ -223,9 +223,9 @@ def check_targets(
     y = y.astype(dtype, copy=False)
     _check_finite(y, where, name)
     if low is not None and y.size and y.min() < low:
-        raise ValueError(f"{where}: {name} must be in [{low}, {high}]; got min {y.min()!r}")
+        raise ValueError(f"{where}: {name} must be in [{low}, {high}]; got min {y.min().item()!r}")
     if high is not None and y.size and y.max() > high:
-        raise ValueError(f"{where}: {name} must be in [{low}, {high}]; got max {y.max()!r}")
+        raise ValueError(f"{where}: {name} must be in [{low}, {high}]; got max {y.max().item()!r}")
     return y
 
 
@@ -275,7 +275,9 @@ def check_class_targets(y_true, where: str, *, n_samples: int, n_classes: int, d
             )
         _check_finite(y, where, "y_true")
         if y.size and y.min() < 0:
-            raise ValueError(f"{where}: y_true probabilities must be >= 0; got min {y.min()!r}")
+            raise ValueError(
+                f"{where}: y_true probabilities must be >= 0; got min {y.min().item()!r}"
+            )
         return "probs", y.astype(dtype, copy=False)
     raise TypeError(f"{where}: y_true must be {expected}; got dtype {y.dtype}")
 
@@ -287,7 +289,7 @@ def check_positive_int(value, name: str, where: str) -> int:
             f"{where}: {name} must be a positive int; got {type(value).__name__} {value!r}"
         )
     if value < 1:
-        raise ValueError(f"{where}: {name} must be a positive int; got {value!r}")
+        raise ValueError(f"{where}: {name} must be a positive int; got {int(value)}")
     return int(value)
 
 

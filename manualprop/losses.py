@@ -3,6 +3,10 @@
 Keras argument order: ``forward(y_true, y_pred) -> float`` caches what is
 needed, ``backward() -> dL/dy_pred`` (same shape and dtype as ``y_pred``).
 ``loss(y_true, y_pred)`` is ``loss.forward(y_true, y_pred)``.
+
+``reduction="mean"`` (default) averages the per-element losses (per-sample
+for :class:`SoftmaxCrossEntropy`), ``"sum"`` adds them; the gradient is
+scaled the same way (``1/n`` or ``1``), as in PyTorch.
 """
 
 from __future__ import annotations
@@ -13,23 +17,38 @@ from ._validation import (
     check_array,
     check_class_targets,
     check_forward_done,
+    check_option,
+    check_scalar,
     check_targets,
 )
+from .layers import _sigmoid
 
-__all__ = ["Loss", "MeanSquaredError", "SoftmaxCrossEntropy"]
+__all__ = [
+    "BinaryCrossEntropyWithLogits",
+    "Huber",
+    "Loss",
+    "MeanSquaredError",
+    "SoftmaxCrossEntropy",
+]
 
 
 class Loss:
-    """Small base class: ``cache``, ``__call__`` and the ``repr`` used in messages."""
+    """Small base class: ``reduction``, ``cache``, ``__call__`` and the ``repr`` used in messages.
 
-    def __init__(self):
+    Parameters
+    ----------
+    reduction : {"mean", "sum"}
+    """
+
+    def __init__(self, reduction="mean"):
+        self.reduction = check_option(reduction, "reduction", type(self).__name__, ("mean", "sum"))
         self.cache = None
 
     def __call__(self, y_true, y_pred) -> float:
         return self.forward(y_true, y_pred)
 
     def _repr_args(self) -> str:
-        return ""
+        return f"reduction={self.reduction!r}"
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self._repr_args()})"
@@ -37,67 +56,115 @@ class Loss:
     def _where(self, method: str) -> str:
         return f"{self!r}.{method}"
 
+    def _reduce(self, per: np.ndarray) -> tuple[float, float]:
+        """Return (reduced loss as float, gradient scale 1/n or 1)."""
+        if self.reduction == "mean":
+            return float(per.mean()), 1.0 / per.size
+        return float(per.sum()), 1.0
+
     def backward(self) -> np.ndarray:
-        """Return dL/dy_pred for the last ``forward`` (a new array each call)."""
+        """Return dL/dy_pred for the last ``forward`` (a new array each call).
+
+        Raises
+        ------
+        RuntimeError
+            Called before ``forward``.
+        """
         check_forward_done(self.cache, self._where("backward"))
         return self._backward()
 
 
 class SoftmaxCrossEntropy(Loss):
-    """Softmax followed by cross-entropy, on logits, averaged over the batch.
+    """Softmax followed by cross-entropy, on logits ``z`` of shape (N, C).
 
-    ``forward(y_true, y_pred)`` with integer labels ``y_true`` of shape (N,)
-    in ``[0, C)`` and logits ``y_pred`` of shape (N, C)::
+    ``y_true`` is either integer class labels of shape (N,) in ``[0, C)``
+    or float target probabilities ``T`` of shape (N, C) (non-negative).
+    With ``eps = label_smoothing`` the targets become
+    ``T <- (1 - eps) T + eps / C`` (labels are one-hot first), as in PyTorch::
 
-        log p = z - logsumexp(z)          (row-wise, shifted by the row max)
-        L     = -mean_i log p[i, y_i]
-        dL/dz = (softmax(z) - onehot(y)) / N
+        log p  = z - logsumexp(z)              (row-wise, shifted by the row max)
+        L_i    = -sum_c T[i, c] log p[i, c]    (= -log p[i, y_i] for plain labels)
+        L      = mean_i L_i  or  sum_i L_i
+        dL/dz  = (p * sum_c T[i, c] - T) / N   (/ N only for "mean")
 
-    Shifting by the row maximum keeps every ``exp`` argument <= 0, so there
-    is no overflow and no NaN for logits like ``[1000, 1001, 1002]``.
+    which is the familiar ``(softmax(z) - onehot(y)) / N`` when rows of ``T``
+    sum to 1. Shifting by the row maximum keeps every ``exp`` argument <= 0,
+    so there is no overflow and no NaN for logits like ``[1000, 1001, 1002]``.
     Source: ``lessons/03-softmax-cross-entropy.md``.
+
+    Parameters
+    ----------
+    reduction : {"mean", "sum"}
+    label_smoothing : float in [0, 1]
 
     Raises
     ------
     TypeError
-        Non-float logits or non-integer labels.
+        Non-float logits, targets neither integer nor float.
     ValueError
-        Wrong shapes, empty batch, label out of range, NaN/inf logits.
+        Wrong shapes, empty batch, label out of range, negative probability,
+        NaN/inf, bad hyperparameters.
     RuntimeError
         ``backward`` before ``forward``.
     """
 
+    def __init__(self, reduction="mean", label_smoothing=0.0):
+        super().__init__(reduction)
+        self.label_smoothing = check_scalar(
+            label_smoothing, "label_smoothing", type(self).__name__, low=0.0, high=1.0
+        )
+
+    def _repr_args(self) -> str:
+        s = super()._repr_args()
+        if self.label_smoothing:
+            s += f", label_smoothing={self.label_smoothing}"
+        return s
+
     def forward(self, y_true, y_pred) -> float:
+        """Cross-entropy of logits ``y_pred`` (N, C) against ``y_true``; returns a float."""
         where = self._where("forward")
         z = check_array(y_pred, where, "y_pred", shape=("batch", "classes"), nonempty=True)
         N, C = z.shape
         kind, y = check_class_targets(y_true, where, n_samples=N, n_classes=C, dtype=z.dtype)
-        if kind != "labels":
-            raise TypeError(
-                f"{where}: y_true must be integer class labels of shape ({N},); got dtype {y.dtype}"
-            )
         shifted = z - z.max(axis=1, keepdims=True)
         e = np.exp(shifted)
         s = e.sum(axis=1, keepdims=True)
         log_p = shifted - np.log(s)
-        rows = np.arange(N)
-        self.cache = {"p": e / s, "y": y}
-        return float(-log_p[rows, y].mean())
+        p = e / s
+        if kind == "labels" and not self.label_smoothing:
+            per = -log_p[np.arange(N), y]
+            T = None
+        else:
+            T = np.eye(C, dtype=z.dtype)[y] if kind == "labels" else y
+            if self.label_smoothing:
+                eps = self.label_smoothing
+                T = (1 - eps) * T + eps / C
+            per = -(T * log_p).sum(axis=1)
+        value, scale = self._reduce(per)
+        self.cache = {"p": p, "y": y, "T": T, "scale": scale}
+        return value
 
     def _backward(self):
-        p, y = self.cache["p"], self.cache["y"]
-        dz = p.copy()
-        dz[np.arange(len(y)), y] -= 1
-        return dz / len(y)
+        p, y, T, scale = (self.cache[k] for k in ("p", "y", "T", "scale"))
+        if T is None:
+            dz = p.copy()
+            dz[np.arange(len(y)), y] -= 1
+        else:
+            dz = p * T.sum(axis=1, keepdims=True) - T
+        return dz * scale
 
 
 class MeanSquaredError(Loss):
-    """Mean squared error over all elements.
+    """Squared error ``(y_pred - y_true)**2``, averaged (or summed) over all elements.
 
-    ``L = mean((y_pred - y_true)**2)``, ``dL/dy_pred = 2 (y_pred - y_true) / size``.
-    ``y_pred``: float array of any non-empty shape; ``y_true``: real numbers of
-    the same shape (bool/int/float, cast to ``y_pred.dtype``).
-    Source: ``lessons/04-regression-losses.md``.
+    ``dL/dy_pred = 2 (y_pred - y_true) / size`` (``"mean"``) or
+    ``2 (y_pred - y_true)`` (``"sum"``). ``y_pred``: float array of any
+    non-empty shape; ``y_true``: real numbers of the same shape (bool/int/
+    float, cast to ``y_pred.dtype``). Source: ``lessons/04-regression-losses.md``.
+
+    Parameters
+    ----------
+    reduction : {"mean", "sum"}
 
     Raises
     ------
@@ -110,13 +177,103 @@ class MeanSquaredError(Loss):
     """
 
     def forward(self, y_true, y_pred) -> float:
+        """Squared error of ``y_pred`` against ``y_true`` (same shape); returns a float."""
         where = self._where("forward")
         yp = check_array(y_pred, where, "y_pred", nonempty=True)
         yt = check_targets(y_true, where, shape=yp.shape, dtype=yp.dtype)
         diff = yp - yt
-        self.cache = {"diff": diff}
-        return float(np.mean(diff * diff))
+        value, scale = self._reduce(diff * diff)
+        self.cache = {"diff": diff, "scale": scale}
+        return value
 
     def _backward(self):
-        diff = self.cache["diff"]
-        return 2 * diff / diff.size
+        return 2 * self.cache["diff"] * self.cache["scale"]
+
+
+class Huber(Loss):
+    """Huber loss with threshold ``delta`` (PyTorch's ``HuberLoss``), over all elements.
+
+    With ``r = y_pred - y_true``::
+
+        l(r)  = r**2 / 2                    if |r| <= delta
+              = delta * (|r| - delta / 2)   otherwise
+        dl/dr = clip(r, -delta, delta)
+
+    then mean (``/ size``) or sum. Quadratic near 0, linear in the tails, so
+    outliers pull with a bounded gradient. ``y_true`` as in
+    :class:`MeanSquaredError`. Source: ``lessons/04-regression-losses.md``.
+
+    Parameters
+    ----------
+    delta : float > 0
+    reduction : {"mean", "sum"}
+
+    Raises
+    ------
+    TypeError, ValueError, RuntimeError
+        As :class:`MeanSquaredError`, plus a non-positive ``delta``.
+    """
+
+    def __init__(self, delta=1.0, reduction="mean"):
+        super().__init__(reduction)
+        self.delta = check_scalar(delta, "delta", type(self).__name__, low=0.0, low_inclusive=False)
+
+    def _repr_args(self) -> str:
+        return f"delta={self.delta}, " + super()._repr_args()
+
+    def forward(self, y_true, y_pred) -> float:
+        """Huber loss of ``y_pred`` against ``y_true`` (same shape); returns a float."""
+        where = self._where("forward")
+        yp = check_array(y_pred, where, "y_pred", nonempty=True)
+        yt = check_targets(y_true, where, shape=yp.shape, dtype=yp.dtype)
+        r = yp - yt
+        a = np.abs(r)
+        d = self.delta
+        per = np.where(a <= d, 0.5 * r * r, d * (a - 0.5 * d))
+        value, scale = self._reduce(per)
+        self.cache = {"r": r, "scale": scale}
+        return value
+
+    def _backward(self):
+        return np.clip(self.cache["r"], -self.delta, self.delta) * self.cache["scale"]
+
+
+class BinaryCrossEntropyWithLogits(Loss):
+    """Sigmoid followed by binary cross-entropy, on logits ``x``, over all elements.
+
+    With targets ``t`` in [0, 1] (same shape as ``x``; bool/int/float)::
+
+        l     = -t log sigmoid(x) - (1 - t) log(1 - sigmoid(x))
+              = max(x, 0) - x t + log1p(exp(-|x|))      (stable form used)
+        dl/dx = sigmoid(x) - t
+
+    then mean (``/ size``) or sum. Only ``exp(-|x|) <= 1`` is evaluated, so
+    ``x = -800, t = 1`` gives ``l = 800`` and ``dl/dx = -1`` with no
+    overflow. Source: ``lessons/05-binary-cross-entropy.md``.
+
+    Parameters
+    ----------
+    reduction : {"mean", "sum"}
+
+    Raises
+    ------
+    TypeError
+        Non-float logits or non-numeric targets.
+    ValueError
+        Shape mismatch, empty input, NaN/inf, target outside [0, 1].
+    RuntimeError
+        ``backward`` before ``forward``.
+    """
+
+    def forward(self, y_true, y_pred) -> float:
+        """BCE of logits ``y_pred`` against targets ``y_true`` (same shape); returns a float."""
+        where = self._where("forward")
+        x = check_array(y_pred, where, "y_pred", nonempty=True)
+        t = check_targets(y_true, where, shape=x.shape, dtype=x.dtype, low=0.0, high=1.0)
+        per = np.maximum(x, 0) - x * t + np.log1p(np.exp(-np.abs(x)))
+        value, scale = self._reduce(per)
+        self.cache = {"x": x, "t": t, "scale": scale}
+        return value
+
+    def _backward(self):
+        return (_sigmoid(self.cache["x"]) - self.cache["t"]) * self.cache["scale"]
