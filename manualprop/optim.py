@@ -26,7 +26,7 @@ import numpy as np
 
 from ._validation import check_option, check_scalar, check_update
 
-__all__ = ["Optimizer", "SGD"]
+__all__ = ["Adam", "Optimizer", "RMSProp", "SGD"]
 
 
 def _read(var, where: str, label: str) -> np.ndarray:
@@ -207,3 +207,146 @@ class SGD(Optimizer):
             slots["momentum_buffer"] = v
             g = g + self.momentum * v if self.nesterov else v
         return self.learning_rate * g
+
+
+class Adam(Optimizer):
+    """Adam with bias correction, PyTorch's formula and defaults (``torch.optim.Adam``).
+
+    For each variable ``p`` with gradient ``g`` and its own step count ``t``
+    (1 on the first update)::
+
+        g <- g + weight_decay * p                    (L2; not AdamW)
+        m <- beta_1 m + (1 - beta_1) g               (m, v start at 0)
+        v <- beta_2 v + (1 - beta_2) g**2
+        p <- p - lr / (1 - beta_1**t) * m / (sqrt(v) / sqrt(1 - beta_2**t) + epsilon)
+
+    i.e. ``p -= lr * m_hat / (sqrt(v_hat) + epsilon)`` with
+    ``m_hat = m / (1 - beta_1**t)``, ``v_hat = v / (1 - beta_2**t)``. The
+    argument names are Keras's; the defaults (``epsilon=1e-8``) and the place
+    of ``epsilon`` are PyTorch's. Source: ``lessons/06-optimizers.md``.
+
+    Parameters
+    ----------
+    learning_rate : float >= 0
+    beta_1, beta_2 : float in [0, 1)
+    epsilon : float >= 0
+    weight_decay : float >= 0
+
+    Raises
+    ------
+    TypeError, ValueError
+        Hyperparameters of the wrong type or out of range.
+    """
+
+    def __init__(
+        self, learning_rate=0.001, beta_1=0.9, beta_2=0.999, epsilon=1e-8, weight_decay=0.0
+    ):
+        super().__init__(learning_rate, weight_decay)
+        name = type(self).__name__
+        self.beta_1 = check_scalar(beta_1, "beta_1", name, low=0.0, high=1.0, high_inclusive=False)
+        self.beta_2 = check_scalar(beta_2, "beta_2", name, low=0.0, high=1.0, high_inclusive=False)
+        self.epsilon = check_scalar(epsilon, "epsilon", name, low=0.0)
+
+    def _repr_args(self) -> str:
+        return (
+            f"learning_rate={self.learning_rate}, beta_1={self.beta_1}, beta_2={self.beta_2}, "
+            f"epsilon={self.epsilon}, weight_decay={self.weight_decay}"
+        )
+
+    def _delta(self, g, p, slots):
+        if "step" not in slots:
+            slots["step"] = 0
+            slots["m"] = np.zeros_like(p)
+            slots["v"] = np.zeros_like(p)
+        slots["step"] += 1
+        t, m, v = slots["step"], slots["m"], slots["v"]
+        m *= self.beta_1
+        m += (1 - self.beta_1) * g
+        v *= self.beta_2
+        v += (1 - self.beta_2) * g * g
+        bias_correction1 = 1 - self.beta_1**t
+        bias_correction2 = 1 - self.beta_2**t
+        denom = np.sqrt(v) / np.sqrt(bias_correction2) + self.epsilon
+        return (self.learning_rate / bias_correction1) * m / denom
+
+
+class RMSProp(Optimizer):
+    """RMSProp, PyTorch's formula and defaults (``torch.optim.RMSprop``).
+
+    For each variable ``p`` with gradient ``g``::
+
+        g   <- g + weight_decay * p                  (L2)
+        s   <- rho s + (1 - rho) g**2                (s starts at 0)
+        avg <- sqrt(s) + epsilon
+               (centered: a <- rho a + (1 - rho) g;  avg <- sqrt(s - a**2) + epsilon)
+        p   <- p - lr * g / avg                      (momentum = 0)
+        b   <- momentum b + g / avg;  p <- p - lr * b   (momentum > 0, b starts at 0)
+
+    ``epsilon`` is added outside the square root (PyTorch; Keras adds it
+    inside). In the centered form ``s - a**2`` is clipped at 0 against
+    rounding, where PyTorch would take the root of a tiny negative number.
+    Argument names are Keras's (``rho`` is PyTorch's ``alpha``); defaults are
+    PyTorch's. Source: ``lessons/06-optimizers.md``.
+
+    Parameters
+    ----------
+    learning_rate : float >= 0
+    rho : float in [0, 1)
+    momentum : float in [0, 1)
+    epsilon : float >= 0
+    centered : bool
+    weight_decay : float >= 0
+
+    Raises
+    ------
+    TypeError, ValueError
+        Hyperparameters of the wrong type or out of range.
+    """
+
+    def __init__(
+        self,
+        learning_rate=0.01,
+        rho=0.99,
+        momentum=0.0,
+        epsilon=1e-8,
+        centered=False,
+        weight_decay=0.0,
+    ):
+        super().__init__(learning_rate, weight_decay)
+        name = type(self).__name__
+        self.rho = check_scalar(rho, "rho", name, low=0.0, high=1.0, high_inclusive=False)
+        self.momentum = check_scalar(
+            momentum, "momentum", name, low=0.0, high=1.0, high_inclusive=False
+        )
+        self.epsilon = check_scalar(epsilon, "epsilon", name, low=0.0)
+        self.centered = bool(check_option(centered, "centered", name, (False, True)))
+
+    def _repr_args(self) -> str:
+        return (
+            f"learning_rate={self.learning_rate}, rho={self.rho}, momentum={self.momentum}, "
+            f"epsilon={self.epsilon}, centered={self.centered}, weight_decay={self.weight_decay}"
+        )
+
+    def _delta(self, g, p, slots):
+        if "square_avg" not in slots:
+            slots["square_avg"] = np.zeros_like(p)
+            if self.centered:
+                slots["grad_avg"] = np.zeros_like(p)
+            if self.momentum:
+                slots["momentum_buffer"] = np.zeros_like(p)
+        s = slots["square_avg"]
+        s *= self.rho
+        s += (1 - self.rho) * g * g
+        if self.centered:
+            a = slots["grad_avg"]
+            a *= self.rho
+            a += (1 - self.rho) * g
+            avg = np.sqrt(np.maximum(s - a * a, 0)) + self.epsilon
+        else:
+            avg = np.sqrt(s) + self.epsilon
+        if self.momentum:
+            b = slots["momentum_buffer"]
+            b *= self.momentum
+            b += g / avg
+            return self.learning_rate * b
+        return self.learning_rate * g / avg

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from manualprop import SGD
+from manualprop import SGD, Adam, RMSProp
 
 
 class FakeVariable:
@@ -175,3 +175,129 @@ def test_sgd_hyperparameter_errors():
         SGD(nesterov=True)
     with pytest.raises(TypeError, match=r"^SGD: weight_decay must be a real number; got str"):
         SGD(weight_decay="0.1")
+
+
+# ---------------------------------------------------------------- Adam, RMSProp
+# Expected values: the textbook formulas evaluated in 40-digit Decimal arithmetic
+# (Adam with m_hat / (sqrt(v_hat) + eps); RMSProp as in torch.optim.RMSprop's docs),
+# minimising p**2 from p = 1.
+
+
+@pytest.mark.parametrize("style", STYLES)
+def test_adam_pytorch_defaults_hand_steps(style):
+    traj = run_quadratic(Adam(learning_rate=0.1), [1.0], 3, style)
+    np.testing.assert_allclose(
+        traj[:, 0],
+        [0.9000000004999999975, 0.8004122286917921452, 0.7015862729460295452],
+        rtol=1e-13,
+    )
+
+
+def test_adam_defaults_are_pytorchs():
+    opt = Adam()
+    assert (opt.learning_rate, opt.beta_1, opt.beta_2, opt.epsilon, opt.weight_decay) == (
+        0.001,
+        0.9,
+        0.999,
+        1e-8,
+        0.0,
+    )
+
+
+def test_adam_first_step_is_learning_rate_times_sign_whatever_the_scale():
+    for scale in (1e-3, 1.0, 1e3):
+        p = np.array([1.0, 1.0])
+        Adam(learning_rate=0.01).apply_gradients([(np.array([scale, -scale]), p)])
+        step = 0.01 * scale / (scale + 1e-8)  # m_hat = g, sqrt(v_hat) = |g|
+        np.testing.assert_allclose(p, [1 - step, 1 + step], rtol=1e-15)
+        np.testing.assert_allclose(p, [0.99, 1.01], atol=1e-6)
+
+
+def test_adam_step_counts_are_per_variable():
+    opt = Adam(learning_rate=0.1)
+    a, b = np.array([1.0]), np.array([1.0])
+    opt.apply_gradients([(2 * a, a)])
+    opt.apply_gradients([(2 * a, a), (2 * b, b)])  # b's first step
+    assert opt.state[id(a)]["step"] == 2 and opt.state[id(b)]["step"] == 1
+    np.testing.assert_allclose(a, [0.8004122286917921452], rtol=1e-13)
+    np.testing.assert_allclose(b, [0.9000000004999999975], rtol=1e-13)
+
+
+RMS_EXPECTED = {
+    (False, 0.0): [0.90000000499999975, 0.83291796797003308, 0.77998227324363502],
+    (False, 0.9): [0.90000000499999975, 0.74291797247003286, 0.55291493422896235],
+    (True, 0.0): [0.89949622352458359, 0.83175937971154478, 0.77806841075341110],
+    (True, 0.9): [0.89949622352458359, 0.74130598088367001, 0.54965016531652335],
+}
+
+
+@pytest.mark.parametrize("style", STYLES)
+@pytest.mark.parametrize("centered,momentum", list(RMS_EXPECTED))
+def test_rmsprop_hand_steps(centered, momentum, style):
+    opt = RMSProp(learning_rate=0.01, momentum=momentum, centered=centered)
+    traj = run_quadratic(opt, [1.0], 3, style)
+    np.testing.assert_allclose(traj[:, 0], RMS_EXPECTED[centered, momentum], rtol=1e-13)
+
+
+def test_rmsprop_defaults_are_pytorchs():
+    opt = RMSProp()
+    assert (opt.learning_rate, opt.rho, opt.momentum, opt.epsilon, opt.centered) == (
+        0.01,
+        0.99,
+        0.0,
+        1e-8,
+        False,
+    )
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda wd: SGD(learning_rate=0.1, momentum=0.9, weight_decay=wd),
+        lambda wd: SGD(learning_rate=0.1, momentum=0.9, nesterov=True, weight_decay=wd),
+        lambda wd: Adam(learning_rate=0.1, weight_decay=wd),
+        lambda wd: RMSProp(learning_rate=0.01, momentum=0.5, centered=True, weight_decay=wd),
+    ],
+    ids=["SGD", "SGD-nesterov", "Adam", "RMSProp"],
+)
+def test_weight_decay_equals_adding_l2_to_the_loss(make):
+    # weight_decay = 0.5 on p**2 (grad 2p) must follow exactly the path of
+    # no decay on 1.25 p**2 (grad 2.5p)
+    p, q = np.array([1.0, -3.0]), np.array([1.0, -3.0])
+    decayed, plain = make(0.5), make(0.0)
+    for _ in range(5):
+        decayed.apply_gradients([(2 * p, p)])
+        plain.apply_gradients([(2.5 * q, q)])
+    np.testing.assert_allclose(p, q, rtol=1e-14)
+    assert not np.allclose(p, [1.0, -3.0])
+
+
+@pytest.mark.parametrize("make", [Adam, RMSProp, lambda: RMSProp(momentum=0.9, centered=True)])
+def test_adaptive_optimizers_minimise_a_quadratic(make):
+    # f(p) = 0.5 p^T A p - c^T p, minimum at A^{-1} c
+    A = np.array([[3.0, 0.5], [0.5, 1.0]])
+    c = np.array([1.0, -2.0])
+    opt = make()
+    opt.learning_rate = 0.01
+    p = np.zeros(2)
+    for _ in range(3000):
+        opt.step({"p": p}, {"p": A @ p - c})
+    np.testing.assert_allclose(p, np.linalg.solve(A, c), atol=2e-2)
+
+
+def test_adam_rmsprop_hyperparameter_errors():
+    with pytest.raises(ValueError, match=r"^Adam: beta_2 must be in \[0.0, 1.0\); got 1.0$"):
+        Adam(beta_2=1.0)
+    with pytest.raises(ValueError, match=r"^Adam: epsilon must be in \[0.0, inf\); got -1e-08$"):
+        Adam(epsilon=-1e-8)
+    with pytest.raises(ValueError, match=r"^RMSProp: rho must be in \[0.0, 1.0\); got 1.5$"):
+        RMSProp(rho=1.5)
+    with pytest.raises(
+        ValueError, match=r"^RMSProp: centered must be one of False, True; got 'yes'$"
+    ):
+        RMSProp(centered="yes")
+    with pytest.raises(
+        ValueError,
+        match=r"^Adam\(learning_rate=0.001, .*\)\.step: gradient for params\['w'\] must have the variable's shape \(2,\); got \(1,\)$",
+    ):
+        Adam().step({"w": np.zeros(2)}, {"w": np.zeros(1)})
