@@ -204,6 +204,16 @@ minimum = defprim(
 )
 
 
+logaddexp = defprim(
+    "logaddexp", np.logaddexp,
+    lambda g, ans, a, b: unbroadcast(g * np.exp(a - ans), _shape(a)),
+    lambda g, ans, a, b: unbroadcast(g * np.exp(b - ans), _shape(b)),
+    jacobian="d log(e^a + e^b)/da = e^a / (e^a + e^b) = sigmoid(a - b)",
+    vjp="da = g * exp(a - y), db = g * exp(b - y), y = logaddexp(a, b)", shapes=_BCAST,
+    kinks="none: smooth everywhere; softplus(x) = logaddexp(0, x) has derivative sigmoid(x), 0.5 at 0",
+)
+
+
 def _matmul_vjp_a(g, ans, a, b):
     if b.ndim == 1:
         if a.ndim == 1:
@@ -276,6 +286,26 @@ log1p = defprim("log1p", np.log1p, lambda g, ans, x: g / (1.0 + x),
                 jacobian="diag(1/(1+x))", vjp="dx = g / (1 + x)", shapes="same as x")
 expm1 = defprim("expm1", np.expm1, lambda g, ans, x: g * (ans + 1.0),
                 jacobian="diag(exp(x))", vjp="dx = g * (y + 1)", shapes="same as x")
+
+
+try:  # scipy ships with scikit-learn; math.erf is the fallback
+    from scipy.special import erf as _erf
+    from scipy.special import erfc as _erfc
+except ImportError:  # pragma: no cover
+    import math
+
+    _erf = np.vectorize(math.erf, otypes=[np.float64])
+    _erfc = np.vectorize(math.erfc, otypes=[np.float64])
+
+_TWO_OVER_SQRT_PI = 2.0 / np.sqrt(np.pi)
+erf = defprim("erf", lambda x: np.asarray(_erf(x), dtype=np.result_type(x, np.float32)),
+              lambda g, ans, x: g * _TWO_OVER_SQRT_PI * np.exp(-(x * x)),
+              jacobian="diag(2/sqrt(pi) exp(-x^2))", vjp="dx = g * 2/sqrt(pi) * exp(-x^2)",
+              shapes="same as x")
+erfc = defprim("erfc", lambda x: np.asarray(_erfc(x), dtype=np.result_type(x, np.float32)),
+               lambda g, ans, x: -g * _TWO_OVER_SQRT_PI * np.exp(-(x * x)),
+               jacobian="diag(-2/sqrt(pi) exp(-x^2))", vjp="dx = -g * 2/sqrt(pi) * exp(-x^2)",
+               shapes="same as x", kinks="keeps relative accuracy for large x, where 1 - erf(x) cancels")
 
 
 def _cast_vjp(g, ans, x, dtype):
@@ -483,7 +513,7 @@ _UFUNCS = {
     np.power: power, np.maximum: maximum, np.minimum: minimum, np.matmul: matmul,
     np.negative: negative, np.exp: exp, np.log: log, np.sqrt: sqrt, np.square: square,
     np.tanh: tanh, np.absolute: absolute, np.sin: sin, np.cos: cos, np.log1p: log1p,
-    np.expm1: expm1,
+    np.expm1: expm1, np.logaddexp: logaddexp,
     np.less: less, np.less_equal: less_equal, np.greater: greater,
     np.greater_equal: greater_equal, np.equal: equal, np.not_equal: not_equal,
     np.sign: sign, np.floor: floor, np.ceil: ceil, np.logical_and: logical_and,
