@@ -83,9 +83,11 @@ class Layer:
         return self.forward(X, training=training)
 
     def forward(self, X, training=False):  # pragma: no cover - abstract
+        """Return Y for input X and store what backward needs in ``self.cache``."""
         raise NotImplementedError
 
     def backward(self, dY):  # pragma: no cover - abstract
+        """Given dY = dL/dY, overwrite ``self.grads`` and return dL/dX."""
         raise NotImplementedError
 
     def _repr_args(self) -> str:
@@ -200,12 +202,14 @@ class _Elementwise(Layer):
     """
 
     def forward(self, X, training=False):
+        """Apply the function element-wise; Y has the shape and dtype of X."""
         X = check_array(X, self._where("forward"))
         Y, saved = self._forward(X)
         self.cache = {"saved": saved, "out_shape": Y.shape, "dtype": Y.dtype}
         return Y
 
     def backward(self, dY):
+        """Return ``dX = dY * f'(X)`` (element-wise chain rule); no parameters."""
         dY = self._check_dY(dY)
         return dY * self._local_grad(self.cache["saved"])
 
