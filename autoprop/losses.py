@@ -1,52 +1,120 @@
 """Losses written with tape operations, called Keras-style: ``loss_fn(y_true, y_pred)``.
 
-Twins of :mod:`manualprop.losses`; each returns a scalar Tensor.
+Twins of :mod:`manualprop.losses` (same constructor arguments); each returns a
+scalar Tensor, and the tape derives ``dL/dy_pred``. Target checks are manualprop's
+(one place for validation).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from manualprop._validation import check_array, check_class_targets, check_targets
+from manualprop._validation import (
+    check_array,
+    check_class_targets,
+    check_option,
+    check_scalar,
+    check_targets,
+)
 
 from .core import registry as R
 from .core.tensor import Tensor
 
-__all__ = ["MeanSquaredError", "SoftmaxCrossEntropy"]
+__all__ = [
+    "BinaryCrossEntropyWithLogits", "Huber", "Loss", "MeanSquaredError", "SoftmaxCrossEntropy",
+]
 
 
-def _pred(y_pred, where):
-    value = y_pred._value if isinstance(y_pred, Tensor) else y_pred
-    check_array(value, where, "y_pred", nonempty=True)
-    return y_pred if isinstance(y_pred, Tensor) else Tensor(y_pred)
+class Loss:
+    """Base class: ``reduction`` ("mean" or "sum"), ``__call__(y_true, y_pred)``."""
+
+    def __init__(self, reduction="mean"):
+        self.reduction = check_option(reduction, "reduction", type(self).__name__, ("mean", "sum"))
+
+    def _repr_args(self) -> str:
+        return f"reduction={self.reduction!r}"
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self._repr_args()})"
+
+    def _where(self) -> str:
+        return f"autoprop.losses.{self!r}"
+
+    def _pred(self, y_pred, **spec):
+        value = y_pred._value if isinstance(y_pred, Tensor) else y_pred
+        check_array(value, self._where(), "y_pred", nonempty=True, **spec)
+        return y_pred if isinstance(y_pred, Tensor) else Tensor(y_pred)
+
+    def _reduce(self, per):
+        return R.mean(per) if self.reduction == "mean" else R.sum(per)
 
 
-class SoftmaxCrossEntropy:
-    """Mean over the batch of ``-log softmax(z)[y]`` for integer labels.
+class SoftmaxCrossEntropy(Loss):
+    """``-sum_c T log softmax(z)`` per sample, then mean or sum over the batch.
 
-    ``y_true`` (N,) integers in [0, C); ``y_pred`` logits (N, C). Computed with the
-    stable ``log_softmax`` primitive. Source: ``lessons/03-softmax-cross-entropy.md``.
+    ``y_true``: integer labels (N,) or probabilities (N, C); ``label_smoothing`` eps
+    gives ``T <- (1 - eps) T + eps / C``. ``y_pred``: logits (N, C).
+    Source: ``lessons/03-softmax-cross-entropy.md``.
+    """
+
+    def __init__(self, reduction="mean", label_smoothing=0.0):
+        super().__init__(reduction)
+        self.label_smoothing = check_scalar(
+            label_smoothing, "label_smoothing", type(self).__name__, low=0.0, high=1.0
+        )
+
+    def __call__(self, y_true, y_pred):
+        z = self._pred(y_pred, shape=("batch", "classes"))
+        n, c = z.shape
+        kind, y = check_class_targets(y_true, self._where(), n_samples=n, n_classes=c, dtype=z.dtype)
+        logp = R.log_softmax(z, axis=-1)
+        if kind == "labels" and not self.label_smoothing:
+            return self._reduce(-logp[np.arange(n), y])
+        T = np.eye(c, dtype=z.dtype)[y] if kind == "labels" else y
+        if self.label_smoothing:
+            T = (1 - self.label_smoothing) * T + self.label_smoothing / c
+        return self._reduce(-R.sum(logp * T, axis=1))
+
+
+class MeanSquaredError(Loss):
+    """``(y_pred - y_true)^2`` averaged or summed over all elements.
+    Source: ``lessons/04-regression-losses.md``."""
+
+    def __call__(self, y_true, y_pred):
+        yp = self._pred(y_pred)
+        d = yp - check_targets(y_true, self._where(), shape=yp.shape, dtype=yp.dtype)
+        return self._reduce(d * d)
+
+
+class Huber(Loss):
+    """``r^2 / 2`` for ``|r| <= delta``, ``delta (|r| - delta/2)`` beyond; r = y_pred - y_true.
+    Source: ``lessons/04-regression-losses.md``."""
+
+    def __init__(self, delta=1.0, reduction="mean"):
+        super().__init__(reduction)
+        self.delta = check_scalar(delta, "delta", type(self).__name__, low=0.0, low_inclusive=False)
+
+    def _repr_args(self) -> str:
+        return f"delta={self.delta}, " + super()._repr_args()
+
+    def __call__(self, y_true, y_pred):
+        yp = self._pred(y_pred)
+        r = yp - check_targets(y_true, self._where(), shape=yp.shape, dtype=yp.dtype)
+        a = R.absolute(r)
+        d = self.delta
+        return self._reduce(R.where(a <= d, 0.5 * r * r, d * (a - 0.5 * d)))
+
+
+class BinaryCrossEntropyWithLogits(Loss):
+    """``logaddexp(0, x) - x t`` = BCE of sigmoid(x) against t, mean or sum.
+
+    Stable for any logit: at x = -800, t = 1 the loss is 800 and its gradient -1.
+    Written with ``logaddexp`` (smooth), not ``max(x, 0) + log1p(exp(-|x|))``, whose
+    kink conventions at x = 0 would give ``-t`` instead of ``0.5 - t``.
+    Source: ``lessons/05-binary-cross-entropy.md``.
     """
 
     def __call__(self, y_true, y_pred):
-        where = "autoprop.losses.SoftmaxCrossEntropy()"
-        z = _pred(y_pred, where)
-        if z.ndim != 2:
-            raise ValueError(f"{where}: y_pred must have shape (batch, classes); got {z.shape}")
-        n, c = z.shape
-        kind, y = check_class_targets(y_true, where, n_samples=n, n_classes=c, dtype=z.dtype)
-        logp = R.log_softmax(z, axis=-1)
-        if kind == "labels":
-            return -R.mean(logp[np.arange(n), y])
-        return -R.sum(logp * y) / n
-
-
-class MeanSquaredError:
-    """``mean((y_pred - y_true)**2)`` over all elements. Source: ``lessons/04-regression-losses.md``."""
-
-    def __call__(self, y_true, y_pred):
-        where = "autoprop.losses.MeanSquaredError()"
-        yp = _pred(y_pred, where)
-        yt = check_targets(y_true, where, shape=yp.shape, dtype=yp.dtype)
-        d = yp - yt
-        return R.mean(d * d)
+        x = self._pred(y_pred)
+        t = check_targets(y_true, self._where(), shape=x.shape, dtype=x.dtype, low=0.0, high=1.0)
+        return self._reduce(R.logaddexp(0.0, x) - x * t)
