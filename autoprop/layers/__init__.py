@@ -11,7 +11,6 @@ One module per family: ``dense`` (Linear, activations), and the families added b
 the layer zoo. Each module lists its public names in ``__all__``.
 """
 
-from .attention import MultiHeadAttention, ScaledDotProductAttention
 from .base import Layer, Sequential
 from .dense import (
     ELU,
@@ -26,11 +25,8 @@ from .dense import (
     Softplus,
     Tanh,
 )
-from .embedding import Embedding
-from .recurrent import LSTM, RNN
 
 __all__ = [
     "ELU", "Flatten", "GELU", "Layer", "LeakyReLU", "Linear", "LogSoftmax", "ReLU",
     "Sequential", "Sigmoid", "Softmax", "Softplus", "Tanh",
 ]
-__all__ += ["Embedding", "LSTM", "MultiHeadAttention", "RNN", "ScaledDotProductAttention"]
