@@ -79,6 +79,7 @@ from . import (  # noqa: E402,F401
     numpy,  # noqa: E402
     optimizers,
 )
+from .layers import Model, Sequential  # noqa: E402
 
 sum = reduce_sum  # noqa: A001
 mean = reduce_mean
@@ -88,7 +89,7 @@ reshape = numpy.reshape
 transpose = numpy.transpose
 
 __all__ = [
-    "GradientTape", "PRIMITIVES", "Tensor", "Variable", "absolute", "constant",
+    "GradientTape", "Model", "PRIMITIVES", "Sequential", "Tensor", "Variable", "absolute", "constant",
     "convert_to_tensor", "cos", "exp", "expm1", "log", "log1p", "log_softmax", "logsumexp",
     "matmul", "max", "maximum", "mean", "min", "minimum", "numpy", "reduce_max",
     "reduce_mean", "reduce_min", "reduce_sum", "relu", "reshape", "sigmoid", "sin",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from ._validation import check_layer
+from .training import accuracy, fit_loop
 
 __all__ = ["Sequential"]
 
@@ -92,3 +93,78 @@ class Sequential:
         for layer in reversed(self.layers):
             dY = layer.backward(dY)
         return dY
+
+    # --- the training loop (Keras-style), shared with autoprop via fit_loop ----------
+    def compile(self, optimizer, loss, metrics=()):
+        """Set what :meth:`fit` uses, as Keras's ``Model.compile``.
+
+        Parameters
+        ----------
+        optimizer : manualprop.optim.Optimizer
+            Updated with ``optimizer.step(self.params, self.grads)``.
+        loss : manualprop loss object
+            ``loss.forward(y_true, y_pred) -> float`` and ``loss.backward()``.
+        metrics : sequence of str
+            ``"accuracy"`` (argmax of the outputs against integer labels) is supported.
+
+        Raises
+        ------
+        ValueError
+            An unknown metric name.
+        """
+        unknown = [m for m in metrics if m != "accuracy"]
+        if unknown:
+            raise ValueError(f"Sequential.compile: unknown metric(s) {unknown}; supported: ['accuracy']")
+        self.optimizer, self.loss, self.metrics = optimizer, loss, tuple(metrics)
+        return self
+
+    def _compiled(self, where):
+        if getattr(self, "optimizer", None) is None:
+            raise RuntimeError(f"Sequential.{where}: call compile(optimizer, loss) first")
+
+    def train_step(self, data):
+        """One step on a batch: forward, loss, backward, optimizer step. Returns metrics.
+
+        ``data`` is ``(x_batch, y_batch)``. Override it in a subclass to change how a
+        step works; :meth:`fit` calls it once per batch.
+        """
+        x, y = data
+        y_pred = self.forward(x, training=True)
+        value = self.loss.forward(y, y_pred)
+        self.backward(self.loss.backward())
+        self.optimizer.step(self.params, self.grads)
+        logs = {"loss": value}
+        if "accuracy" in self.metrics:
+            logs["accuracy"] = accuracy(y, y_pred)
+        return logs
+
+    def test_step(self, data):
+        """Loss and metrics on ``(x, y)`` in inference mode (no update)."""
+        x, y = data
+        y_pred = self.forward(x, training=False)
+        logs = {"loss": self.loss.forward(y, y_pred)}
+        if "accuracy" in self.metrics:
+            logs["accuracy"] = accuracy(y, y_pred)
+        return logs
+
+    def fit(self, x, y, epochs=1, batch_size=32, validation_data=None, shuffle=True, seed=None,
+            verbose=1):
+        """Train with :meth:`train_step` over minibatches; return a ``History``.
+
+        Same arguments and batch order as autoprop's ``Model.fit`` (see
+        :func:`manualprop.training.fit_loop`), so the two tracks can be compared step
+        by step.
+        """
+        self._compiled("fit")
+        return fit_loop(self, x, y, epochs=epochs, batch_size=batch_size,
+                        validation_data=validation_data, shuffle=shuffle, seed=seed,
+                        verbose=verbose)
+
+    def evaluate(self, x, y):
+        """Loss and metrics on ``(x, y)`` as a dict (inference mode)."""
+        self._compiled("evaluate")
+        return self.test_step((x, y))
+
+    def predict(self, x):
+        """``forward(x, training=False)``."""
+        return self.forward(x, training=False)

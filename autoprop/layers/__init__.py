@@ -11,7 +11,7 @@ One module per family: ``dense`` (Linear, activations), and the families added b
 the layer zoo. Each module lists its public names in ``__all__``.
 """
 
-from .base import Layer, Sequential
+from .base import Layer, Model, Sequential
 from .dense import (
     ELU,
     GELU,
@@ -27,6 +27,6 @@ from .dense import (
 )
 
 __all__ = [
-    "ELU", "Flatten", "GELU", "Layer", "LeakyReLU", "Linear", "LogSoftmax", "ReLU",
+    "ELU", "Flatten", "GELU", "Layer", "LeakyReLU", "Linear", "LogSoftmax", "Model", "ReLU",
     "Sequential", "Sigmoid", "Softmax", "Softplus", "Tanh",
 ]

@@ -1,12 +1,16 @@
-"""The Keras-style layer base class and the Sequential container."""
+"""The Keras-style ``Layer`` and ``Model`` base classes and the ``Sequential`` container."""
 
 from __future__ import annotations
 
-from manualprop._validation import check_array
+import numpy as np
 
+from manualprop._validation import check_array
+from manualprop.training import accuracy, fit_loop
+
+from ..core.tape import GradientTape
 from ..core.tensor import Tensor, Variable
 
-__all__ = ["Layer", "Sequential"]
+__all__ = ["Layer", "Model", "Sequential"]
 
 
 class Layer:
@@ -47,7 +51,96 @@ class Layer:
         return x if isinstance(x, Tensor) else Tensor(x)
 
 
-class Sequential(Layer):
+class Model(Layer):
+    """A layer you can ``compile`` and ``fit``, as ``keras.Model``.
+
+    ``fit`` calls :meth:`train_step` once per batch; override ``train_step(data)`` in a
+    subclass exactly as in Keras and ``fit`` uses it. The default step is the
+    TensorFlow loop::
+
+        with ap.GradientTape() as tape:
+            y_pred = self(x, training=True)
+            loss = self.loss(y, y_pred)
+        grads = tape.gradient(loss, self.trainable_variables)
+        self.optimizer.apply_gradients(zip(grads, self.trainable_variables))
+
+    The batching, shuffling, progress bar and history are
+    :func:`manualprop.training.fit_loop`, shared with the manual ``Sequential.fit``.
+    """
+
+    def compile(self, optimizer, loss, metrics=()):
+        """Set the optimizer, the loss (``loss(y_true, y_pred)``) and metrics (``"accuracy"``).
+
+        Raises
+        ------
+        ValueError
+            An unknown metric name.
+        """
+        unknown = [m for m in metrics if m != "accuracy"]
+        if unknown:
+            raise ValueError(f"{type(self).__name__}.compile: unknown metric(s) {unknown}; supported: ['accuracy']")
+        self.optimizer, self.loss, self.metrics = optimizer, loss, tuple(metrics)
+        return self
+
+    def _compiled(self, where):
+        if getattr(self, "optimizer", None) is None:
+            raise RuntimeError(f"{type(self).__name__}.{where}: call compile(optimizer, loss) first")
+
+    def _logs(self, loss, y, y_pred):
+        logs = {"loss": float(loss)}
+        if "accuracy" in self.metrics:
+            logs["accuracy"] = accuracy(y, np.asarray(y_pred))
+        return logs
+
+    def train_step(self, data):
+        """One optimisation step on ``data = (x, y)``; returns a dict of metrics."""
+        x, y = data
+        with GradientTape() as tape:
+            y_pred = self(x, training=True)
+            loss = self.loss(y, y_pred)
+        variables = self.trainable_variables
+        grads = tape.gradient(loss, variables)
+        self.optimizer.apply_gradients(zip(grads, variables))
+        return self._logs(loss, y, y_pred)
+
+    def test_step(self, data):
+        """Loss and metrics on ``data = (x, y)`` in inference mode, nothing recorded."""
+        x, y = data
+        y_pred = self(x, training=False)
+        return self._logs(self.loss(y, y_pred), y, y_pred)
+
+    def fit(self, x, y, epochs=1, batch_size=32, validation_data=None, shuffle=True, seed=None,
+            verbose=1):
+        """Train over minibatches with :meth:`train_step`; return a ``History``.
+
+        Parameters
+        ----------
+        x : ndarray (N, ...); y : ndarray (N, ...)
+        epochs, batch_size : int
+        validation_data : (x_val, y_val), optional
+        shuffle : bool
+        seed : int, optional
+            Batch order; the manual ``Sequential.fit`` with the same seed sees the same
+            batches.
+        verbose : int
+            1 shows a tqdm progress bar.
+        """
+        self._compiled("fit")
+        return fit_loop(self, x, y, epochs=epochs, batch_size=batch_size,
+                        validation_data=validation_data, shuffle=shuffle, seed=seed,
+                        verbose=verbose)
+
+    def evaluate(self, x, y):
+        """Loss and metrics on ``(x, y)`` as a dict."""
+        self._compiled("evaluate")
+        return self.test_step((x, y))
+
+    def predict(self, x):
+        """``self(x, training=False)`` as a numpy array."""
+        return np.asarray(self(x, training=False))
+
+
+class Sequential(Model):
     """Layers applied in order (twin of :class:`manualprop.Sequential`).
 
     ``variables`` keys are ``"<index>.<name>"`` (``"0.W"``, ``"0.b"``, ...), the same
