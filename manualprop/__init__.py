@@ -7,6 +7,7 @@ optimizers) are also used by autoprop.
 
 from . import init, optim
 from .containers import Sequential
+from .embedding import Embedding
 from .init import as_rng, linear_params
 from .layers import (
     ELU,
@@ -30,6 +31,7 @@ from .losses import (
     SoftmaxCrossEntropy,
 )
 from .optim import SGD, Adam, Optimizer, RMSProp
+from .recurrent import LSTM, RNN
 
 # Order matters: gradcheck's zoo lists layers and losses in this order.
 __all__ = [
@@ -45,6 +47,9 @@ __all__ = [
     "LogSoftmax",
     "Flatten",
     "Sequential",
+    "Embedding",
+    "RNN",
+    "LSTM",
     "SoftmaxCrossEntropy",
     "BinaryCrossEntropyWithLogits",
     "MeanSquaredError",

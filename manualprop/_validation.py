@@ -32,6 +32,7 @@ __all__ = [
     "check_float_dtype",
     "check_forward_done",
     "check_grad_output",
+    "check_indices",
     "check_int",
     "check_layer",
     "check_option",
@@ -164,6 +165,59 @@ def check_forward_done(cache, where: str) -> None:
             f"{where}: must be called after forward(); got no cache "
             f"(forward has not been run on this object)"
         )
+
+
+def check_indices(
+    X, where: str, name: str = "X", *, high: int, min_ndim: int | None = None
+) -> np.ndarray:
+    """Check an array of integer indices into a table of ``high`` rows (Embedding).
+
+    Indices carry no gradient, so no float dtype is accepted (not even whole
+    numbers stored as floats: that is almost always a bug upstream).
+
+    Parameters
+    ----------
+    X : array_like
+        The indices, any shape.
+    where, name : str
+        Message prefix and tensor name, as in :func:`check_array`.
+    high : int
+        Number of rows; valid indices are ``0 <= i < high`` (negative indices,
+        which numpy would wrap around, are rejected).
+    min_ndim : int, optional
+        Minimum number of dimensions.
+
+    Returns
+    -------
+    ndarray
+        The indices (int64 view or copy of ``X``).
+
+    Raises
+    ------
+    TypeError
+        Not an integer dtype (float, bool, object).
+    ValueError
+        Too few dimensions, or an index outside ``[0, high)``.
+    """
+    X = _as_ndarray(X, where, name)
+    if not np.issubdtype(X.dtype, np.integer):
+        hint = f" (convert with {name}.astype(np.int64))" if X.dtype.kind == "f" else ""
+        raise TypeError(
+            f"{where}: {name} must be an array of integer indices; got dtype {X.dtype}{hint}"
+        )
+    if min_ndim is not None and X.ndim < min_ndim:
+        raise ValueError(
+            f"{where}: {name} must have at least {min_ndim} dimension(s); got shape {X.shape}"
+        )
+    if X.size:
+        bad = np.argwhere((X < 0) | (X >= high))
+        if len(bad):
+            first = tuple(int(i) for i in bad[0])
+            raise ValueError(
+                f"{where}: {name} must contain indices in [0, {high}); got {len(bad)} "
+                f"out-of-range value(s), the first at index {first} (value {int(X[first])})"
+            )
+    return X.astype(np.int64, copy=False)
 
 
 def check_grad_output(dY, where: str, *, shape: tuple, dtype, name: str = "dY") -> np.ndarray:

@@ -14,7 +14,13 @@ import numpy as np
 
 from ._validation import check_float_dtype, check_positive_int
 
-__all__ = ["as_rng", "linear_params"]
+__all__ = [
+    "as_rng",
+    "attention_params",
+    "embedding_params",
+    "linear_params",
+    "recurrent_params",
+]
 
 
 def as_rng(rng=None) -> np.random.Generator:
@@ -94,3 +100,110 @@ def linear_params(in_features, out_features, rng=None, dtype=np.float64) -> dict
     W = gen.uniform(-k, k, size=(out_features, in_features)).astype(dt, copy=False)
     b = gen.uniform(-k, k, size=(out_features,)).astype(dt, copy=False)
     return {"W": W, "b": b}
+
+
+def embedding_params(num_embeddings, dim, rng=None, dtype=np.float64) -> dict:
+    """Initial lookup table of an embedding layer, as PyTorch's ``nn.Embedding``.
+
+    Rule: ``W ~ N(0, 1)``, shape ``(num_embeddings, dim)``, one
+    ``rng.standard_normal`` draw in float64 then cast to ``dtype``.
+    Source: ``lessons/30-embedding.md``.
+
+    Parameters
+    ----------
+    num_embeddings, dim : int
+        Positive sizes (rows of the table, length of each vector).
+    rng : None, int or numpy.random.Generator
+        See :func:`as_rng`.
+    dtype : {np.float64, np.float32}
+
+    Returns
+    -------
+    dict
+        ``{"W": ndarray (num_embeddings, dim)}``.
+    """
+    num_embeddings = check_positive_int(num_embeddings, "num_embeddings", "embedding_params")
+    dim = check_positive_int(dim, "dim", "embedding_params")
+    dt = check_float_dtype(dtype, "embedding_params")
+    W = as_rng(rng).standard_normal(size=(num_embeddings, dim)).astype(dt, copy=False)
+    return {"W": W}
+
+
+def recurrent_params(input_size, hidden_size, gates=1, rng=None, dtype=np.float64) -> dict:
+    """Initial parameters of a recurrent cell, as PyTorch's ``nn.RNN`` / ``nn.LSTM``.
+
+    Rule (``RNNBase.reset_parameters``: every parameter uniform)::
+
+        k = 1 / sqrt(hidden_size)
+        W_ih ~ U(-k, k), shape (gates * hidden_size, input_size)    # drawn 1st
+        W_hh ~ U(-k, k), shape (gates * hidden_size, hidden_size)   # 2nd
+        b_ih ~ U(-k, k), shape (gates * hidden_size,)               # 3rd
+        b_hh ~ U(-k, k), shape (gates * hidden_size,)               # 4th
+
+    ``gates = 1`` for a tanh RNN, ``4`` for an LSTM (row blocks in PyTorch's
+    order i, f, g, o). Drawn in float64, then cast to ``dtype``.
+    Source: ``lessons/31-rnn-bptt.md``, ``lessons/32-lstm.md``.
+
+    Parameters
+    ----------
+    input_size, hidden_size, gates : int
+        Positive sizes.
+    rng : None, int or numpy.random.Generator
+        See :func:`as_rng`.
+    dtype : {np.float64, np.float32}
+
+    Returns
+    -------
+    dict
+        ``{"W_ih", "W_hh", "b_ih", "b_hh"}`` with the shapes above.
+    """
+    D = check_positive_int(input_size, "input_size", "recurrent_params")
+    H = check_positive_int(hidden_size, "hidden_size", "recurrent_params")
+    G = check_positive_int(gates, "gates", "recurrent_params")
+    dt = check_float_dtype(dtype, "recurrent_params")
+    gen = as_rng(rng)
+    k = 1.0 / math.sqrt(H)
+    shapes = {"W_ih": (G * H, D), "W_hh": (G * H, H), "b_ih": (G * H,), "b_hh": (G * H,)}
+    return {name: gen.uniform(-k, k, size=s).astype(dt, copy=False) for name, s in shapes.items()}
+
+
+def attention_params(embed_dim, rng=None, dtype=np.float64) -> dict:
+    """Initial parameters of multi-head self-attention, as ``nn.MultiheadAttention``.
+
+    Rule (PyTorch's ``_reset_parameters``)::
+
+        a = sqrt(6 / (E + 3E))                       # xavier_uniform_ on in_proj (3E, E)
+        [W_q; W_k; W_v] ~ U(-a, a), one (3E, E) draw  # drawn 1st, rows split q, k, v
+        k = 1 / sqrt(E)
+        W_o ~ U(-k, k), shape (E, E)                  # drawn 2nd (out_proj, nn.Linear rule)
+        b_q = b_k = b_v = b_o = 0                     # PyTorch zeroes all biases
+
+    Drawn in float64, then cast to ``dtype``. (PyTorch draws ``out_proj``
+    before ``in_proj``; the order here is documented and fixed, the values are
+    not PyTorch's anyway.) Source: ``lessons/34-multi-head-attention.md``.
+
+    Parameters
+    ----------
+    embed_dim : int
+        ``E``, the model width.
+    rng : None, int or numpy.random.Generator
+        See :func:`as_rng`.
+    dtype : {np.float64, np.float32}
+
+    Returns
+    -------
+    dict
+        ``W_q, W_k, W_v, W_o`` of shape (E, E); ``b_q, b_k, b_v, b_o`` of shape (E,).
+    """
+    E = check_positive_int(embed_dim, "embed_dim", "attention_params")
+    dt = check_float_dtype(dtype, "attention_params")
+    gen = as_rng(rng)
+    a = math.sqrt(6.0 / (4 * E))
+    W_in = gen.uniform(-a, a, size=(3 * E, E))
+    k = 1.0 / math.sqrt(E)
+    W_o = gen.uniform(-k, k, size=(E, E))
+    out = {"W_q": W_in[:E], "W_k": W_in[E : 2 * E], "W_v": W_in[2 * E :], "W_o": W_o}
+    out = {name: np.array(W, dtype=dt) for name, W in out.items()}
+    for name in ("b_q", "b_k", "b_v", "b_o"):
+        out[name] = np.zeros(E, dtype=dt)
+    return out

@@ -25,8 +25,11 @@ from .dense import (
     Softplus,
     Tanh,
 )
+from .embedding import Embedding
+from .recurrent import LSTM, RNN
 
 __all__ = [
     "ELU", "Flatten", "GELU", "Layer", "LeakyReLU", "Linear", "LogSoftmax", "Model", "ReLU",
     "Sequential", "Sigmoid", "Softmax", "Softplus", "Tanh",
 ]
+__all__ += ["Embedding", "LSTM", "RNN"]

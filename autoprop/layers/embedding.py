@@ -1,0 +1,54 @@
+"""Embedding, forward only (the tape derives the scatter-add backward).
+
+Twin of :class:`manualprop.Embedding`: same constructor, same initial table for
+the same ``rng`` (both call :func:`manualprop.init.embedding_params`).
+Source: ``lessons/30-embedding.md``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from manualprop._validation import check_float_dtype, check_indices, check_positive_int
+from manualprop.init import embedding_params
+
+from ..core.tensor import Tensor, Variable
+from .base import Layer
+
+__all__ = ["Embedding"]
+
+
+class Embedding(Layer):
+    """Lookup table ``y = W[x]`` (twin of :class:`manualprop.Embedding`).
+
+    Parameters
+    ----------
+    num_embeddings, dim : int
+        Rows of the table and length of each vector.
+    rng : None, int or numpy.random.Generator
+        ``W ~ N(0, 1)`` (:func:`manualprop.init.embedding_params`).
+    dtype : {np.float64, np.float32}
+
+    Shapes: integer ``x`` of any shape S -> ``y`` (S + (dim,)); ``W``
+    (num_embeddings, dim). The tape's VJP of indexing is ``np.add.at``, so
+    repeated indices accumulate; ``x`` is integer and gets no gradient.
+    Source: ``lessons/30-embedding.md``.
+    """
+
+    def __init__(self, num_embeddings, dim, rng=None, dtype=np.float64):
+        super().__init__()
+        self.num_embeddings = check_positive_int(num_embeddings, "num_embeddings", "Embedding")
+        self.dim = check_positive_int(dim, "dim", "Embedding")
+        self.dtype = check_float_dtype(dtype, "Embedding")
+        p = embedding_params(self.num_embeddings, self.dim, rng, self.dtype)
+        self.variables = {k: Variable(v, name=k) for k, v in p.items()}
+
+    def _repr_args(self) -> str:
+        return f"num_embeddings={self.num_embeddings}, dim={self.dim}"
+
+    def call(self, x, training=False):
+        value = x._value if isinstance(x, Tensor) else x
+        idx = check_indices(
+            value, f"autoprop.layers.{self!r}.__call__", "x", high=self.num_embeddings
+        )
+        return self.variables["W"][idx]

@@ -1,0 +1,126 @@
+"""Recurrent layers, forward only: a Python loop over time steps on the tape.
+
+Twins of :mod:`manualprop.recurrent` (same constructors, same initial parameters
+for the same ``rng`` via :func:`manualprop.init.recurrent_params`). The tape
+records every step, so its reverse walk IS backpropagation through time.
+``layer(x, training=False, h0=None)`` (LSTM also ``c0=None``).
+Sources: ``lessons/31-rnn-bptt.md``, ``lessons/32-lstm.md``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from manualprop._validation import check_array, check_float_dtype, check_positive_int
+from manualprop.init import recurrent_params
+
+from ..core import registry as R
+from ..core.tensor import Tensor, Variable
+from .base import Layer
+
+__all__ = ["LSTM", "RNN"]
+
+
+def stack_time(hs, shape):
+    """Stack T tensors of shape (N, H) into one of shape ``shape`` = (N, T, H).
+
+    Uses ``np.stack`` when the core registers it; otherwise scatters each step
+    into zeros with the ``index_add`` primitive and sums (the VJP of each term
+    is the slice ``g[:, t]``).
+    """
+    if np.stack in R._FUNCTIONS:
+        return np.stack(hs, axis=1)
+    out = None
+    for t, h in enumerate(hs):
+        term = R.index_add(h, key=(slice(None), t), shape=tuple(shape))
+        out = term if out is None else out + term
+    return out if out is not None else Tensor(np.zeros(shape))
+
+
+class _Recurrent(Layer):
+    _gates = 1
+
+    def __init__(self, input_size, hidden_size, rng=None, dtype=np.float64):
+        super().__init__()
+        name = type(self).__name__
+        self.input_size = check_positive_int(input_size, "input_size", name)
+        self.hidden_size = check_positive_int(hidden_size, "hidden_size", name)
+        self.dtype = check_float_dtype(dtype, name)
+        p = recurrent_params(self.input_size, self.hidden_size, self._gates, rng, self.dtype)
+        self.variables = {k: Variable(v, name=k) for k, v in p.items()}
+
+    def __call__(self, x, training=False, **state):
+        return self.call(x, training=training, **state)
+
+    def _repr_args(self) -> str:
+        return f"input_size={self.input_size}, hidden_size={self.hidden_size}"
+
+    def _inputs(self, x, states):
+        x = self._input(x, shape=("batch", "time", self.input_size), dtype=self.dtype)
+        N = x.shape[0]
+        where = f"autoprop.layers.{self!r}.__call__"
+        out = []
+        for name, s in states.items():
+            if s is None:
+                out.append(Tensor(np.zeros((N, self.hidden_size), dtype=self.dtype)))
+            else:
+                value = s._value if isinstance(s, Tensor) else s
+                check_array(value, where, name, shape=(N, self.hidden_size), dtype=self.dtype)
+                out.append(s if isinstance(s, Tensor) else Tensor(s))
+        return x, out
+
+    def _input_projection(self, x):
+        v = self.variables
+        return x @ v["W_ih"].T + v["b_ih"] + v["b_hh"]  # (N, T, G*H), every step at once
+
+
+class RNN(_Recurrent):
+    """tanh RNN ``h_t = tanh(x_t W_ih^T + b_ih + h_{t-1} W_hh^T + b_hh)`` (twin of
+    :class:`manualprop.RNN`).
+
+    Shapes: x (N, T, D), h0 (N, H) or None (zeros) -> y (N, T, H), all hidden
+    states. Variables ``W_ih`` (H, D), ``W_hh`` (H, H), ``b_ih``, ``b_hh`` (H,).
+    Source: ``lessons/31-rnn-bptt.md``.
+    """
+
+    _gates = 1
+
+    def call(self, x, training=False, *, h0=None):
+        x, (h,) = self._inputs(x, {"h0": h0})
+        W_hh_T = self.variables["W_hh"].T
+        a_in = self._input_projection(x)
+        hs = []
+        for t in range(x.shape[1]):
+            h = R.tanh(a_in[:, t] + h @ W_hh_T)
+            hs.append(h)
+        return stack_time(hs, (x.shape[0], x.shape[1], self.hidden_size))
+
+
+class LSTM(_Recurrent):
+    """One-layer LSTM, gate order i, f, g, o (twin of :class:`manualprop.LSTM`).
+
+    ``c_t = f * c_{t-1} + i * g``, ``h_t = o * tanh(c_t)`` with
+    ``[i, f, g, o] = [sigmoid, sigmoid, tanh, sigmoid](x_t W_ih^T + b_ih + h_{t-1} W_hh^T + b_hh)``.
+    Shapes: x (N, T, D), h0, c0 (N, H) or None -> y (N, T, H). Variables
+    ``W_ih`` (4H, D), ``W_hh`` (4H, H), ``b_ih``, ``b_hh`` (4H,).
+    Source: ``lessons/32-lstm.md``.
+    """
+
+    _gates = 4
+
+    def call(self, x, training=False, *, h0=None, c0=None):
+        x, (h, c) = self._inputs(x, {"h0": h0, "c0": c0})
+        H = self.hidden_size
+        W_hh_T = self.variables["W_hh"].T
+        a_in = self._input_projection(x)
+        hs = []
+        for t in range(x.shape[1]):
+            a = a_in[:, t] + h @ W_hh_T
+            i = R.sigmoid(a[:, :H])
+            f = R.sigmoid(a[:, H : 2 * H])
+            g = R.tanh(a[:, 2 * H : 3 * H])
+            o = R.sigmoid(a[:, 3 * H :])
+            c = f * c + i * g
+            h = o * R.tanh(c)
+            hs.append(h)
+        return stack_time(hs, (x.shape[0], x.shape[1], H))

@@ -1,0 +1,301 @@
+"""Recurrent layers with hand-derived backpropagation through time (BPTT).
+
+Protocol extension: ``forward(X, training=False, *, h0=None)`` (LSTM also
+``c0=None``) takes an optional initial state; ``backward(dY) -> dX`` also stores
+the gradient with respect to the initial state in ``self.dh0`` (and
+``self.dc0``), whether or not ``h0`` was given (zeros are used by default).
+All layers are ``batch_first``: ``X`` is (batch, time, features).
+Sources: ``lessons/31-rnn-bptt.md``, ``lessons/32-lstm.md``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ._validation import check_array, check_float_dtype, check_positive_int
+from .init import recurrent_params
+from .layers import Layer, _sigmoid
+
+__all__ = ["LSTM", "RNN"]
+
+
+class _Recurrent(Layer):
+    """Shared constructor, input checks and weight-gradient sums of RNN and LSTM."""
+
+    _gates = 1
+
+    def __init__(self, input_size, hidden_size, rng=None, dtype=np.float64):
+        super().__init__()
+        name = type(self).__name__
+        self.input_size = check_positive_int(input_size, "input_size", name)
+        self.hidden_size = check_positive_int(hidden_size, "hidden_size", name)
+        self.dtype = check_float_dtype(dtype, name)
+        self.params = recurrent_params(
+            self.input_size, self.hidden_size, self._gates, rng, self.dtype
+        )
+        self.grads = {k: np.zeros_like(v) for k, v in self.params.items()}
+        self.dh0 = None
+
+    def __call__(self, X, training=False, **state):
+        return self.forward(X, training=training, **state)
+
+    def _repr_args(self) -> str:
+        s = f"input_size={self.input_size}, hidden_size={self.hidden_size}"
+        if self.dtype != np.float64:
+            s += f", dtype={self.dtype}"
+        return s
+
+    def _inputs(self, X, states):
+        """Check X (N, T, D) and each initial state (N, H) (zeros when None)."""
+        where = self._where("forward")
+        X = check_array(
+            X, where, shape=("batch", "time", self.input_size), dtype=self.dtype
+        )
+        N = X.shape[0]
+        out = []
+        for name, s in states.items():
+            if s is None:
+                out.append(np.zeros((N, self.hidden_size), dtype=self.dtype))
+            else:
+                out.append(
+                    check_array(s, where, name, shape=(N, self.hidden_size), dtype=self.dtype)
+                )
+        return X, out
+
+    def _weight_grads(self, X, dA, H_prev):
+        """Sum the per-step outer products: the weights are shared by every step.
+
+        ``dA`` (N, T, G*H) is dL/d(pre-activation) at every step, ``H_prev``
+        (N, T, H) the hidden state each step read.
+        """
+        GH = dA.shape[-1]
+        dA2 = dA.reshape(-1, GH)
+        self.grads["W_ih"] = dA2.T @ X.reshape(-1, self.input_size)
+        self.grads["W_hh"] = dA2.T @ H_prev.reshape(-1, self.hidden_size)
+        self.grads["b_ih"] = dA2.sum(axis=0)
+        self.grads["b_hh"] = dA2.sum(axis=0)
+        return dA @ self.params["W_ih"]  # dX (N, T, D)
+
+
+class RNN(_Recurrent):
+    r"""Elman RNN with tanh, one layer, ``batch_first`` (PyTorch's ``nn.RNN``).
+
+    .. math::
+
+        h_t = \tanh(x_t W_{ih}^T + b_{ih} + h_{t-1} W_{hh}^T + b_{hh}),
+        \qquad t = 0, \dots, T-1
+
+    Parameters
+    ----------
+    input_size, hidden_size : int
+        ``D`` and ``H``.
+    rng : None, int or numpy.random.Generator
+        Initialisation, see :func:`manualprop.init.recurrent_params`
+        (all four tensors ``U(-1/sqrt(H), 1/sqrt(H))``, as PyTorch).
+    dtype : {np.float64, np.float32}
+
+    Attributes
+    ----------
+    params, grads : dict
+        ``"W_ih"`` (H, D), ``"W_hh"`` (H, H), ``"b_ih"`` (H,), ``"b_hh"`` (H,).
+    dh0 : ndarray (N, H) or None
+        dL/dh0 after ``backward``.
+
+    Notes
+    -----
+    Shapes: ``X`` (N, T, D), optional ``h0`` (N, H) (zeros by default)
+    -> ``Y`` (N, T, H), all hidden states ``Y[:, t] = h_t``.
+
+    Backpropagation through time, for ``t = T-1`` down to ``0``::
+
+        dh  = dY[:, t] + dh_next         # from the output AND from step t+1
+        da  = dh * (1 - h_t**2)          # (N, H), tanh'
+        dh_next = da @ W_hh              # carried to step t-1
+        dX[:, t] = da @ W_ih
+
+    and, the weights being shared by every step, their gradients are sums over
+    steps: ``dW_ih = sum_t da_t^T x_t``, ``dW_hh = sum_t da_t^T h_{t-1}``,
+    ``db_ih = db_hh = sum_t da_t.sum(0)``. Finally ``dh0 = dh_next``.
+    Source: ``lessons/31-rnn-bptt.md``.
+
+    Raises
+    ------
+    TypeError
+        ``X`` / ``h0`` / ``dY`` not float, or of a dtype other than the parameters'.
+    ValueError
+        ``X`` not (batch, time, input_size), ``h0`` not (batch, hidden_size),
+        ``dY`` not the shape of ``Y``, NaN/inf.
+    RuntimeError
+        ``backward`` before ``forward``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rnn = RNN(1, 1, rng=0)
+    >>> for k, v in {"W_ih": 1.0, "W_hh": 0.5, "b_ih": 0.0, "b_hh": 0.0}.items():
+    ...     rnn.params[k][...] = v
+    >>> Y = rnn.forward(np.array([[[1.0], [0.0]]]))   # h0 = tanh(1), h1 = tanh(h0/2)
+    >>> bool(np.allclose(Y[0, :, 0], [np.tanh(1), np.tanh(np.tanh(1) / 2)]))
+    True
+    """
+
+    _gates = 1
+
+    def forward(self, X, training=False, *, h0=None):
+        """Run the cell over time; X (N, T, D), h0 (N, H) or None -> Y (N, T, H)."""
+        X, (h,) = self._inputs(X, {"h0": h0})
+        W_hh = self.params["W_hh"]
+        N, T, _ = X.shape
+        # the input projection of every step at once: (N, T, H)
+        A_in = X @ self.params["W_ih"].T + self.params["b_ih"] + self.params["b_hh"]
+        Y = np.empty((N, T, self.hidden_size), dtype=self.dtype)
+        h_init = h
+        for t in range(T):
+            h = np.tanh(A_in[:, t] + h @ W_hh.T)
+            Y[:, t] = h
+        self.cache = {"X": X, "h0": h_init, "Y": Y, "out_shape": Y.shape, "dtype": Y.dtype}
+        return Y
+
+    def backward(self, dY):
+        """BPTT; fills grads, sets ``self.dh0``, returns dX (N, T, D)."""
+        dY = self._check_dY(dY)
+        X, Y, h0 = self.cache["X"], self.cache["Y"], self.cache["h0"]
+        W_hh = self.params["W_hh"]
+        T = X.shape[1]
+        dA = np.empty_like(Y)
+        dh_next = np.zeros_like(h0)
+        for t in range(T - 1, -1, -1):
+            da = (dY[:, t] + dh_next) * (1 - Y[:, t] * Y[:, t])
+            dA[:, t] = da
+            dh_next = da @ W_hh
+        self.dh0 = dh_next
+        H_prev = np.concatenate([h0[:, None, :], Y[:, :-1]], axis=1)
+        return self._weight_grads(X, dA, H_prev)
+
+
+class LSTM(_Recurrent):
+    r"""Long short-term memory, one layer, ``batch_first`` (PyTorch's ``nn.LSTM``).
+
+    With ``a_t = x_t W_{ih}^T + b_{ih} + h_{t-1} W_{hh}^T + b_{hh}`` of shape
+    (N, 4H), split into four blocks of H columns in PyTorch's order i, f, g, o:
+
+    .. math::
+
+        i = \sigma(a^i),\ f = \sigma(a^f),\ g = \tanh(a^g),\ o = \sigma(a^o),\qquad
+        c_t = f \odot c_{t-1} + i \odot g,\qquad h_t = o \odot \tanh(c_t)
+
+    Parameters
+    ----------
+    input_size, hidden_size : int
+        ``D`` and ``H``.
+    rng : None, int or numpy.random.Generator
+        Initialisation, see :func:`manualprop.init.recurrent_params` with
+        ``gates=4`` (all ``U(-1/sqrt(H), 1/sqrt(H))``, as PyTorch).
+    dtype : {np.float64, np.float32}
+
+    Attributes
+    ----------
+    params, grads : dict
+        ``"W_ih"`` (4H, D), ``"W_hh"`` (4H, H), ``"b_ih"`` (4H,), ``"b_hh"`` (4H,);
+        row blocks i, f, g, o.
+    dh0, dc0 : ndarray (N, H) or None
+        dL/dh0 and dL/dc0 after ``backward``.
+
+    Notes
+    -----
+    Shapes: ``X`` (N, T, D), optional ``h0``, ``c0`` (N, H) (zeros by default)
+    -> ``Y`` (N, T, H), all hidden states.
+
+    BPTT carries TWO gradients backwards, ``dh_next`` and ``dc_next``; at
+    step ``t`` (``tc = tanh(c_t)``)::
+
+        dh = dY[:, t] + dh_next
+        do = dh * tc
+        dc = dc_next + dh * o * (1 - tc**2)
+        di, df, dg = dc * g, dc * c_{t-1}, dc * i
+        da = [di*i*(1-i), df*f*(1-f), dg*(1-g**2), do*o*(1-o)]   # (N, 4H)
+        dh_next, dc_next = da @ W_hh, dc * f
+        dX[:, t] = da @ W_ih
+
+    Weight gradients are sums over steps, as in :class:`RNN`.
+    Source: ``lessons/32-lstm.md``.
+
+    Raises
+    ------
+    TypeError
+        ``X`` / ``h0`` / ``c0`` / ``dY`` not float, or of a dtype other than the
+        parameters'.
+    ValueError
+        ``X`` not (batch, time, input_size), ``h0``/``c0`` not (batch,
+        hidden_size), ``dY`` not the shape of ``Y``, NaN/inf.
+    RuntimeError
+        ``backward`` before ``forward``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> lstm = LSTM(3, 2, rng=0)
+    >>> Y = lstm.forward(np.ones((4, 5, 3)))
+    >>> Y.shape, lstm.backward(np.ones_like(Y)).shape, lstm.grads["W_hh"].shape
+    ((4, 5, 2), (4, 5, 3), (8, 2))
+    """
+
+    _gates = 4
+
+    def __init__(self, input_size, hidden_size, rng=None, dtype=np.float64):
+        super().__init__(input_size, hidden_size, rng=rng, dtype=dtype)
+        self.dc0 = None
+
+    def forward(self, X, training=False, *, h0=None, c0=None):
+        """Run the cell over time; X (N, T, D), h0/c0 (N, H) or None -> Y (N, T, H)."""
+        X, (h, c) = self._inputs(X, {"h0": h0, "c0": c0})
+        H = self.hidden_size
+        W_hh = self.params["W_hh"]
+        N, T, _ = X.shape
+        A_in = X @ self.params["W_ih"].T + self.params["b_ih"] + self.params["b_hh"]
+        Y = np.empty((N, T, H), dtype=self.dtype)
+        C = np.empty((N, T, H), dtype=self.dtype)
+        gates = np.empty((N, T, 4 * H), dtype=self.dtype)  # activated i, f, g, o
+        h_init, c_init = h, c
+        for t in range(T):
+            a = A_in[:, t] + h @ W_hh.T
+            z = _sigmoid(a)
+            z[:, 2 * H : 3 * H] = np.tanh(a[:, 2 * H : 3 * H])
+            i, f, g, o = z[:, :H], z[:, H : 2 * H], z[:, 2 * H : 3 * H], z[:, 3 * H :]
+            c = f * c + i * g
+            h = o * np.tanh(c)
+            gates[:, t], C[:, t], Y[:, t] = z, c, h
+        self.cache = {
+            "X": X, "h0": h_init, "c0": c_init, "Y": Y, "C": C, "gates": gates,
+            "out_shape": Y.shape, "dtype": Y.dtype,
+        }
+        return Y
+
+    def backward(self, dY):
+        """BPTT; fills grads, sets ``self.dh0`` and ``self.dc0``, returns dX (N, T, D)."""
+        dY = self._check_dY(dY)
+        cache = self.cache
+        X, Y, C, gates = cache["X"], cache["Y"], cache["C"], cache["gates"]
+        H = self.hidden_size
+        W_hh = self.params["W_hh"]
+        T = X.shape[1]
+        dA = np.empty_like(gates)
+        dh_next = np.zeros_like(cache["h0"])
+        dc_next = np.zeros_like(cache["c0"])
+        for t in range(T - 1, -1, -1):
+            z = gates[:, t]
+            i, f, g, o = z[:, :H], z[:, H : 2 * H], z[:, 2 * H : 3 * H], z[:, 3 * H :]
+            c_prev = C[:, t - 1] if t > 0 else cache["c0"]
+            tc = np.tanh(C[:, t])
+            dh = dY[:, t] + dh_next
+            dc = dc_next + dh * o * (1 - tc * tc)
+            da = dA[:, t]
+            da[:, :H] = dc * g * i * (1 - i)
+            da[:, H : 2 * H] = dc * c_prev * f * (1 - f)
+            da[:, 2 * H : 3 * H] = dc * i * (1 - g * g)
+            da[:, 3 * H :] = dh * tc * o * (1 - o)
+            dh_next = da @ W_hh
+            dc_next = dc * f
+        self.dh0, self.dc0 = dh_next, dc_next
+        H_prev = np.concatenate([cache["h0"][:, None, :], Y[:, :-1]], axis=1)
+        return self._weight_grads(X, dA, H_prev)
