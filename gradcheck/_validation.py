@@ -13,6 +13,7 @@ Two kinds of checks live here:
 
 from __future__ import annotations
 
+import inspect
 import os
 import textwrap
 import traceback
@@ -52,15 +53,17 @@ def fmt_shape(shape: tuple[int, ...]) -> str:
 
 
 def parse_shape(text: str) -> tuple[int, ...]:
-    """Parse ``"8,5"`` (or ``"8x5"``, ``"(8, 5)"``) into a tuple of positive ints.
+    """Parse ``"8,5"`` (or ``"(8, 5)"``, ``"8, 5"``) into a tuple of positive ints.
 
     Raises
     ------
     UsageError
         If the text is empty or an entry is not a positive integer.
     """
-    cleaned = text.strip().strip("()[]").replace("x", ",").replace(" ", "")
-    parts = [p for p in cleaned.split(",") if p != ""]
+    cleaned = text.strip().strip("()[]").replace(" ", "")
+    parts = cleaned.split(",")
+    if parts and parts[-1] == "":  # "8," as in a 1-tuple
+        parts = parts[:-1]
     try:
         shape = tuple(int(p) for p in parts)
     except ValueError:
@@ -141,6 +144,99 @@ def as_float64(x: Any, what: str) -> np.ndarray:
     out = np.array(arr, dtype=np.float64, copy=True)
     if not np.all(np.isfinite(out)):
         raise UsageError(f"{what} contains NaN or infinity.")
+    return out
+
+
+def as_input(x: Any, what: str) -> np.ndarray:
+    """A layer input given as data: float -> :func:`as_float64`; integer/bool -> int64 copy (indices).
+
+    Raises
+    ------
+    UsageError
+        As :func:`as_float64`.
+    """
+    arr = np.asarray(x)
+    if arr.dtype.kind in "biu":
+        if arr.size == 0:
+            raise UsageError(f"{what} is empty (shape {fmt_shape(arr.shape)}).")
+        return np.array(arr, dtype=np.int64, copy=True)
+    return as_float64(arr, what)
+
+
+def _is_shape(x: Any) -> bool:
+    return isinstance(x, tuple) and len(x) > 0 and all(isinstance(s, (int, np.integer)) for s in x)
+
+
+def layer_inputs(X: Any, rng: np.random.Generator, owner: str) -> list[np.ndarray]:
+    """Resolve the ``X`` argument of :func:`gradcheck.check_layer` into a list of input arrays.
+
+    * a tuple of ints is a shape: ``rng.standard_normal(shape)``;
+    * a list/tuple whose items are all arrays or shapes means several inputs
+      (``forward(Q, K, V)``), each resolved as above;
+    * anything else is data for a single input (:func:`as_input`).
+
+    Raises
+    ------
+    UsageError
+        Empty or non-positive shape, non-numeric or non-finite data.
+    """
+    if _is_shape(X):
+        return [rng.standard_normal(check_shape(X))]
+    if isinstance(X, (list, tuple)) and len(X) > 0 and all(isinstance(e, np.ndarray) or _is_shape(e) for e in X):
+        return [rng.standard_normal(check_shape(e)) if _is_shape(e) else as_input(e, f"input {i} of {owner}")
+                for i, e in enumerate(X)]
+    if isinstance(X, tuple) and len(X) == 0:
+        raise UsageError(f"input shape of {owner} is empty; expected e.g. (8, 5).")
+    return [as_input(X, f"input X of {owner}")]
+
+
+def input_names(layer: Any, n: int) -> list[str]:
+    """Names of a layer's inputs: ``["X"]`` for one; for several, ``forward``'s
+    positional parameter names (``["Q", "K", "V"]``), else ``X0, X1, ...``."""
+    if n == 1:
+        return ["X"]
+    try:
+        ps = [p.name for p in inspect.signature(layer.forward).parameters.values()
+              if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) and p.name not in ("self", "training")]
+    except (TypeError, ValueError):
+        ps = []
+    return ps[:n] if len(ps) >= n else [f"X{i}" for i in range(n)]
+
+
+def check_input_grads(ret: Any, *, owner: str, produced_by: str, names: list[str], inputs: list[np.ndarray],
+                      keys: list[str]) -> dict[str, np.ndarray]:
+    """Validate what ``backward`` returned: one input gradient, or a tuple of them.
+
+    Integer inputs get no gradient; their entry may be None (ignored either way).
+
+    Raises
+    ------
+    GradientShapeError
+        None or a wrong shape for a float input; not a tuple of the right length
+        for several inputs.
+    NonFiniteError
+        NaN/inf in a returned gradient.
+    """
+    if len(inputs) == 1:
+        rets = [ret]
+    else:
+        if not isinstance(ret, (tuple, list)) or len(ret) != len(inputs):
+            got = (f"a {type(ret).__name__} of length {len(ret)}" if isinstance(ret, (tuple, list))
+                   else "None" if ret is None else type(ret).__name__)
+            raise GradientShapeError(
+                paragraph(
+                    f"{owner}.{produced_by} returned {got};",
+                    f"expected a tuple of {len(inputs)} gradients ({', '.join('d' + n for n in names)}),",
+                    "one per input of forward, in the same order.",
+                )
+            )
+        rets = list(ret)
+    out = {}
+    for r, n, x, k in zip(rets, names, inputs, keys):
+        if x.dtype.kind != "f":
+            continue
+        out[k] = check_output(r, owner=owner, tensor=f"d{n}", produced_by=produced_by, expected_shape=x.shape,
+                              expected_why=f"the shape of the input {n}")
     return out
 
 

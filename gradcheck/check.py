@@ -197,11 +197,13 @@ class CheckResult:
     rtol, atol, eps : float
         Tolerances and finite-difference step used.
     seed : int
-    input_shape : tuple of int
+    input_shape : tuple of int, or tuple of tuples for several inputs
     twin : str or None
         Qualified name of the autoprop twin used, or None.
     twin_note : str
         Why there is no tape column (empty when a twin was used).
+    notes : list of str
+        Other remarks, e.g. an integer input that has no gradient.
     gradients : dict
         ``{"manual"|"tape"|"numerical": {tensor: ndarray}}``, the raw gradients.
     """
@@ -216,6 +218,7 @@ class CheckResult:
     input_shape: tuple[int, ...]
     twin: str | None = None
     twin_note: str = ""
+    notes: list[str] = field(default_factory=list)
     gradients: dict[str, dict[str, np.ndarray]] = field(default_factory=dict, repr=False)
 
     @property
@@ -272,9 +275,10 @@ class CheckResult:
             "atol": self.atol,
             "eps": self.eps,
             "seed": self.seed,
-            "input_shape": list(self.input_shape),
+            "input_shape": json_shape(self.input_shape),
             "twin": self.twin,
             "twin_note": self.twin_note,
+            "notes": list(self.notes),
             "rows": [
                 {**row, "shape": list(row["shape"]), "worst_index": list(row["worst_index"])}
                 for row in self.rows
@@ -283,6 +287,11 @@ class CheckResult:
 
     def __str__(self) -> str:
         return self.table()
+
+
+def json_shape(shape):
+    """A shape (or tuple of shapes) as nested lists, for JSON."""
+    return [json_shape(s) if isinstance(s, tuple) else int(s) for s in shape]
 
 
 # --------------------------------------------------------------------------- twins
@@ -448,22 +457,27 @@ def _to_numpy(t) -> np.ndarray:
     return np.array(t.numpy() if hasattr(t, "numpy") else t, dtype=np.float64)
 
 
-def _tape_layer(twin, X, G, training, owner):
+def _tape_layer(twin, inputs, keys, G, training, owner):
+    """Tape gradients of ``sum(twin(*inputs) * G)``; returns (Y, {key: grad})."""
     import autoprop as ap
 
     def run():
-        x = ap.constant(X)
+        xs = [ap.constant(x) for x in inputs]
         with ap.GradientTape() as tape:
-            tape.watch(x)
-            Y = twin(x, training=training)
+            for x in xs:
+                if x.dtype.kind == "f":
+                    tape.watch(x)
+            Y = twin(*xs, training=training)
             L = ap.sum(Y * ap.constant(G))
-        sources = {"X": x, **dict(twin.variables)}
+        sources = {k: x for k, x in zip(keys, xs) if x.dtype.kind == "f"}
+        sources.update(dict(twin.variables))
         return Y, tape.gradient(L, sources)
 
     Y, grads = _twin_call(run, owner=owner, what="forward/tape.gradient")
+    shapes = {k: x.shape for k, x in zip(keys, inputs)}
     out = {}
     for k, g in grads.items():
-        shape = X.shape if k == "X" else tuple(twin.variables[k].shape)
+        shape = shapes[k] if k in shapes else tuple(twin.variables[k].shape)
         out[k] = np.zeros(shape) if g is None else _to_numpy(g)
     return _to_numpy(Y), out
 
@@ -518,11 +532,17 @@ def check_layer(
         Follows the manualprop protocol: ``params`` (dict of float ndarrays; may be
         absent for parameter-free layers), ``grads``, ``forward(X, training=False)``,
         ``backward(dY) -> dX``. No base class needed. Its parameters are perturbed in
-        place during the numerical pass and restored afterwards.
-    X : ndarray or tuple of int
-        The input array, or its shape as a tuple (then ``X ~ N(0, 1)`` drawn from
-        ``seed``; a list is taken as data, never as a shape). Converted to
-        a float64 copy; float32 gives a warning (see :func:`gradcheck._validation.as_float64`).
+        place during the numerical pass and restored afterwards. A layer with
+        several inputs (``forward(Q, K, V, training=False)``) returns a tuple
+        ``(dQ, dK, dV)`` from ``backward``; a layer whose input is integer
+        (indices, e.g. ``Embedding``) has no input gradient and may return None.
+    X : ndarray, tuple of int, or list of those
+        The input array, or its shape as a tuple of ints (then ``X ~ N(0, 1)``
+        drawn from ``seed``). For several inputs, a list (or tuple) whose items are
+        arrays or shapes, e.g. ``[(2, 4, 3), (2, 5, 3), (2, 5, 6)]``. Float inputs are
+        converted to float64 copies (float32 warns, see
+        :func:`gradcheck._validation.as_float64`); integer inputs are indices and
+        are not differentiated. See :func:`gradcheck._validation.layer_inputs`.
     twin : "auto", None or object, default "auto"
         "auto": the class of the same name in ``autoprop.layers``, when there is
         one (see :func:`build_twin`); None: no tape comparison; an object: a built
@@ -530,7 +550,7 @@ def check_layer(
     init : dict, optional
         Constructor kwargs for an "auto" twin (default: read from ``layer``'s attributes).
     seed : int, default 0
-        Seeds ``X`` (when a shape is given) and the upstream gradient ``G ~ N(0, 1)``.
+        Seeds the inputs given as shapes and the upstream gradient ``G ~ N(0, 1)``.
     rtol, atol : float, default 1e-6, 1e-9
         Pass when every element has ``|a-b| <= atol`` or ``|a-b| <= rtol*(|a|+|b|)``.
     training : bool, default False
@@ -543,7 +563,8 @@ def check_layer(
     Returns
     -------
     CheckResult
-        Records ``Y`` (forward, manual vs tape, when a twin exists), ``dX``, then
+        Records ``Y`` (forward, manual vs tape, when a twin exists), ``dX`` (or one
+        ``d<name>`` per float input, named after ``forward``'s parameters), then
         ``d<key>`` for each parameter.
 
     Raises
@@ -566,35 +587,36 @@ def check_layer(
     rtol, atol = V.check_tolerances(rtol, atol)
     V.require_methods(layer, owner, ("forward", "backward"), "manualprop layer")
     rng = np.random.default_rng(seed)
-    if isinstance(X, tuple):
-        X = rng.standard_normal(V.check_shape(X))
-    else:
-        X = V.as_float64(X, f"input X of {owner}")
+    inputs = V.layer_inputs(X, rng, owner)
+    names = V.input_names(layer, len(inputs))
+    keys = ["@" + n for n in names]  # input keys cannot clash with parameter keys
+    diff = [x.dtype.kind == "f" for x in inputs]
     params = V.layer_params(layer, owner)
-    xs = V.fmt_shape(X.shape)
+    xs = ", ".join(f"{n} of shape {V.fmt_shape(x.shape)}" for n, x in zip(names, inputs))
+    sig = f"forward({', '.join(names)}, training={training}) with {xs}"
 
-    def forward(x: np.ndarray) -> np.ndarray:
-        Y = V.call_student(layer.forward, x, training=training, owner=owner,
-                           call=f"forward(X, training={training}) with X of shape {xs}",
+    def forward(*xin: np.ndarray) -> np.ndarray:
+        Y = V.call_student(layer.forward, *xin, training=training, owner=owner, call=sig,
                            expected="Expected forward to return the output array.")
-        return V.check_output(Y, owner=owner, tensor="Y", produced_by=f"forward(X) with X of shape {xs}",
-                              expected_shape=None)
+        return V.check_output(Y, owner=owner, tensor="Y", produced_by=sig, expected_shape=None)
 
     # manual: one forward, one backward with G
-    x_in = X.copy()
-    Y = forward(x_in)
-    if not np.array_equal(x_in, X):
-        raise StudentCodeError(
-            V.paragraph(f"{owner}.forward(X) modified its input X in place;",
-                        "a layer must not write into X (the previous layer or the caller still uses it).",
-                        "Compute into a new array instead, e.g. np.maximum(X, 0) rather than X[X < 0] = 0.")
-        )
+    x_in = [x.copy() for x in inputs]
+    Y = forward(*x_in)
+    for n, a, b in zip(names, x_in, inputs):
+        if not np.array_equal(a, b):
+            raise StudentCodeError(
+                V.paragraph(f"{owner}.forward modified its input {n} in place;",
+                            f"a layer must not write into {n} (the previous layer or the caller still uses it).",
+                            "Compute into a new array instead, e.g. np.maximum(X, 0) rather than X[X < 0] = 0.")
+            )
     G = rng.standard_normal(Y.shape)
     ys = V.fmt_shape(Y.shape)
-    dX = V.call_student(layer.backward, G.copy(), owner=owner, call=f"backward(dY) with dY of shape {ys}",
-                        expected=f"Expected backward to return dX of shape {xs}.")
-    manual = {"X": V.check_output(dX, owner=owner, tensor="dX", produced_by=f"backward(dY) with dY of shape {ys}",
-                                  expected_shape=X.shape, expected_why="the shape of the input X")}
+    call = f"backward(dY) with dY of shape {ys}"
+    expect = (f"Expected backward to return d{names[0]} of shape {V.fmt_shape(inputs[0].shape)}." if len(inputs) == 1
+              else f"Expected backward to return the tuple ({', '.join('d' + n for n in names)}).")
+    ret = V.call_student(layer.backward, G.copy(), owner=owner, call=call, expected=expect)
+    manual = V.check_input_grads(ret, owner=owner, produced_by=call, names=names, inputs=inputs, keys=keys)
     manual.update(V.check_grads(layer, owner, params))
     sources: dict[str, dict[str, np.ndarray]] = {"manual": manual}
 
@@ -602,7 +624,7 @@ def check_layer(
     twin_obj, note = _resolve_twin(layer, twin, init, "layer")
     records: list[TensorRecord] = []
     if twin_obj is not None:
-        Y_tape, sources["tape"] = _tape_layer(twin_obj, X, G, training, owner)
+        Y_tape, sources["tape"] = _tape_layer(twin_obj, inputs, keys, G, training, owner)
         fwd = TensorRecord("Y", tuple(Y.shape), "forward")
         if Y_tape.shape != Y.shape:
             raise TwinError(f"{owner}: manual forward gives shape {ys}, the twin {V.fmt_shape(Y_tape.shape)}.")
@@ -610,16 +632,19 @@ def check_layer(
         records.append(fwd)
 
     # numerical
-    sources["numerical"] = layer_numerical_gradients(forward, X, params, G, eps=eps)
+    sources["numerical"] = layer_numerical_gradients(forward, inputs, params, G, eps=eps, input_names=keys)
 
-    names = [("X", "dX", X.shape)] + [(k, f"d{k}", p.shape) for k, p in params.items()]
-    records += _records(names, sources, rtol, atol)
+    rows = [(k, f"d{n}", x.shape) for k, n, x, d in zip(keys, names, inputs, diff) if d]
+    rows += [(k, f"d{k}", p.shape) for k, p in params.items()]
+    records += _records(rows, sources, rtol, atol)
+    notes = [f"{n} is an integer input (indices): it has no gradient" for n, d in zip(names, diff) if not d]
+    display = {k: t for k, t, _ in rows}
     return CheckResult(
         name=owner, kind="layer", records=records, rtol=rtol, atol=atol, eps=eps, seed=seed,
-        input_shape=tuple(X.shape),
+        input_shape=tuple(inputs[0].shape) if len(inputs) == 1 else tuple(tuple(x.shape) for x in inputs),
         twin=None if twin_obj is None else f"{type(twin_obj).__module__}.{type(twin_obj).__name__}",
-        twin_note=note,
-        gradients={src: {("dX" if k == "X" else f"d{k}"): v for k, v in g.items()} for src, g in sources.items()},
+        twin_note=note, notes=notes,
+        gradients={src: {display[k]: v for k, v in g.items() if k in display} for src, g in sources.items()},
     )
 
 

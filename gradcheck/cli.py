@@ -24,7 +24,15 @@ import warnings
 from typing import Any
 
 from . import _validation as V
-from .errors import EXIT_MISMATCH, EXIT_PASS, EXIT_STUDENT, EXIT_USAGE, GradcheckError, StudentCodeError, UsageError
+from .errors import (
+    EXIT_MISMATCH,
+    EXIT_PASS,
+    EXIT_STUDENT,
+    EXIT_USAGE,
+    GradcheckError,
+    StudentCodeError,
+    UsageError,
+)
 
 __all__ = ["main", "build_parser", "load_class"]
 
@@ -203,7 +211,10 @@ def _cmd_zoo(args) -> int:
         bad += [f"{name} (could not be checked)" for name, _ in errors]
         print(f"\nFAIL: {n_fail} of {total} failed: {'; '.join(bad)}")
         return EXIT_MISMATCH
-    print(f"\nPASS: all {total} layers and losses agree (manual, tape, numerical).")
+    three = sum(r.twin is not None for r in results)
+    only = (f"; {total - three} manual vs numerical only (no usable autoprop twin, see above)"
+            if three < total else "")
+    print(f"\nPASS: all {total} checks passed: {three} compared manual, tape and numerical{only}.")
     return EXIT_PASS
 
 

@@ -34,7 +34,7 @@ the checker's default ``atol = 1e-9`` holds with a margin.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
 
@@ -131,42 +131,55 @@ def scalar_objective(Y: np.ndarray, G: np.ndarray) -> float:
 
 
 def layer_numerical_gradients(
-    forward: Callable[[np.ndarray], np.ndarray],
-    X: np.ndarray,
+    forward: Callable[..., np.ndarray],
+    X: np.ndarray | Sequence[np.ndarray],
     params: Mapping[str, np.ndarray],
     G: np.ndarray,
     *,
     eps: float = DEFAULT_EPS,
+    input_names: Sequence[str] | None = None,
 ) -> dict[str, np.ndarray]:
-    """Numerical gradients of ``L = sum(forward(X) * G)`` w.r.t. ``X`` and every parameter.
+    """Numerical gradients of ``L = sum(forward(*inputs) * G)`` w.r.t. the inputs and every parameter.
 
     Parameters
     ----------
     forward : callable
-        ``forward(X) -> Y`` evaluating the layer with its current parameters.
-        It receives a fresh copy of ``X`` on every call, so a layer that
+        ``forward(*inputs) -> Y`` evaluating the layer with its current parameters.
+        It receives fresh copies of the inputs on every call, so a layer that
         writes into its input cannot corrupt the check.
-    X : ndarray of float64
-        The input, shape ``(batch, ...)``. Not modified.
+    X : ndarray or sequence of ndarray
+        The input (``forward(X)``) or several inputs (``forward(Q, K, V)``). Not
+        modified. Floating-point inputs are differentiated (perturbed in float64
+        copies); integer inputs (indices) are passed unchanged and get no gradient.
     params : dict of str -> ndarray
         The layer's own parameter arrays; perturbed in place and restored.
     G : ndarray of float64
-        Upstream gradient, same shape as ``forward(X)``.
+        Upstream gradient, same shape as ``forward(*inputs)``.
     eps : float, default 6.06e-6 (DEFAULT_EPS)
         Relative step, see :func:`numerical_gradient`.
+    input_names : sequence of str, optional
+        Keys for the inputs in the result; default ``"X"`` for one input,
+        ``"X0", "X1", ...`` for several.
 
     Returns
     -------
     dict
-        ``{"X": dL/dX, **{k: dL/dparams[k]}}``, float64 arrays with the shapes
-        of ``X`` and of each parameter.
+        ``{input_name: dL/dinput for each float input, **{k: dL/dparams[k]}}``,
+        float64 arrays with the shapes of the inputs and parameters.
     """
-    Xw = np.array(X, dtype=np.float64, copy=True)
+    single = isinstance(X, np.ndarray)
+    inputs = [np.asarray(X)] if single else [np.asarray(x) for x in X]
+    if input_names is None:
+        input_names = ["X"] if len(inputs) == 1 else [f"X{i}" for i in range(len(inputs))]
+    work = [np.array(x, dtype=np.float64, copy=True) if x.dtype.kind == "f" else x.copy() for x in inputs]
 
     def objective() -> float:
-        return scalar_objective(forward(Xw.copy()), G)
+        return scalar_objective(forward(*[w.copy() for w in work]), G)
 
-    out = {"X": numerical_gradient(objective, Xw, eps=eps)}
+    out = {}
+    for name, w in zip(input_names, work):
+        if w.dtype.kind == "f":
+            out[name] = numerical_gradient(objective, w, eps=eps)
     for k, p in params.items():
         out[k] = numerical_gradient(objective, p, eps=eps)
     return out

@@ -74,9 +74,16 @@ def format_table(results: Sequence[CheckResult], details: bool = True,
             f"relative error = |a-b| / max(|a|+|b|, atol/rtol); pass if <= rtol={r0.rtol:g}, i.e. "
             f"|a-b| <= atol={r0.atol:g} or |a-b| <= rtol*(|a|+|b|). numerical = central differences, "
             f"eps={r0.eps:.3g}, seed={r0.seed}. (fwd) rows compare forward values."))
-        notes = sorted({f"{r.name}: {r.twin_note}" for r in results if r.twin_note})
-        if notes:
-            lines.append(wrap("no tape comparison for " + "; ".join(notes)))
+        missing = [r.name for r in results if r.twin_note.startswith("no class ")]
+        if missing:
+            lines.append(wrap("no tape comparison (no class of that name in autoprop.layers / "
+                              "autoprop.losses): " + ", ".join(missing)))
+        for r in results:
+            for note in r.notes:
+                lines.append(wrap(f"{r.name}: {note}"))
+        for r in results:
+            if r.twin_note and not r.twin_note.startswith("no class "):
+                lines.append(wrap(f"no tape comparison for {r.name}: {r.twin_note}"))
     if details:
         fail = format_failures(results)
         if fail:

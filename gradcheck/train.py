@@ -228,11 +228,11 @@ def run_training(config: TrainConfig | None = None, *, progress: bool = True, pl
     -------
     TrainReport
     """
-    import autoprop as ap
-    from autoprop.losses import SoftmaxCrossEntropy as TapeCE
     from tqdm.auto import tqdm
 
+    import autoprop as ap
     import manualprop as mp
+    from autoprop.losses import SoftmaxCrossEntropy as TapeCE
 
     config = config or TrainConfig()
     X_tr, X_te, y_tr, y_te = load_digits_split(config.seed, config.test_size)

@@ -2,13 +2,15 @@
 
 Layers and losses are discovered, not listed: every public class exported by
 ``manualprop`` with ``forward`` and ``backward`` methods is checked (abstract
-bases such as ``Layer``, which other exported classes subclass, are skipped).
+bases such as ``Layer``, whose ``forward`` only raises NotImplementedError, are
+skipped).
 A class is a loss when its ``forward`` takes ``y_true``. Its tape twin is the
 class of the same name in ``autoprop.layers`` / ``autoprop.losses``; a class
 with no twin is still checked manual vs numerical and the table says so.
 
-:data:`REGISTRY` is the one place that says how to build a class for the zoo:
-constructor kwargs and input shape. A class without an entry is built with no
+:data:`ENTRIES` is the one place that says how to build a class for the zoo:
+constructor kwargs, input shape, targets; a class may have several entries
+(variants such as ``GELU[tanh]``). A class without an entry is built with no
 arguments on an input of shape :data:`DEFAULT_INPUT_SHAPE`; if that fails,
 the zoo reports an error for it naming this registry. Adding a layer that
 needs arguments is one line here.
@@ -28,7 +30,7 @@ import numpy as np
 from .check import CheckResult, check_layer, check_loss, copy_params_to_twin
 from .errors import GradcheckError
 
-__all__ = ["ZooEntry", "REGISTRY", "DEFAULT_INPUT_SHAPE", "discover", "run_zoo"]
+__all__ = ["ZooEntry", "ENTRIES", "REGISTRY", "DEFAULT_INPUT_SHAPE", "discover", "entries_for", "run_zoo"]
 
 #: Input shape for a layer without a registry entry: batch 4, 6 features.
 DEFAULT_INPUT_SHAPE = (4, 6)
@@ -56,24 +58,38 @@ class ZooEntry:
         Class name, the same in ``manualprop`` and ``autoprop.layers``/``losses``.
     kwargs : dict
         Constructor keyword arguments (``rng`` is added when the constructor takes one).
-    input_shape : tuple of int
-        Shape of ``X`` for a layer, of ``y_pred`` for a loss.
+    input_shape : tuple of int, or list of them
+        Shape of ``X`` for a layer (a list of shapes for a layer with several
+        inputs, e.g. attention's Q, K, V), of ``y_pred`` for a loss.
     build : callable, optional
         ``build(namespace, rng) -> object`` for classes kwargs cannot describe
         (containers); ``namespace`` is ``manualprop`` or ``autoprop.layers``.
     targets : callable, optional
         Losses only: ``targets(rng, input_shape) -> y_true``. Default: standard
         normal of ``input_shape``.
+    inputs : callable, optional
+        Layers only: ``inputs(rng) -> X`` for inputs a shape cannot describe
+        (integer indices for ``Embedding``). Overrides ``input_shape``.
     training : bool
         Value of ``training`` passed to ``forward``.
+    variant : str
+        Shown after the name for a second entry of the same class, e.g.
+        ``"tanh"`` gives ``GELU[tanh]``.
     """
 
     name: str
     kwargs: Mapping[str, Any] = field(default_factory=dict)
-    input_shape: tuple[int, ...] = DEFAULT_INPUT_SHAPE
+    input_shape: tuple[int, ...] | list[tuple[int, ...]] = DEFAULT_INPUT_SHAPE
     build: Callable[[ModuleType, np.random.Generator], Any] | None = None
     targets: Callable[[np.random.Generator, tuple[int, ...]], Any] | None = None
+    inputs: Callable[[np.random.Generator], Any] | None = None
     training: bool = False
+    variant: str = ""
+
+    @property
+    def label(self) -> str:
+        """Display name: ``name`` or ``name[variant]``."""
+        return f"{self.name}[{self.variant}]" if self.variant else self.name
 
     def make(self, namespace: ModuleType, rng: np.random.Generator) -> Any:
         """Build the class from ``namespace`` (``manualprop`` or an autoprop module)."""
@@ -89,16 +105,55 @@ class ZooEntry:
         return cls(**kwargs)
 
 
-#: One line per class that needs constructor arguments, a particular input, or targets.
-REGISTRY: dict[str, ZooEntry] = {
-    e.name: e
-    for e in [
-        ZooEntry("Linear", {"in_features": 5, "out_features": 3}, (8, 5)),
-        ZooEntry("Sequential", input_shape=(8, 5), build=_mlp),
-        ZooEntry("SoftmaxCrossEntropy", input_shape=(8, 4), targets=_labels),
-        ZooEntry("MeanSquaredError", input_shape=(8, 3), targets=_real_targets),
-    ]
-}
+def _probabilities(rng: np.random.Generator, shape: tuple[int, ...]) -> np.ndarray:
+    return rng.uniform(0.0, 1.0, size=shape)
+
+
+#: One line per class (or variant) that needs constructor arguments, a particular
+#: input shape, or targets. A class may have several entries (variants).
+ENTRIES: list[ZooEntry] = [
+    ZooEntry("Linear", {"in_features": 5, "out_features": 3}, (8, 5)),
+    ZooEntry("Sequential", input_shape=(8, 5), build=_mlp),
+    ZooEntry("Flatten", input_shape=(2, 3, 4)),
+    ZooEntry("Conv2D", {"in_channels": 2, "out_channels": 3, "kernel_size": 3, "padding": 1}, (2, 2, 5, 5)),
+    ZooEntry("Conv2D", {"in_channels": 2, "out_channels": 2, "kernel_size": (2, 3), "stride": 2}, (2, 2, 6, 7),
+             variant="stride2"),
+    ZooEntry("MaxPool2D", {"kernel_size": 2}, (2, 2, 4, 6)),
+    ZooEntry("AvgPool2D", {"kernel_size": 2}, (2, 2, 4, 6)),
+    ZooEntry("BatchNorm1D", {"num_features": 4}, (8, 4), training=True, variant="train"),
+    ZooEntry("BatchNorm1D", {"num_features": 4}, (8, 4), variant="eval"),
+    ZooEntry("BatchNorm2D", {"num_features": 3}, (4, 3, 2, 3), training=True, variant="train"),
+    ZooEntry("BatchNorm2D", {"num_features": 3}, (4, 3, 2, 3), variant="eval"),
+    ZooEntry("LayerNorm", {"normalized_shape": 5}, (4, 5)),
+    ZooEntry("LayerNorm", {"normalized_shape": (3, 4)}, (2, 3, 4), variant="2d"),
+    ZooEntry("Embedding", {"num_embeddings": 7, "dim": 3}, inputs=lambda rng: rng.integers(0, 7, size=(4, 5))),
+    ZooEntry("RNN", {"input_size": 3, "hidden_size": 4}, (2, 5, 3)),
+    ZooEntry("LSTM", {"input_size": 3, "hidden_size": 4}, (2, 5, 3)),
+    ZooEntry("ScaledDotProductAttention", input_shape=[(2, 4, 3), (2, 5, 3), (2, 5, 6)]),
+    ZooEntry("ScaledDotProductAttention", {"causal": True}, [(2, 4, 3), (2, 4, 3), (2, 4, 5)], variant="causal"),
+    ZooEntry("MultiHeadAttention", {"embed_dim": 6, "num_heads": 2}, (2, 4, 6)),
+    ZooEntry("MultiHeadAttention", {"embed_dim": 6, "num_heads": 2, "causal": True}, (2, 4, 6), variant="causal"),
+    ZooEntry("GELU"),
+    ZooEntry("GELU", {"approximate": "tanh"}, variant="tanh"),
+    ZooEntry("SoftmaxCrossEntropy", input_shape=(8, 4), targets=_labels),
+    ZooEntry("SoftmaxCrossEntropy", {"reduction": "sum"}, (8, 4), targets=_labels, variant="sum"),
+    ZooEntry("SoftmaxCrossEntropy", {"label_smoothing": 0.1}, (8, 4), targets=_labels, variant="smooth0.1"),
+    ZooEntry("MeanSquaredError", input_shape=(8, 3), targets=_real_targets),
+    ZooEntry("MeanSquaredError", {"reduction": "sum"}, (8, 3), targets=_real_targets, variant="sum"),
+    ZooEntry("Huber", input_shape=(8, 3), targets=_real_targets),
+    ZooEntry("BinaryCrossEntropyWithLogits", input_shape=(8, 3), targets=_probabilities),
+]
+
+#: ``name -> [entries]``, built from :data:`ENTRIES`.
+REGISTRY: dict[str, list[ZooEntry]] = {}
+for _e in ENTRIES:
+    REGISTRY.setdefault(_e.name, []).append(_e)
+del _e
+
+
+def entries_for(name: str) -> list[ZooEntry]:
+    """Registry entries of class ``name``, or one default entry (no kwargs, input (4, 6))."""
+    return REGISTRY.get(name) or [ZooEntry(name)]
 
 
 def _module(name: str) -> ModuleType | None:
@@ -106,6 +161,15 @@ def _module(name: str) -> ModuleType | None:
         return importlib.import_module(name)
     except ImportError:
         return None
+
+
+def _is_abstract(cls: type) -> bool:
+    """True when ``forward`` or ``backward`` only raises NotImplementedError (a base class)."""
+    for m in ("forward", "backward"):
+        code = getattr(getattr(cls, m, None), "__code__", None)
+        if code is not None and code.co_names == ("NotImplementedError",):
+            return True
+    return False
 
 
 def _is_loss(cls: type) -> bool:
@@ -131,8 +195,7 @@ def discover() -> list[tuple[str, str]]:
         obj = getattr(manualprop, n, None)
         if isinstance(obj, type) and callable(getattr(obj, "forward", None)) and callable(getattr(obj, "backward", None)):
             classes[n] = obj
-    bases = {n for n, c in classes.items() if any(o is not c and issubclass(o, c) for o in classes.values())}
-    found = [(n, "loss" if _is_loss(c) else "layer") for n, c in classes.items() if n not in bases]
+    found = [(n, "loss" if _is_loss(c) else "layer") for n, c in classes.items() if not _is_abstract(c)]
     return [f for f in found if f[1] == "layer"] + [f for f in found if f[1] == "loss"]
 
 
@@ -158,8 +221,8 @@ def run_zoo(seed: int = 0, rtol: float = 1e-6, atol: float = 1e-9) -> tuple[list
     ap_layers, ap_losses = _module("autoprop.layers"), _module("autoprop.losses")
     results: list[CheckResult] = []
     errors: list[tuple[str, str]] = []
-    for name, kind in discover():
-        entry = REGISTRY.get(name, ZooEntry(name))
+    for name, kind, entry in [(n, k, e) for n, k in discover() for e in entries_for(n)]:
+        label = entry.label
         rng = np.random.default_rng(seed)
         twin_ns = ap_layers if kind == "layer" else ap_losses
         try:
@@ -168,32 +231,41 @@ def run_zoo(seed: int = 0, rtol: float = 1e-6, atol: float = 1e-9) -> tuple[list
             except Exception as exc:  # noqa: BLE001
                 raise GradcheckError(
                     f"could not build manualprop.{name} ({type(exc).__name__}: {exc}); "
-                    f"add a ZooEntry for it in gradcheck/zoo.py REGISTRY with its constructor kwargs"
+                    f"add a ZooEntry for it to ENTRIES in gradcheck/zoo.py with its constructor kwargs"
                 ) from exc
             twin: Any = None
+            twin_note = ""
             if twin_ns is not None and isinstance(getattr(twin_ns, name, None), type):
                 try:
                     twin = entry.make(twin_ns, np.random.default_rng(seed))
+                except TypeError as exc:
+                    # The twin class exists but does not take these arguments (yet):
+                    # check manual vs numerical and say so in the table.
+                    twin_note = (f"{twin_ns.__name__}.{name} does not accept "
+                                 f"{', '.join(f'{k}={v!r}' for k, v in entry.kwargs.items()) or 'the same arguments'}"
+                                 f" ({exc})")
                 except Exception as exc:  # noqa: BLE001
                     raise GradcheckError(
                         f"could not build the twin {twin_ns.__name__}.{name} with the registry "
                         f"arguments ({type(exc).__name__}: {exc})"
                     ) from exc
-                if kind == "layer":
+                if twin is not None and kind == "layer":
                     copy_params_to_twin(obj, twin, name)
             data_rng = np.random.default_rng(seed + 1)
             if kind == "layer":
-                res = check_layer(obj, entry.input_shape, twin=twin, seed=seed, rtol=rtol, atol=atol,
-                                  training=entry.training)
+                X = entry.inputs(data_rng) if entry.inputs is not None else entry.input_shape
+                res = check_layer(obj, X, twin=twin, seed=seed, rtol=rtol, atol=atol,
+                                  training=entry.training, name=label)
             else:
                 y_pred = data_rng.standard_normal(entry.input_shape)
                 make_t = entry.targets or _real_targets
                 y_true = make_t(data_rng, entry.input_shape)
-                res = check_loss(obj, y_true, y_pred, twin=twin, seed=seed, rtol=rtol, atol=atol)
+                res = check_loss(obj, y_true, y_pred, twin=twin, seed=seed, rtol=rtol, atol=atol, name=label)
             if twin is None:
                 mod = "autoprop.layers" if kind == "layer" else "autoprop.losses"
-                res.twin_note = (f"no class {mod}.{name}" if twin_ns is not None else f"{mod} is not importable")
+                res.twin_note = twin_note or (f"no class {mod}.{name}" if twin_ns is not None
+                                              else f"{mod} is not importable")
             results.append(res)
         except GradcheckError as exc:
-            errors.append((name, str(exc)))
+            errors.append((label, str(exc)))
     return results, errors

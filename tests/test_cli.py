@@ -1,0 +1,237 @@
+"""The real `gradcheck` console script, run as a subprocess: exit codes and messages."""
+
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+SCRIPT = Path(sys.executable).parent / "gradcheck"
+LINEAR_INIT = '{"in_features": 5, "out_features": 3}'
+
+
+def run(*args, cwd=ROOT, timeout=120):
+    cmd = [str(SCRIPT)] if SCRIPT.exists() else [sys.executable, "-m", "gradcheck"]
+    env = {**os.environ, "MPLBACKEND": "Agg"}
+    return subprocess.run(cmd + [str(a) for a in args], cwd=cwd, capture_output=True, text=True,
+                          timeout=timeout, env=env)
+
+
+def check(path, *extra, shape="8,5", init=LINEAR_INIT, cls="Linear"):
+    args = ["check", f"{path}::{cls}", "--input-shape", shape]
+    if init is not None:
+        args += ["--init", init]
+    return run(*args, *extra)
+
+
+def assert_no_traceback(p):
+    assert "Traceback" not in p.stdout + p.stderr
+
+
+def err(p):
+    """stderr with the terminal wrapping undone."""
+    return " ".join(p.stderr.split())
+
+
+def student(tmp_path, body, name="student.py"):
+    f = tmp_path / name
+    f.write_text(textwrap.dedent(body))
+    return f
+
+
+GOOD = """
+import numpy as np
+
+class Linear:
+    def __init__(self, in_features, out_features, rng=None):
+        rng = np.random.default_rng(rng)
+        self.params = {"W": rng.standard_normal((out_features, in_features)),
+                       "b": rng.standard_normal(out_features)}
+        self.grads = {}
+
+    def forward(self, X, training=False):
+        self.X = X
+        return X @ self.params["W"].T + self.params["b"]
+
+    def backward(self, dY):
+        self.grads = {"W": dY.T @ self.X, "b": dY.sum(axis=0)}
+        return {RETURN}
+"""
+
+
+def test_correct_example_passes_exit_0(tmp_path):
+    p = check("examples/student_linear_correct.py", "--plots", tmp_path)
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert "PASS" in p.stdout and "dX, dW, db" in p.stdout
+    assert (tmp_path / "Linear.png").stat().st_size > 10_000
+    assert_no_traceback(p)
+
+
+def test_buggy_example_exits_1_and_names_db():
+    p = check("examples/student_linear_buggy.py")
+    assert p.returncode == 1, p.stdout + p.stderr
+    assert "FAIL: Linear: gradient mismatch in db." in p.stdout
+    assert "FAIL Linear db (gradient, manual-vs-numerical)" in p.stdout
+    # dX and dW rows are fine
+    rows = {line.split()[1] if line.startswith("Linear") else line.split()[0]: line
+            for line in p.stdout.splitlines() if line.strip().startswith(("Linear", "dW", "db"))}
+    assert rows["dX"].rstrip().endswith("ok") and rows["dW"].rstrip().endswith("ok")
+    assert rows["db"].rstrip().endswith("FAIL")
+    assert_no_traceback(p)
+
+
+def test_twin_flag_adds_tape_column():
+    p = check("examples/student_linear_correct.py", "--twin")
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert "tape~num" in p.stdout and "manual~tape" in p.stdout
+
+
+def test_missing_file_exit_2(tmp_path):
+    p = check(tmp_path / "nope.py")
+    assert p.returncode == 2
+    assert "does not exist" in err(p) and "nope.py" in err(p)
+    assert_no_traceback(p)
+
+
+def test_syntax_error_exit_3(tmp_path):
+    f = student(tmp_path, "class Linear:\n    def forward(self, X)\n        return X\n")
+    p = check(f)
+    assert p.returncode == 3
+    assert "does not import" in err(p) and "SyntaxError" in err(p) and "line 2" in err(p)
+    assert_no_traceback(p)
+
+
+def test_import_error_exit_3(tmp_path):
+    f = student(tmp_path, "import torch_not_installed_here\n")
+    p = check(f)
+    assert p.returncode == 3
+    assert "ModuleNotFoundError" in err(p) and "torch_not_installed_here" in err(p)
+    assert_no_traceback(p)
+
+
+def test_missing_class_exit_2_lists_classes(tmp_path):
+    f = student(tmp_path, GOOD.replace("{RETURN}", "dY @ self.params['W']"))
+    p = check(f, cls="Dense")
+    assert p.returncode == 2
+    assert "has no class 'Dense'" in err(p) and "Classes defined in it: Linear" in err(p)
+    assert_no_traceback(p)
+
+
+def test_class_without_backward_exit_3(tmp_path):
+    f = student(tmp_path, """
+        class Linear:
+            def __init__(self, in_features, out_features):
+                self.params = {}
+            def forward(self, X, training=False):
+                return X
+    """)
+    p = check(f)
+    assert p.returncode == 3
+    assert "no backward() method" in err(p) and "forward(), backward()" in err(p)
+    assert_no_traceback(p)
+
+
+def test_constructor_raises_exit_3(tmp_path):
+    f = student(tmp_path, """
+        class Linear:
+            def __init__(self, in_features, out_features):
+                raise ValueError("not finished yet")
+            def forward(self, X, training=False): return X
+            def backward(self, dY): return dY
+    """)
+    p = check(f)
+    assert p.returncode == 3
+    assert "Linear.__init__(in_features=5, out_features=3) raised ValueError: not finished yet" in err(p)
+    assert "student.py:4" in err(p)
+    assert_no_traceback(p)
+
+
+def test_wrong_init_kwargs_exit_3_shows_signature(tmp_path):
+    f = student(tmp_path, GOOD.replace("{RETURN}", "dY @ self.params['W']"))
+    p = check(f, init='{"n_in": 5, "n_out": 3}')
+    assert p.returncode == 3
+    assert "TypeError" in err(p) and "(in_features, out_features, rng=None)" in err(p)
+
+
+def test_backward_returns_none_exit_3(tmp_path):
+    f = student(tmp_path, GOOD.replace("return {RETURN}", "pass"))
+    p = check(f)
+    assert p.returncode == 3
+    assert "backward(dY)" in err(p) and "returned None for dX" in err(p) and "(8, 5)" in err(p)
+    assert_no_traceback(p)
+
+
+def test_backward_wrong_shape_exit_3(tmp_path):
+    f = student(tmp_path, GOOD.replace("{RETURN}", "(dY @ self.params['W']).T"))
+    p = check(f)
+    assert p.returncode == 3
+    assert "dX with shape (5, 8)" in err(p) and "expected shape (8, 5)" in err(p)
+    assert_no_traceback(p)
+
+
+def test_nan_gradient_exit_3(tmp_path):
+    f = student(tmp_path, GOOD.replace("{RETURN}", "dY @ self.params['W']")
+                .replace('"b": dY.sum(axis=0)', '"b": dY.sum(axis=0) / 0.0')
+                .replace("import numpy as np", "import numpy as np\nnp.seterr(all='ignore')"))
+    p = check(f)
+    assert p.returncode == 3
+    assert "db" in err(p) and "non-finite" in err(p)
+    assert_no_traceback(p)
+
+
+@pytest.mark.parametrize("args, needle", [
+    (["--input-shape", "8,x"], "--input-shape"),
+    (["--input-shape", "8,,5"], "--input-shape"),
+    (["--input-shape", "8,-5"], "--input-shape"),
+    (["--input-shape", "8,5", "--init", "{in_features: 5}"], "not valid JSON"),
+    (["--input-shape", "8,5", "--init", "[5, 3]"], "JSON object"),
+    (["--input-shape", "8,5", "--rtol", "0"], "rtol"),
+])
+def test_usage_errors_exit_2(args, needle):
+    p = run("check", "examples/student_linear_correct.py::Linear", *args)
+    assert p.returncode == 2
+    assert needle in err(p)
+    assert_no_traceback(p)
+
+
+def test_spec_without_class_exit_2():
+    p = run("check", "examples/student_linear_correct.py", "--input-shape", "8,5")
+    assert p.returncode == 2 and "::ClassName" in err(p)
+
+
+def test_help_documents_exit_codes():
+    p = run("check", "--help")
+    assert p.returncode == 0
+    for line in ("0  pass", "1  gradient mismatch", "2  usage error", "3  the checked code failed"):
+        assert line in p.stdout
+
+
+def test_python_dash_m_entry_point():
+    p = subprocess.run([sys.executable, "-m", "gradcheck", "--help"], capture_output=True, text=True, cwd=ROOT)
+    assert p.returncode == 0 and "zoo" in p.stdout and "check" in p.stdout and "train" in p.stdout
+
+
+def test_zoo_passes_and_writes_plots(tmp_path):
+    p = run("zoo", "--plots", tmp_path / "zoo")
+    assert p.returncode == 0, p.stdout + p.stderr
+    for name in ("Linear", "Sequential", "SoftmaxCrossEntropy", "dW", "d0.W", "dy_pred"):
+        assert name in p.stdout
+    assert "PASS" in p.stdout and str(tmp_path / "zoo") in p.stdout
+    pngs = {f.name for f in (tmp_path / "zoo").iterdir()}
+    assert {"zoo.png", "Linear.png", "Sequential.png"} <= pngs
+
+
+def test_train_command_passes(tmp_path):
+    p = run("train", "--no-progress", "--plots", tmp_path)
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert "epoch  30/30" in p.stdout and "max per-step relative loss difference" in p.stdout
+    assert "PASS" in p.stdout and (tmp_path / "training.png").exists()
+
+
+def test_train_command_fails_when_requirement_fails(tmp_path):
+    p = run("train", "--epochs", "1", "--no-progress", "--no-plots")
+    assert p.returncode == 1
+    assert "FAIL: test accuracy" in p.stdout

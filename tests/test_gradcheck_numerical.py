@@ -1,0 +1,105 @@
+"""gradcheck.numerical and the relative-error formula, on values known in closed form."""
+
+import numpy as np
+import pytest
+
+from gradcheck import DEFAULT_EPS, layer_numerical_gradients, numerical_gradient, relative_error
+from gradcheck.check import compare
+from gradcheck.numerical import scalar_objective, step_sizes
+
+
+def test_default_eps_is_cube_root_of_machine_epsilon():
+    assert DEFAULT_EPS == pytest.approx(6.0554544523933395e-06, rel=1e-12)
+
+
+def test_step_sizes_scale_with_magnitude():
+    h = step_sizes(np.array([0.0, 0.5, -1.0, 10.0, -1e3]), eps=1e-6)
+    np.testing.assert_allclose(h, [1e-6, 1e-6, 1e-6, 1e-5, 1e-3], rtol=0, atol=1e-20)
+
+
+def test_linear_closed_form_to_1e8():
+    rng = np.random.default_rng(3)
+    W = rng.standard_normal((3, 5))
+    b = rng.standard_normal(3)
+    X = rng.standard_normal((8, 5))
+    G = rng.standard_normal((8, 3))
+    params = {"W": W, "b": b}
+    W0, b0 = W.copy(), b.copy()
+
+    def forward(x):
+        return x @ params["W"].T + params["b"]
+
+    num = layer_numerical_gradients(forward, X, params, G)
+    np.testing.assert_allclose(num["X"], G @ W0, rtol=0, atol=1e-8)
+    np.testing.assert_allclose(num["W"], G.T @ X, rtol=0, atol=1e-8)
+    np.testing.assert_allclose(num["b"], G.sum(axis=0), rtol=0, atol=1e-8)
+    # every perturbed element was restored exactly
+    assert np.array_equal(W, W0) and np.array_equal(b, b0)
+
+
+def test_nonlinear_closed_form_to_1e8():
+    rng = np.random.default_rng(4)
+    x = rng.standard_normal((4, 3)) * 3
+    G = rng.standard_normal((4, 3))
+    grad = numerical_gradient(lambda: scalar_objective(np.sin(x) * np.exp(0.1 * x), G), x)
+    expected = G * np.exp(0.1 * x) * (np.cos(x) + 0.1 * np.sin(x))
+    np.testing.assert_allclose(grad, expected, rtol=0, atol=1e-8)
+
+
+def test_large_entries_use_relative_step():
+    # f = sum(x**3)/3 at x ~ 1e4: an absolute step of 6e-6 would lose the difference
+    # to rounding; the relative step keeps ~1e-10 relative accuracy.
+    x = np.array([1.0e4, -2.5e4])
+    grad = numerical_gradient(lambda: float(np.sum(x**3) / 3), x)
+    np.testing.assert_allclose(grad, x**2, rtol=1e-8)
+
+
+def test_input_restored_when_objective_raises():
+    x = np.array([1.0, 2.0, 3.0])
+    calls = []
+
+    def f():
+        calls.append(x.copy())
+        if len(calls) == 3:
+            raise RuntimeError("boom")
+        return float(x.sum())
+
+    with pytest.raises(RuntimeError):
+        numerical_gradient(f, x)
+    assert np.array_equal(x, [1.0, 2.0, 3.0])
+
+
+def test_rejects_integer_array():
+    with pytest.raises(TypeError, match="floating-point"):
+        numerical_gradient(lambda: 0.0, np.arange(3))
+
+
+def test_relative_error_formula_on_given_numbers():
+    assert float(relative_error(1.0, 1.1)) == pytest.approx(0.1 / 2.1, rel=1e-15)
+    assert float(relative_error(-2.0, 2.0)) == 1.0
+    assert float(relative_error(0.0, 0.0)) == 0.0
+    assert float(relative_error(1e-300, 0.0)) == 1.0
+    # with the checker's floor atol/rtol = 1e-9/1e-6 = 1e-3, a 1e-12 difference of
+    # near-zero values is 1e-9 relative, not 1
+    assert float(relative_error(1e-12, 0.0, tiny=1e-3)) == pytest.approx(1e-9, rel=1e-12)
+    np.testing.assert_allclose(relative_error([3.0, 0.5], [1.0, 0.5]), [0.5, 0.0])
+
+
+def test_compare_reports_worst_element_and_values():
+    a = np.array([[1.0, 2.0], [3.0, 4.0]])
+    b = np.array([[1.0, 2.0], [3.3, 4.0]])
+    c = compare(a, b, "manual-vs-numerical", rtol=1e-6, atol=1e-9)
+    assert c.worst_index == (1, 0)
+    assert (c.worst_a, c.worst_b) == (3.0, 3.3)
+    assert c.max_abs_error == pytest.approx(0.3, rel=1e-12)
+    assert c.max_rel_error == pytest.approx(0.3 / 6.3, rel=1e-12)
+    assert not c.passed
+    assert c.names == ("manual", "numerical")
+
+
+def test_compare_pass_rule_is_abs_or_rel():
+    # |a-b| = 5e-10 <= atol passes although it is 100% relative
+    assert compare(np.array([5e-10]), np.array([0.0]), "p-vs-q", rtol=1e-6, atol=1e-9).passed
+    assert not compare(np.array([5e-9]), np.array([0.0]), "p-vs-q", rtol=1e-6, atol=1e-9).passed
+    # relative 1e-7 passes for a large value whose absolute error is far above atol
+    assert compare(np.array([1e4]), np.array([1e4 * (1 + 2e-7)]), "p-vs-q", rtol=1e-6, atol=1e-9).passed
