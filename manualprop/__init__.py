@@ -6,6 +6,7 @@ optimizers) are also used by autoprop.
 """
 
 from . import init, optim
+from .attention import MultiHeadAttention, ScaledDotProductAttention
 from .containers import Sequential
 from .embedding import Embedding
 from .init import as_rng, linear_params
@@ -50,6 +51,8 @@ __all__ = [
     "Embedding",
     "RNN",
     "LSTM",
+    "ScaledDotProductAttention",
+    "MultiHeadAttention",
     "SoftmaxCrossEntropy",
     "BinaryCrossEntropyWithLogits",
     "MeanSquaredError",

@@ -11,6 +11,7 @@ One module per family: ``dense`` (Linear, activations), and the families added b
 the layer zoo. Each module lists its public names in ``__all__``.
 """
 
+from .attention import MultiHeadAttention, ScaledDotProductAttention
 from .base import Layer, Model, Sequential
 from .dense import (
     ELU,
@@ -32,4 +33,4 @@ __all__ = [
     "ELU", "Flatten", "GELU", "Layer", "LeakyReLU", "Linear", "LogSoftmax", "Model", "ReLU",
     "Sequential", "Sigmoid", "Softmax", "Softplus", "Tanh",
 ]
-__all__ += ["Embedding", "LSTM", "RNN"]
+__all__ += ["Embedding", "LSTM", "MultiHeadAttention", "RNN", "ScaledDotProductAttention"]

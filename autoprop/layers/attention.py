@@ -1,0 +1,104 @@
+"""Attention layers, forward only (the tape derives backward).
+
+Twins of :mod:`manualprop.attention`. A layer with several inputs is called
+``layer(Q, K, V, training=False)``; ``tape.gradient(y, [Q, K, V])`` gives the
+three gradients the manual ``backward`` returns as a tuple.
+Sources: ``lessons/33-attention.md``, ``lessons/34-multi-head-attention.md``.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from manualprop._validation import check_array, check_float_dtype, check_positive_int
+from manualprop.attention import causal_mask
+from manualprop.init import attention_params
+
+from ..core import registry as R
+from ..core.tensor import Tensor, Variable
+from .base import Layer
+
+__all__ = ["MultiHeadAttention", "ScaledDotProductAttention"]
+
+
+class ScaledDotProductAttention(Layer):
+    """``y = softmax(Q K^T / sqrt(d) + mask) V`` (twin of
+    :class:`manualprop.ScaledDotProductAttention`).
+
+    Shapes: Q (B..., Tq, d), K (B..., Tk, d), V (B..., Tk, dv) -> (B..., Tq, dv).
+    With ``causal=True`` scores of keys ``j > i`` are replaced by ``-inf`` (the
+    ``where`` primitive passes them no gradient; softmax gives them weight 0).
+    Source: ``lessons/33-attention.md``.
+    """
+
+    def __init__(self, causal=False):
+        super().__init__()
+        if not isinstance(causal, (bool, np.bool_)):
+            raise TypeError(
+                f"{type(self).__name__}: causal must be a bool; got "
+                f"{type(causal).__name__} {causal!r}"
+            )
+        self.causal = bool(causal)
+
+    def __call__(self, Q, K, V, training=False):
+        return self.call(Q, K, V, training=training)
+
+    def _repr_args(self) -> str:
+        return f"causal={self.causal}"
+
+    def call(self, Q, K, V, training=False):
+        where = f"autoprop.layers.{self!r}.__call__"
+        vals = [t._value if isinstance(t, Tensor) else np.asarray(t) for t in (Q, K, V)]
+        q = check_array(vals[0], where, "Q", min_ndim=2)
+        B, d = q.shape[:-2], q.shape[-1]
+        k = check_array(vals[1], where, "K", shape=(*B, "Tk", d), dtype=q.dtype)
+        check_array(vals[2], where, "V", shape=(*B, k.shape[-2], "dv"), dtype=q.dtype)
+        Q, K, V = (t if isinstance(t, Tensor) else Tensor(t) for t in (Q, K, V))
+        S = (Q @ K.swapaxes(-1, -2)) * (1.0 / math.sqrt(d))
+        if self.causal:
+            S = R.where(causal_mask(S.shape[-2], S.shape[-1]), -np.inf, S)
+        return R.softmax(S, axis=-1) @ V
+
+
+class MultiHeadAttention(Layer):
+    """Multi-head self-attention, batch_first (twin of :class:`manualprop.MultiHeadAttention`).
+
+    Shapes: x (N, T, E) -> y (N, T, E). Variables ``W_q, W_k, W_v, W_o`` (E, E),
+    ``b_q, b_k, b_v, b_o`` (E,), initialised by
+    :func:`manualprop.init.attention_params`. Source: ``lessons/34-multi-head-attention.md``.
+    """
+
+    def __init__(self, embed_dim, num_heads, causal=False, rng=None, dtype=np.float64):
+        super().__init__()
+        name = type(self).__name__
+        self.embed_dim = check_positive_int(embed_dim, "embed_dim", name)
+        self.num_heads = check_positive_int(num_heads, "num_heads", name)
+        if self.embed_dim % self.num_heads:
+            raise ValueError(
+                f"{name}: embed_dim must be divisible by num_heads; got embed_dim="
+                f"{self.embed_dim}, num_heads={self.num_heads}"
+            )
+        self.head_dim = self.embed_dim // self.num_heads
+        self.dtype = check_float_dtype(dtype, name)
+        self.attention = ScaledDotProductAttention(causal)
+        self.causal = self.attention.causal
+        p = attention_params(self.embed_dim, rng, self.dtype)
+        self.variables = {k: Variable(v, name=k) for k, v in p.items()}
+
+    def _repr_args(self) -> str:
+        s = f"embed_dim={self.embed_dim}, num_heads={self.num_heads}"
+        return s + (", causal=True" if self.causal else "")
+
+    def _split(self, z, N, T):
+        return z.reshape(N, T, self.num_heads, self.head_dim).transpose(0, 2, 1, 3)
+
+    def call(self, x, training=False):
+        x = self._input(x, shape=("batch", "time", self.embed_dim), dtype=self.dtype)
+        v = self.variables
+        N, T, E = x.shape
+        q, k, val = (x @ v["W_" + s].T + v["b_" + s] for s in ("q", "k", "v"))
+        o = self.attention(self._split(q, N, T), self._split(k, N, T), self._split(val, N, T))
+        o = o.transpose(0, 2, 1, 3).reshape(N, T, E)
+        return o @ v["W_o"].T + v["b_o"]
