@@ -75,8 +75,8 @@ class ScaledDotProductAttention(Layer):
         A non-float input, inputs of different dtypes, ``causal`` not bool.
     ValueError
         ``Q`` with fewer than 2 dimensions, ``K``/``V`` not matching ``Q``'s
-        batch dimensions and ``d`` / each other's ``Tk``, ``dY`` not the shape
-        of ``Y``, NaN/inf.
+        batch dimensions and ``d`` / each other's ``Tk``, empty ``Q`` or ``K``,
+        ``dY`` not the shape of ``Y``, NaN/inf.
     RuntimeError
         ``backward`` before ``forward``.
 
@@ -110,9 +110,9 @@ class ScaledDotProductAttention(Layer):
 
     def _inputs(self, Q, K, V):
         where = self._where("forward")
-        Q = check_array(Q, where, "Q", min_ndim=2)
+        Q = check_array(Q, where, "Q", min_ndim=2, nonempty=True)
         B, d = Q.shape[:-2], Q.shape[-1]
-        K = check_array(K, where, "K", shape=(*B, "Tk", d), dtype=Q.dtype)
+        K = check_array(K, where, "K", shape=(*B, "Tk", d), dtype=Q.dtype, nonempty=True)
         V = check_array(V, where, "V", shape=(*B, K.shape[-2], "dv"), dtype=Q.dtype)
         return Q, K, V
 
@@ -191,7 +191,7 @@ class MultiHeadAttention(Layer):
         dtype other than the parameters'.
     ValueError
         ``embed_dim`` not divisible by ``num_heads``; ``X`` not (batch, time,
-        embed_dim), ``dY`` not the shape of ``Y``, NaN/inf.
+        embed_dim) or empty, ``dY`` not the shape of ``Y``, NaN/inf.
     RuntimeError
         ``backward`` before ``forward``.
 
@@ -240,7 +240,8 @@ class MultiHeadAttention(Layer):
     def forward(self, X, training=False):
         """Self-attention of X (N, T, E) -> Y (N, T, E)."""
         X = check_array(
-            X, self._where("forward"), shape=("batch", "time", self.embed_dim), dtype=self.dtype
+            X, self._where("forward"), shape=("batch", "time", self.embed_dim), dtype=self.dtype,
+            nonempty=True,
         )
         p = self.params
         Q = X @ p["W_q"].T + p["b_q"]

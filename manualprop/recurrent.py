@@ -49,7 +49,8 @@ class _Recurrent(Layer):
         """Check X (N, T, D) and each initial state (N, H) (zeros when None)."""
         where = self._where("forward")
         X = check_array(
-            X, where, shape=("batch", "time", self.input_size), dtype=self.dtype
+            X, where, shape=("batch", "time", self.input_size), dtype=self.dtype,
+            nonempty=True,
         )
         N = X.shape[0]
         out = []
@@ -123,8 +124,8 @@ class RNN(_Recurrent):
     TypeError
         ``X`` / ``h0`` / ``dY`` not float, or of a dtype other than the parameters'.
     ValueError
-        ``X`` not (batch, time, input_size), ``h0`` not (batch, hidden_size),
-        ``dY`` not the shape of ``Y``, NaN/inf.
+        ``X`` not (batch, time, input_size) or empty, ``h0`` not (batch,
+        hidden_size), ``dY`` not the shape of ``Y``, NaN/inf.
     RuntimeError
         ``backward`` before ``forward``.
 
@@ -226,8 +227,8 @@ class LSTM(_Recurrent):
         ``X`` / ``h0`` / ``c0`` / ``dY`` not float, or of a dtype other than the
         parameters'.
     ValueError
-        ``X`` not (batch, time, input_size), ``h0``/``c0`` not (batch,
-        hidden_size), ``dY`` not the shape of ``Y``, NaN/inf.
+        ``X`` not (batch, time, input_size) or empty, ``h0``/``c0`` not
+        (batch, hidden_size), ``dY`` not the shape of ``Y``, NaN/inf.
     RuntimeError
         ``backward`` before ``forward``.
 

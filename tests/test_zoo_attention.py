@@ -179,6 +179,8 @@ def test_sdpa_bad_inputs_name_layer_and_tensor():
         layer(Q, Q, Q.astype(np.float32))
     with pytest.raises(TypeError, match=where + r"Q must have dtype float32 or float64; got int64"):
         layer(np.zeros((2, 3), dtype=np.int64), Q, Q)
+    with pytest.raises(ValueError, match=where + r"K must not be empty; got shape \(2, 0, 4\)"):
+        layer(Q, np.zeros((2, 0, 4)), np.zeros((2, 0, 4)))
     with pytest.raises(TypeError, match=r"ScaledDotProductAttention: causal must be a bool; got str 'yes'"):
         mp.ScaledDotProductAttention(causal="yes")
     with pytest.raises(RuntimeError, match=where[:-11] + r"\.backward: must be called after forward"):
@@ -290,6 +292,8 @@ def test_mha_bad_inputs_name_layer_and_tensor():
         layer(np.zeros((3, 8)))
     with pytest.raises(ValueError, match=where + r"X must have shape \(batch, time, 8\); got \(1, 3, 6\)"):
         layer(np.zeros((1, 3, 6)))
+    with pytest.raises(ValueError, match=where + r"X must not be empty; got shape \(1, 0, 8\)"):
+        layer(np.zeros((1, 0, 8)))
     with pytest.raises(TypeError, match=where + r"X must have dtype float64 \(the dtype of the parameters\); got float32"):
         layer(np.zeros((1, 3, 8), dtype=np.float32))
     twin = ap.layers.MultiHeadAttention(8, 2, causal=True, rng=0)

@@ -51,9 +51,9 @@ class ScaledDotProductAttention(Layer):
     def call(self, Q, K, V, training=False):
         where = f"autoprop.layers.{self!r}.__call__"
         vals = [t._value if isinstance(t, Tensor) else np.asarray(t) for t in (Q, K, V)]
-        q = check_array(vals[0], where, "Q", min_ndim=2)
+        q = check_array(vals[0], where, "Q", min_ndim=2, nonempty=True)
         B, d = q.shape[:-2], q.shape[-1]
-        k = check_array(vals[1], where, "K", shape=(*B, "Tk", d), dtype=q.dtype)
+        k = check_array(vals[1], where, "K", shape=(*B, "Tk", d), dtype=q.dtype, nonempty=True)
         check_array(vals[2], where, "V", shape=(*B, k.shape[-2], "dv"), dtype=q.dtype)
         Q, K, V = (t if isinstance(t, Tensor) else Tensor(t) for t in (Q, K, V))
         S = (Q @ K.swapaxes(-1, -2)) * (1.0 / math.sqrt(d))
@@ -95,7 +95,7 @@ class MultiHeadAttention(Layer):
         return z.reshape(N, T, self.num_heads, self.head_dim).transpose(0, 2, 1, 3)
 
     def call(self, x, training=False):
-        x = self._input(x, shape=("batch", "time", self.embed_dim), dtype=self.dtype)
+        x = self._input(x, shape=("batch", "time", self.embed_dim), dtype=self.dtype, nonempty=True)
         v = self.variables
         N, T, E = x.shape
         q, k, val = (x @ v["W_" + s].T + v["b_" + s] for s in ("q", "k", "v"))

@@ -56,7 +56,9 @@ class _Recurrent(Layer):
         return f"input_size={self.input_size}, hidden_size={self.hidden_size}"
 
     def _inputs(self, x, states):
-        x = self._input(x, shape=("batch", "time", self.input_size), dtype=self.dtype)
+        x = self._input(
+            x, shape=("batch", "time", self.input_size), dtype=self.dtype, nonempty=True
+        )
         N = x.shape[0]
         where = f"autoprop.layers.{self!r}.__call__"
         out = []
