@@ -8,6 +8,7 @@ optimizers) are also used by autoprop.
 from . import init, optim
 from .attention import MultiHeadAttention, ScaledDotProductAttention
 from .containers import Sequential
+from .conv import AvgPool2D, Conv2D, MaxPool2D
 from .embedding import Embedding
 from .init import as_rng, linear_params
 from .layers import (
@@ -48,6 +49,9 @@ __all__ = [
     "LogSoftmax",
     "Flatten",
     "Sequential",
+    "Conv2D",
+    "MaxPool2D",
+    "AvgPool2D",
     "Embedding",
     "RNN",
     "LSTM",

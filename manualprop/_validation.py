@@ -34,12 +34,16 @@ __all__ = [
     "check_grad_output",
     "check_indices",
     "check_int",
+    "check_int_pair",
     "check_layer",
+    "check_mask",
     "check_option",
     "check_positive_int",
     "check_scalar",
+    "check_stat_count",
     "check_targets",
     "check_update",
+    "check_window",
     "format_shape",
 ]
 
@@ -463,3 +467,129 @@ def check_update(grad, value: np.ndarray, where: str, label: str) -> np.ndarray:
         )
     _check_finite(g, where, f"gradient for {label}")
     return g.astype(value.dtype, copy=False)
+
+
+def check_int_pair(value, name: str, where: str, *, low: int = 1) -> tuple[int, int]:
+    """Return ``value`` as a pair of ints >= ``low`` (an int ``n`` means ``(n, n)``).
+
+    For the (height, width) hyperparameters of 2-D layers: ``kernel_size``,
+    ``stride`` (``low=1``), ``padding`` (``low=0``), ``dilation`` (``low=1``).
+
+    Raises
+    ------
+    TypeError
+        Neither an int nor a tuple/list of two ints (bool rejected).
+    ValueError
+        A pair of the wrong length, or an entry below ``low``.
+    """
+    def bad_type():
+        return TypeError(
+            f"{where}: {name} must be an int or a pair of ints (height, width); "
+            f"got {type(value).__name__} {value!r}"
+        )
+
+    if isinstance(value, numbers.Integral) and not isinstance(value, bool):
+        pair = (int(value), int(value))
+    elif isinstance(value, (tuple, list)):
+        if len(value) != 2:
+            raise ValueError(
+                f"{where}: {name} must be an int or a pair of ints (height, width); "
+                f"got {len(value)} values {tuple(value)!r}"
+            )
+        if any(isinstance(v, bool) or not isinstance(v, numbers.Integral) for v in value):
+            raise bad_type()
+        pair = (int(value[0]), int(value[1]))
+    else:
+        raise bad_type()
+    if min(pair) < low:
+        raise ValueError(f"{where}: {name} must be >= {low}; got {value!r}")
+    return pair
+
+
+def check_window(
+    spatial: tuple,
+    where: str,
+    name: str = "X",
+    *,
+    kernel_size: tuple,
+    stride: tuple = (1, 1),
+    padding: tuple = (0, 0),
+    dilation: tuple = (1, 1),
+) -> tuple[int, int]:
+    """Check that a (dilated) kernel fits the (padded) input; return the output size.
+
+    ``out = (size + 2 padding - dilation (k - 1) - 1) // stride + 1`` per axis,
+    as PyTorch's Conv2d/MaxPool2d.
+
+    Parameters
+    ----------
+    spatial : (int, int)
+        ``(H, W)`` of the input ``name``.
+    kernel_size, stride, padding, dilation : (int, int)
+        Already checked with :func:`check_int_pair`.
+
+    Returns
+    -------
+    (int, int)
+        ``(H_out, W_out)``, both >= 1.
+
+    Raises
+    ------
+    ValueError
+        The dilated kernel is larger than the padded input along an axis.
+    """
+    out = []
+    for axis, size, k, s, p, d in zip(("height", "width"), spatial, kernel_size, stride, padding, dilation):
+        span = d * (k - 1) + 1
+        if size + 2 * p < span:
+            extra = f" (kernel {k} with dilation {d})" if d != 1 else ""
+            raise ValueError(
+                f"{where}: the kernel must fit into {name} along its {axis}: {name} has "
+                f"{axis} {size}, {size + 2 * p} with padding {p}, smaller than the kernel "
+                f"span {span}{extra}; got {name} of spatial size {tuple(spatial)}"
+            )
+        out.append((size + 2 * p - span) // s + 1)
+    return out[0], out[1]
+
+
+def check_stat_count(shape: tuple, axes: tuple, where: str, name: str = "X") -> int:
+    """Return how many values each batch statistic averages; ValueError if fewer than 2.
+
+    Batch normalisation in training needs at least 2 values per channel: with
+    one, ``x - mean`` is 0 and the unbiased variance divides by ``n - 1 = 0``
+    (PyTorch refuses it too).
+    """
+    count = 1
+    for a in axes:
+        count *= shape[a]
+    if count < 2:
+        raise ValueError(
+            f"{where}: {name} must have more than 1 value per channel in training (the "
+            f"batch statistics average over axes {tuple(axes)}); got shape {tuple(shape)}"
+        )
+    return count
+
+
+def check_mask(mask, where: str, name: str = "mask", *, shape: tuple | None = None) -> np.ndarray:
+    """Check a keep-mask (bool, or 0/1 numbers) and return it as a bool array.
+
+    Raises
+    ------
+    TypeError
+        Not numeric/bool.
+    ValueError
+        Values other than 0/1, or a shape different from ``shape``.
+    """
+    m = _as_ndarray(mask, where, name)
+    if not (m.dtype == np.bool_ or np.issubdtype(m.dtype, np.number)) or np.iscomplexobj(m):
+        raise TypeError(f"{where}: {name} must be a bool (or 0/1) array; got dtype {m.dtype}")
+    if m.dtype != np.bool_:
+        if m.size and not np.isin(m, (0, 1)).all():
+            raise ValueError(f"{where}: {name} must contain only 0 and 1 (keep/drop); got other values")
+        m = m.astype(bool)
+    if shape is not None and m.shape != tuple(shape):
+        raise ValueError(
+            f"{where}: {name} must have the shape of X, {tuple(shape)}; got {m.shape} "
+            f"(a fixed mask only fits inputs of its own shape)"
+        )
+    return m

@@ -12,13 +12,15 @@ import numbers
 
 import numpy as np
 
-from ._validation import check_float_dtype, check_positive_int
+from ._validation import check_float_dtype, check_int_pair, check_positive_int
 
 __all__ = [
     "as_rng",
     "attention_params",
+    "conv2d_params",
     "embedding_params",
     "linear_params",
+    "norm_params",
     "recurrent_params",
 ]
 
@@ -207,3 +209,73 @@ def attention_params(embed_dim, rng=None, dtype=np.float64) -> dict:
     for name in ("b_q", "b_k", "b_v", "b_o"):
         out[name] = np.zeros(E, dtype=dt)
     return out
+
+
+def conv2d_params(in_channels, out_channels, kernel_size, bias=True, rng=None, dtype=np.float64) -> dict:
+    """Initial parameters of a 2-D convolution, drawn as PyTorch's ``nn.Conv2d`` does.
+
+    Rule (PyTorch's default, the same bound for W and b)::
+
+        k = 1 / sqrt(in_channels * kh * kw)
+        W ~ U(-k, k), shape (out_channels, in_channels, kh, kw)   # drawn first
+        b ~ U(-k, k), shape (out_channels,)                        # then, if bias
+
+    Drawn with ``rng.uniform`` in float64, then cast to ``dtype``.
+    Source: ``lessons/20-conv2d.md``.
+
+    Parameters
+    ----------
+    in_channels, out_channels : int
+        Positive sizes.
+    kernel_size : int or (int, int)
+        ``(kh, kw)``; an int means a square kernel.
+    bias : bool
+        Without bias only W is drawn (and returned).
+    rng : None, int or numpy.random.Generator
+        See :func:`as_rng`.
+    dtype : {np.float64, np.float32}
+
+    Returns
+    -------
+    dict
+        ``{"W": (out, in, kh, kw), "b": (out,)}`` (no ``"b"`` when ``bias=False``).
+
+    Raises
+    ------
+    TypeError, ValueError
+        Non-positive or non-int sizes, non-float ``dtype``, bad ``rng``.
+    """
+    where = "conv2d_params"
+    in_channels = check_positive_int(in_channels, "in_channels", where)
+    out_channels = check_positive_int(out_channels, "out_channels", where)
+    kh, kw = check_int_pair(kernel_size, "kernel_size", where, low=1)
+    dt = check_float_dtype(dtype, where)
+    gen = as_rng(rng)
+    k = 1.0 / math.sqrt(in_channels * kh * kw)
+    params = {"W": gen.uniform(-k, k, size=(out_channels, in_channels, kh, kw)).astype(dt, copy=False)}
+    if bias:
+        params["b"] = gen.uniform(-k, k, size=(out_channels,)).astype(dt, copy=False)
+    return params
+
+
+def norm_params(shape, dtype=np.float64) -> dict:
+    """Initial affine parameters of a normalisation layer: ``gamma = 1``, ``beta = 0``.
+
+    As PyTorch's ``weight``/``bias`` of BatchNorm and LayerNorm (named ``gamma``
+    and ``beta`` here, as in CS231n and Keras). Deterministic: no ``rng``.
+    Source: ``lessons/22-batchnorm.md``.
+
+    Parameters
+    ----------
+    shape : int or tuple of int
+        ``(num_features,)`` for batch norm, ``normalized_shape`` for layer norm.
+    dtype : {np.float64, np.float32}
+
+    Returns
+    -------
+    dict
+        ``{"gamma": ones(shape), "beta": zeros(shape)}``.
+    """
+    dt = check_float_dtype(dtype, "norm_params")
+    shape = (shape,) if isinstance(shape, numbers.Integral) else tuple(shape)
+    return {"gamma": np.ones(shape, dt), "beta": np.zeros(shape, dt)}

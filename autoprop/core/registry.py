@@ -617,3 +617,154 @@ def dispatch_function(func, args, kwargs):
             "no gradient."
         )
     return impl(*args, **kwargs)
+
+
+# =====================================================================================
+# --- layer zoo: windows (conv / pooling) and gathers along an axis -------------------
+# Used by autoprop.layers.conv (Conv2D, MaxPool2D, AvgPool2D). Each primitive comes
+# with its transpose as a second primitive, so the VJPs are themselves recorded when an
+# outer tape is open (higher-order derivatives), as index_add does for getitem.
+# Derivations: lessons/20-conv2d.md (patches, col2im), lessons/21-pooling.md (gather).
+# =====================================================================================
+
+
+def _pair(v):
+    if isinstance(v, (tuple, list)):
+        return int(v[0]), int(v[1])
+    return int(v), int(v)
+
+
+def _window_spec(kernel_size, stride, padding, dilation):
+    return _pair(kernel_size), _pair(stride), _pair(padding), _pair(dilation)
+
+
+def _extract_patches_fwd(x, kernel_size, stride=1, padding=0, dilation=1):
+    (kh, kw), (sh, sw), (ph, pw), (dh, dw) = _window_spec(kernel_size, stride, padding, dilation)
+    x = np.asarray(x)
+    if ph or pw:
+        x = np.pad(x, [(0, 0)] * (x.ndim - 2) + [(ph, ph), (pw, pw)])
+    v = np.lib.stride_tricks.sliding_window_view(
+        x, (dh * (kh - 1) + 1, dw * (kw - 1) + 1), axis=(-2, -1)
+    )
+    v = v[..., ::sh, ::sw, ::dh, ::dw]  # (..., Ho, Wo, kh, kw), a strided view
+    return np.ascontiguousarray(np.moveaxis(v, (-2, -1), (-4, -3)))
+
+
+def _scatter_patches_fwd(g, x_shape, kernel_size, stride=1, padding=0, dilation=1):
+    (kh, kw), (sh, sw), (ph, pw), (dh, dw) = _window_spec(kernel_size, stride, padding, dilation)
+    g = np.asarray(g)
+    H, W = x_shape[-2:]
+    Ho, Wo = g.shape[-2:]
+    out = np.zeros(g.shape[:-4] + (H + 2 * ph, W + 2 * pw), dtype=g.dtype)
+    for p in range(kh):
+        rows = slice(p * dh, p * dh + sh * (Ho - 1) + 1, sh)
+        for q in range(kw):
+            out[..., rows, q * dw : q * dw + sw * (Wo - 1) + 1 : sw] += g[..., p, q, :, :]
+    if ph or pw:
+        out = out[..., ph : ph + H, pw : pw + W]
+    return out
+
+
+def _extract_patches_vjp(g, ans, x, kernel_size, stride=1, padding=0, dilation=1):
+    spec = dict(kernel_size=kernel_size, stride=stride, padding=padding, dilation=dilation)
+    if isinstance(g, Tensor):  # an outer tape records the backward pass
+        return scatter_patches(g, x_shape=tuple(x.shape), **spec)
+    return _scatter_patches_fwd(g, tuple(x.shape), **spec)
+
+
+def _scatter_patches_vjp(gg, ans, g, x_shape, kernel_size, stride=1, padding=0, dilation=1):
+    spec = dict(kernel_size=kernel_size, stride=stride, padding=padding, dilation=dilation)
+    if isinstance(gg, Tensor):
+        return extract_patches(gg, **spec)
+    return _extract_patches_fwd(gg, **spec)
+
+
+_PATCH_SHAPES = (
+    "x (..., H, W) -> (..., kh, kw, Ho, Wo), Ho = (H + 2 ph - dh (kh - 1) - 1) // sh + 1 "
+    "(same for Wo); kernel_size, stride, padding, dilation: int or (h, w) pair"
+)
+extract_patches = defprim(
+    "extract_patches", _extract_patches_fwd, _extract_patches_vjp,
+    jacobian="a 0/1 selection matrix: patch entry (p, q, i, j) is the padded input pixel "
+             "(i sh + p dh, j sw + q dw) (tf.image.extract_patches; im2col)",
+    vjp="dx = col2im(g): scatter-ADD every patch entry back to its pixel (pixels shared by "
+        "overlapping windows sum their gradients); the padding's share is dropped",
+    shapes=_PATCH_SHAPES,
+    kinks="none (linear). The last two axes are the spatial ones; zero padding",
+)
+scatter_patches = defprim(
+    "scatter_patches", _scatter_patches_fwd, _scatter_patches_vjp,
+    jacobian="the transpose of extract_patches' selection matrix (col2im)",
+    vjp="dg = extract_patches(gg): the adjoint of a scatter-add is the gather",
+    shapes="g (..., kh, kw, Ho, Wo) -> x_shape (..., H, W)",
+    kinks="none (linear)",
+)
+
+
+def _along_axis_index(indices, axis, shape):
+    """The full fancy index that ``np.take_along_axis(arr, indices, axis)`` uses."""
+    nd = len(shape)
+    idx = []
+    for d in range(nd):
+        if d == axis:
+            idx.append(indices)
+        else:
+            s = [1] * nd
+            s[d] = shape[d]
+            idx.append(np.arange(shape[d]).reshape(s))
+    return tuple(idx)
+
+
+def _indices_value(indices):
+    return np.asarray(indices._value if isinstance(indices, Tensor) else indices)
+
+
+def _scatter_along_axis_fwd(g, indices, axis, shape):
+    g = np.asarray(g)
+    indices = _indices_value(indices)
+    axis = axis % len(shape)
+    out = np.zeros(shape, dtype=g.dtype)
+    if indices.shape[axis] == 1:
+        # one index per row along the axis: no repeats, plain assignment is exact
+        np.put_along_axis(out, indices, g, axis=axis)
+    else:
+        np.add.at(out, _along_axis_index(indices, axis, shape), g)  # repeats accumulate
+    return out
+
+
+def _take_along_axis_vjp(g, ans, arr, indices, axis):
+    if isinstance(g, Tensor):
+        return scatter_along_axis(g, indices, axis=axis, shape=tuple(arr.shape))
+    return _scatter_along_axis_fwd(g, indices, axis, tuple(arr.shape))
+
+
+def _scatter_along_axis_vjp(gg, ans, g, indices, axis, shape):
+    if isinstance(gg, Tensor):
+        return take_along_axis(gg, indices, axis=axis)
+    return np.take_along_axis(np.asarray(gg), _indices_value(indices), axis=axis)
+
+
+# the core section may define take_along_axis itself one day: keep the first definition
+take_along_axis = PRIMITIVES.get("take_along_axis") or defprim(
+    "take_along_axis",
+    lambda arr, indices, axis: np.take_along_axis(arr, np.asarray(indices), axis=axis),
+    _take_along_axis_vjp, None,
+    jacobian="a 0/1 selection matrix: out[..., k, ...] = arr[..., indices[..., k, ...], ...]",
+    vjp="darr = zeros with g added at the selected positions (repeated indices accumulate)",
+    shapes="arr (..., n, ...), integer indices (..., k, ...) broadcastable on the other "
+           "axes -> (..., k, ...)",
+    kinks="indices get no gradient. argmax + take_along_axis routes a max's gradient to "
+          "ONE element (the first maximum in np.argmax's order), unlike ap.max, which "
+          "splits ties evenly: the rule MaxPool2D uses (as PyTorch)",
+)
+scatter_along_axis = defprim(
+    "scatter_along_axis", _scatter_along_axis_fwd, _scatter_along_axis_vjp, None,
+    jacobian="the transpose of take_along_axis' selection matrix",
+    vjp="dg = take_along_axis(gg, indices, axis)",
+    shapes="g (indices' shape) -> shape",
+    kinks="indices get no gradient; repeated indices accumulate",
+)
+if np.take_along_axis not in _FUNCTIONS:
+    _FUNCTIONS[np.take_along_axis] = lambda arr, indices, axis: take_along_axis(
+        arr, _indices_value(indices), axis=axis
+    )

@@ -13,6 +13,7 @@ the layer zoo. Each module lists its public names in ``__all__``.
 
 from .attention import MultiHeadAttention, ScaledDotProductAttention
 from .base import Layer, Model, Sequential
+from .conv import AvgPool2D, Conv2D, MaxPool2D
 from .dense import (
     ELU,
     GELU,
@@ -34,3 +35,4 @@ __all__ = [
     "Sequential", "Sigmoid", "Softmax", "Softplus", "Tanh",
 ]
 __all__ += ["Embedding", "LSTM", "MultiHeadAttention", "RNN", "ScaledDotProductAttention"]
+__all__ += ["AvgPool2D", "Conv2D", "MaxPool2D"]

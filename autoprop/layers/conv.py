@@ -1,0 +1,178 @@
+"""Convolution and pooling, forward only (the tape derives backward).
+
+Twins of ``manualprop/conv.py``: same constructor arguments, same initial
+parameters for the same ``rng`` (both call :func:`manualprop.init.conv2d_params`).
+All three layers are built on ONE windowing primitive, ``extract_patches``
+(``tf.image.extract_patches`` for NCHW; its VJP is the scatter-add col2im), plus
+ordinary tape operations: a matrix product for Conv2D, ``argmax`` +
+``take_along_axis`` for MaxPool2D, ``mean`` for AvgPool2D.
+Sources: ``lessons/20-conv2d.md``, ``lessons/21-pooling.md``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from manualprop._validation import (
+    check_float_dtype,
+    check_int_pair,
+    check_positive_int,
+    check_window,
+)
+from manualprop.init import conv2d_params
+
+from ..core import registry as R
+from ..core.tensor import Variable
+from .base import Layer
+
+__all__ = ["AvgPool2D", "Conv2D", "MaxPool2D"]
+
+
+class _Window2D(Layer):
+    padding = (0, 0)
+    dilation = (1, 1)
+
+    def _windows(self, x, channels=None, dtype=None):
+        """Check x (N, C, H, W); return (x as Tensor, patches (N, C, kh, kw, Ho, Wo))."""
+        x = self._input(
+            x, shape=("batch", "channels" if channels is None else channels, "height", "width"),
+            dtype=dtype,
+        )
+        check_window(
+            x.shape[2:], f"autoprop.layers.{self!r}.__call__", "x", kernel_size=self.kernel_size,
+            stride=self.stride, padding=self.padding, dilation=self.dilation,
+        )
+        patches = R.extract_patches(
+            x, kernel_size=self.kernel_size, stride=self.stride, padding=self.padding,
+            dilation=self.dilation,
+        )
+        return x, patches
+
+
+class Conv2D(_Window2D):
+    """2-D convolution on NCHW input (twin of :class:`manualprop.Conv2D`).
+
+    ``patches = extract_patches(x)`` (N, C, kh, kw, Ho, Wo) -> (N, K, L);
+    ``y = W.reshape(O, K) @ patches + b`` -> (N, O, Ho, Wo), with ``K = C*kh*kw``,
+    ``L = Ho*Wo``. The tape's backward of this is exactly the manual one: the matmul
+    VJP gives dW and dpatches, the VJP of ``extract_patches`` is col2im.
+
+    Parameters
+    ----------
+    in_channels, out_channels : int
+    kernel_size, stride, padding, dilation : int or (int, int)
+    bias : bool, default True
+    rng : None, int or numpy.random.Generator
+        Same initialisation as manualprop (:func:`manualprop.init.conv2d_params`).
+    dtype : {np.float64, np.float32}
+
+    Shapes: x (N, in_channels, H, W) -> y (N, out_channels, Ho, Wo);
+    W (out, in, kh, kw), b (out,). Source: ``lessons/20-conv2d.md``.
+    """
+
+    def __init__(
+        self, in_channels, out_channels, kernel_size, stride=1, padding=0, dilation=1,
+        bias=True, rng=None, dtype=np.float64,
+    ):
+        super().__init__()
+        name = type(self).__name__
+        self.in_channels = check_positive_int(in_channels, "in_channels", name)
+        self.out_channels = check_positive_int(out_channels, "out_channels", name)
+        self.kernel_size = check_int_pair(kernel_size, "kernel_size", name, low=1)
+        self.stride = check_int_pair(stride, "stride", name, low=1)
+        self.padding = check_int_pair(padding, "padding", name, low=0)
+        self.dilation = check_int_pair(dilation, "dilation", name, low=1)
+        self.bias = bool(bias)
+        self.dtype = check_float_dtype(dtype, name)
+        p = conv2d_params(self.in_channels, self.out_channels, self.kernel_size, self.bias, rng, self.dtype)
+        self.variables = {k: Variable(v, name=k) for k, v in p.items()}
+
+    def _repr_args(self) -> str:
+        s = f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}"
+        if self.stride != (1, 1):
+            s += f", stride={self.stride}"
+        if self.padding != (0, 0):
+            s += f", padding={self.padding}"
+        if self.dilation != (1, 1):
+            s += f", dilation={self.dilation}"
+        if not self.bias:
+            s += ", bias=False"
+        return s
+
+    def call(self, x, training=False):
+        x, patches = self._windows(x, self.in_channels, self.dtype)
+        N = x.shape[0]
+        O = self.out_channels
+        Ho, Wo = patches.shape[-2:]
+        cols = patches.reshape(N, -1, Ho * Wo)  # (N, K, L)
+        y = (self.variables["W"].reshape(O, -1) @ cols).reshape(N, O, Ho, Wo)
+        if self.bias:
+            y = y + self.variables["b"].reshape(O, 1, 1)
+        return y
+
+
+class _Pool2D(_Window2D):
+    def __init__(self, kernel_size, stride=None):
+        super().__init__()
+        name = type(self).__name__
+        self.kernel_size = check_int_pair(kernel_size, "kernel_size", name, low=1)
+        self.stride = (
+            self.kernel_size if stride is None else check_int_pair(stride, "stride", name, low=1)
+        )
+
+    def _repr_args(self) -> str:
+        s = f"kernel_size={self.kernel_size}"
+        return s if self.stride == self.kernel_size else s + f", stride={self.stride}"
+
+    def _flat_windows(self, x):
+        x, patches = self._windows(x)
+        N, C, kh, kw, Ho, Wo = patches.shape
+        return patches.reshape(N, C, kh * kw, Ho, Wo)
+
+
+class MaxPool2D(_Pool2D):
+    """Max pooling (twin of :class:`manualprop.MaxPool2D`).
+
+    ``windows = extract_patches(x)`` as (N, C, kh*kw, Ho, Wo);
+    ``k = argmax(windows, axis=2)`` (plain numpy, no gradient);
+    ``y = take_along_axis(windows, k, axis=2)``.
+
+    Ties: ``np.argmax`` picks the first maximal element in row-major window order
+    and ``take_along_axis`` sends the whole gradient to the picked element, the
+    same rule as the manual layer (and PyTorch). ``ap.max(windows, axis=2)`` would
+    split a tie evenly instead, so it is not used here.
+
+    Parameters
+    ----------
+    kernel_size : int or (int, int)
+    stride : int or (int, int), optional
+        Defaults to ``kernel_size``.
+
+    Shapes: x (N, C, H, W) -> y (N, C, Ho, Wo). Source: ``lessons/21-pooling.md``.
+    """
+
+    def call(self, x, training=False):
+        windows = self._flat_windows(x)
+        idx = np.asarray(windows).argmax(axis=2)[:, :, None]  # (N, C, 1, Ho, Wo)
+        y = R.take_along_axis(windows, idx, axis=2)
+        return y.reshape(y.shape[:2] + y.shape[3:])
+
+
+class AvgPool2D(_Pool2D):
+    """Average pooling (twin of :class:`manualprop.AvgPool2D`): the mean of each window.
+
+    ``y = extract_patches(x).mean(axis=(2, 3))``.
+
+    Parameters
+    ----------
+    kernel_size : int or (int, int)
+    stride : int or (int, int), optional
+        Defaults to ``kernel_size``.
+
+    Shapes: x (N, C, H, W) -> y (N, C, Ho, Wo). Source: ``lessons/21-pooling.md``.
+    """
+
+    def call(self, x, training=False):
+        return self._flat_windows(x).mean(axis=2)
+
+
