@@ -27,7 +27,14 @@ class ScaledDotProductAttention(Layer):
     """``y = softmax(Q K^T / sqrt(d) + mask) V`` (twin of
     :class:`manualprop.ScaledDotProductAttention`).
 
-    Shapes: Q (B..., Tq, d), K (B..., Tk, d), V (B..., Tk, dv) -> (B..., Tq, dv).
+    Parameters
+    ----------
+    causal : bool, default False
+        Query ``i`` attends only to keys ``j <= i``.
+
+    Notes
+    -----
+    Call ``layer(Q, K, V)``. Shapes: Q (B..., Tq, d), K (B..., Tk, d), V (B..., Tk, dv) -> (B..., Tq, dv).
     With ``causal=True`` scores of keys ``j > i`` are replaced by ``-inf`` (the
     ``where`` primitive passes them no gradient; softmax gives them weight 0).
     Source: ``lessons/33-attention.md``.
@@ -65,7 +72,19 @@ class ScaledDotProductAttention(Layer):
 class MultiHeadAttention(Layer):
     """Multi-head self-attention, batch_first (twin of :class:`manualprop.MultiHeadAttention`).
 
-    Shapes: x (N, T, E) -> y (N, T, E). Variables ``W_q, W_k, W_v, W_o`` (E, E),
+    Parameters
+    ----------
+    embed_dim, num_heads : int
+        ``E`` and ``h``; ``E`` divisible by ``h``.
+    causal : bool, default False
+        Causal mask in every head.
+    rng : None, int or numpy.random.Generator
+    dtype : {np.float64, np.float32}
+
+    Notes
+    -----
+    ``Q, K, V = x W_{q,k,v}^T + b_{q,k,v}``, split into ``h`` heads, attended,
+    merged, ``y = O W_o^T + b_o``. Shapes: x (N, T, E) -> y (N, T, E). Variables ``W_q, W_k, W_v, W_o`` (E, E),
     ``b_q, b_k, b_v, b_o`` (E,), initialised by
     :func:`manualprop.init.attention_params`. Source: ``lessons/34-multi-head-attention.md``.
     """

@@ -80,9 +80,20 @@ class RNN(_Recurrent):
     """tanh RNN ``h_t = tanh(x_t W_ih^T + b_ih + h_{t-1} W_hh^T + b_hh)`` (twin of
     :class:`manualprop.RNN`).
 
+    Parameters
+    ----------
+    input_size, hidden_size : int
+        ``D`` and ``H``.
+    rng : None, int or numpy.random.Generator
+        Same initialisation as manualprop (:func:`manualprop.init.recurrent_params`).
+    dtype : {np.float64, np.float32}
+
+    Notes
+    -----
     Shapes: x (N, T, D), h0 (N, H) or None (zeros) -> y (N, T, H), all hidden
     states. Variables ``W_ih`` (H, D), ``W_hh`` (H, H), ``b_ih``, ``b_hh`` (H,).
-    Source: ``lessons/31-rnn-bptt.md``.
+    Call ``layer(x, h0=None)``; ``tape.gradient`` w.r.t. a watched ``h0`` is the
+    manual layer's ``dh0``. Source: ``lessons/31-rnn-bptt.md``.
     """
 
     _gates = 1
@@ -103,6 +114,18 @@ class LSTM(_Recurrent):
 
     ``c_t = f * c_{t-1} + i * g``, ``h_t = o * tanh(c_t)`` with
     ``[i, f, g, o] = [sigmoid, sigmoid, tanh, sigmoid](x_t W_ih^T + b_ih + h_{t-1} W_hh^T + b_hh)``.
+
+    Parameters
+    ----------
+    input_size, hidden_size : int
+        ``D`` and ``H``.
+    rng : None, int or numpy.random.Generator
+        Same initialisation as manualprop
+        (:func:`manualprop.init.recurrent_params` with ``gates=4``).
+    dtype : {np.float64, np.float32}
+
+    Notes
+    -----
     Shapes: x (N, T, D), h0, c0 (N, H) or None -> y (N, T, H). Variables
     ``W_ih`` (4H, D), ``W_hh`` (4H, H), ``b_ih``, ``b_hh`` (4H,).
     Source: ``lessons/32-lstm.md``.
