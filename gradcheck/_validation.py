@@ -14,6 +14,7 @@ Two kinds of checks live here:
 from __future__ import annotations
 
 import inspect
+import json
 import os
 import textwrap
 import traceback
@@ -76,6 +77,60 @@ def parse_shape(text: str) -> tuple[int, ...]:
             )
         )
     return shape
+
+
+def parse_input_shapes(text: str) -> tuple[int, ...] | list[tuple[int, ...]]:
+    """Parse ``--input-shape``: ``"8,5"`` -> ``(8, 5)``; ``"2,4,3;2,5,3"`` -> a list of shapes.
+
+    Raises
+    ------
+    UsageError
+        If any part is not a valid shape (see :func:`parse_shape`).
+    """
+    parts = [p for p in text.split(";") if p.strip()]
+    if len(parts) > 1:
+        return [parse_shape(p) for p in parts]
+    return parse_shape(text)
+
+
+def parse_target(spec: str) -> tuple[str, str]:
+    """Split ``path/to/file.py::ClassName`` into ``(path, class name)``.
+
+    Raises
+    ------
+    UsageError
+        No ``::``, empty path, or a class name that is not an identifier.
+    """
+    if "::" not in spec:
+        raise UsageError(
+            f"the target must be written path/to/file.py::ClassName (two colons); got {spec!r}."
+        )
+    path, _, cls = spec.rpartition("::")
+    if not path or not cls.isidentifier():
+        raise UsageError(f"the target must be written path/to/file.py::ClassName; got {spec!r}.")
+    return path, cls
+
+
+def parse_init_json(text: str | None) -> dict[str, Any]:
+    """Parse ``--init`` (constructor keyword arguments as a JSON object); None -> ``{}``.
+
+    Raises
+    ------
+    UsageError
+        Invalid JSON, or JSON that is not an object.
+    """
+    if text is None:
+        return {}
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise UsageError(
+            f"--init must be a JSON object such as '{{\"in_features\": 5, \"out_features\": 3}}'; "
+            f"{text!r} is not valid JSON ({exc.msg} at character {exc.pos})."
+        ) from None
+    if not isinstance(value, dict):
+        raise UsageError(f"--init must be a JSON object (keyword arguments); got {type(value).__name__}.")
+    return value
 
 
 def check_shape(shape: Any, what: str = "input_shape") -> tuple[int, ...]:

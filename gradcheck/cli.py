@@ -69,17 +69,6 @@ def _show_warning(message, category, filename, lineno, file=None, line=None):  #
 # --------------------------------------------------------------------------- loading student code
 
 
-def _parse_spec(spec: str) -> tuple[str, str]:
-    if "::" not in spec:
-        raise UsageError(
-            f"the target must be written path/to/file.py::ClassName (two colons); got {spec!r}."
-        )
-    path, _, cls = spec.rpartition("::")
-    if not path or not cls.isidentifier():
-        raise UsageError(f"the target must be written path/to/file.py::ClassName; got {spec!r}.")
-    return path, cls
-
-
 def _import_file(path: str):
     if not os.path.exists(path):
         raise UsageError(f"file {path!r} does not exist (looked in {os.getcwd()!r}).")
@@ -137,7 +126,7 @@ def load_class(spec: str) -> tuple[type, str]:
     StudentCodeError
         The file does not import (syntax error, ImportError, any exception at import).
     """
-    path, name = _parse_spec(spec)
+    path, name = V.parse_target(spec)
     module = _import_file(path)
     obj = getattr(module, name, None)
     if obj is None:
@@ -153,21 +142,6 @@ def load_class(spec: str) -> tuple[type, str]:
     if not inspect.isclass(obj):
         raise UsageError(f"{path}::{name} is a {type(obj).__name__}, not a class; expected a layer class.")
     return obj, path
-
-
-def _parse_init(text: str | None) -> dict[str, Any]:
-    if text is None:
-        return {}
-    try:
-        value = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise UsageError(
-            f"--init must be a JSON object such as '{{\"in_features\": 5, \"out_features\": 3}}'; "
-            f"{text!r} is not valid JSON ({exc.msg} at character {exc.pos})."
-        ) from None
-    if not isinstance(value, dict):
-        raise UsageError(f"--init must be a JSON object (keyword arguments); got {type(value).__name__}.")
-    return value
 
 
 def _construct(cls: type, init: dict[str, Any], seed: int, path: str):
@@ -188,6 +162,11 @@ def _construct(cls: type, init: dict[str, Any], seed: int, path: str):
 # --------------------------------------------------------------------------- subcommands
 
 
+def _png_name(label: str) -> str:
+    """``GELU[tanh]`` -> ``GELU-tanh.png`` (no shell-special characters)."""
+    return re.sub(r"[^\w.-]+", "-", label).strip("-") + ".png"
+
+
 def _cmd_zoo(args) -> int:
     from .plots import plot_result, plot_results, save_figure
     from .report import format_table
@@ -199,11 +178,11 @@ def _cmd_zoo(args) -> int:
         return EXIT_MISMATCH
     print(format_table(results, errors=errors))
     if args.plots:
-        written = [save_figure(plot_result(r), os.path.join(args.plots, f"{r.name}.png")) for r in results]
+        written = [save_figure(plot_result(r), os.path.join(args.plots, _png_name(r.name))) for r in results]
         if results:
             written.append(save_figure(plot_results(results), os.path.join(args.plots, "zoo.png")))
         print(f"\nplots: {len(written)} PNG files in {os.path.abspath(args.plots)}/ "
-              f"(zoo.png: all layers; <Name>.png: one per layer/loss)")
+              f"(zoo.png: all layers and losses; <Name>.png: the tensors of one)")
     n_fail = sum(not r.passed for r in results) + len(errors)
     total = len(results) + len(errors)
     if n_fail:
@@ -221,15 +200,16 @@ def _cmd_zoo(args) -> int:
 def _cmd_check(args) -> int:
     from .check import check_layer
 
-    shape = V.parse_shape(args.input_shape)
-    init = _parse_init(args.init)
+    shape = V.parse_input_shapes(args.input_shape)
+    init = V.parse_init_json(args.init)
     V.check_tolerances(args.rtol, args.atol)
     cls, path = load_class(args.target)
     V.require_methods(cls, f"{path}::{cls.__name__}", ("forward", "backward"), "manualprop layer")
     layer = _construct(cls, init, args.seed, path)
     result = check_layer(layer, shape, twin="auto" if args.twin else None, init=init if args.twin else None,
                          seed=args.seed, rtol=args.rtol, atol=args.atol, name=cls.__name__)
-    print(f"{path}::{cls.__name__}, input shape {V.fmt_shape(shape)}"
+    shown = V.fmt_shape(shape) if isinstance(shape[0], int) else "; ".join(V.fmt_shape(x) for x in shape)
+    print(f"{path}::{cls.__name__}, input shape {shown}"
           + (f", init {json.dumps(init)}" if init else ""))
     print()
     print(result.table())
@@ -296,7 +276,9 @@ def build_parser() -> argparse.ArgumentParser:
                     "dicts, forward(X, training=False) -> Y, backward(dY) -> dX.",
     )
     c.add_argument("target", metavar="path/to/file.py::ClassName")
-    c.add_argument("--input-shape", required=True, metavar="N,D", help="shape of X, e.g. 8,5")
+    c.add_argument("--input-shape", required=True, metavar="N,D",
+                   help="shape of X, e.g. 8,5; for forward(Q, K, V) one shape per input separated by ';', "
+                        "e.g. '2,4,3;2,5,3;2,5,6'")
     c.add_argument("--init", metavar="JSON", help='constructor kwargs as a JSON object, e.g. \'{"in_features": 5}\'; '
                    "an rng argument, if the constructor has one, is seeded from --seed")
     c.add_argument("--seed", type=int, default=0, help="seed for X, G and rng (default 0)")

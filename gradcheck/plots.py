@@ -76,7 +76,8 @@ def _bars(ax, labels: list[str], values: dict[str, list[float]], passed: dict[st
         ax.grid(axis="x", which="major", alpha=0.3)
     else:
         ax.set_yscale("log")
-        ax.set_xticks(pos, labels, rotation=0 if n <= 6 else 45, ha="center" if n <= 6 else "right")
+        tilt = sum(len(t) + 2 for t in labels) > 12 * ax.figure.get_figwidth()
+        ax.set_xticks(pos, labels, rotation=30 if tilt else 0, ha="right" if tilt else "center")
         ax.set_ylabel("max relative error\n|a-b| / max(|a|+|b|, atol/rtol)")
         ax.set_ylim(_BASE, 3.0)
         ax.grid(axis="y", which="major", alpha=0.3)
@@ -124,7 +125,7 @@ def plot_result(result: CheckResult) -> Figure:
         are clamped to :data:`ERROR_FLOOR` (said in the legend).
     """
     labels, values, passed, _ = _collect([result], prefix=False)
-    fig = _new_figure(max(7.5, 1.2 * len(labels) + 2.5), 4.4)
+    fig = _new_figure(max(7.5, 0.9 * len(labels) + 2.5), 4.4)
     ax = fig.add_subplot()
     status = "PASS" if result.passed else "FAIL: " + ", ".join(result.failing_tensors)
     _bars(ax, labels, values, passed, result.rtol, f"{result.name}: gradient check ({status})", horizontal=False)
@@ -132,7 +133,11 @@ def plot_result(result: CheckResult) -> Figure:
 
 
 def plot_results(results: Sequence[CheckResult], title: str = "gradcheck zoo") -> Figure:
-    """Horizontal bar chart of many results (one row per layer/tensor).
+    """Summary of many results: one row per layer/loss, the worst tensor per pair.
+
+    Each bar is the largest max-relative-error over that result's tensors
+    (forward value included) for one comparison pair; :func:`plot_result`
+    shows the tensors of one result.
 
     Parameters
     ----------
@@ -142,13 +147,24 @@ def plot_results(results: Sequence[CheckResult], title: str = "gradcheck zoo") -
     Returns
     -------
     matplotlib.figure.Figure
+        Horizontal bars on a log axis, the tolerance as a dashed line, failing
+        rows labelled with their failing tensors and outlined in red.
     """
-    labels, values, passed, groups = _collect(results, prefix=True)
-    fig = _new_figure(9.0, max(3.0, 0.42 * len(labels) + 1.6))
+    labels, values, passed = [], {p: [] for p in PAIRS}, {p: [] for p in PAIRS}
+    for res in results:
+        n_t = sum(r.kind == "gradient" for r in res.records)
+        labels.append(f"{res.name} ({n_t} grad{'s' if n_t != 1 else ''})" if res.passed
+                      else f"{res.name}: FAIL {', '.join(res.failing_tensors)}")
+        for p in PAIRS:
+            cs = [c for r in res.records if (c := r.get(p)) is not None]
+            values[p].append(max(c.max_rel_error for c in cs) if cs else None)
+            passed[p].append(all(c.passed for c in cs))
+    fig = _new_figure(9.0, max(3.0, 0.34 * len(labels) + 1.8))
     ax = fig.add_subplot()
     n_fail = sum(not r.passed for r in results)
     _bars(ax, labels, values, passed, results[0].rtol if results else 1e-6,
-          f"{title}: {len(results) - n_fail}/{len(results)} passed", horizontal=True, groups=groups)
+          f"{title}: {len(results) - n_fail}/{len(results)} passed (worst tensor per row)", horizontal=True,
+          groups=list(range(len(labels))))
     return fig
 
 

@@ -235,3 +235,28 @@ def test_train_command_fails_when_requirement_fails(tmp_path):
     p = run("train", "--epochs", "1", "--no-progress", "--no-plots")
     assert p.returncode == 1
     assert "FAIL: test accuracy" in p.stdout
+
+
+PRODUCT = """
+class Product:
+    def forward(self, A, B, training=False):
+        self.A, self.B = A, B
+        return A * B
+
+    def backward(self, dY):
+        return {RETURN}
+"""
+
+
+def test_two_input_layer_names_each_gradient(tmp_path):
+    f = student(tmp_path, PRODUCT.replace("{RETURN}", "dY * self.B, dY * self.B"))  # dB is wrong
+    p = check(f, shape="3,4;3,4", init=None, cls="Product")
+    assert p.returncode == 1, p.stdout + p.stderr
+    assert "gradient mismatch in dB." in p.stdout and "dA " in p.stdout
+
+
+def test_two_input_layer_returning_one_gradient_exit_3(tmp_path):
+    f = student(tmp_path, PRODUCT.replace("{RETURN}", "dY * self.B"))
+    p = check(f, shape="3,4;3,4", init=None, cls="Product")
+    assert p.returncode == 3
+    assert "expected a tuple of 2 gradients (dA, dB)" in err(p)
