@@ -9,6 +9,7 @@ from . import init, optim
 from .attention import MultiHeadAttention, ScaledDotProductAttention
 from .containers import Sequential
 from .conv import AvgPool2D, Conv2D, MaxPool2D
+from .dropout import Dropout
 from .embedding import Embedding
 from .init import as_rng, linear_params
 from .layers import (
@@ -32,6 +33,7 @@ from .losses import (
     MeanSquaredError,
     SoftmaxCrossEntropy,
 )
+from .norm import BatchNorm1D, BatchNorm2D, LayerNorm
 from .optim import SGD, Adam, Optimizer, RMSProp
 from .recurrent import LSTM, RNN
 
@@ -52,6 +54,10 @@ __all__ = [
     "Conv2D",
     "MaxPool2D",
     "AvgPool2D",
+    "BatchNorm1D",
+    "BatchNorm2D",
+    "LayerNorm",
+    "Dropout",
     "Embedding",
     "RNN",
     "LSTM",

@@ -27,7 +27,9 @@ from .dense import (
     Softplus,
     Tanh,
 )
+from .dropout import Dropout
 from .embedding import Embedding
+from .norm import BatchNorm1D, BatchNorm2D, LayerNorm
 from .recurrent import LSTM, RNN
 
 __all__ = [
@@ -35,4 +37,4 @@ __all__ = [
     "Sequential", "Sigmoid", "Softmax", "Softplus", "Tanh",
 ]
 __all__ += ["Embedding", "LSTM", "MultiHeadAttention", "RNN", "ScaledDotProductAttention"]
-__all__ += ["AvgPool2D", "Conv2D", "MaxPool2D"]
+__all__ += ["AvgPool2D", "BatchNorm1D", "BatchNorm2D", "Conv2D", "Dropout", "LayerNorm", "MaxPool2D"]

@@ -1,0 +1,58 @@
+"""Inverted dropout, forward only (twin of :class:`manualprop.Dropout`).
+
+The mask comes from the shared :class:`manualprop.dropout.DropoutMask`, so for the
+same ``rng`` both twins draw the same masks, and ``fix_mask`` works the same way.
+Source: ``lessons/24-dropout.md``.
+"""
+
+from __future__ import annotations
+
+from manualprop._validation import check_scalar
+from manualprop.dropout import DropoutMask
+
+from .base import Layer
+
+__all__ = ["Dropout"]
+
+
+class Dropout(Layer):
+    """``y = x * mask / (1 - p)`` in training (``mask = rng.random(shape) >= p``), ``x`` otherwise.
+
+    The mask is a constant for the tape, so the tape's backward is
+    ``dx = dy * mask / (1 - p)``.
+
+    Parameters
+    ----------
+    p : float in [0, 1], default 0.5
+    rng : None, int or numpy.random.Generator
+
+    Notes
+    -----
+    ``fix_mask(True)`` keeps the last mask, ``fix_mask(M)`` uses the 0/1 array ``M``,
+    ``fix_mask(False)`` draws a new mask per training call (the default).
+    """
+
+    def __init__(self, p=0.5, rng=None):
+        super().__init__()
+        self.p = check_scalar(p, "p", type(self).__name__, low=0.0, high=1.0)
+        self._masks = DropoutMask(self.p, rng, where=f"autoprop.layers.{self!r}")
+
+    def _repr_args(self) -> str:
+        return f"p={self.p}"
+
+    @property
+    def mask(self):
+        """ndarray of bool or None: the last keep-mask."""
+        return self._masks.mask
+
+    def fix_mask(self, mask=True):
+        """``True``: keep the last mask; a 0/1 array: use it; ``False``: draw per call."""
+        self._masks.fix(mask)
+
+    def call(self, x, training=False):
+        x = self._input(x)
+        if not training or self.p == 0:
+            return x
+        keep = self._masks.get(x.shape, f"autoprop.layers.{self!r}.__call__")
+        scale = 1.0 / (1.0 - self.p) if self.p < 1 else 0.0
+        return x * (keep * scale).astype(x.dtype, copy=False)

@@ -1,0 +1,165 @@
+"""Batch norm and layer norm, forward only (the tape derives the three-path backward).
+
+Twins of ``manualprop/norm.py``: same constructor arguments, same parameters
+(``gamma`` = 1, ``beta`` = 0, :func:`manualprop.init.norm_params`). The running
+statistics of batch norm are state, not variables: plain arrays
+``running_mean``/``running_var`` updated by the shared
+:func:`manualprop.norm.update_running_stats` (PyTorch's rule), so ``variables``
+holds exactly the trainable ``gamma`` and ``beta``, as the manual ``params``.
+Sources: ``lessons/22-batchnorm.md``, ``lessons/23-layernorm.md``.
+"""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+
+from manualprop._validation import (
+    check_float_dtype,
+    check_positive_int,
+    check_scalar,
+    check_stat_count,
+)
+from manualprop.init import norm_params
+from manualprop.norm import update_running_stats
+
+from ..core.tensor import Variable
+from .base import Layer
+
+__all__ = ["BatchNorm1D", "BatchNorm2D", "LayerNorm"]
+
+
+class _BatchNorm(Layer):
+    def __init__(self, num_features, eps=1e-5, momentum=0.1, dtype=np.float64):
+        super().__init__()
+        name = type(self).__name__
+        self.num_features = check_positive_int(num_features, "num_features", name)
+        self.eps = check_scalar(eps, "eps", name, low=0.0, low_inclusive=False)
+        self.momentum = check_scalar(momentum, "momentum", name, low=0.0, high=1.0)
+        self.dtype = check_float_dtype(dtype, name)
+        p = norm_params(self.num_features, self.dtype)
+        self.variables = {k: Variable(v, name=k) for k, v in p.items()}
+        self.running_mean = np.zeros(self.num_features, self.dtype)
+        self.running_var = np.ones(self.num_features, self.dtype)
+
+    def _repr_args(self) -> str:
+        s = f"{self.num_features}"
+        if self.eps != 1e-5:
+            s += f", eps={self.eps}"
+        if self.momentum != 0.1:
+            s += f", momentum={self.momentum}"
+        return s
+
+    def call(self, x, training=False):
+        x = self._input(x, shape=self._spec, dtype=self.dtype)
+        axes, bshape = self._axes, self._bshape
+        gamma = self.variables["gamma"].reshape(bshape)
+        beta = self.variables["beta"].reshape(bshape)
+        if training:
+            m = check_stat_count(x.shape, axes, f"autoprop.layers.{self!r}.__call__", "x")
+            mean = x.mean(axis=axes, keepdims=True)
+            xc = x - mean
+            var = (xc * xc).mean(axis=axes, keepdims=True)  # biased
+            inv_std = 1.0 / np.sqrt(var + self.eps)
+            self.running_mean, self.running_var = update_running_stats(
+                self.running_mean, self.running_var, np.asarray(mean).reshape(-1),
+                np.asarray(var).reshape(-1), m, self.momentum,
+            )
+        else:  # running statistics: constants for the tape
+            xc = x - self.running_mean.reshape(bshape)
+            inv_std = (1.0 / np.sqrt(self.running_var + self.eps)).reshape(bshape)
+        return xc * (inv_std * gamma) + beta
+
+
+class BatchNorm1D(_BatchNorm):
+    """Batch norm of (N, C) features (twin of :class:`manualprop.BatchNorm1D`).
+
+    Training: ``xhat = (x - mean) / sqrt(var + eps)`` with the batch mean and biased
+    variance over axis 0, ``y = gamma * xhat + beta``, running statistics updated as
+    PyTorch; inference: the running statistics. Source: ``lessons/22-batchnorm.md``.
+
+    Parameters
+    ----------
+    num_features : int
+    eps : float, default 1e-5
+    momentum : float, default 0.1
+    dtype : {np.float64, np.float32}
+    """
+
+    _axes = (0,)
+    _bshape = (1, -1)
+
+    @property
+    def _spec(self):
+        return ("batch", self.num_features)
+
+
+class BatchNorm2D(_BatchNorm):
+    """Batch norm of NCHW images per channel (twin of :class:`manualprop.BatchNorm2D`).
+
+    As :class:`BatchNorm1D` with the statistics over axes (0, 2, 3).
+    Source: ``lessons/22-batchnorm.md``.
+
+    Parameters
+    ----------
+    num_features : int
+    eps : float, default 1e-5
+    momentum : float, default 0.1
+    dtype : {np.float64, np.float32}
+    """
+
+    _axes = (0, 2, 3)
+    _bshape = (1, -1, 1, 1)
+
+    @property
+    def _spec(self):
+        return ("batch", self.num_features, "height", "width")
+
+
+class LayerNorm(Layer):
+    """Layer norm over the trailing ``normalized_shape`` axes (twin of :class:`manualprop.LayerNorm`).
+
+    ``y = gamma * (x - mean) / sqrt(var + eps) + beta``, statistics per sample over the
+    trailing axes; ``gamma``, ``beta`` of shape ``normalized_shape``.
+    Source: ``lessons/23-layernorm.md``.
+
+    Parameters
+    ----------
+    normalized_shape : int or tuple of int
+    eps : float, default 1e-5
+    dtype : {np.float64, np.float32}
+    """
+
+    def __init__(self, normalized_shape, eps=1e-5, dtype=np.float64):
+        super().__init__()
+        name = type(self).__name__
+        if isinstance(normalized_shape, numbers.Integral) and not isinstance(normalized_shape, bool):
+            normalized_shape = (normalized_shape,)
+        if not isinstance(normalized_shape, (tuple, list)) or not normalized_shape:
+            raise TypeError(
+                f"{name}: normalized_shape must be a positive int or a non-empty tuple of "
+                f"positive ints; got {type(normalized_shape).__name__} {normalized_shape!r}"
+            )
+        self.normalized_shape = tuple(
+            check_positive_int(n, "normalized_shape", name) for n in normalized_shape
+        )
+        self.eps = check_scalar(eps, "eps", name, low=0.0, low_inclusive=False)
+        self.dtype = check_float_dtype(dtype, name)
+        p = norm_params(self.normalized_shape, self.dtype)
+        self.variables = {k: Variable(v, name=k) for k, v in p.items()}
+
+    def _repr_args(self) -> str:
+        s = f"{self.normalized_shape}"
+        return s if self.eps == 1e-5 else s + f", eps={self.eps}"
+
+    def call(self, x, training=False):
+        k = len(self.normalized_shape)
+        x = self._input(x, min_ndim=k, dtype=self.dtype)
+        x = self._input(x, shape=("*",) * (x.ndim - k) + self.normalized_shape)
+        axes = tuple(range(x.ndim - k, x.ndim))
+        mean = x.mean(axis=axes, keepdims=True)
+        xc = x - mean
+        var = (xc * xc).mean(axis=axes, keepdims=True)
+        xhat = xc / np.sqrt(var + self.eps)
+        return xhat * self.variables["gamma"] + self.variables["beta"]
