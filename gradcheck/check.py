@@ -438,7 +438,12 @@ def _resolve_twin(obj, twin, init, kind):
     if isinstance(twin, str):
         if twin != "auto":
             raise UsageError(f"twin must be 'auto', None or an autoprop object; got {twin!r}.")
-        return build_twin(obj, kind, init)
+        if init is not None:
+            return build_twin(obj, kind, init)  # explicit arguments: a failure is an error
+        try:
+            return build_twin(obj, kind, init)
+        except TwinError as exc:  # e.g. a student class that shares a name with an autoprop class
+            return None, f"the autoprop class of that name could not be used as twin: {exc}"
     if kind == "layer":
         copy_params_to_twin(obj, twin, type(obj).__name__)
     return twin, ""
@@ -545,10 +550,13 @@ def check_layer(
         are not differentiated. See :func:`gradcheck._validation.layer_inputs`.
     twin : "auto", None or object, default "auto"
         "auto": the class of the same name in ``autoprop.layers``, when there is
-        one (see :func:`build_twin`); None: no tape comparison; an object: a built
-        autoprop layer (its variables are overwritten with ``layer.params``).
+        one and it can be built from ``layer``'s attributes (see :func:`build_twin`;
+        otherwise there is no tape column and ``twin_note`` says why); None: no
+        tape comparison; an object: a built autoprop layer (its variables are
+        overwritten with ``layer.params``).
     init : dict, optional
-        Constructor kwargs for an "auto" twin (default: read from ``layer``'s attributes).
+        Constructor kwargs for an "auto" twin (default: read from ``layer``'s
+        attributes). When given, a twin that cannot be built raises TwinError.
     seed : int, default 0
         Seeds the inputs given as shapes and the upstream gradient ``G ~ N(0, 1)``.
     rtol, atol : float, default 1e-6, 1e-9

@@ -330,3 +330,14 @@ def test_no_warnings_for_clean_float64_check():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         check_layer(StudentLinear(), (3, 4), twin=None)
+
+
+def test_auto_twin_skipped_for_student_class_sharing_a_name():
+    class Linear(StudentLinear):  # no in_features attribute: the autoprop Linear cannot be built
+        pass
+
+    res = check_layer(Linear(4, 3), (5, 4))
+    assert res.passed and res.twin is None
+    assert "in_features" in res.twin_note
+    with pytest.raises(TwinError):
+        check_layer(Linear(4, 3), (5, 4), init={"bogus": 1})
