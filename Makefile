@@ -21,6 +21,7 @@ $(STAMP): pyproject.toml
 demo: $(STAMP)
 	MPLBACKEND=Agg $(BIN)/gradcheck zoo --plots demo-output/zoo
 	MPLBACKEND=Agg $(BIN)/gradcheck train --plots demo-output/train
+	MPLBACKEND=Agg $(BIN)/gradcheck train --model cnn --epochs 15 --plots demo-output/train-cnn
 
 test: $(STAMP)
 	MPLBACKEND=Agg $(BIN)/python -m pytest -n 2 --timeout 600

@@ -231,7 +231,7 @@ def _cmd_train(args) -> int:
 
     if args.epochs <= 0:
         raise UsageError(f"--epochs must be a positive integer; got {args.epochs}.")
-    cfg = TrainConfig(epochs=args.epochs, seed=args.seed)
+    cfg = TrainConfig(epochs=args.epochs, seed=args.seed, model=args.model)
     report = run_training(cfg, progress=not args.no_progress, plots_dir=args.plots or None)
     print(report.summary())
     if report.plot_path:
@@ -289,9 +289,12 @@ def build_parser() -> argparse.ArgumentParser:
                    help="also compare with autoprop.layers.<ClassName> built with the same --init")
     c.set_defaults(func=_cmd_check)
 
-    t = sub.add_parser("train", help="train an MLP on digits with manual and tape gradients and compare",
+    t = sub.add_parser("train", help="train an MLP or a CNN on digits with manual and tape gradients and compare",
                        epilog=EPILOG, formatter_class=fmt)
     t.add_argument("--epochs", type=int, default=30, help="epochs (default 30)")
+    t.add_argument("--model", choices=("mlp", "cnn"), default="mlp",
+                   help="mlp: 64-32-10 tanh (accuracy >= 0.95); cnn: Conv2D-ReLU-MaxPool2D-Flatten-Linear "
+                        "on 1x8x8 images (accuracy >= 0.97) (default mlp)")
     t.add_argument("--seed", type=int, default=0, help="seed for split, weights and batch order (default 0)")
     t.add_argument("--plots", metavar="DIR", default=DEFAULT_PLOTS,
                    help=f"write DIR/training.png (default: {DEFAULT_PLOTS}/)")

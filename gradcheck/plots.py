@@ -170,7 +170,7 @@ def plot_results(results: Sequence[CheckResult], title: str = "gradcheck zoo") -
 
 def plot_training(steps: np.ndarray, loss_manual: np.ndarray, loss_tape: np.ndarray,
                   rel_loss_diff: np.ndarray, rel_grad_diff: np.ndarray, *, steps_per_epoch: int,
-                  tolerance: float) -> Figure:
+                  tolerance: float, model_name: str = "MLP") -> Figure:
     """Loss curves of manual and tape training, and their per-step relative differences.
 
     Parameters
@@ -207,7 +207,7 @@ def plot_training(steps: np.ndarray, loss_manual: np.ndarray, loss_tape: np.ndar
                  label="autoprop, epoch mean")
     ax1.set_yscale("log")
     ax1.set_ylabel("minibatch cross-entropy")
-    ax1.set_title("Training the same MLP twice from identical weights: manual vs tape gradients")
+    ax1.set_title(f"Training the same {model_name} twice from identical weights: manual vs tape gradients")
     ax1.legend(loc="upper right", ncol=2, fontsize="small")
     ax1.grid(alpha=0.3)
     sec = ax1.secondary_xaxis("top", functions=(lambda s: s / steps_per_epoch, lambda e: e * steps_per_epoch))

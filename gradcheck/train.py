@@ -1,6 +1,8 @@
-"""Train one MLP twice, with manual and with tape gradients, and compare step by step.
+"""Train one network twice, with manual and with tape gradients, and compare step by step.
 
-The model is ``Linear(64, hidden) -> Tanh -> Linear(hidden, 10)`` with softmax
+The model is the MLP ``Linear(64, hidden) -> Tanh -> Linear(hidden, 10)`` or (``model="cnn"``)
+the small CNN ``Conv2D(1, channels, 3, padding=1) -> ReLU -> MaxPool2D(2) -> Flatten ->
+Linear(channels*16, 10)`` on the images as (N, 1, 8, 8), with softmax
 cross-entropy, trained on scikit-learn's 8x8 digits (1797 images, pixel values
 0..16 scaled to [0, 1] by dividing by 16) with minibatch SGD + momentum
 (``manualprop.optim.SGD``, the one optimizer implementation both packages use).
@@ -10,7 +12,7 @@ into the autoprop twin) and see the same minibatches in the same order. At
 every step the two gradients are compared element-wise and the two losses are
 recorded. Requirements (:attr:`TrainReport.requirements`):
 
-* both test accuracies >= 0.95;
+* both test accuracies >= 0.95 (MLP) or >= 0.97 (CNN);
 * at every step ``|Lm - Lt| / (|Lm| + |Lt|) <= 1e-9``;
 * at every step the gradients agree: the relative error with floor
   ``GRAD_FLOOR`` (see :func:`gradcheck.check.relative_error`) is <= 1e-9.
@@ -38,8 +40,9 @@ GRAD_RTOL = 1e-9
 #: Denominator floor for gradient relative errors: gradient entries whose
 #: magnitudes sum to less than this are compared absolutely (1e-9 * 1e-6 = 1e-15).
 GRAD_FLOOR = 1e-6
-#: Minimum test accuracy of each run.
+#: Minimum test accuracy of each run, per model.
 MIN_ACCURACY = 0.95
+MIN_ACCURACY_BY_MODEL = {"mlp": 0.95, "cnn": 0.97}
 
 
 @dataclass
@@ -49,7 +52,11 @@ class TrainConfig:
     Attributes
     ----------
     epochs : int, default 30
+    model : {"mlp", "cnn"}, default "mlp"
     hidden : int, default 32
+        MLP hidden units.
+    channels : int, default 8
+        CNN filters.
     activation : {"tanh", "relu"}, default "tanh"
     batch_size : int, default 32
     learning_rate : float, default 0.05
@@ -60,7 +67,9 @@ class TrainConfig:
     """
 
     epochs: int = 30
+    model: str = "mlp"
     hidden: int = 32
+    channels: int = 8
     activation: str = "tanh"
     batch_size: int = 32
     learning_rate: float = 0.05
@@ -121,11 +130,12 @@ class TrainReport:
     @property
     def requirements(self) -> list[tuple[str, float, str, float, bool]]:
         """``(name, value, op, threshold, ok)`` for every requirement."""
+        acc = MIN_ACCURACY_BY_MODEL[self.config.model]
         return [
-            ("test accuracy, manualprop", self.test_accuracy_manual, ">=", MIN_ACCURACY,
-             self.test_accuracy_manual >= MIN_ACCURACY),
-            ("test accuracy, autoprop", self.test_accuracy_tape, ">=", MIN_ACCURACY,
-             self.test_accuracy_tape >= MIN_ACCURACY),
+            ("test accuracy, manualprop", self.test_accuracy_manual, ">=", acc,
+             self.test_accuracy_manual >= acc),
+            ("test accuracy, autoprop", self.test_accuracy_tape, ">=", acc,
+             self.test_accuracy_tape >= acc),
             ("max per-step relative loss difference", self.max_rel_loss_diff, "<=", LOSS_RTOL,
              self.max_rel_loss_diff <= LOSS_RTOL),
             ("max per-step gradient relative error", self.max_rel_grad_diff, "<=", GRAD_RTOL,
@@ -140,8 +150,10 @@ class TrainReport:
     def summary(self) -> str:
         """Text summary: loss per epoch, differences, accuracies, requirements."""
         c = self.config
+        net = (f"MLP 64-{c.hidden}-10 ({c.activation})" if c.model == "mlp" else
+               f"CNN Conv2D(1, {c.channels}, 3, padding=1)-ReLU-MaxPool2D(2)-Flatten-Linear({c.channels * 16}, 10)")
         lines = [
-            f"MLP 64-{c.hidden}-10 ({c.activation}), softmax cross-entropy, SGD lr={c.learning_rate} "
+            f"{net}, softmax cross-entropy, SGD lr={c.learning_rate} "
             f"momentum={c.momentum}, batch {c.batch_size}, {c.epochs} epochs x {self.steps_per_epoch} steps, "
             f"seed {c.seed}; {self.seconds:.1f} s",
             "",
@@ -203,6 +215,16 @@ def _models(config: TrainConfig):
     if act is None:
         raise ValueError(f"activation must be 'tanh' or 'relu'; got {config.activation!r}")
     rng = np.random.default_rng(config.seed)
+    if config.model == "cnn":
+        c = config.channels
+        manual = mp.Sequential(mp.Conv2D(1, c, 3, padding=1, rng=rng), mp.ReLU(), mp.MaxPool2D(2),
+                               mp.Flatten(), mp.Linear(c * 16, 10, rng=rng))
+        tape = apl.Sequential(apl.Conv2D(1, c, 3, padding=1), apl.ReLU(), apl.MaxPool2D(2),
+                              apl.Flatten(), apl.Linear(c * 16, 10))
+        copy_params_to_twin(manual, tape, "Sequential")
+        return manual, tape
+    if config.model != "mlp":
+        raise ValueError(f"model must be 'mlp' or 'cnn'; got {config.model!r}")
     manual = mp.Sequential(mp.Linear(64, config.hidden, rng=rng), getattr(mp, act)(),
                            mp.Linear(config.hidden, 10, rng=rng))
     tape = apl.Sequential(apl.Linear(64, config.hidden), getattr(apl, act)(), apl.Linear(config.hidden, 10))
@@ -236,6 +258,8 @@ def run_training(config: TrainConfig | None = None, *, progress: bool = True, pl
 
     config = config or TrainConfig()
     X_tr, X_te, y_tr, y_te = load_digits_split(config.seed, config.test_size)
+    if config.model == "cnn":  # images as NCHW
+        X_tr, X_te = X_tr.reshape(-1, 1, 8, 8), X_te.reshape(-1, 1, 8, 8)
     manual, tape_model = _models(config)
     loss_m, loss_t = mp.SoftmaxCrossEntropy(), TapeCE()
     opt_m = mp.optim.SGD(learning_rate=config.learning_rate, momentum=config.momentum)
@@ -303,6 +327,7 @@ def run_training(config: TrainConfig | None = None, *, progress: bool = True, pl
 
         from .plots import plot_training, save_figure
 
-        fig = plot_training(np.arange(1, total + 1), Lm, Lt, dl, dg, steps_per_epoch=spe, tolerance=LOSS_RTOL)
+        fig = plot_training(np.arange(1, total + 1), Lm, Lt, dl, dg, steps_per_epoch=spe, tolerance=LOSS_RTOL,
+                            model_name=config.model.upper())
         report.plot_path = save_figure(fig, os.path.join(plots_dir, "training.png"))
     return report
