@@ -12,7 +12,20 @@ registry; ``autoprop.numpy`` offers the operations under numpy's names;
 ``autoprop.layers``, ``autoprop.losses`` and ``autoprop.optimizers`` build models.
 """
 
-from .core import PRIMITIVES, GradientTape, Tensor, Variable
+from .core import (
+    PRIMITIVES,
+    ForwardAccumulator,
+    GradientTape,
+    Tensor,
+    UnconnectedGradients,
+    Variable,
+    custom_gradient,
+    hessian,
+    hessian_vector_product,
+    numpy_function,
+    stop_gradient,
+)
+from .core.diagnose import explain_op as explain
 from .core.registry import (
     absolute,
     cos,
@@ -21,10 +34,12 @@ from .core.registry import (
     log,
     log1p,
     log_softmax,
+    logaddexp,
     logsumexp,
     matmul,
     maximum,
     minimum,
+    norm,
     relu,
     sigmoid,
     sin,
@@ -63,16 +78,6 @@ def convert_to_tensor(value, dtype=None):
     return _T(value, dtype)
 
 
-def stop_gradient(x):
-    """Return ``x``'s value as a new Tensor that no tape connects to ``x``.
-
-    The result is a constant for every tape, so gradients do not flow through it
-    (``tf.stop_gradient``).
-    """
-    x = convert_to_tensor(x)
-    return _T._wrap(x._value)
-
-
 from . import (  # noqa: E402,F401
     layers,
     losses,
@@ -88,10 +93,25 @@ min = reduce_min  # noqa: A001
 reshape = numpy.reshape
 transpose = numpy.transpose
 
+abs = absolute  # noqa: A001
+
+
+def __getattr__(name):  # autoprop.viz imports matplotlib: load it on first use
+    if name == "viz":
+        import importlib
+
+        return importlib.import_module(".viz", __name__)
+    raise AttributeError(f"module 'autoprop' has no attribute {name!r}")
+
+
 __all__ = [
     "GradientTape", "Model", "PRIMITIVES", "Sequential", "Tensor", "Variable", "absolute", "constant",
     "convert_to_tensor", "cos", "exp", "expm1", "log", "log1p", "log_softmax", "logsumexp",
     "matmul", "max", "maximum", "mean", "min", "minimum", "numpy", "reduce_max",
     "reduce_mean", "reduce_min", "reduce_sum", "relu", "reshape", "sigmoid", "sin",
     "softmax", "sqrt", "square", "stop_gradient", "sum", "tanh", "transpose", "where",
+]
+__all__ += [
+    "ForwardAccumulator", "UnconnectedGradients", "abs", "custom_gradient", "explain",
+    "hessian", "hessian_vector_product", "logaddexp", "norm", "numpy_function",
 ]

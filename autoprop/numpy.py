@@ -2,13 +2,34 @@
 
 Each function accepts Tensors, numpy arrays and Python scalars and returns a Tensor;
 when a tape tracks an input the operation is recorded. Plain ``np.`` calls on Tensors
-reach the same functions through ``__array_function__`` / ``__array_ufunc__``.
+reach the same functions through ``__array_function__`` / ``__array_ufunc__``, so numpy
+code is differentiated as written. A numpy function outside this list, ``out=``, and
+in-place updates raise TypeError naming the function, why the tape cannot record it,
+and what to write instead.
+
+The derivative of each name: ``autoprop.explain(name)``. Conventions at kinks and
+ties (``abs'(0) = 0``, ties in max/maximum split evenly): see
+:mod:`autoprop.core.registry`. Source: ``lessons/05-gradient-tape.md``.
+
+Examples
+--------
+>>> import numpy as np
+>>> import autoprop as ap
+>>> import autoprop.numpy as anp
+>>> x = ap.Variable([1.0, 2.0, 3.0])
+>>> with ap.GradientTape() as tape:
+...     y = anp.sum(anp.square(x)) + np.sum(x)   # both spellings are recorded
+>>> tape.gradient(y, x).numpy()
+array([3., 5., 7.])
 """
 
 import numpy as _np
 
 from .core import registry as _R
 
+_F = _R._FUNCTIONS
+
+# elementwise (ufuncs)
 add = _R.add
 subtract = _R.subtract
 multiply = _R.multiply
@@ -19,29 +40,87 @@ exp = _R.exp
 expm1 = _R.expm1
 log = _R.log
 log1p = _R.log1p
+log2 = _R.log2
+log10 = _R.log10
 sqrt = _R.sqrt
 square = _R.square
+reciprocal = _R.reciprocal
 abs = absolute = _R.absolute  # noqa: A001
 sin = _R.sin
 cos = _R.cos
+tan = _R.tan
+arcsin = _R.arcsin
+arccos = _R.arccos
+arctan = _R.arctan
+arctan2 = _R.arctan2
+sinh = _R.sinh
+cosh = _R.cosh
 tanh = _R.tanh
 maximum = _R.maximum
 minimum = _R.minimum
+logaddexp = _R.logaddexp
 matmul = _R.matmul
-where = _R.where
+where = _F[_np.where]
+clip = _F[_np.clip]
+
+
+def positive(x):
+    """``+x``: the same tensor (the identity; its VJP passes ``g`` through)."""
+    return _R._t(x)
+
+
+# not differentiable: the path is cut (None), see autoprop.explain("argmax")
 sign = _R.sign
 floor = _R.floor
 ceil = _R.ceil
 round = _R.round  # noqa: A001
 argmax = _R.argmax
 argmin = _R.argmin
-sum = _R._FUNCTIONS[_np.sum]  # noqa: A001
-mean = _R._FUNCTIONS[_np.mean]
-max = amax = _R._FUNCTIONS[_np.max]  # noqa: A001
-min = amin = _R._FUNCTIONS[_np.min]  # noqa: A001
-reshape = _R._FUNCTIONS[_np.reshape]
-transpose = _R._FUNCTIONS[_np.transpose]
-broadcast_to = _R._FUNCTIONS[_np.broadcast_to]
-squeeze = _R._FUNCTIONS[_np.squeeze]
-expand_dims = _R._FUNCTIONS[_np.expand_dims]
-swapaxes = _R._FUNCTIONS[_np.swapaxes]
+less = _R.less
+less_equal = _R.less_equal
+greater = _R.greater
+greater_equal = _R.greater_equal
+equal = _R.equal
+not_equal = _R.not_equal
+
+# reductions
+sum = _F[_np.sum]  # noqa: A001
+mean = _F[_np.mean]
+max = amax = _F[_np.max]  # noqa: A001
+min = amin = _F[_np.min]  # noqa: A001
+prod = _F[_np.prod]
+cumsum = _F[_np.cumsum]
+var = _F[_np.var]
+std = _F[_np.std]
+
+# linear algebra
+dot = _F[_np.dot]
+einsum = _F[_np.einsum]
+tensordot = _F[_np.tensordot]
+outer = _F[_np.outer]
+
+# shape
+reshape = _F[_np.reshape]
+ravel = _F[_np.ravel]
+transpose = _F[_np.transpose]
+swapaxes = _F[_np.swapaxes]
+moveaxis = _F[_np.moveaxis]
+expand_dims = _F[_np.expand_dims]
+squeeze = _F[_np.squeeze]
+broadcast_to = _F[_np.broadcast_to]
+concatenate = _F[_np.concatenate]
+stack = _F[_np.stack]
+split = _F[_np.split]
+pad = _F[_np.pad]
+flip = _F[_np.flip]
+take = _F[_np.take]
+take_along_axis = _F[_np.take_along_axis]
+triu = _F[_np.triu]
+tril = _F[_np.tril]
+
+# constants shaped like a tensor (not connected to it)
+zeros_like = _F[_np.zeros_like]
+ones_like = _F[_np.ones_like]
+full_like = _F[_np.full_like]
+
+__all__ = [n for n in dir() if not n.startswith("_")]

@@ -1,11 +1,23 @@
 """autoprop's core: Tensor/Variable, the gradient tape, and the primitive/VJP registry.
 
+``tensor`` (Tensor, Variable), ``tape`` (GradientTape, the reverse walk), ``registry``
+(one table: primitive -> forward, VJP and JVP per argument), ``forward``
+(ForwardAccumulator), ``control`` (stop_gradient, custom_gradient, numpy_function),
+``functional`` (hessian, hessian-vector products), ``diagnose`` (explain, summary).
 Nothing here knows about layers, losses or gradient checking.
 """
 
 from . import registry
+from .control import custom_gradient, numpy_function, stop_gradient
+from .diagnose import explain_op
+from .forward import ForwardAccumulator
+from .functional import hessian, hessian_vector_product
 from .registry import PRIMITIVES, Primitive
-from .tape import GradientTape
+from .tape import GradientTape, UnconnectedGradients
 from .tensor import Tensor, Variable
 
-__all__ = ["GradientTape", "PRIMITIVES", "Primitive", "Tensor", "Variable", "registry"]
+__all__ = [
+    "ForwardAccumulator", "GradientTape", "PRIMITIVES", "Primitive", "Tensor",
+    "UnconnectedGradients", "Variable", "custom_gradient", "explain_op", "hessian",
+    "hessian_vector_product", "numpy_function", "registry", "stop_gradient",
+]

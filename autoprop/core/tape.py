@@ -16,14 +16,47 @@ How it works (derived in ``lessons/05-gradient-tape.md``):
 
 from __future__ import annotations
 
+import enum
+import sys
 import warnings
+import weakref
 
 import numpy as np
 
-from .tensor import Tensor, Variable, is_differentiable_dtype
+from .tensor import _RECORDING, Tensor, Variable, is_differentiable_dtype
 
-#: Tapes whose ``with`` block is open and that are recording, innermost last.
-_RECORDING: list = []
+#: Forward-mode accumulators whose ``with`` block is open, innermost last.
+_FORWARD: list = []
+#: Tapes that want to hear about operations they do not record: paused by
+#: ``stop_recording`` or exited but still alive (weak references). Only used to explain
+#: missing gradients (:meth:`GradientTape.explain`); empty in a plain training step.
+_WATCHERS: list = []
+#: Non-empty while ``_FORWARD`` or ``_WATCHERS`` is: one check on the hot path.
+_EXTRA: list = []
+#: Breadcrumbs kept per tape are capped so a long-lived tape cannot grow without bound.
+_MAX_CRUMBS = 10000
+
+
+class UnconnectedGradients(enum.Enum):
+    """What a source that the target does not depend on gets, as ``tf.UnconnectedGradients``.
+
+    ``NONE`` (the default): ``None``. ``ZERO``: zeros of the source's shape and dtype.
+    The strings ``"none"`` and ``"zero"`` are accepted wherever the enum is.
+    """
+
+    NONE = "none"
+    ZERO = "zero"
+
+
+def _unconnected(value):
+    if isinstance(value, UnconnectedGradients):
+        return value.value
+    if value in ("none", "zero"):
+        return value
+    raise ValueError(
+        f"unconnected_gradients must be 'none' or 'zero' (or ap.UnconnectedGradients.NONE / "
+        f".ZERO); got {value!r}"
+    )
 
 
 class Node:
@@ -73,19 +106,27 @@ def apply(prim, args, kwargs):
     """
     vals = [a._value if isinstance(a, Tensor) else a for a in args]
     out = Tensor._wrap(prim.fwd(*vals, **kwargs))
-    if _RECORDING and prim.vjps is not None:
-        _record(prim, args, vals, kwargs, out)
+    if _RECORDING:
+        if prim.vjps is not None:
+            _record(prim, args, vals, kwargs, out)
+        else:
+            _cut_by(prim.name, "a non-differentiable operation", args, out)
+    if _EXTRA:
+        _extra(prim, args, vals, kwargs, out)
     return out
 
 
 def _record(prim, args, vals, kwargs, out):
     if not is_differentiable_dtype(out._value.dtype):
+        _cut_by(prim.name, f"a cast to the non-differentiable dtype {out._value.dtype}", args, out)
         return
     copied = False
     vjps = prim.vjps
     for tape in _RECORDING:
         tracked = tape._tracked
+        cuts = tape._cuts
         parents = []
+        cut_from = None
         for i, a in enumerate(args):
             if isinstance(a, Tensor) and vjps[i] is not None:
                 if id(a) in tracked:
@@ -99,6 +140,8 @@ def _record(prim, args, vals, kwargs, out):
                     tracked[id(a)] = a
                     tape._accessed.append(a)
                     parents.append(i)
+                elif cuts and id(a) in cuts:
+                    cut_from = cuts[id(a)]
         if parents:
             if not copied:
                 # A plain ndarray argument may be changed in place by the caller after
@@ -109,19 +152,104 @@ def _record(prim, args, vals, kwargs, out):
                 copied = True
             tape._nodes.append(Node(prim, args, vals, kwargs, out, tuple(parents)))
             tracked[id(out)] = out
+        elif cut_from is not None and len(cuts) < _MAX_CRUMBS:
+            cuts[id(out)] = cut_from  # the cut travels with the values computed from it
+
+
+def _cut_by(opname, why, args, out):
+    """Breadcrumb: a tracked value went through an operation that passes no gradient."""
+    for tape in _RECORDING:
+        if getattr(tape, "_forward", False):
+            continue
+        tracked, cuts = tape._tracked, tape._cuts
+        for a in args:
+            if isinstance(a, Tensor) and (id(a) in tracked or id(a) in cuts):
+                if len(cuts) < _MAX_CRUMBS:
+                    origin = cuts.get(id(a)) or (opname, why, len(tape._nodes))
+                    cuts[id(out)] = origin
+                    tape._keep.append(out)
+                break
+
+
+def note_cut(opname, why, inputs, outputs):
+    """Record that ``outputs`` were computed from ``inputs`` off the tape (stop_gradient,
+    numpy_function): used only by :meth:`GradientTape.explain`."""
+    for o in outputs:
+        _cut_by(opname, why, inputs, o)
+
+
+def _note_escape(tensor, how, value):
+    """Breadcrumb: a tracked tensor's value left the tape (np.asarray, float(), .numpy())."""
+    for tape in _RECORDING:
+        if getattr(tape, "_forward", False):
+            continue
+        if (id(tensor) in tape._tracked or id(tensor) in tape._cuts) and len(tape._escapes) < _MAX_CRUMBS:
+            tape._escapes.append((how, tensor, value, len(tape._nodes)))
+
+
+def _extra(prim, args, vals, kwargs, out):
+    if _FORWARD:
+        for i, acc in enumerate(list(_FORWARD)):
+            acc._push(i, prim, args, vals, kwargs, out)
+    if _WATCHERS:
+        for ref in list(_WATCHERS):
+            tape = ref()
+            if tape is None:
+                _unwatch(ref)
+                continue
+            reason = tape._watch_reason
+            tracked, cuts = tape._tracked, tape._cuts
+            for a in args:
+                if isinstance(a, Tensor) and (id(a) in tracked or id(a) in cuts):
+                    if len(cuts) < _MAX_CRUMBS:
+                        cuts[id(out)] = cuts.get(id(a)) or (prim.name, reason, len(tape._nodes))
+                        tape._keep.append(out)
+                    break
+
+
+def _sync_extra():
+    _EXTRA[:] = [True] if (_FORWARD or _WATCHERS) else []
+
+
+def _watch_ops(tape, reason):
+    tape._watch_reason = reason
+    if tape._watch_ref is None:
+        tape._watch_ref = weakref.ref(tape)
+        _WATCHERS.append(tape._watch_ref)
+        _sync_extra()
+
+
+def _unwatch(ref):
+    if ref is not None and ref in _WATCHERS:
+        _WATCHERS.remove(ref)
+        _sync_extra()
 
 
 class GradientTape:
     """Record operations for reverse-mode automatic differentiation, as ``tf.GradientTape``.
 
+    Operations run inside the ``with`` block are recorded when at least one input is
+    *watched* (or computed from a watched tensor). ``gradient`` then walks the records
+    in reverse and applies each primitive's vector-Jacobian product (VJP).
+
     Parameters
     ----------
     persistent : bool, default False
-        A non-persistent tape allows one call to :meth:`gradient`; a persistent one
-        allows many and keeps its records until it is deleted or :meth:`reset`.
+        A non-persistent tape allows one call to :meth:`gradient` (or one
+        :meth:`jacobian`) and then releases its records; a persistent one allows many
+        and keeps its records until it is deleted or :meth:`reset`.
     watch_accessed_variables : bool, default True
         Watch every trainable float :class:`Variable` that an operation reads while
-        the tape is recording.
+        the tape is recording. With False only :meth:`watch` makes a tensor a source.
+
+    Notes
+    -----
+    Source: ``lessons/05-gradient-tape.md`` (the tape), ``lessons/00-chain-rule.md``
+    (VJPs). Tapes nest to any order: when another tape (or a
+    :class:`~autoprop.ForwardAccumulator`) is active while ``gradient`` runs, the VJPs
+    run on Tensors and are recorded in turn; otherwise they run on plain ndarrays and
+    nothing is recorded. ``print(tape)`` lists the recorded operations
+    (:meth:`summary`); :meth:`explain` says why a source got no gradient.
 
     Examples
     --------
@@ -133,44 +261,74 @@ class GradientTape:
     34.0
     """
 
+    _forward = False
+
     def __init__(self, persistent=False, watch_accessed_variables=True):
         self._persistent = bool(persistent)
         self._watch_accessed = bool(watch_accessed_variables)
+        self._recording = False
+        self._paused = False
+        self._watch_ref = None
+        self._watch_reason = ""
+        self._post_mortem = {}
+        self._clear()
+
+    def _clear(self):
         self._nodes: list[Node] = []
         self._tracked: dict[int, Tensor] = {}
         self._accessed: list[Variable] = []
         self._watched: list[Tensor] = []
-        self._recording = False
+        self._cuts: dict = {}  # id(tensor) -> (op, why, position): values cut off the tape
+        self._keep: list = []  # the tensors whose ids ``_cuts`` uses (keeps the ids valid)
+        self._escapes: list = []  # (how, tensor, value, position): values that left the tape
         self._used = False
 
     # --- context manager -----------------------------------------------------
     def __enter__(self):
         if self._recording:
-            raise RuntimeError("GradientTape: this tape is already recording (nested `with` on the same tape)")
-        self._recording = True
-        _RECORDING.append(self)
+            raise RuntimeError(
+                "GradientTape: this tape is already recording (nested `with` on the same tape)"
+            )
+        self._start()
         return self
 
     def __exit__(self, *exc):
         self._stop()
+        if self._tracked and not self._used:
+            # keep listening (weakly) so explain() can say "computed after the block"
+            _watch_ops(self, "after the tape's `with` block exited")
         return False
+
+    def _start(self):
+        self._recording = True
+        _RECORDING.append(self)
+        _unwatch(self._watch_ref)
+        self._watch_ref = None
 
     def _stop(self):
         if self._recording:
             self._recording = False
-            _RECORDING.remove(self)
+            if self in _RECORDING:
+                _RECORDING.remove(self)
 
     # --- watching ------------------------------------------------------------
     def watch(self, tensor):
         """Track ``tensor`` (or every tensor in a nested list/tuple/dict of them).
 
-        Integer and boolean tensors are not differentiable: watching one warns and has
-        no effect, as in TensorFlow.
+        Parameters
+        ----------
+        tensor : Tensor, Variable, or nested list/tuple/dict of them
 
         Raises
         ------
         TypeError
             If an element is not a Tensor (wrap numpy arrays with ``ap.constant``).
+
+        Warns
+        -----
+        UserWarning
+            For an integer or boolean tensor: it is not differentiable, watching it has
+            no effect (as in TensorFlow); cast it to float first.
         """
         for t in _flatten(tensor)[0]:
             if not isinstance(t, Tensor):
@@ -191,7 +349,12 @@ class GradientTape:
                 self._watched.append(t)
 
     def watched_variables(self):
-        """Return the Variables this tape watched, in the order they were watched."""
+        """Return the Variables this tape watched (explicitly or by reading them), in order.
+
+        Returns
+        -------
+        tuple of Variable
+        """
         seen, out = set(), []
         for v in self._watched + self._accessed:
             if isinstance(v, Variable) and id(v) not in seen:
@@ -200,19 +363,45 @@ class GradientTape:
         return tuple(out)
 
     def stop_recording(self):
-        """Context manager: operations inside it are not recorded by this tape."""
+        """Context manager: operations inside it are not recorded by this tape.
+
+        Raises
+        ------
+        RuntimeError
+            If the tape is not recording (outside its ``with`` block).
+
+        Examples
+        --------
+        >>> import autoprop as ap
+        >>> x = ap.constant(4.0)
+        >>> with ap.GradientTape() as tape:
+        ...     tape.watch(x)
+        ...     with tape.stop_recording():
+        ...         y = x**2
+        >>> print(tape.gradient(y, x))
+        None
+        """
+        if not self._recording:
+            raise RuntimeError(
+                "GradientTape.stop_recording: the tape is not recording (call it inside "
+                "the tape's `with` block)."
+            )
         return _StopRecording(self)
 
     def reset(self):
-        """Forget everything recorded so far (the tape can be used again)."""
-        self._nodes = []
-        self._tracked = {}
-        self._accessed = []
-        self._watched = []
-        self._used = False
+        """Forget everything recorded and watched so far; the tape can be used again.
+
+        Inside the ``with`` block the tape keeps recording from an empty state (as
+        ``tf.GradientTape.reset``). The saved arrays are released.
+        """
+        _unwatch(self._watch_ref)
+        self._watch_ref = None
+        self._post_mortem = {}
+        self._clear()
 
     # --- the reverse walk ----------------------------------------------------
-    def gradient(self, target, sources, output_gradients=None, unconnected_gradients="none"):
+    def gradient(self, target, sources, output_gradients=None,
+                 unconnected_gradients=UnconnectedGradients.NONE, trace=False):
         """Compute d(target)/d(sources) by walking the recorded operations in reverse.
 
         Parameters
@@ -224,20 +413,28 @@ class GradientTape:
         sources : Tensor, Variable, or nested list/tuple/dict of them
             The result has the same structure.
         output_gradients : array_like or Tensor (nested like ``target``), optional
-        unconnected_gradients : {"none", "zero"}
+            Each of the target's shape.
+        unconnected_gradients : {"none", "zero"} or UnconnectedGradients
             What a source the target does not depend on gets: None or zeros.
+        trace : bool or callable, default False
+            Print (or pass to the callable, one line at a time) every VJP applied
+            during the walk, in reverse order, with the shapes of the upstream
+            gradient and of the gradient it produces.
 
         Returns
         -------
         Tensor or None, in the structure of ``sources``; each gradient has its source's
-        shape and dtype.
+        shape and dtype. Integer/bool sources get None (with a warning).
 
         Raises
         ------
         RuntimeError
             On a second call to a non-persistent tape.
         ValueError
-            If ``unconnected_gradients`` is not "none" or "zero".
+            If ``unconnected_gradients`` is unknown or ``output_gradients`` does not
+            match ``target``.
+        TypeError
+            If a source is not a Tensor.
         """
         if self._used and not self._persistent:
             raise RuntimeError(
@@ -246,10 +443,7 @@ class GradientTape:
                 "GradientTape(persistent=True) to compute several gradients from one "
                 "forward pass."
             )
-        if unconnected_gradients not in ("none", "zero"):
-            raise ValueError(
-                f"unconnected_gradients must be 'none' or 'zero'; got {unconnected_gradients!r}"
-            )
+        unconnected = _unconnected(unconnected_gradients)
         if self._recording:
             warnings.warn(
                 "GradientTape.gradient was called inside the tape's `with` block: the tape "
@@ -258,6 +452,15 @@ class GradientTape:
                 stacklevel=2,
             )
         flat_sources, rebuild = _flatten(sources)
+        results = self._gradient(target, flat_sources, output_gradients, unconnected, trace)
+        if not self._persistent:
+            if any(r is None for r in results):
+                self._remember_why(target, flat_sources, results)
+            self._used = True
+            self._release()
+        return rebuild(results)
+
+    def _gradient(self, target, flat_sources, output_gradients, unconnected, trace=False):
         for s in flat_sources:
             if not isinstance(s, Tensor):
                 raise TypeError(
@@ -273,45 +476,266 @@ class GradientTape:
                 f"output_gradients must match target: {len(targets)} target tensors, "
                 f"{len(seeds)} output gradients"
             )
-        grads = _backward(self, targets, seeds, flat_sources)
+        if trace:
+            trace = print if trace is True else trace
+        grads = _backward(self, targets, seeds, flat_sources, trace)
         results = []
         for s in flat_sources:
             g = grads.get(id(s))
             if g is None or not is_differentiable_dtype(s.dtype):
-                if unconnected_gradients == "zero" and is_differentiable_dtype(s.dtype):
+                if unconnected == "zero" and is_differentiable_dtype(s.dtype):
                     g = np.zeros(s.shape, s.dtype)
                 else:
                     if not is_differentiable_dtype(s.dtype):
                         warnings.warn(
                             f"GradientTape.gradient: a source of dtype {s.dtype} is not "
-                            "differentiable; its gradient is None. Cast it to float.",
-                            stacklevel=2,
+                            "differentiable; its gradient is None. Cast it to float "
+                            "(ap.constant(x, dtype='float64')) to get a gradient.",
+                            stacklevel=3,
                         )
                     results.append(None)
                     continue
             if isinstance(g, Tensor):
                 if g.dtype != s.dtype:
                     g = g.astype(s.dtype)
+                if g.shape != s.shape:
+                    g = _R().broadcast_to(g, shape=s.shape)
                 results.append(g)
             else:
                 g = np.asarray(g)
                 if g.dtype != s.dtype:
                     g = g.astype(s.dtype)
+                if g.shape != s.shape:
+                    g = np.broadcast_to(g, s.shape)
                 results.append(Tensor._wrap(g))
+        return results
+
+    def jacobian(self, target, sources, unconnected_gradients=UnconnectedGradients.NONE,
+                 parallel_iterations=None, experimental_use_pfor=True):
+        """The Jacobian of ``target`` with respect to each source, as ``tf.GradientTape.jacobian``.
+
+        One reverse walk per element of ``target`` (seeded with a one-hot upstream
+        gradient); the rows are stacked.
+
+        Parameters
+        ----------
+        target : Tensor
+            Any shape.
+        sources : Tensor or nested structure of Tensors
+        unconnected_gradients : {"none", "zero"} or UnconnectedGradients
+        parallel_iterations, experimental_use_pfor
+            Accepted for TensorFlow compatibility and ignored.
+
+        Returns
+        -------
+        Tensor or None per source, shape ``target.shape + source.shape``, in the
+        structure of ``sources``.
+
+        Raises
+        ------
+        RuntimeError
+            If the (non-persistent) tape was already used.
+
+        Examples
+        --------
+        >>> import autoprop as ap
+        >>> x = ap.constant([1.0, 2.0])
+        >>> with ap.GradientTape() as g:
+        ...     g.watch(x)
+        ...     y = x * x
+        >>> g.jacobian(y, x).numpy()
+        array([[2., 0.],
+               [0., 4.]])
+        """
+        if self._used and not self._persistent:
+            raise RuntimeError(
+                "GradientTape.jacobian: this non-persistent tape was already used (its "
+                "records were released). Use GradientTape(persistent=True)."
+            )
+        unconnected = _unconnected(unconnected_gradients)
+        flat_sources, rebuild = _flatten(sources)
+        target = target if isinstance(target, Tensor) else Tensor(target)
+        n = target.size
+        rows = [[] for _ in flat_sources]
+        for k in range(n):
+            seed = np.zeros(n, dtype=target.dtype)
+            seed[k] = 1
+            res = self._gradient(target, flat_sources, seed.reshape(target.shape), "none")
+            for j, r in enumerate(res):
+                rows[j].append(r)
+        out = []
+        for s, rs in zip(flat_sources, rows):
+            out.append(_stack_rows(rs, target.shape, s, unconnected))
         if not self._persistent:
             self._used = True
             self._release()
-        return rebuild(results)
+        return rebuild(out)
+
+    def batch_jacobian(self, target, source, unconnected_gradients=UnconnectedGradients.NONE,
+                       parallel_iterations=None, experimental_use_pfor=True):
+        """Per-example Jacobians, as ``tf.GradientTape.batch_jacobian``.
+
+        Assumes ``target[i]`` depends only on ``source[i]``; then one reverse walk per
+        element of ``target[0]`` gives all examples at once.
+
+        Parameters
+        ----------
+        target : Tensor, shape (batch, y1, ..., yn)
+        source : Tensor, shape (batch, x1, ..., xm)
+        unconnected_gradients : {"none", "zero"} or UnconnectedGradients
+        parallel_iterations, experimental_use_pfor
+            Ignored.
+
+        Returns
+        -------
+        Tensor of shape (batch, y1, ..., yn, x1, ..., xm), or None if unconnected.
+
+        Raises
+        ------
+        ValueError
+            If the first dimensions of ``target`` and ``source`` differ or either is 0-d.
+
+        Examples
+        --------
+        >>> import autoprop as ap
+        >>> x = ap.constant([[1.0, 2.0], [3.0, 4.0]])
+        >>> with ap.GradientTape() as g:
+        ...     g.watch(x)
+        ...     y = x * x
+        >>> g.batch_jacobian(y, x).numpy().tolist()
+        [[[2.0, 0.0], [0.0, 4.0]], [[6.0, 0.0], [0.0, 8.0]]]
+        """
+        if self._used and not self._persistent:
+            raise RuntimeError(
+                "GradientTape.batch_jacobian: this non-persistent tape was already used."
+            )
+        unconnected = _unconnected(unconnected_gradients)
+        if target.ndim < 1 or source.ndim < 1 or target.shape[0] != source.shape[0]:
+            raise ValueError(
+                f"batch_jacobian: the first dimension of target {target.shape} and source "
+                f"{source.shape} must be the same batch size"
+            )
+        b = target.shape[0]
+        m = target.size // b if b else 0
+        rows = []
+        for k in range(m):
+            seed = np.zeros((b, m), dtype=target.dtype)
+            seed[:, k] = 1
+            rows.append(self._gradient(target, [source], seed.reshape(target.shape), "none")[0])
+        if not self._persistent:
+            self._used = True
+            self._release()
+        if all(r is None for r in rows) and m:
+            if unconnected == "none":
+                return None
+        full = (b,) + target.shape[1:] + source.shape[1:]
+        if any(isinstance(r, Tensor) and _RECORDING for r in rows) and _RECORDING:
+            R = _R()
+            parts = [r if r is not None else Tensor(np.zeros(source.shape, source.dtype)) for r in rows]
+            if not parts:
+                return Tensor(np.zeros(full, source.dtype))
+            st = R.stack(parts, axis=1)  # (b, m, *source.shape[1:])
+            return R.reshape(st, shape=full)
+        vals = [np.zeros(source.shape, source.dtype) if r is None else r._value for r in rows]
+        if not vals:
+            return Tensor._wrap(np.zeros(full, source.dtype))
+        return Tensor._wrap(np.stack(vals, axis=1).reshape(full))
 
     def _release(self):
         self._nodes = []
         self._tracked = {}
+        self._cuts = {}
+        self._keep = []
+        self._escapes = []
+        _unwatch(self._watch_ref)
+        self._watch_ref = None
+
+    def _remember_why(self, target, sources, results):
+        from .diagnose import explain as _explain
+
+        for s, r in zip(sources, results):
+            if r is None and isinstance(s, Tensor):
+                try:
+                    self._post_mortem[id(s)] = (s, _explain(self, target, s))
+                except Exception:  # diagnosis must never break a gradient call
+                    pass
+
+    # --- seeing the tape -----------------------------------------------------
+    def explain(self, target, source):
+        """Say why ``source`` gets no gradient from ``target`` (or that it does).
+
+        Detects: never watched (a constant, a non-trainable Variable, or
+        ``watch_accessed_variables=False``), an integer dtype, a value that left the
+        tape through numpy / ``float()`` / ``.numpy()``, operations inside
+        ``stop_recording`` or after the ``with`` block, ``stop_gradient``, a
+        non-differentiable operation (comparison, argmax, round, integer cast),
+        ``numpy_function``, a Variable replaced by a plain array, and a tape already
+        used. Some of these are heuristics (see :mod:`autoprop.core.diagnose`).
+
+        Parameters
+        ----------
+        target : Tensor (or any value)
+        source : Tensor or Variable
+
+        Returns
+        -------
+        str
+            The explanation (also what ``print`` shows).
+        """
+        from .diagnose import explain as _explain
+
+        return _explain(self, target, source)
+
+    def summary(self):
+        """The recorded operations in order: op, input shapes, output shape, bytes saved.
+
+        Returns
+        -------
+        str
+            One line per operation and a total of the bytes the tape holds for the
+            backward pass (each saved array counted once).
+        """
+        from .diagnose import summary as _summary
+
+        return _summary(self)
+
+    def __str__(self):
+        return self.summary()
+
+    def __repr__(self):
+        state = "recording" if self._recording else ("used" if self._used else "stopped")
+        return (
+            f"<GradientTape persistent={self._persistent} {state}, "
+            f"{len(self._nodes)} ops recorded>"
+        )
 
     def __del__(self):
         try:
             self._stop()
+            _unwatch(self._watch_ref)
         except Exception:  # interpreter shutdown
             pass
+
+
+def _R():
+    from . import registry
+
+    return registry
+
+
+def _stack_rows(rows, tshape, source, unconnected):
+    """Stack per-element gradients into a (target.shape + source.shape) Jacobian."""
+    full = tuple(tshape) + tuple(source.shape)
+    if all(r is None for r in rows):
+        if unconnected == "zero" or not rows:
+            return Tensor._wrap(np.zeros(full, source.dtype))
+        return None
+    if _RECORDING and any(isinstance(r, Tensor) for r in rows):
+        R = _R()
+        parts = [r if r is not None else Tensor._wrap(np.zeros(source.shape, source.dtype)) for r in rows]
+        return R.reshape(R.stack(parts, axis=0), shape=full)
+    vals = [np.zeros(source.shape, source.dtype) if r is None else r._value for r in rows]
+    return Tensor._wrap(np.stack(vals, axis=0).reshape(full))
 
 
 class _StopRecording:
@@ -320,22 +744,28 @@ class _StopRecording:
         self._was = False
 
     def __enter__(self):
-        self._was = self._tape._recording
-        self._tape._stop()
+        tape = self._tape
+        self._was = tape._recording
+        tape._stop()
+        tape._paused = True
+        _watch_ops(tape, "inside `with tape.stop_recording()`")
         return self
 
     def __exit__(self, *exc):
+        tape = self._tape
+        tape._paused = False
+        _unwatch(tape._watch_ref)
+        tape._watch_ref = None
         if self._was:
-            self._tape._recording = True
-            _RECORDING.append(self._tape)
+            tape._start()
         return False
 
 
-def _backward(tape, targets, seeds, sources):
+def _backward(tape, targets, seeds, sources, trace=None):
     """The reverse walk. Returns {id(tensor): gradient} (ndarrays, or Tensors when
     an outer tape records the backward pass)."""
     tracked = tape._tracked
-    higher = bool(_RECORDING)  # some tape records: compute VJPs on Tensors
+    higher = bool(_RECORDING) or bool(_FORWARD)  # someone records: compute VJPs on Tensors
     keep = {id(s) for s in sources}
     grads: dict = {}
 
@@ -360,7 +790,10 @@ def _backward(tape, targets, seeds, sources):
         grads[k] = v if k not in grads else grads[k] + v
 
     nodes = list(tape._nodes)  # a snapshot: a recording tape may append while we walk
-    for node in reversed(nodes):
+    if trace:
+        trace(f"backward walk over {len(nodes)} recorded ops (last first):")
+    for pos in range(len(nodes) - 1, -1, -1):
+        node = nodes[pos]
         k = id(node.out)
         g = grads.get(k) if k in keep else grads.pop(k, None)
         if g is None:
@@ -374,6 +807,11 @@ def _backward(tape, targets, seeds, sources):
             ans = node.out._value
         for i in node.parents:
             gi = prim.vjps[i](g, ans, *ins, **node.kwargs)
+            if trace:
+                trace(
+                    f"  #{pos:<4d} {prim.name:<14s} vjp[{i}]: g {tuple(np.shape(g))} -> "
+                    f"d(arg {i}) {tuple(np.shape(gi))}"
+                )
             a = node.args[i]
             ka = id(a)
             prev = grads.get(ka)
@@ -386,8 +824,8 @@ def _flatten(structure):
     if isinstance(structure, dict):
         keys = list(structure.keys())
         parts = [_flatten(structure[k]) for k in keys]
-        leaves = [x for p in parts for x in p[0]]
         sizes = [len(p[0]) for p in parts]
+        leaves = [x for p in parts for x in p[0]]
 
         def rebuild(vals):
             out, pos = {}, 0

@@ -14,6 +14,10 @@ import numpy as np
 
 _FLOAT_KINDS = ("f", "c")
 
+#: Tapes whose ``with`` block is open and that are recording, innermost last (shared
+#: with :mod:`autoprop.core.tape`; defined here so leaving the tape can be noticed).
+_RECORDING: list = []
+
 
 def _as_array(value, dtype=None):
     """Copy ``value`` into a fresh float64-by-default numpy array owned by a Tensor."""
@@ -96,8 +100,15 @@ class Tensor:
         return self._value.size
 
     def numpy(self):
-        """Return a copy of the value as a numpy array (changing it cannot affect the tape)."""
-        return self._value.copy()
+        """Return a copy of the value as a numpy array (changing it cannot affect the tape).
+
+        The copy is a plain array: operations on it are not recorded (the gradient
+        path ends here; :meth:`GradientTape.explain` reports it).
+        """
+        v = self._value.copy()
+        if _RECORDING:
+            _tape._note_escape(self, ".numpy()", v)
+        return v
 
     def __array__(self, dtype=None, copy=None):
         # A read-only view: code that leaves the tape through numpy cannot write into a
@@ -105,15 +116,19 @@ class Tensor:
         v = self._value.view()
         v.flags.writeable = False
         if dtype is not None and dtype != v.dtype:
-            return v.astype(dtype)
-        if copy:
-            return v.copy()
+            v = v.astype(dtype)
+        elif copy:
+            v = v.copy()
+        if _RECORDING:
+            _tape._note_escape(self, "numpy conversion (np.asarray / np.array)", v)
         return v
 
     def __len__(self):
         return len(self._value)
 
     def __float__(self):
+        if _RECORDING:
+            _tape._note_escape(self, "float()", float(self._value))
         return float(self._value)
 
     def __int__(self):
@@ -124,6 +139,16 @@ class Tensor:
 
     def __bool__(self):
         return bool(self._value)
+
+    def item(self):
+        """The value of a one-element tensor as a Python scalar (leaves the tape)."""
+        if _RECORDING:
+            _tape._note_escape(self, ".item()", self._value.item())
+        return self._value.item()
+
+    def tolist(self):
+        """The value as nested Python lists (leaves the tape)."""
+        return self._value.tolist()
 
     def __repr__(self):
         body = np.array2string(self._value, separator=", ", prefix="    ")
@@ -243,6 +268,25 @@ class Tensor:
     def __getitem__(self, key):
         return _R.getitem(self, key)
 
+    def __and__(self, other):
+        return _R.logical_and(self, other)
+
+    def __rand__(self, other):
+        return _R.logical_and(other, self)
+
+    def __or__(self, other):
+        return _R.logical_or(self, other)
+
+    def __ror__(self, other):
+        return _R.logical_or(other, self)
+
+    def __invert__(self):
+        if self.dtype != np.bool_:
+            raise TypeError(
+                f"autoprop: ~ is defined for boolean tensors only (got dtype {self.dtype})"
+            )
+        return _R.logical_not(self)
+
     # --- numpy-style methods -------------------------------------------------
     @property
     def T(self):
@@ -294,6 +338,46 @@ class Tensor:
         axes = list(range(self.ndim))
         axes[a], axes[b] = axes[b], axes[a]
         return _R.transpose(self, tuple(axes))
+
+    def flatten(self):
+        """Flatten to one axis (a recorded reshape; no copy is visible)."""
+        return _R.reshape(self, (-1,))
+
+    def prod(self, axis=None, keepdims=False):
+        """Product over ``axis``, as ``ndarray.prod`` (exact gradient with zeros)."""
+        return _R.prod(self, axis=axis, keepdims=keepdims)
+
+    def cumsum(self, axis=None):
+        """Cumulative sum, as ``ndarray.cumsum``."""
+        return _R.cumsum(self, axis=axis)
+
+    def var(self, axis=None, ddof=0, keepdims=False):
+        """Variance, as ``ndarray.var``."""
+        return _R.var(self, axis=axis, ddof=ddof, keepdims=keepdims)
+
+    def std(self, axis=None, ddof=0, keepdims=False):
+        """Standard deviation, as ``ndarray.std``."""
+        return _R.std(self, axis=axis, ddof=ddof, keepdims=keepdims)
+
+    def clip(self, min=None, max=None):  # noqa: A002
+        """Clip to [min, max], as ``ndarray.clip``."""
+        return _R.clip(self, min, max)
+
+    def dot(self, other):
+        """``np.dot(self, other)``."""
+        return _R.dot(self, other)
+
+    def argmax(self, axis=None):
+        """Index of the maximum (an integer tensor: no gradient)."""
+        return _R.argmax(self, axis=axis)
+
+    def argmin(self, axis=None):
+        """Index of the minimum (an integer tensor: no gradient)."""
+        return _R.argmin(self, axis=axis)
+
+    def round(self, decimals=0):
+        """Round half to even (no gradient: piecewise constant)."""
+        return _R.round(self)
 
     # --- numpy dispatch protocols (plain ``np.`` code on Tensors is recorded) --
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
@@ -381,3 +465,4 @@ def is_differentiable_dtype(dtype):
 
 
 from . import registry as _R  # noqa: E402  (operators above look primitives up here)
+from . import tape as _tape  # noqa: E402  (breadcrumbs for GradientTape.explain)

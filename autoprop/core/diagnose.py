@@ -1,0 +1,331 @@
+"""Seeing the tape: why a source got no gradient, and what the tape holds.
+
+:func:`explain` answers "why is my gradient None?" from what the tape recorded plus
+a few cheap breadcrumbs that are kept only while a tape is involved:
+
+* *cuts*: a tracked value went through an operation that passes no gradient
+  (comparison, argmax, round, integer cast, ``stop_gradient``, ``numpy_function``), or
+  was used inside ``stop_recording`` or after the ``with`` block. The output of such
+  an operation is remembered, and so is everything computed from it alone.
+* *escapes*: a tracked value left the tape as a plain number or array
+  (``np.asarray(t)``, ``float(t)``, ``t.numpy()``, ``t.item()``).
+
+What is heuristic (said honestly in the messages): once a value is a plain ndarray,
+nothing ties later arrays to it. ``explain`` therefore reports an escape when a value
+computed from the source left the tape and the target is not connected to the source;
+and it recognises "a Variable replaced by a plain array" by finding an array with the
+Variable's exact values among the recorded operations' inputs.
+
+Source: ``lessons/05-gradient-tape.md``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .tensor import Tensor, Variable, is_differentiable_dtype
+
+
+def _name(t):
+    if isinstance(t, Variable):
+        return f"Variable {t.name!r} {t.shape}"
+    if isinstance(t, Tensor):
+        return f"tensor of shape {t.shape}"
+    return type(t).__name__
+
+
+def _same_values(a, b):
+    a = np.asarray(a)
+    return a.shape == b.shape and a.dtype.kind in "fc" and a.size > 0 and np.array_equal(a, b)
+
+
+def explain(tape, target, source):
+    """Return a paragraph saying why ``source`` gets no gradient from ``target``.
+
+    Parameters
+    ----------
+    tape : GradientTape
+    target : Tensor or any value
+    source : Tensor or Variable
+
+    Returns
+    -------
+    str
+    """
+    head = f"gradient of the target with respect to the {_name(source)}: "
+    if not isinstance(source, Tensor):
+        return head + (
+            f"None: the source is a {type(source).__name__}, not a Tensor; only autoprop "
+            "Tensors and Variables can be sources (wrap arrays with ap.constant and watch them)."
+        )
+    if not is_differentiable_dtype(source.dtype):
+        return head + (
+            f"None: the source has the integer/bool dtype {source.dtype}, which is not "
+            "differentiable (a tape never tracks it; watching it only warns). Cast it to "
+            "float, e.g. ap.constant(x, dtype='float64') or ap.Variable(x, dtype='float64')."
+        )
+    if tape._used and not tape._persistent:
+        kept = tape._post_mortem.get(id(source))
+        if kept is not None and kept[0] is source:
+            return kept[1]
+        return head + (
+            "unknown now: this non-persistent tape was already used: its records were "
+            "released by the first gradient call (a second call raises RuntimeError). Use "
+            "GradientTape(persistent=True) to ask several questions of one forward pass."
+        )
+    if not isinstance(target, Tensor):
+        return head + (
+            f"None: the target is a {type(target).__name__}, not a Tensor: it left the tape "
+            "(float(), .numpy(), .item() or numpy code on plain arrays). Keep the computation "
+            "in Tensor operations up to the target."
+        )
+    tracked = tape._tracked
+    nodes = tape._nodes
+    if id(source) not in tracked:
+        return head + _why_not_tracked(tape, source, nodes)
+
+    # forward reachability from the source through the records
+    reach = {id(source)}
+    for node in nodes:
+        if any(id(node.args[i]) in reach for i in node.parents):
+            reach.add(id(node.out))
+    if id(target) in reach:
+        return head + (
+            "connected: the target depends on the source through recorded operations, so "
+            "the gradient is not None (it may be zero, e.g. at a kink or where a mask is 0)."
+        )
+    causes = []
+    cut = tape._cuts.get(id(target))
+    if cut is not None:
+        causes.append(_cut_text(cut, "the target itself"))
+    # walk back from the target through the records: untracked inputs are where paths end
+    by_out = {id(n.out): n for n in nodes}
+    stack, seen = [target], set()
+    while stack:
+        t = stack.pop()
+        if id(t) in seen:
+            continue
+        seen.add(id(t))
+        node = by_out.get(id(t))
+        if node is None:
+            continue
+        for i, a in enumerate(node.args):
+            if i in node.parents:
+                stack.append(a)
+            elif isinstance(a, Tensor) and id(a) in tape._cuts:
+                text = _cut_text(tape._cuts[id(a)], f"an input of op {node.prim.name!r}")
+                if text not in causes:
+                    causes.append(text)
+    escaped = [e for e in tape._escapes if id(e[1]) in reach]
+    if escaped and not causes:
+        how, t, _value, pos = escaped[0]
+        causes.append(
+            f"the value of a tensor computed from the source left the tape through {how} "
+            f"(after {pos} recorded ops); operations on the plain "
+            f"{'number' if isinstance(_value, float) else 'array'} are not recorded, so the "
+            "path ends there (heuristic: plain arrays cannot be traced, but this is the only "
+            "place where a value computed from the source left the tape). Stay in tape "
+            "operations: use ap./anp. functions or np. functions on the Tensor itself."
+        )
+    if not causes:
+        if id(target) not in tracked and id(target) not in by_out:
+            if not tape._recording and tape._nodes:
+                causes.append(
+                    "the target was not recorded by this tape: it was computed from "
+                    "tensors the tape does not track (or outside its `with` block). Compute "
+                    "it inside the block from the watched tensors."
+                )
+            else:
+                causes.append(
+                    "the target was not computed by recorded operations from anything this "
+                    "tape tracks."
+                )
+        else:
+            causes.append(
+                "the target does not depend on the source: no recorded operation connects them."
+            )
+    return head + "None: " + " Also: ".join(causes)
+
+
+_CUT_ADVICE = {
+    "after": "operations after the `with` block are not recorded; move the computation "
+             "inside the block.",
+    "stop_recording": "operations inside stop_recording() are not recorded by design; move "
+                      "the computation out of it if it needs a gradient.",
+    "stop_gradient": "stop_gradient makes its result a constant for every tape by design.",
+    "numpy_function": "ap.numpy_function runs arbitrary numpy code, which the tape cannot "
+                      "look into, so its outputs are constants (no VJP). Write the function "
+                      "with tape operations, or give it a gradient with ap.custom_gradient.",
+    "nondiff": "the one rule for non-differentiable operations (comparisons, argmax/argmin, "
+               "round/floor/ceil, sign, integer casts): they pass no gradient, the path is "
+               "cut and the source gets None, never an identity pass-through.",
+}
+
+
+def _cut_text(cut, where):
+    op, why, pos = cut
+    if why.startswith("after"):
+        key = "after"
+    elif "stop_recording" in why:
+        key = "stop_recording"
+    elif op == "stop_gradient":
+        key = "stop_gradient"
+    elif op == "numpy_function":
+        key = "numpy_function"
+    else:
+        key = "nondiff"
+    return (
+        f"{where} comes from {op!r}, {why} (after {pos} recorded ops): {_CUT_ADVICE[key]}"
+    )
+
+
+def _why_not_tracked(tape, source, nodes):
+    if isinstance(source, Variable):
+        if not source.trainable:
+            return (
+                "None: the source is a non-trainable Variable (trainable=False), which a "
+                "tape does not watch automatically. Call tape.watch(v) inside the block."
+            )
+        if not tape._watch_accessed:
+            return (
+                "None: the tape was created with watch_accessed_variables=False and this "
+                "Variable was never passed to tape.watch(). Watch it inside the block."
+            )
+        for pos, node in enumerate(nodes):
+            for a, v in zip(node.args, node.vals):
+                if a is source:
+                    continue
+                if (type(a) is not Variable) and _same_values(v, source._value):
+                    return (
+                        f"None: the Variable was never read while the tape recorded, but op "
+                        f"#{pos} ({node.prim.name!r}) used a plain array/constant with exactly "
+                        "its values: it looks like the Variable was rebound to or replaced by "
+                        "a plain array (v.numpy(), np.array(v), ap.constant(v)), which the tape "
+                        "cannot connect to the Variable (heuristic: equal values). Use the "
+                        "Variable itself in the computation."
+                    )
+        return (
+            "None: this Variable was never read by an operation while the tape was recording "
+            "(used before or after the `with` block, inside stop_recording, or not at all)."
+        )
+    for pos, node in enumerate(nodes):
+        for a, v in zip(node.args, node.vals):
+            if a is not source and not isinstance(a, Variable) and _same_values(v, source._value):
+                return (
+                    "None: the source tensor was never watched, and op "
+                    f"#{pos} ({node.prim.name!r}) used a different object with the same values "
+                    "(a copy?). Watch the tensor that the computation uses: tape.watch(x) "
+                    "inside the block, or make it an ap.Variable."
+                )
+    return (
+        "None: the source was never watched: a constant tensor is only a source after "
+        "tape.watch(x) (inside the `with` block); Variables are watched automatically."
+    )
+
+
+def _nbytes(v):
+    return v.nbytes if isinstance(v, np.ndarray) else 0
+
+
+def _fmt_bytes(n):
+    for unit in ("B", "KB", "MB", "GB"):
+        if n < 1024 or unit == "GB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024.0
+
+
+def summary(tape):
+    """The table that ``print(tape)`` shows (see :meth:`GradientTape.summary`)."""
+    state = "recording" if tape._recording else ("used, released" if tape._used else "stopped")
+    lines = [
+        f"GradientTape(persistent={tape._persistent}, "
+        f"watch_accessed_variables={tape._watch_accessed}) - {state}, "
+        f"{len(tape._nodes)} ops, {len(tape.watched_variables())} watched variables"
+    ]
+    lines.append(f"{'#':>4}  {'op':<16}{'inputs':<34}{'output':<16}{'saved':>10}")
+    seen = set()
+    total = 0
+    for pos, node in enumerate(tape._nodes):
+        ins = []
+        saved = 0
+        for i, (a, v) in enumerate(zip(node.args, node.vals)):
+            if isinstance(a, Tensor) or isinstance(v, np.ndarray):
+                ins.append(str(tuple(np.shape(v))) + ("*" if i in node.parents else ""))
+            else:
+                ins.append(repr(v) if np.isscalar(v) else type(v).__name__)
+            if isinstance(v, np.ndarray) and id(v) not in seen:
+                seen.add(id(v))
+                saved += v.nbytes
+        ov = node.out._value
+        if id(ov) not in seen:
+            seen.add(id(ov))
+            saved += ov.nbytes
+        total += saved
+        lines.append(
+            f"{pos:>4}  {node.prim.name:<16}{' '.join(ins):<34}{str(ov.shape):<16}"
+            f"{_fmt_bytes(saved):>10}"
+        )
+    lines.append(f"total saved for backward: {_fmt_bytes(total)} ({total} bytes); "
+                 "* = input the tape tracks (gets a VJP)")
+    return "\n".join(lines)
+
+
+def explain_op(name, file=None):
+    """Print (and return) the derivative stored with a registered primitive.
+
+    Parameters
+    ----------
+    name : str
+        A primitive's name (``autoprop.PRIMITIVES``), or a numpy function that autoprop
+        builds from primitives (``"var"``, ``"stack"``, ...).
+    file : file-like, optional
+        Where to print; ``sys.stdout`` by default. ``False`` prints nothing.
+
+    Returns
+    -------
+    str
+        The Jacobian form, the VJP form, the shape rule and the kinks/conventions.
+
+    Raises
+    ------
+    KeyError
+        For an unknown name (the message lists the known ones).
+
+    Examples
+    --------
+    >>> import autoprop as ap
+    >>> text = ap.explain("multiply", file=False)
+    >>> print(text.splitlines()[1])
+    jacobian: d(a*b)/da = diag(b), d(a*b)/db = diag(a)
+    """
+    import sys
+
+    from . import registry
+
+    prim = registry.PRIMITIVES.get(name)
+    if prim is not None:
+        d = prim.doc
+        if prim.vjps is None:
+            kind = "not differentiable (passes no gradient: the path is cut, the source gets None)"
+        else:
+            kind = "differentiable primitive"
+            if prim.jvps is None:
+                kind += " (JVP derived from the VJP by the transpose trick)"
+        text = (
+            f"{name}: {kind}\n"
+            f"jacobian: {d.get('jacobian', '')}\n"
+            f"vjp:      {d.get('vjp', '')}\n"
+            f"shapes:   {d.get('shapes', '')}\n"
+            f"kinks:    {d.get('kinks', '')}"
+        )
+    elif name in registry.COMPOSITES:
+        text = (
+            f"{name}: composite (built from registered primitives; the tape records those)\n"
+            f"derivative: {registry.COMPOSITES[name]}"
+        )
+    else:
+        known = sorted(set(registry.PRIMITIVES) | set(registry.COMPOSITES))
+        raise KeyError(f"autoprop.explain: no primitive named {name!r}; known: {', '.join(known)}")
+    if file is not False:
+        print(text, file=file or sys.stdout)
+    return text

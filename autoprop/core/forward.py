@@ -1,0 +1,212 @@
+"""Forward mode: Jacobian-vector products, as ``tf.autodiff.ForwardAccumulator``.
+
+While a :class:`ForwardAccumulator` is open, every primitive applied to a tensor that
+has a tangent computes its output's tangent right away: ``t_out = sum_i J_i t_i``,
+with ``J_i t_i`` given by the primitive's JVP rule ``jvp_i(t_i, ans, *args)`` stored in
+the registry next to its VJPs (``lessons/00-chain-rule.md``).
+
+Which rules: every primitive of the core registry has an explicit JVP, written
+independently of its VJP, so that the dot-product identity
+``<u, J^T v> = <v, J u>`` is a real check of both (``gradcheck`` uses it). A primitive
+registered without a JVP (for example by a layer module) falls back to the
+*transpose trick*: the VJP ``g -> J^T g`` is linear in ``g``, so differentiating
+``<VJP(g), t>`` with respect to ``g`` gives ``J t``. That fallback is correct but no
+independent check.
+
+Nesting: the tangent computations of an accumulator are recorded by the tapes that
+are open and by the accumulators opened before it, so forward-over-reverse and
+reverse-over-forward (Hessian-vector products) both work.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from . import tape as _tape
+from .tape import _FORWARD, _RECORDING, UnconnectedGradients, _flatten, _sync_extra, _unconnected
+from .tensor import Tensor, is_differentiable_dtype
+
+
+class ForwardAccumulator:
+    """Compute Jacobian-vector products with forward-mode autodiff.
+
+    Parameters
+    ----------
+    primals : Tensor or nested structure of Tensors/Variables
+        The tensors whose tangents are given.
+    tangents : array_like or Tensor, nested like ``primals``
+        One tangent per primal, of its shape (the direction ``u`` of ``J u``).
+
+    Raises
+    ------
+    ValueError
+        If the structures or a tangent's shape do not match the primals.
+    TypeError
+        If a primal is not a Tensor.
+
+    Notes
+    -----
+    Operations inside the ``with`` block propagate tangents; :meth:`jvp` reads them.
+    Source: ``lessons/00-chain-rule.md`` (JVP and VJP).
+
+    Examples
+    --------
+    >>> import autoprop as ap
+    >>> x = ap.constant([1.0, 2.0])
+    >>> with ap.ForwardAccumulator(x, [1.0, 0.0]) as acc:
+    ...     y = x * x * x
+    >>> acc.jvp(y).numpy()
+    array([3., 0.])
+    """
+
+    _forward = True
+
+    def __init__(self, primals, tangents):
+        ps, _ = _flatten(primals)
+        ts, _ = _flatten(tangents) if isinstance(primals, (list, tuple, dict)) else ([tangents], None)
+        if len(ps) != len(ts):
+            raise ValueError(
+                f"ForwardAccumulator: {len(ps)} primals but {len(ts)} tangents; give one "
+                "tangent per primal, nested the same way"
+            )
+        self._tangents: dict[int, tuple] = {}
+        for p, t in zip(ps, ts):
+            if not isinstance(p, Tensor):
+                raise TypeError(
+                    f"ForwardAccumulator: primals must be Tensors or Variables; got "
+                    f"{type(p).__name__}"
+                )
+            if not is_differentiable_dtype(p.dtype):
+                continue
+            tv = t if isinstance(t, Tensor) else Tensor(np.asarray(t, dtype=p.dtype))
+            if tv.shape != p.shape:
+                raise ValueError(
+                    f"ForwardAccumulator: a tangent must have its primal's shape {p.shape}; "
+                    f"got {tv.shape}"
+                )
+            self._tangents[id(p)] = (p, tv)
+        self._recording = False
+
+    def __enter__(self):
+        if self._recording:
+            raise RuntimeError("ForwardAccumulator: already open")
+        self._recording = True
+        _FORWARD.append(self)
+        _sync_extra()
+        return self
+
+    def __exit__(self, *exc):
+        self._recording = False
+        if self in _FORWARD:
+            _FORWARD.remove(self)
+        _sync_extra()
+        return False
+
+    def _push(self, position, prim, args, vals, kwargs, out):
+        """Called by ``apply`` for every primitive run while this accumulator is open."""
+        if prim.vjps is None or not is_differentiable_dtype(out._value.dtype):
+            return
+        tans = self._tangents
+        which = [i for i, a in enumerate(args) if isinstance(a, Tensor) and id(a) in tans
+                 and prim.vjps[i] is not None]
+        if not which:
+            return
+        raw = not _RECORDING and position == 0
+        saved = _FORWARD[:]
+        del _FORWARD[position:]  # this accumulator and inner ones do not see its own work
+        _sync_extra()
+        try:
+            if raw:
+                ins, ans = vals, out._value
+            else:
+                ins = [a if isinstance(a, Tensor) else v for a, v in zip(args, vals)]
+                ans = out
+            total = None
+            for i in which:
+                t = tans[id(args[i])][1]
+                t = t._value if raw else t
+                c = _jvp(prim, i, t, ans, ins, kwargs, raw)
+                if raw and isinstance(c, Tensor):
+                    c = c._value
+                total = c if total is None else total + c
+            shape = out._value.shape
+            if np.shape(total) != shape:
+                total = np.broadcast_to(total, shape)
+            if raw:
+                total = np.asarray(total)
+                if total.dtype != out._value.dtype:
+                    total = total.astype(out._value.dtype)
+                total = Tensor._wrap(total)
+        finally:
+            _FORWARD[:] = saved
+            _sync_extra()
+        tans[id(out)] = (out, total)
+
+    def jvp(self, primals, unconnected_gradients=UnconnectedGradients.NONE):
+        """The tangent (Jacobian-vector product) of each computed tensor.
+
+        Parameters
+        ----------
+        primals : Tensor or nested structure of Tensors
+            Tensors computed inside the block (or the primals themselves).
+        unconnected_gradients : {"none", "zero"} or UnconnectedGradients
+            What a tensor with no tangent gets: None or zeros of its shape.
+
+        Returns
+        -------
+        Tensor or None per primal, in the same structure; each of its primal's shape.
+        """
+        mode = _unconnected(unconnected_gradients)
+        flat, rebuild = _flatten(primals)
+        out = []
+        for p in flat:
+            entry = self._tangents.get(id(p)) if isinstance(p, Tensor) else None
+            if entry is None or entry[0] is not p:
+                out.append(Tensor._wrap(np.zeros(np.shape(p), getattr(p, "dtype", float)))
+                           if mode == "zero" else None)
+            else:
+                out.append(entry[1])
+        return rebuild(out)
+
+
+def _jvp(prim, i, t, ans, ins, kwargs, raw):
+    rule = None
+    if prim.jvps is not None:
+        try:
+            rule = prim.jvps[i]
+        except IndexError:
+            rule = None
+    if rule is not None:
+        return rule(t, ans, *ins, **kwargs)
+    return jvp_by_transpose(prim, i, t, ans, ins, kwargs, raw)
+
+
+def jvp_by_transpose(prim, i, t, ans, ins, kwargs, raw=True):
+    """``J_i t`` from the VJP alone: ``d/dg <VJP_i(g), t>`` (the VJP is linear in ``g``).
+
+    Parameters
+    ----------
+    prim : Primitive
+    i : int
+        The argument whose tangent ``t`` is given.
+    t : ndarray or Tensor
+        Of argument ``i``'s shape.
+    ans, ins, kwargs
+        The primitive's output and inputs (values or Tensors) and keyword arguments.
+    raw : bool
+        Return an ndarray (True) or a Tensor.
+
+    Returns
+    -------
+    ndarray or Tensor of the output's shape.
+    """
+    ans_t = ans if isinstance(ans, Tensor) else Tensor._wrap(np.asarray(ans))
+    ins_t = [a if isinstance(a, Tensor) or not isinstance(a, np.ndarray) else Tensor._wrap(a)
+             for a in ins]
+    g0 = Tensor._wrap(np.zeros(ans_t.shape, ans_t.dtype))
+    with _tape.GradientTape() as tp:
+        tp.watch(g0)
+        h = prim.vjps[i](g0, ans_t, *ins_t, **kwargs)
+    h = h if isinstance(h, Tensor) else Tensor._wrap(np.asarray(h))
+    r = tp.gradient(h, g0, output_gradients=t, unconnected_gradients="zero")
+    return r._value if raw else r

@@ -1,0 +1,151 @@
+"""Draw what a GradientTape recorded: :func:`draw_tape`.
+
+Pure matplotlib (no graphviz needed): the recorded graph is laid out in columns by
+depth, left (watched sources) to right (the last operations). Source:
+``lessons/05-gradient-tape.md``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .core.tensor import Tensor, Variable
+
+__all__ = ["draw_tape"]
+
+
+def _label_source(t):
+    if isinstance(t, Variable):
+        return f"{t.name}\n{t.shape}"
+    return f"watched\n{t.shape}"
+
+
+def draw_tape(tape, path=None, title=None, max_ops=60):
+    """Draw the recorded graph of ``tape`` with matplotlib and return the Figure.
+
+    Green boxes are the tensors the tape watches (sources); blue boxes are recorded
+    operations, labelled with their position on the tape, their name and their output
+    shape; grey boxes are constants (untracked inputs, which get no VJP). Arrows follow
+    the forward pass; the backward walk runs them in reverse.
+
+    Parameters
+    ----------
+    tape : GradientTape
+        A tape with records (a non-persistent tape after ``gradient`` has none).
+    path : str or path-like, optional
+        Also save the figure there (PNG, SVG, PDF by extension).
+    title : str, optional
+    max_ops : int, default 60
+        Only the first ``max_ops`` operations are drawn (a note says how many more).
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+
+    Raises
+    ------
+    ValueError
+        If the tape holds no records.
+    """
+    import matplotlib
+
+    if path is not None:
+        matplotlib.use(matplotlib.get_backend())
+    import matplotlib.pyplot as plt
+    from matplotlib.patches import FancyBboxPatch
+
+    nodes = list(tape._nodes)
+    if not nodes:
+        raise ValueError(
+            "draw_tape: the tape holds no records (nothing was recorded, or a "
+            "non-persistent tape released them in gradient(); use persistent=True)."
+        )
+    more = len(nodes) - max_ops
+    nodes = nodes[:max_ops]
+    # graph items: ("src", tensor) / ("op", index) / ("const", (op index, arg index))
+    depth, pos_of, items, edges = {}, {}, [], []
+    out_ids = {id(n.out): k for k, n in enumerate(nodes)}
+    for k, node in enumerate(nodes):
+        d = 0
+        for i, a in enumerate(node.args):
+            key = None
+            if i in node.parents:
+                if id(a) in out_ids and out_ids[id(a)] < k:
+                    key = ("op", out_ids[id(a)])
+                else:
+                    key = ("src", id(a))
+                    if key not in depth:
+                        depth[key] = 0
+                        items.append((key, _label_source(a), "src"))
+            elif isinstance(a, (Tensor, np.ndarray)) and np.ndim(a) > 0 or isinstance(a, Tensor):
+                key = ("const", k, i)
+                depth[key] = 0
+                items.append((key, f"const\n{tuple(np.shape(a))}", "const"))
+            if key is not None:
+                edges.append((key, ("op", k)))
+                d = max(d, depth[key] + 1)
+        depth[("op", k)] = max(d, 1)
+        items.append((("op", k), f"#{k} {node.prim.name}\n{node.out.shape}", "op"))
+    # sources and constants sit one column left of their first consumer
+    consumers: dict = {}
+    for a, b in edges:
+        consumers.setdefault(a, []).append(b)
+    for key, _label, kind in items:
+        if kind in ("src", "const"):
+            depth[key] = min(depth[b] for b in consumers[key]) - 1
+    columns: dict[int, list] = {}
+    for key, label, kind in items:
+        columns.setdefault(depth[key], []).append((key, label, kind))
+    ncol = max(columns) + 1
+    nrow = max(len(v) for v in columns.values())
+    # order each column by the mean height of its neighbours (barycentre sweeps), so
+    # that arrows stay short and rarely cross a box
+    neighbours: dict = {}
+    for a, b in edges:
+        neighbours.setdefault(a, []).append(b)
+        neighbours.setdefault(b, []).append(a)
+    y = {}
+    for c, col in columns.items():
+        for r, (key, _l, _k) in enumerate(col):
+            y[key] = (len(col) - 1) / 2.0 - r
+    for _sweep in range(6):
+        for c in sorted(columns, reverse=bool(_sweep % 2)):
+            col = columns[c]
+            bary = {key: np.mean([y[nb] for nb in neighbours.get(key, [key])]) for key, _l, _k in col}
+            col.sort(key=lambda it: -bary[it[0]])
+            n = len(col)
+            for r, (key, _l, _k) in enumerate(col):
+                y[key] = (n - 1) / 2.0 - r
+    fig_w = min(3 + 2.1 * ncol, 40)
+    fig_h = min(1.8 + 1.0 * nrow, 30)
+    fig, ax = plt.subplots(figsize=(fig_w, fig_h))
+    for c, col in columns.items():
+        for key, _l, _k in col:
+            pos_of[key] = (c * 2.3, y[key])
+    colors = {"src": ("#d9f2d9", "#2e7d32"), "op": ("#dbe8fb", "#1f4e9c"),
+              "const": ("#eeeeee", "#888888")}
+    w, h = 1.7, 0.62
+    for a, b in edges:
+        (x0, y0), (x1, y1) = pos_of[a], pos_of[b]
+        ax.annotate("", xy=(x1 - w / 2, y1), xytext=(x0 + w / 2, y0),
+                    arrowprops=dict(arrowstyle="-|>", color="#555555", lw=1.1,
+                                    shrinkA=2, shrinkB=2, connectionstyle="arc3,rad=0.05"))
+    for key, label, kind in items:
+        x, y = pos_of[key]
+        face, edge = colors[kind]
+        ax.add_patch(FancyBboxPatch((x - w / 2, y - h / 2), w, h,
+                                    boxstyle="round,pad=0.02,rounding_size=0.08",
+                                    facecolor=face, edgecolor=edge, lw=1.4))
+        ax.text(x, y, label, ha="center", va="center", fontsize=9,
+                color="#222222" if kind != "const" else "#555555", family="monospace")
+    ax.set_xlim(-1.3, (ncol - 1) * 2.3 + 1.3)
+    ax.set_ylim(-(nrow / 2.0) - 0.3, nrow / 2.0 + 0.3)
+    ax.set_axis_off()
+    heading = title or f"GradientTape: {len(tape._nodes)} recorded ops (forward pass, left to right)"
+    if more > 0:
+        heading += f" - first {max_ops} shown, {more} more"
+    ax.set_title(heading, fontsize=11)
+    fig.tight_layout()
+    if path is not None:
+        fig.savefig(path, dpi=110)
+    return fig
