@@ -71,9 +71,16 @@ class _Recurrent(Layer):
                 out.append(s if isinstance(s, Tensor) else Tensor(s))
         return x, out
 
-    def _input_projection(self, x):
+    def _input_projections(self, x):
+        """``x_t W_ih^T + b_ih + b_hh`` for every step, as a list of T (N, G*H) tensors.
+
+        Projected step by step on purpose: slicing one (N, T, G*H) projection with
+        ``a[:, t]`` would make the tape's VJP of each slice a zero-filled (N, T, G*H)
+        array, T times; slicing x costs T arrays of the (smaller) shape (N, T, D).
+        """
         v = self.variables
-        return x @ v["W_ih"].T + v["b_ih"] + v["b_hh"]  # (N, T, G*H), every step at once
+        W_ih_T, b = v["W_ih"].T, v["b_ih"] + v["b_hh"]
+        return [x[:, t] @ W_ih_T + b for t in range(x.shape[1])]
 
 
 class RNN(_Recurrent):
@@ -101,10 +108,9 @@ class RNN(_Recurrent):
     def call(self, x, training=False, *, h0=None):
         x, (h,) = self._inputs(x, {"h0": h0})
         W_hh_T = self.variables["W_hh"].T
-        a_in = self._input_projection(x)
         hs = []
-        for t in range(x.shape[1]):
-            h = R.tanh(a_in[:, t] + h @ W_hh_T)
+        for a_t in self._input_projections(x):
+            h = R.tanh(a_t + h @ W_hh_T)
             hs.append(h)
         return stack_time(hs, (x.shape[0], x.shape[1], self.hidden_size))
 
@@ -137,10 +143,9 @@ class LSTM(_Recurrent):
         x, (h, c) = self._inputs(x, {"h0": h0, "c0": c0})
         H = self.hidden_size
         W_hh_T = self.variables["W_hh"].T
-        a_in = self._input_projection(x)
         hs = []
-        for t in range(x.shape[1]):
-            a = a_in[:, t] + h @ W_hh_T
+        for a_t in self._input_projections(x):
+            a = a_t + h @ W_hh_T
             i = R.sigmoid(a[:, :H])
             f = R.sigmoid(a[:, H : 2 * H])
             g = R.tanh(a[:, 2 * H : 3 * H])
