@@ -163,6 +163,15 @@ def _cut_by(opname, why, args, out):
             continue
         tracked, cuts = tape._tracked, tape._cuts
         for a in args:
+            if (
+                type(a) is Variable
+                and tape._watch_accessed
+                and a.trainable
+                and a._value.dtype.kind in "fc"
+                and id(a) not in tracked
+            ):  # reading a Variable watches it (as in TensorFlow), even off the tape
+                tracked[id(a)] = a
+                tape._accessed.append(a)
             if isinstance(a, Tensor) and (id(a) in tracked or id(a) in cuts):
                 if len(cuts) < _MAX_CRUMBS:
                     origin = cuts.get(id(a)) or (opname, why, len(tape._nodes))
