@@ -58,9 +58,10 @@ class _BatchNorm(Layer):
         beta = self.variables["beta"].reshape(bshape)
         if training:
             m = check_stat_count(x.shape, axes, f"autoprop.layers.{self!r}.__call__", "x")
-            mean = x.mean(axis=axes, keepdims=True)
+            # sum / m rather than mean: the VJP of sum is a broadcast view, no full-size copy
+            mean = x.sum(axis=axes, keepdims=True) / m
             xc = x - mean
-            var = (xc * xc).mean(axis=axes, keepdims=True)  # biased
+            var = np.square(xc).sum(axis=axes, keepdims=True) / m  # biased: divide by m
             inv_std = 1.0 / np.sqrt(var + self.eps)
             self.running_mean, self.running_var = update_running_stats(
                 self.running_mean, self.running_var, np.asarray(mean).reshape(-1),
@@ -158,8 +159,9 @@ class LayerNorm(Layer):
         x = self._input(x, min_ndim=k, dtype=self.dtype)
         x = self._input(x, shape=("*",) * (x.ndim - k) + self.normalized_shape)
         axes = tuple(range(x.ndim - k, x.ndim))
-        mean = x.mean(axis=axes, keepdims=True)
+        m = int(np.prod(self.normalized_shape))
+        mean = x.sum(axis=axes, keepdims=True) / m  # sum / m: cheaper VJP than mean
         xc = x - mean
-        var = (xc * xc).mean(axis=axes, keepdims=True)
-        xhat = xc / np.sqrt(var + self.eps)
+        var = np.square(xc).sum(axis=axes, keepdims=True) / m  # biased
+        xhat = xc * (1.0 / np.sqrt(var + self.eps))
         return xhat * self.variables["gamma"] + self.variables["beta"]
