@@ -334,6 +334,8 @@ def call_student(fn: Callable[..., Any], *args: Any, owner: str, call: str, expe
         return fn(*args, **kwargs)
     except (KeyboardInterrupt, GeneratorExit):
         raise
+    except StudentCodeError:  # already worded, e.g. by gradcheck.sandbox's proxies
+        raise
     except BaseException as exc:  # noqa: BLE001 - student code may raise anything
         detail = str(exc).strip().splitlines()[0] if str(exc).strip() else "(no message)"
         hint = ""

@@ -203,11 +203,20 @@ def _cmd_check(args) -> int:
     shape = V.parse_input_shapes(args.input_shape)
     init = V.parse_init_json(args.init)
     V.check_tolerances(args.rtol, args.atol)
-    cls, path = load_class(args.target)
-    V.require_methods(cls, f"{path}::{cls.__name__}", ("forward", "backward"), "manualprop layer")
-    layer = _construct(cls, init, args.seed, path)
-    result = check_layer(layer, shape, twin="auto" if args.twin else None, init=init if args.twin else None,
-                         seed=args.seed, rtol=args.rtol, atol=args.atol, name=cls.__name__)
+    # The student's class runs in a sandbox process (gradcheck.sandbox), never in this one.
+    from .sandbox import Sandbox, sibling_files
+
+    path, name = V.parse_target(args.target)
+    if args.timeout <= 0:
+        raise UsageError(f"--timeout must be a positive number of seconds; got {args.timeout}.")
+    with Sandbox(files=sibling_files(path), timeout=args.timeout) as sb:
+        for note in sb.notes:
+            warnings.warn(note, UserWarning, stacklevel=1)
+        layer = sb.load_layer(os.path.basename(path), name, init_kwargs=init, seed=args.seed)
+        cls = type(layer)
+        result = check_layer(layer, shape, twin="auto" if args.twin else None,
+                             init=init if args.twin else None,
+                             seed=args.seed, rtol=args.rtol, atol=args.atol, name=cls.__name__)
     shown = V.fmt_shape(shape) if isinstance(shape[0], int) else "; ".join(V.fmt_shape(x) for x in shape)
     print(f"{path}::{cls.__name__}, input shape {shown}"
           + (f", init {json.dumps(init)}" if init else ""))
@@ -270,7 +279,9 @@ def build_parser() -> argparse.ArgumentParser:
     c = sub.add_parser(
         "check", help="check a layer class from a .py file (manual vs numerical)", epilog=EPILOG,
         formatter_class=fmt,
-        description="Import path/to/file.py, build ClassName(**INIT) and compare its backward() "
+        description="Import path/to/file.py in a separate sandbox process (gradcheck.sandbox: "
+                    "no access to the course packages, memory and time limits, see --timeout), "
+                    "build ClassName(**INIT) there and compare its backward() "
                     "and grads against central differences of L = sum(forward(X) * G), X and G "
                     "standard normal from --seed. The class needs no base class: params/grads "
                     "dicts, forward(X, training=False) -> Y, backward(dY) -> dX.",
@@ -285,6 +296,9 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--rtol", type=float, default=1e-6, help="relative tolerance (default 1e-6)")
     c.add_argument("--atol", type=float, default=1e-9, help="absolute tolerance (default 1e-9)")
     c.add_argument("--plots", metavar="DIR", help="write DIR/ClassName.png")
+    c.add_argument("--timeout", type=float, default=30.0, metavar="SECONDS",
+                   help="wall-clock limit per call into the student's code, which runs in a separate "
+                        "sandbox process (default 30); exceeding it exits 3")
     c.add_argument("--twin", action="store_true",
                    help="also compare with autoprop.layers.<ClassName> built with the same --init")
     c.set_defaults(func=_cmd_check)

@@ -1,0 +1,408 @@
+"""Bootstrap of a sandbox child process (see :mod:`gradcheck.sandbox`).
+
+This file is never imported by gradcheck. :class:`gradcheck.sandbox.Sandbox`
+reads it as text and runs it with ``python -I -S -c <source> <config JSON>``,
+so the child has no path into this repository: ``sys.path`` is set below to
+the submission's temporary folder, the standard library and the
+site-packages folders the parent names (for numpy), with no ``.pth`` processing
+(``-S``), so an editable install of backprop-lab is not importable.
+
+Only the standard library and numpy may be used here. The child is untrusted
+once student code has run: everything it sends is data that the parent
+validates, and nothing the parent decides (references, tolerances, verdicts)
+ever lives here.
+
+Wire format, both directions: ``b"GCSB"``, a 4-byte header length, an 8-byte
+payload length (big-endian), a JSON header, then the payload. Arrays travel as
+raw little-endian buffers described in the header (``dtype`` from a short list
+of numeric types, ``shape``, ``offset``, ``nbytes``); nothing is pickled.
+"""
+
+import json
+import os
+import struct
+import sys
+import traceback
+
+MAGIC = b"GCSB"
+ALLOWED_DTYPES = ("|b1", "|i1", "<i2", "<i4", "<i8", "|u1", "<u2", "<u4", "<u8", "<f2", "<f4", "<f8")
+BLOCKED_PACKAGES = ("gradcheck", "manualprop", "autoprop")
+_FORBIDDEN_EVENTS = {
+    "os.fork": "starting processes (os.fork)",
+    "os.forkpty": "starting processes (os.forkpty)",
+    "os.posix_spawn": "starting processes (os.posix_spawn)",
+    "os.spawn": "starting processes (os.spawn*)",
+    "os.exec": "replacing the process (os.exec*)",
+    "os.system": "running shell commands (os.system)",
+    "subprocess.Popen": "starting processes (subprocess)",
+    "pty.spawn": "starting processes (pty.spawn)",
+    "os.kill": "sending signals (os.kill)",
+    "os.killpg": "sending signals (os.killpg)",
+    "os.symlink": "creating links (os.symlink)",
+    "os.link": "creating links (os.link)",
+    "socket.__new__": "network access (socket)",
+    "socket.connect": "network access (socket)",
+    "socket.bind": "network access (socket)",
+    "ctypes.dlopen": "loading C libraries (ctypes)",
+    "ctypes.dlsym": "loading C symbols (ctypes)",
+    "ctypes.call_function": "calling C functions (ctypes)",
+    "ctypes.cdata": "reading raw memory (ctypes)",
+    "ctypes.addressof": "reading raw memory (ctypes)",
+    "sys.addaudithook": "installing audit hooks",
+}
+_PATH_EVENTS = {"os.listdir": 0, "os.scandir": 0, "os.chdir": 0, "os.mkdir": 0, "os.remove": 0,
+                "os.rmdir": 0, "os.rename": 0, "os.chmod": 0, "os.truncate": 0, "os.utime": 0,
+                "shutil.rmtree": 0, "shutil.copyfile": 1, "shutil.move": 1}
+_WRITE_EVENTS = {"os.mkdir", "os.remove", "os.rmdir", "os.rename", "os.chmod", "os.truncate", "os.utime",
+                 "shutil.rmtree", "shutil.copyfile", "shutil.move"}
+
+
+# --------------------------------------------------------------------------- wire
+
+
+def _read_exact(fd, n):
+    chunks = []
+    while n:
+        b = os.read(fd, min(n, 1 << 20))
+        if not b:
+            raise EOFError
+        chunks.append(b)
+        n -= len(b)
+    return b"".join(chunks)
+
+
+def read_frame(fd):
+    head = _read_exact(fd, 16)
+    if head[:4] != MAGIC:
+        raise EOFError
+    hlen, plen = struct.unpack(">IQ", head[4:])
+    header = json.loads(_read_exact(fd, hlen).decode("utf-8"))
+    payload = _read_exact(fd, plen) if plen else b""
+    return header, payload
+
+
+def write_frame(fd, header, payload=b""):
+    hb = json.dumps(header).encode("utf-8")
+    data = MAGIC + struct.pack(">IQ", len(hb), len(payload)) + hb + payload
+    view = memoryview(data)
+    while view:
+        n = os.write(fd, view)
+        view = view[n:]
+
+
+class Packer:
+    """Collects arrays into one payload; ``ref`` returns the JSON stand-in for an array."""
+
+    def __init__(self, np):
+        self.np = np
+        self.parts = []
+        self.offset = 0
+
+    def ref(self, arr):
+        np = self.np
+        a = np.ascontiguousarray(arr)
+        if a.dtype.byteorder == ">" or (a.dtype.byteorder == "=" and sys.byteorder == "big"):
+            a = a.astype(a.dtype.newbyteorder("<"))
+        b = a.tobytes()
+        desc = {"__nd__": True, "dtype": a.dtype.str, "shape": list(a.shape), "offset": self.offset,
+                "nbytes": len(b)}
+        self.parts.append(b)
+        self.offset += len(b)
+        return desc
+
+    def payload(self):
+        return b"".join(self.parts)
+
+
+def unpack(np, obj, payload):
+    """Replace array stand-ins in a decoded header by arrays (the parent is trusted here)."""
+    if isinstance(obj, dict):
+        if obj.get("__nd__"):
+            buf = payload[obj["offset"]:obj["offset"] + obj["nbytes"]]
+            return np.frombuffer(buf, dtype=np.dtype(obj["dtype"])).reshape(obj["shape"]).copy()
+        return {k: unpack(np, v, payload) for k, v in obj.items()}
+    if isinstance(obj, list):
+        return [unpack(np, v, payload) for v in obj]
+    return obj
+
+
+def describe(np, packer, value, depth=0):
+    """Describe a value returned by student code: an array, a scalar, None, a tuple, or another type."""
+    if value is None:
+        return {"kind": "none"}
+    if isinstance(value, np.ndarray):
+        a = np.asarray(value).view(np.ndarray)
+        if a.dtype.kind in "biuf" and a.dtype.itemsize <= 8:
+            return {"kind": "array", "type": type(value).__name__, "array": packer.ref(a)}
+        return {"kind": "badarray", "type": type(value).__name__, "dtype": str(a.dtype), "shape": list(a.shape)}
+    if type(value) in (float, int) or (isinstance(value, np.generic) and np.asarray(value).dtype.kind in "biuf"):
+        return {"kind": "scalar", "type": type(value).__name__,
+                "array": packer.ref(np.asarray(value).view(np.ndarray).astype(np.float64))}
+    if type(value) in (tuple, list) and depth == 0:
+        return {"kind": type(value).__name__, "length": len(value),
+                "items": [describe(np, packer, v, 1) for v in value[:64]]}
+    return {"kind": "other", "type": type(value).__name__}
+
+
+# --------------------------------------------------------------------------- guards
+
+
+def install_guards(cfg):
+    """Block imports of the course packages and, by audit hook, file access outside the allowed folders."""
+    import importlib.abc
+
+    blocked = tuple(BLOCKED_PACKAGES)
+
+    class _Blocker(importlib.abc.MetaPathFinder):
+        def find_spec(self, name, path=None, target=None):  # noqa: ARG002
+            if name.split(".")[0] in blocked:
+                raise ImportError(
+                    f"No module named {name!r} in the grading sandbox: the course packages "
+                    f"(gradcheck, manualprop, autoprop) are not available to submissions.",
+                    name=name,
+                )
+            return None
+
+    sys.meta_path.insert(0, _Blocker())
+    for name in list(sys.modules):
+        if name.split(".")[0] in blocked:
+            del sys.modules[name]
+
+    realpath = os.path.realpath
+    sep = os.sep
+    work = realpath(cfg["workdir"])
+    read_roots = tuple(realpath(p) for p in cfg["read_roots"]) + (work,)
+    deny_roots = tuple(realpath(p) for p in cfg["deny_roots"])
+    read_files = ("/dev/null", "/dev/urandom", "/dev/zero")
+    write_flags = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_TRUNC
+
+    def under(path, roots):
+        return any(path == r or path.startswith(r + sep) for r in roots)
+
+    def allowed(path, write):
+        if isinstance(path, int):
+            return True
+        if isinstance(path, bytes):
+            path = os.fsdecode(path)
+        if not isinstance(path, str):
+            return True
+        p = realpath(path)
+        if under(p, deny_roots):
+            return False
+        if p in read_files:
+            return not write or p == "/dev/null"
+        if write:
+            return under(p, (work,))
+        return under(p, read_roots)
+
+    def hook(event, args):
+        if event == "open":
+            path, mode, flags = args
+            write = bool(mode and any(c in mode for c in "wax+")) or bool((flags or 0) & write_flags)
+            if not allowed(path, write):
+                raise PermissionError(
+                    f"the grading sandbox does not allow {'writing' if write else 'reading'} {path!r}: "
+                    f"a submission may {'write only into its own folder' if write else 'read only its own files'}"
+                )
+        elif event in _FORBIDDEN_EVENTS:
+            raise PermissionError(f"the grading sandbox does not allow {_FORBIDDEN_EVENTS[event]}")
+        elif event in _PATH_EVENTS:
+            path = args[_PATH_EVENTS[event]] if args else None
+            if path is not None and not allowed(path, event in _WRITE_EVENTS):
+                raise PermissionError(f"the grading sandbox does not allow {event} on {path!r}")
+
+    sys.addaudithook(hook)
+
+
+# --------------------------------------------------------------------------- student calls
+
+
+def _where(exc, workdir):
+    """``student.py:12 in forward`` and the source line, for the innermost frame in the submission."""
+    work = os.path.realpath(workdir) + os.sep
+    frames = [] if isinstance(exc, SyntaxError) else traceback.extract_tb(exc.__traceback__)
+    for fr in reversed(frames):
+        fn = os.path.realpath(fr.filename) if fr.filename and not fr.filename.startswith("<") else ""
+        if fn.startswith(work):
+            return f"{fn[len(work):]}:{fr.lineno} in {fr.name}", (fr.line or "").strip()
+    if isinstance(exc, SyntaxError) and exc.filename:
+        fn = os.path.realpath(exc.filename)
+        rel = fn[len(work):] if fn.startswith(work) else os.path.basename(exc.filename)
+        return f"{rel}, line {exc.lineno}", (exc.text or "").strip()
+    return "", ""
+
+
+def _error(exc, workdir):
+    try:
+        msg = str(exc).strip()
+    except BaseException:  # noqa: BLE001
+        msg = "(the exception's message could not be printed)"
+    if isinstance(exc, SyntaxError) and exc.msg:
+        msg = str(exc.msg)
+    where, line = _where(exc, workdir)
+    return {"type": type(exc).__name__, "message": msg.splitlines()[0][:500] if msg else "",
+            "where": where, "line": line[:200], "syntax": isinstance(exc, SyntaxError)}
+
+
+def main():
+    cfg = json.loads(sys.argv[1])
+    fd_in, fd_out = cfg["fd_in"], cfg["fd_out"]
+    # Wait for the parent's go-ahead: it sets this process's resource limits first.
+    read_frame(fd_in)
+    base_path = [p for p in sys.path if p]  # the interpreter's own stdlib (isolated mode, no site)
+    sys.path[:] = [cfg["workdir"], *base_path, *cfg["sys_path"]]
+    cfg["read_roots"] = [*cfg["read_roots"], *base_path]
+    os.chdir(cfg["workdir"])
+    import importlib.util
+
+    import numpy as np  # after sys.path is set
+
+    install_guards(cfg)
+    objects = {}
+    workdir = cfg["workdir"]
+
+    def reply(ok, meta=None, packer=None, error=None):
+        header = {"ok": ok, "meta": meta or {}}
+        if error is not None:
+            header["error"] = error
+        write_frame(fd_out, header, packer.payload() if packer else b"")
+
+    def set_params(obj, params):
+        own = getattr(obj, "params", None)
+        for k, v in (params or {}).items():
+            target = own.get(k) if isinstance(own, dict) else None
+            if isinstance(target, np.ndarray) and target.shape == v.shape and target.flags.writeable:
+                target[...] = v
+            elif isinstance(own, dict):
+                own[k] = v
+
+    def params_of(obj, packer):
+        params = getattr(obj, "params", None)
+        if params is None:
+            return {"kind": "absent"}
+        if not isinstance(params, dict):
+            return {"kind": "other", "type": type(params).__name__}
+        out = {}
+        for k, v in list(params.items())[:256]:
+            out[str(k)] = {"key_type": type(k).__name__, **describe(np, packer, v, 1)}
+        return {"kind": "dict", "items": out}
+
+    def scalars_of(obj):
+        out = {}
+        for k, v in list(getattr(obj, "__dict__", {}).items())[:200]:
+            if isinstance(k, str) and not k.startswith("_") and type(v) in (int, float, str, bool):
+                out[k] = v if not isinstance(v, str) else v[:200]
+        return out
+
+    while True:
+        try:
+            header, payload = read_frame(fd_in)
+        except EOFError:
+            return
+        op = header.get("op")
+        req = unpack(np, header.get("args", {}), payload)
+        packer = Packer(np)
+        if op == "close":
+            reply(True)
+            return
+        try:
+            if op == "load":
+                path = os.path.join(workdir, req["file"])
+                stem = os.path.splitext(os.path.basename(path))[0]
+                mod = sys.modules.get(stem)
+                if mod is None or getattr(mod, "__file__", None) != path:
+                    spec = importlib.util.spec_from_file_location(stem, path)
+                    mod = importlib.util.module_from_spec(spec)
+                    sys.modules[stem] = mod
+                    try:
+                        spec.loader.exec_module(mod)
+                    except BaseException as exc:  # noqa: BLE001
+                        sys.modules.pop(stem, None)
+                        reply(False, {"stage": "import"}, error=_error(exc, workdir))
+                        continue
+                cls = getattr(mod, req["class"], None)
+                if cls is None or not isinstance(cls, type):
+                    found = sorted(n for n, v in vars(mod).items()
+                                   if isinstance(v, type) and getattr(v, "__module__", None) == mod.__name__)
+                    reply(False, {"stage": "class", "found": found,
+                                  "type": None if cls is None else type(cls).__name__})
+                    continue
+                kwargs = dict(req.get("init") or {})
+                import inspect
+
+                try:
+                    sig = inspect.signature(cls)
+                    sig_text = f"{cls.__name__}{sig}"
+                    if "rng" in sig.parameters and "rng" not in kwargs and req.get("seed") is not None:
+                        kwargs["rng"] = np.random.default_rng(req["seed"])
+                except (TypeError, ValueError):
+                    sig_text = cls.__name__
+                try:
+                    obj = cls(**kwargs)
+                except BaseException as exc:  # noqa: BLE001
+                    reply(False, {"stage": "init", "signature": sig_text}, error=_error(exc, workdir))
+                    continue
+                try:
+                    fparams = [p.name for p in inspect.signature(obj.forward).parameters.values()
+                               if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
+                               and p.name not in ("self", "training")]
+                except (TypeError, ValueError, AttributeError):
+                    fparams = []
+                oid = str(len(objects))
+                objects[oid] = obj
+                methods = sorted(m for m in dir(obj) if not m.startswith("_") and callable(getattr(obj, m, None)))
+                reply(True, {"id": oid, "params": params_of(obj, packer), "scalars": scalars_of(obj),
+                             "methods": methods, "forward_params": fparams, "class": cls.__name__},
+                      packer)
+                continue
+
+            obj = objects[req["id"]]
+            if op == "forward":
+                set_params(obj, req.get("params"))
+                kw = {} if req.get("training") is None else {"training": req["training"]}
+                try:
+                    out = obj.forward(*req["inputs"], **kw)
+                except BaseException as exc:  # noqa: BLE001
+                    reply(False, {"stage": "call"}, error=_error(exc, workdir))
+                    continue
+                reply(True, {"value": describe(np, packer, out)}, packer)
+            elif op == "forward_many":
+                kw = {} if req.get("training") is None else {"training": req["training"]}
+                values = []
+                failed = None
+                for inputs, params in zip(req["batches"], req["params_list"]):
+                    set_params(obj, params)
+                    try:
+                        values.append(describe(np, packer, obj.forward(*inputs, **kw)))
+                    except BaseException as exc:  # noqa: BLE001
+                        failed = _error(exc, workdir)
+                        break
+                if failed is not None:
+                    reply(False, {"stage": "call", "index": len(values)}, error=failed)
+                else:
+                    reply(True, {"values": values}, packer)
+            elif op == "backward":
+                args = [req["dY"]] if req.get("dY") is not None else []
+                try:
+                    ret = obj.backward(*args)
+                except BaseException as exc:  # noqa: BLE001
+                    reply(False, {"stage": "call"}, error=_error(exc, workdir))
+                    continue
+                grads = getattr(obj, "grads", None)
+                if isinstance(grads, dict):
+                    gdesc = {"kind": "dict", "items": {str(k): describe(np, packer, v, 1)
+                                                       for k, v in list(grads.items())[:256]}}
+                else:
+                    gdesc = {"kind": "absent" if grads is None else "other", "type": type(grads).__name__}
+                reply(True, {"value": describe(np, packer, ret), "grads": gdesc,
+                             "params": params_of(obj, packer)}, packer)
+            elif op == "get_params":
+                reply(True, {"params": params_of(obj, packer), "scalars": scalars_of(obj)}, packer)
+            else:
+                reply(False, {"stage": "protocol"}, error={"type": "ValueError", "message": f"unknown op {op!r}"})
+        except BaseException as exc:  # noqa: BLE001 - e.g. MemoryError while packing a reply
+            reply(False, {"stage": "child"}, error=_error(exc, workdir))
+
+
+if __name__ == "__main__":
+    main()

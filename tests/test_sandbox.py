@@ -1,0 +1,379 @@
+"""gradcheck.sandbox: student code in a separate, limited process; adversarial submissions.
+
+Every adversarial file below must end with a correct, clear result: either a
+:class:`SandboxError` (or another StudentCodeError) naming what happened, or a
+correct check of the layer despite the trick. Time limits are kept at 1-3 s.
+"""
+
+import os
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from gradcheck import check_layer, check_loss
+from gradcheck.errors import GradientShapeError, ProtocolError, StudentCodeError, UsageError
+from gradcheck.sandbox import RemoteLayer, Sandbox, SandboxError
+
+ROOT = Path(__file__).resolve().parents[1]
+INIT = {"in_features": 5, "out_features": 3}
+
+LINEAR = '''
+import numpy as np
+
+class Linear:
+    def __init__(self, in_features, out_features, rng=None):
+        rng = np.random.default_rng(rng)
+        self.in_features = in_features
+        self.params = {"W": rng.standard_normal((out_features, in_features)),
+                       "b": rng.standard_normal(out_features)}
+        self.grads = {}
+
+    def forward(self, X, training=False):
+        # FORWARD
+        self.X = X
+        return X @ self.params["W"].T + self.params["b"]
+
+    def backward(self, dY):
+        # BACKWARD
+        self.grads = {"W": dY.T @ self.X, "b": dY.sum(axis=0)}
+        return dY @ self.params["W"]
+'''
+
+
+def write(tmp_path, body, name="student.py"):
+    f = tmp_path / name
+    f.write_text(textwrap.dedent(body))
+    return f
+
+
+def linear(tmp_path, forward="", backward="", header=""):
+    """The correct Linear with extra lines injected at the top of forward / backward / the file."""
+    src = LINEAR.replace("# FORWARD", forward.replace("\n", "\n        ")) \
+                .replace("# BACKWARD", backward.replace("\n", "\n        "))
+    return write(tmp_path, header + src)
+
+
+def run_linear(path, timeout=2.0, **kw):
+    with Sandbox(files={"student.py": str(path)}, timeout=timeout, **kw) as sb:
+        layer = sb.load_layer("student.py", "Linear", INIT)
+        return check_layer(layer, (4, 5), twin=None), sb.output
+
+
+# --------------------------------------------------------------------------- protocol
+
+
+def test_correct_layer_passes_and_proxy_is_named_after_the_class(tmp_path):
+    f = linear(tmp_path)
+    with Sandbox(files={"student.py": str(f)}, timeout=3) as sb:
+        layer = sb.load_layer("student.py", "Linear", INIT)
+        assert isinstance(layer, RemoteLayer) and type(layer).__name__ == "Linear"
+        assert layer.in_features == 5 and set(layer.params) == {"W", "b"}
+        res = check_layer(layer, (4, 5), twin=None)
+        assert res.passed, res.table()
+        # params are local and authoritative: changing them changes the child's forward
+        X = np.ones((2, 5))
+        Y0 = layer.forward(X)
+        layer.params["b"] += 1.0
+        assert np.allclose(layer.forward(X), Y0 + 1.0)
+        Ys = layer.forward_many([X, 2 * X], params_list=[None, {"W": np.zeros((3, 5)), "b": np.zeros(3)}])
+        assert np.allclose(Ys[0], Y0 + 1.0) and np.array_equal(Ys[1], np.zeros((2, 3)))
+
+
+def test_twin_column_works_through_the_proxy(tmp_path):
+    f = write(tmp_path, (ROOT / "examples" / "student_linear_correct.py").read_text())
+    with Sandbox(files={"student.py": str(f)}, timeout=3) as sb:
+        layer = sb.load_layer("student.py", "Linear", INIT)
+        res = check_layer(layer, (4, 5), twin="auto", init=INIT)
+        assert res.passed and res.twin.startswith("autoprop.layers") and res.twin.endswith(".Linear")
+
+
+def test_buggy_example_is_diagnosed_as_before():
+    with Sandbox(files=[str(ROOT / "examples" / "student_linear_buggy.py")], timeout=3) as sb:
+        layer = sb.load_layer("student_linear_buggy.py", "Linear", INIT)
+        res = check_layer(layer, (8, 5), twin=None)
+    assert res.failing_tensors == ["db"]
+
+
+def test_three_input_layer_keeps_input_names(tmp_path):
+    f = write(tmp_path, """
+        class Mix:
+            def forward(self, Q, K, V, training=False):
+                self.c = (Q, K, V)
+                return Q * K + V
+            def backward(self, dY):
+                Q, K, V = self.c
+                return dY * K, dY * Q, dY
+    """)
+    with Sandbox(files=[str(f)], timeout=3) as sb:
+        res = check_layer(sb.load_layer("student.py", "Mix"), [(2, 3), (2, 3), (2, 3)], twin=None)
+    assert res.passed and [r.tensor for r in res.records] == ["dQ", "dK", "dV"]
+
+
+def test_loss_proxy(tmp_path):
+    f = write(tmp_path, """
+        import numpy as np
+        class MSE:
+            def forward(self, y_true, y_pred):
+                self.d = y_pred - y_true
+                return float(np.mean(self.d ** 2))
+            def backward(self):
+                return 2 * self.d / self.d.size
+    """)
+    with Sandbox(files=[str(f)], timeout=3) as sb:
+        loss = sb.load_loss("student.py", "MSE")
+        rng = np.random.default_rng(0)
+        res = check_loss(loss, rng.standard_normal((4, 3)), rng.standard_normal((4, 3)), twin=None)
+    assert res.passed
+
+
+def test_missing_class_lists_classes_and_missing_method_is_protocol_error(tmp_path):
+    f = write(tmp_path, "class Dense:\n    def forward(self, X, training=False):\n        return X\n")
+    with Sandbox(files=[str(f)], timeout=3) as sb:
+        with pytest.raises(UsageError, match="has no class 'Linear'.*Classes defined in it: Dense"):
+            sb.load_layer("student.py", "Linear")
+        with pytest.raises(ProtocolError, match=r"no backward\(\) method"):
+            sb.load_layer("student.py", "Dense")
+
+
+def test_syntax_error_names_the_line(tmp_path):
+    f = write(tmp_path, "class Linear:\n    def forward(self, X)\n        return X\n")
+    with Sandbox(files=[str(f)], timeout=3) as sb, pytest.raises(SandboxError) as ei:
+        sb.load_layer("student.py", "Linear")
+    assert "does not import" in str(ei.value) and "SyntaxError" in str(ei.value) and "line 2" in str(ei.value)
+    assert ei.value.exit_code == 3 and isinstance(ei.value, StudentCodeError)
+
+
+def test_exception_in_forward_names_line_and_sandbox_survives(tmp_path):
+    f = linear(tmp_path, forward="if X.shape[0] == 7:\n    raise ValueError('seven rows')")
+    with Sandbox(files=[str(f)], timeout=3) as sb:
+        layer = sb.load_layer("student.py", "Linear", INIT)
+        with pytest.raises(SandboxError, match=r"Linear\.forward\(X.*raised ValueError: seven rows "
+                                               r"\(at student\.py:\d+ in forward"):
+            layer.forward(np.zeros((7, 5)))
+        assert layer.forward(np.zeros((2, 5))).shape == (2, 3)  # still alive
+
+
+# --------------------------------------------------------------------------- adversarial
+
+
+def test_infinite_loop_times_out(tmp_path):
+    f = linear(tmp_path, forward="while True:\n    pass")
+    t0 = time.monotonic()
+    with pytest.raises(SandboxError) as ei:
+        run_linear(f, timeout=1.0)
+    assert time.monotonic() - t0 < 10
+    assert ei.value.reason == "timeout" and "did not finish within 1 s" in str(ei.value)
+    assert "Linear.forward(X" in str(ei.value)
+
+
+def test_dead_sandbox_repeats_the_first_reason(tmp_path):
+    f = linear(tmp_path, backward="while True:\n    pass")
+    with Sandbox(files=[str(f)], timeout=1.0) as sb:
+        layer = sb.load_layer("student.py", "Linear", INIT)
+        layer.forward(np.zeros((2, 5)))
+        with pytest.raises(SandboxError, match="did not finish"):
+            layer.backward(np.zeros((2, 3)))
+        with pytest.raises(SandboxError, match="stopped earlier.*did not finish"):
+            layer.forward(np.zeros((2, 5)))
+
+
+def test_session_timeout(tmp_path):
+    f = linear(tmp_path, forward="import time\ntime.sleep(0.4)")
+    with Sandbox(files=[str(f)], timeout=2.0, session_timeout=1.5) as sb:
+        layer = sb.load_layer("student.py", "Linear", INIT)
+        with pytest.raises(SandboxError, match="session limit of 1.5 s"):
+            for _ in range(10):
+                layer.forward(np.zeros((2, 5)))
+
+
+def test_sys_exit_in_forward_is_an_exception_not_a_pass(tmp_path):
+    f = linear(tmp_path, forward="import sys\nsys.exit(0)")
+    with pytest.raises(SandboxError, match=r"raised SystemExit: 0 .*must return its result") as ei:
+        run_linear(f)
+    assert ei.value.reason == "exception"
+
+
+def test_os_exit_in_forward_reports_exit_code(tmp_path):
+    f = linear(tmp_path, forward="import os\nos._exit(0)")
+    with pytest.raises(SandboxError, match=r"ended the sandbox process with exit code 0") as ei:
+        run_linear(f)
+    assert ei.value.reason == "exit" and "Linear.forward" in str(ei.value)
+
+
+@pytest.mark.parametrize("bomb", [
+    "junk = [np.empty(10**8) for _ in range(100)]",  # 800 MB per array, more than the limit
+    "junk = 'x' * 10**10",
+    "junk = [bytearray(10**8) for _ in range(100)]",
+])
+def test_memory_bomb(tmp_path, bomb):
+    f = linear(tmp_path, forward=bomb)
+    with pytest.raises(SandboxError) as ei:
+        run_linear(f, timeout=3.0, memory_mb=600)
+    msg = str(ei.value)
+    assert ("MemoryError" in msg and "600 MiB" in msg) or ei.value.reason == "signal", msg
+
+
+def test_fork_bomb_is_refused_and_leaves_no_processes(tmp_path):
+    f = linear(tmp_path, forward="import os\nwhile True:\n    os.fork()")
+    with pytest.raises(SandboxError, match=r"PermissionError: the grading sandbox does not allow starting "
+                                           r"processes \(os\.fork\)"):
+        run_linear(f)
+    g = linear(tmp_path, forward="import subprocess\nsubprocess.run(['sleep', '100'])")
+    with pytest.raises(SandboxError, match=r"does not allow starting processes \(subprocess\)"):
+        run_linear(g)
+
+
+def test_printing_100mb_neither_floods_nor_hangs(tmp_path):
+    f = linear(tmp_path, header="import sys\n", forward="sys.stdout.write('x' * (100 * 2**20))\nsys.stdout.flush()")
+    t0 = time.monotonic()
+    with Sandbox(files=[str(f)], timeout=3.0, output_limit=4096) as sb:
+        layer = sb.load_layer("student.py", "Linear", INIT)
+        layer.forward(np.zeros((2, 5)))
+        out = sb.output
+    assert time.monotonic() - t0 < 15
+    assert len(out) < 5000 and "earlier bytes of output dropped" in out and out.endswith("x" * 100)
+
+
+def test_patching_numpy_in_the_child_does_not_reach_the_parent(tmp_path):
+    header = ("import numpy as np, numpy.testing\n"
+              "np.allclose = lambda *a, **k: True\n"
+              "np.testing.assert_allclose = lambda *a, **k: None\n"
+              "np.array_equal = lambda *a, **k: True\n")
+    f = linear(tmp_path, header=header, backward="self.grads = {'W': 2 * dY.T @ self.X, 'b': dY.sum(axis=0)}\n"
+                                                  "return dY @ self.params['W']")
+    res, _ = run_linear(f)
+    assert res.failing_tensors == ["dW"]  # the bug is still found
+    assert not np.allclose(1.0, 2.0)  # and the parent's numpy is untouched
+    with pytest.raises(AssertionError):
+        np.testing.assert_allclose(1.0, 2.0)
+
+
+def test_course_packages_cannot_be_imported(tmp_path):
+    for mod in ("manualprop", "gradcheck.check", "autoprop"):
+        f = linear(tmp_path, header=f"import {mod}\n")
+        top = mod.split(".")[0]
+        with pytest.raises(SandboxError, match=rf"ImportError: No module named '{top}' in the grading sandbox"):
+            run_linear(f)
+
+
+@pytest.mark.parametrize("target", [
+    "../gradcheck/check.py",
+    str(ROOT / "gradcheck" / "check.py"),
+    str(ROOT / "manualprop" / "layers.py"),
+    "/etc/passwd",
+])
+def test_reading_files_outside_the_submission_fails(tmp_path, target):
+    f = linear(tmp_path, forward=f"open({target!r}).read()")
+    with pytest.raises(SandboxError) as ei:
+        run_linear(f)
+    assert ei.value.reason == "exception"
+    assert "PermissionError" in str(ei.value) or "FileNotFoundError" in str(ei.value)
+
+
+def test_listing_the_repository_fails(tmp_path):
+    f = linear(tmp_path, forward=f"import os\nos.listdir({str(ROOT)!r})")
+    with pytest.raises(SandboxError, match="does not allow os.listdir"):
+        run_linear(f)
+
+
+def test_writing_into_the_output_folder_fails(tmp_path):
+    out = tmp_path / "out"
+    out.mkdir()
+    target = out / "results.json"
+    f = linear(tmp_path, forward=f"open({str(target)!r}, 'w').write('{{\"score\": 100}}')")
+    with pytest.raises(SandboxError, match="does not allow writing"):
+        run_linear(f)
+    assert not target.exists()
+    # writing into its own folder is fine
+    g = linear(tmp_path, forward="open('scratch.txt', 'w').write('ok')")
+    res, _ = run_linear(g)
+    assert res.passed
+
+
+def test_eq_always_true_object_is_refused(tmp_path):
+    f = linear(tmp_path, header="class Yes:\n    def __eq__(self, other): return True\n"
+                                "    def __array__(self, *a, **k): raise TypeError('no')\n",
+               forward="return Yes()")
+    with pytest.raises(GradientShapeError, match="an object of type Yes.*numpy ndarray"):
+        run_linear(f)
+
+
+def test_ndarray_subclass_arrives_as_plain_data(tmp_path):
+    f = linear(tmp_path, header="import numpy as np\nclass Liar(np.ndarray):\n    def __eq__(self, other): return np.True_\n",
+               backward="self.grads = {'W': dY.T @ self.X, 'b': (dY.sum(axis=0) * 0).view(Liar)}\n"
+                        "return (dY @ self.params['W']).view(Liar)")
+    res, _ = run_linear(f)
+    assert res.failing_tensors == ["db"]  # the zero db is still found wrong
+
+
+@pytest.mark.parametrize("ret, needle", [
+    ("[[0.0] * 3] * X.shape[0]", "as a list"),
+    ("np.array([object()] * X.shape[0])", "dtype object"),
+    ("(X @ self.params['W'].T).astype(complex)", "dtype complex128"),
+    ("float(X.sum())", "a single number"),
+])
+def test_non_array_returns_are_refused(tmp_path, ret, needle):
+    f = linear(tmp_path, forward=f"return {ret}")
+    with pytest.raises(GradientShapeError, match=needle):
+        run_linear(f)
+
+
+def test_shadowing_files_are_not_copied(tmp_path):
+    f = linear(tmp_path)
+    fake = write(tmp_path, "allclose = lambda *a, **k: True\n", name="numpy.py")
+    conf = write(tmp_path, "raise SystemExit('conftest ran')\n", name="conftest.py")
+    with Sandbox(files={"student.py": str(f), "numpy.py": str(fake), "conftest.py": str(conf)}, timeout=3) as sb:
+        assert sorted(os.listdir(sb.workdir)) == ["student.py"]
+        assert any("numpy.py was not copied" in n for n in sb.notes)
+        assert any("conftest.py was not copied" in n for n in sb.notes)
+        res = check_layer(sb.load_layer("student.py", "Linear", INIT), (3, 5), twin=None)
+    assert res.passed
+
+
+def test_helper_module_next_to_the_file_is_importable(tmp_path):
+    write(tmp_path, "def affine(X, W, b):\n    return X @ W.T + b\n", name="helpers.py")
+    f = linear(tmp_path, header="from helpers import affine\n", forward="self.X = X\nreturn affine(X, self.params['W'], self.params['b'])")
+    with Sandbox(files={"student.py": str(f), "helpers.py": str(tmp_path / "helpers.py")}, timeout=3) as sb:
+        assert check_layer(sb.load_layer("student.py", "Linear", INIT), (3, 5), twin=None).passed
+
+
+def test_bad_file_names_are_usage_errors(tmp_path):
+    f = linear(tmp_path)
+    with pytest.raises(UsageError):
+        Sandbox(files={"../x.py": str(f)})
+    with pytest.raises(UsageError):
+        Sandbox(files={"x.py": str(tmp_path / "missing.py")})
+
+
+# --------------------------------------------------------------------------- CLI
+
+
+def _cli(*args, cwd=ROOT):
+    return subprocess.run([sys.executable, "-m", "gradcheck", *map(str, args)], cwd=cwd, capture_output=True,
+                          text=True, timeout=120, env={**os.environ, "MPLBACKEND": "Agg"})
+
+
+def test_cli_check_timeout_exits_3(tmp_path):
+    f = linear(tmp_path, forward="while True:\n    pass")
+    p = _cli("check", f"{f}::Linear", "--input-shape", "4,5", "--init", '{"in_features": 5, "out_features": 3}',
+             "--timeout", "1")
+    assert p.returncode == 3, p.stdout + p.stderr
+    err = " ".join(p.stderr.split())
+    assert "did not finish within 1 s" in err and "Traceback" not in err
+
+
+def test_cli_check_os_exit_exits_3(tmp_path):
+    f = linear(tmp_path, forward="import os\nos._exit(0)")
+    p = _cli("check", f"{f}::Linear", "--input-shape", "4,5", "--init", '{"in_features": 5, "out_features": 3}',
+             "--timeout", "2")
+    assert p.returncode == 3 and "exit code 0" in " ".join(p.stderr.split())
+
+
+def test_cli_timeout_must_be_positive():
+    p = _cli("check", "examples/student_linear_correct.py::Linear", "--input-shape", "4,5", "--timeout", "0")
+    assert p.returncode == 2 and "--timeout" in p.stderr
