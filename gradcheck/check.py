@@ -32,12 +32,22 @@ import numpy as np
 
 from . import _validation as V
 from .errors import StudentCodeError, TwinError, UsageError
-from .numerical import DEFAULT_EPS, layer_numerical_gradients, numerical_gradient
+from .numerical import (
+    DEFAULT_EPS,
+    METHODS,
+    default_eps,
+    directional_derivatives,
+    layer_numerical_gradients,
+    numerical_gradient,
+)
 
 __all__ = [
     "PAIRS",
+    "ALL_PAIRS",
     "relative_error",
     "compare",
+    "kink_mask",
+    "MODES",
     "Comparison",
     "TensorRecord",
     "CheckResult",
@@ -46,8 +56,15 @@ __all__ = [
     "build_twin",
 ]
 
-#: The comparison pairs, in display order.
+#: The three-way comparison pairs, in display order.
 PAIRS = ("manual-vs-numerical", "tape-vs-numerical", "manual-vs-tape")
+
+#: Every pair a result may hold: :data:`PAIRS` and ``manual-vs-reference`` (a layer of
+#: ours given the same parameters, see ``check_layer(reference=...)``).
+ALL_PAIRS = PAIRS + ("manual-vs-reference",)
+
+#: Numerical modes of :func:`check_layer`.
+MODES = ("full", "fast", "sample")
 
 _TINY = float(np.finfo(np.float64).tiny)
 
@@ -95,6 +112,17 @@ class Comparison:
         The two values at ``worst_index``.
     passed : bool
         ``max_rel_error <= rtol``.
+    how : {"elements", "directional", "sample"}
+        What was compared: every element, random directional derivatives
+        ``<g, u>`` (fast mode; ``worst_index`` is then ``(direction,)``), or
+        sampled elements.
+    n_compared : int
+        Number of elements (or directions) compared.
+    kinks : list of tuple of int
+        Elements excluded as "at a kink": the one-sided differences disagree and
+        the analytic value lies between them (see :func:`kink_mask`).
+    norm_rel_error : float
+        ``||a-b|| / (||a||+||b||)`` over the compared elements (NaN for directional).
     """
 
     pair: str
@@ -104,6 +132,10 @@ class Comparison:
     worst_a: float
     worst_b: float
     passed: bool
+    how: str = "elements"
+    n_compared: int = -1
+    kinks: list[tuple[int, ...]] = field(default_factory=list)
+    norm_rel_error: float = float("nan")
 
     @property
     def names(self) -> tuple[str, str]:
@@ -112,7 +144,9 @@ class Comparison:
         return a, b
 
 
-def compare(a: np.ndarray, b: np.ndarray, pair: str, *, rtol: float, atol: float) -> Comparison:
+def compare(a: np.ndarray, b: np.ndarray, pair: str, *, rtol: float, atol: float,
+            mask: np.ndarray | None = None, kinks: np.ndarray | None = None,
+            how: str = "elements") -> Comparison:
     """Compare two arrays of the same shape; see :class:`Comparison`.
 
     Parameters
@@ -124,6 +158,12 @@ def compare(a: np.ndarray, b: np.ndarray, pair: str, *, rtol: float, atol: float
         Relative tolerance (> 0).
     atol : float
         Absolute tolerance (>= 0); enters as the denominator floor ``atol/rtol``.
+    mask : ndarray of bool, optional
+        Compare only these elements (sample mode); default all.
+    kinks : ndarray of bool, optional
+        Elements at a kink: excluded from the verdict and listed in ``Comparison.kinks``.
+    how : str, default "elements"
+        Stored in ``Comparison.how``.
 
     Returns
     -------
@@ -131,13 +171,22 @@ def compare(a: np.ndarray, b: np.ndarray, pair: str, *, rtol: float, atol: float
     """
     a = np.asarray(a, dtype=np.float64)
     b = np.asarray(b, dtype=np.float64)
-    abs_err = np.abs(a - b)
-    rel = relative_error(a, b, tiny=max(atol / rtol, _TINY))
-    if a.size == 0:
-        return Comparison(pair, 0.0, 0.0, (), float("nan"), float("nan"), True)
+    use = np.ones(a.shape, dtype=bool) if mask is None else np.asarray(mask, dtype=bool).copy()
+    kink_list: list[tuple[int, ...]] = []
+    if kinks is not None:
+        k = np.asarray(kinks, dtype=bool) & use
+        kink_list = [tuple(int(i) for i in ix) for ix in np.argwhere(k)]
+        use &= ~k
+    if a.size == 0 or not use.any():
+        return Comparison(pair, 0.0, 0.0, (), float("nan"), float("nan"), True, how, 0, kink_list, 0.0)
+    aa = np.where(use, a, 0.0)
+    bb = np.where(use, b, 0.0)
+    abs_err = np.abs(aa - bb)
+    rel = relative_error(aa, bb, tiny=max(atol / rtol, _TINY))
     flat = int(np.argmax(rel))
     idx = tuple(int(i) for i in np.unravel_index(flat, a.shape))
     max_rel = float(rel.flat[flat])
+    den = np.linalg.norm(aa) + np.linalg.norm(bb)
     return Comparison(
         pair=pair,
         max_abs_error=float(abs_err.max()),
@@ -146,7 +195,50 @@ def compare(a: np.ndarray, b: np.ndarray, pair: str, *, rtol: float, atol: float
         worst_a=float(a[idx]),
         worst_b=float(b[idx]),
         passed=bool(max_rel <= rtol),
+        how=how,
+        n_compared=int(use.sum()),
+        kinks=kink_list,
+        norm_rel_error=float(np.linalg.norm(aa - bb) / den) if den > 0 else 0.0,
     )
+
+
+def kink_mask(analytic: np.ndarray, numerical: np.ndarray, d_plus: np.ndarray | None,
+              d_minus: np.ndarray | None, *, rtol: float, atol: float) -> np.ndarray:
+    """Elements "at a kink": failing elements whose one-sided differences disagree.
+
+    An element is at a kink when (1) it fails the comparison of ``analytic`` and
+    ``numerical``, (2) its forward and backward quotients ``d_plus`` and
+    ``d_minus`` differ by more than 1% of their magnitudes (a smooth function
+    gives a difference of about ``h |f''|``, tiny at the default step), and
+    (3) the analytic value lies between them (widened by the tolerance): any
+    value there is a valid one-sided derivative (e.g. ``relu'(0)`` in ``[0, 1]``).
+    Such an element is reported and excluded from the verdict. Example (case
+    C28): relu at ``x = 1e-4`` with ``h = 5e-3``: ``d_plus = 1``, ``d_minus = 0.02``,
+    central 0.51, analytic 1.0: at a kink.
+
+    Parameters
+    ----------
+    analytic, numerical : ndarray, same shape
+    d_plus, d_minus : ndarray or None
+        One-sided quotients (NaN where not evaluated); None gives no kinks.
+    rtol, atol : float
+
+    Returns
+    -------
+    ndarray of bool, shape of ``analytic``
+    """
+    a = np.asarray(analytic, dtype=np.float64)
+    if d_plus is None or d_minus is None:
+        return np.zeros(a.shape, dtype=bool)
+    n = np.asarray(numerical, dtype=np.float64)
+    with np.errstate(invalid="ignore"):
+        fails = relative_error(a, n, tiny=max(atol / rtol, _TINY)) > rtol
+        lo = np.minimum(d_plus, d_minus)
+        hi = np.maximum(d_plus, d_minus)
+        asym = (hi - lo) > 0.01 * (np.abs(d_plus) + np.abs(d_minus)) + 10 * atol
+        slack = rtol * (np.abs(lo) + np.abs(hi)) + atol
+        between = (a >= lo - slack) & (a <= hi + slack)
+    return np.nan_to_num(fails & asym & between, nan=0).astype(bool)
 
 
 @dataclass
@@ -205,7 +297,12 @@ class CheckResult:
     notes : list of str
         Other remarks, e.g. an integer input that has no gradient.
     gradients : dict
-        ``{"manual"|"tape"|"numerical": {tensor: ndarray}}``, the raw gradients.
+        ``{"manual"|"tape"|"numerical": {tensor: ndarray}}``, the raw gradients
+        (numerical: NaN where not estimated; absent for tensors that passed the
+        fast mode's directional test).
+    mode : {"full", "fast", "sample"}
+    method : str
+        Finite-difference method (:data:`gradcheck.numerical.METHODS`).
     """
 
     name: str
@@ -220,11 +317,23 @@ class CheckResult:
     twin_note: str = ""
     notes: list[str] = field(default_factory=list)
     gradients: dict[str, dict[str, np.ndarray]] = field(default_factory=dict, repr=False)
+    mode: str = "full"
+    method: str = "central"
 
     @property
     def passed(self) -> bool:
         """True when every comparison of every tensor is within tolerance."""
         return all(r.passed for r in self.records)
+
+    @property
+    def kinks(self) -> dict[str, list[tuple[int, ...]]]:
+        """``{tensor: [index, ...]}`` of elements excluded as "at a kink" (manual vs numerical)."""
+        out = {}
+        for r in self.records:
+            c = r.get("manual-vs-numerical")
+            if c is not None and c.kinks:
+                out[r.tensor] = list(c.kinks)
+        return out
 
     @property
     def failures(self) -> list[tuple[TensorRecord, Comparison]]:
@@ -255,6 +364,10 @@ class CheckResult:
                         "worst_a": c.worst_a,
                         "worst_b": c.worst_b,
                         "passed": c.passed,
+                        "how": c.how,
+                        "n_compared": c.n_compared,
+                        "kinks": len(c.kinks),
+                        "norm_rel_error": c.norm_rel_error,
                     }
                 )
         return out
@@ -275,12 +388,17 @@ class CheckResult:
             "atol": self.atol,
             "eps": self.eps,
             "seed": self.seed,
+            "mode": self.mode,
+            "method": self.method,
             "input_shape": json_shape(self.input_shape),
             "twin": self.twin,
             "twin_note": self.twin_note,
             "notes": list(self.notes),
             "rows": [
-                {**row, "shape": list(row["shape"]), "worst_index": list(row["worst_index"])}
+                {**row, "shape": list(row["shape"]), "worst_index": list(row["worst_index"]),
+                 "norm_rel_error": None if np.isnan(row["norm_rel_error"]) else row["norm_rel_error"],
+                 "worst_a": None if np.isnan(row["worst_a"]) else row["worst_a"],
+                 "worst_b": None if np.isnan(row["worst_b"]) else row["worst_b"]}
                 for row in self.rows
             ],
         }
@@ -526,8 +644,14 @@ def check_layer(
     rtol: float = 1e-6,
     atol: float = 1e-9,
     training: bool = False,
-    eps: float = DEFAULT_EPS,
+    eps: float | None = None,
     name: str | None = None,
+    mode: str = "full",
+    method: str = "central",
+    n_dirs: int = 2,
+    n_samples: int = 8,
+    batched: bool | str = "auto",
+    reference: Any = None,
 ) -> CheckResult:
     """Check a layer's gradients: manual (``backward``) vs tape vs numerical.
 
@@ -563,10 +687,28 @@ def check_layer(
         Pass when every element has ``|a-b| <= atol`` or ``|a-b| <= rtol*(|a|+|b|)``.
     training : bool, default False
         Passed to ``forward``. Stochastic layers must be deterministic for a check.
-    eps : float, default 6.06e-6 (DEFAULT_EPS)
-        Relative finite-difference step (:mod:`gradcheck.numerical`).
+    eps : float, optional
+        Relative finite-difference step; default :func:`gradcheck.numerical.default_eps`
+        of ``method`` (6.06e-6 for central differences).
     name : str, optional
         Display name; default the class name.
+    mode : {"full", "fast", "sample"}, default "full"
+        ``"full"``: every element of every tensor (the input scan vectorised over
+        the batch when the layer allows it). ``"fast"``: ``n_dirs`` random
+        directional derivatives per tensor (two forwards each); a tensor that fails
+        is then scanned element by element, so the report still points at the
+        wrong entries. ``"sample"``: ``n_samples`` random elements per tensor.
+    method : {"central", "forward", "richardson", "complex"}, default "central"
+        Finite differences (:mod:`gradcheck.numerical`); kinks are detected with
+        the central method only.
+    n_dirs, n_samples : int, default 2, 8
+        Directions per tensor (fast), elements per tensor (sample).
+    batched : bool or "auto", default "auto"
+        Vectorise the input scan (see :func:`gradcheck.numerical.batch_independent`).
+    reference : object, optional
+        A layer of ours (e.g. a ``manualprop`` layer) given the same parameter
+        values: its forward output and gradients are compared with the checked
+        layer's (pair ``manual-vs-reference``; its parameters are overwritten).
 
     Returns
     -------
@@ -593,6 +735,13 @@ def check_layer(
     """
     owner = name or type(layer).__name__
     rtol, atol = V.check_tolerances(rtol, atol)
+    if mode not in MODES:
+        raise UsageError(f"mode must be one of {MODES}; got {mode!r}.")
+    if method not in METHODS:
+        raise UsageError(f"method must be one of {METHODS}; got {method!r}.")
+    eps_used = default_eps("central" if method == "complex" else method) if eps is None else float(eps)
+    if not (np.isfinite(eps_used) and eps_used > 0):
+        raise UsageError(f"eps must be a finite number > 0; got {eps!r}.")
     V.require_methods(layer, owner, ("forward", "backward"), "manualprop layer")
     rng = np.random.default_rng(seed)
     inputs = V.layer_inputs(X, rng, owner)
@@ -639,21 +788,123 @@ def check_layer(
         fwd.comparisons.append(compare(Y, Y_tape, "manual-vs-tape", rtol=rtol, atol=atol))
         records.append(fwd)
 
-    # numerical
-    sources["numerical"] = layer_numerical_gradients(forward, inputs, params, G, eps=eps, input_names=keys)
+    # reference layer (ours, same parameters)
+    if reference is not None:
+        Y_ref, sources["reference"] = _reference_layer(reference, inputs, keys, names, params, G, training, owner)
+        rec = TensorRecord("Y", tuple(Y.shape), "forward")
+        if records and records[0].tensor == "Y":
+            rec = records[0]
+        else:
+            records.append(rec)
+        rec.comparisons.append(compare(Y, Y_ref, "manual-vs-reference", rtol=rtol, atol=atol))
 
-    rows = [(k, f"d{n}", x.shape) for k, n, x, d in zip(keys, names, inputs, diff) if d]
-    rows += [(k, f"d{k}", p.shape) for k, p in params.items()]
-    records += _records(rows, sources, rtol, atol)
-    notes = [f"{n} is an integer input (indices): it has no gradient" for n, d in zip(names, diff) if not d]
-    display = {k: t for k, t, _ in rows}
+    # numerical
+    notes: list[str] = [f"{n} is an integer input (indices): it has no gradient"
+                        for n, d in zip(names, diff) if not d]
+    dkeys = [k for k, d in zip(keys, diff) if d] + list(params)
+    display = {k: f"d{n}" for k, n, d in zip(keys, names, diff) if d}
+    display.update({k: f"d{k}" for k in params})
+    shapes = {k: x.shape for k, x in zip(keys, inputs)}
+    shapes.update({k: p.shape for k, p in params.items()})
+    num_rng = np.random.default_rng([seed, 1])
+    analytic = [src for src in ("manual", "tape", "reference") if src in sources]
+    comps: dict[str, dict[str, Comparison]] = {k: {} for k in dkeys}
+    numerical: dict[str, np.ndarray] = {}
+
+    def scan(which, indices=None):
+        return layer_numerical_gradients(forward, inputs, params, G, eps=eps, input_names=keys, method=method,
+                                         batched=batched, which=which, indices=indices, detail=True,
+                                         notes=notes)
+
+    def element_comparisons(k, sc, mask=None, how="elements"):
+        numerical[k] = sc.grad
+        for src in analytic:
+            if src == "reference":
+                continue
+            kinks = kink_mask(sources[src][k], sc.grad, sc.d_plus, sc.d_minus, rtol=rtol, atol=atol)
+            comps[k][f"{src}-vs-numerical"] = compare(sources[src][k], sc.grad, f"{src}-vs-numerical", rtol=rtol,
+                                                      atol=atol, mask=mask, kinks=kinks, how=how)
+
+    if mode == "full":
+        for k, sc in scan(dkeys).items():
+            element_comparisons(k, sc)
+    elif mode == "sample":
+        idx = {}
+        for k in dkeys:
+            size = int(np.prod(shapes[k], dtype=np.int64))
+            flat = num_rng.choice(size, size=min(n_samples, size), replace=False)
+            idx[k] = [tuple(int(i) for i in np.unravel_index(f, shapes[k])) for f in flat]
+        for k, sc in scan(dkeys, idx).items():
+            element_comparisons(k, sc, mask=sc.evaluated, how="sample")
+    else:  # fast
+        dd = directional_derivatives(forward, inputs, params, G, input_names=keys, groups=[[k] for k in dkeys],
+                                     n_dirs=n_dirs, eps=eps_used, rng=num_rng)
+        failing = []
+        for k in dkeys:
+            pairs = dd[(k,)]
+            num_vals = np.array([v for _, v in pairs])
+            n_el = int(np.prod(shapes[k], dtype=np.int64))
+            for src in analytic:
+                if src == "reference":
+                    continue
+                an_vals = np.array([float(np.sum(sources[src][k] * u[k])) for u, _ in pairs])
+                c = compare(an_vals, num_vals, f"{src}-vs-numerical", rtol=rtol, atol=atol * np.sqrt(n_el),
+                            how="directional")
+                comps[k][c.pair] = c
+                if not c.passed and k not in failing:
+                    failing.append(k)
+        if failing:
+            notes.append("fast mode: the directional test failed for " + ", ".join(display[k] for k in failing)
+                         + "; those tensors were then checked element by element")
+            for k, sc in scan(failing).items():
+                element_comparisons(k, sc)
+
+    records += _assemble(dkeys, display, shapes, sources, comps, rtol, atol)
     return CheckResult(
-        name=owner, kind="layer", records=records, rtol=rtol, atol=atol, eps=eps, seed=seed,
+        name=owner, kind="layer", records=records, rtol=rtol, atol=atol, eps=eps_used, seed=seed,
         input_shape=tuple(inputs[0].shape) if len(inputs) == 1 else tuple(tuple(x.shape) for x in inputs),
         twin=None if twin_obj is None else f"{type(twin_obj).__module__}.{type(twin_obj).__name__}",
-        twin_note=note, notes=notes,
-        gradients={src: {display[k]: v for k, v in g.items() if k in display} for src, g in sources.items()},
+        twin_note=note, notes=notes, mode=mode, method=method,
+        gradients={
+            **{src: {display[k]: v for k, v in g.items() if k in display} for src, g in sources.items()},
+            "numerical": {display[k]: v for k, v in numerical.items()},
+        },
     )
+
+
+def _assemble(dkeys, display, shapes, sources, comps, rtol, atol) -> list[TensorRecord]:
+    """One record per key: the pairs in :data:`PAIRS` order (element pairs between analytic sources)."""
+    recs = []
+    for k in dkeys:
+        rec = TensorRecord(tensor=display[k], shape=tuple(shapes[k]), kind="gradient")
+        for pair in ALL_PAIRS:
+            a, b = pair.split("-vs-")
+            if pair in comps[k]:
+                rec.comparisons.append(comps[k][pair])
+            elif b != "numerical" and a in sources and b in sources:
+                rec.comparisons.append(compare(sources[a][k], sources[b][k], pair, rtol=rtol, atol=atol))
+        recs.append(rec)
+    return recs
+
+
+def _reference_layer(ref, inputs, keys, names, params, G, training, owner):
+    """Forward and backward of a reference layer given the checked layer's parameter values."""
+    rparams = getattr(ref, "params", None) or {}
+    if set(rparams) != set(params):
+        raise UsageError(V.paragraph(
+            f"The reference {type(ref).__name__} has parameters {sorted(rparams)}",
+            f"but {owner} has {sorted(params)}; they must match to compare gradients."))
+    for k, p in params.items():
+        if tuple(rparams[k].shape) != tuple(p.shape):
+            raise UsageError(f"The reference {type(ref).__name__}: params[{k!r}] has shape "
+                             f"{V.fmt_shape(rparams[k].shape)}, {owner} has {V.fmt_shape(p.shape)}.")
+        rparams[k][...] = p
+    Y = np.asarray(ref.forward(*[x.copy() for x in inputs], training=training), dtype=np.float64)
+    ret = ref.backward(G.copy())
+    rets = [ret] if len(inputs) == 1 else list(ret)
+    out = {k: np.asarray(r, dtype=np.float64) for k, r, x in zip(keys, rets, inputs) if x.dtype.kind == "f"}
+    out.update({k: np.asarray(ref.grads[k], dtype=np.float64) for k in params})
+    return Y, out
 
 
 def check_loss(
@@ -666,7 +917,7 @@ def check_loss(
     seed: int = 0,
     rtol: float = 1e-6,
     atol: float = 1e-9,
-    eps: float = DEFAULT_EPS,
+    eps: float | None = None,
     name: str | None = None,
 ) -> CheckResult:
     """Check a loss's gradient dL/dy_pred: manual (``backward()``) vs tape vs numerical.
@@ -685,8 +936,10 @@ def check_loss(
         Constructor kwargs for the "auto" twin.
     seed : int, default 0
         Recorded in the result (the loss itself needs no random draws).
-    rtol, atol, eps : float
+    rtol, atol : float
         As in :func:`check_layer`.
+    eps : float, optional
+        Relative step; default :data:`gradcheck.numerical.DEFAULT_EPS`.
     name : str, optional
 
     Returns
@@ -726,8 +979,16 @@ def check_loss(
         rec = TensorRecord("L", (), "forward")
         rec.comparisons.append(compare(np.array(L), np.array(L_tape), "manual-vs-tape", rtol=rtol, atol=atol))
         records.append(rec)
-    sources["numerical"] = {"y_pred": numerical_gradient(value, yp, eps=eps)}
-    records += _records([("y_pred", "dy_pred", yp.shape)], sources, rtol, atol)
+    eps = DEFAULT_EPS if eps is None else float(eps)
+    sc = numerical_gradient(value, yp, eps=eps, detail=True)
+    sources["numerical"] = {"y_pred": sc.grad}
+    comps: dict[str, dict[str, Comparison]] = {"y_pred": {}}
+    for src in ("manual", "tape"):
+        if src in sources:
+            kinks = kink_mask(sources[src]["y_pred"], sc.grad, sc.d_plus, sc.d_minus, rtol=rtol, atol=atol)
+            comps["y_pred"][f"{src}-vs-numerical"] = compare(sources[src]["y_pred"], sc.grad, f"{src}-vs-numerical",
+                                                             rtol=rtol, atol=atol, kinks=kinks)
+    records += _assemble(["y_pred"], {"y_pred": "dy_pred"}, {"y_pred": yp.shape}, sources, comps, rtol, atol)
     return CheckResult(
         name=owner, kind="loss", records=records, rtol=rtol, atol=atol, eps=eps, seed=seed,
         input_shape=tuple(yp.shape),

@@ -15,7 +15,7 @@ import numpy as np
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
-from .check import PAIRS, CheckResult
+from .check import ALL_PAIRS, CheckResult
 
 __all__ = ["ERROR_FLOOR", "PAIR_COLORS", "plot_result", "plot_results", "plot_training", "save_figure"]
 
@@ -31,6 +31,7 @@ PAIR_COLORS = {
     "manual-vs-numerical": "#0072B2",
     "tape-vs-numerical": "#E69F00",
     "manual-vs-tape": "#009E73",
+    "manual-vs-reference": "#CC79A7",
 }
 
 
@@ -48,7 +49,7 @@ def _bars(ax, labels: list[str], values: dict[str, list[float]], passed: dict[st
             idx = [i for i, gi in enumerate(groups) if gi == g]
             (ax.axhspan if horizontal else ax.axvspan)(min(idx) - 0.5, max(idx) + 0.5, color="#000000",
                                                        alpha=0.05, linewidth=0)
-    pairs = [p for p in PAIRS if any(v is not None for v in values[p])]
+    pairs = [p for p in ALL_PAIRS if any(v is not None for v in values[p])]
     width = 0.8 / max(len(pairs), 1)
     pos = np.arange(n)
     clamped_any = False
@@ -97,13 +98,13 @@ def _bars(ax, labels: list[str], values: dict[str, list[float]], passed: dict[st
 
 
 def _collect(results: Sequence[CheckResult], prefix: bool):
-    labels, values, passed, groups = [], {p: [] for p in PAIRS}, {p: [] for p in PAIRS}, []
+    labels, values, passed, groups = [], {p: [] for p in ALL_PAIRS}, {p: [] for p in ALL_PAIRS}, []
     for gi, res in enumerate(results):
         for rec in res.records:
             groups.append(gi)
             label = rec.tensor + (" (fwd)" if rec.kind == "forward" else "")
             labels.append(f"{res.name} {label}" if prefix else label)
-            for p in PAIRS:
+            for p in ALL_PAIRS:
                 c = rec.get(p)
                 values[p].append(None if c is None else c.max_rel_error)
                 passed[p].append(True if c is None else c.passed)
@@ -150,12 +151,12 @@ def plot_results(results: Sequence[CheckResult], title: str = "gradcheck zoo") -
         Horizontal bars on a log axis, the tolerance as a dashed line, failing
         rows labelled with their failing tensors and outlined in red.
     """
-    labels, values, passed = [], {p: [] for p in PAIRS}, {p: [] for p in PAIRS}
+    labels, values, passed = [], {p: [] for p in ALL_PAIRS}, {p: [] for p in ALL_PAIRS}
     for res in results:
         n_t = sum(r.kind == "gradient" for r in res.records)
         labels.append(f"{res.name} ({n_t} grad{'s' if n_t != 1 else ''})" if res.passed
                       else f"{res.name}: FAIL {', '.join(res.failing_tensors)}")
-        for p in PAIRS:
+        for p in ALL_PAIRS:
             cs = [c for r in res.records if (c := r.get(p)) is not None]
             values[p].append(max(c.max_rel_error for c in cs) if cs else None)
             passed[p].append(all(c.passed for c in cs))

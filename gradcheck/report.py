@@ -4,12 +4,15 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+import numpy as np
+
 from ._validation import wrap
-from .check import PAIRS, CheckResult
+from .check import ALL_PAIRS, CheckResult
 
 __all__ = ["format_table", "format_failures", "format_error_row"]
 
-_SHORT = {"manual-vs-numerical": "manual~num", "tape-vs-numerical": "tape~num", "manual-vs-tape": "manual~tape"}
+_SHORT = {"manual-vs-numerical": "manual~num", "tape-vs-numerical": "tape~num", "manual-vs-tape": "manual~tape",
+          "manual-vs-reference": "manual~ref"}
 
 
 def _cell(res: CheckResult, rec, pair: str) -> str:  # noqa: ARG001
@@ -41,9 +44,11 @@ def format_table(results: Sequence[CheckResult], details: bool = True,
     -------
     str
     """
-    shown = [p for p in PAIRS if any(rec.get(p) is not None for res in results for rec in res.records)]
+    shown = [p for p in ALL_PAIRS if any(rec.get(p) is not None for res in results for rec in res.records)]
     shown = shown or ["manual-vs-numerical"]
-    header = ["name", "tensor", "shape", *(_SHORT[p] for p in shown), "max abs err", "status"]
+    any_kinks = any(c.kinks for res in results for rec in res.records for c in rec.comparisons)
+    header = ["name", "tensor", "shape", *(_SHORT[p] for p in shown), "max abs err", "checked",
+              *(["kinks"] if any_kinks else []), "status"]
     rows: list[list[str]] = []
     for res in results:
         first = True
@@ -55,13 +60,15 @@ def format_table(results: Sequence[CheckResult], details: bool = True,
                 str(tuple(rec.shape)),
                 *(_cell(res, rec, p) for p in shown),
                 f"{max_abs:.1e}",
+                _checked(rec),
+                *([str(max((len(c.kinks) for c in rec.comparisons), default=0) or "")] if any_kinks else []),
                 "ok" if rec.passed else "FAIL",
             ])
             first = False
     for name, _ in errors:
-        rows.append([name, "-", "-", *("-" for _ in shown), "-", "ERROR"])
+        rows.append([name, "-", "-", *("-" for _ in shown), "-", "-", *(["-"] if any_kinks else []), "ERROR"])
     widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(header)]
-    right = set(range(3, 4 + len(shown)))
+    right = set(range(3, 4 + len(shown))) | ({5 + len(shown)} if any_kinks else set())
 
     def fmt(r: list[str]) -> str:
         return "  ".join(c.rjust(w) if i in right else c.ljust(w) for i, (c, w) in enumerate(zip(r, widths))).rstrip()
@@ -72,8 +79,19 @@ def format_table(results: Sequence[CheckResult], details: bool = True,
         lines.append("")
         lines.append(wrap(
             f"relative error = |a-b| / max(|a|+|b|, atol/rtol); pass if <= rtol={r0.rtol:g}, i.e. "
-            f"|a-b| <= atol={r0.atol:g} or |a-b| <= rtol*(|a|+|b|). numerical = central differences, "
-            f"eps={r0.eps:.3g}, seed={r0.seed}. (fwd) rows compare forward values."))
+            f"|a-b| <= atol={r0.atol:g} or |a-b| <= rtol*(|a|+|b|). numerical = {_METHOD_WORDS.get(r0.method, r0.method)}, "
+            f"eps={r0.eps:.3g}, seed={r0.seed}, mode {r0.mode}. (fwd) rows compare forward values."
+            + (" 'dirs': random directional derivatives <g, u> against (L(x+hu)-L(x-hu))/2h."
+               if any(c.how == "directional" for r in results for rec in r.records for c in rec.comparisons)
+               else "")))
+        for r in results:
+            for rec in r.records:
+                c = rec.get("manual-vs-numerical")
+                if c is not None and c.kinks:
+                    shown_k = ", ".join(str(list(ix)) for ix in c.kinks[:4]) + (" ..." if len(c.kinks) > 4 else "")
+                    lines.append(wrap(
+                        f"{r.name} {rec.tensor}: {len(c.kinks)} element(s) at a kink (one-sided differences "
+                        f"disagree and the manual value lies between them; not counted as failures): {shown_k}."))
         missing = [r.name for r in results if r.twin_note.startswith("no class ")]
         if missing:
             lines.append(wrap("no tape comparison (no class of that name in autoprop.layers / "
@@ -93,6 +111,22 @@ def format_table(results: Sequence[CheckResult], details: bool = True,
     return "\n".join(lines)
 
 
+_METHOD_WORDS = {"central": "central differences", "forward": "forward differences",
+                 "richardson": "Richardson-extrapolated central differences", "complex": "complex step"}
+
+
+def _checked(rec) -> str:
+    c = rec.get("manual-vs-numerical") or (rec.comparisons[0] if rec.comparisons else None)
+    if c is None or rec.kind == "forward":
+        return "-"
+    size = int(np.prod(rec.shape, dtype=np.int64))
+    if c.how == "directional":
+        return f"{c.n_compared} dirs"
+    if c.how == "sample":
+        return f"{c.n_compared + len(c.kinks)}/{size}"
+    return f"all {size}"
+
+
 def format_failures(results: Sequence[CheckResult]) -> str:
     """One paragraph per failing comparison, naming the tensor, worst element and values.
 
@@ -106,6 +140,12 @@ def format_failures(results: Sequence[CheckResult]) -> str:
         for rec, c in res.failures:
             a, b = c.names
             what = "forward value" if rec.kind == "forward" else "gradient"
+            if c.how == "directional":
+                out.append(wrap(
+                    f"FAIL {res.name} {rec.tensor} ({what}, {c.pair}): directional derivative <g, u> along "
+                    f"random direction {c.worst_index[0] if c.worst_index else 0}: {a}={c.worst_a:.10g}, "
+                    f"{b}={c.worst_b:.10g} (relative error {c.max_rel_error:.3e} > rtol {res.rtol:g})."))
+                continue
             out.append(
                 f"FAIL {res.name} {rec.tensor} ({what}, {c.pair}): max relative error "
                 f"{c.max_rel_error:.3e} > rtol {res.rtol:g}, max absolute error {c.max_abs_error:.3e}; "
