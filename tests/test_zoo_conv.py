@@ -430,3 +430,32 @@ def test_random_params_keep_three_way():
     randomize_params(layer, rng, scale=3.0)
     X = rng.standard_normal((2, 2, 4, 4))
     three_way(layer, twin, X, rng.standard_normal((2, 2, 2, 2)))
+
+
+@pytest.mark.skipif(not hasattr(ap, "ForwardAccumulator"), reason="forward mode not available")
+@pytest.mark.parametrize("name", ["extract_patches", "scatter_patches", "take_along_axis", "scatter_along_axis"])
+def test_zoo_primitives_forward_mode_dot_product_identity(name):
+    """<v, J u> (forward mode, via the transpose trick) == <J^T v, u> (the tape)."""
+    rng = np.random.default_rng(14)
+    spec = dict(kernel_size=(2, 3), stride=(2, 1), padding=1, dilation=(1, 2))
+    idx = rng.integers(0, 4, size=(3, 2, 5))
+    if name == "extract_patches":
+        arg, kw = rng.standard_normal((2, 2, 5, 6)), spec
+    elif name == "scatter_patches":
+        arg, kw = rng.standard_normal((2, 2, 2, 3, 3, 4)), dict(spec, x_shape=(2, 2, 5, 6))
+    elif name == "take_along_axis":
+        arg, kw = rng.standard_normal((3, 4, 5)), dict(axis=1)
+    else:
+        arg, kw = rng.standard_normal((3, 2, 5)), dict(axis=1, shape=(3, 4, 5))
+    prim = ap.PRIMITIVES[name]
+    args = (ap.constant(arg),) + ((idx,) if "along" in name else ())
+    u = rng.standard_normal(arg.shape)
+    with ap.ForwardAccumulator(args[0], u) as acc:
+        out = prim(*args, **kw)
+    jv = acc.jvp(out).numpy()
+    v = rng.standard_normal(out.shape)
+    with ap.GradientTape() as tape:
+        tape.watch(args[0])
+        out2 = prim(*args, **kw)
+    jtv = tape.gradient(out2, args[0], output_gradients=v).numpy()
+    np.testing.assert_allclose(np.sum(v * jv), np.sum(u * jtv), rtol=1e-12)
