@@ -1173,10 +1173,15 @@ def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, **kw):
     return sum(d * d, axis=axis, keepdims=bool(keepdims)) / (_count(a.shape, axis) - ddof)
 
 
-@_composite("std", "sqrt(var(x)): nan gradient where the variance is exactly 0 (sqrt at 0)")
+@_composite("std", "norm(x - mean(x)) / sqrt(n - ddof): the norm's subgradient 0 where the "
+                   "variance is exactly 0 (never nan, unlike sqrt(var))")
 def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, **kw):
     _check_kw("std", dict(kw, out=out, dtype=dtype))
-    return sqrt(var(a, axis=axis, ddof=ddof, keepdims=keepdims))
+    a = _t(a)
+    if isinstance(axis, list):
+        axis = tuple(axis)
+    d = a - mean(a, axis=axis, keepdims=True)
+    return norm(d, axis=axis, keepdims=bool(keepdims)) / float(np.sqrt(_count(a.shape, axis) - ddof))
 
 
 def _clip(a, a_min=None, a_max=None, out=None, **kw):
