@@ -183,3 +183,20 @@ def test_sequential_variables_match_manual_keys():
     t = ap.layers.Sequential(ap.layers.Linear(4, 3, rng=1), ap.layers.ReLU(), ap.layers.Linear(3, 2, rng=2))
     assert list(t.variables) == list(m.params) == ["0.W", "0.b", "2.W", "2.b"]
     assert [v.shape for v in t.trainable_variables] == [p.shape for p in m.params.values()]
+
+
+def test_every_twin_shares_its_manual_constructor():
+    import inspect
+
+    twins = [getattr(ap.layers, n) for n in ap.layers.__all__]
+    twins = [c for c in twins if isinstance(c, type) and c.manual_class is not None]
+    assert len(twins) >= 20
+    for cls in twins:
+        assert cls.__name__ == cls.manual_class.__name__
+        assert inspect.signature(cls) == inspect.signature(cls.manual_class), cls
+    with pytest.raises(ValueError, match="in_features must be a positive int; got 0"):
+        ap.layers.Linear(0, 3)
+    conv = ap.layers.Conv2D(2, 4, (3, 2), stride=2, padding=1, rng=5)
+    assert repr(conv) == repr(mp.Conv2D(2, 4, (3, 2), stride=2, padding=1, rng=5))
+    np.testing.assert_array_equal(conv.variables["W"].numpy(),
+                                  mp.Conv2D(2, 4, (3, 2), stride=2, padding=1, rng=5).params["W"])

@@ -7,6 +7,8 @@ as the manual layer's ``params`` to :class:`~autoprop.Variable` objects. There i
 backward here: the tape derives it (compare ``manualprop/``, where it is written by
 hand, and ``lessons/`` for the derivations).
 
+Each twin names its manualprop class in ``manual_class``; the constructor (argument
+checks, initial parameters) is that class's, so only ``call`` is written here.
 One module per family: ``dense`` (Linear, activations), and the families added by
 the layer zoo. Each module lists its public names in ``__all__``.
 """

@@ -12,12 +12,12 @@ import math
 
 import numpy as np
 
-from manualprop._validation import check_array, check_float_dtype, check_positive_int
+import manualprop as mp
+from manualprop._validation import check_array
 from manualprop.attention import causal_mask
-from manualprop.init import attention_params
 
 from ..core import registry as R
-from ..core.tensor import Tensor, Variable
+from ..core.tensor import Tensor
 from .base import Layer
 
 __all__ = ["MultiHeadAttention", "ScaledDotProductAttention"]
@@ -40,20 +40,10 @@ class ScaledDotProductAttention(Layer):
     Source: ``lessons/33-attention.md``.
     """
 
-    def __init__(self, causal=False):
-        super().__init__()
-        if not isinstance(causal, (bool, np.bool_)):
-            raise TypeError(
-                f"{type(self).__name__}: causal must be a bool; got "
-                f"{type(causal).__name__} {causal!r}"
-            )
-        self.causal = bool(causal)
+    manual_class = mp.ScaledDotProductAttention
 
     def __call__(self, Q, K, V, training=False):
         return self.call(Q, K, V, training=training)
-
-    def _repr_args(self) -> str:
-        return f"causal={self.causal}"
 
     def call(self, Q, K, V, training=False):
         where = f"autoprop.layers.{self!r}.__call__"
@@ -89,26 +79,11 @@ class MultiHeadAttention(Layer):
     :func:`manualprop.init.attention_params`. Source: ``lessons/34-multi-head-attention.md``.
     """
 
-    def __init__(self, embed_dim, num_heads, causal=False, rng=None, dtype=np.float64):
-        super().__init__()
-        name = type(self).__name__
-        self.embed_dim = check_positive_int(embed_dim, "embed_dim", name)
-        self.num_heads = check_positive_int(num_heads, "num_heads", name)
-        if self.embed_dim % self.num_heads:
-            raise ValueError(
-                f"{name}: embed_dim must be divisible by num_heads; got embed_dim="
-                f"{self.embed_dim}, num_heads={self.num_heads}"
-            )
-        self.head_dim = self.embed_dim // self.num_heads
-        self.dtype = check_float_dtype(dtype, name)
-        self.attention = ScaledDotProductAttention(causal)
-        self.causal = self.attention.causal
-        p = attention_params(self.embed_dim, rng, self.dtype)
-        self.variables = {k: Variable(v, name=k) for k, v in p.items()}
+    manual_class = mp.MultiHeadAttention
 
-    def _repr_args(self) -> str:
-        s = f"embed_dim={self.embed_dim}, num_heads={self.num_heads}"
-        return s + (", causal=True" if self.causal else "")
+    def __init__(self, embed_dim, num_heads, causal=False, rng=None, dtype=np.float64):
+        super().__init__(embed_dim, num_heads, causal=causal, rng=rng, dtype=dtype)
+        self.attention = ScaledDotProductAttention(self.causal)  # the tape twin, not the manual one
 
     def _split(self, z, N, T):
         return z.reshape(N, T, self.num_heads, self.head_dim).transpose(0, 2, 1, 3)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import inspect
+
 import numpy as np
 
 from manualprop._validation import check_array
@@ -19,8 +21,29 @@ class Layer:
     Subclasses implement ``call(x, training)``.
     """
 
-    def __init__(self):
+    #: The manualprop class this layer is the tape twin of. Its constructor is the
+    #: twin's: the same argument checks and, for the same ``rng``, the same initial
+    #: parameters, written once (``manualprop``); the twin only adds ``call``.
+    manual_class = None
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        if "__init__" in cls.__dict__:
+            cls.__signature__ = None  # its own constructor: inspect reads it
+        elif cls.__dict__.get("manual_class") is not None:
+            cls.__signature__ = inspect.signature(cls.manual_class)
+
+    def __init__(self, *args, **kwargs):
         self.variables: dict[str, Variable] = {}
+        if self.manual_class is None:
+            if args or kwargs:
+                raise TypeError(f"{type(self).__name__}() takes no arguments")
+            return
+        spec = self.manual_class(*args, **kwargs)
+        for k, v in vars(spec).items():  # hyperparameters and state (running statistics, rng)
+            if k not in ("params", "grads", "cache"):
+                setattr(self, k, v)
+        self.variables = {k: Variable(v, name=k) for k, v in spec.params.items()}
 
     def __call__(self, x, training=False):
         return self.call(x, training=training)
@@ -39,7 +62,7 @@ class Layer:
         return self.trainable_variables
 
     def _repr_args(self) -> str:
-        return ""
+        return self.manual_class._repr_args(self) if self.manual_class is not None else ""
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self._repr_args()})"

@@ -13,16 +13,12 @@ from __future__ import annotations
 
 import numpy as np
 
+import manualprop as mp
 from manualprop._validation import (
-    check_float_dtype,
-    check_int_pair,
-    check_positive_int,
     check_window,
 )
-from manualprop.init import conv2d_params
 
 from ..core import registry as R
-from ..core.tensor import Variable
 from .base import Layer
 
 __all__ = ["AvgPool2D", "Conv2D", "MaxPool2D"]
@@ -70,34 +66,7 @@ class Conv2D(_Window2D):
     W (out, in, kh, kw), b (out,). Source: ``lessons/20-conv2d.md``.
     """
 
-    def __init__(
-        self, in_channels, out_channels, kernel_size, stride=1, padding=0, dilation=1,
-        bias=True, rng=None, dtype=np.float64,
-    ):
-        super().__init__()
-        name = type(self).__name__
-        self.in_channels = check_positive_int(in_channels, "in_channels", name)
-        self.out_channels = check_positive_int(out_channels, "out_channels", name)
-        self.kernel_size = check_int_pair(kernel_size, "kernel_size", name, low=1)
-        self.stride = check_int_pair(stride, "stride", name, low=1)
-        self.padding = check_int_pair(padding, "padding", name, low=0)
-        self.dilation = check_int_pair(dilation, "dilation", name, low=1)
-        self.bias = bool(bias)
-        self.dtype = check_float_dtype(dtype, name)
-        p = conv2d_params(self.in_channels, self.out_channels, self.kernel_size, self.bias, rng, self.dtype)
-        self.variables = {k: Variable(v, name=k) for k, v in p.items()}
-
-    def _repr_args(self) -> str:
-        s = f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}"
-        if self.stride != (1, 1):
-            s += f", stride={self.stride}"
-        if self.padding != (0, 0):
-            s += f", padding={self.padding}"
-        if self.dilation != (1, 1):
-            s += f", dilation={self.dilation}"
-        if not self.bias:
-            s += ", bias=False"
-        return s
+    manual_class = mp.Conv2D
 
     def call(self, x, training=False):
         x, patches = self._windows(x, self.in_channels, self.dtype)
@@ -112,18 +81,6 @@ class Conv2D(_Window2D):
 
 
 class _Pool2D(_Window2D):
-    def __init__(self, kernel_size, stride=None):
-        super().__init__()
-        name = type(self).__name__
-        self.kernel_size = check_int_pair(kernel_size, "kernel_size", name, low=1)
-        self.stride = (
-            self.kernel_size if stride is None else check_int_pair(stride, "stride", name, low=1)
-        )
-
-    def _repr_args(self) -> str:
-        s = f"kernel_size={self.kernel_size}"
-        return s if self.stride == self.kernel_size else s + f", stride={self.stride}"
-
     def _flat_windows(self, x):
         x, patches = self._windows(x)
         N, C, kh, kw, Ho, Wo = patches.shape
@@ -151,6 +108,8 @@ class MaxPool2D(_Pool2D):
     Shapes: x (N, C, H, W) -> y (N, C, Ho, Wo). Source: ``lessons/21-pooling.md``.
     """
 
+    manual_class = mp.MaxPool2D
+
     def call(self, x, training=False):
         windows = self._flat_windows(x)
         idx = np.asarray(windows).argmax(axis=2)[:, :, None]  # (N, C, 1, Ho, Wo)
@@ -171,6 +130,8 @@ class AvgPool2D(_Pool2D):
 
     Shapes: x (N, C, H, W) -> y (N, C, Ho, Wo). Source: ``lessons/21-pooling.md``.
     """
+
+    manual_class = mp.AvgPool2D
 
     def call(self, x, training=False):
         windows = self._flat_windows(x)

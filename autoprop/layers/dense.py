@@ -8,18 +8,12 @@ from __future__ import annotations
 
 import numpy as np
 
+import manualprop as mp
 from manualprop._validation import (
     check_axis,
-    check_float_dtype,
-    check_int,
-    check_option,
-    check_positive_int,
-    check_scalar,
 )
-from manualprop.init import linear_params
 
 from ..core import registry as R
-from ..core.tensor import Variable
 from .base import Layer
 
 __all__ = [
@@ -42,16 +36,7 @@ class Linear(Layer):
     Source: ``lessons/01-linear-layer.md``.
     """
 
-    def __init__(self, in_features, out_features, rng=None, dtype=np.float64):
-        super().__init__()
-        self.in_features = check_positive_int(in_features, "in_features", "Linear")
-        self.out_features = check_positive_int(out_features, "out_features", "Linear")
-        self.dtype = check_float_dtype(dtype, "Linear")
-        p = linear_params(self.in_features, self.out_features, rng, self.dtype)
-        self.variables = {k: Variable(v, name=k) for k, v in p.items()}
-
-    def _repr_args(self) -> str:
-        return f"in_features={self.in_features}, out_features={self.out_features}"
+    manual_class = mp.Linear
 
     def call(self, x, training=False):
         x = self._input(x, shape=("batch", self.in_features), dtype=self.dtype)
@@ -61,6 +46,8 @@ class Linear(Layer):
 class ReLU(Layer):
     """``y = max(x, 0)``; relu'(0) = 0. Source: ``lessons/02-activations.md``."""
 
+    manual_class = mp.ReLU
+
     def call(self, x, training=False):
         return R.relu(self._input(x))
 
@@ -68,12 +55,16 @@ class ReLU(Layer):
 class Sigmoid(Layer):
     """``y = 1 / (1 + exp(-x))``, stable for large |x|. Source: ``lessons/02-activations.md``."""
 
+    manual_class = mp.Sigmoid
+
     def call(self, x, training=False):
         return R.sigmoid(self._input(x))
 
 
 class Tanh(Layer):
     """``y = tanh(x)``. Source: ``lessons/02-activations.md``."""
+
+    manual_class = mp.Tanh
 
     def call(self, x, training=False):
         return R.tanh(self._input(x))
@@ -83,12 +74,7 @@ class LeakyReLU(Layer):
     """``y = x if x > 0 else negative_slope * x``; slope at 0 is ``negative_slope``
     (as PyTorch and the manual twin). Source: ``lessons/02-activations.md``."""
 
-    def __init__(self, negative_slope=0.01):
-        super().__init__()
-        self.negative_slope = check_scalar(negative_slope, "negative_slope", "LeakyReLU", low=0.0)
-
-    def _repr_args(self) -> str:
-        return f"negative_slope={self.negative_slope}"
+    manual_class = mp.LeakyReLU
 
     def call(self, x, training=False):
         x = self._input(x)
@@ -103,12 +89,7 @@ class ELU(Layer):
     Source: ``lessons/02-activations.md``.
     """
 
-    def __init__(self, alpha=1.0):
-        super().__init__()
-        self.alpha = check_scalar(alpha, "alpha", "ELU", low=0.0)
-
-    def _repr_args(self) -> str:
-        return f"alpha={self.alpha}"
+    manual_class = mp.ELU
 
     def call(self, x, training=False):
         x = self._input(x)
@@ -127,12 +108,7 @@ class GELU(Layer):
     Source: ``lessons/02-activations.md``.
     """
 
-    def __init__(self, approximate="none"):
-        super().__init__()
-        self.approximate = check_option(approximate, "approximate", "GELU", ("none", "tanh"))
-
-    def _repr_args(self) -> str:
-        return f"approximate={self.approximate!r}"
+    manual_class = mp.GELU
 
     def call(self, x, training=False):
         x = self._input(x)
@@ -145,6 +121,8 @@ class Softplus(Layer):
     """``y = log(1 + e^x)`` as ``logaddexp(0, x)``: stable, derivative ``sigmoid(x)``
     everywhere (0.5 at 0). Source: ``lessons/02-activations.md``."""
 
+    manual_class = mp.Softplus
+
     def call(self, x, training=False):
         return R.logaddexp(0.0, self._input(x))
 
@@ -153,12 +131,7 @@ class Softmax(Layer):
     """Softmax along ``axis`` (shifted by the max: no overflow).
     Source: ``lessons/03-softmax-cross-entropy.md``."""
 
-    def __init__(self, axis=-1):
-        super().__init__()
-        self.axis = check_int(axis, "axis", type(self).__name__)
-
-    def _repr_args(self) -> str:
-        return f"axis={self.axis}"
+    manual_class = mp.Softmax
 
     def call(self, x, training=False):
         x = self._input(x, min_ndim=1)
@@ -168,6 +141,8 @@ class Softmax(Layer):
 class LogSoftmax(Softmax):
     """``x - logsumexp(x)`` along ``axis``. Source: ``lessons/03-softmax-cross-entropy.md``."""
 
+    manual_class = mp.LogSoftmax
+
     def call(self, x, training=False):
         x = self._input(x, min_ndim=1)
         return R.log_softmax(x, axis=check_axis(self.axis, x.ndim, repr(self)))
@@ -176,6 +151,8 @@ class LogSoftmax(Softmax):
 class Flatten(Layer):
     """(N, d1, d2, ...) -> (N, d1*d2*...), as ``torch.nn.Flatten()``; (N,) -> (N, 1).
     Source: ``lessons/07-sequential.md``."""
+
+    manual_class = mp.Flatten
 
     def call(self, x, training=False):
         x = self._input(x, min_ndim=1)

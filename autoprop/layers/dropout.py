@@ -7,8 +7,7 @@ Source: ``lessons/24-dropout.md``.
 
 from __future__ import annotations
 
-from manualprop._validation import check_scalar
-from manualprop.dropout import DropoutMask
+import manualprop as mp
 
 from .base import Layer
 
@@ -32,13 +31,7 @@ class Dropout(Layer):
     ``fix_mask(False)`` draws a new mask per training call (the default).
     """
 
-    def __init__(self, p=0.5, rng=None):
-        super().__init__()
-        self.p = check_scalar(p, "p", type(self).__name__, low=0.0, high=1.0)
-        self._masks = DropoutMask(self.p, rng, where=f"autoprop.layers.{self!r}")
-
-    def _repr_args(self) -> str:
-        return f"p={self.p}"
+    manual_class = mp.Dropout
 
     @property
     def mask(self):

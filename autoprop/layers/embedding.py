@@ -7,12 +7,10 @@ Source: ``lessons/30-embedding.md``.
 
 from __future__ import annotations
 
-import numpy as np
+import manualprop as mp
+from manualprop._validation import check_indices
 
-from manualprop._validation import check_float_dtype, check_indices, check_positive_int
-from manualprop.init import embedding_params
-
-from ..core.tensor import Tensor, Variable
+from ..core.tensor import Tensor
 from .base import Layer
 
 __all__ = ["Embedding"]
@@ -35,16 +33,7 @@ class Embedding(Layer):
     Source: ``lessons/30-embedding.md``.
     """
 
-    def __init__(self, num_embeddings, dim, rng=None, dtype=np.float64):
-        super().__init__()
-        self.num_embeddings = check_positive_int(num_embeddings, "num_embeddings", "Embedding")
-        self.dim = check_positive_int(dim, "dim", "Embedding")
-        self.dtype = check_float_dtype(dtype, "Embedding")
-        p = embedding_params(self.num_embeddings, self.dim, rng, self.dtype)
-        self.variables = {k: Variable(v, name=k) for k, v in p.items()}
-
-    def _repr_args(self) -> str:
-        return f"num_embeddings={self.num_embeddings}, dim={self.dim}"
+    manual_class = mp.Embedding
 
     def call(self, x, training=False):
         value = x._value if isinstance(x, Tensor) else x

@@ -11,46 +11,20 @@ Sources: ``lessons/22-batchnorm.md``, ``lessons/23-layernorm.md``.
 
 from __future__ import annotations
 
-import numbers
-
 import numpy as np
 
+import manualprop as mp
 from manualprop._validation import (
-    check_float_dtype,
-    check_positive_int,
-    check_scalar,
     check_stat_count,
 )
-from manualprop.init import norm_params
 from manualprop.norm import update_running_stats
 
-from ..core.tensor import Variable
 from .base import Layer
 
 __all__ = ["BatchNorm1D", "BatchNorm2D", "LayerNorm"]
 
 
 class _BatchNorm(Layer):
-    def __init__(self, num_features, eps=1e-5, momentum=0.1, dtype=np.float64):
-        super().__init__()
-        name = type(self).__name__
-        self.num_features = check_positive_int(num_features, "num_features", name)
-        self.eps = check_scalar(eps, "eps", name, low=0.0, low_inclusive=False)
-        self.momentum = check_scalar(momentum, "momentum", name, low=0.0, high=1.0)
-        self.dtype = check_float_dtype(dtype, name)
-        p = norm_params(self.num_features, self.dtype)
-        self.variables = {k: Variable(v, name=k) for k, v in p.items()}
-        self.running_mean = np.zeros(self.num_features, self.dtype)
-        self.running_var = np.ones(self.num_features, self.dtype)
-
-    def _repr_args(self) -> str:
-        s = f"{self.num_features}"
-        if self.eps != 1e-5:
-            s += f", eps={self.eps}"
-        if self.momentum != 0.1:
-            s += f", momentum={self.momentum}"
-        return s
-
     def call(self, x, training=False):
         x = self._input(x, shape=self._spec, dtype=self.dtype)
         axes, bshape = self._axes, self._bshape
@@ -88,6 +62,8 @@ class BatchNorm1D(_BatchNorm):
     dtype : {np.float64, np.float32}
     """
 
+    manual_class = mp.BatchNorm1D
+
     _axes = (0,)
     _bshape = (1, -1)
 
@@ -109,6 +85,8 @@ class BatchNorm2D(_BatchNorm):
     momentum : float, default 0.1
     dtype : {np.float64, np.float32}
     """
+
+    manual_class = mp.BatchNorm2D
 
     _axes = (0, 2, 3)
     _bshape = (1, -1, 1, 1)
@@ -132,27 +110,7 @@ class LayerNorm(Layer):
     dtype : {np.float64, np.float32}
     """
 
-    def __init__(self, normalized_shape, eps=1e-5, dtype=np.float64):
-        super().__init__()
-        name = type(self).__name__
-        if isinstance(normalized_shape, numbers.Integral) and not isinstance(normalized_shape, bool):
-            normalized_shape = (normalized_shape,)
-        if not isinstance(normalized_shape, (tuple, list)) or not normalized_shape:
-            raise TypeError(
-                f"{name}: normalized_shape must be a positive int or a non-empty tuple of "
-                f"positive ints; got {type(normalized_shape).__name__} {normalized_shape!r}"
-            )
-        self.normalized_shape = tuple(
-            check_positive_int(n, "normalized_shape", name) for n in normalized_shape
-        )
-        self.eps = check_scalar(eps, "eps", name, low=0.0, low_inclusive=False)
-        self.dtype = check_float_dtype(dtype, name)
-        p = norm_params(self.normalized_shape, self.dtype)
-        self.variables = {k: Variable(v, name=k) for k, v in p.items()}
-
-    def _repr_args(self) -> str:
-        s = f"{self.normalized_shape}"
-        return s if self.eps == 1e-5 else s + f", eps={self.eps}"
+    manual_class = mp.LayerNorm
 
     def call(self, x, training=False):
         k = len(self.normalized_shape)

@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from manualprop._validation import check_array, check_float_dtype, check_positive_int
-from manualprop.init import recurrent_params
+import manualprop as mp
+from manualprop._validation import check_array
 
 from ..core import registry as R
-from ..core.tensor import Tensor, Variable
+from ..core.tensor import Tensor
 from .base import Layer
 
 __all__ = ["LSTM", "RNN"]
@@ -40,20 +40,8 @@ def stack_time(hs, shape):
 class _Recurrent(Layer):
     _gates = 1
 
-    def __init__(self, input_size, hidden_size, rng=None, dtype=np.float64):
-        super().__init__()
-        name = type(self).__name__
-        self.input_size = check_positive_int(input_size, "input_size", name)
-        self.hidden_size = check_positive_int(hidden_size, "hidden_size", name)
-        self.dtype = check_float_dtype(dtype, name)
-        p = recurrent_params(self.input_size, self.hidden_size, self._gates, rng, self.dtype)
-        self.variables = {k: Variable(v, name=k) for k, v in p.items()}
-
     def __call__(self, x, training=False, **state):
         return self.call(x, training=training, **state)
-
-    def _repr_args(self) -> str:
-        return f"input_size={self.input_size}, hidden_size={self.hidden_size}"
 
     def _inputs(self, x, states):
         x = self._input(
@@ -103,6 +91,8 @@ class RNN(_Recurrent):
     manual layer's ``dh0``. Source: ``lessons/31-rnn-bptt.md``.
     """
 
+    manual_class = mp.RNN
+
     _gates = 1
 
     def call(self, x, training=False, *, h0=None):
@@ -136,6 +126,8 @@ class LSTM(_Recurrent):
     ``W_ih`` (4H, D), ``W_hh`` (4H, H), ``b_ih``, ``b_hh`` (4H,).
     Source: ``lessons/32-lstm.md``.
     """
+
+    manual_class = mp.LSTM
 
     _gates = 4
 
