@@ -652,6 +652,7 @@ def check_layer(
     n_samples: int = 8,
     batched: bool | str = "auto",
     reference: Any = None,
+    upstream: Any = None,
 ) -> CheckResult:
     """Check a layer's gradients: manual (``backward``) vs tape vs numerical.
 
@@ -709,6 +710,9 @@ def check_layer(
         A layer of ours (e.g. a ``manualprop`` layer) given the same parameter
         values: its forward output and gradients are compared with the checked
         layer's (pair ``manual-vs-reference``; its parameters are overwritten).
+    upstream : ndarray, optional
+        The upstream gradient ``G`` (shape of the output); default ``N(0, 1)`` from
+        ``seed``. ``np.ones`` checks the gradient of ``sum(Y)``.
 
     Returns
     -------
@@ -767,7 +771,13 @@ def check_layer(
                             f"a layer must not write into {n} (the previous layer or the caller still uses it).",
                             "Compute into a new array instead, e.g. np.maximum(X, 0) rather than X[X < 0] = 0.")
             )
-    G = rng.standard_normal(Y.shape)
+    if upstream is None:
+        G = rng.standard_normal(Y.shape)
+    else:
+        G = np.array(upstream, dtype=np.float64)
+        if G.shape != Y.shape:
+            raise UsageError(f"upstream has shape {V.fmt_shape(G.shape)}; the output of {owner} has shape "
+                             f"{V.fmt_shape(Y.shape)}.")
     ys = V.fmt_shape(Y.shape)
     call = f"backward(dY) with dY of shape {ys}"
     expect = (f"Expected backward to return d{names[0]} of shape {V.fmt_shape(inputs[0].shape)}." if len(inputs) == 1

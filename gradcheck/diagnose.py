@@ -1,0 +1,1025 @@
+r"""Find, locate and explain gradient bugs: structural probes, bug signatures, models, single VJPs.
+
+:func:`diagnose_layer` runs, cheapest first:
+
+1. **Determinism.** Two forwards on the same input must agree. A random
+   forward (dropout) is made repeatable through the layer's documented switch
+   (``fix_mask(True)``, as :class:`manualprop.Dropout`, also inside a
+   ``Sequential``), else by rewinding every ``numpy.random.Generator`` /
+   ``RandomState`` it holds (and numpy's global state) before each forward;
+   if neither works the check stops with "non-deterministic forward" (case
+   C29: a fresh mask per call can turn ``df/dw = 16`` into 300013).
+2. **Structural checks, no finite differences** (:data:`STRUCTURAL`): the
+   forward leaves its input alone; gradient shapes and dtypes equal the
+   parameters'; everything finite; ``backward`` is linear in ``dY``
+   (``backward(0) = 0``, ``backward(2G) = 2 backward(G)``); a second backward
+   on the same forward gives the same result (not accumulated); ``grads`` are
+   written by every backward; ``backward`` uses the cache of the *last*
+   forward of *this* instance; the output keeps shape and dtype under a small
+   perturbation.
+3. **Numerical comparison** (:func:`gradcheck.check.check_layer`), fast mode by
+   default: random directional derivatives decide, a failing tensor is then
+   scanned element by element; elements at a kink are excluded and counted.
+4. **Bug signatures** on each failing tensor (:data:`SIGNATURES`), named in
+   plain words: transposed, flipped kernel, wrong sign, off by a constant factor
+   (x2, x0.5, the batch size: which), the bias averaged instead of summed, only the
+   first (or last) sample, all zeros / never written.
+5. **Models.** For a container with a ``layers`` list whose end-to-end check
+   fails, every layer is checked on the input it actually receives, in order,
+   and the first one that fails is named.
+
+:func:`check_vjp` checks one primitive's VJP alone (a student's, or an entry of
+``autoprop.core.registry.PRIMITIVES``) with the dot-product test
+:math:`\langle u, J^T v\rangle = \langle J u, v\rangle` and an element scan.
+"""
+
+from __future__ import annotations
+
+import copy
+import inspect
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from . import _validation as V
+from .check import CheckResult, TensorRecord, check_layer, compare, kink_mask, relative_error
+from .errors import GradcheckError, UsageError
+from .numerical import DEFAULT_EPS, layer_numerical_gradients, numerical_gradient
+
+__all__ = ["Finding", "Probe", "Diagnosis", "diagnose_layer", "check_vjp", "name_signature",
+           "STRUCTURAL", "SIGNATURES"]
+
+#: Names of the structural probes, in the order they run.
+STRUCTURAL = ("deterministic forward", "input left unchanged", "gradient shapes and dtypes", "finite values",
+              "backward linear in dY", "second backward identical", "grads written by backward",
+              "cache of the last forward", "output shape stable under perturbation")
+
+#: Codes of the bug signatures :func:`name_signature` recognises.
+SIGNATURES = ("transposed", "flipped-kernel", "wrong-sign", "bias-mean", "factor-batch", "factor-inverse-batch",
+              "factor", "first-sample-only", "last-sample-only", "zero", "not-summed")
+
+
+@dataclass
+class Finding:
+    """One thing the diagnosis found.
+
+    Attributes
+    ----------
+    code : str
+        Stable identifier, e.g. ``"bias-mean"``, ``"accumulated"``, ``"non-deterministic"``.
+    message : str
+        One sentence in plain words.
+    tensor : str or None
+        ``"dW"``, ``"dX"``, ... when the finding concerns one gradient.
+    severity : {"error", "warning", "info"}
+        ``error``: a bug; ``warning``: suspicious; ``info``: what the checker did.
+    """
+
+    code: str
+    message: str
+    tensor: str | None = None
+    severity: str = "error"
+
+
+@dataclass
+class Probe:
+    """Outcome of one structural check: ``passed`` is None when it was skipped (``detail`` says why)."""
+
+    name: str
+    passed: bool | None
+    detail: str = ""
+
+
+@dataclass
+class Diagnosis:
+    """What :func:`diagnose_layer` found.
+
+    Attributes
+    ----------
+    name : str
+    findings : list of Finding
+        Structural findings first, then signatures.
+    probes : list of Probe
+        The structural checks (:data:`STRUCTURAL`).
+    result : CheckResult or None
+        The numerical comparison (None when the probes stopped the check).
+    error : GradcheckError or None
+        What stopped the check (student code raised, wrong shape, ...).
+    sublayer : tuple of (int, Diagnosis) or None
+        For a model: index and diagnosis of the first layer whose own check fails.
+    """
+
+    name: str
+    findings: list[Finding] = field(default_factory=list)
+    probes: list[Probe] = field(default_factory=list)
+    result: CheckResult | None = None
+    error: GradcheckError | None = None
+    sublayer: tuple[int, Diagnosis] | None = None
+
+    @property
+    def passed(self) -> bool:
+        """No error finding, no stopping error, and every comparison within tolerance."""
+        return (self.error is None and not any(f.severity == "error" for f in self.findings)
+                and (self.result is None or self.result.passed) and self.result is not None)
+
+    @property
+    def codes(self) -> list[str]:
+        """The codes of the error findings, in order (what tests match on)."""
+        return [f.code for f in self.findings if f.severity == "error"]
+
+    def sentence(self) -> str:
+        """The diagnosis in one or two sentences (PASS/FAIL first)."""
+        errs = [f for f in self.findings if f.severity == "error"]
+        if self.passed:
+            kinks = sum(len(v) for v in self.result.kinks.values()) if self.result else 0
+            extra = f" ({kinks} element(s) at a kink excluded)" if kinks else ""
+            return f"PASS: {self.name}: every gradient matches{extra}."
+        if errs:
+            if errs[0].code == "first-failing-layer":
+                errs = errs[:1]
+            return f"FAIL: {self.name}: " + " ".join(_sentence_case(f.message) for f in errs[:3])
+        if self.error is not None:
+            return f"FAIL: {self.name}: {self.error}"
+        bad = ", ".join(self.result.failing_tensors) if self.result else "?"
+        return f"FAIL: {self.name}: gradient mismatch in {bad} (no known bug pattern; see the worst elements above)."
+
+    def report(self) -> str:
+        """Table of the numerical check (if any), the probes that failed, the findings, and the sentence."""
+        lines = []
+        if self.result is not None:
+            lines += [self.result.table(), ""]
+        failed = [p for p in self.probes if p.passed is False]
+        if failed:
+            lines.append("structural checks failed: " + "; ".join(f"{p.name} ({p.detail})" for p in failed))
+        infos = [f for f in self.findings if f.severity != "error"]
+        for f in infos:
+            lines.append(V.wrap(f"note: {f.message}"))
+        if self.sublayer is not None:
+            i, sub = self.sublayer
+            lines += ["", f"first failing layer: layers[{i}] = {sub.name}", sub.report()]
+        lines += ["", V.wrap(self.sentence())]
+        return "\n".join(lines).strip("\n")
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-serialisable summary."""
+        return {
+            "name": self.name,
+            "passed": self.passed,
+            "sentence": self.sentence(),
+            "findings": [vars(f).copy() for f in self.findings],
+            "probes": [vars(p).copy() for p in self.probes],
+            "result": None if self.result is None else self.result.to_dict(),
+            "error": None if self.error is None else {"type": type(self.error).__name__, "message": str(self.error),
+                                                       "exit_code": self.error.exit_code},
+            "first_failing_layer": None if self.sublayer is None else
+            {"index": self.sublayer[0], **self.sublayer[1].to_dict()},
+        }
+
+
+def _sentence_case(s: str) -> str:
+    s = s.strip()
+    return s if s.endswith(".") else s + "."
+
+
+# --------------------------------------------------------------------------- determinism
+
+
+def _find_rngs(obj: Any, depth: int = 3, seen: set | None = None) -> list[Any]:
+    """numpy Generators / RandomStates reachable from ``obj``'s attributes (and lists of layers)."""
+    seen = seen if seen is not None else set()
+    if id(obj) in seen or depth < 0:
+        return []
+    seen.add(id(obj))
+    if isinstance(obj, (np.random.Generator, np.random.RandomState)):
+        return [obj]
+    out = []
+    items: list[Any] = []
+    if isinstance(obj, (list, tuple)):
+        items = list(obj)
+    elif isinstance(obj, dict):
+        items = list(obj.values())
+    elif hasattr(obj, "__dict__") and not isinstance(obj, (type, np.ndarray)):
+        items = list(vars(obj).values())
+    for v in items:
+        if isinstance(v, (np.ndarray, str, bytes, int, float)):
+            continue
+        out += _find_rngs(v, depth - 1, seen)
+    return out
+
+
+def _fix_masks(obj: Any, depth: int = 3) -> list[str]:
+    """Call ``fix_mask(True)`` on ``obj`` and on layers inside it; return the names of those fixed."""
+    out = []
+    if callable(getattr(obj, "fix_mask", None)):
+        obj.fix_mask(True)
+        out.append(type(obj).__name__)
+    if depth > 0:
+        for child in getattr(obj, "layers", None) or []:
+            out += _fix_masks(child, depth - 1)
+    return out
+
+
+def _rng_state(r):
+    return r.bit_generator.state if isinstance(r, np.random.Generator) else r.get_state()
+
+
+def _set_rng_state(r, state):
+    if isinstance(r, np.random.Generator):
+        r.bit_generator.state = state
+    else:
+        r.set_state(state)
+
+
+class _Proxy:
+    """The layer as the checker calls it: copies inputs, optionally rewinds random generators."""
+
+    def __init__(self, layer: Any, rewind: bool = False):
+        self._layer = layer
+        self._rngs = _find_rngs(layer) if rewind else []
+        self._states = [_rng_state(r) for r in self._rngs]
+        self._global = np.random.get_state() if rewind else None
+        fwd = layer.forward
+
+        def forward(*xs, training=False):
+            self.rewind()
+            return fwd(*[np.array(x, copy=True) for x in xs], training=training)
+
+        try:
+            forward.__signature__ = inspect.signature(fwd)
+        except (TypeError, ValueError):
+            pass
+        self.forward = forward
+        self.backward = layer.backward
+
+    def rewind(self) -> None:
+        for r, s in zip(self._rngs, self._states):
+            _set_rng_state(r, s)
+        if self._global is not None:
+            np.random.set_state(self._global)
+
+    @property
+    def params(self):
+        return getattr(self._layer, "params", None)
+
+    @property
+    def grads(self):
+        return getattr(self._layer, "grads", None)
+
+
+def _same(a: Any, b: Any) -> bool:
+    a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
+    return a.shape == b.shape and bool(np.array_equal(a, b, equal_nan=True))
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def _grads_snapshot(layer: Any, keys: Sequence[str]) -> dict[str, Any]:
+    g = getattr(layer, "grads", None)
+    if not isinstance(g, Mapping):
+        return {}
+    return {k: np.array(g[k], dtype=np.float64, copy=True) for k in keys
+            if k in g and isinstance(g[k], np.ndarray) and g[k].dtype.kind in "fiu"}
+
+
+def _reset_grads(layer: Any, value: float = 0.0) -> None:
+    g = getattr(layer, "grads", None)
+    if isinstance(g, Mapping):
+        for v in g.values():
+            if isinstance(v, np.ndarray) and v.dtype.kind == "f" and v.flags.writeable:
+                v.fill(value)
+
+
+def _as_list(ret: Any, n: int) -> list[Any]:
+    if n == 1:
+        return [ret]
+    return list(ret) if isinstance(ret, (tuple, list)) else [ret] * n
+
+
+def _close(a: np.ndarray, b: np.ndarray, rtol: float, atol: float) -> bool:
+    a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
+    if a.shape != b.shape:
+        return False
+    return bool(np.all(np.abs(a - b) <= atol + rtol * (np.abs(a) + np.abs(b))))
+
+
+# --------------------------------------------------------------------------- signatures
+
+
+def _batch_counts(n_batch: int, p_size: int, y_size: int) -> list[tuple[int, str]]:
+    out = [(n_batch, f"the batch size ({n_batch})")]
+    if p_size and y_size % p_size == 0 and y_size // p_size > 1 and y_size // p_size != n_batch:
+        out.append((y_size // p_size, f"the number of summed positions ({y_size // p_size}: batch x positions)"))
+    return out
+
+
+def name_signature(tensor: str, manual: np.ndarray, numerical: np.ndarray, *, is_bias: bool = False,
+                   n_batch: int = 1, y_size: int = 0, tol: float = 1e-5) -> Finding | None:
+    """Name the bug that turns ``numerical`` (the true gradient) into ``manual``, if it is a known one.
+
+    Recognised (in this order): all zeros; wrong sign; transposed (2-D); flipped
+    kernel (last two axes reversed, 3-D and more); off by a constant factor
+    ``c = <m, n> / <n, n>`` -- ``1/batch`` on a bias is "the mean over the batch, not
+    the sum", ``batch`` is a missing or extra ``1/batch``, 2 and 0.5 are named.
+
+    Parameters
+    ----------
+    tensor : str
+        Display name, e.g. ``"db"``.
+    manual, numerical : ndarray, same shape
+    is_bias : bool
+        The tensor is a bias (1-D parameter): a ``1/batch`` factor is named as the mean.
+    n_batch : int
+        Size of the input's axis 0.
+    y_size : int
+        Number of elements of the layer's output (for "summed over batch and positions").
+    tol : float, default 1e-5
+        Relative tolerance for "matches after the transformation".
+
+    Returns
+    -------
+    Finding or None
+    """
+    m = np.asarray(manual, dtype=np.float64)
+    n = np.asarray(numerical, dtype=np.float64)
+    ok = np.isfinite(n)
+    if not ok.any() or np.all(np.abs(n[ok]) < 1e-12):
+        return None
+
+    def match(a, b):
+        return _close(np.where(ok, a, 0), np.where(ok, b, 0), tol, 1e-9)
+
+    if np.all(m[ok] == 0):
+        return Finding("zero", f"{tensor} is all zeros: backward never computes it (or overwrites it with zeros)",
+                       tensor)
+    if match(m, -n):
+        return Finding("wrong-sign", f"{tensor} has the wrong sign: manual = -numerical everywhere", tensor)
+    if m.ndim == 2 and m.shape[0] == m.shape[1] and match(m.T, n):
+        return Finding("transposed", f"{tensor} is transposed: manual.T equals the numerical gradient "
+                       f"(e.g. dY.T @ X where X.T @ dY was needed, or the reverse)", tensor)
+    if m.ndim >= 3 and match(m[..., ::-1, ::-1], n):
+        return Finding("flipped-kernel", f"{tensor} is the true gradient with the kernel flipped in both spatial "
+                       "axes (convolution vs cross-correlation)", tensor)
+    nn = float(np.sum(n[ok] * n[ok]))
+    c = float(np.sum(m[ok] * n[ok]) / nn)
+    if abs(c - 1) > 1e-3 and abs(c) > 1e-12 and match(m, c * n):
+        for count, words in _batch_counts(n_batch, m.size, y_size):
+            if abs(c * count - 1) < 1e-6:
+                if is_bias:
+                    return Finding("bias-mean", f"{tensor} is the mean over the batch, not the sum (manual = "
+                                   f"numerical / {count}, {words}): use dY.sum(...) instead of dY.mean(...)", tensor)
+                return Finding("factor-inverse-batch", f"{tensor} is divided by {words} once too often: an extra "
+                               f"1/batch (manual = numerical / {count})", tensor)
+            if abs(c / count - 1) < 1e-6:
+                return Finding("factor-batch", f"{tensor} is {words} times too large: a 1/batch is missing "
+                               f"(manual = {count} x numerical)", tensor)
+        word = {2.0: "twice the true value (x2)", 0.5: "half the true value (x0.5)"}
+        for v, w in word.items():
+            if abs(c - v) < 1e-6:
+                return Finding("factor", f"{tensor} is {w}: off by a constant factor", tensor)
+        return Finding("factor", f"{tensor} is off by a constant factor: manual = {c:.6g} x numerical", tensor)
+    return None
+
+
+def _sample_signature(tensor, manual, G, numer_for, n_batch, is_input, tol=1e-5) -> Finding | None:
+    """Only the first / last sample's gradient? ``numer_for(G')`` gives the numerical gradient for ``G'``."""
+    m = np.asarray(manual, dtype=np.float64)
+    for which, idx in (("first", 0), ("last", n_batch - 1)):
+        if n_batch < 2:
+            return None
+        if is_input:
+            n = numer_for(G)
+            rest = np.delete(m, idx, axis=0)
+            if _close(m[idx], n[idx], tol, 1e-9) and np.all(rest == 0):
+                return Finding(f"{which}-sample-only", f"{tensor} holds only the {which} sample's gradient "
+                               f"(the other rows are zero): loop over the whole batch", tensor)
+            continue
+        Gs = np.zeros_like(G)
+        Gs[idx] = G[idx]
+        if _close(m, numer_for(Gs), tol, 1e-9):
+            return Finding(f"{which}-sample-only", f"{tensor} is the gradient of the {which} sample only: "
+                           f"sum the contributions of all {n_batch} samples"
+                           + (" (a loop that overwrites instead of adding?)" if which == "last" else ""), tensor)
+    return None
+
+
+# --------------------------------------------------------------------------- diagnose_layer
+
+
+def diagnose_layer(
+    layer: Any,
+    X: Any,
+    *,
+    mode: str = "fast",
+    method: str = "central",
+    seed: int = 0,
+    rtol: float = 1e-6,
+    atol: float = 1e-9,
+    eps: float | None = None,
+    training: bool = False,
+    twin: Any = None,
+    reference: Any = None,
+    name: str | None = None,
+    localize: bool = True,
+    n_dirs: int = 2,
+    n_samples: int = 8,
+    upstream: Any = None,
+) -> Diagnosis:
+    """Check a layer and explain what is wrong: probes, numerical check, bug signatures, first bad layer.
+
+    Parameters
+    ----------
+    layer : object
+        manualprop layer protocol (see :func:`gradcheck.check.check_layer`); a
+        container with a ``layers`` list (``Sequential``) is localised on failure.
+    X : ndarray, shape tuple, or list of those
+        As in :func:`gradcheck.check.check_layer`.
+    mode : {"fast", "full", "sample"}, default "fast"
+        Numerical mode; a failing tensor is always scanned element by element.
+    method : str, default "central"
+        Finite-difference method (:data:`gradcheck.numerical.METHODS`).
+    seed : int
+        Seeds ``X`` (when given as a shape), the upstream gradient and the probes.
+    rtol, atol : float
+        Tolerances (as in ``check_layer``).
+    eps : float, optional
+        Relative step (default per method and dtype).
+    training : bool
+        Passed to ``forward``.
+    twin : object or None
+        An autoprop twin for a tape column (None: none; "auto" is not used here
+        because the checker calls the layer through a proxy).
+    reference : object, optional
+        A layer of ours with the same parameter keys (``manual-vs-reference`` pair).
+    name : str, optional
+    localize : bool, default True
+        For a container that fails, find the first failing layer.
+    n_dirs, n_samples, upstream
+        As in ``check_layer``.
+
+    Returns
+    -------
+    Diagnosis
+
+    Raises
+    ------
+    UsageError
+        Bad arguments (shapes, tolerances, mode). Errors of the checked code are
+        not raised: they are in ``Diagnosis.error`` and the findings.
+    """
+    owner = name or type(layer).__name__
+    rtol, atol = V.check_tolerances(rtol, atol)
+    V.require_methods(layer, owner, ("forward", "backward"), "manualprop layer")
+    # inputs from their own stream: check_layer draws G from default_rng(seed), and G == X
+    # would make X.T @ G symmetric and hide a transposed gradient
+    inputs = V.layer_inputs(X, np.random.default_rng([seed, 3]), owner)
+    diag = Diagnosis(owner)
+    try:
+        pristine = copy.deepcopy(layer)
+    except Exception:  # noqa: BLE001 - a layer that cannot be copied skips the cache probe
+        pristine = None
+    try:
+        proxy = _probes(layer, inputs, owner, training, rtol, atol, seed, diag, pristine)
+    except GradcheckError as exc:
+        diag.error = exc
+        if not diag.findings or diag.findings[-1].severity != "error":
+            diag.findings.append(Finding("student-code", str(exc)))
+        proxy = None
+    stop = {"non-deterministic", "not-summed", "wrong-shape", "non-finite"}
+    if proxy is not None and not (set(diag.codes) & stop):
+        try:
+            res = check_layer(proxy, inputs, twin=twin, seed=seed, rtol=rtol, atol=atol, training=training,
+                              eps=eps, name=owner, mode=mode, method=method, n_dirs=n_dirs, n_samples=n_samples,
+                              reference=reference, upstream=upstream)
+            diag.result = res
+            _signatures(proxy, inputs, res, diag, training, upstream)
+        except GradcheckError as exc:
+            diag.error = exc
+            diag.findings.append(Finding("student-code", str(exc)))
+    if localize and not diag.passed and upstream is None and isinstance(getattr(layer, "layers", None),
+                                                                        (list, tuple)):
+        _localize(layer, inputs, diag, training=training, mode=mode, method=method, seed=seed, rtol=rtol,
+                  atol=atol, eps=eps)
+    return diag
+
+
+def _call(fn, *args, owner, call, **kw):
+    return V.call_student(fn, *args, owner=owner, call=call, **kw)
+
+
+def _probes(layer, inputs, owner, training, rtol, atol, seed, diag: Diagnosis, pristine=None):
+    """Run the structural probes; return the proxy the numerical check should call."""
+    rng = np.random.default_rng([seed, 2])
+    probes = diag.probes
+    names = V.input_names(layer, len(inputs))
+    params = V.layer_params(layer, owner)
+    fcall = f"forward({', '.join(names)}, training={training})"
+
+    def fwd(obj, xs):
+        return _call(obj.forward, *[x.copy() for x in xs], training=training, owner=owner, call=fcall)
+
+    # 1. determinism (three calls: a random mask repeats by chance with probability 2**-size per pair)
+    Y1 = np.asarray(fwd(layer, inputs), dtype=np.float64)
+    Y2 = np.asarray(fwd(layer, inputs), dtype=np.float64)
+    Y3 = np.asarray(fwd(layer, inputs), dtype=np.float64)
+    if _same(Y1, Y2) and not _same(Y1, Y3):
+        Y2 = Y3
+    proxy = _Proxy(layer)
+    if _same(Y1, Y2):
+        probes.append(Probe(STRUCTURAL[0], True))
+    else:
+        diff = float(np.nanmax(np.abs(Y1 - Y2))) if Y1.shape == Y2.shape else float("nan")
+        fixed = _fix_masks(layer)
+        ok = False
+        if fixed:
+            fwd(layer, inputs)
+            ok = _same(fwd(layer, inputs), fwd(layer, inputs))
+            if ok:
+                diag.findings.append(Finding("held-mask", f"the forward is random (two calls differed by "
+                                             f"{diff:.3g}); the mask was held fixed with fix_mask(True) on "
+                                             f"{', '.join(fixed)} for the check", severity="info"))
+        if not ok:
+            proxy = _Proxy(layer, rewind=True)
+            ok = _same(fwd(proxy, inputs), fwd(proxy, inputs))
+            if ok:
+                what = ", ".join(sorted({type(r).__name__ for r in proxy._rngs})) or "numpy's global generator"
+                diag.findings.append(Finding("rewound-rng", f"the forward is random (two calls differed by "
+                                             f"{diff:.3g}); its random generator ({what}) was rewound before "
+                                             f"every forward, so each call drew the same mask", severity="info"))
+        probes.append(Probe(STRUCTURAL[0], ok, "" if ok else f"two calls differ by up to {diff:.3g}"))
+        if not ok:
+            diag.findings.append(Finding(
+                "non-deterministic", f"the forward is non-deterministic: two calls with the same input differ by "
+                f"up to {diff:.3g}, so finite differences are meaningless (a dropout mask drawn afresh per "
+                f"call?); give the layer a way to hold the mask fixed, like manualprop.Dropout.fix_mask(True), "
+                f"or draw from a generator it stores (self.rng)"))
+            return proxy
+
+    # 2. input left unchanged
+    xs = [x.copy() for x in inputs]
+    proxy.rewind()
+    _call(layer.forward, *xs, training=training, owner=owner, call=fcall)
+    changed = [n for n, a, b in zip(names, xs, inputs) if not np.array_equal(a, b)]
+    probes.append(Probe(STRUCTURAL[1], not changed, f"{', '.join(changed)} changed" if changed else ""))
+    if changed:
+        diag.findings.append(Finding("input-modified", f"forward modifies its input {', '.join(changed)} in place "
+                                     "(the caller's array changes); compute into a new array instead", "d" + changed[0]))
+
+    # 3. shapes, dtypes, finiteness, never written
+    Y = np.asarray(fwd(proxy, inputs))
+    G = rng.standard_normal(Y.shape)
+    g_before = getattr(layer, "grads", None)
+    sentinel = 7.25
+    _reset_grads(layer, sentinel)
+    pre_ids = {k: id(v) for k, v in (g_before or {}).items()} if isinstance(g_before, Mapping) else {}
+    ret = _call(proxy.backward, G.copy(), owner=owner, call="backward(dY)")
+    rets = _as_list(ret, len(inputs))
+    grads = getattr(layer, "grads", None)
+    bad_shape, bad_dtype, nonfinite, never = [], [], [], []
+    dims = {}
+    for n, r, x in zip(names, rets, inputs):
+        if x.dtype.kind != "f":
+            continue
+        arr = None if r is None else np.asarray(r)
+        dims["d" + n] = (arr, x)
+        if arr is None or arr.shape != x.shape:
+            bad_shape.append(("d" + n, None if arr is None else arr.shape, x.shape, n))
+        elif not np.all(np.isfinite(arr.astype(np.float64))):
+            nonfinite.append("d" + n)
+    for k, p in params.items():
+        g = grads.get(k) if isinstance(grads, Mapping) else None
+        arr = None if g is None else np.asarray(g)
+        if arr is None or arr.shape != p.shape:
+            bad_shape.append(("d" + k, None if arr is None else arr.shape, p.shape, k))
+            continue
+        if arr.dtype != p.dtype:
+            bad_dtype.append(f"d{k} is {arr.dtype}, params[{k!r}] is {p.dtype}")
+        if not np.all(np.isfinite(arr.astype(np.float64))):
+            nonfinite.append("d" + k)
+        elif id(g) == pre_ids.get(k) and np.all(arr == sentinel):
+            never.append("d" + k)
+    probes.append(Probe(STRUCTURAL[2], not bad_shape and not bad_dtype,
+                        "; ".join([f"{t} has shape {s}, expected {e}" for t, s, e, _ in bad_shape] + bad_dtype)))
+    probes.append(Probe(STRUCTURAL[3], not nonfinite, ", ".join(nonfinite)))
+    if nonfinite:
+        diag.findings.append(Finding("non-finite", f"{', '.join(nonfinite)} contain NaN or infinity "
+                                     "(division by zero, log of 0 or exp overflow?)", nonfinite[0]))
+    for msg in bad_dtype:
+        diag.findings.append(Finding("dtype", msg, severity="warning"))
+    if bad_shape:
+        _shape_signatures(proxy, inputs, names, params, G, rets, grads, bad_shape, diag, Y.shape)
+        return proxy
+    if never:
+        diag.findings.append(Finding("never-written", f"{', '.join(never)} never written: backward leaves "
+                                     f"grads[...] as it was (assign grads[key] = ... in backward)", never[0]))
+    probes.append(Probe(STRUCTURAL[6], not never, ", ".join(never)))
+
+    keys = list(params)
+
+    def run(g, reset=True, forward=True):
+        if forward:
+            fwd(proxy, inputs)
+        if reset:
+            _reset_grads(layer)
+        r = _as_list(_call(proxy.backward, g.copy(), owner=owner, call="backward(dY)"), len(inputs))
+        out = {"d" + n: np.array(v, dtype=np.float64) for n, v, x in zip(names, r, inputs)
+               if x.dtype.kind == "f" and v is not None}
+        out.update({"d" + k: v for k, v in _grads_snapshot(layer, keys).items()})
+        return out
+
+    # 4. linearity
+    g1, g2, g0 = run(G), run(2 * G), run(0 * G)
+    nonlin = [t for t in g1 if not _close(g2[t], 2 * g1[t], 1e-9, 1e-12)]
+    affine = [t for t in g0 if np.abs(g0[t]).max(initial=0) > atol]
+    probes.append(Probe(STRUCTURAL[4], not nonlin and not affine,
+                        "; ".join([f"backward(0) gives nonzero {t}" for t in affine]
+                                  + [f"backward(2 dY) != 2 backward(dY) for {t}" for t in nonlin if t not in affine])))
+    for t in affine:
+        diag.findings.append(Finding("not-linear", f"backward is not linear in dY: backward(0) gives a nonzero {t} "
+                                     "(a term that does not multiply dY)", t))
+    for t in nonlin:
+        if t not in affine:
+            diag.findings.append(Finding("not-linear", f"backward is not linear in dY: backward(2 dY) is not "
+                                         f"2 backward(dY) for {t}", t))
+
+    # 5. second backward on the same forward; accumulation
+    a = run(G)
+    b = run(G, reset=False, forward=False)
+    acc = [f"d{k}" for k in keys if not _close(a[f"d{k}"], b[f"d{k}"], 1e-12, 1e-14)
+           and _close(b[f"d{k}"], 2 * a[f"d{k}"], 1e-9, 1e-12)]
+    differ = [t for t in a if not _close(a[t], b[t], 1e-12, 1e-14) and t not in acc]
+    probes.append(Probe(STRUCTURAL[5], not acc and not differ,
+                        "; ".join([f"{t} doubled" for t in acc] + [f"{t} changed" for t in differ])))
+    for t in acc:
+        diag.findings.append(Finding("accumulated", f"{t} is accumulated across backward calls (+=) instead of "
+                                     f"overwritten: a second backward doubled it", t))
+    for t in differ:
+        diag.findings.append(Finding("second-backward", f"a second backward on the same forward gives another "
+                                     f"{t}: backward changes its own cache or the parameters", t))
+
+    # 6. cache of the last forward of this instance
+    _cache_probe(layer, pristine, inputs, names, keys, G, training, rng, diag)
+
+    # 7. output stable under perturbation
+    xs = [x + 1e-3 * rng.standard_normal(x.shape) if x.dtype.kind == "f" else x for x in inputs]
+    Yp = np.asarray(fwd(proxy, xs))
+    Yr = np.asarray(fwd(proxy, inputs))
+    ok = Yp.shape == Yr.shape and Yp.dtype == Yr.dtype
+    probes.append(Probe(STRUCTURAL[8], ok, "" if ok else f"{Yr.shape} {Yr.dtype} became {Yp.shape} {Yp.dtype}"))
+    if not ok:
+        diag.findings.append(Finding("unstable-output", f"the output changes shape or dtype under a small "
+                                     f"perturbation of the input ({Yr.shape} {Yr.dtype} -> {Yp.shape} {Yp.dtype})"))
+    return proxy
+
+
+def _cache_probe(layer, pristine, inputs, names, keys, G, training, rng, diag):
+    """Copies of the layer as it was before the checker's first forward (``pristine``)."""
+    name = STRUCTURAL[7]
+    if _find_rngs(layer) or type(layer).__name__ == "RemoteLayer" or "sandbox" in type(layer).__module__:
+        diag.probes.append(Probe(name, None, "skipped (random or remote layer)"))
+        return
+    if pristine is None:
+        diag.probes.append(Probe(name, None, "skipped (the layer cannot be copied)"))
+        return
+    try:
+        base = pristine
+        a, b, c = copy.deepcopy(base), copy.deepcopy(base), copy.deepcopy(base)
+    except Exception as exc:  # noqa: BLE001
+        diag.probes.append(Probe(name, None, f"skipped (the layer cannot be copied: {type(exc).__name__})"))
+        return
+    others = [x + rng.standard_normal(x.shape) if x.dtype.kind == "f" else x for x in inputs]
+
+    def grads_of(obj, r):
+        r = _as_list(r, len(inputs))
+        out = {"d" + n: np.array(v, dtype=np.float64) for n, v, x in zip(names, r, inputs)
+               if x.dtype.kind == "f" and v is not None}
+        out.update({"d" + k: v for k, v in _grads_snapshot(obj, keys).items()})
+        return out
+
+    try:
+        c.forward(*[x.copy() for x in inputs], training=training)
+        ref = grads_of(c, c.backward(G.copy()))
+        # another instance's forward between this forward and its backward
+        a.forward(*[x.copy() for x in inputs], training=training)
+        b.forward(*[x.copy() for x in others], training=training)
+        shared = grads_of(a, a.backward(G.copy()))
+        # this instance: an earlier forward on other data, then the real one
+        b2 = copy.deepcopy(base)
+        b2.forward(*[x.copy() for x in others], training=training)
+        b2.forward(*[x.copy() for x in inputs], training=training)
+        stale = grads_of(b2, b2.backward(G.copy()))
+    except Exception as exc:  # noqa: BLE001
+        diag.probes.append(Probe(name, None, f"skipped (copies of the layer raised {type(exc).__name__})"))
+        return
+    bad_shared = [t for t in ref if t in shared and not _close(ref[t], shared[t], 1e-12, 1e-14)]
+    bad_stale = [t for t in ref if t in stale and not _close(ref[t], stale[t], 1e-12, 1e-14)]
+    diag.probes.append(Probe(name, not bad_shared and not bad_stale,
+                             ", ".join(sorted(set(bad_shared + bad_stale)))))
+    if bad_shared:
+        diag.findings.append(Finding(
+            "shared-cache", f"backward uses a cache overwritten by a later forward of another instance "
+            f"({', '.join(bad_shared)} change when a second layer of the same class runs forward in between): "
+            "the cache is shared, e.g. a class attribute or a global; store it on self in forward", bad_shared[0]))
+    elif bad_stale:
+        diag.findings.append(Finding(
+            "stale-cache", f"backward uses the cache of an earlier forward, not of the last one "
+            f"({', '.join(bad_stale)}): overwrite the cache on every forward", bad_stale[0]))
+
+
+def _shape_signatures(proxy, inputs, names, params, G, rets, grads, bad_shape, diag, y_shape):
+    """Name a wrong-shaped gradient: not summed over the batch, transposed, or just wrong."""
+    keys = ["@" + n for n in names]
+    n_batch = inputs[0].shape[0] if inputs[0].ndim else 1
+    for t, got, exp, key in bad_shape:
+        if got is None:
+            diag.findings.append(Finding("wrong-shape", f"{t} is missing: backward returned None or grads has "
+                                         f"no entry for it (expected shape {exp})", t))
+            continue
+        which = "@" + key if key in names else key
+        arr = None
+        if key in names:
+            arr = np.asarray(rets[names.index(key)], dtype=np.float64)
+        else:
+            arr = np.asarray(grads[key], dtype=np.float64)
+        try:
+            num = layer_numerical_gradients(lambda *x: np.asarray(proxy.forward(*x), dtype=np.float64), inputs,
+                                            params, G, input_names=keys, which=[which])[which]
+        except Exception:  # noqa: BLE001
+            num = None
+        f = None
+        if num is not None:
+            if got == (n_batch,) + tuple(exp) and _close(arr.sum(axis=0), num, 1e-5, 1e-9):
+                f = Finding("not-summed", f"{t} has shape {got}: the gradient was not summed over the batch "
+                            f"(sum it over axis 0 to get shape {exp})", t)
+            elif len(got) == 2 and got == tuple(exp)[::-1] and _close(arr.T, num, 1e-5, 1e-9):
+                f = Finding("transposed", f"{t} has shape {got}, the transpose of {exp}: the gradient is "
+                            "transposed", t)
+            elif len(got) == 2 and got[1:] == tuple(exp) and _close(arr.mean(axis=0), num / 1.0, 1e-5, 1e-9):
+                f = Finding("not-summed", f"{t} has shape {got}: not reduced over the batch", t)
+        if f is None:
+            f = Finding("wrong-shape", f"{t} has shape {got}; expected {exp}", t)
+        diag.findings.append(f)
+
+
+def _signatures(proxy, inputs, res: CheckResult, diag: Diagnosis, training, upstream=None):
+    """Name the bug of each failing gradient tensor."""
+    if res.passed:
+        return
+    names = V.input_names(proxy._layer, len(inputs))
+    keys = ["@" + n for n in names]
+    params = V.layer_params(proxy, res.name)
+    n_batch = inputs[0].shape[0] if inputs[0].ndim else 1
+    Y = np.asarray(proxy.forward(*inputs, training=training), dtype=np.float64)
+    G = res_G = None
+    manual_all = res.gradients.get("manual", {})
+    numerical_all = res.gradients.get("numerical", {})
+    for rec in res.records:
+        if rec.kind != "gradient" or rec.passed or rec.tensor in {f.tensor for f in diag.findings if f.severity == "error"}:
+            continue
+        c = rec.get("manual-vs-numerical")
+        if c is None or c.passed:
+            continue
+        t = rec.tensor
+        m = manual_all.get(t)
+        n = numerical_all.get(t)
+        if m is None or n is None:
+            continue
+        n = np.where(np.isfinite(n), n, np.nan)
+        is_input = t[1:] in names
+        key = "@" + t[1:] if is_input else t[1:]
+        p = params.get(key)
+        f = name_signature(t, m, n, is_bias=(p is not None and p.ndim == 1 and "b" in key.lower()),
+                           n_batch=n_batch, y_size=Y.size)
+        if f is None:
+            if G is None:
+                G = _replay_G(res, inputs, Y.shape, upstream)
+                res_G = G
+
+            def numer_for(Gx, which=key):
+                fwd = lambda *x: np.asarray(proxy.forward(*x, training=training), dtype=np.float64)  # noqa: E731
+                return layer_numerical_gradients(fwd, inputs, params, Gx, input_names=keys, which=[which])[which]
+
+            f = _sample_signature(t, m, res_G, numer_for, n_batch, is_input)
+        if f is None:
+            bad = int(np.sum(relative_error(m, np.nan_to_num(n), tiny=max(res.atol / res.rtol, 1e-300)) > res.rtol))
+            f = Finding("wrong-values", f"{t} is wrong at {bad} of {m.size} elements (worst {t}{list(c.worst_index)}: "
+                        f"manual {c.worst_a:.6g}, numerical {c.worst_b:.6g}); no known bug pattern", t)
+        diag.findings.append(f)
+
+
+def _replay_G(res: CheckResult, inputs, y_shape, upstream=None) -> np.ndarray:
+    """The upstream gradient check_layer drew: ``default_rng(seed)``, inputs given as arrays, then G."""
+    if upstream is not None:
+        return np.array(upstream, dtype=np.float64)
+    rng = np.random.default_rng(res.seed)
+    return rng.standard_normal(y_shape)
+
+
+def _localize(model, inputs, diag: Diagnosis, **kw) -> None:
+    """Check each layer of a failing model on the input it receives; record the first that fails."""
+    layers = list(model.layers)
+    xs = [x.copy() for x in inputs]
+    training = kw.get("training", False)
+    for i, sub in enumerate(layers):
+        try:
+            d = diagnose_layer(sub, xs if len(xs) > 1 else xs[0], name=f"layers[{i}] {type(sub).__name__}", **kw)
+        except UsageError:
+            d = None
+        if d is not None and not d.passed:
+            diag.sublayer = (i, d)
+            first = next((f for f in d.findings if f.severity == "error"), None)
+            why = first.message if first else (d.error or "gradient mismatch")
+            diag.findings.insert(0, Finding("first-failing-layer",
+                                            f"the first layer whose own check fails is layers[{i}] "
+                                            f"({type(sub).__name__}): {why}"))
+            return
+        try:
+            out = sub.forward(*[x.copy() for x in xs], training=training)
+        except Exception:  # noqa: BLE001
+            return
+        xs = [np.asarray(out, dtype=np.float64)]
+
+
+# --------------------------------------------------------------------------- check_vjp
+
+
+def _resolve_op(op, vjp):
+    if isinstance(op, str):
+        try:
+            from autoprop.core.registry import PRIMITIVES
+        except ImportError as exc:  # pragma: no cover
+            raise UsageError("autoprop is not importable; pass op and vjp as functions") from exc
+        if op not in PRIMITIVES:
+            raise UsageError(f"autoprop has no primitive {op!r}; known: {', '.join(sorted(PRIMITIVES)[:20])}, ...")
+        op = PRIMITIVES[op]
+    name = getattr(op, "name", getattr(op, "__name__", "op"))
+    jvps = None
+    if hasattr(op, "fwd") and hasattr(op, "vjps"):
+        fwd = op.fwd
+        if vjp is None:
+            vjp = op.vjps
+        jvps = getattr(op, "jvps", None)
+        if vjp is None:
+            raise UsageError(f"primitive {name} is not differentiable (vjps=None)")
+    else:
+        fwd = op
+    if vjp is None:
+        raise UsageError("check_vjp needs a vjp (or an autoprop primitive that has them)")
+    return name, fwd, vjp, jvps
+
+
+def check_vjp(op: Any, vjp: Any = None, *inputs: Any, kwargs: Mapping[str, Any] | None = None, seed: int = 0,
+              rtol: float = 1e-6, atol: float = 1e-9, eps: float = DEFAULT_EPS, n_dirs: int = 3,
+              name: str | None = None) -> CheckResult:
+    r"""Check one operation's vector-Jacobian product alone.
+
+    Two tests per differentiable input ``x_i``:
+
+    * **dot-product test**: for random ``u`` (shape of ``x_i``) and ``v`` (shape of
+      the output), :math:`\langle u, J_i^T v\rangle` (from ``vjp``) must equal
+      :math:`\langle J_i u, v\rangle`, with ``J_i u`` from the primitive's own JVP
+      rule when it has one (autoprop's ``ForwardAccumulator`` rules) and by
+      central differences along ``u`` otherwise (``u`` is zero at elements the
+      scan found at a kink); ``n_dirs`` pairs, one record
+      ``<u,J^T v>`` (pair ``manual-vs-numerical``, ``how="directional"``);
+    * **element scan**: ``J_i^T v`` against central differences of
+      ``sum(op(*inputs) * v)`` element by element, kinks excluded (record ``d<i>``).
+
+    Parameters
+    ----------
+    op : callable, str or autoprop Primitive
+        ``op(*inputs, **kwargs) -> ndarray`` on numpy arrays; a name or an entry of
+        ``autoprop.core.registry.PRIMITIVES`` (then ``.fwd``, ``.vjps``, ``.jvps`` are used).
+    vjp : callable, sequence of callables, or None
+        Registry convention: ``vjp_i(g, ans, *inputs, **kwargs) -> dx_i``; one per input
+        (None for a non-differentiable one), or a single callable for a one-input op.
+        None: the primitive's own ``vjps``.
+    *inputs : array_like
+        The arguments; float arrays are differentiated (float64 copies).
+    kwargs : dict, optional
+        Keyword arguments of the op (``axis=...``).
+    seed : int
+    rtol, atol, eps : float
+    n_dirs : int, default 3
+    name : str, optional
+
+    Returns
+    -------
+    CheckResult
+        ``kind="op"``; records ``d0``, ``d1``, ... (element scan) and ``<u,J^T v> 0``, ...
+        (dot-product test); ``notes`` say where ``J u`` came from.
+
+    Raises
+    ------
+    UsageError
+        Unknown primitive, no VJP, no float input.
+    StudentCodeError
+        ``op`` or ``vjp`` raised, or a VJP has the wrong shape.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> res = check_vjp(np.tanh, lambda g, ans, x: g * (1 - ans**2), np.linspace(-2, 2, 5))
+    >>> res.passed
+    True
+    """
+    rtol, atol = V.check_tolerances(rtol, atol)
+    opname, fwd, vjps, jvps = _resolve_op(op, vjp)
+    owner = name or opname
+    kwargs = dict(kwargs or {})
+    xs = [np.array(x, dtype=np.float64) if np.asarray(x).dtype.kind == "f" else np.asarray(x) for x in inputs]
+    if not any(x.dtype.kind == "f" for x in xs):
+        raise UsageError(f"check_vjp({owner}): no floating-point input to differentiate.")
+    rng = np.random.default_rng(seed)
+    ans = np.asarray(V.call_student(fwd, *[x.copy() for x in xs], owner=owner, call="forward", **kwargs),
+                     dtype=np.float64)
+    v = rng.standard_normal(ans.shape)
+    if callable(vjps):
+        if len(xs) == 1:
+            vjp_list = [vjps]
+        else:
+            single = vjps
+
+            def make(i):
+                return lambda g, a, *args, **kw: single(g, a, *args, **kw)[i]
+            vjp_list = [make(i) for i in range(len(xs))]
+    else:
+        vjp_list = list(vjps)
+        if len(vjp_list) == 1 and len(xs) > 1 and type(vjps).__name__ == "_Variadic":
+            vjp_list = [vjps[i] for i in range(len(xs))]
+        elif type(vjps).__name__ == "_Variadic":
+            vjp_list = [vjps[i] for i in range(len(xs))]
+    records: list[TensorRecord] = []
+    notes: list[str] = []
+    manual: dict[str, np.ndarray] = {}
+    numerical: dict[str, np.ndarray] = {}
+    for i, x in enumerate(xs):
+        if x.dtype.kind != "f" or i >= len(vjp_list) or vjp_list[i] is None:
+            continue
+        t = f"d{i}" if len(xs) > 1 else "dx"
+        g = V.call_student(vjp_list[i], v.copy(), ans.copy(), *[y.copy() for y in xs], owner=owner,
+                           call=f"vjp[{i}](g, ans, *inputs)", **kwargs)
+        g = V.check_output(g, owner=owner, tensor=t, produced_by=f"vjp[{i}]", expected_shape=x.shape,
+                           expected_why=f"the shape of input {i}")
+        manual[t] = g
+
+        # element scan
+        work = [y.copy() for y in xs]
+
+        def objective(work=work):
+            return float(np.sum(np.asarray(fwd(*[w.copy() for w in work], **kwargs), dtype=np.float64) * v))
+
+        sc = numerical_gradient(objective, work[i], eps=eps, detail=True)
+        numerical[t] = sc.grad
+        kinks = kink_mask(g, sc.grad, sc.d_plus, sc.d_minus, rtol=rtol, atol=atol)
+        rec = TensorRecord(t, tuple(x.shape), "gradient",
+                           [compare(g, sc.grad, "manual-vs-numerical", rtol=rtol, atol=atol, kinks=kinks)])
+        if not rec.passed:
+            f = name_signature(t, g, sc.grad)
+            if f is not None:
+                notes.append(f.message)
+        # dot-product test
+        lhs, rhs = [], []
+        src = "central differences"
+        jvp_i = None
+        if jvps is not None:
+            try:
+                jvp_i = jvps[i]
+            except (IndexError, TypeError, KeyError):
+                jvp_i = None
+        for _ in range(n_dirs):
+            u = rng.standard_normal(x.shape)
+            u[kinks] = 0.0  # a finite difference across a kink is no derivative
+            lhs.append(float(np.sum(u * g)))
+            Ju = None
+            if jvp_i is not None:
+                try:
+                    Ju = np.asarray(jvp_i(u, ans, *[y.copy() for y in xs], **kwargs), dtype=np.float64)
+                    Ju = np.broadcast_to(Ju, ans.shape)
+                    src = "the primitive's JVP rule (forward mode)"
+                except Exception:  # noqa: BLE001
+                    Ju = None
+            if Ju is None:
+                h = eps * max(1.0, float(np.abs(x).max()))
+
+                def at(s, u=u, i=i, x=x, h=h):
+                    ys = [y.copy() for y in xs]
+                    ys[i] = x + s * h * u
+                    return np.asarray(fwd(*ys, **kwargs), dtype=np.float64)
+                Ju = (at(1) - at(-1)) / (2 * h)
+                src = "central differences"
+            rhs.append(float(np.sum(Ju * v)))
+        dot = compare(np.array(lhs), np.array(rhs), "manual-vs-numerical", rtol=rtol,
+                      atol=atol * np.sqrt(x.size), how="directional")
+        rec_dot = TensorRecord(f"<u,J^T v> {i}", (n_dirs,), "gradient", [dot])
+        notes.append(f"input {i}: J u from {src}")
+
+        records += [rec, rec_dot]
+    if not records:
+        raise UsageError(f"check_vjp({owner}): no input has a VJP to check.")
+    return CheckResult(name=owner, kind="op", records=records, rtol=rtol, atol=atol, eps=eps, seed=seed,
+                       input_shape=tuple(tuple(x.shape) for x in xs), notes=notes,
+                       gradients={"manual": manual, "numerical": numerical})
+
