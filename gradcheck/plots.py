@@ -17,7 +17,8 @@ from matplotlib.figure import Figure
 
 from .check import ALL_PAIRS, CheckResult
 
-__all__ = ["ERROR_FLOOR", "PAIR_COLORS", "plot_result", "plot_results", "plot_training", "save_figure"]
+__all__ = ["ERROR_FLOOR", "PAIR_COLORS", "plot_result", "plot_results", "plot_training", "save_figure",
+           "plot_gradient_heatmaps", "plot_step_error", "plot_jacobian", "tape_jacobian", "numerical_jacobian"]
 
 #: Relative errors below this (including exact zeros) are drawn at this value so
 #: a log axis can show them; the legend says so.
@@ -231,6 +232,282 @@ def plot_training(steps: np.ndarray, loss_manual: np.ndarray, loss_tape: np.ndar
         handles.append(Patch(facecolor="none", edgecolor="none"))
         labs.append(f"values < {ERROR_FLOOR:g} (incl. exact 0) drawn at {ERROR_FLOOR:g}")
     ax2.legend(handles, labs, fontsize="small", loc="upper left", ncol=2)
+    return fig
+
+
+def _as_2d(a: np.ndarray) -> np.ndarray:
+    a = np.asarray(a, dtype=np.float64)
+    if a.ndim == 0:
+        return a.reshape(1, 1)
+    if a.ndim == 1:
+        return a.reshape(1, -1)
+    return a.reshape(a.shape[0], -1) if a.ndim > 2 else a
+
+
+def _heat(fig, ax, data, title, cmap, vmax, label):
+    from matplotlib.ticker import MaxNLocator
+
+    im = ax.imshow(data, cmap=cmap, vmin=-vmax, vmax=vmax, aspect="auto", interpolation="nearest")
+    ax.set_title(title, fontsize="medium")
+    ax.set_xlabel("column")
+    ax.set_ylabel("row")
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+    ax.yaxis.set_major_locator(MaxNLocator(integer=True))
+    if data.shape[0] == 1:
+        ax.set_yticks([0])
+    rows, cols = data.shape
+    if rows * cols <= 64:  # small: print the values so a factor (x2, 1/batch) can be read off
+        for (i, j), v in np.ndenumerate(data):
+            if np.isfinite(v):
+                dark = abs(v) > 0.6 * vmax
+                ax.text(j, i, f"{v:.2g}", ha="center", va="center", fontsize="x-small",
+                        color="white" if dark else "black")
+    fig.colorbar(im, ax=ax, shrink=0.85, label=label)
+    return im
+
+
+def plot_gradient_heatmaps(result: CheckResult, tensor: str | None = None) -> Figure:
+    """Manual, numerical and their difference for one gradient, side by side as heatmaps.
+
+    A transposed gradient shows as a mirrored pattern, a bias averaged instead of
+    summed as the same pattern in paler colours, a gradient of the first sample
+    only as one bright row over zeros.
+
+    Parameters
+    ----------
+    result : CheckResult
+        With ``gradients["manual"]`` and ``gradients["numerical"]`` for ``tensor``.
+    tensor : str, optional
+        E.g. ``"dW"``; default the first failing gradient, else the first 2-D one.
+        1-D gradients are drawn as one row; 3-D and more are flattened to
+        ``(shape[0], rest)``.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        Three panels; manual and numerical share one symmetric colour scale, the
+        difference has its own (its maximum is in the title). Elements at a kink
+        are outlined.
+
+    Raises
+    ------
+    KeyError
+        If the result holds no manual and numerical gradient for ``tensor``.
+    """
+    from matplotlib.patches import Rectangle
+
+    man, num = result.gradients.get("manual", {}), result.gradients.get("numerical", {})
+    if tensor is None:
+        cands = [r.tensor for r in result.records if r.kind == "gradient" and r.tensor in num]
+        failing = [t for t in result.failing_tensors if t in num]
+        two_d = [t for t in cands if np.ndim(num[t]) >= 2]
+        tensor = (failing or two_d or cands or [None])[0]
+    if tensor is None or tensor not in man or tensor not in num:
+        raise KeyError(f"no manual and numerical gradient for {tensor!r} in {result.name} "
+                       f"(numerical ones: {sorted(num)}; fast mode keeps only failing tensors)")
+    m, n = _as_2d(man[tensor]), _as_2d(num[tensor])
+    d = m - n
+    vmax = float(np.nanmax(np.abs(np.concatenate([m.ravel(), n.ravel()])))) or 1.0
+    dmax = float(np.nanmax(np.abs(d))) if np.isfinite(d).any() else 0.0
+    rows, cols = m.shape
+    fig = _new_figure(min(16.0, max(11.0, 1.1 * cols + 6)), max(3.2, min(8.0, 1.8 + 0.35 * rows)))
+    axes = fig.subplots(1, 3)
+    rec = next((r for r in result.records if r.tensor == tensor), None)
+    status = "ok" if rec is None or rec.passed else "FAIL"
+    _heat(fig, axes[0], m, f"manual {tensor}", "RdBu_r", vmax, "value")
+    _heat(fig, axes[1], n, f"numerical {tensor}", "RdBu_r", vmax, "value")
+    _heat(fig, axes[2], d, f"manual - numerical (max |diff| {dmax:.2g})", "PuOr_r", dmax or 1.0, "difference")
+    c = rec.get("manual-vs-numerical") if rec is not None else None
+    if c is not None and c.kinks:
+        shape = np.shape(man[tensor])
+        for ix in c.kinks:
+            r_, c_ = divmod(int(np.ravel_multi_index(ix, shape)) if shape else 0, cols)
+            for ax in axes:
+                ax.add_patch(Rectangle((c_ - 0.5, r_ - 0.5), 1, 1, fill=False, edgecolor="black", linewidth=1.5))
+    shown = "" if np.ndim(man[tensor]) == 2 else f" (shape {tuple(np.shape(man[tensor]))} drawn as {rows}x{cols})"
+    kinks = f"; {len(c.kinks)} element(s) at a kink outlined" if c is not None and c.kinks else ""
+    fig.suptitle(f"{result.name} {tensor}: {status}{shown}{kinks}")
+    return fig
+
+
+def plot_step_error(f=np.exp, x0: float = 1.0, df=None, *, hs=None, dtypes=(np.float64, np.float32)) -> Figure:
+    r"""Error of the central difference against the step ``h`` (the V curve), per dtype.
+
+    For each dtype the error ``|(f(x0+h) - f(x0-h)) / 2h - f'(x0)|`` is drawn on
+    log-log axes with the two theoretical branches: truncation
+    :math:`h^2 |f^{(3)}(x_0)| / 6` (slope 2) and round-off :math:`u |f(x_0)| / h`
+    (slope -1, ``u`` the machine epsilon of the dtype), and the optimal step
+    :math:`(3 u |f| / |f^{(3)}|)^{1/3}` (Nocedal & Wright, sec. 8.1). Estimates
+    that come out exactly 0 (``x0 + h == x0`` in that precision) are marked at the top.
+
+    Parameters
+    ----------
+    f : callable, default np.exp
+        Works on numpy scalars of each dtype.
+    x0 : float, default 1.0
+    df : callable, optional
+        Exact derivative; default: ``np.exp`` for ``np.exp``, else a float64
+        five-point estimate.
+    hs : array_like, optional
+        Steps; default ``logspace(-16, 0, 161)``.
+    dtypes : sequence of numpy dtypes
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+    """
+    from .numerical import step_error_curve
+
+    hs = np.logspace(-16, 0, 161) if hs is None else np.asarray(hs, dtype=np.float64)
+    h = 1e-3
+    if df is None and f is np.exp:
+        true = f3 = float(np.exp(x0))
+    elif df is None:
+        true = float((8 * (f(x0 + h) - f(x0 - h)) - (f(x0 + 2 * h) - f(x0 - 2 * h))) / (12 * h))
+        f3 = float((f(x0 + 2 * h) - 2 * f(x0 + h) + 2 * f(x0 - h) - f(x0 - 2 * h)) / (2 * h**3))
+    else:
+        true = float(df(x0))
+        f3 = float((df(x0 + h) - 2 * df(x0) + df(x0 - h)) / h**2)
+    fx = abs(float(f(x0)))
+    fig = _new_figure(9.0, 5.6)
+    ax = fig.add_subplot()
+    colors = {np.dtype(np.float64): "#0072B2", np.dtype(np.float32): "#D55E00", np.dtype(np.float16): "#009E73"}
+    top = 10.0
+    ax.loglog(hs, hs**2 * abs(f3) / 6, ":", color="#333333", linewidth=1.4,
+              label="theory: truncation h^2 |f'''(x0)| / 6 (slope 2, any dtype)")
+    for j, dt in enumerate(dtypes):
+        dt = np.dtype(dt)
+        est = step_error_curve(f, x0, hs, dtype=dt)
+        err = np.abs(est - true)
+        zero = est == 0
+        col = colors.get(dt, "#555555")
+        ax.loglog(hs[~zero], np.maximum(err[~zero], 1e-18), "o-", markersize=2.5, linewidth=1.2, color=col,
+                  label=f"{dt.name}: measured error")
+        if zero.any():
+            ax.plot(hs[zero], np.full(zero.sum(), top / 4 ** j), "v", color=col, markersize=4,
+                    label=f"{dt.name}: estimate exactly 0 (x0 + h == x0)")
+        u = float(np.finfo(dt).eps)
+        ax.loglog(hs, u * fx / hs, "--", color=col, linewidth=1.2,
+                  label=f"theory: round-off u |f(x0)| / h, u = {u:.1e} (slope -1)")
+        h_opt = (3 * u * fx / max(abs(f3), 1e-300)) ** (1 / 3)
+        ax.axvline(h_opt, color=col, alpha=0.3, linewidth=4)
+        ax.annotate(f"{dt.name}: optimal h = {h_opt:.1e}", (h_opt, 3e-16 if j == 0 else 1e-13),
+                    color=col, fontsize="small", xytext=(-5, 0), textcoords="offset points", ha="right")
+    ax.set_ylim(1e-17, top * 3)
+    ax.set_xlim(hs.min(), hs.max())
+    ax.set_xlabel("step h")
+    ax.set_ylabel("absolute error of the estimate of f'(x0)")
+    ax.set_title(f"Central differences of {getattr(f, '__name__', 'f')} at x0 = {x0:g}: error against step")
+    ax.grid(alpha=0.3, which="major")
+    ax.legend(fontsize="small", loc="lower left")
+    return fig
+
+
+def numerical_jacobian(forward, X: np.ndarray, eps: float | None = None) -> np.ndarray:
+    """Jacobian ``dY/dX`` by central differences, one column per input element.
+
+    Parameters
+    ----------
+    forward : callable
+        ``forward(X) -> Y``.
+    X : ndarray of float
+    eps : float, optional
+        Relative step (default :data:`gradcheck.numerical.DEFAULT_EPS`).
+
+    Returns
+    -------
+    ndarray of float64, shape ``(Y.size, X.size)``
+    """
+    from .numerical import DEFAULT_EPS, step_sizes
+
+    X = np.array(X, dtype=np.float64)
+    H = step_sizes(X, DEFAULT_EPS if eps is None else eps).ravel()
+    cols = []
+    for i in range(X.size):
+        xp, xm = X.copy().ravel(), X.copy().ravel()
+        xp[i] += H[i]
+        xm[i] -= H[i]
+        yp = np.asarray(forward(xp.reshape(X.shape)), dtype=np.float64).ravel()
+        ym = np.asarray(forward(xm.reshape(X.shape)), dtype=np.float64).ravel()
+        cols.append((yp - ym) / (xp[i] - xm[i]))
+    return np.stack(cols, axis=1)
+
+
+def tape_jacobian(forward_tape, X: np.ndarray) -> tuple[np.ndarray, str]:
+    """Jacobian ``dY/dX`` from autoprop's tape.
+
+    ``GradientTape.jacobian`` when autoprop has it, otherwise one VJP of a unit
+    vector per output element (``output_gradients``), stacked.
+
+    Parameters
+    ----------
+    forward_tape : callable
+        ``forward_tape(x) -> Y`` on an autoprop Tensor ``x`` (an autoprop layer, or
+        numpy code recorded through ``__array_function__``).
+    X : ndarray of float
+
+    Returns
+    -------
+    J : ndarray of float64, shape ``(Y.size, X.size)``
+    how : str
+        ``"GradientTape.jacobian"`` or ``"stacked VJPs"``.
+    """
+    import autoprop as ap
+
+    x = ap.constant(np.array(X, dtype=np.float64))
+    size_x = int(np.size(X))
+    if hasattr(ap.GradientTape, "jacobian"):
+        with ap.GradientTape() as tape:
+            tape.watch(x)
+            Y = forward_tape(x)
+        J = tape.jacobian(Y, x)
+        J = np.asarray(J.numpy() if hasattr(J, "numpy") else J, dtype=np.float64)
+        return J.reshape(-1, size_x), "GradientTape.jacobian"
+    with ap.GradientTape(persistent=True) as tape:
+        tape.watch(x)
+        Y = forward_tape(x)
+    rows = []
+    size = int(np.prod(Y.shape))
+    for k in range(size):
+        e = np.zeros(size)
+        e[k] = 1.0
+        g = tape.gradient(Y, x, output_gradients=ap.constant(e.reshape(Y.shape)))
+        rows.append(np.zeros(size_x) if g is None else np.asarray(g.numpy()).ravel())
+    return np.stack(rows), "stacked VJPs"
+
+
+def plot_jacobian(forward, forward_tape, X: np.ndarray, *, title: str = "layer") -> Figure:
+    """Tape Jacobian, numerical Jacobian and their difference as heatmaps, for a small layer.
+
+    Parameters
+    ----------
+    forward : callable
+        ``forward(X) -> Y`` on numpy arrays (numerical Jacobian).
+    forward_tape : callable
+        The same function on autoprop Tensors (e.g. the autoprop twin).
+    X : ndarray of float
+        Keep it small: the Jacobian has ``Y.size * X.size`` entries.
+    title : str
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        Rows = output elements (``Y`` flattened), columns = input elements.
+    """
+    Jt, how = tape_jacobian(forward_tape, X)
+    Jn = numerical_jacobian(forward, X)
+    d = Jt - Jn
+    vmax = float(np.abs(np.concatenate([Jt.ravel(), Jn.ravel()])).max()) or 1.0
+    dmax = float(np.abs(d).max())
+    fig = _new_figure(15.0, max(4.0, min(8.0, 2.0 + 0.2 * Jt.shape[0])))
+    axes = fig.subplots(1, 3)
+    _heat(fig, axes[0], Jt, f"tape ({how})", "RdBu_r", vmax, "dY_i / dX_j")
+    _heat(fig, axes[1], Jn, "numerical (central differences)", "RdBu_r", vmax, "dY_i / dX_j")
+    _heat(fig, axes[2], d, f"tape - numerical (max |diff| {dmax:.2g})", "PuOr_r", dmax or 1.0, "difference")
+    for ax in axes:
+        ax.set_xlabel(f"input element j (X {tuple(np.shape(X))} flattened)")
+        ax.set_ylabel("output element i (Y flattened)")
+    fig.suptitle(f"{title}: Jacobian dY/dX, {Jt.shape[0]} x {Jt.shape[1]}")
     return fig
 
 

@@ -478,3 +478,31 @@ def test_no_warnings_in_clean_diagnosis():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         diagnose_layer(Lin(), (3, 4))
+
+
+# ----------------------------------------------------------------- plots
+
+
+def test_plots_heatmaps_v_curve_and_jacobian(tmp_path):
+    import autoprop.layers as apl
+    from matplotlib.figure import Figure
+
+    from gradcheck.plots import plot_gradient_heatmaps, plot_jacobian, plot_step_error, save_figure
+
+    res = check_layer(Transposed(5, 5), (6, 5), twin=None)
+    fig = plot_gradient_heatmaps(res)
+    assert isinstance(fig, Figure) and "dW: FAIL" in fig._suptitle.get_text()
+    assert [ax.get_title() for ax in fig.axes[:5:2]][:2] == ["manual dW", "numerical dW"]
+    v = plot_step_error()
+    labels = [t.get_text() for t in v.axes[0].get_legend().get_texts()]
+    assert any("slope 2" in t for t in labels) and any("exactly 0" in t for t in labels)
+    lin = mp.Linear(3, 2, rng=0)
+    twin = apl.Linear(3, 2)
+    for k in ("W", "b"):
+        twin.variables[k].assign(lin.params[k])
+    X = np.random.default_rng(0).standard_normal((2, 3))
+    jac = plot_jacobian(lambda x: lin.forward(x), lambda x: twin(x), X, title="Linear")
+    assert "4 x 6" in jac._suptitle.get_text()
+    for f, n in ((fig, "h.png"), (v, "v.png"), (jac, "j.png")):
+        assert (tmp_path / n).exists() or save_figure(f, tmp_path / n)
+        assert (tmp_path / n).stat().st_size > 10_000
