@@ -484,15 +484,15 @@ def test_no_warnings_in_clean_diagnosis():
 
 
 def test_plots_heatmaps_v_curve_and_jacobian(tmp_path):
-    import autoprop.layers as apl
     from matplotlib.figure import Figure
 
+    import autoprop.layers as apl
     from gradcheck.plots import plot_gradient_heatmaps, plot_jacobian, plot_step_error, save_figure
 
     res = check_layer(Transposed(5, 5), (6, 5), twin=None)
     fig = plot_gradient_heatmaps(res)
     assert isinstance(fig, Figure) and "dW: FAIL" in fig._suptitle.get_text()
-    assert [ax.get_title() for ax in fig.axes[:5:2]][:2] == ["manual dW", "numerical dW"]
+    assert {"manual dW", "numerical dW"} <= {ax.get_title() for ax in fig.axes}
     v = plot_step_error()
     labels = [t.get_text() for t in v.axes[0].get_legend().get_texts()]
     assert any("slope 2" in t for t in labels) and any("exactly 0" in t for t in labels)
