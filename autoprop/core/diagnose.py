@@ -65,7 +65,7 @@ def explain(tape, target, source):
             "float, e.g. ap.constant(x, dtype='float64') or ap.Variable(x, dtype='float64')."
         )
     if tape._used and not tape._persistent:
-        kept = tape._post_mortem.get(id(source))
+        kept = (tape._post_mortem or {}).get(id(source))
         if kept is not None and kept[0] is source:
             return kept[1]
         return head + (
@@ -95,7 +95,8 @@ def explain(tape, target, source):
             "the gradient is not None (it may be zero, e.g. at a kink or where a mask is 0)."
         )
     causes = []
-    cut = tape._cuts.get(id(target))
+    cuts = tape._cuts or {}
+    cut = cuts.get(id(target))
     if cut is not None:
         causes.append(_cut_text(cut, "the target itself"))
     # walk back from the target through the records: untracked inputs are where paths end
@@ -112,11 +113,11 @@ def explain(tape, target, source):
         for i, a in enumerate(node.args):
             if i in node.parents:
                 stack.append(a)
-            elif isinstance(a, Tensor) and id(a) in tape._cuts:
-                text = _cut_text(tape._cuts[id(a)], f"an input of op {node.prim.name!r}")
+            elif isinstance(a, Tensor) and id(a) in cuts:
+                text = _cut_text(cuts[id(a)], f"an input of op {node.prim.name!r}")
                 if text not in causes:
                     causes.append(text)
-    escaped = [e for e in tape._escapes if id(e[1]) in reach]
+    escaped = [e for e in (tape._escapes or []) if id(e[1]) in reach]
     if escaped and not causes:
         how, t, _value, pos = escaped[0]
         causes.append(

@@ -161,7 +161,7 @@ def _cut_by(opname, why, args, out):
     for tape in _RECORDING:
         if getattr(tape, "_forward", False):
             continue
-        tracked, cuts = tape._tracked, tape._cuts
+        tracked, cuts = tape._tracked, tape._crumbs()
         for a in args:
             if (
                 type(a) is Variable
@@ -192,8 +192,11 @@ def _note_escape(tensor, how, value):
     for tape in _RECORDING:
         if getattr(tape, "_forward", False):
             continue
-        if (id(tensor) in tape._tracked or id(tensor) in tape._cuts) and len(tape._escapes) < _MAX_CRUMBS:
-            tape._escapes.append((how, tensor, value, len(tape._nodes)))
+        if id(tensor) in tape._tracked or (tape._cuts and id(tensor) in tape._cuts):
+            if tape._escapes is None:
+                tape._escapes = []
+            if len(tape._escapes) < _MAX_CRUMBS:
+                tape._escapes.append((how, tensor, value, len(tape._nodes)))
 
 
 def _extra(prim, args, vals, kwargs, out):
@@ -207,7 +210,7 @@ def _extra(prim, args, vals, kwargs, out):
                 _unwatch(ref)
                 continue
             reason = tape._watch_reason
-            tracked, cuts = tape._tracked, tape._cuts
+            tracked, cuts = tape._tracked, tape._crumbs()
             for a in args:
                 if isinstance(a, Tensor) and (id(a) in tracked or id(a) in cuts):
                     if len(cuts) < _MAX_CRUMBS:
@@ -217,21 +220,29 @@ def _extra(prim, args, vals, kwargs, out):
 
 
 def _sync_extra():
-    _EXTRA[:] = [True] if (_FORWARD or _WATCHERS) else []
+    if _FORWARD or _WATCHERS:
+        if not _EXTRA:
+            _EXTRA.append(True)
+    elif _EXTRA:
+        _EXTRA.clear()
 
 
 def _watch_ops(tape, reason):
     tape._watch_reason = reason
     if tape._watch_ref is None:
-        tape._watch_ref = weakref.ref(tape)
-        _WATCHERS.append(tape._watch_ref)
-        _sync_extra()
+        tape._watch_ref = ref = weakref.ref(tape)
+        _WATCHERS.append(ref)
+        if not _EXTRA:
+            _EXTRA.append(True)
 
 
 def _unwatch(ref):
-    if ref is not None and ref in _WATCHERS:
-        _WATCHERS.remove(ref)
-        _sync_extra()
+    for i, r in enumerate(_WATCHERS):
+        if r is ref:
+            del _WATCHERS[i]
+            if not _WATCHERS and not _FORWARD:
+                _EXTRA.clear()
+            return
 
 
 class GradientTape:
@@ -279,18 +290,33 @@ class GradientTape:
         self._paused = False
         self._watch_ref = None
         self._watch_reason = ""
-        self._post_mortem = {}
-        self._clear()
+        self._post_mortem = None
+        self._nodes: list[Node] = []
+        self._tracked: dict[int, Tensor] = {}
+        self._accessed: list[Variable] = []
+        self._watched: list[Tensor] = []
+        # breadcrumbs for explain(), created on first use (None: nothing noticed)
+        self._cuts = None  # id(tensor) -> (op, why, position): values cut off the tape
+        self._keep = None  # the tensors whose ids ``_cuts`` uses (keeps the ids valid)
+        self._escapes = None  # (how, tensor, value, position): values that left the tape
+        self._used = False
 
     def _clear(self):
         self._nodes: list[Node] = []
         self._tracked: dict[int, Tensor] = {}
         self._accessed: list[Variable] = []
         self._watched: list[Tensor] = []
-        self._cuts: dict = {}  # id(tensor) -> (op, why, position): values cut off the tape
-        self._keep: list = []  # the tensors whose ids ``_cuts`` uses (keeps the ids valid)
-        self._escapes: list = []  # (how, tensor, value, position): values that left the tape
+        self._cuts = None
+        self._keep = None
+        self._escapes = None
         self._used = False
+
+    def _crumbs(self):
+        """The breadcrumb containers, created on first use."""
+        if self._cuts is None:
+            self._cuts = {}
+            self._keep = []
+        return self._cuts
 
     # --- context manager -----------------------------------------------------
     def __enter__(self):
@@ -303,16 +329,19 @@ class GradientTape:
 
     def __exit__(self, *exc):
         self._stop()
-        if self._tracked and not self._used:
-            # keep listening (weakly) so explain() can say "computed after the block"
+        if self._watched and not self._used:
+            # keep listening (weakly) to operations on explicitly watched tensors, so
+            # explain() can say "computed after the block". Tapes that only auto-watch
+            # Variables (a training step) skip this: nothing is added to their cost.
             _watch_ops(self, "after the tape's `with` block exited")
         return False
 
     def _start(self):
         self._recording = True
         _RECORDING.append(self)
-        _unwatch(self._watch_ref)
-        self._watch_ref = None
+        if self._watch_ref is not None:
+            _unwatch(self._watch_ref)
+            self._watch_ref = None
 
     def _stop(self):
         if self._recording:
@@ -403,9 +432,10 @@ class GradientTape:
         Inside the ``with`` block the tape keeps recording from an empty state (as
         ``tf.GradientTape.reset``). The saved arrays are released.
         """
-        _unwatch(self._watch_ref)
-        self._watch_ref = None
-        self._post_mortem = {}
+        if self._watch_ref is not None:
+            _unwatch(self._watch_ref)
+            self._watch_ref = None
+        self._post_mortem = None
         self._clear()
 
     # --- the reverse walk ----------------------------------------------------
@@ -452,7 +482,10 @@ class GradientTape:
                 "GradientTape(persistent=True) to compute several gradients from one "
                 "forward pass."
             )
-        unconnected = _unconnected(unconnected_gradients)
+        unconnected = (
+            "none" if unconnected_gradients is UnconnectedGradients.NONE
+            else _unconnected(unconnected_gradients)
+        )
         if self._recording:
             warnings.warn(
                 "GradientTape.gradient was called inside the tape's `with` block: the tape "
@@ -463,8 +496,10 @@ class GradientTape:
         flat_sources, rebuild = _flatten(sources)
         results = self._gradient(target, flat_sources, output_gradients, unconnected, trace)
         if not self._persistent:
-            if any(r is None for r in results):
-                self._remember_why(target, flat_sources, results)
+            for r in results:
+                if r is None:
+                    self._remember_why(target, flat_sources, results)
+                    break
             self._used = True
             self._release()
         return rebuild(results)
@@ -653,15 +688,19 @@ class GradientTape:
     def _release(self):
         self._nodes = []
         self._tracked = {}
-        self._cuts = {}
-        self._keep = []
-        self._escapes = []
-        _unwatch(self._watch_ref)
-        self._watch_ref = None
+        if self._cuts is not None:
+            self._cuts = self._keep = None
+        if self._escapes is not None:
+            self._escapes = None
+        if self._watch_ref is not None:
+            _unwatch(self._watch_ref)
+            self._watch_ref = None
 
     def _remember_why(self, target, sources, results):
         from .diagnose import explain as _explain
 
+        if self._post_mortem is None:
+            self._post_mortem = {}
         for s, r in zip(sources, results):
             if r is None and isinstance(s, Tensor):
                 try:
@@ -720,8 +759,10 @@ class GradientTape:
 
     def __del__(self):
         try:
-            self._stop()
-            _unwatch(self._watch_ref)
+            if self._recording:
+                self._stop()
+            if self._watch_ref is not None:
+                _unwatch(self._watch_ref)
         except Exception:  # interpreter shutdown
             pass
 
