@@ -845,6 +845,16 @@ def _composite(name, formula):
     def deco(fn):
         COMPOSITES[name] = formula
         fn.__name__ = name
+        if not fn.__doc__:
+            fn.__doc__ = (
+                f"``numpy.{name}`` over Tensors, built from recorded primitives.\n\n"
+                f"Parameters\n----------\nAs ``numpy.{name}``; Tensors, arrays or scalars "
+                f"(float64/float32 values are differentiable).\n\n"
+                f"Returns\n-------\nTensor (``split``: a list of Tensors), with numpy's shape "
+                f"and dtype.\n\nRaises\n------\nTypeError\n    For ``out=`` and options "
+                f"without a registered derivative.\n\nNotes\n-----\nDerivative: {formula}. "
+                f"Source: ``lessons/05-gradient-tape.md``.\n"
+            )
         return fn
     return deco
 
