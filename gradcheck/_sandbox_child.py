@@ -151,16 +151,14 @@ def install_guards(cfg):
     """Block imports of the course packages and, by audit hook, file access outside the allowed folders."""
     import importlib.abc
 
-    blocked = tuple(BLOCKED_PACKAGES)
+    blocked = tuple(BLOCKED_PACKAGES) + tuple(cfg.get("blocked", ()))
 
     class _Blocker(importlib.abc.MetaPathFinder):
         def find_spec(self, name, path=None, target=None):  # noqa: ARG002
             if name.split(".")[0] in blocked:
-                raise ImportError(
-                    f"No module named {name!r} in the grading sandbox: the course packages "
-                    f"(gradcheck, manualprop, autoprop) are not available to submissions.",
-                    name=name,
-                )
+                what = ("the course packages (gradcheck, manualprop, autoprop) are not available to submissions"
+                        if name.split(".")[0] in BLOCKED_PACKAGES else "this assignment does not allow it")
+                raise ImportError(f"No module named {name!r} in the grading sandbox: {what}.", name=name)
             return None
 
     sys.meta_path.insert(0, _Blocker())

@@ -264,7 +264,7 @@ def build_parser() -> argparse.ArgumentParser:
                     "(central-difference) gradients.",
         epilog=EPILOG, formatter_class=fmt,
     )
-    sub = p.add_subparsers(dest="command", metavar="{zoo,check,train}", required=True)
+    sub = p.add_subparsers(dest="command", metavar="{zoo,check,train,grade}", required=True)
 
     z = sub.add_parser("zoo", help="check every built-in layer and loss (manual vs tape vs numerical)",
                        epilog=EPILOG, formatter_class=fmt)
@@ -315,6 +315,10 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument("--no-plots", dest="plots", action="store_const", const=None, help="write no plot")
     t.add_argument("--no-progress", action="store_true", help="no progress bar; print each epoch instead")
     t.set_defaults(func=_cmd_train)
+
+    from .grading.cli import add_grade_parser  # grade: gradcheck/grading/cli.py
+
+    add_grade_parser(sub, EPILOG)
     return p
 
 

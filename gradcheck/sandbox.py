@@ -304,6 +304,9 @@ class Sandbox:
         ``RLIMIT_NPROC`` of the child (enforced for non-root users only).
     python : str, optional
         Interpreter for the child; default ``sys.executable``.
+    blocked_modules : sequence of str, optional
+        Further top-level modules the child may not import (e.g. ``("autograd", "torch")``
+        for an assignment that forbids them); the course packages are always blocked.
 
     Attributes
     ----------
@@ -328,7 +331,7 @@ class Sandbox:
 
     def __init__(self, files: Mapping[str, str] | Sequence[str] = (), *, timeout: float = DEFAULT_TIMEOUT,
                  memory_mb: int = 2048, session_timeout: float | None = None, output_limit: int = 65536,
-                 max_procs: int = 1, python: str | None = None):
+                 max_procs: int = 1, python: str | None = None, blocked_modules: Sequence[str] = ()):
         if not (timeout > 0):
             raise UsageError(f"timeout must be a positive number of seconds; got {timeout!r}.")
         self.timeout = float(timeout)
@@ -337,6 +340,7 @@ class Sandbox:
         self.output_limit = int(output_limit)
         self.max_procs = int(max_procs)
         self.notes: list[str] = []
+        self.blocked_modules = tuple(str(m) for m in blocked_modules)
         self._out = bytearray()
         self._out_total = 0
         self._dead: str | None = None
@@ -374,7 +378,7 @@ class Sandbox:
         c2p_r, c2p_w = os.pipe()
         out_r, out_w = os.pipe()
         cfg = {"fd_in": p2c_r, "fd_out": c2p_w, "workdir": self.workdir, "sys_path": sys_path,
-               "read_roots": read_roots, "deny_roots": _course_package_dirs()}
+               "read_roots": read_roots, "deny_roots": _course_package_dirs(), "blocked": list(self.blocked_modules)}
         env = {"PATH": "/usr/bin:/bin", "HOME": self.workdir, "TMPDIR": self.workdir, "LANG": "C.UTF-8",
                "LC_ALL": "C.UTF-8", "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1",
                "MKL_NUM_THREADS": "1", "NUMEXPR_NUM_THREADS": "1", "MPLBACKEND": "Agg"}
@@ -704,7 +708,8 @@ class Sandbox:
 
     def _student_error(self, call: str, err: dict | None, expected: str = "") -> SandboxError:
         e = err or {}
-        at = f" (at {e['where']}: {e['line']!r})" if e.get("where") and e.get("line") else (
+        quote = e.get("line") and (e.get("message") or "") not in e["line"]
+        at = f" (at {e['where']}: {e['line']!r})" if e.get("where") and quote else (
             f" (at {e['where']})" if e.get("where") else "")
         msg = e.get("message") or "(no message)"
         hint = ""

@@ -1,0 +1,432 @@
+"""pytest plugin for grading tests (registered as the ``pytest11`` entry point ``gradcheck-grading``).
+
+An assignment's grading tests are ordinary pytest tests that use these markers
+and fixtures::
+
+    import pytest
+    from manualprop import Linear as RefLinear
+
+    pytestmark = pytest.mark.forbid_imports("autoprop", "autograd", "torch", "jax", "tensorflow")
+
+    @pytest.mark.points(6)
+    @pytest.mark.visibility("visible")
+    @pytest.mark.timeout(3)
+    def test_linear_gradients(student, grade, rng):
+        "Linear: gradients dX, dW, db"
+        layer = student.layer("layers.py", "Linear", in_features=5, out_features=3)
+        X = rng.standard_normal((8, 5))
+        grade.layer_gradients(layer, X, RefLinear(5, 3), parts={"dX": 2, "dW": 2, "db": 2})
+
+Markers
+-------
+points(n)
+    The test's points (default 1).
+visibility(v)
+    ``"visible"`` (default), ``"hidden"``, ``"after_due_date"`` or ``"after_published"``
+    (Gradescope's values).
+timeout(seconds)
+    Wall-clock limit of each call into the student's code in this test (the
+    sandbox's per-request timeout). ``--grading-timeout`` is both the default for
+    tests without the marker and a cap for those with it.
+forbid_imports(*modules)
+    The submission's files may not import these modules (checked with :mod:`ast`
+    before the test; the sandbox also refuses them at run time). A submission that
+    does gets a clear message and no credit for the test.
+
+Fixtures
+--------
+student
+    Loads classes from the submission into a :class:`~gradcheck.sandbox.Sandbox`
+    (one per session, restarted after a timeout or crash):
+    ``student.layer(file, cls, **init)``, ``student.loss(file, cls, **init)``.
+grade
+    Applies :mod:`gradcheck.grading.checks` and records partial credit:
+    ``grade.layer_gradients``, ``grade.layer_forward``, ``grade.loss_value``,
+    ``grade.loss_gradient``, ``grade.backward_repeatable``, ``grade.dtypes``,
+    ``grade.check(verdict)``, ``grade.note(text)``.
+rng
+    ``numpy.random.Generator`` seeded from ``--grading-seed`` and the test's id.
+grading_seed
+    The session's seed (recorded in the results).
+
+Options
+-------
+``--grading-submission DIR``, ``--grading-results PATH`` (Gradescope-schema JSON
+written at the end of the session), ``--grading-seed N``, ``--grading-timeout S``,
+``--grading-memory-mb M``.
+
+A failing check's message is the checker's diagnosis (Markdown), never an
+assertion dump: the report's ``longrepr`` is replaced by the message of a
+:class:`~gradcheck.grading.checks.GradingFailure` or a
+:class:`~gradcheck.errors.GradcheckError`. The plugin does nothing in a pytest
+run that uses none of it (it is auto-loaded wherever gradcheck is installed).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+import zlib
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from ..errors import GradcheckError
+from . import checks as C
+from .static import forbidden_imports, format_violations
+
+VISIBILITIES = ("visible", "hidden", "after_due_date", "after_published")
+
+_MARKERS = (
+    "points(n): points of this grading test (gradcheck.grading; default 1)",
+    "visibility(v): Gradescope visibility: visible, hidden, after_due_date or after_published",
+    "timeout(seconds): wall-clock limit of each call into the student's code (gradcheck.grading); "
+    "also pytest-timeout's per-test limit when that plugin is active",
+    "forbid_imports(*modules): the submission may not import these modules (gradcheck.grading)",
+)
+
+_RESULTS = pytest.StashKey[dict]()
+_PARTIAL = pytest.StashKey[dict]()
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    """Grading options (inert unless given)."""
+    g = parser.getgroup("gradcheck-grading", "grading with gradcheck")
+    g.addoption("--grading-submission", metavar="DIR", default=None,
+                help="folder of the submission to grade (its files are loaded only into a sandbox)")
+    g.addoption("--grading-results", metavar="PATH", default=None,
+                help="write a Gradescope-schema results JSON here at the end of the session")
+    g.addoption("--grading-seed", metavar="N", type=int, default=0,
+                help="seed of the rng fixture and of hidden property tests (recorded in the results)")
+    g.addoption("--grading-timeout", metavar="SECONDS", type=float, default=3.0,
+                help="wall-clock limit of each call into the student's code: the default, and a cap "
+                     "for tests marked timeout(seconds)")
+    g.addoption("--grading-memory-mb", metavar="MIB", type=int, default=1024,
+                help="memory limit of the sandbox process")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Register the markers and the results collector."""
+    for line in _MARKERS:
+        config.addinivalue_line("markers", line)
+    config.stash[_RESULTS] = {}
+    config.stash[_PARTIAL] = {"blocked": set(), "started": time.time(), "notes": []}
+
+
+def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list) -> None:
+    """Validate markers and gather every forbidden module (the sandbox blocks them all)."""
+    for item in items:
+        m = item.get_closest_marker("visibility")
+        if m is not None and (not m.args or m.args[0] not in VISIBILITIES):
+            raise pytest.UsageError(f"{item.nodeid}: visibility must be one of {VISIBILITIES}; got {m.args}.")
+        p = item.get_closest_marker("points")
+        if p is not None and (not p.args or not isinstance(p.args[0], (int, float)) or p.args[0] < 0):
+            raise pytest.UsageError(f"{item.nodeid}: points(n) needs a number >= 0; got {p.args}.")
+        for fm in item.iter_markers("forbid_imports"):
+            config.stash[_PARTIAL]["blocked"].update(fm.args)
+
+
+def _points(item: pytest.Item) -> float:
+    m = item.get_closest_marker("points")
+    return float(m.args[0]) if m is not None else 1.0
+
+
+def _visibility(item: pytest.Item) -> str:
+    m = item.get_closest_marker("visibility")
+    return m.args[0] if m is not None else "visible"
+
+
+def _display_name(item: pytest.Item) -> str:
+    fn = getattr(item, "function", None)
+    doc = (getattr(fn, "__doc__", None) or "").strip()
+    return doc.splitlines()[0].strip() if doc else item.name
+
+
+# --------------------------------------------------------------------------- fixtures
+
+
+class _SandboxHolder:
+    """One sandbox per session for the submission; a fresh one after a timeout or crash."""
+
+    def __init__(self, config: pytest.Config, submission: Path):
+        self.config = config
+        self.submission = submission
+        self.sandbox = None
+        self.notes: list[str] = []
+
+    def files(self) -> dict[str, str]:
+        out = {}
+        for path in sorted(self.submission.rglob("*")):
+            rel = path.relative_to(self.submission).as_posix()
+            if path.is_file() and path.suffix == ".py" and not any(p.startswith(".") for p in rel.split("/")) \
+                    and "__pycache__" not in rel and path.stat().st_size <= 1 << 20 and len(out) < 200:
+                out[rel] = str(path)
+        return out
+
+    def get(self, timeout: float):
+        from ..sandbox import Sandbox
+
+        sb = self.sandbox
+        if sb is None or sb._dead:
+            if sb is not None:
+                sb.close()
+            sb = Sandbox(files=self.files(), timeout=timeout,
+                         memory_mb=self.config.getoption("--grading-memory-mb"),
+                         session_timeout=max(120.0, 20 * timeout),
+                         blocked_modules=sorted(self.config.stash[_PARTIAL]["blocked"]))
+            for n in sb.notes:
+                if n not in self.notes:
+                    self.notes.append(n)
+            self.sandbox = sb
+        sb.timeout = float(timeout)
+        return sb
+
+    def close(self) -> None:
+        if self.sandbox is not None:
+            self.sandbox.close()
+            self.sandbox = None
+
+
+@pytest.fixture(scope="session")
+def grading_seed(pytestconfig: pytest.Config) -> int:
+    """The seed of this grading session (``--grading-seed``)."""
+    return int(pytestconfig.getoption("--grading-seed"))
+
+
+@pytest.fixture
+def rng(request: pytest.FixtureRequest, grading_seed: int) -> np.random.Generator:
+    """A generator seeded from the session seed and the test's id (stable per test)."""
+    return np.random.default_rng([grading_seed, zlib.crc32(request.node.nodeid.encode())])
+
+
+@pytest.fixture(scope="session")
+def submission_dir(pytestconfig: pytest.Config) -> Path:
+    """The submission folder (``--grading-submission``); tests are skipped without it."""
+    value = pytestconfig.getoption("--grading-submission")
+    if not value:
+        pytest.skip("grading tests need --grading-submission DIR (run them with `gradcheck grade`)")
+    path = Path(value).resolve()
+    if not path.is_dir():
+        raise pytest.UsageError(f"--grading-submission {value!r} is not a folder.")
+    return path
+
+
+@pytest.fixture(scope="session")
+def _gradcheck_sandboxes(pytestconfig: pytest.Config, submission_dir: Path):
+    holder = _SandboxHolder(pytestconfig, submission_dir)
+    pytestconfig.stash[_PARTIAL]["holder"] = holder
+    yield holder
+    holder.close()
+
+
+class Student:
+    """Loads the submission's classes for one test (the ``student`` fixture).
+
+    Parameters
+    ----------
+    holder : _SandboxHolder
+    item : pytest.Item
+    """
+
+    def __init__(self, holder: _SandboxHolder, item: pytest.Item):
+        self._holder = holder
+        self._item = item
+        m = item.get_closest_marker("timeout")
+        cap = float(item.config.getoption("--grading-timeout"))
+        self.timeout = min(float(m.args[0]), cap) if m is not None and m.args else cap
+        self._checked = False
+
+    def _guard(self) -> None:
+        if self._checked:
+            return
+        self._checked = True
+        banned: list[str] = []
+        for m in self._item.iter_markers("forbid_imports"):
+            banned += list(m.args)
+        if banned:
+            files = list(self._holder.files().values())
+            bad = forbidden_imports(files, banned, root=str(self._holder.submission))
+            if bad:
+                raise C.GradingFailure(format_violations(bad, banned))
+
+    @property
+    def sandbox(self):
+        """The session's :class:`~gradcheck.sandbox.Sandbox` (started on first use)."""
+        self._guard()
+        return self._holder.get(self.timeout)
+
+    def layer(self, file: str, class_name: str, **init: Any):
+        """``class_name(**init)`` from ``file`` of the submission, as a :class:`~gradcheck.sandbox.RemoteLayer`."""
+        return self.sandbox.load_layer(file, class_name, init, seed=int(self._item.config.getoption("--grading-seed")))
+
+    def loss(self, file: str, class_name: str, **init: Any):
+        """A loss from the submission, as a :class:`~gradcheck.sandbox.RemoteLoss`."""
+        return self.sandbox.load_loss(file, class_name, init)
+
+    @property
+    def output(self) -> str:
+        """The tail of what the student's code printed so far in this session."""
+        sb = self._holder.sandbox
+        return sb.output if sb is not None else ""
+
+
+@pytest.fixture
+def student(request: pytest.FixtureRequest, _gradcheck_sandboxes: _SandboxHolder) -> Student:
+    """Load the submission's classes in the sandbox (see :class:`Student`)."""
+    return Student(_gradcheck_sandboxes, request.node)
+
+
+class Grade:
+    """Partial credit and diagnoses for one test (the ``grade`` fixture).
+
+    Every method runs a check from :mod:`gradcheck.grading.checks`, records the
+    earned fraction of the test's points and raises
+    :class:`~gradcheck.grading.checks.GradingFailure` (Markdown message) when a
+    part failed. The earned fraction of a test is the points-weighted share of
+    passed parts over all parts checked in it so far.
+    """
+
+    def __init__(self, item: pytest.Item):
+        self._item = item
+        self.verdict = C.Verdict()
+        self.notes: list[str] = []
+
+    def check(self, verdict: C.Verdict) -> C.Verdict:
+        """Record ``verdict``'s parts; raise when one failed (the test then ends with its diagnosis)."""
+        self.verdict.parts += verdict.parts
+        self.verdict.notes += verdict.notes
+        self._item.stash[_FRACTION] = self.verdict.fraction
+        if not verdict.passed:
+            raise C.GradingFailure(self.verdict.markdown(), self.verdict.fraction)
+        return verdict
+
+    def note(self, text: str) -> None:
+        """Add a Markdown remark shown with the test's result."""
+        self.notes.append(text)
+
+    def layer_forward(self, *args: Any, **kwargs: Any) -> C.Verdict:
+        """:func:`gradcheck.grading.checks.layer_forward`, recorded."""
+        return self.check(C.layer_forward(*args, **kwargs))
+
+    def layer_gradients(self, *args: Any, **kwargs: Any) -> C.Verdict:
+        """:func:`gradcheck.grading.checks.layer_gradients`, recorded (partial credit per tensor)."""
+        return self.check(C.layer_gradients(*args, **kwargs))
+
+    def loss_value(self, *args: Any, **kwargs: Any) -> C.Verdict:
+        """:func:`gradcheck.grading.checks.loss_value`, recorded."""
+        return self.check(C.loss_value(*args, **kwargs))
+
+    def loss_gradient(self, *args: Any, **kwargs: Any) -> C.Verdict:
+        """:func:`gradcheck.grading.checks.loss_gradient`, recorded."""
+        return self.check(C.loss_gradient(*args, **kwargs))
+
+    def backward_repeatable(self, *args: Any, **kwargs: Any) -> C.Verdict:
+        """:func:`gradcheck.grading.checks.backward_repeatable`, recorded."""
+        return self.check(C.backward_repeatable(*args, **kwargs))
+
+    def dtypes(self, *args: Any, **kwargs: Any) -> C.Verdict:
+        """:func:`gradcheck.grading.checks.dtypes`, recorded."""
+        return self.check(C.dtypes(*args, **kwargs))
+
+
+_FRACTION = pytest.StashKey[float]()
+_GRADE = pytest.StashKey[Grade]()
+
+
+@pytest.fixture
+def grade(request: pytest.FixtureRequest) -> Grade:
+    """Record partial credit and diagnoses for this test (see :class:`Grade`)."""
+    g = Grade(request.node)
+    request.node.stash[_GRADE] = g
+    return g
+
+
+# --------------------------------------------------------------------------- reports
+
+
+def _message(exc: BaseException) -> str:
+    if isinstance(exc, (C.GradingFailure, GradcheckError)):
+        return str(exc)
+    text = str(exc).strip()
+    return f"The check stopped with {type(exc).__name__}" + (f": {text}" if text else ".")
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
+    """Replace tracebacks of graded failures by their message; record score, points and visibility."""
+    outcome = yield
+    rep = outcome.get_result()
+    results = item.config.stash.get(_RESULTS, None)
+    if results is None:
+        return
+    graded = "student" in getattr(item, "fixturenames", ()) or "grade" in getattr(item, "fixturenames", ())
+    exc = call.excinfo.value if call.excinfo is not None else None
+    if rep.failed and exc is not None and isinstance(exc, (C.GradingFailure, GradcheckError)):
+        rep.longrepr = str(exc)
+    if not graded:
+        return
+    entry = results.setdefault(item.nodeid, {
+        "name": _display_name(item), "max_score": _points(item), "visibility": _visibility(item),
+        "status": "passed", "output": "", "fraction": 1.0, "skipped": False,
+    })
+    if rep.skipped and rep.when in ("setup", "call"):
+        entry.update(status="failed", fraction=0.0, skipped=True,
+                     output=f"Not graded: {rep.longrepr[-1] if isinstance(rep.longrepr, tuple) else rep.longrepr}")
+    elif rep.failed and entry["status"] == "passed":
+        frac = exc.fraction if isinstance(exc, C.GradingFailure) else 0.0
+        entry.update(status="failed", fraction=frac, output=_message(exc) if exc is not None else str(rep.longrepr))
+    if rep.when == "call" and rep.passed:
+        g = item.stash.get(_GRADE, None)
+        if g is not None and g.verdict.parts:
+            entry["output"] = "All checked: " + ", ".join(f"`{p.name}`" for p in g.verdict.parts) + " ok."
+        if g is not None and g.notes:
+            entry["output"] = (entry["output"] + "\n\n" + "\n\n".join(g.notes)).strip()
+    if rep.when == "teardown":
+        score = round(entry["max_score"] * entry["fraction"], 4)
+        entry["score"] = score
+        props = [("points", entry["max_score"]), ("score", score), ("visibility", entry["visibility"])]
+        item.user_properties += props
+        rep.user_properties = [*rep.user_properties, *props]  # junitxml reads the teardown report's
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """Write the Gradescope-schema results JSON (``--grading-results``)."""
+    config = session.config
+    path = config.getoption("--grading-results")
+    results = config.stash.get(_RESULTS, None)
+    if not path or results is None:
+        return
+    partial = config.stash[_PARTIAL]
+    holder = partial.get("holder")
+    tests = []
+    for entry in results.values():
+        score = entry.get("score", round(entry["max_score"] * entry["fraction"], 4))
+        tests.append({
+            "name": entry["name"], "score": score, "max_score": entry["max_score"],
+            "status": entry["status"], "output": entry["output"], "output_format": "md",
+            "visibility": entry["visibility"],
+        })
+    total = round(sum(t["score"] for t in tests), 4)
+    max_total = round(sum(t["max_score"] for t in tests), 4)
+    notes = list(holder.notes) if holder is not None else []
+    seed = int(config.getoption("--grading-seed"))
+    summary = [f"Score: {total:g} / {max_total:g}."]
+    summary += [f"Note: {n}" for n in notes]
+    out = {
+        "score": total,
+        "execution_time": round(time.time() - partial["started"], 3),
+        "output": "\n\n".join(summary), "output_format": "md", "test_output_format": "md",
+        "stdout_visibility": "hidden", "visibility": "visible",
+        "tests": tests,
+        "extra_data": {"grader": "gradcheck", "complete": True, "seed": seed, "max_score": max_total,
+                       "notes": notes,
+                       "pytest_exit_status": int(exitstatus)},
+    }
+    tmp = f"{path}.tmp"
+    os.makedirs(os.path.dirname(os.path.abspath(path)) or ".", exist_ok=True)
+    with open(tmp, "w", encoding="utf-8") as fh:
+        json.dump(out, fh, indent=2)
+    os.replace(tmp, path)

@@ -1,0 +1,246 @@
+"""gradcheck.grading: the example assignment's solution, stub and seeded mutants; outputs; CLI; units.
+
+The mutant batch is graded once per session (module fixture) with 2 workers;
+each test below reads its results.
+"""
+
+import csv
+import json
+import os
+import subprocess
+import sys
+import threading
+import time
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from gradcheck.grading import diagnose, forbidden_imports
+from gradcheck.grading.runner import grade_batch, grade_submission, is_single_submission
+
+ROOT = Path(__file__).resolve().parents[1]
+ASSIGN = ROOT / "assignments" / "linear_relu_ce"
+TESTS = ASSIGN / "tests"
+MUTANTS = json.loads((ASSIGN / "mutants" / "MUTANTS.json").read_text())
+TOTAL = 28.0
+
+
+def copy_submission(src: Path, dest: Path) -> Path:
+    dest.mkdir(parents=True, exist_ok=True)
+    (dest / "layers.py").write_text((src / "layers.py").read_text())
+    return dest
+
+
+@pytest.fixture(scope="module")
+def batch(tmp_path_factory):
+    """Grade solution, stub and every mutant in one batch (2 workers, seed 11)."""
+    subs = tmp_path_factory.mktemp("subs")
+    copy_submission(ASSIGN / "solution", subs / "solution")
+    copy_submission(ASSIGN / "stub", subs / "stub")
+    for name in MUTANTS:
+        copy_submission(ASSIGN / "mutants" / name, subs / name)
+    out = tmp_path_factory.mktemp("graded")
+    res = grade_batch(subs, TESTS, out, workers=2, seed=11, timeout=3.0, progress=False)
+    return subs, out, res
+
+
+def results(out: Path, name: str) -> dict:
+    return json.loads((out / name / "results.json").read_text())
+
+
+def failing(data: dict) -> dict:
+    return {t["name"]: t for t in data["tests"] if t["status"] != "passed"}
+
+
+def test_solution_gets_full_marks(batch):
+    _, out, _ = batch
+    data = results(out, "solution")
+    assert data["score"] == TOTAL and not failing(data)
+    assert data["extra_data"]["seed"] == 11 and data["extra_data"]["complete"] is True
+
+
+def test_stub_gets_zero_without_a_crash(batch):
+    _, out, res = batch
+    data = results(out, "stub")
+    assert data["score"] == 0 and all(t["score"] == 0 for t in data["tests"])
+    assert [s.status for s in res.submissions if s.name == "stub"] == ["graded"]
+    first = data["tests"][0]["output"]
+    assert "raised NotImplementedError: Linear.forward is not written yet" in first
+    assert "Traceback" not in json.dumps(data)
+
+
+@pytest.mark.parametrize("mutant", sorted(MUTANTS))
+def test_each_mutant_fails_exactly_the_intended_tests(batch, mutant):
+    _, out, _ = batch
+    spec = MUTANTS[mutant]
+    bad = failing(results(out, mutant))
+    assert sorted(bad) == sorted(spec["fails"]), {k: v["output"] for k, v in bad.items()}
+    for name in spec["fails"]:
+        assert spec["diagnosis"] in bad[name]["output"], bad[name]["output"]
+        assert "Traceback" not in bad[name]["output"] and "assert " not in bad[name]["output"]
+
+
+def test_partial_credit_per_tensor(batch):
+    _, out, _ = batch
+    t = failing(results(out, "db_mean"))["Linear: gradients dX, dW, db (2 points each)"]
+    assert (t["score"], t["max_score"]) == (4.0, 6.0)
+    assert "`dX`: ok" in t["output"] and "`dW`: ok" in t["output"] and "`db`: **wrong**" in t["output"]
+
+
+def test_results_json_follows_the_gradescope_schema(batch):
+    _, out, _ = batch
+    data = results(out, "db_mean")
+    assert set(data) >= {"score", "tests", "output", "stdout_visibility", "execution_time"}
+    assert data["stdout_visibility"] == "hidden"
+    for t in data["tests"]:
+        assert set(t) == {"name", "score", "max_score", "status", "output", "output_format", "visibility"}
+        assert t["status"] in ("passed", "failed") and t["output_format"] == "md"
+        assert t["visibility"] in ("visible", "hidden", "after_due_date", "after_published")
+    vis = {t["name"]: t["visibility"] for t in data["tests"]}
+    assert vis["Hidden: Linear gradients for random sizes and batch sizes"] == "after_due_date"
+    assert vis["Linear: forward output"] == "visible"
+
+
+def test_hidden_tests_record_their_seed(batch):
+    _, out, _ = batch
+    data = results(out, "solution")
+    hidden = [t for t in data["tests"] if t["name"].startswith("Hidden")]
+    assert hidden and all("(seed 11)" in t["output"] for t in hidden)
+
+
+def test_junit_xml_has_points_as_properties(batch):
+    _, out, _ = batch
+    root = ET.parse(out / "db_mean" / "junit.xml").getroot()
+    cases = root.findall(".//testcase")
+    assert len(cases) == 11
+    props = {p.get("name"): p.get("value") for p in cases[1].findall(".//property")}
+    assert props["points"] == "6.0" and props["score"] == "4.0"
+    assert len(root.findall(".//failure")) == 2
+
+
+def test_gradebook_and_histogram(batch):
+    _, out, res = batch
+    rows = list(csv.DictReader(open(out / "gradebook.csv")))
+    assert len(rows) == len(MUTANTS) + 2
+    by = {r["submission"]: r for r in rows}
+    assert by["solution"]["score"] == "28" and by["stub"]["score"] == "0" and by["solution"]["seed"] == "11"
+    assert float(by["db_mean"]["Linear: gradients dX, dW, db (2 points each)"]) == 4.0
+    assert (out / "scores.png").stat().st_size > 15_000
+    assert "graded 10 submission(s)" in res.summary() and "per minute" in res.summary()
+
+
+def test_batch_is_resumable_and_force_regrades(batch, tmp_path):
+    subs, out, _ = batch
+    again = grade_batch(subs, TESTS, out, workers=2, progress=False)
+    assert {s.status for s in again.submissions} == {"skipped"} and again.seed == 11
+    assert {s.name: s.score for s in again.submissions}["solution"] == TOTAL
+    # an incomplete (placeholder) results.json is regraded
+    (out / "stub" / "results.json").write_text(json.dumps({"score": 0, "tests": [], "extra_data": {"complete": False}}))
+    third = grade_batch(subs, TESTS, out, workers=2, progress=False, plot=False)
+    assert {s.name: s.status for s in third.submissions}["stub"] == "graded"
+
+
+def test_zero_score_results_exist_before_student_code_runs(tmp_path):
+    sub = copy_submission(ASSIGN / "solution", tmp_path / "slow")
+    (sub / "layers.py").write_text("import time\ntime.sleep(2.5)\n" + (sub / "layers.py").read_text())
+    out = tmp_path / "out"
+    seen = {}
+
+    def watch():
+        for _ in range(400):
+            p = out / "results.json"
+            if p.exists():
+                seen.update(json.loads(p.read_text()))
+                return
+            time.sleep(0.01)
+
+    th = threading.Thread(target=watch)
+    th.start()
+    r = grade_submission(sub, TESTS / "test_linear_relu_ce.py", out, timeout=3.0, submission_timeout=60)
+    th.join()
+    assert seen["score"] == 0 and seen["extra_data"]["complete"] is False
+    assert r.status == "graded"
+
+
+def test_forbidden_import_gets_no_credit_with_a_clear_message(tmp_path):
+    sub = copy_submission(ASSIGN / "solution", tmp_path / "uses_autograd")
+    (sub / "layers.py").write_text("import autograd.numpy as anp  # noqa\n" + (sub / "layers.py").read_text())
+    r = grade_submission(sub, TESTS, tmp_path / "out", timeout=3.0)
+    data = json.loads(Path(r.results_path).read_text())
+    assert data["score"] == 0
+    msg = data["tests"][0]["output"]
+    assert "may not be imported" in msg and "`import autograd.numpy as anp" in msg and "line 1" in msg
+
+
+def test_submission_conftest_and_ini_are_never_read(tmp_path):
+    sub = copy_submission(ASSIGN / "mutants" / "db_mean", tmp_path / "sneaky")
+    (sub / "conftest.py").write_text(
+        "import pytest\n"
+        "@pytest.hookimpl(hookwrapper=True)\n"
+        "def pytest_runtest_makereport(item, call):\n"
+        "    out = yield\n"
+        "    out.get_result().outcome = 'passed'\n")
+    (sub / "pytest.ini").write_text("[pytest]\naddopts = -p no:gradcheck.grading.plugin\n")
+    (sub / "sitecustomize.py").write_text("import numpy\nnumpy.allclose = lambda *a, **k: True\n")
+    r = grade_submission(sub, TESTS, tmp_path / "out", timeout=3.0)
+    assert r.status == "graded" and r.score == pytest.approx(TOTAL - 2 - 4 / 3, abs=1e-3)
+
+
+# --------------------------------------------------------------------------- CLI
+
+
+def _cli(*args):
+    return subprocess.run([sys.executable, "-m", "gradcheck", "grade", *map(str, args)], cwd=ROOT,
+                          capture_output=True, text=True, timeout=300, env={**os.environ, "MPLBACKEND": "Agg"})
+
+
+def test_cli_grade_one_submission(tmp_path):
+    p = _cli(ASSIGN / "mutants" / "float32", "--tests", TESTS, "--out", tmp_path / "one")
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert "float32: 26 / 28" in p.stdout
+    assert (tmp_path / "one" / "results.json").exists() and (tmp_path / "one" / "junit.xml").exists()
+
+
+def test_cli_grade_usage_errors(tmp_path):
+    p = _cli(tmp_path / "missing", "--tests", TESTS, "--out", tmp_path / "o")
+    assert p.returncode == 2 and "not a folder" in " ".join(p.stderr.split())
+    sub = copy_submission(ASSIGN / "solution", tmp_path / "s")
+    p = _cli(sub, "--tests", TESTS, "--out", sub / "out")
+    assert p.returncode == 2 and "must not be inside SUBMISSION" in " ".join(p.stderr.split())
+
+
+def test_single_or_batch_detection(tmp_path):
+    assert is_single_submission(ASSIGN / "solution")
+    assert not is_single_submission(ASSIGN / "mutants")
+
+
+# --------------------------------------------------------------------------- units
+
+
+def test_diagnose_signatures():
+    rng = np.random.default_rng(0)
+    E = rng.standard_normal((3, 5))
+    assert "transposed" in diagnose("dW", E.T, E)
+    assert "opposite sign" in diagnose("dX", -E, E)
+    assert "mean over the batch" in diagnose("db", E / 8, E, batch_size=8)
+    assert "8 times too large" in diagnose("db", E * 8, E, batch_size=8)
+    assert "2 times the correct" in diagnose("dW", 2 * E, E)
+    assert "not summed over the batch" in diagnose("db", np.stack([E[0] / 2, E[0] / 2]), E[0])
+    assert "all zeros" in diagnose("dX", 0 * E, E)
+    assert diagnose("dX", E, E) == ""
+    assert "ignored" in diagnose("dX", E + 1, E, alternatives={"ignored": E + 1})
+    S = rng.standard_normal((4, 4))
+    assert "transposed" in diagnose("dW", S.T, S)
+    assert "differs from the correct gradient in" in diagnose("dX", E + np.eye(3, 5), E)
+
+
+def test_forbidden_imports_finds_every_form(tmp_path):
+    f = tmp_path / "a.py"
+    f.write_text("import numpy as np\nimport torch.nn as nn\nfrom jax import grad\n"
+                 "m = __import__('tensorflow')\nimport importlib\nimportlib.import_module('autoprop.core')\n"
+                 "from . import autograd\n")
+    got = [(v.line, v.module) for v in forbidden_imports([str(f)])]
+    assert got == [(2, "torch.nn"), (3, "jax"), (4, "tensorflow"), (6, "autoprop.core")]
+    assert forbidden_imports([str(f)], ["scipy"]) == []
