@@ -16,7 +16,6 @@ import argparse
 import contextlib
 import importlib.util
 import inspect
-import json
 import os
 import re
 import sys
@@ -198,7 +197,7 @@ def _cmd_zoo(args) -> int:
 
 
 def _cmd_check(args) -> int:
-    from .check import check_layer
+    from .check_command import run_check
 
     shape = V.parse_input_shapes(args.input_shape)
     init = V.parse_init_json(args.init)
@@ -213,26 +212,8 @@ def _cmd_check(args) -> int:
         for note in sb.notes:
             warnings.warn(note, UserWarning, stacklevel=1)
         layer = sb.load_layer(os.path.basename(path), name, init_kwargs=init, seed=args.seed)
-        cls = type(layer)
-        result = check_layer(layer, shape, twin="auto" if args.twin else None,
-                             init=init if args.twin else None,
-                             seed=args.seed, rtol=args.rtol, atol=args.atol, name=cls.__name__)
-    shown = V.fmt_shape(shape) if isinstance(shape[0], int) else "; ".join(V.fmt_shape(x) for x in shape)
-    print(f"{path}::{cls.__name__}, input shape {shown}"
-          + (f", init {json.dumps(init)}" if init else ""))
-    print()
-    print(result.table())
-    if args.plots:
-        from .plots import plot_result, save_figure
-
-        out = save_figure(plot_result(result), os.path.join(args.plots, f"{cls.__name__}.png"))
-        print(f"\nplot: {os.path.abspath(out)}")
-    if result.passed:
-        print(f"\nPASS: {cls.__name__}: every gradient ({', '.join(r.tensor for r in result.records)}) "
-              f"matches within rtol={result.rtol:g}, atol={result.atol:g}.")
-        return EXIT_PASS
-    print(f"\nFAIL: {cls.__name__}: gradient mismatch in {', '.join(result.failing_tensors)}.")
-    return EXIT_MISMATCH
+        # diagnosis, table, sentence, --json, --plots: gradcheck/check_command.py
+        return run_check(args, layer, f"{path}::{name}", init, shape)
 
 
 def _cmd_train(args) -> int:
@@ -295,7 +276,20 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--seed", type=int, default=0, help="seed for X, G and rng (default 0)")
     c.add_argument("--rtol", type=float, default=1e-6, help="relative tolerance (default 1e-6)")
     c.add_argument("--atol", type=float, default=1e-9, help="absolute tolerance (default 1e-9)")
-    c.add_argument("--plots", metavar="DIR", help="write DIR/ClassName.png")
+    c.add_argument("--plots", metavar="DIR",
+                   help="write DIR/ClassName.png and, per failing gradient, DIR/ClassName-dW-heatmap.png")
+    c.add_argument("--mode", choices=("full", "fast", "sample"), default="fast",
+                   help="fast: random directional derivatives, then every element of a failing tensor; "
+                        "full: every element; sample: 8 random elements per tensor (default fast)")
+    c.add_argument("--method", choices=("central", "forward", "richardson", "complex"), default="central",
+                   help="finite differences (default central)")
+    c.add_argument("--eps", type=float, default=None,
+                   help="relative step h = eps*max(1,|x|) (default: cube root of float64 epsilon, 6.1e-6, "
+                        "for central differences)")
+    c.add_argument("--reference", metavar="manualprop.NAME",
+                   help="also compare forward output and gradients with our layer built from --init and "
+                        "given the student's parameter values")
+    c.add_argument("--json", metavar="FILE", help="write the diagnosis as JSON to FILE")
     c.add_argument("--timeout", type=float, default=30.0, metavar="SECONDS",
                    help="wall-clock limit per call into the student's code, which runs in a separate "
                         "sandbox process (default 30); exceeding it exits 3")

@@ -608,6 +608,15 @@ def _probes(layer, inputs, owner, training, rtol, atol, seed, diag: Diagnosis, p
                                      "(division by zero, log of 0 or exp overflow?)", nonfinite[0]))
     for msg in bad_dtype:
         diag.findings.append(Finding("dtype", msg, severity="warning"))
+    if bad_shape or nonfinite:
+        # the canonical one-paragraph error (what check_layer would raise), for exit code 3
+        call = f"backward(dY) with dY of shape {V.fmt_shape(G.shape)}"
+        try:
+            V.check_input_grads(ret, owner=owner, produced_by=call, names=names, inputs=inputs,
+                                keys=["@" + n for n in names])
+            V.check_grads(layer, owner, params)
+        except GradcheckError as exc:
+            diag.error = exc
     if bad_shape:
         _shape_signatures(proxy, inputs, names, params, G, rets, grads, bad_shape, diag, Y.shape)
         return proxy

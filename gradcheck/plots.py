@@ -103,7 +103,8 @@ def _collect(results: Sequence[CheckResult], prefix: bool):
     for gi, res in enumerate(results):
         for rec in res.records:
             groups.append(gi)
-            label = rec.tensor + (" (fwd)" if rec.kind == "forward" else "")
+            directional = any(c.how == "directional" for c in rec.comparisons)
+            label = rec.tensor + (" (fwd)" if rec.kind == "forward" else " (random dirs)" if directional else "")
             labels.append(f"{res.name} {label}" if prefix else label)
             for p in ALL_PAIRS:
                 c = rec.get(p)

@@ -260,3 +260,49 @@ def test_two_input_layer_returning_one_gradient_exit_3(tmp_path):
     p = check(f, shape="3,4;3,4", init=None, cls="Product")
     assert p.returncode == 3
     assert "expected a tuple of 2 gradients (dA, dB)" in err(p)
+
+
+# ----------------------------------------------------------------- diagnosis options (issue 5)
+
+
+def test_buggy_example_diagnosis_json_and_heatmap(tmp_path):
+    import json
+
+    p = check("examples/student_linear_buggy.py", "--mode", "full", "--json", tmp_path / "d.json",
+              "--plots", tmp_path)
+    assert p.returncode == 1, p.stdout + p.stderr
+    out = " ".join(p.stdout.split())
+    assert "diagnosis: db is the mean over the batch, not the sum" in out
+    assert "\x1b[" not in p.stdout  # no colours when not on a terminal
+    d = json.loads((tmp_path / "d.json").read_text())
+    assert d["passed"] is False and [f["code"] for f in d["findings"]] == ["bias-mean"]
+    assert d["result"]["mode"] == "full"
+    assert (tmp_path / "Linear-db-heatmap.png").stat().st_size > 10_000
+
+
+def test_reference_flag_compares_with_manualprop(tmp_path):
+    p = check("examples/student_linear_correct.py", "--reference", "manualprop.Linear", "--mode", "sample")
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert "manual~ref" in p.stdout and "PASS" in p.stdout
+    p = check("examples/student_linear_correct.py", "--reference", "manualprop.Nope")
+    assert p.returncode == 2 and "no class 'Nope'" in err(p)
+
+
+def test_random_forward_is_named(tmp_path):
+    f = student(tmp_path, """
+        import numpy as np
+
+        class Drop:
+            def __init__(self):
+                self.params, self.grads = {}, {}
+
+            def forward(self, X, training=False):
+                self.m = (np.random.default_rng().random(X.shape) >= 0.5) * 2.0
+                return X * self.m
+
+            def backward(self, dY):
+                return dY * self.m
+    """)
+    p = check(f, shape="4,6", init=None, cls="Drop")
+    assert p.returncode == 1, p.stdout + p.stderr
+    assert "non-deterministic" in " ".join(p.stdout.split())
