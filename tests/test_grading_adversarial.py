@@ -1,0 +1,145 @@
+"""Adversarial submissions graded in one batch: each ends with a correct result and the batch continues.
+
+Every submission is the assignment's solution with one hostile change. The
+batch runs with 2 workers and a 1 s limit per call into student code, so the
+whole file takes seconds, not minutes.
+"""
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from gradcheck.grading.runner import grade_batch
+
+ROOT = Path(__file__).resolve().parents[1]
+ASSIGN = ROOT / "assignments" / "linear_relu_ce"
+TESTS = ASSIGN / "tests"
+SOLUTION = (ASSIGN / "solution" / "layers.py").read_text()
+TOTAL = 28.0
+
+LINEAR_TESTS = {"Linear: forward output", "Linear: gradients dX, dW, db (2 points each)",
+                "All layers: outputs and gradients are float64",
+                "Hidden: Linear gradients for random sizes and batch sizes"}
+DB_MEAN_LOSS = 2 + 4 / 3  # the db-mean bug costs db in the visible and the hidden Linear test
+
+
+def in_linear_forward(code: str) -> str:
+    """The solution with ``code`` run at the top of Linear.forward."""
+    old = "    def forward(self, X, training=False):\n        self.X = X\n"
+    assert SOLUTION.count(old) == 1
+    body = "".join(f"        {line}\n" for line in code.splitlines())
+    return SOLUTION.replace(old, "    def forward(self, X, training=False):\n" + body + "        self.X = X\n")
+
+
+DB_MEAN = SOLUTION.replace('self.grads["b"] = dY.sum(axis=0)', 'self.grads["b"] = dY.mean(axis=0)')
+
+CASES = {
+    "infinite_loop": in_linear_forward("while True:\n    pass"),
+    "sys_exit": in_linear_forward("import sys\nsys.exit(0)"),
+    "os_exit": in_linear_forward("import os\nos._exit(0)"),
+    "exit_at_import": "import sys\nsys.exit(0)\n" + SOLUTION,
+    "memory_bomb": in_linear_forward("junk = np.ones((10**5, 10**5))  # 80 GB"),
+    "fork_bomb": in_linear_forward("import os\nwhile True:\n    os.fork()"),
+    "print_100mb": "import sys\nsys.stdout.write('x' * (100 * 2**20))\n" + SOLUTION,
+    "patch_numpy": ("import numpy\nnumpy.allclose = lambda *a, **k: True\nnumpy.array_equal = lambda *a, **k: True\n"
+                    "numpy.testing.assert_allclose = lambda *a, **k: None\n" + DB_MEAN),
+    "patch_checker": ("try:\n    import gradcheck.check\n    gradcheck.check.compare = None\n"
+                      "except ImportError:\n    pass\n" + DB_MEAN),
+    "read_reference": in_linear_forward(
+        f"src = open({str(ROOT / 'manualprop' / 'layers.py')!r}).read()\n"
+        "ns = {}\nexec(src, ns)\nreturn ns['Linear'](X.shape[1], 3).forward(X)"),
+    "read_relative": in_linear_forward("src = open('../../manualprop/layers.py').read()"),
+    "eq_always_true": in_linear_forward(
+        "class Yes:\n    def __eq__(self, other):\n        return True\n    __hash__ = object.__hash__\n"
+        "return Yes()"),
+}
+
+
+@pytest.fixture(scope="module")
+def graded(tmp_path_factory):
+    subs = tmp_path_factory.mktemp("adversarial")
+    out = tmp_path_factory.mktemp("graded")
+    for name, src in CASES.items():
+        (subs / name).mkdir()
+        (subs / name / "layers.py").write_text(src)
+    # writes a perfect score into the output folder, then submits a db-mean bug
+    target = out / "write_results" / "results.json"
+    (subs / "write_results").mkdir()
+    (subs / "write_results" / "layers.py").write_text(
+        f"try:\n    open({str(target)!r}, 'w').write('{{\"score\": 1000}}')\nexcept OSError:\n    pass\n" + DB_MEAN)
+    res = grade_batch(subs, TESTS, out, workers=2, seed=3, timeout=1.0, memory_mb=700, progress=False)
+    return out, {s.name: s for s in res.submissions}
+
+
+def data(out, name):
+    return json.loads((out / name / "results.json").read_text())
+
+
+def failed(out, name):
+    return {t["name"]: t["output"] for t in data(out, name)["tests"] if t["status"] != "passed"}
+
+
+def test_every_submission_was_graded(graded):
+    _, subs = graded
+    assert len(subs) == len(CASES) + 1
+    assert {s.status for s in subs.values()} == {"graded"}, {n: s.message for n, s in subs.items()}
+
+
+def test_infinite_loop_loses_only_the_linear_tests(graded):
+    out, subs = graded
+    bad = failed(out, "infinite_loop")
+    assert set(bad) == LINEAR_TESTS
+    assert all("did not finish within 1 s" in m for m in bad.values())
+    assert subs["infinite_loop"].score == TOTAL - 14
+
+
+@pytest.mark.parametrize("name, needle", [
+    ("sys_exit", "raised SystemExit: 0"),
+    ("os_exit", "ended the sandbox process with exit code 0"),
+    ("memory_bomb", "MemoryError"),
+    ("fork_bomb", "does not allow starting processes (os.fork)"),
+    ("read_reference", "PermissionError: the grading sandbox does not allow reading"),
+    ("eq_always_true", "an object of type Yes"),
+])
+def test_hostile_linear_forward_loses_the_linear_tests_with_a_clear_message(graded, name, needle):
+    out, subs = graded
+    bad = failed(out, name)
+    assert set(bad) == LINEAR_TESTS, bad
+    assert all(needle in m for m in bad.values()), bad
+    assert subs[name].score == TOTAL - 14
+
+
+def test_relative_path_to_the_package_does_not_exist(graded):
+    out, _ = graded
+    bad = failed(out, "read_relative")
+    assert set(bad) == LINEAR_TESTS
+    assert all("FileNotFoundError" in m or "PermissionError" in m for m in bad.values())
+
+
+def test_exit_at_import_gets_zero(graded):
+    out, subs = graded
+    assert subs["exit_at_import"].score == 0
+    assert "does not import: SystemExit: 0" in data(out, "exit_at_import")["tests"][0]["output"]
+
+
+def test_printing_100mb_is_graded_normally(graded):
+    out, subs = graded
+    assert subs["print_100mb"].score == TOTAL
+    assert (out / "print_100mb" / "results.json").stat().st_size < 50_000
+
+
+@pytest.mark.parametrize("name", ["patch_numpy", "patch_checker", "write_results"])
+def test_patching_or_writing_results_does_not_change_the_verdict(graded, name):
+    out, subs = graded
+    assert subs[name].score == pytest.approx(TOTAL - DB_MEAN_LOSS, abs=1e-3)
+    bad = failed(out, name)
+    assert all("db is the mean over the batch, not the sum" in m for m in bad.values())
+    assert not np.allclose(1.0, 2.0)  # the grader's numpy was never touched
+
+
+def test_results_in_the_output_folder_are_the_graders(graded):
+    out, _ = graded
+    d = data(out, "write_results")
+    assert d["score"] < TOTAL and d["extra_data"]["grader"] == "gradcheck"
