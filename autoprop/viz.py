@@ -105,7 +105,7 @@ def draw_tape(tape, path=None, title=None, max_ops=60):
         neighbours.setdefault(a, []).append(b)
         neighbours.setdefault(b, []).append(a)
     y = {}
-    for c, col in columns.items():
+    for col in columns.values():
         for r, (key, _l, _k) in enumerate(col):
             y[key] = (len(col) - 1) / 2.0 - r
     for _sweep in range(6):

@@ -7,7 +7,6 @@ import numpy as np
 import pytest
 
 import autoprop as ap
-import autoprop.numpy as anp
 
 
 def _grad(f, *values, **tape_kw):

@@ -9,7 +9,6 @@ import numpy as np
 import pytest
 
 import autoprop as ap
-import autoprop.numpy as anp
 from autoprop.core import registry as R
 from autoprop.core.forward import jvp_by_transpose
 

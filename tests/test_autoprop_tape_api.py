@@ -11,7 +11,6 @@ import numpy as np
 import pytest
 
 import autoprop as ap
-import autoprop.numpy as anp
 
 
 # --- TensorFlow's tf.GradientTape documentation, example by example -------------------
@@ -233,7 +232,7 @@ def test_stop_recording_outside_block_raises():
 def test_reset_inside_block_keeps_recording():
     x = ap.Variable(3.0)
     with ap.GradientTape() as tape:
-        y = x * x
+        _ = x * x
         tape.reset()
         z = x * 4.0
     assert tape.gradient(z, x).numpy() == 4.0
@@ -479,7 +478,7 @@ def test_summary_lists_ops_shapes_and_bytes():
     X = ap.constant(np.ones((4, 3)))
     W = ap.Variable(np.ones((2, 3)))
     with ap.GradientTape() as tape:
-        y = ap.sum(ap.tanh(X @ W.T))
+        ap.sum(ap.tanh(X @ W.T))
     text = tape.summary()
     assert str(tape) == text
     lines = text.splitlines()

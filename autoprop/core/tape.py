@@ -17,7 +17,6 @@ How it works (derived in ``lessons/05-gradient-tape.md``):
 from __future__ import annotations
 
 import enum
-import sys
 import warnings
 import weakref
 
