@@ -1,8 +1,9 @@
 """Adversarial submissions graded in one batch: each ends with a correct result and the batch continues.
 
 Every submission is the assignment's solution with one hostile change. The
-batch runs with 2 workers and a 1 s limit per call into student code, so the
-whole file takes seconds, not minutes.
+batch runs with 2 workers and a 2 s limit per call into student code (1 s proved
+too tight for 100 MB of output on a loaded 2-core machine), so the whole file
+takes seconds, not minutes.
 """
 
 import json
@@ -69,7 +70,7 @@ def graded(tmp_path_factory):
     (subs / "write_results").mkdir()
     (subs / "write_results" / "layers.py").write_text(
         f"try:\n    open({str(target)!r}, 'w').write('{{\"score\": 1000}}')\nexcept OSError:\n    pass\n" + DB_MEAN)
-    res = grade_batch(subs, TESTS, out, workers=2, seed=3, timeout=1.0, memory_mb=700, progress=False)
+    res = grade_batch(subs, TESTS, out, workers=2, seed=3, timeout=2.0, memory_mb=700, progress=False)
     return out, {s.name: s for s in res.submissions}
 
 
@@ -91,7 +92,7 @@ def test_infinite_loop_loses_only_the_linear_tests(graded):
     out, subs = graded
     bad = failed(out, "infinite_loop")
     assert set(bad) == LINEAR_TESTS
-    assert all("did not finish within 1 s" in m for m in bad.values())
+    assert all("did not finish within 2 s" in m for m in bad.values())
     assert subs["infinite_loop"].score == TOTAL - 14
 
 

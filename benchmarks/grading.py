@@ -1,0 +1,101 @@
+"""Grading throughput: 50 copies of the example assignment's mutants and solution, 2 workers.
+
+Prints submissions per minute and splits the time of one submission into the
+cost of isolation (starting the child pytest process with our plugin, and
+starting the sandbox process that imports numpy) and the checks themselves.
+
+Run::
+
+    .venv/bin/python benchmarks/grading.py [--copies 50] [--workers 2]
+
+Target: >= 60 submissions per minute on 2 cores.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+ASSIGN = ROOT / "assignments" / "linear_relu_ce"
+sys.path.insert(0, str(ROOT))
+
+from gradcheck.grading.runner import _child_env, grade_batch  # noqa: E402
+from gradcheck.sandbox import Sandbox  # noqa: E402
+
+
+def _median_time(fn, n: int = 5) -> float:
+    ts = []
+    for _ in range(n):
+        t0 = time.perf_counter()
+        fn()
+        ts.append(time.perf_counter() - t0)
+    return statistics.median(ts)
+
+
+def pytest_start() -> None:
+    """A child pytest run with our plugin and nothing to collect: the fixed cost per submission."""
+    with tempfile.TemporaryDirectory() as tmp:
+        ini = Path(tmp) / "pytest.ini"
+        ini.write_text("[pytest]\n")
+        empty = Path(tmp) / "test_empty.py"
+        empty.write_text("import gradcheck.grading.checks, manualprop\n\ndef test_nothing():\n    pass\n")
+        subprocess.run([sys.executable, "-m", "pytest", str(empty), "-q", "-p", "gradcheck.grading.plugin",
+                        "-p", "no:cacheprovider", "-c", str(ini), "--rootdir", tmp], cwd=tmp, env=_child_env(),
+                       capture_output=True, check=True)
+
+
+def sandbox_start() -> None:
+    """Start a sandbox and build one layer in it (python -I -S, numpy import, the student's import)."""
+    with Sandbox(files={"layers.py": str(ASSIGN / "solution" / "layers.py")}, timeout=10) as sb:
+        sb.load_layer("layers.py", "ReLU")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--copies", type=int, default=50, help="submissions to grade (default 50)")
+    ap.add_argument("--workers", type=int, default=2, help="workers (default 2)")
+    args = ap.parse_args()
+    kinds = ["solution", *sorted(p.name for p in (ASSIGN / "mutants").iterdir() if p.is_dir())]
+    with tempfile.TemporaryDirectory(prefix="gradcheck-bench-") as tmp:
+        subs = Path(tmp) / "submissions"
+        for i in range(args.copies):
+            kind = kinds[i % len(kinds)]
+            src = ASSIGN / ("solution" if kind == "solution" else f"mutants/{kind}") / "layers.py"
+            (subs / f"{i:03d}-{kind}").mkdir(parents=True)
+            shutil.copyfile(src, subs / f"{i:03d}-{kind}" / "layers.py")
+        t0 = time.perf_counter()
+        res = grade_batch(subs, ASSIGN / "tests", Path(tmp) / "out", workers=args.workers, seed=0, progress=False)
+        wall = time.perf_counter() - t0
+        per = [s.seconds for s in res.submissions]
+        exec_times = [json.loads(Path(s.results_path).read_text())["extra_data"]["pytest_exit_code"] is not None
+                      and json.loads(Path(s.results_path).read_text()).get("execution_time", 0.0)
+                      for s in res.submissions]
+        t_pytest = _median_time(pytest_start)
+        t_sandbox = _median_time(sandbox_start)
+    rate = 60.0 * len(res.submissions) / wall
+    mean_sub = statistics.mean(per)
+    checks = max(mean_sub - t_pytest - t_sandbox, 0.0)
+    print(f"graded {len(res.submissions)} submissions ({len(kinds)} kinds: solution + mutants) "
+          f"with {args.workers} workers on {os.cpu_count()} cores in {wall:.1f} s")
+    print(f"throughput: {rate:.0f} submissions per minute (target >= 60)")
+    print(f"per submission (mean wall time in a worker): {mean_sub:.2f} s")
+    print(f"  isolation: child pytest start {t_pytest:.2f} s + sandbox start {t_sandbox:.2f} s "
+          f"= {t_pytest + t_sandbox:.2f} s ({100 * (t_pytest + t_sandbox) / mean_sub:.0f}%)")
+    print(f"  checks themselves (11 tests, references, numerical gradients, round trips): {checks:.2f} s "
+          f"({100 * checks / mean_sub:.0f}%)")
+    print(f"scores: {sorted({s.score for s in res.submissions})}; max {res.submissions[0].max_score:g}; "
+          f"median submission time {statistics.median(per):.2f} s, slowest {max(per):.2f} s; "
+          f"{len(exec_times)} results.json written")
+
+
+if __name__ == "__main__":
+    main()
