@@ -358,12 +358,16 @@ def main():
             if op == "forward":
                 set_params(obj, req.get("params"))
                 kw = {} if req.get("training") is None else {"training": req["training"]}
+                before = [x.copy() for x in req["inputs"]]
                 try:
                     out = obj.forward(*req["inputs"], **kw)
                 except BaseException as exc:  # noqa: BLE001
                     reply(False, {"stage": "call"}, error=_error(exc, workdir))
                     continue
-                reply(True, {"value": describe(np, packer, out)}, packer)
+                mutated = [i for i, (a, b) in enumerate(zip(before, req["inputs"]))
+                           if not (isinstance(b, np.ndarray) and a.shape == b.shape
+                                   and np.array_equal(a, b, equal_nan=a.dtype.kind == "f"))]
+                reply(True, {"value": describe(np, packer, out), "mutated": mutated}, packer)
             elif op == "forward_many":
                 kw = {} if req.get("training") is None else {"training": req["training"]}
                 values = []

@@ -894,6 +894,15 @@ class RemoteLayer(_Remote):
             raise self._sandbox._student_error(f"{self.class_name}.{call}", err,
                                                "Expected forward to return the output array.")
         self._last_inputs = xs
+        mutated = [i for i in meta.get("mutated") or [] if isinstance(i, int) and 0 <= i < len(xs)]
+        if mutated:
+            names = self.forward_params if len(self.forward_params) >= len(xs) else (
+                ["X"] if len(xs) == 1 else [f"X{i}" for i in range(len(xs))])
+            n = names[mutated[0]]
+            raise StudentCodeError(paragraph(
+                f"{self.class_name}.forward modified its input {n} in place;",
+                f"a layer must not write into {n} (the previous layer or the caller still uses it).",
+                "Compute into a new array instead, e.g. np.maximum(X, 0) rather than X[X < 0] = 0."))
         return _value_to_array(meta.get("value"), owner=self.class_name, tensor="Y", produced_by=call)
 
     def forward_many(self, inputs_list: Sequence[Any], params_list: Sequence[Mapping[str, np.ndarray] | None]

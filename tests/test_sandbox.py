@@ -342,6 +342,12 @@ def test_helper_module_next_to_the_file_is_importable(tmp_path):
         assert check_layer(sb.load_layer("student.py", "Linear", INIT), (3, 5), twin=None).passed
 
 
+def test_forward_writing_into_its_input_is_reported(tmp_path):
+    f = linear(tmp_path, forward="X[X < 0] = 0")
+    with pytest.raises(StudentCodeError, match=r"Linear.forward modified its input X in place"):
+        run_linear(f)
+
+
 def test_bad_file_names_are_usage_errors(tmp_path):
     f = linear(tmp_path)
     with pytest.raises(UsageError):
