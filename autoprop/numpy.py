@@ -9,7 +9,7 @@ and what to write instead.
 
 The derivative of each name: ``autoprop.explain(name)``. Conventions at kinks and
 ties (``abs'(0) = 0``, ties in max/maximum split evenly): see
-:mod:`autoprop.core.registry`. Source: ``lessons/05-gradient-tape.md``.
+:mod:`autoprop.core.registry`. Source: ``lessons/10-gradient-tape.md``.
 
 Examples
 --------

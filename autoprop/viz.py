@@ -2,7 +2,7 @@
 
 Pure matplotlib (no graphviz needed): the recorded graph is laid out in columns by
 depth, left (watched sources) to right (the last operations). Source:
-``lessons/05-gradient-tape.md``.
+``lessons/10-gradient-tape.md``.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Gradient control: stop_gradient, custom_gradient, numpy_function.
 
-Source: ``lessons/05-gradient-tape.md``.
+Source: ``lessons/10-gradient-tape.md``.
 """
 
 from __future__ import annotations

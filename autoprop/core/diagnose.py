@@ -16,7 +16,7 @@ computed from the source left the tape and the target is not connected to the so
 and it recognises "a Variable replaced by a plain array" by finding an array with the
 Variable's exact values among the recorded operations' inputs.
 
-Source: ``lessons/05-gradient-tape.md``.
+Source: ``lessons/10-gradient-tape.md``.
 """
 
 from __future__ import annotations

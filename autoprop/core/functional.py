@@ -1,7 +1,7 @@
 """Second derivatives from nested tapes: :func:`hessian`, :func:`hessian_vector_product`.
 
 Both differentiate the gradient that an inner tape computes while an outer tape
-records (``lessons/05-gradient-tape.md``: nested tapes).
+records (``lessons/10-gradient-tape.md``: nested tapes).
 """
 
 from __future__ import annotations

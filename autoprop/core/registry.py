@@ -853,7 +853,7 @@ def _composite(name, formula):
                 f"Returns\n-------\nTensor (``split``: a list of Tensors), with numpy's shape "
                 f"and dtype.\n\nRaises\n------\nTypeError\n    For ``out=`` and options "
                 f"without a registered derivative.\n\nNotes\n-----\nDerivative: {formula}. "
-                f"Source: ``lessons/05-gradient-tape.md``.\n"
+                f"Source: ``lessons/10-gradient-tape.md``.\n"
             )
         return fn
     return deco

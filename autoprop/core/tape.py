@@ -1,6 +1,6 @@
 """The gradient tape: record primitives during the forward pass, walk them in reverse.
 
-How it works (derived in ``lessons/05-gradient-tape.md``):
+How it works (derived in ``lessons/10-gradient-tape.md``):
 
 * While a tape's ``with`` block is open, every primitive applied to a tensor that the
   tape *tracks* (watched, or computed from a watched tensor) appends a :class:`Node`
@@ -263,7 +263,7 @@ class GradientTape:
 
     Notes
     -----
-    Source: ``lessons/05-gradient-tape.md`` (the tape), ``lessons/00-chain-rule.md``
+    Source: ``lessons/10-gradient-tape.md`` (the tape), ``lessons/00-chain-rule.md``
     (VJPs). Tapes nest to any order: when another tape (or a
     :class:`~autoprop.ForwardAccumulator`) is active while ``gradient`` runs, the VJPs
     run on Tensors and are recorded in turn; otherwise they run on plain ndarrays and

@@ -3,7 +3,7 @@
 A :class:`Tensor` wraps a numpy array and never changes it: every operation makes a
 new Tensor. That is what lets the tape keep references to the arrays it saved during
 the forward pass and trust them during the backward pass (see
-``lessons/05-gradient-tape.md``). A :class:`Variable` is a Tensor whose value can be
+``lessons/10-gradient-tape.md``). A :class:`Variable` is a Tensor whose value can be
 replaced (``assign``), as ``tf.Variable``; replacing swaps in a new array, so arrays
 saved by a tape are never changed under it.
 """
