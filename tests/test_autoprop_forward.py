@@ -68,6 +68,15 @@ SAMPLES = {
     "log2": lambda: ([P(4)], {}),
     "log10": lambda: ([P(4)], {}),
     "tan": lambda: ([U(4, lo=-1, hi=1)], {}),
+    # the windowing and gather primitives of the layer zoo (Conv2D, MaxPool2D)
+    "extract_patches": lambda: ([U(2, 3, 5, 6)], {"kernel_size": (3, 2), "stride": (2, 1),
+                                                  "padding": (1, 0), "dilation": (1, 2)}),
+    "scatter_patches": lambda: ([U(2, 3, 3, 2, 3, 4)], {"x_shape": (2, 3, 5, 6), "kernel_size": (3, 2),
+                                                        "stride": (2, 1), "padding": (1, 0),
+                                                        "dilation": (1, 2)}),
+    "take_along_axis": lambda: ([U(3, 5), np.array([[4, 0, 4], [1, 1, 2], [0, 3, 3]])], {"axis": 1}),
+    "scatter_along_axis": lambda: ([U(3, 3), np.array([[4, 0, 4], [1, 1, 2], [0, 3, 3]])],
+                                   {"axis": 1, "shape": (3, 5)}),
     "arcsin": lambda: ([U(4, lo=-0.9, hi=0.9)], {}),
     "arccos": lambda: ([U(4, lo=-0.9, hi=0.9)], {}),
     "arctan": lambda: ([U(4)], {}),
@@ -118,8 +127,7 @@ def test_jvp_vjp_dot_product_identity_for_every_primitive(name):
                 y = prim(x)
         assert acc.jvp(y) is None  # non-differentiable: no tangent either
         return
-    if name not in SAMPLES:
-        pytest.skip(f"no sample inputs for {name!r} (registered outside the core)")
+    assert name in SAMPLES, f"add sample inputs for the primitive {name!r} to SAMPLES"
     args, kwargs = SAMPLES[name]()
     lhs, rhs = _dot_identity(prim, args, kwargs)
     rtol = 1e-6 if name == "cast" else 1e-10  # the sample casts to float32

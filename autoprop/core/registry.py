@@ -1103,23 +1103,14 @@ def take(a, indices, axis=None, out=None, mode=None):
     return getitem(a, (builtins.slice(None),) * (axis % a.ndim) + (idx,))
 
 
-@_composite("take_along_axis", "x[fancy index] built from indices: repeated indices accumulate")
+@_composite("take_along_axis", "a gather along one axis; its VJP scatters g back (repeated indices accumulate)")
 def _take_along_axis(arr, indices, axis=-1):
+    # numpy's signature (axis=None flattens) over the take_along_axis primitive below
     arr = _t(arr)
-    idx = np.asarray(indices._value if isinstance(indices, Tensor) else indices)
+    idx = _indices_value(indices)
     if axis is None:
-        return getitem(reshape(arr, shape=(-1,)), idx)
-    nd = arr.ndim
-    ax = axis % nd
-    key = []
-    for d in range(nd):
-        if d == ax:
-            key.append(idx)
-        else:
-            shp = [1] * nd
-            shp[d] = arr.shape[d]
-            key.append(np.arange(arr.shape[d]).reshape(shp))
-    return getitem(arr, tuple(key))
+        return take_along_axis(reshape(arr, shape=(-1,)), idx, axis=0)
+    return take_along_axis(arr, idx, axis=axis)
 
 
 def _tri_mask(shape, k, lower):
@@ -1414,6 +1405,17 @@ _PATCH_SHAPES = (
     "x (..., H, W) -> (..., kh, kw, Ho, Wo), Ho = (H + 2 ph - dh (kh - 1) - 1) // sh + 1 "
     "(same for Wo); kernel_size, stride, padding, dilation: int or (h, w) pair"
 )
+def _linear_jvp(name):
+    """JVP of a primitive that is linear in its first argument: the primitive applied to
+    the tangent (``J t`` for a selection or scatter matrix ``J``)."""
+
+    def jvp(t, ans, x, *rest, **kwargs):
+        prim = PRIMITIVES[name]
+        return prim(t, *rest, **kwargs) if isinstance(t, Tensor) else prim.fwd(t, *rest, **kwargs)
+
+    return jvp
+
+
 extract_patches = defprim(
     "extract_patches", _extract_patches_fwd, _extract_patches_vjp,
     jacobian="a 0/1 selection matrix: patch entry (p, q, i, j) is the padded input pixel "
@@ -1422,6 +1424,7 @@ extract_patches = defprim(
         "overlapping windows sum their gradients); the padding's share is dropped",
     shapes=_PATCH_SHAPES,
     kinks="none (linear). The last two axes are the spatial ones; zero padding",
+    jvp=_linear_jvp("extract_patches"),
 )
 scatter_patches = defprim(
     "scatter_patches", _scatter_patches_fwd, _scatter_patches_vjp,
@@ -1429,6 +1432,7 @@ scatter_patches = defprim(
     vjp="dg = extract_patches(gg): the adjoint of a scatter-add is the gather",
     shapes="g (..., kh, kw, Ho, Wo) -> x_shape (..., H, W)",
     kinks="none (linear)",
+    jvp=_linear_jvp("scatter_patches"),
 )
 
 
@@ -1475,8 +1479,7 @@ def _scatter_along_axis_vjp(gg, ans, g, indices, axis, shape):
     return np.take_along_axis(np.asarray(gg), _indices_value(indices), axis=axis)
 
 
-# the core section may define take_along_axis itself one day: keep the first definition
-take_along_axis = PRIMITIVES.get("take_along_axis") or defprim(
+take_along_axis = defprim(
     "take_along_axis",
     lambda arr, indices, axis: np.take_along_axis(arr, np.asarray(indices), axis=axis),
     _take_along_axis_vjp, None,
@@ -1487,6 +1490,7 @@ take_along_axis = PRIMITIVES.get("take_along_axis") or defprim(
     kinks="indices get no gradient. argmax + take_along_axis routes a max's gradient to "
           "ONE element (the first maximum in np.argmax's order), unlike ap.max, which "
           "splits ties evenly: the rule MaxPool2D uses (as PyTorch)",
+    jvp=(_linear_jvp("take_along_axis"), None)
 )
 scatter_along_axis = defprim(
     "scatter_along_axis", _scatter_along_axis_fwd, _scatter_along_axis_vjp, None,
@@ -1494,8 +1498,5 @@ scatter_along_axis = defprim(
     vjp="dg = take_along_axis(gg, indices, axis)",
     shapes="g (indices' shape) -> shape",
     kinks="indices get no gradient; repeated indices accumulate",
+    jvp=(_linear_jvp("scatter_along_axis"), None)
 )
-if np.take_along_axis not in _FUNCTIONS:
-    _FUNCTIONS[np.take_along_axis] = lambda arr, indices, axis: take_along_axis(
-        arr, _indices_value(indices), axis=axis
-    )
