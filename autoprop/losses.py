@@ -67,9 +67,10 @@ class SoftmaxCrossEntropy(Loss):
         z = self._pred(y_pred, shape=("batch", "classes"))
         n, c = z.shape
         kind, y = check_class_targets(y_true, self._where(), n_samples=n, n_classes=c, dtype=z.dtype)
-        logp = R.log_softmax(z, axis=-1)
         if kind == "labels" and not self.label_smoothing:
-            return self._reduce(-logp[np.arange(n), y])
+            # the fused primitive, as tf.nn.sparse_softmax_cross_entropy_with_logits
+            return self._reduce(R.sparse_softmax_cross_entropy_with_logits(z, y))
+        logp = R.log_softmax(z, axis=-1)
         T = np.eye(c, dtype=z.dtype)[y] if kind == "labels" else y
         if self.label_smoothing:
             T = (1 - self.label_smoothing) * T + self.label_smoothing / c

@@ -391,3 +391,27 @@ def test_gradient_inside_block_warns():
         with pytest.warns(UserWarning, match="inside the tape"):
             g = tape.gradient(y, x)
     assert g.numpy() == 4.0
+
+
+def test_fused_sparse_softmax_cross_entropy_matches_composite_to_second_order():
+    from autoprop.core import registry as R
+
+    rng = np.random.default_rng(11)
+    z = rng.standard_normal((5, 4)) * 3
+    y = np.array([0, 3, 3, 1, 2])
+    g = rng.standard_normal(5)
+    Z = ap.Variable(z)
+    with ap.GradientTape(persistent=True) as outer:
+        with ap.GradientTape(persistent=True) as inner:
+            fused = R.sparse_softmax_cross_entropy_with_logits(Z, y)
+            composite = -ap.log_softmax(Z)[np.arange(5), y]
+        d_fused = inner.gradient(fused, Z, output_gradients=g)
+        d_comp = inner.gradient(composite, Z, output_gradients=g)
+        s_fused, s_comp = ap.sum(d_fused * d_fused), ap.sum(d_comp * d_comp)
+    np.testing.assert_allclose(fused.numpy(), composite.numpy(), rtol=1e-14)
+    np.testing.assert_allclose(d_fused.numpy(), d_comp.numpy(), rtol=1e-13, atol=1e-15)
+    np.testing.assert_allclose(outer.gradient(s_fused, Z).numpy(), outer.gradient(s_comp, Z).numpy(),
+                               rtol=1e-11, atol=1e-14)
+    p = np.exp(z - z.max(1, keepdims=True))
+    p /= p.sum(1, keepdims=True)
+    np.testing.assert_allclose(d_fused.numpy(), g[:, None] * (p - np.eye(4)[y]), rtol=1e-12)

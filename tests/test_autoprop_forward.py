@@ -68,6 +68,7 @@ SAMPLES = {
     "log2": lambda: ([P(4)], {}),
     "log10": lambda: ([P(4)], {}),
     "tan": lambda: ([U(4, lo=-1, hi=1)], {}),
+    "sparse_softmax_cross_entropy_with_logits": lambda: ([U(4, 5) * 3, np.array([0, 4, 4, 1])], {}),
     # the windowing and gather primitives of the layer zoo (Conv2D, MaxPool2D)
     "extract_patches": lambda: ([U(2, 3, 5, 6)], {"kernel_size": (3, 2), "stride": (2, 1),
                                                   "padding": (1, 0), "dilation": (1, 2)}),

@@ -243,7 +243,8 @@ def summary(tape):
         f"watch_accessed_variables={tape._watch_accessed}) - {state}, "
         f"{len(tape._nodes)} ops, {len(tape.watched_variables())} watched variables"
     ]
-    lines.append(f"{'#':>4}  {'op':<16}{'inputs':<34}{'output':<16}{'saved':>10}")
+    w = max([14] + [len(node.prim.name) for node in tape._nodes]) + 2  # the op column fits every name
+    lines.append(f"{'#':>4}  {'op':<{w}}{'inputs':<34}{'output':<16}{'saved':>10}")
     seen = set()
     total = 0
     for pos, node in enumerate(tape._nodes):
@@ -263,7 +264,7 @@ def summary(tape):
             saved += ov.nbytes
         total += saved
         lines.append(
-            f"{pos:>4}  {node.prim.name:<16}{' '.join(ins):<34}{str(ov.shape):<16}"
+            f"{pos:>4}  {node.prim.name:<{w}}{' '.join(ins):<34}{str(ov.shape):<16}"
             f"{_fmt_bytes(saved):>10}"
         )
     lines.append(f"total saved for backward: {_fmt_bytes(total)} ({total} bytes); "

@@ -406,6 +406,33 @@ softmax = defprim(
     shapes="same as x",
 )
 
+
+
+def _sparse_ce_fwd(logits, labels):
+    logp = _log_softmax_fwd(logits, axis=-1)
+    return -np.take_along_axis(logp, np.asarray(labels)[..., None], axis=-1)[..., 0]
+
+
+def _softmax_minus_onehot(logits, labels):
+    """softmax(logits) - onehot(labels), written with recordable operations."""
+    onehot = np.eye(_shape(logits)[-1], dtype=logits.dtype)[np.asarray(labels)]
+    if isinstance(logits, Tensor):  # an outer tape records the backward pass
+        return np.exp(logits - logsumexp(logits, axis=-1, keepdims=True)) - onehot
+    return np.exp(_log_softmax_fwd(logits, axis=-1)) - onehot
+
+
+sparse_softmax_cross_entropy_with_logits = defprim(
+    "sparse_softmax_cross_entropy_with_logits", _sparse_ce_fwd,
+    lambda g, ans, logits, labels: np.expand_dims(g, -1) * _softmax_minus_onehot(logits, labels),
+    None,
+    jvp=(lambda t, ans, logits, labels: np.sum(t * _softmax_minus_onehot(logits, labels), axis=-1), None),
+    jacobian="d loss_i / d z_ic = softmax(z_i)_c - [c == y_i]",
+    vjp="dz = g[:, None] * (softmax(z) - onehot(y)) (the fused kernel of "
+        "tf.nn.sparse_softmax_cross_entropy_with_logits)",
+    shapes="logits (..., C), integer labels (...) -> per-example loss (...)",
+    kinks="none; stable for any logits (log-softmax shifted by the max); labels get no gradient",
+)
+
 # --- shape ---------------------------------------------------------------------------
 
 
