@@ -245,7 +245,7 @@ def build_parser() -> argparse.ArgumentParser:
                     "(central-difference) gradients.",
         epilog=EPILOG, formatter_class=fmt,
     )
-    sub = p.add_subparsers(dest="command", metavar="{zoo,check,train,grade}", required=True)
+    sub = p.add_subparsers(dest="command", metavar="{zoo,check,train,grade,assignment}", required=True)
 
     z = sub.add_parser("zoo", help="check every built-in layer and loss (manual vs tape vs numerical)",
                        epilog=EPILOG, formatter_class=fmt)
@@ -313,6 +313,9 @@ def build_parser() -> argparse.ArgumentParser:
     from .grading.cli import add_grade_parser  # grade: gradcheck/grading/cli.py
 
     add_grade_parser(sub, EPILOG)
+    from .assignment import add_assignment_parser  # assignment release: gradcheck/assignment.py
+
+    add_assignment_parser(sub, EPILOG)
     return p
 
 

@@ -1,0 +1,321 @@
+"""Exercise notebooks: ``gradcheck assignment release`` makes the student version of a solution notebook.
+
+::
+
+    gradcheck assignment release notebooks/07-exercises.ipynb --out build/student
+
+The solution notebook marks, inside code cells, with nbgrader's markers:
+
+``### BEGIN SOLUTION`` ... ``### END SOLUTION``
+    The instructor's code. The student version keeps the marker's indentation and
+    has, instead of the block::
+
+        # YOUR CODE HERE
+        raise NotImplementedError("Exercise 1: implement the backward of Linear")
+
+    ``N`` counts the code cells that hold a solution (1, 2, ...); the task is read
+    from the enclosing ``def``/``class`` (``backward`` in ``class Linear`` gives
+    "implement the backward of Linear"). Cell metadata
+    ``{"backprop_lab": {"exercise": N, "task": "..."}}`` overrides either.
+    In a Markdown cell the block becomes ``YOUR ANSWER HERE``.
+
+``### BEGIN HIDDEN TESTS`` ... ``### END HIDDEN TESTS``
+    Tests run only when grading: removed with their markers (the cell stays).
+
+Every other cell is copied unchanged (metadata, ids, nbgrader's cell metadata
+included), outputs and execution counts are cleared. A marker that is misspelt
+(a ``#`` line with BEGIN/END and SOLUTION/HIDDEN that is not one of the four),
+nested or unbalanced is a usage error (exit 2) naming the cell and line, so no
+solution leaks into the student version by accident. Needs ``nbformat``
+(``pip install 'backprop-lab[notebooks]'``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .errors import EXIT_PASS, UsageError
+
+__all__ = [
+    "BEGIN_SOLUTION",
+    "END_SOLUTION",
+    "BEGIN_HIDDEN_TESTS",
+    "END_HIDDEN_TESTS",
+    "ReleaseReport",
+    "student_source",
+    "student_notebook",
+    "release",
+    "add_assignment_parser",
+    "cmd_release",
+]
+
+BEGIN_SOLUTION = "### BEGIN SOLUTION"
+END_SOLUTION = "### END SOLUTION"
+BEGIN_HIDDEN_TESTS = "### BEGIN HIDDEN TESTS"
+END_HIDDEN_TESTS = "### END HIDDEN TESTS"
+_MARKERS = (BEGIN_SOLUTION, END_SOLUTION, BEGIN_HIDDEN_TESTS, END_HIDDEN_TESTS)
+_LOOKS_LIKE_MARKER = re.compile(r"^\s*#+\s*(BEGIN|END)\b.*\b(SOLUTION|HIDDEN)", re.IGNORECASE)
+_DEF = re.compile(r"^\s*(?:async\s+)?def\s+(\w+)")
+_CLASS = re.compile(r"^\s*class\s+(\w+)")
+
+
+@dataclass
+class ReleaseReport:
+    """What :func:`release` wrote.
+
+    Attributes
+    ----------
+    source, path : Path
+        The solution notebook read and the student notebook written.
+    exercises : list of str
+        The ``NotImplementedError`` messages, in order ("Exercise 1: implement ...").
+    solutions : int
+        Solution blocks replaced.
+    hidden_tests : int
+        Hidden-test blocks removed.
+    """
+
+    source: Path
+    path: Path
+    exercises: list[str] = field(default_factory=list)
+    solutions: int = 0
+    hidden_tests: int = 0
+
+    def summary(self) -> str:
+        """Two lines for the terminal."""
+        return (f"wrote {self.path} from {self.source}: {self.solutions} solution block(s) replaced, "
+                f"{self.hidden_tests} hidden test block(s) removed\n"
+                + "\n".join(f"  {e}" for e in self.exercises))
+
+
+def _indent(line: str) -> str:
+    return line[: len(line) - len(line.lstrip())]
+
+
+def _task(lines: list[str], at: int) -> str:
+    """What the student writes at line ``at``: read from the enclosing ``def`` and ``class``."""
+    width = len(_indent(lines[at]))
+    func = cls = None
+    for line in reversed(lines[:at]):
+        if not line.strip() or len(_indent(line)) >= width:
+            continue
+        if func is None and (m := _DEF.match(line)):
+            func, width = m.group(1), len(_indent(line))
+        elif m := _CLASS.match(line):
+            cls = m.group(1)
+            break
+        else:
+            width = len(_indent(line))
+    if func and cls:
+        return f"implement the {func} of {cls}" if func in ("forward", "backward") else f"implement {cls}.{func}"
+    if func:
+        return f"implement {func}"
+    if cls:
+        return f"implement {cls}"
+    return "write your solution here"
+
+
+def student_source(source: str, *, exercise: int = 1, task: str | None = None, markdown: bool = False,
+                   where: str = "cell") -> tuple[str, int, int, list[str]]:
+    """Replace the solution blocks of one cell's source and drop its hidden tests.
+
+    Parameters
+    ----------
+    source : str
+        The cell's source.
+    exercise : int
+        ``N`` of "Exercise N: ..." for this cell's solution blocks.
+    task : str, optional
+        The task ("implement the backward of Linear"); default read from the
+        enclosing ``def``/``class`` of each block.
+    markdown : bool
+        A Markdown cell: a solution block becomes ``YOUR ANSWER HERE``.
+    where : str
+        How error messages name the cell.
+
+    Returns
+    -------
+    (str, int, int, list of str)
+        New source, solution blocks replaced, hidden-test blocks removed, the
+        ``NotImplementedError`` messages written.
+
+    Raises
+    ------
+    UsageError
+        A misspelt, nested or unbalanced marker.
+    """
+    lines = source.splitlines()
+    out: list[str] = []
+    inside: tuple[str, int] | None = None  # (BEGIN marker, line number)
+    n_sol = n_hidden = 0
+    messages: list[str] = []
+    for i, line in enumerate(lines):
+        text = line.strip()
+        if text in _MARKERS:
+            if text.startswith("### BEGIN"):
+                if inside is not None:
+                    raise UsageError(f"{where}, line {i + 1}: {text!r} inside the {inside[0]!r} block opened at "
+                                     f"line {inside[1]}; close it first ({inside[0].replace('BEGIN', 'END')!r}).")
+                inside = (text, i + 1)
+                if text == BEGIN_SOLUTION:
+                    n_sol += 1
+                    ind = _indent(line)
+                    if markdown:
+                        out.append(f"{ind}YOUR ANSWER HERE")
+                    else:
+                        msg = f"Exercise {exercise}: {task or _task(lines, i)}"
+                        messages.append(msg)
+                        out += [f"{ind}# YOUR CODE HERE", f"{ind}raise NotImplementedError({json.dumps(msg, ensure_ascii=False)})"]
+                else:
+                    n_hidden += 1
+            else:
+                expected = inside[0].replace("BEGIN", "END") if inside else None
+                if text != expected:
+                    opened = f"the open block is {inside[0]!r} (line {inside[1]})" if inside else "no block is open"
+                    raise UsageError(f"{where}, line {i + 1}: {text!r} but {opened}.")
+                inside = None
+            continue
+        if _LOOKS_LIKE_MARKER.match(line):
+            raise UsageError(f"{where}, line {i + 1}: {text!r} looks like a marker but is none of "
+                             f"{', '.join(repr(m) for m in _MARKERS)}; fix its spelling (or reword the "
+                             f"comment) so that no solution or hidden test is released by accident.")
+        if inside is None:
+            out.append(line)
+    if inside is not None:
+        raise UsageError(f"{where}: {inside[0]!r} at line {inside[1]} is never closed "
+                         f"({inside[0].replace('BEGIN', 'END')!r} missing).")
+    while n_hidden and out and not out[-1].strip():  # the blank line that led into removed hidden tests
+        out.pop()
+    new = "\n".join(out)
+    if source.endswith("\n") and out:
+        new += "\n"
+    return new, n_sol, n_hidden, messages
+
+
+def _nbformat():
+    try:
+        import nbformat
+    except ImportError as exc:  # pragma: no cover - nbformat comes with the notebooks extra
+        raise UsageError("gradcheck assignment needs nbformat: pip install 'backprop-lab[notebooks]'.") from exc
+    return nbformat
+
+
+def student_notebook(nb: Any) -> tuple[Any, list[str], int, int]:
+    """The student version of a notebook node (a deep copy; ``nb`` is not changed).
+
+    Returns
+    -------
+    (NotebookNode, list of str, int, int)
+        The student notebook, the exercise messages, solution blocks replaced,
+        hidden-test blocks removed.
+    """
+    import copy
+
+    new = copy.deepcopy(nb)
+    messages: list[str] = []
+    n_sol = n_hidden = 0
+    number = 0
+    for i, cell in enumerate(new.cells):
+        src = cell.source if isinstance(cell.source, str) else "".join(cell.source)
+        where = f"cell {i}" + (f" (id {cell.get('id')})" if cell.get("id") else "")
+        override = cell.get("metadata", {}).get("backprop_lab", {}) or {}
+        has_solution = any(line.strip() == BEGIN_SOLUTION for line in src.splitlines())
+        if has_solution and cell.cell_type == "code":
+            number = int(override.get("exercise", number + 1))
+        cell.source, s, h, msgs = student_source(src, exercise=number, task=override.get("task"),
+                                                 markdown=cell.cell_type == "markdown", where=where)
+        n_sol, n_hidden, messages = n_sol + s, n_hidden + h, messages + msgs
+        if cell.cell_type == "code":
+            cell.outputs = []
+            cell.execution_count = None
+    return new, messages, n_sol, n_hidden
+
+
+def release(source: str | os.PathLike, out_dir: str | os.PathLike) -> ReleaseReport:
+    """Write the student version of the solution notebook ``source`` to ``out_dir/<same name>``.
+
+    Raises
+    ------
+    UsageError
+        ``source`` missing or not a notebook, no solution block in it, a bad
+        marker, or ``out_dir`` would overwrite ``source``.
+    """
+    nbformat = _nbformat()
+    src = Path(source)
+    if not src.is_file():
+        raise UsageError(f"SOURCE {str(src)!r} is not a file (looked in {os.getcwd()!r}).")
+    try:
+        nb = nbformat.read(src, as_version=4)
+    except Exception as exc:  # noqa: BLE001 - json, schema or encoding errors: all mean "not a notebook"
+        raise UsageError(f"{src} is not a readable Jupyter notebook: {type(exc).__name__}: {exc}") from exc
+    try:
+        student, messages, n_sol, n_hidden = student_notebook(nb)
+    except UsageError as exc:
+        raise UsageError(f"{src}: {exc}") from exc
+    if n_sol == 0:
+        raise UsageError(f"{src} has no {BEGIN_SOLUTION!r} block in any cell: nothing to release "
+                         f"(is it already a student version?).")
+    out = Path(out_dir) / src.name
+    if out.resolve() == src.resolve():
+        raise UsageError(f"--out {str(out_dir)!r} would overwrite the solution notebook {src}; choose another folder.")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    nbformat.validate(student)
+    nbformat.write(student, out)
+    return ReleaseReport(src, out, messages, n_sol, n_hidden)
+
+
+# --------------------------------------------------------------------------- command line
+
+DESCRIPTION = """\
+Make the student version of an exercise notebook: every block between '### BEGIN SOLUTION'
+and '### END SOLUTION' becomes '# YOUR CODE HERE' and
+'raise NotImplementedError("Exercise N: implement ...")' (same indentation), every block
+between '### BEGIN HIDDEN TESTS' and '### END HIDDEN TESTS' is removed, outputs are cleared.
+Writes DIR/<name of SOURCE>; never overwrites SOURCE."""
+
+EXAMPLES = """\
+examples:
+  gradcheck assignment release notebooks/07-exercises.ipynb --out build/student
+
+exit codes:
+  0  the student version(s) written
+  2  usage error: SOURCE missing or not a notebook, no solution block, a misspelt, nested
+     or unclosed marker (cell and line named), or --out would overwrite SOURCE
+
+Write outside notebooks/: the test suite runs every notebook there, and a student version
+stops at its first exercise.
+"""
+
+
+def add_assignment_parser(sub: argparse._SubParsersAction, epilog: str = "") -> argparse.ArgumentParser:
+    """Add ``assignment`` (with its ``release`` subcommand) to the ``gradcheck`` parser's subparsers.
+
+    ``epilog`` (the checker's exit codes) is accepted for symmetry with the other
+    subcommands and not shown: release has its own exit codes.
+    """
+    del epilog
+    fmt = argparse.RawDescriptionHelpFormatter
+    a = sub.add_parser("assignment", help="exercise notebooks: make the student version (release)",
+                       description="Author exercise notebooks (nbgrader's markers).", epilog=EXAMPLES,
+                       formatter_class=fmt)
+    asub = a.add_subparsers(dest="assignment_command", metavar="{release}", required=True)
+    r = asub.add_parser("release", help="write the student version of solution notebooks",
+                        description=DESCRIPTION, epilog=EXAMPLES, formatter_class=fmt)
+    r.add_argument("sources", nargs="+", metavar="SOURCE.ipynb", help="solution notebook(s)")
+    r.add_argument("--out", required=True, metavar="DIR", help="folder for the student notebook(s)")
+    r.set_defaults(func=cmd_release)
+    return a
+
+
+def cmd_release(args: argparse.Namespace) -> int:
+    """Run ``gradcheck assignment release``; print what was written; return the exit code."""
+    reports = [release(s, args.out) for s in args.sources]
+    for rep in reports:
+        print(rep.summary())
+    return EXIT_PASS
