@@ -151,7 +151,8 @@ def install_guards(cfg):
     """Block imports of the course packages and, by audit hook, file access outside the allowed folders."""
     import importlib.abc
 
-    blocked = tuple(BLOCKED_PACKAGES) + tuple(cfg.get("blocked", ()))
+    allow = tuple(cfg.get("allow", ()))  # tape mode: autoprop/manualprop importable
+    blocked = tuple(p for p in BLOCKED_PACKAGES if p not in allow) + tuple(cfg.get("blocked", ()))
 
     class _Blocker(importlib.abc.MetaPathFinder):
         def find_spec(self, name, path=None, target=None):  # noqa: ARG002
@@ -240,6 +241,63 @@ def _error(exc, workdir):
     where, line = _where(exc, workdir)
     return {"type": type(exc).__name__, "message": msg.splitlines()[0][:500] if msg else "",
             "where": where, "line": line[:200], "syntax": isinstance(exc, SyntaxError)}
+
+
+def tape_request(np, obj, req, reply, packer, describe_fn, workdir):
+    """Run ``obj.forward`` on autoprop tensors under a GradientTape; reply with Y and VJPs.
+
+    ``req``: ``inputs``, ``params`` (values to set first), ``training``, ``gs`` (one
+    upstream gradient per VJP wanted; a persistent tape serves them all). Reply
+    ``{"value": Y, "grads": [{"in0": ..., "W": ...}, ...], "unconnected": [...]}``;
+    a failure replies ``stage="tape"`` with the error (an unsupported numpy function
+    names itself in the TypeError) or ``stage="tape-left"`` (forward returned no Tensor).
+    """
+    try:
+        import autoprop as ap
+    except BaseException as exc:  # noqa: BLE001
+        reply(False, {"stage": "tape"}, error=_error(exc, workdir))
+        return
+    own = getattr(obj, "params", None)
+    own = own if isinstance(own, dict) else {}
+    for k, v in (req.get("params") or {}).items():
+        if isinstance(own.get(k), np.ndarray) and own[k].shape == v.shape and own[k].flags.writeable:
+            own[k][...] = v
+    saved = dict(own)
+    kw = {} if req.get("training") is None else {"training": req["training"]}
+    xs = [ap.constant(np.array(x, copy=True)) for x in req["inputs"]]
+    srcs = {f"in{i}": x for i, x in enumerate(xs) if x.dtype.kind == "f"}
+    tensors = {k: ap.constant(np.array(v, copy=True)) for k, v in saved.items()
+               if isinstance(v, np.ndarray) and v.dtype.kind == "f"}
+    srcs.update(tensors)
+    try:
+        own.update(tensors)
+        with ap.GradientTape(persistent=True) as tape:
+            for t in srcs.values():
+                tape.watch(t)
+            Y = obj.forward(*xs, **kw)
+        if not isinstance(Y, ap.Tensor):
+            reply(False, {"stage": "tape-left", "type": type(Y).__name__})
+            return
+        out = []
+        unconnected = set(srcs)
+        for g in req.get("gs") or []:
+            grads = tape.gradient(Y, srcs, output_gradients=ap.constant(g))
+            item = {}
+            for k, v in grads.items():
+                if v is not None:
+                    unconnected.discard(k)
+                    item[k] = describe_fn(np, packer, np.asarray(v.numpy(), dtype=np.float64))
+            out.append(item)
+        reply(True, {"value": describe_fn(np, packer, np.asarray(Y.numpy(), dtype=np.float64)), "grads": out,
+                     "unconnected": sorted(unconnected)}, packer)
+    except BaseException as exc:  # noqa: BLE001
+        reply(False, {"stage": "tape"}, error=_error(exc, workdir))
+    finally:
+        own.update(saved)
+        try:  # leave a numpy cache behind for a later backward
+            obj.forward(*[np.array(x, copy=True) for x in req["inputs"]], **kw)
+        except BaseException:  # noqa: BLE001
+            pass
 
 
 def main():
@@ -372,13 +430,25 @@ def main():
                 kw = {} if req.get("training") is None else {"training": req["training"]}
                 values = []
                 failed = None
-                for inputs, params in zip(req["batches"], req["params_list"]):
+                edits = req.get("edits") or [()] * len(req["batches"])
+                prev = None
+                for inputs, params, edit in zip(req["batches"], req["params_list"], edits):
+                    inputs = prev if inputs is None else inputs  # None: the previous inputs again
+                    prev = inputs
                     set_params(obj, params)
+                    undo = []
                     try:
-                        values.append(describe(np, packer, obj.forward(*inputs, **kw)))
+                        for k, i, v in edit:  # one element set for this forward only
+                            target = obj.params[k]
+                            undo.append((target, i, target.flat[i].copy()))
+                            target.flat[i] = v
+                        values.append(describe(np, packer, obj.forward(*[x.copy() for x in inputs], **kw)))
                     except BaseException as exc:  # noqa: BLE001
                         failed = _error(exc, workdir)
                         break
+                    finally:
+                        for target, i, old in reversed(undo):
+                            target.flat[i] = old
                 if failed is not None:
                     reply(False, {"stage": "call", "index": len(values)}, error=failed)
                 else:
@@ -398,6 +468,8 @@ def main():
                     gdesc = {"kind": "absent" if grads is None else "other", "type": type(grads).__name__}
                 reply(True, {"value": describe(np, packer, ret), "grads": gdesc,
                              "params": params_of(obj, packer)}, packer)
+            elif op == "tape":  # tape mode: the student's forward on autoprop tensors
+                tape_request(np, obj, req, reply, packer, describe, workdir)
             elif op == "get_params":
                 reply(True, {"params": params_of(obj, packer), "scalars": scalars_of(obj)}, packer)
             else:

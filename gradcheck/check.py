@@ -19,6 +19,23 @@ and a pair passes when :math:`\max_i r_i \le \mathrm{rtol}`. The floor
 rounding do not report a relative error of 1. The symmetric denominator
 :math:`|a|+|b|` is the one used in CS231n's gradient-check notes; it bounds
 :math:`r` by 1.
+
+Default ``atol`` (:func:`default_atol`). A central difference divides the
+round-off of two evaluations of :math:`L` by the step: each of the terms
+:math:`Y_i G_i` summed into :math:`L` carries a relative rounding error of about
+:math:`u` (machine epsilon, 2.2e-16), so the estimate is off by up to about
+
+.. math:: \mathrm{atol} = \max\Big(10^{-9},\ \frac{u \sum_i |Y_i G_i|}{h}\Big),
+          \qquad h = \varepsilon \ (\varepsilon/2 \text{ for Richardson}),
+
+i.e. :math:`u|L|/h` with :math:`|L|` measured before cancellation
+(:math:`\sum|Y_i G_i| \ge |L|`; the smallest step :math:`h = \varepsilon` is used,
+so it is an upper bound). That is what ``check_layer`` uses when ``atol`` is not
+given: 1e-9 for small layers (a Linear 5->3 at batch 8 has
+:math:`u\sum|YG|/h \approx 10^{-9}`), 2e-7 for a Conv2D 8->16 on 4x8x16x16
+(measured round-off 5e-9, which the fixed 1e-9 failed). A planted bug changes
+gradients by O(1) and still fails. For a loss, :math:`|L|` is the loss value.
+The complex step has no cancellation and keeps 1e-9.
 """
 
 from __future__ import annotations
@@ -54,14 +71,25 @@ __all__ = [
     "check_layer",
     "check_loss",
     "build_twin",
+    "default_atol",
+    "ATOL_FLOOR",
+    "NONDETERMINISTIC",
+    "TapeUnavailable",
 ]
 
 #: The three-way comparison pairs, in display order.
 PAIRS = ("manual-vs-numerical", "tape-vs-numerical", "manual-vs-tape")
 
-#: Every pair a result may hold: :data:`PAIRS` and ``manual-vs-reference`` (a layer of
-#: ours given the same parameters, see ``check_layer(reference=...)``).
-ALL_PAIRS = PAIRS + ("manual-vs-reference",)
+#: Every pair a result may hold: :data:`PAIRS`, ``manual-vs-reference`` (a layer of
+#: ours given the same parameters, see ``check_layer(reference=...)``) and
+#: ``call1-vs-call2`` (two forwards on the same input, see :data:`NONDETERMINISTIC`).
+ALL_PAIRS = PAIRS + ("manual-vs-reference", "call1-vs-call2")
+
+#: Start of the note of a result whose forward gave different outputs for the same input.
+NONDETERMINISTIC = "non-deterministic forward"
+
+#: Smallest default absolute tolerance (see :func:`default_atol`).
+ATOL_FLOOR = 1e-9
 
 #: Numerical modes of :func:`check_layer`.
 MODES = ("full", "fast", "sample")
@@ -92,6 +120,43 @@ def relative_error(a: Any, b: Any, tiny: float = _TINY) -> np.ndarray:
     a = np.asarray(a, dtype=np.float64)
     b = np.asarray(b, dtype=np.float64)
     return np.abs(a - b) / np.maximum(np.abs(a) + np.abs(b), tiny)
+
+
+def default_atol(Y: Any, G: Any, eps: float, method: str = "central") -> float:
+    r"""The default absolute tolerance: the round-off of a finite difference of ``L = sum(Y * G)``.
+
+    ``max(ATOL_FLOOR, u * sum|Y * G| / h)`` with ``u`` the float64 machine epsilon and
+    ``h = eps`` (``eps / 2`` for Richardson, whose smaller step enters too); see the
+    module docstring. The complex step has no cancellation: ``ATOL_FLOOR``.
+
+    Parameters
+    ----------
+    Y : array_like
+        The forward output (or, for a loss, the loss value).
+    G : array_like
+        The upstream gradient (1 for a loss).
+    eps : float
+        Relative step of the finite differences.
+    method : str, default "central"
+
+    Returns
+    -------
+    float
+
+    Examples
+    --------
+    >>> default_atol(np.ones(10), np.ones(10), 6.06e-6)  # small: the floor
+    1e-09
+    >>> round(default_atol(np.ones(100_000), np.ones(100_000), 6.06e-6), 9)  # u * 1e5 / 6.06e-6
+    3.664e-06
+    """
+    if method == "complex":
+        return ATOL_FLOOR
+    h = float(eps) / (2.0 if method == "richardson" else 1.0)
+    mag = float(np.sum(np.abs(np.asarray(Y, dtype=np.float64) * np.asarray(G, dtype=np.float64))))
+    if not np.isfinite(mag):
+        return ATOL_FLOOR
+    return max(ATOL_FLOOR, float(np.finfo(np.float64).eps) * mag / h)
 
 
 @dataclass
@@ -562,7 +627,7 @@ def _resolve_twin(obj, twin, init, kind):
             return build_twin(obj, kind, init)
         except TwinError as exc:  # e.g. a student class that shares a name with an autoprop class
             return None, f"the autoprop class of that name could not be used as twin: {exc}"
-    if kind == "layer":
+    if kind == "layer" and not callable(getattr(twin, "tape_gradients", None)):
         copy_params_to_twin(obj, twin, type(obj).__name__)
     return twin, ""
 
@@ -582,6 +647,9 @@ def _to_numpy(t) -> np.ndarray:
 
 def _tape_layer(twin, inputs, keys, G, training, owner):
     """Tape gradients of ``sum(twin(*inputs) * G)``; returns (Y, {key: grad})."""
+    if callable(getattr(twin, "tape_gradients", None)):  # the tape runs elsewhere (a sandbox)
+        Y, grads = twin.tape_gradients(inputs, keys, G, training)
+        return np.asarray(Y, dtype=np.float64), {k: np.asarray(g, dtype=np.float64) for k, g in grads.items()}
     import autoprop as ap
 
     def run():
@@ -642,7 +710,7 @@ def check_layer(
     init: Mapping[str, Any] | None = None,
     seed: int = 0,
     rtol: float = 1e-6,
-    atol: float = 1e-9,
+    atol: float | None = None,
     training: bool = False,
     eps: float | None = None,
     name: str | None = None,
@@ -684,10 +752,19 @@ def check_layer(
         attributes). When given, a twin that cannot be built raises TwinError.
     seed : int, default 0
         Seeds the inputs given as shapes and the upstream gradient ``G ~ N(0, 1)``.
-    rtol, atol : float, default 1e-6, 1e-9
+    rtol : float, default 1e-6
+    atol : float, optional
         Pass when every element has ``|a-b| <= atol`` or ``|a-b| <= rtol*(|a|+|b|)``.
+        Default :func:`default_atol`: ``max(1e-9, u * sum|Y*G| / eps)``, the round-off
+        of the finite differences, which grows with the size of the layer.
     training : bool, default False
-        Passed to ``forward``. Stochastic layers must be deterministic for a check.
+        Passed to ``forward``. Stochastic layers must be deterministic for a check:
+        the forward is called twice on the same input first, and when the outputs
+        differ the result fails with one record ``Y`` (pair ``call1-vs-call2``) and a
+        note starting with :data:`NONDETERMINISTIC`; no finite differences are taken
+        (they would be meaningless, and their one-sided quotients would pass as
+        kinks). A layer with ``fix_mask`` (``manualprop.Dropout``) whose mask is
+        fixed gives its mask to the twin (``twin.fix_mask(mask)``).
     eps : float, optional
         Relative finite-difference step; default :func:`gradcheck.numerical.default_eps`
         of ``method`` (6.06e-6 for central differences).
@@ -714,6 +791,14 @@ def check_layer(
         The upstream gradient ``G`` (shape of the output); default ``N(0, 1)`` from
         ``seed``. ``np.ones`` checks the gradient of ``sum(Y)``.
 
+    A layer with a ``forward_many(inputs_list, params_list, training=...)`` method
+    (:class:`gradcheck.sandbox.RemoteLayer`) gets its element scans (parameters,
+    and inputs that cannot be batched) in chunks of forwards, one call per chunk.
+    A twin with a ``tape_gradients(inputs, keys, G, training)`` method
+    (:class:`gradcheck.student_tape.StudentTape`) supplies the tape column itself;
+    when it raises :class:`TapeUnavailable` there is no tape column and
+    ``twin_note`` says why.
+
     Returns
     -------
     CheckResult
@@ -738,7 +823,8 @@ def check_layer(
         The autoprop twin exists but cannot be built or raised.
     """
     owner = name or type(layer).__name__
-    rtol, atol = V.check_tolerances(rtol, atol)
+    auto_atol = atol is None
+    rtol, atol = V.check_tolerances(rtol, ATOL_FLOOR if atol is None else atol)
     if mode not in MODES:
         raise UsageError(f"mode must be one of {MODES}; got {mode!r}.")
     if method not in METHODS:
@@ -771,6 +857,11 @@ def check_layer(
                             f"a layer must not write into {n} (the previous layer or the caller still uses it).",
                             "Compute into a new array instead, e.g. np.maximum(X, 0) rather than X[X < 0] = 0.")
             )
+    # determinism: a second forward on the same input must give the same output
+    Y2 = forward(*[x.copy() for x in inputs])
+    if Y2.shape != Y.shape or not np.allclose(Y, Y2, rtol=1e-12, atol=0.0, equal_nan=True):
+        return _nondeterministic(owner, Y, Y2, rtol, atol, eps_used, seed, inputs, mode, method)
+    Y = Y2  # the cache now belongs to this forward; backward follows it
     if upstream is None:
         G = rng.standard_normal(Y.shape)
     else:
@@ -778,6 +869,13 @@ def check_layer(
         if G.shape != Y.shape:
             raise UsageError(f"upstream has shape {V.fmt_shape(G.shape)}; the output of {owner} has shape "
                              f"{V.fmt_shape(Y.shape)}.")
+    notes: list[str] = []
+    if auto_atol:
+        atol = default_atol(Y, G, eps_used, method)
+        if atol > ATOL_FLOOR:
+            notes.append(f"atol={atol:.2g} (default: the round-off of the finite differences, "
+                         f"u*sum|Y*G|/h = 2.2e-16*{float(np.sum(np.abs(Y * G))):.3g}/{eps_used:.3g}; "
+                         "pass --atol / atol= to set it)")
     ys = V.fmt_shape(Y.shape)
     call = f"backward(dY) with dY of shape {ys}"
     expect = (f"Expected backward to return d{names[0]} of shape {V.fmt_shape(inputs[0].shape)}." if len(inputs) == 1
@@ -791,7 +889,13 @@ def check_layer(
     twin_obj, note = _resolve_twin(layer, twin, init, "layer")
     records: list[TensorRecord] = []
     if twin_obj is not None:
-        Y_tape, sources["tape"] = _tape_layer(twin_obj, inputs, keys, G, training, owner)
+        _share_masks(layer, twin_obj)
+        try:
+            Y_tape, sources["tape"] = _tape_layer(twin_obj, inputs, keys, G, training, owner)
+            notes += list(getattr(twin_obj, "notes", None) or [])
+        except TapeUnavailable as exc:
+            twin_obj, note = None, str(exc)
+    if twin_obj is not None:
         fwd = TensorRecord("Y", tuple(Y.shape), "forward")
         if Y_tape.shape != Y.shape:
             raise TwinError(f"{owner}: manual forward gives shape {ys}, the twin {V.fmt_shape(Y_tape.shape)}.")
@@ -809,8 +913,7 @@ def check_layer(
         rec.comparisons.append(compare(Y, Y_ref, "manual-vs-reference", rtol=rtol, atol=atol))
 
     # numerical
-    notes: list[str] = [f"{n} is an integer input (indices): it has no gradient"
-                        for n, d in zip(names, diff) if not d]
+    notes += [f"{n} is an integer input (indices): it has no gradient" for n, d in zip(names, diff) if not d]
     dkeys = [k for k, d in zip(keys, diff) if d] + list(params)
     display = {k: f"d{n}" for k, n, d in zip(keys, names, diff) if d}
     display.update({k: f"d{k}" for k in params})
@@ -821,10 +924,17 @@ def check_layer(
     comps: dict[str, dict[str, Comparison]] = {k: {} for k in dkeys}
     numerical: dict[str, np.ndarray] = {}
 
+    many = None
+    if callable(getattr(layer, "forward_many", None)):
+        def many(inputs_list, params_list, edits_list):
+            Ys = layer.forward_many(inputs_list, params_list, training=training, edits_list=edits_list)
+            return [V.check_output(y, owner=owner, tensor="Y", produced_by=sig, expected_shape=Y.shape,
+                                   expected_why="the shape of the unperturbed output") for y in Ys]
+
     def scan(which, indices=None):
         return layer_numerical_gradients(forward, inputs, params, G, eps=eps, input_names=keys, method=method,
                                          batched=batched, which=which, indices=indices, detail=True,
-                                         notes=notes)
+                                         notes=notes, forward_many=many)
 
     def element_comparisons(k, sc, mask=None, how="elements"):
         numerical[k] = sc.grad
@@ -882,6 +992,58 @@ def check_layer(
     )
 
 
+def _nondeterministic(owner, Y1, Y2, rtol, atol, eps, seed, inputs, mode, method) -> CheckResult:
+    """The failing result of a forward that gave two different outputs for the same input."""
+    rec = TensorRecord("Y", tuple(Y1.shape), "forward")
+    if Y1.shape == Y2.shape:
+        rec.comparisons.append(compare(Y1, Y2, "call1-vs-call2", rtol=rtol, atol=atol))
+        c = rec.comparisons[0]
+        if c.passed:  # differs below the tolerance but above 1e-12: still not repeatable
+            c.passed = False
+        how = f"differ by up to {float(np.nanmax(np.abs(Y1 - Y2))):.3g}"
+    else:
+        rec.comparisons.append(Comparison("call1-vs-call2", float("inf"), 1.0, (), float("nan"), float("nan"),
+                                          False))
+        how = f"have shapes {V.fmt_shape(Y1.shape)} and {V.fmt_shape(Y2.shape)}"
+    note = (f"{NONDETERMINISTIC}: two calls of {owner}.forward with the same input {how}, so finite "
+            "differences are meaningless (a dropout mask drawn afresh per call?). Hold the randomness fixed "
+            "(manualprop.Dropout.fix_mask(True), or a generator the layer stores and the check can rewind: "
+            "gradcheck.diagnose_layer does that); no gradient was compared")
+    return CheckResult(name=owner, kind="layer", records=[rec], rtol=rtol, atol=atol, eps=eps, seed=seed,
+                       input_shape=tuple(inputs[0].shape) if len(inputs) == 1 else
+                       tuple(tuple(x.shape) for x in inputs), notes=[note], mode=mode, method=method,
+                       gradients={"manual": {}, "numerical": {}})
+
+
+class TapeUnavailable(Exception):
+    """Raised by a twin's ``tape_gradients`` when the tape cannot run the forward.
+
+    :func:`check_layer` then drops the tape column and puts the message in
+    ``CheckResult.twin_note`` (e.g. the numpy function autoprop does not support).
+    """
+
+
+def _share_masks(layer: Any, twin: Any, depth: int = 3) -> None:
+    """Give the twin the manual layer's dropout mask when that mask is fixed.
+
+    A layer with ``fix_mask`` and a fixed, drawn mask (``manualprop.Dropout`` after
+    ``fix_mask(True)`` and one training forward, or ``fix_mask(array)``) passes
+    ``twin.fix_mask(mask)`` so both draw nothing and use the same mask; children of a
+    container (``layers``) are paired in order.
+    """
+    fix = getattr(twin, "fix_mask", None)
+    masks = getattr(layer, "_masks", None)
+    fixed = getattr(layer, "mask_fixed", getattr(masks, "fixed", False))
+    mask = getattr(layer, "mask", None)
+    if callable(fix) and fixed is True and isinstance(mask, np.ndarray):
+        fix(np.array(mask, copy=True))
+    if depth > 0:
+        mine, theirs = getattr(layer, "layers", None), getattr(twin, "layers", None)
+        if isinstance(mine, Sequence) and isinstance(theirs, Sequence) and len(mine) == len(theirs):
+            for a, b in zip(mine, theirs):
+                _share_masks(a, b, depth - 1)
+
+
 def _assemble(dkeys, display, shapes, sources, comps, rtol, atol) -> list[TensorRecord]:
     """One record per key: the pairs in :data:`PAIRS` order (element pairs between analytic sources)."""
     recs = []
@@ -926,7 +1088,7 @@ def check_loss(
     init: Mapping[str, Any] | None = None,
     seed: int = 0,
     rtol: float = 1e-6,
-    atol: float = 1e-9,
+    atol: float | None = None,
     eps: float | None = None,
     name: str | None = None,
 ) -> CheckResult:
@@ -946,8 +1108,10 @@ def check_loss(
         Constructor kwargs for the "auto" twin.
     seed : int, default 0
         Recorded in the result (the loss itself needs no random draws).
-    rtol, atol : float
-        As in :func:`check_layer`.
+    rtol : float, default 1e-6
+    atol : float, optional
+        As in :func:`check_layer`; default ``max(1e-9, u * |L| / eps)``
+        (:func:`default_atol` with the loss value).
     eps : float, optional
         Relative step; default :data:`gradcheck.numerical.DEFAULT_EPS`.
     name : str, optional
@@ -962,7 +1126,8 @@ def check_loss(
     Same as :func:`check_layer`.
     """
     owner = name or type(loss).__name__
-    rtol, atol = V.check_tolerances(rtol, atol)
+    auto_atol = atol is None
+    rtol, atol = V.check_tolerances(rtol, ATOL_FLOOR if atol is None else atol)
     V.require_methods(loss, owner, ("forward", "backward"), "manualprop loss")
     yp = V.as_float64(y_pred, f"y_pred of {owner}")
     yt = np.array(y_true, copy=True)
@@ -976,6 +1141,8 @@ def check_loss(
                                     expected_shape=(), expected_why="a scalar loss"))
 
     L = value()
+    if auto_atol:
+        atol = default_atol(L, 1.0, DEFAULT_EPS if eps is None else float(eps))
     g = V.call_student(loss.backward, owner=owner, call="backward()",
                        expected=f"Expected backward to return dL/dy_pred of shape {ps}.")
     sources = {"manual": {"y_pred": V.check_output(g, owner=owner, tensor="dy_pred", produced_by="backward()",

@@ -98,12 +98,24 @@ def run_check(args, layer, label: str, init: dict[str, Any], shape) -> int:
     from .diagnose import diagnose_layer
 
     cname = label.rpartition("::")[2]
+    jac = getattr(args, "jacobian", False)
+    if jac:
+        _jacobian_usage(args, shape)
     reference = build_reference(args.reference, init, args.seed) if args.reference else None
     twin = None
     if args.twin:
         twin, note = build_twin(layer, "layer", init or None)
         if twin is None:
             print(V.wrap(f"gradcheck: no tape comparison: {note}"), file=sys.stderr)
+    if getattr(args, "tape", False):
+        from .student_tape import StudentTape
+
+        twin = StudentTape(layer)
+    jac_lines, jac_ok, jac_fig = [], True, None
+    if jac:
+        if twin is None:
+            raise UsageError("--jacobian needs a tape: add --tape (your forward on the tape) or --twin.")
+        jac_lines, jac_ok, jac_fig = _jacobian(args, layer, twin, shape, cname)
     diag = diagnose_layer(layer, shape, mode=args.mode, method=args.method, seed=args.seed, rtol=args.rtol,
                           atol=args.atol, eps=args.eps, twin=twin, reference=reference, name=cname)
     color = use_color()
@@ -121,9 +133,15 @@ def run_check(args, layer, label: str, init: dict[str, Any], shape) -> int:
     for f in diag.findings:
         if f.severity != "error":
             print(V.wrap(f"note: {f.message}"))
+    for line in jac_lines:
+        print(V.wrap(line))
     written = []
     if args.plots:
         written = _plots(diag, args.plots, cname)
+        if jac_fig is not None:
+            from .plots import save_figure
+
+            written.append(save_figure(jac_fig, os.path.join(args.plots, f"{cname}-jacobian.png")))
     if args.json:
         d = os.path.dirname(os.path.abspath(args.json))
         os.makedirs(d, exist_ok=True)
@@ -137,6 +155,9 @@ def run_check(args, layer, label: str, init: dict[str, Any], shape) -> int:
     if diag.error is not None and not any(f.code not in ("student-code", "wrong-shape", "non-finite")
                                           for f in errs):
         raise diag.error
+    if diag.passed and not jac_ok:
+        print(colorize(f"\nFAIL: {cname}: the tape's Jacobian differs from the numerical one (see above).", color))
+        return EXIT_MISMATCH
     if diag.passed:
         tensors = ", ".join(r.tensor for r in res.records)
         print(colorize(f"\nPASS: {cname}: every gradient ({tensors}) matches within rtol={res.rtol:g}, "
@@ -155,6 +176,68 @@ def run_check(args, layer, label: str, init: dict[str, Any], shape) -> int:
     if any(f.code == "student-code" for f in errs):
         return EXIT_STUDENT
     return EXIT_MISMATCH
+
+
+#: Largest number of input or output elements for ``--jacobian``.
+JACOBIAN_MAX = 400
+
+
+def _jacobian_usage(args, shape) -> None:
+    if not isinstance(shape[0], int):
+        raise UsageError("--jacobian takes a layer with one input (one --input-shape).")
+    n = int(np.prod(shape))
+    if n > JACOBIAN_MAX:
+        raise UsageError(f"--jacobian is for small layers: X has {n} elements (--input-shape "
+                         f"{','.join(map(str, shape))}), at most {JACOBIAN_MAX} are allowed; use a smaller batch "
+                         "or fewer features (the Jacobian has X.size * Y.size entries).")
+    if not (getattr(args, "tape", False) or args.twin):
+        raise UsageError("--jacobian needs a tape: add --tape (your forward on the tape) or --twin.")
+
+
+def _jacobian(args, layer, twin, shape, cname):
+    """Tape vs numerical Jacobian of a small layer: (report lines, passed, figure or None)."""
+    from .check import compare, default_atol
+    from .numerical import DEFAULT_EPS, step_sizes
+
+    X = V.layer_inputs(tuple(shape), np.random.default_rng([args.seed, 3]), cname)[0]
+    Y = np.asarray(layer.forward(X.copy()), dtype=np.float64)
+    if Y.size > JACOBIAN_MAX:
+        raise UsageError(f"--jacobian is for small layers: Y has {Y.size} elements, at most {JACOBIAN_MAX} "
+                         "are allowed; use a smaller --input-shape.")
+    if hasattr(twin, "jacobian"):
+        Jt, how = twin.jacobian(X)
+    else:
+        from .plots import tape_jacobian
+
+        Jt, how = tape_jacobian(lambda x: twin(x, training=False), X)
+    eps = DEFAULT_EPS if args.eps is None else args.eps
+    H = step_sizes(X, eps).ravel()
+    xs = []
+    for i in range(X.size):
+        for s in (1.0, -1.0):
+            x = X.copy().ravel()
+            x[i] += s * H[i]
+            xs.append(x.reshape(X.shape))
+    many = getattr(layer, "forward_many", None)
+    if callable(many):  # one round trip per 256 forwards
+        Ys = [y for k in range(0, len(xs), 256) for y in many(xs[k:k + 256])]
+    else:
+        Ys = [layer.forward(x) for x in xs]
+    Ys = [np.asarray(y, dtype=np.float64).ravel() for y in Ys]
+    den = [(xs[2 * i].ravel()[i] - xs[2 * i + 1].ravel()[i]) for i in range(X.size)]
+    Jn = np.stack([(Ys[2 * i] - Ys[2 * i + 1]) / den[i] for i in range(X.size)], axis=1)
+    atol = args.atol if args.atol is not None else default_atol(np.abs(Y).max(initial=0.0), 1.0, eps)
+    c = compare(Jt, Jn, "tape-vs-numerical", rtol=args.rtol, atol=atol)
+    r, q = np.unravel_index(int(np.argmax(np.abs(Jt - Jn))), Jt.shape) if Jt.size else (0, 0)
+    lines = [f"jacobian dY/dX ({Jt.shape[0]} x {Jt.shape[1]}): tape ({how}) vs central differences: max relative "
+             f"error {c.max_rel_error:.1e}, max |difference| {c.max_abs_error:.1e} (at Y[{int(r)}] / X[{int(q)}] "
+             f"flattened): {'ok' if c.passed else 'FAIL'}"]
+    fig = None
+    if args.plots:
+        from .plots import plot_jacobian
+
+        fig = plot_jacobian(None, None, X, title=cname, tape=(Jt, how), numerical=Jn)
+    return lines, c.passed, fig
 
 
 def _json_default(o):
@@ -182,3 +265,165 @@ def _plots(diag, folder: str, cname: str) -> list[str]:
         if t in num:
             out.append(save_figure(plot_gradient_heatmaps(res, t), os.path.join(folder, f"{cname}-{t}-heatmap.png")))
     return out
+
+
+# --------------------------------------------------------------------------- losses (--loss)
+
+#: Kinds of ``--targets`` (``y_true``) and ``--pred`` (``y_pred``) for ``gradcheck check --loss``.
+TARGET_KINDS = ("labels", "onehot", "probs", "real", "unit")
+PRED_KINDS = ("real", "probs", "unit")
+
+
+def parse_kind(spec: str, kinds: tuple[str, ...], flag: str) -> tuple[str, int | None]:
+    """Split ``labels:5`` into ``("labels", 5)``; ``real`` into ``("real", None)``.
+
+    Raises
+    ------
+    UsageError
+        Unknown kind, or a count that is not an integer >= 2 (only ``labels`` and
+        ``onehot`` take one).
+    """
+    kind, _, count = str(spec).strip().partition(":")
+    if kind not in kinds:
+        raise UsageError(f"{flag} must be one of {', '.join(kinds)} (labels and onehot may add ':K' classes); "
+                         f"got {spec!r}.")
+    if not count:
+        return kind, None
+    if kind not in ("labels", "onehot"):
+        raise UsageError(f"{flag} {kind} takes no ':K'; only labels:K and onehot:K do (got {spec!r}).")
+    try:
+        k = int(count)
+    except ValueError:
+        k = 0
+    if k < 2:
+        raise UsageError(f"{flag} {spec!r}: the number of classes K must be an integer >= 2.")
+    return kind, k
+
+
+def loss_data(targets: str, pred: str, shape: tuple[int, ...], seed: int) -> tuple[np.ndarray, np.ndarray, str]:
+    """``y_true``, ``y_pred`` and a description for ``gradcheck check --loss``.
+
+    Parameters
+    ----------
+    targets : str
+        ``labels[:K]``: integer class indices in ``[0, K)``, ``K`` = last axis of
+        ``y_pred`` by default; shape ``y_pred.shape[:-1]`` when ``K`` is that axis, else
+        ``y_pred.shape`` (e.g. 0/1 labels with ``labels:2`` for a binary loss).
+        ``onehot[:K]``: one-hot rows of such labels, shape of ``y_pred`` (``K`` must be
+        its last axis). ``probs``: rows of a softmax (positive, summing to 1 over the
+        last axis). ``real``: standard normal. ``unit``: uniform in [0.05, 0.95].
+    pred : str
+        ``real`` (standard normal: logits, regression outputs), ``probs`` (softmax
+        rows), ``unit`` (uniform in [0.05, 0.95]: probabilities of a binary loss).
+    shape : tuple of int
+        Shape of ``y_pred`` (``--input-shape``).
+    seed : int
+        ``y_pred`` from ``default_rng([seed, 4])``, ``y_true`` from ``default_rng([seed, 5])``.
+
+    Returns
+    -------
+    y_true, y_pred : ndarray
+    description : str
+
+    Raises
+    ------
+    UsageError
+        Bad kinds, or ``onehot:K`` / ``labels:K`` that do not fit the shape.
+    """
+    tkind, k = parse_kind(targets, TARGET_KINDS, "--targets")
+    pkind, _ = parse_kind(pred, PRED_KINDS, "--pred")
+    rp, rt = np.random.default_rng([seed, 4]), np.random.default_rng([seed, 5])
+    last = shape[-1]
+
+    def softmax(z):
+        e = np.exp(z - z.max(axis=-1, keepdims=True))
+        return e / e.sum(axis=-1, keepdims=True)
+
+    y_pred = {"real": lambda: rp.standard_normal(shape), "probs": lambda: softmax(rp.standard_normal(shape)),
+              "unit": lambda: rp.uniform(0.05, 0.95, shape)}[pkind]()
+    if tkind in ("labels", "onehot"):
+        K = last if k is None else k
+        if tkind == "onehot" and K != last:
+            raise UsageError(f"--targets onehot:{K}: y_pred's last axis has {last} entries (--input-shape "
+                             f"{','.join(map(str, shape))}); the one-hot rows must have as many.")
+        lab_shape = shape[:-1] if K == last else shape
+        if not lab_shape:
+            lab_shape = ()
+        labels = rt.integers(0, K, size=lab_shape)
+        if tkind == "labels":
+            return labels, y_pred, f"y_true: {K}-class labels of shape {tuple(labels.shape)}"
+        return np.eye(K)[labels], y_pred, f"y_true: one-hot rows of {K} classes"
+    y_true = {"probs": lambda: softmax(rt.standard_normal(shape)), "real": lambda: rt.standard_normal(shape),
+              "unit": lambda: rt.uniform(0.05, 0.95, shape)}[tkind]()
+    return y_true, y_pred, f"y_true: {tkind} of shape {tuple(shape)}"
+
+
+def run_check_loss(args, loss, label: str, init: dict[str, Any], shape) -> int:
+    """``gradcheck check --loss``: check a (sandboxed) loss's ``backward()`` against central differences.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        ``targets``, ``pred``, ``seed``, ``rtol``, ``atol``, ``eps``, ``twin``, ``json``, ``plots``.
+    loss : object
+        ``forward(y_true, y_pred) -> float``, ``backward() -> dL/dy_pred``
+        (a :class:`gradcheck.sandbox.RemoteLoss` from the CLI).
+    label : str
+        ``path::ClassName``.
+    init : dict
+        Constructor kwargs (also for ``--twin``).
+    shape : tuple of int
+        Shape of ``y_pred``.
+
+    Returns
+    -------
+    int
+        0 pass, 1 mismatch; the student's code failing raises (exit 3).
+    """
+    from .check import build_twin, check_loss
+    from .diagnose import name_signature
+
+    if not isinstance(shape[0], int):
+        raise UsageError("--loss takes one --input-shape (the shape of y_pred), not several.")
+    cname = label.rpartition("::")[2]
+    y_true, y_pred, what = loss_data(args.targets or "real", args.pred or "real", shape, args.seed)
+    twin = None
+    if args.twin:
+        twin, note = build_twin(loss, "loss", init or None)
+        if twin is None:
+            print(V.wrap(f"gradcheck: no tape comparison: {note}"), file=sys.stderr)
+    res = check_loss(loss, y_true, y_pred, twin=twin, seed=args.seed, rtol=args.rtol, atol=args.atol,
+                     eps=args.eps, name=cname)
+    color = use_color()
+    print(f"{label} (loss), y_pred shape {V.fmt_shape(shape)} ({args.pred or 'real'}), {what}"
+          + (f", init {json.dumps(init)}" if init else ""))
+    print()
+    print(colorize(res.table(), color))
+    finding = None
+    if not res.passed and "numerical" in res.gradients and "manual" in res.gradients:
+        finding = name_signature("dy_pred", res.gradients["manual"]["dy_pred"], res.gradients["numerical"]["dy_pred"],
+                                 n_batch=shape[0] if len(shape) > 1 else 1, y_size=int(np.prod(shape)))
+    written = []
+    if args.plots:
+        from .plots import plot_gradient_heatmaps, plot_result, save_figure
+
+        written.append(save_figure(plot_result(res), os.path.join(args.plots, f"{cname}.png")))
+        if not res.passed:
+            written.append(save_figure(plot_gradient_heatmaps(res, "dy_pred"),
+                                       os.path.join(args.plots, f"{cname}-dy_pred-heatmap.png")))
+    if args.json:
+        os.makedirs(os.path.dirname(os.path.abspath(args.json)), exist_ok=True)
+        with open(args.json, "w", encoding="utf-8") as fh:
+            json.dump({**res.to_dict(), "diagnosis": None if finding is None else vars(finding)}, fh, indent=2,
+                      default=_json_default)
+    if written:
+        print(f"\nplots: {', '.join(os.path.abspath(w) for w in written)}")
+    if args.json:
+        print(f"json: {os.path.abspath(args.json)}")
+    if res.passed:
+        print(colorize(f"\nPASS: {cname}: dL/dy_pred matches within rtol={res.rtol:g}, atol={res.atol:g}.", color))
+        return EXIT_PASS
+    print(colorize(f"\nFAIL: {cname}: gradient mismatch in {', '.join(res.failing_tensors)}.", color))
+    if finding is not None:
+        print(V.wrap(f"diagnosis: {finding.message}."))
+    return EXIT_MISMATCH

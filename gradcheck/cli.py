@@ -51,6 +51,8 @@ examples:
   gradcheck zoo --plots demo-output/zoo
   gradcheck check examples/student_linear_buggy.py::Linear --input-shape 8,5 \\
       --init '{{"in_features": 5, "out_features": 3}}'
+  gradcheck check my_loss.py::CrossEntropy --loss --input-shape 8,5 --targets labels
+  gradcheck check my_layer.py::Tanh --input-shape 3,4 --tape --jacobian --plots out/
   gradcheck train --epochs 30 --plots demo-output/train
 """
 
@@ -201,16 +203,33 @@ def _cmd_check(args) -> int:
 
     shape = V.parse_input_shapes(args.input_shape)
     init = V.parse_init_json(args.init)
-    V.check_tolerances(args.rtol, args.atol)
+    V.check_tolerances(args.rtol, 1e-9 if args.atol is None else args.atol)
+    if not args.loss and (args.targets or args.pred):
+        raise UsageError("--targets and --pred describe the data of a loss; add --loss.")
+    if args.loss and (args.tape or args.jacobian or args.reference):
+        raise UsageError("--tape, --jacobian and --reference are for layers, not with --loss.")
+    if args.tape and args.twin:
+        raise UsageError("--tape (the tape on your own forward) and --twin (autoprop's class of the same name) "
+                         "both fill the tape column; choose one.")
     # The student's class runs in a sandbox process (gradcheck.sandbox), never in this one.
     from .sandbox import Sandbox, sibling_files
 
     path, name = V.parse_target(args.target)
     if args.timeout <= 0:
         raise UsageError(f"--timeout must be a positive number of seconds; got {args.timeout}.")
-    with Sandbox(files=sibling_files(path), timeout=args.timeout) as sb:
+    allow = ("autoprop", "manualprop") if args.tape else ()
+    with Sandbox(files=sibling_files(path), timeout=args.timeout, allow_packages=allow) as sb:
         for note in sb.notes:
             warnings.warn(note, UserWarning, stacklevel=1)
+        if args.tape:
+            warnings.warn("--tape: in this mode your code may import autoprop and manualprop (it runs on "
+                          "autoprop tensors); use it to check your own work, it is never how grading runs.",
+                          UserWarning, stacklevel=1)
+        if args.loss:
+            from .check_command import run_check_loss
+
+            loss = sb.load_loss(os.path.basename(path), name, init_kwargs=init)
+            return run_check_loss(args, loss, f"{path}::{name}", init, shape)
         layer = sb.load_layer(os.path.basename(path), name, init_kwargs=init, seed=args.seed)
         # diagnosis, table, sentence, --json, --plots: gradcheck/check_command.py
         return run_check(args, layer, f"{path}::{name}", init, shape)
@@ -275,7 +294,10 @@ def build_parser() -> argparse.ArgumentParser:
                    "an rng argument, if the constructor has one, is seeded from --seed")
     c.add_argument("--seed", type=int, default=0, help="seed for X, G and rng (default 0)")
     c.add_argument("--rtol", type=float, default=1e-6, help="relative tolerance (default 1e-6)")
-    c.add_argument("--atol", type=float, default=1e-9, help="absolute tolerance (default 1e-9)")
+    c.add_argument("--atol", type=float, default=None,
+                   help="absolute tolerance (default: max(1e-9, u*sum|Y*G|/eps), the round-off of the finite "
+                        "differences, u = 2.2e-16; it grows with the size of the layer, see "
+                        "gradcheck.check.default_atol)")
     c.add_argument("--plots", metavar="DIR",
                    help="write DIR/ClassName.png and, per failing gradient, DIR/ClassName-dW-heatmap.png")
     c.add_argument("--mode", choices=("full", "fast", "sample"), default="fast",
@@ -295,6 +317,27 @@ def build_parser() -> argparse.ArgumentParser:
                         "sandbox process (default 30); exceeding it exits 3")
     c.add_argument("--twin", action="store_true",
                    help="also compare with autoprop.layers.<ClassName> built with the same --init")
+    c.add_argument("--tape", action="store_true",
+                   help="also run YOUR forward on autoprop tensors (numpy calls are recorded by the tape) and "
+                        "compare the tape's gradients with your backward and with numerical ones (tape~num, "
+                        "manual~tape); a numpy function autoprop cannot differentiate is named and the check "
+                        "falls back to manual vs numerical. In this mode your code can import autoprop and "
+                        "manualprop: for checking your own work, never for grading")
+    c.add_argument("--jacobian", action="store_true",
+                   help="small layers (one input, at most 400 input and 400 output elements): compare the full "
+                        "Jacobian dY/dX of the tape (--tape or --twin) with central differences; with --plots "
+                        "also write DIR/ClassName-jacobian.png")
+    c.add_argument("--loss", action="store_true",
+                   help="the class is a loss: forward(y_true, y_pred) -> float, backward() -> dL/dy_pred; "
+                        "--input-shape is the shape of y_pred; dL/dy_pred is compared with central differences")
+    c.add_argument("--targets", metavar="KIND",
+                   help="with --loss, y_true: labels[:K] (integer classes in [0,K), K = last axis of y_pred "
+                        "by default; shape y_pred.shape[:-1], or y_pred.shape when K differs, e.g. labels:2 "
+                        "for 0/1 labels), onehot[:K], probs (softmax rows), real (standard normal), "
+                        "unit (uniform in [0.05, 0.95]) (default real)")
+    c.add_argument("--pred", metavar="KIND",
+                   help="with --loss, y_pred: real (standard normal: logits, regression), probs (softmax "
+                        "rows), unit (uniform in [0.05, 0.95]) (default real)")
     c.set_defaults(func=_cmd_check)
 
     t = sub.add_parser("train", help="train an MLP or a CNN on digits with manual and tape gradients and compare",

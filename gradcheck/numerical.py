@@ -67,6 +67,14 @@ It is used only when the probe passes; batch statistics (BatchNorm in
 training), masks tied to the input shape and layers that reject another batch
 size use the element loop. Parameters are always perturbed one element at a
 time (they are shared by all samples).
+
+Chunked scans for remote layers. A layer that lives in another process
+(:class:`gradcheck.sandbox.RemoteLayer`) pays one round trip per forward call.
+When a ``forward_many(inputs_list, params_list)`` is given, the element scans
+that would call the forward twice per element (every parameter, and inputs that
+cannot be batched) send their perturbed copies in chunks of about
+:data:`MANY_BUDGET` array elements instead (:func:`many_scan`): same steps, same
+quotients, one round trip per chunk.
 """
 
 from __future__ import annotations
@@ -79,7 +87,8 @@ import numpy as np
 __all__ = ["DEFAULT_EPS", "METHODS", "default_eps", "step_sizes", "difference_quotient",
            "step_error_curve", "numerical_gradient", "layer_numerical_gradients", "scalar_objective",
            "Scan", "batch_independent", "batched_input_scan", "directional_derivatives",
-           "complex_step_supported", "norm_relative_error"]
+           "complex_step_supported", "norm_relative_error", "many_scan", "local_forward_many",
+           "MANY_BUDGET"]
 
 #: Default relative step: the cube root of float64 machine epsilon, 6.06e-6, the
 #: optimal order for central differences (Nocedal & Wright, sec. 8.1).
@@ -93,6 +102,11 @@ COMPLEX_STEP = 1e-20
 
 #: Largest number of input elements stacked into one batched forward call.
 BATCH_BUDGET = 1 << 17
+
+#: Target number of array elements (inputs, perturbed parameter, output) per
+#: ``forward_many`` chunk of :func:`many_scan`; at most :data:`MANY_MAX` forwards.
+MANY_BUDGET = 1 << 18
+MANY_MAX = 256
 
 
 def default_eps(method: str = "central", dtype=np.float64) -> float:
@@ -587,6 +601,133 @@ def _complex_scan(forward, inputs, which, G, indices=None) -> Scan:
     return Scan(grad, None, None, evaluated, "complex")
 
 
+def many_scan(forward_many: Callable[[list, list], list], inputs: Sequence[np.ndarray],
+              params: Mapping[str, np.ndarray], key: str | int, G: np.ndarray, *, eps: float = DEFAULT_EPS,
+              indices: Sequence[tuple[int, ...]] | None = None, budget: int = MANY_BUDGET,
+              max_per_call: int = MANY_MAX) -> Scan:
+    """Central differences of ``L = sum(Y * G)`` w.r.t. one tensor, the forwards sent in chunks.
+
+    Element by element exactly as :func:`numerical_gradient` (same steps, stored
+    differences as denominators, one-sided quotients), but the ``2 n`` perturbed
+    forwards go through ``forward_many`` in chunks, so a layer in another process
+    costs one round trip per chunk instead of one per forward.
+
+    Parameters
+    ----------
+    forward_many : callable
+        ``forward_many(inputs_list, params_list, edits_list) -> list of Y``, the
+        protocol of :meth:`gradcheck.sandbox.RemoteLayer.forward_many`:
+        ``inputs_list[j]`` is a list of arrays or None (the previous forward's inputs),
+        ``params_list[j]`` a dict of parameter values to set before forward ``j`` (empty:
+        keep the previous values; the first entry of every chunk holds every
+        parameter), ``edits_list[j]`` a list of ``(key, flat_index, value)`` set for
+        forward ``j`` only. A parameter scan thus sends one number per forward.
+        :func:`local_forward_many` gives this protocol for a plain ``forward``.
+    inputs : sequence of ndarray
+        The inputs; not modified.
+    params : dict of str -> ndarray
+        The current parameter values; not modified.
+    key : int or str
+        Position of the input to differentiate, or a parameter key.
+    G : ndarray
+        Upstream gradient.
+    eps : float
+    indices : sequence of index tuples, optional
+        Only these elements (sample mode; others NaN).
+    budget, max_per_call : int
+        Chunk size: about ``budget`` array elements, at most ``max_per_call`` forwards.
+
+    Returns
+    -------
+    Scan
+        ``how="many"``.
+    """
+    is_input = isinstance(key, int)
+    base = np.asarray(inputs[key] if is_input else params[key])
+    if base.dtype.kind != "f":
+        raise TypeError("many_scan differentiates floating-point arrays only")
+    base = np.array(base, dtype=np.float64 if is_input else base.dtype, copy=True)
+    full = {k: np.array(v, copy=True) for k, v in params.items()}
+    xs = [np.array(x, copy=True) for x in inputs]
+    H = step_sizes(base, eps)
+    grad = np.full(base.shape, np.nan if indices is not None else 0.0)
+    d_plus = np.full(base.shape, np.nan)
+    d_minus = np.full(base.shape, np.nan)
+    evaluated = np.zeros(base.shape, dtype=bool)
+    idx_list = list(np.ndindex(base.shape)) if indices is None else [tuple(int(i) for i in ix) for ix in indices]
+    if not idx_list:
+        return Scan(grad, d_plus, d_minus, evaluated, "many")
+    L0 = scalar_objective(forward_many([xs], [full], [[]])[0], G)
+    size = int(np.size(G)) + (sum(x.size for x in xs) if is_input else 0)
+    per_call = max(2, min(max_per_call, budget // max(1, size))) // 2 * 2
+    jobs = [(idx, s) for idx in idx_list for s in (1.0, -1.0)]
+    values: list[tuple[float, float]] = []  # (stored perturbed value, L)
+    for start in range(0, len(jobs), per_call):
+        chunk = jobs[start:start + per_call]
+        ins, pars, edits, stored = [], [], [], []
+        for j, (idx, s) in enumerate(chunk):
+            one = np.array(base[idx] + s * H[idx], dtype=base.dtype)  # rounded as it will be stored
+            stored.append(float(one))
+            if is_input:
+                row = list(xs)
+                row[key] = base.copy()
+                row[key][idx] = one
+                ins.append(row)
+                edits.append([])
+            else:
+                ins.append(xs if j == 0 else None)
+                edits.append([(key, int(np.ravel_multi_index(idx, base.shape)), float(one))])
+            pars.append(full if j == 0 else {})
+        Ys = forward_many(ins, pars, edits)
+        values += [(v, scalar_objective(Yj, G)) for v, Yj in zip(stored, Ys)]
+    for n, idx in enumerate(idx_list):
+        (xp, fp), (xm, fm) = values[2 * n], values[2 * n + 1]
+        x0 = float(base[idx])
+        grad[idx] = (fp - fm) / (xp - xm)
+        d_plus[idx] = (fp - L0) / (xp - x0)
+        d_minus[idx] = (L0 - fm) / (x0 - xm)
+        evaluated[idx] = True
+    return Scan(grad, d_plus, d_minus, evaluated, "many")
+
+
+def local_forward_many(forward: Callable[..., np.ndarray], params: Mapping[str, np.ndarray]
+                       ) -> Callable[[list, list, list], list]:
+    """The ``forward_many`` protocol of :func:`many_scan` for a local ``forward(*inputs)``.
+
+    Parameters
+    ----------
+    forward : callable
+        ``forward(*inputs) -> Y``, reading ``params``.
+    params : dict of str -> ndarray
+        The arrays the forward reads; set in place per forward, restored at the end.
+
+    Returns
+    -------
+    callable
+        ``forward_many(inputs_list, params_list, edits_list) -> list of Y``.
+    """
+    def many(inputs_list, params_list, edits_list):
+        saved = {k: v.copy() for k, v in params.items()}
+        out, prev = [], None
+        try:
+            for xs, ps, es in zip(inputs_list, params_list, edits_list):
+                prev = prev if xs is None else xs
+                for k, v in ps.items():
+                    np.copyto(params[k], v)
+                undo = []
+                for k, i, v in es:
+                    undo.append((k, i, params[k].flat[i].copy()))
+                    params[k].flat[i] = v
+                out.append(np.array(forward(*[x.copy() for x in prev]), dtype=np.float64))
+                for k, i, old in reversed(undo):
+                    params[k].flat[i] = old
+        finally:
+            for k, v in saved.items():
+                np.copyto(params[k], v)
+        return out
+    return many
+
+
 def layer_numerical_gradients(
     forward: Callable[..., np.ndarray],
     X: np.ndarray | Sequence[np.ndarray],
@@ -601,6 +742,7 @@ def layer_numerical_gradients(
     indices: Mapping[str, Sequence[tuple[int, ...]]] | None = None,
     detail: bool = False,
     notes: list[str] | None = None,
+    forward_many: Callable[[list, list], list] | None = None,
 ) -> dict[str, np.ndarray] | dict[str, Scan]:
     """Numerical gradients of ``L = sum(forward(*inputs) * G)`` w.r.t. the inputs and every parameter.
 
@@ -638,6 +780,10 @@ def layer_numerical_gradients(
         Return :class:`Scan` objects (one-sided quotients for kink detection).
     notes : list of str, optional
         Receives remarks (method fallbacks, loop vs batched).
+    forward_many : callable, optional
+        ``forward_many(inputs_list, params_list, edits_list) -> list of Y`` (see :func:`many_scan`):
+        with the central method, the element scans (parameters, and inputs not
+        batched) send their forwards in chunks through it.
 
     Returns
     -------
@@ -658,9 +804,12 @@ def layer_numerical_gradients(
     def objective() -> float:
         return scalar_objective(forward(*[w.copy() for w in work]), G)
 
-    def loop(arr, key):
+    def loop(arr, key, position=None):
         m = "central" if method == "complex" else method
         sel = None if indices is None else indices.get(key)
+        if forward_many is not None and m == "central":
+            return many_scan(forward_many, work, params, key if position is None else position, G, eps=real_eps,
+                             indices=sel)
         return numerical_gradient(objective, arr, eps=real_eps, method=m, indices=sel, detail=True)
 
     out: dict[str, Scan] = {}
@@ -686,7 +835,7 @@ def layer_numerical_gradients(
         if use_batched:
             out[name] = batched_input_scan(forward, work, i, G, eps=real_eps, indices=sel)
         else:
-            out[name] = loop(work[i], name)
+            out[name] = loop(work[i], name, i)
     if method == "complex" and params:
         notes.append("parameters are checked by central differences (the complex step would need "
                      "complex parameter arrays inside the layer)")

@@ -33,6 +33,7 @@ PAIR_COLORS = {
     "tape-vs-numerical": "#E69F00",
     "manual-vs-tape": "#009E73",
     "manual-vs-reference": "#CC79A7",
+    "call1-vs-call2": "#D55E00",
 }
 
 
@@ -477,26 +478,33 @@ def tape_jacobian(forward_tape, X: np.ndarray) -> tuple[np.ndarray, str]:
     return np.stack(rows), "stacked VJPs"
 
 
-def plot_jacobian(forward, forward_tape, X: np.ndarray, *, title: str = "layer") -> Figure:
+def plot_jacobian(forward, forward_tape, X: np.ndarray, *, title: str = "layer",
+                  tape: tuple[np.ndarray, str] | None = None, numerical: np.ndarray | None = None) -> Figure:
     """Tape Jacobian, numerical Jacobian and their difference as heatmaps, for a small layer.
 
     Parameters
     ----------
-    forward : callable
-        ``forward(X) -> Y`` on numpy arrays (numerical Jacobian).
-    forward_tape : callable
-        The same function on autoprop Tensors (e.g. the autoprop twin).
+    forward : callable or None
+        ``forward(X) -> Y`` on numpy arrays (numerical Jacobian); unused when
+        ``numerical`` is given.
+    forward_tape : callable or None
+        The same function on autoprop Tensors (e.g. the autoprop twin); unused when
+        ``tape`` is given.
     X : ndarray of float
         Keep it small: the Jacobian has ``Y.size * X.size`` entries.
     title : str
+    tape : (ndarray, str), optional
+        A tape Jacobian computed elsewhere (e.g. in a sandbox) and how it was computed.
+    numerical : ndarray, optional
+        A numerical Jacobian computed elsewhere, shape ``(Y.size, X.size)``.
 
     Returns
     -------
     matplotlib.figure.Figure
         Rows = output elements (``Y`` flattened), columns = input elements.
     """
-    Jt, how = tape_jacobian(forward_tape, X)
-    Jn = numerical_jacobian(forward, X)
+    Jt, how = tape_jacobian(forward_tape, X) if tape is None else tape
+    Jn = numerical_jacobian(forward, X) if numerical is None else numerical
     d = Jt - Jn
     vmax = float(np.abs(np.concatenate([Jt.ravel(), Jn.ravel()])).max()) or 1.0
     dmax = float(np.abs(d).max())

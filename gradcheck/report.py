@@ -12,7 +12,7 @@ from .check import ALL_PAIRS, CheckResult
 __all__ = ["format_table", "format_failures", "format_error_row"]
 
 _SHORT = {"manual-vs-numerical": "manual~num", "tape-vs-numerical": "tape~num", "manual-vs-tape": "manual~tape",
-          "manual-vs-reference": "manual~ref"}
+          "manual-vs-reference": "manual~ref", "call1-vs-call2": "repeat"}
 
 
 def _cell(res: CheckResult, rec, pair: str) -> str:  # noqa: ARG001

@@ -53,6 +53,15 @@ How the child is isolated
   bytes, so an ``__eq__`` that always says True cannot cross), refuses object
   arrays, lists and other objects with a clear message and checks shapes.
 
+Tape mode (``allow_packages=("autoprop", "manualprop")``, used by
+``gradcheck check --tape``): the child may import autoprop and manualprop (a
+folder of links to those two packages only is put on its ``sys.path`` and they
+are readable), so the student's own forward can run on autoprop tensors
+(:mod:`gradcheck.student_tape`). gradcheck itself stays blocked. The trade-off:
+in this mode the submission *can* import our packages (an autoprop layer, a
+manualprop backward), so it is for a student checking their own work, never
+for grading; the limits, timeouts and other guards are the same.
+
 The audit hook is a seat belt, not a wall (CPython documents that audit hooks
 are not a security boundary): the walls are the separate process, the
 resource limits and the timeouts. For a hostile population run the grader
@@ -132,9 +141,11 @@ def _child_source() -> str:
     return _CHILD_SOURCE
 
 
-def _course_package_dirs() -> list[str]:
+def _course_package_dirs(allow: Sequence[str] = ()) -> list[str]:
     out = []
     for name in ("gradcheck", "manualprop", "autoprop"):
+        if name in allow:
+            continue
         spec = importlib.util.find_spec(name)
         if spec is not None and spec.submodule_search_locations:
             out.extend(os.path.realpath(p) for p in spec.submodule_search_locations)
@@ -309,6 +320,9 @@ class Sandbox:
     blocked_modules : sequence of str, optional
         Further top-level modules the child may not import (e.g. ``("autograd", "torch")``
         for an assignment that forbids them); the course packages are always blocked.
+    allow_packages : sequence of {"autoprop", "manualprop"}, optional
+        Tape mode: these course packages become importable and readable in the child
+        (never ``gradcheck``). Not for grading: see "Tape mode" in the module docstring.
 
     Attributes
     ----------
@@ -333,9 +347,14 @@ class Sandbox:
 
     def __init__(self, files: Mapping[str, str] | Sequence[str] = (), *, timeout: float = DEFAULT_TIMEOUT,
                  memory_mb: int = 2048, session_timeout: float | None = None, output_limit: int = 65536,
-                 max_procs: int = 1, python: str | None = None, blocked_modules: Sequence[str] = ()):
+                 max_procs: int = 1, python: str | None = None, blocked_modules: Sequence[str] = (),
+                 allow_packages: Sequence[str] = ()):
         if not (timeout > 0):
             raise UsageError(f"timeout must be a positive number of seconds; got {timeout!r}.")
+        self.allow_packages = tuple(str(m) for m in allow_packages)
+        if set(self.allow_packages) - {"autoprop", "manualprop"}:
+            raise UsageError(f"allow_packages may hold 'autoprop' and 'manualprop' only; got {allow_packages!r}.")
+        self._libdir: str | None = None
         self.timeout = float(timeout)
         self.session_timeout = float(session_timeout) if session_timeout else max(60.0, 10 * self.timeout)
         self.memory_mb = int(memory_mb)
@@ -385,8 +404,17 @@ class Sandbox:
             fcntl.fcntl(out_r, getattr(fcntl, "F_SETPIPE_SZ", 1031), 1 << 20)
         except (ImportError, OSError):
             pass
+        if self.allow_packages:  # tape mode: a folder holding links to the allowed packages only
+            self._libdir = tempfile.mkdtemp(prefix="gradcheck-sandbox-lib-")
+            for name in self.allow_packages:
+                spec = importlib.util.find_spec(name)
+                for loc in (spec.submodule_search_locations or []) if spec is not None else []:
+                    os.symlink(os.path.realpath(loc), os.path.join(self._libdir, name))
+                    read_roots = [*read_roots, os.path.realpath(loc)]
+            sys_path, read_roots = [*sys_path, self._libdir], [*read_roots, self._libdir]
         cfg = {"fd_in": p2c_r, "fd_out": c2p_w, "workdir": self.workdir, "sys_path": sys_path,
-               "read_roots": read_roots, "deny_roots": _course_package_dirs(), "blocked": list(self.blocked_modules)}
+               "read_roots": read_roots, "deny_roots": _course_package_dirs(self.allow_packages),
+               "blocked": list(self.blocked_modules), "allow": list(self.allow_packages)}
         env = {"PATH": "/usr/bin:/bin", "HOME": self.workdir, "TMPDIR": self.workdir, "LANG": "C.UTF-8",
                "LC_ALL": "C.UTF-8", "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1",
                "MKL_NUM_THREADS": "1", "NUMEXPR_NUM_THREADS": "1", "MPLBACKEND": "Agg"}
@@ -750,6 +778,8 @@ class Sandbox:
             self._o = None
             self._proc = None
         shutil.rmtree(self.workdir, ignore_errors=True)
+        if getattr(self, "_libdir", None):
+            shutil.rmtree(self._libdir, ignore_errors=True)
 
     def __enter__(self) -> Sandbox:
         return self
@@ -906,18 +936,23 @@ class RemoteLayer(_Remote):
         return _value_to_array(meta.get("value"), owner=self.class_name, tensor="Y", produced_by=call)
 
     def forward_many(self, inputs_list: Sequence[Any], params_list: Sequence[Mapping[str, np.ndarray] | None]
-                     | None = None, *, training: bool = False) -> list[np.ndarray]:
+                     | None = None, *, training: bool = False,
+                     edits_list: Sequence[Sequence[tuple[str, int, float]]] | None = None) -> list[np.ndarray]:
         """Several forwards in one round trip (for numerical gradients).
 
         Parameters
         ----------
         inputs_list : sequence
-            One entry per forward: an array (one input) or a sequence of arrays
-            (several inputs).
+            One entry per forward: an array (one input), a sequence of arrays
+            (several inputs), or None (the previous forward's inputs again, not sent twice).
         params_list : sequence of dict or None, optional
             Parameter values for each forward (None entries, or None overall, mean
-            the current :attr:`params`).
+            the current :attr:`params`; an empty dict keeps the values of the previous forward).
         training : bool, default False
+        edits_list : sequence of sequences of (key, flat_index, value), optional
+            Per forward, single elements set for that forward only
+            (``params[key].flat[flat_index] = value``, restored afterwards): a
+            parameter scan sends one number per perturbation instead of the array.
 
         Returns
         -------
@@ -930,14 +965,21 @@ class RemoteLayer(_Remote):
             A forward raised (the message gives its index), or the child died or timed out.
         """
         self._missing("forward")
-        batches = [self._inputs([x] if isinstance(x, np.ndarray) else list(x)) for x in inputs_list]
+        if inputs_list and inputs_list[0] is None:
+            raise UsageError("the first entry of inputs_list cannot be None (nothing to repeat).")
+        batches = [None if x is None else self._inputs([x] if isinstance(x, np.ndarray) else list(x))
+                   for x in inputs_list]
         plist = list(params_list) if params_list is not None else [None] * len(batches)
         if len(plist) != len(batches):
             raise UsageError(f"params_list has {len(plist)} entries for {len(batches)} inputs.")
         plist = [dict(self.params) if p is None else dict(p) for p in plist]
+        edits = [[[str(k), int(i), float(v)] for k, i, v in e] for e in edits_list] if edits_list else None
+        if edits is not None and len(edits) != len(batches):
+            raise UsageError(f"edits_list has {len(edits)} entries for {len(batches)} inputs.")
         call = self._call(batches[0], training) if batches else "forward()"
         ok, meta, err = self._sandbox.request(
-            "forward_many", {"id": self._id, "batches": batches, "params_list": plist, "training": training},
+            "forward_many", {"id": self._id, "batches": batches, "params_list": plist, "training": training,
+                             "edits": edits},
             what=f"{self.class_name}.forward_many ({len(batches)} forwards)")
         if not ok:
             raise self._sandbox._student_error(

@@ -1,0 +1,181 @@
+"""The student's own forward, recorded by autoprop's tape in the sandbox (``gradcheck check --tape``).
+
+A layer written with numpy runs unchanged on autoprop Tensors, because
+``Tensor`` implements ``__array_ufunc__`` / ``__array_function__``: every
+``np.`` call it supports is recorded. :class:`StudentTape` asks the sandbox
+child (started with ``allow_packages=("autoprop", "manualprop")``) to run the
+student's ``forward`` on autoprop constants, with the layer's ``params`` swapped
+for watched Tensors, and to return the output and the vector-Jacobian products
+the tape computes. :func:`gradcheck.check.check_layer` takes it as a ``twin``:
+the tape column then holds *the tape's derivative of the student's forward*,
+compared with the student's ``backward`` (``manual~tape``) and with central
+differences (``tape~num``).
+
+When the forward uses a numpy function autoprop has no derivative for
+(``np.linalg.svd``, ``np.partition``, ...), autoprop's TypeError names it and the
+check falls back to manual vs numerical with that name in the report; so it
+does when the forward leaves the tape (returns a plain ndarray, e.g. through
+``np.asarray`` or writes into a preallocated array).
+
+Student code still never runs in the checker's process. The trade-off of the
+mode is that the child can import autoprop and manualprop (see "Tape mode" in
+:mod:`gradcheck.sandbox`), so ``--tape`` is for a student checking their own
+work, never for grading.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from ._validation import paragraph
+from .check import TapeUnavailable
+
+__all__ = ["StudentTape", "unsupported_function"]
+
+_UNSUPPORTED = re.compile(r"autoprop cannot record (numpy\.[\w.]+|[\w.]+)")
+
+
+def unsupported_function(message: str) -> str | None:
+    """The numpy function named in autoprop's "cannot record" TypeError, e.g. ``"numpy.svd"``.
+
+    Parameters
+    ----------
+    message : str
+
+    Returns
+    -------
+    str or None
+    """
+    m = _UNSUPPORTED.search(message or "")
+    return m.group(1) if m else None
+
+
+class StudentTape:
+    """Tape gradients of a sandboxed layer's own forward (a ``twin`` for :func:`gradcheck.check_layer`).
+
+    Parameters
+    ----------
+    layer : gradcheck.sandbox.RemoteLayer
+        Loaded in a :class:`gradcheck.sandbox.Sandbox` created with
+        ``allow_packages=("autoprop", "manualprop")``.
+
+    Attributes
+    ----------
+    notes : list of str
+        Remarks from the last call (parameters the tape saw no use of).
+    """
+
+    def __init__(self, layer: Any):
+        self.layer = layer
+        self.notes: list[str] = []
+
+    def _request(self, inputs: Sequence[np.ndarray], gs: Sequence[np.ndarray], training: bool | None):
+        lay = self.layer
+        what = f"{lay.class_name}.forward on autoprop tensors (--tape)"
+        ok, meta, err = lay.sandbox.request(
+            "tape", {"id": lay._id, "inputs": [np.asarray(x) for x in inputs], "params": lay.params,
+                     "training": training, "gs": [np.asarray(g, dtype=np.float64) for g in gs]}, what=what)
+        if ok:
+            return meta
+        stage = meta.get("stage")
+        if stage == "tape-left":
+            raise TapeUnavailable(paragraph(
+                f"the tape lost {lay.class_name}.forward: run on autoprop tensors it returned a "
+                f"{meta.get('type', '?')}, not a Tensor", "(np.asarray/np.array, .astype, or writing into a "
+                "preallocated numpy array leave the tape); manual vs numerical only"))
+        e = err or {}
+        fn = unsupported_function(e.get("message", ""))
+        at = f" at {e['where']}" if e.get("where") else ""
+        if fn:
+            raise TapeUnavailable(paragraph(
+                f"{lay.class_name}.forward uses {fn}{at}, which autoprop cannot differentiate",
+                "(no registered VJP); manual vs numerical only"))
+        if stage == "tape":
+            raise TapeUnavailable(paragraph(
+                f"{lay.class_name}.forward raised {e.get('type', 'an exception')} on autoprop tensors{at}: "
+                f"{e.get('message', '')}", "; manual vs numerical only"))
+        raise lay.sandbox._student_error(what, err)
+
+    def tape_gradients(self, inputs: Sequence[np.ndarray], keys: Sequence[str], G: np.ndarray,
+                       training: bool) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+        """``Y`` and the tape's VJPs with ``G``: ``{key: dL/dinput}`` for float inputs, ``{k: dL/dparams[k]}``.
+
+        Parameters
+        ----------
+        inputs : sequence of ndarray
+        keys : sequence of str
+            Result keys of the inputs (``check_layer``'s ``"@X"``).
+        G : ndarray
+            Upstream gradient.
+        training : bool
+
+        Returns
+        -------
+        Y : ndarray
+        grads : dict of str -> ndarray
+            Zeros for a source the tape found unconnected (noted in :attr:`notes`).
+
+        Raises
+        ------
+        TapeUnavailable
+            Unsupported numpy function, the forward left the tape or raised on tensors.
+        SandboxError
+            The child died or timed out.
+        """
+        meta = self._request(inputs, [G], training)
+        return self._array(meta.get("value"), "Y", np.shape(G)), self._grads(meta, 0, inputs, keys)
+
+    def _array(self, desc, tensor, shape) -> np.ndarray:
+        """A validated float64 array of ``shape`` from the child's reply (the child is untrusted)."""
+        from .errors import GradientShapeError
+        from .sandbox import _value_to_array
+
+        a = _value_to_array(desc, owner=self.layer.class_name, tensor=tensor,
+                            produced_by="forward on autoprop tensors (--tape)")
+        if a.shape != tuple(shape):
+            raise GradientShapeError(f"{self.layer.class_name}: the tape's {tensor} has shape {a.shape}; "
+                                     f"expected {tuple(shape)}.")
+        return np.asarray(a, dtype=np.float64)
+
+    def _grads(self, meta, i, inputs, keys):
+        items = meta.get("grads")
+        got = items[i] if isinstance(items, list) and i < len(items) and isinstance(items[i], dict) else {}
+        out = {}
+        for j, (k, x) in enumerate(zip(keys, inputs)):
+            if np.asarray(x).dtype.kind == "f":
+                d = got.get(f"in{j}")
+                out[k] = np.zeros(np.shape(x)) if d is None else self._array(d, f"d{k.lstrip('@')}", np.shape(x))
+        for k, p in self.layer.params.items():
+            d = got.get(k)
+            out[k] = np.zeros(p.shape) if d is None else self._array(d, f"d{k}", p.shape)
+        unc = [k for k in meta.get("unconnected") or [] if k in self.layer.params]
+        self.notes = [f"the tape saw no use of params[{k!r}] in forward (does forward read it through another "
+                      "attribute, or convert it with np.asarray?)" for k in unc]
+        return out
+
+    def jacobian(self, X: np.ndarray, training: bool = False) -> tuple[np.ndarray, str]:
+        """The Jacobian ``dY/dX`` of the student's forward from the tape (one row per output element).
+
+        Parameters
+        ----------
+        X : ndarray
+            The (single) input.
+        training : bool
+
+        Returns
+        -------
+        J : ndarray, shape ``(Y.size, X.size)``
+        how : str
+            ``"stacked VJPs of the student's forward"``.
+        """
+        meta = self._request([X], [], training)
+        y_shape = np.shape(meta.get("value", {}).get("array"))
+        n = int(np.prod(y_shape, dtype=np.int64))
+        eye = np.eye(n)
+        meta = self._request([X], [eye[k].reshape(y_shape) for k in range(n)], training)
+        rows = [self._grads(meta, k, [X], ["@X"])["@X"].ravel() for k in range(n)]
+        return np.stack(rows), "your forward, stacked VJPs"

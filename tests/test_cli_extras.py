@@ -1,0 +1,146 @@
+"""gradcheck check: --loss/--targets/--pred, --tape, --jacobian, the default atol (real console script)."""
+
+import json
+
+from test_cli import err, run, student
+
+DENSE = """
+import numpy as np
+
+class Dense:
+    def __init__(self, n_in=4, n_out=2, rng=None):
+        rng = np.random.default_rng(rng)
+        self.params = {"W": rng.standard_normal((n_in, n_out)) * 0.5, "b": rng.standard_normal(n_out)}
+        self.grads = {}
+
+    def forward(self, X, training=False):
+        self.X = X
+        self.Y = np.tanh(X @ self.params["W"] + self.params["b"])
+        return self.Y
+
+    def backward(self, dY):
+        dZ = dY * (1 - self.Y ** 2)
+        self.grads = {"W": self.X.T @ dZ, "b": dZ.sum(axis=0)}
+        return dZ @ self.params["W"].T BUG
+
+
+class Sorted(Dense):
+    def forward(self, X, training=False):
+        self.X = X
+        return np.sort(X, axis=1)
+
+    def backward(self, dY):
+        self.grads = {"W": np.zeros_like(self.params["W"]), "b": np.zeros_like(self.params["b"])}
+        dX = np.zeros_like(dY)
+        np.put_along_axis(dX, np.argsort(self.X, axis=1), dY, axis=1)
+        return dX
+"""
+
+LOSS = """
+import numpy as np
+
+class CrossEntropy:
+    def forward(self, y_true, y_pred):
+        z = y_pred - y_pred.max(axis=1, keepdims=True)
+        self.p = np.exp(z) / np.exp(z).sum(axis=1, keepdims=True)
+        self.y = y_true
+        return float(-np.log(self.p[np.arange(len(y_true)), y_true]).mean())
+
+    def backward(self):
+        d = self.p.copy()
+        d[np.arange(len(self.y)), self.y] -= 1
+        return d BUG
+
+
+class BCE:
+    def forward(self, y_true, y_pred):
+        self.t, self.p = y_true, y_pred
+        return float(-(y_true * np.log(y_pred) + (1 - y_true) * np.log(1 - y_pred)).mean())
+
+    def backward(self):
+        return (self.p - self.t) / (self.p * (1 - self.p)) / self.p.size
+"""
+
+
+def flat(p):
+    return " ".join(p.stdout.split())
+
+
+# ----------------------------------------------------------------- losses
+
+
+def test_loss_passes_and_a_missing_mean_is_named(tmp_path):
+    ok = student(tmp_path, LOSS.replace("BUG", "/ len(self.y)"), "good.py")
+    p = run("check", f"{ok}::CrossEntropy", "--loss", "--input-shape", "8,5", "--targets", "labels")
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert "dy_pred" in p.stdout and "5-class labels of shape (8,)" in p.stdout and "PASS" in p.stdout
+    bad = student(tmp_path, LOSS.replace("BUG", ""), "bad.py")
+    p = run("check", f"{bad}::CrossEntropy", "--loss", "--input-shape", "8,5", "--targets", "labels:5",
+            "--json", tmp_path / "d.json")
+    assert p.returncode == 1, p.stdout + p.stderr
+    assert "gradient mismatch in dy_pred" in p.stdout and "a 1/batch is missing" in flat(p)
+    assert json.loads((tmp_path / "d.json").read_text())["diagnosis"]["code"] == "factor-batch"
+
+
+def test_binary_loss_with_unit_predictions(tmp_path):
+    f = student(tmp_path, LOSS.replace("BUG", ""))
+    p = run("check", f"{f}::BCE", "--loss", "--input-shape", "8", "--targets", "labels:2", "--pred", "unit")
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert "2-class labels of shape (8,)" in p.stdout
+
+
+def test_loss_usage_errors(tmp_path):
+    f = student(tmp_path, LOSS.replace("BUG", ""))
+    for args, needle in ((["--loss", "--targets", "bogus"], "--targets must be one of"),
+                         (["--loss", "--targets", "real:3"], "takes no ':K'"),
+                         (["--loss", "--targets", "onehot:3"], "one-hot rows must have as many"),
+                         (["--targets", "labels"], "add --loss")):
+        p = run("check", f"{f}::CrossEntropy", "--input-shape", "8,5", *args)
+        assert p.returncode == 2 and needle in err(p), (args, p.stderr)
+    h = run("check", "--help")
+    assert all(w in h.stdout for w in ("--loss", "--targets", "labels[:K]", "--tape", "--jacobian"))
+
+
+# ----------------------------------------------------------------- --tape and --jacobian
+
+
+def test_tape_column_and_jacobian_png(tmp_path):
+    f = student(tmp_path, DENSE.replace("BUG", ""))
+    p = run("check", f"{f}::Dense", "--input-shape", "3,4", "--tape", "--jacobian", "--plots", tmp_path / "out")
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert "tape~num" in p.stdout and "manual~tape" in p.stdout
+    assert "jacobian dY/dX (6 x 12)" in flat(p) and "never how grading runs" in err(p)
+    assert (tmp_path / "out" / "Dense-jacobian.png").stat().st_size > 10_000
+
+
+def test_tape_finds_a_wrong_backward_and_names_unsupported_functions(tmp_path):
+    f = student(tmp_path, DENSE.replace("BUG", "* 1.5"))
+    p = run("check", f"{f}::Dense", "--input-shape", "3,4", "--tape", "--mode", "full")
+    assert p.returncode == 1, p.stdout + p.stderr
+    dx = next(line for line in p.stdout.splitlines() if line.split()[:2] in (["Dense", "dX"], ["dX", "(3,"]))
+    assert dx.count("FAIL") == 3 and "tape~num" in p.stdout  # manual~num, manual~tape fail; tape~num is ok
+    p = run("check", f"{f}::Sorted", "--input-shape", "3,4", "--tape")
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert "uses numpy.sort" in flat(p) and "manual vs numerical only" in flat(p)
+
+
+def test_jacobian_refusals(tmp_path):
+    f = student(tmp_path, DENSE.replace("BUG", ""))
+    p = run("check", f"{f}::Dense", "--input-shape", "30,20", "--init", '{"n_in": 20}', "--tape", "--jacobian")
+    assert p.returncode == 2 and "--jacobian is for small layers: X has 600 elements" in err(p)
+    p = run("check", f"{f}::Dense", "--input-shape", "3,4", "--jacobian")
+    assert p.returncode == 2 and "--jacobian needs a tape" in err(p)
+
+
+# ----------------------------------------------------------------- default atol
+
+
+def test_default_atol_is_reported_and_explicit_atol_wins(tmp_path):
+    f = student(tmp_path, DENSE.replace("BUG", ""))
+    p = run("check", f"{f}::Dense", "--input-shape", "64,32", "--init", '{"n_in": 32, "n_out": 64}',
+            "--mode", "full")
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert "(default: the round-off of the finite differences" in flat(p)
+    p = run("check", f"{f}::Dense", "--input-shape", "64,32", "--init", '{"n_in": 32, "n_out": 64}',
+            "--mode", "sample", "--atol", "1e-12")
+    assert "atol=1e-12" in p.stdout

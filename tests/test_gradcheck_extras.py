@@ -1,0 +1,147 @@
+"""check_layer: non-deterministic forwards, dropout masks shared with the twin, the default atol,
+chunked scans (forward_many)."""
+
+import numpy as np
+import pytest
+
+import manualprop as mp
+from gradcheck import check_layer
+from gradcheck.check import ATOL_FLOOR, NONDETERMINISTIC, compare, default_atol
+from gradcheck.numerical import local_forward_many, many_scan, numerical_gradient, scalar_objective
+
+# ----------------------------------------------------------------- determinism (issue item 4)
+
+
+def test_dropout_without_fixed_mask_is_non_deterministic_not_kinks():
+    res = check_layer(mp.Dropout(0.5, rng=0), (4, 6), training=True)
+    assert not res.passed
+    assert res.failing_tensors == ["Y"] and res.kinks == {}
+    assert res.notes[0].startswith(NONDETERMINISTIC) and "differ by up to" in res.notes[0]
+    assert [c.pair for c in res.records[0].comparisons] == ["call1-vs-call2"]
+    assert res.gradients["numerical"] == {}  # no finite differences were taken
+    assert "repeat" in res.table() and "FAIL Dropout Y (forward value, call1-vs-call2)" in res.table()
+
+
+def test_fresh_generator_per_call_is_non_deterministic():
+    class Noisy:
+        params, grads = {}, {}
+
+        def forward(self, X, training=False):
+            self.m = np.random.default_rng().random(X.shape) > 0.5
+            return X * self.m
+
+        def backward(self, dY):
+            return dY * self.m
+
+    res = check_layer(Noisy(), (3, 5), twin=None)
+    assert not res.passed and res.notes[0].startswith(NONDETERMINISTIC)
+
+
+@pytest.mark.parametrize("how", ["true", "array"])
+def test_fixed_dropout_passes_three_ways_with_the_manual_mask(how):
+    drop = mp.Dropout(0.5, rng=0)
+    mask = np.random.default_rng(9).random((4, 6)) > 0.5
+    drop.fix_mask(True if how == "true" else mask.astype(float))
+    res = check_layer(drop, (4, 6), training=True)
+    assert res.passed, res.table()
+    assert res.twin == "autoprop.layers.dropout.Dropout" or res.twin.endswith(".Dropout")
+    dx = res.records[1]
+    assert dx.tensor == "dX" and [c.pair for c in dx.comparisons] == [
+        "manual-vs-numerical", "tape-vs-numerical", "manual-vs-tape"]
+    manual, tape = res.gradients["manual"]["dX"], res.gradients["tape"]["dX"]
+    np.testing.assert_array_equal(manual, tape)
+    assert np.count_nonzero(manual == 0) > 0  # some elements really dropped
+    if how == "array":
+        np.testing.assert_array_equal(manual != 0, mask)
+
+
+# ----------------------------------------------------------------- default atol (issue item 5)
+
+
+def test_default_atol_formula():
+    Y, G = np.full(1000, 2.0), np.full(1000, -3.0)
+    u = np.finfo(np.float64).eps
+    assert default_atol(Y, G, 6e-6) == pytest.approx(u * 6000 / 6e-6)
+    assert default_atol(Y, G, 6e-6, "richardson") == pytest.approx(2 * u * 6000 / 6e-6)
+    assert default_atol(Y, G, 6e-6, "complex") == ATOL_FLOOR
+    assert default_atol(np.ones(3), np.ones(3), 6e-6) == ATOL_FLOOR
+
+
+class MeanBiasConv(mp.Conv2D):
+    """Planted bug: the bias gradient averaged over the batch."""
+
+    def backward(self, dY):
+        dX = super().backward(dY)
+        self.grads["b"] = self.grads["b"] / dY.shape[0]
+        return dX
+
+
+def test_big_correct_conv_passes_by_default_and_a_planted_bug_still_fails():
+    conv = mp.Conv2D(8, 8, 3, padding=1, rng=0)
+    res = check_layer(conv, (4, 8, 16, 16), twin=None, mode="full")
+    assert res.passed, res.table()
+    assert res.atol > 1e-8 and any(n.startswith(f"atol={res.atol:.2g}") for n in res.notes)
+    # the fixed 1e-9 of before fails this correct layer on rounding alone
+    dX = compare(res.gradients["manual"]["dX"], res.gradients["numerical"]["dX"], "manual-vs-numerical",
+                 rtol=1e-6, atol=1e-9)
+    assert not dX.passed and dX.max_abs_error < 1e-7
+    bad = check_layer(MeanBiasConv(8, 8, 3, padding=1, rng=0), (4, 8, 16, 16), twin=None, mode="fast")
+    assert bad.failing_tensors == ["db"] and bad.atol > 1e-8
+
+
+def test_explicit_atol_is_kept():
+    res = check_layer(mp.Linear(5, 3, rng=0), (8, 5), twin=None, atol=1e-11)
+    assert res.atol == 1e-11 and not any(n.startswith("atol=") for n in res.notes)
+
+
+# ----------------------------------------------------------------- forward_many (issue item 3)
+
+
+def test_many_scan_equals_the_element_loop():
+    lin = mp.Linear(4, 3, rng=0)
+    rng = np.random.default_rng(1)
+    X = rng.standard_normal((5, 4))
+    G = rng.standard_normal((5, 3))
+
+    def fwd(*xs):
+        return lin.forward(*xs)
+
+    many = local_forward_many(fwd, lin.params)
+    for key in ("W", "b", 0):
+        sc = many_scan(many, [X], lin.params, key, G, max_per_call=6)
+        arr = X.copy() if key == 0 else lin.params[key]
+        f = (lambda a=arr: scalar_objective(lin.forward(a), G)) if key == 0 else (lambda: scalar_objective(fwd(X), G))
+        ref = numerical_gradient(f, arr, detail=True)
+        np.testing.assert_allclose(sc.grad, ref.grad, rtol=0, atol=1e-12)
+        np.testing.assert_allclose(sc.d_plus, ref.d_plus, rtol=0, atol=1e-9)
+    W0 = lin.params["W"].copy()
+    many_scan(many, [X], lin.params, "W", G)
+    np.testing.assert_array_equal(lin.params["W"], W0)  # restored
+
+
+def test_layer_with_forward_many_uses_chunks():
+    calls = []
+
+    class Batched:
+        def __init__(self):
+            self.inner = mp.Linear(6, 4, rng=0)
+            self.params, self.grads = self.inner.params, self.inner.grads
+
+        def forward(self, X, training=False):
+            calls.append("forward")
+            return self.inner.forward(X)
+
+        def backward(self, dY):
+            dX = self.inner.backward(dY)
+            self.grads = self.inner.grads
+            return dX
+
+        def forward_many(self, inputs_list, params_list, training=False, edits_list=None):
+            calls.append("many")
+            return local_forward_many(lambda *x: self.inner.forward(*x), self.params)(
+                inputs_list, params_list, edits_list)
+
+    res = check_layer(Batched(), (5, 6), twin=None, mode="full", batched=False)
+    assert res.passed, res.table()
+    # X (30), W (24), b (4) elements: 116 forwards by the element loop, a handful of chunks here
+    assert calls.count("many") <= 6 and calls.count("forward") <= 3
