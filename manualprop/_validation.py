@@ -144,12 +144,12 @@ def check_array(
         Wrong shape/ndim, empty when ``nonempty``, or NaN/inf present.
     """
     X = _as_ndarray(X, where, name)
-    _check_float(X, where, name)
-    if dtype is not None and X.dtype != np.dtype(dtype):
+    if dtype is not None and X.dtype != np.dtype(dtype):  # say the one dtype that fits
         raise TypeError(
             f"{where}: {name} must have dtype {np.dtype(dtype)} (the dtype of the "
-            f"parameters); got {X.dtype}"
+            f"parameters); got {X.dtype} (convert with {name}.astype(np.{np.dtype(dtype)}))"
         )
+    _check_float(X, where, name)
     if shape is not None and not _shape_matches(X.shape, tuple(shape)):
         raise ValueError(f"{where}: {name} must have shape {format_shape(shape)}; got {X.shape}")
     if min_ndim is not None and X.ndim < min_ndim:

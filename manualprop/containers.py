@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ._validation import check_layer
-from .training import accuracy, fit_loop
+from .training import accuracy, compile_args, fit_loop
 
 __all__ = ["Sequential"]
 
@@ -100,7 +100,7 @@ class Sequential:
 
         Parameters
         ----------
-        optimizer : manualprop.optim.Optimizer
+        optimizer : manualprop.optim.Optimizer or {"sgd", "adam", "rmsprop"}
             Updated with ``optimizer.step(self.params, self.grads)``.
         loss : manualprop loss object
             ``loss.forward(y_true, y_pred) -> float`` and ``loss.backward()``.
@@ -109,13 +109,12 @@ class Sequential:
 
         Raises
         ------
-        ValueError
-            An unknown metric name.
+        TypeError, ValueError
+            See :func:`manualprop.training.compile_args`.
         """
-        unknown = [m for m in metrics if m != "accuracy"]
-        if unknown:
-            raise ValueError(f"Sequential.compile: unknown metric(s) {unknown}; supported: ['accuracy']")
-        self.optimizer, self.loss, self.metrics = optimizer, loss, tuple(metrics)
+        self.optimizer, self.loss, self.metrics = compile_args(
+            "Sequential", optimizer, loss, metrics, "manualprop.SoftmaxCrossEntropy()"
+        )
         return self
 
     def _compiled(self, where):

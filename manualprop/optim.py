@@ -22,11 +22,18 @@ Source: ``lessons/06-optimizers.md``.
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
 from ._validation import check_option, check_scalar, check_update
 
 __all__ = ["Adam", "Optimizer", "RMSProp", "SGD"]
+
+
+def _label(var, i: int) -> str:
+    name = getattr(var, "name", None)
+    return f"variable #{i}" + (f" ({name!r})" if isinstance(name, str) else "")
 
 
 def _read(var, where: str, label: str) -> np.ndarray:
@@ -109,7 +116,8 @@ class Optimizer:
         grads_and_vars : iterable of (grad, var)
             ``var``: ndarray (updated in place) or object with ``assign_sub``
             and ``numpy``; ``grad``: float array of ``var``'s shape (cast to
-            its dtype), or ``None`` to skip the pair.
+            its dtype), or ``None`` to skip the pair (with a warning; a
+            ValueError when every gradient is None, as in TensorFlow).
 
         Raises
         ------
@@ -121,16 +129,29 @@ class Optimizer:
             read-only array variable.
         """
         where = f"{self!r}.apply_gradients"
-        for i, pair in enumerate(grads_and_vars):
+        pairs = list(grads_and_vars)
+        missing = []
+        for i, pair in enumerate(pairs):
             if not isinstance(pair, (tuple, list)) or len(pair) != 2:
                 raise TypeError(
                     f"{where}: item {i} must be a (grad, var) pair (tuple or list of 2); "
                     f"got {type(pair).__name__}"
                 )
-            grad, var = pair
-            if grad is None:
-                continue
-            self._update(grad, var, where, f"variable #{i}")
+            if pair[0] is None:
+                missing.append(_label(pair[1], i))
+        if pairs and len(missing) == len(pairs):
+            raise ValueError(
+                f"{where}: no gradients provided for any variable ({', '.join(missing)}): "
+                "the loss does not depend on them on the tape (see GradientTape.explain)"
+            )
+        if missing:
+            warnings.warn(
+                f"{where}: gradients do not exist for {', '.join(missing)}; they are not updated",
+                stacklevel=2,
+            )
+        for i, (grad, var) in enumerate(pairs):
+            if grad is not None:
+                self._update(grad, var, where, f"variable #{i}")
 
     def step(self, params: dict, grads: dict) -> None:
         """Update every ``params[k]`` in place from ``grads[k]`` (manualprop style).

@@ -16,7 +16,7 @@ import numpy as np
 from ._validation import check_positive_int
 from .init import as_rng
 
-__all__ = ["History", "accuracy", "fit_loop", "iterate_minibatches"]
+__all__ = ["History", "accuracy", "compile_args", "fit_loop", "iterate_minibatches"]
 
 
 class History:
@@ -59,6 +59,66 @@ def accuracy(y_true, logits) -> float:
     """
     logits = np.asarray(logits)
     return float(np.mean(np.argmax(logits, axis=-1) == np.asarray(y_true)))
+
+
+#: Keras's optimizer identifiers and the classes they name (defaults as in manualprop.optim).
+_OPTIMIZER_NAMES = {"sgd": "SGD", "adam": "Adam", "rmsprop": "RMSProp"}
+
+
+def compile_args(owner, optimizer, loss, metrics, loss_names):
+    """Check and resolve the arguments of ``compile`` (one place for both packages).
+
+    Parameters
+    ----------
+    owner : str
+        ``"Sequential"`` or the model's class name, for messages.
+    optimizer : Optimizer or str
+        An optimizer object, or Keras's identifier ``"sgd"``, ``"adam"``, ``"rmsprop"``
+        (built with the default learning rate).
+    loss : callable loss object
+        ``loss(y_true, y_pred)``. Strings are refused: Keras's
+        ``"sparse_categorical_crossentropy"`` expects probabilities, our losses take
+        logits, so the loss is named explicitly.
+    metrics : sequence of str
+        ``"accuracy"`` is supported.
+    loss_names : str
+        How to build the package's losses, for the message (e.g. ``"ap.losses.SoftmaxCrossEntropy()"``).
+
+    Returns
+    -------
+    (optimizer, loss, metrics)
+
+    Raises
+    ------
+    TypeError
+        A loss given as a string or not callable; an optimizer without ``apply_gradients``.
+    ValueError
+        An unknown optimizer identifier or metric name.
+    """
+    from . import optim
+
+    where = f"{owner}.compile"
+    if isinstance(optimizer, str):
+        cls = _OPTIMIZER_NAMES.get(optimizer.lower())
+        if cls is None:
+            raise ValueError(f"{where}: unknown optimizer {optimizer!r}; use one of "
+                             f"{sorted(_OPTIMIZER_NAMES)} or an optimizer object")
+        optimizer = getattr(optim, cls)()
+    if not callable(getattr(optimizer, "apply_gradients", None)):
+        raise TypeError(f"{where}: optimizer must be an optimizer object (e.g. SGD(0.1)) or one of "
+                        f"{sorted(_OPTIMIZER_NAMES)}; got {type(optimizer).__name__}")
+    if isinstance(loss, str):
+        raise TypeError(
+            f"{where}: pass the loss as an object, not the string {loss!r}: e.g. {loss_names}. "
+            "It takes logits (as Keras's SparseCategoricalCrossentropy(from_logits=True))."
+        )
+    if not callable(loss):
+        raise TypeError(f"{where}: loss must be a loss object called as loss(y_true, y_pred); "
+                        f"got {type(loss).__name__}")
+    unknown = [m for m in metrics if m != "accuracy"]
+    if unknown:
+        raise ValueError(f"{where}: unknown metric(s) {unknown}; supported: ['accuracy']")
+    return optimizer, loss, tuple(metrics)
 
 
 def _check_xy(x, y, where):
@@ -135,6 +195,11 @@ def fit_loop(model, x, y, *, epochs=1, batch_size=32, validation_data=None, shuf
                    disable=not verbose, leave=False)
         for idx in iterate_minibatches(n, batch_size, shuffle, rng):
             logs = model.train_step((x[idx], y[idx]))
+            if not isinstance(logs, dict):
+                raise TypeError(
+                    f"{type(model).__name__}.train_step must return a dict of metrics, e.g. "
+                    f"{{'loss': value}}; got {type(logs).__name__}"
+                )
             for k, v in logs.items():
                 sums[k] = sums.get(k, 0.0) + float(v) * len(idx)
             seen += len(idx)

@@ -124,10 +124,12 @@ def test_gradients_are_not_modified_and_dtype_is_kept():
 def test_none_gradient_is_skipped():
     opt = SGD(learning_rate=0.1)
     p, q = np.array([1.0]), np.array([1.0])
-    opt.apply_gradients([(None, p), (np.array([1.0]), q)])
+    with pytest.warns(UserWarning, match="gradients do not exist for variable #0"):
+        opt.apply_gradients([(None, p), (np.array([1.0]), q)])
     assert p[0] == 1.0 and q[0] == 0.9
     v = FakeVariable([1.0])
-    opt.apply_gradients([(None, v)])
+    with pytest.raises(ValueError, match="no gradients provided for any variable"):
+        opt.apply_gradients([(None, v)])  # as TensorFlow: nothing to apply is an error
     assert v.calls == 0
 
 

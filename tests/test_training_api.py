@@ -100,3 +100,41 @@ def test_same_seed_same_batches_no_shuffle_keeps_order():
     b = [b.tolist() for b in iterate_minibatches(10, 4, True, np.random.default_rng(5))]
     assert a == b and sorted(sum(a, [])) == list(range(10))
     assert [b.tolist() for b in iterate_minibatches(5, 2, False, None)] == [[0, 1], [2, 3], [4]]
+
+
+def test_compile_accepts_keras_optimizer_names_and_refuses_loss_strings():
+    t = ap.Sequential(ap.layers.Linear(4, 3, rng=0))
+    t.compile("adam", ap.losses.SoftmaxCrossEntropy())
+    assert isinstance(t.optimizer, ap.optimizers.Adam)
+    m = mp.Sequential(mp.Linear(4, 3, rng=0)).compile("SGD", mp.SoftmaxCrossEntropy())
+    assert isinstance(m.optimizer, mp.SGD)
+    with pytest.raises(TypeError, match=r"not the string 'sparse_categorical_crossentropy'.*SoftmaxCrossEntropy\(\)"):
+        t.compile("sgd", "sparse_categorical_crossentropy")
+    with pytest.raises(ValueError, match="unknown optimizer 'adagrad'"):
+        m.compile("adagrad", mp.SoftmaxCrossEntropy())
+
+
+def test_train_step_must_return_a_dict():
+    class Bad(ap.Sequential):
+        def train_step(self, data):
+            return None
+
+    model = Bad(ap.layers.Linear(4, 3, rng=0)).compile("sgd", ap.losses.SoftmaxCrossEntropy())
+    with pytest.raises(TypeError, match="Bad.train_step must return a dict of metrics.*got NoneType"):
+        model.fit(np.zeros((4, 4)), np.zeros(4, dtype=int), verbose=0)
+
+
+def test_apply_gradients_without_any_gradient_raises_and_partial_warns():
+    w, v = ap.Variable([1.0], name="w"), ap.Variable([2.0], name="v")
+    opt = ap.optimizers.SGD(0.5)
+    with pytest.raises(ValueError, match=r"no gradients provided for any variable \(variable #0 \('w'\)"):
+        opt.apply_gradients([(None, w)])
+    with pytest.warns(UserWarning, match=r"gradients do not exist for variable #1 \('v'\)"):
+        opt.apply_gradients([(np.array([2.0]), w), (None, v)])
+    np.testing.assert_array_equal(w.numpy(), [0.0])
+    np.testing.assert_array_equal(v.numpy(), [2.0])
+
+
+def test_wrong_input_dtype_names_the_one_that_fits():
+    with pytest.raises(TypeError, match=r"X must have dtype float64 \(the dtype of the parameters\); got int64"):
+        mp.Linear(2, 2, rng=0).forward(np.ones((1, 2), dtype=np.int64))

@@ -333,7 +333,7 @@ def test_recurrent_bad_inputs_name_layer_and_tensor(cls):
         layer.forward(np.zeros((2, 3)))
     with pytest.raises(ValueError, match=where + r"X must have shape \(batch, time, 3\); got \(2, 5, 4\)"):
         layer.forward(np.zeros((2, 5, 4)))
-    with pytest.raises(TypeError, match=where + r"X must have dtype float32 or float64; got int64"):
+    with pytest.raises(TypeError, match=where + r"X must have dtype float64 \(the dtype of the parameters\); got int64"):
         layer.forward(np.zeros((2, 5, 3), dtype=np.int64))
     with pytest.raises(ValueError, match=where + r"h0 must have shape \(2, 4\); got \(3, 4\)"):
         layer.forward(np.zeros((2, 5, 3)), h0=np.zeros((3, 4)))

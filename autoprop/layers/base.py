@@ -7,7 +7,7 @@ import inspect
 import numpy as np
 
 from manualprop._validation import check_array
-from manualprop.training import accuracy, fit_loop
+from manualprop.training import accuracy, compile_args, fit_loop
 
 from ..core.tape import GradientTape
 from ..core.tensor import Tensor, Variable
@@ -92,17 +92,17 @@ class Model(Layer):
     """
 
     def compile(self, optimizer, loss, metrics=()):
-        """Set the optimizer, the loss (``loss(y_true, y_pred)``) and metrics (``"accuracy"``).
+        """Set the optimizer (an object or ``"sgd"``/``"adam"``/``"rmsprop"``), the loss
+        (an object called ``loss(y_true, y_pred)``) and metrics (``"accuracy"``).
 
         Raises
         ------
-        ValueError
-            An unknown metric name.
+        TypeError, ValueError
+            See :func:`manualprop.training.compile_args`.
         """
-        unknown = [m for m in metrics if m != "accuracy"]
-        if unknown:
-            raise ValueError(f"{type(self).__name__}.compile: unknown metric(s) {unknown}; supported: ['accuracy']")
-        self.optimizer, self.loss, self.metrics = optimizer, loss, tuple(metrics)
+        self.optimizer, self.loss, self.metrics = compile_args(
+            type(self).__name__, optimizer, loss, metrics, "ap.losses.SoftmaxCrossEntropy()"
+        )
         return self
 
     def _compiled(self, where):
