@@ -1,12 +1,14 @@
 # backprop-lab: two commands on a fresh machine.
 #   make demo   -- check every built-in layer, then train manual vs tape on digits
 #   make test   -- the whole test suite (unit, property, lessons, notebooks, CLI)
+#   make notebooks -- open the coursework in Jupyter with the project's kernel
+#   make bench  -- the benchmark scripts (tape vs manual, layers, checker, grading)
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test bench lint clean venv
+.PHONY: demo test bench notebooks lint clean venv
 
 venv: $(STAMP)
 
@@ -28,6 +30,12 @@ test: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/train_step.py
+	$(BIN)/python benchmarks/layers.py
+	$(BIN)/python benchmarks/checker.py
+	$(BIN)/python benchmarks/grading.py
+
+notebooks: $(STAMP)
+	$(BIN)/jupyter notebook notebooks/
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

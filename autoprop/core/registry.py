@@ -415,10 +415,13 @@ def _sparse_ce_fwd(logits, labels):
 
 def _softmax_minus_onehot(logits, labels):
     """softmax(logits) - onehot(labels), written with recordable operations."""
-    onehot = np.eye(_shape(logits)[-1], dtype=logits.dtype)[np.asarray(labels)]
+    labels = np.asarray(labels)
     if isinstance(logits, Tensor):  # an outer tape records the backward pass
+        onehot = np.eye(_shape(logits)[-1], dtype=logits.dtype)[labels]
         return np.exp(logits - logsumexp(logits, axis=-1, keepdims=True)) - onehot
-    return np.exp(_log_softmax_fwd(logits, axis=-1)) - onehot
+    p = np.exp(_log_softmax_fwd(logits, axis=-1))  # a fresh array: subtract the one-hot in place
+    np.put_along_axis(p, labels[..., None], np.take_along_axis(p, labels[..., None], -1) - 1.0, -1)
+    return p
 
 
 sparse_softmax_cross_entropy_with_logits = defprim(

@@ -88,6 +88,9 @@ class Node:
         self.parents = parents
 
 
+_new_tensor = object.__new__
+
+
 def apply(prim, args, kwargs):
     """Run primitive ``prim`` on ``args`` and record it on every tape that tracks an input.
 
@@ -104,7 +107,9 @@ def apply(prim, args, kwargs):
     Tensor
     """
     vals = [a._value if isinstance(a, Tensor) else a for a in args]
-    out = Tensor._wrap(prim.fwd(*vals, **kwargs))
+    arr = prim.fwd(*vals, **kwargs)
+    out = _new_tensor(Tensor)  # Tensor._wrap, inlined: this line runs for every operation
+    out._value = arr if type(arr) is np.ndarray else np.asarray(arr)
     if _RECORDING:
         if prim.vjps is not None:
             _record(prim, args, vals, kwargs, out)
