@@ -323,6 +323,11 @@ def main():
             header["error"] = error
         write_frame(fd_out, header, packer.payload() if packer else b"")
 
+    # Started: the interpreter, numpy and the guards are in place, no submitted code has run yet.
+    import numpy.random  # noqa: F401 - part of starting up (used to build layers' rng)
+
+    reply(True, {"ready": True})
+
     def set_params(obj, params):
         own = getattr(obj, "params", None)
         for k, v in (params or {}).items():

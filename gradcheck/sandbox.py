@@ -122,7 +122,8 @@ class SandboxError(StudentCodeError):
     ----------
     reason : str
         ``"exception"``, ``"exit"``, ``"signal"``, ``"timeout"``, ``"import"``,
-        ``"protocol"`` or ``"refused"``.
+        ``"protocol"``, ``"refused"``, or ``"start"``: the child could not start
+        (before any submitted code ran; a problem of the grader's setup).
     output : str
         The tail of what the child printed (stdout and stderr), possibly empty.
     """
@@ -307,7 +308,8 @@ class Sandbox:
         Wall-clock seconds allowed for each request (import and construction, one
         forward, one backward, one :meth:`RemoteLayer.forward_many`).
     memory_mb : int, default 2048
-        Address-space limit of the child in MiB (numpy alone needs about 300).
+        Address-space limit of the child in MiB (the interpreter and numpy need about
+        150 on Linux x86-64; ``gradcheck grade`` requires at least 256).
     session_timeout : float, optional
         Wall-clock seconds for the whole session; default ``max(60, 10 * timeout)``.
         Also sets the CPU-time limit of the child (plus one second).
@@ -336,7 +338,8 @@ class Sandbox:
     UsageError
         A listed file does not exist, or a name is absolute or contains ``..``.
     SandboxError
-        The child could not be started.
+        The child could not be started (``reason="start"``: it died or hung before
+        reporting ready, before any submitted code ran).
 
     Notes
     -----
@@ -435,7 +438,38 @@ class Sandbox:
             os.set_blocking(fd, False)
         self._started = time.monotonic()
         self._limit_child()
-        self._send({"op": "go"}, b"", deadline=time.monotonic() + self.timeout, what="starting the sandbox")
+        self._await_ready()
+
+    def _await_ready(self) -> None:
+        """Send the go-ahead and wait for the child's "ready" (no submitted code has run before it).
+
+        A child that dies or hangs here failed on the grader's side (interpreter, numpy,
+        limits such as a ``memory_mb`` too small to load them): reason ``"start"``.
+        """
+        what = "starting the sandbox"
+        deadline = time.monotonic() + max(self.timeout, 30.0)
+        try:
+            self._send({"op": "go"}, b"", deadline=deadline, what=what)
+            head = self._read_exact(16, deadline, what)
+            hlen = struct.unpack(">IQ", head[4:])[0] if head[:4] == _MAGIC else -1
+            reply = json.loads(self._read_exact(hlen, deadline, what)) if 0 <= hlen <= _MAX_HEADER else None
+            if not (isinstance(reply, dict) and reply.get("ok") and (reply.get("meta") or {}).get("ready")):
+                raise SandboxError("an unexpected first reply", reason="protocol")
+        except Exception as exc:  # noqa: BLE001 - whatever failed, it failed before any submitted code ran
+            self._kill()
+            code = self._proc.returncode if self._proc is not None else None
+            how = (f"it was killed by {_signal_name(-code)}" if code is not None and code < 0 else
+                   f"it ended with exit code {code}" if code is not None else
+                   "it did not answer within the time limit" if getattr(exc, "reason", "") == "timeout" else
+                   "it sent an unexpected first reply")
+            msg = paragraph(
+                f"The sandbox process could not start ({how}) before any submitted code ran.",
+                f"This is a problem of the grader's setup (the interpreter, numpy, the resource limits: "
+                f"{self.memory_mb} MiB of memory; the interpreter and numpy alone need about 150), "
+                f"not of the submission.",
+                self._tail())
+            self._dead, self._dead_reason = msg, "start"
+            raise SandboxError(msg, reason="start", output=self.output) from None
 
     def _limit_child(self) -> None:
         pid = self._proc.pid

@@ -7,6 +7,7 @@ each test below reads its results.
 import csv
 import json
 import os
+import signal
 import subprocess
 import sys
 import threading
@@ -244,3 +245,117 @@ def test_forbidden_imports_finds_every_form(tmp_path):
     got = [(v.line, v.module) for v in forbidden_imports([str(f)])]
     assert got == [(2, "torch.nn"), (3, "jax"), (4, "tensorflow"), (6, "autoprop.core")]
     assert forbidden_imports([str(f)], ["scipy"]) == []
+
+
+# --------------------------------------------------------------------------- staff errors (new-user report)
+
+
+def _main(capsys, *args):
+    from gradcheck.cli import main
+
+    rc = main(["grade", *map(str, args)])
+    out, err = capsys.readouterr()
+    return rc, out, " ".join(err.split())
+
+
+@pytest.mark.parametrize("case, needle", [
+    ("seed", "--seed must be a non-negative integer; got -1"),
+    ("memory", "--memory-mb must be at least 256 (MiB); got 1"),
+    ("out_proc", "cannot be used as the output folder"),
+    ("out_file", "exists and is not a folder"),
+    ("tests_folder", "holds no grading tests: no test files"),
+    ("tests_plain", "none of which takes the student or grade fixture"),
+    ("empty_batch", "holds no submission folders (and no .py files): nothing to grade (it is empty)"),
+])
+def test_grade_usage_errors_exit_2_before_anything_runs(tmp_path, capsys, case, needle):
+    sub, out, tests, extra = ASSIGN / "solution", tmp_path / "out", TESTS, []
+    if case == "seed":
+        extra = ["--seed", "-1"]
+    elif case == "memory":
+        extra = ["--memory-mb", "1"]
+    elif case == "out_proc":
+        out = Path("/proc/nope")
+    elif case == "out_file":
+        out = ASSIGN / "README.md"
+    elif case == "tests_folder":
+        tests = ASSIGN / "solution"
+    elif case == "tests_plain":
+        tests = tmp_path / "test_plain.py"
+        tests.write_text("def test_something():\n    assert True\n")
+    else:
+        sub = tmp_path / "submissions"
+        sub.mkdir()
+    rc, stdout, err = _main(capsys, sub, "--tests", tests, "--out", out, *extra)
+    assert rc == 2 and needle in err and "Traceback" not in err, err
+    assert stdout == "" and not (tmp_path / "out").exists()
+
+
+def test_grade_help_lists_the_exit_codes(capsys):
+    from gradcheck.cli import main
+
+    with pytest.raises(SystemExit) as exc:
+        main(["grade", "--help"])
+    text = capsys.readouterr().out
+    assert exc.value.code == 0 and "exit codes:" in text
+    for code in ("0 ", "1 ", "2 ", "130 "):
+        assert f"\n  {code}" in text, code
+
+
+def test_a_sandbox_that_cannot_start_is_a_grader_error(tmp_path, capsys):
+    from gradcheck.sandbox import Sandbox, SandboxError
+
+    with pytest.raises(SandboxError) as exc:
+        Sandbox(files={"layers.py": str(ASSIGN / "solution" / "layers.py")}, memory_mb=40, timeout=5)
+    assert exc.value.reason == "start" and "before any submitted code ran" in str(exc.value)
+    # through the whole grader: tests whose sandbox gets 40 MiB (below the CLI's minimum on purpose)
+    tests = tmp_path / "tests" / "test_tiny.py"
+    tests.parent.mkdir()
+    tests.write_text(
+        "import pytest\n\n@pytest.fixture(autouse=True)\ndef _tiny(pytestconfig):\n"
+        "    pytestconfig.option.grading_memory_mb = 40\n\n"
+        "@pytest.mark.points(2)\ndef test_a(student, grade):\n    'A'\n    student.layer('layers.py', 'Linear')\n\n"
+        "def test_b(student, grade):\n    'B'\n    student.layer('layers.py', 'Linear')\n")
+    rc, stdout, err = _main(capsys, ASSIGN / "solution", "--tests", tests.parent, "--out", tmp_path / "out")
+    assert rc == 1 and "grader error (not the submission's fault)" in err and "could not start" in err
+    data = json.loads((tmp_path / "out" / "results.json").read_text())
+    assert data["extra_data"]["status"] == "grader error" and "sys.exit" not in json.dumps(data)
+    assert "problem on the grader's side" in data["output"] and len(data["tests"]) == 1  # the session stopped
+
+
+def test_ctrl_c_stops_a_batch_promptly_and_keeps_what_finished(tmp_path):
+    subs, out = tmp_path / "subs", tmp_path / "out"
+    for name in ("a_fast", "b_fast"):
+        copy_submission(ASSIGN / "solution", subs / name)
+    for name in ("c_slow", "d_slow", "e_slow"):
+        (subs / name).mkdir(parents=True)
+        (subs / name / "layers.py").write_text("import time\ntime.sleep(60)\n")
+    proc = subprocess.Popen([sys.executable, "-m", "gradcheck", "grade", subs, "--tests", TESTS, "--out", out,
+                             "--workers", "2", "--timeout", "60", "--no-progress"], cwd=ROOT, text=True,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env={**os.environ, "MPLBACKEND": "Agg"})
+    try:
+        deadline = time.monotonic() + 120
+        while not all((out / n / "results.json").exists() for n in ("c_slow", "d_slow")):
+            assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()
+            time.sleep(0.05)
+        time.sleep(0.5)  # the slow ones are inside their sandboxes
+        t0 = time.monotonic()
+        proc.send_signal(signal.SIGINT)
+        stdout, stderr = proc.communicate(timeout=30)
+        took = time.monotonic() - t0
+    finally:
+        proc.kill()
+    assert proc.returncode == 130 and took < 10, (proc.returncode, took, stderr)
+    assert "Traceback" not in stderr and "interrupted after 2 of 5 submission(s); rerun the same command" in stdout
+    rows = list(csv.DictReader(open(out / "gradebook.csv")))
+    assert sorted(r["submission"] for r in rows) == ["a_fast", "b_fast"] and {r["score"] for r in rows} == {"28"}
+    assert results(out, "c_slow")["extra_data"]["complete"] is False  # resumed by the same command
+
+
+def test_docs_and_setup_name_every_dependency():
+    import tomllib
+
+    deps = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["dependencies"]
+    names = [d.split(">")[0].split("=")[0].split("[")[0].strip() for d in deps]
+    docs, setup = (ROOT / "docs" / "gradescope.md").read_text(), (ASSIGN / "setup.sh").read_text()
+    assert "scikit-learn" in names
+    assert [n for n in names if n not in docs] == [] and [n for n in names if n not in setup] == []

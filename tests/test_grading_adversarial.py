@@ -58,6 +58,15 @@ CASES = {
 }
 
 
+# submissions without layers.py at the top level: file name -> content ("" : an empty folder)
+LAYOUTS = {
+    "empty_folder": {},
+    "capitalised": {"Layers.py": SOLUTION},
+    "misplaced": {"Layers.py": SOLUTION, "hw1/layers.py": SOLUTION, "notes.txt": "x"},
+    "nested_zip": {"hw1/layers.py": SOLUTION, "hw1/README.md": "x", ".DS_Store": "x", "__MACOSX/._hw1": "x"},
+}
+
+
 @pytest.fixture(scope="module")
 def graded(tmp_path_factory):
     subs = tmp_path_factory.mktemp("adversarial")
@@ -65,6 +74,11 @@ def graded(tmp_path_factory):
     for name, src in CASES.items():
         (subs / name).mkdir()
         (subs / name / "layers.py").write_text(src)
+    for name, files in LAYOUTS.items():
+        (subs / name).mkdir()
+        for rel, text in files.items():
+            (subs / name / rel).parent.mkdir(parents=True, exist_ok=True)
+            (subs / name / rel).write_text(text)
     # writes a perfect score into the output folder, then submits a db-mean bug
     target = out / "write_results" / "results.json"
     (subs / "write_results").mkdir()
@@ -84,7 +98,7 @@ def failed(out, name):
 
 def test_every_submission_was_graded(graded):
     _, subs = graded
-    assert len(subs) == len(CASES) + 1
+    assert len(subs) == len(CASES) + len(LAYOUTS) + 1
     assert {s.status for s in subs.values()} == {"graded"}, {n: s.message for n, s in subs.items()}
 
 
@@ -144,3 +158,23 @@ def test_results_in_the_output_folder_are_the_graders(graded):
     out, _ = graded
     d = data(out, "write_results")
     assert d["score"] < TOTAL and d["extra_data"]["grader"] == "gradcheck"
+
+
+@pytest.mark.parametrize("name, found", [
+    ("empty_folder", "found: no files at all"),
+    ("capitalised", "found: `Layers.py`."),
+    ("misplaced", "found: `Layers.py`, `hw1/layers.py`, `notes.txt`."),
+])
+def test_missing_layers_py_is_explained_to_the_student(graded, name, found):
+    out, subs = graded
+    d = data(out, name)
+    assert subs[name].score == 0 and len(d["tests"]) == 11
+    for t in d["tests"]:
+        assert t["output"].startswith(f"Your submission has no `layers.py` at its top level; {found}"), t["output"]
+        assert "Sandbox" not in t["output"] and "files={" not in t["output"]
+
+
+def test_a_single_nested_folder_is_graded_and_the_output_says_so(graded):
+    out, subs = graded
+    assert subs["nested_zip"].score == TOTAL
+    assert "Your files were inside the folder `hw1/`" in data(out, "nested_zip")["output"]

@@ -6,9 +6,9 @@
     gradcheck grade SUBMISSIONS_DIR --tests TESTS --out DIR   # every sub-folder, in parallel
 
 A folder that holds ``.py`` files is one submission; a folder of folders is a
-batch (``--batch``/``--single`` force either reading). Exit codes: 0 when every
-submission was graded (whatever the scores), 1 when the grader could not finish
-some submission (its results.json says so and gives 0), 2 usage error.
+batch (``--batch``/``--single`` force either reading). Every staff option is
+validated before anything runs (:func:`gradcheck.grading.runner.check_grading_inputs`).
+Exit codes: see :data:`EXIT_CODES` (also in ``gradcheck grade --help``).
 """
 
 from __future__ import annotations
@@ -17,9 +17,26 @@ import argparse
 import os
 import sys
 
-from ..errors import EXIT_MISMATCH, EXIT_PASS, UsageError
+from ..errors import EXIT_MISMATCH, EXIT_PASS, EXIT_USAGE
+from .runner import MIN_MEMORY_MB
 
-__all__ = ["add_grade_parser", "cmd_grade"]
+__all__ = ["add_grade_parser", "cmd_grade", "EXIT_INTERRUPTED", "EXIT_CODES"]
+
+#: Exit code after Ctrl-C (128 + SIGINT, as shells report it).
+EXIT_INTERRUPTED = 130
+
+EXIT_CODES = f"""\
+exit codes:
+  {EXIT_PASS}    every submission was graded (whatever the scores)
+  {EXIT_MISMATCH}    grader error: the grader could not finish some submission (the sandbox could not
+       start, pytest failed, the submission's time ran out); its results.json says so and gives 0
+       for now; rerunning the same command regrades it
+  {EXIT_USAGE}    usage error, before anything ran: a bad option (e.g. --seed < 0, --memory-mb below
+       {MIN_MEMORY_MB}), --tests without grading tests, an empty submissions folder, an --out that
+       is a file or cannot be written
+  {EXIT_INTERRUPTED}  interrupted (Ctrl-C): finished results and the gradebook are kept; rerun the same
+       command to resume
+"""
 
 DESCRIPTION = """\
 Grade student submissions with an assignment's grading tests (a pytest file using the
@@ -35,7 +52,8 @@ examples:
   gradcheck grade submissions/ --tests assignments/linear_relu_ce/tests --out graded/ --workers 2
   # inside Gradescope's autograder container:
   gradcheck grade /autograder/submission --tests /autograder/source/tests --out /autograder/results
-"""
+
+""" + EXIT_CODES
 
 
 def add_grade_parser(sub: argparse._SubParsersAction, epilog: str = "") -> argparse.ArgumentParser:
@@ -45,7 +63,7 @@ def add_grade_parser(sub: argparse._SubParsersAction, epilog: str = "") -> argpa
     ----------
     sub : argparse subparsers action
     epilog : str
-        The main parser's exit-code text, shown after the examples.
+        The main parser's exit-code text (not shown: ``grade`` has its own, :data:`EXIT_CODES`).
 
     Returns
     -------
@@ -61,16 +79,17 @@ def add_grade_parser(sub: argparse._SubParsersAction, epilog: str = "") -> argpa
     g.add_argument("--workers", type=int, default=None, metavar="N",
                    help=f"submissions graded at once (default: the number of cores, {os.cpu_count()})")
     g.add_argument("--force", action="store_true", help="regrade submissions that already have results")
-    g.add_argument("--seed", type=int, default=None,
-                   help="seed of the hidden tests (default: one submission 0; a batch reuses the seed in "
-                        "DIR/grading.json or draws and records a new one)")
+    g.add_argument("--seed", type=int, default=None, metavar="N",
+                   help="seed of the hidden tests, an integer >= 0 (default: one submission 0; a batch reuses "
+                        "the seed in DIR/grading.json or draws and records a new one)")
     g.add_argument("--timeout", type=float, default=3.0, metavar="SECONDS",
                    help="wall-clock limit of each call into the student's code; also caps tests' own "
                         "timeout markers (default 3)")
     g.add_argument("--submission-timeout", type=float, default=300.0, metavar="SECONDS",
                    help="wall-clock limit of grading one submission (default 300)")
     g.add_argument("--memory-mb", type=int, default=1024, metavar="MIB",
-                   help="memory limit of the student's sandbox process (default 1024)")
+                   help=f"memory limit of the student's sandbox process, at least {MIN_MEMORY_MB} (Python, numpy "
+                        f"and the checks need about 150) (default 1024)")
     mode = g.add_mutually_exclusive_group()
     mode.add_argument("--batch", action="store_true", help="treat SUBMISSION as a folder of submissions")
     mode.add_argument("--single", action="store_true", help="treat SUBMISSION as one submission")
@@ -80,26 +99,24 @@ def add_grade_parser(sub: argparse._SubParsersAction, epilog: str = "") -> argpa
 
 
 def cmd_grade(args: argparse.Namespace) -> int:
-    """Run ``gradcheck grade``; print a summary; return the exit code."""
-    from .runner import grade_batch, grade_submission, is_single_submission
+    """Run ``gradcheck grade``; print a summary; return the exit code (:data:`EXIT_CODES`)."""
+    from .runner import GRADER_ERROR, check_grading_inputs, grade_batch, grade_submission
 
-    if not os.path.isdir(args.submission):
-        raise UsageError(f"SUBMISSION {args.submission!r} is not a folder.")
-    if not os.path.exists(args.tests):
-        raise UsageError(f"--tests {args.tests!r} does not exist.")
-    if args.timeout <= 0 or args.submission_timeout <= 0:
-        raise UsageError("--timeout and --submission-timeout must be positive numbers of seconds.")
-    if args.workers is not None and args.workers < 1:
-        raise UsageError(f"--workers must be at least 1; got {args.workers}.")
+    batch = check_grading_inputs(args.submission, args.tests, args.out,
+                                 batch=True if args.batch else False if args.single else None, seed=args.seed,
+                                 timeout=args.timeout, submission_timeout=args.submission_timeout,
+                                 memory_mb=args.memory_mb, workers=args.workers)
     out = os.path.abspath(args.out)
-    if os.path.commonpath([out, os.path.abspath(args.submission)]) == os.path.abspath(args.submission):
-        raise UsageError("--out must not be inside SUBMISSION (student files and results stay apart).")
-    single = args.single or (not args.batch and is_single_submission(args.submission))
-    if single:
-        r = grade_submission(args.submission, args.tests, out, seed=args.seed or 0, timeout=args.timeout,
-                             submission_timeout=args.submission_timeout, memory_mb=args.memory_mb)
-        if r.status == "error":
-            print(f"{r.name}: the grader could not finish: {r.message}", file=sys.stderr)
+    if not batch:
+        try:
+            r = grade_submission(args.submission, args.tests, out, seed=args.seed or 0, timeout=args.timeout,
+                                 submission_timeout=args.submission_timeout, memory_mb=args.memory_mb)
+        except KeyboardInterrupt:
+            print(f"gradcheck: interrupted; {os.path.join(out, 'results.json')} is incomplete; rerun the "
+                  f"same command to grade again.", file=sys.stderr)
+            return EXIT_INTERRUPTED
+        if r.status == GRADER_ERROR:
+            print(f"{r.name}: grader error (not the submission's fault): {r.message}", file=sys.stderr)
             print(f"results: {r.results_path}")
             return EXIT_MISMATCH
         print(f"{r.name}: {r.score:g} / {r.max_score:g} in {r.seconds:.1f} s")
@@ -107,8 +124,14 @@ def cmd_grade(args: argparse.Namespace) -> int:
             print(f"  {score:>5g}  {name}")
         print(f"results: {r.results_path}")
         return EXIT_PASS
-    res = grade_batch(args.submission, args.tests, out, workers=args.workers, force=args.force, seed=args.seed,
-                      timeout=args.timeout, submission_timeout=args.submission_timeout, memory_mb=args.memory_mb,
-                      progress=not args.no_progress)
+    try:
+        res = grade_batch(args.submission, args.tests, out, workers=args.workers, force=args.force,
+                          seed=args.seed, timeout=args.timeout, submission_timeout=args.submission_timeout,
+                          memory_mb=args.memory_mb, progress=not args.no_progress)
+    except KeyboardInterrupt:  # a second Ctrl-C while the first was being handled
+        print("gradcheck: interrupted; rerun the same command to resume.", file=sys.stderr)
+        return EXIT_INTERRUPTED
     print(res.summary())
-    return EXIT_MISMATCH if any(s.status == "error" for s in res.submissions) else EXIT_PASS
+    if res.interrupted:
+        return EXIT_INTERRUPTED
+    return EXIT_MISMATCH if any(s.status == GRADER_ERROR for s in res.submissions) else EXIT_PASS

@@ -74,6 +74,7 @@ from typing import Any
 import numpy as np
 import pytest
 
+from .. import errors as _errors
 from ..errors import GradcheckError
 from . import checks as C
 from .static import forbidden_imports, format_violations
@@ -114,6 +115,13 @@ def pytest_configure(config: pytest.Config) -> None:
         config.addinivalue_line("markers", line)
     config.stash[_RESULTS] = {}
     config.stash[_PARTIAL] = {"blocked": set(), "started": time.time(), "notes": []}
+    if config.getoption("--grading-submission", None):
+        from .runner import check_options  # the same rules as `gradcheck grade`'s options
+
+        try:
+            check_options(seed=config.getoption("--grading-seed"), timeout=config.getoption("--grading-timeout"))
+        except GradcheckError as exc:
+            raise pytest.UsageError(str(exc)) from None
 
 
 def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list) -> None:
@@ -148,6 +156,27 @@ def _display_name(item: pytest.Item) -> str:
 # --------------------------------------------------------------------------- fixtures
 
 
+_IGNORED_DIRS = ("__MACOSX", "__pycache__")
+
+
+def _visible(path: Path) -> bool:
+    return not path.name.startswith(".") and path.name not in _IGNORED_DIRS
+
+
+class SandboxStartFailure(Exception):
+    """The sandbox could not start, before any of the student's code ran (the grader's setup failed)."""
+
+
+def _grader_error(exc: BaseException | None) -> bool:
+    """Is ``exc`` a failure of the grader, not of the submission?
+
+    Then the test is not graded, the session stops and the results carry
+    ``extra_data.grader_error`` (``gradcheck grade`` reports a grader error, exit 1).
+    """
+    other = getattr(_errors, "GraderError", None)  # the sandbox failed outside the student's code
+    return isinstance(exc, SandboxStartFailure) or (other is not None and isinstance(exc, other))
+
+
 class _SandboxHolder:
     """One sandbox per session for the submission; a fresh one after a timeout or crash."""
 
@@ -156,27 +185,86 @@ class _SandboxHolder:
         self.submission = submission
         self.sandbox = None
         self.notes: list[str] = []
+        self._root: Path | None = None
+
+    @property
+    def root(self) -> Path:
+        """The submission folder, or the one folder it holds when it has no .py files itself.
+
+        A zip made by compressing a folder unpacks as ``hw1/layers.py``: when the top
+        level holds no ``.py`` file and exactly one folder (descending at most 3 levels)
+        that holds ``.py`` files, that folder is graded as the submission, with a note.
+        """
+        if self._root is None:
+            root = self.submission
+            for _ in range(3):
+                entries = [c for c in root.iterdir() if _visible(c)]
+                dirs = [c for c in entries if c.is_dir()]
+                if any(c.is_file() and c.suffix == ".py" for c in entries) or len(dirs) != 1:
+                    break
+                root = dirs[0]
+            if root != self.submission and any(c.is_file() and c.suffix == ".py" for c in root.iterdir()):
+                rel = root.relative_to(self.submission).as_posix()
+                self.notes.append(f"Your files were inside the folder `{rel}/` (as when a zipped folder is "
+                                  f"unpacked); they were graded as if they were at the top level.")
+            else:
+                root = self.submission
+            self._root = root
+        return self._root
+
+    def listing(self, limit: int = 12) -> list[str]:
+        """Names of the submission's files, relative to the submission (hidden ones left out)."""
+        out = []
+        for path in sorted(self.submission.rglob("*")):
+            rel = path.relative_to(self.submission)
+            if path.is_file() and all(_visible(Path(p)) for p in rel.parts):
+                out.append(rel.as_posix())
+        return out if len(out) <= limit else [*out[:limit], f"... ({len(out) - limit} more)"]
+
+    def require(self, file: str) -> None:
+        """Raise a student-facing :class:`~gradcheck.grading.checks.GradingFailure` when ``file`` is missing."""
+        file = os.path.normpath(file).replace("\\", "/")
+        if file in self.files():
+            return
+        if (self.root / file).is_file():
+            raise C.GradingFailure(f"Your submission's `{file}` was not loaded: it is larger than 1 MiB (or "
+                                   f"the submission has more than 200 .py files).")
+        found = self.listing()
+        similar = [f for f in found if f.rsplit("/", 1)[-1].lower() == file.rsplit("/", 1)[-1].lower()]
+        shown = ", ".join(f"`{f}`" for f in found) if found else "no files at all"
+        hint = (f"Name the file exactly `{file}` (the name is case-sensitive) and upload it at the top level of "
+                f"the submission, not inside a folder.")
+        if not similar:
+            hint += " Did you upload the right file (a .py file, not a notebook or a zip)?"
+        raise C.GradingFailure(f"Your submission has no `{file}` at its top level; found: {shown}. {hint}")
 
     def files(self) -> dict[str, str]:
         out = {}
-        for path in sorted(self.submission.rglob("*")):
-            rel = path.relative_to(self.submission).as_posix()
+        base = self.root
+        for path in sorted(base.rglob("*")):
+            rel = path.relative_to(base).as_posix()
             if path.is_file() and path.suffix == ".py" and not any(p.startswith(".") for p in rel.split("/")) \
                     and "__pycache__" not in rel and path.stat().st_size <= 1 << 20 and len(out) < 200:
                 out[rel] = str(path)
         return out
 
     def get(self, timeout: float):
-        from ..sandbox import Sandbox
+        from ..sandbox import Sandbox, SandboxError
 
         sb = self.sandbox
         if sb is None or sb._dead:
             if sb is not None:
                 sb.close()
-            sb = Sandbox(files=self.files(), timeout=timeout,
-                         memory_mb=self.config.getoption("--grading-memory-mb"),
-                         session_timeout=max(120.0, 20 * timeout),
-                         blocked_modules=sorted(self.config.stash[_PARTIAL]["blocked"]))
+            try:
+                sb = Sandbox(files=self.files(), timeout=timeout,
+                             memory_mb=self.config.getoption("--grading-memory-mb"),
+                             session_timeout=max(120.0, 20 * timeout),
+                             blocked_modules=sorted(self.config.stash[_PARTIAL]["blocked"]))
+            except SandboxError as exc:
+                if exc.reason != "start":
+                    raise
+                self.sandbox = None
+                raise SandboxStartFailure(str(exc)) from None
             for n in sb.notes:
                 if n not in self.notes:
                     self.notes.append(n)
@@ -248,7 +336,7 @@ class Student:
             banned += list(m.args)
         if banned:
             files = list(self._holder.files().values())
-            bad = forbidden_imports(files, banned, root=str(self._holder.submission))
+            bad = forbidden_imports(files, banned, root=str(self._holder.root))
             if bad:
                 raise C.GradingFailure(format_violations(bad, banned))
 
@@ -260,10 +348,12 @@ class Student:
 
     def layer(self, file: str, class_name: str, **init: Any):
         """``class_name(**init)`` from ``file`` of the submission, as a :class:`~gradcheck.sandbox.RemoteLayer`."""
+        self._holder.require(file)
         return self.sandbox.load_layer(file, class_name, init, seed=int(self._item.config.getoption("--grading-seed")))
 
     def loss(self, file: str, class_name: str, **init: Any):
         """A loss from the submission, as a :class:`~gradcheck.sandbox.RemoteLoss`."""
+        self._holder.require(file)
         return self.sandbox.load_loss(file, class_name, init)
 
     @property
@@ -372,7 +462,14 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
         "name": _display_name(item), "max_score": _points(item), "visibility": _visibility(item),
         "status": "passed", "output": "", "fraction": 1.0, "skipped": False,
     })
-    if rep.skipped and rep.when in ("setup", "call"):
+    if rep.failed and _grader_error(exc):
+        rep.longrepr = str(exc)
+        item.config.stash[_PARTIAL].setdefault("grader_error", str(exc))
+        item.session.shouldstop = "gradcheck: the grader failed before any submitted code ran"
+        entry.update(status="failed", fraction=0.0,
+                     output="Not graded: the autograder failed before running your code (a problem on the "
+                            "grader's side, not in your submission). Course staff have the details.")
+    elif rep.skipped and rep.when in ("setup", "call"):
         entry.update(status="failed", fraction=0.0, skipped=True,
                      output=f"Not graded: {rep.longrepr[-1] if isinstance(rep.longrepr, tuple) else rep.longrepr}")
     elif rep.failed and entry["status"] == "passed":
@@ -413,7 +510,11 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     max_total = round(sum(t["max_score"] for t in tests), 4)
     notes = list(holder.notes) if holder is not None else []
     seed = int(config.getoption("--grading-seed"))
+    grader_error = partial.get("grader_error")
     summary = [f"Score: {total:g} / {max_total:g}."]
+    if grader_error:
+        summary = ["The autograder failed before running your code (a problem on the grader's side, not in "
+                   "your submission); this score is not final. Course staff have the details."]
     summary += [f"Note: {n}" for n in notes]
     out = {
         "score": total,
@@ -425,6 +526,8 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
                        "notes": notes,
                        "pytest_exit_status": int(exitstatus)},
     }
+    if grader_error:
+        out["extra_data"].update(status="grader error", grader_error=grader_error)
     tmp = f"{path}.tmp"
     os.makedirs(os.path.dirname(os.path.abspath(path)) or ".", exist_ok=True)
     with open(tmp, "w", encoding="utf-8") as fh:

@@ -25,13 +25,26 @@ A batch
 :func:`grade_batch` grades every sub-folder of a folder in parallel (a thread
 per worker, each driving child processes), with a tqdm progress bar; it is
 resumable (a submission whose ``results.json`` is complete is skipped unless
-``force``) and writes ``gradebook.csv`` and ``scores.png`` (histogram).
+``force``; grader errors are regraded) and writes ``gradebook.csv`` and
+``scores.png`` (histogram). Ctrl-C stops it promptly: running children are
+interrupted (then killed), the gradebook of what finished is written and the
+result says ``interrupted``; the same command resumes.
+
+Staff options
+-------------
+:func:`check_grading_inputs` validates every staff option (seed, time and memory
+limits, workers, the tests, the submissions and the output folder) before
+anything runs; the CLI, :func:`grade_submission` and :func:`grade_batch` all call
+it and it raises :class:`~gradcheck.errors.UsageError` (exit 2).
 """
 
 from __future__ import annotations
 
+import ast
 import csv
+import fnmatch
 import json
+import math
 import os
 import secrets
 import shutil
@@ -39,6 +52,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
@@ -46,10 +60,22 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..errors import UsageError
+
 __all__ = ["SubmissionResult", "BatchResult", "grade_submission", "grade_batch", "is_single_submission",
-           "placeholder_results", "plot_histogram", "write_gradebook"]
+           "placeholder_results", "plot_histogram", "write_gradebook", "check_grading_inputs", "check_options",
+           "find_grading_tests", "submission_folders", "MIN_MEMORY_MB"]
 
 _INI = "[pytest]\njunit_family = xunit1\n"
+
+#: Smallest memory limit (MiB) of the sandbox accepted. Measured (Linux x86-64, Python 3.11,
+#: numpy 2.4): the sandbox child needs about 150 MiB of address space to start (interpreter,
+#: numpy) and run the example assignment's checks; below ~130 it cannot even start, at 140 the
+#: checks fail for lack of memory (and the student would be blamed).
+#: 256 leaves room for other builds and larger arrays.
+MIN_MEMORY_MB = 256
+
+GRADER_ERROR = "grader error"
 
 
 @dataclass
@@ -61,17 +87,19 @@ class SubmissionResult:
     name : str
         Submission folder name.
     score, max_score : float
-    status : {"graded", "error", "skipped"}
-        ``"error"``: the grader itself could not finish (pytest crashed or the
-        submission's time ran out); the student gets 0 and the output says why.
-        ``"skipped"``: already graded (resumed batch).
+    status : {"graded", "grader error", "skipped", "interrupted"}
+        ``"grader error"``: the grader itself could not finish (the sandbox could
+        not start, pytest crashed or the submission's time ran out); the student
+        gets 0 for now and the output says why; a resumed batch regrades it.
+        ``"skipped"``: already graded (resumed batch). ``"interrupted"``: stopped
+        by Ctrl-C (its results.json stays incomplete, so a resumed batch grades it).
     seconds : float
         Wall-clock time of the grading (0 when skipped).
     results_path : str
     tests : dict of str -> float
         Score per test name.
     message : str
-        For ``"error"``: what went wrong.
+        For ``"grader error"``: what went wrong.
     """
 
     name: str
@@ -94,17 +122,23 @@ class BatchResult:
     seconds: float
     gradebook: str
     histogram: str | None
+    total: int = 0
+    interrupted: bool = False
 
     def summary(self) -> str:
         """A few lines: counts, time, throughput, score statistics, file paths."""
         graded = [s for s in self.submissions if s.status == "graded"]
         skipped = [s for s in self.submissions if s.status == "skipped"]
-        errors = [s for s in self.submissions if s.status == "error"]
+        errors = [s for s in self.submissions if s.status == GRADER_ERROR]
         done = len(graded) + len(errors)
         rate = 60.0 * done / self.seconds if self.seconds > 0 and done else 0.0
         scores = [s.score for s in self.submissions]
         mx = max((s.max_score for s in self.submissions), default=0.0)
-        lines = [f"graded {done} submission(s) in {self.seconds:.1f} s with {self.workers} worker(s) "
+        lines = []
+        if self.interrupted:
+            lines.append(f"interrupted after {len(self.submissions)} of {self.total} submission(s); rerun the "
+                         f"same command to resume (finished results are kept)")
+        lines += [f"graded {done} submission(s) in {self.seconds:.1f} s with {self.workers} worker(s) "
                  f"({rate:.0f} per minute); {len(skipped)} skipped (already graded; --force regrades); "
                  f"{len(errors)} grader error(s); seed {self.seed}"]
         if scores:
@@ -126,6 +160,221 @@ def is_single_submission(path: str | os.PathLike) -> bool:
     """True when ``path`` is one submission (it holds ``.py`` files), False for a folder of submissions."""
     p = Path(path)
     return p.is_dir() and any(c.is_file() and c.suffix == ".py" for c in p.iterdir())
+
+
+def submission_folders(path: str | os.PathLike) -> list[Path]:
+    """The submission folders of a batch: sub-folders not starting with ``.`` or ``__``, sorted."""
+    return sorted(p for p in Path(path).iterdir() if p.is_dir() and not p.name.startswith((".", "__")))
+
+
+# --------------------------------------------------------------------------- staff options
+
+
+def check_options(*, seed: Any = None, timeout: Any = None, submission_timeout: Any = None,
+                  memory_mb: Any = None, workers: Any = None) -> None:
+    """Validate the staff's numeric grading options (None: not given).
+
+    Raises
+    ------
+    UsageError
+        ``seed`` not a non-negative integer; a time limit not a positive finite
+        number; ``memory_mb`` below :data:`MIN_MEMORY_MB`; ``workers`` below 1.
+    """
+    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int) or seed < 0):
+        raise UsageError(f"--seed must be a non-negative integer; got {seed!r}.")
+    for flag, value in (("--timeout", timeout), ("--submission-timeout", submission_timeout)):
+        if value is not None and not (isinstance(value, (int, float)) and math.isfinite(value) and value > 0):
+            raise UsageError(f"{flag} must be a positive number of seconds; got {value!r}.")
+    if memory_mb is not None and (isinstance(memory_mb, bool) or not isinstance(memory_mb, int)
+                                  or memory_mb < MIN_MEMORY_MB):
+        raise UsageError(f"--memory-mb must be at least {MIN_MEMORY_MB} (MiB); got {memory_mb!r}. The sandbox "
+                         f"process needs about 150 MiB to start Python and numpy and run the checks; a "
+                         f"smaller limit would fail every submission.")
+    if workers is not None and (isinstance(workers, bool) or not isinstance(workers, int) or workers < 1):
+        raise UsageError(f"--workers must be at least 1; got {workers!r}.")
+
+
+def _is_test_file(path: Path) -> bool:
+    return fnmatch.fnmatch(path.name, "test_*.py") or fnmatch.fnmatch(path.name, "*_test.py")
+
+
+def _marks(decorators: list[ast.expr]) -> set[str]:
+    """Names of ``pytest.mark.X`` used in decorators (or a ``pytestmark`` value)."""
+    out = set()
+    for d in decorators:
+        for node in ast.walk(d):
+            if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Attribute) \
+                    and node.value.attr == "mark":
+                out.add(node.attr)
+    return out
+
+
+def find_grading_tests(tests: str | os.PathLike) -> list[str]:
+    """The grading tests in a test file or folder, found statically (``ast``; nothing is imported).
+
+    A grading test is a ``test*`` function (at module level or in a ``Test*`` class)
+    of a test file (``test_*.py``/``*_test.py``; any ``.py`` file given directly)
+    that takes the ``student`` or ``grade`` fixture or carries a ``points`` marker.
+
+    Returns
+    -------
+    list of str
+        ``"file::name"`` per grading test.
+
+    Raises
+    ------
+    UsageError
+        ``tests`` does not exist, a test file does not parse, or there is no grading test.
+    """
+    p = Path(tests)
+    if not p.exists():
+        raise UsageError(f"--tests {str(tests)!r} does not exist.")
+    if p.is_file():
+        if p.suffix != ".py":
+            raise UsageError(f"--tests {str(tests)!r} is not a .py file or a folder of grading tests.")
+        files = [p]
+    else:
+        files = sorted(f for f in p.rglob("*.py") if _is_test_file(f) and not any(
+            part.startswith(".") or part in ("__pycache__", "venv", "node_modules")
+            for part in f.relative_to(p).parts[:-1]))
+    found: list[str] = []
+    plain = 0
+    for f in files:
+        try:
+            tree = ast.parse(f.read_text(encoding="utf-8", errors="replace"), filename=str(f))
+        except (SyntaxError, ValueError) as exc:
+            raise UsageError(f"the grading tests do not parse: {f}, line {getattr(exc, 'lineno', '?')}: "
+                             f"{getattr(exc, 'msg', exc)}.") from None
+        module_marks = set()
+        for node in tree.body:
+            if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "pytestmark"
+                                                    for t in node.targets):
+                module_marks |= _marks([node.value])
+        funcs = [(n, set()) for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
+        for c in tree.body:
+            if isinstance(c, ast.ClassDef) and c.name.startswith("Test"):
+                funcs += [(n, _marks(c.decorator_list)) for n in c.body
+                          if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
+        for fn, class_marks in funcs:
+            if not fn.name.startswith("test"):
+                continue
+            args = {a.arg for a in [*fn.args.posonlyargs, *fn.args.args, *fn.args.kwonlyargs]}
+            if args & {"student", "grade"} or "points" in (_marks(fn.decorator_list) | class_marks | module_marks):
+                found.append(f"{f}::{fn.name}")
+            else:
+                plain += 1
+    if not found:
+        what = (f"{len(files)} test file(s) with {plain} test function(s), none of which takes the student or "
+                f"grade fixture or has a points marker" if files else
+                "no test files (test_*.py or *_test.py)")
+        raise UsageError(f"--tests {str(tests)!r} holds no grading tests: {what}. Point --tests at the "
+                         f"assignment's grading test file or folder (see docs/gradescope.md).")
+    return found
+
+
+def _check_out(out: str | os.PathLike, submission: Path) -> Path:
+    out_p = Path(os.path.abspath(out))
+    sub = Path(os.path.abspath(submission))
+    if out_p == sub or sub in out_p.parents:
+        raise UsageError("--out must not be inside SUBMISSION (student files and results stay apart).")
+    if out_p.exists() and not out_p.is_dir():
+        raise UsageError(f"--out {str(out)!r} exists and is not a folder; give a folder (it is created if needed).")
+    try:
+        out_p.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryFile(dir=out_p, prefix=".gradcheck-write-test-"):
+            pass
+    except OSError as exc:
+        raise UsageError(f"--out {str(out)!r} cannot be used as the output folder: "
+                         f"{exc.strerror or exc}.") from None
+    return out_p
+
+
+def check_grading_inputs(submission: str | os.PathLike, tests: str | os.PathLike, out: str | os.PathLike, *,
+                         batch: bool | None = None, seed: Any = None, timeout: Any = None,
+                         submission_timeout: Any = None, memory_mb: Any = None, workers: Any = None) -> bool:
+    """Validate everything the staff passed to ``gradcheck grade``, before anything runs (the one place).
+
+    Parameters
+    ----------
+    submission, tests, out
+        As in :func:`grade_batch` / :func:`grade_submission`.
+    batch : bool, optional
+        True: a folder of submissions; False: one submission; None: decide with
+        :func:`is_single_submission`.
+    seed, timeout, submission_timeout, memory_mb, workers
+        See :func:`check_options`.
+
+    Returns
+    -------
+    bool
+        True when ``submission`` is graded as a batch. The output folder exists afterwards.
+
+    Raises
+    ------
+    UsageError
+        A bad option, a submission that is not a folder, a batch with no submission
+        folders, tests without grading tests, or an output folder that cannot be written.
+    """
+    check_options(seed=seed, timeout=timeout, submission_timeout=submission_timeout, memory_mb=memory_mb,
+                  workers=workers)
+    sub = Path(submission)
+    if not sub.is_dir():
+        raise UsageError(f"SUBMISSION {str(submission)!r} is not a folder.")
+    if batch is None:
+        batch = not is_single_submission(sub)
+    if batch and not submission_folders(sub):
+        found = sorted(c.name for c in sub.iterdir())
+        raise UsageError(f"{str(submission)!r} holds no submission folders (and no .py files): nothing to grade"
+                         f"{'; found: ' + ', '.join(found[:10]) if found else ' (it is empty)'}. Expected one "
+                         f"sub-folder per submission, or --single for one submission.")
+    find_grading_tests(tests)
+    _check_out(out, sub)
+    return bool(batch)
+
+
+class _Stopper:
+    """Children of a batch, so that Ctrl-C can interrupt them all (SIGINT, then SIGKILL)."""
+
+    def __init__(self) -> None:
+        self.event = threading.Event()
+        self._lock = threading.Lock()
+        self._procs: set[subprocess.Popen] = set()
+
+    def add(self, proc: subprocess.Popen) -> bool:
+        with self._lock:
+            if self.event.is_set():
+                return False
+            self._procs.add(proc)
+            return True
+
+    def discard(self, proc: subprocess.Popen) -> None:
+        with self._lock:
+            self._procs.discard(proc)
+
+    def stop(self, grace: float = 3.0) -> None:
+        with self._lock:
+            self.event.set()
+            procs = list(self._procs)
+        _stop_children(procs, grace)
+
+
+def _stop_children(procs: Sequence[subprocess.Popen], grace: float = 3.0) -> None:
+    """SIGINT each child's process group (pytest tears down, closing its sandbox); SIGKILL after ``grace`` s."""
+    for p in procs:
+        _signal_group(p, signal.SIGINT)
+    deadline = time.monotonic() + grace
+    while any(p.poll() is None for p in procs) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    for p in procs:
+        if p.poll() is None:
+            _signal_group(p, signal.SIGKILL)
+
+
+def _signal_group(proc: subprocess.Popen, sig: int) -> None:
+    try:
+        os.killpg(proc.pid, sig)
+    except (ProcessLookupError, PermissionError):
+        pass
 
 
 def placeholder_results(message: str, seed: int | None = None, *, complete: bool = False) -> dict[str, Any]:
@@ -154,7 +403,8 @@ def _child_env() -> dict[str, str]:
 
 def grade_submission(submission: str | os.PathLike, tests: str | os.PathLike, out: str | os.PathLike, *,
                      seed: int = 0, timeout: float = 3.0, submission_timeout: float = 300.0,
-                     memory_mb: int = 1024, name: str | None = None) -> SubmissionResult:
+                     memory_mb: int = 1024, name: str | None = None,
+                     _stopper: _Stopper | None = None) -> SubmissionResult:
     """Grade one submission folder with an assignment's grading tests.
 
     Parameters
@@ -180,7 +430,17 @@ def grade_submission(submission: str | os.PathLike, tests: str | os.PathLike, ou
     Returns
     -------
     SubmissionResult
+
+    Raises
+    ------
+    UsageError
+        A bad option (see :func:`check_grading_inputs`).
+    KeyboardInterrupt
+        After stopping the child (the results.json stays the incomplete placeholder).
     """
+    if _stopper is None:
+        check_grading_inputs(submission, tests, out, batch=False, seed=seed, timeout=timeout,
+                             submission_timeout=submission_timeout, memory_mb=memory_mb)
     sub = Path(submission).resolve()
     tests_p = Path(tests).resolve()
     out_p = Path(out).resolve()
@@ -202,28 +462,46 @@ def grade_submission(submission: str | os.PathLike, tests: str | os.PathLike, ou
                "--junitxml", str(junit_tmp), "--grading-submission", str(sub),
                "--grading-results", str(res_tmp), "--grading-seed", str(int(seed)),
                "--grading-timeout", str(float(timeout)), "--grading-memory-mb", str(int(memory_mb))]
+        if _stopper is not None and _stopper.event.is_set():
+            return SubmissionResult(name, 0.0, 0.0, "interrupted", 0.0, str(results_path))
         proc = subprocess.Popen(cmd, cwd=work, env=_child_env(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                 stdin=subprocess.DEVNULL, start_new_session=True)
+        if _stopper is not None and not _stopper.add(proc):
+            _stop_children([proc], grace=0.0)
         try:
             log, _ = proc.communicate(timeout=submission_timeout)
             timed_out = False
         except subprocess.TimeoutExpired:
-            try:
-                os.killpg(proc.pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
+            _signal_group(proc, signal.SIGKILL)
             log, _ = proc.communicate()
             timed_out = True
+        except BaseException:  # Ctrl-C (one submission graded in the main thread): stop the child first
+            _stop_children([proc])
+            raise
+        finally:
+            if _stopper is not None:
+                _stopper.discard(proc)
+        if _stopper is not None and _stopper.event.is_set() and proc.returncode not in (0, 1):
+            return SubmissionResult(name, 0.0, 0.0, "interrupted", time.monotonic() - t0, str(results_path))
         log_text = (log or b"").decode("utf-8", "replace")[-4000:]
         seconds = time.monotonic() - t0
         if junit_tmp.exists():
             shutil.copyfile(junit_tmp, out_p / "junit.xml")
         data = None
-        if res_tmp.exists() and not timed_out and proc.returncode in (0, 1):
+        if res_tmp.exists() and not timed_out:
             try:
                 data = json.loads(res_tmp.read_text(encoding="utf-8"))
             except (OSError, ValueError):
                 data = None
+        grader_error = (data.get("extra_data") or {}).get("grader_error") if isinstance(data, dict) else None
+        if proc.returncode not in (0, 1) and not grader_error:
+            data = None
+    if grader_error:
+        data["extra_data"].update(submission=name, grader_log=log_text, pytest_exit_code=proc.returncode)
+        data["execution_time"] = round(seconds, 3)
+        _write_json(results_path, data)
+        return SubmissionResult(name, 0.0, _max_score(data), GRADER_ERROR, seconds, str(results_path),
+                                message=str(grader_error))
     if data is None:
         if timed_out:
             msg = (f"Grading this submission took longer than {submission_timeout:g} s and was stopped; "
@@ -233,10 +511,10 @@ def grade_submission(submission: str | os.PathLike, tests: str | os.PathLike, ou
             msg = (f"The autograder could not finish (pytest exit code {proc.returncode}); score 0. "
                    f"Course staff have the log.")
         data = placeholder_results(msg, seed, complete=True)
-        data["extra_data"].update(status="error", grader_log=log_text, submission=name,
+        data["extra_data"].update(status=GRADER_ERROR, grader_log=log_text, submission=name,
                                   execution_time=round(seconds, 3))
         _write_json(results_path, data)
-        return SubmissionResult(name, 0.0, 0.0, "error", seconds, str(results_path), message=msg)
+        return SubmissionResult(name, 0.0, 0.0, GRADER_ERROR, seconds, str(results_path), message=msg)
     data.setdefault("extra_data", {}).update(submission=name, status="graded", pytest_exit_code=proc.returncode)
     data["execution_time"] = round(seconds, 3)
     _write_json(results_path, data)
@@ -258,8 +536,8 @@ def _load_done(results_path: Path) -> SubmissionResult | None:
     except (OSError, ValueError):
         return None
     extra = data.get("extra_data") or {}
-    if not extra.get("complete"):
-        return None
+    if not extra.get("complete") or extra.get("status") in ("error", GRADER_ERROR):
+        return None  # unfinished, or the grader failed: grade again
     return SubmissionResult(results_path.parent.name, float(data.get("score", 0.0)),
                             _max_score(data), "skipped", 0.0, str(results_path),
                             tests={t["name"]: float(t["score"]) for t in data.get("tests", [])},
@@ -289,7 +567,7 @@ def write_gradebook(path: str | os.PathLike, results: Sequence[SubmissionResult]
         w.writerow(["submission", "score", "max_score", "percent", "status", "seconds", "seed", *names])
         for r in sorted(results, key=lambda r: r.name):
             pct = f"{100 * r.score / r.max_score:.1f}" if r.max_score else "0.0"
-            status = "graded" if r.status == "skipped" and r.message != "error" else r.status
+            status = "graded" if r.status == "skipped" else r.status
             w.writerow([r.name, f"{r.score:g}", f"{r.max_score:g}", pct, status, f"{r.seconds:.2f}", seed,
                         *(f"{r.tests[n]:g}" if n in r.tests else "" for n in names)])
     return str(p)
@@ -371,11 +649,19 @@ def grade_batch(submissions_dir: str | os.PathLike, tests: str | os.PathLike, ou
     Returns
     -------
     BatchResult
+        ``interrupted`` is True when Ctrl-C stopped the batch: the children were
+        stopped, the gradebook holds what finished and the same call resumes.
+
+    Raises
+    ------
+    UsageError
+        A bad option or an empty submissions folder (see :func:`check_grading_inputs`).
     """
+    check_grading_inputs(submissions_dir, tests, out, batch=True, seed=seed, timeout=timeout,
+                         submission_timeout=submission_timeout, memory_mb=memory_mb, workers=workers)
     src = Path(submissions_dir).resolve()
     out_p = Path(out).resolve()
-    out_p.mkdir(parents=True, exist_ok=True)
-    subs = sorted(p for p in src.iterdir() if p.is_dir() and not p.name.startswith((".", "__")))
+    subs = submission_folders(src)
     meta_path = out_p / "grading.json"
     if seed is None:
         try:
@@ -399,23 +685,44 @@ def grade_batch(submissions_dir: str | os.PathLike, tests: str | os.PathLike, ou
         from tqdm.auto import tqdm
 
         bar = tqdm(total=len(subs), initial=len(results), desc="grading", unit="submission", dynamic_ncols=True)
+    stopper = _Stopper()
+    pool = ThreadPoolExecutor(max_workers=workers)
+    futs: dict = {}
+    interrupted = False
     try:
-        with ThreadPoolExecutor(max_workers=workers) as pool:
-            futs = {pool.submit(grade_submission, s, tests, out_p / s.name, seed=seed, timeout=timeout,
-                                submission_timeout=submission_timeout, memory_mb=memory_mb): s for s in todo}
-            for fut in as_completed(futs):
-                r = fut.result()
-                results.append(r)
-                if on_done is not None:
-                    on_done(r)
-                if bar is not None:
-                    bar.set_postfix_str(f"{r.name}: {r.score:g}/{r.max_score:g}", refresh=False)
-                    bar.update(1)
+        futs = {pool.submit(grade_submission, s, tests, out_p / s.name, seed=seed, timeout=timeout,
+                            submission_timeout=submission_timeout, memory_mb=memory_mb, _stopper=stopper): s
+                for s in todo}
+        for fut in as_completed(futs):
+            r = fut.result()
+            if r.status == "interrupted":
+                continue
+            results.append(r)
+            if on_done is not None:
+                on_done(r)
+            if bar is not None:
+                bar.set_postfix_str(f"{r.name}: {r.score:g}/{r.max_score:g}", refresh=False)
+                bar.update(1)
+    except KeyboardInterrupt:
+        interrupted = True
+        for f in futs:
+            f.cancel()
+        stopper.stop()
     finally:
+        stopper.event.set()  # an exception above: start nothing more
+        pool.shutdown(wait=True, cancel_futures=True)
         if bar is not None:
             bar.close()
+    if interrupted:  # keep what finished while the loop above was being stopped
+        names = {r.name for r in results}
+        for f in futs:
+            if f.done() and not f.cancelled() and f.exception() is None:
+                r = f.result()
+                if r.status != "interrupted" and r.name not in names:
+                    results.append(r)
     seconds = time.monotonic() - t0
     gradebook = write_gradebook(out_p / "gradebook.csv", results, seed)
     hist = plot_histogram(out_p / "scores.png", results, title=f"Scores: {src.name} ({len(results)} submissions)") \
-        if plot and results else None
-    return BatchResult(sorted(results, key=lambda r: r.name), seed, workers, seconds, gradebook, hist)
+        if plot and results and not interrupted else None
+    return BatchResult(sorted(results, key=lambda r: r.name), seed, workers, seconds, gradebook, hist,
+                       total=len(subs), interrupted=interrupted)
