@@ -25,6 +25,8 @@ import sys
 import traceback
 
 MAGIC = b"GCSB"
+#: Exit code of a child whose own bootstrap failed (not the submission's code): the parent says so.
+INTERNAL_EXIT = 70
 ALLOWED_DTYPES = ("|b1", "|i1", "<i2", "<i4", "<i8", "|u1", "<u2", "<u4", "<u8", "<f2", "<f4", "<f8")
 BLOCKED_PACKAGES = ("gradcheck", "manualprop", "autoprop")
 _FORBIDDEN_EVENTS = {
@@ -313,6 +315,10 @@ def main():
 
     import numpy as np  # after sys.path is set
 
+    try:  # each printed line reaches the parent at once, also from code that hangs or is killed later
+        sys.stdout.reconfigure(line_buffering=True)
+    except (AttributeError, ValueError):
+        pass
     install_guards(cfg)
     objects = {}
     workdir = cfg["workdir"]
@@ -321,6 +327,12 @@ def main():
         header = {"ok": ok, "meta": meta or {}}
         if error is not None:
             header["error"] = error
+        # the submission's prints reach the parent before the reply (stdout is a pipe: block-buffered)
+        for stream in (sys.stdout, sys.stderr, sys.__stdout__, sys.__stderr__):
+            try:
+                stream.flush()
+            except BaseException:  # noqa: BLE001 - a stream replaced or closed by the submission
+                pass
         write_frame(fd_out, header, packer.payload() if packer else b"")
 
     # Started: the interpreter, numpy and the guards are in place, no submitted code has run yet.
@@ -360,8 +372,19 @@ def main():
             header, payload = read_frame(fd_in)
         except EOFError:
             return
+        except BaseException as exc:  # noqa: BLE001 - e.g. MemoryError: the request could not be read
+            print(f"gradcheck sandbox: {type(exc).__name__} while receiving a request"
+                  + (f": {exc}" if str(exc) else ""), file=sys.stderr)
+            sys.stderr.flush()
+            os._exit(INTERNAL_EXIT)
         op = header.get("op")
-        req = unpack(np, header.get("args", {}), payload)
+        try:  # the grader's side: a failure here is never the submission's fault
+            req = unpack(np, header.get("args", {}), payload)
+        except BaseException as exc:  # noqa: BLE001 - e.g. MemoryError for very large inputs
+            payload = header = None
+            reply(False, {"stage": "grader"}, error=_error(exc, workdir))
+            continue
+        payload = None
         packer = Packer(np)
         if op == "close":
             reply(True)
@@ -403,17 +426,29 @@ def main():
                 except BaseException as exc:  # noqa: BLE001
                     reply(False, {"stage": "init", "signature": sig_text}, error=_error(exc, workdir))
                     continue
+                shape = {}  # how forward and backward are called (gradcheck check's usage errors)
                 try:
-                    fparams = [p.name for p in inspect.signature(obj.forward).parameters.values()
-                               if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
+                    fsig = inspect.signature(obj.forward).parameters.values()
+                    fparams = [p.name for p in fsig if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
                                and p.name not in ("self", "training")]
+                    shape["forward_required"] = sum(1 for p in fsig if p.name in fparams and p.default is p.empty)
+                    shape["forward_varargs"] = any(p.kind == p.VAR_POSITIONAL for p in fsig)
+                    shape["forward_training"] = any(p.name == "training" or p.kind == p.VAR_KEYWORD for p in fsig)
                 except (TypeError, ValueError, AttributeError):
                     fparams = []
+                try:
+                    bsig = inspect.signature(obj.backward).parameters.values()
+                    shape["backward_params"] = [p.name for p in bsig if p.kind in (p.POSITIONAL_ONLY,
+                                                                                    p.POSITIONAL_OR_KEYWORD)]
+                    shape["backward_varargs"] = any(p.kind == p.VAR_POSITIONAL for p in bsig)
+                except (TypeError, ValueError, AttributeError):
+                    pass
                 oid = str(len(objects))
                 objects[oid] = obj
                 methods = sorted(m for m in dir(obj) if not m.startswith("_") and callable(getattr(obj, m, None)))
                 reply(True, {"id": oid, "params": params_of(obj, packer), "scalars": scalars_of(obj),
-                             "methods": methods, "forward_params": fparams, "class": cls.__name__},
+                             "methods": methods, "forward_params": fparams, "class": cls.__name__,
+                             "signature": shape},
                       packer)
                 continue
 
@@ -480,8 +515,15 @@ def main():
             else:
                 reply(False, {"stage": "protocol"}, error={"type": "ValueError", "message": f"unknown op {op!r}"})
         except BaseException as exc:  # noqa: BLE001 - e.g. MemoryError while packing a reply
-            reply(False, {"stage": "child"}, error=_error(exc, workdir))
+            packer = req = None
+            reply(False, {"stage": "child"}, error=_error(exc, workdir))  # "where" empty: not student code
 
 
 if __name__ == "__main__":
-    main()
+    try:
+        main()
+    except BaseException as _exc:  # noqa: BLE001 - every student call is wrapped: this is the bootstrap's own
+        print(f"gradcheck sandbox: {type(_exc).__name__} in the sandbox's own code"
+              + (f": {_exc}" if str(_exc) else ""), file=sys.stderr)
+        sys.stderr.flush()
+        os._exit(INTERNAL_EXIT)

@@ -76,7 +76,7 @@ def parse_shape(text: str) -> tuple[int, ...]:
                 f"(batch 8, 5 features); got {text!r}."
             )
         )
-    return shape
+    return check_size(shape, "--input-shape")
 
 
 def parse_input_shapes(text: str) -> tuple[int, ...] | list[tuple[int, ...]]:
@@ -148,7 +148,201 @@ def check_shape(shape: Any, what: str = "input_shape") -> tuple[int, ...]:
         ok = False
     if not ok:
         raise UsageError(f"{what} must be a non-empty tuple of positive integers; got {shape!r}.")
-    return out
+    return check_size(out, what)
+
+
+#: Largest number of elements of one generated input array (``--input-shape``, a shape given to
+#: ``check_layer``/``diagnose_layer``): 10**7 float64 numbers are 80 MB, and the numerical check
+#: perturbs every element; a gradient check needs a few samples and features, e.g. (8, 5).
+MAX_INPUT_ELEMENTS = 10**7
+
+#: Seeds are 32-bit unsigned integers (numpy accepts more, scikit-learn's random_state does not).
+MAX_SEED = 2**32 - 1
+
+
+def check_size(shape: tuple[int, ...], what: str = "input_shape") -> tuple[int, ...]:
+    """Refuse a shape with more than :data:`MAX_INPUT_ELEMENTS` elements (a usage error, not a MemoryError).
+
+    Raises
+    ------
+    UsageError
+        If the product of ``shape`` exceeds the limit.
+    """
+    n = 1
+    for s in shape:
+        n *= int(s)
+    if n > MAX_INPUT_ELEMENTS:
+        raise UsageError(paragraph(
+            f"{what} {fmt_shape(shape)} has {n:,} elements; at most {MAX_INPUT_ELEMENTS:,} (10**7, 80 MB of",
+            "float64) are allowed per input. A gradient check perturbs every element: a few samples and",
+            "features are enough, e.g. 8,5."))
+    return tuple(shape)
+
+
+def check_seed(seed: Any, what: str = "seed") -> int:
+    """Validate a seed: an integer in ``[0, 2**32 - 1]``.
+
+    Raises
+    ------
+    UsageError
+        Negative, too large or not an integer.
+    """
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or not 0 <= int(seed) <= MAX_SEED:
+        raise UsageError(f"{what} must be an integer from 0 to {MAX_SEED}; got {seed!r}.")
+    return int(seed)
+
+
+#: Allowed relative steps ``eps`` per kind of method: below the lower end a finite difference is
+#: swamped by rounding (its error is about u/eps, u = 2.2e-16) or x + h == x; above the upper end
+#: the truncation error dominates. The complex step has no cancellation: tiny steps are fine.
+EPS_RANGE = {"difference": (1e-12, 1.0), "complex": (1e-100, 1e-2)}
+
+
+def check_eps(eps: Any, method: str = "central", what: str = "eps") -> float | None:
+    """Validate a finite-difference step (None: the method's default).
+
+    Raises
+    ------
+    UsageError
+        Not a finite number, or outside :data:`EPS_RANGE` for the method.
+    """
+    if eps is None:
+        return None
+    try:
+        e = float(eps)
+    except (TypeError, ValueError):
+        raise UsageError(f"{what} must be a number; got {eps!r}.") from None
+    lo, hi = EPS_RANGE["complex" if method == "complex" else "difference"]
+    if not (np.isfinite(e) and lo <= e <= hi):
+        why = ("the complex step needs 0 < h small" if method == "complex" else
+               "smaller steps drown in rounding error, about 2.2e-16/eps; larger ones in truncation error")
+        raise UsageError(f"{what} must be between {lo:g} and {hi:g} for {method} differences ({why}); "
+                         f"got {eps!r}. The default is usually best.")
+    return e
+
+
+def check_writable_dir(path: str, what: str) -> str:
+    """Create the folder ``path`` if needed and make sure a file can be written there.
+
+    Raises
+    ------
+    UsageError
+        The folder cannot be created or written to.
+    """
+    import tempfile
+
+    try:
+        os.makedirs(path, exist_ok=True)
+        fd, probe = tempfile.mkstemp(prefix=".gradcheck-write-test-", dir=path)
+        os.close(fd)
+        os.remove(probe)
+    except OSError as exc:
+        raise UsageError(f"{what} {path}: cannot write into this folder ({exc.strerror or exc}); "
+                         "choose a folder you can write to.") from None
+    return path
+
+
+def check_writable_file(path: str, what: str) -> str:
+    """Make sure the file ``path`` can be written (its folder is created; the file is not left behind).
+
+    Raises
+    ------
+    UsageError
+        ``path`` is a folder, or it cannot be created or written to.
+    """
+    if os.path.isdir(path):
+        raise UsageError(f"{what} {path} is a folder; expected a file name, e.g. {os.path.join(path, 'out.json')}.")
+    existed = os.path.exists(path)
+    try:
+        os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+        with open(path, "a", encoding="utf-8"):
+            pass
+        if not existed:
+            os.remove(path)
+    except OSError as exc:
+        raise UsageError(f"{what} {path}: cannot write this file ({exc.strerror or exc}); "
+                         "choose a path you can write to.") from None
+    return path
+
+
+def validate_cli_args(args: Any) -> None:
+    """Check the options of ``gradcheck zoo|check|train`` before any work starts (one place).
+
+    Looks at the attributes ``args`` has: ``seed``, ``rtol``/``atol``, ``eps`` (with
+    ``method``), ``timeout``, ``epochs``, ``input_shape``, ``init``, then the output
+    paths ``json`` and ``plots`` (created and tested for writing last, so a bad
+    option above leaves nothing behind).
+
+    Raises
+    ------
+    UsageError
+        Naming the option.
+    """
+    get = lambda name: getattr(args, name, None)  # noqa: E731
+    if hasattr(args, "seed"):
+        check_seed(args.seed, "--seed")
+    if get("rtol") is not None or get("atol") is not None:
+        rtol = 1e-6 if get("rtol") is None else args.rtol
+        atol = 1e-9 if get("atol") is None else args.atol
+        if not (np.isfinite(rtol) and rtol > 0):
+            raise UsageError(f"--rtol must be a finite number > 0; got {rtol!r}.")
+        if not (np.isfinite(atol) and atol >= 0):
+            raise UsageError(f"--atol must be a finite number >= 0; got {atol!r}.")
+    if hasattr(args, "eps"):
+        check_eps(args.eps, get("method") or "central", "--eps")
+    if hasattr(args, "timeout") and not (args.timeout > 0 and np.isfinite(args.timeout)):
+        raise UsageError(f"--timeout must be a positive number of seconds; got {args.timeout}.")
+    if hasattr(args, "epochs") and args.epochs <= 0:
+        raise UsageError(f"--epochs must be a positive integer; got {args.epochs}.")
+    if get("input_shape") is not None:
+        parse_input_shapes(args.input_shape)
+    if hasattr(args, "init"):
+        parse_init_json(args.init)
+    if get("json"):
+        check_writable_file(args.json, "--json")
+    if get("plots"):
+        check_writable_dir(args.plots, "--plots")
+
+
+def check_input_count(n_given: int, owner: str, params: list[str], required: int | None = None,
+                      varargs: bool = False) -> None:
+    """The number of ``--input-shape`` shapes must fit ``forward``'s positional parameters.
+
+    Parameters
+    ----------
+    n_given : int
+        Number of shapes given.
+    owner : str
+        Class name.
+    params : list of str
+        ``forward``'s positional parameter names (``self`` and ``training`` left out).
+    required : int, optional
+        How many of them have no default (default: all).
+    varargs : bool
+        ``forward(*xs)`` takes any number.
+
+    Raises
+    ------
+    UsageError
+        Too many or too few shapes.
+    """
+    if varargs or not params:
+        return
+    need = len(params) if required is None else int(required)
+    if need <= n_given <= len(params):
+        return
+    shown = f"{len(params)} input{'s' if len(params) != 1 else ''} ({', '.join(params)})"
+    if need != len(params):
+        shown = f"{need} to {len(params)} inputs ({', '.join(params)})"
+    raise UsageError(paragraph(
+        f"{n_given} input shape{'s' if n_given != 1 else ''} given, but {owner}.forward takes {shown}.",
+        "--input-shape takes one shape per input of forward, separated by ';' (e.g. '2,4,3;2,5,3'); "
+        "a single input is written 8,5." if n_given > 1 or len(params) > 1 else ""))
+
+
+def article(word: str) -> str:
+    """``"an int"``, ``"a list"``: the word with its indefinite article."""
+    return ("an " if word[:1].lower() in "aeiou" else "a ") + word
 
 
 def check_tolerances(rtol: float, atol: float) -> tuple[float, float]:
@@ -417,8 +611,23 @@ def layer_params(layer: Any, owner: str) -> dict[str, np.ndarray]:
     return out
 
 
+def dtype_error(owner: str, produced_by: str, tensor: str, dtype: Any) -> GradientShapeError:
+    """The message for an integer or boolean array where a float64 output or gradient is due (exit 3)."""
+    verb = "gave" if produced_by.startswith("grads") else "returned"
+    if tensor in ("Y", "L"):
+        must = "the output must be float64 (the input's dtype)"
+    elif produced_by.startswith("grads"):
+        must = "gradients must be float64 (the parameter's dtype)"
+    else:
+        must = "gradients must be float64 (the input's dtype)"
+    return GradientShapeError(paragraph(
+        f"{owner}.{produced_by} {verb} {tensor} of dtype {np.dtype(dtype)}; {must}.",
+        "An integer or boolean array drops the fractional part: remove the cast (.astype(int),",
+        "np.round, // integer division) or build the array with a float dtype."))
+
+
 def check_output(value: Any, *, owner: str, tensor: str, produced_by: str, expected_shape: tuple[int, ...] | None,
-                 expected_why: str = "") -> np.ndarray:
+                 expected_why: str = "", integer_ok: bool = False) -> np.ndarray:
     """Validate an array returned by code under check and return a float64 copy.
 
     Parameters
@@ -435,11 +644,15 @@ def check_output(value: Any, *, owner: str, tensor: str, produced_by: str, expec
         Required shape, or None to accept any shape.
     expected_why : str, optional
         Why that shape, e.g. ``"the shape of the input X"``.
+    integer_ok : bool, default False
+        Accept an integer or boolean array (a loss value); otherwise outputs and
+        gradients must be floating point.
 
     Raises
     ------
     GradientShapeError
-        If ``value`` is None, not numeric, or of the wrong shape.
+        If ``value`` is None, not numeric, an integer array (unless ``integer_ok``),
+        or of the wrong shape.
     NonFiniteError
         If it contains NaN or infinity.
     """
@@ -464,6 +677,8 @@ def check_output(value: Any, *, owner: str, tensor: str, produced_by: str, expec
                 "expected a numeric numpy array.",
             )
         )
+    if arr.dtype.kind in "biu" and not integer_ok:
+        raise dtype_error(owner, produced_by, tensor, arr.dtype)
     if expected_shape is not None and tuple(arr.shape) != tuple(expected_shape):
         hint = ""
         if arr.ndim == len(expected_shape) == 2 and arr.shape == tuple(expected_shape)[::-1]:
@@ -486,11 +701,22 @@ def check_output(value: Any, *, owner: str, tensor: str, produced_by: str, expec
         raise NonFiniteError(
             paragraph(
                 f"{owner}.{produced_by} gave {tensor} containing {int(bad.sum())} non-finite value(s)",
-                f"(first at index {first}: {out[first]!r});",
+                f"(first at index {first}: {float(out[first])});",
                 "expected finite numbers. Check for division by zero, log of 0, or exp overflow.",
             )
         )
     return out
+
+
+def grads_not_dict(owner: str, grads: Any, params: Mapping[str, Any]) -> ProtocolError:
+    """The message for a ``grads`` attribute that is not a dict (``type_name``: a sandbox's stand-in)."""
+    got = "nothing (no grads attribute)" if grads is None else (
+        getattr(grads, "type_name", None) or type(grads).__name__)
+    return ProtocolError(paragraph(
+        f"{owner}.grads must be a dict; got {got} after backward(dY).",
+        f"Expected a dict with the same keys as params ({', '.join(map(repr, params))}),",
+        "each holding dL/d(param) with the parameter's shape, e.g. self.grads['W'] = dY.T @ X.",
+    ))
 
 
 def check_grads(layer: Any, owner: str, params: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
@@ -507,13 +733,7 @@ def check_grads(layer: Any, owner: str, params: Mapping[str, np.ndarray]) -> dic
         return {}
     grads = getattr(layer, "grads", None)
     if not isinstance(grads, Mapping):
-        raise ProtocolError(
-            paragraph(
-                f"{owner}.grads after backward(dY) is {type(grads).__name__};",
-                f"expected a dict with the same keys as params ({', '.join(map(repr, params))}),",
-                "each holding dL/d(param) with the parameter's shape.",
-            )
-        )
+        raise grads_not_dict(owner, grads, params)
     out: dict[str, np.ndarray] = {}
     for k, p in params.items():
         if k not in grads:

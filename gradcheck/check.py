@@ -617,7 +617,7 @@ def copy_params_to_twin(obj: Any, twin: Any, owner: str) -> None:
 
 def _resolve_twin(obj, twin, init, kind):
     if twin is None:
-        return None, "tape not requested (twin=None)"
+        return None, "add --twin to compare with the tape (twin='auto' in Python)"
     if isinstance(twin, str):
         if twin != "auto":
             raise UsageError(f"twin must be 'auto', None or an autoprop object; got {twin!r}.")
@@ -829,9 +829,8 @@ def check_layer(
         raise UsageError(f"mode must be one of {MODES}; got {mode!r}.")
     if method not in METHODS:
         raise UsageError(f"method must be one of {METHODS}; got {method!r}.")
+    V.check_eps(eps, method)
     eps_used = default_eps("central" if method == "complex" else method) if eps is None else float(eps)
-    if not (np.isfinite(eps_used) and eps_used > 0):
-        raise UsageError(f"eps must be a finite number > 0; got {eps!r}.")
     V.require_methods(layer, owner, ("forward", "backward"), "manualprop layer")
     rng = np.random.default_rng(seed)
     inputs = V.layer_inputs(X, rng, owner)
@@ -1129,6 +1128,7 @@ def check_loss(
     auto_atol = atol is None
     rtol, atol = V.check_tolerances(rtol, ATOL_FLOOR if atol is None else atol)
     V.require_methods(loss, owner, ("forward", "backward"), "manualprop loss")
+    V.check_eps(eps)
     yp = V.as_float64(y_pred, f"y_pred of {owner}")
     yt = np.array(y_true, copy=True)
     ps = V.fmt_shape(yp.shape)
@@ -1138,7 +1138,7 @@ def check_loss(
                              call=f"forward(y_true, y_pred) with y_pred of shape {ps}",
                              expected="Expected forward to return the loss as a float.")
         return float(V.check_output(out, owner=owner, tensor="L", produced_by="forward(y_true, y_pred)",
-                                    expected_shape=(), expected_why="a scalar loss"))
+                                    expected_shape=(), expected_why="a scalar loss", integer_ok=True))
 
     L = value()
     if auto_atol:

@@ -29,6 +29,7 @@ from .errors import (
     EXIT_STUDENT,
     EXIT_USAGE,
     GradcheckError,
+    GraderError,
     StudentCodeError,
     UsageError,
 )
@@ -42,7 +43,10 @@ exit codes:
   {EXIT_PASS}  pass: every gradient within tolerance (train: every requirement met)
   {EXIT_MISMATCH}  gradient mismatch: some tensor is outside tolerance; the output names it
      (zoo: also a layer that could not be checked; train: a requirement failed)
-  {EXIT_USAGE}  usage error: bad arguments, a file or class that does not exist
+  {EXIT_USAGE}  usage error: bad arguments (a negative --seed, an --input-shape over {V.MAX_INPUT_ELEMENTS:,}
+     elements per input, an --eps out of range, an output path that cannot be written),
+     a file or class that does not exist, a loss checked without --loss; also gradcheck
+     itself failing outside the checked code (e.g. its sandbox out of memory)
   {EXIT_STUDENT}  the checked code failed: the file does not import (syntax error, ImportError),
      the class has no forward/backward, its constructor, forward or backward raised,
      backward returned None or a wrong shape, a gradient holds NaN/inf
@@ -59,12 +63,21 @@ examples:
 
 def _say_error(exc: GradcheckError) -> int:
     kind = {EXIT_USAGE: "usage error", EXIT_STUDENT: "the checked code failed"}.get(exc.exit_code, "error")
+    if isinstance(exc, GraderError):
+        kind = "gradcheck could not run the check"
     print(V.wrap(f"gradcheck: {kind} (exit {exc.exit_code}): {exc}"), file=sys.stderr)
     return exc.exit_code
 
 
+_SHOWN_WARNINGS: set[str] = set()
+
+
 def _show_warning(message, category, filename, lineno, file=None, line=None):  # noqa: ARG001
-    print(V.wrap(f"gradcheck: warning: {message}"), file=sys.stderr)
+    text = str(message)
+    if text in _SHOWN_WARNINGS:  # the same warning from several checks of one layer: once
+        return
+    _SHOWN_WARNINGS.add(text)
+    print(V.wrap(f"gradcheck: warning: {text}"), file=sys.stderr)
 
 
 # --------------------------------------------------------------------------- loading student code
@@ -141,7 +154,7 @@ def load_class(spec: str) -> tuple[type, str]:
             )
         )
     if not inspect.isclass(obj):
-        raise UsageError(f"{path}::{name} is a {type(obj).__name__}, not a class; expected a layer class.")
+        raise UsageError(f"{path}::{name} is {V.article(type(obj).__name__)}, not a class; expected a layer class.")
     return obj, path
 
 
@@ -201,9 +214,8 @@ def _cmd_zoo(args) -> int:
 def _cmd_check(args) -> int:
     from .check_command import run_check
 
-    shape = V.parse_input_shapes(args.input_shape)
+    shape = V.parse_input_shapes(args.input_shape)  # validated with the other options: V.validate_cli_args
     init = V.parse_init_json(args.init)
-    V.check_tolerances(args.rtol, 1e-9 if args.atol is None else args.atol)
     if not args.loss and (args.targets or args.pred):
         raise UsageError("--targets and --pred describe the data of a loss; add --loss.")
     if args.loss and (args.tape or args.jacobian or args.reference):
@@ -215,8 +227,6 @@ def _cmd_check(args) -> int:
     from .sandbox import Sandbox, sibling_files
 
     path, name = V.parse_target(args.target)
-    if args.timeout <= 0:
-        raise UsageError(f"--timeout must be a positive number of seconds; got {args.timeout}.")
     allow = ("autoprop", "manualprop") if args.tape else ()
     with Sandbox(files=sibling_files(path), timeout=args.timeout, allow_packages=allow) as sb:
         for note in sb.notes:
@@ -225,21 +235,84 @@ def _cmd_check(args) -> int:
             warnings.warn("--tape: in this mode your code may import autoprop and manualprop (it runs on "
                           "autoprop tensors); use it to check your own work, it is never how grading runs.",
                           UserWarning, stacklevel=1)
-        if args.loss:
-            from .check_command import run_check_loss
+        code, failed = EXIT_STUDENT, None
+        try:
+            if args.loss:
+                from .check_command import run_check_loss
 
-            loss = sb.load_loss(os.path.basename(path), name, init_kwargs=init)
-            return run_check_loss(args, loss, f"{path}::{name}", init, shape)
-        layer = sb.load_layer(os.path.basename(path), name, init_kwargs=init, seed=args.seed)
-        # diagnosis, table, sentence, --json, --plots: gradcheck/check_command.py
-        return run_check(args, layer, f"{path}::{name}", init, shape)
+                loss = sb.load_loss(os.path.basename(path), name, init_kwargs=init)
+                _check_kind(loss, "loss", shape)
+                code = run_check_loss(args, loss, f"{path}::{name}", init, shape)
+            else:
+                layer = sb.load_layer(os.path.basename(path), name, init_kwargs=init, seed=args.seed)
+                _check_kind(layer, "layer", shape)
+                # diagnosis, table, sentence, --json, --plots: gradcheck/check_command.py
+                code = run_check(args, layer, f"{path}::{name}", init, shape)
+        except StudentCodeError as exc:
+            failed = exc
+        if failed is not None or code == EXIT_STUDENT or args.verbose:
+            if failed is not None:
+                if sb.output.strip():  # shown below in full: not also as a one-line repr in the message
+                    failed.args = (str(failed).split(" Last output: ")[0],)
+                _say_error(failed)
+            _show_output(sb.output, name, verbose=args.verbose)
+        return failed.exit_code if failed is not None else code
+
+
+#: Lines of the checked code's own output shown with a failure (``--verbose``: :data:`OUTPUT_LINES_VERBOSE`).
+OUTPUT_LINES = 20
+OUTPUT_LINES_VERBOSE = 200
+
+
+def _show_output(text: str, name: str, *, verbose: bool) -> None:
+    """Print the tail of what the checked code printed (stdout and stderr of the sandbox), bounded."""
+    lines = text.rstrip("\n").splitlines()
+    if not lines:
+        if verbose:
+            print(f"gradcheck: {name} printed nothing.", file=sys.stderr)
+        return
+    runs: list[list] = []  # the checker calls forward many times: repeated lines are shown once, counted
+    for ln in lines:
+        if runs and runs[-1][0] == ln:
+            runs[-1][1] += 1
+        else:
+            runs.append([ln, 1])
+    n = OUTPUT_LINES_VERBOSE if verbose else OUTPUT_LINES
+    shown = runs[-n:]
+    more = (f" (the last {len(shown)} of {len(runs)} distinct lines"
+            + ("" if verbose else "; --verbose shows more") + ")") if len(runs) > n else ""
+    print(f"gradcheck: output of {name} (its print calls, stdout and stderr){more}:", file=sys.stderr)
+    for ln, count in shown:
+        ln = ln if len(ln) <= 200 else ln[:200] + " [...]"
+        print("  | " + ln + (f"   [{count} times]" if count > 1 else ""), file=sys.stderr)
+
+
+def _check_kind(obj, kind: str, shape) -> None:
+    """Usage errors from how the class is declared: a loss without --loss (or the reverse), a wrong
+    number of --input-shape shapes for forward's inputs."""
+    sig = getattr(obj, "signature", None) or {}
+    name = obj.class_name
+    bparams = [p for p in sig.get("backward_params", ["?"]) if p != "self"]
+    fparams = list(getattr(obj, "forward_params", []) or [])
+    no_dy = "backward_params" in sig and not bparams and not sig.get("backward_varargs")
+    if kind == "layer" and no_dy and len(fparams) == 2 and not sig.get("forward_training", True):
+        raise UsageError(V.paragraph(
+            f"{name}: this looks like a loss: use --loss. Its forward({', '.join(fparams)}) takes two arrays",
+            "and no training keyword, and its backward() takes no dY, as a loss does (a layer has",
+            "forward(X, training=False) and backward(dY)). With --loss, --input-shape is the shape of",
+            "y_pred; add --targets labels for integer classes."))
+    if kind == "loss" and bparams and sig.get("forward_training") and len(fparams) == 1:
+        raise UsageError(V.paragraph(
+            f"{name} looks like a layer, not a loss: forward({fparams[0]}, training=False) takes one input and",
+            f"backward({', '.join(bparams)}) takes the upstream gradient. Drop --loss to check it as a layer."))
+    if kind == "layer" and "forward_required" in sig:
+        n = 1 if isinstance(shape[0], int) else len(shape)
+        V.check_input_count(n, name, fparams, sig.get("forward_required"), bool(sig.get("forward_varargs")))
 
 
 def _cmd_train(args) -> int:
     from .train import TrainConfig, run_training
 
-    if args.epochs <= 0:
-        raise UsageError(f"--epochs must be a positive integer; got {args.epochs}.")
     cfg = TrainConfig(epochs=args.epochs, seed=args.seed, model=args.model)
     report = run_training(cfg, progress=not args.no_progress, plots_dir=args.plots or None)
     print(report.summary())
@@ -312,6 +385,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="also compare forward output and gradients with our layer built from --init and "
                         "given the student's parameter values")
     c.add_argument("--json", metavar="FILE", help="write the diagnosis as JSON to FILE")
+    c.add_argument("--verbose", "-v", action="store_true",
+                   help="always show what the checked code printed (its last 200 lines); without it the last "
+                        "20 lines are shown when the code fails")
     c.add_argument("--timeout", type=float, default=30.0, metavar="SECONDS",
                    help="wall-clock limit per call into the student's code, which runs in a separate "
                         "sandbox process (default 30); exceeding it exits 3")
@@ -367,7 +443,10 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     old = warnings.showwarning
     warnings.showwarning = _show_warning
+    _SHOWN_WARNINGS.clear()
     try:
+        if args.command in ("zoo", "check", "train"):
+            V.validate_cli_args(args)  # every option, before any work (and before output folders are made)
         return int(args.func(args))
     except GradcheckError as exc:
         return _say_error(exc)

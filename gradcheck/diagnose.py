@@ -10,10 +10,15 @@ r"""Find, locate and explain gradient bugs: structural probes, bug signatures, m
    if neither works the check stops with "non-deterministic forward" (case
    C29: a fresh mask per call can turn ``df/dw = 16`` into 300013).
 2. **Structural checks, no finite differences** (:data:`STRUCTURAL`): the
-   forward leaves its input alone; gradient shapes and dtypes equal the
-   parameters'; everything finite; ``backward`` is linear in ``dY``
+   forward leaves its input alone; gradient shapes equal the inputs' and
+   parameters'; the output and every gradient are float64 (an integer array is
+   an error of the code, exit 3; float32 is a "precision lost" finding);
+   everything finite (NaN stops the probes: it explains everything after it);
+   ``grads`` are overwritten, not accumulated (``+=``: two backwards grow them,
+   ``backward(0)`` leaves them unchanged; checked without resetting them, so it
+   works for a sandboxed layer too); ``backward`` is linear in ``dY``
    (``backward(0) = 0``, ``backward(2G) = 2 backward(G)``); a second backward
-   on the same forward gives the same result (not accumulated); ``grads`` are
+   on the same forward gives the same result; ``grads`` are
    written by every backward; ``backward`` uses the cache of the *last*
    forward of *this* instance; the output keeps shape and dtype under a small
    perturbation.
@@ -146,7 +151,8 @@ class Diagnosis:
         if errs:
             if errs[0].code == "first-failing-layer":
                 errs = errs[:1]
-            return f"FAIL: {self.name}: " + " ".join(f.sentence() for f in errs[:3])
+            said = list(dict.fromkeys(f.sentence() for f in errs))  # a finding shared by tensors: once
+            return f"FAIL: {self.name}: " + " ".join(said[:3])
         if self.error is not None:
             return f"FAIL: {self.name}: {self.error}"
         bad = ", ".join(self.result.failing_tensors) if self.result else "?"
@@ -605,7 +611,9 @@ def diagnose_layer(
             diag.findings.append(Finding("student-code", str(exc)))
         proxy = None
     stop = {"non-deterministic", "not-summed", "wrong-shape", "non-finite"}
-    if proxy is not None and not (set(diag.codes) & stop):
+    # float32 output: finite differences cannot reach 1e-6; a float32 gradient alone still gets the check
+    stopped = set(diag.codes) & stop or any(f.code == "float32" and f.tensor == "Y" for f in diag.findings)
+    if proxy is not None and not stopped:
         try:
             res = check_layer(proxy, inputs, twin=twin, seed=seed, rtol=rtol, atol=atol, training=training,
                               eps=eps, name=owner, mode=mode, method=method, n_dirs=n_dirs, n_samples=n_samples,
@@ -638,7 +646,11 @@ def _probes(layer, inputs, owner, training, rtol, atol, seed, diag: Diagnosis, p
         return _call(obj.forward, *[x.copy() for x in xs], training=training, owner=owner, call=fcall)
 
     # 1. determinism (three calls: a random mask repeats by chance with probability 2**-size per pair)
-    Y1 = np.asarray(fwd(layer, inputs), dtype=np.float64)
+    Y1 = fwd(layer, inputs)
+    # None, an integer array, NaN: the canonical one-paragraph error (exit 3)
+    V.check_output(Y1, owner=owner, tensor="Y", produced_by=fcall, expected_shape=None)
+    y_dtype = np.asarray(Y1).dtype
+    Y1 = np.asarray(Y1, dtype=np.float64)
     Y2 = np.asarray(fwd(layer, inputs), dtype=np.float64)
     Y3 = np.asarray(fwd(layer, inputs), dtype=np.float64)
     if _same(Y1, Y2) and not _same(Y1, Y3):
@@ -674,6 +686,13 @@ def _probes(layer, inputs, owner, training, rtol, atol, seed, diag: Diagnosis, p
                 f"or draw from a generator it stores (self.rng)"))
             return proxy
 
+    # float32 output for float64 inputs: precision is lost, finite differences cannot reach 1e-6 (stop here)
+    if _low_precision(y_dtype, inputs):
+        probes.append(Probe(STRUCTURAL[2], False, f"Y is {y_dtype}, expected float64"))
+        diag.findings.append(Finding("float32", f"forward returns {y_dtype} for a float64 input "
+                                     f"({_PRECISION_LOST.format(dtype=y_dtype)})", "Y"))
+        return proxy
+
     # 2. input left unchanged
     xs = [x.copy() for x in inputs]
     proxy.rewind()
@@ -694,37 +713,42 @@ def _probes(layer, inputs, owner, training, rtol, atol, seed, diag: Diagnosis, p
     ret = _call(proxy.backward, G.copy(), owner=owner, call="backward(dY)")
     rets = _as_list(ret, len(inputs))
     grads = getattr(layer, "grads", None)
-    bad_shape, bad_dtype, nonfinite, never = [], [], [], []
+    bcall = f"backward(dY) with dY of shape {V.fmt_shape(G.shape)}"
+    if params and not isinstance(grads, Mapping):  # a list, None, ...: the protocol error (exit 3)
+        got = getattr(grads, "type_name", None) or type(grads).__name__
+        probes.append(Probe(STRUCTURAL[2], False, f"grads is {V.article(got)}, not a dict"))
+        raise V.grads_not_dict(owner, grads, params)
+    bad_shape, low, nonfinite, never = [], [], [], []
     dims = {}
-    for n, r, x in zip(names, rets, inputs):
-        if x.dtype.kind != "f":
-            continue
+    found = [("d" + n, r, x.shape, n, bcall) for n, r, x in zip(names, rets, inputs) if x.dtype.kind == "f"]
+    found += [("d" + k, grads.get(k), p.shape, k, f"grads[{k!r}] after backward(dY)") for k, p in params.items()]
+    for t, r, shape, key, produced_by in found:
         arr = None if r is None else np.asarray(r)
-        dims["d" + n] = (arr, x)
-        if arr is None or arr.shape != x.shape:
-            bad_shape.append(("d" + n, None if arr is None else arr.shape, x.shape, n))
-        elif not np.all(np.isfinite(arr.astype(np.float64))):
-            nonfinite.append("d" + n)
-    for k, p in params.items():
-        g = grads.get(k) if isinstance(grads, Mapping) else None
-        arr = None if g is None else np.asarray(g)
-        if arr is None or arr.shape != p.shape:
-            bad_shape.append(("d" + k, None if arr is None else arr.shape, p.shape, k))
+        if arr is not None and arr.dtype.kind in "biu":  # an integer gradient: exit 3, nothing else to say
+            probes.append(Probe(STRUCTURAL[2], False, f"{t} is {arr.dtype}, expected float64"))
+            raise V.dtype_error(owner, produced_by, t, arr.dtype)
+        if key in names:
+            dims[t] = (arr, inputs[names.index(key)])
+        if arr is None or arr.shape != shape:
+            bad_shape.append((t, None if arr is None else arr.shape, shape, key))
             continue
-        if arr.dtype != p.dtype:
-            bad_dtype.append(f"d{k} is {arr.dtype}, params[{k!r}] is {p.dtype}")
+        if _low_precision(arr.dtype, inputs):
+            low.append((t, arr.dtype))
         if not np.all(np.isfinite(arr.astype(np.float64))):
-            nonfinite.append("d" + k)
-        elif id(g) == pre_ids.get(k) and np.all(arr == sentinel):
-            never.append("d" + k)
-    probes.append(Probe(STRUCTURAL[2], not bad_shape and not bad_dtype,
-                        "; ".join([f"{t} has shape {s}, expected {e}" for t, s, e, _ in bad_shape] + bad_dtype)))
+            nonfinite.append(t)
+        elif key in params and id(r) == pre_ids.get(key) and np.all(arr == sentinel):
+            never.append(t)
+    probes.append(Probe(STRUCTURAL[2], not bad_shape and not low,
+                        "; ".join([f"{t} has shape {s}, expected {e}" for t, s, e, _ in bad_shape]
+                                  + [f"{t} is {d}, expected float64" for t, d in low])))
     probes.append(Probe(STRUCTURAL[3], not nonfinite, ", ".join(nonfinite)))
     if nonfinite:
-        diag.findings.append(Finding("non-finite", f"{', '.join(nonfinite)} contain NaN or infinity "
+        verb = "contains" if len(nonfinite) == 1 else "contain"
+        diag.findings.append(Finding("non-finite", f"{', '.join(nonfinite)} {verb} NaN or infinity "
                                      "(division by zero, log of 0 or exp overflow?)", nonfinite[0]))
-    for msg in bad_dtype:
-        diag.findings.append(Finding("dtype", msg, severity="warning"))
+    for t, d in low:
+        diag.findings.append(Finding("float32", f"backward returns {t} as {d} for a float64 input "
+                                     f"({_PRECISION_LOST.format(dtype=d)})", t))
     if bad_shape or nonfinite:
         # the canonical one-paragraph error (what check_layer would raise), for exit code 3
         call = f"backward(dY) with dY of shape {V.fmt_shape(G.shape)}"
@@ -736,6 +760,8 @@ def _probes(layer, inputs, owner, training, rtol, atol, seed, diag: Diagnosis, p
             diag.error = exc
     if bad_shape:
         _shape_signatures(proxy, inputs, names, params, G, rets, grads, bad_shape, diag)
+        return proxy
+    if nonfinite:  # NaN explains everything after it (linearity, a second backward): report it alone
         return proxy
     if never:
         diag.findings.append(Finding("never-written", f"{', '.join(never)} never written: backward leaves "
@@ -755,10 +781,21 @@ def _probes(layer, inputs, owner, training, rtol, atol, seed, diag: Diagnosis, p
         out.update({"d" + k: v for k, v in _grads_snapshot(layer, keys).items()})
         return out
 
-    # 4. linearity
+    # 4. linearity (its findings after 5: an accumulating backward also looks affine)
     g1, g2, g0 = run(G), run(2 * G), run(0 * G)
-    nonlin = [t for t in g1 if not close(g2[t], 2 * g1[t], 1e-9, 1e-12)]
-    affine = [t for t in g0 if np.abs(g0[t]).max(initial=0) > atol]
+
+    # 5. accumulation and a second backward on the same forward. No reset between these calls: a
+    # sandboxed layer's grads live in another process, out of reach, and the numerical check that
+    # follows should see what the layer really leaves behind
+    a = run(G, reset=False)
+    b = run(G, reset=False, forward=False)
+    z = run(0 * G, reset=False, forward=False)
+    acc = [f"d{k}" for k in keys if not close(a[f"d{k}"], b[f"d{k}"], 1e-12, 1e-14)
+           and close(z[f"d{k}"], b[f"d{k}"], 1e-12, 1e-14) and np.abs(b[f"d{k}"]).max(initial=0) > atol]
+    differ = [t for t in a if not close(a[t], b[t], 1e-12, 1e-14) and t not in acc]
+
+    nonlin = [t for t in g1 if not close(g2[t], 2 * g1[t], 1e-9, 1e-12) and t not in acc]
+    affine = [t for t in g0 if np.abs(g0[t]).max(initial=0) > atol and t not in acc]
     probes.append(Probe(STRUCTURAL[4], not nonlin and not affine,
                         "; ".join([f"backward(0) gives nonzero {t}" for t in affine]
                                   + [f"backward(2 dY) != 2 backward(dY) for {t}" for t in nonlin if t not in affine])))
@@ -770,17 +807,16 @@ def _probes(layer, inputs, owner, training, rtol, atol, seed, diag: Diagnosis, p
             diag.findings.append(Finding("not-linear", f"backward is not linear in dY: backward(2 dY) is not "
                                          f"2 backward(dY) for {t}", t))
 
-    # 5. second backward on the same forward; accumulation
-    a = run(G)
-    b = run(G, reset=False, forward=False)
-    acc = [f"d{k}" for k in keys if not close(a[f"d{k}"], b[f"d{k}"], 1e-12, 1e-14)
-           and close(b[f"d{k}"], 2 * a[f"d{k}"], 1e-9, 1e-12)]
-    differ = [t for t in a if not close(a[t], b[t], 1e-12, 1e-14) and t not in acc]
     probes.append(Probe(STRUCTURAL[5], not acc and not differ,
-                        "; ".join([f"{t} doubled" for t in acc] + [f"{t} changed" for t in differ])))
-    for t in acc:
-        diag.findings.append(Finding("accumulated", f"{t} is accumulated across backward calls (+=) instead of "
-                                     f"overwritten: a second backward doubled it", t))
+                        "; ".join([f"{t} grew (accumulated)" for t in acc] + [f"{t} changed" for t in differ])))
+    if acc:  # first among the findings: it explains the numerical mismatch too
+        ks = ", ".join(f"grads[{t[1:]!r}]" for t in acc)
+        one = len(acc) == 1
+        msg = (f"gradients accumulated across calls instead of overwritten: {', '.join(acc)} "
+               f"{'is' if one else 'are'} accumulated across backward calls ({ks} += ...: every backward "
+               f"adds to {'it' if one else 'them'}, and a backward with dY = 0 left {'it' if one else 'them'} "
+               f"unchanged instead of zero); assign grads[key] = ... in backward")
+        diag.findings[:0] = [Finding("accumulated", msg, t) for t in acc]  # one per tensor, one sentence
     for t in differ:
         diag.findings.append(Finding("second-backward", f"a second backward on the same forward gives another "
                                      f"{t}: backward changes its own cache or the parameters", t))
@@ -798,6 +834,16 @@ def _probes(layer, inputs, owner, training, rtol, atol, seed, diag: Diagnosis, p
         diag.findings.append(Finding("unstable-output", f"the output changes shape or dtype under a small "
                                      f"perturbation of the input ({Yr.shape} {Yr.dtype} -> {Yp.shape} {Yp.dtype})"))
     return proxy
+
+
+_PRECISION_LOST = ("precision lost: {dtype} keeps about 7 significant digits, so the gradient check to 1e-6 "
+                   "and training lose accuracy; compute in float64 and do not cast, e.g. no astype(np.float32)")
+
+
+def _low_precision(dtype, inputs) -> bool:
+    """A float dtype narrower than float64 while the float inputs are float64."""
+    dt = np.dtype(dtype)
+    return dt.kind == "f" and dt.itemsize < 8 and any(x.dtype == np.float64 for x in inputs)
 
 
 def _cache_probe(layer, pristine, inputs, names, keys, G, training, rng, diag):

@@ -8,7 +8,9 @@ Exit codes (used by :mod:`gradcheck.cli`)
 -----------------------------------------
 0  every compared gradient is within tolerance
 1  a gradient mismatch (or, for ``train``, a failed requirement)
-2  usage error: bad arguments, a file or class that is not there
+2  usage error: bad arguments, a file or class that is not there; also
+   gradcheck itself could not run the check (:class:`GraderError`: its sandbox
+   failed outside the checked code, e.g. out of memory receiving the inputs)
 3  the checked (student's) code failed: did not import, raised, broke the
    layer protocol, returned a wrong shape or a non-finite value
 """
@@ -28,6 +30,7 @@ __all__ = [
     "GradcheckError",
     "UsageError",
     "TwinError",
+    "GraderError",
     "StudentCodeError",
     "ProtocolError",
     "GradientShapeError",
@@ -60,6 +63,13 @@ class TwinError(GradcheckError):
     ``autoprop.layers`` / ``autoprop.losses`` but cannot construct it, or when a
     twin's ``variables`` keys or shapes differ from the manual layer's ``params``.
     """
+
+    exit_code = EXIT_USAGE
+
+
+class GraderError(GradcheckError):
+    """gradcheck itself failed, outside the checked code (exit 2): e.g. its sandbox process ran
+    out of memory unpacking the inputs. The student's code is not blamed."""
 
     exit_code = EXIT_USAGE
 

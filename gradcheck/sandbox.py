@@ -93,8 +93,8 @@ from typing import Any
 
 import numpy as np
 
-from ._validation import fmt_shape, paragraph
-from .errors import GradientShapeError, ProtocolError, StudentCodeError, UsageError
+from ._validation import article, dtype_error, fmt_shape, paragraph
+from .errors import GraderError, GradientShapeError, ProtocolError, StudentCodeError, UsageError
 
 __all__ = ["Sandbox", "SandboxError", "RemoteLayer", "RemoteLoss", "SHADOW_NAMES", "DEFAULT_TIMEOUT", "sibling_files"]
 
@@ -113,6 +113,7 @@ _ALLOWED_DTYPES = {"|b1", "|i1", "<i2", "<i4", "<i8", "|u1", "<u2", "<u4", "<u8"
 _MAX_HEADER = 8 << 20
 _PKG_DIR = os.path.dirname(os.path.abspath(__file__))
 _CHILD_SOURCE: str | None = None
+_INTERNAL_EXIT = 70  # the child's own bootstrap failed (gradcheck._sandbox_child.INTERNAL_EXIT)
 
 
 class SandboxError(StudentCodeError):
@@ -264,9 +265,15 @@ def _shape_text(desc: dict) -> str:
 
 def _value_to_array(desc: Any, *, owner: str, tensor: str, produced_by: str, allow_none: bool = False,
                     allow_scalar: bool = False) -> np.ndarray | None:
-    """Turn a described return value into an ndarray, or raise a one-paragraph error."""
+    """Turn a described return value into an ndarray, or raise a one-paragraph error.
+
+    Outputs and gradients must be floating point: an integer or boolean array is refused
+    like a complex or object one (a loss value, ``allow_scalar``, may be an integer).
+    """
     kind = desc.get("kind") if isinstance(desc, dict) else None
     if kind == "array":
+        if desc["array"].dtype.kind in "biu" and not allow_scalar:
+            raise dtype_error(owner, produced_by, tensor, desc["array"].dtype)
         return desc["array"]
     if kind == "none" and allow_none:
         return None
@@ -597,6 +604,15 @@ class Sandbox:
                      "SIGXFSZ": " (the file-size limit was reached)"}.get(sig, "")
             msg = paragraph(f"{what} stopped the sandbox process: it was killed by {sig}{extra}.", self._tail())
             reason = "signal"
+        elif code == _INTERNAL_EXIT:  # the bootstrap failed receiving a request (see _sandbox_child)
+            self._kill()
+            self._dead, self._dead_reason = "gradcheck's sandbox process failed earlier.", "internal"
+            lines = [ln for ln in self.output.splitlines() if ln.startswith("gradcheck sandbox:")]
+            raise GraderError(paragraph(
+                f"gradcheck's sandbox process failed outside the checked code while running {what}",
+                f"({lines[-1].partition(': ')[2] if lines else 'it could not receive the request'}).",
+                f"This is not a fault of the checked code; the sandbox allows {self.memory_mb} MiB of memory:",
+                "use smaller inputs (--input-shape)."))
         else:
             msg = paragraph(
                 f"{what} ended the sandbox process with exit code {code}, without returning.",
@@ -680,7 +696,20 @@ class Sandbox:
                             "Does the code write to file descriptors it does not own?")
             self._dead, self._dead_reason = msg, "protocol"
             raise SandboxError(msg, reason="protocol", output=self.output) from None
-        return bool(reply.get("ok")), meta if isinstance(meta, dict) else {}, err
+        meta = meta if isinstance(meta, dict) else {}
+        if not reply.get("ok") and meta.get("stage") in ("grader", "child") and not (err or {}).get("where"):
+            # failed in the bootstrap's own code (unpacking the request, packing the reply), not in the submission's
+            self._grader_failure(what, err)
+        return bool(reply.get("ok")), meta, err
+
+    def _grader_failure(self, what: str, err: dict | None) -> None:
+        e = err or {}
+        hint = (f"The sandbox allows {self.memory_mb} MiB of memory: use smaller inputs (--input-shape)."
+                if e.get("type") == "MemoryError" or "allocate" in str(e.get("message")) else "")
+        raise GraderError(paragraph(
+            f"gradcheck's sandbox failed outside the checked code while running {what}:",
+            f"{e.get('type', 'an error')}: {e.get('message') or '(no message)'}.",
+            "This is not a fault of the checked code.", hint))
 
     # ------------------------------------------------------------------ public
 
@@ -714,7 +743,8 @@ class Sandbox:
             if stage == "class":
                 found = meta.get("found") or []
                 if meta.get("type"):
-                    raise UsageError(f"{file}::{class_name} is a {meta['type']}, not a class; expected a layer class.")
+                    raise UsageError(f"{file}::{class_name} is {article(meta['type'])}, not a class; "
+                                     "expected a layer class.")
                 raise UsageError(paragraph(
                     f"{file} has no class {class_name!r}.",
                     f"Classes defined in it: {', '.join(found) if found else 'none'}.",
@@ -865,6 +895,9 @@ class _Remote:
         self.scalars: dict[str, Any] = dict(meta.get("scalars") or {})
         self.methods = list(meta.get("methods") or [])
         self.forward_params = [str(p) for p in meta.get("forward_params") or []]
+        #: how ``forward``/``backward`` are declared in the child: ``forward_required`` (int),
+        #: ``forward_varargs``, ``forward_training`` (bool), ``backward_params`` (list); empty if unknown
+        self.signature: dict[str, Any] = dict(meta.get("signature") or {})
         self.params: dict[str, np.ndarray] = _params_from(meta, self.class_name)
         self.grads: dict[str, np.ndarray] = {}
 

@@ -23,6 +23,7 @@ stratify=y, random_state=seed)``.
 
 from __future__ import annotations
 
+import sys
 import time
 from dataclasses import asdict, dataclass, field
 
@@ -240,7 +241,8 @@ def run_training(config: TrainConfig | None = None, *, progress: bool = True, pl
     ----------
     config : TrainConfig, optional
     progress : bool, default True
-        Show a tqdm progress bar (on stderr).
+        Show a tqdm progress bar on stderr when stderr is a terminal; otherwise (a log
+        file, a pipe) the epoch lines go to ``log`` and no bar is drawn.
     plots_dir : str, optional
         Write ``training.png`` (loss curves and relative differences) there.
     log : callable, default print
@@ -257,6 +259,7 @@ def run_training(config: TrainConfig | None = None, *, progress: bool = True, pl
     from autoprop.losses import SoftmaxCrossEntropy as TapeCE
 
     config = config or TrainConfig()
+    progress = progress and bool(getattr(sys.stderr, "isatty", lambda: False)())  # no bar in a log
     X_tr, X_te, y_tr, y_te = load_digits_split(config.seed, config.test_size)
     if config.model == "cnn":  # images as NCHW
         X_tr, X_te = X_tr.reshape(-1, 1, 8, 8), X_te.reshape(-1, 1, 8, 8)

@@ -199,7 +199,7 @@ def test_planted_bug_is_named(cls, code, tensor):
         (Sign, "wrong sign"),
         (NotSummed, "not summed over the batch"),
         (First, "first sample only"),
-        (Accum, "accumulated across backward calls"),
+        (Accum, "gradients accumulated across calls instead of overwritten"),
         (Shared, "cache overwritten by a later forward"),
     ],
 )

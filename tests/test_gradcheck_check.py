@@ -100,7 +100,7 @@ def test_rows_table_and_to_dict():
     assert [r["passed"] for r in rows] == [True, True, False]
     d = json.loads(json.dumps(res.to_dict()))
     assert d["passed"] is False and d["seed"] == 3 and d["input_shape"] == [5, 4]
-    assert d["twin"] is None and "twin=None" in d["twin_note"]
+    assert d["twin"] is None and "add --twin to compare with the tape" in d["twin_note"]
     table = res.table()
     assert "db" in table and "FAIL" in table and "manual~num" in table
 

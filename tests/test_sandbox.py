@@ -365,12 +365,14 @@ def _cli(*args, cwd=ROOT):
 
 
 def test_cli_check_timeout_exits_3(tmp_path):
-    f = linear(tmp_path, forward="while True:\n    pass")
+    f = linear(tmp_path, forward="print('entering the loop')\nwhile True:\n    pass")
     p = _cli("check", f"{f}::Linear", "--input-shape", "4,5", "--init", '{"in_features": 5, "out_features": 3}',
              "--timeout", "1")
     assert p.returncode == 3, p.stdout + p.stderr
     err = " ".join(p.stderr.split())
     assert "did not finish within 1 s" in err and "Traceback" not in err
+    # what the code printed before it hung (line-buffered in the sandbox), shown once, after the message
+    assert "| entering the loop" in err and "Last output" not in err
 
 
 def test_cli_check_os_exit_exits_3(tmp_path):
