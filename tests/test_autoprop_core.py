@@ -415,3 +415,35 @@ def test_fused_sparse_softmax_cross_entropy_matches_composite_to_second_order():
     p = np.exp(z - z.max(1, keepdims=True))
     p /= p.sum(1, keepdims=True)
     np.testing.assert_allclose(d_fused.numpy(), g[:, None] * (p - np.eye(4)[y]), rtol=1e-12)
+
+
+@pytest.mark.parametrize("ta,tb", [(False, True), (True, False), (True, True)])
+@pytest.mark.parametrize("sa,sb", [((3, 4), (4, 5)), ((2, 3, 4), (4, 5)), ((2, 3, 4), (2, 4, 5))])
+def test_matmul_transpose_flags_match_autograd_first_and_second_order(ta, tb, sa, sb):
+    rng = np.random.default_rng(9)
+    a = rng.standard_normal(sa[:-2] + sa[-2:][::-1] if ta else sa)
+    b = rng.standard_normal(sb[:-2] + sb[-2:][::-1] if tb else sb)
+
+    def f_ref(x, y):
+        return anp.matmul(anp.swapaxes(x, -1, -2) if ta else x, anp.swapaxes(y, -1, -2) if tb else y)
+
+    g = rng.standard_normal(f_ref(a, b).shape)
+    A, B = ap.Variable(a), ap.Variable(b)
+    with ap.GradientTape() as outer:
+        with ap.GradientTape() as inner:
+            y = ap.matmul(A, B, transpose_a=ta, transpose_b=tb)
+        dA, dB = inner.gradient(y, [A, B], output_gradients=g)
+        s = ap.sum(dA * dA) + ap.sum(dB * dB)
+    d2A, d2B = outer.gradient(s, [A, B])
+    np.testing.assert_allclose(y.numpy(), f_ref(a, b), rtol=1e-12)
+    ref = autograd.grad(lambda x, z: anp.sum(f_ref(x, z) * g), argnum=(0, 1))(a, b)
+    np.testing.assert_allclose(dA.numpy(), ref[0], rtol=1e-11, atol=1e-12)
+    np.testing.assert_allclose(dB.numpy(), ref[1], rtol=1e-11, atol=1e-12)
+
+    def s_ref(x, z):
+        da, db = autograd.grad(lambda p, q: anp.sum(f_ref(p, q) * g), argnum=(0, 1))(x, z)
+        return anp.sum(da * da) + anp.sum(db * db)
+
+    ref2 = autograd.grad(s_ref, argnum=(0, 1))(a, b)
+    np.testing.assert_allclose(d2A.numpy(), ref2[0], rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(d2B.numpy(), ref2[1], rtol=1e-10, atol=1e-12)

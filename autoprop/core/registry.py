@@ -231,7 +231,7 @@ logaddexp = defprim(
 )
 
 
-def _matmul_vjp_a(g, ans, a, b):
+def _plain_vjp_a(g, a, b):
     if b.ndim == 1:
         if a.ndim == 1:
             return g * b
@@ -241,7 +241,7 @@ def _matmul_vjp_a(g, ans, a, b):
     return unbroadcast(g @ _mT(b), a.shape)
 
 
-def _matmul_vjp_b(g, ans, a, b):
+def _plain_vjp_b(g, a, b):
     if a.ndim == 1:
         if b.ndim == 1:
             return g * a
@@ -255,12 +255,35 @@ def _matmul_vjp_b(g, ans, a, b):
     return unbroadcast(_mT(a) @ g, b.shape)
 
 
+def _matmul_fwd(a, b, transpose_a=False, transpose_b=False):
+    if (transpose_a and np.ndim(a) < 2) or (transpose_b and np.ndim(b) < 2):
+        raise ValueError("matmul: transpose_a/transpose_b need an operand with at least 2 axes")
+    return np.matmul(_mT(a) if transpose_a else a, _mT(b) if transpose_b else b)
+
+
+def _matmul_vjp_a(g, ans, a, b, transpose_a=False, transpose_b=False):
+    bb = _mT(b) if transpose_b else b
+    if transpose_a:  # C = A^T B': dA = (g B'^T)^T = B' g^T
+        return unbroadcast(bb @ _mT(g), a.shape)
+    return _plain_vjp_a(g, a, bb)
+
+
+def _matmul_vjp_b(g, ans, a, b, transpose_a=False, transpose_b=False):
+    aa = _mT(a) if transpose_a else a
+    if transpose_b:  # C = A' B^T: dB = (A'^T g)^T = g^T A' (contiguous, as dW = dY.T @ X)
+        return unbroadcast(_mT(g) @ aa, b.shape)
+    return _plain_vjp_b(g, aa, b)
+
+
 matmul = defprim(
-    "matmul", np.matmul, _matmul_vjp_a, _matmul_vjp_b,
+    "matmul", _matmul_fwd, _matmul_vjp_a, _matmul_vjp_b,
     jacobian="C = A B: dC_ij/dA_ik = B_kj, dC_ij/dB_kj = A_ik",
-    vjp="dA = g @ B^T, dB = A^T @ g (1-D operands: outer products; batch axes summed)",
-    shapes="A (..., n, k), B (..., k, m) -> (..., n, m); a 1-D operand is a vector",
+    vjp="dA = g @ B^T, dB = A^T @ g (1-D operands: outer products; batch axes summed); "
+        "with transpose_b (C = A @ B^T, tf.matmul's flag): dB = g^T @ A",
+    shapes="A (..., n, k), B (..., k, m) -> (..., n, m); a 1-D operand is a vector; "
+           "transpose_a/transpose_b swap the last two axes of A/B first",
 )
+
 
 # --- elementwise unary ---------------------------------------------------------------
 negative = defprim("negative", np.negative, lambda g, ans, x: -g,
@@ -408,9 +431,15 @@ softmax = defprim(
 
 
 
+def _label_index(labels):
+    """Index of the label entries: (rows..., labels) -- plain fancy indexing (fast)."""
+    labels = np.asarray(labels)
+    return (*np.indices(labels.shape, sparse=True), labels) if labels.ndim != 1 else \
+        (np.arange(labels.shape[0]), labels)
+
+
 def _sparse_ce_fwd(logits, labels):
-    logp = _log_softmax_fwd(logits, axis=-1)
-    return -np.take_along_axis(logp, np.asarray(labels)[..., None], axis=-1)[..., 0]
+    return -_log_softmax_fwd(logits, axis=-1)[_label_index(labels)]
 
 
 def _softmax_minus_onehot(logits, labels):
@@ -420,7 +449,7 @@ def _softmax_minus_onehot(logits, labels):
         onehot = np.eye(_shape(logits)[-1], dtype=logits.dtype)[labels]
         return np.exp(logits - logsumexp(logits, axis=-1, keepdims=True)) - onehot
     p = np.exp(_log_softmax_fwd(logits, axis=-1))  # a fresh array: subtract the one-hot in place
-    np.put_along_axis(p, labels[..., None], np.take_along_axis(p, labels[..., None], -1) - 1.0, -1)
+    p[_label_index(labels)] -= 1.0  # each (row, label) pair occurs once: no accumulation needed
     return p
 
 
@@ -924,7 +953,12 @@ _set_jvps({
                 np.where(a == 0, 1.0, a) if isinstance(a, (np.ndarray, Tensor)) else (a if a != 0 else 1.0))),
     maximum: (lambda t, ans, a, b: t * _tie_share(a, b), lambda t, ans, a, b: t * _tie_share(b, a)),
     minimum: (lambda t, ans, a, b: t * _tie_share(b, a), lambda t, ans, a, b: t * _tie_share(a, b)),
-    matmul: (lambda t, ans, a, b: np.matmul(t, b), lambda t, ans, a, b: np.matmul(a, t)),
+    matmul: (lambda t, ans, a, b, transpose_a=False, transpose_b=False: matmul(
+                 t, b, transpose_a=transpose_a, transpose_b=transpose_b) if isinstance(t, Tensor)
+             else _matmul_fwd(t, b, transpose_a, transpose_b),
+             lambda t, ans, a, b, transpose_a=False, transpose_b=False: matmul(
+                 a, t, transpose_a=transpose_a, transpose_b=transpose_b) if isinstance(t, Tensor)
+             else _matmul_fwd(a, t, transpose_a, transpose_b)),
     negative: lambda t, ans, x: -t,
     exp: lambda t, ans, x: t * ans,
     log: lambda t, ans, x: t / x,

@@ -40,7 +40,8 @@ class Linear(Layer):
 
     def call(self, x, training=False):
         x = self._input(x, shape=("batch", self.in_features), dtype=self.dtype)
-        return x @ self.variables["W"].T + self.variables["b"]
+        # tf.matmul(x, W, transpose_b=True): one recorded op, and the VJP gives dW = g.T @ x
+        return R.matmul(x, self.variables["W"], transpose_b=True) + self.variables["b"]
 
 
 class ReLU(Layer):
