@@ -109,6 +109,14 @@ def _probabilities(rng: np.random.Generator, shape: tuple[int, ...]) -> np.ndarr
     return rng.uniform(0.0, 1.0, size=shape)
 
 
+def _fixed_dropout(namespace: ModuleType, rng: np.random.Generator) -> Any:
+    """Dropout in training mode with its mask held fixed (a random mask would make
+    the finite differences meaningless: case C29)."""
+    layer = namespace.Dropout(0.5, rng=rng)
+    layer.fix_mask(rng.random((4, 6)) >= 0.5)
+    return layer
+
+
 #: One line per class (or variant) that needs constructor arguments, a particular
 #: input shape, or targets. A class may have several entries (variants).
 ENTRIES: list[ZooEntry] = [
@@ -125,6 +133,7 @@ ENTRIES: list[ZooEntry] = [
     ZooEntry("BatchNorm2D", {"num_features": 3}, (4, 3, 2, 3), training=True, variant="train"),
     ZooEntry("BatchNorm2D", {"num_features": 3}, (4, 3, 2, 3), variant="eval"),
     ZooEntry("LayerNorm", {"normalized_shape": 5}, (4, 5)),
+    ZooEntry("Dropout", input_shape=(4, 6), build=_fixed_dropout, training=True, variant="train"),
     ZooEntry("LayerNorm", {"normalized_shape": (3, 4)}, (2, 3, 4), variant="2d"),
     ZooEntry("Embedding", {"num_embeddings": 7, "dim": 3}, inputs=lambda rng: rng.integers(0, 7, size=(4, 5))),
     ZooEntry("RNN", {"input_size": 3, "hidden_size": 4}, (2, 5, 3)),

@@ -101,3 +101,21 @@ def test_failing_plot_is_marked():
     fig = plot_result(check_layer(MeanDb(), (8, 4), twin=None))
     assert "FAIL: db" in fig.axes[0].get_title()
     assert any("FAIL" in t.get_text() for t in fig.legends[0].get_texts())
+
+
+def test_zoo_checks_dropout_in_training_mode_with_a_fixed_mask_three_ways():
+    import numpy as np
+
+    import manualprop as mp
+    from gradcheck import check_layer
+    from gradcheck.zoo import ENTRIES
+
+    entry = next(e for e in ENTRIES if e.label == "Dropout[train]")
+    assert entry.training
+    layer = entry.make(mp, np.random.default_rng(0))
+    X = np.random.default_rng(1).standard_normal((4, 6))
+    result = check_layer(layer, X, training=True)
+    assert result.twin is not None and result.passed, result.table()
+    kept = layer.mask
+    np.testing.assert_allclose(result.gradients["manual"]["dX"], result.gradients["numerical"]["dX"], atol=1e-8)
+    assert not np.all(kept) and np.any(kept)  # some units dropped, some kept: a real mask
