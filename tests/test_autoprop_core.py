@@ -447,3 +447,16 @@ def test_matmul_transpose_flags_match_autograd_first_and_second_order(ta, tb, sa
     ref2 = autograd.grad(s_ref, argnum=(0, 1))(a, b)
     np.testing.assert_allclose(d2A.numpy(), ref2[0], rtol=1e-10, atol=1e-12)
     np.testing.assert_allclose(d2B.numpy(), ref2[1], rtol=1e-10, atol=1e-12)
+
+
+def test_zero_d_variable_stays_an_array_after_updates():
+    v = ap.Variable(3.0)
+    v.assign_sub(1.0)
+    v.assign_add(0.5)
+    assert type(np.asarray(v)) is np.ndarray and v.numpy().shape == ()
+    ap.optimizers.SGD(0.5).apply_gradients([(ap.constant(1.0), v)])
+    with ap.GradientTape() as tape:
+        y = v * v
+    assert float(tape.gradient(y, v)) == 2.0 * 2.0 and float(v) == 2.0
+    with pytest.raises(ValueError, match="read-only"):
+        np.asarray(v)[...] = 0.0

@@ -440,12 +440,12 @@ class Variable(Tensor):
 
     def assign_add(self, delta):
         """``self = self + delta`` (not recorded by tapes, as in TensorFlow)."""
-        self._value = self._value + self._check_new(delta, "assign_add", copy=False)
+        self._value = np.asarray(self._value + self._check_new(delta, "assign_add", copy=False))
         return self
 
     def assign_sub(self, delta):
         """``self = self - delta`` (not recorded by tapes, as in TensorFlow)."""
-        self._value = self._value - self._check_new(delta, "assign_sub", copy=False)
+        self._value = np.asarray(self._value - self._check_new(delta, "assign_sub", copy=False))
         return self
 
     def __repr__(self):
