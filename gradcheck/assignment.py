@@ -261,12 +261,22 @@ def release(source: str | os.PathLike, out_dir: str | os.PathLike) -> ReleaseRep
     if n_sol == 0:
         raise UsageError(f"{src} has no {BEGIN_SOLUTION!r} block in any cell: nothing to release "
                          f"(is it already a student version?).")
+    if Path(out_dir).suffix == ".ipynb":
+        raise UsageError(f"--out {str(out_dir)!r} looks like a notebook file; --out takes a folder "
+                         f"(the student version is written as FOLDER/{src.name}).")
     out = Path(out_dir) / src.name
     if out.resolve() == src.resolve():
         raise UsageError(f"--out {str(out_dir)!r} would overwrite the solution notebook {src}; choose another folder.")
-    out.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise UsageError(f"--out {str(out_dir)!r} cannot be used as the output folder "
+                         f"({exc.strerror or exc}); give a folder you can write to.") from exc
     nbformat.validate(student)
-    nbformat.write(student, out)
+    try:
+        nbformat.write(student, out)
+    except OSError as exc:
+        raise UsageError(f"--out {str(out_dir)!r}: cannot write {out} ({exc.strerror or exc}).") from exc
     return ReleaseReport(src, out, messages, n_sol, n_hidden)
 
 

@@ -460,3 +460,28 @@ def test_zero_d_variable_stays_an_array_after_updates():
     assert float(tape.gradient(y, v)) == 2.0 * 2.0 and float(v) == 2.0
     with pytest.raises(ValueError, match="read-only"):
         np.asarray(v)[...] = 0.0
+
+
+def test_numpy_errors_name_the_operation_and_its_inputs():
+    a, b = ap.constant(np.ones((2, 3))), ap.constant(np.ones((2, 3)))
+    with pytest.raises(ValueError, match=r"autoprop\.matmul\(float64\(2, 3\), float64\(2, 3\)\): .*mismatch"):
+        ap.matmul(a, b)
+    with pytest.raises(ValueError, match=r"autoprop\.add\(float64\(2, 3\), float64\(4,\)\): operands could not be broadcast"):
+        a + ap.constant(np.ones(4))
+
+
+def test_gradient_of_none_or_a_string_is_a_clear_type_error():
+    x = ap.Variable(3.0)
+    with ap.GradientTape(persistent=True) as tape:
+        _ = x * x
+    with pytest.raises(TypeError, match="forget to return"):
+        tape.gradient(None, x)
+    with pytest.raises(TypeError, match="not a Tensor"):
+        tape.gradient("loss", x)
+
+
+def test_string_values_are_not_tensors():
+    with pytest.raises(TypeError, match="cannot make a Tensor"):
+        ap.Variable("abc")
+    with pytest.raises(TypeError, match="cannot make a Tensor"):
+        ap.constant(["a", "b"])

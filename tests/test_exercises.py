@@ -271,3 +271,17 @@ def test_release_does_not_change_the_notebook_in_memory():
     kept = copy.deepcopy(nb)
     student_notebook(nb)
     assert nb == kept
+
+
+def test_release_out_must_be_a_writable_folder(tmp_path):
+    import subprocess
+    import sys
+
+    src = "notebooks/07-exercises.ipynb"
+    a_file = tmp_path / "x.txt"
+    a_file.write_text("x")
+    for out, words in ((str(a_file), "cannot"), ("/proc/nope/dir", "cannot"), (str(tmp_path / "s.ipynb"), "looks like a notebook")):
+        r = subprocess.run([sys.executable, "-m", "gradcheck", "assignment", "release", src, "--out", out],
+                           capture_output=True, text=True)
+        assert r.returncode == 2, (out, r.stderr)
+        assert words in " ".join(r.stderr.split()) and "Traceback" not in r.stderr

@@ -91,6 +91,17 @@ class Node:
 _new_tensor = object.__new__
 
 
+def _op_error(prim, vals, kwargs, exc):
+    """numpy's message, prefixed with the operation and what it was given."""
+    def desc(v):
+        shape = getattr(v, "shape", None)
+        return f"{getattr(v, 'dtype', type(v).__name__)}{tuple(shape)}" if shape is not None else repr(v)
+
+    opts = ", ".join(f"{k}={v!r}" for k, v in kwargs.items() if k != "key")
+    given = ", ".join(desc(v) for v in vals) + (f"; {opts}" if opts else "")
+    return f"autoprop.{prim.name}({given}): {exc}"
+
+
 def apply(prim, args, kwargs):
     """Run primitive ``prim`` on ``args`` and record it on every tape that tracks an input.
 
@@ -107,7 +118,15 @@ def apply(prim, args, kwargs):
     Tensor
     """
     vals = [a._value if isinstance(a, Tensor) else a for a in args]
-    arr = prim.fwd(*vals, **kwargs)
+    try:
+        arr = prim.fwd(*vals, **kwargs)
+    except (ValueError, TypeError, IndexError) as exc:
+        msg = _op_error(prim, vals, kwargs, exc)
+        try:
+            new = type(exc)(msg)  # same class (AxisError, ...) when it takes a message
+        except Exception:  # noqa: BLE001 - numpy's ufunc errors take other arguments
+            new = next(c for c in (ValueError, TypeError, IndexError) if isinstance(exc, c))(msg)
+        raise new from exc
     out = _new_tensor(Tensor)  # Tensor._wrap, inlined: this line runs for every operation
     out._value = arr if type(arr) is np.ndarray else np.asarray(arr)
     if _RECORDING:
@@ -516,6 +535,12 @@ class GradientTape:
                     f"{type(s).__name__}"
                 )
         targets = _flatten(target)[0]
+        for t in targets:
+            if t is None or isinstance(t, (str, bytes)):
+                raise TypeError(
+                    f"GradientTape.gradient: the target is {t!r}, not a Tensor. Did the function "
+                    "that computes the loss forget to return it?"
+                )
         seeds = (
             [None] * len(targets) if output_gradients is None else _flatten(output_gradients)[0]
         )

@@ -27,7 +27,7 @@ def _as_array(value, dtype=None):
         arr = np.array(value)
         if arr.dtype.kind in "iub" and isinstance(value, float):
             arr = arr.astype(np.float64)
-        if arr.dtype == np.float16 or arr.dtype.kind == "O":
+        if arr.dtype == np.float16 or arr.dtype.kind in "OUSV":
             raise TypeError(
                 f"autoprop: cannot make a Tensor from a value of dtype {arr.dtype}; "
                 "use float64 (the default) or float32"

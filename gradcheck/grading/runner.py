@@ -684,7 +684,8 @@ def grade_batch(submissions_dir: str | os.PathLike, tests: str | os.PathLike, ou
     if progress:
         from tqdm.auto import tqdm
 
-        bar = tqdm(total=len(subs), initial=len(results), desc="grading", unit="submission", dynamic_ncols=True)
+        bar = tqdm(total=len(subs), initial=len(results), desc="grading", unit="submission", dynamic_ncols=True,
+                   disable=None)  # None: no bar when stderr is not a terminal (logs stay clean)
     stopper = _Stopper()
     pool = ThreadPoolExecutor(max_workers=workers)
     futs: dict = {}
