@@ -6,6 +6,7 @@ import warnings
 
 import numpy as np
 import pytest
+from student_layers import StudentLinear
 
 import manualprop as mp
 from gradcheck import (
@@ -21,33 +22,6 @@ from gradcheck import (
 )
 from gradcheck.check import PAIRS, build_twin
 from gradcheck.errors import EXIT_STUDENT, EXIT_USAGE
-
-
-class StudentLinear:
-    """Protocol-conforming Linear; subclasses plant one bug each."""
-
-    def __init__(self, n_in=4, n_out=4, seed=0):
-        rng = np.random.default_rng(seed)
-        self.params = {"W": rng.standard_normal((n_out, n_in)), "b": rng.standard_normal(n_out)}
-        self.grads = {k: np.zeros_like(v) for k, v in self.params.items()}
-
-    def forward(self, X, training=False):
-        self.X = X
-        return X @ self.params["W"].T + self.params["b"]
-
-    def dW(self, dY):
-        return dY.T @ self.X
-
-    def db(self, dY):
-        return dY.sum(axis=0)
-
-    def dX(self, dY):
-        return dY @ self.params["W"]
-
-    def backward(self, dY):
-        self.grads["W"] = self.dW(dY)
-        self.grads["b"] = self.db(dY)
-        return self.dX(dY)
 
 
 class TransposedDW(StudentLinear):
