@@ -385,24 +385,3 @@ def test_lesson_examples_run(name):
         str(path), module_relative=False, optionflags=doctest.NORMALIZE_WHITESPACE | doctest.ELLIPSIS
     )
     assert res.failed == 0 and res.attempted > 0
-
-
-@pytest.mark.parametrize("use_stack", [True, False])
-def test_stack_time_with_and_without_the_stack_primitive(monkeypatch, use_stack):
-    """The twins stack the per-step states with np.stack when the core records it, else by
-    scattering each step with index_add; both give the same values and gradients."""
-    from autoprop.core import registry as R
-
-    if not use_stack:
-        monkeypatch.delitem(R._FUNCTIONS, np.stack, raising=False)
-    elif np.stack not in R._FUNCTIONS:
-        pytest.skip("this autoprop core does not record np.stack")
-    rng = np.random.default_rng(27)
-    layer, twin = mp.LSTM(2, 3, rng=0), ap.layers.LSTM(2, 3, rng=0)
-    X, G = rng.normal(size=(2, 4, 2)), rng.normal(size=(2, 4, 3))
-    _, (dX,), dp = manual_grads(layer, [X], G)
-    Yt, (tX,), tp = tape_grads(twin, [X], G)
-    np.testing.assert_allclose(Yt, layer(X), rtol=RTOL_TWIN)
-    np.testing.assert_allclose(tX, dX, rtol=RTOL_TWIN, atol=ATOL_TWIN)
-    for k in dp:
-        np.testing.assert_allclose(tp[k], dp[k], rtol=RTOL_TWIN, atol=ATOL_TWIN)

@@ -21,22 +21,6 @@ from .base import Layer
 __all__ = ["LSTM", "RNN"]
 
 
-def stack_time(hs, shape):
-    """Stack T tensors of shape (N, H) into one of shape ``shape`` = (N, T, H).
-
-    Uses ``np.stack`` when the core registers it; otherwise scatters each step
-    into zeros with the ``index_add`` primitive and sums (the VJP of each term
-    is the slice ``g[:, t]``).
-    """
-    if np.stack in R._FUNCTIONS:
-        return np.stack(hs, axis=1)
-    out = None
-    for t, h in enumerate(hs):
-        term = R.index_add(h, key=(slice(None), t), shape=tuple(shape))
-        out = term if out is None else out + term
-    return out if out is not None else Tensor(np.zeros(shape))
-
-
 class _Recurrent(Layer):
     _gates = 1
 
@@ -102,7 +86,7 @@ class RNN(_Recurrent):
         for a_t in self._input_projections(x):
             h = R.tanh(a_t + h @ W_hh_T)
             hs.append(h)
-        return stack_time(hs, (x.shape[0], x.shape[1], self.hidden_size))
+        return np.stack(hs, axis=1)  # (N, T, H); recorded: its VJP splits g along time
 
 
 class LSTM(_Recurrent):
@@ -145,4 +129,4 @@ class LSTM(_Recurrent):
             c = f * c + i * g
             h = o * R.tanh(c)
             hs.append(h)
-        return stack_time(hs, (x.shape[0], x.shape[1], H))
+        return np.stack(hs, axis=1)  # (N, T, H)
