@@ -989,13 +989,11 @@ _set_jvps({
     index_add: _index_add_jvp,
     _getitem_prim: _lin(lambda x, key: x[key]),
 })
-for _name, _rule in (
-    ("logaddexp", (lambda t, ans, a, b: t * np.exp(a - ans), lambda t, ans, a, b: t * np.exp(b - ans))),
-    ("erf", lambda t, ans, x: t * (2.0 / np.sqrt(np.pi)) * np.exp(-(x * x))),
-    ("erfc", lambda t, ans, x: -t * (2.0 / np.sqrt(np.pi)) * np.exp(-(x * x))),
-):
-    if _name in PRIMITIVES:  # registered by the layer work
-        _set_jvps({PRIMITIVES[_name]: _rule})
+_set_jvps({
+    logaddexp: (lambda t, ans, a, b: t * np.exp(a - ans), lambda t, ans, a, b: t * np.exp(b - ans)),
+    erf: lambda t, ans, x: t * _TWO_OVER_SQRT_PI * np.exp(-(x * x)),
+    erfc: lambda t, ans, x: -t * _TWO_OVER_SQRT_PI * np.exp(-(x * x)),
+})
 
 
 # --- non-differentiable --------------------------------------------------------------
