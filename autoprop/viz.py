@@ -14,6 +14,19 @@ from .core.tensor import Tensor, Variable
 __all__ = ["draw_tape"]
 
 
+def _wrap_name(name, width=16):
+    """Break a long primitive name at underscores so it fits its box."""
+    lines, line = [], ""
+    for part in name.split("_"):
+        piece = part if not line else "_" + part
+        if line and len(line) + len(piece) > width:
+            lines.append(line + "_")
+            line = part
+        else:
+            line += piece
+    return "\n".join(lines + [line])
+
+
 def _label_source(t):
     if isinstance(t, Variable):
         return f"{t.name}\n{t.shape}"
@@ -85,7 +98,7 @@ def draw_tape(tape, path=None, title=None, max_ops=60):
                 edges.append((key, ("op", k)))
                 d = max(d, depth[key] + 1)
         depth[("op", k)] = max(d, 1)
-        items.append((("op", k), f"#{k} {node.prim.name}\n{node.out.shape}", "op"))
+        items.append((("op", k), f"#{k} {_wrap_name(node.prim.name)}\n{node.out.shape}", "op"))
     # sources and constants sit one column left of their first consumer
     consumers: dict = {}
     for a, b in edges:

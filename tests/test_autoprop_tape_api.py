@@ -547,3 +547,12 @@ def test_long_chain_of_100000_ops_has_no_recursion_error():
         for _ in range(100_000):
             y = y * 1.0
     assert tape.gradient(y, x).numpy() == 1.0
+
+
+def test_draw_tape_wraps_long_primitive_names_to_fit_their_boxes():
+    from autoprop.viz import _wrap_name
+
+    lines = _wrap_name("sparse_softmax_cross_entropy_with_logits").splitlines()
+    assert "".join(lines) == "sparse_softmax_cross_entropy_with_logits"
+    assert max(map(len, lines)) <= 16 and len(lines) == 3
+    assert _wrap_name("matmul") == "matmul"
