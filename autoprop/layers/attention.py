@@ -46,6 +46,8 @@ class ScaledDotProductAttention(Layer):
         return self.call(Q, K, V, training=training)
 
     def call(self, Q, K, V, training=False):
+        """Forward pass of the twin of ``manualprop.ScaledDotProductAttention``, recorded on any open tape;
+        shapes, formula and lesson: see the class docstring. Returns a Tensor."""
         where = f"autoprop.layers.{self!r}.__call__"
         vals = [t._value if isinstance(t, Tensor) else np.asarray(t) for t in (Q, K, V)]
         q = check_array(vals[0], where, "Q", min_ndim=2, nonempty=True)
@@ -89,6 +91,8 @@ class MultiHeadAttention(Layer):
         return z.reshape(N, T, self.num_heads, self.head_dim).transpose(0, 2, 1, 3)
 
     def call(self, x, training=False):
+        """Forward pass of the twin of ``manualprop.MultiHeadAttention``, recorded on any open tape;
+        shapes, formula and lesson: see the class docstring. Returns a Tensor."""
         x = self._input(x, shape=("batch", "time", self.embed_dim), dtype=self.dtype, nonempty=True)
         v = self.variables
         N, T, E = x.shape

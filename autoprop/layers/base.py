@@ -49,6 +49,7 @@ class Layer:
         return self.call(x, training=training)
 
     def call(self, x, training=False):  # pragma: no cover - abstract
+        """The forward pass on tape operations; subclasses implement it (the tape derives backward)."""
         raise NotImplementedError
 
     @property
@@ -184,6 +185,8 @@ class Sequential(Model):
 
     @property
     def variables(self):
+        """dict of Variable: every layer's variables, keyed ``"<index>.<name>"`` as the
+        manual ``Sequential.params`` (``"0.W"``, ``"0.b"``, ...)."""
         out = {}
         for i, layer in enumerate(self.layers):
             for k, v in getattr(layer, "variables", {}).items():
@@ -191,10 +194,11 @@ class Sequential(Model):
         return out
 
     @variables.setter
-    def variables(self, value):  # Layer.__init__ assigns an empty dict
-        pass
+    def variables(self, value):
+        """Ignored: a container's variables are its layers' (Layer.__init__ assigns {})."""
 
     def call(self, x, training=False):
+        """Run ``x`` through every layer in order; returns the last output (a Tensor)."""
         for layer in self.layers:
             x = layer(x, training=training)
         return x

@@ -69,6 +69,8 @@ class Conv2D(_Window2D):
     manual_class = mp.Conv2D
 
     def call(self, x, training=False):
+        """Forward pass of the twin of ``manualprop.Conv2D``, recorded on any open tape;
+        shapes, formula and lesson: see the class docstring. Returns a Tensor."""
         x, patches = self._windows(x, self.in_channels, self.dtype)
         N = x.shape[0]
         O = self.out_channels
@@ -111,6 +113,8 @@ class MaxPool2D(_Pool2D):
     manual_class = mp.MaxPool2D
 
     def call(self, x, training=False):
+        """Forward pass of the twin of ``manualprop.MaxPool2D``, recorded on any open tape;
+        shapes, formula and lesson: see the class docstring. Returns a Tensor."""
         windows = self._flat_windows(x)
         idx = np.asarray(windows).argmax(axis=2)[:, :, None]  # (N, C, 1, Ho, Wo)
         y = R.take_along_axis(windows, idx, axis=2)
@@ -134,6 +138,8 @@ class AvgPool2D(_Pool2D):
     manual_class = mp.AvgPool2D
 
     def call(self, x, training=False):
+        """Forward pass of the twin of ``manualprop.AvgPool2D``, recorded on any open tape;
+        shapes, formula and lesson: see the class docstring. Returns a Tensor."""
         windows = self._flat_windows(x)
         return windows.sum(axis=2) / windows.shape[2]  # sum / n: the VJP of sum is a view
 

@@ -39,6 +39,8 @@ class Linear(Layer):
     manual_class = mp.Linear
 
     def call(self, x, training=False):
+        """Forward pass of the twin of ``manualprop.Linear``, recorded on any open tape;
+        shapes, formula and lesson: see the class docstring. Returns a Tensor."""
         x = self._input(x, shape=("batch", self.in_features), dtype=self.dtype)
         # tf.matmul(x, W, transpose_b=True): one recorded op, and the VJP gives dW = g.T @ x
         return R.matmul(x, self.variables["W"], transpose_b=True) + self.variables["b"]
@@ -50,6 +52,8 @@ class ReLU(Layer):
     manual_class = mp.ReLU
 
     def call(self, x, training=False):
+        """Forward pass of the twin of ``manualprop.ReLU``, recorded on any open tape;
+        shapes, formula and lesson: see the class docstring. Returns a Tensor."""
         return R.relu(self._input(x))
 
 
@@ -59,6 +63,8 @@ class Sigmoid(Layer):
     manual_class = mp.Sigmoid
 
     def call(self, x, training=False):
+        """Forward pass of the twin of ``manualprop.Sigmoid``, recorded on any open tape;
+        shapes, formula and lesson: see the class docstring. Returns a Tensor."""
         return R.sigmoid(self._input(x))
 
 
@@ -68,6 +74,8 @@ class Tanh(Layer):
     manual_class = mp.Tanh
 
     def call(self, x, training=False):
+        """Forward pass of the twin of ``manualprop.Tanh``, recorded on any open tape;
+        shapes, formula and lesson: see the class docstring. Returns a Tensor."""
         return R.tanh(self._input(x))
 
 
@@ -78,6 +86,8 @@ class LeakyReLU(Layer):
     manual_class = mp.LeakyReLU
 
     def call(self, x, training=False):
+        """Forward pass of the twin of ``manualprop.LeakyReLU``, recorded on any open tape;
+        shapes, formula and lesson: see the class docstring. Returns a Tensor."""
         x = self._input(x)
         return R.where(x > 0, x, self.negative_slope * x)
 
@@ -93,6 +103,8 @@ class ELU(Layer):
     manual_class = mp.ELU
 
     def call(self, x, training=False):
+        """Forward pass of the twin of ``manualprop.ELU``, recorded on any open tape;
+        shapes, formula and lesson: see the class docstring. Returns a Tensor."""
         x = self._input(x)
         return R.where(x > 0, x, self.alpha * R.expm1(R.minimum(x, 0.0)))
 
@@ -112,6 +124,8 @@ class GELU(Layer):
     manual_class = mp.GELU
 
     def call(self, x, training=False):
+        """Forward pass of the twin of ``manualprop.GELU``, recorded on any open tape;
+        shapes, formula and lesson: see the class docstring. Returns a Tensor."""
         x = self._input(x)
         if self.approximate == "none":
             return x * (0.5 * R.erfc(x * (-1.0 / _SQRT_2)))
@@ -125,6 +139,8 @@ class Softplus(Layer):
     manual_class = mp.Softplus
 
     def call(self, x, training=False):
+        """Forward pass of the twin of ``manualprop.Softplus``, recorded on any open tape;
+        shapes, formula and lesson: see the class docstring. Returns a Tensor."""
         return R.logaddexp(0.0, self._input(x))
 
 
@@ -135,6 +151,8 @@ class Softmax(Layer):
     manual_class = mp.Softmax
 
     def call(self, x, training=False):
+        """Forward pass of the twin of ``manualprop.Softmax``, recorded on any open tape;
+        shapes, formula and lesson: see the class docstring. Returns a Tensor."""
         x = self._input(x, min_ndim=1)
         return R.softmax(x, axis=check_axis(self.axis, x.ndim, repr(self)))
 
@@ -145,6 +163,8 @@ class LogSoftmax(Softmax):
     manual_class = mp.LogSoftmax
 
     def call(self, x, training=False):
+        """Forward pass of the twin of ``manualprop.LogSoftmax``, recorded on any open tape;
+        shapes, formula and lesson: see the class docstring. Returns a Tensor."""
         x = self._input(x, min_ndim=1)
         return R.log_softmax(x, axis=check_axis(self.axis, x.ndim, repr(self)))
 
@@ -156,6 +176,8 @@ class Flatten(Layer):
     manual_class = mp.Flatten
 
     def call(self, x, training=False):
+        """Forward pass of the twin of ``manualprop.Flatten``, recorded on any open tape;
+        shapes, formula and lesson: see the class docstring. Returns a Tensor."""
         x = self._input(x, min_ndim=1)
         n = x.shape[0]
         return x.reshape((n, int(np.prod(x.shape[1:], dtype=np.int64))))

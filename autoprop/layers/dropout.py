@@ -43,6 +43,8 @@ class Dropout(Layer):
         self._masks.fix(mask)
 
     def call(self, x, training=False):
+        """Forward pass of the twin of ``manualprop.Dropout``, recorded on any open tape;
+        shapes, formula and lesson: see the class docstring. Returns a Tensor."""
         x = self._input(x)
         if not training or self.p == 0:
             return x

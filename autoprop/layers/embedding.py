@@ -36,6 +36,8 @@ class Embedding(Layer):
     manual_class = mp.Embedding
 
     def call(self, x, training=False):
+        """Forward pass of the twin of ``manualprop.Embedding``, recorded on any open tape;
+        shapes, formula and lesson: see the class docstring. Returns a Tensor."""
         value = x._value if isinstance(x, Tensor) else x
         idx = check_indices(
             value, f"autoprop.layers.{self!r}.__call__", "x", high=self.num_embeddings

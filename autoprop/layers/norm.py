@@ -26,6 +26,8 @@ __all__ = ["BatchNorm1D", "BatchNorm2D", "LayerNorm"]
 
 class _BatchNorm(Layer):
     def call(self, x, training=False):
+        """Forward pass of the twin of ``manualprop._BatchNorm``, recorded on any open tape;
+        shapes, formula and lesson: see the class docstring. Returns a Tensor."""
         x = self._input(x, shape=self._spec, dtype=self.dtype)
         axes, bshape = self._axes, self._bshape
         gamma = self.variables["gamma"].reshape(bshape)
@@ -113,6 +115,8 @@ class LayerNorm(Layer):
     manual_class = mp.LayerNorm
 
     def call(self, x, training=False):
+        """Forward pass of the twin of ``manualprop.LayerNorm``, recorded on any open tape;
+        shapes, formula and lesson: see the class docstring. Returns a Tensor."""
         k = len(self.normalized_shape)
         x = self._input(x, min_ndim=k, dtype=self.dtype)
         x = self._input(x, shape=("*",) * (x.ndim - k) + self.normalized_shape)

@@ -80,6 +80,8 @@ class RNN(_Recurrent):
     _gates = 1
 
     def call(self, x, training=False, *, h0=None):
+        """Forward pass of the twin of ``manualprop.RNN``, recorded on any open tape;
+        shapes, formula and lesson: see the class docstring. Returns a Tensor."""
         x, (h,) = self._inputs(x, {"h0": h0})
         W_hh_T = self.variables["W_hh"].T
         hs = []
@@ -116,6 +118,8 @@ class LSTM(_Recurrent):
     _gates = 4
 
     def call(self, x, training=False, *, h0=None, c0=None):
+        """Forward pass of the twin of ``manualprop.LSTM``, recorded on any open tape;
+        shapes, formula and lesson: see the class docstring. Returns a Tensor."""
         x, (h, c) = self._inputs(x, {"h0": h0, "c0": c0})
         H = self.hidden_size
         W_hh_T = self.variables["W_hh"].T
