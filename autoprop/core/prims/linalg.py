@@ -1,0 +1,213 @@
+"""Linear algebra: matmul (with tf.matmul's transpose flags), tensordot, einsum, and the
+numpy functions built on them (dot, outer).
+
+These are multilinear: linear in each argument separately, so every JVP is the
+primitive itself with one argument replaced by its tangent (``registry.linear_jvp``,
+HIPS autograd's ``def_linear``); only the VJPs are written out.
+Derivations: ``lessons/01-linear-layer.md`` (matmul), ``lessons/00-chain-rule.md``.
+"""
+
+from __future__ import annotations
+
+import builtins
+
+import numpy as np
+
+from ..registry import _Variadic, defcomposite, defprim, linear_jvp
+from ._common import _check_kw, _mT, _no_out, _shape, _t, unbroadcast
+from .elementwise import multiply
+from .shape import reshape
+
+__all__ = ["matmul", "tensordot", "einsum", "dot", "outer"]
+
+
+def _plain_vjp_a(g, a, b):
+    if b.ndim == 1:
+        if a.ndim == 1:
+            return g * b
+        return unbroadcast(np.expand_dims(g, -1) * b, a.shape)
+    if a.ndim == 1:
+        return unbroadcast(np.sum(b * np.expand_dims(g, -2), axis=-1), a.shape)
+    return unbroadcast(g @ _mT(b), a.shape)
+
+
+def _plain_vjp_b(g, a, b):
+    if a.ndim == 1:
+        if b.ndim == 1:
+            return g * a
+        return unbroadcast(np.expand_dims(a, -1) * np.expand_dims(g, -2), b.shape)
+    if b.ndim == 1:
+        return unbroadcast(np.sum(a * np.expand_dims(g, -1), axis=-2), b.shape)
+    if type(b) is np.ndarray and b.ndim == 2 and a.ndim == 2 and not b.flags.c_contiguous:
+        # b is a transposed view (x @ W.T): give the gradient b's layout, so the VJP
+        # of the transpose hands W a contiguous dW = g.T @ a (same flops)
+        return (g.T @ a).T
+    return unbroadcast(_mT(a) @ g, b.shape)
+
+
+def _matmul_fwd(a, b, transpose_a=False, transpose_b=False):
+    if (transpose_a and np.ndim(a) < 2) or (transpose_b and np.ndim(b) < 2):
+        raise ValueError("matmul: transpose_a/transpose_b need an operand with at least 2 axes")
+    return np.matmul(_mT(a) if transpose_a else a, _mT(b) if transpose_b else b)
+
+
+def _matmul_vjp_a(g, ans, a, b, transpose_a=False, transpose_b=False):
+    bb = _mT(b) if transpose_b else b
+    if transpose_a:  # C = A^T B': dA = (g B'^T)^T = B' g^T
+        return unbroadcast(bb @ _mT(g), a.shape)
+    return _plain_vjp_a(g, a, bb)
+
+
+def _matmul_vjp_b(g, ans, a, b, transpose_a=False, transpose_b=False):
+    aa = _mT(a) if transpose_a else a
+    if transpose_b:  # C = A' B^T: dB = (A'^T g)^T = g^T A' (contiguous, as dW = dY.T @ X)
+        return unbroadcast(_mT(g) @ aa, b.shape)
+    return _plain_vjp_b(g, aa, b)
+
+
+matmul = defprim(
+    "matmul", _matmul_fwd, _matmul_vjp_a, _matmul_vjp_b, jvp=linear_jvp("matmul"),
+    jacobian="C = A B: dC_ij/dA_ik = B_kj, dC_ij/dB_kj = A_ik",
+    vjp="dA = g @ B^T, dB = A^T @ g (1-D operands: outer products; batch axes summed); "
+        "with transpose_b (C = A @ B^T, tf.matmul's flag): dB = g^T @ A",
+    shapes="A (..., n, k), B (..., k, m) -> (..., n, m); a 1-D operand is a vector; "
+           "transpose_a/transpose_b swap the last two axes of A/B first",
+    numpy=(np.matmul,), methods=("__matmul__", "__rmatmul__"),
+)
+
+
+def _tensordot_axes(axes, nda, ndb):
+    """Normalise tensordot's ``axes`` to two tuples of non-negative axis numbers."""
+    if isinstance(axes, (int, np.integer)):
+        n = int(axes)
+        return tuple(range(nda - n, nda)), tuple(range(n))
+    a_ax, b_ax = axes
+    a_ax = (a_ax,) if isinstance(a_ax, (int, np.integer)) else tuple(a_ax)
+    b_ax = (b_ax,) if isinstance(b_ax, (int, np.integer)) else tuple(b_ax)
+    return tuple(int(a) % nda for a in a_ax), tuple(int(b) % ndb for b in b_ax)
+
+
+def _tensordot_vjp_a(g, ans, a, b, axes):
+    a_ax, b_ax = axes
+    nda, ndb = len(_shape(a)), len(_shape(b))
+    a_free = [d for d in range(nda) if d not in a_ax]
+    b_free = [d for d in range(ndb) if d not in b_ax]
+    r = np.tensordot(g, b, axes=(list(range(len(a_free), len(_shape(g)))), b_free))
+    # r's axes: a_free, then b's summed axes in increasing order -> matching a axes
+    order = sorted(range(len(b_ax)), key=lambda k: b_ax[k])
+    src = a_free + [a_ax[k] for k in order]
+    return np.transpose(r, tuple(int(p) for p in np.argsort(src)))
+
+
+def _tensordot_vjp_b(g, ans, a, b, axes):
+    a_ax, b_ax = axes
+    nda, ndb = len(_shape(a)), len(_shape(b))
+    a_free = [d for d in range(nda) if d not in a_ax]
+    b_free = [d for d in range(ndb) if d not in b_ax]
+    r = np.tensordot(a, g, axes=(a_free, list(range(len(a_free)))))
+    order = sorted(range(len(a_ax)), key=lambda k: a_ax[k])
+    src = [b_ax[k] for k in order] + b_free
+    return np.transpose(r, tuple(int(p) for p in np.argsort(src)))
+
+
+def _np_tensordot(a, b, axes=2):
+    a, b = _t(a), _t(b)
+    return tensordot(a, b, axes=_tensordot_axes(axes, a.ndim, b.ndim))
+
+
+tensordot = defprim(
+    "tensordot", lambda a, b, axes: np.tensordot(a, b, axes=axes), _tensordot_vjp_a, _tensordot_vjp_b,
+    jvp=linear_jvp("tensordot"),
+    jacobian="bilinear: C = sum over the paired axes of A B",
+    vjp="dA = tensordot(g, B) over B's free axes, transposed back; dB likewise",
+    shapes="A's free axes then B's free axes", numpy=(np.tensordot,), np_call=_np_tensordot,
+)
+
+
+def _einsum_normalize(subscripts, shapes):
+    """Rewrite einsum subscripts in explicit form ('ij,jk->ik'), ellipses spelled out."""
+    s = subscripts.replace(" ", "")
+    ins, out = s.split("->") if "->" in s else (s, None)
+    subs = ins.split(",")
+    if len(subs) != len(shapes):
+        raise ValueError(f"einsum: {len(subs)} operand subscripts for {len(shapes)} operands")
+    used = {c for c in s if c.isalpha()}
+    free = [c for c in "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ" if c not in used]
+    n_ell = [len(shp) - (len(sub) - 3) if "..." in sub else 0 for sub, shp in zip(subs, shapes)]
+    m = builtins.max(n_ell, default=0)
+    ell = "".join(free[:m])
+    subs = [sub.replace("...", ell[m - n:]) if "..." in sub else sub for sub, n in zip(subs, n_ell)]
+    if out is None:
+        letters = "".join(subs)
+        out = ell + "".join(sorted(c for c in set(letters) if letters.count(c) == 1 and c not in ell))
+    else:
+        out = out.replace("...", ell)
+    return ",".join(subs) + "->" + out
+
+
+def _einsum_vjp(i, g, ans, *ops, subscripts):
+    ins, out = subscripts.split("->")
+    subs = ins.split(",")
+    mine = subs[i]
+    if len(set(mine)) != len(mine):
+        raise NotImplementedError(
+            f"autoprop: the gradient of einsum {subscripts!r} for operand {i} is not recorded: "
+            "a repeated index inside one operand (a diagonal such as 'ii') has no VJP here. "
+            "Take the diagonal first with x[np.arange(n), np.arange(n)], then einsum."
+        )
+    others = [s for j, s in enumerate(subs) if j != i]
+    avail = set(out).union(*others)
+    keep = "".join(c for c in mine if c in avail)
+    r = np.einsum(",".join([out] + others) + "->" + keep, g, *[o for j, o in enumerate(ops) if j != i])
+    shape_i = _shape(ops[i])
+    if len(keep) != len(mine):
+        rs = _shape(r)
+        r = r.reshape(tuple(rs[keep.index(c)] if c in keep else 1 for c in mine))
+    axes = tuple(d for d, n in enumerate(shape_i) if n == 1 and _shape(r)[d] != 1)
+    if axes:
+        r = r.sum(axis=axes, keepdims=True)
+    if _shape(r) != shape_i:
+        r = np.broadcast_to(r, shape_i)
+    return r
+
+
+def _np_einsum(*operands, out=None, optimize=False, **kw):
+    _check_kw("einsum", dict(kw, out=out))
+    if not operands or not isinstance(operands[0], str):
+        raise TypeError(
+            "autoprop records numpy.einsum only in its subscripts form, "
+            "np.einsum('ij,jk->ik', a, b); the interleaved (operand, sublist) form is not "
+            "supported: rewrite it with a subscripts string."
+        )
+    ops = [_t(o) for o in operands[1:]]
+    return einsum(*ops, subscripts=_einsum_normalize(operands[0], [o.shape for o in ops]))
+
+
+einsum = defprim(
+    "einsum", lambda *ops, subscripts: np.einsum(subscripts, *ops), _Variadic(_einsum_vjp),
+    jvp=linear_jvp("einsum"),
+    jacobian="multilinear: the einsum of the other operands",
+    vjp="dX_i = einsum('<out>,<others>-><X_i>', g, *others), broadcast over X_i-only indices",
+    shapes="as numpy.einsum (subscripts stored in explicit form)",
+    kinks="no gradient for an operand with a repeated index ('ii'): NotImplementedError",
+    numpy=(np.einsum,), np_call=_np_einsum,
+)
+
+
+@defcomposite("outer", "reshape(a, (-1, 1)) * reshape(b, (1, -1)): da = g @ b, db = g^T @ a",
+              numpy=(np.outer,))
+def outer(a, b, out=None):
+    _no_out("outer", {"out": out})
+    return multiply(reshape(_t(a), shape=(-1, 1)), reshape(_t(b), shape=(1, -1)))
+
+
+@defcomposite("dot", "matmul for 1-D/2-D operands, tensordot over (last of a, second-to-last of b) "
+                     "above", numpy=(np.dot,), methods=("dot",))
+def dot(a, b, out=None):
+    _no_out("dot", {"out": out})
+    a, b = _t(a), _t(b)
+    if a.ndim == 0 or b.ndim == 0:
+        return multiply(a, b)
+    if a.ndim <= 2 and b.ndim <= 2:
+        return matmul(a, b)
+    return tensordot(a, b, axes=((a.ndim - 1,), ((b.ndim - 2) if b.ndim > 1 else 0,)))
