@@ -105,14 +105,22 @@ _FUNCTIONS: dict = {}
 _OWNER: dict = {}
 
 
-def _register_numpy(owner, names, impl):
-    """Route each numpy callable in ``names`` to ``impl``; a second registration raises."""
-    for f in names:
-        if f in _OWNER:
+def _register_numpy(owner, pairs):
+    """Route each numpy callable to its implementation, ``pairs = [(f, impl), ...]``.
+
+    Raises RuntimeError, before changing anything, if a callable is registered already
+    (or twice in ``pairs``): each numpy name dispatches to exactly one record.
+    """
+    seen = set()
+    for f, _ in pairs:
+        if f in _OWNER or f in seen:
             raise RuntimeError(
                 f"autoprop registry: numpy.{f.__name__} is registered twice, by "
-                f"{_OWNER[f]!r} and by {owner!r}; each numpy name dispatches to one record"
+                f"{_OWNER.get(f, owner)!r} and by {owner!r}; each numpy name dispatches to "
+                "one record"
             )
+        seen.add(f)
+    for f, impl in pairs:
         _OWNER[f] = owner
         (_UFUNCS if isinstance(f, np.ufunc) else _FUNCTIONS)[f] = impl
 
@@ -120,13 +128,13 @@ def _register_numpy(owner, names, impl):
 def _add(prim, np_call):
     if prim.name in PRIMITIVES or prim.name in COMPOSITES:
         raise RuntimeError(f"autoprop registry: the primitive {prim.name!r} is registered twice")
+    # a numpy entry is a callable (ufuncs get the primitive, functions np_call or the
+    # primitive) or a (numpy callable, adaptor) pair
+    pairs = [f if isinstance(f, tuple) else (f, prim if isinstance(f, np.ufunc) else np_call or prim)
+             for f in prim.numpy]
+    _register_numpy(prim.name, pairs)
+    prim.numpy = tuple(f for f, _ in pairs)
     PRIMITIVES[prim.name] = prim
-    names = []
-    for f in prim.numpy:  # a numpy callable, or a (numpy callable, adaptor) pair
-        f, impl = f if isinstance(f, tuple) else (f, prim if isinstance(f, np.ufunc) else np_call or prim)
-        _register_numpy(prim.name, (f,), impl)
-        names.append(f)
-    prim.numpy = tuple(names)
     return prim
 
 
@@ -175,8 +183,8 @@ def defcomposite(name, formula, numpy=(), methods=()):
     def deco(fn):
         if name in COMPOSITES or name in PRIMITIVES:
             raise RuntimeError(f"autoprop registry: the composite {name!r} is registered twice")
+        _register_numpy(name, [(f, fn) for f in numpy])
         COMPOSITES[name] = formula
-        _register_numpy(name, numpy, fn)
         fn.__name__ = name
         fn.methods = tuple(methods)
         if not fn.__doc__:
@@ -196,7 +204,7 @@ def defcomposite(name, formula, numpy=(), methods=()):
 def defnumpy(owner, numpy, impl):
     """Route numpy callables that are no primitive (shape queries, values-only answers
     such as ``np.allclose``, constants such as ``np.zeros_like``) to ``impl``."""
-    _register_numpy(owner, numpy, impl)
+    _register_numpy(owner, [(f, impl) for f in numpy])
     return impl
 
 
