@@ -146,3 +146,35 @@ def test_im2col_and_col2im_exist_once():
     assert manualprop.conv.col2im is _im2col.col2im is windows.col2im
     for path in list((CORE).rglob("*.py")) + [pathlib.Path(manualprop.conv.__file__)]:
         assert "sliding_window_view(" not in path.read_text(), path  # the kernel is called, not copied
+
+
+# --- the tape's observer (breadcrumbs for explain) stays out of a plain training step ---
+def test_a_training_step_never_calls_the_explain_observer(monkeypatch):
+    from autoprop import layers as al
+    from autoprop import losses as alo
+    from autoprop.core import observe
+
+    calls = []
+    for fn in ("cut_by", "carry_cut", "after_op", "note_escape", "watch_ops"):
+        monkeypatch.setattr(observe, fn, lambda *a, _fn=fn, **k: calls.append(_fn))
+    rng = np.random.default_rng(0)
+    model = al.Sequential(al.Linear(6, 5, rng=0), al.Tanh(), al.Linear(5, 3, rng=1))
+    X, y = ap.constant(rng.standard_normal((4, 6))), rng.integers(0, 3, 4)
+    loss_fn = alo.SoftmaxCrossEntropy()
+    with ap.GradientTape() as tape:
+        loss = loss_fn(y, model(X, training=True))
+    grads = tape.gradient(loss, model.trainable_variables)
+    assert all(g is not None for g in grads) and len(tape._accessed) == 4
+    assert calls == [] and tape._cuts is None and tape._escapes is None
+
+
+def test_the_observer_still_explains_cuts_escapes_and_late_operations():
+    x = ap.constant([0.2, 2.0, 1.4])
+    with ap.GradientTape(persistent=True) as tape:
+        tape.watch(x)
+        y = ap.sum(ap.constant(1.0) * (x > 0.5))  # a comparison cuts, the product carries it
+        z = ap.constant(np.asarray(x) * 2.0)  # the value left the tape
+    late = x * 3.0
+    assert tape.gradient(y, x) is None and "pass no gradient" in tape.explain(y, x)
+    assert "np.asarray" in tape.explain(z, x)
+    assert "after the tape's `with` block exited" in tape.explain(late, x)
