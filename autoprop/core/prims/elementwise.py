@@ -91,22 +91,21 @@ def _tie_share(a, b):
     return (a > b) * 1.0 + (a == b) * 0.5
 
 
-maximum = defprim(
-    "maximum", np.maximum,
-    lambda g, ans, a, b: unbroadcast(g * _tie_share(a, b), _shape(a)),
-    lambda g, ans, a, b: unbroadcast(g * _tie_share(b, a), _shape(b)),
-    jvp=(lambda t, ans, a, b: t * _tie_share(a, b), lambda t, ans, a, b: t * _tie_share(b, a)),
-    jacobian="1 to the larger argument", vjp="da = g * [a > b] + 0.5 g [a == b]",
-    shapes=BCAST, kinks="a == b: each side gets half of g", numpy=(np.maximum,),
-)
-minimum = defprim(
-    "minimum", np.minimum,
-    lambda g, ans, a, b: unbroadcast(g * _tie_share(b, a), _shape(a)),
-    lambda g, ans, a, b: unbroadcast(g * _tie_share(a, b), _shape(b)),
-    jvp=(lambda t, ans, a, b: t * _tie_share(b, a), lambda t, ans, a, b: t * _tie_share(a, b)),
-    jacobian="1 to the smaller argument", vjp="da = g * [a < b] + 0.5 g [a == b]",
-    shapes=BCAST, kinks="a == b: each side gets half of g", numpy=(np.minimum,),
-)
+def _tie_routed(name, fwd, word, op):
+    """maximum / minimum: the gradient goes to the chosen argument, halves at a tie."""
+    first = (lambda a, b: _tie_share(a, b)) if name == "maximum" else (lambda a, b: _tie_share(b, a))
+    return defprim(
+        name, fwd,
+        lambda g, ans, a, b: unbroadcast(g * first(a, b), _shape(a)),
+        lambda g, ans, a, b: unbroadcast(g * first(b, a), _shape(b)),
+        jvp=(lambda t, ans, a, b: t * first(a, b), lambda t, ans, a, b: t * first(b, a)),
+        jacobian=f"1 to the {word} argument", vjp=f"da = g * [a {op} b] + 0.5 g [a == b]",
+        shapes=BCAST, kinks="a == b: each side gets half of g", numpy=(fwd,),
+    )
+
+
+maximum = _tie_routed("maximum", np.maximum, "larger", ">")
+minimum = _tie_routed("minimum", np.minimum, "smaller", "<")
 logaddexp = defprim(
     "logaddexp", np.logaddexp,
     lambda g, ans, a, b: unbroadcast(g * np.exp(a - ans), _shape(a)),

@@ -62,18 +62,21 @@ mean = defprim("mean", lambda x, axis=None, keepdims=False: np.mean(x, axis=axis
                _mean_vjp, jvp=linear_jvp("mean"), jacobian="1/n per summed element",
                vjp="dx = g / n broadcast back (n = number of averaged elements)", shapes=_REDUCED,
                numpy=((np.mean, _np_reduction("mean")),), methods=("mean",))
-max = defprim("max", lambda x, axis=None, keepdims=False: np.max(x, axis=axis, keepdims=keepdims),  # noqa: A001
-              _extreme_vjp, jvp=_extreme_jvp, jacobian="1 at the maximal element",
-              vjp="dx = g at the argmax, 0 elsewhere", shapes="x (...); reduced axes removed",
-              kinks="ties: g split evenly among the tied maxima",
-              numpy=((np.max, _np_reduction("max")), (np.amax, _np_reduction("amax", "max"))),
-              methods=("max",))
-min = defprim("min", lambda x, axis=None, keepdims=False: np.min(x, axis=axis, keepdims=keepdims),  # noqa: A001
-              _extreme_vjp, jvp=_extreme_jvp, jacobian="1 at the minimal element",
-              vjp="dx = g at the argmin, 0 elsewhere", shapes="x (...); reduced axes removed",
-              kinks="ties: g split evenly among the tied minima",
-              numpy=((np.min, _np_reduction("min")), (np.amin, _np_reduction("amin", "min"))),
-              methods=("min",))
+def _extreme(name, fn, word):
+    """max or min over ``axis``: the gradient goes to the extreme elements, ties split."""
+    arg = "argmax" if name == "max" else "argmin"
+    return defprim(
+        name, lambda x, axis=None, keepdims=False: fn(x, axis=axis, keepdims=keepdims),
+        _extreme_vjp, jvp=_extreme_jvp, jacobian=f"1 at the {word} element",
+        vjp=f"dx = g at the {arg}, 0 elsewhere", shapes="x (...); reduced axes removed",
+        kinks=f"ties: g split evenly among the tied {word[:3]}ima",
+        numpy=((getattr(np, name), _np_reduction(name)), (getattr(np, "a" + name), _np_reduction("a" + name, name))),
+        methods=(name,),
+    )
+
+
+max = _extreme("max", np.max, "maximal")  # noqa: A001
+min = _extreme("min", np.min, "minimal")  # noqa: A001
 
 
 def _prod_others(x, axis):
