@@ -50,6 +50,10 @@ def S(*args: Any, domain=(), **kwargs):
 
 _IDX = np.array([[4, 0, 4], [1, 1, 2], [0, 3, 3]])
 _PATCH = dict(kernel_size=(3, 2), stride=(2, 1), padding=(1, 0), dilation=(1, 2))
+# well-conditioned matrices for np.linalg (fixed: a uniform draw can be near-singular)
+_A = np.array([[2.0, 0.3, -0.4], [0.1, 1.5, 0.2], [-0.3, 0.4, 1.8]])
+_A2 = np.stack([_A, _A.T + 0.5 * np.eye(3)])  # a batch of two
+_SPD = np.array([[4.0, 1.0, 0.5], [1.0, 3.0, 0.2], [0.5, 0.2, 2.0]])  # distinct eigenvalues
 _MASK = np.array([[True, False, True, True], [False, False, True, False], [True, True, False, True]])
 
 SAMPLES: dict[str, Sample] = {
@@ -126,6 +130,12 @@ SAMPLES: dict[str, Sample] = {
     "matmul": S((2, 3, 4), (4, 5)),
     "tensordot": S((2, 3, 4), (4, 3, 5), axes=((1, 2), (1, 0))),
     "einsum": S((2, 3), (3, 4), (4,), subscripts="ij,jk,k->i"),
+    "inv": S(_A2),
+    "det": S(_A2),
+    "slogdet": S(_A * np.array([1.0, -1.0, 1.0])),  # a negative determinant
+    "solve": S(_A2, np.array([0.5, -1.0, 2.0])),  # a batch of A, one vector b (broadcast)
+    "cholesky": S(np.stack([_SPD, _SPD + np.eye(3)])),
+    "eigh": S(_SPD),
     # windows (im2col / col2im)
     "extract_patches": S((2, 3, 5, 6), **_PATCH),
     "scatter_patches": S((2, 3, 3, 2, 3, 4), x_shape=(2, 3, 5, 6), **_PATCH),

@@ -14,11 +14,13 @@ import builtins
 import numpy as np
 
 from ..registry import _Variadic, defcomposite, defprim, linear_jvp
+from ..tensor import Tensor
 from ._common import _check_kw, _mT, _no_out, _shape, _t, unbroadcast
 from .elementwise import multiply
 from .shape import reshape
 
-__all__ = ["matmul", "tensordot", "einsum", "dot", "outer"]
+__all__ = ["matmul", "tensordot", "einsum", "dot", "outer", "inv", "det", "slogdet", "solve",
+           "cholesky", "eigh", "eigvalsh"]
 
 
 def _plain_vjp_a(g, a, b):
@@ -211,3 +213,211 @@ def dot(a, b, out=None):
     if a.ndim <= 2 and b.ndim <= 2:
         return matmul(a, b)
     return tensordot(a, b, axes=((a.ndim - 1,), ((b.ndim - 2) if b.ndim > 1 else 0,)))
+
+
+# --- np.linalg: inverse, determinants, solve, Cholesky, symmetric eigendecomposition ---
+# Matrix calculus (Giles 2008, "An extended collection of matrix derivative results";
+# Murray 2016, "Differentiation of the Cholesky decomposition"): with X = A^-1,
+# dX = -X dA X, d det A = det A tr(A^-1 dA), d log|det A| = tr(A^-1 dA). Every VJP and JVP
+# is written with numpy.linalg calls, so on Tensors (an outer tape) they are recorded.
+# All operate on the last two axes; leading axes are a batch.
+def _eye(n, like):
+    return np.eye(n, dtype=getattr(like, "dtype", np.float64))
+
+
+def _inv_vjp(g, ans, a):
+    return -(_mT(ans) @ g @ _mT(ans))
+
+
+inv = defprim(
+    "inv", np.linalg.inv, _inv_vjp, jvp=lambda t, ans, a: -(ans @ t @ ans),
+    jacobian="d(A^-1) = -A^-1 dA A^-1", vjp="dA = -X^T g X^T, X = A^-1",
+    shapes="A (..., n, n) -> (..., n, n)", kinks="singular A: numpy raises LinAlgError",
+    numpy=(np.linalg.inv,),
+)
+
+
+def _det_vjp(g, ans, a):
+    return np.expand_dims(np.expand_dims(g * ans, -1), -1) * _mT(np.linalg.inv(a))
+
+
+def _trace_inv_times(t, a):
+    """tr(A^-1 t) per batch element: sum((A^-1)^T * t) over the last two axes."""
+    return np.sum(_mT(np.linalg.inv(a)) * t, axis=(-2, -1))
+
+
+det = defprim(
+    "det", np.linalg.det, _det_vjp, jvp=lambda t, ans, a: ans * _trace_inv_times(t, a),
+    jacobian="d det A = det A tr(A^-1 dA) (Jacobi's formula)",
+    vjp="dA = g det(A) A^-T", shapes="A (..., n, n) -> (...)",
+    kinks="singular A: the gradient needs A^-1 and raises LinAlgError", numpy=(np.linalg.det,),
+)
+
+try:  # numpy >= 2 names the result fields
+    from numpy.linalg import SlogdetResult as _Slogdet
+except ImportError:  # pragma: no cover
+    from collections import namedtuple
+
+    _Slogdet = namedtuple("SlogdetResult", "sign logabsdet")
+
+
+def _np_slogdet(a):
+    a = _t(a)
+    sign, _ = np.linalg.slogdet(a._value)
+    return _Slogdet(Tensor._wrap(np.asarray(sign)), slogdet(a))
+
+
+slogdet = defprim(
+    "slogdet", lambda a: np.linalg.slogdet(a)[1],
+    lambda g, ans, a: np.expand_dims(np.expand_dims(g, -1), -1) * _mT(np.linalg.inv(a)),
+    jvp=lambda t, ans, a: _trace_inv_times(t, a),
+    jacobian="d log|det A| = tr(A^-1 dA)", vjp="dA = g A^-T",
+    shapes="A (..., n, n) -> (...): log|det A| (numpy.linalg.slogdet's second result)",
+    kinks="the sign (first result) is piecewise constant: no gradient",
+    numpy=(np.linalg.slogdet,), np_call=_np_slogdet,
+)
+
+
+def _as_matrix(b, vector):
+    return np.expand_dims(b, -1) if vector else b
+
+
+def _solve_vjp_b(g, ans, a, b):
+    vector = len(_shape(b)) == 1
+    gb = np.linalg.solve(_mT(a), _as_matrix(g, vector))
+    return unbroadcast(gb[..., 0] if vector else gb, _shape(b))
+
+
+def _solve_vjp_a(g, ans, a, b):
+    vector = len(_shape(b)) == 1
+    gb = np.linalg.solve(_mT(a), _as_matrix(g, vector))
+    return unbroadcast(-(gb @ _mT(_as_matrix(ans, vector))), _shape(a))
+
+
+def _solve_jvp_a(t, ans, a, b):
+    vector = len(_shape(b)) == 1
+    dx = -np.linalg.solve(a, t @ _as_matrix(ans, vector))
+    return dx[..., 0] if vector else dx
+
+
+def _solve_jvp_b(t, ans, a, b):
+    vector = len(_shape(b)) == 1
+    dx = np.linalg.solve(a, _as_matrix(t, vector))
+    return dx[..., 0] if vector else dx
+
+
+solve = defprim(
+    "solve", np.linalg.solve, _solve_vjp_a, _solve_vjp_b, jvp=(_solve_jvp_a, _solve_jvp_b),
+    jacobian="X = A^-1 B: dX = A^-1 (dB - dA X)",
+    vjp="dB = A^-T g, dA = -dB X^T (batch axes summed back by broadcasting)",
+    shapes="A (..., n, n), B (..., n, k) or (n,) (a vector only when 1-D, as numpy 2) -> X of B's shape",
+    kinks="singular A: LinAlgError", numpy=(np.linalg.solve,),
+)
+
+
+def _phi(x):
+    """The lower triangle with the diagonal halved (Murray 2016's Phi)."""
+    n = _shape(x)[-1]
+    return np.tril(x) * (1.0 - 0.5 * _eye(n, x))
+
+
+def _lower_sym(t):
+    """The symmetric matrix numpy's cholesky/eigh read from t: its lower triangle mirrored."""
+    return np.tril(t) + _mT(np.tril(t, -1))
+
+
+def _cholesky_vjp(g, ans, a):
+    L = ans
+    p = _phi(_mT(L) @ g)
+    s = np.linalg.solve(_mT(L), _mT(np.linalg.solve(_mT(L), _mT(p))))  # L^-T P L^-1
+    return _phi(s + _mT(s))  # onto the lower triangle, the only part numpy reads
+
+
+def _cholesky_jvp(t, ans, a):
+    L = ans
+    y = np.linalg.solve(L, _lower_sym(t))
+    return L @ _phi(np.linalg.solve(L, _mT(y)))  # L Phi(L^-1 dA L^-T)
+
+
+cholesky = defprim(
+    "cholesky", np.linalg.cholesky, _cholesky_vjp, jvp=_cholesky_jvp,
+    jacobian="dL = L Phi(L^-1 dA L^-T), Phi = lower triangle with the diagonal halved",
+    vjp="S = L^-T Phi(L^T g) L^-1; dA = Phi(S + S^T) (Murray 2016)",
+    shapes="A (..., n, n) symmetric positive definite -> L (..., n, n) lower triangular",
+    kinks="as numpy, only A's lower triangle is read, so the gradient lives on the lower "
+          "triangle (a symmetric perturbation gets the same derivative as in TF/autograd); "
+          "A not positive definite: LinAlgError",
+    numpy=(np.linalg.cholesky,),
+)
+
+
+def _eigh_fwd(a):
+    w, v = np.linalg.eigh(a)
+    return np.concatenate([np.expand_dims(w, -2), v], axis=-2)
+
+
+def _eigh_gap(w):
+    """F_ij = 1 / (w_j - w_i) off the diagonal, 0 on it; refuses repeated eigenvalues."""
+    n = _shape(w)[-1]
+    gap = np.expand_dims(w, -2) - np.expand_dims(w, -1)  # gap[i, j] = w_j - w_i
+    off = 1.0 - _eye(n, w)
+    gv = np.asarray(gap._value if isinstance(gap, Tensor) else gap)
+    if np.any((gv == 0) & (np.asarray(off) > 0)):
+        raise ValueError(
+            "autoprop.eigh: the derivative of the eigenvectors is undefined at repeated "
+            "eigenvalues (w_i == w_j): they can rotate freely within the eigenspace. Use "
+            "np.linalg.eigvalsh (eigenvalues only) or perturb the matrix."
+        )
+    return off / (gap + _eye(n, w))
+
+
+def _eigh_vjp(g, ans, a):
+    w, v = ans[..., 0, :], ans[..., 1:, :]
+    gw, gv = g[..., 0, :], g[..., 1:, :]
+    m = (v * np.expand_dims(gw, -2)) @ _mT(v)  # V diag(gw) V^T
+    if isinstance(gv, Tensor) or np.any(gv):  # plain zeros (eigvalsh): no eigenvector term
+        m = m + v @ (_eigh_gap(w) * (_mT(v) @ gv)) @ _mT(v)
+    return _phi(m + _mT(m))  # onto the lower triangle, the only part numpy reads
+
+
+def _eigh_jvp(t, ans, a):
+    w, v = ans[..., 0, :], ans[..., 1:, :]
+    p = _mT(v) @ _lower_sym(t) @ v
+    n = _shape(w)[-1]
+    dw = np.sum(p * _eye(n, p), axis=-1)  # the diagonal of V^T dA V
+    dv = v @ (_eigh_gap(w) * p)
+    return np.concatenate([np.expand_dims(dw, -2), dv], axis=-2)
+
+
+def _np_eigh(a, UPLO="L"):  # noqa: N803
+    if UPLO != "L":
+        raise TypeError("autoprop records numpy.linalg.eigh only with UPLO='L' (numpy's default)")
+    out = eigh(_t(a))
+    return _EighResult(out[..., 0, :], out[..., 1:, :])
+
+
+try:
+    from numpy.linalg import EighResult as _EighResult
+except ImportError:  # pragma: no cover
+    from collections import namedtuple
+
+    _EighResult = namedtuple("EighResult", "eigenvalues eigenvectors")
+
+
+eigh = defprim(
+    "eigh", _eigh_fwd, _eigh_vjp, jvp=_eigh_jvp,
+    jacobian="A = V diag(w) V^T: dw = diag(V^T dA V), dV = V (F o (V^T dA V)), "
+             "F_ij = 1/(w_j - w_i) (i != j), 0 on the diagonal",
+    vjp="M = V (diag(gw) + F o (V^T gV)) V^T; dA = Phi(M + M^T) (lower triangle)",
+    shapes="A (..., n, n) symmetric -> (..., n + 1, n): row 0 the eigenvalues (ascending), "
+           "rows 1: the eigenvectors (columns); np.linalg.eigh returns the two parts",
+    kinks="repeated eigenvalues: the eigenvector derivative is undefined, ValueError (the "
+          "eigenvalue-only gradient, eigvalsh, is fine); only A's lower triangle is read",
+    numpy=(np.linalg.eigh,), np_call=_np_eigh,
+)
+
+
+@defcomposite("eigvalsh", "the eigenvalue row of eigh: dA = Phi(2 V diag(g) V^T)",
+              numpy=(np.linalg.eigvalsh,))
+def eigvalsh(a, UPLO="L"):  # noqa: N803
+    return _np_eigh(a, UPLO).eigenvalues
