@@ -106,6 +106,7 @@ linalg = _types.SimpleNamespace(
     inv=_F[_np.linalg.inv], det=_F[_np.linalg.det], slogdet=_F[_np.linalg.slogdet],
     solve=_F[_np.linalg.solve], cholesky=_F[_np.linalg.cholesky], eigh=_F[_np.linalg.eigh],
     eigvalsh=_F[_np.linalg.eigvalsh], norm=_F[_np.linalg.norm],
+    matrix_power=_F[_np.linalg.matrix_power], multi_dot=_F[_np.linalg.multi_dot],
 )
 
 # shape

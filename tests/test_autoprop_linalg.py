@@ -1,4 +1,5 @@
-"""np.linalg on Tensors: inv, det, slogdet, solve, cholesky, eigh, eigvalsh.
+"""np.linalg on Tensors: inv, det, slogdet, solve, cholesky, eigh, eigvalsh, matrix_power,
+multi_dot.
 
 Each is checked at well-conditioned inputs three ways: reverse mode against HIPS
 autograd and against central differences of L(A) = sum(G * f(A)); forward mode (JVP)
@@ -34,6 +35,10 @@ CASES = [
     ("eigh_vectors", lambda a: np.linalg.eigh(a)[1], lambda a: agn.linalg.eigh(a)[1], SPD),
     ("eigvalsh", np.linalg.eigvalsh, lambda a: agn.linalg.eigh(a)[0], SPD),
     ("cholesky", np.linalg.cholesky, agn.linalg.cholesky, SPD),
+    ("matrix_power_3", lambda a: np.linalg.matrix_power(a, 3), lambda a: a @ a @ a, A3),
+    ("matrix_power_-2", lambda a: np.linalg.matrix_power(a, -2),
+     lambda a: agn.linalg.inv(a) @ agn.linalg.inv(a), A3),
+    ("multi_dot", lambda a: np.linalg.multi_dot([a, B3, B3.T, a]), lambda a: a @ B3 @ B3.T @ a, A3),
 ]
 IDS = [c[0] for c in CASES]
 
@@ -166,3 +171,14 @@ def test_autoprop_numpy_linalg_names_record_the_same_primitives():
     inv_t = np.linalg.inv(x.numpy()).T
     expected = 1.75 * inv_t + inv_t - inv_t @ np.ones((2, 2)) @ inv_t  # det = 1.75
     np.testing.assert_allclose(g, expected, rtol=1e-13)
+
+
+def test_matrix_power_zero_is_a_constant_identity_and_the_exponent_must_be_an_integer():
+    A = ap.constant(A3)
+    with ap.GradientTape() as tape:
+        tape.watch(A)
+        y = np.linalg.matrix_power(A, 0)
+    np.testing.assert_array_equal(y.numpy(), np.eye(3))
+    assert tape.gradient(ap.sum(y), A, unconnected_gradients="zero").numpy().sum() == 0.0
+    with pytest.raises(TypeError, match="integer"):
+        np.linalg.matrix_power(A, 1.5)

@@ -20,7 +20,7 @@ from .elementwise import multiply
 from .shape import reshape
 
 __all__ = ["matmul", "tensordot", "einsum", "dot", "outer", "inv", "det", "slogdet", "solve",
-           "cholesky", "eigh", "eigvalsh"]
+           "cholesky", "eigh", "eigvalsh", "matrix_power", "multi_dot"]
 
 
 def _plain_vjp_a(g, a, b):
@@ -421,3 +421,38 @@ eigh = defprim(
               numpy=(np.linalg.eigvalsh,))
 def eigvalsh(a, UPLO="L"):  # noqa: N803
     return _np_eigh(a, UPLO).eigenvalues
+
+
+@defcomposite("matrix_power", "repeated matmul (binary powers); n < 0: of inv(A). The chain rule "
+                              "through matmul: d(A^3) = dA A^2 + A dA A + A^2 dA",
+              numpy=(np.linalg.matrix_power,))
+def matrix_power(a, n):
+    a = _t(a)
+    if not isinstance(n, (int, np.integer)):
+        raise TypeError(f"numpy.linalg.matrix_power: the exponent must be an integer; got {n!r}")
+    if n < 0:
+        a, n = inv(a), -int(n)
+    result, base = None, a
+    while True:  # exponentiation by squaring, as numpy
+        if n & 1:
+            result = base if result is None else matmul(result, base)
+        n >>= 1
+        if not n:
+            break
+        base = matmul(base, base)
+    if result is None:  # n == 0: the identity, a constant
+        return Tensor._wrap(np.broadcast_to(_eye(a.shape[-1], a), a.shape).copy())
+    return result
+
+
+@defcomposite("multi_dot", "a chain of matmul, left to right (numpy may pick another order: the "
+                           "same product up to rounding)", numpy=(np.linalg.multi_dot,))
+def multi_dot(arrays, *, out=None):
+    _no_out("multi_dot", {"out": out})
+    arrays = [_t(a) for a in arrays]
+    if len(arrays) < 2:
+        raise ValueError("numpy.linalg.multi_dot: expecting at least two arrays")
+    result = arrays[0]
+    for a in arrays[1:]:
+        result = matmul(result, a)
+    return result
