@@ -245,6 +245,36 @@ def _error(exc, workdir):
             "where": where, "line": line[:200], "syntax": isinstance(exc, SyntaxError)}
 
 
+class _spy_escapes:
+    """Where the student's code turns a tracked Tensor into a numpy array (``cols[:, i] = X``,
+    ``np.asarray(X)``): autoprop notes the escape in ``tape._escapes``; this names the line."""
+
+    def __init__(self, ap, srcs, workdir):
+        self.ap, self.names = ap, {id(t): k for k, t in srcs.items()}
+        self.work = os.path.realpath(workdir) + os.sep
+
+    def on(self, tape, escapes, fn, *args, **kw):
+        cls, spy = self.ap.Tensor, self
+        orig = cls.__array__
+
+        def __array__(t, *a, **k):
+            n = len(getattr(tape, "_escapes", None) or ())
+            v = orig(t, *a, **k)
+            f = sys._getframe(1)
+            path = os.path.realpath(f.f_code.co_filename)
+            if len(getattr(tape, "_escapes", None) or ()) > n and path.startswith(spy.work) and len(escapes) < 8:
+                import linecache
+
+                escapes.append({"tensor": spy.names.get(id(t), ""), "line": linecache.getline(path, f.f_lineno)
+                                .strip()[:200], "where": f"{path[len(spy.work):]}:{f.f_lineno} in {f.f_code.co_name}"})
+            return v
+        cls.__array__ = __array__
+        try:
+            return fn(*args, **kw)
+        finally:
+            cls.__array__ = orig
+
+
 def tape_request(np, obj, req, reply, packer, describe_fn, workdir):
     """Run ``obj.forward`` on autoprop tensors under a GradientTape; reply with Y and VJPs.
 
@@ -271,12 +301,16 @@ def tape_request(np, obj, req, reply, packer, describe_fn, workdir):
     tensors = {k: ap.constant(np.array(v, copy=True)) for k, v in saved.items()
                if isinstance(v, np.ndarray) and v.dtype.kind == "f"}
     srcs.update(tensors)
+    escapes, spy_off = [], _spy_escapes(ap, srcs, workdir)
     try:
         own.update(tensors)
         with ap.GradientTape(persistent=True) as tape:
             for t in srcs.values():
                 tape.watch(t)
-            Y = obj.forward(*xs, **kw)
+            Y = spy_off.on(tape, escapes, obj.forward, *xs, **kw)
+        if escapes:
+            reply(False, {"stage": "tape-escape", "escapes": escapes})
+            return
         if not isinstance(Y, ap.Tensor):
             reply(False, {"stage": "tape-left", "type": type(Y).__name__})
             return
@@ -312,8 +346,13 @@ def main():
     cfg["read_roots"] = [*cfg["read_roots"], *base_path]
     os.chdir(cfg["workdir"])
     import importlib.util
+    import inspect
+    import types
 
     import numpy as np  # after sys.path is set
+
+    AD = types.ModuleType("gradcheck_adapters")  # gradcheck/_adapters.py, sent as text like this file
+    exec(compile(cfg["adapters"], "<gradcheck adapters>", "exec"), AD.__dict__)  # noqa: S102
 
     try:  # each printed line reaches the parent at once, also from code that hangs or is killed later
         sys.stdout.reconfigure(line_buffering=True)
@@ -362,7 +401,7 @@ def main():
 
     def scalars_of(obj):
         out = {}
-        for k, v in list(getattr(obj, "__dict__", {}).items())[:200]:
+        for k, v in list(getattr(getattr(obj, "obj", obj), "__dict__", {}).items())[:200]:
             if isinstance(k, str) and not k.startswith("_") and type(v) in (int, float, str, bool):
                 out[k] = v if not isinstance(v, str) else v[:200]
         return out
@@ -404,51 +443,32 @@ def main():
                         sys.modules.pop(stem, None)
                         reply(False, {"stage": "import"}, error=_error(exc, workdir))
                         continue
-                cls = getattr(mod, req["class"], None)
-                if cls is None or not isinstance(cls, type):
-                    found = sorted(n for n, v in vars(mod).items()
-                                   if isinstance(v, type) and getattr(v, "__module__", None) == mod.__name__)
-                    reply(False, {"stage": "class", "found": found,
-                                  "type": None if cls is None else type(cls).__name__})
+                try:
+                    kind, target = AD.find(mod, req["class"])
+                except AD.AdapterError as exc:
+                    reply(False, {"stage": "class", "message": str(exc)})
                     continue
-                kwargs = dict(req.get("init") or {})
-                import inspect
-
                 try:
-                    sig = inspect.signature(cls)
-                    sig_text = f"{cls.__name__}{sig}"
-                    if "rng" in sig.parameters and "rng" not in kwargs and req.get("seed") is not None:
-                        kwargs["rng"] = np.random.default_rng(req["seed"])
+                    sig_text = f"{target.__name__}{inspect.signature(target)}" if kind == "class" else ""
                 except (TypeError, ValueError):
-                    sig_text = cls.__name__
+                    sig_text = target.__name__
                 try:
-                    obj = cls(**kwargs)
+                    obj = AD.build(kind, target, req.get("init"), req.get("seed"))
                 except BaseException as exc:  # noqa: BLE001
                     reply(False, {"stage": "init", "signature": sig_text}, error=_error(exc, workdir))
                     continue
-                shape = {}  # how forward and backward are called (gradcheck check's usage errors)
-                try:
-                    fsig = inspect.signature(obj.forward).parameters.values()
-                    fparams = [p.name for p in fsig if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
-                               and p.name not in ("self", "training")]
-                    shape["forward_required"] = sum(1 for p in fsig if p.name in fparams and p.default is p.empty)
-                    shape["forward_varargs"] = any(p.kind == p.VAR_POSITIONAL for p in fsig)
-                    shape["forward_training"] = any(p.name == "training" or p.kind == p.VAR_KEYWORD for p in fsig)
-                except (TypeError, ValueError, AttributeError):
-                    fparams = []
-                try:
-                    bsig = inspect.signature(obj.backward).parameters.values()
-                    shape["backward_params"] = [p.name for p in bsig if p.kind in (p.POSITIONAL_ONLY,
-                                                                                    p.POSITIONAL_OR_KEYWORD)]
-                    shape["backward_varargs"] = any(p.kind == p.VAR_POSITIONAL for p in bsig)
-                except (TypeError, ValueError, AttributeError):
-                    pass
+                try:  # the adapter's probe runs student code: its own failures are the check's to report
+                    obj, info = AD.adapt(obj, req.get("probe")) if req.get("kind") == "layer" else (obj, {})
+                except AD.AdapterError as exc:
+                    reply(False, {"stage": "protocol", "message": str(exc)})
+                    continue
+                fparams, shape = AD.signature(obj)
                 oid = str(len(objects))
                 objects[oid] = obj
                 methods = sorted(m for m in dir(obj) if not m.startswith("_") and callable(getattr(obj, m, None)))
                 reply(True, {"id": oid, "params": params_of(obj, packer), "scalars": scalars_of(obj),
-                             "methods": methods, "forward_params": fparams, "class": cls.__name__,
-                             "signature": shape},
+                             "methods": methods, "forward_params": fparams, "signature": shape, "protocol": info,
+                             "class": getattr(obj, "class_name", None) or type(obj).__name__},
                       packer)
                 continue
 

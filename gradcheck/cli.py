@@ -244,7 +244,11 @@ def _cmd_check(args) -> int:
                 _check_kind(loss, "loss", shape)
                 code = run_check_loss(args, loss, f"{path}::{name}", init, shape)
             else:
-                layer = sb.load_layer(os.path.basename(path), name, init_kwargs=init, seed=args.seed)
+                import numpy as np
+
+                probe = V.layer_inputs(shape, np.random.default_rng([args.seed, 3]), name)  # detects the protocol
+                layer = sb.load_layer(os.path.basename(path), name, init_kwargs=init, seed=args.seed,
+                                      probe_inputs=probe)
                 _check_kind(layer, "layer", shape)
                 # diagnosis, table, sentence, --json, --plots: gradcheck/check_command.py
                 code = run_check(args, layer, f"{path}::{name}", init, shape)
