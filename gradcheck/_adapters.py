@@ -91,7 +91,7 @@ def find(mod, name):
     classes = sorted(n for n in own if isinstance(vars(mod)[n], type))
     pairs = sorted({n[:n.index("_forward")] for n in own if "_forward" in n and callable(vars(mod)[n])})
     raise AdapterError(f"has no class {name!r} and no function pair {base}_forward/{base}_backward. Classes "
-                       f"defined in it: {', '.join(classes) or 'none'}. Function pairs: {', '.join(pairs) or 'none'}.")
+                       f"defined in it: {', '.join(classes) or 'none'}. Function pairs: {', '.join(pairs) or 'none'}. {expected()}")
 
 
 def build(kind, target, init, seed):
