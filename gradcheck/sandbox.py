@@ -77,8 +77,8 @@ from __future__ import annotations
 import importlib.machinery
 import importlib.util
 import json
-import re
 import os
+import re
 import resource
 import select
 import shutil

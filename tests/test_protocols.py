@@ -7,10 +7,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from test_cli import run
 
 from gradcheck import _adapters as AD
 from gradcheck import check_layer
-from test_cli import run
 
 ROOT = Path(__file__).resolve().parents[1]
 SEED = ROOT / "examples" / "seed_style_linear.py"
