@@ -97,7 +97,7 @@ def find(mod, name):
 def build(kind, target, init, seed):
     """The object to check: ``cls(**init)`` (with a seeded ``rng`` if it takes one) or a :class:`FunctionPair`."""
     if kind == "functions":
-        return FunctionPair(target[0], target[1], init)
+        return pair(*target, init)
     kwargs = dict(init or {})
     try:
         if "rng" in inspect.signature(target).parameters and "rng" not in kwargs and seed is not None:
@@ -150,7 +150,7 @@ class FunctionPair:
         self.student_forward, self.student_backward, self._kwargs = fwd, bwd, dict(init or {})
         self.keyword_names = tuple(self._kwargs)
         self._cache, self._n = None, 0
-        self.class_name = fwd.__name__.replace("_forward", "", 1)
+        self.class_name = fwd.__name__.split("_forward")[0]
 
     def forward(self, *xs, training=None):  # noqa: ARG002 - no training argument: a mode lives in --init
         res = self.student_forward(*xs, **copy.deepcopy(self._kwargs))
@@ -172,6 +172,25 @@ class FunctionPair:
                 f"argument(s) of {self.student_forward.__name__}; give one --input-shape per array argument, "
                 "separated by ';' (e.g. '4,5;5,3;3' for x, w, b).")
         return _copy(g[0]) if len(g) == 1 else tuple(_copy(v) for v in g)
+
+
+def pair(fwd, bwd, init):
+    """A :class:`FunctionPair` of a class named after the layer (``affine``) whose ``forward``
+    signature names the array arguments (so gradients are called ``dx``, ``dw``, ``db``)."""
+    P = inspect.Parameter
+    skip = set(init or {})
+    try:
+        names = [p.name for p in inspect.signature(fwd).parameters.values()
+                 if p.kind in (P.POSITIONAL_ONLY, P.POSITIONAL_OR_KEYWORD) and p.name not in skip]
+    except (TypeError, ValueError):
+        names = []
+
+    def forward(self, *xs, training=None):
+        return FunctionPair.forward(self, *xs, training=training)
+    forward.__signature__ = inspect.Signature([P("self", P.POSITIONAL_ONLY)] + [P(n, P.POSITIONAL_ONLY)
+                                              for n in names] + [P("training", P.KEYWORD_ONLY, default=None)])
+    name = fwd.__name__.split("_forward")[0]
+    return type(name, (FunctionPair,), {"forward": forward, "__module__": __name__})(fwd, bwd, init)
 
 
 class _AttrParams(dict):
@@ -355,7 +374,7 @@ def adapt(obj, inputs=None, training=True):
                                                           if isinstance(p, np.ndarray))]
         used, _ = (_try(_used_arrays, obj, inputs, kw, others) if inputs is not None else None) or (None, None)
         info.update(protocol="manualprop", text="manualprop (params/grads dicts)", unseen=used or [])
-        return (obj if tr else Adapted(obj, {}, own=True)), info
+        return (obj if tr else _wrap(obj, {}, own=True)), info
     used, y = (_try(_used_arrays, obj, inputs, kw, list(arrays)) if inputs is not None else None) or (None, None)
     if used is None:  # no probe: the gradient attributes present now
         pairs = {w: g.format(w) for w in arrays for g in GRAD_NAMES if g.format(w) in arrays}
@@ -371,7 +390,12 @@ def adapt(obj, inputs=None, training=True):
                                           "backward(dY) -> dX only")
     else:
         info.update(protocol="plain", text="a class with forward/backward and no parameters")
-    return Adapted(obj, pairs), info
+    return _wrap(obj, pairs), info
+
+
+def _wrap(obj, pairs, own=False):
+    """An :class:`Adapted` of a class named like the student's (reports say ``Linear``)."""
+    return type(type(obj).__name__, (Adapted,), {"__module__": __name__})(obj, pairs, own)
 
 
 def _try(fn, *args):

@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 from test_cli import run
 
+from gradcheck import UsageError, check_layer
 from gradcheck import _adapters as AD
-from gradcheck import check_layer
 
 ROOT = Path(__file__).resolve().parents[1]
 SEED = ROOT / "examples" / "seed_style_linear.py"
@@ -67,7 +67,7 @@ def test_adapter_copies_the_buffer_forward_returns_in_process():
     layer.forward(X2)
     np.testing.assert_allclose(Y1, X1 @ layer.W + layer.b)
     res = check_layer(layer, (6, 5), twin=None, seed=0)
-    assert res.passed and [r.tensor for r in res.records] == ["dX"]
+    assert res.passed and res.name == "Linear" and [r.tensor for r in res.records] == ["dX"]
 
 
 ATTR = """
@@ -228,6 +228,18 @@ def test_cs231n_planted_bug_fails(tmp_path, name, old, new, bad):
     p = cs231n(name, path=f)
     assert p.returncode == 1, text(p)
     assert f"gradient mismatch in {bad}" in text(p)
+
+
+def test_load_class_in_process_gives_the_same_adapters():
+    from gradcheck.cli import load_class
+
+    factory, _ = load_class(f"{CS231N}::conv")
+    layer, info = AD.adapt(factory(conv_param={"stride": 2, "pad": 1}))
+    assert info["protocol"] == "cs231n"
+    res = check_layer(layer, [(2, 3, 5, 5), (4, 3, 3, 3), (4,)], twin=None, seed=0)
+    assert res.passed and [r.tensor for r in res.records] == ["dx", "dw", "db"]
+    with pytest.raises(UsageError, match="has no class 'dense'.*Function pairs: affine"):
+        load_class(f"{CS231N}::dense")
 
 
 def test_cs231n_one_shape_per_array_argument():
