@@ -402,6 +402,9 @@ class Child:
             kind, target = AD.find(mod, req["class"])
         except AD.AdapterError as exc:
             return self.reply(False, {"stage": "class", "message": str(exc)})
+        if kind == "functions" and req.get("kind") != "layer":
+            return self.reply(False, {"stage": "class", "message": f"{req['class']} is a CS231n function pair; a "
+                                      "loss is a class: forward(y_true, y_pred) -> float, backward() -> dy_pred."})
         try:
             sig_text = f"{target.__name__}{inspect.signature(target)}" if kind == "class" else ""
         except (TypeError, ValueError):
