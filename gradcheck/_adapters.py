@@ -390,6 +390,9 @@ def adapt(obj, inputs=None, training=True):
                                           "backward(dY) -> dX only")
     else:
         info.update(protocol="plain", text="a class with forward/backward and no parameters")
+    if used is None and inputs is not None:
+        info["text"] += (" (found without running forward: on the probe input it raised or gave two different "
+                         "outputs)")
     return _wrap(obj, pairs), info
 
 

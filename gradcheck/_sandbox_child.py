@@ -262,11 +262,13 @@ class _spy_escapes:
             v = orig(t, *a, **k)
             f = sys._getframe(1)
             path = os.path.realpath(f.f_code.co_filename)
-            if len(getattr(tape, "_escapes", None) or ()) > n and path.startswith(spy.work) and len(escapes) < 8:
+            where = f"{path[len(spy.work):]}:{f.f_lineno} in {f.f_code.co_name}"
+            if (len(getattr(tape, "_escapes", None) or ()) > n and path.startswith(spy.work) and len(escapes) < 8
+                    and all(e["where"] != where for e in escapes)):
                 import linecache
 
                 escapes.append({"tensor": spy.names.get(id(t), ""), "line": linecache.getline(path, f.f_lineno)
-                                .strip()[:200], "where": f"{path[len(spy.work):]}:{f.f_lineno} in {f.f_code.co_name}"})
+                                .strip()[:200], "where": where})
             return v
         cls.__array__ = __array__
         try:
