@@ -190,9 +190,9 @@ def _modes(init: Any, path: str = "") -> list[str]:
         m for k, v in init.items() for m in _modes(v, k)]
 
 
-def protocol_lines(layer, init: dict[str, Any]) -> tuple[list[str], list[str]]:
-    """Header lines saying how the layer was read (:func:`gradcheck._adapters.adapt`), and the
-    weights whose gradient is not checked.
+def protocol_lines(layer, init: dict[str, Any], training: tuple[bool, ...] = (False,)) -> tuple[list[str], list[str]]:
+    """Header lines saying how the layer was read (:func:`gradcheck._adapters.adapt`) and in which
+    ``training`` modes its forward is checked, and the weights whose gradient is not checked.
 
     Returns
     -------
@@ -209,7 +209,8 @@ def protocol_lines(layer, init: dict[str, Any]) -> tuple[list[str], list[str]]:
         lines.append(f"mode: as given in --init ({', '.join(modes)}); the forward has no training argument"
                      if info.get("protocol") == "cs231n" and modes else "mode: eval (forward has no training argument)")
     else:
-        lines.append("mode: eval (forward(X, training=False))")
+        lines.append("mode: " + " and ".join("training" if t else "eval" for t in training)
+                     + f" (forward(X, {', then '.join(f'training={t}' for t in training)}))")
     unchecked, unseen = list(info.get("unchecked") or []), list(info.get("unseen") or [])
     names = ", ".join(unchecked)
     grads = ", ".join(f"d{w}" for w in unchecked)

@@ -985,7 +985,7 @@ class RemoteLayer(_Remote):
         names = self.forward_params if len(self.forward_params) >= len(inputs) else (
             ["X"] if len(inputs) == 1 else [f"X{i}" for i in range(len(inputs))])
         xs = ", ".join(f"{n} of shape {fmt_shape(np.shape(x))}" for n, x in zip(names, inputs))
-        tr = "" if training is None else f", training={training}"
+        tr = "" if training is None or self.signature.get("forward_training") is False else f", training={training}"
         return f"forward({', '.join(names[:len(inputs)])}{tr}) with {xs}"
 
     def _inputs(self, inputs: Sequence[Any]) -> list[np.ndarray]:

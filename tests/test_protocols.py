@@ -191,6 +191,17 @@ def test_manualprop_layer_with_unseen_weights_warns(tmp_path):
     assert "(scale: no gradient checked, see above)" in t
 
 
+def test_manualprop_layer_whose_forward_takes_no_training(tmp_path):
+    f = tmp_path / "notrain.py"
+    f.write_text(textwrap.dedent(UNSEEN).replace("def forward(self, X, training=False):", "def forward(self, X):")
+                 .replace("* self.scale", "").replace("(dY * self.scale)", "dY"))
+    p = run("check", f"{f}::Scaled", "--input-shape", "8,5", "--init", INIT)
+    t = text(p)
+    assert p.returncode == 0, t
+    assert "protocol: manualprop (params/grads dicts) mode: eval (forward has no training argument)" in t
+    assert "WARNING" not in t and "every gradient (dX, dW) matches" in t
+
+
 CS231N_CASES = {
     "affine": ("4,5;5,3;3", None, "dx, dw, db"),
     "relu": ("4,5", None, "dX"),
