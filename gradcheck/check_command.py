@@ -149,7 +149,8 @@ def run_check(args, layer, label: str, init: dict[str, Any], shape) -> int:
         d = os.path.dirname(os.path.abspath(args.json))
         os.makedirs(d, exist_ok=True)
         with open(args.json, "w", encoding="utf-8") as fh:
-            json.dump(diag.to_dict(), fh, indent=2, default=_json_default)
+            json.dump({**diag.to_dict(), "protocol": getattr(layer, "protocol", None)}, fh, indent=2,
+                      default=_json_default)
     if written:
         print(f"\nplots: {', '.join(os.path.abspath(w) for w in written)}")
     if args.json:

@@ -2,6 +2,7 @@
 array attributes without gradients, attribute style, CS231n function pairs, unseen weights, and
 ``--tape`` on a forward that writes a Tensor into a numpy array."""
 
+import json
 import textwrap
 from pathlib import Path
 
@@ -31,14 +32,16 @@ def planted(tmp_path, src, old, new, name):
     return f
 
 
-def test_seed_style_layer_checks_dx_and_names_w_as_unchecked():
-    p = run("check", f"{SEED}::Linear", "--input-shape", "8,5", "--init", INIT)
+def test_seed_style_layer_checks_dx_and_names_w_as_unchecked(tmp_path):
+    p = run("check", f"{SEED}::Linear", "--input-shape", "8,5", "--init", INIT, "--json", tmp_path / "d.json")
     t = text(p)
     assert p.returncode == 0, t
     assert "protocol: array attributes without gradients (W, b): backward(dY) -> dX only" in t
     assert "mode: eval (forward has no training argument)" in t
     assert "note: W, b are parameters with no gradient to check: backward computes no dW, db" in t
     assert "every gradient (dX) matches" in t and "(W, b: no gradient checked, see above)" in t
+    info = json.loads((tmp_path / "d.json").read_text())["protocol"]
+    assert info["protocol"] == "seed" and info["unchecked"] == ["W", "b"] and info["forward_training"] is False
 
 
 def test_seed_style_planted_bug_fails(tmp_path):
