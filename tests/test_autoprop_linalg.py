@@ -182,3 +182,56 @@ def test_matrix_power_zero_is_a_constant_identity_and_the_exponent_must_be_an_in
     assert tape.gradient(ap.sum(y), A, unconnected_gradients="zero").numpy().sum() == 0.0
     with pytest.raises(TypeError, match="integer"):
         np.linalg.matrix_power(A, 1.5)
+
+
+NORMS = [
+    ("vec_2", {}, (5,)), ("vec_1", {"ord": 1}, (5,)), ("vec_inf", {"ord": np.inf}, (5,)),
+    ("vec_-inf", {"ord": -np.inf}, (5,)), ("vec_3", {"ord": 3}, (5,)), ("vec_0.5", {"ord": 0.5}, (5,)),
+    ("vec_axis", {"ord": 1, "axis": 1, "keepdims": True}, (3, 4)),
+    ("mat_fro", {"ord": "fro"}, (3, 4)), ("mat_1", {"ord": 1}, (3, 4)), ("mat_-1", {"ord": -1}, (3, 4)),
+    ("mat_inf", {"ord": np.inf}, (3, 4)), ("mat_-inf", {"ord": -np.inf}, (3, 4)),
+    ("mat_axes", {"ord": 1, "axis": (2, 0)}, (3, 2, 4)),
+    ("mat_keepdims", {"ord": np.inf, "axis": (0, 1), "keepdims": True}, (3, 4)),
+]
+
+
+@pytest.mark.parametrize("name,kw,shape", NORMS, ids=[n[0] for n in NORMS])
+def test_norm_with_ord_matches_numpy_autograd_and_central_differences(name, kw, shape):
+    x = np.random.default_rng(len(name)).uniform(0.2, 2.0, shape) * np.where(
+        np.arange(np.prod(shape)).reshape(shape) % 3 == 0, -1.0, 1.0)  # no ties, no zeros
+    f = lambda a: np.linalg.norm(a, **kw)  # noqa: E731
+    np.testing.assert_allclose(_numpy_value(f, x), f(x), rtol=1e-13)
+    G = _r.standard_normal(np.shape(f(x)))
+    g = _grad(lambda A: ap.sum(ap.constant(G) * f(A)), x)
+    np.testing.assert_allclose(g, _central(lambda z: float(np.sum(G * f(z))), x), rtol=1e-6, atol=1e-7)
+    ref = autograd.grad(lambda z: agn.sum(G * _ag_norm(z, **kw)))(x)
+    np.testing.assert_allclose(g, ref, rtol=1e-10, atol=1e-12)
+
+
+def _ag_norm(z, ord=None, axis=None, keepdims=False):  # noqa: A002
+    """numpy.linalg.norm's definitions written in autograd.numpy (autograd has gradients
+    for ord=None/2/'fro' only)."""
+    if axis is None:
+        axis = 0 if z.ndim == 1 else (0, 1)
+    if isinstance(axis, tuple):
+        row, col = (a % z.ndim for a in axis)
+        if ord in (None, "fro"):
+            return agn.sqrt(agn.sum(z * z, axis=axis, keepdims=keepdims))
+        summed, other = (row, col) if ord in (1, -1) else (col, row)
+        pick = agn.max if ord in (1, np.inf) else agn.min
+        out = pick(agn.sum(agn.abs(z), axis=summed, keepdims=True), axis=other, keepdims=True)
+        return out if keepdims else agn.squeeze(out, axis=(row, col))
+    a = agn.abs(z)
+    if ord in (None, 2):
+        return agn.sqrt(agn.sum(z * z, axis=axis, keepdims=keepdims))
+    if ord in (np.inf, -np.inf):
+        return (agn.max if ord > 0 else agn.min)(a, axis=axis, keepdims=keepdims)
+    return agn.sum(a**ord, axis=axis, keepdims=keepdims) ** (1.0 / ord)
+
+
+def test_norm_ord_zero_counts_and_svd_norms_are_refused_by_name():
+    x = ap.constant([0.0, 2.0, -1.0])
+    assert np.linalg.norm(x, ord=0).numpy() == 2.0
+    for ord_ in (2, -2, "nuc"):
+        with pytest.raises(TypeError, match="singular values"):
+            np.linalg.norm(ap.constant(A3), ord=ord_)

@@ -14,6 +14,7 @@ import numpy as np
 from ..registry import PRIMITIVES, defcomposite, defnondiff, defprim, linear_jvp
 from ..tensor import Tensor
 from ._common import SAME, _check_kw, _count, _keep_reduced, _shape, _t
+from .elementwise import absolute
 
 __all__ = [
     "sum", "mean", "max", "min", "prod", "cumsum", "logsumexp", "log_softmax", "softmax",
@@ -212,14 +213,58 @@ def _norm_jvp(t, ans, x, axis=None, keepdims=False):
     return np.sum(t * np.where(pos, x / safe, 0.0), axis=axis, keepdims=keepdims)
 
 
+def _vector_norm(x, ord, axis, keepdims):  # noqa: A002
+    if ord is None or ord == 2:
+        return norm(x, axis=axis, keepdims=keepdims)
+    a = absolute(x)
+    if ord == np.inf:
+        return max(a, axis=axis, keepdims=keepdims)
+    if ord == -np.inf:
+        return min(a, axis=axis, keepdims=keepdims)
+    if ord == 0:  # the number of nonzero entries: piecewise constant, no gradient
+        return Tensor._wrap(np.asarray(np.sum(x._value != 0, axis=axis, keepdims=keepdims),
+                                       dtype=x.dtype))
+    if ord == 1:
+        return sum(a, axis=axis, keepdims=keepdims)
+    p = float(ord)
+    return sum(a ** p, axis=axis, keepdims=keepdims) ** (1.0 / p)
+
+
+def _matrix_norm(x, ord, axes, keepdims):  # noqa: A002
+    row, col = axes
+    if ord in (None, "fro"):
+        return norm(x, axis=axes, keepdims=keepdims)
+    if ord in (1, -1, np.inf, -np.inf):
+        summed, other = (row, col) if ord in (1, -1) else (col, row)  # column sums for 1
+        s = sum(absolute(x), axis=summed, keepdims=True)
+        pick = max if ord in (1, np.inf) else min
+        out = pick(s, axis=other, keepdims=True)
+        return out if keepdims else out.reshape(tuple(n for d, n in enumerate(out.shape) if d not in axes))
+    raise TypeError(
+        f"autoprop cannot record numpy.linalg.norm(..., ord={ord!r}) of a matrix yet: the "
+        "2-norm and the nuclear norm need the singular values (SVD), which have no "
+        "registered derivative here. Supported matrix ords: None, 'fro', 1, -1, inf, -inf."
+    )
+
+
 def _np_linalg_norm(x, ord=None, axis=None, keepdims=False):  # noqa: A002
-    if ord is not None:
-        raise TypeError(
-            f"autoprop records numpy.linalg.norm only with ord=None (the 2-norm / Frobenius "
-            f"norm, as ap.norm); got ord={ord!r}. Write the norm out with tape ops instead, "
-            "e.g. np.sum(np.abs(x)) for ord=1."
-        )
-    return norm(_t(x), axis=axis, keepdims=bool(keepdims))
+    x = _t(x)
+    keepdims = bool(keepdims)
+    if isinstance(axis, list):
+        axis = tuple(axis)
+    if axis is None and ord is not None:
+        if x.ndim not in (1, 2):
+            raise ValueError(f"numpy.linalg.norm: ord={ord!r} needs a 1-D or 2-D array; got {x.ndim}-D")
+        axis = 0 if x.ndim == 1 else (0, 1)
+    if isinstance(axis, tuple) and len(axis) == 2:
+        return _matrix_norm(x, ord, tuple(a % x.ndim for a in axis), keepdims)
+    if isinstance(axis, tuple) and len(axis) == 1:
+        axis = axis[0]
+    if axis is not None and not isinstance(axis, (int, np.integer)):
+        raise ValueError(f"numpy.linalg.norm: axis must be None, an int or a pair; got {axis!r}")
+    if isinstance(ord, str):
+        raise ValueError(f"numpy.linalg.norm: ord={ord!r} is a matrix norm; give a pair of axes")
+    return _vector_norm(x, ord, axis, keepdims)
 
 
 norm = defprim(
