@@ -21,6 +21,7 @@ A3 = np.array([[2.0, 0.3, -0.4], [0.1, 1.5, 0.2], [-0.3, 0.4, 1.8]])
 SPD = np.array([[4.0, 1.0, 0.5], [1.0, 3.0, 0.2], [0.5, 0.2, 2.0]])
 B3 = _r.standard_normal((3, 2))
 b3 = _r.standard_normal(3)
+A34 = np.array([[2.0, 0.3, -0.4, 0.5], [0.1, 1.5, 0.2, -0.7], [-0.3, 0.4, 1.0, 0.2]])
 
 # name, tape function of A, autograd function of A, input
 CASES = [
@@ -35,6 +36,14 @@ CASES = [
     ("eigh_vectors", lambda a: np.linalg.eigh(a)[1], lambda a: agn.linalg.eigh(a)[1], SPD),
     ("eigvalsh", np.linalg.eigvalsh, lambda a: agn.linalg.eigh(a)[0], SPD),
     ("cholesky", np.linalg.cholesky, agn.linalg.cholesky, SPD),
+    ("svd_values", lambda a: np.linalg.svd(a, compute_uv=False), lambda a: agn.linalg.svd(a, compute_uv=False), A34),
+    ("svd_U", lambda a: np.linalg.svd(a, full_matrices=False)[0],
+     lambda a: agn.linalg.svd(a, full_matrices=False)[0], A34),
+    ("svd_Vh", lambda a: np.linalg.svd(a, full_matrices=False)[2],
+     lambda a: agn.linalg.svd(a, full_matrices=False)[2], A34),
+    ("svd_tall", lambda a: np.linalg.svd(a, full_matrices=False)[0],
+     lambda a: agn.linalg.svd(a, full_matrices=False)[0], A34.T),
+    ("svd_square", lambda a: np.linalg.svd(a)[2], lambda a: agn.linalg.svd(a, full_matrices=False)[2], A3),
     ("matrix_power_3", lambda a: np.linalg.matrix_power(a, 3), lambda a: a @ a @ a, A3),
     ("matrix_power_-2", lambda a: np.linalg.matrix_power(a, -2),
      lambda a: agn.linalg.inv(a) @ agn.linalg.inv(a), A3),
@@ -192,6 +201,8 @@ NORMS = [
     ("mat_inf", {"ord": np.inf}, (3, 4)), ("mat_-inf", {"ord": -np.inf}, (3, 4)),
     ("mat_axes", {"ord": 1, "axis": (2, 0)}, (3, 2, 4)),
     ("mat_keepdims", {"ord": np.inf, "axis": (0, 1), "keepdims": True}, (3, 4)),
+    ("mat_2", {"ord": 2}, (3, 4)), ("mat_-2", {"ord": -2}, (4, 3)), ("mat_nuc", {"ord": "nuc"}, (3, 4)),
+    ("mat_nuc_axes", {"ord": "nuc", "axis": (2, 0), "keepdims": True}, (3, 2, 4)),
 ]
 
 
@@ -217,6 +228,11 @@ def _ag_norm(z, ord=None, axis=None, keepdims=False):  # noqa: A002
         row, col = (a % z.ndim for a in axis)
         if ord in (None, "fro"):
             return agn.sqrt(agn.sum(z * z, axis=axis, keepdims=keepdims))
+        if ord in (2, -2, "nuc"):
+            s = agn.linalg.svd(agn.moveaxis(z, (row, col), (-2, -1)), compute_uv=False)
+            out = {2: agn.max, -2: agn.min, "nuc": agn.sum}[ord](s, axis=-1)
+            return agn.reshape(out, tuple(1 if d in (row, col) else n for d, n in enumerate(z.shape))) \
+                if keepdims else out
         summed, other = (row, col) if ord in (1, -1) else (col, row)
         pick = agn.max if ord in (1, np.inf) else agn.min
         out = pick(agn.sum(agn.abs(z), axis=summed, keepdims=True), axis=other, keepdims=True)
@@ -229,9 +245,26 @@ def _ag_norm(z, ord=None, axis=None, keepdims=False):  # noqa: A002
     return agn.sum(a**ord, axis=axis, keepdims=keepdims) ** (1.0 / ord)
 
 
-def test_norm_ord_zero_counts_and_svd_norms_are_refused_by_name():
+def test_norm_ord_zero_counts_and_bad_orders_are_refused():
     x = ap.constant([0.0, 2.0, -1.0])
     assert np.linalg.norm(x, ord=0).numpy() == 2.0
-    for ord_ in (2, -2, "nuc"):
-        with pytest.raises(TypeError, match="singular values"):
-            np.linalg.norm(ap.constant(A3), ord=ord_)
+    with pytest.raises(ValueError, match="invalid norm order"):
+        np.linalg.norm(ap.constant(A3), ord=3)
+    with pytest.raises(ValueError, match="matrix norm"):
+        np.linalg.norm(ap.constant(A3), ord="fro", axis=0)
+
+
+def test_svd_refuses_what_has_no_derivative():
+    with pytest.raises(TypeError, match="full_matrices=False"):
+        np.linalg.svd(ap.constant(A34))
+    A = ap.constant(np.diag([2.0, 2.0, 1.0]))
+    with ap.GradientTape() as tape:
+        tape.watch(A)
+        u, s, vh = np.linalg.svd(A)
+        y = ap.sum(u * ap.constant(np.arange(9.0).reshape(3, 3)))
+    with pytest.raises(ValueError, match="repeated or zero singular values"):
+        tape.gradient(y, A)
+    with ap.GradientTape() as tape:  # the values alone: d(sum s)/dA = U V^T
+        tape.watch(A)
+        y = ap.sum(np.linalg.svd(A, compute_uv=False))
+    np.testing.assert_allclose(tape.gradient(y, A).numpy(), np.eye(3), atol=1e-15)

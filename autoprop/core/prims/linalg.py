@@ -20,7 +20,7 @@ from .elementwise import multiply
 from .shape import reshape
 
 __all__ = ["matmul", "tensordot", "einsum", "dot", "outer", "inv", "det", "slogdet", "solve",
-           "cholesky", "eigh", "eigvalsh", "matrix_power", "multi_dot"]
+           "cholesky", "eigh", "eigvalsh", "matrix_power", "multi_dot", "svd"]
 
 
 def _plain_vjp_a(g, a, b):
@@ -456,3 +456,110 @@ def multi_dot(arrays, *, out=None):
     for a in arrays[1:]:
         result = matmul(result, a)
     return result
+
+
+# --- the thin SVD (Townsend 2016, "Differentiating the singular value decomposition") ---
+def _svd_fwd(a):
+    u, s, vh = np.linalg.svd(a, full_matrices=False)
+    return np.concatenate([u, np.expand_dims(s, -2), _mT(vh)], axis=-2)
+
+
+def _svd_parts(packed, m):
+    return packed[..., :m, :], packed[..., m, :], packed[..., m + 1:, :]  # U, s, V
+
+
+def _svd_f(s):
+    """F_ij = 1 / (s_j^2 - s_i^2) off the diagonal; refuses repeated singular values."""
+    k = _shape(s)[-1]
+    s2 = s * s
+    gap = np.expand_dims(s2, -2) - np.expand_dims(s2, -1)
+    off = 1.0 - _eye(k, s)
+    gv = np.asarray(gap._value if isinstance(gap, Tensor) else gap)
+    sv = np.asarray(s._value if isinstance(s, Tensor) else s)
+    if np.any((gv == 0) & (np.asarray(off) > 0)) or np.any(sv == 0):
+        raise ValueError(
+            "autoprop.svd: the derivative of the singular vectors is undefined at repeated "
+            "or zero singular values. Use the singular values alone (np.linalg.svd(a, "
+            "compute_uv=False)) when their gradient is all you need."
+        )
+    return off / (gap + _eye(k, s))
+
+
+def _svd_vjp(g, ans, a):
+    m, n = _shape(a)[-2:]
+    u, s, v = _svd_parts(ans, m)
+    gu, gs, gv = _svd_parts(g, m)
+    k = _shape(s)[-1]
+    eye_k = _eye(k, s)
+    out = u @ (eye_k * np.expand_dims(gs, -2)) @ _mT(v)  # U diag(gs) V^T
+    if isinstance(g, Tensor) or np.any(gu) or np.any(gv):
+        f = _svd_f(s)
+        S = eye_k * np.expand_dims(s, -2)
+        s_inv = eye_k * np.expand_dims(1.0 / s, -2)
+        j = f * (_mT(u) @ gu - _mT(gu) @ u)
+        kk = f * (_mT(v) @ gv - _mT(gv) @ v)
+        out = out + u @ (j @ S + S @ kk) @ _mT(v)
+        if m > k:
+            out = out + (_eye(m, s) - u @ _mT(u)) @ gu @ s_inv @ _mT(v)
+        if n > k:
+            out = out + u @ s_inv @ _mT(gv) @ (_eye(n, s) - v @ _mT(v))
+    return out
+
+
+def _svd_jvp(t, ans, a):
+    m, n = _shape(a)[-2:]
+    u, s, v = _svd_parts(ans, m)
+    k = _shape(s)[-1]
+    eye_k = _eye(k, s)
+    p = _mT(u) @ t @ v  # U^T dA V
+    ds = np.sum(p * eye_k, axis=-1)
+    f = _svd_f(s)
+    S = eye_k * np.expand_dims(s, -2)
+    s_inv = eye_k * np.expand_dims(1.0 / s, -2)
+    du = u @ (f * (p @ S + S @ _mT(p)))
+    dv = v @ (f * (S @ p + _mT(p) @ S))
+    if m > k:
+        du = du + (_eye(m, s) - u @ _mT(u)) @ t @ v @ s_inv
+    if n > k:
+        dv = dv + (_eye(n, s) - v @ _mT(v)) @ _mT(t) @ u @ s_inv
+    return np.concatenate([du, np.expand_dims(ds, -2), dv], axis=-2)
+
+
+def _np_svd(a, full_matrices=True, compute_uv=True, hermitian=False):
+    a = _t(a)
+    if hermitian:
+        raise TypeError("autoprop records numpy.linalg.svd only with hermitian=False")
+    m = a.shape[-2]
+    out = svd(a)
+    u, s, v = out[..., :m, :], out[..., m, :], out[..., m + 1:, :]
+    if not compute_uv:
+        return s
+    if full_matrices and a.shape[-2] != a.shape[-1]:
+        raise TypeError(
+            "autoprop records numpy.linalg.svd only with full_matrices=False (the thin SVD) "
+            "for a non-square matrix: the extra singular vectors are not unique, so they "
+            "have no derivative"
+        )
+    return _SVDResult(u, s, _mT(v))
+
+
+try:
+    from numpy.linalg import SVDResult as _SVDResult
+except ImportError:  # pragma: no cover
+    from collections import namedtuple
+
+    _SVDResult = namedtuple("SVDResult", "U S Vh")
+
+
+svd = defprim(
+    "svd", _svd_fwd, _svd_vjp, jvp=_svd_jvp,
+    jacobian="A = U S V^T: dS = diag(U^T dA V); dU = U (F o (P S + S P^T)) + (I - U U^T) dA V "
+             "S^-1, P = U^T dA V, F_ij = 1/(s_j^2 - s_i^2); dV likewise (Townsend 2016)",
+    vjp="dA = U [(F o (U^T gU - gU^T U)) S + diag(gS) + S (F o (V^T gV - gV^T V))] V^T "
+        "+ (I - U U^T) gU S^-1 V^T + U S^-1 gV^T (I - V V^T)",
+    shapes="A (..., m, n) -> (..., m + 1 + n, k), k = min(m, n): rows U, then s, then V "
+           "(np.linalg.svd returns U, S, Vh)",
+    kinks="repeated or zero singular values: the singular-vector derivative is undefined, "
+          "ValueError (the values alone are fine); thin SVD only",
+    numpy=(np.linalg.svd,), np_call=_np_svd,
+)

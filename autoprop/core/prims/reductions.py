@@ -240,11 +240,17 @@ def _matrix_norm(x, ord, axes, keepdims):  # noqa: A002
         pick = max if ord in (1, np.inf) else min
         out = pick(s, axis=other, keepdims=True)
         return out if keepdims else out.reshape(tuple(n for d, n in enumerate(out.shape) if d not in axes))
-    raise TypeError(
-        f"autoprop cannot record numpy.linalg.norm(..., ord={ord!r}) of a matrix yet: the "
-        "2-norm and the nuclear norm need the singular values (SVD), which have no "
-        "registered derivative here. Supported matrix ords: None, 'fro', 1, -1, inf, -inf."
-    )
+    if ord in (2, -2, "nuc"):  # from the singular values (the svd record, linalg family)
+        from .linalg import svd
+        from .shape import moveaxis
+
+        m = moveaxis(x, (row, col), (-2, -1))
+        s = svd(m)[..., m.shape[-2], :]
+        out = {2: max, -2: min, "nuc": sum}[ord](s, axis=-1)
+        if keepdims:
+            out = out.reshape(tuple(1 if d in axes else n for d, n in enumerate(x.shape)))
+        return out
+    raise ValueError(f"numpy.linalg.norm: invalid norm order {ord!r} for matrices")
 
 
 def _np_linalg_norm(x, ord=None, axis=None, keepdims=False):  # noqa: A002
