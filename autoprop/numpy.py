@@ -107,6 +107,7 @@ linalg = _types.SimpleNamespace(
     solve=_F[_np.linalg.solve], cholesky=_F[_np.linalg.cholesky], eigh=_F[_np.linalg.eigh],
     eigvalsh=_F[_np.linalg.eigvalsh], norm=_F[_np.linalg.norm],
     matrix_power=_F[_np.linalg.matrix_power], multi_dot=_F[_np.linalg.multi_dot],
+    svd=_F[_np.linalg.svd],
 )
 
 # shape

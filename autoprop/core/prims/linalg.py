@@ -1,9 +1,11 @@
 """Linear algebra: matmul (with tf.matmul's transpose flags), tensordot, einsum, and the
-numpy functions built on them (dot, outer).
+numpy functions built on them (dot, outer); numpy.linalg's inv, det, slogdet, solve,
+cholesky, eigh/eigvalsh, svd, matrix_power, multi_dot (norm: the reductions family).
 
-These are multilinear: linear in each argument separately, so every JVP is the
-primitive itself with one argument replaced by its tangent (``registry.linear_jvp``,
-HIPS autograd's ``def_linear``); only the VJPs are written out.
+matmul, tensordot and einsum are multilinear: linear in each argument separately, so
+every JVP is the primitive itself with one argument replaced by its tangent
+(``registry.linear_jvp``, HIPS autograd's ``def_linear``); only the VJPs are written out.
+The numpy.linalg records carry matrix-calculus VJPs and JVPs (sources at each one).
 Derivations: ``lessons/01-linear-layer.md`` (matmul), ``lessons/00-chain-rule.md``.
 """
 
