@@ -116,3 +116,21 @@ class DropoutNoScale(Dropout):
 class DropoutNoMask(Dropout):
     def backward(self, dY):
         return dY  # BUG
+
+
+# Bugs no signature names: the diagnosis must say "wrong values", never a wrong name.
+
+
+class ReLUInvertedMask(ReLU):
+    def backward(self, dY):
+        return dY * (self.X < 0)  # BUG
+
+
+class LeakyReLUPlainMask(LeakyReLU):
+    def backward(self, dY):
+        return dY * (self.X > 0)  # BUG: the slope alpha of the negative side is missing
+
+
+class TanhNoSquare(Tanh):
+    def backward(self, dY):
+        return dY * (1 - self.out)  # BUG

@@ -139,3 +139,9 @@ class LinearReshapeNotTranspose(LinearOutIn):
         dX = super().backward(dY)
         self.grads["W"] = (self.X.T @ dY).reshape(self.params["W"].shape)  # BUG: reshape, not .T
         return dX
+
+
+class LinearDxWithWT(LinearOutIn):
+    def backward(self, dY):
+        super().backward(dY)
+        return dY @ self.params["W"].T  # BUG: W.T where W is due (square W: the shapes agree)

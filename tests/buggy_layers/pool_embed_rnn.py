@@ -118,3 +118,24 @@ class RNNMeanBias(RNNStep):
         ret = super().backward(dh)
         self.grads["b"] = (dh * (1 - self.h**2)).mean(axis=0)  # BUG
         return ret
+
+
+class MaxPoolWholeWindow(MaxPool):
+    def backward(self, dout):
+        return dout.repeat(2, axis=2).repeat(2, axis=3)  # BUG: every element of the window gets dY
+
+
+class EmbeddingBufferedAdd(Embedding):
+    def backward(self, dY):
+        dW = np.zeros_like(self.params["W"])
+        dW[self.ids] += dY  # BUG: a repeated index keeps only one of its contributions
+        self.grads["W"] = dW
+
+
+class RNNTanhTwice(RNNStep):
+    def backward(self, dh):
+        dz = dh * (1 - np.tanh(self.h) ** 2)  # BUG: tanh of the cached output
+        self.grads["Wx"] = self.x.T @ dz
+        self.grads["Wh"] = self.h_prev.T @ dz
+        self.grads["b"] = dz.sum(axis=0)
+        return dz @ self.params["Wx"].T, dz @ self.params["Wh"].T
