@@ -27,10 +27,18 @@ r"""Find, locate and explain gradient bugs: structural probes, bug signatures, m
    scanned element by element; elements at a kink are excluded and counted.
 4. **Bug signatures** on each failing tensor (:data:`SIGNATURES`), named in
    plain words by :func:`name_signature` (the one implementation, also behind the
-   grader's :func:`gradcheck.grading.diagnose`): transposed, not summed over the
-   batch, flipped kernel, wrong sign, off by a constant factor (x2, x0.5, the batch
-   size: which), the bias averaged instead of summed, all zeros; then only the
-   first (or last) sample; else the worst element.
+   grader's :func:`gradcheck.grading.diagnose`): transposed (with the right
+   product for the weight layout the forward uses), not summed over the batch,
+   flipped kernel, permuted (a reshape where a transpose is due), wrong sign, off
+   by a constant factor (x2, x0.5, the batch size: which), the bias averaged
+   instead of summed, all zeros. Then the signatures that need the layer, each
+   probed with the layer itself: dX equals dY (the local derivative missing);
+   the activation applied again to its cached output (the reference gradient at
+   input Y); a Linear's dW from its output (dY.T @ Y); a norm's dX without the
+   mean/variance paths (projecting dX off the mean and x_hat per group gives the
+   correct one); only the first/last sample, or one sample missing (per-sample
+   contributions by linearity in dY); a permuted dY (directional derivatives for
+   each permuted dY, then the full gradient); else the worst element.
 5. **Models.** For a container with a ``layers`` list whose end-to-end check
    fails, every layer is checked on the input it actually receives, in order,
    and the first one that fails is named.
@@ -54,7 +62,12 @@ import numpy as np
 from . import _validation as V
 from .check import CheckResult, TensorRecord, check_layer, compare, kink_mask, relative_error
 from .errors import GradcheckError, UsageError
-from .numerical import DEFAULT_EPS, directional_derivatives, layer_numerical_gradients, numerical_gradient
+from .numerical import (
+    DEFAULT_EPS,
+    directional_derivatives,
+    layer_numerical_gradients,
+    numerical_gradient,
+)
 
 __all__ = ["Finding", "Probe", "Diagnosis", "diagnose_layer", "check_vjp", "name_signature", "close",
            "STRUCTURAL", "SIGNATURES"]
@@ -396,55 +409,45 @@ def name_signature(tensor: str, manual: Any, numerical: Any, *, is_bias: bool = 
     The one implementation of the bug signatures: :func:`diagnose_layer` and
     ``gradcheck check`` call it with finite differences as the truth, the grader
     (:func:`gradcheck.grading.diagnose`) with a reference layer's gradient.
-    Recognised, in this order:
-
-    * a **shape** that differs: transposed (2-D), not summed over the batch (an
-      extra leading axis that sums to the correct gradient), an extra batch axis,
-      the same size reshaped, or just the wrong shape;
-    * a caller-supplied **alternative** (a known wrong answer and its sentence);
-    * all **zeros**; the **wrong sign**; **transposed** (square 2-D); **flipped
-      kernel** (last two axes reversed, 3-D and more); **permuted**: the correct
-      gradient with its axes permuted and reshaped (a reshape where a transpose
-      is due), or at least the same values in other places;
-    * off by a **constant factor** ``c = <m, n> / <n, n>``: ``1/batch`` on a bias
-      is "the mean over the batch, not the sum", otherwise an extra ``1/batch``;
-      ``batch`` is a missing ``1/batch``; 2 and 0.5 are named;
-    * with ``fallback``: how many elements are wrong and the worst one.
+    Recognised, in this order: a **shape** that differs (transposed, not summed
+    over the batch, an extra batch axis, axes permuted, or just wrong); a
+    caller-supplied **alternative**; all **zeros**; the **wrong sign**;
+    **transposed** (square 2-D); **flipped kernel**; **permuted** (axes permuted
+    and reshaped: a reshape where a transpose is due; or the same values in
+    other places); a **constant factor** ``c = <m, n> / <n, n>`` (``1/batch`` on
+    a bias: the mean, not the sum; an extra or a missing ``1/batch``; x2, x0.5);
+    with ``fallback``, the worst element. The signatures that need the layer
+    (dX = dY, the activation applied to its cached output, the cached output,
+    a norm's missing mean/variance paths, one sample, a permuted dY) follow in
+    :func:`diagnose_layer`.
 
     Parameters
     ----------
     tensor : str
         Display name, e.g. ``"db"``.
-    manual : array_like
-        The gradient under suspicion (any shape).
-    numerical : array_like
-        The correct gradient. NaN marks elements without a trustworthy value (a
-        kink); they are left out of every comparison.
+    manual, numerical : array_like
+        The gradient under suspicion (any shape) and the correct one; NaN in
+        ``numerical`` marks elements without a trustworthy value (a kink), left
+        out of every comparison.
     is_bias : bool, default False
-        A ``1/batch`` factor is named "the mean over the batch, not the sum".
-    n_batch : int, default 1
-        Size of the input's axis 0 (the batch).
-    y_size : int, default 0
-        Number of elements of the layer's output (for "summed over batch and positions").
+        A ``1/batch`` factor is then "the mean over the batch, not the sum".
+    n_batch, y_size : int, default 1, 0
+        The batch size (input axis 0) and the output's size (for "batch x positions").
     alternatives : mapping of str to array_like, optional
-        Known wrong answers, each keyed by the sentence that names it, e.g.
-        ``{"dX does not use the upstream gradient dY ...": d_ones}``.
-    tol : float, default 1e-5
-        Relative tolerance for "matches after the transformation".
-    atol : float, default 1e-9
-        Absolute tolerance of the same comparisons.
+        Known wrong answers keyed by their sentences (``{"dX ignores dY ...": d}``).
+    tol, atol : float, default 1e-5, 1e-9
+        Relative and absolute tolerance for "matches after the transformation".
     fallback : bool, default False
-        Return the worst-element finding (code ``"wrong-values"``) when no
-        signature matches, instead of None.
+        Return the worst-element finding (``"wrong-values"``) instead of None.
     hint : str, optional
-        How to fix a transposed gradient (the right product for the layout the
-        forward uses, see :func:`_product_hint`); default: swap the factors.
+        How to fix a transposed gradient (the right product for the forward's
+        weight layout, from ``_product_hint``); default: swap the factors.
 
     Returns
     -------
     Finding or None
-        None when ``manual`` matches ``numerical`` within ``tol``, when the correct
-        gradient is all NaN, or when nothing is recognised and ``fallback`` is False.
+        None when ``manual`` matches ``numerical``, when ``numerical`` is all NaN,
+        or when nothing is recognised and ``fallback`` is False.
 
     Examples
     --------
@@ -457,8 +460,7 @@ def name_signature(tensor: str, manual: Any, numerical: Any, *, is_bias: bool = 
     >>> name_signature("dW", n, n) is None
     True
     """
-    m = np.asarray(manual, dtype=np.float64)
-    n = np.asarray(numerical, dtype=np.float64)
+    m, n = np.asarray(manual, dtype=np.float64), np.asarray(numerical, dtype=np.float64)
     if m.shape != n.shape:
         return _shape_signature(tensor, m, n, tol, atol, hint)
     ok = np.isfinite(n)
@@ -474,9 +476,8 @@ def name_signature(tensor: str, manual: Any, numerical: Any, *, is_bias: bool = 
         alt = np.asarray(alt, dtype=np.float64)
         if alt.shape == m.shape and match(m, alt):
             return Finding("alternative", sentence, tensor)
-    f = None
-    if not np.all(np.abs(n[ok]) < 1e-12):
-        f = _value_signature(tensor, m, n, ok, match, is_bias, n_batch, y_size, hint)
+    f = None if np.all(np.abs(n[ok]) < 1e-12) else _value_signature(tensor, m, n, ok, match, is_bias, n_batch,
+                                                                      y_size, hint)
     if f is None and fallback:
         f = _worst_element(tensor, m, n, tol, atol)
     return f
@@ -1122,9 +1123,13 @@ def _signatures(proxy, inputs, res: CheckResult, diag: Diagnosis, training, upst
         def numer_for(Gx):
             return numer_at(inputs, Gx)
 
-        f = (f or _context_signature(t, m, n, key, inputs, Y, G, numer_at)
-             or _sample_signature(t, m, G, numer_for, n_batch, key.startswith("@"))
-             or _upstream_signature(t, m, G, key, numer_for, directional))
+        for probe, *args in ((_context_signature, n, key, inputs, Y, G, numer_at),
+                             (_sample_signature, G, numer_for, n_batch, key.startswith("@")),
+                             (_upstream_signature, G, key, numer_for, directional)):
+            try:
+                f = f or probe(t, m, *args)
+            except Exception:  # noqa: BLE001 - a probe the layer cannot run (e.g. forward at Y) names nothing
+                pass
         diag.findings.append(f or _worst_element(t, m, n, res.rtol, res.atol))
 
 

@@ -3,13 +3,13 @@
 
 def main() -> None:
     """Print one line per buggy layer, the hit rates, and each miss with its sentence."""
-    from tests.buggy_layers import EXPECTED, hit_table
+    from . import EXPECTED, hit_table
 
     rows = hit_table()
     w = max(len(k) for k, *_ in rows)
     for key, exp, got, _ in rows:
         print(f"{'ok  ' if exp == got else 'MISS'} {key:<{w}}  expected {exp:<26} got {got}")
-    named, unnamed = rows[:len(EXPECTED)], rows[len(EXPECTED):]
+    named, unnamed = rows[: len(EXPECTED)], rows[len(EXPECTED) :]
     for what, part in (("named bugs", named), ("unnamed bugs (must be 'wrong-values')", unnamed)):
         hits = sum(exp == got for _, exp, got, _ in part)
         print(f"{what}: {hits}/{len(part)} = {hits / len(part):.0%}")
