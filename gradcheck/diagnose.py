@@ -533,8 +533,10 @@ def _permuted_copies(a: np.ndarray, shape: tuple, noun: str = "the correct gradi
         if t.shape == shape:
             yield f"{noun} transposed with axes {p}", t
         elif t.size == int(np.prod(shape)):
-            yield (f"{noun} with its axes in the order {p}, then reshaped to {V.fmt_shape(shape)}: a reshape "
-                   f"where a transpose is due (.transpose{p}, not .reshape)", t.reshape(shape))
+            inv = tuple(int(i) for i in np.argsort(p))
+            yield (f"{noun} laid out in the axis order {p} (shape {V.fmt_shape(t.shape)}), then reshaped to "
+                   f"{V.fmt_shape(shape)}: a reshape where a transpose is due (.reshape{V.fmt_shape(t.shape)}"
+                   f".transpose{inv}, not .reshape{V.fmt_shape(shape)})", t.reshape(shape))
         pre = tuple(shape[i] for i in np.argsort(p))
         if len(pre) == len(shape) and pre != a.shape:
             yield (f"{noun} reshaped to {V.fmt_shape(pre)}, then transposed with axes {p}: a reshape that "

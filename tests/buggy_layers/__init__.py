@@ -44,6 +44,8 @@ EXPECTED = {
     "norm.py::BatchNormGammaNotSummed": "not-summed",
     "norm.py::LayerNormNaive": "missing-mean-var-paths",
     "norm.py::LayerNormMeanBeta": "bias-mean",
+    "norm.py::SpatialBatchNormNaive": "missing-mean-var-paths",
+    "norm.py::SpatialBatchNormNoReorder": "permuted",
     "conv.py::ConvNaiveMissesLast": "sample-missing",
     "conv.py::ConvNaiveFlipped": "flipped-kernel",
     "conv.py::ConvNaiveMeanBias": "bias-mean",
@@ -67,7 +69,8 @@ UNNAMED = ["activations.py::ReLUInvertedMask", "activations.py::LeakyReLUPlainMa
 #: The correct counterparts: each must PASS.
 CORRECT = ["linear.py::LinearOutIn", "linear.py::LinearInOut", "activations.py::ReLU", "activations.py::LeakyReLU",
            "activations.py::Sigmoid", "activations.py::Tanh", "activations.py::Dropout", "softmax.py::Softmax",
-           "softmax.py::SoftmaxCrossEntropy", "norm.py::BatchNorm1D", "norm.py::LayerNorm", "conv.py::ConvNaive",
+           "softmax.py::SoftmaxCrossEntropy", "norm.py::BatchNorm1D", "norm.py::LayerNorm",
+           "norm.py::SpatialBatchNorm", "conv.py::ConvNaive",
            "conv.py::ConvIm2col", "pool_embed_rnn.py::MaxPool", "pool_embed_rnn.py::Embedding",
            "pool_embed_rnn.py::RNNStep"]
 

@@ -113,3 +113,34 @@ class BatchNormGammaFromX(BatchNorm1D):
         dX = super().backward(dY)
         self.grads["gamma"] = np.sum(dY * self.X, axis=0)  # BUG: x where x_hat is due
         return dX
+
+
+class SpatialBatchNorm(BatchNorm1D):
+    """BatchNorm2D for (N, C, H, W): BatchNorm1D on the (N*H*W, C) matrix, as in CS231n."""
+
+    INPUT = (3, 2, 3, 3)
+
+    def __init__(self, C=2, seed=0):
+        super().__init__(C, seed=seed)
+
+    def forward(self, X, training=False):
+        N, C, H, W = X.shape
+        out = super().forward(X.transpose(0, 2, 3, 1).reshape(-1, C), training)
+        return out.reshape(N, H, W, C).transpose(0, 3, 1, 2)
+
+    def backward(self, dY):
+        N, C, H, W = dY.shape
+        dX = super().backward(dY.transpose(0, 2, 3, 1).reshape(-1, C))
+        return dX.reshape(N, H, W, C).transpose(0, 3, 1, 2)
+
+
+class SpatialBatchNormNaive(SpatialBatchNorm):
+    def dx_train(self, dxhat):
+        return dxhat * self.istd  # BUG
+
+
+class SpatialBatchNormNoReorder(SpatialBatchNorm):
+    def backward(self, dY):
+        N, C, H, W = dY.shape
+        dX = BatchNorm1D.backward(self, dY.transpose(0, 2, 3, 1).reshape(-1, C))
+        return dX.reshape(N, C, H, W)  # BUG: reshape where transpose(0, 3, 1, 2) is due
