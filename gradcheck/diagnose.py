@@ -352,7 +352,7 @@ def close(a: Any, b: Any, rtol: float = 1e-6, atol: float = 1e-9) -> bool:
 
 # --------------------------------------------------------------------------- signatures
 
-_SWAP = "swap the factors of the product (e.g. dY.T @ X, not X.T @ dY, or the reverse)"
+_SWAP = "swap the factors of the product (for a Linear: dW = dY.T @ X if W is (out, in), X.T @ dY if W is (in, out))"
 
 
 def _batch_counts(n_batch: int, p_size: int, y_size: int) -> list[tuple[int, str]]:
