@@ -652,20 +652,23 @@ def _sample_signature(tensor, manual, G, numer_for, n_batch, is_input, tol=1e-5)
                 return Finding(f"{which}-sample-only", f"{tensor} holds only the {which} sample's gradient "
                                f"(the other rows are zero): loop over the whole batch", tensor)
         if len(zero) == 1:
-            return Finding("sample-missing", f"{tensor} is right except for sample {zero[0]} of {n_batch}, whose "
-                           "row is zero: the loop misses one sample (range(N - 1) instead of range(N)?)", tensor)
+            return Finding("sample-missing", f"{tensor} is right except for {tensor}[{zero[0]}] (sample {zero[0]} "
+                           f"of 0..{n_batch - 1}), which is zero: the loop misses one sample (range(N - 1) instead "
+                           "of range(N)?)", tensor)
         return None
+    ones = {}
     for which, idx in (("first", 0), ("last", n_batch - 1)):
         Gs = np.zeros_like(G)
         Gs[idx] = G[idx]
-        one = numer_for(Gs)
+        ones[which] = one = numer_for(Gs)
         if close(m, one, tol, 1e-9):
             return Finding(f"{which}-sample-only", f"{tensor} is the gradient of the {which} sample only: "
                            f"sum the contributions of all {n_batch} samples"
                            + (" (a loop that overwrites instead of adding?)" if which == "last" else ""), tensor)
+    for (which, one), idx in zip(ones.items(), (0, n_batch - 1)):  # by linearity in dY: the sum less one sample
         if close(m, full - one, tol, 1e-9):
             return Finding("sample-missing", f"{tensor} lacks the contribution of the {which} sample (sample "
-                           f"{idx} of {n_batch}): the loop misses one sample "
+                           f"{idx} of 0..{n_batch - 1}): the loop misses one sample "
                            f"({'range(N - 1)' if which == 'last' else 'range(1, N)'} instead of range(N)?)", tensor)
     return None
 
