@@ -137,6 +137,9 @@ SAMPLES: dict[str, Sample] = {
     "cholesky": S(np.stack([_SPD, _SPD + np.eye(3)])),
     "eigh": S(_SPD),
     "svd": S(np.array([[2.0, 0.3, -0.4, 0.5], [0.1, 1.5, 0.2, -0.7], [-0.3, 0.4, 1.0, 0.2]])),
+    "svdvals": S(np.array([[2.0, 0.3, -0.4, 0.5], [0.1, 1.5, 0.2, -0.7], [-0.3, 0.4, 1.0, 0.2]])),
+    "qr": S(np.concatenate([_A2, _A2[:, :1] + 0.5], axis=1)),  # a batch of tall (4, 3) matrices
+    "pinv": S(np.array([[2.0, 0.3, -0.4, 0.5], [0.1, 1.5, 0.2, -0.7], [-0.3, 0.4, 1.0, 0.2]]), rcond=1e-15),
     # windows (im2col / col2im)
     "extract_patches": S((2, 3, 5, 6), **_PATCH),
     "scatter_patches": S((2, 3, 3, 2, 3, 4), x_shape=(2, 3, 5, 6), **_PATCH),

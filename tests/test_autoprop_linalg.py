@@ -1,5 +1,5 @@
-"""np.linalg on Tensors: inv, det, slogdet, solve, cholesky, eigh, eigvalsh, matrix_power,
-multi_dot.
+"""np.linalg on Tensors: inv, det, slogdet, solve, cholesky, eigh, eigvalsh, svd, svdvals,
+qr, pinv, lstsq, matrix_power, multi_dot, norm, vector_norm, matrix_norm.
 
 Each is checked at well-conditioned inputs three ways: reverse mode against HIPS
 autograd and against central differences of L(A) = sum(G * f(A)); forward mode (JVP)
@@ -22,6 +22,33 @@ SPD = np.array([[4.0, 1.0, 0.5], [1.0, 3.0, 0.2], [0.5, 0.2, 2.0]])
 B3 = _r.standard_normal((3, 2))
 b3 = _r.standard_normal(3)
 A34 = np.array([[2.0, 0.3, -0.4, 0.5], [0.1, 1.5, 0.2, -0.7], [-0.3, 0.4, 1.0, 0.2]])
+A52 = _r.standard_normal((5, 2)) + np.eye(5, 2)
+b5, B52 = _r.standard_normal(5), _r.standard_normal((5, 2))
+X234 = _r.uniform(0.2, 2.0, (2, 3, 4)) * np.where(np.arange(24).reshape(2, 3, 4) % 3 == 0, -1.0, 1.0)
+
+
+def _ag_qr(a0):
+    """An independent QR in autograd.numpy: for m >= n, R = D chol(A^T A)^T and Q = A R^-1,
+    D = the signs of numpy's diagonal of R at the input a0 (locally constant); a wide
+    A = [X | Y] is Q R_X = X, R = [R_X | Q^T Y]."""
+    m, n = a0.shape[-2:]
+    d = np.sign(np.diagonal(np.linalg.qr(a0[..., :m] if m < n else a0)[1], axis1=-2, axis2=-1))
+
+    def f(a):
+        x = a[..., :m] if m < n else a
+        r = d[..., :, None] * agn.swapaxes(agn.linalg.cholesky(agn.swapaxes(x, -1, -2) @ x), -1, -2)
+        q = agn.swapaxes(agn.linalg.solve(agn.swapaxes(r, -1, -2), agn.swapaxes(x, -1, -2)), -1, -2)
+        if m < n:
+            r = agn.concatenate([r, agn.swapaxes(q, -1, -2) @ a[..., m:]], axis=-1)
+        return q, r
+    return f
+
+
+def _ag_lstsq(a, b):
+    """The least-squares (tall) or minimum-norm (wide) solution from the normal equations."""
+    if a.shape[0] >= a.shape[1]:
+        return agn.linalg.solve(a.T @ a, a.T @ b)
+    return a.T @ agn.linalg.solve(a @ a.T, b)
 
 # name, tape function of A, autograd function of A, input
 CASES = [
@@ -44,6 +71,39 @@ CASES = [
     ("svd_tall", lambda a: np.linalg.svd(a, full_matrices=False)[0],
      lambda a: agn.linalg.svd(a, full_matrices=False)[0], A34.T),
     ("svd_square", lambda a: np.linalg.svd(a)[2], lambda a: agn.linalg.svd(a, full_matrices=False)[2], A3),
+    ("svdvals", np.linalg.svdvals, lambda a: agn.linalg.svd(a, compute_uv=False), A34),
+    ("qr_square_Q", lambda a: np.linalg.qr(a)[0], lambda a: _ag_qr(A3)(a)[0], A3),
+    ("qr_square_R", lambda a: np.linalg.qr(a)[1], lambda a: _ag_qr(A3)(a)[1], A3),
+    ("qr_tall_Q", lambda a: np.linalg.qr(a).Q, lambda a: _ag_qr(A34.T)(a)[0], A34.T),
+    ("qr_tall_R", lambda a: np.linalg.qr(a).R, lambda a: _ag_qr(A34.T)(a)[1], A34.T),
+    ("qr_wide_Q", lambda a: np.linalg.qr(a)[0], lambda a: _ag_qr(A34)(a)[0], A34),
+    ("qr_wide_R", lambda a: np.linalg.qr(a, mode="r"), lambda a: _ag_qr(A34)(a)[1], A34),
+    ("qr_batch", lambda a: np.linalg.qr(a)[0] @ np.linalg.qr(a)[1][..., :1],
+     lambda a: _ag_qr(np.stack([A3, A3[::-1]]))(a)[0] @ _ag_qr(np.stack([A3, A3[::-1]]))(a)[1][..., :1],
+     np.stack([A3, A3[::-1]])),
+    ("pinv_tall", np.linalg.pinv, agn.linalg.pinv, A34.T),
+    ("pinv_wide", np.linalg.pinv, agn.linalg.pinv, A34),
+    ("pinv_square", np.linalg.pinv, agn.linalg.pinv, A3),
+    ("lstsq_tall_vector", lambda a: np.linalg.lstsq(a, b5)[0], lambda a: _ag_lstsq(a, b5), A52),
+    ("lstsq_tall_matrix", lambda a: np.linalg.lstsq(a, B52)[0], lambda a: _ag_lstsq(a, B52), A52),
+    ("lstsq_wide_min_norm", lambda a: np.linalg.lstsq(a, b3)[0], lambda a: _ag_lstsq(a, b3), A34),
+    ("lstsq_residuals", lambda a: np.linalg.lstsq(a, B52)[1],
+     lambda a: agn.sum((B52 - a @ _ag_lstsq(a, B52)) ** 2, axis=0), A52),
+    ("lstsq_s", lambda a: np.linalg.lstsq(a, b5)[3], lambda a: agn.linalg.svd(a, compute_uv=False), A52),
+    ("vector_norm", np.linalg.vector_norm, lambda a: _ag_norm(agn.reshape(a, -1)), X234),
+    ("vector_norm_ord1_axes", lambda a: np.linalg.vector_norm(a, ord=1, axis=(0, 2)),
+     lambda a: agn.sum(agn.abs(a), axis=(0, 2)), X234),
+    ("vector_norm_inf_keepdims", lambda a: np.linalg.vector_norm(a, ord=np.inf, keepdims=True),
+     lambda a: agn.reshape(agn.max(agn.abs(a)), (1, 1, 1)), X234),
+    ("vector_norm_3_axis", lambda a: np.linalg.vector_norm(a, ord=3, axis=-1),
+     lambda a: _ag_norm(a, ord=3, axis=-1), X234),
+    ("matrix_norm_fro", np.linalg.matrix_norm, lambda a: _ag_norm(a, axis=(1, 2)), X234),
+    ("matrix_norm_1", lambda a: np.linalg.matrix_norm(a, ord=1), lambda a: _ag_norm(a, ord=1, axis=(1, 2)), X234),
+    ("matrix_norm_-inf_keepdims", lambda a: np.linalg.matrix_norm(a, ord=-np.inf, keepdims=True),
+     lambda a: _ag_norm(a, ord=-np.inf, axis=(1, 2), keepdims=True), X234),
+    ("matrix_norm_2", lambda a: np.linalg.matrix_norm(a, ord=2), lambda a: _ag_norm(a, ord=2, axis=(1, 2)), X234),
+    ("matrix_norm_nuc", lambda a: np.linalg.matrix_norm(a, ord="nuc"),
+     lambda a: _ag_norm(a, ord="nuc", axis=(1, 2)), X234),
     ("matrix_power_3", lambda a: np.linalg.matrix_power(a, 3), lambda a: a @ a @ a, A3),
     ("matrix_power_-2", lambda a: np.linalg.matrix_power(a, -2),
      lambda a: agn.linalg.inv(a) @ agn.linalg.inv(a), A3),
@@ -121,7 +181,7 @@ def test_second_derivative_reverse_over_reverse(name, f, fa, a):
             inner.watch(A)
             y = ap.sum(ap.constant(G) * f(A))
         s = ap.sum(inner.gradient(y, A) * ap.constant(v))
-    hv = outer.gradient(s, A).numpy()
+    hv = outer.gradient(s, A, unconnected_gradients="zero").numpy()  # 0: piecewise-linear norms
     # central differences of the (tape's, already checked) gradient along v
     h = 1e-5
     dir_grad = lambda x: float(np.sum(_grad(lambda B: ap.sum(ap.constant(G) * f(B)), x) * v))  # noqa: E731
@@ -268,3 +328,91 @@ def test_svd_refuses_what_has_no_derivative():
         tape.watch(A)
         y = ap.sum(np.linalg.svd(A, compute_uv=False))
     np.testing.assert_allclose(tape.gradient(y, A).numpy(), np.eye(3), atol=1e-15)
+
+
+def test_lstsq_gradient_in_b_and_what_it_returns():
+    A, B = ap.constant(A52), ap.constant(B52)
+    G = _r.standard_normal((2, 2))
+    with ap.GradientTape() as tape:
+        tape.watch([A, B])
+        x, res, rank, s = np.linalg.lstsq(A, B)
+        y = ap.sum(ap.constant(G) * x) + ap.sum(res)
+    dA, dB = tape.gradient(y, [A, B])
+    ref = autograd.grad(lambda a, b: agn.sum(G * _ag_lstsq(a, b)) + agn.sum((b - a @ _ag_lstsq(a, b)) ** 2),
+                        argnum=(0, 1))(A52, B52)
+    np.testing.assert_allclose(dA.numpy(), ref[0], rtol=1e-10)
+    np.testing.assert_allclose(dB.numpy(), ref[1], rtol=1e-10)
+    x0, res0, rank0, s0 = np.linalg.lstsq(A52, B52)
+    assert rank == rank0 == 2 and res.shape == res0.shape == (2,)
+    np.testing.assert_allclose(res.numpy(), res0, rtol=1e-12)
+    _, res_sq, _, _ = np.linalg.lstsq(ap.constant(A3), ap.constant(b3))  # m == n: no residuals
+    assert res_sq.shape == (0,)
+
+
+def test_pinv_and_lstsq_refuse_the_derivative_at_a_rank_deficient_matrix():
+    low = np.outer([1.0, 2.0, 0.5], [1.0, -1.0, 2.0, 0.5])  # rank 1
+    A = ap.constant(low)
+    with ap.GradientTape(persistent=True) as tape:
+        tape.watch(A)
+        p = np.linalg.pinv(A)
+        x = np.linalg.lstsq(A, ap.constant(b3))[0]
+        losses = (ap.sum(p), ap.sum(x))
+    np.testing.assert_allclose(p.numpy(), np.linalg.pinv(low), rtol=1e-12)  # the values are numpy's
+    np.testing.assert_allclose(x.numpy(), np.linalg.lstsq(low, b3)[0], rtol=1e-12)
+    for y in losses:
+        with pytest.raises(ValueError, match="full-rank"):
+            tape.gradient(y, A)
+    with pytest.raises(TypeError, match="hermitian=False"):
+        np.linalg.pinv(ap.constant(SPD), hermitian=True)
+    with pytest.raises(ValueError, match="rcond or rtol"):
+        np.linalg.pinv(A, rcond=1e-10, rtol=1e-10)
+
+
+def test_pinv_rcond_and_rtol_cut_off_as_numpy():
+    a = np.diag([1.0, 1e-8, 2.0])
+    for kw in ({"rcond": 1e-6}, {"rtol": 1e-6}, {"rtol": None}, {}):
+        np.testing.assert_allclose(np.linalg.pinv(ap.constant(a), **kw).numpy(), np.linalg.pinv(a, **kw),
+                                   rtol=1e-12)
+    assert np.linalg.pinv(ap.constant(a), rcond=1e-6).numpy()[1, 1] == 0.0  # cut off
+
+
+def test_qr_modes_and_refusals():
+    for a in (A3, A34, A34.T):
+        r = np.linalg.qr(ap.constant(a), mode="r")
+        np.testing.assert_allclose(r.numpy(), np.linalg.qr(a, mode="r"), rtol=1e-12, atol=1e-15)
+    q, r = np.linalg.qr(ap.constant(A34), mode="complete")  # wide: complete == reduced
+    np.testing.assert_allclose(q.numpy() @ r.numpy(), A34, atol=1e-14)
+    with pytest.raises(TypeError, match="only for m <= n"):
+        np.linalg.qr(ap.constant(A34.T), mode="complete")
+    with pytest.raises(TypeError, match="mode='raw'"):
+        np.linalg.qr(ap.constant(A3), mode="raw")
+    A = ap.constant(np.array([[1.0, 2.0], [2.0, 4.0], [0.0, 0.0]]))  # rank 1: R singular
+    with ap.GradientTape() as tape:
+        tape.watch(A)
+        y = ap.sum(np.linalg.qr(A)[0])
+    with pytest.raises(ValueError, match="rank-deficient"):
+        tape.gradient(y, A)
+    with pytest.raises(ValueError, match="rank-deficient"), ap.ForwardAccumulator(A, np.ones((3, 2))):
+        np.linalg.qr(A)
+
+
+def test_singular_values_alone_have_forward_mode_at_repeated_values():
+    # the nuclear norm at the identity: d tr(S) = tr(U^T dA V) = tr(dA); svd's vector
+    # derivative would refuse (repeated singular values), the values record does not
+    u = _r.standard_normal((3, 3))
+    A = ap.constant(np.eye(3))
+    with ap.ForwardAccumulator(A, u) as acc:
+        y = np.linalg.matrix_norm(A, ord="nuc")
+    np.testing.assert_allclose(acc.jvp(y).numpy(), np.trace(u), rtol=1e-13)
+
+
+def test_vector_and_matrix_norm_refuse_what_numpy_refuses():
+    with pytest.raises(ValueError, match="invalid norm order 'fro' for vectors"):
+        np.linalg.vector_norm(ap.constant(b3), ord="fro")
+    with pytest.raises(ValueError, match="at least 2 axes"):
+        np.linalg.matrix_norm(ap.constant(b3))
+    with pytest.raises(ValueError, match="invalid norm order 3"):
+        np.linalg.matrix_norm(ap.constant(A3), ord=3)
+    import autoprop.numpy as anp
+
+    assert anp.linalg.vector_norm(ap.constant([3.0, -4.0])).numpy() == 5.0

@@ -1,28 +1,31 @@
 """Linear algebra: matmul (with tf.matmul's transpose flags), tensordot, einsum, and the
 numpy functions built on them (dot, outer); numpy.linalg's inv, det, slogdet, solve,
-cholesky, eigh/eigvalsh, svd, matrix_power, multi_dot (norm: the reductions family).
+cholesky, eigh/eigvalsh, svd, svdvals, qr, pinv, lstsq, matrix_power, multi_dot (norm,
+vector_norm, matrix_norm: the reductions family).
 
 matmul, tensordot and einsum are multilinear: linear in each argument separately, so
 every JVP is the primitive itself with one argument replaced by its tangent
 (``registry.linear_jvp``, HIPS autograd's ``def_linear``); only the VJPs are written out.
 The numpy.linalg records carry matrix-calculus VJPs and JVPs (sources at each one).
-Derivations: ``lessons/01-linear-layer.md`` (matmul), ``lessons/00-chain-rule.md``.
+Derivations: ``lessons/01-linear-layer.md`` (matmul), ``lessons/25-matrix-calculus.md``.
 """
 
 from __future__ import annotations
 
 import builtins
+import collections
 
 import numpy as np
 
 from ..registry import _Variadic, defcomposite, defprim, linear_jvp
 from ..tensor import Tensor
-from ._common import _check_kw, _mT, _no_out, _shape, _t, unbroadcast
+from ._common import _check_kw, _mT, _no_out, _shape, _t, _value, unbroadcast
 from .elementwise import multiply
-from .shape import reshape
+from .shape import concatenate, reshape
 
 __all__ = ["matmul", "tensordot", "einsum", "dot", "outer", "inv", "det", "slogdet", "solve",
-           "cholesky", "eigh", "eigvalsh", "matrix_power", "multi_dot", "svd"]
+           "cholesky", "eigh", "eigvalsh", "matrix_power", "multi_dot", "svd", "svdvals", "qr",
+           "pinv", "lstsq"]
 
 
 def _plain_vjp_a(g, a, b):
@@ -223,6 +226,12 @@ def dot(a, b, out=None):
 # dX = -X dA X, d det A = det A tr(A^-1 dA), d log|det A| = tr(A^-1 dA). Every VJP and JVP
 # is written with numpy.linalg calls, so on Tensors (an outer tape) they are recorded.
 # All operate on the last two axes; leading axes are a batch.
+def _result_type(name, fields):
+    """A namedtuple with the name and fields of numpy.linalg's result (numpy 2 keeps its own
+    in the private numpy.linalg._linalg): ``q, r = ...`` and ``.Q``/``.R`` both work."""
+    return collections.namedtuple(name, fields)
+
+
 def _eye(n, like):
     return np.eye(n, dtype=getattr(like, "dtype", np.float64))
 
@@ -255,12 +264,7 @@ det = defprim(
     kinks="singular A: the gradient needs A^-1 and raises LinAlgError", numpy=(np.linalg.det,),
 )
 
-try:  # numpy >= 2 names the result fields
-    from numpy.linalg import SlogdetResult as _Slogdet
-except ImportError:  # pragma: no cover
-    from collections import namedtuple
-
-    _Slogdet = namedtuple("SlogdetResult", "sign logabsdet")
+_Slogdet = _result_type("SlogdetResult", "sign logabsdet")
 
 
 def _np_slogdet(a):
@@ -398,12 +402,7 @@ def _np_eigh(a, UPLO="L"):  # noqa: N803
     return _EighResult(out[..., 0, :], out[..., 1:, :])
 
 
-try:
-    from numpy.linalg import EighResult as _EighResult
-except ImportError:  # pragma: no cover
-    from collections import namedtuple
-
-    _EighResult = namedtuple("EighResult", "eigenvalues eigenvectors")
+_EighResult = _result_type("EighResult", "eigenvalues eigenvectors")
 
 
 eigh = defprim(
@@ -531,11 +530,11 @@ def _np_svd(a, full_matrices=True, compute_uv=True, hermitian=False):
     a = _t(a)
     if hermitian:
         raise TypeError("autoprop records numpy.linalg.svd only with hermitian=False")
+    if not compute_uv:
+        return svdvals(a)
     m = a.shape[-2]
     out = svd(a)
     u, s, v = out[..., :m, :], out[..., m, :], out[..., m + 1:, :]
-    if not compute_uv:
-        return s
     if full_matrices and a.shape[-2] != a.shape[-1]:
         raise TypeError(
             "autoprop records numpy.linalg.svd only with full_matrices=False (the thin SVD) "
@@ -545,12 +544,7 @@ def _np_svd(a, full_matrices=True, compute_uv=True, hermitian=False):
     return _SVDResult(u, s, _mT(v))
 
 
-try:
-    from numpy.linalg import SVDResult as _SVDResult
-except ImportError:  # pragma: no cover
-    from collections import namedtuple
-
-    _SVDResult = namedtuple("SVDResult", "U S Vh")
+_SVDResult = _result_type("SVDResult", "U S Vh")
 
 
 svd = defprim(
@@ -565,3 +559,240 @@ svd = defprim(
           "ValueError (the values alone are fine); thin SVD only",
     numpy=(np.linalg.svd,), np_call=_np_svd,
 )
+
+
+# --- the singular values alone (np.linalg.svdvals, svd(compute_uv=False), norm ord 2/'nuc') ---
+def _svdvals_vjp(g, ans, a):
+    u, _, vh = np.linalg.svd(a, full_matrices=False)
+    return (u * np.expand_dims(g, -2)) @ vh  # U diag(g) V^T
+
+
+def _svdvals_jvp(t, ans, a):
+    u, _, vh = np.linalg.svd(a, full_matrices=False)
+    return np.sum((_mT(u) @ t) * vh, axis=-1)  # diag(U^T dA V)
+
+
+svdvals = defprim(
+    "svdvals", lambda a: np.linalg.svd(a, compute_uv=False), _svdvals_vjp, jvp=_svdvals_jvp,
+    jacobian="ds_i = u_i^T dA v_i (first-order perturbation of a singular value)",
+    vjp="dA = U diag(g) V^T", shapes="A (..., m, n) -> (..., min(m, n)), descending",
+    kinks="repeated singular values: each alone is not differentiable there (their sum is); "
+          "a zero singular value: |.| kinks; the formula picks numpy's singular vectors",
+    numpy=tuple(f for f in (getattr(np.linalg, "svdvals", None),) if f is not None),  # numpy >= 2
+)
+
+
+# --- the reduced QR decomposition --------------------------------------------------
+# A = Q R (m >= n: Q (m, n) with Q^T Q = I, R (n, n) upper triangular). Differentiating,
+# dA = dQ R + Q dR; with C = Q^T dA R^-1, Q^T dQ + dR R^-1 = C where Q^T dQ is
+# antisymmetric and dR R^-1 upper triangular, so Q^T dQ = Omega = tril(C, -1) -
+# tril(C, -1)^T, dR = (C - Omega) R and dQ = dA R^-1 - Q (C - Omega) (Walter & Lehmann 2018,
+# "Algorithmic differentiation of linear algebra functions with application in optimum
+# experimental design"; Seeger et al. 2017, "Auto-differentiating linear algebra"). The
+# adjoint of that map (Liao et al. 2019, "Differentiable programming tensor networks"): with M = R gR^T - gQ^T Q, dA = (gQ + Q copyltu(M)) R^-T, where
+# copyltu(M) = tril(M) + tril(M, -1)^T is the symmetric matrix with M's lower triangle.
+# Derivation for students: lessons/25-matrix-calculus.md.
+def _qr_fwd(a):
+    if a.shape[-2] < a.shape[-1]:
+        raise ValueError(f"autoprop.qr: the record takes a square or tall A (m >= n); got {a.shape} "
+                         "(np.linalg.qr splits a wide A itself)")
+    q, r = np.linalg.qr(a)
+    return np.concatenate([q, r], axis=-2)
+
+
+def _qr_parts(packed, m):
+    return packed[..., :m, :], packed[..., m:, :]  # Q (m, n), R (n, n)
+
+
+def _right_solve(x, r):
+    """x R^-1, i.e. the solution Y of Y R = x (R^T Y^T = x^T)."""
+    return _mT(np.linalg.solve(_mT(r), _mT(x)))
+
+
+def _qr_full_rank(r):
+    d = np.abs(np.diagonal(np.asarray(_value(r)), axis1=-2, axis2=-1))
+    if np.any(d <= builtins.max(r.shape[-2:]) * np.finfo(d.dtype).eps * d.max(axis=-1, keepdims=True)):
+        raise ValueError(
+            "autoprop.qr: the derivative of the QR decomposition needs R^-1, and this A is "
+            "rank-deficient (a diagonal entry of R is zero up to rounding): Q's columns beyond "
+            "the rank are not determined by A. Remove the dependent columns first."
+        )
+
+
+def _qr_vjp(g, ans, a):
+    m = _shape(a)[-2]
+    q, r = _qr_parts(ans, m)
+    _qr_full_rank(r)
+    gq, gr = _qr_parts(g, m)
+    mm = r @ _mT(gr) - _mT(gq) @ q
+    s = np.tril(mm) + _mT(np.tril(mm, -1))  # copyltu(M)
+    return _mT(np.linalg.solve(r, _mT(gq + q @ s)))  # (gQ + Q S) R^-T
+
+
+def _qr_jvp(t, ans, a):
+    m = _shape(a)[-2]
+    q, r = _qr_parts(ans, m)
+    _qr_full_rank(r)
+    x = _right_solve(t, r)  # dA R^-1
+    c = _mT(q) @ x
+    low = np.tril(c, -1)
+    c_minus_omega = c - (low - _mT(low))
+    return np.concatenate([x - q @ c_minus_omega, c_minus_omega @ r], axis=-2)
+
+
+def _np_qr(a, mode="reduced"):
+    """``np.linalg.qr`` over Tensors: ``reduced`` (default), ``r``, and ``complete`` where
+    it equals ``reduced`` (m <= n). A wide A = [X | Y] (m < n) is Q R_X = X, R = [R_X | Q^T Y],
+    which is how LAPACK's Householder QR treats it (the same Q and R)."""
+    a = _t(a)
+    if a.ndim < 2:
+        raise ValueError(f"numpy.linalg.qr: A must have at least 2 axes; got shape {a.shape}")
+    m, n = a.shape[-2:]
+    if mode not in ("reduced", "r", "complete"):
+        raise TypeError(f"autoprop records numpy.linalg.qr with mode 'reduced', 'r' or 'complete' "
+                        f"(m <= n); mode={mode!r} (LAPACK's Householder factors) has no derivative")
+    if mode == "complete" and m > n:
+        raise TypeError(
+            "autoprop records numpy.linalg.qr(mode='complete') only for m <= n: for a tall A the "
+            f"extra {m - n} columns of Q are any orthonormal basis of the complement, so they "
+            "have no derivative. Use mode='reduced'."
+        )
+    if m >= n:
+        packed = qr(a)
+        q, r = packed[..., :m, :], packed[..., m:, :]
+    else:
+        packed = qr(a[..., :m])
+        q, rx = packed[..., :m, :], packed[..., m:, :]
+        r = concatenate(rx, matmul(q, a[..., m:], transpose_a=True), axis=-1)
+    return r if mode == "r" else _QRResult(q, r)
+
+
+_QRResult = _result_type("QRResult", "Q R")
+
+
+qr = defprim(
+    "qr", _qr_fwd, _qr_vjp, jvp=_qr_jvp,
+    jacobian="A = Q R, C = Q^T dA R^-1, Omega = tril(C, -1) - tril(C, -1)^T: "
+             "dR = (C - Omega) R, dQ = dA R^-1 - Q (C - Omega) (Walter & Lehmann 2018)",
+    vjp="M = R gR^T - gQ^T Q; dA = (gQ + Q copyltu(M)) R^-T, copyltu(M) = tril(M) + "
+        "tril(M, -1)^T (Liao et al. 2019)",
+    shapes="A (..., m, n), m >= n -> (..., m + n, n): rows Q (m, n), then R (n, n) "
+           "(np.linalg.qr returns the two parts)",
+    kinks="rank-deficient A (a zero on R's diagonal, up to rounding): R^-1 does not exist, ValueError; "
+          "numpy's signs of R's diagonal are kept (locally constant). A wide A = [X | Y] "
+          "(np.linalg.qr): Q R_X = X, R = [R_X | Q^T Y], as LAPACK's Householder QR",
+    numpy=(np.linalg.qr,), np_call=_np_qr,
+)
+
+
+
+
+# --- the pseudo-inverse and least squares (full rank) --------------------------------
+# X = A^+ of a full-rank A (rank min(m, n), so the rank is locally constant and A^+ is
+# smooth): dX = -X dA X + X X^T dA^T (I - A X) + (I - X A) dA^T X^T X (Golub & Pereyra
+# 1973, "The differentiation of pseudo-inverses and nonlinear least squares problems",
+# Theorem 4.3); its adjoint gives the VJP below (the formula of autograd's grad_pinv).
+def _pinv_full_rank(a, rcond):
+    s = np.linalg.svd(np.asarray(_value(a)), compute_uv=False)
+    if np.any(s[..., -1] <= np.asarray(rcond) * s[..., 0]):
+        raise ValueError(
+            "autoprop.pinv: the derivative of the pseudo-inverse exists only at a full-rank A "
+            f"(rank min(m, n) = {s.shape[-1]}); this A has a singular value at or below "
+            f"rcond * the largest (rcond = {rcond}): a perturbation that raises the rank makes "
+            "A^+ jump. Regularise (solve with A^T A + lambda I) or remove the dependent columns."
+        )
+
+
+def _pinv_vjp(g, ans, a, rcond):
+    _pinv_full_rank(a, rcond)
+    x, xt = ans, _mT(ans)
+    m, n = _shape(a)[-2:]
+    return (-(xt @ g @ xt) + (_eye(m, a) - a @ x) @ _mT(g) @ (x @ xt)
+            + (xt @ x) @ _mT(g) @ (_eye(n, a) - x @ a))
+
+
+def _pinv_jvp(t, ans, a, rcond):
+    _pinv_full_rank(a, rcond)
+    x, xt = ans, _mT(ans)
+    m, n = _shape(a)[-2:]
+    return (-(x @ t @ x) + (x @ xt) @ _mT(t) @ (_eye(m, a) - a @ x)
+            + (_eye(n, a) - x @ a) @ _mT(t) @ (xt @ x))
+
+
+def _np_pinv(a, rcond=None, hermitian=False, **kw):
+    a = _t(a)
+    if hermitian:
+        raise TypeError("autoprop records numpy.linalg.pinv only with hermitian=False (with "
+                        "hermitian=True numpy reads one triangle of A: another derivative)")
+    _check_kw("linalg.pinv", {k: v for k, v in kw.items() if k != "rtol"})
+    if "rtol" in kw:  # numpy 2's Array API name; rtol=None is the API default max(m, n) eps
+        if rcond is not None:
+            raise ValueError("numpy.linalg.pinv: give rcond or rtol, not both")
+        rtol = kw["rtol"]
+        rcond = builtins.max(a.shape[-2:]) * np.finfo(a.dtype).eps if rtol is None else rtol
+    return pinv(a, rcond=1e-15 if rcond is None else rcond)
+
+
+pinv = defprim(
+    "pinv", lambda a, rcond: np.linalg.pinv(a, rcond=rcond), _pinv_vjp, jvp=_pinv_jvp,
+    jacobian="dX = -X dA X + X X^T dA^T (I - A X) + (I - X A) dA^T X^T X, X = A^+ "
+             "(Golub & Pereyra 1973)",
+    vjp="dA = -X^T g X^T + (I - A X) g^T X X^T + X^T X g^T (I - X A)",
+    shapes="A (..., m, n) -> (..., n, m)",
+    kinks="rank-deficient A (a singular value <= rcond * the largest): A^+ jumps when the "
+          "rank changes, ValueError in the backward/forward-mode pass; hermitian=True refused",
+    numpy=(np.linalg.pinv,), np_call=_np_pinv,
+)
+
+
+@defcomposite("lstsq", "x = pinv(A) @ b (exact for a full-rank A: the least-squares, or for a wide "
+                       "A the minimum-norm, solution); residuals = sum((b - A x)**2, axis=0) when "
+                       "m > n = rank; s = svdvals(A)", numpy=(np.linalg.lstsq,))
+def lstsq(a, b, rcond=None):
+    """``numpy.linalg.lstsq`` over Tensors: ``(x, residuals, rank, s)``.
+
+    Parameters
+    ----------
+    a : Tensor or array, (m, n)
+    b : Tensor or array, (m,) or (m, k)
+    rcond : float, optional
+        Singular values at or below ``rcond`` times the largest count as zero; default
+        (None) machine precision times max(m, n), as numpy.
+
+    Returns
+    -------
+    x : Tensor, (n,) or (n, k)
+        ``pinv(a, rcond) @ b``: numpy's solution (the same SVD cut-off).
+    residuals : Tensor, (k,) or (1,) for a 1-D b
+        Squared 2-norm of each column of ``b - a @ x`` when m > n and the rank is n;
+        otherwise empty, shape (0,), as numpy.
+    rank : int
+        numpy's rank of ``a`` (no gradient).
+    s : Tensor, (min(m, n),)
+        The singular values of ``a`` (the ``svdvals`` record).
+
+    Raises
+    ------
+    ValueError
+        For a non-2-D ``a``; in the backward pass for a rank-deficient ``a`` (see ``pinv``).
+
+    Notes
+    -----
+    Derivative: the chain rule through ``pinv`` (Golub & Pereyra 1973) and matmul;
+    derivation in ``lessons/25-matrix-calculus.md``.
+    """
+    a, b = _t(a), _t(b)
+    if a.ndim != 2 or b.ndim not in (1, 2):
+        raise ValueError(f"numpy.linalg.lstsq: a must be 2-D and b 1-D or 2-D; got {a.shape} and {b.shape}")
+    m, n = a.shape
+    if rcond is None:
+        rcond = np.finfo(a.dtype).eps * builtins.max(m, n)
+    rank = np.linalg.lstsq(a._value, b._value, rcond=rcond)[2]
+    x = matmul(pinv(a, rcond=rcond), b)
+    if m > n and rank == n:
+        r = b - matmul(a, x)
+        res = np.sum(r * r, axis=0)
+        res = reshape(res, shape=(1,)) if b.ndim == 1 else res
+    else:
+        res = Tensor._wrap(np.zeros((0,), dtype=a.dtype))
+    return x, res, rank, svdvals(a)

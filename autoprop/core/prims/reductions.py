@@ -19,6 +19,7 @@ from .elementwise import absolute
 __all__ = [
     "sum", "mean", "max", "min", "prod", "cumsum", "logsumexp", "log_softmax", "softmax",
     "sparse_softmax_cross_entropy_with_logits", "norm", "argmax", "argmin", "var", "std",
+    "vector_norm", "matrix_norm",
 ]
 
 _REDUCED = "x (...); reduced axes removed unless keepdims"
@@ -241,11 +242,10 @@ def _matrix_norm(x, ord, axes, keepdims):  # noqa: A002
         out = pick(s, axis=other, keepdims=True)
         return out if keepdims else out.reshape(tuple(n for d, n in enumerate(out.shape) if d not in axes))
     if ord in (2, -2, "nuc"):  # from the singular values (the svd record, linalg family)
-        from .linalg import svd
+        from .linalg import svdvals
         from .shape import moveaxis
 
-        m = moveaxis(x, (row, col), (-2, -1))
-        s = svd(m)[..., m.shape[-2], :]
+        s = svdvals(moveaxis(x, (row, col), (-2, -1)))
         out = {2: max, -2: min, "nuc": sum}[ord](s, axis=-1)
         if keepdims:
             out = out.reshape(tuple(1 if d in axes else n for d, n in enumerate(x.shape)))
@@ -280,6 +280,34 @@ norm = defprim(
     shapes=_REDUCED, numpy=(np.linalg.norm,), np_call=_np_linalg_norm,
     kinks="||x|| = 0: the subgradient 0 (never nan; sqrt(sum(x**2)) written out gives nan there)",
 )
+
+
+# numpy >= 2's Array API names (absent from numpy 1.x: nothing registered there)
+_NP2 = hasattr(np.linalg, "vector_norm")
+
+
+@defcomposite("vector_norm", "numpy.linalg.norm's vector norms over any axes (axis=None: all of "
+                             "them, as numpy)", numpy=(np.linalg.vector_norm,) if _NP2 else ())
+def vector_norm(x, /, *, axis=None, keepdims=False, ord=2):  # noqa: A002
+    x = _t(x)
+    if isinstance(ord, str):
+        raise ValueError(f"numpy.linalg.vector_norm: invalid norm order {ord!r} for vectors")
+    if axis is None:
+        axis = tuple(range(x.ndim))
+    elif isinstance(axis, list):
+        axis = tuple(axis)
+    if isinstance(axis, tuple):
+        axis = tuple(int(a) % x.ndim for a in axis)
+    return _vector_norm(x, ord, axis, bool(keepdims))
+
+
+@defcomposite("matrix_norm", "numpy.linalg.norm's matrix norms over the last two axes",
+              numpy=(np.linalg.matrix_norm,) if _NP2 else ())
+def matrix_norm(x, /, *, keepdims=False, ord="fro"):  # noqa: A002
+    x = _t(x)
+    if x.ndim < 2:
+        raise ValueError(f"numpy.linalg.matrix_norm: x must have at least 2 axes; got shape {x.shape}")
+    return _matrix_norm(x, ord, (x.ndim - 2, x.ndim - 1), bool(keepdims))
 
 argmax = defnondiff("argmax", lambda x, axis=None: np.argmax(x, axis=axis), "an index is an integer",
                     numpy=(np.argmax,), np_call=lambda a, axis=None, **kw: argmax(a, axis=axis),
