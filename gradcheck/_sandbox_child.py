@@ -171,8 +171,8 @@ def install_guards(cfg):
 
     realpath = os.path.realpath
     sep = os.sep
-    work = realpath(cfg["workdir"])
-    read_roots = tuple(realpath(p) for p in cfg["read_roots"]) + (work,)
+    work = realpath(cfg.get("writable") or cfg["workdir"])
+    read_roots = tuple(realpath(p) for p in cfg["read_roots"]) + (work, realpath(cfg["workdir"]))
     deny_roots = tuple(realpath(p) for p in cfg["deny_roots"])
     read_files = ("/dev/null", "/dev/urandom", "/dev/zero")
     write_flags = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_TRUNC
@@ -302,8 +302,37 @@ def tape_request(np, obj, req, reply, packer, describe_fn, workdir):
             pass
 
 
+def drop_privileges(cfg):
+    """Namespaces sandbox: become the dedicated uid (no groups, no capabilities) and set the limits.
+
+    Runs before anything else, so no submitted code ever runs with the grader's uid or
+    without its limits. A failure is the bootstrap's own (exit ``INTERNAL_EXIT``).
+    """
+    drop = cfg.get("drop")
+    if drop:
+        uid, gid = int(drop["uid"]), int(drop["gid"])
+        os.setgroups([])
+        os.setresgid(gid, gid, gid)
+        os.setresuid(uid, uid, uid)
+        if os.getresuid() != (uid, uid, uid) or os.getresgid() != (gid, gid, gid) or os.getgroups():
+            raise RuntimeError("could not drop to the sandbox's uid")
+        with open("/proc/self/status") as fh:
+            caps = [ln.split()[1] for ln in fh if ln.startswith(("CapEff", "CapPrm", "CapAmb"))]
+        if any(int(c, 16) for c in caps):
+            raise RuntimeError("capabilities left after dropping the uid")
+    if cfg.get("limits"):
+        import resource
+
+        for res, soft, hard in cfg["limits"]:
+            try:
+                resource.setrlimit(res, (soft, hard))
+            except (ValueError, OSError):  # above this machine's hard limit: keep the lower one
+                resource.setrlimit(res, (min(soft, resource.getrlimit(res)[1]), resource.getrlimit(res)[1]))
+
+
 def main():
     cfg = json.loads(sys.argv[1])
+    drop_privileges(cfg)
     fd_in, fd_out = cfg["fd_in"], cfg["fd_out"]
     # Wait for the parent's go-ahead: it sets this process's resource limits first.
     read_frame(fd_in)

@@ -82,6 +82,7 @@ import resource
 import select
 import shutil
 import signal
+import stat
 import struct
 import subprocess
 import sys
@@ -194,6 +195,52 @@ def _shadow_reason(name: str) -> str | None:
     if spec is not None:
         return f"{top} has the name of the installed module {stem!r}"
     return None
+
+
+def _refuse_reason(src: str) -> str | None:
+    """Why a submitted path must not be read (a symbolic link, not a regular file), or None.
+
+    Raises
+    ------
+    UsageError
+        ``src`` does not exist (the caller listed a file that is not there).
+    """
+    try:
+        st = os.lstat(src)
+    except FileNotFoundError:
+        raise UsageError(f"submission file {src!r} does not exist.") from None
+    except OSError as exc:
+        return f"it cannot be read ({exc.strerror})"
+    if stat.S_ISLNK(st.st_mode):
+        return "it is a symbolic link (links are never followed: upload the file itself)"
+    if not stat.S_ISREG(st.st_mode):
+        return "it is not a regular file (a folder, a device or a pipe)"
+    parent = os.path.dirname(os.path.abspath(src))
+    if os.path.realpath(parent) != parent:
+        return "its folder is reached through a symbolic link (links are never followed)"
+    return None
+
+
+def _copy_nofollow(src: str, dest: str, limit: int = 16 << 20) -> None:
+    """Copy a regular file opened with ``O_NOFOLLOW`` (read-only for the sandbox: mode 0644)."""
+    fd = os.open(src, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise UsageError(f"submission file {src!r} is not a regular file.")
+        out = os.open(dest, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
+        try:
+            left = limit
+            while left > 0:
+                chunk = os.read(fd, min(left, 1 << 20))
+                if not chunk:
+                    break
+                os.write(out, chunk)
+                left -= len(chunk)
+        finally:
+            os.close(out)
+        os.chmod(dest, 0o644)
+    finally:
+        os.close(fd)
 
 
 def _signal_name(num: int) -> str:
@@ -358,12 +405,23 @@ class Sandbox:
     def __init__(self, files: Mapping[str, str] | Sequence[str] = (), *, timeout: float = DEFAULT_TIMEOUT,
                  memory_mb: int = 2048, session_timeout: float | None = None, output_limit: int = 65536,
                  max_procs: int = 1, python: str | None = None, blocked_modules: Sequence[str] = (),
-                 allow_packages: Sequence[str] = ()):
+                 allow_packages: Sequence[str] = (), isolation: str = "process", hostile: bool | None = None):
         if not (timeout > 0):
             raise UsageError(f"timeout must be a positive number of seconds; got {timeout!r}.")
         self.allow_packages = tuple(str(m) for m in allow_packages)
         if set(self.allow_packages) - {"autoprop", "manualprop"}:
             raise UsageError(f"allow_packages may hold 'autoprop' and 'manualprop' only; got {allow_packages!r}.")
+        if isolation not in ("process", "namespaces"):
+            raise UsageError(f"isolation must be 'process' or 'namespaces'; got {isolation!r}.")
+        if isolation == "namespaces" and self.allow_packages:
+            raise UsageError("tape mode (allow_packages) is for gradcheck check, not for the namespaces sandbox.")
+        self.isolation = isolation
+        #: the level reached: "namespaces+uid", "namespaces" or "none" (the process sandbox only)
+        self.isolation_level = "none"
+        self.hostile = (isolation == "namespaces") if hostile is None else bool(hostile)
+        self._student_ran = False
+        self._slot = None
+        self._root_dir: str | None = None
         self._libdir: str | None = None
         self.timeout = float(timeout)
         self.session_timeout = float(session_timeout) if session_timeout else max(60.0, 10 * self.timeout)
@@ -378,6 +436,11 @@ class Sandbox:
         self._dead_reason = ""
         self._proc: subprocess.Popen | None = None
         self.workdir = tempfile.mkdtemp(prefix="gradcheck-sandbox-")
+        if isolation == "namespaces":  # private parent (0700), a readable submission folder bound read-only
+            self._root_dir = self.workdir
+            self.workdir = os.path.join(self._root_dir, "submission")
+            os.mkdir(self.workdir, 0o755)
+            os.chmod(self.workdir, 0o755)
         try:
             self._copy_files(files)
             self._start(python or sys.executable)
@@ -393,15 +456,23 @@ class Sandbox:
             norm = os.path.normpath(name).replace("\\", "/")
             if os.path.isabs(name) or norm.startswith("..") or norm in (".", ""):
                 raise UsageError(f"sandbox file name {name!r} must be a relative path inside the sandbox.")
-            if not os.path.isfile(src):
+            if self.hostile:  # lstat / O_NOFOLLOW: a link, a device or a folder is refused, never followed
+                why = _refuse_reason(src)
+                if why:
+                    self.notes.append(f"{norm} was not copied into the sandbox: {why}.")
+                    continue
+            elif not os.path.isfile(src):
                 raise UsageError(f"submission file {src!r} does not exist or is not a file.")
             why = _shadow_reason(norm)
             if why:
                 self.notes.append(f"{norm} was not copied into the sandbox: {why}.")
                 continue
             dest = os.path.join(self.workdir, norm)
-            os.makedirs(os.path.dirname(dest), exist_ok=True)
-            shutil.copyfile(src, dest)
+            os.makedirs(os.path.dirname(dest), mode=0o755, exist_ok=True)
+            if self.hostile:
+                _copy_nofollow(src, dest)
+            else:
+                shutil.copyfile(src, dest)
 
     def _start(self, python: str) -> None:
         sys_path, read_roots = _child_sys_path()
@@ -425,27 +496,79 @@ class Sandbox:
         cfg = {"fd_in": p2c_r, "fd_out": c2p_w, "workdir": self.workdir, "sys_path": sys_path,
                "read_roots": read_roots, "deny_roots": _course_package_dirs(self.allow_packages),
                "blocked": list(self.blocked_modules), "allow": list(self.allow_packages)}
-        env = {"PATH": "/usr/bin:/bin", "HOME": self.workdir, "TMPDIR": self.workdir, "LANG": "C.UTF-8",
+        home = self.workdir
+        argv = [python, "-I", "-S", "-c", _child_source()]
+        if self.isolation == "namespaces":
+            try:
+                argv, home = self._namespaces_argv(cfg)
+            except BaseException:
+                for fd in (p2c_r, p2c_w, c2p_r, c2p_w, out_r, out_w):
+                    os.close(fd)
+                raise
+        env = {"PATH": "/usr/bin:/bin", "HOME": home, "TMPDIR": home, "LANG": "C.UTF-8",
                "LC_ALL": "C.UTF-8", "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1",
                "MKL_NUM_THREADS": "1", "NUMEXPR_NUM_THREADS": "1", "MPLBACKEND": "Agg"}
         try:
             self._proc = subprocess.Popen(
-                [python, "-I", "-S", "-c", _child_source(), json.dumps(cfg)],
+                [*argv, json.dumps(cfg)],
                 stdin=subprocess.DEVNULL, stdout=out_w, stderr=out_w, cwd=self.workdir, env=env,
                 pass_fds=(p2c_r, c2p_w), start_new_session=True, close_fds=True,
             )
         except OSError as exc:
             for fd in (p2c_r, p2c_w, c2p_r, c2p_w, out_r, out_w):
                 os.close(fd)
-            raise SandboxError(f"could not start the sandbox process ({exc}).", reason="exit") from exc
+            raise SandboxError(f"could not start the sandbox process ({exc}).", reason="start") from exc
         for fd in (p2c_r, c2p_w, out_w):
             os.close(fd)
         self._w, self._r, self._o = p2c_w, c2p_r, out_r
         for fd in (self._r, self._o):
             os.set_blocking(fd, False)
         self._started = time.monotonic()
-        self._limit_child()
+        if self.isolation == "process":
+            self._limit_child()  # the namespaces child sets its own limits before it reports ready
         self._await_ready()
+
+    def _limits(self) -> list[tuple[int, int, int]]:
+        cpu = int(self.session_timeout) + 1
+        mem = self.memory_mb * 1024 * 1024
+        return [
+            (resource.RLIMIT_CPU, cpu, cpu + 1),
+            (resource.RLIMIT_AS, mem, mem),
+            (resource.RLIMIT_NPROC, self.max_procs, self.max_procs),
+            (resource.RLIMIT_FSIZE, 64 << 20, 64 << 20),
+            (resource.RLIMIT_NOFILE, 64, 64),
+            (resource.RLIMIT_CORE, 0, 0),
+        ]
+
+    def _namespaces_argv(self, cfg: dict) -> tuple[list[str], str]:
+        """The bwrap command line of the namespaces sandbox; fills the child's part of ``cfg``.
+
+        Raises
+        ------
+        SandboxError
+            ``reason="start"``: this machine cannot give namespaces (see :func:`gradcheck.isolation.support`).
+        """
+        from . import isolation as iso
+
+        level, detail = iso.support()
+        if level == "none":
+            raise SandboxError(paragraph(
+                "The namespaces sandbox cannot start on this machine, before any submitted code ran:",
+                f"{detail}. This is a problem of the grader's setup, not of the submission."), reason="start")
+        root = level == "namespaces+uid"
+        if root:
+            try:
+                self._slot = iso.UidSlot()
+            except RuntimeError as exc:
+                raise SandboxError(f"The sandbox could not start: {exc}.", reason="start") from None
+            cfg["drop"] = {"uid": self._slot.uid, "gid": self._slot.uid}
+        cfg["limits"] = [list(x) for x in self._limits()]
+        cfg.update(workdir=iso.SUBMISSION, writable="/tmp", sys_path=[iso.SITE],
+                   read_roots=[iso.SITE, iso.SUBMISSION, "/tmp"])
+        self.isolation_level = level
+        python = os.path.realpath(sys.executable)
+        return [*iso.bwrap_command(iso.bwrap_path(), self.workdir, root=root),
+                python, "-I", "-S", "-B", "-c", _child_source()], "/tmp"
 
     def _await_ready(self) -> None:
         """Send the go-ahead and wait for the child's "ready" (no submitted code has run before it).
@@ -480,17 +603,8 @@ class Sandbox:
 
     def _limit_child(self) -> None:
         pid = self._proc.pid
-        cpu = int(self.session_timeout) + 1
-        mem = self.memory_mb * 1024 * 1024
-        limits = [
-            (resource.RLIMIT_CPU, (cpu, cpu + 1)),
-            (resource.RLIMIT_AS, (mem, mem)),
-            (resource.RLIMIT_NPROC, (self.max_procs, self.max_procs)),
-            (resource.RLIMIT_FSIZE, (64 << 20, 64 << 20)),
-            (resource.RLIMIT_NOFILE, (64, 64)),
-            (resource.RLIMIT_CORE, (0, 0)),
-        ]
-        for res, lim in limits:
+        for res, soft, hard in self._limits():
+            lim = (soft, hard)
             try:
                 resource.prlimit(pid, res, lim)
             except (ValueError, OSError):  # a limit above the hard limit of this machine: keep the lower one
@@ -841,7 +955,10 @@ class Sandbox:
                     pass
             self._o = None
             self._proc = None
-        shutil.rmtree(self.workdir, ignore_errors=True)
+        if getattr(self, "_slot", None) is not None:  # its processes are gone (the PID namespace died)
+            self._slot.release()
+            self._slot = None
+        shutil.rmtree(getattr(self, "_root_dir", None) or self.workdir, ignore_errors=True)
         if getattr(self, "_libdir", None):
             shutil.rmtree(self._libdir, ignore_errors=True)
 
