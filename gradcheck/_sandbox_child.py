@@ -51,6 +51,10 @@ _FORBIDDEN_EVENTS = {
     "ctypes.cdata": "reading raw memory (ctypes)",
     "ctypes.addressof": "reading raw memory (ctypes)",
     "sys.addaudithook": "installing audit hooks",
+    "gc.get_objects": "inspecting the interpreter's objects (gc)",
+    "gc.get_referrers": "inspecting the interpreter's objects (gc)",
+    "gc.get_referents": "inspecting the interpreter's objects (gc)",
+    "resource.prlimit": "changing process limits (prlimit)",
 }
 _PATH_EVENTS = {"os.listdir": 0, "os.scandir": 0, "os.chdir": 0, "os.mkdir": 0, "os.remove": 0,
                 "os.rmdir": 0, "os.rename": 0, "os.chmod": 0, "os.truncate": 0, "os.utime": 0,
@@ -169,8 +173,47 @@ def install_guards(cfg):
         if name.split(".")[0] in blocked:
             del sys.modules[name]
 
-    realpath = os.path.realpath
-    sep = os.sep
+    # Decisions must not depend on anything the submission can patch (posixpath.abspath, os.path.realpath,
+    # builtins): the path is resolved here with primitives captured now, on exact str/bytes only.
+    import posix
+    import _stat
+
+    lstat, readlink, getcwd, S_ISLNK = posix.lstat, posix.readlink, posix.getcwd, _stat.S_ISLNK
+    _any, _str, _bytes, _int, _type, _len = any, str, bytes, int, type, len
+
+    def realpath(path):
+        if not path.startswith("/"):
+            path = getcwd() + "/" + path
+        todo = path.split("/")[::-1]
+        out = []
+        links = 0
+        while todo:
+            c = todo.pop()
+            if c == "" or c == ".":
+                continue
+            if c == "..":
+                if out:
+                    out.pop()
+                continue
+            cand = "/" + "/".join(out + [c])
+            try:
+                st = lstat(cand)
+            except OSError:
+                out.append(c)
+                continue
+            if S_ISLNK(st.st_mode):
+                links += 1
+                if links > 40:
+                    return "/\x00too-many-links"
+                target = readlink(cand)
+                if target.startswith("/"):
+                    out = []
+                todo.extend(target.split("/")[::-1])
+            else:
+                out.append(c)
+        return "/" + "/".join(out)
+
+    sep = "/"
     work = realpath(cfg.get("writable") or cfg["workdir"])
     read_roots = tuple(realpath(p) for p in cfg["read_roots"]) + (work, realpath(cfg["workdir"]))
     deny_roots = tuple(realpath(p) for p in cfg["deny_roots"])
@@ -178,15 +221,18 @@ def install_guards(cfg):
     write_flags = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_TRUNC
 
     def under(path, roots):
-        return any(path == r or path.startswith(r + sep) for r in roots)
+        return _any(path == r or path.startswith(r + sep) for r in roots)
 
     def allowed(path, write):
-        if isinstance(path, int):
+        t = _type(path)
+        if t is _int:
             return True
-        if isinstance(path, bytes):
-            path = os.fsdecode(path)
-        if not isinstance(path, str):
-            return True
+        if t is _bytes:
+            path = path.decode("utf-8", "surrogateescape")
+        elif t is not _str:  # a path-like object could answer differently to the hook and to open()
+            return False
+        if "\x00" in path:
+            return False
         p = realpath(path)
         if under(p, deny_roots):
             return False

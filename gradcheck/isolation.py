@@ -70,7 +70,7 @@ import sys
 import sysconfig
 import tempfile
 
-__all__ = ["LEVELS", "UID_BASE", "UID_COUNT", "TMP_BYTES", "SITE", "SUBMISSION", "bwrap_path", "support",
+__all__ = ["level_when_available", "LEVELS", "UID_BASE", "UID_COUNT", "TMP_BYTES", "SITE", "SUBMISSION", "bwrap_path", "support",
            "UidSlot", "bwrap_command"]
 
 #: Isolation levels recorded in results.json, strongest first ("none": only the process sandbox).
@@ -237,6 +237,11 @@ class UidSlot:
             self._fd = -1
 
 
+def level_when_available() -> str:
+    """The level a namespaces sandbox gets on this machine when bwrap works (no probe): root or not."""
+    return "namespaces+uid" if os.geteuid() == 0 else "namespaces"
+
+
 @functools.lru_cache(maxsize=1)
 def support() -> tuple[str, str]:
     """The strongest isolation this machine gives the grader, and why not more.
@@ -279,4 +284,4 @@ def support() -> tuple[str, str]:
     if r.returncode != 0 or not r.stdout.startswith("ok"):
         why = (r.stderr or r.stdout).strip().splitlines()
         return "none", f"{bwrap} could not create the sandbox's namespaces ({why[-1] if why else r.returncode})"
-    return ("namespaces+uid" if root else "namespaces"), f"bubblewrap at {bwrap}"
+    return level_when_available(), f"bubblewrap at {bwrap}"

