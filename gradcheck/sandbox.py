@@ -64,8 +64,10 @@ for grading; the limits, timeouts and other guards are the same.
 
 The audit hook is a seat belt, not a wall (CPython documents that audit hooks
 are not a security boundary): the walls are the separate process, the
-resource limits and the timeouts. For a hostile population run the grader
-inside a container, as Gradescope does for every submission.
+resource limits and the timeouts. For a hostile population use
+``isolation="namespaces"`` (what ``gradcheck grade`` does; :mod:`gradcheck.isolation`):
+the operating system then keeps everything but the submission, the runtime and
+numpy out of the child's view, whatever it does to its own interpreter.
 
 Anything the child reports is data: a student who patches ``numpy.allclose``
 or the bootstrap only changes the child; references, numerical gradients,
@@ -461,11 +463,24 @@ class Sandbox:
     allow_packages : sequence of {"autoprop", "manualprop"}, optional
         Tape mode: these course packages become importable and readable in the child
         (never ``gradcheck``). Not for grading: see "Tape mode" in the module docstring.
+    isolation : {"process", "namespaces"}, default "process"
+        ``"process"``: the child described in the module docstring (``gradcheck check``).
+        ``"namespaces"``: the same child started by bubblewrap in its own namespaces with a
+        minimal read-only view and, as root, a dedicated uid (:mod:`gradcheck.isolation`;
+        used by grading; ``python`` is then the real interpreter of ``sys.executable``).
+    hostile : bool, optional
+        Treat the child as hostile (default: with ``isolation="namespaces"``): submitted
+        files are read with ``lstat``/``O_NOFOLLOW`` (links, devices refused with a note);
+        once submitted code ran, every failure is the submission's (exit code 70 or a reply
+        claiming the grader's side failed is not believed); strings from the child are
+        Markdown-escaped. Grading passes True.
 
     Attributes
     ----------
     notes : list of str
         Remarks about the submission (files not copied and why).
+    isolation_level : str
+        ``"namespaces+uid"``, ``"namespaces"`` or ``"none"`` (the process sandbox only).
     workdir : str
         The child's temporary working folder (removed by :meth:`close`).
 

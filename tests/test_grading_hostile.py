@@ -21,7 +21,8 @@ from pathlib import Path
 
 import pytest
 
-from gradcheck.grading.runner import grade_batch
+from gradcheck.errors import UsageError
+from gradcheck.grading.runner import grade_batch, grade_submission
 from gradcheck.isolation import support
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -32,7 +33,6 @@ SITE = sysconfig.get_paths()["purelib"]
 TOTAL = 28.0
 BASE = TOTAL - (2 + 4 / 3)  # the db-mean bug costs db in the visible and the hidden Linear test
 
-pytestmark = pytest.mark.skipif(support()[0] == "none", reason=f"no namespaces here: {support()[1]}")
 
 DB_MEAN = SOLUTION.replace('self.grads["b"] = dY.sum(axis=0)', 'self.grads["b"] = dY.mean(axis=0)')
 _FWD = "    def forward(self, X, training=False):\n        self.X = X\n"
@@ -56,6 +56,8 @@ def submission(attack: str, subs: Path, out: Path) -> str:
 
 @pytest.fixture(scope="module")
 def batch(tmp_path_factory):
+    if support()[0] == "none":
+        pytest.skip(f"no namespaces here: {support()[1]}")
     subs = tmp_path_factory.mktemp("hostile")
     out = tmp_path_factory.mktemp("hostile-graded")
     for name in ATTACKS:
@@ -169,3 +171,19 @@ def test_resumed_batch_keeps_its_own_results_and_regrades_a_planted_one(batch):
     by = {s.name: s for s in res.submissions}
     assert by["control_base"].status == "graded" and by["control_base"].score == pytest.approx(BASE, abs=1e-3)
     assert by["victim"].status == "skipped"
+
+
+def test_without_namespaces_the_grader_refuses_unless_told_and_records_none(tmp_path, monkeypatch):
+    import gradcheck.isolation as iso
+
+    monkeypatch.setattr(iso, "support", lambda: ("none", "bubblewrap (bwrap) is not installed"))
+    sub = tmp_path / "sub"
+    sub.mkdir()
+    (sub / "layers.py").write_text(SOLUTION)
+    with pytest.raises(UsageError) as info:
+        grade_submission(sub, ASSIGN / "tests", tmp_path / "out")
+    assert "refuses to run untrusted code" in str(info.value) and "--unsafe-no-isolation" in str(info.value)
+    assert not (tmp_path / "out" / "results.json").exists()
+    r = grade_submission(sub, ASSIGN / "tests", tmp_path / "out2", unsafe_no_isolation=True)
+    data = json.loads(Path(r.results_path).read_text())
+    assert r.score == TOTAL and data["extra_data"]["isolation"] == "none"

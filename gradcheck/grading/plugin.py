@@ -53,7 +53,8 @@ Options
 -------
 ``--grading-submission DIR``, ``--grading-results PATH`` (Gradescope-schema JSON
 written at the end of the session), ``--grading-seed N``, ``--grading-timeout S``,
-``--grading-memory-mb M``.
+``--grading-memory-mb M``, ``--grading-isolation namespaces|none`` (the sandbox's
+strength; ``extra_data.isolation`` of the results records the level reached).
 
 A failing check's message is the checker's diagnosis (Markdown), never an
 assertion dump: the report's ``longrepr`` is replaced by the message of a
