@@ -912,7 +912,10 @@ class Sandbox:
                 err = {k: (bool(err[k]) if k == "syntax" else _clean(err[k], 500 if k == "message" else 200,
                                                                       markdown=self.hostile))
                        for k in ("type", "message", "where", "line", "syntax") if k in err}
+            scalars = meta.pop("scalars", None) if isinstance(meta, dict) else None
             meta = _clean_strings(meta, self.hostile)
+            if isinstance(scalars, dict):  # the object's attributes are data: truncated, not escaped
+                meta["scalars"] = _clean_strings(scalars, False)
         except (_ProtocolViolation, ValueError, UnicodeDecodeError, RecursionError) as exc:
             self._kill()
             msg = paragraph(f"{what}: the sandbox process sent {exc} and was stopped.",

@@ -1,6 +1,7 @@
 """The hostile suite: one batch of submissions that each try one attack on the grader (issue 11).
 
-Every submission in ``tests/hostile/`` is an attack pasted above the assignment's
+Every file in ``tests/hostile/`` (``*.attack``: Python that no test runner may import
+by accident) is an attack pasted above the assignment's
 solution with the db-mean bug (deserved score: :data:`BASE`, the same as the
 ``control_base`` submission). An attack that obtains the reference solution puts
 its ``Linear`` in place of the student's (``_stolen``), so success shows as full
@@ -43,12 +44,25 @@ HOOKED = DB_MEAN.replace(_FWD, "    def forward(self, X, training=False):\n"
 FOOTER = "\nif isinstance(_stolen, dict) and 'Linear' in _stolen:\n    Linear = _stolen['Linear']\n"
 
 #: attacks whose deserved score is that of control_exit (they end the sandbox process on purpose)
-CRASHING = {"exit70", "forged_frame", "reply_many_refs", "reply_deep_json"}
-ATTACKS = sorted(p.stem for p in HOSTILE.glob("*.py"))
+CRASHING = {"exit70", "forged_frame", "reply_many_refs", "reply_deep_json", "close_pipes", "flood_pipe",
+            "sigterm_hang"}
+#: attacks whose deserved score is that of control_raise (Linear.forward raises)
+RAISING = {"huge_message", "markdown_injection", "evil_str", "keyboard_interrupt"}
+#: submissions with odd files or names: folder -> ({relative path: bytes}, deserved score, needle in the results)
+LAYOUTS = {
+    "empty_file": ({"layers.py": b""}, 0.0, "has no class"),
+    "binary_file": ({"layers.py": bytes(range(256)) * 64}, 0.0, "does not import"),
+    "non_utf8_file": ({"layers.py": b"NAME = 'caf\xe9'\n" + SOLUTION.encode()}, 0.0, "does not import"),
+    "huge_file": ({"layers.py": SOLUTION.encode() + b"#" * (2 << 20)}, 0.0, "larger than 1 MiB"),
+    "stdlib_helper": ({"layers.py": b"import json\n" + SOLUTION.encode(), "json.py": b"raise SystemExit(1)\n"},
+                      TOTAL, "standard-library module"),
+    "unicode-\u00fcn\u00efc\u00f8d\u00e9-\u03a9": ({"layers.py": SOLUTION.encode()}, TOTAL, None),
+}
+ATTACKS = sorted(p.stem for p in HOSTILE.glob("*.attack"))
 
 
 def submission(attack: str, subs: Path, out: Path) -> str:
-    code = (HOSTILE / f"{attack}.py").read_text()
+    code = (HOSTILE / f"{attack}.attack").read_text()
     for k, v in {"@ROOT@": str(ROOT), "@SUBS@": str(subs), "@OUT@": str(out), "@SITE@": SITE}.items():
         code = code.replace(k, v)
     return "_stolen = None\n_attack = None\n" + code + "\n" + HOOKED + FOOTER
@@ -66,6 +80,13 @@ def batch(tmp_path_factory):
     for name in ("victim", "zz_victim", "control_base"):  # victims: the solution, graded beside the attacks
         (subs / name).mkdir()
         (subs / name / "layers.py").write_text(SOLUTION)
+    for name, (files, _, _) in LAYOUTS.items():
+        for rel, data in files.items():
+            (subs / name / rel).parent.mkdir(parents=True, exist_ok=True)
+            (subs / name / rel).write_bytes(data)
+    (subs / "control_raise").mkdir()
+    (subs / "control_raise" / "layers.py").write_text(
+        "_stolen = None\ndef _attack(layer, X):\n    raise ValueError('x')\n" + HOOKED + FOOTER)
     (subs / "control_exit").mkdir()
     (subs / "control_exit" / "layers.py").write_text(
         "import os\n_stolen = None\ndef _attack(layer, X):\n    os._exit(1)\n" + HOOKED + FOOTER)
@@ -109,7 +130,7 @@ def failures(b, name):
 
 def test_the_batch_graded_everything_and_the_gradebook_is_complete(batch):
     res = batch["res"]
-    assert len(res) == len(ATTACKS) + 8
+    assert len(res) == len(ATTACKS) + len(LAYOUTS) + 9
     assert {s.status for s in res.values()} == {"graded"}, {n: s.message for n, s in res.items() if s.status != "graded"}
     rows = list(csv.DictReader(open(batch["out"] / "gradebook.csv")))
     assert sorted(r["submission"] for r in rows) == sorted(res) and all(r["status"] == "graded" for r in rows)
@@ -121,7 +142,8 @@ def test_the_batch_graded_everything_and_the_gradebook_is_complete(batch):
 @pytest.mark.parametrize("name", ATTACKS)
 def test_attack_gets_the_deserved_score_and_leaks_nothing(batch, name):
     r = batch["res"][name]
-    deserved = batch["res"]["control_exit" if name in CRASHING else "control_base"].score
+    control = "control_exit" if name in CRASHING else "control_raise" if name in RAISING else "control_base"
+    deserved = batch["res"][control].score
     assert r.status == "graded" and r.score == pytest.approx(deserved, abs=1e-3), (r.score, failures(batch, name))
     text = (batch["out"] / name / "results.json").read_text()
     assert "PWNED" not in text and "canary-7f3a" not in text and "root:x:0" not in text
@@ -137,6 +159,23 @@ def test_crashes_are_the_students_not_the_graders(batch):
     assert "exit code 70" in failures(batch, "exit70")
     assert "share payload bytes" in failures(batch, "reply_many_refs")
     assert "<b>" not in failures(batch, "forged_frame")
+
+
+def test_strings_from_the_child_are_short_and_escaped(batch):
+    assert len(failures(batch, "huge_message")) < 20_000
+    text = failures(batch, "markdown_injection")
+    assert "<script>" not in text and "\\<script\\>" in text and "\\[full marks\\](http" in text  # inert
+    assert "could not be printed" in failures(batch, "evil_str") and "E" * 400 not in failures(batch, "evil_str")
+    assert "KeyboardInterrupt" in failures(batch, "keyboard_interrupt")
+
+
+@pytest.mark.parametrize("name", sorted(LAYOUTS))
+def test_odd_files_and_names_are_graded_or_refused_with_a_message(batch, name):
+    _, deserved, needle = LAYOUTS[name]
+    r = batch["res"][name]
+    assert r.status == "graded" and r.score == pytest.approx(deserved, abs=1e-3), (r.score, failures(batch, name))
+    if needle:
+        assert needle in json.dumps(results(batch, name), ensure_ascii=False)
 
 
 def test_links_in_a_submission_are_refused_with_a_message(batch):
