@@ -175,8 +175,8 @@ def install_guards(cfg):
 
     # Decisions must not depend on anything the submission can patch (posixpath.abspath, os.path.realpath,
     # builtins): the path is resolved here with primitives captured now, on exact str/bytes only.
-    import posix
     import _stat
+    import posix
 
     lstat, readlink, getcwd, S_ISLNK = posix.lstat, posix.readlink, posix.getcwd, _stat.S_ISLNK
     _any, _str, _bytes, _int, _type, _len = any, str, bytes, int, type, len
