@@ -80,7 +80,6 @@ import importlib.machinery
 import importlib.util
 import json
 import os
-import re
 import resource
 import select
 import shutil
@@ -1098,11 +1097,6 @@ class Sandbox:
 
 
 # --------------------------------------------------------------------------- proxies
-
-
-def _clean(text: Any, n: int = 300) -> str:
-    """One printable line of at most ``n`` characters from the child."""
-    return re.sub(r"[^\x20-\x7e]", " ", str(text))[:n]
 
 
 def _params_from(meta: dict, owner: str) -> dict[str, np.ndarray]:
