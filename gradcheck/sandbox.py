@@ -348,7 +348,7 @@ def _clean(text: Any, limit: int = 300, *, markdown: bool = False) -> str:
     return s.translate(_MD_SPECIAL) if markdown else s
 
 
-def _clean_strings(obj: Any, markdown: bool, limit: int = 300) -> Any:
+def _clean_strings(obj: Any, markdown: bool, limit: int = 2000) -> Any:
     """Every string (keys too) of a decoded reply passed through :func:`_clean`; arrays untouched."""
     if isinstance(obj, str):
         return _clean(obj, limit, markdown=markdown)
