@@ -7,7 +7,7 @@ matmul, tensordot and einsum are multilinear: linear in each argument separately
 every JVP is the primitive itself with one argument replaced by its tangent
 (``registry.linear_jvp``, HIPS autograd's ``def_linear``); only the VJPs are written out.
 The numpy.linalg records carry matrix-calculus VJPs and JVPs (sources at each one).
-Derivations: ``lessons/01-linear-layer.md`` (matmul), ``lessons/25-matrix-calculus.md``.
+Derivations: ``lessons/01-linear-layer.md`` (matmul), ``lessons/13-matrix-calculus.md``.
 """
 
 from __future__ import annotations
@@ -588,10 +588,10 @@ svdvals = defprim(
 # antisymmetric and dR R^-1 upper triangular, so Q^T dQ = Omega = tril(C, -1) -
 # tril(C, -1)^T, dR = (C - Omega) R and dQ = dA R^-1 - Q (C - Omega) (Walter & Lehmann 2018,
 # "Algorithmic differentiation of linear algebra functions with application in optimum
-# experimental design"; Seeger et al. 2017, "Auto-differentiating linear algebra"). The
+# experimental design"; Seeger et al. 2017, "Auto-differentiating linear algebra", for LQ). The
 # adjoint of that map (Liao et al. 2019, "Differentiable programming tensor networks"): with M = R gR^T - gQ^T Q, dA = (gQ + Q copyltu(M)) R^-T, where
 # copyltu(M) = tril(M) + tril(M, -1)^T is the symmetric matrix with M's lower triangle.
-# Derivation for students: lessons/25-matrix-calculus.md.
+# Derivation for students: lessons/13-matrix-calculus.md.
 def _qr_fwd(a):
     if a.shape[-2] < a.shape[-1]:
         raise ValueError(f"autoprop.qr: the record takes a square or tall A (m >= n); got {a.shape} "
@@ -779,7 +779,7 @@ def lstsq(a, b, rcond=None):
     Notes
     -----
     Derivative: the chain rule through ``pinv`` (Golub & Pereyra 1973) and matmul;
-    derivation in ``lessons/25-matrix-calculus.md``.
+    derivation in ``lessons/13-matrix-calculus.md``.
     """
     a, b = _t(a), _t(b)
     if a.ndim != 2 or b.ndim not in (1, 2):
