@@ -304,11 +304,12 @@ class Tensor:
             axes = axes[0]
         return _R.transpose(self, axes or None)
 
-    def reshape(self, *shape):
-        """Return the same values with a new shape, as ``ndarray.reshape``."""
+    def reshape(self, *shape, order="C", copy=None):
+        """Return the same values with a new shape, as ``ndarray.reshape`` (``order`` 'C',
+        'F' or 'A', as numpy)."""
         if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
             shape = shape[0]
-        return _R.reshape(self, tuple(shape))
+        return _R._s._np_reshape(self, tuple(shape), order=order, copy=copy)
 
     def sum(self, axis=None, keepdims=False):
         """Sum over ``axis``, as ``ndarray.sum``."""
@@ -330,9 +331,9 @@ class Tensor:
         """Cast to ``dtype``; casting to an integer or bool dtype cuts the gradient."""
         return _R.cast(self, dtype=np.dtype(dtype))
 
-    def ravel(self):
-        """Flatten to one axis."""
-        return _R.reshape(self, (-1,))
+    def ravel(self, order="C"):
+        """Flatten to one axis, reading in numpy's ``order`` ('C', 'F', 'A', 'K')."""
+        return _R.ravel(self, order=order)
 
     def squeeze(self, axis=None):
         """Remove axes of length one."""
@@ -344,9 +345,9 @@ class Tensor:
         axes[a], axes[b] = axes[b], axes[a]
         return _R.transpose(self, tuple(axes))
 
-    def flatten(self):
-        """Flatten to one axis (a recorded reshape; no copy is visible)."""
-        return _R.reshape(self, (-1,))
+    def flatten(self, order="C"):
+        """Flatten to one axis in numpy's ``order`` (a recorded reshape; no copy is visible)."""
+        return _R.ravel(self, order=order)
 
     def prod(self, axis=None, keepdims=False):
         """Product over ``axis``, as ``ndarray.prod`` (exact gradient with zeros)."""
@@ -381,8 +382,9 @@ class Tensor:
         return _R.argmin(self, axis=axis)
 
     def round(self, decimals=0):
-        """Round half to even (no gradient: piecewise constant)."""
-        return _R.round(self)
+        """Round half to even to ``decimals`` places, as ``ndarray.round`` (no gradient:
+        piecewise constant)."""
+        return _R.round(self, decimals=int(decimals))
 
     # --- numpy dispatch protocols (plain ``np.`` code on Tensors is recorded) --
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):

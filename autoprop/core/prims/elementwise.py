@@ -303,9 +303,17 @@ sign = defnondiff("sign", np.sign, "sign is piecewise constant (derivative 0, un
                   numpy=(np.sign,))
 floor = defnondiff("floor", np.floor, "floor is piecewise constant", numpy=(np.floor,))
 ceil = defnondiff("ceil", np.ceil, "ceil is piecewise constant", numpy=(np.ceil,))
+def _round(a, decimals=0, out=None):
+    if out is not None:
+        raise TypeError("autoprop cannot record numpy.round(..., out=...): drop out= and use the result")
+    if not isinstance(decimals, (int, np.integer)):
+        raise TypeError(f"numpy.round: decimals must be an integer; got {decimals!r}")
+    return round(a, decimals=int(decimals))
+
+
 round = defnondiff("round", np.round, "round is piecewise constant",  # noqa: A001
                    numpy=(np.rint, np.round, np.around),
-                   np_call=lambda a, decimals=0, out=None, **kw: round(a), methods=("round",))
+                   np_call=lambda a, decimals=0, out=None: _round(a, decimals, out), methods=("round",))
 logical_and = defnondiff("logical_and", np.logical_and, _BOOL, numpy=(np.logical_and,),
                          methods=("__and__", "__rand__"))
 logical_or = defnondiff("logical_or", np.logical_or, _BOOL, numpy=(np.logical_or,),

@@ -56,13 +56,39 @@ def _swapaxes(a, axis1, axis2):
     return transpose(a, axes=tuple(axes))
 
 
+def _index_order(a, order, name, allowed="CFA"):
+    """numpy's ``order`` for reading a Tensor's elements, resolved to 'C' or 'F', or to the
+    flat C-order positions in the requested order (``'K'``, memory order, on a view that
+    is neither C- nor F-contiguous)."""
+    if not isinstance(order, str) or order not in allowed:
+        raise ValueError(f"numpy.{name}: order must be one of {', '.join(map(repr, allowed))}; got {order!r}")
+    if order in "CF":
+        return order
+    v = np.asarray(_value(a))
+    if order == "A" or v.flags.c_contiguous or v.flags.f_contiguous:
+        return "F" if v.flags.f_contiguous and not v.flags.c_contiguous else "C"
+    lay = np.empty_like(v, dtype=np.intp)  # the same memory layout, axes and strides ('K')
+    lay[...] = np.arange(v.size).reshape(v.shape)
+    return np.ravel(lay, order="K")
+
+
+def _np_reshape(a, shape=None, order="C", *, copy=None, **kw):
+    """``np.reshape`` / ``Tensor.reshape`` with numpy's ``order``: 'F' reverses the axes,
+    reshapes to the reversed shape and reverses back; 'A' is 'F' for an F-contiguous value.
+    ``copy`` changes no value (a Tensor is immutable), so every value of it is accepted."""
+    _check_kw("reshape", kw)
+    a, shape = _t(a), _shape_arg(shape)
+    if _index_order(a, order, "reshape") == "C":
+        return reshape(a, shape=shape)
+    return transpose(reshape(transpose(a), shape=shape[::-1]))
+
+
 reshape = defprim(
     "reshape", lambda x, shape: np.reshape(x, shape), lambda g, ans, x, shape: g.reshape(x.shape),
     jvp=linear_jvp("reshape"),
     jacobian="a permutation-free identity", vjp="dx = g reshaped to x's shape",
-    shapes="any shape with the same size", methods=("reshape", "ravel", "flatten"),
-    numpy=((np.reshape, lambda a, shape=None, *args, **kw: reshape(a, shape=_shape_arg(shape))),
-           (np.expand_dims, _expand_dims)),
+    shapes="any shape with the same size", methods=("reshape",),
+    numpy=((np.reshape, lambda *a, **kw: _np_reshape(*a, **kw)), (np.expand_dims, _expand_dims)),
 )
 transpose = defprim(
     "transpose", lambda x, axes=None: np.transpose(x, axes),
@@ -293,9 +319,14 @@ scatter_along_axis = defprim(
 
 
 # --- composites: numpy functions built from the primitives above ----------------------
-@defcomposite("ravel", "reshape(x, (-1,)): the VJP reshapes g back", numpy=(np.ravel,))
+@defcomposite("ravel", "reshape(x, (-1,)) (order 'F': of the transpose; 'K' on a strided view: "
+                       "a gather): the VJP puts g back", numpy=(np.ravel,), methods=("ravel", "flatten"))
 def ravel(a, order="C"):
-    return reshape(_t(a), shape=(-1,))
+    a = _t(a)
+    o = _index_order(a, order, "ravel", allowed="CFAK")
+    if isinstance(o, str):
+        return reshape(a if o == "C" else transpose(a), shape=(-1,))
+    return getitem(reshape(a, shape=(-1,)), key=(o,))
 
 
 @defcomposite("moveaxis", "a transpose: the VJP applies the inverse permutation", numpy=(np.moveaxis,))
