@@ -358,6 +358,8 @@ def main():
         out = {}
         for k, v in list(params.items())[:256]:
             out[str(k)] = {"key_type": type(k).__name__, **describe(np, packer, v, 1)}
+            if isinstance(v, np.ndarray):  # the copy sent back has its own memory: the parent checks the layout
+                out[str(k)]["layout"] = [list(v.shape), list(v.strides), v.itemsize]
         return {"kind": "dict", "items": out}
 
     def scalars_of(obj):

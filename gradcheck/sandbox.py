@@ -93,7 +93,7 @@ from typing import Any
 
 import numpy as np
 
-from ._validation import article, dtype_error, fmt_shape, paragraph
+from ._validation import PARAM_MEMORY_FIX, article, dtype_error, fmt_shape, own_memory, paragraph
 from .errors import GraderError, GradientShapeError, ProtocolError, StudentCodeError, UsageError
 
 __all__ = ["Sandbox", "SandboxError", "RemoteLayer", "RemoteLoss", "SHADOW_NAMES", "DEFAULT_TIMEOUT", "sibling_files"]
@@ -880,6 +880,10 @@ def _params_from(meta: dict, owner: str) -> dict[str, np.ndarray]:
             raise ProtocolError(paragraph(
                 f"{owner}.params[{k!r}] must be a numpy float array (it is perturbed in place",
                 f"to compute the numerical gradient); got {got}."))
+        if d.get("layout"):  # the copy here has its own memory: check the child's array's layout
+            shape, strides, itemsize = d["layout"]
+            own_memory(None, f"{owner}.params[{k!r}]", error=ProtocolError, fix=PARAM_MEMORY_FIX,
+                       layout=(tuple(shape), tuple(strides), int(itemsize)))
         out[k] = d["array"]
     return out
 
