@@ -406,6 +406,9 @@ def main():
                         sys.modules.pop(stem, None)
                         reply(False, {"stage": "import"}, error=_error(exc, workdir))
                         continue
+                if req.get("class") is None:  # import only: a later load reuses the module
+                    reply(True, {"stage": "import"})
+                    continue
                 cls = getattr(mod, req["class"], None)
                 if cls is None or not isinstance(cls, type):
                     found = sorted(n for n, v in vars(mod).items()

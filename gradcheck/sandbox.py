@@ -713,14 +713,53 @@ class Sandbox:
 
     # ------------------------------------------------------------------ public
 
-    def _load(self, file: str, class_name: str, init_kwargs: Mapping[str, Any] | None, seed: int | None,
-              kind: str):
+    def _file(self, file: str) -> str:
         file = os.path.normpath(file).replace("\\", "/")
         if not os.path.isfile(os.path.join(self.workdir, file)):
             skipped = [n for n in self.notes if n.startswith(file + " ")]
             raise UsageError(paragraph(
                 f"{file} is not in the sandbox.", skipped[0] if skipped else
                 "Pass it in files={...} when creating the Sandbox."))
+        return file
+
+    def _import_error(self, file: str, err: dict | None) -> SandboxError:
+        e = err or {}
+        at = f" at {e['where']}" if e.get("where") else ""
+        line = f": {e['line']!r}" if e.get("line") else ""
+        return SandboxError(paragraph(
+            f"{file} does not import: {e.get('type')}: {e.get('message') or '(no message)'}{at}{line}.",
+            "Expected a Python file that runs without errors when imported; only numpy and the "
+            "standard library are available (not the course packages).",
+            *self.notes), reason="import", output=self.output)
+
+    def import_file(self, file: str) -> None:
+        """Import ``file`` in the child and build nothing; later loads from it reuse the module.
+
+        Lets a caller tell a file that hangs or crashes when imported (the same for
+        every class in it) from a constructor that does.
+
+        Parameters
+        ----------
+        file : str
+            Name of the file inside the sandbox (a key of ``files``).
+
+        Raises
+        ------
+        UsageError
+            The file is not in the sandbox.
+        SandboxError
+            The file raised when imported (``reason="import"``), or the import timed
+            out or ended the child (``"timeout"``, ``"signal"``, ``"exit"``).
+        """
+        file = self._file(file)
+        ok, _, err = self.request("load", {"file": file, "class": None, "init": {}, "seed": None},
+                                  what=f"importing {file}")
+        if not ok:
+            raise self._import_error(file, err)
+
+    def _load(self, file: str, class_name: str, init_kwargs: Mapping[str, Any] | None, seed: int | None,
+              kind: str):
+        file = self._file(file)
         try:
             json.dumps(dict(init_kwargs or {}))
         except TypeError as exc:
@@ -732,14 +771,7 @@ class Sandbox:
         if not ok:
             stage = meta.get("stage")
             if stage == "import":
-                e = err or {}
-                at = f" at {e['where']}" if e.get("where") else ""
-                line = f": {e['line']!r}" if e.get("line") else ""
-                raise SandboxError(paragraph(
-                    f"{file} does not import: {e.get('type')}: {e.get('message') or '(no message)'}{at}{line}.",
-                    "Expected a Python file that runs without errors when imported; only numpy and the "
-                    "standard library are available (not the course packages).",
-                    *self.notes), reason="import", output=self.output)
+                raise self._import_error(file, err)
             if stage == "class":
                 found = meta.get("found") or []
                 if meta.get("type"):
