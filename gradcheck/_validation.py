@@ -400,6 +400,8 @@ def shared_entries(shape: tuple[int, ...], strides: tuple[int, ...], itemsize: i
         span += st * (n - 1)
     else:
         return ""
+    if int(np.prod(shape, dtype=np.int64)) > MAX_INPUT_ELEMENTS:  # too many to list: refuse, never guess "fine"
+        return f"strides {tuple(int(s) for s in strides)} that may overlap"
     offsets = np.zeros(1, dtype=np.int64)
     for n, st in zip(shape, strides):
         offsets = np.add.outer(offsets, np.arange(int(n), dtype=np.int64) * int(st)).ravel()
