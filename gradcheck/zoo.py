@@ -151,6 +151,8 @@ ENTRIES: list[ZooEntry] = [
     ZooEntry("MeanSquaredError", {"reduction": "sum"}, (8, 3), targets=_real_targets, variant="sum"),
     ZooEntry("Huber", input_shape=(8, 3), targets=_real_targets),
     ZooEntry("BinaryCrossEntropyWithLogits", input_shape=(8, 3), targets=_probabilities),
+    ZooEntry("MulticlassHinge", input_shape=(8, 4), targets=_labels),
+    ZooEntry("MulticlassHinge", {"margin": 0.5, "reduction": "sum"}, (8, 4), targets=_labels, variant="sum"),
 ]
 
 #: ``name -> [entries]``, built from :data:`ENTRIES`.

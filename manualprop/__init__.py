@@ -31,6 +31,7 @@ from .losses import (
     Huber,
     Loss,
     MeanSquaredError,
+    MulticlassHinge,
     SoftmaxCrossEntropy,
 )
 from .norm import BatchNorm1D, BatchNorm2D, LayerNorm
@@ -67,6 +68,7 @@ __all__ = [
     "BinaryCrossEntropyWithLogits",
     "MeanSquaredError",
     "Huber",
+    "MulticlassHinge",
     "SGD",
     "Adam",
     "RMSProp",
