@@ -138,6 +138,7 @@ ENTRIES: list[ZooEntry] = [
     ZooEntry("Embedding", {"num_embeddings": 7, "dim": 3}, inputs=lambda rng: rng.integers(0, 7, size=(4, 5))),
     ZooEntry("RNN", {"input_size": 3, "hidden_size": 4}, (2, 5, 3)),
     ZooEntry("LSTM", {"input_size": 3, "hidden_size": 4}, (2, 5, 3)),
+    ZooEntry("GRU", {"input_size": 3, "hidden_size": 4}, (2, 5, 3)),
     ZooEntry("ScaledDotProductAttention", input_shape=[(2, 4, 3), (2, 5, 3), (2, 5, 6)]),
     ZooEntry("ScaledDotProductAttention", {"causal": True}, [(2, 4, 3), (2, 4, 3), (2, 4, 5)], variant="causal"),
     ZooEntry("MultiHeadAttention", {"embed_dim": 6, "num_heads": 2}, (2, 4, 6)),

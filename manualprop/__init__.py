@@ -36,7 +36,7 @@ from .losses import (
 )
 from .norm import BatchNorm1D, BatchNorm2D, LayerNorm
 from .optim import SGD, Adam, Optimizer, RMSProp
-from .recurrent import LSTM, RNN
+from .recurrent import GRU, LSTM, RNN
 
 # Order matters: gradcheck's zoo lists layers and losses in this order.
 __all__ = [
@@ -62,6 +62,7 @@ __all__ = [
     "Embedding",
     "RNN",
     "LSTM",
+    "GRU",
     "ScaledDotProductAttention",
     "MultiHeadAttention",
     "SoftmaxCrossEntropy",

@@ -32,11 +32,11 @@ from .dense import (
 from .dropout import Dropout
 from .embedding import Embedding
 from .norm import BatchNorm1D, BatchNorm2D, LayerNorm
-from .recurrent import LSTM, RNN
+from .recurrent import GRU, LSTM, RNN
 
 __all__ = [
     "ELU", "Flatten", "GELU", "Layer", "LeakyReLU", "Linear", "LogSoftmax", "Model", "ReLU",
     "Sequential", "Sigmoid", "Softmax", "Softplus", "Tanh",
 ]
-__all__ += ["Embedding", "LSTM", "MultiHeadAttention", "RNN", "ScaledDotProductAttention"]
+__all__ += ["Embedding", "GRU", "LSTM", "MultiHeadAttention", "RNN", "ScaledDotProductAttention"]
 __all__ += ["AvgPool2D", "BatchNorm1D", "BatchNorm2D", "Conv2D", "Dropout", "LayerNorm", "MaxPool2D"]
