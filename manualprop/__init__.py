@@ -8,7 +8,7 @@ optimizers) are also used by autoprop.
 from . import init, optim
 from .attention import MultiHeadAttention, ScaledDotProductAttention
 from .containers import Sequential
-from .conv import AvgPool2D, Conv2D, MaxPool2D
+from .conv import AvgPool2D, Conv2D, ConvTranspose2D, MaxPool2D
 from .dropout import Dropout
 from .embedding import Embedding
 from .init import as_rng, linear_params
@@ -53,6 +53,7 @@ __all__ = [
     "Flatten",
     "Sequential",
     "Conv2D",
+    "ConvTranspose2D",
     "MaxPool2D",
     "AvgPool2D",
     "BatchNorm1D",

@@ -15,7 +15,7 @@ the layer zoo. Each module lists its public names in ``__all__``.
 
 from .attention import MultiHeadAttention, ScaledDotProductAttention
 from .base import Layer, Model, Sequential
-from .conv import AvgPool2D, Conv2D, MaxPool2D
+from .conv import AvgPool2D, Conv2D, ConvTranspose2D, MaxPool2D
 from .dense import (
     ELU,
     GELU,
@@ -39,4 +39,4 @@ __all__ = [
     "Sequential", "Sigmoid", "Softmax", "Softplus", "Tanh",
 ]
 __all__ += ["Embedding", "GRU", "LSTM", "MultiHeadAttention", "RNN", "ScaledDotProductAttention"]
-__all__ += ["AvgPool2D", "BatchNorm1D", "BatchNorm2D", "Conv2D", "Dropout", "LayerNorm", "MaxPool2D"]
+__all__ += ["AvgPool2D", "BatchNorm1D", "BatchNorm2D", "Conv2D", "ConvTranspose2D", "Dropout", "LayerNorm", "MaxPool2D"]
