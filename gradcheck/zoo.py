@@ -40,6 +40,10 @@ def _mlp(ns: ModuleType, rng: np.random.Generator) -> Any:
     return ns.Sequential(ns.Linear(5, 4, rng=rng), ns.Tanh(), ns.Linear(4, 3, rng=rng))
 
 
+def _residual(ns: ModuleType, rng: np.random.Generator) -> Any:
+    return ns.Residual(ns.Linear(5, 5, rng=rng), ns.Tanh(), ns.Linear(5, 5, rng=rng))
+
+
 def _labels(rng: np.random.Generator, shape: tuple[int, ...]) -> np.ndarray:
     return rng.integers(0, shape[-1], size=shape[0])
 
@@ -122,6 +126,7 @@ def _fixed_dropout(namespace: ModuleType, rng: np.random.Generator) -> Any:
 ENTRIES: list[ZooEntry] = [
     ZooEntry("Linear", {"in_features": 5, "out_features": 3}, (8, 5)),
     ZooEntry("Sequential", input_shape=(8, 5), build=_mlp),
+    ZooEntry("Residual", input_shape=(8, 5), build=_residual),
     ZooEntry("Flatten", input_shape=(2, 3, 4)),
     ZooEntry("Conv2D", {"in_channels": 2, "out_channels": 3, "kernel_size": 3, "padding": 1}, (2, 2, 5, 5)),
     ZooEntry("Conv2D", {"in_channels": 2, "out_channels": 2, "kernel_size": (2, 3), "stride": 2}, (2, 2, 6, 7),

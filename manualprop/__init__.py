@@ -7,7 +7,7 @@ optimizers) are also used by autoprop.
 
 from . import init, optim
 from .attention import MultiHeadAttention, ScaledDotProductAttention
-from .containers import Sequential
+from .containers import Residual, Sequential
 from .conv import AvgPool2D, Conv2D, ConvTranspose2D, MaxPool2D
 from .dropout import Dropout
 from .embedding import Embedding
@@ -52,6 +52,7 @@ __all__ = [
     "LogSoftmax",
     "Flatten",
     "Sequential",
+    "Residual",
     "Conv2D",
     "ConvTranspose2D",
     "MaxPool2D",

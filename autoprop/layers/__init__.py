@@ -14,7 +14,7 @@ the layer zoo. Each module lists its public names in ``__all__``.
 """
 
 from .attention import MultiHeadAttention, ScaledDotProductAttention
-from .base import Layer, Model, Sequential
+from .base import Layer, Model, Residual, Sequential
 from .conv import AvgPool2D, Conv2D, ConvTranspose2D, MaxPool2D
 from .dense import (
     ELU,
@@ -36,7 +36,7 @@ from .recurrent import GRU, LSTM, RNN
 
 __all__ = [
     "ELU", "Flatten", "GELU", "Layer", "LeakyReLU", "Linear", "LogSoftmax", "Model", "ReLU",
-    "Sequential", "Sigmoid", "Softmax", "Softplus", "Tanh",
+    "Residual", "Sequential", "Sigmoid", "Softmax", "Softplus", "Tanh",
 ]
 __all__ += ["Embedding", "GRU", "LSTM", "MultiHeadAttention", "RNN", "ScaledDotProductAttention"]
 __all__ += ["AvgPool2D", "BatchNorm1D", "BatchNorm2D", "Conv2D", "ConvTranspose2D", "Dropout", "LayerNorm", "MaxPool2D"]
