@@ -613,15 +613,23 @@ _LOCAL = ("{t} equals dY: the local derivative of the activation is missing; mul
           "(ReLU: dY * (X > 0); sigmoid: dY * out * (1 - out); dropout: dY * mask)")
 
 
-def _context_signature(t, m, n, key, inputs, Y, G, numer_at) -> Finding | None:
-    """Signatures that need the layer: dX = dY, a normalisation's missing paths, the output used as input."""
+def _context_signature(t, m, n, key, inputs, Y, G, numer_at, names=("X",), params=None) -> Finding | None:
+    """Signatures that need the layer: dX = dY, a normalisation's missing paths, the output used as input,
+    an activation's local derivative (:func:`_activation_signature`), a square weight transposed in dX."""
     X = inputs[0]
     ok = np.isfinite(n)
     is_input = key.startswith("@")
     if is_input and m.shape == G.shape and close(m, G, 1e-6, 1e-9) and not close(np.where(ok, n, G), G, 1e-6, 1e-9):
         return Finding("missing-local-derivative", _LOCAL.format(t=t), t)
-    if is_input and len(inputs) == 1 and m.shape == X.shape and ok.all() and X.ndim >= 2:
-        f = _norm_projection(t, m, n, X)
+    # the input this gradient belongs to (a CS231n pair batchnorm(x, gamma, beta): x, the first of three)
+    xi = inputs[list(names).index(key[1:])] if is_input and key[1:] in names else None
+    if xi is not None and m.shape == xi.shape and ok.all() and xi.ndim >= 2 and xi.dtype.kind == "f":
+        f = _norm_projection(t, m, n, xi)
+        if f is not None:
+            return f
+    if is_input and ok.all() and m.shape == n.shape:
+        f = (_activation_signature(t, m, n, inputs, Y, G)
+             or _transposed_weight_signature(t, m, n, G, _weights(inputs, key, names, params)))
         if f is not None:
             return f
     if not is_input and (f := _output_product(t, m, G, Y)) is not None:
@@ -634,6 +642,104 @@ def _context_signature(t, m, n, key, inputs, Y, G, numer_at) -> Finding | None:
                            "as it is (sigmoid: dY * out * (1 - out); tanh: dY * (1 - out**2))", t)
         return Finding("cached-output", f"{t} is the gradient the layer would have at its output Y: backward uses "
                        "the output where its input X is due; cache the input in forward (self.X = X)", t)
+    return None
+
+
+def _activation_signature(t, m, n, inputs, Y, G) -> Finding | None:
+    """An element-wise activation's wrong local derivative: tanh's square missing, softmax's diagonal only.
+
+    Named only when the correct gradient ``n`` is the activation's own VJP at the
+    layer's output (so the layer is tanh / a softmax), never from ``m`` alone.
+    """
+    if len(inputs) != 1 or Y.shape != inputs[0].shape or Y.shape != G.shape:
+        return None
+    if close(n, G * (1 - Y**2), 1e-5, 1e-9) and close(m, G * (1 - Y), 1e-6, 1e-9):
+        return Finding("tanh-missing-square", f"{t} = dY * (1 - out): the square is missing in tanh's derivative; "
+                       "tanh'(x) = 1 - tanh(x)**2, so dX = dY * (1 - out**2) with out = tanh(X) cached in forward",
+                       t)
+    for axis in dict.fromkeys((-1, 1) if Y.ndim > 2 else (-1,)):
+        if np.any(Y < 0) or not np.allclose(Y.sum(axis=axis), 1.0, rtol=0, atol=1e-9):  # softmax rows sum to one
+            continue
+        right = Y * (G - np.sum(G * Y, axis=axis, keepdims=True))
+        if close(n, right, 1e-5, 1e-9) and close(m, G * Y * (1 - Y), 1e-6, 1e-9):
+            ax = "axis=-1" if axis == -1 else f"axis={axis}"
+            return Finding("softmax-diagonal", f"{t} = dY * p * (1 - p) uses only the diagonal of the softmax "
+                           "Jacobian: every output p_j depends on every input x_i (dp_j/dx_i = p_j * (delta_ij - p_i)), "
+                           f"so the off-diagonal terms -p_i * p_j are missing; use dX = p * (dY - (dY * p).sum("
+                           f"{ax}, keepdims=True))", t)
+    return None
+
+
+def _weights(inputs, key, names, params=None) -> dict[str, np.ndarray]:
+    """Square 2-D float arrays among the parameters and the other inputs (a CS231n pair's w), by name."""
+    cands = {**(params or {}), **{n: x for n, x in zip(names, inputs) if "@" + n != key}}
+    return {n: x for n, x in cands.items() if x.dtype.kind == "f" and x.ndim == 2 and x.shape[0] == x.shape[1]}
+
+
+def _transposed_weight_signature(t, m, n, G, weights=None) -> Finding | None:
+    """dX = dY @ W where dY @ W.T is due (or the reverse), for a square W: no other shape shows it.
+
+    Needs no access to W: where the correct ``n`` is dY times one matrix ``B`` along an
+    axis (the last: a Linear; axis 1: a 1x1 convolution, channels first), ``B`` is
+    solved for by least squares from dY and ``n``, and ``m`` must equal dY times ``B.T``.
+    ``weights`` (name -> square array) only name the weight in the sentence.
+    """
+    for axis in dict.fromkeys((-1, 1) if n.ndim > 2 else (-1,)):
+        if G.ndim != n.ndim or G.shape[axis] != n.shape[axis]:
+            continue
+        k = n.shape[axis]
+        Gf = np.moveaxis(G, axis, -1).reshape(-1, k)
+        nf, mf = (np.moveaxis(a, axis, -1).reshape(-1, k) for a in (n, m))
+        if len(Gf) <= k or np.linalg.matrix_rank(Gf) < k:
+            continue
+        B = np.linalg.lstsq(Gf, nf, rcond=None)[0]  # dX = dY @ B along this axis
+        if close(B, B.T, 1e-6, 1e-9) or not close(Gf @ B, nf, 1e-5, 1e-9) or not close(mf, Gf @ B.T, 1e-5, 1e-9):
+            continue
+        name = next((w for w, A in (weights or {}).items() if A.shape == B.shape and close(A, B.T, 1e-5, 1e-9)),
+                    None)
+        same = next((w for w, A in (weights or {}).items() if A.shape == B.shape and close(A, B, 1e-5, 1e-9)), None)
+        if axis == -1:
+            fix = (f"{t} = dY @ {name}.T, not dY @ {name}" if name else f"{t} = dY @ {same}, not dY @ {same}.T"
+                   if same else f"for Y = X @ W + b, {t} = dY @ W.T; for Y = X @ W.T + b, {t} = dY @ W")
+        else:
+            w = name or same or "W"
+            fix = (f"{t} = np.einsum('cf,nf...->nc...', {w}, dY), not 'fc'" if name else
+                   f"for Y = np.einsum('fc,nc...->nf...', {w}, X), {t} = np.einsum('fc,nf...->nc...', {w}, dY) "
+                   "(sum over the output channel f), not 'cf'")
+        return Finding("transposed-weight", f"{t} multiplies dY by the transposed weight: it is dY times the "
+                       "transpose of the matrix the chain rule gives (the weight is square, so the shapes agree "
+                       f"and only the values show it); {fix}", t)
+    return None
+
+
+def _kernel_flip_signature(t, m, key, inputs, names, params, G, numer_at) -> Finding | None:
+    """dX computed with the kernel flipped in its spatial axes (convolution where the forward correlates).
+
+    For each kernel (a parameter or another input with 3 or 4 axes), the correct dX
+    of the same layer with that kernel flipped (finite differences) must equal ``m``.
+    """
+    if not key.startswith("@"):
+        return None
+    cands = [(k, p, None) for k, p in params.items() if p.ndim in (3, 4)]
+    cands += [(nm, x, i) for i, (nm, x) in enumerate(zip(names, inputs))
+              if "@" + nm != key and x.dtype.kind == "f" and x.ndim in (3, 4)]
+    for name, w, idx in cands:
+        flipped = w[..., ::-1] if w.ndim == 3 else w[..., ::-1, ::-1]
+        if idx is not None:
+            xs = [flipped.copy() if i == idx else x for i, x in enumerate(inputs)]
+            ref = numer_at(xs, G)
+        else:
+            saved = w.copy()
+            try:
+                w[...] = flipped.copy()
+                ref = numer_at(inputs, G)
+            finally:
+                w[...] = saved
+        if close(m, ref, 1e-5, 1e-9):
+            sl = "[..., ::-1]" if w.ndim == 3 else "[:, :, ::-1, ::-1]"
+            return Finding("flipped-kernel", f"{t} is computed with the kernel flipped in its spatial axes "
+                           f"({name}{sl}): the forward is a cross-correlation, so its backward scatters dY through "
+                           f"the kernel as it is (dx_window += {name}[f] * dout[n, f, i, j], no flip)", t)
     return None
 
 
@@ -775,7 +881,7 @@ def diagnose_layer(
         if not diag.findings or diag.findings[-1].severity != "error":
             diag.findings.append(Finding("student-code", str(exc)))
         proxy = None
-    stop = {"non-deterministic", "not-summed", "wrong-shape", "non-finite"}
+    stop = {"non-deterministic", "stale-output", "not-summed", "wrong-shape", "non-finite"}
     # float32 output: finite differences cannot reach 1e-6; a float32 gradient alone still gets the check
     stopped = set(diag.codes) & stop or any(f.code == "float32" and f.tensor == "Y" for f in diag.findings)
     if proxy is not None and not stopped:
@@ -1012,10 +1118,14 @@ def _low_precision(dtype, inputs) -> bool:
 
 
 def _cache_probe(layer, pristine, inputs, names, keys, G, training, rng, diag):
-    """Copies of the layer as it was before the checker's first forward (``pristine``)."""
+    """Copies of the layer as it was before the checker's first forward (``pristine``).
+
+    A sandboxed layer (:class:`gradcheck.sandbox.RemoteLayer`) is copied in its child
+    process (``copy.deepcopy`` there); a random one is skipped (copies would draw other masks).
+    """
     name = STRUCTURAL[7]
-    if _find_rngs(layer) or type(layer).__name__ == "RemoteLayer" or "sandbox" in type(layer).__module__:
-        diag.probes.append(Probe(name, None, "skipped (random or remote layer)"))
+    if _find_rngs(layer):
+        diag.probes.append(Probe(name, None, "skipped (random layer)"))
         return
     if pristine is None:
         diag.probes.append(Probe(name, None, "skipped (the layer cannot be copied)"))
@@ -1036,7 +1146,7 @@ def _cache_probe(layer, pristine, inputs, names, keys, G, training, rng, diag):
         return out
 
     try:
-        c.forward(*[x.copy() for x in inputs], training=training)
+        Y_ref = c.forward(*[x.copy() for x in inputs], training=training)
         ref = grads_of(c, c.backward(G.copy()))
         # another instance's forward between this forward and its backward
         a.forward(*[x.copy() for x in inputs], training=training)
@@ -1045,16 +1155,23 @@ def _cache_probe(layer, pristine, inputs, names, keys, G, training, rng, diag):
         # this instance: an earlier forward on other data, then the real one
         b2 = copy.deepcopy(base)
         b2.forward(*[x.copy() for x in others], training=training)
-        b2.forward(*[x.copy() for x in inputs], training=training)
+        Y_stale = b2.forward(*[x.copy() for x in inputs], training=training)
         stale = grads_of(b2, b2.backward(G.copy()))
     except Exception as exc:  # noqa: BLE001
         diag.probes.append(Probe(name, None, f"skipped (copies of the layer raised {type(exc).__name__})"))
         return
+    bad_y = not close(Y_ref, Y_stale, 1e-12, 1e-14)
     bad_shared = [t for t in ref if t in shared and not close(ref[t], shared[t], 1e-12, 1e-14)]
     bad_stale = [t for t in ref if t in stale and not close(ref[t], stale[t], 1e-12, 1e-14)]
-    diag.probes.append(Probe(name, not bad_shared and not bad_stale,
-                             ", ".join(sorted(set(bad_shared + bad_stale)))))
-    if bad_shared:
+    diag.probes.append(Probe(name, not bad_shared and not bad_stale and not bad_y,
+                             ", ".join((["Y"] if bad_y else []) + sorted(set(bad_shared + bad_stale)))))
+    if bad_y:
+        diag.findings.append(Finding(
+            "stale-output", "forward returns what an earlier call computed: after a forward on other data, "
+            "forward(X) gives another Y than on a fresh copy of the layer (a value kept from the first call, e.g. "
+            "`if not hasattr(self, ...)`), so the layer ignores new inputs; compute the output from this call's "
+            "input every time", "Y"))
+    elif bad_shared:
         diag.findings.append(Finding(
             "shared-cache", f"backward uses a cache overwritten by a later forward of another instance "
             f"({', '.join(bad_shared)} change when a second layer of the same class runs forward in between): "
@@ -1062,7 +1179,8 @@ def _cache_probe(layer, pristine, inputs, names, keys, G, training, rng, diag):
     elif bad_stale:
         diag.findings.append(Finding(
             "stale-cache", f"backward uses the cache of an earlier forward, not of the last one "
-            f"({', '.join(bad_stale)}): overwrite the cache on every forward", bad_stale[0]))
+            f"({', '.join(bad_stale)}): a cache set only on the first call (e.g. `if not hasattr(self, 'X'): "
+            "self.X = X`) keeps the first input; overwrite the cache on every forward (self.X = X)", bad_stale[0]))
 
 
 def _shape_signatures(proxy, inputs, names, params, G, rets, grads, bad_shape, diag, training=False):
@@ -1132,8 +1250,9 @@ def _signatures(proxy, inputs, res: CheckResult, diag: Diagnosis, training, upst
         hint = None if p is None else _product_hint(key, inputs[0], p, Y)
         f = name_signature(t, m, n, is_bias=(p is not None and p.ndim == 1 and "b" in key.lower()),
                            n_batch=n_batch, y_size=Y.size, hint=hint)
-        for probe, *args in ((_context_signature, n, key, inputs, Y, G, numer_at),
+        for probe, *args in ((_context_signature, n, key, inputs, Y, G, numer_at, names, params),
                              (_sample_signature, G, numer_for, n_batch, key.startswith("@")),
+                             (_kernel_flip_signature, key, inputs, names, params, G, numer_at),
                              (_upstream_signature, G, key, numer_for, directional)):
             try:
                 f = f or probe(t, m, *args)
