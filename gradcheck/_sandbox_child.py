@@ -564,6 +564,10 @@ class Child:
         self.objects[oid] = new
         self.reply(True, {"id": oid, "params": self.params_of(new, packer)}, packer)
 
+    def op_free(self, obj, req, packer):  # noqa: ARG002 - a copy the parent no longer uses
+        self.objects.pop(req["id"], None)
+        self.reply(True)
+
     def op_tape(self, obj, req, packer):  # tape mode: the student's forward on autoprop tensors
         tape_request(self.np, obj, req, self.reply, packer, describe, self.workdir)
 

@@ -20,8 +20,10 @@ r"""Find, locate and explain gradient bugs: structural probes, bug signatures, m
    (``backward(0) = 0``, ``backward(2G) = 2 backward(G)``); a second backward
    on the same forward gives the same result; ``grads`` are
    written by every backward; ``backward`` uses the cache of the *last*
-   forward of *this* instance; the output keeps shape and dtype under a small
-   perturbation.
+   forward of *this* instance, and ``forward`` the input of this call (on
+   copies of the layer as it was before the first forward; a sandboxed layer
+   is copied in its child process); the output keeps shape and dtype under a
+   small perturbation.
 3. **Numerical comparison** (:func:`gradcheck.check.check_layer`), fast mode by
    default: random directional derivatives decide, a failing tensor is then
    scanned element by element; elements at a kink are excluded and counted.
@@ -36,9 +38,14 @@ r"""Find, locate and explain gradient bugs: structural probes, bug signatures, m
    the activation applied again to its cached output (the reference gradient at
    input Y); a Linear's dW from its output (dY.T @ Y); a norm's dX without the
    mean/variance paths (projecting dX off the mean and x_hat per group gives the
-   correct one); only the first/last sample, or one sample missing (per-sample
-   contributions by linearity in dY); a permuted dY (directional derivatives for
-   each permuted dY, then the full gradient); else the worst element.
+   correct one; also for a CS231n pair, whose gamma is an input); tanh's
+   derivative without the square; softmax's Jacobian diagonal only; dX with a
+   square weight transposed (dY @ W for dY @ W.T, or a 1x1 convolution's
+   einsum; the matrix is solved for from dY and the correct dX); only the
+   first/last sample, or one sample missing (per-sample contributions by
+   linearity in dY); dX with the kernel flipped (the correct dX of the layer
+   with a flipped kernel); a permuted dY (directional derivatives for each
+   permuted dY, then the full gradient); else the worst element.
 5. **Models.** For a container with a ``layers`` list whose end-to-end check
    fails, every layer is checked on the input it actually receives, in order,
    and the first one that fails is named.
@@ -81,7 +88,8 @@ STRUCTURAL = ("deterministic forward", "input left unchanged", "gradient shapes 
 SIGNATURES = ("transposed", "flipped-kernel", "permuted", "wrong-sign", "bias-mean", "factor-batch",
               "factor-inverse-batch", "factor", "first-sample-only", "last-sample-only", "sample-missing", "zero",
               "not-summed", "wrong-shape", "alternative", "missing-local-derivative", "activation-applied-twice",
-              "cached-output", "missing-mean-var-paths", "permuted-upstream", "wrong-values")
+              "cached-output", "missing-mean-var-paths", "transposed-weight", "tanh-missing-square",
+              "softmax-diagonal", "permuted-upstream", "wrong-values")
 
 
 @dataclass
@@ -418,8 +426,9 @@ def name_signature(tensor: str, manual: Any, numerical: Any, *, is_bias: bool = 
     a bias: the mean, not the sum; an extra or a missing ``1/batch``; x2, x0.5);
     with ``fallback``, the worst element. The signatures that need the layer
     (dX = dY, the activation applied to its cached output, the cached output,
-    a norm's missing mean/variance paths, one sample, a permuted dY) follow in
-    :func:`diagnose_layer`.
+    a norm's missing mean/variance paths, tanh without the square, softmax's
+    diagonal, a square weight transposed in dX, one sample, a kernel flipped in
+    dX, a permuted dY) follow in :func:`diagnose_layer`.
 
     Parameters
     ----------
@@ -1146,6 +1155,28 @@ def _cache_probe(layer, pristine, inputs, names, keys, G, training, rng, diag):
         return out
 
     try:
+        return _run_cache_probe(a, b, c, base, inputs, others, grads_of, G, training, diag)
+    finally:
+        _release(pristine, a, b, c)
+
+
+def _release(*objs) -> None:
+    """Free the child's copies of a sandboxed layer (copies in this process are left to the garbage collector)."""
+    from .sandbox import RemoteLayer
+
+    for o in objs:
+        if isinstance(o, RemoteLayer):
+            try:
+                o.release()
+            except GradcheckError:  # the sandbox stopped: nothing left to free
+                pass
+
+
+def _run_cache_probe(a, b, c, base, inputs, others, grads_of, G, training, diag):
+    """Forwards and backwards on the copies ``a``, ``b``, ``c`` (and ``b2``, one more) of the pristine ``base``."""
+    name = STRUCTURAL[7]
+    b2 = None
+    try:
         Y_ref = c.forward(*[x.copy() for x in inputs], training=training)
         ref = grads_of(c, c.backward(G.copy()))
         # another instance's forward between this forward and its backward
@@ -1160,6 +1191,8 @@ def _cache_probe(layer, pristine, inputs, names, keys, G, training, rng, diag):
     except Exception as exc:  # noqa: BLE001
         diag.probes.append(Probe(name, None, f"skipped (copies of the layer raised {type(exc).__name__})"))
         return
+    finally:
+        _release(b2)
     bad_y = not close(Y_ref, Y_stale, 1e-12, 1e-14)
     bad_shared = [t for t in ref if t in shared and not close(ref[t], shared[t], 1e-12, 1e-14)]
     bad_stale = [t for t in ref if t in stale and not close(ref[t], stale[t], 1e-12, 1e-14)]

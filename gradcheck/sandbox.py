@@ -863,7 +863,7 @@ class Sandbox:
         Parameters
         ----------
         op : str
-            ``"load"``, ``"forward"``, ``"forward_many"``, ``"backward"``, ``"clone"``, ``"get_params"``.
+            ``"load"``, ``"forward"``, ``"forward_many"``, ``"backward"``, ``"clone"``, ``"free"``, ``"get_params"``.
         args : dict
             JSON-able values and ndarrays.
         what : str
@@ -1156,6 +1156,8 @@ class _Remote:
         return self._sandbox
 
     def _missing(self, method: str) -> None:
+        if self.__dict__.get("_released"):
+            raise UsageError(f"{self.class_name}.{method}: this copy of the layer was released (RemoteLayer.release).")
         if method not in self.methods:
             raise ProtocolError(paragraph(
                 f"{self.class_name} has no {method}() method.",
@@ -1228,6 +1230,12 @@ class RemoteLayer(_Remote):
 
     def __deepcopy__(self, memo: dict) -> RemoteLayer:
         return self.clone()
+
+    def release(self) -> None:
+        """Drop the child's object behind this proxy (a copy no longer needed); the proxy is unusable after."""
+        if self._sandbox._proc is not None and not self._sandbox._dead:
+            self._sandbox.request("free", {"id": self._id}, what=f"releasing a copy of {self.class_name}")
+        self._released = True
 
     def _call(self, inputs: Sequence[np.ndarray], training: bool | None) -> str:
         names = self.forward_params if len(self.forward_params) >= len(inputs) else (

@@ -25,6 +25,7 @@ from gradcheck.diagnose import (
     _transposed_weight_signature,
     diagnose_layer,
 )
+from gradcheck.errors import UsageError
 from gradcheck.sandbox import Sandbox
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -213,6 +214,10 @@ def test_clone_of_a_remote_layer_has_its_own_cache(files):
         np.testing.assert_allclose(b.grads["W"], X2.T @ G, rtol=1e-12)
         b.params["W"] += 1.0  # the copy's parameters are its own
         assert not np.array_equal(a.forward(X1), b.forward(X1))
+        b.release()  # the child drops the copy; the original lives on
+        with pytest.raises(UsageError, match="this copy of the layer was released"):
+            b.forward(X1)
+        np.testing.assert_array_equal(a.forward(X1), X1 @ a.params["W"] + a.params["b"])
 
 
 @pytest.mark.parametrize("mode", ["fast", "full"])
