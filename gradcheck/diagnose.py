@@ -424,11 +424,9 @@ def name_signature(tensor: str, manual: Any, numerical: Any, *, is_bias: bool = 
     and reshaped: a reshape where a transpose is due; or the same values in
     other places); a **constant factor** ``c = <m, n> / <n, n>`` (``1/batch`` on
     a bias: the mean, not the sum; an extra or a missing ``1/batch``; x2, x0.5);
-    with ``fallback``, the worst element. The signatures that need the layer
-    (dX = dY, the activation applied to its cached output, the cached output,
-    a norm's missing mean/variance paths, tanh without the square, softmax's
-    diagonal, a square weight transposed in dX, one sample, a kernel flipped in
-    dX, a permuted dY) follow in :func:`diagnose_layer`.
+    with ``fallback``, the worst element. The signatures that need the layer (dX = dY, an activation
+    applied twice, the cached output, a norm's missing paths, tanh without the square, softmax's
+    diagonal, a weight transposed or a kernel flipped in dX, one sample, a permuted dY) follow.
 
     Parameters
     ----------
@@ -880,11 +878,7 @@ def diagnose_layer(
     inputs = V.layer_inputs(X, np.random.default_rng([seed, 3]), owner)
     diag = Diagnosis(owner)
     try:
-        pristine = copy.deepcopy(layer)
-    except Exception:  # noqa: BLE001 - a layer that cannot be copied skips the cache probe
-        pristine = None
-    try:
-        proxy = _probes(layer, inputs, owner, training, rtol, atol_probe, seed, diag, pristine)
+        proxy = _probes_on_copy(layer, inputs, owner, training, rtol, atol_probe, seed, diag)
     except GradcheckError as exc:
         diag.error = exc
         if not diag.findings or diag.findings[-1].severity != "error":
@@ -908,6 +902,19 @@ def diagnose_layer(
         _localize(layer, inputs, diag, training=training, mode=mode, method=method, seed=seed, rtol=rtol,
                   atol=atol, eps=eps)
     return diag
+
+
+def _probes_on_copy(layer, inputs, owner, training, rtol, atol, seed, diag: Diagnosis):
+    """:func:`_probes` with a copy of the layer as it is now, for the cache probe (a sandboxed layer's copy is
+    made in its child process, and freed there after)."""
+    try:
+        pristine = copy.deepcopy(layer)
+    except Exception:  # noqa: BLE001 - a layer that cannot be copied skips the cache probe
+        pristine = None
+    try:
+        return _probes(layer, inputs, owner, training, rtol, atol, seed, diag, pristine)
+    finally:
+        _release(pristine)
 
 
 def _call(fn, *args, owner, call, **kw):
@@ -1157,7 +1164,7 @@ def _cache_probe(layer, pristine, inputs, names, keys, G, training, rng, diag):
     try:
         return _run_cache_probe(a, b, c, base, inputs, others, grads_of, G, training, diag)
     finally:
-        _release(pristine, a, b, c)
+        _release(a, b, c)
 
 
 def _release(*objs) -> None:

@@ -1233,7 +1233,7 @@ class RemoteLayer(_Remote):
 
     def release(self) -> None:
         """Drop the child's object behind this proxy (a copy no longer needed); the proxy is unusable after."""
-        if self._sandbox._proc is not None and not self._sandbox._dead:
+        if not self.__dict__.get("_released") and self._sandbox._proc is not None and not self._sandbox._dead:
             self._sandbox.request("free", {"id": self._id}, what=f"releasing a copy of {self.class_name}")
         self._released = True
 
