@@ -1108,8 +1108,9 @@ def _probes(layer, inputs, owner, training, rtol, atol, seed, diag: Diagnosis, p
         diag.findings.append(Finding("second-backward", f"a second backward on the same forward gives another "
                                      f"{t}: backward changes its own cache or the parameters", t))
 
-    # 6. cache of the last forward of this instance
+    # 6. cache of the last forward of this instance; the gradient right at a second input too
     _cache_probe(layer, pristine, inputs, names, keys, G, training, rng, diag)
+    _second_input_probe(proxy, inputs, names, params, G, training, rng, diag)
 
     # 7. output stable under perturbation
     xs = [x + 1e-3 * rng.standard_normal(x.shape) if x.dtype.kind == "f" else x for x in inputs]
@@ -1221,6 +1222,59 @@ def _run_cache_probe(a, b, c, base, inputs, others, grads_of, G, training, diag)
             "stale-cache", f"backward uses the cache of an earlier forward, not of the last one "
             f"({', '.join(bad_stale)}): a cache set only on the first call (e.g. `if not hasattr(self, 'X'): "
             "self.X = X`) keeps the first input; overwrite the cache on every forward (self.X = X)", bad_stale[0]))
+
+
+def _second_input_probe(proxy, inputs, names, params, G, training, rng, diag) -> None:
+    """Backward right at the check's input but wrong at another: state kept from an earlier call.
+
+    The numerical check differentiates at one input only, so a backward that keeps
+    what it saw first (a cache set once, in a class attribute or a global) passes it.
+    One random directional derivative of ``sum(Y * G)`` (all tensors jointly, two
+    forwards) at the input, then at two others; named only when the first agrees and
+    both others fail (a kink crossed by chance fails one of them, not both).
+    """
+    from .sandbox import RemoteLayer
+
+    keys = ["@" + n for n in names]
+    group = [k for k, x in zip(keys, inputs) if x.dtype.kind == "f"] + list(params)
+    if not group or any(f.code in ("stale-cache", "shared-cache", "stale-output") for f in diag.findings):
+        return
+    points = [inputs] + [[x + rng.standard_normal(x.shape) if x.dtype.kind == "f" else x for x in inputs]
+                         for _ in range(2)]
+    try:
+        agree = _agreement(proxy, points, keys, group, params, G, training, rng, diag.name)
+    except GradcheckError:  # the layer refuses another input (a check of its own): nothing to say here
+        if isinstance(proxy._layer, RemoteLayer) and proxy._layer.sandbox._dead:
+            raise  # a timeout or a crash: reported as what stopped the check
+        return
+    if agree == [True, False, False]:
+        diag.findings.append(Finding(
+            "stale-cache", "backward is right at the first input the layer saw but wrong at another one: it uses "
+            "state kept from an earlier call (a cache set only once, a class attribute or a global); compute "
+            "everything backward needs from the last forward's input and store it on self in forward"))
+
+
+def _agreement(proxy, points, keys, group, params, G, training, rng, owner) -> list[bool]:
+    """Per input in ``points`` (until one agrees after the first): does backward pass one directional test?"""
+    fwd = lambda *x: np.asarray(proxy.forward(*x, training=training), dtype=np.float64)  # noqa: E731
+    agree: list[bool] = []
+    for xs in points:
+        if len(agree) > 1 and agree[-1]:
+            break
+        fwd(*xs)
+        ret = _as_list(_call(proxy.backward, G.copy(), owner=owner, call="backward(dY)"), len(xs))
+        got = {k: np.asarray(v, dtype=np.float64) for k, v, x in zip(keys, ret, xs) if x.dtype.kind == "f"}
+        got.update(_grads_snapshot(proxy._layer, list(params)))
+        if set(got) != set(group) or any(got[k].shape != np.shape(xs[keys.index(k)] if k in keys else params[k])
+                                         for k in group):
+            return []  # shapes are the other probes' business
+        (u, d), = directional_derivatives(fwd, xs, params, G, input_names=keys, groups=[group], n_dirs=1,
+                                          rng=np.random.default_rng(rng.integers(2**32)))[tuple(group)]
+        terms = np.array([np.sum(got[k] * u[k]) for k in group])
+        agree.append(bool(abs(terms.sum() - d) <= 1e-5 * (abs(d) + np.sqrt(np.sum(terms**2))) + 1e-9))
+        if not agree[0]:
+            break  # wrong at the check's input already: the numerical check names it
+    return agree
 
 
 def _shape_signatures(proxy, inputs, names, params, G, rets, grads, bad_shape, diag, training=False):

@@ -50,6 +50,12 @@ class StaleY(StaleCache):
     def forward(self, X):
         if not hasattr(self, "Y"): self.X = X; self.Y = X @ self.W + self.b
         return self.Y
+class ClassStale(StaleCache):
+    X = None
+    def forward(self, X):
+        if ClassStale.X is None: ClassStale.X = X.copy()
+        self.X = ClassStale.X
+        return X @ self.W + self.b
 class SeedBuf:
     def __init__(self, n=4, rng=None):
         rng = np.random.default_rng(rng); self.W = rng.standard_normal((n, n)); self.b = np.zeros(n)
@@ -196,6 +202,39 @@ def test_cache_probe_runs_for_a_sandboxed_layer(files, cls, code):
         assert d.passed, d.report()
     else:
         assert not d.passed and d.codes[0] == code, d.report()
+
+
+class ClassLevelStale(StaleLinear):
+    """The first input kept in a class attribute: every copy of the layer shares it."""
+
+    first = None
+
+    def forward(self, X, training=False):
+        if ClassLevelStale.first is None:
+            ClassLevelStale.first = X.copy()
+        self.X = ClassLevelStale.first
+        return X @ self.params["W"] + self.params["b"]
+
+
+def test_first_input_kept_in_a_class_attribute_is_found_at_a_second_input():
+    """Copies share a class attribute, so only a gradient check at another input shows it."""
+    ClassLevelStale.first = None
+    d = diagnose_layer(ClassLevelStale(), (6, 4))
+    assert not d.passed and d.codes == ["stale-cache"], d.report()
+    assert "right at the first input the layer saw but wrong at another one" in d.sentence()
+    assert diagnose_layer(Correct(), (6, 4)).passed
+
+
+class Correct(StaleLinear):
+    def forward(self, X, training=False):
+        self.X = X
+        return X @ self.params["W"] + self.params["b"]
+
+
+def test_cli_class_attribute_cache_fails(files):
+    p = run("check", "misc.py::ClassStale", "--input-shape", "8,4", cwd=files)
+    assert p.returncode == 1, p.stdout + p.stderr
+    assert "right at the first input the layer saw but wrong at another one" in flat(p.stdout)
 
 
 def test_clone_of_a_remote_layer_has_its_own_cache(files):
