@@ -31,6 +31,7 @@ from .errors import TwinError, UsageError
 from .numerical import directional_derivatives, layer_numerical_gradients, numerical_gradient
 from .result import ALL_PAIRS, NONDETERMINISTIC, PAIRS, CheckResult, TensorRecord, json_shape
 from .sources import (
+    SAME_IN_BOTH_MODES,
     Call,
     TapeUnavailable,
     build_twin,
@@ -43,6 +44,7 @@ from .sources import (
     share_masks,
     tape_loss,
     tape_source,
+    training_differs,
 )
 
 __all__ = ["PAIRS", "ALL_PAIRS", "relative_error", "compare", "kink_mask", "MODES", "Comparison", "TensorRecord",
@@ -188,15 +190,14 @@ def check_layer(
     inputs = V.layer_inputs(X, rng, owner)
     names = V.input_names(layer, len(inputs))
     params = V.layer_params(layer, owner)
-    modes = training_modes(layer, cfg.training)
-    notes = []
-    if len(modes) == 2:
-        modes, notes = _distinct_modes(Call(layer, owner, inputs, names, params, False), modes)
-    results = []
-    for t in modes:
+    results, notes = [], []
+    for t in training_modes(layer, cfg.training):
+        call = Call(layer, owner, inputs, names, params, t)
+        if t and results and not training_differs(call):
+            notes.append(SAME_IN_BOTH_MODES)
+            break
         held = hold_masks(layer) if t and cfg.training in ("both", "auto") else []
         try:
-            call = Call(layer, owner, inputs, names, params, t)
             results.append(_check_mode(call, cfg, copy.deepcopy(rng), twin, init, reference, upstream))
         finally:
             for obj, prev in held:
@@ -205,27 +206,8 @@ def check_layer(
         r.name = f"{owner} [{mode_word(r.training)}]"
     first = next((r for r in results if not r.passed), results[0])
     first.other_modes = [r for r in results if r is not first]
-    first.notes[:0] = notes
+    first.notes += notes
     return first
-
-
-def _distinct_modes(call: Call, modes: list[bool]) -> tuple[list[bool], list[str]]:
-    """Both modes, or eval alone (with a note) when the training forward gives the same output on the input."""
-    try:
-        Y_eval = call.forward(*[x.copy() for x in call.inputs])
-        held = hold_masks(call.layer)
-        try:
-            call.training = True
-            Y_train = call.forward(*[x.copy() for x in call.inputs])
-        finally:
-            for obj, prev in held:
-                obj.fix_mask(prev)
-    except Exception:  # noqa: BLE001 - the per-mode check reports the error with its mode
-        return modes, []
-    if Y_eval.shape == Y_train.shape and np.array_equal(Y_eval, Y_train, equal_nan=True):
-        return [False], ["training and eval forwards give the same output on this input: checked once, in eval "
-                         "mode (pass training=True / --training to check the training forward alone)"]
-    return modes, []
 
 
 def _check_mode(call: Call, cfg: CheckConfig, rng, twin, init, reference, upstream) -> CheckResult:

@@ -117,12 +117,20 @@ def run_check(args, layer, label: str, init: dict[str, Any], shape) -> int:
             raise UsageError("--jacobian needs a tape: add --tape (your forward on the tape) or --twin.")
         jac_lines, jac_ok, jac_fig = _jacobian(args, layer, twin, shape, cname)
     diag = diagnose_layer(layer, shape, mode=args.mode, method=args.method, seed=args.seed, rtol=args.rtol,
-                          atol=args.atol, eps=args.eps, twin=twin, reference=reference, name=cname)
+                          atol=args.atol, eps=args.eps, twin=twin, reference=reference, name=cname,
+                          training=getattr(args, "training", "auto"))
     color = use_color()
     shown = V.fmt_shape(shape) if isinstance(shape[0], int) else "; ".join(V.fmt_shape(x) for x in shape)
+    modes = " and ".join(sorted(diag.modes)) or "eval"
     print(f"{label}, input shape {shown}" + (f", init {json.dumps(init)}" if init else "")
-          + f", mode {args.mode}" + (f", reference {args.reference}" if args.reference else ""))
+          + f", mode {args.mode}, forward checked in {modes} mode"
+          + (f", reference {args.reference}" if args.reference else ""))
     print()
+    return _report(args, diag, cname, color, jac_lines, jac_ok, jac_fig)
+
+
+def _report(args, diag, cname: str, color: bool, jac_lines, jac_ok, jac_fig) -> int:
+    """The table, notes, plots, JSON and verdict of :func:`run_check`; returns the exit code."""
     res = diag.result
     if res is not None:
         print(colorize(res.table(), color))
@@ -164,7 +172,7 @@ def run_check(args, layer, label: str, init: dict[str, Any], shape) -> int:
                        f"atol={res.atol:g}.", color))
         return EXIT_PASS
     if res is not None and res.failing_tensors:
-        print(colorize(f"\nFAIL: {cname}: gradient mismatch in {', '.join(res.failing_tensors)}.", color))
+        print(colorize(f"\nFAIL: {diag.name}: gradient mismatch in {', '.join(res.failing_tensors)}.", color))
     sentence = diag.sentence()
     prefix = f"FAIL: {diag.name}: "
     print(colorize(V.wrap("diagnosis: " + (sentence[len(prefix):] if sentence.startswith(prefix) else sentence)),

@@ -384,6 +384,12 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--reference", metavar="manualprop.NAME",
                    help="also compare forward output and gradients with our layer built from --init and "
                         "given the student's parameter values")
+    modes = c.add_mutually_exclusive_group()
+    modes.add_argument("--training", dest="training", action="store_const", const=True, default="auto",
+                       help="check forward(X, training=True) only (default: a forward that takes training is "
+                            "checked in eval and in training mode)")
+    modes.add_argument("--eval", dest="training", action="store_const", const=False,
+                       help="check forward(X, training=False) only")
     c.add_argument("--json", metavar="FILE", help="write the diagnosis as JSON to FILE")
     c.add_argument("--verbose", "-v", action="store_true",
                    help="always show what the checked code printed (its last 200 lines); without it the last "

@@ -51,8 +51,11 @@ from typing import Any
 import numpy as np
 
 from . import _validation as V
-from .check import CheckResult, TensorRecord, check_layer, compare, kink_mask, relative_error
+from .check import CheckResult, TensorRecord, check_layer
+from .compare import close, compare, kink_mask, relative_error
+from .config import CheckConfig, mode_word, training_modes
 from .errors import GradcheckError, UsageError
+from .sources import SAME_IN_BOTH_MODES, Call, training_differs
 from .numerical import DEFAULT_EPS, layer_numerical_gradients, numerical_gradient
 
 __all__ = ["Finding", "Probe", "Diagnosis", "diagnose_layer", "check_vjp", "name_signature", "close",
@@ -121,6 +124,10 @@ class Diagnosis:
         What stopped the check (student code raised, wrong shape, ...).
     sublayer : tuple of (int, Diagnosis) or None
         For a model: index and diagnosis of the first layer whose own check fails.
+    training : bool or None
+        The mode of ``forward`` this diagnosis ran in.
+    other_modes : list of Diagnosis
+        The other training mode's diagnosis when both were checked (``passed`` needs it too).
     """
 
     name: str
@@ -129,12 +136,20 @@ class Diagnosis:
     result: CheckResult | None = None
     error: GradcheckError | None = None
     sublayer: tuple[int, Diagnosis] | None = None
+    training: bool | None = None
+    other_modes: list[Diagnosis] = field(default_factory=list)
 
     @property
     def passed(self) -> bool:
-        """No error finding, no stopping error, and every comparison within tolerance."""
+        """No error finding, no stopping error, every comparison within tolerance, in every mode checked."""
         return (self.error is None and not any(f.severity == "error" for f in self.findings)
-                and (self.result is None or self.result.passed) and self.result is not None)
+                and (self.result is None or self.result.passed) and self.result is not None
+                and all(d.passed for d in self.other_modes))
+
+    @property
+    def modes(self) -> list[str]:
+        """The training modes diagnosed, this one first (``["training", "eval"]``)."""
+        return [mode_word(d.training) for d in [self, *self.other_modes] if d.training is not None]
 
     @property
     def codes(self) -> list[str]:
@@ -188,6 +203,8 @@ class Diagnosis:
                                                        "exit_code": self.error.exit_code},
             "first_failing_layer": None if self.sublayer is None else
             {"index": self.sublayer[0], **self.sublayer[1].to_dict()},
+            "training": self.training,
+            "other_modes": [d.to_dict() for d in self.other_modes],
         }
 
 
@@ -284,12 +301,12 @@ class _Proxy:
         return getattr(self._layer, "grads", None)
 
 
-def _same(a: Any, b: Any) -> bool:
-    a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
-    return a.shape == b.shape and bool(np.array_equal(a, b, equal_nan=True))
-
-
 # --------------------------------------------------------------------------- helpers
+
+
+def _exact(a: Any, b: Any) -> bool:
+    """Bit-for-bit equal (NaN equals NaN): :func:`gradcheck.compare.close` with zero tolerances."""
+    return close(a, b, 0.0, 0.0, equal_nan=True)
 
 
 def _grads_snapshot(layer: Any, keys: Sequence[str]) -> dict[str, Any]:
@@ -312,27 +329,6 @@ def _as_list(ret: Any, n: int) -> list[Any]:
     if n == 1:
         return [ret]
     return list(ret) if isinstance(ret, (tuple, list)) else [ret] * n
-
-
-def close(a: Any, b: Any, rtol: float = 1e-6, atol: float = 1e-9) -> bool:
-    """True when ``a`` and ``b`` have the same shape and agree element-wise.
-
-    Parameters
-    ----------
-    a, b : array_like
-        Converted to float64; NaN never agrees.
-    rtol : float, default 1e-6
-    atol : float, default 1e-9
-        Per element ``|a - b| <= atol + rtol * (|a| + |b|)``.
-
-    Returns
-    -------
-    bool
-    """
-    a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
-    if a.shape != b.shape:
-        return False
-    return bool(np.all(np.abs(a - b) <= atol + rtol * (np.abs(a) + np.abs(b))))
 
 
 # --------------------------------------------------------------------------- signatures
@@ -539,7 +535,7 @@ def diagnose_layer(
     rtol: float = 1e-6,
     atol: float | None = None,
     eps: float | None = None,
-    training: bool = False,
+    training: bool | str = "auto",
     twin: Any = None,
     reference: Any = None,
     name: str | None = None,
@@ -569,8 +565,10 @@ def diagnose_layer(
         1e-9 in the structural probes).
     eps : float, optional
         Relative step (default per method and dtype).
-    training : bool
-        Passed to ``forward``.
+    training : bool, "both" or "auto", default "auto"
+        The mode of ``forward``, as in :func:`gradcheck.check.check_layer`: with two
+        modes each is diagnosed (probes, check, signatures); the result is the first
+        failing mode's, named ``"<name> [training]"``, the other in ``other_modes``.
     twin : object or None
         An autoprop twin for a tape column (None: none; "auto" is not used here
         because the checker calls the layer through a proxy).
@@ -592,13 +590,43 @@ def diagnose_layer(
         Bad arguments (shapes, tolerances, mode). Errors of the checked code are
         not raised: they are in ``Diagnosis.error`` and the findings.
     """
+    CheckConfig(rtol=rtol, atol=atol, eps=eps, method=method, mode=mode, seed=seed, training=training,
+                n_dirs=n_dirs, n_samples=n_samples)  # validates every setting once
+    owner = name or type(layer).__name__
+    V.require_methods(layer, owner, ("forward", "backward"), "manualprop layer")
+    diags, notes = [], []
+    for t in training_modes(layer, training):
+        if t and diags:
+            inputs = V.layer_inputs(X, np.random.default_rng([seed, 3]), owner)
+            if not training_differs(Call(layer, owner, inputs, V.input_names(layer, len(inputs)), {}, t)):
+                notes.append(SAME_IN_BOTH_MODES)
+                break
+        diags.append(_diagnose_mode(layer, X, mode=mode, method=method, seed=seed, rtol=rtol, atol=atol, eps=eps,
+                                    training=t, twin=twin, reference=reference, localize=localize, n_dirs=n_dirs,
+                                    n_samples=n_samples, upstream=upstream, name=owner))
+    for d in diags if len(diags) > 1 else ():
+        d.name = f"{owner} [{mode_word(d.training)}]"
+        if d.result is not None:
+            d.result.name = d.name
+    first = next((d for d in diags if not d.passed), diags[0])
+    first.other_modes = [d for d in diags if d is not first]
+    if first.result is not None:
+        first.result.other_modes = [d.result for d in first.other_modes if d.result is not None]
+    if first.result is not None:
+        first.result.notes += notes
+    return first
+
+
+def _diagnose_mode(layer, X, *, mode, method, seed, rtol, atol, eps, training, twin, reference, name, localize,
+                   n_dirs, n_samples, upstream) -> Diagnosis:
+    """:func:`diagnose_layer` in one training mode."""
     owner = name or type(layer).__name__
     rtol, atol_probe = V.check_tolerances(rtol, 1e-9 if atol is None else atol)
     V.require_methods(layer, owner, ("forward", "backward"), "manualprop layer")
     # inputs from their own stream: check_layer draws G from default_rng(seed), and G == X
     # would make X.T @ G symmetric and hide a transposed gradient
     inputs = V.layer_inputs(X, np.random.default_rng([seed, 3]), owner)
-    diag = Diagnosis(owner)
+    diag = Diagnosis(owner, training=training)
     try:
         pristine = copy.deepcopy(layer)
     except Exception:  # noqa: BLE001 - a layer that cannot be copied skips the cache probe
@@ -653,10 +681,10 @@ def _probes(layer, inputs, owner, training, rtol, atol, seed, diag: Diagnosis, p
     Y1 = np.asarray(Y1, dtype=np.float64)
     Y2 = np.asarray(fwd(layer, inputs), dtype=np.float64)
     Y3 = np.asarray(fwd(layer, inputs), dtype=np.float64)
-    if _same(Y1, Y2) and not _same(Y1, Y3):
+    if _exact(Y1, Y2) and not _exact(Y1, Y3):
         Y2 = Y3
     proxy = _Proxy(layer)
-    if _same(Y1, Y2):
+    if _exact(Y1, Y2):
         probes.append(Probe(STRUCTURAL[0], True))
     else:
         diff = float(np.nanmax(np.abs(Y1 - Y2))) if Y1.shape == Y2.shape else float("nan")
@@ -664,14 +692,14 @@ def _probes(layer, inputs, owner, training, rtol, atol, seed, diag: Diagnosis, p
         ok = False
         if fixed:
             fwd(layer, inputs)
-            ok = _same(fwd(layer, inputs), fwd(layer, inputs))
+            ok = _exact(fwd(layer, inputs), fwd(layer, inputs))
             if ok:
                 diag.findings.append(Finding("held-mask", f"the forward is random (two calls differed by "
                                              f"{diff:.3g}); the mask was held fixed with fix_mask(True) on "
                                              f"{', '.join(fixed)} for the check", severity="info"))
         if not ok:
             proxy = _Proxy(layer, rewind=True)
-            ok = _same(fwd(proxy, inputs), fwd(proxy, inputs))
+            ok = _exact(fwd(proxy, inputs), fwd(proxy, inputs))
             if ok:
                 what = ", ".join(sorted({type(r).__name__ for r in proxy._rngs})) or "numpy's global generator"
                 diag.findings.append(Finding("rewound-rng", f"the forward is random (two calls differed by "

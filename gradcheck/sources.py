@@ -27,7 +27,8 @@ from . import _validation as V
 from .errors import StudentCodeError, TwinError, UsageError
 
 __all__ = ["Call", "manual_source", "tape_source", "reference_source", "build_twin", "copy_params_to_twin",
-           "resolve_twin", "share_masks", "hold_masks", "TapeUnavailable"]
+           "resolve_twin", "share_masks", "hold_masks", "training_differs", "SAME_IN_BOTH_MODES",
+           "TapeUnavailable"]
 
 
 @dataclass
@@ -122,6 +123,33 @@ def hold_masks(layer: Any, depth: int = 3) -> list[tuple[Any, Any]]:
         for child in getattr(layer, "layers", None) or []:
             out += hold_masks(child, depth - 1)
     return out
+
+
+#: The note of a check that ran once because both modes give the same output.
+SAME_IN_BOTH_MODES = ("training and eval forwards give the same output on this input: checked once, in eval mode "
+                      "(pass training=True / --training to check the training forward alone)")
+
+
+def training_differs(call: Call) -> bool:
+    """Whether ``forward`` in training mode gives another output than in eval mode on ``call.inputs``.
+
+    Called after the eval check (a training forward may update running statistics);
+    a ``fix_mask`` layer has its mask held for the training forward. An error counts as
+    "differs": the training check then reports it with its mode.
+    """
+    try:
+        Y_eval = Call(call.layer, call.owner, call.inputs, call.names, call.params, False).forward(
+            *[x.copy() for x in call.inputs])
+        held = hold_masks(call.layer)
+        try:
+            Y_train = Call(call.layer, call.owner, call.inputs, call.names, call.params, True).forward(
+                *[x.copy() for x in call.inputs])
+        finally:
+            for obj, prev in held:
+                obj.fix_mask(prev)
+    except Exception:  # noqa: BLE001
+        return True
+    return not (Y_eval.shape == Y_train.shape and np.array_equal(Y_eval, Y_train, equal_nan=True))
 
 
 def _autoprop_module(kind: str):
