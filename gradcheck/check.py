@@ -78,109 +78,69 @@ def check_layer(
     Parameters
     ----------
     layer : object
-        Follows the manualprop protocol: ``params`` (dict of float ndarrays; may be
-        absent for parameter-free layers), ``grads``, ``forward(X, training=False)``,
-        ``backward(dY) -> dX``. No base class needed. Its parameters are perturbed in
-        place during the numerical pass and restored afterwards. A layer with
-        several inputs (``forward(Q, K, V, training=False)``) returns a tuple
-        ``(dQ, dK, dV)`` from ``backward``; a layer whose input is integer
-        (indices, e.g. ``Embedding``) has no input gradient and may return None.
+        The manualprop protocol: ``params`` (dict of float ndarrays; may be absent),
+        ``grads``, ``forward(X, training=False)``, ``backward(dY) -> dX``; no base class.
+        Several inputs (``forward(Q, K, V, training=False)``): ``backward`` returns a
+        tuple. An integer input (indices, ``Embedding``) has no gradient (None is fine).
+        Parameters are perturbed in place by the numerical plans and restored.
     X : ndarray, tuple of int, or list of those
-        The input array, or its shape as a tuple of ints (then ``X ~ N(0, 1)``
-        drawn from ``seed``). For several inputs, a list (or tuple) whose items are
-        arrays or shapes, e.g. ``[(2, 4, 3), (2, 5, 3), (2, 5, 6)]``. Float inputs are
-        converted to float64 copies (float32 warns, see
-        :func:`gradcheck._validation.as_float64`); integer inputs are indices and
-        are not differentiated. See :func:`gradcheck._validation.layer_inputs`.
+        The input, or its shape (then ``X ~ N(0, 1)`` from ``seed``); for several
+        inputs a list of arrays or shapes (:func:`gradcheck._validation.layer_inputs`).
+        Float inputs become float64 copies (float32 warns); integer inputs are indices.
     twin : "auto", None or object, default "auto"
-        "auto": the class of the same name in ``autoprop.layers``, when there is
-        one and it can be built from ``layer``'s attributes (see :func:`build_twin`;
-        otherwise there is no tape column and ``twin_note`` says why); None: no
-        tape comparison; an object: a built autoprop layer (its variables are
-        overwritten with ``layer.params``).
+        "auto": the class of the same name in ``autoprop.layers`` when it can be built
+        (:func:`build_twin`; else no tape column and ``twin_note`` says why); None: no
+        tape; an autoprop layer (its variables get ``layer.params``); or an object with
+        ``tape_gradients(inputs, keys, G, training)`` (:class:`gradcheck.student_tape.StudentTape`;
+        raising :class:`TapeUnavailable` drops the tape column with a note).
     init : dict, optional
-        Constructor kwargs for an "auto" twin (default: read from ``layer``'s
-        attributes). When given, a twin that cannot be built raises TwinError.
-    seed : int, default 0
-        Seeds the inputs given as shapes and the upstream gradient ``G ~ N(0, 1)``.
-    rtol : float, default 1e-6
-    atol : float, optional
-        Pass when every element has ``|a-b| <= atol`` or ``|a-b| <= rtol*(|a|+|b|)``.
-        Default :func:`default_atol`: ``max(1e-9, u * sum|Y*G| / eps)``, the round-off
-        of the finite differences, which grows with the size of the layer.
+        Constructor kwargs of an "auto" twin; then a twin that cannot be built raises TwinError.
+    seed, rtol, atol, eps, mode, method, n_dirs, n_samples, batched
+        The settings of :class:`gradcheck.config.CheckConfig` (validated there): pass
+        when every element has ``|a-b| <= atol`` or ``|a-b| <= rtol*(|a|+|b|)``, atol by
+        default the round-off of the finite differences (:func:`default_atol`); mode
+        ``"full"`` (every element), ``"fast"`` (``n_dirs`` directional derivatives per
+        tensor, a failing tensor then scanned element by element) or ``"sample"``
+        (``n_samples`` elements per tensor); kinks are detected with central differences.
     training : bool, "both" or "auto", default "auto"
-        The mode of ``forward``; "both" checks eval, then training mode; "auto" is
-        "both" when ``forward`` takes a ``training`` argument (:func:`gradcheck.config.training_modes`).
-        When the two modes give the same output on ``X`` the layer is checked once
-        (eval, with a note); otherwise the result is the first failing mode's (else
-        eval's) with the other in ``other_modes``, and ``passed`` needs both. With
-        "both"/"auto" a ``fix_mask`` layer (Dropout) has its mask held for the
-        training check and released afterwards. Stochastic layers must be deterministic for a check:
-        the forward is called twice on the same input first, and when the outputs
-        differ the result fails with one record ``Y`` (pair ``call1-vs-call2``) and a
-        note starting with :data:`NONDETERMINISTIC`; no finite differences are taken
-        (they would be meaningless, and their one-sided quotients would pass as
-        kinks). A layer with ``fix_mask`` (``manualprop.Dropout``) whose mask is
-        fixed gives its mask to the twin (``twin.fix_mask(mask)``).
-    eps : float, optional
-        Relative finite-difference step; default :func:`gradcheck.numerical.default_eps`
-        of ``method`` (6.06e-6 for central differences).
+        "auto" is "both" when ``forward`` takes ``training``: eval is checked, then
+        training unless it gives the same output on ``X`` (a note says so). The result
+        is the first failing mode's (else eval's), named ``"<name> [training]"``, the
+        other in ``other_modes``; ``passed`` needs both. For "both"/"auto" a layer with
+        ``fix_mask`` (Dropout) has its mask held for the training check, then released;
+        a fixed mask is given to the twin. A forward that gives two outputs for the same
+        input fails with one record ``Y`` (pair ``call1-vs-call2``) and a note starting
+        with :data:`NONDETERMINISTIC`; no finite differences are taken.
     name : str, optional
         Display name; default the class name.
-    mode : {"full", "fast", "sample"}, default "full"
-        ``"full"``: every element of every tensor (the input scan vectorised over
-        the batch when the layer allows it). ``"fast"``: ``n_dirs`` random
-        directional derivatives per tensor (two forwards each); a tensor that fails
-        is then scanned element by element, so the report still points at the
-        wrong entries. ``"sample"``: ``n_samples`` random elements per tensor.
-    method : {"central", "forward", "richardson", "complex"}, default "central"
-        Finite differences (:mod:`gradcheck.numerical`); kinks are detected with
-        the central method only.
-    n_dirs, n_samples : int, default 2, 8
-        Directions per tensor (fast), elements per tensor (sample).
-    batched : bool or "auto", default "auto"
-        Vectorise the input scan (see :func:`gradcheck.numerical.batch_independent`).
     reference : object, optional
-        A layer of ours (e.g. a ``manualprop`` layer) given the same parameter
-        values: its forward output and gradients are compared with the checked
-        layer's (pair ``manual-vs-reference``; its parameters are overwritten).
+        A layer of ours given the same parameters (pair ``manual-vs-reference``).
     upstream : ndarray, optional
-        The upstream gradient ``G`` (shape of the output); default ``N(0, 1)`` from
-        ``seed``. ``np.ones`` checks the gradient of ``sum(Y)``.
+        ``G`` (the output's shape); default ``N(0, 1)`` from ``seed``.
     config : CheckConfig, optional
-        All the settings at once (:class:`gradcheck.config.CheckConfig`); the keyword
-        arguments above are ignored when it is given.
+        All the settings at once; the keyword settings above are then ignored.
 
-    A layer with a ``forward_many(inputs_list, params_list, training=...)`` method
-    (:class:`gradcheck.sandbox.RemoteLayer`) gets its element scans (parameters,
-    and inputs that cannot be batched) in chunks of forwards, one call per chunk.
-    A twin with a ``tape_gradients(inputs, keys, G, training)`` method
-    (:class:`gradcheck.student_tape.StudentTape`) supplies the tape column itself;
-    when it raises :class:`TapeUnavailable` there is no tape column and
-    ``twin_note`` says why.
+    A layer with ``forward_many(inputs_list, params_list, training=...)``
+    (:class:`gradcheck.sandbox.RemoteLayer`) gets its element scans in chunks.
 
     Returns
     -------
     CheckResult
-        Records ``Y`` (forward, manual vs tape, when a twin exists), ``dX`` (or one
-        ``d<name>`` per float input, named after ``forward``'s parameters), then
-        ``d<key>`` for each parameter.
+        Records ``Y`` (forward, when a twin or reference exists), ``d<input>`` per float
+        input (named after ``forward``'s parameters), then ``d<key>`` per parameter.
 
     Raises
     ------
     UsageError
-        Bad ``X``, tolerances or ``twin``.
+        Bad ``X``, settings or ``twin``.
     ProtocolError
-        No ``forward``/``backward``, ``params`` not a dict of float arrays, ``grads``
-        missing a key.
+        No ``forward``/``backward``; ``params`` not a dict of float arrays; ``grads`` missing a key.
     StudentCodeError
-        ``forward`` or ``backward`` raised (message names the line).
-    GradientShapeError
-        ``backward`` returned None or a wrong shape; a ``grads`` entry has a wrong shape.
-    NonFiniteError
-        NaN/inf in the output or a gradient.
+        ``forward`` or ``backward`` raised (the message names the line).
+    GradientShapeError, NonFiniteError
+        A wrong-shaped or None gradient; NaN/inf in the output or a gradient.
     TwinError
-        The autoprop twin exists but cannot be built or raised.
+        The autoprop twin exists but cannot be built, or raised.
     """
     cfg = config or CheckConfig(rtol=rtol, atol=atol, eps=eps, method=method, mode=mode, seed=seed,
                                 training=training, n_dirs=n_dirs, n_samples=n_samples, batched=batched)

@@ -205,7 +205,7 @@ def _jacobian_usage(args, shape) -> None:
 def _jacobian(args, layer, twin, shape, cname):
     """Tape vs numerical Jacobian of a small layer: (report lines, passed, figure or None)."""
     from .check import compare, default_atol
-    from .numerical import DEFAULT_EPS, step_sizes
+    from .numerical import DEFAULT_EPS, numerical_jacobian
 
     X = V.layer_inputs(tuple(shape), np.random.default_rng([args.seed, 3]), cname)[0]
     Y = np.asarray(layer.forward(X.copy()), dtype=np.float64)
@@ -219,21 +219,8 @@ def _jacobian(args, layer, twin, shape, cname):
 
         Jt, how = tape_jacobian(lambda x: twin(x, training=False), X)
     eps = DEFAULT_EPS if args.eps is None else args.eps
-    H = step_sizes(X, eps).ravel()
-    xs = []
-    for i in range(X.size):
-        for s in (1.0, -1.0):
-            x = X.copy().ravel()
-            x[i] += s * H[i]
-            xs.append(x.reshape(X.shape))
-    many = getattr(layer, "forward_many", None)
-    if callable(many):  # one round trip per 256 forwards
-        Ys = [y for k in range(0, len(xs), 256) for y in many(xs[k:k + 256])]
-    else:
-        Ys = [layer.forward(x) for x in xs]
-    Ys = [np.asarray(y, dtype=np.float64).ravel() for y in Ys]
-    den = [(xs[2 * i].ravel()[i] - xs[2 * i + 1].ravel()[i]) for i in range(X.size)]
-    Jn = np.stack([(Ys[2 * i] - Ys[2 * i + 1]) / den[i] for i in range(X.size)], axis=1)
+    many = getattr(layer, "forward_many", None)  # one round trip per 256 forwards
+    Jn = numerical_jacobian(layer.forward, X, eps, forward_many=many if callable(many) else None)
     atol = args.atol if args.atol is not None else default_atol(np.abs(Y).max(initial=0.0), 1.0, eps)
     c = compare(Jt, Jn, "tape-vs-numerical", rtol=args.rtol, atol=atol)
     r, q = np.unravel_index(int(np.argmax(np.abs(Jt - Jn))), Jt.shape) if Jt.size else (0, 0)

@@ -56,7 +56,7 @@ from .compare import close, compare, kink_mask, relative_error
 from .config import CheckConfig, mode_word, training_modes
 from .errors import GradcheckError, UsageError
 from .sources import SAME_IN_BOTH_MODES, Call, training_differs
-from .numerical import DEFAULT_EPS, layer_numerical_gradients, numerical_gradient
+from .numerical import DEFAULT_EPS, kernel, layer_numerical_gradients, numerical_gradient
 
 __all__ = ["Finding", "Probe", "Diagnosis", "diagnose_layer", "check_vjp", "name_signature", "close",
            "STRUCTURAL", "SIGNATURES"]
@@ -1184,11 +1184,11 @@ def check_vjp(op: Any, vjp: Any = None, *inputs: Any, kwargs: Mapping[str, Any] 
             if Ju is None:
                 h = eps * max(1.0, float(np.abs(x).max()))
 
-                def at(s, u=u, i=i, x=x, h=h):
+                def at(t, u=u, i=i, x=x):
                     ys = [y.copy() for y in xs]
-                    ys[i] = x + s * h * u
+                    ys[i] = x + t * u
                     return np.asarray(fwd(*ys, **kwargs), dtype=np.float64)
-                Ju = (at(1) - at(-1)) / (2 * h)
+                Ju = kernel("central", [at(h), at(-h)], [h, -h])[0]
                 src = "central differences"
             rhs.append(float(np.sum(Ju * v)))
         dot = compare(np.array(lhs), np.array(rhs), "manual-vs-numerical", rtol=rtol,

@@ -15,7 +15,7 @@ recorded. Requirements (:attr:`TrainReport.requirements`):
 * both test accuracies >= 0.95 (MLP) or >= 0.97 (CNN);
 * at every step ``|Lm - Lt| / (|Lm| + |Lt|) <= 1e-9``;
 * at every step the gradients agree: the relative error with floor
-  ``GRAD_FLOOR`` (see :func:`gradcheck.check.relative_error`) is <= 1e-9.
+  ``GRAD_FLOOR`` (:func:`gradcheck.compare.compare`, the rule of every check) is <= 1e-9.
 
 The data split is scikit-learn's ``train_test_split(test_size=0.25,
 stratify=y, random_state=seed)``.
@@ -29,7 +29,8 @@ from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
-from .check import copy_params_to_twin, relative_error
+from .compare import compare, relative_error
+from .sources import copy_params_to_twin
 
 __all__ = ["TrainConfig", "TrainReport", "load_digits_split", "run_training",
            "LOSS_RTOL", "GRAD_RTOL", "GRAD_FLOOR", "MIN_ACCURACY"]
@@ -297,8 +298,10 @@ def run_training(config: TrainConfig | None = None, *, progress: bool = True, pl
                 g_tape = [g.numpy() for g in tape.gradient(lt, variables)]
                 # compare, then update both
                 Lm[step], Lt[step] = lm, float(lt.numpy())
-                dl[step] = float(relative_error(Lm[step], Lt[step]))
-                dg[step] = max(float(relative_error(a, b, tiny=GRAD_FLOOR).max()) for a, b in zip(g_manual, g_tape))
+                dl[step] = compare(np.array(Lm[step]), np.array(Lt[step]), "manual-vs-tape", rtol=LOSS_RTOL,
+                                   atol=0.0).max_rel_error
+                dg[step] = max(compare(a, b, "manual-vs-tape", rtol=GRAD_RTOL, atol=GRAD_RTOL * GRAD_FLOOR)
+                               .max_rel_error for a, b in zip(g_manual, g_tape))
                 opt_m.step(manual.params, dict(zip(keys, g_manual)))
                 opt_t.apply_gradients(zip(g_tape, variables))
                 step += 1
