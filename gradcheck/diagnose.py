@@ -55,8 +55,8 @@ from .check import CheckResult, TensorRecord, check_layer
 from .compare import close, compare, kink_mask, relative_error
 from .config import CheckConfig, mode_word, training_modes
 from .errors import GradcheckError, UsageError
-from .sources import SAME_IN_BOTH_MODES, Call, training_differs
 from .numerical import DEFAULT_EPS, kernel, layer_numerical_gradients, numerical_gradient
+from .sources import SAME_IN_BOTH_MODES, Call, training_differs
 
 __all__ = ["Finding", "Probe", "Diagnosis", "diagnose_layer", "check_vjp", "name_signature", "close",
            "STRUCTURAL", "SIGNATURES"]
@@ -662,17 +662,58 @@ def _call(fn, *args, owner, call, **kw):
     return V.call_student(fn, *args, owner=owner, call=call, **kw)
 
 
+@dataclass
+class _ProbeContext:
+    """What every structural probe needs: the layer, its inputs, how to call it."""
+
+    layer: Any
+    inputs: list
+    owner: str
+    training: bool
+    atol: float
+    rng: np.random.Generator
+    diag: Diagnosis
+
+    def __post_init__(self):
+        self.names = V.input_names(self.layer, len(self.inputs))
+        self.params = V.layer_params(self.layer, self.owner)
+        self.fcall = f"forward({', '.join(self.names)}, training={self.training})"
+
+    def fwd(self, obj, xs):
+        return _call(obj.forward, *[x.copy() for x in xs], training=self.training, owner=self.owner, call=self.fcall)
+
+
 def _probes(layer, inputs, owner, training, rtol, atol, seed, diag: Diagnosis, pristine=None):
     """Run the structural probes; return the proxy the numerical check should call."""
-    rng = np.random.default_rng([seed, 2])
+    ctx = _ProbeContext(layer, inputs, owner, training, atol, np.random.default_rng([seed, 2]), diag)
+    proxy, stop = _determinism_probe(ctx)
+    if stop:
+        return proxy
+    G, stop = _backward_probes(ctx, proxy)
+    if stop:
+        return proxy
+    _repeat_probes(ctx, proxy, G)
+    layer, inputs, names, keys, rng, probes, fwd = ctx.layer, ctx.inputs, ctx.names, list(ctx.params), ctx.rng, \
+        diag.probes, ctx.fwd
+    # 6. cache of the last forward of this instance
+    _cache_probe(layer, pristine, inputs, names, keys, G, training, rng, diag)
+
+    # 7. output stable under perturbation
+    xs = [x + 1e-3 * rng.standard_normal(x.shape) if x.dtype.kind == "f" else x for x in inputs]
+    Yp = np.asarray(fwd(proxy, xs))
+    Yr = np.asarray(fwd(proxy, inputs))
+    ok = Yp.shape == Yr.shape and Yp.dtype == Yr.dtype
+    probes.append(Probe(STRUCTURAL[8], ok, "" if ok else f"{Yr.shape} {Yr.dtype} became {Yp.shape} {Yp.dtype}"))
+    if not ok:
+        diag.findings.append(Finding("unstable-output", f"the output changes shape or dtype under a small "
+                                     f"perturbation of the input ({Yr.shape} {Yr.dtype} -> {Yp.shape} {Yp.dtype})"))
+    return proxy
+
+
+def _determinism_probe(ctx: _ProbeContext):
+    """Probe 1 (and the float32 stop): (proxy, stop)."""
+    layer, inputs, owner, diag, fcall, fwd = ctx.layer, ctx.inputs, ctx.owner, ctx.diag, ctx.fcall, ctx.fwd
     probes = diag.probes
-    names = V.input_names(layer, len(inputs))
-    params = V.layer_params(layer, owner)
-    fcall = f"forward({', '.join(names)}, training={training})"
-
-    def fwd(obj, xs):
-        return _call(obj.forward, *[x.copy() for x in xs], training=training, owner=owner, call=fcall)
-
     # 1. determinism (three calls: a random mask repeats by chance with probability 2**-size per pair)
     Y1 = fwd(layer, inputs)
     # None, an integer array, NaN: the canonical one-paragraph error (exit 3)
@@ -712,15 +753,22 @@ def _probes(layer, inputs, owner, training, rtol, atol, seed, diag: Diagnosis, p
                 f"up to {diff:.3g}, so finite differences are meaningless (a dropout mask drawn afresh per "
                 f"call?); give the layer a way to hold the mask fixed, like manualprop.Dropout.fix_mask(True), "
                 f"or draw from a generator it stores (self.rng)"))
-            return proxy
+            return proxy, True
 
     # float32 output for float64 inputs: precision is lost, finite differences cannot reach 1e-6 (stop here)
     if _low_precision(y_dtype, inputs):
         probes.append(Probe(STRUCTURAL[2], False, f"Y is {y_dtype}, expected float64"))
         diag.findings.append(Finding("float32", f"forward returns {y_dtype} for a float64 input "
                                      f"({_PRECISION_LOST.format(dtype=y_dtype)})", "Y"))
-        return proxy
+        return proxy, True
 
+    return proxy, False
+
+
+def _backward_probes(ctx: _ProbeContext, proxy):
+    """Probes 2-4: input unchanged, shapes and dtypes, finite values, grads written: (G, stop)."""
+    layer, inputs, owner, training, rng, diag = ctx.layer, ctx.inputs, ctx.owner, ctx.training, ctx.rng, ctx.diag
+    probes, names, params, fcall, fwd = diag.probes, ctx.names, ctx.params, ctx.fcall, ctx.fwd
     # 2. input left unchanged
     xs = [x.copy() for x in inputs]
     proxy.rewind()
@@ -788,14 +836,21 @@ def _probes(layer, inputs, owner, training, rtol, atol, seed, diag: Diagnosis, p
             diag.error = exc
     if bad_shape:
         _shape_signatures(proxy, inputs, names, params, G, rets, grads, bad_shape, diag)
-        return proxy
+        return G, True
     if nonfinite:  # NaN explains everything after it (linearity, a second backward): report it alone
-        return proxy
+        return G, True
     if never:
         diag.findings.append(Finding("never-written", f"{', '.join(never)} never written: backward leaves "
                                      f"grads[...] as it was (assign grads[key] = ... in backward)", never[0]))
     probes.append(Probe(STRUCTURAL[6], not never, ", ".join(never)))
 
+    return G, False
+
+
+def _repeat_probes(ctx: _ProbeContext, proxy, G):
+    """Probes 5-6: linear in dY, no accumulation, a second backward identical."""
+    layer, inputs, owner, atol, diag = ctx.layer, ctx.inputs, ctx.owner, ctx.atol, ctx.diag
+    probes, names, params, fwd = diag.probes, ctx.names, ctx.params, ctx.fwd
     keys = list(params)
 
     def run(g, reset=True, forward=True):
@@ -849,19 +904,6 @@ def _probes(layer, inputs, owner, training, rtol, atol, seed, diag: Diagnosis, p
         diag.findings.append(Finding("second-backward", f"a second backward on the same forward gives another "
                                      f"{t}: backward changes its own cache or the parameters", t))
 
-    # 6. cache of the last forward of this instance
-    _cache_probe(layer, pristine, inputs, names, keys, G, training, rng, diag)
-
-    # 7. output stable under perturbation
-    xs = [x + 1e-3 * rng.standard_normal(x.shape) if x.dtype.kind == "f" else x for x in inputs]
-    Yp = np.asarray(fwd(proxy, xs))
-    Yr = np.asarray(fwd(proxy, inputs))
-    ok = Yp.shape == Yr.shape and Yp.dtype == Yr.dtype
-    probes.append(Probe(STRUCTURAL[8], ok, "" if ok else f"{Yr.shape} {Yr.dtype} became {Yp.shape} {Yp.dtype}"))
-    if not ok:
-        diag.findings.append(Finding("unstable-output", f"the output changes shape or dtype under a small "
-                                     f"perturbation of the input ({Yr.shape} {Yr.dtype} -> {Yp.shape} {Yp.dtype})"))
-    return proxy
 
 
 _PRECISION_LOST = ("precision lost: {dtype} keeps about 7 significant digits, so the gradient check to 1e-6 "
