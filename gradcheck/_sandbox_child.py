@@ -245,6 +245,38 @@ def _error(exc, workdir):
             "where": where, "line": line[:200], "syntax": isinstance(exc, SyntaxError)}
 
 
+class _spy_escapes:
+    """Where the student's code turns a tracked Tensor into a numpy array (``cols[:, i] = X``,
+    ``np.asarray(X)``): autoprop notes the escape in ``tape._escapes``; this names the line."""
+
+    def __init__(self, ap, srcs, workdir):
+        self.ap, self.names = ap, {id(t): k for k, t in srcs.items()}
+        self.work = os.path.realpath(workdir) + os.sep
+
+    def on(self, tape, escapes, fn, *args, **kw):
+        cls, spy = self.ap.Tensor, self
+        orig = cls.__array__
+
+        def __array__(t, *a, **k):
+            n = len(getattr(tape, "_escapes", None) or ())
+            v = orig(t, *a, **k)
+            f = sys._getframe(1)
+            path = os.path.realpath(f.f_code.co_filename)
+            where = f"{path[len(spy.work):]}:{f.f_lineno} in {f.f_code.co_name}"
+            if (len(getattr(tape, "_escapes", None) or ()) > n and path.startswith(spy.work) and len(escapes) < 8
+                    and all(e["where"] != where for e in escapes)):
+                import linecache
+
+                escapes.append({"tensor": spy.names.get(id(t), ""), "line": linecache.getline(path, f.f_lineno)
+                                .strip()[:200], "where": where})
+            return v
+        cls.__array__ = __array__
+        try:
+            return fn(*args, **kw)
+        finally:
+            cls.__array__ = orig
+
+
 def tape_request(np, obj, req, reply, packer, describe_fn, workdir):
     """Run ``obj.forward`` on autoprop tensors under a GradientTape; reply with Y and VJPs.
 
@@ -271,12 +303,16 @@ def tape_request(np, obj, req, reply, packer, describe_fn, workdir):
     tensors = {k: ap.constant(np.array(v, copy=True)) for k, v in saved.items()
                if isinstance(v, np.ndarray) and v.dtype.kind == "f"}
     srcs.update(tensors)
+    escapes, spy_off = [], _spy_escapes(ap, srcs, workdir)
     try:
         own.update(tensors)
         with ap.GradientTape(persistent=True) as tape:
             for t in srcs.values():
                 tape.watch(t)
-            Y = obj.forward(*xs, **kw)
+            Y = spy_off.on(tape, escapes, obj.forward, *xs, **kw)
+        if escapes:
+            reply(False, {"stage": "tape-escape", "escapes": escapes})
+            return
         if not isinstance(Y, ap.Tensor):
             reply(False, {"stage": "tape-left", "type": type(Y).__name__})
             return
@@ -302,6 +338,189 @@ def tape_request(np, obj, req, reply, packer, describe_fn, workdir):
             pass
 
 
+class Child:
+    """The request loop's state and one method per request (``op_load``, ``op_forward``, ...).
+
+    Each method replies exactly once; a failure of the submission's code replies ``stage="call"``.
+    """
+
+    def __init__(self, np, AD, workdir, reply):
+        self.np, self.AD, self.workdir, self.reply = np, AD, workdir, reply
+        self.objects = {}
+
+    def fail(self, exc, stage="call", **meta):
+        self.reply(False, {"stage": stage, **meta}, error=_error(exc, self.workdir))
+
+    def set_params(self, obj, params):
+        own = getattr(obj, "params", None)
+        for k, v in (params or {}).items():
+            target = own.get(k) if isinstance(own, dict) else None
+            if isinstance(target, self.np.ndarray) and target.shape == v.shape and target.flags.writeable:
+                target[...] = v
+            elif isinstance(own, dict):
+                own[k] = v
+
+    def params_of(self, obj, packer):
+        params = getattr(obj, "params", None)
+        if params is None:
+            return {"kind": "absent"}
+        if not isinstance(params, dict):
+            return {"kind": "other", "type": type(params).__name__}
+        return {"kind": "dict", "items": {str(k): {"key_type": type(k).__name__, **describe(self.np, packer, v, 1)}
+                                          for k, v in list(params.items())[:256]}}
+
+    @staticmethod
+    def scalars_of(obj):
+        items = list(getattr(getattr(obj, "obj", obj), "__dict__", {}).items())[:200]  # an adapter's student
+        return {k: v if not isinstance(v, str) else v[:200] for k, v in items
+                if isinstance(k, str) and not k.startswith("_") and type(v) in (int, float, str, bool)}
+
+    def _module(self, file):
+        import importlib.util
+
+        path = os.path.join(self.workdir, file)
+        stem = os.path.splitext(os.path.basename(path))[0]
+        mod = sys.modules.get(stem)
+        if mod is None or getattr(mod, "__file__", None) != path:
+            spec = importlib.util.spec_from_file_location(stem, path)
+            mod = importlib.util.module_from_spec(spec)
+            sys.modules[stem] = mod
+            try:
+                spec.loader.exec_module(mod)
+            except BaseException:
+                sys.modules.pop(stem, None)
+                raise
+        return mod
+
+    def op_load(self, req, packer):
+        import inspect
+
+        AD = self.AD
+        try:
+            mod = self._module(req["file"])
+        except BaseException as exc:  # noqa: BLE001
+            return self.fail(exc, "import")
+        try:  # NAME in the module: a class or a CS231n function pair (gradcheck/_adapters.py)
+            kind, target = AD.find(mod, req["class"])
+        except AD.AdapterError as exc:
+            return self.reply(False, {"stage": "class", "message": str(exc)})
+        if kind == "functions" and req.get("kind") != "layer":
+            return self.reply(False, {"stage": "class", "message": f"{req['class']} is a CS231n function pair; a "
+                                      "loss is a class: forward(y_true, y_pred) -> float, backward() -> dy_pred."})
+        try:
+            sig_text = f"{target.__name__}{inspect.signature(target)}" if kind == "class" else ""
+        except (TypeError, ValueError):
+            sig_text = target.__name__
+        try:
+            obj = AD.build(kind, target, req.get("init"), req.get("seed"))
+        except BaseException as exc:  # noqa: BLE001
+            return self.fail(exc, "init", signature=sig_text)
+        try:  # the adapter's probe runs student code: its own failures are the check's to report
+            obj, info = AD.adapt(obj, req.get("probe")) if req.get("kind") == "layer" else (obj, {})
+        except AD.AdapterError as exc:
+            return self.reply(False, {"stage": "protocol", "message": str(exc)})
+        fparams, shape = AD.signature(obj)  # how forward and backward are called (usage errors)
+        oid = str(len(self.objects))
+        self.objects[oid] = obj
+        methods = sorted(m for m in dir(obj) if not m.startswith("_") and callable(getattr(obj, m, None)))
+        self.reply(True, {"id": oid, "params": self.params_of(obj, packer), "scalars": self.scalars_of(obj),
+                          "methods": methods, "forward_params": fparams, "signature": shape, "protocol": info,
+                          "class": getattr(obj, "class_name", None) or type(obj).__name__}, packer)
+
+    def op_forward(self, obj, req, packer):
+        np = self.np
+        self.set_params(obj, req.get("params"))
+        kw = {} if req.get("training") is None else {"training": req["training"]}
+        before = [x.copy() for x in req["inputs"]]
+        try:
+            out = obj.forward(*req["inputs"], **kw)
+        except BaseException as exc:  # noqa: BLE001
+            return self.fail(exc)
+        mutated = [i for i, (a, b) in enumerate(zip(before, req["inputs"]))
+                   if not (isinstance(b, np.ndarray) and a.shape == b.shape
+                           and np.array_equal(a, b, equal_nan=a.dtype.kind == "f"))]
+        self.reply(True, {"value": describe(np, packer, out), "mutated": mutated}, packer)
+
+    def op_forward_many(self, obj, req, packer):
+        kw = {} if req.get("training") is None else {"training": req["training"]}
+        values, prev = [], None
+        edits = req.get("edits") or [()] * len(req["batches"])
+        for inputs, params, edit in zip(req["batches"], req["params_list"], edits):
+            inputs = prev if inputs is None else inputs  # None: the previous inputs again
+            prev = inputs
+            self.set_params(obj, params)
+            undo = []
+            try:
+                for k, i, v in edit:  # one element set for this forward only
+                    target = obj.params[k]
+                    undo.append((target, i, target.flat[i].copy()))
+                    target.flat[i] = v
+                values.append(describe(self.np, packer, obj.forward(*[x.copy() for x in inputs], **kw)))
+            except BaseException as exc:  # noqa: BLE001
+                return self.fail(exc, index=len(values))
+            finally:
+                for target, i, old in reversed(undo):
+                    target.flat[i] = old
+        self.reply(True, {"values": values}, packer)
+
+    def op_backward(self, obj, req, packer):
+        try:
+            ret = obj.backward(*([req["dY"]] if req.get("dY") is not None else []))
+        except BaseException as exc:  # noqa: BLE001
+            return self.fail(exc)
+        grads = getattr(obj, "grads", None)
+        if isinstance(grads, dict):
+            gdesc = {"kind": "dict", "items": {str(k): describe(self.np, packer, v, 1)
+                                               for k, v in list(grads.items())[:256]}}
+        else:
+            gdesc = {"kind": "absent" if grads is None else "other", "type": type(grads).__name__}
+        self.reply(True, {"value": describe(self.np, packer, ret), "grads": gdesc,
+                          "params": self.params_of(obj, packer)}, packer)
+
+    def op_tape(self, obj, req, packer):  # tape mode: the student's forward on autoprop tensors
+        tape_request(self.np, obj, req, self.reply, packer, describe, self.workdir)
+
+    def op_get_params(self, obj, req, packer):  # noqa: ARG002
+        self.reply(True, {"params": self.params_of(obj, packer), "scalars": self.scalars_of(obj)}, packer)
+
+    def serve(self, fd_in):
+        """Answer requests until ``close`` or end of input."""
+        while True:
+            try:
+                header, payload = read_frame(fd_in)
+            except EOFError:
+                return
+            except BaseException as exc:  # noqa: BLE001 - e.g. MemoryError: the request could not be read
+                print(f"gradcheck sandbox: {type(exc).__name__} while receiving a request"
+                      + (f": {exc}" if str(exc) else ""), file=sys.stderr)
+                sys.stderr.flush()
+                os._exit(INTERNAL_EXIT)
+            op = header.get("op")
+            try:  # the grader's side: a failure here is never the submission's fault
+                req = unpack(self.np, header.get("args", {}), payload)
+            except BaseException as exc:  # noqa: BLE001 - e.g. MemoryError for very large inputs
+                payload = header = None
+                self.fail(exc, "grader")
+                continue
+            payload = None
+            packer = Packer(self.np)
+            if op == "close":
+                self.reply(True)
+                return
+            try:
+                fn = getattr(self, f"op_{op}", None) if isinstance(op, str) else None
+                if fn is None:
+                    self.reply(False, {"stage": "protocol"},
+                               error={"type": "ValueError", "message": f"unknown op {op!r}"})
+                elif op == "load":
+                    fn(req, packer)
+                else:
+                    fn(self.objects[req["id"]], req, packer)
+            except BaseException as exc:  # noqa: BLE001 - e.g. MemoryError while packing a reply
+                packer = req = None
+                self.fail(exc, "child")  # "where" empty: not student code
+
+
 def main():
     cfg = json.loads(sys.argv[1])
     fd_in, fd_out = cfg["fd_in"], cfg["fd_out"]
@@ -311,17 +530,17 @@ def main():
     sys.path[:] = [cfg["workdir"], *base_path, *cfg["sys_path"]]
     cfg["read_roots"] = [*cfg["read_roots"], *base_path]
     os.chdir(cfg["workdir"])
-    import importlib.util
+    import types
 
     import numpy as np  # after sys.path is set
 
+    AD = types.ModuleType("gradcheck_adapters")  # gradcheck/_adapters.py, sent as text like this file
+    exec(compile(cfg["adapters"], "<gradcheck adapters>", "exec"), AD.__dict__)  # noqa: S102
     try:  # each printed line reaches the parent at once, also from code that hangs or is killed later
         sys.stdout.reconfigure(line_buffering=True)
     except (AttributeError, ValueError):
         pass
     install_guards(cfg)
-    objects = {}
-    workdir = cfg["workdir"]
 
     def reply(ok, meta=None, packer=None, error=None):
         header = {"ok": ok, "meta": meta or {}}
@@ -339,184 +558,7 @@ def main():
     import numpy.random  # noqa: F401 - part of starting up (used to build layers' rng)
 
     reply(True, {"ready": True})
-
-    def set_params(obj, params):
-        own = getattr(obj, "params", None)
-        for k, v in (params or {}).items():
-            target = own.get(k) if isinstance(own, dict) else None
-            if isinstance(target, np.ndarray) and target.shape == v.shape and target.flags.writeable:
-                target[...] = v
-            elif isinstance(own, dict):
-                own[k] = v
-
-    def params_of(obj, packer):
-        params = getattr(obj, "params", None)
-        if params is None:
-            return {"kind": "absent"}
-        if not isinstance(params, dict):
-            return {"kind": "other", "type": type(params).__name__}
-        out = {}
-        for k, v in list(params.items())[:256]:
-            out[str(k)] = {"key_type": type(k).__name__, **describe(np, packer, v, 1)}
-        return {"kind": "dict", "items": out}
-
-    def scalars_of(obj):
-        out = {}
-        for k, v in list(getattr(obj, "__dict__", {}).items())[:200]:
-            if isinstance(k, str) and not k.startswith("_") and type(v) in (int, float, str, bool):
-                out[k] = v if not isinstance(v, str) else v[:200]
-        return out
-
-    while True:
-        try:
-            header, payload = read_frame(fd_in)
-        except EOFError:
-            return
-        except BaseException as exc:  # noqa: BLE001 - e.g. MemoryError: the request could not be read
-            print(f"gradcheck sandbox: {type(exc).__name__} while receiving a request"
-                  + (f": {exc}" if str(exc) else ""), file=sys.stderr)
-            sys.stderr.flush()
-            os._exit(INTERNAL_EXIT)
-        op = header.get("op")
-        try:  # the grader's side: a failure here is never the submission's fault
-            req = unpack(np, header.get("args", {}), payload)
-        except BaseException as exc:  # noqa: BLE001 - e.g. MemoryError for very large inputs
-            payload = header = None
-            reply(False, {"stage": "grader"}, error=_error(exc, workdir))
-            continue
-        payload = None
-        packer = Packer(np)
-        if op == "close":
-            reply(True)
-            return
-        try:
-            if op == "load":
-                path = os.path.join(workdir, req["file"])
-                stem = os.path.splitext(os.path.basename(path))[0]
-                mod = sys.modules.get(stem)
-                if mod is None or getattr(mod, "__file__", None) != path:
-                    spec = importlib.util.spec_from_file_location(stem, path)
-                    mod = importlib.util.module_from_spec(spec)
-                    sys.modules[stem] = mod
-                    try:
-                        spec.loader.exec_module(mod)
-                    except BaseException as exc:  # noqa: BLE001
-                        sys.modules.pop(stem, None)
-                        reply(False, {"stage": "import"}, error=_error(exc, workdir))
-                        continue
-                cls = getattr(mod, req["class"], None)
-                if cls is None or not isinstance(cls, type):
-                    found = sorted(n for n, v in vars(mod).items()
-                                   if isinstance(v, type) and getattr(v, "__module__", None) == mod.__name__)
-                    reply(False, {"stage": "class", "found": found,
-                                  "type": None if cls is None else type(cls).__name__})
-                    continue
-                kwargs = dict(req.get("init") or {})
-                import inspect
-
-                try:
-                    sig = inspect.signature(cls)
-                    sig_text = f"{cls.__name__}{sig}"
-                    if "rng" in sig.parameters and "rng" not in kwargs and req.get("seed") is not None:
-                        kwargs["rng"] = np.random.default_rng(req["seed"])
-                except (TypeError, ValueError):
-                    sig_text = cls.__name__
-                try:
-                    obj = cls(**kwargs)
-                except BaseException as exc:  # noqa: BLE001
-                    reply(False, {"stage": "init", "signature": sig_text}, error=_error(exc, workdir))
-                    continue
-                shape = {}  # how forward and backward are called (gradcheck check's usage errors)
-                try:
-                    fsig = inspect.signature(obj.forward).parameters.values()
-                    fparams = [p.name for p in fsig if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
-                               and p.name not in ("self", "training")]
-                    shape["forward_required"] = sum(1 for p in fsig if p.name in fparams and p.default is p.empty)
-                    shape["forward_varargs"] = any(p.kind == p.VAR_POSITIONAL for p in fsig)
-                    shape["forward_training"] = any(p.name == "training" or p.kind == p.VAR_KEYWORD for p in fsig)
-                except (TypeError, ValueError, AttributeError):
-                    fparams = []
-                try:
-                    bsig = inspect.signature(obj.backward).parameters.values()
-                    shape["backward_params"] = [p.name for p in bsig if p.kind in (p.POSITIONAL_ONLY,
-                                                                                    p.POSITIONAL_OR_KEYWORD)]
-                    shape["backward_varargs"] = any(p.kind == p.VAR_POSITIONAL for p in bsig)
-                except (TypeError, ValueError, AttributeError):
-                    pass
-                oid = str(len(objects))
-                objects[oid] = obj
-                methods = sorted(m for m in dir(obj) if not m.startswith("_") and callable(getattr(obj, m, None)))
-                reply(True, {"id": oid, "params": params_of(obj, packer), "scalars": scalars_of(obj),
-                             "methods": methods, "forward_params": fparams, "class": cls.__name__,
-                             "signature": shape},
-                      packer)
-                continue
-
-            obj = objects[req["id"]]
-            if op == "forward":
-                set_params(obj, req.get("params"))
-                kw = {} if req.get("training") is None else {"training": req["training"]}
-                before = [x.copy() for x in req["inputs"]]
-                try:
-                    out = obj.forward(*req["inputs"], **kw)
-                except BaseException as exc:  # noqa: BLE001
-                    reply(False, {"stage": "call"}, error=_error(exc, workdir))
-                    continue
-                mutated = [i for i, (a, b) in enumerate(zip(before, req["inputs"]))
-                           if not (isinstance(b, np.ndarray) and a.shape == b.shape
-                                   and np.array_equal(a, b, equal_nan=a.dtype.kind == "f"))]
-                reply(True, {"value": describe(np, packer, out), "mutated": mutated}, packer)
-            elif op == "forward_many":
-                kw = {} if req.get("training") is None else {"training": req["training"]}
-                values = []
-                failed = None
-                edits = req.get("edits") or [()] * len(req["batches"])
-                prev = None
-                for inputs, params, edit in zip(req["batches"], req["params_list"], edits):
-                    inputs = prev if inputs is None else inputs  # None: the previous inputs again
-                    prev = inputs
-                    set_params(obj, params)
-                    undo = []
-                    try:
-                        for k, i, v in edit:  # one element set for this forward only
-                            target = obj.params[k]
-                            undo.append((target, i, target.flat[i].copy()))
-                            target.flat[i] = v
-                        values.append(describe(np, packer, obj.forward(*[x.copy() for x in inputs], **kw)))
-                    except BaseException as exc:  # noqa: BLE001
-                        failed = _error(exc, workdir)
-                        break
-                    finally:
-                        for target, i, old in reversed(undo):
-                            target.flat[i] = old
-                if failed is not None:
-                    reply(False, {"stage": "call", "index": len(values)}, error=failed)
-                else:
-                    reply(True, {"values": values}, packer)
-            elif op == "backward":
-                args = [req["dY"]] if req.get("dY") is not None else []
-                try:
-                    ret = obj.backward(*args)
-                except BaseException as exc:  # noqa: BLE001
-                    reply(False, {"stage": "call"}, error=_error(exc, workdir))
-                    continue
-                grads = getattr(obj, "grads", None)
-                if isinstance(grads, dict):
-                    gdesc = {"kind": "dict", "items": {str(k): describe(np, packer, v, 1)
-                                                       for k, v in list(grads.items())[:256]}}
-                else:
-                    gdesc = {"kind": "absent" if grads is None else "other", "type": type(grads).__name__}
-                reply(True, {"value": describe(np, packer, ret), "grads": gdesc,
-                             "params": params_of(obj, packer)}, packer)
-            elif op == "tape":  # tape mode: the student's forward on autoprop tensors
-                tape_request(np, obj, req, reply, packer, describe, workdir)
-            elif op == "get_params":
-                reply(True, {"params": params_of(obj, packer), "scalars": scalars_of(obj)}, packer)
-            else:
-                reply(False, {"stage": "protocol"}, error={"type": "ValueError", "message": f"unknown op {op!r}"})
-        except BaseException as exc:  # noqa: BLE001 - e.g. MemoryError while packing a reply
-            packer = req = None
-            reply(False, {"stage": "child"}, error=_error(exc, workdir))  # "where" empty: not student code
+    Child(np, AD, cfg["workdir"], reply).serve(fd_in)
 
 
 if __name__ == "__main__":

@@ -123,14 +123,20 @@ def run_check(args, layer, label: str, init: dict[str, Any], shape) -> int:
     shown = V.fmt_shape(shape) if isinstance(shape[0], int) else "; ".join(V.fmt_shape(x) for x in shape)
     modes = " and ".join(sorted(diag.modes)) or "eval"
     print(f"{label}, input shape {shown}" + (f", init {json.dumps(init)}" if init else "")
-          + f", mode {args.mode}, forward checked in {modes} mode"
-          + (f", reference {args.reference}" if args.reference else ""))
+          + f", mode {args.mode}" + (f", reference {args.reference}" if args.reference else ""))
+    ran = tuple(t for t in (False, True) if ("training" if t else "eval") in diag.modes) or (False,)
+    lines, unchecked = protocol_lines(layer, init, ran)
+    if not lines:
+        lines = [f"mode: {modes} (forward checked in {modes} mode)"]
+    for line in lines:
+        print(V.wrap(line))
     print()
-    return _report(args, diag, cname, color, jac_lines, jac_ok, jac_fig)
+    return _report(args, layer, diag, cname, color, (jac_lines, jac_ok, jac_fig), unchecked)
 
 
-def _report(args, diag, cname: str, color: bool, jac_lines, jac_ok, jac_fig) -> int:
+def _report(args, layer, diag, cname: str, color: bool, jacobian, unchecked) -> int:
     """The table, notes, plots, JSON and verdict of :func:`run_check`; returns the exit code."""
+    jac_lines, jac_ok, jac_fig = jacobian
     res = diag.result
     if res is not None:
         print(colorize(res.table(), color))
@@ -154,7 +160,8 @@ def _report(args, diag, cname: str, color: bool, jac_lines, jac_ok, jac_fig) -> 
         d = os.path.dirname(os.path.abspath(args.json))
         os.makedirs(d, exist_ok=True)
         with open(args.json, "w", encoding="utf-8") as fh:
-            json.dump(diag.to_dict(), fh, indent=2, default=_json_default)
+            json.dump({**diag.to_dict(), "protocol": getattr(layer, "protocol", None)}, fh, indent=2,
+                      default=_json_default)
     if written:
         print(f"\nplots: {', '.join(os.path.abspath(w) for w in written)}")
     if args.json:
@@ -168,8 +175,9 @@ def _report(args, diag, cname: str, color: bool, jac_lines, jac_ok, jac_fig) -> 
         return EXIT_MISMATCH
     if diag.passed:
         tensors = ", ".join(r.tensor for r in res.records)
+        left = f" ({', '.join(unchecked)}: no gradient checked, see above)" if unchecked else ""
         print(colorize(f"\nPASS: {cname}: every gradient ({tensors}) matches within rtol={res.rtol:g}, "
-                       f"atol={res.atol:g}.", color))
+                       f"atol={res.atol:g}{left}.", color))
         return EXIT_PASS
     if res is not None and res.failing_tensors:
         print(colorize(f"\nFAIL: {diag.name}: gradient mismatch in {', '.join(res.failing_tensors)}.", color))
@@ -184,6 +192,54 @@ def _report(args, diag, cname: str, color: bool, jac_lines, jac_ok, jac_fig) -> 
     if any(f.code == "student-code" for f in errs):
         return EXIT_STUDENT
     return EXIT_MISMATCH
+
+
+def _modes(init: Any, path: str = "") -> list[str]:
+    """``bn_param mode 'train'`` for every ``mode`` key in the --init JSON (CS231n's bn_param, dropout_param)."""
+    if not isinstance(init, dict):
+        return []
+    return [f"{path} mode {v!r}".strip() for k, v in init.items() if k == "mode"] + [
+        m for k, v in init.items() for m in _modes(v, k)]
+
+
+def protocol_lines(layer, init: dict[str, Any], training: tuple[bool, ...] = (False,)) -> tuple[list[str], list[str]]:
+    """Header lines saying how the layer was read (:func:`gradcheck._adapters.adapt`) and in which
+    ``training`` modes its forward is checked, and the weights whose gradient is not checked.
+
+    Returns
+    -------
+    lines : list of str
+        ``protocol: ...``, ``mode: ...``, then notes and warnings.
+    unchecked : list of str
+    """
+    info = getattr(layer, "protocol", None) or {}
+    if not info.get("text"):
+        return [], []
+    lines = [f"protocol: {info['text']}"]
+    if info.get("forward_training") is False:
+        modes = _modes(init)
+        lines.append(f"mode: as given in --init ({', '.join(modes)}); the forward has no training argument"
+                     if info.get("protocol") == "cs231n" and modes else "mode: eval (forward has no training argument)")
+    else:
+        lines.append("mode: " + " and ".join("training" if t else "eval" for t in training)
+                     + f" (forward(X, {', then '.join(f'training={t}' for t in training)}))")
+    unchecked, unseen = list(info.get("unchecked") or []), list(info.get("unseen") or [])
+    names = ", ".join(unchecked)
+    grads = ", ".join(f"d{w}" for w in unchecked)
+    if unchecked and info.get("protocol") == "seed":
+        lines.append(f"note: {names} {'is a parameter' if len(unchecked) == 1 else 'are parameters'} with no "
+                     f"gradient to check: backward computes no {grads}, so only the gradient of the input is "
+                     f"checked. Store {grads} in backward (e.g. self.d{unchecked[0]}) to have "
+                     f"{'it' if len(unchecked) == 1 else 'them'} checked too.")
+    elif unchecked:
+        lines.append(f"WARNING: forward uses {names} but backward sets no gradient attribute for "
+                     f"{'it' if len(unchecked) == 1 else 'them'} ({grads}, grad_{unchecked[0]} or "
+                     f"{unchecked[0]}_grad): {'its' if len(unchecked) == 1 else 'their'} gradient is not checked.")
+    if unseen:
+        lines.append(f"WARNING: forward uses the array attribute{'s' * (len(unseen) > 1)} {', '.join(unseen)}, "
+                     "not in params: the checker neither perturbs nor checks "
+                     f"{'it' if len(unseen) == 1 else 'them'}. Put every weight in params and its gradient in grads.")
+    return lines, unchecked + unseen
 
 
 #: Largest number of input or output elements for ``--jacobian``.

@@ -15,7 +15,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import importlib.util
-import inspect
 import os
 import re
 import sys
@@ -130,47 +129,34 @@ def _import_file(path: str):
     return module
 
 
-def load_class(spec: str) -> tuple[type, str]:
-    """Import ``path/to/file.py::ClassName`` and return ``(class, path)``.
+def load_class(spec: str) -> tuple[Any, str]:
+    """Import ``path/to/file.py::NAME`` in this process and return ``(factory, path)``.
+
+    ``factory(**init)`` builds the object to check: the class NAME, or for a CS231n
+    pair ``NAME_forward``/``NAME_backward`` a :func:`gradcheck._adapters.pair`
+    (``init``: its non-array arguments). ``gradcheck._adapters.adapt(obj, [X])`` then
+    presents it as a manualprop layer for :func:`gradcheck.check_layer` (the CLI does
+    the same in its sandbox).
 
     Raises
     ------
     UsageError
-        Malformed spec, missing file, no such class (the message lists the classes found).
+        Malformed spec, missing file, nothing named NAME (the message lists the classes
+        and function pairs found and the protocols accepted).
     StudentCodeError
         The file does not import (syntax error, ImportError, any exception at import).
     """
+    from . import _adapters
+
     path, name = V.parse_target(spec)
     module = _import_file(path)
-    obj = getattr(module, name, None)
-    if obj is None:
-        found = sorted(n for n, v in vars(module).items()
-                       if inspect.isclass(v) and getattr(v, "__module__", None) == module.__name__)
-        raise UsageError(
-            V.paragraph(
-                f"{path} has no class {name!r}.",
-                f"Classes defined in it: {', '.join(found) if found else 'none'}.",
-                "Check the name after '::' (it is case-sensitive).",
-            )
-        )
-    if not inspect.isclass(obj):
-        raise UsageError(f"{path}::{name} is {V.article(type(obj).__name__)}, not a class; expected a layer class.")
-    return obj, path
-
-
-def _construct(cls: type, init: dict[str, Any], seed: int, path: str):
-    import numpy as np
-
-    kwargs = dict(init)
     try:
-        sig = inspect.signature(cls)
-        if "rng" in sig.parameters and "rng" not in kwargs:
-            kwargs["rng"] = np.random.default_rng(seed)
-    except (TypeError, ValueError):
-        sig = None
-    shown = ", ".join(f"{k}={v!r}" for k, v in init.items())
-    expected = f"Expected {cls.__name__}{sig} to accept the --init arguments." if sig else ""
-    return V.call_student(cls, owner=cls.__name__, call=f"__init__({shown})", expected=expected, **kwargs)
+        kind, target = _adapters.find(module, name)
+    except _adapters.AdapterError as exc:
+        raise UsageError(f"{path} {exc}" if str(exc).startswith("has no") else f"{path}::{exc}") from None
+    if kind == "functions":
+        return (lambda **init: _adapters.pair(*target, init)), path
+    return target, path
 
 
 # --------------------------------------------------------------------------- subcommands
@@ -244,7 +230,11 @@ def _cmd_check(args) -> int:
                 _check_kind(loss, "loss", shape)
                 code = run_check_loss(args, loss, f"{path}::{name}", init, shape)
             else:
-                layer = sb.load_layer(os.path.basename(path), name, init_kwargs=init, seed=args.seed)
+                import numpy as np
+
+                probe = V.layer_inputs(shape, np.random.default_rng([args.seed, 3]), name)  # detects the protocol
+                layer = sb.load_layer(os.path.basename(path), name, init_kwargs=init, seed=args.seed,
+                                      probe_inputs=probe)
                 _check_kind(layer, "layer", shape)
                 # diagnosis, table, sentence, --json, --plots: gradcheck/check_command.py
                 code = run_check(args, layer, f"{path}::{name}", init, shape)

@@ -78,6 +78,7 @@ import importlib.machinery
 import importlib.util
 import json
 import os
+import re
 import resource
 import select
 import shutil
@@ -93,7 +94,8 @@ from typing import Any
 
 import numpy as np
 
-from ._validation import article, dtype_error, fmt_shape, paragraph
+from ._adapters import expected
+from ._validation import dtype_error, fmt_shape, paragraph
 from .errors import GraderError, GradientShapeError, ProtocolError, StudentCodeError, UsageError
 
 __all__ = ["Sandbox", "SandboxError", "RemoteLayer", "RemoteLoss", "SHADOW_NAMES", "DEFAULT_TIMEOUT", "sibling_files"]
@@ -112,7 +114,7 @@ _MAGIC = b"GCSB"
 _ALLOWED_DTYPES = {"|b1", "|i1", "<i2", "<i4", "<i8", "|u1", "<u2", "<u4", "<u8", "<f2", "<f4", "<f8"}
 _MAX_HEADER = 8 << 20
 _PKG_DIR = os.path.dirname(os.path.abspath(__file__))
-_CHILD_SOURCE: str | None = None
+_CHILD_SOURCE: dict[str, str] = {}
 _INTERNAL_EXIT = 70  # the child's own bootstrap failed (gradcheck._sandbox_child.INTERNAL_EXIT)
 
 
@@ -135,12 +137,12 @@ class SandboxError(StudentCodeError):
         self.output = output
 
 
-def _child_source() -> str:
-    global _CHILD_SOURCE
-    if _CHILD_SOURCE is None:
-        with open(os.path.join(_PKG_DIR, "_sandbox_child.py"), encoding="utf-8") as fh:
-            _CHILD_SOURCE = fh.read()
-    return _CHILD_SOURCE
+def _child_source(name: str = "_sandbox_child.py") -> str:
+    """The text of a standalone module the child runs (itself; ``_adapters.py`` travels in its config)."""
+    if name not in _CHILD_SOURCE:
+        with open(os.path.join(_PKG_DIR, name), encoding="utf-8") as fh:
+            _CHILD_SOURCE[name] = fh.read()
+    return _CHILD_SOURCE[name]
 
 
 def _course_package_dirs(allow: Sequence[str] = ()) -> list[str]:
@@ -424,7 +426,8 @@ class Sandbox:
             sys_path, read_roots = [*sys_path, self._libdir], [*read_roots, self._libdir]
         cfg = {"fd_in": p2c_r, "fd_out": c2p_w, "workdir": self.workdir, "sys_path": sys_path,
                "read_roots": read_roots, "deny_roots": _course_package_dirs(self.allow_packages),
-               "blocked": list(self.blocked_modules), "allow": list(self.allow_packages)}
+               "blocked": list(self.blocked_modules), "allow": list(self.allow_packages),
+               "adapters": _child_source("_adapters.py")}
         env = {"PATH": "/usr/bin:/bin", "HOME": self.workdir, "TMPDIR": self.workdir, "LANG": "C.UTF-8",
                "LC_ALL": "C.UTF-8", "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1",
                "MKL_NUM_THREADS": "1", "NUMEXPR_NUM_THREADS": "1", "MPLBACKEND": "Agg"}
@@ -714,7 +717,7 @@ class Sandbox:
     # ------------------------------------------------------------------ public
 
     def _load(self, file: str, class_name: str, init_kwargs: Mapping[str, Any] | None, seed: int | None,
-              kind: str):
+              kind: str, probe: Sequence[np.ndarray] | None = None):
         file = os.path.normpath(file).replace("\\", "/")
         if not os.path.isfile(os.path.join(self.workdir, file)):
             skipped = [n for n in self.notes if n.startswith(file + " ")]
@@ -728,7 +731,9 @@ class Sandbox:
         shown = ", ".join(f"{k}={v!r}" for k, v in (init_kwargs or {}).items())
         what = f"{file}::{class_name}({shown})"
         ok, meta, err = self.request("load", {"file": file, "class": class_name, "init": dict(init_kwargs or {}),
-                                              "seed": seed}, what=f"importing {file} and building {what}")
+                                              "seed": seed, "probe": None if probe is None else list(probe),
+                                              "kind": kind},
+                                     what=f"importing {file} and building {what}")
         if not ok:
             stage = meta.get("stage")
             if stage == "import":
@@ -740,15 +745,12 @@ class Sandbox:
                     "Expected a Python file that runs without errors when imported; only numpy and the "
                     "standard library are available (not the course packages).",
                     *self.notes), reason="import", output=self.output)
-            if stage == "class":
-                found = meta.get("found") or []
-                if meta.get("type"):
-                    raise UsageError(f"{file}::{class_name} is {article(meta['type'])}, not a class; "
-                                     "expected a layer class.")
-                raise UsageError(paragraph(
-                    f"{file} has no class {class_name!r}.",
-                    f"Classes defined in it: {', '.join(found) if found else 'none'}.",
-                    "Check the name after '::' (it is case-sensitive)."))
+            if stage in ("class", "protocol"):  # gradcheck/_adapters.py explains what it found and expects
+                text = _clean(meta.get("message"), 1500)
+                if stage == "protocol":
+                    raise ProtocolError(f"{file}::{class_name}: {text}")
+                raise UsageError(paragraph(f"{file} {text}" if text.startswith("has no") else f"{file}::{text}",
+                                           "Check the name after '::' (it is case-sensitive)."))
             raise self._student_error(f"{class_name}.__init__({shown})", err,
                                       f"Expected {meta.get('signature', class_name)} to accept these arguments.")
         cls_name = str(meta.get("class", class_name))
@@ -758,6 +760,7 @@ class Sandbox:
                 raise ProtocolError(paragraph(
                     f"{file}::{cls_name} has no {m}() method.",
                     f"Expected the manualprop {kind} protocol: forward(), backward().",
+                    expected() if kind == "layer" else "",
                     f"Public methods found: {', '.join(f'{x}()' for x in have) if have else 'none'}."))
         base = RemoteLayer if kind == "layer" else RemoteLoss
         sub = type(cls_name, (base,), {"__module__": "gradcheck.sandbox.remote",
@@ -765,7 +768,7 @@ class Sandbox:
         return sub(self, meta, file=file)
 
     def load_layer(self, file: str, class_name: str, init_kwargs: Mapping[str, Any] | None = None, *,
-                   seed: int | None = 0) -> RemoteLayer:
+                   seed: int | None = 0, probe_inputs: Sequence[np.ndarray] | None = None) -> RemoteLayer:
         """Import ``file`` in the child, build ``class_name(**init_kwargs)`` and return its proxy.
 
         Parameters
@@ -779,6 +782,10 @@ class Sandbox:
             has an ``rng`` parameter not given here, it gets ``np.random.default_rng(seed)``.
         seed : int or None, default 0
             Seed for that ``rng``; None passes no ``rng``.
+        probe_inputs : list of ndarray, optional
+            Inputs for :func:`gradcheck._adapters.adapt` to detect the protocol with (which
+            arrays forward uses, which gradient attributes backward sets); the result is
+            :attr:`RemoteLayer.protocol`. Without them a class is matched statically.
 
         Returns
         -------
@@ -795,7 +802,7 @@ class Sandbox:
         ProtocolError
             ``params`` is not a dict of float arrays.
         """
-        return self._load(file, class_name, init_kwargs, seed, "layer")
+        return self._load(file, class_name, init_kwargs, seed, "layer", probe_inputs)
 
     def load_loss(self, file: str, class_name: str, init_kwargs: Mapping[str, Any] | None = None) -> RemoteLoss:
         """Like :meth:`load_layer` for a loss (``forward(y_true, y_pred) -> float``, ``backward() -> dy_pred``).
@@ -862,6 +869,11 @@ class Sandbox:
 # --------------------------------------------------------------------------- proxies
 
 
+def _clean(text: Any, n: int = 300) -> str:
+    """One printable line of at most ``n`` characters from the child."""
+    return re.sub(r"[^\x20-\x7e]", " ", str(text))[:n]
+
+
 def _params_from(meta: dict, owner: str) -> dict[str, np.ndarray]:
     desc = meta.get("params", {"kind": "absent"})
     if desc.get("kind") == "absent":
@@ -899,6 +911,11 @@ class _Remote:
         #: ``forward_varargs``, ``forward_training`` (bool), ``backward_params`` (list); empty if unknown
         self.signature: dict[str, Any] = dict(meta.get("signature") or {})
         self.params: dict[str, np.ndarray] = _params_from(meta, self.class_name)
+        #: how the child presents the object (:func:`gradcheck._adapters.adapt`): ``protocol``, ``text``,
+        #: ``unchecked``, ``unseen``, ``forward_training``; strings from the (untrusted) child, cleaned
+        info = meta.get("protocol") if isinstance(meta.get("protocol"), dict) else {}
+        self.protocol = {str(k)[:40]: [_clean(x) for x in v][:64] if isinstance(v, (list, tuple)) else
+                         v if isinstance(v, bool) else _clean(v) for k, v in list(info.items())[:16]}
         self.grads: dict[str, np.ndarray] = {}
 
     def __getattr__(self, name: str) -> Any:
@@ -968,7 +985,7 @@ class RemoteLayer(_Remote):
         names = self.forward_params if len(self.forward_params) >= len(inputs) else (
             ["X"] if len(inputs) == 1 else [f"X{i}" for i in range(len(inputs))])
         xs = ", ".join(f"{n} of shape {fmt_shape(np.shape(x))}" for n, x in zip(names, inputs))
-        tr = "" if training is None else f", training={training}"
+        tr = "" if training is None or self.signature.get("forward_training") is False else f", training={training}"
         return f"forward({', '.join(names[:len(inputs)])}{tr}) with {xs}"
 
     def _inputs(self, inputs: Sequence[Any]) -> list[np.ndarray]:

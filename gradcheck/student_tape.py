@@ -82,6 +82,8 @@ class StudentTape:
         if ok:
             return meta
         stage = meta.get("stage")
+        if stage == "tape-escape":
+            raise TapeUnavailable(self._escape_text(meta.get("escapes")))
         if stage == "tape-left":
             raise TapeUnavailable(paragraph(
                 f"the tape lost {lay.class_name}.forward: run on autoprop tensors it returned a "
@@ -90,6 +92,11 @@ class StudentTape:
         e = err or {}
         fn = unsupported_function(e.get("message", ""))
         at = f" at {e['where']}" if e.get("where") else ""
+        if fn and "out=" in e.get("message", ""):
+            raise TapeUnavailable(paragraph(
+                f"the tape lost track of {lay.class_name}.forward{at}: it calls {fn}(..., out=...), and writing",
+                "into a preallocated numpy array leaves the tape; manual vs numerical only (your backward is",
+                "still checked)"))
         if fn:
             raise TapeUnavailable(paragraph(
                 f"{lay.class_name}.forward uses {fn}{at}, which autoprop cannot differentiate",
@@ -99,6 +106,24 @@ class StudentTape:
                 f"{lay.class_name}.forward raised {e.get('type', 'an exception')} on autoprop tensors{at}: "
                 f"{e.get('message', '')}", "; manual vs numerical only"))
         raise lay.sandbox._student_error(what, err)
+
+    def _escape_text(self, escapes) -> str:
+        """``the tape lost track of X at file.py:12 in forward ('cols[:, idx] = X')`` from the child's reply."""
+        from .sandbox import _clean
+
+        lay, said = self.layer, []
+        for e in (escapes if isinstance(escapes, list) else [])[:3]:
+            e = e if isinstance(e, dict) else {}
+            t = _clean(e.get("tensor", ""), 60)
+            if re.fullmatch(r"in\d+", t):
+                i, names = int(t[2:]), lay.forward_params
+                t = names[i] if i < len(names) and len(names) > 1 else "X" if i == 0 else f"X{i}"
+            said.append(f"{t or 'a tensor computed from the inputs'} at {_clean(e.get('where'), 200)} "
+                        f"({_clean(e.get('line'), 200)!r})")
+        return paragraph(
+            f"the tape lost track of {'; '.join(said) or 'a tensor'}: writing a Tensor into a numpy array",
+            "(or np.asarray/np.array on it) copies its values out of the tape, so the tape's gradients would",
+            "miss that path; manual vs numerical only (your backward is still checked)")
 
     def tape_gradients(self, inputs: Sequence[np.ndarray], keys: Sequence[str], G: np.ndarray,
                        training: bool) -> tuple[np.ndarray, dict[str, np.ndarray]]:

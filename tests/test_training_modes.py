@@ -117,9 +117,9 @@ def test_cli_checks_both_modes_by_default(tmp_path):
     p = _cli("check", f"{f}::ForgetfulBN", "--input-shape", "6,4")
     out = " ".join(p.stdout.split())
     assert p.returncode == 1, p.stdout + p.stderr
-    assert "checked in eval and training mode" in out and "[training]" in out
+    assert "mode: eval and training" in out and "[training]" in out
     p = _cli("check", f"{f}::ForgetfulBN", "--input-shape", "6,4", "--eval")
     assert p.returncode == 0, p.stdout + p.stderr
-    assert "checked in eval mode" in " ".join(p.stdout.split())
+    assert "mode: eval (" in " ".join(p.stdout.split())
     p = _cli("check", f"{f}::ForgetfulBN", "--input-shape", "6,4", "--training")
-    assert p.returncode == 1 and "checked in training mode" in " ".join(p.stdout.split())
+    assert p.returncode == 1 and "mode: training (" in " ".join(p.stdout.split())

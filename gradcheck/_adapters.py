@@ -1,0 +1,411 @@
+"""Students' code as they write it, presented as the manualprop layer protocol.
+
+Standalone (the standard library and numpy only): the sandbox child
+(:mod:`gradcheck._sandbox_child`) receives this file's text from
+:mod:`gradcheck.sandbox` and runs it as a module, and gradcheck imports it
+normally; one implementation for both. Every adapter offers ``params`` and
+``grads`` (dicts of arrays), ``forward(*X, training=None) -> Y`` and
+``backward(dY) -> dX`` (a tuple for several inputs), so the checker needs
+nothing else. Protocols, in the order :func:`find` and :func:`adapt` try them:
+
+1. **manualprop**: ``params``/``grads`` dicts; the object itself is used.
+2. **attribute style**: float array attributes used by ``forward`` (``self.W``)
+   with a gradient attribute after ``backward`` (``dW``, ``d_W``, ``grad_W``,
+   ``gradW``, ``W_grad``); array attributes used by ``forward`` without one are
+   "seed style" weights with no gradient to check (only ``dX`` is checked).
+3. **CS231n function pair**: ``NAME_forward(x, w, ..., **init) -> (out, cache)``
+   and ``NAME_backward(dout, cache) -> (dx, dw, ...)`` (also ``_naive``/``_fast``);
+   every array argument is an input of the adapter, its gradient the matching
+   item of the tuple.
+
+"Used by forward" is measured, not guessed: each float array attribute is
+replaced by a changed copy for one forward (:func:`_used_arrays`); buffers that
+forward overwrites (``out=self._Y``) and caches do not change ``Y``. Every
+array an adapter returns is a copy, so a buffer the next call overwrites is safe.
+"""
+
+import copy
+import inspect
+
+import numpy as np
+
+PROTOCOLS = ("manualprop protocol: params/grads dicts, forward(X, training=False), backward(dY) -> dX",
+             "attribute style: self.W used in forward, self.dW (or grad_W, W_grad) set by backward(dY) -> dX",
+             "CS231n function pair: NAME_forward(x, w, ...) -> (out, cache), NAME_backward(dout, cache) "
+             "-> (dx, dw, ...)")
+GRAD_NAMES = ("d{}", "d_{}", "grad_{}", "grad{}", "{}_grad")
+SUFFIXES = ("", "_naive", "_fast")
+MAX_PROBED = 64
+
+
+class AdapterError(TypeError):
+    """The object follows none of :data:`PROTOCOLS`, or follows one ambiguously."""
+
+
+def expected():
+    """The three accepted protocols, as one sentence."""
+    return "Expected one of: " + "; ".join(f"({i}) {p}" for i, p in enumerate(PROTOCOLS, 1)) + "."
+
+
+def _copy(v):
+    return np.array(v, copy=True) if isinstance(v, np.ndarray) else v
+
+
+def _takes_training(fn):
+    try:
+        ps = inspect.signature(fn).parameters.values()
+    except (TypeError, ValueError):
+        return True
+    return any(p.name == "training" or p.kind == p.VAR_KEYWORD for p in ps)
+
+
+# --------------------------------------------------------------------------- finding NAME in a module
+
+
+def find(mod, name):
+    """``("class", cls)`` or ``("functions", (forward, backward))`` for ``path.py::NAME``.
+
+    A class named NAME wins; else ``NAME_forward``/``NAME_backward`` (then with
+    ``_naive``, ``_fast``; NAME may itself end in ``_forward``).
+
+    Raises
+    ------
+    AdapterError
+        Nothing usable: the message lists the classes and function pairs found.
+    """
+    obj = getattr(mod, name, None)
+    if isinstance(obj, type):
+        return "class", obj
+    base = name[:-len("_forward")] if name.endswith("_forward") else name
+    for suffix in SUFFIXES:
+        f, b = getattr(mod, f"{base}_forward{suffix}", None), getattr(mod, f"{base}_backward{suffix}", None)
+        if callable(f) and callable(b):
+            return "functions", (f, b)
+        if callable(f):
+            raise AdapterError(f"{base}_forward{suffix} has no {base}_backward{suffix} next to it. {expected()}")
+    if obj is not None:
+        a = "an" if type(obj).__name__[:1].lower() in "aeiou" else "a"
+        raise AdapterError(f"{name} is {a} {type(obj).__name__}, not a class or a {name}_forward/{name}_backward "
+                           f"function pair. {expected()}")
+    own = [n for n, v in vars(mod).items() if getattr(v, "__module__", None) == mod.__name__]
+    classes = sorted(n for n in own if isinstance(vars(mod)[n], type))
+    pairs = sorted({n[:n.index("_forward")] for n in own if "_forward" in n and callable(vars(mod)[n])})
+    raise AdapterError(f"has no class {name!r} and no function pair {base}_forward/{base}_backward. Classes "
+                       f"defined in it: {', '.join(classes) or 'none'}. Function pairs: {', '.join(pairs) or 'none'}. {expected()}")
+
+
+def build(kind, target, init, seed):
+    """The object to check: ``cls(**init)`` (with a seeded ``rng`` if it takes one) or a :class:`FunctionPair`."""
+    if kind == "functions":
+        return pair(*target, init)
+    kwargs = dict(init or {})
+    try:
+        if "rng" in inspect.signature(target).parameters and "rng" not in kwargs and seed is not None:
+            kwargs["rng"] = np.random.default_rng(seed)
+    except (TypeError, ValueError):
+        pass
+    return target(**kwargs)
+
+
+def signature(obj):
+    """``(forward's array parameter names, {forward_required, forward_varargs, forward_training,
+    backward_params, backward_varargs})`` of the student's own methods."""
+    fwd = getattr(obj, "student_forward", None) or getattr(obj, "forward", None)
+    bwd = getattr(obj, "student_backward", None) or getattr(obj, "backward", None)
+    out, fparams = {}, []
+    skip = set(getattr(obj, "keyword_names", ())) | {"self", "training"}
+    try:
+        ps = inspect.signature(fwd).parameters.values()
+        fparams = [p.name for p in ps if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
+                   and p.name not in skip]
+        out["forward_required"] = sum(1 for p in ps if p.name in fparams and p.default is p.empty)
+        out["forward_varargs"] = any(p.kind == p.VAR_POSITIONAL for p in ps)
+        out["forward_training"] = any(p.name == "training" or p.kind == p.VAR_KEYWORD for p in ps)
+    except (TypeError, ValueError):
+        pass
+    try:
+        ps = inspect.signature(bwd).parameters.values()
+        out["backward_params"] = [p.name for p in ps if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+        out["backward_varargs"] = any(p.kind == p.VAR_POSITIONAL for p in ps)
+    except (TypeError, ValueError):
+        pass
+    return fparams, out
+
+
+# --------------------------------------------------------------------------- adapters
+
+
+class FunctionPair:
+    """``NAME_forward``/``NAME_backward`` as a layer: every array argument is an input.
+
+    ``init`` holds the non-array arguments (``conv_param``, ``bn_param``), passed as
+    keywords and deep-copied for every call (CS231n's batchnorm writes running
+    statistics into ``bn_param``: each forward starts from the same state).
+    """
+
+    params = {}
+    grads = {}
+
+    def __init__(self, fwd, bwd, init):
+        self.student_forward, self.student_backward, self._kwargs = fwd, bwd, dict(init or {})
+        self.keyword_names = tuple(self._kwargs)
+        self._cache, self._n = None, 0
+        self.class_name = fwd.__name__.split("_forward")[0]
+
+    def forward(self, *xs, training=None):  # noqa: ARG002 - no training argument: a mode lives in --init
+        res = self.student_forward(*xs, **copy.deepcopy(self._kwargs))
+        if not (isinstance(res, tuple) and len(res) == 2):
+            raise AdapterError(f"{self.student_forward.__name__} must return (out, cache); got "
+                               f"{type(res).__name__}{'' if not isinstance(res, tuple) else f' of {len(res)}'}.")
+        out, self._cache = res
+        self._n = len(xs)
+        return _copy(out)
+
+    def backward(self, dY):
+        if self._cache is None:
+            raise AdapterError(f"{self.student_backward.__name__} called before {self.student_forward.__name__}.")
+        g = self.student_backward(dY, self._cache)
+        g = tuple(g) if isinstance(g, (tuple, list)) else (g,)
+        if len(g) != self._n:
+            raise AdapterError(
+                f"{self.student_backward.__name__} returned {len(g)} gradient(s) for {self._n} array "
+                f"argument(s) of {self.student_forward.__name__}; give one --input-shape per array argument, "
+                "separated by ';' (e.g. '4,5;5,3;3' for x, w, b).")
+        return _copy(g[0]) if len(g) == 1 else tuple(_copy(v) for v in g)
+
+
+def pair(fwd, bwd, init):
+    """A :class:`FunctionPair` of a class named after the layer (``affine``) whose ``forward``
+    signature names the array arguments (so gradients are called ``dx``, ``dw``, ``db``)."""
+    P = inspect.Parameter
+    skip = set(init or {})
+    try:
+        names = [p.name for p in inspect.signature(fwd).parameters.values()
+                 if p.kind in (P.POSITIONAL_ONLY, P.POSITIONAL_OR_KEYWORD) and p.name not in skip]
+    except (TypeError, ValueError):
+        names = []
+
+    def forward(self, *xs, training=None):
+        return FunctionPair.forward(self, *xs, training=training)
+    forward.__signature__ = inspect.Signature([P("self", P.POSITIONAL_ONLY)] + [P(n, P.POSITIONAL_ONLY)
+                                              for n in names] + [P("training", P.KEYWORD_ONLY, default=None)])
+    name = fwd.__name__.split("_forward")[0]
+    return type(name, (FunctionPair,), {"forward": forward, "__module__": __name__})(fwd, bwd, init)
+
+
+class _AttrParams(dict):
+    """``params`` of an attribute-style layer: assigning a key sets the attribute (used by ``--tape``)."""
+
+    def __init__(self, obj, names):
+        super().__init__({k: getattr(obj, k) for k in names})
+        self._obj = obj
+
+    def __setitem__(self, k, v):
+        setattr(self._obj, k, v)
+        super().__setitem__(k, v)
+
+    def update(self, other=(), **kw):
+        for k, v in dict(other, **kw).items():
+            self[k] = v
+
+
+class Adapted:
+    """A class instance behind the manualprop protocol.
+
+    ``pairs`` maps a parameter attribute to its gradient attribute (attribute style);
+    ``own`` means the object has its own ``params``/``grads`` dicts (a manualprop
+    layer whose forward takes no ``training``).
+    """
+
+    def __init__(self, obj, pairs, own=False):
+        self.obj, self.pairs, self.own = obj, dict(pairs), own
+        self.student_forward, self.student_backward = obj.forward, obj.backward
+        self.takes_training = _takes_training(obj.forward)
+        self.class_name = type(obj).__name__
+
+    @property
+    def params(self):
+        return self.obj.params if self.own else _AttrParams(self.obj, self.pairs)
+
+    @property
+    def grads(self):
+        if self.own:
+            return getattr(self.obj, "grads", None)
+        return {k: _copy(getattr(self.obj, g, None)) for k, g in self.pairs.items()}
+
+    def forward(self, *xs, training=None):
+        kw = {"training": training} if self.takes_training and training is not None else {}
+        return _copy(self.obj.forward(*xs, **kw))
+
+    def backward(self, dY):
+        r = self.obj.backward(dY)
+        return tuple(_copy(v) for v in r) if isinstance(r, tuple) else _copy(r)
+
+    def __getattr__(self, name):  # the student's own attributes (in_features, fix_mask, ...)
+        if name == "obj":
+            raise AttributeError(name)
+        return getattr(self.obj, name)
+
+
+# --------------------------------------------------------------------------- detection
+
+
+def _float_arrays(obj):
+    d = getattr(obj, "__dict__", {})
+    return {k: v for k, v in list(d.items())[:MAX_PROBED * 4] if isinstance(k, str) and isinstance(v, np.ndarray)
+            and v.dtype.kind == "f" and v.size}
+
+
+def _snapshot(obj):
+    """Undo for a probe: attribute bindings, array and dict contents, generator states."""
+    d = obj.__dict__
+    saved = {k: (v, v.copy() if isinstance(v, np.ndarray) else dict(v) if isinstance(v, dict) else None)
+             for k, v in d.items()}
+    gens = {k: v.bit_generator.state for k, v in d.items() if isinstance(v, np.random.Generator)}
+
+    def restore():
+        for k in [k for k in d if k not in saved]:
+            del d[k]
+        for k, (v, c) in saved.items():
+            d[k] = v
+            if isinstance(v, np.ndarray) and v.flags.writeable:
+                v[...] = c
+            elif isinstance(v, dict):
+                v.clear()
+                v.update(c)
+        for k, s in gens.items():
+            d[k].bit_generator.state = s
+    return restore, gens
+
+
+def _used_arrays(obj, inputs, kw, names):
+    """``(names among names whose value changes forward's output, Y)``; None: forward is not deterministic."""
+    restore, gens = _snapshot(obj)
+
+    def run():
+        for k, s in gens.items():
+            obj.__dict__[k].bit_generator.state = s
+        return np.array(obj.forward(*[x.copy() for x in inputs], **kw), dtype=np.float64, copy=True)
+    try:
+        y0 = run()
+        if not np.array_equal(y0, run(), equal_nan=True):
+            return None
+        used = []
+        for n in names[:MAX_PROBED]:
+            old = getattr(obj, n)
+            setattr(obj, n, old * 1.5 + 0.5)
+            try:
+                y = run()
+            finally:
+                setattr(obj, n, old)
+            if y.shape != y0.shape or not np.array_equal(y, y0, equal_nan=True):
+                used.append(n)
+        return used, y0
+    finally:
+        restore()
+
+
+def _grad_attrs(obj, inputs, kw, used):
+    """``{weight: gradient attribute}`` found after one forward and backward (state restored after)."""
+    restore, _ = _snapshot(obj)
+    try:
+        y = np.asarray(obj.forward(*[x.copy() for x in inputs], **kw), dtype=np.float64)
+        obj.backward(np.random.default_rng(7).standard_normal(y.shape))
+        found = {}
+        for w in used:
+            names = [g.format(w) for g in GRAD_NAMES if isinstance(getattr(obj, g.format(w), None), np.ndarray)]
+            if len(names) > 1:
+                raise AdapterError(f"{type(obj).__name__}.{w} has several gradient attributes after backward "
+                                   f"({', '.join(names)}); keep one. {expected()}")
+            if names:
+                found[w] = names[0]
+        return found
+    finally:
+        restore()
+
+
+def _layout(w, inputs, y):
+    if w.ndim != 2 or len(inputs) != 1 or inputs[0].ndim < 2 or np.ndim(y) < 2 or w.shape[0] == w.shape[1]:
+        return ""
+    d, m = inputs[0].shape[-1], np.shape(y)[-1]
+    return ", weights (in, out)" if w.shape == (d, m) else ", weights (out, in)" if w.shape == (m, d) else ""
+
+
+def adapt(obj, inputs=None, training=True):
+    """Present ``obj`` as a manualprop layer: ``(layer, info)``.
+
+    Parameters
+    ----------
+    obj : object
+        What :func:`build` returned.
+    inputs : list of ndarray, optional
+        Probe inputs. Without them a non-manualprop class is matched by the
+        gradient attributes it already has (``self.dW`` set in ``__init__``).
+    training : bool
+        Passed to a probe forward that takes ``training``.
+
+    Returns
+    -------
+    layer : object
+    info : dict
+        ``protocol`` (``manualprop``, ``attribute``, ``seed``, ``plain``, ``cs231n``),
+        ``text`` (for the header), ``unchecked`` (weights without a gradient),
+        ``unseen`` (arrays forward uses that are not in ``params``), ``forward_training``.
+
+    Raises
+    ------
+    AdapterError
+        Two gradient attributes for one weight.
+    """
+    if isinstance(obj, FunctionPair):
+        f = obj.student_forward.__name__
+        text = f"CS231n function pair ({f}/{obj.student_backward.__name__}), every array argument is an input"
+        return obj, {"protocol": "cs231n", "text": text, "forward_training": False, "init": obj.keyword_names}
+    if not all(callable(getattr(obj, m, None)) for m in ("forward", "backward")):
+        return obj, {"protocol": "none", "text": "no forward/backward"}  # the caller says what is missing
+    tr = _takes_training(obj.forward)
+    kw = {"training": training} if tr else {}
+    info = {"forward_training": tr, "unchecked": [], "unseen": []}
+    arrays = _float_arrays(obj)
+    own = isinstance(getattr(obj, "params", None), dict)
+    if own:
+        params = list(obj.params.values())
+        others = [k for k, v in arrays.items() if not any(np.shares_memory(v, p) for p in params
+                                                          if isinstance(p, np.ndarray))]
+        used, _ = (_try(_used_arrays, obj, inputs, kw, others) if inputs is not None else None) or (None, None)
+        info.update(protocol="manualprop", text="manualprop (params/grads dicts)", unseen=used or [])
+        return (obj if tr else _wrap(obj, {}, own=True)), info
+    used, y = (_try(_used_arrays, obj, inputs, kw, list(arrays)) if inputs is not None else None) or (None, None)
+    if used is None:  # no probe: the gradient attributes present now
+        pairs = {w: g.format(w) for w in arrays for g in GRAD_NAMES if g.format(w) in arrays}
+    else:
+        pairs = _try(_grad_attrs, obj, inputs, kw, used) or {}
+    info["unchecked"] = [w for w in (used or []) if w not in pairs]
+    if pairs:
+        shown = ", ".join(f"{w}/{g}" for w, g in pairs.items())
+        lay = _layout(arrays[next(iter(pairs))], inputs or [], y) if y is not None else ""
+        info.update(protocol="attribute", text=f"attribute style ({shown}){lay}")
+    elif info["unchecked"]:
+        info.update(protocol="seed", text=f"array attributes without gradients ({', '.join(info['unchecked'])}): "
+                                          "backward(dY) -> dX only")
+    else:
+        info.update(protocol="plain", text="a class with forward/backward and no parameters")
+    if used is None and inputs is not None:
+        info["text"] += (" (found without running forward: on the probe input it raised or gave two different "
+                         "outputs)")
+    return _wrap(obj, pairs), info
+
+
+def _wrap(obj, pairs, own=False):
+    """An :class:`Adapted` of a class named like the student's (reports say ``Linear``)."""
+    return type(type(obj).__name__, (Adapted,), {"__module__": __name__})(obj, pairs, own)
+
+
+def _try(fn, *args):
+    """A probe that fails (the student's forward raises) detects nothing: the check reports the error."""
+    try:
+        return fn(*args)
+    except AdapterError:
+        raise
+    except Exception:  # noqa: BLE001 - student code; the real check calls it again and reports
+        return None

@@ -1,0 +1,304 @@
+"""Students' code as they write it (gradcheck/_adapters.py), through the real ``gradcheck check``:
+array attributes without gradients, attribute style, CS231n function pairs, unseen weights, and
+``--tape`` on a forward that writes a Tensor into a numpy array."""
+
+import json
+import textwrap
+from pathlib import Path
+
+import numpy as np
+import pytest
+from test_cli import run
+
+from gradcheck import UsageError, check_layer
+from gradcheck import _adapters as AD
+
+ROOT = Path(__file__).resolve().parents[1]
+SEED = ROOT / "examples" / "seed_style_linear.py"
+CS231N = ROOT / "examples" / "cs231n_layers.py"
+INIT = '{"in_features": 5, "out_features": 3}'
+
+
+def text(p):
+    """stdout and stderr with the terminal wrapping undone."""
+    return " ".join((p.stdout + p.stderr).split())
+
+
+def planted(tmp_path, src, old, new, name):
+    code = src.read_text()
+    assert code.count(old) == 1, old
+    f = tmp_path / name
+    f.write_text(code.replace(old, new))
+    return f
+
+
+def test_seed_style_layer_checks_dx_and_names_w_as_unchecked(tmp_path):
+    p = run("check", f"{SEED}::Linear", "--input-shape", "8,5", "--init", INIT, "--json", tmp_path / "d.json")
+    t = text(p)
+    assert p.returncode == 0, t
+    assert "protocol: array attributes without gradients (W, b): backward(dY) -> dX only" in t
+    assert "mode: eval (forward has no training argument)" in t
+    assert "note: W, b are parameters with no gradient to check: backward computes no dW, db" in t
+    assert "every gradient (dX) matches" in t and "(W, b: no gradient checked, see above)" in t
+    info = json.loads((tmp_path / "d.json").read_text())["protocol"]
+    assert info["protocol"] == "seed" and info["unchecked"] == ["W", "b"] and info["forward_training"] is False
+
+
+def test_seed_style_planted_bug_fails(tmp_path):
+    f = planted(tmp_path, SEED, "np.matmul(dY, self.W.T", "np.matmul(dY[::-1], self.W.T", "seed_bug.py")
+    p = run("check", f"{f}::Linear", "--input-shape", "8,5", "--init", INIT)
+    assert p.returncode == 1, text(p)
+    assert "FAIL: Linear: gradient mismatch in dX" in text(p)
+
+
+def test_adapter_copies_the_buffer_forward_returns_in_process():
+    """The same module in this process: the returned buffer is overwritten by the next call, the
+    adapter's copy is not, and check_layer checks the adapted object."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("seed_style_linear", SEED)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    raw = mod.Linear(5, 3, rng=0)
+    X1, X2 = np.ones((4, 5)), np.zeros((4, 5))
+    first = raw.forward(X1)
+    raw.forward(X2)
+    assert np.array_equal(first, np.tile(raw.b, (4, 1)))  # the student's buffer now holds the 2nd output
+    layer, info = AD.adapt(mod.Linear(5, 3, rng=0), [X1])
+    assert info["protocol"] == "seed" and info["unchecked"] == ["W", "b"] and layer.params == {}
+    Y1 = layer.forward(X1)
+    layer.forward(X2)
+    np.testing.assert_allclose(Y1, X1 @ layer.W + layer.b)
+    res = check_layer(layer, (6, 5), twin=None, seed=0)
+    assert res.passed and res.name == "Linear" and [r.tensor for r in res.records] == ["dX"]
+
+
+ATTR = """
+import numpy as np
+
+class LinearIO:
+    def __init__(self, in_features, out_features, rng=None):
+        rng = np.random.default_rng(rng)
+        self.W = rng.standard_normal((in_features, out_features))
+        self.b = rng.standard_normal(out_features)
+
+    def forward(self, X, training=False):
+        self.X = X
+        return X @ self.W + self.b
+
+    def backward(self, dY):
+        self.dW = self.X.T @ dY
+        self.db = dY.sum(axis=0)
+        self.dX = dY @ self.W.T      # a cached dX: X is no weight (forward overwrites self.X)
+        return self.dX
+
+class LinearOI:
+    def __init__(self, in_features, out_features, rng=None):
+        rng = np.random.default_rng(rng)
+        self.weight = rng.standard_normal((out_features, in_features))
+        self.bias = rng.standard_normal(out_features)
+
+    def forward(self, X):
+        self.X = X
+        return X @ self.weight.T + self.bias
+
+    def backward(self, dY):
+        self.grad_weight = dY.T @ self.X
+        self.bias_grad = dY.sum(axis=0)
+        return dY @ self.weight
+"""
+
+
+@pytest.fixture
+def attr_file(tmp_path):
+    f = tmp_path / "attr_layers.py"
+    f.write_text(textwrap.dedent(ATTR))
+    return f
+
+
+@pytest.mark.parametrize("cls, header, tensors", [
+    ("LinearIO", "protocol: attribute style (W/dW, b/db), weights (in, out)", "dX, dW, db"),
+    ("LinearOI", "protocol: attribute style (weight/grad_weight, bias/bias_grad), weights (out, in)",
+     "dX, dweight, dbias"),
+])
+def test_attribute_style_linear(attr_file, cls, header, tensors):
+    p = run("check", f"{attr_file}::{cls}", "--input-shape", "8,5", "--init", INIT)
+    t = text(p)
+    assert p.returncode == 0, t
+    assert header in t and f"every gradient ({tensors}) matches" in t
+    assert ("mode: eval (forward has no training argument)" in t) == (cls == "LinearOI")
+
+
+@pytest.mark.parametrize("old, new, bad", [
+    ("self.dW = self.X.T @ dY", "self.dW = self.X.T @ dY / len(dY)", "dW"),  # averaged over the batch
+    ("self.grad_weight = dY.T @ self.X", "self.grad_weight = dY.T @ self.X[::-1]", "dweight"),
+])
+def test_attribute_style_planted_bug_fails(attr_file, tmp_path, old, new, bad):
+    f = planted(tmp_path, attr_file, old, new, "attr_bug.py")
+    cls = "LinearIO" if bad == "dW" else "LinearOI"
+    p = run("check", f"{f}::{cls}", "--input-shape", "8,5", "--init", INIT)
+    assert p.returncode == 1, text(p)
+    assert f"gradient mismatch in {bad}" in text(p)
+
+
+def test_attribute_style_weight_without_gradient_warns(attr_file, tmp_path):
+    f = planted(tmp_path, attr_file, "self.db = dY.sum(axis=0)", "pass", "attr_nodb.py")
+    p = run("check", f"{f}::LinearIO", "--input-shape", "8,5", "--init", INIT)
+    t = text(p)
+    assert p.returncode == 0, t
+    assert "protocol: attribute style (W/dW), weights (in, out)" in t
+    assert "WARNING: forward uses b but backward sets no gradient attribute for it (db" in t
+    assert "(b: no gradient checked, see above)" in t
+
+
+def test_two_gradient_attributes_for_one_weight_is_a_protocol_error(attr_file, tmp_path):
+    f = planted(tmp_path, attr_file, "self.db = dY.sum(axis=0)", "self.db = self.grad_b = dY.sum(axis=0)",
+                "attr_two.py")
+    p = run("check", f"{f}::LinearIO", "--input-shape", "8,5", "--init", INIT)
+    t = text(p)
+    assert p.returncode == 3 and "Traceback" not in t
+    assert "LinearIO.b has several gradient attributes after backward (db, grad_b); keep one" in t
+    assert "(1) manualprop protocol" in t and "(3) CS231n function pair" in t
+
+
+UNSEEN = """
+import numpy as np
+
+class Scaled:
+    def __init__(self, in_features, out_features, rng=None):
+        rng = np.random.default_rng(rng)
+        self.params = {"W": rng.standard_normal((in_features, out_features))}
+        self.grads = {}
+        self.scale = rng.standard_normal(out_features)   # a weight the checker is not told about
+        self._buffer = np.zeros(out_features)            # overwritten by forward: not a weight
+
+    def forward(self, X, training=False):
+        self.X = X
+        self._buffer = X.sum(axis=0)
+        return (X @ self.params["W"]) * self.scale
+
+    def backward(self, dY):
+        self.grads["W"] = self.X.T @ (dY * self.scale)
+        return (dY * self.scale) @ self.params["W"].T
+"""
+
+
+def test_manualprop_layer_with_unseen_weights_warns(tmp_path):
+    f = tmp_path / "scaled.py"
+    f.write_text(textwrap.dedent(UNSEEN))
+    p = run("check", f"{f}::Scaled", "--input-shape", "8,5", "--init", INIT)
+    t = text(p)
+    assert p.returncode == 0, t
+    assert "protocol: manualprop (params/grads dicts)" in t and "mode: eval (forward(X, training=False))" in t
+    assert "WARNING: forward uses the array attribute scale, not in params" in t and "_buffer" not in t
+    assert "(scale: no gradient checked, see above)" in t
+
+
+def test_manualprop_layer_whose_forward_takes_no_training(tmp_path):
+    f = tmp_path / "notrain.py"
+    f.write_text(textwrap.dedent(UNSEEN).replace("def forward(self, X, training=False):", "def forward(self, X):")
+                 .replace("* self.scale", "").replace("(dY * self.scale)", "dY"))
+    p = run("check", f"{f}::Scaled", "--input-shape", "8,5", "--init", INIT)
+    t = text(p)
+    assert p.returncode == 0, t
+    assert "protocol: manualprop (params/grads dicts) mode: eval (forward has no training argument)" in t
+    assert "WARNING" not in t and "every gradient (dX, dW) matches" in t
+
+
+CS231N_CASES = {
+    "affine": ("4,5;5,3;3", None, "dx, dw, db"),
+    "relu": ("4,5", None, "dX"),
+    "conv": ("2,3,5,5;4,3,3,3;4", '{"conv_param": {"stride": 1, "pad": 1}}', "dx, dw, db"),
+    "batchnorm": ("6,4;4;4", '{"bn_param": {"mode": "train"}}', "dx, dgamma, dbeta"),
+}
+
+
+def cs231n(name, path=CS231N, shape=None):
+    shp, init, _ = CS231N_CASES[name]
+    return run("check", f"{path}::{name}", "--input-shape", shape or shp, *(["--init", init] if init else []))
+
+
+@pytest.mark.parametrize("name", list(CS231N_CASES))
+def test_cs231n_pairs_pass(name):
+    p = cs231n(name)
+    t = text(p)
+    assert p.returncode == 0, t
+    fwd = {"conv": "conv_forward_naive/conv_backward_naive"}.get(name, f"{name}_forward/{name}_backward")
+    assert f"protocol: CS231n function pair ({fwd})" in t
+    assert f"every gradient ({CS231N_CASES[name][2]}) matches" in t
+    if name == "batchnorm":
+        assert "mode: as given in --init (bn_param mode 'train')" in t
+
+
+@pytest.mark.parametrize("name, old, new, bad", [
+    ("affine", "return dx, dw, dout.sum(axis=0)", "return dx, dw, dout.sum(axis=0) / len(dout)", "db"),
+    ("relu", "return dout * (cache > 0)", "return dout", "dX"),  # the local derivative is missing
+    ("conv", "dxp[sl] += np.tensordot(g, w, axes=([1], [0]))",
+     "dxp[sl] += np.tensordot(g, w[:, :, ::-1, ::-1], axes=([1], [0]))", "dx"),
+    ("batchnorm", 'if mode != "train":', "if True:", "dx"),  # forgets the mean and variance paths
+])
+def test_cs231n_planted_bug_fails(tmp_path, name, old, new, bad):
+    f = planted(tmp_path, CS231N, old, new, "layers_bug.py")
+    p = cs231n(name, path=f)
+    assert p.returncode == 1, text(p)
+    assert f"gradient mismatch in {bad}" in text(p)
+
+
+def test_load_class_in_process_gives_the_same_adapters():
+    from gradcheck.cli import load_class
+
+    factory, _ = load_class(f"{CS231N}::conv")
+    layer, info = AD.adapt(factory(conv_param={"stride": 2, "pad": 1}))
+    assert info["protocol"] == "cs231n"
+    res = check_layer(layer, [(2, 3, 5, 5), (4, 3, 3, 3), (4,)], twin=None, seed=0)
+    assert res.passed and [r.tensor for r in res.records] == ["dx", "dw", "db"]
+    with pytest.raises(UsageError, match="has no class 'dense'.*Function pairs: affine"):
+        load_class(f"{CS231N}::dense")
+
+
+def test_cs231n_one_shape_per_array_argument():
+    p = cs231n("affine", shape="4,5")
+    t = text(p)
+    assert p.returncode == 2 and "Traceback" not in t, t
+    assert "1 input shape given, but affine.forward takes 3 inputs (x, w, b)" in t
+
+
+def test_unknown_name_lists_classes_pairs_and_protocols():
+    p = run("check", f"{CS231N}::dense", "--input-shape", "4,5")
+    t = text(p)
+    assert p.returncode == 2, t
+    assert "has no class 'dense' and no function pair dense_forward/dense_backward" in t
+    assert "Function pairs: affine, batchnorm, conv, relu" in t and "(2) attribute style" in t
+
+
+ESCAPE = """
+import numpy as np
+
+class Scatter:
+    def __init__(self, in_features, out_features, rng=None):
+        rng = np.random.default_rng(rng)
+        self.params = {"W": rng.standard_normal((in_features + 1, out_features))}
+        self.grads = {}
+
+    def forward(self, X, training=False):
+        cols = np.ones((X.shape[0], X.shape[1] + 1))
+        cols[:, np.arange(X.shape[1])] = X
+        self.cols = cols
+        return cols @ self.params["W"]
+
+    def backward(self, dY):
+        self.grads["W"] = self.cols.T @ dY
+        return (dY @ self.params["W"].T)[:, :-1]
+"""
+
+
+def test_tape_names_the_line_where_a_tensor_is_written_into_numpy(tmp_path):
+    f = tmp_path / "scatter.py"
+    f.write_text(textwrap.dedent(ESCAPE))
+    line = textwrap.dedent(ESCAPE).splitlines().index("        cols[:, np.arange(X.shape[1])] = X") + 1
+    p = run("check", f"{f}::Scatter", "--input-shape", "8,5", "--init", INIT, "--tape")
+    t = text(p)
+    assert p.returncode == 0, t  # a correct backward never FAILs because the tape lost X
+    assert (f"the tape lost track of X at scatter.py:{line} in forward ('cols[:, np.arange(X.shape[1])] = X')"
+            in t)
+    assert "every gradient (dX, dW) matches" in t
