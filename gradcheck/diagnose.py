@@ -1158,21 +1158,7 @@ def check_vjp(op: Any, vjp: Any = None, *inputs: Any, kwargs: Mapping[str, Any] 
     ans = np.asarray(V.call_student(fwd, *[x.copy() for x in xs], owner=owner, call="forward", **kwargs),
                      dtype=np.float64)
     v = rng.standard_normal(ans.shape)
-    if callable(vjps):
-        if len(xs) == 1:
-            vjp_list = [vjps]
-        else:
-            single = vjps
-
-            def make(i):
-                return lambda g, a, *args, **kw: single(g, a, *args, **kw)[i]
-            vjp_list = [make(i) for i in range(len(xs))]
-    else:
-        vjp_list = list(vjps)
-        if len(vjp_list) == 1 and len(xs) > 1 and type(vjps).__name__ == "_Variadic":
-            vjp_list = [vjps[i] for i in range(len(xs))]
-        elif type(vjps).__name__ == "_Variadic":
-            vjp_list = [vjps[i] for i in range(len(xs))]
+    vjp_list = _vjp_list(vjps, len(xs))
     records: list[TensorRecord] = []
     notes: list[str] = []
     manual: dict[str, np.ndarray] = {}
@@ -1202,37 +1188,7 @@ def check_vjp(op: Any, vjp: Any = None, *inputs: Any, kwargs: Mapping[str, Any] 
             f = name_signature(t, g, sc.grad)
             if f is not None:
                 notes.append(f.message)
-        # dot-product test
-        lhs, rhs = [], []
-        src = "central differences"
-        jvp_i = None
-        if jvps is not None:
-            try:
-                jvp_i = jvps[i]
-            except (IndexError, TypeError, KeyError):
-                jvp_i = None
-        for _ in range(n_dirs):
-            u = rng.standard_normal(x.shape)
-            u[kinks] = 0.0  # a finite difference across a kink is no derivative
-            lhs.append(float(np.sum(u * g)))
-            Ju = None
-            if jvp_i is not None:
-                try:
-                    Ju = np.asarray(jvp_i(u, ans, *[y.copy() for y in xs], **kwargs), dtype=np.float64)
-                    Ju = np.broadcast_to(Ju, ans.shape)
-                    src = "the primitive's JVP rule (forward mode)"
-                except Exception:  # noqa: BLE001
-                    Ju = None
-            if Ju is None:
-                h = eps * max(1.0, float(np.abs(x).max()))
-
-                def at(t, u=u, i=i, x=x):
-                    ys = [y.copy() for y in xs]
-                    ys[i] = x + t * u
-                    return np.asarray(fwd(*ys, **kwargs), dtype=np.float64)
-                Ju = kernel("central", [at(h), at(-h)], [h, -h])[0]
-                src = "central differences"
-            rhs.append(float(np.sum(Ju * v)))
+        lhs, rhs, src = _dot_products(fwd, jvps, xs, i, g, ans, v, kinks, rng, n_dirs, eps, kwargs)
         dot = compare(np.array(lhs), np.array(rhs), "manual-vs-numerical", rtol=rtol,
                       atol=atol * np.sqrt(x.size), how="directional")
         rec_dot = TensorRecord(f"<u,J^T v> {i}", (n_dirs,), "gradient", [dot])
@@ -1245,3 +1201,48 @@ def check_vjp(op: Any, vjp: Any = None, *inputs: Any, kwargs: Mapping[str, Any] 
                        input_shape=tuple(tuple(x.shape) for x in xs), notes=notes,
                        gradients={"manual": manual, "numerical": numerical})
 
+
+def _vjp_list(vjps, n: int) -> list:
+    """One VJP per input from a callable (returning a tuple when ``n > 1``), a list, or autoprop's variadic rule."""
+    if callable(vjps):
+        if n == 1:
+            return [vjps]
+        return [lambda g, a, *args, i=i, **kw: vjps(g, a, *args, **kw)[i] for i in range(n)]
+    if type(vjps).__name__ == "_Variadic":
+        return [vjps[i] for i in range(n)]
+    return list(vjps)
+
+
+def _dot_products(fwd, jvps, xs, i, g, ans, v, kinks, rng, n_dirs, eps, kwargs):
+    """The dot-product test's two sides, ``<u, J^T v>`` and ``<J u, v>``, and where ``J u`` came from."""
+    jvp_i = None
+    if jvps is not None:
+        try:
+            jvp_i = jvps[i]
+        except (IndexError, TypeError, KeyError):
+            jvp_i = None
+    lhs, rhs, src = [], [], "central differences"
+    x = xs[i]
+    for _ in range(n_dirs):
+        u = rng.standard_normal(x.shape)
+        u[kinks] = 0.0  # a finite difference across a kink is no derivative
+        lhs.append(float(np.sum(u * g)))
+        Ju = None
+        if jvp_i is not None:
+            try:
+                Ju = np.broadcast_to(np.asarray(jvp_i(u, ans, *[y.copy() for y in xs], **kwargs), dtype=np.float64),
+                                     ans.shape)
+                src = "the primitive's JVP rule (forward mode)"
+            except Exception:  # noqa: BLE001
+                Ju = None
+        if Ju is None:
+            h = eps * max(1.0, float(np.abs(x).max()))
+
+            def at(t, u=u):
+                ys = [y.copy() for y in xs]
+                ys[i] = x + t * u
+                return np.asarray(fwd(*ys, **kwargs), dtype=np.float64)
+            Ju = kernel("central", [at(h), at(-h)], [h, -h])[0]
+            src = "central differences"
+        rhs.append(float(np.sum(Ju * v)))
+    return lhs, rhs, src
