@@ -269,7 +269,6 @@ def run_training(config: TrainConfig | None = None, *, progress: bool = True, pl
     opt_m = mp.optim.SGD(learning_rate=config.learning_rate, momentum=config.momentum)
     opt_t = mp.optim.SGD(learning_rate=config.learning_rate, momentum=config.momentum)
     keys = list(manual.params)
-    variables = tape_model.trainable_variables
     if [k for k in tape_model.variables] != keys:
         raise RuntimeError(f"twin variable keys {list(tape_model.variables)} differ from params keys {keys}")
 
@@ -287,23 +286,8 @@ def run_training(config: TrainConfig | None = None, *, progress: bool = True, pl
             perm = order_rng.permutation(n)
             for s in range(spe):
                 idx = perm[s * config.batch_size:(s + 1) * config.batch_size]
-                xb, yb = X_tr[idx], y_tr[idx]
-                # manual
-                lm = loss_m.forward(yb, manual.forward(xb, training=True))
-                manual.backward(loss_m.backward())
-                g_manual = [manual.grads[k].copy() for k in keys]
-                # tape
-                with ap.GradientTape() as tape:
-                    lt = loss_t(yb, tape_model(ap.constant(xb), training=True))
-                g_tape = [g.numpy() for g in tape.gradient(lt, variables)]
-                # compare, then update both
-                Lm[step], Lt[step] = lm, float(lt.numpy())
-                dl[step] = compare(np.array(Lm[step]), np.array(Lt[step]), "manual-vs-tape", rtol=LOSS_RTOL,
-                                   atol=0.0).max_rel_error
-                dg[step] = max(compare(a, b, "manual-vs-tape", rtol=GRAD_RTOL, atol=GRAD_RTOL * GRAD_FLOOR)
-                               .max_rel_error for a, b in zip(g_manual, g_tape))
-                opt_m.step(manual.params, dict(zip(keys, g_manual)))
-                opt_t.apply_gradients(zip(g_tape, variables))
+                Lm[step], Lt[step], dl[step], dg[step] = _step(
+                    (manual, loss_m, opt_m), (tape_model, loss_t, opt_t), keys, X_tr[idx], y_tr[idx])
                 step += 1
                 bar.update(1)
             sl = slice(epoch * spe, (epoch + 1) * spe)
@@ -337,3 +321,25 @@ def run_training(config: TrainConfig | None = None, *, progress: bool = True, pl
                             model_name=config.model.upper())
         report.plot_path = save_figure(fig, os.path.join(plots_dir, "training.png"))
     return report
+
+
+def _step(manual_run, tape_run, keys, xb, yb) -> tuple[float, float, float, float]:
+    """One training step of both runs on the same batch: (loss manual, loss tape, their relative
+    difference, the largest gradient relative error), compared before both updates."""
+    import autoprop as ap
+
+    (manual, loss_m, opt_m), (tape_model, loss_t, opt_t) = manual_run, tape_run
+    lm = float(loss_m.forward(yb, manual.forward(xb, training=True)))
+    manual.backward(loss_m.backward())
+    g_manual = [manual.grads[k].copy() for k in keys]
+    variables = tape_model.trainable_variables
+    with ap.GradientTape() as tape:
+        lt = loss_t(yb, tape_model(ap.constant(xb), training=True))
+    g_tape = [g.numpy() for g in tape.gradient(lt, variables)]
+    lt = float(lt.numpy())
+    dl = compare(np.array(lm), np.array(lt), "manual-vs-tape", rtol=LOSS_RTOL, atol=0.0).max_rel_error
+    dg = max(compare(a, b, "manual-vs-tape", rtol=GRAD_RTOL, atol=GRAD_RTOL * GRAD_FLOOR).max_rel_error
+             for a, b in zip(g_manual, g_tape))
+    opt_m.step(manual.params, dict(zip(keys, g_manual)))
+    opt_t.apply_gradients(zip(g_tape, variables))
+    return lm, lt, dl, dg
