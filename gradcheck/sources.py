@@ -19,6 +19,7 @@ from __future__ import annotations
 import inspect
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 import numpy as np
@@ -60,7 +61,7 @@ class Call:
         """Result keys of the inputs: ``"@" + name``."""
         return ["@" + n for n in self.names]
 
-    @property
+    @cached_property
     def signature(self) -> str:
         xs = ", ".join(f"{n} of shape {V.fmt_shape(x.shape)}" for n, x in zip(self.names, self.inputs))
         return f"forward({', '.join(self.names)}, training={self.training}) with {xs}"
