@@ -27,10 +27,18 @@ r"""Find, locate and explain gradient bugs: structural probes, bug signatures, m
    scanned element by element; elements at a kink are excluded and counted.
 4. **Bug signatures** on each failing tensor (:data:`SIGNATURES`), named in
    plain words by :func:`name_signature` (the one implementation, also behind the
-   grader's :func:`gradcheck.grading.diagnose`): transposed, not summed over the
-   batch, flipped kernel, wrong sign, off by a constant factor (x2, x0.5, the batch
-   size: which), the bias averaged instead of summed, all zeros; then only the
-   first (or last) sample; else the worst element.
+   grader's :func:`gradcheck.grading.diagnose`): transposed (with the right
+   product for the weight layout the forward uses), not summed over the batch,
+   flipped kernel, permuted (a reshape where a transpose is due), wrong sign, off
+   by a constant factor (x2, x0.5, the batch size: which), the bias averaged
+   instead of summed, all zeros. Then the signatures that need the layer, each
+   probed with the layer itself: dX equals dY (the local derivative missing);
+   the activation applied again to its cached output (the reference gradient at
+   input Y); a Linear's dW from its output (dY.T @ Y); a norm's dX without the
+   mean/variance paths (projecting dX off the mean and x_hat per group gives the
+   correct one); only the first/last sample, or one sample missing (per-sample
+   contributions by linearity in dY); a permuted dY (directional derivatives for
+   each permuted dY, then the full gradient); else the worst element.
 5. **Models.** For a container with a ``layers`` list whose end-to-end check
    fails, every layer is checked on the input it actually receives, in order,
    and the first one that fails is named.
@@ -44,6 +52,7 @@ from __future__ import annotations
 
 import copy
 import inspect
+import itertools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -55,7 +64,13 @@ from .check import CheckResult, TensorRecord, check_layer
 from .compare import close, compare, kink_mask, relative_error
 from .config import CheckConfig, mode_word, training_modes
 from .errors import GradcheckError, UsageError
-from .numerical import DEFAULT_EPS, kernel, layer_numerical_gradients, numerical_gradient
+from .numerical import (
+    DEFAULT_EPS,
+    directional_derivatives,
+    kernel,
+    layer_numerical_gradients,
+    numerical_gradient,
+)
 from .sources import SAME_IN_BOTH_MODES, Call, training_differs
 
 __all__ = ["Finding", "Probe", "Diagnosis", "diagnose_layer", "check_vjp", "name_signature", "close",
@@ -67,9 +82,10 @@ STRUCTURAL = ("deterministic forward", "input left unchanged", "gradient shapes 
               "cache of the last forward", "output shape stable under perturbation")
 
 #: Codes of the bug signatures :func:`name_signature` recognises.
-SIGNATURES = ("transposed", "flipped-kernel", "wrong-sign", "bias-mean", "factor-batch", "factor-inverse-batch",
-              "factor", "first-sample-only", "last-sample-only", "zero", "not-summed", "wrong-shape", "alternative",
-              "wrong-values")
+SIGNATURES = ("transposed", "flipped-kernel", "permuted", "wrong-sign", "bias-mean", "factor-batch",
+              "factor-inverse-batch", "factor", "first-sample-only", "last-sample-only", "sample-missing", "zero",
+              "not-summed", "wrong-shape", "alternative", "missing-local-derivative", "activation-applied-twice",
+              "cached-output", "missing-mean-var-paths", "permuted-upstream", "wrong-values")
 
 
 @dataclass
@@ -333,7 +349,7 @@ def _as_list(ret: Any, n: int) -> list[Any]:
 
 # --------------------------------------------------------------------------- signatures
 
-_SWAP = "swap the factors of the product (e.g. dY.T @ X, not X.T @ dY, or the reverse)"
+_SWAP = "swap the factors of the product (for a Linear: dW = dY.T @ X if W is (out, in), X.T @ dY if W is (in, out))"
 
 
 def _batch_counts(n_batch: int, p_size: int, y_size: int) -> list[tuple[int, str]]:
@@ -344,12 +360,13 @@ def _batch_counts(n_batch: int, p_size: int, y_size: int) -> list[tuple[int, str
     return out
 
 
-def _shape_signature(tensor: str, m: np.ndarray, n: np.ndarray, tol: float, atol: float) -> Finding:
+def _shape_signature(tensor: str, m: np.ndarray, n: np.ndarray, tol: float, atol: float,
+                     hint: str | None = None) -> Finding:
     """Name a gradient whose shape differs from the correct one's (NaN in ``n``: values unknown)."""
     gs, es = V.fmt_shape(m.shape), V.fmt_shape(n.shape)
     if m.ndim == n.ndim == 2 and m.shape == n.shape[::-1] and close(m.T, n, tol, atol):
-        return Finding("transposed", f"{tensor} is transposed: it has shape {gs}, the transpose of {es}; {_SWAP}",
-                       tensor)
+        return Finding("transposed", f"{tensor} is transposed: it has shape {gs}, the transpose of {es}; "
+                       f"{hint or _SWAP}", tensor)
     if m.ndim == n.ndim + 1 and m.shape[1:] == n.shape:
         if close(m.sum(axis=0), n, tol, atol):
             return Finding("not-summed", f"{tensor} was not summed over the batch: it has shape {gs}, one row per "
@@ -357,6 +374,10 @@ def _shape_signature(tensor: str, m: np.ndarray, n: np.ndarray, tol: float, atol
                            f"examples, so its gradient is the sum of the rows (e.g. dY.sum(axis=0))", tensor)
         return Finding("not-summed", f"{tensor} has an extra batch axis: shape {gs}, expected {es}; sum over the "
                        "batch axis (axis 0)", tensor)
+    if m.size == n.size and np.isfinite(n).all():
+        f = _permutation(tensor, m, n, lambda a, b: close(a, b, tol, atol))
+        if f is not None:
+            return f
     if m.size == n.size:
         return Finding("wrong-shape", f"{tensor} has shape {gs}, expected {es}: same number of elements, a reshape "
                        "or transpose went wrong", tensor)
@@ -379,56 +400,51 @@ def _worst_element(tensor: str, manual: np.ndarray, numerical: np.ndarray, rtol:
 
 def name_signature(tensor: str, manual: Any, numerical: Any, *, is_bias: bool = False, n_batch: int = 1,
                    y_size: int = 0, alternatives: Mapping[str, Any] | None = None, tol: float = 1e-5,
-                   atol: float = 1e-9, fallback: bool = False) -> Finding | None:
+                   atol: float = 1e-9, fallback: bool = False, hint: str | None = None) -> Finding | None:
     """Name the bug that turns ``numerical`` (the correct gradient) into ``manual``, if it is a known one.
 
     The one implementation of the bug signatures: :func:`diagnose_layer` and
     ``gradcheck check`` call it with finite differences as the truth, the grader
     (:func:`gradcheck.grading.diagnose`) with a reference layer's gradient.
-    Recognised, in this order:
-
-    * a **shape** that differs: transposed (2-D), not summed over the batch (an
-      extra leading axis that sums to the correct gradient), an extra batch axis,
-      the same size reshaped, or just the wrong shape;
-    * a caller-supplied **alternative** (a known wrong answer and its sentence);
-    * all **zeros**; the **wrong sign**; **transposed** (square 2-D); **flipped
-      kernel** (last two axes reversed, 3-D and more);
-    * off by a **constant factor** ``c = <m, n> / <n, n>``: ``1/batch`` on a bias
-      is "the mean over the batch, not the sum", otherwise an extra ``1/batch``;
-      ``batch`` is a missing ``1/batch``; 2 and 0.5 are named;
-    * with ``fallback``: how many elements are wrong and the worst one.
+    Recognised, in this order: a **shape** that differs (transposed, not summed
+    over the batch, an extra batch axis, axes permuted, or just wrong); a
+    caller-supplied **alternative**; all **zeros**; the **wrong sign**;
+    **transposed** (square 2-D); **flipped kernel**; **permuted** (axes permuted
+    and reshaped: a reshape where a transpose is due; or the same values in
+    other places); a **constant factor** ``c = <m, n> / <n, n>`` (``1/batch`` on
+    a bias: the mean, not the sum; an extra or a missing ``1/batch``; x2, x0.5);
+    with ``fallback``, the worst element. The signatures that need the layer
+    (dX = dY, the activation applied to its cached output, the cached output,
+    a norm's missing mean/variance paths, one sample, a permuted dY) follow in
+    :func:`diagnose_layer`.
 
     Parameters
     ----------
     tensor : str
         Display name, e.g. ``"db"``.
-    manual : array_like
-        The gradient under suspicion (any shape).
-    numerical : array_like
-        The correct gradient. NaN marks elements without a trustworthy value (a
-        kink); they are left out of every comparison.
+    manual, numerical : array_like
+        The gradient under suspicion (any shape) and the correct one; NaN in
+        ``numerical`` marks elements without a trustworthy value (a kink), left
+        out of every comparison.
     is_bias : bool, default False
-        A ``1/batch`` factor is named "the mean over the batch, not the sum".
-    n_batch : int, default 1
-        Size of the input's axis 0 (the batch).
-    y_size : int, default 0
-        Number of elements of the layer's output (for "summed over batch and positions").
+        A ``1/batch`` factor is then "the mean over the batch, not the sum".
+    n_batch, y_size : int, default 1, 0
+        The batch size (input axis 0) and the output's size (for "batch x positions").
     alternatives : mapping of str to array_like, optional
-        Known wrong answers, each keyed by the sentence that names it, e.g.
-        ``{"dX does not use the upstream gradient dY ...": d_ones}``.
-    tol : float, default 1e-5
-        Relative tolerance for "matches after the transformation".
-    atol : float, default 1e-9
-        Absolute tolerance of the same comparisons.
+        Known wrong answers keyed by their sentences (``{"dX ignores dY ...": d}``).
+    tol, atol : float, default 1e-5, 1e-9
+        Relative and absolute tolerance for "matches after the transformation".
     fallback : bool, default False
-        Return the worst-element finding (code ``"wrong-values"``) when no
-        signature matches, instead of None.
+        Return the worst-element finding (``"wrong-values"``) instead of None.
+    hint : str, optional
+        How to fix a transposed gradient (the right product for the forward's
+        weight layout, from ``_product_hint``); default: swap the factors.
 
     Returns
     -------
     Finding or None
-        None when ``manual`` matches ``numerical`` within ``tol``, when the correct
-        gradient is all NaN, or when nothing is recognised and ``fallback`` is False.
+        None when ``manual`` matches ``numerical``, when ``numerical`` is all NaN,
+        or when nothing is recognised and ``fallback`` is False.
 
     Examples
     --------
@@ -441,10 +457,9 @@ def name_signature(tensor: str, manual: Any, numerical: Any, *, is_bias: bool = 
     >>> name_signature("dW", n, n) is None
     True
     """
-    m = np.asarray(manual, dtype=np.float64)
-    n = np.asarray(numerical, dtype=np.float64)
+    m, n = np.asarray(manual, dtype=np.float64), np.asarray(numerical, dtype=np.float64)
     if m.shape != n.shape:
-        return _shape_signature(tensor, m, n, tol, atol)
+        return _shape_signature(tensor, m, n, tol, atol, hint)
     ok = np.isfinite(n)
     if not ok.any():
         return None
@@ -458,17 +473,16 @@ def name_signature(tensor: str, manual: Any, numerical: Any, *, is_bias: bool = 
         alt = np.asarray(alt, dtype=np.float64)
         if alt.shape == m.shape and match(m, alt):
             return Finding("alternative", sentence, tensor)
-    f = None
-    if not np.all(np.abs(n[ok]) < 1e-12):
-        f = _value_signature(tensor, m, n, ok, match, is_bias, n_batch, y_size)
+    f = None if np.all(np.abs(n[ok]) < 1e-12) else _value_signature(tensor, m, n, ok, match, is_bias, n_batch,
+                                                                      y_size, hint)
     if f is None and fallback:
         f = _worst_element(tensor, m, n, tol, atol)
     return f
 
 
-def _value_signature(tensor, m, n, ok, match, is_bias, n_batch, y_size) -> Finding | None:
-    """The same-shape signatures of :func:`name_signature` (zeros, sign, transposed, flipped, factors)."""
-    if np.all(m[ok] == 0):
+def _value_signature(tensor, m, n, ok, match, is_bias, n_batch, y_size, hint=None) -> Finding | None:
+    """The same-shape signatures of :func:`name_signature` (zeros, sign, transposed, flipped, permuted, factors)."""
+    if np.all(m == 0):  # all of it, not only where the correct gradient is known (a sample)
         return Finding("zero", f"{tensor} is all zeros: backward never computes it (or overwrites it with zeros)",
                        tensor)
     if match(m, -n):
@@ -476,10 +490,14 @@ def _value_signature(tensor, m, n, ok, match, is_bias, n_batch, y_size) -> Findi
                        "everywhere (a minus sign too many or too few)", tensor)
     if m.ndim == 2 and m.shape[0] == m.shape[1] and match(m.T, n):
         return Finding("transposed", f"{tensor} is transposed: its transpose is the correct gradient (the shape "
-                       f"{V.fmt_shape(m.shape)} is square, so only the values show it); {_SWAP}", tensor)
+                       f"{V.fmt_shape(m.shape)} is square, so only the values show it); {hint or _SWAP}", tensor)
     if m.ndim >= 3 and match(m[..., ::-1, ::-1], n):
         return Finding("flipped-kernel", f"{tensor} is the true gradient with the kernel flipped in both spatial "
                        "axes (convolution vs cross-correlation)", tensor)
+    if ok.all():
+        f = _permutation(tensor, m, n, match)
+        if f is not None:
+            return f
     c = float(np.sum(m[ok] * n[ok]) / np.sum(n[ok] * n[ok]))
     if not (abs(c - 1) > 1e-3 and abs(c) > 1e-12 and match(m, c * n)):
         return None
@@ -500,25 +518,173 @@ def _value_signature(tensor, m, n, ok, match, is_bias, n_batch, y_size) -> Findi
                    "somewhere", tensor)
 
 
-def _sample_signature(tensor, manual, G, numer_for, n_batch, is_input, tol=1e-5) -> Finding | None:
-    """Only the first / last sample's gradient? ``numer_for(G')`` gives the numerical gradient for ``G'``."""
-    m = np.asarray(manual, dtype=np.float64)
-    for which, idx in (("first", 0), ("last", n_batch - 1)):
-        if n_batch < 2:
-            return None
+def _axis_orders(ndim: int):
+    """The non-identity axis permutations of an array (none above 5-D: 719 would be too many)."""
+    return [] if ndim > 5 else [p for p in itertools.permutations(range(ndim)) if p != tuple(range(ndim))]
+
+
+def _permuted_copies(a: np.ndarray, shape: tuple, noun: str = "the correct gradient"):
+    """``(words, copy)``: ``a`` with its axes permuted and reshaped to ``shape``, or reshaped then permuted."""
+    for p in _axis_orders(a.ndim):
+        t = a.transpose(p)
+        if t.shape == shape:
+            yield f"{noun} transposed with axes {p}", t
+        elif t.size == int(np.prod(shape)):
+            inv = tuple(int(i) for i in np.argsort(p))
+            yield (f"{noun} laid out in the axis order {p} (shape {V.fmt_shape(t.shape)}), then reshaped to "
+                   f"{V.fmt_shape(shape)}: a reshape where a transpose is due (.reshape{V.fmt_shape(t.shape)}"
+                   f".transpose{inv}, not .reshape{V.fmt_shape(shape)})", t.reshape(shape))
+        pre = tuple(shape[i] for i in np.argsort(p))
+        if len(pre) == len(shape) and pre != a.shape:
+            yield (f"{noun} reshaped to {V.fmt_shape(pre)}, then transposed with axes {p}: a reshape that "
+                   "reorders the elements", a.reshape(pre).transpose(p))
+
+
+def _permutation(tensor, m, n, match) -> Finding | None:
+    """``m`` holds ``n``'s values in other places: which axis permutation, if one reproduces it."""
+    for words, cand in _permuted_copies(n, m.shape):
+        if match(m, cand):
+            return Finding("permuted", f"{tensor} has the right values in the wrong places: it is {words}", tensor)
+    a, b = np.sort(m.ravel()), np.sort(n.ravel())
+    if m.shape == n.shape and np.ptp(b) > 0 and match(a.reshape(m.shape), b.reshape(m.shape)):
+        return Finding("permuted", f"{tensor} has the right values in the wrong places (the same numbers, "
+                       "permuted, but no transpose of its axes reproduces it): an index mix-up, e.g. rows and "
+                       "columns swapped in an unravel_index/divmod, or a reshape where a transpose is due", tensor)
+    return None
+
+
+def _product_hint(key: str, X: np.ndarray, W: np.ndarray, Y: np.ndarray) -> str | None:
+    """The right product for a transposed 2-D weight, from the layout the forward uses (None: not a Linear)."""
+    if not (X.ndim == W.ndim == Y.ndim == 2 and X.shape[0] == Y.shape[0]):
+        return None
+    for A, layout, fwd, prod, wrong in ((W, "(in, out)", f"X @ {key}", "X.T @ dY", "dY.T @ X"),
+                                        (W.T, "(out, in)", f"X @ {key}.T", "dY.T @ X", "X.T @ dY")):
+        if A.shape == (X.shape[1], Y.shape[1]):
+            r = Y - X @ A
+            if close(r, np.broadcast_to(r[:1], r.shape), 1e-8, 1e-10):  # Y = X @ A + one bias row
+                return f"for {key} of shape {layout} with Y = {fwd} + b, d{key} = {prod} (not {wrong})"
+    return None
+
+
+def _output_product(tensor, m, G, Y) -> Finding | None:
+    """A Linear's dW computed with the output Y where the input X is due (any weight layout)."""
+    if not (m.ndim == Y.ndim == 2 and G.shape == Y.shape):
+        return None
+    for expr, val in (("dY.T @ Y", G.T @ Y), ("Y.T @ dY", Y.T @ G)):
+        if val.shape == m.shape and close(m, val, 1e-6, 1e-9):
+            return Finding("cached-output", f"{tensor} equals {expr}: backward uses the layer's output Y where "
+                           "its input X is due; cache the input in forward (self.X = X) and use it here", tensor)
+    return None
+
+
+def _norm_projection(tensor, m, n, X, tol=1e-3) -> Finding | None:
+    """A normalisation's dX without the paths through the mean and variance (BatchNorm, LayerNorm)."""
+    axes_list = [(0,)] if X.ndim == 2 else [(0, 2, 3)] if X.ndim == 4 else []
+    for axes in axes_list + [(X.ndim - 1,)]:
+        xc = X - X.mean(axis=axes, keepdims=True)
+        sd = np.sqrt(np.mean(xc**2, axis=axes, keepdims=True))
+        if np.any(sd == 0):
+            continue
+        xh = xc / sd
+
+        def proj(v, xh=xh, axes=axes):  # remove the mean and the x_hat component, per normalised group
+            v = v - v.mean(axis=axes, keepdims=True)
+            return v - xh * np.mean(v * xh, axis=axes, keepdims=True)
+
+        if not close(proj(m), n, tol, 1e-9):
+            continue
+        scale = np.abs(m).max()
+        has_mean = np.abs(m.mean(axis=axes)).max() <= tol * scale  # the mean path makes dX centred
+        has_var = np.abs(np.mean(m * xh, axis=axes)).max() <= tol * scale  # the variance path: dX orthogonal to xhat
+        which = "variance" if has_mean else "mean" if has_var else "mean and variance"
+        ax = f"axis={axes[0] if X.ndim == 2 or axes[0] == 0 else -1}" if len(axes) == 1 else f"axis={axes}"
+        what = "batch" if 0 in axes else "per-sample"
+        return Finding("missing-mean-var-paths", f"{tensor} lacks the gradient through the {what} {which} "
+                       f"(statistics over {ax} treated as constants); with dxhat = dY * gamma: dX = (dxhat - "
+                       f"dxhat.mean({ax}) - xhat * (dxhat * xhat).mean({ax})) / sqrt(var + eps), both means "
+                       "with keepdims=True", tensor)
+    return None
+
+
+_LOCAL = ("{t} equals dY: the local derivative of the activation is missing; multiply dY by f'(X) "
+          "(ReLU: dY * (X > 0); sigmoid: dY * out * (1 - out); dropout: dY * mask)")
+
+
+def _context_signature(t, m, n, key, inputs, Y, G, numer_at) -> Finding | None:
+    """Signatures that need the layer: dX = dY, a normalisation's missing paths, the output used as input."""
+    X = inputs[0]
+    ok = np.isfinite(n)
+    is_input = key.startswith("@")
+    if is_input and m.shape == G.shape and close(m, G, 1e-6, 1e-9) and not close(np.where(ok, n, G), G, 1e-6, 1e-9):
+        return Finding("missing-local-derivative", _LOCAL.format(t=t), t)
+    if is_input and len(inputs) == 1 and m.shape == X.shape and ok.all() and X.ndim >= 2:
+        f = _norm_projection(t, m, n, X)
+        if f is not None:
+            return f
+    if not is_input and (f := _output_product(t, m, G, Y)) is not None:
+        return f
+    if len(inputs) == 1 and X.dtype.kind == "f" and Y.shape == X.shape and close(m, numer_at([Y], G), 1e-5, 1e-9):
         if is_input:
-            n = numer_for(G)
-            rest = np.delete(m, idx, axis=0)
-            if close(m[idx], n[idx], tol, 1e-9) and np.all(rest == 0):
+            return Finding("activation-applied-twice", f"{t} is the local derivative evaluated at the output Y "
+                           "instead of the input X: backward applies the activation again to its cached output "
+                           "(e.g. sigmoid(self.out), where self.out already is sigmoid(X)); use the cached output "
+                           "as it is (sigmoid: dY * out * (1 - out); tanh: dY * (1 - out**2))", t)
+        return Finding("cached-output", f"{t} is the gradient the layer would have at its output Y: backward uses "
+                       "the output where its input X is due; cache the input in forward (self.X = X)", t)
+    return None
+
+
+def _sample_signature(tensor, manual, G, numer_for, n_batch, is_input, tol=1e-5) -> Finding | None:
+    """Only the first / last sample's gradient, or one sample missing? ``numer_for(G')``: numerical for ``G'``."""
+    m = np.asarray(manual, dtype=np.float64)
+    if n_batch < 2:
+        return None
+    full = numer_for(G)
+    if is_input:
+        zero = [k for k in range(n_batch) if np.all(m[k] == 0) and np.any(full[k] != 0)]
+        if not zero or not close(np.delete(m, zero, axis=0), np.delete(full, zero, axis=0), tol, 1e-9):
+            return None
+        for which, idx in (("first", 0), ("last", n_batch - 1)):
+            if len(zero) == n_batch - 1 and idx not in zero:
                 return Finding(f"{which}-sample-only", f"{tensor} holds only the {which} sample's gradient "
                                f"(the other rows are zero): loop over the whole batch", tensor)
-            continue
+        if len(zero) == 1:
+            return Finding("sample-missing", f"{tensor} is right except for {tensor}[{zero[0]}] (sample {zero[0]} "
+                           f"of 0..{n_batch - 1}), which is zero: the loop misses one sample (range(N - 1) instead "
+                           "of range(N)?)", tensor)
+        return None
+    ones = {}
+    for which, idx in (("first", 0), ("last", n_batch - 1)):
         Gs = np.zeros_like(G)
         Gs[idx] = G[idx]
-        if close(m, numer_for(Gs), tol, 1e-9):
+        ones[which] = one = numer_for(Gs)
+        if close(m, one, tol, 1e-9):
             return Finding(f"{which}-sample-only", f"{tensor} is the gradient of the {which} sample only: "
                            f"sum the contributions of all {n_batch} samples"
                            + (" (a loop that overwrites instead of adding?)" if which == "last" else ""), tensor)
+    for (which, one), idx in zip(ones.items(), (0, n_batch - 1)):  # by linearity in dY: the sum less one sample
+        if close(m, full - one, tol, 1e-9):
+            return Finding("sample-missing", f"{tensor} lacks the contribution of the {which} sample (sample "
+                           f"{idx} of 0..{n_batch - 1}): the loop misses one sample "
+                           f"({'range(N - 1)' if which == 'last' else 'range(1, N)'} instead of range(N)?)", tensor)
+    return None
+
+
+def _upstream_signature(t, m, G, key, numer_for, directional) -> Finding | None:
+    """Backward used dY in the wrong layout (e.g. a reshape without its transpose(1, 0, 2, 3)).
+
+    Backward is linear in dY, so the student's gradient is ``J^T G'`` for the dY
+    ``G'`` it really used. Every permuted ``G'`` is screened with two directional
+    derivatives (``<m, u> = d/du sum(f * G')``, two forwards per direction), and a
+    survivor is confirmed with the full numerical gradient.
+    """
+    for words, Gp in _permuted_copies(G, G.shape, "dY"):
+        pairs = directional(Gp)
+        if all(abs(float(np.sum(u[key] * m)) - d) <= 1e-6 * (abs(d) + np.sqrt(np.sum((u[key] * m) ** 2))) + 1e-9
+               for u, d in pairs) and close(m, numer_for(Gp), 1e-5, 1e-9):
+            return Finding("permuted-upstream", f"{t} is the gradient for a permuted upstream gradient: backward "
+                           f"used {words} in place of dY (e.g. dY.reshape(F, -1) where "
+                           "dY.transpose(1, 0, 2, 3).reshape(F, -1) is due)", t)
     return None
 
 
@@ -835,7 +1001,7 @@ def _backward_probes(ctx: _ProbeContext, proxy):
         except GradcheckError as exc:
             diag.error = exc
     if bad_shape:
-        _shape_signatures(proxy, inputs, names, params, G, rets, grads, bad_shape, diag)
+        _shape_signatures(proxy, inputs, names, params, G, rets, grads, bad_shape, diag, training)
         return G, True
     if nonfinite:  # NaN explains everything after it (linearity, a second backward): report it alone
         return G, True
@@ -970,64 +1136,80 @@ def _cache_probe(layer, pristine, inputs, names, keys, G, training, rng, diag):
             f"({', '.join(bad_stale)}): overwrite the cache on every forward", bad_stale[0]))
 
 
-def _shape_signatures(proxy, inputs, names, params, G, rets, grads, bad_shape, diag):
+def _shape_signatures(proxy, inputs, names, params, G, rets, grads, bad_shape, diag, training=False):
     """Name each wrong-shaped gradient (:func:`name_signature`, against the numerical gradient when it runs)."""
     keys = ["@" + n for n in names]
+    fwd = lambda *x: np.asarray(proxy.forward(*x, training=training), dtype=np.float64)  # noqa: E731
+    Y = fwd(*inputs)
     for t, got, exp, key in bad_shape:
         if got is None:
             diag.findings.append(Finding("wrong-shape", f"{t} is missing: backward returned None or grads has "
                                          f"no entry for it (expected shape {exp})", t))
             continue
         which = "@" + key if key in names else key
-        arr = rets[names.index(key)] if key in names else grads[key]
-        try:
-            num = layer_numerical_gradients(lambda *x: np.asarray(proxy.forward(*x), dtype=np.float64), inputs,
-                                            params, G, input_names=keys, which=[which])[which]
-        except Exception:  # noqa: BLE001 - the shape alone still names something
-            num = np.full(exp, np.nan)
-        diag.findings.append(name_signature(t, arr, num, fallback=True))
+        arr = np.asarray(rets[names.index(key)] if key in names else grads[key], dtype=np.float64)
+        f = None if key in names else _output_product(t, arr, G, Y)
+        if f is None:
+            try:
+                num = layer_numerical_gradients(fwd, inputs, params, G, input_names=keys, which=[which])[which]
+            except Exception:  # noqa: BLE001 - the shape alone still names something
+                num = np.full(exp, np.nan)
+            hint = None if key in names else _product_hint(key, inputs[0], params[key], Y)
+            f = name_signature(t, arr, num, fallback=True, hint=hint)
+        diag.findings.append(f)
 
 
 def _signatures(proxy, inputs, res: CheckResult, diag: Diagnosis, training, upstream=None):
-    """Name the bug of each failing gradient tensor."""
+    """Name the bug of each failing gradient tensor: :func:`name_signature`, then the layer-aware signatures."""
     if res.passed:
         return
     names = V.input_names(proxy._layer, len(inputs))
     keys = ["@" + n for n in names]
     params = V.layer_params(proxy, res.name)
     n_batch = inputs[0].shape[0] if inputs[0].ndim else 1
-    Y = np.asarray(proxy.forward(*inputs, training=training), dtype=np.float64)
-    G = None
+    fwd = lambda *x: np.asarray(proxy.forward(*x, training=training), dtype=np.float64)  # noqa: E731
+    Y = fwd(*inputs)
+    G = _replay_G(res, inputs, Y.shape, upstream)
     manual_all = res.gradients.get("manual", {})
     numerical_all = res.gradients.get("numerical", {})
     for rec in res.records:
         if rec.kind != "gradient" or rec.passed or rec.tensor in {f.tensor for f in diag.findings if f.severity == "error"}:
             continue
         c = rec.get("manual-vs-numerical")
-        if c is None or c.passed:
-            continue
         t = rec.tensor
-        m = manual_all.get(t)
-        n = numerical_all.get(t)
-        if m is None or n is None:
+        m, n = manual_all.get(t), numerical_all.get(t)
+        if c is None or c.passed or m is None or n is None:
             continue
+        key = "@" + t[1:] if t[1:] in names else t[1:]
+
+        def numer_at(xs, Gx, which=key):
+            return layer_numerical_gradients(fwd, xs, params, Gx, input_names=keys, which=[which])[which]
+
+        def directional(Gx, which=key):
+            return directional_derivatives(fwd, inputs, params, Gx, input_names=keys, groups=[[which]],
+                                           rng=np.random.default_rng(res.seed))[(which,)]
+
+        def numer_for(Gx):
+            return numer_at(inputs, Gx)
+
         n = np.where(np.isfinite(n), n, np.nan)
+        if np.isnan(n).sum() > len(c.kinks):  # a sampled check: the signatures need the whole tensor
+            full, known = numer_for(G), np.isfinite(n)
+            if close(full[known], n[known], 1e-6, 1e-9):  # the same dY as the check's
+                n = np.where(known, n, full)
         for k in c.kinks:  # no derivative at a kink: left out of every signature
             n[k] = np.nan
-        is_input = t[1:] in names
-        key = "@" + t[1:] if is_input else t[1:]
         p = params.get(key)
+        hint = None if p is None else _product_hint(key, inputs[0], p, Y)
         f = name_signature(t, m, n, is_bias=(p is not None and p.ndim == 1 and "b" in key.lower()),
-                           n_batch=n_batch, y_size=Y.size)
-        if f is None:
-            if G is None:
-                G = _replay_G(res, inputs, Y.shape, upstream)
-
-            def numer_for(Gx, which=key):
-                fwd = lambda *x: np.asarray(proxy.forward(*x, training=training), dtype=np.float64)  # noqa: E731
-                return layer_numerical_gradients(fwd, inputs, params, Gx, input_names=keys, which=[which])[which]
-
-            f = _sample_signature(t, m, G, numer_for, n_batch, is_input)
+                           n_batch=n_batch, y_size=Y.size, hint=hint)
+        for probe, *args in ((_context_signature, n, key, inputs, Y, G, numer_at),
+                             (_sample_signature, G, numer_for, n_batch, key.startswith("@")),
+                             (_upstream_signature, G, key, numer_for, directional)):
+            try:
+                f = f or probe(t, m, *args)
+            except Exception:  # noqa: BLE001 - a probe the layer cannot run (e.g. forward at Y) names nothing
+                pass
         diag.findings.append(f or _worst_element(t, m, n, res.rtol, res.atol))
 
 

@@ -492,3 +492,17 @@ def test_plots_heatmaps_v_curve_and_jacobian(tmp_path):
     for f, n in ((fig, "h.png"), (v, "v.png"), (jac, "j.png")):
         assert (tmp_path / n).exists() or save_figure(f, tmp_path / n)
         assert (tmp_path / n).stat().st_size > 10_000
+
+
+def test_name_signature_permuted_hint_and_partial_zero():
+    n = np.random.default_rng(0).standard_normal((2, 3, 4, 4))
+    f = name_signature("dX", n.transpose(1, 0, 2, 3).reshape(n.shape), n)
+    assert f.code == "permuted" and ".transpose(1, 0, 2, 3), not .reshape(2, 3, 4, 4)" in f.message
+    f = name_signature("dX", n.transpose(1, 0, 2, 3), n)  # a wrong shape, the same values
+    assert f.code == "permuted" and "transposed with axes (1, 0, 2, 3)" in f.message
+    w = n[0, 0]
+    hint = "dW = X.T @ dY"
+    assert name_signature("dW", w.T, w, hint=hint).message.endswith(hint)
+    assert name_signature("dW", w[:, :3].T, w[:, :3], hint=hint).message.endswith(hint)
+    # zero where the correct value is known, nonzero elsewhere: not "all zeros"
+    assert name_signature("dW", np.array([0.0, 5.0]), np.array([1.0, np.nan])) is None

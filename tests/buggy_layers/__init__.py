@@ -1,0 +1,105 @@
+"""Realistic student layers with ONE planted bug each, and the diagnosis each must get (tests only).
+
+Each module holds correct layers and buggy subclasses that change one thing
+(marked ``# BUG``). :data:`EXPECTED` maps ``"module.py::Class"`` to the code of
+the first error finding :func:`gradcheck.diagnose.diagnose_layer` must report;
+:data:`UNNAMED` lists bugs no signature knows (they must get "wrong-values", not
+a wrong name); :data:`CORRECT` lists the correct counterparts, which must PASS. The input is
+the class's ``INPUT`` (else the module's), the keyword arguments its ``KWARGS``
+(else the module's, else none). ``python -m tests.buggy_layers`` prints the
+hit-rate table.
+"""
+
+from __future__ import annotations
+
+import importlib
+
+EXPECTED = {
+    "linear.py::LinearInOutSwapped": "transposed",
+    "linear.py::LinearInOutSwappedWide": "transposed",
+    "linear.py::LinearOutInSwapped": "transposed",
+    "linear.py::LinearCachedY": "cached-output",
+    "linear.py::LinearInOutCachedYWide": "cached-output",
+    "linear.py::LinearMeanBias": "bias-mean",
+    "linear.py::LinearOverN": "factor-inverse-batch",
+    "linear.py::LinearSignX": "wrong-sign",
+    "linear.py::LinearBiasNotSummed": "not-summed",
+    "linear.py::LinearLoopMissesLast": "sample-missing",
+    "linear.py::LinearLoopOverwrites": "last-sample-only",
+    "linear.py::LinearReshapeNotTranspose": "permuted",
+    "activations.py::ReLUNoMask": "missing-local-derivative",
+    "activations.py::LeakyReLUNoSlope": "missing-local-derivative",
+    "activations.py::SigmoidTwice": "activation-applied-twice",
+    "activations.py::SigmoidNoDerivative": "missing-local-derivative",
+    "activations.py::SigmoidSign": "wrong-sign",
+    "activations.py::TanhTwice": "activation-applied-twice",
+    "activations.py::DropoutNoScale": "factor",
+    "activations.py::DropoutNoMask": "missing-local-derivative",
+    "softmax.py::SoftmaxTwice": "activation-applied-twice",
+    "softmax.py::CrossEntropyNoMean": "factor-batch",
+    "softmax.py::CrossEntropyIgnoresUpstream": "not-linear",
+    "norm.py::BatchNormNaive": "missing-mean-var-paths",
+    "norm.py::BatchNormNoMeanPath": "missing-mean-var-paths",
+    "norm.py::BatchNormMeanBeta": "bias-mean",
+    "norm.py::BatchNormGammaNotSummed": "not-summed",
+    "norm.py::LayerNormNaive": "missing-mean-var-paths",
+    "norm.py::LayerNormMeanBeta": "bias-mean",
+    "norm.py::SpatialBatchNormNaive": "missing-mean-var-paths",
+    "norm.py::SpatialBatchNormNoReorder": "permuted",
+    "conv.py::ConvNaiveMissesLast": "sample-missing",
+    "conv.py::ConvNaiveFlipped": "flipped-kernel",
+    "conv.py::ConvNaiveMeanBias": "bias-mean",
+    "conv.py::ConvNaiveBiasNotSummed": "not-summed",
+    "conv.py::ConvIm2colReshapeDx": "permuted",
+    "conv.py::ConvIm2colDoutNoTranspose": "permuted-upstream",
+    "pool_embed_rnn.py::MaxPoolMissesLast": "sample-missing",
+    "pool_embed_rnn.py::MaxPoolSwappedArgmax": "permuted",
+    "pool_embed_rnn.py::EmbeddingMissesLast": "sample-missing",
+    "pool_embed_rnn.py::EmbeddingPlusTypo": "zero",
+    "pool_embed_rnn.py::EmbeddingOverN": "factor-inverse-batch",
+    "pool_embed_rnn.py::RNNWhSwapped": "transposed",
+    "pool_embed_rnn.py::RNNMeanBias": "bias-mean",
+}
+
+#: Bugs no signature names: each must FAIL with "wrong-values" (no known bug pattern), never a wrong name.
+UNNAMED = ["activations.py::ReLUInvertedMask", "activations.py::LeakyReLUPlainMask", "activations.py::TanhNoSquare",
+           "softmax.py::SoftmaxDiagonal", "norm.py::BatchNormGammaFromX", "pool_embed_rnn.py::MaxPoolWholeWindow",
+           "pool_embed_rnn.py::EmbeddingBufferedAdd", "pool_embed_rnn.py::RNNTanhTwice", "linear.py::LinearDxWithWT"]
+
+#: The correct counterparts: each must PASS.
+CORRECT = ["linear.py::LinearOutIn", "linear.py::LinearInOut", "activations.py::ReLU", "activations.py::LeakyReLU",
+           "activations.py::Sigmoid", "activations.py::Tanh", "activations.py::Dropout", "softmax.py::Softmax",
+           "softmax.py::SoftmaxCrossEntropy", "norm.py::BatchNorm1D", "norm.py::LayerNorm",
+           "norm.py::SpatialBatchNorm", "conv.py::ConvNaive",
+           "conv.py::ConvIm2col", "pool_embed_rnn.py::MaxPool", "pool_embed_rnn.py::Embedding",
+           "pool_embed_rnn.py::RNNStep"]
+
+
+def load(key: str):
+    """``(layer, X, kwargs)`` for ``"module.py::Class"``: a fresh instance, its input and ``diagnose_layer`` kwargs."""
+    fname, cls_name = key.split("::")
+    mod = importlib.import_module(f".{fname.removesuffix('.py')}", __name__)
+    cls = getattr(mod, cls_name)
+    return cls(), getattr(cls, "INPUT", mod.INPUT), dict(getattr(cls, "KWARGS", getattr(mod, "KWARGS", {})))
+
+
+def diagnose(key: str, **kw):
+    """:func:`gradcheck.diagnose.diagnose_layer` on the layer ``key`` with its input and kwargs (``kw`` override)."""
+    from gradcheck.diagnose import diagnose_layer
+
+    layer, X, kwargs = load(key)
+    return diagnose_layer(layer, X, **{**kwargs, **kw})
+
+
+def first_code(d) -> str:
+    """What the diagnosis named first: an error code, ``"PASS"``, or ``"none"`` (FAIL with no finding)."""
+    return "PASS" if d.passed else (d.codes[0] if d.codes else "none")
+
+
+def hit_table() -> list[tuple[str, str, str, str]]:
+    """``(key, expected, got, sentence)`` for every entry of :data:`EXPECTED` and :data:`UNNAMED`."""
+    rows = []
+    for key, code in [*EXPECTED.items(), *((k, "wrong-values") for k in UNNAMED)]:
+        d = diagnose(key)
+        rows.append((key, code, first_code(d), d.sentence()))
+    return rows

@@ -1,0 +1,136 @@
+"""Element-wise activations as students write them: ReLU, leaky ReLU, sigmoid, tanh, dropout."""
+
+import numpy as np
+
+INPUT = (5, 4)
+
+
+class ReLU:
+    params, grads = {}, {}
+
+    def forward(self, X, training=False):
+        self.X = X
+        return np.maximum(0, X)
+
+    def backward(self, dY):
+        return dY * (self.X > 0)
+
+
+class ReLUNoMask(ReLU):
+    def backward(self, dY):
+        return dY  # BUG: "ReLU passes the gradient through"
+
+
+class LeakyReLU:
+    params, grads = {}, {}
+
+    def __init__(self, alpha=0.1):
+        self.alpha = alpha
+
+    def forward(self, X, training=False):
+        self.X = X
+        return np.where(X > 0, X, self.alpha * X)
+
+    def backward(self, dY):
+        return dY * np.where(self.X > 0, 1.0, self.alpha)
+
+
+class LeakyReLUNoSlope(LeakyReLU):
+    def backward(self, dY):
+        return dY.copy()  # BUG
+
+
+class Sigmoid:
+    params, grads = {}, {}
+
+    def forward(self, X, training=False):
+        self.out = 1 / (1 + np.exp(-X))
+        return self.out
+
+    def backward(self, dY):
+        return dY * self.out * (1 - self.out)
+
+
+class SigmoidTwice(Sigmoid):
+    def backward(self, dY):
+        s = 1 / (1 + np.exp(-self.out))  # BUG: self.out already is sigmoid(X)
+        return dY * s * (1 - s)
+
+
+class SigmoidNoDerivative(Sigmoid):
+    def backward(self, dY):
+        return dY  # BUG
+
+
+class SigmoidSign(Sigmoid):
+    def backward(self, dY):
+        return dY * self.out * (self.out - 1)  # BUG
+
+
+class Tanh:
+    params, grads = {}, {}
+
+    def forward(self, X, training=False):
+        self.out = np.tanh(X)
+        return self.out
+
+    def backward(self, dY):
+        return dY * (1 - self.out**2)
+
+
+class TanhTwice(Tanh):
+    def backward(self, dY):
+        return dY * (1 - np.tanh(self.out) ** 2)  # BUG: tanh of the cached output
+
+
+class Dropout:
+    """Inverted dropout with its own generator (the checker rewinds it)."""
+
+    params, grads = {}, {}
+    KWARGS = {"training": True}
+
+    def __init__(self, p=0.5, seed=0):
+        self.p, self.rng = p, np.random.default_rng(seed)
+
+    def forward(self, X, training=False):
+        if not training:
+            self.mask = np.ones_like(X)
+            return X
+        self.mask = (self.rng.random(X.shape) >= self.p) / (1 - self.p)
+        return X * self.mask
+
+    def backward(self, dY):
+        return dY * self.mask
+
+
+class DropoutNoScale(Dropout):
+    def forward(self, X, training=False):
+        out = super().forward(X, training)
+        self.keep = self.mask > 0
+        return out
+
+    def backward(self, dY):
+        return dY * self.keep  # BUG: the 1 / (1 - p) of the forward is missing
+
+
+class DropoutNoMask(Dropout):
+    def backward(self, dY):
+        return dY  # BUG
+
+
+# Bugs no signature names: the diagnosis must say "wrong values", never a wrong name.
+
+
+class ReLUInvertedMask(ReLU):
+    def backward(self, dY):
+        return dY * (self.X < 0)  # BUG
+
+
+class LeakyReLUPlainMask(LeakyReLU):
+    def backward(self, dY):
+        return dY * (self.X > 0)  # BUG: the slope alpha of the negative side is missing
+
+
+class TanhNoSquare(Tanh):
+    def backward(self, dY):
+        return dY * (1 - self.out)  # BUG

@@ -1,0 +1,147 @@
+"""Fully connected layers as students write them, in both weight layouts."""
+
+import numpy as np
+
+INPUT = (5, 4)
+
+
+class LinearOutIn:
+    """Y = X @ W.T + b, W of shape (out, in) (PyTorch's layout)."""
+
+    def __init__(self, n_in=4, n_out=4, seed=0):
+        rng = np.random.default_rng(seed)
+        self.params = {"W": 0.5 * rng.standard_normal((n_out, n_in)), "b": rng.standard_normal(n_out)}
+        self.grads = {k: np.zeros_like(v) for k, v in self.params.items()}
+
+    def forward(self, X, training=False):
+        self.X = X
+        return X @ self.params["W"].T + self.params["b"]
+
+    def backward(self, dY):
+        self.grads["W"] = dY.T @ self.X
+        self.grads["b"] = dY.sum(axis=0)
+        return dY @ self.params["W"]
+
+
+class LinearInOut(LinearOutIn):
+    """Y = X @ W + b, W of shape (in, out) (CS231n's layout)."""
+
+    def __init__(self, n_in=4, n_out=4, seed=0):
+        super().__init__(n_out, n_in, seed)  # W drawn as (in, out)
+        self.params["b"] = np.random.default_rng(seed + 1).standard_normal(n_out)
+        self.grads = {k: np.zeros_like(v) for k, v in self.params.items()}
+
+    def forward(self, X, training=False):
+        self.X = X
+        return X @ self.params["W"] + self.params["b"]
+
+    def backward(self, dY):
+        self.grads["W"] = self.X.T @ dY
+        self.grads["b"] = dY.sum(axis=0)
+        return dY @ self.params["W"].T
+
+
+class LinearInOutSwapped(LinearInOut):
+    def backward(self, dY):
+        dX = super().backward(dY)
+        self.grads["W"] = dY.T @ self.X  # BUG: the (out, in) formula for (in, out) weights
+        return dX
+
+
+class LinearInOutSwappedWide(LinearInOutSwapped):
+    INPUT = (5, 3)
+
+    def __init__(self, n_in=3, n_out=4, seed=0):
+        super().__init__(n_in, n_out, seed)
+
+
+class LinearOutInSwapped(LinearOutIn):
+    def backward(self, dY):
+        dX = super().backward(dY)
+        self.grads["W"] = self.X.T @ dY  # BUG: the (in, out) formula for (out, in) weights
+        return dX
+
+
+class LinearCachedY(LinearOutIn):
+    def forward(self, X, training=False):
+        self.X = X @ self.params["W"].T + self.params["b"]  # BUG: caches the output
+        return self.X
+
+
+class LinearInOutCachedYWide(LinearInOut):
+    INPUT = (5, 3)
+
+    def __init__(self, n_in=3, n_out=4, seed=0):
+        super().__init__(n_in, n_out, seed)
+
+    def forward(self, X, training=False):
+        self.out = X @ self.params["W"] + self.params["b"]
+        return self.out
+
+    def backward(self, dY):
+        self.grads["W"] = self.out.T @ dY  # BUG: the output where the input is due
+        self.grads["b"] = dY.sum(axis=0)
+        return dY @ self.params["W"].T
+
+
+class LinearMeanBias(LinearOutIn):
+    def backward(self, dY):
+        dX = super().backward(dY)
+        self.grads["b"] = dY.mean(axis=0)  # BUG
+        return dX
+
+
+class LinearOverN(LinearInOut):
+    def backward(self, dY):
+        dX = super().backward(dY)
+        self.grads["W"] = self.X.T @ dY / len(dY)  # BUG: the loss already averaged
+        return dX
+
+
+class LinearSignX(LinearInOut):
+    def backward(self, dY):
+        super().backward(dY)
+        return -dY @ self.params["W"].T  # BUG
+
+
+class LinearBiasNotSummed(LinearOutIn):
+    def backward(self, dY):
+        dX = super().backward(dY)
+        self.grads["b"] = dY  # BUG
+        return dX
+
+
+class LinearLoopMissesLast(LinearOutIn):
+    def backward(self, dY):
+        dX = super().backward(dY)
+        dW = np.zeros_like(self.params["W"])
+        for n in range(len(dY) - 1):  # BUG: range(N - 1)
+            dW += np.outer(dY[n], self.X[n])
+        self.grads["W"] = dW
+        return dX
+
+
+class LinearLoopOverwrites(LinearOutIn):
+    def backward(self, dY):
+        dX = super().backward(dY)
+        for n in range(len(dY)):
+            self.grads["W"] = np.outer(dY[n], self.X[n])  # BUG: = instead of +=
+        return dX
+
+
+class LinearReshapeNotTranspose(LinearOutIn):
+    INPUT = (5, 3)
+
+    def __init__(self, n_in=3, n_out=4, seed=0):
+        super().__init__(n_in, n_out, seed)
+
+    def backward(self, dY):
+        dX = super().backward(dY)
+        self.grads["W"] = (self.X.T @ dY).reshape(self.params["W"].shape)  # BUG: reshape, not .T
+        return dX
+
+
+class LinearDxWithWT(LinearOutIn):
+    def backward(self, dY):
+        super().backward(dY)
+        return dY @ self.params["W"].T  # BUG: W.T where W is due (square W: the shapes agree)

@@ -1,0 +1,146 @@
+"""BatchNorm1D in the CS231n style (training and eval modes) and LayerNorm."""
+
+import numpy as np
+
+INPUT = (6, 4)
+KWARGS = {"training": True}
+
+
+class BatchNorm1D:
+    def __init__(self, D=4, eps=1e-5, momentum=0.9, seed=0):
+        rng = np.random.default_rng(seed)
+        self.params = {"gamma": 1 + 0.3 * rng.standard_normal(D), "beta": 0.3 * rng.standard_normal(D)}
+        self.grads = {k: np.zeros_like(v) for k, v in self.params.items()}
+        self.eps, self.momentum = eps, momentum
+        self.running_mean, self.running_var = np.zeros(D), np.ones(D)
+
+    def forward(self, X, training=False):
+        if training:
+            mu, var = X.mean(axis=0), X.var(axis=0)
+            self.running_mean = self.momentum * self.running_mean + (1 - self.momentum) * mu
+            self.running_var = self.momentum * self.running_var + (1 - self.momentum) * var
+        else:
+            mu, var = self.running_mean, self.running_var
+        self.training = training
+        self.xmu, self.istd = X - mu, 1 / np.sqrt(var + self.eps)
+        self.xhat = self.xmu * self.istd
+        return self.params["gamma"] * self.xhat + self.params["beta"]
+
+    def backward(self, dY):
+        self.grads["gamma"] = np.sum(dY * self.xhat, axis=0)
+        self.grads["beta"] = np.sum(dY, axis=0)
+        dxhat = dY * self.params["gamma"]
+        if not self.training:
+            return dxhat * self.istd
+        return self.dx_train(dxhat)
+
+    def dx_train(self, dxhat):
+        n = len(dxhat)
+        dvar = np.sum(dxhat * self.xmu, axis=0) * -0.5 * self.istd**3
+        dmu = np.sum(-dxhat * self.istd, axis=0) + dvar * np.mean(-2 * self.xmu, axis=0)
+        return dxhat * self.istd + dvar * 2 * self.xmu / n + dmu / n
+
+
+class BatchNormNaive(BatchNorm1D):
+    def dx_train(self, dxhat):
+        return dxhat * self.istd  # BUG: mean and variance treated as constants
+
+
+class BatchNormNoMeanPath(BatchNorm1D):
+    def dx_train(self, dxhat):
+        n = len(dxhat)
+        dvar = np.sum(dxhat * self.xmu, axis=0) * -0.5 * self.istd**3
+        return dxhat * self.istd + dvar * 2 * self.xmu / n  # BUG: the dmu term is missing
+
+
+class BatchNormMeanBeta(BatchNorm1D):
+    def backward(self, dY):
+        dX = super().backward(dY)
+        self.grads["beta"] = dY.mean(axis=0)  # BUG
+        return dX
+
+
+class BatchNormGammaNotSummed(BatchNorm1D):
+    def backward(self, dY):
+        dX = super().backward(dY)
+        self.grads["gamma"] = dY * self.xhat  # BUG: no sum over the batch
+        return dX
+
+
+class LayerNorm:
+    KWARGS = {}
+
+    def __init__(self, D=4, eps=1e-5, seed=0):
+        rng = np.random.default_rng(seed)
+        self.params = {"gamma": 1 + 0.3 * rng.standard_normal(D), "beta": 0.3 * rng.standard_normal(D)}
+        self.grads = {k: np.zeros_like(v) for k, v in self.params.items()}
+        self.eps = eps
+
+    def forward(self, X, training=False):
+        mu, var = X.mean(axis=-1, keepdims=True), X.var(axis=-1, keepdims=True)
+        self.istd = 1 / np.sqrt(var + self.eps)
+        self.xhat = (X - mu) * self.istd
+        return self.params["gamma"] * self.xhat + self.params["beta"]
+
+    def backward(self, dY):
+        self.grads["gamma"] = np.sum(dY * self.xhat, axis=0)
+        self.grads["beta"] = np.sum(dY, axis=0)
+        return self.dx(dY * self.params["gamma"])
+
+    def dx(self, dxhat):
+        return self.istd * (dxhat - dxhat.mean(axis=-1, keepdims=True)
+                            - self.xhat * np.mean(dxhat * self.xhat, axis=-1, keepdims=True))
+
+
+class LayerNormNaive(LayerNorm):
+    def dx(self, dxhat):
+        return dxhat * self.istd  # BUG: the statistics' paths are missing
+
+
+class LayerNormMeanBeta(LayerNorm):
+    def backward(self, dY):
+        dX = super().backward(dY)
+        self.grads["beta"] = dY.mean(axis=0)  # BUG
+        return dX
+
+
+class BatchNormGammaFromX(BatchNorm1D):
+    def forward(self, X, training=False):
+        self.X = X
+        return super().forward(X, training)
+
+    def backward(self, dY):
+        dX = super().backward(dY)
+        self.grads["gamma"] = np.sum(dY * self.X, axis=0)  # BUG: x where x_hat is due
+        return dX
+
+
+class SpatialBatchNorm(BatchNorm1D):
+    """BatchNorm2D for (N, C, H, W): BatchNorm1D on the (N*H*W, C) matrix, as in CS231n."""
+
+    INPUT = (3, 2, 3, 3)
+
+    def __init__(self, C=2, seed=0):
+        super().__init__(C, seed=seed)
+
+    def forward(self, X, training=False):
+        N, C, H, W = X.shape
+        out = super().forward(X.transpose(0, 2, 3, 1).reshape(-1, C), training)
+        return out.reshape(N, H, W, C).transpose(0, 3, 1, 2)
+
+    def backward(self, dY):
+        N, C, H, W = dY.shape
+        dX = super().backward(dY.transpose(0, 2, 3, 1).reshape(-1, C))
+        return dX.reshape(N, H, W, C).transpose(0, 3, 1, 2)
+
+
+class SpatialBatchNormNaive(SpatialBatchNorm):
+    def dx_train(self, dxhat):
+        return dxhat * self.istd  # BUG
+
+
+class SpatialBatchNormNoReorder(SpatialBatchNorm):
+    def backward(self, dY):
+        N, C, H, W = dY.shape
+        dX = BatchNorm1D.backward(self, dY.transpose(0, 2, 3, 1).reshape(-1, C))
+        return dX.reshape(N, C, H, W)  # BUG: reshape where transpose(0, 3, 1, 2) is due

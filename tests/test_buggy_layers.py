@@ -1,0 +1,145 @@
+"""The diagnosis on realistic buggy student layers (tests/buggy_layers): hit rate, no wrong PASS, no false alarm."""
+
+import numpy as np
+import pytest
+from buggy_layers import CORRECT, EXPECTED, UNNAMED, diagnose, first_code, load
+
+from gradcheck.diagnose import diagnose_layer
+
+
+@pytest.fixture(scope="module")
+def table():
+    """``key -> (expected, got, sentence)`` for every buggy layer, diagnosed once."""
+    out = {}
+    for key, code in [*EXPECTED.items(), *((k, "wrong-values") for k in UNNAMED)]:
+        d = diagnose(key)
+        out[key] = (code, first_code(d), d.sentence())
+    return out
+
+
+def test_set_is_large_enough():
+    assert len(EXPECTED) >= 30 and len(CORRECT) >= 8
+    assert len(set(EXPECTED.values())) >= 15  # new and existing signatures alike
+
+
+def test_no_buggy_layer_passes(table):
+    passed = [k for k, (_, got, _) in table.items() if got == "PASS"]
+    assert passed == []
+
+
+def test_hit_rate_of_named_diagnoses(table):
+    misses = {k: table[k] for k in EXPECTED if table[k][0] != table[k][1]}
+    for key, (exp, got, sentence) in misses.items():
+        print(f"MISS {key}: expected {exp}, got {got}: {sentence}")
+    hits = len(EXPECTED) - len(misses)
+    assert hits / len(EXPECTED) >= 0.9, misses
+
+
+def test_unnamed_bugs_get_no_wrong_name(table):
+    wrong = {k: table[k][1:] for k in UNNAMED if table[k][1] != "wrong-values"}
+    assert wrong == {}
+
+
+@pytest.mark.parametrize("key", CORRECT)
+def test_correct_counterparts_pass(key):
+    d = diagnose(key)
+    assert d.passed, d.report()
+
+
+@pytest.mark.parametrize(
+    "key, words",
+    [
+        ("activations.py::ReLUNoMask", ["dX equals dY", "multiply dY by f'(X)", "dY * (X > 0)"]),
+        ("activations.py::SigmoidTwice", ["evaluated at the output Y instead of the input X", "dY * out * (1 - out)"]),
+        ("linear.py::LinearCachedY", ["dW equals dY.T @ Y", "output Y where its input X is due", "self.X = X"]),
+        ("linear.py::LinearInOutCachedYWide", ["dW equals Y.T @ dY"]),
+        ("linear.py::LinearReshapeNotTranspose", ["right values in the wrong places", ".reshape(3, 4).transpose(1, 0)"]),
+        ("conv.py::ConvIm2colReshapeDx", ["axis order (1, 0, 2, 3)", ".transpose(1, 0, 2, 3), not .reshape(3, 2, 4, 4)"]),
+        ("norm.py::SpatialBatchNormNoReorder", ["(shape (3, 3, 3, 2))", ".reshape(3, 3, 3, 2).transpose(0, 3, 1, 2)"]),
+        ("norm.py::SpatialBatchNormNaive", ["dxhat.mean(axis=(0, 2, 3))"]),
+        ("pool_embed_rnn.py::MaxPoolSwappedArgmax", ["right values in the wrong places", "divmod"]),
+        ("conv.py::ConvIm2colDoutNoTranspose", ["backward used dY transposed with axes (1, 0, 2, 3) in place of dY"]),
+        ("linear.py::LinearLoopMissesLast", ["lacks the contribution of the last sample", "range(N - 1)"]),
+        ("conv.py::ConvNaiveMissesLast", ["dX is right except for dX[2] (sample 2 of 0..2)", "range(N - 1)"]),
+        ("norm.py::BatchNormNaive", ["through the batch mean and variance", "dxhat.mean(axis=0)"]),
+        ("norm.py::BatchNormNoMeanPath", ["through the batch mean (statistics"]),
+        ("norm.py::LayerNormNaive", ["per-sample mean and variance", "dxhat.mean(axis=1)"]),
+        # the transposed hint names the right product for the layout the forward uses
+        ("linear.py::LinearInOutSwapped", ["for W of shape (in, out) with Y = X @ W + b, dW = X.T @ dY (not dY.T @ X)"]),
+        ("linear.py::LinearInOutSwappedWide", ["dW = X.T @ dY (not dY.T @ X)"]),
+        ("linear.py::LinearOutInSwapped", ["for W of shape (out, in) with Y = X @ W.T + b, dW = dY.T @ X"]),
+    ],
+)
+def test_actionable_sentence(table, key, words):
+    sentence = table[key][2]
+    for w in words:
+        assert w in sentence, sentence
+
+
+def test_batchnorm_missing_paths_fails_in_training_mode():
+    layer, X, _ = load("norm.py::BatchNormNaive")
+    d = diagnose_layer(layer, X, training=True)
+    assert not d.passed and d.codes == ["missing-mean-var-paths"]
+    # the correct CS231n BatchNorm passes in both modes
+    for training in (True, False):
+        assert diagnose_layer(load("norm.py::BatchNorm1D")[0], X, training=training).passed
+
+
+def test_batchnorm_missing_paths_fails_by_default():
+    layer, X, _ = load("norm.py::BatchNormNaive")
+    d = diagnose_layer(layer, X)
+    assert not d.passed and "missing-mean-var-paths" in d.codes
+
+
+def test_hit_rate_script_prints_the_table(capsys, monkeypatch):
+    import buggy_layers
+    from buggy_layers.__main__ import main
+
+    monkeypatch.setattr(buggy_layers, "EXPECTED", {"activations.py::ReLUNoMask": "missing-local-derivative",
+                                                   "activations.py::TanhTwice": "wrong-sign"})
+    monkeypatch.setattr(buggy_layers, "UNNAMED", ["activations.py::TanhNoSquare"])
+    main()
+    out = capsys.readouterr().out
+    assert "named bugs: 1/2 = 50%" in out and "unnamed bugs (must be 'wrong-values'): 1/1" in out
+    assert "wrong PASSes: 0 of 3" in out
+    assert "miss activations.py::TanhTwice: expected wrong-sign, got activation-applied-twice" in out
+
+
+def test_sample_missing_needs_the_rest_right():
+    """A zero row alone is not "one sample missing" when the other rows are wrong too."""
+    from gradcheck.diagnose import _sample_signature
+
+    G = np.random.default_rng(0).standard_normal((4, 3))
+    bad = 2 * G
+    bad[3] = 0
+    assert _sample_signature("dX", bad, G, lambda g: g, 4, True) is None
+    bad = G.copy()
+    bad[3] = 0
+    assert _sample_signature("dX", bad, G, lambda g: g, 4, True).code == "sample-missing"
+
+
+def test_a_probe_the_layer_cannot_run_names_nothing():
+    """Forward at the output Y raises: the probe is skipped, the diagnosis still ends in a finding."""
+    from buggy_layers.activations import SigmoidTwice
+
+    class Picky(SigmoidTwice):
+        def forward(self, X, training=False):
+            if np.all((X > 0) & (X < 1)):
+                raise ValueError("expects logits, got probabilities")
+            return super().forward(X, training)
+
+    d = diagnose_layer(Picky(), (5, 4))
+    assert d.codes == ["wrong-values"] and d.error is None
+
+
+@pytest.mark.parametrize("key", ["norm.py::BatchNormNaive", "conv.py::ConvIm2colReshapeDx"])
+def test_sample_mode_names_the_same_bug(key):
+    """A sampled check leaves most of the numerical gradient unknown; the signatures scan the failing tensor."""
+    d = diagnose(key, mode="sample")
+    assert first_code(d) == EXPECTED[key]
+
+
+def test_batch_of_two_overwriting_loop_is_last_sample_only():
+    """With N = 2, "the last sample only" and "the first sample missing" coincide: the loop hint wins."""
+    layer, _, _ = load("linear.py::LinearLoopOverwrites")
+    assert diagnose_layer(layer, (2, 4)).codes == ["last-sample-only"]
