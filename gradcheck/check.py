@@ -52,27 +52,11 @@ __all__ = ["PAIRS", "ALL_PAIRS", "relative_error", "compare", "kink_mask", "MODE
            "default_atol", "ATOL_FLOOR", "NONDETERMINISTIC", "TapeUnavailable", "json_shape"]
 
 
-def check_layer(
-    layer: Any,
-    X: Any,
-    *,
-    twin: Any = "auto",
-    init: Mapping[str, Any] | None = None,
-    seed: int = 0,
-    rtol: float = 1e-6,
-    atol: float | None = None,
-    training: bool | str = "auto",
-    eps: float | None = None,
-    name: str | None = None,
-    mode: str = "full",
-    method: str = "central",
-    n_dirs: int = 2,
-    n_samples: int = 8,
-    batched: bool | str = "auto",
-    reference: Any = None,
-    upstream: Any = None,
-    config: CheckConfig | None = None,
-) -> CheckResult:
+def check_layer(layer: Any, X: Any, *, twin: Any = "auto", init: Mapping[str, Any] | None = None, seed: int = 0,
+                rtol: float = 1e-6, atol: float | None = None, training: bool | str = "auto", eps: float | None = None,
+                name: str | None = None, mode: str = "full", method: str = "central", n_dirs: int = 2,
+                n_samples: int = 8, batched: bool | str = "auto", reference: Any = None, upstream: Any = None,
+                config: CheckConfig | None = None) -> CheckResult:
     """Check a layer's gradients: manual (``backward``) vs tape vs numerical.
 
     Parameters
@@ -330,19 +314,9 @@ def _assemble(dkeys, display, shapes, sources, comps, rtol, atol) -> list[Tensor
     return recs
 
 
-def check_loss(
-    loss: Any,
-    y_true: Any,
-    y_pred: Any,
-    *,
-    twin: Any = "auto",
-    init: Mapping[str, Any] | None = None,
-    seed: int = 0,
-    rtol: float = 1e-6,
-    atol: float | None = None,
-    eps: float | None = None,
-    name: str | None = None,
-) -> CheckResult:
+def check_loss(loss: Any, y_true: Any, y_pred: Any, *, twin: Any = "auto", init: Mapping[str, Any] | None = None,
+               seed: int = 0, rtol: float = 1e-6, atol: float | None = None, eps: float | None = None,
+               name: str | None = None) -> CheckResult:
     """Check a loss's gradient dL/dy_pred: manual (``backward()``) vs tape vs numerical.
 
     Parameters

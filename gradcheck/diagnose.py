@@ -691,25 +691,10 @@ def _upstream_signature(t, m, G, key, numer_for, directional) -> Finding | None:
 # --------------------------------------------------------------------------- diagnose_layer
 
 
-def diagnose_layer(
-    layer: Any,
-    X: Any,
-    *,
-    mode: str = "fast",
-    method: str = "central",
-    seed: int = 0,
-    rtol: float = 1e-6,
-    atol: float | None = None,
-    eps: float | None = None,
-    training: bool | str = "auto",
-    twin: Any = None,
-    reference: Any = None,
-    name: str | None = None,
-    localize: bool = True,
-    n_dirs: int = 2,
-    n_samples: int = 8,
-    upstream: Any = None,
-) -> Diagnosis:
+def diagnose_layer(layer: Any, X: Any, *, mode: str = "fast", method: str = "central", seed: int = 0,
+                   rtol: float = 1e-6, atol: float | None = None, eps: float | None = None,
+                   training: bool | str = "auto", twin: Any = None, reference: Any = None, name: str | None = None,
+                   localize: bool = True, n_dirs: int = 2, n_samples: int = 8, upstream: Any = None) -> Diagnosis:
     """Check a layer and explain what is wrong: probes, numerical check, bug signatures, first bad layer.
 
     Parameters

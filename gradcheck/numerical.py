@@ -724,18 +724,11 @@ def complex_step_supported(forward: Callable[..., np.ndarray], inputs: Sequence[
     return True, ""
 
 
-def directional_derivatives(
-    forward: Callable[..., np.ndarray],
-    X: Sequence[np.ndarray],
-    params: Mapping[str, np.ndarray],
-    G: np.ndarray,
-    *,
-    input_names: Sequence[str],
-    groups: Sequence[Sequence[str]],
-    n_dirs: int = 2,
-    eps: float = DEFAULT_EPS,
-    rng: np.random.Generator | None = None,
-) -> dict[tuple[str, ...], list[tuple[dict[str, np.ndarray], float]]]:
+def directional_derivatives(forward: Callable[..., np.ndarray], X: Sequence[np.ndarray],
+                            params: Mapping[str, np.ndarray], G: np.ndarray, *, input_names: Sequence[str],
+                            groups: Sequence[Sequence[str]], n_dirs: int = 2, eps: float = DEFAULT_EPS,
+                            rng: np.random.Generator | None = None
+                            ) -> dict[tuple[str, ...], list[tuple[dict[str, np.ndarray], float]]]:
     r"""Random directional derivatives of ``L = sum(forward(*inputs) * G)`` by central differences.
 
     For each group of tensors (one tensor, or several jointly) and each of
@@ -839,22 +832,13 @@ def numerical_jacobian(forward: Callable[[np.ndarray], np.ndarray], X: np.ndarra
 # --------------------------------------------------------------------------- a layer's tensors
 
 
-def layer_numerical_gradients(
-    forward: Callable[..., np.ndarray],
-    X: np.ndarray | Sequence[np.ndarray],
-    params: Mapping[str, np.ndarray],
-    G: np.ndarray,
-    *,
-    eps: float | None = DEFAULT_EPS,
-    input_names: Sequence[str] | None = None,
-    method: str = "central",
-    batched: bool | str = "auto",
-    which: Sequence[str] | None = None,
-    indices: Mapping[str, Sequence[tuple[int, ...]]] | None = None,
-    detail: bool = False,
-    notes: list[str] | None = None,
-    forward_many: Callable[[list, list], list] | None = None,
-) -> dict[str, np.ndarray] | dict[str, Scan]:
+def layer_numerical_gradients(forward: Callable[..., np.ndarray], X: np.ndarray | Sequence[np.ndarray],
+                              params: Mapping[str, np.ndarray], G: np.ndarray, *, eps: float | None = DEFAULT_EPS,
+                              input_names: Sequence[str] | None = None, method: str = "central",
+                              batched: bool | str = "auto", which: Sequence[str] | None = None,
+                              indices: Mapping[str, Sequence[tuple[int, ...]]] | None = None, detail: bool = False,
+                              notes: list[str] | None = None, forward_many: Callable[[list, list], list] | None = None
+                              ) -> dict[str, np.ndarray] | dict[str, Scan]:
     """Numerical gradients of ``L = sum(forward(*inputs) * G)`` w.r.t. the inputs and every parameter.
 
     Chooses a plan per tensor: the complex step for an input when the method asks
