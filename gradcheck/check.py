@@ -57,74 +57,50 @@ def check_layer(layer: Any, X: Any, *, twin: Any = "auto", init: Mapping[str, An
                 name: str | None = None, mode: str = "full", method: str = "central", n_dirs: int = 2,
                 n_samples: int = 8, batched: bool | str = "auto", reference: Any = None, upstream: Any = None,
                 config: CheckConfig | None = None) -> CheckResult:
-    """Check a layer's gradients: manual (``backward``) vs tape vs numerical.
+    """Check a layer's gradients: manual (``backward``) vs tape vs numerical, per tensor.
 
     Parameters
     ----------
     layer : object
-        The manualprop protocol: ``params`` (dict of float ndarrays; may be absent),
-        ``grads``, ``forward(X, training=False)``, ``backward(dY) -> dX``; no base class.
-        Several inputs (``forward(Q, K, V, training=False)``): ``backward`` returns a
-        tuple. An integer input (indices, ``Embedding``) has no gradient (None is fine).
-        Parameters are perturbed in place by the numerical plans and restored.
+        The manualprop protocol (no base class): ``params``/``grads`` dicts (may be absent),
+        ``forward(X, training=False)``, ``backward(dY) -> dX`` (a tuple for several inputs;
+        None for an integer input such as ``Embedding``'s). Parameters are perturbed in
+        place by the numerical plans and restored.
     X : ndarray, tuple of int, or list of those
-        The input, or its shape (then ``X ~ N(0, 1)`` from ``seed``); for several
-        inputs a list of arrays or shapes (:func:`gradcheck._validation.layer_inputs`).
-        Float inputs become float64 copies (float32 warns); integer inputs are indices.
+        The input or its shape (then ``N(0, 1)`` from ``seed``); a list for several inputs
+        (:func:`gradcheck._validation.layer_inputs`). Float inputs become float64 copies.
     twin : "auto", None or object, default "auto"
-        "auto": the class of the same name in ``autoprop.layers`` when it can be built
-        (:func:`build_twin`; else no tape column and ``twin_note`` says why); None: no
-        tape; an autoprop layer (its variables get ``layer.params``); or an object with
-        ``tape_gradients(inputs, keys, G, training)`` (:class:`gradcheck.student_tape.StudentTape`;
-        raising :class:`TapeUnavailable` drops the tape column with a note).
-    init : dict, optional
-        Constructor kwargs of an "auto" twin; then a twin that cannot be built raises TwinError.
-    seed, rtol, atol, eps, mode, method, n_dirs, n_samples, batched
-        The settings of :class:`gradcheck.config.CheckConfig` (validated there): pass
-        when every element has ``|a-b| <= atol`` or ``|a-b| <= rtol*(|a|+|b|)``, atol by
-        default the round-off of the finite differences (:func:`default_atol`); mode
-        ``"full"`` (every element), ``"fast"`` (``n_dirs`` directional derivatives per
-        tensor, a failing tensor then scanned element by element) or ``"sample"``
-        (``n_samples`` elements per tensor); kinks are detected with central differences.
-    training : bool, "both" or "auto", default "auto"
-        "auto" is "both" when ``forward`` takes ``training``: eval is checked, then
-        training unless it gives the same output on ``X`` (a note says so). The result
-        is the first failing mode's (else eval's), named ``"<name> [training]"``, the
-        other in ``other_modes``; ``passed`` needs both. For "both"/"auto" a layer with
-        ``fix_mask`` (Dropout) has its mask held for the training check, then released;
-        a fixed mask is given to the twin. A forward that gives two outputs for the same
-        input fails with one record ``Y`` (pair ``call1-vs-call2``) and a note starting
-        with :data:`NONDETERMINISTIC`; no finite differences are taken.
+        "auto": ``autoprop.layers.<SameName>`` when it can be built (:func:`build_twin`; else
+        ``twin_note`` says why); None: no tape; an autoprop layer; or an object with
+        ``tape_gradients`` (:class:`gradcheck.student_tape.StudentTape`; raising
+        :class:`TapeUnavailable` drops the tape column with a note). ``init``: its
+        constructor kwargs (then a twin that cannot be built raises TwinError).
+    seed, rtol, atol, eps, mode, method, n_dirs, n_samples, batched, training
+        :class:`gradcheck.config.CheckConfig` (validated there; or pass ``config``). Pass
+        where ``|a-b| <= atol`` or ``|a-b| <= rtol*(|a|+|b|)``, atol by default the round-off
+        of the finite differences (:func:`default_atol`). ``training="auto"`` checks eval,
+        then training when the forward takes ``training`` and gives another output (else a
+        note); the result is the first failing mode's, named ``"<name> [training]"``, the
+        other in ``other_modes``, and ``passed`` needs both; a ``fix_mask`` layer's mask is
+        held for that check. A forward giving two outputs for one input fails (record ``Y``,
+        pair ``call1-vs-call2``, a note starting with :data:`NONDETERMINISTIC`).
     name : str, optional
         Display name; default the class name.
     reference : object, optional
         A layer of ours given the same parameters (pair ``manual-vs-reference``).
     upstream : ndarray, optional
-        ``G`` (the output's shape); default ``N(0, 1)`` from ``seed``.
-    config : CheckConfig, optional
-        All the settings at once; the keyword settings above are then ignored.
-
-    A layer with ``forward_many(inputs_list, params_list, training=...)``
-    (:class:`gradcheck.sandbox.RemoteLayer`) gets its element scans in chunks.
+        ``G``; default ``N(0, 1)`` from ``seed``.
 
     Returns
     -------
     CheckResult
-        Records ``Y`` (forward, when a twin or reference exists), ``d<input>`` per float
-        input (named after ``forward``'s parameters), then ``d<key>`` per parameter.
+        Records ``Y`` (with a twin or reference), ``d<input>`` per float input, ``d<key>`` per parameter.
 
     Raises
     ------
-    UsageError
-        Bad ``X``, settings or ``twin``.
-    ProtocolError
-        No ``forward``/``backward``; ``params`` not a dict of float arrays; ``grads`` missing a key.
-    StudentCodeError
-        ``forward`` or ``backward`` raised (the message names the line).
-    GradientShapeError, NonFiniteError
-        A wrong-shaped or None gradient; NaN/inf in the output or a gradient.
-    TwinError
-        The autoprop twin exists but cannot be built, or raised.
+    UsageError, ProtocolError, StudentCodeError, GradientShapeError, NonFiniteError, TwinError
+        Bad settings; no forward/backward or bad ``params``/``grads``; the code raised (the
+        line is named); a wrong-shaped or None gradient; NaN/inf; a twin that fails.
     """
     cfg = config or CheckConfig(rtol=rtol, atol=atol, eps=eps, method=method, mode=mode, seed=seed,
                                 training=training, n_dirs=n_dirs, n_samples=n_samples, batched=batched)

@@ -1262,43 +1262,31 @@ def _resolve_op(op, vjp):
 def check_vjp(op: Any, vjp: Any = None, *inputs: Any, kwargs: Mapping[str, Any] | None = None, seed: int = 0,
               rtol: float = 1e-6, atol: float = 1e-9, eps: float = DEFAULT_EPS, n_dirs: int = 3,
               name: str | None = None) -> CheckResult:
-    r"""Check one operation's vector-Jacobian product alone.
+    r"""Check one operation's vector-Jacobian product alone: a dot-product test and an element scan.
 
-    Two tests per differentiable input ``x_i``:
-
-    * **dot-product test**: for random ``u`` (shape of ``x_i``) and ``v`` (shape of
-      the output), :math:`\langle u, J_i^T v\rangle` (from ``vjp``) must equal
-      :math:`\langle J_i u, v\rangle`, with ``J_i u`` from the primitive's own JVP
-      rule when it has one (autoprop's ``ForwardAccumulator`` rules) and by
-      central differences along ``u`` otherwise (``u`` is zero at elements the
-      scan found at a kink); ``n_dirs`` pairs, one record
-      ``<u,J^T v>`` (pair ``manual-vs-numerical``, ``how="directional"``);
-    * **element scan**: ``J_i^T v`` against central differences of
-      ``sum(op(*inputs) * v)`` element by element, kinks excluded (record ``d<i>``).
+    Per differentiable input ``x_i``: :math:`\langle u, J_i^T v\rangle` (from ``vjp``) must equal
+    :math:`\langle J_i u, v\rangle` for ``n_dirs`` random ``u``, ``v``, with ``J_i u`` from the
+    primitive's JVP rule when it has one, else central differences along ``u`` (zero at kinks):
+    record ``<u,J^T v> i`` (``how="directional"``); and ``J_i^T v`` against central differences
+    of ``sum(op(*inputs) * v)`` element by element, kinks excluded: record ``d<i>`` (``dx``).
 
     Parameters
     ----------
     op : callable, str or autoprop Primitive
-        ``op(*inputs, **kwargs) -> ndarray`` on numpy arrays; a name or an entry of
-        ``autoprop.core.registry.PRIMITIVES`` (then ``.fwd``, ``.vjps``, ``.jvps`` are used).
+        ``op(*inputs, **kwargs) -> ndarray``; or a name / entry of ``autoprop.core.registry.PRIMITIVES``
+        (its ``.fwd``, ``.vjps``, ``.jvps``).
     vjp : callable, sequence of callables, or None
-        Registry convention: ``vjp_i(g, ans, *inputs, **kwargs) -> dx_i``; one per input
-        (None for a non-differentiable one), or a single callable for a one-input op.
-        None: the primitive's own ``vjps``.
+        ``vjp_i(g, ans, *inputs, **kwargs) -> dx_i`` per input (None: not differentiable), one
+        callable for a one-input op, or None: the primitive's own ``vjps``.
     *inputs : array_like
         The arguments; float arrays are differentiated (float64 copies).
     kwargs : dict, optional
-        Keyword arguments of the op (``axis=...``).
-    seed : int
-    rtol, atol, eps : float
-    n_dirs : int, default 3
-    name : str, optional
+        Keyword arguments of the op. ``seed``, ``rtol``, ``atol``, ``eps``, ``n_dirs`` (3), ``name``: as in ``check_layer``.
 
     Returns
     -------
     CheckResult
-        ``kind="op"``; records ``d0``, ``d1``, ... (element scan) and ``<u,J^T v> 0``, ...
-        (dot-product test); ``notes`` say where ``J u`` came from.
+        ``kind="op"``; ``notes`` say where ``J u`` came from.
 
     Raises
     ------
@@ -1340,17 +1328,8 @@ def check_vjp(op: Any, vjp: Any = None, *inputs: Any, kwargs: Mapping[str, Any] 
                            expected_why=f"the shape of input {i}")
         manual[t] = g
 
-        # element scan
-        work = [y.copy() for y in xs]
-
-        def objective(work=work):
-            return float(np.sum(np.asarray(fwd(*[w.copy() for w in work], **kwargs), dtype=np.float64) * v))
-
-        sc = numerical_gradient(objective, work[i], eps=eps, detail=True)
+        rec, kinks, sc = _vjp_scan(fwd, xs, i, t, g, v, eps, rtol, atol, kwargs)
         numerical[t] = sc.grad
-        kinks = kink_mask(g, sc.grad, sc.d_plus, sc.d_minus, rtol=rtol, atol=atol)
-        rec = TensorRecord(t, tuple(x.shape), "gradient",
-                           [compare(g, sc.grad, "manual-vs-numerical", rtol=rtol, atol=atol, kinks=kinks)])
         if not rec.passed:
             f = name_signature(t, g, sc.grad)
             if f is not None:
@@ -1367,6 +1346,20 @@ def check_vjp(op: Any, vjp: Any = None, *inputs: Any, kwargs: Mapping[str, Any] 
     return CheckResult(name=owner, kind="op", records=records, rtol=rtol, atol=atol, eps=eps, seed=seed,
                        input_shape=tuple(tuple(x.shape) for x in xs), notes=notes,
                        gradients={"manual": manual, "numerical": numerical})
+
+
+def _vjp_scan(fwd, xs, i, t, g, v, eps, rtol, atol, kwargs):
+    """``J_i^T v`` against central differences of ``sum(op(*inputs) * v)``, kinks excluded: (record, kinks, scan)."""
+    work = [y.copy() for y in xs]
+
+    def objective():
+        return float(np.sum(np.asarray(fwd(*[w.copy() for w in work], **kwargs), dtype=np.float64) * v))
+
+    sc = numerical_gradient(objective, work[i], eps=eps, detail=True)
+    kinks = kink_mask(g, sc.grad, sc.d_plus, sc.d_minus, rtol=rtol, atol=atol)
+    rec = TensorRecord(t, tuple(xs[i].shape), "gradient",
+                       [compare(g, sc.grad, "manual-vs-numerical", rtol=rtol, atol=atol, kinks=kinks)])
+    return rec, kinks, sc
 
 
 def _vjp_list(vjps, n: int) -> list:

@@ -841,51 +841,42 @@ def layer_numerical_gradients(forward: Callable[..., np.ndarray], X: np.ndarray 
                               ) -> dict[str, np.ndarray] | dict[str, Scan]:
     """Numerical gradients of ``L = sum(forward(*inputs) * G)`` w.r.t. the inputs and every parameter.
 
-    Chooses a plan per tensor: the complex step for an input when the method asks
-    for it and :func:`complex_step_supported` allows it; the stacked batch for the
-    inputs of a batch-independent layer; chunks through ``forward_many`` when given;
-    else the element loop. Parameters never use the stacked batch (they are shared
-    by all samples) nor the complex step (central differences instead, with a note).
+    Chooses a plan per tensor: the complex step for an input when ``method`` asks for it and
+    :func:`complex_step_supported` allows it; the stacked batch for the inputs of a
+    batch-independent layer; chunks through ``forward_many`` when given; else the element
+    loop. Parameters never use the stacked batch (they are shared by all samples) nor the
+    complex step (central differences instead, with a note).
 
     Parameters
     ----------
     forward : callable
-        ``forward(*inputs) -> Y`` evaluating the layer with its current parameters.
-        It receives fresh copies of the inputs on every call, so a layer that
-        writes into its input cannot corrupt the check.
+        ``forward(*inputs) -> Y`` with the current parameters; it gets fresh copies of the inputs.
     X : ndarray or sequence of ndarray
-        The input (``forward(X)``) or several inputs (``forward(Q, K, V)``). Not
-        modified. Floating-point inputs are differentiated (perturbed in float64
-        copies); integer inputs (indices) are passed unchanged and get no gradient.
+        The input(s); not modified. Float inputs are differentiated (float64 copies), integer ones not.
     params : dict of str -> ndarray
         The layer's own parameter arrays; perturbed in place and restored.
     G : ndarray of float64
-        Upstream gradient, same shape as ``forward(*inputs)``.
-    eps : float or None, default 6.06e-6 (DEFAULT_EPS)
-        Relative step, see :func:`numerical_gradient`; None: :func:`default_eps` of ``method``.
+        Upstream gradient (shape of ``Y``).
+    eps : float or None, default DEFAULT_EPS
+        Relative step (None: :func:`default_eps` of ``method``).
     input_names : sequence of str, optional
-        Keys for the inputs in the result; default ``"X"`` for one input,
-        ``"X0", "X1", ...`` for several.
+        Result keys of the inputs; default ``"X"``, or ``"X0", "X1", ...``.
     method : {"central", "forward", "richardson", "complex"}, default "central"
     batched : bool or "auto", default "auto"
-        Vectorise the input scans when :func:`batch_independent` holds; True forces
-        it (no probe), False uses the element loop.
-    which : sequence of str, optional
-        Only these keys (input names or parameter keys); default all.
-    indices : dict of key -> index tuples, optional
-        Sample mode: estimate only these elements of these keys (others NaN).
+        The stacked batch when :func:`batch_independent` holds (True: without the probe).
+    which, indices : optional
+        Only these keys; only these elements per key (sample mode, the others NaN).
     detail : bool, default False
-        Return :class:`Scan` objects (one-sided quotients for kink detection).
+        Return :class:`Scan` objects (with the one-sided quotients of central differences).
     notes : list of str, optional
         Receives remarks (method fallbacks, loop vs batched).
     forward_many : callable, optional
-        ``forward_many(inputs_list, params_list, edits_list) -> list of Y`` (see :func:`many_scan`).
+        The chunked protocol of :func:`many_scan`.
 
     Returns
     -------
     dict
-        ``{input_name: dL/dinput for each float input, **{k: dL/dparams[k]}}``,
-        float64 arrays with the shapes of the inputs and parameters (or Scans).
+        ``{input name: dL/dinput, **{key: dL/dparams[key]}}`` (float64 arrays, or Scans).
     """
     _check_method(method)
     inputs = [np.asarray(X)] if isinstance(X, np.ndarray) else [np.asarray(x) for x in X]
