@@ -313,14 +313,20 @@ def run_training(config: TrainConfig | None = None, *, progress: bool = True, pl
         steps_per_epoch=spe, seconds=seconds,
     )
     if plots_dir is not None:
-        import os
-
-        from .plots import plot_training, save_figure
-
-        fig = plot_training(np.arange(1, total + 1), Lm, Lt, dl, dg, steps_per_epoch=spe, tolerance=LOSS_RTOL,
-                            model_name=config.model.upper())
-        report.plot_path = save_figure(fig, os.path.join(plots_dir, "training.png"))
+        report.plot_path = _plot(report, plots_dir)
     return report
+
+
+def _plot(report: TrainReport, plots_dir: str) -> str:
+    """Write ``plots_dir/training.png`` (losses and relative differences per step); return its path."""
+    import os
+
+    from .plots import plot_training, save_figure
+
+    fig = plot_training(np.arange(1, len(report.loss_manual) + 1), report.loss_manual, report.loss_tape,
+                        report.rel_loss_diff, report.rel_grad_diff, steps_per_epoch=report.steps_per_epoch,
+                        tolerance=LOSS_RTOL, model_name=report.config.model.upper())
+    return save_figure(fig, os.path.join(plots_dir, "training.png"))
 
 
 def _step(manual_run, tape_run, keys, xb, yb) -> tuple[float, float, float, float]:
