@@ -23,6 +23,8 @@ Examples
 array([3., 5., 7.])
 """
 
+import types as _types
+
 import numpy as _np
 
 from .core import registry as _R
@@ -98,6 +100,15 @@ dot = _F[_np.dot]
 einsum = _F[_np.einsum]
 tensordot = _F[_np.tensordot]
 outer = _F[_np.outer]
+
+# numpy.linalg (derivatives: autoprop.explain("inv"), ..., "eigh")
+linalg = _types.SimpleNamespace(
+    inv=_F[_np.linalg.inv], det=_F[_np.linalg.det], slogdet=_F[_np.linalg.slogdet],
+    solve=_F[_np.linalg.solve], cholesky=_F[_np.linalg.cholesky], eigh=_F[_np.linalg.eigh],
+    eigvalsh=_F[_np.linalg.eigvalsh], norm=_F[_np.linalg.norm],
+    matrix_power=_F[_np.linalg.matrix_power], multi_dot=_F[_np.linalg.multi_dot],
+    svd=_F[_np.linalg.svd],
+)
 
 # shape
 reshape = _F[_np.reshape]

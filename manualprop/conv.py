@@ -2,7 +2,7 @@
 
 Every layer here is built on one pair of functions:
 
-* :func:`im2col` copies every receptive field of the (padded) input into a
+* :func:`im2col` (in :mod:`manualprop._im2col`, shared with autoprop) copies every receptive field of the (padded) input into a
   column array ``cols`` of shape ``(N, C, kh, kw, H_out, W_out)``, using
   ``numpy.lib.stride_tricks.sliding_window_view`` (a strided view, no Python
   loop over pixels) and one contiguous copy;
@@ -24,8 +24,8 @@ Sources: ``lessons/20-conv2d.md``, ``lessons/21-pooling.md``.
 from __future__ import annotations
 
 import numpy as np
-from numpy.lib.stride_tricks import sliding_window_view
 
+from ._im2col import col2im, im2col
 from ._validation import (
     check_array,
     check_float_dtype,
@@ -37,78 +37,6 @@ from .init import conv2d_params
 from .layers import Layer
 
 __all__ = ["AvgPool2D", "Conv2D", "MaxPool2D", "col2im", "im2col"]
-
-
-def im2col(X, kernel_size, stride=(1, 1), padding=(0, 0), dilation=(1, 1)):
-    """Copy every receptive field of ``X`` into columns (no loop over pixels).
-
-    Parameters
-    ----------
-    X : ndarray, shape (N, C, H, W)
-    kernel_size, stride, padding, dilation : (int, int)
-        Already-checked pairs; zero padding of ``padding`` pixels on each side.
-
-    Returns
-    -------
-    cols : ndarray, shape (N, C, kh, kw, H_out, W_out), C-contiguous
-        ``cols[n, c, p, q, i, j] = Xpad[n, c, i*sh + p*dh, j*sw + q*dw]``.
-
-    Notes
-    -----
-    ``sliding_window_view`` gives every window of the dilated span
-    ``dh*(kh-1)+1`` at stride 1 as a view; slicing with steps ``stride`` (over
-    window positions) and ``dilation`` (inside a window) keeps the used ones.
-    Only the final ``ascontiguousarray`` copies (the im2col memory cost:
-    ``kh*kw`` times the output's spatial size per channel).
-    """
-    (kh, kw), (sh, sw), (ph, pw), (dh, dw) = kernel_size, stride, padding, dilation
-    if ph or pw:
-        X = np.pad(X, ((0, 0), (0, 0), (ph, ph), (pw, pw)))
-    v = sliding_window_view(X, (dh * (kh - 1) + 1, dw * (kw - 1) + 1), axis=(2, 3))
-    v = v[:, :, ::sh, ::sw, ::dh, ::dw]  # (N, C, H_out, W_out, kh, kw), a view
-    return np.ascontiguousarray(v.transpose(0, 1, 4, 5, 2, 3))
-
-
-def col2im(cols, x_shape, kernel_size, stride=(1, 1), padding=(0, 0), dilation=(1, 1)):
-    """Scatter-add columns back to an input-shaped array: the transpose of :func:`im2col`.
-
-    Parameters
-    ----------
-    cols : ndarray, shape (N, C, kh, kw, H_out, W_out)
-        Typically ``dL/dcols``.
-    x_shape : (N, C, H, W)
-        Shape of the (unpadded) input of :func:`im2col`.
-    kernel_size, stride, padding, dilation : (int, int)
-
-    Returns
-    -------
-    ndarray, shape x_shape
-        ``dX[n, c, y, x] = sum of cols[n, c, p, q, i, j]`` over all
-        ``(p, q, i, j)`` with ``i*sh + p*dh - ph = y`` and
-        ``j*sw + q*dw - pw = x``; gradients that land in the padding are
-        dropped (the padding is a constant).
-
-    Notes
-    -----
-    One vectorised ``+=`` per kernel offset ``(p, q)``: offset ``(p, q)`` of
-    every window hits the strided grid ``Xpad[p*dh :: sh, q*dw :: sw]``. Within
-    one offset the grid points are distinct, so ``+=`` on a strided slice is
-    safe; across offsets they overlap when ``stride < span``, and the
-    accumulation over offsets sums them.
-    """
-    (kh, kw), (sh, sw), (ph, pw), (dh, dw) = kernel_size, stride, padding, dilation
-    N, C, H, W = x_shape
-    H_out, W_out = cols.shape[-2:]
-    dXp = np.zeros((N, C, H + 2 * ph, W + 2 * pw), dtype=cols.dtype)
-    for p in range(kh):
-        h0 = p * dh
-        rows = slice(h0, h0 + sh * (H_out - 1) + 1, sh)
-        for q in range(kw):
-            w0 = q * dw
-            dXp[:, :, rows, w0 : w0 + sw * (W_out - 1) + 1 : sw] += cols[:, :, p, q]
-    if ph or pw:
-        return dXp[:, :, ph : ph + H, pw : pw + W]
-    return dXp
 
 
 class _Window2D(Layer):

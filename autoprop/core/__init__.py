@@ -1,7 +1,8 @@
 """autoprop's core: Tensor/Variable, the gradient tape, and the primitive/VJP registry.
 
-``tensor`` (Tensor, Variable), ``tape`` (GradientTape, the reverse walk), ``registry``
-(one table: primitive -> forward, VJP and JVP per argument), ``forward``
+``tensor`` (Tensor, Variable), ``tape`` (GradientTape, the reverse walk), ``observe``
+(explain's breadcrumbs), ``registry`` (the record type and numpy dispatch; the records
+themselves, one per primitive, in ``prims/`` by family), ``forward``
 (ForwardAccumulator), ``control`` (stop_gradient, custom_gradient, numpy_function),
 ``functional`` (hessian, hessian-vector products), ``diagnose`` (explain, summary).
 Nothing here knows about layers, losses or gradient checking.

@@ -272,6 +272,12 @@ def summary(tape):
     return "\n".join(lines)
 
 
+def _np_name(f):
+    """``numpy.linalg.norm``, ``numpy.sum``: the public spelling of a numpy callable."""
+    mod = getattr(f, "__module__", None) or "numpy"
+    return ("numpy.linalg." if "linalg" in mod else "numpy.") + f.__name__
+
+
 def explain_op(name, file=None):
     """Print (and return) the derivative stored with a registered primitive.
 
@@ -286,7 +292,8 @@ def explain_op(name, file=None):
     Returns
     -------
     str
-        The Jacobian form, the VJP form, the shape rule and the kinks/conventions.
+        The Jacobian form, the VJP form, the shape rule, the kinks/conventions and the
+        numpy functions and Tensor methods that call the primitive.
 
     Raises
     ------
@@ -320,6 +327,9 @@ def explain_op(name, file=None):
             f"shapes:   {d.get('shapes', '')}\n"
             f"kinks:    {d.get('kinks', '')}"
         )
+        called = [_np_name(f) for f in prim.numpy] + [f"Tensor.{m}" for m in prim.methods]
+        if called:
+            text += f"\ncalled by: {', '.join(called)}"
     elif name in registry.COMPOSITES:
         text = (
             f"{name}: composite (built from registered primitives; the tape records those)\n"

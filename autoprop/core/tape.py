@@ -18,22 +18,15 @@ from __future__ import annotations
 
 import enum
 import warnings
-import weakref
 
 import numpy as np
 
-from .tensor import _RECORDING, Tensor, Variable, is_differentiable_dtype
+from . import observe as _observe
+from .observe import _WATCHERS, note_cut  # noqa: F401  (note_cut: public for control.py)
+from .tensor import _EXTRA, _FORWARD, _RECORDING, Tensor, Variable, is_differentiable_dtype
 
-#: Forward-mode accumulators whose ``with`` block is open, innermost last.
-_FORWARD: list = []
-#: Tapes that want to hear about operations they do not record: paused by
-#: ``stop_recording`` or exited but still alive (weak references). Only used to explain
-#: missing gradients (:meth:`GradientTape.explain`); empty in a plain training step.
-_WATCHERS: list = []
-#: Non-empty while ``_FORWARD`` or ``_WATCHERS`` is: one check on the hot path.
-_EXTRA: list = []
-#: Breadcrumbs kept per tape are capped so a long-lived tape cannot grow without bound.
-_MAX_CRUMBS = 10000
+#: Breadcrumbs for explain() are capped per tape (see :mod:`autoprop.core.observe`).
+_MAX_CRUMBS = _observe.MAX_CRUMBS
 
 
 class UnconnectedGradients(enum.Enum):
@@ -133,23 +126,26 @@ def apply(prim, args, kwargs):
         if prim.vjps is not None:
             _record(prim, args, vals, kwargs, out)
         else:
-            _cut_by(prim.name, "a non-differentiable operation", args, out)
-    if _EXTRA:
-        _extra(prim, args, vals, kwargs, out)
+            _observe.cut_by(prim.name, "a non-differentiable operation", args, out)
+    if _EXTRA:  # a forward accumulator is open, or a paused/exited tape listens
+        if _FORWARD:
+            for i, acc in enumerate(list(_FORWARD)):
+                acc._push(i, prim, args, vals, kwargs, out)
+        if _WATCHERS:
+            _observe.after_op(prim, args, out)
     return out
 
 
 def _record(prim, args, vals, kwargs, out):
     if out._value.dtype.kind not in "fc":  # not differentiable (is_differentiable_dtype, inlined)
-        _cut_by(prim.name, f"a cast to the non-differentiable dtype {out._value.dtype}", args, out)
+        _observe.cut_by(prim.name, f"a cast to the non-differentiable dtype {out._value.dtype}",
+                        args, out)
         return
     copied = False
     vjps = prim.vjps
     for tape in _RECORDING:
         tracked = tape._tracked
-        cuts = tape._cuts
         parents = []
-        cut_from = None
         for i, a in enumerate(args):
             if isinstance(a, Tensor) and vjps[i] is not None:
                 if id(a) in tracked:
@@ -163,8 +159,6 @@ def _record(prim, args, vals, kwargs, out):
                     tracked[id(a)] = a
                     tape._accessed.append(a)
                     parents.append(i)
-                elif cuts and id(a) in cuts:
-                    cut_from = cuts[id(a)]
         if parents:
             if not copied:
                 # A plain ndarray argument may be changed in place by the caller after
@@ -175,71 +169,8 @@ def _record(prim, args, vals, kwargs, out):
                 copied = True
             tape._nodes.append(Node(prim, args, vals, kwargs, out, tuple(parents)))
             tracked[id(out)] = out
-        elif cut_from is not None and len(cuts) < _MAX_CRUMBS:
-            cuts[id(out)] = cut_from  # the cut travels with the values computed from it
-
-
-def _cut_by(opname, why, args, out):
-    """Breadcrumb: a tracked value went through an operation that passes no gradient."""
-    for tape in _RECORDING:
-        if getattr(tape, "_forward", False):
-            continue
-        tracked, cuts = tape._tracked, tape._crumbs()
-        for a in args:
-            if (
-                type(a) is Variable
-                and tape._watch_accessed
-                and a.trainable
-                and a._value.dtype.kind in "fc"
-                and id(a) not in tracked
-            ):  # reading a Variable watches it (as in TensorFlow), even off the tape
-                tracked[id(a)] = a
-                tape._accessed.append(a)
-            if isinstance(a, Tensor) and (id(a) in tracked or id(a) in cuts):
-                if len(cuts) < _MAX_CRUMBS:
-                    origin = cuts.get(id(a)) or (opname, why, len(tape._nodes))
-                    cuts[id(out)] = origin
-                    tape._keep.append(out)
-                break
-
-
-def note_cut(opname, why, inputs, outputs):
-    """Record that ``outputs`` were computed from ``inputs`` off the tape (stop_gradient,
-    numpy_function): used only by :meth:`GradientTape.explain`."""
-    for o in outputs:
-        _cut_by(opname, why, inputs, o)
-
-
-def _note_escape(tensor, how, value):
-    """Breadcrumb: a tracked tensor's value left the tape (np.asarray, float(), .numpy())."""
-    for tape in _RECORDING:
-        if getattr(tape, "_forward", False):
-            continue
-        if id(tensor) in tape._tracked or (tape._cuts and id(tensor) in tape._cuts):
-            if tape._escapes is None:
-                tape._escapes = []
-            if len(tape._escapes) < _MAX_CRUMBS:
-                tape._escapes.append((how, tensor, value, len(tape._nodes)))
-
-
-def _extra(prim, args, vals, kwargs, out):
-    if _FORWARD:
-        for i, acc in enumerate(list(_FORWARD)):
-            acc._push(i, prim, args, vals, kwargs, out)
-    if _WATCHERS:
-        for ref in list(_WATCHERS):
-            tape = ref()
-            if tape is None:
-                _unwatch(ref)
-                continue
-            reason = tape._watch_reason
-            tracked, cuts = tape._tracked, tape._crumbs()
-            for a in args:
-                if isinstance(a, Tensor) and (id(a) in tracked or id(a) in cuts):
-                    if len(cuts) < _MAX_CRUMBS:
-                        cuts[id(out)] = cuts.get(id(a)) or (prim.name, reason, len(tape._nodes))
-                        tape._keep.append(out)
-                    break
+        elif tape._cuts:  # explain()'s breadcrumbs: only once something was cut
+            _observe.carry_cut(tape, vjps, args, out)
 
 
 def _sync_extra():
@@ -250,22 +181,8 @@ def _sync_extra():
         _EXTRA.clear()
 
 
-def _watch_ops(tape, reason):
-    tape._watch_reason = reason
-    if tape._watch_ref is None:
-        tape._watch_ref = ref = weakref.ref(tape)
-        _WATCHERS.append(ref)
-        if not _EXTRA:
-            _EXTRA.append(True)
-
-
-def _unwatch(ref):
-    for i, r in enumerate(_WATCHERS):
-        if r is ref:
-            del _WATCHERS[i]
-            if not _WATCHERS and not _FORWARD:
-                _EXTRA.clear()
-            return
+_watch_ops = _observe.watch_ops
+_unwatch = _observe.unwatch
 
 
 class GradientTape:

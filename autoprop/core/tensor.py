@@ -17,6 +17,11 @@ _FLOAT_KINDS = ("f", "c")
 #: Tapes whose ``with`` block is open and that are recording, innermost last (shared
 #: with :mod:`autoprop.core.tape`; defined here so leaving the tape can be noticed).
 _RECORDING: list = []
+#: Forward-mode accumulators whose ``with`` block is open, innermost last.
+_FORWARD: list = []
+#: Non-empty while ``_FORWARD`` or a listening tape (:mod:`autoprop.core.observe`) is:
+#: one check on the hot path.
+_EXTRA: list = []
 
 
 def _as_array(value, dtype=None):
@@ -107,7 +112,7 @@ class Tensor:
         """
         v = self._value.copy()
         if _RECORDING:
-            _tape._note_escape(self, ".numpy()", v)
+            _observe.note_escape(self, ".numpy()", v)
         return v
 
     def __array__(self, dtype=None, copy=None):
@@ -120,7 +125,7 @@ class Tensor:
         elif copy:
             v = v.copy()
         if _RECORDING:
-            _tape._note_escape(self, "numpy conversion (np.asarray / np.array)", v)
+            _observe.note_escape(self, "numpy conversion (np.asarray / np.array)", v)
         return v
 
     def __len__(self):
@@ -128,7 +133,7 @@ class Tensor:
 
     def __float__(self):
         if _RECORDING:
-            _tape._note_escape(self, "float()", float(self._value))
+            _observe.note_escape(self, "float()", float(self._value))
         return float(self._value)
 
     def __int__(self):
@@ -143,7 +148,7 @@ class Tensor:
     def item(self):
         """The value of a one-element tensor as a Python scalar (leaves the tape)."""
         if _RECORDING:
-            _tape._note_escape(self, ".item()", self._value.item())
+            _observe.note_escape(self, ".item()", self._value.item())
         return self._value.item()
 
     def tolist(self):
@@ -465,4 +470,4 @@ def is_differentiable_dtype(dtype):
 
 
 from . import registry as _R  # noqa: E402  (operators above look primitives up here)
-from . import tape as _tape  # noqa: E402  (breadcrumbs for GradientTape.explain)
+from . import observe as _observe  # noqa: E402  (breadcrumbs for GradientTape.explain)

@@ -1,0 +1,129 @@
+"""Breadcrumbs for :meth:`GradientTape.explain`: the tape's observer.
+
+Recording a differentiable operation (``tape.apply`` / ``_record``) does no
+bookkeeping for ``explain``. This module is called only when something explain may
+have to report happens, so a plain training step never enters it:
+
+* a tracked value goes through an operation that passes no gradient (a comparison,
+  argmax, round, an integer cast, ``stop_gradient``, ``numpy_function``): :func:`cut_by`
+  remembers the output, and :func:`carry_cut` every value computed from it alone;
+* a tracked value leaves the tape as a plain array or number (``np.asarray``,
+  ``float()``, ``.numpy()``, ``.item()``): :func:`note_escape`;
+* a tape that watched tensors explicitly is paused (``stop_recording``) or has exited
+  its ``with`` block: it listens weakly to later operations (:func:`watch_ops`,
+  :func:`after_op`) to say "computed after the block".
+
+The breadcrumbs live on the tape (``_cuts``, ``_keep``, ``_escapes``), are capped at
+:data:`MAX_CRUMBS` each, and are read by :mod:`autoprop.core.diagnose`.
+Source: ``lessons/10-gradient-tape.md``.
+"""
+
+from __future__ import annotations
+
+import weakref
+
+from .tensor import _EXTRA, _FORWARD, _RECORDING, Tensor, Variable
+
+#: Tapes that want to hear about operations they do not record: paused by
+#: ``stop_recording`` or exited but still alive (weak references). Empty in a plain
+#: training step.
+_WATCHERS: list = []
+#: Breadcrumbs kept per tape are capped so a long-lived tape cannot grow without bound.
+MAX_CRUMBS = 10000
+
+
+def cut_by(opname, why, args, out):
+    """Breadcrumb: a tracked value went through an operation that passes no gradient.
+
+    Reading a trainable Variable watches it here too (as in TensorFlow), although the
+    operation is not recorded, so ``tape.watched_variables()`` lists it.
+    """
+    for tape in _RECORDING:
+        if getattr(tape, "_forward", False):
+            continue
+        tracked, cuts = tape._tracked, tape._crumbs()
+        for a in args:
+            if (
+                type(a) is Variable
+                and tape._watch_accessed
+                and a.trainable
+                and a._value.dtype.kind in "fc"
+                and id(a) not in tracked
+            ):
+                tracked[id(a)] = a
+                tape._accessed.append(a)
+            if isinstance(a, Tensor) and (id(a) in tracked or id(a) in cuts):
+                if len(cuts) < MAX_CRUMBS:
+                    origin = cuts.get(id(a)) or (opname, why, len(tape._nodes))
+                    cuts[id(out)] = origin
+                    tape._keep.append(out)
+                break
+
+
+def carry_cut(tape, vjps, args, out):
+    """An operation with no tracked input read a value that was cut: the cut travels
+    with its output (called only when the tape holds cut breadcrumbs)."""
+    cuts = tape._cuts
+    cut_from = None
+    for i, a in enumerate(args):
+        if isinstance(a, Tensor) and vjps[i] is not None and id(a) in cuts:
+            cut_from = cuts[id(a)]
+    if cut_from is not None and len(cuts) < MAX_CRUMBS:
+        cuts[id(out)] = cut_from
+        tape._keep.append(out)  # keeps the id valid (a freed id would be reused)
+
+
+def note_cut(opname, why, inputs, outputs):
+    """Record that ``outputs`` were computed from ``inputs`` off the tape (stop_gradient,
+    numpy_function): used only by :meth:`GradientTape.explain`."""
+    for o in outputs:
+        cut_by(opname, why, inputs, o)
+
+
+def note_escape(tensor, how, value):
+    """Breadcrumb: a tracked tensor's value left the tape (np.asarray, float(), .numpy())."""
+    for tape in _RECORDING:
+        if getattr(tape, "_forward", False):
+            continue
+        if id(tensor) in tape._tracked or (tape._cuts and id(tensor) in tape._cuts):
+            if tape._escapes is None:
+                tape._escapes = []
+            if len(tape._escapes) < MAX_CRUMBS:
+                tape._escapes.append((how, tensor, value, len(tape._nodes)))
+
+
+def after_op(prim, args, out):
+    """Tell every listening (paused or exited) tape about an operation it did not record."""
+    for ref in list(_WATCHERS):
+        tape = ref()
+        if tape is None:
+            unwatch(ref)
+            continue
+        reason = tape._watch_reason
+        tracked, cuts = tape._tracked, tape._crumbs()
+        for a in args:
+            if isinstance(a, Tensor) and (id(a) in tracked or id(a) in cuts):
+                if len(cuts) < MAX_CRUMBS:
+                    cuts[id(out)] = cuts.get(id(a)) or (prim.name, reason, len(tape._nodes))
+                    tape._keep.append(out)
+                break
+
+
+def watch_ops(tape, reason):
+    """Let ``tape`` (weakly) hear about later operations, for ``reason``."""
+    tape._watch_reason = reason
+    if tape._watch_ref is None:
+        tape._watch_ref = ref = weakref.ref(tape)
+        _WATCHERS.append(ref)
+        if not _EXTRA:
+            _EXTRA.append(True)
+
+
+def unwatch(ref):
+    """Stop a tape listening (``ref`` is its weak reference)."""
+    for i, r in enumerate(_WATCHERS):
+        if r is ref:
+            del _WATCHERS[i]
+            if not _WATCHERS and not _FORWARD:
+                _EXTRA.clear()
+            return

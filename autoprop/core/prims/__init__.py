@@ -1,0 +1,8 @@
+"""The primitive families of :mod:`autoprop.core.registry`, one module per family.
+
+``elementwise`` (arithmetic, ufuncs, comparisons, where, clip), ``reductions`` (sum,
+mean, max, logsumexp, softmax, norm, prod, var, ...), ``shape`` (reshape, transpose,
+indexing, concatenate, gathers along an axis), ``linalg`` (matmul, tensordot, einsum,
+dot, outer), ``windows`` (extract_patches / scatter_patches: im2col and col2im).
+Importing :mod:`autoprop.core.registry` imports them all; each record is defined once.
+"""

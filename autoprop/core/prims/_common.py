@@ -1,0 +1,107 @@
+"""Helpers used inside VJPs and JVPs of every family (they work on ndarrays and Tensors)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..tensor import Tensor
+
+#: the ``shapes`` text of every broadcasting binary primitive
+BCAST = "broadcasting: each gradient is summed back to its input's shape"
+SAME = "same as x"
+
+
+def _shape(x):
+    return x.shape if hasattr(x, "shape") else ()
+
+
+def unbroadcast(g, shape):
+    """Sum ``g`` over the axes that broadcasting added or stretched, back to ``shape``.
+
+    This is the VJP of broadcasting: an input of shape (4,) added to a (3, 4) array
+    was used 3 times, so its gradient is the sum of the 3 rows (``lessons/00-chain-rule.md``).
+
+    Parameters
+    ----------
+    g : ndarray or Tensor
+        A gradient of the broadcast result's shape.
+    shape : tuple of int
+        The input's shape (broadcastable to ``g``'s).
+
+    Returns
+    -------
+    ndarray or Tensor of ``shape``.
+    """
+    gs = _shape(g)
+    if gs == shape:
+        return g
+    extra = len(gs) - len(shape)
+    if extra > 0:
+        g = g.sum(axis=tuple(range(extra)))
+    axes = tuple(i for i, n in enumerate(shape) if n == 1 and _shape(g)[i] != 1)
+    if axes:
+        g = g.sum(axis=axes, keepdims=True)
+    return g
+
+
+def _keep_reduced(g, shape, axis, keepdims):
+    """Reshape a reduction's gradient so it broadcasts against the input again."""
+    if keepdims:
+        return g
+    if axis is None:
+        return g.reshape((1,) * len(shape)) if len(shape) else g
+    axes = (axis,) if isinstance(axis, int) else tuple(axis)
+    axes = {a % len(shape) for a in axes}
+    return g.reshape(tuple(1 if i in axes else n for i, n in enumerate(shape)))
+
+
+def _count(shape, axis):
+    if axis is None:
+        return int(np.prod(shape)) if len(shape) else 1
+    axes = (axis,) if isinstance(axis, int) else tuple(axis)
+    return int(np.prod([shape[a] for a in axes]))
+
+
+def _mT(x):
+    return x.T if x.ndim == 2 else np.swapaxes(x, -1, -2)
+
+
+def _t(x):
+    return x if isinstance(x, Tensor) else Tensor(x)
+
+
+def _axes_tuple(axis, ndim):
+    return tuple(a % ndim for a in ((axis,) if isinstance(axis, (int, np.integer)) else axis))
+
+
+def _no_out(name, kwargs):
+    if kwargs.get("out") is not None:
+        raise TypeError(
+            f"autoprop cannot record numpy.{name}(..., out=...): writing into an existing "
+            "array is an in-place update, which the tape cannot undo in the backward pass. "
+            f"Drop out= and use the returned tensor: y = np.{name}(...)."
+        )
+
+
+def _check_kw(name, kwargs, allowed=()):
+    _no_out(name, kwargs)
+    bad = [k for k, v in kwargs.items() if k not in allowed and k != "out" and v is not None
+           and not (k in ("order", "casting") and v in ("C", "K", "A", "same_kind"))]
+    if bad:
+        raise TypeError(
+            f"autoprop cannot record numpy.{name}(..., {bad[0]}=...): that option has no "
+            f"registered derivative. Call numpy.{name} without it (or compute on values "
+            "with ap.numpy_function, which gives no gradient)."
+        )
+
+
+def _value(x):
+    return x._value if isinstance(x, Tensor) else x
+
+
+def _value_only(fn):
+    """numpy functions that return plain values (bools, indices): computed on the values."""
+    def run(*args, **kwargs):
+        return fn(*[_value(a) for a in args], **{k: _value(v) for k, v in kwargs.items()})
+    run.__name__ = fn.__name__
+    return run

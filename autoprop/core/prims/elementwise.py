@@ -1,0 +1,317 @@
+"""Elementwise primitives: arithmetic with broadcasting, unary ufuncs, where, clip, and
+the non-differentiable comparisons and roundings. One record each (registry.defprim):
+forward, VJP and JVP per argument, derivation text, numpy names, Tensor methods.
+
+Binary VJPs sum the gradient back to each input's shape (:func:`unbroadcast`); JVPs
+return a contribution that broadcasts to the output (the accumulator broadcasts it).
+Derivations: ``lessons/00-chain-rule.md``, ``lessons/02-activations.md``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..registry import defnondiff, defnumpy, defprim, linear_jvp
+from ..tensor import Tensor
+from ._common import BCAST, SAME, _check_kw, _shape, unbroadcast
+
+__all__ = [
+    "add", "subtract", "multiply", "divide", "power", "maximum", "minimum", "logaddexp",
+    "arctan2", "negative", "exp", "log", "sqrt", "square", "tanh", "sigmoid", "relu",
+    "absolute", "sin", "cos", "log1p", "expm1", "erf", "erfc", "cast", "reciprocal", "log2",
+    "log10", "tan", "arcsin", "arccos", "arctan", "sinh", "cosh", "clip", "where",
+    "less", "less_equal", "greater", "greater_equal", "equal", "not_equal", "sign",
+    "floor", "ceil", "round", "logical_and", "logical_or", "logical_not", "isfinite", "isnan",
+]
+
+_LN2 = float(np.log(2.0))
+_LN10 = float(np.log(10.0))
+
+# --- binary (numpy broadcasting) -------------------------------------------------------
+add = defprim(
+    "add", np.add,
+    lambda g, ans, a, b: unbroadcast(g, _shape(a)),
+    lambda g, ans, a, b: unbroadcast(g, _shape(b)),
+    jvp=(lambda t, ans, a, b: t, lambda t, ans, a, b: t),
+    jacobian="d(a+b)/da = I, d(a+b)/db = I", vjp="da = g, db = g", shapes=BCAST,
+    numpy=(np.add,), methods=("__add__", "__radd__"),
+)
+subtract = defprim(
+    "subtract", np.subtract,
+    lambda g, ans, a, b: unbroadcast(g, _shape(a)),
+    lambda g, ans, a, b: unbroadcast(-g, _shape(b)),
+    jvp=(lambda t, ans, a, b: t, lambda t, ans, a, b: -t),
+    jacobian="d(a-b)/da = I, d(a-b)/db = -I", vjp="da = g, db = -g", shapes=BCAST,
+    numpy=(np.subtract,), methods=("__sub__", "__rsub__"),
+)
+multiply = defprim(
+    "multiply", np.multiply,
+    lambda g, ans, a, b: unbroadcast(g * b, _shape(a)),
+    lambda g, ans, a, b: unbroadcast(g * a, _shape(b)),
+    jvp=linear_jvp("multiply"),
+    jacobian="d(a*b)/da = diag(b), d(a*b)/db = diag(a)", vjp="da = g * b, db = g * a",
+    shapes=BCAST, numpy=(np.multiply,), methods=("__mul__", "__rmul__"),
+)
+divide = defprim(
+    "divide", np.true_divide,
+    lambda g, ans, a, b: unbroadcast(g / b, _shape(a)),
+    lambda g, ans, a, b: unbroadcast(-g * ans / b, _shape(b)),
+    jvp=(lambda t, ans, a, b: t / b, lambda t, ans, a, b: -t * ans / b),
+    jacobian="d(a/b)/da = diag(1/b), d(a/b)/db = diag(-a/b^2)",
+    vjp="da = g / b, db = -g * (a/b) / b", shapes=BCAST, kinks="b = 0: inf/nan as numpy",
+    numpy=(np.true_divide,), methods=("__truediv__", "__rtruediv__"),
+)
+
+
+def _pow_da(a, b):
+    # b * a**(b-1), written without dividing by a (so 0**3 gives 0, not nan)
+    return b * a ** (b - 1)
+
+
+def _pow_db(ans, a):
+    # ans * log(a); where a == 0 the factor ans is 0 for b > 0, so use log(1) = 0 there
+    safe = np.where(a == 0, 1.0, a) if isinstance(a, (np.ndarray, Tensor)) else (a if a != 0 else 1.0)
+    return ans * np.log(safe)
+
+
+power = defprim(
+    "power", np.power,
+    lambda g, ans, a, b: unbroadcast(g * _pow_da(a, b), _shape(a)),
+    lambda g, ans, a, b: unbroadcast(g * _pow_db(ans, a), _shape(b)),
+    jvp=(lambda t, ans, a, b: t * _pow_da(a, b), lambda t, ans, a, b: t * _pow_db(ans, a)),
+    jacobian="d(a^b)/da = diag(b a^(b-1)), d(a^b)/db = diag(a^b log a)",
+    vjp="da = g * b * a**(b-1), db = g * a**b * log(a)", shapes=BCAST,
+    kinks="d/db at a = 0 is taken as 0 (log(0) replaced by 0); a < 0 gives nan for d/db",
+    numpy=(np.power,), methods=("__pow__", "__rpow__"),
+)
+
+
+def _tie_share(a, b):
+    """1 where a > b, 0.5 where a == b, 0 where a < b (the even split at ties)."""
+    return (a > b) * 1.0 + (a == b) * 0.5
+
+
+def _tie_routed(name, fwd, word, op):
+    """maximum / minimum: the gradient goes to the chosen argument, halves at a tie."""
+    first = (lambda a, b: _tie_share(a, b)) if name == "maximum" else (lambda a, b: _tie_share(b, a))
+    return defprim(
+        name, fwd,
+        lambda g, ans, a, b: unbroadcast(g * first(a, b), _shape(a)),
+        lambda g, ans, a, b: unbroadcast(g * first(b, a), _shape(b)),
+        jvp=(lambda t, ans, a, b: t * first(a, b), lambda t, ans, a, b: t * first(b, a)),
+        jacobian=f"1 to the {word} argument", vjp=f"da = g * [a {op} b] + 0.5 g [a == b]",
+        shapes=BCAST, kinks="a == b: each side gets half of g", numpy=(fwd,),
+    )
+
+
+maximum = _tie_routed("maximum", np.maximum, "larger", ">")
+minimum = _tie_routed("minimum", np.minimum, "smaller", "<")
+logaddexp = defprim(
+    "logaddexp", np.logaddexp,
+    lambda g, ans, a, b: unbroadcast(g * np.exp(a - ans), _shape(a)),
+    lambda g, ans, a, b: unbroadcast(g * np.exp(b - ans), _shape(b)),
+    jvp=(lambda t, ans, a, b: t * np.exp(a - ans), lambda t, ans, a, b: t * np.exp(b - ans)),
+    jacobian="d log(e^a + e^b)/da = e^a / (e^a + e^b) = sigmoid(a - b)",
+    vjp="da = g * exp(a - y), db = g * exp(b - y), y = logaddexp(a, b)", shapes=BCAST,
+    kinks="none: smooth everywhere; softplus(x) = logaddexp(0, x) has derivative sigmoid(x), 0.5 at 0",
+    numpy=(np.logaddexp,),
+)
+arctan2 = defprim(
+    "arctan2", np.arctan2,
+    lambda g, ans, y, x: unbroadcast(g * x / (x * x + y * y), _shape(y)),
+    lambda g, ans, y, x: unbroadcast(-g * y / (x * x + y * y), _shape(x)),
+    jvp=(lambda t, ans, y, x: t * x / (x * x + y * y), lambda t, ans, y, x: -t * y / (x * x + y * y)),
+    jacobian="d atan2(y, x)/dy = x/(x^2+y^2), d/dx = -y/(x^2+y^2)",
+    vjp="dy = g x / (x^2 + y^2), dx = -g y / (x^2 + y^2)", shapes=BCAST,
+    kinks="x = y = 0: nan (0/0)", numpy=(np.arctan2,),
+)
+
+
+# --- unary: d(x) is a diagonal Jacobian, so the JVP is the VJP's factor times t ------
+def _unary(name, fwd, factor, jacobian, vjp, kinks="none (smooth)", numpy=True, methods=()):
+    """A one-argument elementwise primitive whose derivative is ``factor(ans, x)``:
+    VJP ``g * factor``, JVP ``t * factor`` (one formula, both modes); ``fwd`` is the
+    numpy ufunc that dispatches here unless ``numpy=False``."""
+    return defprim(
+        name, fwd, lambda g, ans, x: g * factor(ans, x),
+        jvp=lambda t, ans, x: t * factor(ans, x),
+        jacobian=jacobian, vjp=vjp, shapes=SAME, kinks=kinks,
+        numpy=(fwd,) if numpy else (), methods=methods,
+    )
+
+
+negative = defprim("negative", np.negative, lambda g, ans, x: -g, jvp=linear_jvp("negative"),
+                   jacobian="-I", vjp="dx = -g", shapes=SAME, numpy=(np.negative,),
+                   methods=("__neg__",))
+exp = defprim("exp", np.exp, lambda g, ans, x: g * ans, jvp=lambda t, ans, x: t * ans,
+              jacobian="diag(exp(x))", vjp="dx = g * exp(x) (reuses the output)",
+              shapes=SAME, numpy=(np.exp,))
+log = defprim("log", np.log, lambda g, ans, x: g / x, jvp=lambda t, ans, x: t / x,
+              jacobian="diag(1/x)", vjp="dx = g / x", shapes=SAME,
+              kinks="x = 0: inf; x < 0: nan (as numpy)", numpy=(np.log,))
+sqrt = defprim("sqrt", np.sqrt, lambda g, ans, x: g * 0.5 / ans, jvp=lambda t, ans, x: t * 0.5 / ans,
+               jacobian="diag(1 / (2 sqrt(x)))", vjp="dx = g / (2 sqrt(x))", shapes=SAME,
+               kinks="x = 0: inf (and 0 * inf = nan downstream); see ap.norm for a safe norm",
+               numpy=(np.sqrt,))
+square = _unary("square", np.square, lambda ans, x: 2.0 * x, "diag(2x)", "dx = 2 x g")
+tanh = _unary("tanh", np.tanh, lambda ans, x: 1.0 - ans * ans, "diag(1 - tanh(x)^2)",
+              "dx = g * (1 - y^2), y = tanh(x)")
+
+
+def _sigmoid_fwd(x):
+    # exp(-log(1 + exp(-x))): no overflow for large |x| (exp underflows to 0 quietly)
+    return np.exp(-np.logaddexp(0.0, -x))
+
+
+sigmoid = defprim("sigmoid", _sigmoid_fwd, lambda g, ans, x: g * ans * (1.0 - ans),
+                  jvp=lambda t, ans, x: t * ans * (1.0 - ans),
+                  jacobian="diag(s(1-s)), s = sigmoid(x)", vjp="dx = g * s * (1 - s)", shapes=SAME)
+relu = _unary("relu", lambda x: np.maximum(x, 0), lambda ans, x: x > 0, "diag([x > 0])",
+              "dx = g * [x > 0]", kinks="relu'(0) = 0", numpy=False)
+absolute = _unary("absolute", np.abs, lambda ans, x: np.sign(x), "diag(sign(x))",
+                  "dx = g * sign(x)", kinks="abs'(0) = 0", methods=("__abs__",))
+sin = _unary("sin", np.sin, lambda ans, x: np.cos(x), "diag(cos x)", "dx = g cos(x)")
+cos = defprim("cos", np.cos, lambda g, ans, x: -g * np.sin(x), jvp=lambda t, ans, x: -t * np.sin(x),
+              jacobian="diag(-sin x)", vjp="dx = -g sin(x)", shapes=SAME, numpy=(np.cos,))
+log1p = defprim("log1p", np.log1p, lambda g, ans, x: g / (1.0 + x), jvp=lambda t, ans, x: t / (1.0 + x),
+                jacobian="diag(1/(1+x))", vjp="dx = g / (1 + x)", shapes=SAME, numpy=(np.log1p,))
+expm1 = _unary("expm1", np.expm1, lambda ans, x: ans + 1.0, "diag(exp(x))", "dx = g * (y + 1)")
+
+try:  # scipy ships with scikit-learn; math.erf is the fallback
+    from scipy.special import erf as _erf
+    from scipy.special import erfc as _erfc
+except ImportError:  # pragma: no cover
+    import math
+
+    _erf = np.vectorize(math.erf, otypes=[np.float64])
+    _erfc = np.vectorize(math.erfc, otypes=[np.float64])
+
+_TWO_OVER_SQRT_PI = 2.0 / np.sqrt(np.pi)
+erf = defprim("erf", lambda x: np.asarray(_erf(x), dtype=np.result_type(x, np.float32)),
+              lambda g, ans, x: g * _TWO_OVER_SQRT_PI * np.exp(-(x * x)),
+              jvp=lambda t, ans, x: t * _TWO_OVER_SQRT_PI * np.exp(-(x * x)),
+              jacobian="diag(2/sqrt(pi) exp(-x^2))", vjp="dx = g * 2/sqrt(pi) * exp(-x^2)",
+              shapes=SAME)
+erfc = defprim("erfc", lambda x: np.asarray(_erfc(x), dtype=np.result_type(x, np.float32)),
+               lambda g, ans, x: -g * _TWO_OVER_SQRT_PI * np.exp(-(x * x)),
+               jvp=lambda t, ans, x: -t * _TWO_OVER_SQRT_PI * np.exp(-(x * x)),
+               jacobian="diag(-2/sqrt(pi) exp(-x^2))", vjp="dx = -g * 2/sqrt(pi) * exp(-x^2)",
+               shapes=SAME, kinks="keeps relative accuracy for large x, where 1 - erf(x) cancels")
+cast = defprim("cast", lambda x, dtype: np.asarray(x).astype(dtype),
+               lambda g, ans, x, dtype: g.astype(x.dtype), jvp=linear_jvp("cast"),
+               jacobian="I (between float dtypes)", vjp="dx = g cast back to x's dtype",
+               shapes=SAME, methods=("astype",),
+               kinks="a cast to an integer or bool dtype is not differentiable: no gradient")
+reciprocal = defprim(
+    "reciprocal", np.reciprocal, lambda g, ans, x: -g * ans * ans,
+    jvp=lambda t, ans, x: -t * ans * ans,
+    jacobian="diag(-1/x^2)", vjp="dx = -g / x^2 (= -g y^2)", shapes=SAME,
+    kinks="x = 0: inf (as numpy)", numpy=(np.reciprocal,),
+)
+log2 = defprim(
+    "log2", np.log2, lambda g, ans, x: g / (x * _LN2), jvp=lambda t, ans, x: t / (x * _LN2),
+    jacobian="diag(1/(x ln 2))", vjp="dx = g / (x ln 2)", shapes=SAME,
+    kinks="x = 0: inf; x < 0: nan (as numpy)", numpy=(np.log2,),
+)
+log10 = defprim(
+    "log10", np.log10, lambda g, ans, x: g / (x * _LN10), jvp=lambda t, ans, x: t / (x * _LN10),
+    jacobian="diag(1/(x ln 10))", vjp="dx = g / (x ln 10)", shapes=SAME,
+    kinks="x = 0: inf; x < 0: nan (as numpy)", numpy=(np.log10,),
+)
+tan = _unary("tan", np.tan, lambda ans, x: 1.0 + ans * ans, "diag(1 + tan(x)^2)",
+             "dx = g (1 + y^2), y = tan(x)", kinks="poles at pi/2 + k pi")
+arcsin = defprim(
+    "arcsin", np.arcsin, lambda g, ans, x: g / np.sqrt(1.0 - x * x),
+    jvp=lambda t, ans, x: t / np.sqrt(1.0 - x * x),
+    jacobian="diag(1/sqrt(1 - x^2))", vjp="dx = g / sqrt(1 - x^2)", shapes=SAME,
+    kinks="|x| = 1: inf; |x| > 1: nan", numpy=(np.arcsin,),
+)
+arccos = defprim(
+    "arccos", np.arccos, lambda g, ans, x: -g / np.sqrt(1.0 - x * x),
+    jvp=lambda t, ans, x: -t / np.sqrt(1.0 - x * x),
+    jacobian="diag(-1/sqrt(1 - x^2))", vjp="dx = -g / sqrt(1 - x^2)", shapes=SAME,
+    kinks="|x| = 1: -inf; |x| > 1: nan", numpy=(np.arccos,),
+)
+arctan = defprim(
+    "arctan", np.arctan, lambda g, ans, x: g / (1.0 + x * x), jvp=lambda t, ans, x: t / (1.0 + x * x),
+    jacobian="diag(1/(1 + x^2))", vjp="dx = g / (1 + x^2)", shapes=SAME, numpy=(np.arctan,),
+)
+sinh = _unary("sinh", np.sinh, lambda ans, x: np.cosh(x), "diag(cosh x)", "dx = g cosh(x)")
+cosh = _unary("cosh", np.cosh, lambda ans, x: np.sinh(x), "diag(sinh x)", "dx = g sinh(x)")
+
+
+# --- clip and where: the gradient is routed, not scaled -------------------------------
+def _clip_inside(x, lo, hi):
+    """1 where lo <= x <= hi (a bound of None is no bound): the gradient passes there."""
+    inside = None
+    if lo is not None:
+        inside = x >= lo
+    if hi is not None:
+        inside = (x <= hi) if inside is None else inside * (x <= hi)
+    return 1.0 if inside is None else inside
+
+
+def _np_clip(a, a_min=None, a_max=None, out=None, **kw):
+    a_min = kw.pop("min", a_min)
+    a_max = kw.pop("max", a_max)
+    _check_kw("clip", dict(kw, out=out))
+    return clip(a, a_min, a_max)
+
+
+clip = defprim(
+    "clip", lambda x, lo, hi: np.clip(x, lo, hi),
+    lambda g, ans, x, lo, hi: unbroadcast(g * _clip_inside(x, lo, hi), _shape(x)),
+    lambda g, ans, x, lo, hi: unbroadcast(g * (x < lo), _shape(lo)),
+    lambda g, ans, x, lo, hi: unbroadcast(g * (x > hi), _shape(hi)),
+    jvp=(lambda t, ans, x, lo, hi: t * _clip_inside(x, lo, hi),
+         lambda t, ans, x, lo, hi: t * (x < lo),
+         lambda t, ans, x, lo, hi: t * (x > hi)),
+    jacobian="1 to x where lo <= x <= hi, else 1 to the bound that was used",
+    vjp="dx = g [lo <= x <= hi], dlo = g [x < lo], dhi = g [x > hi]", shapes=BCAST,
+    kinks="x exactly at a bound: the gradient goes to x (TensorFlow's clip_by_value rule)",
+    numpy=(np.clip,), np_call=_np_clip, methods=("clip",),
+)
+
+
+def _np_where(condition, x=None, y=None):
+    if x is None and y is None:
+        return np.nonzero(condition._value if isinstance(condition, Tensor) else condition)
+    return where(condition, x, y)
+
+
+where = defprim(
+    "where", lambda cond, x, y: np.where(cond, x, y),
+    None,
+    lambda g, ans, c, x, y: unbroadcast(np.where(c, g, 0.0), _shape(x)),
+    lambda g, ans, c, x, y: unbroadcast(np.where(c, 0.0, g), _shape(y)),
+    jvp=(None, lambda t, ans, c, x, y: np.where(c, t, 0.0), lambda t, ans, c, x, y: np.where(c, 0.0, t)),
+    jacobian="1 to the chosen branch", vjp="dx = g where cond, dy = g where not cond",
+    shapes=BCAST, kinks="the condition gets no gradient", numpy=(np.where,), np_call=_np_where,
+)
+
+# --- non-differentiable ---------------------------------------------------------------
+_CMP = "comparisons are piecewise constant"
+_BOOL = "booleans are not differentiable"
+less = defnondiff("less", np.less, _CMP, numpy=(np.less,), methods=("__lt__",))
+less_equal = defnondiff("less_equal", np.less_equal, _CMP, numpy=(np.less_equal,), methods=("__le__",))
+greater = defnondiff("greater", np.greater, _CMP, numpy=(np.greater,), methods=("__gt__",))
+greater_equal = defnondiff("greater_equal", np.greater_equal, _CMP, numpy=(np.greater_equal,),
+                           methods=("__ge__",))
+equal = defnondiff("equal", np.equal, _CMP, numpy=(np.equal,), methods=("__eq__",))
+not_equal = defnondiff("not_equal", np.not_equal, _CMP, numpy=(np.not_equal,), methods=("__ne__",))
+sign = defnondiff("sign", np.sign, "sign is piecewise constant (derivative 0, undefined at 0)",
+                  numpy=(np.sign,))
+floor = defnondiff("floor", np.floor, "floor is piecewise constant", numpy=(np.floor,))
+ceil = defnondiff("ceil", np.ceil, "ceil is piecewise constant", numpy=(np.ceil,))
+round = defnondiff("round", np.round, "round is piecewise constant",  # noqa: A001
+                   numpy=(np.rint, np.round, np.around),
+                   np_call=lambda a, decimals=0, out=None, **kw: round(a), methods=("round",))
+logical_and = defnondiff("logical_and", np.logical_and, _BOOL, numpy=(np.logical_and,),
+                         methods=("__and__", "__rand__"))
+logical_or = defnondiff("logical_or", np.logical_or, _BOOL, numpy=(np.logical_or,),
+                        methods=("__or__", "__ror__"))
+logical_not = defnondiff("logical_not", np.logical_not, _BOOL, numpy=(np.logical_not,),
+                         methods=("__invert__",))
+isfinite = defnondiff("isfinite", np.isfinite, _BOOL, numpy=(np.isfinite,))
+isnan = defnondiff("isnan", np.isnan, _BOOL, numpy=(np.isnan,))
+defnumpy("positive", (np.positive,), lambda x: x)  # dispatch_ufunc returns +x itself

@@ -1,0 +1,312 @@
+"""Reductions and normalisations: sum, mean, max/min, prod, cumsum, logsumexp,
+softmax/log_softmax, the fused sparse cross-entropy, norm; var and std as composites.
+One record each (registry.defprim): forward, VJP, JVP, derivation text, numpy names.
+
+A reduction's VJP reshapes ``g`` so it broadcasts against the input again
+(``_keep_reduced``). Derivations: ``lessons/00-chain-rule.md`` (sum, mean, broadcast),
+``lessons/04-softmax-cross-entropy.md``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..registry import PRIMITIVES, defcomposite, defnondiff, defprim, linear_jvp
+from ..tensor import Tensor
+from ._common import SAME, _check_kw, _count, _keep_reduced, _shape, _t
+from .elementwise import absolute
+
+__all__ = [
+    "sum", "mean", "max", "min", "prod", "cumsum", "logsumexp", "log_softmax", "softmax",
+    "sparse_softmax_cross_entropy_with_logits", "norm", "argmax", "argmin", "var", "std",
+]
+
+_REDUCED = "x (...); reduced axes removed unless keepdims"
+
+
+def _np_reduction(name, prim=None):
+    """numpy's signature (``dtype``, ``out``, list axes) over the reduction primitive
+    ``prim`` (default ``name``), looked up when called."""
+    def fn(a, axis=None, dtype=None, out=None, keepdims=False, **kw):
+        _check_kw(name, dict(kw, out=out, dtype=dtype))
+        if isinstance(axis, list):
+            axis = tuple(axis)
+        return PRIMITIVES[prim or name](a, axis=axis, keepdims=bool(keepdims))
+    fn.__name__ = name
+    return fn
+
+
+def _sum_vjp(g, ans, x, axis=None, keepdims=False):
+    return np.broadcast_to(_keep_reduced(g, x.shape, axis, keepdims), x.shape)
+
+
+def _mean_vjp(g, ans, x, axis=None, keepdims=False):
+    return np.broadcast_to(_keep_reduced(g, x.shape, axis, keepdims), x.shape) / _count(x.shape, axis)
+
+
+def _extreme_vjp(g, ans, x, axis=None, keepdims=False):
+    a = _keep_reduced(ans, x.shape, axis, keepdims)
+    mask = x == a
+    return _keep_reduced(g, x.shape, axis, keepdims) * mask / mask.sum(axis=axis, keepdims=True)
+
+
+def _extreme_jvp(t, ans, x, axis=None, keepdims=False):
+    mask = x == _keep_reduced(ans, _shape(x), axis, keepdims)
+    return np.sum(t * mask, axis=axis, keepdims=keepdims) / np.sum(mask, axis=axis, keepdims=keepdims)
+
+
+sum = defprim("sum", lambda x, axis=None, keepdims=False: np.sum(x, axis=axis, keepdims=keepdims),  # noqa: A001
+              _sum_vjp, jvp=linear_jvp("sum"), jacobian="a row of ones per output element",
+              vjp="dx = g broadcast back over the summed axes", shapes=_REDUCED,
+              numpy=((np.sum, _np_reduction("sum")),), methods=("sum",))
+mean = defprim("mean", lambda x, axis=None, keepdims=False: np.mean(x, axis=axis, keepdims=keepdims),
+               _mean_vjp, jvp=linear_jvp("mean"), jacobian="1/n per summed element",
+               vjp="dx = g / n broadcast back (n = number of averaged elements)", shapes=_REDUCED,
+               numpy=((np.mean, _np_reduction("mean")),), methods=("mean",))
+def _extreme(name, fn, word):
+    """max or min over ``axis``: the gradient goes to the extreme elements, ties split."""
+    arg = "argmax" if name == "max" else "argmin"
+    return defprim(
+        name, lambda x, axis=None, keepdims=False: fn(x, axis=axis, keepdims=keepdims),
+        _extreme_vjp, jvp=_extreme_jvp, jacobian=f"1 at the {word} element",
+        vjp=f"dx = g at the {arg}, 0 elsewhere", shapes="x (...); reduced axes removed",
+        kinks=f"ties: g split evenly among the tied {word[:3]}ima",
+        numpy=((getattr(np, name), _np_reduction(name)), (getattr(np, "a" + name), _np_reduction("a" + name, name))),
+        methods=(name,),
+    )
+
+
+max = _extreme("max", np.max, "maximal")  # noqa: A001
+min = _extreme("min", np.min, "minimal")  # noqa: A001
+
+
+def _prod_others(x, axis):
+    """prod of the other elements along ``axis`` (keepdims shape of x), exact with zeros."""
+    zero = x == 0
+    nz = np.sum(zero, axis=axis, keepdims=True)
+    safe = np.where(zero, 1.0, x)
+    p = np.prod(safe, axis=axis, keepdims=True)
+    return np.where(nz == 0, p / safe, np.where(zero * (nz == 1), p, 0.0))
+
+
+prod = defprim(
+    "prod", lambda x, axis=None, keepdims=False: np.prod(x, axis=axis, keepdims=keepdims),
+    lambda g, ans, x, axis=None, keepdims=False: _keep_reduced(g, _shape(x), axis, keepdims)
+    * _prod_others(x, axis),
+    jvp=lambda t, ans, x, axis=None, keepdims=False: np.sum(
+        t * _prod_others(x, axis), axis=axis, keepdims=keepdims),
+    jacobian="d prod/dx_i = product of the other elements", vjp="dx_i = g * prod_{j != i} x_j",
+    shapes=_REDUCED, numpy=((np.prod, _np_reduction("prod")),), methods=("prod",),
+    kinks="exact with zeros (no division by x); second derivatives at an exact 0 are not",
+)
+
+
+def _cumsum_vjp(g, ans, x, axis=None):
+    if axis is None:
+        return np.flip(np.cumsum(np.flip(g, 0), 0), 0).reshape(_shape(x))
+    return np.flip(np.cumsum(np.flip(g, axis), axis), axis)
+
+
+def _np_cumsum(a, axis=None, dtype=None, out=None):
+    _check_kw("cumsum", {"out": out, "dtype": dtype})
+    return cumsum(a, axis=axis)
+
+
+cumsum = defprim(
+    "cumsum", lambda x, axis=None: np.cumsum(x, axis=axis), _cumsum_vjp, jvp=linear_jvp("cumsum"),
+    jacobian="lower-triangular ones along the axis", vjp="dx = reversed cumsum of g along the axis",
+    shapes="same as x (axis=None: flattened to 1-D)", numpy=(np.cumsum,), np_call=_np_cumsum,
+    methods=("cumsum",),
+)
+
+
+def _logsumexp_fwd(x, axis=None, keepdims=False):
+    m = np.max(x, axis=axis, keepdims=True)
+    m = np.where(np.isfinite(m), m, 0.0)
+    out = np.log(np.sum(np.exp(x - m), axis=axis, keepdims=True)) + m
+    return out if keepdims else np.squeeze(out, axis=axis)
+
+
+logsumexp = defprim(
+    "logsumexp", _logsumexp_fwd,
+    lambda g, ans, x, axis=None, keepdims=False: _keep_reduced(g, x.shape, axis, keepdims)
+    * np.exp(x - _keep_reduced(ans, x.shape, axis, keepdims)),
+    jvp=lambda t, ans, x, axis=None, keepdims=False: np.sum(
+        t * np.exp(x - _keep_reduced(ans, _shape(x), axis, keepdims)), axis=axis, keepdims=keepdims),
+    jacobian="softmax(x) along the axis", vjp="dx = g * softmax(x)", shapes=_REDUCED,
+    kinks="computed as m + log(sum(exp(x - m))), m = max: no overflow",
+)
+
+
+def _log_softmax_fwd(x, axis=-1):
+    m = np.max(x, axis=axis, keepdims=True)
+    if not np.isfinite(m).all():
+        m = np.where(np.isfinite(m), m, 0.0)
+    s = x - m
+    return s - np.log(np.sum(np.exp(s), axis=axis, keepdims=True))
+
+
+log_softmax = defprim(
+    "log_softmax", _log_softmax_fwd,
+    lambda g, ans, x, axis=-1: g - np.exp(ans) * g.sum(axis=axis, keepdims=True),
+    jvp=lambda t, ans, x, axis=-1: t - np.sum(t * np.exp(ans), axis=axis, keepdims=True),
+    jacobian="I - 1 softmax(x)^T along the axis", vjp="dx = g - softmax(x) * sum(g)",
+    shapes=SAME, kinks="stable: x - logsumexp(x)",
+)
+softmax = defprim(
+    "softmax",
+    lambda x, axis=-1: np.exp(_log_softmax_fwd(x, axis=axis)),
+    lambda g, ans, x, axis=-1: ans * (g - (g * ans).sum(axis=axis, keepdims=True)),
+    jvp=lambda t, ans, x, axis=-1: ans * (t - np.sum(t * ans, axis=axis, keepdims=True)),
+    jacobian="diag(p) - p p^T along the axis", vjp="dx = p * (g - sum(g * p))", shapes=SAME,
+)
+
+
+def _label_index(labels):
+    """Index of the label entries: (rows..., labels) -- plain fancy indexing (fast)."""
+    labels = np.asarray(labels)
+    return (*np.indices(labels.shape, sparse=True), labels) if labels.ndim != 1 else \
+        (np.arange(labels.shape[0]), labels)
+
+
+def _sparse_ce_fwd(logits, labels):
+    return -_log_softmax_fwd(logits, axis=-1)[_label_index(labels)]
+
+
+def _softmax_minus_onehot(logits, labels):
+    """softmax(logits) - onehot(labels), written with recordable operations."""
+    labels = np.asarray(labels)
+    if isinstance(logits, Tensor):  # an outer tape records the backward pass
+        onehot = np.eye(_shape(logits)[-1], dtype=logits.dtype)[labels]
+        return np.exp(logits - logsumexp(logits, axis=-1, keepdims=True)) - onehot
+    p = np.exp(_log_softmax_fwd(logits, axis=-1))  # a fresh array: subtract the one-hot in place
+    p[_label_index(labels)] -= 1.0  # each (row, label) pair occurs once: no accumulation needed
+    return p
+
+
+sparse_softmax_cross_entropy_with_logits = defprim(
+    "sparse_softmax_cross_entropy_with_logits", _sparse_ce_fwd,
+    lambda g, ans, logits, labels: np.expand_dims(g, -1) * _softmax_minus_onehot(logits, labels),
+    None,
+    jvp=(lambda t, ans, logits, labels: np.sum(t * _softmax_minus_onehot(logits, labels), axis=-1), None),
+    jacobian="d loss_i / d z_ic = softmax(z_i)_c - [c == y_i]",
+    vjp="dz = g[:, None] * (softmax(z) - onehot(y)) (the fused kernel of "
+        "tf.nn.sparse_softmax_cross_entropy_with_logits)",
+    shapes="logits (..., C), integer labels (...) -> per-example loss (...)",
+    kinks="none; stable for any logits (log-softmax shifted by the max); labels get no gradient",
+)
+
+
+def _safe_norm_parts(x, ans, axis, keepdims):
+    n = _keep_reduced(ans, _shape(x), axis, keepdims)
+    pos = n > 0
+    return n, pos, np.where(pos, n, 1.0)
+
+
+def _norm_vjp(g, ans, x, axis=None, keepdims=False):
+    n, pos, safe = _safe_norm_parts(x, ans, axis, keepdims)
+    return _keep_reduced(g, _shape(x), axis, keepdims) * np.where(pos, x / safe, 0.0)
+
+
+def _norm_jvp(t, ans, x, axis=None, keepdims=False):
+    n, pos, safe = _safe_norm_parts(x, ans, axis, keepdims)
+    return np.sum(t * np.where(pos, x / safe, 0.0), axis=axis, keepdims=keepdims)
+
+
+def _vector_norm(x, ord, axis, keepdims):  # noqa: A002
+    if ord is None or ord == 2:
+        return norm(x, axis=axis, keepdims=keepdims)
+    a = absolute(x)
+    if ord == np.inf:
+        return max(a, axis=axis, keepdims=keepdims)
+    if ord == -np.inf:
+        return min(a, axis=axis, keepdims=keepdims)
+    if ord == 0:  # the number of nonzero entries: piecewise constant, no gradient
+        return Tensor._wrap(np.asarray(np.sum(x._value != 0, axis=axis, keepdims=keepdims),
+                                       dtype=x.dtype))
+    if ord == 1:
+        return sum(a, axis=axis, keepdims=keepdims)
+    p = float(ord)
+    return sum(a ** p, axis=axis, keepdims=keepdims) ** (1.0 / p)
+
+
+def _matrix_norm(x, ord, axes, keepdims):  # noqa: A002
+    row, col = axes
+    if ord in (None, "fro"):
+        return norm(x, axis=axes, keepdims=keepdims)
+    if ord in (1, -1, np.inf, -np.inf):
+        summed, other = (row, col) if ord in (1, -1) else (col, row)  # column sums for 1
+        s = sum(absolute(x), axis=summed, keepdims=True)
+        pick = max if ord in (1, np.inf) else min
+        out = pick(s, axis=other, keepdims=True)
+        return out if keepdims else out.reshape(tuple(n for d, n in enumerate(out.shape) if d not in axes))
+    if ord in (2, -2, "nuc"):  # from the singular values (the svd record, linalg family)
+        from .linalg import svd
+        from .shape import moveaxis
+
+        m = moveaxis(x, (row, col), (-2, -1))
+        s = svd(m)[..., m.shape[-2], :]
+        out = {2: max, -2: min, "nuc": sum}[ord](s, axis=-1)
+        if keepdims:
+            out = out.reshape(tuple(1 if d in axes else n for d, n in enumerate(x.shape)))
+        return out
+    raise ValueError(f"numpy.linalg.norm: invalid norm order {ord!r} for matrices")
+
+
+def _np_linalg_norm(x, ord=None, axis=None, keepdims=False):  # noqa: A002
+    x = _t(x)
+    keepdims = bool(keepdims)
+    if isinstance(axis, list):
+        axis = tuple(axis)
+    if axis is None and ord is not None:
+        if x.ndim not in (1, 2):
+            raise ValueError(f"numpy.linalg.norm: ord={ord!r} needs a 1-D or 2-D array; got {x.ndim}-D")
+        axis = 0 if x.ndim == 1 else (0, 1)
+    if isinstance(axis, tuple) and len(axis) == 2:
+        return _matrix_norm(x, ord, tuple(a % x.ndim for a in axis), keepdims)
+    if isinstance(axis, tuple) and len(axis) == 1:
+        axis = axis[0]
+    if axis is not None and not isinstance(axis, (int, np.integer)):
+        raise ValueError(f"numpy.linalg.norm: axis must be None, an int or a pair; got {axis!r}")
+    if isinstance(ord, str):
+        raise ValueError(f"numpy.linalg.norm: ord={ord!r} is a matrix norm; give a pair of axes")
+    return _vector_norm(x, ord, axis, keepdims)
+
+
+norm = defprim(
+    "norm", lambda x, axis=None, keepdims=False: np.sqrt(np.sum(x * x, axis=axis, keepdims=keepdims)),
+    _norm_vjp, jvp=_norm_jvp,
+    jacobian="x^T / ||x|| (a row per output element)", vjp="dx = g * x / ||x||, 0 where ||x|| = 0",
+    shapes=_REDUCED, numpy=(np.linalg.norm,), np_call=_np_linalg_norm,
+    kinks="||x|| = 0: the subgradient 0 (never nan; sqrt(sum(x**2)) written out gives nan there)",
+)
+
+argmax = defnondiff("argmax", lambda x, axis=None: np.argmax(x, axis=axis), "an index is an integer",
+                    numpy=(np.argmax,), np_call=lambda a, axis=None, **kw: argmax(a, axis=axis),
+                    methods=("argmax",))
+argmin = defnondiff("argmin", lambda x, axis=None: np.argmin(x, axis=axis), "an index is an integer",
+                    numpy=(np.argmin,), np_call=lambda a, axis=None, **kw: argmin(a, axis=axis),
+                    methods=("argmin",))
+
+
+@defcomposite("var", "mean((x - mean(x))**2) * n / (n - ddof): chain rule through mean, subtract, "
+                     "multiply", numpy=(np.var,), methods=("var",))
+def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, **kw):
+    _check_kw("var", dict(kw, out=out, dtype=dtype))
+    a = _t(a)
+    if isinstance(axis, list):
+        axis = tuple(axis)
+    d = a - mean(a, axis=axis, keepdims=True)
+    return sum(d * d, axis=axis, keepdims=bool(keepdims)) / (_count(a.shape, axis) - ddof)
+
+
+@defcomposite("std", "norm(x - mean(x)) / sqrt(n - ddof): the norm's subgradient 0 where the "
+                     "variance is exactly 0 (never nan, unlike sqrt(var))", numpy=(np.std,),
+              methods=("std",))
+def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, **kw):
+    _check_kw("std", dict(kw, out=out, dtype=dtype))
+    a = _t(a)
+    if isinstance(axis, list):
+        axis = tuple(axis)
+    d = a - mean(a, axis=axis, keepdims=True)
+    return norm(d, axis=axis, keepdims=bool(keepdims)) / float(np.sqrt(_count(a.shape, axis) - ddof))

@@ -1,0 +1,384 @@
+"""Shape and indexing primitives: reshape, transpose, broadcast_to, squeeze, flip, pad,
+concatenate, getitem / index_add, take_along_axis / scatter_along_axis; and the numpy
+functions built from them (ravel, moveaxis, stack, split, take, tril, triu, ...).
+
+Every primitive here is linear, so its JVP is the primitive applied to the tangent
+(``registry.linear_jvp``), and each gather comes with its scatter as a second primitive,
+so a VJP run on Tensors is recorded too (higher-order derivatives).
+Derivations: ``lessons/00-chain-rule.md``, ``lessons/10-gradient-tape.md``.
+"""
+
+from __future__ import annotations
+
+import builtins
+
+import numpy as np
+
+from ..registry import _Variadic, defcomposite, defnumpy, defprim, linear_jvp
+from ..tensor import Tensor
+from ._common import (
+    SAME, _axes_tuple, _check_kw, _shape, _t, _value, _value_only, unbroadcast,
+)
+from .elementwise import where
+
+__all__ = [
+    "reshape", "transpose", "broadcast_to", "squeeze", "flip", "pad", "concatenate",
+    "getitem", "index_add", "take_along_axis", "scatter_along_axis",
+    "ravel", "moveaxis", "stack", "split", "take", "tril", "triu",
+]
+
+
+def _inverse_perm(axes, ndim):
+    if axes is None:
+        return None
+    inv = [0] * ndim
+    for i, a in enumerate(axes):
+        inv[a % ndim] = i
+    return tuple(inv)
+
+
+def _shape_arg(shape):
+    return (shape,) if isinstance(shape, (int, np.integer)) else tuple(np.atleast_1d(shape))
+
+
+def _expand_dims(a, axis):
+    shape = list(_shape(a))
+    axes = (axis,) if isinstance(axis, int) else tuple(axis)
+    nd = len(shape) + len(axes)
+    for ax in sorted(x % nd for x in axes):
+        shape.insert(ax, 1)
+    return reshape(a, shape=tuple(shape))
+
+
+def _swapaxes(a, axis1, axis2):
+    axes = list(range(a.ndim))
+    axes[axis1], axes[axis2] = axes[axis2], axes[axis1]
+    return transpose(a, axes=tuple(axes))
+
+
+reshape = defprim(
+    "reshape", lambda x, shape: np.reshape(x, shape), lambda g, ans, x, shape: g.reshape(x.shape),
+    jvp=linear_jvp("reshape"),
+    jacobian="a permutation-free identity", vjp="dx = g reshaped to x's shape",
+    shapes="any shape with the same size", methods=("reshape", "ravel", "flatten"),
+    numpy=((np.reshape, lambda a, shape=None, *args, **kw: reshape(a, shape=_shape_arg(shape))),
+           (np.expand_dims, _expand_dims)),
+)
+transpose = defprim(
+    "transpose", lambda x, axes=None: np.transpose(x, axes),
+    lambda g, ans, x, axes=None: np.transpose(g, _inverse_perm(axes, x.ndim)),
+    jvp=linear_jvp("transpose"),
+    jacobian="a permutation", vjp="dx = g transposed back (inverse permutation)",
+    shapes="axes permuted", methods=("T", "transpose", "swapaxes"),
+    numpy=((np.transpose, lambda a, axes=None: transpose(a, axes=None if axes is None else tuple(axes))),
+           (np.swapaxes, _swapaxes)),
+)
+broadcast_to = defprim(
+    "broadcast_to", lambda x, shape: np.broadcast_to(x, shape),
+    lambda g, ans, x, shape: unbroadcast(g, _shape(x)), jvp=linear_jvp("broadcast_to"),
+    jacobian="copies", vjp="dx = g summed over the broadcast axes", shapes="x broadcast to shape",
+    numpy=(np.broadcast_to,),
+    np_call=lambda a, shape, **kw: broadcast_to(a, shape=tuple(shape) if not isinstance(shape, int) else (shape,)),
+)
+squeeze = defprim(
+    "squeeze", lambda x, axis=None: np.squeeze(x, axis=axis), lambda g, ans, x, axis=None: g.reshape(x.shape),
+    jvp=linear_jvp("squeeze"), jacobian="identity", vjp="dx = g reshaped",
+    shapes="length-1 axes removed", methods=("squeeze",),
+    numpy=(np.squeeze,), np_call=lambda a, axis=None: squeeze(a, axis=axis),
+)
+flip = defprim(
+    "flip", lambda x, axis=None: np.flip(x, axis), lambda g, ans, x, axis=None: np.flip(g, axis),
+    jvp=linear_jvp("flip"), jacobian="a permutation (reversal)", vjp="dx = g flipped back",
+    shapes=SAME, numpy=(np.flip,), np_call=lambda m, axis=None: flip(m, axis=axis),
+)
+
+
+def _pad_fwd(x, pad_width, constant_values=0):
+    return np.pad(x, pad_width, mode="constant", constant_values=constant_values)
+
+
+def _unpad(g, pad_width):
+    return g[tuple(builtins.slice(b, _shape(g)[d] - a) for d, (b, a) in enumerate(pad_width))]
+
+
+def _np_pad(array, pad_width, mode="constant", constant_values=0, **kw):
+    if mode != "constant" or kw:
+        raise TypeError(
+            f"autoprop cannot record numpy.pad(..., mode={mode!r}): only mode='constant' has "
+            "a registered VJP. Build other paddings from slices and np.concatenate, which "
+            "are recorded."
+        )
+    a = _t(array)
+    widths = tuple(tuple(int(v) for v in row)
+                   for row in np.broadcast_to(np.asarray(pad_width, dtype=int), (a.ndim, 2)))
+    return pad(a, pad_width=widths, constant_values=_value(constant_values))
+
+
+pad = defprim(
+    "pad", _pad_fwd, lambda g, ans, x, pad_width, constant_values=0: _unpad(g, pad_width),
+    jvp=lambda t, ans, x, pad_width, constant_values=0: np.pad(t, pad_width),
+    jacobian="an embedding (copies x into the middle)", vjp="dx = g with the padding sliced off",
+    shapes="x (...) -> each axis grows by before + after", numpy=(np.pad,), np_call=_np_pad,
+    kinks="mode='constant' only; the padding value gets no gradient",
+)
+
+
+def _concat_offsets(i, xs, axis):
+    shapes = [_shape(x) for x in xs]
+    if axis is None:
+        start = builtins.sum(int(np.prod(s)) for s in shapes[:i])
+        return start, int(np.prod(shapes[i]))
+    return builtins.sum(s[axis] for s in shapes[:i]), shapes[i][axis]
+
+
+def _concat_vjp(i, g, ans, *xs, axis=0):
+    if axis is None:
+        start, n = _concat_offsets(i, xs, None)
+        return g[start:start + n].reshape(_shape(xs[i]))
+    ax = axis % len(_shape(ans))
+    start, n = _concat_offsets(i, xs, ax)
+    return g[(builtins.slice(None),) * ax + (builtins.slice(start, start + n),)]
+
+
+def _concat_jvp(i, t, ans, *xs, axis=0):
+    total = _shape(ans)[0 if axis is None else axis % len(_shape(ans))]
+    if axis is None:
+        start, n = _concat_offsets(i, xs, None)
+        return np.pad(np.reshape(t, (-1,)), ((start, total - start - n),))
+    ax = axis % len(_shape(ans))
+    start, n = _concat_offsets(i, xs, ax)
+    widths = tuple((start, total - start - n) if d == ax else (0, 0) for d in range(len(_shape(ans))))
+    return np.pad(t, widths)
+
+
+def _np_concatenate(arrays, axis=0, out=None, **kw):
+    _check_kw("concatenate", dict(kw, out=out))
+    return concatenate(*[_t(a) for a in arrays], axis=axis)
+
+
+concatenate = defprim(
+    "concatenate", lambda *xs, axis=0: np.concatenate(xs, axis=axis), _Variadic(_concat_vjp),
+    jvp=_Variadic(_concat_jvp),
+    jacobian="a block embedding per input", vjp="dx_i = the slice of g that x_i filled",
+    shapes="inputs equal except along axis; axis=None flattens",
+    numpy=(np.concatenate,), np_call=_np_concatenate,
+)
+
+
+# --- indexing: getitem and its transpose index_add -------------------------------------
+def _is_advanced(key):
+    parts = key if isinstance(key, tuple) else (key,)
+    return builtins.any(isinstance(k, (np.ndarray, list)) for k in parts)
+
+
+def _index_add_fwd(g, key, shape):
+    z = np.zeros(shape, dtype=np.result_type(g))
+    if _is_advanced(key):
+        np.add.at(z, key, g)  # repeated indices accumulate
+    else:
+        z[key] = g
+    return z
+
+
+index_add = defprim(
+    "index_add", _index_add_fwd, lambda gg, ans, g, key, shape: gg[key], jvp=linear_jvp("index_add"),
+    jacobian="scatter: the transpose of x[key]", vjp="dg = gg[key]",
+    shapes="g (x[key].shape) -> shape",
+)
+
+
+def _getitem_vjp(g, ans, x, key):
+    if isinstance(g, Tensor):  # an outer tape records the backward pass
+        return index_add(g, key=key, shape=x.shape)
+    return _index_add_fwd(g, key, x.shape)
+
+
+_getitem_prim = defprim(
+    "getitem", lambda x, key: x[key], _getitem_vjp, jvp=linear_jvp("getitem"),
+    jacobian="a selection matrix", vjp="dx = zeros with g added at key (repeats accumulate)",
+    shapes="x[key]", kinks="repeated integer indices accumulate their gradients",
+    methods=("__getitem__",),
+)
+
+
+def _plain_key(key):
+    """Indices may be Tensors (a boolean mask from a comparison): use their values."""
+    if isinstance(key, tuple):
+        return tuple(_plain_key(k) for k in key)
+    if isinstance(key, Tensor):
+        return key._value
+    if isinstance(key, list):
+        return np.asarray(key)
+    return key
+
+
+def getitem(x, key):
+    """``x[key]`` for Tensors: ints, slices, None, Ellipsis, boolean masks, integer arrays."""
+    return _getitem_prim(x, key=_plain_key(key))
+
+
+# --- gathers along one axis (MaxPool2D's argmax routing) ------------------------------
+def _along_axis_index(indices, axis, shape):
+    """The full fancy index that ``np.take_along_axis(arr, indices, axis)`` uses."""
+    nd = len(shape)
+    idx = []
+    for d in range(nd):
+        if d == axis:
+            idx.append(indices)
+        else:
+            s = [1] * nd
+            s[d] = shape[d]
+            idx.append(np.arange(shape[d]).reshape(s))
+    return tuple(idx)
+
+
+def _indices_value(indices):
+    return np.asarray(_value(indices))
+
+
+def _scatter_along_axis_fwd(g, indices, axis, shape):
+    g = np.asarray(g)
+    indices = _indices_value(indices)
+    axis = axis % len(shape)
+    out = np.zeros(shape, dtype=g.dtype)
+    if indices.shape[axis] == 1:
+        # one index per row along the axis: no repeats, plain assignment is exact
+        np.put_along_axis(out, indices, g, axis=axis)
+    else:
+        np.add.at(out, _along_axis_index(indices, axis, shape), g)  # repeats accumulate
+    return out
+
+
+def _take_along_axis_vjp(g, ans, arr, indices, axis):
+    if isinstance(g, Tensor):
+        return scatter_along_axis(g, indices, axis=axis, shape=tuple(arr.shape))
+    return _scatter_along_axis_fwd(g, indices, axis, tuple(arr.shape))
+
+
+def _scatter_along_axis_vjp(gg, ans, g, indices, axis, shape):
+    if isinstance(gg, Tensor):
+        return take_along_axis(gg, indices, axis=axis)
+    return np.take_along_axis(np.asarray(gg), _indices_value(indices), axis=axis)
+
+
+def _np_take_along_axis(arr, indices, axis=-1):
+    # numpy's signature (axis=None flattens) over the primitive
+    arr = _t(arr)
+    idx = _indices_value(indices)
+    if axis is None:
+        return take_along_axis(reshape(arr, shape=(-1,)), idx, axis=0)
+    return take_along_axis(arr, idx, axis=axis)
+
+
+take_along_axis = defprim(
+    "take_along_axis",
+    lambda arr, indices, axis: np.take_along_axis(arr, np.asarray(indices), axis=axis),
+    _take_along_axis_vjp, None, jvp=linear_jvp("take_along_axis"),
+    jacobian="a 0/1 selection matrix: out[..., k, ...] = arr[..., indices[..., k, ...], ...]",
+    vjp="darr = zeros with g added at the selected positions (repeated indices accumulate)",
+    shapes="arr (..., n, ...), integer indices (..., k, ...) broadcastable on the other "
+           "axes -> (..., k, ...)",
+    kinks="indices get no gradient. argmax + take_along_axis routes a max's gradient to "
+          "ONE element (the first maximum in np.argmax's order), unlike ap.max, which "
+          "splits ties evenly: the rule MaxPool2D uses (as PyTorch)",
+    numpy=(np.take_along_axis,), np_call=_np_take_along_axis,
+)
+scatter_along_axis = defprim(
+    "scatter_along_axis", _scatter_along_axis_fwd, _scatter_along_axis_vjp, None,
+    jvp=linear_jvp("scatter_along_axis"),
+    jacobian="the transpose of take_along_axis' selection matrix",
+    vjp="dg = take_along_axis(gg, indices, axis)", shapes="g (indices' shape) -> shape",
+    kinks="indices get no gradient; repeated indices accumulate",
+)
+
+
+# --- composites: numpy functions built from the primitives above ----------------------
+@defcomposite("ravel", "reshape(x, (-1,)): the VJP reshapes g back", numpy=(np.ravel,))
+def ravel(a, order="C"):
+    return reshape(_t(a), shape=(-1,))
+
+
+@defcomposite("moveaxis", "a transpose: the VJP applies the inverse permutation", numpy=(np.moveaxis,))
+def moveaxis(a, source, destination):
+    a = _t(a)
+    nd = a.ndim
+    src = _axes_tuple(source, nd)
+    dst = _axes_tuple(destination, nd)
+    order = [n for n in range(nd) if n not in src]
+    for d, s in sorted(zip(dst, src)):
+        order.insert(d, s)
+    return transpose(a, axes=tuple(order))
+
+
+@defcomposite("stack", "concatenate of expand_dims: dx_i = g taken at index i along axis",
+              numpy=(np.stack,))
+def stack(arrays, axis=0, out=None, **kw):
+    _check_kw("stack", dict(kw, out=out))
+    arrays = [_t(a) for a in arrays]
+    if not arrays:
+        raise ValueError("need at least one array to stack")
+    nd = arrays[0].ndim + 1
+    ax = axis % nd
+    return concatenate(*[reshape(a, shape=a.shape[:ax] + (1,) + a.shape[ax:]) for a in arrays], axis=ax)
+
+
+@defcomposite("split", "slices (getitem): each piece's VJP scatters g back into place",
+              numpy=(np.split,))
+def split(ary, indices_or_sections, axis=0):
+    ary = _t(ary)
+    n = ary.shape[axis]
+    if isinstance(indices_or_sections, (int, np.integer)):
+        k = int(indices_or_sections)
+        if k <= 0 or n % k:
+            raise ValueError("array split does not result in an equal division")
+        bounds = [i * (n // k) for i in range(k + 1)]
+    else:
+        bounds = [0] + [int(i) for i in indices_or_sections] + [n]
+    lead = (builtins.slice(None),) * (axis % ary.ndim)
+    return [getitem(ary, lead + (builtins.slice(lo, builtins.max(lo, hi)),))
+            for lo, hi in zip(bounds[:-1], bounds[1:])]
+
+
+@defcomposite("take", "x[indices] along axis: repeated indices accumulate in the VJP", numpy=(np.take,))
+def take(a, indices, axis=None, out=None, mode=None):
+    _check_kw("take", {"out": out, "mode": mode})
+    a = _t(a)
+    idx = _indices_value(indices)
+    if axis is None:
+        return getitem(reshape(a, shape=(-1,)), idx)
+    return getitem(a, (builtins.slice(None),) * (axis % a.ndim) + (idx,))
+
+
+def _tri_mask(shape, k, lower):
+    n, m = shape[-2], shape[-1]
+    return np.tri(n, m, k, dtype=bool) if lower else ~np.tri(n, m, k - 1, dtype=bool)
+
+
+@defcomposite("tril", "where(lower-triangle mask, x, 0): the VJP masks g the same way", numpy=(np.tril,))
+def tril(m, k=0):
+    m = _t(m)
+    return where(_tri_mask(m.shape, k, True), m, np.zeros((), m.dtype))
+
+
+@defcomposite("triu", "where(upper-triangle mask, x, 0): the VJP masks g the same way", numpy=(np.triu,))
+def triu(m, k=0):
+    m = _t(m)
+    return where(_tri_mask(m.shape, k, False), m, np.zeros((), m.dtype))
+
+
+# --- numpy functions that are no primitive: shape facts, values-only answers, constants --
+def _like(fn):
+    def run(a, *args, **kwargs):
+        return Tensor._wrap(fn(_value(a), *args, **kwargs))
+    return run
+
+
+defnumpy("shape facts", (np.shape,), lambda a: _shape(a))
+defnumpy("shape facts", (np.ndim,), lambda a: len(_shape(a)))
+defnumpy("shape facts", (np.size,), lambda a, axis=None: a.size if axis is None else a.shape[axis])
+for _f in (np.zeros_like, np.ones_like, np.full_like):  # constants: not connected to the input
+    defnumpy("constants", (_f,), _like(_f))
+for _f in (np.allclose, np.isclose, np.array_equal, np.all, np.any, np.count_nonzero,
+           np.argsort, np.nonzero):  # plain values (bools, indices): no gradient
+    defnumpy("values only", (_f,), _value_only(_f))
+del _f
