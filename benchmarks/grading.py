@@ -2,7 +2,8 @@
 
 Prints submissions per minute and splits the time of one submission into the
 cost of isolation (starting the child pytest process with our plugin, and
-starting the sandbox process that imports numpy) and the checks themselves.
+starting the namespaces sandbox process that imports numpy; the process-only
+sandbox is timed too, for the cost of the namespaces) and the checks themselves.
 
 Run::
 
@@ -53,9 +54,14 @@ def pytest_start() -> None:
                        capture_output=True, check=True)
 
 
-def sandbox_start() -> None:
-    """Start a sandbox and build one layer in it (python -I -S, numpy import, the student's import)."""
-    with Sandbox(files={"layers.py": str(ASSIGN / "solution" / "layers.py")}, timeout=10) as sb:
+def sandbox_start(isolation: str = "namespaces") -> None:
+    """Start a sandbox and build one layer in it (python -I -S, numpy import, the student's import).
+
+    ``isolation="namespaces"`` is what grading uses (bwrap, a uid per sandbox); ``"process"``
+    the lighter one of ``gradcheck check``: the difference is the cost of the namespaces.
+    """
+    with Sandbox(files={"layers.py": str(ASSIGN / "solution" / "layers.py")}, timeout=10,
+                 isolation=isolation) as sb:
         sb.load_layer("layers.py", "ReLU")
 
 
@@ -81,6 +87,7 @@ def main() -> None:
                       for s in res.submissions]
         t_pytest = _median_time(pytest_start)
         t_sandbox = _median_time(sandbox_start)
+        t_light = _median_time(lambda: sandbox_start("process"))
     rate = 60.0 * len(res.submissions) / wall
     mean_sub = statistics.mean(per)
     checks = max(mean_sub - t_pytest - t_sandbox, 0.0)
@@ -90,6 +97,8 @@ def main() -> None:
     print(f"per submission (mean wall time in a worker): {mean_sub:.2f} s")
     print(f"  isolation: child pytest start {t_pytest:.2f} s + sandbox start {t_sandbox:.2f} s "
           f"= {t_pytest + t_sandbox:.2f} s ({100 * (t_pytest + t_sandbox) / mean_sub:.0f}%)")
+    print(f"  sandbox start: namespaces (bwrap, own uid) {t_sandbox:.3f} s vs process only {t_light:.3f} s "
+          f"(namespaces cost {t_sandbox - t_light:+.3f} s)")
     print(f"  checks themselves (11 tests, references, numerical gradients, round trips): {checks:.2f} s "
           f"({100 * checks / mean_sub:.0f}%)")
     print(f"scores: {sorted({s.score for s in res.submissions})}; max {res.submissions[0].max_score:g}; "

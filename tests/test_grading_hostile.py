@@ -1,0 +1,228 @@
+"""The hostile suite: one batch of submissions that each try one attack on the grader (issue 11).
+
+Every file in ``tests/hostile/`` (``*.attack``: Python that no test runner may import
+by accident) is an attack pasted above the assignment's
+solution with the db-mean bug (deserved score: :data:`BASE`, the same as the
+``control_base`` submission). An attack that obtains the reference solution puts
+its ``Linear`` in place of the student's (``_stolen``), so success shows as full
+marks; an attack that obtains a secret quotes it in an exception message starting
+with ``PWNED``; attacks that run inside ``Linear.forward`` define
+``_attack(layer, X)``. The batch also holds links in submissions, victims a
+hostile neighbour tries to harm, and controls. It runs once (2 workers) in the
+namespaces sandbox: each test below checks one submission's score and message,
+that the batch continued and that the gradebook is complete.
+"""
+
+import csv
+import json
+import os
+import sysconfig
+import time
+from pathlib import Path
+
+import pytest
+
+from gradcheck.errors import UsageError
+from gradcheck.grading.runner import grade_batch, grade_submission
+from gradcheck.isolation import support
+
+ROOT = Path(__file__).resolve().parents[1]
+ASSIGN = ROOT / "assignments" / "linear_relu_ce"
+SOLUTION = (ASSIGN / "solution" / "layers.py").read_text()
+HOSTILE = Path(__file__).resolve().parent / "hostile"
+SITE = sysconfig.get_paths()["purelib"]
+TOTAL = 28.0
+BASE = TOTAL - (2 + 4 / 3)  # the db-mean bug costs db in the visible and the hidden Linear test
+
+
+DB_MEAN = SOLUTION.replace('self.grads["b"] = dY.sum(axis=0)', 'self.grads["b"] = dY.mean(axis=0)')
+_FWD = "    def forward(self, X, training=False):\n        self.X = X\n"
+assert DB_MEAN.count(_FWD) == 1
+HOOKED = DB_MEAN.replace(_FWD, "    def forward(self, X, training=False):\n"
+                               "        if _attack is not None:\n            _r = _attack(self, X)\n"
+                               "            if _r is not None:\n                return _r\n        self.X = X\n")
+FOOTER = "\nif isinstance(_stolen, dict) and 'Linear' in _stolen:\n    Linear = _stolen['Linear']\n"
+
+#: attacks whose deserved score is that of control_exit (they end the sandbox process on purpose)
+CRASHING = {"exit70", "forged_frame", "reply_many_refs", "reply_deep_json", "close_pipes", "flood_pipe",
+            "sigterm_hang"}
+#: attacks whose deserved score is that of control_raise (Linear.forward raises)
+RAISING = {"huge_message", "markdown_injection", "evil_str", "keyboard_interrupt"}
+#: submissions with odd files or names: folder -> ({relative path: bytes}, deserved score, needle in the results)
+LAYOUTS = {
+    "empty_file": ({"layers.py": b""}, 0.0, "has no class"),
+    "binary_file": ({"layers.py": bytes(range(256)) * 64}, 0.0, "does not import"),
+    "non_utf8_file": ({"layers.py": b"NAME = 'caf\xe9'\n" + SOLUTION.encode()}, 0.0, "does not import"),
+    "huge_file": ({"layers.py": SOLUTION.encode() + b"#" * (2 << 20)}, 0.0, "larger than 1 MiB"),
+    "stdlib_helper": ({"layers.py": b"import json\n" + SOLUTION.encode(), "json.py": b"raise SystemExit(1)\n"},
+                      TOTAL, "standard-library module"),
+    "unicode-\u00fcn\u00efc\u00f8d\u00e9-\u03a9": ({"layers.py": SOLUTION.encode()}, TOTAL, None),
+}
+ATTACKS = sorted(p.stem for p in HOSTILE.glob("*.attack"))
+
+
+def submission(attack: str, subs: Path, out: Path) -> str:
+    code = (HOSTILE / f"{attack}.attack").read_text()
+    for k, v in {"@ROOT@": str(ROOT), "@SUBS@": str(subs), "@OUT@": str(out), "@SITE@": SITE}.items():
+        code = code.replace(k, v)
+    return "_stolen = None\n_attack = None\n" + code + "\n" + HOOKED + FOOTER
+
+
+@pytest.fixture(scope="module")
+def batch(tmp_path_factory):
+    if support()[0] == "none":
+        pytest.skip(f"no namespaces here: {support()[1]}")
+    subs = tmp_path_factory.mktemp("hostile")
+    out = tmp_path_factory.mktemp("hostile-graded")
+    for name in ATTACKS:
+        (subs / name).mkdir()
+        (subs / name / "layers.py").write_text(submission(name, subs, out))
+    for name in ("victim", "zz_victim", "control_base"):  # victims: the solution, graded beside the attacks
+        (subs / name).mkdir()
+        (subs / name / "layers.py").write_text(SOLUTION)
+    for name, (files, _, _) in LAYOUTS.items():
+        for rel, data in files.items():
+            (subs / name / rel).parent.mkdir(parents=True, exist_ok=True)
+            (subs / name / rel).write_bytes(data)
+    (subs / "control_raise").mkdir()
+    (subs / "control_raise" / "layers.py").write_text(
+        "_stolen = None\ndef _attack(layer, X):\n    raise ValueError('x')\n" + HOOKED + FOOTER)
+    (subs / "control_exit").mkdir()
+    (subs / "control_exit" / "layers.py").write_text(
+        "import os\n_stolen = None\ndef _attack(layer, X):\n    os._exit(1)\n" + HOOKED + FOOTER)
+    (subs / "control_base" / "layers.py").write_text("_stolen = None\n_attack = None\n" + HOOKED + FOOTER)
+    # links in the submission: never followed
+    (subs / "symlink_layers").mkdir()
+    (subs / "symlink_layers" / "layers.py").symlink_to(ASSIGN / "solution" / "layers.py")
+    (subs / "symlink_helper").mkdir()
+    (subs / "symlink_helper" / "helper.py").symlink_to("/etc/passwd")
+    (subs / "symlink_helper" / "layers.py").write_text(
+        "try:\n    import helper\n    raise RuntimeError('PWNED ' + open(helper.__file__).read()[:200])\n"
+        "except ImportError:\n    pass\n" + SOLUTION)
+    (subs / "symlink_folder").mkdir()
+    (subs / "symlink_folder" / "ref").symlink_to(ASSIGN / "solution")
+    (subs / "symlink_folder" / "layers.py").write_text(
+        "_stolen = None\n_attack = None\ntry:\n    from ref.layers import Linear as _L\n    _stolen = {'Linear': _L}\n"
+        "except BaseException:\n    pass\n" + HOOKED + FOOTER)
+    (subs / "fifo_helper").mkdir()
+    os.mkfifo(subs / "fifo_helper" / "helper.py")
+    (subs / "fifo_helper" / "layers.py").write_text("_stolen = None\n_attack = None\n" + HOOKED + FOOTER)
+    before = {p.name for p in Path(SITE).iterdir()}
+    os.environ["GRADCHECK_HOSTILE_CANARY"] = "canary-7f3a"
+    t0 = time.monotonic()
+    try:
+        res = grade_batch(subs, ASSIGN / "tests", out, workers=2, seed=5, timeout=3.0, memory_mb=700, progress=False)
+    finally:
+        del os.environ["GRADCHECK_HOSTILE_CANARY"]
+    seconds = time.monotonic() - t0
+    time.sleep(3.5)  # anything that outlived its sandbox would write now
+    return {"subs": subs, "out": out, "res": {s.name: s for s in res.submissions}, "seconds": seconds,
+            "site_before": before, "batch": res}
+
+
+def results(b, name):
+    return json.loads((b["out"] / name / "results.json").read_text())
+
+
+def failures(b, name):
+    return " ".join(t["output"] for t in results(b, name)["tests"] if t["status"] != "passed")
+
+
+def test_the_batch_graded_everything_and_the_gradebook_is_complete(batch):
+    res = batch["res"]
+    assert len(res) == len(ATTACKS) + len(LAYOUTS) + 9
+    assert {s.status for s in res.values()} == {"graded"}, {n: s.message for n, s in res.items() if s.status != "graded"}
+    rows = list(csv.DictReader(open(batch["out"] / "gradebook.csv")))
+    assert sorted(r["submission"] for r in rows) == sorted(res) and all(r["status"] == "graded" for r in rows)
+    assert res["control_base"].score == pytest.approx(BASE, abs=1e-3)
+    assert res["victim"].score == res["zz_victim"].score == TOTAL
+    assert res["control_exit"].score < BASE
+
+
+@pytest.mark.parametrize("name", ATTACKS)
+def test_attack_gets_the_deserved_score_and_leaks_nothing(batch, name):
+    r = batch["res"][name]
+    control = "control_exit" if name in CRASHING else "control_raise" if name in RAISING else "control_base"
+    deserved = batch["res"][control].score
+    assert r.status == "graded" and r.score == pytest.approx(deserved, abs=1e-3), (r.score, failures(batch, name))
+    text = (batch["out"] / name / "results.json").read_text()
+    assert "PWNED" not in text and "canary-7f3a" not in text and "root:x:0" not in text
+    data = json.loads(text)
+    assert data["extra_data"]["isolation"] == support()[0] and data["extra_data"]["complete"] is True
+    assert "score" in data and data["score"] < 1000  # not a planted file
+
+
+def test_crashes_are_the_students_not_the_graders(batch):
+    for name in CRASHING:
+        text = failures(batch, name)
+        assert "grader's side" not in text and "not a fault of the checked code" not in text, (name, text)
+    assert "exit code 70" in failures(batch, "exit70")
+    assert "share payload bytes" in failures(batch, "reply_many_refs")
+    assert "<b>" not in failures(batch, "forged_frame")
+
+
+def test_strings_from_the_child_are_short_and_escaped(batch):
+    assert len(failures(batch, "huge_message")) < 20_000
+    text = failures(batch, "markdown_injection")
+    assert "<script>" not in text and "\\<script\\>" in text and "\\[full marks\\](http" in text  # inert
+    assert "could not be printed" in failures(batch, "evil_str") and "E" * 400 not in failures(batch, "evil_str")
+    assert "KeyboardInterrupt" in failures(batch, "keyboard_interrupt")
+
+
+@pytest.mark.parametrize("name", sorted(LAYOUTS))
+def test_odd_files_and_names_are_graded_or_refused_with_a_message(batch, name):
+    _, deserved, needle = LAYOUTS[name]
+    r = batch["res"][name]
+    assert r.status == "graded" and r.score == pytest.approx(deserved, abs=1e-3), (r.score, failures(batch, name))
+    if needle:
+        assert needle in json.dumps(results(batch, name), ensure_ascii=False)
+
+
+def test_links_in_a_submission_are_refused_with_a_message(batch):
+    assert batch["res"]["symlink_layers"].score == 0
+    msg = failures(batch, "symlink_layers")
+    assert "`layers.py` was not read: it is a symbolic link" in msg and "Upload the file itself" in msg
+    assert batch["res"]["symlink_helper"].score == TOTAL and "PWNED" not in failures(batch, "symlink_helper")
+    assert "`helper.py` was not read: it is a symbolic link" in results(batch, "symlink_helper")["output"]
+    assert batch["res"]["symlink_folder"].score == pytest.approx(BASE, abs=1e-3)
+    assert batch["res"]["fifo_helper"].score == pytest.approx(BASE, abs=1e-3)
+
+
+def test_nothing_outside_the_sandbox_changed(batch):
+    subs, out = batch["subs"], batch["out"]
+    assert (subs / "victim" / "layers.py").read_text() == SOLUTION
+    assert {p.name for p in Path(SITE).iterdir()} == batch["site_before"]  # no .pth planted
+    assert not list(subs.glob("fill_*")) and not list(out.glob("fill_*"))
+    assert not list(subs.glob("*/fill_*")) and not (ASSIGN / "fill_0.bin").exists()
+    for name in ("os_fork", "threads_outlive", "daemon_outlives", "write_outputs"):
+        assert results(batch, name)["score"] < 1000
+    assert "1000" not in (out / "gradebook.csv").read_text()
+    assert not Path("/dev/shm/pwn").exists()
+
+
+def test_resumed_batch_keeps_its_own_results_and_regrades_a_planted_one(batch):
+    out, subs = batch["out"], batch["subs"]
+    planted = results(batch, "control_base")
+    planted["score"] = 28.0
+    (out / "control_base" / "results.json").write_text(json.dumps(planted))
+    res = grade_batch(subs, ASSIGN / "tests", out, workers=2, seed=5, timeout=3.0, memory_mb=700, progress=False,
+                      plot=False)
+    by = {s.name: s for s in res.submissions}
+    assert by["control_base"].status == "graded" and by["control_base"].score == pytest.approx(BASE, abs=1e-3)
+    assert by["victim"].status == "skipped"
+
+
+def test_without_namespaces_the_grader_refuses_unless_told_and_records_none(tmp_path, monkeypatch):
+    import gradcheck.isolation as iso
+
+    monkeypatch.setattr(iso, "support", lambda: ("none", "bubblewrap (bwrap) is not installed"))
+    sub = tmp_path / "sub"
+    sub.mkdir()
+    (sub / "layers.py").write_text(SOLUTION)
+    with pytest.raises(UsageError) as info:
+        grade_submission(sub, ASSIGN / "tests", tmp_path / "out")
+    assert "refuses to run untrusted code" in str(info.value) and "--unsafe-no-isolation" in str(info.value)
+    assert not (tmp_path / "out" / "results.json").exists()
+    r = grade_submission(sub, ASSIGN / "tests", tmp_path / "out2", unsafe_no_isolation=True)
+    data = json.loads(Path(r.results_path).read_text())
+    assert r.score == TOTAL and data["extra_data"]["isolation"] == "none"
