@@ -113,7 +113,7 @@ def check_layer(layer: Any, X: Any, *, twin: Any = "auto", init: Mapping[str, An
     results, notes = [], []
     for t in training_modes(layer, cfg.training):
         call = Call(layer, owner, inputs, names, params, t)
-        if t and results and not training_differs(call):
+        if t and results and not training_differs(call, getattr(results[0], "_output", None)):
             notes.append(SAME_IN_BOTH_MODES)
             break
         held = hold_masks(layer) if t and cfg.training in ("both", "auto") else []
@@ -136,6 +136,7 @@ def _check_mode(call: Call, cfg: CheckConfig, rng, twin, init, reference, upstre
     if Y2.shape != Y.shape or not np.allclose(Y, Y2, rtol=1e-12, atol=0.0, equal_nan=True):
         return _nondeterministic(call, Y, Y2, cfg)
     Y = Y2  # the cache now belongs to this forward; backward follows it
+    output = Y.copy()
     G = _upstream(upstream, rng, Y.shape, call.owner)
     atol = cfg.atol_for(Y, G)
     notes: list[str] = []
@@ -174,7 +175,7 @@ def _check_mode(call: Call, cfg: CheckConfig, rng, twin, init, reference, upstre
     shapes.update({k: p.shape for k, p in call.params.items()})
     comps, numerical = _numerical_comparisons(call, cfg, G, Y.shape, sources, dkeys, shapes, display, notes)
     records += _assemble(dkeys, display, shapes, sources, comps, cfg.rtol, atol)
-    return CheckResult(
+    res = CheckResult(
         name=call.owner, kind="layer", records=records, rtol=cfg.rtol, atol=atol, eps=cfg.step, seed=cfg.seed,
         input_shape=_input_shape(call.inputs), training=call.training,
         twin=None if twin_obj is None else f"{type(twin_obj).__module__}.{type(twin_obj).__name__}",
@@ -182,6 +183,8 @@ def _check_mode(call: Call, cfg: CheckConfig, rng, twin, init, reference, upstre
         gradients={**{src: {display[k]: v for k, v in g.items() if k in display} for src, g in sources.items()},
                    "numerical": {display[k]: v for k, v in numerical.items()}},
     )
+    res._output = output  # the eval output, for training_differs (not a field: not in to_dict)
+    return res
 
 
 def _input_shape(inputs):
