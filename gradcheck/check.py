@@ -109,6 +109,7 @@ def check_layer(layer: Any, X: Any, *, twin: Any = "auto", init: Mapping[str, An
     rng = np.random.default_rng(cfg.seed)
     inputs = V.layer_inputs(X, rng, owner)
     names = V.input_names(layer, len(inputs))
+    one = V.warn_batch_of_one(inputs, names, owner)
     params = V.layer_params(layer, owner)
     results, notes = [], []
     for t in training_modes(layer, cfg.training):
@@ -126,6 +127,7 @@ def check_layer(layer: Any, X: Any, *, twin: Any = "auto", init: Mapping[str, An
         r.name = f"{owner} [{mode_word(r.training)}]"
     first = next((r for r in results if not r.passed), results[0])
     first.other_modes = [r for r in results if r is not first]
+    first.notes[:0] = [one] if one else []
     first.notes += notes
     return first
 
