@@ -557,6 +557,23 @@ class Child:
         self.reply(True, {"value": describe(self.np, packer, ret), "grads": gdesc,
                           "params": self.params_of(obj, packer)}, packer)
 
+    def op_clone(self, obj, req, packer):
+        """A deep copy of ``obj`` (its caches and state as they are now) as a new object, ``params`` set."""
+        import copy
+
+        try:
+            new = copy.deepcopy(obj)
+            self.set_params(new, req.get("params"))
+        except BaseException as exc:  # noqa: BLE001 - e.g. a student's __deepcopy__, an uncopyable attribute
+            return self.fail(exc)
+        oid = str(len(self.objects))
+        self.objects[oid] = new
+        self.reply(True, {"id": oid, "params": self.params_of(new, packer)}, packer)
+
+    def op_free(self, obj, req, packer):  # noqa: ARG002 - a copy the parent no longer uses
+        self.objects.pop(req["id"], None)
+        self.reply(True)
+
     def op_tape(self, obj, req, packer):  # tape mode: the student's forward on autoprop tensors
         tape_request(self.np, obj, req, self.reply, packer, describe, self.workdir)
 

@@ -20,8 +20,10 @@ r"""Find, locate and explain gradient bugs: structural probes, bug signatures, m
    (``backward(0) = 0``, ``backward(2G) = 2 backward(G)``); a second backward
    on the same forward gives the same result; ``grads`` are
    written by every backward; ``backward`` uses the cache of the *last*
-   forward of *this* instance; the output keeps shape and dtype under a small
-   perturbation.
+   forward of *this* instance, and ``forward`` the input of this call (on
+   copies of the layer as it was before the first forward; a sandboxed layer
+   is copied in its child process); the output keeps shape and dtype under a
+   small perturbation.
 3. **Numerical comparison** (:func:`gradcheck.check.check_layer`), fast mode by
    default: random directional derivatives decide, a failing tensor is then
    scanned element by element; elements at a kink are excluded and counted.
@@ -36,9 +38,14 @@ r"""Find, locate and explain gradient bugs: structural probes, bug signatures, m
    the activation applied again to its cached output (the reference gradient at
    input Y); a Linear's dW from its output (dY.T @ Y); a norm's dX without the
    mean/variance paths (projecting dX off the mean and x_hat per group gives the
-   correct one); only the first/last sample, or one sample missing (per-sample
-   contributions by linearity in dY); a permuted dY (directional derivatives for
-   each permuted dY, then the full gradient); else the worst element.
+   correct one; also for a CS231n pair, whose gamma is an input); tanh's
+   derivative without the square; softmax's Jacobian diagonal only; dX with a
+   square weight transposed (dY @ W for dY @ W.T, or a 1x1 convolution's
+   einsum; the matrix is solved for from dY and the correct dX); only the
+   first/last sample, or one sample missing (per-sample contributions by
+   linearity in dY); dX with the kernel flipped (the correct dX of the layer
+   with a flipped kernel); a permuted dY (directional derivatives for each
+   permuted dY, then the full gradient); else the worst element.
 5. **Models.** For a container with a ``layers`` list whose end-to-end check
    fails, every layer is checked on the input it actually receives, in order,
    and the first one that fails is named.
@@ -62,14 +69,18 @@ from typing import Any
 import numpy as np
 
 from . import _validation as V
-from .check import CheckResult, TensorRecord, check_layer, compare, kink_mask, relative_error
+from .check import CheckResult, TensorRecord, check_layer
+from .compare import close, compare, kink_mask, relative_error
+from .config import CheckConfig, mode_word, training_modes
 from .errors import GradcheckError, UsageError
 from .numerical import (
     DEFAULT_EPS,
     directional_derivatives,
+    kernel,
     layer_numerical_gradients,
     numerical_gradient,
 )
+from .sources import SAME_IN_BOTH_MODES, Call, training_differs
 
 __all__ = ["Finding", "Probe", "Diagnosis", "diagnose_layer", "check_vjp", "name_signature", "close",
            "STRUCTURAL", "SIGNATURES"]
@@ -83,7 +94,8 @@ STRUCTURAL = ("deterministic forward", "input left unchanged", "gradient shapes 
 SIGNATURES = ("transposed", "flipped-kernel", "permuted", "wrong-sign", "bias-mean", "factor-batch",
               "factor-inverse-batch", "factor", "first-sample-only", "last-sample-only", "sample-missing", "zero",
               "not-summed", "wrong-shape", "alternative", "missing-local-derivative", "activation-applied-twice",
-              "cached-output", "missing-mean-var-paths", "permuted-upstream", "wrong-values")
+              "cached-output", "missing-mean-var-paths", "transposed-weight", "tanh-missing-square",
+              "softmax-diagonal", "permuted-upstream", "wrong-values")
 
 
 @dataclass
@@ -138,6 +150,10 @@ class Diagnosis:
         What stopped the check (student code raised, wrong shape, ...).
     sublayer : tuple of (int, Diagnosis) or None
         For a model: index and diagnosis of the first layer whose own check fails.
+    training : bool or None
+        The mode of ``forward`` this diagnosis ran in.
+    other_modes : list of Diagnosis
+        The other training mode's diagnosis when both were checked (``passed`` needs it too).
     """
 
     name: str
@@ -146,12 +162,20 @@ class Diagnosis:
     result: CheckResult | None = None
     error: GradcheckError | None = None
     sublayer: tuple[int, Diagnosis] | None = None
+    training: bool | None = None
+    other_modes: list[Diagnosis] = field(default_factory=list)
 
     @property
     def passed(self) -> bool:
-        """No error finding, no stopping error, and every comparison within tolerance."""
+        """No error finding, no stopping error, every comparison within tolerance, in every mode checked."""
         return (self.error is None and not any(f.severity == "error" for f in self.findings)
-                and (self.result is None or self.result.passed) and self.result is not None)
+                and (self.result is None or self.result.passed) and self.result is not None
+                and all(d.passed for d in self.other_modes))
+
+    @property
+    def modes(self) -> list[str]:
+        """The training modes diagnosed, this one first (``["training", "eval"]``)."""
+        return [mode_word(d.training) for d in [self, *self.other_modes] if d.training is not None]
 
     @property
     def codes(self) -> list[str]:
@@ -205,6 +229,8 @@ class Diagnosis:
                                                        "exit_code": self.error.exit_code},
             "first_failing_layer": None if self.sublayer is None else
             {"index": self.sublayer[0], **self.sublayer[1].to_dict()},
+            "training": self.training,
+            "other_modes": [d.to_dict() for d in self.other_modes],
         }
 
 
@@ -301,12 +327,12 @@ class _Proxy:
         return getattr(self._layer, "grads", None)
 
 
-def _same(a: Any, b: Any) -> bool:
-    a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
-    return a.shape == b.shape and bool(np.array_equal(a, b, equal_nan=True))
-
-
 # --------------------------------------------------------------------------- helpers
+
+
+def _exact(a: Any, b: Any) -> bool:
+    """Bit-for-bit equal (NaN equals NaN): :func:`gradcheck.compare.close` with zero tolerances."""
+    return close(a, b, 0.0, 0.0, equal_nan=True)
 
 
 def _grads_snapshot(layer: Any, keys: Sequence[str]) -> dict[str, Any]:
@@ -329,27 +355,6 @@ def _as_list(ret: Any, n: int) -> list[Any]:
     if n == 1:
         return [ret]
     return list(ret) if isinstance(ret, (tuple, list)) else [ret] * n
-
-
-def close(a: Any, b: Any, rtol: float = 1e-6, atol: float = 1e-9) -> bool:
-    """True when ``a`` and ``b`` have the same shape and agree element-wise.
-
-    Parameters
-    ----------
-    a, b : array_like
-        Converted to float64; NaN never agrees.
-    rtol : float, default 1e-6
-    atol : float, default 1e-9
-        Per element ``|a - b| <= atol + rtol * (|a| + |b|)``.
-
-    Returns
-    -------
-    bool
-    """
-    a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
-    if a.shape != b.shape:
-        return False
-    return bool(np.all(np.abs(a - b) <= atol + rtol * (np.abs(a) + np.abs(b))))
 
 
 # --------------------------------------------------------------------------- signatures
@@ -418,10 +423,9 @@ def name_signature(tensor: str, manual: Any, numerical: Any, *, is_bias: bool = 
     and reshaped: a reshape where a transpose is due; or the same values in
     other places); a **constant factor** ``c = <m, n> / <n, n>`` (``1/batch`` on
     a bias: the mean, not the sum; an extra or a missing ``1/batch``; x2, x0.5);
-    with ``fallback``, the worst element. The signatures that need the layer
-    (dX = dY, the activation applied to its cached output, the cached output,
-    a norm's missing mean/variance paths, one sample, a permuted dY) follow in
-    :func:`diagnose_layer`.
+    with ``fallback``, the worst element. The signatures that need the layer (dX = dY, an activation
+    applied twice, the cached output, a norm's missing paths, tanh without the square, softmax's
+    diagonal, a weight transposed or a kernel flipped in dX, one sample, a permuted dY) follow.
 
     Parameters
     ----------
@@ -615,15 +619,23 @@ _LOCAL = ("{t} equals dY: the local derivative of the activation is missing; mul
           "(ReLU: dY * (X > 0); sigmoid: dY * out * (1 - out); dropout: dY * mask)")
 
 
-def _context_signature(t, m, n, key, inputs, Y, G, numer_at) -> Finding | None:
-    """Signatures that need the layer: dX = dY, a normalisation's missing paths, the output used as input."""
+def _context_signature(t, m, n, key, inputs, Y, G, numer_at, names=("X",), params=None) -> Finding | None:
+    """Signatures that need the layer: dX = dY, a normalisation's missing paths, the output used as input,
+    an activation's local derivative (:func:`_activation_signature`), a square weight transposed in dX."""
     X = inputs[0]
     ok = np.isfinite(n)
     is_input = key.startswith("@")
     if is_input and m.shape == G.shape and close(m, G, 1e-6, 1e-9) and not close(np.where(ok, n, G), G, 1e-6, 1e-9):
         return Finding("missing-local-derivative", _LOCAL.format(t=t), t)
-    if is_input and len(inputs) == 1 and m.shape == X.shape and ok.all() and X.ndim >= 2:
-        f = _norm_projection(t, m, n, X)
+    # the input this gradient belongs to (a CS231n pair batchnorm(x, gamma, beta): x, the first of three)
+    xi = inputs[list(names).index(key[1:])] if is_input and key[1:] in names else None
+    if xi is not None and m.shape == xi.shape and ok.all() and xi.ndim >= 2 and xi.dtype.kind == "f":
+        f = _norm_projection(t, m, n, xi)
+        if f is not None:
+            return f
+    if is_input and ok.all() and m.shape == n.shape:
+        f = (_activation_signature(t, m, n, inputs, Y, G)
+             or _transposed_weight_signature(t, m, n, G, _weights(inputs, key, names, params)))
         if f is not None:
             return f
     if not is_input and (f := _output_product(t, m, G, Y)) is not None:
@@ -636,6 +648,104 @@ def _context_signature(t, m, n, key, inputs, Y, G, numer_at) -> Finding | None:
                            "as it is (sigmoid: dY * out * (1 - out); tanh: dY * (1 - out**2))", t)
         return Finding("cached-output", f"{t} is the gradient the layer would have at its output Y: backward uses "
                        "the output where its input X is due; cache the input in forward (self.X = X)", t)
+    return None
+
+
+def _activation_signature(t, m, n, inputs, Y, G) -> Finding | None:
+    """An element-wise activation's wrong local derivative: tanh's square missing, softmax's diagonal only.
+
+    Named only when the correct gradient ``n`` is the activation's own VJP at the
+    layer's output (so the layer is tanh / a softmax), never from ``m`` alone.
+    """
+    if len(inputs) != 1 or Y.shape != inputs[0].shape or Y.shape != G.shape:
+        return None
+    if close(n, G * (1 - Y**2), 1e-5, 1e-9) and close(m, G * (1 - Y), 1e-6, 1e-9):
+        return Finding("tanh-missing-square", f"{t} = dY * (1 - out): the square is missing in tanh's derivative; "
+                       "tanh'(x) = 1 - tanh(x)**2, so dX = dY * (1 - out**2) with out = tanh(X) cached in forward",
+                       t)
+    for axis in dict.fromkeys((-1, 1) if Y.ndim > 2 else (-1,)):
+        if np.any(Y < 0) or not np.allclose(Y.sum(axis=axis), 1.0, rtol=0, atol=1e-9):  # softmax rows sum to one
+            continue
+        right = Y * (G - np.sum(G * Y, axis=axis, keepdims=True))
+        if close(n, right, 1e-5, 1e-9) and close(m, G * Y * (1 - Y), 1e-6, 1e-9):
+            ax = "axis=-1" if axis == -1 else f"axis={axis}"
+            return Finding("softmax-diagonal", f"{t} = dY * p * (1 - p) uses only the diagonal of the softmax "
+                           "Jacobian: every output p_j depends on every input x_i (dp_j/dx_i = p_j * (delta_ij - p_i)), "
+                           f"so the off-diagonal terms -p_i * p_j are missing; use dX = p * (dY - (dY * p).sum("
+                           f"{ax}, keepdims=True))", t)
+    return None
+
+
+def _weights(inputs, key, names, params=None) -> dict[str, np.ndarray]:
+    """Square 2-D float arrays among the parameters and the other inputs (a CS231n pair's w), by name."""
+    cands = {**(params or {}), **{n: x for n, x in zip(names, inputs) if "@" + n != key}}
+    return {n: x for n, x in cands.items() if x.dtype.kind == "f" and x.ndim == 2 and x.shape[0] == x.shape[1]}
+
+
+def _transposed_weight_signature(t, m, n, G, weights=None) -> Finding | None:
+    """dX = dY @ W where dY @ W.T is due (or the reverse), for a square W: no other shape shows it.
+
+    Needs no access to W: where the correct ``n`` is dY times one matrix ``B`` along an
+    axis (the last: a Linear; axis 1: a 1x1 convolution, channels first), ``B`` is
+    solved for by least squares from dY and ``n``, and ``m`` must equal dY times ``B.T``.
+    ``weights`` (name -> square array) only name the weight in the sentence.
+    """
+    for axis in dict.fromkeys((-1, 1) if n.ndim > 2 else (-1,)):
+        if G.ndim != n.ndim or G.shape[axis] != n.shape[axis]:
+            continue
+        k = n.shape[axis]
+        Gf = np.moveaxis(G, axis, -1).reshape(-1, k)
+        nf, mf = (np.moveaxis(a, axis, -1).reshape(-1, k) for a in (n, m))
+        if len(Gf) <= k or np.linalg.matrix_rank(Gf) < k:
+            continue
+        B = np.linalg.lstsq(Gf, nf, rcond=None)[0]  # dX = dY @ B along this axis
+        if close(B, B.T, 1e-6, 1e-9) or not close(Gf @ B, nf, 1e-5, 1e-9) or not close(mf, Gf @ B.T, 1e-5, 1e-9):
+            continue
+        name = next((w for w, A in (weights or {}).items() if A.shape == B.shape and close(A, B.T, 1e-5, 1e-9)),
+                    None)
+        same = next((w for w, A in (weights or {}).items() if A.shape == B.shape and close(A, B, 1e-5, 1e-9)), None)
+        if axis == -1:
+            fix = (f"{t} = dY @ {name}.T, not dY @ {name}" if name else f"{t} = dY @ {same}, not dY @ {same}.T"
+                   if same else f"for Y = X @ W + b, {t} = dY @ W.T; for Y = X @ W.T + b, {t} = dY @ W")
+        else:
+            w = name or same or "W"
+            fix = (f"{t} = np.einsum('cf,nf...->nc...', {w}, dY), not 'fc'" if name else
+                   f"for Y = np.einsum('fc,nc...->nf...', {w}, X), {t} = np.einsum('fc,nf...->nc...', {w}, dY) "
+                   "(sum over the output channel f), not 'cf'")
+        return Finding("transposed-weight", f"{t} multiplies dY by the transposed weight: it is dY times the "
+                       "transpose of the matrix the chain rule gives (the weight is square, so the shapes agree "
+                       f"and only the values show it); {fix}", t)
+    return None
+
+
+def _kernel_flip_signature(t, m, key, inputs, names, params, G, numer_at) -> Finding | None:
+    """dX computed with the kernel flipped in its spatial axes (convolution where the forward correlates).
+
+    For each kernel (a parameter or another input with 3 or 4 axes), the correct dX
+    of the same layer with that kernel flipped (finite differences) must equal ``m``.
+    """
+    if not key.startswith("@"):
+        return None
+    cands = [(k, p, None) for k, p in params.items() if p.ndim in (3, 4)]
+    cands += [(nm, x, i) for i, (nm, x) in enumerate(zip(names, inputs))
+              if "@" + nm != key and x.dtype.kind == "f" and x.ndim in (3, 4)]
+    for name, w, idx in cands:
+        flipped = w[..., ::-1] if w.ndim == 3 else w[..., ::-1, ::-1]
+        if idx is not None:
+            xs = [flipped.copy() if i == idx else x for i, x in enumerate(inputs)]
+            ref = numer_at(xs, G)
+        else:
+            saved = w.copy()
+            try:
+                w[...] = flipped.copy()
+                ref = numer_at(inputs, G)
+            finally:
+                w[...] = saved
+        if close(m, ref, 1e-5, 1e-9):
+            sl = "[..., ::-1]" if w.ndim == 3 else "[:, :, ::-1, ::-1]"
+            return Finding("flipped-kernel", f"{t} is computed with the kernel flipped in its spatial axes "
+                           f"({name}{sl}): the forward is a cross-correlation, so its backward scatters dY through "
+                           f"the kernel as it is (dx_window += {name}[f] * dout[n, f, i, j], no flip)", t)
     return None
 
 
@@ -696,25 +806,10 @@ def _upstream_signature(t, m, G, key, numer_for, directional) -> Finding | None:
 # --------------------------------------------------------------------------- diagnose_layer
 
 
-def diagnose_layer(
-    layer: Any,
-    X: Any,
-    *,
-    mode: str = "fast",
-    method: str = "central",
-    seed: int = 0,
-    rtol: float = 1e-6,
-    atol: float | None = None,
-    eps: float | None = None,
-    training: bool = False,
-    twin: Any = None,
-    reference: Any = None,
-    name: str | None = None,
-    localize: bool = True,
-    n_dirs: int = 2,
-    n_samples: int = 8,
-    upstream: Any = None,
-) -> Diagnosis:
+def diagnose_layer(layer: Any, X: Any, *, mode: str = "fast", method: str = "central", seed: int = 0,
+                   rtol: float = 1e-6, atol: float | None = None, eps: float | None = None,
+                   training: bool | str = "auto", twin: Any = None, reference: Any = None, name: str | None = None,
+                   localize: bool = True, n_dirs: int = 2, n_samples: int = 8, upstream: Any = None) -> Diagnosis:
     """Check a layer and explain what is wrong: probes, numerical check, bug signatures, first bad layer.
 
     Parameters
@@ -736,8 +831,10 @@ def diagnose_layer(
         1e-9 in the structural probes).
     eps : float, optional
         Relative step (default per method and dtype).
-    training : bool
-        Passed to ``forward``.
+    training : bool, "both" or "auto", default "auto"
+        The mode of ``forward``, as in :func:`gradcheck.check.check_layer`: with two
+        modes each is diagnosed (probes, check, signatures); the result is the first
+        failing mode's, named ``"<name> [training]"``, the other in ``other_modes``.
     twin : object or None
         An autoprop twin for a tape column (None: none; "auto" is not used here
         because the checker calls the layer through a proxy).
@@ -759,6 +856,36 @@ def diagnose_layer(
         Bad arguments (shapes, tolerances, mode). Errors of the checked code are
         not raised: they are in ``Diagnosis.error`` and the findings.
     """
+    CheckConfig(rtol=rtol, atol=atol, eps=eps, method=method, mode=mode, seed=seed, training=training,
+                n_dirs=n_dirs, n_samples=n_samples)  # validates every setting once
+    owner = name or type(layer).__name__
+    V.require_methods(layer, owner, ("forward", "backward"), "manualprop layer")
+    diags, notes = [], []
+    for t in training_modes(layer, training):
+        if t and diags:
+            inputs = V.layer_inputs(X, np.random.default_rng([seed, 3]), owner)
+            if not training_differs(Call(layer, owner, inputs, V.input_names(layer, len(inputs)), {}, t)):
+                notes.append(SAME_IN_BOTH_MODES)
+                break
+        diags.append(_diagnose_mode(layer, X, mode=mode, method=method, seed=seed, rtol=rtol, atol=atol, eps=eps,
+                                    training=t, twin=twin, reference=reference, localize=localize, n_dirs=n_dirs,
+                                    n_samples=n_samples, upstream=upstream, name=owner))
+    for d in diags if len(diags) > 1 else ():
+        d.name = f"{owner} [{mode_word(d.training)}]"
+        if d.result is not None:
+            d.result.name = d.name
+    first = next((d for d in diags if not d.passed), diags[0])
+    first.other_modes = [d for d in diags if d is not first]
+    if first.result is not None:
+        first.result.other_modes = [d.result for d in first.other_modes if d.result is not None]
+    if first.result is not None:
+        first.result.notes += notes
+    return first
+
+
+def _diagnose_mode(layer, X, *, mode, method, seed, rtol, atol, eps, training, twin, reference, name, localize,
+                   n_dirs, n_samples, upstream) -> Diagnosis:
+    """:func:`diagnose_layer` in one training mode."""
     owner = name or type(layer).__name__
     rtol, atol_probe = V.check_tolerances(rtol, 1e-9 if atol is None else atol)
     V.require_methods(layer, owner, ("forward", "backward"), "manualprop layer")
@@ -766,19 +893,15 @@ def diagnose_layer(
     # would make X.T @ G symmetric and hide a transposed gradient
     inputs = V.layer_inputs(X, np.random.default_rng([seed, 3]), owner)
     one = V.warn_batch_of_one(inputs, V.input_names(layer, len(inputs)), owner)  # check_layer's own: ignored below
-    diag = Diagnosis(owner)
+    diag = Diagnosis(owner, training=training)
     try:
-        pristine = copy.deepcopy(layer)
-    except Exception:  # noqa: BLE001 - a layer that cannot be copied skips the cache probe
-        pristine = None
-    try:
-        proxy = _probes(layer, inputs, owner, training, rtol, atol_probe, seed, diag, pristine)
+        proxy = _probes_on_copy(layer, inputs, owner, training, rtol, atol_probe, seed, diag)
     except GradcheckError as exc:
         diag.error = exc
         if not diag.findings or diag.findings[-1].severity != "error":
             diag.findings.append(Finding("student-code", str(exc)))
         proxy = None
-    stop = {"non-deterministic", "not-summed", "wrong-shape", "non-finite"}
+    stop = {"non-deterministic", "stale-output", "not-summed", "wrong-shape", "non-finite"}
     # float32 output: finite differences cannot reach 1e-6; a float32 gradient alone still gets the check
     stopped = set(diag.codes) & stop or any(f.code == "float32" and f.tensor == "Y" for f in diag.findings)
     if proxy is not None and not stopped:
@@ -801,21 +924,76 @@ def diagnose_layer(
     return diag
 
 
+def _probes_on_copy(layer, inputs, owner, training, rtol, atol, seed, diag: Diagnosis):
+    """:func:`_probes` with a copy of the layer as it is now, for the cache probe (a sandboxed layer's copy is
+    made in its child process, and freed there after)."""
+    try:
+        pristine = copy.deepcopy(layer)
+    except Exception:  # noqa: BLE001 - a layer that cannot be copied skips the cache probe
+        pristine = None
+    try:
+        return _probes(layer, inputs, owner, training, rtol, atol, seed, diag, pristine)
+    finally:
+        _release(pristine)
+
+
 def _call(fn, *args, owner, call, **kw):
     return V.call_student(fn, *args, owner=owner, call=call, **kw)
 
 
+@dataclass
+class _ProbeContext:
+    """What every structural probe needs: the layer, its inputs, how to call it."""
+
+    layer: Any
+    inputs: list
+    owner: str
+    training: bool
+    atol: float
+    rng: np.random.Generator
+    diag: Diagnosis
+
+    def __post_init__(self):
+        self.names = V.input_names(self.layer, len(self.inputs))
+        self.params = V.layer_params(self.layer, self.owner)
+        self.fcall = f"forward({', '.join(self.names)}, training={self.training})"
+
+    def fwd(self, obj, xs):
+        return _call(obj.forward, *[x.copy() for x in xs], training=self.training, owner=self.owner, call=self.fcall)
+
+
 def _probes(layer, inputs, owner, training, rtol, atol, seed, diag: Diagnosis, pristine=None):
     """Run the structural probes; return the proxy the numerical check should call."""
-    rng = np.random.default_rng([seed, 2])
+    ctx = _ProbeContext(layer, inputs, owner, training, atol, np.random.default_rng([seed, 2]), diag)
+    proxy, stop = _determinism_probe(ctx)
+    if stop:
+        return proxy
+    G, stop = _backward_probes(ctx, proxy)
+    if stop:
+        return proxy
+    _repeat_probes(ctx, proxy, G)
+    layer, inputs, names, keys, rng, probes, fwd = ctx.layer, ctx.inputs, ctx.names, list(ctx.params), ctx.rng, \
+        diag.probes, ctx.fwd
+    # 6. cache of the last forward of this instance; the gradient right at a second input too
+    _cache_probe(layer, pristine, inputs, names, keys, G, training, rng, diag)
+    _second_input_probe(proxy, inputs, names, ctx.params, G, training, rng, diag)
+
+    # 7. output stable under perturbation
+    xs = [x + 1e-3 * rng.standard_normal(x.shape) if x.dtype.kind == "f" else x for x in inputs]
+    Yp = np.asarray(fwd(proxy, xs))
+    Yr = np.asarray(fwd(proxy, inputs))
+    ok = Yp.shape == Yr.shape and Yp.dtype == Yr.dtype
+    probes.append(Probe(STRUCTURAL[8], ok, "" if ok else f"{Yr.shape} {Yr.dtype} became {Yp.shape} {Yp.dtype}"))
+    if not ok:
+        diag.findings.append(Finding("unstable-output", f"the output changes shape or dtype under a small "
+                                     f"perturbation of the input ({Yr.shape} {Yr.dtype} -> {Yp.shape} {Yp.dtype})"))
+    return proxy
+
+
+def _determinism_probe(ctx: _ProbeContext):
+    """Probe 1 (and the float32 stop): (proxy, stop)."""
+    layer, inputs, owner, diag, fcall, fwd = ctx.layer, ctx.inputs, ctx.owner, ctx.diag, ctx.fcall, ctx.fwd
     probes = diag.probes
-    names = V.input_names(layer, len(inputs))
-    params = V.layer_params(layer, owner)
-    fcall = f"forward({', '.join(names)}, training={training})"
-
-    def fwd(obj, xs):
-        return _call(obj.forward, *[x.copy() for x in xs], training=training, owner=owner, call=fcall)
-
     # 1. determinism (three calls: a random mask repeats by chance with probability 2**-size per pair)
     Y1 = fwd(layer, inputs)
     # None, an integer array, NaN: the canonical one-paragraph error (exit 3)
@@ -824,10 +1002,10 @@ def _probes(layer, inputs, owner, training, rtol, atol, seed, diag: Diagnosis, p
     Y1 = np.asarray(Y1, dtype=np.float64)
     Y2 = np.asarray(fwd(layer, inputs), dtype=np.float64)
     Y3 = np.asarray(fwd(layer, inputs), dtype=np.float64)
-    if _same(Y1, Y2) and not _same(Y1, Y3):
+    if _exact(Y1, Y2) and not _exact(Y1, Y3):
         Y2 = Y3
     proxy = _Proxy(layer)
-    if _same(Y1, Y2):
+    if _exact(Y1, Y2):
         probes.append(Probe(STRUCTURAL[0], True))
     else:
         diff = float(np.nanmax(np.abs(Y1 - Y2))) if Y1.shape == Y2.shape else float("nan")
@@ -835,14 +1013,14 @@ def _probes(layer, inputs, owner, training, rtol, atol, seed, diag: Diagnosis, p
         ok = False
         if fixed:
             fwd(layer, inputs)
-            ok = _same(fwd(layer, inputs), fwd(layer, inputs))
+            ok = _exact(fwd(layer, inputs), fwd(layer, inputs))
             if ok:
                 diag.findings.append(Finding("held-mask", f"the forward is random (two calls differed by "
                                              f"{diff:.3g}); the mask was held fixed with fix_mask(True) on "
                                              f"{', '.join(fixed)} for the check", severity="info"))
         if not ok:
             proxy = _Proxy(layer, rewind=True)
-            ok = _same(fwd(proxy, inputs), fwd(proxy, inputs))
+            ok = _exact(fwd(proxy, inputs), fwd(proxy, inputs))
             if ok:
                 what = ", ".join(sorted({type(r).__name__ for r in proxy._rngs})) or "numpy's global generator"
                 diag.findings.append(Finding("rewound-rng", f"the forward is random (two calls differed by "
@@ -855,15 +1033,22 @@ def _probes(layer, inputs, owner, training, rtol, atol, seed, diag: Diagnosis, p
                 f"up to {diff:.3g}, so finite differences are meaningless (a dropout mask drawn afresh per "
                 f"call?); give the layer a way to hold the mask fixed, like manualprop.Dropout.fix_mask(True), "
                 f"or draw from a generator it stores (self.rng)"))
-            return proxy
+            return proxy, True
 
     # float32 output for float64 inputs: precision is lost, finite differences cannot reach 1e-6 (stop here)
     if _low_precision(y_dtype, inputs):
         probes.append(Probe(STRUCTURAL[2], False, f"Y is {y_dtype}, expected float64"))
         diag.findings.append(Finding("float32", f"forward returns {y_dtype} for a float64 input "
                                      f"({_PRECISION_LOST.format(dtype=y_dtype)})", "Y"))
-        return proxy
+        return proxy, True
 
+    return proxy, False
+
+
+def _backward_probes(ctx: _ProbeContext, proxy):
+    """Probes 2-4: input unchanged, shapes and dtypes, finite values, grads written: (G, stop)."""
+    layer, inputs, owner, training, rng, diag = ctx.layer, ctx.inputs, ctx.owner, ctx.training, ctx.rng, ctx.diag
+    probes, names, params, fcall, fwd = diag.probes, ctx.names, ctx.params, ctx.fcall, ctx.fwd
     # 2. input left unchanged
     xs = [x.copy() for x in inputs]
     proxy.rewind()
@@ -931,14 +1116,21 @@ def _probes(layer, inputs, owner, training, rtol, atol, seed, diag: Diagnosis, p
             diag.error = exc
     if bad_shape:
         _shape_signatures(proxy, inputs, names, params, G, rets, grads, bad_shape, diag, training)
-        return proxy
+        return G, True
     if nonfinite:  # NaN explains everything after it (linearity, a second backward): report it alone
-        return proxy
+        return G, True
     if never:
         diag.findings.append(Finding("never-written", f"{', '.join(never)} never written: backward leaves "
                                      f"grads[...] as it was (assign grads[key] = ... in backward)", never[0]))
     probes.append(Probe(STRUCTURAL[6], not never, ", ".join(never)))
 
+    return G, False
+
+
+def _repeat_probes(ctx: _ProbeContext, proxy, G):
+    """Probes 5-6: linear in dY, no accumulation, a second backward identical."""
+    layer, inputs, owner, atol, diag = ctx.layer, ctx.inputs, ctx.owner, ctx.atol, ctx.diag
+    probes, names, params, fwd = diag.probes, ctx.names, ctx.params, ctx.fwd
     keys = list(params)
 
     def run(g, reset=True, forward=True):
@@ -992,19 +1184,6 @@ def _probes(layer, inputs, owner, training, rtol, atol, seed, diag: Diagnosis, p
         diag.findings.append(Finding("second-backward", f"a second backward on the same forward gives another "
                                      f"{t}: backward changes its own cache or the parameters", t))
 
-    # 6. cache of the last forward of this instance
-    _cache_probe(layer, pristine, inputs, names, keys, G, training, rng, diag)
-
-    # 7. output stable under perturbation
-    xs = [x + 1e-3 * rng.standard_normal(x.shape) if x.dtype.kind == "f" else x for x in inputs]
-    Yp = np.asarray(fwd(proxy, xs))
-    Yr = np.asarray(fwd(proxy, inputs))
-    ok = Yp.shape == Yr.shape and Yp.dtype == Yr.dtype
-    probes.append(Probe(STRUCTURAL[8], ok, "" if ok else f"{Yr.shape} {Yr.dtype} became {Yp.shape} {Yp.dtype}"))
-    if not ok:
-        diag.findings.append(Finding("unstable-output", f"the output changes shape or dtype under a small "
-                                     f"perturbation of the input ({Yr.shape} {Yr.dtype} -> {Yp.shape} {Yp.dtype})"))
-    return proxy
 
 
 _PRECISION_LOST = ("precision lost: {dtype} keeps about 7 significant digits, so the gradient check to 1e-6 "
@@ -1018,10 +1197,14 @@ def _low_precision(dtype, inputs) -> bool:
 
 
 def _cache_probe(layer, pristine, inputs, names, keys, G, training, rng, diag):
-    """Copies of the layer as it was before the checker's first forward (``pristine``)."""
+    """Copies of the layer as it was before the checker's first forward (``pristine``).
+
+    A sandboxed layer (:class:`gradcheck.sandbox.RemoteLayer`) is copied in its child
+    process (``copy.deepcopy`` there); a random one is skipped (copies would draw other masks).
+    """
     name = STRUCTURAL[7]
-    if _find_rngs(layer) or type(layer).__name__ == "RemoteLayer" or "sandbox" in type(layer).__module__:
-        diag.probes.append(Probe(name, None, "skipped (random or remote layer)"))
+    if _find_rngs(layer):
+        diag.probes.append(Probe(name, None, "skipped (random layer)"))
         return
     if pristine is None:
         diag.probes.append(Probe(name, None, "skipped (the layer cannot be copied)"))
@@ -1042,7 +1225,29 @@ def _cache_probe(layer, pristine, inputs, names, keys, G, training, rng, diag):
         return out
 
     try:
-        c.forward(*[x.copy() for x in inputs], training=training)
+        return _run_cache_probe(a, b, c, base, inputs, others, grads_of, G, training, diag)
+    finally:
+        _release(a, b, c)
+
+
+def _release(*objs) -> None:
+    """Free the child's copies of a sandboxed layer (copies in this process are left to the garbage collector)."""
+    from .sandbox import RemoteLayer
+
+    for o in objs:
+        if isinstance(o, RemoteLayer):
+            try:
+                o.release()
+            except GradcheckError:  # the sandbox stopped: nothing left to free
+                pass
+
+
+def _run_cache_probe(a, b, c, base, inputs, others, grads_of, G, training, diag):
+    """Forwards and backwards on the copies ``a``, ``b``, ``c`` (and ``b2``, one more) of the pristine ``base``."""
+    name = STRUCTURAL[7]
+    b2 = None
+    try:
+        Y_ref = c.forward(*[x.copy() for x in inputs], training=training)
         ref = grads_of(c, c.backward(G.copy()))
         # another instance's forward between this forward and its backward
         a.forward(*[x.copy() for x in inputs], training=training)
@@ -1051,16 +1256,25 @@ def _cache_probe(layer, pristine, inputs, names, keys, G, training, rng, diag):
         # this instance: an earlier forward on other data, then the real one
         b2 = copy.deepcopy(base)
         b2.forward(*[x.copy() for x in others], training=training)
-        b2.forward(*[x.copy() for x in inputs], training=training)
+        Y_stale = b2.forward(*[x.copy() for x in inputs], training=training)
         stale = grads_of(b2, b2.backward(G.copy()))
     except Exception as exc:  # noqa: BLE001
         diag.probes.append(Probe(name, None, f"skipped (copies of the layer raised {type(exc).__name__})"))
         return
+    finally:
+        _release(b2)
+    bad_y = not close(Y_ref, Y_stale, 1e-12, 1e-14)
     bad_shared = [t for t in ref if t in shared and not close(ref[t], shared[t], 1e-12, 1e-14)]
     bad_stale = [t for t in ref if t in stale and not close(ref[t], stale[t], 1e-12, 1e-14)]
-    diag.probes.append(Probe(name, not bad_shared and not bad_stale,
-                             ", ".join(sorted(set(bad_shared + bad_stale)))))
-    if bad_shared:
+    diag.probes.append(Probe(name, not bad_shared and not bad_stale and not bad_y,
+                             ", ".join((["Y"] if bad_y else []) + sorted(set(bad_shared + bad_stale)))))
+    if bad_y:
+        diag.findings.append(Finding(
+            "stale-output", "forward returns what an earlier call computed: after a forward on other data, "
+            "forward(X) gives another Y than on a fresh copy of the layer (a value kept from the first call, e.g. "
+            "`if not hasattr(self, ...)`), so the layer ignores new inputs; compute the output from this call's "
+            "input every time", "Y"))
+    elif bad_shared:
         diag.findings.append(Finding(
             "shared-cache", f"backward uses a cache overwritten by a later forward of another instance "
             f"({', '.join(bad_shared)} change when a second layer of the same class runs forward in between): "
@@ -1068,7 +1282,61 @@ def _cache_probe(layer, pristine, inputs, names, keys, G, training, rng, diag):
     elif bad_stale:
         diag.findings.append(Finding(
             "stale-cache", f"backward uses the cache of an earlier forward, not of the last one "
-            f"({', '.join(bad_stale)}): overwrite the cache on every forward", bad_stale[0]))
+            f"({', '.join(bad_stale)}): a cache set only on the first call (e.g. `if not hasattr(self, 'X'): "
+            "self.X = X`) keeps the first input; overwrite the cache on every forward (self.X = X)", bad_stale[0]))
+
+
+def _second_input_probe(proxy, inputs, names, params, G, training, rng, diag) -> None:
+    """Backward right at the check's input but wrong at another: state kept from an earlier call.
+
+    The numerical check differentiates at one input only, so a backward that keeps
+    what it saw first (a cache set once, in a class attribute or a global) passes it.
+    One random directional derivative of ``sum(Y * G)`` (all tensors jointly, two
+    forwards) at the input, then at two others; named only when the first agrees and
+    both others fail (a kink crossed by chance fails one of them, not both).
+    """
+    from .sandbox import RemoteLayer
+
+    keys = ["@" + n for n in names]
+    group = [k for k, x in zip(keys, inputs) if x.dtype.kind == "f"] + list(params)
+    if not group or any(f.code in ("stale-cache", "shared-cache", "stale-output") for f in diag.findings):
+        return
+    points = [inputs] + [[x + rng.standard_normal(x.shape) if x.dtype.kind == "f" else x for x in inputs]
+                         for _ in range(2)]
+    try:
+        agree = _agreement(proxy, points, keys, group, params, G, training, rng, diag.name)
+    except GradcheckError:  # the layer refuses another input (a check of its own): nothing to say here
+        if isinstance(proxy._layer, RemoteLayer) and proxy._layer.sandbox._dead:
+            raise  # a timeout or a crash: reported as what stopped the check
+        return
+    if agree == [True, False, False]:
+        diag.findings.append(Finding(
+            "stale-cache", "backward is right at the first input the layer saw but wrong at another one: it uses "
+            "state kept from an earlier call (a cache set only once, a class attribute or a global); compute "
+            "everything backward needs from the last forward's input and store it on self in forward"))
+
+
+def _agreement(proxy, points, keys, group, params, G, training, rng, owner) -> list[bool]:
+    """Per input in ``points`` (until one agrees after the first): does backward pass one directional test?"""
+    fwd = lambda *x: np.asarray(proxy.forward(*x, training=training), dtype=np.float64)  # noqa: E731
+    agree: list[bool] = []
+    for xs in points:
+        if len(agree) > 1 and agree[-1]:
+            break
+        fwd(*xs)
+        ret = _as_list(_call(proxy.backward, G.copy(), owner=owner, call="backward(dY)"), len(xs))
+        got = {k: np.asarray(v, dtype=np.float64) for k, v, x in zip(keys, ret, xs) if x.dtype.kind == "f"}
+        got.update(_grads_snapshot(proxy._layer, list(params)))
+        if set(got) != set(group) or any(got[k].shape != np.shape(xs[keys.index(k)] if k in keys else params[k])
+                                         for k in group):
+            return []  # shapes are the other probes' business
+        (u, d), = directional_derivatives(fwd, xs, params, G, input_names=keys, groups=[group], n_dirs=1,
+                                          rng=np.random.default_rng(rng.integers(2**32)))[tuple(group)]
+        terms = np.array([np.sum(got[k] * u[k]) for k in group])
+        agree.append(bool(abs(terms.sum() - d) <= 1e-5 * (abs(d) + np.sqrt(np.sum(terms**2))) + 1e-9))
+        if not agree[0]:
+            break  # wrong at the check's input already: the numerical check names it
+    return agree
 
 
 def _shape_signatures(proxy, inputs, names, params, G, rets, grads, bad_shape, diag, training=False):
@@ -1138,8 +1406,9 @@ def _signatures(proxy, inputs, res: CheckResult, diag: Diagnosis, training, upst
         hint = None if p is None else _product_hint(key, inputs[0], p, Y)
         f = name_signature(t, m, n, is_bias=(p is not None and p.ndim == 1 and "b" in key.lower()),
                            n_batch=n_batch, y_size=Y.size, hint=hint)
-        for probe, *args in ((_context_signature, n, key, inputs, Y, G, numer_at),
+        for probe, *args in ((_context_signature, n, key, inputs, Y, G, numer_at, names, params),
                              (_sample_signature, G, numer_for, n_batch, key.startswith("@")),
+                             (_kernel_flip_signature, key, inputs, names, params, G, numer_at),
                              (_upstream_signature, G, key, numer_for, directional)):
             try:
                 f = f or probe(t, m, *args)
@@ -1212,43 +1481,31 @@ def _resolve_op(op, vjp):
 def check_vjp(op: Any, vjp: Any = None, *inputs: Any, kwargs: Mapping[str, Any] | None = None, seed: int = 0,
               rtol: float = 1e-6, atol: float = 1e-9, eps: float = DEFAULT_EPS, n_dirs: int = 3,
               name: str | None = None) -> CheckResult:
-    r"""Check one operation's vector-Jacobian product alone.
+    r"""Check one operation's vector-Jacobian product alone: a dot-product test and an element scan.
 
-    Two tests per differentiable input ``x_i``:
-
-    * **dot-product test**: for random ``u`` (shape of ``x_i``) and ``v`` (shape of
-      the output), :math:`\langle u, J_i^T v\rangle` (from ``vjp``) must equal
-      :math:`\langle J_i u, v\rangle`, with ``J_i u`` from the primitive's own JVP
-      rule when it has one (autoprop's ``ForwardAccumulator`` rules) and by
-      central differences along ``u`` otherwise (``u`` is zero at elements the
-      scan found at a kink); ``n_dirs`` pairs, one record
-      ``<u,J^T v>`` (pair ``manual-vs-numerical``, ``how="directional"``);
-    * **element scan**: ``J_i^T v`` against central differences of
-      ``sum(op(*inputs) * v)`` element by element, kinks excluded (record ``d<i>``).
+    Per differentiable input ``x_i``: :math:`\langle u, J_i^T v\rangle` (from ``vjp``) must equal
+    :math:`\langle J_i u, v\rangle` for ``n_dirs`` random ``u``, ``v``, with ``J_i u`` from the
+    primitive's JVP rule when it has one, else central differences along ``u`` (zero at kinks):
+    record ``<u,J^T v> i`` (``how="directional"``); and ``J_i^T v`` against central differences
+    of ``sum(op(*inputs) * v)`` element by element, kinks excluded: record ``d<i>`` (``dx``).
 
     Parameters
     ----------
     op : callable, str or autoprop Primitive
-        ``op(*inputs, **kwargs) -> ndarray`` on numpy arrays; a name or an entry of
-        ``autoprop.core.registry.PRIMITIVES`` (then ``.fwd``, ``.vjps``, ``.jvps`` are used).
+        ``op(*inputs, **kwargs) -> ndarray``; or a name / entry of ``autoprop.core.registry.PRIMITIVES``
+        (its ``.fwd``, ``.vjps``, ``.jvps``).
     vjp : callable, sequence of callables, or None
-        Registry convention: ``vjp_i(g, ans, *inputs, **kwargs) -> dx_i``; one per input
-        (None for a non-differentiable one), or a single callable for a one-input op.
-        None: the primitive's own ``vjps``.
+        ``vjp_i(g, ans, *inputs, **kwargs) -> dx_i`` per input (None: not differentiable), one
+        callable for a one-input op, or None: the primitive's own ``vjps``.
     *inputs : array_like
         The arguments; float arrays are differentiated (float64 copies).
     kwargs : dict, optional
-        Keyword arguments of the op (``axis=...``).
-    seed : int
-    rtol, atol, eps : float
-    n_dirs : int, default 3
-    name : str, optional
+        Keyword arguments of the op. ``seed``, ``rtol``, ``atol``, ``eps``, ``n_dirs`` (3), ``name``: as in ``check_layer``.
 
     Returns
     -------
     CheckResult
-        ``kind="op"``; records ``d0``, ``d1``, ... (element scan) and ``<u,J^T v> 0``, ...
-        (dot-product test); ``notes`` say where ``J u`` came from.
+        ``kind="op"``; ``notes`` say where ``J u`` came from.
 
     Raises
     ------
@@ -1275,21 +1532,7 @@ def check_vjp(op: Any, vjp: Any = None, *inputs: Any, kwargs: Mapping[str, Any] 
     ans = np.asarray(V.call_student(fwd, *[x.copy() for x in xs], owner=owner, call="forward", **kwargs),
                      dtype=np.float64)
     v = rng.standard_normal(ans.shape)
-    if callable(vjps):
-        if len(xs) == 1:
-            vjp_list = [vjps]
-        else:
-            single = vjps
-
-            def make(i):
-                return lambda g, a, *args, **kw: single(g, a, *args, **kw)[i]
-            vjp_list = [make(i) for i in range(len(xs))]
-    else:
-        vjp_list = list(vjps)
-        if len(vjp_list) == 1 and len(xs) > 1 and type(vjps).__name__ == "_Variadic":
-            vjp_list = [vjps[i] for i in range(len(xs))]
-        elif type(vjps).__name__ == "_Variadic":
-            vjp_list = [vjps[i] for i in range(len(xs))]
+    vjp_list = _vjp_list(vjps, len(xs))
     records: list[TensorRecord] = []
     notes: list[str] = []
     manual: dict[str, np.ndarray] = {}
@@ -1304,52 +1547,13 @@ def check_vjp(op: Any, vjp: Any = None, *inputs: Any, kwargs: Mapping[str, Any] 
                            expected_why=f"the shape of input {i}")
         manual[t] = g
 
-        # element scan
-        work = [y.copy() for y in xs]
-
-        def objective(work=work):
-            return float(np.sum(np.asarray(fwd(*[w.copy() for w in work], **kwargs), dtype=np.float64) * v))
-
-        sc = numerical_gradient(objective, work[i], eps=eps, detail=True)
+        rec, kinks, sc = _vjp_scan(fwd, xs, i, t, g, v, eps, rtol, atol, kwargs)
         numerical[t] = sc.grad
-        kinks = kink_mask(g, sc.grad, sc.d_plus, sc.d_minus, rtol=rtol, atol=atol)
-        rec = TensorRecord(t, tuple(x.shape), "gradient",
-                           [compare(g, sc.grad, "manual-vs-numerical", rtol=rtol, atol=atol, kinks=kinks)])
         if not rec.passed:
             f = name_signature(t, g, sc.grad)
             if f is not None:
                 notes.append(f.message)
-        # dot-product test
-        lhs, rhs = [], []
-        src = "central differences"
-        jvp_i = None
-        if jvps is not None:
-            try:
-                jvp_i = jvps[i]
-            except (IndexError, TypeError, KeyError):
-                jvp_i = None
-        for _ in range(n_dirs):
-            u = rng.standard_normal(x.shape)
-            u[kinks] = 0.0  # a finite difference across a kink is no derivative
-            lhs.append(float(np.sum(u * g)))
-            Ju = None
-            if jvp_i is not None:
-                try:
-                    Ju = np.asarray(jvp_i(u, ans, *[y.copy() for y in xs], **kwargs), dtype=np.float64)
-                    Ju = np.broadcast_to(Ju, ans.shape)
-                    src = "the primitive's JVP rule (forward mode)"
-                except Exception:  # noqa: BLE001
-                    Ju = None
-            if Ju is None:
-                h = eps * max(1.0, float(np.abs(x).max()))
-
-                def at(s, u=u, i=i, x=x, h=h):
-                    ys = [y.copy() for y in xs]
-                    ys[i] = x + s * h * u
-                    return np.asarray(fwd(*ys, **kwargs), dtype=np.float64)
-                Ju = (at(1) - at(-1)) / (2 * h)
-                src = "central differences"
-            rhs.append(float(np.sum(Ju * v)))
+        lhs, rhs, src = _dot_products(fwd, jvps, xs, i, g, ans, v, kinks, rng, n_dirs, eps, kwargs)
         dot = compare(np.array(lhs), np.array(rhs), "manual-vs-numerical", rtol=rtol,
                       atol=atol * np.sqrt(x.size), how="directional")
         rec_dot = TensorRecord(f"<u,J^T v> {i}", (n_dirs,), "gradient", [dot])
@@ -1362,3 +1566,62 @@ def check_vjp(op: Any, vjp: Any = None, *inputs: Any, kwargs: Mapping[str, Any] 
                        input_shape=tuple(tuple(x.shape) for x in xs), notes=notes,
                        gradients={"manual": manual, "numerical": numerical})
 
+
+def _vjp_scan(fwd, xs, i, t, g, v, eps, rtol, atol, kwargs):
+    """``J_i^T v`` against central differences of ``sum(op(*inputs) * v)``, kinks excluded: (record, kinks, scan)."""
+    work = [y.copy() for y in xs]
+
+    def objective():
+        return float(np.sum(np.asarray(fwd(*[w.copy() for w in work], **kwargs), dtype=np.float64) * v))
+
+    sc = numerical_gradient(objective, work[i], eps=eps, detail=True)
+    kinks = kink_mask(g, sc.grad, sc.d_plus, sc.d_minus, rtol=rtol, atol=atol)
+    rec = TensorRecord(t, tuple(xs[i].shape), "gradient",
+                       [compare(g, sc.grad, "manual-vs-numerical", rtol=rtol, atol=atol, kinks=kinks)])
+    return rec, kinks, sc
+
+
+def _vjp_list(vjps, n: int) -> list:
+    """One VJP per input from a callable (returning a tuple when ``n > 1``), a list, or autoprop's variadic rule."""
+    if callable(vjps):
+        if n == 1:
+            return [vjps]
+        return [lambda g, a, *args, i=i, **kw: vjps(g, a, *args, **kw)[i] for i in range(n)]
+    if type(vjps).__name__ == "_Variadic":
+        return [vjps[i] for i in range(n)]
+    return list(vjps)
+
+
+def _dot_products(fwd, jvps, xs, i, g, ans, v, kinks, rng, n_dirs, eps, kwargs):
+    """The dot-product test's two sides, ``<u, J^T v>`` and ``<J u, v>``, and where ``J u`` came from."""
+    jvp_i = None
+    if jvps is not None:
+        try:
+            jvp_i = jvps[i]
+        except (IndexError, TypeError, KeyError):
+            jvp_i = None
+    lhs, rhs, src = [], [], "central differences"
+    x = xs[i]
+    for _ in range(n_dirs):
+        u = rng.standard_normal(x.shape)
+        u[kinks] = 0.0  # a finite difference across a kink is no derivative
+        lhs.append(float(np.sum(u * g)))
+        Ju = None
+        if jvp_i is not None:
+            try:
+                Ju = np.broadcast_to(np.asarray(jvp_i(u, ans, *[y.copy() for y in xs], **kwargs), dtype=np.float64),
+                                     ans.shape)
+                src = "the primitive's JVP rule (forward mode)"
+            except Exception:  # noqa: BLE001
+                Ju = None
+        if Ju is None:
+            h = eps * max(1.0, float(np.abs(x).max()))
+
+            def at(t, u=u):
+                ys = [y.copy() for y in xs]
+                ys[i] = x + t * u
+                return np.asarray(fwd(*ys, **kwargs), dtype=np.float64)
+            Ju = kernel("central", [at(h), at(-h)], [h, -h])[0]
+            src = "central differences"
+        rhs.append(float(np.sum(Ju * v)))
+    return lhs, rhs, src

@@ -863,7 +863,7 @@ class Sandbox:
         Parameters
         ----------
         op : str
-            ``"load"``, ``"forward"``, ``"forward_many"``, ``"backward"``, ``"get_params"``.
+            ``"load"``, ``"forward"``, ``"forward_many"``, ``"backward"``, ``"clone"``, ``"free"``, ``"get_params"``.
         args : dict
             JSON-able values and ndarrays.
         what : str
@@ -1192,6 +1192,8 @@ class _Remote:
         return self._sandbox
 
     def _missing(self, method: str) -> None:
+        if self.__dict__.get("_released"):
+            raise UsageError(f"{self.class_name}.{method}: this copy of the layer was released (RemoteLayer.release).")
         if method not in self.methods:
             raise ProtocolError(paragraph(
                 f"{self.class_name} has no {method}() method.",
@@ -1241,6 +1243,35 @@ class RemoteLayer(_Remote):
                 [P(n, P.POSITIONAL_OR_KEYWORD) for n in names] + [P("training", P.KEYWORD_ONLY, default=False)])
         self.forward = forward
         self._last_inputs: list[np.ndarray] = []
+        self._meta = meta
+
+    def clone(self) -> RemoteLayer:
+        """A copy of the layer made in the child (``copy.deepcopy`` there): its caches and state as they are now.
+
+        The copy has its own cache, parameters (set to this proxy's :attr:`params`) and
+        grads, so the checker can run forwards on copies without disturbing this one
+        (:func:`copy.deepcopy` of a RemoteLayer calls this).
+
+        Raises
+        ------
+        SandboxError
+            The copy raised in the child (an attribute that cannot be copied), or the child died or timed out.
+        """
+        what = f"copying {self.class_name} (copy.deepcopy in the sandbox)"
+        ok, meta, err = self._sandbox.request("clone", {"id": self._id, "params": self.params}, what=what)
+        if not ok:
+            raise self._sandbox._student_error(what, err)
+        return type(self)(self._sandbox, {**self._meta, "id": meta["id"], "params": meta.get("params", {})},
+                          file=self.file)
+
+    def __deepcopy__(self, memo: dict) -> RemoteLayer:
+        return self.clone()
+
+    def release(self) -> None:
+        """Drop the child's object behind this proxy (a copy no longer needed); the proxy is unusable after."""
+        if not self.__dict__.get("_released") and self._sandbox._proc is not None and not self._sandbox._dead:
+            self._sandbox.request("free", {"id": self._id}, what=f"releasing a copy of {self.class_name}")
+        self._released = True
 
     def _call(self, inputs: Sequence[np.ndarray], training: bool | None) -> str:
         names = self.forward_params if len(self.forward_params) >= len(inputs) else (

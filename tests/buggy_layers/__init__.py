@@ -59,26 +59,48 @@ EXPECTED = {
     "pool_embed_rnn.py::EmbeddingOverN": "factor-inverse-batch",
     "pool_embed_rnn.py::RNNWhSwapped": "transposed",
     "pool_embed_rnn.py::RNNMeanBias": "bias-mean",
+    "linear.py::LinearDxWithWT": "transposed-weight",
+    "linear.py::LinearInOutDxWithW": "transposed-weight",
+    "linear.py::LinearStaleCache": "stale-cache",
+    "linear.py::LinearStaleOutput": "stale-output",
+    "activations.py::TanhNoSquare": "tanh-missing-square",
+    "softmax.py::SoftmaxDiagonal": "softmax-diagonal",
+    "conv.py::ConvNaiveFlippedDx": "flipped-kernel",
+    "conv.py::Conv1x1NoTranspose": "transposed-weight",
+    "cs231n.py::bnnaive": "missing-mean-var-paths",
+    "cs231n.py::convflipdx": "flipped-kernel",
+    "cs231n.py::affinedxw": "transposed-weight",
 }
 
 #: Bugs no signature names: each must FAIL with "wrong-values" (no known bug pattern), never a wrong name.
-UNNAMED = ["activations.py::ReLUInvertedMask", "activations.py::LeakyReLUPlainMask", "activations.py::TanhNoSquare",
-           "softmax.py::SoftmaxDiagonal", "norm.py::BatchNormGammaFromX", "pool_embed_rnn.py::MaxPoolWholeWindow",
-           "pool_embed_rnn.py::EmbeddingBufferedAdd", "pool_embed_rnn.py::RNNTanhTwice", "linear.py::LinearDxWithWT"]
+UNNAMED = ["activations.py::ReLUInvertedMask", "activations.py::LeakyReLUPlainMask", "activations.py::TanhOfInput",
+           "softmax.py::SoftmaxPlusSum", "norm.py::BatchNormGammaFromX", "pool_embed_rnn.py::MaxPoolWholeWindow",
+           "pool_embed_rnn.py::EmbeddingBufferedAdd", "pool_embed_rnn.py::RNNTanhTwice",
+           "cs231n.py::convhalfflip"]
 
 #: The correct counterparts: each must PASS.
 CORRECT = ["linear.py::LinearOutIn", "linear.py::LinearInOut", "activations.py::ReLU", "activations.py::LeakyReLU",
            "activations.py::Sigmoid", "activations.py::Tanh", "activations.py::Dropout", "softmax.py::Softmax",
            "softmax.py::SoftmaxCrossEntropy", "norm.py::BatchNorm1D", "norm.py::LayerNorm",
            "norm.py::SpatialBatchNorm", "conv.py::ConvNaive",
-           "conv.py::ConvIm2col", "pool_embed_rnn.py::MaxPool", "pool_embed_rnn.py::Embedding",
-           "pool_embed_rnn.py::RNNStep"]
+           "conv.py::ConvIm2col", "conv.py::Conv1x1", "pool_embed_rnn.py::MaxPool", "pool_embed_rnn.py::Embedding",
+           "pool_embed_rnn.py::RNNStep", "cs231n.py::batchnorm", "cs231n.py::conv", "cs231n.py::affine"]
 
 
 def load(key: str):
-    """``(layer, X, kwargs)`` for ``"module.py::Class"``: a fresh instance, its input and ``diagnose_layer`` kwargs."""
+    """``(layer, X, kwargs)`` for ``"module.py::Class"``: a fresh instance, its input and ``diagnose_layer`` kwargs.
+
+    A CS231n function pair (``"cs231n.py::affine"``) is built as ``gradcheck check`` builds it
+    (:mod:`gradcheck._adapters`), with the module's ``INIT[name]`` and ``INPUTS[name]``.
+    """
+    from gradcheck import _adapters
+
     fname, cls_name = key.split("::")
     mod = importlib.import_module(f".{fname.removesuffix('.py')}", __name__)
+    if not isinstance(getattr(mod, cls_name, None), type):
+        kind, target = _adapters.find(mod, cls_name)
+        layer, _ = _adapters.adapt(_adapters.build(kind, target, getattr(mod, "INIT", {}).get(cls_name), 0))
+        return layer, getattr(mod, "INPUTS", {}).get(cls_name, mod.INPUT), dict(getattr(mod, "KWARGS", {}))
     cls = getattr(mod, cls_name)
     return cls(), getattr(cls, "INPUT", mod.INPUT), dict(getattr(cls, "KWARGS", getattr(mod, "KWARGS", {})))
 

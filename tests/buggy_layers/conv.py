@@ -29,6 +29,9 @@ class ConvNaive:
     def window_grad(self, g, window):
         return g[:, None, None, None] * window
 
+    def dx_kernel(self, W):
+        return W
+
     def backward(self, dout):
         W, k, p = self.params["W"], self.k, self.pad
         dxp, dW = np.zeros_like(self.xp), np.zeros_like(W)
@@ -37,7 +40,7 @@ class ConvNaive:
                 for j in range(dout.shape[3]):
                     g = dout[n, :, i, j]
                     dW += self.window_grad(g, self.xp[n, :, i:i + k, j:j + k])
-                    dxp[n, :, i:i + k, j:j + k] += np.tensordot(g, W, axes=1)
+                    dxp[n, :, i:i + k, j:j + k] += np.tensordot(g, self.dx_kernel(W), axes=1)
         self.grads["W"] = dW
         self.grads["b"] = self.db(dout)
         return dxp[:, :, p:-p, p:-p]
@@ -54,6 +57,11 @@ class ConvNaiveMissesLast(ConvNaive):
 class ConvNaiveFlipped(ConvNaive):
     def window_grad(self, g, window):
         return g[:, None, None, None] * window[:, ::-1, ::-1]  # BUG: kernel flipped (convolution)
+
+
+class ConvNaiveFlippedDx(ConvNaive):
+    def dx_kernel(self, W):
+        return W[:, :, ::-1, ::-1]  # BUG: dx scattered through the flipped kernel (conv_backward_naive style)
 
 
 class ConvNaiveMeanBias(ConvNaive):
@@ -113,3 +121,31 @@ class ConvIm2colReshapeDx(ConvIm2col):
 class ConvIm2colDoutNoTranspose(ConvIm2col):
     def dout_rows(self, dout):
         return dout.reshape(dout.shape[1], -1)  # BUG: transpose(1, 0, 2, 3) missing before the reshape
+
+
+class Conv1x1:
+    """Y[n, f, h, w] = sum_c W[f, c] X[n, c, h, w] + b[f] (a 1x1 convolution written with einsum)."""
+
+    INPUT = (2, 3, 4, 4)
+
+    def __init__(self, C=3, seed=0):
+        rng = np.random.default_rng(seed)
+        self.params = {"W": rng.standard_normal((C, C)), "b": rng.standard_normal(C)}
+        self.grads = {k: np.zeros_like(v) for k, v in self.params.items()}
+
+    def forward(self, X, training=False):
+        self.X = X
+        return np.einsum("fc,nchw->nfhw", self.params["W"], X) + self.params["b"][None, :, None, None]
+
+    def backward(self, dY):
+        self.grads["W"] = np.einsum("nfhw,nchw->fc", dY, self.X)
+        self.grads["b"] = dY.sum(axis=(0, 2, 3))
+        return self.dx(dY)
+
+    def dx(self, dY):
+        return np.einsum("fc,nfhw->nchw", self.params["W"], dY)
+
+
+class Conv1x1NoTranspose(Conv1x1):
+    def dx(self, dY):
+        return np.einsum("cf,nfhw->nchw", self.params["W"], dY)  # BUG: the transpose is missing ('fc' is due)

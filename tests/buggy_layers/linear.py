@@ -145,3 +145,24 @@ class LinearDxWithWT(LinearOutIn):
     def backward(self, dY):
         super().backward(dY)
         return dY @ self.params["W"].T  # BUG: W.T where W is due (square W: the shapes agree)
+
+
+class LinearInOutDxWithW(LinearInOut):
+    def backward(self, dY):
+        super().backward(dY)
+        return dY @ self.params["W"]  # BUG: W where W.T is due (square W: the shapes agree)
+
+
+class LinearStaleCache(LinearInOut):
+    def forward(self, X, training=False):
+        if not hasattr(self, "X"):  # BUG: the input is cached on the first call only
+            self.X = X.copy()
+        return X @ self.params["W"] + self.params["b"]
+
+
+class LinearStaleOutput(LinearInOut):
+    def forward(self, X, training=False):
+        if not hasattr(self, "Y"):  # BUG: the output of the first call is returned for every input
+            self.X = X
+            self.Y = X @ self.params["W"] + self.params["b"]
+        return self.Y

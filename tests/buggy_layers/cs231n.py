@@ -1,0 +1,108 @@
+"""CS231n function pairs (``NAME_forward(x, w, ...) -> (out, cache)``, ``NAME_backward(dout, cache)``).
+
+Loaded as ``gradcheck check layers.py::NAME`` loads them: through
+:mod:`gradcheck._adapters` (every array argument an input, the other arguments
+from :data:`INIT`), with one input shape per array argument in :data:`INPUTS`.
+"""
+
+import numpy as np
+
+INPUT = [(8, 4), (4,), (4,)]
+INPUTS = {"conv": [(2, 3, 5, 5), (4, 3, 3, 3), (4,)], "convflipdx": [(2, 3, 5, 5), (4, 3, 3, 3), (4,)],
+          "convhalfflip": [(2, 3, 5, 5), (4, 3, 3, 3), (4,)],
+          "affine": [(6, 4), (4, 4), (4,)], "affinedxw": [(6, 4), (4, 4), (4,)]}
+INIT = {"batchnorm": {"bn_param": {"mode": "train"}}, "bnnaive": {"bn_param": {"mode": "train"}},
+        "conv": {"conv_param": {"stride": 1, "pad": 1}}, "convflipdx": {"conv_param": {"stride": 1, "pad": 1}},
+        "convhalfflip": {"conv_param": {"stride": 1, "pad": 1}}}
+
+
+def batchnorm_forward(x, gamma, beta, bn_param):
+    eps = bn_param.get("eps", 1e-5)
+    if bn_param["mode"] == "train":
+        mu, var = x.mean(axis=0), x.var(axis=0)
+    else:
+        mu, var = bn_param.get("running_mean", 0.0), bn_param.get("running_var", 1.0)
+    xhat = (x - mu) / np.sqrt(var + eps)
+    return gamma * xhat + beta, (xhat, gamma, var, eps)
+
+
+def batchnorm_backward(dout, cache):
+    xhat, gamma, var, eps = cache
+    dxhat = dout * gamma
+    dx = (dxhat - dxhat.mean(axis=0) - xhat * (dxhat * xhat).mean(axis=0)) / np.sqrt(var + eps)
+    return dx, (dout * xhat).sum(axis=0), dout.sum(axis=0)
+
+
+bnnaive_forward = batchnorm_forward
+
+
+def bnnaive_backward(dout, cache):
+    xhat, gamma, var, eps = cache
+    dx = dout * gamma / np.sqrt(var + eps)  # BUG: the paths through the mean and variance are missing
+    return dx, (dout * xhat).sum(axis=0), dout.sum(axis=0)
+
+
+def conv_forward_naive(x, w, b, conv_param):
+    s, p = conv_param["stride"], conv_param["pad"]
+    N, _, H, W = x.shape
+    F, _, HH, WW = w.shape
+    Ho, Wo = 1 + (H + 2 * p - HH) // s, 1 + (W + 2 * p - WW) // s
+    xp = np.pad(x, ((0, 0), (0, 0), (p, p), (p, p)))
+    out = np.zeros((N, F, Ho, Wo))
+    for n in range(N):
+        for f in range(F):
+            for i in range(Ho):
+                for j in range(Wo):
+                    out[n, f, i, j] = np.sum(xp[n, :, i * s:i * s + HH, j * s:j * s + WW] * w[f]) + b[f]
+    return out, (x, w, b, conv_param)
+
+
+def _conv_backward(dout, cache, kernel):
+    x, w, b, conv_param = cache
+    s, p = conv_param["stride"], conv_param["pad"]
+    _, _, H, W = x.shape
+    F, _, HH, WW = w.shape
+    xp = np.pad(x, ((0, 0), (0, 0), (p, p), (p, p)))
+    dxp, dw = np.zeros_like(xp), np.zeros_like(w)
+    for n in range(dout.shape[0]):
+        for f in range(F):
+            for i in range(dout.shape[2]):
+                for j in range(dout.shape[3]):
+                    dxp[n, :, i * s:i * s + HH, j * s:j * s + WW] += kernel(w[f]) * dout[n, f, i, j]
+                    dw[f] += xp[n, :, i * s:i * s + HH, j * s:j * s + WW] * dout[n, f, i, j]
+    return dxp[:, :, p:p + H, p:p + W], dw, dout.sum(axis=(0, 2, 3))
+
+
+def conv_backward_naive(dout, cache):
+    return _conv_backward(dout, cache, lambda k: k)
+
+
+convflipdx_forward_naive = conv_forward_naive
+
+
+def convflipdx_backward_naive(dout, cache):
+    return _conv_backward(dout, cache, lambda k: k[:, ::-1, ::-1])  # BUG: the kernel flipped for dx
+
+
+convhalfflip_forward_naive = conv_forward_naive
+
+
+def convhalfflip_backward_naive(dout, cache):
+    return _conv_backward(dout, cache, lambda k: k[:, ::-1, :])  # BUG: one spatial axis flipped (unnamed)
+
+
+def affine_forward(x, w, b):
+    return x.reshape(len(x), -1) @ w + b, (x, w, b)
+
+
+def affine_backward(dout, cache):
+    x, w, b = cache
+    return (dout @ w.T).reshape(x.shape), x.reshape(len(x), -1).T @ dout, dout.sum(axis=0)
+
+
+affinedxw_forward = affine_forward
+
+
+def affinedxw_backward(dout, cache):
+    x, w, b = cache
+    return (dout @ w).reshape(x.shape), x.reshape(len(x), -1).T @ dout, dout.sum(axis=0)  # BUG: w where w.T is due
