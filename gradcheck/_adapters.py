@@ -51,6 +51,16 @@ def _copy(v):
     return np.array(v, copy=True) if isinstance(v, np.ndarray) else v
 
 
+#: Called with "forward" / "backward" before each probe call of the student's code (the sandbox
+#: child sets it, to name the step that hangs or exits); None: nothing is reported.
+on_step = None
+
+
+def _step(name):
+    if on_step is not None:
+        on_step(name)
+
+
 def _takes_training(fn):
     try:
         ps = inspect.signature(fn).parameters.values()
@@ -285,6 +295,7 @@ def _used_arrays(obj, inputs, kw, names):
     def run():
         for k, s in gens.items():
             obj.__dict__[k].bit_generator.state = s
+        _step("forward")
         return np.array(obj.forward(*[x.copy() for x in inputs], **kw), dtype=np.float64, copy=True)
     try:
         y0 = run()
@@ -309,7 +320,9 @@ def _grad_attrs(obj, inputs, kw, used):
     """``{weight: gradient attribute}`` found after one forward and backward (state restored after)."""
     restore, _ = _snapshot(obj)
     try:
+        _step("forward")
         y = np.asarray(obj.forward(*[x.copy() for x in inputs], **kw), dtype=np.float64)
+        _step("backward")
         obj.backward(np.random.default_rng(7).standard_normal(y.shape))
         found = {}
         for w in used:

@@ -72,6 +72,7 @@ __all__ = [
     "check_loss",
     "build_twin",
     "default_atol",
+    "atol_swamp_notes",
     "ATOL_FLOOR",
     "NONDETERMINISTIC",
     "TapeUnavailable",
@@ -157,6 +158,41 @@ def default_atol(Y: Any, G: Any, eps: float, method: str = "central") -> float:
     if not np.isfinite(mag):
         return ATOL_FLOOR
     return max(ATOL_FLOOR, float(np.finfo(np.float64).eps) * mag / h)
+
+
+def atol_swamp_notes(atol: float, grads: dict[str, list[np.ndarray]], how: str = "default") -> list[str]:
+    """Warnings for tensors whose every gradient value is smaller than ``atol``.
+
+    An element passes when ``|a - b| <= max(rtol * (|a| + |b|), atol)`` (see
+    :func:`relative_error` and :func:`compare`); if ``atol`` exceeds the largest
+    ``|gradient|`` of a tensor, a wrong gradient of that size passes too (e.g.
+    ``db = dY.mean(0)`` instead of ``dY.sum(0)``), so the check says nothing.
+
+    Parameters
+    ----------
+    atol : float
+    grads : dict of str to list of ndarray
+        Display name (``"db"``) -> the gradients of that tensor being compared
+        (manual, tape, reference, numerical).
+    how : str, default "default"
+        Where ``atol`` came from, for the message (``"default"`` or ``"given"``).
+
+    Returns
+    -------
+    list of str
+        One ``WARNING: ...`` line per such tensor (empty if none).
+    """
+    out = []
+    for name, arrays in grads.items():
+        finite = [np.abs(np.asarray(a, dtype=np.float64)) for a in arrays if np.size(a)]
+        if not finite:
+            continue
+        biggest = max(float(np.max(a)) for a in finite)
+        if np.isfinite(biggest) and atol > biggest:
+            out.append(f"WARNING: the {how} atol={atol:.3g} is larger than every |{name}| (at most {biggest:.3g}): "
+                       f"the check of {name} would pass any gradient of that size. Pass a smaller --atol / atol= "
+                       "(or scale the layer down) for a meaningful check")
+    return out
 
 
 @dataclass
@@ -979,6 +1015,9 @@ def check_layer(
                 element_comparisons(k, sc)
 
     records += _assemble(dkeys, display, shapes, sources, comps, rtol, atol)
+    if auto_atol and atol > ATOL_FLOOR:
+        notes += atol_swamp_notes(atol, {display[k]: [g[k] for g in (*sources.values(), numerical) if k in g]
+                                         for k in dkeys})
     return CheckResult(
         name=owner, kind="layer", records=records, rtol=rtol, atol=atol, eps=eps_used, seed=seed,
         input_shape=tuple(inputs[0].shape) if len(inputs) == 1 else tuple(tuple(x.shape) for x in inputs),

@@ -518,6 +518,8 @@ class Sandbox:
         self.isolation_level = "none"
         self.hostile = (isolation == "namespaces") if hostile is None else bool(hostile)
         self._student_ran = False
+        self._step: str | None = None  # the step of a load the child last reported (see _what)
+        self._steps: dict[str, str] = {}
         self._slot = None
         self._root_dir: str | None = None
         self._libdir: str | None = None
@@ -794,7 +796,13 @@ class Sandbox:
             buf += chunk
         return bytes(buf)
 
+    def _what(self, what: str) -> str:
+        """``what``, or the step of a load the child said it was in (import, constructor, forward, backward)."""
+        step = getattr(self, "_step", None)
+        return self._steps.get(step, what) if step else what
+
     def _timeout(self, what: str, deadline: float) -> None:
+        what = self._what(what)
         session = time.monotonic() >= self._started + self.session_timeout and \
             self._started + self.session_timeout <= deadline
         self._kill()
@@ -806,6 +814,7 @@ class Sandbox:
         raise SandboxError(msg, reason="timeout", output=self.output)
 
     def _died(self, what: str) -> None:
+        what = self._what(what)
         try:
             code = self._proc.wait(timeout=2.0)
         except subprocess.TimeoutExpired:
@@ -892,19 +901,25 @@ class Sandbox:
         header = {"op": op, "args": packer.encode(args)}
         if op != "close":
             self._student_ran = True  # from here on the child may be running submitted code
+        self._step = None
         self._send(header, b"".join(packer.parts), deadline=deadline, what=what)
-        head = self._read_exact(16, deadline, what)
         try:
-            if head[:4] != _MAGIC:
-                raise _ProtocolViolation("bytes that are not a reply")
-            hlen, plen = struct.unpack(">IQ", head[4:])
-            limit = self.memory_mb * 1024 * 1024
-            if hlen > _MAX_HEADER or plen > limit:
-                raise _ProtocolViolation(f"a reply of {hlen + plen} bytes")
-            reply = json.loads(self._read_exact(hlen, deadline, what).decode("utf-8"))
-            payload = self._read_exact(plen, deadline, what) if plen else b""
-            if not isinstance(reply, dict):
-                raise _ProtocolViolation("a reply that is not a JSON object")
+            while True:  # progress frames ({"progress": step}) name the step of a load that runs now
+                head = self._read_exact(16, deadline, what)
+                if head[:4] != _MAGIC:
+                    raise _ProtocolViolation("bytes that are not a reply")
+                hlen, plen = struct.unpack(">IQ", head[4:])
+                limit = self.memory_mb * 1024 * 1024
+                if hlen > _MAX_HEADER or plen > limit:
+                    raise _ProtocolViolation(f"a reply of {hlen + plen} bytes")
+                reply = json.loads(self._read_exact(hlen, deadline, what).decode("utf-8"))
+                payload = self._read_exact(plen, deadline, what) if plen else b""
+                if not isinstance(reply, dict):
+                    raise _ProtocolViolation("a reply that is not a JSON object")
+                if "ok" in reply or "progress" not in reply:
+                    break
+                step = reply["progress"]
+                self._step = step if isinstance(step, str) and step in self._steps else None
             meta = _decode(reply.get("meta", {}), payload)
             payload = None
             err = reply.get("error")
@@ -957,6 +972,12 @@ class Sandbox:
             raise UsageError(f"init_kwargs must be JSON-serialisable (numbers, strings, lists); {exc}.") from None
         shown = ", ".join(f"{k}={v!r}" for k, v in (init_kwargs or {}).items())
         what = f"{file}::{class_name}({shown})"
+        cls = class_name
+        self._steps = {"import": f"importing {file}", "constructor": f"building {what}",
+                       "forward": f"{cls}.forward (called on the probe input while {file}::{cls} was loaded, to "
+                                  "detect how it stores its weights and gradients)",
+                       "backward": f"{cls}.backward (called after a probe forward while {file}::{cls} was loaded, "
+                                   "to detect how it stores its weights and gradients)"}
         ok, meta, err = self.request("load", {"file": file, "class": class_name, "init": dict(init_kwargs or {}),
                                               "seed": seed, "probe": None if probe is None else list(probe),
                                               "kind": kind},
@@ -978,6 +999,11 @@ class Sandbox:
                     raise ProtocolError(f"{file}::{class_name}: {text}")
                 raise UsageError(paragraph(f"{file} {text}" if text.startswith("has no") else f"{file}::{text}",
                                            "Check the name after '::' (it is case-sensitive)."))
+            if stage == "probe":
+                step = meta.get("step") if meta.get("step") in ("forward", "backward") else "forward"
+                raise self._student_error(
+                    f"{class_name}.{step}, called on the probe input while {file}::{class_name} was loaded,", err,
+                    f"Expected {step} to return {'the output array' if step == 'forward' else 'dX'}.")
             raise self._student_error(f"{class_name}.__init__({shown})", err,
                                       f"Expected {meta.get('signature', class_name)} to accept these arguments.")
         cls_name = str(meta.get("class", class_name))

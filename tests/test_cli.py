@@ -306,3 +306,121 @@ def test_random_forward_is_named(tmp_path):
     p = check(f, shape="4,6", init=None, cls="Drop")
     assert p.returncode == 1, p.stdout + p.stderr
     assert "non-deterministic" in " ".join(p.stdout.split())
+
+
+def test_input_shape_with_blanks_between_sizes_is_a_usage_error():
+    # newuser item 3: "8 5" used to be read as the shape (85,)
+    p = check("examples/student_linear_correct.py", shape="8 5")
+    assert p.returncode == 2, p.stdout + p.stderr
+    assert "--input-shape" in err(p) and "8,5" in err(p) and "'8 5'" in err(p)
+    assert_no_traceback(p)
+    # blanks around commas stay accepted
+    p = check("examples/student_linear_correct.py", shape="8, 5")
+    assert p.returncode == 0, p.stdout + p.stderr
+
+
+STEPS = """
+import numpy as np
+
+class Lin:
+    def __init__(self, hang=False):
+        self.W = np.eye(3); self.calls = 0
+        while hang:
+            pass
+
+    def forward(self, X):
+        self.calls += 1
+        if self.calls > 2:  # the probe's 3rd forward
+            while True:
+                pass
+        self.X = X
+        return X @ self.W
+
+    def backward(self, dY):
+        self.dW = self.X.T @ dY
+        return dY @ self.W.T
+
+class Exit:
+    def __init__(self):
+        self.params, self.grads = {}, {}
+
+    def forward(self, X, training=False):
+        import sys
+        sys.exit(0)
+
+    def backward(self, dY):
+        return dY
+
+class ExitBack:
+    def __init__(self):
+        self.W = np.eye(3)
+
+    def forward(self, X):
+        return X @ self.W
+
+    def backward(self, dY):
+        import os
+        os._exit(0)
+"""
+
+
+def test_hang_and_exit_name_the_step_that_ran(tmp_path):
+    # newuser item 6: a forward that loops or exits was blamed on the import and the constructor
+    f = student(tmp_path, STEPS)
+    p = check(f, "--timeout", "3", shape="8,3", init=None, cls="Lin")
+    assert p.returncode == 3, p.stdout + p.stderr
+    assert "Lin.forward (called on the probe input" in err(p) and "did not finish within 3 s" in err(p)
+    assert "importing" not in err(p)
+    p = check(f, "--timeout", "3", shape="8,3", init='{"hang": true}', cls="Lin")
+    assert p.returncode == 3 and "building student.py::Lin(hang=True) did not finish" in err(p), err(p)
+    p = check(f, shape="8,3", init=None, cls="Exit")
+    assert p.returncode == 3, p.stdout + p.stderr
+    assert "Exit.forward, called on the probe input while student.py::Exit was loaded, raised SystemExit" in err(p)
+    assert "__init__" not in err(p)
+    p = check(f, shape="8,3", init=None, cls="ExitBack")
+    assert p.returncode == 3, p.stdout + p.stderr
+    assert "ExitBack.backward (called after a probe forward" in err(p) and "ended the sandbox process" in err(p), err(p)
+    assert_no_traceback(p)
+
+
+def test_rtol_of_one_or_more_is_refused_with_the_reason():
+    # newuser item 10: the relative error is at most 1, so rtol >= 1 passes every gradient
+    for rtol in ("1", "10"):
+        p = check("examples/student_linear_buggy.py", "--rtol", rtol)
+        assert p.returncode == 2, p.stdout + p.stderr
+        assert "--rtol must be a finite number in (0, 1)" in err(p) and "at most 1" in err(p)
+    with pytest.raises(Exception, match=r"rtol must be a finite number in \(0, 1\)"):
+        from gradcheck._validation import check_tolerances
+        check_tolerances(1.0, 0.0)
+
+
+BIG = """
+import numpy as np
+
+class BigLinear:
+    def __init__(self, scale=1e10, rng=None):
+        rng = np.random.default_rng(rng)
+        self.W = rng.standard_normal((5, 3)) * scale
+        self.b = np.zeros(3)
+
+    def forward(self, X):
+        self.X = X
+        return X @ self.W + self.b
+
+    def backward(self, dY):
+        self.dW = self.X.T @ dY
+        self.db = dY.mean(0)  # BUG: sum(0)
+        return dY @ self.W.T
+"""
+
+
+def test_default_atol_larger_than_the_gradients_is_warned(tmp_path):
+    # newuser item 10: the default atol grows with |Y| and passed db = dY.mean(0)
+    f = student(tmp_path, BIG)
+    p = check(f, shape="8,5", init=None, cls="BigLinear")
+    out = " ".join(p.stdout.split())
+    assert "WARNING: the default atol=" in out and "is larger than every |db|" in out, p.stdout
+    assert "larger than every |dX|" not in out  # |dX| ~ 1e10 is far above it
+    # a small scale: the floor atol, no warning, the bug is caught
+    p = check(f, shape="8,5", init='{"scale": 1.0}', cls="BigLinear")
+    assert p.returncode == 1 and "is larger than every" not in p.stdout, p.stdout
