@@ -339,6 +339,18 @@ def check_input_count(n_given: int, owner: str, params: list[str], required: int
     shown = f"{len(params)} input{'s' if len(params) != 1 else ''} ({', '.join(params)})"
     if need != len(params):
         shown = f"{need} to {len(params)} inputs ({', '.join(params)})"
+    # CS231n's conv_param, bn_param, pool_param, dropout_param are dicts of settings, not arrays
+    settings = [p for p in params[n_given:] if p.endswith("_param")]
+    if settings and n_given >= len(params) - len(settings):
+        examples = {"conv_param": '{"stride": 1, "pad": 1}', "pool_param": '{"pool_height": 2, "pool_width": 2, '
+                    '"stride": 2}', "bn_param": '{"mode": "train"}', "dropout_param": '{"p": 0.5, "mode": "train", '
+                    '"seed": 0}'}
+        init = ", ".join(f'"{p}": {examples.get(p, "{...}")}' for p in settings)
+        raise UsageError(paragraph(
+            f"{n_given} input shape{'s' if n_given != 1 else ''} given, but {owner}.forward takes {shown}.",
+            f"{' and '.join(settings)} {'is a dict' if len(settings) == 1 else 'are dicts'} of settings, not "
+            f"{'an array' if len(settings) == 1 else 'arrays'}: pass {'it' if len(settings) == 1 else 'them'} in "
+            f"--init, e.g. --init '{{{init}}}', and give --input-shape for the arrays only."))
     raise UsageError(paragraph(
         f"{n_given} input shape{'s' if n_given != 1 else ''} given, but {owner}.forward takes {shown}.",
         "--input-shape takes one shape per input of forward, separated by ';' (e.g. '2,4,3;2,5,3'); "

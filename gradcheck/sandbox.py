@@ -24,7 +24,7 @@ How the child is isolated
 * **Files.** The working directory is a fresh temporary folder holding copies of
   the allowed submission files only. Files that would shadow other modules
   (``numpy.py``, a ``numpy/`` folder, ``conftest.py``, ``pytest.ini``,
-  ``sitecustomize.py``, ``usercustomize.py``, any name of an installed or
+  ``sitecustomize.py``, ``usercustomize.py``, the course packages, any name of a
   standard-library module) are not copied; :attr:`Sandbox.notes` says so.
 * **Course packages.** ``import gradcheck`` / ``manualprop`` / ``autoprop`` raises
   ImportError in the child (a meta-path blocker), and an audit hook
@@ -76,7 +76,6 @@ tolerances and verdicts stay in the parent.
 
 from __future__ import annotations
 
-import importlib.machinery
 import importlib.util
 import json
 import os
@@ -189,14 +188,13 @@ def _shadow_reason(name: str) -> str | None:
     if stem is None:
         return None
     if stem in sys.stdlib_module_names or stem in sys.builtin_module_names:
-        return f"{top} has the name of the standard-library module {stem!r}"
-    # judged against what the child sees (site-packages), not this process's sys.path
-    try:
-        spec = importlib.machinery.PathFinder.find_spec(stem, _child_sys_path()[0])
-    except (ImportError, ValueError):
-        spec = None
-    if spec is not None:
-        return f"{top} has the name of the installed module {stem!r}"
+        # numpy and the bootstrap import the standard library (typing, json, ...) after the sandbox folder
+        # is first on sys.path: such a file would replace the module for them, so it is never copied
+        return (f"{top} has the name of the standard-library module {stem!r}, which it would replace for "
+                f"numpy and the checker; rename the file (e.g. {top} -> my_{top})")
+    # An installed module of another name (attr, scipy): neither numpy nor the checker imports it in the
+    # child, so a student file of that name replaces it only for the student's own code, as it would
+    # outside the sandbox. numpy itself and the course packages are SHADOW_NAMES.
     return None
 
 
@@ -442,7 +440,7 @@ class Sandbox:
         (name inside the sandbox -> source path) or a list of paths (names are the
         base names). Names may contain sub-folders (``"helpers/util.py"``). Files
         that would shadow modules or configure pytest (:data:`SHADOW_NAMES`, any
-        standard-library or installed module name) are not copied; see :attr:`notes`.
+        standard-library module name) are not copied; see :attr:`notes`.
     timeout : float, default 10.0
         Wall-clock seconds allowed for each request (import and construction, one
         forward, one backward, one :meth:`RemoteLayer.forward_many`).
@@ -963,9 +961,11 @@ class Sandbox:
         file = os.path.normpath(file).replace("\\", "/")
         if not os.path.isfile(os.path.join(self.workdir, file)):
             skipped = [n for n in self.notes if n.startswith(file + " ")]
+            why = skipped[0].partition(": ")[2] if skipped else ""
+            why = "it " + why[len(file) + 1:] if why.startswith(file + " ") else why
             raise UsageError(paragraph(
-                f"{file} is not in the sandbox.", skipped[0] if skipped else
-                "Pass it in files={...} when creating the Sandbox."))
+                f"{file} cannot be checked: {why}" if skipped else
+                f"{file} is not in the sandbox. Pass it in files={{...}} when creating the Sandbox."))
         try:
             json.dumps(dict(init_kwargs or {}))
         except TypeError as exc:

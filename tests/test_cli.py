@@ -424,3 +424,29 @@ def test_default_atol_larger_than_the_gradients_is_warned(tmp_path):
     # a small scale: the floor atol, no warning, the bug is caught
     p = check(f, shape="8,5", init='{"scale": 1.0}', cls="BigLinear")
     assert p.returncode == 1 and "is larger than every" not in p.stdout, p.stdout
+
+
+def test_file_named_like_a_module_is_checked_or_told_to_rename(tmp_path):
+    # newuser item 11: attr.py was refused (an installed module numpy never imports); code.py, typing.py
+    # are refused with the advice to rename the file
+    body = GOOD.replace("{RETURN}", "dY @ self.params['W']")
+    f = student(tmp_path, body, name="attr.py")
+    p = check(f)
+    assert p.returncode == 0, p.stdout + p.stderr
+    for name in ("code.py", "typing.py"):
+        f = student(tmp_path, body, name=name)
+        p = check(f)
+        assert p.returncode == 2, p.stdout + p.stderr
+        stem = name[:-3]
+        assert f"rename the file (e.g. {name} -> my_{name})" in err(p) and f"module '{stem}'" in err(p)
+        assert err(p).count("standard-library module") == 1  # said once, not in a warning and again in the error
+    assert_no_traceback(p)
+
+
+def test_cs231n_settings_argument_is_pointed_to_init():
+    # newuser item 9: conv_forward_naive(x, w, b, conv_param) without conv_param
+    p = run("check", "examples/cs231n_layers.py::conv", "--input-shape", "2,3,5,5;4,3,3,3;4")
+    assert p.returncode == 2, p.stdout + p.stderr
+    assert "conv_param is a dict of settings, not an array: pass it in --init" in err(p)
+    assert """--init '{"conv_param": {"stride": 1, "pad": 1}}'""" in err(p)
+    assert_no_traceback(p)
