@@ -172,15 +172,32 @@ def run_check(args, layer, label: str, init: dict[str, Any], shape) -> int:
         print(colorize(f"\nFAIL: {cname}: gradient mismatch in {', '.join(res.failing_tensors)}.", color))
     sentence = diag.sentence()
     prefix = f"FAIL: {diag.name}: "
-    print(colorize(V.wrap("diagnosis: " + (sentence[len(prefix):] if sentence.startswith(prefix) else sentence)),
-                   color))
+    said = sentence[len(prefix):] if sentence.startswith(prefix) else sentence
+    failing = res is not None and res.failing_tensors
+    if diag.error is not None and diag.error.exit_code == EXIT_MISMATCH and not failing:
+        # a wrong result (shape, dtype, NaN) the diagnosis explains: one FAIL line, exit 1
+        print(colorize(f"\nFAIL: {cname}: {_wrong_what(diag)}.", color))
+    if diag.error is None or str(diag.error) not in said or diag.error.exit_code == EXIT_MISMATCH:
+        print(colorize(V.wrap("diagnosis: " + said), color))
     if diag.error is not None:
-        print(V.wrap(f"gradcheck: the checked code failed (exit {diag.error.exit_code}): {diag.error}"),
-              file=sys.stderr)
+        if diag.error.exit_code != EXIT_MISMATCH:  # the diagnosis above has said a wrong result already
+            print(V.wrap(f"gradcheck: the checked code failed (exit {diag.error.exit_code}): {diag.error}"),
+                  file=sys.stderr)
         return diag.error.exit_code
     if any(f.code == "student-code" for f in errs):
         return EXIT_STUDENT
     return EXIT_MISMATCH
+
+
+def _wrong_what(diag) -> str:
+    """``"wrong dW (shape, dtype or value)"``: what the FAIL line of a wrong-result error names."""
+    tensors = list(dict.fromkeys(f.tensor for f in diag.findings if f.severity == "error" and f.tensor))
+    if not tensors:
+        return "a wrong result (see the diagnosis)"
+    kinds = {f.code for f in diag.findings if f.severity == "error"}
+    what = ("shape" if kinds & {"wrong-shape", "transposed"} else "dtype" if kinds & {"float32", "dtype"}
+            else "NaN or infinity" if "non-finite" in kinds else "result")
+    return f"wrong {what} of {', '.join(tensors)}"
 
 
 def _modes(init: Any, path: str = "") -> list[str]:
@@ -210,8 +227,9 @@ def protocol_lines(layer, init: dict[str, Any], training: tuple[bool, ...] = (Fa
         lines.append(f"mode: as given in --init ({', '.join(modes)}); the forward has no training argument"
                      if info.get("protocol") == "cs231n" and modes else "mode: eval (forward has no training argument)")
     else:
+        name, off, on = info.get("mode_keyword") or ("training", "False", "True")
         lines.append("mode: " + " and ".join("training" if t else "eval" for t in training)
-                     + f" (forward(X, {', then '.join(f'training={t}' for t in training)}))")
+                     + f" (forward(X, {', then '.join(f'{name}={on if t else off}' for t in training)}))")
     unchecked, unseen = list(info.get("unchecked") or []), list(info.get("unseen") or [])
     names = ", ".join(unchecked)
     grads = ", ".join(f"d{w}" for w in unchecked)

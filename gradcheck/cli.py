@@ -40,15 +40,16 @@ DEFAULT_PLOTS = "gradcheck-plots"
 EPILOG = f"""\
 exit codes:
   {EXIT_PASS}  pass: every gradient within tolerance (train: every requirement met)
-  {EXIT_MISMATCH}  gradient mismatch: some tensor is outside tolerance; the output names it
-     (zoo: also a layer that could not be checked; train: a requirement failed)
+  {EXIT_MISMATCH}  a result is wrong: a gradient outside tolerance, or an output or gradient of the
+     wrong shape or dtype (float32, int64), missing (None) or holding NaN/inf; the output
+     names it (zoo: also a layer that could not be checked; train: a requirement failed)
   {EXIT_USAGE}  usage error: bad arguments (a negative --seed, an --input-shape over {V.MAX_INPUT_ELEMENTS:,}
      elements per input, an --eps out of range, an output path that cannot be written),
      a file or class that does not exist, a loss checked without --loss; also gradcheck
      itself failing outside the checked code (e.g. its sandbox out of memory)
-  {EXIT_STUDENT}  the checked code failed: the file does not import (syntax error, ImportError),
-     the class has no forward/backward, its constructor, forward or backward raised,
-     backward returned None or a wrong shape, a gradient holds NaN/inf
+  {EXIT_STUDENT}  the code could not be checked: the file does not import (syntax error,
+     ImportError), the class has no forward/backward, its constructor, forward or backward
+     raised, hung, exited or crashed
 
 examples:
   gradcheck zoo --plots demo-output/zoo
@@ -61,7 +62,8 @@ examples:
 
 
 def _say_error(exc: GradcheckError) -> int:
-    kind = {EXIT_USAGE: "usage error", EXIT_STUDENT: "the checked code failed"}.get(exc.exit_code, "error")
+    kind = {EXIT_USAGE: "usage error", EXIT_STUDENT: "the checked code failed",
+            EXIT_MISMATCH: "wrong result"}.get(exc.exit_code, "error")
     if isinstance(exc, GraderError):
         kind = "gradcheck could not run the check"
     print(V.wrap(f"gradcheck: {kind} (exit {exc.exit_code}): {exc}"), file=sys.stderr)

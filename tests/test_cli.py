@@ -36,6 +36,11 @@ def err(p):
     return " ".join(p.stderr.split())
 
 
+def both(p):
+    """stdout and stderr with the terminal wrapping undone."""
+    return " ".join((p.stdout + p.stderr).split())
+
+
 def student(tmp_path, body, name="student.py"):
     f = tmp_path / name
     f.write_text(textwrap.dedent(body))
@@ -156,29 +161,29 @@ def test_wrong_init_kwargs_exit_3_shows_signature(tmp_path):
     assert "TypeError" in err(p) and "(in_features, out_features, rng=None)" in err(p)
 
 
-def test_backward_returns_none_exit_3(tmp_path):
+def test_backward_returns_none_exit_1(tmp_path):
     f = student(tmp_path, GOOD.replace("return {RETURN}", "pass"))
     p = check(f)
-    assert p.returncode == 3
-    assert "backward(dY)" in err(p) and "returned None for dX" in err(p) and "(8, 5)" in err(p)
+    assert p.returncode == 1, p.stdout + p.stderr
+    assert "backward(dY)" in both(p) and "returned None for dX" in both(p) and "(8, 5)" in both(p)
     assert_no_traceback(p)
 
 
-def test_backward_wrong_shape_exit_3(tmp_path):
+def test_backward_wrong_shape_exit_1(tmp_path):
     f = student(tmp_path, GOOD.replace("{RETURN}", "(dY @ self.params['W']).T"))
     p = check(f)
-    assert p.returncode == 3
-    assert "dX with shape (5, 8)" in err(p) and "expected shape (8, 5)" in err(p)
+    assert p.returncode == 1, p.stdout + p.stderr
+    assert "dX with shape (5, 8)" in both(p) and "expected shape (8, 5)" in both(p)
     assert_no_traceback(p)
 
 
-def test_nan_gradient_exit_3(tmp_path):
+def test_nan_gradient_exit_1(tmp_path):
     f = student(tmp_path, GOOD.replace("{RETURN}", "dY @ self.params['W']")
                 .replace('"b": dY.sum(axis=0)', '"b": dY.sum(axis=0) / 0.0')
                 .replace("import numpy as np", "import numpy as np\nnp.seterr(all='ignore')"))
     p = check(f)
-    assert p.returncode == 3
-    assert "db" in err(p) and "non-finite" in err(p)
+    assert p.returncode == 1, p.stdout + p.stderr
+    assert "db" in both(p) and "non-finite" in both(p)
     assert_no_traceback(p)
 
 
@@ -205,8 +210,12 @@ def test_spec_without_class_exit_2():
 def test_help_documents_exit_codes():
     p = run("check", "--help")
     assert p.returncode == 0
-    for line in ("0  pass", "1  gradient mismatch", "2  usage error", "3  the checked code failed"):
+    for line in ("0  pass", "1  a result is wrong", "2  usage error", "3  the code could not be checked"):
         assert line in p.stdout
+    text = " ".join(p.stdout.split())
+    # one rule (newuser item 12): a wrong shape or dtype is a wrong result (1), a crash is 3
+    assert "wrong shape or dtype (float32, int64), missing (None) or holding NaN/inf" in text
+    assert "raised, hung, exited or crashed" in text
 
 
 def test_python_dash_m_entry_point():
@@ -255,11 +264,11 @@ def test_two_input_layer_names_each_gradient(tmp_path):
     assert "gradient mismatch in dB." in p.stdout and "dA " in p.stdout
 
 
-def test_two_input_layer_returning_one_gradient_exit_3(tmp_path):
+def test_two_input_layer_returning_one_gradient_exit_1(tmp_path):
     f = student(tmp_path, PRODUCT.replace("{RETURN}", "dY * self.B"))
     p = check(f, shape="3,4;3,4", init=None, cls="Product")
-    assert p.returncode == 3
-    assert "expected a tuple of 2 gradients (dA, dB)" in err(p)
+    assert p.returncode == 1, p.stdout + p.stderr
+    assert "expected a tuple of 2 gradients (dA, dB)" in both(p)
 
 
 # ----------------------------------------------------------------- diagnosis options (issue 5)
@@ -450,3 +459,29 @@ def test_cs231n_settings_argument_is_pointed_to_init():
     assert "conv_param is a dict of settings, not an array: pass it in --init" in err(p)
     assert """--init '{"conv_param": {"stride": 1, "pad": 1}}'""" in err(p)
     assert_no_traceback(p)
+
+
+def test_exit_codes_one_rule_wrong_results_1_crashes_3(tmp_path):
+    # newuser item 12: float32 output gave 1 but int64 output 3; a transposed non-square dW gave 3
+    # "the checked code failed" though the diagnosis names it, and said the same sentence twice
+    f = student(tmp_path, """
+        import numpy as np
+        class IntOut:
+            def __init__(self): self.params = {}; self.grads = {}
+            def forward(self, X, training=False): return (X > 0).astype(np.int64)
+            def backward(self, dY): return np.zeros_like(dY)
+        class F32:
+            def __init__(self): self.params = {}; self.grads = {}
+            def forward(self, X, training=False): return np.tanh(X).astype(np.float32)
+            def backward(self, dY): return dY * (1 - np.tanh(X) ** 2)
+    """)
+    for cls in ("IntOut", "F32"):
+        p = check(f, init=None, cls=cls)
+        assert p.returncode == 1, p.stdout + p.stderr
+    f = student(tmp_path, GOOD.replace('"W": dY.T @ self.X', '"W": self.X.T @ dY')
+                .replace("{RETURN}", "dY @ self.params['W']"), name="transposed.py")
+    p = check(f)
+    assert p.returncode == 1, p.stdout + p.stderr
+    assert "FAIL: Linear: wrong shape of dW." in p.stdout and "dW is transposed" in both(p)
+    assert "the checked code failed" not in both(p)
+    assert both(p).count("That is the transpose of the expected shape.") == 1
