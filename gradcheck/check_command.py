@@ -104,9 +104,7 @@ def run_check(args, layer, label: str, init: dict[str, Any], shape) -> int:
     reference = build_reference(args.reference, init, args.seed) if args.reference else None
     twin = None
     if args.twin:
-        twin, note = build_twin(layer, "layer", init or None)
-        if twin is None:
-            print(V.wrap(f"gradcheck: no tape comparison: {note}"), file=sys.stderr)
+        twin, twin_note = build_twin(layer, "layer", init or None)  # None: the report says why (twin_note)
     if getattr(args, "tape", False):
         from .student_tape import StudentTape
 
@@ -118,6 +116,8 @@ def run_check(args, layer, label: str, init: dict[str, Any], shape) -> int:
         jac_lines, jac_ok, jac_fig = _jacobian(args, layer, twin, shape, cname)
     diag = diagnose_layer(layer, shape, mode=args.mode, method=args.method, seed=args.seed, rtol=args.rtol,
                           atol=args.atol, eps=args.eps, twin=twin, reference=reference, name=cname)
+    if args.twin and twin is None and diag.result is not None:  # not "add --twin": it was given
+        diag.result.twin_note = twin_note
     color = use_color()
     shown = V.fmt_shape(shape) if isinstance(shape[0], int) else "; ".join(V.fmt_shape(x) for x in shape)
     print(f"{label}, input shape {shown}" + (f", init {json.dumps(init)}" if init else "")
@@ -460,11 +460,11 @@ def run_check_loss(args, loss, label: str, init: dict[str, Any], shape) -> int:
     y_true, y_pred, what = loss_data(args.targets or "real", args.pred or "real", shape, args.seed)
     twin = None
     if args.twin:
-        twin, note = build_twin(loss, "loss", init or None)
-        if twin is None:
-            print(V.wrap(f"gradcheck: no tape comparison: {note}"), file=sys.stderr)
+        twin, twin_note = build_twin(loss, "loss", init or None)  # None: the report says why (twin_note)
     res = check_loss(loss, y_true, y_pred, twin=twin, seed=args.seed, rtol=args.rtol, atol=args.atol,
                      eps=args.eps, name=cname)
+    if args.twin and twin is None:  # not "add --twin": it was given
+        res.twin_note = twin_note
     color = use_color()
     print(f"{label} (loss), y_pred shape {V.fmt_shape(shape)} ({args.pred or 'real'}), {what}"
           + (f", init {json.dumps(init)}" if init else ""))

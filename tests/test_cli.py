@@ -485,3 +485,56 @@ def test_exit_codes_one_rule_wrong_results_1_crashes_3(tmp_path):
     assert "FAIL: Linear: wrong shape of dW." in p.stdout and "dW is transposed" in both(p)
     assert "the checked code failed" not in both(p)
     assert both(p).count("That is the transpose of the expected shape.") == 1
+
+
+IN_OUT = """
+import numpy as np
+
+class Linear:  # weights (in, out), attribute style
+    def __init__(self, in_features, out_features, rng=None):
+        rng = np.random.default_rng(rng)
+        self.W = rng.standard_normal((in_features, out_features))
+        self.b = rng.standard_normal(out_features)
+
+    def forward(self, X):
+        self.X = X
+        return X @ self.W + self.b
+
+    def backward(self, dY):
+        self.dW = self.X.T @ dY
+        self.db = dY.sum(0)
+        return dY @ self.W.T
+"""
+
+
+@pytest.mark.parametrize("extra", [["--twin"], ["--reference", "manualprop.Linear"]])
+def test_twin_and_reference_of_an_in_out_linear(tmp_path, extra):
+    # newuser item 4: a correct (in, out) Linear got a usage error "variables['W'] has shape (3, 5)"
+    f = student(tmp_path, IN_OUT)
+    p = check(f, *extra)
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert "transpose of" in both(p) and "transposed back" in both(p)
+    col = "manual~tape" if extra == ["--twin"] else "manual~ref"
+    assert col in p.stdout
+    # a wrong dW in the (in, out) layout is caught by the twin/reference as well
+    bad = student(tmp_path, IN_OUT.replace("self.dW = self.X.T @ dY", "self.dW = 2 * self.X.T @ dY"), "bad.py")
+    p = check(bad, *extra)
+    assert p.returncode == 1, p.stdout + p.stderr
+    row = next(line for line in p.stdout.splitlines() if line.split()[:1] == ["dW"])
+    assert "FAIL" in row and row.count("e-") < 4, row  # the manual~tape/ref column is large too
+
+
+def test_twin_given_but_no_autoprop_class_says_so(tmp_path):
+    # newuser item 5: with --twin given, the report said "add --twin"
+    f = student(tmp_path, """
+        import numpy as np
+        class ReLUdXdY:
+            def __init__(self): self.params = {}; self.grads = {}
+            def forward(self, X, training=False): self.X = X; return np.maximum(X, 0)
+            def backward(self, dY): return dY * (self.X > 0)
+    """)
+    p = check(f, "--twin", init=None, cls="ReLUdXdY")
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert "add --twin" not in both(p)
+    assert "autoprop.layers / autoprop.losses has no class of that name): ReLUdXdY" in both(p)
+    assert both(p).count("no tape comparison") == 1
