@@ -163,9 +163,10 @@ def run_check(args, layer, label: str, init: dict[str, Any], shape) -> int:
         print(colorize(f"\nFAIL: {cname}: the tape's Jacobian differs from the numerical one (see above).", color))
         return EXIT_MISMATCH
     if diag.passed:
-        tensors = ", ".join(r.tensor for r in res.records)
+        tensors = ", ".join(r.tensor for r in res.records if r.kind != "forward")
+        fwd = " and the forward output" if any(r.kind == "forward" for r in res.records) else ""
         left = f" ({', '.join(unchecked)}: no gradient checked, see above)" if unchecked else ""
-        print(colorize(f"\nPASS: {cname}: every gradient ({tensors}) matches within rtol={res.rtol:g}, "
+        print(colorize(f"\nPASS: {cname}: every gradient ({tensors}){fwd} match{'' if fwd else 'es'} within rtol={res.rtol:g}, "
                        f"atol={res.atol:g}{left}.", color))
         return EXIT_PASS
     if res is not None and res.failing_tensors:

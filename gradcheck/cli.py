@@ -243,6 +243,10 @@ def _cmd_check(args) -> int:
                 code = run_check(args, layer, f"{path}::{name}", init, shape)
         except StudentCodeError as exc:
             failed = exc
+            text = str(exc)
+            if args.loss and not args.targets and "y_true" in text and ("IndexError" in text or "integer" in text):
+                failed.args = (f"{text} y_true was real-valued (--targets real, the default): for class "
+                               "indices add --targets labels (one-hot targets: --targets onehot).",)
         if failed is not None or code == EXIT_STUDENT or args.verbose:
             if failed is not None:
                 if sb.output.strip():  # shown below in full: not also as a one-line repr in the message

@@ -421,10 +421,15 @@ def _value_to_array(desc: Any, *, owner: str, tensor: str, produced_by: str, all
             desc.get("dtype") == "object" else ""))
     got = {"list": "a list", "tuple": "a tuple", "scalar": f"a single number ({desc.get('type')})"}.get(
         kind, f"an object of type {desc.get('type', '?')}" if isinstance(desc, dict) else "something unreadable")
-    raise GradientShapeError(paragraph(
-        f"{owner}.{produced_by} gave {tensor} as {got};",
-        "expected a numpy ndarray (the checker accepts plain arrays only; wrap the value in np.asarray).",
-    ))
+    if kind == "tuple" and "backward" in produced_by:
+        advice = (f"expected the numpy array {tensor} alone: backward returns the gradient of its input; "
+                  "the gradients of the weights go in grads (or attributes such as self.dW), not in the "
+                  "returned value.")
+    elif kind in ("list", "scalar"):
+        advice = f"expected a numpy ndarray (a {kind} is not accepted; build {tensor} with numpy operations)."
+    else:
+        advice = f"expected a numpy ndarray holding {tensor}, computed with numpy operations."
+    raise GradientShapeError(paragraph(f"{owner}.{produced_by} gave {tensor} as {got};", advice))
 
 
 # --------------------------------------------------------------------------- sandbox
@@ -1427,7 +1432,8 @@ def sibling_files(path: str) -> dict[str, str]:
         If ``path`` does not exist or is not a file.
     """
     if not os.path.exists(path):
-        raise UsageError(f"file {path!r} does not exist (looked in {os.getcwd()!r}).")
+        where = "" if os.path.isabs(path) else f" (looked in {os.getcwd()!r})"
+        raise UsageError(f"file {path!r} does not exist{where}.")
     if not os.path.isfile(path):
         raise UsageError(f"{path!r} is not a file.")
     folder = os.path.dirname(os.path.abspath(path))

@@ -538,3 +538,38 @@ def test_twin_given_but_no_autoprop_class_says_so(tmp_path):
     assert "add --twin" not in both(p)
     assert "autoprop.layers / autoprop.losses has no class of that name): ReLUdXdY" in both(p)
     assert both(p).count("no tape comparison") == 1
+
+
+def test_smaller_messages_of_the_newuser_report(tmp_path):
+    # newuser item 13: a tuple from backward was told "wrap the value in np.asarray"; a missing absolute path
+    # said where it looked; the PASS line called the forward output Y a gradient
+    f = student(tmp_path, GOOD.replace("{RETURN}", "dY @ self.params['W'], self.grads['W']"))
+    p = check(f)
+    assert p.returncode == 1, p.stdout + p.stderr
+    assert "np.asarray" not in both(p) and "the gradients of the weights go in grads" in both(p)
+    p = check(tmp_path / "nope" / "gone.py")
+    assert p.returncode == 2 and "does not exist." in err(p) and "looked in" not in err(p), err(p)
+    f = student(tmp_path, IN_OUT, name="inout.py")
+    p = check(f, "--twin")
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert "every gradient (dX, dW, db) and the forward output match within" in both(p)
+
+
+def test_loss_indexing_by_real_targets_points_to_targets_labels(tmp_path):
+    # newuser item 13: --loss without --targets failed with a bare IndexError message
+    f = student(tmp_path, """
+        import numpy as np
+        class CrossEntropy:
+            def forward(self, y_true, y_pred):
+                z = y_pred - y_pred.max(1, keepdims=True); p = np.exp(z); p /= p.sum(1, keepdims=True)
+                self.p, self.y = p, y_true
+                return -np.log(p[np.arange(len(p)), y_true]).mean()
+            def backward(self):
+                d = self.p.copy(); d[np.arange(len(d)), self.y] -= 1
+                return d / len(d)
+    """)
+    p = run("check", f"{f}::CrossEntropy", "--loss", "--input-shape", "8,5")
+    assert p.returncode == 3, p.stdout + p.stderr
+    assert "IndexError" in err(p) and "add --targets labels" in err(p)
+    p = run("check", f"{f}::CrossEntropy", "--loss", "--input-shape", "8,5", "--targets", "labels")
+    assert p.returncode == 0, p.stdout + p.stderr
