@@ -21,7 +21,8 @@ from .core import registry as R
 from .core.tensor import Tensor
 
 __all__ = [
-    "BinaryCrossEntropyWithLogits", "Huber", "Loss", "MeanSquaredError", "SoftmaxCrossEntropy",
+    "BinaryCrossEntropyWithLogits", "Huber", "Loss", "MeanSquaredError", "MulticlassHinge",
+    "SoftmaxCrossEntropy",
 ]
 
 
@@ -119,3 +120,37 @@ class BinaryCrossEntropyWithLogits(Loss):
         x = self._pred(y_pred)
         t = check_targets(y_true, self._where(), shape=x.shape, dtype=x.dtype, low=0.0, high=1.0)
         return self._reduce(R.logaddexp(0.0, x) - x * t)
+
+
+class MulticlassHinge(Loss):
+    """``sum_{j != y} relu(s_j - s_y + margin)`` per sample, then mean or sum (twin of
+    :class:`manualprop.MulticlassHinge`).
+
+    Written forward only with public operations: the true class's score is picked with a
+    one-hot product, its own term is masked out, and ``relu`` (``relu'(0) = 0``) gives the
+    manual layer's convention at an exactly-zero margin.
+    Source: ``lessons/05b-hinge-loss.md``.
+    """
+
+    def __init__(self, margin=1.0, reduction="mean"):
+        super().__init__(reduction)
+        self.margin = check_scalar(margin, "margin", type(self).__name__, low=0.0, low_inclusive=False)
+
+    def _repr_args(self) -> str:
+        return f"margin={self.margin}, " + super()._repr_args()
+
+    def __call__(self, y_true, y_pred):
+        import autoprop as ap  # the package's public ops (autoprop/__init__ imports this module)
+
+        s = self._pred(y_pred, shape=("batch", "classes"))
+        n, c = s.shape
+        kind, y = check_class_targets(y_true, self._where(), n_samples=n, n_classes=c, dtype=s.dtype)
+        if kind != "labels":
+            raise TypeError(
+                f"{self._where()}: y_true must be integer class labels of shape ({n},); got float "
+                f"targets of shape {np.shape(y_true)} (the hinge loss takes labels, not probabilities)"
+            )
+        onehot = np.eye(c, dtype=s.dtype)[y]
+        s_true = ap.reduce_sum(s * onehot, axis=1, keepdims=True)      # (N, 1)
+        hinge = ap.relu(s - s_true + self.margin) * (1.0 - onehot)      # (N, C)
+        return self._reduce(ap.reduce_sum(hinge, axis=1))

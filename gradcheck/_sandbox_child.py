@@ -447,8 +447,12 @@ class Child:
             return {"kind": "absent"}
         if not isinstance(params, dict):
             return {"kind": "other", "type": type(params).__name__}
-        return {"kind": "dict", "items": {str(k): {"key_type": type(k).__name__, **describe(self.np, packer, v, 1)}
-                                          for k, v in list(params.items())[:256]}}
+        items = {}
+        for k, v in list(params.items())[:256]:
+            items[str(k)] = {"key_type": type(k).__name__, **describe(self.np, packer, v, 1)}
+            if isinstance(v, self.np.ndarray):  # the copy sent back has its own memory: the parent checks the layout
+                items[str(k)]["layout"] = [list(v.shape), list(v.strides), v.itemsize]
+        return {"kind": "dict", "items": items}
 
     @staticmethod
     def scalars_of(obj):
@@ -482,6 +486,8 @@ class Child:
             mod = self._module(req["file"])
         except BaseException as exc:  # noqa: BLE001
             return self.fail(exc, "import")
+        if req.get("class") is None:  # import only (Sandbox.import_file): a later load reuses the module
+            return self.reply(True, {"stage": "import"})
         try:  # NAME in the module: a class or a CS231n function pair (gradcheck/_adapters.py)
             kind, target = AD.find(mod, req["class"])
         except AD.AdapterError as exc:

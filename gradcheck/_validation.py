@@ -397,6 +397,95 @@ def check_tolerances(rtol: float, atol: float, names: tuple[str, str] = ("rtol",
     return rtol_f, atol_f
 
 
+def shared_entries(shape: tuple[int, ...], strides: tuple[int, ...], itemsize: int) -> str:
+    """Whether an array layout maps two different indices to the same memory.
+
+    Parameters
+    ----------
+    shape, strides : tuple of int
+        The array's shape and strides in bytes (``a.shape``, ``a.strides``).
+    itemsize : int
+        Bytes per element.
+
+    Returns
+    -------
+    str
+        ``""`` when every entry has its own memory; otherwise how the entries
+        overlap, e.g. ``"stride 0 along axis 0"`` (``np.broadcast_to``,
+        ``as_strided`` with a zero stride) or ``"overlapping strides (8, 8)"``
+        (``as_strided`` windows).
+
+    Notes
+    -----
+    Sorted by stride, axis ``k`` cannot overlap the axes below it when
+    ``|stride_k| >= itemsize + sum_j |stride_j| (n_j - 1)`` over those axes (the
+    bytes they span); this settles every C-, F-ordered or sliced array at once.
+    A layout that fails the test is decided exactly from its byte offsets.
+    """
+    axes = [(abs(int(st)), int(n), ax) for ax, (n, st) in enumerate(zip(shape, strides)) if int(n) > 1]
+    for st, _, ax in axes:
+        if st == 0:
+            return f"stride 0 along axis {ax}"
+    span = int(itemsize)
+    for st, n, _ in sorted(axes):
+        if st < span:
+            break
+        span += st * (n - 1)
+    else:
+        return ""
+    if int(np.prod(shape, dtype=np.int64)) > MAX_INPUT_ELEMENTS:  # too many to list: refuse, never guess "fine"
+        return f"strides {tuple(int(s) for s in strides)} that may overlap"
+    offsets = np.zeros(1, dtype=np.int64)
+    for n, st in zip(shape, strides):
+        offsets = np.add.outer(offsets, np.arange(int(n), dtype=np.int64) * int(st)).ravel()
+    if np.unique(offsets).size == offsets.size:
+        return ""
+    return f"overlapping strides {tuple(int(s) for s in strides)}"
+
+
+#: How to fix a layer's parameter whose entries share memory.
+PARAM_MEMORY_FIX = "Give each parameter its own memory, e.g. self.params[...] = np.array(W) (a copy)."
+
+
+def own_memory(arr: Any, what: str, *, error: type = UsageError, fix: str = "",
+               layout: tuple[tuple[int, ...], tuple[int, ...], int] | None = None) -> None:
+    """Refuse a float array whose entries share memory (checked on the array as given, before any copy).
+
+    The numerical gradient perturbs one entry at a time; in such an array that
+    moves other entries too, and one number per entry cannot describe it.
+
+    Parameters
+    ----------
+    arr : ndarray or None
+        The array as the user or the layer holds it (not a copy: a copy has its own memory).
+    what : str
+        Its name in the message, e.g. ``"input X of Linear"``.
+    error : type, default UsageError
+        The exception class (``ProtocolError`` for a layer's ``params``).
+    fix : str, optional
+        How to fix it (default: pass a copy).
+    layout : (shape, strides, itemsize), optional
+        The layout of an array that lives elsewhere (the sandbox child); ``arr`` is then ignored.
+
+    Raises
+    ------
+    UsageError (or ``error``)
+        If two indices of the array address the same memory (:func:`shared_entries`).
+    """
+    if layout is None:
+        if not isinstance(arr, np.ndarray) or arr.dtype.kind not in "fc":
+            return
+        layout = (arr.shape, arr.strides, arr.itemsize)
+    how = shared_entries(*layout)
+    if how:
+        raise error(paragraph(
+            f"{what} has entries that share memory ({how}, as np.broadcast_to or",
+            "np.lib.stride_tricks.as_strided make): changing one entry changes others, so finite differences,",
+            "which perturb one entry at a time, would give wrong numbers.",
+            fix or "Pass a copy whose entries have their own memory (np.array(a) or a.copy()) if the entries are "
+                   "meant to be independent."))
+
+
 def as_float64(x: Any, what: str) -> np.ndarray:
     """Return a float64 copy of ``x`` (an input array given to gradcheck).
 
@@ -408,13 +497,15 @@ def as_float64(x: Any, what: str) -> np.ndarray:
     Raises
     ------
     UsageError
-        If ``x`` is not numeric, is empty, or contains NaN/inf.
+        If ``x`` is not numeric, is empty, contains NaN/inf, or is a float array
+        whose entries share memory (:func:`own_memory`).
     """
     arr = np.asarray(x)
     if arr.dtype.kind not in "biuf":
         raise UsageError(f"{what} must be a real numeric array; got dtype {arr.dtype}.")
     if arr.size == 0:
         raise UsageError(f"{what} is empty (shape {fmt_shape(arr.shape)}).")
+    own_memory(arr, what)  # on the array as given: the copy below would hide it
     if arr.dtype.kind == "f" and arr.dtype.itemsize < 8:
         warnings.warn(
             f"{what} is {arr.dtype}; upcasting to float64 because central differences in "
@@ -470,6 +561,38 @@ def layer_inputs(X: Any, rng: np.random.Generator, owner: str) -> list[np.ndarra
     if isinstance(X, tuple) and len(X) == 0:
         raise UsageError(f"input shape of {owner} is empty; expected e.g. (8, 5).")
     return [as_input(X, f"input X of {owner}")]
+
+
+def warn_batch_of_one(inputs: list[np.ndarray], names: list[str], owner: str) -> str:
+    """Warn about a check with a batch of one sample; return the warning (``""`` when the batch is larger).
+
+    With one sample, a mean over the batch equals the sum and the batch axis cannot
+    be confused with another, so batch-axis bugs give the right numbers.
+
+    Parameters
+    ----------
+    inputs : list of ndarray
+        The layer's inputs; the batch axis is axis 0 of the first one (when it has 2+ axes).
+    names : list of str
+        Their names (``["X"]``).
+    owner : str
+        The layer's name.
+
+    Returns
+    -------
+    str
+        The text of the ``UserWarning`` issued, for the result's notes.
+    """
+    X = inputs[0]
+    if X.ndim < 2 or X.shape[0] != 1:
+        return ""
+    better = fmt_shape((2,) + tuple(X.shape[1:]))
+    text = paragraph(
+        f"batch of one: {owner} is checked with {names[0]} of shape {fmt_shape(X.shape)}, and a batch of 1 hides",
+        "batch-axis bugs (a mean over the batch instead of a sum, or a reshape or transpose that mixes the batch",
+        f"axis with another, gives the right numbers for one sample); check with a batch of at least 2, e.g. {better}.")
+    warnings.warn(text, UserWarning, stacklevel=3)
+    return text
 
 
 def input_names(layer: Any, n: int) -> list[str]:
@@ -608,7 +731,8 @@ def layer_params(layer: Any, owner: str) -> dict[str, np.ndarray]:
     Raises
     ------
     ProtocolError
-        If ``params`` is not a dict of str -> numpy float arrays.
+        If ``params`` is not a dict of str -> numpy float arrays, or an array's
+        entries share memory (:func:`own_memory`).
     """
     params = getattr(layer, "params", None)
     if params is None:
@@ -632,6 +756,7 @@ def layer_params(layer: Any, owner: str) -> dict[str, np.ndarray]:
                     f"to compute the numerical gradient); got {got}.",
                 )
             )
+        own_memory(v, f"{owner}.params[{k!r}]", error=ProtocolError, fix=PARAM_MEMORY_FIX)
         if v.dtype != np.float64:
             warnings.warn(
                 f"{owner}.params[{k!r}] is {v.dtype}; it is perturbed in place (the layer may hold "

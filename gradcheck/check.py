@@ -925,6 +925,7 @@ def check_layer(
     rng = np.random.default_rng(seed)
     inputs = V.layer_inputs(X, rng, owner)
     names = V.input_names(layer, len(inputs))
+    one = V.warn_batch_of_one(inputs, names, owner)
     keys = ["@" + n for n in names]  # input keys cannot clash with parameter keys
     diff = [x.dtype.kind == "f" for x in inputs]
     params = V.layer_params(layer, owner)
@@ -958,7 +959,7 @@ def check_layer(
         if G.shape != Y.shape:
             raise UsageError(f"upstream has shape {V.fmt_shape(G.shape)}; the output of {owner} has shape "
                              f"{V.fmt_shape(Y.shape)}.")
-    notes: list[str] = []
+    notes: list[str] = [one] if one else []
     if auto_atol:
         atol = default_atol(Y, G, eps_used, method)
         if atol > ATOL_FLOOR:

@@ -53,6 +53,8 @@ from __future__ import annotations
 import copy
 import inspect
 import itertools
+import re
+import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -763,6 +765,7 @@ def diagnose_layer(
     # inputs from their own stream: check_layer draws G from default_rng(seed), and G == X
     # would make X.T @ G symmetric and hide a transposed gradient
     inputs = V.layer_inputs(X, np.random.default_rng([seed, 3]), owner)
+    one = V.warn_batch_of_one(inputs, V.input_names(layer, len(inputs)), owner)  # check_layer's own: ignored below
     diag = Diagnosis(owner)
     try:
         pristine = copy.deepcopy(layer)
@@ -780,9 +783,12 @@ def diagnose_layer(
     stopped = set(diag.codes) & stop or any(f.code == "float32" and f.tensor == "Y" for f in diag.findings)
     if proxy is not None and not stopped:
         try:
-            res = check_layer(proxy, inputs, twin=twin, seed=seed, rtol=rtol, atol=atol, training=training,
-                              eps=eps, name=owner, mode=mode, method=method, n_dirs=n_dirs, n_samples=n_samples,
-                              reference=reference, upstream=upstream)
+            with warnings.catch_warnings():
+                if one:
+                    warnings.filterwarnings("ignore", message=re.escape(f"batch of one: {owner} "))
+                res = check_layer(proxy, inputs, twin=twin, seed=seed, rtol=rtol, atol=atol, training=training,
+                                  eps=eps, name=owner, mode=mode, method=method, n_dirs=n_dirs,
+                                  n_samples=n_samples, reference=reference, upstream=upstream)
             diag.result = res
             _signatures(proxy, inputs, res, diag, training, upstream)
         except GradcheckError as exc:

@@ -281,15 +281,18 @@ def plot_gradient_heatmaps(result: CheckResult, tensor: str | None = None) -> Fi
         With ``gradients["manual"]`` and ``gradients["numerical"]`` for ``tensor``.
     tensor : str, optional
         E.g. ``"dW"``; default the first failing gradient, else the first 2-D one.
-        1-D gradients are drawn as one row; 3-D and more are flattened to
-        ``(shape[0], rest)``.
+        1-D gradients are drawn as one row. 3-D and 4-D ones (``(C, H, W)``,
+        ``(N, C, H, W)``) as a grid of ``H x W`` panels that keep the spatial
+        layout: rows = the first axis, columns = the second (see
+        :func:`_plot_slices`); more axes are merged into the first.
 
     Returns
     -------
     matplotlib.figure.Figure
-        Three panels; manual and numerical share one symmetric colour scale, the
-        difference has its own (its maximum is in the title). Elements at a kink
-        are outlined.
+        Three panels (three grids of panels for 3-D and 4-D); manual and numerical
+        share one symmetric colour scale, the difference has its own (its maximum
+        is in the title). Elements at a kink are outlined. Values are printed in
+        the cells only where they are readable (small panels).
 
     Raises
     ------
@@ -307,6 +310,8 @@ def plot_gradient_heatmaps(result: CheckResult, tensor: str | None = None) -> Fi
     if tensor is None or tensor not in man or tensor not in num:
         raise KeyError(f"no manual and numerical gradient for {tensor!r} in {result.name} "
                        f"(numerical ones: {sorted(num)}; fast mode keeps only failing tensors)")
+    if np.ndim(man[tensor]) >= 3:
+        return _plot_slices(result, tensor, np.asarray(man[tensor], float), np.asarray(num[tensor], float))
     m, n = _as_2d(man[tensor]), _as_2d(num[tensor])
     d = m - n
     vmax = float(np.nanmax(np.abs(np.concatenate([m.ravel(), n.ravel()])))) or 1.0
@@ -329,6 +334,77 @@ def plot_gradient_heatmaps(result: CheckResult, tensor: str | None = None) -> Fi
     shown = "" if np.ndim(man[tensor]) == 2 else f" (shape {tuple(np.shape(man[tensor]))} drawn as {rows}x{cols})"
     kinks = f"; {len(c.kinks)} element(s) at a kink outlined" if c is not None and c.kinks else ""
     fig.suptitle(f"{result.name} {tensor}: {status}{shown}{kinks}")
+    return fig
+
+
+
+#: Side of one heatmap cell (inches) with its value printed in it, and without.
+_CELL_TEXT, _CELL_PLAIN = 0.42, 0.24
+#: At most this many rows and columns of panels are drawn.
+_MAX_GRID = 8
+
+
+def _plot_slices(result: CheckResult, tensor: str, man: np.ndarray, num: np.ndarray) -> Figure:
+    """Heatmaps of a 3-D or 4-D gradient as grids of its 2-D slices.
+
+    A ``(N, C, H, W)`` tensor (a conv's ``dX`` or ``dW``) gives, for manual,
+    numerical and their difference, a grid of ``N`` rows by ``C`` columns of
+    ``H x W`` panels: the spatial layout stays visible (a flipped kernel shows as
+    each panel rotated by 180 degrees, a missing channel transpose as panels in
+    the wrong cells). ``(A, H, W)`` is one column of ``A`` panels; more than 4 axes
+    are merged into the first; at most :data:`_MAX_GRID` rows and columns of
+    panels are drawn (the title says so). Values are printed in the cells when every panel
+    is at most 4 x 4 and the figure stays under 18 inches wide; otherwise the
+    colour bars alone give the scale.
+    """
+    from matplotlib.patches import Rectangle
+
+    shape = man.shape
+    # (A, H, W): one column of panels, one per index of the first axis
+    grid = shape if len(shape) == 4 else (shape[0], 1) + shape[1:] if len(shape) == 3 else (-1,) + shape[-3:]
+    m, n = man.reshape(grid), num.reshape(grid)
+    d = m - n
+    vmax = float(np.nanmax(np.abs(np.concatenate([m.ravel(), n.ravel()])))) or 1.0
+    dmax = float(np.nanmax(np.abs(d))) if np.isfinite(d).any() else 0.0
+    full = m.shape[:2]
+    m, n, d = (a[:_MAX_GRID, :_MAX_GRID] for a in (m, n, d))  # colour scales above are of the whole tensor
+    R, C, H, W = m.shape
+    text = H <= 4 and W <= 4 and 3 * C * (W * _CELL_TEXT + 0.25) + 3 <= 18
+    cell = _CELL_TEXT if text else min(_CELL_PLAIN, 14.0 / (3 * C * W))
+    width = min(18.0, 3 * (C * (W * cell + 0.25) + 1.4))
+    height = min(14.0, R * (H * cell + 0.35) + 1.3)
+    fig = _new_figure(max(9.0, width), max(3.2, height))
+    rec = next((r for r in result.records if r.tensor == tensor), None)
+    c = rec.get("manual-vs-numerical") if rec is not None else None
+    kinks = [tuple(int(i) for i in np.unravel_index(int(np.ravel_multi_index(ix, shape)), full + (H, W)))
+             for ix in (c.kinks if c is not None else [])]
+    blocks = ((m, f"manual {tensor}", "RdBu_r", vmax, "value"), (n, f"numerical {tensor}", "RdBu_r", vmax, "value"),
+              (d, f"manual - numerical (max |diff| {dmax:.2g})", "PuOr_r", dmax or 1.0, "difference"))
+    for sub, (data, title, cmap, top, label) in zip(fig.subfigures(1, 3), blocks):
+        axes = sub.subplots(R, C, squeeze=False)
+        for (r, q), ax in np.ndenumerate(axes):
+            im = ax.imshow(data[r, q], cmap=cmap, vmin=-top, vmax=top, interpolation="nearest")
+            ax.set_xticks([])
+            ax.set_yticks([])
+            ax.set_title(f"[{r}, {q}]" if len(shape) != 3 else f"[{r}]", fontsize="x-small", pad=2)
+            if text:
+                for (i, j), v in np.ndenumerate(data[r, q]):
+                    if np.isfinite(v):
+                        ax.text(j, i, f"{v:.2g}", ha="center", va="center", fontsize="x-small",
+                                color="white" if abs(v) > 0.6 * top else "black")
+            for kr, kq, i, j in kinks:
+                if (kr, kq) == (r, q):
+                    ax.add_patch(Rectangle((j - 0.5, i - 0.5), 1, 1, fill=False, edgecolor="black", linewidth=1.5))
+        sub.suptitle(title, fontsize="medium")
+        sub.colorbar(im, ax=axes, shrink=0.85, label=label)
+    status = "ok" if rec is None or rec.passed else "FAIL"
+    axes_words = ("rows: axis 0, columns: axis 1, panels: axes 2-3" if len(shape) == 4 else
+                  "rows: axis 0, panels: axes 1-2" if len(shape) == 3 else
+                  f"rows: axes 0-{len(shape) - 4} merged, columns: axis {len(shape) - 3}, panels: the last two axes")
+    out = f"; {len(kinks)} element(s) at a kink outlined" if kinks else ""
+    if full != (R, C):
+        out += f"; the first {R} x {C} of {full[0]} x {full[1]} panels shown"
+    fig.suptitle(f"{result.name} {tensor}: {status} (shape {tuple(shape)}: {axes_words}){out}")
     return fig
 
 

@@ -96,7 +96,7 @@ from typing import Any
 import numpy as np
 
 from ._adapters import expected
-from ._validation import dtype_error, fmt_shape, paragraph
+from ._validation import PARAM_MEMORY_FIX, dtype_error, fmt_shape, own_memory, paragraph
 from .errors import GraderError, GradientShapeError, ProtocolError, StudentCodeError, UsageError
 
 __all__ = ["Sandbox", "SandboxError", "RemoteLayer", "RemoteLoss", "SHADOW_NAMES", "DEFAULT_TIMEOUT", "sibling_files"]
@@ -961,8 +961,7 @@ class Sandbox:
 
     # ------------------------------------------------------------------ public
 
-    def _load(self, file: str, class_name: str, init_kwargs: Mapping[str, Any] | None, seed: int | None,
-              kind: str, probe: Sequence[np.ndarray] | None = None):
+    def _file(self, file: str) -> str:
         file = os.path.normpath(file).replace("\\", "/")
         if not os.path.isfile(os.path.join(self.workdir, file)):
             skipped = [n for n in self.notes if n.startswith(file + " ")]
@@ -971,6 +970,47 @@ class Sandbox:
             raise UsageError(paragraph(
                 f"{file} cannot be checked: {why}" if skipped else
                 f"{file} is not in the sandbox. Pass it in files={{...}} when creating the Sandbox."))
+        return file
+
+    def _import_error(self, file: str, err: dict | None) -> SandboxError:
+        e = err or {}
+        at = f" at {e['where']}" if e.get("where") else ""
+        line = f": {e['line']!r}" if e.get("line") else ""
+        return SandboxError(paragraph(
+            f"{file} does not import: {e.get('type')}: {e.get('message') or '(no message)'}{at}{line}.",
+            "Expected a Python file that runs without errors when imported; only numpy and the "
+            "standard library are available (not the course packages).",
+            *self.notes), reason="import", output=self.output)
+
+    def import_file(self, file: str) -> None:
+        """Import ``file`` in the child and build nothing; later loads from it reuse the module.
+
+        Lets a caller tell a file that hangs or crashes when imported (the same for
+        every class in it) from a constructor that does.
+
+        Parameters
+        ----------
+        file : str
+            Name of the file inside the sandbox (a key of ``files``).
+
+        Raises
+        ------
+        UsageError
+            The file is not in the sandbox.
+        SandboxError
+            The file raised when imported (``reason="import"``), or the import timed
+            out or ended the child (``"timeout"``, ``"signal"``, ``"exit"``).
+        """
+        file = self._file(file)
+        self._steps = {"import": f"importing {file}"}
+        ok, _, err = self.request("load", {"file": file, "class": None, "init": {}, "seed": None},
+                                  what=f"importing {file}")
+        if not ok:
+            raise self._import_error(file, err)
+
+    def _load(self, file: str, class_name: str, init_kwargs: Mapping[str, Any] | None, seed: int | None,
+              kind: str, probe: Sequence[np.ndarray] | None = None):
+        file = self._file(file)
         try:
             json.dumps(dict(init_kwargs or {}))
         except TypeError as exc:
@@ -990,14 +1030,7 @@ class Sandbox:
         if not ok:
             stage = meta.get("stage")
             if stage == "import":
-                e = err or {}
-                at = f" at {e['where']}" if e.get("where") else ""
-                line = f": {e['line']!r}" if e.get("line") else ""
-                raise SandboxError(paragraph(
-                    f"{file} does not import: {e.get('type')}: {e.get('message') or '(no message)'}{at}{line}.",
-                    "Expected a Python file that runs without errors when imported; only numpy and the "
-                    "standard library are available (not the course packages).",
-                    *self.notes), reason="import", output=self.output)
+                raise self._import_error(file, err)
             if stage in ("class", "protocol"):  # gradcheck/_adapters.py explains what it found and expects
                 text = _clean(meta.get("message"), 1500)
                 if stage == "protocol":
@@ -1148,6 +1181,10 @@ def _params_from(meta: dict, owner: str) -> dict[str, np.ndarray]:
             raise ProtocolError(paragraph(
                 f"{owner}.params[{k!r}] must be a numpy float array (it is perturbed in place",
                 f"to compute the numerical gradient); got {got}."))
+        if d.get("layout"):  # the copy here has its own memory: check the child's array's layout
+            shape, strides, itemsize = d["layout"]
+            own_memory(None, f"{owner}.params[{k!r}]", error=ProtocolError, fix=PARAM_MEMORY_FIX,
+                       layout=(tuple(shape), tuple(strides), int(itemsize)))
         out[k] = d["array"]
     return out
 

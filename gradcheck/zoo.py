@@ -40,6 +40,10 @@ def _mlp(ns: ModuleType, rng: np.random.Generator) -> Any:
     return ns.Sequential(ns.Linear(5, 4, rng=rng), ns.Tanh(), ns.Linear(4, 3, rng=rng))
 
 
+def _residual(ns: ModuleType, rng: np.random.Generator) -> Any:
+    return ns.Residual(ns.Linear(5, 5, rng=rng), ns.Tanh(), ns.Linear(5, 5, rng=rng))
+
+
 def _labels(rng: np.random.Generator, shape: tuple[int, ...]) -> np.ndarray:
     return rng.integers(0, shape[-1], size=shape[0])
 
@@ -122,10 +126,18 @@ def _fixed_dropout(namespace: ModuleType, rng: np.random.Generator) -> Any:
 ENTRIES: list[ZooEntry] = [
     ZooEntry("Linear", {"in_features": 5, "out_features": 3}, (8, 5)),
     ZooEntry("Sequential", input_shape=(8, 5), build=_mlp),
+    ZooEntry("Residual", input_shape=(8, 5), build=_residual),
     ZooEntry("Flatten", input_shape=(2, 3, 4)),
     ZooEntry("Conv2D", {"in_channels": 2, "out_channels": 3, "kernel_size": 3, "padding": 1}, (2, 2, 5, 5)),
     ZooEntry("Conv2D", {"in_channels": 2, "out_channels": 2, "kernel_size": (2, 3), "stride": 2}, (2, 2, 6, 7),
              variant="stride2"),
+    ZooEntry("ConvTranspose2D", {"in_channels": 2, "out_channels": 3, "kernel_size": 3, "padding": 1},
+             (2, 2, 4, 5)),
+    ZooEntry("ConvTranspose2D", {"in_channels": 3, "out_channels": 2, "kernel_size": (3, 2), "stride": 2,
+                                 "padding": (1, 0), "output_padding": 1}, (2, 3, 3, 4), variant="stride2"),
+    ZooEntry("ConvTranspose2D", {"in_channels": 2, "out_channels": 2, "kernel_size": 2, "stride": 2,
+                                 "dilation": 3, "output_padding": 2, "bias": False}, (1, 2, 3, 3),
+             variant="dilated"),
     ZooEntry("MaxPool2D", {"kernel_size": 2}, (2, 2, 4, 6)),
     ZooEntry("AvgPool2D", {"kernel_size": 2}, (2, 2, 4, 6)),
     ZooEntry("BatchNorm1D", {"num_features": 4}, (8, 4), training=True, variant="train"),
@@ -138,6 +150,7 @@ ENTRIES: list[ZooEntry] = [
     ZooEntry("Embedding", {"num_embeddings": 7, "dim": 3}, inputs=lambda rng: rng.integers(0, 7, size=(4, 5))),
     ZooEntry("RNN", {"input_size": 3, "hidden_size": 4}, (2, 5, 3)),
     ZooEntry("LSTM", {"input_size": 3, "hidden_size": 4}, (2, 5, 3)),
+    ZooEntry("GRU", {"input_size": 3, "hidden_size": 4}, (2, 5, 3)),
     ZooEntry("ScaledDotProductAttention", input_shape=[(2, 4, 3), (2, 5, 3), (2, 5, 6)]),
     ZooEntry("ScaledDotProductAttention", {"causal": True}, [(2, 4, 3), (2, 4, 3), (2, 4, 5)], variant="causal"),
     ZooEntry("MultiHeadAttention", {"embed_dim": 6, "num_heads": 2}, (2, 4, 6)),
@@ -151,6 +164,8 @@ ENTRIES: list[ZooEntry] = [
     ZooEntry("MeanSquaredError", {"reduction": "sum"}, (8, 3), targets=_real_targets, variant="sum"),
     ZooEntry("Huber", input_shape=(8, 3), targets=_real_targets),
     ZooEntry("BinaryCrossEntropyWithLogits", input_shape=(8, 3), targets=_probabilities),
+    ZooEntry("MulticlassHinge", input_shape=(8, 4), targets=_labels),
+    ZooEntry("MulticlassHinge", {"margin": 0.5, "reduction": "sum"}, (8, 4), targets=_labels, variant="sum"),
 ]
 
 #: ``name -> [entries]``, built from :data:`ENTRIES`.

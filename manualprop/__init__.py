@@ -7,8 +7,8 @@ optimizers) are also used by autoprop.
 
 from . import init, optim
 from .attention import MultiHeadAttention, ScaledDotProductAttention
-from .containers import Sequential
-from .conv import AvgPool2D, Conv2D, MaxPool2D
+from .containers import Residual, Sequential
+from .conv import AvgPool2D, Conv2D, ConvTranspose2D, MaxPool2D
 from .dropout import Dropout
 from .embedding import Embedding
 from .init import as_rng, linear_params
@@ -31,11 +31,12 @@ from .losses import (
     Huber,
     Loss,
     MeanSquaredError,
+    MulticlassHinge,
     SoftmaxCrossEntropy,
 )
 from .norm import BatchNorm1D, BatchNorm2D, LayerNorm
 from .optim import SGD, Adam, Optimizer, RMSProp
-from .recurrent import LSTM, RNN
+from .recurrent import GRU, LSTM, RNN
 
 # Order matters: gradcheck's zoo lists layers and losses in this order.
 __all__ = [
@@ -51,7 +52,9 @@ __all__ = [
     "LogSoftmax",
     "Flatten",
     "Sequential",
+    "Residual",
     "Conv2D",
+    "ConvTranspose2D",
     "MaxPool2D",
     "AvgPool2D",
     "BatchNorm1D",
@@ -61,12 +64,14 @@ __all__ = [
     "Embedding",
     "RNN",
     "LSTM",
+    "GRU",
     "ScaledDotProductAttention",
     "MultiHeadAttention",
     "SoftmaxCrossEntropy",
     "BinaryCrossEntropyWithLogits",
     "MeanSquaredError",
     "Huber",
+    "MulticlassHinge",
     "SGD",
     "Adam",
     "RMSProp",

@@ -552,6 +552,45 @@ def check_window(
     return out[0], out[1]
 
 
+def check_transposed_window(
+    spatial: tuple,
+    where: str,
+    *,
+    kernel_size: tuple,
+    stride: tuple,
+    padding: tuple,
+    output_padding: tuple,
+    dilation: tuple,
+) -> tuple[int, int]:
+    """Output size of a transposed convolution (PyTorch's ``ConvTranspose2d`` formula).
+
+    ``out = (size - 1) stride - 2 padding + dilation (k - 1) + output_padding + 1``
+    per axis: the input size of the convolution whose backward it is.
+
+    Returns
+    -------
+    (int, int)
+        ``(H_out, W_out)``, both >= 1.
+
+    Raises
+    ------
+    ValueError
+        The output would be empty (too much padding for this input).
+    """
+    out = []
+    for axis, size, k, s, p, op, d in zip(("height", "width"), spatial, kernel_size, stride, padding,
+                                         output_padding, dilation):
+        o = (size - 1) * s - 2 * p + d * (k - 1) + op + 1
+        if o < 1:
+            raise ValueError(
+                f"{where}: the output would be empty along its {axis}: (X {axis} {size} - 1) * "
+                f"stride {s} - 2 * padding {p} + dilation {d} * (kernel {k} - 1) + output_padding "
+                f"{op} + 1 = {o}; use less padding or a larger input; got X of spatial size {tuple(spatial)}"
+            )
+        out.append(o)
+    return out[0], out[1]
+
+
 def check_stat_count(shape: tuple, axes: tuple, where: str, name: str = "X") -> int:
     """Return how many values each batch statistic averages; ValueError if fewer than 2.
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from ._validation import check_layer
 from .training import accuracy, compile_args, fit_loop
 
-__all__ = ["Sequential"]
+__all__ = ["Residual", "Sequential"]
 
 
 class Sequential:
@@ -167,3 +167,57 @@ class Sequential:
     def predict(self, x):
         """``forward(x, training=False)``."""
         return self.forward(x, training=False)
+
+
+class Residual(Sequential):
+    r"""Residual block: ``Y = X + F(X)`` with ``F`` the chain of ``layers`` (He et al., 2016).
+
+    The input is used twice — by ``F`` and by the skip connection — so its gradient is
+    the sum of both paths::
+
+        dX = dY + F.backward(dY)       # identity path + the block's path
+
+    The Jacobian is ``I + J_F``: however small ``J_F``, the identity hands ``dY`` to the
+    layers before the block unchanged (the gradient highway of ``lessons/08-gradient-flow.md``).
+    Parameters, ``params``/``grads`` keys and the training loop are :class:`Sequential`'s.
+    Source: ``lessons/25-residual-block.md``.
+
+    Parameters
+    ----------
+    *layers
+        As :class:`Sequential`; their chain must map X to an array of X's shape.
+
+    Raises
+    ------
+    TypeError
+        As :class:`Sequential`.
+    ValueError
+        ``F(X)`` does not have the shape of ``X`` (the sum would broadcast or fail).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from manualprop import Linear, ReLU
+    >>> block = Residual(Linear(3, 3, rng=0), ReLU())
+    >>> X = np.ones((2, 3))
+    >>> bool(np.array_equal(block.forward(X), X + np.maximum(block[0].forward(X), 0)))
+    True
+    """
+
+    def __repr__(self) -> str:
+        return "Residual" + super().__repr__()[len("Sequential"):]
+
+    def forward(self, X, training=False):
+        """``X + F(X)``; raises ValueError if ``F(X)`` changes the shape."""
+        F = super().forward(X, training=training)
+        shape = getattr(X, "shape", None)
+        if getattr(F, "shape", None) != shape:
+            raise ValueError(
+                f"Residual.forward: the block's layers must keep the shape of X for X + F(X); "
+                f"X has shape {shape}, F(X) has shape {getattr(F, 'shape', None)}"
+            )
+        return X + F
+
+    def backward(self, dY):
+        """``dY + F.backward(dY)``: both uses of X add their gradients."""
+        return dY + super().backward(dY)

@@ -18,7 +18,9 @@ reduction over the window axes. Output sizes follow PyTorch::
 
     H_out = (H + 2 padding - dilation (kh - 1) - 1) // stride + 1
 
-Sources: ``lessons/20-conv2d.md``, ``lessons/21-pooling.md``.
+A transposed convolution swaps the two: its forward is col2im, its backward im2col.
+
+Sources: ``lessons/20-conv2d.md``, ``lessons/20b-conv-transpose.md``, ``lessons/21-pooling.md``.
 """
 
 from __future__ import annotations
@@ -31,12 +33,13 @@ from ._validation import (
     check_float_dtype,
     check_int_pair,
     check_positive_int,
+    check_transposed_window,
     check_window,
 )
-from .init import conv2d_params
+from .init import conv2d_params, conv_transpose2d_params
 from .layers import Layer
 
-__all__ = ["AvgPool2D", "Conv2D", "MaxPool2D", "col2im", "im2col"]
+__all__ = ["AvgPool2D", "Conv2D", "ConvTranspose2D", "MaxPool2D", "col2im", "im2col"]
 
 
 class _Window2D(Layer):
@@ -195,6 +198,161 @@ class Conv2D(_Window2D):
         kh, kw = self.kernel_size
         dcols = dcols.reshape(N, self.in_channels, kh, kw, *dY.shape[2:])
         return col2im(dcols, x_shape, *self._spec())
+
+
+class ConvTranspose2D(Layer):
+    r"""2-D transposed convolution on NCHW input (PyTorch's ``nn.ConvTranspose2d``).
+
+    The forward pass of this layer is the backward pass (w.r.t. the input) of a
+    :class:`Conv2D` with the same ``W``, ``kernel_size``, ``stride``, ``padding`` and
+    ``dilation``: every input pixel scatters a ``W``-weighted copy of the kernel into
+    the output, and overlapping copies add. Built on the same two kernels, swapped::
+
+        cols = W.reshape(C_in, K).T @ X          (N, K, H*W),  K = C_out*kh*kw
+        Y    = col2im(cols) + b                  (N, C_out, Ho, Wo)   # scatter-add
+
+    Backward, with ``dcols = im2col(dY)`` (N, K, H*W) — the gather that is col2im's
+    transpose, i.e. an ordinary convolution of ``dY`` with ``W``::
+
+        dX = W.reshape(C_in, K) @ dcols          (N, C_in, H, W)
+        dW = sum_n X[n] @ dcols[n].T             (C_in, K) -> (C_in, C_out, kh, kw)
+        db = dY.sum over (n, i, j)               (C_out,)
+
+    Parameters
+    ----------
+    in_channels, out_channels : int
+    kernel_size : int or (int, int)
+    stride : int or (int, int), default 1
+    padding : int or (int, int), default 0
+        Rows/columns removed from each side of the full output (the padding of the
+        convolution being transposed).
+    output_padding : int or (int, int), default 0
+        Extra rows/columns added at the bottom/right, to pick one of the input sizes a
+        strided convolution maps to the same output size; smaller than ``stride`` or
+        ``dilation`` along its axis, as PyTorch requires.
+    dilation : int or (int, int), default 1
+    bias : bool, default True
+    rng : None, int or numpy.random.Generator
+        See :func:`manualprop.init.conv_transpose2d_params` (PyTorch's rule).
+    dtype : {np.float64, np.float32}
+
+    Attributes
+    ----------
+    params, grads : dict
+        ``"W"``: (in_channels, out_channels, kh, kw) — PyTorch's layout, the shape of
+        the transposed convolution's weight; ``"b"``: (out_channels,) (absent when
+        ``bias=False``).
+
+    Notes
+    -----
+    Shapes: X (N, in_channels, H, W) -> Y (N, out_channels, Ho, Wo) with
+    ``Ho = (H - 1) sh - 2 ph + dh (kh - 1) + oph + 1`` (same for ``Wo``).
+    The cache holds X only. Derivation: ``lessons/20b-conv-transpose.md``.
+
+    Raises
+    ------
+    TypeError
+        Non-int hyperparameters, non-float X, X dtype differs from the params'.
+    ValueError
+        X not 4-D with ``in_channels`` channels, NaN/inf, an empty output,
+        ``output_padding`` not smaller than stride or dilation; ``dY`` not the shape of Y.
+    RuntimeError
+        ``backward`` before ``forward``.
+
+    Examples
+    --------
+    Stride 2 and a 2x2 kernel of ones: every input pixel becomes a 2x2 block.
+
+    >>> import numpy as np
+    >>> up = ConvTranspose2D(1, 1, kernel_size=2, stride=2, bias=False)
+    >>> up.params["W"][...] = 1.0
+    >>> up.forward(np.array([[[[1.0, 2.0], [3.0, 4.0]]]]))[0, 0]
+    array([[1., 1., 2., 2.],
+           [1., 1., 2., 2.],
+           [3., 3., 4., 4.],
+           [3., 3., 4., 4.]])
+    """
+
+    def __init__(
+        self, in_channels, out_channels, kernel_size, stride=1, padding=0, output_padding=0,
+        dilation=1, bias=True, rng=None, dtype=np.float64,
+    ):
+        super().__init__()
+        name = type(self).__name__
+        self.in_channels = check_positive_int(in_channels, "in_channels", name)
+        self.out_channels = check_positive_int(out_channels, "out_channels", name)
+        self.kernel_size = check_int_pair(kernel_size, "kernel_size", name, low=1)
+        self.stride = check_int_pair(stride, "stride", name, low=1)
+        self.padding = check_int_pair(padding, "padding", name, low=0)
+        self.output_padding = check_int_pair(output_padding, "output_padding", name, low=0)
+        self.dilation = check_int_pair(dilation, "dilation", name, low=1)
+        for op, s, d in zip(self.output_padding, self.stride, self.dilation):
+            if op >= max(s, d):
+                raise ValueError(
+                    f"{name}: output_padding must be smaller than stride or dilation along each "
+                    f"axis; got output_padding={self.output_padding}, stride={self.stride}, "
+                    f"dilation={self.dilation}"
+                )
+        self.bias = bool(bias)
+        self.dtype = check_float_dtype(dtype, name)
+        self.params = conv_transpose2d_params(
+            self.in_channels, self.out_channels, self.kernel_size, self.bias, rng, self.dtype
+        )
+        self.grads = {k: np.zeros_like(v) for k, v in self.params.items()}
+
+    def _repr_args(self) -> str:
+        s = f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}"
+        for key, default in (("stride", (1, 1)), ("padding", (0, 0)), ("output_padding", (0, 0)),
+                             ("dilation", (1, 1))):
+            if getattr(self, key) != default:
+                s += f", {key}={getattr(self, key)}"
+        if not self.bias:
+            s += ", bias=False"
+        return s
+
+    def _spec(self):
+        return self.kernel_size, self.stride, self.padding, self.dilation
+
+    def output_size(self, spatial, where=None):
+        """``(Ho, Wo)`` for an input of spatial size ``(H, W)`` (raises ValueError if empty)."""
+        return check_transposed_window(
+            tuple(spatial), where or self._where("forward"), kernel_size=self.kernel_size,
+            stride=self.stride, padding=self.padding, output_padding=self.output_padding,
+            dilation=self.dilation,
+        )
+
+    def forward(self, X, training=False):
+        """Transposed convolution X (N, in_channels, H, W) -> Y (N, out_channels, Ho, Wo)."""
+        X = check_array(
+            X, self._where("forward"), shape=("batch", self.in_channels, "height", "width"),
+            dtype=self.dtype,
+        )
+        N, C, H, W_ = X.shape
+        Ho, Wo = self.output_size((H, W_))
+        kh, kw = self.kernel_size
+        Wt = self.params["W"].reshape(C, -1)  # (C_in, K)
+        cols = Wt.T @ X.reshape(N, C, H * W_)  # (N, K, H*W)
+        cols = cols.reshape(N, self.out_channels, kh, kw, H, W_)
+        Y = col2im(cols, (N, self.out_channels, Ho, Wo), *self._spec())
+        if self.bias:
+            Y = Y + self.params["b"][:, None, None]
+        self.cache = {"X": X, "out_shape": Y.shape, "dtype": Y.dtype}
+        return Y
+
+    def backward(self, dY):
+        """Fill ``grads["W"]``, ``grads["b"]``; return dX via im2col (a convolution of dY)."""
+        dY = self._check_dY(dY)
+        X = self.cache["X"]
+        N, C, H, W_ = X.shape
+        # windows past the input's size (output_padding >= stride) touch no input pixel
+        dcols = im2col(dY, *self._spec())[..., :H, :W_].reshape(N, -1, H * W_)  # (N, K, H*W)
+        Wt = self.params["W"].reshape(C, -1)
+        self.grads["W"] = (X.reshape(N, C, -1) @ dcols.transpose(0, 2, 1)).sum(axis=0).reshape(
+            self.params["W"].shape
+        )
+        if self.bias:
+            self.grads["b"] = dY.sum(axis=(0, 2, 3))
+        return (Wt @ dcols).reshape(X.shape)
 
 
 class _Pool2D(_Window2D):

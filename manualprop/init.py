@@ -245,14 +245,56 @@ def conv2d_params(in_channels, out_channels, kernel_size, bias=True, rng=None, d
     TypeError, ValueError
         Non-positive or non-int sizes, non-float ``dtype``, bad ``rng``.
     """
-    where = "conv2d_params"
+    return _conv_params(in_channels, out_channels, kernel_size, bias, rng, dtype, "conv2d_params",
+                        transposed=False)
+
+
+def conv_transpose2d_params(in_channels, out_channels, kernel_size, bias=True, rng=None,
+                            dtype=np.float64) -> dict:
+    """Initial parameters of a transposed convolution, as PyTorch's ``nn.ConvTranspose2d``.
+
+    The weight has the shape of the convolution it transposes, in and out swapped, and
+    PyTorch's fan-in is read from its second axis::
+
+        k = 1 / sqrt(out_channels * kh * kw)
+        W ~ U(-k, k), shape (in_channels, out_channels, kh, kw)   # drawn first
+        b ~ U(-k, k), shape (out_channels,)                        # then, if bias
+
+    Source: ``lessons/20b-conv-transpose.md``.
+
+    Parameters
+    ----------
+    in_channels, out_channels : int
+    kernel_size : int or (int, int)
+    bias : bool
+    rng : None, int or numpy.random.Generator
+    dtype : {np.float64, np.float32}
+
+    Returns
+    -------
+    dict
+        ``{"W": (in, out, kh, kw), "b": (out,)}`` (no ``"b"`` when ``bias=False``).
+
+    Raises
+    ------
+    TypeError, ValueError
+        Non-positive or non-int sizes, non-float ``dtype``, bad ``rng``.
+    """
+    return _conv_params(in_channels, out_channels, kernel_size, bias, rng, dtype,
+                        "conv_transpose2d_params", transposed=True)
+
+
+def _conv_params(in_channels, out_channels, kernel_size, bias, rng, dtype, where, *, transposed):
+    """The one draw of both convolutions: W first, then b, both U(-k, k)."""
     in_channels = check_positive_int(in_channels, "in_channels", where)
     out_channels = check_positive_int(out_channels, "out_channels", where)
     kh, kw = check_int_pair(kernel_size, "kernel_size", where, low=1)
     dt = check_float_dtype(dtype, where)
     gen = as_rng(rng)
-    k = 1.0 / math.sqrt(in_channels * kh * kw)
-    params = {"W": gen.uniform(-k, k, size=(out_channels, in_channels, kh, kw)).astype(dt, copy=False)}
+    fan_in = (out_channels if transposed else in_channels) * kh * kw
+    w_shape = (in_channels, out_channels, kh, kw) if transposed else (out_channels, in_channels, kh, kw)
+    k = 1.0 / math.sqrt(fan_in)
+    params = {"W": gen.uniform(-k, k, size=w_shape).astype(dt, copy=False)}
     if bias:
         params["b"] = gen.uniform(-k, k, size=(out_channels,)).astype(dt, copy=False)
     return params

@@ -28,6 +28,7 @@ __all__ = [
     "Huber",
     "Loss",
     "MeanSquaredError",
+    "MulticlassHinge",
     "SoftmaxCrossEntropy",
 ]
 
@@ -277,3 +278,83 @@ class BinaryCrossEntropyWithLogits(Loss):
 
     def _backward(self):
         return (_sigmoid(self.cache["x"]) - self.cache["t"]) * self.cache["scale"]
+
+
+class MulticlassHinge(Loss):
+    r"""Multiclass SVM (hinge) loss of CS231n (Weston and Watkins), on scores ``s`` (N, C).
+
+    With integer labels ``y`` (N,) and ``margin`` :math:`\Delta`::
+
+        m[i, j] = max(0, s[i, j] - s[i, y_i] + margin)   for j != y_i,  m[i, y_i] = 0
+        L_i     = sum_j m[i, j]
+        L       = mean_i L_i  or  sum_i L_i
+
+    The gradient (a subgradient: at ``m = 0`` exactly the hinge counts as
+    inactive, the convention ``relu'(0) = 0``)::
+
+        dL/ds[i, j]   = [s[i, j] - s[i, y_i] + margin > 0]            (j != y_i)
+        dL/ds[i, y_i] = -(number of classes j != y_i with an active hinge)
+
+    times ``1/N`` for ``"mean"``. Each violating class pushes its own score down
+    and the true score up by the same amount, so every row of ``dL/ds`` sums to 0.
+    PyTorch's ``nn.MultiMarginLoss`` is this loss divided by ``C``; Keras's
+    ``CategoricalHinge`` is a different loss (only the largest wrong score counts).
+    Source: ``lessons/05b-hinge-loss.md``; CS231n, "Linear classification".
+
+    Parameters
+    ----------
+    margin : float > 0, default 1.0
+    reduction : {"mean", "sum"}
+        Over samples.
+
+    Raises
+    ------
+    TypeError
+        Non-float scores; float (probability) targets: labels only.
+    ValueError
+        Scores not (batch, classes) or empty, labels not (N,) or out of
+        ``[0, C)``, NaN/inf, non-positive ``margin``.
+    RuntimeError
+        ``backward`` before ``forward``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> loss = MulticlassHinge()
+    >>> round(loss.forward(np.array([0]), np.array([[3.2, 5.1, -1.7]])), 12)  # CS231n's cat image
+    2.9
+    >>> loss.backward()          # only class 1 (car) violates: it gets +1, the true class -1
+    array([[-1.,  1.,  0.]])
+    """
+
+    def __init__(self, margin=1.0, reduction="mean"):
+        super().__init__(reduction)
+        self.margin = check_scalar(margin, "margin", type(self).__name__, low=0.0, low_inclusive=False)
+
+    def _repr_args(self) -> str:
+        return f"margin={self.margin}, " + super()._repr_args()
+
+    def forward(self, y_true, y_pred) -> float:
+        """Hinge loss of scores ``y_pred`` (N, C) against labels ``y_true`` (N,); returns a float."""
+        where = self._where("forward")
+        s = check_array(y_pred, where, "y_pred", shape=("batch", "classes"), nonempty=True)
+        N, C = s.shape
+        kind, y = check_class_targets(y_true, where, n_samples=N, n_classes=C, dtype=s.dtype)
+        if kind != "labels":
+            raise TypeError(
+                f"{where}: y_true must be integer class labels of shape ({N},); got float "
+                f"targets of shape {np.shape(y_true)} (the hinge loss takes labels, not probabilities)"
+            )
+        rows = np.arange(N)
+        m = s - s[rows, y][:, None] + self.margin
+        m[rows, y] = 0.0
+        active = m > 0
+        value, scale = self._reduce(np.where(active, m, 0.0).sum(axis=1))
+        self.cache = {"active": active, "y": y, "scale": scale, "dtype": s.dtype}
+        return value
+
+    def _backward(self):
+        active, y, scale = self.cache["active"], self.cache["y"], self.cache["scale"]
+        ds = active.astype(self.cache["dtype"])
+        ds[np.arange(len(y)), y] = -active.sum(axis=1)
+        return ds * scale

@@ -17,6 +17,19 @@ as L2 added to the gradient (``g <- g + weight_decay * p``) before anything
 else. Per-variable state is kept in ``self.state`` keyed by ``id(var)``; the
 entry also holds a reference to ``var`` so the id cannot be reused by another
 object while the optimizer lives. Gradients passed in are never modified.
+
+Gradient clipping by norm, Keras's options on every optimizer (at most one of them):
+
+* ``clipnorm=c``: each variable's gradient is rescaled on its own so that its
+  L2 norm is at most ``c``: ``g <- g * c / max(||g||, c)`` (``tf.clip_by_norm``);
+* ``global_clipnorm=c``: all gradients of one call are rescaled by the same
+  factor so that their joint norm ``sqrt(sum_i ||g_i||^2)`` is at most ``c``:
+  ``g_i <- g_i * c / max(global_norm, c)`` (``tf.clip_by_global_norm``; PyTorch's
+  ``clip_grad_norm_`` up to its 1e-6 in the denominator).
+
+Clipping acts on the gradients as passed in, before ``weight_decay`` is added
+(as PyTorch's ``clip_grad_norm_`` before ``step``). Pairs whose gradient is
+``None`` take no part in the global norm.
 Source: ``lessons/06-optimizers.md``.
 """
 
@@ -72,21 +85,40 @@ class Optimizer:
         May be changed between steps (schedules).
     weight_decay : float
         L2 coefficient added to the gradient.
+    clipnorm, global_clipnorm : float or None
+        Keras's gradient clipping by norm (see the module docstring); at most one.
     state : dict
         ``id(var) -> {"var": var, <slot name>: ndarray or int, ...}``.
     """
 
-    def __init__(self, learning_rate, weight_decay=0.0):
+    def __init__(self, learning_rate, weight_decay=0.0, clipnorm=None, global_clipnorm=None):
         name = type(self).__name__
         self.learning_rate = check_scalar(learning_rate, "learning_rate", name, low=0.0)
         self.weight_decay = check_scalar(weight_decay, "weight_decay", name, low=0.0)
+        if clipnorm is not None and global_clipnorm is not None:
+            raise ValueError(
+                f"{name}: at most one of clipnorm and global_clipnorm can be set (as in Keras); "
+                f"got clipnorm={clipnorm!r}, global_clipnorm={global_clipnorm!r}"
+            )
+        self.clipnorm = (None if clipnorm is None else
+                         check_scalar(clipnorm, "clipnorm", name, low=0.0, low_inclusive=False))
+        self.global_clipnorm = (None if global_clipnorm is None else
+                                check_scalar(global_clipnorm, "global_clipnorm", name, low=0.0,
+                                             low_inclusive=False))
         self.state: dict[int, dict] = {}
 
     def _repr_args(self) -> str:
         return f"learning_rate={self.learning_rate}, weight_decay={self.weight_decay}"
 
+    def _clip_repr(self) -> str:
+        if self.clipnorm is not None:
+            return f", clipnorm={self.clipnorm}"
+        if self.global_clipnorm is not None:
+            return f", global_clipnorm={self.global_clipnorm}"
+        return ""
+
     def __repr__(self) -> str:
-        return f"{type(self).__name__}({self._repr_args()})"
+        return f"{type(self).__name__}({self._repr_args()}{self._clip_repr()})"
 
     def _slots(self, var) -> dict:
         entry = self.state.get(id(var))
@@ -95,15 +127,51 @@ class Optimizer:
             self.state[id(var)] = entry
         return entry
 
-    def _update(self, grad, var, where: str, label: str) -> None:
+    def _checked(self, grad, var, where: str, label: str):
+        """(current value, checked float gradient) of one pair; nothing is updated yet."""
         p = _read(var, where, label)
         if not isinstance(grad, np.ndarray) and callable(getattr(grad, "numpy", None)):
             grad = np.asarray(grad) if hasattr(grad, "__array__") else grad.numpy()
-        g = check_update(grad, p, where, label)
-        if self.weight_decay:
-            g = g + self.weight_decay * p
-        delta = self._delta(g, p, self._slots(var))
-        _write(var, np.asarray(delta, dtype=p.dtype))
+        return p, check_update(grad, p, where, label)
+
+    def clip(self, grads: list) -> list:
+        """Apply ``clipnorm`` / ``global_clipnorm`` to a list of gradient arrays.
+
+        Parameters
+        ----------
+        grads : list of ndarray
+            Checked gradients of one update (one call of ``apply_gradients`` or ``step``).
+
+        Returns
+        -------
+        list of ndarray
+            New arrays when a gradient is rescaled; the inputs are never modified.
+            Norms are accumulated in float64, the result keeps each gradient's dtype.
+        """
+        if self.clipnorm is not None:
+            c = self.clipnorm
+            out = []
+            for g in grads:
+                norm = float(np.sqrt(np.sum(np.square(g, dtype=np.float64))))
+                out.append(g * (c / norm) if norm > c else g)
+            return out
+        if self.global_clipnorm is not None and grads:
+            c = self.global_clipnorm
+            norm = float(np.sqrt(sum(np.sum(np.square(g, dtype=np.float64)) for g in grads)))
+            if norm > c:
+                return [g * (c / norm) for g in grads]
+        return grads
+
+    def _update_all(self, items) -> None:
+        """``items``: list of (grad, var, where, label); clip them together, then update each."""
+        checked = [self._checked(*it) for it in items]
+        clipped = self.clip([g for _, g in checked])
+        for (grad, var, _, _), (p, _), g in zip(items, checked, clipped):
+            g = np.asarray(g, dtype=p.dtype)
+            if self.weight_decay:
+                g = g + self.weight_decay * p
+            delta = self._delta(g, p, self._slots(var))
+            _write(var, np.asarray(delta, dtype=p.dtype))
 
     def _delta(self, g, p, slots):  # pragma: no cover - abstract
         raise NotImplementedError
@@ -149,9 +217,9 @@ class Optimizer:
                 f"{where}: gradients do not exist for {', '.join(missing)}; they are not updated",
                 stacklevel=2,
             )
-        for i, (grad, var) in enumerate(pairs):
-            if grad is not None:
-                self._update(grad, var, where, f"variable #{i}")
+        self._update_all(
+            [(grad, var, where, f"variable #{i}") for i, (grad, var) in enumerate(pairs) if grad is not None]
+        )
 
     def step(self, params: dict, grads: dict) -> None:
         """Update every ``params[k]`` in place from ``grads[k]`` (manualprop style).
@@ -168,8 +236,7 @@ class Optimizer:
                 f"{where}: params and grads must have the same keys; got params-only "
                 f"{sorted(set(params) - set(grads))}, grads-only {sorted(set(grads) - set(params))}"
             )
-        for k, p in params.items():
-            self._update(grads[k], p, where, f"params[{k!r}]")
+        self._update_all([(grads[k], p, where, f"params[{k!r}]") for k, p in params.items()])
 
 
 class SGD(Optimizer):
@@ -194,15 +261,18 @@ class SGD(Optimizer):
     nesterov : bool
         Requires ``momentum > 0``.
     weight_decay : float >= 0
+    clipnorm, global_clipnorm : float > 0 or None
+        Gradient clipping by norm, Keras's semantics (module docstring); at most one.
 
     Raises
     ------
     TypeError, ValueError
-        Hyperparameters of the wrong type or out of range.
+        Hyperparameters of the wrong type or out of range; both clip options set.
     """
 
-    def __init__(self, learning_rate=0.01, momentum=0.0, nesterov=False, weight_decay=0.0):
-        super().__init__(learning_rate, weight_decay)
+    def __init__(self, learning_rate=0.01, momentum=0.0, nesterov=False, weight_decay=0.0,
+                 clipnorm=None, global_clipnorm=None):
+        super().__init__(learning_rate, weight_decay, clipnorm, global_clipnorm)
         name = type(self).__name__
         self.momentum = check_scalar(
             momentum, "momentum", name, low=0.0, high=1.0, high_inclusive=False
@@ -252,17 +322,20 @@ class Adam(Optimizer):
     beta_1, beta_2 : float in [0, 1)
     epsilon : float >= 0
     weight_decay : float >= 0
+    clipnorm, global_clipnorm : float > 0 or None
+        Gradient clipping by norm, Keras's semantics (module docstring); at most one.
 
     Raises
     ------
     TypeError, ValueError
-        Hyperparameters of the wrong type or out of range.
+        Hyperparameters of the wrong type or out of range; both clip options set.
     """
 
     def __init__(
-        self, learning_rate=0.001, beta_1=0.9, beta_2=0.999, epsilon=1e-8, weight_decay=0.0
+        self, learning_rate=0.001, beta_1=0.9, beta_2=0.999, epsilon=1e-8, weight_decay=0.0,
+        clipnorm=None, global_clipnorm=None,
     ):
-        super().__init__(learning_rate, weight_decay)
+        super().__init__(learning_rate, weight_decay, clipnorm, global_clipnorm)
         name = type(self).__name__
         self.beta_1 = check_scalar(beta_1, "beta_1", name, low=0.0, high=1.0, high_inclusive=False)
         self.beta_2 = check_scalar(beta_2, "beta_2", name, low=0.0, high=1.0, high_inclusive=False)
@@ -317,11 +390,13 @@ class RMSProp(Optimizer):
     epsilon : float >= 0
     centered : bool
     weight_decay : float >= 0
+    clipnorm, global_clipnorm : float > 0 or None
+        Gradient clipping by norm, Keras's semantics (module docstring); at most one.
 
     Raises
     ------
     TypeError, ValueError
-        Hyperparameters of the wrong type or out of range.
+        Hyperparameters of the wrong type or out of range; both clip options set.
     """
 
     def __init__(
@@ -332,8 +407,10 @@ class RMSProp(Optimizer):
         epsilon=1e-8,
         centered=False,
         weight_decay=0.0,
+        clipnorm=None,
+        global_clipnorm=None,
     ):
-        super().__init__(learning_rate, weight_decay)
+        super().__init__(learning_rate, weight_decay, clipnorm, global_clipnorm)
         name = type(self).__name__
         self.rho = check_scalar(rho, "rho", name, low=0.0, high=1.0, high_inclusive=False)
         self.momentum = check_scalar(

@@ -5,7 +5,7 @@ Protocol extension: ``forward(X, training=False, *, h0=None)`` (LSTM also
 the gradient with respect to the initial state in ``self.dh0`` (and
 ``self.dc0``), whether or not ``h0`` was given (zeros are used by default).
 All layers are ``batch_first``: ``X`` is (batch, time, features).
-Sources: ``lessons/31-rnn-bptt.md``, ``lessons/32-lstm.md``.
+Sources: ``lessons/31-rnn-bptt.md``, ``lessons/32-lstm.md``, ``lessons/32b-gru.md``.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from ._validation import check_array, check_float_dtype, check_positive_int
 from .init import recurrent_params
 from .layers import Layer, _sigmoid
 
-__all__ = ["LSTM", "RNN"]
+__all__ = ["GRU", "LSTM", "RNN"]
 
 
 class _Recurrent(Layer):
@@ -300,3 +300,135 @@ class LSTM(_Recurrent):
         self.dh0, self.dc0 = dh_next, dc_next
         H_prev = np.concatenate([cache["h0"][:, None, :], Y[:, :-1]], axis=1)
         return self._weight_grads(X, dA, H_prev)
+
+
+class GRU(_Recurrent):
+    r"""Gated recurrent unit, one layer, ``batch_first``, PyTorch's convention (``nn.GRU``).
+
+    With the input and hidden projections kept apart (the reset gate multiplies the
+    hidden projection *including* its bias ``b_hn``, after the matrix product: PyTorch's
+    form, which is Keras's ``reset_after=True``; Cho et al.'s original applies ``r``
+    before ``W_hn``)::
+
+        a_x = x_t W_ih^T + b_ih,   a_h = h_{t-1} W_hh^T + b_hh      (N, 3H), blocks r, z, n
+        r = sigmoid(a_x^r + a_h^r),   z = sigmoid(a_x^z + a_h^z)
+        n = tanh(a_x^n + r * a_h^n)
+        h_t = (1 - z) * n + z * h_{t-1}
+
+    Row blocks of ``W_ih``, ``W_hh``, ``b_ih``, ``b_hh`` in PyTorch's order **r, z, n**
+    (reset, update, new). Keras orders them z, r, h.
+
+    Parameters
+    ----------
+    input_size, hidden_size : int
+        ``D`` and ``H``.
+    rng : None, int or numpy.random.Generator
+        Initialisation, see :func:`manualprop.init.recurrent_params` with
+        ``gates=3`` (all ``U(-1/sqrt(H), 1/sqrt(H))``, as PyTorch).
+    dtype : {np.float64, np.float32}
+
+    Attributes
+    ----------
+    params, grads : dict
+        ``"W_ih"`` (3H, D), ``"W_hh"`` (3H, H), ``"b_ih"`` (3H,), ``"b_hh"`` (3H,);
+        row blocks r, z, n.
+    dh0 : ndarray (N, H) or None
+        dL/dh0 after ``backward``.
+
+    Notes
+    -----
+    Shapes: ``X`` (N, T, D), optional ``h0`` (N, H) (zeros by default)
+    -> ``Y`` (N, T, H), all hidden states.
+
+    BPTT, for ``t = T-1`` down to ``0`` (``h_prev = h_{t-1}``)::
+
+        dh   = dY[:, t] + dh_next
+        dan  = dh * (1 - z) * (1 - n**2)        # n's pre-activation
+        dar  = dan * a_h^n * r * (1 - r)
+        daz  = dh * (h_prev - n) * z * (1 - z)
+        da_x = [dar, daz, dan]                  # (N, 3H): to W_ih, b_ih, x_t
+        da_h = [dar, daz, dan * r]              # (N, 3H): to W_hh, b_hh, h_prev
+        dh_next = dh * z + da_h @ W_hh
+        dX[:, t] = da_x @ W_ih
+
+    The two pre-activation gradients differ only in the n block, so ``db_ih`` and
+    ``db_hh`` differ there (in an RNN or LSTM they are equal).
+    Weight gradients are sums over steps. Source: ``lessons/32b-gru.md``.
+
+    Raises
+    ------
+    TypeError
+        ``X`` / ``h0`` / ``dY`` not float, or of a dtype other than the parameters'.
+    ValueError
+        ``X`` not (batch, time, input_size) or empty, ``h0`` not (batch,
+        hidden_size), ``dY`` not the shape of ``Y``, NaN/inf.
+    RuntimeError
+        ``backward`` before ``forward``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> gru = GRU(3, 2, rng=0)
+    >>> Y = gru.forward(np.ones((4, 5, 3)))
+    >>> Y.shape, gru.backward(np.ones_like(Y)).shape, gru.grads["W_hh"].shape
+    ((4, 5, 2), (4, 5, 3), (6, 2))
+    """
+
+    _gates = 3
+
+    def forward(self, X, training=False, *, h0=None):
+        """Run the cell over time; X (N, T, D), h0 (N, H) or None -> Y (N, T, H)."""
+        X, (h,) = self._inputs(X, {"h0": h0})
+        H = self.hidden_size
+        W_hh, b_hh = self.params["W_hh"], self.params["b_hh"]
+        N, T, _ = X.shape
+        A_x = X @ self.params["W_ih"].T + self.params["b_ih"]  # (N, T, 3H), every step at once
+        Y = np.empty((N, T, H), dtype=self.dtype)
+        gates = np.empty((N, T, 3 * H), dtype=self.dtype)  # activated r, z, n
+        A_hn = np.empty((N, T, H), dtype=self.dtype)  # h_{t-1} W_hn^T + b_hn, read by r's gradient
+        h_init = h
+        for t in range(T):
+            a_h = h @ W_hh.T + b_hh
+            rz = _sigmoid(A_x[:, t, : 2 * H] + a_h[:, : 2 * H])
+            r, z = rz[:, :H], rz[:, H:]
+            n = np.tanh(A_x[:, t, 2 * H :] + r * a_h[:, 2 * H :])
+            h = (1 - z) * n + z * h
+            gates[:, t, : 2 * H], gates[:, t, 2 * H :] = rz, n
+            A_hn[:, t], Y[:, t] = a_h[:, 2 * H :], h
+        self.cache = {
+            "X": X, "h0": h_init, "Y": Y, "gates": gates, "A_hn": A_hn,
+            "out_shape": Y.shape, "dtype": Y.dtype,
+        }
+        return Y
+
+    def backward(self, dY):
+        """BPTT; fills grads, sets ``self.dh0``, returns dX (N, T, D)."""
+        dY = self._check_dY(dY)
+        cache = self.cache
+        X, Y, gates, A_hn = cache["X"], cache["Y"], cache["gates"], cache["A_hn"]
+        H = self.hidden_size
+        W_hh = self.params["W_hh"]
+        T = X.shape[1]
+        dA_x = np.empty_like(gates)
+        dA_h = np.empty_like(gates)
+        H_prev = np.concatenate([cache["h0"][:, None, :], Y[:, :-1]], axis=1)
+        dh_next = np.zeros_like(cache["h0"])
+        for t in range(T - 1, -1, -1):
+            g = gates[:, t]
+            r, z, n = g[:, :H], g[:, H : 2 * H], g[:, 2 * H :]
+            dh = dY[:, t] + dh_next
+            dan = dh * (1 - z) * (1 - n * n)
+            dar = dan * A_hn[:, t] * r * (1 - r)
+            daz = dh * (H_prev[:, t] - n) * z * (1 - z)
+            dA_x[:, t, :H], dA_x[:, t, H : 2 * H], dA_x[:, t, 2 * H :] = dar, daz, dan
+            dA_h[:, t, : 2 * H] = dA_x[:, t, : 2 * H]
+            dA_h[:, t, 2 * H :] = dan * r
+            dh_next = dh * z + dA_h[:, t] @ W_hh
+        self.dh0 = dh_next
+        dx2 = dA_x.reshape(-1, 3 * H)
+        dh2 = dA_h.reshape(-1, 3 * H)
+        self.grads["W_ih"] = dx2.T @ X.reshape(-1, self.input_size)
+        self.grads["W_hh"] = dh2.T @ H_prev.reshape(-1, H)
+        self.grads["b_ih"] = dx2.sum(axis=0)
+        self.grads["b_hh"] = dh2.sum(axis=0)
+        return dA_x @ self.params["W_ih"]

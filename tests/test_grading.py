@@ -328,7 +328,10 @@ def test_ctrl_c_stops_a_batch_promptly_and_keeps_what_finished(tmp_path):
         copy_submission(ASSIGN / "solution", subs / name)
     for name in ("c_slow", "d_slow", "e_slow"):
         (subs / name).mkdir(parents=True)
-        (subs / name / "layers.py").write_text("import time\ntime.sleep(60)\n")
+        # slow in every test: a constructor that sleeps (a hang at import is recorded once and fails fast)
+        (subs / name / "layers.py").write_text(
+            "import time\n\nclass Linear:\n    def __init__(self, *a, **k):\n        time.sleep(60)\n\n"
+            "ReLU = SoftmaxCrossEntropy = Linear\n")
     proc = subprocess.Popen([sys.executable, "-m", "gradcheck", "grade", subs, "--tests", TESTS, "--out", out,
                              "--workers", "2", "--timeout", "60", "--no-progress"], cwd=ROOT, text=True,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, env={**os.environ, "MPLBACKEND": "Agg"})

@@ -41,6 +41,8 @@ CASES = {
     "sys_exit": in_linear_forward("import sys\nsys.exit(0)"),
     "os_exit": in_linear_forward("import os\nos._exit(0)"),
     "exit_at_import": "import sys\nsys.exit(0)\n" + SOLUTION,
+    "loop_at_import": "while True:\n    pass\n" + SOLUTION,
+    "os_exit_at_import": "import os\nos._exit(3)\n" + SOLUTION,
     "memory_bomb": in_linear_forward("junk = np.ones((10**5, 10**5))  # 80 GB"),
     "fork_bomb": in_linear_forward("import os\nwhile True:\n    os.fork()"),
     "print_100mb": "import sys\nsys.stdout.write('x' * (100 * 2**20))\n" + SOLUTION,
@@ -137,6 +139,34 @@ def test_exit_at_import_gets_zero(graded):
     out, subs = graded
     assert subs["exit_at_import"].score == 0
     assert "does not import: SystemExit: 0" in data(out, "exit_at_import")["tests"][0]["output"]
+
+
+@pytest.mark.parametrize("name, reason, needle", [
+    ("loop_at_import", "timeout", "importing layers.py did not finish within 2 s"),
+    ("os_exit_at_import", "exit", "importing layers.py ended the sandbox process with exit code 3"),
+])
+def test_a_hang_or_crash_at_import_costs_one_sandbox_not_one_per_test(graded, name, reason, needle):
+    """The first test that imports the file records the failure; every later one fails with the
+    same reason without starting a sandbox again (before: one timeout per test, 13 x 3 s)."""
+    out, subs = graded
+    d = data(out, name)
+    tests = d["tests"]
+    assert subs[name].score == 0 and len(tests) >= 10
+    assert all(t["status"] == "failed" and needle in t["output"] for t in tests), tests
+    later = [t for t in tests if "was first imported, in an earlier test" in t["output"]]
+    assert len(later) == len(tests) - 1
+    assert d["extra_data"]["sandbox_starts"] == 1
+    assert d["extra_data"]["import_failures"] == {"layers.py": reason}
+
+
+def test_a_hang_in_forward_still_restarts_the_sandbox_per_test(graded):
+    """Only the import is recorded: a timeout in a method costs its test, and the next test
+    gets a fresh sandbox (the infinite_loop submission still passes the ReLU and loss tests)."""
+    out, _ = graded
+    extra = data(out, "infinite_loop")["extra_data"]
+    assert extra["import_failures"] == {}
+    assert extra["sandbox_starts"] in (len(LINEAR_TESTS), len(LINEAR_TESTS) + 1)  # +1 unless the last test timed out
+    assert data(out, "sys_exit")["extra_data"]["sandbox_starts"] == 1  # an exception leaves the sandbox alive
 
 
 def test_printing_100mb_is_graded_normally(graded):

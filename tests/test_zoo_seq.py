@@ -1,4 +1,4 @@
-"""Sequence layers of the zoo: Embedding, RNN, LSTM.
+"""Sequence layers of the zoo: Embedding, RNN, LSTM, GRU.
 
 Manual (hand-derived backward) vs tape (autoprop twin) vs central finite
 differences, with a random non-uniform upstream gradient, for every input and
@@ -163,14 +163,30 @@ def ag_lstm(X, h0, c0, W_ih, W_hh, b_ih, b_hh):
     return anp.stack(hs, axis=1)
 
 
+def ag_gru(X, h0, W_ih, W_hh, b_ih, b_hh):
+    """PyTorch's nn.GRU written from its documentation (r, z, n; r multiplies W_hn h + b_hn)."""
+    H = h0.shape[1]
+    h, hs = h0, []
+    for t in range(X.shape[1]):
+        ax = anp.dot(X[:, t], W_ih.T) + b_ih
+        ah = anp.dot(h, W_hh.T) + b_hh
+        r = _ag_sigmoid(ax[:, :H] + ah[:, :H])
+        z = _ag_sigmoid(ax[:, H : 2 * H] + ah[:, H : 2 * H])
+        n = anp.tanh(ax[:, 2 * H :] + r * ah[:, 2 * H :])
+        h = (1 - z) * n + z * h
+        hs.append(h)
+    return anp.stack(hs, axis=1)
+
+
 PARAM_KEYS = ["W_ih", "W_hh", "b_ih", "b_hh"]
+GATES = {"RNN": 1, "LSTM": 4, "GRU": 3}
 
 
-@pytest.mark.parametrize("cls", ["RNN", "LSTM"])
+@pytest.mark.parametrize("cls", ["RNN", "LSTM", "GRU"])
 def test_recurrent_same_init_and_distribution(cls):
     M, A = getattr(mp, cls), getattr(ap.layers, cls)
     assert_same_init(lambda r: M(3, 4, rng=r), lambda r: A(3, 4, rng=r))
-    gates = 1 if cls == "RNN" else 4
+    gates = GATES[cls]
     layer = M(3, 25, rng=0)
     assert list(layer.params) == PARAM_KEYS
     shapes = [(gates * 25, 3), (gates * 25, 25), (gates * 25,), (gates * 25,)]
@@ -226,14 +242,14 @@ def test_lstm_three_way_and_autograd(with_state):
         np.testing.assert_allclose(dp[k], a, rtol=RTOL_TWIN, atol=ATOL_TWIN)
 
 
-@pytest.mark.parametrize("cls", ["RNN", "LSTM"])
+@pytest.mark.parametrize("cls", ["RNN", "LSTM", "GRU"])
 def test_initial_state_gradients_vs_finite_differences_and_tape(cls):
     rng = np.random.default_rng(22)
     N, T, D, H = 2, 4, 3, 2
     layer, twin = getattr(mp, cls)(D, H, rng=4), getattr(ap.layers, cls)(D, H, rng=4)
     X = rng.normal(size=(N, T, D))
     G = rng.normal(size=(N, T, H))
-    names = ["h0"] if cls == "RNN" else ["h0", "c0"]
+    names = ["h0", "c0"] if cls == "LSTM" else ["h0"]
     state = {n: rng.normal(size=(N, H)) for n in names}
     layer.forward(X, **state)
     layer.backward(G)
@@ -249,6 +265,51 @@ def test_initial_state_gradients_vs_finite_differences_and_tape(cls):
         manual = getattr(layer, "d" + n)
         np.testing.assert_allclose(manual, num, rtol=RTOL_FD, atol=1e-8)
         np.testing.assert_allclose(manual, tape_g[n].numpy(), rtol=RTOL_TWIN, atol=ATOL_TWIN)
+
+
+@pytest.mark.parametrize("with_h0", [False, True])
+def test_gru_three_way_and_autograd(with_h0):
+    rng = np.random.default_rng(27)
+    N, T, D, H = 2, 6, 3, 4
+    layer, twin = mp.GRU(D, H, rng=5), ap.layers.GRU(D, H, rng=5)
+    for v in layer.params.values():  # larger weights: saturating gates are exercised too
+        v *= 3.0
+    X = rng.normal(size=(N, T, D))
+    h0 = rng.normal(size=(N, H)) if with_h0 else None
+    G = rng.normal(size=(N, T, H))
+    kw = {"h0": h0} if with_h0 else {}
+    (dX,), dp = three_way(layer, twin, [X], G, **kw)
+    h0v = h0 if with_h0 else np.zeros((N, H))
+    args = [X, h0v] + [layer.params[k] for k in PARAM_KEYS]
+    ag = oracle(ag_gru, args, G)
+    np.testing.assert_allclose(dX, ag[0], rtol=RTOL_TWIN, atol=ATOL_TWIN)
+    np.testing.assert_allclose(layer.dh0, ag[1], rtol=RTOL_TWIN, atol=ATOL_TWIN)
+    for k, a in zip(PARAM_KEYS, ag[2:], strict=True):
+        np.testing.assert_allclose(dp[k], a, rtol=RTOL_TWIN, atol=ATOL_TWIN)
+    # the reset gate sits between W_hn h and its bias b_hn: the two biases' n blocks differ
+    assert not np.allclose(dp["b_ih"][2 * H :], dp["b_hh"][2 * H :])
+    np.testing.assert_allclose(dp["b_ih"][: 2 * H], dp["b_hh"][: 2 * H], rtol=1e-14)
+
+
+def test_gru_gate_order_is_r_z_n_and_reset_after():
+    """With W = 0, the gates are functions of the biases alone: PyTorch's r, z, n order,
+    and r multiplies b_hn (reset after the hidden projection, as nn.GRU)."""
+    H = 2
+    layer = mp.GRU(1, H, rng=0)
+    for v in layer.params.values():
+        v[...] = 0.0
+    layer.params["b_hh"][2 * H :] = 1.0          # b_hn
+    h0 = np.full((1, H), 0.3)
+    x = np.zeros((1, 1, 1))
+
+    def run(br, bz, bn):
+        layer.params["b_ih"][...] = np.repeat([br, bz, bn], H)
+        return layer(x, h0=h0)[0, 0]
+
+    np.testing.assert_allclose(run(-40, -40, 0.5), np.tanh(0.5), rtol=1e-12)   # r = 0, z = 0: h = n
+    np.testing.assert_allclose(run(40, -40, 0.5), np.tanh(1.5), rtol=1e-12)    # r = 1: n sees b_hn
+    np.testing.assert_allclose(run(40, 40, 0.5), 0.3, rtol=1e-12)              # z = 1: h = h0
+    np.testing.assert_allclose(run(0, 0, 0.5), 0.5 * np.tanh(1.0) + 0.5 * 0.3, rtol=1e-12)
 
 
 def test_rnn_forward_matches_the_recurrence():
@@ -301,7 +362,7 @@ def test_lstm_gate_order_is_i_f_g_o():
     np.testing.assert_allclose(layer(np.zeros((1, 1, 1)), c0=np.full((1, H), 0.3))[0, 0], np.tanh(np.tanh(0.5)), rtol=1e-8)
 
 
-@pytest.mark.parametrize("cls", ["RNN", "LSTM"])
+@pytest.mark.parametrize("cls", ["RNN", "LSTM", "GRU"])
 def test_recurrent_float32_kept(cls):
     rng = np.random.default_rng(25)
     layer = getattr(mp, cls)(3, 2, rng=0, dtype=np.float32)
@@ -316,7 +377,7 @@ def test_recurrent_float32_kept(cls):
 
 def test_recurrent_long_sequence_is_finite():
     rng = np.random.default_rng(26)
-    for cls in ("RNN", "LSTM"):
+    for cls in ("RNN", "LSTM", "GRU"):
         layer = getattr(mp, cls)(2, 3, rng=1)
         for v in layer.params.values():
             v *= 50.0  # saturating
@@ -325,7 +386,7 @@ def test_recurrent_long_sequence_is_finite():
         assert np.isfinite(Y).all() and np.isfinite(dX).all()
 
 
-@pytest.mark.parametrize("cls", ["RNN", "LSTM"])
+@pytest.mark.parametrize("cls", ["RNN", "LSTM", "GRU"])
 def test_recurrent_bad_inputs_name_layer_and_tensor(cls):
     layer = getattr(mp, cls)(3, 4, rng=0)
     where = rf"{cls}\(input_size=3, hidden_size=4\)\.forward: "

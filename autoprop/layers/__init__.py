@@ -14,8 +14,8 @@ the layer zoo. Each module lists its public names in ``__all__``.
 """
 
 from .attention import MultiHeadAttention, ScaledDotProductAttention
-from .base import Layer, Model, Sequential
-from .conv import AvgPool2D, Conv2D, MaxPool2D
+from .base import Layer, Model, Residual, Sequential
+from .conv import AvgPool2D, Conv2D, ConvTranspose2D, MaxPool2D
 from .dense import (
     ELU,
     GELU,
@@ -32,11 +32,11 @@ from .dense import (
 from .dropout import Dropout
 from .embedding import Embedding
 from .norm import BatchNorm1D, BatchNorm2D, LayerNorm
-from .recurrent import LSTM, RNN
+from .recurrent import GRU, LSTM, RNN
 
 __all__ = [
     "ELU", "Flatten", "GELU", "Layer", "LeakyReLU", "Linear", "LogSoftmax", "Model", "ReLU",
-    "Sequential", "Sigmoid", "Softmax", "Softplus", "Tanh",
+    "Residual", "Sequential", "Sigmoid", "Softmax", "Softplus", "Tanh",
 ]
-__all__ += ["Embedding", "LSTM", "MultiHeadAttention", "RNN", "ScaledDotProductAttention"]
-__all__ += ["AvgPool2D", "BatchNorm1D", "BatchNorm2D", "Conv2D", "Dropout", "LayerNorm", "MaxPool2D"]
+__all__ += ["Embedding", "GRU", "LSTM", "MultiHeadAttention", "RNN", "ScaledDotProductAttention"]
+__all__ += ["AvgPool2D", "BatchNorm1D", "BatchNorm2D", "Conv2D", "ConvTranspose2D", "Dropout", "LayerNorm", "MaxPool2D"]

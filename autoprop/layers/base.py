@@ -12,7 +12,7 @@ from manualprop.training import accuracy, compile_args, fit_loop
 from ..core.tape import GradientTape
 from ..core.tensor import Tensor, Variable
 
-__all__ = ["Layer", "Model", "Sequential"]
+__all__ = ["Layer", "Model", "Residual", "Sequential"]
 
 
 class Layer:
@@ -206,3 +206,22 @@ class Sequential(Model):
     def __repr__(self) -> str:
         inner = ",\n".join(f"  ({i}): {layer!r}" for i, layer in enumerate(self.layers))
         return f"Sequential(\n{inner}\n)" if self.layers else "Sequential()"
+
+
+class Residual(Sequential):
+    """Residual block ``y = x + F(x)`` (twin of :class:`manualprop.Residual`): forward only,
+    the tape adds the gradients of the two uses of ``x``. Keys as :class:`Sequential`.
+    Source: ``lessons/25-residual-block.md``."""
+
+    def call(self, x, training=False):
+        """``x + F(x)`` with ``F`` the layers in order; ValueError if ``F`` changes the shape."""
+        f = super().call(x, training=training)
+        if tuple(f.shape) != tuple(np.shape(x)):
+            raise ValueError(
+                f"Residual.__call__: the block's layers must keep the shape of x for x + F(x); "
+                f"x has shape {tuple(np.shape(x))}, F(x) has shape {tuple(f.shape)}"
+            )
+        return x + f
+
+    def __repr__(self) -> str:
+        return "Residual" + super().__repr__()[len("Sequential"):]

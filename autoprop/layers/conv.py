@@ -5,7 +5,9 @@ parameters for the same ``rng`` (both call :func:`manualprop.init.conv2d_params`
 All three layers are built on ONE windowing primitive, ``extract_patches``
 (``tf.image.extract_patches`` for NCHW; its VJP is the scatter-add col2im), plus
 ordinary tape operations: a matrix product for Conv2D, ``argmax`` +
-``take_along_axis`` for MaxPool2D, ``mean`` for AvgPool2D.
+``take_along_axis`` for MaxPool2D, ``mean`` for AvgPool2D. ConvTranspose2D is
+built on that primitive's transpose, ``scatter_patches`` (col2im), whose VJP is
+``extract_patches`` again.
 Sources: ``lessons/20-conv2d.md``, ``lessons/21-pooling.md``.
 """
 
@@ -13,6 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
+import autoprop as ap  # public names only (bound now, read at call time)
 import manualprop as mp
 from manualprop._validation import (
     check_window,
@@ -21,7 +24,7 @@ from manualprop._validation import (
 from ..core import registry as R
 from .base import Layer
 
-__all__ = ["AvgPool2D", "Conv2D", "MaxPool2D"]
+__all__ = ["AvgPool2D", "Conv2D", "ConvTranspose2D", "MaxPool2D"]
 
 
 class _Window2D(Layer):
@@ -77,6 +80,59 @@ class Conv2D(_Window2D):
         Ho, Wo = patches.shape[-2:]
         cols = patches.reshape(N, -1, Ho * Wo)  # (N, K, L)
         y = (self.variables["W"].reshape(O, -1) @ cols).reshape(N, O, Ho, Wo)
+        if self.bias:
+            y = y + self.variables["b"].reshape(O, 1, 1)
+        return y
+
+
+class ConvTranspose2D(Layer):
+    """2-D transposed convolution on NCHW input (twin of :class:`manualprop.ConvTranspose2D`).
+
+    ``cols = W.reshape(C_in, K).T @ x`` (N, K, H*W) -> (N, C_out, kh, kw, H, W);
+    ``y = scatter_patches(cols)`` (the scatter-add col2im, registered as the transpose of
+    ``extract_patches``) onto the unpadded span, cropped by ``padding``, zero-extended by
+    ``output_padding``, ``+ b`` -> (N, C_out, Ho, Wo). The tape's backward is a gather
+    (an ordinary convolution of ``dy``), as the manual layer writes by hand.
+
+    Parameters
+    ----------
+    in_channels, out_channels : int
+    kernel_size, stride, padding, output_padding, dilation : int or (int, int)
+    bias : bool, default True
+    rng : None, int or numpy.random.Generator
+        Same initialisation as manualprop (:func:`manualprop.init.conv_transpose2d_params`).
+    dtype : {np.float64, np.float32}
+
+    Shapes: x (N, in_channels, H, W) -> y (N, out_channels, Ho, Wo) with
+    ``Ho = (H - 1) sh - 2 ph + dh (kh - 1) + oph + 1``; W (in, out, kh, kw), b (out,).
+    Source: ``lessons/20b-conv-transpose.md``.
+    """
+
+    manual_class = mp.ConvTranspose2D
+
+    def call(self, x, training=False):
+        """Forward pass of the twin of ``manualprop.ConvTranspose2D``, recorded on any open
+        tape; shapes, formula and lesson: see the class docstring. Returns a Tensor."""
+        x = self._input(x, shape=("batch", self.in_channels, "height", "width"), dtype=self.dtype)
+        N, C, H, W_ = x.shape
+        where = f"autoprop.layers.{self!r}.__call__"
+        Ho, Wo = mp.ConvTranspose2D.output_size(self, (H, W_), where)
+        kh, kw = self.kernel_size
+        O = self.out_channels
+        cols = self.variables["W"].reshape(C, -1).T @ x.reshape(N, C, H * W_)  # (N, K, H*W)
+        # scatter onto exactly the rows/columns the windows reach, F = (H - 1) s + span, so
+        # that the VJP (extract_patches) finds H x W windows; then crop the padding and add
+        # output_padding's zeros at the bottom/right (slices and pad are ordinary tape ops)
+        (sh, sw), (ph, pw), (dh, dw) = self.stride, self.padding, self.dilation
+        Fh, Fw = (H - 1) * sh + dh * (kh - 1) + 1, (W_ - 1) * sw + dw * (kw - 1) + 1
+        full = ap.PRIMITIVES["scatter_patches"](
+            cols.reshape(N, O, kh, kw, H, W_), x_shape=(N, O, Fh, Fw), kernel_size=self.kernel_size,
+            stride=self.stride, padding=0, dilation=self.dilation,
+        )
+        extra_h, extra_w = max(0, ph + Ho - Fh), max(0, pw + Wo - Fw)
+        if extra_h or extra_w:
+            full = ap.numpy.pad(full, ((0, 0), (0, 0), (0, extra_h), (0, extra_w)))
+        y = full[:, :, ph : ph + Ho, pw : pw + Wo]
         if self.bias:
             y = y + self.variables["b"].reshape(O, 1, 1)
         return y

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
+import autoprop as ap  # public ops only (bound now, read at call time)
 import manualprop as mp
 from manualprop._validation import check_array
 
@@ -18,7 +19,7 @@ from ..core import registry as R
 from ..core.tensor import Tensor
 from .base import Layer
 
-__all__ = ["LSTM", "RNN"]
+__all__ = ["GRU", "LSTM", "RNN"]
 
 
 class _Recurrent(Layer):
@@ -134,3 +135,54 @@ class LSTM(_Recurrent):
             h = o * R.tanh(c)
             hs.append(h)
         return np.stack(hs, axis=1)  # (N, T, H)
+
+
+class GRU(_Recurrent):
+    """One-layer GRU, PyTorch's convention (twin of :class:`manualprop.GRU`).
+
+    Gate blocks r, z, n; the reset gate multiplies the hidden projection after the
+    matrix product (``reset_after``)::
+
+        r = sigmoid(x W_ir^T + b_ir + h W_hr^T + b_hr)
+        z = sigmoid(x W_iz^T + b_iz + h W_hz^T + b_hz)
+        n = tanh(x W_in^T + b_in + r * (h W_hn^T + b_hn))
+        h' = (1 - z) * n + z * h
+
+    Parameters
+    ----------
+    input_size, hidden_size : int
+        ``D`` and ``H``.
+    rng : None, int or numpy.random.Generator
+        Same initialisation as manualprop
+        (:func:`manualprop.init.recurrent_params` with ``gates=3``).
+    dtype : {np.float64, np.float32}
+
+    Notes
+    -----
+    Shapes: x (N, T, D), h0 (N, H) or None -> y (N, T, H). Variables
+    ``W_ih`` (3H, D), ``W_hh`` (3H, H), ``b_ih``, ``b_hh`` (3H,). Written forward
+    only with public autoprop operations; the tape's reverse walk is BPTT.
+    Source: ``lessons/32b-gru.md``.
+    """
+
+    manual_class = mp.GRU
+
+    _gates = 3
+
+    def call(self, x, training=False, *, h0=None):
+        """Forward pass of the twin of ``manualprop.GRU``, recorded on any open tape;
+        shapes, formula and lesson: see the class docstring. Returns a Tensor."""
+        x, (h,) = self._inputs(x, {"h0": h0})
+        H = self.hidden_size
+        v = self.variables
+        W_ih_T, W_hh_T, b_ih, b_hh = v["W_ih"].T, v["W_hh"].T, v["b_ih"], v["b_hh"]
+        hs = []
+        for t in range(x.shape[1]):
+            a_x = x[:, t] @ W_ih_T + b_ih
+            a_h = h @ W_hh_T + b_hh
+            r = ap.sigmoid(a_x[:, :H] + a_h[:, :H])
+            z = ap.sigmoid(a_x[:, H : 2 * H] + a_h[:, H : 2 * H])
+            n = ap.tanh(a_x[:, 2 * H :] + r * a_h[:, 2 * H :])
+            h = (1 - z) * n + z * h
+            hs.append(h)
+        return ap.numpy.stack(hs, axis=1)  # (N, T, H)

@@ -37,7 +37,8 @@ Fixtures
 --------
 student
     Loads classes from the submission into a :class:`~gradcheck.sandbox.Sandbox`
-    (one per session, restarted after a timeout or crash):
+    (one per session, restarted after a timeout or crash; a file whose import timed
+    out or crashed is not imported again, its later tests fail at once with that reason):
     ``student.layer(file, cls, **init)``, ``student.loss(file, cls, **init)``.
 grade
     Applies :mod:`gradcheck.grading.checks` and records partial credit:
@@ -184,7 +185,12 @@ def _grader_error(exc: BaseException | None) -> bool:
 
 
 class _SandboxHolder:
-    """One sandbox per session for the submission; a fresh one after a timeout or crash."""
+    """One sandbox per session for the submission; a fresh one after a timeout or crash.
+
+    A file whose import timed out or crashed the sandbox is not imported again: the
+    failure is recorded once (:attr:`import_failures`) and every later test that uses
+    the file fails at once with the same reason, instead of costing one timeout each.
+    """
 
     def __init__(self, config: pytest.Config, submission: Path):
         self.config = config
@@ -192,6 +198,11 @@ class _SandboxHolder:
         self.sandbox = None
         self.notes: list[str] = []
         self._root: Path | None = None
+        #: Sandbox processes started in this session (``extra_data.sandbox_starts`` of the results).
+        self.starts = 0
+        #: file -> the SandboxError of its import that timed out or ended the sandbox process.
+        self.import_failures: dict[str, Exception] = {}
+        self._imported: set[str] = set()  # files imported in the current sandbox
         #: isolation level of the sandboxes started ("namespaces+uid", "namespaces", "none"); None: none started
         self.level: str | None = None
         self.refused: dict[str, str] = {}  # submitted paths not read (links, devices) -> why
@@ -317,7 +328,36 @@ class _SandboxHolder:
                     self.notes.append(n)
             self.level = sb.isolation_level
             self.sandbox = sb
+            self.starts += 1
+            self._imported = set()
         sb.timeout = float(timeout)
+        return sb
+
+    def imported(self, file: str, timeout: float):
+        """The sandbox with ``file`` imported (:meth:`get`, then the import alone, once per sandbox).
+
+        Raises
+        ------
+        SandboxError
+            The import raised, timed out or ended the sandbox process; the last two are
+            recorded and raised again, without running anything, for every later test.
+        """
+        from ..sandbox import SandboxError
+
+        first = self.import_failures.get(file)
+        if first is not None:
+            raise SandboxError(f"{first} This happened when `{file}` was first imported, in an earlier test; it "
+                               f"is not imported again (each attempt would fail the same way), so every test that "
+                               f"uses `{file}` fails for this reason.", reason=first.reason)
+        sb = self.get(timeout)
+        if file not in self._imported:
+            try:
+                sb.import_file(file)
+            except SandboxError as exc:
+                if exc.reason in ("timeout", "signal", "exit"):
+                    self.import_failures[file] = exc
+                raise
+            self._imported.add(file)
         return sb
 
     def close(self) -> None:
@@ -394,15 +434,19 @@ class Student:
         self._guard()
         return self._holder.get(self.timeout)
 
+    def _sandbox_with(self, file: str):
+        self._holder.require(file)
+        self._guard()
+        return self._holder.imported(file, self.timeout)
+
     def layer(self, file: str, class_name: str, **init: Any):
         """``class_name(**init)`` from ``file`` of the submission, as a :class:`~gradcheck.sandbox.RemoteLayer`."""
-        self._holder.require(file)
-        return self.sandbox.load_layer(file, class_name, init, seed=int(self._item.config.getoption("--grading-seed")))
+        return self._sandbox_with(file).load_layer(file, class_name, init,
+                                                   seed=int(self._item.config.getoption("--grading-seed")))
 
     def loss(self, file: str, class_name: str, **init: Any):
         """A loss from the submission, as a :class:`~gradcheck.sandbox.RemoteLoss`."""
-        self._holder.require(file)
-        return self.sandbox.load_loss(file, class_name, init)
+        return self._sandbox_with(file).load_loss(file, class_name, init)
 
     @property
     def output(self) -> str:
@@ -583,6 +627,9 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         "tests": tests,
         "extra_data": {"grader": "gradcheck", "complete": True, "seed": seed, "max_score": max_total,
                        "notes": notes, "isolation": _isolation_level(config, holder),
+                       "sandbox_starts": holder.starts if holder is not None else 0,
+                       "import_failures": {f: e.reason for f, e in holder.import_failures.items()}
+                       if holder is not None else {},
                        "pytest_exit_status": int(exitstatus)},
     }
     if grader_error:

@@ -1,0 +1,197 @@
+"""Inputs the numbers could not be trusted for (issue 10, section 3): arrays whose entries share
+memory are refused, and a batch of one sample is warned about. API and CLI."""
+
+import os
+import subprocess
+import sys
+import textwrap
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pytest
+from numpy.lib.stride_tricks import as_strided, sliding_window_view
+from student_layers import StudentLinear
+
+import manualprop as mp
+from gradcheck import check_layer, check_loss
+from gradcheck._validation import shared_entries
+from gradcheck.diagnose import diagnose_layer
+from gradcheck.errors import EXIT_PASS, EXIT_STUDENT, ProtocolError, UsageError
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _layout(a):
+    return shared_entries(a.shape, a.strides, a.itemsize)
+
+
+# ----------------------------------------------------------------- entries that share memory
+
+
+def test_shared_entries_tells_views_from_overlaps():
+    a = np.arange(24.0).reshape(2, 3, 4)
+    for view in (a, a.T, a[:, ::-1, ::2], a[..., 1], a[None], np.ones((1, 5)), np.asfortranarray(a)):
+        assert _layout(view) == "", view.strides
+    # distinct offsets although the fast span test fails: decided exactly
+    assert _layout(as_strided(np.zeros(6), (2, 3), (24, 16))) == ""
+    assert _layout(np.broadcast_to(np.ones(3), (4, 3))) == "stride 0 along axis 0"
+    assert _layout(np.broadcast_to(np.ones((4, 1)), (4, 3))) == "stride 0 along axis 1"
+    assert _layout(sliding_window_view(np.arange(6.0), 3)) == "overlapping strides (8, 8)"
+
+
+@pytest.mark.parametrize("how", ["broadcast_to", "as_strided stride 0", "sliding window"])
+def test_input_sharing_memory_is_refused_before_the_copy(how):
+    row = np.random.default_rng(0).standard_normal(5)
+    X = {"broadcast_to": np.broadcast_to(row, (4, 5)),
+         "as_strided stride 0": as_strided(row, (4, 5), (0, 8)),
+         "sliding window": sliding_window_view(np.random.default_rng(1).standard_normal(8), 5)[:4]}[how]
+    with pytest.raises(UsageError, match="input X of Linear has entries that share memory") as ei:
+        check_layer(mp.Linear(5, 3, rng=0), X)
+    msg = str(ei.value)
+    assert ("stride 0 along axis 0" if how != "sliding window" else "overlapping strides") in msg
+    assert "perturb one entry at a time" in msg and "a.copy()" in msg
+    with pytest.raises(UsageError, match="share memory"):
+        diagnose_layer(mp.Linear(5, 3, rng=0), X)
+    # the same numbers with their own memory are checked (and pass)
+    assert check_layer(mp.Linear(5, 3, rng=0), np.array(X)).passed
+
+
+def test_one_of_several_inputs_sharing_memory_is_named():
+    rng = np.random.default_rng(2)
+    Q, K = rng.standard_normal((2, 3, 4)), np.broadcast_to(rng.standard_normal(4), (2, 3, 4))
+    layer = mp.ScaledDotProductAttention() if hasattr(mp, "ScaledDotProductAttention") else None
+    if layer is None:
+        pytest.skip("no attention layer in manualprop")
+    with pytest.raises(UsageError, match="input 1 of .* has entries that share memory"):
+        check_layer(layer, [Q, K, Q.copy()])
+
+
+def test_loss_prediction_sharing_memory_is_refused():
+    logits = np.broadcast_to(np.array([0.5, -1.0, 2.0]), (4, 3))
+    with pytest.raises(UsageError, match="y_pred of SoftmaxCrossEntropy has entries that share memory"):
+        check_loss(mp.SoftmaxCrossEntropy(), np.array([0, 1, 2, 0]), logits)
+    assert check_loss(mp.SoftmaxCrossEntropy(), np.array([0, 1, 2, 0]), logits.copy()).passed
+
+
+def test_integer_input_sharing_memory_is_fine():
+    """Indices are not perturbed: a broadcast index array is not refused."""
+    emb = mp.Embedding(6, 3, rng=0)
+    idx = np.broadcast_to(np.array([1, 4, 2]), (2, 3))
+    assert check_layer(emb, idx).passed
+
+
+class _StridedW(StudentLinear):
+    """A Linear whose W is one row repeated through a zero stride (writable): perturbing
+    W[0, j] moves the whole column j."""
+
+    def __init__(self):
+        super().__init__(4, 3)
+        row = np.random.default_rng(5).standard_normal(4)
+        self.params["W"] = as_strided(row, (3, 4), (0, row.itemsize))
+
+
+def test_parameter_sharing_memory_is_refused():
+    layer = _StridedW()
+    assert layer.params["W"].flags.writeable
+    with pytest.raises(ProtocolError, match=r"_StridedW.params\['W'\] has entries that share memory") as ei:
+        check_layer(layer, (5, 4), twin=None)
+    assert "stride 0 along axis 0" in str(ei.value) and "np.array(W)" in str(ei.value)
+
+
+# ----------------------------------------------------------------- batch of one
+
+
+class _MeanDb(StudentLinear):
+    """db averaged over the batch: the right numbers for one sample, wrong for more."""
+
+    def db(self, dY):
+        return dY.mean(axis=0)
+
+
+def _batch_warnings(caught):
+    return [str(w.message) for w in caught if "batch of one" in str(w.message)]
+
+
+def test_batch_of_one_warns_and_notes_the_result():
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        res = check_layer(_MeanDb(), (1, 4), twin=None)
+    assert res.passed  # the bug is invisible with one sample ...
+    (msg,) = _batch_warnings(caught)
+    assert "X of shape (1, 4)" in msg and "at least 2, e.g. (2, 4)" in msg
+    assert msg in res.notes
+    assert not check_layer(_MeanDb(), (2, 4), twin=None).passed  # ... and found with two
+
+
+def test_no_batch_warning_from_a_batch_of_two_or_without_a_batch_axis():
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        a = check_layer(mp.Linear(5, 3, rng=0), (2, 5))
+        b = check_layer(mp.ReLU(), (7,))
+    assert _batch_warnings(caught) == []
+    assert not any("batch of one" in n for n in a.notes + b.notes)
+
+
+def test_diagnose_layer_warns_once_about_a_batch_of_one():
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        diag = diagnose_layer(mp.Linear(5, 3, rng=0), (1, 5))
+    assert diag.passed
+    assert len(_batch_warnings(caught)) == 1
+    assert any("batch of one" in n for n in diag.result.notes)
+
+
+STUDENT = """
+import numpy as np
+
+class Linear:
+    def __init__(self, in_features, out_features, rng=None):
+        rng = np.random.default_rng(rng)
+        self.params = {"W": rng.standard_normal((out_features, in_features)),
+                       "b": rng.standard_normal(out_features)}
+        self.grads = {}
+
+    def forward(self, X, training=False):
+        self.X = X
+        return X @ self.params["W"].T + self.params["b"]
+
+    def backward(self, dY):
+        self.grads = {"W": dY.T @ self.X, "b": dY.sum(axis=0)}
+        return dY @ self.params["W"]
+"""
+
+STRIDED = STUDENT.replace(
+    '"W": rng.standard_normal((out_features, in_features)),',
+    '"W": np.lib.stride_tricks.as_strided(rng.standard_normal(in_features), '
+    '(out_features, in_features), (0, 8)),')
+
+
+def _cli(tmp_path, body, shape):
+    f = tmp_path / "student.py"
+    f.write_text(textwrap.dedent(body))
+    script = Path(sys.executable).parent / "gradcheck"
+    cmd = [str(script)] if script.exists() else [sys.executable, "-m", "gradcheck"]
+    return subprocess.run(cmd + ["check", f"{f}::Linear", "--input-shape", shape, "--init",
+                                 '{"in_features": 5, "out_features": 3}'],
+                          cwd=ROOT, capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "MPLBACKEND": "Agg"})
+
+
+def test_cli_warns_about_a_batch_of_one(tmp_path):
+    p = _cli(tmp_path, STUDENT, "1,5")
+    assert p.returncode == EXIT_PASS, p.stdout + p.stderr
+    err = " ".join(p.stderr.split())
+    assert "gradcheck: warning: batch of one: Linear is checked with X of shape (1, 5)" in err
+    assert err.count("batch of one") == 1
+    assert "at least 2" in " ".join(p.stdout.split())  # the note under the table
+    p2 = _cli(tmp_path, STUDENT, "2,5")
+    assert p2.returncode == EXIT_PASS and "batch of one" not in p2.stdout + p2.stderr
+
+
+def test_cli_refuses_a_parameter_sharing_memory(tmp_path):
+    p = _cli(tmp_path, STRIDED, "4,5")
+    out = " ".join((p.stdout + p.stderr).split())
+    assert p.returncode == EXIT_STUDENT, out
+    assert "Linear.params['W'] has entries that share memory (stride 0 along axis 0" in out
+    assert "Traceback" not in out
