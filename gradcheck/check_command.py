@@ -115,17 +115,29 @@ def run_check(args, layer, label: str, init: dict[str, Any], shape) -> int:
             raise UsageError("--jacobian needs a tape: add --tape (your forward on the tape) or --twin.")
         jac_lines, jac_ok, jac_fig = _jacobian(args, layer, twin, shape, cname)
     diag = diagnose_layer(layer, shape, mode=args.mode, method=args.method, seed=args.seed, rtol=args.rtol,
-                          atol=args.atol, eps=args.eps, twin=twin, reference=reference, name=cname)
-    if args.twin and twin is None and diag.result is not None:  # not "add --twin": it was given
-        diag.result.twin_note = twin_note
+                          atol=args.atol, eps=args.eps, twin=twin, reference=reference, name=cname,
+                          training=getattr(args, "training", "auto"))
+    if args.twin and twin is None:  # not "add --twin": it was given
+        for r in ([diag.result] if diag.result is not None else []) + list(getattr(diag, "results", None) or []):
+            r.twin_note = twin_note
     color = use_color()
     shown = V.fmt_shape(shape) if isinstance(shape[0], int) else "; ".join(V.fmt_shape(x) for x in shape)
+    modes = " and ".join(sorted(diag.modes)) or "eval"
     print(f"{label}, input shape {shown}" + (f", init {json.dumps(init)}" if init else "")
           + f", mode {args.mode}" + (f", reference {args.reference}" if args.reference else ""))
-    lines, unchecked = protocol_lines(layer, init)
+    ran = tuple(t for t in (False, True) if ("training" if t else "eval") in diag.modes) or (False,)
+    lines, unchecked = protocol_lines(layer, init, ran)
+    if not lines:
+        lines = [f"mode: {modes} (forward checked in {modes} mode)"]
     for line in lines:
         print(V.wrap(line))
     print()
+    return _report(args, layer, diag, cname, color, (jac_lines, jac_ok, jac_fig), unchecked)
+
+
+def _report(args, layer, diag, cname: str, color: bool, jacobian, unchecked) -> int:
+    """The table, notes, plots, JSON and verdict of :func:`run_check`; returns the exit code."""
+    jac_lines, jac_ok, jac_fig = jacobian
     res = diag.result
     if res is not None:
         print(colorize(res.table(), color))
@@ -170,7 +182,7 @@ def run_check(args, layer, label: str, init: dict[str, Any], shape) -> int:
                        f"atol={res.atol:g}{left}.", color))
         return EXIT_PASS
     if res is not None and res.failing_tensors:
-        print(colorize(f"\nFAIL: {cname}: gradient mismatch in {', '.join(res.failing_tensors)}.", color))
+        print(colorize(f"\nFAIL: {diag.name}: gradient mismatch in {', '.join(res.failing_tensors)}.", color))
     sentence = diag.sentence()
     prefix = f"FAIL: {diag.name}: "
     said = sentence[len(prefix):] if sentence.startswith(prefix) else sentence
@@ -269,7 +281,7 @@ def _jacobian_usage(args, shape) -> None:
 def _jacobian(args, layer, twin, shape, cname):
     """Tape vs numerical Jacobian of a small layer: (report lines, passed, figure or None)."""
     from .check import compare, default_atol
-    from .numerical import DEFAULT_EPS, step_sizes
+    from .numerical import DEFAULT_EPS, numerical_jacobian
 
     X = V.layer_inputs(tuple(shape), np.random.default_rng([args.seed, 3]), cname)[0]
     Y = np.asarray(layer.forward(X.copy()), dtype=np.float64)
@@ -283,21 +295,8 @@ def _jacobian(args, layer, twin, shape, cname):
 
         Jt, how = tape_jacobian(lambda x: twin(x, training=False), X)
     eps = DEFAULT_EPS if args.eps is None else args.eps
-    H = step_sizes(X, eps).ravel()
-    xs = []
-    for i in range(X.size):
-        for s in (1.0, -1.0):
-            x = X.copy().ravel()
-            x[i] += s * H[i]
-            xs.append(x.reshape(X.shape))
-    many = getattr(layer, "forward_many", None)
-    if callable(many):  # one round trip per 256 forwards
-        Ys = [y for k in range(0, len(xs), 256) for y in many(xs[k:k + 256])]
-    else:
-        Ys = [layer.forward(x) for x in xs]
-    Ys = [np.asarray(y, dtype=np.float64).ravel() for y in Ys]
-    den = [(xs[2 * i].ravel()[i] - xs[2 * i + 1].ravel()[i]) for i in range(X.size)]
-    Jn = np.stack([(Ys[2 * i] - Ys[2 * i + 1]) / den[i] for i in range(X.size)], axis=1)
+    many = getattr(layer, "forward_many", None)  # one round trip per 256 forwards
+    Jn = numerical_jacobian(layer.forward, X, eps, forward_many=many if callable(many) else None)
     atol = args.atol if args.atol is not None else default_atol(np.abs(Y).max(initial=0.0), 1.0, eps)
     c = compare(Jt, Jn, "tape-vs-numerical", rtol=args.rtol, atol=atol)
     r, q = np.unravel_index(int(np.argmax(np.abs(Jt - Jn))), Jt.shape) if Jt.size else (0, 0)

@@ -325,27 +325,8 @@ def _cmd_train(args) -> int:
 # --------------------------------------------------------------------------- parser
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The argparse parser of the ``gradcheck`` script (exposed for docs and tests)."""
-    fmt = argparse.RawDescriptionHelpFormatter
-    p = argparse.ArgumentParser(
-        prog="gradcheck",
-        description="Compare manual (hand-derived), tape (autoprop) and numerical "
-                    "(central-difference) gradients.",
-        epilog=EPILOG, formatter_class=fmt,
-    )
-    sub = p.add_subparsers(dest="command", metavar="{zoo,check,train,grade,assignment}", required=True)
-
-    z = sub.add_parser("zoo", help="check every built-in layer and loss (manual vs tape vs numerical)",
-                       epilog=EPILOG, formatter_class=fmt)
-    z.add_argument("--plots", metavar="DIR", default=DEFAULT_PLOTS,
-                   help=f"write PNG plots into DIR (default: {DEFAULT_PLOTS}/)")
-    z.add_argument("--no-plots", dest="plots", action="store_const", const=None, help="write no plots")
-    z.add_argument("--seed", type=int, default=0, help="seed for weights, inputs and upstream gradients (default 0)")
-    z.add_argument("--rtol", type=float, default=1e-6, help="relative tolerance (default 1e-6)")
-    z.add_argument("--atol", type=float, default=1e-9, help="absolute tolerance (default 1e-9)")
-    z.set_defaults(func=_cmd_zoo)
-
+def _add_check_parser(sub, fmt) -> None:
+    """The options of ``gradcheck check``."""
     c = sub.add_parser(
         "check", help="check a layer class from a .py file (manual vs numerical)", epilog=EPILOG,
         formatter_class=fmt,
@@ -381,6 +362,12 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--reference", metavar="manualprop.NAME",
                    help="also compare forward output and gradients with our layer built from --init and "
                         "given the student's parameter values")
+    modes = c.add_mutually_exclusive_group()
+    modes.add_argument("--training", dest="training", action="store_const", const=True, default="auto",
+                       help="check forward(X, training=True) only (default: a forward that takes training is "
+                            "checked in eval and in training mode)")
+    modes.add_argument("--eval", dest="training", action="store_const", const=False,
+                       help="check forward(X, training=False) only")
     c.add_argument("--json", metavar="FILE", help="write the diagnosis as JSON to FILE")
     c.add_argument("--verbose", "-v", action="store_true",
                    help="always show what the checked code printed (its last 200 lines); without it the last "
@@ -412,6 +399,30 @@ def build_parser() -> argparse.ArgumentParser:
                    help="with --loss, y_pred: real (standard normal: logits, regression), probs (softmax "
                         "rows), unit (uniform in [0.05, 0.95]) (default real)")
     c.set_defaults(func=_cmd_check)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argparse parser of the ``gradcheck`` script (exposed for docs and tests)."""
+    fmt = argparse.RawDescriptionHelpFormatter
+    p = argparse.ArgumentParser(
+        prog="gradcheck",
+        description="Compare manual (hand-derived), tape (autoprop) and numerical "
+                    "(central-difference) gradients.",
+        epilog=EPILOG, formatter_class=fmt,
+    )
+    sub = p.add_subparsers(dest="command", metavar="{zoo,check,train,grade,assignment}", required=True)
+
+    z = sub.add_parser("zoo", help="check every built-in layer and loss (manual vs tape vs numerical)",
+                       epilog=EPILOG, formatter_class=fmt)
+    z.add_argument("--plots", metavar="DIR", default=DEFAULT_PLOTS,
+                   help=f"write PNG plots into DIR (default: {DEFAULT_PLOTS}/)")
+    z.add_argument("--no-plots", dest="plots", action="store_const", const=None, help="write no plots")
+    z.add_argument("--seed", type=int, default=0, help="seed for weights, inputs and upstream gradients (default 0)")
+    z.add_argument("--rtol", type=float, default=1e-6, help="relative tolerance (default 1e-6)")
+    z.add_argument("--atol", type=float, default=1e-9, help="absolute tolerance (default 1e-9)")
+    z.set_defaults(func=_cmd_zoo)
+
+    _add_check_parser(sub, fmt)
 
     t = sub.add_parser("train", help="train an MLP or a CNN on digits with manual and tape gradients and compare",
                        epilog=EPILOG, formatter_class=fmt)

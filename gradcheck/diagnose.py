@@ -62,14 +62,18 @@ from typing import Any
 import numpy as np
 
 from . import _validation as V
-from .check import CheckResult, TensorRecord, check_layer, compare, kink_mask, relative_error
+from .check import CheckResult, TensorRecord, check_layer
+from .compare import close, compare, kink_mask, relative_error
+from .config import CheckConfig, mode_word, training_modes
 from .errors import GradcheckError, UsageError
 from .numerical import (
     DEFAULT_EPS,
     directional_derivatives,
+    kernel,
     layer_numerical_gradients,
     numerical_gradient,
 )
+from .sources import SAME_IN_BOTH_MODES, Call, training_differs
 
 __all__ = ["Finding", "Probe", "Diagnosis", "diagnose_layer", "check_vjp", "name_signature", "close",
            "STRUCTURAL", "SIGNATURES"]
@@ -138,6 +142,10 @@ class Diagnosis:
         What stopped the check (student code raised, wrong shape, ...).
     sublayer : tuple of (int, Diagnosis) or None
         For a model: index and diagnosis of the first layer whose own check fails.
+    training : bool or None
+        The mode of ``forward`` this diagnosis ran in.
+    other_modes : list of Diagnosis
+        The other training mode's diagnosis when both were checked (``passed`` needs it too).
     """
 
     name: str
@@ -146,12 +154,20 @@ class Diagnosis:
     result: CheckResult | None = None
     error: GradcheckError | None = None
     sublayer: tuple[int, Diagnosis] | None = None
+    training: bool | None = None
+    other_modes: list[Diagnosis] = field(default_factory=list)
 
     @property
     def passed(self) -> bool:
-        """No error finding, no stopping error, and every comparison within tolerance."""
+        """No error finding, no stopping error, every comparison within tolerance, in every mode checked."""
         return (self.error is None and not any(f.severity == "error" for f in self.findings)
-                and (self.result is None or self.result.passed) and self.result is not None)
+                and (self.result is None or self.result.passed) and self.result is not None
+                and all(d.passed for d in self.other_modes))
+
+    @property
+    def modes(self) -> list[str]:
+        """The training modes diagnosed, this one first (``["training", "eval"]``)."""
+        return [mode_word(d.training) for d in [self, *self.other_modes] if d.training is not None]
 
     @property
     def codes(self) -> list[str]:
@@ -205,6 +221,8 @@ class Diagnosis:
                                                        "exit_code": self.error.exit_code},
             "first_failing_layer": None if self.sublayer is None else
             {"index": self.sublayer[0], **self.sublayer[1].to_dict()},
+            "training": self.training,
+            "other_modes": [d.to_dict() for d in self.other_modes],
         }
 
 
@@ -301,12 +319,12 @@ class _Proxy:
         return getattr(self._layer, "grads", None)
 
 
-def _same(a: Any, b: Any) -> bool:
-    a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
-    return a.shape == b.shape and bool(np.array_equal(a, b, equal_nan=True))
-
-
 # --------------------------------------------------------------------------- helpers
+
+
+def _exact(a: Any, b: Any) -> bool:
+    """Bit-for-bit equal (NaN equals NaN): :func:`gradcheck.compare.close` with zero tolerances."""
+    return close(a, b, 0.0, 0.0, equal_nan=True)
 
 
 def _grads_snapshot(layer: Any, keys: Sequence[str]) -> dict[str, Any]:
@@ -329,27 +347,6 @@ def _as_list(ret: Any, n: int) -> list[Any]:
     if n == 1:
         return [ret]
     return list(ret) if isinstance(ret, (tuple, list)) else [ret] * n
-
-
-def close(a: Any, b: Any, rtol: float = 1e-6, atol: float = 1e-9) -> bool:
-    """True when ``a`` and ``b`` have the same shape and agree element-wise.
-
-    Parameters
-    ----------
-    a, b : array_like
-        Converted to float64; NaN never agrees.
-    rtol : float, default 1e-6
-    atol : float, default 1e-9
-        Per element ``|a - b| <= atol + rtol * (|a| + |b|)``.
-
-    Returns
-    -------
-    bool
-    """
-    a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
-    if a.shape != b.shape:
-        return False
-    return bool(np.all(np.abs(a - b) <= atol + rtol * (np.abs(a) + np.abs(b))))
 
 
 # --------------------------------------------------------------------------- signatures
@@ -696,25 +693,10 @@ def _upstream_signature(t, m, G, key, numer_for, directional) -> Finding | None:
 # --------------------------------------------------------------------------- diagnose_layer
 
 
-def diagnose_layer(
-    layer: Any,
-    X: Any,
-    *,
-    mode: str = "fast",
-    method: str = "central",
-    seed: int = 0,
-    rtol: float = 1e-6,
-    atol: float | None = None,
-    eps: float | None = None,
-    training: bool = False,
-    twin: Any = None,
-    reference: Any = None,
-    name: str | None = None,
-    localize: bool = True,
-    n_dirs: int = 2,
-    n_samples: int = 8,
-    upstream: Any = None,
-) -> Diagnosis:
+def diagnose_layer(layer: Any, X: Any, *, mode: str = "fast", method: str = "central", seed: int = 0,
+                   rtol: float = 1e-6, atol: float | None = None, eps: float | None = None,
+                   training: bool | str = "auto", twin: Any = None, reference: Any = None, name: str | None = None,
+                   localize: bool = True, n_dirs: int = 2, n_samples: int = 8, upstream: Any = None) -> Diagnosis:
     """Check a layer and explain what is wrong: probes, numerical check, bug signatures, first bad layer.
 
     Parameters
@@ -736,8 +718,10 @@ def diagnose_layer(
         1e-9 in the structural probes).
     eps : float, optional
         Relative step (default per method and dtype).
-    training : bool
-        Passed to ``forward``.
+    training : bool, "both" or "auto", default "auto"
+        The mode of ``forward``, as in :func:`gradcheck.check.check_layer`: with two
+        modes each is diagnosed (probes, check, signatures); the result is the first
+        failing mode's, named ``"<name> [training]"``, the other in ``other_modes``.
     twin : object or None
         An autoprop twin for a tape column (None: none; "auto" is not used here
         because the checker calls the layer through a proxy).
@@ -759,6 +743,36 @@ def diagnose_layer(
         Bad arguments (shapes, tolerances, mode). Errors of the checked code are
         not raised: they are in ``Diagnosis.error`` and the findings.
     """
+    CheckConfig(rtol=rtol, atol=atol, eps=eps, method=method, mode=mode, seed=seed, training=training,
+                n_dirs=n_dirs, n_samples=n_samples)  # validates every setting once
+    owner = name or type(layer).__name__
+    V.require_methods(layer, owner, ("forward", "backward"), "manualprop layer")
+    diags, notes = [], []
+    for t in training_modes(layer, training):
+        if t and diags:
+            inputs = V.layer_inputs(X, np.random.default_rng([seed, 3]), owner)
+            if not training_differs(Call(layer, owner, inputs, V.input_names(layer, len(inputs)), {}, t)):
+                notes.append(SAME_IN_BOTH_MODES)
+                break
+        diags.append(_diagnose_mode(layer, X, mode=mode, method=method, seed=seed, rtol=rtol, atol=atol, eps=eps,
+                                    training=t, twin=twin, reference=reference, localize=localize, n_dirs=n_dirs,
+                                    n_samples=n_samples, upstream=upstream, name=owner))
+    for d in diags if len(diags) > 1 else ():
+        d.name = f"{owner} [{mode_word(d.training)}]"
+        if d.result is not None:
+            d.result.name = d.name
+    first = next((d for d in diags if not d.passed), diags[0])
+    first.other_modes = [d for d in diags if d is not first]
+    if first.result is not None:
+        first.result.other_modes = [d.result for d in first.other_modes if d.result is not None]
+    if first.result is not None:
+        first.result.notes += notes
+    return first
+
+
+def _diagnose_mode(layer, X, *, mode, method, seed, rtol, atol, eps, training, twin, reference, name, localize,
+                   n_dirs, n_samples, upstream) -> Diagnosis:
+    """:func:`diagnose_layer` in one training mode."""
     owner = name or type(layer).__name__
     rtol, atol_probe = V.check_tolerances(rtol, 1e-9 if atol is None else atol)
     V.require_methods(layer, owner, ("forward", "backward"), "manualprop layer")
@@ -766,7 +780,7 @@ def diagnose_layer(
     # would make X.T @ G symmetric and hide a transposed gradient
     inputs = V.layer_inputs(X, np.random.default_rng([seed, 3]), owner)
     one = V.warn_batch_of_one(inputs, V.input_names(layer, len(inputs)), owner)  # check_layer's own: ignored below
-    diag = Diagnosis(owner)
+    diag = Diagnosis(owner, training=training)
     try:
         pristine = copy.deepcopy(layer)
     except Exception:  # noqa: BLE001 - a layer that cannot be copied skips the cache probe
@@ -805,17 +819,58 @@ def _call(fn, *args, owner, call, **kw):
     return V.call_student(fn, *args, owner=owner, call=call, **kw)
 
 
+@dataclass
+class _ProbeContext:
+    """What every structural probe needs: the layer, its inputs, how to call it."""
+
+    layer: Any
+    inputs: list
+    owner: str
+    training: bool
+    atol: float
+    rng: np.random.Generator
+    diag: Diagnosis
+
+    def __post_init__(self):
+        self.names = V.input_names(self.layer, len(self.inputs))
+        self.params = V.layer_params(self.layer, self.owner)
+        self.fcall = f"forward({', '.join(self.names)}, training={self.training})"
+
+    def fwd(self, obj, xs):
+        return _call(obj.forward, *[x.copy() for x in xs], training=self.training, owner=self.owner, call=self.fcall)
+
+
 def _probes(layer, inputs, owner, training, rtol, atol, seed, diag: Diagnosis, pristine=None):
     """Run the structural probes; return the proxy the numerical check should call."""
-    rng = np.random.default_rng([seed, 2])
+    ctx = _ProbeContext(layer, inputs, owner, training, atol, np.random.default_rng([seed, 2]), diag)
+    proxy, stop = _determinism_probe(ctx)
+    if stop:
+        return proxy
+    G, stop = _backward_probes(ctx, proxy)
+    if stop:
+        return proxy
+    _repeat_probes(ctx, proxy, G)
+    layer, inputs, names, keys, rng, probes, fwd = ctx.layer, ctx.inputs, ctx.names, list(ctx.params), ctx.rng, \
+        diag.probes, ctx.fwd
+    # 6. cache of the last forward of this instance
+    _cache_probe(layer, pristine, inputs, names, keys, G, training, rng, diag)
+
+    # 7. output stable under perturbation
+    xs = [x + 1e-3 * rng.standard_normal(x.shape) if x.dtype.kind == "f" else x for x in inputs]
+    Yp = np.asarray(fwd(proxy, xs))
+    Yr = np.asarray(fwd(proxy, inputs))
+    ok = Yp.shape == Yr.shape and Yp.dtype == Yr.dtype
+    probes.append(Probe(STRUCTURAL[8], ok, "" if ok else f"{Yr.shape} {Yr.dtype} became {Yp.shape} {Yp.dtype}"))
+    if not ok:
+        diag.findings.append(Finding("unstable-output", f"the output changes shape or dtype under a small "
+                                     f"perturbation of the input ({Yr.shape} {Yr.dtype} -> {Yp.shape} {Yp.dtype})"))
+    return proxy
+
+
+def _determinism_probe(ctx: _ProbeContext):
+    """Probe 1 (and the float32 stop): (proxy, stop)."""
+    layer, inputs, owner, diag, fcall, fwd = ctx.layer, ctx.inputs, ctx.owner, ctx.diag, ctx.fcall, ctx.fwd
     probes = diag.probes
-    names = V.input_names(layer, len(inputs))
-    params = V.layer_params(layer, owner)
-    fcall = f"forward({', '.join(names)}, training={training})"
-
-    def fwd(obj, xs):
-        return _call(obj.forward, *[x.copy() for x in xs], training=training, owner=owner, call=fcall)
-
     # 1. determinism (three calls: a random mask repeats by chance with probability 2**-size per pair)
     Y1 = fwd(layer, inputs)
     # None, an integer array, NaN: the canonical one-paragraph error (exit 3)
@@ -824,10 +879,10 @@ def _probes(layer, inputs, owner, training, rtol, atol, seed, diag: Diagnosis, p
     Y1 = np.asarray(Y1, dtype=np.float64)
     Y2 = np.asarray(fwd(layer, inputs), dtype=np.float64)
     Y3 = np.asarray(fwd(layer, inputs), dtype=np.float64)
-    if _same(Y1, Y2) and not _same(Y1, Y3):
+    if _exact(Y1, Y2) and not _exact(Y1, Y3):
         Y2 = Y3
     proxy = _Proxy(layer)
-    if _same(Y1, Y2):
+    if _exact(Y1, Y2):
         probes.append(Probe(STRUCTURAL[0], True))
     else:
         diff = float(np.nanmax(np.abs(Y1 - Y2))) if Y1.shape == Y2.shape else float("nan")
@@ -835,14 +890,14 @@ def _probes(layer, inputs, owner, training, rtol, atol, seed, diag: Diagnosis, p
         ok = False
         if fixed:
             fwd(layer, inputs)
-            ok = _same(fwd(layer, inputs), fwd(layer, inputs))
+            ok = _exact(fwd(layer, inputs), fwd(layer, inputs))
             if ok:
                 diag.findings.append(Finding("held-mask", f"the forward is random (two calls differed by "
                                              f"{diff:.3g}); the mask was held fixed with fix_mask(True) on "
                                              f"{', '.join(fixed)} for the check", severity="info"))
         if not ok:
             proxy = _Proxy(layer, rewind=True)
-            ok = _same(fwd(proxy, inputs), fwd(proxy, inputs))
+            ok = _exact(fwd(proxy, inputs), fwd(proxy, inputs))
             if ok:
                 what = ", ".join(sorted({type(r).__name__ for r in proxy._rngs})) or "numpy's global generator"
                 diag.findings.append(Finding("rewound-rng", f"the forward is random (two calls differed by "
@@ -855,15 +910,22 @@ def _probes(layer, inputs, owner, training, rtol, atol, seed, diag: Diagnosis, p
                 f"up to {diff:.3g}, so finite differences are meaningless (a dropout mask drawn afresh per "
                 f"call?); give the layer a way to hold the mask fixed, like manualprop.Dropout.fix_mask(True), "
                 f"or draw from a generator it stores (self.rng)"))
-            return proxy
+            return proxy, True
 
     # float32 output for float64 inputs: precision is lost, finite differences cannot reach 1e-6 (stop here)
     if _low_precision(y_dtype, inputs):
         probes.append(Probe(STRUCTURAL[2], False, f"Y is {y_dtype}, expected float64"))
         diag.findings.append(Finding("float32", f"forward returns {y_dtype} for a float64 input "
                                      f"({_PRECISION_LOST.format(dtype=y_dtype)})", "Y"))
-        return proxy
+        return proxy, True
 
+    return proxy, False
+
+
+def _backward_probes(ctx: _ProbeContext, proxy):
+    """Probes 2-4: input unchanged, shapes and dtypes, finite values, grads written: (G, stop)."""
+    layer, inputs, owner, training, rng, diag = ctx.layer, ctx.inputs, ctx.owner, ctx.training, ctx.rng, ctx.diag
+    probes, names, params, fcall, fwd = diag.probes, ctx.names, ctx.params, ctx.fcall, ctx.fwd
     # 2. input left unchanged
     xs = [x.copy() for x in inputs]
     proxy.rewind()
@@ -931,14 +993,21 @@ def _probes(layer, inputs, owner, training, rtol, atol, seed, diag: Diagnosis, p
             diag.error = exc
     if bad_shape:
         _shape_signatures(proxy, inputs, names, params, G, rets, grads, bad_shape, diag, training)
-        return proxy
+        return G, True
     if nonfinite:  # NaN explains everything after it (linearity, a second backward): report it alone
-        return proxy
+        return G, True
     if never:
         diag.findings.append(Finding("never-written", f"{', '.join(never)} never written: backward leaves "
                                      f"grads[...] as it was (assign grads[key] = ... in backward)", never[0]))
     probes.append(Probe(STRUCTURAL[6], not never, ", ".join(never)))
 
+    return G, False
+
+
+def _repeat_probes(ctx: _ProbeContext, proxy, G):
+    """Probes 5-6: linear in dY, no accumulation, a second backward identical."""
+    layer, inputs, owner, atol, diag = ctx.layer, ctx.inputs, ctx.owner, ctx.atol, ctx.diag
+    probes, names, params, fwd = diag.probes, ctx.names, ctx.params, ctx.fwd
     keys = list(params)
 
     def run(g, reset=True, forward=True):
@@ -992,19 +1061,6 @@ def _probes(layer, inputs, owner, training, rtol, atol, seed, diag: Diagnosis, p
         diag.findings.append(Finding("second-backward", f"a second backward on the same forward gives another "
                                      f"{t}: backward changes its own cache or the parameters", t))
 
-    # 6. cache of the last forward of this instance
-    _cache_probe(layer, pristine, inputs, names, keys, G, training, rng, diag)
-
-    # 7. output stable under perturbation
-    xs = [x + 1e-3 * rng.standard_normal(x.shape) if x.dtype.kind == "f" else x for x in inputs]
-    Yp = np.asarray(fwd(proxy, xs))
-    Yr = np.asarray(fwd(proxy, inputs))
-    ok = Yp.shape == Yr.shape and Yp.dtype == Yr.dtype
-    probes.append(Probe(STRUCTURAL[8], ok, "" if ok else f"{Yr.shape} {Yr.dtype} became {Yp.shape} {Yp.dtype}"))
-    if not ok:
-        diag.findings.append(Finding("unstable-output", f"the output changes shape or dtype under a small "
-                                     f"perturbation of the input ({Yr.shape} {Yr.dtype} -> {Yp.shape} {Yp.dtype})"))
-    return proxy
 
 
 _PRECISION_LOST = ("precision lost: {dtype} keeps about 7 significant digits, so the gradient check to 1e-6 "
@@ -1212,43 +1268,31 @@ def _resolve_op(op, vjp):
 def check_vjp(op: Any, vjp: Any = None, *inputs: Any, kwargs: Mapping[str, Any] | None = None, seed: int = 0,
               rtol: float = 1e-6, atol: float = 1e-9, eps: float = DEFAULT_EPS, n_dirs: int = 3,
               name: str | None = None) -> CheckResult:
-    r"""Check one operation's vector-Jacobian product alone.
+    r"""Check one operation's vector-Jacobian product alone: a dot-product test and an element scan.
 
-    Two tests per differentiable input ``x_i``:
-
-    * **dot-product test**: for random ``u`` (shape of ``x_i``) and ``v`` (shape of
-      the output), :math:`\langle u, J_i^T v\rangle` (from ``vjp``) must equal
-      :math:`\langle J_i u, v\rangle`, with ``J_i u`` from the primitive's own JVP
-      rule when it has one (autoprop's ``ForwardAccumulator`` rules) and by
-      central differences along ``u`` otherwise (``u`` is zero at elements the
-      scan found at a kink); ``n_dirs`` pairs, one record
-      ``<u,J^T v>`` (pair ``manual-vs-numerical``, ``how="directional"``);
-    * **element scan**: ``J_i^T v`` against central differences of
-      ``sum(op(*inputs) * v)`` element by element, kinks excluded (record ``d<i>``).
+    Per differentiable input ``x_i``: :math:`\langle u, J_i^T v\rangle` (from ``vjp``) must equal
+    :math:`\langle J_i u, v\rangle` for ``n_dirs`` random ``u``, ``v``, with ``J_i u`` from the
+    primitive's JVP rule when it has one, else central differences along ``u`` (zero at kinks):
+    record ``<u,J^T v> i`` (``how="directional"``); and ``J_i^T v`` against central differences
+    of ``sum(op(*inputs) * v)`` element by element, kinks excluded: record ``d<i>`` (``dx``).
 
     Parameters
     ----------
     op : callable, str or autoprop Primitive
-        ``op(*inputs, **kwargs) -> ndarray`` on numpy arrays; a name or an entry of
-        ``autoprop.core.registry.PRIMITIVES`` (then ``.fwd``, ``.vjps``, ``.jvps`` are used).
+        ``op(*inputs, **kwargs) -> ndarray``; or a name / entry of ``autoprop.core.registry.PRIMITIVES``
+        (its ``.fwd``, ``.vjps``, ``.jvps``).
     vjp : callable, sequence of callables, or None
-        Registry convention: ``vjp_i(g, ans, *inputs, **kwargs) -> dx_i``; one per input
-        (None for a non-differentiable one), or a single callable for a one-input op.
-        None: the primitive's own ``vjps``.
+        ``vjp_i(g, ans, *inputs, **kwargs) -> dx_i`` per input (None: not differentiable), one
+        callable for a one-input op, or None: the primitive's own ``vjps``.
     *inputs : array_like
         The arguments; float arrays are differentiated (float64 copies).
     kwargs : dict, optional
-        Keyword arguments of the op (``axis=...``).
-    seed : int
-    rtol, atol, eps : float
-    n_dirs : int, default 3
-    name : str, optional
+        Keyword arguments of the op. ``seed``, ``rtol``, ``atol``, ``eps``, ``n_dirs`` (3), ``name``: as in ``check_layer``.
 
     Returns
     -------
     CheckResult
-        ``kind="op"``; records ``d0``, ``d1``, ... (element scan) and ``<u,J^T v> 0``, ...
-        (dot-product test); ``notes`` say where ``J u`` came from.
+        ``kind="op"``; ``notes`` say where ``J u`` came from.
 
     Raises
     ------
@@ -1275,21 +1319,7 @@ def check_vjp(op: Any, vjp: Any = None, *inputs: Any, kwargs: Mapping[str, Any] 
     ans = np.asarray(V.call_student(fwd, *[x.copy() for x in xs], owner=owner, call="forward", **kwargs),
                      dtype=np.float64)
     v = rng.standard_normal(ans.shape)
-    if callable(vjps):
-        if len(xs) == 1:
-            vjp_list = [vjps]
-        else:
-            single = vjps
-
-            def make(i):
-                return lambda g, a, *args, **kw: single(g, a, *args, **kw)[i]
-            vjp_list = [make(i) for i in range(len(xs))]
-    else:
-        vjp_list = list(vjps)
-        if len(vjp_list) == 1 and len(xs) > 1 and type(vjps).__name__ == "_Variadic":
-            vjp_list = [vjps[i] for i in range(len(xs))]
-        elif type(vjps).__name__ == "_Variadic":
-            vjp_list = [vjps[i] for i in range(len(xs))]
+    vjp_list = _vjp_list(vjps, len(xs))
     records: list[TensorRecord] = []
     notes: list[str] = []
     manual: dict[str, np.ndarray] = {}
@@ -1304,52 +1334,13 @@ def check_vjp(op: Any, vjp: Any = None, *inputs: Any, kwargs: Mapping[str, Any] 
                            expected_why=f"the shape of input {i}")
         manual[t] = g
 
-        # element scan
-        work = [y.copy() for y in xs]
-
-        def objective(work=work):
-            return float(np.sum(np.asarray(fwd(*[w.copy() for w in work], **kwargs), dtype=np.float64) * v))
-
-        sc = numerical_gradient(objective, work[i], eps=eps, detail=True)
+        rec, kinks, sc = _vjp_scan(fwd, xs, i, t, g, v, eps, rtol, atol, kwargs)
         numerical[t] = sc.grad
-        kinks = kink_mask(g, sc.grad, sc.d_plus, sc.d_minus, rtol=rtol, atol=atol)
-        rec = TensorRecord(t, tuple(x.shape), "gradient",
-                           [compare(g, sc.grad, "manual-vs-numerical", rtol=rtol, atol=atol, kinks=kinks)])
         if not rec.passed:
             f = name_signature(t, g, sc.grad)
             if f is not None:
                 notes.append(f.message)
-        # dot-product test
-        lhs, rhs = [], []
-        src = "central differences"
-        jvp_i = None
-        if jvps is not None:
-            try:
-                jvp_i = jvps[i]
-            except (IndexError, TypeError, KeyError):
-                jvp_i = None
-        for _ in range(n_dirs):
-            u = rng.standard_normal(x.shape)
-            u[kinks] = 0.0  # a finite difference across a kink is no derivative
-            lhs.append(float(np.sum(u * g)))
-            Ju = None
-            if jvp_i is not None:
-                try:
-                    Ju = np.asarray(jvp_i(u, ans, *[y.copy() for y in xs], **kwargs), dtype=np.float64)
-                    Ju = np.broadcast_to(Ju, ans.shape)
-                    src = "the primitive's JVP rule (forward mode)"
-                except Exception:  # noqa: BLE001
-                    Ju = None
-            if Ju is None:
-                h = eps * max(1.0, float(np.abs(x).max()))
-
-                def at(s, u=u, i=i, x=x, h=h):
-                    ys = [y.copy() for y in xs]
-                    ys[i] = x + s * h * u
-                    return np.asarray(fwd(*ys, **kwargs), dtype=np.float64)
-                Ju = (at(1) - at(-1)) / (2 * h)
-                src = "central differences"
-            rhs.append(float(np.sum(Ju * v)))
+        lhs, rhs, src = _dot_products(fwd, jvps, xs, i, g, ans, v, kinks, rng, n_dirs, eps, kwargs)
         dot = compare(np.array(lhs), np.array(rhs), "manual-vs-numerical", rtol=rtol,
                       atol=atol * np.sqrt(x.size), how="directional")
         rec_dot = TensorRecord(f"<u,J^T v> {i}", (n_dirs,), "gradient", [dot])
@@ -1362,3 +1353,62 @@ def check_vjp(op: Any, vjp: Any = None, *inputs: Any, kwargs: Mapping[str, Any] 
                        input_shape=tuple(tuple(x.shape) for x in xs), notes=notes,
                        gradients={"manual": manual, "numerical": numerical})
 
+
+def _vjp_scan(fwd, xs, i, t, g, v, eps, rtol, atol, kwargs):
+    """``J_i^T v`` against central differences of ``sum(op(*inputs) * v)``, kinks excluded: (record, kinks, scan)."""
+    work = [y.copy() for y in xs]
+
+    def objective():
+        return float(np.sum(np.asarray(fwd(*[w.copy() for w in work], **kwargs), dtype=np.float64) * v))
+
+    sc = numerical_gradient(objective, work[i], eps=eps, detail=True)
+    kinks = kink_mask(g, sc.grad, sc.d_plus, sc.d_minus, rtol=rtol, atol=atol)
+    rec = TensorRecord(t, tuple(xs[i].shape), "gradient",
+                       [compare(g, sc.grad, "manual-vs-numerical", rtol=rtol, atol=atol, kinks=kinks)])
+    return rec, kinks, sc
+
+
+def _vjp_list(vjps, n: int) -> list:
+    """One VJP per input from a callable (returning a tuple when ``n > 1``), a list, or autoprop's variadic rule."""
+    if callable(vjps):
+        if n == 1:
+            return [vjps]
+        return [lambda g, a, *args, i=i, **kw: vjps(g, a, *args, **kw)[i] for i in range(n)]
+    if type(vjps).__name__ == "_Variadic":
+        return [vjps[i] for i in range(n)]
+    return list(vjps)
+
+
+def _dot_products(fwd, jvps, xs, i, g, ans, v, kinks, rng, n_dirs, eps, kwargs):
+    """The dot-product test's two sides, ``<u, J^T v>`` and ``<J u, v>``, and where ``J u`` came from."""
+    jvp_i = None
+    if jvps is not None:
+        try:
+            jvp_i = jvps[i]
+        except (IndexError, TypeError, KeyError):
+            jvp_i = None
+    lhs, rhs, src = [], [], "central differences"
+    x = xs[i]
+    for _ in range(n_dirs):
+        u = rng.standard_normal(x.shape)
+        u[kinks] = 0.0  # a finite difference across a kink is no derivative
+        lhs.append(float(np.sum(u * g)))
+        Ju = None
+        if jvp_i is not None:
+            try:
+                Ju = np.broadcast_to(np.asarray(jvp_i(u, ans, *[y.copy() for y in xs], **kwargs), dtype=np.float64),
+                                     ans.shape)
+                src = "the primitive's JVP rule (forward mode)"
+            except Exception:  # noqa: BLE001
+                Ju = None
+        if Ju is None:
+            h = eps * max(1.0, float(np.abs(x).max()))
+
+            def at(t, u=u):
+                ys = [y.copy() for y in xs]
+                ys[i] = x + t * u
+                return np.asarray(fwd(*ys, **kwargs), dtype=np.float64)
+            Ju = kernel("central", [at(h), at(-h)], [h, -h])[0]
+            src = "central differences"
+        rhs.append(float(np.sum(Ju * v)))
+    return lhs, rhs, src

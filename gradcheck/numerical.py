@@ -54,41 +54,39 @@ complex input, return a complex output, and agree with a central difference
 along a random direction to 1e-5. Otherwise the checker falls back to central
 differences and says so.
 
-Vectorised input scan. A layer whose samples do not interact (the output row
-``n`` depends only on input row ``n``; probed by :func:`batch_independent`)
-lets many perturbed copies of the input be stacked along the batch axis and
-evaluated in one forward call: copy ``(s, p)`` is the whole batch with element
-``p`` of *every* sample moved by ``s h``, and sample ``n``'s share of the
-objective, ``sum(Y[n] * G[n])``, gives that sample's quotient. This is
-exactly the element-by-element central difference (same steps, same
-quotient); only rounding inside the layer can differ, by the matmul blocking
-of a larger batch (about 1e-16 relative in ``Y``, so ~1e-11 in a gradient).
-It is used only when the probe passes; batch statistics (BatchNorm in
-training), masks tied to the input shape and layers that reject another batch
-size use the element loop. Parameters are always perturbed one element at a
-time (they are shared by all samples).
+One kernel, several plans. :func:`kernel` is the only place a difference
+quotient is formed (central, forward, Richardson, complex; :data:`OFFSETS` lists
+the multiples of ``h`` each evaluates). The denominator is the difference of the
+perturbed values as stored, so the rounding of ``x + h`` does not enter. The
+*plans* only choose which perturbed copies to run and how to call the forward:
 
-Chunked scans for remote layers. A layer that lives in another process
-(:class:`gradcheck.sandbox.RemoteLayer`) pays one round trip per forward call.
-When a ``forward_many(inputs_list, params_list)`` is given, the element scans
-that would call the forward twice per element (every parameter, and inputs that
-cannot be batched) send their perturbed copies in chunks of about
-:data:`MANY_BUDGET` array elements instead (:func:`many_scan`): same steps, same
-quotients, one round trip per chunk.
+* **element loop** (:func:`numerical_gradient`): one element at a time, in place;
+* **stacked batch** (:func:`batched_input_scan`): for a layer whose samples do not
+  interact (:func:`batch_independent`), copy ``(s, p)`` is the whole batch with
+  element ``p`` of every sample moved by ``s h``, many copies stacked along axis 0
+  in one forward call; sample ``n``'s share ``sum(Y[n] * G[n])`` gives its quotient
+  (the same steps and quotients as the loop; only rounding inside the layer differs);
+* **chunked remote** (:func:`many_scan`): the loop's copies sent in chunks of about
+  :data:`MANY_BUDGET` array elements through ``forward_many`` (one round trip per
+  chunk for a layer in another process, :class:`gradcheck.sandbox.RemoteLayer`);
+* **directional** (:func:`directional_derivatives`): two forwards per random direction;
+* **sample**: any of the element plans restricted to chosen ``indices``.
 """
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["DEFAULT_EPS", "METHODS", "default_eps", "step_sizes", "difference_quotient",
+from .compare import norm_relative_error
+
+__all__ = ["DEFAULT_EPS", "METHODS", "OFFSETS", "kernel", "default_eps", "step_sizes", "difference_quotient",
            "step_error_curve", "numerical_gradient", "layer_numerical_gradients", "scalar_objective",
-           "Scan", "batch_independent", "batched_input_scan", "directional_derivatives",
-           "complex_step_supported", "norm_relative_error", "many_scan", "local_forward_many",
-           "MANY_BUDGET"]
+           "Scan", "batch_independent", "batched_input_scan", "directional_derivatives", "numerical_jacobian",
+           "complex_step_supported", "norm_relative_error", "many_scan", "local_forward_many", "MANY_BUDGET"]
 
 #: Default relative step: the cube root of float64 machine epsilon, 6.06e-6, the
 #: optimal order for central differences (Nocedal & Wright, sec. 8.1).
@@ -96,6 +94,10 @@ DEFAULT_EPS = float(np.cbrt(np.finfo(np.float64).eps))
 
 #: The finite-difference methods, see the module docstring.
 METHODS = ("central", "forward", "richardson", "complex")
+
+#: Where each method evaluates the function, in multiples of the step ``h`` (the
+#: forward method also uses the unperturbed value; complex means ``x + i h``).
+OFFSETS = {"central": (1.0, -1.0), "forward": (1.0,), "richardson": (1.0, -1.0, 0.5, -0.5), "complex": (1j,)}
 
 #: Complex-step size (no cancellation, so any tiny value works; 1e-20 is customary).
 COMPLEX_STEP = 1e-20
@@ -107,6 +109,58 @@ BATCH_BUDGET = 1 << 17
 #: ``forward_many`` chunk of :func:`many_scan`; at most :data:`MANY_MAX` forwards.
 MANY_BUDGET = 1 << 18
 MANY_MAX = 256
+
+
+def _check_method(method: str) -> str:
+    if method not in METHODS:
+        raise ValueError(f"method must be one of {METHODS}; got {method!r}")
+    return method
+
+
+def kernel(method: str, values: Sequence, points: Sequence, f0=None, x0=0.0):
+    r"""The difference quotient: the one place every finite difference of the checker is formed.
+
+    Parameters
+    ----------
+    method : {"central", "forward", "richardson", "complex"}
+    values : sequence of array_like
+        The function at each point of :data:`OFFSETS` ``[method]`` (same order);
+        arrays broadcast (one quotient per element, or a vector-valued function).
+    points : sequence of array_like
+        Where it was evaluated: the perturbed values as stored (``x0 + h``,
+        ``x0 - h``, ...; ``x0 + 1j*h`` for the complex step).
+    f0 : array_like, optional
+        The function at ``x0`` (needed by ``forward``; with ``central`` it gives
+        the one-sided quotients).
+    x0 : array_like, default 0.0
+        The unperturbed point (pass 0 with points given as offsets).
+
+    Returns
+    -------
+    estimate, d_plus, d_minus
+        ``(v+ - v-) / (p+ - p-)`` (central), ``(v+ - f0) / (p+ - x0)`` (forward),
+        ``(4 C(h/2) - C(h)) / 3`` (Richardson, ``C`` central), ``Im v / Im p``
+        (complex); ``d_plus = (v+ - f0) / (p+ - x0)`` and ``d_minus = (f0 - v-) / (x0 - p-)``
+        for central with ``f0``, else None.
+
+    References
+    ----------
+    Nocedal & Wright, *Numerical Optimization*, 2nd ed., sec. 8.1; Squire & Trapp, SIAM Review 40(1), 1998;
+    Press et al., *Numerical Recipes*, 3rd ed., sec. 5.7 (stored-difference denominators).
+    """
+    v, p = values, points
+    if method == "complex":
+        return np.imag(v[0]) / np.imag(p[0]), None, None
+    if method == "forward":
+        return (v[0] - f0) / (p[0] - x0), None, None
+    c = (v[0] - v[1]) / (p[0] - p[1])
+    if method == "richardson":
+        return (4 * ((v[2] - v[3]) / (p[2] - p[3])) - c) / 3, None, None
+    if method != "central":
+        raise ValueError(f"method must be one of {METHODS}; got {method!r}")
+    if f0 is None:
+        return c, None, None
+    return c, (v[0] - f0) / (p[0] - x0), (f0 - v[1]) / (x0 - p[1])
 
 
 def default_eps(method: str = "central", dtype=np.float64) -> float:
@@ -132,22 +186,11 @@ def default_eps(method: str = "central", dtype=np.float64) -> float:
     ----------
     J. Nocedal and S. J. Wright, *Numerical Optimization*, 2nd ed., Springer 2006, sec. 8.1.
     """
-    u = float(np.finfo(dtype).eps)
-    if method == "central":
-        return float(np.cbrt(u))
-    if method == "forward":
-        return float(np.sqrt(u))
-    if method == "richardson":
-        return float(u ** 0.2)
+    _check_method(method)
     if method == "complex":
         return COMPLEX_STEP
-    raise ValueError(f"method must be one of {METHODS}; got {method!r}")
-
-
-def _check_method(method: str) -> str:
-    if method not in METHODS:
-        raise ValueError(f"method must be one of {METHODS}; got {method!r}")
-    return method
+    u = float(np.finfo(dtype).eps)
+    return float({"central": np.cbrt(u), "forward": np.sqrt(u), "richardson": u ** 0.2}[method])
 
 
 def step_sizes(x: np.ndarray, eps: float = DEFAULT_EPS) -> np.ndarray:
@@ -168,7 +211,7 @@ def step_sizes(x: np.ndarray, eps: float = DEFAULT_EPS) -> np.ndarray:
 
 
 def difference_quotient(phi: Callable[[float], float], h: float, method: str = "central") -> float:
-    """Estimate ``phi'(0)`` of a scalar function of one variable with step ``h``.
+    """Estimate ``phi'(0)`` of a scalar function of one variable with step ``h`` (:func:`kernel`).
 
     Parameters
     ----------
@@ -176,25 +219,17 @@ def difference_quotient(phi: Callable[[float], float], h: float, method: str = "
         ``phi(t) -> float``; for ``method="complex"`` it is called with ``t = 1j*h``
         and must return a complex number.
     h : float
-        Step (absolute).
+        Step (absolute); the textbook denominators ``2h``/``h`` result (the points are ``t``).
     method : {"central", "forward", "richardson", "complex"}
-        See the table in the module docstring. The textbook denominators ``2h``/``h``
-        are used (the element-wise gradients use the stored difference instead).
 
     Returns
     -------
     float
     """
     _check_method(method)
-    if method == "central":
-        return (phi(h) - phi(-h)) / (2 * h)
-    if method == "forward":
-        return (phi(h) - phi(0.0)) / h
-    if method == "richardson":
-        c1 = (phi(h) - phi(-h)) / (2 * h)
-        c2 = (phi(h / 2) - phi(-h / 2)) / h
-        return (4 * c2 - c1) / 3
-    return float(np.imag(phi(1j * h))) / h
+    points = [o * h for o in OFFSETS[method]]
+    f0 = phi(0.0) if method == "forward" else None
+    return float(kernel(method, [phi(t) for t in points], points, f0)[0])
 
 
 def step_error_curve(f: Callable[[np.ndarray], np.ndarray], x0: float, hs: Sequence[float], *,
@@ -232,33 +267,11 @@ def step_error_curve(f: Callable[[np.ndarray], np.ndarray], x0: float, hs: Seque
     x = dt(x0)
     out = []
     for h in hs:
-        hh = dt(h)
-        if method == "central":
-            est = (f(np.array(x + hh, dtype=dt)) - f(np.array(x - hh, dtype=dt))) / (dt(2) * hh)
-        else:
-            est = (f(np.array(x + hh, dtype=dt)) - f(np.array(x, dtype=dt))) / hh
-        out.append(float(est))
+        points = [dt(o * dt(h)) for o in OFFSETS[method]]
+        values = [f(np.array(x + p, dtype=dt)) for p in points]
+        f0 = f(np.array(x, dtype=dt)) if method == "forward" else None
+        out.append(float(kernel(method, values, points, f0, dt(0))[0]))
     return np.array(out, dtype=np.float64)
-
-
-def norm_relative_error(a: np.ndarray, b: np.ndarray) -> float:
-    """``||a - b|| / (||a|| + ||b||)`` (Frobenius norms), 0 when both are 0.
-
-    The whole-tensor relative error of CS231n's gradient-checking notes; an
-    element-wise maximum (:func:`gradcheck.check.relative_error`) is stricter.
-
-    Parameters
-    ----------
-    a, b : array_like, same shape
-
-    Returns
-    -------
-    float in [0, 1]
-    """
-    a = np.asarray(a, dtype=np.float64)
-    b = np.asarray(b, dtype=np.float64)
-    den = np.linalg.norm(a) + np.linalg.norm(b)
-    return float(np.linalg.norm(a - b) / den) if den > 0 else 0.0
 
 
 @dataclass
@@ -275,7 +288,7 @@ class Scan:
     evaluated : ndarray of bool
         Which elements were estimated.
     how : str
-        ``"batched"`` (stacked along the batch axis), ``"loop"`` or ``"complex"``.
+        ``"batched"`` (stacked along the batch axis), ``"loop"``, ``"many"`` or ``"complex"``.
     """
 
     grad: np.ndarray
@@ -285,10 +298,70 @@ class Scan:
     how: str = "loop"
 
 
+def scalar_objective(Y: np.ndarray, G: np.ndarray) -> float:
+    """``L = sum(Y * G)``, the scalar whose gradient ``backward(G)`` computes.
+
+    Parameters
+    ----------
+    Y, G : ndarray of the same shape
+
+    Returns
+    -------
+    float
+    """
+    return float(np.sum(np.asarray(Y, dtype=np.float64) * G))
+
+
+# --------------------------------------------------------------------------- element plans
+
+
+def _index_list(shape, indices) -> list[tuple[int, ...]]:
+    return list(np.ndindex(shape)) if indices is None else [tuple(int(i) for i in ix) for ix in indices]
+
+
+def _element_scan(evaluate: Callable[[list], list], base: np.ndarray, method: str, eps: float, indices,
+                  how: str, f0: Callable[[], float] | None = None) -> Scan:
+    """The element plans: which copies to run (one element moved per job); ``evaluate`` runs them.
+
+    ``evaluate([(index, stored value), ...]) -> [L, ...]``; ``f0()`` gives the
+    unperturbed objective (forward method, and the one-sided quotients of central).
+    """
+    H = step_sizes(base, eps)
+    if base.dtype != np.float64 and method != "complex":
+        # A float64 step below the array's resolution would be rounded away.
+        H = np.maximum(H, np.cbrt(np.finfo(base.dtype).eps) * np.maximum(1.0, np.abs(base)))
+    idx_list = _index_list(base.shape, indices)
+    grad = np.full(base.shape, np.nan if indices is not None else 0.0)
+    sides = method == "central" and f0 is not None
+    d_plus = np.full(base.shape, np.nan) if sides else None
+    d_minus = np.full(base.shape, np.nan) if sides else None
+    evaluated = np.zeros(base.shape, dtype=bool)
+    if not idx_list:
+        return Scan(grad, d_plus, d_minus, evaluated, how)
+    offs = OFFSETS[method]
+    x0 = np.array([base[i] for i in idx_list], dtype=np.float64)
+    h = np.array([H[i] for i in idx_list])
+    if method == "complex":
+        points = [x0 + 1j * h]
+    else:  # the perturbed values rounded as they will be stored
+        points = [np.asarray((x0 + o * h).astype(base.dtype), dtype=np.float64) for o in offs]
+    jobs = [(idx, points[j][n]) for n, idx in enumerate(idx_list) for j in range(len(offs))]
+    L = np.asarray(evaluate(jobs)).reshape(len(idx_list), len(offs)).T
+    L0 = float(f0()) if f0 is not None and method in ("central", "forward") else None
+    est, dp, dm = kernel(method, list(L), points, L0, x0)
+    flat = [int(np.ravel_multi_index(i, base.shape)) for i in idx_list] if base.ndim else [0]
+    np.put(grad, flat, np.real(est))
+    np.put(evaluated, flat, True)
+    if sides:
+        np.put(d_plus, flat, dp)
+        np.put(d_minus, flat, dm)
+    return Scan(grad, d_plus, d_minus, evaluated, how)
+
+
 def numerical_gradient(f: Callable[[], float], x: np.ndarray, *, eps: float | None = DEFAULT_EPS,
                        method: str = "central", indices: Sequence[tuple[int, ...]] | None = None,
                        detail: bool = False) -> np.ndarray | Scan:
-    """Finite-difference gradient of a scalar function with respect to the array ``x``.
+    """Finite-difference gradient of a scalar function with respect to the array ``x`` (the element loop).
 
     ``x`` is perturbed **in place**, one element at a time, and every element
     is restored (also if ``f`` raises), so ``f`` may read ``x`` through any
@@ -313,8 +386,7 @@ def numerical_gradient(f: Callable[[], float], x: np.ndarray, *, eps: float | No
     Returns
     -------
     ndarray of float64, shape ``x.shape`` (or a :class:`Scan` when ``detail``)
-        ``dL/dx`` estimated per element; for central differences
-        ``(f(x+h) - f(x-h)) / ((x+h) - (x-h))`` with the stored values in the denominator.
+        ``dL/dx`` estimated per element (:func:`kernel`).
 
     Raises
     ------
@@ -322,10 +394,6 @@ def numerical_gradient(f: Callable[[], float], x: np.ndarray, *, eps: float | No
         If ``x`` is not a writable floating-point ndarray.
     ValueError
         For an unknown method or ``"complex"``.
-
-    References
-    ----------
-    J. Nocedal and S. J. Wright, *Numerical Optimization*, 2nd ed., Springer 2006, sec. 8.1.
     """
     if not isinstance(x, np.ndarray) or x.dtype.kind != "f" or not x.flags.writeable:
         raise TypeError("numerical_gradient needs a writable floating-point ndarray to perturb in place")
@@ -333,74 +401,153 @@ def numerical_gradient(f: Callable[[], float], x: np.ndarray, *, eps: float | No
     if method == "complex":
         raise ValueError("numerical_gradient perturbs x in place (real); the complex step is done by "
                          "layer_numerical_gradients on a complex copy of the input")
-    if eps is None:
-        eps = default_eps(method)
-    evaluated = np.zeros(x.shape, dtype=bool)
-    grad = np.full(x.shape, np.nan if indices is not None else 0.0, dtype=np.float64)
-    want_sides = detail and method == "central"
-    d_plus = np.full(x.shape, np.nan) if want_sides else None
-    d_minus = np.full(x.shape, np.nan) if want_sides else None
-    h_all = step_sizes(x, eps)
-    if x.dtype != np.float64:
-        # A float64 step below the array's resolution would be rounded away.
-        h_all = np.maximum(h_all, np.cbrt(np.finfo(x.dtype).eps) * np.maximum(1.0, np.abs(x)))
-    f0 = float(f()) if (want_sides or method == "forward") and x.size else 0.0
-    idx_iter = np.ndindex(x.shape) if indices is None else (tuple(int(i) for i in ix) for ix in indices)
-    for idx in idx_iter:
-        orig = x[idx].copy()
-        x0 = float(orig)
-        h = h_all[idx]
-        try:
-            if method == "forward":
-                x[idx] = orig + h
-                xp = float(x[idx])
-                g = (float(f()) - f0) / (xp - x0)
-            elif method == "central":
-                x[idx] = orig + h
-                xp = float(x[idx])
-                fp = float(f())
-                x[idx] = orig - h
-                xm = float(x[idx])
-                fm = float(f())
-                g = (fp - fm) / (xp - xm)
-                if want_sides:
-                    d_plus[idx] = (fp - f0) / (xp - x0)
-                    d_minus[idx] = (f0 - fm) / (x0 - xm)
-            else:  # richardson
-                vals = []
-                for step in (h, h / 2):
-                    x[idx] = orig + step
-                    xp = float(x[idx])
-                    fp = float(f())
-                    x[idx] = orig - step
-                    xm = float(x[idx])
-                    fm = float(f())
-                    vals.append((fp - fm) / (xp - xm))
-                g = (4 * vals[1] - vals[0]) / 3
-        finally:
-            x[idx] = orig
-        grad[idx] = g
-        evaluated[idx] = True
-    if detail:
-        return Scan(grad, d_plus, d_minus, evaluated, "loop")
-    return grad
+    eps = default_eps(method) if eps is None else eps
+
+    def evaluate(jobs):
+        out = []
+        for idx, value in jobs:
+            orig = x[idx].copy()
+            try:
+                x[idx] = value
+                out.append(float(f()))
+            finally:
+                x[idx] = orig
+        return out
+
+    want_f0 = (detail and method == "central") or method == "forward"
+    sc = _element_scan(evaluate, x, method, eps, indices, "loop", f if want_f0 and x.size else None)
+    return sc if detail else sc.grad
 
 
-def scalar_objective(Y: np.ndarray, G: np.ndarray) -> float:
-    """``L = sum(Y * G)``, the scalar whose gradient ``backward(G)`` computes.
+def _copies_evaluator(forward, inputs, which, G):
+    """Evaluate ``sum(forward(*inputs) * G)`` with one element of ``inputs[which]`` set (a complex copy if needed)."""
+    def evaluate(jobs):
+        out = []
+        for idx, value in jobs:
+            args = [x.copy() for x in inputs]
+            if np.iscomplexobj(value):
+                args[which] = args[which].astype(np.complex128)
+            args[which][idx] = value
+            Y = np.asarray(forward(*args))
+            out.append(np.sum(Y * G) if np.iscomplexobj(Y) else scalar_objective(Y, G))
+        return out
+    return evaluate
+
+
+def many_scan(forward_many: Callable[[list, list], list], inputs: Sequence[np.ndarray],
+              params: Mapping[str, np.ndarray], key: str | int, G: np.ndarray, *, eps: float = DEFAULT_EPS,
+              indices: Sequence[tuple[int, ...]] | None = None, budget: int = MANY_BUDGET,
+              max_per_call: int = MANY_MAX, method: str = "central") -> Scan:
+    """Finite differences of ``L = sum(Y * G)`` w.r.t. one tensor, the forwards sent in chunks.
+
+    The element loop's copies (same steps, same :func:`kernel`), sent through
+    ``forward_many`` in chunks, so a layer in another process costs one round
+    trip per chunk instead of one per forward.
 
     Parameters
     ----------
-    Y, G : ndarray of the same shape
+    forward_many : callable
+        ``forward_many(inputs_list, params_list, edits_list) -> list of Y``, the
+        protocol of :meth:`gradcheck.sandbox.RemoteLayer.forward_many`:
+        ``inputs_list[j]`` is a list of arrays or None (the previous forward's inputs),
+        ``params_list[j]`` a dict of parameter values to set before forward ``j`` (empty:
+        keep the previous values; the first entry of every chunk holds every
+        parameter), ``edits_list[j]`` a list of ``(key, flat_index, value)`` set for
+        forward ``j`` only. A parameter scan thus sends one number per forward.
+        :func:`local_forward_many` gives this protocol for a plain ``forward``.
+    inputs : sequence of ndarray
+        The inputs; not modified.
+    params : dict of str -> ndarray
+        The current parameter values; not modified.
+    key : int or str
+        Position of the input to differentiate, or a parameter key.
+    G : ndarray
+        Upstream gradient.
+    eps : float
+    indices : sequence of index tuples, optional
+        Only these elements (sample mode; others NaN).
+    budget, max_per_call : int
+        Chunk size: about ``budget`` array elements, at most ``max_per_call`` forwards.
+    method : {"central", "forward", "richardson"}, default "central"
 
     Returns
     -------
-    float
+    Scan
+        ``how="many"``.
     """
-    return float(np.sum(np.asarray(Y, dtype=np.float64) * G))
+    is_input = isinstance(key, int)
+    base = np.asarray(inputs[key] if is_input else params[key])
+    if base.dtype.kind != "f":
+        raise TypeError("many_scan differentiates floating-point arrays only")
+    base = np.array(base, dtype=np.float64 if is_input else base.dtype, copy=True)
+    full = {k: np.array(v, copy=True) for k, v in params.items()}
+    xs = [np.array(x, copy=True) for x in inputs]
+    size = int(np.size(G)) + (sum(x.size for x in xs) if is_input else 0)
+    per_call = max(2, min(max_per_call, budget // max(1, size))) // 2 * 2
+
+    def evaluate(jobs):
+        out = []
+        for start in range(0, len(jobs), per_call):
+            ins, pars, edits = [], [], []
+            for j, (idx, value) in enumerate(jobs[start:start + per_call]):
+                if is_input:
+                    row = list(xs)
+                    row[key] = base.copy()
+                    row[key][idx] = value
+                    ins.append(row)
+                    edits.append([])
+                else:
+                    ins.append(xs if j == 0 else None)
+                    edits.append([(key, int(np.ravel_multi_index(idx, base.shape)), float(value))])
+                pars.append(full if j == 0 else {})
+            out += [scalar_objective(Y, G) for Y in forward_many(ins, pars, edits)]
+        return out
+
+    def f0():
+        return scalar_objective(forward_many([xs], [full], [[]])[0], G)
+
+    return _element_scan(evaluate, base, method, eps, indices, "many", f0)
 
 
-# --------------------------------------------------------------------------- batched scans
+def local_forward_many(forward: Callable[..., np.ndarray], params: Mapping[str, np.ndarray]
+                       ) -> Callable[[list, list, list], list]:
+    """The ``forward_many`` protocol of :func:`many_scan` for a local ``forward(*inputs)``.
+
+    Parameters
+    ----------
+    forward : callable
+        ``forward(*inputs) -> Y``, reading ``params``.
+    params : dict of str -> ndarray
+        The arrays the forward reads; set in place per forward, restored at the end.
+
+    Returns
+    -------
+    callable
+        ``forward_many(inputs_list, params_list, edits_list) -> list of Y``.
+    """
+    def many(inputs_list, params_list, edits_list):
+        saved = {k: v.copy() for k, v in params.items()}
+        out, prev = [], None
+        try:
+            for xs, ps, es in zip(inputs_list, params_list, edits_list):
+                prev = prev if xs is None else xs
+                for k, v in ps.items():
+                    np.copyto(params[k], v)
+                undo = []
+                for k, i, v in es:
+                    undo.append((k, i, params[k].flat[i].copy()))
+                    params[k].flat[i] = v
+                out.append(np.array(forward(*[x.copy() for x in prev]), dtype=np.float64))
+                for k, i, old in reversed(undo):
+                    params[k].flat[i] = old
+        finally:
+            for k, v in saved.items():
+                np.copyto(params[k], v)
+        return out
+    return many
+
+
+# --------------------------------------------------------------------------- the stacked-batch plan
 
 
 def _concat_inputs(a: Sequence[np.ndarray], b: Sequence[np.ndarray]) -> list[np.ndarray]:
@@ -460,14 +607,13 @@ def batch_independent(forward: Callable[..., np.ndarray], inputs: Sequence[np.nd
 
 def batched_input_scan(forward: Callable[..., np.ndarray], inputs: Sequence[np.ndarray], which: int,
                        G: np.ndarray, *, eps: float = DEFAULT_EPS, budget: int = BATCH_BUDGET,
-                       indices: Sequence[tuple[int, ...]] | None = None) -> Scan:
-    """Central differences of ``L = sum(forward(*inputs) * G)`` w.r.t. ``inputs[which]``, vectorised.
+                       indices: Sequence[tuple[int, ...]] | None = None, method: str = "central") -> Scan:
+    """Finite differences of ``L = sum(forward(*inputs) * G)`` w.r.t. ``inputs[which]``, stacked along the batch.
 
-    Exact element-by-element central differences (same steps, stored-difference
-    denominators) for a layer whose samples are independent (check with
-    :func:`batch_independent` first): perturbed copies of the whole batch are
-    stacked along axis 0 and evaluated in one call per chunk of about ``budget``
-    input elements. For each sample ``n`` only ``sum(Y[n] * G[n])`` is used.
+    For a layer whose samples are independent (check with :func:`batch_independent`
+    first): the copies with element ``p`` of every sample moved are stacked along
+    axis 0 and evaluated in one call per chunk of about ``budget`` input elements;
+    sample ``n``'s quotient uses only ``sum(Y[n] * G[n])`` (:func:`kernel`).
 
     Parameters
     ----------
@@ -483,62 +629,57 @@ def batched_input_scan(forward: Callable[..., np.ndarray], inputs: Sequence[np.n
         Target number of input elements per forward call.
     indices : sequence of index tuples, optional
         Only these elements (sample mode).
+    method : {"central", "forward", "richardson"}, default "central"
 
     Returns
     -------
     Scan
-        With one-sided quotients (``how="batched"``).
+        With one-sided quotients for central (``how="batched"``).
     """
     X = inputs[which]
-    N = X.shape[0]
+    N, shape = X.shape[0], X.shape
     P = int(np.prod(X.shape[1:], dtype=np.int64))
     Xf = X.reshape(N, P)
     H = step_sizes(Xf, eps)
-    Xp = Xf + H
-    Xm = Xf - H
-    den = Xp - Xm
+    offs = OFFSETS[method]
+    points = [Xf + o * H for o in offs]
     Gf = np.asarray(G, dtype=np.float64).reshape(N, -1)
     L0 = np.einsum("nk,nk->n", np.asarray(forward(*[x.copy() for x in inputs]), dtype=np.float64)
-                   .reshape(N, -1), Gf)
-    grad = np.full((N, P), np.nan if indices is not None else 0.0)
-    d_plus = np.full((N, P), np.nan)
-    d_minus = np.full((N, P), np.nan)
+                   .reshape(N, -1), Gf)[:, None]
+    values = [np.full((N, P), np.nan) for _ in offs]
     evaluated = np.zeros((N, P), dtype=bool)
     if indices is None:
-        positions = np.arange(P)
-        mask_np = None
+        positions, mask = np.arange(P), None
     else:
         flat = np.array([np.ravel_multi_index(ix, X.shape) for ix in indices], dtype=np.int64)
-        mask_np = np.zeros((N, P), dtype=bool)
-        mask_np[flat // P, flat % P] = True
+        mask = np.zeros((N, P), dtype=bool)
+        mask[flat // P, flat % P] = True
         positions = np.unique(flat % P)
-    # a chunk of m positions is 2*m copies of the batch, 2*m*N*P input elements
-    per_chunk = max(1, min(len(positions), budget // max(1, 2 * N * P)))
-    others = [(i, x) for i, x in enumerate(inputs) if i != which]
+    k = len(offs)  # a chunk of m positions is k*m copies of the batch, k*m*N*P input elements
+    per_chunk = max(1, min(len(positions), budget // max(1, k * N * P)))
     for start in range(0, len(positions), per_chunk):
         pos = positions[start:start + per_chunk]
         m = len(pos)
-        big = np.broadcast_to(Xf, (2, m, N, P)).copy()
-        j = np.arange(m)
-        big[0, j, :, pos] = Xp[:, pos].T
-        big[1, j, :, pos] = Xm[:, pos].T
-        args = [None] * len(inputs)
-        args[which] = big.reshape((2 * m * N,) + X.shape[1:])
-        for i, x in others:
-            args[i] = np.broadcast_to(x, (2 * m,) + x.shape).reshape((2 * m * N,) + x.shape[1:]).copy()
-        Yb = np.asarray(forward(*args), dtype=np.float64).reshape(2, m, N, -1)
-        Lb = np.einsum("smnk,nk->smn", Yb, Gf)  # (2, m, N)
-        fp, fm = Lb[0].T, Lb[1].T  # (N, m)
-        grad[:, pos] = (fp - fm) / den[:, pos]
-        d_plus[:, pos] = (fp - L0[:, None]) / H[:, pos]
-        d_minus[:, pos] = (L0[:, None] - fm) / H[:, pos]
+        big = np.broadcast_to(Xf, (k, m, N, P)).copy()
+        for s in range(k):
+            big[s, np.arange(m), :, pos] = points[s][:, pos].T
+        args = [big.reshape((k * m * N,) + X.shape[1:]) if i == which else
+                np.broadcast_to(x, (k * m,) + x.shape).reshape((k * m * N,) + x.shape[1:]).copy()
+                for i, x in enumerate(inputs)]
+        Lb = np.einsum("smnk,nk->smn", np.asarray(forward(*args), dtype=np.float64).reshape(k, m, N, -1), Gf)
+        for s in range(k):
+            values[s][:, pos] = Lb[s].T
         evaluated[:, pos] = True
-    if mask_np is not None:
-        grad[~mask_np] = np.nan
-        evaluated &= mask_np
-    shape = X.shape
-    return Scan(grad.reshape(shape), d_plus.reshape(shape), d_minus.reshape(shape), evaluated.reshape(shape),
-                "batched")
+    est, dp, dm = kernel(method, values, points, L0, Xf)
+    if mask is not None:
+        evaluated &= mask
+    grad = np.where(evaluated, est, np.nan if mask is not None else 0.0)
+    if dp is not None:
+        dp, dm = dp.reshape(shape), dm.reshape(shape)
+    return Scan(grad.reshape(shape), dp, dm, evaluated.reshape(shape), "batched")
+
+
+# --------------------------------------------------------------------------- complex step, directions, Jacobian
 
 
 def complex_step_supported(forward: Callable[..., np.ndarray], inputs: Sequence[np.ndarray], which: int,
@@ -555,316 +696,45 @@ def complex_step_supported(forward: Callable[..., np.ndarray], inputs: Sequence[
     ok : bool
     reason : str
     """
-    import warnings
-
     rng = rng or np.random.default_rng(7)
     X = inputs[which]
     u = rng.standard_normal(X.shape)
-    h = COMPLEX_STEP
 
-    def call(xw):
+    def L(t):
         args = [x.copy() for x in inputs]
-        args[which] = xw
-        return forward(*args)
+        args[which] = X + t * u
+        return scalar_objective(forward(*args), G)
 
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("error")
-            Yc = np.asarray(call(X + 1j * h * u))
+            args = [x.copy() for x in inputs]
+            args[which] = X + 1j * COMPLEX_STEP * u
+            Yc = np.asarray(forward(*args))
     except Exception as exc:  # noqa: BLE001
         return False, f"forward does not accept a complex input ({type(exc).__name__})"
     if Yc.dtype.kind != "c":
         return False, "forward returned a real array for a complex input (it drops the imaginary part)"
-    cs = float(np.sum(Yc * G).imag) / h
+    cs = float(kernel("complex", [np.sum(Yc * G)], [1j * COMPLEX_STEP])[0])
     hc = DEFAULT_EPS * max(1.0, float(np.abs(X).max()))
-    cd = (float(np.sum(np.asarray(call(X + hc * u), dtype=np.float64) * G))
-          - float(np.sum(np.asarray(call(X - hc * u), dtype=np.float64) * G))) / (2 * hc)
+    cd = difference_quotient(L, hc)
     if abs(cs - cd) > 1e-5 * (abs(cs) + abs(cd)) + 1e-9:
         return False, (f"the complex step along a random direction ({cs:.6g}) disagrees with central "
                        f"differences ({cd:.6g}): the forward is not complex-analytic (abs, max, comparisons?)")
     return True, ""
 
 
-def _complex_scan(forward, inputs, which, G, indices=None) -> Scan:
-    X = inputs[which]
-    grad = np.full(X.shape, np.nan if indices is not None else 0.0)
-    evaluated = np.zeros(X.shape, dtype=bool)
-    idx_iter = np.ndindex(X.shape) if indices is None else (tuple(ix) for ix in indices)
-    h = COMPLEX_STEP
-    for idx in idx_iter:
-        xc = X.astype(np.complex128)
-        xc[idx] += 1j * h
-        args = [x.copy() for x in inputs]
-        args[which] = xc
-        grad[idx] = float(np.sum(np.asarray(forward(*args)) * G).imag) / h
-        evaluated[idx] = True
-    return Scan(grad, None, None, evaluated, "complex")
-
-
-def many_scan(forward_many: Callable[[list, list], list], inputs: Sequence[np.ndarray],
-              params: Mapping[str, np.ndarray], key: str | int, G: np.ndarray, *, eps: float = DEFAULT_EPS,
-              indices: Sequence[tuple[int, ...]] | None = None, budget: int = MANY_BUDGET,
-              max_per_call: int = MANY_MAX) -> Scan:
-    """Central differences of ``L = sum(Y * G)`` w.r.t. one tensor, the forwards sent in chunks.
-
-    Element by element exactly as :func:`numerical_gradient` (same steps, stored
-    differences as denominators, one-sided quotients), but the ``2 n`` perturbed
-    forwards go through ``forward_many`` in chunks, so a layer in another process
-    costs one round trip per chunk instead of one per forward.
-
-    Parameters
-    ----------
-    forward_many : callable
-        ``forward_many(inputs_list, params_list, edits_list) -> list of Y``, the
-        protocol of :meth:`gradcheck.sandbox.RemoteLayer.forward_many`:
-        ``inputs_list[j]`` is a list of arrays or None (the previous forward's inputs),
-        ``params_list[j]`` a dict of parameter values to set before forward ``j`` (empty:
-        keep the previous values; the first entry of every chunk holds every
-        parameter), ``edits_list[j]`` a list of ``(key, flat_index, value)`` set for
-        forward ``j`` only. A parameter scan thus sends one number per forward.
-        :func:`local_forward_many` gives this protocol for a plain ``forward``.
-    inputs : sequence of ndarray
-        The inputs; not modified.
-    params : dict of str -> ndarray
-        The current parameter values; not modified.
-    key : int or str
-        Position of the input to differentiate, or a parameter key.
-    G : ndarray
-        Upstream gradient.
-    eps : float
-    indices : sequence of index tuples, optional
-        Only these elements (sample mode; others NaN).
-    budget, max_per_call : int
-        Chunk size: about ``budget`` array elements, at most ``max_per_call`` forwards.
-
-    Returns
-    -------
-    Scan
-        ``how="many"``.
-    """
-    is_input = isinstance(key, int)
-    base = np.asarray(inputs[key] if is_input else params[key])
-    if base.dtype.kind != "f":
-        raise TypeError("many_scan differentiates floating-point arrays only")
-    base = np.array(base, dtype=np.float64 if is_input else base.dtype, copy=True)
-    full = {k: np.array(v, copy=True) for k, v in params.items()}
-    xs = [np.array(x, copy=True) for x in inputs]
-    H = step_sizes(base, eps)
-    grad = np.full(base.shape, np.nan if indices is not None else 0.0)
-    d_plus = np.full(base.shape, np.nan)
-    d_minus = np.full(base.shape, np.nan)
-    evaluated = np.zeros(base.shape, dtype=bool)
-    idx_list = list(np.ndindex(base.shape)) if indices is None else [tuple(int(i) for i in ix) for ix in indices]
-    if not idx_list:
-        return Scan(grad, d_plus, d_minus, evaluated, "many")
-    L0 = scalar_objective(forward_many([xs], [full], [[]])[0], G)
-    size = int(np.size(G)) + (sum(x.size for x in xs) if is_input else 0)
-    per_call = max(2, min(max_per_call, budget // max(1, size))) // 2 * 2
-    jobs = [(idx, s) for idx in idx_list for s in (1.0, -1.0)]
-    values: list[tuple[float, float]] = []  # (stored perturbed value, L)
-    for start in range(0, len(jobs), per_call):
-        chunk = jobs[start:start + per_call]
-        ins, pars, edits, stored = [], [], [], []
-        for j, (idx, s) in enumerate(chunk):
-            one = np.array(base[idx] + s * H[idx], dtype=base.dtype)  # rounded as it will be stored
-            stored.append(float(one))
-            if is_input:
-                row = list(xs)
-                row[key] = base.copy()
-                row[key][idx] = one
-                ins.append(row)
-                edits.append([])
-            else:
-                ins.append(xs if j == 0 else None)
-                edits.append([(key, int(np.ravel_multi_index(idx, base.shape)), float(one))])
-            pars.append(full if j == 0 else {})
-        Ys = forward_many(ins, pars, edits)
-        values += [(v, scalar_objective(Yj, G)) for v, Yj in zip(stored, Ys)]
-    for n, idx in enumerate(idx_list):
-        (xp, fp), (xm, fm) = values[2 * n], values[2 * n + 1]
-        x0 = float(base[idx])
-        grad[idx] = (fp - fm) / (xp - xm)
-        d_plus[idx] = (fp - L0) / (xp - x0)
-        d_minus[idx] = (L0 - fm) / (x0 - xm)
-        evaluated[idx] = True
-    return Scan(grad, d_plus, d_minus, evaluated, "many")
-
-
-def local_forward_many(forward: Callable[..., np.ndarray], params: Mapping[str, np.ndarray]
-                       ) -> Callable[[list, list, list], list]:
-    """The ``forward_many`` protocol of :func:`many_scan` for a local ``forward(*inputs)``.
-
-    Parameters
-    ----------
-    forward : callable
-        ``forward(*inputs) -> Y``, reading ``params``.
-    params : dict of str -> ndarray
-        The arrays the forward reads; set in place per forward, restored at the end.
-
-    Returns
-    -------
-    callable
-        ``forward_many(inputs_list, params_list, edits_list) -> list of Y``.
-    """
-    def many(inputs_list, params_list, edits_list):
-        saved = {k: v.copy() for k, v in params.items()}
-        out, prev = [], None
-        try:
-            for xs, ps, es in zip(inputs_list, params_list, edits_list):
-                prev = prev if xs is None else xs
-                for k, v in ps.items():
-                    np.copyto(params[k], v)
-                undo = []
-                for k, i, v in es:
-                    undo.append((k, i, params[k].flat[i].copy()))
-                    params[k].flat[i] = v
-                out.append(np.array(forward(*[x.copy() for x in prev]), dtype=np.float64))
-                for k, i, old in reversed(undo):
-                    params[k].flat[i] = old
-        finally:
-            for k, v in saved.items():
-                np.copyto(params[k], v)
-        return out
-    return many
-
-
-def layer_numerical_gradients(
-    forward: Callable[..., np.ndarray],
-    X: np.ndarray | Sequence[np.ndarray],
-    params: Mapping[str, np.ndarray],
-    G: np.ndarray,
-    *,
-    eps: float | None = DEFAULT_EPS,
-    input_names: Sequence[str] | None = None,
-    method: str = "central",
-    batched: bool | str = "auto",
-    which: Sequence[str] | None = None,
-    indices: Mapping[str, Sequence[tuple[int, ...]]] | None = None,
-    detail: bool = False,
-    notes: list[str] | None = None,
-    forward_many: Callable[[list, list], list] | None = None,
-) -> dict[str, np.ndarray] | dict[str, Scan]:
-    """Numerical gradients of ``L = sum(forward(*inputs) * G)`` w.r.t. the inputs and every parameter.
-
-    Parameters
-    ----------
-    forward : callable
-        ``forward(*inputs) -> Y`` evaluating the layer with its current parameters.
-        It receives fresh copies of the inputs on every call, so a layer that
-        writes into its input cannot corrupt the check.
-    X : ndarray or sequence of ndarray
-        The input (``forward(X)``) or several inputs (``forward(Q, K, V)``). Not
-        modified. Floating-point inputs are differentiated (perturbed in float64
-        copies); integer inputs (indices) are passed unchanged and get no gradient.
-    params : dict of str -> ndarray
-        The layer's own parameter arrays; perturbed in place and restored.
-    G : ndarray of float64
-        Upstream gradient, same shape as ``forward(*inputs)``.
-    eps : float or None, default 6.06e-6 (DEFAULT_EPS)
-        Relative step, see :func:`numerical_gradient`; None: :func:`default_eps` of ``method``.
-    input_names : sequence of str, optional
-        Keys for the inputs in the result; default ``"X"`` for one input,
-        ``"X0", "X1", ...`` for several.
-    method : {"central", "forward", "richardson", "complex"}, default "central"
-        ``"complex"`` applies to the inputs when :func:`complex_step_supported`
-        says so (central differences otherwise, and always for parameters; a
-        note is appended to ``notes``).
-    batched : bool or "auto", default "auto"
-        Vectorise the input scans (central method) when :func:`batch_independent`
-        holds; True forces it (no probe), False uses the element loop.
-    which : sequence of str, optional
-        Only these keys (input names or parameter keys); default all.
-    indices : dict of key -> index tuples, optional
-        Sample mode: estimate only these elements of these keys (others NaN).
-    detail : bool, default False
-        Return :class:`Scan` objects (one-sided quotients for kink detection).
-    notes : list of str, optional
-        Receives remarks (method fallbacks, loop vs batched).
-    forward_many : callable, optional
-        ``forward_many(inputs_list, params_list, edits_list) -> list of Y`` (see :func:`many_scan`):
-        with the central method, the element scans (parameters, and inputs not
-        batched) send their forwards in chunks through it.
-
-    Returns
-    -------
-    dict
-        ``{input_name: dL/dinput for each float input, **{k: dL/dparams[k]}}``,
-        float64 arrays with the shapes of the inputs and parameters (or Scans).
-    """
-    _check_method(method)
-    single = isinstance(X, np.ndarray)
-    inputs = [np.asarray(X)] if single else [np.asarray(x) for x in X]
-    if input_names is None:
-        input_names = ["X"] if len(inputs) == 1 else [f"X{i}" for i in range(len(inputs))]
-    work = [np.array(x, dtype=np.float64, copy=True) if x.dtype.kind == "f" else x.copy() for x in inputs]
-    notes = notes if notes is not None else []
-    wanted = set(which) if which is not None else None
-    real_eps = default_eps("central" if method == "complex" else method) if eps is None else eps
-
-    def objective() -> float:
-        return scalar_objective(forward(*[w.copy() for w in work]), G)
-
-    def loop(arr, key, position=None):
-        m = "central" if method == "complex" else method
-        sel = None if indices is None else indices.get(key)
-        if forward_many is not None and m == "central":
-            return many_scan(forward_many, work, params, key if position is None else position, G, eps=real_eps,
-                             indices=sel)
-        return numerical_gradient(objective, arr, eps=real_eps, method=m, indices=sel, detail=True)
-
-    out: dict[str, Scan] = {}
-    float_inputs = [i for i, w in enumerate(work) if w.dtype.kind == "f"
-                    and (wanted is None or input_names[i] in wanted)]
-    use_batched = False
-    if float_inputs and method == "central" and batched:
-        if batched == "auto":
-            use_batched, why = batch_independent(forward, work)
-            if not use_batched:
-                notes.append(f"input gradients by the element loop: {why}")
-        else:
-            use_batched = True
-    for i in float_inputs:
-        name = input_names[i]
-        sel = None if indices is None else indices.get(name)
-        if method == "complex":
-            ok, why = complex_step_supported(forward, work, i, G)
-            if ok:
-                out[name] = _complex_scan(forward, work, i, G, sel)
-                continue
-            notes.append(f"complex step not used for {name}: {why}; central differences instead")
-        if use_batched:
-            out[name] = batched_input_scan(forward, work, i, G, eps=real_eps, indices=sel)
-        else:
-            out[name] = loop(work[i], name, i)
-    if method == "complex" and params:
-        notes.append("parameters are checked by central differences (the complex step would need "
-                     "complex parameter arrays inside the layer)")
-    for k, p in params.items():
-        if wanted is None or k in wanted:
-            out[k] = loop(p, k)
-    if detail:
-        return out
-    return {k: s.grad for k, s in out.items()}
-
-
-def directional_derivatives(
-    forward: Callable[..., np.ndarray],
-    X: Sequence[np.ndarray],
-    params: Mapping[str, np.ndarray],
-    G: np.ndarray,
-    *,
-    input_names: Sequence[str],
-    groups: Sequence[Sequence[str]],
-    n_dirs: int = 2,
-    eps: float = DEFAULT_EPS,
-    rng: np.random.Generator | None = None,
-) -> dict[tuple[str, ...], list[tuple[dict[str, np.ndarray], float]]]:
+def directional_derivatives(forward: Callable[..., np.ndarray], X: Sequence[np.ndarray],
+                            params: Mapping[str, np.ndarray], G: np.ndarray, *, input_names: Sequence[str],
+                            groups: Sequence[Sequence[str]], n_dirs: int = 2, eps: float = DEFAULT_EPS,
+                            rng: np.random.Generator | None = None
+                            ) -> dict[tuple[str, ...], list[tuple[dict[str, np.ndarray], float]]]:
     r"""Random directional derivatives of ``L = sum(forward(*inputs) * G)`` by central differences.
 
     For each group of tensors (one tensor, or several jointly) and each of
     ``n_dirs`` random directions ``u`` (entries ``z * max(1, |x|)``,
     ``z ~ N(0, 1)``), the central difference ``(L(x + eps u) - L(x - eps u)) / 2 eps``
-    is returned with ``u``; the caller compares it with
+    (:func:`kernel`) is returned with ``u``; the caller compares it with
     :math:`G^T J u = \sum_t \langle g_t, u_t\rangle` from the gradients under test.
     Two forward calls per direction, whatever the size of the tensors.
 
@@ -892,9 +762,24 @@ def directional_derivatives(
         ``{tuple(group): [(u, numerical), ...]}`` with ``u`` a dict key -> direction array.
     """
     rng = rng or np.random.default_rng(0)
-    inputs = [np.asarray(x) for x in X]
-    base = [np.array(x, dtype=np.float64) if x.dtype.kind == "f" else x for x in inputs]
+    base = [np.array(x, dtype=np.float64) if np.asarray(x).dtype.kind == "f" else np.asarray(x) for x in X]
     pos = {n: i for i, n in enumerate(input_names)}
+
+    def along(dirs, t):
+        args = [b.copy() for b in base]
+        saved = {}
+        for k, d in dirs.items():
+            if k in pos:
+                args[pos[k]] = base[pos[k]] + t * d
+            else:
+                saved[k] = params[k].copy()
+                params[k] += (t * d).astype(params[k].dtype)
+        try:
+            return scalar_objective(forward(*args), G)
+        finally:
+            for k, v in saved.items():
+                np.copyto(params[k], v)
+
     out: dict[tuple[str, ...], list[tuple[dict[str, np.ndarray], float]]] = {}
     for group in groups:
         pairs = []
@@ -903,21 +788,137 @@ def directional_derivatives(
             for k in group:
                 ref = base[pos[k]] if k in pos else params[k]
                 dirs[k] = rng.standard_normal(ref.shape) * np.maximum(1.0, np.abs(ref))
-            vals = []
-            for s in (1.0, -1.0):
-                args = [b.copy() for b in base]
-                saved = {}
-                for k in group:
-                    if k in pos:
-                        args[pos[k]] = base[pos[k]] + s * eps * dirs[k]
-                    else:
-                        saved[k] = params[k].copy()
-                        params[k] += (s * eps * dirs[k]).astype(params[k].dtype)
-                try:
-                    vals.append(scalar_objective(forward(*args), G))
-                finally:
-                    for k, v in saved.items():
-                        np.copyto(params[k], v)
-            pairs.append((dirs, (vals[0] - vals[1]) / (2 * eps)))
+            pairs.append((dirs, difference_quotient(lambda t, d=dirs: along(d, t), eps)))
         out[tuple(group)] = pairs
     return out
+
+
+def numerical_jacobian(forward: Callable[[np.ndarray], np.ndarray], X: np.ndarray, eps: float | None = None,
+                       forward_many: Callable[[list], list] | None = None) -> np.ndarray:
+    """Jacobian ``dY/dX`` by central differences (:func:`kernel`), one column per input element.
+
+    Parameters
+    ----------
+    forward : callable
+        ``forward(X) -> Y``.
+    X : ndarray of float
+    eps : float, optional
+        Relative step (default :data:`DEFAULT_EPS`).
+    forward_many : callable, optional
+        ``forward_many(list of X) -> list of Y``: the perturbed copies sent 256 at a time.
+
+    Returns
+    -------
+    ndarray of float64, shape ``(Y.size, X.size)``
+    """
+    X = np.array(X, dtype=np.float64)
+    H = step_sizes(X, DEFAULT_EPS if eps is None else eps).ravel()
+    points = [X.ravel() + H, X.ravel() - H]
+    copies = []
+    for i in range(X.size):
+        for p in points:
+            x = X.copy().ravel()
+            x[i] = p[i]
+            copies.append(x.reshape(X.shape))
+    if forward_many is not None:
+        Ys = [y for k in range(0, len(copies), 256) for y in forward_many(copies[k:k + 256])]
+    else:
+        Ys = [forward(x) for x in copies]
+    Ys = np.stack([np.asarray(y, dtype=np.float64).ravel() for y in Ys]).reshape(X.size, 2, -1)
+    J, _, _ = kernel("central", [Ys[:, 0], Ys[:, 1]], [points[0][:, None], points[1][:, None]])
+    return J.T
+
+
+# --------------------------------------------------------------------------- a layer's tensors
+
+
+def layer_numerical_gradients(forward: Callable[..., np.ndarray], X: np.ndarray | Sequence[np.ndarray],
+                              params: Mapping[str, np.ndarray], G: np.ndarray, *, eps: float | None = DEFAULT_EPS,
+                              input_names: Sequence[str] | None = None, method: str = "central",
+                              batched: bool | str = "auto", which: Sequence[str] | None = None,
+                              indices: Mapping[str, Sequence[tuple[int, ...]]] | None = None, detail: bool = False,
+                              notes: list[str] | None = None, forward_many: Callable[[list, list], list] | None = None
+                              ) -> dict[str, np.ndarray] | dict[str, Scan]:
+    """Numerical gradients of ``L = sum(forward(*inputs) * G)`` w.r.t. the inputs and every parameter.
+
+    Chooses a plan per tensor: the complex step for an input when ``method`` asks for it and
+    :func:`complex_step_supported` allows it; the stacked batch for the inputs of a
+    batch-independent layer; chunks through ``forward_many`` when given; else the element
+    loop. Parameters never use the stacked batch (they are shared by all samples) nor the
+    complex step (central differences instead, with a note).
+
+    Parameters
+    ----------
+    forward : callable
+        ``forward(*inputs) -> Y`` with the current parameters; it gets fresh copies of the inputs.
+    X : ndarray or sequence of ndarray
+        The input(s); not modified. Float inputs are differentiated (float64 copies), integer ones not.
+    params : dict of str -> ndarray
+        The layer's own parameter arrays; perturbed in place and restored.
+    G : ndarray of float64
+        Upstream gradient (shape of ``Y``).
+    eps : float or None, default DEFAULT_EPS
+        Relative step (None: :func:`default_eps` of ``method``).
+    input_names : sequence of str, optional
+        Result keys of the inputs; default ``"X"``, or ``"X0", "X1", ...``.
+    method : {"central", "forward", "richardson", "complex"}, default "central"
+    batched : bool or "auto", default "auto"
+        The stacked batch when :func:`batch_independent` holds (True: without the probe).
+    which, indices : optional
+        Only these keys; only these elements per key (sample mode, the others NaN).
+    detail : bool, default False
+        Return :class:`Scan` objects (with the one-sided quotients of central differences).
+    notes : list of str, optional
+        Receives remarks (method fallbacks, loop vs batched).
+    forward_many : callable, optional
+        The chunked protocol of :func:`many_scan`.
+
+    Returns
+    -------
+    dict
+        ``{input name: dL/dinput, **{key: dL/dparams[key]}}`` (float64 arrays, or Scans).
+    """
+    _check_method(method)
+    inputs = [np.asarray(X)] if isinstance(X, np.ndarray) else [np.asarray(x) for x in X]
+    if input_names is None:
+        input_names = ["X"] if len(inputs) == 1 else [f"X{i}" for i in range(len(inputs))]
+    work = [np.array(x, dtype=np.float64, copy=True) if x.dtype.kind == "f" else x.copy() for x in inputs]
+    notes = notes if notes is not None else []
+    real = "central" if method == "complex" else method
+    eps = default_eps(real) if eps is None else eps
+    sel = (lambda key: None) if indices is None else indices.get
+    wanted = [i for i, w in enumerate(work) if w.dtype.kind == "f" and (which is None or input_names[i] in which)]
+
+    def objective() -> float:
+        return scalar_objective(forward(*[w.copy() for w in work]), G)
+
+    def element(key, arr, position=None):
+        if forward_many is not None:
+            return many_scan(forward_many, work, params, key if position is None else position, G, eps=eps,
+                             indices=sel(key), method=real)
+        return numerical_gradient(objective, arr, eps=eps, method=real, indices=sel(key), detail=True)
+
+    stacked = False
+    if wanted and method != "complex" and batched:
+        stacked, why = (True, "") if batched is True else batch_independent(forward, work)
+        if not stacked:
+            notes.append(f"input gradients by the element loop: {why}")
+    out: dict[str, Scan] = {}
+    for i in wanted:
+        name = input_names[i]
+        ok, why = complex_step_supported(forward, work, i, G) if method == "complex" else (False, "")
+        if ok:
+            out[name] = _element_scan(_copies_evaluator(forward, work, i, G), work[i], "complex", COMPLEX_STEP,
+                                      sel(name), "complex")
+            continue
+        if method == "complex":
+            notes.append(f"complex step not used for {name}: {why}; central differences instead")
+        out[name] = (batched_input_scan(forward, work, i, G, eps=eps, indices=sel(name), method=real)
+                     if stacked else element(name, work[i], i))
+    if method == "complex" and params:
+        notes.append("parameters are checked by central differences (the complex step would need "
+                     "complex parameter arrays inside the layer)")
+    for k, p in params.items():
+        if which is None or k in which:
+            out[k] = element(k, p)
+    return out if detail else {k: s.grad for k, s in out.items()}

@@ -18,7 +18,7 @@ from matplotlib.figure import Figure
 from .check import ALL_PAIRS, CheckResult
 
 __all__ = ["ERROR_FLOOR", "PAIR_COLORS", "plot_result", "plot_results", "plot_training", "save_figure",
-           "plot_gradient_heatmaps", "plot_step_error", "plot_jacobian", "tape_jacobian", "numerical_jacobian"]
+           "plot_gradient_heatmaps", "plot_step_error", "plot_jacobian", "tape_jacobian"]
 
 #: Relative errors below this (including exact zeros) are drawn at this value so
 #: a log axis can show them; the legend says so.
@@ -434,14 +434,14 @@ def plot_step_error(f=np.exp, x0: float = 1.0, df=None, *, hs=None, dtypes=(np.f
     -------
     matplotlib.figure.Figure
     """
-    from .numerical import step_error_curve
+    from .numerical import difference_quotient, step_error_curve
 
     hs = np.logspace(-16, 0, 161) if hs is None else np.asarray(hs, dtype=np.float64)
     h = 1e-3
     if df is None and f is np.exp:
         true = f3 = float(np.exp(x0))
     elif df is None:
-        true = float((8 * (f(x0 + h) - f(x0 - h)) - (f(x0 + 2 * h) - f(x0 - 2 * h))) / (12 * h))
+        true = difference_quotient(lambda t: f(x0 + t), 2 * h, "richardson")  # the five-point stencil
         f3 = float((f(x0 + 2 * h) - 2 * f(x0 + h) + 2 * f(x0 - h) - f(x0 - 2 * h)) / (2 * h**3))
     else:
         true = float(df(x0))
@@ -479,36 +479,6 @@ def plot_step_error(f=np.exp, x0: float = 1.0, df=None, *, hs=None, dtypes=(np.f
     ax.grid(alpha=0.3, which="major")
     ax.legend(fontsize="small", loc="lower left")
     return fig
-
-
-def numerical_jacobian(forward, X: np.ndarray, eps: float | None = None) -> np.ndarray:
-    """Jacobian ``dY/dX`` by central differences, one column per input element.
-
-    Parameters
-    ----------
-    forward : callable
-        ``forward(X) -> Y``.
-    X : ndarray of float
-    eps : float, optional
-        Relative step (default :data:`gradcheck.numerical.DEFAULT_EPS`).
-
-    Returns
-    -------
-    ndarray of float64, shape ``(Y.size, X.size)``
-    """
-    from .numerical import DEFAULT_EPS, step_sizes
-
-    X = np.array(X, dtype=np.float64)
-    H = step_sizes(X, DEFAULT_EPS if eps is None else eps).ravel()
-    cols = []
-    for i in range(X.size):
-        xp, xm = X.copy().ravel(), X.copy().ravel()
-        xp[i] += H[i]
-        xm[i] -= H[i]
-        yp = np.asarray(forward(xp.reshape(X.shape)), dtype=np.float64).ravel()
-        ym = np.asarray(forward(xm.reshape(X.shape)), dtype=np.float64).ravel()
-        cols.append((yp - ym) / (xp[i] - xm[i]))
-    return np.stack(cols, axis=1)
 
 
 def tape_jacobian(forward_tape, X: np.ndarray) -> tuple[np.ndarray, str]:
@@ -580,6 +550,8 @@ def plot_jacobian(forward, forward_tape, X: np.ndarray, *, title: str = "layer",
         Rows = output elements (``Y`` flattened), columns = input elements.
     """
     Jt, how = tape_jacobian(forward_tape, X) if tape is None else tape
+    from .numerical import numerical_jacobian
+
     Jn = numerical_jacobian(forward, X) if numerical is None else numerical
     d = Jt - Jn
     vmax = float(np.abs(np.concatenate([Jt.ravel(), Jn.ravel()])).max()) or 1.0

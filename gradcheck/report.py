@@ -74,34 +74,7 @@ def format_table(results: Sequence[CheckResult], details: bool = True,
         return "  ".join(c.rjust(w) if i in right else c.ljust(w) for i, (c, w) in enumerate(zip(r, widths))).rstrip()
 
     lines = [fmt(header), fmt(["-" * w for w in widths])] + [fmt(r) for r in rows]
-    if results:
-        r0 = results[0]
-        lines.append("")
-        lines.append(wrap(
-            f"relative error = |a-b| / max(|a|+|b|, atol/rtol); pass if <= rtol={r0.rtol:g}, i.e. "
-            f"|a-b| <= atol={r0.atol:g} or |a-b| <= rtol*(|a|+|b|). numerical = {_METHOD_WORDS.get(r0.method, r0.method)}, "
-            f"eps={r0.eps:.3g}, seed={r0.seed}, mode {r0.mode}. (fwd) rows compare forward values."
-            + (" 'dirs': random directional derivatives <g, u> against (L(x+hu)-L(x-hu))/2h."
-               if any(c.how == "directional" for r in results for rec in r.records for c in rec.comparisons)
-               else "")))
-        for r in results:
-            for rec in r.records:
-                c = rec.get("manual-vs-numerical")
-                if c is not None and c.kinks:
-                    shown_k = ", ".join(str(list(ix)) for ix in c.kinks[:4]) + (" ..." if len(c.kinks) > 4 else "")
-                    lines.append(wrap(
-                        f"{r.name} {rec.tensor}: {len(c.kinks)} element(s) at a kink (one-sided differences "
-                        f"disagree and the manual value lies between them; not counted as failures): {shown_k}."))
-        missing = [r.name for r in results if r.twin_note.startswith("no class ")]
-        if missing:
-            lines.append(wrap("no tape comparison (--twin compares with autoprop's class of the same name, and "
-                              "autoprop.layers / autoprop.losses has no class of that name): " + ", ".join(missing)))
-        for r in results:
-            for note in r.notes:
-                lines.append(wrap(f"{r.name}: {note}"))
-        for r in results:
-            if r.twin_note and not r.twin_note.startswith("no class "):
-                lines.append(wrap(f"no tape comparison for {r.name}: {r.twin_note}"))
+    lines += _footnotes(results)
     if details:
         fail = format_failures(results)
         if fail:
@@ -109,6 +82,41 @@ def format_table(results: Sequence[CheckResult], details: bool = True,
     for name, msg in errors:
         lines += ["", format_error_row(name, msg)]
     return "\n".join(lines)
+
+
+def _footnotes(results: Sequence[CheckResult]) -> list[str]:
+    """The lines under the table: the rule, kinks, missing twins, notes."""
+    if not results:
+        return []
+    r0 = results[0]
+    lines: list[str] = []
+    lines.append("")
+    lines.append(wrap(
+        f"relative error = |a-b| / max(|a|+|b|, atol/rtol); pass if <= rtol={r0.rtol:g}, i.e. "
+        f"|a-b| <= atol={r0.atol:g} or |a-b| <= rtol*(|a|+|b|). numerical = {_METHOD_WORDS.get(r0.method, r0.method)}, "
+        f"eps={r0.eps:.3g}, seed={r0.seed}, mode {r0.mode}. (fwd) rows compare forward values."
+        + (" 'dirs': random directional derivatives <g, u> against (L(x+hu)-L(x-hu))/2h."
+           if any(c.how == "directional" for r in results for rec in r.records for c in rec.comparisons)
+           else "")))
+    for r in results:
+        for rec in r.records:
+            c = rec.get("manual-vs-numerical")
+            if c is not None and c.kinks:
+                shown_k = ", ".join(str(list(ix)) for ix in c.kinks[:4]) + (" ..." if len(c.kinks) > 4 else "")
+                lines.append(wrap(
+                    f"{r.name} {rec.tensor}: {len(c.kinks)} element(s) at a kink (one-sided differences "
+                    f"disagree and the manual value lies between them; not counted as failures): {shown_k}."))
+    missing = [r.name for r in results if r.twin_note.startswith("no class ")]
+    if missing:
+        lines.append(wrap("no tape comparison (--twin compares with autoprop's class of the same name, and "
+                          "autoprop.layers / autoprop.losses has no class of that name): " + ", ".join(missing)))
+    for r in results:
+        for note in r.notes:
+            lines.append(wrap(f"{r.name}: {note}"))
+    for r in results:
+        if r.twin_note and not r.twin_note.startswith("no class "):
+            lines.append(wrap(f"no tape comparison for {r.name}: {r.twin_note}"))
+    return lines
 
 
 _METHOD_WORDS = {"central": "central differences", "forward": "forward differences",

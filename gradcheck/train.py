@@ -15,7 +15,7 @@ recorded. Requirements (:attr:`TrainReport.requirements`):
 * both test accuracies >= 0.95 (MLP) or >= 0.97 (CNN);
 * at every step ``|Lm - Lt| / (|Lm| + |Lt|) <= 1e-9``;
 * at every step the gradients agree: the relative error with floor
-  ``GRAD_FLOOR`` (see :func:`gradcheck.check.relative_error`) is <= 1e-9.
+  ``GRAD_FLOOR`` (:func:`gradcheck.compare.compare`, the rule of every check) is <= 1e-9.
 
 The data split is scikit-learn's ``train_test_split(test_size=0.25,
 stratify=y, random_state=seed)``.
@@ -29,7 +29,8 @@ from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
-from .check import copy_params_to_twin, relative_error
+from .compare import compare, relative_error
+from .sources import copy_params_to_twin
 
 __all__ = ["TrainConfig", "TrainReport", "load_digits_split", "run_training",
            "LOSS_RTOL", "GRAD_RTOL", "GRAD_FLOOR", "MIN_ACCURACY"]
@@ -268,7 +269,6 @@ def run_training(config: TrainConfig | None = None, *, progress: bool = True, pl
     opt_m = mp.optim.SGD(learning_rate=config.learning_rate, momentum=config.momentum)
     opt_t = mp.optim.SGD(learning_rate=config.learning_rate, momentum=config.momentum)
     keys = list(manual.params)
-    variables = tape_model.trainable_variables
     if [k for k in tape_model.variables] != keys:
         raise RuntimeError(f"twin variable keys {list(tape_model.variables)} differ from params keys {keys}")
 
@@ -286,21 +286,8 @@ def run_training(config: TrainConfig | None = None, *, progress: bool = True, pl
             perm = order_rng.permutation(n)
             for s in range(spe):
                 idx = perm[s * config.batch_size:(s + 1) * config.batch_size]
-                xb, yb = X_tr[idx], y_tr[idx]
-                # manual
-                lm = loss_m.forward(yb, manual.forward(xb, training=True))
-                manual.backward(loss_m.backward())
-                g_manual = [manual.grads[k].copy() for k in keys]
-                # tape
-                with ap.GradientTape() as tape:
-                    lt = loss_t(yb, tape_model(ap.constant(xb), training=True))
-                g_tape = [g.numpy() for g in tape.gradient(lt, variables)]
-                # compare, then update both
-                Lm[step], Lt[step] = lm, float(lt.numpy())
-                dl[step] = float(relative_error(Lm[step], Lt[step]))
-                dg[step] = max(float(relative_error(a, b, tiny=GRAD_FLOOR).max()) for a, b in zip(g_manual, g_tape))
-                opt_m.step(manual.params, dict(zip(keys, g_manual)))
-                opt_t.apply_gradients(zip(g_tape, variables))
+                Lm[step], Lt[step], dl[step], dg[step] = _step(
+                    (manual, loss_m, opt_m), (tape_model, loss_t, opt_t), keys, X_tr[idx], y_tr[idx])
                 step += 1
                 bar.update(1)
             sl = slice(epoch * spe, (epoch + 1) * spe)
@@ -326,11 +313,39 @@ def run_training(config: TrainConfig | None = None, *, progress: bool = True, pl
         steps_per_epoch=spe, seconds=seconds,
     )
     if plots_dir is not None:
-        import os
-
-        from .plots import plot_training, save_figure
-
-        fig = plot_training(np.arange(1, total + 1), Lm, Lt, dl, dg, steps_per_epoch=spe, tolerance=LOSS_RTOL,
-                            model_name=config.model.upper())
-        report.plot_path = save_figure(fig, os.path.join(plots_dir, "training.png"))
+        report.plot_path = _plot(report, plots_dir)
     return report
+
+
+def _plot(report: TrainReport, plots_dir: str) -> str:
+    """Write ``plots_dir/training.png`` (losses and relative differences per step); return its path."""
+    import os
+
+    from .plots import plot_training, save_figure
+
+    fig = plot_training(np.arange(1, len(report.loss_manual) + 1), report.loss_manual, report.loss_tape,
+                        report.rel_loss_diff, report.rel_grad_diff, steps_per_epoch=report.steps_per_epoch,
+                        tolerance=LOSS_RTOL, model_name=report.config.model.upper())
+    return save_figure(fig, os.path.join(plots_dir, "training.png"))
+
+
+def _step(manual_run, tape_run, keys, xb, yb) -> tuple[float, float, float, float]:
+    """One training step of both runs on the same batch: (loss manual, loss tape, their relative
+    difference, the largest gradient relative error), compared before both updates."""
+    import autoprop as ap
+
+    (manual, loss_m, opt_m), (tape_model, loss_t, opt_t) = manual_run, tape_run
+    lm = float(loss_m.forward(yb, manual.forward(xb, training=True)))
+    manual.backward(loss_m.backward())
+    g_manual = [manual.grads[k].copy() for k in keys]
+    variables = tape_model.trainable_variables
+    with ap.GradientTape() as tape:
+        lt = loss_t(yb, tape_model(ap.constant(xb), training=True))
+    g_tape = [g.numpy() for g in tape.gradient(lt, variables)]
+    lt = float(lt.numpy())
+    dl = compare(np.array(lm), np.array(lt), "manual-vs-tape", rtol=LOSS_RTOL, atol=0.0).max_rel_error
+    dg = max(compare(a, b, "manual-vs-tape", rtol=GRAD_RTOL, atol=GRAD_RTOL * GRAD_FLOOR).max_rel_error
+             for a, b in zip(g_manual, g_tape))
+    opt_m.step(manual.params, dict(zip(keys, g_manual)))
+    opt_t.apply_gradients(zip(g_tape, variables))
+    return lm, lt, dl, dg

@@ -85,7 +85,6 @@ def test_batchnorm_missing_paths_fails_in_training_mode():
         assert diagnose_layer(load("norm.py::BatchNorm1D")[0], X, training=training).passed
 
 
-@pytest.mark.xfail(strict=True, reason="pipeline: both modes by default")
 def test_batchnorm_missing_paths_fails_by_default():
     layer, X, _ = load("norm.py::BatchNormNaive")
     d = diagnose_layer(layer, X)

@@ -141,7 +141,7 @@ def test_layer_with_forward_many_uses_chunks():
             return local_forward_many(lambda *x: self.inner.forward(*x), self.params)(
                 inputs_list, params_list, edits_list)
 
-    res = check_layer(Batched(), (5, 6), twin=None, mode="full", batched=False)
+    res = check_layer(Batched(), (5, 6), twin=None, mode="full", batched=False, training=False)
     assert res.passed, res.table()
     # X (30), W (24), b (4) elements: 116 forwards by the element loop, a handful of chunks here
     assert calls.count("many") <= 6 and calls.count("forward") <= 3

@@ -103,3 +103,67 @@ def test_compare_pass_rule_is_abs_or_rel():
     assert not compare(np.array([5e-9]), np.array([0.0]), "p-vs-q", rtol=1e-6, atol=1e-9).passed
     # relative 1e-7 passes for a large value whose absolute error is far above atol
     assert compare(np.array([1e4]), np.array([1e4 * (1 + 2e-7)]), "p-vs-q", rtol=1e-6, atol=1e-9).passed
+
+
+# ----------------------------------------------------------------- one kernel, several plans
+
+
+@pytest.mark.parametrize("method, tol", [("central", 1e-9), ("forward", 1e-7), ("richardson", 1e-11),
+                                         ("complex", 1e-15)])
+def test_kernel_differentiates_sin_to_each_methods_order(method, tol):
+    from gradcheck.numerical import default_eps, difference_quotient
+
+    x0 = 0.7
+    est = difference_quotient(lambda t: np.sin(x0 + t), default_eps(method), method)
+    assert abs(est - np.cos(x0)) < tol
+
+
+@pytest.mark.parametrize("method", ["central", "forward", "richardson"])
+def test_every_plan_gives_the_element_loops_quotients(method):
+    """Stacked batch, chunked remote and the loop run the same copies through the same kernel."""
+    from gradcheck.numerical import batched_input_scan, local_forward_many, many_scan
+
+    rng = np.random.default_rng(5)
+    W = rng.standard_normal((4, 3))
+    X = rng.standard_normal((6, 4))
+    G = rng.standard_normal((6, 3))
+
+    def forward(x):
+        return np.tanh(x @ W)
+
+    x = X.copy()
+    loop = numerical_gradient(lambda: scalar_objective(forward(x), G), x, method=method, eps=1e-4)
+    stacked = batched_input_scan(forward, [X], 0, G, eps=1e-4, method=method).grad
+    chunked = many_scan(local_forward_many(forward, {}), [X], {}, 0, G, eps=1e-4, method=method,
+                        max_per_call=8).grad
+    np.testing.assert_allclose(stacked, loop, rtol=0, atol=1e-9)
+    np.testing.assert_allclose(chunked, loop, rtol=0, atol=1e-12)
+    exact = (G * (1 - forward(X) ** 2)) @ W.T
+    assert np.abs(loop - exact).max() < {"central": 1e-7, "forward": 1e-3, "richardson": 1e-10}[method]
+
+
+def test_numerical_jacobian_of_a_linear_map_is_its_matrix():
+    from gradcheck.numerical import numerical_jacobian
+
+    A = np.random.default_rng(2).standard_normal((3, 4))
+    J = numerical_jacobian(lambda x: A @ x, np.ones(4))
+    np.testing.assert_allclose(J, A, rtol=0, atol=1e-9)
+    copies = []
+    Jm = numerical_jacobian(None, np.ones(4), forward_many=lambda xs: copies.append(len(xs)) or [A @ x for x in xs])
+    np.testing.assert_array_equal(Jm, J)
+    assert copies == [8]  # every perturbed copy in one call
+
+
+def test_close_is_the_rule_compare_decides_with():
+    """check, zoo, train, diagnose and grade use compare() or close(): one rule, one verdict."""
+    from gradcheck.compare import close
+
+    rng = np.random.default_rng(0)
+    for _ in range(200):
+        a = rng.standard_normal(5) * 10.0 ** rng.integers(-12, 2)
+        b = a + rng.standard_normal(5) * 10.0 ** rng.integers(-14, 0)
+        rtol, atol = 10.0 ** rng.integers(-9, -3), 10.0 ** rng.integers(-12, -6)
+        assert close(a, b, rtol, atol) == compare(a, b, "a-vs-b", rtol=rtol, atol=atol).passed
+    assert close([1.0, np.nan], [1.0, np.nan], 0, 0, equal_nan=True)
+    assert not close([1.0, np.nan], [1.0, np.nan], 1e-6, 1e-9)
+    assert not close(np.ones(2), np.ones(3))

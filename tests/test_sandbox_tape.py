@@ -101,7 +101,7 @@ def test_remote_parameter_scan_is_chunked(tmp_path):
             return request(op, args, **kw)
 
         sb.request = counting
-        res = check_layer(layer, (4, 8), twin=None, mode="full")
+        res = check_layer(layer, (4, 8), twin=None, mode="full", training=False)
         assert res.passed, res.table()
     # W and b: 54 elements, 108 perturbed forwards (one request each before); now a few chunks
     assert ops.count("forward_many") <= 6 and ops.count("forward") <= 8, ops  # 7: 2 + batch probe 3 + X scan 2

@@ -25,6 +25,8 @@ import numpy as np
 
 from .. import _validation as V
 from ..check import check_layer, check_loss
+from ..compare import ATOL_FLOOR
+from ..config import CheckConfig
 from ..errors import GradcheckError, StudentCodeError
 from .diagnosis import close, diagnose
 
@@ -41,7 +43,8 @@ __all__ = [
     "dtypes",
 ]
 
-RTOL, ATOL = 1e-6, 1e-9
+#: The checker's relative tolerance; the absolute one is the checker's default too (None).
+RTOL, ATOL = 1e-6, None
 
 
 class GradingFailure(AssertionError):
@@ -212,7 +215,7 @@ def layer_forward(layer: Any, X: np.ndarray, reference: Any, *, rtol: float = 1e
 
 
 def layer_gradients(layer: Any, X: np.ndarray, reference: Any, *, parts: Mapping[str, float] | None = None,
-                    seed: int = 0, rtol: float = RTOL, atol: float = ATOL, training: bool = False,
+                    seed: int = 0, rtol: float = RTOL, atol: float | None = ATOL, training: bool = False,
                     numerical: bool = True) -> Verdict:
     """Grade ``backward``: every tensor against the reference and against central differences.
 
@@ -236,7 +239,8 @@ def layer_gradients(layer: Any, X: np.ndarray, reference: Any, *, parts: Mapping
     seed : int, default 0
         Seeds the upstream gradient (and the numerical check's own draws).
     rtol, atol : float
-        gradcheck's tolerances.
+        gradcheck's tolerances (atol None: :func:`gradcheck.compare.default_atol` for the numerical
+        comparison, :data:`gradcheck.compare.ATOL_FLOOR` for the reference).
     training : bool, default False
     numerical : bool, default True
         Also require agreement with central differences.
@@ -246,65 +250,27 @@ def layer_gradients(layer: Any, X: np.ndarray, reference: Any, *, parts: Mapping
     Verdict
     """
     owner = type(layer).__name__
+    cfg = CheckConfig(rtol=rtol, atol=atol, seed=seed, training=training)
     X = np.array(X, dtype=np.float64, copy=True)
     _copy_params(layer, reference, owner)
     keys = list(getattr(reference, "params", {}) or {})
-    names = ["dX"] + [f"d{k}" for k in keys]
-    weights = _weights(parts, names)
-    rng = np.random.default_rng(seed)
-
-    Y_ref = np.asarray(reference.forward(X.copy(), training=training))
-    G = rng.standard_normal(Y_ref.shape)
-    expected = {"dX": np.asarray(reference.backward(G.copy()), dtype=np.float64)}
-    expected.update({f"d{k}": np.array(reference.grads[k], dtype=np.float64) for k in keys})
-    reference.forward(X.copy(), training=training)
-    ones = {"dX": np.asarray(reference.backward(np.ones_like(G)), dtype=np.float64)}
-    ones.update({f"d{k}": np.array(reference.grads[k], dtype=np.float64) for k in keys})
-
-    Y = V.check_output(layer.forward(X.copy(), training=training), owner=owner, tensor="Y",
-                       produced_by=f"forward(X) with X of shape {V.fmt_shape(X.shape)}", expected_shape=Y_ref.shape,
-                       expected_why="the reference output's shape")
-    del Y
+    weights = _weights(parts, ["dX"] + [f"d{k}" for k in keys])
+    G = np.random.default_rng(seed).standard_normal(np.shape(reference.forward(X.copy(), training=training)))
+    expected = _reference_gradients(reference, X, G, keys, training)
+    ones = _reference_gradients(reference, X, np.ones_like(G), keys, training)
+    V.check_output(layer.forward(X.copy(), training=training), owner=owner, tensor="Y",
+                   produced_by=f"forward(X) with X of shape {V.fmt_shape(X.shape)}", expected_shape=G.shape,
+                   expected_why="the reference output's shape")
     ret = layer.backward(G.copy())
     grads = getattr(layer, "grads", None)
     got: dict[str, Any] = {"dX": ret}
-    for k in keys:
-        got[f"d{k}"] = grads.get(k, KeyError) if isinstance(grads, Mapping) else KeyError
-
-    verdict = Verdict()
-    shapes_ok = True
-    for name in names:
-        if name not in weights:
-            continue
-        w = weights[name]
-        g = got[name]
-        if g is KeyError:
-            verdict.parts.append(Part(name, w, False, f"grads has no key {name[1:]!r} after backward(dY); "
-                                                      f"expected keys {keys}."))
-            shapes_ok = False
-            continue
-        if g is None:
-            what = "backward(dY) returned None" if name == "dX" else f"grads[{name[1:]!r}] is None"
-            verdict.parts.append(Part(name, w, False, f"{what}; expected an array of shape "
-                                                      f"{V.fmt_shape(expected[name].shape)}."))
-            shapes_ok = False
-            continue
-        g = np.asarray(g)
-        if g.shape != expected[name].shape:
-            shapes_ok = False
-        alternatives = {}
-        if np.any(G != 1):
-            alternatives[f"{name} does not use the upstream gradient dY: it equals the gradient for dY = 1 "
-                         f"(the local derivative alone). Multiply by dY (chain rule)."] = ones[name]
-        if not np.all(np.isfinite(g.astype(np.float64))):
-            verdict.parts.append(Part(name, w, False, f"{name} contains NaN or infinity."))
-            continue
-        msg = diagnose(name, g, expected[name], batch_size=X.shape[0], alternatives=alternatives, rtol=rtol, atol=atol)
-        verdict.parts.append(Part(name, w, not msg, msg))
-
+    got.update({f"d{k}": grads.get(k, KeyError) if isinstance(grads, Mapping) else KeyError for k in keys})
+    verdict = Verdict([_part(n, w, got[n], expected[n], ones[n] if np.any(G != 1) else None, keys, X.shape[0], cfg)
+                       for n, w in weights.items()])
+    shapes_ok = all(isinstance(got[n], np.ndarray) and got[n].shape == expected[n].shape for n in weights)
     if numerical and shapes_ok and verdict.passed:
         try:
-            res = check_layer(layer, X, twin=None, seed=seed, rtol=rtol, atol=atol, training=training)
+            res = check_layer(layer, X, twin=None, config=cfg)
         except GradcheckError as exc:
             return _fail_all(weights, f"the numerical check could not run: {exc}")
         by_tensor = {r.tensor: r for r in res.records if r.kind == "gradient"}
@@ -317,6 +283,32 @@ def layer_gradients(layer: Any, X: np.ndarray, reference: Any, *, parts: Mapping
                              f"{c.max_rel_error:.2e} > {rtol:g} (worst element {p.name}{list(c.worst_index)}: "
                              f"{c.worst_a:.6g} vs {c.worst_b:.6g}). Is the layer deterministic?")
     return verdict
+
+
+def _reference_gradients(reference, X, G, keys, training) -> dict[str, np.ndarray]:
+    """The reference layer's ``dX`` and ``d<key>`` for upstream gradient ``G``."""
+    reference.forward(X.copy(), training=training)
+    out = {"dX": np.asarray(reference.backward(G.copy()), dtype=np.float64)}
+    out.update({f"d{k}": np.array(reference.grads[k], dtype=np.float64) for k in keys})
+    return out
+
+
+def _part(name, w, g, expected, ones, keys, n_batch, cfg) -> Part:
+    """One graded tensor: missing, None, non-finite, or compared with the reference (the one rule) and named."""
+    if g is KeyError:
+        return Part(name, w, False, f"grads has no key {name[1:]!r} after backward(dY); expected keys {keys}.")
+    if g is None:
+        what = "backward(dY) returned None" if name == "dX" else f"grads[{name[1:]!r}] is None"
+        return Part(name, w, False, f"{what}; expected an array of shape {V.fmt_shape(expected.shape)}.")
+    g = np.asarray(g)
+    if g.shape == expected.shape and not np.all(np.isfinite(g.astype(np.float64))):
+        return Part(name, w, False, f"{name} contains NaN or infinity.")
+    alternatives = {} if ones is None else {
+        f"{name} does not use the upstream gradient dY: it equals the gradient for dY = 1 (the local derivative "
+        f"alone). Multiply by dY (chain rule).": ones}
+    msg = diagnose(name, g, expected, batch_size=n_batch, alternatives=alternatives, rtol=cfg.rtol,
+                   atol=ATOL_FLOOR if cfg.atol is None else cfg.atol)
+    return Part(name, w, not msg, msg)
 
 
 def loss_value(loss: Any, y_true: np.ndarray, logits: np.ndarray, reference: Any, *, rtol: float = 1e-7,
@@ -345,7 +337,7 @@ def loss_value(loss: Any, y_true: np.ndarray, logits: np.ndarray, reference: Any
 
 
 def loss_gradient(loss: Any, y_true: np.ndarray, logits: np.ndarray, reference: Any, *, points: float = 1.0,
-                  rtol: float = RTOL, atol: float = ATOL, numerical: bool = True) -> Verdict:
+                  rtol: float = RTOL, atol: float | None = ATOL, numerical: bool = True) -> Verdict:
     """Grade a loss's ``backward()`` (dL/dlogits) against the reference and central differences.
 
     Returns
@@ -358,7 +350,8 @@ def loss_gradient(loss: Any, y_true: np.ndarray, logits: np.ndarray, reference: 
     expected = np.asarray(reference.backward(), dtype=np.float64)
     loss.forward(yt.copy(), z.copy())
     g = np.asarray(loss.backward())
-    msg = diagnose("dy_pred", g, expected, batch_size=z.shape[0], rtol=rtol, atol=atol)
+    msg = diagnose("dy_pred", g, expected, batch_size=z.shape[0], rtol=rtol,
+                   atol=ATOL_FLOOR if atol is None else atol)
     part = Part("dy_pred", points, not msg, msg)
     if part.passed and numerical:
         try:

@@ -1,0 +1,211 @@
+"""What a check returns: a :class:`CheckResult` of :class:`TensorRecord` s of :class:`~gradcheck.compare.Comparison` s.
+
+Diagnosis, grading, the report and the plots only read these.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from .compare import Comparison
+
+__all__ = ["PAIRS", "ALL_PAIRS", "NONDETERMINISTIC", "TensorRecord", "CheckResult", "json_shape"]
+
+#: The three-way comparison pairs, in display order.
+PAIRS = ("manual-vs-numerical", "tape-vs-numerical", "manual-vs-tape")
+
+#: Every pair a result may hold: :data:`PAIRS`, ``manual-vs-reference`` (a layer of
+#: ours given the same parameters, see ``check_layer(reference=...)``) and
+#: ``call1-vs-call2`` (two forwards on the same input, see :data:`NONDETERMINISTIC`).
+ALL_PAIRS = PAIRS + ("manual-vs-reference", "call1-vs-call2")
+
+#: Start of the note of a result whose forward gave different outputs for the same input.
+NONDETERMINISTIC = "non-deterministic forward"
+
+
+@dataclass
+class TensorRecord:
+    """All comparisons for one tensor.
+
+    Attributes
+    ----------
+    tensor : str
+        ``"dX"`` (input gradient), ``"d<key>"`` for ``params[key]`` (``"dW"``,
+        ``"db"``, ``"d0.W"``), ``"dy_pred"`` for a loss, or ``"Y"`` / ``"L"``
+        for the forward values of manual vs tape.
+    shape : tuple of int
+    kind : {"gradient", "forward"}
+    comparisons : list of Comparison
+    """
+
+    tensor: str
+    shape: tuple[int, ...]
+    kind: str
+    comparisons: list[Comparison] = field(default_factory=list)
+
+    @property
+    def passed(self) -> bool:
+        """True when every comparison of this tensor passed."""
+        return all(c.passed for c in self.comparisons)
+
+    def get(self, pair: str) -> Comparison | None:
+        """The comparison for ``pair``, or None when that pair was not computed."""
+        for c in self.comparisons:
+            if c.pair == pair:
+                return c
+        return None
+
+
+@dataclass
+class CheckResult:
+    """Outcome of :func:`check_layer` or :func:`check_loss`.
+
+    Attributes
+    ----------
+    name : str
+        Layer or loss name (class name unless given).
+    kind : {"layer", "loss"}
+    records : list of TensorRecord
+        Forward record first (when a twin was compared), then ``dX`` / ``dy_pred``,
+        then one per parameter in ``params`` order.
+    rtol, atol, eps : float
+        Tolerances and finite-difference step used.
+    seed : int
+    input_shape : tuple of int, or tuple of tuples for several inputs
+    twin : str or None
+        Qualified name of the autoprop twin used, or None.
+    twin_note : str
+        Why there is no tape column (empty when a twin was used).
+    notes : list of str
+        Other remarks, e.g. an integer input that has no gradient.
+    gradients : dict
+        ``{"manual"|"tape"|"numerical": {tensor: ndarray}}``, the raw gradients
+        (numerical: NaN where not estimated; absent for tensors that passed the
+        fast mode's directional test).
+    mode : {"full", "fast", "sample"}
+    method : str
+        Finite-difference method (:data:`gradcheck.numerical.METHODS`).
+    training : bool or None
+        The mode ``forward`` ran in (None for a loss or an op).
+    other_modes : list of CheckResult
+        The other training mode's result when both were checked (``passed`` needs
+        them too; :meth:`table` shows them).
+    """
+
+    name: str
+    kind: str
+    records: list[TensorRecord]
+    rtol: float
+    atol: float
+    eps: float
+    seed: int
+    input_shape: tuple[int, ...]
+    twin: str | None = None
+    twin_note: str = ""
+    notes: list[str] = field(default_factory=list)
+    gradients: dict[str, dict[str, np.ndarray]] = field(default_factory=dict, repr=False)
+    mode: str = "full"
+    method: str = "central"
+    training: bool | None = None
+    other_modes: list[CheckResult] = field(default_factory=list, repr=False)
+
+    @property
+    def passed(self) -> bool:
+        """True when every comparison of every tensor is within tolerance, in every mode checked."""
+        return all(r.passed for r in self.records) and all(o.passed for o in self.other_modes)
+
+    @property
+    def modes(self) -> list[str]:
+        """The training modes checked, this result's first: e.g. ``["training", "eval"]`` (empty for a loss)."""
+        return [("training" if r.training else "eval") for r in [self, *self.other_modes] if r.training is not None]
+
+    @property
+    def kinks(self) -> dict[str, list[tuple[int, ...]]]:
+        """``{tensor: [index, ...]}`` of elements excluded as "at a kink" (manual vs numerical)."""
+        out = {}
+        for r in self.records:
+            c = r.get("manual-vs-numerical")
+            if c is not None and c.kinks:
+                out[r.tensor] = list(c.kinks)
+        return out
+
+    @property
+    def failures(self) -> list[tuple[TensorRecord, Comparison]]:
+        """The failing (record, comparison) pairs, in record order."""
+        return [(r, c) for r in self.records for c in r.comparisons if not c.passed]
+
+    @property
+    def failing_tensors(self) -> list[str]:
+        """Names of tensors with at least one failing comparison, e.g. ``["db"]``."""
+        return [r.tensor for r in self.records if not r.passed]
+
+    @property
+    def rows(self) -> list[dict[str, Any]]:
+        """One flat dict per (tensor, pair): name, tensor, shape, pair, errors, worst element, passed."""
+        out = []
+        for r in self.records:
+            for c in r.comparisons:
+                out.append(
+                    {
+                        "name": self.name,
+                        "tensor": r.tensor,
+                        "kind": r.kind,
+                        "shape": r.shape,
+                        "pair": c.pair,
+                        "max_abs_error": c.max_abs_error,
+                        "max_rel_error": c.max_rel_error,
+                        "worst_index": c.worst_index,
+                        "worst_a": c.worst_a,
+                        "worst_b": c.worst_b,
+                        "passed": c.passed,
+                        "how": c.how,
+                        "n_compared": c.n_compared,
+                        "kinks": len(c.kinks),
+                        "norm_rel_error": c.norm_rel_error,
+                    }
+                )
+        return out
+
+    def table(self, details: bool = True) -> str:
+        """Text table (see :func:`gradcheck.report.format_table`)."""
+        from .report import format_table
+
+        return format_table([self, *self.other_modes], details=details)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-serialisable summary (no raw gradient arrays)."""
+        return {
+            "name": self.name,
+            "kind": self.kind,
+            "passed": self.passed,
+            "rtol": self.rtol,
+            "atol": self.atol,
+            "eps": self.eps,
+            "seed": self.seed,
+            "mode": self.mode,
+            "method": self.method,
+            "training": self.training,
+            "other_modes": [o.to_dict() for o in self.other_modes],
+            "input_shape": json_shape(self.input_shape),
+            "twin": self.twin,
+            "twin_note": self.twin_note,
+            "notes": list(self.notes),
+            "rows": [
+                {**row, "shape": list(row["shape"]), "worst_index": list(row["worst_index"]),
+                 "norm_rel_error": None if np.isnan(row["norm_rel_error"]) else row["norm_rel_error"],
+                 "worst_a": None if np.isnan(row["worst_a"]) else row["worst_a"],
+                 "worst_b": None if np.isnan(row["worst_b"]) else row["worst_b"]}
+                for row in self.rows
+            ],
+        }
+
+    def __str__(self) -> str:
+        return self.table()
+
+
+def json_shape(shape):
+    """A shape (or tuple of shapes) as nested lists, for JSON."""
+    return [json_shape(s) if isinstance(s, tuple) else int(s) for s in shape]

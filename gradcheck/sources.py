@@ -1,0 +1,478 @@
+"""Gradient sources: every place a gradient of ``L = sum(Y * G)`` comes from, behind one call protocol.
+
+A check asks each source for ``{key: gradient}`` of the same :class:`Call` (one
+layer, its inputs, parameters and mode): keys are ``"@<input name>"`` for inputs
+(they cannot clash with parameter keys) and the parameter keys.
+
+* **manual** (:func:`manual_source`): the student's ``forward``/``backward``
+  (the manualprop protocol; other protocols are adapters presenting it);
+* **tape** (:func:`tape_source`): the autoprop twin (:func:`build_twin`), or any
+  object with ``tape_gradients`` (the student's own forward on the tape,
+  :class:`gradcheck.student_tape.StudentTape`);
+* **reference** (:func:`reference_source`): a layer of ours given the same parameters;
+* **numerical**: finite differences, :func:`gradcheck.numerical.layer_numerical_gradients`
+  (its plans choose the perturbed copies, one kernel forms the quotients).
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from functools import cached_property
+from typing import Any
+
+import numpy as np
+
+from . import _validation as V
+from .errors import StudentCodeError, TwinError, UsageError
+
+__all__ = ["Call", "manual_source", "tape_source", "reference_source", "build_twin", "copy_params_to_twin",
+           "resolve_twin", "share_masks", "hold_masks", "training_differs", "SAME_IN_BOTH_MODES",
+           "TapeUnavailable"]
+
+
+@dataclass
+class Call:
+    """One layer called the way the check calls it: inputs, names, parameters and mode.
+
+    Attributes
+    ----------
+    layer : object
+    owner : str
+        Display name.
+    inputs : list of ndarray
+    names : list of str
+        ``forward``'s argument names (``["X"]``, ``["Q", "K", "V"]``).
+    params : dict of str -> ndarray
+        The layer's own parameter arrays (perturbed in place by the numerical plans).
+    training : bool
+    """
+
+    layer: Any
+    owner: str
+    inputs: list
+    names: list
+    params: dict
+    training: bool
+
+    @property
+    def keys(self) -> list[str]:
+        """Result keys of the inputs: ``"@" + name``."""
+        return ["@" + n for n in self.names]
+
+    @cached_property
+    def signature(self) -> str:
+        xs = ", ".join(f"{n} of shape {V.fmt_shape(x.shape)}" for n, x in zip(self.names, self.inputs))
+        return f"forward({', '.join(self.names)}, training={self.training}) with {xs}"
+
+    def forward(self, *xin: np.ndarray) -> np.ndarray:
+        """The student's forward on ``xin``, validated (the numerical plans call this)."""
+        Y = V.call_student(self.layer.forward, *xin, training=self.training, owner=self.owner, call=self.signature,
+                           expected="Expected forward to return the output array.")
+        return V.check_output(Y, owner=self.owner, tensor="Y", produced_by=self.signature, expected_shape=None)
+
+    def forward_many(self, shape):
+        """The chunked-forward protocol of a layer that has one (a sandboxed layer), else None."""
+        if not callable(getattr(self.layer, "forward_many", None)):
+            return None
+
+        def many(inputs_list, params_list, edits_list):
+            Ys = self.layer.forward_many(inputs_list, params_list, training=self.training, edits_list=edits_list)
+            return [V.check_output(y, owner=self.owner, tensor="Y", produced_by=self.signature, expected_shape=shape,
+                                   expected_why="the shape of the unperturbed output") for y in Ys]
+        return many
+
+
+def manual_forward(call: Call) -> tuple[np.ndarray, np.ndarray]:
+    """Two forwards on the same input: (Y1, Y2); the input must be left unchanged."""
+    x_in = [x.copy() for x in call.inputs]
+    Y = call.forward(*x_in)
+    for n, a, b in zip(call.names, x_in, call.inputs):
+        if not np.array_equal(a, b):
+            raise StudentCodeError(
+                V.paragraph(f"{call.owner}.forward modified its input {n} in place;",
+                            f"a layer must not write into {n} (the previous layer or the caller still uses it).",
+                            "Compute into a new array instead, e.g. np.maximum(X, 0) rather than X[X < 0] = 0."))
+    return Y, call.forward(*[x.copy() for x in call.inputs])
+
+
+def manual_source(call: Call, G: np.ndarray) -> dict[str, np.ndarray]:
+    """The student's ``backward(G)`` after the last forward: ``{key: gradient}``, shapes and values validated."""
+    names, inputs, owner = call.names, call.inputs, call.owner
+    bcall = f"backward(dY) with dY of shape {V.fmt_shape(G.shape)}"
+    expect = (f"Expected backward to return d{names[0]} of shape {V.fmt_shape(inputs[0].shape)}."
+              if len(inputs) == 1 else f"Expected backward to return the tuple ({', '.join('d' + n for n in names)}).")
+    ret = V.call_student(call.layer.backward, G.copy(), owner=owner, call=bcall, expected=expect)
+    manual = V.check_input_grads(ret, owner=owner, produced_by=bcall, names=names, inputs=inputs, keys=call.keys)
+    manual.update(V.check_grads(call.layer, owner, call.params))
+    return manual
+
+
+def hold_masks(layer: Any, depth: int = 3) -> list[tuple[Any, Any]]:
+    """``fix_mask(True)`` on ``layer`` and the layers inside it whose mask is not fixed yet.
+
+    Returns the ``(layer, previous setting)`` pairs, to undo with ``layer.fix_mask(previous)``.
+    """
+    out = []
+    if callable(getattr(layer, "fix_mask", None)):  # only a layer whose setting can be read back
+        prev = getattr(layer, "mask_fixed", getattr(getattr(layer, "_masks", None), "fixed", None))
+        if prev is False:
+            layer.fix_mask(True)
+            out.append((layer, prev))
+    if depth > 0:
+        for child in getattr(layer, "layers", None) or []:
+            out += hold_masks(child, depth - 1)
+    return out
+
+
+#: The note of a check that ran once because both modes give the same output.
+SAME_IN_BOTH_MODES = ("training and eval forwards give the same output on this input: checked once, in eval mode "
+                      "(pass training=True / --training to check the training forward alone)")
+
+
+def training_differs(call: Call, Y_eval: np.ndarray | None = None) -> bool:
+    """Whether ``forward`` in training mode gives another output than in eval mode on ``call.inputs``.
+
+    Called after the eval check (a training forward may update running statistics);
+    a ``fix_mask`` layer has its mask held for the training forward. An error counts as
+    "differs": the training check then reports it with its mode.
+    """
+    try:
+        if Y_eval is None:  # the eval check's output, when the caller has it
+            Y_eval = Call(call.layer, call.owner, call.inputs, call.names, call.params, False).forward(
+                *[x.copy() for x in call.inputs])
+        held = hold_masks(call.layer)
+        try:
+            Y_train = Call(call.layer, call.owner, call.inputs, call.names, call.params, True).forward(
+                *[x.copy() for x in call.inputs])
+        finally:
+            for obj, prev in held:
+                obj.fix_mask(prev)
+    except Exception:  # noqa: BLE001
+        return True
+    return not (Y_eval.shape == Y_train.shape and np.array_equal(Y_eval, Y_train, equal_nan=True))
+
+
+def _autoprop_module(kind: str):
+    """``autoprop.layers`` or ``autoprop.losses``, or None when not importable."""
+    import importlib
+
+    try:
+        return importlib.import_module("autoprop.layers" if kind == "layer" else "autoprop.losses")
+    except ImportError:
+        return None
+
+
+def _infer_kwargs(cls: type, obj: Any, owner: str) -> dict[str, Any]:
+    """Constructor kwargs for ``cls`` read from same-named attributes of ``obj``."""
+    kwargs: dict[str, Any] = {}
+    try:
+        sig = inspect.signature(cls)
+    except (TypeError, ValueError):
+        return kwargs
+    for p in sig.parameters.values():
+        if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD) or p.name in ("rng", "name"):
+            continue
+        if hasattr(obj, p.name):
+            kwargs[p.name] = getattr(obj, p.name)
+        elif p.default is p.empty:
+            raise TwinError(
+                V.paragraph(
+                    f"Cannot build the autoprop twin {cls.__module__}.{cls.__name__} of {owner}:",
+                    f"its constructor needs {p.name!r} and {owner} has no attribute of that name.",
+                    "Pass init={...} with the constructor arguments, or twin=<a built twin>.",
+                )
+            )
+    return kwargs
+
+
+def build_twin(obj: Any, kind: str = "layer", init: Mapping[str, Any] | None = None):
+    """Build the autoprop twin of a manual layer or loss, with the same parameter values.
+
+    The twin's class is the class of the same name in ``autoprop.layers``
+    (``kind="layer"``) or ``autoprop.losses`` (``kind="loss"``). Constructor
+    arguments come from ``init`` when given, otherwise from same-named attributes
+    of ``obj`` (``in_features``, ``alpha``, ...). A container with a ``layers``
+    attribute and a ``*layers`` constructor (``Sequential``) gets the twins of its
+    children. Parameter values are then copied with
+    ``twin.variables[k].assign(obj.params[k])``.
+
+    Parameters
+    ----------
+    obj : object
+        The manual layer or loss.
+    kind : {"layer", "loss"}
+    init : dict, optional
+        Constructor keyword arguments for the twin.
+
+    Returns
+    -------
+    twin : object or None
+        None when autoprop has no class of that name.
+    note : str
+        Why there is no twin, or "" when there is one.
+
+    Raises
+    ------
+    TwinError
+        If the class exists but cannot be built, or its ``variables`` differ from
+        ``obj.params`` in keys or shapes.
+    """
+    mod = _autoprop_module(kind)
+    cname = type(obj).__name__
+    owner = cname
+    if mod is None:
+        return None, f"autoprop.{'layers' if kind == 'layer' else 'losses'} is not importable"
+    cls = getattr(mod, cname, None)
+    if not isinstance(cls, type):
+        return None, f"no class {mod.__name__}.{cname}"
+    try:
+        sig = inspect.signature(cls)
+        varpos = any(p.kind == p.VAR_POSITIONAL for p in sig.parameters.values())
+    except (TypeError, ValueError):
+        varpos = False
+    children = getattr(obj, "layers", None)
+    try:
+        if init is not None:
+            twin = cls(**dict(init))
+        elif varpos and isinstance(children, Sequence):
+            sub = []
+            for child in children:
+                t, note = build_twin(child, "layer")
+                if t is None:
+                    raise TwinError(f"Cannot build the twin of {owner}: child {type(child).__name__}: {note}.")
+                sub.append(t)
+            twin = cls(*sub)
+        else:
+            twin = cls(**_infer_kwargs(cls, obj, owner))
+    except TwinError:
+        raise
+    except Exception as exc:  # noqa: BLE001
+        raise TwinError(
+            V.paragraph(
+                f"Building the autoprop twin {mod.__name__}.{cname} of {owner} raised",
+                f"{type(exc).__name__}: {exc}.",
+                "Pass init={...} with its constructor arguments, or twin=None to skip the tape.",
+            )
+        ) from exc
+    if kind == "layer":
+        twin = _in_layout(twin, copy_params_to_twin(obj, twin, owner), owner)
+    return twin, ""
+
+
+def _reversed_2d(a_shape, b_shape) -> bool:
+    """A 2-D non-square shape and its reverse: the same weights stored (in, out) and (out, in)."""
+    a, b = tuple(a_shape), tuple(b_shape)
+    return len(a) == len(b) == 2 and a[0] != a[1] and a == b[::-1]
+
+
+class _TransposedTwin:
+    """An autoprop twin whose 2-D weights are the transpose of the checked layer's.
+
+    A layer storing ``W`` as (in, out) with ``Y = X @ W`` computes the same function
+    as autoprop's (out, in) layer with ``W.T``; the twin gets ``W.T`` and its tape
+    gradient ``dW`` is transposed back, so it is compared in the layer's own layout.
+    """
+
+    def __init__(self, twin: Any, transposed: list[str], owner: str):
+        self.twin, self.transposed, self.owner = twin, list(transposed), owner
+        shown = ", ".join(f"params[{k!r}]" for k in transposed)
+        self.notes = [f"the twin's {'weight is' if len(transposed) == 1 else 'weights are'} the transpose of "
+                      f"{shown} ({owner} stores (in, out), autoprop (out, in)); its gradients are transposed back"]
+
+    def tape_gradients(self, inputs, keys, G, training):
+        call = Call(None, self.owner, list(inputs), [k[1:] for k in keys], {}, training)
+        Y, grads = tape_source(self.twin, call, G)
+        return Y, {k: g.T if k in self.transposed else g for k, g in grads.items()}
+
+    def __call__(self, *args, **kwargs):
+        return self.twin(*args, **kwargs)
+
+    def __getattr__(self, name):  # fix_mask, variables, ... of the autoprop layer
+        if name == "twin":
+            raise AttributeError(name)
+        return getattr(self.twin, name)
+
+
+def _in_layout(twin: Any, transposed: list[str], owner: str) -> Any:
+    """``twin``, or a :class:`_TransposedTwin` named like it when some weights were transposed."""
+    if not transposed:
+        return twin
+    cls = type(type(twin).__name__, (_TransposedTwin,), {"__module__": type(twin).__module__})
+    return cls(twin, transposed, owner)
+
+
+def copy_params_to_twin(obj: Any, twin: Any, owner: str) -> list[str]:
+    """``twin.variables[k].assign(obj.params[k])`` for every key, after checking keys and shapes.
+
+    A 2-D non-square parameter whose shape is the reverse of the variable's (a Linear
+    storing ``W`` as (in, out), autoprop as (out, in)) is assigned transposed.
+
+    Returns
+    -------
+    list of str
+        The keys assigned transposed.
+
+    Raises
+    ------
+    TwinError
+        If the key sets or shapes differ, or ``twin`` has no ``variables`` dict.
+    """
+    params = getattr(obj, "params", None) or {}
+    variables = getattr(twin, "variables", None)
+    if not isinstance(variables, Mapping):
+        raise TwinError(f"The twin of {owner} has no 'variables' dict; got {type(variables).__name__}.")
+    if set(variables) != set(params):
+        raise TwinError(
+            V.paragraph(
+                f"The twin {type(twin).__name__} of {owner} has variables {sorted(variables)}",
+                f"but {owner}.params has keys {sorted(params)}; they must match.",
+            )
+        )
+    transposed = [k for k, p in params.items() if _reversed_2d(variables[k].shape, np.shape(p))]
+    for k, p in params.items():
+        if k in transposed:
+            variables[k].assign(np.array(p, dtype=np.float64).T.copy())
+            continue
+        if tuple(variables[k].shape) != tuple(np.shape(p)):
+            raise TwinError(
+                f"The twin of {owner}: variables[{k!r}] has shape {tuple(variables[k].shape)}, "
+                f"params[{k!r}] has shape {tuple(np.shape(p))}."
+            )
+        variables[k].assign(np.array(p, dtype=np.float64))
+    return transposed
+
+
+def resolve_twin(obj, twin, init, kind):
+    """The twin to use: (object or None, note why none)."""
+    if twin is None:
+        return None, "add --twin to compare with the tape (twin='auto' in Python)"
+    if isinstance(twin, str):
+        if twin != "auto":
+            raise UsageError(f"twin must be 'auto', None or an autoprop object; got {twin!r}.")
+        if init is not None:
+            return build_twin(obj, kind, init)  # explicit arguments: a failure is an error
+        try:
+            return build_twin(obj, kind, init)
+        except TwinError as exc:  # e.g. a student class that shares a name with an autoprop class
+            return None, f"the autoprop class of that name could not be used as twin: {exc}"
+    if kind == "layer" and not callable(getattr(twin, "tape_gradients", None)):
+        twin = _in_layout(twin, copy_params_to_twin(obj, twin, type(obj).__name__), type(obj).__name__)
+    return twin, ""
+
+
+def _twin_call(fn, *args, owner, what, **kwargs):
+    try:
+        return fn(*args, **kwargs)
+    except Exception as exc:  # noqa: BLE001
+        raise TwinError(
+            f"The autoprop twin of {owner} raised {type(exc).__name__} in {what}: {exc}"
+        ) from exc
+
+
+def _to_numpy(t) -> np.ndarray:
+    return np.array(t.numpy() if hasattr(t, "numpy") else t, dtype=np.float64)
+
+
+def tape_source(twin, call: Call, G):
+    """Tape gradients of ``sum(twin(*inputs) * G)``: (Y, {key: grad})."""
+    inputs, keys, training, owner = call.inputs, call.keys, call.training, call.owner
+    if callable(getattr(twin, "tape_gradients", None)):  # the tape runs elsewhere (a sandbox)
+        Y, grads = twin.tape_gradients(inputs, keys, G, training)
+        return np.asarray(Y, dtype=np.float64), {k: np.asarray(g, dtype=np.float64) for k, g in grads.items()}
+    import autoprop as ap
+
+    def run():
+        xs = [ap.constant(x) for x in inputs]
+        with ap.GradientTape() as tape:
+            for x in xs:
+                if x.dtype.kind == "f":
+                    tape.watch(x)
+            Y = twin(*xs, training=training)
+            L = ap.sum(Y * ap.constant(G))
+        sources = {k: x for k, x in zip(keys, xs) if x.dtype.kind == "f"}
+        sources.update(dict(twin.variables))
+        return Y, tape.gradient(L, sources)
+
+    Y, grads = _twin_call(run, owner=owner, what="forward/tape.gradient")
+    shapes = {k: x.shape for k, x in zip(keys, inputs)}
+    out = {}
+    for k, g in grads.items():
+        shape = shapes[k] if k in shapes else tuple(twin.variables[k].shape)
+        out[k] = np.zeros(shape) if g is None else _to_numpy(g)
+    return _to_numpy(Y), out
+
+
+def tape_loss(twin, y_true, y_pred, owner):
+    import autoprop as ap
+
+    def run():
+        yp = ap.constant(y_pred)
+        with ap.GradientTape() as tape:
+            tape.watch(yp)
+            L = twin(y_true, yp)
+        return L, tape.gradient(L, yp)
+
+    L, g = _twin_call(run, owner=owner, what="loss/tape.gradient")
+    return float(_to_numpy(L)), (np.zeros(y_pred.shape) if g is None else _to_numpy(g))
+
+
+class TapeUnavailable(Exception):
+    """Raised by a twin's ``tape_gradients`` when the tape cannot run the forward.
+
+    :func:`check_layer` then drops the tape column and puts the message in
+    ``CheckResult.twin_note`` (e.g. the numpy function autoprop does not support).
+    """
+
+
+def share_masks(layer: Any, twin: Any, depth: int = 3) -> None:
+    """Give the twin the manual layer's dropout mask when that mask is fixed.
+
+    A layer with ``fix_mask`` and a fixed, drawn mask (``manualprop.Dropout`` after
+    ``fix_mask(True)`` and one training forward, or ``fix_mask(array)``) passes
+    ``twin.fix_mask(mask)`` so both draw nothing and use the same mask; children of a
+    container (``layers``) are paired in order.
+    """
+    fix = getattr(twin, "fix_mask", None)
+    masks = getattr(layer, "_masks", None)
+    fixed = getattr(layer, "mask_fixed", getattr(masks, "fixed", False))
+    mask = getattr(layer, "mask", None)
+    if callable(fix) and fixed is True and isinstance(mask, np.ndarray):
+        fix(np.array(mask, copy=True))
+    if depth > 0:
+        mine, theirs = getattr(layer, "layers", None), getattr(twin, "layers", None)
+        if isinstance(mine, Sequence) and isinstance(theirs, Sequence) and len(mine) == len(theirs):
+            for a, b in zip(mine, theirs):
+                share_masks(a, b, depth - 1)
+
+def reference_source(ref, call: Call, G, notes=None):
+    """Forward and backward of a reference layer given the checked layer's parameter values: (Y, {key: grad})."""
+    inputs, keys, params, training, owner = call.inputs, call.keys, call.params, call.training, call.owner
+    rparams = getattr(ref, "params", None) or {}
+    if set(rparams) != set(params):
+        raise UsageError(V.paragraph(
+            f"The reference {type(ref).__name__} has parameters {sorted(rparams)}",
+            f"but {owner} has {sorted(params)}; they must match to compare gradients."))
+    # a weight stored (in, out) by the checked layer and (out, in) by ours: given and compared transposed
+    transposed = [k for k, p in params.items() if _reversed_2d(rparams[k].shape, p.shape)]
+    for k, p in params.items():
+        if k in transposed:
+            rparams[k][...] = p.T
+            continue
+        if tuple(rparams[k].shape) != tuple(p.shape):
+            raise UsageError(f"The reference {type(ref).__name__}: params[{k!r}] has shape "
+                             f"{V.fmt_shape(rparams[k].shape)}, {owner} has {V.fmt_shape(p.shape)}.")
+        rparams[k][...] = p
+    if transposed and notes is not None:
+        notes.append(f"the reference's {', '.join(transposed)} {'is' if len(transposed) == 1 else 'are'} the "
+                     f"transpose of {owner}'s ((in, out) there, (out, in) in manualprop); its gradients are "
+                     "transposed back")
+    Y = np.asarray(ref.forward(*[x.copy() for x in inputs], training=training), dtype=np.float64)
+    ret = ref.backward(G.copy())
+    rets = [ret] if len(inputs) == 1 else list(ret)
+    out = {k: np.asarray(r, dtype=np.float64) for k, r, x in zip(keys, rets, inputs) if x.dtype.kind == "f"}
+    out.update({k: np.asarray(ref.grads[k], dtype=np.float64).T if k in transposed
+                else np.asarray(ref.grads[k], dtype=np.float64) for k in params})
+    return Y, out
+
