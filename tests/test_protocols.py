@@ -364,4 +364,5 @@ def test_header_names_the_train_keyword(tmp_path):
     '''))
     p = run("check", f"{src}::BatchNorm", "--input-shape", "8,4")
     assert "forward has no training argument" not in p.stdout, p.stdout
-    assert "(forward(X, train=False)" in p.stdout, p.stdout
+    assert "mode: eval and training (forward(X, train=False, then train=True))" in p.stdout, p.stdout
+    assert p.returncode == 1 and "FAIL: BatchNorm [training]: gradient mismatch in dX." in p.stdout, p.stdout
