@@ -51,12 +51,50 @@ def _copy(v):
     return np.array(v, copy=True) if isinstance(v, np.ndarray) else v
 
 
+#: Called with "forward" / "backward" before each probe call of the student's code (the sandbox
+#: child sets it, to name the step that hangs or exits); None: nothing is reported.
+on_step = None
+
+
+def _step(name):
+    if on_step is not None:
+        on_step(name)
+
+
 def _takes_training(fn):
     try:
         ps = inspect.signature(fn).parameters.values()
     except (TypeError, ValueError):
         return True
     return any(p.name == "training" or p.kind == p.VAR_KEYWORD for p in ps)
+
+
+#: Other names students give forward's training switch: booleans, and a ``mode`` string.
+MODE_KEYWORDS = ("train", "is_training", "training_mode", "mode")
+
+
+def mode_keyword(fn):
+    """``(name, eval value, training value)`` of forward's training switch other than ``training``, or None.
+
+    ``train=``, ``is_training=``, ``training_mode=`` take booleans; ``mode=`` takes
+    ``"train"`` and, for eval, ``"eval"`` if that is its default, else ``"test"``
+    (CS231n's ``bn_param['mode']`` values).
+    """
+    if _takes_training(fn):
+        return None
+    try:
+        ps = inspect.signature(fn).parameters
+    except (TypeError, ValueError):
+        return None
+    for name in MODE_KEYWORDS:
+        p = ps.get(name)
+        if p is None or p.kind not in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY):
+            continue
+        if name != "mode":
+            return name, False, True
+        if isinstance(p.default, str) or p.default is p.empty:
+            return name, "eval" if p.default == "eval" else "test", "train"
+    return None
 
 
 # --------------------------------------------------------------------------- finding NAME in a module
@@ -113,14 +151,15 @@ def signature(obj):
     fwd = getattr(obj, "student_forward", None) or getattr(obj, "forward", None)
     bwd = getattr(obj, "student_backward", None) or getattr(obj, "backward", None)
     out, fparams = {}, []
-    skip = set(getattr(obj, "keyword_names", ())) | {"self", "training"}
+    mk = mode_keyword(fwd) if fwd is not None else None
+    skip = set(getattr(obj, "keyword_names", ())) | {"self", "training"} | ({mk[0]} if mk else set())
     try:
         ps = inspect.signature(fwd).parameters.values()
         fparams = [p.name for p in ps if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
                    and p.name not in skip]
         out["forward_required"] = sum(1 for p in ps if p.name in fparams and p.default is p.empty)
         out["forward_varargs"] = any(p.kind == p.VAR_POSITIONAL for p in ps)
-        out["forward_training"] = any(p.name == "training" or p.kind == p.VAR_KEYWORD for p in ps)
+        out["forward_training"] = any(p.name == "training" or p.kind == p.VAR_KEYWORD for p in ps) or mk is not None
     except (TypeError, ValueError):
         pass
     try:
@@ -221,6 +260,7 @@ class Adapted:
         self.obj, self.pairs, self.own = obj, dict(pairs), own
         self.student_forward, self.student_backward = obj.forward, obj.backward
         self.takes_training = _takes_training(obj.forward)
+        self.mode_keyword = mode_keyword(obj.forward)  # forward(X, train=...): training= is passed as that
         self.class_name = type(obj).__name__
 
     @property
@@ -234,8 +274,7 @@ class Adapted:
         return {k: _copy(getattr(self.obj, g, None)) for k, g in self.pairs.items()}
 
     def forward(self, *xs, training=None):
-        kw = {"training": training} if self.takes_training and training is not None else {}
-        return _copy(self.obj.forward(*xs, **kw))
+        return _copy(self.obj.forward(*xs, **_training_kw(self.obj.forward, training, self.mode_keyword)))
 
     def backward(self, dY):
         r = self.obj.backward(dY)
@@ -285,6 +324,7 @@ def _used_arrays(obj, inputs, kw, names):
     def run():
         for k, s in gens.items():
             obj.__dict__[k].bit_generator.state = s
+        _step("forward")
         return np.array(obj.forward(*[x.copy() for x in inputs], **kw), dtype=np.float64, copy=True)
     try:
         y0 = run()
@@ -309,7 +349,9 @@ def _grad_attrs(obj, inputs, kw, used):
     """``{weight: gradient attribute}`` found after one forward and backward (state restored after)."""
     restore, _ = _snapshot(obj)
     try:
+        _step("forward")
         y = np.asarray(obj.forward(*[x.copy() for x in inputs], **kw), dtype=np.float64)
+        _step("backward")
         obj.backward(np.random.default_rng(7).standard_normal(y.shape))
         found = {}
         for w in used:
@@ -329,6 +371,18 @@ def _layout(w, inputs, y):
         return ""
     d, m = inputs[0].shape[-1], np.shape(y)[-1]
     return ", weights (in, out)" if w.shape == (d, m) else ", weights (out, in)" if w.shape == (m, d) else ""
+
+
+def _training_kw(fn, training, keyword=None):
+    """The keyword arguments that put ``fn`` in training (True) or eval (False) mode; ``{}`` for None."""
+    if training is None:
+        return {}
+    if _takes_training(fn):
+        return {"training": training}
+    if keyword is not None:
+        name, off, on = keyword
+        return {name: on if training else off}
+    return {}
 
 
 def adapt(obj, inputs=None, training=True):
@@ -364,8 +418,11 @@ def adapt(obj, inputs=None, training=True):
     if not all(callable(getattr(obj, m, None)) for m in ("forward", "backward")):
         return obj, {"protocol": "none", "text": "no forward/backward"}  # the caller says what is missing
     tr = _takes_training(obj.forward)
-    kw = {"training": training} if tr else {}
-    info = {"forward_training": tr, "unchecked": [], "unseen": []}
+    mk = mode_keyword(obj.forward)
+    kw = _training_kw(obj.forward, training, mk)
+    info = {"forward_training": tr or mk is not None, "unchecked": [], "unseen": []}
+    if mk is not None:  # the header says forward(X, train=False), not training=False
+        info["mode_keyword"] = [mk[0], repr(mk[1]), repr(mk[2])]
     arrays = _float_arrays(obj)
     own = isinstance(getattr(obj, "params", None), dict)
     if own:
@@ -374,7 +431,7 @@ def adapt(obj, inputs=None, training=True):
                                                           if isinstance(p, np.ndarray))]
         used, _ = (_try(_used_arrays, obj, inputs, kw, others) if inputs is not None else None) or (None, None)
         info.update(protocol="manualprop", text="manualprop (params/grads dicts)", unseen=used or [])
-        return (obj if tr else _wrap(obj, {}, own=True)), info
+        return (obj if tr else _wrap(obj, {}, own=True)), info  # a wrapper passes training= as train= etc.
     used, y = (_try(_used_arrays, obj, inputs, kw, list(arrays)) if inputs is not None else None) or (None, None)
     if used is None:  # no probe: the gradient attributes present now
         pairs = {w: g.format(w) for w in arrays for g in GRAD_NAMES if g.format(w) in arrays}

@@ -418,9 +418,16 @@ class Child:
     Each method replies exactly once; a failure of the submission's code replies ``stage="call"``.
     """
 
-    def __init__(self, np, AD, workdir, reply):
+    def __init__(self, np, AD, workdir, reply, progress=None):
         self.np, self.AD, self.workdir, self.reply = np, AD, workdir, reply
         self.objects = {}
+        self.progress = progress or (lambda step: None)
+        self.step = None
+
+    def enter(self, step):
+        """Tell the parent which step of a load runs now (so a hang or an exit is blamed on it)."""
+        self.step = step
+        self.progress(step)
 
     def fail(self, exc, stage="call", **meta):
         self.reply(False, {"stage": stage, **meta}, error=_error(exc, self.workdir))
@@ -474,6 +481,7 @@ class Child:
         import inspect
 
         AD = self.AD
+        self.enter("import")
         try:
             mod = self._module(req["file"])
         except BaseException as exc:  # noqa: BLE001
@@ -491,14 +499,20 @@ class Child:
             sig_text = f"{target.__name__}{inspect.signature(target)}" if kind == "class" else ""
         except (TypeError, ValueError):
             sig_text = target.__name__
+        self.enter("constructor")
         try:
             obj = AD.build(kind, target, req.get("init"), req.get("seed"))
         except BaseException as exc:  # noqa: BLE001
             return self.fail(exc, "init", signature=sig_text)
+        AD.on_step = self.enter  # the probe's forward and backward calls
         try:  # the adapter's probe runs student code: its own failures are the check's to report
             obj, info = AD.adapt(obj, req.get("probe")) if req.get("kind") == "layer" else (obj, {})
         except AD.AdapterError as exc:
             return self.reply(False, {"stage": "protocol", "message": str(exc)})
+        except BaseException as exc:  # noqa: BLE001 - SystemExit, KeyboardInterrupt from the probed forward/backward
+            return self.fail(exc, "probe", step=self.step)
+        finally:
+            AD.on_step = None
         fparams, shape = AD.signature(obj)  # how forward and backward are called (usage errors)
         oid = str(len(self.objects))
         self.objects[oid] = obj
@@ -655,8 +669,16 @@ def main():
     # Started: the interpreter, numpy and the guards are in place, no submitted code has run yet.
     import numpy.random  # noqa: F401 - part of starting up (used to build layers' rng)
 
+    def progress(step):  # a frame without "ok": the parent notes the step and keeps waiting for the reply
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except BaseException:  # noqa: BLE001
+                pass
+        write_frame(fd_out, {"progress": step})
+
     reply(True, {"ready": True})
-    Child(np, AD, cfg["workdir"], reply).serve(fd_in)
+    Child(np, AD, cfg["workdir"], reply, progress).serve(fd_in)
 
 
 if __name__ == "__main__":

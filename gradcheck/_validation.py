@@ -61,8 +61,17 @@ def parse_shape(text: str) -> tuple[int, ...]:
     UsageError
         If the text is empty or an entry is not a positive integer.
     """
-    cleaned = text.strip().strip("()[]").replace(" ", "")
-    parts = cleaned.split(",")
+    cleaned = text.strip().strip("()[]").strip()
+    # "8 5" must not become (85,): blanks only around commas, never between the digits of two sizes
+    if any(len(p.split()) > 1 for p in cleaned.split(",")):
+        raise UsageError(
+            paragraph(
+                f"--input-shape takes the sizes separated by commas, such as 8,5 (batch 8, "
+                f"5 features), and several inputs separated by semicolons, such as "
+                f"'2,4,3;2,5,3'; got {text!r} (sizes separated by blanks)."
+            )
+        )
+    parts = [p.strip() for p in cleaned.split(",")]
     if parts and parts[-1] == "":  # "8," as in a 1-tuple
         parts = parts[:-1]
     try:
@@ -282,12 +291,8 @@ def validate_cli_args(args: Any) -> None:
     if hasattr(args, "seed"):
         check_seed(args.seed, "--seed")
     if get("rtol") is not None or get("atol") is not None:
-        rtol = 1e-6 if get("rtol") is None else args.rtol
-        atol = 1e-9 if get("atol") is None else args.atol
-        if not (np.isfinite(rtol) and rtol > 0):
-            raise UsageError(f"--rtol must be a finite number > 0; got {rtol!r}.")
-        if not (np.isfinite(atol) and atol >= 0):
-            raise UsageError(f"--atol must be a finite number >= 0; got {atol!r}.")
+        check_tolerances(1e-6 if get("rtol") is None else args.rtol,
+                         1e-9 if get("atol") is None else args.atol, ("--rtol", "--atol"))
     if hasattr(args, "eps"):
         check_eps(args.eps, get("method") or "central", "--eps")
     if hasattr(args, "timeout") and not (args.timeout > 0 and np.isfinite(args.timeout)):
@@ -334,6 +339,18 @@ def check_input_count(n_given: int, owner: str, params: list[str], required: int
     shown = f"{len(params)} input{'s' if len(params) != 1 else ''} ({', '.join(params)})"
     if need != len(params):
         shown = f"{need} to {len(params)} inputs ({', '.join(params)})"
+    # CS231n's conv_param, bn_param, pool_param, dropout_param are dicts of settings, not arrays
+    settings = [p for p in params[n_given:] if p.endswith("_param")]
+    if settings and n_given >= len(params) - len(settings):
+        examples = {"conv_param": '{"stride": 1, "pad": 1}', "pool_param": '{"pool_height": 2, "pool_width": 2, '
+                    '"stride": 2}', "bn_param": '{"mode": "train"}', "dropout_param": '{"p": 0.5, "mode": "train", '
+                    '"seed": 0}'}
+        init = ", ".join(f'"{p}": {examples.get(p, "{...}")}' for p in settings)
+        raise UsageError(paragraph(
+            f"{n_given} input shape{'s' if n_given != 1 else ''} given, but {owner}.forward takes {shown}.",
+            f"{' and '.join(settings)} {'is a dict' if len(settings) == 1 else 'are dicts'} of settings, not "
+            f"{'an array' if len(settings) == 1 else 'arrays'}: pass {'it' if len(settings) == 1 else 'them'} in "
+            f"--init, e.g. --init '{{{init}}}', and give --input-shape for the arrays only."))
     raise UsageError(paragraph(
         f"{n_given} input shape{'s' if n_given != 1 else ''} given, but {owner}.forward takes {shown}.",
         "--input-shape takes one shape per input of forward, separated by ';' (e.g. '2,4,3;2,5,3'); "
@@ -345,22 +362,38 @@ def article(word: str) -> str:
     return ("an " if word[:1].lower() in "aeiou" else "a ") + word
 
 
-def check_tolerances(rtol: float, atol: float) -> tuple[float, float]:
-    """Validate tolerances: ``rtol > 0`` and ``atol >= 0``, both finite.
+def check_tolerances(rtol: float, atol: float, names: tuple[str, str] = ("rtol", "atol")
+                     ) -> tuple[float, float]:
+    """Validate tolerances: ``0 < rtol < 1`` and ``atol >= 0``, both finite.
+
+    ``rtol >= 1`` is refused: the relative error ``|a - b| / (|a| + |b|)``
+    (:func:`gradcheck.check.relative_error`) is at most 1, so such a tolerance passes
+    every gradient, even one of the wrong sign.
+
+    Parameters
+    ----------
+    rtol, atol : float
+    names : (str, str), default ("rtol", "atol")
+        How the messages name the two tolerances (the CLI passes ``("--rtol", "--atol")``).
 
     Raises
     ------
     UsageError
         If either tolerance is out of range.
     """
+    rname, aname = names
     try:
         rtol_f, atol_f = float(rtol), float(atol)
     except (TypeError, ValueError):
-        raise UsageError(f"rtol and atol must be numbers; got rtol={rtol!r}, atol={atol!r}.") from None
-    if not (np.isfinite(rtol_f) and rtol_f > 0):
-        raise UsageError(f"rtol must be a finite number > 0; got {rtol!r}.")
+        raise UsageError(f"{rname} and {aname} must be numbers; got {rname}={rtol!r}, "
+                         f"{aname}={atol!r}.") from None
+    if not (np.isfinite(rtol_f) and 0 < rtol_f < 1):
+        why = (" (the relative error |a - b| / (|a| + |b|) is at most 1, so rtol >= 1 would "
+               "pass every gradient, even one of the wrong sign; 1e-6 is the default)"
+               if np.isfinite(rtol_f) and rtol_f >= 1 else "")
+        raise UsageError(f"{rname} must be a finite number in (0, 1); got {rtol!r}{why}.")
     if not (np.isfinite(atol_f) and atol_f >= 0):
-        raise UsageError(f"atol must be a finite number >= 0; got {atol!r}.")
+        raise UsageError(f"{aname} must be a finite number >= 0; got {atol!r}.")
     return rtol_f, atol_f
 
 

@@ -104,9 +104,7 @@ def run_check(args, layer, label: str, init: dict[str, Any], shape) -> int:
     reference = build_reference(args.reference, init, args.seed) if args.reference else None
     twin = None
     if args.twin:
-        twin, note = build_twin(layer, "layer", init or None)
-        if twin is None:
-            print(V.wrap(f"gradcheck: no tape comparison: {note}"), file=sys.stderr)
+        twin, twin_note = build_twin(layer, "layer", init or None)  # None: the report says why (twin_note)
     if getattr(args, "tape", False):
         from .student_tape import StudentTape
 
@@ -119,6 +117,9 @@ def run_check(args, layer, label: str, init: dict[str, Any], shape) -> int:
     diag = diagnose_layer(layer, shape, mode=args.mode, method=args.method, seed=args.seed, rtol=args.rtol,
                           atol=args.atol, eps=args.eps, twin=twin, reference=reference, name=cname,
                           training=getattr(args, "training", "auto"))
+    if args.twin and twin is None:  # not "add --twin": it was given
+        for r in ([diag.result] if diag.result is not None else []) + list(getattr(diag, "results", None) or []):
+            r.twin_note = twin_note
     color = use_color()
     shown = V.fmt_shape(shape) if isinstance(shape[0], int) else "; ".join(V.fmt_shape(x) for x in shape)
     modes = " and ".join(sorted(diag.modes)) or "eval"
@@ -174,24 +175,42 @@ def _report(args, layer, diag, cname: str, color: bool, jacobian, unchecked) -> 
         print(colorize(f"\nFAIL: {cname}: the tape's Jacobian differs from the numerical one (see above).", color))
         return EXIT_MISMATCH
     if diag.passed:
-        tensors = ", ".join(r.tensor for r in res.records)
+        tensors = ", ".join(r.tensor for r in res.records if r.kind != "forward")
+        fwd = " and the forward output" if any(r.kind == "forward" for r in res.records) else ""
         left = f" ({', '.join(unchecked)}: no gradient checked, see above)" if unchecked else ""
-        print(colorize(f"\nPASS: {cname}: every gradient ({tensors}) matches within rtol={res.rtol:g}, "
+        print(colorize(f"\nPASS: {cname}: every gradient ({tensors}){fwd} match{'' if fwd else 'es'} within rtol={res.rtol:g}, "
                        f"atol={res.atol:g}{left}.", color))
         return EXIT_PASS
     if res is not None and res.failing_tensors:
         print(colorize(f"\nFAIL: {diag.name}: gradient mismatch in {', '.join(res.failing_tensors)}.", color))
     sentence = diag.sentence()
     prefix = f"FAIL: {diag.name}: "
-    print(colorize(V.wrap("diagnosis: " + (sentence[len(prefix):] if sentence.startswith(prefix) else sentence)),
-                   color))
+    said = sentence[len(prefix):] if sentence.startswith(prefix) else sentence
+    failing = res is not None and res.failing_tensors
+    if diag.error is not None and diag.error.exit_code == EXIT_MISMATCH and not failing:
+        # a wrong result (shape, dtype, NaN) the diagnosis explains: one FAIL line, exit 1
+        print(colorize(f"\nFAIL: {cname}: {_wrong_what(diag)}.", color))
+    if diag.error is None or str(diag.error) not in said or diag.error.exit_code == EXIT_MISMATCH:
+        print(colorize(V.wrap("diagnosis: " + said), color))
     if diag.error is not None:
-        print(V.wrap(f"gradcheck: the checked code failed (exit {diag.error.exit_code}): {diag.error}"),
-              file=sys.stderr)
+        if diag.error.exit_code != EXIT_MISMATCH:  # the diagnosis above has said a wrong result already
+            print(V.wrap(f"gradcheck: the checked code failed (exit {diag.error.exit_code}): {diag.error}"),
+                  file=sys.stderr)
         return diag.error.exit_code
     if any(f.code == "student-code" for f in errs):
         return EXIT_STUDENT
     return EXIT_MISMATCH
+
+
+def _wrong_what(diag) -> str:
+    """``"wrong dW (shape, dtype or value)"``: what the FAIL line of a wrong-result error names."""
+    tensors = list(dict.fromkeys(f.tensor for f in diag.findings if f.severity == "error" and f.tensor))
+    if not tensors:
+        return "a wrong result (see the diagnosis)"
+    kinds = {f.code for f in diag.findings if f.severity == "error"}
+    what = ("shape" if kinds & {"wrong-shape", "transposed"} else "dtype" if kinds & {"float32", "dtype"}
+            else "NaN or infinity" if "non-finite" in kinds else "result")
+    return f"wrong {what} of {', '.join(tensors)}"
 
 
 def _modes(init: Any, path: str = "") -> list[str]:
@@ -221,8 +240,9 @@ def protocol_lines(layer, init: dict[str, Any], training: tuple[bool, ...] = (Fa
         lines.append(f"mode: as given in --init ({', '.join(modes)}); the forward has no training argument"
                      if info.get("protocol") == "cs231n" and modes else "mode: eval (forward has no training argument)")
     else:
+        name, off, on = info.get("mode_keyword") or ("training", "False", "True")
         lines.append("mode: " + " and ".join("training" if t else "eval" for t in training)
-                     + f" (forward(X, {', then '.join(f'training={t}' for t in training)}))")
+                     + f" (forward(X, {', then '.join(f'{name}={on if t else off}' for t in training)}))")
     unchecked, unseen = list(info.get("unchecked") or []), list(info.get("unseen") or [])
     names = ", ".join(unchecked)
     grads = ", ".join(f"d{w}" for w in unchecked)
@@ -440,11 +460,11 @@ def run_check_loss(args, loss, label: str, init: dict[str, Any], shape) -> int:
     y_true, y_pred, what = loss_data(args.targets or "real", args.pred or "real", shape, args.seed)
     twin = None
     if args.twin:
-        twin, note = build_twin(loss, "loss", init or None)
-        if twin is None:
-            print(V.wrap(f"gradcheck: no tape comparison: {note}"), file=sys.stderr)
+        twin, twin_note = build_twin(loss, "loss", init or None)  # None: the report says why (twin_note)
     res = check_loss(loss, y_true, y_pred, twin=twin, seed=args.seed, rtol=args.rtol, atol=args.atol,
                      eps=args.eps, name=cname)
+    if args.twin and twin is None:  # not "add --twin": it was given
+        res.twin_note = twin_note
     color = use_color()
     print(f"{label} (loss), y_pred shape {V.fmt_shape(shape)} ({args.pred or 'real'}), {what}"
           + (f", init {json.dumps(init)}" if init else ""))

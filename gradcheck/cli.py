@@ -40,15 +40,16 @@ DEFAULT_PLOTS = "gradcheck-plots"
 EPILOG = f"""\
 exit codes:
   {EXIT_PASS}  pass: every gradient within tolerance (train: every requirement met)
-  {EXIT_MISMATCH}  gradient mismatch: some tensor is outside tolerance; the output names it
-     (zoo: also a layer that could not be checked; train: a requirement failed)
+  {EXIT_MISMATCH}  a result is wrong: a gradient outside tolerance, or an output or gradient of the
+     wrong shape or dtype (float32, int64), missing (None) or holding NaN/inf; the output
+     names it (zoo: also a layer that could not be checked; train: a requirement failed)
   {EXIT_USAGE}  usage error: bad arguments (a negative --seed, an --input-shape over {V.MAX_INPUT_ELEMENTS:,}
      elements per input, an --eps out of range, an output path that cannot be written),
      a file or class that does not exist, a loss checked without --loss; also gradcheck
      itself failing outside the checked code (e.g. its sandbox out of memory)
-  {EXIT_STUDENT}  the checked code failed: the file does not import (syntax error, ImportError),
-     the class has no forward/backward, its constructor, forward or backward raised,
-     backward returned None or a wrong shape, a gradient holds NaN/inf
+  {EXIT_STUDENT}  the code could not be checked: the file does not import (syntax error,
+     ImportError), the class has no forward/backward, its constructor, forward or backward
+     raised, hung, exited or crashed
 
 examples:
   gradcheck zoo --plots demo-output/zoo
@@ -61,7 +62,8 @@ examples:
 
 
 def _say_error(exc: GradcheckError) -> int:
-    kind = {EXIT_USAGE: "usage error", EXIT_STUDENT: "the checked code failed"}.get(exc.exit_code, "error")
+    kind = {EXIT_USAGE: "usage error", EXIT_STUDENT: "the checked code failed",
+            EXIT_MISMATCH: "wrong result"}.get(exc.exit_code, "error")
     if isinstance(exc, GraderError):
         kind = "gradcheck could not run the check"
     print(V.wrap(f"gradcheck: {kind} (exit {exc.exit_code}): {exc}"), file=sys.stderr)
@@ -216,7 +218,8 @@ def _cmd_check(args) -> int:
     allow = ("autoprop", "manualprop") if args.tape else ()
     with Sandbox(files=sibling_files(path), timeout=args.timeout, allow_packages=allow) as sb:
         for note in sb.notes:
-            warnings.warn(note, UserWarning, stacklevel=1)
+            if not note.startswith(os.path.basename(path) + " "):  # the checked file itself: the error says it
+                warnings.warn(note, UserWarning, stacklevel=1)
         if args.tape:
             warnings.warn("--tape: in this mode your code may import autoprop and manualprop (it runs on "
                           "autoprop tensors); use it to check your own work, it is never how grading runs.",
@@ -240,6 +243,10 @@ def _cmd_check(args) -> int:
                 code = run_check(args, layer, f"{path}::{name}", init, shape)
         except StudentCodeError as exc:
             failed = exc
+            text = str(exc)
+            if args.loss and not args.targets and "y_true" in text and ("IndexError" in text or "integer" in text):
+                failed.args = (f"{text} y_true was real-valued (--targets real, the default): for class "
+                               "indices add --targets labels (one-hot targets: --targets onehot).",)
         if failed is not None or code == EXIT_STUDENT or args.verbose:
             if failed is not None:
                 if sb.output.strip():  # shown below in full: not also as a one-line repr in the message

@@ -41,7 +41,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["ATOL_FLOOR", "relative_error", "norm_relative_error", "close", "default_atol", "Comparison", "compare",
+__all__ = ["ATOL_FLOOR", "relative_error", "norm_relative_error", "close", "default_atol", "atol_swamp_notes", "Comparison", "compare",
            "kink_mask"]
 
 #: Smallest default absolute tolerance (see :func:`default_atol`).
@@ -109,6 +109,41 @@ def default_atol(Y: Any, G: Any, eps: float, method: str = "central") -> float:
     if not np.isfinite(mag):
         return ATOL_FLOOR
     return max(ATOL_FLOOR, float(np.finfo(np.float64).eps) * mag / h)
+
+
+def atol_swamp_notes(atol: float, grads: dict[str, list[np.ndarray]], how: str = "default") -> list[str]:
+    """Warnings for tensors whose every gradient value is smaller than ``atol``.
+
+    An element passes when ``|a - b| <= max(rtol * (|a| + |b|), atol)`` (see
+    :func:`relative_error` and :func:`compare`); if ``atol`` exceeds the largest
+    ``|gradient|`` of a tensor, a wrong gradient of that size passes too (e.g.
+    ``db = dY.mean(0)`` instead of ``dY.sum(0)``), so the check says nothing.
+
+    Parameters
+    ----------
+    atol : float
+    grads : dict of str to list of ndarray
+        Display name (``"db"``) -> the gradients of that tensor being compared
+        (manual, tape, reference, numerical).
+    how : str, default "default"
+        Where ``atol`` came from, for the message (``"default"`` or ``"given"``).
+
+    Returns
+    -------
+    list of str
+        One ``WARNING: ...`` line per such tensor (empty if none).
+    """
+    out = []
+    for name, arrays in grads.items():
+        finite = [np.abs(np.asarray(a, dtype=np.float64)) for a in arrays if np.size(a)]
+        if not finite:
+            continue
+        biggest = max(float(np.max(a)) for a in finite)
+        if np.isfinite(biggest) and atol > biggest:
+            out.append(f"WARNING: the {how} atol={atol:.3g} is larger than every |{name}| (at most {biggest:.3g}): "
+                       f"the check of {name} would pass any gradient of that size. Pass a smaller --atol / atol= "
+                       "(or scale the layer down) for a meaningful check")
+    return out
 
 
 def close(a: Any, b: Any, rtol: float = 1e-6, atol: float = 1e-9, *, equal_nan: bool = False) -> bool:

@@ -6,13 +6,19 @@ expected and what came instead.
 
 Exit codes (used by :mod:`gradcheck.cli`)
 -----------------------------------------
+One rule: 1 when the checked code ran and something it computed is wrong, 3 when it
+could not be checked because it did not run to the end.
+
 0  every compared gradient is within tolerance
-1  a gradient mismatch (or, for ``train``, a failed requirement)
+1  a result is wrong: a gradient outside tolerance, or an output or gradient of the
+   wrong shape or dtype (float32, int64), missing (None) or holding NaN/inf
+   (:class:`GradientShapeError`, :class:`NonFiniteError`); for ``train``, a failed
+   requirement
 2  usage error: bad arguments, a file or class that is not there; also
    gradcheck itself could not run the check (:class:`GraderError`: its sandbox
    failed outside the checked code, e.g. out of memory receiving the inputs)
-3  the checked (student's) code failed: did not import, raised, broke the
-   layer protocol, returned a wrong shape or a non-finite value
+3  the checked code could not be checked: it did not import, raised, hung, exited,
+   crashed, or broke the layer protocol (no forward/backward, params not a dict)
 """
 
 from __future__ import annotations
@@ -89,9 +95,13 @@ class ProtocolError(StudentCodeError):
 
 
 class GradientShapeError(StudentCodeError):
-    """``backward`` returned ``None`` or an array of the wrong shape, or a ``grads``
-    entry has a shape different from its parameter."""
+    """``backward`` returned ``None`` or an array of the wrong shape or dtype, or a ``grads``
+    entry has a shape different from its parameter: a wrong result (exit 1)."""
+
+    exit_code = EXIT_MISMATCH
 
 
 class NonFiniteError(StudentCodeError):
-    """A forward output or gradient contains NaN or infinity."""
+    """A forward output or gradient contains NaN or infinity: a wrong result (exit 1)."""
+
+    exit_code = EXIT_MISMATCH

@@ -108,8 +108,8 @@ def _footnotes(results: Sequence[CheckResult]) -> list[str]:
                     f"disagree and the manual value lies between them; not counted as failures): {shown_k}."))
     missing = [r.name for r in results if r.twin_note.startswith("no class ")]
     if missing:
-        lines.append(wrap("no tape comparison (no class of that name in autoprop.layers / "
-                          "autoprop.losses): " + ", ".join(missing)))
+        lines.append(wrap("no tape comparison (--twin compares with autoprop's class of the same name, and "
+                          "autoprop.layers / autoprop.losses has no class of that name): " + ", ".join(missing)))
     for r in results:
         for note in r.notes:
             lines.append(wrap(f"{r.name}: {note}"))

@@ -24,7 +24,7 @@ How the child is isolated
 * **Files.** The working directory is a fresh temporary folder holding copies of
   the allowed submission files only. Files that would shadow other modules
   (``numpy.py``, a ``numpy/`` folder, ``conftest.py``, ``pytest.ini``,
-  ``sitecustomize.py``, ``usercustomize.py``, any name of an installed or
+  ``sitecustomize.py``, ``usercustomize.py``, the course packages, any name of a
   standard-library module) are not copied; :attr:`Sandbox.notes` says so.
 * **Course packages.** ``import gradcheck`` / ``manualprop`` / ``autoprop`` raises
   ImportError in the child (a meta-path blocker), and an audit hook
@@ -76,7 +76,6 @@ tolerances and verdicts stay in the parent.
 
 from __future__ import annotations
 
-import importlib.machinery
 import importlib.util
 import json
 import os
@@ -189,14 +188,13 @@ def _shadow_reason(name: str) -> str | None:
     if stem is None:
         return None
     if stem in sys.stdlib_module_names or stem in sys.builtin_module_names:
-        return f"{top} has the name of the standard-library module {stem!r}"
-    # judged against what the child sees (site-packages), not this process's sys.path
-    try:
-        spec = importlib.machinery.PathFinder.find_spec(stem, _child_sys_path()[0])
-    except (ImportError, ValueError):
-        spec = None
-    if spec is not None:
-        return f"{top} has the name of the installed module {stem!r}"
+        # numpy and the bootstrap import the standard library (typing, json, ...) after the sandbox folder
+        # is first on sys.path: such a file would replace the module for them, so it is never copied
+        return (f"{top} has the name of the standard-library module {stem!r}, which it would replace for "
+                f"numpy and the checker; rename the file (e.g. {top} -> my_{top})")
+    # An installed module of another name (attr, scipy): neither numpy nor the checker imports it in the
+    # child, so a student file of that name replaces it only for the student's own code, as it would
+    # outside the sandbox. numpy itself and the course packages are SHADOW_NAMES.
     return None
 
 
@@ -423,10 +421,15 @@ def _value_to_array(desc: Any, *, owner: str, tensor: str, produced_by: str, all
             desc.get("dtype") == "object" else ""))
     got = {"list": "a list", "tuple": "a tuple", "scalar": f"a single number ({desc.get('type')})"}.get(
         kind, f"an object of type {desc.get('type', '?')}" if isinstance(desc, dict) else "something unreadable")
-    raise GradientShapeError(paragraph(
-        f"{owner}.{produced_by} gave {tensor} as {got};",
-        "expected a numpy ndarray (the checker accepts plain arrays only; wrap the value in np.asarray).",
-    ))
+    if kind == "tuple" and "backward" in produced_by:
+        advice = (f"expected the numpy array {tensor} alone: backward returns the gradient of its input; "
+                  "the gradients of the weights go in grads (or attributes such as self.dW), not in the "
+                  "returned value.")
+    elif kind in ("list", "scalar"):
+        advice = f"expected a numpy ndarray (a {kind} is not accepted; build {tensor} with numpy operations)."
+    else:
+        advice = f"expected a numpy ndarray holding {tensor}, computed with numpy operations."
+    raise GradientShapeError(paragraph(f"{owner}.{produced_by} gave {tensor} as {got};", advice))
 
 
 # --------------------------------------------------------------------------- sandbox
@@ -442,7 +445,7 @@ class Sandbox:
         (name inside the sandbox -> source path) or a list of paths (names are the
         base names). Names may contain sub-folders (``"helpers/util.py"``). Files
         that would shadow modules or configure pytest (:data:`SHADOW_NAMES`, any
-        standard-library or installed module name) are not copied; see :attr:`notes`.
+        standard-library module name) are not copied; see :attr:`notes`.
     timeout : float, default 10.0
         Wall-clock seconds allowed for each request (import and construction, one
         forward, one backward, one :meth:`RemoteLayer.forward_many`).
@@ -518,6 +521,8 @@ class Sandbox:
         self.isolation_level = "none"
         self.hostile = (isolation == "namespaces") if hostile is None else bool(hostile)
         self._student_ran = False
+        self._step: str | None = None  # the step of a load the child last reported (see _what)
+        self._steps: dict[str, str] = {}
         self._slot = None
         self._root_dir: str | None = None
         self._libdir: str | None = None
@@ -794,7 +799,13 @@ class Sandbox:
             buf += chunk
         return bytes(buf)
 
+    def _what(self, what: str) -> str:
+        """``what``, or the step of a load the child said it was in (import, constructor, forward, backward)."""
+        step = getattr(self, "_step", None)
+        return self._steps.get(step, what) if step else what
+
     def _timeout(self, what: str, deadline: float) -> None:
+        what = self._what(what)
         session = time.monotonic() >= self._started + self.session_timeout and \
             self._started + self.session_timeout <= deadline
         self._kill()
@@ -806,6 +817,7 @@ class Sandbox:
         raise SandboxError(msg, reason="timeout", output=self.output)
 
     def _died(self, what: str) -> None:
+        what = self._what(what)
         try:
             code = self._proc.wait(timeout=2.0)
         except subprocess.TimeoutExpired:
@@ -892,19 +904,25 @@ class Sandbox:
         header = {"op": op, "args": packer.encode(args)}
         if op != "close":
             self._student_ran = True  # from here on the child may be running submitted code
+        self._step = None
         self._send(header, b"".join(packer.parts), deadline=deadline, what=what)
-        head = self._read_exact(16, deadline, what)
         try:
-            if head[:4] != _MAGIC:
-                raise _ProtocolViolation("bytes that are not a reply")
-            hlen, plen = struct.unpack(">IQ", head[4:])
-            limit = self.memory_mb * 1024 * 1024
-            if hlen > _MAX_HEADER or plen > limit:
-                raise _ProtocolViolation(f"a reply of {hlen + plen} bytes")
-            reply = json.loads(self._read_exact(hlen, deadline, what).decode("utf-8"))
-            payload = self._read_exact(plen, deadline, what) if plen else b""
-            if not isinstance(reply, dict):
-                raise _ProtocolViolation("a reply that is not a JSON object")
+            while True:  # progress frames ({"progress": step}) name the step of a load that runs now
+                head = self._read_exact(16, deadline, what)
+                if head[:4] != _MAGIC:
+                    raise _ProtocolViolation("bytes that are not a reply")
+                hlen, plen = struct.unpack(">IQ", head[4:])
+                limit = self.memory_mb * 1024 * 1024
+                if hlen > _MAX_HEADER or plen > limit:
+                    raise _ProtocolViolation(f"a reply of {hlen + plen} bytes")
+                reply = json.loads(self._read_exact(hlen, deadline, what).decode("utf-8"))
+                payload = self._read_exact(plen, deadline, what) if plen else b""
+                if not isinstance(reply, dict):
+                    raise _ProtocolViolation("a reply that is not a JSON object")
+                if "ok" in reply or "progress" not in reply:
+                    break
+                step = reply["progress"]
+                self._step = step if isinstance(step, str) and step in self._steps else None
             meta = _decode(reply.get("meta", {}), payload)
             payload = None
             err = reply.get("error")
@@ -947,9 +965,11 @@ class Sandbox:
         file = os.path.normpath(file).replace("\\", "/")
         if not os.path.isfile(os.path.join(self.workdir, file)):
             skipped = [n for n in self.notes if n.startswith(file + " ")]
+            why = skipped[0].partition(": ")[2] if skipped else ""
+            why = "it " + why[len(file) + 1:] if why.startswith(file + " ") else why
             raise UsageError(paragraph(
-                f"{file} is not in the sandbox.", skipped[0] if skipped else
-                "Pass it in files={...} when creating the Sandbox."))
+                f"{file} cannot be checked: {why}" if skipped else
+                f"{file} is not in the sandbox. Pass it in files={{...}} when creating the Sandbox."))
         return file
 
     def _import_error(self, file: str, err: dict | None) -> SandboxError:
@@ -982,6 +1002,7 @@ class Sandbox:
             out or ended the child (``"timeout"``, ``"signal"``, ``"exit"``).
         """
         file = self._file(file)
+        self._steps = {"import": f"importing {file}"}
         ok, _, err = self.request("load", {"file": file, "class": None, "init": {}, "seed": None},
                                   what=f"importing {file}")
         if not ok:
@@ -996,6 +1017,12 @@ class Sandbox:
             raise UsageError(f"init_kwargs must be JSON-serialisable (numbers, strings, lists); {exc}.") from None
         shown = ", ".join(f"{k}={v!r}" for k, v in (init_kwargs or {}).items())
         what = f"{file}::{class_name}({shown})"
+        cls = class_name
+        self._steps = {"import": f"importing {file}", "constructor": f"building {what}",
+                       "forward": f"{cls}.forward (called on the probe input while {file}::{cls} was loaded, to "
+                                  "detect how it stores its weights and gradients)",
+                       "backward": f"{cls}.backward (called after a probe forward while {file}::{cls} was loaded, "
+                                   "to detect how it stores its weights and gradients)"}
         ok, meta, err = self.request("load", {"file": file, "class": class_name, "init": dict(init_kwargs or {}),
                                               "seed": seed, "probe": None if probe is None else list(probe),
                                               "kind": kind},
@@ -1010,6 +1037,11 @@ class Sandbox:
                     raise ProtocolError(f"{file}::{class_name}: {text}")
                 raise UsageError(paragraph(f"{file} {text}" if text.startswith("has no") else f"{file}::{text}",
                                            "Check the name after '::' (it is case-sensitive)."))
+            if stage == "probe":
+                step = meta.get("step") if meta.get("step") in ("forward", "backward") else "forward"
+                raise self._student_error(
+                    f"{class_name}.{step}, called on the probe input while {file}::{class_name} was loaded,", err,
+                    f"Expected {step} to return {'the output array' if step == 'forward' else 'dX'}.")
             raise self._student_error(f"{class_name}.__init__({shown})", err,
                                       f"Expected {meta.get('signature', class_name)} to accept these arguments.")
         cls_name = str(meta.get("class", class_name))
@@ -1468,7 +1500,8 @@ def sibling_files(path: str) -> dict[str, str]:
         If ``path`` does not exist or is not a file.
     """
     if not os.path.exists(path):
-        raise UsageError(f"file {path!r} does not exist (looked in {os.getcwd()!r}).")
+        where = "" if os.path.isabs(path) else f" (looked in {os.getcwd()!r})"
+        raise UsageError(f"file {path!r} does not exist{where}.")
     if not os.path.isfile(path):
         raise UsageError(f"{path!r} is not a file.")
     folder = os.path.dirname(os.path.abspath(path))

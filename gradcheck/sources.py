@@ -257,12 +257,62 @@ def build_twin(obj: Any, kind: str = "layer", init: Mapping[str, Any] | None = N
             )
         ) from exc
     if kind == "layer":
-        copy_params_to_twin(obj, twin, owner)
+        twin = _in_layout(twin, copy_params_to_twin(obj, twin, owner), owner)
     return twin, ""
 
 
-def copy_params_to_twin(obj: Any, twin: Any, owner: str) -> None:
+def _reversed_2d(a_shape, b_shape) -> bool:
+    """A 2-D non-square shape and its reverse: the same weights stored (in, out) and (out, in)."""
+    a, b = tuple(a_shape), tuple(b_shape)
+    return len(a) == len(b) == 2 and a[0] != a[1] and a == b[::-1]
+
+
+class _TransposedTwin:
+    """An autoprop twin whose 2-D weights are the transpose of the checked layer's.
+
+    A layer storing ``W`` as (in, out) with ``Y = X @ W`` computes the same function
+    as autoprop's (out, in) layer with ``W.T``; the twin gets ``W.T`` and its tape
+    gradient ``dW`` is transposed back, so it is compared in the layer's own layout.
+    """
+
+    def __init__(self, twin: Any, transposed: list[str], owner: str):
+        self.twin, self.transposed, self.owner = twin, list(transposed), owner
+        shown = ", ".join(f"params[{k!r}]" for k in transposed)
+        self.notes = [f"the twin's {'weight is' if len(transposed) == 1 else 'weights are'} the transpose of "
+                      f"{shown} ({owner} stores (in, out), autoprop (out, in)); its gradients are transposed back"]
+
+    def tape_gradients(self, inputs, keys, G, training):
+        call = Call(None, self.owner, list(inputs), [k[1:] for k in keys], {}, training)
+        Y, grads = tape_source(self.twin, call, G)
+        return Y, {k: g.T if k in self.transposed else g for k, g in grads.items()}
+
+    def __call__(self, *args, **kwargs):
+        return self.twin(*args, **kwargs)
+
+    def __getattr__(self, name):  # fix_mask, variables, ... of the autoprop layer
+        if name == "twin":
+            raise AttributeError(name)
+        return getattr(self.twin, name)
+
+
+def _in_layout(twin: Any, transposed: list[str], owner: str) -> Any:
+    """``twin``, or a :class:`_TransposedTwin` named like it when some weights were transposed."""
+    if not transposed:
+        return twin
+    cls = type(type(twin).__name__, (_TransposedTwin,), {"__module__": type(twin).__module__})
+    return cls(twin, transposed, owner)
+
+
+def copy_params_to_twin(obj: Any, twin: Any, owner: str) -> list[str]:
     """``twin.variables[k].assign(obj.params[k])`` for every key, after checking keys and shapes.
+
+    A 2-D non-square parameter whose shape is the reverse of the variable's (a Linear
+    storing ``W`` as (in, out), autoprop as (out, in)) is assigned transposed.
+
+    Returns
+    -------
+    list of str
+        The keys assigned transposed.
 
     Raises
     ------
@@ -280,13 +330,18 @@ def copy_params_to_twin(obj: Any, twin: Any, owner: str) -> None:
                 f"but {owner}.params has keys {sorted(params)}; they must match.",
             )
         )
+    transposed = [k for k, p in params.items() if _reversed_2d(variables[k].shape, np.shape(p))]
     for k, p in params.items():
+        if k in transposed:
+            variables[k].assign(np.array(p, dtype=np.float64).T.copy())
+            continue
         if tuple(variables[k].shape) != tuple(np.shape(p)):
             raise TwinError(
                 f"The twin of {owner}: variables[{k!r}] has shape {tuple(variables[k].shape)}, "
                 f"params[{k!r}] has shape {tuple(np.shape(p))}."
             )
         variables[k].assign(np.array(p, dtype=np.float64))
+    return transposed
 
 
 def resolve_twin(obj, twin, init, kind):
@@ -303,7 +358,7 @@ def resolve_twin(obj, twin, init, kind):
         except TwinError as exc:  # e.g. a student class that shares a name with an autoprop class
             return None, f"the autoprop class of that name could not be used as twin: {exc}"
     if kind == "layer" and not callable(getattr(twin, "tape_gradients", None)):
-        copy_params_to_twin(obj, twin, type(obj).__name__)
+        twin = _in_layout(twin, copy_params_to_twin(obj, twin, type(obj).__name__), type(obj).__name__)
     return twin, ""
 
 
@@ -391,7 +446,7 @@ def share_masks(layer: Any, twin: Any, depth: int = 3) -> None:
             for a, b in zip(mine, theirs):
                 share_masks(a, b, depth - 1)
 
-def reference_source(ref, call: Call, G):
+def reference_source(ref, call: Call, G, notes=None):
     """Forward and backward of a reference layer given the checked layer's parameter values: (Y, {key: grad})."""
     inputs, keys, params, training, owner = call.inputs, call.keys, call.params, call.training, call.owner
     rparams = getattr(ref, "params", None) or {}
@@ -399,15 +454,25 @@ def reference_source(ref, call: Call, G):
         raise UsageError(V.paragraph(
             f"The reference {type(ref).__name__} has parameters {sorted(rparams)}",
             f"but {owner} has {sorted(params)}; they must match to compare gradients."))
+    # a weight stored (in, out) by the checked layer and (out, in) by ours: given and compared transposed
+    transposed = [k for k, p in params.items() if _reversed_2d(rparams[k].shape, p.shape)]
     for k, p in params.items():
+        if k in transposed:
+            rparams[k][...] = p.T
+            continue
         if tuple(rparams[k].shape) != tuple(p.shape):
             raise UsageError(f"The reference {type(ref).__name__}: params[{k!r}] has shape "
                              f"{V.fmt_shape(rparams[k].shape)}, {owner} has {V.fmt_shape(p.shape)}.")
         rparams[k][...] = p
+    if transposed and notes is not None:
+        notes.append(f"the reference's {', '.join(transposed)} {'is' if len(transposed) == 1 else 'are'} the "
+                     f"transpose of {owner}'s ((in, out) there, (out, in) in manualprop); its gradients are "
+                     "transposed back")
     Y = np.asarray(ref.forward(*[x.copy() for x in inputs], training=training), dtype=np.float64)
     ret = ref.backward(G.copy())
     rets = [ret] if len(inputs) == 1 else list(ret)
     out = {k: np.asarray(r, dtype=np.float64) for k, r, x in zip(keys, rets, inputs) if x.dtype.kind == "f"}
-    out.update({k: np.asarray(ref.grads[k], dtype=np.float64) for k in params})
+    out.update({k: np.asarray(ref.grads[k], dtype=np.float64).T if k in transposed
+                else np.asarray(ref.grads[k], dtype=np.float64) for k in params})
     return Y, out
 

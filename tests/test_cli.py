@@ -36,6 +36,11 @@ def err(p):
     return " ".join(p.stderr.split())
 
 
+def both(p):
+    """stdout and stderr with the terminal wrapping undone."""
+    return " ".join((p.stdout + p.stderr).split())
+
+
 def student(tmp_path, body, name="student.py"):
     f = tmp_path / name
     f.write_text(textwrap.dedent(body))
@@ -156,29 +161,29 @@ def test_wrong_init_kwargs_exit_3_shows_signature(tmp_path):
     assert "TypeError" in err(p) and "(in_features, out_features, rng=None)" in err(p)
 
 
-def test_backward_returns_none_exit_3(tmp_path):
+def test_backward_returns_none_exit_1(tmp_path):
     f = student(tmp_path, GOOD.replace("return {RETURN}", "pass"))
     p = check(f)
-    assert p.returncode == 3
-    assert "backward(dY)" in err(p) and "returned None for dX" in err(p) and "(8, 5)" in err(p)
+    assert p.returncode == 1, p.stdout + p.stderr
+    assert "backward(dY)" in both(p) and "returned None for dX" in both(p) and "(8, 5)" in both(p)
     assert_no_traceback(p)
 
 
-def test_backward_wrong_shape_exit_3(tmp_path):
+def test_backward_wrong_shape_exit_1(tmp_path):
     f = student(tmp_path, GOOD.replace("{RETURN}", "(dY @ self.params['W']).T"))
     p = check(f)
-    assert p.returncode == 3
-    assert "dX with shape (5, 8)" in err(p) and "expected shape (8, 5)" in err(p)
+    assert p.returncode == 1, p.stdout + p.stderr
+    assert "dX with shape (5, 8)" in both(p) and "expected shape (8, 5)" in both(p)
     assert_no_traceback(p)
 
 
-def test_nan_gradient_exit_3(tmp_path):
+def test_nan_gradient_exit_1(tmp_path):
     f = student(tmp_path, GOOD.replace("{RETURN}", "dY @ self.params['W']")
                 .replace('"b": dY.sum(axis=0)', '"b": dY.sum(axis=0) / 0.0')
                 .replace("import numpy as np", "import numpy as np\nnp.seterr(all='ignore')"))
     p = check(f)
-    assert p.returncode == 3
-    assert "db" in err(p) and "non-finite" in err(p)
+    assert p.returncode == 1, p.stdout + p.stderr
+    assert "db" in both(p) and "non-finite" in both(p)
     assert_no_traceback(p)
 
 
@@ -205,8 +210,12 @@ def test_spec_without_class_exit_2():
 def test_help_documents_exit_codes():
     p = run("check", "--help")
     assert p.returncode == 0
-    for line in ("0  pass", "1  gradient mismatch", "2  usage error", "3  the checked code failed"):
+    for line in ("0  pass", "1  a result is wrong", "2  usage error", "3  the code could not be checked"):
         assert line in p.stdout
+    text = " ".join(p.stdout.split())
+    # one rule (newuser item 12): a wrong shape or dtype is a wrong result (1), a crash is 3
+    assert "wrong shape or dtype (float32, int64), missing (None) or holding NaN/inf" in text
+    assert "raised, hung, exited or crashed" in text
 
 
 def test_python_dash_m_entry_point():
@@ -255,11 +264,11 @@ def test_two_input_layer_names_each_gradient(tmp_path):
     assert "gradient mismatch in dB." in p.stdout and "dA " in p.stdout
 
 
-def test_two_input_layer_returning_one_gradient_exit_3(tmp_path):
+def test_two_input_layer_returning_one_gradient_exit_1(tmp_path):
     f = student(tmp_path, PRODUCT.replace("{RETURN}", "dY * self.B"))
     p = check(f, shape="3,4;3,4", init=None, cls="Product")
-    assert p.returncode == 3
-    assert "expected a tuple of 2 gradients (dA, dB)" in err(p)
+    assert p.returncode == 1, p.stdout + p.stderr
+    assert "expected a tuple of 2 gradients (dA, dB)" in both(p)
 
 
 # ----------------------------------------------------------------- diagnosis options (issue 5)
@@ -306,3 +315,261 @@ def test_random_forward_is_named(tmp_path):
     p = check(f, shape="4,6", init=None, cls="Drop")
     assert p.returncode == 1, p.stdout + p.stderr
     assert "non-deterministic" in " ".join(p.stdout.split())
+
+
+def test_input_shape_with_blanks_between_sizes_is_a_usage_error():
+    # newuser item 3: "8 5" used to be read as the shape (85,)
+    p = check("examples/student_linear_correct.py", shape="8 5")
+    assert p.returncode == 2, p.stdout + p.stderr
+    assert "--input-shape" in err(p) and "8,5" in err(p) and "'8 5'" in err(p)
+    assert_no_traceback(p)
+    # blanks around commas stay accepted
+    p = check("examples/student_linear_correct.py", shape="8, 5")
+    assert p.returncode == 0, p.stdout + p.stderr
+
+
+STEPS = """
+import numpy as np
+
+class Lin:
+    def __init__(self, hang=False):
+        self.W = np.eye(3); self.calls = 0
+        while hang:
+            pass
+
+    def forward(self, X):
+        self.calls += 1
+        if self.calls > 2:  # the probe's 3rd forward
+            while True:
+                pass
+        self.X = X
+        return X @ self.W
+
+    def backward(self, dY):
+        self.dW = self.X.T @ dY
+        return dY @ self.W.T
+
+class Exit:
+    def __init__(self):
+        self.params, self.grads = {}, {}
+
+    def forward(self, X, training=False):
+        import sys
+        sys.exit(0)
+
+    def backward(self, dY):
+        return dY
+
+class ExitBack:
+    def __init__(self):
+        self.W = np.eye(3)
+
+    def forward(self, X):
+        return X @ self.W
+
+    def backward(self, dY):
+        import os
+        os._exit(0)
+"""
+
+
+def test_hang_and_exit_name_the_step_that_ran(tmp_path):
+    # newuser item 6: a forward that loops or exits was blamed on the import and the constructor
+    f = student(tmp_path, STEPS)
+    p = check(f, "--timeout", "3", shape="8,3", init=None, cls="Lin")
+    assert p.returncode == 3, p.stdout + p.stderr
+    assert "Lin.forward (called on the probe input" in err(p) and "did not finish within 3 s" in err(p)
+    assert "importing" not in err(p)
+    p = check(f, "--timeout", "3", shape="8,3", init='{"hang": true}', cls="Lin")
+    assert p.returncode == 3 and "building student.py::Lin(hang=True) did not finish" in err(p), err(p)
+    p = check(f, shape="8,3", init=None, cls="Exit")
+    assert p.returncode == 3, p.stdout + p.stderr
+    assert "Exit.forward, called on the probe input while student.py::Exit was loaded, raised SystemExit" in err(p)
+    assert "__init__" not in err(p)
+    p = check(f, shape="8,3", init=None, cls="ExitBack")
+    assert p.returncode == 3, p.stdout + p.stderr
+    assert "ExitBack.backward (called after a probe forward" in err(p) and "ended the sandbox process" in err(p), err(p)
+    assert_no_traceback(p)
+
+
+def test_rtol_of_one_or_more_is_refused_with_the_reason():
+    # newuser item 10: the relative error is at most 1, so rtol >= 1 passes every gradient
+    for rtol in ("1", "10"):
+        p = check("examples/student_linear_buggy.py", "--rtol", rtol)
+        assert p.returncode == 2, p.stdout + p.stderr
+        assert "--rtol must be a finite number in (0, 1)" in err(p) and "at most 1" in err(p)
+    with pytest.raises(Exception, match=r"rtol must be a finite number in \(0, 1\)"):
+        from gradcheck._validation import check_tolerances
+        check_tolerances(1.0, 0.0)
+
+
+BIG = """
+import numpy as np
+
+class BigLinear:
+    def __init__(self, scale=1e10, rng=None):
+        rng = np.random.default_rng(rng)
+        self.W = rng.standard_normal((5, 3)) * scale
+        self.b = np.zeros(3)
+
+    def forward(self, X):
+        self.X = X
+        return X @ self.W + self.b
+
+    def backward(self, dY):
+        self.dW = self.X.T @ dY
+        self.db = dY.mean(0)  # BUG: sum(0)
+        return dY @ self.W.T
+"""
+
+
+def test_default_atol_larger_than_the_gradients_is_warned(tmp_path):
+    # newuser item 10: the default atol grows with |Y| and passed db = dY.mean(0)
+    f = student(tmp_path, BIG)
+    p = check(f, shape="8,5", init=None, cls="BigLinear")
+    out = " ".join(p.stdout.split())
+    assert "WARNING: the default atol=" in out and "is larger than every |db|" in out, p.stdout
+    assert "larger than every |dX|" not in out  # |dX| ~ 1e10 is far above it
+    # a small scale: the floor atol, no warning, the bug is caught
+    p = check(f, shape="8,5", init='{"scale": 1.0}', cls="BigLinear")
+    assert p.returncode == 1 and "is larger than every" not in p.stdout, p.stdout
+
+
+def test_file_named_like_a_module_is_checked_or_told_to_rename(tmp_path):
+    # newuser item 11: attr.py was refused (an installed module numpy never imports); code.py, typing.py
+    # are refused with the advice to rename the file
+    body = GOOD.replace("{RETURN}", "dY @ self.params['W']")
+    f = student(tmp_path, body, name="attr.py")
+    p = check(f)
+    assert p.returncode == 0, p.stdout + p.stderr
+    for name in ("code.py", "typing.py"):
+        f = student(tmp_path, body, name=name)
+        p = check(f)
+        assert p.returncode == 2, p.stdout + p.stderr
+        stem = name[:-3]
+        assert f"rename the file (e.g. {name} -> my_{name})" in err(p) and f"module '{stem}'" in err(p)
+        assert err(p).count("standard-library module") == 1  # said once, not in a warning and again in the error
+    assert_no_traceback(p)
+
+
+def test_cs231n_settings_argument_is_pointed_to_init():
+    # newuser item 9: conv_forward_naive(x, w, b, conv_param) without conv_param
+    p = run("check", "examples/cs231n_layers.py::conv", "--input-shape", "2,3,5,5;4,3,3,3;4")
+    assert p.returncode == 2, p.stdout + p.stderr
+    assert "conv_param is a dict of settings, not an array: pass it in --init" in err(p)
+    assert """--init '{"conv_param": {"stride": 1, "pad": 1}}'""" in err(p)
+    assert_no_traceback(p)
+
+
+def test_exit_codes_one_rule_wrong_results_1_crashes_3(tmp_path):
+    # newuser item 12: float32 output gave 1 but int64 output 3; a transposed non-square dW gave 3
+    # "the checked code failed" though the diagnosis names it, and said the same sentence twice
+    f = student(tmp_path, """
+        import numpy as np
+        class IntOut:
+            def __init__(self): self.params = {}; self.grads = {}
+            def forward(self, X, training=False): return (X > 0).astype(np.int64)
+            def backward(self, dY): return np.zeros_like(dY)
+        class F32:
+            def __init__(self): self.params = {}; self.grads = {}
+            def forward(self, X, training=False): return np.tanh(X).astype(np.float32)
+            def backward(self, dY): return dY * (1 - np.tanh(X) ** 2)
+    """)
+    for cls in ("IntOut", "F32"):
+        p = check(f, init=None, cls=cls)
+        assert p.returncode == 1, p.stdout + p.stderr
+    f = student(tmp_path, GOOD.replace('"W": dY.T @ self.X', '"W": self.X.T @ dY')
+                .replace("{RETURN}", "dY @ self.params['W']"), name="transposed.py")
+    p = check(f)
+    assert p.returncode == 1, p.stdout + p.stderr
+    assert "FAIL: Linear: wrong shape of dW." in p.stdout and "dW is transposed" in both(p)
+    assert "the checked code failed" not in both(p)
+    assert both(p).count("That is the transpose of the expected shape.") == 1
+
+
+IN_OUT = """
+import numpy as np
+
+class Linear:  # weights (in, out), attribute style
+    def __init__(self, in_features, out_features, rng=None):
+        rng = np.random.default_rng(rng)
+        self.W = rng.standard_normal((in_features, out_features))
+        self.b = rng.standard_normal(out_features)
+
+    def forward(self, X):
+        self.X = X
+        return X @ self.W + self.b
+
+    def backward(self, dY):
+        self.dW = self.X.T @ dY
+        self.db = dY.sum(0)
+        return dY @ self.W.T
+"""
+
+
+@pytest.mark.parametrize("extra", [["--twin"], ["--reference", "manualprop.Linear"]])
+def test_twin_and_reference_of_an_in_out_linear(tmp_path, extra):
+    # newuser item 4: a correct (in, out) Linear got a usage error "variables['W'] has shape (3, 5)"
+    f = student(tmp_path, IN_OUT)
+    p = check(f, *extra)
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert "transpose of" in both(p) and "transposed back" in both(p)
+    col = "manual~tape" if extra == ["--twin"] else "manual~ref"
+    assert col in p.stdout
+    # a wrong dW in the (in, out) layout is caught by the twin/reference as well
+    bad = student(tmp_path, IN_OUT.replace("self.dW = self.X.T @ dY", "self.dW = 2 * self.X.T @ dY"), "bad.py")
+    p = check(bad, *extra)
+    assert p.returncode == 1, p.stdout + p.stderr
+    row = next(line for line in p.stdout.splitlines() if line.split()[:1] == ["dW"])
+    assert "FAIL" in row and row.count("e-") < 4, row  # the manual~tape/ref column is large too
+
+
+def test_twin_given_but_no_autoprop_class_says_so(tmp_path):
+    # newuser item 5: with --twin given, the report said "add --twin"
+    f = student(tmp_path, """
+        import numpy as np
+        class ReLUdXdY:
+            def __init__(self): self.params = {}; self.grads = {}
+            def forward(self, X, training=False): self.X = X; return np.maximum(X, 0)
+            def backward(self, dY): return dY * (self.X > 0)
+    """)
+    p = check(f, "--twin", init=None, cls="ReLUdXdY")
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert "add --twin" not in both(p)
+    assert "autoprop.layers / autoprop.losses has no class of that name): ReLUdXdY" in both(p)
+    assert both(p).count("no tape comparison") == 1
+
+
+def test_smaller_messages_of_the_newuser_report(tmp_path):
+    # newuser item 13: a tuple from backward was told "wrap the value in np.asarray"; a missing absolute path
+    # said where it looked; the PASS line called the forward output Y a gradient
+    f = student(tmp_path, GOOD.replace("{RETURN}", "dY @ self.params['W'], self.grads['W']"))
+    p = check(f)
+    assert p.returncode == 1, p.stdout + p.stderr
+    assert "np.asarray" not in both(p) and "the gradients of the weights go in grads" in both(p)
+    p = check(tmp_path / "nope" / "gone.py")
+    assert p.returncode == 2 and "does not exist." in err(p) and "looked in" not in err(p), err(p)
+    f = student(tmp_path, IN_OUT, name="inout.py")
+    p = check(f, "--twin")
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert "every gradient (dX, dW, db) and the forward output match within" in both(p)
+
+
+def test_loss_indexing_by_real_targets_points_to_targets_labels(tmp_path):
+    # newuser item 13: --loss without --targets failed with a bare IndexError message
+    f = student(tmp_path, """
+        import numpy as np
+        class CrossEntropy:
+            def forward(self, y_true, y_pred):
+                z = y_pred - y_pred.max(1, keepdims=True); p = np.exp(z); p /= p.sum(1, keepdims=True)
+                self.p, self.y = p, y_true
+                return -np.log(p[np.arange(len(p)), y_true]).mean()
+            def backward(self):
+                d = self.p.copy(); d[np.arange(len(d)), self.y] -= 1
+                return d / len(d)
+    """)
+    p = run("check", f"{f}::CrossEntropy", "--loss", "--input-shape", "8,5")
+    assert p.returncode == 3, p.stdout + p.stderr
+    assert "IndexError" in err(p) and "add --targets labels" in err(p)
+    p = run("check", f"{f}::CrossEntropy", "--loss", "--input-shape", "8,5", "--targets", "labels")
+    assert p.returncode == 0, p.stdout + p.stderr

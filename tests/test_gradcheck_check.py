@@ -21,7 +21,7 @@ from gradcheck import (
     check_loss,
 )
 from gradcheck.check import PAIRS, build_twin
-from gradcheck.errors import EXIT_STUDENT, EXIT_USAGE
+from gradcheck.errors import EXIT_MISMATCH, EXIT_USAGE
 
 
 class TransposedDW(StudentLinear):
@@ -183,7 +183,7 @@ def test_backward_returning_none():
         check_layer(NoReturn(), (8, 4), twin=None)
     msg = _message(e)
     assert "NoReturn" in msg and "dX" in msg and "None" in msg and "(8, 4)" in msg
-    assert e.value.exit_code == EXIT_STUDENT
+    assert e.value.exit_code == EXIT_MISMATCH  # a missing gradient is a wrong result (newuser item 12)
 
 
 def test_backward_wrong_shape_names_expected_and_got():

@@ -302,3 +302,67 @@ def test_tape_names_the_line_where_a_tensor_is_written_into_numpy(tmp_path):
     assert (f"the tape lost track of X at scatter.py:{line} in forward ('cols[:, np.arange(X.shape[1])] = X')"
             in t)
     assert "every gradient (dX, dW) matches" in t
+
+
+class _TrainKeyword:
+    """forward(X, train=True): the training switch under another name (newuser item 7)."""
+
+    def __init__(self):
+        self.gamma, self.seen = np.ones(4), []
+
+    def forward(self, X, train=True):
+        self.seen.append(train)
+        self.X = X
+        return self.gamma * (X - X.mean(0)) if train else self.gamma * X
+
+    def backward(self, dY):
+        self.dgamma = (dY * self.X).sum(0)
+        return dY * self.gamma
+
+
+class _ModeKeyword(_TrainKeyword):
+    def forward(self, X, mode="train"):
+        self.seen.append(mode)
+        self.X = X
+        return self.gamma * X
+
+
+def test_train_and_mode_keywords_are_the_training_switch():
+    from gradcheck import _adapters as AD
+
+    X = np.random.default_rng(0).standard_normal((5, 4))
+    layer, info = AD.adapt(_TrainKeyword(), [X], training=False)
+    assert info["forward_training"] is True and info["mode_keyword"] == ["train", "False", "True"]
+    assert layer.obj.seen and set(layer.obj.seen) == {False}  # the probe ran in the mode asked for
+    layer.obj.seen.clear()
+    layer.forward(X, training=True)
+    layer.forward(X, training=False)
+    assert layer.obj.seen == [True, False]
+    assert AD.signature(layer)[0] == ["X"]  # train is not an input
+    layer, info = AD.adapt(_ModeKeyword(), [X], training=False)
+    assert info["mode_keyword"] == ["mode", "'test'", "'train'"]
+    layer.obj.seen.clear()
+    layer.forward(X, training=True)
+    layer.forward(X, training=False)
+    assert layer.obj.seen == ["train", "test"]
+
+
+def test_header_names_the_train_keyword(tmp_path):
+    src = tmp_path / "bn2.py"
+    src.write_text(textwrap.dedent('''
+        import numpy as np
+        class BatchNorm:
+            def __init__(self, D=4):
+                self.gamma = np.ones(D) * 1.5; self.beta = np.zeros(D)
+            def forward(self, X, train=True):
+                mu, var = (X.mean(0), X.var(0)) if train else (0.0, 1.0)
+                self.inv = 1 / np.sqrt(var + 1e-5); self.xhat = (X - mu) * self.inv
+                return self.gamma * self.xhat + self.beta
+            def backward(self, dY):
+                self.dgamma = (dY * self.xhat).sum(0); self.dbeta = dY.sum(0)
+                return dY * self.gamma * self.inv
+    '''))
+    p = run("check", f"{src}::BatchNorm", "--input-shape", "8,4")
+    assert "forward has no training argument" not in p.stdout, p.stdout
+    assert "mode: eval and training (forward(X, train=False, then train=True))" in p.stdout, p.stdout
+    assert p.returncode == 1 and "FAIL: BatchNorm [training]: gradient mismatch in dX." in p.stdout, p.stdout
