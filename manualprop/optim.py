@@ -166,7 +166,7 @@ class Optimizer:
         """``items``: list of (grad, var, where, label); clip them together, then update each."""
         checked = [self._checked(*it) for it in items]
         clipped = self.clip([g for _, g in checked])
-        for (grad, var, _, _), (p, _), g in zip(items, checked, clipped):
+        for (_grad, var, _, _), (p, _), g in zip(items, checked, clipped):
             g = np.asarray(g, dtype=p.dtype)
             if self.weight_decay:
                 g = g + self.weight_decay * p

@@ -7,11 +7,11 @@ a real check of both.
 
 import numpy as np
 import pytest
+from primitive_samples import SAMPLES
 
 import autoprop as ap
 from autoprop.core import registry as R
 from autoprop.core.forward import jvp_by_transpose
-from primitive_samples import SAMPLES
 
 _r = np.random.default_rng(12345)
 

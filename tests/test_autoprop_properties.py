@@ -14,10 +14,10 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from primitive_samples import SAMPLES
 
 import autoprop as ap
 import autoprop.numpy as anp
-from primitive_samples import SAMPLES
 
 pytestmark = pytest.mark.slow
 

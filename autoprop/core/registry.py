@@ -258,7 +258,7 @@ def dispatch_function(func, args, kwargs):
 
 
 # --- the families: importing them registers their records -----------------------------
-from .prims._common import _no_out, _t, unbroadcast  # noqa: E402
+from .prims._common import _no_out, _t, unbroadcast  # noqa: E402, F401, I001  (re-exported: R._t, R.unbroadcast; order matters)
 from .prims import elementwise as _e, reductions as _r, shape as _s, linalg as _l, windows as _w  # noqa: E402
 
 FAMILIES = (_e, _r, _s, _l, _w)

@@ -471,5 +471,5 @@ def is_differentiable_dtype(dtype):
     return np.dtype(dtype).kind in _FLOAT_KINDS
 
 
-from . import registry as _R  # noqa: E402  (operators above look primitives up here)
+from . import registry as _R  # noqa: E402, I001  (import order matters; operators above look primitives up here)
 from . import observe as _observe  # noqa: E402  (breadcrumbs for GradientTape.explain)

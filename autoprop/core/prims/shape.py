@@ -17,7 +17,14 @@ import numpy as np
 from ..registry import _Variadic, defcomposite, defnumpy, defprim, linear_jvp
 from ..tensor import Tensor
 from ._common import (
-    SAME, _axes_tuple, _check_kw, _shape, _t, _value, _value_only, unbroadcast,
+    SAME,
+    _axes_tuple,
+    _check_kw,
+    _shape,
+    _t,
+    _value,
+    _value_only,
+    unbroadcast,
 )
 from .elementwise import where
 
