@@ -612,6 +612,9 @@ class Sandbox:
         env = {"PATH": "/usr/bin:/bin", "HOME": home, "TMPDIR": home, "LANG": "C.UTF-8",
                "LC_ALL": "C.UTF-8", "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1",
                "MKL_NUM_THREADS": "1", "NUMEXPR_NUM_THREADS": "1", "MPLBACKEND": "Agg"}
+        # The machine's BLAS kernel choice (set where an OpenBLAS kernel computes wrongly or
+        # crashes on this CPU) holds for the child too: same kernel as the grader, no secret.
+        env.update({k: os.environ[k] for k in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE") if k in os.environ})
         try:
             self._proc = subprocess.Popen(
                 [*argv, json.dumps(cfg)],
