@@ -251,7 +251,8 @@ def _numerical_comparisons(call, cfg, G, y_shape, sources, dkeys, shapes, displa
             elements(k, sc, mask=sc.evaluated, how="sample")
         return comps, numerical
     dd = directional_derivatives(call.forward, call.inputs, call.params, G, input_names=call.keys,
-                                 groups=[[k] for k in dkeys], n_dirs=cfg.n_dirs, eps=cfg.step, rng=rng)
+                                 groups=[[k] for k in dkeys], n_dirs=cfg.n_dirs, eps=cfg.step, rng=rng,
+                                 method="central" if cfg.method == "complex" else cfg.method)
     failing = []
     for k in dkeys:
         num_vals = np.array([v for _, v in dd[(k,)]])

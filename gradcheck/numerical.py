@@ -727,9 +727,9 @@ def complex_step_supported(forward: Callable[..., np.ndarray], inputs: Sequence[
 def directional_derivatives(forward: Callable[..., np.ndarray], X: Sequence[np.ndarray],
                             params: Mapping[str, np.ndarray], G: np.ndarray, *, input_names: Sequence[str],
                             groups: Sequence[Sequence[str]], n_dirs: int = 2, eps: float = DEFAULT_EPS,
-                            rng: np.random.Generator | None = None
+                            rng: np.random.Generator | None = None, method: str = "central"
                             ) -> dict[tuple[str, ...], list[tuple[dict[str, np.ndarray], float]]]:
-    r"""Random directional derivatives of ``L = sum(forward(*inputs) * G)`` by central differences.
+    r"""Random directional derivatives of ``L = sum(forward(*inputs) * G)`` by finite differences.
 
     For each group of tensors (one tensor, or several jointly) and each of
     ``n_dirs`` random directions ``u`` (entries ``z * max(1, |x|)``,
@@ -755,12 +755,23 @@ def directional_derivatives(forward: Callable[..., np.ndarray], X: Sequence[np.n
     n_dirs : int, default 2
     eps : float, default DEFAULT_EPS
     rng : numpy.random.Generator, optional
+    method : {"central", "forward", "richardson"}, default "central"
+        The quotient along each direction (:func:`kernel`). The complex step is not
+        offered here: parameters are perturbed in place in their own real dtype.
 
     Returns
     -------
     dict
         ``{tuple(group): [(u, numerical), ...]}`` with ``u`` a dict key -> direction array.
+
+    Raises
+    ------
+    ValueError
+        For ``method="complex"`` or an unknown method.
     """
+    if _check_method(method) == "complex":
+        raise ValueError("directional_derivatives: the complex step needs complex parameters; "
+                         "use central, forward or richardson")
     rng = rng or np.random.default_rng(0)
     base = [np.array(x, dtype=np.float64) if np.asarray(x).dtype.kind == "f" else np.asarray(x) for x in X]
     pos = {n: i for i, n in enumerate(input_names)}
@@ -788,7 +799,7 @@ def directional_derivatives(forward: Callable[..., np.ndarray], X: Sequence[np.n
             for k in group:
                 ref = base[pos[k]] if k in pos else params[k]
                 dirs[k] = rng.standard_normal(ref.shape) * np.maximum(1.0, np.abs(ref))
-            pairs.append((dirs, difference_quotient(lambda t, d=dirs: along(d, t), eps)))
+            pairs.append((dirs, difference_quotient(lambda t, d=dirs: along(d, t), eps, method)))
         out[tuple(group)] = pairs
     return out
 

@@ -84,6 +84,12 @@ def format_table(results: Sequence[CheckResult], details: bool = True,
     return "\n".join(lines)
 
 
+#: The directional quotient per method, as the footnote states it (the complex step's screen is central).
+_DIRECTIONAL = {"central": "(L(x+hu)-L(x-hu))/2h", "forward": "(L(x+hu)-L(x))/h",
+                "richardson": "the Richardson extrapolation of (L(x+hu)-L(x-hu))/2h",
+                "complex": "(L(x+hu)-L(x-hu))/2h (the screen; failing tensors get the complex step)"}
+
+
 def _footnotes(results: Sequence[CheckResult]) -> list[str]:
     """The lines under the table: the rule, kinks, missing twins, notes."""
     if not results:
@@ -95,7 +101,7 @@ def _footnotes(results: Sequence[CheckResult]) -> list[str]:
         f"relative error = |a-b| / max(|a|+|b|, atol/rtol); pass if <= rtol={r0.rtol:g}, i.e. "
         f"|a-b| <= atol={r0.atol:g} or |a-b| <= rtol*(|a|+|b|). numerical = {_METHOD_WORDS.get(r0.method, r0.method)}, "
         f"eps={r0.eps:.3g}, seed={r0.seed}, mode {r0.mode}. (fwd) rows compare forward values."
-        + (" 'dirs': random directional derivatives <g, u> against (L(x+hu)-L(x-hu))/2h."
+        + (f" 'dirs': random directional derivatives <g, u> against {_DIRECTIONAL.get(r0.method, _DIRECTIONAL['central'])}."
            if any(c.how == "directional" for r in results for rec in r.records for c in rec.comparisons)
            else "")))
     for r in results:

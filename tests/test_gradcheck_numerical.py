@@ -167,3 +167,32 @@ def test_close_is_the_rule_compare_decides_with():
     assert close([1.0, np.nan], [1.0, np.nan], 0, 0, equal_nan=True)
     assert not close([1.0, np.nan], [1.0, np.nan], 1e-6, 1e-9)
     assert not close(np.ones(2), np.ones(3))
+
+
+def test_directional_derivatives_use_the_method_asked_for():
+    """Fast mode's screen forms the quotient of the method given (not always central)."""
+    import manualprop as mp
+    from gradcheck import check_layer
+    from gradcheck.numerical import directional_derivatives
+
+    rng = np.random.default_rng(3)
+    X, G = rng.standard_normal((3, 4)), rng.standard_normal((3, 4))
+    f = np.tanh
+    h = 1e-3
+    got = {m: directional_derivatives(f, [X], {}, G, input_names=["X"], groups=[["X"]], n_dirs=1, eps=h,
+                                      rng=np.random.default_rng(0), method=m)[("X",)][0]
+           for m in ("central", "forward", "richardson")}
+    u = got["central"][0]["X"]
+    L = lambda t: float(np.sum(f(X + t * u) * G))  # noqa: E731
+    central = (L(h) - L(-h)) / (2 * h)
+    assert got["central"][1] == pytest.approx(central, rel=1e-12)
+    assert got["forward"][1] == pytest.approx((L(h) - L(0.0)) / h, rel=1e-12)
+    half = (L(h / 2) - L(-h / 2)) / h
+    assert got["richardson"][1] == pytest.approx((4 * half - central) / 3, rel=1e-9)
+    exact = float(np.sum(G * (1 - np.tanh(X) ** 2) * u))
+    assert abs(got["richardson"][1] - exact) < abs(got["central"][1] - exact)  # O(h^4) beats O(h^2)
+    with pytest.raises(ValueError, match="complex step"):
+        directional_derivatives(f, [X], {}, G, input_names=["X"], groups=[["X"]], method="complex")
+    # Richardson's larger step no longer fails the screen of a correct layer (it used central there)
+    r = check_layer(mp.Tanh(), (4, 5), method="richardson", mode="fast", twin=None)
+    assert r.passed and all(c.how == "directional" for rec in r.records for c in rec.comparisons)
