@@ -815,7 +815,7 @@ def _shape_signatures(proxy, inputs, names, params, G, rets, grads, bad_shape, d
                 num = layer_numerical_gradients(fwd, inputs, params, G, input_names=keys, which=[which])[which]
             except Exception:  # noqa: BLE001 - the shape alone still names something
                 num = np.full(exp, np.nan)
-            hint = None if key in names else _layout_hint(key, inputs[0], G, num)
+            hint = None if key == names[0] else _layout_hint(key, inputs[0], G, num)
             f = name_signature(t, arr, num, fallback=True, hint=hint)
         diag.findings.append(f)
 

@@ -913,7 +913,9 @@ def layer_numerical_gradients(forward: Callable[..., np.ndarray], X: np.ndarray 
     if wanted and method != "complex" and batched:
         stacked, why = (True, "") if batched is True else batch_independent(forward, work)
         if not stacked:
-            notes.append(f"input gradients by the element loop: {why}")
+            n = sum(work[i].size if sel(input_names[i]) is None else len(sel(input_names[i])) for i in wanted)
+            notes.append(f"numerical gradient of the inputs: {'Richardson' if real == 'richardson' else real} "
+                         f"differences, one input entry at a time ({n} entries), not stacked as one batch: {why}")
     out: dict[str, Scan] = {}
     for i in wanted:
         name = input_names[i]
