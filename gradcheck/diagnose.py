@@ -1,27 +1,14 @@
 r"""Find, locate and explain gradient bugs: structural probes, bug signatures, models, single VJPs.
 
-:func:`diagnose_layer` runs, cheapest first:
-
-1. **Determinism.** Two forwards on one input must agree. A random forward is made
-   repeatable through ``fix_mask(True)`` (:class:`manualprop.Dropout`, also inside a
-   ``Sequential``), else by rewinding every numpy generator it holds and numpy's global
-   state before each forward; else the check stops (case C29: a fresh mask per call turns
-   ``df/dw = 16`` into 300013), with the CS231n advice (``dropout_param['seed']``) for a
-   function pair.
-2. **Structural probes** (:data:`STRUCTURAL`, no finite differences): the input left alone;
-   gradient shapes and float64 dtypes (an integer array: exit 3; float32: "precision lost");
-   finite values (NaN stops the probes); ``backward`` linear in dY and overwriting ``grads``
-   (checked without resetting them, so a sandboxed layer works too); a second backward
-   identical; ``grads`` written; the cache of the *last* forward of *this* instance (on copies
-   of the layer, made in the child for a sandboxed one) and a directional test at two more
-   inputs; the output's shape and dtype stable under a small perturbation.
-3. **Numerical comparison** (:func:`gradcheck.check.check_layer`, fast mode by default).
-4. **Bug signatures** of each failing tensor (:data:`SIGNATURES`): :func:`name_signature`
-   (also the grader's), then the signatures that need the layer, each probed with the layer
-   itself (:func:`_context_signature`, :func:`_sample_signature`, :func:`_kernel_flip_signature`,
-   :func:`_upstream_signature`); else the worst element.
-5. **Models.** For a failing container with a ``layers`` list, the first layer that fails on
-   the input it actually receives is named.
+:func:`diagnose_layer` runs, cheapest first: (1) **determinism** of the forward (a random one
+is held fixed by ``fix_mask(True)``, else by rewinding the numpy generators it holds and
+numpy's global state, else the check stops: case C29, a fresh mask per call turns ``df/dw = 16``
+into 300013); (2) the **structural probes** of :data:`STRUCTURAL`, no finite differences (a
+sandboxed layer is copied in its child); (3) the **numerical comparison**
+(:func:`gradcheck.check.check_layer`, fast mode by default); (4) the **bug signatures** of each
+failing tensor (:data:`SIGNATURES`): :func:`name_signature` from the numbers alone (also the
+grader's), then the signatures probed with the layer itself, else the worst element; (5) for a
+failing model with a ``layers`` list, the **first layer** that fails on the input it receives.
 
 :func:`check_vjp` checks one VJP alone: the dot-product test
 :math:`\langle u, J^T v\rangle = \langle J u, v\rangle` and an element scan.
@@ -349,23 +336,19 @@ def name_signature(tensor: str, manual: Any, numerical: Any, *, is_bias: bool = 
                    atol: float = 1e-9, fallback: bool = False, hint: str | None = None) -> Finding | None:
     """Name the bug that turns ``numerical`` (the correct gradient) into ``manual``, if it is a known one.
 
-    The one implementation of the bug signatures from two arrays: :func:`diagnose_layer` and
-    ``gradcheck check`` call it with finite differences as the truth, the grader
-    (:func:`gradcheck.grading.diagnose`) with a reference layer's gradient. In this order: a
-    **shape** that differs (transposed, not summed over the batch, an extra batch axis, axes
-    permuted, or just wrong); a caller's **alternative**; all **zeros**; the **wrong sign**;
-    **transposed** (square 2-D); **flipped kernel**; **permuted** (a reshape where a transpose is
-    due, or the same values elsewhere); a **constant factor** ``c = <m, n> / <n, n>`` (``1/batch``
-    on a bias: the mean, not the sum; an extra or missing ``1/batch``; x2, x0.5); with
-    ``fallback``, the worst element.
+    The one implementation of the signatures from two arrays (``diagnose_layer`` and ``gradcheck
+    check`` with finite differences as the truth, :func:`gradcheck.grading.diagnose` with a
+    reference layer's). In order: a **shape** that differs (transposed, not summed over the batch,
+    axes permuted, or just wrong); an **alternative**; all **zeros**; the **wrong sign**;
+    **transposed** (square); **flipped kernel**; **permuted**; a **constant factor**
+    ``c = <m, n> / <n, n>`` (the batch size: which, x2, x0.5); with ``fallback``, the worst element.
 
     Parameters
     ----------
     tensor : str
         Display name, e.g. ``"db"``.
     manual, numerical : array_like
-        The gradient under suspicion and the correct one; NaN in ``numerical`` (a kink) is
-        left out of every comparison.
+        The gradient under suspicion and the correct one (NaN: unknown, e.g. a kink; left out).
     is_bias : bool, default False
         A ``1/batch`` factor is then "the mean over the batch, not the sum".
     n_batch, y_size : int, default 1, 0
@@ -377,13 +360,12 @@ def name_signature(tensor: str, manual: Any, numerical: Any, *, is_bias: bool = 
     fallback : bool, default False
         Return the worst-element finding (``"wrong-values"``) instead of None.
     hint : str, optional
-        How to fix a transposed gradient (the product for the weight's layout); default: swap the factors.
+        How to fix a transposed gradient (from :func:`_layout_hint`); default: swap the factors.
 
     Returns
     -------
     Finding or None
-        None when ``manual`` matches, when ``numerical`` is all NaN, or when nothing is
-        recognised and ``fallback`` is False.
+        None when ``manual`` matches, ``numerical`` is all NaN, or nothing is recognised (no ``fallback``).
 
     Examples
     --------
@@ -1291,25 +1273,22 @@ def check_vjp(op: Any, vjp: Any = None, *inputs: Any, kwargs: Mapping[str, Any] 
               name: str | None = None) -> CheckResult:
     r"""Check one operation's vector-Jacobian product alone: a dot-product test and an element scan.
 
-    Per differentiable input ``x_i``: :math:`\langle u, J_i^T v\rangle` (from ``vjp``) must equal
-    :math:`\langle J_i u, v\rangle` for ``n_dirs`` random ``u``, ``v``, with ``J_i u`` from the
-    primitive's JVP rule when it has one, else central differences along ``u`` (zero at kinks):
-    record ``<u,J^T v> i`` (``how="directional"``); and ``J_i^T v`` against central differences
-    of ``sum(op(*inputs) * v)`` element by element, kinks excluded: record ``d<i>`` (``dx``).
+    Per differentiable input ``x_i``: :math:`\langle u, J_i^T v\rangle` (from ``vjp``) against
+    :math:`\langle J_i u, v\rangle` for ``n_dirs`` random ``u``, ``v`` (``J_i u`` from the primitive's
+    JVP rule, else central differences along ``u``, zero at kinks): record ``<u,J^T v> i``; and
+    ``J_i^T v`` against central differences of ``sum(op(*inputs) * v)``, kinks excluded: ``d<i>`` (``dx``).
 
     Parameters
     ----------
     op : callable, str or autoprop Primitive
-        ``op(*inputs, **kwargs) -> ndarray``; or a name / entry of ``autoprop.core.registry.PRIMITIVES``
-        (its ``.fwd``, ``.vjps``, ``.jvps``).
+        ``op(*inputs, **kwargs) -> ndarray``, or a name / entry of ``autoprop.core.registry.PRIMITIVES``.
     vjp : callable, sequence of callables, or None
         ``vjp_i(g, ans, *inputs, **kwargs) -> dx_i`` per input (None: not differentiable), one
         callable for a one-input op, or None: the primitive's own ``vjps``.
     *inputs : array_like
         The arguments; float arrays are differentiated (float64 copies).
     kwargs : dict, optional
-        Keyword arguments of the op. ``seed``, ``rtol``, ``atol``, ``eps``, ``n_dirs`` (3), ``name``: as in
-        ``check_layer``.
+        Keyword arguments of the op; ``seed``, ``rtol``, ``atol``, ``eps``, ``n_dirs``, ``name`` as in ``check_layer``.
 
     Returns
     -------
@@ -1326,8 +1305,7 @@ def check_vjp(op: Any, vjp: Any = None, *inputs: Any, kwargs: Mapping[str, Any] 
     Examples
     --------
     >>> import numpy as np
-    >>> res = check_vjp(np.tanh, lambda g, ans, x: g * (1 - ans**2), np.linspace(-2, 2, 5))
-    >>> res.passed
+    >>> check_vjp(np.tanh, lambda g, ans, x: g * (1 - ans**2), np.linspace(-2, 2, 5)).passed
     True
     """
     rtol, atol = V.check_tolerances(rtol, atol)
