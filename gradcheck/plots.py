@@ -1,9 +1,8 @@
 """Matplotlib figures of check results and of the training comparison.
 
-Every function returns a :class:`matplotlib.figure.Figure` (so a notebook shows
-it inline) built with the object-oriented API (``Figure`` + Agg canvas), never
-``pyplot``: nothing opens a window, no global figure is left behind, and the
-functions work under ``MPLBACKEND=Agg`` or any other backend.
+Every function returns a :class:`matplotlib.figure.Figure` (a notebook shows it inline) built
+with the object-oriented API (``Figure`` + Agg canvas), never ``pyplot``: nothing opens a
+window, no global figure is left behind, any ``MPLBACKEND`` works.
 """
 
 from __future__ import annotations
@@ -20,21 +19,13 @@ from .check import ALL_PAIRS, CheckResult
 __all__ = ["ERROR_FLOOR", "PAIR_COLORS", "plot_result", "plot_results", "plot_training", "save_figure",
            "plot_gradient_heatmaps", "plot_step_error", "plot_jacobian", "tape_jacobian"]
 
-#: Relative errors below this (including exact zeros) are drawn at this value so
-#: a log axis can show them; the legend says so.
+#: Relative errors below this (exact zeros too) are drawn at this value on a log axis; the legend says so.
 ERROR_FLOOR = 1e-17
-
-# Bars start one decade below the floor, so a clamped value is a visible stub.
-_BASE = ERROR_FLOOR / 10
+_BASE = ERROR_FLOOR / 10  # bars start one decade below the floor: a clamped value is a visible stub
 
 #: One colour per comparison pair (colour-blind-safe Okabe-Ito palette).
-PAIR_COLORS = {
-    "manual-vs-numerical": "#0072B2",
-    "tape-vs-numerical": "#E69F00",
-    "manual-vs-tape": "#009E73",
-    "manual-vs-reference": "#CC79A7",
-    "call1-vs-call2": "#D55E00",
-}
+PAIR_COLORS = {"manual-vs-numerical": "#0072B2", "tape-vs-numerical": "#E69F00", "manual-vs-tape": "#009E73",
+               "manual-vs-reference": "#CC79A7", "call1-vs-call2": "#D55E00"}
 
 
 def _new_figure(width: float, height: float) -> Figure:
@@ -127,9 +118,8 @@ def plot_result(result: CheckResult) -> Figure:
     Returns
     -------
     matplotlib.figure.Figure
-        Bars per tensor (``Y (fwd)``, ``dX``, ``dW``, ...), one colour per pair,
-        a dashed line at ``rtol``; failing bars are outlined in red. Zero errors
-        are clamped to :data:`ERROR_FLOOR` (said in the legend).
+        Bars per tensor (``Y (fwd)``, ``dX``, ...), one colour per pair, a dashed line at ``rtol``,
+        failing bars outlined in red, zero errors clamped to :data:`ERROR_FLOOR` (said in the legend).
     """
     labels, values, passed, _ = _collect([result], worst=False)
     fig = _new_figure(max(7.5, 0.9 * len(labels) + 2.5), 4.4)
@@ -142,9 +132,8 @@ def plot_result(result: CheckResult) -> Figure:
 def plot_results(results: Sequence[CheckResult], title: str = "gradcheck zoo") -> Figure:
     """Summary of many results: one row per layer/loss, the worst tensor per pair.
 
-    Each bar is the largest max-relative-error over that result's tensors
-    (forward value included) for one comparison pair; :func:`plot_result`
-    shows the tensors of one result.
+    Each bar is the largest max-relative-error over the result's tensors (forward value
+    included) for one pair; :func:`plot_result` shows the tensors of one result.
 
     Parameters
     ----------
@@ -154,8 +143,7 @@ def plot_results(results: Sequence[CheckResult], title: str = "gradcheck zoo") -
     Returns
     -------
     matplotlib.figure.Figure
-        Horizontal bars on a log axis, the tolerance as a dashed line, failing
-        rows labelled with their failing tensors and outlined in red.
+        Horizontal bars, as :func:`plot_result`; failing rows name their failing tensors.
     """
     labels, values, passed, _ = _collect(results, worst=True)
     fig = _new_figure(9.0, max(3.0, 0.34 * len(labels) + 1.8))
@@ -178,8 +166,8 @@ def plot_training(steps: np.ndarray, loss_manual: np.ndarray, loss_tape: np.ndar
     loss_manual, loss_tape : ndarray of float, shape (n,)
         Minibatch loss per step.
     rel_loss_diff, rel_grad_diff : ndarray of float, shape (n,)
-        ``|Lm - Lt| / max(|Lm| + |Lt|, tiny)`` and the largest gradient relative
-        error of the step. Zeros are drawn at :data:`ERROR_FLOOR`.
+        ``|Lm - Lt| / max(|Lm| + |Lt|, tiny)`` and the step's largest gradient relative error
+        (zeros drawn at :data:`ERROR_FLOOR`).
     steps_per_epoch : int
         For the epoch axis on top.
     tolerance : float
@@ -188,8 +176,7 @@ def plot_training(steps: np.ndarray, loss_manual: np.ndarray, loss_tape: np.ndar
     Returns
     -------
     matplotlib.figure.Figure
-        Two panels: loss (top, both curves, the tape one dashed over the manual
-        one), relative differences on a log axis (bottom).
+        Loss (top: both curves, the tape one dashed), relative differences on a log axis (bottom).
     """
     fig = _new_figure(9.0, 6.0)
     ax1, ax2 = fig.subplots(2, 1, sharex=True, height_ratios=[3, 2])
@@ -199,22 +186,20 @@ def plot_training(steps: np.ndarray, loss_manual: np.ndarray, loss_tape: np.ndar
     n_ep = len(steps) // steps_per_epoch
     if n_ep:
         ends = steps_per_epoch * np.arange(1, n_ep + 1)
-        mean_m = np.asarray(loss_manual)[: n_ep * steps_per_epoch].reshape(n_ep, -1).mean(axis=1)
-        mean_t = np.asarray(loss_tape)[: n_ep * steps_per_epoch].reshape(n_ep, -1).mean(axis=1)
+        mean_m, mean_t = (np.asarray(v)[: n_ep * steps_per_epoch].reshape(n_ep, -1).mean(axis=1)
+                          for v in (loss_manual, loss_tape))
         ax1.plot(ends, mean_m, "o-", color="#0072B2", markersize=7, linewidth=1.8, label="manualprop, epoch mean")
-        ax1.plot(ends, mean_t, "x", color="#E69F00", markersize=7, markeredgewidth=2,
-                 label="autoprop, epoch mean")
+        ax1.plot(ends, mean_t, "x", color="#E69F00", markersize=7, markeredgewidth=2, label="autoprop, epoch mean")
     ax1.set(yscale="log", ylabel="minibatch cross-entropy",
             title=f"Training the same {model_name} twice from identical weights: manual vs tape gradients")
     ax1.legend(loc="upper right", ncol=2, fontsize="small")
     ax1.grid(alpha=0.3)
-    sec = ax1.secondary_xaxis("top", functions=(lambda s: s / steps_per_epoch, lambda e: e * steps_per_epoch))
-    sec.set_xlabel("epoch")
+    ax1.secondary_xaxis("top", functions=(lambda s: s / steps_per_epoch, lambda e: e * steps_per_epoch)
+                        ).set_xlabel("epoch")
     clamped = bool(np.any(rel_loss_diff < ERROR_FLOOR) or np.any(rel_grad_diff < ERROR_FLOOR))
-    ax2.plot(steps, np.maximum(rel_loss_diff, ERROR_FLOOR), color="#009E73", linewidth=1.0,
-             label="loss: |Lm-Lt| / (|Lm|+|Lt|)")
-    ax2.plot(steps, np.maximum(rel_grad_diff, ERROR_FLOOR), color="#CC79A7", linewidth=1.0, alpha=0.8,
-             label="gradients: max relative error")
+    for v, col, alpha, label in ((rel_loss_diff, "#009E73", 1.0, "loss: |Lm-Lt| / (|Lm|+|Lt|)"),
+                                 (rel_grad_diff, "#CC79A7", 0.8, "gradients: max relative error")):
+        ax2.plot(steps, np.maximum(v, ERROR_FLOOR), color=col, linewidth=1.0, alpha=alpha, label=label)
     ax2.axhline(tolerance, color="#D00000", linestyle="--", linewidth=1.2, label=f"requirement {tolerance:g}")
     ax2.set(yscale="log", ylim=(ERROR_FLOOR / 3, max(1.0, tolerance * 10)), xlabel="step",
             ylabel="relative difference")
@@ -310,23 +295,20 @@ def plot_gradient_heatmaps(result: CheckResult, tensor: str | None = None) -> Fi
     """Manual, numerical and their difference for one gradient, side by side as heatmaps.
 
     A transposed gradient shows as a mirrored pattern, a bias averaged instead of summed as the
-    same pattern in paler colours, a gradient of the first sample only as one bright row over zeros.
+    same pattern paler, the first sample only as one bright row; 3-D and 4-D gradients as grids of
+    ``H x W`` panels (:func:`_grid`): a flipped kernel shows as each panel rotated.
 
     Parameters
     ----------
     result : CheckResult
         With ``gradients["manual"]`` and ``gradients["numerical"]`` for ``tensor``.
     tensor : str, optional
-        E.g. ``"dW"``; default the first failing gradient, else the first 2-D one. 1-D gradients
-        are one row; 3-D and 4-D ones (``(C, H, W)``, ``(N, C, H, W)``) a grid of ``H x W`` panels
-        that keep the spatial layout (rows: the first axis, columns: the second; a flipped kernel
-        shows as each panel rotated, a missing channel transpose as panels in the wrong cells);
-        more axes merge into the first.
+        E.g. ``"dW"``; default the first failing gradient, else the first 2-D one.
 
     Returns
     -------
     matplotlib.figure.Figure
-        Three panels (or grids of panels), see :func:`_heatmaps`.
+        Three panels or grids of panels (:func:`_heatmaps`).
 
     Raises
     ------
@@ -365,8 +347,7 @@ def plot_step_error(f=np.exp, x0: float = 1.0, df=None, *, hs=None, dtypes=(np.f
         Works on numpy scalars of each dtype.
     x0 : float, default 1.0
     df : callable, optional
-        Exact derivative; default: ``np.exp`` for ``np.exp``, else a float64
-        five-point estimate.
+        Exact derivative; default: ``np.exp`` for ``np.exp``, else a float64 five-point estimate.
     hs : array_like, optional
         Steps; default ``logspace(-16, 0, 161)``.
     dtypes : sequence of numpy dtypes
@@ -388,55 +369,38 @@ def plot_step_error(f=np.exp, x0: float = 1.0, df=None, *, hs=None, dtypes=(np.f
         true = float(df(x0))
         f3 = float((df(x0 + h) - 2 * df(x0) + df(x0 - h)) / h**2)
     fx = abs(float(f(x0)))
-    fig = _new_figure(9.0, 5.6)
-    ax = fig.add_subplot()
+    ax, top = _new_figure(9.0, 5.6).add_subplot(), 10.0
     colors = {np.dtype(np.float64): "#0072B2", np.dtype(np.float32): "#D55E00", np.dtype(np.float16): "#009E73"}
-    top = 10.0
     ax.loglog(hs, hs**2 * abs(f3) / 6, ":", color="#333333", linewidth=1.4,
               label="theory: truncation h^2 |f'''(x0)| / 6 (slope 2, any dtype)")
     for j, dt in enumerate(dtypes):
         dt = np.dtype(dt)
         est = step_error_curve(f, x0, hs, dtype=dt)
-        err = np.abs(est - true)
-        zero = est == 0
-        col = colors.get(dt, "#555555")
-        ax.loglog(hs[~zero], np.maximum(err[~zero], 1e-18), "o-", markersize=2.5, linewidth=1.2, color=col,
+        zero, col, u = est == 0, colors.get(dt, "#555555"), float(np.finfo(dt).eps)
+        ax.loglog(hs[~zero], np.maximum(np.abs(est - true)[~zero], 1e-18), "o-", markersize=2.5, linewidth=1.2, color=col,
                   label=f"{dt.name}: measured error")
         if zero.any():
             ax.plot(hs[zero], np.full(zero.sum(), top / 4 ** j), "v", color=col, markersize=4,
                     label=f"{dt.name}: estimate exactly 0 (x0 + h == x0)")
-        u = float(np.finfo(dt).eps)
         ax.loglog(hs, u * fx / hs, "--", color=col, linewidth=1.2,
                   label=f"theory: round-off u |f(x0)| / h, u = {u:.1e} (slope -1)")
         h_opt = (3 * u * fx / max(abs(f3), 1e-300)) ** (1 / 3)
         ax.axvline(h_opt, color=col, alpha=0.3, linewidth=4)
         ax.annotate(f"{dt.name}: optimal h = {h_opt:.1e}", (h_opt, 3e-16 if j == 0 else 1e-13),
                     color=col, fontsize="small", xytext=(-5, 0), textcoords="offset points", ha="right")
-    ax.set_ylim(1e-17, top * 3)
-    ax.set_xlim(hs.min(), hs.max())
-    ax.set_xlabel("step h")
-    ax.set_ylabel("absolute error of the estimate of f'(x0)")
-    ax.set_title(f"Central differences of {getattr(f, '__name__', 'f')} at x0 = {x0:g}: error against step")
+    ax.set(ylim=(1e-17, top * 3), xlim=(hs.min(), hs.max()), xlabel="step h",
+           ylabel="absolute error of the estimate of f'(x0)",
+           title=f"Central differences of {getattr(f, '__name__', 'f')} at x0 = {x0:g}: error against step")
     ax.grid(alpha=0.3, which="major")
     ax.legend(fontsize="small", loc="lower left")
-    return fig
+    return ax.figure
 
 
 def tape_jacobian(forward_tape, X: np.ndarray) -> tuple[np.ndarray, str]:
-    """Jacobian ``dY/dX`` from autoprop's tape (``GradientTape.jacobian``).
+    """Jacobian ``dY/dX`` from autoprop's tape: ``(J of shape (Y.size, X.size), "GradientTape.jacobian")``.
 
-    Parameters
-    ----------
-    forward_tape : callable
-        ``forward_tape(x) -> Y`` on an autoprop Tensor ``x`` (an autoprop layer, or numpy code
-        recorded through ``__array_function__``).
-    X : ndarray of float
-
-    Returns
-    -------
-    J : ndarray of float64, shape ``(Y.size, X.size)``
-    how : str
-        ``"GradientTape.jacobian"``.
+    ``forward_tape(x) -> Y`` runs on an autoprop Tensor ``x`` (an autoprop layer, or numpy code
+    recorded through ``__array_function__``).
     """
     import autoprop as ap
 
@@ -455,12 +419,9 @@ def plot_jacobian(forward, forward_tape, X: np.ndarray, *, title: str = "layer",
 
     Parameters
     ----------
-    forward : callable or None
-        ``forward(X) -> Y`` on numpy arrays (numerical Jacobian); unused when
-        ``numerical`` is given.
-    forward_tape : callable or None
-        The same function on autoprop Tensors (e.g. the autoprop twin); unused when
-        ``tape`` is given.
+    forward, forward_tape : callable or None
+        ``forward(X) -> Y`` on numpy arrays (the numerical Jacobian), and the same function on
+        autoprop Tensors (e.g. the twin); each unused when ``numerical`` / ``tape`` is given.
     X : ndarray of float
         Keep it small: the Jacobian has ``Y.size * X.size`` entries.
     title : str
@@ -472,7 +433,7 @@ def plot_jacobian(forward, forward_tape, X: np.ndarray, *, title: str = "layer",
     Returns
     -------
     matplotlib.figure.Figure
-        Rows = output elements (``Y`` flattened), columns = input elements.
+        Rows: output elements (``Y`` flattened), columns: input elements.
     """
     from .numerical import numerical_jacobian
 
@@ -492,8 +453,6 @@ def save_figure(fig: Figure, path: str | os.PathLike, dpi: int = 120) -> str:
         If the file cannot be written.
     """
     path = os.fspath(path)
-    d = os.path.dirname(path)
-    if d:
-        os.makedirs(d, exist_ok=True)
+    os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
     fig.savefig(path, dpi=dpi)
     return path
