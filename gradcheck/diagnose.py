@@ -111,9 +111,8 @@ class Diagnosis:
     sublayer : tuple of (int, Diagnosis) or None
         For a model: index and diagnosis of the first layer whose own check fails.
     training : bool or None
-        The mode of ``forward`` this diagnosis ran in.
-    other_modes : list of Diagnosis
-        The other training mode's diagnosis when both were checked (``passed`` needs it too).
+        The mode of ``forward`` this diagnosis ran in; ``other_modes`` (list of Diagnosis)
+        holds the other mode's when both were checked (``passed`` needs it too).
     """
 
     name: str
@@ -249,13 +248,8 @@ class _Proxy:
         if self._global is not None:
             np.random.set_state(self._global)
 
-    @property
-    def params(self):
-        return getattr(self._layer, "params", None)
-
-    @property
-    def grads(self):
-        return getattr(self._layer, "grads", None)
+    params = property(lambda self: getattr(self._layer, "params", None))
+    grads = property(lambda self: getattr(self._layer, "grads", None))
 
 
 def _seed_advice(layer: Any) -> str:
