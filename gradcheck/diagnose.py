@@ -1152,7 +1152,8 @@ class _Probes:
 
         try:
             try:
-                copies += [copy.deepcopy(pristine) for _ in range(3)]
+                for _ in range(3):  # one at a time: those made are released if the next one fails
+                    copies.append(copy.deepcopy(pristine))
             except Exception as exc:  # noqa: BLE001
                 return self.probe(7, None, f"skipped (the layer cannot be copied: {type(exc).__name__})")
             a, b, c = copies
