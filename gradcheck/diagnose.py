@@ -306,10 +306,6 @@ def _f64(proxy: Any, training: bool):
     return lambda *x: np.asarray(proxy.forward(*x, training=training), dtype=np.float64)
 
 
-def _call(fn, *args, owner, call, **kw):
-    return V.call_student(fn, *args, owner=owner, call=call, **kw)
-
-
 def _low_precision(dtype, inputs) -> bool:
     """A float dtype narrower than float64 while the float inputs are float64."""
     dt = np.dtype(dtype)
@@ -955,10 +951,11 @@ class _Probes:
         self.proxy = _Proxy(layer)
 
     def fwd(self, obj, xs):
-        return _call(obj.forward, *[x.copy() for x in xs], training=self.training, owner=self.owner, call=self.fcall)
+        return V.call_student(obj.forward, *[x.copy() for x in xs], training=self.training, owner=self.owner,
+                              call=self.fcall)
 
     def bwd(self, G, obj=None):
-        return _call((obj or self.proxy).backward, G.copy(), owner=self.owner, call="backward(dY)")
+        return V.call_student((obj or self.proxy).backward, G.copy(), owner=self.owner, call="backward(dY)")
 
     def grads_of(self, obj, ret):
         return _grads_of(obj, ret, self.names, self.inputs, list(self.params))
@@ -1038,7 +1035,7 @@ class _Probes:
         layer, inputs, names, params = self.layer, self.inputs, self.names, self.params
         xs = [x.copy() for x in inputs]
         self.proxy.rewind()
-        _call(layer.forward, *xs, training=self.training, owner=self.owner, call=self.fcall)
+        V.call_student(layer.forward, *xs, training=self.training, owner=self.owner, call=self.fcall)
         changed = [n for n, a, b in zip(names, xs, inputs) if not np.array_equal(a, b)]
         self.probe(1, not changed, f"{', '.join(changed)} changed" if changed else "")
         if changed:
@@ -1324,8 +1321,9 @@ def check_vjp(op: Any, vjp: Any = None, *inputs: Any, kwargs: Mapping[str, Any] 
         manual[t] = g = V.check_output(g, owner=owner, tensor=t, produced_by=f"vjp[{i}]", expected_shape=x.shape,
                                        expected_why=f"the shape of input {i}")
         work = [y.copy() for y in xs]
-        sc = numerical_gradient(lambda: float(np.sum(np.asarray(fwd(*[w.copy() for w in work], **kwargs),
-                                                                dtype=np.float64) * v)), work[i], eps=eps, detail=True)
+        sc = numerical_gradient(lambda work=work: float(np.sum(np.asarray(fwd(*[w.copy() for w in work], **kwargs),
+                                                                          dtype=np.float64) * v)),
+                                work[i], eps=eps, detail=True)
         numerical[t], kinks = sc.grad, kink_mask(g, sc.grad, sc.d_plus, sc.d_minus, rtol=rtol, atol=atol)
         records.append(TensorRecord(t, tuple(x.shape), "gradient", [compare(g, sc.grad, "manual-vs-numerical",
                                                                             rtol=rtol, atol=atol, kinks=kinks)]))
