@@ -39,7 +39,7 @@ EXPECT = re.compile(r"\s+#\s*exit (\d)(?::\s*(.*))?$")
 
 #: Layer lessons whose exercises are checked with ``gradcheck check``.
 WITH_CHECKED_EXERCISES = [
-    # "05b-hinge-loss.md",
+    "05b-hinge-loss.md",
     "23-layernorm.md",
     # "25-residual-block.md",
     # "30b-weight-tying.md",
