@@ -43,7 +43,7 @@ WITH_CHECKED_EXERCISES = [
     "23-layernorm.md",
     # "25-residual-block.md",
     # "30b-weight-tying.md",
-    # "32b-gru.md",
+    "32b-gru.md",
     # "35-transformer-block.md",
 ]
 
