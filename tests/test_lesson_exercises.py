@@ -44,7 +44,7 @@ WITH_CHECKED_EXERCISES = [
     "25-residual-block.md",
     # "30b-weight-tying.md",
     "32b-gru.md",
-    # "35-transformer-block.md",
+    "35-transformer-block.md",
 ]
 
 
