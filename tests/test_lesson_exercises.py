@@ -42,7 +42,7 @@ WITH_CHECKED_EXERCISES = [
     "05b-hinge-loss.md",
     "23-layernorm.md",
     "25-residual-block.md",
-    # "30b-weight-tying.md",
+    "30b-weight-tying.md",
     "32b-gru.md",
     "35-transformer-block.md",
 ]
