@@ -15,6 +15,8 @@ exit 0.
   the exercise's ``NotImplementedError``; a file with a planted bug is released unchanged.
 """
 
+import contextlib
+import io
 import os
 import re
 import shlex
@@ -25,6 +27,7 @@ from pathlib import Path
 import pytest
 
 from gradcheck.assignment import BEGIN_SOLUTION, END_SOLUTION, MD_BEGIN_SOLUTION, MD_END_SOLUTION
+from gradcheck.cli import main
 
 ROOT = Path(__file__).resolve().parents[1]
 LESSONS = ROOT / "lessons"
@@ -73,9 +76,15 @@ def commands(section):
 
 
 def run(argv, cwd):
-    p = subprocess.run(GRADCHECK + argv, cwd=cwd, capture_output=True, text=True, timeout=300,
-                       env={**os.environ, "MPLBACKEND": "Agg"})
-    return p.returncode, " ".join((p.stdout + p.stderr).split())
+    """``gradcheck`` in this process (the checked file still runs in its sandbox child), in ``cwd``."""
+    out, old = io.StringIO(), os.getcwd()
+    try:
+        os.chdir(cwd)
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(out):
+            code = main(argv)
+    finally:
+        os.chdir(old)
+    return code, " ".join(out.getvalue().split())
 
 
 def write_files(section, where):
