@@ -42,6 +42,11 @@ EXPECT = re.compile(r"\s+#\s*exit (\d)(?::\s*(.*))?$")
 
 #: Layer lessons whose exercises are checked with ``gradcheck check``.
 WITH_CHECKED_EXERCISES = [
+    "01-linear-layer.md",
+    "02-activations.md",
+    "03-softmax-cross-entropy.md",
+    "04-regression-losses.md",
+    "05-binary-cross-entropy.md",
     "05b-hinge-loss.md",
     "23-layernorm.md",
     "25-residual-block.md",
