@@ -48,10 +48,13 @@ WITH_CHECKED_EXERCISES = [
     "04-regression-losses.md",
     "05-binary-cross-entropy.md",
     "05b-hinge-loss.md",
+    "22-batchnorm.md",
     "23-layernorm.md",
     "25-residual-block.md",
     "30b-weight-tying.md",
+    "31-rnn-bptt.md",
     "32b-gru.md",
+    "33-attention.md",
     "35-transformer-block.md",
 ]
 
