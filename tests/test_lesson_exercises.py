@@ -54,10 +54,13 @@ WITH_CHECKED_EXERCISES = [
     "23-layernorm.md",
     "24-dropout.md",
     "25-residual-block.md",
+    "30-embedding.md",
     "30b-weight-tying.md",
     "31-rnn-bptt.md",
+    "32-lstm.md",
     "32b-gru.md",
     "33-attention.md",
+    "34-multi-head-attention.md",
     "35-transformer-block.md",
 ]
 
