@@ -49,6 +49,7 @@ WITH_CHECKED_EXERCISES = [
     "05-binary-cross-entropy.md",
     "05b-hinge-loss.md",
     "20-conv2d.md",
+    "20b-conv-transpose.md",
     "21-pooling.md",
     "22-batchnorm.md",
     "23-layernorm.md",
