@@ -66,6 +66,16 @@ WITH_CHECKED_EXERCISES = [
 ]
 
 
+LAYER_LESSON = re.compile(r"^(0[1-5]|2\d|3\d)\w*-")   # parts 0 (01-05b), 2 and 3: a layer or a loss each
+
+
+def test_every_layer_lesson_has_checked_exercises():
+    layer_lessons = sorted(p.name for p in LESSONS.glob("*.md")
+                           if LAYER_LESSON.match(p.name) and p.name != "01b-numerical-gradients.md")
+    assert len(layer_lessons) >= 21
+    assert sorted(WITH_CHECKED_EXERCISES) == layer_lessons
+
+
 def exercises(name, text=None):
     text = (LESSONS / name).read_text(encoding="utf-8") if text is None else text
     m = SECTION.search(text)
