@@ -25,35 +25,14 @@ from typing import Any
 import numpy as np
 
 from . import _validation as V
-from .compare import (
-    ATOL_FLOOR,
-    Comparison,
-    atol_swamp_notes,
-    compare,
-    default_atol,
-    kink_mask,
-    relative_error,
-)
+from .compare import (ATOL_FLOOR, Comparison, atol_swamp_notes, compare, default_atol, kink_mask, relative_error)
 from .config import MODES, CheckConfig, mode_word, training_modes
 from .errors import TwinError, UsageError
 from .numerical import directional_derivatives, layer_numerical_gradients, numerical_gradient
 from .result import ALL_PAIRS, NONDETERMINISTIC, PAIRS, CheckResult, TensorRecord, json_shape
 from .sources import (
-    SAME_IN_BOTH_MODES,
-    Call,
-    TapeUnavailable,
-    build_twin,
-    copy_params_to_twin,
-    hold_masks,
-    manual_forward,
-    manual_source,
-    reference_source,
-    resolve_twin,
-    share_masks,
-    tape_loss,
-    tape_source,
-    training_differs,
-)
+    SAME_IN_BOTH_MODES, Call, TapeUnavailable, build_twin, copy_params_to_twin, hold_masks, manual_forward,
+    manual_source, reference_source, resolve_twin, share_masks, tape_loss, tape_source, training_differs)
 
 __all__ = ["PAIRS", "ALL_PAIRS", "relative_error", "compare", "kink_mask", "MODES", "Comparison", "TensorRecord",
            "CheckResult", "CheckConfig", "check_layer", "check_loss", "build_twin", "copy_params_to_twin",
@@ -195,8 +174,7 @@ def _check_mode(call: Call, cfg: CheckConfig, rng, twin, init, reference, upstre
         twin=None if twin_obj is None else f"{type(twin_obj).__module__}.{type(twin_obj).__name__}",
         twin_note=twin_note, notes=notes, mode=cfg.mode, method=cfg.method,
         gradients={**{src: {display[k]: v for k, v in g.items() if k in display} for src, g in sources.items()},
-                   "numerical": {display[k]: v for k, v in numerical.items()}},
-    )
+                   "numerical": {display[k]: v for k, v in numerical.items()}})
     res._output = output  # the eval output, for training_differs (not a field: not in to_dict)
     return res
 
@@ -363,8 +341,7 @@ def check_loss(loss: Any, y_true: Any, y_pred: Any, *, twin: Any = "auto", init:
     g = V.call_student(loss.backward, owner=owner, call="backward()",
                        expected=f"Expected backward to return dL/dy_pred of shape {ps}.")
     sources = {"manual": {"y_pred": V.check_output(g, owner=owner, tensor="dy_pred", produced_by="backward()",
-                                                   expected_shape=yp.shape,
-                                                   expected_why="the shape of y_pred")}}
+                                                   expected_shape=yp.shape, expected_why="the shape of y_pred")}}
     twin_obj, note = resolve_twin(loss, twin, init, "loss")
     records: list[TensorRecord] = []
     if twin_obj is not None:
@@ -385,5 +362,4 @@ def check_loss(loss: Any, y_true: Any, y_pred: Any, *, twin: Any = "auto", init:
         name=owner, kind="loss", records=records, rtol=rtol, atol=atol, eps=cfg.step, seed=seed,
         input_shape=tuple(yp.shape),
         twin=None if twin_obj is None else f"{type(twin_obj).__module__}.{type(twin_obj).__name__}",
-        twin_note=note, gradients={src: {"dy_pred": v["y_pred"]} for src, v in sources.items()},
-    )
+        twin_note=note, gradients={src: {"dy_pred": v["y_pred"]} for src, v in sources.items()})

@@ -168,8 +168,7 @@ def _report(args, layer, diag, cname: str, color: bool, jacobian, unchecked) -> 
     if args.json:
         print(f"json: {os.path.abspath(args.json)}")
     errs = [f for f in diag.findings if f.severity == "error"]
-    if diag.error is not None and not any(f.code not in ("student-code", "wrong-shape", "non-finite")
-                                          for f in errs):
+    if diag.error is not None and not any(f.code not in ("student-code", "wrong-shape", "non-finite") for f in errs):
         raise diag.error
     if diag.passed and not jac_ok:
         print(colorize(f"\nFAIL: {cname}: the tape's Jacobian differs from the numerical one (see above).", color))

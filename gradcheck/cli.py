@@ -23,15 +23,7 @@ from typing import Any
 
 from . import _validation as V
 from .errors import (
-    EXIT_MISMATCH,
-    EXIT_PASS,
-    EXIT_STUDENT,
-    EXIT_USAGE,
-    GradcheckError,
-    GraderError,
-    StudentCodeError,
-    UsageError,
-)
+    EXIT_MISMATCH, EXIT_PASS, EXIT_STUDENT, EXIT_USAGE, GradcheckError, GraderError, StudentCodeError, UsageError)
 
 __all__ = ["main", "build_parser", "load_class"]
 
@@ -104,12 +96,9 @@ def _import_file(path: str):
         sys.modules.pop(modname, None)
         where = f"{os.path.basename(exc.filename or path)}, line {exc.lineno}"
         text = f": {exc.text.strip()!r}" if exc.text else ""
-        raise StudentCodeError(
-            V.paragraph(
-                f"{path} does not import: {type(exc).__name__} ({exc.msg}) at {where}{text}.",
-                "Expected a Python file that runs without errors when imported.",
-            )
-        ) from exc
+        raise StudentCodeError(V.paragraph(
+            f"{path} does not import: {type(exc).__name__} ({exc.msg}) at {where}{text}.",
+            "Expected a Python file that runs without errors when imported.")) from exc
     except (KeyboardInterrupt, GeneratorExit):
         raise
     except BaseException as exc:  # noqa: BLE001 - student code may raise anything at import
@@ -118,13 +107,10 @@ def _import_file(path: str):
         hint = ""
         if isinstance(exc, ImportError):
             hint = "Expected only modules that are installed (numpy, the course packages) or files next to it."
-        raise StudentCodeError(
-            V.paragraph(
-                f"{path} does not import: {type(exc).__name__}: {detail}"
-                f"{V._student_location(exc)} while running the file.",
-                hint or "Expected a Python file that runs without errors when imported.",
-            )
-        ) from exc
+        raise StudentCodeError(V.paragraph(
+            f"{path} does not import: {type(exc).__name__}: {detail}"
+            f"{V._student_location(exc)} while running the file.",
+            hint or "Expected a Python file that runs without errors when imported.")) from exc
     finally:
         with contextlib.suppress(ValueError):
             sys.path.remove(folder)
@@ -328,15 +314,13 @@ def _cmd_train(args) -> int:
 def _add_check_parser(sub, fmt) -> None:
     """The options of ``gradcheck check``."""
     c = sub.add_parser(
-        "check", help="check a layer class from a .py file (manual vs numerical)", epilog=EPILOG,
-        formatter_class=fmt,
+        "check", help="check a layer class from a .py file (manual vs numerical)", epilog=EPILOG, formatter_class=fmt,
         description="Import path/to/file.py in a separate sandbox process (gradcheck.sandbox: "
                     "no access to the course packages, memory and time limits, see --timeout), "
                     "build ClassName(**INIT) there and compare its backward() "
                     "and grads against central differences of L = sum(forward(X) * G), X and G "
                     "standard normal from --seed. The class needs no base class: params/grads "
-                    "dicts, forward(X, training=False) -> Y, backward(dY) -> dX.",
-    )
+                    "dicts, forward(X, training=False) -> Y, backward(dY) -> dX.")
     c.add_argument("target", metavar="path/to/file.py::ClassName")
     c.add_argument("--input-shape", required=True, metavar="N,D",
                    help="shape of X, e.g. 8,5; for forward(Q, K, V) one shape per input separated by ';', "
@@ -405,11 +389,8 @@ def build_parser() -> argparse.ArgumentParser:
     """The argparse parser of the ``gradcheck`` script (exposed for docs and tests)."""
     fmt = argparse.RawDescriptionHelpFormatter
     p = argparse.ArgumentParser(
-        prog="gradcheck",
-        description="Compare manual (hand-derived), tape (autoprop) and numerical "
-                    "(central-difference) gradients.",
-        epilog=EPILOG, formatter_class=fmt,
-    )
+        prog="gradcheck", description="Compare manual (hand-derived), tape (autoprop) and numerical "
+                    "(central-difference) gradients.", epilog=EPILOG, formatter_class=fmt)
     sub = p.add_subparsers(dest="command", metavar="{zoo,check,train,grade,assignment}", required=True)
 
     z = sub.add_parser("zoo", help="check every built-in layer and loss (manual vs tape vs numerical)",

@@ -247,8 +247,7 @@ class Comparison:
 
 
 def compare(a: np.ndarray, b: np.ndarray, pair: str, *, rtol: float, atol: float,
-            mask: np.ndarray | None = None, kinks: np.ndarray | None = None,
-            how: str = "elements") -> Comparison:
+            mask: np.ndarray | None = None, kinks: np.ndarray | None = None, how: str = "elements") -> Comparison:
     """Compare two arrays of the same shape; see :class:`Comparison`.
 
     Parameters
@@ -289,18 +288,9 @@ def compare(a: np.ndarray, b: np.ndarray, pair: str, *, rtol: float, atol: float
     idx = tuple(int(i) for i in np.unravel_index(flat, a.shape))
     max_rel = float(rel.flat[flat])
     return Comparison(
-        pair=pair,
-        max_abs_error=float(abs_err.max()),
-        max_rel_error=max_rel,
-        worst_index=idx,
-        worst_a=float(a[idx]),
-        worst_b=float(b[idx]),
-        passed=bool(max_rel <= rtol),
-        how=how,
-        n_compared=int(use.sum()),
-        kinks=kink_list,
-        norm_rel_error=norm_relative_error(aa, bb),
-    )
+        pair=pair, max_abs_error=float(abs_err.max()), max_rel_error=max_rel, worst_index=idx, worst_a=float(a[idx]),
+        worst_b=float(b[idx]), passed=bool(max_rel <= rtol), how=how, n_compared=int(use.sum()), kinks=kink_list,
+        norm_rel_error=norm_relative_error(aa, bb))
 
 
 def kink_mask(analytic: np.ndarray, numerical: np.ndarray, d_plus: np.ndarray | None,

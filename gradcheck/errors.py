@@ -29,19 +29,8 @@ EXIT_USAGE = 2
 EXIT_STUDENT = 3
 
 __all__ = [
-    "EXIT_PASS",
-    "EXIT_MISMATCH",
-    "EXIT_USAGE",
-    "EXIT_STUDENT",
-    "GradcheckError",
-    "UsageError",
-    "TwinError",
-    "GraderError",
-    "StudentCodeError",
-    "ProtocolError",
-    "GradientShapeError",
-    "NonFiniteError",
-]
+    "EXIT_PASS", "EXIT_MISMATCH", "EXIT_USAGE", "EXIT_STUDENT", "GradcheckError", "UsageError", "TwinError",
+    "GraderError", "StudentCodeError", "ProtocolError", "GradientShapeError", "NonFiniteError"]
 
 
 class GradcheckError(Exception):

@@ -150,23 +150,11 @@ class CheckResult:
             for c in r.comparisons:
                 out.append(
                     {
-                        "name": self.name,
-                        "tensor": r.tensor,
-                        "kind": r.kind,
-                        "shape": r.shape,
-                        "pair": c.pair,
-                        "max_abs_error": c.max_abs_error,
-                        "max_rel_error": c.max_rel_error,
-                        "worst_index": c.worst_index,
-                        "worst_a": c.worst_a,
-                        "worst_b": c.worst_b,
-                        "passed": c.passed,
-                        "how": c.how,
-                        "n_compared": c.n_compared,
-                        "kinks": len(c.kinks),
-                        "norm_rel_error": c.norm_rel_error,
-                    }
-                )
+                        "name": self.name, "tensor": r.tensor, "kind": r.kind, "shape": r.shape, "pair": c.pair,
+                        "max_abs_error": c.max_abs_error, "max_rel_error": c.max_rel_error,
+                        "worst_index": c.worst_index, "worst_a": c.worst_a, "worst_b": c.worst_b, "passed": c.passed,
+                        "how": c.how, "n_compared": c.n_compared, "kinks": len(c.kinks),
+                        "norm_rel_error": c.norm_rel_error})
         return out
 
     def table(self, details: bool = True) -> str:
@@ -178,29 +166,15 @@ class CheckResult:
     def to_dict(self) -> dict[str, Any]:
         """JSON-serialisable summary (no raw gradient arrays)."""
         return {
-            "name": self.name,
-            "kind": self.kind,
-            "passed": self.passed,
-            "rtol": self.rtol,
-            "atol": self.atol,
-            "eps": self.eps,
-            "seed": self.seed,
-            "mode": self.mode,
-            "method": self.method,
-            "training": self.training,
-            "other_modes": [o.to_dict() for o in self.other_modes],
-            "input_shape": json_shape(self.input_shape),
-            "twin": self.twin,
-            "twin_note": self.twin_note,
-            "notes": list(self.notes),
-            "rows": [
+            "name": self.name, "kind": self.kind, "passed": self.passed, "rtol": self.rtol, "atol": self.atol,
+            "eps": self.eps, "seed": self.seed, "mode": self.mode, "method": self.method, "training": self.training,
+            "other_modes": [o.to_dict() for o in self.other_modes], "input_shape": json_shape(self.input_shape),
+            "twin": self.twin, "twin_note": self.twin_note, "notes": list(self.notes), "rows": [
                 {**row, "shape": list(row["shape"]), "worst_index": list(row["worst_index"]),
                  "norm_rel_error": None if np.isnan(row["norm_rel_error"]) else row["norm_rel_error"],
                  "worst_a": None if np.isnan(row["worst_a"]) else row["worst_a"],
                  "worst_b": None if np.isnan(row["worst_b"]) else row["worst_b"]}
-                for row in self.rows
-            ],
-        }
+                for row in self.rows]}
 
     def __str__(self) -> str:
         return self.table()

@@ -28,8 +28,7 @@ from . import _validation as V
 from .errors import StudentCodeError, TwinError, UsageError
 
 __all__ = ["Call", "manual_source", "tape_source", "reference_source", "build_twin", "copy_params_to_twin",
-           "resolve_twin", "share_masks", "hold_masks", "training_differs", "SAME_IN_BOTH_MODES",
-           "TapeUnavailable"]
+           "resolve_twin", "share_masks", "hold_masks", "training_differs", "SAME_IN_BOTH_MODES", "TapeUnavailable"]
 
 
 @dataclass
@@ -177,13 +176,10 @@ def _infer_kwargs(cls: type, obj: Any, owner: str) -> dict[str, Any]:
         if hasattr(obj, p.name):
             kwargs[p.name] = getattr(obj, p.name)
         elif p.default is p.empty:
-            raise TwinError(
-                V.paragraph(
-                    f"Cannot build the autoprop twin {cls.__module__}.{cls.__name__} of {owner}:",
-                    f"its constructor needs {p.name!r} and {owner} has no attribute of that name.",
-                    "Pass init={...} with the constructor arguments, or twin=<a built twin>.",
-                )
-            )
+            raise TwinError(V.paragraph(
+                f"Cannot build the autoprop twin {cls.__module__}.{cls.__name__} of {owner}:",
+                f"its constructor needs {p.name!r} and {owner} has no attribute of that name.",
+                "Pass init={...} with the constructor arguments, or twin=<a built twin>."))
     return kwargs
 
 
@@ -249,13 +245,9 @@ def build_twin(obj: Any, kind: str = "layer", init: Mapping[str, Any] | None = N
     except TwinError:
         raise
     except Exception as exc:  # noqa: BLE001
-        raise TwinError(
-            V.paragraph(
-                f"Building the autoprop twin {mod.__name__}.{cname} of {owner} raised",
-                f"{type(exc).__name__}: {exc}.",
-                "Pass init={...} with its constructor arguments, or twin=None to skip the tape.",
-            )
-        ) from exc
+        raise TwinError(V.paragraph(
+            f"Building the autoprop twin {mod.__name__}.{cname} of {owner} raised", f"{type(exc).__name__}: {exc}.",
+            "Pass init={...} with its constructor arguments, or twin=None to skip the tape.")) from exc
     if kind == "layer":
         twin = _in_layout(twin, copy_params_to_twin(obj, twin, owner), owner)
     return twin, ""
@@ -324,12 +316,9 @@ def copy_params_to_twin(obj: Any, twin: Any, owner: str) -> list[str]:
     if not isinstance(variables, Mapping):
         raise TwinError(f"The twin of {owner} has no 'variables' dict; got {type(variables).__name__}.")
     if set(variables) != set(params):
-        raise TwinError(
-            V.paragraph(
-                f"The twin {type(twin).__name__} of {owner} has variables {sorted(variables)}",
-                f"but {owner}.params has keys {sorted(params)}; they must match.",
-            )
-        )
+        raise TwinError(V.paragraph(
+            f"The twin {type(twin).__name__} of {owner} has variables {sorted(variables)}",
+            f"but {owner}.params has keys {sorted(params)}; they must match."))
     transposed = [k for k, p in params.items() if _reversed_2d(variables[k].shape, np.shape(p))]
     for k, p in params.items():
         if k in transposed:
@@ -338,8 +327,7 @@ def copy_params_to_twin(obj: Any, twin: Any, owner: str) -> list[str]:
         if tuple(variables[k].shape) != tuple(np.shape(p)):
             raise TwinError(
                 f"The twin of {owner}: variables[{k!r}] has shape {tuple(variables[k].shape)}, "
-                f"params[{k!r}] has shape {tuple(np.shape(p))}."
-            )
+                f"params[{k!r}] has shape {tuple(np.shape(p))}.")
         variables[k].assign(np.array(p, dtype=np.float64))
     return transposed
 
@@ -366,9 +354,7 @@ def _twin_call(fn, *args, owner, what, **kwargs):
     try:
         return fn(*args, **kwargs)
     except Exception as exc:  # noqa: BLE001
-        raise TwinError(
-            f"The autoprop twin of {owner} raised {type(exc).__name__} in {what}: {exc}"
-        ) from exc
+        raise TwinError(f"The autoprop twin of {owner} raised {type(exc).__name__} in {what}: {exc}") from exc
 
 
 def _to_numpy(t) -> np.ndarray:

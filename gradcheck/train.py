@@ -134,15 +134,12 @@ class TrainReport:
         """``(name, value, op, threshold, ok)`` for every requirement."""
         acc = MIN_ACCURACY_BY_MODEL[self.config.model]
         return [
-            ("test accuracy, manualprop", self.test_accuracy_manual, ">=", acc,
-             self.test_accuracy_manual >= acc),
-            ("test accuracy, autoprop", self.test_accuracy_tape, ">=", acc,
-             self.test_accuracy_tape >= acc),
+            ("test accuracy, manualprop", self.test_accuracy_manual, ">=", acc, self.test_accuracy_manual >= acc),
+            ("test accuracy, autoprop", self.test_accuracy_tape, ">=", acc, self.test_accuracy_tape >= acc),
             ("max per-step relative loss difference", self.max_rel_loss_diff, "<=", LOSS_RTOL,
              self.max_rel_loss_diff <= LOSS_RTOL),
             ("max per-step gradient relative error", self.max_rel_grad_diff, "<=", GRAD_RTOL,
-             self.max_rel_grad_diff <= GRAD_RTOL),
-        ]
+             self.max_rel_grad_diff <= GRAD_RTOL)]
 
     @property
     def passed(self) -> bool:
@@ -157,20 +154,15 @@ class TrainReport:
         lines = [
             f"{net}, softmax cross-entropy, SGD lr={c.learning_rate} "
             f"momentum={c.momentum}, batch {c.batch_size}, {c.epochs} epochs x {self.steps_per_epoch} steps, "
-            f"seed {c.seed}; {self.seconds:.1f} s",
-            "",
-            f"{'epoch':>5}  {'loss manualprop':>17}  {'loss autoprop':>17}  {'rel diff':>9}",
-        ]
+            f"seed {c.seed}; {self.seconds:.1f} s", "",
+            f"{'epoch':>5}  {'loss manualprop':>17}  {'loss autoprop':>17}  {'rel diff':>9}"]
         for e, (a, b) in enumerate(zip(self.epoch_loss_manual, self.epoch_loss_tape), 1):
             lines.append(f"{e:>5}  {a:>17.12f}  {b:>17.12f}  {float(relative_error(a, b)):>9.1e}")
         lines += [
-            "",
-            f"max per-step relative loss difference |Lm-Lt|/(|Lm|+|Lt|): {self.max_rel_loss_diff:.3e}",
+            "", f"max per-step relative loss difference |Lm-Lt|/(|Lm|+|Lt|): {self.max_rel_loss_diff:.3e}",
             f"max per-step gradient relative error (floor {GRAD_FLOOR:g}):      {self.max_rel_grad_diff:.3e}",
             f"max |parameter difference| after training:                {self.final_param_max_abs_diff:.3e}",
-            f"test accuracy: manualprop {self.test_accuracy_manual:.4f}, autoprop {self.test_accuracy_tape:.4f}",
-            "",
-        ]
+            f"test accuracy: manualprop {self.test_accuracy_manual:.4f}, autoprop {self.test_accuracy_tape:.4f}", ""]
         for name, value, op, thr, ok in self.requirements:
             lines.append(f"[{'ok' if ok else 'FAIL'}] {name}: {value:.4g} {op} {thr:g}")
         lines += self.notes
@@ -179,18 +171,11 @@ class TrainReport:
     def to_dict(self) -> dict:
         """JSON-serialisable summary (per-epoch values, no per-step arrays)."""
         return {
-            "config": asdict(self.config),
-            "epoch_loss_manual": self.epoch_loss_manual.tolist(),
-            "epoch_loss_tape": self.epoch_loss_tape.tolist(),
-            "max_rel_loss_diff": self.max_rel_loss_diff,
-            "max_rel_grad_diff": self.max_rel_grad_diff,
-            "test_accuracy_manual": self.test_accuracy_manual,
-            "test_accuracy_tape": self.test_accuracy_tape,
-            "final_param_max_abs_diff": self.final_param_max_abs_diff,
-            "passed": self.passed,
-            "seconds": self.seconds,
-            "plot_path": self.plot_path,
-        }
+            "config": asdict(self.config), "epoch_loss_manual": self.epoch_loss_manual.tolist(),
+            "epoch_loss_tape": self.epoch_loss_tape.tolist(), "max_rel_loss_diff": self.max_rel_loss_diff,
+            "max_rel_grad_diff": self.max_rel_grad_diff, "test_accuracy_manual": self.test_accuracy_manual,
+            "test_accuracy_tape": self.test_accuracy_tape, "final_param_max_abs_diff": self.final_param_max_abs_diff,
+            "passed": self.passed, "seconds": self.seconds, "plot_path": self.plot_path}
 
 
 def load_digits_split(seed: int = 0, test_size: float = 0.25):
@@ -310,8 +295,7 @@ def run_training(config: TrainConfig | None = None, *, progress: bool = True, pl
         config=config, loss_manual=Lm, loss_tape=Lt, rel_loss_diff=dl, rel_grad_diff=dg,
         epoch_loss_manual=np.array(ep_m), epoch_loss_tape=np.array(ep_t),
         test_accuracy_manual=acc_m, test_accuracy_tape=acc_t, final_param_max_abs_diff=pdiff,
-        steps_per_epoch=spe, seconds=seconds,
-    )
+        steps_per_epoch=spe, seconds=seconds)
     if plots_dir is not None:
         report.plot_path = _plot(report, plots_dir)
     return report

@@ -125,21 +125,17 @@ def _fixed_dropout(namespace: ModuleType, rng: np.random.Generator) -> Any:
 #: input shape, or targets. A class may have several entries (variants).
 ENTRIES: list[ZooEntry] = [
     ZooEntry("Linear", {"in_features": 5, "out_features": 3}, (8, 5)),
-    ZooEntry("Sequential", input_shape=(8, 5), build=_mlp),
-    ZooEntry("Residual", input_shape=(8, 5), build=_residual),
+    ZooEntry("Sequential", input_shape=(8, 5), build=_mlp), ZooEntry("Residual", input_shape=(8, 5), build=_residual),
     ZooEntry("Flatten", input_shape=(2, 3, 4)),
     ZooEntry("Conv2D", {"in_channels": 2, "out_channels": 3, "kernel_size": 3, "padding": 1}, (2, 2, 5, 5)),
     ZooEntry("Conv2D", {"in_channels": 2, "out_channels": 2, "kernel_size": (2, 3), "stride": 2}, (2, 2, 6, 7),
              variant="stride2"),
-    ZooEntry("ConvTranspose2D", {"in_channels": 2, "out_channels": 3, "kernel_size": 3, "padding": 1},
-             (2, 2, 4, 5)),
+    ZooEntry("ConvTranspose2D", {"in_channels": 2, "out_channels": 3, "kernel_size": 3, "padding": 1}, (2, 2, 4, 5)),
     ZooEntry("ConvTranspose2D", {"in_channels": 3, "out_channels": 2, "kernel_size": (3, 2), "stride": 2,
                                  "padding": (1, 0), "output_padding": 1}, (2, 3, 3, 4), variant="stride2"),
     ZooEntry("ConvTranspose2D", {"in_channels": 2, "out_channels": 2, "kernel_size": 2, "stride": 2,
-                                 "dilation": 3, "output_padding": 2, "bias": False}, (1, 2, 3, 3),
-             variant="dilated"),
-    ZooEntry("MaxPool2D", {"kernel_size": 2}, (2, 2, 4, 6)),
-    ZooEntry("AvgPool2D", {"kernel_size": 2}, (2, 2, 4, 6)),
+                                 "dilation": 3, "output_padding": 2, "bias": False}, (1, 2, 3, 3), variant="dilated"),
+    ZooEntry("MaxPool2D", {"kernel_size": 2}, (2, 2, 4, 6)), ZooEntry("AvgPool2D", {"kernel_size": 2}, (2, 2, 4, 6)),
     ZooEntry("BatchNorm1D", {"num_features": 4}, (8, 4), training=True, variant="train"),
     ZooEntry("BatchNorm1D", {"num_features": 4}, (8, 4), variant="eval"),
     ZooEntry("BatchNorm2D", {"num_features": 3}, (4, 3, 2, 3), training=True, variant="train"),
@@ -155,8 +151,7 @@ ENTRIES: list[ZooEntry] = [
     ZooEntry("ScaledDotProductAttention", {"causal": True}, [(2, 4, 3), (2, 4, 3), (2, 4, 5)], variant="causal"),
     ZooEntry("MultiHeadAttention", {"embed_dim": 6, "num_heads": 2}, (2, 4, 6)),
     ZooEntry("MultiHeadAttention", {"embed_dim": 6, "num_heads": 2, "causal": True}, (2, 4, 6), variant="causal"),
-    ZooEntry("GELU"),
-    ZooEntry("GELU", {"approximate": "tanh"}, variant="tanh"),
+    ZooEntry("GELU"), ZooEntry("GELU", {"approximate": "tanh"}, variant="tanh"),
     ZooEntry("SoftmaxCrossEntropy", input_shape=(8, 4), targets=_labels),
     ZooEntry("SoftmaxCrossEntropy", {"reduction": "sum"}, (8, 4), targets=_labels, variant="sum"),
     ZooEntry("SoftmaxCrossEntropy", {"label_smoothing": 0.1}, (8, 4), targets=_labels, variant="smooth0.1"),
@@ -165,8 +160,7 @@ ENTRIES: list[ZooEntry] = [
     ZooEntry("Huber", input_shape=(8, 3), targets=_real_targets),
     ZooEntry("BinaryCrossEntropyWithLogits", input_shape=(8, 3), targets=_probabilities),
     ZooEntry("MulticlassHinge", input_shape=(8, 4), targets=_labels),
-    ZooEntry("MulticlassHinge", {"margin": 0.5, "reduction": "sum"}, (8, 4), targets=_labels, variant="sum"),
-]
+    ZooEntry("MulticlassHinge", {"margin": 0.5, "reduction": "sum"}, (8, 4), targets=_labels, variant="sum")]
 
 #: ``name -> [entries]``, built from :data:`ENTRIES`.
 REGISTRY: dict[str, list[ZooEntry]] = {}
@@ -255,8 +249,7 @@ def run_zoo(seed: int = 0, rtol: float = 1e-6, atol: float = 1e-9) -> tuple[list
             except Exception as exc:  # noqa: BLE001
                 raise GradcheckError(
                     f"could not build manualprop.{name} ({type(exc).__name__}: {exc}); "
-                    f"add a ZooEntry for it to ENTRIES in gradcheck/zoo.py with its constructor kwargs"
-                ) from exc
+                    f"add a ZooEntry for it to ENTRIES in gradcheck/zoo.py with its constructor kwargs") from exc
             twin: Any = None
             twin_note = ""
             if twin_ns is not None and isinstance(getattr(twin_ns, name, None), type):
@@ -271,8 +264,7 @@ def run_zoo(seed: int = 0, rtol: float = 1e-6, atol: float = 1e-9) -> tuple[list
                 except Exception as exc:  # noqa: BLE001
                     raise GradcheckError(
                         f"could not build the twin {twin_ns.__name__}.{name} with the registry "
-                        f"arguments ({type(exc).__name__}: {exc})"
-                    ) from exc
+                        f"arguments ({type(exc).__name__}: {exc})") from exc
                 if twin is not None and kind == "layer":
                     copy_params_to_twin(obj, twin, name)
             data_rng = np.random.default_rng(seed + 1)
