@@ -28,18 +28,8 @@ NONDETERMINISTIC = "non-deterministic forward"
 
 @dataclass
 class TensorRecord:
-    """All comparisons for one tensor.
-
-    Attributes
-    ----------
-    tensor : str
-        ``"dX"`` (input gradient), ``"d<key>"`` for ``params[key]`` (``"dW"``,
-        ``"db"``, ``"d0.W"``), ``"dy_pred"`` for a loss, or ``"Y"`` / ``"L"``
-        for the forward values of manual vs tape.
-    shape : tuple of int
-    kind : {"gradient", "forward"}
-    comparisons : list of Comparison
-    """
+    """All comparisons of one tensor: ``tensor`` is ``"dX"``, ``"d<key>"`` (``"dW"``, ``"d0.W"``), ``"dy_pred"``,
+    or ``"Y"``/``"L"`` for the forward values (``kind`` "forward", else "gradient")."""
 
     tensor: str
     shape: tuple[int, ...]
@@ -65,34 +55,23 @@ class CheckResult:
 
     Attributes
     ----------
-    name : str
-        Layer or loss name (class name unless given).
-    kind : {"layer", "loss"}
+    name, kind : str
+        Layer or loss name; ``"layer"`` or ``"loss"``.
     records : list of TensorRecord
-        Forward record first (when a twin was compared), then ``dX`` / ``dy_pred``,
-        then one per parameter in ``params`` order.
-    rtol, atol, eps : float
-        Tolerances and finite-difference step used.
-    seed : int
+        The forward record first (with a twin or reference), then the inputs', then one per parameter.
+    rtol, atol, eps, seed, mode, method
+        As checked (:class:`gradcheck.config.CheckConfig`).
     input_shape : tuple of int, or tuple of tuples for several inputs
-    twin : str or None
-        Qualified name of the autoprop twin used, or None.
-    twin_note : str
-        Why there is no tape column (empty when a twin was used).
+    twin, twin_note : str
+        Qualified name of the twin used (or None), and why there is no tape column.
     notes : list of str
-        Other remarks, e.g. an integer input that has no gradient.
     gradients : dict
-        ``{"manual"|"tape"|"numerical": {tensor: ndarray}}``, the raw gradients
-        (numerical: NaN where not estimated; absent for tensors that passed the
-        fast mode's directional test).
-    mode : {"full", "fast", "sample"}
-    method : str
-        Finite-difference method (:data:`gradcheck.numerical.METHODS`).
+        ``{"manual"|"tape"|"reference"|"numerical": {tensor: ndarray}}`` (numerical: NaN where not
+        estimated, absent for tensors that passed the fast mode's directional test).
     training : bool or None
-        The mode ``forward`` ran in (None for a loss or an op).
+        The mode ``forward`` ran in (None for a loss).
     other_modes : list of CheckResult
-        The other training mode's result when both were checked (``passed`` needs
-        them too; :meth:`table` shows them).
+        The other training mode's result; ``passed`` needs it too, :meth:`table` shows it.
     """
 
     name: str

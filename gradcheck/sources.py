@@ -1,17 +1,11 @@
-"""Gradient sources: every place a gradient of ``L = sum(Y * G)`` comes from, behind one call protocol.
+"""Gradient sources: every gradient of ``L = sum(Y * G)`` of one :class:`Call`, as ``{key: gradient}``.
 
-A check asks each source for ``{key: gradient}`` of the same :class:`Call` (one
-layer, its inputs, parameters and mode): keys are ``"@<input name>"`` for inputs
-(they cannot clash with parameter keys) and the parameter keys.
-
-* **manual** (:func:`manual_source`): the student's ``forward``/``backward``
-  (the manualprop protocol; other protocols are adapters presenting it);
-* **tape** (:func:`tape_source`): the autoprop twin (:func:`build_twin`), or any
-  object with ``tape_gradients`` (the student's own forward on the tape,
-  :class:`gradcheck.student_tape.StudentTape`);
-* **reference** (:func:`reference_source`): a layer of ours given the same parameters;
-* **numerical**: finite differences, :func:`gradcheck.numerical.layer_numerical_gradients`
-  (its plans choose the perturbed copies, one kernel forms the quotients).
+Keys are ``"@<input name>"`` for inputs (they cannot clash with parameter keys) and the parameter
+keys. Sources: the student's ``backward`` (:func:`manual_source`; other student styles are
+adapters presenting the manualprop protocol), the tape (:func:`tape_source`: the autoprop twin of
+:func:`build_twin`, or an object with ``tape_gradients`` such as
+:class:`gradcheck.student_tape.StudentTape`), a layer of ours (:func:`reference_source`) and
+finite differences (:func:`gradcheck.numerical.layer_numerical_gradients`).
 """
 
 from __future__ import annotations
@@ -33,20 +27,8 @@ __all__ = ["Call", "manual_source", "tape_source", "reference_source", "build_tw
 
 @dataclass
 class Call:
-    """One layer called the way the check calls it: inputs, names, parameters and mode.
-
-    Attributes
-    ----------
-    layer : object
-    owner : str
-        Display name.
-    inputs : list of ndarray
-    names : list of str
-        ``forward``'s argument names (``["X"]``, ``["Q", "K", "V"]``).
-    params : dict of str -> ndarray
-        The layer's own parameter arrays (perturbed in place by the numerical plans).
-    training : bool
-    """
+    """One layer called the way the check calls it: ``owner`` (display name), ``inputs``, their ``names``
+    (``forward``'s arguments), the layer's own ``params`` arrays and the ``training`` mode."""
 
     layer: Any
     owner: str
@@ -109,10 +91,7 @@ def manual_source(call: Call, G: np.ndarray) -> dict[str, np.ndarray]:
 
 
 def hold_masks(layer: Any, depth: int = 3) -> list[tuple[Any, Any]]:
-    """``fix_mask(True)`` on ``layer`` and the layers inside it whose mask is not fixed yet.
-
-    Returns the ``(layer, previous setting)`` pairs, to undo with ``layer.fix_mask(previous)``.
-    """
+    """``fix_mask(True)`` on ``layer`` and its children whose mask is not fixed: the ``(layer, previous)`` pairs to undo."""
     out = []
     if callable(getattr(layer, "fix_mask", None)):  # only a layer whose setting can be read back
         prev = getattr(layer, "mask_fixed", getattr(getattr(layer, "_masks", None), "fixed", None))
@@ -131,11 +110,10 @@ SAME_IN_BOTH_MODES = ("training and eval forwards give the same output on this i
 
 
 def training_differs(call: Call, Y_eval: np.ndarray | None = None) -> bool:
-    """Whether ``forward`` in training mode gives another output than in eval mode on ``call.inputs``.
+    """Whether the training forward gives another output than the eval one on ``call.inputs`` (an error counts as yes).
 
-    Called after the eval check (a training forward may update running statistics);
-    a ``fix_mask`` layer has its mask held for the training forward. An error counts as
-    "differs": the training check then reports it with its mode.
+    Called after the eval check (a training forward may update running statistics); a ``fix_mask``
+    layer's mask is held for it.
     """
     try:
         if Y_eval is None:  # the eval check's output, when the caller has it
@@ -184,36 +162,12 @@ def _infer_kwargs(cls: type, obj: Any, owner: str) -> dict[str, Any]:
 
 
 def build_twin(obj: Any, kind: str = "layer", init: Mapping[str, Any] | None = None):
-    """Build the autoprop twin of a manual layer or loss, with the same parameter values.
+    """The autoprop twin of a manual layer or loss with the same parameter values: ``(twin or None, why not)``.
 
-    The twin's class is the class of the same name in ``autoprop.layers``
-    (``kind="layer"``) or ``autoprop.losses`` (``kind="loss"``). Constructor
-    arguments come from ``init`` when given, otherwise from same-named attributes
-    of ``obj`` (``in_features``, ``alpha``, ...). A container with a ``layers``
-    attribute and a ``*layers`` constructor (``Sequential``) gets the twins of its
-    children. Parameter values are then copied with
-    ``twin.variables[k].assign(obj.params[k])``.
-
-    Parameters
-    ----------
-    obj : object
-        The manual layer or loss.
-    kind : {"layer", "loss"}
-    init : dict, optional
-        Constructor keyword arguments for the twin.
-
-    Returns
-    -------
-    twin : object or None
-        None when autoprop has no class of that name.
-    note : str
-        Why there is no twin, or "" when there is one.
-
-    Raises
-    ------
-    TwinError
-        If the class exists but cannot be built, or its ``variables`` differ from
-        ``obj.params`` in keys or shapes.
+    The class of the same name in ``autoprop.layers`` (``kind="layer"``) or ``autoprop.losses``,
+    built from ``init`` or from same-named attributes of ``obj`` (``in_features``, ...); a container
+    (``layers`` and a ``*layers`` constructor) gets its children's twins. Parameters are copied by
+    :func:`copy_params_to_twin`. TwinError when the class exists but cannot be built or does not match.
     """
     mod = _autoprop_module(kind)
     cname = type(obj).__name__
@@ -296,20 +250,10 @@ def _in_layout(twin: Any, transposed: list[str], owner: str) -> Any:
 
 
 def copy_params_to_twin(obj: Any, twin: Any, owner: str) -> list[str]:
-    """``twin.variables[k].assign(obj.params[k])`` for every key, after checking keys and shapes.
+    """``twin.variables[k].assign(obj.params[k])`` for every key; returns the keys assigned transposed.
 
-    A 2-D non-square parameter whose shape is the reverse of the variable's (a Linear
-    storing ``W`` as (in, out), autoprop as (out, in)) is assigned transposed.
-
-    Returns
-    -------
-    list of str
-        The keys assigned transposed.
-
-    Raises
-    ------
-    TwinError
-        If the key sets or shapes differ, or ``twin`` has no ``variables`` dict.
+    A 2-D non-square parameter stored (in, out) where autoprop has (out, in) is assigned transposed.
+    TwinError when keys or shapes differ, or ``twin`` has no ``variables`` dict.
     """
     params = getattr(obj, "params", None) or {}
     variables = getattr(twin, "variables", None)
@@ -413,13 +357,7 @@ class TapeUnavailable(Exception):
 
 
 def share_masks(layer: Any, twin: Any, depth: int = 3) -> None:
-    """Give the twin the manual layer's dropout mask when that mask is fixed.
-
-    A layer with ``fix_mask`` and a fixed, drawn mask (``manualprop.Dropout`` after
-    ``fix_mask(True)`` and one training forward, or ``fix_mask(array)``) passes
-    ``twin.fix_mask(mask)`` so both draw nothing and use the same mask; children of a
-    container (``layers``) are paired in order.
-    """
+    """Give the twin the manual layer's dropout mask when that mask is fixed (children of a container paired in order)."""
     fix = getattr(twin, "fix_mask", None)
     masks = getattr(layer, "_masks", None)
     fixed = getattr(layer, "mask_fixed", getattr(masks, "fixed", False))

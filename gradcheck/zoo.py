@@ -1,19 +1,12 @@
 """The zoo: every built-in layer and loss, checked manual vs tape vs numerical.
 
-Layers and losses are discovered, not listed: every public class exported by
-``manualprop`` with ``forward`` and ``backward`` methods is checked (abstract
-bases such as ``Layer``, whose ``forward`` only raises NotImplementedError, are
-skipped).
-A class is a loss when its ``forward`` takes ``y_true``. Its tape twin is the
-class of the same name in ``autoprop.layers`` / ``autoprop.losses``; a class
-with no twin is still checked manual vs numerical and the table says so.
-
-:data:`ENTRIES` is the one place that says how to build a class for the zoo:
-constructor kwargs, input shape, targets; a class may have several entries
-(variants such as ``GELU[tanh]``). A class without an entry is built with no
-arguments on an input of shape :data:`DEFAULT_INPUT_SHAPE`; if that fails,
-the zoo reports an error for it naming this registry. Adding a layer that
-needs arguments is one line here.
+Classes are discovered, not listed: every public ``manualprop`` class with ``forward`` and
+``backward`` (abstract bases whose methods only raise NotImplementedError are skipped); a
+class whose ``forward`` takes ``y_true`` is a loss. Its twin is the class of the same name in
+``autoprop.layers``/``autoprop.losses``; without one it is checked manual vs numerical and the
+table says so. :data:`ENTRIES` is the one place that says how to build a class (kwargs, input
+shape, targets, variants such as ``GELU[tanh]``); a class without an entry is built with no
+arguments on :data:`DEFAULT_INPUT_SHAPE`, and an error names this registry if that fails.
 """
 
 from __future__ import annotations
@@ -59,26 +52,21 @@ class ZooEntry:
     Attributes
     ----------
     name : str
-        Class name, the same in ``manualprop`` and ``autoprop.layers``/``losses``.
+        The class name in ``manualprop`` and ``autoprop.layers``/``losses``.
     kwargs : dict
-        Constructor keyword arguments (``rng`` is added when the constructor takes one).
+        Constructor kwargs (``rng`` is added when the constructor takes one).
     input_shape : tuple of int, or list of them
-        Shape of ``X`` for a layer (a list of shapes for a layer with several
-        inputs, e.g. attention's Q, K, V), of ``y_pred`` for a loss.
+        ``X`` of a layer (several for attention's Q, K, V), ``y_pred`` of a loss.
     build : callable, optional
-        ``build(namespace, rng) -> object`` for classes kwargs cannot describe
-        (containers); ``namespace`` is ``manualprop`` or ``autoprop.layers``.
+        ``build(namespace, rng)`` for containers; ``namespace`` is ``manualprop`` or ``autoprop.layers``.
     targets : callable, optional
-        Losses only: ``targets(rng, input_shape) -> y_true``. Default: standard
-        normal of ``input_shape``.
+        Losses: ``targets(rng, input_shape) -> y_true`` (default standard normal).
     inputs : callable, optional
-        Layers only: ``inputs(rng) -> X`` for inputs a shape cannot describe
-        (integer indices for ``Embedding``). Overrides ``input_shape``.
+        Layers: ``inputs(rng) -> X`` where a shape is not enough (``Embedding``'s indices).
     training : bool
-        Value of ``training`` passed to ``forward``.
+        Passed to ``forward``.
     variant : str
-        Shown after the name for a second entry of the same class, e.g.
-        ``"tanh"`` gives ``GELU[tanh]``.
+        Shown as ``name[variant]``.
     """
 
     name: str
@@ -198,13 +186,7 @@ def _is_loss(cls: type) -> bool:
 
 
 def discover() -> list[tuple[str, str]]:
-    """The classes the zoo checks, as ``(name, kind)`` with kind ``"layer"`` or ``"loss"``.
-
-    Returns
-    -------
-    list of (str, str)
-        Layers first, then losses, each in ``manualprop.__all__`` order.
-    """
+    """The ``(name, "layer" | "loss")`` pairs the zoo checks: layers, then losses, in ``manualprop.__all__`` order."""
     import manualprop
 
     names = getattr(manualprop, "__all__", None) or [n for n in dir(manualprop) if not n.startswith("_")]
@@ -218,21 +200,10 @@ def discover() -> list[tuple[str, str]]:
 
 
 def run_zoo(seed: int = 0, rtol: float = 1e-6, atol: float = 1e-9) -> tuple[list[CheckResult], list[tuple[str, str]]]:
-    """Check every discovered layer and loss.
+    """Check every discovered layer and loss: ``(results, errors)``.
 
-    Parameters
-    ----------
-    seed : int, default 0
-        Seeds parameter initialisation, inputs, targets and upstream gradients.
-    rtol, atol : float
-        Tolerances, see :func:`gradcheck.check.check_layer`.
-
-    Returns
-    -------
-    results : list of CheckResult
-    errors : list of (name, message)
-        Classes that could not be checked (constructor failed, code raised,
-        twin mismatch); each one counts as a failure.
+    ``seed`` seeds parameters, inputs, targets and upstream gradients; ``errors`` lists
+    ``(name, message)`` of classes that could not be checked (each counts as a failure).
     """
     import manualprop
 
