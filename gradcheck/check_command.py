@@ -71,7 +71,7 @@ def run_check(args, layer, label: str, init: dict[str, Any], shape) -> int:
     and the reference), ``shape`` the input shape(s). Exit 0 pass, 1 a mismatch or named bug, 3 the
     student's code failed.
     """
-    from .check import build_twin
+    from .sources import build_twin
     from .diagnose import diagnose_layer
 
     cname = label.rpartition("::")[2]
@@ -236,7 +236,7 @@ def _jacobian_usage(args, shape) -> None:
 
 def _jacobian(args, layer, twin, shape, cname):
     """Tape vs numerical Jacobian of a small layer: (report lines, passed, figure or None)."""
-    from .check import compare, default_atol
+    from .compare import compare, default_atol
     from .numerical import DEFAULT_EPS, numerical_jacobian
 
     X = V.layer_inputs(tuple(shape), np.random.default_rng([args.seed, 3]), cname)[0]
@@ -368,7 +368,8 @@ def run_check_loss(args, loss, label: str, init: dict[str, Any], shape) -> int:
 
     Arguments as :func:`run_check`; ``shape`` is that of ``y_pred``. Exit 0 pass, 1 mismatch.
     """
-    from .check import build_twin, check_loss
+    from .check import check_loss
+    from .sources import build_twin
     from .diagnose import name_signature
 
     if not isinstance(shape[0], int):

@@ -137,8 +137,8 @@ class CheckResult:
         return out
 
     def table(self, details: bool = True) -> str:
-        """Text table (see :func:`gradcheck.report.format_table`)."""
-        from .report import format_table
+        """Text table of this result and its other modes (:func:`gradcheck.report.format_table`)."""
+        from .report import format_table  # when called: report imports result, never the reverse at import
 
         return format_table([self, *self.other_modes], details=details)
 

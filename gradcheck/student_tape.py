@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from ._validation import paragraph
-from .check import TapeUnavailable
+from .sources import TapeUnavailable
 
 __all__ = ["StudentTape", "unsupported_function"]
 
