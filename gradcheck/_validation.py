@@ -439,6 +439,12 @@ def check_input_grads(ret: Any, *, owner: str, produced_by: str, names: list[str
 # --------------------------------------------------------------------------- student calls
 
 
+def raised(exc: BaseException) -> str:
+    """``"ValueError: first line of the message (at file.py:LINE in func)"`` for a message about student code."""
+    detail = str(exc).strip().splitlines()[0] if str(exc).strip() else "(no message)"
+    return f"{type(exc).__name__}: {detail}{_student_location(exc)}"
+
+
 def _student_location(exc: BaseException) -> str:
     """Return ``" (at file.py:LINE in func)"`` for the innermost frame outside gradcheck."""
     frames = traceback.extract_tb(exc.__traceback__)
@@ -461,13 +467,10 @@ def call_student(fn: Callable[..., Any], *args: Any, owner: str, call: str, expe
     except StudentCodeError:  # already worded, e.g. by gradcheck.sandbox's proxies
         raise
     except BaseException as exc:  # noqa: BLE001 - student code may raise anything
-        detail = str(exc).strip().splitlines()[0] if str(exc).strip() else "(no message)"
         hint = ""
         if isinstance(exc, TypeError) and "training" in str(exc):
             hint = "The protocol is forward(X, training=False): forward must accept a training keyword."
-        raise StudentCodeError(paragraph(
-            f"{owner}.{call} raised {type(exc).__name__}: {detail}{_student_location(exc)}.", expected,
-            hint)) from exc
+        raise StudentCodeError(paragraph(f"{owner}.{call} raised {raised(exc)}.", expected, hint)) from exc
 
 
 def require_methods(obj: Any, owner: str, methods: tuple[str, ...], protocol: str) -> None:

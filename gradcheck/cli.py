@@ -103,14 +103,10 @@ def _import_file(path: str):
         raise
     except BaseException as exc:  # noqa: BLE001 - student code may raise anything at import
         sys.modules.pop(modname, None)
-        detail = str(exc).strip().splitlines()[0] if str(exc).strip() else "(no message)"
-        hint = ""
-        if isinstance(exc, ImportError):
-            hint = "Expected only modules that are installed (numpy, the course packages) or files next to it."
-        raise StudentCodeError(V.paragraph(
-            f"{path} does not import: {type(exc).__name__}: {detail}"
-            f"{V._student_location(exc)} while running the file.",
-            hint or "Expected a Python file that runs without errors when imported.")) from exc
+        hint = ("Expected only modules that are installed (numpy, the course packages) or files next to it."
+                if isinstance(exc, ImportError) else "Expected a Python file that runs without errors when imported.")
+        raise StudentCodeError(V.paragraph(f"{path} does not import: {V.raised(exc)} while running the file.",
+                                           hint)) from exc
     finally:
         with contextlib.suppress(ValueError):
             sys.path.remove(folder)
@@ -118,21 +114,12 @@ def _import_file(path: str):
 
 
 def load_class(spec: str) -> tuple[Any, str]:
-    """Import ``path/to/file.py::NAME`` in this process and return ``(factory, path)``.
+    """Import ``path/to/file.py::NAME`` in this process: ``(factory, path)``, ``factory(**init)`` the object to check.
 
-    ``factory(**init)`` builds the object to check: the class NAME, or for a CS231n
-    pair ``NAME_forward``/``NAME_backward`` a :func:`gradcheck._adapters.pair`
-    (``init``: its non-array arguments). ``gradcheck._adapters.adapt(obj, [X])`` then
-    presents it as a manualprop layer for :func:`gradcheck.check_layer` (the CLI does
-    the same in its sandbox).
-
-    Raises
-    ------
-    UsageError
-        Malformed spec, missing file, nothing named NAME (the message lists the classes
-        and function pairs found and the protocols accepted).
-    StudentCodeError
-        The file does not import (syntax error, ImportError, any exception at import).
+    NAME is a class or a CS231n ``NAME_forward``/``NAME_backward`` pair (:func:`gradcheck._adapters.pair`,
+    ``init`` its non-array arguments); :func:`gradcheck._adapters.adapt` then presents it as a manualprop
+    layer. UsageError: bad spec, no file, nothing named NAME (the message lists what was found);
+    StudentCodeError: the file does not import.
     """
     from . import _adapters
 
