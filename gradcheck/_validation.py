@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from .errors import (GradientShapeError, NonFiniteError, ProtocolError, StudentCodeError, UsageError)
+from .errors import GradientShapeError, NonFiniteError, ProtocolError, StudentCodeError, UsageError
 
 _PKG_DIR = os.path.dirname(os.path.abspath(__file__))
 

@@ -16,14 +16,35 @@ from typing import Any
 import numpy as np
 
 from . import _validation as V
-from .compare import (ATOL_FLOOR, Comparison, atol_swamp_notes, compare, default_atol, kink_mask, relative_error)
+from .compare import (
+    ATOL_FLOOR,
+    Comparison,
+    atol_swamp_notes,
+    compare,
+    default_atol,
+    kink_mask,
+    relative_error,
+)
 from .config import MODES, CheckConfig, mode_word, training_modes
 from .errors import TwinError, UsageError
 from .numerical import directional_derivatives, layer_numerical_gradients, numerical_gradient
 from .result import ALL_PAIRS, NONDETERMINISTIC, PAIRS, CheckResult, TensorRecord, json_shape
 from .sources import (
-    SAME_IN_BOTH_MODES, Call, TapeUnavailable, build_twin, copy_params_to_twin, hold_masks, manual_forward,
-    manual_source, reference_source, resolve_twin, share_masks, tape_loss, tape_source, training_differs)
+    SAME_IN_BOTH_MODES,
+    Call,
+    TapeUnavailable,
+    build_twin,
+    copy_params_to_twin,
+    hold_masks,
+    manual_forward,
+    manual_source,
+    reference_source,
+    resolve_twin,
+    share_masks,
+    tape_loss,
+    tape_source,
+    training_differs,
+)
 
 __all__ = ["PAIRS", "ALL_PAIRS", "relative_error", "compare", "kink_mask", "MODES", "Comparison", "TensorRecord",
            "CheckResult", "CheckConfig", "check_layer", "check_loss", "build_twin", "copy_params_to_twin",

@@ -71,8 +71,8 @@ def run_check(args, layer, label: str, init: dict[str, Any], shape) -> int:
     and the reference), ``shape`` the input shape(s). Exit 0 pass, 1 a mismatch or named bug, 3 the
     student's code failed.
     """
-    from .sources import build_twin
     from .diagnose import diagnose_layer
+    from .sources import build_twin
 
     cname = label.rpartition("::")[2]
     jac = getattr(args, "jacobian", False)
@@ -369,8 +369,8 @@ def run_check_loss(args, loss, label: str, init: dict[str, Any], shape) -> int:
     Arguments as :func:`run_check`; ``shape`` is that of ``y_pred``. Exit 0 pass, 1 mismatch.
     """
     from .check import check_loss
-    from .sources import build_twin
     from .diagnose import name_signature
+    from .sources import build_twin
 
     if not isinstance(shape[0], int):
         raise UsageError("--loss takes one --input-shape (the shape of y_pred), not several.")

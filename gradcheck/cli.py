@@ -23,7 +23,15 @@ from typing import Any
 
 from . import _validation as V
 from .errors import (
-    EXIT_MISMATCH, EXIT_PASS, EXIT_STUDENT, EXIT_USAGE, GradcheckError, GraderError, StudentCodeError, UsageError)
+    EXIT_MISMATCH,
+    EXIT_PASS,
+    EXIT_STUDENT,
+    EXIT_USAGE,
+    GradcheckError,
+    GraderError,
+    StudentCodeError,
+    UsageError,
+)
 
 __all__ = ["main", "build_parser", "load_class"]
 

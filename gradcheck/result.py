@@ -137,8 +137,11 @@ class CheckResult:
         return out
 
     def table(self, details: bool = True) -> str:
-        """Text table of this result and its other modes (:func:`gradcheck.report.format_table`)."""
-        from .report import format_table  # when called: report imports result, never the reverse at import
+        """Text table of this result and its other modes (:func:`gradcheck.report.format_table`).
+
+        Imported when called: report imports result, never the reverse at import time.
+        """
+        from .report import format_table
 
         return format_table([self, *self.other_modes], details=details)
 
