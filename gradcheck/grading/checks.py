@@ -405,7 +405,7 @@ def layer_gradients(layer: Any, X: np.ndarray, reference: Any, *, parts: Mapping
 
 
 def _reference_gradients(reference, X, G, keys, training) -> dict[str, np.ndarray]:
-    """The reference layer's ``dX`` and ``d<key>`` for upstream gradient ``G`` (finite, or :class:`GradingTestError`)."""
+    """The reference layer's ``dX`` and ``d<key>`` for upstream gradient ``G``, each finite (else a test error)."""
     reference.forward(X.copy(), training=training)
     out = {"dX": _finite_reference("gradient dX", reference.backward(G.copy()))}
     out.update({f"d{k}": _finite_reference(f"gradient d{k}", reference.grads[k]).copy() for k in keys})
