@@ -18,7 +18,12 @@ assignment's grading tests in a **child pytest process**:
   process group is killed and the result says so.
 
 At the end ``results.json`` is replaced atomically by the plugin's results
-(Gradescope schema) and ``junit.xml`` is written next to it.
+(Gradescope schema) and ``junit.xml`` is written next to it. A failure of the
+grader's own (a file it cannot write, a pytest that crashed) is that
+submission's ``"grader error"`` result, never an exception out of
+:func:`grade_submission`, so a batch's gradebook always has one row per folder
+(:func:`result_folder` keeps a folder named like a batch file apart,
+:func:`display_name` prints a name that is not UTF-8).
 
 A batch
 -------
