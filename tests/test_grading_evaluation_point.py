@@ -78,6 +78,8 @@ def test_the_grader_draws_the_parameters_and_writes_them_into_both_layers():
     for k in ("W", "b"):
         assert np.array_equal(layer.params[k], point[k]) and np.array_equal(ref.params[k], point[k])
     assert np.all(point["b"] != 0)  # the student's zero bias is gone
+    drawn = evaluation_point(BaseStudentLinear(400, 3), RefLinear(400, 3), seed=7)["W"]
+    assert 0.5 / 20 < float(np.sqrt(np.mean(drawn ** 2))) < 2 / 20  # LeCun's scale 1/sqrt(400)
     again = evaluation_point(StudentLinear(), RefLinear(5, 3), seed=7)
     other = evaluation_point(StudentLinear(), RefLinear(5, 3), seed=8)
     assert np.array_equal(again["W"], point["W"]) and not np.array_equal(other["W"], point["W"])

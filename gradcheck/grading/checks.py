@@ -188,11 +188,15 @@ def evaluation_point(layer: Any, reference: Any, *, seed: int = 0,
 
     The student's ``params`` must have the reference's keys and shapes and hold
     finite values (what their constructor left); then every parameter is
-    overwritten, in place, with values the grader draws (standard normal, from
-    ``seed``; a nonzero bias, so a forward without ``+ b`` fails) or takes from
-    ``params``; the reference gets the values as the student's arrays hold them
-    (a float32 parameter: rounded). For a :class:`~gradcheck.sandbox.RemoteLayer` the proxy's
-    ``params`` are sent with every forward and written into the child's layer.
+    overwritten, in place, with values the grader draws or takes from ``params``.
+    Drawn: normal from ``seed`` alone (so the recorded seed reproduces the point),
+    with standard deviation ``1/sqrt(fan_in)`` for a tensor of two or more axes
+    (``fan_in`` the product of all axes but the first, LeCun's initialisation: it
+    keeps deep and recurrent layers out of saturation) and 1 for a vector (a bias
+    is then nonzero, so a forward without ``+ b`` fails). The reference gets the
+    values as the student's arrays hold them (a float32 parameter: rounded). For a
+    :class:`~gradcheck.sandbox.RemoteLayer` the proxy's ``params`` are sent with
+    every forward and written into the child's layer (no request of its own is needed).
 
     Parameters
     ----------
@@ -231,7 +235,8 @@ def evaluation_point(layer: Any, reference: Any, *, seed: int = 0,
             raise StudentCodeError(f"{owner}.params[{k!r}] holds NaN or infinity after the constructor; "
                                    f"parameters must start finite (the grader then sets its own values).")
     rng = np.random.default_rng([seed, 0x9A7A])  # apart from the upstream gradient's stream (seed)
-    point = {k: rng.standard_normal(v.shape) for k, v in ours.items()}
+    point = {k: rng.standard_normal(v.shape) / (np.sqrt(np.prod(v.shape[1:])) if v.ndim > 1 else 1.0)
+             for k, v in ours.items()}
     if params is not None:
         if set(params) != set(ours) or any(np.shape(params[k]) != ours[k].shape for k in ours):
             raise GradingTestError(f"the test's params {sorted(params)} do not match the reference's keys and "
