@@ -86,14 +86,15 @@ def atol_swamp_notes(atol: float, grads: dict[str, list[np.ndarray]], how: str =
 def close(a: Any, b: Any, rtol: float = 1e-6, atol: float = 1e-9, *, equal_nan: bool = False) -> bool:
     """True when ``a`` and ``b`` have the same shape and pass the rule of :func:`compare` everywhere.
 
-    ``close(a, b, 0, 0)`` is exact equality; ``equal_nan``: NaN agrees with NaN.
+    ``close(a, b, 0, 0)`` is exact equality; ``equal_nan``: NaN agrees with NaN. An infinity agrees only
+    with the same infinity (``inf - x`` is within no tolerance, although ``inf <= rtol * inf`` would hold).
     """
     a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
     if a.shape != b.shape:
         return False
     with np.errstate(invalid="ignore"):
-        d = np.abs(a - b)
-        ok = (d <= atol) | (d <= rtol * (np.abs(a) + np.abs(b))) | (a == b)
+        d = np.abs(a - b)  # infinite against anything but the same infinity: never within a tolerance
+        ok = (np.isfinite(d) & ((d <= atol) | (d <= rtol * (np.abs(a) + np.abs(b))))) | (a == b)
     if equal_nan:
         ok |= np.isnan(a) & np.isnan(b)
     return bool(np.all(ok))
