@@ -1,13 +1,16 @@
 """Grading throughput: 50 copies of the example assignment's mutants and solution, 2 workers.
 
-Prints submissions per minute and splits the time of one submission into the
+Prints submissions per minute of the local pool and of a dask.distributed
+``LocalCluster`` of N worker processes (one thread each; ``--dask-workers``, 0 to
+skip) on the same submissions, side by side (the cluster's start-up is timed apart,
+not counted), and checks that both gave the same scores. Then it splits the time of one submission into the
 cost of isolation (starting the child pytest process with our plugin, and
 starting the namespaces sandbox process that imports numpy; the process-only
 sandbox is timed too, for the cost of the namespaces) and the checks themselves.
 
 Run::
 
-    .venv/bin/python benchmarks/grading.py [--copies 50] [--workers 2]
+    .venv/bin/python benchmarks/grading.py [--copies 50] [--workers 2] [--dask-workers 2]
 
 Target: >= 60 submissions per minute on 2 cores.
 """
@@ -65,10 +68,27 @@ def sandbox_start(isolation: str = "namespaces") -> None:
         sb.load_layer("layers.py", "ReLU")
 
 
+def on_local_cluster(subs: Path, out: Path, n_workers: int):
+    """Grade ``subs`` on a fresh ``LocalCluster`` of ``n_workers`` processes: (result, wall s, start-up s)."""
+    try:
+        from distributed import LocalCluster
+    except ImportError:
+        sys.exit("the Dask run needs dask.distributed: pip install .[distributed] (or --dask-workers 0)")
+    t0 = time.perf_counter()
+    with LocalCluster(n_workers=n_workers, processes=True, threads_per_worker=1, dashboard_address=None,
+                      silence_logs=40) as cluster:
+        start = time.perf_counter() - t0
+        t1 = time.perf_counter()
+        res = grade_batch(subs, ASSIGN / "tests", out, seed=0, progress=False, scheduler=cluster.scheduler_address)
+        return res, time.perf_counter() - t1, start
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--copies", type=int, default=50, help="submissions to grade (default 50)")
-    ap.add_argument("--workers", type=int, default=2, help="workers (default 2)")
+    ap.add_argument("--workers", type=int, default=2, help="workers of the local pool (default 2)")
+    ap.add_argument("--dask-workers", type=int, default=2,
+                    help="worker processes of the LocalCluster (default 2; 0: no Dask run)")
     args = ap.parse_args()
     kinds = ["solution", *sorted(p.name for p in (ASSIGN / "mutants").iterdir() if p.is_dir())]
     with tempfile.TemporaryDirectory(prefix="gradcheck-bench-") as tmp:
@@ -81,6 +101,7 @@ def main() -> None:
         t0 = time.perf_counter()
         res = grade_batch(subs, ASSIGN / "tests", Path(tmp) / "out", workers=args.workers, seed=0, progress=False)
         wall = time.perf_counter() - t0
+        dask = on_local_cluster(subs, Path(tmp) / "out-dask", args.dask_workers) if args.dask_workers else None
         per = [s.seconds for s in res.submissions]
         exec_times = [json.loads(Path(s.results_path).read_text())["extra_data"]["pytest_exit_code"] is not None
                       and json.loads(Path(s.results_path).read_text()).get("execution_time", 0.0)
@@ -89,6 +110,17 @@ def main() -> None:
         t_sandbox = _median_time(sandbox_start)
         t_light = _median_time(lambda: sandbox_start("process"))
     rate = 60.0 * len(res.submissions) / wall
+    if dask is not None:
+        dres, dwall, dstart = dask
+        same = [(s.name, s.score, s.tests) for s in dres.submissions] == \
+            [(s.name, s.score, s.tests) for s in res.submissions]
+        print(f"{'':28}{'local pool':>26}{'Dask LocalCluster':>26}")
+        print(f"{'workers':28}{f'{args.workers} threads':>26}{f'{dres.workers} processes x 1 thread':>26}")
+        print(f"{'submissions graded':28}{len(res.submissions):>26}{len(dres.submissions):>26}")
+        print(f"{'wall time':28}{f'{wall:.1f} s':>26}{f'{dwall:.1f} s':>26}")
+        print(f"{'submissions per minute':28}{f'{rate:.0f}':>26}{f'{60.0 * len(dres.submissions) / dwall:.0f}':>26}")
+        print(f"{'cluster start (not counted)':28}{'-':>26}{f'{dstart:.1f} s':>26}")
+        print(f"scores and per-test scores identical: {'yes' if same else 'NO'}")
     mean_sub = statistics.mean(per)
     checks = max(mean_sub - t_pytest - t_sandbox, 0.0)
     print(f"graded {len(res.submissions)} submissions ({len(kinds)} kinds: solution + mutants) "

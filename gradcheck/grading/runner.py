@@ -28,7 +28,10 @@ resumable (a submission whose ``results.json`` is complete is skipped unless
 ``force``; grader errors are regraded) and writes ``gradebook.csv`` and
 ``scores.png`` (histogram). Ctrl-C stops it promptly: running children are
 interrupted (then killed), the gradebook of what finished is written and the
-result says ``interrupted``; the same command resumes.
+result says ``interrupted``; the same command resumes. The batch loop runs over a
+dispatch: :class:`_LocalPool` here, or with ``scheduler=`` a
+:class:`gradcheck.grading.cluster.DaskPool` (one dask.distributed task per
+submission, graded in its worker's sandbox; the results are written and signed here).
 
 Staff options
 -------------
@@ -755,6 +758,19 @@ def _batch_seed(src: Path, tests: str | os.PathLike, out_p: Path, seed: int | No
     return seed
 
 
+def _resume(subs: Sequence[Path], out_p: Path, key: bytes, force: bool) -> tuple[list[SubmissionResult], list[Path]]:
+    """Split a batch into the results this batch already signed (skipped unless ``force``) and what to grade."""
+    results: list[SubmissionResult] = []
+    todo: list[Path] = []
+    for s in subs:
+        done = None if force else _load_done(out_p / s.name / "results.json", key)
+        if done is not None:
+            results.append(done)
+        else:
+            todo.append(s)
+    return results, todo
+
+
 def _run_batch(pool, todo: Sequence[Path], results: list[SubmissionResult], total: int, progress: bool,
                on_done: Callable[[SubmissionResult], None] | None) -> bool:
     """Grade ``todo`` through ``pool`` (see :class:`_LocalPool`), appending to ``results``; True if interrupted."""
@@ -853,14 +869,7 @@ def grade_batch(submissions_dir: str | os.PathLike, tests: str | os.PathLike, ou
     seed = _batch_seed(src, tests, out_p, seed)
     t0 = time.monotonic()
     key = _batch_key(out_p)
-    results: list[SubmissionResult] = []
-    todo = []
-    for s in subs:
-        done = None if force else _load_done(out_p / s.name / "results.json", key)
-        if done is not None:
-            results.append(done)
-        else:
-            todo.append(s)
+    results, todo = _resume(subs, out_p, key, force)
     options = dict(seed=seed, timeout=timeout, submission_timeout=submission_timeout, memory_mb=memory_mb,
                    unsafe_no_isolation=unsafe_no_isolation)
     if scheduler is None:
