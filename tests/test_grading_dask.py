@@ -13,6 +13,7 @@ import json
 import operator
 import os
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -126,6 +127,45 @@ def test_a_failed_task_is_a_grader_error_that_a_resumed_batch_regrades(graded, t
     assert r.status == GRADER_ERROR and "ZeroDivisionError" in r.message and r.score == 0
     assert json.loads((tmp_path / "broken" / "results.json").read_text())["extra_data"]["status"] == GRADER_ERROR
     assert _load_done(tmp_path / "broken" / "results.json", key) is None
+
+
+def _grading_children(subs: Path) -> list[int]:
+    """Pids of the grading pytest processes (on the workers) of the submissions in ``subs``."""
+    pids = []
+    for proc in Path("/proc").iterdir():
+        try:
+            cmd = (proc / "cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if b"--grading-submission" in cmd and any(c.startswith(bytes(subs) + b"/") for c in cmd):
+            pids.append(int(proc.name))
+    return pids
+
+
+def test_ctrl_c_stops_the_running_tasks_on_their_workers(graded, tmp_path):
+    subs = tmp_path / "subs"
+    for i in range(2):  # one per worker; each would hold its worker for the 90 s import limit
+        (subs / f"hang{i}").mkdir(parents=True)
+        (subs / f"hang{i}" / "layers.py").write_text("import time\ntime.sleep(600)\n")
+    pool = cluster.DaskPool(graded["address"], subs, TESTS, tmp_path / "out", _batch_key(tmp_path),
+                            {"seed": 0, "timeout": 90.0, "submission_timeout": 200.0, "memory_mb": 1024})
+    try:
+        futs = [pool.submit(s) for s in sorted(subs.iterdir())]
+        deadline = time.monotonic() + 60
+        while sum(map(len, pool.client.processing().values())) < 2 and time.monotonic() < deadline:
+            time.sleep(0.2)
+        time.sleep(4)  # the pytest children and sandboxes have started
+        assert len(_grading_children(subs)) == 2
+        t0 = time.monotonic()
+        pool.stop(futs)
+        while _grading_children(subs) and time.monotonic() - t0 < 60:
+            time.sleep(0.2)
+        waited = time.monotonic() - t0
+    finally:
+        pool.close()
+    assert waited < 30, waited  # not the 90 s the hanging imports would have taken
+    for i in range(2):  # the started placeholder stays: a resumed batch grades them
+        assert _load_done(tmp_path / "out" / f"hang{i}" / "results.json", _batch_key(tmp_path)) is None
 
 
 def test_a_malformed_reply_is_refused():

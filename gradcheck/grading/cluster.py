@@ -33,6 +33,7 @@ import json
 import os
 import socket
 import tempfile
+import threading
 import uuid
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -54,6 +55,8 @@ __all__ = ["DaskPool", "grade_on_worker", "probe_worker", "connect"]
 #: Seconds to wait for the scheduler to answer, and for a first worker to join it.
 CONNECT_TIMEOUT = 20.0
 WORKER_TIMEOUT = 60.0
+#: Seconds between a running task's looks at the batch's stop event (Ctrl-C on the client).
+STOP_POLL = 1.0
 #: The largest junit.xml or results.json accepted from a worker (the plugin writes far less).
 MAX_REPLY_BYTES = 8 << 20
 
@@ -104,12 +107,15 @@ def probe_worker(tests: str, submissions: str) -> dict[str, Any]:
             "submissions": os.path.isdir(submissions)}
 
 
-def grade_on_worker(submission: str, tests: str, options: dict[str, Any]) -> dict[str, Any]:
+def grade_on_worker(submission: str, tests: str, options: dict[str, Any], stop_event: str) -> dict[str, Any]:
     """The task of one submission: grade it on this worker, return what the client writes.
 
     ``options`` are :func:`~gradcheck.grading.runner.grade_submission`'s keyword options
     (seed, timeout, submission_timeout, memory_mb, unsafe_no_isolation). The results go
-    to a private temporary folder (mode 0700) of this worker, removed afterwards.
+    to a private temporary folder (mode 0700) of this worker, removed afterwards. While
+    it runs, a thread watches the batch's :class:`distributed.Event` ``stop_event``: when
+    the client sets it (Ctrl-C), the grading children are stopped as in a local batch
+    and the result is ``"interrupted"``.
 
     Returns
     -------
@@ -118,12 +124,32 @@ def grade_on_worker(submission: str, tests: str, options: dict[str, Any]) -> dic
         ``results``: the results.json dict; ``junit``: junit.xml's bytes or None;
         ``host``: this worker's host name.
     """
-    with tempfile.TemporaryDirectory(prefix="gradcheck-worker-") as tmp:
-        out = Path(tmp) / "out"
-        r = grade_submission(submission, tests, out, **options, _stopper=_Stopper(), _key=None)
-        data = json.loads((out / "results.json").read_text(encoding="utf-8"))
-        junit_path = out / "junit.xml"
-        junit = junit_path.read_bytes() if junit_path.is_file() and not junit_path.is_symlink() else None
+    from distributed import Event, get_client
+
+    stopper, done = _Stopper(), threading.Event()
+    stop = Event(stop_event, client=get_client())  # the worker's client (found from this task's thread)
+
+    def watch() -> None:
+        try:
+            while not done.is_set():
+                if stop.wait(timeout=STOP_POLL):
+                    stopper.stop()
+                    return
+        except (OSError, RuntimeError):  # the scheduler is gone: no client to stop for, nor to reply to
+            return
+
+    watcher = threading.Thread(target=watch, name="gradcheck-stop-watch", daemon=True)
+    watcher.start()
+    try:
+        with tempfile.TemporaryDirectory(prefix="gradcheck-worker-") as tmp:
+            out = Path(tmp) / "out"
+            r = grade_submission(submission, tests, out, **options, _stopper=stopper, _key=None)
+            data = json.loads((out / "results.json").read_text(encoding="utf-8"))
+            junit_path = out / "junit.xml"
+            junit = junit_path.read_bytes() if junit_path.is_file() and not junit_path.is_symlink() else None
+    finally:
+        done.set()
+        watcher.join()
     fields = {k: getattr(r, k) for k in ("name", "score", "max_score", "status", "seconds", "tests", "message")}
     return {"result": fields, "results": data, "junit": junit, "host": socket.gethostname()}
 
@@ -193,8 +219,11 @@ class DaskPool:
         except BaseException:
             self.client.close()
             raise
+        from distributed import Event
+
         self._names: dict[str, str] = {}
         self._batch = uuid.uuid4().hex[:12]
+        self._stop = Event(f"gradcheck-stop-{self._batch}", client=self.client)
 
     def _check_workers(self, scheduler: str, src: str) -> int:
         try:
@@ -225,8 +254,8 @@ class DaskPool:
         start = placeholder_results("Grading started on a Dask worker but did not finish; if you see this, the "
                                     "batch stopped unexpectedly.", self._options["seed"])
         _write_json(self._out / sub.name / "results.json", start, self._key)
-        fut = self.client.submit(grade_on_worker, str(sub), self._tests, self._options, pure=False, retries=0,
-                                 key=f"gradcheck-{self._batch}-{len(self._names)}")
+        fut = self.client.submit(grade_on_worker, str(sub), self._tests, self._options, self._stop.name,
+                                 pure=False, retries=0, key=f"gradcheck-{self._batch}-{len(self._names)}")
         self._names[fut.key] = sub.name
         return fut
 
@@ -240,7 +269,8 @@ class DaskPool:
         return [self._store(f) for f in futs if f.status == "finished"]
 
     def stop(self, futs: Sequence) -> None:
-        """Cancel every task; one already running ends on its worker within ``submission_timeout``."""
+        """Ctrl-C: the running tasks stop their children (the stop event); every task is cancelled."""
+        self._stop.set()
         self.client.cancel(list(futs), force=True)
 
     def close(self) -> None:
