@@ -83,7 +83,7 @@ def side_by_side(subs: Path, tmp: Path, workers: int, n_workers: int, rounds: in
     walls = {"local": 0.0, "dask": 0.0}
     first: dict = {}
     t0 = time.perf_counter()
-    with LocalCluster(n_workers=n_workers, processes=True, threads_per_worker=1, dashboard_address=None,
+    with LocalCluster(n_workers=n_workers, processes=True, threads_per_worker=1, dashboard_address=":0",
                       silence_logs=40) as cluster:
         start = time.perf_counter() - t0
         for r in range(rounds):

@@ -61,7 +61,7 @@ def graded(tmp_path_factory):
     (subs / "symlink_layers").mkdir()
     (subs / "symlink_layers" / "layers.py").symlink_to(ASSIGN / "solution" / "layers.py")
     local = grade_batch(subs, TESTS, out_local, workers=2, seed=SEED, progress=False, plot=False)
-    with distributed.LocalCluster(n_workers=2, processes=True, threads_per_worker=1, dashboard_address=None,
+    with distributed.LocalCluster(n_workers=2, processes=True, threads_per_worker=1, dashboard_address=":0",
                                   silence_logs=40) as lc:
         dask = grade_batch(subs, TESTS, out_dask, seed=SEED, progress=False, scheduler=lc.scheduler_address)
         yield {"subs": subs, "local": local, "dask": dask, "out_local": out_local, "out_dask": out_dask,
@@ -112,6 +112,29 @@ def test_a_resumed_cluster_batch_skips_its_own_results_and_regrades_a_planted_on
     assert by["stub"].status == "graded" and by["stub"].score == 0.0
     assert {s.status for n, s in by.items() if n != "stub"} == {"skipped"}
     assert again.seed == SEED  # from out/grading.json
+
+
+def test_ctrl_c_keeps_what_finished_and_the_same_call_resumes(graded, tmp_path):
+    subs = tmp_path / "subs"
+    for name in ("solution", "stub", "float32"):
+        src = ASSIGN / name if name != "float32" else ASSIGN / "mutants" / name
+        (subs / name).mkdir(parents=True)
+        (subs / name / "layers.py").write_text((src / "layers.py").read_text())
+
+    def ctrl_c(r):
+        raise KeyboardInterrupt
+
+    first = grade_batch(subs, TESTS, tmp_path / "out", seed=SEED, progress=False, on_done=ctrl_c,
+                        scheduler=graded["address"])
+    assert first.interrupted and 1 <= len(first.submissions) <= 3 and first.histogram is None
+    local = {s.name: s for s in graded["local"].submissions}
+    for s in first.submissions:
+        assert (s.status, s.score, s.tests) == ("graded", local[s.name].score, local[s.name].tests)
+    again = grade_batch(subs, TESTS, tmp_path / "out", progress=False, scheduler=graded["address"])
+    by = {s.name: s for s in again.submissions}
+    assert not again.interrupted and sorted(by) == ["float32", "solution", "stub"]
+    assert {n for n, s in by.items() if s.status == "skipped"} == {s.name for s in first.submissions}
+    assert all(by[n].score == local[n].score for n in by)
 
 
 def test_a_failed_task_is_a_grader_error_that_a_resumed_batch_regrades(graded, tmp_path):

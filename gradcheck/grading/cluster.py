@@ -29,6 +29,7 @@ submissions visible), submits with :meth:`distributed.Client.submit` and gathers
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import socket
@@ -221,7 +222,9 @@ class DaskPool:
             raise
         from distributed import Event
 
-        self._names: dict[str, str] = {}
+        self._names: dict[str, str] = {}  # task key -> submission, until its result is taken
+        self._kept: list[SubmissionResult] = []
+        self._count = itertools.count()
         self._batch = uuid.uuid4().hex[:12]
         self._stop = Event(f"gradcheck-stop-{self._batch}", client=self.client)
 
@@ -255,7 +258,7 @@ class DaskPool:
                                     "batch stopped unexpectedly.", self._options["seed"])
         _write_json(self._out / sub.name / "results.json", start, self._key)
         fut = self.client.submit(grade_on_worker, str(sub), self._tests, self._options, self._stop.name,
-                                 pure=False, retries=0, key=f"gradcheck-{self._batch}-{len(self._names)}")
+                                 pure=False, retries=0, key=f"gradcheck-{self._batch}-{next(self._count)}")
         self._names[fut.key] = sub.name
         return fut
 
@@ -266,19 +269,21 @@ class DaskPool:
             yield self._store(fut)
 
     def finished(self, futs: Sequence) -> list[SubmissionResult]:
-        return [self._store(f) for f in futs if f.status == "finished"]
+        """After :meth:`stop`: the results that had come but were not taken yet (written, kept)."""
+        return self._kept
 
     def stop(self, futs: Sequence) -> None:
-        """Ctrl-C: the running tasks stop their children (the stop event); every task is cancelled."""
+        """Ctrl-C: the running tasks stop their children (the stop event); the rest is cancelled."""
         self._stop.set()
-        self.client.cancel(list(futs), force=True)
+        self._kept = [self._store(f) for f in futs if f.key in self._names and f.status == "finished"]
+        self.client.cancel([f for f in futs if f.key in self._names], force=True)
 
     def close(self) -> None:
         self.client.close()
 
     def _store(self, fut) -> SubmissionResult:
         """Write the reply of ``fut`` as this batch's result (signed), or a grader error when it failed."""
-        name = self._names[fut.key]
+        name = self._names.pop(fut.key)
         path = self._out / name / "results.json"
         try:
             reply = fut.result()
