@@ -193,12 +193,20 @@ def test_ctrl_c_stops_the_running_tasks_on_their_workers(graded, tmp_path):
 
 def test_a_malformed_reply_is_refused():
     good = {"result": {"name": "a", "score": 1.0, "max_score": 2.0, "status": "graded", "seconds": 0.5,
-                       "tests": {"t": 1.0}, "message": ""}, "results": {"score": 1.0, "tests": []}, "junit": None}
-    assert cluster._check_reply(good) is None
-    assert "not a result" in cluster._check_reply({"result": None, "results": {}})
-    assert "unknown status" in cluster._check_reply({**good, "result": {**good["result"], "status": "skipped"}})
-    assert "not numbers" in cluster._check_reply({**good, "result": {**good["result"], "tests": {"t": "28"}}})
-    assert "too large" in cluster._check_reply({**good, "junit": b"x" * (cluster.MAX_REPLY_BYTES + 1)})
+                       "tests": {"t": 1.0}, "message": ""}, "results": {"score": 1.0, "tests": [], "extra_data": {}},
+            "junit": None}
+
+    def check(**change):
+        return cluster._check_reply({**good, "result": {**good["result"], **change.pop("result", {})}, **change}, "a")
+
+    assert check() is None
+    assert "not a result" in cluster._check_reply({"result": None, "results": {}}, "a")
+    assert "not a result" in check(results={"score": 1.0, "tests": [], "extra_data": None})
+    assert "another submission" in check(result={"name": "b"})
+    assert "unknown status" in check(result={"status": "skipped"})
+    assert "not numbers" in check(result={"tests": {"t": "28"}})
+    assert "too large" in check(junit=b"x" * (cluster.MAX_REPLY_BYTES + 1))
+    assert "not the result's" in check(results={"score": 28.0, "tests": [], "extra_data": {}})
 
 
 def test_a_worker_that_cannot_see_the_tests_says_so(tmp_path):

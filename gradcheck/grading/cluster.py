@@ -155,12 +155,14 @@ def grade_on_worker(submission: str, tests: str, options: dict[str, Any], stop_e
     return {"result": fields, "results": data, "junit": junit, "host": socket.gethostname()}
 
 
-def _check_reply(reply: Any) -> str | None:
-    """What is wrong with a worker's reply (None: its shape is right)."""
+def _check_reply(reply: Any, name: str) -> str | None:
+    """What is wrong with a worker's reply for submission ``name`` (None: its shape is right)."""
     if not isinstance(reply, dict) or not isinstance(reply.get("result"), dict) \
-            or not isinstance(reply.get("results"), dict):
+            or not isinstance(reply.get("results"), dict) or not isinstance(reply["results"].get("extra_data"), dict):
         return "the reply is not a result"
     r = reply["result"]
+    if r.get("name") != name:
+        return f"the reply is for another submission ({str(r.get('name'))[:100]!r})"
     if r.get("status") not in ("graded", GRADER_ERROR, "interrupted") or not isinstance(r.get("message"), str):
         return f"unknown status {r.get('status')!r}"
     if not all(isinstance(r.get(k), (int, float)) for k in ("score", "max_score", "seconds")):
@@ -174,6 +176,8 @@ def _check_reply(reply: Any) -> str | None:
         return "junit.xml is not bytes or too large"
     if len(json.dumps(reply["results"])) > MAX_REPLY_BYTES:
         return "results.json is too large"
+    if r["status"] == "graded" and reply["results"].get("score") != r["score"]:
+        return "the score in results.json is not the result's"
     return None
 
 
@@ -251,9 +255,9 @@ class DaskPool:
 
     def submit(self, sub: Path):
         """Write the started placeholder (as a local batch does), then submit the submission's task."""
-        for stale in (self._out / sub.name / "junit.xml",):
-            if stale.is_symlink() or stale.is_file():
-                stale.unlink()
+        stale = self._out / sub.name / "junit.xml"  # nothing of an earlier run
+        if stale.is_symlink() or stale.is_file():
+            stale.unlink()
         start = placeholder_results("Grading started on a Dask worker but did not finish; if you see this, the "
                                     "batch stopped unexpectedly.", self._options["seed"])
         _write_json(self._out / sub.name / "results.json", start, self._key)
@@ -287,7 +291,7 @@ class DaskPool:
         path = self._out / name / "results.json"
         try:
             reply = fut.result()
-            problem = _check_reply(reply)
+            problem = _check_reply(reply, name)
         except Exception as exc:  # the task raised, or its worker died (distributed.KilledWorker)
             reply, problem = None, f"the task failed: {type(exc).__name__}: {str(exc)[:500]}"
         finally:
@@ -302,7 +306,7 @@ class DaskPool:
             _write_json(path, data, self._key)
             return SubmissionResult(name, 0.0, 0.0, GRADER_ERROR, 0.0, str(path), message=msg)
         data = reply["results"]
-        data.setdefault("extra_data", {})["worker"] = reply.get("host", "")
+        data["extra_data"]["worker"] = str(reply.get("host", ""))[:200]
         _write_json(path, data, self._key)
         if reply["junit"] is not None:
             junit = path.with_name("junit.xml")
