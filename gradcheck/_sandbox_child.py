@@ -286,10 +286,11 @@ def install_guards(cfg):
 
 
 def drop_privileges(cfg):
-    """Namespaces sandbox: become the dedicated uid (no groups, no capabilities) and set the limits.
+    """Become the dedicated uid (namespaces sandbox as root: no groups, no capabilities), set the limits.
 
-    Runs before anything else, so no submitted code ever runs with the grader's uid or
-    without its limits. A failure is the bootstrap's own (exit ``INTERNAL_EXIT``).
+    Runs first, so no submitted code ever runs with the grader's uid or without its limits
+    (set here, not by the parent in a ``preexec_fn``, unsafe with threads). A failure is the
+    bootstrap's own (exit ``INTERNAL_EXIT``).
     """
     drop = cfg.get("drop")
     if drop:
@@ -372,36 +373,30 @@ def counting_calls(codes, fn, *args):
     return ret, n[0] if intact else -1
 
 
-class _spy_escapes:
-    """Where the student's code turns a tracked Tensor into a numpy array (``cols[:, i] = X``,
-    ``np.asarray(X)``): autoprop notes the escape in ``tape._escapes``; this names the line."""
+def _spying(ap, tape, srcs, workdir, escapes, fn, *args, **kw):
+    """``fn(*args, **kw)``, noting where the student's code turns a tracked Tensor into a numpy array
+    (``cols[:, i] = X``, ``np.asarray(X)``): autoprop counts the escape in ``tape._escapes``; this names the line."""
+    import linecache
 
-    def __init__(self, ap, srcs, workdir):
-        self.ap, self.names = ap, {id(t): k for k, t in srcs.items()}
-        self.work = os.path.realpath(workdir) + os.sep
+    cls, names, work = ap.Tensor, {id(t): k for k, t in srcs.items()}, os.path.realpath(workdir) + os.sep
+    orig = cls.__array__
 
-    def on(self, tape, escapes, fn, *args, **kw):
-        cls, spy = self.ap.Tensor, self
-        orig = cls.__array__
-
-        def __array__(t, *a, **k):
-            n = len(getattr(tape, "_escapes", None) or ())
-            v = orig(t, *a, **k)
-            f = sys._getframe(1)
-            path = os.path.realpath(f.f_code.co_filename)
-            where = f"{path[len(spy.work):]}:{f.f_lineno} in {f.f_code.co_name}"
-            if (len(getattr(tape, "_escapes", None) or ()) > n and path.startswith(spy.work) and len(escapes) < 8
-                    and all(e["where"] != where for e in escapes)):
-                import linecache
-
-                escapes.append({"tensor": spy.names.get(id(t), ""), "where": where,
-                                "line": linecache.getline(path, f.f_lineno).strip()[:200]})
-            return v
-        cls.__array__ = __array__
-        try:
-            return fn(*args, **kw)
-        finally:
-            cls.__array__ = orig
+    def __array__(t, *a, **k):
+        n = len(getattr(tape, "_escapes", None) or ())
+        v = orig(t, *a, **k)
+        f = sys._getframe(1)
+        path = os.path.realpath(f.f_code.co_filename)
+        where = f"{path[len(work):]}:{f.f_lineno} in {f.f_code.co_name}"
+        if (len(getattr(tape, "_escapes", None) or ()) > n and path.startswith(work) and len(escapes) < 8
+                and all(e["where"] != where for e in escapes)):
+            escapes.append({"tensor": names.get(id(t), ""), "where": where,
+                            "line": linecache.getline(path, f.f_lineno).strip()[:200]})
+        return v
+    cls.__array__ = __array__
+    try:
+        return fn(*args, **kw)
+    finally:
+        cls.__array__ = orig
 
 
 def _training(req):
@@ -622,7 +617,7 @@ class Child:
             with ap.GradientTape(persistent=True) as tape:
                 for t in srcs.values():
                     tape.watch(t)
-                Y = _spy_escapes(ap, srcs, self.workdir).on(tape, escapes, obj.forward, *xs, **_training(req))
+                Y = _spying(ap, tape, srcs, self.workdir, escapes, obj.forward, *xs, **_training(req))
             if escapes or not isinstance(Y, ap.Tensor):
                 return self.reply(False, {"stage": "tape-escape", "escapes": escapes} if escapes else
                                   {"stage": "tape-left", "type": type(Y).__name__})
@@ -717,7 +712,6 @@ def main():
     cfg = json.loads(sys.argv[1])
     drop_privileges(cfg)
     fd_in, fd_out = cfg["fd_in"], cfg["fd_out"]
-    read_frame(_reader(fd_in))  # the parent's go-ahead: it sets this process's resource limits first
     base_path = [p for p in sys.path if p]  # the interpreter's own stdlib (isolated mode, no site)
     sys.path[:] = [cfg["workdir"], *base_path, *cfg["sys_path"]]
     cfg["read_roots"] = [*cfg["read_roots"], *base_path]

@@ -1,36 +1,26 @@
 """Run a student's layer in a separate, resource-limited process.
 
-Student code never runs in the checker's or the grader's process. A :class:`Sandbox`
-starts one child process; :meth:`Sandbox.load_layer` imports a submitted file there and
-builds the class; the returned :class:`RemoteLayer` follows the manualprop layer protocol
-in the parent, so ``gradcheck.check_layer(remote, X, twin=None)`` works unchanged::
-
-    from gradcheck.sandbox import Sandbox, SandboxError
+Student code never runs in the checker's or the grader's process. A :class:`Sandbox` starts one
+child; :meth:`Sandbox.load_layer` imports a submitted file there and builds the class; the
+returned :class:`RemoteLayer` follows the manualprop layer protocol in the parent, so
+``gradcheck.check_layer(remote, X, twin=None)`` works unchanged::
 
     with Sandbox(files={"student.py": "/path/to/student.py"}, timeout=10.0) as sb:
         layer = sb.load_layer("student.py", "Linear", init_kwargs={"in_features": 5, "out_features": 3})
         Y = layer.forward(X)            # a plain float ndarray, validated in the parent
         dX = layer.backward(dY)         # layer.grads filled from the child's reply
 
-The child (:mod:`gradcheck._sandbox_child`, run as text by ``python -I -S``: no ``PYTHON*``
-variables, no site, no ``.pth``) sees a fresh temporary folder holding copies of the allowed
-submission files only (:data:`SHADOW_NAMES` and standard-library names are not copied; see
-:attr:`Sandbox.notes`), the standard library and numpy; the course packages are blocked and
-an audit hook refuses files outside those folders, processes, signals, sockets, links and
-ctypes. Before any student code runs it gets resource limits (CPU, address space, processes,
-file size, open files, no core; set by ``prlimit`` while the child waits for a go-ahead, never
-in a ``preexec_fn``, unsafe with threads); every request has a wall-clock timeout and the
-session one more. Its output goes to a pipe drained while waiting (only a tail is kept).
-Requests and replies are JSON headers plus raw array buffers (one codec, in the child's
-module); only plain numeric arrays cross, nothing is unpickled, every string is cleaned.
-References, numerical gradients, tolerances and verdicts stay in the parent.
-
-The audit hook is a seat belt, not a wall (CPython says audit hooks are not a sandbox): for
-a hostile population use ``isolation="namespaces"`` (``gradcheck grade``; :mod:`gradcheck.isolation`).
-docs/gradescope.md says what each strength promises and which test proves it. Tape mode
-(``allow_packages=("autoprop", "manualprop")``, ``gradcheck check --tape``) makes those two
-packages importable so the student's forward can run on autoprop tensors
-(:mod:`gradcheck.student_tape`): for a student checking their own work, never for grading.
+The child (:mod:`gradcheck._sandbox_child`, run as text by ``python -I -S``) sees copies of the
+allowed submission files (not :data:`SHADOW_NAMES` nor standard-library names), the standard
+library and numpy; the course packages are blocked; an audit hook refuses other files,
+processes, signals, sockets, links and ctypes; it sets resource limits on itself before any
+student code runs; every request and the session have wall-clock timeouts; its output is drained
+(a tail kept). Only plain numeric arrays and cleaned strings cross (one codec, nothing unpickled);
+references, tolerances and verdicts stay in the parent. The audit hook is a seat belt, not a wall:
+for a hostile population use ``isolation="namespaces"`` (:mod:`gradcheck.isolation`, ``gradcheck
+grade``); docs/gradescope.md says what each strength promises and which test proves it. Tape mode
+(``allow_packages``, ``gradcheck check --tape``) lets autoprop and manualprop be imported so the
+student's forward can run on autoprop tensors (:mod:`gradcheck.student_tape`); never for grading.
 """
 
 from __future__ import annotations
@@ -254,19 +244,16 @@ class Sandbox:
     Parameters
     ----------
     files : mapping of str to path, or sequence of paths
-        The submission files the child may see: ``{"student.py": "/path/to/file.py"}`` (name
-        inside the sandbox, may contain sub-folders -> source path) or a list of paths (base
-        names). Shadowing files (:data:`SHADOW_NAMES`, standard-library names) are not copied.
+        ``{"student.py": "/path/to/file.py"}`` (name in the sandbox, sub-folders allowed) or a list
+        of paths (base names). Shadowing files are not copied (:attr:`notes` says why).
     timeout : float, default 10.0
-        Wall-clock seconds for each request (import and construction, one forward, one
-        backward, one :meth:`RemoteLayer.forward_many`).
+        Wall-clock seconds for each request (an import and construction, a forward, a backward).
     memory_mb : int, default 2048
         Address-space limit of the child in MiB (the interpreter and numpy need about 150).
     session_timeout : float, optional
-        Wall-clock seconds for the whole session, default ``max(60, 10 * timeout)``; also the
-        child's CPU-time limit (plus one second).
+        Seconds for the whole session, default ``max(60, 10 * timeout)``; plus one, the CPU limit.
     output_limit : int, default 65536
-        Bytes of the child's stdout/stderr kept (the tail); the rest is counted and dropped.
+        Bytes of the child's stdout/stderr kept (the tail).
     max_procs : int, default 1
         ``RLIMIT_NPROC`` of the child (binds non-root users only).
     python : str, optional
@@ -274,20 +261,18 @@ class Sandbox:
     blocked_modules : sequence of str, optional
         Further top-level modules the child may not import (``("autograd", "torch")``).
     allow_packages : sequence of {"autoprop", "manualprop"}, optional
-        Tape mode (module docstring; never ``gradcheck``, not for grading).
+        Tape mode (module docstring).
     isolation : {"process", "namespaces"}, default "process"
-        ``"namespaces"``: the same child started by bubblewrap in its own namespaces with a
-        minimal read-only view and, as root, a dedicated uid (:mod:`gradcheck.isolation`).
+        ``"namespaces"``: started by bubblewrap (:mod:`gradcheck.isolation`).
     hostile : bool, optional
-        Treat the child as hostile (default: with ``"namespaces"``; grading passes True): files
-        are read with ``lstat``/``O_NOFOLLOW`` (links, devices refused with a note); once
-        submitted code ran every failure is the submission's (exit code 70 or a reply claiming
-        the grader's side failed is not believed); strings from the child are Markdown-escaped.
+        Default: with ``"namespaces"``. Files are read with ``lstat``/``O_NOFOLLOW`` (links and
+        devices refused with a note); once submitted code ran every failure is the submission's
+        (exit code 70 or a reply blaming the grader is not believed); strings are Markdown-escaped.
 
     Attributes
     ----------
     notes : list of str
-        Remarks about the submission (files not copied and why).
+        Files not copied and why.
     isolation_level : str
         ``"namespaces+uid"``, ``"namespaces"`` or ``"none"`` (the process sandbox only).
     workdir : str
@@ -302,8 +287,8 @@ class Sandbox:
 
     Notes
     -----
-    Use it as a context manager (or call :meth:`close`). After a timeout or a crash the
-    sandbox is dead and every further request raises :class:`SandboxError` with the first reason.
+    A context manager. After a timeout or a crash the sandbox is dead: every further request
+    raises :class:`SandboxError` with the first reason.
     """
 
     def __init__(self, files: Mapping[str, str] | Sequence[str] = (), *, timeout: float = DEFAULT_TIMEOUT,
@@ -386,7 +371,7 @@ class Sandbox:
         cfg = {"fd_in": p2c_r, "fd_out": c2p_w, "workdir": self.workdir, "sys_path": sys_path,
                "read_roots": read_roots, "deny_roots": _course_package_dirs(self.allow_packages),
                "blocked": list(self.blocked_modules), "allow": list(self.allow_packages),
-               "adapters": _child_source("_adapters.py")}
+               "adapters": _child_source("_adapters.py"), "limits": self._limits()}
         home = self.workdir
         env = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8", "MPLBACKEND": "Agg",
                **dict.fromkeys(("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS",
@@ -413,8 +398,6 @@ class Sandbox:
         for fd in (self._r, self._o):
             os.set_blocking(fd, False)
         self._started = time.monotonic()
-        if self.isolation == "process":  # the namespaces child sets its own limits before it reports ready
-            self._limit_child()
         self._await_ready()
 
     def _limits(self) -> list[tuple[int, int, int]]:
@@ -423,17 +406,6 @@ class Sandbox:
                 (resource.RLIMIT_NPROC, self.max_procs, self.max_procs),
                 (resource.RLIMIT_FSIZE, 64 << 20, 64 << 20), (resource.RLIMIT_NOFILE, 64, 64),
                 (resource.RLIMIT_CORE, 0, 0)]
-
-    def _limit_child(self) -> None:
-        for res, soft, hard in self._limits():
-            try:
-                resource.prlimit(self._proc.pid, res, (soft, hard))
-            except (ValueError, OSError):  # a limit above the hard limit of this machine: keep the lower one
-                try:
-                    top = resource.prlimit(self._proc.pid, res)[1]
-                    resource.prlimit(self._proc.pid, res, (min(soft, top), top))
-                except (ValueError, OSError):
-                    pass
 
     def _namespaces_argv(self, cfg: dict) -> tuple[list[str], str]:
         """The bwrap command line of the namespaces sandbox; fills the child's part of ``cfg``.
@@ -458,14 +430,14 @@ class Sandbox:
             except RuntimeError as exc:
                 raise SandboxError(f"The sandbox could not start: {exc}.", reason="start") from None
             cfg["drop"] = {"uid": self._slot.uid, "gid": self._slot.uid}
-        cfg.update(limits=[list(x) for x in self._limits()], workdir=iso.SUBMISSION, writable="/tmp",
+        cfg.update(workdir=iso.SUBMISSION, writable="/tmp",
                    sys_path=[iso.SITE], read_roots=[iso.SITE, iso.SUBMISSION, "/tmp"])
         self.isolation_level = level
         return [*iso.bwrap_command(bwrap, self.workdir, root=level == "namespaces+uid"),
                 os.path.realpath(sys.executable), "-I", "-S", "-B", "-c", _child_source()], "/tmp"
 
     def _await_ready(self) -> None:
-        """Send the go-ahead and wait for the child's "ready" (no submitted code has run before it).
+        """Wait for the child's "ready": its limits are set and no submitted code has run before it.
 
         A child that dies or hangs here failed on the grader's side (interpreter, numpy, limits
         such as a ``memory_mb`` too small to load them): reason ``"start"``.
@@ -473,7 +445,6 @@ class Sandbox:
         what = "starting the sandbox"
         deadline = time.monotonic() + max(self.timeout, 30.0)
         try:
-            self._send(wire.frame({"op": "go"}), deadline, what)
             reply, _ = wire.read_frame(lambda n: self._read_exact(n, deadline, what))
             if not (isinstance(reply, dict) and reply.get("ok") and (reply.get("meta") or {}).get("ready")):
                 raise SandboxError("an unexpected first reply", reason="protocol")
@@ -639,25 +610,10 @@ class Sandbox:
         return reply, meta if isinstance(meta, dict) else {}, err
 
     def request(self, op: str, args: dict[str, Any], *, what: str) -> tuple[bool, dict, dict | None]:
-        """Send one request (an op of :data:`gradcheck._sandbox_child.OPS`) and return ``(ok, meta, error)``.
-
-        Parameters
-        ----------
-        op : str
-            ``"load"``, ``"forward"``, ``"forward_many"``, ``"backward"``, ``"clone"``, ``"free"``,
-            ``"get_params"``, ``"tape"``.
-        args : dict
-            JSON-able values and ndarrays.
-        what : str
-            How the request reads in error messages, e.g. ``"Linear.forward(X)"``.
-
-        Returns
-        -------
-        ok : bool
-        meta : dict
-            Reply metadata with arrays decoded (validated dtype and size).
-        error : dict or None
-            ``{"type", "message", "where", "line"}`` when the student's code raised.
+        """Send one request (an op of :data:`gradcheck._sandbox_child.OPS`; ``args`` JSON values and
+        ndarrays; ``what`` names it in messages) and return ``(ok, meta, error)``: the reply's metadata
+        with arrays decoded and strings cleaned, and ``{"type", "message", "where", "line"}`` when the
+        student's code raised.
 
         Raises
         ------
@@ -728,18 +684,15 @@ class Sandbox:
             *self.notes), reason="import", output=self.output)
 
     def import_file(self, file: str) -> None:
-        """Import ``file`` (a key of ``files``) in the child and build nothing; later loads reuse the module.
-
-        Lets a caller tell a file that hangs or crashes when imported (the same for every class
-        in it) from a constructor that does.
+        """Import ``file`` (a key of ``files``) and build nothing, so that a file that hangs or crashes
+        when imported is told from a constructor that does; later loads reuse the module.
 
         Raises
         ------
         UsageError
             The file is not in the sandbox.
         SandboxError
-            The file raised when imported (``reason="import"``), or the import timed out or
-            ended the child (``"timeout"``, ``"signal"``, ``"exit"``).
+            ``reason="import"`` (it raised), ``"timeout"``, ``"signal"`` or ``"exit"``.
         """
         file = self._file(file)
         self._steps = {"import": f"importing {file}"}
@@ -797,27 +750,20 @@ class Sandbox:
     def load_layer(self, file: str, class_name: str, init_kwargs: Mapping[str, Any] | None = None, *,
                    seed: int | None = 0, probe_inputs: Sequence[np.ndarray] | None = None,
                    no_forward_in_backward: bool = False) -> RemoteLayer:
-        """Import ``file`` in the child, build ``class_name(**init_kwargs)`` and return its proxy.
+        """Import ``file`` (a key of ``files``) in the child, build ``class_name(**init_kwargs)`` (or
+        wrap a CS231n ``NAME_forward``/``NAME_backward`` pair) and return its proxy.
 
         Parameters
         ----------
-        file : str
-            Name of the file inside the sandbox (a key of ``files``).
-        class_name : str
-            The layer class (or ``NAME`` of a CS231n ``NAME_forward``/``NAME_backward`` pair).
         init_kwargs : dict, optional
-            Constructor keyword arguments (JSON-serialisable). A constructor ``rng`` parameter not
-            given here gets ``np.random.default_rng(seed)``.
-        seed : int or None, default 0
-            Seed for that ``rng``; None passes no ``rng``.
+            JSON-serialisable; a constructor ``rng`` not given gets ``np.random.default_rng(seed)``
+            (``seed=None``: no ``rng``).
         probe_inputs : list of ndarray, optional
-            Inputs for :func:`gradcheck._adapters.adapt` to detect the protocol with (which arrays
-            forward uses, which gradient attributes backward sets; :attr:`RemoteLayer.protocol`).
-            Without them a class is matched statically.
+            Inputs for :func:`gradcheck._adapters.adapt` to detect the protocol with
+            (:attr:`RemoteLayer.protocol`); without them a class is matched statically.
         no_forward_in_backward : bool, default False
-            A staff policy: every ``backward`` fails (:class:`SandboxError`, ``reason="policy"``)
-            when it called the layer's own ``forward`` (as a backward made of central
-            differences of forward does); the calls are counted in the child.
+            A staff policy: a ``backward`` that called the layer's own ``forward`` (as one made of
+            central differences of forward does; counted in the child) fails, ``reason="policy"``.
 
         Returns
         -------
@@ -1027,17 +973,8 @@ class RemoteLayer(_Remote):
         self._last_inputs: list[np.ndarray] = []
 
     def clone(self) -> RemoteLayer:
-        """A copy of the layer made in the child (``copy.deepcopy`` there): its caches and state as they are now.
-
-        The copy has its own cache, parameters (set to this proxy's :attr:`params`) and grads, so
-        the checker can run forwards on copies without disturbing this one (:func:`copy.deepcopy`
-        of a RemoteLayer calls this).
-
-        Raises
-        ------
-        SandboxError
-            The copy raised in the child (an attribute that cannot be copied), or the child died or timed out.
-        """
+        """A copy made in the child (``copy.deepcopy`` there, also of :func:`copy.deepcopy` here): its own
+        cache, parameters (this proxy's :attr:`params`) and grads. Raises :class:`SandboxError`."""
         what = f"copying {self.class_name} (copy.deepcopy in the sandbox)"
         meta = self._sandbox.call("clone", {"id": self._id, "params": self.params}, what)
         new = type(self)(self._sandbox, {**self._meta, "id": meta["id"], "params": meta.get("params", {})}, self.file)
@@ -1077,30 +1014,14 @@ class RemoteLayer(_Remote):
     def forward_many(self, inputs_list: Sequence[Any], params_list: Sequence[Mapping[str, np.ndarray] | None]
                      | None = None, *, training: bool = False,
                      edits_list: Sequence[Sequence[tuple[str, int, float]]] | None = None) -> list[np.ndarray]:
-        """Several forwards in one round trip (for numerical gradients).
+        """Several forwards in one round trip (for numerical gradients): ``Y`` of each, validated.
 
-        Parameters
-        ----------
-        inputs_list : sequence
-            One entry per forward: an array (one input), a sequence of arrays (several inputs),
-            or None (the previous forward's inputs again, not sent twice).
-        params_list : sequence of dict or None, optional
-            Parameter values for each forward (None entries, or None overall: the current
-            :attr:`params`; an empty dict keeps the values of the previous forward).
-        training : bool, default False
-        edits_list : sequence of sequences of (key, flat_index, value), optional
-            Per forward, single elements set for that forward only (``params[key].flat[flat_index]
-            = value``, restored afterwards): a parameter scan sends one number per perturbation.
-
-        Returns
-        -------
-        list of ndarray
-            ``Y`` of each forward, validated.
-
-        Raises
-        ------
-        SandboxError
-            A forward raised (the message gives its index), or the child died or timed out.
+        ``inputs_list`` has one entry per forward: an array, a sequence of arrays, or None (the
+        previous inputs again, not sent twice). ``params_list``: parameters per forward (None: the
+        current :attr:`params`; an empty dict keeps the previous values). ``edits_list``: per
+        forward, ``(key, flat_index, value)`` set for that forward only (a parameter scan sends one
+        number per perturbation). Raises :class:`SandboxError` when a forward raised (its index is
+        named) or the child died or timed out.
         """
         if inputs_list and inputs_list[0] is None:
             raise UsageError("the first entry of inputs_list cannot be None (nothing to repeat).")
