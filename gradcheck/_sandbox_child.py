@@ -1,19 +1,14 @@
-"""Bootstrap of a sandbox child process (see :mod:`gradcheck.sandbox`): standalone, stdlib and numpy only.
+"""Bootstrap of a sandbox child process (:mod:`gradcheck.sandbox`): standalone, stdlib and numpy only.
 
-:class:`gradcheck.sandbox.Sandbox` runs this text with ``python -I -S -c <source> <config JSON>``
-(no path into this repository: ``sys.path`` is set below to the submission's folder, the
-standard library and the site folder the parent names, for numpy). The parent also imports
-this module, for the wire codec alone, so both sides share one encoder and one decoder.
-The child is untrusted once student code has run: the parent validates everything it sends,
-and nothing it decides (references, tolerances, verdicts) lives here.
-
-Wire format, both directions: ``b"GCSB"``, a 4-byte header length, an 8-byte payload length
-(big-endian), a JSON header, then the payload. Arrays travel as raw little-endian buffers
-described in the header (``dtype`` from :data:`ALLOWED_DTYPES`, ``shape``, ``offset``,
-``nbytes``); nothing is pickled. Every value student code returns is sent as a copy of its
-plain base-class ndarray: a subclass's ``__eq__``, ``__array_ufunc__`` or ``view`` never runs.
+The parent runs this text with ``python -I -S -c <source> <config JSON>`` (no path into this
+repository) and imports it for the wire codec only: one encoder and decoder for both sides. Once
+student code has run the child is untrusted: the parent validates all it sends and decides
+everything. A frame is ``b"GCSB"``, a 4-byte header length, an 8-byte payload length (big-endian),
+a JSON header and the payload: raw little-endian arrays (dtype from :data:`ALLOWED_DTYPES`), never
+a pickle. What student code returns is sent as a copy of its plain base-class array or number.
 """
 
+import functools
 import json
 import os
 import struct
@@ -62,10 +57,7 @@ def frame(header, payload=b""):
 
 
 def read_frame(read, max_header=8 << 20, max_payload=1 << 62):
-    """``(header, payload)`` of the next frame; ``read(n)`` returns exactly n bytes.
-
-    Raises ProtocolViolation for bytes that are not a frame or exceed the caps.
-    """
+    """``(header, payload)`` of the next frame (``read(n)`` gives n bytes); ProtocolViolation past the caps."""
     head = read(16)
     if head[:4] != MAGIC:
         raise ProtocolViolation("bytes that are not a reply")
@@ -80,19 +72,17 @@ class Packer:
     """Collects the arrays of one frame into its payload; :meth:`encode` gives the JSON stand-ins."""
 
     def __init__(self, np):
-        self.np, self.parts, self.offset = np, [], 0
+        self.np, self.parts, self.offset = np, [], 0  # offset: the payload's length so far
 
     def ref(self, arr):
         a = self.np.ascontiguousarray(arr)
         if a.dtype.kind not in "biuf":
             raise ValueError(f"only numeric arrays cross the sandbox's pipe; got dtype {a.dtype}")
-        if a.dtype.byteorder == ">" or (a.dtype.byteorder == "=" and sys.byteorder == "big"):
-            a = a.astype(a.dtype.newbyteorder("<"))
-        b = a.tobytes()
+        b = a.astype(a.dtype.newbyteorder("<"), copy=False).tobytes()
         self.parts.append(b)
         self.offset += len(b)
-        return {"__nd__": True, "dtype": a.dtype.str, "shape": list(a.shape), "offset": self.offset - len(b),
-                "nbytes": len(b)}
+        return {"__nd__": True, "dtype": a.dtype.newbyteorder("<").str, "shape": list(a.shape),
+                "offset": self.offset - len(b), "nbytes": len(b)}
 
     def encode(self, obj):
         if isinstance(obj, self.np.ndarray):
@@ -108,11 +98,11 @@ class Packer:
 
 
 def decode(np, obj, payload, max_nodes=MAX_NODES):
-    """Replace the array stand-ins of a decoded header by new arrays, after validating all of them.
+    """The header with its array stand-ins replaced by new arrays; ProtocolViolation past the rules.
 
-    Bounded: :data:`MAX_DEPTH` levels, ``max_nodes`` values; every stand-in is checked (dtype,
-    shape, size) before any array is built, and no payload byte may back two arrays, so a frame
-    never costs more memory than its own length. Raises ProtocolViolation.
+    At most :data:`MAX_DEPTH` levels and ``max_nodes`` values; every stand-in is checked (dtype,
+    shape, size) before any array is built and no payload byte backs two arrays, so a frame never
+    costs more memory than its own length.
     """
     spans, count = [], [0]
 
@@ -126,11 +116,8 @@ def decode(np, obj, payload, max_nodes=MAX_NODES):
                 raise ProtocolViolation(f"an array of dtype {repr(dtype)[:40]}")
             if not (type(shape) is list and len(shape) <= 32 and all(type(x) is int and x >= 0 for x in shape)):
                 raise ProtocolViolation("an array with a malformed shape")
-            size = 1
-            for x in shape:
-                size *= x
             if not (type(off) is int and type(n) is int and 0 <= off and off + n <= len(payload)
-                    and n == size * np.dtype(dtype).itemsize):
+                    and n == np.dtype(dtype).itemsize * functools.reduce(int.__mul__, shape, 1)):
                 raise ProtocolViolation("an array whose size does not match its shape")
             spans.append((off, n)) if n else None
         elif isinstance(o, (dict, list)):
@@ -184,31 +171,28 @@ def describe(np, packer, value, depth=0):
 def _realpath_of(lstat, readlink, getcwd, S_ISLNK):
     """``os.path.realpath`` from primitives captured at start-up (nothing the submission can patch)."""
 
+    def is_link(path):
+        try:
+            return S_ISLNK(lstat(path).st_mode)
+        except OSError:
+            return False
+
     def realpath(path):
         todo = (path if path.startswith("/") else getcwd() + "/" + path).split("/")[::-1]
         out, links = [], 0
         while todo:
             c = todo.pop()
-            if c in ("", "."):
-                continue
             if c == "..":
                 out.pop() if out else None
-                continue
-            cand = "/" + "/".join(out + [c])
-            try:
-                st = lstat(cand)
-            except OSError:
+            elif c not in ("", ".") and not is_link(cand := "/" + "/".join(out + [c])):
                 out.append(c)
-                continue
-            if not S_ISLNK(st.st_mode):
-                out.append(c)
-                continue
-            links += 1
-            if links > 40:
-                return "/\x00too-many-links"
-            target = readlink(cand)
-            out = [] if target.startswith("/") else out
-            todo.extend(target.split("/")[::-1])
+            elif c not in ("", "."):
+                links += 1
+                if links > 40:
+                    return "/\x00too-many-links"
+                target = readlink(cand)
+                out = [] if target.startswith("/") else out
+                todo.extend(target.split("/")[::-1])
         return "/" + "/".join(out)
     return realpath
 
@@ -420,6 +404,10 @@ class Child:
         self.step = step
         self.progress(step)
 
+    def keep(self, obj):
+        self.objects[oid := str(len(self.objects))] = obj
+        return oid
+
     def fail(self, exc, stage="call", **meta):
         self.reply(False, {"stage": stage, **meta}, error=_error(exc, self.workdir))
 
@@ -515,8 +503,7 @@ class Child:
         finally:
             AD.on_step = None
         fparams, shape = AD.signature(obj)  # how forward and backward are called (usage errors)
-        oid = str(len(self.objects))
-        self.objects[oid] = obj
+        oid = self.keep(obj)
         methods = sorted(m for m in dir(obj) if not m.startswith("_") and callable(getattr(obj, m, None)))
         self.reply(True, {"id": oid, **self.state(obj, packer), "methods": methods, "forward_params": fparams,
                           "signature": shape, "protocol": info,
@@ -576,16 +563,11 @@ class Child:
             self.set_params(new, req.get("params"))
         except BaseException as exc:  # noqa: BLE001 - e.g. a student's __deepcopy__, an uncopyable attribute
             return self.fail(exc)
-        oid = str(len(self.objects))
-        self.objects[oid] = new
-        self.reply(True, {"id": oid, "params": self.dict_of(packer, getattr(new, "params", None), True)}, packer)
+        self.reply(True, {"id": self.keep(new), "params": self.dict_of(packer, getattr(new, "params", None), True)}, packer)
 
     def op_free(self, obj, req, packer):  # noqa: ARG002 - a copy the parent no longer uses
         self.objects.pop(req["id"], None)
         self.reply(True)
-
-    def op_get_params(self, obj, req, packer):  # noqa: ARG002
-        self.reply(True, self.state(obj, packer), packer)
 
     def op_tape(self, obj, req, packer):
         """Tape mode: ``obj.forward`` on autoprop tensors under a GradientTape; reply with Y and VJPs.
@@ -677,14 +659,12 @@ OPS = {name[3:]: fn for name, fn in vars(Child).items() if name.startswith("op_"
 
 def _reader(fd):
     def read(n):
-        chunks = []
-        while n:
-            b = os.read(fd, min(n, 1 << 20))
-            if not b:
+        buf = bytearray()
+        while len(buf) < n:
+            if not (b := os.read(fd, min(n - len(buf), 1 << 20))):
                 raise EOFError
-            chunks.append(b)
-            n -= len(b)
-        return b"".join(chunks)
+            buf += b
+        return bytes(buf)
     return read
 
 
@@ -694,24 +674,23 @@ def _die(text):
     os._exit(INTERNAL_EXIT)
 
 
-def _flush(streams):
-    for stream in streams:  # the submission's prints reach the parent before the reply
-        try:
-            stream.flush()
-        except BaseException:  # noqa: BLE001 - a stream replaced or closed by the submission
-            pass
-
-
-def _write(fd, data):
-    view = memoryview(data)
-    while view:
-        view = view[os.write(fd, view):]
+def _sender(fd):
+    def send(head, payload=b"", streams=("stdout", "stderr")):
+        for name in streams:  # the submission's prints reach the parent before the reply
+            try:
+                getattr(sys, name).flush()
+            except BaseException:  # noqa: BLE001 - a stream replaced or closed by the submission
+                pass
+        view = memoryview(frame(head, payload))
+        while view:
+            view = view[os.write(fd, view):]
+    return send
 
 
 def main():
     cfg = json.loads(sys.argv[1])
     drop_privileges(cfg)
-    fd_in, fd_out = cfg["fd_in"], cfg["fd_out"]
+    send = _sender(cfg["fd_out"])
     base_path = [p for p in sys.path if p]  # the interpreter's own stdlib (isolated mode, no site)
     sys.path[:] = [cfg["workdir"], *base_path, *cfg["sys_path"]]
     cfg["read_roots"] = [*cfg["read_roots"], *base_path]
@@ -728,16 +707,12 @@ def main():
     install_guards(cfg)
 
     def reply(ok, meta=None, packer=None, error=None):
-        _flush((sys.stdout, sys.stderr, sys.__stdout__, sys.__stderr__))
-        head = {"ok": ok, "meta": meta or {}, **({"error": error} if error is not None else {})}
-        _write(fd_out, frame(head, packer.payload() if packer else b""))
-
-    def progress(step):  # a frame without "ok": the parent notes the step and keeps waiting for the reply
-        _flush((sys.stdout, sys.stderr))
-        _write(fd_out, frame({"progress": step}))
+        send({"ok": ok, "meta": meta or {}, **({"error": error} if error is not None else {})},
+             packer.payload() if packer else b"", ("stdout", "stderr", "__stdout__", "__stderr__"))
 
     reply(True, {"ready": True})  # no submitted code has run yet
-    Child(np, AD, cfg["workdir"], reply, progress).serve(fd_in)
+    # progress: a frame without "ok", the parent notes the step and keeps waiting for the reply
+    Child(np, AD, cfg["workdir"], reply, lambda step: send({"progress": step})).serve(cfg["fd_in"])
 
 
 if __name__ == "__main__":

@@ -25,6 +25,7 @@ student's forward can run on autoprop tensors (:mod:`gradcheck.student_tape`); n
 
 from __future__ import annotations
 
+import fcntl
 import functools
 import importlib.util
 import json
@@ -68,20 +69,15 @@ _LIMIT_FIX = "use smaller inputs (--input-shape)."
 class SandboxError(StudentCodeError):
     """The student's code in the sandbox failed: it raised, exited, was killed or timed out (exit 3).
 
-    Attributes
-    ----------
-    reason : str
-        ``"exception"``, ``"exit"``, ``"signal"``, ``"timeout"``, ``"import"``, ``"protocol"``,
-        ``"refused"``, ``"policy"`` (a staff policy such as no forward in backward), or ``"start"``:
-        the child could not start (before any submitted code ran; a problem of the grader's setup).
-    output : str
-        The tail of what the child printed (stdout and stderr), possibly empty.
+    ``reason``: ``"exception"``, ``"exit"``, ``"signal"``, ``"timeout"``, ``"import"``, ``"protocol"``,
+    ``"refused"``, ``"policy"`` (a staff policy: no forward in backward) or ``"start"`` (the child
+    could not start, before any submitted code ran: the grader's setup). ``output``: the tail of
+    what the child printed.
     """
 
     def __init__(self, message: str, *, reason: str = "exception", output: str = ""):
         super().__init__(message)
-        self.reason = reason
-        self.output = output
+        self.reason, self.output = reason, output
 
 
 @functools.lru_cache(maxsize=None)
@@ -127,13 +123,7 @@ def _shadow_reason(name: str) -> str | None:
 
 
 def _refuse_reason(src: str) -> str | None:
-    """Why a submitted path must not be read (a symbolic link, not a regular file), or None.
-
-    Raises
-    ------
-    UsageError
-        ``src`` does not exist (the caller listed a file that is not there).
-    """
+    """Why a submitted path must not be read (a link, not a regular file), or None; UsageError if it is not there."""
     try:
         st = os.lstat(src)
     except FileNotFoundError:
@@ -168,10 +158,7 @@ def _copy_nofollow(src: str, dest: str, limit: int = 16 << 20) -> None:
 
 
 def _signal_name(num: int) -> str:
-    try:
-        return signal.Signals(num).name
-    except ValueError:
-        return f"signal {num}"
+    return {s.value: s.name for s in signal.Signals}.get(num, f"signal {num}")
 
 
 _MD_SPECIAL = str.maketrans({c: "\\" + c for c in "\\`*[]<>|#"})
@@ -204,12 +191,10 @@ def _value_to_array(desc: Any, *, owner: str, tensor: str, produced_by: str, all
     like a complex or object one (a loss value, ``allow_scalar``, may be an integer).
     """
     kind = desc.get("kind") if isinstance(desc, dict) else None
-    if kind == "array":
-        if desc["array"].dtype.kind in "biu" and not allow_scalar:
-            raise dtype_error(owner, produced_by, tensor, desc["array"].dtype)
-        return desc["array"]
-    if kind == "none" and allow_none:
-        return None
+    if kind == "array" and desc["array"].dtype.kind in "biu" and not allow_scalar:
+        raise dtype_error(owner, produced_by, tensor, desc["array"].dtype)
+    if kind == "array" or kind == "none" and allow_none:
+        return desc.get("array")
     if kind == "scalar" and allow_scalar:
         return np.asarray(desc["array"], dtype=np.float64).reshape(())
     if kind == "none":
@@ -246,21 +231,17 @@ class Sandbox:
     files : mapping of str to path, or sequence of paths
         ``{"student.py": "/path/to/file.py"}`` (name in the sandbox, sub-folders allowed) or a list
         of paths (base names). Shadowing files are not copied (:attr:`notes` says why).
-    timeout : float, default 10.0
-        Wall-clock seconds for each request (an import and construction, a forward, a backward).
-    memory_mb : int, default 2048
-        Address-space limit of the child in MiB (the interpreter and numpy need about 150).
-    session_timeout : float, optional
-        Seconds for the whole session, default ``max(60, 10 * timeout)``; plus one, the CPU limit.
-    output_limit : int, default 65536
-        Bytes of the child's stdout/stderr kept (the tail).
-    max_procs : int, default 1
-        ``RLIMIT_NPROC`` of the child (binds non-root users only).
+    timeout, session_timeout : float
+        Wall-clock seconds for each request (default 10) and for the session (default
+        ``max(60, 10 * timeout)``; plus one, the CPU limit).
+    memory_mb, output_limit, max_procs : int
+        Address space in MiB (default 2048; the interpreter and numpy need about 150), bytes of
+        stdout/stderr kept (the tail, default 65536), ``RLIMIT_NPROC`` (default 1; not for root).
     python : str, optional
         Interpreter for the child; default ``sys.executable``.
-    blocked_modules : sequence of str, optional
+    blocked_modules : sequence of str
         Further top-level modules the child may not import (``("autograd", "torch")``).
-    allow_packages : sequence of {"autoprop", "manualprop"}, optional
+    allow_packages : sequence of {"autoprop", "manualprop"}
         Tape mode (module docstring).
     isolation : {"process", "namespaces"}, default "process"
         ``"namespaces"``: started by bubblewrap (:mod:`gradcheck.isolation`).
@@ -273,10 +254,8 @@ class Sandbox:
     ----------
     notes : list of str
         Files not copied and why.
-    isolation_level : str
-        ``"namespaces+uid"``, ``"namespaces"`` or ``"none"`` (the process sandbox only).
-    workdir : str
-        The child's temporary working folder (removed by :meth:`close`).
+    isolation_level, workdir : str
+        ``"namespaces+uid"``, ``"namespaces"`` or ``"none"``; the child's folder (removed by :meth:`close`).
 
     Raises
     ------
@@ -360,28 +339,23 @@ class Sandbox:
         sys_path, read_roots = _child_sys_path()
         if self.allow_packages:
             sys_path, read_roots = self._tape_paths(sys_path, read_roots)
-        (p2c_r, p2c_w), (c2p_r, c2p_w), (out_r, out_w) = os.pipe(), os.pipe(), os.pipe()
-        fds = (p2c_r, p2c_w, c2p_r, c2p_w, out_r, out_w)
+        fds = (p2c_r, p2c_w, c2p_r, c2p_w, out_r, out_w) = (*os.pipe(), *os.pipe(), *os.pipe())
         try:  # a larger pipe drains a flood of output with fewer wake-ups (Linux; best effort)
-            import fcntl
-
             fcntl.fcntl(out_r, getattr(fcntl, "F_SETPIPE_SZ", 1031), 1 << 20)
-        except (ImportError, OSError):
+        except OSError:
             pass
         cfg = {"fd_in": p2c_r, "fd_out": c2p_w, "workdir": self.workdir, "sys_path": sys_path,
                "read_roots": read_roots, "deny_roots": _course_package_dirs(self.allow_packages),
                "blocked": list(self.blocked_modules), "allow": list(self.allow_packages),
                "adapters": _child_source("_adapters.py"), "limits": self._limits()}
-        home = self.workdir
         env = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8", "MPLBACKEND": "Agg",
                **dict.fromkeys(("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS",
                                 "NUMEXPR_NUM_THREADS"), "1"),
                # the machine's BLAS kernel choice holds for the child too: same kernel as the grader, no secret
                **{k: os.environ[k] for k in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE") if k in os.environ}}
         try:
-            argv = [python, "-I", "-S", "-c", _child_source()]
-            if self.isolation == "namespaces":
-                argv, home = self._namespaces_argv(cfg)
+            argv, home = ([python, "-I", "-S", "-c", _child_source()], self.workdir) if self.isolation == "process" \
+                else self._namespaces_argv(cfg)
             self._proc = subprocess.Popen(
                 [*argv, json.dumps(cfg)], stdin=subprocess.DEVNULL, stdout=out_w, stderr=out_w, cwd=self.workdir,
                 env={**env, "HOME": home, "TMPDIR": home}, pass_fds=(p2c_r, c2p_w), start_new_session=True,
@@ -394,10 +368,9 @@ class Sandbox:
             raise
         for fd in (p2c_r, c2p_w, out_w):
             os.close(fd)
-        self._w, self._r, self._o = p2c_w, c2p_r, out_r
-        for fd in (self._r, self._o):
-            os.set_blocking(fd, False)
-        self._started = time.monotonic()
+        self._w, self._r, self._o, self._started = p2c_w, c2p_r, out_r, time.monotonic()
+        os.set_blocking(self._r, False)
+        os.set_blocking(self._o, False)
         self._await_ready()
 
     def _limits(self) -> list[tuple[int, int, int]]:
@@ -408,13 +381,8 @@ class Sandbox:
                 (resource.RLIMIT_CORE, 0, 0)]
 
     def _namespaces_argv(self, cfg: dict) -> tuple[list[str], str]:
-        """The bwrap command line of the namespaces sandbox; fills the child's part of ``cfg``.
-
-        Raises
-        ------
-        SandboxError
-            ``reason="start"``: this machine cannot give namespaces (see :func:`gradcheck.isolation.support`).
-        """
+        """The bwrap command line and HOME of the namespaces sandbox; fills the child's part of ``cfg``.
+        SandboxError ``reason="start"`` where this machine gives no namespaces (:func:`gradcheck.isolation.support`)."""
         from . import isolation as iso
 
         bwrap = iso.bwrap_path()
@@ -442,8 +410,7 @@ class Sandbox:
         A child that dies or hangs here failed on the grader's side (interpreter, numpy, limits
         such as a ``memory_mb`` too small to load them): reason ``"start"``.
         """
-        what = "starting the sandbox"
-        deadline = time.monotonic() + max(self.timeout, 30.0)
+        what, deadline = "starting the sandbox", time.monotonic() + max(self.timeout, 30.0)
         try:
             reply, _ = wire.read_frame(lambda n: self._read_exact(n, deadline, what))
             if not (isinstance(reply, dict) and reply.get("ok") and (reply.get("meta") or {}).get("ready")):
@@ -486,8 +453,7 @@ class Sandbox:
         return (f"[... {dropped} earlier bytes of output dropped ...]\n" if dropped > 0 else "") + tail
 
     def _tail(self, n: int = 300) -> str:
-        text = self.output.strip()
-        return f" Last output: {text[-n:]!r}." if text else ""
+        return f" Last output: {text[-n:]!r}." if (text := self.output.strip()) else ""
 
     def _send(self, data: bytes, deadline: float, what: str) -> None:
         data = memoryview(data)
