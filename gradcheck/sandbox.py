@@ -576,16 +576,10 @@ class Sandbox:
         return reply, meta if isinstance(meta, dict) else {}, err
 
     def request(self, op: str, args: dict[str, Any], *, what: str) -> tuple[bool, dict, dict | None]:
-        """Send one request (an op of :data:`gradcheck._sandbox_child.OPS`; ``args`` JSON values and
-        ndarrays; ``what`` names it in messages) and return ``(ok, meta, error)``: the reply's metadata
-        with arrays decoded and strings cleaned, and ``{"type", "message", "where", "line"}`` when the
-        student's code raised.
-
-        Raises
-        ------
-        SandboxError
-            The sandbox is dead, timed out, the child exited or broke the protocol.
-        """
+        """Send one request (an op of :data:`gradcheck._sandbox_child.OPS`; ``what`` names it in messages)
+        and return ``(ok, meta, error)``: the reply's metadata (arrays decoded, strings cleaned) and, when
+        the student's code raised, ``{"type", "message", "where", "line"}``. SandboxError: the sandbox is
+        dead, timed out, the child exited or broke the protocol."""
         if self._dead or self._proc is None:
             raise SandboxError(paragraph(f"{what} cannot run: the sandbox stopped earlier.", self._dead) if self._dead
                                else f"{what} cannot run: the sandbox is closed.",
@@ -650,16 +644,9 @@ class Sandbox:
             *self.notes), reason="import", output=self.output)
 
     def import_file(self, file: str) -> None:
-        """Import ``file`` (a key of ``files``) and build nothing, so that a file that hangs or crashes
-        when imported is told from a constructor that does; later loads reuse the module.
-
-        Raises
-        ------
-        UsageError
-            The file is not in the sandbox.
-        SandboxError
-            ``reason="import"`` (it raised), ``"timeout"``, ``"signal"`` or ``"exit"``.
-        """
+        """Import ``file`` and build nothing, so that a file that hangs or crashes when imported is told from
+        a constructor that does (later loads reuse the module). UsageError: not in the sandbox; SandboxError
+        ``reason="import"`` (it raised), ``"timeout"``, ``"signal"`` or ``"exit"``."""
         file = self._file(file)
         self._steps = {"import": f"importing {file}"}
         ok, _, err = self.request("load", {"file": file, "class": None, "init": {}, "seed": None},
@@ -716,30 +703,20 @@ class Sandbox:
     def load_layer(self, file: str, class_name: str, init_kwargs: Mapping[str, Any] | None = None, *,
                    seed: int | None = 0, probe_inputs: Sequence[np.ndarray] | None = None,
                    no_forward_in_backward: bool = False) -> RemoteLayer:
-        """Import ``file`` (a key of ``files``) in the child, build ``class_name(**init_kwargs)`` (or
-        wrap a CS231n ``NAME_forward``/``NAME_backward`` pair) and return its proxy.
+        """Import ``file`` (a key of ``files``) in the child, build ``class_name(**init_kwargs)`` (or wrap a
+        CS231n ``NAME_forward``/``NAME_backward`` pair) and return its proxy, named after the student's class.
 
-        Parameters
-        ----------
-        init_kwargs : dict, optional
-            JSON-serialisable; a constructor ``rng`` not given gets ``np.random.default_rng(seed)``
-            (``seed=None``: no ``rng``).
-        probe_inputs : list of ndarray, optional
-            Inputs for :func:`gradcheck._adapters.adapt` to detect the protocol with
-            (:attr:`RemoteLayer.protocol`); without them a class is matched statically.
-        no_forward_in_backward : bool, default False
-            A staff policy: a ``backward`` that called the layer's own ``forward`` (as one made of
-            central differences of forward does; counted in the child) fails, ``reason="policy"``.
-
-        Returns
-        -------
-        RemoteLayer
-            An instance of a subclass named after the student's class.
+        ``init_kwargs`` are JSON-serialisable; a constructor ``rng`` not given gets
+        ``np.random.default_rng(seed)`` (``seed=None``: none). ``probe_inputs`` let
+        :func:`gradcheck._adapters.adapt` detect the protocol (:attr:`RemoteLayer.protocol`; without
+        them a class is matched statically). ``no_forward_in_backward``: a staff policy, a ``backward``
+        that called the layer's own ``forward`` (as one made of central differences does; counted in
+        the child) fails with ``reason="policy"``.
 
         Raises
         ------
         UsageError
-            The file is not in the sandbox, or it has no such class.
+            The file is not in the sandbox, or has no such class.
         SandboxError
             The file does not import, the constructor raised, the child died or timed out.
         ProtocolError
@@ -906,20 +883,12 @@ def _names(names: Sequence[str], n: int) -> list[str]:
 
 
 class RemoteLayer(_Remote):
-    """Parent-side proxy of a layer living in a :class:`Sandbox` (manualprop layer protocol).
+    """Parent-side proxy of a layer in a :class:`Sandbox` (manualprop layer protocol).
 
-    Attributes
-    ----------
-    params : dict of str -> ndarray
-        **Local** float arrays, authoritative: they are sent with every forward and written
-        into the child's layer in place, so perturbing them here changes what the child computes.
-    grads : dict of str -> ndarray
-        Filled from the child's ``grads`` after each :meth:`backward`.
-    scalars : dict
-        The student's object's simple public attributes (int, float, str, bool) at construction,
-        also readable as attributes (``layer.in_features``).
-    forward_params : list of str
-        Positional parameter names of the student's ``forward`` (``["Q", "K", "V"]``).
+    :attr:`params` are **local** float arrays, authoritative: sent with every forward and written into
+    the child's layer in place, so perturbing them here changes what the child computes. :attr:`grads`
+    is filled after each :meth:`backward`; :attr:`scalars` (also attributes: ``layer.in_features``) are
+    the object's simple public attributes; :attr:`forward_params` the names of forward's arguments.
     """
 
     def __init__(self, sandbox: Sandbox, meta: dict, file: str):
@@ -1005,16 +974,9 @@ class RemoteLayer(_Remote):
         return [_value_to_array(v, owner=self.class_name, tensor="Y", produced_by=call) for v in meta.get("values", [])]
 
     def backward(self, dY: np.ndarray) -> Any:
-        """Run the student's ``backward(dY)``; fill :attr:`grads`; return dX (ndarray, tuple or None).
-
-        Raises
-        ------
-        SandboxError
-            ``backward`` raised, the child died or timed out, or the staff policy ``no_forward_in_backward``.
-        GradientShapeError
-            The return value is not an ndarray / tuple of ndarrays / None (a list of numbers, an
-            object array, another object).
-        """
+        """The student's ``backward(dY)``: fills :attr:`grads`, returns dX (an ndarray, a tuple or None).
+        Raises SandboxError (it raised, the child died or timed out, the staff policy) or
+        GradientShapeError (it returned a list, an object array, another object)."""
         dY = _inputs([dY])[0]
         call = f"backward(dY) with dY of shape {fmt_shape(dY.shape)}"
         meta = self._backward(dY, call)
@@ -1051,13 +1013,7 @@ class RemoteLoss(_Remote):
     """Parent-side proxy of a loss in a :class:`Sandbox` (``forward(y_true, y_pred)``, ``backward()``)."""
 
     def forward(self, y_true: Any, y_pred: Any) -> float:
-        """The student's loss value (a float, validated) for ``y_true``, ``y_pred``.
-
-        Raises
-        ------
-        SandboxError, GradientShapeError
-            As :meth:`RemoteLayer.backward`.
-        """
+        """The student's loss value (a float, validated); SandboxError, GradientShapeError as in backward."""
         yt, yp = np.asarray(y_true), np.asarray(y_pred)
         call = f"forward(y_true, y_pred) with y_pred of shape {fmt_shape(yp.shape)}"
         meta = self._call("forward", call, {"inputs": [yt, yp], "params": {}, "training": None},
@@ -1082,13 +1038,7 @@ class RemoteLoss(_Remote):
 
 
 def sibling_files(path: str) -> dict[str, str]:
-    """``{name: path}`` for ``path`` and the other ``.py`` files of its folder (helpers it may import).
-
-    Raises
-    ------
-    UsageError
-        If ``path`` does not exist or is not a file.
-    """
+    """``{name: path}`` of ``path`` and the other ``.py`` files of its folder (helpers); UsageError if no file."""
     if not os.path.exists(path):
         where = "" if os.path.isabs(path) else f" (looked in {os.getcwd()!r})"
         raise UsageError(f"file {path!r} does not exist{where}.")
