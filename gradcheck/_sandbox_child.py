@@ -11,6 +11,7 @@ a pickle. What student code returns is sent as a copy of its plain base-class ar
 import functools
 import json
 import os
+import resource
 import struct
 import sys
 import traceback
@@ -288,14 +289,11 @@ def drop_privileges(cfg):
             caps = [ln.split()[1] for ln in fh if ln.startswith(("CapEff", "CapPrm", "CapAmb"))]
         if any(int(c, 16) for c in caps):
             raise RuntimeError("capabilities left after dropping the uid")
-    if cfg.get("limits"):
-        import resource
-
-        for res, soft, hard in cfg["limits"]:
-            try:
-                resource.setrlimit(res, (soft, hard))
-            except (ValueError, OSError):  # above this machine's hard limit: keep the lower one
-                resource.setrlimit(res, (min(soft, resource.getrlimit(res)[1]), resource.getrlimit(res)[1]))
+    for res, soft, hard in cfg.get("limits") or ():
+        try:
+            resource.setrlimit(res, (soft, hard))
+        except (ValueError, OSError):  # above this machine's hard limit: keep the lower one
+            resource.setrlimit(res, (min(soft, resource.getrlimit(res)[1]), resource.getrlimit(res)[1]))
 
 
 # --------------------------------------------------------------------------- student calls
@@ -411,9 +409,6 @@ class Child:
     def fail(self, exc, stage="call", **meta):
         self.reply(False, {"stage": stage, **meta}, error=_error(exc, self.workdir))
 
-    def describe(self, packer, value, depth=0):
-        return describe(self.np, packer, value, depth)
-
     def set_params(self, obj, params):
         own = getattr(obj, "params", None)
         for k, v in (params or {}).items():
@@ -431,7 +426,7 @@ class Child:
             return {"kind": "other", "type": type(d).__name__}
         items = {}
         for k, v in list(d.items())[:256]:
-            items[str(k)] = {"key_type": type(k).__name__, **self.describe(packer, v, 1)}
+            items[str(k)] = {"key_type": type(k).__name__, **describe(self.np, packer, v, 1)}
             if layout and issubclass(type(v), self.np.ndarray):  # the copy sent has its own memory
                 b = self.np.ndarray.view(v, self.np.ndarray)
                 items[str(k)]["layout"] = [list(b.shape), list(b.strides), b.itemsize]
@@ -519,7 +514,7 @@ class Child:
             return self.fail(exc)
         mutated = [i for i, (a, b) in enumerate(zip(before, req["inputs"]))
                    if not (a.shape == b.shape and np.array_equal(a, b, equal_nan=a.dtype.kind == "f"))]
-        self.reply(True, {"value": self.describe(packer, out), "mutated": mutated}, packer)
+        self.reply(True, {"value": describe(self.np, packer, out), "mutated": mutated}, packer)
 
     def op_forward_many(self, obj, req, packer):
         values, prev = [], None
@@ -533,7 +528,7 @@ class Child:
                     target = obj.params[k]
                     undo.append((target, i, target.flat[i].copy()))
                     target.flat[i] = v
-                values.append(self.describe(packer, obj.forward(*[x.copy() for x in inputs], **_training(req))))
+                values.append(describe(self.np, packer, obj.forward(*[x.copy() for x in inputs], **_training(req))))
             except BaseException as exc:  # noqa: BLE001
                 return self.fail(exc, index=len(values))
             finally:
@@ -550,7 +545,7 @@ class Child:
                 ret, calls = obj.backward(*args), None
         except BaseException as exc:  # noqa: BLE001
             return self.fail(exc)
-        self.reply(True, {"value": self.describe(packer, ret), "forward_calls": calls,
+        self.reply(True, {"value": describe(self.np, packer, ret), "forward_calls": calls,
                           "grads": self.dict_of(packer, getattr(obj, "grads", None)),
                           "params": self.dict_of(packer, getattr(obj, "params", None), True)}, packer)
 
@@ -608,9 +603,9 @@ class Child:
                 grads = {k: v for k, v in tape.gradient(Y, srcs, output_gradients=ap.constant(g)).items()
                          if v is not None}
                 unconnected -= set(grads)
-                out.append({k: self.describe(packer, np.asarray(v.numpy(), dtype=np.float64))
+                out.append({k: describe(np, packer, np.asarray(v.numpy(), dtype=np.float64))
                             for k, v in grads.items()})
-            self.reply(True, {"value": self.describe(packer, np.asarray(Y.numpy(), dtype=np.float64)), "grads": out,
+            self.reply(True, {"value": describe(np, packer, np.asarray(Y.numpy(), dtype=np.float64)), "grads": out,
                               "unconnected": sorted(unconnected)}, packer)
         except BaseException as exc:  # noqa: BLE001
             self.fail(exc, "tape")

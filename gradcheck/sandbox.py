@@ -797,9 +797,8 @@ def _params_from(meta: dict, owner: str) -> dict[str, np.ndarray]:
         if d.get("key_type") != "str":
             raise ProtocolError(f"{owner}.params keys must be strings; got a key of type {d.get('key_type')}.")
         if d.get("kind") != "array" or d["array"].dtype.kind != "f":
-            got = (f"ndarray of dtype {d['array'].dtype}" if d.get("kind") == "array" else
-                   f"ndarray of dtype {d.get('dtype')}" if d.get("kind") == "badarray" else
-                   d.get("type", d.get("kind")))
+            got = f"ndarray of dtype {d['array'].dtype if d.get('kind') == 'array' else d.get('dtype')}" \
+                if d.get("kind") in ("array", "badarray") else d.get("type", d.get("kind"))
             raise ProtocolError(paragraph(
                 f"{owner}.params[{k!r}] must be a numpy float array (it is perturbed in place",
                 f"to compute the numerical gradient); got {got}."))
