@@ -563,10 +563,13 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
     if rep.failed and _grader_error(exc):
         rep.longrepr = str(exc)
         item.config.stash[_PARTIAL].setdefault("grader_error", str(exc))
-        item.session.shouldstop = "gradcheck: the grader failed before any submitted code ran"
+        faulty_test = isinstance(exc, C.GradingTestError)  # the test's own reference is wrong, not the grader's setup
+        item.session.shouldstop = ("gradcheck: a test's reference is faulty" if faulty_test else
+                                   "gradcheck: the grader failed before any submitted code ran")
+        what = "this test is faulty" if faulty_test else "the autograder failed before running your code"
         entry.update(status="failed", fraction=0.0,
-                     output="Not graded: the autograder failed before running your code (a problem on the "
-                            "grader's side, not in your submission). Course staff have the details.")
+                     output=f"Not graded: {what} (a problem on the grader's side, not in your submission). "
+                            "Course staff have the details.")
     elif rep.skipped and rep.when in ("setup", "call"):
         entry.update(status="failed", fraction=0.0, skipped=True,
                      output=f"Not graded: {rep.longrepr[-1] if isinstance(rep.longrepr, tuple) else rep.longrepr}")
@@ -622,8 +625,8 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     grader_error = partial.get("grader_error")
     summary = [f"Score: {total:g} / {max_total:g}."]
     if grader_error:
-        summary = ["The autograder failed before running your code (a problem on the grader's side, not in "
-                   "your submission); this score is not final. Course staff have the details."]
+        summary = ["The autograder failed (a problem on the grader's side, not in your submission); this score "
+                   "is not final. Course staff have the details."]
     summary += [f"Note: {n}" for n in notes]
     out = {
         "score": total,
