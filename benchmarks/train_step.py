@@ -124,7 +124,7 @@ class Manualprop:
     def step(self):
         net = self.net
         loss = self.loss.forward(self.y, net.forward(self.X, training=True))
-        net.backward(self.loss.backward())
+        net.backward(self.loss.backward(), input_grad=False)  # X is data, as in every peer
         self.opt.step(net.params, net.grads)
         return loss
 
@@ -380,7 +380,7 @@ def nested_rows(repeats):
 
         def manual_step(self):
             self.m_loss.forward(self.y, self.m.forward(self.X, training=True))
-            self.m.backward(self.m_loss.backward())
+            self.m.backward(self.m_loss.backward(), input_grad=False)
             self.m_opt.step(self.m.params, self.m.grads)
 
         def tape_step(self):
