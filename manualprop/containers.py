@@ -98,16 +98,19 @@ class Sequential:
             X = layer.forward(X, training=training)
         return X
 
-    #: ``backward(dY, input_grad=False)`` is understood (and passed to the first layer)
-    input_grad_optional = True
+    @property
+    def input_grad_optional(self) -> bool:
+        """True: ``backward(dY, input_grad=False)`` is understood (unless a subclass replaces it)."""
+        return type(self).backward is Sequential.backward
 
     def backward(self, dY, input_grad=True):
         """Run ``dY`` back through every layer in reverse; return dL/dX.
 
         ``input_grad=False`` says that dL/dX is not needed (the input is data, as in
-        a training step): then None is returned, and a first layer whose class sets
-        ``input_grad_optional = True`` (:class:`Linear`, :class:`Sequential`) is
-        called as ``backward(dY, input_grad=False)`` and skips computing it. The
+        a training step): then None is returned, and a first layer whose
+        ``input_grad_optional`` is true (manualprop's ``Linear`` and ``Sequential``, not
+        subclasses that replace ``backward``) is called as ``backward(dY,
+        input_grad=False)`` and skips computing it; any other is called as ``backward(dY)``. The
         parameter gradients are the same either way.
         """
         if input_grad or not self.layers:

@@ -186,8 +186,14 @@ class Linear(Layer):
         self.cache = {"X": X, "out_shape": Y.shape, "dtype": Y.dtype}
         return Y
 
-    #: ``backward(dY, input_grad=False)`` skips dL/dX (see :meth:`Sequential.backward`)
-    input_grad_optional = True
+    @property
+    def input_grad_optional(self) -> bool:
+        """True: ``backward(dY, input_grad=False)`` skips dL/dX (see ``Sequential.backward``).
+
+        False for a subclass that replaces ``backward`` (a student's ``backward(self, dY)``
+        need not take the keyword).
+        """
+        return type(self).backward is Linear.backward
 
     def backward(self, dY, input_grad=True):
         """Fill ``grads["W"] = dY.T @ X``, ``grads["b"] = dY.sum(0)``; return ``dY @ W``.

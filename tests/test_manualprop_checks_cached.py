@@ -200,3 +200,21 @@ def test_a_first_layer_without_the_option_is_called_as_the_protocol_says():
     nested = mp.Sequential(mp.Sequential(mp.Linear(4, 4, rng=0), mp.Tanh()), mp.Linear(4, 2, rng=1))
     nested.forward(np.ones((3, 4)))
     assert nested.backward(np.ones((3, 2)), input_grad=False) is None
+
+
+def test_a_subclass_of_linear_with_its_own_backward_is_called_without_the_keyword():
+    seen = []
+
+    class MeanBias(mp.Linear):  # the lessons' planted bug: db averaged instead of summed
+        def backward(self, dY):  # takes no input_grad: Sequential must not pass it
+            seen.append(dY.copy())
+            dX = super().backward(dY)
+            self.grads["b"] = dY.mean(axis=0)
+            return dX
+
+    net = mp.Sequential(MeanBias(4, 3, rng=0), mp.Tanh(), mp.Linear(3, 2, rng=1))
+    assert not net.layers[0].input_grad_optional and net.layers[2].input_grad_optional
+    net.compile(mp.SGD(learning_rate=0.1), mp.SoftmaxCrossEntropy())
+    net.train_step((np.ones((5, 4)), np.array([0, 1, 0, 1, 1])))
+    assert len(seen) == 1
+    np.testing.assert_array_equal(net.layers[0].grads["b"], seen[0].mean(axis=0))
