@@ -253,17 +253,23 @@ def _importable(module):
 
 # ---------------------------------------------------------------------------- timing
 def interleaved(steps, repeats, warmup=30):
-    """Median seconds of each step function, the functions run one after the other per repeat."""
+    """Median seconds of each step function, the functions run one after the other per repeat.
+
+    The order turns by one each repeat, so that no engine always follows the same one (a
+    slow peer leaves cold caches and busy threads to whichever step comes next).
+    """
     for _ in range(warmup):
         for step in steps:
             step()
     times = [[] for _ in steps]
     clock = time.perf_counter
-    for _ in range(repeats):
-        for step, acc in zip(steps, times):
+    n = len(steps)
+    for r in range(repeats):
+        for j in range(n):
+            i = (r + j) % n
             t0 = clock()
-            step()
-            acc.append(clock() - t0)
+            steps[i]()
+            times[i].append(clock() - t0)
     return [statistics.median(t) for t in times]
 
 
