@@ -82,6 +82,7 @@ class Node:
 
 
 _new_tensor = object.__new__
+_SEQ = (list, tuple)
 
 
 def _op_error(prim, vals, kwargs, exc):
@@ -110,7 +111,10 @@ def apply(prim, args, kwargs):
     -------
     Tensor
     """
-    vals = [a._value if isinstance(a, Tensor) else a for a in args]
+    vals = [a._value if isinstance(a, Tensor) else np.asarray(a) if type(a) in _SEQ else a
+            for a in args]  # Python lists are arrays (``[[1., 2.]] @ w``, as TensorFlow)
+    if kwargs and type(kwargs.get("axis")) is list:  # axis=[0, 1] is axis=(0, 1), as TF
+        kwargs = dict(kwargs, axis=tuple(kwargs["axis"]))
     try:
         arr = prim.fwd(*vals, **kwargs)
     except (ValueError, TypeError, IndexError) as exc:
@@ -779,7 +783,8 @@ def _backward(tape, targets, seeds, sources, trace=None):
         return v
 
     for t, seed in zip(targets, seeds):
-        if not isinstance(t, Tensor) or id(t) not in tracked:
+        # a target that is also a source gets its seed, watched or not (TF: gradient(v, v) = 1)
+        if not isinstance(t, Tensor) or (id(t) not in tracked and id(t) not in keep):
             continue
         v = seed_value(t, seed)
         k = id(t)
