@@ -13,7 +13,17 @@ import numpy as np
 
 from ..registry import defnondiff, defnumpy, defprim, linear_jvp
 from ..tensor import Tensor
-from ._common import BCAST, SAME, _all_finite, _check_kw, _shape, _value, times, unbroadcast, zero_rule
+from ._common import (
+    BCAST,
+    SAME,
+    _all_finite,
+    _check_kw,
+    _shape,
+    _value,
+    times,
+    unbroadcast,
+    zero_rule,
+)
 
 __all__ = [
     "add", "subtract", "multiply", "divide", "power", "maximum", "minimum", "logaddexp",

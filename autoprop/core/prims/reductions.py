@@ -333,11 +333,19 @@ def matrix_norm(x, /, *, keepdims=False, ord="fro"):  # noqa: A002
         raise ValueError(f"numpy.linalg.matrix_norm: x must have at least 2 axes; got shape {x.shape}")
     return _matrix_norm(x, ord, (x.ndim - 2, x.ndim - 1), bool(keepdims))
 
-argmax = defnondiff("argmax", lambda x, axis=None: np.argmax(x, axis=axis), "an index is an integer",
-                    numpy=(np.argmax,), np_call=lambda a, axis=None, **kw: argmax(a, axis=axis),
+def _np_arg(name):
+    def fn(a, axis=None, out=None, *, keepdims=False):
+        _check_kw(name, {"out": out})
+        return PRIMITIVES[name](a, axis=axis, keepdims=bool(keepdims))
+    fn.__name__ = name
+    return fn
+
+
+argmax = defnondiff("argmax", lambda x, axis=None, keepdims=False: np.argmax(x, axis=axis, keepdims=keepdims),
+                    "an index is an integer", numpy=(np.argmax,), np_call=_np_arg("argmax"),
                     methods=("argmax",))
-argmin = defnondiff("argmin", lambda x, axis=None: np.argmin(x, axis=axis), "an index is an integer",
-                    numpy=(np.argmin,), np_call=lambda a, axis=None, **kw: argmin(a, axis=axis),
+argmin = defnondiff("argmin", lambda x, axis=None, keepdims=False: np.argmin(x, axis=axis, keepdims=keepdims),
+                    "an index is an integer", numpy=(np.argmin,), np_call=_np_arg("argmin"),
                     methods=("argmin",))
 
 
