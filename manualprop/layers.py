@@ -279,9 +279,13 @@ class Tanh(_Elementwise):
         return np.tanh(X), X
 
     def _local_grad(self, X):
-        with np.errstate(over="ignore"):  # |X| > 355: cosh**2 = inf, 1/inf = 0 (true value < 1e-308)
-            c = np.cosh(X)
-            return 1.0 / (c * c)
+        # (1/cosh)^2 underflows quietly to 0 before cosh overflows (|X| = 710; 89 in
+        # float32): the clip only keeps cosh from warning
+        bound = 89.0 if X.dtype == np.float32 else 710.0
+        r = np.clip(X, -bound, bound)  # one temporary, updated in place
+        np.cosh(r, out=r)
+        np.divide(1.0, r, out=r)
+        return np.multiply(r, r, out=r)
 
 
 class LeakyReLU(_Elementwise):
