@@ -282,7 +282,9 @@ class Tanh(_Elementwise):
         # (1/cosh)^2 underflows quietly to 0 before cosh overflows (|X| = 710; 89 in
         # float32): the clip only keeps cosh from warning
         bound = 89.0 if X.dtype == np.float32 else 710.0
-        r = np.clip(X, -bound, bound)  # one temporary, updated in place
+        r = np.asarray(np.clip(X, -bound, bound))  # one temporary, updated in place
+        if not r.ndim:
+            return 1.0 / np.cosh(r) ** 2
         np.cosh(r, out=r)
         np.divide(1.0, r, out=r)
         return np.multiply(r, r, out=r)

@@ -61,7 +61,8 @@ def test_saturated_derivatives_keep_relative_precision_in_both_packages(name, f,
     manual = _manual_grad(getattr(mp, name)(), [x0])[0]
     tape = _tape_grad(f, np.array([x0]))[0]
     fwd = _jvp(f, np.array([x0]), np.ones(1))[0]
-    for got in (manual, tape, fwd):
+    scalar = float(_tape_grad(f, x0))  # 0-d input: the plain backward's other path
+    for got in (manual, tape, fwd, scalar):
         assert got == pytest.approx(value, rel=5e-3)          # the 3 digits
         assert got == pytest.approx(ref(x0), rel=1e-14)       # full relative precision
 

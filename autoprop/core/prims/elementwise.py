@@ -188,7 +188,7 @@ def _sech2(ans, x):
     # (1/cosh)^2 underflows quietly to 0 already; the clip only keeps cosh from warning
     # (np.errstate around ufuncs costs 10x the computation)
     bound = _COSH_MAX[getattr(x, "dtype", None) == np.float32]
-    if type(x) is np.ndarray:  # plain backward: one temporary, updated in place (speed)
+    if type(x) is np.ndarray and x.ndim:  # plain backward: one temporary, in place (speed)
         r = np.clip(x, -bound, bound)
         np.cosh(r, out=r)
         np.divide(1.0, r, out=r)
