@@ -150,7 +150,9 @@ def close(a: Any, b: Any, rtol: float = 1e-6, atol: float = 1e-9, *, equal_nan: 
     """True when ``a`` and ``b`` have the same shape and pass the tolerance rule everywhere.
 
     The rule of :func:`compare`: per element ``|a - b| <= atol`` or
-    ``|a - b| <= rtol * (|a| + |b|)``. ``close(a, b, 0, 0)`` is exact equality.
+    ``|a - b| <= rtol * (|a| + |b|)``. ``close(a, b, 0, 0)`` is exact equality. An
+    infinity agrees only with the same infinity (``inf - x`` is within no tolerance,
+    although ``inf <= rtol * inf`` would hold).
 
     Parameters
     ----------
@@ -169,8 +171,8 @@ def close(a: Any, b: Any, rtol: float = 1e-6, atol: float = 1e-9, *, equal_nan: 
     if a.shape != b.shape:
         return False
     with np.errstate(invalid="ignore"):
-        d = np.abs(a - b)
-        ok = (d <= atol) | (d <= rtol * (np.abs(a) + np.abs(b))) | (a == b)
+        d = np.abs(a - b)  # infinite against anything but the same infinity: never within a tolerance
+        ok = (np.isfinite(d) & ((d <= atol) | (d <= rtol * (np.abs(a) + np.abs(b))))) | (a == b)
     if equal_nan:
         ok |= np.isnan(a) & np.isnan(b)
     return bool(np.all(ok))
