@@ -16,7 +16,7 @@ venv: $(STAMP)
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e ".[test,notebooks]"
+	$(BIN)/python -m pip install --quiet -e ".[test,notebooks,distributed]"
 	$(BIN)/python -m ipykernel install --sys-prefix --name backprop-lab --display-name "backprop-lab (.venv)" >/dev/null
 	@touch $(STAMP)
 
