@@ -16,6 +16,8 @@ from .core import (
     PRIMITIVES,
     ForwardAccumulator,
     GradientTape,
+    TapeEscapeError,
+    TapeEscapeWarning,
     Tensor,
     UnconnectedGradients,
     Variable,
@@ -24,6 +26,7 @@ from .core import (
     hessian_vector_product,
     numpy_function,
     stop_gradient,
+    strict_mode,
 )
 from .core.diagnose import explain_op as explain
 from .core.registry import (
@@ -114,4 +117,5 @@ __all__ = [
 __all__ += [
     "ForwardAccumulator", "UnconnectedGradients", "abs", "custom_gradient", "explain",
     "hessian", "hessian_vector_product", "logaddexp", "norm", "numpy_function",
+    "TapeEscapeError", "TapeEscapeWarning", "strict_mode",
 ]

@@ -41,7 +41,7 @@ class Loss:
     def _where(self) -> str:
         return f"autoprop.losses.{self!r}"
 
-    def _pred(self, y_pred, **spec):
+    def _pred(self, y_pred, **spec):  # spec: check_array's shape=, masked=
         value = y_pred._value if isinstance(y_pred, Tensor) else y_pred
         check_array(value, self._where(), "y_pred", nonempty=True, **spec)
         return y_pred if isinstance(y_pred, Tensor) else Tensor(y_pred)
@@ -54,7 +54,8 @@ class SoftmaxCrossEntropy(Loss):
     """``-sum_c T log softmax(z)`` per sample, then mean or sum over the batch.
 
     ``y_true``: integer labels (N,) or probabilities (N, C); ``label_smoothing`` eps
-    gives ``T <- (1 - eps) T + eps / C``. ``y_pred``: logits (N, C).
+    gives ``T <- (1 - eps) T + eps / C``. ``y_pred``: logits (N, C); ``-inf`` masks a class
+    (its ``0 * log 0`` term is 0), as manualprop and TensorFlow.
     Source: ``lessons/03-softmax-cross-entropy.md``.
     """
 
@@ -65,7 +66,7 @@ class SoftmaxCrossEntropy(Loss):
         )
 
     def __call__(self, y_true, y_pred):
-        z = self._pred(y_pred, shape=("batch", "classes"))
+        z = self._pred(y_pred, shape=("batch", "classes"), masked=True)
         n, c = z.shape
         kind, y = check_class_targets(y_true, self._where(), n_samples=n, n_classes=c, dtype=z.dtype)
         if kind == "labels" and not self.label_smoothing:
@@ -75,6 +76,8 @@ class SoftmaxCrossEntropy(Loss):
         T = np.eye(c, dtype=z.dtype)[y] if kind == "labels" else y
         if self.label_smoothing:
             T = (1 - self.label_smoothing) * T + self.label_smoothing / c
+        if not np.isfinite(z._value).all():  # masked logits: 0 * log 0 = 0
+            logp = R.where(T == 0, 0.0, logp)
         return self._reduce(-R.sum(logp * T, axis=1))
 
 

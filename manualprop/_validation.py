@@ -151,10 +151,20 @@ def _sum_is_finite(X: np.ndarray) -> bool:
         return False
 
 
-def _check_finite(X: np.ndarray, where: str, name: str) -> None:
+def _check_finite(X: np.ndarray, where: str, name: str, masked: bool = False) -> None:
     if _sum_is_finite(X):  # one reduction on the fast path
         return
     finite = np.isfinite(X)
+    if masked and not finite.all():
+        finite |= np.isneginf(X)  # -inf: a masked logit (softmax gives it probability 0)
+        if finite.all():
+            rows = np.isneginf(X).reshape(X.shape[0], -1).all(axis=1) if X.ndim > 1 else None
+            if rows is not None and rows.any():
+                raise ValueError(
+                    f"{where}: {name} masks every entry of row {int(np.argmax(rows))} with -inf; "
+                    "a softmax over nothing has no value (leave at least one logit finite)"
+                )
+            return
     if not finite.all():
         bad = np.argwhere(~finite)
         first = tuple(int(i) for i in bad[0])
@@ -187,6 +197,7 @@ def check_array(
     min_ndim: int | None = None,
     dtype=None,
     nonempty: bool = False,
+    masked: bool = False,
 ) -> np.ndarray:
     """Check a forward input and return it as an ndarray (never copied if already one).
 
@@ -207,11 +218,14 @@ def check_array(
         Required exact dtype (the parameters' dtype for layers with weights).
     nonempty : bool
         Require at least one element.
+    masked : bool
+        Logits: accept -inf (a masked entry, as TensorFlow's softmax losses do), but not
+        NaN, +inf, or a row masked entirely.
 
     Returns
     -------
     ndarray
-        float32 or float64, finite.
+        float32 or float64, finite (or -inf where ``masked``).
 
     Raises
     ------
@@ -223,7 +237,7 @@ def check_array(
     if type(X) is np.ndarray and (shape is None or type(shape) is tuple):
         key = ("array", X.shape, X.dtype, shape, min_ndim, dtype, nonempty)
         if key in _PASSED:
-            _check_finite(X, where, name)
+            _check_finite(X, where, name, masked)
             return X
     else:
         key = None
@@ -242,7 +256,7 @@ def check_array(
         )
     if nonempty and X.size == 0:
         raise ValueError(f"{where}: {name} must not be empty; got shape {X.shape}")
-    _check_finite(X, where, name)
+    _check_finite(X, where, name, masked)
     if key is not None:
         _passed(key)
     return X

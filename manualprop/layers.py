@@ -257,8 +257,9 @@ class Sigmoid(_Elementwise):
 
     Computed stably as ``1/(1+e)`` for ``X >= 0`` and ``e/(1+e)`` for
     ``X < 0`` with ``e = exp(-|X|) <= 1``, so no overflow for large ``|X|``.
-    Derivative ``Y * (1 - Y)`` (from the cached ``Y``).
-    Source: ``lessons/02-activations.md``.
+    Derivative ``Y * (1 - Y)``, computed as ``sigmoid(X) * sigmoid(-X)`` (from the
+    cached input): ``1 - Y`` cancels to 0 once ``Y`` rounds to 1 (at ``X = 40`` the
+    derivative is 4.25e-18, not 0). Source: ``lessons/02-activations.md``.
 
     Raises
     ------
@@ -269,17 +270,19 @@ class Sigmoid(_Elementwise):
 
     def _forward(self, X):
         Y = _sigmoid(X)
-        return Y, Y
+        return Y, (X, Y)
 
-    def _local_grad(self, Y):
-        return Y * (1 - Y)
+    def _local_grad(self, saved):
+        X, Y = saved
+        return Y * _sigmoid(-X)
 
 
 class Tanh(_Elementwise):
     """Hyperbolic tangent ``Y = tanh(X)``, any shape.
 
-    Derivative ``1 - Y**2`` (from the cached ``Y``).
-    Source: ``lessons/02-activations.md``.
+    Derivative ``1 - Y**2 = 1 / cosh(X)**2``, computed from the cached input: ``1 - Y**2``
+    cancels to 0 once ``Y`` rounds to +-1 (at ``X = 20`` the derivative is 1.70e-17, not 0;
+    in float32 near ``X = -9`` it is 2x too large). Source: ``lessons/02-activations.md``.
 
     Raises
     ------
@@ -289,11 +292,18 @@ class Tanh(_Elementwise):
     """
 
     def _forward(self, X):
-        Y = np.tanh(X)
-        return Y, Y
+        return np.tanh(X), X
 
-    def _local_grad(self, Y):
-        return 1 - Y * Y
+    def _local_grad(self, X):
+        # (1/cosh)^2 underflows quietly to 0 before cosh overflows (|X| = 710; 89 in
+        # float32): the clip only keeps cosh from warning
+        bound = 89.0 if X.dtype == np.float32 else 710.0
+        r = np.asarray(np.clip(X, -bound, bound))  # one temporary, updated in place
+        if not r.ndim:
+            return 1.0 / np.cosh(r) ** 2
+        np.cosh(r, out=r)
+        np.divide(1.0, r, out=r)
+        return np.multiply(r, r, out=r)
 
 
 class LeakyReLU(_Elementwise):
@@ -333,8 +343,9 @@ class ELU(_Elementwise):
 
     ``Y = X`` for ``X > 0``, ``alpha * (exp(X) - 1)`` otherwise (``expm1``
     of ``min(X, 0)``, so no overflow for large positive X). Derivative ``1``
-    for ``X > 0``, ``alpha * exp(X) = Y + alpha`` otherwise (at ``X = 0``:
-    ``alpha``, as in PyTorch). Source: ``lessons/02-activations.md``.
+    for ``X > 0``, ``alpha * exp(X)`` otherwise (at ``X = 0``: ``alpha``, as in
+    PyTorch), from the cached input: ``Y + alpha`` cancels to 0 for ``X << 0`` (at
+    ``X = -40`` the derivative is 4.25e-18). Source: ``lessons/02-activations.md``.
 
     Parameters
     ----------
@@ -355,14 +366,13 @@ class ELU(_Elementwise):
         return f"alpha={self.alpha}"
 
     def _forward(self, X):
-        mask = X > 0
-        neg = self.alpha * np.expm1(np.minimum(X, 0))
-        Y = np.where(mask, X, neg)
-        return Y, (mask, neg)
+        neg = np.minimum(X, 0)
+        Y = np.where(X > 0, X, self.alpha * np.expm1(neg))
+        return Y, (X > 0, neg)
 
     def _local_grad(self, saved):
         mask, neg = saved
-        return np.where(mask, 1.0, neg + self.alpha).astype(self.cache["dtype"], copy=False)
+        return np.where(mask, 1.0, self.alpha * np.exp(neg)).astype(self.cache["dtype"], copy=False)
 
 
 class GELU(_Elementwise):

@@ -93,7 +93,9 @@ class SoftmaxCrossEntropy(Loss):
     which is the familiar ``(softmax(z) - onehot(y)) / N`` when rows of ``T``
     sum to 1. Shifting by the row maximum keeps every ``exp`` argument <= 0,
     so there is no overflow and no NaN for logits like ``[1000, 1001, 1002]``.
-    Source: ``lessons/03-softmax-cross-entropy.md``.
+    A logit of ``-inf`` masks its class (probability 0, gradient 0; its ``0 * log 0``
+    term is 0), as in TensorFlow: logits ``[0, -inf, 1]`` with label 2 give the gradient
+    ``[0.269, 0, -0.269]``. Source: ``lessons/03-softmax-cross-entropy.md``.
 
     Parameters
     ----------
@@ -106,7 +108,7 @@ class SoftmaxCrossEntropy(Loss):
         Non-float logits, targets neither integer nor float.
     ValueError
         Wrong shapes, empty batch, label out of range, negative probability,
-        NaN/inf, bad hyperparameters.
+        NaN/+inf or a row of only -inf logits, bad hyperparameters.
     RuntimeError
         ``backward`` before ``forward``.
     """
@@ -126,7 +128,8 @@ class SoftmaxCrossEntropy(Loss):
     def forward(self, y_true, y_pred) -> float:
         """Cross-entropy of logits ``y_pred`` (N, C) against ``y_true``; returns a float."""
         where = self._where("forward")
-        z = check_array(y_pred, where, "y_pred", shape=("batch", "classes"), nonempty=True)
+        z = check_array(y_pred, where, "y_pred", shape=("batch", "classes"), nonempty=True,
+                        masked=True)
         N, C = z.shape
         kind, y = check_class_targets(y_true, where, n_samples=N, n_classes=C, dtype=z.dtype)
         shifted = z - z.max(axis=1, keepdims=True)
@@ -142,6 +145,8 @@ class SoftmaxCrossEntropy(Loss):
             if self.label_smoothing:
                 eps = self.label_smoothing
                 T = (1 - eps) * T + eps / C
+            if not np.isfinite(log_p).all():  # masked logits: 0 * log 0 = 0
+                log_p = np.where(T == 0, 0.0, log_p)
             per = -(T * log_p).sum(axis=1)
         value, scale = self._reduce(per)
         self.cache = {"p": p, "y": y, "T": T, "scale": scale}

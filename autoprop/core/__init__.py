@@ -13,6 +13,7 @@ from .control import custom_gradient, numpy_function, stop_gradient
 from .diagnose import explain_op
 from .forward import ForwardAccumulator
 from .functional import hessian, hessian_vector_product
+from .observe import TapeEscapeError, TapeEscapeWarning, strict_mode
 from .registry import PRIMITIVES, Primitive
 from .tape import GradientTape, UnconnectedGradients
 from .tensor import Tensor, Variable
@@ -21,4 +22,5 @@ __all__ = [
     "ForwardAccumulator", "GradientTape", "PRIMITIVES", "Primitive", "Tensor",
     "UnconnectedGradients", "Variable", "custom_gradient", "explain_op", "hessian",
     "hessian_vector_product", "numpy_function", "registry", "stop_gradient",
+    "TapeEscapeError", "TapeEscapeWarning", "strict_mode",
 ]

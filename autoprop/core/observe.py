@@ -20,6 +20,9 @@ Source: ``lessons/10-gradient-tape.md``.
 
 from __future__ import annotations
 
+import os
+import sys
+import warnings
 import weakref
 
 from .tensor import _EXTRA, _FORWARD, _RECORDING, Tensor, Variable
@@ -127,3 +130,100 @@ def unwatch(ref):
             if not _WATCHERS and not _FORWARD:
                 _EXTRA.clear()
             return
+
+
+# --- implicit escapes: warn at the line (issue 12, "never a silently wrong number") -------
+class TapeEscapeWarning(UserWarning):
+    """A Tensor that carries gradient became a plain ndarray *implicitly* while a tape records.
+
+    ``np.array([x, y])``, ``cols[:, idx] = x`` and numpy (or scipy) functions that do not
+    dispatch to autoprop convert a Tensor with ``__array__``: the result is a constant, so
+    the gradient path ends there and the tape silently misses that contribution. Explicit
+    conversions (``.numpy()``, ``float()``, ``.item()``) stay quiet. ``ap.strict_mode()``
+    (or ``warnings.simplefilter("error", ap.TapeEscapeWarning)``) turns it into an error.
+    """
+
+
+class TapeEscapeError(TypeError):
+    """The strict-mode form of :class:`TapeEscapeWarning`."""
+
+
+#: ``[True]`` while strict mode is on (:func:`strict_mode`).
+_STRICT: list = []
+
+
+class strict_mode:  # noqa: N801 - used as a function and as a context manager
+    """Make an implicit escape from a recording tape an error (:class:`TapeEscapeError`).
+
+    ``ap.strict_mode()`` switches it on for the rest of the program (``strict_mode(False)``
+    off again); ``with ap.strict_mode(): ...`` for a block only.
+
+    Parameters
+    ----------
+    enabled : bool, default True
+    """
+
+    def __init__(self, enabled=True):
+        self._before = bool(_STRICT)
+        _STRICT[:] = [True] if enabled else []
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        _STRICT[:] = [True] if self._before else []
+        return False
+
+
+_HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # .../autoprop
+_SKIP = tuple(os.path.dirname(os.path.abspath(m.__file__)) for m in
+              [sys.modules.get("numpy")] if m is not None) + (_HERE,)
+
+
+def _user_stacklevel():
+    """The stacklevel of the first frame outside autoprop, numpy and scipy (the user's line)."""
+    level, frame = 1, sys._getframe(1)
+    while frame is not None:
+        name = frame.f_code.co_filename
+        if not (name.startswith(_SKIP) or f"{os.sep}scipy{os.sep}" in name or name.startswith("<__array")):
+            return level
+        frame, level = frame.f_back, level + 1
+    return level
+
+
+def _describe(tensor, tape):
+    if isinstance(tensor, Variable):
+        return f"Variable {tensor.name!r}"
+    for pos in range(len(tape._nodes) - 1, -1, -1):
+        if tape._nodes[pos].out is tensor:
+            return f"the Tensor computed by {tape._nodes[pos].prim.name} (recorded op #{pos})"
+    return "a watched Tensor"
+
+
+def implicit_escape(tensor):
+    """``Tensor.__array__`` while a tape records: warn (or raise in strict mode) when
+    ``tensor`` carries gradient on a recording tape: tracked by it, or a trainable float
+    Variable that it would watch on first use."""
+    for tape in _RECORDING:
+        if getattr(tape, "_forward", False):
+            continue
+        if id(tensor) in tape._tracked or (
+            type(tensor) is Variable and tape._watch_accessed and tensor.trainable
+            and tensor._value.dtype.kind in "fc"
+        ):
+            break
+    else:
+        return
+    msg = (
+        f"{_describe(tensor, tape)} (shape {tensor.shape}, dtype {tensor.dtype}) carries gradient "
+        "on a recording GradientTape and was converted implicitly to a plain numpy array here "
+        "(np.array/np.asarray of Tensors, assignment into an ndarray, or a numpy/scipy function "
+        "that does not dispatch to autoprop): the gradient path ends at this line and the tape "
+        "will miss this contribution. Fix: ap.numpy.stack / ap.numpy.concatenate instead of "
+        "np.array([...]), a Tensor operation (ap.where, ap.numpy.concatenate) instead of item "
+        "assignment, or ap.numpy_function(...) for plain-numpy code; call .numpy() to leave the "
+        "tape on purpose."
+    )
+    if _STRICT:
+        raise TapeEscapeError(msg)
+    warnings.warn(msg, TapeEscapeWarning, stacklevel=_user_stacklevel())

@@ -21,8 +21,13 @@ Conventions at kinks and ties (stated once, tested in
 ``tests/test_autoprop_conventions.py``):
 
 * ``relu'(0) = 0``, ``abs'(0) = 0``, ``sign`` and comparisons pass no gradient.
-* ``maximum(a, b)`` / ``minimum`` with ``a == b``: each side gets half (TensorFlow's and
+* ``maximum(a, b)`` / ``minimum`` with ``a == b``: each side gets half (PyTorch's and
   JAX's rule), so the routed gradient sums to the upstream value whatever the order.
+  TensorFlow gives the whole gradient to the first argument (``lessons/10-gradient-tape.md``,
+  "Differences from TensorFlow").
+* The 0·inf rule: where an elementwise primitive's local derivative is infinite or
+  undefined and the upstream gradient (or tangent) is exactly 0, the contribution is 0
+  (``prims._common.zero_rule``; ``lessons/12-when-to-write-backward.md``).
 * ``max`` / ``min`` reductions with ties: the gradient is split evenly among the tied
   elements.
 """
@@ -208,15 +213,18 @@ def defnumpy(owner, numpy, impl):
     return impl
 
 
-def linear_jvp(name):
+def linear_jvp(name, elementwise=False):
     """JVPs of a primitive that is linear in each argument separately (multilinear):
     ``J_i t = f(..., t, ...)``, the primitive itself with argument ``i`` replaced by its
     tangent (HIPS autograd's ``def_linear``). Serves multiply, matmul, tensordot, einsum
-    and every linear map (sum, reshape, getitem, extract_patches, ...)."""
+    and every linear map (sum, reshape, getitem, extract_patches, ...). ``elementwise``:
+    apply the 0·inf rule (a zero tangent contributes 0 even against an inf factor;
+    ``prims._common.zero_rule``), as every elementwise primitive does."""
     def jvp(i, t, ans, *args, **kwargs):
         prim = PRIMITIVES[name]
         args = args[:i] + (t,) + args[i + 1:]
-        return prim(*args, **kwargs) if isinstance(t, Tensor) else prim.fwd(*args, **kwargs)
+        r = prim(*args, **kwargs) if isinstance(t, Tensor) else prim.fwd(*args, **kwargs)
+        return zero_rule(t, r) if elementwise else r
     return _Variadic(jvp)
 
 
@@ -258,7 +266,7 @@ def dispatch_function(func, args, kwargs):
 
 
 # --- the families: importing them registers their records -----------------------------
-from .prims._common import _no_out, _t, unbroadcast  # noqa: E402, F401, I001  (re-exported: R._t, R.unbroadcast; order matters)
+from .prims._common import _no_out, _t, unbroadcast, zero_rule  # noqa: E402, F401, I001  (re-exported: R._t, R.unbroadcast; order matters)
 from .prims import elementwise as _e, reductions as _r, shape as _s, linalg as _l, windows as _w  # noqa: E402
 
 FAMILIES = (_e, _r, _s, _l, _w)

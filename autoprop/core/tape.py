@@ -82,6 +82,7 @@ class Node:
 
 
 _new_tensor = object.__new__
+_SEQ = (list, tuple)
 
 
 def _op_error(prim, vals, kwargs, exc):
@@ -110,7 +111,10 @@ def apply(prim, args, kwargs):
     -------
     Tensor
     """
-    vals = [a._value if isinstance(a, Tensor) else a for a in args]
+    vals = [a._value if isinstance(a, Tensor) else np.asarray(a) if type(a) in _SEQ else a
+            for a in args]  # Python lists are arrays (``[[1., 2.]] @ w``, as TensorFlow)
+    if kwargs and type(kwargs.get("axis")) is list:  # axis=[0, 1] is axis=(0, 1), as TF
+        kwargs = dict(kwargs, axis=tuple(kwargs["axis"]))
     try:
         arr = prim.fwd(*vals, **kwargs)
     except (ValueError, TypeError, IndexError) as exc:
@@ -566,7 +570,10 @@ class GradientTape:
         """Per-example Jacobians, as ``tf.GradientTape.batch_jacobian``.
 
         Assumes ``target[i]`` depends only on ``source[i]``; then one reverse walk per
-        element of ``target[0]`` gives all examples at once.
+        element of ``target[0]`` gives all examples at once. One more walk, with a random
+        upstream gradient, checks the assumption: when rows interact (a batch mean,
+        BatchNorm in training mode, attention across the batch) it warns instead of
+        returning a wrong Jacobian silently (TensorFlow does not check).
 
         Parameters
         ----------
@@ -584,6 +591,12 @@ class GradientTape:
         ------
         ValueError
             If the first dimensions of ``target`` and ``source`` differ or either is 0-d.
+
+        Warns
+        -----
+        UserWarning
+            If the cross-row probe finds that rows of ``target`` depend on other rows of
+            ``source``.
 
         Examples
         --------
@@ -612,6 +625,8 @@ class GradientTape:
             seed = np.zeros((b, m), dtype=target.dtype)
             seed[:, k] = 1
             rows.append(self._gradient(target, [source], seed.reshape(target.shape), "none")[0])
+        if b > 1 and m and any(r is not None for r in rows):
+            self._cross_row_probe(target, source, rows, b, m)
         if not self._persistent:
             self._used = True
             self._release()
@@ -630,6 +645,34 @@ class GradientTape:
         if not vals:
             return Tensor._wrap(np.zeros(full, source.dtype))
         return Tensor._wrap(np.stack(vals, axis=1).reshape(full))
+
+    def _cross_row_probe(self, target, source, rows, b, m):
+        """Warn when target rows depend on other rows of source (batch_jacobian's silent
+        assumption; TensorFlow does not check). One extra reverse walk with a random
+        upstream gradient ``r``: the true ``r^T J`` equals the sum of the per-row
+        Jacobians' products, row by row, only if no row reads another; for a generic
+        ``r`` a cross-row dependence shows (with probability 1)."""
+        r = np.random.default_rng(20240612).standard_normal((b, m)).astype(target.dtype)
+        full = self._gradient(target, [source], r.reshape(target.shape), "zero")[0]
+        full = np.asarray(full._value, np.float64)
+        pred = np.zeros(source.shape, np.float64)
+        for k, row in enumerate(rows):
+            if row is not None:
+                w = r[:, k].reshape((b,) + (1,) * (source.ndim - 1))
+                pred += w * np.asarray(row._value, np.float64)
+        scale = np.max(np.abs(full)) + np.max(np.abs(pred))
+        err = float(np.max(np.abs(full - pred)))
+        eps = 1e-6 if source.dtype == np.float32 or target.dtype == np.float32 else 1e-10
+        if not np.isfinite(err) or err > eps * max(scale, 1e-300) * (1 + m):
+            warnings.warn(
+                f"GradientTape.batch_jacobian: target rows depend on other rows of the source "
+                f"(a random cross-row probe differs by {err:.3g} from what independent rows "
+                f"give, scale {scale:.3g}). batch_jacobian assumes target[i] depends only on "
+                f"source[i] (no batch statistics, no mixing across the batch); its result is "
+                f"wrong here. Use tape.jacobian(target, source) for the full "
+                f"{target.shape + source.shape} Jacobian.",
+                stacklevel=3,
+            )
 
     def _release(self):
         self._nodes = []
@@ -779,7 +822,8 @@ def _backward(tape, targets, seeds, sources, trace=None):
         return v
 
     for t, seed in zip(targets, seeds):
-        if not isinstance(t, Tensor) or id(t) not in tracked:
+        # a target that is also a source gets its seed, watched or not (TF: gradient(v, v) = 1)
+        if not isinstance(t, Tensor) or (id(t) not in tracked and id(t) not in keep):
             continue
         v = seed_value(t, seed)
         k = id(t)

@@ -117,7 +117,8 @@ class Tensor:
 
     def __array__(self, dtype=None, copy=None):
         # A read-only view: code that leaves the tape through numpy cannot write into a
-        # value the tape saved.
+        # value the tape saved. While a tape records, an implicit conversion of a Tensor
+        # that carries gradient warns (observe.TapeEscapeWarning); .numpy() stays quiet.
         v = self._value.view()
         v.flags.writeable = False
         if dtype is not None and dtype != v.dtype:
@@ -126,6 +127,7 @@ class Tensor:
             v = v.copy()
         if _RECORDING:
             _observe.note_escape(self, "numpy conversion (np.asarray / np.array)", v)
+            _observe.implicit_escape(self)  # TapeEscapeWarning at the user's line
         return v
 
     def __len__(self):

@@ -123,7 +123,8 @@ class Model(Layer):
     def _logs(self, loss, y, y_pred):
         logs = {"loss": float(loss)}
         if "accuracy" in self.metrics:
-            logs["accuracy"] = accuracy(y, np.asarray(y_pred))
+            values = y_pred.numpy() if isinstance(y_pred, Tensor) else np.asarray(y_pred)
+            logs["accuracy"] = accuracy(y, values)
         return logs
 
     def train_step(self, data):

@@ -13,8 +13,6 @@ Sources: ``lessons/20-conv2d.md``, ``lessons/21-pooling.md``.
 
 from __future__ import annotations
 
-import numpy as np
-
 import autoprop as ap  # public names only (bound now, read at call time)
 import manualprop as mp
 from manualprop._validation import (
@@ -172,7 +170,7 @@ class MaxPool2D(_Pool2D):
         """Forward pass of the twin of ``manualprop.MaxPool2D``, recorded on any open tape;
         shapes, formula and lesson: see the class docstring. Returns a Tensor."""
         windows = self._flat_windows(x)
-        idx = np.asarray(windows).argmax(axis=2)[:, :, None]  # (N, C, 1, Ho, Wo)
+        idx = windows._value.argmax(axis=2)[:, :, None]  # (N, C, 1, Ho, Wo): values, no gradient
         y = R.take_along_axis(windows, idx, axis=2)
         return y.reshape(y.shape[:2] + y.shape[3:])
 

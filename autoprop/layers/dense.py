@@ -95,8 +95,9 @@ class LeakyReLU(Layer):
 class ELU(Layer):
     """``y = x`` for x > 0, ``alpha * expm1(x)`` otherwise.
 
-    ``expm1`` is applied to ``min(x, 0)``: ``where`` differentiates BOTH branches, and
-    ``expm1(800)`` = inf would turn the unselected branch's ``0 * inf`` into NaN.
+    ``expm1`` is applied to ``min(x, 0)``, written ``where(x > 0, 0, x)`` so that the
+    derivative at 0 is ``alpha`` (``minimum``'s even split at the tie would give
+    ``alpha / 2``), and so that ``expm1(800) = inf`` never enters the unselected branch.
     Source: ``lessons/02-activations.md``.
     """
 
@@ -106,7 +107,7 @@ class ELU(Layer):
         """Forward pass of the twin of ``manualprop.ELU``, recorded on any open tape;
         shapes, formula and lesson: see the class docstring. Returns a Tensor."""
         x = self._input(x)
-        return R.where(x > 0, x, self.alpha * R.expm1(R.minimum(x, 0.0)))
+        return R.where(x > 0, x, self.alpha * R.expm1(R.where(x > 0, 0.0, x)))
 
 
 _SQRT_2 = float(np.sqrt(2.0))

@@ -40,8 +40,8 @@ class _BatchNorm(Layer):
             var = np.square(xc).sum(axis=axes, keepdims=True) / m  # biased: divide by m
             inv_std = 1.0 / np.sqrt(var + self.eps)
             self.running_mean, self.running_var = update_running_stats(
-                self.running_mean, self.running_var, np.asarray(mean).reshape(-1),
-                np.asarray(var).reshape(-1), m, self.momentum,
+                self.running_mean, self.running_var, mean._value.reshape(-1),  # values only
+                var._value.reshape(-1), m, self.momentum,
             )
         else:  # running statistics: constants for the tape
             xc = x - self.running_mean.reshape(bshape)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from cmath import isfinite as _isfinite  # real and complex scalars
+
 import numpy as np
 
 from ..tensor import Tensor
@@ -105,3 +107,43 @@ def _value_only(fn):
         return fn(*[_value(a) for a in args], **{k: _value(v) for k, v in kwargs.items()})
     run.__name__ = fn.__name__
     return run
+
+
+def _all_finite(r):
+    """True when ``r`` (ndarray, Tensor or scalar) has no inf or nan: one pass (a sum;
+    an overflowing sum only sends a finite ``r`` down the slow path, which is exact too)."""
+    v = r._value if isinstance(r, Tensor) else r
+    s = v.sum() if hasattr(v, "sum") else v
+    return s.dtype.kind not in "fc" or _isfinite(s) if hasattr(s, "dtype") else _isfinite(s)
+
+
+def zero_rule(g, r):
+    """The 0·inf rule: where the upstream gradient (or tangent) ``g`` is exactly 0, the
+    contribution ``r`` computed from it is 0, even where the local derivative is infinite
+    or undefined (``0 * inf``, ``0 / 0``). Applied by every elementwise primitive's VJP
+    and JVP before summing back to an input's shape; costs one finiteness check when
+    ``r`` is finite (the usual case). TensorFlow applies it to ``sqrt`` and ``rsqrt``;
+    autoprop to every elementwise primitive (``lessons/12-when-to-write-backward.md``).
+
+    Parameters
+    ----------
+    g : ndarray, Tensor or scalar
+        The upstream gradient or tangent.
+    r : ndarray, Tensor or scalar
+        ``g`` times the local derivative, broadcast to the output's shape.
+
+    Returns
+    -------
+    ``r``, with 0 wherever ``g == 0``.
+    """
+    if _all_finite(r):
+        return r
+    return np.where(g == 0, np.zeros((), np.result_type(_value(r))), r)
+
+
+def times(g, factor):
+    """``g * factor`` under the 0·inf rule (:func:`zero_rule`)."""
+    r = g * factor
+    if _all_finite(r):  # the usual case: one sum, no second call
+        return r
+    return np.where(g == 0, np.zeros((), np.result_type(_value(r))), r)

@@ -13,7 +13,17 @@ import numpy as np
 
 from ..registry import defnondiff, defnumpy, defprim, linear_jvp
 from ..tensor import Tensor
-from ._common import BCAST, SAME, _check_kw, _shape, unbroadcast
+from ._common import (
+    BCAST,
+    SAME,
+    _all_finite,
+    _check_kw,
+    _shape,
+    _value,
+    times,
+    unbroadcast,
+    zero_rule,
+)
 
 __all__ = [
     "add", "subtract", "multiply", "divide", "power", "maximum", "minimum", "logaddexp",
@@ -46,19 +56,19 @@ subtract = defprim(
 )
 multiply = defprim(
     "multiply", np.multiply,
-    lambda g, ans, a, b: unbroadcast(g * b, _shape(a)),
-    lambda g, ans, a, b: unbroadcast(g * a, _shape(b)),
-    jvp=linear_jvp("multiply"),
+    lambda g, ans, a, b: unbroadcast(times(g, b), _shape(a)),
+    lambda g, ans, a, b: unbroadcast(times(g, a), _shape(b)),
+    jvp=linear_jvp("multiply", elementwise=True),
     jacobian="d(a*b)/da = diag(b), d(a*b)/db = diag(a)", vjp="da = g * b, db = g * a",
     shapes=BCAST, numpy=(np.multiply,), methods=("__mul__", "__rmul__"),
 )
 divide = defprim(
     "divide", np.true_divide,
-    lambda g, ans, a, b: unbroadcast(g / b, _shape(a)),
-    lambda g, ans, a, b: unbroadcast(-g * ans / b, _shape(b)),
-    jvp=(lambda t, ans, a, b: t / b, lambda t, ans, a, b: -t * ans / b),
+    lambda g, ans, a, b: unbroadcast(zero_rule(g, g / b), _shape(a)),
+    lambda g, ans, a, b: unbroadcast(zero_rule(g, -g * ans / b), _shape(b)),
+    jvp=(lambda t, ans, a, b: zero_rule(t, t / b), lambda t, ans, a, b: zero_rule(t, -t * ans / b)),
     jacobian="d(a/b)/da = diag(1/b), d(a/b)/db = diag(-a/b^2)",
-    vjp="da = g / b, db = -g * (a/b) / b", shapes=BCAST, kinks="b = 0: inf/nan as numpy",
+    vjp="da = g / b, db = -g * (a/b) / b", shapes=BCAST, kinks="b = 0: inf/nan as numpy, except 0 where g = 0 (the 0·inf rule)",
     numpy=(np.true_divide,), methods=("__truediv__", "__rtruediv__"),
 )
 
@@ -76,12 +86,13 @@ def _pow_db(ans, a):
 
 power = defprim(
     "power", np.power,
-    lambda g, ans, a, b: unbroadcast(g * _pow_da(a, b), _shape(a)),
-    lambda g, ans, a, b: unbroadcast(g * _pow_db(ans, a), _shape(b)),
-    jvp=(lambda t, ans, a, b: t * _pow_da(a, b), lambda t, ans, a, b: t * _pow_db(ans, a)),
+    lambda g, ans, a, b: unbroadcast(times(g, _pow_da(a, b)), _shape(a)),
+    lambda g, ans, a, b: unbroadcast(times(g, _pow_db(ans, a)), _shape(b)),
+    jvp=(lambda t, ans, a, b: times(t, _pow_da(a, b)), lambda t, ans, a, b: times(t, _pow_db(ans, a))),
     jacobian="d(a^b)/da = diag(b a^(b-1)), d(a^b)/db = diag(a^b log a)",
     vjp="da = g * b * a**(b-1), db = g * a**b * log(a)", shapes=BCAST,
-    kinks="d/db at a = 0 is taken as 0 (log(0) replaced by 0); a < 0 gives nan for d/db",
+    kinks="d/db at a = 0 is taken as 0 (log(0) replaced by 0); a < 0 gives nan for d/db; "
+          "0 where g = 0 (the 0·inf rule: d(x**0.5)/dx at 0 with g = 0 is 0)",
     numpy=(np.power,), methods=("__pow__", "__rpow__"),
 )
 
@@ -106,35 +117,46 @@ def _tie_routed(name, fwd, word, op):
 
 maximum = _tie_routed("maximum", np.maximum, "larger", ">")
 minimum = _tie_routed("minimum", np.minimum, "smaller", "<")
+def _share_of(x, ans):
+    """exp(x - ans): the softmax weight of ``x`` in ``ans = logsumexp(...)``; an input at
+    -inf gets 0, also where ``ans`` is -inf (every input masked), where x - ans is nan."""
+    w = np.exp(x - ans)
+    if _all_finite(w):
+        return w
+    return np.where(np.isneginf(_value(x)), 0.0, w)
+
+
 logaddexp = defprim(
     "logaddexp", np.logaddexp,
-    lambda g, ans, a, b: unbroadcast(g * np.exp(a - ans), _shape(a)),
-    lambda g, ans, a, b: unbroadcast(g * np.exp(b - ans), _shape(b)),
-    jvp=(lambda t, ans, a, b: t * np.exp(a - ans), lambda t, ans, a, b: t * np.exp(b - ans)),
+    lambda g, ans, a, b: unbroadcast(times(g, _share_of(a, ans)), _shape(a)),
+    lambda g, ans, a, b: unbroadcast(times(g, _share_of(b, ans)), _shape(b)),
+    jvp=(lambda t, ans, a, b: times(t, _share_of(a, ans)), lambda t, ans, a, b: times(t, _share_of(b, ans))),
     jacobian="d log(e^a + e^b)/da = e^a / (e^a + e^b) = sigmoid(a - b)",
     vjp="da = g * exp(a - y), db = g * exp(b - y), y = logaddexp(a, b)", shapes=BCAST,
-    kinks="none: smooth everywhere; softplus(x) = logaddexp(0, x) has derivative sigmoid(x), 0.5 at 0",
+    kinks="none: smooth everywhere; softplus(x) = logaddexp(0, x) has derivative sigmoid(x), 0.5 at 0; "
+          "an input at -inf gets 0, also when both are -inf (a masked pair: never nan)",
     numpy=(np.logaddexp,),
 )
 arctan2 = defprim(
     "arctan2", np.arctan2,
-    lambda g, ans, y, x: unbroadcast(g * x / (x * x + y * y), _shape(y)),
-    lambda g, ans, y, x: unbroadcast(-g * y / (x * x + y * y), _shape(x)),
-    jvp=(lambda t, ans, y, x: t * x / (x * x + y * y), lambda t, ans, y, x: -t * y / (x * x + y * y)),
+    lambda g, ans, y, x: unbroadcast(times(g, x / (x * x + y * y)), _shape(y)),
+    lambda g, ans, y, x: unbroadcast(times(g, -y / (x * x + y * y)), _shape(x)),
+    jvp=(lambda t, ans, y, x: times(t, x / (x * x + y * y)), lambda t, ans, y, x: times(t, -y / (x * x + y * y))),
     jacobian="d atan2(y, x)/dy = x/(x^2+y^2), d/dx = -y/(x^2+y^2)",
     vjp="dy = g x / (x^2 + y^2), dx = -g y / (x^2 + y^2)", shapes=BCAST,
-    kinks="x = y = 0: nan (0/0)", numpy=(np.arctan2,),
+    kinks="x = y = 0: nan (0/0), 0 where g = 0", numpy=(np.arctan2,),
 )
 
 
 # --- unary: d(x) is a diagonal Jacobian, so the JVP is the VJP's factor times t ------
 def _unary(name, fwd, factor, jacobian, vjp, kinks="none (smooth)", numpy=True, methods=()):
     """A one-argument elementwise primitive whose derivative is ``factor(ans, x)``:
-    VJP ``g * factor``, JVP ``t * factor`` (one formula, both modes); ``fwd`` is the
+    VJP ``g * factor``, JVP ``t * factor`` (one formula, both modes; 0 where ``g`` or
+    ``t`` is 0, the 0·inf rule of :func:`~._common.zero_rule`); ``fwd`` is the
     numpy ufunc that dispatches here unless ``numpy=False``."""
     return defprim(
-        name, fwd, lambda g, ans, x: g * factor(ans, x),
-        jvp=lambda t, ans, x: t * factor(ans, x),
+        name, fwd, lambda g, ans, x: times(g, factor(ans, x)),
+        jvp=lambda t, ans, x: times(t, factor(ans, x)),
         jacobian=jacobian, vjp=vjp, shapes=SAME, kinks=kinks,
         numpy=(fwd,) if numpy else (), methods=methods,
     )
@@ -143,19 +165,40 @@ def _unary(name, fwd, factor, jacobian, vjp, kinks="none (smooth)", numpy=True, 
 negative = defprim("negative", np.negative, lambda g, ans, x: -g, jvp=linear_jvp("negative"),
                    jacobian="-I", vjp="dx = -g", shapes=SAME, numpy=(np.negative,),
                    methods=("__neg__",))
-exp = defprim("exp", np.exp, lambda g, ans, x: g * ans, jvp=lambda t, ans, x: t * ans,
+exp = defprim("exp", np.exp, lambda g, ans, x: times(g, ans), jvp=lambda t, ans, x: times(t, ans),
               jacobian="diag(exp(x))", vjp="dx = g * exp(x) (reuses the output)",
               shapes=SAME, numpy=(np.exp,))
-log = defprim("log", np.log, lambda g, ans, x: g / x, jvp=lambda t, ans, x: t / x,
+log = defprim("log", np.log, lambda g, ans, x: zero_rule(g, g / x), jvp=lambda t, ans, x: zero_rule(t, t / x),
               jacobian="diag(1/x)", vjp="dx = g / x", shapes=SAME,
-              kinks="x = 0: inf; x < 0: nan (as numpy)", numpy=(np.log,))
-sqrt = defprim("sqrt", np.sqrt, lambda g, ans, x: g * 0.5 / ans, jvp=lambda t, ans, x: t * 0.5 / ans,
+              kinks="x = 0: inf; x < 0: nan (as numpy); 0 where g = 0", numpy=(np.log,))
+sqrt = defprim("sqrt", np.sqrt, lambda g, ans, x: zero_rule(g, g * 0.5 / ans),
+               jvp=lambda t, ans, x: zero_rule(t, t * 0.5 / ans),
                jacobian="diag(1 / (2 sqrt(x)))", vjp="dx = g / (2 sqrt(x))", shapes=SAME,
-               kinks="x = 0: inf (and 0 * inf = nan downstream); see ap.norm for a safe norm",
+               kinks="x = 0: inf, but 0 where g = 0 (the 0·inf rule, as TensorFlow's sqrt); "
+                     "see ap.norm for a norm with the subgradient 0 at 0",
                numpy=(np.sqrt,))
 square = _unary("square", np.square, lambda ans, x: 2.0 * x, "diag(2x)", "dx = 2 x g")
-tanh = _unary("tanh", np.tanh, lambda ans, x: 1.0 - ans * ans, "diag(1 - tanh(x)^2)",
-              "dx = g * (1 - y^2), y = tanh(x)")
+_COSH_MAX = (710.0, 89.0)  # float64, float32: the largest |x| with a finite cosh(x)
+
+
+def _sech2(ans, x):
+    # 1 / cosh(x)^2 from the input: 1 - tanh(x)^2 cancels to 0 once tanh(x) rounds to +-1
+    # (x = 20: the true 1.70e-17; float32 x = -9: 2x too large). 0 only below ~1e-308.
+    # 1/cosh, then squared: cosh is finite up to |x| = 710 (float64; 89 in float32), where
+    # (1/cosh)^2 underflows quietly to 0 already; the clip only keeps cosh from warning
+    # (np.errstate around ufuncs costs 10x the computation)
+    bound = _COSH_MAX[getattr(x, "dtype", None) == np.float32]
+    if type(x) is np.ndarray and x.ndim:  # plain backward: one temporary, in place (speed)
+        r = np.clip(x, -bound, bound)
+        np.cosh(r, out=r)
+        np.divide(1.0, r, out=r)
+        return np.multiply(r, r, out=r)
+    r = 1.0 / np.cosh(np.clip(x, -bound, bound))  # Tensors: recorded (higher orders)
+    return r * r
+
+
+tanh = _unary("tanh", np.tanh, _sech2, "diag(1 - tanh(x)^2) = diag(1 / cosh(x)^2)",
+              "dx = g / cosh(x)^2 (from the input: 1 - y^2 cancels where |y| rounds to 1)")
 
 
 def _sigmoid_fwd(x):
@@ -163,19 +206,29 @@ def _sigmoid_fwd(x):
     return np.exp(-np.logaddexp(0.0, -x))
 
 
-sigmoid = defprim("sigmoid", _sigmoid_fwd, lambda g, ans, x: g * ans * (1.0 - ans),
-                  jvp=lambda t, ans, x: t * ans * (1.0 - ans),
-                  jacobian="diag(s(1-s)), s = sigmoid(x)", vjp="dx = g * s * (1 - s)", shapes=SAME)
+def _sigmoid_d(ans, x):
+    # s(x) s(-x) = s(x) (1 - s(x)), with 1 - s(x) computed as s(-x): no cancellation where
+    # s(x) rounds to 1 (x = 40: the true 4.25e-18, not 0)
+    return ans * (sigmoid(-x) if isinstance(x, Tensor) else _sigmoid_fwd(-x))
+
+
+sigmoid = defprim("sigmoid", _sigmoid_fwd, lambda g, ans, x: times(g, _sigmoid_d(ans, x)),
+                  jvp=lambda t, ans, x: times(t, _sigmoid_d(ans, x)),
+                  jacobian="diag(s(1-s)), s = sigmoid(x)",
+                  vjp="dx = g * s(x) * s(-x) (= s (1 - s), without the cancellation of 1 - s)",
+                  shapes=SAME)
 relu = _unary("relu", lambda x: np.maximum(x, 0), lambda ans, x: x > 0, "diag([x > 0])",
               "dx = g * [x > 0]", kinks="relu'(0) = 0", numpy=False)
 absolute = _unary("absolute", np.abs, lambda ans, x: np.sign(x), "diag(sign(x))",
                   "dx = g * sign(x)", kinks="abs'(0) = 0", methods=("__abs__",))
 sin = _unary("sin", np.sin, lambda ans, x: np.cos(x), "diag(cos x)", "dx = g cos(x)")
-cos = defprim("cos", np.cos, lambda g, ans, x: -g * np.sin(x), jvp=lambda t, ans, x: -t * np.sin(x),
+cos = defprim("cos", np.cos, lambda g, ans, x: times(g, -np.sin(x)), jvp=lambda t, ans, x: times(t, -np.sin(x)),
               jacobian="diag(-sin x)", vjp="dx = -g sin(x)", shapes=SAME, numpy=(np.cos,))
-log1p = defprim("log1p", np.log1p, lambda g, ans, x: g / (1.0 + x), jvp=lambda t, ans, x: t / (1.0 + x),
+log1p = defprim("log1p", np.log1p, lambda g, ans, x: zero_rule(g, g / (1.0 + x)),
+                jvp=lambda t, ans, x: zero_rule(t, t / (1.0 + x)),
                 jacobian="diag(1/(1+x))", vjp="dx = g / (1 + x)", shapes=SAME, numpy=(np.log1p,))
-expm1 = _unary("expm1", np.expm1, lambda ans, x: ans + 1.0, "diag(exp(x))", "dx = g * (y + 1)")
+expm1 = _unary("expm1", np.expm1, lambda ans, x: np.exp(x), "diag(exp(x))",
+               "dx = g * exp(x) (not y + 1, which keeps no relative precision for x << 0)")
 
 try:  # scipy ships with scikit-learn; math.erf is the fallback
     from scipy.special import erf as _erf
@@ -188,13 +241,13 @@ except ImportError:  # pragma: no cover
 
 _TWO_OVER_SQRT_PI = 2.0 / np.sqrt(np.pi)
 erf = defprim("erf", lambda x: np.asarray(_erf(x), dtype=np.result_type(x, np.float32)),
-              lambda g, ans, x: g * _TWO_OVER_SQRT_PI * np.exp(-(x * x)),
-              jvp=lambda t, ans, x: t * _TWO_OVER_SQRT_PI * np.exp(-(x * x)),
+              lambda g, ans, x: times(g, _TWO_OVER_SQRT_PI * np.exp(-(x * x))),
+              jvp=lambda t, ans, x: times(t, _TWO_OVER_SQRT_PI * np.exp(-(x * x))),
               jacobian="diag(2/sqrt(pi) exp(-x^2))", vjp="dx = g * 2/sqrt(pi) * exp(-x^2)",
               shapes=SAME)
 erfc = defprim("erfc", lambda x: np.asarray(_erfc(x), dtype=np.result_type(x, np.float32)),
-               lambda g, ans, x: -g * _TWO_OVER_SQRT_PI * np.exp(-(x * x)),
-               jvp=lambda t, ans, x: -t * _TWO_OVER_SQRT_PI * np.exp(-(x * x)),
+               lambda g, ans, x: times(g, -_TWO_OVER_SQRT_PI * np.exp(-(x * x))),
+               jvp=lambda t, ans, x: times(t, -_TWO_OVER_SQRT_PI * np.exp(-(x * x))),
                jacobian="diag(-2/sqrt(pi) exp(-x^2))", vjp="dx = -g * 2/sqrt(pi) * exp(-x^2)",
                shapes=SAME, kinks="keeps relative accuracy for large x, where 1 - erf(x) cancels")
 cast = defprim("cast", lambda x, dtype: np.asarray(x).astype(dtype),
@@ -203,37 +256,40 @@ cast = defprim("cast", lambda x, dtype: np.asarray(x).astype(dtype),
                shapes=SAME, methods=("astype",),
                kinks="a cast to an integer or bool dtype is not differentiable: no gradient")
 reciprocal = defprim(
-    "reciprocal", np.reciprocal, lambda g, ans, x: -g * ans * ans,
-    jvp=lambda t, ans, x: -t * ans * ans,
+    "reciprocal", np.reciprocal, lambda g, ans, x: times(g, -(ans * ans)),
+    jvp=lambda t, ans, x: times(t, -(ans * ans)),
     jacobian="diag(-1/x^2)", vjp="dx = -g / x^2 (= -g y^2)", shapes=SAME,
     kinks="x = 0: inf (as numpy)", numpy=(np.reciprocal,),
 )
 log2 = defprim(
-    "log2", np.log2, lambda g, ans, x: g / (x * _LN2), jvp=lambda t, ans, x: t / (x * _LN2),
+    "log2", np.log2, lambda g, ans, x: zero_rule(g, g / (x * _LN2)),
+    jvp=lambda t, ans, x: zero_rule(t, t / (x * _LN2)),
     jacobian="diag(1/(x ln 2))", vjp="dx = g / (x ln 2)", shapes=SAME,
     kinks="x = 0: inf; x < 0: nan (as numpy)", numpy=(np.log2,),
 )
 log10 = defprim(
-    "log10", np.log10, lambda g, ans, x: g / (x * _LN10), jvp=lambda t, ans, x: t / (x * _LN10),
+    "log10", np.log10, lambda g, ans, x: zero_rule(g, g / (x * _LN10)),
+    jvp=lambda t, ans, x: zero_rule(t, t / (x * _LN10)),
     jacobian="diag(1/(x ln 10))", vjp="dx = g / (x ln 10)", shapes=SAME,
     kinks="x = 0: inf; x < 0: nan (as numpy)", numpy=(np.log10,),
 )
 tan = _unary("tan", np.tan, lambda ans, x: 1.0 + ans * ans, "diag(1 + tan(x)^2)",
              "dx = g (1 + y^2), y = tan(x)", kinks="poles at pi/2 + k pi")
 arcsin = defprim(
-    "arcsin", np.arcsin, lambda g, ans, x: g / np.sqrt(1.0 - x * x),
-    jvp=lambda t, ans, x: t / np.sqrt(1.0 - x * x),
+    "arcsin", np.arcsin, lambda g, ans, x: zero_rule(g, g / np.sqrt(1.0 - x * x)),
+    jvp=lambda t, ans, x: zero_rule(t, t / np.sqrt(1.0 - x * x)),
     jacobian="diag(1/sqrt(1 - x^2))", vjp="dx = g / sqrt(1 - x^2)", shapes=SAME,
     kinks="|x| = 1: inf; |x| > 1: nan", numpy=(np.arcsin,),
 )
 arccos = defprim(
-    "arccos", np.arccos, lambda g, ans, x: -g / np.sqrt(1.0 - x * x),
-    jvp=lambda t, ans, x: -t / np.sqrt(1.0 - x * x),
+    "arccos", np.arccos, lambda g, ans, x: zero_rule(g, -g / np.sqrt(1.0 - x * x)),
+    jvp=lambda t, ans, x: zero_rule(t, -t / np.sqrt(1.0 - x * x)),
     jacobian="diag(-1/sqrt(1 - x^2))", vjp="dx = -g / sqrt(1 - x^2)", shapes=SAME,
     kinks="|x| = 1: -inf; |x| > 1: nan", numpy=(np.arccos,),
 )
 arctan = defprim(
-    "arctan", np.arctan, lambda g, ans, x: g / (1.0 + x * x), jvp=lambda t, ans, x: t / (1.0 + x * x),
+    "arctan", np.arctan, lambda g, ans, x: zero_rule(g, g / (1.0 + x * x)),
+    jvp=lambda t, ans, x: zero_rule(t, t / (1.0 + x * x)),
     jacobian="diag(1/(1 + x^2))", vjp="dx = g / (1 + x^2)", shapes=SAME, numpy=(np.arctan,),
 )
 sinh = _unary("sinh", np.sinh, lambda ans, x: np.cosh(x), "diag(cosh x)", "dx = g cosh(x)")

@@ -13,8 +13,8 @@ import numpy as np
 
 from ..registry import PRIMITIVES, defcomposite, defnondiff, defprim, linear_jvp
 from ..tensor import Tensor
-from ._common import SAME, _check_kw, _count, _keep_reduced, _shape, _t
-from .elementwise import absolute
+from ._common import SAME, _axes_tuple, _check_kw, _count, _keep_reduced, _shape, _t, times
+from .elementwise import _share_of, absolute, where
 
 __all__ = [
     "sum", "mean", "max", "min", "prod", "cumsum", "logsumexp", "log_softmax", "softmax",
@@ -82,12 +82,35 @@ min = _extreme("min", np.min, "minimal")  # noqa: A001
 
 
 def _prod_others(x, axis):
-    """prod of the other elements along ``axis`` (keepdims shape of x), exact with zeros."""
+    """prod of the other elements along ``axis`` (x's shape), exact with zeros.
+
+    On Tensors (an outer tape or accumulator differentiates the VJP/JVP) it is built from
+    recorded primitives whose derivatives are exact at zeros too: row ``i`` of
+    ``M = where(I, 1, x)`` holds the others of ``x_i`` and ``prod(M, -1)`` multiplies them
+    (O(n^2) memory per reduced row, only when differentiating twice). The masked formula
+    below would give wrong second derivatives at an exact 0 (x = [0, 2]: H [1, 1] = [1, 1])."""
+    if isinstance(x, Tensor):
+        return _prod_others_recorded(x, axis)
     zero = x == 0
     nz = np.sum(zero, axis=axis, keepdims=True)
     safe = np.where(zero, 1.0, x)
     p = np.prod(safe, axis=axis, keepdims=True)
     return np.where(nz == 0, p / safe, np.where(zero * (nz == 1), p, 0.0))
+
+
+def _prod_others_recorded(x, axis):
+    from .shape import reshape, transpose  # the shape family imports this one's neighbours
+
+    nd = x.ndim
+    axes = tuple(range(nd)) if axis is None else tuple(sorted(_axes_tuple(axis, nd)))
+    perm = tuple(d for d in range(nd) if d not in axes) + axes
+    xt = transpose(x, axes=perm)
+    n = _count(x.shape, axes)
+    lead = xt.shape[:nd - len(axes)]
+    m = where(np.eye(n, dtype=bool), np.ones((), x.dtype), reshape(xt, shape=lead + (1, n)))
+    others = reshape(prod(m, axis=-1), shape=xt.shape)
+    inverse = tuple(int(i) for i in np.argsort(perm))
+    return transpose(others, axes=inverse)
 
 
 prod = defprim(
@@ -98,7 +121,7 @@ prod = defprim(
         t * _prod_others(x, axis), axis=axis, keepdims=keepdims),
     jacobian="d prod/dx_i = product of the other elements", vjp="dx_i = g * prod_{j != i} x_j",
     shapes=_REDUCED, numpy=((np.prod, _np_reduction("prod")),), methods=("prod",),
-    kinks="exact with zeros (no division by x); second derivatives at an exact 0 are not",
+    kinks="exact with zeros (no division by x), second and higher derivatives too",
 )
 
 
@@ -130,12 +153,13 @@ def _logsumexp_fwd(x, axis=None, keepdims=False):
 
 logsumexp = defprim(
     "logsumexp", _logsumexp_fwd,
-    lambda g, ans, x, axis=None, keepdims=False: _keep_reduced(g, x.shape, axis, keepdims)
-    * np.exp(x - _keep_reduced(ans, x.shape, axis, keepdims)),
+    lambda g, ans, x, axis=None, keepdims=False: times(
+        _keep_reduced(g, x.shape, axis, keepdims), _share_of(x, _keep_reduced(ans, x.shape, axis, keepdims))),
     jvp=lambda t, ans, x, axis=None, keepdims=False: np.sum(
-        t * np.exp(x - _keep_reduced(ans, _shape(x), axis, keepdims)), axis=axis, keepdims=keepdims),
+        times(t, _share_of(x, _keep_reduced(ans, _shape(x), axis, keepdims))), axis=axis, keepdims=keepdims),
     jacobian="softmax(x) along the axis", vjp="dx = g * softmax(x)", shapes=_REDUCED,
-    kinks="computed as m + log(sum(exp(x - m))), m = max: no overflow",
+    kinks="computed as m + log(sum(exp(x - m))), m = max: no overflow; an input at -inf (masked) "
+          "gets 0, also when every input is -inf (the result is -inf, the gradient 0, never nan)",
 )
 
 
@@ -309,11 +333,19 @@ def matrix_norm(x, /, *, keepdims=False, ord="fro"):  # noqa: A002
         raise ValueError(f"numpy.linalg.matrix_norm: x must have at least 2 axes; got shape {x.shape}")
     return _matrix_norm(x, ord, (x.ndim - 2, x.ndim - 1), bool(keepdims))
 
-argmax = defnondiff("argmax", lambda x, axis=None: np.argmax(x, axis=axis), "an index is an integer",
-                    numpy=(np.argmax,), np_call=lambda a, axis=None, **kw: argmax(a, axis=axis),
+def _np_arg(name):
+    def fn(a, axis=None, out=None, *, keepdims=False):
+        _check_kw(name, {"out": out})
+        return PRIMITIVES[name](a, axis=axis, keepdims=bool(keepdims))
+    fn.__name__ = name
+    return fn
+
+
+argmax = defnondiff("argmax", lambda x, axis=None, keepdims=False: np.argmax(x, axis=axis, keepdims=keepdims),
+                    "an index is an integer", numpy=(np.argmax,), np_call=_np_arg("argmax"),
                     methods=("argmax",))
-argmin = defnondiff("argmin", lambda x, axis=None: np.argmin(x, axis=axis), "an index is an integer",
-                    numpy=(np.argmin,), np_call=lambda a, axis=None, **kw: argmin(a, axis=axis),
+argmin = defnondiff("argmin", lambda x, axis=None, keepdims=False: np.argmin(x, axis=axis, keepdims=keepdims),
+                    "an index is an integer", numpy=(np.argmin,), np_call=_np_arg("argmin"),
                     methods=("argmin",))
 
 
