@@ -100,7 +100,10 @@ def _axpy(alpha, v, x):
 def _as_tensor(x):
     if isinstance(x, (list, tuple)):
         return type(x)(_as_tensor(a) for a in x)
-    return x if isinstance(x, Tensor) else ap.constant(onp.asarray(x, dtype=float))
+    if isinstance(x, Tensor):
+        return x
+    v = onp.asarray(x)
+    return ap.constant(v if v.dtype.kind == "f" else v.astype(float))
 
 
 def _flat(x):
@@ -347,6 +350,16 @@ def _routed(name, np_fn, ap_ns):
     return fn
 
 
+class _RoutedIndex:
+    """``np.r_[...]``-style objects: autoprop's for Tensors, numpy's otherwise."""
+
+    def __init__(self, np_obj, ap_obj):
+        self.np_obj, self.ap_obj = np_obj, ap_obj
+
+    def __getitem__(self, key):
+        return (self.ap_obj if _has_tensor(key) else self.np_obj)[key]
+
+
 class _Stand(types.ModuleType):
     """A module whose attributes are numpy's (``np_mod``), routed to ``ap_ns`` for Tensors."""
 
@@ -358,6 +371,8 @@ class _Stand(types.ModuleType):
         obj = getattr(self._np, name)
         if callable(obj) and not isinstance(obj, type):
             obj = _routed(name, obj, self._ap)
+        elif hasattr(obj, "__getitem__") and hasattr(self._ap, name):  # np.r_, np.c_
+            obj = _RoutedIndex(obj, getattr(self._ap, name))
         self.__dict__[name] = obj
         return obj
 
