@@ -103,6 +103,10 @@ def einsum_diagonals(spec, ops, gather):
     their diagonals (``gather(op, positions)``), so each subscript has distinct letters."""
     ins, arrow, out = spec.partition("->")
     subs = ins.split(",")
+    if not arrow and any(len(set(s)) != len(s) for s in subs if "..." not in s):
+        letters = ins.replace(",", "").replace(".", "")  # numpy's implicit output, made explicit
+        arrow, out = "->", ("..." if "..." in ins else "") + "".join(
+            sorted(c for c in set(letters) if letters.count(c) == 1))
     for k, (sub, op) in enumerate(zip(subs, ops)):
         if "..." in sub or len(set(sub)) == len(sub):
             continue
