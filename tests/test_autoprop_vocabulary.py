@@ -230,6 +230,13 @@ def test_options_without_a_derivative_are_refused_by_name():
         np.gradient(x, np.array([0.0, 1.0, 3.0]), axis=1)
     with pytest.raises(TypeError, match="complex"):
         np.real(ap.constant(np.array([1 + 2j])))
+    with pytest.raises(TypeError, match="casting='unsafe'"):
+        np.vstack([x, x], casting="unsafe")
+    # options that change values work: dtype, and NaN in a median
+    assert np.vstack([x, x], dtype=np.float32).dtype == np.float32
+    assert np.cov(x, dtype=np.float32).dtype == np.float32
+    v = np.array([[1.0, np.nan, 3.0], [1.0, 2.0, 4.0]])
+    np.testing.assert_array_equal(np.median(ap.constant(v), axis=1).numpy(), np.median(v, axis=1))
 
 
 def test_registry_records_of_the_new_families_are_complete():

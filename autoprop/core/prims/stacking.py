@@ -191,10 +191,18 @@ def _list(tup, name):
     return [_t(a) for a in tup]
 
 
+def _as_dtype(out, dtype, casting, name):
+    """numpy's ``dtype``/``casting`` options of the stacking functions: a cast, or refused."""
+    if casting != "same_kind":
+        raise TypeError(f"autoprop cannot record numpy.{name}(..., casting={casting!r}): only "
+                        "the default 'same_kind' is recorded")
+    return out if dtype is None or np.dtype(dtype) == out.dtype else out.astype(dtype)
+
+
 @defcomposite("vstack", "concatenate(atleast_2d(x_i), axis=0)", numpy=(np.vstack,))
 def vstack(tup, *, dtype=None, casting="same_kind"):
     parts = [atleast_2d(a) for a in _list(tup, "vstack")]
-    return concatenate(*parts, axis=0)
+    return _as_dtype(concatenate(*parts, axis=0), dtype, casting, "vstack")
 
 
 row_stack = vstack
@@ -204,7 +212,8 @@ row_stack = vstack
               numpy=(np.hstack,))
 def hstack(tup, *, dtype=None, casting="same_kind"):
     parts = [atleast_1d(a) for a in _list(tup, "hstack")]
-    return concatenate(*parts, axis=0 if parts and parts[0].ndim == 1 else 1)
+    out = concatenate(*parts, axis=0 if parts and parts[0].ndim == 1 else 1)
+    return _as_dtype(out, dtype, casting, "hstack")
 
 
 @defcomposite("dstack", "concatenate(atleast_3d(x_i), axis=2)", numpy=(np.dstack,))
@@ -395,6 +404,8 @@ def vdot(a, b):
 @defcomposite("linspace", "start + arange(num) * (stop - start) / div, the last point = stop",
               numpy=(np.linspace,))
 def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0, *, device=None):
+    if device not in (None, "cpu"):
+        raise TypeError(f"numpy.linspace: device={device!r}; autoprop runs on the CPU only")
     start, stop = _t(start), _t(stop)
     num = int(num)
     if num < 0:
@@ -482,7 +493,9 @@ def median(a, axis=None, out=None, overwrite_input=False, keepdims=False):
     n = a.shape[ax]
     s = sort(a, axis=ax)
     mid = _S(n // 2, n // 2 + 1) if n % 2 else _S(n // 2 - 1, n // 2 + 1)
-    return mean(getitem(s, _sl(a.ndim, ax, mid)), axis=ax, keepdims=bool(keepdims))
+    m = mean(getitem(s, _sl(a.ndim, ax, mid)), axis=ax, keepdims=bool(keepdims))
+    has_nan = np.any(np.isnan(a._value), axis=ax, keepdims=bool(keepdims))
+    return where(has_nan, np.asarray(np.nan, a.dtype), m) if np.any(has_nan) else m
 
 
 @defcomposite("average", "sum(w x) / sum(w) (weights None: mean)", numpy=(np.average,))
@@ -568,12 +581,13 @@ def cov(m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweights=N
     n = X.shape[1]
     Xc = X - mean(X, axis=1, keepdims=True)
     c = (Xc @ transpose(Xc)) / float(n - ddof)
-    return reshape(c, shape=tuple(d for d in c.shape if d != 1)) if 1 in c.shape else c
+    c = reshape(c, shape=tuple(d for d in c.shape if d != 1)) if 1 in c.shape else c
+    return _as_dtype(c, dtype, "same_kind", "cov")
 
 
 @defcomposite("corrcoef", "cov / (std_i std_j), clipped to [-1, 1] as numpy", numpy=(np.corrcoef,))
 def corrcoef(x, y=None, rowvar=True, *, dtype=None):
-    c = cov(x, y, rowvar)
+    c = cov(x, y, rowvar, dtype=dtype)
     if c.ndim == 0:
         return c / c
     d = sqrt(diagonal(c))
