@@ -133,23 +133,10 @@ triu = _F[_np.triu]
 tril = _F[_np.tril]
 
 # more ufuncs (prims/special.py); erf/erfc are scipy.special's (public here too)
-exp2 = _R.exp2
-cbrt = _R.cbrt
-arcsinh = _R.arcsinh
-arccosh = _R.arccosh
-arctanh = _R.arctanh
-hypot = _R.hypot
-logaddexp2 = _R.logaddexp2
-fmax = _R.fmax
-fmin = _R.fmin
-remainder = mod = _R.remainder
-fmod = _R.fmod
-trunc = fix = _R.trunc
-erf = _R.erf
-erfc = _R.erfc
-conj = conjugate = _R.conj
-for _name in ("sinc", "fabs", "deg2rad", "rad2deg", "radians", "degrees", "real", "imag",
-              "nan_to_num",
+mod, fix, conjugate = _R.remainder, _R.trunc, _R.conj
+for _name in ("exp2", "cbrt", "arcsinh", "arccosh", "arctanh", "hypot", "logaddexp2", "fmax",
+              "fmin", "remainder", "fmod", "trunc", "erf", "erfc", "conj", "sinc", "fabs",
+              "deg2rad", "rad2deg", "radians", "degrees", "real", "imag", "nan_to_num",
               # stacking, splitting, rearranging, statistics (prims/stacking.py)
               "vstack", "hstack", "dstack", "column_stack", "append", "atleast_1d", "atleast_2d",
               "atleast_3d", "repeat", "tile", "roll", "rot90", "fliplr", "flipud", "rollaxis",

@@ -28,14 +28,10 @@ import numpy as _np
 from ..core import registry as _R
 from ..core.prims._common import _t
 
-expit = _R.expit
-logit = _R.logit
-xlogy = _R.xlogy
-gammaln = _R.gammaln
+# scipy's ufuncs: the records (scipy.special.expit(tensor) reaches the same ones)
+expit, logit, xlogy, gammaln, erf, erfc, erfinv = (
+    _R.expit, _R.logit, _R.xlogy, _R.gammaln, _R.erf, _R.erfc, _R.erfinv)
 digamma = psi = _R.digamma
-erf = _R.erf
-erfc = _R.erfc
-erfinv = _R.erfinv
 
 
 def _axis(axis):
