@@ -18,6 +18,7 @@ import subprocess
 import sys
 import tarfile
 
+import numpy as np
 import pytest
 
 pytestmark = pytest.mark.peer
@@ -60,7 +61,7 @@ def run_peer_suite(tests_dir, out):
     cmd = [sys.executable, "-m", "pytest", "-c", str(ini), "--rootdir", str(tests_dir),
            "-p", "peer_adapter", "-p", "no:cacheprovider", "-p", "no:xdist", "-q",
            "--no-header", "-W", "ignore", *[str(tests_dir / f) for f in FILES]]
-    subprocess.run(cmd, capture_output=True, text=True, timeout=900, env=env, cwd=tests_dir)
+    subprocess.run(cmd, capture_output=True, text=True, timeout=540, env=env, cwd=tests_dir)
     return json.loads(out.read_text())
 
 
@@ -84,3 +85,51 @@ def test_autograd_numpy_test_files_pass_through_the_adapter(autograd_tests, tmp_
     assert c["passed"] + c["failed"] > 200  # the files were collected and run
     rate = c["passed"] / (c["passed"] + c["failed"])
     assert rate >= TARGET, f"{c}; failed: {failed}"
+
+
+# --- the adapter itself (in this process: nothing installed in sys.modules) ----------------
+def test_the_adapters_check_grads_catches_a_wrong_derivative_in_each_mode():
+    import peer_adapter as P
+
+    import autoprop as ap
+
+    @ap.custom_gradient
+    def wrong_vjp(x):  # sin, with the VJP of 1.1 sin
+        return np.sin(x), lambda g: g * 1.1 * np.cos(x)
+
+    def wrong_jvp(x):  # cos(x) recorded as a primitive-free identity: tangent 0
+        return ap.stop_gradient(np.cos(x)) + 0.0 * x
+
+    x = np.array([0.3, -0.7])
+    P.check_grads(lambda z: np.sin(z) * z, modes=["fwd", "rev"], order=2)(x)  # a correct one
+    with pytest.raises(AssertionError, match="VJP check"):
+        P.check_grads(wrong_vjp, modes=["rev"], order=1)(x)
+    with pytest.raises(AssertionError, match="JVP check"):
+        P.check_grads(wrong_jvp, modes=["fwd"], order=1)(x)
+    # second order: the first derivative is right, the second is not (sin'' taken as 0)
+
+    @ap.custom_gradient
+    def flat_second(z):
+        return np.sin(z), lambda g: g * np.cos(z.numpy())  # cos as a constant: no curvature
+    P.check_grads(flat_second, modes=["rev"], order=1)(x)
+    with pytest.raises(AssertionError, match="VJP check"):
+        P.check_grads(flat_second, modes=["rev"], order=2)(x)
+
+
+def test_the_adapters_derivative_operators_follow_autograd():
+    import autograd
+    import autograd.numpy as agn
+    import peer_adapter as P
+
+    x = np.array([0.4, 1.3, -0.2])
+    f = lambda z: np.sum(np.tanh(z) ** 2)  # noqa: E731
+    fa = lambda z: agn.sum(agn.tanh(z) ** 2)  # noqa: E731
+    np.testing.assert_allclose(P.grad(f)(x), autograd.grad(fa)(x), rtol=1e-13)
+    v, g = P.value_and_grad(f)(x)
+    assert np.isclose(v, fa(x)) and isinstance(g, np.ndarray)
+    np.testing.assert_allclose(P.jacobian(np.tanh)(x), autograd.jacobian(agn.tanh)(x), rtol=1e-13)
+    np.testing.assert_allclose(P.elementwise_grad(np.tanh)(x),
+                               autograd.elementwise_grad(agn.tanh)(x), rtol=1e-13)
+    np.testing.assert_allclose(P.grad(P.grad(lambda z: np.sin(z) * z))(0.7),
+                               autograd.grad(autograd.grad(lambda z: agn.sin(z) * z))(0.7), rtol=1e-13)
+    assert "autograd" not in sys.modules or sys.modules["autograd"] is autograd  # not installed here
