@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 
 import autoprop as ap
-from autoprop.core import registry as R
 import autoprop.numpy as anp
+from autoprop.core import registry as R
 
 rng = np.random.default_rng(2024)
 

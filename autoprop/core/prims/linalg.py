@@ -19,7 +19,8 @@ import numpy as np
 
 from ..registry import _Variadic, defcomposite, defprim, linear_jvp
 from ..tensor import Tensor
-from ._common import _check_kw, _mT, _no_out, _shape, _t, _value, einsum_diagonals, einsum_operands, unbroadcast
+from . import _common
+from ._common import _check_kw, _mT, _no_out, _shape, _t, _value, unbroadcast
 from .elementwise import multiply
 from .shape import concatenate, reshape
 
@@ -180,7 +181,8 @@ def _einsum_vjp(i, g, ans, *ops, subscripts):
 
 def _np_einsum(*operands, out=None, optimize=False, **kw):
     _check_kw("einsum", dict(kw, out=out))  # interleaved form and 'ii' diagonals: _common
-    spec, ops = einsum_diagonals(*einsum_operands(operands), lambda o, p: reshape(o, shape=(-1,))[p])
+    spec, ops = _common.einsum_diagonals(*_common.einsum_operands(operands),
+                                         lambda o, p: reshape(o, shape=(-1,))[p])
     ops = [_t(o) for o in ops]
     return einsum(*ops, subscripts=_einsum_normalize(spec, [o.shape for o in ops]))
 
