@@ -1,8 +1,10 @@
-"""Exercise notebooks: ``gradcheck assignment release`` makes the student version of a solution notebook.
+"""Exercises: ``gradcheck assignment release`` makes the student version of a solution notebook
+or lesson.
 
 ::
 
     gradcheck assignment release notebooks/07-exercises.ipynb --out build/student
+    gradcheck assignment release lessons/23-layernorm.md lessons/32b-gru.md --out build/student
 
 The solution notebook marks, inside code cells, with nbgrader's markers:
 
@@ -28,6 +30,18 @@ included), outputs and execution counts are cleared. A marker that is misspelt
 nested or unbalanced is a usage error (exit 2) naming the cell and line, so no
 solution leaks into the student version by accident. Needs ``nbformat``
 (``pip install 'backprop-lab[notebooks]'``).
+
+A Markdown lesson (``.md``) is released by the same rules, its fenced code blocks as code
+cells and the text between them as Markdown cells:
+
+* in a code block, ``### BEGIN SOLUTION`` ... ``### END SOLUTION`` becomes
+  ``# YOUR CODE HERE`` / ``raise NotImplementedError("Exercise N: ...")``; ``N`` counts the
+  code blocks that hold a solution, or is given in the fence's info string
+  (```` ```python file=rmsnorm.py exercise=2 ````);
+* in the text, ``<!-- BEGIN SOLUTION -->`` ... ``<!-- END SOLUTION -->`` (HTML comments,
+  invisible when the lesson is rendered) becomes ``YOUR ANSWER HERE``.
+
+A misspelt HTML marker is a usage error as in a notebook.
 """
 
 from __future__ import annotations
@@ -50,6 +64,7 @@ __all__ = [
     "ReleaseReport",
     "student_source",
     "student_notebook",
+    "student_markdown",
     "release",
     "add_assignment_parser",
     "cmd_release",
@@ -61,6 +76,12 @@ BEGIN_HIDDEN_TESTS = "### BEGIN HIDDEN TESTS"
 END_HIDDEN_TESTS = "### END HIDDEN TESTS"
 _MARKERS = (BEGIN_SOLUTION, END_SOLUTION, BEGIN_HIDDEN_TESTS, END_HIDDEN_TESTS)
 _LOOKS_LIKE_MARKER = re.compile(r"^\s*#+\s*(BEGIN|END)\b.*\b(SOLUTION|HIDDEN)", re.IGNORECASE)
+MD_BEGIN_SOLUTION = "<!-- BEGIN SOLUTION -->"
+MD_END_SOLUTION = "<!-- END SOLUTION -->"
+_MD_MARKERS = {MD_BEGIN_SOLUTION: BEGIN_SOLUTION, MD_END_SOLUTION: END_SOLUTION}
+_MD_LOOKS_LIKE_MARKER = re.compile(r"<!--\s*(BEGIN|END)\b.*\b(SOLUTION|HIDDEN)", re.IGNORECASE)
+_FENCE = re.compile(r"^\s*(`{3,}|~{3,})(.*)$")
+_EXERCISE_N = re.compile(r"\bexercise=(\d+)\b")
 _DEF = re.compile(r"^\s*(?:async\s+)?def\s+(\w+)")
 _CLASS = re.compile(r"^\s*class\s+(\w+)")
 
@@ -237,32 +258,110 @@ def student_notebook(nb: Any) -> tuple[Any, list[str], int, int]:
     return new, messages, n_sol, n_hidden
 
 
-def release(source: str | os.PathLike, out_dir: str | os.PathLike) -> ReleaseReport:
-    """Write the student version of the solution notebook ``source`` to ``out_dir/<same name>``.
+def _segments(text: str) -> list[tuple[bool, int, str, list[str]]]:
+    """Split Markdown into ``(is_code, first line number, fence info, lines)``: the bodies of
+    fenced code blocks and the text between them (fence lines themselves in the text)."""
+    out: list[tuple[bool, int, str, list[str]]] = []
+    lines = text.splitlines()
+    buf: list[str] = []
+    start, fence, info = 1, None, ""
+    for i, line in enumerate(lines, start=1):
+        m = _FENCE.match(line)
+        if fence is None and m:
+            buf.append(line)
+            out.append((False, start, "", buf))
+            fence, info, buf, start = m.group(1), m.group(2).strip(), [], i + 1
+        elif fence is not None and m and m.group(1).startswith(fence) and not m.group(2).strip():
+            out.append((True, start, info, buf))
+            buf, start, fence = [line], i, None
+        else:
+            buf.append(line)
+    if fence is not None:
+        raise UsageError(f"line {start - 1}: a code block ({fence}{info}) is never closed.")
+    out.append((False, start, "", buf))
+    return out
+
+
+def student_markdown(text: str) -> tuple[str, list[str], int]:
+    """The student version of a Markdown lesson's text (see the module docstring).
+
+    Returns
+    -------
+    (str, list of str, int)
+        The student text, the exercise messages, solution blocks replaced.
 
     Raises
     ------
     UsageError
-        ``source`` missing or not a notebook, no solution block in it, a bad
-        marker, or ``out_dir`` would overwrite ``source``.
+        A misspelt, nested or unbalanced marker (line named), an unclosed code block.
     """
-    nbformat = _nbformat()
+    parts: list[str] = []
+    messages: list[str] = []
+    n_sol = number = 0
+    for is_code, start, info, lines in _segments(text):
+        src = "\n".join(lines)
+        if is_code:
+            if any(line.strip() == BEGIN_SOLUTION for line in lines):
+                m = _EXERCISE_N.search(info)
+                number = int(m.group(1)) if m else number + 1
+            new, s, _, msgs = student_source(src, exercise=number, where=f"the code block from line {start}")
+        else:
+            for k, line in enumerate(lines):
+                if line.strip() not in _MD_MARKERS and _MD_LOOKS_LIKE_MARKER.search(line):
+                    raise UsageError(f"line {start + k}: {line.strip()!r} looks like a marker but is neither "
+                                     f"{MD_BEGIN_SOLUTION!r} nor {MD_END_SOLUTION!r}; fix its spelling so that "
+                                     f"no solution is released by accident.")
+            src = "\n".join(_MD_MARKERS.get(line.strip(), line) for line in lines)
+            new, s, _, msgs = student_source(src, markdown=True, where=f"the text from line {start}")
+        parts.append(new)
+        n_sol, messages = n_sol + s, messages + msgs
+    out = "\n".join(parts)
+    return out + ("\n" if text.endswith("\n") and not out.endswith("\n") else ""), messages, n_sol
+
+
+def _release_markdown(src: Path) -> tuple[str, list[str], int]:
+    try:
+        text = src.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise UsageError(f"{src} cannot be read as UTF-8 text: {exc}") from exc
+    try:
+        return student_markdown(text)
+    except UsageError as exc:
+        raise UsageError(f"{src}: {exc}") from exc
+
+
+def release(source: str | os.PathLike, out_dir: str | os.PathLike) -> ReleaseReport:
+    """Write the student version of the solution notebook or lesson ``source`` to
+    ``out_dir/<same name>``.
+
+    Raises
+    ------
+    UsageError
+        ``source`` missing or not a notebook (``.ipynb``) or Markdown lesson (``.md``),
+        no solution block in it, a bad marker, or ``out_dir`` would overwrite ``source``.
+    """
     src = Path(source)
     if not src.is_file():
         raise UsageError(f"SOURCE {str(src)!r} is not a file (looked in {os.getcwd()!r}).")
-    try:
-        nb = nbformat.read(src, as_version=4)
-    except Exception as exc:  # noqa: BLE001 - json, schema or encoding errors: all mean "not a notebook"
-        raise UsageError(f"{src} is not a readable Jupyter notebook: {type(exc).__name__}: {exc}") from exc
-    try:
-        student, messages, n_sol, n_hidden = student_notebook(nb)
-    except UsageError as exc:
-        raise UsageError(f"{src}: {exc}") from exc
+    if src.suffix == ".md":
+        student, (text, messages, n_sol), n_hidden = None, _release_markdown(src), 0
+    else:
+        nbformat = _nbformat()
+        try:
+            nb = nbformat.read(src, as_version=4)
+        except Exception as exc:  # noqa: BLE001 - json, schema or encoding errors: all mean "not a notebook"
+            raise UsageError(f"{src} is not a readable Jupyter notebook: {type(exc).__name__}: {exc}") from exc
+        try:
+            student, messages, n_sol, n_hidden = student_notebook(nb)
+        except UsageError as exc:
+            raise UsageError(f"{src}: {exc}") from exc
     if n_sol == 0:
-        raise UsageError(f"{src} has no {BEGIN_SOLUTION!r} block in any cell: nothing to release "
+        where = "code block or text" if student is None else "cell"
+        raise UsageError(f"{src} has no {BEGIN_SOLUTION!r} block in any {where}: nothing to release "
                          f"(is it already a student version?).")
-    if Path(out_dir).suffix == ".ipynb":
-        raise UsageError(f"--out {str(out_dir)!r} looks like a notebook file; --out takes a folder "
+    kind = {".ipynb": "a notebook", ".md": "a lesson"}.get(Path(out_dir).suffix)
+    if kind:
+        raise UsageError(f"--out {str(out_dir)!r} looks like {kind} file; --out takes a folder "
                          f"(the student version is written as FOLDER/{src.name}).")
     out = Path(out_dir) / src.name
     if out.resolve() == src.resolve():
@@ -272,9 +371,12 @@ def release(source: str | os.PathLike, out_dir: str | os.PathLike) -> ReleaseRep
     except OSError as exc:
         raise UsageError(f"--out {str(out_dir)!r} cannot be used as the output folder "
                          f"({exc.strerror or exc}); give a folder you can write to.") from exc
-    nbformat.validate(student)
     try:
-        nbformat.write(student, out)
+        if student is None:
+            out.write_text(text, encoding="utf-8")
+        else:
+            nbformat.validate(student)
+            nbformat.write(student, out)
     except OSError as exc:
         raise UsageError(f"--out {str(out_dir)!r}: cannot write {out} ({exc.strerror or exc}).") from exc
     return ReleaseReport(src, out, messages, n_sol, n_hidden)
@@ -283,23 +385,26 @@ def release(source: str | os.PathLike, out_dir: str | os.PathLike) -> ReleaseRep
 # --------------------------------------------------------------------------- command line
 
 DESCRIPTION = """\
-Make the student version of an exercise notebook: every block between '### BEGIN SOLUTION'
-and '### END SOLUTION' becomes '# YOUR CODE HERE' and
-'raise NotImplementedError("Exercise N: implement ...")' (same indentation), every block
-between '### BEGIN HIDDEN TESTS' and '### END HIDDEN TESTS' is removed, outputs are cleared.
-Writes DIR/<name of SOURCE>; never overwrites SOURCE."""
+Make the student version of an exercise notebook or lesson: every block between
+'### BEGIN SOLUTION' and '### END SOLUTION' (in a code cell, or a lesson's code block) becomes
+'# YOUR CODE HERE' and 'raise NotImplementedError("Exercise N: implement ...")' (same
+indentation), every block between '### BEGIN HIDDEN TESTS' and '### END HIDDEN TESTS' is
+removed, outputs are cleared; in a lesson's text, '<!-- BEGIN SOLUTION -->' ...
+'<!-- END SOLUTION -->' becomes 'YOUR ANSWER HERE'. Writes DIR/<name of SOURCE>; never
+overwrites SOURCE."""
 
 EXAMPLES = """\
 examples:
   gradcheck assignment release notebooks/07-exercises.ipynb --out build/student
+  gradcheck assignment release lessons/23-layernorm.md lessons/32b-gru.md --out build/student
 
 exit codes:
   0  the student version(s) written
-  2  usage error: SOURCE missing or not a notebook, no solution block, a misspelt, nested
+  2  usage error: SOURCE missing or not a notebook or lesson, no solution block, a misspelt, nested
      or unclosed marker (cell and line named), or --out would overwrite SOURCE
 
-Write outside notebooks/: the test suite runs every notebook there, and a student version
-stops at its first exercise.
+Write outside notebooks/ and lessons/: the test suite runs every notebook and lesson there,
+and a student version stops at its first exercise.
 """
 
 
@@ -311,14 +416,14 @@ def add_assignment_parser(sub: argparse._SubParsersAction, epilog: str = "") -> 
     """
     del epilog
     fmt = argparse.RawDescriptionHelpFormatter
-    a = sub.add_parser("assignment", help="exercise notebooks: make the student version (release)",
+    a = sub.add_parser("assignment", help="exercise notebooks and lessons: make the student version (release)",
                        description="Author exercise notebooks (nbgrader's markers).", epilog=EXAMPLES,
                        formatter_class=fmt)
     asub = a.add_subparsers(dest="assignment_command", metavar="{release}", required=True)
     r = asub.add_parser("release", help="write the student version of solution notebooks",
                         description=DESCRIPTION, epilog=EXAMPLES, formatter_class=fmt)
-    r.add_argument("sources", nargs="+", metavar="SOURCE.ipynb", help="solution notebook(s)")
-    r.add_argument("--out", required=True, metavar="DIR", help="folder for the student notebook(s)")
+    r.add_argument("sources", nargs="+", metavar="SOURCE", help="solution notebook(s) (.ipynb) or lesson(s) (.md)")
+    r.add_argument("--out", required=True, metavar="DIR", help="folder for the student version(s)")
     r.set_defaults(func=cmd_release)
     return a
 

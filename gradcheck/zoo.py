@@ -44,6 +44,14 @@ def _residual(ns: ModuleType, rng: np.random.Generator) -> Any:
     return ns.Residual(ns.Linear(5, 5, rng=rng), ns.Tanh(), ns.Linear(5, 5, rng=rng))
 
 
+def _tied(ns: ModuleType, rng: np.random.Generator) -> Any:
+    return ns.TiedEmbedding(7, 4, ns.Linear(4, 4, rng=rng), ns.Tanh(), rng=rng)
+
+
+def _ids(rng: np.random.Generator) -> np.ndarray:
+    return rng.integers(0, 7, size=9)  # 9 ids from 7 rows: some rows are read twice
+
+
 def _labels(rng: np.random.Generator, shape: tuple[int, ...]) -> np.ndarray:
     return rng.integers(0, shape[-1], size=shape[0])
 
@@ -148,6 +156,7 @@ ENTRIES: list[ZooEntry] = [
     ZooEntry("Dropout", input_shape=(4, 6), build=_fixed_dropout, training=True, variant="train"),
     ZooEntry("LayerNorm", {"normalized_shape": (3, 4)}, (2, 3, 4), variant="2d"),
     ZooEntry("Embedding", {"num_embeddings": 7, "dim": 3}, inputs=lambda rng: rng.integers(0, 7, size=(4, 5))),
+    ZooEntry("TiedEmbedding", build=_tied, inputs=_ids),
     ZooEntry("RNN", {"input_size": 3, "hidden_size": 4}, (2, 5, 3)),
     ZooEntry("LSTM", {"input_size": 3, "hidden_size": 4}, (2, 5, 3)),
     ZooEntry("GRU", {"input_size": 3, "hidden_size": 4}, (2, 5, 3)),
@@ -155,6 +164,9 @@ ENTRIES: list[ZooEntry] = [
     ZooEntry("ScaledDotProductAttention", {"causal": True}, [(2, 4, 3), (2, 4, 3), (2, 4, 5)], variant="causal"),
     ZooEntry("MultiHeadAttention", {"embed_dim": 6, "num_heads": 2}, (2, 4, 6)),
     ZooEntry("MultiHeadAttention", {"embed_dim": 6, "num_heads": 2, "causal": True}, (2, 4, 6), variant="causal"),
+    ZooEntry("TransformerBlock", {"embed_dim": 6, "num_heads": 2, "ff_dim": 8}, (2, 4, 6)),
+    ZooEntry("TransformerBlock", {"embed_dim": 6, "num_heads": 2, "ff_dim": 8, "norm_first": False,
+                                  "causal": True}, (2, 4, 6), variant="postLN-causal"),
     ZooEntry("GELU"),
     ZooEntry("GELU", {"approximate": "tanh"}, variant="tanh"),
     ZooEntry("SoftmaxCrossEntropy", input_shape=(8, 4), targets=_labels),

@@ -37,6 +37,7 @@ from .losses import (
 from .norm import BatchNorm1D, BatchNorm2D, LayerNorm
 from .optim import SGD, Adam, Optimizer, RMSProp
 from .recurrent import GRU, LSTM, RNN
+from .transformer import TiedEmbedding, TransformerBlock
 
 # Order matters: gradcheck's zoo lists layers and losses in this order.
 __all__ = [
@@ -62,11 +63,13 @@ __all__ = [
     "LayerNorm",
     "Dropout",
     "Embedding",
+    "TiedEmbedding",
     "RNN",
     "LSTM",
     "GRU",
     "ScaledDotProductAttention",
     "MultiHeadAttention",
+    "TransformerBlock",
     "SoftmaxCrossEntropy",
     "BinaryCrossEntropyWithLogits",
     "MeanSquaredError",

@@ -5,7 +5,21 @@ from __future__ import annotations
 from ._validation import check_layer
 from .training import accuracy, compile_args, fit_loop
 
-__all__ = ["Residual", "Sequential"]
+__all__ = ["Residual", "Sequential", "flat_dict"]
+
+
+def flat_dict(named_layers, attr: str) -> dict:
+    """One flat dict of the ``attr`` dicts (``params`` or ``grads``) of named sublayers.
+
+    Keys are ``"<name>.<key>"`` as in PyTorch's ``state_dict`` (``"0.W"``,
+    ``"self_attn.W_q"``); the values are the sublayers' own arrays, so in-place
+    optimizer updates reach them. A layer without ``attr`` contributes nothing.
+    """
+    return {
+        f"{name}.{key}": value
+        for name, layer in named_layers
+        for key, value in getattr(layer, attr, {}).items()
+    }
 
 
 class Sequential:
@@ -66,11 +80,7 @@ class Sequential:
         return self.forward(X, training=training)
 
     def _flat(self, attr: str) -> dict:
-        out = {}
-        for i, layer in enumerate(self.layers):
-            for name, value in getattr(layer, attr, {}).items():
-                out[f"{i}.{name}"] = value
-        return out
+        return flat_dict(enumerate(self.layers), attr)
 
     @property
     def params(self) -> dict:

@@ -285,3 +285,39 @@ def test_release_out_must_be_a_writable_folder(tmp_path):
                            capture_output=True, text=True)
         assert r.returncode == 2, (out, r.stderr)
         assert words in " ".join(r.stderr.split()) and "Traceback" not in r.stderr
+
+
+# --------------------------------------------------------------------------- lessons (Markdown)
+
+
+def test_markdown_lesson_release_replaces_code_and_text_solutions(tmp_path):
+    from gradcheck.assignment import student_markdown
+
+    text = ("# L\n\n```python file=a.py exercise=4\nclass A:\n    def backward(self, dY):\n"
+            "        ### BEGIN SOLUTION\n        return 2 * dY\n        ### END SOLUTION\n```\n\n"
+            "<!-- BEGIN SOLUTION -->\nThe answer is 2.\n<!-- END SOLUTION -->\n\n```text\n### not a marker\n```\n")
+    new, msgs, n = student_markdown(text)
+    assert msgs == ["Exercise 4: implement the backward of A"] and n == 2
+    assert new == ("# L\n\n```python file=a.py exercise=4\nclass A:\n    def backward(self, dY):\n"
+                   "        # YOUR CODE HERE\n"
+                   '        raise NotImplementedError("Exercise 4: implement the backward of A")\n```\n\n'
+                   "YOUR ANSWER HERE\n\n```text\n### not a marker\n```\n")
+    src = tmp_path / "lesson.md"
+    src.write_text(text)
+    rep = release(src, tmp_path / "out")
+    assert rep.path.read_text() == new and rep.solutions == 2
+
+
+@pytest.mark.parametrize("text, words", [
+    ("<!-- BEGIN SOLUTIONS -->\nx\n<!-- END SOLUTION -->\n", "looks like a marker"),
+    ("<!-- BEGIN SOLUTION -->\nx\n", "never closed"),
+    ("```python file=a.py\n### BEGIN SOLUTION\nx = 1\n```\n", "never closed"),
+    ("```python\nx = 1\n", "never closed"),
+    ("no solution here\n", "nothing to release"),
+])
+def test_markdown_bad_markers_are_usage_errors(tmp_path, text, words):
+    src = tmp_path / "lesson.md"
+    src.write_text(text)
+    with pytest.raises(UsageError) as exc:
+        release(src, tmp_path / "out")
+    assert words in str(exc.value) and "lesson.md" in str(exc.value)

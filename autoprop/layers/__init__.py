@@ -33,10 +33,12 @@ from .dropout import Dropout
 from .embedding import Embedding
 from .norm import BatchNorm1D, BatchNorm2D, LayerNorm
 from .recurrent import GRU, LSTM, RNN
+from .transformer import TiedEmbedding, TransformerBlock
 
 __all__ = [
     "ELU", "Flatten", "GELU", "Layer", "LeakyReLU", "Linear", "LogSoftmax", "Model", "ReLU",
     "Residual", "Sequential", "Sigmoid", "Softmax", "Softplus", "Tanh",
 ]
 __all__ += ["Embedding", "GRU", "LSTM", "MultiHeadAttention", "RNN", "ScaledDotProductAttention"]
+__all__ += ["TiedEmbedding", "TransformerBlock"]
 __all__ += ["AvgPool2D", "BatchNorm1D", "BatchNorm2D", "Conv2D", "ConvTranspose2D", "Dropout", "LayerNorm", "MaxPool2D"]

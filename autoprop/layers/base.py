@@ -12,7 +12,17 @@ from manualprop.training import accuracy, compile_args, fit_loop
 from ..core.tape import GradientTape
 from ..core.tensor import Tensor, Variable
 
-__all__ = ["Layer", "Model", "Residual", "Sequential"]
+__all__ = ["Layer", "Model", "Residual", "Sequential", "flat_variables"]
+
+
+def flat_variables(named_layers) -> dict:
+    """One flat dict of the ``variables`` of named sublayers, keyed ``"<name>.<key>"``
+    as :func:`manualprop.containers.flat_dict` keys the manual ``params``."""
+    return {
+        f"{name}.{key}": v
+        for name, layer in named_layers
+        for key, v in getattr(layer, "variables", {}).items()
+    }
 
 
 class Layer:
@@ -187,11 +197,7 @@ class Sequential(Model):
     def variables(self):
         """dict of Variable: every layer's variables, keyed ``"<index>.<name>"`` as the
         manual ``Sequential.params`` (``"0.W"``, ``"0.b"``, ...)."""
-        out = {}
-        for i, layer in enumerate(self.layers):
-            for k, v in getattr(layer, "variables", {}).items():
-                out[f"{i}.{k}"] = v
-        return out
+        return flat_variables(enumerate(self.layers))
 
     @variables.setter
     def variables(self, value):

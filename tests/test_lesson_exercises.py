@@ -1,0 +1,191 @@
+"""The exercises at the end of the layer lessons, and their release to students.
+
+A lesson's ``## Exercises`` section numbers 2 to 4 exercises. An exercise a student checks
+with the checker gives its file as a fenced block ```` ```python file=NAME.py ```` (the
+solution between ``### BEGIN SOLUTION`` / ``### END SOLUTION``; a derivation's answer in
+the text between ``<!-- BEGIN SOLUTION -->`` / ``<!-- END SOLUTION -->``) and the command
+in a ``sh`` block, ``gradcheck check NAME.py::Class ...``; a trailing ``# exit N: words``
+says the exit code and words of the diagnosis expected (a file with a planted bug), default
+exit 0.
+
+* Solution version (the lesson as stored): every command, run on the files with the
+  markers removed, exits as stated.
+* Student version (``gradcheck assignment release`` of the lessons): no marker and no line
+  of a solution is left; every command on a file that held a solution now exits 3 with
+  the exercise's ``NotImplementedError``; a file with a planted bug is released unchanged (so
+  its check, run on the solution version, is the student's).
+"""
+
+import contextlib
+import io
+import os
+import re
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from gradcheck.assignment import BEGIN_SOLUTION, END_SOLUTION, MD_BEGIN_SOLUTION, MD_END_SOLUTION
+from gradcheck.cli import main
+
+ROOT = Path(__file__).resolve().parents[1]
+LESSONS = ROOT / "lessons"
+SCRIPT = Path(sys.executable).parent / "gradcheck"
+GRADCHECK = [str(SCRIPT)] if SCRIPT.exists() else [sys.executable, "-m", "gradcheck"]
+
+SECTION = re.compile(r"^## Exercises\n(.*?)^---$", re.S | re.M)
+ITEM = re.compile(r"^(\d+)\. ", re.M)
+FILE_FENCE = re.compile(r"^```python file=(\S+)[^\n]*\n(.*?)^```", re.S | re.M)
+SH_FENCE = re.compile(r"^```sh\n(.*?)^```", re.S | re.M)
+EXPECT = re.compile(r"\s+#\s*exit (\d)(?::\s*(.*))?$")
+
+#: Layer lessons whose exercises are checked with ``gradcheck check``.
+WITH_CHECKED_EXERCISES = [
+    "01-linear-layer.md",
+    "02-activations.md",
+    "03-softmax-cross-entropy.md",
+    "04-regression-losses.md",
+    "05-binary-cross-entropy.md",
+    "05b-hinge-loss.md",
+    "20-conv2d.md",
+    "20b-conv-transpose.md",
+    "21-pooling.md",
+    "22-batchnorm.md",
+    "23-layernorm.md",
+    "24-dropout.md",
+    "25-residual-block.md",
+    "30-embedding.md",
+    "30b-weight-tying.md",
+    "31-rnn-bptt.md",
+    "32-lstm.md",
+    "32b-gru.md",
+    "33-attention.md",
+    "34-multi-head-attention.md",
+    "35-transformer-block.md",
+]
+
+
+LAYER_LESSON = re.compile(r"^(0[1-5]|2\d|3\d)\w*-")   # parts 0 (01-05b), 2 and 3: a layer or a loss each
+
+
+def test_every_layer_lesson_has_checked_exercises():
+    layer_lessons = sorted(p.name for p in LESSONS.glob("*.md")
+                           if LAYER_LESSON.match(p.name) and p.name != "01b-numerical-gradients.md")
+    assert len(layer_lessons) >= 21
+    assert sorted(WITH_CHECKED_EXERCISES) == layer_lessons
+
+
+def exercises(name, text=None):
+    text = (LESSONS / name).read_text(encoding="utf-8") if text is None else text
+    m = SECTION.search(text)
+    assert m, f"{name}: no '## Exercises' section before the footer"
+    return m.group(1)
+
+
+def files(section):
+    return {fname: body for fname, body in FILE_FENCE.findall(section)}
+
+
+def commands(section):
+    """``(argv, expected exit, expected words)`` of every ``gradcheck check`` line."""
+    out = []
+    for block in SH_FENCE.findall(section):
+        for line in block.splitlines():
+            if not line.strip().startswith("gradcheck check "):
+                continue
+            m = EXPECT.search(line)
+            cmd = line[: m.start()] if m else line
+            out.append((shlex.split(cmd)[1:], int(m.group(1)) if m else 0, (m.group(2) or "") if m else ""))
+    return out
+
+
+def run(argv, cwd):
+    """``gradcheck`` in this process (the checked file still runs in its sandbox child), in ``cwd``."""
+    out, old = io.StringIO(), os.getcwd()
+    try:
+        os.chdir(cwd)
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(out):
+            code = main(argv)
+    finally:
+        os.chdir(old)
+    return code, " ".join(out.getvalue().split())
+
+
+def write_files(section, where):
+    for fname, body in files(section).items():
+        lines = [ln for ln in body.splitlines() if ln.strip() not in (BEGIN_SOLUTION, END_SOLUTION)]
+        (where / fname).write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+@pytest.mark.parametrize("name", WITH_CHECKED_EXERCISES)
+def test_lesson_ends_with_two_to_four_exercises_and_a_check_command(name):
+    section = exercises(name)
+    numbers = [int(n) for n in ITEM.findall(section)]
+    assert numbers == list(range(1, len(numbers) + 1)) and 2 <= len(numbers) <= 4, (name, numbers)
+    cmds = commands(section)
+    assert cmds, f"{name}: no 'gradcheck check' command in the exercises"
+    for argv, _, _ in cmds:
+        assert argv[1].split("::")[0] in files(section), f"{name}: {argv[1]} is not a file of the exercises"
+
+
+@pytest.mark.parametrize("name", WITH_CHECKED_EXERCISES)
+def test_solution_version_passes_its_checks(name, tmp_path):
+    section = exercises(name)
+    write_files(section, tmp_path)
+    for argv, code, words in commands(section):
+        got, out = run(argv, tmp_path)
+        assert got == code, f"{name}: {' '.join(argv)} exited {got}, expected {code}:\n{out[-3000:]}"
+        assert words in out, f"{name}: {' '.join(argv)}: {words!r} not in the output:\n{out[-3000:]}"
+
+
+@pytest.fixture(scope="module")
+def released(tmp_path_factory):
+    out = tmp_path_factory.mktemp("student")
+    p = subprocess.run(GRADCHECK + ["assignment", "release", *[str(LESSONS / n) for n in WITH_CHECKED_EXERCISES],
+                                    "--out", str(out)], capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0 and p.stderr == "", p.stderr
+    for n in WITH_CHECKED_EXERCISES:
+        assert f"wrote {out / n} from {LESSONS / n}" in p.stdout
+    return out
+
+
+def _solution_lines(text):
+    """Lines inside solution blocks (code or text) and the lines outside them."""
+    inside, outside, state = set(), set(), False
+    for line in text.splitlines():
+        s = line.strip()
+        if s in (BEGIN_SOLUTION, MD_BEGIN_SOLUTION):
+            state = True
+        elif s in (END_SOLUTION, MD_END_SOLUTION):
+            state = False
+        elif s:
+            (inside if state else outside).add(s)
+    return inside, outside
+
+
+@pytest.mark.parametrize("name", WITH_CHECKED_EXERCISES)
+def test_student_version_has_no_solution_and_its_checks_stop_at_the_exercise(name, released, tmp_path):
+    solution = (LESSONS / name).read_text(encoding="utf-8")
+    student = (released / name).read_text(encoding="utf-8")
+    for marker in (BEGIN_SOLUTION, END_SOLUTION, MD_BEGIN_SOLUTION, MD_END_SOLUTION):
+        assert marker not in student
+    inside, outside = _solution_lines(solution)
+    assert inside, f"{name}: no solution block"
+    leaked = [s for s in inside - outside if s in {ln.strip() for ln in student.splitlines()}]
+    assert not leaked, f"{name}: solution lines in the student version: {leaked}"
+    # everything outside the solutions is kept, in order
+    kept = [ln for ln in student.splitlines() if ln.strip() not in ("YOUR ANSWER HERE", "# YOUR CODE HERE")
+            and not ln.strip().startswith("raise NotImplementedError(\"Exercise ")]
+    assert all(ln.strip() in outside or not ln.strip() for ln in kept)
+    section = exercises(name, student)
+    sol_files = files(exercises(name))
+    write_files(section, tmp_path)
+    for argv, _, _ in commands(section):
+        fname = argv[1].split("::")[0]
+        if BEGIN_SOLUTION in sol_files[fname]:
+            got, out = run(argv, tmp_path)
+            assert got == 3 and "NotImplementedError" in out and "Exercise " in out, (name, argv, got, out[-2000:])
+        else:   # a file with a planted bug: the student gets it as it is (its check ran above)
+            assert files(section)[fname] == sol_files[fname]
