@@ -1,27 +1,16 @@
 """Students' code as they write it, presented as the manualprop layer protocol.
 
-Standalone (the standard library and numpy only): the sandbox child
-(:mod:`gradcheck._sandbox_child`) receives this file's text from
-:mod:`gradcheck.sandbox` and runs it as a module, and gradcheck imports it
-normally; one implementation for both. Every adapter offers ``params`` and
-``grads`` (dicts of arrays), ``forward(*X, training=None) -> Y`` and
-``backward(dY) -> dX`` (a tuple for several inputs), so the checker needs
-nothing else. Protocols, in the order :func:`find` and :func:`adapt` try them:
-
-1. **manualprop**: ``params``/``grads`` dicts; the object itself is used.
-2. **attribute style**: float array attributes used by ``forward`` (``self.W``)
-   with a gradient attribute after ``backward`` (``dW``, ``d_W``, ``grad_W``,
-   ``gradW``, ``W_grad``); array attributes used by ``forward`` without one are
-   "seed style" weights with no gradient to check (only ``dX`` is checked).
-3. **CS231n function pair**: ``NAME_forward(x, w, ..., **init) -> (out, cache)``
-   and ``NAME_backward(dout, cache) -> (dx, dw, ...)`` (also ``_naive``/``_fast``);
-   every array argument is an input of the adapter, its gradient the matching
-   item of the tuple.
-
-"Used by forward" is measured, not guessed: each float array attribute is
-replaced by a changed copy for one forward (:func:`_used_arrays`); buffers that
-forward overwrites (``out=self._Y``) and caches do not change ``Y``. Every
-array an adapter returns is a copy, so a buffer the next call overwrites is safe.
+Standalone (standard library and numpy only): gradcheck imports it, and the sandbox child receives
+its text and runs it as a module; one implementation for both. Every adapter offers ``params`` and
+``grads`` dicts, ``forward(*X, training=None) -> Y`` and ``backward(dY) -> dX`` (a tuple for several
+inputs). Protocols, in the order :func:`find` and :func:`adapt` try them: (1) **manualprop**
+``params``/``grads`` dicts; (2) **attribute style**: float array attributes used by ``forward``
+(``self.W``) with a gradient attribute after ``backward`` (``dW``, ``d_W``, ``grad_W``, ``gradW``,
+``W_grad``; without one, "seed style" weights with no gradient to check); (3) **CS231n pair**
+``NAME_forward(x, w, ..., **init) -> (out, cache)``, ``NAME_backward(dout, cache) -> (dx, dw, ...)``
+(also ``_naive``/``_fast``), every array argument an input. "Used by forward" is measured: each
+float array attribute is changed for one forward (:func:`_used_arrays`); buffers forward overwrites
+(``out=self._Y``) and caches do not change ``Y``. Every returned array is a copy.
 """
 
 import copy
@@ -386,30 +375,13 @@ def _training_kw(fn, training, keyword=None):
 
 
 def adapt(obj, inputs=None, training=True):
-    """Present ``obj`` as a manualprop layer: ``(layer, info)``.
+    """Present ``obj`` (what :func:`build` returned) as a manualprop layer: ``(layer, info)``.
 
-    Parameters
-    ----------
-    obj : object
-        What :func:`build` returned.
-    inputs : list of ndarray, optional
-        Probe inputs. Without them a non-manualprop class is matched by the
-        gradient attributes it already has (``self.dW`` set in ``__init__``).
-    training : bool
-        Passed to a probe forward that takes ``training``.
-
-    Returns
-    -------
-    layer : object
-    info : dict
-        ``protocol`` (``manualprop``, ``attribute``, ``seed``, ``plain``, ``cs231n``),
-        ``text`` (for the header), ``unchecked`` (weights without a gradient),
-        ``unseen`` (arrays forward uses that are not in ``params``), ``forward_training``.
-
-    Raises
-    ------
-    AdapterError
-        Two gradient attributes for one weight.
+    ``inputs``: probe inputs (without them a class is matched by the gradient attributes it already
+    has); ``training`` is passed to a probe forward that takes it. ``info`` holds ``protocol``
+    (``manualprop``, ``attribute``, ``seed``, ``plain``, ``cs231n``), ``text`` for the header,
+    ``unchecked`` (weights without a gradient), ``unseen`` (arrays forward uses that are not in
+    ``params``) and ``forward_training``. AdapterError: two gradient attributes for one weight.
     """
     if isinstance(obj, FunctionPair):
         f = obj.student_forward.__name__

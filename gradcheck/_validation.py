@@ -1,14 +1,8 @@
-"""The one place gradcheck validates inputs and the results of code under check.
+"""The one place gradcheck validates its arguments (UsageError) and what the code under check returns.
 
-Two kinds of checks live here:
-
-* arguments given to gradcheck (shapes, tolerances, arrays); failures raise
-  :class:`~gradcheck.errors.UsageError`;
-* calls into the code under check (a student's layer or loss): every call is
-  made through :func:`call_student`, which turns any exception into a
-  :class:`~gradcheck.errors.StudentCodeError` naming the layer, the method and
-  the line of the student's file that raised, and every returned value is
-  validated (type, shape, finiteness) with a one-paragraph message.
+Every call into a student's layer or loss goes through :func:`call_student` (any exception becomes a
+StudentCodeError naming the layer, the method and the student's line); every returned value is
+validated (type, dtype, shape, finiteness) with a one-paragraph message.
 """
 
 from __future__ import annotations
@@ -24,13 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from .errors import (
-    GradientShapeError,
-    NonFiniteError,
-    ProtocolError,
-    StudentCodeError,
-    UsageError,
-)
+from .errors import GradientShapeError, NonFiniteError, ProtocolError, StudentCodeError, UsageError
 
 _PKG_DIR = os.path.dirname(os.path.abspath(__file__))
 
@@ -54,23 +42,14 @@ def fmt_shape(shape: tuple[int, ...]) -> str:
 
 
 def parse_shape(text: str) -> tuple[int, ...]:
-    """Parse ``"8,5"`` (or ``"(8, 5)"``, ``"8, 5"``) into a tuple of positive ints.
-
-    Raises
-    ------
-    UsageError
-        If the text is empty or an entry is not a positive integer.
-    """
+    """Parse ``"8,5"`` (or ``"(8, 5)"``) into a tuple of positive ints; raises UsageError otherwise."""
     cleaned = text.strip().strip("()[]").strip()
     # "8 5" must not become (85,): blanks only around commas, never between the digits of two sizes
     if any(len(p.split()) > 1 for p in cleaned.split(",")):
-        raise UsageError(
-            paragraph(
-                f"--input-shape takes the sizes separated by commas, such as 8,5 (batch 8, "
-                f"5 features), and several inputs separated by semicolons, such as "
-                f"'2,4,3;2,5,3'; got {text!r} (sizes separated by blanks)."
-            )
-        )
+        raise UsageError(paragraph(
+            f"--input-shape takes the sizes separated by commas, such as 8,5 (batch 8, "
+            f"5 features), and several inputs separated by semicolons, such as "
+            f"'2,4,3;2,5,3'; got {text!r} (sizes separated by blanks)."))
     parts = [p.strip() for p in cleaned.split(",")]
     if parts and parts[-1] == "":  # "8," as in a 1-tuple
         parts = parts[:-1]
@@ -79,23 +58,14 @@ def parse_shape(text: str) -> tuple[int, ...]:
     except ValueError:
         shape = ()
     if not shape or any(s <= 0 for s in shape):
-        raise UsageError(
-            paragraph(
-                f"--input-shape must be comma-separated positive integers such as 8,5 "
-                f"(batch 8, 5 features); got {text!r}."
-            )
-        )
+        raise UsageError(paragraph(
+            f"--input-shape must be comma-separated positive integers such as 8,5 "
+            f"(batch 8, 5 features); got {text!r}."))
     return check_size(shape, "--input-shape")
 
 
 def parse_input_shapes(text: str) -> tuple[int, ...] | list[tuple[int, ...]]:
-    """Parse ``--input-shape``: ``"8,5"`` -> ``(8, 5)``; ``"2,4,3;2,5,3"`` -> a list of shapes.
-
-    Raises
-    ------
-    UsageError
-        If any part is not a valid shape (see :func:`parse_shape`).
-    """
+    """``--input-shape``: ``"8,5"`` -> ``(8, 5)``; ``"2,4,3;2,5,3"`` -> a list of shapes (UsageError if invalid)."""
     parts = [p for p in text.split(";") if p.strip()]
     if len(parts) > 1:
         return [parse_shape(p) for p in parts]
@@ -103,17 +73,9 @@ def parse_input_shapes(text: str) -> tuple[int, ...] | list[tuple[int, ...]]:
 
 
 def parse_target(spec: str) -> tuple[str, str]:
-    """Split ``path/to/file.py::ClassName`` into ``(path, class name)``.
-
-    Raises
-    ------
-    UsageError
-        No ``::``, empty path, or a class name that is not an identifier.
-    """
+    """Split ``path/to/file.py::ClassName`` into ``(path, name)``; UsageError without ``::`` or a valid name."""
     if "::" not in spec:
-        raise UsageError(
-            f"the target must be written path/to/file.py::ClassName (two colons); got {spec!r}."
-        )
+        raise UsageError(f"the target must be written path/to/file.py::ClassName (two colons); got {spec!r}.")
     path, _, cls = spec.rpartition("::")
     if not path or not cls.isidentifier():
         raise UsageError(f"the target must be written path/to/file.py::ClassName; got {spec!r}.")
@@ -121,13 +83,7 @@ def parse_target(spec: str) -> tuple[str, str]:
 
 
 def parse_init_json(text: str | None) -> dict[str, Any]:
-    """Parse ``--init`` (constructor keyword arguments as a JSON object); None -> ``{}``.
-
-    Raises
-    ------
-    UsageError
-        Invalid JSON, or JSON that is not an object.
-    """
+    """``--init`` (constructor kwargs as a JSON object) as a dict, None -> ``{}``; UsageError if not an object."""
     if text is None:
         return {}
     try:
@@ -135,21 +91,14 @@ def parse_init_json(text: str | None) -> dict[str, Any]:
     except json.JSONDecodeError as exc:
         raise UsageError(
             f"--init must be a JSON object such as '{{\"in_features\": 5, \"out_features\": 3}}'; "
-            f"{text!r} is not valid JSON ({exc.msg} at character {exc.pos})."
-        ) from None
+            f"{text!r} is not valid JSON ({exc.msg} at character {exc.pos}).") from None
     if not isinstance(value, dict):
         raise UsageError(f"--init must be a JSON object (keyword arguments); got {type(value).__name__}.")
     return value
 
 
 def check_shape(shape: Any, what: str = "input_shape") -> tuple[int, ...]:
-    """Validate a shape given as a sequence of positive ints.
-
-    Raises
-    ------
-    UsageError
-        If ``shape`` is not a non-empty sequence of positive integers.
-    """
+    """A shape as a non-empty tuple of positive ints (within :data:`MAX_INPUT_ELEMENTS`), else UsageError."""
     try:
         out = tuple(int(s) for s in shape)
         ok = len(out) > 0 and all(s > 0 and s == t for s, t in zip(out, shape))
@@ -170,13 +119,7 @@ MAX_SEED = 2**32 - 1
 
 
 def check_size(shape: tuple[int, ...], what: str = "input_shape") -> tuple[int, ...]:
-    """Refuse a shape with more than :data:`MAX_INPUT_ELEMENTS` elements (a usage error, not a MemoryError).
-
-    Raises
-    ------
-    UsageError
-        If the product of ``shape`` exceeds the limit.
-    """
+    """Refuse (UsageError, not MemoryError) a shape of more than :data:`MAX_INPUT_ELEMENTS` elements."""
     n = 1
     for s in shape:
         n *= int(s)
@@ -189,13 +132,7 @@ def check_size(shape: tuple[int, ...], what: str = "input_shape") -> tuple[int, 
 
 
 def check_seed(seed: Any, what: str = "seed") -> int:
-    """Validate a seed: an integer in ``[0, 2**32 - 1]``.
-
-    Raises
-    ------
-    UsageError
-        Negative, too large or not an integer.
-    """
+    """A seed: an integer in ``[0, 2**32 - 1]``, else UsageError."""
     if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or not 0 <= int(seed) <= MAX_SEED:
         raise UsageError(f"{what} must be an integer from 0 to {MAX_SEED}; got {seed!r}.")
     return int(seed)
@@ -208,13 +145,7 @@ EPS_RANGE = {"difference": (1e-12, 1.0), "complex": (1e-100, 1e-2)}
 
 
 def check_eps(eps: Any, method: str = "central", what: str = "eps") -> float | None:
-    """Validate a finite-difference step (None: the method's default).
-
-    Raises
-    ------
-    UsageError
-        Not a finite number, or outside :data:`EPS_RANGE` for the method.
-    """
+    """A finite-difference step within :data:`EPS_RANGE` for ``method`` (None: the default), else UsageError."""
     if eps is None:
         return None
     try:
@@ -231,13 +162,7 @@ def check_eps(eps: Any, method: str = "central", what: str = "eps") -> float | N
 
 
 def check_writable_dir(path: str, what: str) -> str:
-    """Create the folder ``path`` if needed and make sure a file can be written there.
-
-    Raises
-    ------
-    UsageError
-        The folder cannot be created or written to.
-    """
+    """Create the folder ``path`` if needed and prove a file can be written there (else UsageError)."""
     import tempfile
 
     try:
@@ -252,13 +177,7 @@ def check_writable_dir(path: str, what: str) -> str:
 
 
 def check_writable_file(path: str, what: str) -> str:
-    """Make sure the file ``path`` can be written (its folder is created; the file is not left behind).
-
-    Raises
-    ------
-    UsageError
-        ``path`` is a folder, or it cannot be created or written to.
-    """
+    """Prove ``path`` can be written (its folder is created, no file left behind); UsageError otherwise."""
     if os.path.isdir(path):
         raise UsageError(f"{what} {path} is a folder; expected a file name, e.g. {os.path.join(path, 'out.json')}.")
     existed = os.path.exists(path)
@@ -275,17 +194,9 @@ def check_writable_file(path: str, what: str) -> str:
 
 
 def validate_cli_args(args: Any) -> None:
-    """Check the options of ``gradcheck zoo|check|train`` before any work starts (one place).
+    """Check the options of ``gradcheck zoo|check|train`` before any work starts; UsageError naming the option.
 
-    Looks at the attributes ``args`` has: ``seed``, ``rtol``/``atol``, ``eps`` (with
-    ``method``), ``timeout``, ``epochs``, ``input_shape``, ``init``, then the output
-    paths ``json`` and ``plots`` (created and tested for writing last, so a bad
-    option above leaves nothing behind).
-
-    Raises
-    ------
-    UsageError
-        Naming the option.
+    The output paths ``--json`` and ``--plots`` are created last, so a bad option leaves nothing behind.
     """
     get = lambda name: getattr(args, name, None)  # noqa: E731
     if hasattr(args, "seed"):
@@ -311,25 +222,9 @@ def validate_cli_args(args: Any) -> None:
 
 def check_input_count(n_given: int, owner: str, params: list[str], required: int | None = None,
                       varargs: bool = False) -> None:
-    """The number of ``--input-shape`` shapes must fit ``forward``'s positional parameters.
+    """UsageError unless ``n_given`` shapes fit ``forward``'s positional ``params`` (``required`` without default).
 
-    Parameters
-    ----------
-    n_given : int
-        Number of shapes given.
-    owner : str
-        Class name.
-    params : list of str
-        ``forward``'s positional parameter names (``self`` and ``training`` left out).
-    required : int, optional
-        How many of them have no default (default: all).
-    varargs : bool
-        ``forward(*xs)`` takes any number.
-
-    Raises
-    ------
-    UsageError
-        Too many or too few shapes.
+    CS231n's ``*_param`` settings dicts are pointed to ``--init``.
     """
     if varargs or not params:
         return
@@ -362,24 +257,11 @@ def article(word: str) -> str:
     return ("an " if word[:1].lower() in "aeiou" else "a ") + word
 
 
-def check_tolerances(rtol: float, atol: float, names: tuple[str, str] = ("rtol", "atol")
-                     ) -> tuple[float, float]:
-    """Validate tolerances: ``0 < rtol < 1`` and ``atol >= 0``, both finite.
+def check_tolerances(rtol: float, atol: float, names: tuple[str, str] = ("rtol", "atol")) -> tuple[float, float]:
+    """Validate ``0 < rtol < 1`` and ``atol >= 0``, both finite; UsageError naming ``names`` otherwise.
 
-    ``rtol >= 1`` is refused: the relative error ``|a - b| / (|a| + |b|)``
-    (:func:`gradcheck.check.relative_error`) is at most 1, so such a tolerance passes
-    every gradient, even one of the wrong sign.
-
-    Parameters
-    ----------
-    rtol, atol : float
-    names : (str, str), default ("rtol", "atol")
-        How the messages name the two tolerances (the CLI passes ``("--rtol", "--atol")``).
-
-    Raises
-    ------
-    UsageError
-        If either tolerance is out of range.
+    ``rtol >= 1`` is refused: the relative error ``|a - b| / (|a| + |b|)`` is at most 1, so it
+    would pass every gradient, even one of the wrong sign.
     """
     rname, aname = names
     try:
@@ -398,29 +280,11 @@ def check_tolerances(rtol: float, atol: float, names: tuple[str, str] = ("rtol",
 
 
 def shared_entries(shape: tuple[int, ...], strides: tuple[int, ...], itemsize: int) -> str:
-    """Whether an array layout maps two different indices to the same memory.
+    """How an array layout maps two indices to the same memory, or ``""`` when every entry has its own.
 
-    Parameters
-    ----------
-    shape, strides : tuple of int
-        The array's shape and strides in bytes (``a.shape``, ``a.strides``).
-    itemsize : int
-        Bytes per element.
-
-    Returns
-    -------
-    str
-        ``""`` when every entry has its own memory; otherwise how the entries
-        overlap, e.g. ``"stride 0 along axis 0"`` (``np.broadcast_to``,
-        ``as_strided`` with a zero stride) or ``"overlapping strides (8, 8)"``
-        (``as_strided`` windows).
-
-    Notes
-    -----
-    Sorted by stride, axis ``k`` cannot overlap the axes below it when
-    ``|stride_k| >= itemsize + sum_j |stride_j| (n_j - 1)`` over those axes (the
-    bytes they span); this settles every C-, F-ordered or sliced array at once.
-    A layout that fails the test is decided exactly from its byte offsets.
+    ``shape``, ``strides`` (bytes) and ``itemsize`` as numpy gives them. Sorted by stride, axis ``k``
+    cannot overlap the axes below it when ``|stride_k| >= itemsize + sum_j |stride_j| (n_j - 1)``
+    (every C-, F-ordered or sliced array passes at once); other layouts are decided from their offsets.
     """
     axes = [(abs(int(st)), int(n), ax) for ax, (n, st) in enumerate(zip(shape, strides)) if int(n) > 1]
     for st, _, ax in axes:
@@ -449,28 +313,11 @@ PARAM_MEMORY_FIX = "Give each parameter its own memory, e.g. self.params[...] = 
 
 def own_memory(arr: Any, what: str, *, error: type = UsageError, fix: str = "",
                layout: tuple[tuple[int, ...], tuple[int, ...], int] | None = None) -> None:
-    """Refuse a float array whose entries share memory (checked on the array as given, before any copy).
+    """Refuse (``error``, default UsageError) a float array whose entries share memory (:func:`shared_entries`).
 
-    The numerical gradient perturbs one entry at a time; in such an array that
-    moves other entries too, and one number per entry cannot describe it.
-
-    Parameters
-    ----------
-    arr : ndarray or None
-        The array as the user or the layer holds it (not a copy: a copy has its own memory).
-    what : str
-        Its name in the message, e.g. ``"input X of Linear"``.
-    error : type, default UsageError
-        The exception class (``ProtocolError`` for a layer's ``params``).
-    fix : str, optional
-        How to fix it (default: pass a copy).
-    layout : (shape, strides, itemsize), optional
-        The layout of an array that lives elsewhere (the sandbox child); ``arr`` is then ignored.
-
-    Raises
-    ------
-    UsageError (or ``error``)
-        If two indices of the array address the same memory (:func:`shared_entries`).
+    Finite differences perturb one entry at a time; ``broadcast_to``/``as_strided`` arrays would move
+    others too. Checked on the array as given (a copy has its own memory), or on ``layout`` =
+    ``(shape, strides, itemsize)`` of an array that lives in the sandbox child.
     """
     if layout is None:
         if not isinstance(arr, np.ndarray) or arr.dtype.kind not in "fc":
@@ -487,19 +334,8 @@ def own_memory(arr: Any, what: str, *, error: type = UsageError, fix: str = "",
 
 
 def as_float64(x: Any, what: str) -> np.ndarray:
-    """Return a float64 copy of ``x`` (an input array given to gradcheck).
-
-    float32 (and float16) arrays are upcast with a warning: the best accuracy
-    of central differences is about ``u**(2/3)`` for unit roundoff ``u``
-    (Nocedal & Wright, sec. 8.1), 2e-5 in float32, far above the default
-    ``rtol = 1e-6``; in float64 it is 4e-11.
-
-    Raises
-    ------
-    UsageError
-        If ``x`` is not numeric, is empty, contains NaN/inf, or is a float array
-        whose entries share memory (:func:`own_memory`).
-    """
+    """A float64 copy of an input array; float32/16 warn (central differences reach only ``u**(2/3)``,
+    2e-5 in float32, Nocedal & Wright sec. 8.1). UsageError: not numeric, empty, NaN/inf, shared entries."""
     arr = np.asarray(x)
     if arr.dtype.kind not in "biuf":
         raise UsageError(f"{what} must be a real numeric array; got dtype {arr.dtype}.")
@@ -510,10 +346,7 @@ def as_float64(x: Any, what: str) -> np.ndarray:
         warnings.warn(
             f"{what} is {arr.dtype}; upcasting to float64 because central differences in "
             f"{arr.dtype} are accurate to about {np.finfo(arr.dtype).eps ** (2 / 3):.0e} at best "
-            f"(machine epsilon to the 2/3), far above a 1e-6 tolerance.",
-            UserWarning,
-            stacklevel=3,
-        )
+            f"(machine epsilon to the 2/3), far above a 1e-6 tolerance.", UserWarning, stacklevel=3)
     out = np.array(arr, dtype=np.float64, copy=True)
     if not np.all(np.isfinite(out)):
         raise UsageError(f"{what} contains NaN or infinity.")
@@ -521,13 +354,7 @@ def as_float64(x: Any, what: str) -> np.ndarray:
 
 
 def as_input(x: Any, what: str) -> np.ndarray:
-    """A layer input given as data: float -> :func:`as_float64`; integer/bool -> int64 copy (indices).
-
-    Raises
-    ------
-    UsageError
-        As :func:`as_float64`.
-    """
+    """A layer input: float -> :func:`as_float64`; integer/bool -> an int64 copy (indices)."""
     arr = np.asarray(x)
     if arr.dtype.kind in "biu":
         if arr.size == 0:
@@ -541,17 +368,10 @@ def _is_shape(x: Any) -> bool:
 
 
 def layer_inputs(X: Any, rng: np.random.Generator, owner: str) -> list[np.ndarray]:
-    """Resolve the ``X`` argument of :func:`gradcheck.check_layer` into a list of input arrays.
+    """The ``X`` of :func:`gradcheck.check_layer` as a list of input arrays (UsageError if invalid).
 
-    * a tuple of ints is a shape: ``rng.standard_normal(shape)``;
-    * a list/tuple whose items are all arrays or shapes means several inputs
-      (``forward(Q, K, V)``), each resolved as above;
-    * anything else is data for a single input (:func:`as_input`).
-
-    Raises
-    ------
-    UsageError
-        Empty or non-positive shape, non-numeric or non-finite data.
+    A tuple of ints is a shape (``rng.standard_normal``); a list/tuple of arrays or shapes is several
+    inputs (``forward(Q, K, V)``); anything else is data for one input (:func:`as_input`).
     """
     if _is_shape(X):
         return [rng.standard_normal(check_shape(X))]
@@ -564,25 +384,7 @@ def layer_inputs(X: Any, rng: np.random.Generator, owner: str) -> list[np.ndarra
 
 
 def warn_batch_of_one(inputs: list[np.ndarray], names: list[str], owner: str) -> str:
-    """Warn about a check with a batch of one sample; return the warning (``""`` when the batch is larger).
-
-    With one sample, a mean over the batch equals the sum and the batch axis cannot
-    be confused with another, so batch-axis bugs give the right numbers.
-
-    Parameters
-    ----------
-    inputs : list of ndarray
-        The layer's inputs; the batch axis is axis 0 of the first one (when it has 2+ axes).
-    names : list of str
-        Their names (``["X"]``).
-    owner : str
-        The layer's name.
-
-    Returns
-    -------
-    str
-        The text of the ``UserWarning`` issued, for the result's notes.
-    """
+    """Warn when axis 0 of the first input has size 1 (it hides batch-axis bugs); return the text or ``""``."""
     X = inputs[0]
     if X.ndim < 2 or X.shape[0] != 1:
         return ""
@@ -596,8 +398,7 @@ def warn_batch_of_one(inputs: list[np.ndarray], names: list[str], owner: str) ->
 
 
 def input_names(layer: Any, n: int) -> list[str]:
-    """Names of a layer's inputs: ``["X"]`` for one; for several, ``forward``'s
-    positional parameter names (``["Q", "K", "V"]``), else ``X0, X1, ...``."""
+    """``["X"]`` for one input; for several, ``forward``'s positional names (``Q, K, V``), else ``X0, X1, ...``."""
     if n == 1:
         return ["X"]
     try:
@@ -610,17 +411,10 @@ def input_names(layer: Any, n: int) -> list[str]:
 
 def check_input_grads(ret: Any, *, owner: str, produced_by: str, names: list[str], inputs: list[np.ndarray],
                       keys: list[str]) -> dict[str, np.ndarray]:
-    """Validate what ``backward`` returned: one input gradient, or a tuple of them.
+    """Validate what ``backward`` returned (one gradient, or a tuple for several inputs): ``{key: float64}``.
 
-    Integer inputs get no gradient; their entry may be None (ignored either way).
-
-    Raises
-    ------
-    GradientShapeError
-        None or a wrong shape for a float input; not a tuple of the right length
-        for several inputs.
-    NonFiniteError
-        NaN/inf in a returned gradient.
+    Integer inputs get no gradient (their entry is ignored). Raises GradientShapeError (None, wrong
+    shape or length) or NonFiniteError (:func:`check_output`).
     """
     if len(inputs) == 1:
         rets = [ret]
@@ -628,13 +422,10 @@ def check_input_grads(ret: Any, *, owner: str, produced_by: str, names: list[str
         if not isinstance(ret, (tuple, list)) or len(ret) != len(inputs):
             got = (f"a {type(ret).__name__} of length {len(ret)}" if isinstance(ret, (tuple, list))
                    else "None" if ret is None else type(ret).__name__)
-            raise GradientShapeError(
-                paragraph(
-                    f"{owner}.{produced_by} returned {got};",
-                    f"expected a tuple of {len(inputs)} gradients ({', '.join('d' + n for n in names)}),",
-                    "one per input of forward, in the same order.",
-                )
-            )
+            raise GradientShapeError(paragraph(
+                f"{owner}.{produced_by} returned {got};",
+                f"expected a tuple of {len(inputs)} gradients ({', '.join('d' + n for n in names)}),",
+                "one per input of forward, in the same order."))
         rets = list(ret)
     out = {}
     for r, n, x, k in zip(rets, names, inputs, keys):
@@ -648,6 +439,12 @@ def check_input_grads(ret: Any, *, owner: str, produced_by: str, names: list[str
 # --------------------------------------------------------------------------- student calls
 
 
+def raised(exc: BaseException) -> str:
+    """``"ValueError: first line of the message (at file.py:LINE in func)"`` for a message about student code."""
+    detail = str(exc).strip().splitlines()[0] if str(exc).strip() else "(no message)"
+    return f"{type(exc).__name__}: {detail}{_student_location(exc)}"
+
+
 def _student_location(exc: BaseException) -> str:
     """Return ``" (at file.py:LINE in func)"`` for the innermost frame outside gradcheck."""
     frames = traceback.extract_tb(exc.__traceback__)
@@ -657,28 +454,11 @@ def _student_location(exc: BaseException) -> str:
     return ""
 
 
-def call_student(fn: Callable[..., Any], *args: Any, owner: str, call: str, expected: str = "",
-                 **kwargs: Any) -> Any:
-    """Call code under check; turn any exception into :class:`StudentCodeError`.
+def call_student(fn: Callable[..., Any], *args: Any, owner: str, call: str, expected: str = "", **kwargs: Any) -> Any:
+    """Call code under check; any exception (also SystemExit) becomes a :class:`StudentCodeError`.
 
-    Parameters
-    ----------
-    fn : callable
-        The student's method (``layer.forward``, a constructor, ...).
-    *args, **kwargs
-        Passed to ``fn``.
-    owner : str
-        Name of the layer or loss, for the message.
-    call : str
-        How the call reads in the message, e.g. ``"forward(X) with X of shape (8, 5)"``.
-    expected : str, optional
-        A sentence saying what was expected, appended to the message.
-
-    Raises
-    ------
-    StudentCodeError
-        If ``fn`` raises anything (including ``SystemExit``); the original
-        exception is chained as ``__cause__``.
+    The message reads ``{owner}.{call} raised ... (at file.py:LINE in func). {expected}``; the
+    original exception is chained.
     """
     try:
         return fn(*args, **kwargs)
@@ -687,90 +467,56 @@ def call_student(fn: Callable[..., Any], *args: Any, owner: str, call: str, expe
     except StudentCodeError:  # already worded, e.g. by gradcheck.sandbox's proxies
         raise
     except BaseException as exc:  # noqa: BLE001 - student code may raise anything
-        detail = str(exc).strip().splitlines()[0] if str(exc).strip() else "(no message)"
         hint = ""
         if isinstance(exc, TypeError) and "training" in str(exc):
             hint = "The protocol is forward(X, training=False): forward must accept a training keyword."
-        raise StudentCodeError(
-            paragraph(
-                f"{owner}.{call} raised {type(exc).__name__}: {detail}{_student_location(exc)}.",
-                expected,
-                hint,
-            )
-        ) from exc
+        raise StudentCodeError(paragraph(f"{owner}.{call} raised {raised(exc)}.", expected, hint)) from exc
 
 
 def require_methods(obj: Any, owner: str, methods: tuple[str, ...], protocol: str) -> None:
-    """Check that ``obj`` has callable ``methods``.
-
-    Raises
-    ------
-    ProtocolError
-        Naming the first missing method and the protocol it belongs to.
-    """
+    """ProtocolError naming the first of ``methods`` that ``obj`` lacks, and the ``protocol``."""
     for m in methods:
         if not callable(getattr(obj, m, None)):
             have = sorted(a for a in dir(obj) if not a.startswith("_") and callable(getattr(obj, a, None)))
-            raise ProtocolError(
-                paragraph(
-                    f"{owner} has no {m}() method.",
-                    f"Expected the {protocol} protocol: {', '.join(f'{x}()' for x in methods)}.",
-                    f"Public methods found: {', '.join(have) if have else 'none'}.",
-                )
-            )
+            raise ProtocolError(paragraph(
+                f"{owner} has no {m}() method.",
+                f"Expected the {protocol} protocol: {', '.join(f'{x}()' for x in methods)}.",
+                f"Public methods found: {', '.join(have) if have else 'none'}."))
 
 
 def layer_params(layer: Any, owner: str) -> dict[str, np.ndarray]:
-    """Return ``layer.params`` validated: a dict of float ndarrays (not copies).
+    """``layer.params`` validated (``{}`` when absent): a dict of float ndarrays, returned as they are.
 
-    A layer without a ``params`` attribute is treated as having no parameters.
-    The arrays are returned as they are (the numerical pass perturbs them in
-    place, because the layer may hold its own references to them); a float32
-    parameter gives a warning because it can only be checked to float32 accuracy.
-
-    Raises
-    ------
-    ProtocolError
-        If ``params`` is not a dict of str -> numpy float arrays, or an array's
-        entries share memory (:func:`own_memory`).
+    Not copies: the numerical plans perturb them in place, since the layer may hold its own
+    references. float32 warns. ProtocolError: not a dict of str -> float arrays, or shared entries.
     """
     params = getattr(layer, "params", None)
     if params is None:
         return {}
     if not isinstance(params, Mapping):
-        raise ProtocolError(
-            paragraph(
-                f"{owner}.params must be a dict mapping names to numpy arrays;",
-                f"got {type(params).__name__}.",
-            )
-        )
+        raise ProtocolError(paragraph(
+            f"{owner}.params must be a dict mapping names to numpy arrays;", f"got {type(params).__name__}."))
     out: dict[str, np.ndarray] = {}
     for k, v in params.items():
         if not isinstance(k, str):
             raise ProtocolError(f"{owner}.params keys must be strings; got key {k!r}.")
         if not isinstance(v, np.ndarray) or v.dtype.kind != "f":
             got = f"{type(v).__name__}" + (f" of dtype {v.dtype}" if isinstance(v, np.ndarray) else "")
-            raise ProtocolError(
-                paragraph(
-                    f"{owner}.params[{k!r}] must be a numpy float array (it is perturbed in place",
-                    f"to compute the numerical gradient); got {got}.",
-                )
-            )
+            raise ProtocolError(paragraph(
+                f"{owner}.params[{k!r}] must be a numpy float array (it is perturbed in place",
+                f"to compute the numerical gradient); got {got}."))
         own_memory(v, f"{owner}.params[{k!r}]", error=ProtocolError, fix=PARAM_MEMORY_FIX)
         if v.dtype != np.float64:
             warnings.warn(
                 f"{owner}.params[{k!r}] is {v.dtype}; it is perturbed in place (the layer may hold "
                 f"its own reference to the array), so its numerical gradient is only "
-                f"{v.dtype}-accurate. Create parameters as float64 for a tight check.",
-                UserWarning,
-                stacklevel=3,
-            )
+                f"{v.dtype}-accurate. Create parameters as float64 for a tight check.", UserWarning, stacklevel=3)
         out[k] = v
     return out
 
 
 def dtype_error(owner: str, produced_by: str, tensor: str, dtype: Any) -> GradientShapeError:
-    """The message for an integer or boolean array where a float64 output or gradient is due (exit 3)."""
+    """The GradientShapeError (exit 1) for an integer or boolean array where a float64 output or gradient is due."""
     verb = "gave" if produced_by.startswith("grads") else "returned"
     if tensor in ("Y", "L"):
         must = "the output must be float64 (the input's dtype)"
@@ -788,53 +534,32 @@ def check_output(value: Any, *, owner: str, tensor: str, produced_by: str, expec
                  expected_why: str = "", integer_ok: bool = False) -> np.ndarray:
     """Validate an array returned by code under check and return a float64 copy.
 
-    Parameters
-    ----------
-    value : object
-        What the student's code returned.
-    owner : str
-        Layer or loss name.
-    tensor : str
-        The tensor's name in messages, e.g. ``"dX"``, ``"dW"``, ``"Y"``.
-    produced_by : str
-        E.g. ``"backward(dY)"`` or ``"grads['W'] after backward(dY)"``.
-    expected_shape : tuple of int or None
-        Required shape, or None to accept any shape.
-    expected_why : str, optional
-        Why that shape, e.g. ``"the shape of the input X"``.
-    integer_ok : bool, default False
-        Accept an integer or boolean array (a loss value); otherwise outputs and
-        gradients must be floating point.
+    ``tensor`` (``"dX"``, ``"Y"``) and ``produced_by`` (``"backward(dY)"``) name it in messages;
+    ``expected_shape`` (None: any) with ``expected_why``; ``integer_ok`` accepts an integer loss value.
 
     Raises
     ------
     GradientShapeError
-        If ``value`` is None, not numeric, an integer array (unless ``integer_ok``),
-        or of the wrong shape.
+        None, not numeric, integer (unless ``integer_ok``) or the wrong shape (with a hint:
+        transposed, a reshape, a summed batch axis).
     NonFiniteError
-        If it contains NaN or infinity.
+        NaN or infinity.
     """
     why = f" ({expected_why})" if expected_why else ""
     if value is None:
         hint = " Did you forget the return statement?" if "backward" in produced_by and tensor == "dX" else ""
-        raise GradientShapeError(
-            paragraph(
-                f"{owner}.{produced_by} returned None for {tensor};",
-                f"expected an array of shape {fmt_shape(expected_shape) if expected_shape else '(any)'}{why}.{hint}",
-            )
-        )
+        raise GradientShapeError(paragraph(
+            f"{owner}.{produced_by} returned None for {tensor};",
+            f"expected an array of shape {fmt_shape(expected_shape) if expected_shape else '(any)'}{why}.{hint}"))
     try:
         arr = np.asarray(value)
     except Exception:  # noqa: BLE001
         arr = np.asarray(object())
     if arr.dtype.kind not in "biuf":
-        raise GradientShapeError(
-            paragraph(
-                f"{owner}.{produced_by} gave {tensor} as {type(value).__name__}"
-                f"{' of dtype ' + str(arr.dtype) if isinstance(value, np.ndarray) else ''};",
-                "expected a numeric numpy array.",
-            )
-        )
+        raise GradientShapeError(paragraph(
+            f"{owner}.{produced_by} gave {tensor} as {type(value).__name__}"
+            f"{' of dtype ' + str(arr.dtype) if isinstance(value, np.ndarray) else ''};",
+            "expected a numeric numpy array."))
     if arr.dtype.kind in "biu" and not integer_ok:
         raise dtype_error(owner, produced_by, tensor, arr.dtype)
     if expected_shape is not None and tuple(arr.shape) != tuple(expected_shape):
@@ -845,48 +570,32 @@ def check_output(value: Any, *, owner: str, tensor: str, produced_by: str, expec
             hint = "Same number of elements: a reshape or transpose went wrong."
         elif arr.ndim < len(expected_shape):
             hint = "Was the batch axis summed or averaged away?"
-        raise GradientShapeError(
-            paragraph(
-                f"{owner}.{produced_by} gave {tensor} with shape {fmt_shape(arr.shape)};",
-                f"expected shape {fmt_shape(expected_shape)}{why}.",
-                hint,
-            )
-        )
+        raise GradientShapeError(paragraph(
+            f"{owner}.{produced_by} gave {tensor} with shape {fmt_shape(arr.shape)};",
+            f"expected shape {fmt_shape(expected_shape)}{why}.", hint))
     out = np.array(arr, dtype=np.float64, copy=True)
     bad = ~np.isfinite(out)
     if bad.any():
         first = tuple(int(i) for i in np.argwhere(bad)[0])
-        raise NonFiniteError(
-            paragraph(
-                f"{owner}.{produced_by} gave {tensor} containing {int(bad.sum())} non-finite value(s)",
-                f"(first at index {first}: {float(out[first])});",
-                "expected finite numbers. Check for division by zero, log of 0, or exp overflow.",
-            )
-        )
+        raise NonFiniteError(paragraph(
+            f"{owner}.{produced_by} gave {tensor} containing {int(bad.sum())} non-finite value(s)",
+            f"(first at index {first}: {float(out[first])});",
+            "expected finite numbers. Check for division by zero, log of 0, or exp overflow."))
     return out
 
 
 def grads_not_dict(owner: str, grads: Any, params: Mapping[str, Any]) -> ProtocolError:
-    """The message for a ``grads`` attribute that is not a dict (``type_name``: a sandbox's stand-in)."""
+    """The ProtocolError for ``grads`` that is not a dict (``type_name``: a sandbox's stand-in)."""
     got = "nothing (no grads attribute)" if grads is None else (
         getattr(grads, "type_name", None) or type(grads).__name__)
     return ProtocolError(paragraph(
         f"{owner}.grads must be a dict; got {got} after backward(dY).",
         f"Expected a dict with the same keys as params ({', '.join(map(repr, params))}),",
-        "each holding dL/d(param) with the parameter's shape, e.g. self.grads['W'] = dY.T @ X.",
-    ))
+        "each holding dL/d(param) with the parameter's shape, e.g. self.grads['W'] = dY.T @ X."))
 
 
 def check_grads(layer: Any, owner: str, params: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
-    """Validate ``layer.grads`` after ``backward`` and return float64 copies.
-
-    Raises
-    ------
-    ProtocolError
-        If ``grads`` is missing or lacks a key of ``params``.
-    GradientShapeError, NonFiniteError
-        As :func:`check_output`, per key.
-    """
+    """``layer.grads`` after backward, validated per key of ``params`` (:func:`check_output`); float64 copies."""
     if not params:
         return {}
     grads = getattr(layer, "grads", None)
@@ -895,18 +604,10 @@ def check_grads(layer: Any, owner: str, params: Mapping[str, np.ndarray]) -> dic
     out: dict[str, np.ndarray] = {}
     for k, p in params.items():
         if k not in grads:
-            raise ProtocolError(
-                paragraph(
-                    f"{owner}.grads has no key {k!r} after backward(dY) (so d{k} is missing);",
-                    f"expected keys {sorted(params)}, found {sorted(map(str, grads))}.",
-                )
-            )
+            raise ProtocolError(paragraph(
+                f"{owner}.grads has no key {k!r} after backward(dY) (so d{k} is missing);",
+                f"expected keys {sorted(params)}, found {sorted(map(str, grads))}."))
         out[k] = check_output(
-            grads[k],
-            owner=owner,
-            tensor=f"d{k}",
-            produced_by=f"grads[{k!r}] after backward(dY)",
-            expected_shape=p.shape,
-            expected_why=f"the shape of params[{k!r}]",
-        )
+            grads[k], owner=owner, tensor=f"d{k}", produced_by=f"grads[{k!r}] after backward(dY)",
+            expected_shape=p.shape, expected_why=f"the shape of params[{k!r}]")
     return out

@@ -1,19 +1,10 @@
-r"""Three-way gradient check of a layer or loss: manual vs tape vs numerical.
+r"""Three-way gradient check of a layer or loss: manual vs tape vs numerical (the pipeline of ARCHITECTURE.md).
 
-For a layer, three gradients of :math:`L = \sum Y \odot G` (``G`` a seeded
-random upstream gradient) are computed for the input and every parameter:
-
-* **manual**: ``layer.backward(G)`` and ``layer.grads`` (the hand derivation);
-* **tape**: the autoprop twin (``autoprop.layers.<SameName>``) with the manual
-  layer's parameter values copied in, differentiated by ``GradientTape``;
-* **numerical**: central differences (:mod:`gradcheck.numerical`).
-
-Every pair is compared by :func:`gradcheck.compare.compare` (one tolerance
-rule, one relative error; the default ``atol`` is :func:`gradcheck.compare.default_atol`).
-
-The pipeline (see ARCHITECTURE.md): a validated :class:`~gradcheck.config.CheckConfig`,
-the gradient sources of :mod:`gradcheck.sources` and :mod:`gradcheck.numerical`, the
-comparison of :mod:`gradcheck.compare`, a :class:`~gradcheck.result.CheckResult`.
+For :math:`L = \sum Y \odot G` (``G`` a seeded upstream gradient) the gradients of the inputs
+and every parameter come from the sources of :mod:`gradcheck.sources` (the student's
+``backward``, the tape, a reference) and :mod:`gradcheck.numerical`, under one validated
+:class:`~gradcheck.config.CheckConfig`, compared by :func:`gradcheck.compare.compare` into a
+:class:`~gradcheck.result.CheckResult`.
 """
 
 from __future__ import annotations
@@ -71,33 +62,26 @@ def check_layer(layer: Any, X: Any, *, twin: Any = "auto", init: Mapping[str, An
     ----------
     layer : object
         The manualprop protocol (no base class): ``params``/``grads`` dicts (may be absent),
-        ``forward(X, training=False)``, ``backward(dY) -> dX`` (a tuple for several inputs;
-        None for an integer input such as ``Embedding``'s). Parameters are perturbed in
-        place by the numerical plans and restored.
+        ``forward(X, training=False)``, ``backward(dY) -> dX`` (a tuple for several inputs, None
+        for an integer input). Parameters are perturbed in place and restored.
     X : ndarray, tuple of int, or list of those
-        The input or its shape (then ``N(0, 1)`` from ``seed``); a list for several inputs
-        (:func:`gradcheck._validation.layer_inputs`). Float inputs become float64 copies.
-    twin : "auto", None or object, default "auto"
-        "auto": ``autoprop.layers.<SameName>`` when it can be built (:func:`build_twin`; else
-        ``twin_note`` says why); None: no tape; an autoprop layer; or an object with
-        ``tape_gradients`` (:class:`gradcheck.student_tape.StudentTape`; raising
-        :class:`TapeUnavailable` drops the tape column with a note). ``init``: its
-        constructor kwargs (then a twin that cannot be built raises TwinError).
+        The input(s) or shape(s), ``N(0, 1)`` from ``seed`` (:func:`gradcheck._validation.layer_inputs`).
+    twin : "auto", None or object
+        "auto": ``autoprop.layers.<SameName>`` when it can be built (else ``twin_note`` says why;
+        with ``init``, its constructor kwargs, a failure raises TwinError); None: no tape; an
+        autoprop layer; or an object with ``tape_gradients`` (:class:`gradcheck.student_tape.StudentTape`,
+        whose :class:`TapeUnavailable` drops the tape column with a note).
     seed, rtol, atol, eps, mode, method, n_dirs, n_samples, batched, training
-        :class:`gradcheck.config.CheckConfig` (validated there; or pass ``config``). Pass
-        where ``|a-b| <= atol`` or ``|a-b| <= rtol*(|a|+|b|)``, atol by default the round-off
-        of the finite differences (:func:`default_atol`). ``training="auto"`` checks eval,
-        then training when the forward takes ``training`` and gives another output (else a
-        note); the result is the first failing mode's, named ``"<name> [training]"``, the
-        other in ``other_modes``, and ``passed`` needs both; a ``fix_mask`` layer's mask is
-        held for that check. A forward giving two outputs for one input fails (record ``Y``,
-        pair ``call1-vs-call2``, a note starting with :data:`NONDETERMINISTIC`).
+        :class:`gradcheck.config.CheckConfig` (or pass ``config``). ``training="auto"`` checks eval,
+        then training when ``forward`` takes it and gives another output; the first failing mode's
+        result is returned (``"<name> [training]"``), the other in ``other_modes``. A forward giving
+        two outputs for one input fails (pair ``call1-vs-call2``, note :data:`NONDETERMINISTIC`).
     name : str, optional
-        Display name; default the class name.
+        Display name (default the class name).
     reference : object, optional
         A layer of ours given the same parameters (pair ``manual-vs-reference``).
     upstream : ndarray, optional
-        ``G``; default ``N(0, 1)`` from ``seed``.
+        ``G`` (default ``N(0, 1)`` from ``seed``).
 
     Returns
     -------
@@ -107,8 +91,6 @@ def check_layer(layer: Any, X: Any, *, twin: Any = "auto", init: Mapping[str, An
     Raises
     ------
     UsageError, ProtocolError, StudentCodeError, GradientShapeError, NonFiniteError, TwinError
-        Bad settings; no forward/backward or bad ``params``/``grads``; the code raised (the
-        line is named); a wrong-shaped or None gradient; NaN/inf; a twin that fails.
     """
     cfg = config or CheckConfig(rtol=rtol, atol=atol, eps=eps, method=method, mode=mode, seed=seed,
                                 training=training, n_dirs=n_dirs, n_samples=n_samples, batched=batched)
@@ -195,8 +177,7 @@ def _check_mode(call: Call, cfg: CheckConfig, rng, twin, init, reference, upstre
         twin=None if twin_obj is None else f"{type(twin_obj).__module__}.{type(twin_obj).__name__}",
         twin_note=twin_note, notes=notes, mode=cfg.mode, method=cfg.method,
         gradients={**{src: {display[k]: v for k, v in g.items() if k in display} for src, g in sources.items()},
-                   "numerical": {display[k]: v for k, v in numerical.items()}},
-    )
+                   "numerical": {display[k]: v for k, v in numerical.items()}})
     res._output = output  # the eval output, for training_differs (not a field: not in to_dict)
     return res
 
@@ -232,10 +213,7 @@ def _numerical_comparisons(call, cfg, G, y_shape, sources, dkeys, shapes, displa
 
     def elements(k, sc, mask=None, how="elements"):
         numerical[k] = sc.grad
-        for src in analytic:
-            kinks = kink_mask(sources[src][k], sc.grad, sc.d_plus, sc.d_minus, rtol=rtol, atol=atol)
-            comps[k][f"{src}-vs-numerical"] = compare(sources[src][k], sc.grad, f"{src}-vs-numerical", rtol=rtol,
-                                                      atol=atol, mask=mask, kinks=kinks, how=how)
+        comps[k].update(_versus_scan({s: sources[s][k] for s in analytic}, sc, rtol, atol, mask, how))
 
     if cfg.mode == "full":
         for k, sc in scan(dkeys).items():
@@ -269,6 +247,13 @@ def _numerical_comparisons(call, cfg, G, y_shape, sources, dkeys, shapes, displa
         for k, sc in scan(failing).items():
             elements(k, sc)
     return comps, numerical
+
+
+def _versus_scan(analytic: dict[str, np.ndarray], sc, rtol, atol, mask=None, how="elements"):
+    """``{"<src>-vs-numerical": Comparison}`` of each analytic gradient with a numerical :class:`Scan` (kinks excluded)."""
+    return {f"{src}-vs-numerical": compare(g, sc.grad, f"{src}-vs-numerical", rtol=rtol, atol=atol, mask=mask, how=how,
+                                           kinks=kink_mask(g, sc.grad, sc.d_plus, sc.d_minus, rtol=rtol, atol=atol))
+            for src, g in analytic.items()}
 
 
 def _nondeterministic(call: Call, Y1, Y2, cfg: CheckConfig) -> CheckResult:
@@ -311,38 +296,13 @@ def _assemble(dkeys, display, shapes, sources, comps, rtol, atol) -> list[Tensor
 def check_loss(loss: Any, y_true: Any, y_pred: Any, *, twin: Any = "auto", init: Mapping[str, Any] | None = None,
                seed: int = 0, rtol: float = 1e-6, atol: float | None = None, eps: float | None = None,
                name: str | None = None) -> CheckResult:
-    """Check a loss's gradient dL/dy_pred: manual (``backward()``) vs tape vs numerical.
+    """Check a loss's ``dL/dy_pred``: manual (``backward()``) vs tape vs numerical.
 
-    Parameters
-    ----------
-    loss : object
-        ``forward(y_true, y_pred) -> float`` and ``backward() -> dL/dy_pred``.
-    y_true : array_like
-        Targets, passed unchanged (class indices or one-hot / real targets).
-    y_pred : array_like
-        Predictions (logits for cross-entropy), float64 copy; float32 warns.
-    twin : "auto", None or object, default "auto"
-        "auto": ``autoprop.losses.<SameName>`` when it exists; called ``twin(y_true, y_pred)``.
-    init : dict, optional
-        Constructor kwargs for the "auto" twin.
-    seed : int, default 0
-        Recorded in the result (the loss itself needs no random draws).
-    rtol : float, default 1e-6
-    atol : float, optional
-        As in :func:`check_layer`; default ``max(1e-9, u * |L| / eps)``
-        (:func:`default_atol` with the loss value).
-    eps : float, optional
-        Relative step; default :data:`gradcheck.numerical.DEFAULT_EPS`.
-    name : str, optional
-
-    Returns
-    -------
-    CheckResult
-        Records ``L`` (forward value, manual vs tape, when a twin exists) and ``dy_pred``.
-
-    Raises
-    ------
-    Same as :func:`check_layer`.
+    ``loss`` has ``forward(y_true, y_pred) -> float`` and ``backward() -> dL/dy_pred``; ``y_true``
+    is passed unchanged, ``y_pred`` as a float64 copy. ``twin="auto"``: ``autoprop.losses.<SameName>``
+    (``init`` its kwargs). ``atol`` defaults to :func:`default_atol` of the loss value. Returns a
+    :class:`CheckResult` with records ``L`` (manual vs tape, with a twin) and ``dy_pred``; raises as
+    :func:`check_layer`.
     """
     owner = name or type(loss).__name__
     cfg = CheckConfig(rtol=rtol, atol=atol, eps=eps, seed=seed)
@@ -363,8 +323,7 @@ def check_loss(loss: Any, y_true: Any, y_pred: Any, *, twin: Any = "auto", init:
     g = V.call_student(loss.backward, owner=owner, call="backward()",
                        expected=f"Expected backward to return dL/dy_pred of shape {ps}.")
     sources = {"manual": {"y_pred": V.check_output(g, owner=owner, tensor="dy_pred", produced_by="backward()",
-                                                   expected_shape=yp.shape,
-                                                   expected_why="the shape of y_pred")}}
+                                                   expected_shape=yp.shape, expected_why="the shape of y_pred")}}
     twin_obj, note = resolve_twin(loss, twin, init, "loss")
     records: list[TensorRecord] = []
     if twin_obj is not None:
@@ -374,16 +333,11 @@ def check_loss(loss: Any, y_true: Any, y_pred: Any, *, twin: Any = "auto", init:
                                                                  rtol=rtol, atol=atol)]))
     sc = numerical_gradient(value, yp, eps=cfg.step, detail=True)
     sources["numerical"] = {"y_pred": sc.grad}
-    comps: dict[str, dict[str, Comparison]] = {"y_pred": {}}
-    for src in ("manual", "tape"):
-        if src in sources:
-            kinks = kink_mask(sources[src]["y_pred"], sc.grad, sc.d_plus, sc.d_minus, rtol=rtol, atol=atol)
-            comps["y_pred"][f"{src}-vs-numerical"] = compare(sources[src]["y_pred"], sc.grad, f"{src}-vs-numerical",
-                                                             rtol=rtol, atol=atol, kinks=kinks)
+    comps = {"y_pred": _versus_scan({s: sources[s]["y_pred"] for s in ("manual", "tape") if s in sources}, sc,
+                                    rtol, atol)}
     records += _assemble(["y_pred"], {"y_pred": "dy_pred"}, {"y_pred": yp.shape}, sources, comps, rtol, atol)
     return CheckResult(
         name=owner, kind="loss", records=records, rtol=rtol, atol=atol, eps=cfg.step, seed=seed,
         input_shape=tuple(yp.shape),
         twin=None if twin_obj is None else f"{type(twin_obj).__module__}.{type(twin_obj).__name__}",
-        twin_note=note, gradients={src: {"dy_pred": v["y_pred"]} for src, v in sources.items()},
-    )
+        twin_note=note, gradients={src: {"dy_pred": v["y_pred"]} for src, v in sources.items()})

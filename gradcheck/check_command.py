@@ -1,11 +1,9 @@
-"""The body of ``gradcheck check``: diagnose a (sandboxed) student layer and report it.
+"""The body of ``gradcheck check``: diagnose a (sandboxed) student layer or loss and report it.
 
-:mod:`gradcheck.cli` parses the arguments, starts the sandbox and builds the
-student's layer there; :func:`run_check` does the rest: the diagnosis
-(:func:`gradcheck.diagnose.diagnose_layer`), the reference layer
-(``--reference manualprop.NAME``), the table, the diagnosis sentence, the JSON
-file and the plots. Output for a person: one table, colours only on a terminal
-(``isatty`` and ``NO_COLOR`` unset, see https://no-color.org), then the verdict.
+:mod:`gradcheck.cli` parses the arguments and builds the student's object in the sandbox;
+:func:`run_check` (layers) and :func:`run_check_loss` (``--loss``) print the header, the table,
+the diagnosis and the verdict, and write ``--json`` and ``--plots``. Colours only on a terminal
+(``isatty`` and ``NO_COLOR`` unset, see https://no-color.org).
 """
 
 from __future__ import annotations
@@ -19,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from . import _validation as V
-from .errors import EXIT_MISMATCH, EXIT_PASS, EXIT_STUDENT, GradcheckError, UsageError
+from .errors import EXIT_MISMATCH, EXIT_PASS, EXIT_STUDENT, UsageError
 
 __all__ = ["run_check", "build_reference", "use_color", "colorize"]
 
@@ -43,13 +41,7 @@ def colorize(text: str, on: bool) -> str:
 
 
 def build_reference(spec: str, init: dict[str, Any], seed: int):
-    """Build ``manualprop.NAME(**init)`` for ``--reference manualprop.NAME``.
-
-    Raises
-    ------
-    UsageError
-        Not ``manualprop.<Class>``, no such class, or the constructor rejects ``init``.
-    """
+    """``manualprop.NAME(**init)`` (seeded ``rng`` if it takes one) for ``--reference``; UsageError otherwise."""
     import inspect
 
     import manualprop
@@ -73,29 +65,14 @@ def build_reference(spec: str, init: dict[str, Any], seed: int):
 
 
 def run_check(args, layer, label: str, init: dict[str, Any], shape) -> int:
-    """Diagnose ``layer`` with the options of ``gradcheck check``; print; return the exit code.
+    """Diagnose ``layer`` (a :class:`gradcheck.sandbox.RemoteLayer`) with the options ``args``; print; return the exit code.
 
-    Parameters
-    ----------
-    args : argparse.Namespace
-        ``mode``, ``method``, ``eps``, ``rtol``, ``atol``, ``seed``, ``reference``,
-        ``twin``, ``json``, ``plots``.
-    layer : object
-        The student's layer (a :class:`gradcheck.sandbox.RemoteLayer` from the CLI).
-    label : str
-        ``path::ClassName`` for the header line.
-    init : dict
-        Constructor kwargs (also used for the twin and the reference).
-    shape : tuple or list of tuples
-        Input shape(s).
-
-    Returns
-    -------
-    int
-        0 pass, 1 gradient mismatch (or a named bug), 3 the student's code failed.
+    ``label`` is ``path::NAME`` for the header, ``init`` the constructor kwargs (also for the twin
+    and the reference), ``shape`` the input shape(s). Exit 0 pass, 1 a mismatch or named bug, 3 the
+    student's code failed.
     """
-    from .check import build_twin
     from .diagnose import diagnose_layer
+    from .sources import build_twin
 
     cname = label.rpartition("::")[2]
     jac = getattr(args, "jacobian", False)
@@ -150,26 +127,12 @@ def _report(args, layer, diag, cname: str, color: bool, jacobian, unchecked) -> 
             print(V.wrap(f"note: {f.message}"))
     for line in jac_lines:
         print(V.wrap(line))
-    written = []
-    if args.plots:
-        written = _plots(diag, args.plots, cname)
-        if jac_fig is not None:
-            from .plots import save_figure
-
-            written.append(save_figure(jac_fig, os.path.join(args.plots, f"{cname}-jacobian.png")))
-    if args.json:
-        d = os.path.dirname(os.path.abspath(args.json))
-        os.makedirs(d, exist_ok=True)
-        with open(args.json, "w", encoding="utf-8") as fh:
-            json.dump({**diag.to_dict(), "protocol": getattr(layer, "protocol", None)}, fh, indent=2,
-                      default=_json_default)
-    if written:
-        print(f"\nplots: {', '.join(os.path.abspath(w) for w in written)}")
-    if args.json:
-        print(f"json: {os.path.abspath(args.json)}")
+    _save(args, lambda: ([] if res is None else _figures(res, cname, [
+        t for t in res.failing_tensors if t in res.gradients.get("numerical", {})]))
+        + ([(lambda: jac_fig, f"{cname}-jacobian.png")] if jac_fig is not None else []),
+        lambda: {**diag.to_dict(), "protocol": getattr(layer, "protocol", None)})
     errs = [f for f in diag.findings if f.severity == "error"]
-    if diag.error is not None and not any(f.code not in ("student-code", "wrong-shape", "non-finite")
-                                          for f in errs):
+    if diag.error is not None and not any(f.code not in ("student-code", "wrong-shape", "non-finite") for f in errs):
         raise diag.error
     if diag.passed and not jac_ok:
         print(colorize(f"\nFAIL: {cname}: the tape's Jacobian differs from the numerical one (see above).", color))
@@ -222,15 +185,8 @@ def _modes(init: Any, path: str = "") -> list[str]:
 
 
 def protocol_lines(layer, init: dict[str, Any], training: tuple[bool, ...] = (False,)) -> tuple[list[str], list[str]]:
-    """Header lines saying how the layer was read (:func:`gradcheck._adapters.adapt`) and in which
-    ``training`` modes its forward is checked, and the weights whose gradient is not checked.
-
-    Returns
-    -------
-    lines : list of str
-        ``protocol: ...``, ``mode: ...``, then notes and warnings.
-    unchecked : list of str
-    """
+    """Header lines saying how the layer was read (:func:`gradcheck._adapters.adapt`) and in which ``training``
+    modes it is checked, and the weights whose gradient is not checked: ``(lines, unchecked)``."""
     info = getattr(layer, "protocol", None) or {}
     if not info.get("text"):
         return [], []
@@ -280,7 +236,7 @@ def _jacobian_usage(args, shape) -> None:
 
 def _jacobian(args, layer, twin, shape, cname):
     """Tape vs numerical Jacobian of a small layer: (report lines, passed, figure or None)."""
-    from .check import compare, default_atol
+    from .compare import compare, default_atol
     from .numerical import DEFAULT_EPS, numerical_jacobian
 
     X = V.layer_inputs(tuple(shape), np.random.default_rng([args.seed, 3]), cname)[0]
@@ -312,30 +268,36 @@ def _jacobian(args, layer, twin, shape, cname):
 
 
 def _json_default(o):
-    if isinstance(o, (np.integer,)):
+    if isinstance(o, np.integer):
         return int(o)
-    if isinstance(o, (np.floating,)):
+    if isinstance(o, np.floating):
         return None if not np.isfinite(o) else float(o)
-    if isinstance(o, (tuple, set)):
-        return list(o)
-    if isinstance(o, GradcheckError):
-        return str(o)
-    return str(o)
+    return list(o) if isinstance(o, (tuple, set)) else str(o)
 
 
-def _plots(diag, folder: str, cname: str) -> list[str]:
-    from .plots import plot_gradient_heatmaps, plot_result, save_figure
+def _figures(res, cname: str, heatmaps: list[str]) -> list:
+    """``[(make figure, file name)]``: the result's errors, and a heatmap per tensor in ``heatmaps``."""
+    from .plots import plot_gradient_heatmaps, plot_result
 
-    res = diag.result
-    out = []
-    if res is None:
-        return out
-    out.append(save_figure(plot_result(res), os.path.join(folder, f"{cname}.png")))
-    num = res.gradients.get("numerical", {})
-    for t in res.failing_tensors:
-        if t in num:
-            out.append(save_figure(plot_gradient_heatmaps(res, t), os.path.join(folder, f"{cname}-{t}-heatmap.png")))
-    return out
+    return [(lambda: plot_result(res), f"{cname}.png")] + [
+        (lambda t=t: plot_gradient_heatmaps(res, t), f"{cname}-{t}-heatmap.png") for t in heatmaps]
+
+
+def _save(args, figures, payload) -> None:
+    """Write ``figures()`` into ``--plots`` and ``payload()`` as ``--json``; print where they went."""
+    written = []
+    if args.plots:
+        from .plots import save_figure
+
+        written = [save_figure(make(), os.path.join(args.plots, name)) for make, name in figures()]
+    if args.json:
+        os.makedirs(os.path.dirname(os.path.abspath(args.json)), exist_ok=True)
+        with open(args.json, "w", encoding="utf-8") as fh:
+            json.dump(payload(), fh, indent=2, default=_json_default)
+    if written:
+        print(f"\nplots: {', '.join(os.path.abspath(w) for w in written)}")
+    if args.json:
+        print(f"json: {os.path.abspath(args.json)}")
 
 
 # --------------------------------------------------------------------------- losses (--loss)
@@ -346,14 +308,7 @@ PRED_KINDS = ("real", "probs", "unit")
 
 
 def parse_kind(spec: str, kinds: tuple[str, ...], flag: str) -> tuple[str, int | None]:
-    """Split ``labels:5`` into ``("labels", 5)``; ``real`` into ``("real", None)``.
-
-    Raises
-    ------
-    UsageError
-        Unknown kind, or a count that is not an integer >= 2 (only ``labels`` and
-        ``onehot`` take one).
-    """
+    """``"labels:5"`` -> ``("labels", 5)``, ``"real"`` -> ``("real", None)``; UsageError for an unknown kind or K < 2."""
     kind, _, count = str(spec).strip().partition(":")
     if kind not in kinds:
         raise UsageError(f"{flag} must be one of {', '.join(kinds)} (labels and onehot may add ':K' classes); "
@@ -372,34 +327,13 @@ def parse_kind(spec: str, kinds: tuple[str, ...], flag: str) -> tuple[str, int |
 
 
 def loss_data(targets: str, pred: str, shape: tuple[int, ...], seed: int) -> tuple[np.ndarray, np.ndarray, str]:
-    """``y_true``, ``y_pred`` and a description for ``gradcheck check --loss``.
+    """``(y_true, y_pred, description)`` for ``gradcheck check --loss``, ``y_pred`` of ``shape``.
 
-    Parameters
-    ----------
-    targets : str
-        ``labels[:K]``: integer class indices in ``[0, K)``, ``K`` = last axis of
-        ``y_pred`` by default; shape ``y_pred.shape[:-1]`` when ``K`` is that axis, else
-        ``y_pred.shape`` (e.g. 0/1 labels with ``labels:2`` for a binary loss).
-        ``onehot[:K]``: one-hot rows of such labels, shape of ``y_pred`` (``K`` must be
-        its last axis). ``probs``: rows of a softmax (positive, summing to 1 over the
-        last axis). ``real``: standard normal. ``unit``: uniform in [0.05, 0.95].
-    pred : str
-        ``real`` (standard normal: logits, regression outputs), ``probs`` (softmax
-        rows), ``unit`` (uniform in [0.05, 0.95]: probabilities of a binary loss).
-    shape : tuple of int
-        Shape of ``y_pred`` (``--input-shape``).
-    seed : int
-        ``y_pred`` from ``default_rng([seed, 4])``, ``y_true`` from ``default_rng([seed, 5])``.
-
-    Returns
-    -------
-    y_true, y_pred : ndarray
-    description : str
-
-    Raises
-    ------
-    UsageError
-        Bad kinds, or ``onehot:K`` / ``labels:K`` that do not fit the shape.
+    ``pred``: ``real`` (standard normal: logits, regression), ``probs`` (softmax rows), ``unit``
+    (uniform in [0.05, 0.95]). ``targets``: those, or ``labels[:K]`` (classes in ``[0, K)``, K = the
+    last axis by default; shape ``shape[:-1]``, or ``shape`` when K differs, e.g. ``labels:2``) or
+    ``onehot[:K]`` (K must be the last axis). Seeds ``[seed, 4]`` (y_pred) and ``[seed, 5]`` (y_true).
+    UsageError for kinds that do not fit the shape.
     """
     tkind, k = parse_kind(targets, TARGET_KINDS, "--targets")
     pkind, _ = parse_kind(pred, PRED_KINDS, "--pred")
@@ -430,29 +364,13 @@ def loss_data(targets: str, pred: str, shape: tuple[int, ...], seed: int) -> tup
 
 
 def run_check_loss(args, loss, label: str, init: dict[str, Any], shape) -> int:
-    """``gradcheck check --loss``: check a (sandboxed) loss's ``backward()`` against central differences.
+    """``gradcheck check --loss``: a (sandboxed) loss's ``backward()`` against central differences; the exit code.
 
-    Parameters
-    ----------
-    args : argparse.Namespace
-        ``targets``, ``pred``, ``seed``, ``rtol``, ``atol``, ``eps``, ``twin``, ``json``, ``plots``.
-    loss : object
-        ``forward(y_true, y_pred) -> float``, ``backward() -> dL/dy_pred``
-        (a :class:`gradcheck.sandbox.RemoteLoss` from the CLI).
-    label : str
-        ``path::ClassName``.
-    init : dict
-        Constructor kwargs (also for ``--twin``).
-    shape : tuple of int
-        Shape of ``y_pred``.
-
-    Returns
-    -------
-    int
-        0 pass, 1 mismatch; the student's code failing raises (exit 3).
+    Arguments as :func:`run_check`; ``shape`` is that of ``y_pred``. Exit 0 pass, 1 mismatch.
     """
-    from .check import build_twin, check_loss
+    from .check import check_loss
     from .diagnose import name_signature
+    from .sources import build_twin
 
     if not isinstance(shape[0], int):
         raise UsageError("--loss takes one --input-shape (the shape of y_pred), not several.")
@@ -474,23 +392,8 @@ def run_check_loss(args, loss, label: str, init: dict[str, Any], shape) -> int:
     if not res.passed and "numerical" in res.gradients and "manual" in res.gradients:
         finding = name_signature("dy_pred", res.gradients["manual"]["dy_pred"], res.gradients["numerical"]["dy_pred"],
                                  n_batch=shape[0] if len(shape) > 1 else 1, y_size=int(np.prod(shape)))
-    written = []
-    if args.plots:
-        from .plots import plot_gradient_heatmaps, plot_result, save_figure
-
-        written.append(save_figure(plot_result(res), os.path.join(args.plots, f"{cname}.png")))
-        if not res.passed:
-            written.append(save_figure(plot_gradient_heatmaps(res, "dy_pred"),
-                                       os.path.join(args.plots, f"{cname}-dy_pred-heatmap.png")))
-    if args.json:
-        os.makedirs(os.path.dirname(os.path.abspath(args.json)), exist_ok=True)
-        with open(args.json, "w", encoding="utf-8") as fh:
-            json.dump({**res.to_dict(), "diagnosis": None if finding is None else vars(finding)}, fh, indent=2,
-                      default=_json_default)
-    if written:
-        print(f"\nplots: {', '.join(os.path.abspath(w) for w in written)}")
-    if args.json:
-        print(f"json: {os.path.abspath(args.json)}")
+    _save(args, lambda: _figures(res, cname, [] if res.passed else ["dy_pred"]),
+          lambda: {**res.to_dict(), "diagnosis": None if finding is None else vars(finding)})
     if res.passed:
         print(colorize(f"\nPASS: {cname}: dL/dy_pred matches within rtol={res.rtol:g}, atol={res.atol:g}.", color))
         return EXIT_PASS

@@ -104,27 +104,17 @@ def _import_file(path: str):
         sys.modules.pop(modname, None)
         where = f"{os.path.basename(exc.filename or path)}, line {exc.lineno}"
         text = f": {exc.text.strip()!r}" if exc.text else ""
-        raise StudentCodeError(
-            V.paragraph(
-                f"{path} does not import: {type(exc).__name__} ({exc.msg}) at {where}{text}.",
-                "Expected a Python file that runs without errors when imported.",
-            )
-        ) from exc
+        raise StudentCodeError(V.paragraph(
+            f"{path} does not import: {type(exc).__name__} ({exc.msg}) at {where}{text}.",
+            "Expected a Python file that runs without errors when imported.")) from exc
     except (KeyboardInterrupt, GeneratorExit):
         raise
     except BaseException as exc:  # noqa: BLE001 - student code may raise anything at import
         sys.modules.pop(modname, None)
-        detail = str(exc).strip().splitlines()[0] if str(exc).strip() else "(no message)"
-        hint = ""
-        if isinstance(exc, ImportError):
-            hint = "Expected only modules that are installed (numpy, the course packages) or files next to it."
-        raise StudentCodeError(
-            V.paragraph(
-                f"{path} does not import: {type(exc).__name__}: {detail}"
-                f"{V._student_location(exc)} while running the file.",
-                hint or "Expected a Python file that runs without errors when imported.",
-            )
-        ) from exc
+        hint = ("Expected only modules that are installed (numpy, the course packages) or files next to it."
+                if isinstance(exc, ImportError) else "Expected a Python file that runs without errors when imported.")
+        raise StudentCodeError(V.paragraph(f"{path} does not import: {V.raised(exc)} while running the file.",
+                                           hint)) from exc
     finally:
         with contextlib.suppress(ValueError):
             sys.path.remove(folder)
@@ -132,21 +122,12 @@ def _import_file(path: str):
 
 
 def load_class(spec: str) -> tuple[Any, str]:
-    """Import ``path/to/file.py::NAME`` in this process and return ``(factory, path)``.
+    """Import ``path/to/file.py::NAME`` in this process: ``(factory, path)``, ``factory(**init)`` the object to check.
 
-    ``factory(**init)`` builds the object to check: the class NAME, or for a CS231n
-    pair ``NAME_forward``/``NAME_backward`` a :func:`gradcheck._adapters.pair`
-    (``init``: its non-array arguments). ``gradcheck._adapters.adapt(obj, [X])`` then
-    presents it as a manualprop layer for :func:`gradcheck.check_layer` (the CLI does
-    the same in its sandbox).
-
-    Raises
-    ------
-    UsageError
-        Malformed spec, missing file, nothing named NAME (the message lists the classes
-        and function pairs found and the protocols accepted).
-    StudentCodeError
-        The file does not import (syntax error, ImportError, any exception at import).
+    NAME is a class or a CS231n ``NAME_forward``/``NAME_backward`` pair (:func:`gradcheck._adapters.pair`,
+    ``init`` its non-array arguments); :func:`gradcheck._adapters.adapt` then presents it as a manualprop
+    layer. UsageError: bad spec, no file, nothing named NAME (the message lists what was found);
+    StudentCodeError: the file does not import.
     """
     from . import _adapters
 
@@ -328,15 +309,13 @@ def _cmd_train(args) -> int:
 def _add_check_parser(sub, fmt) -> None:
     """The options of ``gradcheck check``."""
     c = sub.add_parser(
-        "check", help="check a layer class from a .py file (manual vs numerical)", epilog=EPILOG,
-        formatter_class=fmt,
+        "check", help="check a layer class from a .py file (manual vs numerical)", epilog=EPILOG, formatter_class=fmt,
         description="Import path/to/file.py in a separate sandbox process (gradcheck.sandbox: "
                     "no access to the course packages, memory and time limits, see --timeout), "
                     "build ClassName(**INIT) there and compare its backward() "
                     "and grads against central differences of L = sum(forward(X) * G), X and G "
                     "standard normal from --seed. The class needs no base class: params/grads "
-                    "dicts, forward(X, training=False) -> Y, backward(dY) -> dX.",
-    )
+                    "dicts, forward(X, training=False) -> Y, backward(dY) -> dX.")
     c.add_argument("target", metavar="path/to/file.py::ClassName")
     c.add_argument("--input-shape", required=True, metavar="N,D",
                    help="shape of X, e.g. 8,5; for forward(Q, K, V) one shape per input separated by ';', "
@@ -405,11 +384,8 @@ def build_parser() -> argparse.ArgumentParser:
     """The argparse parser of the ``gradcheck`` script (exposed for docs and tests)."""
     fmt = argparse.RawDescriptionHelpFormatter
     p = argparse.ArgumentParser(
-        prog="gradcheck",
-        description="Compare manual (hand-derived), tape (autoprop) and numerical "
-                    "(central-difference) gradients.",
-        epilog=EPILOG, formatter_class=fmt,
-    )
+        prog="gradcheck", description="Compare manual (hand-derived), tape (autoprop) and numerical "
+                    "(central-difference) gradients.", epilog=EPILOG, formatter_class=fmt)
     sub = p.add_subparsers(dest="command", metavar="{zoo,check,train,grade,assignment}", required=True)
 
     z = sub.add_parser("zoo", help="check every built-in layer and loss (manual vs tape vs numerical)",

@@ -28,32 +28,24 @@ TRAINING = (False, True, "both", "auto")
 
 @dataclass(frozen=True)
 class CheckConfig:
-    """Settings of one check, validated on construction.
+    """Settings of one check, validated on construction (UsageError naming the allowed values).
 
     Attributes
     ----------
-    rtol : float, default 1e-6
-        Relative tolerance (> 0).
-    atol : float or None, default None
-        Absolute tolerance (>= 0); None: :func:`gradcheck.compare.default_atol` of the layer's ``Y`` and ``G``.
-    eps : float or None, default None
+    rtol, atol : float
+        Tolerances (``0 < rtol < 1``, ``atol >= 0``); ``atol=None``: :func:`gradcheck.compare.default_atol`.
+    eps : float or None
         Relative step; None: :func:`gradcheck.numerical.default_eps` of ``method``.
-    method : {"central", "forward", "richardson", "complex"}, default "central"
-    mode : {"full", "fast", "sample"}, default "full"
-    seed : int, default 0
-        Seeds inputs given as shapes, the upstream gradient and the numerical plans' draws.
-    training : bool, "both" or "auto", default "auto"
-        The forward's mode; "both" checks eval then training; "auto" is "both" when
-        ``forward`` takes a ``training`` argument, else False (see :func:`training_modes`).
-    n_dirs, n_samples : int, default 2, 8
-        Directions per tensor (fast mode), elements per tensor (sample mode).
-    batched : bool or "auto", default "auto"
-        The stacked-batch plan for input scans (:func:`gradcheck.numerical.batch_independent`).
-
-    Raises
-    ------
-    UsageError
-        Any value out of range, with the allowed values.
+    method : {"central", "forward", "richardson", "complex"}
+    mode : {"full", "fast", "sample"}
+    seed : int
+        Seeds inputs given as shapes, the upstream gradient and the plans' draws.
+    training : bool, "both" or "auto"
+        "auto": both modes when ``forward`` takes ``training`` (:func:`training_modes`).
+    n_dirs, n_samples : int
+        Directions per tensor (fast), elements per tensor (sample).
+    batched : bool or "auto"
+        The stacked-batch plan (:func:`gradcheck.numerical.batch_independent`).
     """
 
     rtol: float = 1e-6

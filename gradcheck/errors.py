@@ -1,24 +1,9 @@
 """Exception types raised by gradcheck, and the exit codes the CLI maps them to.
 
-Every exception carries a one-paragraph message meant to be read by a student
-or a grader: it names the layer, the tensor or method involved, what was
-expected and what came instead.
-
-Exit codes (used by :mod:`gradcheck.cli`)
------------------------------------------
-One rule: 1 when the checked code ran and something it computed is wrong, 3 when it
-could not be checked because it did not run to the end.
-
-0  every compared gradient is within tolerance
-1  a result is wrong: a gradient outside tolerance, or an output or gradient of the
-   wrong shape or dtype (float32, int64), missing (None) or holding NaN/inf
-   (:class:`GradientShapeError`, :class:`NonFiniteError`); for ``train``, a failed
-   requirement
-2  usage error: bad arguments, a file or class that is not there; also
-   gradcheck itself could not run the check (:class:`GraderError`: its sandbox
-   failed outside the checked code, e.g. out of memory receiving the inputs)
-3  the checked code could not be checked: it did not import, raised, hung, exited,
-   crashed, or broke the layer protocol (no forward/backward, params not a dict)
+Every message is one paragraph for a student or grader: the layer, the tensor or method, what was
+expected and what came. One rule for the codes (listed in ``gradcheck --help``): 1 when the checked
+code ran and something it computed is wrong, 3 when it could not be checked because it did not run
+to the end, 2 for usage errors and for gradcheck itself failing outside the checked code.
 """
 
 from __future__ import annotations
@@ -29,19 +14,8 @@ EXIT_USAGE = 2
 EXIT_STUDENT = 3
 
 __all__ = [
-    "EXIT_PASS",
-    "EXIT_MISMATCH",
-    "EXIT_USAGE",
-    "EXIT_STUDENT",
-    "GradcheckError",
-    "UsageError",
-    "TwinError",
-    "GraderError",
-    "StudentCodeError",
-    "ProtocolError",
-    "GradientShapeError",
-    "NonFiniteError",
-]
+    "EXIT_PASS", "EXIT_MISMATCH", "EXIT_USAGE", "EXIT_STUDENT", "GradcheckError", "UsageError", "TwinError",
+    "GraderError", "StudentCodeError", "ProtocolError", "GradientShapeError", "NonFiniteError"]
 
 
 class GradcheckError(Exception):
@@ -63,12 +37,7 @@ class UsageError(GradcheckError):
 
 
 class TwinError(GradcheckError):
-    """The autoprop twin of a layer could not be built or does not match it (exit 2).
-
-    Raised when ``twin="auto"`` finds a class of the same name in
-    ``autoprop.layers`` / ``autoprop.losses`` but cannot construct it, or when a
-    twin's ``variables`` keys or shapes differ from the manual layer's ``params``.
-    """
+    """The autoprop twin could not be built, or its ``variables`` differ from the layer's ``params`` (exit 2)."""
 
     exit_code = EXIT_USAGE
 
@@ -87,11 +56,8 @@ class StudentCodeError(GradcheckError):
 
 
 class ProtocolError(StudentCodeError):
-    """The object does not follow the manualprop layer/loss protocol.
-
-    For example: no ``forward``/``backward`` method, ``params`` not a dict of
-    arrays, ``grads`` missing a key after ``backward``.
-    """
+    """The object breaks the manualprop protocol: no ``forward``/``backward``, ``params`` not a dict of arrays,
+    a ``grads`` key missing (exit 3)."""
 
 
 class GradientShapeError(StudentCodeError):

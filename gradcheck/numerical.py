@@ -1,38 +1,11 @@
-r"""Central finite differences, element by element, in float64.
+r"""Finite differences of ``L = sum(Y * G)``: one difference kernel, several evaluation plans.
 
-For a layer :math:`Y = f(X; \theta)` the checker reduces the output to a
-scalar with a fixed random upstream gradient :math:`G` (same shape as
-:math:`Y`, drawn from a seeded generator):
-
-.. math:: L(X, \theta) = \sum_{ij} Y_{ij} G_{ij},
-
-so that :math:`\partial L / \partial X` is exactly the vector-Jacobian product
-``backward(G)`` must return, and :math:`\partial L / \partial \theta_k` is what
-``grads[k]`` must hold. Each element :math:`x_i` of the input and of every
-parameter is perturbed in place and restored:
-
-.. math:: \frac{\partial L}{\partial x_i} \approx
-          \frac{L(x_i + h_i) - L(x_i - h_i)}{(x_i + h_i) - (x_i - h_i)},
-          \qquad h_i = \varepsilon \max(1, |x_i|).
-
-That is two forward calls per element (O(n) calls, never the full Jacobian).
-The denominator is the difference of the two perturbed values as actually
-stored, not :math:`2h_i`, so the rounding of :math:`x_i \pm h_i` does not
+The checker reduces a layer's output to the scalar :math:`L = \sum Y \odot G` with a seeded
+upstream gradient ``G``, so :math:`\partial L/\partial X` is the VJP ``backward(G)`` must return
+and :math:`\partial L/\partial\theta_k` what ``grads[k]`` must hold. Each element is perturbed by
+:math:`h_i = \varepsilon\max(1, |x_i|)` (:func:`step_sizes`) and restored; the denominator is the
+difference of the perturbed values *as stored*, so the rounding of :math:`x_i \pm h_i` does not
 enter the quotient (Press et al., *Numerical Recipes*, 3rd ed., sec. 5.7).
-
-Choice of step. The truncation error of the central difference is
-:math:`O(h^2)` and the rounding error :math:`O(u/h)` with :math:`u` the unit
-roundoff (2.2e-16 in float64); balancing the two gives the optimal order
-:math:`h \sim u^{1/3} \approx 6\times10^{-6}` (Nocedal & Wright, *Numerical
-Optimization*, 2nd ed., sec. 8.1, the discussion after eq. 8.7). The default
-``eps`` is exactly that, :math:`u^{1/3} = 6.06\times10^{-6}`; scaling by
-:math:`\max(1, |x_i|)` keeps the step relative for large entries. Measured on
-manualprop's layers (batch 8-16, up to a 64-32-10 MLP) the absolute error is
-1e-10 to 6e-10 with this step, against 2e-10 to 2e-9 with ``eps = 1e-6``, so
-the checker's default ``atol = 1e-9`` holds with a margin.
-
-Methods and steps (:data:`METHODS`, :func:`default_eps`). With ``u`` the
-machine epsilon of the dtype the objective is evaluated in:
 
 =============  ========================================  ==========  ===============
 method         estimate of ``phi'(0)``                    error       default ``eps``
@@ -43,34 +16,19 @@ richardson     ``(4 C(h/2) - C(h)) / 3``, C central       O(h^4)      ``u**(1/5)
 complex        ``Im phi(i h) / h``                        O(h^2)      ``1e-20``
 =============  ========================================  ==========  ===============
 
-The central and forward steps balance truncation against rounding (Nocedal &
-Wright, sec. 8.1, eqs. 8.6-8.7 and the text after them); Richardson's step
-follows from the same balance with an O(h^4) truncation term. The complex
-step has no subtraction, hence no cancellation, so ``h`` can be tiny (Squire &
-Trapp, SIAM Review 40(1), 1998); it needs a forward that is complex-analytic
-in its input (``np.abs``, ``np.maximum`` or comparisons break it), which
-:func:`complex_step_supported` detects by trying: the forward must accept a
-complex input, return a complex output, and agree with a central difference
-along a random direction to 1e-5. Otherwise the checker falls back to central
-differences and says so.
+``u`` is the machine epsilon of the dtype evaluated in. The steps balance truncation against
+rounding (Nocedal & Wright, *Numerical Optimization*, 2nd ed., sec. 8.1, eqs. 8.6-8.7): the
+central default :math:`u^{1/3} = 6.06\times10^{-6}` gives absolute errors of 1e-10 to 6e-10 on
+manualprop's layers, inside the default ``atol = 1e-9``. The complex step has no subtraction
+(Squire & Trapp, SIAM Review 40(1), 1998) but needs a complex-analytic forward, which
+:func:`complex_step_supported` detects by trying; otherwise central differences are used, with a note.
 
-One kernel, several plans. :func:`kernel` is the only place a difference
-quotient is formed (central, forward, Richardson, complex; :data:`OFFSETS` lists
-the multiples of ``h`` each evaluates). The denominator is the difference of the
-perturbed values as stored, so the rounding of ``x + h`` does not enter. The
-*plans* only choose which perturbed copies to run and how to call the forward:
-
-* **element loop** (:func:`numerical_gradient`): one element at a time, in place;
-* **stacked batch** (:func:`batched_input_scan`): for a layer whose samples do not
-  interact (:func:`batch_independent`), copy ``(s, p)`` is the whole batch with
-  element ``p`` of every sample moved by ``s h``, many copies stacked along axis 0
-  in one forward call; sample ``n``'s share ``sum(Y[n] * G[n])`` gives its quotient
-  (the same steps and quotients as the loop; only rounding inside the layer differs);
-* **chunked remote** (:func:`many_scan`): the loop's copies sent in chunks of about
-  :data:`MANY_BUDGET` array elements through ``forward_many`` (one round trip per
-  chunk for a layer in another process, :class:`gradcheck.sandbox.RemoteLayer`);
-* **directional** (:func:`directional_derivatives`): two forwards per random direction;
-* **sample**: any of the element plans restricted to chosen ``indices``.
+:func:`kernel` is the only place a quotient is formed; the plans only choose which perturbed
+copies to run: **element loop** (:func:`numerical_gradient`, in place), **stacked batch**
+(:func:`batched_input_scan`, for batch-independent layers: copies stacked along axis 0, sample
+``n``'s share ``sum(Y[n] * G[n])`` gives its quotient), **chunked remote** (:func:`many_scan`,
+``forward_many`` of a sandboxed layer, one round trip per chunk), **directional**
+(:func:`directional_derivatives`) and **sample** (any element plan restricted to ``indices``).
 """
 
 from __future__ import annotations
@@ -88,25 +46,14 @@ __all__ = ["DEFAULT_EPS", "METHODS", "OFFSETS", "kernel", "default_eps", "step_s
            "Scan", "batch_independent", "batched_input_scan", "directional_derivatives", "numerical_jacobian",
            "complex_step_supported", "norm_relative_error", "many_scan", "local_forward_many", "MANY_BUDGET"]
 
-#: Default relative step: the cube root of float64 machine epsilon, 6.06e-6, the
-#: optimal order for central differences (Nocedal & Wright, sec. 8.1).
+#: Default relative step: the cube root of float64 machine epsilon, 6.06e-6 (Nocedal & Wright, sec. 8.1).
 DEFAULT_EPS = float(np.cbrt(np.finfo(np.float64).eps))
-
-#: The finite-difference methods, see the module docstring.
 METHODS = ("central", "forward", "richardson", "complex")
-
-#: Where each method evaluates the function, in multiples of the step ``h`` (the
-#: forward method also uses the unperturbed value; complex means ``x + i h``).
+#: Where each method evaluates, in multiples of ``h`` (forward also uses f(x0); complex means ``x + i h``).
 OFFSETS = {"central": (1.0, -1.0), "forward": (1.0,), "richardson": (1.0, -1.0, 0.5, -0.5), "complex": (1j,)}
-
-#: Complex-step size (no cancellation, so any tiny value works; 1e-20 is customary).
 COMPLEX_STEP = 1e-20
-
-#: Largest number of input elements stacked into one batched forward call.
+#: Input elements per stacked forward call; array elements (at most MANY_MAX forwards) per forward_many chunk.
 BATCH_BUDGET = 1 << 17
-
-#: Target number of array elements (inputs, perturbed parameter, output) per
-#: ``forward_many`` chunk of :func:`many_scan`; at most :data:`MANY_MAX` forwards.
 MANY_BUDGET = 1 << 18
 MANY_MAX = 256
 
@@ -118,35 +65,24 @@ def _check_method(method: str) -> str:
 
 
 def kernel(method: str, values: Sequence, points: Sequence, f0=None, x0=0.0):
-    r"""The difference quotient: the one place every finite difference of the checker is formed.
+    """The difference quotient: the one place every finite difference of the checker is formed.
 
     Parameters
     ----------
     method : {"central", "forward", "richardson", "complex"}
     values : sequence of array_like
-        The function at each point of :data:`OFFSETS` ``[method]`` (same order);
-        arrays broadcast (one quotient per element, or a vector-valued function).
+        The function at each point of ``OFFSETS[method]``, in order (arrays broadcast).
     points : sequence of array_like
-        Where it was evaluated: the perturbed values as stored (``x0 + h``,
-        ``x0 - h``, ...; ``x0 + 1j*h`` for the complex step).
+        The perturbed values as stored (``x0 + h``, ``x0 - h``, ...; ``x0 + 1j*h`` for complex).
     f0 : array_like, optional
-        The function at ``x0`` (needed by ``forward``; with ``central`` it gives
-        the one-sided quotients).
+        The function at ``x0``: needed by forward; with central it gives the one-sided quotients.
     x0 : array_like, default 0.0
-        The unperturbed point (pass 0 with points given as offsets).
 
     Returns
     -------
     estimate, d_plus, d_minus
-        ``(v+ - v-) / (p+ - p-)`` (central), ``(v+ - f0) / (p+ - x0)`` (forward),
-        ``(4 C(h/2) - C(h)) / 3`` (Richardson, ``C`` central), ``Im v / Im p``
-        (complex); ``d_plus = (v+ - f0) / (p+ - x0)`` and ``d_minus = (f0 - v-) / (x0 - p-)``
-        for central with ``f0``, else None.
-
-    References
-    ----------
-    Nocedal & Wright, *Numerical Optimization*, 2nd ed., sec. 8.1; Squire & Trapp, SIAM Review 40(1), 1998;
-    Press et al., *Numerical Recipes*, 3rd ed., sec. 5.7 (stored-difference denominators).
+        ``d_plus = (v+ - f0) / (p+ - x0)``, ``d_minus = (f0 - v-) / (x0 - p-)`` for central
+        with ``f0``, else None.
     """
     v, p = values, points
     if method == "complex":
@@ -156,36 +92,14 @@ def kernel(method: str, values: Sequence, points: Sequence, f0=None, x0=0.0):
     c = (v[0] - v[1]) / (p[0] - p[1])
     if method == "richardson":
         return (4 * ((v[2] - v[3]) / (p[2] - p[3])) - c) / 3, None, None
-    if method != "central":
-        raise ValueError(f"method must be one of {METHODS}; got {method!r}")
+    _check_method(method)
     if f0 is None:
         return c, None, None
     return c, (v[0] - f0) / (p[0] - x0), (f0 - v[1]) / (x0 - p[1])
 
 
 def default_eps(method: str = "central", dtype=np.float64) -> float:
-    """The default relative step of ``method`` for objectives evaluated in ``dtype``.
-
-    Parameters
-    ----------
-    method : {"central", "forward", "richardson", "complex"}
-    dtype : numpy float dtype, default float64
-
-    Returns
-    -------
-    float
-        ``u**(1/3)`` (central), ``u**(1/2)`` (forward), ``u**(1/5)`` (richardson) with
-        ``u = np.finfo(dtype).eps``; ``1e-20`` (complex).
-
-    Raises
-    ------
-    ValueError
-        For an unknown method.
-
-    References
-    ----------
-    J. Nocedal and S. J. Wright, *Numerical Optimization*, 2nd ed., Springer 2006, sec. 8.1.
-    """
+    """The default relative step of ``method`` in ``dtype`` (the table above). Raises ValueError for an unknown method."""
     _check_method(method)
     if method == "complex":
         return COMPLEX_STEP
@@ -194,38 +108,12 @@ def default_eps(method: str = "central", dtype=np.float64) -> float:
 
 
 def step_sizes(x: np.ndarray, eps: float = DEFAULT_EPS) -> np.ndarray:
-    """Per-element step ``h = eps * max(1, |x|)``.
-
-    Parameters
-    ----------
-    x : ndarray
-        The values to be perturbed (any shape).
-    eps : float, default 6.06e-6 (DEFAULT_EPS)
-        Relative step; see the module docstring for the choice.
-
-    Returns
-    -------
-    ndarray of float64, same shape as ``x``.
-    """
+    """Per-element step ``h = eps * max(1, |x|)``, float64 of ``x``'s shape."""
     return float(eps) * np.maximum(1.0, np.abs(np.asarray(x, dtype=np.float64)))
 
 
 def difference_quotient(phi: Callable[[float], float], h: float, method: str = "central") -> float:
-    """Estimate ``phi'(0)`` of a scalar function of one variable with step ``h`` (:func:`kernel`).
-
-    Parameters
-    ----------
-    phi : callable
-        ``phi(t) -> float``; for ``method="complex"`` it is called with ``t = 1j*h``
-        and must return a complex number.
-    h : float
-        Step (absolute); the textbook denominators ``2h``/``h`` result (the points are ``t``).
-    method : {"central", "forward", "richardson", "complex"}
-
-    Returns
-    -------
-    float
-    """
+    """Estimate ``phi'(0)`` of a scalar function with absolute step ``h`` (complex: ``phi(1j*h)``)."""
     _check_method(method)
     points = [o * h for o in OFFSETS[method]]
     f0 = phi(0.0) if method == "forward" else None
@@ -234,25 +122,9 @@ def difference_quotient(phi: Callable[[float], float], h: float, method: str = "
 
 def step_error_curve(f: Callable[[np.ndarray], np.ndarray], x0: float, hs: Sequence[float], *,
                      dtype=np.float64, method: str = "central") -> np.ndarray:
-    """Finite-difference estimates of ``f'(x0)`` for each step in ``hs``, computed in ``dtype``.
+    """Estimates of ``f'(x0)`` for each step in ``hs``, everything in ``dtype`` (the V curve's round-off shows).
 
-    ``x0 + h`` and ``x0 - h`` are formed and ``f`` evaluated in ``dtype``, the
-    quotient ``(f(x0+h) - f(x0-h)) / (2h)`` (for central) in ``dtype`` too, so
-    the round-off of that precision shows (the right arm of the V curve).
-
-    Parameters
-    ----------
-    f : callable
-        A numpy ufunc-like function of one array argument (e.g. ``np.exp``).
-    x0 : float
-    hs : sequence of float
-        Steps (absolute).
-    dtype : numpy float dtype, default float64
-    method : {"central", "forward"}
-
-    Returns
-    -------
-    ndarray of float64, shape ``(len(hs),)``
+    ``method`` is "central" or "forward"; returns float64 of shape ``(len(hs),)``.
 
     Examples
     --------
@@ -278,17 +150,9 @@ def step_error_curve(f: Callable[[np.ndarray], np.ndarray], x0: float, hs: Seque
 class Scan:
     """Element-wise finite differences of one tensor.
 
-    Attributes
-    ----------
-    grad : ndarray of float64
-        The estimate (NaN where not evaluated, in sample mode).
-    d_plus, d_minus : ndarray of float64 or None
-        One-sided quotients ``(L(x+h) - L(x)) / h`` and ``(L(x) - L(x-h)) / h``
-        (central method only): where they disagree the element sits at a kink.
-    evaluated : ndarray of bool
-        Which elements were estimated.
-    how : str
-        ``"batched"`` (stacked along the batch axis), ``"loop"``, ``"many"`` or ``"complex"``.
+    ``grad`` (NaN where not evaluated); ``d_plus``/``d_minus`` the one-sided quotients (central
+    only; where they disagree the element sits at a kink); ``evaluated`` (bool); ``how``:
+    ``"batched"``, ``"loop"``, ``"many"`` or ``"complex"``.
     """
 
     grad: np.ndarray
@@ -299,24 +163,11 @@ class Scan:
 
 
 def scalar_objective(Y: np.ndarray, G: np.ndarray) -> float:
-    """``L = sum(Y * G)``, the scalar whose gradient ``backward(G)`` computes.
-
-    Parameters
-    ----------
-    Y, G : ndarray of the same shape
-
-    Returns
-    -------
-    float
-    """
+    """``L = sum(Y * G)`` in float64, the scalar whose gradient ``backward(G)`` computes."""
     return float(np.sum(np.asarray(Y, dtype=np.float64) * G))
 
 
 # --------------------------------------------------------------------------- element plans
-
-
-def _index_list(shape, indices) -> list[tuple[int, ...]]:
-    return list(np.ndindex(shape)) if indices is None else [tuple(int(i) for i in ix) for ix in indices]
 
 
 def _element_scan(evaluate: Callable[[list], list], base: np.ndarray, method: str, eps: float, indices,
@@ -330,11 +181,10 @@ def _element_scan(evaluate: Callable[[list], list], base: np.ndarray, method: st
     if base.dtype != np.float64 and method != "complex":
         # A float64 step below the array's resolution would be rounded away.
         H = np.maximum(H, np.cbrt(np.finfo(base.dtype).eps) * np.maximum(1.0, np.abs(base)))
-    idx_list = _index_list(base.shape, indices)
+    idx_list = list(np.ndindex(base.shape)) if indices is None else [tuple(int(i) for i in ix) for ix in indices]
     grad = np.full(base.shape, np.nan if indices is not None else 0.0)
     sides = method == "central" and f0 is not None
-    d_plus = np.full(base.shape, np.nan) if sides else None
-    d_minus = np.full(base.shape, np.nan) if sides else None
+    d_plus, d_minus = (np.full(base.shape, np.nan), np.full(base.shape, np.nan)) if sides else (None, None)
     evaluated = np.zeros(base.shape, dtype=bool)
     if not idx_list:
         return Scan(grad, d_plus, d_minus, evaluated, how)
@@ -361,44 +211,41 @@ def _element_scan(evaluate: Callable[[list], list], base: np.ndarray, method: st
 def numerical_gradient(f: Callable[[], float], x: np.ndarray, *, eps: float | None = DEFAULT_EPS,
                        method: str = "central", indices: Sequence[tuple[int, ...]] | None = None,
                        detail: bool = False) -> np.ndarray | Scan:
-    """Finite-difference gradient of a scalar function with respect to the array ``x`` (the element loop).
+    """Finite-difference gradient of ``f() -> float`` w.r.t. the array ``x`` (the element loop).
 
-    ``x`` is perturbed **in place**, one element at a time, and every element
-    is restored (also if ``f`` raises), so ``f`` may read ``x`` through any
-    reference it holds (e.g. a layer's own attribute aliasing ``params['W']``).
+    ``x`` is perturbed **in place**, one element at a time, and restored (also if ``f``
+    raises), so ``f`` may read ``x`` through any reference it holds (a layer's attribute
+    aliasing ``params['W']``).
 
     Parameters
     ----------
     f : callable
-        ``f() -> float``; evaluates the scalar objective at the current ``x``.
+        ``f() -> float`` at the current ``x``.
     x : ndarray of float
-        Writable array, any shape. Must be float64 for a 1e-6-accurate
-        gradient (float32 is perturbed in its own precision).
-    eps : float or None, default 6.06e-6 (DEFAULT_EPS)
-        Relative step, ``h_i = eps * max(1, |x_i|)``; None: :func:`default_eps` of ``method``.
-    method : {"central", "forward", "richardson"}, default "central"
-        The complex step needs a complex copy of ``x`` and is not done in place.
+        Writable; float64 for a 1e-6-accurate gradient (float32 is perturbed in its own precision).
+    eps : float or None, default DEFAULT_EPS
+        Relative step; None: :func:`default_eps` of ``method``.
+    method : {"central", "forward", "richardson"}
+        (The complex step is not done in place.)
     indices : sequence of index tuples, optional
-        Estimate only these elements (sample mode); the others are NaN.
+        Only these elements (sample mode); the others NaN.
     detail : bool, default False
-        Return a :class:`Scan` (with one-sided quotients for ``central``) instead of the array.
+        Return a :class:`Scan` (with one-sided quotients for central).
 
     Returns
     -------
-    ndarray of float64, shape ``x.shape`` (or a :class:`Scan` when ``detail``)
-        ``dL/dx`` estimated per element (:func:`kernel`).
+    ndarray of float64, shape ``x.shape`` (or a Scan)
 
     Raises
     ------
     TypeError
-        If ``x`` is not a writable floating-point ndarray.
+        ``x`` is not a writable floating-point ndarray.
     ValueError
-        For an unknown method or ``"complex"``.
+        Unknown method, or ``"complex"``.
     """
     if not isinstance(x, np.ndarray) or x.dtype.kind != "f" or not x.flags.writeable:
         raise TypeError("numerical_gradient needs a writable floating-point ndarray to perturb in place")
-    _check_method(method)
-    if method == "complex":
+    if _check_method(method) == "complex":
         raise ValueError("numerical_gradient perturbs x in place (real); the complex step is done by "
                          "layer_numerical_gradients on a complex copy of the input")
     eps = default_eps(method) if eps is None else eps
@@ -438,42 +285,16 @@ def many_scan(forward_many: Callable[[list, list], list], inputs: Sequence[np.nd
               params: Mapping[str, np.ndarray], key: str | int, G: np.ndarray, *, eps: float = DEFAULT_EPS,
               indices: Sequence[tuple[int, ...]] | None = None, budget: int = MANY_BUDGET,
               max_per_call: int = MANY_MAX, method: str = "central") -> Scan:
-    """Finite differences of ``L = sum(Y * G)`` w.r.t. one tensor, the forwards sent in chunks.
+    """The element loop's copies of one tensor (input position ``key`` or parameter key), sent in chunks.
 
-    The element loop's copies (same steps, same :func:`kernel`), sent through
-    ``forward_many`` in chunks, so a layer in another process costs one round
-    trip per chunk instead of one per forward.
-
-    Parameters
-    ----------
-    forward_many : callable
-        ``forward_many(inputs_list, params_list, edits_list) -> list of Y``, the
-        protocol of :meth:`gradcheck.sandbox.RemoteLayer.forward_many`:
-        ``inputs_list[j]`` is a list of arrays or None (the previous forward's inputs),
-        ``params_list[j]`` a dict of parameter values to set before forward ``j`` (empty:
-        keep the previous values; the first entry of every chunk holds every
-        parameter), ``edits_list[j]`` a list of ``(key, flat_index, value)`` set for
-        forward ``j`` only. A parameter scan thus sends one number per forward.
-        :func:`local_forward_many` gives this protocol for a plain ``forward``.
-    inputs : sequence of ndarray
-        The inputs; not modified.
-    params : dict of str -> ndarray
-        The current parameter values; not modified.
-    key : int or str
-        Position of the input to differentiate, or a parameter key.
-    G : ndarray
-        Upstream gradient.
-    eps : float
-    indices : sequence of index tuples, optional
-        Only these elements (sample mode; others NaN).
-    budget, max_per_call : int
-        Chunk size: about ``budget`` array elements, at most ``max_per_call`` forwards.
-    method : {"central", "forward", "richardson"}, default "central"
-
-    Returns
-    -------
-    Scan
-        ``how="many"``.
+    ``forward_many(inputs_list, params_list, edits_list) -> list of Y`` is the protocol of
+    :meth:`gradcheck.sandbox.RemoteLayer.forward_many`: per forward ``j``, ``inputs_list[j]`` is a
+    list of arrays or None (the previous inputs), ``params_list[j]`` parameter values to set
+    (the first of every chunk holds all), ``edits_list[j]`` ``(key, flat_index, value)`` set for
+    that forward only (a parameter scan sends one number per forward); :func:`local_forward_many`
+    gives it for a local forward. Chunks hold about ``budget`` array elements, at most
+    ``max_per_call`` forwards. ``inputs`` and ``params`` are not modified. Returns a
+    :class:`Scan` (``how="many"``).
     """
     is_input = isinstance(key, int)
     base = np.asarray(inputs[key] if is_input else params[key])
@@ -511,20 +332,7 @@ def many_scan(forward_many: Callable[[list, list], list], inputs: Sequence[np.nd
 
 def local_forward_many(forward: Callable[..., np.ndarray], params: Mapping[str, np.ndarray]
                        ) -> Callable[[list, list, list], list]:
-    """The ``forward_many`` protocol of :func:`many_scan` for a local ``forward(*inputs)``.
-
-    Parameters
-    ----------
-    forward : callable
-        ``forward(*inputs) -> Y``, reading ``params``.
-    params : dict of str -> ndarray
-        The arrays the forward reads; set in place per forward, restored at the end.
-
-    Returns
-    -------
-    callable
-        ``forward_many(inputs_list, params_list, edits_list) -> list of Y``.
-    """
+    """The :func:`many_scan` protocol for a local ``forward(*inputs)`` reading ``params`` (set in place, restored)."""
     def many(inputs_list, params_list, edits_list):
         saved = {k: v.copy() for k, v in params.items()}
         out, prev = [], None
@@ -556,25 +364,10 @@ def _concat_inputs(a: Sequence[np.ndarray], b: Sequence[np.ndarray]) -> list[np.
 
 def batch_independent(forward: Callable[..., np.ndarray], inputs: Sequence[np.ndarray],
                       rng: np.random.Generator | None = None) -> tuple[bool, str]:
-    """Probe whether samples along axis 0 are computed independently.
+    """Probe whether samples along axis 0 are computed independently: ``(ok, reason why not)``.
 
-    ``forward`` is called on ``[X; Z]`` and ``[Z; X]`` for a random batch ``Z`` of
-    another size; the rows belonging to ``X`` must equal ``forward(X)`` (to 1e-12
-    relative) and the output's axis 0 must be the batch axis.
-
-    Parameters
-    ----------
-    forward : callable
-        ``forward(*inputs) -> Y`` (gets fresh copies).
-    inputs : sequence of ndarray
-        All share the batch size ``N = inputs[0].shape[0]``.
-    rng : numpy.random.Generator, optional
-
-    Returns
-    -------
-    ok : bool
-    reason : str
-        Why not, when ``ok`` is False ("" otherwise).
+    ``forward`` runs on ``[X; Z]`` and ``[Z; X]`` for a random batch ``Z`` of another size; the
+    rows of ``X`` must equal ``forward(X)`` to 1e-12 relative, and axis 0 of Y must be the batch.
     """
     rng = rng or np.random.default_rng(12345)
     if not inputs or any(x.ndim == 0 for x in inputs):
@@ -608,33 +401,13 @@ def batch_independent(forward: Callable[..., np.ndarray], inputs: Sequence[np.nd
 def batched_input_scan(forward: Callable[..., np.ndarray], inputs: Sequence[np.ndarray], which: int,
                        G: np.ndarray, *, eps: float = DEFAULT_EPS, budget: int = BATCH_BUDGET,
                        indices: Sequence[tuple[int, ...]] | None = None, method: str = "central") -> Scan:
-    """Finite differences of ``L = sum(forward(*inputs) * G)`` w.r.t. ``inputs[which]``, stacked along the batch.
+    """Finite differences w.r.t. ``inputs[which]`` (float64), copies stacked along the batch axis.
 
-    For a layer whose samples are independent (check with :func:`batch_independent`
-    first): the copies with element ``p`` of every sample moved are stacked along
-    axis 0 and evaluated in one call per chunk of about ``budget`` input elements;
-    sample ``n``'s quotient uses only ``sum(Y[n] * G[n])`` (:func:`kernel`).
-
-    Parameters
-    ----------
-    forward : callable
-        ``forward(*inputs) -> Y``, ``Y.shape[0] == inputs[0].shape[0]``.
-    inputs : sequence of ndarray
-        Not modified. ``inputs[which]`` must be float64.
-    which : int
-    G : ndarray of float64, shape of ``forward(*inputs)``
-    eps : float
-        Relative step, ``h = eps * max(1, |x|)``.
-    budget : int
-        Target number of input elements per forward call.
-    indices : sequence of index tuples, optional
-        Only these elements (sample mode).
-    method : {"central", "forward", "richardson"}, default "central"
-
-    Returns
-    -------
-    Scan
-        With one-sided quotients for central (``how="batched"``).
+    For a batch-independent layer (:func:`batch_independent`): the copies with element ``p`` of
+    every sample moved are stacked along axis 0, one ``forward`` call per chunk of about
+    ``budget`` input elements; sample ``n``'s quotient uses only ``sum(Y[n] * G[n])``.
+    ``indices``: sample mode; ``method``: central, forward or richardson. Returns a
+    :class:`Scan` (``how="batched"``, one-sided quotients for central).
     """
     X = inputs[which]
     N, shape = X.shape[0], X.shape
@@ -684,17 +457,11 @@ def batched_input_scan(forward: Callable[..., np.ndarray], inputs: Sequence[np.n
 
 def complex_step_supported(forward: Callable[..., np.ndarray], inputs: Sequence[np.ndarray], which: int,
                            G: np.ndarray, rng: np.random.Generator | None = None) -> tuple[bool, str]:
-    """Whether ``forward`` is complex-analytic in ``inputs[which]`` (detected by trying).
+    """Whether ``forward`` is complex-analytic in ``inputs[which]``: ``(ok, reason)``, detected by trying.
 
-    The forward is called with a complex input ``X + i h u`` (random ``u``). It must
-    not raise, must return a complex array, and ``Im(L)/h`` must agree with a
-    central difference along ``u`` to 1e-5 relative. Functions such as ``abs``,
-    ``maximum`` or comparisons fail the last test.
-
-    Returns
-    -------
-    ok : bool
-    reason : str
+    ``forward(X + i h u)`` (random ``u``) must not raise, must return a complex array, and
+    ``Im(L)/h`` must agree with a central difference along ``u`` to 1e-5 (``abs``, ``maximum``
+    and comparisons fail this).
     """
     rng = rng or np.random.default_rng(7)
     X = inputs[which]
@@ -729,45 +496,23 @@ def directional_derivatives(forward: Callable[..., np.ndarray], X: Sequence[np.n
                             groups: Sequence[Sequence[str]], n_dirs: int = 2, eps: float = DEFAULT_EPS,
                             rng: np.random.Generator | None = None, method: str = "central"
                             ) -> dict[tuple[str, ...], list[tuple[dict[str, np.ndarray], float]]]:
-    r"""Random directional derivatives of ``L = sum(forward(*inputs) * G)`` by finite differences.
+    r"""Random directional derivatives of ``L = sum(forward(*inputs) * G)``, two forwards per direction.
 
-    For each group of tensors (one tensor, or several jointly) and each of
-    ``n_dirs`` random directions ``u`` (entries ``z * max(1, |x|)``,
-    ``z ~ N(0, 1)``), the central difference ``(L(x + eps u) - L(x - eps u)) / 2 eps``
-    (:func:`kernel`) is returned with ``u``; the caller compares it with
-    :math:`G^T J u = \sum_t \langle g_t, u_t\rangle` from the gradients under test.
-    Two forward calls per direction, whatever the size of the tensors.
-
-    Parameters
-    ----------
-    forward : callable
-        ``forward(*inputs) -> Y`` (receives copies).
-    X : sequence of ndarray
-        The inputs; not modified.
-    params : dict of str -> ndarray
-        Perturbed in place and restored exactly.
-    G : ndarray
-        Upstream gradient.
-    input_names : sequence of str
-        Keys of the inputs, in order.
-    groups : sequence of sequence of str
-        E.g. ``[["X"], ["W"], ["b"]]`` (per tensor) or ``[["X", "W", "b"]]`` (joint).
-    n_dirs : int, default 2
-    eps : float, default DEFAULT_EPS
-    rng : numpy.random.Generator, optional
-    method : {"central", "forward", "richardson"}, default "central"
-        The quotient along each direction (:func:`kernel`). The complex step is not
-        offered here: parameters are perturbed in place in their own real dtype.
+    For each group of keys (``[["X"], ["W"]]`` per tensor, or one joint group) and each of
+    ``n_dirs`` directions ``u`` (entries ``z * max(1, |x|)``, ``z ~ N(0, 1)``), the quotient of
+    ``method`` along ``u`` with step ``eps`` (:func:`kernel`), to compare with
+    :math:`\sum_t \langle g_t, u_t\rangle`. Inputs ``X`` (named ``input_names``) are not modified;
+    ``params`` are perturbed in place and restored exactly.
 
     Returns
     -------
     dict
-        ``{tuple(group): [(u, numerical), ...]}`` with ``u`` a dict key -> direction array.
+        ``{tuple(group): [(u, numerical), ...]}``, ``u`` a dict key -> direction array.
 
     Raises
     ------
     ValueError
-        For ``method="complex"`` or an unknown method.
+        ``method="complex"`` (parameters are real arrays inside the layer) or unknown.
     """
     if _check_method(method) == "complex":
         raise ValueError("directional_derivatives: the complex step needs complex parameters; "
@@ -806,21 +551,10 @@ def directional_derivatives(forward: Callable[..., np.ndarray], X: Sequence[np.n
 
 def numerical_jacobian(forward: Callable[[np.ndarray], np.ndarray], X: np.ndarray, eps: float | None = None,
                        forward_many: Callable[[list], list] | None = None) -> np.ndarray:
-    """Jacobian ``dY/dX`` by central differences (:func:`kernel`), one column per input element.
+    """Jacobian ``dY/dX``, float64 of shape ``(Y.size, X.size)``, by central differences (:func:`kernel`).
 
-    Parameters
-    ----------
-    forward : callable
-        ``forward(X) -> Y``.
-    X : ndarray of float
-    eps : float, optional
-        Relative step (default :data:`DEFAULT_EPS`).
-    forward_many : callable, optional
-        ``forward_many(list of X) -> list of Y``: the perturbed copies sent 256 at a time.
-
-    Returns
-    -------
-    ndarray of float64, shape ``(Y.size, X.size)``
+    ``eps``: relative step (default :data:`DEFAULT_EPS`); ``forward_many(list of X) -> list of Y``
+    sends the perturbed copies 256 at a time.
     """
     X = np.array(X, dtype=np.float64)
     H = step_sizes(X, DEFAULT_EPS if eps is None else eps).ravel()
@@ -850,44 +584,36 @@ def layer_numerical_gradients(forward: Callable[..., np.ndarray], X: np.ndarray 
                               indices: Mapping[str, Sequence[tuple[int, ...]]] | None = None, detail: bool = False,
                               notes: list[str] | None = None, forward_many: Callable[[list, list], list] | None = None
                               ) -> dict[str, np.ndarray] | dict[str, Scan]:
-    """Numerical gradients of ``L = sum(forward(*inputs) * G)`` w.r.t. the inputs and every parameter.
+    """Numerical gradients of ``L = sum(forward(*inputs) * G)`` w.r.t. the float inputs and every parameter.
 
-    Chooses a plan per tensor: the complex step for an input when ``method`` asks for it and
+    A plan per tensor: the complex step for an input when ``method`` asks and
     :func:`complex_step_supported` allows it; the stacked batch for the inputs of a
-    batch-independent layer; chunks through ``forward_many`` when given; else the element
-    loop. Parameters never use the stacked batch (they are shared by all samples) nor the
-    complex step (central differences instead, with a note).
+    batch-independent layer (``batched``: "auto" probes, True assumes); chunks through
+    ``forward_many`` (the :func:`many_scan` protocol) when given; else the element loop.
+    Parameters never use the stacked batch nor the complex step (central instead, with a note).
 
     Parameters
     ----------
     forward : callable
-        ``forward(*inputs) -> Y`` with the current parameters; it gets fresh copies of the inputs.
+        ``forward(*inputs) -> Y`` with the current parameters (gets fresh copies).
     X : ndarray or sequence of ndarray
-        The input(s); not modified. Float inputs are differentiated (float64 copies), integer ones not.
+        Not modified; float inputs are differentiated (float64 copies), integer ones not.
     params : dict of str -> ndarray
-        The layer's own parameter arrays; perturbed in place and restored.
-    G : ndarray of float64
-        Upstream gradient (shape of ``Y``).
-    eps : float or None, default DEFAULT_EPS
+        The layer's own arrays; perturbed in place and restored.
+    G : ndarray of float64, shape of Y
+    eps : float or None
         Relative step (None: :func:`default_eps` of ``method``).
     input_names : sequence of str, optional
-        Result keys of the inputs; default ``"X"``, or ``"X0", "X1", ...``.
-    method : {"central", "forward", "richardson", "complex"}, default "central"
-    batched : bool or "auto", default "auto"
-        The stacked batch when :func:`batch_independent` holds (True: without the probe).
+        Result keys of the inputs (default ``"X"`` or ``"X0", "X1", ...``).
     which, indices : optional
         Only these keys; only these elements per key (sample mode, the others NaN).
-    detail : bool, default False
-        Return :class:`Scan` objects (with the one-sided quotients of central differences).
-    notes : list of str, optional
-        Receives remarks (method fallbacks, loop vs batched).
-    forward_many : callable, optional
-        The chunked protocol of :func:`many_scan`.
+    detail : bool
+        Return :class:`Scan` objects. ``notes`` receives remarks (fallbacks, loop vs batched).
 
     Returns
     -------
     dict
-        ``{input name: dL/dinput, **{key: dL/dparams[key]}}`` (float64 arrays, or Scans).
+        ``{input name or param key: float64 gradient (or Scan)}``.
     """
     _check_method(method)
     inputs = [np.asarray(X)] if isinstance(X, np.ndarray) else [np.asarray(x) for x in X]
@@ -909,23 +635,15 @@ def layer_numerical_gradients(forward: Callable[..., np.ndarray], X: np.ndarray 
                              indices=sel(key), method=real)
         return numerical_gradient(objective, arr, eps=eps, method=real, indices=sel(key), detail=True)
 
-    stacked = False
-    if wanted and method != "complex" and batched:
-        stacked, why = (True, "") if batched is True else batch_independent(forward, work)
-        if not stacked:
-            notes.append(f"input gradients by the element loop: {why}")
+    stacked = bool(wanted) and method != "complex" and bool(batched) and _stacked(forward, work, batched, notes)
     out: dict[str, Scan] = {}
     for i in wanted:
         name = input_names[i]
-        ok, why = complex_step_supported(forward, work, i, G) if method == "complex" else (False, "")
-        if ok:
-            out[name] = _element_scan(_copies_evaluator(forward, work, i, G), work[i], "complex", COMPLEX_STEP,
-                                      sel(name), "complex")
-            continue
-        if method == "complex":
-            notes.append(f"complex step not used for {name}: {why}; central differences instead")
-        out[name] = (batched_input_scan(forward, work, i, G, eps=eps, indices=sel(name), method=real)
-                     if stacked else element(name, work[i], i))
+        sc = _complex_input(forward, work, i, G, sel(name), notes, name) if method == "complex" else None
+        if sc is None:
+            sc = (batched_input_scan(forward, work, i, G, eps=eps, indices=sel(name), method=real)
+                  if stacked else element(name, work[i], i))
+        out[name] = sc
     if method == "complex" and params:
         notes.append("parameters are checked by central differences (the complex step would need "
                      "complex parameter arrays inside the layer)")
@@ -933,3 +651,21 @@ def layer_numerical_gradients(forward: Callable[..., np.ndarray], X: np.ndarray 
         if which is None or k in which:
             out[k] = element(k, p)
     return out if detail else {k: s.grad for k, s in out.items()}
+
+
+def _stacked(forward, work, batched, notes) -> bool:
+    """Whether the inputs use the stacked batch: ``batched=True``, or "auto" and :func:`batch_independent`."""
+    ok, why = (True, "") if batched is True else batch_independent(forward, work)
+    if not ok:
+        notes.append(f"input gradients by the element loop: {why}")
+    return ok
+
+
+def _complex_input(forward, work, i, G, indices, notes, name) -> Scan | None:
+    """The complex-step scan of input ``i``, or None (with a note) when the forward is not complex-analytic."""
+    ok, why = complex_step_supported(forward, work, i, G)
+    if ok:
+        return _element_scan(_copies_evaluator(forward, work, i, G), work[i], "complex", COMPLEX_STEP, indices,
+                             "complex")
+    notes.append(f"complex step not used for {name}: {why}; central differences instead")
+    return None

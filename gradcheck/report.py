@@ -7,7 +7,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from ._validation import wrap
-from .check import ALL_PAIRS, CheckResult
+from .result import ALL_PAIRS, CheckResult
 
 __all__ = ["format_table", "format_failures", "format_error_row"]
 

@@ -28,18 +28,8 @@ NONDETERMINISTIC = "non-deterministic forward"
 
 @dataclass
 class TensorRecord:
-    """All comparisons for one tensor.
-
-    Attributes
-    ----------
-    tensor : str
-        ``"dX"`` (input gradient), ``"d<key>"`` for ``params[key]`` (``"dW"``,
-        ``"db"``, ``"d0.W"``), ``"dy_pred"`` for a loss, or ``"Y"`` / ``"L"``
-        for the forward values of manual vs tape.
-    shape : tuple of int
-    kind : {"gradient", "forward"}
-    comparisons : list of Comparison
-    """
+    """All comparisons of one tensor: ``tensor`` is ``"dX"``, ``"d<key>"`` (``"dW"``, ``"d0.W"``), ``"dy_pred"``,
+    or ``"Y"``/``"L"`` for the forward values (``kind`` "forward", else "gradient")."""
 
     tensor: str
     shape: tuple[int, ...]
@@ -65,34 +55,23 @@ class CheckResult:
 
     Attributes
     ----------
-    name : str
-        Layer or loss name (class name unless given).
-    kind : {"layer", "loss"}
+    name, kind : str
+        Layer or loss name; ``"layer"`` or ``"loss"``.
     records : list of TensorRecord
-        Forward record first (when a twin was compared), then ``dX`` / ``dy_pred``,
-        then one per parameter in ``params`` order.
-    rtol, atol, eps : float
-        Tolerances and finite-difference step used.
-    seed : int
+        The forward record first (with a twin or reference), then the inputs', then one per parameter.
+    rtol, atol, eps, seed, mode, method
+        As checked (:class:`gradcheck.config.CheckConfig`).
     input_shape : tuple of int, or tuple of tuples for several inputs
-    twin : str or None
-        Qualified name of the autoprop twin used, or None.
-    twin_note : str
-        Why there is no tape column (empty when a twin was used).
+    twin, twin_note : str
+        Qualified name of the twin used (or None), and why there is no tape column.
     notes : list of str
-        Other remarks, e.g. an integer input that has no gradient.
     gradients : dict
-        ``{"manual"|"tape"|"numerical": {tensor: ndarray}}``, the raw gradients
-        (numerical: NaN where not estimated; absent for tensors that passed the
-        fast mode's directional test).
-    mode : {"full", "fast", "sample"}
-    method : str
-        Finite-difference method (:data:`gradcheck.numerical.METHODS`).
+        ``{"manual"|"tape"|"reference"|"numerical": {tensor: ndarray}}`` (numerical: NaN where not
+        estimated, absent for tensors that passed the fast mode's directional test).
     training : bool or None
-        The mode ``forward`` ran in (None for a loss or an op).
+        The mode ``forward`` ran in (None for a loss).
     other_modes : list of CheckResult
-        The other training mode's result when both were checked (``passed`` needs
-        them too; :meth:`table` shows them).
+        The other training mode's result; ``passed`` needs it too, :meth:`table` shows it.
     """
 
     name: str
@@ -150,27 +129,18 @@ class CheckResult:
             for c in r.comparisons:
                 out.append(
                     {
-                        "name": self.name,
-                        "tensor": r.tensor,
-                        "kind": r.kind,
-                        "shape": r.shape,
-                        "pair": c.pair,
-                        "max_abs_error": c.max_abs_error,
-                        "max_rel_error": c.max_rel_error,
-                        "worst_index": c.worst_index,
-                        "worst_a": c.worst_a,
-                        "worst_b": c.worst_b,
-                        "passed": c.passed,
-                        "how": c.how,
-                        "n_compared": c.n_compared,
-                        "kinks": len(c.kinks),
-                        "norm_rel_error": c.norm_rel_error,
-                    }
-                )
+                        "name": self.name, "tensor": r.tensor, "kind": r.kind, "shape": r.shape, "pair": c.pair,
+                        "max_abs_error": c.max_abs_error, "max_rel_error": c.max_rel_error,
+                        "worst_index": c.worst_index, "worst_a": c.worst_a, "worst_b": c.worst_b, "passed": c.passed,
+                        "how": c.how, "n_compared": c.n_compared, "kinks": len(c.kinks),
+                        "norm_rel_error": c.norm_rel_error})
         return out
 
     def table(self, details: bool = True) -> str:
-        """Text table (see :func:`gradcheck.report.format_table`)."""
+        """Text table of this result and its other modes (:func:`gradcheck.report.format_table`).
+
+        Imported when called: report imports result, never the reverse at import time.
+        """
         from .report import format_table
 
         return format_table([self, *self.other_modes], details=details)
@@ -178,29 +148,15 @@ class CheckResult:
     def to_dict(self) -> dict[str, Any]:
         """JSON-serialisable summary (no raw gradient arrays)."""
         return {
-            "name": self.name,
-            "kind": self.kind,
-            "passed": self.passed,
-            "rtol": self.rtol,
-            "atol": self.atol,
-            "eps": self.eps,
-            "seed": self.seed,
-            "mode": self.mode,
-            "method": self.method,
-            "training": self.training,
-            "other_modes": [o.to_dict() for o in self.other_modes],
-            "input_shape": json_shape(self.input_shape),
-            "twin": self.twin,
-            "twin_note": self.twin_note,
-            "notes": list(self.notes),
-            "rows": [
+            "name": self.name, "kind": self.kind, "passed": self.passed, "rtol": self.rtol, "atol": self.atol,
+            "eps": self.eps, "seed": self.seed, "mode": self.mode, "method": self.method, "training": self.training,
+            "other_modes": [o.to_dict() for o in self.other_modes], "input_shape": json_shape(self.input_shape),
+            "twin": self.twin, "twin_note": self.twin_note, "notes": list(self.notes), "rows": [
                 {**row, "shape": list(row["shape"]), "worst_index": list(row["worst_index"]),
                  "norm_rel_error": None if np.isnan(row["norm_rel_error"]) else row["norm_rel_error"],
                  "worst_a": None if np.isnan(row["worst_a"]) else row["worst_a"],
                  "worst_b": None if np.isnan(row["worst_b"]) else row["worst_b"]}
-                for row in self.rows
-            ],
-        }
+                for row in self.rows]}
 
     def __str__(self) -> str:
         return self.table()

@@ -1,17 +1,11 @@
-"""Gradient sources: every place a gradient of ``L = sum(Y * G)`` comes from, behind one call protocol.
+"""Gradient sources: every gradient of ``L = sum(Y * G)`` of one :class:`Call`, as ``{key: gradient}``.
 
-A check asks each source for ``{key: gradient}`` of the same :class:`Call` (one
-layer, its inputs, parameters and mode): keys are ``"@<input name>"`` for inputs
-(they cannot clash with parameter keys) and the parameter keys.
-
-* **manual** (:func:`manual_source`): the student's ``forward``/``backward``
-  (the manualprop protocol; other protocols are adapters presenting it);
-* **tape** (:func:`tape_source`): the autoprop twin (:func:`build_twin`), or any
-  object with ``tape_gradients`` (the student's own forward on the tape,
-  :class:`gradcheck.student_tape.StudentTape`);
-* **reference** (:func:`reference_source`): a layer of ours given the same parameters;
-* **numerical**: finite differences, :func:`gradcheck.numerical.layer_numerical_gradients`
-  (its plans choose the perturbed copies, one kernel forms the quotients).
+Keys are ``"@<input name>"`` for inputs (they cannot clash with parameter keys) and the parameter
+keys. Sources: the student's ``backward`` (:func:`manual_source`; other student styles are
+adapters presenting the manualprop protocol), the tape (:func:`tape_source`: the autoprop twin of
+:func:`build_twin`, or an object with ``tape_gradients`` such as
+:class:`gradcheck.student_tape.StudentTape`), a layer of ours (:func:`reference_source`) and
+finite differences (:func:`gradcheck.numerical.layer_numerical_gradients`).
 """
 
 from __future__ import annotations
@@ -28,26 +22,13 @@ from . import _validation as V
 from .errors import StudentCodeError, TwinError, UsageError
 
 __all__ = ["Call", "manual_source", "tape_source", "reference_source", "build_twin", "copy_params_to_twin",
-           "resolve_twin", "share_masks", "hold_masks", "training_differs", "SAME_IN_BOTH_MODES",
-           "TapeUnavailable"]
+           "resolve_twin", "share_masks", "hold_masks", "training_differs", "SAME_IN_BOTH_MODES", "TapeUnavailable"]
 
 
 @dataclass
 class Call:
-    """One layer called the way the check calls it: inputs, names, parameters and mode.
-
-    Attributes
-    ----------
-    layer : object
-    owner : str
-        Display name.
-    inputs : list of ndarray
-    names : list of str
-        ``forward``'s argument names (``["X"]``, ``["Q", "K", "V"]``).
-    params : dict of str -> ndarray
-        The layer's own parameter arrays (perturbed in place by the numerical plans).
-    training : bool
-    """
+    """One layer called the way the check calls it: ``owner`` (display name), ``inputs``, their ``names``
+    (``forward``'s arguments), the layer's own ``params`` arrays and the ``training`` mode."""
 
     layer: Any
     owner: str
@@ -110,10 +91,7 @@ def manual_source(call: Call, G: np.ndarray) -> dict[str, np.ndarray]:
 
 
 def hold_masks(layer: Any, depth: int = 3) -> list[tuple[Any, Any]]:
-    """``fix_mask(True)`` on ``layer`` and the layers inside it whose mask is not fixed yet.
-
-    Returns the ``(layer, previous setting)`` pairs, to undo with ``layer.fix_mask(previous)``.
-    """
+    """``fix_mask(True)`` on ``layer`` and its children whose mask is not fixed: the ``(layer, previous)`` pairs to undo."""
     out = []
     if callable(getattr(layer, "fix_mask", None)):  # only a layer whose setting can be read back
         prev = getattr(layer, "mask_fixed", getattr(getattr(layer, "_masks", None), "fixed", None))
@@ -132,11 +110,10 @@ SAME_IN_BOTH_MODES = ("training and eval forwards give the same output on this i
 
 
 def training_differs(call: Call, Y_eval: np.ndarray | None = None) -> bool:
-    """Whether ``forward`` in training mode gives another output than in eval mode on ``call.inputs``.
+    """Whether the training forward gives another output than the eval one on ``call.inputs`` (an error counts as yes).
 
-    Called after the eval check (a training forward may update running statistics);
-    a ``fix_mask`` layer has its mask held for the training forward. An error counts as
-    "differs": the training check then reports it with its mode.
+    Called after the eval check (a training forward may update running statistics); a ``fix_mask``
+    layer's mask is held for it.
     """
     try:
         if Y_eval is None:  # the eval check's output, when the caller has it
@@ -177,47 +154,20 @@ def _infer_kwargs(cls: type, obj: Any, owner: str) -> dict[str, Any]:
         if hasattr(obj, p.name):
             kwargs[p.name] = getattr(obj, p.name)
         elif p.default is p.empty:
-            raise TwinError(
-                V.paragraph(
-                    f"Cannot build the autoprop twin {cls.__module__}.{cls.__name__} of {owner}:",
-                    f"its constructor needs {p.name!r} and {owner} has no attribute of that name.",
-                    "Pass init={...} with the constructor arguments, or twin=<a built twin>.",
-                )
-            )
+            raise TwinError(V.paragraph(
+                f"Cannot build the autoprop twin {cls.__module__}.{cls.__name__} of {owner}:",
+                f"its constructor needs {p.name!r} and {owner} has no attribute of that name.",
+                "Pass init={...} with the constructor arguments, or twin=<a built twin>."))
     return kwargs
 
 
 def build_twin(obj: Any, kind: str = "layer", init: Mapping[str, Any] | None = None):
-    """Build the autoprop twin of a manual layer or loss, with the same parameter values.
+    """The autoprop twin of a manual layer or loss with the same parameter values: ``(twin or None, why not)``.
 
-    The twin's class is the class of the same name in ``autoprop.layers``
-    (``kind="layer"``) or ``autoprop.losses`` (``kind="loss"``). Constructor
-    arguments come from ``init`` when given, otherwise from same-named attributes
-    of ``obj`` (``in_features``, ``alpha``, ...). A container with a ``layers``
-    attribute and a ``*layers`` constructor (``Sequential``) gets the twins of its
-    children. Parameter values are then copied with
-    ``twin.variables[k].assign(obj.params[k])``.
-
-    Parameters
-    ----------
-    obj : object
-        The manual layer or loss.
-    kind : {"layer", "loss"}
-    init : dict, optional
-        Constructor keyword arguments for the twin.
-
-    Returns
-    -------
-    twin : object or None
-        None when autoprop has no class of that name.
-    note : str
-        Why there is no twin, or "" when there is one.
-
-    Raises
-    ------
-    TwinError
-        If the class exists but cannot be built, or its ``variables`` differ from
-        ``obj.params`` in keys or shapes.
+    The class of the same name in ``autoprop.layers`` (``kind="layer"``) or ``autoprop.losses``,
+    built from ``init`` or from same-named attributes of ``obj`` (``in_features``, ...); a container
+    (``layers`` and a ``*layers`` constructor) gets its children's twins. Parameters are copied by
+    :func:`copy_params_to_twin`. TwinError when the class exists but cannot be built or does not match.
     """
     mod = _autoprop_module(kind)
     cname = type(obj).__name__
@@ -249,13 +199,9 @@ def build_twin(obj: Any, kind: str = "layer", init: Mapping[str, Any] | None = N
     except TwinError:
         raise
     except Exception as exc:  # noqa: BLE001
-        raise TwinError(
-            V.paragraph(
-                f"Building the autoprop twin {mod.__name__}.{cname} of {owner} raised",
-                f"{type(exc).__name__}: {exc}.",
-                "Pass init={...} with its constructor arguments, or twin=None to skip the tape.",
-            )
-        ) from exc
+        raise TwinError(V.paragraph(
+            f"Building the autoprop twin {mod.__name__}.{cname} of {owner} raised", f"{type(exc).__name__}: {exc}.",
+            "Pass init={...} with its constructor arguments, or twin=None to skip the tape.")) from exc
     if kind == "layer":
         twin = _in_layout(twin, copy_params_to_twin(obj, twin, owner), owner)
     return twin, ""
@@ -304,32 +250,19 @@ def _in_layout(twin: Any, transposed: list[str], owner: str) -> Any:
 
 
 def copy_params_to_twin(obj: Any, twin: Any, owner: str) -> list[str]:
-    """``twin.variables[k].assign(obj.params[k])`` for every key, after checking keys and shapes.
+    """``twin.variables[k].assign(obj.params[k])`` for every key; returns the keys assigned transposed.
 
-    A 2-D non-square parameter whose shape is the reverse of the variable's (a Linear
-    storing ``W`` as (in, out), autoprop as (out, in)) is assigned transposed.
-
-    Returns
-    -------
-    list of str
-        The keys assigned transposed.
-
-    Raises
-    ------
-    TwinError
-        If the key sets or shapes differ, or ``twin`` has no ``variables`` dict.
+    A 2-D non-square parameter stored (in, out) where autoprop has (out, in) is assigned transposed.
+    TwinError when keys or shapes differ, or ``twin`` has no ``variables`` dict.
     """
     params = getattr(obj, "params", None) or {}
     variables = getattr(twin, "variables", None)
     if not isinstance(variables, Mapping):
         raise TwinError(f"The twin of {owner} has no 'variables' dict; got {type(variables).__name__}.")
     if set(variables) != set(params):
-        raise TwinError(
-            V.paragraph(
-                f"The twin {type(twin).__name__} of {owner} has variables {sorted(variables)}",
-                f"but {owner}.params has keys {sorted(params)}; they must match.",
-            )
-        )
+        raise TwinError(V.paragraph(
+            f"The twin {type(twin).__name__} of {owner} has variables {sorted(variables)}",
+            f"but {owner}.params has keys {sorted(params)}; they must match."))
     transposed = [k for k, p in params.items() if _reversed_2d(variables[k].shape, np.shape(p))]
     for k, p in params.items():
         if k in transposed:
@@ -338,8 +271,7 @@ def copy_params_to_twin(obj: Any, twin: Any, owner: str) -> list[str]:
         if tuple(variables[k].shape) != tuple(np.shape(p)):
             raise TwinError(
                 f"The twin of {owner}: variables[{k!r}] has shape {tuple(variables[k].shape)}, "
-                f"params[{k!r}] has shape {tuple(np.shape(p))}."
-            )
+                f"params[{k!r}] has shape {tuple(np.shape(p))}.")
         variables[k].assign(np.array(p, dtype=np.float64))
     return transposed
 
@@ -366,9 +298,7 @@ def _twin_call(fn, *args, owner, what, **kwargs):
     try:
         return fn(*args, **kwargs)
     except Exception as exc:  # noqa: BLE001
-        raise TwinError(
-            f"The autoprop twin of {owner} raised {type(exc).__name__} in {what}: {exc}"
-        ) from exc
+        raise TwinError(f"The autoprop twin of {owner} raised {type(exc).__name__} in {what}: {exc}") from exc
 
 
 def _to_numpy(t) -> np.ndarray:
@@ -427,13 +357,7 @@ class TapeUnavailable(Exception):
 
 
 def share_masks(layer: Any, twin: Any, depth: int = 3) -> None:
-    """Give the twin the manual layer's dropout mask when that mask is fixed.
-
-    A layer with ``fix_mask`` and a fixed, drawn mask (``manualprop.Dropout`` after
-    ``fix_mask(True)`` and one training forward, or ``fix_mask(array)``) passes
-    ``twin.fix_mask(mask)`` so both draw nothing and use the same mask; children of a
-    container (``layers``) are paired in order.
-    """
+    """Give the twin the manual layer's dropout mask when that mask is fixed (children of a container paired in order)."""
     fix = getattr(twin, "fix_mask", None)
     masks = getattr(layer, "_masks", None)
     fixed = getattr(layer, "mask_fixed", getattr(masks, "fixed", False))

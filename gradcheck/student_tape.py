@@ -1,26 +1,12 @@
 """The student's own forward, recorded by autoprop's tape in the sandbox (``gradcheck check --tape``).
 
-A layer written with numpy runs unchanged on autoprop Tensors, because
-``Tensor`` implements ``__array_ufunc__`` / ``__array_function__``: every
-``np.`` call it supports is recorded. :class:`StudentTape` asks the sandbox
-child (started with ``allow_packages=("autoprop", "manualprop")``) to run the
-student's ``forward`` on autoprop constants, with the layer's ``params`` swapped
-for watched Tensors, and to return the output and the vector-Jacobian products
-the tape computes. :func:`gradcheck.check.check_layer` takes it as a ``twin``:
-the tape column then holds *the tape's derivative of the student's forward*,
-compared with the student's ``backward`` (``manual~tape``) and with central
-differences (``tape~num``).
-
-When the forward uses a numpy function autoprop has no derivative for
-(``np.linalg.svd``, ``np.partition``, ...), autoprop's TypeError names it and the
-check falls back to manual vs numerical with that name in the report; so it
-does when the forward leaves the tape (returns a plain ndarray, e.g. through
-``np.asarray`` or writes into a preallocated array).
-
-Student code still never runs in the checker's process. The trade-off of the
-mode is that the child can import autoprop and manualprop (see "Tape mode" in
-:mod:`gradcheck.sandbox`), so ``--tape`` is for a student checking their own
-work, never for grading.
+A numpy layer runs unchanged on autoprop Tensors (``__array_ufunc__``/``__array_function__``).
+:class:`StudentTape` asks the sandbox child (``allow_packages=("autoprop", "manualprop")``) to run
+the student's ``forward`` on constants with ``params`` swapped for watched Tensors and to return
+``Y`` and the tape's VJPs; as ``check_layer``'s ``twin`` it fills the tape column (``manual~tape``,
+``tape~num``). A numpy function without a VJP, or a forward that leaves the tape (``np.asarray``,
+writing into a preallocated array), drops that column with a note naming it. The child may import
+autoprop and manualprop in this mode, so ``--tape`` is for students' own work, never grading.
 """
 
 from __future__ import annotations
@@ -32,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from ._validation import paragraph
-from .check import TapeUnavailable
+from .sources import TapeUnavailable
 
 __all__ = ["StudentTape", "unsupported_function"]
 
@@ -40,16 +26,7 @@ _UNSUPPORTED = re.compile(r"autoprop cannot record (numpy\.[\w.]+|[\w.]+)")
 
 
 def unsupported_function(message: str) -> str | None:
-    """The numpy function named in autoprop's "cannot record" TypeError, e.g. ``"numpy.svd"``.
-
-    Parameters
-    ----------
-    message : str
-
-    Returns
-    -------
-    str or None
-    """
+    """The numpy function named in autoprop's "cannot record" TypeError (``"numpy.svd"``), or None."""
     m = _UNSUPPORTED.search(message or "")
     return m.group(1) if m else None
 
@@ -57,16 +34,8 @@ def unsupported_function(message: str) -> str | None:
 class StudentTape:
     """Tape gradients of a sandboxed layer's own forward (a ``twin`` for :func:`gradcheck.check_layer`).
 
-    Parameters
-    ----------
-    layer : gradcheck.sandbox.RemoteLayer
-        Loaded in a :class:`gradcheck.sandbox.Sandbox` created with
-        ``allow_packages=("autoprop", "manualprop")``.
-
-    Attributes
-    ----------
-    notes : list of str
-        Remarks from the last call (parameters the tape saw no use of).
+    ``layer`` is a :class:`gradcheck.sandbox.RemoteLayer` of a sandbox with ``allow_packages=("autoprop",
+    "manualprop")``; ``notes`` holds the last call's remarks (parameters the tape saw no use of).
     """
 
     def __init__(self, layer: Any):
@@ -127,29 +96,10 @@ class StudentTape:
 
     def tape_gradients(self, inputs: Sequence[np.ndarray], keys: Sequence[str], G: np.ndarray,
                        training: bool) -> tuple[np.ndarray, dict[str, np.ndarray]]:
-        """``Y`` and the tape's VJPs with ``G``: ``{key: dL/dinput}`` for float inputs, ``{k: dL/dparams[k]}``.
+        """``Y`` and the tape's VJPs with ``G``: ``{key: gradient}`` for the float inputs (``keys``) and every parameter.
 
-        Parameters
-        ----------
-        inputs : sequence of ndarray
-        keys : sequence of str
-            Result keys of the inputs (``check_layer``'s ``"@X"``).
-        G : ndarray
-            Upstream gradient.
-        training : bool
-
-        Returns
-        -------
-        Y : ndarray
-        grads : dict of str -> ndarray
-            Zeros for a source the tape found unconnected (noted in :attr:`notes`).
-
-        Raises
-        ------
-        TapeUnavailable
-            Unsupported numpy function, the forward left the tape or raised on tensors.
-        SandboxError
-            The child died or timed out.
+        Zeros for a source the tape found unconnected (noted in :attr:`notes`). Raises TapeUnavailable
+        (unsupported function, the forward left the tape or raised on tensors) or SandboxError.
         """
         meta = self._request(inputs, [G], training)
         return self._array(meta.get("value"), "Y", np.shape(G)), self._grads(meta, 0, inputs, keys)
@@ -183,20 +133,7 @@ class StudentTape:
         return out
 
     def jacobian(self, X: np.ndarray, training: bool = False) -> tuple[np.ndarray, str]:
-        """The Jacobian ``dY/dX`` of the student's forward from the tape (one row per output element).
-
-        Parameters
-        ----------
-        X : ndarray
-            The (single) input.
-        training : bool
-
-        Returns
-        -------
-        J : ndarray, shape ``(Y.size, X.size)``
-        how : str
-            ``"stacked VJPs of the student's forward"``.
-        """
+        """The tape's Jacobian ``dY/dX`` of the student's forward, shape ``(Y.size, X.size)``: ``(J, how)``."""
         meta = self._request([X], [], training)
         y_shape = np.shape(meta.get("value", {}).get("array"))
         n = int(np.prod(y_shape, dtype=np.int64))

@@ -1,24 +1,13 @@
 """Train one network twice, with manual and with tape gradients, and compare step by step.
 
-The model is the MLP ``Linear(64, hidden) -> Tanh -> Linear(hidden, 10)`` or (``model="cnn"``)
-the small CNN ``Conv2D(1, channels, 3, padding=1) -> ReLU -> MaxPool2D(2) -> Flatten ->
-Linear(channels*16, 10)`` on the images as (N, 1, 8, 8), with softmax
-cross-entropy, trained on scikit-learn's 8x8 digits (1797 images, pixel values
-0..16 scaled to [0, 1] by dividing by 16) with minibatch SGD + momentum
-(``manualprop.optim.SGD``, the one optimizer implementation both packages use).
-
-Both runs start from the same weights (the manual model's parameters are copied
-into the autoprop twin) and see the same minibatches in the same order. At
-every step the two gradients are compared element-wise and the two losses are
-recorded. Requirements (:attr:`TrainReport.requirements`):
-
-* both test accuracies >= 0.95 (MLP) or >= 0.97 (CNN);
-* at every step ``|Lm - Lt| / (|Lm| + |Lt|) <= 1e-9``;
-* at every step the gradients agree: the relative error with floor
-  ``GRAD_FLOOR`` (:func:`gradcheck.compare.compare`, the rule of every check) is <= 1e-9.
-
-The data split is scikit-learn's ``train_test_split(test_size=0.25,
-stratify=y, random_state=seed)``.
+``model="mlp"``: ``Linear(64, hidden) -> Tanh -> Linear(hidden, 10)``; ``"cnn"``:
+``Conv2D(1, channels, 3, padding=1) -> ReLU -> MaxPool2D(2) -> Flatten -> Linear(channels*16, 10)``
+on (N, 1, 8, 8) images; softmax cross-entropy, minibatch SGD with momentum
+(``manualprop.optim.SGD``, shared by both packages), on scikit-learn's 8x8 digits (pixels / 16,
+``train_test_split(test_size=0.25, stratify=y, random_state=seed)``). Both runs start from the
+same weights and see the same minibatches. Requirements (:attr:`TrainReport.requirements`): both
+test accuracies >= 0.95 (MLP) or 0.97 (CNN); per step, losses within ``LOSS_RTOL`` and gradients
+within ``GRAD_RTOL`` by :func:`gradcheck.compare.compare` (floor ``GRAD_FLOOR``), the rule of every check.
 """
 
 from __future__ import annotations
@@ -49,24 +38,8 @@ MIN_ACCURACY_BY_MODEL = {"mlp": 0.95, "cnn": 0.97}
 
 @dataclass
 class TrainConfig:
-    """Hyperparameters of the comparison run.
-
-    Attributes
-    ----------
-    epochs : int, default 30
-    model : {"mlp", "cnn"}, default "mlp"
-    hidden : int, default 32
-        MLP hidden units.
-    channels : int, default 8
-        CNN filters.
-    activation : {"tanh", "relu"}, default "tanh"
-    batch_size : int, default 32
-    learning_rate : float, default 0.05
-    momentum : float, default 0.9
-    seed : int, default 0
-        Seeds the split, the initial weights and the minibatch order.
-    test_size : float, default 0.25
-    """
+    """Hyperparameters of the comparison run (``seed`` seeds the split, the initial weights and the batch order;
+    ``hidden``: MLP units, ``channels``: CNN filters, ``activation``: "tanh" or "relu")."""
 
     epochs: int = 30
     model: str = "mlp"
@@ -86,21 +59,12 @@ class TrainReport:
 
     Attributes
     ----------
-    config : TrainConfig
-    loss_manual, loss_tape : ndarray, shape (steps,)
-        Minibatch loss at every step.
-    rel_loss_diff : ndarray, shape (steps,)
-        ``|Lm - Lt| / max(|Lm| + |Lt|, tiny)`` per step.
-    rel_grad_diff : ndarray, shape (steps,)
-        Max over all parameters and elements of the gradient relative error per step.
+    loss_manual, loss_tape, rel_loss_diff, rel_grad_diff : ndarray, shape (steps,)
+        Minibatch losses; their relative difference; the largest gradient relative error, per step.
     epoch_loss_manual, epoch_loss_tape : ndarray, shape (epochs,)
         Mean minibatch loss per epoch.
-    test_accuracy_manual, test_accuracy_tape : float
-    final_param_max_abs_diff : float
-        ``max |theta_manual - theta_tape|`` after training.
+    test_accuracy_manual, test_accuracy_tape, final_param_max_abs_diff, seconds : float
     steps_per_epoch : int
-    seconds : float
-        Wall time of the training loop.
     plot_path : str or None
     """
 
@@ -134,15 +98,12 @@ class TrainReport:
         """``(name, value, op, threshold, ok)`` for every requirement."""
         acc = MIN_ACCURACY_BY_MODEL[self.config.model]
         return [
-            ("test accuracy, manualprop", self.test_accuracy_manual, ">=", acc,
-             self.test_accuracy_manual >= acc),
-            ("test accuracy, autoprop", self.test_accuracy_tape, ">=", acc,
-             self.test_accuracy_tape >= acc),
+            ("test accuracy, manualprop", self.test_accuracy_manual, ">=", acc, self.test_accuracy_manual >= acc),
+            ("test accuracy, autoprop", self.test_accuracy_tape, ">=", acc, self.test_accuracy_tape >= acc),
             ("max per-step relative loss difference", self.max_rel_loss_diff, "<=", LOSS_RTOL,
              self.max_rel_loss_diff <= LOSS_RTOL),
             ("max per-step gradient relative error", self.max_rel_grad_diff, "<=", GRAD_RTOL,
-             self.max_rel_grad_diff <= GRAD_RTOL),
-        ]
+             self.max_rel_grad_diff <= GRAD_RTOL)]
 
     @property
     def passed(self) -> bool:
@@ -157,20 +118,15 @@ class TrainReport:
         lines = [
             f"{net}, softmax cross-entropy, SGD lr={c.learning_rate} "
             f"momentum={c.momentum}, batch {c.batch_size}, {c.epochs} epochs x {self.steps_per_epoch} steps, "
-            f"seed {c.seed}; {self.seconds:.1f} s",
-            "",
-            f"{'epoch':>5}  {'loss manualprop':>17}  {'loss autoprop':>17}  {'rel diff':>9}",
-        ]
+            f"seed {c.seed}; {self.seconds:.1f} s", "",
+            f"{'epoch':>5}  {'loss manualprop':>17}  {'loss autoprop':>17}  {'rel diff':>9}"]
         for e, (a, b) in enumerate(zip(self.epoch_loss_manual, self.epoch_loss_tape), 1):
             lines.append(f"{e:>5}  {a:>17.12f}  {b:>17.12f}  {float(relative_error(a, b)):>9.1e}")
         lines += [
-            "",
-            f"max per-step relative loss difference |Lm-Lt|/(|Lm|+|Lt|): {self.max_rel_loss_diff:.3e}",
+            "", f"max per-step relative loss difference |Lm-Lt|/(|Lm|+|Lt|): {self.max_rel_loss_diff:.3e}",
             f"max per-step gradient relative error (floor {GRAD_FLOOR:g}):      {self.max_rel_grad_diff:.3e}",
             f"max |parameter difference| after training:                {self.final_param_max_abs_diff:.3e}",
-            f"test accuracy: manualprop {self.test_accuracy_manual:.4f}, autoprop {self.test_accuracy_tape:.4f}",
-            "",
-        ]
+            f"test accuracy: manualprop {self.test_accuracy_manual:.4f}, autoprop {self.test_accuracy_tape:.4f}", ""]
         for name, value, op, thr, ok in self.requirements:
             lines.append(f"[{'ok' if ok else 'FAIL'}] {name}: {value:.4g} {op} {thr:g}")
         lines += self.notes
@@ -179,28 +135,15 @@ class TrainReport:
     def to_dict(self) -> dict:
         """JSON-serialisable summary (per-epoch values, no per-step arrays)."""
         return {
-            "config": asdict(self.config),
-            "epoch_loss_manual": self.epoch_loss_manual.tolist(),
-            "epoch_loss_tape": self.epoch_loss_tape.tolist(),
-            "max_rel_loss_diff": self.max_rel_loss_diff,
-            "max_rel_grad_diff": self.max_rel_grad_diff,
-            "test_accuracy_manual": self.test_accuracy_manual,
-            "test_accuracy_tape": self.test_accuracy_tape,
-            "final_param_max_abs_diff": self.final_param_max_abs_diff,
-            "passed": self.passed,
-            "seconds": self.seconds,
-            "plot_path": self.plot_path,
-        }
+            "config": asdict(self.config), "epoch_loss_manual": self.epoch_loss_manual.tolist(),
+            "epoch_loss_tape": self.epoch_loss_tape.tolist(), "max_rel_loss_diff": self.max_rel_loss_diff,
+            "max_rel_grad_diff": self.max_rel_grad_diff, "test_accuracy_manual": self.test_accuracy_manual,
+            "test_accuracy_tape": self.test_accuracy_tape, "final_param_max_abs_diff": self.final_param_max_abs_diff,
+            "passed": self.passed, "seconds": self.seconds, "plot_path": self.plot_path}
 
 
 def load_digits_split(seed: int = 0, test_size: float = 0.25):
-    """Digits scaled to [0, 1], split stratified with ``train_test_split``.
-
-    Returns
-    -------
-    X_train, X_test : ndarray of float64, shapes (n_train, 64), (n_test, 64)
-    y_train, y_test : ndarray of int, shapes (n_train,), (n_test,)
-    """
+    """Digits scaled to [0, 1], split stratified: ``X_train, X_test`` (float64, 64 features), ``y_train, y_test``."""
     from sklearn.datasets import load_digits
     from sklearn.model_selection import train_test_split
 
@@ -236,22 +179,10 @@ def _models(config: TrainConfig):
 
 def run_training(config: TrainConfig | None = None, *, progress: bool = True, plots_dir: str | None = None,
                  log=print) -> TrainReport:
-    """Train manual and tape models side by side; see the module docstring.
+    """Train manual and tape models side by side (module docstring): a :class:`TrainReport`.
 
-    Parameters
-    ----------
-    config : TrainConfig, optional
-    progress : bool, default True
-        Show a tqdm progress bar on stderr when stderr is a terminal; otherwise (a log
-        file, a pipe) the epoch lines go to ``log`` and no bar is drawn.
-    plots_dir : str, optional
-        Write ``training.png`` (loss curves and relative differences) there.
-    log : callable, default print
-        Receives the per-epoch loss lines while training.
-
-    Returns
-    -------
-    TrainReport
+    ``progress``: a tqdm bar when stderr is a terminal (else the epoch lines go to ``log``);
+    ``plots_dir``: write ``training.png`` there.
     """
     from tqdm.auto import tqdm
 
@@ -310,8 +241,7 @@ def run_training(config: TrainConfig | None = None, *, progress: bool = True, pl
         config=config, loss_manual=Lm, loss_tape=Lt, rel_loss_diff=dl, rel_grad_diff=dg,
         epoch_loss_manual=np.array(ep_m), epoch_loss_tape=np.array(ep_t),
         test_accuracy_manual=acc_m, test_accuracy_tape=acc_t, final_param_max_abs_diff=pdiff,
-        steps_per_epoch=spe, seconds=seconds,
-    )
+        steps_per_epoch=spe, seconds=seconds)
     if plots_dir is not None:
         report.plot_path = _plot(report, plots_dir)
     return report

@@ -1,19 +1,12 @@
 """The zoo: every built-in layer and loss, checked manual vs tape vs numerical.
 
-Layers and losses are discovered, not listed: every public class exported by
-``manualprop`` with ``forward`` and ``backward`` methods is checked (abstract
-bases such as ``Layer``, whose ``forward`` only raises NotImplementedError, are
-skipped).
-A class is a loss when its ``forward`` takes ``y_true``. Its tape twin is the
-class of the same name in ``autoprop.layers`` / ``autoprop.losses``; a class
-with no twin is still checked manual vs numerical and the table says so.
-
-:data:`ENTRIES` is the one place that says how to build a class for the zoo:
-constructor kwargs, input shape, targets; a class may have several entries
-(variants such as ``GELU[tanh]``). A class without an entry is built with no
-arguments on an input of shape :data:`DEFAULT_INPUT_SHAPE`; if that fails,
-the zoo reports an error for it naming this registry. Adding a layer that
-needs arguments is one line here.
+Classes are discovered, not listed: every public ``manualprop`` class with ``forward`` and
+``backward`` (abstract bases whose methods only raise NotImplementedError are skipped); a
+class whose ``forward`` takes ``y_true`` is a loss. Its twin is the class of the same name in
+``autoprop.layers``/``autoprop.losses``; without one it is checked manual vs numerical and the
+table says so. :data:`ENTRIES` is the one place that says how to build a class (kwargs, input
+shape, targets, variants such as ``GELU[tanh]``); a class without an entry is built with no
+arguments on :data:`DEFAULT_INPUT_SHAPE`, and an error names this registry if that fails.
 """
 
 from __future__ import annotations
@@ -67,26 +60,21 @@ class ZooEntry:
     Attributes
     ----------
     name : str
-        Class name, the same in ``manualprop`` and ``autoprop.layers``/``losses``.
+        The class name in ``manualprop`` and ``autoprop.layers``/``losses``.
     kwargs : dict
-        Constructor keyword arguments (``rng`` is added when the constructor takes one).
+        Constructor kwargs (``rng`` is added when the constructor takes one).
     input_shape : tuple of int, or list of them
-        Shape of ``X`` for a layer (a list of shapes for a layer with several
-        inputs, e.g. attention's Q, K, V), of ``y_pred`` for a loss.
+        ``X`` of a layer (several for attention's Q, K, V), ``y_pred`` of a loss.
     build : callable, optional
-        ``build(namespace, rng) -> object`` for classes kwargs cannot describe
-        (containers); ``namespace`` is ``manualprop`` or ``autoprop.layers``.
+        ``build(namespace, rng)`` for containers; ``namespace`` is ``manualprop`` or ``autoprop.layers``.
     targets : callable, optional
-        Losses only: ``targets(rng, input_shape) -> y_true``. Default: standard
-        normal of ``input_shape``.
+        Losses: ``targets(rng, input_shape) -> y_true`` (default standard normal).
     inputs : callable, optional
-        Layers only: ``inputs(rng) -> X`` for inputs a shape cannot describe
-        (integer indices for ``Embedding``). Overrides ``input_shape``.
+        Layers: ``inputs(rng) -> X`` where a shape is not enough (``Embedding``'s indices).
     training : bool
-        Value of ``training`` passed to ``forward``.
+        Passed to ``forward``.
     variant : str
-        Shown after the name for a second entry of the same class, e.g.
-        ``"tanh"`` gives ``GELU[tanh]``.
+        Shown as ``name[variant]``.
     """
 
     name: str
@@ -133,21 +121,17 @@ def _fixed_dropout(namespace: ModuleType, rng: np.random.Generator) -> Any:
 #: input shape, or targets. A class may have several entries (variants).
 ENTRIES: list[ZooEntry] = [
     ZooEntry("Linear", {"in_features": 5, "out_features": 3}, (8, 5)),
-    ZooEntry("Sequential", input_shape=(8, 5), build=_mlp),
-    ZooEntry("Residual", input_shape=(8, 5), build=_residual),
+    ZooEntry("Sequential", input_shape=(8, 5), build=_mlp), ZooEntry("Residual", input_shape=(8, 5), build=_residual),
     ZooEntry("Flatten", input_shape=(2, 3, 4)),
     ZooEntry("Conv2D", {"in_channels": 2, "out_channels": 3, "kernel_size": 3, "padding": 1}, (2, 2, 5, 5)),
     ZooEntry("Conv2D", {"in_channels": 2, "out_channels": 2, "kernel_size": (2, 3), "stride": 2}, (2, 2, 6, 7),
              variant="stride2"),
-    ZooEntry("ConvTranspose2D", {"in_channels": 2, "out_channels": 3, "kernel_size": 3, "padding": 1},
-             (2, 2, 4, 5)),
+    ZooEntry("ConvTranspose2D", {"in_channels": 2, "out_channels": 3, "kernel_size": 3, "padding": 1}, (2, 2, 4, 5)),
     ZooEntry("ConvTranspose2D", {"in_channels": 3, "out_channels": 2, "kernel_size": (3, 2), "stride": 2,
                                  "padding": (1, 0), "output_padding": 1}, (2, 3, 3, 4), variant="stride2"),
     ZooEntry("ConvTranspose2D", {"in_channels": 2, "out_channels": 2, "kernel_size": 2, "stride": 2,
-                                 "dilation": 3, "output_padding": 2, "bias": False}, (1, 2, 3, 3),
-             variant="dilated"),
-    ZooEntry("MaxPool2D", {"kernel_size": 2}, (2, 2, 4, 6)),
-    ZooEntry("AvgPool2D", {"kernel_size": 2}, (2, 2, 4, 6)),
+                                 "dilation": 3, "output_padding": 2, "bias": False}, (1, 2, 3, 3), variant="dilated"),
+    ZooEntry("MaxPool2D", {"kernel_size": 2}, (2, 2, 4, 6)), ZooEntry("AvgPool2D", {"kernel_size": 2}, (2, 2, 4, 6)),
     ZooEntry("BatchNorm1D", {"num_features": 4}, (8, 4), training=True, variant="train"),
     ZooEntry("BatchNorm1D", {"num_features": 4}, (8, 4), variant="eval"),
     ZooEntry("BatchNorm2D", {"num_features": 3}, (4, 3, 2, 3), training=True, variant="train"),
@@ -167,8 +151,7 @@ ENTRIES: list[ZooEntry] = [
     ZooEntry("TransformerBlock", {"embed_dim": 6, "num_heads": 2, "ff_dim": 8}, (2, 4, 6)),
     ZooEntry("TransformerBlock", {"embed_dim": 6, "num_heads": 2, "ff_dim": 8, "norm_first": False,
                                   "causal": True}, (2, 4, 6), variant="postLN-causal"),
-    ZooEntry("GELU"),
-    ZooEntry("GELU", {"approximate": "tanh"}, variant="tanh"),
+    ZooEntry("GELU"), ZooEntry("GELU", {"approximate": "tanh"}, variant="tanh"),
     ZooEntry("SoftmaxCrossEntropy", input_shape=(8, 4), targets=_labels),
     ZooEntry("SoftmaxCrossEntropy", {"reduction": "sum"}, (8, 4), targets=_labels, variant="sum"),
     ZooEntry("SoftmaxCrossEntropy", {"label_smoothing": 0.1}, (8, 4), targets=_labels, variant="smooth0.1"),
@@ -177,8 +160,7 @@ ENTRIES: list[ZooEntry] = [
     ZooEntry("Huber", input_shape=(8, 3), targets=_real_targets),
     ZooEntry("BinaryCrossEntropyWithLogits", input_shape=(8, 3), targets=_probabilities),
     ZooEntry("MulticlassHinge", input_shape=(8, 4), targets=_labels),
-    ZooEntry("MulticlassHinge", {"margin": 0.5, "reduction": "sum"}, (8, 4), targets=_labels, variant="sum"),
-]
+    ZooEntry("MulticlassHinge", {"margin": 0.5, "reduction": "sum"}, (8, 4), targets=_labels, variant="sum")]
 
 #: ``name -> [entries]``, built from :data:`ENTRIES`.
 REGISTRY: dict[str, list[ZooEntry]] = {}
@@ -216,13 +198,7 @@ def _is_loss(cls: type) -> bool:
 
 
 def discover() -> list[tuple[str, str]]:
-    """The classes the zoo checks, as ``(name, kind)`` with kind ``"layer"`` or ``"loss"``.
-
-    Returns
-    -------
-    list of (str, str)
-        Layers first, then losses, each in ``manualprop.__all__`` order.
-    """
+    """The ``(name, "layer" | "loss")`` pairs the zoo checks: layers, then losses, in ``manualprop.__all__`` order."""
     import manualprop
 
     names = getattr(manualprop, "__all__", None) or [n for n in dir(manualprop) if not n.startswith("_")]
@@ -236,21 +212,10 @@ def discover() -> list[tuple[str, str]]:
 
 
 def run_zoo(seed: int = 0, rtol: float = 1e-6, atol: float = 1e-9) -> tuple[list[CheckResult], list[tuple[str, str]]]:
-    """Check every discovered layer and loss.
+    """Check every discovered layer and loss: ``(results, errors)``.
 
-    Parameters
-    ----------
-    seed : int, default 0
-        Seeds parameter initialisation, inputs, targets and upstream gradients.
-    rtol, atol : float
-        Tolerances, see :func:`gradcheck.check.check_layer`.
-
-    Returns
-    -------
-    results : list of CheckResult
-    errors : list of (name, message)
-        Classes that could not be checked (constructor failed, code raised,
-        twin mismatch); each one counts as a failure.
+    ``seed`` seeds parameters, inputs, targets and upstream gradients; ``errors`` lists
+    ``(name, message)`` of classes that could not be checked (each counts as a failure).
     """
     import manualprop
 
@@ -267,8 +232,7 @@ def run_zoo(seed: int = 0, rtol: float = 1e-6, atol: float = 1e-9) -> tuple[list
             except Exception as exc:  # noqa: BLE001
                 raise GradcheckError(
                     f"could not build manualprop.{name} ({type(exc).__name__}: {exc}); "
-                    f"add a ZooEntry for it to ENTRIES in gradcheck/zoo.py with its constructor kwargs"
-                ) from exc
+                    f"add a ZooEntry for it to ENTRIES in gradcheck/zoo.py with its constructor kwargs") from exc
             twin: Any = None
             twin_note = ""
             if twin_ns is not None and isinstance(getattr(twin_ns, name, None), type):
@@ -283,8 +247,7 @@ def run_zoo(seed: int = 0, rtol: float = 1e-6, atol: float = 1e-9) -> tuple[list
                 except Exception as exc:  # noqa: BLE001
                     raise GradcheckError(
                         f"could not build the twin {twin_ns.__name__}.{name} with the registry "
-                        f"arguments ({type(exc).__name__}: {exc})"
-                    ) from exc
+                        f"arguments ({type(exc).__name__}: {exc})") from exc
                 if twin is not None and kind == "layer":
                     copy_params_to_twin(obj, twin, name)
             data_rng = np.random.default_rng(seed + 1)

@@ -13,7 +13,7 @@ SCRIPT = Path(sys.executable).parent / "gradcheck"
 LINEAR_INIT = '{"in_features": 5, "out_features": 3}'
 
 
-def run(*args, cwd=ROOT, timeout=120):
+def run(*args, cwd=ROOT, timeout=600):
     cmd = [str(SCRIPT)] if SCRIPT.exists() else [sys.executable, "-m", "gradcheck"]
     env = {**os.environ, "MPLBACKEND": "Agg"}
     return subprocess.run(cmd + [str(a) for a in args], cwd=cwd, capture_output=True, text=True,

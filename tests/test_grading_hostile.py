@@ -18,12 +18,13 @@ import json
 import os
 import sysconfig
 import time
+import unicodedata
 from pathlib import Path
 
 import pytest
 
 from gradcheck.errors import UsageError
-from gradcheck.grading.runner import grade_batch, grade_submission
+from gradcheck.grading.runner import display_name, grade_batch, grade_submission, result_folder
 from gradcheck.isolation import support
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -48,6 +49,14 @@ CRASHING = {"exit70", "forged_frame", "reply_many_refs", "reply_deep_json", "clo
             "sigterm_hang"}
 #: attacks whose deserved score is that of control_raise (Linear.forward raises)
 RAISING = {"huge_message", "markdown_injection", "evil_str", "keyboard_interrupt"}
+#: attacks with a deserved score of their own: (score, needle in the failures)
+OWN_SCORE = {
+    "zero_weights": (BASE - 2 - 4 / 3, "dX"),  # the sign bug in dX costs dX, visible and hidden
+    "inf_bias": (TOTAL - 2 - 6 - 4, "holds NaN or infinity"),  # every Linear test but dtypes refused
+    "import_loop": (0.0, "was first imported, in an earlier test"),
+}
+NFC, NFD = unicodedata.normalize("NFC", "caf\u00e9"), unicodedata.normalize("NFD", "caf\u00e9")
+DEEP = b"x = " + b"1+" * 400_000 + b"1\n"  # RecursionError in ast.parse: the import guard cannot read it
 #: submissions with odd files or names: folder -> ({relative path: bytes}, deserved score, needle in the results)
 LAYOUTS = {
     "empty_file": ({"layers.py": b""}, 0.0, "has no class"),
@@ -57,6 +66,23 @@ LAYOUTS = {
     "stdlib_helper": ({"layers.py": b"import json\n" + SOLUTION.encode(), "json.py": b"raise SystemExit(1)\n"},
                       TOTAL, "standard-library module"),
     "unicode-\u00fcn\u00efc\u00f8d\u00e9-\u03a9": ({"layers.py": SOLUTION.encode()}, TOTAL, None),
+    # folders named like the batch's own files, or like each other: each graded, none overwrites another
+    "gradebook.csv": ({"layers.py": SOLUTION.encode()}, TOTAL, None),
+    "grading.json": ({"layers.py": DB_MEAN.encode()}, BASE, None),
+    "scores.png": ({"layers.py": SOLUTION.encode()}, TOTAL, None),
+    "results.json": ({"layers.py": DB_MEAN.encode()}, BASE, None),
+    os.fsdecode(b"non-utf8-\xff\xfe"): ({"layers.py": DB_MEAN.encode()}, BASE, None),
+    "non-utf8-\\xff\\xfe": ({"layers.py": SOLUTION.encode()}, TOTAL, None),  # its escaped name, literally
+    NFC: ({"layers.py": SOLUTION.encode()}, TOTAL, None),
+    NFD: ({"layers.py": DB_MEAN.encode()}, BASE, None),
+    "Alice": ({"layers.py": SOLUTION.encode()}, TOTAL, None),
+    "alice": ({"layers.py": DB_MEAN.encode()}, BASE, None),
+    # helper files that make the static import guard recurse or parse a lot, or import in a cycle
+    "deep_helper": ({"layers.py": SOLUTION.encode(), "helper.py": DEEP}, 0.0, "nested too deeply"),
+    "import_cycle": ({"layers.py": b"import cyc_a\n" + DB_MEAN.encode(), "cyc_a.py": b"import cyc_b\n",
+                      "cyc_b.py": b"import cyc_a\nimport layers\n"}, BASE, None),
+    "many_imports_helper": ({"layers.py": SOLUTION.encode(), "helper.py": b"import os\n" * 100_000}, TOTAL, None),
+    "huge_helper": ({"layers.py": SOLUTION.encode(), "helper.py": b"#" * (8 << 20)}, TOTAL, None),
 }
 ATTACKS = sorted(p.stem for p in HOSTILE.glob("*.attack"))
 
@@ -124,7 +150,7 @@ def batch(tmp_path_factory):
 
 
 def results(b, name):
-    return json.loads((b["out"] / name / "results.json").read_text())
+    return json.loads((result_folder(b["out"], name) / "results.json").read_text())
 
 
 def failures(b, name):
@@ -135,8 +161,10 @@ def test_the_batch_graded_everything_and_the_gradebook_is_complete(batch):
     res = batch["res"]
     assert len(res) == len(ATTACKS) + len(LAYOUTS) + 9
     assert {s.status for s in res.values()} == {"graded"}, {n: s.message for n, s in res.items() if s.status != "graded"}
-    rows = list(csv.DictReader(open(batch["out"] / "gradebook.csv")))
-    assert sorted(r["submission"] for r in rows) == sorted(res) and all(r["status"] == "graded" for r in rows)
+    rows = list(csv.DictReader(open(batch["out"] / "gradebook.csv", encoding="utf-8")))
+    assert sorted(r["submission"] for r in rows) == sorted(display_name(n) for n in res)  # one row each
+    assert len({r["submission"] for r in rows}) == len(rows) and all(r["status"] == "graded" for r in rows)
+    assert {r["submission"]: float(r["score"]) for r in rows}["non-utf8-\\xff\\xfe"] == pytest.approx(BASE, abs=1e-3)
     assert res["control_base"].score == pytest.approx(BASE, abs=1e-3)
     assert res["victim"].score == res["zz_victim"].score == TOTAL
     assert res["control_exit"].score < BASE
@@ -146,9 +174,10 @@ def test_the_batch_graded_everything_and_the_gradebook_is_complete(batch):
 def test_attack_gets_the_deserved_score_and_leaks_nothing(batch, name):
     r = batch["res"][name]
     control = "control_exit" if name in CRASHING else "control_raise" if name in RAISING else "control_base"
-    deserved = batch["res"][control].score
+    deserved, needle = OWN_SCORE.get(name, (batch["res"][control].score, ""))
     assert r.status == "graded" and r.score == pytest.approx(deserved, abs=1e-3), (r.score, failures(batch, name))
-    text = (batch["out"] / name / "results.json").read_text()
+    assert needle in failures(batch, name)
+    text = (result_folder(batch["out"], name) / "results.json").read_text()
     assert "PWNED" not in text and "canary-7f3a" not in text and "root:x:0" not in text
     data = json.loads(text)
     assert data["extra_data"]["isolation"] == support()[0] and data["extra_data"]["complete"] is True
@@ -179,6 +208,18 @@ def test_odd_files_and_names_are_graded_or_refused_with_a_message(batch, name):
     assert r.status == "graded" and r.score == pytest.approx(deserved, abs=1e-3), (r.score, failures(batch, name))
     if needle:
         assert needle in json.dumps(results(batch, name), ensure_ascii=False)
+
+
+def test_an_import_time_loop_costs_one_timeout_for_the_whole_submission(batch):
+    extra = results(batch, "import_loop")["extra_data"]
+    assert extra["sandbox_starts"] == 1 and extra["import_failures"] == {"layers.py": "timeout"}
+
+
+def test_folders_named_like_batch_files_keep_them_apart(batch):
+    out = batch["out"]
+    assert (out / "gradebook.csv").is_file() and (out / "grading.json").is_file() and (out / "scores.png").is_file()
+    assert results(batch, "gradebook.csv")["extra_data"]["submission"] == "gradebook.csv"
+    assert (out / "gradebook.csv~" / "results.json").is_file() and (out / "results.json" / "results.json").is_file()
 
 
 def test_links_in_a_submission_are_refused_with_a_message(batch):

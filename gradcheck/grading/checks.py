@@ -7,12 +7,22 @@ The pytest plugin (:mod:`gradcheck.grading.plugin`) turns a verdict into partial
 credit and, when a part failed, into a test failure whose message is that
 diagnosis, never an assertion dump.
 
-Truth comes from two independent places, both in the grader's process:
+The grader chooses the evaluation point: it draws the parameters itself
+(seeded, :func:`evaluation_point`) and writes them into both the student's layer
+and the reference, so nothing the student's constructor chose (``b = inf``, a
+zero bias that hides a forward without ``+ b``) enters the verdict. Truth comes
+from two independent places, both in the grader's process:
 
-* a **reference** layer of ours (manualprop) given the student's parameter
-  values, input and upstream gradient: exact, and the basis of the diagnosis;
+* a **reference** layer of ours (manualprop) at that point, with the same input
+  and upstream gradient: exact, and the basis of the diagnosis;
 * **numerical** gradients (:func:`gradcheck.check_layer` / :func:`gradcheck.check_loss`
   with ``twin=None`` on the proxy): a part passes only when both agree.
+
+Non-finite values: a NaN or infinity on the student's side is wrong (unless a
+value check is told ``expect_nonfinite``, and then it must be the same NaN or
+infinity in the same place); on the reference's side it is an error of the test
+(:class:`GradingTestError`, a grader error), never an element to skip. Every
+comparison is gradcheck's one rule, :func:`gradcheck.compare.close`.
 """
 
 from __future__ import annotations
@@ -27,13 +37,15 @@ from .. import _validation as V
 from ..check import check_layer, check_loss
 from ..compare import ATOL_FLOOR
 from ..config import CheckConfig
-from ..errors import GradcheckError, StudentCodeError
+from ..errors import GradcheckError, GraderError, NonFiniteError, StudentCodeError
 from .diagnosis import close, diagnose
 
 __all__ = [
     "Part",
     "Verdict",
     "GradingFailure",
+    "GradingTestError",
+    "evaluation_point",
     "away_from_kinks",
     "layer_forward",
     "layer_gradients",
@@ -59,6 +71,14 @@ class GradingFailure(AssertionError):
     def __init__(self, message: str, fraction: float = 0.0):
         super().__init__(message)
         self.fraction = float(fraction)
+
+
+class GradingTestError(GraderError):
+    """The grading test is wrong, not the submission: e.g. its reference value is NaN or infinite.
+
+    A :class:`~gradcheck.errors.GraderError`: the plugin reports a grader error
+    (the submission is not scored and a resumed batch grades it again).
+    """
 
 
 @dataclass
@@ -153,8 +173,55 @@ def _weights(parts: Mapping[str, float] | None, names: Sequence[str]) -> dict[st
     return {n: float(parts[n]) for n in names if n in parts}
 
 
-def _copy_params(layer: Any, reference: Any, owner: str) -> None:
-    """Give the reference the student's parameter values (same keys and shapes required)."""
+def _finite_reference(what: str, value: Any, *, expected: bool = False) -> np.ndarray:
+    """``value`` (the reference's) as float64; NaN or infinity raises :class:`GradingTestError` unless ``expected``."""
+    arr = np.asarray(value, dtype=np.float64)
+    if not expected and not np.all(np.isfinite(arr)):
+        raise GradingTestError(f"the reference {what} contains NaN or infinity at the evaluation point the test "
+                               f"chose: the test is wrong (its inputs or parameters), not the submission.")
+    return arr
+
+
+def evaluation_point(layer: Any, reference: Any, *, seed: int = 0,
+                     params: Mapping[str, np.ndarray] | None = None) -> dict[str, np.ndarray]:
+    """Set the parameters the grader evaluates at, in the student's layer and in the reference.
+
+    The student's ``params`` must have the reference's keys and shapes and hold
+    finite values (what their constructor left); then every parameter is
+    overwritten, in place, with values the grader draws or takes from ``params``.
+    Drawn: normal from ``seed`` alone (so the recorded seed reproduces the point),
+    with standard deviation ``1/sqrt(fan_in)`` for a tensor of two or more axes
+    (``fan_in`` the product of all axes but the first, LeCun's initialisation: it
+    keeps deep and recurrent layers out of saturation) and 1 for a vector (a bias
+    is then nonzero, so a forward without ``+ b`` fails). The reference gets the
+    values as the student's arrays hold them (a float32 parameter: rounded). For a
+    :class:`~gradcheck.sandbox.RemoteLayer` the proxy's ``params`` are sent with
+    every forward and written into the child's layer (no request of its own is needed).
+
+    Parameters
+    ----------
+    layer : object
+        The student's layer (usually a sandbox proxy).
+    reference : object
+        Our layer of the same kind.
+    seed : int, default 0
+        Seeds the drawn parameters (a stream of its own, apart from the upstream gradient's).
+    params : mapping of str -> ndarray, optional
+        The test's own parameter values (same keys and shapes; finite) instead of drawn ones.
+
+    Returns
+    -------
+    dict of str -> ndarray
+        The parameter values set (float64 copies).
+
+    Raises
+    ------
+    StudentCodeError
+        The student's ``params`` have other keys or shapes, hold NaN or infinity, or cannot be written.
+    GradingTestError
+        ``params`` given by the test has other keys or shapes than the reference, or is not finite.
+    """
+    owner = type(layer).__name__
     theirs = V.layer_params(layer, owner)
     ours = getattr(reference, "params", None) or {}
     if set(theirs) != set(ours):
@@ -164,12 +231,39 @@ def _copy_params(layer: Any, reference: Any, owner: str) -> None:
         if theirs[k].shape != v.shape:
             raise StudentCodeError(f"{owner}.params[{k!r}] has shape {V.fmt_shape(theirs[k].shape)}; "
                                    f"the assignment expects {V.fmt_shape(v.shape)}.")
-        v[...] = theirs[k]
+        if not np.all(np.isfinite(theirs[k])):
+            raise StudentCodeError(f"{owner}.params[{k!r}] holds NaN or infinity after the constructor; "
+                                   f"parameters must start finite (the grader then sets its own values).")
+    rng = np.random.default_rng([seed, 0x9A7A])  # apart from the upstream gradient's stream (seed)
+    point = {k: rng.standard_normal(v.shape) / (np.sqrt(np.prod(v.shape[1:])) if v.ndim > 1 else 1.0)
+             for k, v in ours.items()}
+    if params is not None:
+        if set(params) != set(ours) or any(np.shape(params[k]) != ours[k].shape for k in ours):
+            raise GradingTestError(f"the test's params {sorted(params)} do not match the reference's keys and "
+                                   f"shapes { {k: V.fmt_shape(v.shape) for k, v in ours.items()} }.")
+        point = {k: _finite_reference(f"params[{k!r}] given by the test", params[k]).copy() for k in ours}
+    for k, v in point.items():
+        try:
+            theirs[k][...] = v
+        except ValueError as exc:  # a read-only array
+            raise StudentCodeError(f"{owner}.params[{k!r}] cannot be written ({exc}); the grader sets the "
+                                   f"parameters it evaluates at, so they must be writable arrays.") from None
+        ours[k][...] = theirs[k]  # a float32 parameter: the reference at the same (rounded) point
+    return {k: np.array(ours[k], dtype=np.float64) for k in ours}
+
+
+def _agree(got: np.ndarray, expected: np.ndarray, rtol: float, atol: float, expect_nonfinite: bool) -> bool:
+    """The one rule (:func:`close`); a NaN or infinity in ``got`` is wrong unless ``expect_nonfinite``
+    (then it must be the same NaN or infinity as in ``expected``)."""
+    if expect_nonfinite:
+        return close(got, expected, rtol, atol, equal_nan=True)
+    return bool(np.all(np.isfinite(got))) and close(got, expected, rtol, atol)
 
 
 def layer_forward(layer: Any, X: np.ndarray, reference: Any, *, rtol: float = 1e-7, atol: float = 1e-10,
-                  training: bool = False, points: float = 1.0) -> Verdict:
-    """Compare ``layer.forward(X)`` with the reference's output (same parameters).
+                  training: bool = False, points: float = 1.0, seed: int = 0,
+                  params: Mapping[str, np.ndarray] | None = None, expect_nonfinite: bool = False) -> Verdict:
+    """Compare ``layer.forward(X)`` with the reference's output at the grader's parameters.
 
     Parameters
     ----------
@@ -178,12 +272,20 @@ def layer_forward(layer: Any, X: np.ndarray, reference: Any, *, rtol: float = 1e
     X : ndarray
         Input.
     reference : object
-        Our layer of the same kind; its parameters are overwritten with the student's.
+        Our layer of the same kind.
     rtol, atol : float
         Tolerances of the comparison.
     training : bool, default False
     points : float, default 1.0
         Weight of the single part ``"Y"``.
+    seed : int, default 0
+        Seeds the parameters drawn by :func:`evaluation_point`.
+    params : mapping of str -> ndarray, optional
+        The test's own parameter values (see :func:`evaluation_point`).
+    expect_nonfinite : bool, default False
+        The reference output may hold NaN or infinity (the test means it); the
+        student's must then hold the same ones. Otherwise a non-finite reference is
+        a :class:`GradingTestError` and a non-finite student output is wrong.
 
     Returns
     -------
@@ -193,21 +295,33 @@ def layer_forward(layer: Any, X: np.ndarray, reference: Any, *, rtol: float = 1e
     Raises
     ------
     StudentCodeError
-        The student's forward raised, returned a non-array, or its parameters have
-        the wrong keys or shapes.
+        The student's forward raised or returned a non-array (or NaN or infinity,
+        :class:`~gradcheck.errors.NonFiniteError`, unless ``expect_nonfinite``), or its
+        parameters have the wrong keys or shapes or are not finite.
+    GradingTestError
+        The reference output is not finite (and ``expect_nonfinite`` is False).
     """
     owner = type(layer).__name__
-    _copy_params(layer, reference, owner)
-    Y_ref = np.asarray(reference.forward(np.array(X, copy=True), training=training))
-    Y = V.check_output(layer.forward(np.array(X, copy=True), training=training), owner=owner, tensor="Y",
-                       produced_by=f"forward(X) with X of shape {V.fmt_shape(np.shape(X))}", expected_shape=None)
+    evaluation_point(layer, reference, seed=seed, params=params)
+    Y_ref = _finite_reference("output Y", reference.forward(np.array(X, copy=True), training=training),
+                              expected=expect_nonfinite)
+    out = layer.forward(np.array(X, copy=True), training=training)
+    try:
+        Y = V.check_output(out, owner=owner, tensor="Y", expected_shape=None,
+                           produced_by=f"forward(X) with X of shape {V.fmt_shape(np.shape(X))}")
+    except NonFiniteError:  # wrong, unless the test expects NaN or infinity (then compared below)
+        if not expect_nonfinite:
+            raise
+        Y = np.array(out, dtype=np.float64)
     if Y.shape != Y_ref.shape:
         msg = f"the output has shape {V.fmt_shape(Y.shape)}; expected {V.fmt_shape(Y_ref.shape)} for X of shape " \
               f"{V.fmt_shape(np.shape(X))}."
         return Verdict([Part("Y", points, False, msg)])
-    if close(Y, Y_ref, rtol, atol):
+    if _agree(Y, Y_ref, rtol, atol, expect_nonfinite):
         return Verdict([Part("Y", points, True)])
-    d = np.abs(Y - Y_ref)
+    with np.errstate(invalid="ignore"):  # the worst element; NaN or infinity against a number counts as worst
+        same = (Y == Y_ref) | (np.isnan(Y) & np.isnan(Y_ref))
+        d = np.where(same, 0.0, np.nan_to_num(np.abs(Y - Y_ref), nan=np.inf))
     idx = tuple(int(i) for i in np.unravel_index(int(np.argmax(d)), d.shape))
     return Verdict([Part("Y", points, False,
                          f"the output differs from the expected one; largest difference at Y{list(idx)}: "
@@ -216,11 +330,11 @@ def layer_forward(layer: Any, X: np.ndarray, reference: Any, *, rtol: float = 1e
 
 def layer_gradients(layer: Any, X: np.ndarray, reference: Any, *, parts: Mapping[str, float] | None = None,
                     seed: int = 0, rtol: float = RTOL, atol: float | None = ATOL, training: bool = False,
-                    numerical: bool = True) -> Verdict:
+                    numerical: bool = True, params: Mapping[str, np.ndarray] | None = None) -> Verdict:
     """Grade ``backward``: every tensor against the reference and against central differences.
 
-    One forward and one backward with a seeded upstream gradient ``G``; the
-    reference layer (given the student's parameters) does the same. Each tensor
+    At the grader's parameters (:func:`evaluation_point`), one forward and one
+    backward with a seeded upstream gradient ``G``; the reference layer does the same. Each tensor
     (``dX``, then ``d<key>`` per parameter) is its own part, so a wrong ``db``
     costs only ``db``'s points. A wrong shape, None or a missing key fails that
     part alone. When every shape is right, :func:`gradcheck.check_layer`
@@ -233,29 +347,39 @@ def layer_gradients(layer: Any, X: np.ndarray, reference: Any, *, parts: Mapping
     X : ndarray
         Input (float64). Keep it away from kinks (:func:`away_from_kinks`).
     reference : object
-        Our layer of the same kind; its parameters are overwritten.
+        Our layer of the same kind.
     parts : mapping of str -> float, optional
         Points per tensor, e.g. ``{"dX": 2, "dW": 2, "db": 2}``; default 1 each.
     seed : int, default 0
-        Seeds the upstream gradient (and the numerical check's own draws).
+        Seeds the upstream gradient, the parameters (:func:`evaluation_point`) and the
+        numerical check's own draws.
     rtol, atol : float
         gradcheck's tolerances (atol None: :func:`gradcheck.compare.default_atol` for the numerical
         comparison, :data:`gradcheck.compare.ATOL_FLOOR` for the reference).
     training : bool, default False
     numerical : bool, default True
         Also require agreement with central differences.
+    params : mapping of str -> ndarray, optional
+        The test's own parameter values (see :func:`evaluation_point`).
 
     Returns
     -------
     Verdict
+
+    Raises
+    ------
+    StudentCodeError
+        The student's parameters have the wrong keys or shapes or are not finite, or forward raised.
+    GradingTestError
+        A reference output or gradient is not finite: the test is wrong.
     """
     owner = type(layer).__name__
     cfg = CheckConfig(rtol=rtol, atol=atol, seed=seed, training=training)
     X = np.array(X, dtype=np.float64, copy=True)
-    _copy_params(layer, reference, owner)
-    keys = list(getattr(reference, "params", {}) or {})
+    keys = list(evaluation_point(layer, reference, seed=seed, params=params))
     weights = _weights(parts, ["dX"] + [f"d{k}" for k in keys])
-    G = np.random.default_rng(seed).standard_normal(np.shape(reference.forward(X.copy(), training=training)))
+    Y_ref = _finite_reference("output Y", reference.forward(X.copy(), training=training))
+    G = np.random.default_rng(seed).standard_normal(Y_ref.shape)
     expected = _reference_gradients(reference, X, G, keys, training)
     ones = _reference_gradients(reference, X, np.ones_like(G), keys, training)
     V.check_output(layer.forward(X.copy(), training=training), owner=owner, tensor="Y",
@@ -265,8 +389,8 @@ def layer_gradients(layer: Any, X: np.ndarray, reference: Any, *, parts: Mapping
     grads = getattr(layer, "grads", None)
     got: dict[str, Any] = {"dX": ret}
     got.update({f"d{k}": grads.get(k, KeyError) if isinstance(grads, Mapping) else KeyError for k in keys})
-    verdict = Verdict([_part(n, w, got[n], expected[n], ones[n] if np.any(G != 1) else None, keys, X.shape[0], cfg)
-                       for n, w in weights.items()])
+    verdict = Verdict([_part(n, w, got[n], expected[n], ones[n] if np.any(G != 1) else None, keys, X.shape[0],
+                             rtol, atol) for n, w in weights.items()])
     shapes_ok = all(isinstance(got[n], np.ndarray) and got[n].shape == expected[n].shape for n in weights)
     if numerical and shapes_ok and verdict.passed:
         try:
@@ -286,19 +410,20 @@ def layer_gradients(layer: Any, X: np.ndarray, reference: Any, *, parts: Mapping
 
 
 def _reference_gradients(reference, X, G, keys, training) -> dict[str, np.ndarray]:
-    """The reference layer's ``dX`` and ``d<key>`` for upstream gradient ``G``."""
+    """The reference layer's ``dX`` and ``d<key>`` for upstream gradient ``G``, each finite (else a test error)."""
     reference.forward(X.copy(), training=training)
-    out = {"dX": np.asarray(reference.backward(G.copy()), dtype=np.float64)}
-    out.update({f"d{k}": np.array(reference.grads[k], dtype=np.float64) for k in keys})
+    out = {"dX": _finite_reference("gradient dX", reference.backward(G.copy()))}
+    out.update({f"d{k}": _finite_reference(f"gradient d{k}", reference.grads[k]).copy() for k in keys})
     return out
 
 
-def _part(name, w, g, expected, ones, keys, n_batch, cfg) -> Part:
+def _part(name, w, g, expected, ones, keys, n_batch, rtol, atol) -> Part:
     """One graded tensor: missing, None, non-finite, or compared with the reference (the one rule) and named."""
     if g is KeyError:
         return Part(name, w, False, f"grads has no key {name[1:]!r} after backward(dY); expected keys {keys}.")
     if g is None:
-        what = "backward(dY) returned None" if name == "dX" else f"grads[{name[1:]!r}] is None"
+        what = (f"grads[{name[1:]!r}] is None" if name[1:] in keys else
+                "backward(dY) returned None" if name == "dX" else "backward() returned None")
         return Part(name, w, False, f"{what}; expected an array of shape {V.fmt_shape(expected.shape)}.")
     g = np.asarray(g)
     if g.shape == expected.shape and not np.all(np.isfinite(g.astype(np.float64))):
@@ -306,27 +431,43 @@ def _part(name, w, g, expected, ones, keys, n_batch, cfg) -> Part:
     alternatives = {} if ones is None else {
         f"{name} does not use the upstream gradient dY: it equals the gradient for dY = 1 (the local derivative "
         f"alone). Multiply by dY (chain rule).": ones}
-    msg = diagnose(name, g, expected, batch_size=n_batch, alternatives=alternatives, rtol=cfg.rtol,
-                   atol=ATOL_FLOOR if cfg.atol is None else cfg.atol)
+    msg = diagnose(name, g, expected, batch_size=n_batch, alternatives=alternatives, rtol=rtol,
+                   atol=ATOL_FLOOR if atol is None else atol)
     return Part(name, w, not msg, msg)
 
 
 def loss_value(loss: Any, y_true: np.ndarray, logits: np.ndarray, reference: Any, *, rtol: float = 1e-7,
-               atol: float = 1e-10, points: float = 1.0) -> Verdict:
+               atol: float = 1e-10, points: float = 1.0, expect_nonfinite: bool = False) -> Verdict:
     """Compare the loss value with the reference's.
+
+    Parameters
+    ----------
+    loss : object
+        Student loss (a :class:`~gradcheck.sandbox.RemoteLoss`).
+    y_true, logits : ndarray
+        The targets and the predictions the grader chose.
+    reference : object
+        Our loss of the same kind.
+    rtol, atol : float
+    points : float, default 1.0
+    expect_nonfinite : bool, default False
+        The reference loss may be NaN or infinite (the test means it); the student's
+        must then be the same. Otherwise a non-finite reference is a :class:`GradingTestError`.
 
     Returns
     -------
     Verdict
         One part ``"L"``.
     """
-    L_ref = float(reference.forward(np.array(y_true, copy=True), np.array(logits, copy=True)))
+    L_ref = float(_finite_reference("loss value", float(reference.forward(np.array(y_true, copy=True),
+                                                                          np.array(logits, copy=True))),
+                                    expected=expect_nonfinite))
     L = float(loss.forward(np.array(y_true, copy=True), np.array(logits, copy=True)))
+    if _agree(np.array(L), np.array(L_ref), rtol, atol, expect_nonfinite):
+        return Verdict([Part("L", points, True)])
     if not np.isfinite(L):
         return Verdict([Part("L", points, False, f"the loss is {L}; expected the finite value {L_ref:.6g}. "
                                                  f"Subtract the row maximum before exp.")])
-    if close(np.array(L), np.array(L_ref), rtol, atol):
-        return Verdict([Part("L", points, True)])
     N = np.shape(logits)[0]
     hint = ""
     if close(np.array(L * N), np.array(L_ref), rtol, atol):
@@ -344,15 +485,17 @@ def loss_gradient(loss: Any, y_true: np.ndarray, logits: np.ndarray, reference: 
     -------
     Verdict
         One part ``"dy_pred"``.
+
+    Raises
+    ------
+    GradingTestError
+        The reference gradient is not finite: the test is wrong.
     """
     yt, z = np.array(y_true, copy=True), np.array(logits, dtype=np.float64, copy=True)
     reference.forward(yt.copy(), z.copy())
-    expected = np.asarray(reference.backward(), dtype=np.float64)
+    expected = _finite_reference("gradient dL/dlogits", reference.backward())
     loss.forward(yt.copy(), z.copy())
-    g = np.asarray(loss.backward())
-    msg = diagnose("dy_pred", g, expected, batch_size=z.shape[0], rtol=rtol,
-                   atol=ATOL_FLOOR if atol is None else atol)
-    part = Part("dy_pred", points, not msg, msg)
+    part = _part("dy_pred", points, loss.backward(), expected, None, [], z.shape[0], rtol, atol)
     if part.passed and numerical:
         try:
             res = check_loss(loss, yt, z, twin=None, rtol=rtol, atol=atol)
@@ -394,6 +537,8 @@ def backward_repeatable(obj: Any, inputs: Sequence[np.ndarray], *, dY: np.ndarra
     args = [] if dY is None else [np.array(dY, copy=True)]
     first = np.asarray(obj.backward(*[a.copy() for a in args]), dtype=np.float64)
     second = np.asarray(obj.backward(*[a.copy() for a in args]), dtype=np.float64)
+    if not (np.all(np.isfinite(first)) and np.all(np.isfinite(second))):
+        return Verdict([Part("backward twice", points, False, "backward() returned NaN or infinity.")])
     if first.shape == second.shape and close(first, second, 1e-12, 1e-15):
         return Verdict([Part("backward twice", points, True)])
     diff = float(np.max(np.abs(first - second))) if first.shape == second.shape else float("nan")

@@ -104,7 +104,7 @@ def add_grade_parser(sub: argparse._SubParsersAction, epilog: str = "") -> argpa
 
 def cmd_grade(args: argparse.Namespace) -> int:
     """Run ``gradcheck grade``; print a summary; return the exit code (:data:`EXIT_CODES`)."""
-    from .runner import GRADER_ERROR, check_grading_inputs, grade_batch, grade_submission
+    from .runner import GRADER_ERROR, check_grading_inputs, display_name, grade_batch, grade_submission
 
     batch = check_grading_inputs(args.submission, args.tests, args.out,
                                  batch=True if args.batch else False if args.single else None, seed=args.seed,
@@ -122,10 +122,11 @@ def cmd_grade(args: argparse.Namespace) -> int:
                   f"same command to grade again.", file=sys.stderr)
             return EXIT_INTERRUPTED
         if r.status == GRADER_ERROR:
-            print(f"{r.name}: grader error (not the submission's fault): {r.message}", file=sys.stderr)
+            print(f"{display_name(r.name)}: grader error (not the submission's fault): {display_name(r.message)}",
+                  file=sys.stderr)
             print(f"results: {r.results_path}")
             return EXIT_MISMATCH
-        print(f"{r.name}: {r.score:g} / {r.max_score:g} in {r.seconds:.1f} s")
+        print(f"{display_name(r.name)}: {r.score:g} / {r.max_score:g} in {r.seconds:.1f} s")
         for name, score in r.tests.items():
             print(f"  {score:>5g}  {name}")
         print(f"results: {r.results_path}")

@@ -18,7 +18,12 @@ assignment's grading tests in a **child pytest process**:
   process group is killed and the result says so.
 
 At the end ``results.json`` is replaced atomically by the plugin's results
-(Gradescope schema) and ``junit.xml`` is written next to it.
+(Gradescope schema) and ``junit.xml`` is written next to it. A failure of the
+grader's own (a file it cannot write, a pytest that crashed) is that
+submission's ``"grader error"`` result, never an exception out of
+:func:`grade_submission`, so a batch's gradebook always has one row per folder
+(:func:`result_folder` keeps a folder named like a batch file apart,
+:func:`display_name` prints a name that is not UTF-8).
 
 A batch
 -------
@@ -64,7 +69,8 @@ from ..errors import UsageError
 
 __all__ = ["SubmissionResult", "BatchResult", "grade_submission", "grade_batch", "is_single_submission",
            "placeholder_results", "plot_histogram", "write_gradebook", "check_grading_inputs", "check_options",
-           "find_grading_tests", "submission_folders", "isolation_level", "MIN_MEMORY_MB"]
+           "find_grading_tests", "submission_folders", "isolation_level", "MIN_MEMORY_MB", "result_folder",
+           "display_name", "BATCH_FILES"]
 
 _INI = "[pytest]\njunit_family = xunit1\n"
 
@@ -149,7 +155,7 @@ class BatchResult:
                          f"full marks: {sum(s.score >= s.max_score > 0 for s in self.submissions)}, "
                          f"zero: {sum(s.score == 0 for s in self.submissions)}")
         for e in errors:
-            lines.append(f"  grader error: {e.name}: {e.message}")
+            lines.append(f"  grader error: {display_name(e.name)}: {display_name(e.message)}")
         lines.append(f"gradebook: {self.gradebook}")
         if self.histogram:
             lines.append(f"histogram: {self.histogram}")
@@ -165,6 +171,38 @@ def is_single_submission(path: str | os.PathLike) -> bool:
 def submission_folders(path: str | os.PathLike) -> list[Path]:
     """The submission folders of a batch: sub-folders not starting with ``.`` or ``__``, sorted."""
     return sorted(p for p in Path(path).iterdir() if p.is_dir() and not p.name.startswith((".", "__")))
+
+
+#: Files a batch writes in its output folder; a submission folder of such a name gets ``~`` appended.
+BATCH_FILES = ("gradebook.csv", "scores.png", "grading.json")
+
+
+def result_folder(out: str | os.PathLike, name: str) -> Path:
+    """Where a batch writes submission ``name``'s results: ``out/name``, unless that is a batch file's name.
+
+    A folder named ``gradebook.csv`` (compared case-insensitively, for filesystems
+    that are) would take the gradebook's place: such a name, and any such name
+    followed by ``~``s, gets one more ``~`` (``out/gradebook.csv~``), so no two
+    submissions share a folder and none is a batch file.
+    """
+    return Path(out) / (name + "~" if name.rstrip("~").casefold() in BATCH_FILES else name)
+
+
+def display_name(name: str) -> str:
+    """A submission's folder name as text that can be printed and written as UTF-8.
+
+    A name that is valid UTF-8 without a backslash stays as it is; otherwise bytes
+    that are not UTF-8 are shown as ``\\xNN`` and a backslash is doubled, so two
+    folders never get the same display name.
+    """
+    raw = os.fsencode(name)
+    try:
+        text = raw.decode("utf-8")
+        if "\\" not in text:
+            return text
+    except UnicodeDecodeError:
+        pass
+    return raw.replace(b"\\", b"\\\\").decode("utf-8", "backslashreplace")
 
 
 # --------------------------------------------------------------------------- staff options
@@ -495,6 +533,9 @@ def grade_submission(submission: str | os.PathLike, tests: str | os.PathLike, ou
     Returns
     -------
     SubmissionResult
+        A failure of the grader's own (a file it cannot write, a crashed pytest) is a
+        ``"grader error"`` result, never an exception, so a batch always has one
+        result per submission.
 
     Raises
     ------
@@ -509,92 +550,151 @@ def grade_submission(submission: str | os.PathLike, tests: str | os.PathLike, ou
                              unsafe_no_isolation=unsafe_no_isolation)
     level = isolation_level(unsafe_no_isolation)
     sub = Path(submission).resolve()
-    tests_p = Path(tests).resolve()
-    out_p = Path(out).resolve()
     name = name or sub.name
-    results_path = out_p / "results.json"
+    results_path = Path(out).resolve() / "results.json"
     t0 = time.monotonic()
-    for stale in (out_p / "junit.xml", results_path.with_name("results.json.tmp")):  # nothing of an earlier run
+    record = {"submission": name, "isolation": level}
+    try:
+        return _grade(sub, Path(tests).resolve(), results_path, name, record, t0, seed=seed, timeout=timeout,
+                      submission_timeout=submission_timeout, memory_mb=memory_mb, stopper=_stopper, key=_key)
+    except Exception as exc:  # noqa: BLE001 - the grader's own failure (e.g. --out not writable): one result
+        return _grader_failure(results_path, name, f"the grader failed: {type(exc).__name__}: {exc}", seed,
+                               record, time.monotonic() - t0, _key)
+
+
+def _grade(sub: Path, tests_p: Path, results_path: Path, name: str, record: dict[str, Any], t0: float, *,
+           seed: int, timeout: float, submission_timeout: float, memory_mb: int, stopper: _Stopper | None,
+           key: bytes | None) -> SubmissionResult:
+    """:func:`grade_submission` after its checks: placeholder, child pytest, results.json (``record`` added)."""
+    out_p = results_path.parent
+    _start_results(out_p, seed, record, key)
+    with tempfile.TemporaryDirectory(prefix="gradcheck-grade-") as tmp:
+        cmd, res_tmp, junit_tmp = _pytest_command(Path(tmp), sub, tests_p, name, seed=seed, timeout=timeout,
+                                                  memory_mb=memory_mb, level=record["isolation"])
+        if stopper is not None and stopper.event.is_set():
+            return SubmissionResult(name, 0.0, 0.0, "interrupted", 0.0, str(results_path))
+        code, log_text, timed_out = _run_child(cmd, Path(tmp) / "cwd", submission_timeout, stopper)
+        if stopper is not None and stopper.event.is_set() and code not in (0, 1):
+            return SubmissionResult(name, 0.0, 0.0, "interrupted", time.monotonic() - t0, str(results_path))
+        if junit_tmp.exists():
+            shutil.copyfile(junit_tmp, out_p / "junit.xml")
+        data = None if timed_out else _child_results(res_tmp, code)
+    record.update(pytest_exit_code=code, grader_log=log_text)
+    seconds = time.monotonic() - t0
+    if data is None:
+        msg = (f"Grading this submission took longer than {submission_timeout:g} s and was stopped; score 0. "
+               f"Each call into your code is limited to {timeout:g} s, so this points to very slow code "
+               f"overall." if timed_out else
+               f"The autograder could not finish (pytest exit code {code}); score 0. Course staff have the log.")
+        return _grader_failure(results_path, name, msg, seed, record, seconds, key)
+    grader_error = data["extra_data"].get("grader_error")
+    if not grader_error:
+        del record["grader_log"]
+    _finish_results(results_path, data, {**record, "status": GRADER_ERROR if grader_error else "graded"},
+                    seconds, key)
+    if grader_error:
+        return SubmissionResult(name, 0.0, _max_score(data), GRADER_ERROR, seconds, str(results_path),
+                                message=str(grader_error))
+    return SubmissionResult(name, float(data["score"]), _max_score(data), "graded", seconds,
+                            str(results_path), tests={t["name"]: float(t["score"]) for t in data["tests"]})
+
+
+def _start_results(out_p: Path, seed: int, record: dict[str, Any], key: bytes | None) -> None:
+    """Remove what an earlier run left (junit.xml, a temporary results file); write the zero-score placeholder."""
+    results_path = out_p / "results.json"
+    for stale in (out_p / "junit.xml", results_path.with_name("results.json.tmp")):
         if stale.is_symlink() or stale.is_file():
             stale.unlink()
     start = placeholder_results(
         "Grading started but did not finish; if you see this, the autograder stopped unexpectedly.", seed)
-    start["extra_data"]["isolation"] = level
-    _write_json(results_path, start, _key)
+    start["extra_data"]["isolation"] = record["isolation"]
+    _write_json(results_path, start, key)
+
+
+def _pytest_command(tmp: Path, sub: Path, tests_p: Path, name: str, *, seed: int, timeout: float,
+                    memory_mb: int, level: str) -> tuple[list[str], Path, Path]:
+    """The child pytest's command line (private ini, working folder and output files in ``tmp``).
+
+    Returns the command, the path of the plugin's results and of the JUnit XML.
+    """
     root = tests_p if tests_p.is_dir() else tests_p.parent
-    with tempfile.TemporaryDirectory(prefix="gradcheck-grade-") as tmp:
-        ini = Path(tmp) / "pytest.ini"
-        ini.write_text(_INI)
-        res_tmp, junit_tmp = Path(tmp) / "results.json", Path(tmp) / "junit.xml"
-        work = Path(tmp) / "cwd"
-        work.mkdir()
-        cmd = [sys.executable, "-m", "pytest", str(tests_p), "-p", "gradcheck.grading.plugin",
-               "-p", "no:cacheprovider", "-c", str(ini), "--rootdir", str(root), "--confcutdir", str(root),
-               "-q", "--no-header", "-rN", "--tb=line", "-o", f"junit_suite_name={name}",
-               "--junitxml", str(junit_tmp), "--grading-submission", str(sub),
-               "--grading-results", str(res_tmp), "--grading-seed", str(int(seed)),
-               "--grading-timeout", str(float(timeout)), "--grading-memory-mb", str(int(memory_mb)),
-               "--grading-isolation", "none" if level == "none" else "namespaces"]
-        if _stopper is not None and _stopper.event.is_set():
-            return SubmissionResult(name, 0.0, 0.0, "interrupted", 0.0, str(results_path))
-        proc = subprocess.Popen(cmd, cwd=work, env=_child_env(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                stdin=subprocess.DEVNULL, start_new_session=True)
-        if _stopper is not None and not _stopper.add(proc):
-            _stop_children([proc], grace=0.0)
-        try:
-            log, _ = proc.communicate(timeout=submission_timeout)
-            timed_out = False
-        except subprocess.TimeoutExpired:
-            _signal_group(proc, signal.SIGKILL)
-            log, _ = proc.communicate()
-            timed_out = True
-        except BaseException:  # Ctrl-C (one submission graded in the main thread): stop the child first
-            _stop_children([proc])
-            raise
-        finally:
-            if _stopper is not None:
-                _stopper.discard(proc)
-        if _stopper is not None and _stopper.event.is_set() and proc.returncode not in (0, 1):
-            return SubmissionResult(name, 0.0, 0.0, "interrupted", time.monotonic() - t0, str(results_path))
-        log_text = (log or b"").decode("utf-8", "replace")[-4000:]
-        seconds = time.monotonic() - t0
-        if junit_tmp.exists():
-            shutil.copyfile(junit_tmp, out_p / "junit.xml")
-        data = None
-        if res_tmp.exists() and not timed_out:
-            try:
-                data = json.loads(res_tmp.read_text(encoding="utf-8"))
-            except (OSError, ValueError):
-                data = None
-        grader_error = (data.get("extra_data") or {}).get("grader_error") if isinstance(data, dict) else None
-        if proc.returncode not in (0, 1) and not grader_error:
-            data = None
-    if grader_error:
-        data["extra_data"].update(submission=name, grader_log=log_text, pytest_exit_code=proc.returncode)
-        data["extra_data"].setdefault("isolation", level)
-        data["execution_time"] = round(seconds, 3)
-        _write_json(results_path, data, _key)
-        return SubmissionResult(name, 0.0, _max_score(data), GRADER_ERROR, seconds, str(results_path),
-                                message=str(grader_error))
-    if data is None:
-        if timed_out:
-            msg = (f"Grading this submission took longer than {submission_timeout:g} s and was stopped; "
-                   f"score 0. Each call into your code is limited to {timeout:g} s, so this points to "
-                   f"very slow code overall.")
-        else:
-            msg = (f"The autograder could not finish (pytest exit code {proc.returncode}); score 0. "
-                   f"Course staff have the log.")
-        data = placeholder_results(msg, seed, complete=True)
-        data["extra_data"].update(status=GRADER_ERROR, grader_log=log_text, submission=name,
-                                  execution_time=round(seconds, 3), isolation=level)
-        _write_json(results_path, data, _key)
-        return SubmissionResult(name, 0.0, 0.0, GRADER_ERROR, seconds, str(results_path), message=msg)
-    data.setdefault("extra_data", {}).update(submission=name, status="graded", pytest_exit_code=proc.returncode)
-    data["extra_data"].setdefault("isolation", level)
+    ini = tmp / "pytest.ini"
+    ini.write_text(_INI)
+    res_tmp, junit_tmp = tmp / "results.json", tmp / "junit.xml"
+    (tmp / "cwd").mkdir()
+    cmd = [sys.executable, "-m", "pytest", str(tests_p), "-p", "gradcheck.grading.plugin",
+           "-p", "no:cacheprovider", "-c", str(ini), "--rootdir", str(root), "--confcutdir", str(root),
+           "-q", "--no-header", "-rN", "--tb=line", "-o", f"junit_suite_name={display_name(name)}",
+           "--junitxml", str(junit_tmp), "--grading-submission", str(sub),
+           "--grading-results", str(res_tmp), "--grading-seed", str(int(seed)),
+           "--grading-timeout", str(float(timeout)), "--grading-memory-mb", str(int(memory_mb)),
+           "--grading-isolation", "none" if level == "none" else "namespaces"]
+    return cmd, res_tmp, junit_tmp
+
+
+def _run_child(cmd: list[str], cwd: Path, submission_timeout: float,
+               stopper: _Stopper | None) -> tuple[int, str, bool]:
+    """Run the child pytest in its own process group; kill the group after ``submission_timeout`` s.
+
+    Returns the exit code, the log's last 4,000 characters and whether the time ran out.
+    """
+    proc = subprocess.Popen(cmd, cwd=cwd, env=_child_env(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                            stdin=subprocess.DEVNULL, start_new_session=True)
+    if stopper is not None and not stopper.add(proc):
+        _stop_children([proc], grace=0.0)
+    timed_out = False
+    try:
+        log, _ = proc.communicate(timeout=submission_timeout)
+    except subprocess.TimeoutExpired:
+        _signal_group(proc, signal.SIGKILL)
+        log, _ = proc.communicate()
+        timed_out = True
+    except BaseException:  # Ctrl-C (one submission graded in the main thread): stop the child first
+        _stop_children([proc])
+        raise
+    finally:
+        if stopper is not None:
+            stopper.discard(proc)
+    return proc.returncode, (log or b"").decode("utf-8", "replace")[-4000:], timed_out
+
+
+def _child_results(res_tmp: Path, code: int) -> dict[str, Any] | None:
+    """The plugin's results, or None when there are none to trust.
+
+    Trusted: a results dict from a pytest that ended normally (exit code 0 or 1),
+    or one that carries the plugin's ``grader_error`` (the session stopped on purpose).
+    """
+    try:
+        data = json.loads(res_tmp.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if not isinstance(data, dict) or not isinstance(data.get("extra_data"), dict):
+        return None
+    return data if code in (0, 1) or data["extra_data"].get("grader_error") else None
+
+
+def _finish_results(results_path: Path, data: dict[str, Any], record: dict[str, Any], seconds: float,
+                    key: bytes | None) -> None:
+    """Add what the runner knows (``record``: submission, status, isolation, exit code, log) and write results.json.
+
+    The isolation level the plugin recorded (the level the sandbox really had) is kept.
+    """
+    isolation = data["extra_data"].get("isolation") or record["isolation"]
+    data["extra_data"].update(record, isolation=isolation)
     data["execution_time"] = round(seconds, 3)
-    _write_json(results_path, data, _key)
-    return SubmissionResult(name, float(data["score"]), _max_score(data), "graded", seconds,
-                            str(results_path), tests={t["name"]: float(t["score"]) for t in data["tests"]})
+    _write_json(results_path, data, key)
+
+
+def _grader_failure(results_path: Path, name: str, msg: str, seed: int, record: dict[str, Any], seconds: float,
+                    key: bytes | None) -> SubmissionResult:
+    """A complete zero-score results.json saying ``msg`` (status "grader error"), and its result."""
+    data = placeholder_results(msg, seed, complete=True)
+    data["extra_data"]["execution_time"] = round(seconds, 3)
+    try:
+        _finish_results(results_path, data, {**record, "status": GRADER_ERROR}, seconds, key)
+    except OSError as exc:  # nowhere to write: the result (and the gradebook) still say why
+        msg += f" (results.json could not be written: {exc})"
+    return SubmissionResult(name, 0.0, 0.0, GRADER_ERROR, seconds, str(results_path), message=msg)
 
 
 def _max_score(data: dict[str, Any]) -> float:
@@ -622,7 +722,8 @@ def _load_done(results_path: Path, key: bytes | None = None) -> SubmissionResult
 
         if not hmac.compare_digest(str(extra.get("signature", "")), _signature(data, key)):
             return None  # not written by this batch's grader (planted, edited, or from another batch)
-    return SubmissionResult(results_path.parent.name, float(data.get("score", 0.0)),
+    name = extra.get("submission") if isinstance(extra.get("submission"), str) else results_path.parent.name
+    return SubmissionResult(name, float(data.get("score", 0.0)),
                             _max_score(data), "skipped", 0.0, str(results_path),
                             tests={t["name"]: float(t["score"]) for t in data.get("tests", [])},
                             message=extra.get("status", ""))
@@ -632,7 +733,8 @@ def write_gradebook(path: str | os.PathLike, results: Sequence[SubmissionResult]
     """Write the CSV gradebook: one row per submission, one column per test.
 
     Columns: ``submission, score, max_score, percent, status, seconds, seed``, then
-    each test's score (names as in results.json).
+    each test's score (names as in results.json). The submission column holds
+    :func:`display_name` (a folder name that is not UTF-8 is escaped).
 
     Returns
     -------
@@ -652,7 +754,7 @@ def write_gradebook(path: str | os.PathLike, results: Sequence[SubmissionResult]
         for r in sorted(results, key=lambda r: r.name):
             pct = f"{100 * r.score / r.max_score:.1f}" if r.max_score else "0.0"
             status = "graded" if r.status == "skipped" else r.status
-            w.writerow([r.name, f"{r.score:g}", f"{r.max_score:g}", pct, status, f"{r.seconds:.2f}", seed,
+            w.writerow([display_name(r.name), f"{r.score:g}", f"{r.max_score:g}", pct, status, f"{r.seconds:.2f}", seed,
                         *(f"{r.tests[n]:g}" if n in r.tests else "" for n in names)])
     return str(p)
 
@@ -764,7 +866,7 @@ def grade_batch(submissions_dir: str | os.PathLike, tests: str | os.PathLike, ou
     todo = []
     key = _batch_key(out_p)
     for s in subs:
-        done = None if force else _load_done(out_p / s.name / "results.json", key)
+        done = None if force else _load_done(result_folder(out_p, s.name) / "results.json", key)
         if done is not None:
             results.append(done)
         else:
@@ -780,7 +882,7 @@ def grade_batch(submissions_dir: str | os.PathLike, tests: str | os.PathLike, ou
     futs: dict = {}
     interrupted = False
     try:
-        futs = {pool.submit(grade_submission, s, tests, out_p / s.name, seed=seed, timeout=timeout,
+        futs = {pool.submit(grade_submission, s, tests, result_folder(out_p, s.name), seed=seed, timeout=timeout,
                             submission_timeout=submission_timeout, memory_mb=memory_mb,
                             unsafe_no_isolation=unsafe_no_isolation, _stopper=stopper, _key=key): s
                 for s in todo}

@@ -1,0 +1,75 @@
+"""gradcheck's check pipeline imports one way: config -> sources/numerical -> compare -> result -> report/check.
+
+The module-level imports of ``gradcheck/*.py`` (parsed, not run) form no cycle, the pipeline
+modules import only the layers below them, and each pipeline module imports alone in a fresh
+interpreter.
+"""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+PKG = Path(__file__).resolve().parents[1] / "gradcheck"
+
+#: What each pipeline module may import of gradcheck at module level (ARCHITECTURE.md).
+ALLOWED = {
+    "errors": set(),
+    "compare": set(),
+    "_validation": {"errors"},
+    "numerical": {"compare"},
+    "config": {"_validation", "compare", "errors", "numerical"},
+    "sources": {"_validation", "errors"},
+    "result": {"compare"},
+    "report": {"_validation", "result"},
+    "check": {"_validation", "compare", "config", "errors", "numerical", "result", "sources"},
+}
+
+
+def module_imports(name: str) -> set[str]:
+    """The gradcheck modules ``gradcheck/<name>.py`` imports at module level (not inside functions)."""
+    tree = ast.parse((PKG / f"{name}.py").read_text(encoding="utf-8"))
+    out = set()
+    for node in tree.body:
+        if isinstance(node, ast.ImportFrom) and node.level == 1:
+            out |= {node.module.split(".")[0]} if node.module else {a.name for a in node.names}
+        elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith("gradcheck."):
+            out.add(node.module.split(".")[1])
+    return out
+
+
+def test_module_imports_form_no_cycle():
+    graph = {p.stem: module_imports(p.stem) for p in PKG.glob("*.py") if p.stem not in ("__init__", "__main__")}
+    done, path = set(), []
+
+    def visit(m):
+        assert m not in path, "import cycle: " + " -> ".join(path[path.index(m):] + [m])
+        if m in done or m not in graph:
+            return
+        path.append(m)
+        for n in graph[m]:
+            visit(n)
+        path.pop()
+        done.add(m)
+
+    for m in graph:
+        visit(m)
+
+
+@pytest.mark.parametrize("name", sorted(ALLOWED))
+def test_pipeline_module_imports_only_the_layers_below(name):
+    assert module_imports(name) <= ALLOWED[name], f"{name} imports {sorted(module_imports(name) - ALLOWED[name])}"
+
+
+def test_each_pipeline_module_imports_alone_in_a_fresh_interpreter():
+    code = ("import importlib, sys\n"
+            f"for m in {sorted(ALLOWED)!r}:\n"
+            "    for k in [k for k in sys.modules if k == 'gradcheck' or k.startswith('gradcheck.')]:\n"
+            "        del sys.modules[k]\n"
+            "    importlib.import_module('gradcheck.' + m)\n")
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stderr
