@@ -1,13 +1,17 @@
 """Grading throughput: 50 copies of the example assignment's mutants and solution, 2 workers.
 
-Prints submissions per minute and splits the time of one submission into the
-cost of isolation (starting the child pytest process with our plugin, and
+Prints submissions per minute of the local pool and of a dask.distributed
+``LocalCluster`` of N worker processes (one thread each; ``--dask-workers``, 0 to
+skip) on the same submissions, side by side: ``--rounds`` times each, alternating, so
+that a drifting machine load weighs on both alike (the cluster's start-up is timed apart,
+not counted); it checks that both gave the same scores. Then it splits the time of
+one submission into the cost of isolation (starting the child pytest process with our plugin, and
 starting the namespaces sandbox process that imports numpy; the process-only
 sandbox is timed too, for the cost of the namespaces) and the checks themselves.
 
 Run::
 
-    .venv/bin/python benchmarks/grading.py [--copies 50] [--workers 2]
+    .venv/bin/python benchmarks/grading.py [--copies 50] [--workers 2] [--dask-workers 2] [--rounds 2]
 
 Target: >= 60 submissions per minute on 2 cores.
 """
@@ -65,10 +69,53 @@ def sandbox_start(isolation: str = "namespaces") -> None:
         sb.load_layer("layers.py", "ReLU")
 
 
+def side_by_side(subs: Path, tmp: Path, workers: int, n_workers: int, rounds: int):
+    """Grade ``subs`` ``rounds`` times with the local pool and on a ``LocalCluster``, alternating.
+
+    local, Dask, local, Dask, ...: a machine whose load drifts (other people's jobs) weighs
+    on both alike. Prints the two rates side by side; returns the first local result and
+    its wall time (for the breakdown below).
+    """
+    try:
+        from distributed import LocalCluster
+    except ImportError:
+        sys.exit("the Dask run needs dask.distributed: pip install .[distributed] (or --dask-workers 0)")
+    walls = {"local": 0.0, "dask": 0.0}
+    first: dict = {}
+    t0 = time.perf_counter()
+    with LocalCluster(n_workers=n_workers, processes=True, threads_per_worker=1, dashboard_address=":0",
+                      silence_logs=40) as cluster:
+        start = time.perf_counter() - t0
+        for r in range(rounds):
+            for kind, how in (("local", {"workers": workers}), ("dask", {"scheduler": cluster.scheduler_address})):
+                t1 = time.perf_counter()
+                res = grade_batch(subs, ASSIGN / "tests", tmp / f"out-{kind}-{r}", seed=0, progress=False, **how)
+                walls[kind] += time.perf_counter() - t1
+                if kind not in first:
+                    first[kind] = (res, time.perf_counter() - t1)
+    (lres, lwall), (dres, _) = first["local"], first["dask"]
+    same = [(s.name, s.score, s.tests) for s in dres.submissions] == [(s.name, s.score, s.tests) for s in lres.submissions]
+    n = rounds * len(lres.submissions)
+    lw, dw = walls["local"], walls["dask"]
+    for label, left, right in (("", "local pool", "Dask LocalCluster"),
+                               ("workers", f"{workers} threads", f"{dres.workers} processes x 1 thread"),
+                               ("submissions graded", f"{n} ({rounds} rounds)", f"{n} ({rounds} rounds)"),
+                               ("wall time", f"{lw:.1f} s", f"{dw:.1f} s"),
+                               ("submissions per minute", f"{60 * n / lw:.0f}", f"{60 * n / dw:.0f}"),
+                               ("cluster start (not counted)", "-", f"{start:.1f} s")):
+        print(f"{label:28}{left:>26}{right:>26}")
+    print(f"scores and per-test scores identical: {'yes' if same else 'NO'}")
+    return lres, lwall
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--copies", type=int, default=50, help="submissions to grade (default 50)")
-    ap.add_argument("--workers", type=int, default=2, help="workers (default 2)")
+    ap.add_argument("--workers", type=int, default=2, help="workers of the local pool (default 2)")
+    ap.add_argument("--dask-workers", type=int, default=2,
+                    help="worker processes of the LocalCluster (default 2; 0: no Dask run)")
+    ap.add_argument("--rounds", type=int, default=2,
+                    help="with Dask: grade the copies this many times each way, alternating (default 2)")
     args = ap.parse_args()
     kinds = ["solution", *sorted(p.name for p in (ASSIGN / "mutants").iterdir() if p.is_dir())]
     with tempfile.TemporaryDirectory(prefix="gradcheck-bench-") as tmp:
@@ -78,9 +125,13 @@ def main() -> None:
             src = ASSIGN / ("solution" if kind == "solution" else f"mutants/{kind}") / "layers.py"
             (subs / f"{i:03d}-{kind}").mkdir(parents=True)
             shutil.copyfile(src, subs / f"{i:03d}-{kind}" / "layers.py")
-        t0 = time.perf_counter()
-        res = grade_batch(subs, ASSIGN / "tests", Path(tmp) / "out", workers=args.workers, seed=0, progress=False)
-        wall = time.perf_counter() - t0
+        if args.dask_workers:
+            res, wall = side_by_side(subs, Path(tmp), args.workers, args.dask_workers, args.rounds)
+        else:
+            t0 = time.perf_counter()
+            res = grade_batch(subs, ASSIGN / "tests", Path(tmp) / "out", workers=args.workers, seed=0,
+                              progress=False)
+            wall = time.perf_counter() - t0
         per = [s.seconds for s in res.submissions]
         exec_times = [json.loads(Path(s.results_path).read_text())["extra_data"]["pytest_exit_code"] is not None
                       and json.loads(Path(s.results_path).read_text()).get("execution_time", 0.0)

@@ -1,90 +1,603 @@
-"""Time one training step (forward + backward + SGD update), manual vs tape.
+"""Time one training step: plain numpy, manualprop, autoprop and (when installed) their peers.
 
-The two steps run interleaved in one process on the same data and the same initial
-weights, so the ratio tape/manual is measured side by side. Usage::
+Issue 15's benchmark. One step is forward + softmax cross-entropy + backward + SGD update
+of a tanh MLP on scikit-learn's digits (float64, 1 BLAS thread). Every engine starts from
+the same data and the same weights; before any timing, one step of each is checked against
+the plain-numpy step (updated weights and loss within 1e-10). The steps then run
+interleaved in one process (each engine on its own copy of the weights) and the medians
+are compared as ratios to plain numpy, which is written as hand-made functions with no
+layer objects. Usage::
 
-    python benchmarks/train_step.py            # both sizes of the issue
+    python benchmarks/train_step.py                  # the table, the CNN/LSTM and memory lines
     python benchmarks/train_step.py --repeats 2000
+    python benchmarks/train_step.py --profile        # also the cProfile breakdown of one step
 
-Targets: tape/manual <= 1.3 for 64-256-10 at batch 64, <= 2.5 for 64-32-10 at
-batch 16 (where per-operation overhead dominates).
+Peers (torch eager, HIPS autograd, jax.jit) are optional: ``make bench-peers`` installs
+them into their own environment (``.venv-peers``) and runs this script there; without
+them their rows say "not installed". HIPS autograd is in the test extra, so it is
+usually there.
+
+Targets (issue 15): manualprop <= 1.10x plain numpy at 64-256-10 B64 and <= 1.5x at
+64-32-10 B16; autoprop <= 1.10x and <= 2.5x and below torch eager's ratio of the same
+run; autoprop <= 1.3x manualprop on the CNN of ``gradcheck train --model cnn`` and on one
+LSTM step; the bytes the tape saves (``tape.summary()``) <= 1.2x manualprop's caches.
 """
 
 from __future__ import annotations
 
 import argparse
+import cProfile
+import os
+import pstats
+import re
 import statistics
 import time
 
-import numpy as np
+# jax reads its thread settings at import: one intra-op thread, as BLAS below.
+os.environ.setdefault("XLA_FLAGS", "--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1")
 
-import autoprop as ap
-import manualprop as mp
-from autoprop import layers as al
-from autoprop import losses as alo
+import numpy as np  # noqa: E402
+from threadpoolctl import threadpool_info, threadpool_limits  # noqa: E402
+
+import autoprop as ap  # noqa: E402
+import manualprop as mp  # noqa: E402
+from autoprop import layers as al  # noqa: E402
+from autoprop import losses as alo  # noqa: E402
+
+LR = 0.05
+AGREE = 1e-10
+SIZES = (((64, 256, 10), 64, 1.10, 1.10), ((64, 32, 10), 16, 1.5, 2.5))  # sizes, batch, manual, auto
+NESTED_TARGET = 1.3  # autoprop / manualprop on the CNN and the LSTM step
+MEMORY_TARGET = 1.2  # tape bytes / manualprop cache bytes
 
 
-def build(sizes, seed):
-    manual = mp.Sequential(mp.Linear(sizes[0], sizes[1], rng=seed), mp.Tanh(),
-                           mp.Linear(sizes[1], sizes[2], rng=seed + 1))
-    tape = al.Sequential(al.Linear(sizes[0], sizes[1], rng=seed), al.Tanh(),
-                         al.Linear(sizes[1], sizes[2], rng=seed + 1))
-    return manual, tape
+# ---------------------------------------------------------------------------- data and weights
+def digits_batch(batch, seed=0):
+    """The first ``batch`` images of a fixed shuffle of digits: X (batch, 64) in [0, 1], y (batch,)."""
+    from sklearn.datasets import load_digits
+
+    X, y = load_digits(return_X_y=True)
+    idx = np.random.default_rng(seed).permutation(len(X))[:batch]
+    return np.ascontiguousarray(X[idx] / 16.0), y[idx].astype(np.int64)
 
 
-def run(sizes, batch, repeats, seed=0):
-    rng = np.random.default_rng(seed)
-    X = rng.standard_normal((batch, sizes[0]))
-    y = rng.integers(0, sizes[2], size=batch)
-    manual, tape_model = build(sizes, seed)
-    m_loss, t_loss = mp.SoftmaxCrossEntropy(), alo.SoftmaxCrossEntropy()
-    m_opt, t_opt = mp.SGD(learning_rate=1e-3), ap.optimizers.SGD(learning_rate=1e-3)
-    Xt = ap.constant(X)
+def initial_weights(sizes, seed=0):
+    """[W1, b1, W2, b2], W as (out, in), from manualprop's Linear initialisation."""
+    net = mp.Sequential(mp.Linear(sizes[0], sizes[1], rng=seed), mp.Tanh(),
+                        mp.Linear(sizes[1], sizes[2], rng=seed + 1))
+    return [net.params[k].copy() for k in ("0.W", "0.b", "2.W", "2.b")]
 
-    def manual_step():
-        logits = manual.forward(X, training=True)
-        m_loss.forward(y, logits)
-        manual.backward(m_loss.backward())
-        m_opt.step(manual.params, manual.grads)
 
-    def tape_step():
+# ---------------------------------------------------------------------------- plain numpy
+def np_forward(params, X, y):
+    """Loss and the values the backward pass reads (the seed's style: functions, no objects)."""
+    W1, b1, W2, b2 = params
+    h = np.tanh(X @ W1.T + b1)
+    z = h @ W2.T + b2
+    shifted = z - z.max(axis=1, keepdims=True)
+    e = np.exp(shifted)
+    s = e.sum(axis=1, keepdims=True)
+    n = len(y)
+    loss = -(shifted[np.arange(n), y] - np.log(s[:, 0])).mean()
+    return loss, (X, h, e / s)
+
+
+def np_backward(params, y, saved):
+    """[dW1, db1, dW2, db2] of the mean cross-entropy."""
+    W1, b1, W2, b2 = params
+    X, h, p = saved
+    dz = p.copy()
+    dz[np.arange(len(y)), y] -= 1.0
+    dz /= len(y)
+    dh = dz @ W2
+    da = dh * (1.0 - h * h)
+    return [da.T @ X, da.sum(axis=0), dz.T @ h, dz.sum(axis=0)]
+
+
+class PlainNumpy:
+    name = "plain numpy"
+
+    def __init__(self, weights, X, y):
+        self.p, self.X, self.y = [w.copy() for w in weights], X, y
+
+    def step(self):
+        loss, saved = np_forward(self.p, self.X, self.y)
+        for p, g in zip(self.p, np_backward(self.p, self.y, saved)):
+            p -= LR * g
+        return loss
+
+    def weights(self):
+        return self.p
+
+
+# ---------------------------------------------------------------------------- our two tracks
+class Manualprop:
+    name = "manualprop"
+
+    def __init__(self, weights, X, y):
+        s = (weights[0].shape[1], weights[0].shape[0], weights[2].shape[0])
+        self.net = mp.Sequential(mp.Linear(s[0], s[1]), mp.Tanh(), mp.Linear(s[1], s[2]))
+        for k, w in zip(("0.W", "0.b", "2.W", "2.b"), weights):
+            self.net.params[k][...] = w
+        self.loss, self.opt, self.X, self.y = mp.SoftmaxCrossEntropy(), mp.SGD(learning_rate=LR), X, y
+
+    def step(self):
+        net = self.net
+        loss = self.loss.forward(self.y, net.forward(self.X, training=True))
+        net.backward(self.loss.backward(), input_grad=False)  # X is data, as in every peer
+        self.opt.step(net.params, net.grads)
+        return loss
+
+    def weights(self):
+        return [self.net.params[k] for k in ("0.W", "0.b", "2.W", "2.b")]
+
+
+class Autoprop:
+    name = "autoprop"
+
+    def __init__(self, weights, X, y):
+        s = (weights[0].shape[1], weights[0].shape[0], weights[2].shape[0])
+        self.net = al.Sequential(al.Linear(s[0], s[1]), al.Tanh(), al.Linear(s[1], s[2]))
+        self.vars = self.net.trainable_variables
+        for v, w in zip(self.vars, weights):
+            v.assign(w)
+        self.loss, self.opt = alo.SoftmaxCrossEntropy(), ap.optimizers.SGD(learning_rate=LR)
+        self.X, self.y = ap.constant(X), y
+
+    def step(self):
         with ap.GradientTape() as tape:
-            logits = tape_model(Xt, training=True)
-            loss = t_loss(y, logits)
-        variables = tape_model.trainable_variables
-        grads = tape.gradient(loss, variables)
-        t_opt.apply_gradients(zip(grads, variables))
+            loss = self.loss(self.y, self.net(self.X, training=True))
+        grads = tape.gradient(loss, self.vars)
+        self.opt.apply_gradients(zip(grads, self.vars))
+        return float(loss.numpy())
 
-    for _ in range(50):  # warm-up
-        manual_step()
-        tape_step()
-    tm, tt = [], []
+    def weights(self):
+        return [v.numpy() for v in self.vars]
+
+
+# ---------------------------------------------------------------------------- peers
+class TorchEager:
+    name = "torch eager"
+
+    def __init__(self, weights, X, y):
+        import torch
+
+        torch.set_num_threads(1)
+        self.torch = torch
+        self.p = [torch.tensor(w, dtype=torch.float64, requires_grad=True) for w in weights]
+        self.X, self.y = torch.from_numpy(X), torch.from_numpy(y)
+
+    def step(self):
+        torch = self.torch
+        W1, b1, W2, b2 = self.p
+        z = torch.tanh(self.X @ W1.T + b1) @ W2.T + b2
+        loss = torch.nn.functional.cross_entropy(z, self.y)
+        loss.backward()
+        with torch.no_grad():
+            for p in self.p:
+                p -= LR * p.grad
+                p.grad = None
+        return loss.item()
+
+    def weights(self):
+        return [p.detach().numpy() for p in self.p]
+
+
+def _loss_fn(xnp):
+    """The mean cross-entropy of the MLP written with ``xnp`` (autograd.numpy or jax.numpy)."""
+    def loss(params, X, y):
+        W1, b1, W2, b2 = params
+        z = xnp.tanh(X @ W1.T + b1) @ W2.T + b2
+        shifted = z - xnp.max(z, axis=1, keepdims=True)
+        log_p = shifted - xnp.log(xnp.sum(xnp.exp(shifted), axis=1, keepdims=True))
+        return -xnp.mean(log_p[xnp.arange(len(y)), y])
+
+    return loss
+
+
+class HipsAutograd:
+    name = "HIPS autograd"
+
+    def __init__(self, weights, X, y):
+        import autograd
+        import autograd.numpy as anp
+
+        self.vg = autograd.value_and_grad(_loss_fn(anp))
+        self.p, self.X, self.y = [w.copy() for w in weights], X, y
+
+    def step(self):
+        loss, grads = self.vg(self.p, self.X, self.y)
+        for p, g in zip(self.p, grads):
+            p -= LR * g
+        return float(loss)
+
+    def weights(self):
+        return self.p
+
+
+class JaxJit:
+    name = "jax.jit"
+
+    def __init__(self, weights, X, y):
+        import jax
+        import jax.numpy as jnp
+
+        jax.config.update("jax_enable_x64", True)
+        vg = jax.value_and_grad(_loss_fn(jnp))
+
+        def step(params, X, y):
+            loss, grads = vg(params, X, y)
+            return loss, [p - LR * g for p, g in zip(params, grads)]
+
+        self.jstep = jax.jit(step)
+        self.p = [jnp.asarray(w) for w in weights]
+        self.X, self.y = jnp.asarray(X), jnp.asarray(y)
+
+    def step(self):
+        loss, self.p = self.jstep(self.p, self.X, self.y)
+        self.p[0].block_until_ready()
+        return float(loss)
+
+    def weights(self):
+        return [np.asarray(p) for p in self.p]
+
+
+PEERS = ((TorchEager, "torch"), (HipsAutograd, "autograd"), (JaxJit, "jax"))
+
+
+def _importable(module):
+    import importlib.util
+
+    return importlib.util.find_spec(module) is not None
+
+
+# ---------------------------------------------------------------------------- timing
+def interleaved(steps, repeats, warmup=30):
+    """Median seconds of each step function, the functions run one after the other per repeat.
+
+    The order turns by one each repeat, so that no engine always follows the same one (a
+    slow peer leaves cold caches and busy threads to whichever step comes next).
+    """
+    for _ in range(warmup):
+        for step in steps:
+            step()
+    times = [[] for _ in steps]
     clock = time.perf_counter
-    for _ in range(repeats):
-        t0 = clock()
-        manual_step()
-        t1 = clock()
-        tape_step()
-        t2 = clock()
-        tm.append(t1 - t0)
-        tt.append(t2 - t1)
-    mm, mt = statistics.median(tm), statistics.median(tt)
-    return mm, mt
+    n = len(steps)
+    for r in range(repeats):
+        for j in range(n):
+            i = (r + j) % n
+            t0 = clock()
+            steps[i]()
+            times[i].append(clock() - t0)
+    return [statistics.median(t) for t in times]
+
+
+def check_agrees(engine, reference_weights, reference_loss):
+    """Largest absolute difference of one step's loss and updated weights to plain numpy's."""
+    loss = engine.step()
+    diff = abs(float(loss) - float(reference_loss))
+    for a, b in zip(engine.weights(), reference_weights):
+        diff = max(diff, float(np.max(np.abs(np.asarray(a) - b))))
+    return diff
+
+
+def mlp_table(repeats):
+    """One block per size: every engine's median and ratio to plain numpy, ok/MISS."""
+    verdicts = []
+    for sizes, batch, manual_target, auto_target in SIZES:
+        X, y = digits_batch(batch)
+        w0 = initial_weights(sizes)
+        ref = PlainNumpy(w0, X, y)
+        ref_loss = ref.step()
+        ref_weights = [p.copy() for p in ref.weights()]
+        engines, missing = [], []
+        for cls in (PlainNumpy, Manualprop, Autoprop):
+            engines.append(cls(w0, X, y))
+        for cls, module in PEERS:
+            if _importable(module):
+                engines.append(cls(w0, X, y))
+            else:
+                missing.append(cls.name)
+        for e in engines:
+            diff = check_agrees(e, ref_weights, ref_loss)
+            if not diff <= AGREE:
+                raise SystemExit(f"{e.name} disagrees with plain numpy by {diff:.3g} (> {AGREE}) "
+                                 f"at {sizes} B{batch}: not timed")
+        meds = dict(zip((e.name for e in engines), interleaved([e.step for e in engines], repeats)))
+        base = meds["plain numpy"]
+        ratios = {k: v / base for k, v in meds.items()}
+        net = "-".join(map(str, sizes))
+        print(f"\n{net}, batch {batch} (one step; all agree with plain numpy to {AGREE:g})")
+        print(f"  {'engine':<15}{'median (us)':>12}{'ratio':>8}  target")
+        torch_ratio = ratios.get("torch eager")
+        for e in engines:
+            target, ok = "", None
+            if e.name == "manualprop":
+                target, ok = f"<= {manual_target}", ratios[e.name] <= manual_target
+            elif e.name == "autoprop":
+                target, ok = f"<= {auto_target}", ratios[e.name] <= auto_target
+                if torch_ratio is not None:
+                    target += f" and < torch {torch_ratio:.2f}"
+                    ok = ok and ratios[e.name] < torch_ratio
+            verdict = "" if ok is None else ("ok" if ok else "MISS")
+            if ok is not None:
+                verdicts.append((f"{e.name} {net} B{batch}", verdict))
+            print(f"  {e.name:<15}{meds[e.name] * 1e6:>12.1f}{ratios[e.name]:>8.2f}  {target:<28}{verdict}")
+        for name in missing:
+            print(f"  {name:<15}{'not installed':>12}")
+    return verdicts
+
+
+# ---------------------------------------------------------------------------- CNN and LSTM
+def _saved_bytes_manual(objs):
+    """Bytes of the ndarrays in the ``cache`` of every layer and loss (each array counted once)."""
+    seen, total = set(), 0
+
+    def visit(v):
+        nonlocal total
+        if isinstance(v, np.ndarray):
+            if id(v) not in seen:
+                seen.add(id(v))
+                total += v.nbytes
+        elif isinstance(v, dict):
+            for x in v.values():
+                visit(x)
+        elif isinstance(v, (list, tuple)):
+            for x in v:
+                visit(x)
+
+    for o in objs:
+        visit(getattr(o, "cache", None))
+    return total
+
+
+def _saved_bytes_tape(tape):
+    m = re.search(r"\((\d+) bytes\)", tape.summary())
+    return int(m.group(1))
+
+
+def nested_rows(repeats):
+    """autoprop / manualprop on the CNN training step and one LSTM step, and the saved bytes."""
+    from gradcheck.train import TrainConfig, _models
+
+    verdicts = []
+    print(f"\nautoprop / manualprop (target <= {NESTED_TARGET}); saved bytes tape / manual caches "
+          f"(target <= {MEMORY_TARGET})")
+    print(f"  {'network':<36}{'manual (us)':>12}{'tape (us)':>11}{'ratio':>7}  "
+          f"{'manual B':>9}{'tape B':>9}{'bytes':>7}")
+    X, y = digits_batch(32)
+    rows = []
+    # the MLP of the table (memory only: its time ratio is above)
+    w0 = initial_weights((64, 32, 10))
+    rows.append(("MLP 64-32-10, B16", Manualprop(w0, X[:16], y[:16]), Autoprop(w0, X[:16], y[:16]), False))
+
+    config = TrainConfig(model="cnn")
+    manual, tape_model = _models(config)
+    Xc = X.reshape(-1, 1, 8, 8)
+
+    class Net:
+        def __init__(self, manual, tape_model, X, y):
+            self.m, self.t = manual, tape_model
+            self.X, self.Xt, self.y = X, ap.constant(X), y
+            self.m_loss, self.t_loss = mp.SoftmaxCrossEntropy(), alo.SoftmaxCrossEntropy()
+            self.m_opt, self.t_opt = mp.SGD(learning_rate=LR), ap.optimizers.SGD(learning_rate=LR)
+            self.vars = tape_model.trainable_variables
+
+        def manual_step(self):
+            self.m_loss.forward(self.y, self.m.forward(self.X, training=True))
+            self.m.backward(self.m_loss.backward(), input_grad=False)
+            self.m_opt.step(self.m.params, self.m.grads)
+
+        def tape_step(self):
+            with ap.GradientTape() as tape:
+                loss = self.t_loss(self.y, self.t(self.Xt, training=True))
+            grads = tape.gradient(loss, self.vars)
+            self.t_opt.apply_gradients(zip(grads, self.vars))
+
+        def recorded(self):  # a tape before gradient() releases it, for its summary
+            with ap.GradientTape() as tape:
+                self.t_loss(self.y, self.t(self.Xt, training=True))
+            return tape
+
+    cnn = Net(manual, tape_model, Xc, y)
+    rows.append((f"CNN (gradcheck train --model cnn), B{len(y)}", cnn, cnn, True))
+
+    rng = np.random.default_rng(0)
+    lstm_m = mp.LSTM(16, 32, rng=0)
+    lstm_t = al.LSTM(16, 32)
+    for k, v in lstm_t.variables.items():
+        v.assign(lstm_m.params[k])
+    Xs = rng.standard_normal((16, 8, 16))
+    G = rng.standard_normal((16, 8, 32))
+    xs = ap.constant(Xs)
+    lstm_vars = list(lstm_t.variables.values())
+
+    class Lstm:
+        def manual_step(self):
+            lstm_m.forward(Xs, training=True)
+            self.dX = lstm_m.backward(G)
+
+        def tape_step(self):
+            tape = self.recorded()
+            self.tgrads = tape.gradient(self.out, [xs] + lstm_vars, output_gradients=G)
+
+        def recorded(self):
+            with ap.GradientTape() as tape:
+                tape.watch(xs)
+                self.out = lstm_t(xs, training=True)
+            return tape
+
+    lstm = Lstm()
+    rows.append(("LSTM 16->32, B16, T=8 (fwd+bwd)", lstm, lstm, True))
+
+    for name, m, t, timed in rows:
+        if isinstance(m, Manualprop):
+            m.step()
+            mbytes = _saved_bytes_manual(list(m.net.layers) + [m.loss])
+            with ap.GradientTape() as tape:
+                t.loss(t.y, t.net(t.X, training=True))
+            tbytes = _saved_bytes_tape(tape)
+        else:
+            m.manual_step()
+            t.tape_step()
+            layers = m.m.layers if hasattr(m, "m") else [lstm_m]
+            mbytes = _saved_bytes_manual(list(layers) + ([m.m_loss] if hasattr(m, "m_loss") else []))
+            tbytes = _saved_bytes_tape(t.recorded())
+        if name.startswith("LSTM"):  # the two tracks agree before they are timed
+            diff = max(float(np.max(np.abs(a - b))) for a, b in zip(
+                [lstm.dX] + [lstm_m.grads[k] for k in lstm_t.variables],
+                [g.numpy() for g in lstm.tgrads]))
+            if not diff <= AGREE:
+                raise SystemExit(f"LSTM: autoprop disagrees with manualprop by {diff:.3g}")
+        mem = tbytes / mbytes
+        mem_v = "ok" if mem <= MEMORY_TARGET else "MISS"
+        if timed:
+            mm, mt = interleaved([m.manual_step, t.tape_step], repeats // 4, warmup=5)
+            ratio = mt / mm
+            v = "ok" if ratio <= NESTED_TARGET else "MISS"
+            verdicts.append((f"autoprop/manualprop {name.split(' ')[0]}", v))
+            timing = f"{mm * 1e6:>12.1f}{mt * 1e6:>11.1f}{ratio:>7.2f} {v:<4}"
+        else:
+            timing = f"{'(above)':>12}{'':>11}{'':>7} {'':<4}"
+        if not name.startswith("LSTM"):
+            verdicts.append((f"saved bytes {name.split(' ')[0]}", mem_v))
+        print(f"  {name:<36}{timing} {mbytes:>9}{tbytes:>9}{mem:>7.2f} {mem_v}")
+    return verdicts
+
+
+# ---------------------------------------------------------------------------- profile
+def _inclusive(stats, inside):
+    """Seconds spent in functions for which ``inside(file, name)`` holds, callees included,
+    counting only calls that enter the group from outside (so nothing is counted twice)."""
+    total = 0.0
+    for (file, _line, name), (_cc, _nc, _tt, _ct, callers) in stats.stats.items():
+        if not inside(file, name):
+            continue
+        for (cfile, _cl, cname), cstat in callers.items():
+            if not inside(cfile, cname):
+                total += cstat[3]
+    return total
+
+
+def profile(n=300):
+    """cProfile of manualprop's and autoprop's step at 64-32-10 B16, split by phase and by kind."""
+    sizes, batch = (64, 32, 10), 16
+    X, y = digits_batch(batch)
+    w0 = initial_weights(sizes)
+    sep = os.sep
+
+    def in_validation(file, name):
+        return file.endswith(f"manualprop{sep}_validation.py") or (
+            f"manualprop{sep}" in file and name in ("_where", "__repr__", "_repr_args", "_check_dY"))
+
+    m = Manualprop(w0, X, y)
+    net, loss, opt = m.net, m.loss, m.opt
+    state = {}
+    phases = {
+        "forward": lambda: state.__setitem__("z", net.forward(X, training=True)),
+        "loss": lambda: (loss.forward(y, state["z"]), state.__setitem__("dz", loss.backward())),
+        "backward": lambda: net.backward(state["dz"]),
+        "update": lambda: opt.step(net.params, net.grads),
+    }
+    print(f"\ncProfile, {n} steps at 64-32-10 B16 (times under the profiler, per step)")
+    print("  manualprop      phase total   validation+messages   arithmetic+rest")
+    for _ in range(20):
+        m.step()
+    totals = {p: 0.0 for p in phases}
+    valid = {p: 0.0 for p in phases}
+    for phase in phases:
+        prof = cProfile.Profile()
+        for _ in range(n):
+            for p, fn in phases.items():
+                if p == phase:
+                    prof.enable()
+                    fn()
+                    prof.disable()
+                else:
+                    fn()
+        st = pstats.Stats(prof)
+        totals[phase] = st.total_tt / n
+        valid[phase] = _inclusive(st, in_validation) / n
+    for phase in phases:
+        print(f"  {phase:<14}{totals[phase] * 1e6:>10.1f} us{valid[phase] * 1e6:>16.1f} us"
+              f"{(totals[phase] - valid[phase]) * 1e6:>17.1f} us")
+    tot, val = sum(totals.values()), sum(valid.values())
+    print(f"  {'step':<14}{tot * 1e6:>10.1f} us{val * 1e6:>16.1f} us{(tot - val) * 1e6:>17.1f} us"
+          f"   ({100 * val / tot:.0f}% validation)")
+
+    a = Autoprop(w0, X, y)
+    prims = f"autoprop{sep}core{sep}prims{sep}"
+
+    def in_prims(file, name):
+        return prims in file
+
+    def in_optim(file, name):
+        return file.endswith(f"manualprop{sep}optim.py") or file.endswith(f"autoprop{sep}optimizers.py")
+
+    def in_validation_only(file, name):
+        return file.endswith(f"manualprop{sep}_validation.py")
+
+    for _ in range(20):
+        a.step()
+    rec, grad, upd = cProfile.Profile(), cProfile.Profile(), cProfile.Profile()
+    for _ in range(n):
+        rec.enable()
+        with ap.GradientTape() as tape:
+            lv = a.loss(a.y, a.net(a.X, training=True))
+        rec.disable()
+        grad.enable()
+        grads = tape.gradient(lv, a.vars)
+        grad.disable()
+        upd.enable()
+        a.opt.apply_gradients(zip(grads, a.vars))
+        upd.disable()
+    sr, sg, su = (pstats.Stats(p) for p in (rec, grad, upd))
+    fwd = _inclusive(sr, in_prims) / n
+    vjp = _inclusive(sg, in_prims) / n
+    rt, gt, ut = sr.total_tt / n, sg.total_tt / n, su.total_tt / n
+    uv = _inclusive(su, in_validation_only) / n
+    print("  autoprop        phase total   of which")
+    print(f"  {'record':<14}{rt * 1e6:>10.1f} us   forward arithmetic (prims) {fwd * 1e6:.1f} us, "
+          f"layers + Tensor + tape recording {(rt - fwd) * 1e6:.1f} us")
+    print(f"  {'walk + VJP':<14}{gt * 1e6:>10.1f} us   VJPs (prims) {vjp * 1e6:.1f} us, "
+          f"walk (tape.gradient's own) {(gt - vjp) * 1e6:.1f} us")
+    print(f"  {'update':<14}{ut * 1e6:>10.1f} us   gradient checks {uv * 1e6:.1f} us")
+    print(f"  {'step':<14}{(rt + gt + ut) * 1e6:>10.1f} us")
+    for label, st in (("record", sr), ("walk + VJP", sg)):
+        print(f"  top functions by own time, autoprop {label}:")
+        rows = sorted(st.stats.items(), key=lambda kv: -kv[1][2])[:6]
+        for (file, line, name), (_cc, nc, tt, _ct, _callers) in rows:
+            where = f"{os.path.basename(file)}:{line}" if line else file
+            print(f"    {tt / n * 1e6:>7.1f} us  {nc // n:>3} calls  {name} ({where})")
+
+
+# ---------------------------------------------------------------------------- main
+def blas_kernel():
+    """'openblas 0.3.x Haswell, 1 thread(s)' for each BLAS numpy links (threadpoolctl)."""
+    out = []
+    for info in threadpool_info():
+        if info.get("user_api") == "blas":
+            out.append(f"{info.get('internal_api')} {info.get('version')} "
+                       f"{info.get('architecture')}, {info.get('num_threads')} thread(s)")
+    return "; ".join(out) or "no BLAS found by threadpoolctl"
 
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=1000)
+    parser.add_argument("--profile", action="store_true", help="also print the cProfile breakdown")
+    parser.add_argument("--skip-nested", action="store_true", help="only the MLP table")
     args = parser.parse_args(argv)
-    print(f"{'network':<12}{'batch':>6}{'manual (us)':>14}{'tape (us)':>12}{'tape/manual':>13}{'target':>8}")
-    for sizes, batch, target in (((64, 256, 10), 64, 1.3), ((64, 32, 10), 16, 2.5)):
-        mm, mt = run(sizes, batch, args.repeats)
-        ratio = mt / mm
-        verdict = "ok" if ratio <= target else "MISS"
-        print(f"{'-'.join(map(str, sizes)):<12}{batch:>6}{mm * 1e6:>14.1f}{mt * 1e6:>12.1f}"
-              f"{ratio:>13.2f}{'<=' + str(target):>8}  {verdict}")
-    print("medians of interleaved steps; other load on the machine moves both columns "
-          "(compare ratios from one run, not across runs)")
+    with threadpool_limits(limits=1, user_api="blas"):
+        print(f"BLAS: {blas_kernel()}; float64; SGD lr {LR}; medians of {args.repeats} interleaved steps")
+        verdicts = mlp_table(args.repeats)
+        if not args.skip_nested:
+            verdicts += nested_rows(args.repeats)
+        if args.profile:
+            profile()
+    print("\n" + ", ".join(f"{k}: {v}" for k, v in verdicts))
+    print("other load on the machine moves every column; compare ratios from one run, not across runs")
 
 
 if __name__ == "__main__":

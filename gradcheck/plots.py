@@ -1,9 +1,8 @@
 """Matplotlib figures of check results and of the training comparison.
 
-Every function returns a :class:`matplotlib.figure.Figure` (so a notebook shows
-it inline) built with the object-oriented API (``Figure`` + Agg canvas), never
-``pyplot``: nothing opens a window, no global figure is left behind, and the
-functions work under ``MPLBACKEND=Agg`` or any other backend.
+Every function returns a :class:`matplotlib.figure.Figure` (a notebook shows it inline) built
+with the object-oriented API (``Figure`` + Agg canvas), never ``pyplot``: nothing opens a
+window, no global figure is left behind, any ``MPLBACKEND`` works.
 """
 
 from __future__ import annotations
@@ -20,21 +19,13 @@ from .check import ALL_PAIRS, CheckResult
 __all__ = ["ERROR_FLOOR", "PAIR_COLORS", "plot_result", "plot_results", "plot_training", "save_figure",
            "plot_gradient_heatmaps", "plot_step_error", "plot_jacobian", "tape_jacobian"]
 
-#: Relative errors below this (including exact zeros) are drawn at this value so
-#: a log axis can show them; the legend says so.
+#: Relative errors below this (exact zeros too) are drawn at this value on a log axis; the legend says so.
 ERROR_FLOOR = 1e-17
-
-# Bars start one decade below the floor, so a clamped value is a visible stub.
-_BASE = ERROR_FLOOR / 10
+_BASE = ERROR_FLOOR / 10  # bars start one decade below the floor: a clamped value is a visible stub
 
 #: One colour per comparison pair (colour-blind-safe Okabe-Ito palette).
-PAIR_COLORS = {
-    "manual-vs-numerical": "#0072B2",
-    "tape-vs-numerical": "#E69F00",
-    "manual-vs-tape": "#009E73",
-    "manual-vs-reference": "#CC79A7",
-    "call1-vs-call2": "#D55E00",
-}
+PAIR_COLORS = {"manual-vs-numerical": "#0072B2", "tape-vs-numerical": "#E69F00", "manual-vs-tape": "#009E73",
+               "manual-vs-reference": "#CC79A7", "call1-vs-call2": "#D55E00"}
 
 
 def _new_figure(width: float, height: float) -> Figure:
@@ -43,74 +34,77 @@ def _new_figure(width: float, height: float) -> Figure:
     return fig
 
 
+def _legend_note(handles: list, labels: list, text: str, edge: str = "none") -> None:
+    """One more legend entry: a text (an invisible patch) or, with ``edge``, an outlined box."""
+    from matplotlib.patches import Patch
+
+    handles.append(Patch(facecolor="white" if edge != "none" else "none", edgecolor=edge,
+                         linewidth=2 if edge != "none" else 1))
+    labels.append(text)
+
+
 def _bars(ax, labels: list[str], values: dict[str, list[float]], passed: dict[str, list[bool]],
           rtol: float, title: str, horizontal: bool, groups: list[int] | None = None) -> None:
-    n = len(labels)
-    if groups is not None:  # shade every other layer so its tensors read as one block
-        for g in sorted(set(groups))[1::2]:
-            idx = [i for i, gi in enumerate(groups) if gi == g]
-            (ax.axhspan if horizontal else ax.axvspan)(min(idx) - 0.5, max(idx) + 0.5, color="#000000",
-                                                       alpha=0.05, linewidth=0)
+    """Bars of max relative errors per label and pair on a log axis, clamped at :data:`ERROR_FLOOR`."""
+    n, pos = len(labels), np.arange(len(labels))
+    for g in sorted(set(groups or []))[1::2]:  # shade every other layer so its tensors read as one block
+        idx = [i for i, gi in enumerate(groups) if gi == g]
+        (ax.axhspan if horizontal else ax.axvspan)(min(idx) - 0.5, max(idx) + 0.5, color="#000000", alpha=0.05,
+                                                   linewidth=0)
     pairs = [p for p in ALL_PAIRS if any(v is not None for v in values[p])]
     width = 0.8 / max(len(pairs), 1)
-    pos = np.arange(n)
-    clamped_any = False
+    clamped = False
     for j, pair in enumerate(pairs):
-        off = pos - 0.4 + width * (j + 0.5)
         vals = np.array([np.nan if v is None else v for v in values[pair]], dtype=float)
-        shown = np.where(np.isnan(vals), np.nan, np.maximum(vals, ERROR_FLOOR))
-        clamped_any |= bool(np.any(vals[~np.isnan(vals)] < ERROR_FLOOR))
-        heights = shown - _BASE
+        clamped |= bool(np.any(vals[~np.isnan(vals)] < ERROR_FLOOR))
+        heights = np.nan_to_num(np.where(np.isnan(vals), np.nan, np.maximum(vals, ERROR_FLOOR)) - _BASE)
         fails = [not ok for ok in passed[pair]]
         kw = dict(color=PAIR_COLORS[pair], label=pair, edgecolor=["#D00000" if f else "none" for f in fails],
                   linewidth=[2.0 if f else 0 for f in fails])
-        if horizontal:
-            ax.barh(off, np.nan_to_num(heights), height=width, left=_BASE, **kw)
-        else:
-            ax.bar(off, np.nan_to_num(heights), width=width, bottom=_BASE, **kw)
-    line = ax.axvline if horizontal else ax.axhline
-    line(rtol, color="#D00000", linestyle="--", linewidth=1.2, label=f"tolerance rtol = {rtol:g}")
+        off = pos - 0.4 + width * (j + 0.5)
+        (ax.barh(off, heights, height=width, left=_BASE, **kw) if horizontal else
+         ax.bar(off, heights, width=width, bottom=_BASE, **kw))
+    (ax.axvline if horizontal else ax.axhline)(rtol, color="#D00000", linestyle="--", linewidth=1.2,
+                                               label=f"tolerance rtol = {rtol:g}")
+    err = "max relative error" + (" " if horizontal else "\n") + "|a-b| / max(|a|+|b|, atol/rtol)"
     if horizontal:
-        ax.set_xscale("log")
+        ax.set(xscale="log", ylim=(n - 0.5, -0.5), xlabel=err, xlim=(_BASE, 3.0))
         ax.set_yticks(pos, labels)
-        ax.set_ylim(n - 0.5, -0.5)
-        ax.set_xlabel("max relative error  |a-b| / max(|a|+|b|, atol/rtol)")
-        ax.set_xlim(_BASE, 3.0)
-        ax.grid(axis="x", which="major", alpha=0.3)
     else:
-        ax.set_yscale("log")
         tilt = sum(len(t) + 2 for t in labels) > 12 * ax.figure.get_figwidth()
+        ax.set(yscale="log", ylabel=err, ylim=(_BASE, 3.0))
         ax.set_xticks(pos, labels, rotation=30 if tilt else 0, ha="right" if tilt else "center")
-        ax.set_ylabel("max relative error\n|a-b| / max(|a|+|b|, atol/rtol)")
-        ax.set_ylim(_BASE, 3.0)
-        ax.grid(axis="y", which="major", alpha=0.3)
+    ax.grid(axis="x" if horizontal else "y", which="major", alpha=0.3)
     ax.set_title(title)
     handles, labs = ax.get_legend_handles_labels()
-    if clamped_any:
-        from matplotlib.patches import Patch
-
-        handles.append(Patch(facecolor="none", edgecolor="none"))
-        labs.append(f"errors < {ERROR_FLOOR:g} (incl. exact 0) drawn at {ERROR_FLOOR:g}")
+    if clamped:
+        _legend_note(handles, labs, f"errors < {ERROR_FLOOR:g} (incl. exact 0) drawn at {ERROR_FLOOR:g}")
     if any(not ok for p in pairs for ok in passed[p]):
-        from matplotlib.patches import Patch
-
-        handles.append(Patch(facecolor="white", edgecolor="#D00000", linewidth=2))
-        labs.append("red outline: above tolerance (FAIL)")
+        _legend_note(handles, labs, "red outline: above tolerance (FAIL)", edge="#D00000")
     ax.figure.legend(handles, labs, fontsize="small", loc="outside lower center", ncol=3, frameon=False)
 
 
-def _collect(results: Sequence[CheckResult], prefix: bool):
+def _collect(results: Sequence[CheckResult], worst: bool):
+    """Labels, values and verdicts per pair: one row per tensor, or (``worst``) one row per result,
+    its worst tensor per pair."""
     labels, values, passed, groups = [], {p: [] for p in ALL_PAIRS}, {p: [] for p in ALL_PAIRS}, []
     for gi, res in enumerate(results):
-        for rec in res.records:
+        rows = [res.records] if worst else [[r] for r in res.records]
+        for recs in rows:
             groups.append(gi)
-            directional = any(c.how == "directional" for c in rec.comparisons)
-            label = rec.tensor + (" (fwd)" if rec.kind == "forward" else " (random dirs)" if directional else "")
-            labels.append(f"{res.name} {label}" if prefix else label)
+            if worst:
+                n_t = sum(r.kind == "gradient" for r in res.records)
+                labels.append(f"{res.name} ({n_t} grad{'s' if n_t != 1 else ''})" if res.passed
+                              else f"{res.name}: FAIL {', '.join(res.failing_tensors)}")
+            else:
+                rec = recs[0]
+                directional = any(c.how == "directional" for c in rec.comparisons)
+                labels.append(rec.tensor + (" (fwd)" if rec.kind == "forward" else
+                                            " (random dirs)" if directional else ""))
             for p in ALL_PAIRS:
-                c = rec.get(p)
-                values[p].append(None if c is None else c.max_rel_error)
-                passed[p].append(True if c is None else c.passed)
+                cs = [c for r in recs if (c := r.get(p)) is not None]
+                values[p].append(max(c.max_rel_error for c in cs) if cs else None)
+                passed[p].append(all(c.passed for c in cs))
     return labels, values, passed, groups
 
 
@@ -124,11 +118,10 @@ def plot_result(result: CheckResult) -> Figure:
     Returns
     -------
     matplotlib.figure.Figure
-        Bars per tensor (``Y (fwd)``, ``dX``, ``dW``, ...), one colour per pair,
-        a dashed line at ``rtol``; failing bars are outlined in red. Zero errors
-        are clamped to :data:`ERROR_FLOOR` (said in the legend).
+        Bars per tensor (``Y (fwd)``, ``dX``, ...), one colour per pair, a dashed line at ``rtol``,
+        failing bars outlined in red, zero errors clamped to :data:`ERROR_FLOOR` (said in the legend).
     """
-    labels, values, passed, _ = _collect([result], prefix=False)
+    labels, values, passed, _ = _collect([result], worst=False)
     fig = _new_figure(max(7.5, 0.9 * len(labels) + 2.5), 4.4)
     ax = fig.add_subplot()
     status = "PASS" if result.passed else "FAIL: " + ", ".join(result.failing_tensors)
@@ -139,9 +132,8 @@ def plot_result(result: CheckResult) -> Figure:
 def plot_results(results: Sequence[CheckResult], title: str = "gradcheck zoo") -> Figure:
     """Summary of many results: one row per layer/loss, the worst tensor per pair.
 
-    Each bar is the largest max-relative-error over that result's tensors
-    (forward value included) for one comparison pair; :func:`plot_result`
-    shows the tensors of one result.
+    Each bar is the largest max-relative-error over the result's tensors (forward value
+    included) for one pair; :func:`plot_result` shows the tensors of one result.
 
     Parameters
     ----------
@@ -151,18 +143,9 @@ def plot_results(results: Sequence[CheckResult], title: str = "gradcheck zoo") -
     Returns
     -------
     matplotlib.figure.Figure
-        Horizontal bars on a log axis, the tolerance as a dashed line, failing
-        rows labelled with their failing tensors and outlined in red.
+        Horizontal bars, as :func:`plot_result`; failing rows name their failing tensors.
     """
-    labels, values, passed = [], {p: [] for p in ALL_PAIRS}, {p: [] for p in ALL_PAIRS}
-    for res in results:
-        n_t = sum(r.kind == "gradient" for r in res.records)
-        labels.append(f"{res.name} ({n_t} grad{'s' if n_t != 1 else ''})" if res.passed
-                      else f"{res.name}: FAIL {', '.join(res.failing_tensors)}")
-        for p in ALL_PAIRS:
-            cs = [c for r in res.records if (c := r.get(p)) is not None]
-            values[p].append(max(c.max_rel_error for c in cs) if cs else None)
-            passed[p].append(all(c.passed for c in cs))
+    labels, values, passed, _ = _collect(results, worst=True)
     fig = _new_figure(9.0, max(3.0, 0.34 * len(labels) + 1.8))
     ax = fig.add_subplot()
     n_fail = sum(not r.passed for r in results)
@@ -183,8 +166,8 @@ def plot_training(steps: np.ndarray, loss_manual: np.ndarray, loss_tape: np.ndar
     loss_manual, loss_tape : ndarray of float, shape (n,)
         Minibatch loss per step.
     rel_loss_diff, rel_grad_diff : ndarray of float, shape (n,)
-        ``|Lm - Lt| / max(|Lm| + |Lt|, tiny)`` and the largest gradient relative
-        error of the step. Zeros are drawn at :data:`ERROR_FLOOR`.
+        ``|Lm - Lt| / max(|Lm| + |Lt|, tiny)`` and the step's largest gradient relative error
+        (zeros drawn at :data:`ERROR_FLOOR`).
     steps_per_epoch : int
         For the epoch axis on top.
     tolerance : float
@@ -193,8 +176,7 @@ def plot_training(steps: np.ndarray, loss_manual: np.ndarray, loss_tape: np.ndar
     Returns
     -------
     matplotlib.figure.Figure
-        Two panels: loss (top, both curves, the tape one dashed over the manual
-        one), relative differences on a log axis (bottom).
+        Loss (top: both curves, the tape one dashed), relative differences on a log axis (bottom).
     """
     fig = _new_figure(9.0, 6.0)
     ax1, ax2 = fig.subplots(2, 1, sharex=True, height_ratios=[3, 2])
@@ -204,138 +186,29 @@ def plot_training(steps: np.ndarray, loss_manual: np.ndarray, loss_tape: np.ndar
     n_ep = len(steps) // steps_per_epoch
     if n_ep:
         ends = steps_per_epoch * np.arange(1, n_ep + 1)
-        mean_m = np.asarray(loss_manual)[: n_ep * steps_per_epoch].reshape(n_ep, -1).mean(axis=1)
-        mean_t = np.asarray(loss_tape)[: n_ep * steps_per_epoch].reshape(n_ep, -1).mean(axis=1)
+        mean_m, mean_t = (np.asarray(v)[: n_ep * steps_per_epoch].reshape(n_ep, -1).mean(axis=1)
+                          for v in (loss_manual, loss_tape))
         ax1.plot(ends, mean_m, "o-", color="#0072B2", markersize=7, linewidth=1.8, label="manualprop, epoch mean")
-        ax1.plot(ends, mean_t, "x", color="#E69F00", markersize=7, markeredgewidth=2,
-                 label="autoprop, epoch mean")
-    ax1.set_yscale("log")
-    ax1.set_ylabel("minibatch cross-entropy")
-    ax1.set_title(f"Training the same {model_name} twice from identical weights: manual vs tape gradients")
+        ax1.plot(ends, mean_t, "x", color="#E69F00", markersize=7, markeredgewidth=2, label="autoprop, epoch mean")
+    ax1.set(yscale="log", ylabel="minibatch cross-entropy",
+            title=f"Training the same {model_name} twice from identical weights: manual vs tape gradients")
     ax1.legend(loc="upper right", ncol=2, fontsize="small")
     ax1.grid(alpha=0.3)
-    sec = ax1.secondary_xaxis("top", functions=(lambda s: s / steps_per_epoch, lambda e: e * steps_per_epoch))
-    sec.set_xlabel("epoch")
+    ax1.secondary_xaxis("top", functions=(lambda s: s / steps_per_epoch, lambda e: e * steps_per_epoch)
+                        ).set_xlabel("epoch")
     clamped = bool(np.any(rel_loss_diff < ERROR_FLOOR) or np.any(rel_grad_diff < ERROR_FLOOR))
-    ax2.plot(steps, np.maximum(rel_loss_diff, ERROR_FLOOR), color="#009E73", linewidth=1.0,
-             label="loss: |Lm-Lt| / (|Lm|+|Lt|)")
-    ax2.plot(steps, np.maximum(rel_grad_diff, ERROR_FLOOR), color="#CC79A7", linewidth=1.0, alpha=0.8,
-             label="gradients: max relative error")
+    for v, col, alpha, label in ((rel_loss_diff, "#009E73", 1.0, "loss: |Lm-Lt| / (|Lm|+|Lt|)"),
+                                 (rel_grad_diff, "#CC79A7", 0.8, "gradients: max relative error")):
+        ax2.plot(steps, np.maximum(v, ERROR_FLOOR), color=col, linewidth=1.0, alpha=alpha, label=label)
     ax2.axhline(tolerance, color="#D00000", linestyle="--", linewidth=1.2, label=f"requirement {tolerance:g}")
-    ax2.set_yscale("log")
-    ax2.set_ylim(ERROR_FLOOR / 3, max(1.0, tolerance * 10))
-    ax2.set_xlabel("step")
-    ax2.set_ylabel("relative difference")
+    ax2.set(yscale="log", ylim=(ERROR_FLOOR / 3, max(1.0, tolerance * 10)), xlabel="step",
+            ylabel="relative difference")
     ax2.grid(alpha=0.3)
     handles, labs = ax2.get_legend_handles_labels()
     if clamped:
-        from matplotlib.patches import Patch
-
-        handles.append(Patch(facecolor="none", edgecolor="none"))
-        labs.append(f"values < {ERROR_FLOOR:g} (incl. exact 0) drawn at {ERROR_FLOOR:g}")
+        _legend_note(handles, labs, f"values < {ERROR_FLOOR:g} (incl. exact 0) drawn at {ERROR_FLOOR:g}")
     ax2.legend(handles, labs, fontsize="small", loc="upper left", ncol=2)
     return fig
-
-
-def _as_2d(a: np.ndarray) -> np.ndarray:
-    a = np.asarray(a, dtype=np.float64)
-    if a.ndim == 0:
-        return a.reshape(1, 1)
-    if a.ndim == 1:
-        return a.reshape(1, -1)
-    return a.reshape(a.shape[0], -1) if a.ndim > 2 else a
-
-
-def _heat(fig, ax, data, title, cmap, vmax, label):
-    from matplotlib.ticker import MaxNLocator
-
-    im = ax.imshow(data, cmap=cmap, vmin=-vmax, vmax=vmax, aspect="auto", interpolation="nearest")
-    ax.set_title(title, fontsize="medium")
-    ax.set_xlabel("column")
-    ax.set_ylabel("row")
-    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
-    ax.yaxis.set_major_locator(MaxNLocator(integer=True))
-    if data.shape[0] == 1:
-        ax.set_yticks([0])
-    rows, cols = data.shape
-    if rows * cols <= 64:  # small: print the values so a factor (x2, 1/batch) can be read off
-        for (i, j), v in np.ndenumerate(data):
-            if np.isfinite(v):
-                dark = abs(v) > 0.6 * vmax
-                ax.text(j, i, f"{v:.2g}", ha="center", va="center", fontsize="x-small",
-                        color="white" if dark else "black")
-    fig.colorbar(im, ax=ax, shrink=0.85, label=label)
-    return im
-
-
-def plot_gradient_heatmaps(result: CheckResult, tensor: str | None = None) -> Figure:
-    """Manual, numerical and their difference for one gradient, side by side as heatmaps.
-
-    A transposed gradient shows as a mirrored pattern, a bias averaged instead of
-    summed as the same pattern in paler colours, a gradient of the first sample
-    only as one bright row over zeros.
-
-    Parameters
-    ----------
-    result : CheckResult
-        With ``gradients["manual"]`` and ``gradients["numerical"]`` for ``tensor``.
-    tensor : str, optional
-        E.g. ``"dW"``; default the first failing gradient, else the first 2-D one.
-        1-D gradients are drawn as one row. 3-D and 4-D ones (``(C, H, W)``,
-        ``(N, C, H, W)``) as a grid of ``H x W`` panels that keep the spatial
-        layout: rows = the first axis, columns = the second (see
-        :func:`_plot_slices`); more axes are merged into the first.
-
-    Returns
-    -------
-    matplotlib.figure.Figure
-        Three panels (three grids of panels for 3-D and 4-D); manual and numerical
-        share one symmetric colour scale, the difference has its own (its maximum
-        is in the title). Elements at a kink are outlined. Values are printed in
-        the cells only where they are readable (small panels).
-
-    Raises
-    ------
-    KeyError
-        If the result holds no manual and numerical gradient for ``tensor``.
-    """
-    from matplotlib.patches import Rectangle
-
-    man, num = result.gradients.get("manual", {}), result.gradients.get("numerical", {})
-    if tensor is None:
-        cands = [r.tensor for r in result.records if r.kind == "gradient" and r.tensor in num]
-        failing = [t for t in result.failing_tensors if t in num]
-        two_d = [t for t in cands if np.ndim(num[t]) >= 2]
-        tensor = (failing or two_d or cands or [None])[0]
-    if tensor is None or tensor not in man or tensor not in num:
-        raise KeyError(f"no manual and numerical gradient for {tensor!r} in {result.name} "
-                       f"(numerical ones: {sorted(num)}; fast mode keeps only failing tensors)")
-    if np.ndim(man[tensor]) >= 3:
-        return _plot_slices(result, tensor, np.asarray(man[tensor], float), np.asarray(num[tensor], float))
-    m, n = _as_2d(man[tensor]), _as_2d(num[tensor])
-    d = m - n
-    vmax = float(np.nanmax(np.abs(np.concatenate([m.ravel(), n.ravel()])))) or 1.0
-    dmax = float(np.nanmax(np.abs(d))) if np.isfinite(d).any() else 0.0
-    rows, cols = m.shape
-    fig = _new_figure(min(16.0, max(11.0, 1.1 * cols + 6)), max(3.2, min(8.0, 1.8 + 0.35 * rows)))
-    axes = fig.subplots(1, 3)
-    rec = next((r for r in result.records if r.tensor == tensor), None)
-    status = "ok" if rec is None or rec.passed else "FAIL"
-    _heat(fig, axes[0], m, f"manual {tensor}", "RdBu_r", vmax, "value")
-    _heat(fig, axes[1], n, f"numerical {tensor}", "RdBu_r", vmax, "value")
-    _heat(fig, axes[2], d, f"manual - numerical (max |diff| {dmax:.2g})", "PuOr_r", dmax or 1.0, "difference")
-    c = rec.get("manual-vs-numerical") if rec is not None else None
-    if c is not None and c.kinks:
-        shape = np.shape(man[tensor])
-        for ix in c.kinks:
-            r_, c_ = divmod(int(np.ravel_multi_index(ix, shape)) if shape else 0, cols)
-            for ax in axes:
-                ax.add_patch(Rectangle((c_ - 0.5, r_ - 0.5), 1, 1, fill=False, edgecolor="black", linewidth=1.5))
-    shown = "" if np.ndim(man[tensor]) == 2 else f" (shape {tuple(np.shape(man[tensor]))} drawn as {rows}x{cols})"
-    kinks = f"; {len(c.kinks)} element(s) at a kink outlined" if c is not None and c.kinks else ""
-    fig.suptitle(f"{result.name} {tensor}: {status}{shown}{kinks}")
-    return fig
-
 
 
 #: Side of one heatmap cell (inches) with its value printed in it, and without.
@@ -344,68 +217,118 @@ _CELL_TEXT, _CELL_PLAIN = 0.42, 0.24
 _MAX_GRID = 8
 
 
-def _plot_slices(result: CheckResult, tensor: str, man: np.ndarray, num: np.ndarray) -> Figure:
-    """Heatmaps of a 3-D or 4-D gradient as grids of its 2-D slices.
+def _grid(a: np.ndarray) -> np.ndarray:
+    """``a`` as a 4-D grid ``(rows, columns, H, W)`` of 2-D panels: a 2-D array is one panel (0-D and 1-D:
+    one row), ``(A, H, W)`` one column of ``A`` panels, ``(N, C, H, W)`` as it is; more axes merge into the first."""
+    a = np.asarray(a, dtype=np.float64)
+    return a.reshape((1, 1) + (1,) * (2 - a.ndim) + a.shape if a.ndim <= 2 else
+                     (a.shape[0], 1) + a.shape[1:] if a.ndim == 3 else (-1,) + a.shape[-3:])
 
-    A ``(N, C, H, W)`` tensor (a conv's ``dX`` or ``dW``) gives, for manual,
-    numerical and their difference, a grid of ``N`` rows by ``C`` columns of
-    ``H x W`` panels: the spatial layout stays visible (a flipped kernel shows as
-    each panel rotated by 180 degrees, a missing channel transpose as panels in
-    the wrong cells). ``(A, H, W)`` is one column of ``A`` panels; more than 4 axes
-    are merged into the first; at most :data:`_MAX_GRID` rows and columns of
-    panels are drawn (the title says so). Values are printed in the cells when every panel
-    is at most 4 x 4 and the figure stays under 18 inches wide; otherwise the
-    colour bars alone give the scale.
+
+def _heatmaps(a, b, names: tuple[str, str], title: str, kinks=(), labels=("column", "row"), unit="value") -> Figure:
+    """``a``, ``b`` and ``a - b`` side by side, each a grid of 2-D panels (:func:`_grid`).
+
+    ``a`` and ``b`` share one symmetric colour scale, the difference has its own (its maximum in
+    its title); at most :data:`_MAX_GRID` rows and columns of panels are drawn (the title says
+    so); values are printed in the cells when at most 64 are shown and the figure stays under 18
+    inches; elements ``kinks`` (indices into ``a``) are outlined.
     """
     from matplotlib.patches import Rectangle
+    from matplotlib.ticker import MaxNLocator
 
-    shape = man.shape
-    # (A, H, W): one column of panels, one per index of the first axis
-    grid = shape if len(shape) == 4 else (shape[0], 1) + shape[1:] if len(shape) == 3 else (-1,) + shape[-3:]
-    m, n = man.reshape(grid), num.reshape(grid)
+    shape = np.shape(a)
+    m, n = _grid(a), _grid(b)
     d = m - n
     vmax = float(np.nanmax(np.abs(np.concatenate([m.ravel(), n.ravel()])))) or 1.0
     dmax = float(np.nanmax(np.abs(d))) if np.isfinite(d).any() else 0.0
     full = m.shape[:2]
-    m, n, d = (a[:_MAX_GRID, :_MAX_GRID] for a in (m, n, d))  # colour scales above are of the whole tensor
+    m, n, d = (x[:_MAX_GRID, :_MAX_GRID] for x in (m, n, d))  # the colour scales above are of the whole tensor
     R, C, H, W = m.shape
-    text = H <= 4 and W <= 4 and 3 * C * (W * _CELL_TEXT + 0.25) + 3 <= 18
-    cell = _CELL_TEXT if text else min(_CELL_PLAIN, 14.0 / (3 * C * W))
-    width = min(18.0, 3 * (C * (W * cell + 0.25) + 1.4))
-    height = min(14.0, R * (H * cell + 0.35) + 1.3)
-    fig = _new_figure(max(9.0, width), max(3.2, height))
-    rec = next((r for r in result.records if r.tensor == tensor), None)
-    c = rec.get("manual-vs-numerical") if rec is not None else None
-    kinks = [tuple(int(i) for i in np.unravel_index(int(np.ravel_multi_index(ix, shape)), full + (H, W)))
-             for ix in (c.kinks if c is not None else [])]
-    blocks = ((m, f"manual {tensor}", "RdBu_r", vmax, "value"), (n, f"numerical {tensor}", "RdBu_r", vmax, "value"),
-              (d, f"manual - numerical (max |diff| {dmax:.2g})", "PuOr_r", dmax or 1.0, "difference"))
-    for sub, (data, title, cmap, top, label) in zip(fig.subfigures(1, 3), blocks):
+    one = R == C == 1
+    text = m.size <= 64 and (one or 3 * C * (W * _CELL_TEXT + 0.25) + 3 <= 18)
+    if one:
+        fig = _new_figure(min(16.0, max(11.0, 1.1 * W + 6)), max(3.2, min(8.0, 1.8 + 0.35 * H)))
+    else:
+        cell = _CELL_TEXT if text else min(_CELL_PLAIN, 14.0 / (3 * C * W))
+        fig = _new_figure(max(9.0, min(18.0, 3 * (C * (W * cell + 0.25) + 1.4))),
+                          max(3.2, min(14.0, R * (H * cell + 0.35) + 1.3)))
+    at = [np.unravel_index(int(np.ravel_multi_index(ix, shape)) if shape else 0, full + (H, W)) for ix in kinks]
+    blocks = ((m, names[0], "RdBu_r", vmax, unit), (n, names[1], "RdBu_r", vmax, unit),
+              (d, f"{names[0].split()[0]} - {names[1].split()[0]} (max |diff| {dmax:.2g})", "PuOr_r", dmax or 1.0,
+               "difference"))
+    for sub, (data, name, cmap, top, label) in zip(fig.subfigures(1, 3), blocks):
         axes = sub.subplots(R, C, squeeze=False)
         for (r, q), ax in np.ndenumerate(axes):
-            im = ax.imshow(data[r, q], cmap=cmap, vmin=-top, vmax=top, interpolation="nearest")
-            ax.set_xticks([])
-            ax.set_yticks([])
-            ax.set_title(f"[{r}, {q}]" if len(shape) != 3 else f"[{r}]", fontsize="x-small", pad=2)
-            if text:
-                for (i, j), v in np.ndenumerate(data[r, q]):
-                    if np.isfinite(v):
-                        ax.text(j, i, f"{v:.2g}", ha="center", va="center", fontsize="x-small",
-                                color="white" if abs(v) > 0.6 * top else "black")
-            for kr, kq, i, j in kinks:
-                if (kr, kq) == (r, q):
-                    ax.add_patch(Rectangle((j - 0.5, i - 0.5), 1, 1, fill=False, edgecolor="black", linewidth=1.5))
-        sub.suptitle(title, fontsize="medium")
+            im = ax.imshow(data[r, q], cmap=cmap, vmin=-top, vmax=top, interpolation="nearest",
+                           aspect="auto" if one else None)
+            if one:
+                ax.set(xlabel=labels[0], ylabel=labels[1])
+                ax.set_title(name, fontsize="medium")
+                ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+                ax.yaxis.set_major_locator(MaxNLocator(integer=True))
+                if H == 1:
+                    ax.set_yticks([0])
+            else:
+                ax.set(xticks=[], yticks=[])
+                ax.set_title(f"[{r}, {q}]" if len(shape) != 3 else f"[{r}]", fontsize="x-small", pad=2)
+            for (i, j), v in np.ndenumerate(data[r, q]) if text else ():
+                if np.isfinite(v):
+                    ax.text(j, i, f"{v:.2g}", ha="center", va="center", fontsize="x-small",
+                            color="white" if abs(v) > 0.6 * top else "black")
+            for i, j in [(i, j) for kr, kq, i, j in at if (kr, kq) == (r, q)]:
+                ax.add_patch(Rectangle((j - 0.5, i - 0.5), 1, 1, fill=False, edgecolor="black", linewidth=1.5))
+        if not one:
+            sub.suptitle(name, fontsize="medium")
         sub.colorbar(im, ax=axes, shrink=0.85, label=label)
-    status = "ok" if rec is None or rec.passed else "FAIL"
-    axes_words = ("rows: axis 0, columns: axis 1, panels: axes 2-3" if len(shape) == 4 else
-                  "rows: axis 0, panels: axes 1-2" if len(shape) == 3 else
-                  f"rows: axes 0-{len(shape) - 4} merged, columns: axis {len(shape) - 3}, panels: the last two axes")
-    out = f"; {len(kinks)} element(s) at a kink outlined" if kinks else ""
+    words = ("" if len(shape) <= 2 else "rows: axis 0, columns: axis 1, panels: axes 2-3" if len(shape) == 4 else
+             "rows: axis 0, panels: axes 1-2" if len(shape) == 3 else
+             f"rows: axes 0-{len(shape) - 4} merged, columns: axis {len(shape) - 3}, panels: the last two axes")
+    out = (f" (shape {tuple(shape)}: {words})" if words else "") + (
+        f"; {len(at)} element(s) at a kink outlined" if at else "")
     if full != (R, C):
         out += f"; the first {R} x {C} of {full[0]} x {full[1]} panels shown"
-    fig.suptitle(f"{result.name} {tensor}: {status} (shape {tuple(shape)}: {axes_words}){out}")
+    fig.suptitle(title + out)
     return fig
+
+
+def plot_gradient_heatmaps(result: CheckResult, tensor: str | None = None) -> Figure:
+    """Manual, numerical and their difference for one gradient, side by side as heatmaps.
+
+    A transposed gradient shows as a mirrored pattern, a bias averaged instead of summed as the
+    same pattern paler, the first sample only as one bright row; 3-D and 4-D gradients as grids of
+    ``H x W`` panels (:func:`_grid`): a flipped kernel shows as each panel rotated.
+
+    Parameters
+    ----------
+    result : CheckResult
+        With ``gradients["manual"]`` and ``gradients["numerical"]`` for ``tensor``.
+    tensor : str, optional
+        E.g. ``"dW"``; default the first failing gradient, else the first 2-D one.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        Three panels or grids of panels (:func:`_heatmaps`).
+
+    Raises
+    ------
+    KeyError
+        If the result holds no manual and numerical gradient for ``tensor``.
+    """
+    man, num = result.gradients.get("manual", {}), result.gradients.get("numerical", {})
+    if tensor is None:
+        cands = [r.tensor for r in result.records if r.kind == "gradient" and r.tensor in num]
+        failing = [t for t in result.failing_tensors if t in num]
+        tensor = (failing or [t for t in cands if np.ndim(num[t]) >= 2] or cands or [None])[0]
+    if tensor is None or tensor not in man or tensor not in num:
+        raise KeyError(f"no manual and numerical gradient for {tensor!r} in {result.name} "
+                       f"(numerical ones: {sorted(num)}; fast mode keeps only failing tensors)")
+    rec = next((r for r in result.records if r.tensor == tensor), None)
+    c = rec.get("manual-vs-numerical") if rec is not None else None
+    drawn = "" if np.ndim(man[tensor]) != 1 else f" (shape {np.shape(man[tensor])} drawn as 1x{np.size(man[tensor])})"
+    return _heatmaps(man[tensor], num[tensor], (f"manual {tensor}", f"numerical {tensor}"),
+                     f"{result.name} {tensor}: {'ok' if rec is None or rec.passed else 'FAIL'}{drawn}",
+                     kinks=c.kinks if c is not None else ())
 
 
 def plot_step_error(f=np.exp, x0: float = 1.0, df=None, *, hs=None, dtypes=(np.float64, np.float32)) -> Figure:
@@ -424,8 +347,7 @@ def plot_step_error(f=np.exp, x0: float = 1.0, df=None, *, hs=None, dtypes=(np.f
         Works on numpy scalars of each dtype.
     x0 : float, default 1.0
     df : callable, optional
-        Exact derivative; default: ``np.exp`` for ``np.exp``, else a float64
-        five-point estimate.
+        Exact derivative; default: ``np.exp`` for ``np.exp``, else a float64 five-point estimate.
     hs : array_like, optional
         Steps; default ``logspace(-16, 0, 161)``.
     dtypes : sequence of numpy dtypes
@@ -447,81 +369,48 @@ def plot_step_error(f=np.exp, x0: float = 1.0, df=None, *, hs=None, dtypes=(np.f
         true = float(df(x0))
         f3 = float((df(x0 + h) - 2 * df(x0) + df(x0 - h)) / h**2)
     fx = abs(float(f(x0)))
-    fig = _new_figure(9.0, 5.6)
-    ax = fig.add_subplot()
+    ax, top = _new_figure(9.0, 5.6).add_subplot(), 10.0
     colors = {np.dtype(np.float64): "#0072B2", np.dtype(np.float32): "#D55E00", np.dtype(np.float16): "#009E73"}
-    top = 10.0
     ax.loglog(hs, hs**2 * abs(f3) / 6, ":", color="#333333", linewidth=1.4,
               label="theory: truncation h^2 |f'''(x0)| / 6 (slope 2, any dtype)")
     for j, dt in enumerate(dtypes):
         dt = np.dtype(dt)
         est = step_error_curve(f, x0, hs, dtype=dt)
-        err = np.abs(est - true)
-        zero = est == 0
-        col = colors.get(dt, "#555555")
-        ax.loglog(hs[~zero], np.maximum(err[~zero], 1e-18), "o-", markersize=2.5, linewidth=1.2, color=col,
+        zero, col, u = est == 0, colors.get(dt, "#555555"), float(np.finfo(dt).eps)
+        ax.loglog(hs[~zero], np.maximum(np.abs(est - true)[~zero], 1e-18), "o-", markersize=2.5, linewidth=1.2, color=col,
                   label=f"{dt.name}: measured error")
         if zero.any():
             ax.plot(hs[zero], np.full(zero.sum(), top / 4 ** j), "v", color=col, markersize=4,
                     label=f"{dt.name}: estimate exactly 0 (x0 + h == x0)")
-        u = float(np.finfo(dt).eps)
         ax.loglog(hs, u * fx / hs, "--", color=col, linewidth=1.2,
                   label=f"theory: round-off u |f(x0)| / h, u = {u:.1e} (slope -1)")
         h_opt = (3 * u * fx / max(abs(f3), 1e-300)) ** (1 / 3)
         ax.axvline(h_opt, color=col, alpha=0.3, linewidth=4)
         ax.annotate(f"{dt.name}: optimal h = {h_opt:.1e}", (h_opt, 3e-16 if j == 0 else 1e-13),
                     color=col, fontsize="small", xytext=(-5, 0), textcoords="offset points", ha="right")
-    ax.set_ylim(1e-17, top * 3)
-    ax.set_xlim(hs.min(), hs.max())
-    ax.set_xlabel("step h")
-    ax.set_ylabel("absolute error of the estimate of f'(x0)")
-    ax.set_title(f"Central differences of {getattr(f, '__name__', 'f')} at x0 = {x0:g}: error against step")
+    ax.set(ylim=(1e-17, top * 3), xlim=(hs.min(), hs.max()), xlabel="step h",
+           ylabel="absolute error of the estimate of f'(x0)",
+           title=f"Central differences of {getattr(f, '__name__', 'f')} at x0 = {x0:g}: error against step")
     ax.grid(alpha=0.3, which="major")
     ax.legend(fontsize="small", loc="lower left")
-    return fig
+    return ax.figure
 
 
 def tape_jacobian(forward_tape, X: np.ndarray) -> tuple[np.ndarray, str]:
-    """Jacobian ``dY/dX`` from autoprop's tape.
+    """Jacobian ``dY/dX`` from autoprop's tape: ``(J of shape (Y.size, X.size), "GradientTape.jacobian")``.
 
-    ``GradientTape.jacobian`` when autoprop has it, otherwise one VJP of a unit
-    vector per output element (``output_gradients``), stacked.
-
-    Parameters
-    ----------
-    forward_tape : callable
-        ``forward_tape(x) -> Y`` on an autoprop Tensor ``x`` (an autoprop layer, or
-        numpy code recorded through ``__array_function__``).
-    X : ndarray of float
-
-    Returns
-    -------
-    J : ndarray of float64, shape ``(Y.size, X.size)``
-    how : str
-        ``"GradientTape.jacobian"`` or ``"stacked VJPs"``.
+    ``forward_tape(x) -> Y`` runs on an autoprop Tensor ``x`` (an autoprop layer, or numpy code
+    recorded through ``__array_function__``).
     """
     import autoprop as ap
 
     x = ap.constant(np.array(X, dtype=np.float64))
-    size_x = int(np.size(X))
-    if hasattr(ap.GradientTape, "jacobian"):
-        with ap.GradientTape() as tape:
-            tape.watch(x)
-            Y = forward_tape(x)
-        J = tape.jacobian(Y, x)
-        J = np.asarray(J.numpy() if hasattr(J, "numpy") else J, dtype=np.float64)
-        return J.reshape(-1, size_x), "GradientTape.jacobian"
-    with ap.GradientTape(persistent=True) as tape:
+    with ap.GradientTape() as tape:
         tape.watch(x)
         Y = forward_tape(x)
-    rows = []
-    size = int(np.prod(Y.shape))
-    for k in range(size):
-        e = np.zeros(size)
-        e[k] = 1.0
-        g = tape.gradient(Y, x, output_gradients=ap.constant(e.reshape(Y.shape)))
-        rows.append(np.zeros(size_x) if g is None else np.asarray(g.numpy()).ravel())
-    return np.stack(rows), "stacked VJPs"
+    J = tape.jacobian(Y, x)
+    return np.asarray(J.numpy() if hasattr(J, "numpy") else J, dtype=np.float64).reshape(-1, np.size(X)), \
+        "GradientTape.jacobian"
 
 
 def plot_jacobian(forward, forward_tape, X: np.ndarray, *, title: str = "layer",
@@ -530,12 +419,9 @@ def plot_jacobian(forward, forward_tape, X: np.ndarray, *, title: str = "layer",
 
     Parameters
     ----------
-    forward : callable or None
-        ``forward(X) -> Y`` on numpy arrays (numerical Jacobian); unused when
-        ``numerical`` is given.
-    forward_tape : callable or None
-        The same function on autoprop Tensors (e.g. the autoprop twin); unused when
-        ``tape`` is given.
+    forward, forward_tape : callable or None
+        ``forward(X) -> Y`` on numpy arrays (the numerical Jacobian), and the same function on
+        autoprop Tensors (e.g. the twin); each unused when ``numerical`` / ``tape`` is given.
     X : ndarray of float
         Keep it small: the Jacobian has ``Y.size * X.size`` entries.
     title : str
@@ -547,25 +433,15 @@ def plot_jacobian(forward, forward_tape, X: np.ndarray, *, title: str = "layer",
     Returns
     -------
     matplotlib.figure.Figure
-        Rows = output elements (``Y`` flattened), columns = input elements.
+        Rows: output elements (``Y`` flattened), columns: input elements.
     """
-    Jt, how = tape_jacobian(forward_tape, X) if tape is None else tape
     from .numerical import numerical_jacobian
 
+    Jt, how = tape_jacobian(forward_tape, X) if tape is None else tape
     Jn = numerical_jacobian(forward, X) if numerical is None else numerical
-    d = Jt - Jn
-    vmax = float(np.abs(np.concatenate([Jt.ravel(), Jn.ravel()])).max()) or 1.0
-    dmax = float(np.abs(d).max())
-    fig = _new_figure(15.0, max(4.0, min(8.0, 2.0 + 0.2 * Jt.shape[0])))
-    axes = fig.subplots(1, 3)
-    _heat(fig, axes[0], Jt, f"tape ({how})", "RdBu_r", vmax, "dY_i / dX_j")
-    _heat(fig, axes[1], Jn, "numerical (central differences)", "RdBu_r", vmax, "dY_i / dX_j")
-    _heat(fig, axes[2], d, f"tape - numerical (max |diff| {dmax:.2g})", "PuOr_r", dmax or 1.0, "difference")
-    for ax in axes:
-        ax.set_xlabel(f"input element j (X {tuple(np.shape(X))} flattened)")
-        ax.set_ylabel("output element i (Y flattened)")
-    fig.suptitle(f"{title}: Jacobian dY/dX, {Jt.shape[0]} x {Jt.shape[1]}")
-    return fig
+    return _heatmaps(Jt, Jn, (f"tape ({how})", "numerical (central differences)"),
+                     f"{title}: Jacobian dY/dX, {Jt.shape[0]} x {Jt.shape[1]}", unit="dY_i / dX_j",
+                     labels=(f"input element j (X {tuple(np.shape(X))} flattened)", "output element i (Y flattened)"))
 
 
 def save_figure(fig: Figure, path: str | os.PathLike, dpi: int = 120) -> str:
@@ -577,8 +453,6 @@ def save_figure(fig: Figure, path: str | os.PathLike, dpi: int = 120) -> str:
         If the file cannot be written.
     """
     path = os.fspath(path)
-    d = os.path.dirname(path)
-    if d:
-        os.makedirs(d, exist_ok=True)
+    os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
     fig.savefig(path, dpi=dpi)
     return path

@@ -16,16 +16,35 @@ ValueError
     right kind, wrong value: shape, NaN/inf, out-of-range hyperparameter.
 RuntimeError
     wrong call order: ``backward`` before ``forward``.
+
+Cost per call
+-------------
+The checks run on every call of ``forward``/``backward``/``step``, so they are
+kept cheap (issue 15: on a small MLP they cost more than the arithmetic):
+
+* the structural checks (array type, dtype, shape, number of dimensions,
+  non-empty) depend only on the input's *signature* ``(shape, dtype)`` and the
+  expectation, so a signature that passed once is remembered in ``_PASSED`` and
+  not checked again;
+* the finiteness check depends on the values and runs on every call, as one
+  reduction: the sum of an array is finite only if every element is (a NaN or
+  an inf makes the sum NaN or inf), and when the sum is not finite the full
+  element-wise check runs and names the first bad index (or passes: finite
+  values whose sum overflowed);
+* ``where`` may be a :class:`Where`, which builds the ``repr`` of the object only
+  when a message is written.
 """
 
 from __future__ import annotations
 
+import math
 import numbers
 
 import numpy as np
 
 __all__ = [
     "FLOAT_DTYPES",
+    "Where",
     "check_array",
     "check_axis",
     "check_class_targets",
@@ -48,6 +67,45 @@ __all__ = [
 ]
 
 FLOAT_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
+
+
+class Where:
+    """The message prefix ``"<repr of obj>.<method>"``, built only when it is formatted.
+
+    Every layer names itself in its errors; building that ``repr`` on each call
+    costs more than a small layer's arithmetic, so the layers pass this instead of
+    a string. ``f"{where}: ..."`` and ``str(where)`` give the string.
+    """
+
+    __slots__ = ("obj", "method")
+
+    def __init__(self, obj, method: str):
+        self.obj, self.method = obj, method
+
+    def __str__(self) -> str:
+        return f"{self.obj!r}.{self.method}"
+
+    def __format__(self, spec: str) -> str:
+        return format(str(self), spec)
+
+    def __add__(self, other: str) -> str:
+        return str(self) + other
+
+    def __repr__(self) -> str:
+        return repr(str(self))
+
+
+#: Signatures that passed the structural checks: ``(check, shape, dtype, expectation...)``.
+#: A cache of a pure function of its key (cleared when it grows large), so a hit means
+#: exactly that the same checks passed before for an input of the same signature.
+_PASSED: set = set()
+_PASSED_MAX = 4096
+
+
+def _passed(key) -> None:
+    if len(_PASSED) >= _PASSED_MAX:
+        _PASSED.clear()
+    _PASSED.add(key)
 
 
 def format_shape(shape) -> str:
@@ -76,7 +134,26 @@ def _as_ndarray(X, where: str, name: str) -> np.ndarray:
     return arr
 
 
+def _sum_is_finite(X: np.ndarray) -> bool:
+    """True if the sum of float ``X`` is finite, which proves every element finite.
+
+    A NaN or inf anywhere makes the sum NaN or inf; False may also mean that finite
+    values overflowed, so False calls for the element-wise check, True needs none.
+    The sum is accumulated in float64 (float32 values cannot overflow it). NumPy's
+    warning for ``inf + -inf`` or a float64 overflow, when warnings are errors (as in
+    the test suite) or ``np.errstate(all="raise")``, also means False.
+    """
+    if X.dtype.kind != "f":
+        return False
+    try:
+        return math.isfinite(np.add.reduce(X, axis=None, dtype=np.float64))
+    except (FloatingPointError, RuntimeWarning):
+        return False
+
+
 def _check_finite(X: np.ndarray, where: str, name: str) -> None:
+    if _sum_is_finite(X):  # one reduction on the fast path
+        return
     finite = np.isfinite(X)
     if not finite.all():
         bad = np.argwhere(~finite)
@@ -143,6 +220,13 @@ def check_array(
     ValueError
         Wrong shape/ndim, empty when ``nonempty``, or NaN/inf present.
     """
+    if type(X) is np.ndarray and (shape is None or type(shape) is tuple):
+        key = ("array", X.shape, X.dtype, shape, min_ndim, dtype, nonempty)
+        if key in _PASSED:
+            _check_finite(X, where, name)
+            return X
+    else:
+        key = None
     X = _as_ndarray(X, where, name)
     if dtype is not None and X.dtype != np.dtype(dtype):  # say the one dtype that fits
         raise TypeError(
@@ -159,6 +243,8 @@ def check_array(
     if nonempty and X.size == 0:
         raise ValueError(f"{where}: {name} must not be empty; got shape {X.shape}")
     _check_finite(X, where, name)
+    if key is not None:
+        _passed(key)
     return X
 
 
@@ -238,6 +324,9 @@ def check_grad_output(dY, where: str, *, shape: tuple, dtype, name: str = "dY") 
     ValueError
         Shape differs from ``shape`` or NaN/inf present.
     """
+    if type(dY) is np.ndarray and type(shape) is tuple and ("grad", dY.shape, dY.dtype, shape) in _PASSED:
+        _check_finite(dY, where, name)
+        return dY if dY.dtype == dtype else dY.astype(dtype)
     dY = _as_ndarray(dY, where, name)
     _check_float(dY, where, name)
     if dY.shape != tuple(shape):
@@ -246,6 +335,8 @@ def check_grad_output(dY, where: str, *, shape: tuple, dtype, name: str = "dY") 
             f"{tuple(shape)}; got {dY.shape}"
         )
     _check_finite(dY, where, name)
+    if type(dY) is np.ndarray and type(shape) is tuple:
+        _passed(("grad", dY.shape, dY.dtype, shape))
     return dY.astype(dtype, copy=False)
 
 
@@ -305,6 +396,15 @@ def check_class_targets(y_true, where: str, *, n_samples: int, n_classes: int, d
     ValueError
         Wrong shape, label out of range, negative or non-finite probability.
     """
+    key = ("classes", y_true.shape, y_true.dtype, n_samples, n_classes) if type(y_true) is np.ndarray else None
+    if key in _PASSED:  # shape and dtype passed before: only the values are checked
+        y = y_true
+        if y.dtype.kind in "iu":
+            if not y.size or (y.min() >= 0 and y.max() < n_classes):
+                return "labels", y.astype(np.int64, copy=False)
+        elif _sum_is_finite(y) and not (y.size and y.min() < 0):
+            return "probs", y.astype(dtype, copy=False)
+        # a bad value: the full checks below name it
     y = _as_ndarray(y_true, where, "y_true")
     expected = (
         f"integer class labels of shape ({n_samples},) or float probabilities of "
@@ -320,6 +420,8 @@ def check_class_targets(y_true, where: str, *, n_samples: int, n_classes: int, d
                 f"{where}: y_true labels must be in [0, {n_classes}); "
                 f"got min {int(y.min())}, max {int(y.max())}"
             )
+        if key is not None:
+            _passed(key)
         return "labels", y.astype(np.int64, copy=False)
     if np.issubdtype(y.dtype, np.floating) and y.dtype in FLOAT_DTYPES:
         if y.shape != (n_samples, n_classes):
@@ -336,6 +438,8 @@ def check_class_targets(y_true, where: str, *, n_samples: int, n_classes: int, d
             raise ValueError(
                 f"{where}: y_true probabilities must be >= 0; got min {y.min().item()!r}"
             )
+        if key is not None:
+            _passed(key)
         return "probs", y.astype(dtype, copy=False)
     raise TypeError(f"{where}: y_true must be {expected}; got dtype {y.dtype}")
 
@@ -458,6 +562,10 @@ def check_update(grad, value: np.ndarray, where: str, label: str) -> np.ndarray:
     ValueError
         Shape differs from the variable's or NaN/inf present.
     """
+    if type(grad) is np.ndarray and ("update", grad.shape, grad.dtype, value.shape) in _PASSED:
+        if not _sum_is_finite(grad):
+            _check_finite(grad, where, f"gradient for {label}")
+        return grad if grad.dtype == value.dtype else grad.astype(value.dtype)
     g = _as_ndarray(grad, where, f"gradient for {label}")
     _check_float(g, where, f"gradient for {label}")
     if g.shape != value.shape:
@@ -466,6 +574,8 @@ def check_update(grad, value: np.ndarray, where: str, label: str) -> np.ndarray:
             f"got {g.shape}"
         )
     _check_finite(g, where, f"gradient for {label}")
+    if type(grad) is np.ndarray:
+        _passed(("update", g.shape, g.dtype, value.shape))
     return g.astype(value.dtype, copy=False)
 
 

@@ -98,11 +98,33 @@ class Sequential:
             X = layer.forward(X, training=training)
         return X
 
-    def backward(self, dY):
-        """Run ``dY`` back through every layer in reverse; return dL/dX."""
-        for layer in reversed(self.layers):
+    @property
+    def input_grad_optional(self) -> bool:
+        """True: ``backward(dY, input_grad=False)`` is understood (unless a subclass replaces it)."""
+        return type(self).backward is Sequential.backward
+
+    def backward(self, dY, input_grad=True):
+        """Run ``dY`` back through every layer in reverse; return dL/dX.
+
+        ``input_grad=False`` says that dL/dX is not needed (the input is data, as in
+        a training step): then None is returned, and a first layer whose
+        ``input_grad_optional`` is true (manualprop's ``Linear`` and ``Sequential``, not
+        subclasses that replace ``backward``) is called as ``backward(dY,
+        input_grad=False)`` and skips computing it; any other is called as ``backward(dY)``. The
+        parameter gradients are the same either way.
+        """
+        if input_grad or not self.layers:
+            for layer in reversed(self.layers):
+                dY = layer.backward(dY)
+            return dY
+        for layer in reversed(self.layers[1:]):
             dY = layer.backward(dY)
-        return dY
+        first = self.layers[0]
+        if getattr(first, "input_grad_optional", False):
+            first.backward(dY, input_grad=False)
+        else:
+            first.backward(dY)
+        return None
 
     # --- the training loop (Keras-style), shared with autoprop via fit_loop ----------
     def compile(self, optimizer, loss, metrics=()):
@@ -140,7 +162,7 @@ class Sequential:
         x, y = data
         y_pred = self.forward(x, training=True)
         value = self.loss.forward(y, y_pred)
-        self.backward(self.loss.backward())
+        self.backward(self.loss.backward(), input_grad=False)  # x is data: no dL/dx
         self.optimizer.step(self.params, self.grads)
         logs = {"loss": value}
         if "accuracy" in self.metrics:

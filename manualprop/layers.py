@@ -19,6 +19,7 @@ import math
 import numpy as np
 
 from ._validation import (
+    Where,
     check_array,
     check_axis,
     check_float_dtype,
@@ -96,8 +97,9 @@ class Layer:
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self._repr_args()})"
 
-    def _where(self, method: str) -> str:
-        return f"{self!r}.{method}"
+    def _where(self, method: str) -> Where:
+        """The prefix of this object's error messages, built only if one is written."""
+        return Where(self, method)
 
     def _check_dY(self, dY) -> np.ndarray:
         where = self._where("backward")
@@ -184,13 +186,27 @@ class Linear(Layer):
         self.cache = {"X": X, "out_shape": Y.shape, "dtype": Y.dtype}
         return Y
 
-    def backward(self, dY):
-        """Fill ``grads["W"] = dY.T @ X``, ``grads["b"] = dY.sum(0)``; return ``dY @ W``."""
+    @property
+    def input_grad_optional(self) -> bool:
+        """True: ``backward(dY, input_grad=False)`` skips dL/dX (see ``Sequential.backward``).
+
+        False for a subclass that replaces ``backward`` (a student's ``backward(self, dY)``
+        need not take the keyword).
+        """
+        return type(self).backward is Linear.backward
+
+    def backward(self, dY, input_grad=True):
+        """Fill ``grads["W"] = dY.T @ X``, ``grads["b"] = dY.sum(0)``; return ``dY @ W``.
+
+        With ``input_grad=False`` (X is data, nothing upstream needs dL/dX) the
+        product ``dY @ W``, as costly as the forward pass, is skipped and None is
+        returned; ``grads`` are the same.
+        """
         dY = self._check_dY(dY)
         X = self.cache["X"]
         self.grads["W"] = dY.T @ X
         self.grads["b"] = dY.sum(axis=0)
-        return dY @ self.params["W"]
+        return dY @ self.params["W"] if input_grad else None
 
 
 class _Elementwise(Layer):

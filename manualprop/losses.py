@@ -14,6 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from ._validation import (
+    Where,
     check_array,
     check_class_targets,
     check_forward_done,
@@ -54,8 +55,9 @@ class Loss:
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self._repr_args()})"
 
-    def _where(self, method: str) -> str:
-        return f"{self!r}.{method}"
+    def _where(self, method: str) -> Where:
+        """The prefix of this object's error messages, built only if one is written."""
+        return Where(self, method)
 
     def _reduce(self, per: np.ndarray) -> tuple[float, float]:
         """Return (reduced loss as float, gradient scale 1/n or 1)."""

@@ -39,7 +39,7 @@ import warnings
 
 import numpy as np
 
-from ._validation import check_option, check_scalar, check_update
+from ._validation import Where, check_option, check_scalar, check_update
 
 __all__ = ["Adam", "Optimizer", "RMSProp", "SGD"]
 
@@ -167,11 +167,12 @@ class Optimizer:
         checked = [self._checked(*it) for it in items]
         clipped = self.clip([g for _, g in checked])
         for (_grad, var, _, _), (p, _), g in zip(items, checked, clipped):
-            g = np.asarray(g, dtype=p.dtype)
+            if g.dtype != p.dtype:  # check_update cast it already; clip keeps the dtype
+                g = g.astype(p.dtype)
             if self.weight_decay:
                 g = g + self.weight_decay * p
             delta = self._delta(g, p, self._slots(var))
-            _write(var, np.asarray(delta, dtype=p.dtype))
+            _write(var, delta if getattr(delta, "dtype", None) == p.dtype else np.asarray(delta, dtype=p.dtype))
 
     def _delta(self, g, p, slots):  # pragma: no cover - abstract
         raise NotImplementedError
@@ -196,7 +197,7 @@ class Optimizer:
             Gradient shape differs from its variable's, NaN/inf gradient,
             read-only array variable.
         """
-        where = f"{self!r}.apply_gradients"
+        where = Where(self, "apply_gradients")
         pairs = list(grads_and_vars)
         missing = []
         for i, pair in enumerate(pairs):
@@ -230,8 +231,8 @@ class Optimizer:
             ``params`` and ``grads`` have different keys, or as
             :meth:`apply_gradients`.
         """
-        where = f"{self!r}.step"
-        if set(params) != set(grads):
+        where = Where(self, "step")
+        if params.keys() != grads.keys():  # compared as sets
             raise ValueError(
                 f"{where}: params and grads must have the same keys; got params-only "
                 f"{sorted(set(params) - set(grads))}, grads-only {sorted(set(grads) - set(params))}"

@@ -344,3 +344,101 @@ def test_activation_signatures_need_the_activation():
     assert _activation_signature("dX", G * P * (1 - P), right, [X], P, G).code == "softmax-diagonal"
     # a sigmoid's correct gradient is the "diagonal" formula: outputs not summing to one are no softmax
     assert _activation_signature("dX", G * S * (1 - S) * 2, G * S * (1 - S), [X], S, G) is None
+
+
+# --------------------------------------------------------------------------- 13. the new user's leftovers
+
+CSDROP = """
+import numpy as np
+def dropout_forward(x, dropout_param):
+    p, mode = dropout_param["p"], dropout_param["mode"]
+    if "seed" in dropout_param: np.random.seed(dropout_param["seed"])
+    mask = (np.random.rand(*x.shape) < p) / p
+    return x * mask, (dropout_param, mask)
+def dropout_backward(dout, cache):
+    dropout_param, mask = cache
+    return dout * (mask > 0)   # the planted bug: the 1/p is missing
+"""
+
+
+def test_cli_cs231n_dropout_is_told_to_seed_dropout_param(tmp_path):
+    """A fresh mask per call (in the sandbox numpy's global state cannot be rewound): the CS231n advice."""
+    (tmp_path / "csdrop.py").write_text(textwrap.dedent(CSDROP))
+    init = {"dropout_param": {"p": 0.5, "mode": "train"}}
+    p = run("check", "csdrop.py::dropout", "--input-shape", "8,5", "--init", json.dumps(init), cwd=tmp_path)
+    text = flat(p.stdout)
+    assert p.returncode == 1 and "non-deterministic" in text, p.stdout + p.stderr
+    assert "give dropout_param a 'seed'" in text and "np.random.seed(dropout_param['seed'])" in text
+    assert "fix_mask" not in text
+    init["dropout_param"]["seed"] = 0  # as advised: the check runs and names the bug
+    p = run("check", "csdrop.py::dropout", "--input-shape", "8,5", "--init", json.dumps(init), cwd=tmp_path)
+    assert p.returncode == 1 and "half the true value (x0.5)" in flat(p.stdout), p.stdout + p.stderr
+
+
+class TwoInputs:
+    """Inputs of different batch sizes: the numerical gradient cannot stack copies along axis 0."""
+
+    params, grads = {}, {}
+
+    def forward(self, A, B, training=False):
+        return A.sum(axis=1, keepdims=True) + B.sum()
+
+    def backward(self, dY):
+        return np.repeat(dY, 3, axis=1), np.full((2, 2), dY.sum())
+
+
+def test_element_by_element_note_says_what_was_done():
+    from gradcheck import check_layer
+
+    text = flat(check_layer(TwoInputs(), [(4, 3), (2, 2)], mode="full").table())
+    assert ("numerical gradient of the inputs: central differences, one input entry at a time (16 entries), "
+            "not stacked as one batch: the inputs have different sizes along axis 0") in text
+    assert "element loop" not in text
+
+
+class LoopMissesOne(StaleLinear):
+    """Per-sample loop over range(N - 1): with a batch of one it never runs."""
+
+    def forward(self, X, training=False):
+        self.X = X
+        return X @ self.params["W"] + self.params["b"]
+
+    def backward(self, dY):
+        dX, dW = np.zeros_like(self.X), np.zeros_like(self.params["W"])
+        for n in range(len(dY) - 1):
+            dX[n] = self.params["W"] @ dY[n]
+            dW += np.outer(self.X[n], dY[n])
+        self.grads = {"W": dW, "b": dY.sum(axis=0)}
+        return dX
+
+
+def test_batch_of_one_missing_sample_names_the_sample():
+    with pytest.warns(UserWarning, match="batch of one"):
+        d = diagnose_layer(LoopMissesOne(), (1, 4))
+    dx = next(f for f in d.findings if f.tensor == "dX")
+    assert "dX[0], the gradient of sample 0 (the batch's only sample), is all zeros" in dx.message
+    assert "range(N - 1)" in dx.message and "loop over range(N)" in dx.message
+    assert "range(N)" in next(f for f in d.findings if f.tensor == "dW").message
+    d = diagnose_layer(LoopMissesOne(), (4, 4))  # a real batch: the missing sample by its index
+    assert "dX[3] (sample 3 of 0..3), which is zero" in next(f for f in d.findings if f.tensor == "dX").message
+
+
+AFFINE = """
+import numpy as np
+def affine_forward(x, w, b):
+    return x.reshape(len(x), -1) @ w + b, (x, w, b)
+def affine_backward(dout, cache):
+    x, w, b = cache
+    return (dout @ w.T).reshape(x.shape), dout.T @ x.reshape(len(x), -1), dout.sum(axis=0)
+"""
+
+
+@pytest.mark.parametrize("shapes", [[(6, 4), (4, 4), (4,)], [(6, 2, 2), (4, 4), (4,)], [(6, 4), (4, 3), (3,)]])
+def test_transposed_dw_of_an_in_out_weight_names_the_layout(shapes):
+    """CS231n's w is (in, out) and an input of the pair: square or not, the hint gives the product."""
+    ns = {}
+    exec(textwrap.dedent(AFFINE), ns)  # noqa: S102 - the test's own source
+    d = diagnose_layer(_adapters.pair(ns["affine_forward"], ns["affine_backward"], {}), shapes)
+    f = next(f for f in d.findings if f.tensor == "dw")
+    assert f.code == "transposed", d.report()
+    assert "for w of shape (in, out) with Y = X @ w + b, dw = X.T @ dY (not dY.T @ X)" in f.message

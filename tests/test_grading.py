@@ -322,6 +322,24 @@ def test_a_sandbox_that_cannot_start_is_a_grader_error(tmp_path, capsys):
     assert "problem on the grader's side" in data["output"] and len(data["tests"]) == 1  # the session stopped
 
 
+def test_a_faulty_reference_is_reported_as_a_faulty_test_not_as_the_students(tmp_path, capsys):
+    """A test whose reference gives NaN is the grader's fault; the student is told so, with no score."""
+    tests = tmp_path / "tests" / "test_faulty.py"
+    tests.parent.mkdir()
+    tests.write_text(
+        "import numpy as np\nimport pytest\nfrom manualprop import Linear\n\n"
+        "class Broken(Linear):\n    def forward(self, X, training=False):\n"
+        "        return super().forward(X, training=training) * np.nan\n\n"
+        "@pytest.mark.points(2)\ndef test_a(student, grade, rng):\n    'A'\n"
+        "    grade.layer_forward(student.layer('layers.py', 'Linear', in_features=5, out_features=3),\n"
+        "                        rng.standard_normal((8, 5)), Broken(5, 3), points=2)\n")
+    rc, stdout, err = _main(capsys, ASSIGN / "solution", "--tests", tests.parent, "--out", tmp_path / "out")
+    data = json.loads((tmp_path / "out" / "results.json").read_text())
+    assert rc == 1 and data["extra_data"]["status"] == "grader error"
+    assert data["tests"][0]["score"] == 0 and "this test is faulty" in data["tests"][0]["output"]
+    assert "before running your code" not in json.dumps(data)  # the student's code did run
+
+
 def test_ctrl_c_stops_a_batch_promptly_and_keeps_what_finished(tmp_path):
     subs, out = tmp_path / "subs", tmp_path / "out"
     for name in ("a_fast", "b_fast"):

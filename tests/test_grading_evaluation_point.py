@@ -6,13 +6,20 @@ call; tests/test_grading_hostile.py runs the same attacks through the sandbox.
 
 import numpy as np
 import pytest
+from student_layers import StudentLinear as BaseStudentLinear
 
 from gradcheck.errors import NonFiniteError, StudentCodeError
-from gradcheck.grading.checks import (GradingTestError, backward_repeatable, evaluation_point, layer_forward,
-                                      layer_gradients, loss_gradient, loss_value)
+from gradcheck.grading.checks import (
+    GradingTestError,
+    backward_repeatable,
+    evaluation_point,
+    layer_forward,
+    layer_gradients,
+    loss_gradient,
+    loss_value,
+)
 from manualprop import Linear as RefLinear
 from manualprop import SoftmaxCrossEntropy as RefCE
-from student_layers import StudentLinear as BaseStudentLinear
 
 
 class StudentLinear(BaseStudentLinear):

@@ -48,7 +48,8 @@ FOOTER = "\nif isinstance(_stolen, dict) and 'Linear' in _stolen:\n    Linear = 
 CRASHING = {"exit70", "forged_frame", "reply_many_refs", "reply_deep_json", "close_pipes", "flood_pipe",
             "sigterm_hang"}
 #: attacks whose deserved score is that of control_raise (Linear.forward raises)
-RAISING = {"huge_message", "markdown_injection", "evil_str", "keyboard_interrupt"}
+RAISING = {"huge_message", "markdown_injection", "evil_str", "keyboard_interrupt", "system_exit", "reduce_pickle",
+           "outcome_skipped", "outcome_exit", "outcome_failed"}
 #: attacks with a deserved score of their own: (score, needle in the failures)
 OWN_SCORE = {
     "zero_weights": (BASE - 2 - 4 / 3, "dX"),  # the sign bug in dX costs dX, visible and hidden
@@ -199,6 +200,19 @@ def test_strings_from_the_child_are_short_and_escaped(batch):
     assert "<script>" not in text and "\\<script\\>" in text and "\\[full marks\\](http" in text  # inert
     assert "could not be printed" in failures(batch, "evil_str") and "E" * 400 not in failures(batch, "evil_str")
     assert "KeyboardInterrupt" in failures(batch, "keyboard_interrupt")
+
+
+def test_lying_objects_and_outcome_names_are_graded_as_what_they_are(batch):
+    for name, cls in (("outcome_skipped", "Skipped"), ("outcome_exit", "Exit"), ("outcome_failed", "Failed"),
+                      ("system_exit", "SystemExit")):
+        data = results(batch, name)
+        text = failures(batch, name)
+        assert f"raised {cls}" in text and "Not graded" not in text, (name, text)
+        assert all(t["status"] in ("passed", "failed") for t in data["tests"]) and "<b>" not in text
+    assert "an object of type _Evil" in failures(batch, "reduce_pickle")
+    assert not Path("/tmp/gradcheck-pwned-by-reduce").exists()
+    for name in ("lying_ndarray", "lying_float"):  # the db-mean bug shows; the loss value is its plain float
+        assert batch["res"][name].score == pytest.approx(BASE, abs=1e-3), failures(batch, name)
 
 
 @pytest.mark.parametrize("name", sorted(LAYOUTS))

@@ -17,7 +17,7 @@ import argparse
 import os
 import sys
 
-from ..errors import EXIT_MISMATCH, EXIT_PASS, EXIT_USAGE
+from ..errors import EXIT_MISMATCH, EXIT_PASS, EXIT_USAGE, UsageError
 from .runner import MIN_MEMORY_MB
 
 __all__ = ["add_grade_parser", "cmd_grade", "EXIT_INTERRUPTED", "EXIT_CODES"]
@@ -50,6 +50,8 @@ EXAMPLES = """\
 examples:
   gradcheck grade assignments/linear_relu_ce/solution --tests assignments/linear_relu_ce/tests --out out/one
   gradcheck grade submissions/ --tests assignments/linear_relu_ce/tests --out graded/ --workers 2
+  # on a Dask cluster (its workers see the same paths; docs/dask.md):
+  gradcheck grade submissions/ --tests assignments/linear_relu_ce/tests --out graded/ --scheduler tcp://HOST:8786
   # inside Gradescope's autograder container:
   gradcheck grade /autograder/submission --tests /autograder/source/tests --out /autograder/results
 
@@ -78,6 +80,10 @@ def add_grade_parser(sub: argparse._SubParsersAction, epilog: str = "") -> argpa
                         "gradebook.csv and scores.png")
     g.add_argument("--workers", type=int, default=None, metavar="N",
                    help=f"submissions graded at once (default: the number of cores, {os.cpu_count()})")
+    g.add_argument("--scheduler", default=None, metavar="ADDRESS",
+                   help="grade the batch on a running dask.distributed cluster: the scheduler's address "
+                        "(tcp://HOST:8786) or its scheduler file; one task per submission, each isolated on its "
+                        "worker; results are written here (pip install .[distributed]; docs/dask.md)")
     g.add_argument("--force", action="store_true", help="regrade submissions that already have results")
     g.add_argument("--seed", type=int, default=None, metavar="N",
                    help="seed of the hidden tests, an integer >= 0 (default: one submission 0; a batch reuses "
@@ -104,14 +110,23 @@ def add_grade_parser(sub: argparse._SubParsersAction, epilog: str = "") -> argpa
 
 def cmd_grade(args: argparse.Namespace) -> int:
     """Run ``gradcheck grade``; print a summary; return the exit code (:data:`EXIT_CODES`)."""
-    from .runner import GRADER_ERROR, check_grading_inputs, display_name, grade_batch, grade_submission
+    from .runner import (
+        GRADER_ERROR,
+        check_grading_inputs,
+        display_name,
+        grade_batch,
+        grade_submission,
+    )
 
     batch = check_grading_inputs(args.submission, args.tests, args.out,
                                  batch=True if args.batch else False if args.single else None, seed=args.seed,
                                  timeout=args.timeout, submission_timeout=args.submission_timeout,
                                  memory_mb=args.memory_mb, workers=args.workers,
-                                 unsafe_no_isolation=args.unsafe_no_isolation)
+                                 unsafe_no_isolation=args.unsafe_no_isolation, isolation_here=args.scheduler is None)
     out = os.path.abspath(args.out)
+    if not batch and args.scheduler is not None:
+        raise UsageError("--scheduler grades a batch (a folder of submission folders); one submission is graded "
+                         "here, without it.")
     if not batch:
         try:
             r = grade_submission(args.submission, args.tests, out, seed=args.seed or 0, timeout=args.timeout,
@@ -135,7 +150,7 @@ def cmd_grade(args: argparse.Namespace) -> int:
         res = grade_batch(args.submission, args.tests, out, workers=args.workers, force=args.force,
                           seed=args.seed, timeout=args.timeout, submission_timeout=args.submission_timeout,
                           memory_mb=args.memory_mb, progress=not args.no_progress,
-                          unsafe_no_isolation=args.unsafe_no_isolation)
+                          unsafe_no_isolation=args.unsafe_no_isolation, scheduler=args.scheduler)
     except KeyboardInterrupt:  # a second Ctrl-C while the first was being handled
         print("gradcheck: interrupted; rerun the same command to resume.", file=sys.stderr)
         return EXIT_INTERRUPTED

@@ -32,6 +32,10 @@ forbid_imports(*modules)
     The submission's files may not import these modules (checked with :mod:`ast`
     before the test; the sandbox also refuses them at run time). A submission that
     does gets a clear message and no credit for the test.
+gradcheck_no_forward_in_backward
+    A staff policy, off by default: a layer's ``backward`` that calls its own ``forward``
+    (e.g. central differences of forward: right numbers, no derivation) fails the test
+    (counted in the sandbox; :meth:`~gradcheck.sandbox.Sandbox.load_layer`).
 
 Fixtures
 --------
@@ -90,6 +94,7 @@ _MARKERS = (
     "timeout(seconds): wall-clock limit of each call into the student's code (gradcheck.grading); "
     "also pytest-timeout's per-test limit when that plugin is active",
     "forbid_imports(*modules): the submission may not import these modules (gradcheck.grading)",
+    "gradcheck_no_forward_in_backward: a backward that calls the layer's forward fails (gradcheck.grading)",
 )
 
 _RESULTS = pytest.StashKey[dict]()
@@ -441,8 +446,9 @@ class Student:
 
     def layer(self, file: str, class_name: str, **init: Any):
         """``class_name(**init)`` from ``file`` of the submission, as a :class:`~gradcheck.sandbox.RemoteLayer`."""
-        return self._sandbox_with(file).load_layer(file, class_name, init,
-                                                   seed=int(self._item.config.getoption("--grading-seed")))
+        return self._sandbox_with(file).load_layer(
+            file, class_name, init, seed=int(self._item.config.getoption("--grading-seed")),
+            no_forward_in_backward=self._item.get_closest_marker("gradcheck_no_forward_in_backward") is not None)
 
     def loss(self, file: str, class_name: str, **init: Any):
         """A loss from the submission, as a :class:`~gradcheck.sandbox.RemoteLoss`."""
@@ -557,10 +563,13 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
     if rep.failed and _grader_error(exc):
         rep.longrepr = str(exc)
         item.config.stash[_PARTIAL].setdefault("grader_error", str(exc))
-        item.session.shouldstop = "gradcheck: the grader failed before any submitted code ran"
+        faulty_test = isinstance(exc, C.GradingTestError)  # the test's own reference is wrong, not the grader's setup
+        item.session.shouldstop = ("gradcheck: a test's reference is faulty" if faulty_test else
+                                   "gradcheck: the grader failed before any submitted code ran")
+        what = "this test is faulty" if faulty_test else "the autograder failed before running your code"
         entry.update(status="failed", fraction=0.0,
-                     output="Not graded: the autograder failed before running your code (a problem on the "
-                            "grader's side, not in your submission). Course staff have the details.")
+                     output=f"Not graded: {what} (a problem on the grader's side, not in your submission). "
+                            "Course staff have the details.")
     elif rep.skipped and rep.when in ("setup", "call"):
         entry.update(status="failed", fraction=0.0, skipped=True,
                      output=f"Not graded: {rep.longrepr[-1] if isinstance(rep.longrepr, tuple) else rep.longrepr}")
@@ -616,8 +625,8 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     grader_error = partial.get("grader_error")
     summary = [f"Score: {total:g} / {max_total:g}."]
     if grader_error:
-        summary = ["The autograder failed before running your code (a problem on the grader's side, not in "
-                   "your submission); this score is not final. Course staff have the details."]
+        summary = ["The autograder failed (a problem on the grader's side, not in your submission); this score "
+                   "is not final. Course staff have the details."]
     summary += [f"Note: {n}" for n in notes]
     out = {
         "score": total,

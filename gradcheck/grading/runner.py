@@ -33,7 +33,10 @@ resumable (a submission whose ``results.json`` is complete is skipped unless
 ``force``; grader errors are regraded) and writes ``gradebook.csv`` and
 ``scores.png`` (histogram). Ctrl-C stops it promptly: running children are
 interrupted (then killed), the gradebook of what finished is written and the
-result says ``interrupted``; the same command resumes.
+result says ``interrupted``; the same command resumes. The batch loop runs over a
+dispatch: :class:`_LocalPool` here, or with ``scheduler=`` a
+:class:`gradcheck.grading.cluster.DaskPool` (one dask.distributed task per
+submission, graded in its worker's sandbox; the results are written and signed here).
 
 Staff options
 -------------
@@ -330,7 +333,7 @@ def _check_out(out: str | os.PathLike, submission: Path) -> Path:
 def check_grading_inputs(submission: str | os.PathLike, tests: str | os.PathLike, out: str | os.PathLike, *,
                          batch: bool | None = None, seed: Any = None, timeout: Any = None,
                          submission_timeout: Any = None, memory_mb: Any = None, workers: Any = None,
-                         unsafe_no_isolation: bool = False) -> bool:
+                         unsafe_no_isolation: bool = False, isolation_here: bool = True) -> bool:
     """Validate everything the staff passed to ``gradcheck grade``, before anything runs (the one place).
 
     Parameters
@@ -345,6 +348,9 @@ def check_grading_inputs(submission: str | os.PathLike, tests: str | os.PathLike
     unsafe_no_isolation : bool, default False
         Grade even where this machine cannot isolate the student's code with
         namespaces (:func:`gradcheck.isolation.support`); otherwise that is refused.
+    isolation_here : bool, default True
+        Check this machine's isolation; False when the code runs on Dask workers
+        (:mod:`gradcheck.grading.cluster` checks theirs).
 
     Returns
     -------
@@ -371,7 +377,8 @@ def check_grading_inputs(submission: str | os.PathLike, tests: str | os.PathLike
                          f"sub-folder per submission, or --single for one submission.")
     find_grading_tests(tests)
     _check_out(out, sub)
-    isolation_level(unsafe_no_isolation)
+    if isolation_here:
+        isolation_level(unsafe_no_isolation)
     return bool(batch)
 
 
@@ -803,12 +810,110 @@ def plot_histogram(path: str | os.PathLike, results: Sequence[SubmissionResult],
     return str(p)
 
 
+class _LocalPool:
+    """Grade on this machine: a thread per worker, each driving :func:`grade_submission`'s child processes.
+
+    The dispatch interface of a batch (the other one is :class:`gradcheck.grading.cluster.DaskPool`):
+    ``submit(folder)`` returns a future, ``completed(futures)`` yields each finished
+    :class:`SubmissionResult` as it comes, ``finished(futures)`` the ones done so far
+    (after Ctrl-C), ``stop(futures)`` interrupts what runs, ``close()`` waits for the rest.
+    """
+
+    def __init__(self, workers: int | None, tests: str | os.PathLike, out_p: Path, key: bytes,
+                 options: dict[str, Any]) -> None:
+        self.workers = max(1, int(workers or os.cpu_count() or 1))
+        self._tests, self._out, self._key, self._options = tests, out_p, key, options
+        self._stopper = _Stopper()
+        self._pool = ThreadPoolExecutor(max_workers=self.workers)
+
+    def submit(self, sub: Path):
+        return self._pool.submit(grade_submission, sub, self._tests, result_folder(self._out, sub.name), **self._options,
+                                 _stopper=self._stopper, _key=self._key)
+
+    def completed(self, futs: Sequence):
+        for fut in as_completed(futs):
+            yield fut.result()
+
+    def finished(self, futs: Sequence) -> list[SubmissionResult]:
+        return [f.result() for f in futs if f.done() and not f.cancelled() and f.exception() is None]
+
+    def stop(self, futs: Sequence) -> None:
+        for f in futs:
+            f.cancel()
+        self._stopper.stop()
+
+    def close(self) -> None:
+        self._stopper.event.set()  # an exception in the batch loop: start nothing more
+        self._pool.shutdown(wait=True, cancel_futures=True)
+
+
+def _batch_seed(src: Path, tests: str | os.PathLike, out_p: Path, seed: int | None) -> int:
+    """The batch's seed: ``seed``, else the one in ``out/grading.json``, else a new one; recorded there."""
+    meta_path = out_p / "grading.json"
+    if seed is None:
+        try:
+            seed = int(json.loads(meta_path.read_text())["seed"])
+        except (OSError, ValueError, KeyError, TypeError):
+            seed = secrets.randbelow(2**31)
+    meta_path.write_text(json.dumps({"seed": seed, "tests": str(Path(tests).resolve()),
+                                     "submissions": str(src)}, indent=2))
+    return seed
+
+
+def _resume(subs: Sequence[Path], out_p: Path, key: bytes, force: bool) -> tuple[list[SubmissionResult], list[Path]]:
+    """Split a batch into the results this batch already signed (skipped unless ``force``) and what to grade."""
+    results: list[SubmissionResult] = []
+    todo: list[Path] = []
+    for s in subs:
+        done = None if force else _load_done(result_folder(out_p, s.name) / "results.json", key)
+        if done is not None:
+            results.append(done)
+        else:
+            todo.append(s)
+    return results, todo
+
+
+def _run_batch(pool, todo: Sequence[Path], results: list[SubmissionResult], total: int, progress: bool,
+               on_done: Callable[[SubmissionResult], None] | None) -> bool:
+    """Grade ``todo`` through ``pool`` (see :class:`_LocalPool`), appending to ``results``; True if interrupted."""
+    bar = None
+    if progress:
+        from tqdm.auto import tqdm
+
+        bar = tqdm(total=total, initial=len(results), desc="grading", unit="submission", dynamic_ncols=True,
+                   disable=None)  # None: no bar when stderr is not a terminal (logs stay clean)
+    futs: list = []
+    interrupted = False
+    try:
+        futs = [pool.submit(s) for s in todo]
+        for r in pool.completed(futs):
+            if r.status == "interrupted":
+                continue
+            results.append(r)
+            if on_done is not None:
+                on_done(r)
+            if bar is not None:
+                bar.set_postfix_str(f"{r.name}: {r.score:g}/{r.max_score:g}", refresh=False)
+                bar.update(1)
+    except KeyboardInterrupt:
+        interrupted = True
+        pool.stop(futs)
+    finally:
+        pool.close()
+        if bar is not None:
+            bar.close()
+    if interrupted:  # keep what finished while the loop above was being stopped
+        names = {r.name for r in results}
+        results += [r for r in pool.finished(futs) if r.status != "interrupted" and r.name not in names]
+    return interrupted
+
+
 def grade_batch(submissions_dir: str | os.PathLike, tests: str | os.PathLike, out: str | os.PathLike, *,
                 workers: int | None = None, force: bool = False, seed: int | None = None, timeout: float = 3.0,
                 submission_timeout: float = 300.0, memory_mb: int = 1024, progress: bool = True,
                 plot: bool = True, on_done: Callable[[SubmissionResult], None] | None = None,
-                unsafe_no_isolation: bool = False) -> BatchResult:
-    """Grade every submission folder in ``submissions_dir`` in parallel.
+                unsafe_no_isolation: bool = False, scheduler: str | None = None) -> BatchResult:
+    """Grade every submission folder in ``submissions_dir`` in parallel, here or on a Dask cluster.
 
     Parameters
     ----------
@@ -820,7 +925,8 @@ def grade_batch(submissions_dir: str | os.PathLike, tests: str | os.PathLike, ou
         ``out/<submission>/results.json`` and ``junit.xml``; ``out/gradebook.csv``,
         ``out/scores.png``, ``out/grading.json`` (the batch's seed, for resuming).
     workers : int, optional
-        Submissions graded at once; default the number of CPU cores.
+        Submissions graded at once on this machine; default the number of CPU cores.
+        Not with ``scheduler`` (there the cluster's worker threads decide).
     force : bool, default False
         Regrade submissions that already have a complete results.json.
     seed : int, optional
@@ -834,6 +940,11 @@ def grade_batch(submissions_dir: str | os.PathLike, tests: str | os.PathLike, ou
         Called with each finished :class:`SubmissionResult`.
     unsafe_no_isolation : bool, default False
         See :func:`check_grading_inputs`.
+    scheduler : str, optional
+        Address of a running dask.distributed scheduler (``tcp://host:8786``) or the
+        path of its scheduler file: each submission is one task, graded in the
+        namespaces sandbox of a worker, and its results are sent back and written
+        here (:mod:`gradcheck.grading.cluster`, docs/dask.md). Default: a local pool.
 
     Returns
     -------
@@ -844,78 +955,35 @@ def grade_batch(submissions_dir: str | os.PathLike, tests: str | os.PathLike, ou
     Raises
     ------
     UsageError
-        A bad option or an empty submissions folder (see :func:`check_grading_inputs`).
+        A bad option or an empty submissions folder (see :func:`check_grading_inputs`);
+        with ``scheduler``: dask.distributed not installed, the scheduler not reachable,
+        or workers that cannot grade (no namespaces, the tests or submissions not visible).
     """
     check_grading_inputs(submissions_dir, tests, out, batch=True, seed=seed, timeout=timeout,
                          submission_timeout=submission_timeout, memory_mb=memory_mb, workers=workers,
-                         unsafe_no_isolation=unsafe_no_isolation)
+                         unsafe_no_isolation=unsafe_no_isolation, isolation_here=scheduler is None)
+    if scheduler is not None and workers is not None:
+        raise UsageError("--workers is for the local pool; with --scheduler the Dask cluster's worker threads "
+                         "decide how many submissions are graded at once.")
     src = Path(submissions_dir).resolve()
     out_p = Path(out).resolve()
     subs = submission_folders(src)
-    meta_path = out_p / "grading.json"
-    if seed is None:
-        try:
-            seed = int(json.loads(meta_path.read_text())["seed"])
-        except (OSError, ValueError, KeyError, TypeError):
-            seed = secrets.randbelow(2**31)
-    meta_path.write_text(json.dumps({"seed": seed, "tests": str(Path(tests).resolve()),
-                                     "submissions": str(src)}, indent=2))
-    workers = max(1, int(workers or os.cpu_count() or 1))
+    seed = _batch_seed(src, tests, out_p, seed)
     t0 = time.monotonic()
-    results: list[SubmissionResult] = []
-    todo = []
     key = _batch_key(out_p)
-    for s in subs:
-        done = None if force else _load_done(result_folder(out_p, s.name) / "results.json", key)
-        if done is not None:
-            results.append(done)
-        else:
-            todo.append(s)
-    bar = None
-    if progress:
-        from tqdm.auto import tqdm
+    results, todo = _resume(subs, out_p, key, force)
+    options = dict(seed=seed, timeout=timeout, submission_timeout=submission_timeout, memory_mb=memory_mb,
+                   unsafe_no_isolation=unsafe_no_isolation)
+    if scheduler is None:
+        pool = _LocalPool(workers, tests, out_p, key, options)
+    else:
+        from .cluster import DaskPool
 
-        bar = tqdm(total=len(subs), initial=len(results), desc="grading", unit="submission", dynamic_ncols=True,
-                   disable=None)  # None: no bar when stderr is not a terminal (logs stay clean)
-    stopper = _Stopper()
-    pool = ThreadPoolExecutor(max_workers=workers)
-    futs: dict = {}
-    interrupted = False
-    try:
-        futs = {pool.submit(grade_submission, s, tests, result_folder(out_p, s.name), seed=seed, timeout=timeout,
-                            submission_timeout=submission_timeout, memory_mb=memory_mb,
-                            unsafe_no_isolation=unsafe_no_isolation, _stopper=stopper, _key=key): s
-                for s in todo}
-        for fut in as_completed(futs):
-            r = fut.result()
-            if r.status == "interrupted":
-                continue
-            results.append(r)
-            if on_done is not None:
-                on_done(r)
-            if bar is not None:
-                bar.set_postfix_str(f"{r.name}: {r.score:g}/{r.max_score:g}", refresh=False)
-                bar.update(1)
-    except KeyboardInterrupt:
-        interrupted = True
-        for f in futs:
-            f.cancel()
-        stopper.stop()
-    finally:
-        stopper.event.set()  # an exception above: start nothing more
-        pool.shutdown(wait=True, cancel_futures=True)
-        if bar is not None:
-            bar.close()
-    if interrupted:  # keep what finished while the loop above was being stopped
-        names = {r.name for r in results}
-        for f in futs:
-            if f.done() and not f.cancelled() and f.exception() is None:
-                r = f.result()
-                if r.status != "interrupted" and r.name not in names:
-                    results.append(r)
+        pool = DaskPool(scheduler, src, tests, out_p, key, options)
+    interrupted = _run_batch(pool, todo, results, len(subs), progress, on_done)
     seconds = time.monotonic() - t0
     gradebook = write_gradebook(out_p / "gradebook.csv", results, seed)
     hist = plot_histogram(out_p / "scores.png", results, title=f"Scores: {src.name} ({len(results)} submissions)") \
         if plot and results and not interrupted else None
-    return BatchResult(sorted(results, key=lambda r: r.name), seed, workers, seconds, gradebook, hist,
+    return BatchResult(sorted(results, key=lambda r: r.name), seed, pool.workers, seconds, gradebook, hist,
                        total=len(subs), interrupted=interrupted)

@@ -1,0 +1,117 @@
+"""The staff policy ``gradcheck_no_forward_in_backward`` (issue 11 §2), off by default.
+
+A Linear whose backward is made of central differences of its own forward gives the right
+numbers, so no comparison can tell it apart; the sandbox child counts the calls of the layer's
+forward made during backward and returns the count with the reply. With the marker the test
+fails and says why; without it the same layer passes; an honest backward passes with it.
+"""
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from gradcheck import check_layer
+from gradcheck.grading.runner import grade_submission
+from gradcheck.sandbox import Sandbox, SandboxError
+
+ROOT = Path(__file__).resolve().parents[1]
+SOLUTION = (ROOT / "assignments" / "linear_relu_ce" / "solution" / "layers.py").read_text()
+HONEST = '''    def backward(self, dY):
+        self.grads["W"] = dY.T @ self.X
+        self.grads["b"] = dY.sum(axis=0)
+        return dY @ self.params["W"]
+'''
+NUMERIC = '''    def backward(self, dY, h=1e-6):
+        X = self.X
+
+        def central(arr, at):  # d sum(forward(at) * dY) / d arr, arr perturbed in place
+            g = np.zeros_like(arr)
+            for i in np.ndindex(arr.shape):
+                old = arr[i]
+                arr[i] = old + h
+                up = np.sum(self.forward(at) * dY)
+                arr[i] = old - h
+                g[i] = (up - np.sum(self.forward(at) * dY)) / (2 * h)
+                arr[i] = old
+            return g
+
+        self.grads["W"], self.grads["b"] = central(self.params["W"], X), central(self.params["b"], X)
+        Xc = np.array(X, dtype=float)
+        dX = central(Xc, Xc)
+        self.X = X
+        return dX
+'''
+assert SOLUTION.count(HONEST) == 1
+CHEAT = SOLUTION.replace(HONEST, NUMERIC)
+INIT = {"in_features": 5, "out_features": 3}
+
+TESTS = '''
+import pytest
+from manualprop import Linear as RefLinear
+
+@pytest.mark.points(3)
+def test_linear_plain(student, grade, rng):
+    grade.layer_gradients(student.layer("layers.py", "Linear", in_features=5, out_features=3),
+                          rng.standard_normal((4, 5)), RefLinear(5, 3), seed=1)
+
+@pytest.mark.points(4)
+@pytest.mark.gradcheck_no_forward_in_backward
+def test_linear_derived_by_hand(student, grade, rng):
+    grade.layer_gradients(student.layer("layers.py", "Linear", in_features=5, out_features=3),
+                          rng.standard_normal((4, 5)), RefLinear(5, 3), seed=1)
+'''
+
+
+def _sandbox(tmp_path, source):
+    (tmp_path / "layers.py").write_text(source)
+    return Sandbox(files={"layers.py": str(tmp_path / "layers.py")}, timeout=10)
+
+
+def test_the_count_is_kept_in_the_child_and_the_policy_is_off_by_default(tmp_path):
+    X, dY = np.random.default_rng(0).standard_normal((4, 5)), np.ones((4, 3))
+    with _sandbox(tmp_path, CHEAT) as sb:
+        free = sb.load_layer("layers.py", "Linear", INIT)
+        assert check_layer(free, X, twin=None).passed  # right numbers: no comparison can tell
+        free.forward(X)
+        free.backward(dY)
+        assert free.forward_calls_in_backward is None  # not counted unless asked
+        strict = sb.load_layer("layers.py", "Linear", INIT, no_forward_in_backward=True)
+        strict.forward(X)
+        with pytest.raises(SandboxError) as info:
+            strict.backward(dY)
+        assert info.value.reason == "policy" and strict.forward_calls_in_backward == 2 * (15 + 3 + 20)
+        assert "Linear.backward called Linear.forward 76 time(s)" in " ".join(str(info.value).split())
+        assert strict.clone().no_forward_in_backward  # copies keep the policy
+
+
+def test_an_honest_backward_passes_under_the_policy(tmp_path):
+    X = np.random.default_rng(1).standard_normal((4, 5))
+    with _sandbox(tmp_path, SOLUTION) as sb:
+        layer = sb.load_layer("layers.py", "Linear", INIT, no_forward_in_backward=True)
+        assert check_layer(layer, X, twin=None).passed and layer.forward_calls_in_backward == 0
+
+
+def test_switching_the_counter_off_fails_the_policy(tmp_path):
+    src = SOLUTION.replace(HONEST, HONEST.replace("        return dY", "        import sys\n"
+                                                  "        sys.setprofile(None)\n        return dY"))
+    with _sandbox(tmp_path, src) as sb:
+        layer = sb.load_layer("layers.py", "Linear", INIT, no_forward_in_backward=True)
+        layer.forward(np.ones((2, 5)))
+        with pytest.raises(SandboxError, match="switched off the count"):
+            layer.backward(np.ones((2, 3)))
+
+
+@pytest.mark.parametrize("source, score", [(CHEAT, 3.0), (SOLUTION, 7.0)])
+def test_the_marker_fails_only_the_marked_test(tmp_path, source, score):
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "layers.py").write_text(source)
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "test_policy.py").write_text(TESTS)
+    r = grade_submission(tmp_path / "sub", tmp_path / "tests", tmp_path / "out", timeout=10.0)
+    data = json.loads(Path(r.results_path).read_text())
+    assert r.score == pytest.approx(score), data
+    if source is CHEAT:
+        failed = [t for t in data["tests"] if t["status"] == "failed"]
+        assert [t["max_score"] for t in failed] == [4.0] and "called Linear.forward" in failed[0]["output"]
