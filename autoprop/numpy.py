@@ -132,6 +132,28 @@ take_along_axis = _F[_np.take_along_axis]
 triu = _F[_np.triu]
 tril = _F[_np.tril]
 
+# more ufuncs (prims/special.py); erf/erfc are scipy.special's (public here too)
+mod, fix, conjugate = _R.remainder, _R.trunc, _R.conj
+for _name in ("exp2", "cbrt", "arcsinh", "arccosh", "arctanh", "hypot", "logaddexp2", "fmax",
+              "fmin", "remainder", "fmod", "trunc", "erf", "erfc", "conj", "sinc", "fabs",
+              "deg2rad", "rad2deg", "radians", "degrees", "real", "imag", "nan_to_num",
+              # stacking, splitting, rearranging, statistics (prims/stacking.py)
+              "vstack", "hstack", "dstack", "column_stack", "append", "atleast_1d", "atleast_2d",
+              "atleast_3d", "repeat", "tile", "roll", "rot90", "fliplr", "flipud", "rollaxis",
+              "diagonal", "diag", "diagflat", "trace", "array_split", "hsplit", "vsplit", "dsplit",
+              "sort", "partition", "diff", "gradient", "cross", "kron", "inner", "vdot",
+              "linspace", "select", "cumprod", "median", "average", "ptp", "nansum", "nanmean",
+              "nanmax", "nanmin", "cov", "corrcoef", "meshgrid", "broadcast_arrays"):
+    globals()[_name] = getattr(_R, _name)
+del _name
+row_stack = vstack  # noqa: F821 (numpy < 2's name)
+# np.array / np.asarray / np.r_ / np.c_ cannot be intercepted on lists: these keep the
+# Tensors of a list on the tape
+array = _R.array
+asarray = _R.asarray
+r_ = _R.r_
+c_ = _R.c_
+
 # constants shaped like a tensor (not connected to it)
 zeros_like = _F[_np.zeros_like]
 ones_like = _F[_np.ones_like]

@@ -140,7 +140,123 @@ SAMPLES: dict[str, Sample] = {
     "svdvals": S(np.array([[2.0, 0.3, -0.4, 0.5], [0.1, 1.5, 0.2, -0.7], [-0.3, 0.4, 1.0, 0.2]])),
     "qr": S(np.concatenate([_A2, _A2[:, :1] + 0.5], axis=1)),  # a batch of tall (4, 3) matrices
     "pinv": S(np.array([[2.0, 0.3, -0.4, 0.5], [0.1, 1.5, 0.2, -0.7], [-0.3, 0.4, 1.0, 0.2]]), rcond=1e-15),
+    # more ufuncs and scipy.special (prims/special.py)
+    "exp2": S((4,), domain=[(-3, 3)]),
+    "cbrt": S((4,), domain=[(0.3, 3)]),
+    "arcsinh": S((4,), domain=[(-3, 3)]),
+    "arccosh": S((4,), domain=[(1.2, 4)]),
+    "arctanh": S((4,), domain=[(-0.9, 0.9)]),
+    "hypot": S((3, 4), (4,), domain=[(0.3, 3), (-3, -0.3)]),
+    "logaddexp2": S((3, 4), (4,), domain=[(-3, 3), (-3, 3)]),
+    "fmax": S((3, 4), (4,), domain=[(-3, 3), (-3, 3)]),
+    "fmin": S((3, 4), (3, 4), domain=[(-3, 3), (-3, 3)]),
+    "remainder": S((3, 4), (4,), domain=[(0.1, 5), (0.7, 1.3)]),
+    "fmod": S((3, 4), (4,), domain=[(-5, 5), (0.7, 1.3)]),
+    "trunc": S((4,)),
+    "sinc": S((5,), domain=[(-2, 2)]),
+    "logit": S((4,), domain=[(0.1, 0.9)]),
+    "xlogy": S((3, 4), (4,), domain=[(-2, 2), (0.3, 3)]),
+    "gammaln": S((4,), domain=[(0.3, 4)]),
+    "digamma": S((4,), domain=[(0.3, 4)]),
+    "polygamma": S((4,), n=2, domain=[(0.3, 4)]),
+    "erfinv": S((4,), domain=[(-0.8, 0.8)]),
     # windows (im2col / col2im)
     "extract_patches": S((2, 3, 5, 6), **_PATCH),
     "scatter_patches": S((2, 3, 3, 2, 3, 4), x_shape=(2, 3, 5, 6), **_PATCH),
+}
+
+
+# --- numpy functions built from the primitives (composites) -----------------------------
+class Fn(NamedTuple):
+    """A numpy function over Tensors: ``fn(np, *arrays)`` (``np`` is numpy for the tape,
+    ``autograd.numpy`` for the oracle), its float inputs (shapes, drawn from ``domain``),
+    and whether HIPS autograd has the function (else the oracle is central differences
+    only)."""
+
+    fn: Any
+    args: list
+    domain: tuple = ()
+    autograd: bool = True
+
+    def make(self, rng):
+        return Sample(list(self.args), {}, tuple(self.domain)).make(rng)[0]
+
+
+def F(fn, *args, domain=(), autograd=True):
+    return Fn(fn, list(args), tuple(domain), autograd)
+
+
+_POS2 = [(0.5, 2.0), (0.5, 2.0)]
+FUNCTION_SAMPLES: dict[str, Fn] = {
+    "vstack": F(lambda np, a, b: np.vstack([a, b]), (2, 3), (3,)),
+    "hstack": F(lambda np, a, b: np.hstack((a, b)), (2, 3), (2, 1)),
+    "dstack": F(lambda np, a, b: np.dstack([a, b]), (2, 3), (2, 3)),
+    "column_stack": F(lambda np, a, b: np.column_stack([a, b]), (3,), (3, 2)),
+    "append": F(lambda np, a, b: np.append(a, b, axis=0), (2, 3), (1, 3)),
+    "atleast_3d": F(lambda np, a: np.atleast_3d(a) * 2.0, (3,)),
+    "repeat": F(lambda np, a: np.repeat(a, 2, axis=1), (2, 3)),
+    "tile": F(lambda np, a: np.tile(a, (2, 1, 2)), (2, 3)),
+    "roll": F(lambda np, a: np.roll(a, -2, axis=1), (2, 5)),
+    "rot90": F(lambda np, a: np.rot90(a, 3), (2, 3)),
+    "fliplr": F(lambda np, a: np.fliplr(a) + np.flipud(a), (3, 3)),
+    "diag": F(lambda np, a, v: np.diag(a, 1) * np.diag(v, -1)[:3, :2].sum(), (3, 4), (3,),
+              autograd=False),
+    "diagonal": F(lambda np, a: np.diagonal(a, offset=-1, axis1=2, axis2=0), (3, 2, 4),
+                  autograd=False),
+    "diagflat": F(lambda np, a: np.diagflat(a, k=1), (2, 2), autograd=False),
+    "trace": F(lambda np, a: np.trace(a, offset=1), (4, 3, 2)),
+    "array_split": F(lambda np, a: np.array_split(a, 3, axis=1)[2] * 3.0, (2, 7)),
+    "hsplit": F(lambda np, a: np.hsplit(a, 2)[1] ** 2, (3, 4)),
+    "vsplit": F(lambda np, a: np.vsplit(a, [1])[1] ** 2, (3, 4)),
+    "dsplit": F(lambda np, a: np.dsplit(a, 2)[0] ** 2, (2, 2, 4)),
+    "sort": F(lambda np, a: np.sort(a, axis=0) * np.arange(4.0), (3, 4), autograd=False),
+    "sort_1d": F(lambda np, a: np.sort(a) * np.arange(5.0), (5,)),
+    "partition": F(lambda np, a: np.partition(a, 2)[..., 2:] ** 2, (3, 5), autograd=False),
+    "diff": F(lambda np, a: np.diff(a, n=2, axis=0, prepend=0.5) ** 2, (4, 3), autograd=False),
+    "gradient": F(lambda np, a: np.gradient(a, 0.5, axis=1, edge_order=2) ** 2, (3, 5),
+                  autograd=False),
+    "cross": F(lambda np, a, b: np.cross(a, b), (4, 3), (3,), autograd=False),
+    "kron": F(lambda np, a, b: np.kron(a, b), (2, 3), (3, 2)),
+    "inner": F(lambda np, a, b: np.inner(a, b), (2, 3), (4, 3)),
+    "vdot": F(lambda np, a, b: np.vdot(a, b), (2, 3), (3, 2), autograd=False),
+    "linspace": F(lambda np, a, b: np.linspace(a, b, 5, axis=1), (3,), (3,), autograd=False),
+    "linspace_scalars": F(lambda np, a, b: np.linspace(a, b, 4), (), ()),
+    "select": F(lambda np, a, b: np.select([a > 0, b > 0], [a * b, b ** 2], 0.25), (5,), (5,),
+                domain=[(-2, 2), (-2, 2)]),
+    "nan_to_num": F(lambda np, a: np.sin(np.nan_to_num(a + np.array([0.0, np.nan, np.inf]))), (3,)),
+    "real_imag_conj": F(lambda np, a: np.real(a) * np.conj(a) + np.imag(a), (3,)),
+    "cumprod": F(lambda np, a: np.cumprod(a, axis=1) + np.cumprod(a * np.array([1.0, 0.0, 1.0, 1.0]))[:4],
+                 (2, 4), autograd=False),
+    "median": F(lambda np, a: np.median(a, axis=0) + np.median(a), (4, 3), autograd=False),
+    "average": F(lambda np, a, w: np.average(a, axis=1, weights=w), (2, 3), (3,),
+                 domain=[(-2, 2), (0.5, 2)], autograd=False),
+    "ptp": F(lambda np, a: np.ptp(a, axis=1), (3, 4), autograd=False),
+    "nansum": F(lambda np, a: np.nansum(a + np.array([1.0, np.nan, 2.0]), axis=-1)
+                + np.nanmean(a + np.array([1.0, np.nan, 2.0])), (2, 3), autograd=False),
+    "nanmax": F(lambda np, a: np.nanmax(a + np.array([1.0, np.nan, 2.0]), axis=1)
+                + np.nanmin(a), (2, 3), autograd=False),
+    "cov": F(lambda np, a: np.cov(a), (3, 5), autograd=False),
+    "corrcoef": F(lambda np, a: np.corrcoef(a, rowvar=False)[0], (5, 3), autograd=False),
+    "meshgrid": F(lambda np, a, b: np.meshgrid(a, b)[0] * np.meshgrid(a, b, indexing="ij")[1].T,
+                  (3,), (2,), autograd=False),
+    "broadcast_arrays": F(lambda np, a, b: np.broadcast_arrays(a, b)[1] * 2.0, (3, 1), (4,),
+                          autograd=False),
+    "pad_reflect_edge": F(lambda np, a: np.pad(a, ((1, 2), (2, 0)), mode="reflect") ** 2
+                          + np.pad(a, 1, mode="edge").sum() + np.pad(a, 2, mode="wrap").sum()
+                          * np.pad(a, (1, 3), mode="symmetric")[0, 0], (3, 3), autograd=False),
+    "einsum_interleaved_diagonal": F(lambda np, a, b: np.einsum(a, [0, 0], b, [0, 1], [1])
+                                     + np.einsum("ii", a) + np.einsum("iij->j", a[:, :, None] * b[0]),
+                                     (3, 3), (3, 2), autograd=False),  # autograd: no 'ii' VJP
+    "array_of_mixed_list": F(lambda np, a: np.array([[a[0], 2.0], [a[1] * a[0], 1.5]]) ** 2, (2,)),
+    "remainder_operator": F(lambda np, a, b: (a % b) + np.fmod(a, b) ** 2 + (1.0 % b) * (a % 0.5),
+                            (4,), (4,), domain=[(1.1, 1.4), (0.7, 0.9)], autograd=False),
+    "cbrt_hyperbolic": F(lambda np, a: np.cbrt(a) * np.arcsinh(a) + np.arccosh(a + 1.0)
+                         + np.arctanh(a / 3.0), (4,), domain=[(0.3, 2.5)], autograd=False),
+    "fabs_deg2rad": F(lambda np, a: np.fabs(a) * np.deg2rad(a) + np.rad2deg(a) ** 2
+                      + np.radians(a) * np.degrees(a), (4,), domain=[(0.2, 2)]),
+    "scipy_special": F(lambda sp, a, b: sp.logsumexp(a, axis=0) + sp.softmax(a, axis=1).sum(0)
+                       + sp.log_softmax(a, axis=0)[0] * sp.expit(b) + sp.logit(sp.expit(b))
+                       + sp.xlogy(b, a[0] ** 2) + sp.gammaln(b + 2.0) + sp.digamma(b + 2.0)
+                       + sp.erfinv(b / 3.0) + sp.erf(b) * sp.erfc(b),
+                       (2, 3), (3,), autograd=False),
 }

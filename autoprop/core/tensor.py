@@ -239,6 +239,12 @@ class Tensor:
     def __rpow__(self, other):
         return _R.power(other, self)
 
+    def __mod__(self, other):
+        return _R.remainder(self, other)
+
+    def __rmod__(self, other):
+        return _R.remainder(other, self)
+
     def __matmul__(self, other):
         return _R.matmul(self, other)
 

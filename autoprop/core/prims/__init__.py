@@ -3,6 +3,8 @@
 ``elementwise`` (arithmetic, ufuncs, comparisons, where, clip), ``reductions`` (sum,
 mean, max, logsumexp, softmax, norm, prod, var, ...), ``shape`` (reshape, transpose,
 indexing, concatenate, gathers along an axis), ``linalg`` (matmul, tensordot, einsum,
-dot, outer), ``windows`` (extract_patches / scatter_patches: im2col and col2im).
+dot, outer, numpy.linalg), ``windows`` (extract_patches / scatter_patches: im2col and
+col2im), ``special`` (more ufuncs, scipy.special), ``stacking`` (numpy's stacking,
+splitting, sorting and statistics functions as composites).
 Importing :mod:`autoprop.core.registry` imports them all; each record is defined once.
 """

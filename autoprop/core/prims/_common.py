@@ -69,7 +69,53 @@ def _mT(x):
 
 
 def _t(x):
-    return x if isinstance(x, Tensor) else Tensor(x)
+    """A Tensor of ``x``; a list or tuple that holds Tensors is stacked on the tape
+    (``autoprop.numpy.array``), so ``np.mean([x, y])`` stays differentiable."""
+    if isinstance(x, Tensor):
+        return x
+    if isinstance(x, (list, tuple)) and _holds_tensor(x):
+        from .stacking import array
+
+        return array(x)
+    return Tensor(x)
+
+
+def _holds_tensor(x):
+    return any(isinstance(a, Tensor) or (isinstance(a, (list, tuple)) and _holds_tensor(a)) for a in x)
+
+
+def einsum_operands(operands):
+    """numpy.einsum's arguments as (subscripts, operands): the interleaved form
+    ``einsum(a, [0, 1], b, [1, 2], [0, 2])`` becomes ``('ab,bc->ac', [a, b])``."""
+    if operands and isinstance(operands[0], str):
+        return operands[0], list(operands[1:])
+    n = len(operands) // 2
+    ops, subs = list(operands[0:2 * n:2]), list(operands[1:2 * n:2])
+    out = operands[-1] if len(operands) % 2 else None
+
+    def letters(sub):
+        return "".join("..." if s is Ellipsis else
+                       "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"[int(s)] for s in sub)
+    spec = ",".join(letters(s) for s in subs)
+    return spec + ("" if out is None else "->" + letters(out)), ops
+
+
+def einsum_diagonals(spec, ops, gather):
+    """Operands with a repeated index inside one subscript ('ii', 'iij') replaced by
+    their diagonals (``gather(op, positions)``), so each subscript has distinct letters."""
+    ins, arrow, out = spec.partition("->")
+    subs = ins.split(",")
+    if not arrow and any(len(set(s)) != len(s) for s in subs if "..." not in s):
+        letters = ins.replace(",", "").replace(".", "")  # numpy's implicit output, made explicit
+        arrow, out = "->", ("..." if "..." in ins else "") + "".join(
+            sorted(c for c in set(letters) if letters.count(c) == 1))
+    for k, (sub, op) in enumerate(zip(subs, ops)):
+        if "..." in sub or len(set(sub)) == len(sub):
+            continue
+        uniq = "".join(dict.fromkeys(sub))
+        pos = np.einsum(sub + "->" + uniq, np.arange(int(np.prod(_shape(op)))).reshape(_shape(op)))
+        subs[k], ops[k] = uniq, gather(op, pos)
+    return ",".join(subs) + arrow + out, ops
 
 
 def _axes_tuple(axis, ndim):

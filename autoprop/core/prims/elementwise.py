@@ -233,23 +233,27 @@ expm1 = _unary("expm1", np.expm1, lambda ans, x: np.exp(x), "diag(exp(x))",
 try:  # scipy ships with scikit-learn; math.erf is the fallback
     from scipy.special import erf as _erf
     from scipy.special import erfc as _erfc
+
+    _SCIPY_ERF = (_erf, _erfc)  # scipy.special.erf(tensor) dispatches to the records
 except ImportError:  # pragma: no cover
     import math
 
     _erf = np.vectorize(math.erf, otypes=[np.float64])
     _erfc = np.vectorize(math.erfc, otypes=[np.float64])
+    _SCIPY_ERF = ()
 
 _TWO_OVER_SQRT_PI = 2.0 / np.sqrt(np.pi)
 erf = defprim("erf", lambda x: np.asarray(_erf(x), dtype=np.result_type(x, np.float32)),
               lambda g, ans, x: times(g, _TWO_OVER_SQRT_PI * np.exp(-(x * x))),
               jvp=lambda t, ans, x: times(t, _TWO_OVER_SQRT_PI * np.exp(-(x * x))),
               jacobian="diag(2/sqrt(pi) exp(-x^2))", vjp="dx = g * 2/sqrt(pi) * exp(-x^2)",
-              shapes=SAME)
+              shapes=SAME, numpy=_SCIPY_ERF[:1])
 erfc = defprim("erfc", lambda x: np.asarray(_erfc(x), dtype=np.result_type(x, np.float32)),
                lambda g, ans, x: times(g, -_TWO_OVER_SQRT_PI * np.exp(-(x * x))),
                jvp=lambda t, ans, x: times(t, -_TWO_OVER_SQRT_PI * np.exp(-(x * x))),
                jacobian="diag(-2/sqrt(pi) exp(-x^2))", vjp="dx = -g * 2/sqrt(pi) * exp(-x^2)",
-               shapes=SAME, kinks="keeps relative accuracy for large x, where 1 - erf(x) cancels")
+               shapes=SAME, kinks="keeps relative accuracy for large x, where 1 - erf(x) cancels",
+               numpy=_SCIPY_ERF[1:])
 cast = defprim("cast", lambda x, dtype: np.asarray(x).astype(dtype),
                lambda g, ans, x, dtype: g.astype(x.dtype), jvp=linear_jvp("cast"),
                jacobian="I (between float dtypes)", vjp="dx = g cast back to x's dtype",

@@ -19,6 +19,7 @@ import numpy as np
 
 from ..registry import _Variadic, defcomposite, defprim, linear_jvp
 from ..tensor import Tensor
+from . import _common
 from ._common import _check_kw, _mT, _no_out, _shape, _t, _value, unbroadcast
 from .elementwise import multiply
 from .shape import concatenate, reshape
@@ -179,15 +180,11 @@ def _einsum_vjp(i, g, ans, *ops, subscripts):
 
 
 def _np_einsum(*operands, out=None, optimize=False, **kw):
-    _check_kw("einsum", dict(kw, out=out))
-    if not operands or not isinstance(operands[0], str):
-        raise TypeError(
-            "autoprop records numpy.einsum only in its subscripts form, "
-            "np.einsum('ij,jk->ik', a, b); the interleaved (operand, sublist) form is not "
-            "supported: rewrite it with a subscripts string."
-        )
-    ops = [_t(o) for o in operands[1:]]
-    return einsum(*ops, subscripts=_einsum_normalize(operands[0], [o.shape for o in ops]))
+    _check_kw("einsum", dict(kw, out=out))  # interleaved form and 'ii' diagonals: _common
+    spec, ops = _common.einsum_diagonals(*_common.einsum_operands(operands),
+                                         lambda o, p: reshape(o, shape=(-1,))[p])
+    ops = [_t(o) for o in ops]
+    return einsum(*ops, subscripts=_einsum_normalize(spec, [o.shape for o in ops]))
 
 
 einsum = defprim(
@@ -196,7 +193,8 @@ einsum = defprim(
     jacobian="multilinear: the einsum of the other operands",
     vjp="dX_i = einsum('<out>,<others>-><X_i>', g, *others), broadcast over X_i-only indices",
     shapes="as numpy.einsum (subscripts stored in explicit form)",
-    kinks="no gradient for an operand with a repeated index ('ii'): NotImplementedError",
+    kinks="np.einsum takes an operand's diagonal first ('ii', 'ii->i' work); the primitive "
+          "called with a repeated index inside one operand has no VJP: NotImplementedError",
     numpy=(np.einsum,), np_call=_np_einsum,
 )
 

@@ -32,7 +32,7 @@ def _np_reduction(name, prim=None):
         _check_kw(name, dict(kw, out=out, dtype=dtype))
         if isinstance(axis, list):
             axis = tuple(axis)
-        return PRIMITIVES[prim or name](a, axis=axis, keepdims=bool(keepdims))
+        return PRIMITIVES[prim or name](_t(a), axis=axis, keepdims=bool(keepdims))
     fn.__name__ = name
     return fn
 

@@ -135,13 +135,17 @@ def _unpad(g, pad_width):
 
 
 def _np_pad(array, pad_width, mode="constant", constant_values=0, **kw):
+    a = _t(array)
+    if mode in ("edge", "reflect", "symmetric", "wrap"):  # copies of elements: a gather
+        from .stacking import pad_by_index
+
+        return pad_by_index(a, pad_width, mode, **kw)
     if mode != "constant" or kw:
         raise TypeError(
-            f"autoprop cannot record numpy.pad(..., mode={mode!r}): only mode='constant' has "
-            "a registered VJP. Build other paddings from slices and np.concatenate, which "
-            "are recorded."
+            f"autoprop cannot record numpy.pad(..., mode={mode!r}): only the modes 'constant', "
+            "'edge', 'reflect', 'symmetric' and 'wrap' are recorded. Build other paddings "
+            "from slices and np.concatenate, which are recorded."
         )
-    a = _t(array)
     widths = tuple(tuple(int(v) for v in row)
                    for row in np.broadcast_to(np.asarray(pad_width, dtype=int), (a.ndim, 2)))
     return pad(a, pad_width=widths, constant_values=_value(constant_values))
@@ -152,7 +156,8 @@ pad = defprim(
     jvp=lambda t, ans, x, pad_width, constant_values=0: np.pad(t, pad_width),
     jacobian="an embedding (copies x into the middle)", vjp="dx = g with the padding sliced off",
     shapes="x (...) -> each axis grows by before + after", numpy=(np.pad,), np_call=_np_pad,
-    kinks="mode='constant' only; the padding value gets no gradient",
+    kinks="the padding value gets no gradient (np.pad's modes edge, reflect, symmetric, wrap: "
+          "a gather, stacking.pad_by_index)",
 )
 
 

@@ -1,0 +1,269 @@
+"""More elementwise functions: numpy's remaining real ufuncs (exp2, cbrt, the inverse
+hyperbolic functions, hypot, logaddexp2, fmax/fmin, remainder/fmod and ``%``, sinc)
+and ``scipy.special``'s (expit, logit, xlogy, gammaln, digamma, erfinv, and erf/erfc
+under their scipy names), with the compositions that are exact (fabs, deg2rad and
+friends, real/imag/conj of real input, nan_to_num).
+
+One record each (registry.defprim): forward, VJP and JVP per argument (the same
+factor in both modes, as ``elementwise._unary``), derivation text, numpy names.
+scipy is optional: without it the scipy names are simply not registered.
+Derivations: standard calculus; sources at each record (DLMF for the special functions).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..registry import defcomposite, defnondiff, defprim
+from ._common import BCAST, SAME, _check_kw, _shape, _t, unbroadcast
+from .elementwise import absolute, multiply, where
+
+try:
+    import scipy.special as _ss
+except ImportError:  # pragma: no cover - scipy comes with scikit-learn
+    _ss = None
+
+__all__ = [
+    "exp2", "cbrt", "arcsinh", "arccosh", "arctanh", "hypot", "logaddexp2", "fmax", "fmin",
+    "remainder", "fmod", "sinc", "fabs", "deg2rad", "rad2deg", "radians", "degrees", "real", "imag", "conj",
+    "nan_to_num", "real_if_close", "angle", "expit", "logit", "xlogy", "gammaln", "digamma", "erfinv", "trunc",
+]
+
+_LN2 = float(np.log(2.0))
+
+
+def _sp(name):
+    """``scipy.special.<name>`` as a one-entry numpy tuple (empty without scipy)."""
+    return (getattr(_ss, name),) if _ss is not None and hasattr(_ss, name) else ()
+
+
+def _elementwise(name, fwd, factor, jacobian, kinks="none (smooth)", numpy=None):
+    """A one-argument elementwise primitive with derivative ``factor(ans, x)``:
+    VJP ``g * factor`` and JVP ``t * factor``."""
+    return defprim(
+        name, fwd, lambda g, ans, x: g * factor(ans, x), jvp=lambda t, ans, x: t * factor(ans, x),
+        jacobian=f"diag({jacobian})", vjp=f"dx = g * {jacobian}", shapes=SAME, kinks=kinks,
+        numpy=(fwd,) if numpy is None else numpy,
+    )
+
+
+exp2 = _elementwise("exp2", np.exp2, lambda ans, x: ans * _LN2, "2^x ln 2")
+cbrt = _elementwise("cbrt", np.cbrt, lambda ans, x: 1.0 / (3.0 * ans * ans), "1 / (3 cbrt(x)^2)",
+                    kinks="x = 0: inf (a vertical tangent)")
+arcsinh = _elementwise("arcsinh", np.arcsinh, lambda ans, x: 1.0 / np.sqrt(x * x + 1.0),
+                       "1 / sqrt(x^2 + 1)")
+arccosh = _elementwise("arccosh", np.arccosh, lambda ans, x: 1.0 / np.sqrt(x * x - 1.0),
+                       "1 / sqrt(x^2 - 1)", kinks="x = 1: inf; x < 1: nan (as numpy)")
+arctanh = _elementwise("arctanh", np.arctanh, lambda ans, x: 1.0 / (1.0 - x * x), "1 / (1 - x^2)",
+                       kinks="|x| = 1: inf; |x| > 1: nan (as numpy)")
+
+
+def _sinc_d(ans, x):
+    # d/dx sin(pi x)/(pi x) = (cos(pi x) - sinc(x)) / x, and 0 at x = 0 (sinc is even)
+    zero = x == 0
+    return np.where(zero, 0.0, (np.cos(np.pi * x) - ans) / np.where(zero, 1.0, x))
+
+
+sinc = _elementwise("sinc", np.sinc, _sinc_d, "(cos(pi x) - sinc(x)) / x, 0 at x = 0",
+                    kinks="x = 0: the first derivative 0 is exact; the second derivative there "
+                          "is recorded as 0 (the true value is -pi^2/3)", numpy=(np.sinc,))
+
+
+def _binary(name, fwd, da, db, jacobian, vjp, kinks="none (smooth)", numpy=None, methods=()):
+    """A broadcasting binary primitive with partial derivatives ``da(ans, a, b)``,
+    ``db(ans, a, b)``: VJPs summed back to each input's shape, JVPs ``t * d``."""
+    return defprim(
+        name, fwd,
+        lambda g, ans, a, b: unbroadcast(g * da(ans, a, b), _shape(a)),
+        lambda g, ans, a, b: unbroadcast(g * db(ans, a, b), _shape(b)),
+        jvp=(lambda t, ans, a, b: t * da(ans, a, b), lambda t, ans, a, b: t * db(ans, a, b)),
+        jacobian=jacobian, vjp=vjp, shapes=BCAST, kinks=kinks,
+        numpy=(fwd,) if numpy is None else numpy, methods=methods,
+    )
+
+
+def _hypot_safe(ans):
+    return np.where(ans == 0, 1.0, ans)
+
+
+hypot = _binary(
+    "hypot", np.hypot,
+    lambda ans, a, b: np.where(ans == 0, 0.0, a / _hypot_safe(ans)),
+    lambda ans, a, b: np.where(ans == 0, 0.0, b / _hypot_safe(ans)),
+    "d sqrt(a^2 + b^2)/da = a / hypot(a, b), d/db = b / hypot(a, b)",
+    "da = g a / h, db = g b / h, h = hypot(a, b)",
+    kinks="a = b = 0: the subgradient 0 (never nan)",
+)
+logaddexp2 = _binary(
+    "logaddexp2", np.logaddexp2,
+    lambda ans, a, b: np.exp2(a - ans), lambda ans, a, b: np.exp2(b - ans),
+    "d log2(2^a + 2^b)/da = 2^a / (2^a + 2^b) = 2^(a - y)",
+    "da = g * 2^(a - y), db = g * 2^(b - y), y = logaddexp2(a, b)",
+)
+
+
+def _f_share(a, b, larger):
+    """fmax/fmin: 1 where a is chosen, 0.5 at a tie; a NaN loses to a number."""
+    an, bn = np.isnan(a), np.isnan(b)
+    pick = (a > b) if larger else (a < b)
+    share = pick * 1.0 + (a == b) * 0.5
+    return np.where(bn, np.where(an, 0.5, 1.0), np.where(an, 0.0, share))
+
+
+fmax = _binary("fmax", np.fmax, lambda ans, a, b: _f_share(a, b, True),
+               lambda ans, a, b: _f_share(b, a, True), "1 to the larger argument (NaN ignored)",
+               "da = g [a > b or b is NaN] + 0.5 g [a == b]",
+               kinks="a == b: each side gets half of g (as maximum); a NaN gets no gradient")
+fmin = _binary("fmin", np.fmin, lambda ans, a, b: _f_share(a, b, False),
+               lambda ans, a, b: _f_share(b, a, False), "1 to the smaller argument (NaN ignored)",
+               "da = g [a < b or b is NaN] + 0.5 g [a == b]",
+               kinks="a == b: each side gets half of g (as minimum); a NaN gets no gradient")
+
+
+def _val(x):
+    return x._value if hasattr(x, "_value") else x
+
+
+remainder = _binary(
+    "remainder", np.remainder, lambda ans, a, b: 1.0,
+    lambda ans, a, b: -np.floor_divide(_val(a), _val(b)),
+    "a mod b = a - b floor(a / b): d/da = 1, d/db = -floor(a / b)",
+    "da = g, db = -g floor(a / b)",
+    kinks="jumps where a / b is an integer (the derivative there is the one-sided one)",
+    methods=("__mod__", "__rmod__"),
+)
+fmod = _binary(
+    "fmod", np.fmod, lambda ans, a, b: 1.0, lambda ans, a, b: -np.trunc(np.divide(_val(a), _val(b))),
+    "fmod(a, b) = a - b trunc(a / b): d/da = 1, d/db = -trunc(a / b)",
+    "da = g, db = -g trunc(a / b)", kinks="jumps where a / b is an integer",
+)
+
+
+trunc = defnondiff("trunc", np.trunc, "trunc is piecewise constant", numpy=(np.trunc, np.fix))
+
+
+# --- exact compositions ----------------------------------------------------------------
+@defcomposite("fabs", "absolute(x) (the same values for real x)", numpy=(np.fabs,))
+def fabs(x, out=None, **kw):
+    _check_kw("fabs", dict(kw, out=out))
+    return absolute(x)
+
+
+def _scaled(name, factor):
+    @defcomposite(name, f"x * ({factor[0]}): the derivative is the constant", numpy=(getattr(np, name),))
+    def fn(x, out=None, **kw):
+        _check_kw(name, dict(kw, out=out))
+        return multiply(x, factor[1])  # numpy's own formula: x * (pi / 180) or x * (180 / pi)
+    return fn
+
+
+deg2rad = _scaled("deg2rad", ("pi / 180", np.pi / 180.0))
+rad2deg = _scaled("rad2deg", ("180 / pi", 180.0 / np.pi))
+radians = _scaled("radians", ("pi / 180", np.pi / 180.0))
+degrees = _scaled("degrees", ("180 / pi", 180.0 / np.pi))
+
+
+def _real_only(name, x):
+    x = _t(x)
+    if x.dtype.kind == "c":
+        raise TypeError(f"autoprop cannot record numpy.{name} of a complex Tensor: autoprop "
+                        "differentiates real functions only")
+    return x
+
+
+@defcomposite("real", "the identity for real input", numpy=(np.real,))
+def real(val):
+    return _real_only("real", val)
+
+
+@defcomposite("imag", "zeros for real input (not connected to x)", numpy=(np.imag,))
+def imag(val):
+    x = _real_only("imag", val)
+    return multiply(x, 0.0)
+
+
+@defcomposite("conj", "the identity for real input", numpy=(np.conjugate,))
+def conj(x, out=None, **kw):
+    _check_kw("conjugate", dict(kw, out=out))
+    return _real_only("conjugate", x)
+
+
+@defcomposite("real_if_close", "the identity for real input", numpy=(np.real_if_close,))
+def real_if_close(a, tol=100):
+    return _real_only("real_if_close", a)
+
+
+@defcomposite("angle", "0 for x >= 0, pi (or 180) for x < 0 on real input: piecewise "
+                       "constant, no gradient", numpy=(np.angle,))
+def angle(z, deg=False):
+    x = _real_only("angle", z)
+    return _t(np.angle(x._value, deg=deg))
+
+
+@defcomposite("nan_to_num", "where(finite, x, replacement): g passes where x is finite, 0 to "
+                            "the replaced entries", numpy=(np.nan_to_num,))
+def nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None):
+    x = _t(x)
+    v = x._value
+    fill = np.nan_to_num(v, nan=nan, posinf=posinf, neginf=neginf)  # the replacements (values)
+    return where(np.isfinite(v), x, fill)
+
+
+# --- scipy.special ----------------------------------------------------------------------
+def _sigmoid_prim():
+    from ..registry import PRIMITIVES
+
+    return PRIMITIVES["sigmoid"]
+
+
+@defcomposite("expit", "sigmoid(x): the recorded sigmoid primitive", numpy=_sp("expit"))
+def expit(x, out=None, **kw):
+    _check_kw("expit", dict(kw, out=out))
+    return _sigmoid_prim()(x)
+
+
+logit = _elementwise("logit", getattr(_ss, "logit", lambda x: np.log(x / (1.0 - x))),
+                     lambda ans, x: 1.0 / (x * (1.0 - x)), "1 / (x (1 - x))",
+                     kinks="x = 0 or 1: inf; outside [0, 1]: nan", numpy=_sp("logit"))
+
+
+def _xlogy_fwd(a, b):
+    return _ss.xlogy(a, b) if _ss is not None else np.where(a == 0, 0.0, a * np.log(b))
+
+
+xlogy = _binary(
+    "xlogy", _xlogy_fwd, lambda ans, a, b: np.log(b),
+    lambda ans, a, b: np.where(a == 0, 0.0, a / np.where(a == 0, 1.0, b)),
+    "d (a log b)/da = log b, d/db = a / b", "da = g log(b), db = g a / b (0 where a = 0)",
+    kinks="a = 0: xlogy is 0 for every b, so d/db is 0 there; b <= 0: d/da as log(b) (-inf, nan)",
+    numpy=_sp("xlogy"),
+)
+
+
+def _polyg(x, n):
+    """polygamma(n, x): recorded (the polygamma primitive) when x is a Tensor."""
+    from ..registry import PRIMITIVES
+
+    return PRIMITIVES["polygamma"](x, n=n) if hasattr(x, "_value") else _ss.polygamma(n, x)
+
+
+if _ss is not None:
+    gammaln = _elementwise("gammaln", _ss.gammaln, lambda ans, x: _polyg(x, 0), "digamma(x)",
+                           kinks="poles at 0, -1, -2, ...", numpy=_sp("gammaln"))
+    digamma = _elementwise("digamma", _ss.digamma, lambda ans, x: _polyg(x, 1),
+                           "polygamma(1, x) (DLMF 5.15.1)", kinks="poles at 0, -1, -2, ...",
+                           numpy=_sp("digamma"))
+    erfinv = _elementwise("erfinv", _ss.erfinv,
+                          lambda ans, x: (np.sqrt(np.pi) / 2.0) * np.exp(ans * ans),
+                          "sqrt(pi)/2 exp(erfinv(x)^2) (the inverse function rule)",
+                          kinks="|x| = 1: inf; |x| > 1: nan", numpy=_sp("erfinv"))
+    # polygamma(n, x) in x, every order: d/dx polygamma(n, x) = polygamma(n + 1, x) (DLMF 5.15)
+    polygamma = defprim(
+        "polygamma", lambda x, n: _ss.polygamma(n, x),
+        lambda g, ans, x, n: g * _polyg(x, n + 1), jvp=lambda t, ans, x, n: t * _polyg(x, n + 1),
+        jacobian="diag(polygamma(n + 1, x))", vjp="dx = g polygamma(n + 1, x)", shapes=SAME,
+        kinks="poles at 0, -1, -2, ...; n (an integer keyword) gets no gradient",
+    )
+    __all__ += ["polygamma"]
+else:  # pragma: no cover
+    gammaln = digamma = erfinv = polygamma = None

@@ -1,0 +1,625 @@
+"""numpy's stacking, splitting, rearranging and statistics functions over Tensors, each
+built from recorded primitives (``registry.defcomposite``): the derivative is the chain
+rule through them, so reverse mode, forward mode and higher orders come for free and
+no new VJP can be wrong.
+
+Functions that only move or copy elements (repeat, tile, roll, rot90, fliplr, diagonal,
+diag, pad's 'edge'/'reflect'/..., ...) run numpy's own function on the array of element
+*positions* and gather the Tensor at those positions (:func:`_moved`): the values are
+numpy's exactly, and the gather's VJP scatters ``g`` back, adding where an element was
+copied. The rest are written with the primitives numpy's documentation defines them by
+(vstack = concatenate of atleast_2d, cov = centred product / (N - ddof), ...).
+Derivations: ``lessons/10-gradient-tape.md`` (composites), ``lessons/00-chain-rule.md``.
+"""
+
+from __future__ import annotations
+
+import builtins
+
+import numpy as np
+
+from ..registry import defcomposite
+from ..tensor import Tensor
+from ._common import _check_kw, _t, _value
+from .elementwise import clip, multiply, sqrt, subtract, where
+from .reductions import max, mean, min, prod, sum  # noqa: A004
+from .shape import (
+    broadcast_to,
+    concatenate,
+    getitem,
+    moveaxis,
+    ravel,
+    reshape,
+    split,
+    stack,
+    take_along_axis,
+    transpose,
+)
+
+__all__ = [
+    "array", "asarray", "vstack", "hstack", "dstack", "column_stack", "row_stack", "append",
+    "atleast_1d", "atleast_2d", "atleast_3d", "repeat", "tile", "roll", "rot90", "fliplr",
+    "flipud", "rollaxis", "diagonal", "diag", "diagflat", "trace", "array_split", "hsplit",
+    "vsplit", "dsplit", "sort", "partition", "diff", "gradient", "cross", "kron", "inner",
+    "vdot", "linspace", "select", "cumprod", "median", "average", "ptp", "nansum", "nanmean",
+    "nanmax", "nanmin", "cov", "corrcoef", "meshgrid", "broadcast_arrays", "r_", "c_",
+]
+
+_S = builtins.slice
+
+
+# --- gathers: numpy's own function on element positions ---------------------------------
+def _positions(a):
+    return np.arange(a.size).reshape(a.shape)
+
+
+def _gather(a, idx, zero=False):
+    """``ravel(a)[idx]``; with ``zero`` an index of -1 reads an appended 0."""
+    flat = reshape(a, shape=(-1,))
+    if zero:
+        flat = concatenate(flat, Tensor._wrap(np.zeros(1, a.dtype)), axis=0)
+    return getitem(flat, (np.asarray(idx, dtype=np.intp),))
+
+
+def _moved(name, numpy_fn, formula, zero=False):
+    """A numpy function that moves or copies elements: gather at numpy's positions."""
+    @defcomposite(name, formula + "; the VJP scatters g back, adding over copies",
+                  numpy=(numpy_fn,))
+    def fn(a, *args, **kwargs):
+        a = _t(a)
+        if zero:  # positions + 1, so numpy's zeros become -1: the appended 0
+            return _gather(a, numpy_fn(_positions(a) + 1, *args, **kwargs) - 1, zero=True)
+        return _gather(a, numpy_fn(_positions(a), *args, **kwargs))
+    return fn
+
+
+repeat = _moved("repeat", np.repeat, "x repeated (a gather)")
+tile = _moved("tile", np.tile, "x tiled (a gather)")
+roll = _moved("roll", np.roll, "x rolled (a permutation)")
+rot90 = _moved("rot90", np.rot90, "x rotated (a permutation)")
+fliplr = _moved("fliplr", np.fliplr, "x reversed along axis 1")
+flipud = _moved("flipud", np.flipud, "x reversed along axis 0")
+rollaxis = _moved("rollaxis", np.rollaxis, "a transpose")
+diagonal = _moved("diagonal", np.diagonal, "the diagonal's elements (a gather)")
+diag = _moved("diag", np.diag, "2-D: the diagonal; 1-D: a matrix with x on the diagonal, 0 "
+                               "elsewhere (the zeros get no gradient)", zero=True)
+diagflat = _moved("diagflat", np.diagflat, "a matrix with ravel(x) on the diagonal", zero=True)
+
+
+@defcomposite("trace", "sum(diagonal(x)): the VJP puts g on the diagonal", numpy=(np.trace,))
+def trace(a, offset=0, axis1=0, axis2=1, dtype=None, out=None):
+    _check_kw("trace", {"out": out, "dtype": dtype})
+    return sum(diagonal(a, offset, axis1, axis2), axis=-1)
+
+
+def pad_by_index(a, pad_width, mode, **kw):
+    """np.pad's index modes ('edge', 'reflect', 'symmetric', 'wrap') as a gather."""
+    if kw.get("reflect_type", "even") != "even":
+        raise TypeError("autoprop cannot record numpy.pad(..., reflect_type='odd'): only the "
+                        "'even' reflection (a gather) is recorded")
+    kw.pop("reflect_type", None)
+    if kw:
+        raise TypeError(f"autoprop cannot record numpy.pad(..., mode={mode!r}, {next(iter(kw))}=...)")
+    return _gather(a, np.pad(_positions(a), pad_width, mode=mode))
+
+
+# --- lists that mix tensors and numbers ----------------------------------------------------
+def _nested_has_tensor(obj):
+    return isinstance(obj, Tensor) or (isinstance(obj, (list, tuple)) and
+                                       builtins.any(_nested_has_tensor(o) for o in obj))
+
+
+def array(object, dtype=None, *, copy=True, ndmin=0, **kw):  # noqa: A002
+    """``numpy.array`` for nested lists that mix Tensors and numbers: the Tensors stay on
+    the tape (a recorded stack), the numbers become constants.
+
+    Parameters
+    ----------
+    object : Tensor, array_like, or nested lists/tuples of them (equal shapes per level)
+    dtype : numpy dtype, optional
+    ndmin : int
+        Leading axes of length 1 added up to this many dimensions.
+
+    Returns
+    -------
+    Tensor
+
+    Raises
+    ------
+    ValueError
+        If the nested pieces do not have equal shapes (as numpy).
+    """
+    _check_kw("array", kw)
+    if isinstance(object, Tensor):
+        out = object
+    elif isinstance(object, (list, tuple)) and _nested_has_tensor(object):
+        parts = [array(o) for o in object]
+        shapes = {p.shape for p in parts}
+        if len(shapes) > 1:
+            raise ValueError(f"autoprop.numpy.array: the pieces have different shapes {sorted(shapes)}")
+        out = stack(parts, axis=0) if parts else Tensor(np.array(object))
+    else:
+        return Tensor(np.array(_value(object), dtype=dtype, ndmin=ndmin))
+    if dtype is not None and np.dtype(dtype) != out.dtype:
+        out = out.astype(dtype)
+    if out.ndim < ndmin:
+        out = reshape(out, shape=(1,) * (ndmin - out.ndim) + out.shape)
+    return out
+
+
+def asarray(a, dtype=None, **kw):
+    """``numpy.asarray``: a Tensor is returned as it is; lists mixing Tensors and numbers
+    as :func:`array`."""
+    return array(a, dtype=dtype, **kw)
+
+
+# --- stacking ----------------------------------------------------------------------------
+def _atleast_shape(n, shape):
+    """numpy's rule: () -> (1, 1, 1), (k,) -> (1, k, 1), (a, b) -> (a, b, 1) for n = 3;
+    leading 1s for n = 2."""
+    nd = len(shape)
+    if nd >= n:
+        return shape
+    if n < 3:
+        return (1,) * (n - nd) + shape
+    return {0: (1, 1, 1), 1: (1,) + shape + (1,), 2: shape + (1,)}[nd]
+
+
+def _atleast(n, arys):
+    out = [reshape(a, shape=_atleast_shape(n, a.shape)) if a.ndim < n else a
+           for a in (_t(x) for x in arys)]
+    return out[0] if len(out) == 1 else tuple(out)
+
+
+def _atleast_fn(n):
+    @defcomposite(f"atleast_{n}d", "a reshape", numpy=(getattr(np, f"atleast_{n}d"),))
+    def fn(*arys):
+        return _atleast(n, arys)
+    return fn
+
+
+atleast_1d, atleast_2d, atleast_3d = (_atleast_fn(n) for n in (1, 2, 3))
+
+
+def _list(tup, name):
+    """The pieces to stack: a list or tuple, or one array (numpy stacks its rows)."""
+    if isinstance(tup, (Tensor, np.ndarray)):
+        t = _t(tup)
+        return [getitem(t, (i,)) for i in range(t.shape[0])] if t.ndim else [t]
+    if not isinstance(tup, (list, tuple)):
+        raise TypeError(f"numpy.{name}: arrays to stack must be passed as a list or tuple")
+    return [_t(a) for a in tup]
+
+
+def _as_dtype(out, dtype, casting, name):
+    """numpy's ``dtype``/``casting`` options of the stacking functions: a cast, or refused."""
+    if casting != "same_kind":
+        raise TypeError(f"autoprop cannot record numpy.{name}(..., casting={casting!r}): only "
+                        "the default 'same_kind' is recorded")
+    return out if dtype is None or np.dtype(dtype) == out.dtype else out.astype(dtype)
+
+
+@defcomposite("vstack", "concatenate(atleast_2d(x_i), axis=0)", numpy=(np.vstack,))
+def vstack(tup, *, dtype=None, casting="same_kind"):
+    parts = [atleast_2d(a) for a in _list(tup, "vstack")]
+    return _as_dtype(concatenate(*parts, axis=0), dtype, casting, "vstack")
+
+
+row_stack = vstack
+
+
+@defcomposite("hstack", "concatenate(atleast_1d(x_i)) along axis 1 (axis 0 for 1-D)",
+              numpy=(np.hstack,))
+def hstack(tup, *, dtype=None, casting="same_kind"):
+    parts = [atleast_1d(a) for a in _list(tup, "hstack")]
+    out = concatenate(*parts, axis=0 if parts and parts[0].ndim == 1 else 1)
+    return _as_dtype(out, dtype, casting, "hstack")
+
+
+@defcomposite("dstack", "concatenate(atleast_3d(x_i), axis=2)", numpy=(np.dstack,))
+def dstack(tup):
+    return concatenate(*[atleast_3d(a) for a in _list(tup, "dstack")], axis=2)
+
+
+@defcomposite("column_stack", "concatenate of columns (1-D inputs become (n, 1))",
+              numpy=(np.column_stack,))
+def column_stack(tup):
+    parts = [reshape(a, shape=(-1, 1)) if a.ndim < 2 else a for a in _list(tup, "column_stack")]
+    return concatenate(*parts, axis=1)
+
+
+@defcomposite("append", "concatenate((arr, values), axis) (axis=None: of the flattened)",
+              numpy=(np.append,))
+def append(arr, values, axis=None):
+    arr, values = _t(arr), _t(values)
+    if axis is None:
+        return concatenate(ravel(arr), ravel(values), axis=0)
+    return concatenate(arr, values, axis=axis)
+
+
+# --- splitting ---------------------------------------------------------------------------
+@defcomposite("array_split", "slices (getitem): each piece's VJP puts g back", numpy=(np.array_split,))
+def array_split(ary, indices_or_sections, axis=0):
+    ary = _t(ary)
+    n = ary.shape[axis]
+    if isinstance(indices_or_sections, (int, np.integer)):
+        k = int(indices_or_sections)
+        if k <= 0:
+            raise ValueError("number sections must be larger than 0.")
+        each, extra = divmod(n, k)
+        bounds = np.cumsum([0] + extra * [each + 1] + (k - extra) * [each]).tolist()
+    else:
+        bounds = [0] + [int(i) for i in indices_or_sections] + [n]
+    lead = (_S(None),) * (axis % ary.ndim)
+    return [getitem(ary, lead + (_S(lo, hi),)) for lo, hi in zip(bounds[:-1], bounds[1:])]
+
+
+def _split_along(name, axis_of, min_ndim):
+    @defcomposite(name, "split along an axis (slices)", numpy=(getattr(np, name),))
+    def fn(ary, indices_or_sections):
+        ary = _t(ary)
+        if ary.ndim < min_ndim:
+            raise ValueError(f"{name} only works on arrays of {min_ndim} or more dimensions")
+        return split(ary, indices_or_sections, axis=axis_of(ary))
+    return fn
+
+
+hsplit = _split_along("hsplit", lambda a: 1 if a.ndim > 1 else 0, 1)
+vsplit = _split_along("vsplit", lambda a: 0, 2)
+dsplit = _split_along("dsplit", lambda a: 2, 3)
+
+
+# --- sorting -------------------------------------------------------------------------------
+def _along(a, idx_fn, axis):
+    a = _t(a)
+    if axis is None:
+        a, axis = reshape(a, shape=(-1,)), 0
+    return take_along_axis(a, idx_fn(a._value, axis), axis=axis)
+
+
+@defcomposite("sort", "take_along_axis(x, argsort(x)): g goes back to each element's place "
+                      "(ties: numpy's stable order)", numpy=(np.sort,))
+def sort(a, axis=-1, kind=None, order=None, *, stable=None):
+    _check_kw("sort", {"order": order})
+    return _along(a, lambda v, ax: np.argsort(v, axis=ax, kind="stable"), axis)
+
+
+@defcomposite("partition", "take_along_axis(x, argpartition(x, kth))", numpy=(np.partition,))
+def partition(a, kth, axis=-1, kind="introselect", order=None):
+    _check_kw("partition", {"order": order})
+    return _along(a, lambda v, ax: np.argpartition(v, kth, axis=ax, kind=kind), axis)
+
+
+# --- differences ---------------------------------------------------------------------------
+def _sl(nd, axis, s):
+    return (_S(None),) * axis + (s,) + (_S(None),) * (nd - axis - 1)
+
+
+@defcomposite("diff", "x[1:] - x[:-1] along the axis, n times", numpy=(np.diff,))
+def diff(a, n=1, axis=-1, prepend=np._NoValue, append=np._NoValue):
+    a = _t(a)
+    if n < 0:
+        raise ValueError(f"order must be non-negative but got {n!r}")
+    ax = axis % a.ndim
+    parts = []
+    for extra in (prepend, append):
+        if extra is np._NoValue:
+            parts.append(None)
+            continue
+        e = _t(extra)
+        if e.ndim == 0:
+            e = broadcast_to(e, shape=a.shape[:ax] + (1,) + a.shape[ax + 1:])
+        parts.append(e)
+    if parts[0] is not None or parts[1] is not None:
+        a = concatenate(*[p for p in (parts[0], a, parts[1]) if p is not None], axis=ax)
+    for _ in range(n):
+        a = getitem(a, _sl(a.ndim, ax, _S(1, None))) - getitem(a, _sl(a.ndim, ax, _S(None, -1)))
+    return a
+
+
+@defcomposite("gradient", "central differences (f[i+1] - f[i-1]) / 2h inside, one-sided at "
+                          "the edges (edge_order 1 or 2), uniform scalar spacing", numpy=(np.gradient,))
+def gradient(f, *varargs, axis=None, edge_order=1):
+    f = _t(f)
+    axes = tuple(range(f.ndim)) if axis is None else \
+        tuple(a % f.ndim for a in ((axis,) if isinstance(axis, (int, np.integer)) else axis))
+    hs = list(varargs) if len(varargs) != 1 else list(varargs) * len(axes)
+    if not hs:
+        hs = [1.0] * len(axes)
+    if len(hs) != len(axes) or builtins.any(np.ndim(_value(h)) != 0 for h in hs):
+        raise TypeError("autoprop records numpy.gradient with uniform spacings only: one scalar "
+                        "per axis (coordinate arrays are not supported)")
+    if edge_order not in (1, 2):
+        raise ValueError("'edge_order' greater than 2 not supported")
+    out = []
+    for ax, h in zip(axes, hs):
+        n = f.shape[ax]
+        if n < edge_order + 1:
+            raise ValueError("Shape of array too small to calculate a numerical gradient, "
+                             "at least (edge_order + 1) elements are required.")
+
+        def at(s, ax=ax):
+            return getitem(f, _sl(f.ndim, ax, s))
+        mid = (at(_S(2, None)) - at(_S(None, -2))) / (2.0 * h)
+        if edge_order == 1:
+            first = (at(_S(1, 2)) - at(_S(0, 1))) / h
+            last = (at(_S(n - 1, n)) - at(_S(n - 2, n - 1))) / h
+        else:
+            first = (-1.5 * at(_S(0, 1)) + 2.0 * at(_S(1, 2)) - 0.5 * at(_S(2, 3))) / h
+            last = (0.5 * at(_S(n - 3, n - 2)) - 2.0 * at(_S(n - 2, n - 1)) + 1.5 * at(_S(n - 1, n))) / h
+        out.append(concatenate(first, mid, last, axis=ax))
+    return out[0] if len(out) == 1 else tuple(out)
+
+
+# --- products --------------------------------------------------------------------------------
+@defcomposite("cross", "the components a_j b_k - a_k b_j (bilinear: multiply and subtract)",
+              numpy=(np.cross,))
+def cross(a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
+    if axis is not None:
+        axisa = axisb = axisc = axis
+    a, b = moveaxis(_t(a), axisa, -1), moveaxis(_t(b), axisb, -1)
+    if a.shape[-1] not in (2, 3) or b.shape[-1] not in (2, 3):
+        raise ValueError("incompatible dimensions for cross product\n(dimension must be 2 or 3)")
+
+    def comp(v, i):
+        if i == 2 and v.shape[-1] == 2:
+            return 0.0
+        return getitem(v, (Ellipsis, i))
+    a0, a1, a2 = (comp(a, i) for i in range(3))
+    b0, b1, b2 = (comp(b, i) for i in range(3))
+    z = a0 * b1 - a1 * b0
+    if a.shape[-1] == 2 and b.shape[-1] == 2:
+        return z
+    x, y = a1 * b2 - a2 * b1, a2 * b0 - a0 * b2
+    shape = np.broadcast_shapes(np.shape(x), np.shape(y), np.shape(z))
+    c = stack([broadcast_to(_t(v), shape=shape) for v in (x, y, z)], axis=-1)
+    return moveaxis(c, -1, axisc)
+
+
+@defcomposite("kron", "reshape(a[:, None, ...] * b[None, :, ...]): each entry a_i b_j once",
+              numpy=(np.kron,))
+def kron(a, b):
+    a, b = _t(a), _t(b)
+    nd = builtins.max(a.ndim, b.ndim)
+    sa, sb = (1,) * (nd - a.ndim) + a.shape, (1,) * (nd - b.ndim) + b.shape
+    ea = reshape(a, shape=tuple(x for n in sa for x in (n, 1)))
+    eb = reshape(b, shape=tuple(x for n in sb for x in (1, n)))
+    return reshape(multiply(ea, eb), shape=tuple(p * q for p, q in zip(sa, sb)))
+
+
+@defcomposite("inner", "tensordot over the last axes of a and b", numpy=(np.inner,))
+def inner(a, b):
+    a, b = _t(a), _t(b)
+    if a.ndim == 0 or b.ndim == 0:
+        return multiply(a, b)
+    return np.tensordot(a, b, axes=([-1], [-1]))
+
+
+@defcomposite("vdot", "dot(ravel(a), ravel(b)) (real input)", numpy=(np.vdot,))
+def vdot(a, b):
+    return np.dot(ravel(_t(a)), ravel(_t(b)))
+
+
+# --- construction ----------------------------------------------------------------------------
+@defcomposite("linspace", "start + arange(num) * (stop - start) / div, the last point = stop",
+              numpy=(np.linspace,))
+def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0, *, device=None):
+    if device not in (None, "cpu"):
+        raise TypeError(f"numpy.linspace: device={device!r}; autoprop runs on the CPU only")
+    start, stop = _t(start), _t(stop)
+    num = int(num)
+    if num < 0:
+        raise ValueError(f"Number of samples, {num}, must be non-negative.")
+    div = (num - 1) if endpoint else num
+    delta = stop - start
+    shape = np.broadcast_shapes(start.shape, stop.shape)
+    steps = np.arange(num, dtype=float).reshape((-1,) + (1,) * len(shape))
+    step = delta / div if div > 0 else delta * np.nan
+    y = (steps * step if div > 0 else steps * delta) + start
+    if endpoint and num > 1:
+        y = concatenate(getitem(y, (_S(None, -1),)), reshape(broadcast_to(stop, shape=shape),
+                                                                  shape=(1,) + shape), axis=0)
+    if axis != 0:
+        y = moveaxis(y, 0, axis)
+    if dtype is not None:
+        y = y.astype(dtype)
+    return (y, step) if retstep else y
+
+
+@defcomposite("select", "nested where: g goes to the first choice whose condition holds",
+              numpy=(np.select,))
+def select(condlist, choicelist, default=0):
+    if len(condlist) != len(choicelist):
+        raise ValueError("list of cases must be same length as list of conditions")
+    out = _t(default)
+    for cond, choice in reversed(list(zip(condlist, choicelist))):
+        out = where(np.asarray(_value(cond), dtype=bool), choice, out)
+    return out
+
+
+@defcomposite("meshgrid", "reshape and broadcast_to of each input", numpy=(np.meshgrid,))
+def meshgrid(*xi, copy=True, sparse=False, indexing="xy"):
+    if indexing not in ("xy", "ij"):
+        raise ValueError("Valid values for `indexing` are 'xy' and 'ij'.")
+    nd = len(xi)
+    out = [reshape(_t(x), shape=(1,) * i + (-1,) + (1,) * (nd - i - 1)) for i, x in enumerate(xi)]
+    if indexing == "xy" and nd > 1:
+        out[0] = reshape(out[0], shape=(1, -1) + (1,) * (nd - 2))
+        out[1] = reshape(out[1], shape=(-1, 1) + (1,) * (nd - 2))
+    return tuple(out) if sparse else broadcast_arrays(*out)
+
+
+@defcomposite("broadcast_arrays", "broadcast_to the common shape", numpy=(np.broadcast_arrays,))
+def broadcast_arrays(*args, subok=False):
+    ts = [_t(a) for a in args]
+    shape = np.broadcast_shapes(*[t.shape for t in ts])
+    return tuple(t if t.shape == shape else broadcast_to(t, shape=shape) for t in ts)
+
+
+# --- statistics ------------------------------------------------------------------------------
+@defcomposite("cumprod", "y_j = prod(x_0..x_j) as a product over a masked copy: exact with zeros "
+                         "(O(n^2) memory along the axis)", numpy=(np.cumprod,))
+def cumprod(a, axis=None, dtype=None, out=None):
+    _check_kw("cumprod", {"out": out, "dtype": dtype})
+    a = _t(a)
+    if axis is None:
+        a, axis = reshape(a, shape=(-1,)), 0
+    x = moveaxis(a, axis, -1)
+    n = x.shape[-1]
+    keep = np.tri(n, dtype=bool)  # row j keeps x_0..x_j
+    rows = where(keep, reshape(x, shape=x.shape[:-1] + (1, n)), np.ones((), a.dtype))
+    return moveaxis(prod(rows, axis=-1), -1, axis)
+
+
+def _axis_arg(axis):
+    return tuple(axis) if isinstance(axis, list) else axis
+
+
+@defcomposite("median", "the mean of the middle element(s) of sort(x)", numpy=(np.median,))
+def median(a, axis=None, out=None, overwrite_input=False, keepdims=False):
+    _check_kw("median", {"out": out})
+    a = _t(a)
+    axis = _axis_arg(axis)
+    if axis is None or isinstance(axis, tuple):
+        axes = tuple(range(a.ndim)) if axis is None else tuple(x % a.ndim for x in axis)
+        rest = [d for d in range(a.ndim) if d not in axes]
+        moved = transpose(a, axes=tuple(rest) + axes)
+        flat = reshape(moved, shape=tuple(a.shape[d] for d in rest) + (-1,))
+        m = median(flat, axis=-1)
+        if keepdims:
+            m = reshape(m, shape=tuple(1 if d in axes else a.shape[d] for d in range(a.ndim)))
+        return m
+    ax = axis % a.ndim
+    n = a.shape[ax]
+    s = sort(a, axis=ax)
+    mid = _S(n // 2, n // 2 + 1) if n % 2 else _S(n // 2 - 1, n // 2 + 1)
+    m = mean(getitem(s, _sl(a.ndim, ax, mid)), axis=ax, keepdims=bool(keepdims))
+    has_nan = np.any(np.isnan(a._value), axis=ax, keepdims=bool(keepdims))
+    return where(has_nan, np.asarray(np.nan, a.dtype), m) if np.any(has_nan) else m
+
+
+@defcomposite("average", "sum(w x) / sum(w) (weights None: mean)", numpy=(np.average,))
+def average(a, axis=None, weights=None, returned=False, *, keepdims=False):
+    a = _t(a)
+    axis = _axis_arg(axis)
+    if weights is None:
+        avg = mean(a, axis=axis, keepdims=bool(keepdims))
+        scl = np.full(np.shape(avg), a.size / builtins.max(avg.size, 1))
+        return (avg, Tensor(scl.astype(a.dtype))) if returned else avg
+    w = _t(weights)
+    if w.shape != a.shape:
+        if axis is None or w.ndim != 1 or isinstance(axis, tuple):
+            raise TypeError("Axis must be specified when shapes of a and weights differ.")
+        if w.shape[0] != a.shape[axis]:
+            raise ValueError("Length of weights not compatible with specified axis.")
+        w = reshape(w, shape=tuple(-1 if d == axis % a.ndim else 1 for d in range(a.ndim)))
+    wsum = sum(broadcast_to(w, shape=a.shape) if w.shape != a.shape else w, axis=axis,
+               keepdims=bool(keepdims))
+    avg = sum(multiply(a, w), axis=axis, keepdims=bool(keepdims)) / wsum
+    return (avg, broadcast_to(wsum, shape=avg.shape)) if returned else avg
+
+
+@defcomposite("ptp", "max(x) - min(x)", numpy=(np.ptp,))
+def ptp(a, axis=None, out=None, keepdims=False):
+    _check_kw("ptp", {"out": out})
+    axis = _axis_arg(axis)
+    return subtract(max(a, axis=axis, keepdims=bool(keepdims)), min(a, axis=axis, keepdims=bool(keepdims)))
+
+
+def _nan_fill(a, fill):
+    a = _t(a)
+    return where(np.isnan(a._value), np.asarray(fill, a.dtype), a)
+
+
+@defcomposite("nansum", "sum(where(isnan(x), 0, x)): NaNs get no gradient", numpy=(np.nansum,))
+def nansum(a, axis=None, dtype=None, out=None, keepdims=False, **kw):
+    _check_kw("nansum", dict(kw, out=out, dtype=dtype))
+    return sum(_nan_fill(a, 0.0), axis=_axis_arg(axis), keepdims=bool(keepdims))
+
+
+@defcomposite("nanmean", "nansum(x) / count(not NaN)", numpy=(np.nanmean,))
+def nanmean(a, axis=None, dtype=None, out=None, keepdims=False, **kw):
+    _check_kw("nanmean", dict(kw, out=out, dtype=dtype))
+    a = _t(a)
+    count = np.sum(~np.isnan(a._value), axis=_axis_arg(axis), keepdims=bool(keepdims))
+    return nansum(a, axis=axis, keepdims=keepdims) / count.astype(a.dtype)
+
+
+def _nan_extreme(name, fn, fill):
+    @defcomposite(name, f"{fn.name}(x with NaNs ignored); an all-NaN slice gives NaN",
+                  numpy=(getattr(np, name),))
+    def run(a, axis=None, out=None, keepdims=False, **kw):
+        _check_kw(name, dict(kw, out=out))
+        a = _t(a)
+        axis = _axis_arg(axis)
+        r = fn(_nan_fill(a, fill), axis=axis, keepdims=bool(keepdims))
+        all_nan = np.all(np.isnan(a._value), axis=axis, keepdims=bool(keepdims))
+        return where(all_nan, np.asarray(np.nan, a.dtype), r) if np.any(all_nan) else r
+    return run
+
+
+nanmax = _nan_extreme("nanmax", max, -np.inf)
+nanmin = _nan_extreme("nanmin", min, np.inf)
+
+
+@defcomposite("cov", "(X - mean) (X - mean)^T / (N - ddof): matmul of the centred rows",
+              numpy=(np.cov,))
+def cov(m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweights=None, *, dtype=None):
+    if fweights is not None or aweights is not None:
+        raise TypeError("autoprop cannot record numpy.cov(..., fweights/aweights=...): weights "
+                        "are not supported; weight the centred rows yourself")
+    X = atleast_2d(m)
+    if not rowvar and X.shape[0] != 1:
+        X = transpose(X)
+    if y is not None:
+        Y = atleast_2d(y)
+        if not rowvar and Y.shape[0] != 1:
+            Y = transpose(Y)
+        X = concatenate(X, Y, axis=0)
+    if ddof is None:
+        ddof = 0 if bias else 1
+    n = X.shape[1]
+    Xc = X - mean(X, axis=1, keepdims=True)
+    c = (Xc @ transpose(Xc)) / float(n - ddof)
+    c = reshape(c, shape=tuple(d for d in c.shape if d != 1)) if 1 in c.shape else c
+    return _as_dtype(c, dtype, "same_kind", "cov")
+
+
+@defcomposite("corrcoef", "cov / (std_i std_j), clipped to [-1, 1] as numpy", numpy=(np.corrcoef,))
+def corrcoef(x, y=None, rowvar=True, *, dtype=None):
+    c = cov(x, y, rowvar, dtype=dtype)
+    if c.ndim == 0:
+        return c / c
+    d = sqrt(diagonal(c))
+    c = c / reshape(d, shape=(-1, 1))
+    c = c / reshape(d, shape=(1, -1))
+    return clip(c, -1.0, 1.0)
+
+
+# --- r_ and c_: index-expression concatenation -----------------------------------------------
+class _Concatenator:
+    """``anp.r_[...]`` / ``anp.c_[...]`` over Tensors: slices become ranges (constants),
+    the pieces are concatenated (recorded). String directives are not supported."""
+
+    def __init__(self, columns):
+        self.columns = columns
+
+    def __getitem__(self, key):
+        items = key if isinstance(key, tuple) else (key,)
+        parts = []
+        for it in items:
+            if isinstance(it, str):
+                raise TypeError("autoprop.numpy.r_/c_: string directives are not supported")
+            if isinstance(it, _S):
+                it = np.r_[it]
+            t = _t(it)
+            if self.columns:
+                t = reshape(t, shape=(-1, 1)) if t.ndim <= 1 else t
+                parts.append(t)
+            else:
+                parts.append(atleast_1d(t))
+        return concatenate(*parts, axis=-1 if self.columns else 0)
+
+
+r_ = _Concatenator(columns=False)
+c_ = _Concatenator(columns=True)

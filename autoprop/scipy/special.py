@@ -1,0 +1,85 @@
+"""``scipy.special`` over autoprop Tensors, recorded on the tape.
+
+scipy's ufuncs (``expit``, ``logit``, ``xlogy``, ``gammaln``, ``digamma``, ``erf``,
+``erfc``, ``erfinv``) dispatch to autoprop when called on a Tensor, so
+``scipy.special.expit(x)`` is recorded as written. ``logsumexp``, ``softmax`` and
+``log_softmax`` are plain Python functions in scipy that convert their input to an
+ndarray first: called on a Tensor they return a plain array, off the tape. Use these
+instead; they are autoprop's primitives with scipy's signatures.
+
+Derivatives: ``autoprop.explain("logsumexp")`` and so on. Source: the records in
+``autoprop/core/prims/special.py`` and ``reductions.py``.
+
+Examples
+--------
+>>> import autoprop as ap
+>>> from autoprop.scipy import special
+>>> x = ap.Variable([1.0, 2.0, 3.0])
+>>> with ap.GradientTape() as tape:
+...     y = special.logsumexp(x)
+>>> tape.gradient(y, x).numpy().round(4)
+array([0.09  , 0.2447, 0.6652])
+"""
+
+from __future__ import annotations
+
+import numpy as _np
+
+from ..core import registry as _R
+from ..core.prims._common import _t
+
+# scipy's ufuncs: the records (scipy.special.expit(tensor) reaches the same ones)
+expit, logit, xlogy, gammaln, erf, erfc, erfinv = (
+    _R.expit, _R.logit, _R.xlogy, _R.gammaln, _R.erf, _R.erfc, _R.erfinv)
+digamma = psi = _R.digamma
+
+
+def _axis(axis):
+    return tuple(axis) if isinstance(axis, list) else axis
+
+
+def logsumexp(a, axis=None, b=None, keepdims=False, return_sign=False):
+    """``scipy.special.logsumexp``: log(sum(b * exp(a))) along ``axis``, recorded.
+
+    Parameters
+    ----------
+    a : Tensor or array_like
+    axis : int, tuple of int or None
+    b : array_like or Tensor, optional
+        Weights: ``log(sum(b exp(a)))`` = logsumexp(a + log b) (b > 0).
+    keepdims : bool
+
+    Returns
+    -------
+    Tensor
+
+    Raises
+    ------
+    TypeError
+        For ``return_sign=True`` or weights ``b`` that are not all positive.
+    """
+    if return_sign:
+        raise TypeError("autoprop's logsumexp does not record return_sign=True")
+    a = _t(a)
+    if b is not None:
+        bv = _np.asarray(b._value if hasattr(b, "_value") else b)
+        if not _np.all(bv > 0):
+            raise TypeError("autoprop's logsumexp records positive weights b only")
+        a = a + _np.log(_t(b))
+    return _R.logsumexp(a, axis=_axis(axis), keepdims=bool(keepdims))
+
+
+def softmax(x, axis=None):
+    """``scipy.special.softmax``: exp(x) / sum(exp(x)) along ``axis`` (None: all), recorded."""
+    x = _t(x)
+    if axis is None:
+        return _R.softmax(x.reshape(-1), axis=0).reshape(x.shape)
+    return _R.softmax(x, axis=axis)
+
+
+def log_softmax(x, axis=None):
+    """``scipy.special.log_softmax``: x - logsumexp(x) along ``axis`` (None: all), recorded."""
+    x = _t(x)
+    if axis is None:
+        return _R.log_softmax(x.reshape(-1), axis=0).reshape(x.shape)
+    return _R.log_softmax(x, axis=axis)

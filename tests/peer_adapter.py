@@ -1,0 +1,432 @@
+"""HIPS autograd's public API over autoprop: the adapter that runs autograd's own test
+files against autoprop (tests/test_autoprop_peer.py).
+
+Loaded as a pytest plugin (``-p peer_adapter``) in a child pytest process, it puts
+stand-in modules under autograd's names into ``sys.modules`` before the downloaded
+test files are imported, so ``import autograd.numpy as np`` and ``from autograd import
+grad`` reach autoprop, never the real autograd (installed in the venv as the oracle of
+the other tests). Nothing is installed when this module is merely imported (the main
+suite imports it for its doctests).
+
+Written from autograd's documented API, no code copied:
+
+* ``grad(fun, argnum=0)``, ``value_and_grad``, ``elementwise_grad``, ``jacobian``: a
+  GradientTape watches argument ``argnum`` (an int or a tuple of ints); called inside
+  another of these (nested: higher-order derivatives) they return the Tensor, recorded
+  by the outer tape, else a numpy array, as autograd.
+* ``check_grads(fun, argnum=0, modes=("fwd", "rev"), order=2)(*args)``: the reverse
+  mode ``<u, VJP(v)>`` and the forward mode ``<JVP(u), w>`` against a central
+  difference of step 1e-6 along a random direction (autograd's tolerance: absolute or
+  relative 1e-6), and for ``order > 1`` the same checks of the maps ``(x, v) -> VJP``
+  and ``(x, u) -> JVP`` (reverse-over-reverse, forward-over-reverse, ...).
+* ``combo_check(fun, argnums, **kw)(*arg_lists, **kw_lists)``: ``check_grads`` over
+  every combination.
+* ``autograd.numpy``: numpy itself for plain values; a call with a Tensor anywhere in
+  its arguments goes to :mod:`autoprop.numpy` (or to numpy's function, which dispatches
+  to autoprop through ``__array_function__``).
+
+Complex numbers: autoprop differentiates real functions. A check or derivative whose
+input is complex is not run: it counts as "complex" and, if no real check ran in that
+test before it, the test is skipped with the reason ``"complex input"`` (the peer test
+excludes those from the pass rate).
+"""
+
+from __future__ import annotations
+
+import functools
+import itertools
+import json
+import os
+import sys
+import types
+
+import numpy as onp
+
+import autoprop as ap
+import autoprop.numpy as anp
+from autoprop.core.tensor import Tensor
+
+TOL = RTOL = 1e-6
+EPS = 1e-6
+
+_state = {"depth": 0, "real_checks": 0, "complex": 0}
+
+
+class ComplexInput(Exception):
+    """A derivative asked at a complex point (excluded from the pass rate)."""
+
+
+# --- values and vector spaces (arrays, scalars, and tuples of them) -----------------------
+def _has_tensor(x):
+    if isinstance(x, Tensor):
+        return True
+    if isinstance(x, (list, tuple)):
+        return any(_has_tensor(a) for a in x)
+    if isinstance(x, dict):
+        return any(_has_tensor(a) for a in x.values())
+    return False
+
+
+def _val(x):
+    """Plain numpy values of a result (Tensors unwrapped, tuples kept)."""
+    if isinstance(x, Tensor):
+        return x.numpy()
+    if isinstance(x, (list, tuple)):
+        return type(x)(_val(a) for a in x)
+    return onp.asarray(x)
+
+
+def _is_complex(x):
+    if isinstance(x, (list, tuple)):
+        return any(_is_complex(a) for a in x)
+    return onp.iscomplexobj(x._value if isinstance(x, Tensor) else x)
+
+
+def _randn_like(x):
+    return _unflat(x, [onp.random.randn(*onp.shape(_val(a))) for a in _flat(x)])
+
+
+def _inner(a, b):
+    return sum(float(onp.sum(onp.asarray(_val(p), dtype=float) * onp.asarray(_val(q), dtype=float)))
+               for p, q in zip(_flat(a), _flat(b)))
+
+
+def _axpy(alpha, v, x):
+    """x + alpha v, leaf by leaf (plain values)."""
+    return _unflat(x, [onp.asarray(_val(p), dtype=float) + alpha * onp.asarray(_val(q), dtype=float)
+                       for p, q in zip(_flat(x), _flat(v))])
+
+
+def _as_tensor(x):
+    if isinstance(x, (list, tuple)):
+        return type(x)(_as_tensor(a) for a in x)
+    if isinstance(x, Tensor):
+        return x
+    v = onp.asarray(x)
+    return ap.constant(v if v.dtype.kind == "f" else v.astype(float))
+
+
+def _flat(x):
+    """The leaves of a nest of tuples and lists (autograd's tuple vector spaces)."""
+    if isinstance(x, (list, tuple)):
+        return [leaf for a in x for leaf in _flat(a)]
+    return [x]
+
+
+def _unflat(x, parts):
+    """``parts`` (leaves) nested as ``x``."""
+    it = iter(parts)
+
+    def build(node):
+        if isinstance(node, (list, tuple)):
+            return type(node)(build(a) for a in node)
+        return next(it)
+    return build(x)
+
+
+def _result(t):
+    """A Tensor back to the caller: kept inside a differentiation, numpy values outside."""
+    if _state["depth"] > 0:
+        return t
+    return _val(t)
+
+
+def _call(fun, X):
+    _state["depth"] += 1
+    try:
+        return fun(X)
+    finally:
+        _state["depth"] -= 1
+
+
+def _zeros_where_none(grads, X):
+    return [anp.zeros_like(x) if g is None else g for g, x in zip(grads, _flat(X))]
+
+
+def make_vjp(fun, x):
+    """(vjp, y): ``vjp(v)`` is the reverse-mode product of ``v`` with fun's Jacobian at x
+    (``x``, ``y`` and ``v`` may be nests of tuples)."""
+    if _is_complex(x):
+        raise ComplexInput
+    X = _as_tensor(x)
+    with ap.GradientTape(persistent=True) as tape:
+        tape.watch(_flat(X))
+        y = _call(fun, X)
+
+    def vjp(v):
+        pairs = [(t, w) for t, w in zip(_flat(y), _flat(v)) if isinstance(t, Tensor)]
+        if not pairs:  # a constant function
+            return _unflat(X, [anp.zeros_like(a) for a in _flat(X)])
+        ts = [t for t, _ in pairs]
+        ws = [w if isinstance(w, Tensor) else onp.broadcast_to(onp.asarray(w, dtype=float), t.shape)
+              for t, w in pairs]
+        g = tape.gradient(ts, _flat(X), output_gradients=ws)
+        return _unflat(X, _zeros_where_none(g, X))
+
+    return vjp, y
+
+
+def make_jvp(fun, x):
+    """``jvp(u) -> (y, J u)``: forward mode (autoprop's ForwardAccumulator)."""
+    if _is_complex(x):
+        raise ComplexInput
+    X = _as_tensor(x)
+
+    def jvp(u):
+        us = [a if isinstance(a, Tensor) else onp.asarray(a, dtype=float) for a in _flat(u)]
+        with ap.ForwardAccumulator(_flat(X), us) as acc:
+            y = _call(fun, X)
+        leaves = [acc.jvp(t, unconnected_gradients="zero") if isinstance(t, Tensor)
+                  else onp.zeros(onp.shape(t)) for t in _flat(y)]
+        return y, _unflat(y, leaves)
+
+    return jvp
+
+
+# --- autograd's differential operators -------------------------------------------------
+def _nary(unary):
+    """``op(fun, argnum=0, ...)(*args, **kwargs)``: differentiate with respect to the
+    argument(s) ``argnum`` (autograd's calling convention)."""
+    @functools.wraps(unary)
+    def op(fun, argnum=0, *op_args, **op_kwargs):
+        @functools.wraps(fun)
+        def nary(*args, **kwargs):
+            nums = (argnum,) if isinstance(argnum, int) else tuple(argnum)
+
+            def unary_f(x):
+                sub = list(args)
+                for i, v in zip(nums, (x,) if isinstance(argnum, int) else x):
+                    sub[i] = v
+                return fun(*sub, **kwargs)
+
+            x = args[argnum] if isinstance(argnum, int) else tuple(args[i] for i in argnum)
+            return unary(unary_f, x, *op_args, **op_kwargs)
+        return nary
+    return op
+
+
+def _grad_or_complex(unary):
+    def run(fun, x, *a, **k):
+        if _is_complex(x):
+            _note_complex()
+        return unary(fun, x, *a, **k)
+    run.__name__ = unary.__name__
+    return run
+
+
+@_nary
+@_grad_or_complex
+def grad(fun, x):
+    """The gradient of a scalar-valued ``fun`` with respect to argument ``argnum``."""
+    vjp, y = make_vjp(fun, x)
+    if onp.size(_val(y)) != 1:
+        raise TypeError(f"grad requires a scalar-valued function; got shape {onp.shape(_val(y))}")
+    return _result(vjp(onp.ones(onp.shape(_val(y)))))
+
+
+@_nary
+@_grad_or_complex
+def value_and_grad(fun, x):
+    """(fun(x), grad(fun)(x))."""
+    vjp, y = make_vjp(fun, x)
+    return _result(y), _result(vjp(onp.ones(onp.shape(_val(y)))))
+
+
+@_nary
+@_grad_or_complex
+def elementwise_grad(fun, x):
+    """The VJP with a vector of ones: the derivative of each output element with respect
+    to the matching input element, for elementwise functions."""
+    vjp, y = make_vjp(fun, x)
+    return _result(vjp(onp.ones(onp.shape(_val(y)))))
+
+
+@_nary
+@_grad_or_complex
+def jacobian(fun, x):
+    """The Jacobian, shape ``fun(x).shape + x.shape``: one VJP per output element."""
+    vjp, y = make_vjp(fun, x)
+    ys = onp.shape(_val(y))
+    rows = []
+    for k in range(int(onp.prod(ys))):
+        e = onp.zeros(int(onp.prod(ys)))
+        e[k] = 1.0
+        rows.append(vjp(e.reshape(ys)))
+    xs = onp.shape(_val(x))
+    if not rows:
+        return onp.zeros(ys + xs)
+    if any(isinstance(r, Tensor) for r in rows) and _state["depth"] > 0:
+        return anp.reshape(anp.stack(rows), ys + xs)
+    return onp.stack([_val(r) for r in rows]).reshape(ys + xs)
+
+
+# --- check_grads: derivatives against central differences ------------------------------
+def _close(a, b):
+    return abs(a - b) < TOL or abs(a - b) / abs(a + b) < RTOL
+
+
+def _numerical_jvp(fun, x, u):
+    plus = _val(fun(_axpy(EPS / 2, u, x)))
+    minus = _val(fun(_axpy(-EPS / 2, u, x)))
+    return _unflat(plus, [(onp.asarray(p, dtype=float) - onp.asarray(m, dtype=float)) / EPS
+                          for p, m in zip(_flat(plus), _flat(minus))])
+
+
+def _note_complex():
+    _state["complex"] += 1
+    if _state["real_checks"] == 0:
+        import pytest
+
+        pytest.skip("complex input")
+    raise ComplexInput
+
+
+def _check_vjp(fun, x):
+    vjp, y = make_vjp(fun, x)
+    u, v = _randn_like(x), _randn_like(_val(y))
+    exact = _inner(u, vjp(v))
+    numeric = _inner(v, _numerical_jvp(fun, x, u))
+    assert _close(numeric, exact), (
+        f"VJP check of {getattr(fun, '__name__', fun)} failed at {x}:\n"
+        f"analytic {exact}\nnumeric  {numeric}")
+
+
+def _check_jvp(fun, x):
+    u = _randn_like(x)
+    _, jv = make_jvp(fun, x)(u)
+    w = _randn_like(_val(jv))
+    exact, numeric = _inner(w, jv), _inner(w, _numerical_jvp(fun, x, u))
+    assert _close(numeric, exact), (
+        f"JVP check of {getattr(fun, '__name__', fun)} failed at {x}:\n"
+        f"analytic {exact}\nnumeric  {numeric}")
+
+
+def _check_grads(fun, x, modes=("fwd", "rev"), order=2):
+    assert all(m in ("fwd", "rev") for m in modes), modes
+    if _is_complex(x):
+        try:
+            _note_complex()
+        except ComplexInput:
+            return
+    if "fwd" in modes:
+        _check_jvp(fun, x)
+        if order > 1:
+            def jvp_f(x, u):
+                return make_jvp(fun, x)(u)[1]
+            jvp_f.__name__ = f"jvp_{getattr(fun, '__name__', 'f')}"
+            check_grads(jvp_f, (0, 1), modes, order=order - 1)(x, _randn_like(x))
+    if "rev" in modes:
+        _check_vjp(fun, x)
+        if order > 1:
+            def vjp_f(x, v):
+                return make_vjp(fun, x)[0](v)
+            vjp_f.__name__ = f"vjp_{getattr(fun, '__name__', 'f')}"
+            check_grads(vjp_f, (0, 1), modes, order=order - 1)(x, _randn_like(_val(fun(x))))
+    _state["real_checks"] += 1
+
+
+check_grads = _nary(_check_grads)
+
+
+def combo_check(fun, *args, **kwargs):
+    """``check_grads`` over every combination of the listed arguments and keywords."""
+    def run(*arg_lists, **kw_lists):
+        keyed = [[(k, v) for v in vs] for k, vs in kw_lists.items()]
+        for combo in itertools.product(*arg_lists):
+            for kws in itertools.product(*keyed):
+                check_grads(functools.partial(fun, **dict(kws)), *args, **kwargs)(*combo)
+    return run
+
+
+# --- autograd.numpy: numpy for plain values, autoprop for Tensors -----------------------
+def _routed(name, np_fn, ap_ns):
+    ap_fn = getattr(ap_ns, name, None) if ap_ns is not None else None
+
+    @functools.wraps(np_fn)
+    def fn(*args, **kwargs):
+        if ap_fn is not None and (_has_tensor(args) or _has_tensor(kwargs)):
+            return ap_fn(*args, **kwargs)
+        return np_fn(*args, **kwargs)
+    return fn
+
+
+class _RoutedIndex:
+    """``np.r_[...]``-style objects: autoprop's for Tensors, numpy's otherwise."""
+
+    def __init__(self, np_obj, ap_obj):
+        self.np_obj, self.ap_obj = np_obj, ap_obj
+
+    def __getitem__(self, key):
+        return (self.ap_obj if _has_tensor(key) else self.np_obj)[key]
+
+
+class _Stand(types.ModuleType):
+    """A module whose attributes are numpy's (``np_mod``), routed to ``ap_ns`` for Tensors."""
+
+    def __init__(self, name, np_mod, ap_ns):
+        super().__init__(name)
+        self.__dict__["_np"], self.__dict__["_ap"] = np_mod, ap_ns
+
+    def __getattr__(self, name):
+        obj = getattr(self._np, name)
+        if callable(obj) and not isinstance(obj, type):
+            obj = _routed(name, obj, self._ap)
+        elif hasattr(obj, "__getitem__") and hasattr(self._ap, name):  # np.r_, np.c_
+            obj = _RoutedIndex(obj, getattr(self._ap, name))
+        self.__dict__[name] = obj
+        return obj
+
+
+def install():
+    """Put the stand-ins under autograd's module names (sys.modules)."""
+    pkg = types.ModuleType("autograd")
+    pkg.__file__ = __file__
+    pkg.__path__ = []
+    numpy_mod = _Stand("autograd.numpy", onp, anp)
+    numpy_mod.__path__ = []
+    random_mod = _Stand("autograd.numpy.random", onp.random, None)
+    linalg_mod = _Stand("autograd.numpy.linalg", onp.linalg, getattr(anp, "linalg", None))
+    numpy_mod.__dict__.update(random=random_mod, linalg=linalg_mod)
+    test_util = types.ModuleType("autograd.test_util")
+    test_util.__dict__.update(check_grads=check_grads, combo_check=combo_check)
+    for op in (grad, value_and_grad, elementwise_grad, jacobian):
+        setattr(pkg, op.__name__, op)
+    pkg.numpy, pkg.test_util = numpy_mod, test_util
+    sys.modules.update({
+        "autograd": pkg, "autograd.numpy": numpy_mod, "autograd.numpy.random": random_mod,
+        "autograd.numpy.linalg": linalg_mod, "autograd.test_util": test_util,
+    })
+
+
+# --- the pytest plugin (child process only) --------------------------------------------
+_outcomes = {}
+
+
+def pytest_configure(config):
+    install()
+
+
+def pytest_runtest_setup(item):
+    _state.update(real_checks=0, complex=0, depth=0)
+
+
+def pytest_runtest_logreport(report):
+    if report.when == "call" or report.outcome != "passed":
+        outcome = report.outcome
+        reason = ""
+        if report.skipped:
+            reason = str(report.longrepr[-1]) if isinstance(report.longrepr, tuple) else ""
+        if report.failed:
+            reason = str(report.longrepr.reprcrash.message) if hasattr(report.longrepr, "reprcrash") \
+                else str(report.longrepr)[-300:]
+        prev = _outcomes.get(report.nodeid)
+        if prev is None or prev[0] == "passed":
+            _outcomes[report.nodeid] = (outcome, reason[:300])
+
+
+def pytest_sessionfinish(session):
+    out = os.environ.get("PEER_RESULTS")
+    if out:
+        with open(out, "w") as f:
+            json.dump({"autograd_file": sys.modules["autograd"].__file__,
+                       "outcomes": _outcomes}, f, indent=1)

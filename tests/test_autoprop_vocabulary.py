@@ -1,0 +1,251 @@
+"""numpy's functions over Tensors beyond the core primitives (prims/special.py and
+prims/stacking.py): each one's value against numpy, and its reverse-mode gradient,
+forward-mode JVP and second derivatives (reverse-over-reverse and forward-over-reverse)
+against central differences and, where HIPS autograd has the function, against autograd.
+The inputs are tests/primitive_samples.py's FUNCTION_SAMPLES (the new primitives are in
+its SAMPLES, checked by the registry-wide tests of test_autoprop_forward.py)."""
+
+import warnings
+
+import autograd
+import autograd.numpy as agn
+import numpy as np
+import pytest
+import scipy.special
+from primitive_samples import FUNCTION_SAMPLES, SAMPLES
+
+import autoprop as ap
+import autoprop.numpy as anp
+from autoprop.core import registry as R
+from autoprop.scipy import special as aps
+
+H = 1e-6
+
+
+def _leaves(out):
+    if isinstance(out, (list, tuple)):
+        return [leaf for o in out for leaf in _leaves(o)]
+    return [out]
+
+
+class _Both:
+    """autoprop.numpy's names, numpy's for the rest (np.arange, np.nan, ...)."""
+
+    def __getattr__(self, name):
+        return getattr(anp, name) if hasattr(anp, name) else getattr(np, name)
+
+
+def _namespace(name, oracle=False, numpy_calls=False):
+    if name == "scipy_special":
+        return scipy.special if oracle else aps
+    return agn if oracle else (np if numpy_calls else _Both())
+
+
+def _scalar(f, gs):
+    """x -> <g, f(x)> summed over the outputs."""
+    def s(*xs):
+        return sum((leaf * g).sum() for leaf, g in zip(_leaves(f(*xs)), gs))
+    return s
+
+
+def _first(f, gs, xs):
+    """The tape's gradient of <g, f> at the Tensors xs (recorded by an outer tape)."""
+    with ap.GradientTape() as tape:
+        tape.watch(xs)
+        y = _scalar(f, gs)(*xs)
+    return tape.gradient(y, xs, unconnected_gradients="zero")
+
+
+def _dir_fd(fun, xs, us):
+    """Central difference of the scalar fun along us."""
+    plus = fun(*[x + H * u for x, u in zip(xs, us)])
+    minus = fun(*[x - H * u for x, u in zip(xs, us)])
+    return float((np.asarray(plus) - np.asarray(minus)) / (2 * H))
+
+
+def _dot(a, b):
+    return float(sum(np.sum(np.asarray(p) * np.asarray(q)) for p, q in zip(a, b)))
+
+
+@pytest.mark.parametrize("name", sorted(FUNCTION_SAMPLES))
+def test_function_value_gradient_jvp_and_second_order(name):
+    rng = np.random.default_rng(sum(map(ord, name)))
+    spec = FUNCTION_SAMPLES[name]
+    xs = spec.make(rng)
+    ns = _namespace(name)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # NaN entries on purpose
+
+        def f(*a):
+            return spec.fn(ns, *a)
+        ref = _leaves(spec.fn(scipy.special if name == "scipy_special" else np, *xs))
+        ts = [ap.constant(x) for x in xs]
+        got = _leaves(f(*ts))
+        assert len(got) == len(ref)
+        for g_, r in zip(got, ref):
+            assert isinstance(g_, ap.Tensor), type(g_)
+            np.testing.assert_allclose(g_.numpy(), r, rtol=1e-12, atol=1e-14)
+        if name not in ("array_of_mixed_list", "scipy_special"):  # np.array cannot dispatch
+            via_np = _leaves(spec.fn(_namespace(name, numpy_calls=True), *ts))
+            for g_, r in zip(via_np, ref):  # the same records reached through numpy's names
+                assert isinstance(g_, ap.Tensor), (name, type(g_))
+                np.testing.assert_allclose(g_.numpy(), r, rtol=1e-12, atol=1e-14)
+        gs = [rng.standard_normal(np.shape(r)) for r in ref]
+        us = [rng.standard_normal(x.shape) for x in xs]
+        vs = [rng.standard_normal(x.shape) for x in xs]
+        plain = _scalar(lambda *a: spec.fn(scipy.special if name == "scipy_special" else np, *a), gs)
+
+        # reverse mode: <grad, u> against the central difference along u
+        grads = _first(f, gs, ts)
+        num = _dir_fd(plain, xs, us)
+        assert abs(_dot(grads, us) - num) <= 1e-6 * (1 + abs(num)), (_dot(grads, us), num)
+        if spec.autograd:  # and element by element against HIPS autograd
+            ref_g = autograd.grad(lambda *a: _scalar(lambda *b: spec.fn(agn, *b), gs)(*a),
+                                  argnum=tuple(range(len(xs))))(*xs)
+            for g_, r in zip(grads, ref_g):
+                np.testing.assert_allclose(g_.numpy(), r, rtol=1e-10, atol=1e-12)
+
+        # forward mode: the JVP along u against the same difference
+        with ap.ForwardAccumulator(ts, us) as acc:
+            out = _leaves(f(*ts))
+        jvps = [acc.jvp(o, unconnected_gradients="zero") for o in out]
+        assert abs(_dot(jvps, gs) - num) <= 1e-6 * (1 + abs(num)), (_dot(jvps, gs), num)
+
+        # second order: d/dx <grad(x), v> along u, reverse-over-reverse and forward-over-reverse
+        def s(*a):
+            return _dot([g_.numpy() for g_ in _first(f, gs, [ap.constant(x) for x in a])], vs)
+        num2 = _dir_fd(s, xs, us)
+        with ap.GradientTape() as outer:
+            outer.watch(ts)
+            inner = _first(f, gs, ts)
+            sv = sum((g_ * v).sum() for g_, v in zip(inner, vs))
+        h_rr = outer.gradient(sv, ts, unconnected_gradients="zero")
+        assert abs(_dot(h_rr, us) - num2) <= 1e-5 * (1 + abs(num2)), (_dot(h_rr, us), num2)
+        with ap.ForwardAccumulator(ts, us) as acc:
+            inner = _first(f, gs, ts)
+        h_fr = [acc.jvp(g_, unconnected_gradients="zero") for g_ in inner]
+        assert abs(_dot(h_fr, vs) - num2) <= 1e-5 * (1 + abs(num2)), (_dot(h_fr, vs), num2)
+
+
+# cbrt and fmod: autograd has no derivative (FUNCTION_SAMPLES checks them by differences)
+NEW_UFUNCS = ["exp2", "arcsinh", "arccosh", "arctanh", "sinc", "hypot", "logaddexp2", "fmax",
+              "fmin", "remainder"]
+
+
+@pytest.mark.parametrize("name", NEW_UFUNCS)
+def test_new_ufuncs_against_autograd_to_second_order(name):
+    rng = np.random.default_rng(7)
+    args, _ = SAMPLES[name].make(rng)
+    fa = getattr(agn, name)
+    fn = getattr(np, name)
+    gs = rng.standard_normal(np.broadcast_shapes(*[a.shape for a in args]))
+    argnum = tuple(range(len(args)))
+    ts = [ap.constant(a) for a in args]
+    with ap.GradientTape() as outer:
+        outer.watch(ts)
+        with ap.GradientTape() as tape:
+            tape.watch(ts)
+            y = fn(*ts)
+        d1 = tape.gradient(y, ts, output_gradients=gs)
+        s = sum((d * d).sum() for d in d1)
+    d2 = outer.gradient(s, ts, unconnected_gradients="zero")
+
+    def first(*a):
+        return autograd.grad(lambda *b: agn.sum(fa(*b) * gs), argnum=argnum)(*a)
+    ref1 = first(*args)
+    ref2 = autograd.grad(lambda *a: sum(agn.sum(d * d) for d in first(*a)), argnum=argnum)(*args)
+    np.testing.assert_allclose(y.numpy(), fn(*args), rtol=1e-13)
+    for a, b in zip(d1, ref1):
+        np.testing.assert_allclose(a.numpy(), b, rtol=1e-10, atol=1e-12)
+    for a, b in zip(d2, ref2):
+        np.testing.assert_allclose(a.numpy(), b, rtol=1e-9, atol=1e-11)
+
+
+def test_scipy_special_ufuncs_on_tensors_are_recorded():
+    x = ap.constant([0.3, 1.2, 2.5])
+    with ap.GradientTape() as tape:
+        tape.watch(x)
+        ys = [scipy.special.expit(x), scipy.special.erf(x), scipy.special.gammaln(x),
+              scipy.special.digamma(x), scipy.special.xlogy(x, x), scipy.special.erfinv(x / 3)]
+    assert all(isinstance(y, ap.Tensor) for y in ys)
+    names = [n.prim.name for n in tape._nodes]
+    for prim in ("sigmoid", "erf", "gammaln", "digamma", "xlogy", "erfinv"):
+        assert prim in names
+    g = tape.gradient(ys[2], x).numpy()
+    np.testing.assert_allclose(g, scipy.special.digamma([0.3, 1.2, 2.5]), rtol=1e-13)
+    # gammaln to the third derivative (polygamma records its own derivative)
+    with ap.GradientTape() as t3:
+        t3.watch(x)
+        with ap.GradientTape() as t2:
+            t2.watch(x)
+            with ap.GradientTape() as t1:
+                t1.watch(x)
+                y = scipy.special.gammaln(x)
+            d1 = t1.gradient(y, x)
+        d2 = t2.gradient(d1, x)
+    d3 = t3.gradient(d2, x)
+    np.testing.assert_allclose(d3.numpy(), scipy.special.polygamma(2, [0.3, 1.2, 2.5]), rtol=1e-12)
+
+
+def test_the_percent_operator_and_sinc_at_zero():
+    a, b = ap.constant([5.5, -5.5, 2.0]), ap.constant([2.0, 2.0, -3.0])
+    with ap.GradientTape() as tape:
+        tape.watch([a, b])
+        y = a % b
+    np.testing.assert_array_equal(y.numpy(), np.array([5.5, -5.5, 2.0]) % np.array([2.0, 2.0, -3.0]))
+    da, db = tape.gradient(y, [a, b])
+    np.testing.assert_array_equal(da.numpy(), [1.0, 1.0, 1.0])
+    np.testing.assert_array_equal(db.numpy(), -np.floor_divide([5.5, -5.5, 2.0], [2.0, 2.0, -3.0]))
+    x = ap.constant([0.0, 0.5])
+    with ap.GradientTape() as tape:
+        tape.watch(x)
+        y = np.sinc(x)
+    g = tape.gradient(y, x).numpy()
+    assert g[0] == 0.0 and np.isclose(g[1], (np.cos(np.pi * 0.5) - np.sinc(0.5)) / 0.5, rtol=1e-14)
+
+
+def test_arrays_of_lists_mixing_tensors_and_numbers():
+    x = ap.Variable(2.0)
+    with ap.GradientTape() as tape:
+        a = anp.array([[x, 1.0], [3.0, x * x]])
+        s = anp.stack([[x, 2.0], [1.0, 1.0]])
+        m = np.mean([x, x * 3.0])  # a list reaching a reduction through the stand-in
+        y = anp.sum(a) + anp.sum(s) + anp.mean(anp.asarray([x, 4.0])) + anp.mean([x, x])
+    assert a.shape == (2, 2) and s.shape == (2, 2)
+    assert float(tape.gradient(y, x)) == 1.0 + 4.0 + 1.0 + 0.5 + 1.0
+    assert not isinstance(m, ap.Tensor) or m.shape == ()
+    with pytest.raises(ValueError, match="different shapes"):
+        anp.array([x, [1.0, 2.0]])
+
+
+def test_options_without_a_derivative_are_refused_by_name():
+    x = ap.constant(np.arange(6.0).reshape(2, 3))
+    with pytest.raises(TypeError, match="reflect_type='odd'"):
+        np.pad(x, 1, mode="reflect", reflect_type="odd")
+    with pytest.raises(TypeError, match="mode='linear_ramp'"):
+        np.pad(x, 1, mode="linear_ramp")
+    with pytest.raises(TypeError, match="fweights"):
+        np.cov(x, fweights=np.array([1, 2, 1]))
+    with pytest.raises(TypeError, match="uniform spacings"):
+        np.gradient(x, np.array([0.0, 1.0, 3.0]), axis=1)
+    with pytest.raises(TypeError, match="complex"):
+        np.real(ap.constant(np.array([1 + 2j])))
+    with pytest.raises(TypeError, match="casting='unsafe'"):
+        np.vstack([x, x], casting="unsafe")
+    # options that change values work: dtype, and NaN in a median
+    assert np.vstack([x, x], dtype=np.float32).dtype == np.float32
+    assert np.cov(x, dtype=np.float32).dtype == np.float32
+    v = np.array([[1.0, np.nan, 3.0], [1.0, 2.0, 4.0]])
+    np.testing.assert_array_equal(np.median(ap.constant(v), axis=1).numpy(), np.median(v, axis=1))
+
+
+def test_registry_records_of_the_new_families_are_complete():
+    from autoprop.core.prims import special, stacking
+
+    assert special in R.FAMILIES and stacking in R.FAMILIES
+    for name in ("exp2", "hypot", "remainder", "sinc", "xlogy", "polygamma"):
+        prim = R.PRIMITIVES[name]
+        assert prim.jvps is not None and prim.doc["jacobian"]
+    assert "__mod__" in R.PRIMITIVES["remainder"].methods
+    for f in (np.vstack, np.kron, np.cov, np.median, np.fabs, np.deg2rad, np.nan_to_num):
+        assert R._OWNER[f] in R.COMPOSITES
