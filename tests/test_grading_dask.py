@@ -177,8 +177,10 @@ def test_ctrl_c_stops_the_running_tasks_on_their_workers(graded, tmp_path):
         deadline = time.monotonic() + 60
         while sum(map(len, pool.client.processing().values())) < 2 and time.monotonic() < deadline:
             time.sleep(0.2)
-        time.sleep(4)  # the pytest children and sandboxes have started
+        while len(_grading_children(subs)) < 2 and time.monotonic() < deadline:
+            time.sleep(0.2)  # the pytest children start (seconds on a loaded machine)
         assert len(_grading_children(subs)) == 2
+        time.sleep(1)  # and reach the hanging import in their sandboxes
         t0 = time.monotonic()
         pool.stop(futs)
         while _grading_children(subs) and time.monotonic() - t0 < 60:
