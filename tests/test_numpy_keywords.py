@@ -46,7 +46,7 @@ VALUES = {
     "a_min": [0.7], "a_max": [1.5], "min": [0.7], "max": [1.5], "append": [0.0, _M[:, :1]],
     "prepend": [0.0, _M[:, :1]], "aweights": [np.array([1.0, 2.0, 0.5, 3.0])],
     "fweights": [np.array([1, 2, 1, 3])], "bias": [True], "rowvar": [False], "y": [_M],
-    "axis1": [1], "axis2": [0], "offset": [1, -1], "axisa": [0], "axisb": [0], "axisc": [0],
+    "axis1": [{"axis1": 1, "axis2": 0}], "axis2": [{"axis1": 1, "axis2": 0}], "offset": [1, -1], "axisa": [0], "axisb": [0], "axisc": [0],
     "default": [1.5], "deg": [True], "edge_order": [2], "endpoint": [False], "num": [5], "retstep": [True],
     "indexing": ["ij"], "sparse": [True], "nan": [1.0], "posinf": [9.0], "neginf": [-9.0],
     "overwrite_input": [True], "returned": [True], "weights": [_r.uniform(0.5, 2.0, (3, 4))],
