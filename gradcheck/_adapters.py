@@ -260,7 +260,7 @@ class Adapted:
     def grads(self):
         if self.own:
             return getattr(self.obj, "grads", None)
-        return {k: _copy(getattr(self.obj, g, None)) for k, g in self.pairs.items()}
+        return {k: _copy(_grad(self.obj, g)) for k, g in self.pairs.items()}
 
     def forward(self, *xs, training=None):
         return _copy(self.obj.forward(*xs, **_training_kw(self.obj.forward, training, self.mode_keyword)))
@@ -345,6 +345,8 @@ def _grad_attrs(obj, inputs, kw, used):
         found = {}
         for w in used:
             names = [g.format(w) for g in GRAD_NAMES if isinstance(getattr(obj, g.format(w), None), np.ndarray)]
+            if isinstance(_grad(obj, f"grads[{w!r}]"), np.ndarray):  # self.grads = {"W": ...} beside self.W
+                names.append(f"grads[{w!r}]")
             if len(names) > 1:
                 raise AdapterError(f"{type(obj).__name__}.{w} has several gradient attributes after backward "
                                    f"({', '.join(names)}); keep one. {expected()}")
@@ -353,6 +355,14 @@ def _grad_attrs(obj, inputs, kw, used):
         return found
     finally:
         restore()
+
+
+def _grad(obj, name):
+    """The gradient called ``name``: an attribute (``dW``) or an entry of a ``grads`` dict (``grads['W']``)."""
+    if name.startswith("grads["):
+        grads = getattr(obj, "grads", None)
+        return grads.get(name[7:-2]) if isinstance(grads, dict) else None
+    return getattr(obj, name, None)
 
 
 def _layout(w, inputs, y):

@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from . import _validation as V
-from .errors import EXIT_MISMATCH, EXIT_PASS, EXIT_STUDENT, UsageError
+from .errors import EXIT_MISMATCH, EXIT_PASS, EXIT_STUDENT, StudentCodeError, UsageError
 
 __all__ = ["run_check", "build_reference", "use_color", "colorize"]
 
@@ -137,12 +137,21 @@ def _report(args, layer, diag, cname: str, color: bool, jacobian, unchecked) -> 
     if diag.passed and not jac_ok:
         print(colorize(f"\nFAIL: {cname}: the tape's Jacobian differs from the numerical one (see above).", color))
         return EXIT_MISMATCH
+    info = getattr(layer, "protocol", None) or {}
+    missing = list(info.get("unchecked") or []) if info.get("protocol") == "attribute" else []
+    if diag.passed and missing:  # some weights have gradient attributes, these none: a forgotten gradient
+        raise StudentCodeError(
+            f"{cname}.backward sets no gradient for {', '.join(missing)} (expected "
+            f"{', '.join('self.d' + w for w in missing)}, as for the other weights); the gradients that are set "
+            "match, but a weight without its gradient is not trained. Store it in backward.")
     if diag.passed:
         tensors = ", ".join(r.tensor for r in res.records if r.kind != "forward")
         fwd = " and the forward output" if any(r.kind == "forward" for r in res.records) else ""
         left = f" ({', '.join(unchecked)}: no gradient checked, see above)" if unchecked else ""
-        print(colorize(f"\nPASS: {cname}: every gradient ({tensors}){fwd} match{'' if fwd else 'es'} within rtol={res.rtol:g}, "
-                       f"atol={res.atol:g}{left}.", color))
+        what = (f"the sampled entries of ({tensors}) match" if res.mode == "sample"
+                else f"every gradient ({tensors}){fwd} match{'' if fwd else 'es'}")
+        sampled = "; sample mode checks a random subset: --mode full checks every entry" if res.mode == "sample" else ""
+        print(colorize(f"\nPASS: {cname}: {what} within rtol={res.rtol:g}, atol={res.atol:g}{left}{sampled}.", color))
         return EXIT_PASS
     if res is not None and res.failing_tensors:
         print(colorize(f"\nFAIL: {diag.name}: gradient mismatch in {', '.join(res.failing_tensors)}.", color))

@@ -145,3 +145,27 @@ def test_layer_with_forward_many_uses_chunks():
     assert res.passed, res.table()
     # X (30), W (24), b (4) elements: 116 forwards by the element loop, a handful of chunks here
     assert calls.count("many") <= 6 and calls.count("forward") <= 3
+
+
+class _Offset:
+    """Y = X + c with a large c (so the finite differences are noisy) and a backward wrong by the factor k."""
+
+    def __init__(self, c=1e8, k=1.5):
+        self.params, self.grads, self.c, self.k = {}, {}, c, k
+
+    def forward(self, X, training=False):
+        return X + self.c
+
+    def backward(self, dY):
+        return self.k * dY
+
+
+@pytest.mark.parametrize("mode", ["fast", "full"])
+def test_a_5_percent_error_fails_in_fast_mode_as_in_full_mode_when_the_differences_are_noisy(mode):
+    """Found by a new user: fast mode's directional screen allowed atol*sqrt(n) per direction, so a
+    backward 1.5x too large passed (error 0.57 against atol 0.092) where full mode failed.
+    A direction's quotient has the same round-off as one element's; a failing screen only costs the
+    element scan."""
+    X = np.random.default_rng(0).standard_normal((8, 5))
+    assert not check_layer(_Offset(k=1.05), X, twin=None, mode=mode).passed
+    assert check_layer(_Offset(k=1.0), X, twin=None, mode=mode).passed

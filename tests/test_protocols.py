@@ -141,14 +141,42 @@ def test_attribute_style_planted_bug_fails(attr_file, tmp_path, old, new, bad):
     assert f"gradient mismatch in {bad}" in text(p)
 
 
-def test_attribute_style_weight_without_gradient_warns(attr_file, tmp_path):
+def test_attribute_style_weight_without_gradient_is_an_error_as_in_the_dict_protocol(attr_file, tmp_path):
+    """A forgotten db beside a dW is a bug (the bias is never trained): exit 3, as a params entry without its
+    grads entry is (before, exit 0 with a warning, so the two styles disagreed)."""
     f = planted(tmp_path, attr_file, "self.db = dY.sum(axis=0)", "pass", "attr_nodb.py")
     p = run("check", f"{f}::LinearIO", "--input-shape", "8,5", "--init", INIT)
     t = text(p)
-    assert p.returncode == 0, t
+    assert p.returncode == 3, t
     assert "protocol: attribute style (W/dW), weights (in, out)" in t
     assert "WARNING: forward uses b but backward sets no gradient attribute for it (db" in t
-    assert "(b: no gradient checked, see above)" in t
+    assert "LinearIO.backward sets no gradient for b (expected self.db" in t and "PASS" not in t
+
+
+def test_a_grads_dict_beside_array_attributes_is_read_and_checked(tmp_path):
+    """self.W with self.grads = {"W": ...} and no params dict: dW was ignored ("backward computes no dW")."""
+    f = tmp_path / "grads_attr.py"
+    f.write_text(textwrap.dedent('''
+        import numpy as np
+
+        class Lin:
+            def __init__(self, in_features, out_features, k=1.0):
+                self.W = np.random.default_rng(0).standard_normal((in_features, out_features))
+                self.grads, self.k = {}, k
+
+            def forward(self, x):
+                self.x = x
+                return x @ self.W
+
+            def backward(self, dout):
+                self.grads["W"] = self.k * self.x.T @ dout
+                return dout @ self.W.T
+        '''))
+    good = run("check", f"{f}::Lin", "--input-shape", "8,5", "--init", INIT)
+    assert good.returncode == 0 and "attribute style (W/grads['W'])" in text(good), text(good)
+    assert "every gradient (dX, dW) matches" in text(good)
+    bad = run("check", f"{f}::Lin", "--input-shape", "8,5", "--init", '{"in_features": 5, "out_features": 3, "k": 2}')
+    assert bad.returncode == 1 and "gradient mismatch in dW" in text(bad), text(bad)
 
 
 def test_two_gradient_attributes_for_one_weight_is_a_protocol_error(attr_file, tmp_path):
