@@ -434,6 +434,10 @@ def main(argv: list[str] | None = None) -> int:
         return int(args.func(args))
     except GradcheckError as exc:
         return _say_error(exc)
+    except BrokenPipeError:  # `gradcheck ... | head`: the reader left; say nothing more (as cat and grep do)
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())  # so that Python's flush at exit does not raise again
+        return 141  # 128 + SIGPIPE, what a shell reports for a process killed by the broken pipe
     finally:
         warnings.showwarning = old
 

@@ -573,3 +573,13 @@ def test_loss_indexing_by_real_targets_points_to_targets_labels(tmp_path):
     assert "IndexError" in err(p) and "add --targets labels" in err(p)
     p = run("check", f"{f}::CrossEntropy", "--loss", "--input-shape", "8,5", "--targets", "labels")
     assert p.returncode == 0, p.stdout + p.stderr
+
+
+def test_a_closed_pipe_ends_quietly_with_no_traceback(tmp_path):
+    """`gradcheck assignment release ... | head -1` printed a BrokenPipeError traceback."""
+    cmd = [str(SCRIPT)] if SCRIPT.exists() else [sys.executable, "-m", "gradcheck"]
+    p = subprocess.Popen(cmd + ["assignment", "release", str(ROOT / "lessons" / "05b-hinge-loss.md"), "--out",
+                                str(tmp_path / "out")], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    p.stdout.close()  # the reader leaves before the first line
+    err = p.stderr.read().decode()
+    assert p.wait(timeout=120) == 141 and "Traceback" not in err and "BrokenPipe" not in err, err
