@@ -226,6 +226,12 @@ def test_staff_mistakes_get_a_clear_error(graded, tmp_path, monkeypatch):
     monkeypatch.setattr(cluster, "CONNECT_TIMEOUT", 1.0)
     with pytest.raises(UsageError, match="cannot reach the Dask scheduler at 'tcp://127.0.0.1:9'"):
         grade_batch(subs, TESTS, tmp_path / "c", scheduler="tcp://127.0.0.1:9", progress=False)
+    t0 = time.monotonic()  # a malformed address: refused at once (a Client made from it hung 40 s on exit)
+    with pytest.raises(UsageError, match="'not an address' is neither a scheduler file nor an address"):
+        grade_batch(subs, TESTS, tmp_path / "e", scheduler="not an address", progress=False)
+    assert time.monotonic() - t0 < 5
+    for name in "abce":  # a usage error writes nothing (no key, no grading.json): exit 2's promise
+        assert not (tmp_path / name).exists() or not any((tmp_path / name).iterdir()), name
     monkeypatch.setitem(sys.modules, "distributed", None)  # as if not installed
     with pytest.raises(UsageError, match=r"pip install \.\[distributed\]"):
         grade_batch(subs, TESTS, tmp_path / "d", scheduler=graded["address"], progress=False)

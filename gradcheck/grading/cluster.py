@@ -80,6 +80,16 @@ def connect(scheduler: str):
         raise UsageError(f"--scheduler needs dask.distributed, which is not installed here: {_INSTALL}.") from None
     kw: dict[str, Any] = ({"scheduler_file": scheduler} if os.path.isfile(scheduler)
                           else {"address": scheduler})
+    if "address" in kw:  # a malformed address: refused here (a Client half-made from it hangs on exit)
+        from distributed.comm.addressing import parse_address, parse_host_port
+
+        try:
+            scheme, loc = parse_address(scheduler)
+            if scheme in ("tcp", "tls"):
+                parse_host_port(loc)
+        except ValueError as exc:
+            raise UsageError(f"--scheduler {scheduler!r} is neither a scheduler file nor an address ({exc}); give "
+                             f"the address the scheduler prints, e.g. tcp://HOST:8786 (docs/dask.md).") from None
     try:
         return Client(**kw, timeout=CONNECT_TIMEOUT, set_as_default=False)
     except (OSError, TimeoutError, ValueError) as exc:
@@ -218,7 +228,8 @@ class DaskPool:
             raise UsageError("--unsafe-no-isolation is refused with --scheduler: without the namespaces sandbox (no "
                              "network) a submission could connect to the scheduler and run code on every worker, "
                              "forging any student's result.")
-        self._tests, self._out, self._key, self._options = str(Path(tests).resolve()), out_p, key, options
+        self._tests, self._out = str(Path(tests).resolve()), out_p
+        self.bind(key, options)
         self.client = connect(scheduler)
         try:
             self.workers = self._check_workers(scheduler, str(src))
@@ -282,6 +293,11 @@ class DaskPool:
         self._stop.set()
         self._kept = [self._store(f) for f in futs if f.key in self._names and f.status == "finished"]
         self.client.cancel([f for f in futs if f.key in self._names], force=True)
+
+    def bind(self, key: bytes, options: dict[str, Any]) -> None:
+        """The batch's signing key and grading options, once the cluster has been reached and checked
+        (so that a usage error leaves the output folder as it was)."""
+        self._key, self._options = key, options
 
     def close(self) -> None:
         self.client.close()

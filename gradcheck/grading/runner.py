@@ -968,18 +968,20 @@ def grade_batch(submissions_dir: str | os.PathLike, tests: str | os.PathLike, ou
     src = Path(submissions_dir).resolve()
     out_p = Path(out).resolve()
     subs = submission_folders(src)
-    seed = _batch_seed(src, tests, out_p, seed)
+    options = dict(timeout=timeout, submission_timeout=submission_timeout, memory_mb=memory_mb,
+                   unsafe_no_isolation=unsafe_no_isolation)
+    if scheduler is not None:  # reach and check the cluster before anything is written
+        from .cluster import DaskPool
+
+        pool = DaskPool(scheduler, src, tests, out_p, b"", options)
+    options["seed"] = seed = _batch_seed(src, tests, out_p, seed)
     t0 = time.monotonic()
     key = _batch_key(out_p)
     results, todo = _resume(subs, out_p, key, force)
-    options = dict(seed=seed, timeout=timeout, submission_timeout=submission_timeout, memory_mb=memory_mb,
-                   unsafe_no_isolation=unsafe_no_isolation)
     if scheduler is None:
         pool = _LocalPool(workers, tests, out_p, key, options)
     else:
-        from .cluster import DaskPool
-
-        pool = DaskPool(scheduler, src, tests, out_p, key, options)
+        pool.bind(key, options)
     interrupted = _run_batch(pool, todo, results, len(subs), progress, on_done)
     seconds = time.monotonic() - t0
     gradebook = write_gradebook(out_p / "gradebook.csv", results, seed)
