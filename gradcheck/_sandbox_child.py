@@ -538,6 +538,7 @@ class Child:
 
     def op_backward(self, obj, req, packer):
         args = [req["dY"]] if req.get("dY") is not None else []
+        before = [a.copy() for a in args]  # a backward that writes into dY: sent back, so the parent sees it
         try:
             if req.get("count_forward"):  # a staff policy: the count is data for the parent to judge
                 ret, calls = counting_calls(_forward_codes(self.AD, obj), obj.backward, *args)
@@ -545,7 +546,10 @@ class Child:
                 ret, calls = obj.backward(*args), None
         except BaseException as exc:  # noqa: BLE001
             return self.fail(exc)
+        written = [describe(self.np, packer, a) for a, b in zip(args, before)
+                   if a.shape == b.shape and not self.np.array_equal(a, b, equal_nan=True)]
         self.reply(True, {"value": describe(self.np, packer, ret), "forward_calls": calls,
+                          "dY_written": written[0] if written else None,
                           "grads": self.dict_of(packer, getattr(obj, "grads", None)),
                           "params": self.dict_of(packer, getattr(obj, "params", None), True)}, packer)
 

@@ -976,9 +976,14 @@ class RemoteLayer(_Remote):
         """The student's ``backward(dY)``: fills :attr:`grads`, returns dX (an ndarray, a tuple or None).
         Raises SandboxError (it raised, the child died or timed out, the staff policy) or
         GradientShapeError (it returned a list, an object array, another object)."""
-        dY = _inputs([dY])[0]
+        caller, dY = dY, _inputs([dY])[0]
         call = f"backward(dY) with dY of shape {fmt_shape(dY.shape)}"
         meta = self._backward(dY, call)
+        if meta.get("dY_written") is not None and isinstance(caller, np.ndarray) and caller.flags.writeable:
+            # the student's backward wrote into dY: do it to the caller's array too, as an in-process layer would
+            written = _value_to_array(meta["dY_written"], owner=self.class_name, tensor="dY", produced_by=call)
+            if written.shape == caller.shape:
+                np.copyto(caller, written, casting="unsafe")
         desc, value = meta.get("grads", {}), meta.get("value", {})
         if desc.get("kind") != "dict":
             self.grads = {} if desc.get("kind") == "absent" else _NotADict(desc.get("type"))

@@ -84,7 +84,14 @@ def manual_source(call: Call, G: np.ndarray) -> dict[str, np.ndarray]:
     bcall = f"backward(dY) with dY of shape {V.fmt_shape(G.shape)}"
     expect = (f"Expected backward to return d{names[0]} of shape {V.fmt_shape(inputs[0].shape)}."
               if len(inputs) == 1 else f"Expected backward to return the tuple ({', '.join('d' + n for n in names)}).")
-    ret = V.call_student(call.layer.backward, G.copy(), owner=owner, call=bcall, expected=expect)
+    dY = G.copy()
+    ret = V.call_student(call.layer.backward, dY, owner=owner, call=bcall, expected=expect)
+    if not np.array_equal(dY, G, equal_nan=True):
+        raise StudentCodeError(
+            V.paragraph(f"{owner}.backward modified its upstream gradient dY in place;",
+                        "a layer must not write into dY (in a network the same dY can also reach another branch: "
+                        "a residual connection, or an output used twice).",
+                        "Compute into a new array instead, e.g. dY * (X > 0) rather than dY[X <= 0] = 0."))
     manual = V.check_input_grads(ret, owner=owner, produced_by=bcall, names=names, inputs=inputs, keys=call.keys)
     manual.update(V.check_grads(call.layer, owner, call.params))
     return manual

@@ -169,3 +169,40 @@ def test_a_5_percent_error_fails_in_fast_mode_as_in_full_mode_when_the_differenc
     X = np.random.default_rng(0).standard_normal((8, 5))
     assert not check_layer(_Offset(k=1.05), X, twin=None, mode=mode).passed
     assert check_layer(_Offset(k=1.0), X, twin=None, mode=mode).passed
+
+
+class _InplaceReLU:
+    """A ReLU whose backward zeroes the upstream gradient in place: right numbers, wrong in a DAG."""
+
+    def __init__(self):
+        self.params, self.grads = {}, {}
+
+    def forward(self, X, training=False):
+        self.mask = X > 0
+        return np.maximum(X, 0)
+
+    def backward(self, dY):
+        dY[~self.mask] = 0
+        return dY
+
+
+def test_a_backward_that_writes_into_dy_is_refused_in_process_and_in_the_sandbox(tmp_path):
+    """Found by a new user: `dY[~mask] = 0; return dY` passed (forward writing into X was refused)."""
+    from gradcheck.errors import StudentCodeError
+    from gradcheck.sandbox import Sandbox
+
+    X = np.random.default_rng(0).standard_normal((4, 5))
+    with pytest.raises(StudentCodeError, match="modified its upstream gradient dY in place"):
+        check_layer(_InplaceReLU(), X, twin=None)
+    f = tmp_path / "inplace.py"
+    f.write_text("import numpy as np\n\nclass R:\n    def __init__(self):\n        self.params, self.grads = {}, {}\n\n"
+                 "    def forward(self, X, training=False):\n        self.mask = X > 0\n        return np.maximum(X, 0)\n\n"
+                 "    def backward(self, dY):\n        dY[~self.mask] = 0\n        return dY\n")
+    with Sandbox(files={"inplace.py": str(f)}, timeout=30) as sb:
+        layer = sb.load_layer("inplace.py", "R")
+        layer.forward(X)
+        dY = np.ones_like(X)
+        layer.backward(dY)  # the child's write reaches the caller's array, as in process
+        np.testing.assert_array_equal(dY, (X > 0).astype(float))
+        with pytest.raises(StudentCodeError, match="modified its upstream gradient dY in place"):
+            check_layer(layer, X, twin=None)
