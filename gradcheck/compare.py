@@ -63,8 +63,13 @@ def default_atol(Y: Any, G: Any, eps: float, method: str = "central") -> float:
     return max(ATOL_FLOOR, float(np.finfo(np.float64).eps) * mag / h)
 
 
+#: atol above this fraction of a tensor's largest |gradient| gets a warning (errors of that size would pass)
+NOISY = 1e-3
+
+
 def atol_swamp_notes(atol: float, grads: dict[str, list[np.ndarray]], how: str = "default") -> list[str]:
-    """``WARNING`` lines for tensors whose every gradient value is below ``atol``.
+    """``WARNING`` lines for tensors whose every gradient value is below ``atol``, or whose largest is
+    within a factor 1/:data:`NOISY` of it.
 
     ``grads`` maps a display name (``"db"``) to the arrays compared for it; such a check would
     pass any wrong gradient of that size (``db = dY.mean(0)`` for ``dY.sum(0)``). ``how`` says
@@ -80,6 +85,11 @@ def atol_swamp_notes(atol: float, grads: dict[str, list[np.ndarray]], how: str =
             out.append(f"WARNING: the {how} atol={atol:.3g} is larger than every |{name}| (at most {biggest:.3g}): "
                        f"the check of {name} would pass any gradient of that size. Pass a smaller --atol / atol= "
                        "(or scale the layer down) for a meaningful check")
+        elif np.isfinite(biggest) and atol > NOISY * biggest:  # large outputs: the differences are too noisy
+            out.append(f"WARNING: the {how} atol={atol:.3g} is {100 * atol / biggest:.2g}% of the largest |{name}| "
+                       f"({biggest:.3g}): an error in {name} smaller than that would pass. The finite differences "
+                       "are noisy because the output is large (atol grows with sum|Y*G|); check the layer on "
+                       "inputs or parameters that keep the output near 1 for a sharper check")
     return out
 
 

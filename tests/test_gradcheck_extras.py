@@ -206,3 +206,13 @@ def test_a_backward_that_writes_into_dy_is_refused_in_process_and_in_the_sandbox
         np.testing.assert_array_equal(dY, (X > 0).astype(float))
         with pytest.raises(StudentCodeError, match="modified its upstream gradient dY in place"):
             check_layer(layer, X, twin=None)
+
+
+def test_a_default_atol_that_is_a_sizeable_part_of_the_gradient_is_warned_about():
+    """Found by a new user: Y = X + 1e5 at (256, 64) gives atol 0.048 against |dX| <= 4, so a backward 1%
+    too large passed without a word. It still passes (the numbers cannot tell), but the note says why."""
+    X = np.random.default_rng(0).standard_normal((256, 64))
+    res = check_layer(_Offset(c=1e5, k=1.01), X, twin=None)
+    assert any("WARNING: the default atol=" in n and "% of the largest |dX|" in n for n in res.notes), res.notes
+    quiet = check_layer(_Offset(c=1.0, k=1.0), X, twin=None)  # an ordinary output: no such warning
+    assert not any("% of the largest" in n for n in quiet.notes), quiet.notes
