@@ -181,7 +181,8 @@ def test_softmax_cross_entropy_refuses_nan_plus_inf_and_an_all_masked_row():
 # --- the 0·inf rule ---------------------------------------------------------------------
 # (primitive, argument values, which argument): the local derivative there is inf or nan
 ZERO_INF = [
-    ("sqrt", (0.0,), 0), ("log", (0.0,), 0), ("log2", (0.0,), 0), ("log10", (0.0,), 0),
+    ("sqrt", (0.0,), 0), ("log", (0.0,), 0), ("log2", (0.0,), 0), ("log10", (0.0,), 0), ("cbrt", (0.0,), 0),
+    ("logit", (0.0,), 0), ("xlogy", (1.0, 0.0), 1),
     ("log1p", (-1.0,), 0), ("reciprocal", (0.0,), 0), ("arcsin", (1.0,), 0), ("arccos", (1.0,), 0),
     ("arcsin", (2.0,), 0), ("log", (-1.0,), 0), ("exp", (1000.0,), 0), ("expm1", (1000.0,), 0),
     ("sinh", (1000.0,), 0), ("cosh", (1000.0,), 0), ("square", (np.inf,), 0), ("sin", (np.inf,), 0),

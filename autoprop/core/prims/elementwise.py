@@ -73,6 +73,23 @@ divide = defprim(
 )
 
 
+def _aliases(fwd, numpy):
+    return (fwd,) if numpy is True else () if numpy is False else tuple(numpy)
+
+
+def _binary(name, fwd, da, db, jacobian, vjp, kinks="none (smooth)", numpy=True, methods=()):
+    """A broadcasting two-argument elementwise primitive with partial derivatives
+    ``da(ans, a, b)``, ``db(ans, a, b)``: VJPs ``g * d`` summed back to each input's
+    shape, JVPs ``t * d``, both under the 0·inf rule (:func:`~._common.times`)."""
+    return defprim(
+        name, fwd,
+        lambda g, ans, a, b: unbroadcast(times(g, da(ans, a, b)), _shape(a)),
+        lambda g, ans, a, b: unbroadcast(times(g, db(ans, a, b)), _shape(b)),
+        jvp=(lambda t, ans, a, b: times(t, da(ans, a, b)), lambda t, ans, a, b: times(t, db(ans, a, b))),
+        jacobian=jacobian, vjp=vjp, shapes=BCAST, kinks=kinks, numpy=_aliases(fwd, numpy), methods=methods,
+    )
+
+
 def _pow_da(a, b):
     # b * a**(b-1), written without dividing by a (so 0**3 gives 0, not nan)
     return b * a ** (b - 1)
@@ -84,16 +101,12 @@ def _pow_db(ans, a):
     return ans * np.log(safe)
 
 
-power = defprim(
-    "power", np.power,
-    lambda g, ans, a, b: unbroadcast(times(g, _pow_da(a, b)), _shape(a)),
-    lambda g, ans, a, b: unbroadcast(times(g, _pow_db(ans, a)), _shape(b)),
-    jvp=(lambda t, ans, a, b: times(t, _pow_da(a, b)), lambda t, ans, a, b: times(t, _pow_db(ans, a))),
-    jacobian="d(a^b)/da = diag(b a^(b-1)), d(a^b)/db = diag(a^b log a)",
-    vjp="da = g * b * a**(b-1), db = g * a**b * log(a)", shapes=BCAST,
+power = _binary(
+    "power", np.power, lambda ans, a, b: _pow_da(a, b), lambda ans, a, b: _pow_db(ans, a),
+    "d(a^b)/da = diag(b a^(b-1)), d(a^b)/db = diag(a^b log a)", "da = g * b * a**(b-1), db = g * a**b * log(a)",
     kinks="d/db at a = 0 is taken as 0 (log(0) replaced by 0); a < 0 gives nan for d/db; "
           "0 where g = 0 (the 0·inf rule: d(x**0.5)/dx at 0 with g = 0 is 0)",
-    numpy=(np.power,), methods=("__pow__", "__rpow__"),
+    methods=("__pow__", "__rpow__"),
 )
 
 
@@ -126,25 +139,17 @@ def _share_of(x, ans):
     return np.where(np.isneginf(_value(x)), 0.0, w)
 
 
-logaddexp = defprim(
-    "logaddexp", np.logaddexp,
-    lambda g, ans, a, b: unbroadcast(times(g, _share_of(a, ans)), _shape(a)),
-    lambda g, ans, a, b: unbroadcast(times(g, _share_of(b, ans)), _shape(b)),
-    jvp=(lambda t, ans, a, b: times(t, _share_of(a, ans)), lambda t, ans, a, b: times(t, _share_of(b, ans))),
-    jacobian="d log(e^a + e^b)/da = e^a / (e^a + e^b) = sigmoid(a - b)",
-    vjp="da = g * exp(a - y), db = g * exp(b - y), y = logaddexp(a, b)", shapes=BCAST,
+logaddexp = _binary(
+    "logaddexp", np.logaddexp, lambda ans, a, b: _share_of(a, ans), lambda ans, a, b: _share_of(b, ans),
+    "d log(e^a + e^b)/da = e^a / (e^a + e^b) = sigmoid(a - b)",
+    "da = g * exp(a - y), db = g * exp(b - y), y = logaddexp(a, b)",
     kinks="none: smooth everywhere; softplus(x) = logaddexp(0, x) has derivative sigmoid(x), 0.5 at 0; "
           "an input at -inf gets 0, also when both are -inf (a masked pair: never nan)",
-    numpy=(np.logaddexp,),
 )
-arctan2 = defprim(
-    "arctan2", np.arctan2,
-    lambda g, ans, y, x: unbroadcast(times(g, x / (x * x + y * y)), _shape(y)),
-    lambda g, ans, y, x: unbroadcast(times(g, -y / (x * x + y * y)), _shape(x)),
-    jvp=(lambda t, ans, y, x: times(t, x / (x * x + y * y)), lambda t, ans, y, x: times(t, -y / (x * x + y * y))),
-    jacobian="d atan2(y, x)/dy = x/(x^2+y^2), d/dx = -y/(x^2+y^2)",
-    vjp="dy = g x / (x^2 + y^2), dx = -g y / (x^2 + y^2)", shapes=BCAST,
-    kinks="x = y = 0: nan (0/0), 0 where g = 0", numpy=(np.arctan2,),
+arctan2 = _binary(
+    "arctan2", np.arctan2, lambda ans, y, x: x / (x * x + y * y), lambda ans, y, x: -y / (x * x + y * y),
+    "d atan2(y, x)/dy = x/(x^2+y^2), d/dx = -y/(x^2+y^2)", "dy = g x / (x^2 + y^2), dx = -g y / (x^2 + y^2)",
+    kinks="x = y = 0: nan (0/0), 0 where g = 0",
 )
 
 
@@ -153,12 +158,12 @@ def _unary(name, fwd, factor, jacobian, vjp, kinks="none (smooth)", numpy=True, 
     """A one-argument elementwise primitive whose derivative is ``factor(ans, x)``:
     VJP ``g * factor``, JVP ``t * factor`` (one formula, both modes; 0 where ``g`` or
     ``t`` is 0, the 0·inf rule of :func:`~._common.zero_rule`); ``fwd`` is the
-    numpy ufunc that dispatches here unless ``numpy=False``."""
+    numpy ufunc that dispatches here unless ``numpy=False`` (or a tuple: these names)."""
     return defprim(
         name, fwd, lambda g, ans, x: times(g, factor(ans, x)),
         jvp=lambda t, ans, x: times(t, factor(ans, x)),
         jacobian=jacobian, vjp=vjp, shapes=SAME, kinks=kinks,
-        numpy=(fwd,) if numpy else (), methods=methods,
+        numpy=_aliases(fwd, numpy), methods=methods,
     )
 
 

@@ -15,8 +15,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..registry import defcomposite, defnondiff, defprim
-from ._common import BCAST, SAME, _check_kw, _shape, _t, unbroadcast
-from .elementwise import absolute, multiply, where
+from ._common import SAME, _check_kw, _t
+from .elementwise import _binary, _unary, absolute, multiply, where
 
 try:
     import scipy.special as _ss
@@ -37,14 +37,9 @@ def _sp(name):
     return (getattr(_ss, name),) if _ss is not None and hasattr(_ss, name) else ()
 
 
-def _elementwise(name, fwd, factor, jacobian, kinks="none (smooth)", numpy=None):
-    """A one-argument elementwise primitive with derivative ``factor(ans, x)``:
-    VJP ``g * factor`` and JVP ``t * factor``."""
-    return defprim(
-        name, fwd, lambda g, ans, x: g * factor(ans, x), jvp=lambda t, ans, x: t * factor(ans, x),
-        jacobian=f"diag({jacobian})", vjp=f"dx = g * {jacobian}", shapes=SAME, kinks=kinks,
-        numpy=(fwd,) if numpy is None else numpy,
-    )
+def _elementwise(name, fwd, factor, jacobian, kinks="none (smooth)", numpy=True):
+    """:func:`~.elementwise._unary` with both formula texts made from ``jacobian``."""
+    return _unary(name, fwd, factor, f"diag({jacobian})", f"dx = g * {jacobian}", kinks=kinks, numpy=numpy)
 
 
 exp2 = _elementwise("exp2", np.exp2, lambda ans, x: ans * _LN2, "2^x ln 2")
@@ -67,19 +62,6 @@ def _sinc_d(ans, x):
 sinc = _elementwise("sinc", np.sinc, _sinc_d, "(cos(pi x) - sinc(x)) / x, 0 at x = 0",
                     kinks="x = 0: the first derivative 0 is exact; the second derivative there "
                           "is recorded as 0 (the true value is -pi^2/3)", numpy=(np.sinc,))
-
-
-def _binary(name, fwd, da, db, jacobian, vjp, kinks="none (smooth)", numpy=None, methods=()):
-    """A broadcasting binary primitive with partial derivatives ``da(ans, a, b)``,
-    ``db(ans, a, b)``: VJPs summed back to each input's shape, JVPs ``t * d``."""
-    return defprim(
-        name, fwd,
-        lambda g, ans, a, b: unbroadcast(g * da(ans, a, b), _shape(a)),
-        lambda g, ans, a, b: unbroadcast(g * db(ans, a, b), _shape(b)),
-        jvp=(lambda t, ans, a, b: t * da(ans, a, b), lambda t, ans, a, b: t * db(ans, a, b)),
-        jacobian=jacobian, vjp=vjp, shapes=BCAST, kinks=kinks,
-        numpy=(fwd,) if numpy is None else numpy, methods=methods,
-    )
 
 
 def _hypot_safe(ans):
