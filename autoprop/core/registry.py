@@ -65,11 +65,15 @@ class Primitive:
         The numpy functions and ufuncs that dispatch to this primitive.
     methods : tuple of str
         The :class:`~autoprop.Tensor` methods (and operators) that call it.
+    source : str or callable, optional
+        The forward as numpy source text, for :meth:`~autoprop.GradientTape.backward_source`
+        (``autoprop.core.source`` documents the fields: ``"{a} @ {b}"``, ``"{x}.sum({kw})"``).
+        Default, for a numpy or scipy.special ufunc: ``np.<name>(...)``/``special.<name>(...)``.
     """
 
-    __slots__ = ("name", "fwd", "vjps", "doc", "jvps", "numpy", "methods")
+    __slots__ = ("name", "fwd", "vjps", "doc", "jvps", "numpy", "methods", "source")
 
-    def __init__(self, name, fwd, vjps, doc, jvps=None, numpy=(), methods=()):
+    def __init__(self, name, fwd, vjps, doc, jvps=None, numpy=(), methods=(), source=None):
         self.name = name
         self.fwd = fwd
         self.vjps = vjps
@@ -77,12 +81,27 @@ class Primitive:
         self.jvps = jvps
         self.numpy = tuple(numpy)
         self.methods = tuple(methods)
+        self.source = source if source is not None else _ufunc_source(fwd)
 
     def __call__(self, *args, **kwargs):
         return apply(self, args, kwargs)
 
     def __repr__(self):
         return f"<autoprop primitive {self.name}>"
+
+
+def _ufunc_source(fwd):
+    """``np.exp({0})`` for a numpy ufunc, ``special.erf({0})`` for a scipy.special one."""
+    if not isinstance(fwd, np.ufunc):
+        return None
+    try:
+        import scipy.special as special
+    except ImportError:  # scipy is optional: numpy's ufuncs only
+        special = None
+    for prefix, mod in (("np", np), ("special", special)):
+        if getattr(mod, fwd.__name__, None) is fwd:
+            return f"{prefix}.{fwd.__name__}(" + ", ".join(f"{{{i}}}" for i in range(fwd.nin)) + ")"
+    return None
 
 
 class _Variadic:
@@ -152,7 +171,7 @@ def _tuple(rules):
 
 
 def defprim(name, fwd, *vjps, jacobian="", vjp="", shapes="", kinks="none (smooth)", jvp=None,
-            numpy=(), np_call=None, methods=()):
+            numpy=(), np_call=None, methods=(), source=None):
     """Register a primitive with one VJP (and JVP) per positional argument; return it.
 
     Parameters
@@ -171,10 +190,13 @@ def defprim(name, fwd, *vjps, jacobian="", vjp="", shapes="", kinks="none (smoot
         ``(numpy function, adaptor)`` pair.
     methods : tuple of str
         Tensor methods and operators that call the primitive (documentation, tested).
+    source : str or callable, optional
+        The forward as numpy source text (:class:`Primitive`), used by
+        ``GradientTape.backward_source``.
     """
     vjps = vjps[0] if len(vjps) == 1 and isinstance(vjps[0], _Variadic) else tuple(vjps)
     doc = {"jacobian": jacobian, "vjp": vjp, "shapes": shapes, "kinks": kinks}
-    return _add(Primitive(name, fwd, vjps, doc, _tuple(jvp), numpy, methods), np_call)
+    return _add(Primitive(name, fwd, vjps, doc, _tuple(jvp), numpy, methods, source), np_call)
 
 
 def defnondiff(name, fwd, why, numpy=(), np_call=None, methods=()):

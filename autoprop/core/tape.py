@@ -698,6 +698,69 @@ class GradientTape:
                     pass
 
     # --- seeing the tape -----------------------------------------------------
+    def backward_source(self, target, sources, output_gradients=None, names=None,
+                        unconnected_gradients=UnconnectedGradients.NONE):
+        """The reverse walk of :meth:`gradient` as straight-line numpy code.
+
+        The walk runs once more with its VJPs on Tensors under a second tape, which
+        records the backward pass as primitives; each becomes one numpy expression from
+        its registry record's ``source`` template (:mod:`autoprop.core.source`). The tape
+        is not used up: :meth:`gradient` can follow.
+
+        Parameters
+        ----------
+        target, sources, output_gradients, unconnected_gradients
+            As :meth:`gradient`. With ``unconnected_gradients="none"`` a source that gets
+            no gradient raises (with :meth:`explain`'s reason); ``"zero"`` writes zeros.
+        names : dict of str to Tensor, optional
+            Names for forward tensors. Otherwise names come from the keys of a ``sources``
+            dict, the caller's local variables that hold the tensors, and Variable names;
+            the gradient of ``z`` is ``dz``; unnamed values are ``t``, ``t_2``, ...
+
+        Returns
+        -------
+        BackwardSource
+            ``.code`` (str: imports, one line per operation, shapes as comments),
+            ``.inputs`` (the saved forward values and constants the code reads, by name),
+            ``.outputs`` (the gradient variables, one per source) and ``.run()``, which
+            executes the code and returns the gradients in the structure of ``sources``.
+
+        Raises
+        ------
+        NotImplementedError
+            If the backward pass uses a primitive without a source template (named).
+        ValueError
+            If a source gets no gradient (a non-differentiable operation, named by
+            :meth:`explain`) and ``unconnected_gradients`` is ``"none"``.
+        RuntimeError
+            If the tape is still recording, or is non-persistent and already used.
+
+        Examples
+        --------
+        >>> import numpy as np, autoprop as ap
+        >>> W = ap.Variable(np.array([[1.0, 2.0], [3.0, 4.0]]), name="W")
+        >>> x = ap.constant(np.array([[0.5, -1.0]]))
+        >>> with ap.GradientTape() as tape:
+        ...     z = x @ W
+        ...     a = np.tanh(z)
+        ...     loss = a.sum()
+        >>> src = tape.backward_source(loss, [W])
+        >>> print(src.code)  # doctest: +NORMALIZE_WHITESPACE
+        import numpy as np
+        # inputs: z (1, 2), x (1, 2)
+        da = np.broadcast_to(np.ones(()).reshape((1, 1)), (1, 2))  # (1, 2)
+        dz = da * (1.0 / np.cosh(np.clip(z, -710.0, 710.0))) ** 2  # (1, 2)
+        dW = x.T @ dz  # (2, 2)
+        >>> bool(np.allclose(src.run()[0], tape.gradient(loss, W).numpy(), rtol=1e-12))
+        True
+        """
+        import sys
+
+        from .source import backward_source as _backward_source
+
+        return _backward_source(self, target, sources, output_gradients, names,
+                                unconnected_gradients, sys._getframe(1).f_locals)
+
     def explain(self, target, source):
         """Say why ``source`` gets no gradient from ``target`` (or that it does).
 

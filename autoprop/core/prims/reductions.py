@@ -59,11 +59,11 @@ def _extreme_jvp(t, ans, x, axis=None, keepdims=False):
 sum = defprim("sum", lambda x, axis=None, keepdims=False: np.sum(x, axis=axis, keepdims=keepdims),  # noqa: A001
               _sum_vjp, jvp=linear_jvp("sum"), jacobian="a row of ones per output element",
               vjp="dx = g broadcast back over the summed axes", shapes=_REDUCED,
-              numpy=((np.sum, _np_reduction("sum")),), methods=("sum",))
+              numpy=((np.sum, _np_reduction("sum")),), methods=("sum",), source="{x}.sum({kw})")
 mean = defprim("mean", lambda x, axis=None, keepdims=False: np.mean(x, axis=axis, keepdims=keepdims),
                _mean_vjp, jvp=linear_jvp("mean"), jacobian="1/n per summed element",
                vjp="dx = g / n broadcast back (n = number of averaged elements)", shapes=_REDUCED,
-               numpy=((np.mean, _np_reduction("mean")),), methods=("mean",))
+               numpy=((np.mean, _np_reduction("mean")),), methods=("mean",), source="{x}.mean({kw})")
 def _extreme(name, fn, word):
     """max or min over ``axis``: the gradient goes to the extreme elements, ties split."""
     arg = "argmax" if name == "max" else "argmin"
@@ -73,7 +73,7 @@ def _extreme(name, fn, word):
         vjp=f"dx = g at the {arg}, 0 elsewhere", shapes="x (...); reduced axes removed",
         kinks=f"ties: g split evenly among the tied {word[:3]}ima",
         numpy=((getattr(np, name), _np_reduction(name)), (getattr(np, "a" + name), _np_reduction("a" + name, name))),
-        methods=(name,),
+        methods=(name,), source="{x}." + name + "({kw})",
     )
 
 
@@ -122,6 +122,7 @@ prod = defprim(
     jacobian="d prod/dx_i = product of the other elements", vjp="dx_i = g * prod_{j != i} x_j",
     shapes=_REDUCED, numpy=((np.prod, _np_reduction("prod")),), methods=("prod",),
     kinks="exact with zeros (no division by x), second and higher derivatives too",
+    source="{x}.prod({kw})",
 )
 
 
@@ -141,6 +142,7 @@ cumsum = defprim(
     jacobian="lower-triangular ones along the axis", vjp="dx = reversed cumsum of g along the axis",
     shapes="same as x (axis=None: flattened to 1-D)", numpy=(np.cumsum,), np_call=_np_cumsum,
     methods=("cumsum",),
+    source="np.cumsum({x}{_kw})",
 )
 
 
@@ -160,6 +162,7 @@ logsumexp = defprim(
     jacobian="softmax(x) along the axis", vjp="dx = g * softmax(x)", shapes=_REDUCED,
     kinks="computed as m + log(sum(exp(x - m))), m = max: no overflow; an input at -inf (masked) "
           "gets 0, also when every input is -inf (the result is -inf, the gradient 0, never nan)",
+          source="special.logsumexp({x}{_kw})",
 )
 
 
@@ -177,6 +180,7 @@ log_softmax = defprim(
     jvp=lambda t, ans, x, axis=-1: t - np.sum(t * np.exp(ans), axis=axis, keepdims=True),
     jacobian="I - 1 softmax(x)^T along the axis", vjp="dx = g - softmax(x) * sum(g)",
     shapes=SAME, kinks="stable: x - logsumexp(x)",
+    source="special.log_softmax({x}, axis={axis})",
 )
 softmax = defprim(
     "softmax",
@@ -184,6 +188,7 @@ softmax = defprim(
     lambda g, ans, x, axis=-1: ans * (g - (g * ans).sum(axis=axis, keepdims=True)),
     jvp=lambda t, ans, x, axis=-1: ans * (t - np.sum(t * ans, axis=axis, keepdims=True)),
     jacobian="diag(p) - p p^T along the axis", vjp="dx = p * (g - sum(g * p))", shapes=SAME,
+    source="special.softmax({x}, axis={axis})",
 )
 
 
@@ -219,6 +224,7 @@ sparse_softmax_cross_entropy_with_logits = defprim(
         "tf.nn.sparse_softmax_cross_entropy_with_logits)",
     shapes="logits (..., C), integer labels (...) -> per-example loss (...)",
     kinks="none; stable for any logits (log-softmax shifted by the max); labels get no gradient",
+    source="-np.take_along_axis(special.log_softmax({logits}, axis=-1), {labels}[..., None], axis=-1)[..., 0]",
 )
 
 
@@ -303,6 +309,7 @@ norm = defprim(
     jacobian="x^T / ||x|| (a row per output element)", vjp="dx = g * x / ||x||, 0 where ||x|| = 0",
     shapes=_REDUCED, numpy=(np.linalg.norm,), np_call=_np_linalg_norm,
     kinks="||x|| = 0: the subgradient 0 (never nan; sqrt(sum(x**2)) written out gives nan there)",
+    source="np.sqrt(np.sum({x} * {x}{_kw}))",
 )
 
 
