@@ -162,9 +162,9 @@ def test_names_follow_the_forward_and_the_names_argument():
     with ap.GradientTape() as tape:
         hidden = np.tanh(x)
         other = np.exp(x)  # reaches no requested gradient: no line
-        total = np.sum(hidden)
+        total = np.sum(hidden ** 2)
     src = tape.backward_source(total, [x])
-    assert "dhidden =" in src.code and "dtotal = np.ones(())" in src.code
+    assert "dhidden =" in src.code and not any(n.startswith("dtotal") for n in src.inputs)
     assert "exp" not in src.code and "other" not in src.code
     src2 = tape.backward_source(total, [x], names={"h": hidden, "inp": x})
     assert "dh =" in src2.code and "dinp =" in src2.code

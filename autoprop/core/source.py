@@ -247,6 +247,24 @@ def _tidy(code):
     return ast.unparse(tree)
 
 
+#: short names for forward values that have none (the primitive that made them)
+_SHORT = {"add": "s", "subtract": "d", "multiply": "p", "divide": "q", "matmul": "mm",
+          "getitem": "sel", "reshape": "r", "transpose": "tr", "broadcast_to": "b",
+          "extract_patches": "cols", "sparse_softmax_cross_entropy_with_logits": "ce"}
+
+
+def _short(prim_name):
+    return _SHORT.get(prim_name, prim_name)
+
+
+def _reverses(node):
+    """True for a transpose that reverses all axes (``x.T``)."""
+    if node.prim.name != "transpose":
+        return False
+    axes = node.kwargs.get("axes", node.args[1] if len(node.args) > 1 else None)
+    return axes is None or tuple(axes) == tuple(range(np.ndim(node.vals[0])))[::-1]
+
+
 def _is_one(v):
     a = v._value if isinstance(v, Tensor) else v
     try:
@@ -315,12 +333,20 @@ def backward_source(tape, target, sources, output_gradients=None, names=None,
     if isinstance(sources, dict):
         for k, t in sources.items():
             offer(k, t)
+    by_value = {id(t._value): t for t in forward.values()}
+    outs = {id(node.out) for node in tape._nodes}
+    leaves = [t for t in forward.values() if id(t) not in outs]
     for k, t in (caller_locals or {}).items():
+        if type(t) is np.ndarray:  # a numpy input the tape wrapped: the leaf holding its values
+            t = by_value.get(id(t)) or next(
+                (f for f in leaves if f._value.shape == t.shape and f._value.dtype == t.dtype
+                 and id(f) not in fname and np.array_equal(f._value, t)), None)
         offer(k, t)
     for t in forward.values():
         n = getattr(t, "name", None)
         if n and n != "Variable":
             offer(n, t)
+    made_by = {id(node.out): node.prim.name for node in tape._nodes}
 
     # the seeds, and the recording run of the reverse walk
     seed_ts = []
@@ -344,12 +370,12 @@ def backward_source(tape, target, sources, output_gradients=None, names=None,
                 "GradientTape.backward_source: no gradient reaches a source, so there is no "
                 "code to write for it. " + tape.explain(target, s)
             )
-    return _emit(rec._nodes, forward, fname, targets, seed_ts, seeds, flat_sources, src_results,
-                 extra, extra_results, rebuild)
+    return _emit(rec._nodes, forward, fname, made_by, targets, seed_ts, seeds, flat_sources,
+                 src_results, extra, extra_results, rebuild)
 
 
-def _emit(nodes, forward, fname, targets, seed_ts, seeds, flat_sources, src_results, extra,
-          extra_results, rebuild):
+def _emit(nodes, forward, fname, made_by, targets, seed_ts, seeds, flat_sources, src_results,
+          extra, extra_results, rebuild):
     namer = _Namer()
     produced = {id(n.out): k for k, n in enumerate(nodes)}
     inputs: dict[str, object] = {}
@@ -361,9 +387,7 @@ def _emit(nodes, forward, fname, targets, seed_ts, seeds, flat_sources, src_resu
     seed_lines = []
 
     def base_of(t):
-        if id(t) in fname:
-            return fname[id(t)]
-        return None
+        return fname.get(id(t))
 
     def input_for(t):
         """Name of a forward tensor or seed read by the backward pass (an input)."""
@@ -373,7 +397,7 @@ def _emit(nodes, forward, fname, targets, seed_ts, seeds, flat_sources, src_resu
             tgt, given = seed_ids[id(t)]
             name = namer("d" + (base_of(tgt) or "out"))
         else:
-            name = namer(base_of(t) or "x")
+            name = namer(base_of(t) or _short(made_by.get(id(t), "x")))
         in_name[id(t)] = name
         if id(t) in ones_seed:  # the seed d target / d target = 1: written in the code
             seed_lines.append(f"{name} = np.ones({tuple(t.shape)!r}"
@@ -413,6 +437,7 @@ def _emit(nodes, forward, fname, targets, seed_ts, seeds, flat_sources, src_resu
     def ref_key(r):
         return r[:2]
 
+    ones = {("in", id(s)) for s in seed_ts if id(s) in ones_seed}  # values known to be all ones
     for k, node in enumerate(nodes):
         ops = [ref_of(a, v) for a, v in zip(node.args, node.vals)]
         refs[k] = ops
@@ -424,7 +449,7 @@ def _emit(nodes, forward, fname, targets, seed_ts, seeds, flat_sources, src_resu
             for i in ((0, 1) if name == "multiply" else (1,)):
                 one, other = ops[i], ops[1 - i]
                 onev = node.vals[i]
-                if (one[0] == "in" and id(one[2]) in ones_seed or one[0] == "const" and _is_one(onev)) \
+                if (ref_key(one) in ones or one[0] == "const" and _is_one(onev)) \
                         and np.shape(node.vals[1 - i]) == out.shape \
                         and np.result_type(node.vals[1 - i]) == out.dtype:
                     alias = other
@@ -432,9 +457,15 @@ def _emit(nodes, forward, fname, targets, seed_ts, seeds, flat_sources, src_resu
         elif name in ("reshape", "broadcast_to", "cast", "squeeze") and ops:
             if np.shape(node.vals[0]) == out.shape and np.result_type(node.vals[0]) == out.dtype:
                 alias = ops[0]
+        elif name == "transpose" and ops[0][0] == "node" and _reverses(node) \
+                and _reverses(nodes[ops[0][1]]):
+            alias = refs[ops[0][1]][0]  # x.T.T is x
         if alias is not None:
             canon[id(out)] = alias
             continue
+        if name in ("reshape", "broadcast_to", "transpose", "squeeze", "cast") and ops \
+                and ref_key(ops[0]) in ones:
+            ones.add(("node", k))
         try:
             sig = (name, tuple(ref_key(r) for r in ops), repr(sorted(node.kwargs.items(), key=str)))
             hash(sig)
