@@ -82,10 +82,9 @@ class BackwardSource:
         return self._rebuild([ns[o] for o in self.outputs])
 
     def __str__(self):
-        return self.code
+        return self.code.rstrip("\n")
 
-    def __repr__(self):
-        return self.code
+    __repr__ = __str__
 
 
 # --- rendering constants and keyword values ---------------------------------------
