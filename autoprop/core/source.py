@@ -37,7 +37,7 @@ import numpy as np
 
 from .tensor import Tensor, is_differentiable_dtype
 
-__all__ = ["BackwardSource", "backward_source"]
+__all__ = ["BackwardSource", "backward_source", "call_source"]
 
 #: names the emitted code uses for modules and kernels (never given to a value)
 _RESERVED = {"np", "special", "im2col", "col2im"}
@@ -198,7 +198,7 @@ def _fields(prim, args_text, args_raw, kwargs, const):
                 if p.name == "axis" and isinstance(v, tuple) and len(v) == 1:
                     v = v[0]  # .sum(axis=0), not axis=(0,): the same reduction
                 fields[p.name] = _index_text(v, const) if p.name == "key" else _literal(v, const)
-                if given and not _same(v, p.default):
+                if given and p.default is not p.empty and not _same(v, p.default):
                     kw_parts.append(f"{p.name}={fields[p.name]}")
     else:
         for k, v in kwargs.items():
@@ -270,6 +270,51 @@ def _is_one(v):
         return np.result_type(a).kind == "f" and bool(np.all(np.asarray(a) == 1))
     except TypeError:
         return False
+
+
+def call_source(prim, *args, out="out", **kwargs):
+    """One call of a primitive as numpy source, from its record's ``source`` template.
+
+    Parameters
+    ----------
+    prim : Primitive
+    *args, **kwargs
+        The call's arguments (numpy values). Arrays become named inputs ``a0``, ``a1``,
+        ...; Python scalars, tuples and slices are written as literals.
+    out : str
+        The variable the code assigns.
+
+    Returns
+    -------
+    (str, dict)
+        The code (``out = ...``, or a statement template's lines) and its inputs.
+
+    Raises
+    ------
+    NotImplementedError
+        If the record has no source template.
+
+    Examples
+    --------
+    >>> from autoprop.core import registry
+    >>> import numpy as np
+    >>> code, inputs = call_source(registry.PRIMITIVES["sum"], np.ones((2, 3)), axis=0)
+    >>> code, sorted(inputs)
+    ('out = a0.sum(axis=0)', ['a0'])
+    """
+    inputs = {}
+
+    def const(v):
+        name = f"a{len(inputs)}"
+        inputs[name] = v
+        return name
+
+    texts = [const(a) if isinstance(a, np.ndarray) else _literal(a, const) for a in args]
+    fields, raw = _fields(prim, texts, list(args), kwargs, const)
+    template = _template(prim, raw)
+    fields["out"] = out
+    body = _format(template, fields)
+    return (body if "{out}" in template else f"{out} = {body}"), inputs
 
 
 # --- the generator -----------------------------------------------------------------
