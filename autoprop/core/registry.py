@@ -66,9 +66,8 @@ class Primitive:
     methods : tuple of str
         The :class:`~autoprop.Tensor` methods (and operators) that call it.
     source : str or callable, optional
-        The forward as numpy source text, for :meth:`~autoprop.GradientTape.backward_source`
-        (``autoprop.core.source`` documents the fields: ``"{a} @ {b}"``, ``"{x}.sum({kw})"``).
-        Default, for a numpy or scipy.special ufunc: ``np.<name>(...)``/``special.<name>(...)``.
+        The forward as numpy source (``"{a} @ {b}"``; :mod:`autoprop.core.source`), for
+        ``tape.backward_source``; None for a numpy/scipy ufunc: ``np.<name>(...)``.
     """
 
     __slots__ = ("name", "fwd", "vjps", "doc", "jvps", "numpy", "methods", "source")
@@ -81,27 +80,13 @@ class Primitive:
         self.jvps = jvps
         self.numpy = tuple(numpy)
         self.methods = tuple(methods)
-        self.source = source if source is not None else _ufunc_source(fwd)
+        self.source = source
 
     def __call__(self, *args, **kwargs):
         return apply(self, args, kwargs)
 
     def __repr__(self):
         return f"<autoprop primitive {self.name}>"
-
-
-def _ufunc_source(fwd):
-    """``np.exp({0})`` for a numpy ufunc, ``special.erf({0})`` for a scipy.special one."""
-    if not isinstance(fwd, np.ufunc):
-        return None
-    try:
-        import scipy.special as special
-    except ImportError:  # scipy is optional: numpy's ufuncs only
-        special = None
-    for prefix, mod in (("np", np), ("special", special)):
-        if getattr(mod, fwd.__name__, None) is fwd:
-            return f"{prefix}.{fwd.__name__}(" + ", ".join(f"{{{i}}}" for i in range(fwd.nin)) + ")"
-    return None
 
 
 class _Variadic:
@@ -191,8 +176,7 @@ def defprim(name, fwd, *vjps, jacobian="", vjp="", shapes="", kinks="none (smoot
     methods : tuple of str
         Tensor methods and operators that call the primitive (documentation, tested).
     source : str or callable, optional
-        The forward as numpy source text (:class:`Primitive`), used by
-        ``GradientTape.backward_source``.
+        The forward as numpy source text (:class:`Primitive`; ``tape.backward_source``).
     """
     vjps = vjps[0] if len(vjps) == 1 and isinstance(vjps[0], _Variadic) else tuple(vjps)
     doc = {"jacobian": jacobian, "vjp": vjp, "shapes": shapes, "kinks": kinks}

@@ -32,12 +32,13 @@ import inspect
 import keyword
 import re
 import string
+import sys
 
 import numpy as np
 
 from .tensor import Tensor, is_differentiable_dtype
 
-__all__ = ["BackwardSource", "backward_source", "call_source"]
+__all__ = ["BackwardSource", "backward_source", "call_source", "template_of"]
 
 #: names the emitted code uses for modules and kernels (never given to a value)
 _RESERVED = {"np", "special", "im2col", "col2im"}
@@ -204,6 +205,7 @@ def _fields(prim, args_text, args_raw, kwargs, const):
         for k, v in kwargs.items():
             fields[k] = _literal(v, const)
             kw_parts.append(f"{k}={fields[k]}")
+    fields["args"] = ", ".join(args_text)
     fields["kw"] = ", ".join(kw_parts)
     fields["_kw"] = "".join(", " + p for p in kw_parts)
     return fields, raw
@@ -216,8 +218,23 @@ def _same(v, default):
         return False
 
 
+def template_of(prim):
+    """The ``source`` template of a primitive's record. A record without one whose forward
+    *is* a function of numpy, ``numpy.linalg`` or ``scipy.special`` is that call
+    (``np.exp({0})``, ``np.linalg.solve({args}{_kw})``, ``special.erf({0})``). None if neither."""
+    if prim.source is not None:
+        return prim.source
+    fwd = prim.fwd
+    mods = (("np", np), ("np.linalg", np.linalg), ("special", sys.modules.get("scipy.special")))
+    for prefix, mod in mods:
+        if getattr(mod, getattr(fwd, "__name__", ""), None) is fwd:
+            args = ", ".join(f"{{{i}}}" for i in range(fwd.nin)) if isinstance(fwd, np.ufunc) else "{args}{_kw}"
+            return f"{prefix}.{fwd.__name__}({args})"
+    return None
+
+
 def _template(prim, raw):
-    src = prim.source
+    src = template_of(prim)
     if src is None:
         raise NotImplementedError(
             f"GradientTape.backward_source: the backward pass uses the primitive "

@@ -73,15 +73,6 @@ def _matmul_vjp_b(g, ans, a, b, transpose_a=False, transpose_b=False):
     return _plain_vjp_b(g, aa, b)
 
 
-def _matmul_source(v):
-    """``a @ b``, with ``.T`` (2-D) or ``np.swapaxes(.., -1, -2)`` for the transpose flags."""
-    def side(name, flag):
-        if not flag:
-            return "{%s}" % name
-        return "{%s}.T" % name if np.ndim(v[name]) == 2 else "np.swapaxes({%s}, -1, -2)" % name
-    return side("a", v.get("transpose_a")) + " @ " + side("b", v.get("transpose_b"))
-
-
 matmul = defprim(
     "matmul", _matmul_fwd, _matmul_vjp_a, _matmul_vjp_b, jvp=linear_jvp("matmul"),
     jacobian="C = A B: dC_ij/dA_ik = B_kj, dC_ij/dB_kj = A_ik",
@@ -89,8 +80,9 @@ matmul = defprim(
         "with transpose_b (C = A @ B^T, tf.matmul's flag): dB = g^T @ A",
     shapes="A (..., n, k), B (..., k, m) -> (..., n, m); a 1-D operand is a vector; "
            "transpose_a/transpose_b swap the last two axes of A/B first",
-    numpy=(np.matmul,), methods=("__matmul__", "__rmatmul__"),
-    source=_matmul_source,
+    numpy=(np.matmul,), methods=("__matmul__", "__rmatmul__"),  # a transpose flag: .T or swapaxes
+    source=lambda v: " @ ".join(("{%s}.T" if np.ndim(v[n]) == 2 else "np.swapaxes({%s}, -1, -2)")
+                                % n if v.get("transpose_" + n) else "{%s}" % n for n in "ab"),
 )
 
 
@@ -138,8 +130,7 @@ tensordot = defprim(
     jvp=linear_jvp("tensordot"),
     jacobian="bilinear: C = sum over the paired axes of A B",
     vjp="dA = tensordot(g, B) over B's free axes, transposed back; dB likewise",
-    shapes="A's free axes then B's free axes", numpy=(np.tensordot,), np_call=_np_tensordot,
-    source="np.tensordot({a}, {b}, axes={axes})",
+    shapes="A's free axes then B's free axes", numpy=(np.tensordot,), np_call=_np_tensordot, source="np.tensordot({a}, {b}, axes={axes})",
 )
 
 
@@ -206,8 +197,7 @@ einsum = defprim(
     shapes="as numpy.einsum (subscripts stored in explicit form)",
     kinks="np.einsum takes an operand's diagonal first ('ii', 'ii->i' work); the primitive "
           "called with a repeated index inside one operand has no VJP: NotImplementedError",
-    numpy=(np.einsum,), np_call=_np_einsum,
-    source="np.einsum({subscripts}, {ops})",
+    numpy=(np.einsum,), np_call=_np_einsum, source="np.einsum({subscripts}, {ops})",
 )
 
 
@@ -255,7 +245,6 @@ inv = defprim(
     jacobian="d(A^-1) = -A^-1 dA A^-1", vjp="dA = -X^T g X^T, X = A^-1",
     shapes="A (..., n, n) -> (..., n, n)", kinks="singular A: numpy raises LinAlgError",
     numpy=(np.linalg.inv,),
-    source="np.linalg.inv({0})",
 )
 
 
@@ -273,7 +262,6 @@ det = defprim(
     jacobian="d det A = det A tr(A^-1 dA) (Jacobi's formula)",
     vjp="dA = g det(A) A^-T", shapes="A (..., n, n) -> (...)",
     kinks="singular A: the gradient needs A^-1 and raises LinAlgError", numpy=(np.linalg.det,),
-    source="np.linalg.det({0})",
 )
 
 _Slogdet = _result_type("SlogdetResult", "sign logabsdet")
@@ -292,8 +280,7 @@ slogdet = defprim(
     jacobian="d log|det A| = tr(A^-1 dA)", vjp="dA = g A^-T",
     shapes="A (..., n, n) -> (...): log|det A| (numpy.linalg.slogdet's second result)",
     kinks="the sign (first result) is piecewise constant: no gradient",
-    numpy=(np.linalg.slogdet,), np_call=_np_slogdet,
-    source="np.linalg.slogdet({a})[1]",
+    numpy=(np.linalg.slogdet,), np_call=_np_slogdet, source="np.linalg.slogdet({a})[1]",
 )
 
 
@@ -331,7 +318,6 @@ solve = defprim(
     vjp="dB = A^-T g, dA = -dB X^T (batch axes summed back by broadcasting)",
     shapes="A (..., n, n), B (..., n, k) or (n,) (a vector only when 1-D, as numpy 2) -> X of B's shape",
     kinks="singular A: LinAlgError", numpy=(np.linalg.solve,),
-    source="np.linalg.solve({0}, {1})",
 )
 
 
@@ -368,7 +354,6 @@ cholesky = defprim(
           "triangle (a symmetric perturbation gets the same derivative as in TF/autograd); "
           "A not positive definite: LinAlgError",
     numpy=(np.linalg.cholesky,),
-    source="np.linalg.cholesky({0}{_kw})",
 )
 
 
@@ -430,7 +415,7 @@ eigh = defprim(
     kinks="repeated eigenvalues: the eigenvector derivative is undefined, ValueError (the "
           "eigenvalue-only gradient, eigvalsh, is fine); only A's lower triangle is read",
     numpy=(np.linalg.eigh,), np_call=_np_eigh,
-    source="{out}_w, {out}_v = np.linalg.eigh({a})\n{out} = np.concatenate([np.expand_dims({out}_w, -2), {out}_v], axis=-2)",
+    source="{out}_w, {out}_v = np.linalg.eigh({a}); {out} = np.concatenate([{out}_w[..., None, :], {out}_v], axis=-2)",
 )
 
 
@@ -574,8 +559,7 @@ svd = defprim(
     kinks="repeated or zero singular values: the singular-vector derivative is undefined, "
           "ValueError (the values alone are fine); thin SVD only",
     numpy=(np.linalg.svd,), np_call=_np_svd,
-    source="{out}_u, {out}_s, {out}_vh = np.linalg.svd({a}, full_matrices=False)\n"
-           "{out} = np.concatenate([{out}_u, np.expand_dims({out}_s, -2), np.swapaxes({out}_vh, -1, -2)], axis=-2)",
+    source="{out}_u, {out}_s, {out}_vh = np.linalg.svd({a}, full_matrices=False); {out} = np.concatenate([{out}_u, {out}_s[..., None, :], np.swapaxes({out}_vh, -1, -2)], axis=-2)",
 )
 
 
@@ -596,8 +580,7 @@ svdvals = defprim(
     vjp="dA = U diag(g) V^T", shapes="A (..., m, n) -> (..., min(m, n)), descending",
     kinks="repeated singular values: each alone is not differentiable there (their sum is); "
           "a zero singular value: |.| kinks; the formula picks numpy's singular vectors",
-    numpy=tuple(f for f in (getattr(np.linalg, "svdvals", None),) if f is not None),  # numpy >= 2
-    source="np.linalg.svd({a}, compute_uv=False)",
+    numpy=tuple(f for f in (getattr(np.linalg, "svdvals", None),) if f is not None), source="np.linalg.svd({a}, compute_uv=False)",  # numpy >= 2
 )
 
 
@@ -700,8 +683,7 @@ qr = defprim(
     kinks="rank-deficient A (a zero on R's diagonal, up to rounding): R^-1 does not exist, ValueError; "
           "numpy's signs of R's diagonal are kept (locally constant). A wide A = [X | Y] "
           "(np.linalg.qr): Q R_X = X, R = [R_X | Q^T Y], as LAPACK's Householder QR",
-    numpy=(np.linalg.qr,), np_call=_np_qr,
-    source="{out}_q, {out}_r = np.linalg.qr({a})\n{out} = np.concatenate([{out}_q, {out}_r], axis=-2)",
+    numpy=(np.linalg.qr,), np_call=_np_qr, source="{out}_q, {out}_r = np.linalg.qr({a}); {out} = np.concatenate([{out}_q, {out}_r], axis=-2)",
 )
 
 
@@ -761,8 +743,7 @@ pinv = defprim(
     shapes="A (..., m, n) -> (..., n, m)",
     kinks="rank-deficient A (a singular value <= rcond * the largest): A^+ jumps when the "
           "rank changes, ValueError in the backward/forward-mode pass; hermitian=True refused",
-    numpy=(np.linalg.pinv,), np_call=_np_pinv,
-    source="np.linalg.pinv({a}, rcond={rcond})",
+    numpy=(np.linalg.pinv,), np_call=_np_pinv, source="np.linalg.pinv({a}, rcond={rcond})",
 )
 
 

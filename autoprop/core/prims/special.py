@@ -62,7 +62,7 @@ def _sinc_d(ans, x):
 
 sinc = _elementwise("sinc", np.sinc, _sinc_d, "(cos(pi x) - sinc(x)) / x, 0 at x = 0",
                     kinks="x = 0: the first derivative 0 is exact; the second derivative there "
-                          "is recorded as 0 (the true value is -pi^2/3)", numpy=(np.sinc,), source="np.sinc({0})")
+                          "is recorded as 0 (the true value is -pi^2/3)", numpy=(np.sinc,))
 
 
 def _hypot_safe(ans):
