@@ -266,3 +266,17 @@ def test_common_subexpressions_are_computed_once_and_named():
     src = run_and_compare(tape, total, [x], names={"x": x})
     assert src.code.count("np.cos(x)") == 1, src.code
     assert src.code.count("\n") == len(src.code.strip().splitlines())  # one statement a line
+
+
+def test_several_targets_float32_and_a_target_that_is_a_source():
+    x = ap.Variable(np.linspace(0.5, 1.5, 3).astype(np.float32), name="x")
+    with ap.GradientTape(persistent=True) as tape:
+        y1 = np.sum(x * x)
+        y2 = np.sum(np.exp(x))
+    src = tape.backward_source([y1, y2], {"x": x})
+    assert "# (3,) float32" in src.code
+    got, want = src.run()["x"], tape.gradient([y1, y2], {"x": x})["x"].numpy()
+    assert got.dtype == np.float32
+    np.testing.assert_allclose(got, want, rtol=1e-6)
+    src = tape.backward_source(x, [x])  # d x / d x = 1, as tape.gradient(x, x)
+    np.testing.assert_array_equal(src.run()[0], tape.gradient(x, x).numpy())

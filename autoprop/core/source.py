@@ -399,7 +399,7 @@ def backward_source(tape, target, sources, output_gradients=None, names=None,
     leaves = [t for t in forward.values() if id(t) not in outs]
     for k, t in (caller_locals or {}).items():
         if type(t) is np.ndarray:  # a numpy input the tape wrapped: the leaf holding its values
-            t = by_value.get(id(t)) or next(
+            t = by_value[id(t)] if id(t) in by_value else next(
                 (f for f in leaves if f._value.shape == t.shape and f._value.dtype == t.dtype
                  and id(f) not in fname and np.array_equal(f._value, t)), None)
         offer(k, t)
@@ -631,11 +631,12 @@ def _emit(nodes, forward, fname, made_by, targets, seed_ts, seeds, flat_sources,
         want = "d" + (base_of(s) or "x")
         if r is None:
             name = namer(want)
-            lines.append(f"{name} = np.zeros({tuple(s.shape)!r}, dtype=np.{np.dtype(s.dtype).name})")
+            lines.append(f"{name} = np.zeros({tuple(s.shape)!r}, dtype=np.{np.dtype(s.dtype).name})"
+                         f"  # {tuple(s.shape)} unconnected")
         else:
             text = operand(r)
-            if r[0] == "node" and var.get(r[1]) == text:
-                name = text
+            if text.isidentifier() and (r[0] == "node" or id(r[2]) in ones_seed):
+                name = text  # a variable of the code (or the seed's line)
             else:
                 name = namer(want)
                 value = nodes[r[1]].out._value if r[0] == "node" else (
