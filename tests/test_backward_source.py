@@ -280,3 +280,14 @@ def test_several_targets_float32_and_a_target_that_is_a_source():
     np.testing.assert_allclose(got, want, rtol=1e-6)
     src = tape.backward_source(x, [x])  # d x / d x = 1, as tape.gradient(x, x)
     np.testing.assert_array_equal(src.run()[0], tape.gradient(x, x).numpy())
+
+
+def test_literals_keep_their_meaning():
+    from autoprop.core.source import call_source
+
+    b = np.array([2.0, 3.0])
+    for prim, args in (("power", (-2.0, b)), ("multiply", (b, float("-inf"))), ("add", (b, -1))):
+        code, inputs = call_source(registry.PRIMITIVES[prim], *args)
+        ns = {"np": np, **inputs}
+        exec(code, ns)
+        np.testing.assert_array_equal(ns["out"], registry.PRIMITIVES[prim].fwd(*args), err_msg=code)

@@ -108,8 +108,10 @@ def _literal(v, const):
     """Source text of a non-Tensor value: a literal where exact, else a named input."""
     if v is None or isinstance(v, (bool, str)) or v is Ellipsis:
         return repr(v)
-    if isinstance(v, (int, float)) and type(v) in (int, float, bool):
-        return repr(v)
+    if type(v) is float and not np.isfinite(v):
+        return "np.nan" if np.isnan(v) else ("np.inf" if v > 0 else "(-np.inf)")
+    if type(v) in (int, float):
+        return f"({v!r})" if v < 0 else repr(v)  # (-1) ** x is not -(1 ** x)
     if isinstance(v, np.integer):
         return repr(int(v))
     if isinstance(v, tuple):
