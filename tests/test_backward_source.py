@@ -222,7 +222,7 @@ def test_the_readme_snippet_prints_what_the_readme_shows():
     import pathlib
 
     readme = (pathlib.Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
-    shown = readme.split("print(tape.backward_source(loss, [W]))\n```\n\nprints\n\n```python\n")[1].split("```")[0]
+    shown = readme.split("print(tape.backward_source(loss, [W]))\n```\n\nprints\n\n```text\n")[1].split("```")[0]
     W = ap.Variable([[1.0, 2.0], [3.0, 4.0]], name="W")
     X = ap.constant([[0.5, -1.0]])
     with ap.GradientTape() as tape:
