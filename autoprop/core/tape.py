@@ -715,7 +715,8 @@ class GradientTape:
         names : dict of str to Tensor, optional
             Names for forward tensors. Otherwise names come from the keys of a ``sources``
             dict, the caller's local variables that hold the tensors, and Variable names;
-            the gradient of ``z`` is ``dz``; unnamed values are ``t``, ``t_2``, ...
+            the gradient of ``z`` is ``dz``; other forward values are named after their
+            primitive (``tanh``, ``mm``), backward temporaries ``t``, ``t_2``, ...
 
         Returns
         -------
