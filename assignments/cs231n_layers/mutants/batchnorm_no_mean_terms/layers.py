@@ -124,7 +124,6 @@ def batchnorm_backward(dout, cache):
     dxhat = dout * gamma
     if mode == "test":
         return dxhat * inv_std, dgamma, dbeta
-    N = dout.shape[0]
     dx = dxhat * inv_std
     ### END SOLUTION
     return dx, dgamma, dbeta

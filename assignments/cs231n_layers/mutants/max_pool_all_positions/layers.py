@@ -211,7 +211,6 @@ def max_pool_backward(dout, cache):
         for c in range(C):
             for i in range(Ho):
                 for j in range(Wo):
-                    window = x[n, c, i * stride:i * stride + ph, j * stride:j * stride + pw]
                     dx[n, c, i * stride:i * stride + ph, j * stride:j * stride + pw] += dout[n, c, i, j]
     ### END SOLUTION
     return dx
