@@ -199,3 +199,53 @@ def test_function_pair_and_loss_function_in_process():
     assert not check_layer(bad, [x, w, b], twin=None).passed
     with pytest.raises(TypeError, match="must return \\(loss, dx\\)"):
         loss_function(lambda x, y: 1.0).forward(y, rng.standard_normal((6, 4)))
+
+
+# --------------------------------------------------------------------------- notebook 09
+
+
+NB09 = ROOT / "notebooks" / "09-cs231n-exercises.ipynb"
+
+
+def _functions(source: str) -> dict[str, str]:
+    import ast
+
+    lines = source.splitlines()
+    return {n.name: "\n".join(lines[n.lineno - 1:n.end_lineno]) for n in ast.parse(source).body
+            if isinstance(n, ast.FunctionDef)}
+
+
+def test_notebook_09_holds_the_assignments_solution_verbatim():
+    import nbformat
+
+    nb = nbformat.read(NB09, as_version=4)
+    solution = _functions((ASSIGN / "solution" / "layers.py").read_text())
+    in_notebook: dict[str, str] = {}
+    for c in nb.cells:
+        if c.cell_type == "code" and c.get("id", "").endswith("-solution"):
+            assert c.metadata["nbgrader"]["solution"] is True
+            in_notebook.update(_functions(c.source))
+    assert in_notebook == solution  # one solution: the notebook's cells are the file's functions
+    tests = [c for c in nb.cells if c.get("id", "").endswith("-tests")]
+    assert len(tests) == 6 and all("check_pair(" in c.source or "check_loss(" in c.source for c in tests)
+    assert sum(c.metadata["nbgrader"]["points"] for c in tests) == 20
+
+
+def test_notebook_09_student_version_stops_at_the_first_exercise(tmp_path):
+    import nbformat
+    from nbclient import NotebookClient
+    from nbclient.exceptions import CellExecutionError
+
+    rep = release(NB09, tmp_path)
+    pairs = [("affine_forward", "affine_backward"), ("relu_forward", "relu_backward"), ("softmax_loss",),
+             ("batchnorm_forward", "batchnorm_backward"), ("conv_forward_naive", "conv_backward_naive"),
+             ("max_pool_forward", "max_pool_backward")]
+    assert rep.exercises == [f"Exercise {k}: implement {f}" for k, fs in enumerate(pairs, 1) for f in fs]
+    assert rep.solutions == 11
+    nb = nbformat.read(rep.path, as_version=4)
+    client = NotebookClient(nb, kernel_name="backprop-lab", timeout=300,
+                            resources={"metadata": {"path": str(NB09.parent)}})
+    with pytest.raises(CellExecutionError) as exc:
+        client.execute()
+    assert exc.value.ename == "NotImplementedError"
+    assert exc.value.evalue == "Exercise 1: implement affine_forward"
