@@ -210,8 +210,9 @@ class FunctionPair:
         if len(g) != self._n:
             raise AdapterError(
                 f"{self.student_backward.__name__} returned {len(g)} gradient(s) for {self._n} array "
-                f"argument(s) of {self.student_forward.__name__}; give one --input-shape per array argument, "
-                "separated by ';' (e.g. '4,5;5,3;3' for x, w, b).")
+                f"argument(s) of {self.student_forward.__name__}: return one gradient per array argument, in "
+                "order (dx, dw, db for x, w, b); with gradcheck check, give one --input-shape per array "
+                "argument, separated by ';' (e.g. '4,5;5,3;3' for x, w, b).")
         return _copy(g[0]) if len(g) == 1 else tuple(_copy(v) for v in g)
 
 

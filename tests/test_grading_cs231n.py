@@ -249,3 +249,63 @@ def test_notebook_09_student_version_stops_at_the_first_exercise(tmp_path):
         client.execute()
     assert exc.value.ename == "NotImplementedError"
     assert exc.value.evalue == "Exercise 1: implement affine_forward"
+
+
+# --------------------------------------------------------------------------- the graded checks with several inputs
+
+
+def _solution():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("cs231n_solution_units", ASSIGN / "solution" / "layers.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_layer_gradients_grades_each_input_of_a_pair_by_the_references_names():
+    from gradcheck.grading import layer_forward, layer_gradients
+
+    L, rng = _solution(), np.random.default_rng(5)
+    inputs = [rng.standard_normal((4, 3)), rng.standard_normal((3, 2)), rng.standard_normal(2)]
+    ref = function_pair(L.affine_forward, L.affine_backward)
+
+    def renamed_forward(a, weights, bias):  # the student's own argument names do not matter
+        return L.affine_forward(a, weights, bias)
+
+    mean_db = function_pair(renamed_forward, lambda d, c: (*L.affine_backward(d, c)[:2], d.mean(axis=0)))
+    v = layer_gradients(mean_db, inputs, ref, parts={"dx": 2, "dw": 2, "db": 2})
+    assert [(p.name, p.passed) for p in v.parts] == [("dx", True), ("dw", True), ("db", False)]
+    assert v.fraction == pytest.approx(2 / 3) and "mean over the batch, not the sum" in v.parts[2].message
+    assert layer_gradients(function_pair(renamed_forward, L.affine_backward), inputs, ref).passed
+    assert layer_forward(function_pair(renamed_forward, L.affine_backward), inputs, ref).passed
+
+    class OnlyDx:  # a class of several inputs whose backward returns one array
+        params, grads = {}, {}
+
+        def forward(self, x, w, b, training=False):
+            self.cache = L.affine_forward(x, w, b)[1]
+            return L.affine_forward(x, w, b)[0]
+
+        def backward(self, dout):
+            return L.affine_backward(dout, self.cache)[0]
+
+    v = layer_gradients(OnlyDx(), inputs, ref)
+    assert not any(p.passed for p in v.parts)
+    assert "expected a tuple of 3 gradients (dx, dw, db), one per input of forward" in v.parts[0].message
+    with pytest.raises(TypeError, match="returned 1 gradient\\(s\\) for 3 array argument\\(s\\) of affine_forward: "
+                                        "return one gradient per array argument"):
+        layer_gradients(function_pair(L.affine_forward, lambda d, c: L.affine_backward(d, c)[0]), inputs, ref)
+
+    wrong_y = function_pair(lambda x, w, b: (L.affine_forward(x, w, b)[0] + 1, None), L.affine_backward)
+    v = layer_forward(wrong_y, inputs, ref)
+    assert not v.passed and "the output differs" in v.parts[0].message
+
+
+def test_load_class_reads_a_loss_function():
+    from gradcheck.cli import load_class
+
+    factory, _ = load_class(f"{ASSIGN / 'solution' / 'layers.py'}::softmax_loss")
+    loss, rng = factory(), np.random.default_rng(2)
+    y, x = rng.integers(0, 3, size=4), rng.standard_normal((4, 3))
+    assert type(loss).__name__ == "softmax_loss" and check_loss(loss, y, x, twin=None).passed
