@@ -404,7 +404,7 @@ def release(source: str | os.PathLike, out_dir: str | os.PathLike) -> ReleaseRep
         except UsageError as exc:
             raise UsageError(f"{src}: {exc}") from exc
     if n_sol == 0:
-        where = "code block or text" if student is None else "cell"
+        where = "cell" if student is not None else "function or class" if src.suffix == ".py" else "code block or text"
         raise UsageError(f"{src} has no {BEGIN_SOLUTION!r} block in any {where}: nothing to release "
                          f"(is it already a student version?).")
     kind = {".ipynb": "a notebook", ".md": "a lesson", ".py": "a Python"}.get(Path(out_dir).suffix)

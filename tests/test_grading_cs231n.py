@@ -309,3 +309,12 @@ def test_load_class_reads_a_loss_function():
     loss, rng = factory(), np.random.default_rng(2)
     y, x = rng.integers(0, 3, size=4), rng.standard_normal((4, 3))
     assert type(loss).__name__ == "softmax_loss" and check_loss(loss, y, x, twin=None).passed
+
+
+def test_release_of_a_python_file_without_solution_is_a_usage_error(tmp_path):
+    f = tmp_path / "layers.py"
+    f.write_text("def f(x):\n    return x\n")
+    with pytest.raises(UsageError, match="no '### BEGIN SOLUTION' block in any function or class"):
+        release(f, tmp_path / "out")
+    with pytest.raises(UsageError, match="looks like a Python file"):
+        release(ASSIGN / "solution" / "layers.py", tmp_path / "layers.py")
