@@ -13,6 +13,7 @@ with a ``layers`` list, the **first layer** that fails on the input it receives.
 from __future__ import annotations
 
 import copy
+import functools
 import inspect
 import itertools
 import re
@@ -304,14 +305,12 @@ def _fix_masks(obj: Any, depth: int = 3) -> list[str]:
 
 def _rng_state(r, state=None):
     """A generator's state (``state`` None), or set it."""
-    gen = isinstance(r, np.random.Generator)
     if state is None:
-        return r.bit_generator.state if gen else r.get_state()
-    if gen:
+        return r.bit_generator.state if isinstance(r, np.random.Generator) else r.get_state()
+    if isinstance(r, np.random.Generator):
         r.bit_generator.state = state
     else:
         r.set_state(state)
-    return state
 
 
 class _Proxy:
@@ -373,13 +372,6 @@ def _near(a: Any, b: Any, rtol: float = 1e-6) -> bool:
     return close(a, b, rtol, 1e-9)
 
 
-def _grads_snapshot(layer: Any, keys: Sequence[str]) -> dict[str, Any]:
-    g = getattr(layer, "grads", None)
-    return {} if not isinstance(g, Mapping) else {
-        k: np.array(g[k], dtype=np.float64, copy=True) for k in keys
-        if k in g and isinstance(g[k], np.ndarray) and g[k].dtype.kind in "fiu"}
-
-
 def _reset_grads(layer: Any, value: float = 0.0) -> None:
     g = getattr(layer, "grads", None)
     for v in g.values() if isinstance(g, Mapping) else ():
@@ -393,9 +385,11 @@ def _as_list(ret: Any, n: int) -> list[Any]:
 
 def _grads_of(obj: Any, ret: Any, names: Sequence[str], inputs: Sequence[np.ndarray], keys) -> dict[str, Any]:
     """``{"dX": ..., "dW": ...}``: a backward's returned input gradients (float inputs) and ``obj.grads[keys]``."""
-    out = {"d" + n: np.array(v, dtype=np.float64) for n, v, x in zip(names, _as_list(ret, len(inputs)), inputs)
-           if x.dtype.kind == "f" and v is not None}
-    return out | {"d" + k: v for k, v in _grads_snapshot(obj, keys).items()}
+    g = getattr(obj, "grads", None)
+    g = g if isinstance(g, Mapping) else {}
+    return {"d" + n: np.array(v, dtype=np.float64) for n, v, x in zip(names, _as_list(ret, len(inputs)), inputs)
+            if x.dtype.kind == "f" and v is not None} | {"d" + k: np.array(g[k], dtype=np.float64, copy=True) for k
+                                                        in keys if isinstance(g.get(k), np.ndarray) and g[k].dtype.kind in "fiu"}
 
 
 def _f64(proxy: Any, training: bool):
@@ -425,10 +419,9 @@ def name_signature(tensor: str, manual: Any, numerical: Any, *, is_bias: bool = 
         Display name (``"dW"``).
     manual, numerical : array_like
         The gradient under suspicion and the correct one (NaN: unknown, e.g. a kink; left out).
-    is_bias : bool, default False
-        A ``1/batch`` factor is then "the mean over the batch, not the sum".
-    n_batch, y_size : int, default 1, 0
-        The batch size and the output's size (for "batch x positions").
+    is_bias, n_batch, y_size : bool, int, int; default False, 1, 0
+        A bias (a ``1/batch`` factor is then "the mean over the batch, not the sum"), the batch
+        size and the output's size (for "batch x positions").
     alternatives : mapping of str to array_like, optional
         Known wrong answers keyed by their sentences.
     tol, atol : float, default 1e-5, 1e-9
@@ -806,17 +799,11 @@ def _signatures(proxy, inputs, res: CheckResult, diag: Diagnosis, training, upst
         if rec.kind != "gradient" or rec.passed or t in named or c is None or c.passed or m is None or n is None:
             continue
         key = "@" + t[1:] if t[1:] in names else t[1:]
-
-        def numer_at(xs, Gx, which=key):
-            return layer_numerical_gradients(fwd, xs, params, Gx, input_names=keys, which=[which])[which]
-
-        def numer_for(Gx):
-            return numer_at(inputs, Gx)
-
-        def directional(Gx, which=key):
-            return directional_derivatives(fwd, inputs, params, Gx, input_names=keys, groups=[[which]],
-                                           rng=np.random.default_rng(res.seed))[(which,)]
-
+        numer_at = lambda xs, Gx, w=key: layer_numerical_gradients(  # noqa: E731
+            fwd, xs, params, Gx, input_names=keys, which=[w])[w]
+        numer_for = functools.partial(numer_at, inputs)
+        directional = lambda Gx, w=key: directional_derivatives(  # noqa: E731
+            fwd, inputs, params, Gx, input_names=keys, groups=[[w]], rng=np.random.default_rng(res.seed))[(w,)]
         n = np.where(np.isfinite(n), n, np.nan)
         if np.isnan(n).sum() > len(c.kinks):  # a sampled check: the signatures need the whole tensor
             full, known = numer_for(G), np.isfinite(n)
