@@ -578,7 +578,8 @@ def _order_signature(got: Mapping[str, Any], right: Mapping[str, Any], ts: Seque
                   and _near(got[t], right[u])), None) if got.get(t) is not None else None for t in ts]
     if None in perm or len(set(perm)) < len(ts) or perm == list(ts):
         return None
-    return _find("wrong-order", perm[0], expected=", ".join(ts), got=", ".join(perm))
+    misplaced = next(t for t, u in zip(ts, perm) if t != u)  # the first slot holding another's gradient
+    return _find("wrong-order", misplaced, expected=", ".join(ts), got=", ".join(perm))
 
 
 # --------------------------------------------------------------------------- signatures that need the layer

@@ -104,6 +104,7 @@ def test_cs231n_pair_returning_dx_db_dw_is_told_the_order():
     d = diagnose("cs231n.py::affineorder")
     assert d.codes == ["wrong-order"], d.report()
     assert "expected (dx, dw, db)" in d.sentence() and "it returned (dx, db, dw)" in d.sentence()
+    assert d.findings[0].tensor == "dw"  # the first slot holding another gradient
 
 
 def test_order_signature_on_same_shape_gradients():
@@ -111,7 +112,7 @@ def test_order_signature_on_same_shape_gradients():
     right = {"dx": rng.standard_normal((4, 4)), "dw": rng.standard_normal((4, 4)), "db": rng.standard_normal(4)}
     swapped = {"dx": right["dw"], "dw": right["dx"], "db": right["db"]}
     f = _order_signature(swapped, right, ["dx", "dw", "db"])
-    assert f.code == "wrong-order" and "returned (dw, dx, db)" in f.message
+    assert f.code == "wrong-order" and "returned (dw, dx, db)" in f.message and f.tensor == "dx"
     assert _order_signature(right, right, ["dx", "dw", "db"]) is None  # the right order
     assert _order_signature({**swapped, "dw": 2 * right["dx"]}, right, ["dx", "dw", "db"]) is None  # not a swap
 
