@@ -170,3 +170,23 @@ def test_grading_results_tell_the_student_how_to_reproduce(tmp_path):
     bad = [t for t in data["tests"] if t["status"] != "passed"]
     assert bad and all("db is the mean over the batch" in t["output"] for t in bad)
     assert all("`gradcheck check layers.py::Linear --init '{\"in_features\": " in t["output"] for t in bad), bad
+
+
+def test_cs231n_grading_reproduce_line_has_one_shape_per_array_and_fails_the_same_bug(tmp_path):
+    """A CS231n pair graded with x, w, b: the line gives '4,2,3;6,5;5' and, run, FAILs the mutant."""
+    src = ROOT / "assignments" / "cs231n_layers"
+    sub = tmp_path / "sub"
+    sub.mkdir()
+    (sub / "layers.py").write_text((src / "mutants" / "affine_dw_transposed" / "layers.py").read_text())
+    p = subprocess.run([sys.executable, "-m", "gradcheck", "grade", str(sub), "--tests", str(src / "tests"),
+                        "--out", str(tmp_path / "out")], cwd=ROOT, capture_output=True, text=True, timeout=900,
+                       env={**os.environ, "MPLBACKEND": "Agg"})
+    assert p.returncode == 0, p.stdout + p.stderr
+    data = json.loads(next((tmp_path / "out").rglob("results.json")).read_text())
+    out = next(t["output"] for t in data["tests"] if t["name"].startswith("affine_backward"))
+    cmd = out.split("run: `")[1].split("`")[0]
+    assert cmd == "gradcheck check layers.py::affine --input-shape '4,2,3;6,5;5'", out
+    script = Path(sys.executable).parent / "gradcheck"
+    q = subprocess.run([str(script), *shlex.split(cmd)[1:]], cwd=sub, capture_output=True, text=True, timeout=600,
+                       env={**os.environ, "MPLBACKEND": "Agg"})
+    assert q.returncode == 1 and "FAIL" in q.stdout, q.stdout + q.stderr

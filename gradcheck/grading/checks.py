@@ -430,7 +430,7 @@ def layer_gradients(layer: Any, X: np.ndarray, reference: Any, *, parts: Mapping
                 p.message = (f"{p.name} disagrees with central differences: max relative error "
                              f"{c.max_rel_error:.2e} > {rtol:g} (worst element {p.name}{list(c.worst_index)}: "
                              f"{c.worst_a:.6g} vs {c.worst_b:.6g}). Is the layer deterministic?")
-    if not verdict.passed and (how := reproduce(layer, X.shape, training=True if training else None)):
+    if not verdict.passed and (how := reproduce(layer, [x.shape for x in xs], training=True if training else None)):
         verdict.notes.append(how)
     return verdict
 

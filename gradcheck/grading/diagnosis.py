@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import json
 import shlex
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -65,8 +65,8 @@ def diagnose(tensor: str, got: np.ndarray, expected: np.ndarray, *, batch_size: 
     return "" if finding is None else finding.sentence()
 
 
-def reproduce(obj: Any, shape: tuple[int, ...] | None = None, *, training: bool | None = None,
-              loss: bool = False) -> str:
+def reproduce(obj: Any, shape: Sequence[int] | Sequence[Sequence[int]] | None = None, *,
+              training: bool | None = None, loss: bool = False) -> str:
     """The sentence telling a student how to run this check on their own computer, or "".
 
     Parameters
@@ -76,8 +76,9 @@ def reproduce(obj: Any, shape: tuple[int, ...] | None = None, *, training: bool 
         ``file`` (path in the submission) and ``class_name`` (a class, or a CS231n pair's ``NAME``)
         make ``gradcheck check file.py::NAME``, its ``init_kwargs`` (set by the grading plugin) the
         ``--init``; an object without a ``file`` gives "".
-    shape : tuple of int, optional
-        The input's (a loss: ``y_pred``'s) shape, for ``--input-shape``.
+    shape : tuple of int, or list of them, optional
+        The input's (a loss: ``y_pred``'s) shape, for ``--input-shape``; one per input for a
+        layer of several inputs (a CS231n pair's ``x, w, b``: ``'6,4;4,3;3'``).
     training : bool, optional
         ``--training`` / ``--eval``: the mode the grader used (None: the CLI's default, both).
     loss : bool, default False
@@ -89,6 +90,9 @@ def reproduce(obj: Any, shape: tuple[int, ...] | None = None, *, training: bool 
     ...     file, class_name = "layers.py", "Linear"
     >>> reproduce(Graded(), (8, 5), training=False)
     'To see the full diagnosis on your computer, run: `gradcheck check layers.py::Linear --input-shape 8,5 --eval`.'
+    >>> Graded.class_name = "affine"
+    >>> reproduce(Graded(), [(6, 4), (4, 3), (3,)]).split(': ')[1]
+    "`gradcheck check layers.py::affine --input-shape '6,4;4,3;3'`."
     """
     file = getattr(obj, "file", None)
     if not isinstance(file, str) or not file:
@@ -96,6 +100,8 @@ def reproduce(obj: Any, shape: tuple[int, ...] | None = None, *, training: bool 
     cmd = ["gradcheck", "check", shlex.quote(f"{file}::{getattr(obj, 'class_name', None) or type(obj).__name__}")]
     init = getattr(obj, "init_kwargs", None)
     cmd += ["--init", shlex.quote(json.dumps(init))] if isinstance(init, Mapping) and init else []
-    cmd += ["--input-shape", ",".join(str(int(n)) for n in shape)] if shape else []
+    shapes = [shape] if shape is not None and all(isinstance(n, (int, np.integer)) for n in shape) else shape or []
+    spec = ";".join(",".join(str(int(n)) for n in s) for s in shapes)
+    cmd += ["--input-shape", shlex.quote(spec)] if shapes else []
     cmd += [] if training is None else ["--training" if training else "--eval"]
     return f"To see the full diagnosis on your computer, run: `{' '.join(cmd + ['--loss'] * loss)}`."
