@@ -580,7 +580,8 @@ def _grade(sub: Path, tests_p: Path, results_path: Path, name: str, record: dict
                                                   memory_mb=memory_mb, level=record["isolation"])
         if stopper is not None and stopper.event.is_set():
             return SubmissionResult(name, 0.0, 0.0, "interrupted", 0.0, str(results_path))
-        code, log_text, timed_out = _run_child(cmd, Path(tmp) / "cwd", submission_timeout, stopper)
+        code, log_text, timed_out = _run_child(cmd, Path(tmp) / "cwd", submission_timeout, stopper,
+                                               fork=stopper is not None)
         if stopper is not None and stopper.event.is_set() and code not in (0, 1):
             return SubmissionResult(name, 0.0, 0.0, "interrupted", time.monotonic() - t0, str(results_path))
         if junit_tmp.exists():
@@ -630,23 +631,32 @@ def _pytest_command(tmp: Path, sub: Path, tests_p: Path, name: str, *, seed: int
     res_tmp, junit_tmp = tmp / "results.json", tmp / "junit.xml"
     (tmp / "cwd").mkdir()
     cmd = [sys.executable, "-m", "pytest", str(tests_p), "-p", "gradcheck.grading.plugin",
-           "-p", "no:cacheprovider", "-c", str(ini), "--rootdir", str(root), "--confcutdir", str(root),
+           "-p", "no:cacheprovider", "-p", "no:unraisableexception", "-c", str(ini), "--rootdir", str(root), "--confcutdir", str(root),
            "-q", "--no-header", "-rN", "--tb=line", "-o", f"junit_suite_name={display_name(name)}",
            "--junitxml", str(junit_tmp), "--grading-submission", str(sub),
            "--grading-results", str(res_tmp), "--grading-seed", str(int(seed)),
            "--grading-timeout", str(float(timeout)), "--grading-memory-mb", str(int(memory_mb)),
-           "--grading-isolation", "none" if level == "none" else "namespaces"]
+           "--grading-isolation", "none" if level == "none" else "namespaces",
+           "-W", "ignore::pytest.PytestAssertRewriteWarning"]  # the zygote imported the plugin before pytest
     return cmd, res_tmp, junit_tmp
 
 
 def _run_child(cmd: list[str], cwd: Path, submission_timeout: float,
-               stopper: _Stopper | None) -> tuple[int, str, bool]:
+               stopper: _Stopper | None, fork: bool = False) -> tuple[int, str, bool]:
     """Run the child pytest in its own process group; kill the group after ``submission_timeout`` s.
+
+    ``fork``: forked by this process's pre-imported :mod:`~gradcheck.grading.zygote` (a batch), a new
+    process per submission all the same; otherwise (or when the zygote is not available) ``python -m pytest``.
 
     Returns the exit code, the log's last 4,000 characters and whether the time ran out.
     """
-    proc = subprocess.Popen(cmd, cwd=cwd, env=_child_env(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                            stdin=subprocess.DEVNULL, start_new_session=True)
+    from .zygote import shared
+
+    zygote = shared(_child_env()) if fork else None
+    proc = zygote.spawn(cmd[3:], str(cwd), str(cwd.parent / "pytest.log")) if zygote is not None else None
+    if proc is None:  # no zygote here (or it died): a child pytest of its own
+        proc = subprocess.Popen(cmd, cwd=cwd, env=_child_env(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                stdin=subprocess.DEVNULL, start_new_session=True)
     if stopper is not None and not stopper.add(proc):
         _stop_children([proc], grace=0.0)
     timed_out = False
@@ -662,7 +672,8 @@ def _run_child(cmd: list[str], cwd: Path, submission_timeout: float,
     finally:
         if stopper is not None:
             stopper.discard(proc)
-    return proc.returncode, (log or b"").decode("utf-8", "replace")[-4000:], timed_out
+    code = proc.returncode if proc.returncode is not None else -signal.SIGKILL  # a lost zygote child
+    return code, (log or b"").decode("utf-8", "replace")[-4000:], timed_out
 
 
 def _child_results(res_tmp: Path, code: int) -> dict[str, Any] | None:
