@@ -129,11 +129,6 @@ class Verdict:
         lines += [f"\n{n}" for n in self.notes]
         return "\n".join(lines)
 
-    def raise_if_failed(self) -> None:
-        """Raise :class:`GradingFailure` (with the earned fraction) when a part failed."""
-        if not self.passed:
-            raise GradingFailure(self.markdown(), self.fraction)
-
 
 def away_from_kinks(x: np.ndarray, margin: float = 0.05, kinks: Sequence[float] = (0.0,)) -> np.ndarray:
     """Move every entry of ``x`` at least ``margin`` away from each kink (ReLU's 0).

@@ -1,49 +1,17 @@
 """Grade one submission or a folder of submissions: results.json, JUnit XML, gradebook, histogram.
 
-One submission
---------------
-:func:`grade_submission` first writes a zero-score ``results.json`` (so a crash
-of anything later still leaves a valid, failing result), then runs the
-assignment's grading tests in a **child pytest process**:
-
-* ``PYTEST_DISABLE_PLUGIN_AUTOLOAD=1`` and ``-p gradcheck.grading.plugin``: only
-  our plugin is loaded;
-* ``-c <private empty pytest.ini> --rootdir <tests folder> --confcutdir <tests folder>``
-  and ``-p no:cacheprovider``; the working directory is a private temporary
-  folder and the submission is never on ``sys.path``: the submission's
-  ``conftest.py``, ``pytest.ini`` or ``sitecustomize.py`` are never read;
-* inside it the student's classes run in a :class:`gradcheck.sandbox.Sandbox`, so
-  references, numerical gradients, hidden tests and the verdict stay with the grader;
-* the whole child has a wall-clock limit (``submission_timeout``); on expiry its
-  process group is killed and the result says so.
-
-At the end ``results.json`` is replaced atomically by the plugin's results
-(Gradescope schema) and ``junit.xml`` is written next to it. A failure of the
-grader's own (a file it cannot write, a pytest that crashed) is that
-submission's ``"grader error"`` result, never an exception out of
-:func:`grade_submission`, so a batch's gradebook always has one row per folder
-(:func:`result_folder` keeps a folder named like a batch file apart,
-:func:`display_name` prints a name that is not UTF-8).
-
-A batch
--------
-:func:`grade_batch` grades every sub-folder of a folder in parallel (a thread
-per worker, each driving child processes), with a tqdm progress bar; it is
-resumable (a submission whose ``results.json`` is complete is skipped unless
-``force``; grader errors are regraded) and writes ``gradebook.csv`` and
-``scores.png`` (histogram). Ctrl-C stops it promptly: running children are
-interrupted (then killed), the gradebook of what finished is written and the
-result says ``interrupted``; the same command resumes. The batch loop runs over a
-dispatch: :class:`_LocalPool` here, or with ``scheduler=`` a
-:class:`gradcheck.grading.cluster.DaskPool` (one dask.distributed task per
-submission, graded in its worker's sandbox; the results are written and signed here).
-
-Staff options
--------------
-:func:`check_grading_inputs` validates every staff option (seed, time and memory
-limits, workers, the tests, the submissions and the output folder) before
-anything runs; the CLI, :func:`grade_submission` and :func:`grade_batch` all call
-it and it raises :class:`~gradcheck.errors.UsageError` (exit 2).
+:func:`grade_submission` writes a zero-score ``results.json`` first (a crash later still leaves a
+valid, failing result), runs the assignment's grading tests in a **child pytest process** (only
+our plugin, a private ini and working folder, the submission never on ``sys.path``; in a batch
+forked from a pre-imported :mod:`~gradcheck.grading.zygote`, a new process per submission all
+the same) whose ``student`` fixture runs the student's classes in the namespaces sandbox, and
+replaces ``results.json`` atomically at the end. A failure of the grader's own is that
+submission's ``"grader error"`` result, never an exception, so a batch's gradebook has one row
+per folder. :func:`grade_batch` grades every sub-folder in parallel, over a dispatch
+(:class:`_LocalPool` here, :class:`gradcheck.grading.cluster.DaskPool` with ``scheduler=``); it
+is resumable, signs its results and stops promptly on Ctrl-C. :func:`check_grading_inputs`
+validates every staff option before anything runs (:class:`~gradcheck.errors.UsageError`, exit 2).
+docs/gradescope.md describes the promises and the outputs.
 """
 
 from __future__ import annotations
@@ -1018,10 +986,10 @@ def grade_batch(submissions_dir: str | os.PathLike, tests: str | os.PathLike, ou
     ----------
     submissions_dir : path
         One sub-folder per submission (hidden folders are ignored).
-    tests, timeout, submission_timeout, memory_mb
+    tests, timeout, submission_timeout, memory_mb, unsafe_no_isolation
         As in :func:`grade_submission`.
     out : path
-        ``out/<submission>/results.json`` and ``junit.xml``; ``out/gradebook.csv``,
+        ``out/<submission>/results.json`` and ``junit.xml`` (:func:`result_folders`); ``out/gradebook.csv``,
         ``out/scores.png``, ``out/grading.json`` (the batch's seed, for resuming).
     workers : int, optional
         Submissions graded at once on this machine; default the number of CPU cores.
@@ -1037,8 +1005,6 @@ def grade_batch(submissions_dir: str | os.PathLike, tests: str | os.PathLike, ou
         Write the histogram.
     on_done : callable, optional
         Called with each finished :class:`SubmissionResult`.
-    unsafe_no_isolation : bool, default False
-        See :func:`check_grading_inputs`.
     scheduler : str, optional
         Address of a running dask.distributed scheduler (``tcp://host:8786``) or the
         path of its scheduler file: each submission is one task, graded in the
@@ -1048,15 +1014,13 @@ def grade_batch(submissions_dir: str | os.PathLike, tests: str | os.PathLike, ou
     Returns
     -------
     BatchResult
-        ``interrupted`` is True when Ctrl-C stopped the batch: the children were
-        stopped, the gradebook holds what finished and the same call resumes.
+        ``interrupted``: Ctrl-C stopped the batch (the gradebook holds what finished; the same call
+        resumes). ``changed``: regraded because their files changed since their saved result.
 
     Raises
     ------
     UsageError
-        A bad option or an empty submissions folder (see :func:`check_grading_inputs`);
-        with ``scheduler``: dask.distributed not installed, the scheduler not reachable,
-        or workers that cannot grade (no namespaces, the tests or submissions not visible).
+        See :func:`check_grading_inputs`; with ``scheduler`` also :class:`~gradcheck.grading.cluster.DaskPool`'s.
     """
     check_grading_inputs(submissions_dir, tests, out, batch=True, seed=seed, timeout=timeout,
                          submission_timeout=submission_timeout, memory_mb=memory_mb, workers=workers,
@@ -1087,6 +1051,6 @@ def grade_batch(submissions_dir: str | os.PathLike, tests: str | os.PathLike, ou
     gradebook = write_gradebook(out_p / "gradebook.csv", results, seed)
     hist = plot_histogram(out_p / "scores.png", results, title=f"Scores: {src.name} ({len(results)} submissions)") \
         if plot and results and not interrupted else None
-    renamed = {n: p.name for n, p in folders.items() if p != result_folder(out_p, n)}
     return BatchResult(sorted(results, key=lambda r: r.name), seed, pool.workers, seconds, gradebook, hist,
-                       total=len(subs), interrupted=interrupted, changed=changed, renamed=renamed)
+                       total=len(subs), interrupted=interrupted, changed=changed,
+                       renamed={n: p.name for n, p in folders.items() if p != result_folder(out_p, n)})

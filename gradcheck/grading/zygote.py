@@ -1,15 +1,12 @@
-"""A pre-imported grader process that forks one fresh child pytest per submission (a batch's start-up).
+"""A pre-imported grader process that forks one fresh child pytest per submission of a batch.
 
-Starting ``python -m pytest`` with numpy, pytest, gradcheck and manualprop costs about 1 s of
-CPU per submission (more than the checks themselves). The zygote is started once per grading
-process with the child environment of :func:`gradcheck.grading.runner._child_env`, imports
-those modules and then, for each request, forks a child that runs ``pytest.main`` on the
-submission's command line and exits. Nothing is ever reused across students: every submission
-gets a new process (its own session and process group, its output in its own log file), and the
-student's code never runs in the zygote nor in the forked child -- only in the namespaces
-sandbox that the child starts (:mod:`gradcheck.isolation`). The zygote holds no secret (it is
-started before any batch key is read and gets none) and runs no submitted code; it reports
-each child's pid and exit status over its pipes. :class:`Zygote` is the grader's side.
+``python -m pytest`` with numpy, pytest, gradcheck and manualprop costs about 1 s of CPU per
+submission, more than the checks. The zygote, started once per grading process with the child
+environment (``runner._child_env``), imports them and, per request, forks a child that runs
+``pytest.main`` in its own session with its output in its own log, and exits. Nothing is reused
+across students: each submission gets a new process, and submitted code runs in neither the
+zygote nor the child, only in the namespaces sandbox the child starts (:mod:`gradcheck.isolation`).
+The zygote holds no secret (no batch key) and reports each child's pid and exit status.
 """
 
 from __future__ import annotations
@@ -29,7 +26,7 @@ PRELOAD = ("numpy", "numpy.random", "pytest", "_pytest.junitxml", "gradcheck.gra
            "gradcheck.grading.checks", "gradcheck.grading.diagnosis", "gradcheck.sandbox", "gradcheck.isolation",
            "gradcheck.check", "gradcheck.diagnose", "manualprop", "autoprop")
 
-_SERVER = r"""
+_SERVER = r"""# gradcheck zygote: forks one child pytest per submission
 import json, os, select, signal, sys
 sys.path[:] = [p for p in sys.path if p]  # never the working folder
 for _m in json.loads(sys.argv[1]):
@@ -153,10 +150,6 @@ class Zygote:
         self._reader = threading.Thread(target=self._read, name="gradcheck-zygote", daemon=True)
         self._reader.start()
 
-    @property
-    def alive(self) -> bool:
-        return self._proc.poll() is None
-
     def _read(self) -> None:
         for line in self._proc.stdout:  # type: ignore[union-attr]
             msg = json.loads(line)
@@ -182,7 +175,7 @@ class Zygote:
         """Fork a child running ``pytest.main(args)`` in ``cwd``, output to ``log``; None if the zygote is gone."""
         kid = _Child(log)
         with self._lock:
-            if not self.alive:
+            if self._proc.poll() is not None:
                 return None
             self._next += 1
             self._kids[self._next] = kid
@@ -217,7 +210,7 @@ def shared(env: dict[str, str]) -> Zygote | None:
     if not hasattr(os, "fork"):
         return None
     with _shared_lock:
-        if _shared is None or not _shared.alive:
+        if _shared is None or _shared._proc.poll() is not None:
             _shared = Zygote(env)
             atexit.register(_shared.close)
         return _shared
