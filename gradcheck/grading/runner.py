@@ -693,10 +693,11 @@ def _run_child(cmd: list[str], cwd: Path, submission_timeout: float,
     """
     from .zygote import shared
 
-    zygote = shared(_child_env()) if fork else None
-    proc = zygote.spawn(cmd[3:], str(cwd), str(cwd.parent / "pytest.log")) if zygote is not None else None
+    env = _child_env()
+    zygote = shared(env) if fork else None
+    proc = zygote.spawn(cmd[3:], str(cwd), str(cwd.parent / "pytest.log"), env) if zygote is not None else None
     if proc is None:  # no zygote here (or it died): a child pytest of its own
-        proc = subprocess.Popen(cmd, cwd=cwd, env=_child_env(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+        proc = subprocess.Popen(cmd, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                 stdin=subprocess.DEVNULL, start_new_session=True)
     if stopper is not None and not stopper.add(proc):
         _stop_children([proc], grace=0.0)

@@ -57,6 +57,8 @@ def _child(req):
         null = os.open(os.devnull, os.O_RDONLY)
         os.dup2(null, 0), os.dup2(log, 1), os.dup2(log, 2)
         os.closerange(3, 1 << 16)
+        os.environ.clear()  # the grader's child environment as it is now, as a fresh process would get it
+        os.environ.update(req["env"])
         os.chdir(req["cwd"])
         sys.path.insert(0, req["cwd"])  # as python -m pytest does
         sys.argv = ["pytest", *req["args"]]
@@ -140,7 +142,7 @@ class Zygote:
     """
 
     def __init__(self, env: dict[str, str]) -> None:
-        self._home = tempfile.mkdtemp(prefix="gradcheck-zygote-")
+        self._home, self._env = tempfile.mkdtemp(prefix="gradcheck-zygote-"), dict(env)
         self._proc = subprocess.Popen([sys.executable, "-c", _SERVER, json.dumps(PRELOAD)], cwd=self._home, env=env,
                                       stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
                                       start_new_session=True, close_fds=True)
@@ -171,15 +173,17 @@ class Zygote:
             kid.started.set()
             kid.ended.set()
 
-    def spawn(self, args: list[str], cwd: str, log: str) -> _Child | None:
-        """Fork a child running ``pytest.main(args)`` in ``cwd``, output to ``log``; None if the zygote is gone."""
+    def spawn(self, args: list[str], cwd: str, log: str, env: dict[str, str] | None = None) -> _Child | None:
+        """Fork a child running ``pytest.main(args)`` in ``cwd`` with environment ``env`` (default the
+        zygote's), output to ``log``; None if the zygote is gone."""
         kid = _Child(log)
         with self._lock:
             if self._proc.poll() is not None:
                 return None
             self._next += 1
             self._kids[self._next] = kid
-            req = json.dumps({"id": self._next, "args": args, "cwd": cwd, "log": log}) + "\n"
+            req = json.dumps({"id": self._next, "args": args, "cwd": cwd, "log": log,
+                              "env": self._env if env is None else env}) + "\n"
             try:
                 self._proc.stdin.write(req.encode())  # type: ignore[union-attr]
                 self._proc.stdin.flush()  # type: ignore[union-attr]
