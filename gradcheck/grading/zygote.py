@@ -187,7 +187,7 @@ class Zygote:
             try:
                 self._proc.stdin.write(req.encode())  # type: ignore[union-attr]
                 self._proc.stdin.flush()  # type: ignore[union-attr]
-            except OSError:
+            except (OSError, ValueError):  # its pipe is closed (close() ran) or broken
                 self._kids.pop(self._next, None)
                 return None
         kid.started.wait(30.0)
@@ -199,6 +199,7 @@ class Zygote:
             self._proc.wait(timeout=5.0)
         except (OSError, subprocess.TimeoutExpired):
             self._proc.kill()
+            self._proc.wait()
         import shutil
 
         shutil.rmtree(self._home, ignore_errors=True)
