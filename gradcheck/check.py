@@ -27,7 +27,12 @@ from .compare import (
 )
 from .config import MODES, CheckConfig, mode_word, training_modes
 from .errors import TwinError, UsageError
-from .numerical import directional_derivatives, layer_numerical_gradients, many_scan, numerical_gradient
+from .numerical import (
+    directional_derivatives,
+    layer_numerical_gradients,
+    many_scan,
+    numerical_gradient,
+)
 from .result import ALL_PAIRS, NONDETERMINISTIC, PAIRS, CheckResult, TensorRecord, json_shape
 from .sources import (
     SAME_IN_BOTH_MODES,
