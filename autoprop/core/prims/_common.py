@@ -15,6 +15,8 @@ SAME = "same as x"
 
 
 def _shape(x):
+    if type(x) is np.ndarray:  # the usual case, first
+        return x.shape
     return x.shape if hasattr(x, "shape") else ()
 
 
@@ -160,6 +162,8 @@ def _all_finite(r):
     """True when ``r`` (ndarray, Tensor or scalar) has no inf or nan: one pass (a sum;
     an overflowing sum only sends a finite ``r`` down the slow path, which is exact too)."""
     v = r._value if isinstance(r, Tensor) else r
+    if type(v) is np.ndarray and v.dtype.kind in "fc":  # the usual case: one reduction
+        return _isfinite(v.sum())
     s = v.sum() if hasattr(v, "sum") else v
     return s.dtype.kind not in "fc" or _isfinite(s) if hasattr(s, "dtype") else _isfinite(s)
 
