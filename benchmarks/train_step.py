@@ -11,6 +11,7 @@ layer objects. Usage::
     python benchmarks/train_step.py                  # the table, the CNN/LSTM and memory lines
     python benchmarks/train_step.py --repeats 2000
     python benchmarks/train_step.py --profile        # also the cProfile breakdown of one step
+    python benchmarks/train_step.py --peers torch,autograd   # peers without jax
 
 Peers (torch eager, HIPS autograd, jax.jit) are optional: ``make bench-peers`` installs
 them into their own environment (``.venv-peers``) and runs this script there; without
@@ -282,8 +283,10 @@ def check_agrees(engine, reference_weights, reference_loss):
     return diff
 
 
-def mlp_table(repeats):
-    """One block per size: every engine's median and ratio to plain numpy, ok/MISS."""
+def mlp_table(repeats, peers=None):
+    """One block per size: every engine's median and ratio to plain numpy, ok/MISS.
+
+    ``peers``: the module names of the peers to run (default: every importable one)."""
     verdicts = []
     for sizes, batch, manual_target, auto_target in SIZES:
         X, y = digits_batch(batch)
@@ -295,6 +298,8 @@ def mlp_table(repeats):
         for cls in (PlainNumpy, Manualprop, Autoprop):
             engines.append(cls(w0, X, y))
         for cls, module in PEERS:
+            if peers is not None and module not in peers:
+                continue
             if _importable(module):
                 engines.append(cls(w0, X, y))
             else:
@@ -588,10 +593,17 @@ def main(argv=None):
     parser.add_argument("--repeats", type=int, default=1000)
     parser.add_argument("--profile", action="store_true", help="also print the cProfile breakdown")
     parser.add_argument("--skip-nested", action="store_true", help="only the MLP table")
+    parser.add_argument("--peers", default=None,
+                        help="comma-separated peers to run, of torch,autograd,jax (default: every "
+                             "importable one; jax's threads slow every other engine in the process)")
     args = parser.parse_args(argv)
+    peers = None if args.peers is None else {p.strip() for p in args.peers.split(",") if p.strip()}
+    known = {m for _, m in PEERS}
+    if peers is not None and not peers <= known:
+        parser.error(f"--peers: unknown {sorted(peers - known)}; choose from {sorted(known)}")
     with threadpool_limits(limits=1, user_api="blas"):
         print(f"BLAS: {blas_kernel()}; float64; SGD lr {LR}; medians of {args.repeats} interleaved steps")
-        verdicts = mlp_table(args.repeats)
+        verdicts = mlp_table(args.repeats, peers)
         if not args.skip_nested:
             verdicts += nested_rows(args.repeats)
         if args.profile:
