@@ -740,7 +740,9 @@ class GradientTape:
         -------
         str
             One line per operation and a total of the bytes the tape holds for the
-            backward pass (each saved array counted once).
+            backward pass: each block of memory counted once (a view such as ``W.T``
+            counts as the array it views), with the part that is the current value of
+            a Variable (parameters, which the model holds anyway) said separately.
         """
         from .diagnose import summary as _summary
 
