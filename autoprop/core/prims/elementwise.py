@@ -194,8 +194,7 @@ def _sech2(ans, x):
     # (np.errstate around ufuncs costs 10x the computation)
     bound = _COSH_MAX[getattr(x, "dtype", None) == np.float32]
     if type(x) is np.ndarray and x.ndim:  # plain backward: one temporary, in place (speed)
-        r = np.minimum(x, bound)  # np.clip, as two ufuncs (np.clip's Python wrapper costs more)
-        np.maximum(r, -bound, out=r)
+        r = np.clip(x, -bound, bound)
         np.cosh(r, out=r)
         np.divide(1.0, r, out=r)
         return np.multiply(r, r, out=r)
