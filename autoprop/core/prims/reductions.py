@@ -42,6 +42,8 @@ def _sum_vjp(g, ans, x, axis=None, keepdims=False):
 
 
 def _mean_vjp(g, ans, x, axis=None, keepdims=False):
+    if axis is None and type(g) is np.ndarray and not g.ndim:  # the mean of a loss: g / n everywhere
+        return np.full(x.shape, g / _count(x.shape, None))
     return np.broadcast_to(_keep_reduced(g, x.shape, axis, keepdims), x.shape) / _count(x.shape, axis)
 
 
@@ -200,7 +202,14 @@ def _label_index(labels):
 
 
 def _sparse_ce_fwd(logits, labels):
-    return -_log_softmax_fwd(logits, axis=-1)[_label_index(labels)]
+    # -log_softmax(z)[label] = log(sum(exp(s))) - s[label] with s = z - max(z): only the
+    # label entries of the log-softmax are formed (the same bits: -(a - b) is b - a)
+    m = np.max(logits, axis=-1, keepdims=True)
+    if not np.isfinite(m).all():
+        m = np.where(np.isfinite(m), m, 0.0)
+    s = logits - m
+    idx = _label_index(labels)
+    return np.log(np.sum(np.exp(s), axis=-1)) - s[idx]
 
 
 def _softmax_minus_onehot(logits, labels):
@@ -209,14 +218,26 @@ def _softmax_minus_onehot(logits, labels):
     if isinstance(logits, Tensor):  # an outer tape records the backward pass
         onehot = np.eye(_shape(logits)[-1], dtype=logits.dtype)[labels]
         return np.exp(logits - logsumexp(logits, axis=-1, keepdims=True)) - onehot
-    p = np.exp(_log_softmax_fwd(logits, axis=-1))  # a fresh array: subtract the one-hot in place
+    m = np.max(logits, axis=-1, keepdims=True)
+    if not np.isfinite(m).all():  # a row of -inf logits: as _log_softmax_fwd
+        m = np.where(np.isfinite(m), m, 0.0)
+    p = np.exp(logits - m)  # softmax as e / sum(e): a fresh array, normalised in place
+    p /= p.sum(axis=-1, keepdims=True)
     p[_label_index(labels)] -= 1.0  # each (row, label) pair occurs once: no accumulation needed
     return p
 
 
+def _sparse_ce_vjp(g, ans, logits, labels):
+    d = _softmax_minus_onehot(logits, labels)
+    if type(g) is np.ndarray and type(d) is np.ndarray and g.dtype == d.dtype:
+        d *= g[..., None]  # plain backward: d is ours, scaled in place
+        return d
+    return np.expand_dims(g, -1) * d
+
+
 sparse_softmax_cross_entropy_with_logits = defprim(
     "sparse_softmax_cross_entropy_with_logits", _sparse_ce_fwd,
-    lambda g, ans, logits, labels: np.expand_dims(g, -1) * _softmax_minus_onehot(logits, labels),
+    _sparse_ce_vjp,
     None,
     jvp=(lambda t, ans, logits, labels: np.sum(t * _softmax_minus_onehot(logits, labels), axis=-1), None),
     jacobian="d loss_i / d z_ic = softmax(z_i)_c - [c == y_i]",
