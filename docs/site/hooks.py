@@ -1,0 +1,158 @@
+"""MkDocs hooks for the course site (``make site``; docs/site.md says why MkDocs).
+
+The site's pages are the repository's own files, not copies: README.md (the home page),
+ARCHITECTURE.md, ``lessons/*.md``, ``notebooks/*.ipynb`` and ``docs/*.md`` are added here
+from the repository root, and the nav follows the reading order of ``lessons/README.md``
+(its ``## part`` headings and ``- [title](file.md)`` items), so the order lives in one
+place. Besides the pages:
+
+- the repository's source files that the lessons link to (``manualprop/``, ``autoprop/``,
+  ``gradcheck/``, ``examples/``, ``benchmarks/``, ``assignments/``, ``pyproject.toml``,
+  ``Makefile``) are copied as they are, so relative links such as
+  ``../examples/cs231n_layers.py`` resolve in the site as in the repository;
+- every Markdown page's own source is copied beside it (``lessons/20-conv2d.md`` next to
+  ``lessons/20-conv2d/``), and the page's "view source" button (Material's
+  ``content.action.view``) links to it; a notebook page's button links to its ``.ipynb``,
+  which mkdocs-jupyter's ``include_source`` copies next to the page;
+- MathJax 3 is served from ``site/assets/mathjax`` (npm's ``mathjax`` package, installed by
+  ``make site`` into ``docs/site/node_modules``); nbconvert's MathJax 2 loader, which points at
+  a CDN, is taken out of the notebook pages, and a page that still loads anything from
+  another host fails the build.
+"""
+
+from __future__ import annotations
+
+import logging
+import posixpath
+import re
+import subprocess
+from pathlib import Path
+
+from mkdocs.exceptions import PluginError
+from mkdocs.plugins import event_priority
+from mkdocs.structure.files import File, Files
+from mkdocs.utils import get_relative_url
+
+log = logging.getLogger("mkdocs.hooks.backprop_lab")
+
+REPO = Path(__file__).resolve().parents[2]
+MATHJAX = REPO / "docs" / "site" / "node_modules" / "mathjax" / "es5"
+# what tex-chtml.js loads: itself, the TeX extensions it autoloads, the CHTML fonts, the
+# accessibility components of its menu and their speech-rule engine
+MATHJAX_PARTS = ("tex-chtml.js", "input/tex/extensions", "output/chtml", "a11y", "sre", "ui")
+SOURCE_DIRS = ("manualprop", "autoprop", "gradcheck", "examples", "benchmarks", "assignments")
+SOURCE_FILES = ("pyproject.toml", "Makefile")
+NOTEBOOK = re.compile(r"^notebooks/[^/]+\.ipynb$")
+LESSON_ITEM = re.compile(r"^- \[(?P<title>[^\]]+)\]\((?P<file>[^)#\s]+\.md)\)")
+PART = re.compile(r"^## (?P<part>.+?)\s*$")
+CDN_MATHJAX = re.compile(r'<script src="https?://[^"]*mathjax[^"]*">\s*</script>', re.I)
+EXTERNAL = re.compile(r'<(?:script|img|link|iframe|source)\b[^>]*\b(?:src|href)="(?:https?:)?//', re.I)
+
+
+def _tracked(*paths: str) -> list[str]:
+    """Repository files under ``paths`` that git tracks (no .venv, caches or build output)."""
+    try:
+        out = subprocess.run(
+            ["git", "-C", str(REPO), "ls-files", "-z", "--", *paths],
+            check=True, capture_output=True, text=True,
+        ).stdout
+    except (OSError, subprocess.CalledProcessError) as exc:
+        raise PluginError(f"site: cannot list the repository's files with git ls-files: {exc}") from exc
+    return sorted(p for p in out.split("\0") if p and (REPO / p).is_file())
+
+
+def _repo_file(config, src_uri: str, dest_uri: str | None = None) -> File:
+    return File(src_uri, str(REPO), config.site_dir, config.use_directory_urls, dest_uri=dest_uri)
+
+
+def _copy(config, src_uri: str, abs_src_path: Path, dest_uri: str) -> File:
+    """A file copied as it is, from ``abs_src_path`` to ``dest_uri`` in the site."""
+    f = File(src_uri, None, config.site_dir, config.use_directory_urls, dest_uri=dest_uri)
+    f.abs_src_path = str(abs_src_path)
+    return f
+
+
+def _pages() -> list[str]:
+    return _tracked("README.md", "ARCHITECTURE.md", "lessons/*.md", "notebooks/*.ipynb", "docs/*.md")
+
+
+@event_priority(100)  # before mkdocs-jupyter's on_files, which turns notebooks into pages
+def on_files(files: Files, config) -> Files:
+    for src_uri in _pages():
+        files.append(_repo_file(config, src_uri))
+    for src_uri in _tracked(*SOURCE_DIRS, *SOURCE_FILES):
+        if not src_uri.endswith((".md", ".ipynb")):
+            files.append(_repo_file(config, src_uri))
+    # every Markdown page's source beside it, for the page's "view source" button
+    for page in [f for f in files if f.is_documentation_page() and f.src_uri.endswith(".md")]:
+        files.append(_copy(config, page.src_uri + ".source", Path(page.abs_src_path), page.src_uri))
+    if not (MATHJAX / "tex-chtml.js").is_file():
+        raise PluginError(
+            f"site: MathJax is missing at {MATHJAX}; `make site` installs it "
+            "(npm ci --prefix docs/site)")
+    for part in MATHJAX_PARTS:
+        paths = [MATHJAX / part] if (MATHJAX / part).is_file() else sorted((MATHJAX / part).rglob("*"))
+        for path in paths:
+            if path.is_file():
+                rel = path.relative_to(MATHJAX).as_posix()
+                files.append(_copy(config, f"assets/mathjax/{rel}", path, f"assets/mathjax/{rel}"))
+    return files
+
+
+def _lesson_nav() -> list:
+    """The lessons in the reading order of lessons/README.md, grouped by its parts."""
+    readme = REPO / "lessons" / "README.md"
+    nav: list = ["lessons/README.md"]
+    part: list | None = None
+    listed = set()
+    for line in readme.read_text(encoding="utf-8").splitlines():
+        if m := PART.match(line):
+            part = []
+            nav.append({m["part"]: part})
+        elif (m := LESSON_ITEM.match(line)) and part is not None:
+            src = posixpath.normpath(posixpath.join("lessons", m["file"]))
+            part.append({m["title"]: src})
+            listed.add(src)
+    unlisted = sorted(set(_tracked("lessons/*.md")) - listed - {"lessons/README.md"})
+    if unlisted:
+        log.warning("site: lessons missing from lessons/README.md's reading order: %s",
+                    ", ".join(unlisted))
+    return nav
+
+
+def on_config(config):
+    pages = _pages()
+    notebooks = [p for p in pages if NOTEBOOK.match(p)]
+    guides = [p for p in pages if p.startswith("docs/")]
+    config.nav = [
+        {"Home": "README.md"},
+        {"Architecture": "ARCHITECTURE.md"},
+        {"Lessons": _lesson_nav()},
+        {"Notebooks": notebooks},
+        {"API reference": [{"manualprop": "api/manualprop.md"},
+                           {"autoprop": "api/autoprop.md"},
+                           {"gradcheck": "api/gradcheck.md"}]},
+        {"Guides": guides},
+    ]
+    return config
+
+
+def on_page_context(context, page, config, nav):
+    """Point the page's "view source" button at its source file, by a relative link."""
+    src = page.file.src_uri
+    if NOTEBOOK.match(src):
+        target = posixpath.join(posixpath.dirname(page.file.dest_uri), posixpath.basename(src))
+    else:
+        target = src
+    page.edit_url = get_relative_url(target, page.url or ".")
+    return context
+
+
+def on_post_page(output: str, page, config) -> str:
+    if NOTEBOOK.match(page.file.src_uri):
+        # nbconvert's template loads MathJax 2 from a CDN; the site's own MathJax 3
+        # (extra_javascript) typesets the notebook's markdown cells instead
+        output = CDN_MATHJAX.sub("", output)
+    if m := EXTERNAL.search(output):
+        raise PluginError(f"site: {page.file.src_uri} loads from another host: {m.group(0)}")
+    return output
