@@ -72,8 +72,13 @@ def _copy(config, src_uri: str, abs_src_path: Path, dest_uri: str) -> File:
     return f
 
 
+PAGE = re.compile(r"^(?:README\.md|ARCHITECTURE\.md|lessons/[^/]+\.md|notebooks/[^/]+\.ipynb|docs/[^/]+\.md)$")
+
+
 def _pages() -> list[str]:
-    return _tracked("README.md", "ARCHITECTURE.md", "lessons/*.md", "notebooks/*.ipynb", "docs/*.md")
+    """The repository's files that are pages (a pathspec's * would also match subfolders)."""
+    return [p for p in _tracked("README.md", "ARCHITECTURE.md", "lessons", "notebooks", "docs")
+            if PAGE.match(p)]
 
 
 @event_priority(100)  # before mkdocs-jupyter's on_files, which turns notebooks into pages
@@ -113,7 +118,8 @@ def _lesson_nav() -> list:
             src = posixpath.normpath(posixpath.join("lessons", m["file"]))
             part.append({m["title"]: src})
             listed.add(src)
-    unlisted = sorted(set(_tracked("lessons/*.md")) - listed - {"lessons/README.md"})
+    lessons = {p for p in _pages() if p.startswith("lessons/")}
+    unlisted = sorted(lessons - listed - {"lessons/README.md"})
     if unlisted:
         log.warning("site: lessons missing from lessons/README.md's reading order: %s",
                     ", ".join(unlisted))
@@ -146,6 +152,53 @@ def on_page_context(context, page, config, nav):
         target = src
     page.edit_url = get_relative_url(target, page.url or ".")
     return context
+
+
+def _toc_ids(items) -> list[str]:
+    ids = []
+    for item in items:
+        ids.append(item.id)
+        ids.extend(_toc_ids(item.children))
+    return ids
+
+
+def _notebook_link(href: str, page, files: Files) -> str:
+    """A notebook's relative link (written for the repository) as a link within the site."""
+    if re.match(r"^(?:[a-z][a-z0-9+.-]*:|#|/)", href, re.I):
+        return href
+    path, _, anchor = href.partition("#")
+    target = files.get_file_from_path(
+        posixpath.normpath(posixpath.join(posixpath.dirname(page.file.src_uri), path)))
+    if target is None:
+        log.warning("site: %s links to '%s', which is not in the site", page.file.src_uri, href)
+        return href
+    return target.url_relative_to(page.file) + (f"#{anchor}" if anchor else "")
+
+
+def on_page_content(html: str, page, config, files: Files) -> str:
+    """Notebook pages: links and heading ids as on the Markdown pages.
+
+    nbconvert leaves a markdown cell's links as written (``../lessons/20-conv2d.md``, relative
+    to notebooks/ in the repository), which MkDocs rewrites only in Markdown pages; and its
+    heading ids keep the heading's code and math (``...-custom_gradient-for-log1-ex``) where
+    the page's table of contents, built by mkdocs-jupyter with MkDocs' own slugs, leaves them
+    out. The links are resolved here against the site's files, and each heading gets the id
+    its table-of-contents entry (and a lesson linking to it) uses.
+    """
+    if not NOTEBOOK.match(page.file.src_uri):
+        return html
+    html = re.sub(r'(<a\b[^>]*\bhref=")([^"]*)(")',
+                  lambda m: m[1] + _notebook_link(m[2], page, files) + m[3], html)
+    found = re.findall(r'<h[1-6] id="([^"]+)"', html)
+    wanted = _toc_ids(page.toc)
+    if len(found) != len(wanted):
+        log.warning("site: %s has %d headings but %d table-of-contents entries",
+                    page.file.src_uri, len(found), len(wanted))
+        return html
+    for old, new in zip(found, wanted):
+        if old != new:
+            html = html.replace(f'id="{old}"', f'id="{new}"').replace(f'href="#{old}"', f'href="#{new}"')
+    return html
 
 
 def on_post_page(output: str, page, config) -> str:

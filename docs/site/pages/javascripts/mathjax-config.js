@@ -1,7 +1,8 @@
 // MathJax 3, served from site/assets/mathjax (npm's mathjax package, docs/site/package.json).
 // Lessons: pymdownx.arithmatex (generic) wraps each formula in .arithmatex as \( \) or \[ \].
 // Notebooks: nbconvert leaves the markdown cells' $...$ and $$...$$ as text in .jp-RenderedMarkdown.
-// Only those two places are typeset; code, outputs and everything else are left alone.
+// Only those elements are typeset; code (skipped inside them too), outputs and the rest of
+// the page are left alone, so a lone dollar sign in prose stays a dollar sign.
 window.MathJax = {
   tex: {
     inlineMath: [["\\(", "\\)"], ["$", "$"]],
@@ -9,8 +10,7 @@ window.MathJax = {
     processEscapes: true,
     processEnvironments: true,
   },
-  options: {
-    ignoreHtmlClass: ".*|",
-    processHtmlClass: "arithmatex|jp-RenderedMarkdown",
+  startup: {
+    elements: [".arithmatex", ".jp-RenderedMarkdown"],
   },
 };
