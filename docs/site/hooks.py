@@ -151,6 +151,8 @@ def on_page_context(context, page, config, nav):
     else:
         target = src
     page.edit_url = get_relative_url(target, page.url or ".")
+    if "edit" in page.edit_url:  # content.action.view turns "edit" into "raw" in the link
+        log.warning("site: %s: 'edit' in its source link %s", src, page.edit_url)
     return context
 
 

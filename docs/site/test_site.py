@@ -165,7 +165,7 @@ def test_site_pages_in_chromium(server, browser):
     for path in pages:
         url = server + path
         current["url"] = path or "/"
-        page.goto(url, wait_until="load")
+        page.goto(url, wait_until="networkidle")  # the search index too, before leaving
         info = page.evaluate(PAGE_JS)
         for href in info["hrefs"]:
             target, anchor = urldefrag(href)
@@ -223,8 +223,7 @@ def test_screenshots(server, browser, path, name, scroll_to):
     page.goto(server + path, wait_until="load")
     page.evaluate("async () => { if (window.MathJax && MathJax.startup) await MathJax.startup.promise; }")
     if scroll_to:
-        page.locator(scroll_to).first.scroll_into_view_if_needed()
-        page.evaluate("window.scrollBy(0, -120)")
+        page.locator(scroll_to).first.evaluate("e => e.scrollIntoView({block: 'center'})")
     SHOTS.mkdir(exist_ok=True)
     page.screenshot(path=str(SHOTS / name))
     assert (SHOTS / name).stat().st_size > 10_000
