@@ -68,11 +68,11 @@ site: $(SITE_STAMP)
 site-serve: $(SITE_STAMP)
 	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs serve
 
-# Debian's chromium and its driver when missing (CI runs as root); the browser test opens
+# Debian's chromium when missing (CI runs as root); the browser test opens
 # every page of the built site/ (docs/site/test_site.py), screenshots to site-screenshots/
 CHROMIUM := /usr/bin/chromium
 $(CHROMIUM):
-	apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver
+	apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium
 
 site-test: site $(CHROMIUM)
 	$(BIN)/python -m pytest -p no:cacheprovider -q -o addopts="" docs/site/test_site.py

@@ -49,6 +49,7 @@ RAW_TEXT_JS = """() => {
 }"""
 RAW_MATH = re.compile(r"\$[^$\s][^$]*\$|\\\(|\\\[")
 
+MATHJAX_LOADED = "() => window.MathJax && MathJax.version && MathJax.startup && MathJax.startup.promise"
 PAGE_JS = """async () => {
   if (window.MathJax && MathJax.startup && MathJax.startup.promise) await MathJax.startup.promise;
   await document.fonts.ready;  // MathJax's fonts, loaded once the formulas are laid out
@@ -147,7 +148,9 @@ def test_site_pages_in_chromium(server, browser):
     page.on("console", lambda m: m.type == "error" and problems.append(
         f"{current['url']}: console error: {m.text}"))
     page.on("pageerror", lambda e: problems.append(f"{current['url']}: uncaught: {e}"))
-    page.on("requestfailed", lambda r: problems.append(
+    # (net::ERR_ABORTED: a request the browser dropped on leaving the page, such as the search
+    # worker's index; a missing file is a 404 response, reported below)
+    page.on("requestfailed", lambda r: "ERR_ABORTED" not in (r.failure or "") and problems.append(
         f"{current['url']}: request failed: {r.url} ({r.failure})"))
     page.on("response", lambda r: r.status >= 400 and problems.append(
         f"{current['url']}: HTTP {r.status} for {r.url}"))
@@ -165,8 +168,13 @@ def test_site_pages_in_chromium(server, browser):
     for path in pages:
         url = server + path
         current["url"] = path or "/"
-        page.goto(url, wait_until="networkidle")  # the search index too, before leaving
+        page.goto(url, wait_until="load")
+        page.wait_for_function(MATHJAX_LOADED, timeout=60_000)
         info = page.evaluate(PAGE_JS)
+        if info["mjx"] == 0 and "$" in info["notebookMarkdown"]:
+            # a loaded machine: give the typesetting time before calling it missing
+            page.wait_for_timeout(5_000)
+            info = page.evaluate(PAGE_JS)
         for href in info["hrefs"]:
             target, anchor = urldefrag(href)
             if not target.startswith(server):
@@ -221,7 +229,8 @@ def test_search_finds_im2col(server, browser):
 def test_screenshots(server, browser, path, name, scroll_to):
     page = browser.new_page()
     page.goto(server + path, wait_until="load")
-    page.evaluate("async () => { if (window.MathJax && MathJax.startup) await MathJax.startup.promise; }")
+    page.wait_for_function(MATHJAX_LOADED, timeout=60_000)
+    page.evaluate("async () => { await MathJax.startup.promise; await document.fonts.ready; }")
     if scroll_to:
         page.locator(scroll_to).first.evaluate("e => e.scrollIntoView({block: 'center'})")
     SHOTS.mkdir(exist_ok=True)
