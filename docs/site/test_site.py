@@ -14,6 +14,7 @@ Not part of ``make test`` (it needs the site built); CI runs it with ``make site
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import http.server
 import re
@@ -72,17 +73,26 @@ class _Quiet(http.server.SimpleHTTPRequestHandler):
         pass
 
 
+@contextlib.contextmanager
+def serve(directory: Path):
+    """Serve ``directory`` on 127.0.0.1 from a thread; yield its base URL."""
+    handler = functools.partial(_Quiet, directory=str(directory))
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{httpd.server_address[1]}/"
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+
+
 @pytest.fixture(scope="module")
 def server():
     if not (SITE / "index.html").is_file():
         pytest.fail("site/ is not built: run `make site-test` (it runs `make site` first)")
-    handler = functools.partial(_Quiet, directory=str(SITE))
-    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{httpd.server_address[1]}/"
-    httpd.shutdown()
-    httpd.server_close()
+    with serve(SITE) as base:
+        yield base
 
 
 @pytest.fixture(scope="module")
@@ -129,27 +139,18 @@ class Checker:
         return self.status[url]
 
 
-def test_site_pages_in_chromium(server, browser):
-    pages = _pages()
-    lessons = sorted(p.stem for p in (REPO / "lessons").glob("*.md") if p.stem != "README")
-    notebooks = sorted(p.stem for p in (REPO / "notebooks").glob("*.ipynb"))
-    for name in lessons:
-        assert f"lessons/{name}/" in pages, f"lesson {name} has no page"
-    for name in notebooks:
-        assert f"notebooks/{name}/" in pages, f"notebook {name} has no page"
-    for api in ("manualprop", "autoprop", "gradcheck"):
-        assert f"api/{api}/" in pages
-
-    checker = Checker(server)
+def check_pages(base: str, context, paths: list[str]) -> tuple[list[str], int]:
+    """Open each page under ``base`` in ``context``; return the problems and the pages with math."""
+    checker = Checker(base)
     problems: list[str] = []
     math_pages = 0
-    page = browser.new_page()
+    page = context.new_page()
     current = {"url": ""}
     page.on("console", lambda m: m.type == "error" and problems.append(
         f"{current['url']}: console error: {m.text}"))
     page.on("pageerror", lambda e: problems.append(f"{current['url']}: uncaught: {e}"))
     # (net::ERR_ABORTED: a request the browser dropped on leaving the page, such as the search
-    # worker's index; a missing file is a 404 response, reported below)
+    # worker's index, or one refused below; a missing file is a 404 response, reported too)
     page.on("requestfailed", lambda r: "ERR_ABORTED" not in (r.failure or "") and problems.append(
         f"{current['url']}: request failed: {r.url} ({r.failure})"))
     page.on("response", lambda r: r.status >= 400 and problems.append(
@@ -163,12 +164,11 @@ def test_site_pages_in_chromium(server, browser):
             problems.append(f"{current['url']}: request to another host: {r.request.url}")
             r.abort()
 
-    browser.route("**/*", route)
+    page.route("**/*", route)
 
-    for path in pages:
-        url = server + path
+    for path in paths:
         current["url"] = path or "/"
-        page.goto(url, wait_until="load")
+        page.goto(base + path, wait_until="load")
         page.wait_for_function(MATHJAX_LOADED, timeout=60_000)
         info = page.evaluate(PAGE_JS)
         if info["mjx"] == 0 and "$" in info["notebookMarkdown"]:
@@ -177,7 +177,7 @@ def test_site_pages_in_chromium(server, browser):
             info = page.evaluate(PAGE_JS)
         for href in info["hrefs"]:
             target, anchor = urldefrag(href)
-            if not target.startswith(server):
+            if not target.startswith(base):
                 continue
             status = checker.fetch(target)
             if status != 200:
@@ -187,8 +187,7 @@ def test_site_pages_in_chromium(server, browser):
         for img in info["images"]:
             if not img["ok"]:
                 problems.append(f"{path}: image not loaded: {img['src'][:120]}")
-        notebook_math = "$" in info["notebookMarkdown"]
-        if info["arithmatex"] or notebook_math:
+        if info["arithmatex"] or "$" in info["notebookMarkdown"]:
             math_pages += 1
             if info["arithmatexTypeset"] < info["arithmatex"]:
                 problems.append(f"{path}: {info['arithmatex'] - info['arithmatexTypeset']} of "
@@ -200,10 +199,55 @@ def test_site_pages_in_chromium(server, browser):
         raw = RAW_MATH.findall(page.evaluate(RAW_TEXT_JS))
         if raw:
             problems.append(f"{path}: raw math left in the text: {raw[:3]}")
+    page.close()
+    return problems, math_pages
 
+
+def test_site_pages_in_chromium(server, browser):
+    pages = _pages()
+    lessons = sorted(p.stem for p in (REPO / "lessons").glob("*.md") if p.stem != "README")
+    notebooks = sorted(p.stem for p in (REPO / "notebooks").glob("*.ipynb"))
+    for name in lessons:
+        assert f"lessons/{name}/" in pages, f"lesson {name} has no page"
+    for name in notebooks:
+        assert f"notebooks/{name}/" in pages, f"notebook {name} has no page"
+    for api in ("manualprop", "autoprop", "gradcheck"):
+        assert f"api/{api}/" in pages
+
+    problems, math_pages = check_pages(server, browser, pages)
     assert not problems, f"{len(problems)} problems:\n" + "\n".join(problems[:400])
     # the lessons and notebooks are full of formulas: most pages must have typeset math
     assert math_pages >= len(lessons) // 2, f"only {math_pages} pages with math"
+
+
+DEFECTS = """<!doctype html><html><head><meta charset="utf-8"><title>defects</title></head>
+<body><article>
+<p>typeset: <span class="arithmatex">\\(x^2\\)</span>, broken: <span class="arithmatex">\\(\\frac{1}\\)</span></p>
+<p>left raw: $y = 3$</p>
+<a href="missing-page/">a broken link</a> <a href="#nowhere">a missing anchor</a>
+<img src="missing.png" alt="broken"> <img src="https://example.invalid/x.png" alt="remote">
+</article>
+<script>console.error("planted console error")</script>
+<script src="javascripts/mathjax-config.js"></script>
+<script src="assets/mathjax/tex-chtml.js"></script>
+</body></html>"""
+
+
+def test_checker_reports_planted_defects(browser, tmp_path):
+    """The page check is not blind: a page with one defect of each kind gets each reported."""
+    for part in ("assets", "javascripts"):  # the built site's MathJax and its configuration
+        (tmp_path / part).symlink_to(SITE / part, target_is_directory=True)
+    (tmp_path / "index.html").write_text(DEFECTS, encoding="utf-8")
+    with serve(tmp_path) as base:
+        problems, math_pages = check_pages(base, browser, [""])
+    text = "\n".join(problems)
+    for expected in ("console error: planted console error", "broken link", "missing-page/",
+                     "no #nowhere", "image not loaded", "missing.png",
+                     "request to another host: https://example.invalid/x.png",
+                     "MathJax errors", "raw math left in the text", "$y = 3$", "HTTP 404"):
+        assert expected in text, f"not reported: {expected!r}\n{text}"
+    assert math_pages == 1
+    assert "formulas not typeset" not in text  # both formulas became mjx-container (one an error)
 
 
 def test_search_finds_im2col(server, browser):
