@@ -277,6 +277,7 @@ def test_screenshots(server, browser, path, name, scroll_to):
     page.evaluate("async () => { await MathJax.startup.promise; await document.fonts.ready; }")
     if scroll_to:
         page.locator(scroll_to).first.evaluate("e => e.scrollIntoView({block: 'center'})")
+        page.wait_for_timeout(1_000)  # the header's title swap after a scroll is animated
     SHOTS.mkdir(exist_ok=True)
     page.screenshot(path=str(SHOTS / name))
     assert (SHOTS / name).stat().st_size > 10_000
