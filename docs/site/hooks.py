@@ -85,8 +85,9 @@ def _pages() -> list[str]:
 def on_files(files: Files, config) -> Files:
     for src_uri in _pages():
         files.append(_repo_file(config, src_uri))
+    # (their Markdown files, such as an assignment's README.md, become pages outside the nav)
     for src_uri in _tracked(*SOURCE_DIRS, *SOURCE_FILES):
-        if not src_uri.endswith((".md", ".ipynb")):
+        if not src_uri.endswith(".ipynb"):
             files.append(_repo_file(config, src_uri))
     # every Markdown page's source beside it, for the page's "view source" button
     for page in [f for f in files if f.is_documentation_page() and f.src_uri.endswith(".md")]:
