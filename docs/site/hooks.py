@@ -8,7 +8,8 @@ place. Besides the pages:
 
 - the repository's source files that the lessons link to (``manualprop/``, ``autoprop/``,
   ``gradcheck/``, ``examples/``, ``benchmarks/``, ``assignments/``, ``pyproject.toml``,
-  ``Makefile``) are copied as they are, so relative links such as
+  ``Makefile``) are copied as they are (their Markdown files, such as an assignment's
+  README.md, become pages outside the nav), so relative links such as
   ``../examples/cs231n_layers.py`` resolve in the site as in the repository;
 - every Markdown page's own source is copied beside it (``lessons/20-conv2d.md`` next to
   ``lessons/20-conv2d/``), and the page's "view source" button (Material's
