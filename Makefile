@@ -65,10 +65,10 @@ $(SITE_STAMP): $(STAMP) pyproject.toml docs/site/package.json docs/site/package-
 site: $(SITE_STAMP)
 	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict
 
-# http://127.0.0.1:8000, rebuilt on change; --dirty: only the changed pages (so a lesson's
-# edit does not execute every notebook again)
+# http://127.0.0.1:8000, rebuilt on change (the whole site, notebooks included: --dirty
+# would warn, and the build is strict)
 site-serve: $(SITE_STAMP)
-	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs serve --dirty
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs serve
 
 # Debian's chromium when missing (CI runs as root); the browser test opens
 # every page of the built site/ (docs/site/test_site.py), screenshots to site-screenshots/

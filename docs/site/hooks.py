@@ -47,7 +47,11 @@ NOTEBOOK = re.compile(r"^notebooks/[^/]+\.ipynb$")
 LESSON_ITEM = re.compile(r"^- \[(?P<title>[^\]]+)\]\((?P<file>[^)#\s]+\.md)\)")
 PART = re.compile(r"^## (?P<part>.+?)\s*$")
 CDN_MATHJAX = re.compile(r'<script src="https?://[^"]*mathjax[^"]*">\s*</script>', re.I)
-EXTERNAL = re.compile(r'<(?:script|img|link|iframe|source)\b[^>]*\b(?:src|href)="(?:https?:)?//', re.I)
+# a script, image, frame or stylesheet from another host (a canonical or alternate <link>,
+# which mkdocs serve adds, loads nothing)
+EXTERNAL = re.compile(
+    r'<(?:script|img|iframe|source)\b[^>]*\bsrc="(?:https?:)?//'
+    r'|<link\b(?![^>]*\brel="(?:canonical|alternate)")[^>]*\bhref="(?:https?:)?//', re.I)
 
 
 def _tracked(*paths: str) -> list[str]:
