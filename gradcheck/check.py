@@ -58,39 +58,25 @@ def check_layer(layer: Any, X: Any, *, twin: Any = "auto", init: Mapping[str, An
                 config: CheckConfig | None = None) -> CheckResult:
     """Check a layer's gradients: manual (``backward``) vs tape vs numerical, per tensor.
 
-    Parameters
-    ----------
-    layer : object
-        The manualprop protocol (no base class): ``params``/``grads`` dicts (may be absent),
-        ``forward(X, training=False)``, ``backward(dY) -> dX`` (a tuple for several inputs, None
-        for an integer input). Parameters are perturbed in place and restored.
-    X : ndarray, tuple of int, or list of those
-        The input(s) or shape(s), ``N(0, 1)`` from ``seed`` (:func:`gradcheck._validation.layer_inputs`).
-    twin : "auto", None or object
-        "auto": ``autoprop.layers.<SameName>`` when it can be built (else ``twin_note`` says why;
-        with ``init``, its constructor kwargs, a failure raises TwinError); None: no tape; an
-        autoprop layer; or an object with ``tape_gradients`` (:class:`gradcheck.student_tape.StudentTape`,
-        whose :class:`TapeUnavailable` drops the tape column with a note).
-    seed, rtol, atol, eps, mode, method, n_dirs, n_samples, batched, training
-        :class:`gradcheck.config.CheckConfig` (or pass ``config``). ``training="auto"`` checks eval,
-        then training when ``forward`` takes it and gives another output; the first failing mode's
-        result is returned (``"<name> [training]"``), the other in ``other_modes``. A forward giving
-        two outputs for one input fails (pair ``call1-vs-call2``, note :data:`NONDETERMINISTIC`).
-    name : str, optional
-        Display name (default the class name).
-    reference : object, optional
-        A layer of ours given the same parameters (pair ``manual-vs-reference``).
-    upstream : ndarray, optional
-        ``G`` (default ``N(0, 1)`` from ``seed``).
+    ``layer`` follows the manualprop protocol (no base class): ``params``/``grads`` dicts (may be
+    absent), ``forward(X, training=False)``, ``backward(dY) -> dX`` (a tuple for several inputs, None
+    for an integer input); parameters are perturbed in place and restored. ``X``: the input(s) or
+    shape(s), ``N(0, 1)`` from ``seed`` (:func:`gradcheck._validation.layer_inputs`).
 
-    Returns
-    -------
-    CheckResult
-        Records ``Y`` (with a twin or reference), ``d<input>`` per float input, ``d<key>`` per parameter.
+    ``twin``: "auto" uses ``autoprop.layers.<SameName>`` when it can be built (else ``twin_note``
+    says why; with ``init``, its constructor kwargs, a failure raises TwinError); None: no tape; or an
+    autoprop layer, or an object with ``tape_gradients`` (:class:`gradcheck.student_tape.StudentTape`,
+    whose :class:`TapeUnavailable` drops the tape column with a note). ``reference``: a layer of ours
+    given the same parameters (pair ``manual-vs-reference``); ``upstream``: ``G`` (default ``N(0, 1)``
+    from ``seed``); ``name``: display name (default the class name).
 
-    Raises
-    ------
-    UsageError, ProtocolError, StudentCodeError, GradientShapeError, NonFiniteError, TwinError
+    The other keywords are :class:`gradcheck.config.CheckConfig` (or pass ``config``).
+    ``training="auto"`` checks eval, then training when ``forward`` takes it and gives another output;
+    the first failing mode's result is returned (``"<name> [training]"``), the other in
+    ``other_modes``. A forward giving two outputs for one input fails (pair ``call1-vs-call2``, note
+    :data:`NONDETERMINISTIC`). Returns a :class:`CheckResult`: ``Y`` (with a twin or reference),
+    ``d<input>`` per float input, ``d<key>`` per parameter. Raises UsageError, ProtocolError,
+    StudentCodeError, GradientShapeError, NonFiniteError, TwinError.
     """
     cfg = config or CheckConfig(rtol=rtol, atol=atol, eps=eps, method=method, mode=mode, seed=seed,
                                 training=training, n_dirs=n_dirs, n_samples=n_samples, batched=batched)
