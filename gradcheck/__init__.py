@@ -34,25 +34,7 @@ from .errors import (
 )
 from .numerical import DEFAULT_EPS, layer_numerical_gradients, numerical_gradient
 
-__all__ = [
-    "DEFAULT_EPS",
-    "CheckResult",
-    "Comparison",
-    "GradcheckError",
-    "GradientShapeError",
-    "NonFiniteError",
-    "ProtocolError",
-    "StudentCodeError",
-    "TensorRecord",
-    "TwinError",
-    "UsageError",
-    "check_layer",
-    "check_loss",
-    "check_vjp",
-    "diagnose_layer",
-    "Diagnosis",
-    "Finding",
-    "layer_numerical_gradients",
-    "numerical_gradient",
-    "relative_error",
-]
+__all__ = ["DEFAULT_EPS", "CheckResult", "Comparison", "GradcheckError", "GradientShapeError",
+           "NonFiniteError", "ProtocolError", "StudentCodeError", "TensorRecord", "TwinError", "UsageError",
+           "check_layer", "check_loss", "check_vjp", "diagnose_layer", "Diagnosis", "Finding",
+           "layer_numerical_gradients", "numerical_gradient", "relative_error"]
