@@ -73,3 +73,14 @@ def test_each_pipeline_module_imports_alone_in_a_fresh_interpreter():
             "    importlib.import_module('gradcheck.' + m)\n")
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert run.returncode == 0, run.stderr
+
+
+#: Longest function or method allowed in gradcheck (issue 10: one idea per function, each readable whole).
+MAX_FUNCTION_LINES = 80
+
+
+def test_no_function_in_gradcheck_is_longer_than_80_lines():
+    long = [f"{p.relative_to(PKG.parent)}:{n.lineno} {n.name} ({n.end_lineno - n.lineno + 1} lines)"
+            for p in sorted(PKG.rglob("*.py")) for n in ast.walk(ast.parse(p.read_text(encoding="utf-8")))
+            if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.end_lineno - n.lineno + 1 > MAX_FUNCTION_LINES]
+    assert not long, "functions over 80 lines (split them): " + "; ".join(long)
