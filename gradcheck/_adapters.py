@@ -92,13 +92,9 @@ def mode_keyword(fn):
 def find(mod, name):
     """``("class", cls)`` or ``("functions", (forward, backward))`` for ``path.py::NAME``.
 
-    A class named NAME wins; else ``NAME_forward``/``NAME_backward`` (then with
-    ``_naive``, ``_fast``; NAME may itself end in ``_forward``).
-
-    Raises
-    ------
-    AdapterError
-        Nothing usable: the message lists the classes and function pairs found.
+    A class named NAME wins; else ``NAME_forward``/``NAME_backward`` (then with ``_naive``, ``_fast``;
+    NAME may itself end in ``_forward``). AdapterError when nothing fits: the message lists the classes
+    and function pairs found.
     """
     obj = getattr(mod, name, None)
     if isinstance(obj, type):

@@ -341,11 +341,8 @@ def parse_kind(spec: str, kinds: tuple[str, ...], flag: str) -> tuple[str, int |
 def loss_data(targets: str, pred: str, shape: tuple[int, ...], seed: int) -> tuple[np.ndarray, np.ndarray, str]:
     """``(y_true, y_pred, description)`` for ``gradcheck check --loss``, ``y_pred`` of ``shape``.
 
-    ``pred``: ``real`` (standard normal: logits, regression), ``probs`` (softmax rows), ``unit``
-    (uniform in [0.05, 0.95]). ``targets``: those, or ``labels[:K]`` (classes in ``[0, K)``, K = the
-    last axis by default; shape ``shape[:-1]``, or ``shape`` when K differs, e.g. ``labels:2``) or
-    ``onehot[:K]`` (K must be the last axis). Seeds ``[seed, 4]`` (y_pred) and ``[seed, 5]`` (y_true).
-    UsageError for kinds that do not fit the shape.
+    The kinds are those of ``--targets`` and ``--pred`` (their help in :mod:`gradcheck.cli`); seeds
+    ``[seed, 4]`` (y_pred) and ``[seed, 5]`` (y_true). UsageError for kinds that do not fit the shape.
     """
     tkind, k = parse_kind(targets, TARGET_KINDS, "--targets")
     pkind, _ = parse_kind(pred, PRED_KINDS, "--pred")

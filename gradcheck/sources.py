@@ -171,10 +171,10 @@ def _infer_kwargs(cls: type, obj: Any, owner: str) -> dict[str, Any]:
 def build_twin(obj: Any, kind: str = "layer", init: Mapping[str, Any] | None = None):
     """The autoprop twin of a manual layer or loss with the same parameter values: ``(twin or None, why not)``.
 
-    The class of the same name in ``autoprop.layers`` (``kind="layer"``) or ``autoprop.losses``,
-    built from ``init`` or from same-named attributes of ``obj`` (``in_features``, ...); a container
-    (``layers`` and a ``*layers`` constructor) gets its children's twins. Parameters are copied by
-    :func:`copy_params_to_twin`. TwinError when the class exists but cannot be built or does not match.
+    The class of the same name in ``autoprop.layers``/``autoprop.losses``, built from ``init`` or from
+    same-named attributes of ``obj`` (``in_features``, ...); a container (``layers`` and a ``*layers``
+    constructor) gets its children's twins; parameters by :func:`copy_params_to_twin`. TwinError when
+    the class exists but cannot be built or does not match.
     """
     mod = _autoprop_module(kind)
     cname = type(obj).__name__

@@ -55,17 +55,9 @@ class TrainConfig:
 
 @dataclass
 class TrainReport:
-    """What :func:`run_training` measured.
-
-    Attributes
-    ----------
-    loss_manual, loss_tape, rel_loss_diff, rel_grad_diff : ndarray, shape (steps,)
-        Minibatch losses; their relative difference; the largest gradient relative error, per step.
-    epoch_loss_manual, epoch_loss_tape : ndarray, shape (epochs,)
-        Mean minibatch loss per epoch.
-    test_accuracy_manual, test_accuracy_tape, final_param_max_abs_diff, seconds : float
-    steps_per_epoch : int
-    plot_path : str or None
+    """What :func:`run_training` measured: per step (shape ``(steps,)``) the minibatch losses, their
+    relative difference and the largest gradient relative error; per epoch the mean losses; the test
+    accuracies, ``final_param_max_abs_diff`` and ``seconds`` (floats), ``plot_path`` (str or None).
     """
 
     config: TrainConfig
