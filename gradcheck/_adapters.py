@@ -94,14 +94,10 @@ def find(mod, name):
     """``("class", cls)``, ``("functions", (forward, backward))`` or ``("loss_function", fn)`` for
     ``path.py::NAME``.
 
-    A class named NAME wins; else ``NAME_forward``/``NAME_backward`` (then with
-    ``_naive``, ``_fast``; NAME may itself end in ``_forward``); else a function named NAME,
-    a CS231n loss ``NAME(x, y) -> (loss, dx)`` (:class:`LossFunction`).
-
-    Raises
-    ------
-    AdapterError
-        Nothing usable: the message lists the classes and function pairs found.
+    A class named NAME wins; else ``NAME_forward``/``NAME_backward`` (then with ``_naive``, ``_fast``;
+    NAME may itself end in ``_forward``); else a function named NAME, a CS231n loss ``NAME(x, y) ->
+    (loss, dx)`` (:class:`LossFunction`). AdapterError when nothing fits: the message lists the
+    classes and function pairs found.
     """
     obj = getattr(mod, name, None)
     if isinstance(obj, type):

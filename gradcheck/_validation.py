@@ -161,35 +161,30 @@ def check_eps(eps: Any, method: str = "central", what: str = "eps") -> float | N
     return e
 
 
-def check_writable_dir(path: str, what: str) -> str:
-    """Create the folder ``path`` if needed and prove a file can be written there (else UsageError)."""
+def check_writable(path: str, what: str, folder: bool = False) -> str:
+    """Prove a file (``folder``: a folder, created if needed) can be written at ``path``, leaving no file behind.
+
+    UsageError naming ``what`` otherwise.
+    """
     import tempfile
 
-    try:
-        os.makedirs(path, exist_ok=True)
-        fd, probe = tempfile.mkstemp(prefix=".gradcheck-write-test-", dir=path)
-        os.close(fd)
-        os.remove(probe)
-    except OSError as exc:
-        raise UsageError(f"{what} {path}: cannot write into this folder ({exc.strerror or exc}); "
-                         "choose a folder you can write to.") from None
-    return path
-
-
-def check_writable_file(path: str, what: str) -> str:
-    """Prove ``path`` can be written (its folder is created, no file left behind); UsageError otherwise."""
-    if os.path.isdir(path):
+    if not folder and os.path.isdir(path):
         raise UsageError(f"{what} {path} is a folder; expected a file name, e.g. {os.path.join(path, 'out.json')}.")
     existed = os.path.exists(path)
     try:
-        os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
-        with open(path, "a", encoding="utf-8"):
-            pass
-        if not existed:
-            os.remove(path)
+        os.makedirs(path if folder else os.path.dirname(os.path.abspath(path)), exist_ok=True)
+        if folder:
+            fd, probe = tempfile.mkstemp(prefix=".gradcheck-write-test-", dir=path)
+            os.close(fd)
+            os.remove(probe)
+        else:
+            with open(path, "a", encoding="utf-8"):
+                pass
+            if not existed:
+                os.remove(path)
     except OSError as exc:
-        raise UsageError(f"{what} {path}: cannot write this file ({exc.strerror or exc}); "
-                         "choose a path you can write to.") from None
+        raise UsageError(f"{what} {path}: cannot write {'into this folder' if folder else 'this file'} "
+                         f"({exc.strerror or exc}); choose a {'folder' if folder else 'path'} you can write to.") from None
     return path
 
 
@@ -215,9 +210,9 @@ def validate_cli_args(args: Any) -> None:
     if hasattr(args, "init"):
         parse_init_json(args.init)
     if get("json"):
-        check_writable_file(args.json, "--json")
+        check_writable(args.json, "--json")
     if get("plots"):
-        check_writable_dir(args.plots, "--plots")
+        check_writable(args.plots, "--plots", folder=True)
 
 
 def check_input_count(n_given: int, owner: str, params: list[str], required: int | None = None,

@@ -1,52 +1,17 @@
-"""Exercises: ``gradcheck assignment release`` makes the student version of a solution notebook,
-lesson or Python file.
+"""``gradcheck assignment release``: the student version of a solution notebook, lesson or Python file.
 
-::
-
-    gradcheck assignment release notebooks/07-exercises.ipynb --out build/student
-    gradcheck assignment release lessons/23-layernorm.md lessons/32b-gru.md --out build/student
-
-The solution notebook marks, inside code cells, with nbgrader's markers:
-
-``### BEGIN SOLUTION`` ... ``### END SOLUTION``
-    The instructor's code. The student version keeps the marker's indentation and
-    has, instead of the block::
-
-        # YOUR CODE HERE
-        raise NotImplementedError("Exercise 1: implement the backward of Linear")
-
-    ``N`` counts the code cells that hold a solution (1, 2, ...); the task is read
-    from the enclosing ``def``/``class`` (``backward`` in ``class Linear`` gives
-    "implement the backward of Linear"). Cell metadata
-    ``{"backprop_lab": {"exercise": N, "task": "..."}}`` overrides either.
-    In a Markdown cell the block becomes ``YOUR ANSWER HERE``.
-
-``### BEGIN HIDDEN TESTS`` ... ``### END HIDDEN TESTS``
-    Tests run only when grading: removed with their markers (the cell stays).
-
-Every other cell is copied unchanged (metadata, ids, nbgrader's cell metadata
-included), outputs and execution counts are cleared. A marker that is misspelt
-(a ``#`` line with BEGIN/END and SOLUTION/HIDDEN that is not one of the four),
-nested or unbalanced is a usage error (exit 2) naming the cell and line, so no
-solution leaks into the student version by accident. Needs ``nbformat``
-(``pip install 'backprop-lab[notebooks]'``).
-
-A Markdown lesson (``.md``) is released by the same rules, its fenced code blocks as code
-cells and the text between them as Markdown cells:
-
-* in a code block, ``### BEGIN SOLUTION`` ... ``### END SOLUTION`` becomes
-  ``# YOUR CODE HERE`` / ``raise NotImplementedError("Exercise N: ...")``; ``N`` counts the
-  code blocks that hold a solution, or is given in the fence's info string
-  (```` ```python file=rmsnorm.py exercise=2 ````);
-* in the text, ``<!-- BEGIN SOLUTION -->`` ... ``<!-- END SOLUTION -->`` (HTML comments,
-  invisible when the lesson is rendered) becomes ``YOUR ANSWER HERE``.
-
-A misspelt HTML marker is a usage error as in a notebook.
-
-A Python file (``.py``, an assignment's ``layers.py``) is released as the code cells of a
-notebook would be, each top-level ``def`` or ``class`` (with its decorators) one cell: ``N`` of
-"Exercise N: implement affine_backward" counts the functions and classes that hold a solution
-block, in the file's order.
+The markers are nbgrader's (:data:`BEGIN_SOLUTION` ... :data:`END_HIDDEN_TESTS`; in a lesson's
+text the HTML comments ``<!-- BEGIN SOLUTION -->`` ... ``<!-- END SOLUTION -->``); what becomes of
+them is :data:`DESCRIPTION`. ``N`` of "Exercise N" counts the code cells (or a lesson's fenced code
+blocks) that hold a solution; the task is read from the enclosing ``def``/``class`` (``backward`` in
+``class Linear``: "implement the backward of Linear"). Cell metadata ``{"backprop_lab":
+{"exercise": N, "task": "..."}}`` or a fence's ``exercise=N`` overrides them. Every other cell is
+copied unchanged (metadata, ids), outputs and execution counts are cleared. A misspelt, nested or
+unbalanced marker is a UsageError (exit 2) naming the cell and line, so no solution leaks.
+Notebooks need ``nbformat`` (``pip install 'backprop-lab[notebooks]'``).
+A Python file (``.py``, an assignment's ``layers.py``) is released as the code cells of a notebook
+would be, each top-level ``def`` or ``class`` (with its decorators) one cell, ``N`` counting those
+that hold a solution block, in the file's order.
 """
 
 from __future__ import annotations

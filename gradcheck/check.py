@@ -20,6 +20,7 @@ from .compare import (
     ATOL_FLOOR,
     Comparison,
     atol_swamp_notes,
+    close,
     compare,
     default_atol,
     kink_mask,
@@ -63,39 +64,25 @@ def check_layer(layer: Any, X: Any, *, twin: Any = "auto", init: Mapping[str, An
                 config: CheckConfig | None = None) -> CheckResult:
     """Check a layer's gradients: manual (``backward``) vs tape vs numerical, per tensor.
 
-    Parameters
-    ----------
-    layer : object
-        The manualprop protocol (no base class): ``params``/``grads`` dicts (may be absent),
-        ``forward(X, training=False)``, ``backward(dY) -> dX`` (a tuple for several inputs, None
-        for an integer input). Parameters are perturbed in place and restored.
-    X : ndarray, tuple of int, or list of those
-        The input(s) or shape(s), ``N(0, 1)`` from ``seed`` (:func:`gradcheck._validation.layer_inputs`).
-    twin : "auto", None or object
-        "auto": ``autoprop.layers.<SameName>`` when it can be built (else ``twin_note`` says why;
-        with ``init``, its constructor kwargs, a failure raises TwinError); None: no tape; an
-        autoprop layer; or an object with ``tape_gradients`` (:class:`gradcheck.student_tape.StudentTape`,
-        whose :class:`TapeUnavailable` drops the tape column with a note).
-    seed, rtol, atol, eps, mode, method, n_dirs, n_samples, batched, training
-        :class:`gradcheck.config.CheckConfig` (or pass ``config``). ``training="auto"`` checks eval,
-        then training when ``forward`` takes it and gives another output; the first failing mode's
-        result is returned (``"<name> [training]"``), the other in ``other_modes``. A forward giving
-        two outputs for one input fails (pair ``call1-vs-call2``, note :data:`NONDETERMINISTIC`).
-    name : str, optional
-        Display name (default the class name).
-    reference : object, optional
-        A layer of ours given the same parameters (pair ``manual-vs-reference``).
-    upstream : ndarray, optional
-        ``G`` (default ``N(0, 1)`` from ``seed``).
+    ``layer`` follows the manualprop protocol (no base class): ``params``/``grads`` dicts (may be
+    absent), ``forward(X, training=False)``, ``backward(dY) -> dX`` (a tuple for several inputs, None
+    for an integer input); parameters are perturbed in place and restored. ``X``: the input(s) or
+    shape(s), ``N(0, 1)`` from ``seed`` (:func:`gradcheck._validation.layer_inputs`).
 
-    Returns
-    -------
-    CheckResult
-        Records ``Y`` (with a twin or reference), ``d<input>`` per float input, ``d<key>`` per parameter.
+    ``twin``: "auto" uses ``autoprop.layers.<SameName>`` when it can be built (else ``twin_note``
+    says why; with ``init``, its constructor kwargs, a failure raises TwinError); None: no tape; or an
+    autoprop layer, or an object with ``tape_gradients`` (:class:`gradcheck.student_tape.StudentTape`,
+    whose :class:`TapeUnavailable` drops the tape column with a note). ``reference``: a layer of ours
+    given the same parameters (pair ``manual-vs-reference``); ``upstream``: ``G`` (default ``N(0, 1)``
+    from ``seed``); ``name``: display name (default the class name).
 
-    Raises
-    ------
-    UsageError, ProtocolError, StudentCodeError, GradientShapeError, NonFiniteError, TwinError
+    The other keywords are :class:`gradcheck.config.CheckConfig` (or pass ``config``).
+    ``training="auto"`` checks eval, then training when ``forward`` takes it and gives another output;
+    the first failing mode's result is returned (``"<name> [training]"``), the other in
+    ``other_modes``. A forward giving two outputs for one input fails (pair ``call1-vs-call2``, note
+    :data:`NONDETERMINISTIC`). Returns a :class:`CheckResult`: ``Y`` (with a twin or reference),
+    ``d<input>`` per float input, ``d<key>`` per parameter. Raises UsageError, ProtocolError,
+    StudentCodeError, GradientShapeError, NonFiniteError, TwinError.
     """
     cfg = config or CheckConfig(rtol=rtol, atol=atol, eps=eps, method=method, mode=mode, seed=seed,
                                 training=training, n_dirs=n_dirs, n_samples=n_samples, batched=batched)
@@ -130,7 +117,7 @@ def check_layer(layer: Any, X: Any, *, twin: Any = "auto", init: Mapping[str, An
 def _check_mode(call: Call, cfg: CheckConfig, rng, twin, init, reference, upstream) -> CheckResult:
     """One mode: manual, tape, reference and numerical sources of the same call, compared."""
     Y, Y2 = manual_forward(call)
-    if Y2.shape != Y.shape or not np.allclose(Y, Y2, rtol=1e-12, atol=0.0, equal_nan=True):
+    if not close(Y, Y2, rtol=1e-12, atol=0.0, equal_nan=True):  # close: the one rule, also for repeatability
         return _nondeterministic(call, Y, Y2, cfg)
     Y = Y2  # the cache now belongs to this forward; backward follows it
     output = Y.copy()

@@ -72,16 +72,12 @@ def run_check(args, layer, label: str, init: dict[str, Any], shape) -> int:
     student's code failed.
     """
     from .diagnose import diagnose_layer
-    from .sources import build_twin
-
     cname = label.rpartition("::")[2]
     jac = getattr(args, "jacobian", False)
     if jac:
         _jacobian_usage(args, shape)
     reference = build_reference(args.reference, init, args.seed) if args.reference else None
-    twin = None
-    if args.twin:
-        twin, twin_note = build_twin(layer, "layer", init or None)  # None: the report says why (twin_note)
+    twin, twin_note = _twin(args, layer, "layer", init)
     if getattr(args, "tape", False):
         from .student_tape import StudentTape
 
@@ -172,6 +168,13 @@ def _report(args, layer, diag, cname: str, color: bool, jacobian, unchecked) -> 
     if any(f.code == "student-code" for f in errs):
         return EXIT_STUDENT
     return EXIT_MISMATCH
+
+
+def _twin(args, obj, kind: str, init):
+    """``--twin``: ``(autoprop's class of the same name, built, or None, why None)``; ``(None, "")`` without it."""
+    from .sources import build_twin
+
+    return build_twin(obj, kind, init or None) if args.twin else (None, "")
 
 
 def _wrong_what(diag) -> str:
@@ -338,11 +341,8 @@ def parse_kind(spec: str, kinds: tuple[str, ...], flag: str) -> tuple[str, int |
 def loss_data(targets: str, pred: str, shape: tuple[int, ...], seed: int) -> tuple[np.ndarray, np.ndarray, str]:
     """``(y_true, y_pred, description)`` for ``gradcheck check --loss``, ``y_pred`` of ``shape``.
 
-    ``pred``: ``real`` (standard normal: logits, regression), ``probs`` (softmax rows), ``unit``
-    (uniform in [0.05, 0.95]). ``targets``: those, or ``labels[:K]`` (classes in ``[0, K)``, K = the
-    last axis by default; shape ``shape[:-1]``, or ``shape`` when K differs, e.g. ``labels:2``) or
-    ``onehot[:K]`` (K must be the last axis). Seeds ``[seed, 4]`` (y_pred) and ``[seed, 5]`` (y_true).
-    UsageError for kinds that do not fit the shape.
+    The kinds are those of ``--targets`` and ``--pred`` (their help in :mod:`gradcheck.cli`); seeds
+    ``[seed, 4]`` (y_pred) and ``[seed, 5]`` (y_true). UsageError for kinds that do not fit the shape.
     """
     tkind, k = parse_kind(targets, TARGET_KINDS, "--targets")
     pkind, _ = parse_kind(pred, PRED_KINDS, "--pred")
@@ -379,15 +379,11 @@ def run_check_loss(args, loss, label: str, init: dict[str, Any], shape) -> int:
     """
     from .check import check_loss
     from .diagnose import name_signature
-    from .sources import build_twin
-
     if not isinstance(shape[0], int):
         raise UsageError("--loss takes one --input-shape (the shape of y_pred), not several.")
     cname = label.rpartition("::")[2]
     y_true, y_pred, what = loss_data(args.targets or "real", args.pred or "real", shape, args.seed)
-    twin = None
-    if args.twin:
-        twin, twin_note = build_twin(loss, "loss", init or None)  # None: the report says why (twin_note)
+    twin, twin_note = _twin(args, loss, "loss", init)
     res = check_loss(loss, y_true, y_pred, twin=twin, seed=args.seed, rtol=args.rtol, atol=args.atol,
                      eps=args.eps, name=cname)
     if args.twin and twin is None:  # not "add --twin": it was given

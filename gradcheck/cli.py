@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import importlib.util
+import itertools
 import os
 import re
 import sys
@@ -252,12 +253,8 @@ def _show_output(text: str, name: str, *, verbose: bool) -> None:
         if verbose:
             print(f"gradcheck: {name} printed nothing.", file=sys.stderr)
         return
-    runs: list[list] = []  # the checker calls forward many times: repeated lines are shown once, counted
-    for ln in lines:
-        if runs and runs[-1][0] == ln:
-            runs[-1][1] += 1
-        else:
-            runs.append([ln, 1])
+    # the checker calls forward many times: repeated lines are shown once, counted
+    runs = [(ln, sum(1 for _ in group)) for ln, group in itertools.groupby(lines)]
     n = OUTPUT_LINES_VERBOSE if verbose else OUTPUT_LINES
     shown = runs[-n:]
     more = (f" (the last {len(shown)} of {len(runs)} distinct lines"

@@ -23,8 +23,8 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["ATOL_FLOOR", "relative_error", "norm_relative_error", "close", "default_atol", "atol_swamp_notes", "Comparison", "compare",
-           "kink_mask"]
+__all__ = ["ATOL_FLOOR", "relative_error", "norm_relative_error", "close", "default_atol", "atol_swamp_notes",
+           "Comparison", "compare", "kink_mask"]
 
 #: Smallest default absolute tolerance (see :func:`default_atol`).
 ATOL_FLOOR = 1e-9
@@ -122,23 +122,12 @@ def norm_relative_error(a: np.ndarray, b: np.ndarray) -> float:
 class Comparison:
     """One pair of gradients of one tensor, compared element-wise (:func:`compare`).
 
-    Attributes
-    ----------
-    pair : str
-        E.g. ``"manual-vs-numerical"`` (see :data:`gradcheck.result.PAIRS`); ``a`` is the first name.
-    max_abs_error, max_rel_error : float
-        ``max |a - b|``; ``max r_i`` (floor ``atol/rtol``).
-    worst_index : tuple of int
-        The element of the largest ``r_i`` (``(direction,)`` in fast mode); ``worst_a``, ``worst_b`` its values.
-    passed : bool
-        ``max_rel_error <= rtol``.
-    how : {"elements", "directional", "sample"}
-    n_compared : int
-        Elements (or directions) compared.
-    kinks : list of tuple of int
-        Elements excluded as at a kink (:func:`kink_mask`).
-    norm_rel_error : float
-        :func:`norm_relative_error` over the compared elements (NaN for directional).
+    ``pair`` e.g. ``"manual-vs-numerical"`` (:data:`gradcheck.result.PAIRS`; ``a`` is the first);
+    ``max_abs_error`` is ``max |a - b|``, ``max_rel_error`` ``max r_i`` (floor ``atol/rtol``) at
+    ``worst_index`` (``(direction,)`` in fast mode) with values ``worst_a``, ``worst_b``; ``passed``:
+    ``max_rel_error <= rtol``; ``how`` "elements", "directional" or "sample"; ``n_compared`` elements
+    (or directions); ``kinks`` the elements excluded as at a kink (:func:`kink_mask`);
+    ``norm_rel_error`` :func:`norm_relative_error` over the compared elements (NaN for directional).
     """
 
     pair: str

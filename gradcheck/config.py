@@ -30,22 +30,13 @@ TRAINING = (False, True, "both", "auto")
 class CheckConfig:
     """Settings of one check, validated on construction (UsageError naming the allowed values).
 
-    Attributes
-    ----------
-    rtol, atol : float
-        Tolerances (``0 < rtol < 1``, ``atol >= 0``); ``atol=None``: :func:`gradcheck.compare.default_atol`.
-    eps : float or None
-        Relative step; None: :func:`gradcheck.numerical.default_eps` of ``method``.
-    method : {"central", "forward", "richardson", "complex"}
-    mode : {"full", "fast", "sample"}
-    seed : int
-        Seeds inputs given as shapes, the upstream gradient and the plans' draws.
-    training : bool, "both" or "auto"
-        "auto": both modes when ``forward`` takes ``training`` (:func:`training_modes`).
-    n_dirs, n_samples : int
-        Directions per tensor (fast), elements per tensor (sample).
-    batched : bool or "auto"
-        The stacked-batch plan (:func:`gradcheck.numerical.batch_independent`).
+    ``rtol``, ``atol``: ``0 < rtol < 1``, ``atol >= 0`` (None: :func:`gradcheck.compare.default_atol`);
+    ``eps``: relative step (None: :func:`gradcheck.numerical.default_eps` of ``method``, one of
+    :data:`gradcheck.numerical.METHODS`); ``mode``: one of :data:`MODES`; ``seed`` seeds inputs given as
+    shapes, the upstream gradient and the plans' draws; ``training``: True, False, "both" or "auto"
+    (both when ``forward`` takes ``training``, :func:`training_modes`); ``n_dirs``/``n_samples``:
+    directions (fast) or elements (sample) per tensor; ``batched``: the stacked-batch plan (True, False
+    or "auto", :func:`gradcheck.numerical.batch_independent`).
     """
 
     rtol: float = 1e-6

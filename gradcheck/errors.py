@@ -19,13 +19,7 @@ __all__ = [
 
 
 class GradcheckError(Exception):
-    """Base class of every error gradcheck raises on purpose.
-
-    Attributes
-    ----------
-    exit_code : int
-        The process exit code :func:`gradcheck.cli.main` returns for it.
-    """
+    """Base class of every error gradcheck raises on purpose; ``exit_code`` is what :func:`gradcheck.cli.main` returns."""
 
     exit_code = EXIT_USAGE
 

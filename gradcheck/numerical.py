@@ -67,22 +67,11 @@ def _check_method(method: str) -> str:
 def kernel(method: str, values: Sequence, points: Sequence, f0=None, x0=0.0):
     """The difference quotient: the one place every finite difference of the checker is formed.
 
-    Parameters
-    ----------
-    method : {"central", "forward", "richardson", "complex"}
-    values : sequence of array_like
-        The function at each point of ``OFFSETS[method]``, in order (arrays broadcast).
-    points : sequence of array_like
-        The perturbed values as stored (``x0 + h``, ``x0 - h``, ...; ``x0 + 1j*h`` for complex).
-    f0 : array_like, optional
-        The function at ``x0``: needed by forward; with central it gives the one-sided quotients.
-    x0 : array_like, default 0.0
-
-    Returns
-    -------
-    estimate, d_plus, d_minus
-        ``d_plus = (v+ - f0) / (p+ - x0)``, ``d_minus = (f0 - v-) / (x0 - p-)`` for central
-        with ``f0``, else None.
+    ``values`` are the function at the points of ``OFFSETS[method]`` (arrays broadcast), ``points``
+    the perturbed values as stored (``x0 + h``, ``x0 - h``, ...; ``x0 + 1j*h`` for complex), ``f0``
+    the function at ``x0`` (forward needs it; with central it gives the one-sided quotients).
+    Returns ``(estimate, d_plus, d_minus)``: for central with ``f0``, ``d_plus = (v+ - f0) /
+    (p+ - x0)`` and ``d_minus = (f0 - v-) / (x0 - p-)``, else None.
     """
     v, p = values, points
     if method == "complex":
@@ -211,37 +200,14 @@ def _element_scan(evaluate: Callable[[list], list], base: np.ndarray, method: st
 def numerical_gradient(f: Callable[[], float], x: np.ndarray, *, eps: float | None = DEFAULT_EPS,
                        method: str = "central", indices: Sequence[tuple[int, ...]] | None = None,
                        detail: bool = False) -> np.ndarray | Scan:
-    """Finite-difference gradient of ``f() -> float`` w.r.t. the array ``x`` (the element loop).
+    """Finite-difference gradient of ``f() -> float`` w.r.t. ``x`` (the element loop), float64 of ``x.shape``.
 
-    ``x`` is perturbed **in place**, one element at a time, and restored (also if ``f``
-    raises), so ``f`` may read ``x`` through any reference it holds (a layer's attribute
-    aliasing ``params['W']``).
-
-    Parameters
-    ----------
-    f : callable
-        ``f() -> float`` at the current ``x``.
-    x : ndarray of float
-        Writable; float64 for a 1e-6-accurate gradient (float32 is perturbed in its own precision).
-    eps : float or None, default DEFAULT_EPS
-        Relative step; None: :func:`default_eps` of ``method``.
-    method : {"central", "forward", "richardson"}
-        (The complex step is not done in place.)
-    indices : sequence of index tuples, optional
-        Only these elements (sample mode); the others NaN.
-    detail : bool, default False
-        Return a :class:`Scan` (with one-sided quotients for central).
-
-    Returns
-    -------
-    ndarray of float64, shape ``x.shape`` (or a Scan)
-
-    Raises
-    ------
-    TypeError
-        ``x`` is not a writable floating-point ndarray.
-    ValueError
-        Unknown method, or ``"complex"``.
+    ``x`` (a writable float ndarray; float32 is perturbed in its own precision) is perturbed **in
+    place** one element at a time and restored, also if ``f`` raises, so ``f`` may read it through any
+    reference (a layer's attribute aliasing ``params['W']``). ``eps``: relative step (None: the
+    :func:`default_eps` of ``method``, which is central, forward or richardson); ``indices``: only these
+    elements, the others NaN; ``detail``: return the :class:`Scan` (one-sided quotients for central).
+    Raises TypeError for a read-only or non-float ``x``, ValueError for an unknown method or "complex".
     """
     if not isinstance(x, np.ndarray) or x.dtype.kind != "f" or not x.flags.writeable:
         raise TypeError("numerical_gradient needs a writable floating-point ndarray to perturb in place")
@@ -288,13 +254,11 @@ def many_scan(forward_many: Callable[[list, list], list], inputs: Sequence[np.nd
     """The element loop's copies of one tensor (input position ``key`` or parameter key), sent in chunks.
 
     ``forward_many(inputs_list, params_list, edits_list) -> list of Y`` is the protocol of
-    :meth:`gradcheck.sandbox.RemoteLayer.forward_many`: per forward ``j``, ``inputs_list[j]`` is a
-    list of arrays or None (the previous inputs), ``params_list[j]`` parameter values to set
-    (the first of every chunk holds all), ``edits_list[j]`` ``(key, flat_index, value)`` set for
-    that forward only (a parameter scan sends one number per forward); :func:`local_forward_many`
-    gives it for a local forward. Chunks hold about ``budget`` array elements, at most
-    ``max_per_call`` forwards. ``inputs`` and ``params`` are not modified. Returns a
-    :class:`Scan` (``how="many"``).
+    :meth:`gradcheck.sandbox.RemoteLayer.forward_many` (:func:`local_forward_many` gives it for a local
+    forward): per forward ``j``, ``inputs_list[j]`` the arrays or None (the previous ones),
+    ``params_list[j]`` parameter values to set (the first of a chunk holds all), ``edits_list[j]``
+    ``(key, flat_index, value)`` for that forward only. Chunks hold about ``budget`` array elements, at
+    most ``max_per_call`` forwards; ``inputs`` and ``params`` are not modified. Returns a :class:`Scan`.
     """
     is_input = isinstance(key, int)
     base = np.asarray(inputs[key] if is_input else params[key])
@@ -404,11 +368,9 @@ def batched_input_scan(forward: Callable[..., np.ndarray], inputs: Sequence[np.n
                        indices: Sequence[tuple[int, ...]] | None = None, method: str = "central") -> Scan:
     """Finite differences w.r.t. ``inputs[which]`` (float64), copies stacked along the batch axis.
 
-    For a batch-independent layer (:func:`batch_independent`): the copies with element ``p`` of
-    every sample moved are stacked along axis 0, one ``forward`` call per chunk of about
-    ``budget`` input elements; sample ``n``'s quotient uses only ``sum(Y[n] * G[n])``.
-    ``indices``: sample mode; ``method``: central, forward or richardson. Returns a
-    :class:`Scan` (``how="batched"``, one-sided quotients for central).
+    For a batch-independent layer (:func:`batch_independent`): the copies with element ``p`` of every
+    sample moved are stacked along axis 0, one ``forward`` per chunk of about ``budget`` input
+    elements; sample ``n``'s quotient uses only ``sum(Y[n] * G[n])``. Returns a :class:`Scan`.
     """
     X = inputs[which]
     N, shape = X.shape[0], X.shape
@@ -499,21 +461,12 @@ def directional_derivatives(forward: Callable[..., np.ndarray], X: Sequence[np.n
                             ) -> dict[tuple[str, ...], list[tuple[dict[str, np.ndarray], float]]]:
     r"""Random directional derivatives of ``L = sum(forward(*inputs) * G)``, two forwards per direction.
 
-    For each group of keys (``[["X"], ["W"]]`` per tensor, or one joint group) and each of
-    ``n_dirs`` directions ``u`` (entries ``z * max(1, |x|)``, ``z ~ N(0, 1)``), the quotient of
-    ``method`` along ``u`` with step ``eps`` (:func:`kernel`), to compare with
-    :math:`\sum_t \langle g_t, u_t\rangle`. Inputs ``X`` (named ``input_names``) are not modified;
-    ``params`` are perturbed in place and restored exactly.
-
-    Returns
-    -------
-    dict
-        ``{tuple(group): [(u, numerical), ...]}``, ``u`` a dict key -> direction array.
-
-    Raises
-    ------
-    ValueError
-        ``method="complex"`` (parameters are real arrays inside the layer) or unknown.
+    For each group of keys (``[["X"], ["W"]]`` per tensor, or one joint group) and each of ``n_dirs``
+    directions ``u`` (entries ``z * max(1, |x|)``, ``z ~ N(0, 1)``), the quotient of ``method`` along
+    ``u`` (:func:`kernel`), to compare with :math:`\sum_t \langle g_t, u_t\rangle`. Inputs ``X``
+    (named ``input_names``) are not modified; ``params`` are perturbed in place and restored exactly.
+    Returns ``{tuple(group): [(u, numerical), ...]}`` (``u`` a dict key -> direction); ValueError for
+    ``method="complex"`` (parameters are real arrays inside the layer) or an unknown one.
     """
     if _check_method(method) == "complex":
         raise ValueError("directional_derivatives: the complex step needs complex parameters; "
@@ -588,33 +541,17 @@ def layer_numerical_gradients(forward: Callable[..., np.ndarray], X: np.ndarray 
     """Numerical gradients of ``L = sum(forward(*inputs) * G)`` w.r.t. the float inputs and every parameter.
 
     A plan per tensor: the complex step for an input when ``method`` asks and
-    :func:`complex_step_supported` allows it; the stacked batch for the inputs of a
-    batch-independent layer (``batched``: "auto" probes, True assumes); chunks through
-    ``forward_many`` (the :func:`many_scan` protocol) when given; else the element loop.
-    Parameters never use the stacked batch nor the complex step (central instead, with a note).
+    :func:`complex_step_supported` allows it; the stacked batch for the inputs of a batch-independent
+    layer (``batched``: "auto" probes, True assumes); chunks through ``forward_many`` (the
+    :func:`many_scan` protocol) when given; else the element loop. Parameters never use the stacked
+    batch nor the complex step (central instead, with a note).
 
-    Parameters
-    ----------
-    forward : callable
-        ``forward(*inputs) -> Y`` with the current parameters (gets fresh copies).
-    X : ndarray or sequence of ndarray
-        Not modified; float inputs are differentiated (float64 copies), integer ones not.
-    params : dict of str -> ndarray
-        The layer's own arrays; perturbed in place and restored.
-    G : ndarray of float64, shape of Y
-    eps : float or None
-        Relative step (None: :func:`default_eps` of ``method``).
-    input_names : sequence of str, optional
-        Result keys of the inputs (default ``"X"`` or ``"X0", "X1", ...``).
-    which, indices : optional
-        Only these keys; only these elements per key (sample mode, the others NaN).
-    detail : bool
-        Return :class:`Scan` objects. ``notes`` receives remarks (fallbacks, loop vs batched).
-
-    Returns
-    -------
-    dict
-        ``{input name or param key: float64 gradient (or Scan)}``.
+    ``forward(*inputs) -> Y`` gets fresh copies of ``X`` (one ndarray or a sequence; float inputs are
+    differentiated as float64 copies, integer ones not); ``params`` are perturbed in place and
+    restored; ``G`` has Y's shape. ``eps`` is relative (None: :func:`default_eps`); ``input_names``
+    the result keys of the inputs (default ``"X"`` or ``"X0", "X1", ...``); ``which``/``indices`` only
+    these keys / elements (sample mode, the others NaN); ``notes`` receives the remarks (fallbacks,
+    loop vs batched). Returns ``{name or key: float64 gradient}`` (:class:`Scan` objects if ``detail``).
     """
     _check_method(method)
     inputs = [np.asarray(X)] if isinstance(X, np.ndarray) else [np.asarray(x) for x in X]

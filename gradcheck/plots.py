@@ -109,17 +109,10 @@ def _collect(results: Sequence[CheckResult], worst: bool):
 
 
 def plot_result(result: CheckResult) -> Figure:
-    """Bar chart of one result: max relative error per tensor and pair, log axis.
+    """Bar chart of one result: max relative error per tensor (``Y (fwd)``, ``dX``, ...) and pair, log axis.
 
-    Parameters
-    ----------
-    result : CheckResult
-
-    Returns
-    -------
-    matplotlib.figure.Figure
-        Bars per tensor (``Y (fwd)``, ``dX``, ...), one colour per pair, a dashed line at ``rtol``,
-        failing bars outlined in red, zero errors clamped to :data:`ERROR_FLOOR` (said in the legend).
+    One colour per pair, a dashed line at ``rtol``, failing bars outlined in red, zero errors clamped
+    to :data:`ERROR_FLOOR` (said in the legend).
     """
     labels, values, passed, _ = _collect([result], worst=False)
     fig = _new_figure(max(7.5, 0.9 * len(labels) + 2.5), 4.4)
@@ -130,20 +123,10 @@ def plot_result(result: CheckResult) -> Figure:
 
 
 def plot_results(results: Sequence[CheckResult], title: str = "gradcheck zoo") -> Figure:
-    """Summary of many results: one row per layer/loss, the worst tensor per pair.
+    """Summary of many results as horizontal bars (as :func:`plot_result`): one row per layer or loss.
 
-    Each bar is the largest max-relative-error over the result's tensors (forward value
-    included) for one pair; :func:`plot_result` shows the tensors of one result.
-
-    Parameters
-    ----------
-    results : sequence of CheckResult
-    title : str
-
-    Returns
-    -------
-    matplotlib.figure.Figure
-        Horizontal bars, as :func:`plot_result`; failing rows name their failing tensors.
+    Each bar is the largest max relative error over the result's tensors (forward value included) for
+    one pair; failing rows name their failing tensors.
     """
     labels, values, passed, _ = _collect(results, worst=True)
     fig = _new_figure(9.0, max(3.0, 0.34 * len(labels) + 1.8))
@@ -158,25 +141,12 @@ def plot_results(results: Sequence[CheckResult], title: str = "gradcheck zoo") -
 def plot_training(steps: np.ndarray, loss_manual: np.ndarray, loss_tape: np.ndarray,
                   rel_loss_diff: np.ndarray, rel_grad_diff: np.ndarray, *, steps_per_epoch: int,
                   tolerance: float, model_name: str = "MLP") -> Figure:
-    """Loss curves of manual and tape training, and their per-step relative differences.
+    """Loss curves of manual and tape training (top, the tape dashed), their relative differences (bottom).
 
-    Parameters
-    ----------
-    steps : ndarray of int, shape (n,)
-    loss_manual, loss_tape : ndarray of float, shape (n,)
-        Minibatch loss per step.
-    rel_loss_diff, rel_grad_diff : ndarray of float, shape (n,)
-        ``|Lm - Lt| / max(|Lm| + |Lt|, tiny)`` and the step's largest gradient relative error
-        (zeros drawn at :data:`ERROR_FLOOR`).
-    steps_per_epoch : int
-        For the epoch axis on top.
-    tolerance : float
-        The loss-agreement requirement, drawn as a dashed line.
-
-    Returns
-    -------
-    matplotlib.figure.Figure
-        Loss (top: both curves, the tape one dashed), relative differences on a log axis (bottom).
+    ``steps`` (int) and the other arrays have shape ``(n,)``: the minibatch losses, ``|Lm - Lt| /
+    max(|Lm| + |Lt|, tiny)`` and the step's largest gradient relative error (zeros drawn at
+    :data:`ERROR_FLOOR`, log axis). ``steps_per_epoch`` gives the epoch axis on top; ``tolerance``
+    the loss-agreement requirement, drawn dashed.
     """
     fig = _new_figure(9.0, 6.0)
     ax1, ax2 = fig.subplots(2, 1, sharex=True, height_ratios=[3, 2])
@@ -292,28 +262,13 @@ def _heatmaps(a, b, names: tuple[str, str], title: str, kinks=(), labels=("colum
 
 
 def plot_gradient_heatmaps(result: CheckResult, tensor: str | None = None) -> Figure:
-    """Manual, numerical and their difference for one gradient, side by side as heatmaps.
+    """Manual, numerical and their difference for one gradient, side by side as heatmaps (:func:`_heatmaps`).
 
-    A transposed gradient shows as a mirrored pattern, a bias averaged instead of summed as the
-    same pattern paler, the first sample only as one bright row; 3-D and 4-D gradients as grids of
-    ``H x W`` panels (:func:`_grid`): a flipped kernel shows as each panel rotated.
-
-    Parameters
-    ----------
-    result : CheckResult
-        With ``gradients["manual"]`` and ``gradients["numerical"]`` for ``tensor``.
-    tensor : str, optional
-        E.g. ``"dW"``; default the first failing gradient, else the first 2-D one.
-
-    Returns
-    -------
-    matplotlib.figure.Figure
-        Three panels or grids of panels (:func:`_heatmaps`).
-
-    Raises
-    ------
-    KeyError
-        If the result holds no manual and numerical gradient for ``tensor``.
+    A transposed gradient shows as a mirrored pattern, a bias averaged instead of summed as the same
+    pattern paler, the first sample only as one bright row; 3-D and 4-D gradients as grids of ``H x W``
+    panels (:func:`_grid`): a flipped kernel shows as each panel rotated. ``tensor`` (e.g. ``"dW"``)
+    defaults to the first failing gradient, else the first 2-D one. KeyError when ``result.gradients``
+    holds no manual and numerical gradient for it.
     """
     man, num = result.gradients.get("manual", {}), result.gradients.get("numerical", {})
     if tensor is None:
@@ -332,29 +287,14 @@ def plot_gradient_heatmaps(result: CheckResult, tensor: str | None = None) -> Fi
 
 
 def plot_step_error(f=np.exp, x0: float = 1.0, df=None, *, hs=None, dtypes=(np.float64, np.float32)) -> Figure:
-    r"""Error of the central difference against the step ``h`` (the V curve), per dtype.
+    r"""Error of the central difference against the step ``h`` (the V curve), per dtype, on log-log axes.
 
-    For each dtype the error ``|(f(x0+h) - f(x0-h)) / 2h - f'(x0)|`` is drawn on
-    log-log axes with the two theoretical branches: truncation
-    :math:`h^2 |f^{(3)}(x_0)| / 6` (slope 2) and round-off :math:`u |f(x_0)| / h`
-    (slope -1, ``u`` the machine epsilon of the dtype), and the optimal step
-    :math:`(3 u |f| / |f^{(3)}|)^{1/3}` (Nocedal & Wright, sec. 8.1). Estimates
-    that come out exactly 0 (``x0 + h == x0`` in that precision) are marked at the top.
-
-    Parameters
-    ----------
-    f : callable, default np.exp
-        Works on numpy scalars of each dtype.
-    x0 : float, default 1.0
-    df : callable, optional
-        Exact derivative; default: ``np.exp`` for ``np.exp``, else a float64 five-point estimate.
-    hs : array_like, optional
-        Steps; default ``logspace(-16, 0, 161)``.
-    dtypes : sequence of numpy dtypes
-
-    Returns
-    -------
-    matplotlib.figure.Figure
+    With the two theoretical branches: truncation :math:`h^2 |f^{(3)}(x_0)| / 6` (slope 2) and
+    round-off :math:`u |f(x_0)| / h` (slope -1, ``u`` the dtype's machine epsilon), and the optimal step
+    :math:`(3 u |f| / |f^{(3)}|)^{1/3}` (Nocedal & Wright, sec. 8.1); estimates exactly 0 (``x0 + h ==
+    x0`` in that precision) are marked at the top. ``f`` works on numpy scalars of each dtype; ``df``
+    the exact derivative (default: ``np.exp`` for ``np.exp``, else a float64 five-point estimate);
+    ``hs`` default ``logspace(-16, 0, 161)``.
     """
     from .numerical import difference_quotient, step_error_curve
 
@@ -417,23 +357,10 @@ def plot_jacobian(forward, forward_tape, X: np.ndarray, *, title: str = "layer",
                   tape: tuple[np.ndarray, str] | None = None, numerical: np.ndarray | None = None) -> Figure:
     """Tape Jacobian, numerical Jacobian and their difference as heatmaps, for a small layer.
 
-    Parameters
-    ----------
-    forward, forward_tape : callable or None
-        ``forward(X) -> Y`` on numpy arrays (the numerical Jacobian), and the same function on
-        autoprop Tensors (e.g. the twin); each unused when ``numerical`` / ``tape`` is given.
-    X : ndarray of float
-        Keep it small: the Jacobian has ``Y.size * X.size`` entries.
-    title : str
-    tape : (ndarray, str), optional
-        A tape Jacobian computed elsewhere (e.g. in a sandbox) and how it was computed.
-    numerical : ndarray, optional
-        A numerical Jacobian computed elsewhere, shape ``(Y.size, X.size)``.
-
-    Returns
-    -------
-    matplotlib.figure.Figure
-        Rows: output elements (``Y`` flattened), columns: input elements.
+    ``forward(X) -> Y`` on numpy arrays gives the numerical Jacobian, ``forward_tape`` the same
+    function on autoprop Tensors (e.g. the twin); each is unused when ``numerical`` (shape ``(Y.size,
+    X.size)``) or ``tape`` (``(J, how computed)``, e.g. in a sandbox) is given. Rows are the output
+    elements (``Y`` flattened), columns the input elements.
     """
     from .numerical import numerical_jacobian
 
@@ -445,13 +372,7 @@ def plot_jacobian(forward, forward_tape, X: np.ndarray, *, title: str = "layer",
 
 
 def save_figure(fig: Figure, path: str | os.PathLike, dpi: int = 120) -> str:
-    """Save ``fig`` as PNG, creating the directory; return the path written.
-
-    Raises
-    ------
-    OSError
-        If the file cannot be written.
-    """
+    """Save ``fig`` as PNG, creating the directory; return the path written (OSError if it cannot be)."""
     path = os.fspath(path)
     os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
     fig.savefig(path, dpi=dpi)

@@ -25,24 +25,13 @@ _DIRECTIONAL = {"central": "(L(x+hu)-L(x-hu))/2h", "forward": "(L(x+hu)-L(x))/h"
 
 def format_table(results: Sequence[CheckResult], details: bool = True,
                  errors: Sequence[tuple[str, str]] = ()) -> str:
-    """Format results as one text table, one row per tensor.
+    """One text table of ``results``, one row per tensor, with the footnotes under it.
 
     Columns: name, tensor (``Y``/``L`` = forward value, ``dX``, ``dW``, ...), shape, the maximum
-    relative error of each pair (``manual~num``, ``tape~num``, ...; ``-`` when not computed,
-    ``FAIL`` above tolerance), the maximum absolute error over the pairs, what was checked,
-    kinks (when any) and a status.
-
-    Parameters
-    ----------
-    results : sequence of CheckResult
-    details : bool, default True
-        Append a paragraph per failing comparison: worst element and both values.
-    errors : sequence of (name, message), optional
-        Entries that could not be checked at all (ERROR rows, messages below).
-
-    Returns
-    -------
-    str
+    relative error of each pair (``manual~num``, ``tape~num``, ...; ``-`` when not computed, ``FAIL``
+    above tolerance), the maximum absolute error over the pairs, what was checked, kinks (when any)
+    and a status. ``details``: a paragraph per failing comparison (worst element, both values);
+    ``errors``: ``(name, message)`` of entries that could not be checked (ERROR rows, messages below).
     """
     shown = [p for p in ALL_PAIRS if any(rec.get(p) is not None for res in results for rec in res.records)]
     shown = shown or ["manual-vs-numerical"]

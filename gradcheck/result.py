@@ -59,19 +59,15 @@ class CheckResult:
         Layer or loss name; ``"layer"`` or ``"loss"``.
     records : list of TensorRecord
         The forward record first (with a twin or reference), then the inputs', then one per parameter.
-    rtol, atol, eps, seed, mode, method
-        As checked (:class:`gradcheck.config.CheckConfig`).
-    input_shape : tuple of int, or tuple of tuples for several inputs
-    twin, twin_note : str
+    rtol, atol, eps, seed, mode, method, input_shape
+        As checked (:class:`gradcheck.config.CheckConfig`); a tuple of shapes for several inputs.
+    twin, twin_note, notes : str, str, list of str
         Qualified name of the twin used (or None), and why there is no tape column.
-    notes : list of str
     gradients : dict
         ``{"manual"|"tape"|"reference"|"numerical": {tensor: ndarray}}`` (numerical: NaN where not
         estimated, absent for tensors that passed the fast mode's directional test).
-    training : bool or None
-        The mode ``forward`` ran in (None for a loss).
-    other_modes : list of CheckResult
-        The other training mode's result; ``passed`` needs it too, :meth:`table` shows it.
+    training, other_modes : bool or None, list of CheckResult
+        The mode ``forward`` ran in (None for a loss); the other mode's result (``passed`` needs it too).
     """
 
     name: str
@@ -124,17 +120,8 @@ class CheckResult:
     @property
     def rows(self) -> list[dict[str, Any]]:
         """One flat dict per (tensor, pair): name, tensor, shape, pair, errors, worst element, passed."""
-        out = []
-        for r in self.records:
-            for c in r.comparisons:
-                out.append(
-                    {
-                        "name": self.name, "tensor": r.tensor, "kind": r.kind, "shape": r.shape, "pair": c.pair,
-                        "max_abs_error": c.max_abs_error, "max_rel_error": c.max_rel_error,
-                        "worst_index": c.worst_index, "worst_a": c.worst_a, "worst_b": c.worst_b, "passed": c.passed,
-                        "how": c.how, "n_compared": c.n_compared, "kinks": len(c.kinks),
-                        "norm_rel_error": c.norm_rel_error})
-        return out
+        return [{"name": self.name, "tensor": r.tensor, "kind": r.kind, "shape": r.shape, **vars(c),
+                 "kinks": len(c.kinks)} for r in self.records for c in r.comparisons]
 
     def table(self, details: bool = True) -> str:
         """Text table of this result and its other modes (:func:`gradcheck.report.format_table`).
@@ -153,9 +140,7 @@ class CheckResult:
             "other_modes": [o.to_dict() for o in self.other_modes], "input_shape": json_shape(self.input_shape),
             "twin": self.twin, "twin_note": self.twin_note, "notes": list(self.notes), "rows": [
                 {**row, "shape": list(row["shape"]), "worst_index": list(row["worst_index"]),
-                 "norm_rel_error": None if np.isnan(row["norm_rel_error"]) else row["norm_rel_error"],
-                 "worst_a": None if np.isnan(row["worst_a"]) else row["worst_a"],
-                 "worst_b": None if np.isnan(row["worst_b"]) else row["worst_b"]}
+                 **{k: None if np.isnan(row[k]) else row[k] for k in ("norm_rel_error", "worst_a", "worst_b")}}
                 for row in self.rows]}
 
     def __str__(self) -> str:

@@ -171,10 +171,10 @@ def _infer_kwargs(cls: type, obj: Any, owner: str) -> dict[str, Any]:
 def build_twin(obj: Any, kind: str = "layer", init: Mapping[str, Any] | None = None):
     """The autoprop twin of a manual layer or loss with the same parameter values: ``(twin or None, why not)``.
 
-    The class of the same name in ``autoprop.layers`` (``kind="layer"``) or ``autoprop.losses``,
-    built from ``init`` or from same-named attributes of ``obj`` (``in_features``, ...); a container
-    (``layers`` and a ``*layers`` constructor) gets its children's twins. Parameters are copied by
-    :func:`copy_params_to_twin`. TwinError when the class exists but cannot be built or does not match.
+    The class of the same name in ``autoprop.layers``/``autoprop.losses``, built from ``init`` or from
+    same-named attributes of ``obj`` (``in_features``, ...); a container (``layers`` and a ``*layers``
+    constructor) gets its children's twins; parameters by :func:`copy_params_to_twin`. TwinError when
+    the class exists but cannot be built or does not match.
     """
     mod = _autoprop_module(kind)
     cname = type(obj).__name__
@@ -270,16 +270,20 @@ def copy_params_to_twin(obj: Any, twin: Any, owner: str) -> list[str]:
         raise TwinError(V.paragraph(
             f"The twin {type(twin).__name__} of {owner} has variables {sorted(variables)}",
             f"but {owner}.params has keys {sorted(params)}; they must match."))
-    transposed = [k for k, p in params.items() if _reversed_2d(variables[k].shape, np.shape(p))]
+    return _give_params(params, {k: v.shape for k, v in variables.items()}, lambda k, v: variables[k].assign(v),
+                        lambda k, p: TwinError(f"The twin of {owner}: variables[{k!r}] has shape "
+                                               f"{tuple(variables[k].shape)}, params[{k!r}] has shape {tuple(np.shape(p))}."))
+
+
+def _give_params(params, shapes, assign, mismatch) -> list[str]:
+    """``assign(key, float64 value)`` for every parameter, a 2-D weight whose shape is the reverse of
+    ``shapes[key]`` (stored (in, out) against (out, in)) transposed; ``mismatch(key, value)`` is raised
+    for another shape. Returns the keys assigned transposed."""
+    transposed = [k for k, p in params.items() if _reversed_2d(shapes[k], np.shape(p))]
     for k, p in params.items():
-        if k in transposed:
-            variables[k].assign(np.array(p, dtype=np.float64).T.copy())
-            continue
-        if tuple(variables[k].shape) != tuple(np.shape(p)):
-            raise TwinError(
-                f"The twin of {owner}: variables[{k!r}] has shape {tuple(variables[k].shape)}, "
-                f"params[{k!r}] has shape {tuple(np.shape(p))}.")
-        variables[k].assign(np.array(p, dtype=np.float64))
+        if k not in transposed and tuple(shapes[k]) != tuple(np.shape(p)):
+            raise mismatch(k, p)
+        assign(k, np.array(p, dtype=np.float64).T.copy() if k in transposed else np.array(p, dtype=np.float64))
     return transposed
 
 
@@ -386,15 +390,11 @@ def reference_source(ref, call: Call, G, notes=None):
             f"The reference {type(ref).__name__} has parameters {sorted(rparams)}",
             f"but {owner} has {sorted(params)}; they must match to compare gradients."))
     # a weight stored (in, out) by the checked layer and (out, in) by ours: given and compared transposed
-    transposed = [k for k, p in params.items() if _reversed_2d(rparams[k].shape, p.shape)]
-    for k, p in params.items():
-        if k in transposed:
-            rparams[k][...] = p.T
-            continue
-        if tuple(rparams[k].shape) != tuple(p.shape):
-            raise UsageError(f"The reference {type(ref).__name__}: params[{k!r}] has shape "
-                             f"{V.fmt_shape(rparams[k].shape)}, {owner} has {V.fmt_shape(p.shape)}.")
-        rparams[k][...] = p
+    transposed = _give_params(params, {k: v.shape for k, v in rparams.items()},
+                              lambda k, v: rparams[k].__setitem__(Ellipsis, v),
+                              lambda k, p: UsageError(f"The reference {type(ref).__name__}: params[{k!r}] has shape "
+                                                      f"{V.fmt_shape(rparams[k].shape)}, {owner} has "
+                                                      f"{V.fmt_shape(p.shape)}."))
     if transposed and notes is not None:
         notes.append(f"the reference's {', '.join(transposed)} {'is' if len(transposed) == 1 else 'are'} the "
                      f"transpose of {owner}'s ((in, out) there, (out, in) in manualprop); its gradients are "

@@ -55,17 +55,9 @@ class TrainConfig:
 
 @dataclass
 class TrainReport:
-    """What :func:`run_training` measured.
-
-    Attributes
-    ----------
-    loss_manual, loss_tape, rel_loss_diff, rel_grad_diff : ndarray, shape (steps,)
-        Minibatch losses; their relative difference; the largest gradient relative error, per step.
-    epoch_loss_manual, epoch_loss_tape : ndarray, shape (epochs,)
-        Mean minibatch loss per epoch.
-    test_accuracy_manual, test_accuracy_tape, final_param_max_abs_diff, seconds : float
-    steps_per_epoch : int
-    plot_path : str or None
+    """What :func:`run_training` measured: per step (shape ``(steps,)``) the minibatch losses, their
+    relative difference and the largest gradient relative error; per epoch the mean losses; the test
+    accuracies, ``final_param_max_abs_diff`` and ``seconds`` (floats), ``plot_path`` (str or None).
     """
 
     config: TrainConfig
@@ -159,20 +151,17 @@ def _models(config: TrainConfig):
     act = {"tanh": "Tanh", "relu": "ReLU"}.get(config.activation)
     if act is None:
         raise ValueError(f"activation must be 'tanh' or 'relu'; got {config.activation!r}")
-    rng = np.random.default_rng(config.seed)
-    if config.model == "cnn":
-        c = config.channels
-        manual = mp.Sequential(mp.Conv2D(1, c, 3, padding=1, rng=rng), mp.ReLU(), mp.MaxPool2D(2),
-                               mp.Flatten(), mp.Linear(c * 16, 10, rng=rng))
-        tape = apl.Sequential(apl.Conv2D(1, c, 3, padding=1), apl.ReLU(), apl.MaxPool2D(2),
-                              apl.Flatten(), apl.Linear(c * 16, 10))
-        copy_params_to_twin(manual, tape, "Sequential")
-        return manual, tape
-    if config.model != "mlp":
+    if config.model not in ("mlp", "cnn"):
         raise ValueError(f"model must be 'mlp' or 'cnn'; got {config.model!r}")
-    manual = mp.Sequential(mp.Linear(64, config.hidden, rng=rng), getattr(mp, act)(),
-                           mp.Linear(config.hidden, 10, rng=rng))
-    tape = apl.Sequential(apl.Linear(64, config.hidden), getattr(apl, act)(), apl.Linear(config.hidden, 10))
+    c, h = config.channels, config.hidden
+
+    def build(ns, **rng):  # the one architecture, in manualprop (seeded rng) and in autoprop.layers
+        if config.model == "cnn":
+            return ns.Sequential(ns.Conv2D(1, c, 3, padding=1, **rng), ns.ReLU(), ns.MaxPool2D(2), ns.Flatten(),
+                                 ns.Linear(c * 16, 10, **rng))
+        return ns.Sequential(ns.Linear(64, h, **rng), getattr(ns, act)(), ns.Linear(h, 10, **rng))
+
+    manual, tape = build(mp, rng=np.random.default_rng(config.seed)), build(apl)
     copy_params_to_twin(manual, tape, "Sequential")
     return manual, tape
 

@@ -55,26 +55,13 @@ def _real_targets(rng: np.random.Generator, shape: tuple[int, ...]) -> np.ndarra
 
 @dataclass(frozen=True)
 class ZooEntry:
-    """How to build one class for the zoo.
+    """How to build one class for the zoo: ``name`` in ``manualprop`` and ``autoprop.layers``/``losses``.
 
-    Attributes
-    ----------
-    name : str
-        The class name in ``manualprop`` and ``autoprop.layers``/``losses``.
-    kwargs : dict
-        Constructor kwargs (``rng`` is added when the constructor takes one).
-    input_shape : tuple of int, or list of them
-        ``X`` of a layer (several for attention's Q, K, V), ``y_pred`` of a loss.
-    build : callable, optional
-        ``build(namespace, rng)`` for containers; ``namespace`` is ``manualprop`` or ``autoprop.layers``.
-    targets : callable, optional
-        Losses: ``targets(rng, input_shape) -> y_true`` (default standard normal).
-    inputs : callable, optional
-        Layers: ``inputs(rng) -> X`` where a shape is not enough (``Embedding``'s indices).
-    training : bool
-        Passed to ``forward``.
-    variant : str
-        Shown as ``name[variant]``.
+    ``kwargs`` for the constructor (``rng`` added when it takes one); ``input_shape``: ``X`` of a layer
+    (a list for attention's Q, K, V), ``y_pred`` of a loss; ``build(namespace, rng)`` for containers
+    (``namespace`` is ``manualprop`` or ``autoprop.layers``); ``targets(rng, input_shape) -> y_true``
+    for losses (default standard normal); ``inputs(rng) -> X`` where a shape is not enough
+    (``Embedding``'s indices); ``training`` is passed to ``forward``; shown as ``name[variant]``.
     """
 
     name: str

@@ -1029,8 +1029,7 @@ def grade_batch(submissions_dir: str | os.PathLike, tests: str | os.PathLike, ou
     if scheduler is not None and workers is not None:
         raise UsageError("--workers is for the local pool; with --scheduler the Dask cluster's worker threads "
                          "decide how many submissions are graded at once.")
-    src = Path(submissions_dir).resolve()
-    out_p = Path(out).resolve()
+    src, out_p = Path(submissions_dir).resolve(), Path(out).resolve()
     subs = submission_folders(src)
     options = dict(timeout=timeout, submission_timeout=submission_timeout, memory_mb=memory_mb,
                    unsafe_no_isolation=unsafe_no_isolation)
