@@ -111,3 +111,106 @@ def test_sinc_gradient_on_an_array_matches_autograd_and_the_series():
     np.testing.assert_allclose(g, want, rtol=2e-14, atol=0)
     away = np.abs(x) > 0.3  # autograd's formula, (cos(pi x) pi x - sin(pi x)) / (pi x^2), cancels near 0
     np.testing.assert_allclose(g[away], autograd.elementwise_grad(anp.sinc)(x[away]), rtol=1e-13)
+
+
+# --- np.cov with fweights / aweights ------------------------------------------------------
+RNG = np.random.default_rng(12)
+XC = RNG.normal(size=(3, 6))
+FW = np.array([1, 2, 0, 3, 1, 2])
+AW = RNG.uniform(0.2, 2.0, size=6)
+COV_CASES = [dict(fweights=FW), dict(aweights=AW), dict(fweights=FW, aweights=AW),
+             dict(fweights=FW, aweights=AW, ddof=0), dict(aweights=AW, bias=True),
+             dict(fweights=FW, ddof=2), dict(aweights=AW, rowvar=False)]
+
+
+@pytest.mark.parametrize("kw", COV_CASES, ids=[",".join(sorted(k)) for k in COV_CASES])
+def test_weighted_cov_values_and_gradients(kw):
+    X = XC if kw.get("rowvar", True) else XC.T.copy()  # observations in rows
+    np.testing.assert_allclose(np.cov(ap.constant(X), **kw).numpy(), np.cov(X, **kw), rtol=1e-14)
+    G = RNG.normal(size=np.cov(X, **kw).shape)
+    loss = lambda x: float(np.sum(np.cov(x, **kw) * G))  # noqa: E731
+    (g,) = _grad(lambda x: np.sum(np.cov(x, **kw) * G), X)
+    np.testing.assert_allclose(g, _central(loss, X), rtol=1e-7, atol=1e-9)
+
+
+def test_weighted_cov_gradient_wrt_the_weights_and_against_autograd():
+    # aweights differentiable; oracle: numpy's formula written in autograd
+    def cov_ag(x, aw, fw):
+        w = fw * aw
+        ws = anp.sum(w)
+        xc = x - anp.sum(x * w, axis=1, keepdims=True) / ws
+        fact = ws - anp.sum(w * aw) / ws
+        return anp.dot(xc * w, xc.T) / fact
+
+    G = RNG.normal(size=(3, 3))
+    ag = autograd.grad(lambda x, aw: anp.sum(cov_ag(x, aw, FW) * G), argnum=(0, 1))(XC, AW)
+    np.testing.assert_allclose(cov_ag(XC, AW, FW), np.cov(XC, fweights=FW, aweights=AW), rtol=1e-14)
+    gx, gw = _grad(lambda x, aw: np.sum(np.cov(x, fweights=FW, aweights=aw) * G), XC, AW)
+    np.testing.assert_allclose(gx, ag[0], rtol=1e-12)
+    np.testing.assert_allclose(gw, ag[1], rtol=1e-12)
+    loss_w = lambda aw: float(np.sum(np.cov(XC, fweights=FW, aweights=aw) * G))  # noqa: E731
+    np.testing.assert_allclose(gw, _central(loss_w, AW), rtol=1e-7, atol=1e-9)
+
+
+def test_weighted_cov_refuses_what_numpy_refuses():
+    x = ap.constant(XC)
+    for kw, err, msg in [(dict(fweights=[1.5] * 6), TypeError, "fweights must be integer"),
+                         (dict(fweights=[1] * 5), RuntimeError, "incompatible numbers of samples and fweights"),
+                         (dict(aweights=-AW), ValueError, "aweights cannot be negative"),
+                         (dict(aweights=np.ones((2, 6))), RuntimeError, "multidimensional aweights"),
+                         (dict(ddof=1.5), ValueError, "ddof must be integer")]:
+        with pytest.raises(err, match=msg):
+            np.cov(XC, **kw)
+        with pytest.raises(err, match=msg):
+            np.cov(x, **kw)
+
+
+# --- np.gradient with coordinate arrays and edge_order=2 ----------------------------------
+XS = np.array([0.0, 0.3, 0.5, 1.2, 1.3, 2.0])  # uneven coordinates
+F2 = RNG.normal(size=(4, 6))
+GRAD_CASES = [((XS,), dict(axis=1)), ((XS,), dict(axis=1, edge_order=2)), ((XS,), dict(axis=-1, edge_order=1)),
+              ((np.array([0.0, 1.0, 3.0, 4.5]), XS), dict(edge_order=2)),
+              ((0.5, XS), dict()), ((np.arange(4), 2.0), dict(edge_order=2)),
+              ((np.array([0.0, 2.0, 4.0, 6.0]), XS), dict(edge_order=2))]  # an even array: the scalar case
+
+
+@pytest.mark.parametrize("args, kw", GRAD_CASES, ids=[str(i) for i in range(len(GRAD_CASES))])
+def test_gradient_with_coordinates_matches_numpy_and_central_differences(args, kw):
+    want = np.gradient(F2, *args, **kw)
+    got = np.gradient(ap.constant(F2), *args, **kw)
+    want, got = (want, got) if isinstance(want, tuple) else ((want,), (got,))
+    for w, g in zip(want, got, strict=True):
+        np.testing.assert_allclose(g.numpy(), w, rtol=1e-13, atol=1e-13)
+    Gs = [RNG.normal(size=w.shape) for w in want]
+
+    def loss(f):
+        r = np.gradient(f, *args, **kw)
+        return sum(np.sum(a * b) for a, b in zip(r if isinstance(r, tuple) else (r,), Gs))
+    (g,) = _grad(loss, F2)
+    np.testing.assert_allclose(g, _central(lambda f: float(loss(f)), F2), rtol=1e-7, atol=1e-8)
+
+
+def test_gradient_is_exact_for_quadratics_on_uneven_coordinates_with_edge_order_2():
+    # numpy's formula is second order: exact for f = x^2 (interior and both edges)
+    f = XS ** 2
+    np.testing.assert_allclose(np.gradient(ap.constant(f), XS, edge_order=2).numpy(), 2 * XS, rtol=1e-13, atol=1e-14)
+
+
+def test_gradient_coordinates_are_differentiable():
+    x = ap.constant(XS)
+    with ap.GradientTape() as tape:
+        tape.watch(x)
+        y = np.sum(np.gradient(ap.constant(F2[0]), x, edge_order=2) * F2[1])
+    loss = lambda xs: float(np.sum(np.gradient(F2[0], xs, edge_order=2) * F2[1]))  # noqa: E731
+    np.testing.assert_allclose(tape.gradient(y, x).numpy(), _central(loss, XS), rtol=1e-7, atol=1e-8)
+
+
+def test_gradient_refuses_what_numpy_refuses():
+    f = ap.constant(F2)
+    for args, kw, err, msg in [((XS[:5],), dict(axis=1), ValueError, "must match the length"),
+                               ((np.ones((2, 6)),), dict(axis=1), ValueError, "scalars or 1d"),
+                               ((XS,), dict(), TypeError, "invalid number of arguments")]:
+        with pytest.raises(err, match=msg):
+            np.gradient(F2, *args, **kw)
+        with pytest.raises(err, match=msg):
+            np.gradient(f, *args, **kw)
