@@ -214,3 +214,36 @@ def test_gradient_refuses_what_numpy_refuses():
             np.gradient(F2, *args, **kw)
         with pytest.raises(err, match=msg):
             np.gradient(f, *args, **kw)
+
+
+# --- in-place operators on a Tensor rebind (TF eager); a Variable refuses ------------------
+def _inplace_chain(z, W):
+    z += 1.0
+    z *= z
+    z -= 0.5
+    z /= 3.0
+    z **= 1.5
+    z @= W
+    return z
+
+
+def test_gradients_and_tangents_through_in_place_operators():
+    x0 = np.array([[0.3, 1.2], [0.7, 0.4]])
+    W = np.array([[1.0, -2.0], [0.5, 0.25]])
+    want = autograd.grad(lambda x: anp.sum(_inplace_chain(2.0 * x, W)))(x0)
+    x = ap.Variable(x0)
+    with ap.GradientTape() as tape:
+        z = 2.0 * x
+        z0 = z
+        y = np.sum(_inplace_chain(z, W))
+    np.testing.assert_allclose(tape.gradient(y, x).numpy(), want, rtol=1e-13)
+    np.testing.assert_array_equal(z0.numpy(), 2.0 * x0)  # the first tensor is unchanged
+    u = RNG.normal(size=x0.shape)
+    with ap.ForwardAccumulator(x, u) as acc:
+        y = np.sum(_inplace_chain(2.0 * x, W))
+    assert float(acc.jvp(y)) == pytest.approx(float(np.sum(want * u)), rel=1e-13)
+    with pytest.raises(RuntimeError, match=r"Variable .*`v \+= value` is not supported.*assign_add"):
+        x += 1.0
+    np.testing.assert_array_equal(x.numpy(), x0)
+    x.assign_add(np.ones_like(x0))  # the way to write into a Variable
+    np.testing.assert_array_equal(x.numpy(), x0 + 1)
