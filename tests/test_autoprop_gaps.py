@@ -247,3 +247,50 @@ def test_gradients_and_tangents_through_in_place_operators():
     np.testing.assert_array_equal(x.numpy(), x0)
     x.assign_add(np.ones_like(x0))  # the way to write into a Variable
     np.testing.assert_array_equal(x.numpy(), x0 + 1)
+
+
+# --- scipy.special on a Tensor: dispatched, or a warning that names the autoprop twin -----
+scipy_special = pytest.importorskip("scipy.special")
+
+
+@pytest.mark.parametrize("name", ["logsumexp", "softmax", "log_softmax"])
+def test_scipys_python_functions_on_a_tensor_warn_naming_the_twin_and_strict_mode_raises(name):
+    import warnings
+
+    from autoprop.scipy import special as aps
+    f = getattr(scipy_special, name)
+    x = ap.Variable([1.0, 2.0, 3.5], name="x")
+    with pytest.warns(ap.TapeEscapeWarning, match=rf"Variable 'x'.*inside scipy\.special\.{name}\b.*"
+                                                  rf"use autoprop\.scipy\.special\.{name} "):
+        with ap.GradientTape():
+            y = f(x)
+    assert not isinstance(y, ap.Tensor)  # scipy's own result: detached, and said so
+    with ap.strict_mode(), pytest.raises(ap.TapeEscapeError, match=rf"autoprop\.scipy\.special\.{name}"):
+        with ap.GradientTape():
+            f(x)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        f(x)  # no tape: nothing to lose, no warning
+    # the twin records; its gradient is autograd's (its logsumexp, and softmax from it)
+    import autograd.scipy.special as ags
+    oracle = {"logsumexp": ags.logsumexp, "softmax": lambda v: anp.exp(v - ags.logsumexp(v)),
+              "log_softmax": lambda v: v - ags.logsumexp(v)}[name]
+    w = np.array([0.3, -1.0, 2.0])
+    with ap.GradientTape() as tape:
+        y = np.sum(getattr(aps, name)(x) * w)
+    want = autograd.grad(lambda v: anp.sum(oracle(v) * w))(x.numpy())
+    np.testing.assert_allclose(tape.gradient(y, x).numpy(), want, rtol=1e-13)
+
+
+def test_scipys_ufuncs_dispatch_to_autoprop_and_unknown_scipy_functions_are_named():
+    x = ap.Variable([0.2, 0.5, 0.9], name="x")
+    with ap.GradientTape() as tape:
+        y = np.sum(scipy_special.expit(x) + scipy_special.gammaln(x) + scipy_special.logit(x))
+    assert isinstance(y, ap.Tensor)
+    import autograd.scipy.special as ags
+    want = autograd.grad(lambda v: anp.sum(ags.expit(v) + ags.gammaln(v) + ags.logit(v)))(x.numpy())
+    np.testing.assert_allclose(tape.gradient(y, x).numpy(), want, rtol=1e-13)
+    stats = pytest.importorskip("scipy.stats")
+    with pytest.warns(ap.TapeEscapeWarning, match=r"inside scipy\.stats\.zscore.*no autoprop twin"):
+        with ap.GradientTape():
+            stats.zscore(x)
