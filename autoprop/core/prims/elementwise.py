@@ -94,8 +94,10 @@ def _pow_da(a, b):
     # b * a**(b-1), written without dividing by a (so 0**3 gives 0, not nan). a**0 is the
     # constant 1 (numpy's 0**0 = 1), so d/da is 0 there, also at a = 0 where the formula is
     # 0 * 0**-1 = nan: a is replaced by 1 where a == b == 0 (a constant: higher orders 0 too)
-    av, bv = (x._value if isinstance(x, Tensor) else x for x in (a, b))
-    if not (np.any(bv == 0) and np.any(av == 0)):
+    bv = b._value if isinstance(b, Tensor) else b
+    zero_b = bv == 0 if isinstance(bv, (int, float)) else np.any(bv == 0)  # x**2: one comparison
+    av = a._value if isinstance(a, Tensor) else a
+    if not (zero_b and np.any(av == 0)):
         return b * a ** (b - 1)
     return b * np.where((av == 0) & (bv == 0), 1.0, a) ** (b - 1)
 
