@@ -8,7 +8,8 @@ inputs). Protocols, in the order :func:`find` and :func:`adapt` try them: (1) **
 (``self.W``) with a gradient attribute after ``backward`` (``dW``, ``d_W``, ``grad_W``, ``gradW``,
 ``W_grad``; without one, "seed style" weights with no gradient to check); (3) **CS231n pair**
 ``NAME_forward(x, w, ..., **init) -> (out, cache)``, ``NAME_backward(dout, cache) -> (dx, dw, ...)``
-(also ``_naive``/``_fast``), every array argument an input. "Used by forward" is measured: each
+(also ``_naive``/``_fast``), every array argument an input; for a loss, a **CS231n loss function**
+``NAME(x, y) -> (loss, dx)`` (``softmax_loss``, ``svm_loss``). "Used by forward" is measured: each
 float array attribute is changed for one forward (:func:`_used_arrays`); buffers forward overwrites
 (``out=self._Y``) and caches do not change ``Y``. Every returned array is a copy.
 """
@@ -90,10 +91,12 @@ def mode_keyword(fn):
 
 
 def find(mod, name):
-    """``("class", cls)`` or ``("functions", (forward, backward))`` for ``path.py::NAME``.
+    """``("class", cls)``, ``("functions", (forward, backward))`` or ``("loss_function", fn)`` for
+    ``path.py::NAME``.
 
     A class named NAME wins; else ``NAME_forward``/``NAME_backward`` (then with
-    ``_naive``, ``_fast``; NAME may itself end in ``_forward``).
+    ``_naive``, ``_fast``; NAME may itself end in ``_forward``); else a function named NAME,
+    a CS231n loss ``NAME(x, y) -> (loss, dx)`` (:class:`LossFunction`).
 
     Raises
     ------
@@ -110,6 +113,8 @@ def find(mod, name):
             return "functions", (f, b)
         if callable(f):
             raise AdapterError(f"{base}_forward{suffix} has no {base}_backward{suffix} next to it. {expected()}")
+    if inspect.isfunction(obj):  # softmax_loss(x, y) -> (loss, dx): a loss, never a layer
+        return "loss_function", obj
     if obj is not None:
         a = "an" if type(obj).__name__[:1].lower() in "aeiou" else "a"
         raise AdapterError(f"{name} is {a} {type(obj).__name__}, not a class or a {name}_forward/{name}_backward "
@@ -121,10 +126,18 @@ def find(mod, name):
                        f"defined in it: {', '.join(classes) or 'none'}. Function pairs: {', '.join(pairs) or 'none'}. {expected()}")
 
 
+def not_a_layer(name):
+    """Why a function ``NAME`` (a CS231n loss function to :func:`find`) cannot be checked as a layer."""
+    return (f"{name} is a function, not a class or a {name}_forward/{name}_backward function pair (a function "
+            f"{name}(x, y) -> (loss, dx) is a loss: check it as one, with --loss). {expected()}")
+
+
 def build(kind, target, init, seed):
     """The object to check: ``cls(**init)`` (with a seeded ``rng`` if it takes one) or a :class:`FunctionPair`."""
     if kind == "functions":
         return pair(*target, init)
+    if kind == "loss_function":
+        return loss_function(target, init)
     kwargs = dict(init or {})
     try:
         if "rng" in inspect.signature(target).parameters and "rng" not in kwargs and seed is not None:
@@ -197,8 +210,9 @@ class FunctionPair:
         if len(g) != self._n:
             raise AdapterError(
                 f"{self.student_backward.__name__} returned {len(g)} gradient(s) for {self._n} array "
-                f"argument(s) of {self.student_forward.__name__}; give one --input-shape per array argument, "
-                "separated by ';' (e.g. '4,5;5,3;3' for x, w, b).")
+                f"argument(s) of {self.student_forward.__name__}: return one gradient per array argument, in "
+                "order (dx, dw, db for x, w, b); with gradcheck check, give one --input-shape per array "
+                "argument, separated by ';' (e.g. '4,5;5,3;3' for x, w, b).")
         return _copy(g[0]) if len(g) == 1 else tuple(_copy(v) for v in g)
 
 
@@ -219,6 +233,37 @@ def pair(fwd, bwd, init):
                                               for n in names] + [P("training", P.KEYWORD_ONLY, default=None)])
     name = fwd.__name__.split("_forward")[0]
     return type(name, (FunctionPair,), {"forward": forward, "__module__": __name__})(fwd, bwd, init)
+
+
+class LossFunction:
+    """A CS231n loss ``fn(x, y, **init) -> (loss, dx)`` as the manualprop loss protocol.
+
+    ``forward(y_true, y_pred)`` calls ``fn(y_pred, y_true)`` (scores first, as CS231n's
+    ``softmax_loss(x, y)``), keeps ``dx`` and returns the loss as a float; ``backward()``
+    returns a copy of that ``dx``.
+    """
+
+    def __init__(self, fn, init=None):
+        self.fn, self._kwargs, self._dx = fn, dict(init or {}), None
+        self.class_name = fn.__name__
+
+    def forward(self, y_true, y_pred):
+        res = self.fn(y_pred, y_true, **copy.deepcopy(self._kwargs))
+        if not (isinstance(res, tuple) and len(res) == 2):
+            raise AdapterError(f"{self.fn.__name__} must return (loss, dx); got {type(res).__name__}"
+                               f"{'' if not isinstance(res, tuple) else f' of {len(res)}'}.")
+        loss, self._dx = res
+        return loss
+
+    def backward(self):
+        if self._dx is None:
+            raise AdapterError(f"{self.fn.__name__}: backward() called before forward().")
+        return _copy(self._dx)
+
+
+def loss_function(fn, init=None):
+    """A :class:`LossFunction` of a class named after the loss (reports say ``softmax_loss``)."""
+    return type(fn.__name__, (LossFunction,), {"__module__": __name__})(fn, init)
 
 
 class _AttrParams(dict):

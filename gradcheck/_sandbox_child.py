@@ -459,13 +459,16 @@ class Child:
         import inspect
 
         AD = self.AD
-        try:  # NAME in the module: a class or a CS231n function pair (gradcheck/_adapters.py)
+        try:  # NAME in the module: a class, a CS231n function pair or loss function (gradcheck/_adapters.py)
             kind, target = AD.find(self._module(req["file"]), req["class"])
         except AD.AdapterError as exc:
             return self.reply(False, {"stage": "class", "message": str(exc)})
         if kind == "functions" and req.get("kind") != "layer":
             return self.reply(False, {"stage": "class", "message": f"{req['class']} is a CS231n function pair; a "
-                                      "loss is a class: forward(y_true, y_pred) -> float, backward() -> dy_pred."})
+                                      "loss is a class: forward(y_true, y_pred) -> float, backward() -> dy_pred, "
+                                      "or a CS231n loss function NAME(x, y) -> (loss, dx)."})
+        if kind == "loss_function" and req.get("kind") == "layer":
+            return self.reply(False, {"stage": "class", "message": AD.not_a_layer(req["class"])})
         try:
             sig_text = f"{target.__name__}{inspect.signature(target)}" if kind == "class" else ""
         except (TypeError, ValueError):

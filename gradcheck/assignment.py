@@ -1,5 +1,5 @@
-"""Exercises: ``gradcheck assignment release`` makes the student version of a solution notebook
-or lesson.
+"""Exercises: ``gradcheck assignment release`` makes the student version of a solution notebook,
+lesson or Python file.
 
 ::
 
@@ -42,6 +42,11 @@ cells and the text between them as Markdown cells:
   invisible when the lesson is rendered) becomes ``YOUR ANSWER HERE``.
 
 A misspelt HTML marker is a usage error as in a notebook.
+
+A Python file (``.py``, an assignment's ``layers.py``) is released as the code cells of a
+notebook would be, each top-level ``def`` or ``class`` (with its decorators) one cell: ``N`` of
+"Exercise N: implement affine_backward" counts the functions and classes that hold a solution
+block, in the file's order.
 """
 
 from __future__ import annotations
@@ -65,6 +70,7 @@ __all__ = [
     "student_source",
     "student_notebook",
     "student_markdown",
+    "student_python",
     "release",
     "add_assignment_parser",
     "cmd_release",
@@ -84,6 +90,7 @@ _FENCE = re.compile(r"^\s*(`{3,}|~{3,})(.*)$")
 _EXERCISE_N = re.compile(r"\bexercise=(\d+)\b")
 _DEF = re.compile(r"^\s*(?:async\s+)?def\s+(\w+)")
 _CLASS = re.compile(r"^\s*class\s+(\w+)")
+_TOP_LEVEL = re.compile(r"^(?:@|def\s|async\s+def\s|class\s)")
 
 
 @dataclass
@@ -319,31 +326,72 @@ def student_markdown(text: str) -> tuple[str, list[str], int]:
     return out + ("\n" if text.endswith("\n") and not out.endswith("\n") else ""), messages, n_sol
 
 
-def _release_markdown(src: Path) -> tuple[str, list[str], int]:
+def student_python(text: str) -> tuple[str, list[str], int]:
+    """The student version of a Python file's text (see the module docstring).
+
+    Each top-level ``def``/``class`` (with the decorators above it) is one cell of
+    :func:`student_source`; the text before the first is one more (the module docstring, imports).
+
+    Returns
+    -------
+    (str, list of str, int)
+        The student text, the exercise messages, solution blocks replaced.
+
+    Raises
+    ------
+    UsageError
+        A misspelt, nested or unbalanced marker (line named).
+    """
+    chunks: list[tuple[int, list[str]]] = [(1, [])]
+    for i, line in enumerate(text.splitlines(), start=1):
+        prev = next((x for x in reversed(chunks[-1][1]) if x.strip()), "")
+        if _TOP_LEVEL.match(line) and not prev.startswith("@"):
+            chunks.append((i, []))
+        chunks[-1][1].append(line)
+    parts: list[str] = []
+    messages: list[str] = []
+    n_sol = number = 0
+    for start, lines in chunks:
+        if any(line.strip() == BEGIN_SOLUTION for line in lines):
+            number += 1
+        if not lines:  # the file starts with a def: no text before it
+            continue
+        new, s, _, msgs = student_source("\n".join(lines), exercise=number,
+                                         where=f"the code from line {start} (lines counted from there)")
+        parts.append(new)
+        n_sol, messages = n_sol + s, messages + msgs
+    out = "\n".join(parts)
+    return out + ("\n" if text.endswith("\n") and not out.endswith("\n") else ""), messages, n_sol
+
+
+def _read_text(src: Path) -> str:
     try:
-        text = src.read_text(encoding="utf-8")
+        return src.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise UsageError(f"{src} cannot be read as UTF-8 text: {exc}") from exc
+
+
+def _release_markdown(src: Path) -> tuple[str, list[str], int]:
     try:
-        return student_markdown(text)
+        return (student_python if src.suffix == ".py" else student_markdown)(_read_text(src))
     except UsageError as exc:
         raise UsageError(f"{src}: {exc}") from exc
 
 
 def release(source: str | os.PathLike, out_dir: str | os.PathLike) -> ReleaseReport:
-    """Write the student version of the solution notebook or lesson ``source`` to
+    """Write the student version of the solution notebook, lesson or Python file ``source`` to
     ``out_dir/<same name>``.
 
     Raises
     ------
     UsageError
-        ``source`` missing or not a notebook (``.ipynb``) or Markdown lesson (``.md``),
+        ``source`` missing or not a notebook (``.ipynb``), Markdown lesson (``.md``) or Python file (``.py``),
         no solution block in it, a bad marker, or ``out_dir`` would overwrite ``source``.
     """
     src = Path(source)
     if not src.is_file():
         raise UsageError(f"SOURCE {str(src)!r} is not a file (looked in {os.getcwd()!r}).")
-    if src.suffix == ".md":
+    if src.suffix in (".md", ".py"):
         student, (text, messages, n_sol), n_hidden = None, _release_markdown(src), 0
     else:
         nbformat = _nbformat()
@@ -356,10 +404,10 @@ def release(source: str | os.PathLike, out_dir: str | os.PathLike) -> ReleaseRep
         except UsageError as exc:
             raise UsageError(f"{src}: {exc}") from exc
     if n_sol == 0:
-        where = "code block or text" if student is None else "cell"
+        where = "cell" if student is not None else "function or class" if src.suffix == ".py" else "code block or text"
         raise UsageError(f"{src} has no {BEGIN_SOLUTION!r} block in any {where}: nothing to release "
                          f"(is it already a student version?).")
-    kind = {".ipynb": "a notebook", ".md": "a lesson"}.get(Path(out_dir).suffix)
+    kind = {".ipynb": "a notebook", ".md": "a lesson", ".py": "a Python"}.get(Path(out_dir).suffix)
     if kind:
         raise UsageError(f"--out {str(out_dir)!r} looks like {kind} file; --out takes a folder "
                          f"(the student version is written as FOLDER/{src.name}).")
@@ -385,22 +433,23 @@ def release(source: str | os.PathLike, out_dir: str | os.PathLike) -> ReleaseRep
 # --------------------------------------------------------------------------- command line
 
 DESCRIPTION = """\
-Make the student version of an exercise notebook or lesson: every block between
+Make the student version of an exercise notebook, lesson or Python file: every block between
 '### BEGIN SOLUTION' and '### END SOLUTION' (in a code cell, or a lesson's code block) becomes
 '# YOUR CODE HERE' and 'raise NotImplementedError("Exercise N: implement ...")' (same
 indentation), every block between '### BEGIN HIDDEN TESTS' and '### END HIDDEN TESTS' is
 removed, outputs are cleared; in a lesson's text, '<!-- BEGIN SOLUTION -->' ...
-'<!-- END SOLUTION -->' becomes 'YOUR ANSWER HERE'. Writes DIR/<name of SOURCE>; never
-overwrites SOURCE."""
+'<!-- END SOLUTION -->' becomes 'YOUR ANSWER HERE'. In a Python file each top-level def or
+class is numbered as one exercise. Writes DIR/<name of SOURCE>; never overwrites SOURCE."""
 
 EXAMPLES = """\
 examples:
   gradcheck assignment release notebooks/07-exercises.ipynb --out build/student
   gradcheck assignment release lessons/23-layernorm.md lessons/32b-gru.md --out build/student
+  gradcheck assignment release assignments/cs231n_layers/solution/layers.py --out assignments/cs231n_layers/stub
 
 exit codes:
   0  the student version(s) written
-  2  usage error: SOURCE missing or not a notebook or lesson, no solution block, a misspelt, nested
+  2  usage error: SOURCE missing or not a notebook, lesson or Python file, no solution block, a misspelt, nested
      or unclosed marker (cell and line named), or --out would overwrite SOURCE
 
 Write outside notebooks/ and lessons/: the test suite runs every notebook and lesson there,
@@ -422,7 +471,7 @@ def add_assignment_parser(sub: argparse._SubParsersAction, epilog: str = "") -> 
     asub = a.add_subparsers(dest="assignment_command", metavar="{release}", required=True)
     r = asub.add_parser("release", help="write the student version of solution notebooks",
                         description=DESCRIPTION, epilog=EXAMPLES, formatter_class=fmt)
-    r.add_argument("sources", nargs="+", metavar="SOURCE", help="solution notebook(s) (.ipynb) or lesson(s) (.md)")
+    r.add_argument("sources", nargs="+", metavar="SOURCE", help="solution notebook(s) (.ipynb), lesson(s) (.md) or Python file(s) (.py)")
     r.add_argument("--out", required=True, metavar="DIR", help="folder for the student version(s)")
     r.set_defaults(func=cmd_release)
     return a

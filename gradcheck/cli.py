@@ -124,9 +124,10 @@ def _import_file(path: str):
 def load_class(spec: str) -> tuple[Any, str]:
     """Import ``path/to/file.py::NAME`` in this process: ``(factory, path)``, ``factory(**init)`` the object to check.
 
-    NAME is a class or a CS231n ``NAME_forward``/``NAME_backward`` pair (:func:`gradcheck._adapters.pair`,
-    ``init`` its non-array arguments); :func:`gradcheck._adapters.adapt` then presents it as a manualprop
-    layer. UsageError: bad spec, no file, nothing named NAME (the message lists what was found);
+    NAME is a class, a CS231n ``NAME_forward``/``NAME_backward`` pair (:func:`gradcheck._adapters.pair`,
+    ``init`` its non-array arguments) or a CS231n loss function ``NAME(x, y) -> (loss, dx)``
+    (:func:`gradcheck._adapters.loss_function`); :func:`gradcheck._adapters.adapt` then presents a layer
+    as a manualprop layer. UsageError: bad spec, no file, nothing named NAME (the message lists what was found);
     StudentCodeError: the file does not import.
     """
     from . import _adapters
@@ -139,6 +140,8 @@ def load_class(spec: str) -> tuple[Any, str]:
         raise UsageError(f"{path} {exc}" if str(exc).startswith("has no") else f"{path}::{exc}") from None
     if kind == "functions":
         return (lambda **init: _adapters.pair(*target, init)), path
+    if kind == "loss_function":
+        return (lambda **init: _adapters.loss_function(target, init)), path
     return target, path
 
 

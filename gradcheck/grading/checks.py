@@ -160,6 +160,16 @@ def away_from_kinks(x: np.ndarray, margin: float = 0.05, kinks: Sequence[float] 
     return out
 
 
+def _inputs(X: Any) -> list[np.ndarray]:
+    """The input(s) of a graded call as float64 copies: one array, or a list or tuple of arrays for a
+    layer of several inputs (a CS231n pair's ``x, w, b``; attention's ``Q, K, V``)."""
+    return [np.array(x, dtype=np.float64, copy=True) for x in (X if isinstance(X, (list, tuple)) else [X])]
+
+
+def _shapes(xs: Sequence[np.ndarray]) -> str:
+    return ", ".join(V.fmt_shape(x.shape) for x in xs)
+
+
 def _fail_all(names: Mapping[str, float], message: str) -> Verdict:
     return Verdict([Part(n, w, False, message) for n, w in names.items()])
 
@@ -269,8 +279,8 @@ def layer_forward(layer: Any, X: np.ndarray, reference: Any, *, rtol: float = 1e
     ----------
     layer : object
         Student layer (a :class:`~gradcheck.sandbox.RemoteLayer`).
-    X : ndarray
-        Input.
+    X : ndarray, or list or tuple of ndarray
+        Input; a list or tuple for a layer of several inputs (``forward(x, w, b)``).
     reference : object
         Our layer of the same kind.
     rtol, atol : float
@@ -302,20 +312,21 @@ def layer_forward(layer: Any, X: np.ndarray, reference: Any, *, rtol: float = 1e
         The reference output is not finite (and ``expect_nonfinite`` is False).
     """
     owner = type(layer).__name__
+    xs = _inputs(X)
     evaluation_point(layer, reference, seed=seed, params=params)
-    Y_ref = _finite_reference("output Y", reference.forward(np.array(X, copy=True), training=training),
+    Y_ref = _finite_reference("output Y", reference.forward(*[x.copy() for x in xs], training=training),
                               expected=expect_nonfinite)
-    out = layer.forward(np.array(X, copy=True), training=training)
+    out = layer.forward(*[x.copy() for x in xs], training=training)
+    given = f"X of shape {V.fmt_shape(xs[0].shape)}" if len(xs) == 1 else f"inputs of shapes {_shapes(xs)}"
     try:
         Y = V.check_output(out, owner=owner, tensor="Y", expected_shape=None,
-                           produced_by=f"forward(X) with X of shape {V.fmt_shape(np.shape(X))}")
+                           produced_by=f"forward({'X' if len(xs) == 1 else '...'}) with {given}")
     except NonFiniteError:  # wrong, unless the test expects NaN or infinity (then compared below)
         if not expect_nonfinite:
             raise
         Y = np.array(out, dtype=np.float64)
     if Y.shape != Y_ref.shape:
-        msg = f"the output has shape {V.fmt_shape(Y.shape)}; expected {V.fmt_shape(Y_ref.shape)} for X of shape " \
-              f"{V.fmt_shape(np.shape(X))}."
+        msg = f"the output has shape {V.fmt_shape(Y.shape)}; expected {V.fmt_shape(Y_ref.shape)} for {given}."
         return Verdict([Part("Y", points, False, msg)])
     if _agree(Y, Y_ref, rtol, atol, expect_nonfinite):
         return Verdict([Part("Y", points, True)])
@@ -344,8 +355,11 @@ def layer_gradients(layer: Any, X: np.ndarray, reference: Any, *, parts: Mapping
     ----------
     layer : object
         Student layer (a :class:`~gradcheck.sandbox.RemoteLayer`).
-    X : ndarray
-        Input (float64). Keep it away from kinks (:func:`away_from_kinks`).
+    X : ndarray, or list or tuple of ndarray
+        Input (float64). Keep it away from kinks (:func:`away_from_kinks`). A list or tuple for a
+        layer of several inputs (a CS231n pair ``forward(x, w, b)``, whose ``backward`` returns
+        ``(dx, dw, db)``): each input's gradient is a part named after the **reference's**
+        ``forward`` arguments (``dx``, ``dw``, ``db``), so the student's own names do not matter.
     reference : object
         Our layer of the same kind.
     parts : mapping of str -> float, optional
@@ -375,29 +389,39 @@ def layer_gradients(layer: Any, X: np.ndarray, reference: Any, *, parts: Mapping
     """
     owner = type(layer).__name__
     cfg = CheckConfig(rtol=rtol, atol=atol, seed=seed, training=training)
-    X = np.array(X, dtype=np.float64, copy=True)
+    xs = _inputs(X)
+    d_in = [f"d{n}" for n in V.input_names(reference, len(xs))] if len(xs) > 1 else ["dX"]
     keys = list(evaluation_point(layer, reference, seed=seed, params=params))
-    weights = _weights(parts, ["dX"] + [f"d{k}" for k in keys])
-    Y_ref = _finite_reference("output Y", reference.forward(X.copy(), training=training))
+    weights = _weights(parts, d_in + [f"d{k}" for k in keys])
+    Y_ref = _finite_reference("output Y", reference.forward(*[x.copy() for x in xs], training=training))
     G = np.random.default_rng(seed).standard_normal(Y_ref.shape)
-    expected = _reference_gradients(reference, X, G, keys, training)
-    ones = _reference_gradients(reference, X, np.ones_like(G), keys, training)
-    V.check_output(layer.forward(X.copy(), training=training), owner=owner, tensor="Y",
-                   produced_by=f"forward(X) with X of shape {V.fmt_shape(X.shape)}", expected_shape=G.shape,
+    expected = _reference_gradients(reference, xs, G, keys, training, d_in)
+    ones = _reference_gradients(reference, xs, np.ones_like(G), keys, training, d_in)
+    given = f"X of shape {V.fmt_shape(xs[0].shape)}" if len(xs) == 1 else f"inputs of shapes {_shapes(xs)}"
+    V.check_output(layer.forward(*[x.copy() for x in xs], training=training), owner=owner, tensor="Y",
+                   produced_by=f"forward({'X' if len(xs) == 1 else '...'}) with {given}", expected_shape=G.shape,
                    expected_why="the reference output's shape")
     ret = layer.backward(G.copy())
+    if len(xs) > 1 and not (isinstance(ret, (tuple, list)) and len(ret) == len(xs)):
+        what = (f"a {type(ret).__name__} of length {len(ret)}" if isinstance(ret, (tuple, list)) else
+                "None" if ret is None else f"one {type(ret).__name__}")
+        return _fail_all(weights, f"backward(dY) returned {what}; expected a tuple of {len(xs)} gradients "
+                                  f"({', '.join(d_in)}), one per input of forward, in order.")
     grads = getattr(layer, "grads", None)
-    got: dict[str, Any] = {"dX": ret}
+    got: dict[str, Any] = dict(zip(d_in, ret if len(xs) > 1 else [ret]))
     got.update({f"d{k}": grads.get(k, KeyError) if isinstance(grads, Mapping) else KeyError for k in keys})
-    verdict = Verdict([_part(n, w, got[n], expected[n], ones[n] if np.any(G != 1) else None, keys, X.shape[0],
-                             rtol, atol) for n, w in weights.items()])
+    verdict = Verdict([_part(n, w, got[n], expected[n], ones[n] if np.any(G != 1) else None, keys,
+                             xs[0].shape[0], rtol, atol) for n, w in weights.items()])
     shapes_ok = all(isinstance(got[n], np.ndarray) and got[n].shape == expected[n].shape for n in weights)
     if numerical and shapes_ok and verdict.passed:
         try:
-            res = check_layer(layer, X, twin=None, config=cfg)
+            res = check_layer(layer, xs if len(xs) > 1 else xs[0], twin=None, config=cfg)
         except GradcheckError as exc:
             return _fail_all(weights, f"the numerical check could not run: {exc}")
-        by_tensor = {r.tensor: r for r in res.records if r.kind == "gradient"}
+        # the check names an input's gradient after the student's forward (d + its argument): by position
+        theirs = [f"d{n}" for n in V.input_names(layer, len(xs))] if len(xs) > 1 else ["dX"]
+        rename = dict(zip(theirs, d_in))
+        by_tensor = {rename.get(r.tensor, r.tensor): r for r in res.records if r.kind == "gradient"}
         for p in verdict.parts:
             rec = by_tensor.get(p.name)
             if rec is not None and not rec.passed:
@@ -409,10 +433,12 @@ def layer_gradients(layer: Any, X: np.ndarray, reference: Any, *, parts: Mapping
     return verdict
 
 
-def _reference_gradients(reference, X, G, keys, training) -> dict[str, np.ndarray]:
-    """The reference layer's ``dX`` and ``d<key>`` for upstream gradient ``G``, each finite (else a test error)."""
-    reference.forward(X.copy(), training=training)
-    out = {"dX": _finite_reference("gradient dX", reference.backward(G.copy()))}
+def _reference_gradients(reference, xs, G, keys, training, d_in) -> dict[str, np.ndarray]:
+    """The reference layer's input gradients (``d_in``: ``dX``, or ``dx, dw, db``) and ``d<key>`` for upstream
+    gradient ``G``, each finite (else a test error)."""
+    reference.forward(*[x.copy() for x in xs], training=training)
+    ret = reference.backward(G.copy())
+    out = {n: _finite_reference(f"gradient {n}", g) for n, g in zip(d_in, ret if len(xs) > 1 else [ret])}
     out.update({f"d{k}": _finite_reference(f"gradient d{k}", reference.grads[k]).copy() for k in keys})
     return out
 

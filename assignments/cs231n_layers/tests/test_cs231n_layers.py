@@ -1,0 +1,298 @@
+"""Grading tests of the cs231n_layers assignment (run by `gradcheck grade`, never by the course's own suite).
+
+The student's functions run in a sandbox process, each pair presented as a layer whose array
+arguments are its inputs (gradcheck/_adapters.py), ``softmax_loss`` as a loss. The references
+are manualprop's layers behind the same signatures (the classes below), so the truth is
+independent of the assignment's solution; the verdicts, numerical gradients included, stay in
+the grader. Visible tests use fixed shapes; hidden tests draw shapes from the session seed
+(recorded in results.json). Inputs are kept away from ReLU's kink, except in the one test
+about the derivative at 0.
+"""
+
+import numpy as np
+import pytest
+
+import manualprop as mp
+from gradcheck.grading import away_from_kinks
+
+FILE = "layers.py"
+
+# Hand-derived gradients only: no automatic differentiation in the submission.
+pytestmark = [pytest.mark.forbid_imports("autoprop", "autograd", "torch", "jax", "tensorflow"),
+              pytest.mark.timeout(5)]
+
+
+# --------------------------------------------------------------------------- references (manualprop)
+
+
+class RefAffine:
+    """``affine_forward(x, w, b)`` as manualprop.Linear: w (D, M) is Linear's W (M, D) transposed."""
+
+    def __init__(self):
+        self.params, self.grads = {}, {}
+
+    def forward(self, x, w, b, training=False):
+        self.shape, self.lin = x.shape, mp.Linear(*w.shape)
+        self.lin.params["W"][...], self.lin.params["b"][...] = w.T, b
+        return self.lin.forward(x.reshape(x.shape[0], -1))
+
+    def backward(self, dout):
+        dx = self.lin.backward(dout)
+        return dx.reshape(self.shape), self.lin.grads["W"].T.copy(), self.lin.grads["b"]
+
+
+class RefBatchNorm:
+    """``batchnorm_forward(x, gamma, beta, bn_param)`` as manualprop.BatchNorm1D (``mode`` is training)."""
+
+    def __init__(self, mode="train", running_mean=None, running_var=None, eps=1e-5):
+        self.params, self.grads = {}, {}
+        self.mode, self.running, self.eps = mode, (running_mean, running_var), eps
+
+    def forward(self, x, gamma, beta, training=False):
+        self.bn = mp.BatchNorm1D(x.shape[1], eps=self.eps)
+        self.bn.params["gamma"][...], self.bn.params["beta"][...] = gamma, beta
+        if self.running[0] is not None:
+            self.bn.running_mean, self.bn.running_var = (np.array(v, dtype=np.float64) for v in self.running)
+        return self.bn.forward(x, training=self.mode == "train")
+
+    def backward(self, dout):
+        dx = self.bn.backward(dout)
+        return dx, self.bn.grads["gamma"], self.bn.grads["beta"]
+
+
+class RefConv:
+    """``conv_forward_naive(x, w, b, conv_param)`` as manualprop.Conv2D."""
+
+    def __init__(self, stride, pad):
+        self.params, self.grads = {}, {}
+        self.stride, self.pad = stride, pad
+
+    def forward(self, x, w, b, training=False):
+        F, C, HH, WW = w.shape
+        self.conv = mp.Conv2D(C, F, (HH, WW), stride=self.stride, padding=self.pad)
+        self.conv.params["W"][...], self.conv.params["b"][...] = w, b
+        return self.conv.forward(x)
+
+    def backward(self, dout):
+        dx = self.conv.backward(dout)
+        return dx, self.conv.grads["W"], self.conv.grads["b"]
+
+
+def pool_param(size, stride):
+    return {"pool_height": size[0], "pool_width": size[1], "stride": stride}
+
+
+def affine(student):
+    return student.layer(FILE, "affine")
+
+
+def relu(student):
+    return student.layer(FILE, "relu")
+
+
+def batchnorm(student, **bn_param):
+    return student.layer(FILE, "batchnorm", bn_param={"mode": "train", **bn_param})
+
+
+def conv(student, stride, pad):
+    return student.layer(FILE, "conv", conv_param={"stride": stride, "pad": pad})
+
+
+def max_pool(student, size, stride):
+    return student.layer(FILE, "max_pool", pool_param=pool_param(size, stride))
+
+
+def softmax_loss(student):
+    return student.loss(FILE, "softmax_loss")
+
+
+def affine_inputs(rng, shape, m):
+    d = int(np.prod(shape[1:]))
+    return [rng.standard_normal(shape), rng.standard_normal((d, m)) / np.sqrt(d), rng.standard_normal(m)]
+
+
+def bn_inputs(rng, n, d):
+    return [rng.normal(1.0, 2.0, size=(n, d)), rng.normal(1.0, 0.5, size=d), rng.standard_normal(d)]
+
+
+def conv_inputs(rng, x_shape, f, kernel):
+    c = x_shape[1]
+    return [rng.standard_normal(x_shape), rng.standard_normal((f, c, *kernel)) / np.sqrt(c * kernel[0] * kernel[1]),
+            rng.standard_normal(f)]
+
+
+# --------------------------------------------------------------------------- visible
+
+
+@pytest.mark.points(1)
+@pytest.mark.visibility("visible")
+def test_affine_forward(student, grade, rng):
+    """affine_forward: output (x of shape (4, 2, 3) is flattened per example)"""
+    grade.layer_forward(affine(student), affine_inputs(rng, (4, 2, 3), 5), RefAffine())
+
+
+@pytest.mark.points(6)
+@pytest.mark.visibility("visible")
+def test_affine_gradients(student, grade, rng):
+    """affine_backward: gradients dx, dw, db (2 points each)"""
+    grade.layer_gradients(affine(student), affine_inputs(rng, (4, 2, 3), 5), RefAffine(),
+                          parts={"dx": 2, "dw": 2, "db": 2}, seed=1)
+
+
+@pytest.mark.points(1)
+@pytest.mark.visibility("visible")
+def test_relu_forward(student, grade, rng):
+    """relu_forward: output"""
+    grade.layer_forward(relu(student), away_from_kinks(rng.standard_normal((6, 4))), mp.ReLU())
+
+
+@pytest.mark.points(2)
+@pytest.mark.visibility("visible")
+def test_relu_gradient(student, grade, rng):
+    """relu_backward: gradient dx (inputs away from 0)"""
+    grade.layer_gradients(relu(student), away_from_kinks(rng.standard_normal((3, 4, 5))), mp.ReLU(), seed=2)
+
+
+@pytest.mark.points(1)
+@pytest.mark.visibility("visible")
+def test_relu_gradient_at_zero(student, grade, rng):
+    """relu_backward: the derivative at x == 0 is 0 (PyTorch's and TensorFlow's convention)"""
+    x = away_from_kinks(rng.standard_normal((4, 6)))
+    x[:, ::2] = 0.0  # exact zeros: central differences straddle the kink there, so the reference alone decides
+    grade.layer_gradients(relu(student), x, mp.ReLU(), seed=3, numerical=False)
+
+
+@pytest.mark.points(1)
+@pytest.mark.visibility("visible")
+def test_softmax_loss_value(student, grade, rng):
+    """softmax_loss: loss value (mean over the batch)"""
+    x, y = 3 * rng.standard_normal((8, 5)), rng.integers(0, 5, size=8)
+    grade.loss_value(softmax_loss(student), y, x, mp.SoftmaxCrossEntropy())
+
+
+@pytest.mark.points(2)
+@pytest.mark.visibility("visible")
+def test_softmax_loss_gradient(student, grade, rng):
+    """softmax_loss: gradient dx"""
+    x, y = 3 * rng.standard_normal((8, 5)), rng.integers(0, 5, size=8)
+    grade.loss_gradient(softmax_loss(student), y, x, mp.SoftmaxCrossEntropy(), points=2)
+
+
+@pytest.mark.points(1)
+@pytest.mark.visibility("visible")
+def test_batchnorm_forward(student, grade, rng):
+    """batchnorm_forward: output in training mode (the batch's mean and biased variance)"""
+    grade.layer_forward(batchnorm(student), bn_inputs(rng, 6, 4), RefBatchNorm())
+
+
+@pytest.mark.points(4)
+@pytest.mark.visibility("visible")
+def test_batchnorm_gradients(student, grade, rng):
+    """batchnorm_backward: gradients dx (2 points), dgamma, dbeta, training mode"""
+    grade.layer_gradients(batchnorm(student), bn_inputs(rng, 6, 4), RefBatchNorm(),
+                          parts={"dx": 2, "dgamma": 1, "dbeta": 1}, seed=4)
+
+
+@pytest.mark.points(2)
+@pytest.mark.visibility("visible")
+def test_conv_forward(student, grade, rng):
+    """conv_forward_naive: output (stride 2, pad 1)"""
+    grade.layer_forward(conv(student, 2, 1), conv_inputs(rng, (2, 3, 5, 5), 4, (3, 3)), RefConv(2, 1))
+
+
+@pytest.mark.points(5)
+@pytest.mark.visibility("visible")
+def test_conv_gradients(student, grade, rng):
+    """conv_backward_naive: gradients dx, dw (2 points each), db (stride 1, pad 1, a 3x2 kernel)"""
+    grade.layer_gradients(conv(student, 1, 1), conv_inputs(rng, (2, 2, 4, 5), 3, (3, 2)), RefConv(1, 1),
+                          parts={"dx": 2, "dw": 2, "db": 1}, seed=5)
+
+
+@pytest.mark.points(1)
+@pytest.mark.visibility("visible")
+def test_max_pool_forward(student, grade, rng):
+    """max_pool_forward: output (2x2 windows, stride 2)"""
+    grade.layer_forward(max_pool(student, (2, 2), 2), rng.standard_normal((2, 3, 4, 6)), mp.MaxPool2D(2, 2))
+
+
+@pytest.mark.points(3)
+@pytest.mark.visibility("visible")
+def test_max_pool_gradient(student, grade, rng):
+    """max_pool_backward: gradient dx (2x2 windows, stride 2)"""
+    grade.layer_gradients(max_pool(student, (2, 2), 2), rng.standard_normal((2, 3, 4, 6)), mp.MaxPool2D(2, 2),
+                          seed=6)
+
+
+# --------------------------------------------------------------------------- hidden properties
+
+
+@pytest.mark.points(3)
+@pytest.mark.visibility("after_due_date")
+def test_hidden_affine_random_shapes(student, grade, rng, grading_seed):
+    """Hidden: affine gradients for random input shapes and sizes"""
+    for trial in range(3):
+        shape = (int(rng.integers(2, 9)), *(int(v) for v in rng.integers(1, 5, size=int(rng.integers(1, 4)))))
+        m = int(rng.integers(2, 7))
+        grade.note(f"trial {trial}: x of shape {shape}, {m} outputs (seed {grading_seed})")
+        grade.layer_gradients(affine(student), affine_inputs(rng, shape, m), RefAffine(),
+                              parts={"dx": 1, "dw": 1, "db": 1}, seed=int(rng.integers(2**31)))
+
+
+@pytest.mark.points(3)
+@pytest.mark.visibility("after_due_date")
+def test_hidden_batchnorm(student, grade, rng, grading_seed):
+    """Hidden: batchnorm gradients for random batch sizes and features, and in test mode"""
+    for trial in range(2):
+        n, d = int(rng.integers(2, 11)), int(rng.integers(1, 7))
+        grade.note(f"trial {trial}: x of shape ({n}, {d}), training mode (seed {grading_seed})")
+        grade.layer_gradients(batchnorm(student), bn_inputs(rng, n, d), RefBatchNorm(),
+                              parts={"dx": 1, "dgamma": 1, "dbeta": 1}, seed=int(rng.integers(2**31)))
+    mean, var = rng.standard_normal(3).tolist(), rng.uniform(0.5, 2.0, size=3).tolist()
+    grade.note(f"test mode: running_mean {np.round(mean, 3).tolist()}, running_var {np.round(var, 3).tolist()}")
+    grade.layer_gradients(batchnorm(student, mode="test", running_mean=mean, running_var=var), bn_inputs(rng, 5, 3),
+                          RefBatchNorm("test", mean, var), parts={"dx": 1, "dgamma": 1, "dbeta": 1},
+                          seed=int(rng.integers(2**31)))
+
+
+@pytest.mark.points(3)
+@pytest.mark.visibility("after_due_date")
+def test_hidden_conv_random(student, grade, rng, grading_seed):
+    """Hidden: conv gradients for random kernels, strides and paddings"""
+    for trial in range(2):
+        n, c, f = (int(v) for v in rng.integers(1, 4, size=3))
+        kernel = tuple(int(v) for v in rng.integers(1, 4, size=2))
+        stride, pad = int(rng.integers(1, 3)), int(rng.integers(1, 3))
+        x_shape = (n, c, int(rng.integers(3, 7)), int(rng.integers(3, 7)))
+        grade.note(f"trial {trial}: x {x_shape}, {f} filters of {kernel}, stride {stride}, pad {pad} "
+                   f"(seed {grading_seed})")
+        grade.layer_gradients(conv(student, stride, pad), conv_inputs(rng, x_shape, f, kernel), RefConv(stride, pad),
+                              parts={"dx": 1, "dw": 1, "db": 1}, seed=int(rng.integers(2**31)))
+
+
+@pytest.mark.points(2)
+@pytest.mark.visibility("after_due_date")
+def test_hidden_max_pool_overlapping(student, grade, rng, grading_seed):
+    """Hidden: max-pool gradient with overlapping windows (stride smaller than the window) and random shapes"""
+    trials = [((2, 2), 1, (2, 2, 5, 5))]  # windows overlap: a pixel that is the max of two windows gets both
+    for _ in range(2):
+        size = tuple(int(v) for v in rng.integers(1, 4, size=2))
+        stride = int(rng.integers(1, 4))
+        trials.append((size, stride, (int(rng.integers(1, 4)), int(rng.integers(1, 4)),
+                                      int(rng.integers(size[0], 8)), int(rng.integers(size[1], 8)))))
+    for trial, (size, stride, shape) in enumerate(trials):
+        grade.note(f"trial {trial}: x {shape}, window {size}, stride {stride} (seed {grading_seed})")
+        grade.layer_gradients(max_pool(student, size, stride), rng.standard_normal(shape),
+                              mp.MaxPool2D(size, stride), seed=int(rng.integers(2**31)))
+
+
+@pytest.mark.points(2)
+@pytest.mark.visibility("after_due_date")
+def test_hidden_softmax_loss(student, grade, rng, grading_seed):
+    """Hidden: softmax_loss for random batch sizes and classes, and for large scores (1000 and more)"""
+    for trial in range(2):
+        n, c = int(rng.integers(2, 17)), int(rng.integers(2, 11))
+        grade.note(f"trial {trial}: batch {n}, classes {c} (seed {grading_seed})")
+        x, y = rng.standard_normal((n, c)) * rng.uniform(0.5, 10), rng.integers(0, c, size=n)
+        grade.loss_gradient(softmax_loss(student), y, x, mp.SoftmaxCrossEntropy())
+    big, y = np.array([[1000.0, 1001.0, 1002.0], [0.0, -1000.0, 5.0]]), np.array([2, 1])
+    grade.loss_value(softmax_loss(student), y, big, mp.SoftmaxCrossEntropy())
