@@ -1,29 +1,26 @@
 r"""Find, locate and explain gradient bugs: structural probes, bug signatures, models, single VJPs.
 
-:func:`diagnose_layer` runs, cheapest first: (1) **determinism** of the forward (a random one
-is held fixed by ``fix_mask(True)``, else by rewinding the numpy generators it holds and
-numpy's global state, else the check stops: case C29, a fresh mask per call turns ``df/dw = 16``
-into 300013); (2) the **structural probes** of :data:`STRUCTURAL`, no finite differences (a
-sandboxed layer is copied in its child); (3) the **numerical comparison**
-(:func:`gradcheck.check.check_layer`, fast mode by default); (4) the **bug signatures** of each
-failing tensor (:data:`SIGNATURES`): :func:`name_signature` from the numbers alone (also the
-grader's), then the signatures probed with the layer itself, else the worst element; (5) for a
-failing model with a ``layers`` list, the **first layer** that fails on the input it receives.
-
-:func:`check_vjp` checks one VJP alone: the dot-product test
-:math:`\langle u, J^T v\rangle = \langle J u, v\rangle` and an element scan.
+:func:`diagnose_layer` runs, cheapest first: (1) **determinism** of the forward (a random one is
+held fixed by ``fix_mask(True)``, else by rewinding the numpy generators it holds; case C29);
+(2) the **structural probes** of :data:`STRUCTURAL`, no finite differences; (3) the **numerical
+comparison** (:func:`gradcheck.check.check_layer`); (4) the **bug signatures** of each failing
+tensor: small detectors that return ``(code, fields)``, turned into a sentence by the one table
+:data:`DIAGNOSES` (code -> short name, message template, hint, lesson); (5) for a failing model
+with a ``layers`` list, the **first layer** that fails on the input it receives.
+:func:`check_vjp` checks one VJP alone (dot-product test and an element scan).
 """
 
 from __future__ import annotations
 
 import copy
+import functools
 import inspect
 import itertools
 import re
 import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -42,36 +39,136 @@ from .numerical import (
 from .sources import SAME_IN_BOTH_MODES, Call, training_differs
 
 __all__ = ["Finding", "Probe", "Diagnosis", "diagnose_layer", "check_vjp", "name_signature", "close",
-           "STRUCTURAL", "SIGNATURES"]
+           "STRUCTURAL", "SIGNATURES", "DIAGNOSES"]
 
 #: Names of the structural probes, in the order they run.
 STRUCTURAL = ("deterministic forward", "input left unchanged", "gradient shapes and dtypes", "finite values",
               "backward linear in dY", "second backward identical", "grads written by backward",
               "cache of the last forward", "output shape stable under perturbation")
 
-#: Codes of the bug signatures :func:`name_signature` and the layer-aware probes recognise.
-SIGNATURES = ("transposed", "flipped-kernel", "permuted", "wrong-sign", "bias-mean", "factor-batch",
-              "factor-inverse-batch", "factor", "first-sample-only", "last-sample-only", "sample-missing", "zero",
-              "not-summed", "wrong-shape", "alternative", "missing-local-derivative", "activation-applied-twice",
-              "cached-output", "missing-mean-var-paths", "transposed-weight", "tanh-missing-square",
-              "softmax-diagonal", "permuted-upstream", "wrong-values")
+
+class Record(NamedTuple):
+    """One row of :data:`DIAGNOSES`: ``message`` and ``hint`` are :meth:`str.format` templates."""
+
+    name: str
+    message: str
+    hint: str = ""
+    lesson: str = ""
+
+
+_LIN, _ACT, _NUM, _NORM, _CONV, _DROP = ("01-linear-layer.md", "02-activations.md", "01b-numerical-gradients.md",
+                                         "22-batchnorm.md", "20-conv2d.md", "24-dropout.md")
+_CACHE = ("a cache set only on the first call (e.g. `if not hasattr(self, 'X'): self.X = X`), a class attribute or "
+          "a global keeps an earlier input; overwrite the cache on every forward (self.X = X), stored on self")
+_LOOP = "the loop misses one sample ({loop} instead of range(N)?)"
+#: Every diagnosis gradcheck names, by code: the text is written here once (fields from the detectors).
+DIAGNOSES: dict[str, Record] = {
+    # the structural probes and what stopped the check
+    "non-deterministic": Record("random forward", "the forward is non-deterministic: two calls with the same input "
+                                "differ by up to {diff:.3g}, so finite differences are meaningless (a dropout mask "
+                                "drawn afresh per call?)", "{advice}", _DROP),
+    "held-mask": Record("mask held", "{random}the mask was held fixed with fix_mask(True) on {fixed} for the check"),
+    "rewound-rng": Record("generator rewound", "{random}its random generator ({what}) was rewound before every "
+                          "forward, so each call drew the same mask"),
+    "float32": Record("precision lost", "{what} {dtype} for a float64 input (precision lost: {dtype} keeps about 7 "
+                      "significant digits, so the gradient check to 1e-6 and training lose accuracy; compute in float64 "
+                      "and do not cast, e.g. no astype(np.float32))", lesson=_NUM),
+    "input-modified": Record("input modified", "forward modifies its input {names} in place (the caller's array "
+                             "changes)", "compute into a new array instead"),
+    "non-finite": Record("NaN or inf", "{ts} {verb} NaN or infinity (division by zero, log of 0 or exp overflow?)",
+                         lesson=_NUM),
+    "never-written": Record("grads never written", "{ts} never written: backward leaves grads[...] as it was",
+                            "assign grads[key] = ... in backward"),
+    "not-linear": Record("not linear in dY", "backward is not linear in dY: {how}", lesson="00-chain-rule.md"),
+    "accumulated": Record("accumulated", "gradients accumulated across calls instead of overwritten: {ts} {are} "
+                          "accumulated across backward calls ({keys} += ...: every backward adds to {it}, and a backward "
+                          "with dY = 0 left {it} unchanged instead of zero)", "assign grads[key] = ... in backward"),
+    "second-backward": Record("second backward differs", "a second backward on the same forward gives another {t}: "
+                              "backward changes its own cache or the parameters"),
+    "stale-output": Record("stale output", "forward returns what an earlier call computed: after a forward on other "
+                           "data, forward(X) gives another Y than on a fresh copy of the layer (a value kept from the "
+                           "first call, e.g. `if not hasattr(self, ...)`), so the layer ignores new inputs",
+                           "compute the output from this call's input every time"),
+    "shared-cache": Record("shared cache", "backward uses a cache overwritten by a later forward of another instance "
+                           "({ts} change when a second layer of the same class runs forward in between): the cache is "
+                           "shared, e.g. a class attribute or a global", "store it on self in forward"),
+    "stale-cache": Record("stale cache", "backward {how}", _CACHE),
+    "unstable-output": Record("unstable output", "the output changes shape or dtype under a small perturbation of "
+                              "the input ({was} -> {now})"),
+    "student-code": Record("the code raised", "{error}"),
+    "first-failing-layer": Record("first failing layer", "the first layer whose own check fails is layers[{i}] "
+                                  "({cls}): {why}", lesson="07-sequential.md"),
+    # bug signatures
+    "transposed": Record("transposed gradient", "{t} is transposed: {how}", "{fix}", _LIN),
+    "flipped-kernel": Record("flipped kernel", "{t} is computed with the kernel flipped in its spatial axes{which}: "
+                             "the forward is a cross-correlation, not a convolution", "{fix}", _CONV),
+    "permuted": Record("right values, wrong places", "{t} has the right values in the wrong places{how}", lesson=_CONV),
+    "wrong-sign": Record("wrong sign", "{t} has the wrong sign: the opposite sign of the correct gradient everywhere "
+                         "(a minus sign too many or too few)"),
+    "bias-mean": Record("mean, not sum", "{t} is the mean over the batch, not the sum: it is {count} times too small "
+                        "({words})", "use dY.sum(...) instead of dY.mean(...)", _LIN),
+    "factor-batch": Record("missing 1/batch", "{t} is {count} times too large ({words}): a 1/batch is missing (a sum "
+                           "where a mean is due)", lesson=_LIN),
+    "factor-inverse-batch": Record("extra 1/batch", "{t} is {count} times too small ({words}): an extra 1/batch (if "
+                                   "the loss already averages, its 1/N is inside dY: do not divide again)", lesson=_LIN),
+    "factor": Record("constant factor", "{t} is {c:.6g} times the correct gradient{named}: a constant factor is wrong "
+                     "somewhere"),
+    "first-sample-only": Record("first sample only", "{t} {how} the first sample only{rest}", lesson=_LIN),
+    "last-sample-only": Record("last sample only", "{t} {how} the last sample only{rest}", lesson=_LIN),
+    "sample-missing": Record("one sample missing", "{t} {how}: " + _LOOP, lesson=_LIN),
+    "zero": Record("all zeros", "{t}{what} all zeros: {why}"),
+    "not-summed": Record("not summed over the batch", "{t} {how}", "a parameter is shared by all examples, so its "
+                         "gradient is the sum over the batch axis, axis 0 (e.g. dY.sum(axis=0))", _LIN),
+    "wrong-shape": Record("wrong shape", "{t} {how}"),
+    "wrong-order": Record("gradients in the wrong order", "backward returns its gradients in the wrong order: "
+                          "expected ({expected}), the order of the forward's inputs, but it returned ({got})",
+                          "return them in the order of forward's arguments", _LIN),
+    "alternative": Record("known wrong answer", "{sentence}"),
+    "missing-local-derivative": Record("activation derivative missing", "{t} equals dY: the local derivative of the "
+                                       "activation is missing", "multiply dY by f'(X) (ReLU: dY * (X > 0); sigmoid: dY "
+                                       "* out * (1 - out); dropout: dY * mask)", _ACT),
+    "activation-applied-twice": Record("activation applied twice", "{t} is the local derivative evaluated at the "
+                                       "output Y instead of the input X: backward applies the activation again to its "
+                                       "cached output (e.g. sigmoid(self.out), where self.out already is sigmoid(X))",
+                                       "use the cached output as it is (sigmoid: dY * out * (1 - out); tanh: dY * (1 - "
+                                       "out**2))", _ACT),
+    "cached-output": Record("output cached for input", "{t} {how}: backward uses the layer's output Y where its "
+                            "input X is due", "cache the input in forward (self.X = X) and use it here", _LIN),
+    "missing-mean-var-paths": Record("missing mean/variance path terms", "{t} lacks the gradient through the {scope} "
+                                     "{which} (statistics over {ax} treated as constants)", "{fix}", _NORM),
+    "transposed-weight": Record("transposed weight in dX", "{t} multiplies dY by the transposed weight: {how}",
+                                "{fix}", _LIN),
+    "tanh-missing-square": Record("tanh square missing", "{t} = dY * (1 - out): the square is missing in tanh's "
+                                  "derivative", "tanh'(x) = 1 - tanh(x)**2, so dX = dY * (1 - out**2) with out = "
+                                  "tanh(X) cached in forward", _ACT),
+    "softmax-diagonal": Record("softmax Jacobian diagonal only", "{t} = dY * p * (1 - p) uses only the diagonal of "
+                               "the softmax Jacobian: every output p_j depends on every input x_i (dp_j/dx_i = p_j * "
+                               "(delta_ij - p_i)), so the off-diagonal terms -p_i * p_j are missing", "use dX = p * (dY "
+                               "- (dY * p).sum(axis={axis}, keepdims=True))", "03-softmax-cross-entropy.md"),
+    "permuted-upstream": Record("permuted dY", "{t} is the gradient for a permuted upstream gradient: backward used "
+                                "{words} in place of dY", "e.g. dY.reshape(F, -1) where dY.transpose(1, 0, 2, "
+                                "3).reshape(F, -1) is due", _CONV),
+    "wrong-values": Record("no known bug pattern", "{t} differs from the correct gradient in {k} of {size} elements "
+                           "(no known bug pattern); the largest error is at {t}{idx}: got {got:.6g}, expected "
+                           "{exp:.6g}", lesson=_NUM),
+}
+
+#: Codes of the bug signatures :func:`name_signature` and the layer-aware detectors recognise.
+SIGNATURES = tuple(list(DIAGNOSES)[list(DIAGNOSES).index("transposed"):])
+
+
+def _find(code: str, tensor: str | None = None, severity: str = "error", **fields: Any) -> Finding:
+    """The :class:`Finding` of ``code`` with its table text filled in (``t`` is the tensor)."""
+    rec = DIAGNOSES[code]
+    msg = rec.message.format(t=tensor, **fields)
+    return Finding(code, msg + ("; " + rec.hint.format(t=tensor, **fields) if rec.hint else ""), tensor, severity)
 
 
 @dataclass
 class Finding:
-    """One thing the diagnosis found.
-
-    Attributes
-    ----------
-    code : str
-        Stable identifier (``"bias-mean"``, ``"accumulated"``, ``"non-deterministic"``, ...).
-    message : str
-        One sentence in plain words.
-    tensor : str or None
-        ``"dW"``, ``"dX"``, ... when it concerns one gradient.
-    severity : {"error", "warning", "info"}
-        ``error``: a bug; ``warning``: suspicious; ``info``: what the checker did.
-    """
+    """One thing the diagnosis found: ``code`` (a key of :data:`DIAGNOSES`), ``message`` (one
+    plain sentence), ``tensor`` (``"dW"``, ... or None) and ``severity`` (``error``: a bug,
+    ``warning``: suspicious, ``info``: what the checker did)."""
 
     code: str
     message: str
@@ -82,6 +179,17 @@ class Finding:
         """The message, stripped, ending with a period."""
         s = self.message.strip()
         return s if s.endswith(".") else s + "."
+
+    @property
+    def name(self) -> str:
+        """The short name of the diagnosis (:data:`DIAGNOSES`)."""
+        return DIAGNOSES[self.code].name if self.code in DIAGNOSES else self.code
+
+    @property
+    def lesson(self) -> str:
+        """The lesson that explains it (``lessons/<file>.md``), or ""."""
+        rec = DIAGNOSES.get(self.code)
+        return f"lessons/{rec.lesson}" if rec and rec.lesson else ""
 
 
 @dataclass
@@ -95,25 +203,10 @@ class Probe:
 
 @dataclass
 class Diagnosis:
-    """What :func:`diagnose_layer` found.
-
-    Attributes
-    ----------
-    name : str
-    findings : list of Finding
-        Structural findings first, then signatures.
-    probes : list of Probe
-        The structural checks (:data:`STRUCTURAL`).
-    result : CheckResult or None
-        The numerical comparison (None when the probes stopped the check).
-    error : GradcheckError or None
-        What stopped the check (student code raised, wrong shape, ...).
-    sublayer : tuple of (int, Diagnosis) or None
-        For a model: index and diagnosis of the first layer whose own check fails.
-    training : bool or None
-        The mode of ``forward`` this diagnosis ran in; ``other_modes`` (list of Diagnosis)
-        holds the other mode's when both were checked (``passed`` needs it too).
-    """
+    """What :func:`diagnose_layer` found: ``findings`` (structural first, then signatures), ``probes``
+    (:data:`STRUCTURAL`), ``result`` (the numerical comparison, None when the probes stopped the check),
+    ``error`` (what stopped it), ``sublayer`` (index and diagnosis of a model's first failing layer),
+    ``training`` (the mode; ``other_modes`` holds the other mode's diagnosis when both were checked)."""
 
     name: str
     findings: list[Finding] = field(default_factory=list)
@@ -155,12 +248,14 @@ class Diagnosis:
         return f"FAIL: {self.name}: gradient mismatch in {bad} (no known bug pattern; see the worst elements above)."
 
     def report(self) -> str:
-        """Table of the numerical check (if any), the probes that failed, the notes, and the sentence."""
+        """Table of the numerical check (if any), the probes that failed, the notes, the lessons, the sentence."""
         lines = [self.result.table(), ""] if self.result is not None else []
         failed = [p for p in self.probes if p.passed is False]
         if failed:
             lines.append("structural checks failed: " + "; ".join(f"{p.name} ({p.detail})" for p in failed))
         lines += [V.wrap(f"note: {f.message}") for f in self.findings if f.severity != "error"]
+        lessons = dict.fromkeys(f.lesson for f in self.findings if f.severity == "error" and f.lesson)
+        lines += [f"read: {', '.join(lessons)}"] if lessons else []
         if self.sublayer is not None:
             i, sub = self.sublayer
             lines += ["", f"first failing layer: layers[{i}] = {sub.name}", sub.report()]
@@ -170,7 +265,8 @@ class Diagnosis:
         """JSON-serialisable summary."""
         err = self.error
         return {"name": self.name, "passed": self.passed, "sentence": self.sentence(),
-                "findings": [vars(f).copy() for f in self.findings], "probes": [vars(p).copy() for p in self.probes],
+                "findings": [vars(f) | {"name": f.name, "lesson": f.lesson} for f in self.findings],
+                "probes": [vars(p).copy() for p in self.probes],
                 "result": None if self.result is None else self.result.to_dict(),
                 "error": None if err is None else {"type": type(err).__name__, "message": str(err),
                                                    "exit_code": err.exit_code},
@@ -209,14 +305,12 @@ def _fix_masks(obj: Any, depth: int = 3) -> list[str]:
 
 def _rng_state(r, state=None):
     """A generator's state (``state`` None), or set it."""
-    gen = isinstance(r, np.random.Generator)
     if state is None:
-        return r.bit_generator.state if gen else r.get_state()
-    if gen:
+        return r.bit_generator.state if isinstance(r, np.random.Generator) else r.get_state()
+    if isinstance(r, np.random.Generator):
         r.bit_generator.state = state
     else:
         r.set_state(state)
-    return state
 
 
 class _Proxy:
@@ -268,19 +362,14 @@ def _seed_advice(layer: Any) -> str:
             "generator it stores (self.rng)")
 
 
-# --------------------------------------------------------------------------- helpers
-
-
 def _exact(a: Any, b: Any) -> bool:
     """Bit-for-bit equal (NaN equals NaN): :func:`gradcheck.compare.close` with zero tolerances."""
     return close(a, b, 0.0, 0.0, equal_nan=True)
 
 
-def _grads_snapshot(layer: Any, keys: Sequence[str]) -> dict[str, Any]:
-    g = getattr(layer, "grads", None)
-    return {} if not isinstance(g, Mapping) else {
-        k: np.array(g[k], dtype=np.float64, copy=True) for k in keys
-        if k in g and isinstance(g[k], np.ndarray) and g[k].dtype.kind in "fiu"}
+def _near(a: Any, b: Any, rtol: float = 1e-6) -> bool:
+    """:func:`close` with the detectors' tolerances (atol 1e-9)."""
+    return close(a, b, rtol, 1e-9)
 
 
 def _reset_grads(layer: Any, value: float = 0.0) -> None:
@@ -296,9 +385,11 @@ def _as_list(ret: Any, n: int) -> list[Any]:
 
 def _grads_of(obj: Any, ret: Any, names: Sequence[str], inputs: Sequence[np.ndarray], keys) -> dict[str, Any]:
     """``{"dX": ..., "dW": ...}``: a backward's returned input gradients (float inputs) and ``obj.grads[keys]``."""
-    out = {"d" + n: np.array(v, dtype=np.float64) for n, v, x in zip(names, _as_list(ret, len(inputs)), inputs)
-           if x.dtype.kind == "f" and v is not None}
-    return out | {"d" + k: v for k, v in _grads_snapshot(obj, keys).items()}
+    g = getattr(obj, "grads", None)
+    g = g if isinstance(g, Mapping) else {}
+    return {"d" + n: np.array(v, dtype=np.float64) for n, v, x in zip(names, _as_list(ret, len(inputs)), inputs)
+            if x.dtype.kind == "f" and v is not None} | {"d" + k: np.array(g[k], dtype=np.float64, copy=True) for k
+                                                        in keys if isinstance(g.get(k), np.ndarray) and g[k].dtype.kind in "fiu"}
 
 
 def _f64(proxy: Any, training: bool):
@@ -312,10 +403,6 @@ def _low_precision(dtype, inputs) -> bool:
     return dt.kind == "f" and dt.itemsize < 8 and any(x.dtype == np.float64 for x in inputs)
 
 
-_PRECISION_LOST = ("precision lost: {dtype} keeps about 7 significant digits, so the gradient check to 1e-6 "
-                   "and training lose accuracy; compute in float64 and do not cast, e.g. no astype(np.float32)")
-
-
 # --------------------------------------------------------------------------- signatures from the numbers alone
 
 _SWAP = "swap the factors of the product (for a Linear: dW = dY.T @ X if W is (out, in), X.T @ dY if W is (in, out))"
@@ -324,25 +411,17 @@ _SWAP = "swap the factors of the product (for a Linear: dW = dY.T @ X if W is (o
 def name_signature(tensor: str, manual: Any, numerical: Any, *, is_bias: bool = False, n_batch: int = 1,
                    y_size: int = 0, alternatives: Mapping[str, Any] | None = None, tol: float = 1e-5,
                    atol: float = 1e-9, fallback: bool = False, hint: str | None = None) -> Finding | None:
-    """Name the bug that turns ``numerical`` (the correct gradient) into ``manual``, if it is a known one.
-
-    The one implementation of the signatures from two arrays (``diagnose_layer`` and ``gradcheck
-    check`` with finite differences as the truth, :func:`gradcheck.grading.diagnose` with a
-    reference layer's). In order: a **shape** that differs (transposed, not summed over the batch,
-    axes permuted, or just wrong); an **alternative**; all **zeros**; the **wrong sign**;
-    **transposed** (square); **flipped kernel**; **permuted**; a **constant factor**
-    ``c = <m, n> / <n, n>`` (the batch size: which, x2, x0.5); with ``fallback``, the worst element.
+    """Name the bug behind a wrong gradient from the numbers alone (also the grader's diagnosis).
 
     Parameters
     ----------
     tensor : str
-        Display name, e.g. ``"db"``.
+        Display name (``"dW"``).
     manual, numerical : array_like
         The gradient under suspicion and the correct one (NaN: unknown, e.g. a kink; left out).
-    is_bias : bool, default False
-        A ``1/batch`` factor is then "the mean over the batch, not the sum".
-    n_batch, y_size : int, default 1, 0
-        The batch size and the output's size (for "batch x positions").
+    is_bias, n_batch, y_size : bool, int, int; default False, 1, 0
+        A bias (a ``1/batch`` factor is then "the mean over the batch, not the sum"), the batch
+        size and the output's size (for "batch x positions").
     alternatives : mapping of str to array_like, optional
         Known wrong answers keyed by their sentences.
     tol, atol : float, default 1e-5, 1e-9
@@ -369,40 +448,34 @@ def name_signature(tensor: str, manual: Any, numerical: Any, *, is_bias: bool = 
     True
     """
     m, n = np.asarray(manual, dtype=np.float64), np.asarray(numerical, dtype=np.float64)
-    if m.shape != n.shape:
-        return _shape_signature(tensor, m, n, tol, atol, hint)
     ok = np.isfinite(n)
-
-    def match(a, b):
-        return close(np.where(ok, a, 0), np.where(ok, b, 0), tol, atol)
-
-    if not ok.any() or match(m, n):
+    match = lambda a, b: close(np.where(ok, a, 0), np.where(ok, b, 0), tol, atol)  # noqa: E731
+    if m.shape != n.shape:
+        found = _shape_signature(m, n, lambda a, b: close(a, b, tol, atol), hint)
+    elif not ok.any() or match(m, n):
         return None
-    for sentence, alt in (alternatives or {}).items():
-        if np.shape(alt) == m.shape and match(m, np.asarray(alt, dtype=np.float64)):
-            return Finding("alternative", sentence, tensor)
-    f = None if np.all(np.abs(n[ok]) < 1e-12) else _value_signature(tensor, m, n, ok, match, is_bias, n_batch,
-                                                                      y_size, hint)
-    return _worst_element(tensor, m, n, tol, atol) if f is None and fallback else f
+    else:
+        found = next((("alternative", {"sentence": s}) for s, alt in (alternatives or {}).items()
+                      if np.shape(alt) == m.shape and match(m, np.asarray(alt, dtype=np.float64))), None)
+        if found is None and not np.all(np.abs(n[ok]) < 1e-12):
+            found = _value_signature(m, n, ok, match, is_bias, n_batch, y_size, hint)
+    if found is not None:
+        return _find(found[0], tensor, **found[1])
+    return _worst_element(tensor, m, n, tol, atol) if fallback else None
 
 
-def _shape_signature(tensor, m, n, tol, atol, hint=None) -> Finding:
-    """Name a gradient whose shape differs from the correct one's (NaN in ``n``: values unknown)."""
+def _shape_signature(m, n, match, hint=None) -> tuple[str, dict]:
+    """A gradient whose shape differs from the correct one's (NaN in ``n``: values unknown)."""
     gs, es = V.fmt_shape(m.shape), V.fmt_shape(n.shape)
-    say = lambda code, msg: Finding(code, msg, tensor)  # noqa: E731
-    if m.ndim == n.ndim == 2 and m.shape == n.shape[::-1] and close(m.T, n, tol, atol):
-        return say("transposed", f"{tensor} is transposed: it has shape {gs}, the transpose of {es}; {hint or _SWAP}")
+    if m.ndim == n.ndim == 2 and m.shape == n.shape[::-1] and match(m.T, n):
+        return "transposed", {"how": f"it has shape {gs}, the transpose of {es}", "fix": hint or _SWAP}
     if m.ndim == n.ndim + 1 and m.shape[1:] == n.shape:
-        if close(m.sum(axis=0), n, tol, atol):
-            return say("not-summed", f"{tensor} was not summed over the batch: it has shape {gs}, one row per "
-                       f"example, but the correct gradient has shape {es}; a parameter is shared by all examples, "
-                       "so its gradient is the sum of the rows (e.g. dY.sum(axis=0))")
-        return say("not-summed", f"{tensor} has an extra batch axis: shape {gs}, expected {es}; sum over the batch "
-                   "axis (axis 0)")
-    f = _permutation(tensor, m, n, lambda a, b: close(a, b, tol, atol)) if m.size == n.size and np.isfinite(
-        n).all() else None
-    return f or say("wrong-shape", f"{tensor} has shape {gs}, expected {es}" + (
-        ": same number of elements, a reshape or transpose went wrong" if m.size == n.size else ""))
+        return "not-summed", {"how": f"was not summed over the batch: it has shape {gs}, one row per example, but the "
+                              f"correct gradient has shape {es}" if match(m.sum(axis=0), n) else
+                              f"has an extra batch axis: shape {gs}, expected {es}"}
+    f = _permutation(m, n, match) if m.size == n.size and np.isfinite(n).all() else None
+    return f or ("wrong-shape", {"how": f"has shape {gs}, expected {es}" + (
+        ": same number of elements, a reshape or transpose went wrong" if m.size == n.size else "")})
 
 
 def _worst_element(tensor: str, manual: np.ndarray, numerical: np.ndarray, rtol: float, atol: float) -> Finding:
@@ -412,46 +485,37 @@ def _worst_element(tensor: str, manual: np.ndarray, numerical: np.ndarray, rtol:
     rel = relative_error(m, np.where(ok, n, 0.0), tiny=max(atol / rtol, 1e-300))
     rel = np.where(ok, np.nan_to_num(rel, nan=np.inf), 0.0)
     idx = tuple(int(i) for i in np.unravel_index(int(np.argmax(rel)), rel.shape)) if rel.size else ()
-    return Finding("wrong-values", f"{tensor} differs from the correct gradient in {int(np.sum(rel > rtol))} of "
-                   f"{m.size} elements (no known bug pattern); the largest error is at {tensor}{list(idx)}: got "
-                   f"{m[idx]:.6g}, expected {n[idx]:.6g}", tensor)
+    return _find("wrong-values", tensor, k=int(np.sum(rel > rtol)), size=m.size, idx=list(idx), got=m[idx],
+                 exp=n[idx])
 
 
-def _value_signature(tensor, m, n, ok, match, is_bias, n_batch, y_size, hint=None) -> Finding | None:
+def _value_signature(m, n, ok, match, is_bias, n_batch, y_size, hint=None) -> tuple[str, dict] | None:
     """The same-shape signatures of :func:`name_signature` (zeros, sign, transposed, flipped, permuted, factors)."""
-    say = lambda code, msg: Finding(code, msg, tensor)  # noqa: E731
     if np.all(m == 0):  # all of it, not only where the correct gradient is known (a sample)
-        return say("zero", f"{tensor} is all zeros: backward never computes it (or overwrites it with zeros)")
+        return "zero", {"what": " is", "why": "backward never computes it (or overwrites it with zeros)"}
     if match(m, -n):
-        return say("wrong-sign", f"{tensor} has the wrong sign: the opposite sign of the correct gradient "
-                   "everywhere (a minus sign too many or too few)")
+        return "wrong-sign", {}
     if m.ndim == 2 and m.shape[0] == m.shape[1] and match(m.T, n):
-        return say("transposed", f"{tensor} is transposed: its transpose is the correct gradient (the shape "
-                   f"{V.fmt_shape(m.shape)} is square, so only the values show it); {hint or _SWAP}")
+        return "transposed", {"how": f"its transpose is the correct gradient (the shape {V.fmt_shape(m.shape)} is "
+                              "square, so only the values show it)", "fix": hint or _SWAP}
     if m.ndim >= 3 and match(m[..., ::-1, ::-1], n):
-        return say("flipped-kernel", f"{tensor} is the true gradient with the kernel flipped in both spatial "
-                   "axes (convolution vs cross-correlation)")
-    if ok.all() and (f := _permutation(tensor, m, n, match)) is not None:
+        return "flipped-kernel", {"which": " (both of them)", "fix": "compute it by cross-correlation, as the "
+                                  "forward does (no [::-1, ::-1])"}
+    if ok.all() and (f := _permutation(m, n, match)) is not None:
         return f
     c = float(np.sum(m[ok] * n[ok]) / np.sum(n[ok] * n[ok]))
     if not (abs(c - 1) > 1e-3 and abs(c) > 1e-12 and match(m, c * n)):
         return None
-    counts = [(n_batch, f"batch size {n_batch}")]
     k = y_size // m.size if m.size and y_size % m.size == 0 else 0
-    counts += [(k, f"{k} summed positions: batch x positions")] if k > 1 and k != n_batch else []
+    counts = [(n_batch, f"batch size {n_batch}")] + ([(k, f"{k} summed positions: batch x positions")]
+                                                    if k > 1 and k != n_batch else [])
     for count, words in counts:  # the counts a wrong 1/count can come from
-        if abs(c * count - 1) < 1e-6 and is_bias:
-            return say("bias-mean", f"{tensor} is the mean over the batch, not the sum: it is {count} times too "
-                       f"small ({words}); use dY.sum(...) instead of dY.mean(...)")
-        if abs(c * count - 1) < 1e-6:
-            return say("factor-inverse-batch", f"{tensor} is {count} times too small ({words}): an extra 1/batch "
-                       "(if the loss already averages, its 1/N is inside dY: do not divide again)")
-        if abs(c / count - 1) < 1e-6:
-            return say("factor-batch", f"{tensor} is {count} times too large ({words}): a 1/batch is missing "
-                       "(a sum where a mean is due)")
+        code = ("bias-mean" if is_bias else "factor-inverse-batch") if abs(c * count - 1) < 1e-6 else (
+            "factor-batch" if abs(c / count - 1) < 1e-6 else None)
+        if code:
+            return code, {"count": count, "words": words}
     named = {2.0: ", twice the true value (x2)", 0.5: ", half the true value (x0.5)"}
-    named = next((w for v, w in named.items() if abs(c - v) < 1e-6), "")
-    return say("factor", f"{tensor} is {c:.6g} times the correct gradient{named}: a constant factor is wrong somewhere")
+    return "factor", {"c": c, "named": next((w for v, w in named.items() if abs(c - v) < 1e-6), "")}
 
 
 def _permuted_copies(a: np.ndarray, shape: tuple, noun: str = "the correct gradient"):
@@ -473,130 +537,132 @@ def _permuted_copies(a: np.ndarray, shape: tuple, noun: str = "the correct gradi
                    "reorders the elements", a.reshape(pre).transpose(p))
 
 
-def _permutation(tensor, m, n, match) -> Finding | None:
+def _permutation(m, n, match) -> tuple[str, dict] | None:
     """``m`` holds ``n``'s values in other places: which axis permutation, if one reproduces it."""
     for words, cand in _permuted_copies(n, m.shape):
         if match(m, cand):
-            return Finding("permuted", f"{tensor} has the right values in the wrong places: it is {words}", tensor)
+            return "permuted", {"how": f": it is {words}"}
     a, b = np.sort(m.ravel()), np.sort(n.ravel())
     if m.shape == n.shape and np.ptp(b) > 0 and match(a.reshape(m.shape), b.reshape(m.shape)):
-        return Finding("permuted", f"{tensor} has the right values in the wrong places (the same numbers, "
-                       "permuted, but no transpose of its axes reproduces it): an index mix-up, e.g. rows and "
-                       "columns swapped in an unravel_index/divmod, or a reshape where a transpose is due", tensor)
+        return "permuted", {"how": " (the same numbers, permuted, but no transpose of its axes reproduces it): an "
+                            "index mix-up, e.g. rows and columns swapped in an unravel_index/divmod, or a reshape "
+                            "where a transpose is due"}
     return None
 
 
 def _layout_hint(name: str, X: np.ndarray, G: np.ndarray, n: np.ndarray) -> str | None:
     """The right product for a Linear's weight gradient, from the layout the numbers show (None: not a Linear).
-
-    The correct ``n`` is compared with ``X.T @ dY`` (weights stored (in, out)) and ``dY.T @ X``
-    ((out, in)): a square weight has both shapes, so only the values tell the layout.
-    """
+    A square weight has both shapes, so only the values tell (in, out) from (out, in)."""
     if not (X.ndim >= 2 and G.ndim == n.ndim == 2 and len(X) == len(G) and np.isfinite(n).all()):
         return None
     Xf = X.reshape(len(X), -1)
     for val, layout, fwd, prod, wrong in ((Xf.T @ G, "(in, out)", f"X @ {name}", "X.T @ dY", "dY.T @ X"),
                                           (G.T @ Xf, "(out, in)", f"X @ {name}.T", "dY.T @ X", "X.T @ dY")):
-        if val.shape == n.shape and close(val, n, 1e-6, 1e-9):
+        if val.shape == n.shape and _near(val, n):
             return f"for {name} of shape {layout} with Y = {fwd} + b, d{name} = {prod} (not {wrong})"
     return None
 
 
-def _output_product(tensor, m, G, Y) -> Finding | None:
+def _output_product(m, G, Y) -> tuple[str, dict] | None:
     """A Linear's dW computed with the output Y where the input X is due (any weight layout)."""
-    if not (m.ndim == Y.ndim == 2 and G.shape == Y.shape):
-        return None
-    for expr, val in (("dY.T @ Y", G.T @ Y), ("Y.T @ dY", Y.T @ G)):
-        if val.shape == m.shape and close(m, val, 1e-6, 1e-9):
-            return Finding("cached-output", f"{tensor} equals {expr}: backward uses the layer's output Y where "
-                           "its input X is due; cache the input in forward (self.X = X) and use it here", tensor)
+    if m.ndim == Y.ndim == 2 and G.shape == Y.shape:
+        for expr, val in (("dY.T @ Y", G.T @ Y), ("Y.T @ dY", Y.T @ G)):
+            if val.shape == m.shape and _near(m, val):
+                return "cached-output", {"how": f"equals {expr}"}
     return None
+
+
+def _order_signature(got: Mapping[str, Any], right: Mapping[str, Any], ts: Sequence[str]) -> Finding | None:
+    """The returned gradients are the right ones in another order: ``got[ts[i]]`` is ``right[ts[j]]``."""
+    perm = [next((u for u in (t, *ts) if np.shape(got.get(t)) == np.shape(right[u]) and np.isfinite(right[u]).all()
+                  and _near(got[t], right[u])), None) if got.get(t) is not None else None for t in ts]
+    if None in perm or len(set(perm)) < len(ts) or perm == list(ts):
+        return None
+    misplaced = next(t for t, u in zip(ts, perm) if t != u)  # the first slot holding another's gradient
+    return _find("wrong-order", misplaced, expected=", ".join(ts), got=", ".join(perm))
 
 
 # --------------------------------------------------------------------------- signatures that need the layer
+# Each detector returns ``(code, fields)`` for :func:`_find`, or None.
 
 
-def _norm_projection(tensor, m, n, X, tol=1e-3) -> Finding | None:
-    """A normalisation's dX without the paths through the mean and variance (BatchNorm, LayerNorm)."""
+def _norm_signature(m, n, X, tol=1e-3):
+    """A normalisation's dX without the paths through its statistics: the correct ``n`` is ``m`` with its
+    per-group mean and x_hat component projected out (BatchNorm, LayerNorm), or ``m`` plus a constant per
+    group while ``n`` sums to zero over it (a batch-mean layer whose backward omits the mean term)."""
+    scale = np.abs(m).max()
     for axes in ([(0,)] if X.ndim == 2 else [(0, 2, 3)] if X.ndim == 4 else []) + [(X.ndim - 1,)]:
-        xc = X - X.mean(axis=axes, keepdims=True)
-        sd = np.sqrt(np.mean(xc**2, axis=axes, keepdims=True))
-        if np.any(sd == 0):
-            continue
-        xh = xc / sd
-        v = m - m.mean(axis=axes, keepdims=True)  # m without its mean and x_hat component, per normalised group
-        if not close(v - xh * np.mean(v * xh, axis=axes, keepdims=True), n, tol, 1e-9):
-            continue
-        scale = np.abs(m).max()
-        has_mean = np.abs(m.mean(axis=axes)).max() <= tol * scale  # the mean path makes dX centred
-        has_var = np.abs(np.mean(m * xh, axis=axes)).max() <= tol * scale  # the variance path: dX orthogonal to xhat
-        which = "variance" if has_mean else "mean" if has_var else "mean and variance"
+        mean = lambda a, axes=axes: a.mean(axis=axes, keepdims=True)  # noqa: E731
         ax = f"axis={axes[0] if X.ndim == 2 or axes[0] == 0 else -1}" if len(axes) == 1 else f"axis={axes}"
-        return Finding("missing-mean-var-paths", f"{tensor} lacks the gradient through the "
-                       f"{'batch' if 0 in axes else 'per-sample'} {which} (statistics over {ax} treated as "
-                       f"constants); with dxhat = dY * gamma: dX = (dxhat - dxhat.mean({ax}) - xhat * (dxhat * "
-                       f"xhat).mean({ax})) / sqrt(var + eps), both means with keepdims=True", tensor)
+        out = {"scope": "batch" if 0 in axes else "per-sample", "ax": ax}
+        has_mean = np.abs(mean(m)).max() <= tol * scale  # the mean path makes dX centred
+        xc = X - mean(X)
+        sd = np.sqrt(mean(xc**2))
+        if np.all(sd > 0) and close((v := m - mean(m)) - (xh := xc / sd) * mean(v * xh), n, tol, 1e-9):
+            has_var = np.abs(mean(m * xh)).max() <= tol * scale  # the variance path: dX orthogonal to xhat
+            return "missing-mean-var-paths", out | {
+                "which": "variance" if has_mean else "mean" if has_var else "mean and variance",
+                "fix": f"with dxhat = dY * gamma: dX = (dxhat - dxhat.mean({ax}) - xhat * (dxhat * xhat).mean({ax})) "
+                       "/ sqrt(var + eps), both means with keepdims=True"}
+        d = n - m
+        if not has_mean and 0 < (nmax := np.abs(n).max()) and np.abs(mean(n)).max() <= tol * nmax and close(d, 0 * d + mean(d), tol, 1e-9):
+            return "missing-mean-var-paths", out | {
+                "which": "mean", "fix": f"the gradient is off by a constant per group (true - given is constant over "
+                f"{ax}); the mean's path subtracts the mean: dX = dxc - dxc.mean({ax}, keepdims=True), dxc the "
+                "gradient of the centred values"}
     return None
 
 
-def _context_signature(t, m, n, key, inputs, Y, G, numer_at, names=("X",), params=None) -> Finding | None:
-    """Signatures that need the layer: dX = dY, a normalisation's missing paths, an activation's local
+def _context_signature(t, m, n, key, inputs, Y, G, numer_at, names=("X",), params=None):
+    """Signatures that need the layer: a normalisation's missing paths, dX = dY, an activation's local
     derivative (:func:`_activation_signature`), a square weight transposed in dX, the output used as input."""
     X, ok, is_input = inputs[0], np.isfinite(n), key.startswith("@")
-    if is_input and m.shape == G.shape and close(m, G, 1e-6, 1e-9) and not close(np.where(ok, n, G), G, 1e-6, 1e-9):
-        return Finding("missing-local-derivative", f"{t} equals dY: the local derivative of the activation is "
-                       "missing; multiply dY by f'(X) (ReLU: dY * (X > 0); sigmoid: dY * out * (1 - out); dropout: "
-                       "dY * mask)", t)
     # the input this gradient belongs to (a CS231n pair batchnorm(x, gamma, beta): x, the first of three)
     xi = inputs[list(names).index(key[1:])] if is_input and key[1:] in names else None
     if (xi is not None and m.shape == xi.shape and ok.all() and xi.ndim >= 2 and xi.dtype.kind == "f"
-            and (f := _norm_projection(t, m, n, xi)) is not None):
+            and (f := _norm_signature(m, n, xi)) is not None):
         return f
+    if is_input and m.shape == G.shape and _near(m, G) and not _near(np.where(ok, n, G), G):
+        return "missing-local-derivative", {}
     if is_input and ok.all() and m.shape == n.shape:
-        weights = {k: x for k, x in {**(params or {}), **{k: x for k, x in zip(names, inputs) if "@" + k != key}}
-                   .items() if x.dtype.kind == "f" and x.ndim == 2 and x.shape[0] == x.shape[1]}
-        f = _activation_signature(t, m, n, inputs, Y, G) or _transposed_weight_signature(t, m, n, G, weights)
+        f = _activation_signature(m, n, inputs, Y, G) or _transposed_weight_signature(m, n, G, _weights(
+            params, names, inputs, key, square=True), t)
         if f is not None:
             return f
-    if not is_input and (f := _output_product(t, m, G, Y)) is not None:
+    if not is_input and (f := _output_product(m, G, Y)) is not None:
         return f
     if len(inputs) == 1 and X.dtype.kind == "f" and Y.shape == X.shape and close(m, numer_at([Y], G), 1e-5, 1e-9):
-        if is_input:
-            return Finding("activation-applied-twice", f"{t} is the local derivative evaluated at the output Y "
-                           "instead of the input X: backward applies the activation again to its cached output "
-                           "(e.g. sigmoid(self.out), where self.out already is sigmoid(X)); use the cached output "
-                           "as it is (sigmoid: dY * out * (1 - out); tanh: dY * (1 - out**2))", t)
-        return Finding("cached-output", f"{t} is the gradient the layer would have at its output Y: backward uses "
-                       "the output where its input X is due; cache the input in forward (self.X = X)", t)
+        return ("activation-applied-twice", {}) if is_input else (
+            "cached-output", {"how": "is the gradient the layer would have at its output Y"})
     return None
 
 
-def _activation_signature(t, m, n, inputs, Y, G) -> Finding | None:
+def _weights(params, names, inputs, key=None, square=True) -> dict[str, np.ndarray]:
+    """The 2-D float weights (parameters and other inputs) a dX can multiply dY by, square or not."""
+    return {k: x for k, x in {**(params or {}), **{k: x for k, x in zip(names, inputs) if "@" + k != key}}.items()
+            if x.dtype.kind == "f" and x.ndim == 2 and (x.shape[0] == x.shape[1]) == square}
+
+
+def _activation_signature(m, n, inputs, Y, G):
     """tanh's square missing, softmax's diagonal only: named only when the correct ``n`` is that
     activation's own VJP at the layer's output (so the layer is tanh / a softmax), never from ``m`` alone."""
     if len(inputs) != 1 or not Y.shape == inputs[0].shape == G.shape:
         return None
-    if close(n, G * (1 - Y**2), 1e-5, 1e-9) and close(m, G * (1 - Y), 1e-6, 1e-9):
-        return Finding("tanh-missing-square", f"{t} = dY * (1 - out): the square is missing in tanh's derivative; "
-                       "tanh'(x) = 1 - tanh(x)**2, so dX = dY * (1 - out**2) with out = tanh(X) cached in forward", t)
+    if close(n, G * (1 - Y**2), 1e-5, 1e-9) and _near(m, G * (1 - Y)):
+        return "tanh-missing-square", {}
     for axis in dict.fromkeys((-1, 1) if Y.ndim > 2 else (-1,)):
-        if np.any(Y < 0) or not np.allclose(Y.sum(axis=axis), 1.0, rtol=0, atol=1e-9):  # softmax rows sum to one
-            continue
-        if close(n, Y * (G - np.sum(G * Y, axis=axis, keepdims=True)), 1e-5, 1e-9) and close(m, G * Y * (1 - Y),
-                                                                                            1e-6, 1e-9):
-            return Finding("softmax-diagonal", f"{t} = dY * p * (1 - p) uses only the diagonal of the softmax "
-                           "Jacobian: every output p_j depends on every input x_i (dp_j/dx_i = p_j * (delta_ij - p_i)), "
-                           "so the off-diagonal terms -p_i * p_j are missing; use dX = p * (dY - (dY * p).sum("
-                           f"axis={axis}, keepdims=True))", t)
+        if (np.all(Y >= 0) and np.allclose(Y.sum(axis=axis), 1.0, rtol=0, atol=1e-9)  # softmax rows sum to one
+                and close(n, Y * (G - np.sum(G * Y, axis=axis, keepdims=True)), 1e-5, 1e-9) and _near(m, G * Y * (1 - Y))):
+            return "softmax-diagonal", {"axis": axis}
     return None
 
 
-def _transposed_weight_signature(t, m, n, G, weights=None) -> Finding | None:
+def _transposed_weight_signature(m, n, G, weights=None, t="dX"):
     """dX = dY @ W where dY @ W.T is due (or the reverse), for a square W: no shape shows it.
 
-    Where the correct ``n`` is dY times one matrix ``B`` along an axis (the last: a Linear;
-    axis 1: a 1x1 convolution, channels first), ``B`` is solved for by least squares and ``m``
-    must equal dY times ``B.T``; ``weights`` (name -> square array) only name the weight.
+    Where the correct ``n`` is dY times one matrix ``B`` along an axis (the last: a Linear; axis 1:
+    a 1x1 convolution, channels first), ``B`` is solved for by least squares and ``m`` must equal dY
+    times ``B.T``; ``weights`` (name -> square array) only name the weight.
     """
     for axis in dict.fromkeys((-1, 1) if n.ndim > 2 else (-1,)):
         if G.ndim != n.ndim or G.shape[axis] != n.shape[axis]:
@@ -606,7 +672,7 @@ def _transposed_weight_signature(t, m, n, G, weights=None) -> Finding | None:
         if len(Gf) <= k or np.linalg.matrix_rank(Gf) < k:
             continue
         B = np.linalg.lstsq(Gf, nf, rcond=None)[0]  # dX = dY @ B along this axis
-        if close(B, B.T, 1e-6, 1e-9) or not close(Gf @ B, nf, 1e-5, 1e-9) or not close(mf, Gf @ B.T, 1e-5, 1e-9):
+        if _near(B, B.T) or not close(Gf @ B, nf, 1e-5, 1e-9) or not close(mf, Gf @ B.T, 1e-5, 1e-9):
             continue
         name, same = (next((w for w, A in (weights or {}).items() if A.shape == B.shape and close(A, C, 1e-5, 1e-9)),
                            None) for C in (B.T, B))
@@ -617,13 +683,31 @@ def _transposed_weight_signature(t, m, n, G, weights=None) -> Finding | None:
             fix = (f"{t} = np.einsum('cf,nf...->nc...', {name}, dY), not 'fc'" if name else
                    f"for Y = np.einsum('fc,nc...->nf...', {same or 'W'}, X), {t} = np.einsum('fc,nf...->nc...', "
                    f"{same or 'W'}, dY) (sum over the output channel f), not 'cf'")
-        return Finding("transposed-weight", f"{t} multiplies dY by the transposed weight: it is dY times the "
-                       "transpose of the matrix the chain rule gives (the weight is square, so the shapes agree "
-                       f"and only the values show it); {fix}", t)
+        return "transposed-weight", {"how": "it is dY times the transpose of the matrix the chain rule gives (the "
+                                     "weight is square, so the shapes agree and only the values show it)", "fix": fix}
     return None
 
 
-def _kernel_flip_signature(t, m, key, inputs, names, params, G, numer_at) -> Finding | None:
+def _raised_weight_signature(exc, X, G, weights, t="dX"):
+    """backward raised a matmul shape error where ``dY @ W`` needs ``W.T`` (or the reverse): a non-square
+    weight ``(in, out)`` or ``(out, in)`` whose dimensions are the input's and dY's last ones."""
+    msg, dims = str(exc), (X.reshape(len(X), -1).shape[-1] if X.ndim >= 2 else None, G.shape[-1])
+    sizes = re.search(r"matmul: .*size (\d+) is different from (\d+)", msg)  # numpy's matmul, np.dot's words:
+    shapes = re.search(r"shapes \(([\d, ]*)\) and \(([\d, ]*)\) not aligned", msg)
+    sizes = {int(sizes[1]), int(sizes[2])} if sizes else set()
+    shapes = [tuple(int(k) for k in g.replace(" ", "").split(",") if k) for g in shapes.groups()] if shapes else []
+    if "backward" not in msg or dims[0] == dims[1] or not (sizes == set(dims) or shapes):
+        return None
+    for name, A in weights.items():
+        if A.shape in (dims, dims[::-1]) and (sizes == set(dims) or A.shape in shapes):
+            prod = f"dY @ {name}.T" if A.shape == dims else f"dY @ {name}"
+            return "transposed-weight", {"how": f"backward raised a matmul shape error, because {name} of shape "
+                                         f"{V.fmt_shape(A.shape)} is not square", "fix": f"{t} = {prod} (shape "
+                                         f"({len(G)}, {dims[1]}) @ ({dims[1]}, {dims[0]}))"}
+    return None
+
+
+def _kernel_flip_signature(m, key, inputs, names, params, G, numer_at):
     """dX computed with the kernel flipped (convolution where the forward correlates): for each kernel
     (a parameter or another input with 3 or 4 axes), the correct dX of the layer with it flipped."""
     if not key.startswith("@"):
@@ -643,71 +727,51 @@ def _kernel_flip_signature(t, m, key, inputs, names, params, G, numer_at) -> Fin
             finally:
                 w[...] = saved
         if close(m, ref, 1e-5, 1e-9):
-            return Finding("flipped-kernel", f"{t} is computed with the kernel flipped in its spatial axes ({name}"
-                           f"{'[..., ::-1]' if w.ndim == 3 else '[:, :, ::-1, ::-1]'}): the forward is a "
-                           "cross-correlation, so its backward scatters dY through the kernel as it is (dx_window += "
-                           f"{name}[f] * dout[n, f, i, j], no flip)", t)
+            return "flipped-kernel", {"which": f" ({name}{'[..., ::-1]' if w.ndim == 3 else '[:, :, ::-1, ::-1]'})",
+                                      "fix": "so its backward scatters dY through the kernel as it is (dx_window += "
+                                      f"{name}[f] * dout[n, f, i, j], no flip)"}
     return None
 
 
-def _sample_signature(tensor, manual, G, numer_for, n_batch, is_input, tol=1e-5) -> Finding | None:
+def _sample_signature(tensor, manual, G, numer_for, n_batch, is_input, tol=1e-5):
     """Only the first / last sample's gradient, or one sample missing? ``numer_for(G')``: numerical for ``G'``."""
-    m = np.asarray(manual, dtype=np.float64)
+    m, last = np.asarray(manual, dtype=np.float64), n_batch - 1
     if n_batch < 2:
         return None
     full = numer_for(G)
-    last = n_batch - 1
     if is_input:
         zero = [k for k in range(n_batch) if np.all(m[k] == 0) and np.any(full[k] != 0)]
         if not zero or not close(np.delete(m, zero, axis=0), np.delete(full, zero, axis=0), tol, 1e-9):
             return None
-        if len(zero) == last:
-            which = "first" if 0 not in zero else "last" if last not in zero else None
-            if which:
-                return Finding(f"{which}-sample-only", f"{tensor} holds only the {which} sample's gradient "
-                               f"(the other rows are zero): loop over the whole batch", tensor)
-        if len(zero) == 1:
-            return Finding("sample-missing", f"{tensor} is right except for {tensor}[{zero[0]}] (sample {zero[0]} "
-                           f"of 0..{last}), which is zero: the loop misses one sample (range(N - 1) instead "
-                           "of range(N)?)", tensor)
-        return None
+        which = "first" if 0 not in zero else "last" if last not in zero else None
+        if len(zero) == last and which:
+            return f"{which}-sample-only", {"how": "holds the gradient of", "rest": " (the other rows are zero): loop "
+                                            "over the whole batch"}
+        return ("sample-missing", {"how": f"is right except for {tensor}[{zero[0]}] (sample {zero[0]} of 0..{last}), "
+                                   "which is zero", "loop": "range(N - 1)"}) if len(zero) == 1 else None
     ones = {}
     for which, idx in (("first", 0), ("last", last)):
         Gs = np.zeros_like(G)
         Gs[idx] = G[idx]
-        ones[which] = numer_for(Gs)
-        if close(m, ones[which], tol, 1e-9):
-            return Finding(f"{which}-sample-only", f"{tensor} is the gradient of the {which} sample only: sum the "
-                           f"contributions of all {n_batch} samples"
-                           + (" (a loop that overwrites instead of adding?)" if which == "last" else ""), tensor)
+        if close(m, ones.setdefault(which, numer_for(Gs)), tol, 1e-9):
+            return f"{which}-sample-only", {"how": "is the gradient of", "rest": f": sum the contributions of all "
+                                            f"{n_batch} samples" + (" (a loop that overwrites instead of adding?)"
+                                                                    if which == "last" else "")}
     for (which, one), idx in zip(ones.items(), (0, last)):  # by linearity in dY: the sum less one sample
         if close(m, full - one, tol, 1e-9):
-            return Finding("sample-missing", f"{tensor} lacks the contribution of the {which} sample (sample "
-                           f"{idx} of 0..{last}): the loop misses one sample "
-                           f"({'range(N - 1)' if which == 'last' else 'range(1, N)'} instead of range(N)?)", tensor)
+            return "sample-missing", {"how": f"lacks the contribution of the {which} sample (sample {idx} of "
+                                      f"0..{last})", "loop": "range(N - 1)" if which == "last" else "range(1, N)"}
     return None
 
 
-def _one_sample_zero(t: str, is_input: bool) -> Finding:
-    """An all-zero gradient with a batch of one: the only sample's gradient is missing, said as such."""
-    what = f"{t}[0], the gradient of sample 0 (the batch's only sample), is" if is_input else f"{t} is"
-    return Finding("zero", f"{what} all zeros: with a batch of one, a loop over the samples that misses one "
-                   f"(range(N - 1), which runs no iteration when N = 1) leaves it zero, and so does a backward that "
-                   f"never computes {t}; loop over range(N), and check with a batch of at least 2", t)
-
-
-def _upstream_signature(t, m, G, key, numer_for, directional) -> Finding | None:
-    """Backward used dY in the wrong layout (e.g. a reshape without its transpose(1, 0, 2, 3)).
-
-    Backward is linear in dY, so ``m`` is ``J^T G'`` for the dY ``G'`` it used: every permuted
-    ``G'`` is screened with two directional derivatives, a survivor confirmed in full.
-    """
+def _upstream_signature(m, G, key, numer_for, directional):
+    """Backward used dY in the wrong layout (e.g. a reshape without its transpose(1, 0, 2, 3)): backward is
+    linear in dY, so ``m`` is ``J^T G'`` for the dY ``G'`` it used; each permuted ``G'`` is screened with two
+    directional derivatives, a survivor confirmed in full."""
     for words, Gp in _permuted_copies(G, G.shape, "dY"):
         if all(_agrees(float(np.sum(u[key] * m)), d, u[key] * m, 1e-6) for u, d in directional(Gp)) and close(
                 m, numer_for(Gp), 1e-5, 1e-9):
-            return Finding("permuted-upstream", f"{t} is the gradient for a permuted upstream gradient: backward "
-                           f"used {words} in place of dY (e.g. dY.reshape(F, -1) where "
-                           "dY.transpose(1, 0, 2, 3).reshape(F, -1) is due)", t)
+            return "permuted-upstream", {"words": words}
     return None
 
 
@@ -717,79 +781,92 @@ def _agrees(got: float, d: float, terms: np.ndarray, rtol: float) -> bool:
 
 
 def _signatures(proxy, inputs, res: CheckResult, diag: Diagnosis, training, upstream=None):
-    """Name the bug of each failing gradient tensor: :func:`name_signature`, then the layer-aware signatures."""
+    """Name the bug of each failing gradient tensor: :func:`name_signature`, then the layer-aware detectors."""
     if res.passed:
         return
     names = V.input_names(proxy._layer, len(inputs))
-    keys = ["@" + n for n in names]
-    params = V.layer_params(proxy, res.name)
-    n_batch = inputs[0].shape[0] if inputs[0].ndim else 1
-    fwd = _f64(proxy, training)
-    Y = fwd(*inputs)
+    keys, params, fwd = ["@" + n for n in names], V.layer_params(proxy, res.name), _f64(proxy, training)
+    n_batch, Y = inputs[0].shape[0] if inputs[0].ndim else 1, fwd(*inputs)
     G = np.array(upstream, dtype=np.float64) if upstream is not None else (
         np.random.default_rng(res.seed).standard_normal(Y.shape))  # the upstream gradient check_layer drew
+    manual, numer = res.gradients.get("manual", {}), res.gradients.get("numerical", {})
     named = {f.tensor for f in diag.findings if f.severity == "error"}
+    ins = [t for t in ("d" + k for k in names) if t in numer and t in manual]
+    if len(ins) > 1 and (f := _order_signature(manual, numer, ins)) is not None:  # same-shape gradients swapped
+        return diag.findings.append(f)
     for rec in res.records:
         c, t = rec.get("manual-vs-numerical"), rec.tensor
-        m, n = res.gradients.get("manual", {}).get(t), res.gradients.get("numerical", {}).get(t)
+        m, n = manual.get(t), numer.get(t)
         if rec.kind != "gradient" or rec.passed or t in named or c is None or c.passed or m is None or n is None:
             continue
         key = "@" + t[1:] if t[1:] in names else t[1:]
-
-        def numer_at(xs, Gx, which=key):
-            return layer_numerical_gradients(fwd, xs, params, Gx, input_names=keys, which=[which])[which]
-
-        def directional(Gx, which=key):
-            return directional_derivatives(fwd, inputs, params, Gx, input_names=keys, groups=[[which]],
-                                           rng=np.random.default_rng(res.seed))[(which,)]
-
-        def numer_for(Gx):
-            return numer_at(inputs, Gx)
-
+        numer_at = lambda xs, Gx, w=key: layer_numerical_gradients(  # noqa: E731
+            fwd, xs, params, Gx, input_names=keys, which=[w])[w]
+        numer_for = functools.partial(numer_at, inputs)
+        directional = lambda Gx, w=key: directional_derivatives(  # noqa: E731
+            fwd, inputs, params, Gx, input_names=keys, groups=[[w]], rng=np.random.default_rng(res.seed))[(w,)]
         n = np.where(np.isfinite(n), n, np.nan)
         if np.isnan(n).sum() > len(c.kinks):  # a sampled check: the signatures need the whole tensor
             full, known = numer_for(G), np.isfinite(n)
-            if close(full[known], n[known], 1e-6, 1e-9):  # the same dY as the check's
-                n = np.where(known, n, full)
+            n = np.where(known, n, full) if _near(full[known], n[known]) else n  # the same dY as the check's
         for k in c.kinks:  # no derivative at a kink: left out of every signature
             n[k] = np.nan
         p = params.get(key, inputs[names.index(key[1:])] if key[1:] in names and key != keys[0] else None)
         f = name_signature(t, m, n, is_bias=(key in params and p.ndim == 1 and "b" in key.lower()), n_batch=n_batch,
                            y_size=Y.size, hint=None if p is None else _layout_hint(key.lstrip("@"), inputs[0], G, n))
         if f is not None and f.code == "zero" and n_batch == 1:
-            f = _one_sample_zero(t, key.startswith("@"))
-        for probe, *args in ((_context_signature, n, key, inputs, Y, G, numer_at, names, params),
-                             (_sample_signature, G, numer_for, n_batch, key.startswith("@")),
-                             (_kernel_flip_signature, key, inputs, names, params, G, numer_at),
-                             (_upstream_signature, G, key, numer_for, directional)):
+            f = _find("zero", t, what="[0], the gradient of sample 0 (the batch's only sample), is" if
+                      key.startswith("@") else " is", why="with a batch of one, a loop over the samples that misses "
+                      "one (range(N - 1), which runs no iteration when N = 1) leaves it zero, and so does a backward "
+                      f"that never computes {t}; loop over range(N), and check with a batch of at least 2")
+        found = None
+        for probe, *args in ((_context_signature, t, m, n, key, inputs, Y, G, numer_at, names, params),
+                             (_sample_signature, t, m, G, numer_for, n_batch, key.startswith("@")),
+                             (_kernel_flip_signature, m, key, inputs, names, params, G, numer_at),
+                             (_upstream_signature, m, G, key, numer_for, directional)):
             try:
-                f = f or probe(t, m, *args)
+                found = found or (None if f else probe(*args))
             except Exception:  # noqa: BLE001 - a probe the layer cannot run (e.g. forward at Y) names nothing
                 pass
-        diag.findings.append(f or _worst_element(t, m, n, res.rtol, res.atol))
+        diag.findings.append(f or (_find(found[0], t, **found[1]) if found else
+                                   _worst_element(t, m, n, res.rtol, res.atol)))
 
 
 def _shape_signatures(proxy, inputs, names, params, G, rets, grads, bad_shape, diag, training=False):
-    """Name each wrong-shaped gradient (:func:`name_signature`, against the numerical gradient when it runs)."""
-    keys = ["@" + n for n in names]
-    fwd = _f64(proxy, training)
+    """Name each wrong-shaped gradient: gradients returned in the wrong order, else :func:`name_signature`
+    against the numerical gradient (when it runs)."""
+    keys, fwd = ["@" + n for n in names], _f64(proxy, training)
     Y = fwd(*inputs)
+
+    def numer(which):
+        try:
+            return layer_numerical_gradients(fwd, inputs, params, G, input_names=keys, which=which)
+        except Exception:  # noqa: BLE001 - the shape alone still names something
+            return {}
+
+    ins = [n for n, x in zip(names, inputs) if x.dtype.kind == "f"]
+    if len(ins) > 1 and any(key in ins for *_, key in bad_shape):
+        right = {"d" + k[1:]: v for k, v in numer(["@" + n for n in ins]).items()}
+        try:
+            got = {"d" + n: np.asarray(r, dtype=np.float64) for n, r in zip(names, rets) if n in ins and r is not None}
+            f = _order_signature(got, right, ["d" + n for n in ins]) if len(right) == len(ins) else None
+        except (TypeError, ValueError):
+            f = None
+        if f is not None:
+            return diag.findings.append(f)
     for t, got, exp, key in bad_shape:
         if got is None:
-            diag.findings.append(Finding("wrong-shape", f"{t} is missing: backward returned None or grads has "
-                                         f"no entry for it (expected shape {exp})", t))
+            diag.findings.append(_find("wrong-shape", t, how="is missing: backward returned None or grads has no "
+                                       f"entry for it (expected shape {exp})"))
             continue
         arr = np.asarray(rets[names.index(key)] if key in names else grads[key], dtype=np.float64)
-        f = None if key in names else _output_product(t, arr, G, Y)
-        if f is None:
-            try:
-                which = "@" + key if key in names else key
-                num = layer_numerical_gradients(fwd, inputs, params, G, input_names=keys, which=[which])[which]
-            except Exception:  # noqa: BLE001 - the shape alone still names something
-                num = np.full(exp, np.nan)
-            hint = None if key == names[0] else _layout_hint(key, inputs[0], G, num)
-            f = name_signature(t, arr, num, fallback=True, hint=hint)
-        diag.findings.append(f)
+        if key not in names and (found := _output_product(arr, G, Y)) is not None:
+            diag.findings.append(_find(found[0], t, **found[1]))
+            continue
+        which = "@" + key if key in names else key
+        num = numer([which]).get(which, np.full(exp, np.nan))
+        hint = None if key == names[0] else _layout_hint(key, inputs[0], G, num)
+        diag.findings.append(name_signature(t, arr, num, fallback=True, hint=hint))
 
 
 # --------------------------------------------------------------------------- diagnose_layer
@@ -817,8 +894,7 @@ def diagnose_layer(layer: Any, X: Any, *, mode: str = "fast", method: str = "cen
         As in ``check_layer``: with two modes each is diagnosed; the result is the first
         failing mode's, named ``"<name> [training]"``, the other in ``other_modes``.
     twin : object or None
-        An autoprop twin for a tape column (None: none; "auto" is not used: the checker calls
-        the layer through a proxy).
+        An autoprop twin for a tape column (None: none).
     reference : object, optional
         A layer of ours with the same parameter keys (``manual-vs-reference`` pair).
     name : str, optional
@@ -860,6 +936,10 @@ def diagnose_layer(layer: Any, X: Any, *, mode: str = "fast", method: str = "cen
     return first
 
 
+#: Findings that stop the diagnosis before the numerical check (it would only repeat them, or be meaningless).
+_STOP = {"non-deterministic", "stale-output", "not-summed", "wrong-shape", "non-finite", "wrong-order"}
+
+
 def _diagnose_mode(layer, X, owner, training, twin, reference, localize, upstream, kw) -> Diagnosis:
     """:func:`diagnose_layer` in one training mode (``kw``: the numerical settings)."""
     rtol, atol_probe = V.check_tolerances(kw["rtol"], 1e-9 if kw["atol"] is None else kw["atol"])
@@ -877,12 +957,11 @@ def _diagnose_mode(layer, X, owner, training, twin, reference, localize, upstrea
     except GradcheckError as exc:
         diag.error, proxy = exc, None
         if not diag.findings or diag.findings[-1].severity != "error":
-            diag.findings.append(Finding("student-code", str(exc)))
+            diag.findings.append(_find("student-code", error=str(exc)))
     finally:
         _release(pristine)
-    stop = {"non-deterministic", "stale-output", "not-summed", "wrong-shape", "non-finite"}
     # float32 output: finite differences cannot reach 1e-6; a float32 gradient alone still gets the check
-    stopped = set(diag.codes) & stop or any(f.code == "float32" and f.tensor == "Y" for f in diag.findings)
+    stopped = set(diag.codes) & _STOP or any(f.code == "float32" and f.tensor == "Y" for f in diag.findings)
     if proxy is not None and not stopped:
         try:
             with warnings.catch_warnings():
@@ -893,7 +972,7 @@ def _diagnose_mode(layer, X, owner, training, twin, reference, localize, upstrea
             _signatures(proxy, inputs, diag.result, diag, training, upstream)
         except GradcheckError as exc:
             diag.error = exc
-            diag.findings.append(Finding("student-code", str(exc)))
+            diag.findings.append(_find("student-code", error=str(exc)))
     if localize and not diag.passed and upstream is None and isinstance(getattr(layer, "layers", None),
                                                                         (list, tuple)):
         _localize(layer, inputs, diag, training, kw)
@@ -912,9 +991,8 @@ def _localize(model, inputs, diag: Diagnosis, training, kw) -> None:
         if d is not None and not d.passed:
             diag.sublayer = (i, d)
             first = next((f for f in d.findings if f.severity == "error"), None)
-            why = first.message if first else (d.error or "gradient mismatch")
-            diag.findings.insert(0, Finding("first-failing-layer", f"the first layer whose own check fails is "
-                                            f"layers[{i}] ({type(sub).__name__}): {why}"))
+            diag.findings.insert(0, _find("first-failing-layer", i=i, cls=type(sub).__name__, why=first.message
+                                          if first else (d.error or "gradient mismatch")))
             return
         try:
             xs = [np.asarray(sub.forward(*[x.copy() for x in xs], training=training), dtype=np.float64)]
@@ -963,8 +1041,8 @@ class _Probes:
     def probe(self, i, passed, detail=""):
         self.diag.probes.append(Probe(STRUCTURAL[i], passed, detail))
 
-    def find(self, code, message, tensor=None, severity="error"):
-        self.diag.findings.append(Finding(code, message, tensor, severity))
+    def find(self, code, tensor=None, severity="error", **fields):
+        self.diag.findings.append(_find(code, tensor, severity, **fields))
 
     def others(self):
         """The inputs moved by a standard normal step (the float ones)."""
@@ -985,8 +1063,7 @@ class _Probes:
         ok = Yp.shape == Yr.shape and Yp.dtype == Yr.dtype
         self.probe(8, ok, "" if ok else f"{Yr.shape} {Yr.dtype} became {Yp.shape} {Yp.dtype}")
         if not ok:
-            self.find("unstable-output", f"the output changes shape or dtype under a small perturbation of the "
-                      f"input ({Yr.shape} {Yr.dtype} -> {Yp.shape} {Yp.dtype})")
+            self.find("unstable-output", was=f"{Yr.shape} {Yr.dtype}", now=f"{Yp.shape} {Yp.dtype}")
         return self.proxy
 
     def determinism(self) -> bool:
@@ -1007,26 +1084,21 @@ class _Probes:
             if fixed:
                 self.fwd(layer, inputs)
                 if ok := _exact(self.fwd(layer, inputs), self.fwd(layer, inputs)):
-                    self.find("held-mask", random + f"the mask was held fixed with fix_mask(True) on "
-                              f"{', '.join(fixed)} for the check", severity="info")
+                    self.find("held-mask", severity="info", random=random, fixed=", ".join(fixed))
             if not ok:
                 self.proxy = _Proxy(layer, rewind=True)
                 if ok := _exact(self.fwd(self.proxy, inputs), self.fwd(self.proxy, inputs)):
                     what = ", ".join(sorted({type(r).__name__ for r in self.proxy._rngs})) or "numpy's global generator"
-                    self.find("rewound-rng", random + f"its random generator ({what}) was rewound before every "
-                              "forward, so each call drew the same mask", severity="info")
+                    self.find("rewound-rng", severity="info", random=random, what=what)
             self.probe(0, ok, "" if ok else f"two calls differ by up to {diff:.3g}")
             if not ok:
-                self.find("non-deterministic", f"the forward is non-deterministic: two calls with the same input "
-                          f"differ by up to {diff:.3g}, so finite differences are meaningless (a dropout mask drawn "
-                          f"afresh per call?); {_seed_advice(layer)}")
+                self.find("non-deterministic", diff=diff, advice=_seed_advice(layer))
                 return True
         else:
             self.probe(0, True)
         if _low_precision(y_dtype, inputs):  # float32 output for float64 inputs: finite differences cannot reach 1e-6
             self.probe(2, False, f"Y is {y_dtype}, expected float64")
-            self.find("float32", f"forward returns {y_dtype} for a float64 input "
-                      f"({_PRECISION_LOST.format(dtype=y_dtype)})", "Y")
+            self.find("float32", "Y", what="forward returns", dtype=y_dtype)
             return True
         return False
 
@@ -1039,13 +1111,19 @@ class _Probes:
         changed = [n for n, a, b in zip(names, xs, inputs) if not np.array_equal(a, b)]
         self.probe(1, not changed, f"{', '.join(changed)} changed" if changed else "")
         if changed:
-            self.find("input-modified", f"forward modifies its input {', '.join(changed)} in place (the caller's "
-                      "array changes); compute into a new array instead", "d" + changed[0])
+            self.find("input-modified", "d" + changed[0], names=", ".join(changed))
         G = self.rng.standard_normal(np.shape(np.asarray(self.fwd(self.proxy, inputs))))
         g_before = getattr(layer, "grads", None)
         _reset_grads(layer, _SENTINEL)
         pre_ids = {k: id(v) for k, v in g_before.items()} if isinstance(g_before, Mapping) else {}
-        ret = self.bwd(G)
+        try:
+            ret = self.bwd(G)
+        except GradcheckError as exc:  # a matmul with the weight the wrong way round raises for a non-square one
+            t = "d" + names[0]
+            found = _raised_weight_signature(exc, inputs[0], G, _weights(params, names, inputs, "@" + names[0], False), t)
+            if found is not None:
+                self.find(found[0], t, **found[1])
+            raise
         rets, grads = _as_list(ret, len(inputs)), getattr(layer, "grads", None)
         if params and not isinstance(grads, Mapping):  # a list, None, ...: the protocol error (exit 3)
             self.probe(2, False, f"grads is {V.article(getattr(grads, 'type_name', None) or type(grads).__name__)}, "
@@ -1072,11 +1150,10 @@ class _Probes:
                                                             bad_shape] + [f"{t} is {d}, expected float64" for t, d in low]))
         self.probe(3, not nonfinite, ", ".join(nonfinite))
         if nonfinite:
-            self.find("non-finite", f"{', '.join(nonfinite)} {'contains' if len(nonfinite) == 1 else 'contain'} NaN "
-                      "or infinity (division by zero, log of 0 or exp overflow?)", nonfinite[0])
+            self.find("non-finite", nonfinite[0], ts=", ".join(nonfinite), verb="contain" if nonfinite[1:] else
+                      "contains")
         for t, d in low:
-            self.find("float32", f"backward returns {t} as {d} for a float64 input "
-                      f"({_PRECISION_LOST.format(dtype=d)})", t)
+            self.find("float32", t, what=f"backward returns {t} as", dtype=d)
         if bad_shape or nonfinite:
             try:  # the canonical one-paragraph error (what check_layer would raise), for exit code 3
                 V.check_input_grads(ret, owner=self.owner, produced_by=bcall, names=names, inputs=inputs,
@@ -1089,8 +1166,7 @@ class _Probes:
         if bad_shape or nonfinite:  # NaN explains everything after it (linearity, a second backward): alone
             return None
         if never:
-            self.find("never-written", f"{', '.join(never)} never written: backward leaves grads[...] as it was "
-                      "(assign grads[key] = ... in backward)", never[0])
+            self.find("never-written", never[0], ts=", ".join(never))
         self.probe(6, not never, ", ".join(never))
         return G
 
@@ -1116,23 +1192,17 @@ class _Probes:
         self.probe(4, not nonlin and not affine, "; ".join([f"backward(0) gives nonzero {t}" for t in affine]
                                                           + [f"backward(2 dY) != 2 backward(dY) for {t}" for t in nonlin]))
         for t in affine:
-            self.find("not-linear", f"backward is not linear in dY: backward(0) gives a nonzero {t} (a term that "
-                      "does not multiply dY)", t)
+            self.find("not-linear", t, how=f"backward(0) gives a nonzero {t} (a term that does not multiply dY)")
         for t in nonlin:
-            self.find("not-linear", f"backward is not linear in dY: backward(2 dY) is not 2 backward(dY) for {t}", t)
+            self.find("not-linear", t, how=f"backward(2 dY) is not 2 backward(dY) for {t}")
         self.probe(5, not acc and not differ, "; ".join([f"{t} grew (accumulated)" for t in acc]
                                                         + [f"{t} changed" for t in differ]))
-        if acc:  # first among the findings: it explains the numerical mismatch too
-            one = len(acc) == 1
-            it, are = ("it", "is") if one else ("them", "are")
-            msg = (f"gradients accumulated across calls instead of overwritten: {', '.join(acc)} {are} accumulated "
-                   f"across backward calls ({', '.join(f'grads[{t[1:]!r}]' for t in acc)} += ...: every backward "
-                   f"adds to {it}, and a backward with dY = 0 left {it} unchanged instead of zero); assign "
-                   "grads[key] = ... in backward")
-            self.diag.findings[:0] = [Finding("accumulated", msg, t) for t in acc]  # one per tensor, one sentence
+        if acc:  # first among the findings, one per tensor, one sentence: it explains the numerical mismatch too
+            fields = dict(ts=", ".join(acc), keys=", ".join(f"grads[{t[1:]!r}]" for t in acc),
+                          **dict(zip(("it", "are"), ("it", "is") if len(acc) == 1 else ("them", "are"))))
+            self.diag.findings[:0] = [_find("accumulated", t, **fields) for t in acc]
         for t in differ:
-            self.find("second-backward", f"a second backward on the same forward gives another {t}: backward "
-                      "changes its own cache or the parameters", t)
+            self.find("second-backward", t)
 
     def cache(self, pristine, G) -> None:
         """Copies of the layer as it was before the checker's first forward: another instance's forward
@@ -1172,28 +1242,19 @@ class _Probes:
         self.probe(7, not bad_shared and not bad_stale and not bad_y,
                    ", ".join((["Y"] if bad_y else []) + sorted(set(bad_shared + bad_stale))))
         if bad_y:
-            self.find("stale-output", "forward returns what an earlier call computed: after a forward on other "
-                      "data, forward(X) gives another Y than on a fresh copy of the layer (a value kept from the first "
-                      "call, e.g. `if not hasattr(self, ...)`), so the layer ignores new inputs; compute the output "
-                      "from this call's input every time", "Y")
-        elif bad_shared:
-            self.find("shared-cache", f"backward uses a cache overwritten by a later forward of another instance "
-                      f"({', '.join(bad_shared)} change when a second layer of the same class runs forward in "
-                      "between): the cache is shared, e.g. a class attribute or a global; store it on self in "
-                      "forward", bad_shared[0])
-        elif bad_stale:
-            self.find("stale-cache", f"backward uses the cache of an earlier forward, not of the last one "
-                      f"({', '.join(bad_stale)}): a cache set only on the first call (e.g. `if not hasattr(self, "
-                      "'X'): self.X = X`) keeps the first input; overwrite the cache on every forward (self.X = X)",
-                      bad_stale[0])
+            self.find("stale-output", "Y")
+        elif bad_shared or bad_stale:
+            code, ts = ("shared-cache", bad_shared) if bad_shared else ("stale-cache", bad_stale)
+            self.find(code, ts[0], ts=", ".join(ts), how=f"uses the cache of an earlier forward, not of the last one "
+                      f"({', '.join(ts)})")
 
     def second_input(self, G) -> None:
         """Backward right at the check's input but wrong at another: state kept from an earlier call.
 
         The numerical check differentiates at one input only, so a backward that keeps what it saw
-        first (a cache set once, a class attribute, a global) passes it. One directional derivative
-        of ``sum(Y * G)`` (all tensors jointly) at the input, then at two others; named only when
-        the first agrees and both others fail (a kink crossed by chance fails one, not both).
+        first passes it. One directional derivative of ``sum(Y * G)`` (all tensors jointly) at the
+        input, then at two others; named only when the first agrees and both others fail (a kink
+        crossed by chance fails one, not both).
         """
         from .sandbox import RemoteLayer
 
@@ -1202,9 +1263,8 @@ class _Probes:
         if not group or any(f.code in ("stale-cache", "shared-cache", "stale-output") for f in self.diag.findings):
             return
         fwd, agree = _f64(self.proxy, self.training), []
-        points = [self.inputs, self.others(), self.others()]
         try:
-            for xs in points:
+            for xs in [self.inputs, self.others(), self.others()]:
                 if len(agree) > 1 and agree[-1]:
                     break
                 fwd(*xs)
@@ -1225,10 +1285,8 @@ class _Probes:
                 raise  # a timeout or a crash: reported as what stopped the check
             return
         if agree == [True, False, False]:
-            self.find("stale-cache", "backward is right at the first input the layer saw but wrong at another one: "
-                      "it uses state kept from an earlier call (a cache set only once, a class attribute or a "
-                      "global); compute everything backward needs from the last forward's input and store it on "
-                      "self in forward")
+            self.find("stale-cache", how="is right at the first input the layer saw but wrong at another one: it uses "
+                      "state kept from an earlier call")
 
 
 # --------------------------------------------------------------------------- check_vjp

@@ -389,7 +389,8 @@ def batch_independent(forward: Callable[..., np.ndarray], inputs: Sequence[np.nd
         Y1 = np.asarray(forward(*_concat_inputs(inputs, Z)), dtype=np.float64)
         Y2 = np.asarray(forward(*_concat_inputs(Z, inputs)), dtype=np.float64)
     except Exception as exc:  # noqa: BLE001 - any failure means "use the element loop"
-        return False, f"forward on a batch of another size raised {type(exc).__name__}"
+        why = exc.__cause__ or exc  # the layer's own exception, not the checker's wrapper: a built-in is no student's
+        return False, f"forward on a batch of another size raised {type(why).__name__}"
     if Y.ndim == 0 or Y.shape[0] != n or Y1.shape != (n + m,) + Y.shape[1:] or Y2.shape != Y1.shape:
         return False, "the output's axis 0 is not the batch axis"
     tol = 1e-12 * max(1.0, float(np.abs(Y).max()))

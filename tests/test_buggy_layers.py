@@ -80,6 +80,13 @@ def test_correct_counterparts_pass(key):
         ("softmax.py::SoftmaxDiagonal", ["only the diagonal of the softmax Jacobian", "-p_i * p_j are missing"]),
         ("linear.py::LinearStaleCache", ["backward uses the cache of an earlier forward", "self.X = X"]),
         ("linear.py::LinearStaleOutput", ["forward returns what an earlier call computed"]),
+        # batch-mean layers without the mean term, non-square weights the wrong way round, swapped returns
+        ("norm.py::MeanCenterNoMean", ["dX lacks the gradient through the batch mean (", "dxc.mean(axis=0"]),
+        ("norm.py::BatchCenterNoMean", ["true - given is constant over axis=0"]),
+        ("linear.py::LinearInOutDxWithWWide", ["W of shape (3, 4) is not square", "dX = dY @ W.T"]),
+        ("linear.py::LinearOutInDxWithWTWide", ["W of shape (4, 3) is not square", "dX = dY @ W (shape"]),
+        ("cs231n.py::affinedxwwide", ["dx = dY @ w.T"]),
+        ("cs231n.py::affineorder", ["in the wrong order: expected (dx, dw, db)", "returned (dx, db, dw)"]),
     ],
 )
 def test_actionable_sentence(table, key, words):
@@ -127,7 +134,7 @@ def test_sample_missing_needs_the_rest_right():
     assert _sample_signature("dX", bad, G, lambda g: g, 4, True) is None
     bad = G.copy()
     bad[3] = 0
-    assert _sample_signature("dX", bad, G, lambda g: g, 4, True).code == "sample-missing"
+    assert _sample_signature("dX", bad, G, lambda g: g, 4, True)[0] == "sample-missing"
 
 
 def test_a_probe_the_layer_cannot_run_names_nothing():

@@ -22,6 +22,7 @@ import pytest
 from gradcheck import _adapters
 from gradcheck.diagnose import (
     _activation_signature,
+    _find,
     _transposed_weight_signature,
     diagnose_layer,
 )
@@ -322,13 +323,14 @@ def test_transposed_weight_needs_the_transpose():
     rng = np.random.default_rng(0)
     W, G = rng.standard_normal((4, 4)), rng.standard_normal((6, 4))
     right = G @ W.T  # Y = X @ W
-    f = _transposed_weight_signature("dX", G @ W, right, G, {"W": W})
+    code, fields = _transposed_weight_signature(G @ W, right, G, {"W": W})
+    f = _find(code, "dX", **fields)
     assert f.code == "transposed-weight" and "dX = dY @ W.T, not dY @ W" in f.message
-    assert _transposed_weight_signature("dX", 2 * right, right, G, {"W": W}) is None  # another bug
+    assert _transposed_weight_signature(2 * right, right, G, {"W": W}) is None  # another bug
     S = W + W.T  # symmetric: the transpose changes nothing, so it cannot be the bug
-    assert _transposed_weight_signature("dX", G @ S + 1, G @ S, G) is None
+    assert _transposed_weight_signature(G @ S + 1, G @ S, G) is None
     # too few rows to solve for the matrix: nothing is claimed
-    assert _transposed_weight_signature("dX", G[:3] @ W, G[:3] @ W.T, G[:3]) is None
+    assert _transposed_weight_signature(G[:3] @ W, G[:3] @ W.T, G[:3]) is None
 
 
 def test_activation_signatures_need_the_activation():
@@ -336,14 +338,14 @@ def test_activation_signatures_need_the_activation():
     rng = np.random.default_rng(0)
     X, G = rng.standard_normal((5, 4)), rng.standard_normal((5, 4))
     Y = np.tanh(X)
-    assert _activation_signature("dX", G * (1 - Y), G * (1 - Y**2), [X], Y, G).code == "tanh-missing-square"
+    assert _activation_signature(G * (1 - Y), G * (1 - Y**2), [X], Y, G)[0] == "tanh-missing-square"
     S = 1 / (1 + np.exp(-X))  # a sigmoid with the same wrong formula is not called tanh
-    assert _activation_signature("dX", G * (1 - S), G * S * (1 - S), [X], S, G) is None
+    assert _activation_signature(G * (1 - S), G * S * (1 - S), [X], S, G) is None
     P = np.exp(X) / np.exp(X).sum(axis=1, keepdims=True)
     right = P * (G - (G * P).sum(axis=1, keepdims=True))
-    assert _activation_signature("dX", G * P * (1 - P), right, [X], P, G).code == "softmax-diagonal"
+    assert _activation_signature(G * P * (1 - P), right, [X], P, G) == ("softmax-diagonal", {"axis": -1})
     # a sigmoid's correct gradient is the "diagonal" formula: outputs not summing to one are no softmax
-    assert _activation_signature("dX", G * S * (1 - S) * 2, G * S * (1 - S), [X], S, G) is None
+    assert _activation_signature(G * S * (1 - S) * 2, G * S * (1 - S), [X], S, G) is None
 
 
 # --------------------------------------------------------------------------- 13. the new user's leftovers

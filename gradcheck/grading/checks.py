@@ -38,7 +38,7 @@ from ..check import check_layer, check_loss
 from ..compare import ATOL_FLOOR
 from ..config import CheckConfig
 from ..errors import GradcheckError, GraderError, NonFiniteError, StudentCodeError
-from .diagnosis import close, diagnose
+from .diagnosis import close, diagnose, reproduce
 
 __all__ = [
     "Part",
@@ -430,6 +430,8 @@ def layer_gradients(layer: Any, X: np.ndarray, reference: Any, *, parts: Mapping
                 p.message = (f"{p.name} disagrees with central differences: max relative error "
                              f"{c.max_rel_error:.2e} > {rtol:g} (worst element {p.name}{list(c.worst_index)}: "
                              f"{c.worst_a:.6g} vs {c.worst_b:.6g}). Is the layer deterministic?")
+    if not verdict.passed and (how := reproduce(layer, [x.shape for x in xs], training=True if training else None)):
+        verdict.notes.append(how)
     return verdict
 
 
@@ -533,7 +535,7 @@ def loss_gradient(loss: Any, y_true: np.ndarray, logits: np.ndarray, reference: 
             part.passed = False
             part.message = (f"dy_pred disagrees with central differences of the loss: max relative error "
                             f"{c.max_rel_error:.2e}; does forward compute the same loss backward differentiates?")
-    return Verdict([part])
+    return Verdict([part], [n for n in [reproduce(loss, z.shape, loss=True)] if n and not part.passed])
 
 
 def backward_repeatable(obj: Any, inputs: Sequence[np.ndarray], *, dY: np.ndarray | None = None,

@@ -6,18 +6,22 @@ submitted tensor is compared with the correct one (from the reference layer
 given the same parameters, input and upstream gradient), and the
 :class:`~gradcheck.diagnose.Finding` it returns becomes the sentence. For ``db``
 with batch 8, e.g. "db is the mean over the batch, not the sum: it is 8 times
-too small (batch size 8); ...".
+too small (batch size 8); ...". :func:`reproduce` is the line that tells a student how to see the
+whole diagnosis on their own computer: ``gradcheck check file.py::NAME`` (the CLI's ``::`` syntax).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import json
+import shlex
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
 from ..diagnose import close, name_signature
 
-__all__ = ["diagnose", "close"]
+__all__ = ["diagnose", "reproduce", "close"]
 
 
 def diagnose(tensor: str, got: np.ndarray, expected: np.ndarray, *, batch_size: int | None = None,
@@ -59,3 +63,45 @@ def diagnose(tensor: str, got: np.ndarray, expected: np.ndarray, *, batch_size: 
     finding = name_signature(tensor, got, expected, is_bias=tensor.lower().startswith("db"),
                              n_batch=batch_size or 1, alternatives=alternatives, tol=rtol, atol=atol, fallback=True)
     return "" if finding is None else finding.sentence()
+
+
+def reproduce(obj: Any, shape: Sequence[int] | Sequence[Sequence[int]] | None = None, *,
+              training: bool | None = None, loss: bool = False) -> str:
+    """The sentence telling a student how to run this check on their own computer, or "".
+
+    Parameters
+    ----------
+    obj : object
+        The graded layer or loss: a :class:`~gradcheck.sandbox.RemoteLayer` / ``RemoteLoss``, whose
+        ``file`` (path in the submission) and ``class_name`` (a class, or a CS231n pair's ``NAME``)
+        make ``gradcheck check file.py::NAME``, its ``init_kwargs`` (set by the grading plugin) the
+        ``--init``; an object without a ``file`` gives "".
+    shape : tuple of int, or list of them, optional
+        The input's (a loss: ``y_pred``'s) shape, for ``--input-shape``; one per input for a
+        layer of several inputs (a CS231n pair's ``x, w, b``: ``'6,4;4,3;3'``).
+    training : bool, optional
+        ``--training`` / ``--eval``: the mode the grader used (None: the CLI's default, both).
+    loss : bool, default False
+        Add ``--loss``.
+
+    Examples
+    --------
+    >>> class Graded:
+    ...     file, class_name = "layers.py", "Linear"
+    >>> reproduce(Graded(), (8, 5), training=False)
+    'To see the full diagnosis on your computer, run: `gradcheck check layers.py::Linear --input-shape 8,5 --eval`.'
+    >>> Graded.class_name = "affine"
+    >>> reproduce(Graded(), [(6, 4), (4, 3), (3,)]).split(': ')[1]
+    "`gradcheck check layers.py::affine --input-shape '6,4;4,3;3'`."
+    """
+    file = getattr(obj, "file", None)
+    if not isinstance(file, str) or not file:
+        return ""
+    cmd = ["gradcheck", "check", shlex.quote(f"{file}::{getattr(obj, 'class_name', None) or type(obj).__name__}")]
+    init = getattr(obj, "init_kwargs", None)
+    cmd += ["--init", shlex.quote(json.dumps(init))] if isinstance(init, Mapping) and init else []
+    shapes = [shape] if shape is not None and all(isinstance(n, (int, np.integer)) for n in shape) else shape or []
+    spec = ";".join(",".join(str(int(n)) for n in s) for s in shapes)
+    cmd += ["--input-shape", shlex.quote(spec)] if shapes else []
+    cmd += [] if training is None else ["--training" if training else "--eval"]
+    return f"To see the full diagnosis on your computer, run: `{' '.join(cmd + ['--loss'] * loss)}`."

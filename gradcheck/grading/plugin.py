@@ -446,13 +446,17 @@ class Student:
 
     def layer(self, file: str, class_name: str, **init: Any):
         """``class_name(**init)`` from ``file`` of the submission, as a :class:`~gradcheck.sandbox.RemoteLayer`."""
-        return self._sandbox_with(file).load_layer(
+        layer = self._sandbox_with(file).load_layer(
             file, class_name, init, seed=int(self._item.config.getoption("--grading-seed")),
             no_forward_in_backward=self._item.get_closest_marker("gradcheck_no_forward_in_backward") is not None)
+        layer.init_kwargs = init  # the --init of gradcheck.grading.diagnosis.reproduce
+        return layer
 
     def loss(self, file: str, class_name: str, **init: Any):
         """A loss from the submission, as a :class:`~gradcheck.sandbox.RemoteLoss`."""
-        return self._sandbox_with(file).load_loss(file, class_name, init)
+        loss = self._sandbox_with(file).load_loss(file, class_name, init)
+        loss.init_kwargs = init  # the --init of gradcheck.grading.diagnosis.reproduce
+        return loss
 
     @property
     def output(self) -> str:

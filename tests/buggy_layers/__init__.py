@@ -70,6 +70,14 @@ EXPECTED = {
     "cs231n.py::bnnaive": "missing-mean-var-paths",
     "cs231n.py::convflipdx": "flipped-kernel",
     "cs231n.py::affinedxw": "transposed-weight",
+    # a batch-mean layer whose backward omits the mean term (dX = dY for MeanCenterNoMean: not an activation)
+    "norm.py::BatchCenterNoMean": "missing-mean-var-paths",
+    "norm.py::MeanCenterNoMean": "missing-mean-var-paths",
+    # dX = dY @ W where dY @ W.T is due for a non-square W: the matmul raises
+    "linear.py::LinearInOutDxWithWWide": "transposed-weight",
+    "linear.py::LinearOutInDxWithWTWide": "transposed-weight",
+    "cs231n.py::affinedxwwide": "transposed-weight",
+    "cs231n.py::affineorder": "wrong-order",
 }
 
 #: Bugs no signature names: each must FAIL with "wrong-values" (no known bug pattern), never a wrong name.
@@ -84,7 +92,8 @@ CORRECT = ["linear.py::LinearOutIn", "linear.py::LinearInOut", "activations.py::
            "softmax.py::SoftmaxCrossEntropy", "norm.py::BatchNorm1D", "norm.py::LayerNorm",
            "norm.py::SpatialBatchNorm", "conv.py::ConvNaive",
            "conv.py::ConvIm2col", "conv.py::Conv1x1", "pool_embed_rnn.py::MaxPool", "pool_embed_rnn.py::Embedding",
-           "pool_embed_rnn.py::RNNStep", "cs231n.py::batchnorm", "cs231n.py::conv", "cs231n.py::affine"]
+           "pool_embed_rnn.py::RNNStep", "cs231n.py::batchnorm", "cs231n.py::conv", "cs231n.py::affine",
+           "norm.py::BatchCenter", "norm.py::MeanCenter"]
 
 
 def load(key: str):

@@ -10,7 +10,8 @@ import numpy as np
 INPUT = [(8, 4), (4,), (4,)]
 INPUTS = {"conv": [(2, 3, 5, 5), (4, 3, 3, 3), (4,)], "convflipdx": [(2, 3, 5, 5), (4, 3, 3, 3), (4,)],
           "convhalfflip": [(2, 3, 5, 5), (4, 3, 3, 3), (4,)],
-          "affine": [(6, 4), (4, 4), (4,)], "affinedxw": [(6, 4), (4, 4), (4,)]}
+          "affine": [(6, 4), (4, 4), (4,)], "affinedxw": [(6, 4), (4, 4), (4,)],
+          "affineorder": [(6, 4), (4, 3), (3,)], "affinedxwwide": [(6, 4), (4, 3), (3,)]}
 INIT = {"batchnorm": {"bn_param": {"mode": "train"}}, "bnnaive": {"bn_param": {"mode": "train"}},
         "conv": {"conv_param": {"stride": 1, "pad": 1}}, "convflipdx": {"conv_param": {"stride": 1, "pad": 1}},
         "convhalfflip": {"conv_param": {"stride": 1, "pad": 1}}}
@@ -106,3 +107,19 @@ affinedxw_forward = affine_forward
 def affinedxw_backward(dout, cache):
     x, w, b = cache
     return (dout @ w).reshape(x.shape), x.reshape(len(x), -1).T @ dout, dout.sum(axis=0)  # BUG: w where w.T is due
+
+
+affineorder_forward = affine_forward
+
+
+def affineorder_backward(dout, cache):
+    x, w, b = cache
+    return (dout @ w.T).reshape(x.shape), dout.sum(axis=0), x.reshape(len(x), -1).T @ dout  # BUG: (dx, db, dw)
+
+
+affinedxwwide_forward = affine_forward
+
+
+def affinedxwwide_backward(dout, cache):
+    x, w, b = cache
+    return (dout @ w).reshape(x.shape), x.reshape(len(x), -1).T @ dout, dout.sum(axis=0)  # BUG: w, w is (4, 3)

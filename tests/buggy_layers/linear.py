@@ -166,3 +166,25 @@ class LinearStaleOutput(LinearInOut):
             self.X = X
             self.Y = X @ self.params["W"] + self.params["b"]
         return self.Y
+
+
+class LinearInOutDxWithWWide(LinearInOut):
+    INPUT = (5, 3)
+
+    def __init__(self, n_in=3, n_out=4, seed=0):
+        super().__init__(n_in, n_out, seed)
+
+    def backward(self, dY):
+        super().backward(dY)
+        return dY @ self.params["W"]  # BUG: W where W.T is due (W is (3, 4): the matmul raises)
+
+
+class LinearOutInDxWithWTWide(LinearOutIn):
+    INPUT = (5, 3)
+
+    def __init__(self, n_in=3, n_out=4, seed=0):
+        super().__init__(n_in, n_out, seed)
+
+    def backward(self, dY):
+        super().backward(dY)
+        return dY @ self.params["W"].T  # BUG: W.T where W is due (W is (4, 3): the matmul raises)

@@ -144,3 +144,44 @@ class SpatialBatchNormNoReorder(SpatialBatchNorm):
         N, C, H, W = dY.shape
         dX = BatchNorm1D.backward(self, dY.transpose(0, 2, 3, 1).reshape(-1, C))
         return dX.reshape(N, C, H, W)  # BUG: reshape where transpose(0, 3, 1, 2) is due
+
+
+class BatchCenter:
+    """Y = gamma * (X - X.mean(axis=0)): a batch-mean layer (BatchNorm without the variance)."""
+
+    def __init__(self, D=4, seed=0):
+        self.params = {"gamma": 1 + 0.3 * np.random.default_rng(seed).standard_normal(D)}
+        self.grads = {"gamma": np.zeros(D)}
+
+    def forward(self, X, training=False):
+        self.xc = X - X.mean(axis=0)
+        return self.params["gamma"] * self.xc
+
+    def backward(self, dY):
+        self.grads["gamma"] = np.sum(dY * self.xc, axis=0)
+        dxc = dY * self.params["gamma"]
+        return dxc - dxc.mean(axis=0)
+
+
+class BatchCenterNoMean(BatchCenter):
+    def backward(self, dY):
+        super().backward(dY)
+        return dY * self.params["gamma"]  # BUG: the path through the batch mean is missing
+
+
+class MeanCenter:
+    """Y = X - X.mean(axis=0), no parameters: its dX without the mean term equals dY."""
+
+    params: dict = {}
+    grads: dict = {}
+
+    def forward(self, X, training=False):
+        return X - X.mean(axis=0)
+
+    def backward(self, dY):
+        return dY - dY.mean(axis=0)
+
+
+class MeanCenterNoMean(MeanCenter):
+    def backward(self, dY):
+        return dY  # BUG: the mean is treated as a constant (this is not a missing activation derivative)

@@ -1,0 +1,192 @@
+"""Diagnoses that were wrong or missing (session 3): a batch-mean layer's missing mean term, dX with the
+weight the wrong way round for a non-square W, a CS231n pair's gradients returned in the wrong order,
+a built-in layer's error called the student's, and the grader's "how to reproduce" line."""
+
+import json
+import os
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from buggy_layers import diagnose, first_code
+
+import manualprop as mp
+from gradcheck.diagnose import (
+    DIAGNOSES,
+    SIGNATURES,
+    _find,
+    _norm_signature,
+    _order_signature,
+    diagnose_layer,
+)
+
+ROOT = Path(__file__).resolve().parents[1]
+ASSIGN = ROOT / "assignments" / "linear_relu_ce"
+
+
+def test_every_code_has_a_record_and_every_signature_is_a_code():
+    assert set(SIGNATURES) <= set(DIAGNOSES) and {"wrong-order", "missing-mean-var-paths"} <= set(SIGNATURES)
+    assert DIAGNOSES["transposed-weight"].name == "transposed weight in dX"
+    assert all(r.lesson == "" or (ROOT / "lessons" / r.lesson).is_file() for r in DIAGNOSES.values())
+    f = _find("bias-mean", "db", count=8, words="batch size 8")
+    assert f.message == ("db is the mean over the batch, not the sum: it is 8 times too small (batch size 8); use "
+                         "dY.sum(...) instead of dY.mean(...)")
+    assert f.name == "mean, not sum" and f.lesson == "lessons/01-linear-layer.md"
+
+
+# --------------------------------------------------------------------------- (a) batch-mean layers
+
+
+@pytest.mark.parametrize("key", ["norm.py::MeanCenterNoMean", "norm.py::BatchCenterNoMean"])
+def test_batch_mean_layer_without_its_mean_term_is_named(key):
+    """dX = dY for Y = X - X.mean(0) was called "activation derivative missing"."""
+    d = diagnose(key)
+    assert first_code(d) == "missing-mean-var-paths", d.report()
+    assert "lacks the gradient through the batch mean" in d.sentence()
+    assert "true - given is constant over axis=0" in d.sentence() and "activation" not in d.sentence()
+
+
+def test_mean_term_signature_needs_a_batch_constant_correction():
+    rng = np.random.default_rng(0)
+    X, G = rng.standard_normal((6, 4)), rng.standard_normal((6, 4))
+    right = G - G.mean(axis=0)
+    code, fields = _norm_signature(G, right, X)
+    assert code == "missing-mean-var-paths" and fields["which"] == "mean" and fields["ax"] == "axis=0"
+    # per sample (over the features): the same bug in a LayerNorm-like centring
+    code, fields = _norm_signature(G, G - G.mean(axis=1, keepdims=True), X)
+    assert fields["scope"] == "per-sample" and fields["ax"] == "axis=1"
+    # off by something that is not constant over the batch: not this bug
+    assert _norm_signature(G, right + 0.1 * rng.standard_normal(G.shape), X) is None
+    # a correction constant over the batch, but the correct gradient is not centred: no mean path to miss
+    assert _norm_signature(G, G + 1.0, X) is None
+
+
+# --------------------------------------------------------------------------- (b) dX = dY @ W for a non-square W
+
+
+@pytest.mark.parametrize("key, fix", [("linear.py::LinearInOutDxWithWWide", "dX = dY @ W.T (shape (5, 4) @ (4, 3))"),
+                                      ("linear.py::LinearOutInDxWithWTWide", "dX = dY @ W (shape (5, 4) @ (4, 3))"),
+                                      ("cs231n.py::affinedxwwide", "dx = dY @ w.T (shape (6, 3) @ (3, 4))")])
+def test_non_square_weight_the_wrong_way_round_is_named(key, fix):
+    d = diagnose(key)
+    assert d.codes == ["transposed-weight"] and d.error is not None, d.report()
+    assert "multiplies dY by the transposed weight: backward raised a matmul shape error" in d.sentence()
+    assert fix in d.sentence()
+
+
+def test_np_dot_shape_error_names_the_weight_too():
+    from gradcheck.diagnose import _raised_weight_signature
+
+    X, G, W = np.zeros((5, 3)), np.zeros((5, 4)), {"W": np.zeros((3, 4))}
+    err = ValueError("Linear.backward(dY) raised ValueError: shapes (5,4) and (3,4) not aligned: 4 (dim 1) != 3 (dim 0)")
+    code, fields = _raised_weight_signature(err, X, G, W)
+    assert code == "transposed-weight" and fields["fix"].startswith("dX = dY @ W.T")
+    other = ValueError("Linear.backward(dY) raised ValueError: shapes (5,4) and (7,2) not aligned: 4 (dim 1) != 7")
+    assert _raised_weight_signature(other, X, G, W) is None
+
+
+def test_another_matmul_error_is_not_called_a_transposed_weight():
+    class Broken(mp.Linear):
+        def backward(self, dY):
+            return dY @ np.ones((7, 2))  # a shape error that is no weight of the layer
+
+    d = diagnose_layer(Broken(3, 4, rng=0), (5, 3))
+    assert d.codes == ["student-code"] and "matmul" in d.sentence()
+
+
+# --------------------------------------------------------------------------- (c) gradients in the wrong order
+
+
+def test_cs231n_pair_returning_dx_db_dw_is_told_the_order():
+    d = diagnose("cs231n.py::affineorder")
+    assert d.codes == ["wrong-order"], d.report()
+    assert "expected (dx, dw, db)" in d.sentence() and "it returned (dx, db, dw)" in d.sentence()
+    assert d.findings[0].tensor == "dw"  # the first slot holding another gradient
+
+
+def test_order_signature_on_same_shape_gradients():
+    rng = np.random.default_rng(0)
+    right = {"dx": rng.standard_normal((4, 4)), "dw": rng.standard_normal((4, 4)), "db": rng.standard_normal(4)}
+    swapped = {"dx": right["dw"], "dw": right["dx"], "db": right["db"]}
+    f = _order_signature(swapped, right, ["dx", "dw", "db"])
+    assert f.code == "wrong-order" and "returned (dw, dx, db)" in f.message and f.tensor == "dx"
+    assert _order_signature(right, right, ["dx", "dw", "db"]) is None  # the right order
+    assert _order_signature({**swapped, "dw": 2 * right["dx"]}, right, ["dx", "dw", "db"]) is None  # not a swap
+
+
+# --------------------------------------------------------------------------- (d) a built-in layer's error
+
+
+def test_zoo_dropout_note_names_the_layers_own_error_not_a_student_error():
+    from gradcheck import check_layer
+    from gradcheck.zoo import ENTRIES
+
+    entry = next(e for e in ENTRIES if e.label == "Dropout[train]")
+    res = check_layer(entry.make(mp, np.random.default_rng(0)), np.random.default_rng(1).standard_normal((4, 6)),
+                      training=True)
+    note = next(n for n in res.notes if "batch of another size" in n)
+    assert "raised ValueError" in note and "StudentCodeError" not in note
+
+
+# --------------------------------------------------------------------------- 3. the grader's reproduce line
+
+
+def test_grader_message_gives_a_command_that_reproduces_the_failure(tmp_path):
+    """The line the grader shows is a real `gradcheck check file.py::NAME` that FAILs the same bug."""
+    from gradcheck.grading import checks
+    from gradcheck.sandbox import Sandbox
+
+    sub = ASSIGN / "mutants" / "transposed_dW"
+    init = {"in_features": 5, "out_features": 3}
+    with Sandbox(files={"layers.py": str(sub / "layers.py")}, timeout=60) as sb:
+        layer = sb.load_layer("layers.py", "Linear", init, seed=0)
+        layer.init_kwargs = init  # what the grading plugin's student.layer sets
+        X = np.random.default_rng(0).standard_normal((8, 5))
+        verdict = checks.layer_gradients(layer, X, mp.Linear(5, 3, rng=0), seed=0)
+    assert not verdict.passed
+    line = next(n for n in verdict.notes if "gradcheck check" in n)
+    cmd = line.split("`")[1]
+    assert cmd == "gradcheck check layers.py::Linear --init '{\"in_features\": 5, \"out_features\": 3}' --input-shape 8,5"
+    script = Path(sys.executable).parent / shlex.split(cmd)[0]
+    p = subprocess.run([str(script), *shlex.split(cmd)[1:]], cwd=sub, capture_output=True, text=True, timeout=600,
+                       env={**os.environ, "MPLBACKEND": "Agg"})
+    assert p.returncode == 1, p.stdout + p.stderr
+    assert "dW is transposed" in " ".join(p.stdout.split())
+
+
+def test_grading_results_tell_the_student_how_to_reproduce(tmp_path):
+    """Through the plugin: the Gradescope output of a failing test holds the command with its --init."""
+    sub = tmp_path / "sub"
+    sub.mkdir()
+    (sub / "layers.py").write_text((ASSIGN / "mutants" / "db_mean" / "layers.py").read_text())
+    p = subprocess.run([sys.executable, "-m", "gradcheck", "grade", str(sub), "--tests", str(ASSIGN / "tests"),
+                        "--out", str(tmp_path / "out")], cwd=ROOT, capture_output=True, text=True, timeout=900,
+                       env={**os.environ, "MPLBACKEND": "Agg"})
+    assert p.returncode == 0, p.stdout + p.stderr
+    data = json.loads(next((tmp_path / "out").rglob("results.json")).read_text())
+    bad = [t for t in data["tests"] if t["status"] != "passed"]
+    assert bad and all("db is the mean over the batch" in t["output"] for t in bad)
+    assert all("`gradcheck check layers.py::Linear --init '{\"in_features\": " in t["output"] for t in bad), bad
+
+
+def test_cs231n_grading_reproduce_line_has_one_shape_per_array_and_fails_the_same_bug(tmp_path):
+    """A CS231n pair graded with x, w, b: the line gives '4,2,3;6,5;5' and, run, FAILs the mutant."""
+    src = ROOT / "assignments" / "cs231n_layers"
+    sub = tmp_path / "sub"
+    sub.mkdir()
+    (sub / "layers.py").write_text((src / "mutants" / "affine_dw_transposed" / "layers.py").read_text())
+    p = subprocess.run([sys.executable, "-m", "gradcheck", "grade", str(sub), "--tests", str(src / "tests"),
+                        "--out", str(tmp_path / "out")], cwd=ROOT, capture_output=True, text=True, timeout=900,
+                       env={**os.environ, "MPLBACKEND": "Agg"})
+    assert p.returncode == 0, p.stdout + p.stderr
+    data = json.loads(next((tmp_path / "out").rglob("results.json")).read_text())
+    out = next(t["output"] for t in data["tests"] if t["name"].startswith("affine_backward"))
+    cmd = out.split("run: `")[1].split("`")[0]
+    assert cmd == "gradcheck check layers.py::affine --input-shape '4,2,3;6,5;5'", out
+    script = Path(sys.executable).parent / "gradcheck"
+    q = subprocess.run([str(script), *shlex.split(cmd)[1:]], cwd=sub, capture_output=True, text=True, timeout=600,
+                       env={**os.environ, "MPLBACKEND": "Agg"})
+    assert q.returncode == 1 and "FAIL" in q.stdout, q.stdout + q.stderr
