@@ -3,6 +3,8 @@
 #   make test   -- the whole test suite (unit, property, lessons, notebooks, CLI)
 #   make notebooks -- open the coursework in Jupyter with the project's kernel
 #   make bench  -- the benchmark scripts (tape vs manual, layers, checker, grading)
+#   make site   -- the course site into site/ (lessons, executed notebooks, API reference);
+#                  make site-serve serves it, make site-test checks it in headless Chromium
 #   make bench-peers -- benchmarks/train_step.py with torch eager, HIPS autograd and jax.jit
 #                  beside plain numpy, installed into their own environment (.venv-peers),
 #                  so the test venv stays free of them
@@ -11,7 +13,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test bench bench-peers notebooks lint clean venv
+.PHONY: demo test bench bench-peers notebooks lint clean venv site site-serve site-test
 
 venv: $(STAMP)
 
@@ -49,6 +51,34 @@ $(PEERS_STAMP): pyproject.toml
 bench-peers: $(PEERS_STAMP)
 	$(PEERS_VENV)/bin/python benchmarks/train_step.py
 
+# The course site (docs/site.md): MkDocs + Material + mkdocs-jupyter + mkdocstrings, the
+# `site` extra, and MathJax from npm (docs/site/package-lock.json), served from site/.
+# A stamp of its own, so `make test` installs none of it.
+SITE_STAMP := $(VENV)/.site-installed
+$(SITE_STAMP): $(STAMP) pyproject.toml docs/site/package.json docs/site/package-lock.json
+	$(BIN)/python -m pip install --quiet -e ".[site]"
+	npm ci --prefix docs/site --no-audit --no-fund --loglevel=error
+	@touch $(SITE_STAMP)
+
+# (NO_MKDOCS_2_WARNING: Material prints a banner about MkDocs 2 on every build otherwise)
+# builds once: every notebook is executed by mkdocs-jupyter (a failing cell fails the build)
+site: $(SITE_STAMP)
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict
+
+# http://127.0.0.1:8000, rebuilt on change (the whole site, notebooks included: --dirty
+# would warn, and the build is strict)
+site-serve: $(SITE_STAMP)
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs serve
+
+# Debian's chromium when missing (CI runs as root); the browser test opens
+# every page of the built site/ (docs/site/test_site.py), screenshots to site-screenshots/
+CHROMIUM := /usr/bin/chromium
+$(CHROMIUM):
+	apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium
+
+site-test: site $(CHROMIUM)
+	$(BIN)/python -m pytest -p no:cacheprovider -q -o addopts="" docs/site/test_site.py
+
 notebooks: $(STAMP)
 	$(BIN)/jupyter notebook notebooks/
 
@@ -56,4 +86,4 @@ lint: $(STAMP)
 	$(BIN)/ruff check .
 
 clean:
-	rm -rf $(VENV) $(PEERS_VENV) demo-output .pytest_cache .hypothesis
+	rm -rf $(VENV) $(PEERS_VENV) demo-output .pytest_cache .hypothesis site site-screenshots docs/site/node_modules

@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from manualprop._validation import (
+    Where,
     check_array,
     check_class_targets,
     check_option,
@@ -38,8 +39,9 @@ class Loss:
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self._repr_args()})"
 
-    def _where(self) -> str:
-        return f"autoprop.losses.{self!r}"
+    def _where(self) -> Where:
+        """``"autoprop.losses.<repr>"``, built only when a message is written."""
+        return Where(self, "", "autoprop.losses.")
 
     def _pred(self, y_pred, **spec):  # spec: check_array's shape=, masked=
         value = y_pred._value if isinstance(y_pred, Tensor) else y_pred

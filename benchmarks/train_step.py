@@ -11,6 +11,7 @@ layer objects. Usage::
     python benchmarks/train_step.py                  # the table, the CNN/LSTM and memory lines
     python benchmarks/train_step.py --repeats 2000
     python benchmarks/train_step.py --profile        # also the cProfile breakdown of one step
+    python benchmarks/train_step.py --peers torch,autograd   # peers without jax
 
 Peers (torch eager, HIPS autograd, jax.jit) are optional: ``make bench-peers`` installs
 them into their own environment (``.venv-peers``) and runs this script there; without
@@ -48,7 +49,7 @@ LR = 0.05
 AGREE = 1e-10
 SIZES = (((64, 256, 10), 64, 1.10, 1.10), ((64, 32, 10), 16, 1.5, 2.5))  # sizes, batch, manual, auto
 NESTED_TARGET = 1.3  # autoprop / manualprop on the CNN and the LSTM step
-MEMORY_TARGET = 1.2  # tape bytes / manualprop cache bytes
+MEMORY_TARGET = 1.2  # tape bytes (parameters not counted) / manualprop cache bytes
 
 
 # ---------------------------------------------------------------------------- data and weights
@@ -282,8 +283,10 @@ def check_agrees(engine, reference_weights, reference_loss):
     return diff
 
 
-def mlp_table(repeats):
-    """One block per size: every engine's median and ratio to plain numpy, ok/MISS."""
+def mlp_table(repeats, peers=None):
+    """One block per size: every engine's median and ratio to plain numpy, ok/MISS.
+
+    ``peers``: the module names of the peers to run (default: every importable one)."""
     verdicts = []
     for sizes, batch, manual_target, auto_target in SIZES:
         X, y = digits_batch(batch)
@@ -295,6 +298,8 @@ def mlp_table(repeats):
         for cls in (PlainNumpy, Manualprop, Autoprop):
             engines.append(cls(w0, X, y))
         for cls, module in PEERS:
+            if peers is not None and module not in peers:
+                continue
             if _importable(module):
                 engines.append(cls(w0, X, y))
             else:
@@ -331,12 +336,15 @@ def mlp_table(repeats):
 
 # ---------------------------------------------------------------------------- CNN and LSTM
 def _saved_bytes_manual(objs):
-    """Bytes of the ndarrays in the ``cache`` of every layer and loss (each array counted once)."""
+    """Bytes of the ndarrays in the ``cache`` of every layer and loss: each block of memory
+    counted once, a view as the array it views (as ``tape.summary()`` counts)."""
     seen, total = set(), 0
 
     def visit(v):
         nonlocal total
         if isinstance(v, np.ndarray):
+            while isinstance(v.base, np.ndarray):
+                v = v.base
             if id(v) not in seen:
                 seen.add(id(v))
                 total += v.nbytes
@@ -353,8 +361,12 @@ def _saved_bytes_manual(objs):
 
 
 def _saved_bytes_tape(tape):
-    m = re.search(r"\((\d+) bytes\)", tape.summary())
-    return int(m.group(1))
+    """Bytes the tape keeps for backward (``tape.summary()``: each block of memory once, a
+    view as the array it views) minus the current values of Variables: the parameters,
+    which manualprop's caches do not hold either (its layers read ``params`` in backward)."""
+    m = re.search(r"\((\d+) bytes\), of which .* \((\d+) bytes\) current values of Variables",
+                  tape.summary())
+    return int(m.group(1)) - int(m.group(2))
 
 
 def nested_rows(repeats):
@@ -363,14 +375,15 @@ def nested_rows(repeats):
 
     verdicts = []
     print(f"\nautoprop / manualprop (target <= {NESTED_TARGET}); saved bytes tape / manual caches "
-          f"(target <= {MEMORY_TARGET})")
+          f"(target <= {MEMORY_TARGET}; neither counts the parameters)")
     print(f"  {'network':<36}{'manual (us)':>12}{'tape (us)':>11}{'ratio':>7}  "
           f"{'manual B':>9}{'tape B':>9}{'bytes':>7}")
     X, y = digits_batch(32)
     rows = []
     # the MLP of the table (memory only: its time ratio is above)
     w0 = initial_weights((64, 32, 10))
-    rows.append(("MLP 64-32-10, B16", Manualprop(w0, X[:16], y[:16]), Autoprop(w0, X[:16], y[:16]), False))
+    X16, y16 = X[:16].copy(), y[:16].copy()  # owned arrays: a view would count as all of X
+    rows.append(("MLP 64-32-10, B16", Manualprop(w0, X16, y16), Autoprop(w0, X16, y16), False))
 
     config = TrainConfig(model="cnn")
     manual, tape_model = _models(config)
@@ -588,10 +601,17 @@ def main(argv=None):
     parser.add_argument("--repeats", type=int, default=1000)
     parser.add_argument("--profile", action="store_true", help="also print the cProfile breakdown")
     parser.add_argument("--skip-nested", action="store_true", help="only the MLP table")
+    parser.add_argument("--peers", default=None,
+                        help="comma-separated peers to run, of torch,autograd,jax (default: every "
+                             "importable one; jax's threads slow every other engine in the process)")
     args = parser.parse_args(argv)
+    peers = None if args.peers is None else {p.strip() for p in args.peers.split(",") if p.strip()}
+    known = {m for _, m in PEERS}
+    if peers is not None and not peers <= known:
+        parser.error(f"--peers: unknown {sorted(peers - known)}; choose from {sorted(known)}")
     with threadpool_limits(limits=1, user_api="blas"):
         print(f"BLAS: {blas_kernel()}; float64; SGD lr {LR}; medians of {args.repeats} interleaved steps")
-        verdicts = mlp_table(args.repeats)
+        verdicts = mlp_table(args.repeats, peers)
         if not args.skip_nested:
             verdicts += nested_rows(args.repeats)
         if args.profile:

@@ -660,13 +660,16 @@ OPS = {name[3:]: fn for name, fn in vars(Child).items() if name.startswith("op_"
 
 
 def _reader(fd):
+    buf = bytearray()  # what the pipe gave beyond the bytes asked for: the start of the next read
+
     def read(n):
-        buf = bytearray()
         while len(buf) < n:
-            if not (b := os.read(fd, min(n - len(buf), 1 << 20))):
+            if not (b := os.read(fd, min(max(n - len(buf), 1 << 16), 1 << 20))):
                 raise EOFError
-            buf += b
-        return bytes(buf)
+            buf.extend(b)
+        out = bytes(buf[:n])
+        del buf[:n]
+        return out
     return read
 
 

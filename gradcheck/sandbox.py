@@ -293,7 +293,7 @@ class Sandbox:
         self.notes: list[str] = []
         self._student_ran, self._step, self._steps = False, None, {}  # the step of a load the child reported
         self._slot = self._root_dir = self._libdir = self._proc = self._dead = None
-        self._dead_reason, self._out, self._out_total = "", bytearray(), 0
+        self._dead_reason, self._out, self._out_total, self._rbuf = "", bytearray(), 0, bytearray()
         self.workdir = tempfile.mkdtemp(prefix="gradcheck-sandbox-")
         if isolation == "namespaces":  # private parent (0700), a readable submission folder bound read-only
             self._root_dir, self.workdir = self.workdir, os.path.join(self.workdir, "submission")
@@ -369,8 +369,8 @@ class Sandbox:
         for fd in (p2c_r, c2p_w, out_w):
             os.close(fd)
         self._w, self._r, self._o, self._started = p2c_w, c2p_r, out_r, time.monotonic()
-        os.set_blocking(self._r, False)
-        os.set_blocking(self._o, False)
+        for fd in (self._w, self._r, self._o):
+            os.set_blocking(fd, False)
         self._await_ready()
 
     def _limits(self) -> list[tuple[int, int, int]]:
@@ -458,11 +458,10 @@ class Sandbox:
     def _send(self, data: bytes, deadline: float, what: str) -> None:
         data = memoryview(data)
         while data:
-            self._wait(deadline, what, write=True)
             try:
                 data = data[os.write(self._w, data):]
-            except BlockingIOError:
-                continue
+            except BlockingIOError:  # the pipe is full: wait until the child reads (or the time is up)
+                self._wait(deadline, what, write=True)
             except OSError:  # BrokenPipeError
                 self._died(what)
 
@@ -483,17 +482,23 @@ class Sandbox:
                 self._died(what)
 
     def _read_exact(self, n: int, deadline: float, what: str) -> bytes:
-        buf = bytearray()
+        """``n`` bytes of the reply pipe; what else is already there is kept for the next read (one
+        select and one read serve a whole small reply)."""
+        buf = self._rbuf
         while len(buf) < n:
-            self._wait(deadline, what)
             try:
-                chunk = os.read(self._r, min(n - len(buf), 1 << 20))
+                chunk = os.read(self._r, min(max(n - len(buf), 1 << 16), 1 << 20))
             except BlockingIOError:
+                self._wait(deadline, what)
                 continue
             if not chunk:
                 self._died(what)
             buf += chunk
-        return bytes(buf)
+            if time.monotonic() > min(deadline, self._started + self.session_timeout):
+                self._wait(deadline, what)  # a reply that keeps coming still has its time limit
+        out = bytes(buf[:n])
+        del buf[:n]
+        return out
 
     def _fail(self, msg: str, reason: str) -> None:
         """The sandbox is dead from now on: remember why and raise :class:`SandboxError`."""
@@ -749,10 +754,9 @@ class Sandbox:
         """Stop the child (politely, then by SIGKILL to its process group) and remove the temporary folder."""
         if self._proc is not None:
             if self._proc.poll() is None and not self._dead:
-                try:
+                try:  # the child ends its loop; nothing of it is needed any more, so it is not waited for
                     self._send(wire.frame({"op": "close", "args": {}}), time.monotonic() + 1.0, "close")
-                    self._proc.wait(timeout=1.0)
-                except (SandboxError, subprocess.TimeoutExpired, OSError):
+                except (SandboxError, OSError):
                     pass
             self._kill()
             for fd in (self._w, self._r, self._o):
@@ -876,6 +880,35 @@ class _Remote:
                 reason="policy", output=self._sandbox.output)
         return meta
 
+    def forward_many(self, inputs_list: Sequence[Any], params_list: Sequence[Mapping[str, np.ndarray] | None]
+                     | None = None, *, training: bool = False,
+                     edits_list: Sequence[Sequence[tuple[str, int, float]]] | None = None) -> list[np.ndarray]:
+        """Several forwards in one round trip (for numerical gradients): ``Y`` of each, validated.
+
+        ``inputs_list`` has one entry per forward: an array, a sequence of arrays, or None (the
+        previous inputs again, not sent twice). ``params_list``: parameters per forward (None: the
+        current :attr:`params`; an empty dict keeps the previous values). ``edits_list``: per
+        forward, ``(key, flat_index, value)`` set for that forward only (a parameter scan sends one
+        number per perturbation). A loss's forwards take ``(y_true, y_pred)`` and no ``training``. Raises :class:`SandboxError` when a forward raised (its index is
+        named) or the child died or timed out.
+        """
+        if inputs_list and inputs_list[0] is None:
+            raise UsageError("the first entry of inputs_list cannot be None (nothing to repeat).")
+        batches = [None if x is None else _inputs([x] if isinstance(x, np.ndarray) else list(x)) for x in inputs_list]
+        plist = list(params_list) if params_list is not None else [None] * len(batches)
+        edits = [[[str(k), int(i), float(v)] for k, i, v in e] for e in edits_list] if edits_list else None
+        for name, given in (("params_list", plist), ("edits_list", edits)):
+            if given is not None and len(given) != len(batches):
+                raise UsageError(f"{name} has {len(given)} entries for {len(batches)} inputs.")
+        call = self._call_text(batches[0], training) if batches else "forward()"
+        meta = self._call("forward_many", f"forward_many ({len(batches)} forwards)",
+                          {"batches": batches, "params_list": [dict(self.params if p is None else p) for p in plist],
+                           "training": training, "edits": edits}, "Expected forward to return the output array.",
+                          lambda m: f"{self.class_name}.{call} (forward {m.get('index', '?')} of {len(batches)})")
+        loss = isinstance(self, RemoteLoss)
+        return [_value_to_array(v, owner=self.class_name, tensor="L" if loss else "Y", produced_by=call, allow_scalar=loss)
+                for v in meta.get("values", [])]
+
 
 def _names(names: Sequence[str], n: int) -> list[str]:
     return list(names) if len(names) >= n else ["X"] if n == 1 else [f"X{i}" for i in range(n)]
@@ -945,33 +978,6 @@ class RemoteLayer(_Remote):
                 "Compute into a new array instead, e.g. np.maximum(X, 0) rather than X[X < 0] = 0."))
         return _value_to_array(meta.get("value"), owner=self.class_name, tensor="Y", produced_by=call)
 
-    def forward_many(self, inputs_list: Sequence[Any], params_list: Sequence[Mapping[str, np.ndarray] | None]
-                     | None = None, *, training: bool = False,
-                     edits_list: Sequence[Sequence[tuple[str, int, float]]] | None = None) -> list[np.ndarray]:
-        """Several forwards in one round trip (for numerical gradients): ``Y`` of each, validated.
-
-        ``inputs_list`` has one entry per forward: an array, a sequence of arrays, or None (the
-        previous inputs again, not sent twice). ``params_list``: parameters per forward (None: the
-        current :attr:`params`; an empty dict keeps the previous values). ``edits_list``: per
-        forward, ``(key, flat_index, value)`` set for that forward only (a parameter scan sends one
-        number per perturbation). Raises :class:`SandboxError` when a forward raised (its index is
-        named) or the child died or timed out.
-        """
-        if inputs_list and inputs_list[0] is None:
-            raise UsageError("the first entry of inputs_list cannot be None (nothing to repeat).")
-        batches = [None if x is None else _inputs([x] if isinstance(x, np.ndarray) else list(x)) for x in inputs_list]
-        plist = list(params_list) if params_list is not None else [None] * len(batches)
-        edits = [[[str(k), int(i), float(v)] for k, i, v in e] for e in edits_list] if edits_list else None
-        for name, given in (("params_list", plist), ("edits_list", edits)):
-            if given is not None and len(given) != len(batches):
-                raise UsageError(f"{name} has {len(given)} entries for {len(batches)} inputs.")
-        call = self._call_text(batches[0], training) if batches else "forward()"
-        meta = self._call("forward_many", f"forward_many ({len(batches)} forwards)",
-                          {"batches": batches, "params_list": [dict(self.params if p is None else p) for p in plist],
-                           "training": training, "edits": edits}, "Expected forward to return the output array.",
-                          lambda m: f"{self.class_name}.{call} (forward {m.get('index', '?')} of {len(batches)})")
-        return [_value_to_array(v, owner=self.class_name, tensor="Y", produced_by=call) for v in meta.get("values", [])]
-
     def backward(self, dY: np.ndarray) -> Any:
         """The student's ``backward(dY)``: fills :attr:`grads`, returns dX (an ndarray, a tuple or None).
         Raises SandboxError (it raised, the child died or timed out, the staff policy) or
@@ -1016,10 +1022,19 @@ class _NotADict:
 class RemoteLoss(_Remote):
     """Parent-side proxy of a loss in a :class:`Sandbox` (``forward(y_true, y_pred)``, ``backward()``)."""
 
+    def _call_text(self, inputs: Sequence[np.ndarray], training: bool | None = None) -> str:  # noqa: ARG002
+        return f"forward(y_true, y_pred) with y_pred of shape {fmt_shape(np.shape(inputs[-1]))}"
+
+    def forward_many(self, inputs_list: Sequence[Any], params_list: Sequence[Mapping[str, np.ndarray] | None]
+                     | None = None, *, training: bool | None = None,  # noqa: ARG002 - a loss has no training mode
+                     edits_list: Sequence[Sequence[tuple[str, int, float]]] | None = None) -> list[np.ndarray]:
+        """Several ``forward(y_true, y_pred)`` in one round trip (numerical gradients): each value, validated."""
+        return super().forward_many(inputs_list, params_list, training=None, edits_list=edits_list)
+
     def forward(self, y_true: Any, y_pred: Any) -> float:
         """The student's loss value (a float, validated); SandboxError, GradientShapeError as in backward."""
         yt, yp = np.asarray(y_true), np.asarray(y_pred)
-        call = f"forward(y_true, y_pred) with y_pred of shape {fmt_shape(yp.shape)}"
+        call = self._call_text([yp])
         meta = self._call("forward", call, {"inputs": [yt, yp], "params": {}, "training": None},
                           "Expected forward to return the loss as a float.")
         arr = _value_to_array(meta.get("value"), owner=self.class_name, tensor="L", produced_by=call,

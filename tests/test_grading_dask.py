@@ -152,17 +152,22 @@ def test_a_failed_task_is_a_grader_error_that_a_resumed_batch_regrades(graded, t
     assert _load_done(tmp_path / "broken" / "results.json", key) is None
 
 
-def _grading_children(subs: Path) -> list[int]:
-    """Pids of the grading pytest processes (on the workers) of the submissions in ``subs``."""
-    pids = []
+def _grading_children(subs: Path, workers: set[int]) -> list[int]:
+    """Pids of the grading pytest processes (on the workers) of the submissions in ``subs``: a ``python -m
+    pytest`` naming one, or a child forked by the zygote (gradcheck.grading.zygote) of a worker in ``workers``."""
+    procs = {}
     for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit():
+            continue
         try:
             cmd = (proc / "cmdline").read_bytes().split(b"\0")
-        except OSError:
+            ppid = int(next(ln for ln in (proc / "status").read_text().splitlines() if ln.startswith("PPid:")).split()[1])
+        except (OSError, ValueError, StopIteration):
             continue
-        if b"--grading-submission" in cmd and any(c.startswith(bytes(subs) + b"/") for c in cmd):
-            pids.append(int(proc.name))
-    return pids
+        procs[int(proc.name)] = (cmd, ppid)
+    zygotes = {pid for pid, (cmd, ppid) in procs.items() if ppid in workers and any(b"gradcheck zygote" in c for c in cmd)}
+    return [pid for pid, (cmd, ppid) in procs.items() if ppid in zygotes or (
+        b"--grading-submission" in cmd and any(c.startswith(bytes(subs) + b"/") for c in cmd))]
 
 
 def test_ctrl_c_stops_the_running_tasks_on_their_workers(graded, tmp_path):
@@ -177,13 +182,14 @@ def test_ctrl_c_stops_the_running_tasks_on_their_workers(graded, tmp_path):
         deadline = time.monotonic() + 60
         while sum(map(len, pool.client.processing().values())) < 2 and time.monotonic() < deadline:
             time.sleep(0.2)
-        while len(_grading_children(subs)) < 2 and time.monotonic() < deadline:
+        workers = set(pool.client.run(os.getpid).values())
+        while len(_grading_children(subs, workers)) < 2 and time.monotonic() < deadline:
             time.sleep(0.2)  # the pytest children start (seconds on a loaded machine)
-        assert len(_grading_children(subs)) == 2
+        assert len(_grading_children(subs, workers)) == 2
         time.sleep(1)  # and reach the hanging import in their sandboxes
         t0 = time.monotonic()
         pool.stop(futs)
-        while _grading_children(subs) and time.monotonic() - t0 < 60:
+        while _grading_children(subs, workers) and time.monotonic() - t0 < 60:
             time.sleep(0.2)
         waited = time.monotonic() - t0
     finally:

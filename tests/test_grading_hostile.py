@@ -24,7 +24,7 @@ from pathlib import Path
 import pytest
 
 from gradcheck.errors import UsageError
-from gradcheck.grading.runner import display_name, grade_batch, grade_submission, result_folder
+from gradcheck.grading.runner import display_name, grade_batch, grade_submission, result_folders
 from gradcheck.isolation import support
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -151,7 +151,7 @@ def batch(tmp_path_factory):
 
 
 def results(b, name):
-    return json.loads((result_folder(b["out"], name) / "results.json").read_text())
+    return json.loads(Path(b["res"][name].results_path).read_text())
 
 
 def failures(b, name):
@@ -178,7 +178,7 @@ def test_attack_gets_the_deserved_score_and_leaks_nothing(batch, name):
     deserved, needle = OWN_SCORE.get(name, (batch["res"][control].score, ""))
     assert r.status == "graded" and r.score == pytest.approx(deserved, abs=1e-3), (r.score, failures(batch, name))
     assert needle in failures(batch, name)
-    text = (result_folder(batch["out"], name) / "results.json").read_text()
+    text = Path(batch["res"][name].results_path).read_text()
     assert "PWNED" not in text and "canary-7f3a" not in text and "root:x:0" not in text
     data = json.loads(text)
     assert data["extra_data"]["isolation"] == support()[0] and data["extra_data"]["complete"] is True
@@ -234,6 +234,18 @@ def test_folders_named_like_batch_files_keep_them_apart(batch):
     assert (out / "gradebook.csv").is_file() and (out / "grading.json").is_file() and (out / "scores.png").is_file()
     assert results(batch, "gradebook.csv")["extra_data"]["submission"] == "gradebook.csv"
     assert (out / "gradebook.csv~" / "results.json").is_file() and (out / "results.json" / "results.json").is_file()
+
+
+def test_names_that_differ_only_in_case_or_accents_get_folders_that_never_fold_together(batch):
+    """On a case-insensitive or normalising disk (macOS, Windows) Alice/alice and the two cafés would share a
+    folder: each keeps a folder of its own there too, and the summary says where."""
+    folders = {n: Path(s.results_path).parent for n, s in batch["res"].items()}
+    assert folders == result_folders(batch["out"], list(folders))
+    folded = [unicodedata.normalize("NFC", p.name).casefold() for p in folders.values()]
+    assert len(set(folded)) == len(folded)
+    assert folders["Alice"].name == "Alice" and folders["alice"].name.startswith("alice~")
+    assert results(batch, "alice")["extra_data"]["submission"] == "alice" and batch["res"]["alice"].score < TOTAL
+    assert f"note: alice's results are in {folders['alice'].name}/" in batch["batch"].summary()
 
 
 def test_links_in_a_submission_are_refused_with_a_message(batch):

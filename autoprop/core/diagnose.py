@@ -235,8 +235,22 @@ def _fmt_bytes(n):
         n /= 1024.0
 
 
+def _owner(v):
+    """The array that owns the memory of ``v``: ``v`` itself, or the base of a view."""
+    while isinstance(v.base, np.ndarray):
+        v = v.base
+    return v
+
+
 def summary(tape):
-    """The table that ``print(tape)`` shows (see :meth:`GradientTape.summary`)."""
+    """The table that ``print(tape)`` shows (see :meth:`GradientTape.summary`).
+
+    Bytes are counted per block of memory the records keep alive, each once: a view
+    (``W.T``, a reshape, a slice) counts as the array it views, which it keeps alive
+    whole. The total also says how much of it is the current value of a Variable
+    (parameters, held by the model anyway; they become extra memory only when an
+    optimizer replaces them while the tape lives).
+    """
     state = "recording" if tape._recording else ("used, released" if tape._used else "stopped")
     lines = [
         f"GradientTape(persistent={tape._persistent}, "
@@ -247,28 +261,37 @@ def summary(tape):
     lines.append(f"{'#':>4}  {'op':<{w}}{'inputs':<34}{'output':<16}{'saved':>10}")
     seen = set()
     total = 0
+    variables = {id(_owner(a._value)) for node in tape._nodes for a in node.args
+                 if isinstance(a, Variable)}
+    in_variables = 0
     for pos, node in enumerate(tape._nodes):
         ins = []
         saved = 0
+        arrays = []
         for i, (a, v) in enumerate(zip(node.args, node.vals)):
             if isinstance(a, Tensor) or isinstance(v, np.ndarray):
                 ins.append(str(tuple(np.shape(v))) + ("*" if i in node.parents else ""))
             else:
                 ins.append(repr(v) if np.isscalar(v) else type(v).__name__)
-            if isinstance(v, np.ndarray) and id(v) not in seen:
-                seen.add(id(v))
-                saved += v.nbytes
+            if isinstance(v, np.ndarray):
+                arrays.append(v)
         ov = node.out._value
-        if id(ov) not in seen:
-            seen.add(id(ov))
-            saved += ov.nbytes
+        arrays.append(ov)
+        for v in arrays:
+            o = _owner(v)
+            if id(o) not in seen:
+                seen.add(id(o))
+                saved += o.nbytes
+                if id(o) in variables:
+                    in_variables += o.nbytes
         total += saved
         lines.append(
             f"{pos:>4}  {node.prim.name:<{w}}{' '.join(ins):<34}{str(ov.shape):<16}"
             f"{_fmt_bytes(saved):>10}"
         )
-    lines.append(f"total saved for backward: {_fmt_bytes(total)} ({total} bytes); "
-                 "* = input the tape tracks (gets a VJP)")
+    lines.append(f"total saved for backward: {_fmt_bytes(total)} ({total} bytes), of which "
+                 f"{_fmt_bytes(in_variables)} ({in_variables} bytes) current values of Variables; "
+                 "a view counts as the array it views; * = input the tape tracks (gets a VJP)")
     return "\n".join(lines)
 
 

@@ -65,11 +65,14 @@ class Primitive:
         The numpy functions and ufuncs that dispatch to this primitive.
     methods : tuple of str
         The :class:`~autoprop.Tensor` methods (and operators) that call it.
+    source : str or callable, optional
+        The forward as numpy source (``"{a} @ {b}"``; :mod:`autoprop.core.source`), for
+        ``tape.backward_source``; None for a numpy/scipy ufunc: ``np.<name>(...)``.
     """
 
-    __slots__ = ("name", "fwd", "vjps", "doc", "jvps", "numpy", "methods")
+    __slots__ = ("name", "fwd", "vjps", "doc", "jvps", "numpy", "methods", "source")
 
-    def __init__(self, name, fwd, vjps, doc, jvps=None, numpy=(), methods=()):
+    def __init__(self, name, fwd, vjps, doc, jvps=None, numpy=(), methods=(), source=None):
         self.name = name
         self.fwd = fwd
         self.vjps = vjps
@@ -77,6 +80,7 @@ class Primitive:
         self.jvps = jvps
         self.numpy = tuple(numpy)
         self.methods = tuple(methods)
+        self.source = source
 
     def __call__(self, *args, **kwargs):
         return apply(self, args, kwargs)
@@ -152,7 +156,7 @@ def _tuple(rules):
 
 
 def defprim(name, fwd, *vjps, jacobian="", vjp="", shapes="", kinks="none (smooth)", jvp=None,
-            numpy=(), np_call=None, methods=()):
+            numpy=(), np_call=None, methods=(), source=None):
     """Register a primitive with one VJP (and JVP) per positional argument; return it.
 
     Parameters
@@ -171,10 +175,12 @@ def defprim(name, fwd, *vjps, jacobian="", vjp="", shapes="", kinks="none (smoot
         ``(numpy function, adaptor)`` pair.
     methods : tuple of str
         Tensor methods and operators that call the primitive (documentation, tested).
+    source : str or callable, optional
+        The forward as numpy source text (:class:`Primitive`; ``tape.backward_source``).
     """
     vjps = vjps[0] if len(vjps) == 1 and isinstance(vjps[0], _Variadic) else tuple(vjps)
     doc = {"jacobian": jacobian, "vjp": vjp, "shapes": shapes, "kinks": kinks}
-    return _add(Primitive(name, fwd, vjps, doc, _tuple(jvp), numpy, methods), np_call)
+    return _add(Primitive(name, fwd, vjps, doc, _tuple(jvp), numpy, methods, source), np_call)
 
 
 def defnondiff(name, fwd, why, numpy=(), np_call=None, methods=()):

@@ -113,7 +113,7 @@ def apply(prim, args, kwargs):
     """
     vals = [a._value if isinstance(a, Tensor) else np.asarray(a) if type(a) in _SEQ else a
             for a in args]  # Python lists are arrays (``[[1., 2.]] @ w``, as TensorFlow)
-    if kwargs and type(kwargs.get("axis")) is list:  # axis=[0, 1] is axis=(0, 1), as TF
+    if kwargs and "axis" in kwargs and type(kwargs["axis"]) is list:  # axis=[0, 1] is (0, 1), as TF
         kwargs = dict(kwargs, axis=tuple(kwargs["axis"]))
     try:
         arr = prim.fwd(*vals, **kwargs)
@@ -150,7 +150,9 @@ def _record(prim, args, vals, kwargs, out):
     for tape in _RECORDING:
         tracked = tape._tracked
         parents = []
-        for i, a in enumerate(args):
+        i = -1
+        for a in args:
+            i += 1
             if isinstance(a, Tensor) and vjps[i] is not None:
                 if id(a) in tracked:
                     parents.append(i)
@@ -437,7 +439,10 @@ class GradientTape:
                 "the block unless you want higher-order derivatives of this tape.",
                 stacklevel=2,
             )
-        flat_sources, rebuild = _flatten(sources)
+        if type(sources) is list and all(isinstance(x, Tensor) for x in sources):
+            flat_sources, rebuild = sources, list  # model.trainable_variables: no nesting
+        else:
+            flat_sources, rebuild = _flatten(sources)
         results = self._gradient(target, flat_sources, output_gradients, unconnected, trace)
         if not self._persistent:
             for r in results:
@@ -455,7 +460,7 @@ class GradientTape:
                     f"GradientTape.gradient: sources must be Tensors or Variables; got "
                     f"{type(s).__name__}"
                 )
-        targets = _flatten(target)[0]
+        targets = [target] if isinstance(target, Tensor) else _flatten(target)[0]
         for t in targets:
             if t is None or isinstance(t, (str, bytes)):
                 raise TypeError(
@@ -476,6 +481,11 @@ class GradientTape:
         results = []
         for s in flat_sources:
             g = grads.get(id(s))
+            sv = s._value
+            if type(g) is np.ndarray and g.dtype == sv.dtype and g.shape == sv.shape \
+                    and sv.dtype.kind in "fc":
+                results.append(Tensor._wrap(g))  # the usual case: nothing to convert
+                continue
             if g is None or not is_differentiable_dtype(s.dtype):
                 if unconnected == "zero" and is_differentiable_dtype(s.dtype):
                     g = np.zeros(s.shape, s.dtype)
@@ -698,6 +708,71 @@ class GradientTape:
                     pass
 
     # --- seeing the tape -----------------------------------------------------
+    def backward_source(self, target, sources, output_gradients=None, names=None,
+                        unconnected_gradients=UnconnectedGradients.NONE):
+        """The reverse walk of :meth:`gradient` as straight-line numpy code.
+
+        The walk runs once more with its VJPs on Tensors under a second tape, which
+        records the backward pass as primitives; each becomes one numpy expression from
+        its registry record's ``source`` template (:mod:`autoprop.core.source`). The tape
+        is not used up: :meth:`gradient` can follow.
+
+        Parameters
+        ----------
+        target, sources, output_gradients, unconnected_gradients
+            As :meth:`gradient`. With ``unconnected_gradients="none"`` a source that gets
+            no gradient raises (with :meth:`explain`'s reason); ``"zero"`` writes zeros.
+        names : dict of str to Tensor, optional
+            Names for forward tensors. Otherwise names come from the keys of a ``sources``
+            dict, the caller's local variables that hold the tensors, and Variable names;
+            the gradient of ``z`` is ``dz``; other forward values are named after their
+            primitive (``tanh``, ``mm``), backward temporaries ``t``, ``t_2``, ...
+
+        Returns
+        -------
+        BackwardSource
+            ``.code`` (str: imports, one line per operation, shapes as comments),
+            ``.inputs`` (the saved forward values and constants the code reads, by name),
+            ``.outputs`` (the gradient variables, one per source) and ``.run()``, which
+            executes the code and returns the gradients in the structure of ``sources``.
+
+        Raises
+        ------
+        NotImplementedError
+            If the backward pass uses a primitive without a source template (named).
+        ValueError
+            If a source gets no gradient (a non-differentiable operation, named by
+            :meth:`explain`) and ``unconnected_gradients`` is ``"none"``.
+        RuntimeError
+            If the tape is still recording, or is non-persistent and already used.
+
+        Examples
+        --------
+        >>> import numpy as np, autoprop as ap
+        >>> W = ap.Variable([[1.0, 2.0], [3.0, 4.0]], name="W")
+        >>> X = ap.constant([[0.5, -1.0]])
+        >>> with ap.GradientTape() as tape:
+        ...     z = X @ W
+        ...     a = np.tanh(z)
+        ...     loss = np.sum(a * a)
+        >>> src = tape.backward_source(loss, [W])
+        >>> print(src)
+        import numpy as np
+        # inputs: a (1, 2), z (1, 2), X (1, 2)
+        da = a + a  # (1, 2)
+        t = 1.0 / np.cosh(np.clip(z, -710.0, 710.0))  # (1, 2)
+        dz = da * (t * t)  # (1, 2)
+        dW = X.T @ dz  # (2, 2)
+        >>> bool(np.allclose(src.run()[0], tape.gradient(loss, W).numpy(), rtol=1e-12))
+        True
+        """
+        import sys
+
+        from .source import backward_source as _backward_source
+
+        return _backward_source(self, target, sources, output_gradients, names,
+                                unconnected_gradients, sys._getframe(1).f_locals)
+
     def explain(self, target, source):
         """Say why ``source`` gets no gradient from ``target`` (or that it does).
 
@@ -730,7 +805,9 @@ class GradientTape:
         -------
         str
             One line per operation and a total of the bytes the tape holds for the
-            backward pass (each saved array counted once).
+            backward pass: each block of memory counted once (a view such as ``W.T``
+            counts as the array it views), with the part that is the current value of
+            a Variable (parameters, which the model holds anyway) said separately.
         """
         from .diagnose import summary as _summary
 
@@ -829,32 +906,32 @@ def _backward(tape, targets, seeds, sources, trace=None):
         k = id(t)
         grads[k] = v if k not in grads else grads[k] + v
 
-    nodes = list(tape._nodes)  # a snapshot: a recording tape may append while we walk
+    nodes = tape._nodes[:]  # a snapshot: a recording tape may append while we walk
     if trace:
         trace(f"backward walk over {len(nodes)} recorded ops (last first):")
+    get, pop = grads.get, grads.pop
     for pos in range(len(nodes) - 1, -1, -1):
         node = nodes[pos]
         k = id(node.out)
-        g = grads.get(k) if k in keep else grads.pop(k, None)
+        g = get(k) if k in keep else pop(k, None)
         if g is None:
             continue
-        prim = node.prim
+        vjps, args, kwargs = node.prim.vjps, node.args, node.kwargs
         if higher:
-            ins = [a if isinstance(a, Tensor) else v for a, v in zip(node.args, node.vals)]
+            ins = [a if isinstance(a, Tensor) else v for a, v in zip(args, node.vals)]
             ans = node.out
         else:
             ins = node.vals
             ans = node.out._value
         for i in node.parents:
-            gi = prim.vjps[i](g, ans, *ins, **node.kwargs)
+            gi = vjps[i](g, ans, *ins, **kwargs)
             if trace:
                 trace(
-                    f"  #{pos:<4d} {prim.name:<14s} vjp[{i}]: g {tuple(np.shape(g))} -> "
+                    f"  #{pos:<4d} {node.prim.name:<14s} vjp[{i}]: g {tuple(np.shape(g))} -> "
                     f"d(arg {i}) {tuple(np.shape(gi))}"
                 )
-            a = node.args[i]
-            ka = id(a)
-            prev = grads.get(ka)
+            ka = id(args[i])
+            prev = get(ka)
             grads[ka] = gi if prev is None else prev + gi
     return grads
 

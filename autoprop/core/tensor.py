@@ -438,7 +438,11 @@ class Variable(Tensor):
 
     def assign_sub(self, delta):
         """``self = self - delta`` (not recorded by tapes, as in TensorFlow)."""
-        self._value = np.asarray(self._value - self._check_new(delta, "assign_sub", copy=False))
+        v = self._value
+        if type(delta) is np.ndarray and delta.ndim and delta.dtype == v.dtype and delta.shape == v.shape:
+            self._value = v - delta  # an optimizer's update: nothing to convert or check
+            return self
+        self._value = np.asarray(v - self._check_new(delta, "assign_sub", copy=False))
         return self
 
     def _refuse_inplace(self, op, fix):  # RuntimeError, as tf.Variable

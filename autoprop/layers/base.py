@@ -6,7 +6,7 @@ import inspect
 
 import numpy as np
 
-from manualprop._validation import check_array
+from manualprop._validation import Where, check_array
 from manualprop.training import accuracy, compile_args, fit_loop
 
 from ..core.tape import GradientTape
@@ -81,7 +81,7 @@ class Layer:
     def _input(self, x, **spec):
         """Check ``x`` (one place: manualprop's validation) and return it as a Tensor."""
         value = x._value if isinstance(x, Tensor) else x
-        check_array(value, f"autoprop.layers.{self!r}.__call__", "x", **spec)
+        check_array(value, Where(self, "__call__", "autoprop.layers."), "x", **spec)
         return x if isinstance(x, Tensor) else Tensor(x)
 
 

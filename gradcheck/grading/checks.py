@@ -129,11 +129,6 @@ class Verdict:
         lines += [f"\n{n}" for n in self.notes]
         return "\n".join(lines)
 
-    def raise_if_failed(self) -> None:
-        """Raise :class:`GradingFailure` (with the earned fraction) when a part failed."""
-        if not self.passed:
-            raise GradingFailure(self.markdown(), self.fraction)
-
 
 def away_from_kinks(x: np.ndarray, margin: float = 0.05, kinks: Sequence[float] = (0.0,)) -> np.ndarray:
     """Move every entry of ``x`` at least ``margin`` away from each kink (ReLU's 0).
@@ -403,10 +398,7 @@ def layer_gradients(layer: Any, X: np.ndarray, reference: Any, *, parts: Mapping
                    expected_why="the reference output's shape")
     ret = layer.backward(G.copy())
     if len(xs) > 1 and not (isinstance(ret, (tuple, list)) and len(ret) == len(xs)):
-        what = (f"a {type(ret).__name__} of length {len(ret)}" if isinstance(ret, (tuple, list)) else
-                "None" if ret is None else f"one {type(ret).__name__}")
-        return _fail_all(weights, f"backward(dY) returned {what}; expected a tuple of {len(xs)} gradients "
-                                  f"({', '.join(d_in)}), one per input of forward, in order.")
+        return _fail_all(weights, _not_one_per_input(ret, d_in))
     grads = getattr(layer, "grads", None)
     got: dict[str, Any] = dict(zip(d_in, ret if len(xs) > 1 else [ret]))
     got.update({f"d{k}": grads.get(k, KeyError) if isinstance(grads, Mapping) else KeyError for k in keys})
@@ -415,24 +407,39 @@ def layer_gradients(layer: Any, X: np.ndarray, reference: Any, *, parts: Mapping
     shapes_ok = all(isinstance(got[n], np.ndarray) and got[n].shape == expected[n].shape for n in weights)
     if numerical and shapes_ok and verdict.passed:
         try:
-            res = check_layer(layer, xs if len(xs) > 1 else xs[0], twin=None, config=cfg)
+            _against_numerical(verdict, layer, xs, d_in, cfg, rtol)
         except GradcheckError as exc:
             return _fail_all(weights, f"the numerical check could not run: {exc}")
-        # the check names an input's gradient after the student's forward (d + its argument): by position
-        theirs = [f"d{n}" for n in V.input_names(layer, len(xs))] if len(xs) > 1 else ["dX"]
-        rename = dict(zip(theirs, d_in))
-        by_tensor = {rename.get(r.tensor, r.tensor): r for r in res.records if r.kind == "gradient"}
-        for p in verdict.parts:
-            rec = by_tensor.get(p.name)
-            if rec is not None and not rec.passed:
-                c = rec.comparisons[0]
-                p.passed = False
-                p.message = (f"{p.name} disagrees with central differences: max relative error "
-                             f"{c.max_rel_error:.2e} > {rtol:g} (worst element {p.name}{list(c.worst_index)}: "
-                             f"{c.worst_a:.6g} vs {c.worst_b:.6g}). Is the layer deterministic?")
     if not verdict.passed and (how := reproduce(layer, [x.shape for x in xs], training=True if training else None)):
         verdict.notes.append(how)
     return verdict
+
+
+def _not_one_per_input(ret: Any, d_in: list[str]) -> str:
+    """Why a backward's return value is not one gradient per input (``d_in`` their names)."""
+    what = (f"a {type(ret).__name__} of length {len(ret)}" if isinstance(ret, (tuple, list)) else
+            "None" if ret is None else f"one {type(ret).__name__}")
+    return (f"backward(dY) returned {what}; expected a tuple of {len(d_in)} gradients ({', '.join(d_in)}), one "
+            f"per input of forward, in order.")
+
+
+def _against_numerical(verdict: Verdict, layer: Any, xs: list[np.ndarray], d_in: list[str], cfg: CheckConfig,
+                       rtol: float) -> None:
+    """Fail each part of ``verdict`` whose tensor :func:`gradcheck.check_layer` (manual vs central
+    differences, on the proxy) finds wrong; GradcheckError when the check cannot run."""
+    res = check_layer(layer, xs if len(xs) > 1 else xs[0], twin=None, config=cfg)
+    # the check names an input's gradient after the student's forward (d + its argument): by position
+    theirs = [f"d{n}" for n in V.input_names(layer, len(xs))] if len(xs) > 1 else ["dX"]
+    rename = dict(zip(theirs, d_in))
+    by_tensor = {rename.get(r.tensor, r.tensor): r for r in res.records if r.kind == "gradient"}
+    for p in verdict.parts:
+        rec = by_tensor.get(p.name)
+        if rec is not None and not rec.passed:
+            c = rec.comparisons[0]
+            p.passed = False
+            p.message = (f"{p.name} disagrees with central differences: max relative error "
+                         f"{c.max_rel_error:.2e} > {rtol:g} (worst element {p.name}{list(c.worst_index)}: "
+                         f"{c.worst_a:.6g} vs {c.worst_b:.6g}). Is the layer deterministic?")
 
 
 def _reference_gradients(reference, xs, G, keys, training, d_in) -> dict[str, np.ndarray]:

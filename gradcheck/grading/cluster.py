@@ -267,12 +267,12 @@ class DaskPool:
 
     def submit(self, sub: Path):
         """Write the started placeholder (as a local batch does), then submit the submission's task."""
-        stale = result_folder(self._out, sub.name) / "junit.xml"  # nothing of an earlier run
+        stale = self._folder(sub.name) / "junit.xml"  # nothing of an earlier run
         if stale.is_symlink() or stale.is_file():
             stale.unlink()
         start = placeholder_results("Grading started on a Dask worker but did not finish; if you see this, the "
                                     "batch stopped unexpectedly.", self._options["seed"])
-        _write_json(result_folder(self._out, sub.name) / "results.json", start, self._key)
+        _write_json(self._folder(sub.name) / "results.json", start, self._key)
         fut = self.client.submit(grade_on_worker, str(sub), self._tests, self._options, self._stop.name,
                                  pure=False, retries=0, key=f"gradcheck-{self._batch}-{next(self._count)}")
         self._names[fut.key] = sub.name
@@ -294,10 +294,13 @@ class DaskPool:
         self._kept = [self._store(f) for f in futs if f.key in self._names and f.status == "finished"]
         self.client.cancel([f for f in futs if f.key in self._names], force=True)
 
-    def bind(self, key: bytes, options: dict[str, Any]) -> None:
-        """The batch's signing key and grading options, once the cluster has been reached and checked
-        (so that a usage error leaves the output folder as it was)."""
-        self._key, self._options = key, options
+    def bind(self, key: bytes, options: dict[str, Any], folders: dict[str, Path] | None = None) -> None:
+        """The batch's signing key, grading options and result folders (``runner.result_folders``), once the
+        cluster has been reached and checked (so that a usage error leaves the output folder as it was)."""
+        self._key, self._options, self._folders = key, options, folders or {}
+
+    def _folder(self, name: str) -> Path:
+        return self._folders.get(name) or result_folder(self._out, name)
 
     def close(self) -> None:
         self.client.close()
@@ -305,7 +308,7 @@ class DaskPool:
     def _store(self, fut) -> SubmissionResult:
         """Write the reply of ``fut`` as this batch's result (signed), or a grader error when it failed."""
         name = self._names.pop(fut.key)
-        path = result_folder(self._out, name) / "results.json"
+        path = self._folder(name) / "results.json"
         try:
             reply = fut.result()
             problem = _check_reply(reply, name)

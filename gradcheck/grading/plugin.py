@@ -499,29 +499,18 @@ class Grade:
         """Add a Markdown remark shown with the test's result."""
         self.notes.append(text)
 
-    def layer_forward(self, *args: Any, **kwargs: Any) -> C.Verdict:
-        """:func:`gradcheck.grading.checks.layer_forward`, recorded."""
-        return self.check(C.layer_forward(*args, **kwargs))
 
-    def layer_gradients(self, *args: Any, **kwargs: Any) -> C.Verdict:
-        """:func:`gradcheck.grading.checks.layer_gradients`, recorded (partial credit per tensor)."""
-        return self.check(C.layer_gradients(*args, **kwargs))
+def _recorded(name: str):
+    check = getattr(C, name)
 
-    def loss_value(self, *args: Any, **kwargs: Any) -> C.Verdict:
-        """:func:`gradcheck.grading.checks.loss_value`, recorded."""
-        return self.check(C.loss_value(*args, **kwargs))
+    def method(self: Grade, *args: Any, **kwargs: Any) -> C.Verdict:
+        return self.check(check(*args, **kwargs))
+    method.__name__, method.__doc__ = name, f":func:`gradcheck.grading.checks.{name}`, recorded (partial credit per part)."
+    return method
 
-    def loss_gradient(self, *args: Any, **kwargs: Any) -> C.Verdict:
-        """:func:`gradcheck.grading.checks.loss_gradient`, recorded."""
-        return self.check(C.loss_gradient(*args, **kwargs))
 
-    def backward_repeatable(self, *args: Any, **kwargs: Any) -> C.Verdict:
-        """:func:`gradcheck.grading.checks.backward_repeatable`, recorded."""
-        return self.check(C.backward_repeatable(*args, **kwargs))
-
-    def dtypes(self, *args: Any, **kwargs: Any) -> C.Verdict:
-        """:func:`gradcheck.grading.checks.dtypes`, recorded."""
-        return self.check(C.dtypes(*args, **kwargs))
+for _name in ("layer_forward", "layer_gradients", "loss_value", "loss_gradient", "backward_repeatable", "dtypes"):
+    setattr(Grade, _name, _recorded(_name))
 
 
 _FRACTION = pytest.StashKey[float]()

@@ -1,49 +1,17 @@
 """Grade one submission or a folder of submissions: results.json, JUnit XML, gradebook, histogram.
 
-One submission
---------------
-:func:`grade_submission` first writes a zero-score ``results.json`` (so a crash
-of anything later still leaves a valid, failing result), then runs the
-assignment's grading tests in a **child pytest process**:
-
-* ``PYTEST_DISABLE_PLUGIN_AUTOLOAD=1`` and ``-p gradcheck.grading.plugin``: only
-  our plugin is loaded;
-* ``-c <private empty pytest.ini> --rootdir <tests folder> --confcutdir <tests folder>``
-  and ``-p no:cacheprovider``; the working directory is a private temporary
-  folder and the submission is never on ``sys.path``: the submission's
-  ``conftest.py``, ``pytest.ini`` or ``sitecustomize.py`` are never read;
-* inside it the student's classes run in a :class:`gradcheck.sandbox.Sandbox`, so
-  references, numerical gradients, hidden tests and the verdict stay with the grader;
-* the whole child has a wall-clock limit (``submission_timeout``); on expiry its
-  process group is killed and the result says so.
-
-At the end ``results.json`` is replaced atomically by the plugin's results
-(Gradescope schema) and ``junit.xml`` is written next to it. A failure of the
-grader's own (a file it cannot write, a pytest that crashed) is that
-submission's ``"grader error"`` result, never an exception out of
-:func:`grade_submission`, so a batch's gradebook always has one row per folder
-(:func:`result_folder` keeps a folder named like a batch file apart,
-:func:`display_name` prints a name that is not UTF-8).
-
-A batch
--------
-:func:`grade_batch` grades every sub-folder of a folder in parallel (a thread
-per worker, each driving child processes), with a tqdm progress bar; it is
-resumable (a submission whose ``results.json`` is complete is skipped unless
-``force``; grader errors are regraded) and writes ``gradebook.csv`` and
-``scores.png`` (histogram). Ctrl-C stops it promptly: running children are
-interrupted (then killed), the gradebook of what finished is written and the
-result says ``interrupted``; the same command resumes. The batch loop runs over a
-dispatch: :class:`_LocalPool` here, or with ``scheduler=`` a
-:class:`gradcheck.grading.cluster.DaskPool` (one dask.distributed task per
-submission, graded in its worker's sandbox; the results are written and signed here).
-
-Staff options
--------------
-:func:`check_grading_inputs` validates every staff option (seed, time and memory
-limits, workers, the tests, the submissions and the output folder) before
-anything runs; the CLI, :func:`grade_submission` and :func:`grade_batch` all call
-it and it raises :class:`~gradcheck.errors.UsageError` (exit 2).
+:func:`grade_submission` writes a zero-score ``results.json`` first (a crash later still leaves a
+valid, failing result), runs the assignment's grading tests in a **child pytest process** (only
+our plugin, a private ini and working folder, the submission never on ``sys.path``; in a batch
+forked from a pre-imported :mod:`~gradcheck.grading.zygote`, a new process per submission all
+the same) whose ``student`` fixture runs the student's classes in the namespaces sandbox, and
+replaces ``results.json`` atomically at the end. A failure of the grader's own is that
+submission's ``"grader error"`` result, never an exception, so a batch's gradebook has one row
+per folder. :func:`grade_batch` grades every sub-folder in parallel, over a dispatch
+(:class:`_LocalPool` here, :class:`gradcheck.grading.cluster.DaskPool` with ``scheduler=``); it
+is resumable, signs its results and stops promptly on Ctrl-C. :func:`check_grading_inputs`
+validates every staff option before anything runs (:class:`~gradcheck.errors.UsageError`, exit 2).
+docs/gradescope.md describes the promises and the outputs.
 """
 
 from __future__ import annotations
@@ -57,6 +25,7 @@ import os
 import secrets
 import shutil
 import signal
+import stat
 import subprocess
 import sys
 import tempfile
@@ -73,7 +42,7 @@ from ..errors import UsageError
 __all__ = ["SubmissionResult", "BatchResult", "grade_submission", "grade_batch", "is_single_submission",
            "placeholder_results", "plot_histogram", "write_gradebook", "check_grading_inputs", "check_options",
            "find_grading_tests", "submission_folders", "isolation_level", "MIN_MEMORY_MB", "result_folder",
-           "display_name", "BATCH_FILES"]
+           "display_name", "BATCH_FILES", "result_folders", "submission_digest"]
 
 _INI = "[pytest]\njunit_family = xunit1\n"
 
@@ -109,6 +78,8 @@ class SubmissionResult:
         Score per test name.
     message : str
         For ``"grader error"``: what went wrong.
+    files_sha256 : str
+        Of a ``"skipped"`` result: :func:`submission_digest` of the files when they were graded.
     """
 
     name: str
@@ -119,6 +90,7 @@ class SubmissionResult:
     results_path: str
     tests: dict[str, float] = field(default_factory=dict)
     message: str = ""
+    files_sha256: str = ""
 
 
 @dataclass
@@ -133,6 +105,10 @@ class BatchResult:
     histogram: str | None
     total: int = 0
     interrupted: bool = False
+    #: submissions regraded because their files changed since the saved result of an earlier run
+    changed: list[str] = field(default_factory=list)
+    #: submission -> its results folder's name, where its name folds onto another's (case, normalisation)
+    renamed: dict[str, str] = field(default_factory=dict)
 
     def summary(self) -> str:
         """A few lines: counts, time, throughput, score statistics, file paths."""
@@ -159,6 +135,12 @@ class BatchResult:
                          f"zero: {sum(s.score == 0 for s in self.submissions)}")
         for e in errors:
             lines.append(f"  grader error: {display_name(e.name)}: {display_name(e.message)}")
+        if self.changed:
+            lines.append(f"warning: {len(self.changed)} submission(s) changed since their saved result and were "
+                         f"graded again: {', '.join(display_name(n) for n in self.changed)}")
+        for n, folder in sorted(self.renamed.items()):
+            lines.append(f"note: {display_name(n)}'s results are in {display_name(folder)}/: its name differs from "
+                         f"another submission's only in case or accents (one folder on a case-insensitive disk)")
         lines.append(f"gradebook: {self.gradebook}")
         if self.histogram:
             lines.append(f"histogram: {self.histogram}")
@@ -189,6 +171,61 @@ def result_folder(out: str | os.PathLike, name: str) -> Path:
     submissions share a folder and none is a batch file.
     """
     return Path(out) / (name + "~" if name.rstrip("~").casefold() in BATCH_FILES else name)
+
+
+def result_folders(out: str | os.PathLike, names: Sequence[str]) -> dict[str, Path]:
+    """Where a batch writes each submission's results: :func:`result_folder`, kept apart when names fold together.
+
+    Names that differ only in case or Unicode normalisation (``Alice`` and ``alice``; ``café``
+    composed and decomposed) are two folders here but one on a case-insensitive or normalising
+    file system (macOS, Windows, many shares), where one submission's results would overwrite
+    the other's. The first such name in sorted order keeps its folder; each other gets ``~`` and
+    8 hex digits of its name's SHA-256 (the same in every run of the batch), and the batch's
+    summary says so (:attr:`BatchResult.renamed`).
+    """
+    import hashlib
+    import unicodedata
+
+    def folded(p: Path) -> str:
+        return unicodedata.normalize("NFC", p.name).casefold()
+
+    taken: set[str] = set()
+    folders: dict[str, Path] = {}
+    for n in sorted(names):
+        p = result_folder(out, n)
+        if folded(p) in taken:
+            p = p.with_name(f"{p.name}~{hashlib.sha256(os.fsencode(n)).hexdigest()[:8]}")
+            while folded(p) in taken:
+                p = p.with_name(p.name + "~")
+        taken.add(folded(p))
+        folders[n] = p
+    return folders
+
+
+def submission_digest(path: str | os.PathLike) -> str:
+    """SHA-256 of a submission folder: every entry's relative name and kind, a file's bytes, a link's target
+    text (links are never followed; devices and pipes never opened). Stored with its result
+    (``extra_data.submission_sha256``) so that a resumed batch regrades a submission whose files changed."""
+    import hashlib
+
+    h, base = hashlib.sha256(), os.fspath(path)
+    for dirpath, dirnames, filenames in os.walk(base, followlinks=False):
+        dirnames.sort()
+        for entry in sorted([*dirnames, *filenames]):
+            full = os.path.join(dirpath, entry)
+            st = os.lstat(full)
+            h.update(os.fsencode(os.path.relpath(full, base)) + b"\0" + str(stat.S_IFMT(st.st_mode)).encode())
+            if stat.S_ISLNK(st.st_mode):
+                h.update(os.fsencode(os.readlink(full)))
+            elif stat.S_ISREG(st.st_mode):
+                fd = os.open(full, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+                content = hashlib.sha256()
+                with os.fdopen(fd, "rb") as fh:
+                    while chunk := fh.read(1 << 20):
+                        content.update(chunk)
+                h.update(content.digest())
+            h.update(b"\0")
+    return h.hexdigest()
 
 
 def display_name(name: str) -> str:
@@ -562,6 +599,10 @@ def grade_submission(submission: str | os.PathLike, tests: str | os.PathLike, ou
     t0 = time.monotonic()
     record = {"submission": name, "isolation": level}
     try:
+        record["submission_sha256"] = submission_digest(sub)
+    except OSError:  # unreadable: the grading below reports it; a resumed batch grades it again
+        pass
+    try:
         return _grade(sub, Path(tests).resolve(), results_path, name, record, t0, seed=seed, timeout=timeout,
                       submission_timeout=submission_timeout, memory_mb=memory_mb, stopper=_stopper, key=_key)
     except Exception as exc:  # noqa: BLE001 - the grader's own failure (e.g. --out not writable): one result
@@ -580,7 +621,8 @@ def _grade(sub: Path, tests_p: Path, results_path: Path, name: str, record: dict
                                                   memory_mb=memory_mb, level=record["isolation"])
         if stopper is not None and stopper.event.is_set():
             return SubmissionResult(name, 0.0, 0.0, "interrupted", 0.0, str(results_path))
-        code, log_text, timed_out = _run_child(cmd, Path(tmp) / "cwd", submission_timeout, stopper)
+        code, log_text, timed_out = _run_child(cmd, Path(tmp) / "cwd", submission_timeout, stopper,
+                                               fork=stopper is not None)
         if stopper is not None and stopper.event.is_set() and code not in (0, 1):
             return SubmissionResult(name, 0.0, 0.0, "interrupted", time.monotonic() - t0, str(results_path))
         if junit_tmp.exists():
@@ -630,23 +672,33 @@ def _pytest_command(tmp: Path, sub: Path, tests_p: Path, name: str, *, seed: int
     res_tmp, junit_tmp = tmp / "results.json", tmp / "junit.xml"
     (tmp / "cwd").mkdir()
     cmd = [sys.executable, "-m", "pytest", str(tests_p), "-p", "gradcheck.grading.plugin",
-           "-p", "no:cacheprovider", "-c", str(ini), "--rootdir", str(root), "--confcutdir", str(root),
+           "-p", "no:cacheprovider", "-p", "no:unraisableexception", "-c", str(ini), "--rootdir", str(root), "--confcutdir", str(root),
            "-q", "--no-header", "-rN", "--tb=line", "-o", f"junit_suite_name={display_name(name)}",
            "--junitxml", str(junit_tmp), "--grading-submission", str(sub),
            "--grading-results", str(res_tmp), "--grading-seed", str(int(seed)),
            "--grading-timeout", str(float(timeout)), "--grading-memory-mb", str(int(memory_mb)),
-           "--grading-isolation", "none" if level == "none" else "namespaces"]
+           "--grading-isolation", "none" if level == "none" else "namespaces",
+           "-W", "ignore::pytest.PytestAssertRewriteWarning"]  # the zygote imported the plugin before pytest
     return cmd, res_tmp, junit_tmp
 
 
 def _run_child(cmd: list[str], cwd: Path, submission_timeout: float,
-               stopper: _Stopper | None) -> tuple[int, str, bool]:
+               stopper: _Stopper | None, fork: bool = False) -> tuple[int, str, bool]:
     """Run the child pytest in its own process group; kill the group after ``submission_timeout`` s.
+
+    ``fork``: forked by this process's pre-imported :mod:`~gradcheck.grading.zygote` (a batch), a new
+    process per submission all the same; otherwise (or when the zygote is not available) ``python -m pytest``.
 
     Returns the exit code, the log's last 4,000 characters and whether the time ran out.
     """
-    proc = subprocess.Popen(cmd, cwd=cwd, env=_child_env(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                            stdin=subprocess.DEVNULL, start_new_session=True)
+    from .zygote import shared
+
+    env = _child_env()
+    zygote = shared(env) if fork else None
+    proc = zygote.spawn(cmd[3:], str(cwd), str(cwd.parent / "pytest.log"), env) if zygote is not None else None
+    if proc is None:  # no zygote here (or it died): a child pytest of its own
+        proc = subprocess.Popen(cmd, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                stdin=subprocess.DEVNULL, start_new_session=True)
     if stopper is not None and not stopper.add(proc):
         _stop_children([proc], grace=0.0)
     timed_out = False
@@ -662,7 +714,8 @@ def _run_child(cmd: list[str], cwd: Path, submission_timeout: float,
     finally:
         if stopper is not None:
             stopper.discard(proc)
-    return proc.returncode, (log or b"").decode("utf-8", "replace")[-4000:], timed_out
+    code = proc.returncode if proc.returncode is not None else -signal.SIGKILL  # a lost zygote child
+    return code, (log or b"").decode("utf-8", "replace")[-4000:], timed_out
 
 
 def _child_results(res_tmp: Path, code: int) -> dict[str, Any] | None:
@@ -713,6 +766,8 @@ def _max_score(data: dict[str, Any]) -> float:
 
 
 def _load_done(results_path: Path, key: bytes | None = None) -> SubmissionResult | None:
+    """The signed, complete result in ``results_path`` as a "skipped" result (``files_sha256`` the digest
+    stored with it), or None: to be graded (again)."""
     try:
         if results_path.is_symlink() or not results_path.is_file():
             return None
@@ -733,7 +788,14 @@ def _load_done(results_path: Path, key: bytes | None = None) -> SubmissionResult
     return SubmissionResult(name, float(data.get("score", 0.0)),
                             _max_score(data), "skipped", 0.0, str(results_path),
                             tests={t["name"]: float(t["score"]) for t in data.get("tests", [])},
-                            message=extra.get("status", ""))
+                            message=extra.get("status", ""), files_sha256=str(extra.get("submission_sha256", "")))
+
+
+def _csv_text(text: str) -> str:
+    """A cell a spreadsheet shows as text: one that starts with ``= + - @``, a tab or a carriage return
+    (a formula: CSV injection) gets a leading ``'`` (OWASP's advice), and so does one starting with ``'``
+    (so that two names never share a cell's text)."""
+    return "'" + text if text[:1] in ("=", "+", "-", "@", "\t", "\r", "'") else text
 
 
 def write_gradebook(path: str | os.PathLike, results: Sequence[SubmissionResult], seed: int) -> str:
@@ -741,7 +803,8 @@ def write_gradebook(path: str | os.PathLike, results: Sequence[SubmissionResult]
 
     Columns: ``submission, score, max_score, percent, status, seconds, seed``, then
     each test's score (names as in results.json). The submission column holds
-    :func:`display_name` (a folder name that is not UTF-8 is escaped).
+    :func:`display_name` (a folder name that is not UTF-8 is escaped), with a ``'`` before a name
+    a spreadsheet would take for a formula (``=``, ``+``, ``-``, ``@``; see ``_csv_text``).
 
     Returns
     -------
@@ -761,7 +824,7 @@ def write_gradebook(path: str | os.PathLike, results: Sequence[SubmissionResult]
         for r in sorted(results, key=lambda r: r.name):
             pct = f"{100 * r.score / r.max_score:.1f}" if r.max_score else "0.0"
             status = "graded" if r.status == "skipped" else r.status
-            w.writerow([display_name(r.name), f"{r.score:g}", f"{r.max_score:g}", pct, status, f"{r.seconds:.2f}", seed,
+            w.writerow([_csv_text(display_name(r.name)), f"{r.score:g}", f"{r.max_score:g}", pct, status, f"{r.seconds:.2f}", seed,
                         *(f"{r.tests[n]:g}" if n in r.tests else "" for n in names)])
     return str(p)
 
@@ -819,15 +882,15 @@ class _LocalPool:
     (after Ctrl-C), ``stop(futures)`` interrupts what runs, ``close()`` waits for the rest.
     """
 
-    def __init__(self, workers: int | None, tests: str | os.PathLike, out_p: Path, key: bytes,
+    def __init__(self, workers: int | None, tests: str | os.PathLike, folders: dict[str, Path], key: bytes,
                  options: dict[str, Any]) -> None:
         self.workers = max(1, int(workers or os.cpu_count() or 1))
-        self._tests, self._out, self._key, self._options = tests, out_p, key, options
+        self._tests, self._folders, self._key, self._options = tests, folders, key, options
         self._stopper = _Stopper()
         self._pool = ThreadPoolExecutor(max_workers=self.workers)
 
     def submit(self, sub: Path):
-        return self._pool.submit(grade_submission, sub, self._tests, result_folder(self._out, sub.name), **self._options,
+        return self._pool.submit(grade_submission, sub, self._tests, self._folders[sub.name], **self._options,
                                  _stopper=self._stopper, _key=self._key)
 
     def completed(self, futs: Sequence):
@@ -860,17 +923,22 @@ def _batch_seed(src: Path, tests: str | os.PathLike, out_p: Path, seed: int | No
     return seed
 
 
-def _resume(subs: Sequence[Path], out_p: Path, key: bytes, force: bool) -> tuple[list[SubmissionResult], list[Path]]:
-    """Split a batch into the results this batch already signed (skipped unless ``force``) and what to grade."""
+def _resume(subs: Sequence[Path], folders: dict[str, Path], key: bytes, force: bool
+            ) -> tuple[list[SubmissionResult], list[Path], list[str]]:
+    """Split a batch into the results this batch already signed (skipped unless ``force``), what to grade,
+    and the names of submissions graded again because their files changed since their saved result."""
     results: list[SubmissionResult] = []
     todo: list[Path] = []
+    changed: list[str] = []
     for s in subs:
-        done = None if force else _load_done(result_folder(out_p, s.name) / "results.json", key)
-        if done is not None:
+        done = None if force else _load_done(folders[s.name] / "results.json", key)
+        if done is not None and done.name == s.name and done.files_sha256 == submission_digest(s):
             results.append(done)
-        else:
-            todo.append(s)
-    return results, todo
+            continue
+        if done is not None and done.name == s.name:
+            changed.append(s.name)
+        todo.append(s)
+    return results, todo, changed
 
 
 def _run_batch(pool, todo: Sequence[Path], results: list[SubmissionResult], total: int, progress: bool,
@@ -919,10 +987,10 @@ def grade_batch(submissions_dir: str | os.PathLike, tests: str | os.PathLike, ou
     ----------
     submissions_dir : path
         One sub-folder per submission (hidden folders are ignored).
-    tests, timeout, submission_timeout, memory_mb
+    tests, timeout, submission_timeout, memory_mb, unsafe_no_isolation
         As in :func:`grade_submission`.
     out : path
-        ``out/<submission>/results.json`` and ``junit.xml``; ``out/gradebook.csv``,
+        ``out/<submission>/results.json`` and ``junit.xml`` (:func:`result_folders`); ``out/gradebook.csv``,
         ``out/scores.png``, ``out/grading.json`` (the batch's seed, for resuming).
     workers : int, optional
         Submissions graded at once on this machine; default the number of CPU cores.
@@ -938,8 +1006,6 @@ def grade_batch(submissions_dir: str | os.PathLike, tests: str | os.PathLike, ou
         Write the histogram.
     on_done : callable, optional
         Called with each finished :class:`SubmissionResult`.
-    unsafe_no_isolation : bool, default False
-        See :func:`check_grading_inputs`.
     scheduler : str, optional
         Address of a running dask.distributed scheduler (``tcp://host:8786``) or the
         path of its scheduler file: each submission is one task, graded in the
@@ -949,15 +1015,13 @@ def grade_batch(submissions_dir: str | os.PathLike, tests: str | os.PathLike, ou
     Returns
     -------
     BatchResult
-        ``interrupted`` is True when Ctrl-C stopped the batch: the children were
-        stopped, the gradebook holds what finished and the same call resumes.
+        ``interrupted``: Ctrl-C stopped the batch (the gradebook holds what finished; the same call
+        resumes). ``changed``: regraded because their files changed since their saved result.
 
     Raises
     ------
     UsageError
-        A bad option or an empty submissions folder (see :func:`check_grading_inputs`);
-        with ``scheduler``: dask.distributed not installed, the scheduler not reachable,
-        or workers that cannot grade (no namespaces, the tests or submissions not visible).
+        See :func:`check_grading_inputs`; with ``scheduler`` also :class:`~gradcheck.grading.cluster.DaskPool`'s.
     """
     check_grading_inputs(submissions_dir, tests, out, batch=True, seed=seed, timeout=timeout,
                          submission_timeout=submission_timeout, memory_mb=memory_mb, workers=workers,
@@ -977,15 +1041,17 @@ def grade_batch(submissions_dir: str | os.PathLike, tests: str | os.PathLike, ou
     options["seed"] = seed = _batch_seed(src, tests, out_p, seed)
     t0 = time.monotonic()
     key = _batch_key(out_p)
-    results, todo = _resume(subs, out_p, key, force)
+    folders = result_folders(out_p, [s.name for s in subs])
+    results, todo, changed = _resume(subs, folders, key, force)
     if scheduler is None:
-        pool = _LocalPool(workers, tests, out_p, key, options)
+        pool = _LocalPool(workers, tests, folders, key, options)
     else:
-        pool.bind(key, options)
+        pool.bind(key, options, folders)
     interrupted = _run_batch(pool, todo, results, len(subs), progress, on_done)
     seconds = time.monotonic() - t0
     gradebook = write_gradebook(out_p / "gradebook.csv", results, seed)
     hist = plot_histogram(out_p / "scores.png", results, title=f"Scores: {src.name} ({len(results)} submissions)") \
         if plot and results and not interrupted else None
     return BatchResult(sorted(results, key=lambda r: r.name), seed, pool.workers, seconds, gradebook, hist,
-                       total=len(subs), interrupted=interrupted)
+                       total=len(subs), interrupted=interrupted, changed=changed,
+                       renamed={n: p.name for n, p in folders.items() if p != result_folder(out_p, n)})

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from cmath import isfinite as _isfinite  # real and complex scalars
 
 import numpy as np
@@ -14,6 +15,8 @@ SAME = "same as x"
 
 
 def _shape(x):
+    if type(x) is np.ndarray:  # the usual case, first
+        return x.shape
     return x.shape if hasattr(x, "shape") else ()
 
 
@@ -59,9 +62,9 @@ def _keep_reduced(g, shape, axis, keepdims):
 
 def _count(shape, axis):
     if axis is None:
-        return int(np.prod(shape)) if len(shape) else 1
+        return math.prod(shape)  # exact Python ints (np.prod costs more than a small VJP)
     axes = (axis,) if isinstance(axis, int) else tuple(axis)
-    return int(np.prod([shape[a] for a in axes]))
+    return math.prod(shape[a] for a in axes)
 
 
 def _mT(x):
@@ -159,6 +162,8 @@ def _all_finite(r):
     """True when ``r`` (ndarray, Tensor or scalar) has no inf or nan: one pass (a sum;
     an overflowing sum only sends a finite ``r`` down the slow path, which is exact too)."""
     v = r._value if isinstance(r, Tensor) else r
+    if type(v) is np.ndarray and v.dtype.kind in "fc":  # the usual case: one reduction
+        return _isfinite(v.sum())
     s = v.sum() if hasattr(v, "sum") else v
     return s.dtype.kind not in "fc" or _isfinite(s) if hasattr(s, "dtype") else _isfinite(s)
 

@@ -80,7 +80,9 @@ matmul = defprim(
         "with transpose_b (C = A @ B^T, tf.matmul's flag): dB = g^T @ A",
     shapes="A (..., n, k), B (..., k, m) -> (..., n, m); a 1-D operand is a vector; "
            "transpose_a/transpose_b swap the last two axes of A/B first",
-    numpy=(np.matmul,), methods=("__matmul__", "__rmatmul__"),
+    numpy=(np.matmul,), methods=("__matmul__", "__rmatmul__"),  # a transpose flag: .T or swapaxes
+    source=lambda v: " @ ".join(("{%s}.T" if np.ndim(v[n]) == 2 else "np.swapaxes({%s}, -1, -2)")
+                                % n if v.get("transpose_" + n) else "{%s}" % n for n in "ab"),
 )
 
 
@@ -128,7 +130,7 @@ tensordot = defprim(
     jvp=linear_jvp("tensordot"),
     jacobian="bilinear: C = sum over the paired axes of A B",
     vjp="dA = tensordot(g, B) over B's free axes, transposed back; dB likewise",
-    shapes="A's free axes then B's free axes", numpy=(np.tensordot,), np_call=_np_tensordot,
+    shapes="A's free axes then B's free axes", numpy=(np.tensordot,), np_call=_np_tensordot, source="np.tensordot({a}, {b}, axes={axes})",
 )
 
 
@@ -195,7 +197,7 @@ einsum = defprim(
     shapes="as numpy.einsum (subscripts stored in explicit form)",
     kinks="np.einsum takes an operand's diagonal first ('ii', 'ii->i' work); the primitive "
           "called with a repeated index inside one operand has no VJP: NotImplementedError",
-    numpy=(np.einsum,), np_call=_np_einsum,
+    numpy=(np.einsum,), np_call=_np_einsum, source="np.einsum({subscripts}, {ops})",
 )
 
 
@@ -278,7 +280,7 @@ slogdet = defprim(
     jacobian="d log|det A| = tr(A^-1 dA)", vjp="dA = g A^-T",
     shapes="A (..., n, n) -> (...): log|det A| (numpy.linalg.slogdet's second result)",
     kinks="the sign (first result) is piecewise constant: no gradient",
-    numpy=(np.linalg.slogdet,), np_call=_np_slogdet,
+    numpy=(np.linalg.slogdet,), np_call=_np_slogdet, source="np.linalg.slogdet({a})[1]",
 )
 
 
@@ -413,6 +415,7 @@ eigh = defprim(
     kinks="repeated eigenvalues: the eigenvector derivative is undefined, ValueError (the "
           "eigenvalue-only gradient, eigvalsh, is fine); only A's lower triangle is read",
     numpy=(np.linalg.eigh,), np_call=_np_eigh,
+    source="{out}_w, {out}_v = np.linalg.eigh({a}); {out} = np.concatenate([{out}_w[..., None, :], {out}_v], axis=-2)",
 )
 
 
@@ -556,6 +559,7 @@ svd = defprim(
     kinks="repeated or zero singular values: the singular-vector derivative is undefined, "
           "ValueError (the values alone are fine); thin SVD only",
     numpy=(np.linalg.svd,), np_call=_np_svd,
+    source="{out}_u, {out}_s, {out}_vh = np.linalg.svd({a}, full_matrices=False); {out} = np.concatenate([{out}_u, {out}_s[..., None, :], np.swapaxes({out}_vh, -1, -2)], axis=-2)",
 )
 
 
@@ -576,7 +580,7 @@ svdvals = defprim(
     vjp="dA = U diag(g) V^T", shapes="A (..., m, n) -> (..., min(m, n)), descending",
     kinks="repeated singular values: each alone is not differentiable there (their sum is); "
           "a zero singular value: |.| kinks; the formula picks numpy's singular vectors",
-    numpy=tuple(f for f in (getattr(np.linalg, "svdvals", None),) if f is not None),  # numpy >= 2
+    numpy=tuple(f for f in (getattr(np.linalg, "svdvals", None),) if f is not None), source="np.linalg.svd({a}, compute_uv=False)",  # numpy >= 2
 )
 
 
@@ -679,7 +683,7 @@ qr = defprim(
     kinks="rank-deficient A (a zero on R's diagonal, up to rounding): R^-1 does not exist, ValueError; "
           "numpy's signs of R's diagonal are kept (locally constant). A wide A = [X | Y] "
           "(np.linalg.qr): Q R_X = X, R = [R_X | Q^T Y], as LAPACK's Householder QR",
-    numpy=(np.linalg.qr,), np_call=_np_qr,
+    numpy=(np.linalg.qr,), np_call=_np_qr, source="{out}_q, {out}_r = np.linalg.qr({a}); {out} = np.concatenate([{out}_q, {out}_r], axis=-2)",
 )
 
 
@@ -739,7 +743,7 @@ pinv = defprim(
     shapes="A (..., m, n) -> (..., n, m)",
     kinks="rank-deficient A (a singular value <= rcond * the largest): A^+ jumps when the "
           "rank changes, ValueError in the backward/forward-mode pass; hermitian=True refused",
-    numpy=(np.linalg.pinv,), np_call=_np_pinv,
+    numpy=(np.linalg.pinv,), np_call=_np_pinv, source="np.linalg.pinv({a}, rcond={rcond})",
 )
 
 

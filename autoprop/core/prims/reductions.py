@@ -42,6 +42,8 @@ def _sum_vjp(g, ans, x, axis=None, keepdims=False):
 
 
 def _mean_vjp(g, ans, x, axis=None, keepdims=False):
+    if axis is None and type(g) is np.ndarray and not g.ndim:  # the mean of a loss: g / n everywhere
+        return np.full(x.shape, g / _count(x.shape, None))
     return np.broadcast_to(_keep_reduced(g, x.shape, axis, keepdims), x.shape) / _count(x.shape, axis)
 
 
@@ -59,11 +61,11 @@ def _extreme_jvp(t, ans, x, axis=None, keepdims=False):
 sum = defprim("sum", lambda x, axis=None, keepdims=False: np.sum(x, axis=axis, keepdims=keepdims),  # noqa: A001
               _sum_vjp, jvp=linear_jvp("sum"), jacobian="a row of ones per output element",
               vjp="dx = g broadcast back over the summed axes", shapes=_REDUCED,
-              numpy=((np.sum, _np_reduction("sum")),), methods=("sum",))
+              numpy=((np.sum, _np_reduction("sum")),), methods=("sum",), source="{x}.sum({kw})")
 mean = defprim("mean", lambda x, axis=None, keepdims=False: np.mean(x, axis=axis, keepdims=keepdims),
                _mean_vjp, jvp=linear_jvp("mean"), jacobian="1/n per summed element",
                vjp="dx = g / n broadcast back (n = number of averaged elements)", shapes=_REDUCED,
-               numpy=((np.mean, _np_reduction("mean")),), methods=("mean",))
+               numpy=((np.mean, _np_reduction("mean")),), methods=("mean",), source="{x}.mean({kw})")
 def _extreme(name, fn, word):
     """max or min over ``axis``: the gradient goes to the extreme elements, ties split."""
     arg = "argmax" if name == "max" else "argmin"
@@ -73,7 +75,7 @@ def _extreme(name, fn, word):
         vjp=f"dx = g at the {arg}, 0 elsewhere", shapes="x (...); reduced axes removed",
         kinks=f"ties: g split evenly among the tied {word[:3]}ima",
         numpy=((getattr(np, name), _np_reduction(name)), (getattr(np, "a" + name), _np_reduction("a" + name, name))),
-        methods=(name,),
+        methods=(name,), source="{x}." + name + "({kw})",
     )
 
 
@@ -122,6 +124,7 @@ prod = defprim(
     jacobian="d prod/dx_i = product of the other elements", vjp="dx_i = g * prod_{j != i} x_j",
     shapes=_REDUCED, numpy=((np.prod, _np_reduction("prod")),), methods=("prod",),
     kinks="exact with zeros (no division by x), second and higher derivatives too",
+    source="{x}.prod({kw})",
 )
 
 
@@ -141,6 +144,7 @@ cumsum = defprim(
     jacobian="lower-triangular ones along the axis", vjp="dx = reversed cumsum of g along the axis",
     shapes="same as x (axis=None: flattened to 1-D)", numpy=(np.cumsum,), np_call=_np_cumsum,
     methods=("cumsum",),
+    source="np.cumsum({x}{_kw})",
 )
 
 
@@ -160,6 +164,7 @@ logsumexp = defprim(
     jacobian="softmax(x) along the axis", vjp="dx = g * softmax(x)", shapes=_REDUCED,
     kinks="computed as m + log(sum(exp(x - m))), m = max: no overflow; an input at -inf (masked) "
           "gets 0, also when every input is -inf (the result is -inf, the gradient 0, never nan)",
+          source="special.logsumexp({x}{_kw})",
 )
 
 
@@ -177,6 +182,7 @@ log_softmax = defprim(
     jvp=lambda t, ans, x, axis=-1: t - np.sum(t * np.exp(ans), axis=axis, keepdims=True),
     jacobian="I - 1 softmax(x)^T along the axis", vjp="dx = g - softmax(x) * sum(g)",
     shapes=SAME, kinks="stable: x - logsumexp(x)",
+    source="special.log_softmax({x}, axis={axis})",
 )
 softmax = defprim(
     "softmax",
@@ -184,6 +190,7 @@ softmax = defprim(
     lambda g, ans, x, axis=-1: ans * (g - (g * ans).sum(axis=axis, keepdims=True)),
     jvp=lambda t, ans, x, axis=-1: ans * (t - np.sum(t * ans, axis=axis, keepdims=True)),
     jacobian="diag(p) - p p^T along the axis", vjp="dx = p * (g - sum(g * p))", shapes=SAME,
+    source="special.softmax({x}, axis={axis})",
 )
 
 
@@ -195,7 +202,14 @@ def _label_index(labels):
 
 
 def _sparse_ce_fwd(logits, labels):
-    return -_log_softmax_fwd(logits, axis=-1)[_label_index(labels)]
+    # -log_softmax(z)[label] = log(sum(exp(s))) - s[label] with s = z - max(z): only the
+    # label entries of the log-softmax are formed (the same bits: -(a - b) is b - a)
+    m = np.max(logits, axis=-1, keepdims=True)
+    if not np.isfinite(m).all():
+        m = np.where(np.isfinite(m), m, 0.0)
+    s = logits - m
+    idx = _label_index(labels)
+    return np.log(np.sum(np.exp(s), axis=-1)) - s[idx]
 
 
 def _softmax_minus_onehot(logits, labels):
@@ -204,14 +218,26 @@ def _softmax_minus_onehot(logits, labels):
     if isinstance(logits, Tensor):  # an outer tape records the backward pass
         onehot = np.eye(_shape(logits)[-1], dtype=logits.dtype)[labels]
         return np.exp(logits - logsumexp(logits, axis=-1, keepdims=True)) - onehot
-    p = np.exp(_log_softmax_fwd(logits, axis=-1))  # a fresh array: subtract the one-hot in place
+    m = np.max(logits, axis=-1, keepdims=True)
+    if not np.isfinite(m).all():  # a row of -inf logits: as _log_softmax_fwd
+        m = np.where(np.isfinite(m), m, 0.0)
+    p = np.exp(logits - m)  # softmax as e / sum(e): a fresh array, normalised in place
+    p /= p.sum(axis=-1, keepdims=True)
     p[_label_index(labels)] -= 1.0  # each (row, label) pair occurs once: no accumulation needed
     return p
 
 
+def _sparse_ce_vjp(g, ans, logits, labels):
+    d = _softmax_minus_onehot(logits, labels)
+    if type(g) is np.ndarray and type(d) is np.ndarray and g.dtype == d.dtype:
+        d *= g[..., None]  # plain backward: d is ours, scaled in place
+        return d
+    return np.expand_dims(g, -1) * d
+
+
 sparse_softmax_cross_entropy_with_logits = defprim(
     "sparse_softmax_cross_entropy_with_logits", _sparse_ce_fwd,
-    lambda g, ans, logits, labels: np.expand_dims(g, -1) * _softmax_minus_onehot(logits, labels),
+    _sparse_ce_vjp,
     None,
     jvp=(lambda t, ans, logits, labels: np.sum(t * _softmax_minus_onehot(logits, labels), axis=-1), None),
     jacobian="d loss_i / d z_ic = softmax(z_i)_c - [c == y_i]",
@@ -219,6 +245,7 @@ sparse_softmax_cross_entropy_with_logits = defprim(
         "tf.nn.sparse_softmax_cross_entropy_with_logits)",
     shapes="logits (..., C), integer labels (...) -> per-example loss (...)",
     kinks="none; stable for any logits (log-softmax shifted by the max); labels get no gradient",
+    source="-np.take_along_axis(special.log_softmax({logits}, axis=-1), {labels}[..., None], axis=-1)[..., 0]",
 )
 
 
@@ -303,6 +330,7 @@ norm = defprim(
     jacobian="x^T / ||x|| (a row per output element)", vjp="dx = g * x / ||x||, 0 where ||x|| = 0",
     shapes=_REDUCED, numpy=(np.linalg.norm,), np_call=_np_linalg_norm,
     kinks="||x|| = 0: the subgradient 0 (never nan; sqrt(sum(x**2)) written out gives nan there)",
+    source="np.sqrt(np.sum({x} * {x}{_kw}))",
 )
 
 

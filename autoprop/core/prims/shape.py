@@ -96,7 +96,14 @@ reshape = defprim(
     jacobian="a permutation-free identity", vjp="dx = g reshaped to x's shape",
     shapes="any shape with the same size", methods=("reshape",),
     numpy=((np.reshape, lambda *a, **kw: _np_reshape(*a, **kw)), (np.expand_dims, _expand_dims)),
+    source="{x}.reshape({shape})",
 )
+def _transpose_source(v):
+    """``x.T`` for a reversed order of axes, ``np.transpose(x, axes)`` otherwise."""
+    axes, nd = v["axes"], np.ndim(v["x"])
+    return "{x}.T" if axes is None or tuple(axes) == tuple(range(nd))[::-1] else "np.transpose({x}, {axes})"
+
+
 transpose = defprim(
     "transpose", lambda x, axes=None: np.transpose(x, axes),
     lambda g, ans, x, axes=None: np.transpose(g, _inverse_perm(axes, x.ndim)),
@@ -105,6 +112,7 @@ transpose = defprim(
     shapes="axes permuted", methods=("T", "transpose", "swapaxes"),
     numpy=((np.transpose, lambda a, axes=None: transpose(a, axes=None if axes is None else tuple(axes))),
            (np.swapaxes, _swapaxes)),
+    source=_transpose_source,
 )
 broadcast_to = defprim(
     "broadcast_to", lambda x, shape: np.broadcast_to(x, shape),
@@ -112,17 +120,20 @@ broadcast_to = defprim(
     jacobian="copies", vjp="dx = g summed over the broadcast axes", shapes="x broadcast to shape",
     numpy=(np.broadcast_to,),
     np_call=lambda a, shape, **kw: broadcast_to(a, shape=tuple(shape) if not isinstance(shape, int) else (shape,)),
+    source="np.broadcast_to({x}, {shape})",
 )
 squeeze = defprim(
     "squeeze", lambda x, axis=None: np.squeeze(x, axis=axis), lambda g, ans, x, axis=None: g.reshape(x.shape),
     jvp=linear_jvp("squeeze"), jacobian="identity", vjp="dx = g reshaped",
     shapes="length-1 axes removed", methods=("squeeze",),
     numpy=(np.squeeze,), np_call=lambda a, axis=None: squeeze(a, axis=axis),
+    source="np.squeeze({x}{_kw})",
 )
 flip = defprim(
     "flip", lambda x, axis=None: np.flip(x, axis), lambda g, ans, x, axis=None: np.flip(g, axis),
     jvp=linear_jvp("flip"), jacobian="a permutation (reversal)", vjp="dx = g flipped back",
     shapes=SAME, numpy=(np.flip,), np_call=lambda m, axis=None: flip(m, axis=axis),
+    source="np.flip({x}{_kw})",
 )
 
 
@@ -158,6 +169,7 @@ pad = defprim(
     shapes="x (...) -> each axis grows by before + after", numpy=(np.pad,), np_call=_np_pad,
     kinks="the padding value gets no gradient (np.pad's modes edge, reflect, symmetric, wrap: "
           "a gather, stacking.pad_by_index)",
+          source="np.pad({x}, {pad_width}{_kw})",
 )
 
 
@@ -200,6 +212,7 @@ concatenate = defprim(
     jacobian="a block embedding per input", vjp="dx_i = the slice of g that x_i filled",
     shapes="inputs equal except along axis; axis=None flattens",
     numpy=(np.concatenate,), np_call=_np_concatenate,
+    source="np.concatenate([{xs}]{_kw})",
 )
 
 
@@ -218,10 +231,17 @@ def _index_add_fwd(g, key, shape):
     return z
 
 
+def _index_add_source(v):
+    """Zeros with ``g`` written at ``key`` (``np.add.at`` where indices may repeat)."""
+    put = "np.add.at({out}, np.s_[{key}], {g})" if _is_advanced(v["key"]) else "{out}[{key}] = {g}"
+    return "{out} = np.zeros({shape}, dtype={g}.dtype)\n" + put
+
+
 index_add = defprim(
     "index_add", _index_add_fwd, lambda gg, ans, g, key, shape: gg[key], jvp=linear_jvp("index_add"),
     jacobian="scatter: the transpose of x[key]", vjp="dg = gg[key]",
     shapes="g (x[key].shape) -> shape",
+    source=_index_add_source,
 )
 
 
@@ -235,7 +255,7 @@ _getitem_prim = defprim(
     "getitem", lambda x, key: x[key], _getitem_vjp, jvp=linear_jvp("getitem"),
     jacobian="a selection matrix", vjp="dx = zeros with g added at key (repeats accumulate)",
     shapes="x[key]", kinks="repeated integer indices accumulate their gradients",
-    methods=("__getitem__",),
+    methods=("__getitem__",), source="{x}[{key}]",
 )
 
 
@@ -320,13 +340,26 @@ take_along_axis = defprim(
           "ONE element (the first maximum in np.argmax's order), unlike ap.max, which "
           "splits ties evenly: the rule MaxPool2D uses (as PyTorch)",
     numpy=(np.take_along_axis,), np_call=_np_take_along_axis,
+    source="np.take_along_axis({arr}, {indices}, axis={axis})",
 )
+def _scatter_along_axis_source(v):
+    """Zeros with ``g`` added along ``axis`` at ``indices`` (``take_along_axis``'s transpose)."""
+    shape, axis = tuple(v["shape"]), v["axis"] % len(v["shape"])
+    head = "{out} = np.zeros({shape}, dtype={g}.dtype)\n"
+    if np.shape(_indices_value(v["indices"]))[axis] == 1:
+        return head + "np.put_along_axis({out}, {indices}, {g}, axis=%d)" % axis
+    idx = ", ".join("{indices}" if d == axis else "np.arange(%d).reshape(%r)"
+                    % (n, tuple(n if e == d else 1 for e in range(len(shape)))) for d, n in enumerate(shape))
+    return head + "np.add.at({out}, (" + idx + "), {g})"
+
+
 scatter_along_axis = defprim(
     "scatter_along_axis", _scatter_along_axis_fwd, _scatter_along_axis_vjp, None,
     jvp=linear_jvp("scatter_along_axis"),
     jacobian="the transpose of take_along_axis' selection matrix",
     vjp="dg = take_along_axis(gg, indices, axis)", shapes="g (indices' shape) -> shape",
     kinks="indices get no gradient; repeated indices accumulate",
+    source=_scatter_along_axis_source,
 )
 
 

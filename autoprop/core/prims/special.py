@@ -38,9 +38,10 @@ def _sp(name):
     return (getattr(_ss, name),) if _ss is not None and hasattr(_ss, name) else ()
 
 
-def _elementwise(name, fwd, factor, jacobian, kinks="none (smooth)", numpy=True):
+def _elementwise(name, fwd, factor, jacobian, kinks="none (smooth)", numpy=True, source=None):
     """:func:`~.elementwise._unary` with both formula texts made from ``jacobian``."""
-    return _unary(name, fwd, factor, f"diag({jacobian})", f"dx = g * {jacobian}", kinks=kinks, numpy=numpy)
+    return _unary(name, fwd, factor, f"diag({jacobian})", f"dx = g * {jacobian}", kinks=kinks, numpy=numpy,
+                  source=source)
 
 
 exp2 = _elementwise("exp2", np.exp2, lambda ans, x: ans * _LN2, "2^x ln 2")
@@ -239,6 +240,7 @@ xlogy = _binary(
     "d (a log b)/da = log b, d/db = a / b", "da = g log(b), db = g a / b (0 where a = 0)",
     kinks="a = 0: xlogy is 0 for every b, so d/db is 0 there; b <= 0: d/da as log(b) (-inf, nan)",
     numpy=_sp("xlogy"),
+    source="special.xlogy({0}, {1})",
 )
 
 
@@ -265,6 +267,7 @@ if _ss is not None:
         lambda g, ans, x, n: g * _polyg(x, n + 1), jvp=lambda t, ans, x, n: t * _polyg(x, n + 1),
         jacobian="diag(polygamma(n + 1, x))", vjp="dx = g polygamma(n + 1, x)", shapes=SAME,
         kinks="poles at 0, -1, -2, ...; n (an integer keyword) gets no gradient",
+        source="special.polygamma({n}, {x})",
     )
     __all__ += ["polygamma"]
 else:  # pragma: no cover

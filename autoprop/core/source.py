@@ -1,0 +1,660 @@
+"""The tape's backward pass as straight-line numpy code (``GradientTape.backward_source``).
+
+How it is built: the reverse walk of :meth:`GradientTape.gradient` is run once more
+under a second, recording tape that watches the seed and every forward tensor. The
+VJPs then run on Tensors (the higher-order path of the tape), so the backward pass is
+itself recorded: a graph of primitives. Each recorded primitive becomes one numpy
+expression from the ``source`` template of its registry record
+(:class:`~autoprop.core.registry.Primitive`); nothing here knows a layer or a VJP.
+
+Templates are ``str.format`` strings over the primitive's arguments, by position
+(``{0}``) and by the forward's parameter names (``{x}``, ``{axis}``; defaults filled
+in), plus ``{kw}`` (the keyword arguments that differ from the defaults,
+``axis=0, keepdims=True``), ``{_kw}`` (the same with a leading ``, ``), and ``{out}``
+for a statement template (several lines that assign ``{out}``). A variadic parameter
+(``*xs``) is its arguments joined by ``, ``; a parameter named ``key`` is written in
+index syntax (``:, 1``). A template may also be a callable of the raw values (by name
+and position) returning such a string.
+
+The code is made readable without changing a value: a value that is used once and
+has no name of its own is inlined into its consumer; identical expressions are
+computed once (common subexpressions); a multiplication by the all-ones seed, and a
+reshape, broadcast or cast to what the value already is, are dropped; lines whose
+results reach no requested gradient are dropped. Values the VJPs read that were not
+computed on the tape (masks such as ``x > 0``, index arrays, numpy constants) are named
+inputs beside the forward's saved values.
+"""
+
+from __future__ import annotations
+
+import ast
+import inspect
+import keyword
+import re
+import string
+import sys
+
+import numpy as np
+
+from .tensor import Tensor, is_differentiable_dtype
+
+__all__ = ["BackwardSource", "backward_source", "call_source", "template_of"]
+
+#: names the emitted code uses for modules and kernels (never given to a value)
+_RESERVED = {"np", "special", "im2col", "col2im"}
+_MAX_INLINE = 72  # an inlined line stays shorter than this (else the operand gets a name)
+
+
+class BackwardSource:
+    """Straight-line numpy code of a tape's reverse walk, with the values it reads.
+
+    Attributes
+    ----------
+    code : str
+        The code: imports, then one assignment per line with the shape as a comment.
+    inputs : dict of str to ndarray or scalar
+        The values the code reads: the forward's saved values (named after the forward's
+        variables), the upstream gradient when one was given, and constants.
+    outputs : tuple of str
+        The gradient variables, one per source (in the order of the flattened sources).
+
+    Notes
+    -----
+    ``print(src)`` shows the code; :meth:`run` executes it.
+    """
+
+    def __init__(self, code, inputs, outputs, rebuild):
+        self.code = code
+        self.inputs = inputs
+        self.outputs = tuple(outputs)
+        self._rebuild = rebuild
+
+    def run(self, **overrides):
+        """Execute the code on :attr:`inputs` (updated by ``overrides``).
+
+        Returns
+        -------
+        ndarray per source, in the structure of the ``sources`` given to
+        ``backward_source``.
+        """
+        ns = dict(self.inputs)
+        ns.update(overrides)
+        exec(compile(self.code, "<backward_source>", "exec"), ns)  # noqa: S102 - our own code
+        return self._rebuild([ns[o] for o in self.outputs])
+
+    def __str__(self):
+        return self.code.rstrip("\n")
+
+    __repr__ = __str__
+
+
+# --- rendering constants and keyword values ---------------------------------------
+def _index_text(key, const):
+    parts = key if isinstance(key, tuple) else (key,)
+    out = []
+    for k in parts:
+        if isinstance(k, slice):
+            s = ":".join("" if p is None else _literal(p, const) for p in (k.start, k.stop))
+            out.append(s + ("" if k.step is None else ":" + _literal(k.step, const)))
+        elif k is Ellipsis:
+            out.append("...")
+        else:
+            out.append(_literal(k, const))
+    text = ", ".join(out)
+    return text + "," if isinstance(key, tuple) and len(key) == 1 else text
+
+
+def _literal(v, const):
+    """Source text of a non-Tensor value: a literal where exact, else a named input."""
+    if v is None or isinstance(v, (bool, str)) or v is Ellipsis:
+        return repr(v)
+    if type(v) is float and not np.isfinite(v):
+        return "np.nan" if np.isnan(v) else ("np.inf" if v > 0 else "(-np.inf)")
+    if type(v) in (int, float):
+        return f"({v!r})" if v < 0 else repr(v)  # (-1) ** x is not -(1 ** x)
+    if isinstance(v, np.integer):
+        return repr(int(v))
+    if isinstance(v, tuple):
+        inner = ", ".join(_literal(x, const) for x in v)
+        return "(" + inner + ("," if len(v) == 1 else "") + ")"
+    if isinstance(v, list) and all(type(x) in (int, bool) for x in v) and len(v) <= 8:
+        return repr(v)
+    if isinstance(v, slice):
+        return "slice(%s, %s, %s)" % tuple(_literal(p, const) for p in (v.start, v.stop, v.step))
+    if isinstance(v, np.dtype):
+        return f"np.{v.name}" if hasattr(np, v.name) else f"np.dtype({v.str!r})"
+    if isinstance(v, type) and issubclass(v, np.generic):
+        return f"np.{v.__name__}"
+    return const(v)
+
+
+def _is_atom(expr):
+    """True when ``expr`` needs no parentheses as an operand (a name, call, attribute,
+    subscript or non-negative constant)."""
+    try:
+        node = ast.parse(expr, mode="eval").body
+    except SyntaxError:
+        return False
+    if isinstance(node, ast.Constant):
+        return not (isinstance(node.value, (int, float)) and node.value < 0)
+    return isinstance(node, (ast.Name, ast.Call, ast.Attribute, ast.Subscript, ast.List, ast.Tuple))
+
+
+def _ident(name):
+    name = re.sub(r"\W", "_", str(name))
+    if not name or name[0].isdigit():
+        name = "v_" + name
+    return name + "_" if keyword.iskeyword(name) or name in _RESERVED else name
+
+
+def _shape_comment(v):
+    return f"# {tuple(np.shape(v))}" + ("" if np.result_type(v) == np.float64 else f" {np.result_type(v)}")
+
+
+_SIGS: dict = {}
+
+
+def _signature(prim):
+    if prim.name not in _SIGS:
+        try:
+            _SIGS[prim.name] = inspect.signature(prim.fwd)
+        except (TypeError, ValueError):  # ufuncs
+            _SIGS[prim.name] = None
+    return _SIGS[prim.name]
+
+
+class _Namer:
+    def __init__(self):
+        self.used = set(_RESERVED)
+
+    def __call__(self, base):
+        base = _ident(base)
+        name, k = base, 2
+        while name in self.used:
+            name, k = f"{base}_{k}", k + 1
+        self.used.add(name)
+        return name
+
+
+def _fields(prim, args_text, args_raw, kwargs, const):
+    """The format fields of one recorded call: positions, parameter names, kw, _kw."""
+    fields = {str(i): t for i, t in enumerate(args_text)}
+    raw = {str(i): v for i, v in enumerate(args_raw)}
+    sig = _signature(prim)
+    kw_parts = []
+    if sig is not None:
+        bound = sig.bind(*range(len(args_text)), **kwargs)
+        for p in sig.parameters.values():
+            if p.kind is p.VAR_POSITIONAL:
+                pos = bound.arguments.get(p.name, ())
+                fields[p.name] = ", ".join(args_text[i] for i in pos)
+                raw[p.name] = tuple(args_raw[i] for i in pos)
+            elif p.name in bound.arguments and p.name not in kwargs:
+                i = bound.arguments[p.name]
+                fields[p.name], raw[p.name] = args_text[i], args_raw[i]
+            else:
+                given = p.name in kwargs
+                v = kwargs[p.name] if given else p.default
+                if v is inspect.Parameter.empty:
+                    continue
+                raw[p.name] = v
+                if p.name == "axis" and isinstance(v, tuple) and len(v) == 1:
+                    v = v[0]  # .sum(axis=0), not axis=(0,): the same reduction
+                fields[p.name] = _index_text(v, const) if p.name == "key" else _literal(v, const)
+                if given and p.default is not p.empty and not _same(v, p.default):
+                    kw_parts.append(f"{p.name}={fields[p.name]}")
+    else:
+        for k, v in kwargs.items():
+            fields[k] = _literal(v, const)
+            kw_parts.append(f"{k}={fields[k]}")
+    fields["args"] = ", ".join(args_text)
+    fields["kw"] = ", ".join(kw_parts)
+    fields["_kw"] = "".join(", " + p for p in kw_parts)
+    return fields, raw
+
+
+def _same(v, default):
+    try:
+        return v is default or bool(v == default) and type(v) is type(default)
+    except (ValueError, TypeError):
+        return False
+
+
+def template_of(prim):
+    """The ``source`` template of a primitive's record. A record without one whose forward
+    *is* a function of numpy, ``numpy.linalg`` or ``scipy.special`` is that call
+    (``np.exp({0})``, ``np.linalg.solve({args}{_kw})``, ``special.erf({0})``). None if neither."""
+    if prim.source is not None:
+        return prim.source
+    fwd = prim.fwd
+    mods = (("np", np), ("np.linalg", np.linalg), ("special", sys.modules.get("scipy.special")))
+    for prefix, mod in mods:
+        if getattr(mod, getattr(fwd, "__name__", ""), None) is fwd:
+            args = ", ".join(f"{{{i}}}" for i in range(fwd.nin)) if isinstance(fwd, np.ufunc) else "{args}{_kw}"
+            return f"{prefix}.{fwd.__name__}({args})"
+    return None
+
+
+def _template(prim, raw):
+    src = template_of(prim)
+    if src is None:
+        raise NotImplementedError(
+            f"GradientTape.backward_source: the backward pass uses the primitive "
+            f"{prim.name!r}, whose registry record has no source template (source=...), so "
+            "it cannot be written as numpy code. Add one to its record in autoprop/core/prims/."
+        )
+    return src(raw) if callable(src) else src
+
+
+def _format(template, fields):
+    names = {f for _, f, _, _ in string.Formatter().parse(template) if f is not None}
+    missing = names - set(fields) - {"out"}
+    if missing:
+        raise KeyError(f"source template {template!r}: no field {sorted(missing)}")
+    pos = [fields[str(i)] for i in range(len(fields)) if str(i) in fields]
+    text = template.format(*pos, **{k: v for k, v in fields.items() if not k.isdigit()})
+    return "\n".join(_tidy(line) for line in text.split("\n"))
+
+
+def _tidy(code):
+    """``code`` with the parentheses its operator precedence does not need removed."""
+    try:
+        tree = ast.parse(code)
+    except SyntaxError:
+        return code
+    return ast.unparse(tree)
+
+
+#: short names for forward values that have none (the primitive that made them)
+_SHORT = {"add": "s", "subtract": "d", "multiply": "p", "divide": "q", "matmul": "mm",
+          "getitem": "sel", "reshape": "r", "transpose": "tr", "broadcast_to": "b",
+          "extract_patches": "cols", "sparse_softmax_cross_entropy_with_logits": "ce"}
+
+
+def _short(prim_name):
+    return _SHORT.get(prim_name, prim_name)
+
+
+def _reverses(node):
+    """True for a transpose that reverses all axes (``x.T``)."""
+    if node.prim.name != "transpose":
+        return False
+    axes = node.kwargs.get("axes", node.args[1] if len(node.args) > 1 else None)
+    return axes is None or tuple(axes) == tuple(range(np.ndim(node.vals[0])))[::-1]
+
+
+def _is_one(v):
+    a = v._value if isinstance(v, Tensor) else v
+    try:
+        return np.result_type(a).kind == "f" and bool(np.all(np.asarray(a) == 1))
+    except TypeError:
+        return False
+
+
+def call_source(prim, *args, out="out", **kwargs):
+    """One call of a primitive as numpy source, from its record's ``source`` template.
+
+    Parameters
+    ----------
+    prim : Primitive
+    *args, **kwargs
+        The call's arguments (numpy values). Arrays become named inputs ``a0``, ``a1``,
+        ...; Python scalars, tuples and slices are written as literals.
+    out : str
+        The variable the code assigns.
+
+    Returns
+    -------
+    (str, dict)
+        The code (``out = ...``, or a statement template's lines) and its inputs.
+
+    Raises
+    ------
+    NotImplementedError
+        If the record has no source template.
+
+    Examples
+    --------
+    >>> from autoprop.core import registry
+    >>> import numpy as np
+    >>> code, inputs = call_source(registry.PRIMITIVES["sum"], np.ones((2, 3)), axis=0)
+    >>> code, sorted(inputs)
+    ('out = a0.sum(axis=0)', ['a0'])
+    """
+    inputs = {}
+
+    def const(v):
+        name = f"a{len(inputs)}"
+        inputs[name] = v
+        return name
+
+    texts = [const(a) if isinstance(a, np.ndarray) else _literal(a, const) for a in args]
+    fields, raw = _fields(prim, texts, list(args), kwargs, const)
+    template = _template(prim, raw)
+    fields["out"] = out
+    body = _format(template, fields)
+    return (body if "{out}" in template else f"{out} = {body}"), inputs
+
+
+# --- the generator -----------------------------------------------------------------
+def backward_source(tape, target, sources, output_gradients=None, names=None,
+                    unconnected_gradients="none", caller_locals=None):
+    """Build :class:`BackwardSource` for ``d target / d sources`` (see
+    :meth:`autoprop.GradientTape.backward_source`, which documents the parameters)."""
+    from .tape import GradientTape, _flatten
+
+    if tape._used and not tape._persistent:
+        raise RuntimeError(
+            "GradientTape.backward_source: this non-persistent tape was already used (its "
+            "records were released). Call backward_source before gradient, or use "
+            "GradientTape(persistent=True)."
+        )
+    if tape._recording:
+        raise RuntimeError(
+            "GradientTape.backward_source: the tape is still recording; call it after the "
+            "tape's `with` block."
+        )
+    flat_sources, rebuild = _flatten(sources)
+    for s in flat_sources:
+        if not isinstance(s, Tensor):
+            raise TypeError(
+                f"GradientTape.backward_source: sources must be Tensors or Variables; got "
+                f"{type(s).__name__}"
+            )
+    targets = _flatten(target)[0]
+    if output_gradients is None:
+        seeds = [None] * len(targets)
+    else:
+        seeds = _flatten(output_gradients)[0]
+        if len(seeds) != len(targets):
+            raise ValueError(
+                f"output_gradients must match target: {len(targets)} target tensors, "
+                f"{len(seeds)} output gradients"
+            )
+
+    # forward tensors: every Tensor the tape recorded, in order
+    forward: dict[int, Tensor] = {}
+    for node in tape._nodes:
+        for a in node.args:
+            if isinstance(a, Tensor):
+                forward.setdefault(id(a), a)
+        forward.setdefault(id(node.out), node.out)
+    for t in list(flat_sources) + [t for t in targets if isinstance(t, Tensor)]:
+        forward.setdefault(id(t), t)
+
+    # names of forward tensors: names=, the keys of a sources dict, the caller's locals,
+    # a Variable's own name
+    fname: dict[int, str] = {}
+
+    def offer(name, t):
+        if isinstance(t, Tensor) and id(t) in forward and id(t) not in fname and isinstance(name, str) \
+                and not name.startswith("_"):
+            fname[id(t)] = name
+
+    for k, t in (names or {}).items():
+        offer(k, t)
+    if isinstance(sources, dict):
+        for k, t in sources.items():
+            offer(k, t)
+    by_value = {id(t._value): t for t in forward.values()}
+    outs = {id(node.out) for node in tape._nodes}
+    leaves = [t for t in forward.values() if id(t) not in outs]
+    for k, t in (caller_locals or {}).items():
+        if type(t) is np.ndarray:  # a numpy input the tape wrapped: the leaf holding its values
+            t = by_value[id(t)] if id(t) in by_value else next(
+                (f for f in leaves if f._value.shape == t.shape and f._value.dtype == t.dtype
+                 and id(f) not in fname and np.array_equal(f._value, t)), None)
+        offer(k, t)
+    for t in forward.values():
+        n = getattr(t, "name", None)
+        if n and n != "Variable":
+            offer(n, t)
+    made_by = {id(node.out): node.prim.name for node in tape._nodes}
+
+    # the seeds, and the recording run of the reverse walk
+    seed_ts = []
+    for t, s in zip(targets, seeds):
+        if s is None:
+            v = np.ones(np.shape(t), getattr(t, "dtype", np.float64))
+        else:
+            v = s._value if isinstance(s, Tensor) else np.asarray(s, dtype=t.dtype)
+        seed_ts.append(Tensor._wrap(v))
+    extra = [t for k, t in forward.items() if is_differentiable_dtype(t.dtype)]
+    rec = GradientTape(persistent=True, watch_accessed_variables=False)
+    with rec:
+        rec.watch(seed_ts)
+        rec.watch(extra)
+        results = tape._gradient(target, list(flat_sources) + extra, seed_ts, "none")
+    src_results, extra_results = results[:len(flat_sources)], results[len(flat_sources):]
+    unconnected = getattr(unconnected_gradients, "value", unconnected_gradients)
+    for s, r in zip(flat_sources, src_results):
+        if r is None and unconnected != "zero":
+            raise ValueError(
+                "GradientTape.backward_source: no gradient reaches a source, so there is no "
+                "code to write for it. " + tape.explain(target, s)
+            )
+    return _emit(rec._nodes, forward, fname, made_by, targets, seed_ts, seeds, flat_sources,
+                 src_results, extra, extra_results, rebuild)
+
+
+def _emit(nodes, forward, fname, made_by, targets, seed_ts, seeds, flat_sources, src_results,
+          extra, extra_results, rebuild):
+    namer = _Namer()
+    produced = {id(n.out): k for k, n in enumerate(nodes)}
+    inputs: dict[str, object] = {}
+    in_name: dict[int, str] = {}  # id(Tensor or constant) -> input name
+    keep_alive = []  # constants whose ids in_name uses
+    seed_ids = {id(s): (t, given) for s, t, given in zip(seed_ts, targets, seeds)}
+    ones_seed = {id(s) for s, given in zip(seed_ts, seeds) if given is None}
+    counters = {}
+    seed_lines = []
+
+    def base_of(t):
+        return fname.get(id(t))
+
+    def input_for(t):
+        """Name of a forward tensor or seed read by the backward pass (an input)."""
+        if id(t) in in_name:
+            return in_name[id(t)]
+        if id(t) in seed_ids:
+            tgt, given = seed_ids[id(t)]
+            name = namer("d" + (base_of(tgt) or "out"))
+        else:
+            name = namer(base_of(t) or _short(made_by.get(id(t), "x")))
+        in_name[id(t)] = name
+        if id(t) in ones_seed:  # the seed d target / d target = 1: written in the code
+            seed_lines.append(f"{name} = np.ones({tuple(t.shape)!r}"
+                              + ("" if t.dtype == np.float64 else f", dtype=np.{t.dtype.name}")
+                              + f")  {_shape_comment(t._value)}")
+        else:
+            inputs[name] = t._value
+        return name
+
+    def const(v):
+        if isinstance(v, Tensor):
+            v = v._value
+        key = id(v)
+        if key in in_name:
+            return in_name[key]
+        kind = "mask" if np.result_type(v) == np.bool_ else (
+            "idx" if np.result_type(v).kind in "iu" else "c")
+        counters[kind] = counters.get(kind, 0) + 1
+        name = namer(f"{kind}{counters[kind]}")
+        in_name[key] = name
+        keep_alive.append(v)
+        inputs[name] = v
+        return name
+
+    # canonical value of each node's output after dropping identities and repeats
+    canon: dict[int, object] = {}  # id(out) -> ("node", k) | ("arg", Tensor/const ref)
+    sig_seen: dict = {}
+    refs: dict[int, list] = {}  # k -> operand refs
+
+    def ref_of(a, v):
+        if isinstance(a, Tensor) and id(a) in produced:
+            return canon[id(a)]
+        if isinstance(a, Tensor) and (id(a) in seed_ids or id(a) in forward):
+            return ("in", id(a), a)
+        return ("const", id(v) if not isinstance(a, Tensor) else id(a), a if isinstance(a, Tensor) else v)
+
+    def ref_key(r):
+        return r[:2]
+
+    ones = {("in", id(s)) for s in seed_ts if id(s) in ones_seed}  # values known to be all ones
+    for k, node in enumerate(nodes):
+        ops = [ref_of(a, v) for a, v in zip(node.args, node.vals)]
+        refs[k] = ops
+        out = node.out
+        name = node.prim.name
+        alias = None
+        # identities: x * ones, x / ones, reshape/broadcast/cast to the same shape and dtype
+        if name in ("multiply", "divide") and len(ops) == 2:
+            for i in ((0, 1) if name == "multiply" else (1,)):
+                one, other = ops[i], ops[1 - i]
+                onev = node.vals[i]
+                if (ref_key(one) in ones or one[0] == "const" and _is_one(onev)) \
+                        and np.shape(node.vals[1 - i]) == out.shape \
+                        and np.result_type(node.vals[1 - i]) == out.dtype:
+                    alias = other
+                    break
+        elif name in ("reshape", "broadcast_to", "cast", "squeeze") and ops:
+            if np.shape(node.vals[0]) == out.shape and np.result_type(node.vals[0]) == out.dtype:
+                alias = ops[0]
+        elif name == "transpose" and ops[0][0] == "node" and _reverses(node) \
+                and _reverses(nodes[ops[0][1]]):
+            alias = refs[ops[0][1]][0]  # x.T.T is x
+        if alias is not None:
+            canon[id(out)] = alias
+            continue
+        if name in ("reshape", "broadcast_to", "transpose", "squeeze", "cast") and ops \
+                and ref_key(ops[0]) in ones:
+            ones.add(("node", k))
+        try:
+            sig = (name, tuple(ref_key(r) for r in ops), repr(sorted(node.kwargs.items(), key=str)))
+            hash(sig)
+        except TypeError:
+            sig = None
+        if sig is not None and sig in sig_seen and "array(" not in sig[2]:
+            canon[id(out)] = sig_seen[sig]
+            continue
+        canon[id(out)] = ("node", k, out)
+        if sig is not None:
+            sig_seen[sig] = canon[id(out)]
+
+    def resolve(t):
+        if isinstance(t, Tensor) and id(t) in produced:
+            return canon[id(t)]
+        if isinstance(t, Tensor) and (id(t) in seed_ids or id(t) in forward):
+            return ("in", id(t), t)
+        return ("const", id(t), t)
+
+    # the requested outputs and the gradients of named forward tensors
+    out_refs = [None if r is None else resolve(r) for r in src_results]
+    grad_name: dict = {}  # ref_key -> preferred name
+    for s, r in zip(flat_sources, out_refs):
+        if r is not None and r[0] == "node" and ref_key(r) not in grad_name:
+            grad_name[ref_key(r)] = "d" + (base_of(s) or "x")
+    for t, r in zip(extra, extra_results):
+        if r is not None and id(t) in fname:
+            rr = resolve(r)
+            if rr[0] == "node" and ref_key(rr) not in grad_name:
+                grad_name[ref_key(rr)] = "d" + fname[id(t)]
+
+    # liveness and use counts over the kept nodes
+    live, uses = set(), {}
+    stack = [r for r in out_refs if r is not None]
+    for r in stack:
+        uses[ref_key(r)] = uses.get(ref_key(r), 0) + 2  # an output is never inlined
+    while stack:
+        r = stack.pop()
+        if r[0] != "node" or r[1] in live:
+            continue
+        live.add(r[1])
+        for o in refs[r[1]]:
+            uses[ref_key(o)] = uses.get(ref_key(o), 0) + 1
+            stack.append(o)
+
+    lines, var, expr_of = [], {}, {}
+
+    def operand(r):
+        if r[0] == "node":
+            k = r[1]
+            if k in expr_of:
+                e = expr_of[k]
+                return e if _is_atom(e) else f"({e})"
+            return var[k]
+        if r[0] == "in":
+            return input_for(r[2])
+        v = r[2]
+        return const(v) if isinstance(v, Tensor) else _literal(v, const)
+
+    def materialise(k):
+        """Give the inlined value ``k`` its own line (its consumer's line is too long)."""
+        e = expr_of.pop(k)
+        var[k] = name = namer("t")
+        lines.append(f"{name} = {e}  {_shape_comment(nodes[k].out._value)}")
+
+    for k in sorted(live):
+        node = nodes[k]
+        texts = [operand(r) for r in refs[k]]
+        fields, raw = _fields(node.prim, texts, list(node.vals), node.kwargs, const)
+        template = _template(node.prim, raw)
+        if "{out}" not in template and len(_format(template, fields)) > _MAX_INLINE + 8:
+            inl = [r[1] for r in refs[k] if r[0] == "node" and r[1] in expr_of and not _is_atom(expr_of[r[1]])]
+            inl += [r[1] for r in refs[k] if r[0] == "node" and r[1] in expr_of and r[1] not in inl]
+            for j in sorted(set(inl), key=lambda j: -len(expr_of[j])):
+                materialise(j)
+                texts = [operand(r) for r in refs[k]]
+                fields, _ = _fields(node.prim, texts, list(node.vals), node.kwargs, const)
+                if len(_format(template, fields)) <= _MAX_INLINE + 8:
+                    break
+        statement = "{out}" in template
+        key = ("node", k)
+        want = grad_name.get(key)
+        inline = (want is None and not statement and uses.get(key, 0) == 1)
+        if inline:
+            e = _format(template, fields)
+            if len(e) <= _MAX_INLINE:
+                expr_of[k] = e
+                continue
+        name = namer(want or "t")
+        var[k] = name
+        fields["out"] = name
+        body = _format(template, fields)
+        comment = "  " + _shape_comment(node.out._value)
+        if statement:
+            lines.extend(body.split("\n"))
+            lines[-1] += comment
+        else:
+            lines.append(f"{name} = {body}{comment}")
+
+    outputs = []
+    for s, r in zip(flat_sources, out_refs):
+        want = "d" + (base_of(s) or "x")
+        if r is None:
+            name = namer(want)
+            lines.append(f"{name} = np.zeros({tuple(s.shape)!r}, dtype=np.{np.dtype(s.dtype).name})"
+                         f"  # {tuple(s.shape)} unconnected")
+        else:
+            text = operand(r)
+            if text.isidentifier() and (r[0] == "node" or id(r[2]) in ones_seed):
+                name = text  # a variable of the code (or the seed's line)
+            else:
+                name = namer(want)
+                value = nodes[r[1]].out._value if r[0] == "node" else (
+                    r[2]._value if isinstance(r[2], Tensor) else r[2])
+                lines.append(f"{name} = {text}  {_shape_comment(value)}")
+        outputs.append(name)
+
+    code_body = "\n".join(seed_lines + lines)
+    header = ["import numpy as np"]
+    if "special." in code_body:
+        header.append("from scipy import special")
+    kernels = [k for k in ("im2col", "col2im") if k + "(" in code_body]
+    if kernels:
+        header.append("from manualprop._im2col import " + ", ".join(kernels))
+    used_inputs = {n: inputs[n] for n in inputs if re.search(r"\b%s\b" % re.escape(n), code_body)}
+    ins = ", ".join(f"{n} {tuple(np.shape(v))}" for n, v in used_inputs.items())
+    header.append(f"# inputs: {ins}" if ins else "# inputs: none")
+    code = "\n".join(header) + "\n" + code_body + "\n"
+    return BackwardSource(code, used_inputs, outputs, rebuild)

@@ -1,0 +1,68 @@
+"""The grading zygote (gradcheck.grading.zygote): one fresh forked child pytest per submission, never reused."""
+
+import os
+import signal
+import subprocess
+
+import pytest
+
+from gradcheck.grading.runner import _child_env
+from gradcheck.grading.zygote import Zygote
+
+pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="the zygote forks (POSIX)")
+
+TEST = """
+import os, time
+
+def test_where(tmp_path_factory):
+    with open(os.path.join(os.environ["OUT"], f"{os.getpid()}.txt"), "w") as fh:
+        fh.write(f"{os.getppid()} {os.getsid(0)} {os.environ.get('MARK')} {os.getcwd()}")
+    assert os.environ.get("MARK") != "fail"
+    if os.environ.get("MARK") == "hang":
+        time.sleep(600)
+"""
+
+
+@pytest.fixture(scope="module")
+def zygote():
+    z = Zygote(_child_env())
+    yield z
+    z.close()
+
+
+def _spawn(zygote, tmp_path, mark):
+    (tmp_path / "test_where.py").write_text(TEST)
+    cwd = tmp_path / f"cwd-{mark}"
+    cwd.mkdir()
+    env = {**_child_env(), "OUT": str(tmp_path), "MARK": mark}
+    return zygote.spawn([str(tmp_path / "test_where.py"), "-q", "-p", "no:cacheprovider"], str(cwd),
+                        str(tmp_path / f"{mark}.log"), env)
+
+
+def test_each_child_is_a_new_process_in_its_own_session_with_the_given_environment(zygote, tmp_path):
+    kids = [_spawn(zygote, tmp_path, mark) for mark in ("a", "b", "fail")]
+    for k in kids:
+        k.communicate(timeout=120)
+    assert [k.returncode for k in kids] == [0, 0, 1]  # pytest's exit codes come back
+    assert len({k.pid for k in kids}) == 3 and zygote._proc.pid not in {k.pid for k in kids}
+    for k, mark in zip(kids, ("a", "b", "fail")):
+        ppid, sid, seen, cwd = (tmp_path / f"{k.pid}.txt").read_text().split()
+        assert int(ppid) == zygote._proc.pid and int(sid) == k.pid  # forked by the zygote, a session of its own
+        assert seen == mark and cwd == str(tmp_path / f"cwd-{mark}")
+    assert b"1 failed" in kids[2].communicate()[0]  # its own log
+
+
+def test_a_hanging_child_is_killed_by_its_process_group(zygote, tmp_path):
+    kid = _spawn(zygote, tmp_path, "hang")
+    with pytest.raises(subprocess.TimeoutExpired):
+        kid.communicate(timeout=3)
+    os.killpg(kid.pid, signal.SIGKILL)
+    kid.communicate(timeout=60)
+    assert kid.returncode == -signal.SIGKILL
+
+
+def test_without_its_zygote_a_spawn_says_so(tmp_path):
+    z = Zygote(_child_env())
+    z.close()
+    assert z.spawn([str(tmp_path)], str(tmp_path), str(tmp_path / "log")) is None  # the runner then starts
+    # python -m pytest itself (one submission, tests/test_grading.py)

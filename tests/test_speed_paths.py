@@ -1,0 +1,139 @@
+"""The fast paths of issue 15 keep every check, message and value of the slow ones.
+
+Speed itself is measured in ``benchmarks/train_step.py``, never here; these tests pin what
+a shortcut must not change: the error prefixes built only when a message is written, a
+Variable's update that skips conversions, the gradient conversions ``gradient`` skips, the
+scalar-mean VJP and the cross-entropy's forward and VJP.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+
+import autoprop as ap
+from autoprop import layers as al
+from autoprop import losses as alo
+from autoprop.core import registry as R
+
+
+def test_layer_error_names_the_twin_layer_and_method():
+    layer = al.Linear(3, 2, rng=0)
+    with pytest.raises(ValueError) as e:
+        layer(ap.constant(np.ones((4, 5))))
+    assert str(e.value).startswith(
+        "autoprop.layers.Linear(in_features=3, out_features=2).__call__: x must have shape "
+        "(batch, 3); got (4, 5)")
+
+
+def test_a_nan_after_a_good_input_of_the_same_signature_is_still_refused():
+    layer = al.Tanh()
+    layer(ap.constant(np.zeros((2, 3))))
+    bad = np.zeros((2, 3))
+    bad[1, 2] = np.nan
+    with pytest.raises(ValueError, match=r"^autoprop\.layers\.Tanh\(\)\.__call__: x must contain only "
+                                          r"finite values; got 1 NaN/inf value\(s\), the first at index \(1, 2\)"):
+        layer(ap.constant(bad))
+
+
+def test_loss_error_names_the_loss_without_a_method():
+    loss = alo.SoftmaxCrossEntropy()
+    with pytest.raises(ValueError) as e:
+        loss(np.array([0, 5]), ap.constant(np.zeros((2, 3))))
+    assert str(e.value).startswith("autoprop.losses.SoftmaxCrossEntropy(reduction='mean'): ")
+    assert "y_true" in str(e.value)
+
+
+def test_assign_sub_fast_path_swaps_the_array_and_keeps_the_tape_value():
+    v = ap.Variable(np.array([1.0, 2.0, 3.0]))
+    with ap.GradientTape() as tape:
+        y = ap.sum(v * v)
+    before = v._value
+    v.assign_sub(np.array([1.0, 1.0, 1.0]))
+    assert v._value is not before and before.tolist() == [1.0, 2.0, 3.0]
+    assert v.numpy().tolist() == [0.0, 1.0, 2.0]
+    # the VJP reads the value the forward saw, not the updated one
+    assert tape.gradient(y, v).numpy().tolist() == [2.0, 4.0, 6.0]
+
+
+def test_assign_sub_slow_paths_still_check_and_convert():
+    v = ap.Variable(np.zeros((2, 2)), name="w")
+    with pytest.raises(ValueError, match=r"Variable 'w'\.assign_sub: the value must have the variable's shape"):
+        v.assign_sub(np.ones(3))
+    v.assign_sub(np.ones((2, 2), dtype=np.int64))  # another dtype: converted
+    assert v.dtype == np.float64 and v.numpy().tolist() == [[-1.0, -1.0], [-1.0, -1.0]]
+    s = ap.Variable(2.0)
+    s.assign_sub(np.array(0.5))  # 0-d: the general path (x - y of 0-d arrays is a scalar)
+    assert type(s._value) is np.ndarray and float(s) == 1.5
+
+
+def test_gradient_list_tuple_and_non_float_sources():
+    a, b = ap.Variable(np.array([1.0, 2.0])), ap.Variable(np.float32(3.0))
+    with ap.GradientTape(persistent=True) as tape:
+        y = ap.sum(a * a) + R.cast(b, dtype=np.dtype(np.float64)) * 2.0
+    g = tape.gradient(y, [a, b])
+    assert type(g) is list and g[0].numpy().tolist() == [2.0, 4.0]
+    assert g[1].dtype == np.float32 and float(g[1]) == 2.0  # cast back to the source's dtype
+    assert type(tape.gradient(y, (a, b))) is tuple
+    k = ap.constant(np.array([1, 2]))
+    with ap.GradientTape() as tape2:
+        tape2.watch(a)
+        z = ap.sum(a * 2.0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert tape2.gradient(z, [a, k])[1] is None
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_mean_of_all_elements_vjp(dtype):
+    x = ap.Variable(np.arange(6, dtype=dtype).reshape(2, 3))
+    with ap.GradientTape() as tape:
+        y = ap.mean(x)
+    g = tape.gradient(y, x)
+    assert g.dtype == dtype and g.shape == (2, 3)
+    np.testing.assert_array_equal(g.numpy(), np.full((2, 3), dtype(1) / dtype(6)))
+    r = R.PRIMITIVES["mean"].vjps[0](np.array(3.0, dtype), None, x._value)
+    assert r.flags.writeable and r.dtype == dtype  # a fresh array, not a broadcast view
+
+
+def _old_sparse_ce(z, y):
+    """The former forward: the full log-softmax, then the label entries."""
+    m = np.max(z, axis=-1, keepdims=True)
+    m = np.where(np.isfinite(m), m, 0.0)
+    s = z - m
+    return -(s - np.log(np.sum(np.exp(s), axis=-1, keepdims=True)))[np.arange(len(y)), y]
+
+
+def test_sparse_cross_entropy_forward_has_the_same_bits_and_vjp_is_p_minus_onehot():
+    rng = np.random.default_rng(3)
+    z = rng.standard_normal((7, 5)) * 10
+    z[2, 4] = -np.inf  # a masked class (not the label)
+    y = np.array([0, 1, 2, 3, 4, 0, 1])
+    prim = R.PRIMITIVES["sparse_softmax_cross_entropy_with_logits"]
+    np.testing.assert_array_equal(prim.fwd(z, y), _old_sparse_ce(z, y))
+    g = rng.standard_normal(7)
+    d = prim.vjps[0](g, None, z, y)
+    e = np.exp(z - z.max(axis=1, keepdims=True))
+    p = e / e.sum(axis=1, keepdims=True)
+    p[np.arange(7), y] -= 1.0
+    np.testing.assert_allclose(d, g[:, None] * p, rtol=1e-15, atol=1e-17)
+    assert d[2, 4] == 0.0
+
+
+def test_manual_cross_entropy_value_and_gradient_unchanged():
+    import manualprop as mp
+
+    rng = np.random.default_rng(4)
+    z = rng.standard_normal((6, 4))
+    y = np.array([0, 1, 2, 3, 0, 1])
+    loss = mp.SoftmaxCrossEntropy()
+    value = loss.forward(y, z)
+    log_p = z - z.max(axis=1, keepdims=True)
+    log_p = log_p - np.log(np.exp(log_p).sum(axis=1, keepdims=True))
+    assert value == float(np.mean(-log_p[np.arange(6), y]))
+    dz = loss.backward()
+    p = np.exp(log_p)
+    p[np.arange(6), y] -= 1.0
+    np.testing.assert_allclose(dz, p / 6, rtol=1e-14, atol=1e-17)
