@@ -14,7 +14,7 @@ import numpy as np
 
 from ._validation import check_array, check_float_dtype, check_positive_int
 from .init import recurrent_params
-from .layers import Layer, _sigmoid
+from .layers import Layer, _sech2, _sigmoid, _sigmoid_and_grad
 
 __all__ = ["GRU", "LSTM", "RNN"]
 
@@ -110,13 +110,17 @@ class RNN(_Recurrent):
     Backpropagation through time, for ``t = T-1`` down to ``0``::
 
         dh  = dY[:, t] + dh_next         # from the output AND from step t+1
-        da  = dh * (1 - h_t**2)          # (N, H), tanh'
+        da  = dh / cosh(a_t)**2          # (N, H), tanh'(a_t) = 1 - h_t**2
         dh_next = da @ W_hh              # carried to step t-1
         dX[:, t] = da @ W_ih
 
     and, the weights being shared by every step, their gradients are sums over
     steps: ``dW_ih = sum_t da_t^T x_t``, ``dW_hh = sum_t da_t^T h_{t-1}``,
     ``db_ih = db_hh = sum_t da_t.sum(0)``. Finally ``dh0 = dh_next``.
+    ``tanh'`` is computed from the cached pre-activation ``a_t``, not as
+    ``1 - h_t**2``, which cancels to 0 once ``h_t`` rounds to +-1 (at ``a = 20`` the
+    derivative is 1.70e-17). The cache holds ``X``, ``h0`` and the pre-activations
+    ``A`` (N, T, H); the hidden states are recomputed as ``tanh(A)`` in ``backward``.
     Source: ``lessons/31-rnn-bptt.md``.
 
     Raises
@@ -147,30 +151,37 @@ class RNN(_Recurrent):
         X, (h,) = self._inputs(X, {"h0": h0})
         W_hh = self.params["W_hh"]
         N, T, _ = X.shape
-        # the input projection of every step at once: (N, T, H)
-        A_in = X @ self.params["W_ih"].T + self.params["b_ih"] + self.params["b_hh"]
+        # the input projection of every step at once: (N, T, H); step t adds
+        # h_{t-1} W_hh^T in place, so A ends as the pre-activations a_t
+        A = X @ self.params["W_ih"].T + self.params["b_ih"] + self.params["b_hh"]
         Y = np.empty((N, T, self.hidden_size), dtype=self.dtype)
         h_init = h
         for t in range(T):
-            h = np.tanh(A_in[:, t] + h @ W_hh.T)
+            a = A[:, t]
+            a += h @ W_hh.T
+            h = np.tanh(a)
             Y[:, t] = h
-        self.cache = {"X": X, "h0": h_init, "Y": Y, "out_shape": Y.shape, "dtype": Y.dtype}
+        self.cache = {"X": X, "h0": h_init, "A": A, "out_shape": Y.shape, "dtype": Y.dtype}
         return Y
 
     def backward(self, dY):
         """BPTT; fills grads, sets ``self.dh0``, returns dX (N, T, D)."""
         dY = self._check_dY(dY)
-        X, Y, h0 = self.cache["X"], self.cache["Y"], self.cache["h0"]
+        X, A, h0 = self.cache["X"], self.cache["A"], self.cache["h0"]
         W_hh = self.params["W_hh"]
         T = X.shape[1]
-        dA = np.empty_like(Y)
+        # per step, not on all of A at once: small temporaries stay in cache
+        dA = np.empty_like(A)
         dh_next = np.zeros_like(h0)
         for t in range(T - 1, -1, -1):
-            da = (dY[:, t] + dh_next) * (1 - Y[:, t] * Y[:, t])
+            da = _sech2(A[:, t])  # tanh'(a_t) from the input
+            da *= dY[:, t] + dh_next
             dA[:, t] = da
             dh_next = da @ W_hh
         self.dh0 = dh_next
-        H_prev = np.concatenate([h0[:, None, :], Y[:, :-1]], axis=1)
+        H_prev = np.empty_like(A)  # h_{t-1}: h0, then tanh(a_t) recomputed
+        H_prev[:, 0] = h0
+        np.tanh(A[:, :-1], out=H_prev[:, 1:])
         return self._weight_grads(X, dA, H_prev)
 
 
@@ -212,13 +223,18 @@ class LSTM(_Recurrent):
 
         dh = dY[:, t] + dh_next
         do = dh * tc
-        dc = dc_next + dh * o * (1 - tc**2)
+        dc = dc_next + dh * o * tanh'(c_t)
         di, df, dg = dc * g, dc * c_{t-1}, dc * i
-        da = [di*i*(1-i), df*f*(1-f), dg*(1-g**2), do*o*(1-o)]   # (N, 4H)
+        da = [di*s'(a^i), df*s'(a^f), dg*tanh'(a^g), do*s'(a^o)]   # (N, 4H)
         dh_next, dc_next = da @ W_hh, dc * f
         dX[:, t] = da @ W_ih
 
-    Weight gradients are sums over steps, as in :class:`RNN`.
+    with ``s'(a) = s(a) s(-a)`` (``= i (1 - i)`` for ``a = a^i``) and ``tanh'(a) =
+    1 / cosh(a)**2`` (``= 1 - g**2``) computed from the pre-activations: the forms in
+    the gate values cancel to 0 once a gate rounds to 0 or 1 (``s'(40)`` is 4.25e-18).
+    Weight gradients are sums over steps, as in :class:`RNN`. The cache holds ``X``,
+    ``h0``, ``c0``, ``Y``, the cell states ``C`` (N, T, H) and the pre-activations
+    ``A`` (N, T, 4H); the gate values are recomputed from ``A`` in ``backward``.
     Source: ``lessons/32-lstm.md``.
 
     Raises
@@ -253,21 +269,23 @@ class LSTM(_Recurrent):
         H = self.hidden_size
         W_hh = self.params["W_hh"]
         N, T, _ = X.shape
-        A_in = X @ self.params["W_ih"].T + self.params["b_ih"] + self.params["b_hh"]
+        # input projections of every step; step t adds h_{t-1} W_hh^T in place, so A
+        # ends as the pre-activations (N, T, 4H), from which backward takes derivatives
+        A = X @ self.params["W_ih"].T + self.params["b_ih"] + self.params["b_hh"]
         Y = np.empty((N, T, H), dtype=self.dtype)
         C = np.empty((N, T, H), dtype=self.dtype)
-        gates = np.empty((N, T, 4 * H), dtype=self.dtype)  # activated i, f, g, o
         h_init, c_init = h, c
         for t in range(T):
-            a = A_in[:, t] + h @ W_hh.T
+            a = A[:, t]
+            a += h @ W_hh.T
             z = _sigmoid(a)
             z[:, 2 * H : 3 * H] = np.tanh(a[:, 2 * H : 3 * H])
             i, f, g, o = z[:, :H], z[:, H : 2 * H], z[:, 2 * H : 3 * H], z[:, 3 * H :]
             c = f * c + i * g
             h = o * np.tanh(c)
-            gates[:, t], C[:, t], Y[:, t] = z, c, h
+            C[:, t], Y[:, t] = c, h
         self.cache = {
-            "X": X, "h0": h_init, "c0": c_init, "Y": Y, "C": C, "gates": gates,
+            "X": X, "h0": h_init, "c0": c_init, "Y": Y, "C": C, "A": A,
             "out_shape": Y.shape, "dtype": Y.dtype,
         }
         return Y
@@ -276,25 +294,29 @@ class LSTM(_Recurrent):
         """BPTT; fills grads, sets ``self.dh0`` and ``self.dc0``, returns dX (N, T, D)."""
         dY = self._check_dY(dY)
         cache = self.cache
-        X, Y, C, gates = cache["X"], cache["Y"], cache["C"], cache["gates"]
+        X, Y, C, A = cache["X"], cache["Y"], cache["C"], cache["A"]
         H = self.hidden_size
         W_hh = self.params["W_hh"]
         T = X.shape[1]
-        dA = np.empty_like(gates)
+        dA = np.empty_like(A)
         dh_next = np.zeros_like(cache["h0"])
         dc_next = np.zeros_like(cache["c0"])
         for t in range(T - 1, -1, -1):
-            z = gates[:, t]
+            # the gate values and their derivatives, from the pre-activations a
+            a = A[:, t]
+            z, da = _sigmoid_and_grad(a)  # s'(a) = s(a) s(-a); times dL/dz below
+            z[:, 2 * H : 3 * H] = np.tanh(a[:, 2 * H : 3 * H])
+            da[:, 2 * H : 3 * H] = _sech2(a[:, 2 * H : 3 * H])
             i, f, g, o = z[:, :H], z[:, H : 2 * H], z[:, 2 * H : 3 * H], z[:, 3 * H :]
             c_prev = C[:, t - 1] if t > 0 else cache["c0"]
             tc = np.tanh(C[:, t])
             dh = dY[:, t] + dh_next
-            dc = dc_next + dh * o * (1 - tc * tc)
-            da = dA[:, t]
-            da[:, :H] = dc * g * i * (1 - i)
-            da[:, H : 2 * H] = dc * c_prev * f * (1 - f)
-            da[:, 2 * H : 3 * H] = dc * i * (1 - g * g)
-            da[:, 3 * H :] = dh * tc * o * (1 - o)
+            dc = dc_next + dh * o * _sech2(C[:, t])
+            da[:, :H] *= dc * g
+            da[:, H : 2 * H] *= dc * c_prev
+            da[:, 2 * H : 3 * H] *= dc * i
+            da[:, 3 * H :] *= dh * tc
+            dA[:, t] = da
             dh_next = da @ W_hh
             dc_next = dc * f
         self.dh0, self.dc0 = dh_next, dc_next
@@ -343,17 +365,22 @@ class GRU(_Recurrent):
     BPTT, for ``t = T-1`` down to ``0`` (``h_prev = h_{t-1}``)::
 
         dh   = dY[:, t] + dh_next
-        dan  = dh * (1 - z) * (1 - n**2)        # n's pre-activation
-        dar  = dan * a_h^n * r * (1 - r)
-        daz  = dh * (h_prev - n) * z * (1 - z)
+        dan  = dh * (1 - z) * tanh'(a^n)        # n's pre-activation a^n
+        dar  = dan * a_h^n * s'(a^r)
+        daz  = dh * (h_prev - n) * s'(a^z)
         da_x = [dar, daz, dan]                  # (N, 3H): to W_ih, b_ih, x_t
         da_h = [dar, daz, dan * r]              # (N, 3H): to W_hh, b_hh, h_prev
         dh_next = dh * z + da_h @ W_hh
         dX[:, t] = da_x @ W_ih
 
-    The two pre-activation gradients differ only in the n block, so ``db_ih`` and
-    ``db_hh`` differ there (in an RNN or LSTM they are equal).
-    Weight gradients are sums over steps. Source: ``lessons/32b-gru.md``.
+    with ``s'(a) = s(a) s(-a)`` (``= r (1 - r)``) and ``tanh'(a) = 1 / cosh(a)**2``
+    (``= 1 - n**2``) computed from the pre-activations ``a^r = a_x^r + a_h^r``, ``a^z``,
+    ``a^n = a_x^n + r * a_h^n``: the forms in the gate values cancel to 0 once a gate
+    rounds to 0 or +-1. The two pre-activation gradients differ only in the n block, so
+    ``db_ih`` and ``db_hh`` differ there (in an RNN or LSTM they are equal).
+    Weight gradients are sums over steps. The cache holds ``X``, ``h0``, ``Y``, the
+    pre-activations ``A`` (N, T, 3H) and ``A_hn`` (N, T, H); the gate values are
+    recomputed from ``A`` in ``backward``. Source: ``lessons/32b-gru.md``.
 
     Raises
     ------
@@ -382,21 +409,24 @@ class GRU(_Recurrent):
         H = self.hidden_size
         W_hh, b_hh = self.params["W_hh"], self.params["b_hh"]
         N, T, _ = X.shape
-        A_x = X @ self.params["W_ih"].T + self.params["b_ih"]  # (N, T, 3H), every step at once
+        # (N, T, 3H), every step at once; step t adds its hidden projection in place,
+        # so A ends as the pre-activations of r, z and n
+        A = X @ self.params["W_ih"].T + self.params["b_ih"]
         Y = np.empty((N, T, H), dtype=self.dtype)
-        gates = np.empty((N, T, 3 * H), dtype=self.dtype)  # activated r, z, n
         A_hn = np.empty((N, T, H), dtype=self.dtype)  # h_{t-1} W_hn^T + b_hn, read by r's gradient
         h_init = h
         for t in range(T):
             a_h = h @ W_hh.T + b_hh
-            rz = _sigmoid(A_x[:, t, : 2 * H] + a_h[:, : 2 * H])
+            a_rz, a_n = A[:, t, : 2 * H], A[:, t, 2 * H :]
+            a_rz += a_h[:, : 2 * H]
+            rz = _sigmoid(a_rz)
             r, z = rz[:, :H], rz[:, H:]
-            n = np.tanh(A_x[:, t, 2 * H :] + r * a_h[:, 2 * H :])
+            a_n += r * a_h[:, 2 * H :]
+            n = np.tanh(a_n)
             h = (1 - z) * n + z * h
-            gates[:, t, : 2 * H], gates[:, t, 2 * H :] = rz, n
             A_hn[:, t], Y[:, t] = a_h[:, 2 * H :], h
         self.cache = {
-            "X": X, "h0": h_init, "Y": Y, "gates": gates, "A_hn": A_hn,
+            "X": X, "h0": h_init, "Y": Y, "A": A, "A_hn": A_hn,
             "out_shape": Y.shape, "dtype": Y.dtype,
         }
         return Y
@@ -405,21 +435,23 @@ class GRU(_Recurrent):
         """BPTT; fills grads, sets ``self.dh0``, returns dX (N, T, D)."""
         dY = self._check_dY(dY)
         cache = self.cache
-        X, Y, gates, A_hn = cache["X"], cache["Y"], cache["gates"], cache["A_hn"]
+        X, Y, A, A_hn = cache["X"], cache["Y"], cache["A"], cache["A_hn"]
         H = self.hidden_size
         W_hh = self.params["W_hh"]
         T = X.shape[1]
-        dA_x = np.empty_like(gates)
-        dA_h = np.empty_like(gates)
+        dA_x = np.empty_like(A)
+        dA_h = np.empty_like(A)
         H_prev = np.concatenate([cache["h0"][:, None, :], Y[:, :-1]], axis=1)
         dh_next = np.zeros_like(cache["h0"])
         for t in range(T - 1, -1, -1):
-            g = gates[:, t]
-            r, z, n = g[:, :H], g[:, H : 2 * H], g[:, 2 * H :]
+            # the gate values and their derivatives, from the pre-activations
+            a_rz, a_n = A[:, t, : 2 * H], A[:, t, 2 * H :]
+            rz, drz = _sigmoid_and_grad(a_rz)  # s'(a) = s(a) s(-a)
+            r, z, n = rz[:, :H], rz[:, H:], np.tanh(a_n)
             dh = dY[:, t] + dh_next
-            dan = dh * (1 - z) * (1 - n * n)
-            dar = dan * A_hn[:, t] * r * (1 - r)
-            daz = dh * (H_prev[:, t] - n) * z * (1 - z)
+            dan = dh * (1 - z) * _sech2(a_n)
+            dar = dan * A_hn[:, t] * drz[:, :H]
+            daz = dh * (H_prev[:, t] - n) * drz[:, H:]
             dA_x[:, t, :H], dA_x[:, t, H : 2 * H], dA_x[:, t, 2 * H :] = dar, daz, dan
             dA_h[:, t, : 2 * H] = dA_x[:, t, : 2 * H]
             dA_h[:, t, 2 * H :] = dan * r

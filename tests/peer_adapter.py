@@ -23,7 +23,7 @@ Written from autograd's documented API, no code copied:
   every combination.
 * ``autograd.numpy``: numpy itself for plain values; a call with a Tensor anywhere in
   its arguments goes to :mod:`autoprop.numpy` (or to numpy's function, which dispatches
-  to autoprop through ``__array_function__``).
+  to autoprop through ``__array_function__``); plus autograd's own ``make_diagonal``.
 
 Complex numbers: autoprop differentiates real functions. A check or derivative whose
 input is complex is not run: it counts as "complex" and, if no real check ran in that
@@ -377,6 +377,18 @@ class _Stand(types.ModuleType):
         return obj
 
 
+def make_diagonal(D, offset=0, axis1=0, axis2=1):
+    """autograd's own ``np.make_diagonal`` (numpy has none): ``D`` (..., n) -> (..., n, n)
+    with ``D`` on the diagonal of the last two axes, the only case autograd implements
+    (``offset=0, axis1=-1, axis2=-2``; others raise ``NotImplementedError``, as there).
+    Written as ``D[..., None] * eye(n)``: autoprop ops for a Tensor, numpy's otherwise."""
+    if not (offset == 0 and axis1 == -1 and axis2 == -2):
+        raise NotImplementedError("make_diagonal: only offset=0, axis1=-1, axis2=-2 (as autograd)")
+    n = onp.shape(_val(D))[-1]
+    ns = anp if _has_tensor(D) else onp
+    return ns.multiply(ns.expand_dims(D, -1), onp.eye(n))
+
+
 def install():
     """Put the stand-ins under autograd's module names (sys.modules)."""
     pkg = types.ModuleType("autograd")
@@ -386,7 +398,7 @@ def install():
     numpy_mod.__path__ = []
     random_mod = _Stand("autograd.numpy.random", onp.random, None)
     linalg_mod = _Stand("autograd.numpy.linalg", onp.linalg, getattr(anp, "linalg", None))
-    numpy_mod.__dict__.update(random=random_mod, linalg=linalg_mod)
+    numpy_mod.__dict__.update(random=random_mod, linalg=linalg_mod, make_diagonal=make_diagonal)
     test_util = types.ModuleType("autograd.test_util")
     test_util.__dict__.update(check_grads=check_grads, combo_check=combo_check)
     for op in (grad, value_and_grad, elementwise_grad, jacobian):

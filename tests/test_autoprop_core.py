@@ -350,12 +350,16 @@ def test_unsupported_numpy_function_names_itself():
         np.fft.fft(x)
 
 
-def test_in_place_update_of_tensor_is_refused():
+def test_in_place_operator_rebinds_a_tensor_and_item_assignment_is_refused():
     t = ap.constant([1.0, 2.0])
-    with pytest.raises(TypeError, match="immutable"):
-        t += 1
+    t0 = t
+    t += 1  # t = t + 1: a new tensor, as TF's eager tensors
+    assert t0.numpy().tolist() == [1.0, 2.0] and t.numpy().tolist() == [2.0, 3.0]
     with pytest.raises(TypeError, match="immutable"):
         t[0] = 3.0
+    v = ap.Variable([1.0, 2.0])
+    with pytest.raises(RuntimeError, match="assign_add"):
+        v += 1
 
 
 def test_c25_array_changed_after_forward_does_not_change_gradient():

@@ -102,15 +102,14 @@ def test_tf_doc_reset_equivalent_to_a_new_tape():
 
     with ap.GradientTape() as t:
         loss = loss_fn()
-    # TF writes `loss += ...`; autoprop refuses in-place operators on tensors (the
-    # immutability rule), so the rebinding is spelled out
+    # TF's own example, `loss += ...`: the name is rebound to a new (recorded) tensor
     with ap.GradientTape() as t:
-        loss = loss + other_loss_fn()
+        loss += other_loss_fn()
     g1 = t.gradient(loss, x)
     with ap.GradientTape() as t:
         loss = loss_fn()
         t.reset()
-        loss = loss + other_loss_fn()
+        loss += other_loss_fn()
     g2 = t.gradient(loss, x)
     assert g1.numpy() == g2.numpy() == 5.0
 

@@ -335,8 +335,8 @@ def test_bptt_carries_the_hidden_gradient_across_steps():
     dX = layer.backward(G)
     assert np.abs(dX[:, 0]).min() > 0
     # the truncated (wrong) version that drops dh_next only sees the last step
-    Y = layer.cache["Y"]
-    da_last = G[:, -1] * (1 - Y[:, -1] ** 2)
+    A = layer.cache["A"]  # the pre-activations: tanh' = 1 / cosh(a)^2 from the input
+    da_last = G[:, -1] / np.cosh(A[:, -1]) ** 2
     wrong = np.zeros_like(X)
     wrong[:, -1] = da_last @ layer.params["W_ih"]
     assert not np.allclose(dX, wrong)
@@ -422,9 +422,9 @@ def test_numerical_helper_agrees_with_manual_on_tiny_rnn():
     layer, twin = mp.RNN(1, 1, rng=0), ap.layers.RNN(1, 1, rng=0)
     X, G = np.array([[[0.7]]]), np.array([[[1.3]]])
     _, (dX,), dp = manual_grads(layer, [X], G)
-    Y = layer.cache["Y"][0, 0, 0]
+    a = layer.cache["A"][0, 0, 0]
     (nX,), ndp = numerical_grads(layer, [X], G)
-    np.testing.assert_allclose(dX[0, 0, 0], 1.3 * (1 - Y**2) * layer.params["W_ih"][0, 0], rtol=1e-14)
+    np.testing.assert_allclose(dX[0, 0, 0], 1.3 / np.cosh(a) ** 2 * layer.params["W_ih"][0, 0], rtol=1e-14)
     np.testing.assert_allclose(dX, nX, rtol=RTOL_FD)
     _, (tX,), _ = tape_grads(twin, [X], G)
     np.testing.assert_allclose(dX, tX, rtol=RTOL_TWIN)

@@ -20,6 +20,7 @@ Source: ``lessons/10-gradient-tape.md``.
 
 from __future__ import annotations
 
+import importlib
 import os
 import sys
 import warnings
@@ -191,6 +192,33 @@ def _user_stacklevel():
     return level
 
 
+def _scipy_hint():
+    """Where the conversion ran inside scipy: the scipy function the user called (the
+    outermost scipy frame) and, when ``autoprop.scipy`` records it, the replacement."""
+    frame, outer = sys._getframe(2), None
+    while frame is not None:
+        if f"{os.sep}scipy{os.sep}" in frame.f_code.co_filename:
+            outer = frame
+        elif outer is not None and not frame.f_code.co_filename.startswith(_SKIP):
+            break
+        frame = frame.f_back
+    if outer is None:
+        return ""
+    module = outer.f_globals.get("__name__", "scipy")
+    public = ".".join(p for p in module.split(".") if not p.startswith("_"))
+    name = outer.f_code.co_name
+    ours = f"autoprop.{public}" if public.startswith("scipy.") else None
+    try:
+        mod = importlib.import_module(ours) if ours else None
+    except ImportError:
+        mod = None
+    if mod is not None and callable(getattr(mod, name, None)):
+        return (f" It happened inside {public}.{name}, a scipy function that converts its input "
+                f"to numpy: use {ours}.{name} (the same signature, recorded) instead.")
+    return (f" It happened inside {public}.{name}, a scipy function that converts its input to "
+            "numpy and has no autoprop twin: write it with autoprop ops or ap.numpy_function.")
+
+
 def _describe(tensor, tape):
     if isinstance(tensor, Variable):
         return f"Variable {tensor.name!r}"
@@ -222,7 +250,7 @@ def implicit_escape(tensor):
         "will miss this contribution. Fix: ap.numpy.stack / ap.numpy.concatenate instead of "
         "np.array([...]), a Tensor operation (ap.where, ap.numpy.concatenate) instead of item "
         "assignment, or ap.numpy_function(...) for plain-numpy code; call .numpy() to leave the "
-        "tape on purpose."
+        "tape on purpose." + _scipy_hint()
     )
     if _STRICT:
         raise TapeEscapeError(msg)

@@ -182,31 +182,9 @@ class Tensor:
             "tensor instead, e.g. ap.where(mask, v, t), or ap.numpy.concatenate of pieces."
         )
 
-    def _refuse_inplace(self, op):
-        raise TypeError(
-            f"autoprop Tensors are immutable: the in-place operator {op!r} would change a "
-            f"value that a gradient tape may have saved for the backward pass. Write "
-            f"`t = t {op[:-1]} other` (a new tensor) instead; for a Variable use assign, "
-            "assign_add or assign_sub."
-        )
-
-    def __iadd__(self, other):
-        self._refuse_inplace("+=")
-
-    def __isub__(self, other):
-        self._refuse_inplace("-=")
-
-    def __imul__(self, other):
-        self._refuse_inplace("*=")
-
-    def __itruediv__(self, other):
-        self._refuse_inplace("/=")
-
-    def __ipow__(self, other):
-        self._refuse_inplace("**=")
-
-    def __imatmul__(self, other):
-        self._refuse_inplace("@=")
+    # No __iadd__ & co.: `t += 1` falls back to `t = t + 1`, a new tensor bound to the name
+    # (recorded; the old tensor, which a tape may have saved, is unchanged), as TF's eager
+    # tensors. A Variable refuses them (below), as tf.Variable.
 
     # --- operators: each one is a registered primitive -----------------------
     def __add__(self, other):
@@ -466,6 +444,30 @@ class Variable(Tensor):
             return self
         self._value = np.asarray(v - self._check_new(delta, "assign_sub", copy=False))
         return self
+
+    def _refuse_inplace(self, op, fix):  # RuntimeError, as tf.Variable
+        raise RuntimeError(
+            f"Variable {self.name!r}: `v {op} value` is not supported (as in TensorFlow): "
+            f"use {fix} to change the variable, or `out = v {op[:-1]} value` for a new tensor."
+        )
+
+    def __iadd__(self, other):
+        self._refuse_inplace("+=", "v.assign_add(value)")
+
+    def __isub__(self, other):
+        self._refuse_inplace("-=", "v.assign_sub(value)")
+
+    def __imul__(self, other):
+        self._refuse_inplace("*=", "v.assign(v * value)")
+
+    def __itruediv__(self, other):
+        self._refuse_inplace("/=", "v.assign(v / value)")
+
+    def __ipow__(self, other):
+        self._refuse_inplace("**=", "v.assign(v ** value)")
+
+    def __imatmul__(self, other):
+        self._refuse_inplace("@=", "v.assign(v @ value)")
 
     def __repr__(self):
         body = np.array2string(self._value, separator=", ", prefix="    ")

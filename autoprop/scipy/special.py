@@ -4,8 +4,10 @@ scipy's ufuncs (``expit``, ``logit``, ``xlogy``, ``gammaln``, ``digamma``, ``erf
 ``erfc``, ``erfinv``) dispatch to autoprop when called on a Tensor, so
 ``scipy.special.expit(x)`` is recorded as written. ``logsumexp``, ``softmax`` and
 ``log_softmax`` are plain Python functions in scipy that convert their input to an
-ndarray first: called on a Tensor they return a plain array, off the tape. Use these
-instead; they are autoprop's primitives with scipy's signatures.
+ndarray first: called on a Tensor they return a plain array, off the tape (while a tape
+records, a ``TapeEscapeWarning`` names the scipy function and its twin here; an error
+under ``ap.strict_mode()``). Use these instead; they are autoprop's primitives with
+scipy's signatures.
 
 Derivatives: ``autoprop.explain("logsumexp")`` and so on. Source: the records in
 ``autoprop/core/prims/special.py`` and ``reductions.py``.

@@ -96,8 +96,15 @@ def _binary(name, fwd, da, db, jacobian, vjp, kinks="none (smooth)", numpy=True,
 
 
 def _pow_da(a, b):
-    # b * a**(b-1), written without dividing by a (so 0**3 gives 0, not nan)
-    return b * a ** (b - 1)
+    # b * a**(b-1), written without dividing by a (so 0**3 gives 0, not nan). a**0 is the
+    # constant 1 (numpy's 0**0 = 1), so d/da is 0 there, also at a = 0 where the formula is
+    # 0 * 0**-1 = nan: a is replaced by 1 where a == b == 0 (a constant: higher orders 0 too)
+    bv = b._value if isinstance(b, Tensor) else b
+    zero_b = bv == 0 if isinstance(bv, (int, float)) else np.any(bv == 0)  # x**2: one comparison
+    av = a._value if isinstance(a, Tensor) else a
+    if not (zero_b and np.any(av == 0)):
+        return b * a ** (b - 1)
+    return b * np.where((av == 0) & (bv == 0), 1.0, a) ** (b - 1)
 
 
 def _pow_db(ans, a):
@@ -109,7 +116,8 @@ def _pow_db(ans, a):
 power = _binary(
     "power", np.power, lambda ans, a, b: _pow_da(a, b), lambda ans, a, b: _pow_db(ans, a),
     "d(a^b)/da = diag(b a^(b-1)), d(a^b)/db = diag(a^b log a)", "da = g * b * a**(b-1), db = g * a**b * log(a)",
-    kinks="d/db at a = 0 is taken as 0 (log(0) replaced by 0); a < 0 gives nan for d/db; "
+    kinks="d/da of a**0 is 0, also at a = 0 (b a**(b-1) would be 0 * inf); "
+          "d/db at a = 0 is taken as 0 (log(0) replaced by 0); a < 0 gives nan for d/db; "
           "0 where g = 0 (the 0·inf rule: d(x**0.5)/dx at 0 with g = 0 is 0)",
     methods=("__pow__", "__rpow__"),
     source="{0} ** {1}",

@@ -15,6 +15,7 @@ Derivations: ``lessons/10-gradient-tape.md`` (composites), ``lessons/00-chain-ru
 from __future__ import annotations
 
 import builtins
+import warnings
 
 import numpy as np
 
@@ -317,18 +318,38 @@ def diff(a, n=1, axis=-1, prepend=np._NoValue, append=np._NoValue):
     return a
 
 
-@defcomposite("gradient", "central differences (f[i+1] - f[i-1]) / 2h inside, one-sided at "
-                          "the edges (edge_order 1 or 2), uniform scalar spacing", numpy=(np.gradient,))
+def _spacing(d, n):
+    """One entry of numpy.gradient's ``varargs``: a scalar step, or a coordinate array of
+    length ``n`` -> its differences (a scalar again when they are all equal, as numpy)."""
+    v = np.asarray(_value(d))
+    if v.ndim == 0:
+        return d
+    if v.ndim != 1:
+        raise ValueError("distances must be either scalars or 1d")
+    if len(v) != n:
+        raise ValueError("when 1d, distances must match the length of the corresponding dimension")
+    d = _t(d) if isinstance(d, Tensor) else v.astype(np.float64) if v.dtype.kind in "iub" else v
+    dx = getitem(d, _S(1, None)) - getitem(d, _S(None, -1))
+    dxv = np.asarray(_value(dx))
+    return getitem(dx, 0) if np.all(dxv == dxv[0]) else dx
+
+
+@defcomposite("gradient", "central differences (f[i+1] - f[i-1]) / 2h inside, one-sided at the "
+                          "edges (edge_order 1 or 2); with coordinate arrays numpy's second-order "
+                          "formula for uneven steps h1, h2: (-h2/(h1(h1+h2))) f[i-1] + "
+                          "((h2-h1)/(h1 h2)) f[i] + (h1/(h2(h1+h2))) f[i+1]", numpy=(np.gradient,))
 def gradient(f, *varargs, axis=None, edge_order=1):
     f = _t(f)
     axes = tuple(range(f.ndim)) if axis is None else \
         tuple(a % f.ndim for a in ((axis,) if isinstance(axis, (int, np.integer)) else axis))
-    hs = list(varargs) if len(varargs) != 1 else list(varargs) * len(axes)
-    if not hs:
+    if not varargs:
         hs = [1.0] * len(axes)
-    if len(hs) != len(axes) or builtins.any(np.ndim(_value(h)) != 0 for h in hs):
-        raise TypeError("autoprop records numpy.gradient with uniform spacings only: one scalar "
-                        "per axis (coordinate arrays are not supported)")
+    elif len(varargs) == 1 and np.ndim(_value(varargs[0])) == 0:
+        hs = list(varargs) * len(axes)
+    elif len(varargs) == len(axes):
+        hs = list(varargs)
+    else:
+        raise TypeError("invalid number of arguments")
     if edge_order not in (1, 2):
         raise ValueError("'edge_order' greater than 2 not supported")
     out = []
@@ -337,16 +358,36 @@ def gradient(f, *varargs, axis=None, edge_order=1):
         if n < edge_order + 1:
             raise ValueError("Shape of array too small to calculate a numerical gradient, "
                              "at least (edge_order + 1) elements are required.")
+        h = _spacing(h, n)
 
         def at(s, ax=ax):
             return getitem(f, _sl(f.ndim, ax, s))
-        mid = (at(_S(2, None)) - at(_S(None, -2))) / (2.0 * h)
-        if edge_order == 1:
-            first = (at(_S(1, 2)) - at(_S(0, 1))) / h
-            last = (at(_S(n - 1, n)) - at(_S(n - 2, n - 1))) / h
-        else:
-            first = (-1.5 * at(_S(0, 1)) + 2.0 * at(_S(1, 2)) - 0.5 * at(_S(2, 3))) / h
-            last = (0.5 * at(_S(n - 3, n - 2)) - 2.0 * at(_S(n - 2, n - 1)) + 1.5 * at(_S(n - 1, n))) / h
+        if np.ndim(_value(h)) == 0:  # uniform
+            mid = (at(_S(2, None)) - at(_S(None, -2))) / (2.0 * h)
+            if edge_order == 1:
+                first = (at(_S(1, 2)) - at(_S(0, 1))) / h
+                last = (at(_S(n - 1, n)) - at(_S(n - 2, n - 1))) / h
+            else:
+                first = (-1.5 * at(_S(0, 1)) + 2.0 * at(_S(1, 2)) - 0.5 * at(_S(2, 3))) / h
+                last = (0.5 * at(_S(n - 3, n - 2)) - 2.0 * at(_S(n - 2, n - 1)) + 1.5 * at(_S(n - 1, n))) / h
+        else:  # the differences h (n - 1,) of a coordinate array, along ax
+            h = reshape(h, shape=tuple(n - 1 if i == ax else 1 for i in range(f.ndim)))
+
+            def dh(s, h=h, ax=ax):
+                return getitem(h, _sl(f.ndim, ax, s))
+            h1, h2 = dh(_S(None, -1)), dh(_S(1, None))
+            mid = (-h2 / (h1 * (h1 + h2)) * at(_S(None, -2)) + (h2 - h1) / (h1 * h2) * at(_S(1, -1))
+                   + h1 / (h2 * (h1 + h2)) * at(_S(2, None)))
+            if edge_order == 1:
+                first = (at(_S(1, 2)) - at(_S(0, 1))) / dh(_S(0, 1))
+                last = (at(_S(n - 1, n)) - at(_S(n - 2, n - 1))) / dh(_S(n - 2, n - 1))
+            else:
+                h1, h2 = dh(_S(0, 1)), dh(_S(1, 2))
+                first = (-(2.0 * h1 + h2) / (h1 * (h1 + h2)) * at(_S(0, 1))
+                         + (h1 + h2) / (h1 * h2) * at(_S(1, 2)) - h1 / (h2 * (h1 + h2)) * at(_S(2, 3)))
+                h1, h2 = dh(_S(n - 3, n - 2)), dh(_S(n - 2, n - 1))
+                last = (h2 / (h1 * (h1 + h2)) * at(_S(n - 3, n - 2)) - (h2 + h1) / (h1 * h2) * at(_S(n - 2, n - 1))
+                        + (2.0 * h2 + h1) / (h2 * (h1 + h2)) * at(_S(n - 1, n)))
         out.append(concatenate(first, mid, last, axis=ax))
     return out[0] if len(out) == 1 else tuple(out)
 
@@ -562,14 +603,30 @@ nanmax = _nan_extreme("nanmax", max, -np.inf)
 nanmin = _nan_extreme("nanmin", min, np.inf)
 
 
-@defcomposite("cov", "(X - mean) (X - mean)^T / (N - ddof): matmul of the centred rows",
-              numpy=(np.cov,))
+def _cov_weight(w, name, n):
+    """numpy.cov's checks of ``fweights`` / ``aweights`` (on the values); returns ``w``
+    (a Tensor stays a Tensor: weights are differentiable) as float."""
+    v = np.asarray(_value(w), dtype=float)
+    if name == "fweights" and not np.all(v == np.around(v)):
+        raise TypeError("fweights must be integer")
+    if v.ndim > 1:
+        raise RuntimeError(f"cannot handle multidimensional {name}")
+    if v.shape[0] != n:
+        raise RuntimeError(f"incompatible numbers of samples and {name}")
+    if np.any(v < 0):
+        raise ValueError(f"{name} cannot be negative")
+    return w if isinstance(w, Tensor) else v
+
+
+@defcomposite("cov", "(X - mean) (X - mean)^T / (N - ddof): matmul of the centred rows; with "
+                     "weights w = fweights * aweights, (X - avg) diag(w) (X - avg)^T / fact, "
+                     "numpy's normalisation (avg the w-weighted mean, fact = sum w - ddof "
+                     "sum(w aweights) / sum w)", numpy=(np.cov,))
 def cov(m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweights=None, *, dtype=None):
-    if fweights is not None or aweights is not None:
-        raise TypeError("autoprop cannot record numpy.cov(..., fweights/aweights=...): weights "
-                        "are not supported; weight the centred rows yourself")
+    if ddof is not None and ddof != int(ddof):
+        raise ValueError("ddof must be integer")
     X = atleast_2d(m)
-    if not rowvar and X.shape[0] != 1:
+    if not rowvar and np.ndim(_value(m)) != 1:
         X = transpose(X)
     if y is not None:
         Y = atleast_2d(y)
@@ -579,8 +636,26 @@ def cov(m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweights=N
     if ddof is None:
         ddof = 0 if bias else 1
     n = X.shape[1]
-    Xc = X - mean(X, axis=1, keepdims=True)
-    c = (Xc @ transpose(Xc)) / float(n - ddof)
+    w = None if fweights is None else _cov_weight(fweights, "fweights", n)
+    aw = None if aweights is None else _cov_weight(aweights, "aweights", n)
+    if aw is not None:
+        w = aw if w is None else w * aw
+    if w is None:
+        Xc = X - mean(X, axis=1, keepdims=True)
+        c = (Xc @ transpose(Xc)) / float(n - ddof)
+    else:
+        w_sum = sum(w)
+        Xc = X - sum(X * w, axis=1, keepdims=True) / w_sum
+        if ddof == 0:
+            fact = w_sum
+        elif aw is None:
+            fact = w_sum - ddof
+        else:
+            fact = w_sum - ddof * sum(w * aw) / w_sum
+        if _value(fact) <= 0:
+            warnings.warn("Degrees of freedom <= 0 for slice", RuntimeWarning, stacklevel=2)
+            fact = 0.0
+        c = ((Xc * w) @ transpose(Xc)) / fact
     c = reshape(c, shape=tuple(d for d in c.shape if d != 1)) if 1 in c.shape else c
     return _as_dtype(c, dtype, "same_kind", "cov")
 
