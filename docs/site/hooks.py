@@ -183,8 +183,14 @@ def _notebook_link(href: str, page, files: Files) -> str:
     return target.url_relative_to(page.file) + (f"#{anchor}" if anchor else "")
 
 
+# a Sphinx cross-reference role left in a numpydoc docstring (":func:`x`"), which Markdown
+# renders as the role's name before a code span
+SPHINX_ROLE = re.compile(r":(?:py:)?(?:func|class|meth|mod|attr|data|exc|obj|const):(?=<code>)")
+
+
 def on_page_content(html: str, page, config, files: Files) -> str:
-    """Notebook pages: links and heading ids as on the Markdown pages.
+    """Sphinx roles in the API pages' docstrings become plain code spans; notebook pages get
+    links and heading ids as on the Markdown pages.
 
     nbconvert leaves a markdown cell's links as written (``../lessons/20-conv2d.md``, relative
     to notebooks/ in the repository), which MkDocs rewrites only in Markdown pages; and its
@@ -193,6 +199,7 @@ def on_page_content(html: str, page, config, files: Files) -> str:
     out. The links are resolved here against the site's files, and each heading gets the id
     its table-of-contents entry (and a lesson linking to it) uses.
     """
+    html = SPHINX_ROLE.sub("", html)
     if not NOTEBOOK.match(page.file.src_uri):
         return html
     html = re.sub(r'(<a\b[^>]*\bhref=")([^"]*)(")',

@@ -49,6 +49,7 @@ RAW_TEXT_JS = """() => {
   return parts.join(' ');
 }"""
 RAW_MATH = re.compile(r"\$[^$\s][^$]*\$|\\\(|\\\[")
+SPHINX_ROLE = re.compile(r"(?<![\w`]):(?:py:)?(?:func|class|meth|mod|attr|data|exc|obj|const):")
 
 MATHJAX_LOADED = "() => window.MathJax && MathJax.version && MathJax.startup && MathJax.startup.promise"
 PAGE_JS = """async () => {
@@ -199,6 +200,9 @@ def check_pages(base: str, context, paths: list[str]) -> tuple[list[str], int]:
         raw = RAW_MATH.findall(page.evaluate(RAW_TEXT_JS))
         if raw:
             problems.append(f"{path}: raw math left in the text: {raw[:3]}")
+        roles = SPHINX_ROLE.findall(page.evaluate(RAW_TEXT_JS))
+        if roles:
+            problems.append(f"{path}: Sphinx roles left in the text: {roles[:3]}")
     page.close()
     return problems, math_pages
 
@@ -224,6 +228,7 @@ DEFECTS = """<!doctype html><html><head><meta charset="utf-8"><title>defects</ti
 <body><article>
 <p>typeset: <span class="arithmatex">\\(x^2\\)</span>, broken: <span class="arithmatex">\\(\\frac{1}\\)</span></p>
 <p>left raw: $y = 3$</p>
+<p>see :func:<code>manualprop.init.linear_params</code></p>
 <a href="missing-page/">a broken link</a> <a href="#nowhere">a missing anchor</a>
 <img src="missing.png" alt="broken"> <img src="https://example.invalid/x.png" alt="remote">
 </article>
@@ -244,7 +249,8 @@ def test_checker_reports_planted_defects(browser, tmp_path):
     for expected in ("console error: planted console error", "broken link", "missing-page/",
                      "no #nowhere", "image not loaded", "missing.png",
                      "request to another host: https://example.invalid/x.png",
-                     "MathJax errors", "raw math left in the text", "$y = 3$", "HTTP 404"):
+                     "MathJax errors", "raw math left in the text", "$y = 3$", "HTTP 404",
+                     "Sphinx roles left in the text"):
         assert expected in text, f"not reported: {expected!r}\n{text}"
     assert math_pages == 1
     assert "formulas not typeset" not in text  # both formulas became mjx-container (one an error)
