@@ -22,7 +22,7 @@ GradientShapeError, NonFiniteError
     Exceptions (:mod:`gradcheck.errors`), each with an ``exit_code``.
 
 Submodules: ``plots`` (matplotlib figures), ``train`` (manual vs tape training on
-digits), ``zoo`` (every built-in layer), ``report`` (text tables), ``cli``.
+digits), ``zoo`` (every built-in layer), ``cli``.
 """
 
 from .check import CheckResult, Comparison, TensorRecord, check_layer, check_loss, relative_error

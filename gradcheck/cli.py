@@ -156,7 +156,7 @@ def _png_name(label: str) -> str:
 
 def _cmd_zoo(args) -> int:
     from .plots import plot_result, plot_results, save_figure
-    from .report import format_table
+    from .result import format_table
     from .zoo import run_zoo
 
     results, errors = run_zoo(seed=args.seed, rtol=args.rtol, atol=args.atol)

@@ -1,4 +1,4 @@
-"""gradcheck's check pipeline imports one way: config -> sources/numerical -> compare -> result -> report/check.
+"""gradcheck's check pipeline imports one way: config -> sources/numerical -> compare -> result (and its tables) -> check.
 
 The module-level imports of ``gradcheck/*.py`` (parsed, not run) form no cycle, the pipeline
 modules import only the layers below them, and each pipeline module imports alone in a fresh
@@ -24,8 +24,7 @@ ALLOWED = {
     "numerical": {"compare"},
     "config": {"_validation", "compare", "errors", "numerical"},
     "sources": {"_validation", "errors"},
-    "result": {"compare"},
-    "report": {"_validation", "result"},
+    "result": {"_validation", "compare"},
     "check": {"_validation", "compare", "config", "errors", "numerical", "result", "sources"},
 }
 
