@@ -10,7 +10,13 @@ place. Besides the pages:
   ``gradcheck/``, ``examples/``, ``benchmarks/``, ``assignments/``, ``pyproject.toml``,
   ``Makefile``) are copied as they are (their Markdown files, such as an assignment's
   README.md, become pages outside the nav), so relative links such as
-  ``../examples/cs231n_layers.py`` resolve in the site as in the repository;
+  ``../examples/cs231n_layers.py`` resolve in the site as in the repository; an assignment's
+  staff-only folders (:data:`STAFF_ONLY`: its reference solution, mutants and hidden tests)
+  are never copied;
+- a notebook with nbgrader's solution markers (the exercises) is published as its student
+  version, made by ``gradcheck assignment release``'s own :func:`gradcheck.assignment.release`
+  into a temporary folder, rendered without execution (its stubs raise NotImplementedError),
+  and its ``.ipynb`` download is that student version too;
 - every Markdown page's own source is copied beside it (``lessons/20-conv2d.md`` next to
   ``lessons/20-conv2d/``), and the page's "view source" button (Material's
   ``content.action.view``) links to it; a notebook page's button links to its ``.ipynb``,
@@ -26,7 +32,9 @@ from __future__ import annotations
 import logging
 import posixpath
 import re
+import shutil
 import subprocess
+import tempfile
 from pathlib import Path
 
 from mkdocs.exceptions import PluginError
@@ -43,6 +51,9 @@ MATHJAX = REPO / "docs" / "site" / "node_modules" / "mathjax" / "es5"
 MATHJAX_PARTS = ("tex-chtml.js", "input/tex/extensions", "output/chtml", "a11y", "sre", "ui")
 SOURCE_DIRS = ("manualprop", "autoprop", "gradcheck", "examples", "benchmarks", "assignments")
 SOURCE_FILES = ("pyproject.toml", "Makefile")
+# an assignment's folders that are for staff alone (assignments/*/README.md): the reference
+# solution, the mutants (the solution with one bug each) and the grading tests, hidden ones too
+STAFF_ONLY = re.compile(r"^assignments/[^/]+/(?:solution|mutants|tests)/")
 NOTEBOOK = re.compile(r"^notebooks/[^/]+\.ipynb$")
 LESSON_ITEM = re.compile(r"^- \[(?P<title>[^\]]+)\]\((?P<file>[^)#\s]+\.md)\)")
 PART = re.compile(r"^## (?P<part>.+?)\s*$")
@@ -89,10 +100,14 @@ def _pages() -> list[str]:
 @event_priority(100)  # before mkdocs-jupyter's on_files, which turns notebooks into pages
 def on_files(files: Files, config) -> Files:
     for src_uri in _pages():
-        files.append(_repo_file(config, src_uri))
+        if src_uri in _released:  # an exercise notebook: its student version, from the
+            # temporary folder as its src_dir (mkdocs-jupyter's NotebookFile reads src_dir)
+            files.append(File(src_uri, str(_release_dir[0]), config.site_dir, config.use_directory_urls))
+        else:
+            files.append(_repo_file(config, src_uri))
     # (their Markdown files, such as an assignment's README.md, become pages outside the nav)
     for src_uri in _tracked(*SOURCE_DIRS, *SOURCE_FILES):
-        if not src_uri.endswith(".ipynb"):
+        if not src_uri.endswith(".ipynb") and not STAFF_ONLY.match(src_uri):
             files.append(_repo_file(config, src_uri))
     # every Markdown page's source beside it, for the page's "view source" button
     for page in [f for f in files if f.is_documentation_page() and f.src_uri.endswith(".md")]:
@@ -132,9 +147,51 @@ def _lesson_nav() -> list:
     return nav
 
 
+# src_uri of an exercise notebook -> its student version in _release_dir (on_config)
+_released: dict[str, Path] = {}
+_release_dir: list[Path] = []
+
+
+def _release_exercises(notebooks: list[str], plugin_config) -> None:
+    """Write the student version of every notebook with a solution marker to a temporary
+    folder (``<tmp>/notebooks/NAME.ipynb``, so mkdocs-jupyter's ``include`` still matches it)
+    and leave it out of mkdocs-jupyter's execution."""
+    from gradcheck.assignment import BEGIN_SOLUTION, release
+    from gradcheck.errors import UsageError
+
+    _cleanup()
+    _released.clear()
+    exercises = [p for p in notebooks if BEGIN_SOLUTION in (REPO / p).read_text(encoding="utf-8")]
+    if not exercises:
+        return
+    tmp = Path(tempfile.mkdtemp(prefix="backprop-lab-site-"))
+    _release_dir.append(tmp)
+    for src_uri in exercises:
+        try:
+            report = release(REPO / src_uri, (tmp / src_uri).parent)
+        except UsageError as exc:
+            raise PluginError(f"site: cannot release the student version of {src_uri}: {exc}") from exc
+        _released[src_uri] = report.path
+        plugin_config["execute_ignore"].append(str(_released[src_uri]))
+
+
+def _cleanup() -> None:
+    while _release_dir:
+        shutil.rmtree(_release_dir.pop(), ignore_errors=True)
+
+
+def on_post_build(config):
+    _cleanup()
+
+
+def on_build_error(error):
+    _cleanup()
+
+
 def on_config(config):
     pages = _pages()
     notebooks = [p for p in pages if NOTEBOOK.match(p)]
+    _release_exercises(notebooks, config.plugins["mkdocs-jupyter"].config)
     guides = [p for p in pages if p.startswith("docs/")]
     config.nav = [
         {"Home": "README.md"},

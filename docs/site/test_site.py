@@ -7,7 +7,9 @@ failed request, every internal link's target (and its ``#anchor``) exists, every
 loaded, and the math is typeset by the site's own MathJax: each formula became an
 ``mjx-container``, none is a MathJax error, and no ``$...$``, ``\\(`` or ``\\[`` is left in
 the text. Then the search box finds "im2col" with a result linking to the Conv2D lesson, and
-three screenshots go to ``site-screenshots/``.
+three screenshots go to ``site-screenshots/``. Without the browser: the site publishes no
+staff-only material (no assignment's solution, mutants or grading tests, no exercise
+notebook's solution blocks).
 
 Not part of ``make test`` (it needs the site built); CI runs it with ``make site-test``.
 """
@@ -16,7 +18,9 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import html
 import http.server
+import json
 import re
 import shutil
 import threading
@@ -287,3 +291,80 @@ def test_screenshots(server, browser, path, name, scroll_to):
     SHOTS.mkdir(exist_ok=True)
     page.screenshot(path=str(SHOTS / name))
     assert (SHOTS / name).stat().st_size > 10_000
+
+
+# a code solution block's opening marker alone on its line (in a page's code once its tags
+# are gone, or in a notebook's JSON): documentation that names the marker is not one
+SOLUTION_MARKER = re.compile(r'^[ \t"]*### BEGIN SOLUTION(?:\\n)?"?,?[ \t]*$', re.M)
+
+
+def _site_texts():
+    """Every text file of the site but MathJax's, as ``(path, text)``: an HTML page's text
+    without its tags (so highlighted code reads as it was written)."""
+    for path in sorted(SITE.rglob("*")):
+        rel = path.relative_to(SITE).as_posix()
+        if not path.is_file() or rel.startswith("assets/"):
+            continue
+        try:
+            text = path.read_text(encoding="utf-8")
+        except UnicodeDecodeError:
+            continue  # an image
+        if path.suffix == ".html":
+            text = html.unescape(re.sub(r"<[^>]+>", "", text))
+        yield rel, text
+
+
+def _solution_lines(text: str) -> list[str]:
+    """The stripped lines between ``### BEGIN SOLUTION`` and ``### END SOLUTION``."""
+    lines, inside = [], False
+    for line in text.splitlines():
+        if line.strip() == "### BEGIN SOLUTION":
+            inside = True
+        elif line.strip() == "### END SOLUTION":
+            inside = False
+        elif inside and line.strip():
+            lines.append(line.strip())
+    return lines
+
+
+def test_no_staff_material_published():
+    """No assignment's solution/, mutants/ or tests/ (staff only, assignments/*/README.md), no
+    exercise notebook's solutions (published as the student version), and no line of a
+    reference solution anywhere in the site. The lessons' worked solutions are meant for
+    self-learners and stay (docs/site.md), so site/lessons/ and the search index may hold
+    solution markers."""
+    if not SITE.is_dir():
+        pytest.fail("no site/: `make site-test` builds it")
+    staff = sorted(p.relative_to(SITE).as_posix() for p in SITE.glob("assignments/*/*")
+                   if p.name in ("solution", "mutants", "tests"))
+    assert not staff, f"staff-only folders published: {staff}"
+    assert (SITE / "assignments" / "cs231n_layers" / "stub" / "layers.py").is_file()
+    texts = dict(_site_texts())
+    # the exercise notebooks' pages and downloads are the student versions
+    for name in ("07-exercises", "09-cs231n-exercises"):
+        page, ipynb = f"notebooks/{name}/index.html", f"notebooks/{name}/{name}.ipynb"
+        assert page in texts and ipynb in texts, f"{name}: page or .ipynb missing"
+        for rel in (page, ipynb):
+            assert "BEGIN SOLUTION" not in texts[rel], f"{rel} holds a solution block"
+        assert "NotImplementedError" in texts[ipynb], f"{ipynb} is not the student version"
+    markers = sorted(rel for rel, text in texts.items()
+                     if not rel.startswith(("lessons/", "search/")) and SOLUTION_MARKER.search(text))
+    assert not markers, f"solution blocks published in: {markers}"
+    # every line of a reference solution's (or an exercise notebook's) solution blocks that
+    # no published file holds (a lesson's worked solution, manualprop's conv.py or the CS231n
+    # example may share a line) appears nowhere
+    public = "\n".join(p.read_text(encoding="utf-8") for p in sorted(
+        [*(REPO / "lessons").glob("*.md"),
+         *(f for d in ("manualprop", "autoprop", "gradcheck", "examples", "benchmarks")
+           for f in (REPO / d).rglob("*.py"))]))
+    sources = [*REPO.glob("assignments/*/solution/*.py")]
+    solution = [line for src in sources for line in _solution_lines(src.read_text(encoding="utf-8"))]
+    for nb in ("07-exercises", "09-cs231n-exercises"):
+        cells = json.loads((REPO / "notebooks" / f"{nb}.ipynb").read_text(encoding="utf-8"))["cells"]
+        solution += [line for c in cells for line in _solution_lines("".join(c["source"]))]
+    distinctive = sorted({line for line in solution if len(line) >= 30 and line not in public})
+    assert len(distinctive) > 20, distinctive  # the check has something to find
+    assert "dx = inv_std / N * (N * dxhat - dxhat.sum(axis=0) - xhat * (dxhat * xhat).sum(axis=0))" in distinctive
+    leaks = [(rel, line) for rel, text in texts.items() for line in distinctive
+             if line in text or json.dumps(line)[1:-1] in text]
+    assert not leaks, f"{len(leaks)} solution lines published: {leaks[:10]}"
