@@ -314,17 +314,18 @@ def _site_texts():
         yield rel, text
 
 
-def _solution_lines(text: str) -> list[str]:
-    """The stripped lines between ``### BEGIN SOLUTION`` and ``### END SOLUTION``."""
-    lines, inside = [], False
+def _solution_lines(text: str) -> tuple[list[str], list[str]]:
+    """The stripped lines between ``### BEGIN SOLUTION`` and ``### END SOLUTION``, and the
+    others (what the student version keeps)."""
+    lines, others, inside = [], [], False
     for line in text.splitlines():
         if line.strip() == "### BEGIN SOLUTION":
             inside = True
         elif line.strip() == "### END SOLUTION":
             inside = False
-        elif inside and line.strip():
-            lines.append(line.strip())
-    return lines
+        elif line.strip():
+            (lines if inside else others).append(line.strip())
+    return lines, others
 
 
 def test_no_staff_material_published():
@@ -351,17 +352,19 @@ def test_no_staff_material_published():
                      if not rel.startswith(("lessons/", "search/")) and SOLUTION_MARKER.search(text))
     assert not markers, f"solution blocks published in: {markers}"
     # every line of a reference solution's (or an exercise notebook's) solution blocks that
-    # no published file holds (a lesson's worked solution, manualprop's conv.py or the CS231n
-    # example may share a line) appears nowhere
-    public = "\n".join(p.read_text(encoding="utf-8") for p in sorted(
+    # no published file holds (a lesson's worked solution, manualprop's conv.py, the CS231n
+    # example or the given part of an exercise may share a line) appears nowhere
+    public = [p.read_text(encoding="utf-8") for p in sorted(
         [*(REPO / "lessons").glob("*.md"),
          *(f for d in ("manualprop", "autoprop", "gradcheck", "examples", "benchmarks")
-           for f in (REPO / d).rglob("*.py"))]))
-    sources = [*REPO.glob("assignments/*/solution/*.py")]
-    solution = [line for src in sources for line in _solution_lines(src.read_text(encoding="utf-8"))]
+           for f in (REPO / d).rglob("*.py"))])]
+    blocks = [_solution_lines(src.read_text(encoding="utf-8"))
+              for src in REPO.glob("assignments/*/solution/*.py")]
     for nb in ("07-exercises", "09-cs231n-exercises"):
         cells = json.loads((REPO / "notebooks" / f"{nb}.ipynb").read_text(encoding="utf-8"))["cells"]
-        solution += [line for c in cells for line in _solution_lines("".join(c["source"]))]
+        blocks += [_solution_lines("".join(c["source"])) for c in cells]
+    public = "\n".join(public + [line for _, given in blocks for line in given])
+    solution = [line for lines, _ in blocks for line in lines]
     distinctive = sorted({line for line in solution if len(line) >= 30 and line not in public})
     assert len(distinctive) > 20, distinctive  # the check has something to find
     assert "dx = inv_std / N * (N * dxhat - dxhat.sum(axis=0) - xhat * (dxhat * xhat).sum(axis=0))" in distinctive
