@@ -266,6 +266,7 @@ def _main(capsys, *args):
     ("tests_folder", "holds no grading tests: no test files"),
     ("tests_plain", "none of which takes the student or grade fixture"),
     ("empty_batch", "holds no submission folders (and no .py files): nothing to grade (it is empty)"),
+    ("tests_parent", "holds the grading tests of 2 assignments ('cs231n_layers', 'linear_relu_ce')"),
 ])
 def test_grade_usage_errors_exit_2_before_anything_runs(tmp_path, capsys, case, needle):
     sub, out, tests, extra = ASSIGN / "solution", tmp_path / "out", TESTS, []
@@ -279,6 +280,8 @@ def test_grade_usage_errors_exit_2_before_anything_runs(tmp_path, capsys, case, 
         out = ASSIGN / "README.md"
     elif case == "tests_folder":
         tests = ASSIGN / "solution"
+    elif case == "tests_parent":
+        tests = ROOT / "assignments"  # two assignments' tests: their points would mix into one score
     elif case == "tests_plain":
         tests = tmp_path / "test_plain.py"
         tests.write_text("def test_arithmetic():\n    assert sum([1, 1]) == 2\n")  # no grading test in it

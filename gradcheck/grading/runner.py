@@ -347,7 +347,24 @@ def find_grading_tests(tests: str | os.PathLike) -> list[str]:
                 "no test files (test_*.py or *_test.py)")
         raise UsageError(f"--tests {str(tests)!r} holds no grading tests: {what}. Point --tests at the "
                          f"assignment's grading test file or folder (see docs/gradescope.md).")
+    if p.is_dir():
+        _one_assignment(p, [Path(t.rsplit("::", 1)[0]) for t in found], tests)
     return found
+
+
+def _one_assignment(root: Path, files: Sequence[Path], tests: str | os.PathLike) -> None:
+    """Refuse a --tests folder whose grading tests belong to several assignments (a parent folder such as
+    ``assignments/``): each assignment's tests live in a ``tests`` folder, so grading test files below
+    two different ``.../NAME/tests`` folders would mix the assignments' points into one score."""
+    owners: dict[str, None] = {}
+    for f in files:
+        parts = f.relative_to(root).parts[:-1]
+        owners["/".join(parts[:parts.index("tests")]) if "tests" in parts else "."] = None
+    if len(owners) > 1:
+        names = ", ".join(repr(o) for o in sorted(owners))
+        raise UsageError(f"--tests {str(tests)!r} holds the grading tests of {len(owners)} assignments ({names}); "
+                         f"grading them together would mix their points into one score. Point --tests at one "
+                         f"assignment's tests folder, e.g. {str(Path(tests) / sorted(owners)[0] / 'tests')!r}.")
 
 
 def _check_out(out: str | os.PathLike, submission: Path) -> Path:
