@@ -137,6 +137,12 @@ def test_batch_is_resumable_and_force_regrades(batch, tmp_path):
     again = grade_batch(subs, TESTS, out, workers=2, progress=False)
     assert {s.status for s in again.submissions} == {"skipped"} and again.seed == 11
     assert {s.name: s.score for s in again.submissions}["solution"] == TOTAL
+    # a skipped submission's time is its saved grading's time, in the result and in the gradebook
+    saved = results(out, "solution")["execution_time"]
+    assert saved > 0 and {s.name: s.seconds for s in again.submissions}["solution"] == saved
+    with open(out / "gradebook.csv", newline="") as f:
+        row = next(r for r in csv.DictReader(f) if r["submission"] == "solution")
+    assert row["status"] == "graded" and row["seconds"] == f"{saved:.2f}"
     # an incomplete (placeholder) results.json is regraded
     (out / "stub" / "results.json").write_text(json.dumps({"score": 0, "tests": [], "extra_data": {"complete": False}}))
     third = grade_batch(subs, TESTS, out, workers=2, progress=False, plot=False)

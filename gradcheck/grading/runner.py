@@ -72,7 +72,7 @@ class SubmissionResult:
         ``"skipped"``: already graded (resumed batch). ``"interrupted"``: stopped
         by Ctrl-C (its results.json stays incomplete, so a resumed batch grades it).
     seconds : float
-        Wall-clock time of the grading (0 when skipped).
+        Wall-clock time of the grading (when skipped: the saved result's ``execution_time``).
     results_path : str
     tests : dict of str -> float
         Score per test name.
@@ -802,8 +802,10 @@ def _load_done(results_path: Path, key: bytes | None = None) -> SubmissionResult
         if not hmac.compare_digest(str(extra.get("signature", "")), _signature(data, key)):
             return None  # not written by this batch's grader (planted, edited, or from another batch)
     name = extra.get("submission") if isinstance(extra.get("submission"), str) else results_path.parent.name
+    took = data.get("execution_time")  # the saved grading's own time (a gradebook of a resumed batch shows it)
+    took = float(took) if isinstance(took, (int, float)) and math.isfinite(took) and took >= 0 else 0.0
     return SubmissionResult(name, float(data.get("score", 0.0)),
-                            _max_score(data), "skipped", 0.0, str(results_path),
+                            _max_score(data), "skipped", took, str(results_path),
                             tests={t["name"]: float(t["score"]) for t in data.get("tests", [])},
                             message=extra.get("status", ""), files_sha256=str(extra.get("submission_sha256", "")))
 
