@@ -998,8 +998,10 @@ class RemoteLayer(_Remote):
                                              produced_by=f"grads[{k!r}] after backward(dY)")
                           for k, d in desc.get("items", {}).items()}
         if value.get("kind") in ("tuple", "list") and len(self._last_inputs) > 1:
-            return tuple(_value_to_array(v, owner=self.class_name, tensor=f"d{i}", produced_by=call,
-                                         allow_none=True) for i, v in enumerate(value.get("items", [])))
+            names = [f"d{n}" for n in _names(self.forward_params, len(self._last_inputs))]  # dx, dw, db
+            return tuple(_value_to_array(v, owner=self.class_name, produced_by=call, allow_none=True,
+                                         tensor=names[i] if i < len(names) else f"gradient #{i + 1}")
+                         for i, v in enumerate(value.get("items", [])))
         return _value_to_array(value, owner=self.class_name, tensor="dX", produced_by=call, allow_none=True)
 
     def __call__(self, *inputs: np.ndarray, training: bool = False) -> np.ndarray:

@@ -318,3 +318,24 @@ def test_release_of_a_python_file_without_solution_is_a_usage_error(tmp_path):
         release(f, tmp_path / "out")
     with pytest.raises(UsageError, match="looks like a Python file"):
         release(ASSIGN / "solution" / "layers.py", tmp_path / "layers.py")
+
+
+def test_a_pairs_gradients_are_named_after_forwards_arguments_in_messages(tmp_path):
+    """A bad gradient of a CS231n pair is called dx/dw/db (forward's arguments), never d0/d1/d2."""
+    from gradcheck.errors import GradientShapeError
+    from gradcheck.sandbox import Sandbox
+
+    src = (ASSIGN / "solution" / "layers.py").read_text() + (
+        "\n\ndef complex_forward(x, w, b):\n    return affine_forward(x, w, b)\n\n\n"
+        "def complex_backward(dout, cache):\n    dx, dw, db = affine_backward(dout, cache)\n"
+        "    return dx, dw.astype(complex), db\n")
+    (tmp_path / "layers.py").write_text(src)
+    rng = np.random.default_rng(0)
+    x, w, b = rng.standard_normal((4, 3)), rng.standard_normal((3, 2)), rng.standard_normal(2)
+    with Sandbox(files={"layers.py": str(tmp_path / "layers.py")}, timeout=60) as sb:
+        layer = sb.load_layer("layers.py", "complex")
+        layer.forward(x, w, b)
+        with pytest.raises(GradientShapeError) as exc:
+            layer.backward(np.ones((4, 2)))
+    msg = " ".join(str(exc.value).split())
+    assert "gave dw as a numpy array of dtype complex128 (shape (3, 2))" in msg and "d1" not in msg, msg
