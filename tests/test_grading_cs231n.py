@@ -29,7 +29,7 @@ ROOT = Path(__file__).resolve().parents[1]
 ASSIGN = ROOT / "assignments" / "cs231n_layers"
 TESTS = ASSIGN / "tests"
 MUTANTS = json.loads((ASSIGN / "mutants" / "MUTANTS.json").read_text())
-TOTAL = 43.0
+TOTAL = 47.0
 SCRIPT = Path(sys.executable).parent / "gradcheck"
 TIMEOUT = 600  # subprocesses: the machine may be loaded many times over
 
@@ -57,12 +57,12 @@ def failing(data: dict) -> dict:
 def test_solution_gets_full_marks(batch):
     data = results(batch, "solution")
     assert data["score"] == data["extra_data"]["max_score"] == TOTAL and not failing(data)
-    assert len(data["tests"]) == 18 and data["extra_data"]["seed"] == 13
+    assert len(data["tests"]) == 20 and data["extra_data"]["seed"] == 13
 
 
 def test_stub_gets_zero_without_a_crash(batch):
     data = results(batch, "stub")
-    assert data["score"] == 0 and len(failing(data)) == 18
+    assert data["score"] == 0 and len(failing(data)) == 20
     first = data["tests"][0]["output"]
     assert "raised NotImplementedError: Exercise 1: implement affine_forward" in first
     assert "Traceback" not in json.dumps(data)

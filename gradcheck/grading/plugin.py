@@ -509,7 +509,7 @@ def _recorded(name: str):
     return method
 
 
-for _name in ("layer_forward", "layer_gradients", "loss_value", "loss_gradient", "backward_repeatable", "dtypes"):
+for _name in ("layer_forward", "forward_keywords", "layer_gradients", "loss_value", "loss_gradient", "backward_repeatable", "dtypes"):
     setattr(Grade, _name, _recorded(_name))
 
 
