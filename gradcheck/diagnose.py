@@ -120,6 +120,8 @@ DIAGNOSES: dict[str, Record] = {
     "not-summed": Record("not summed over the batch", "{t} {how}", "a parameter is shared by all examples, so its "
                          "gradient is the sum over the batch axis, axis 0 (e.g. dY.sum(axis=0))", _LIN),
     "wrong-shape": Record("wrong shape", "{t} {how}"),
+    "values-right-shape-wrong": Record("values right, shape wrong", "{t} has shape {got}, expected {expected}{whose}: "
+                                       "values right, shape wrong ({how})", "{fix}"),
     "wrong-order": Record("gradients in the wrong order", "backward returns its gradients in the wrong order: "
                           "expected ({expected}), the order of the forward's inputs, but it returned ({got})",
                           "return them in the order of forward's arguments", _LIN),
@@ -451,7 +453,8 @@ def name_signature(tensor: str, manual: Any, numerical: Any, *, is_bias: bool = 
     ok = np.isfinite(n)
     match = lambda a, b: close(np.where(ok, a, 0), np.where(ok, b, 0), tol, atol)  # noqa: E731
     if m.shape != n.shape:
-        found = _shape_signature(m, n, lambda a, b: close(a, b, tol, atol), hint)
+        found = (_reshape_signature(tensor, m, n, ok, match)
+                 or _shape_signature(m, n, lambda a, b: close(a, b, tol, atol), hint))
     elif not ok.any() or match(m, n):
         return None
     else:
@@ -462,6 +465,26 @@ def name_signature(tensor: str, manual: Any, numerical: Any, *, is_bias: bool = 
     if found is not None:
         return _find(found[0], tensor, **found[1])
     return _worst_element(tensor, m, n, tol, atol) if fallback else None
+
+
+def _reshape_signature(tensor, m, n, ok, match) -> tuple[str, dict] | None:
+    """The right values in the wrong shape: ``m`` reshaped to ``n``'s shape is ``n`` (NaN in ``n``: left out;
+    all NaN: values unknown, nothing said). Only size-1 axes differing is named as such (keepdims)."""
+    if m.size != n.size or not ok.any() or not match(m.reshape(n.shape), n):
+        return None
+    var = tensor[1:] if tensor.startswith("d") and len(tensor) > 1 else None
+    fields = {"got": V.fmt_shape(m.shape), "expected": V.fmt_shape(n.shape),
+              "whose": f", the shape of {var}" if var else ""}
+    to = f"{tensor}.reshape({var}.shape)" if var else f"{tensor}.reshape{V.fmt_shape(n.shape)}"
+    if tuple(k for k in m.shape if k != 1) == tuple(k for k in n.shape if k != 1):
+        ones_m, ones_n = m.shape.count(1), n.shape.count(1)
+        how = ("the shape lacks a size-1 axis" if ones_m < ones_n else "the shape has an extra size-1 axis"
+               if ones_m > ones_n else "a size-1 axis is in the wrong place")
+        return "values-right-shape-wrong", fields | {"how": how, "fix": f"keep the axis (a sum with keepdims=True) "
+                                                     f"or reshape: {to}"}
+    return "values-right-shape-wrong", fields | {"how": "the elements are in the right order, only the shape differs",
+                                                 "fix": f"reshape {tensor} to {var + chr(39) + 's' if var else 'the'} "
+                                                 f"shape: {to}"}
 
 
 def _shape_signature(m, n, match, hint=None) -> tuple[str, dict]:
@@ -520,8 +543,8 @@ def _value_signature(m, n, ok, match, is_bias, n_batch, y_size, hint=None) -> tu
 
 def _permuted_copies(a: np.ndarray, shape: tuple, noun: str = "the correct gradient"):
     """``(words, copy)``: ``a`` with its axes permuted and reshaped to ``shape``, or reshaped then permuted
-    (every non-identity axis order; none above 5-D: 719 would be too many)."""
-    orders = [] if a.ndim > 5 else [p for p in itertools.permutations(range(a.ndim)) if p != tuple(range(a.ndim))]
+    (every non-identity axis order; none above 5-D: 719 would be too many; none for another size)."""
+    orders = [] if a.ndim > 5 or a.size != int(np.prod(shape)) else [p for p in itertools.permutations(range(a.ndim)) if p != tuple(range(a.ndim))]
     for p in orders:
         t = a.transpose(p)
         if t.shape == shape:
@@ -531,8 +554,8 @@ def _permuted_copies(a: np.ndarray, shape: tuple, noun: str = "the correct gradi
             yield (f"{noun} laid out in the axis order {p} (shape {ts}), then reshaped to {V.fmt_shape(shape)}: a "
                    f"reshape where a transpose is due (.reshape{ts}.transpose{inv}, not .reshape"
                    f"{V.fmt_shape(shape)})", t.reshape(shape))
-        pre = tuple(shape[i] for i in np.argsort(p))
-        if len(pre) == len(shape) and pre != a.shape:
+        pre = tuple(shape[i] for i in np.argsort(p)) if len(shape) == a.ndim else a.shape  # same number of axes only
+        if pre != a.shape:
             yield (f"{noun} reshaped to {V.fmt_shape(pre)}, then transposed with axes {p}: a reshape that "
                    "reorders the elements", a.reshape(pre).transpose(p))
 
@@ -691,7 +714,7 @@ def _transposed_weight_signature(m, n, G, weights=None, t="dX"):
 def _raised_weight_signature(exc, X, G, weights, t="dX"):
     """backward raised a matmul shape error where ``dY @ W`` needs ``W.T`` (or the reverse): a non-square
     weight ``(in, out)`` or ``(out, in)`` whose dimensions are the input's and dY's last ones."""
-    msg, dims = str(exc), (X.reshape(len(X), -1).shape[-1] if X.ndim >= 2 else None, G.shape[-1])
+    msg, dims = str(exc), (X.reshape(len(X), -1).shape[-1] if X.ndim >= 2 else None, G.shape[-1] if G.ndim else None)
     sizes = re.search(r"matmul: .*size (\d+) is different from (\d+)", msg)  # numpy's matmul, np.dot's words:
     shapes = re.search(r"shapes \(([\d, ]*)\) and \(([\d, ]*)\) not aligned", msg)
     sizes = {int(sizes[1]), int(sizes[2])} if sizes else set()
