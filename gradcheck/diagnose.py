@@ -38,7 +38,7 @@ from .numerical import (
 )
 from .sources import SAME_IN_BOTH_MODES, Call, training_differs
 
-__all__ = ["Finding", "Probe", "Diagnosis", "diagnose_layer", "check_vjp", "name_signature", "close",
+__all__ = ["Finding", "Probe", "Diagnosis", "diagnose_layer", "check_vjp", "name_signature", "name_swaps", "close",
            "STRUCTURAL", "SIGNATURES", "DIAGNOSES"]
 
 #: Names of the structural probes, in the order they run.
@@ -125,6 +125,7 @@ DIAGNOSES: dict[str, Record] = {
     "wrong-order": Record("gradients in the wrong order", "backward returns its gradients in the wrong order: "
                           "expected ({expected}), the order of the forward's inputs, but it returned ({got})",
                           "return them in the order of forward's arguments", _LIN),
+    "swapped": Record("gradients swapped", "{slot} holds the gradient of {other} and vice versa{how}", "{fix}", _LIN),
     "alternative": Record("known wrong answer", "{sentence}"),
     "missing-local-derivative": Record("activation derivative missing", "{t} equals dY: the local derivative of the "
                                        "activation is missing", "multiply dY by f'(X) (ReLU: dY * (X > 0); sigmoid: dY "
@@ -605,6 +606,49 @@ def _order_signature(got: Mapping[str, Any], right: Mapping[str, Any], ts: Seque
     return _find("wrong-order", misplaced, expected=", ".join(ts), got=", ".join(perm))
 
 
+def name_swaps(got: Mapping[str, Any], right: Mapping[str, Any], keys: Sequence[str] = ()) -> dict[str, Finding]:
+    """Two same-shaped gradients that hold each other's values (dgamma and dbeta swapped), in any protocol.
+
+    Parameters
+    ----------
+    got, right : mapping of str to array_like
+        The gradients under suspicion and the correct ones, by tensor name (``"dgamma"``); a
+        tensor missing from either, of another shape, or with a NaN in ``right`` is left out.
+    keys : sequence of str, optional
+        Parameter keys: ``"d" + key`` is the layer's ``grads[key]``; any other tensor is one
+        backward returns (a CS231n pair's ``dgamma``).
+
+    Returns
+    -------
+    dict of str to Finding
+        ``{"dgamma": Finding, "dbeta": Finding}`` per swapped pair (code ``"swapped"``), each
+        naming its own slot: "grads['gamma'] holds the gradient of beta and vice versa".
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> a, b = np.array([1.0, 2.0]), np.array([3.0, -4.0])
+    >>> f = name_swaps({"dgamma": b, "dbeta": a}, {"dgamma": a, "dbeta": b}, keys=["gamma", "beta"])["dgamma"]
+    >>> print(f.message.split(";")[0])
+    grads['gamma'] holds the gradient of beta and vice versa
+    """
+    arr = {t: np.asarray(v, dtype=np.float64) for t, v in got.items() if isinstance(v, np.ndarray)
+           and t in right and np.shape(v) == np.shape(right[t])}
+    ts = [t for t in arr if np.isfinite(right[t]).all() and not _near(arr[t], right[t])]
+    out: dict[str, Finding] = {}
+    for a, b in itertools.combinations(ts, 2):
+        if a in out or b in out or arr[a].shape != arr[b].shape or not (
+                _near(arr[a], right[b]) and _near(arr[b], right[a])):
+            continue
+        for t, u in ((a, b), (b, a)):
+            dict_ = t[1:] in keys
+            out[t] = _find("swapped", t, slot=f"grads[{t[1:]!r}]" if dict_ else t, other=u[1:],
+                           how="" if dict_ else ": backward returns them in the wrong order",
+                           fix=(f"store each gradient under its own key: grads[{t[1:]!r}] = {t}, grads[{u[1:]!r}] = {u}"
+                                if dict_ else "return them in the order of forward's arguments"))
+    return out
+
+
 # --------------------------------------------------------------------------- signatures that need the layer
 # Each detector returns ``(code, fields)`` for :func:`_find`, or None.
 
@@ -817,6 +861,9 @@ def _signatures(proxy, inputs, res: CheckResult, diag: Diagnosis, training, upst
     ins = [t for t in ("d" + k for k in names) if t in numer and t in manual]
     if len(ins) > 1 and (f := _order_signature(manual, numer, ins)) is not None:  # same-shape gradients swapped
         return diag.findings.append(f)
+    swaps = name_swaps(manual, numer, list(params))  # two grads entries swapped (a returned pair: wrong-order)
+    diag.findings += list(swaps.values())[::2]  # one sentence per pair (its two findings come in a row)
+    named |= set(swaps)
     for rec in res.records:
         c, t = rec.get("manual-vs-numerical"), rec.tensor
         m, n = manual.get(t), numer.get(t)

@@ -92,6 +92,9 @@ def test_correct_counterparts_pass(key):
         ("linear.py::FlattenNoReshape", ["dX has shape (2, 12), expected (2, 3, 2, 2), the shape of X"]),
         ("linear.py::RowScaleNoKeepdims", ["dW has shape (4,), expected (1, 4)", "the shape lacks a size-1 axis",
                                            "keepdims=True"]),
+        ("norm.py::BatchNormGradsSwapped", ["grads['gamma'] holds the gradient of beta and vice versa",
+                                            "grads['gamma'] = dgamma, grads['beta'] = dbeta"]),
+        ("cs231n.py::bnswap", ["backward returns its gradients in the wrong order", "returned (dbeta, dgamma)"]),
     ],
 )
 def test_actionable_sentence(table, key, words):

@@ -141,3 +141,81 @@ def test_grading_costs_only_the_wrong_shaped_tensor(tmp_path):
     lost = bad[hidden]["max_score"] - bad[hidden]["score"] if hidden in bad else 0.0
     assert lost <= 1 and (hidden not in bad or "values right, shape wrong" in bad[hidden]["output"])  # dx's point
     assert data["score"] == data["extra_data"]["max_score"] - 2 - lost
+
+
+# --------------------------------------------------------------------------- item 10: two gradients swapped
+
+BN_SWAPPED = '''import numpy as np
+class BatchNormGradsSwapped:
+    def __init__(self, num_features, eps=1e-5):
+        self.params = {"gamma": np.linspace(0.5, 1.5, num_features), "beta": np.linspace(-0.2, 0.2, num_features)}
+        self.grads = {}
+        self.eps = eps
+    def forward(self, X):
+        mu = X.mean(0); var = X.var(0)
+        self.inv = 1/np.sqrt(var + self.eps)
+        self.xhat = (X - mu) * self.inv
+        return self.params["gamma"] * self.xhat + self.params["beta"]
+    def backward(self, dY):
+        N = dY.shape[0]
+        self.grads["beta"] = (dY * self.xhat).sum(0)
+        self.grads["gamma"] = dY.sum(0)
+        dxh = dY * self.params["gamma"]
+        return self.inv / N * (N*dxh - dxh.sum(0) - self.xhat*(dxh*self.xhat).sum(0))
+'''
+
+
+def test_name_swaps_names_each_slot_in_its_protocol():
+    from gradcheck.diagnose import name_swaps
+
+    a, b, c = np.array([1.0, 2.0]), np.array([3.0, -4.0]), np.array([0.5, 0.25])
+    right = {"dx": c, "dgamma": a, "dbeta": b}
+    got = name_swaps({"dx": c, "dgamma": b, "dbeta": a}, right, keys=["gamma", "beta"])
+    assert set(got) == {"dgamma", "dbeta"} and {f.code for f in got.values()} == {"swapped"}
+    assert got["dbeta"].message.startswith("grads['beta'] holds the gradient of gamma and vice versa")
+    ret = name_swaps({"dx": c, "dgamma": b, "dbeta": a}, right)  # returned by a CS231n pair
+    assert ret["dgamma"].message.startswith("dgamma holds the gradient of beta and vice versa: backward returns them")
+    # not a swap: one of them right, or the other one wrong as well, or shapes differ
+    assert name_swaps({"dgamma": a, "dbeta": a}, right) == {}
+    assert name_swaps({"dgamma": b, "dbeta": 2 * a}, right) == {}
+    assert name_swaps({"dgamma": b[:1], "dbeta": a}, right) == {}
+
+
+def test_cli_names_grads_keys_swapped(tmp_path):
+    p = _check(tmp_path, BN_SWAPPED, "BatchNormGradsSwapped", "--input-shape", "4,3", "--init",
+               '{"num_features": 3}')
+    out = " ".join(p.stdout.split())
+    assert p.returncode == 1, p.stdout + p.stderr
+    assert "grads['gamma'] holds the gradient of beta and vice versa" in out and "no known bug pattern" not in out
+
+
+def test_grader_names_grads_keys_swapped_for_a_class():
+    import manualprop as mp
+    from gradcheck.grading import checks
+
+    ns: dict = {}
+    exec(BN_SWAPPED.replace("(self, X)", "(self, X, training=False)"), ns)  # the grader's protocol (a sandbox adapts)
+    X = np.random.default_rng(0).standard_normal((6, 3))
+    v = checks.layer_gradients(ns["BatchNormGradsSwapped"](3), X, mp.BatchNorm1D(3), seed=0, training=True)
+    msgs = {p.name: (p.passed, p.message) for p in v.parts}
+    assert msgs["dX"][0] and not msgs["dgamma"][0] and not msgs["dbeta"][0]
+    assert msgs["dgamma"][1].startswith("grads['gamma'] holds the gradient of beta and vice versa")
+    assert msgs["dbeta"][1].startswith("grads['beta'] holds the gradient of gamma and vice versa")
+
+
+def test_grading_names_a_cs231n_pair_returning_dbeta_for_dgamma(tmp_path):
+    src = ROOT / "assignments" / "cs231n_layers"
+    sub = tmp_path / "sub"
+    sub.mkdir()
+    text = (src / "solution" / "layers.py").read_text()
+    assert "    return dx, dgamma, dbeta\n" in text
+    (sub / "layers.py").write_text(text.replace("    return dx, dgamma, dbeta\n", "    return dx, dbeta, dgamma\n"))
+    p = subprocess.run([str(GRADCHECK), "grade", str(sub), "--tests", str(src / "tests"), "--out",
+                        str(tmp_path / "out")], cwd=ROOT, capture_output=True, text=True, timeout=900,
+                       env={**os.environ, "MPLBACKEND": "Agg"})
+    assert p.returncode == 0, p.stdout + p.stderr
+    data = json.loads(next((tmp_path / "out").rglob("results.json")).read_text())
+    out = next(t["output"] for t in data["tests"] if t["name"].startswith("batchnorm_backward"))
+    assert "dgamma holds the gradient of beta and vice versa: backward returns them in the wrong order" in out, out
+    assert "dbeta holds the gradient of gamma and vice versa" in out and "no known bug pattern" not in out
+    assert "`dx`: ok" in out
