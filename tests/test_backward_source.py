@@ -291,3 +291,58 @@ def test_literals_keep_their_meaning():
         ns = {"np": np, **inputs}
         exec(code, ns)
         np.testing.assert_array_equal(ns["out"], registry.PRIMITIVES[prim].fwd(*args), err_msg=code)
+
+
+# --- names of values the VJPs read: never a forward variable's name --------------------
+def _run_with_the_forward(src, forward_locals):
+    """Execute the code with every input that is named like a forward local taken from that
+    local (by NAME, as a student copying the code would), the rest from src.inputs."""
+    ns = {}
+    for n, v in src.inputs.items():
+        if n in forward_locals:
+            local = forward_locals[n]
+            ns[n] = local.numpy() if isinstance(local, ap.Tensor) else local
+        else:
+            ns[n] = v
+    exec(compile(src.code, "<backward_source>", "exec"), ns)  # noqa: S102
+    return [ns[o] for o in src.outputs]
+
+
+def test_a_comparison_mask_is_named_mask_and_a_forward_name_means_that_value():
+    import autograd
+    import autograd.numpy as anp
+
+    xv = np.array([[1.0, -2.0, 0.5], [-0.3, 3.0, -1.5]])
+    x = ap.Variable(xv, name="x")  # the user's own x: `x` in the code must be this value
+    mask = "an unrelated local named mask"  # noqa: F841 - a generated name may not take it
+    with ap.GradientTape() as tape:
+        z = 2.0 * x - 0.5
+        a = np.where(z > 0, z, 0.1 * z)
+        loss = np.sum(a * x)
+    src = tape.backward_source(loss, [x])
+    forward_locals = dict(locals())
+    for n in src.inputs:
+        if n in forward_locals and isinstance(forward_locals[n], ap.Tensor):
+            np.testing.assert_array_equal(src.inputs[n], forward_locals[n].numpy(), err_msg=n)
+        assert n not in forward_locals or n in ("x", "z", "a"), (n, src.code)
+    assert "mask_2" in src.inputs and src.inputs["mask_2"].dtype == np.bool_, src.code
+    np.testing.assert_array_equal(src.inputs["mask_2"], z.numpy() > 0)
+    assert np.testing.assert_array_equal(src.inputs["x"], xv) is None
+
+    def f(xx):
+        zz = 2.0 * xx - 0.5
+        return anp.sum(anp.where(zz > 0, zz, 0.1 * zz) * xx)
+
+    want = autograd.grad(f)(xv)
+    assert_same(_run_with_the_forward(src, forward_locals)[0], want, "by name")
+    assert_same(src.run()[0], want, "run")
+
+
+def test_unnamed_constants_are_mask_idx_onehot():
+    from autoprop.core.source import _const_kind
+
+    assert _const_kind(np.array([True, False])) == "mask"
+    assert _const_kind(np.array([0, 2])) == "idx"
+    assert _const_kind(np.eye(3)[[0, 2]]) == "onehot"
+    assert _const_kind(np.array([[1.0, 1.0]])) == "c"
+    assert _const_kind(np.array([0.5, 2.0])) == "c"

@@ -164,13 +164,33 @@ def _signature(prim):
 
 
 class _Namer:
-    def __init__(self):
-        self.used = set(_RESERVED)
+    """Fresh names. ``claimed`` are the forward's names (the caller's variables, ``names=``,
+    a sources dict's keys, Variable names): a generated name never takes one, so a name
+    of the forward in the code always means that forward value (:meth:`own`)."""
 
-    def __call__(self, base):
+    def __init__(self, claimed=(), forward_names=()):
+        self.used = set(_RESERVED)
+        self.claimed = {_ident(n) for n in claimed} - _RESERVED
+        self.forward = {_ident(n) for n in forward_names}
+
+    def own(self, name, forward=True):
+        """A forward value's own name ``name`` (``forward``), or a gradient's (``dz``: it
+        may take a name of the caller's, though never one of a forward value), if still
+        free; else a fresh one."""
+        name = _ident(name)
+        if name not in self.used and (forward or name not in self.forward):
+            self.used.add(name)
+            return name
+        return self(name)
+
+    def __call__(self, base, inputs=True):
+        """A fresh name from ``base``: never a forward value's; for an input (``inputs``)
+        never any name of the caller's either (a temporary may reuse one the code never
+        reads)."""
         base = _ident(base)
+        avoid = self.claimed if inputs else self.forward
         name, k = base, 2
-        while name in self.used:
+        while name in self.used or name in avoid:
             name, k = f"{base}_{k}", k + 1
         self.used.add(name)
         return name
@@ -281,6 +301,21 @@ def _reverses(node):
         return False
     axes = node.kwargs.get("axes", node.args[1] if len(node.args) > 1 else None)
     return axes is None or tuple(axes) == tuple(range(np.ndim(node.vals[0])))[::-1]
+
+
+def _const_kind(v):
+    """The base name of a value the VJPs read that has no name of its own: ``mask`` (bool),
+    ``idx`` (integers), ``onehot`` (0/1 floats with one 1 per row), else ``c``."""
+    dt = np.result_type(v)
+    if dt == np.bool_:
+        return "mask"
+    if dt.kind in "iu":
+        return "idx"
+    a = np.asarray(v)
+    if dt.kind == "f" and a.ndim >= 1 and a.size and np.all((a == 0) | (a == 1)) \
+            and np.all(a.sum(axis=-1) == 1):
+        return "onehot"
+    return "c"
 
 
 def _is_one(v):
@@ -399,7 +434,8 @@ def backward_source(tape, target, sources, output_gradients=None, names=None,
     by_value = {id(t._value): t for t in forward.values()}
     outs = {id(node.out) for node in tape._nodes}
     leaves = [t for t in forward.values() if id(t) not in outs]
-    for k, t in (caller_locals or {}).items():
+    # the caller's Tensors first: a Variable made from a local array is named as the Variable
+    for k, t in sorted((caller_locals or {}).items(), key=lambda kv: type(kv[1]) is np.ndarray):
         if type(t) is np.ndarray:  # a numpy input the tape wrapped: the leaf holding its values
             t = by_value[id(t)] if id(t) in by_value else next(
                 (f for f in leaves if f._value.shape == t.shape and f._value.dtype == t.dtype
@@ -433,20 +469,22 @@ def backward_source(tape, target, sources, output_gradients=None, names=None,
                 "GradientTape.backward_source: no gradient reaches a source, so there is no "
                 "code to write for it. " + tape.explain(target, s)
             )
+    # every name of the forward (the caller's variables too): no generated name takes one
+    claimed = {k for k in (caller_locals or {}) if isinstance(k, str) and k.isidentifier()}
+    claimed |= set(fname.values())
     return _emit(rec._nodes, forward, fname, made_by, targets, seed_ts, seeds, flat_sources,
-                 src_results, extra, extra_results, rebuild)
+                 src_results, extra, extra_results, rebuild, claimed)
 
 
 def _emit(nodes, forward, fname, made_by, targets, seed_ts, seeds, flat_sources, src_results,
-          extra, extra_results, rebuild):
-    namer = _Namer()
+          extra, extra_results, rebuild, claimed=()):
+    namer = _Namer(claimed, fname.values())
     produced = {id(n.out): k for k, n in enumerate(nodes)}
     inputs: dict[str, object] = {}
     in_name: dict[int, str] = {}  # id(Tensor or constant) -> input name
     keep_alive = []  # constants whose ids in_name uses
     seed_ids = {id(s): (t, given) for s, t, given in zip(seed_ts, targets, seeds)}
     ones_seed = {id(s) for s, given in zip(seed_ts, seeds) if given is None}
-    counters = {}
     seed_lines = []
 
     def base_of(t):
@@ -459,8 +497,11 @@ def _emit(nodes, forward, fname, made_by, targets, seed_ts, seeds, flat_sources,
         if id(t) in seed_ids:
             tgt, given = seed_ids[id(t)]
             name = namer("d" + (base_of(tgt) or "out"))
+        elif base_of(t):
+            name = namer.own(base_of(t))
         else:
-            name = namer(base_of(t) or _short(made_by.get(id(t), "x")))
+            name = namer(_const_kind(t._value) if t.dtype.kind in "biu"
+                         else _short(made_by.get(id(t), "x")))
         in_name[id(t)] = name
         if id(t) in ones_seed:  # the seed d target / d target = 1: written in the code
             seed_lines.append(f"{name} = np.ones({tuple(t.shape)!r}"
@@ -476,10 +517,7 @@ def _emit(nodes, forward, fname, made_by, targets, seed_ts, seeds, flat_sources,
         key = id(v)
         if key in in_name:
             return in_name[key]
-        kind = "mask" if np.result_type(v) == np.bool_ else (
-            "idx" if np.result_type(v).kind in "iu" else "c")
-        counters[kind] = counters.get(kind, 0) + 1
-        name = namer(f"{kind}{counters[kind]}")
+        name = namer(_const_kind(v))
         in_name[key] = name
         keep_alive.append(v)
         inputs[name] = v
@@ -591,7 +629,7 @@ def _emit(nodes, forward, fname, made_by, targets, seed_ts, seeds, flat_sources,
     def materialise(k):
         """Give the inlined value ``k`` its own line (its consumer's line is too long)."""
         e = expr_of.pop(k)
-        var[k] = name = namer("t")
+        var[k] = name = namer("t", inputs=False)
         lines.append(f"{name} = {e}  {_shape_comment(nodes[k].out._value)}")
 
     for k in sorted(live):
@@ -617,7 +655,7 @@ def _emit(nodes, forward, fname, made_by, targets, seed_ts, seeds, flat_sources,
             if len(e) <= _MAX_INLINE:
                 expr_of[k] = e
                 continue
-        name = namer(want or "t")
+        name = namer.own(want, forward=False) if want else namer("t", inputs=False)
         var[k] = name
         fields["out"] = name
         body = _format(template, fields)
@@ -632,7 +670,7 @@ def _emit(nodes, forward, fname, made_by, targets, seed_ts, seeds, flat_sources,
     for s, r in zip(flat_sources, out_refs):
         want = "d" + (base_of(s) or "x")
         if r is None:
-            name = namer(want)
+            name = namer.own(want, forward=False)
             lines.append(f"{name} = np.zeros({tuple(s.shape)!r}, dtype=np.{np.dtype(s.dtype).name})"
                          f"  # {tuple(s.shape)} unconnected")
         else:
@@ -640,7 +678,7 @@ def _emit(nodes, forward, fname, made_by, targets, seed_ts, seeds, flat_sources,
             if text.isidentifier() and (r[0] == "node" or id(r[2]) in ones_seed):
                 name = text  # a variable of the code (or the seed's line)
             else:
-                name = namer(want)
+                name = namer.own(want, forward=False)
                 value = nodes[r[1]].out._value if r[0] == "node" else (
                     r[2]._value if isinstance(r[2], Tensor) else r[2])
                 lines.append(f"{name} = {text}  {_shape_comment(value)}")
