@@ -346,3 +346,20 @@ def test_unnamed_constants_are_mask_idx_onehot():
     assert _const_kind(np.eye(3)[[0, 2]]) == "onehot"
     assert _const_kind(np.array([[1.0, 1.0]])) == "c"
     assert _const_kind(np.array([0.5, 2.0])) == "c"
+
+
+def test_names_must_be_a_dict_and_the_reverse_mapping_is_read_too():
+    x = ap.Variable(np.array([0.5, -1.0]), name="x")
+    with ap.GradientTape(persistent=True) as tape:
+        hidden = np.tanh(x)
+        total = np.sum(hidden * hidden)
+    with pytest.raises(TypeError, match=r"names= must be a dict of str to Tensor.*got int"):
+        tape.backward_source(total, [x], names=5)
+    with pytest.raises(TypeError, match=r"key 3 \(int\)"):
+        tape.backward_source(total, [x], names={3: hidden})
+    with pytest.raises(TypeError, match=r"maps to 7 \(int\), not a str"):
+        tape.backward_source(total, [x], names={hidden: 7})
+    for names in ({"h": hidden, "inp": x}, {hidden: "h", x: "inp"}):
+        src = tape.backward_source(total, [x], names=names)
+        assert "dh =" in src.code and src.outputs == ("dinp",), src.code
+        assert_same(src.run()[0], tape.gradient(total, x).numpy())

@@ -426,7 +426,7 @@ def backward_source(tape, target, sources, output_gradients=None, names=None,
                 and not name.startswith("_"):
             fname[id(t)] = name
 
-    for k, t in (names or {}).items():
+    for k, t in _names_items(names):
         offer(k, t)
     if isinstance(sources, dict):
         for k, t in sources.items():
@@ -474,6 +474,34 @@ def backward_source(tape, target, sources, output_gradients=None, names=None,
     claimed |= set(fname.values())
     return _emit(rec._nodes, forward, fname, made_by, targets, seed_ts, seeds, flat_sources,
                  src_results, extra, extra_results, rebuild, claimed)
+
+
+def _names_items(names):
+    """The (name, Tensor) pairs of ``names=``: a dict of str to Tensor, or the reverse
+    mapping (Tensor to str), which is read the same way."""
+    if names is None:
+        return []
+    if not hasattr(names, "items"):
+        raise TypeError(
+            "GradientTape.backward_source: names= must be a dict of str to Tensor (the name "
+            f"each forward tensor gets in the code, e.g. names={{'h': h}}); got {type(names).__name__}"
+        )
+    pairs = []
+    for k, v in names.items():
+        if isinstance(k, Tensor):
+            if not isinstance(v, str):
+                raise TypeError(
+                    "GradientTape.backward_source: names= maps a name (str) to a Tensor; the "
+                    f"Tensor key of shape {tuple(k.shape)} maps to {v!r} ({type(v).__name__}), not a str"
+                )
+            k, v = v, k  # {tensor: "name"}: the reverse mapping, read as {"name": tensor}
+        elif not isinstance(k, str):
+            raise TypeError(
+                "GradientTape.backward_source: names= must be a dict of str to Tensor; got the "
+                f"key {k!r} ({type(k).__name__})"
+            )
+        pairs.append((k, v))
+    return pairs
 
 
 def _emit(nodes, forward, fname, made_by, targets, seed_ts, seeds, flat_sources, src_results,

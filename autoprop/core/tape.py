@@ -723,7 +723,8 @@ class GradientTape:
             As :meth:`gradient`. With ``unconnected_gradients="none"`` a source that gets
             no gradient raises (with :meth:`explain`'s reason); ``"zero"`` writes zeros.
         names : dict of str to Tensor, optional
-            Names for forward tensors. Otherwise names come from the keys of a ``sources``
+            Names for forward tensors (``{tensor: "name"}`` is read the same way; other
+            keys raise TypeError). Otherwise names come from the keys of a ``sources``
             dict, the caller's local variables that hold the tensors, and Variable names;
             the gradient of ``z`` is ``dz``; other forward values are named after their
             primitive (``tanh``, ``mm``), backward temporaries ``t``, ``t_2``, ...
@@ -745,6 +746,8 @@ class GradientTape:
             :meth:`explain`) and ``unconnected_gradients`` is ``"none"``.
         RuntimeError
             If the tape is still recording, or is non-persistent and already used.
+        TypeError
+            If ``names`` is not a dict of str to Tensor (or of Tensor to str).
 
         Examples
         --------
