@@ -363,3 +363,11 @@ def test_names_must_be_a_dict_and_the_reverse_mapping_is_read_too():
         src = tape.backward_source(total, [x], names=names)
         assert "dh =" in src.code and src.outputs == ("dinp",), src.code
         assert_same(src.run()[0], tape.gradient(total, x).numpy())
+
+
+def test_a_power_one_is_written_as_its_base():
+    x = ap.Variable(np.array([0.5, -1.0, 2.0]), name="x")
+    with ap.GradientTape() as tape:
+        total = np.sum(np.tanh(x) ** 2)
+    src = run_and_compare(tape, total, [x])
+    assert "** 1" not in src.code and "2 * tanh" in src.code, src.code

@@ -18,7 +18,7 @@ and position) returning such a string.
 
 The code is made readable without changing a value: a value that is used once and
 has no name of its own is inlined into its consumer; identical expressions are
-computed once (common subexpressions); a multiplication by the all-ones seed, and a
+computed once (common subexpressions); a multiplication by the all-ones seed, a power 1, and a
 reshape, broadcast or cast to what the value already is, are dropped; lines whose
 results reach no requested gradient are dropped. Values the VJPs read that were not
 computed on the tape (masks such as ``x > 0``, index arrays, numpy constants) are named
@@ -583,6 +583,10 @@ def _emit(nodes, forward, fname, made_by, targets, seed_ts, seeds, flat_sources,
                         and np.result_type(node.vals[1 - i]) == out.dtype:
                     alias = other
                     break
+        elif name == "power" and len(ops) == 2 and ops[1][0] == "const" \
+                and np.ndim(node.vals[1]) == 0 and node.vals[1] == 1 \
+                and np.shape(node.vals[0]) == out.shape and np.result_type(node.vals[0]) == out.dtype:
+            alias = ops[0]  # x ** 1 is x
         elif name in ("reshape", "broadcast_to", "cast", "squeeze") and ops:
             if np.shape(node.vals[0]) == out.shape and np.result_type(node.vals[0]) == out.dtype:
                 alias = ops[0]
