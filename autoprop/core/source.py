@@ -20,9 +20,13 @@ The code is made readable without changing a value: a value that is used once an
 has no name of its own is inlined into its consumer; identical expressions are
 computed once (common subexpressions); a multiplication by the all-ones seed, a power 1, and a
 reshape, broadcast or cast to what the value already is, are dropped; lines whose
-results reach no requested gradient are dropped. Values the VJPs read that were not
-computed on the tape (masks such as ``x > 0``, index arrays, numpy constants) are named
-inputs beside the forward's saved values.
+results reach no requested gradient are dropped. A mask the forward made by comparing
+recorded values is written as that comparison (``np.where(z > 0, ...)``) when it gives
+exactly the mask on the code's inputs (else it is the input ``mask`` with a comment).
+Other values the VJPs read that were not computed on the tape (index arrays, one-hots,
+numpy constants) are named inputs beside the forward's saved values: ``mask``, ``idx``,
+``onehot``, ``c`` (``_2``, ...), never a name of the forward or the caller, so a forward
+variable's name in the code always means that variable's value.
 """
 
 from __future__ import annotations
@@ -303,6 +307,11 @@ def _reverses(node):
     return axes is None or tuple(axes) == tuple(range(np.ndim(node.vals[0])))[::-1]
 
 
+#: comparison primitives and their operators (a mask the forward made is written as one)
+_COMPARE = {"less": "<", "less_equal": "<=", "greater": ">", "greater_equal": ">=",
+            "equal": "==", "not_equal": "!="}
+
+
 def _const_kind(v):
     """The base name of a value the VJPs read that has no name of its own: ``mask`` (bool),
     ``idx`` (integers), ``onehot`` (0/1 floats with one 1 per row), else ``c``."""
@@ -473,7 +482,7 @@ def backward_source(tape, target, sources, output_gradients=None, names=None,
     claimed = {k for k in (caller_locals or {}) if isinstance(k, str) and k.isidentifier()}
     claimed |= set(fname.values())
     return _emit(rec._nodes, forward, fname, made_by, targets, seed_ts, seeds, flat_sources,
-                 src_results, extra, extra_results, rebuild, claimed)
+                 src_results, extra, extra_results, rebuild, claimed, tape._cut_args or {})
 
 
 def _names_items(names):
@@ -505,7 +514,7 @@ def _names_items(names):
 
 
 def _emit(nodes, forward, fname, made_by, targets, seed_ts, seeds, flat_sources, src_results,
-          extra, extra_results, rebuild, claimed=()):
+          extra, extra_results, rebuild, claimed=(), cut_args=None):
     namer = _Namer(claimed, fname.values())
     produced = {id(n.out): k for k, n in enumerate(nodes)}
     inputs: dict[str, object] = {}
@@ -514,6 +523,7 @@ def _emit(nodes, forward, fname, made_by, targets, seed_ts, seeds, flat_sources,
     seed_ids = {id(s): (t, given) for s, t, given in zip(seed_ts, targets, seeds)}
     ones_seed = {id(s) for s, given in zip(seed_ts, seeds) if given is None}
     seed_lines = []
+    mask_notes = []
 
     def base_of(t):
         return fname.get(id(t))
@@ -527,6 +537,14 @@ def _emit(nodes, forward, fname, made_by, targets, seed_ts, seeds, flat_sources,
             name = namer("d" + (base_of(tgt) or "out"))
         elif base_of(t):
             name = namer.own(base_of(t))
+        elif id(t) in (cut_args or {}) and cut_args[id(t)][0] in _COMPARE:
+            expr, exact = compared(t)
+            if exact:  # the mask as the comparison of forward values: `z > 0`
+                in_name[id(t)] = expr
+                return expr
+            name = namer("mask")
+            mask_notes.append(f"# {name}: {expr or cut_args[id(t)][0]} from the forward"
+                              + (" (on the values then)" if expr else ""))
         else:
             name = namer(_const_kind(t._value) if t.dtype.kind in "biu"
                          else _short(made_by.get(id(t), "x")))
@@ -538,6 +556,28 @@ def _emit(nodes, forward, fname, made_by, targets, seed_ts, seeds, flat_sources,
         else:
             inputs[name] = t._value
         return name
+
+    def compared(t):
+        """``((z > 0), exact)`` for a mask the forward computed by comparing recorded
+        values; ``exact``: that text, evaluated on the code's inputs, gives exactly the mask."""
+        op, args = cut_args[id(t)]
+        if len(args) != 2:
+            return None, False
+        texts = []
+        for a in args:
+            if isinstance(a, Tensor) and id(a) in forward and id(a) not in seed_ids:
+                texts.append(input_for(a))
+            elif isinstance(a, (int, float, np.number, np.ndarray)) and not isinstance(a, bool):
+                texts.append(_literal(a, const))  # an array: a named input (c)
+            else:
+                return None, False
+        expr = f"({texts[0]} {_COMPARE[op]} {texts[1]})"
+        try:
+            val = eval(compile(expr, "<mask>", "eval"), {"np": np}, dict(inputs))  # noqa: S307
+        except Exception:  # noqa: BLE001 - not expressible: the mask stays a named input
+            return expr, False
+        return expr, (np.shape(val) == t.shape and np.result_type(val) == np.bool_
+                      and bool(np.array_equal(val, t._value)))
 
     def const(v):
         if isinstance(v, Tensor):
@@ -716,7 +756,7 @@ def _emit(nodes, forward, fname, made_by, targets, seed_ts, seeds, flat_sources,
                 lines.append(f"{name} = {text}  {_shape_comment(value)}")
         outputs.append(name)
 
-    code_body = "\n".join(seed_lines + lines)
+    code_body = "\n".join(mask_notes + seed_lines + lines)
     header = ["import numpy as np"]
     if "special." in code_body:
         header.append("from scipy import special")

@@ -244,6 +244,7 @@ class GradientTape:
         # breadcrumbs for explain(), created on first use (None: nothing noticed)
         self._cuts = None  # id(tensor) -> (op, why, position): values cut off the tape
         self._keep = None  # the tensors whose ids ``_cuts`` uses (keeps the ids valid)
+        self._cut_args = None  # id(tensor) -> (op, args): a cut's own inputs (backward_source)
         self._escapes = None  # (how, tensor, value, position): values that left the tape
         self._used = False
 
@@ -254,6 +255,7 @@ class GradientTape:
         self._watched: list[Tensor] = []
         self._cuts = None
         self._keep = None
+        self._cut_args = None
         self._escapes = None
         self._used = False
 
@@ -262,6 +264,7 @@ class GradientTape:
         if self._cuts is None:
             self._cuts = {}
             self._keep = []
+            self._cut_args = {}
         return self._cuts
 
     # --- context manager -----------------------------------------------------
@@ -688,7 +691,7 @@ class GradientTape:
         self._nodes = []
         self._tracked = {}
         if self._cuts is not None:
-            self._cuts = self._keep = None
+            self._cuts = self._keep = self._cut_args = None
         if self._escapes is not None:
             self._escapes = None
         if self._watch_ref is not None:
