@@ -38,7 +38,7 @@ from .numerical import (
 )
 from .sources import SAME_IN_BOTH_MODES, Call, training_differs
 
-__all__ = ["Finding", "Probe", "Diagnosis", "diagnose_layer", "check_vjp", "name_signature", "close",
+__all__ = ["Finding", "Probe", "Diagnosis", "diagnose_layer", "check_vjp", "name_signature", "name_swaps", "close",
            "STRUCTURAL", "SIGNATURES", "DIAGNOSES"]
 
 #: Names of the structural probes, in the order they run.
@@ -120,9 +120,12 @@ DIAGNOSES: dict[str, Record] = {
     "not-summed": Record("not summed over the batch", "{t} {how}", "a parameter is shared by all examples, so its "
                          "gradient is the sum over the batch axis, axis 0 (e.g. dY.sum(axis=0))", _LIN),
     "wrong-shape": Record("wrong shape", "{t} {how}"),
+    "values-right-shape-wrong": Record("values right, shape wrong", "{t} has shape {got}, expected {expected}{whose}: "
+                                       "values right, shape wrong ({how})", "{fix}"),
     "wrong-order": Record("gradients in the wrong order", "backward returns its gradients in the wrong order: "
                           "expected ({expected}), the order of the forward's inputs, but it returned ({got})",
                           "return them in the order of forward's arguments", _LIN),
+    "swapped": Record("gradients swapped", "{slot} holds the gradient of {other} and vice versa{how}", "{fix}", _LIN),
     "alternative": Record("known wrong answer", "{sentence}"),
     "missing-local-derivative": Record("activation derivative missing", "{t} equals dY: the local derivative of the "
                                        "activation is missing", "multiply dY by f'(X) (ReLU: dY * (X > 0); sigmoid: dY "
@@ -451,7 +454,8 @@ def name_signature(tensor: str, manual: Any, numerical: Any, *, is_bias: bool = 
     ok = np.isfinite(n)
     match = lambda a, b: close(np.where(ok, a, 0), np.where(ok, b, 0), tol, atol)  # noqa: E731
     if m.shape != n.shape:
-        found = _shape_signature(m, n, lambda a, b: close(a, b, tol, atol), hint)
+        found = (_reshape_signature(tensor, m, n, ok, match)
+                 or _shape_signature(m, n, lambda a, b: close(a, b, tol, atol), hint))
     elif not ok.any() or match(m, n):
         return None
     else:
@@ -462,6 +466,26 @@ def name_signature(tensor: str, manual: Any, numerical: Any, *, is_bias: bool = 
     if found is not None:
         return _find(found[0], tensor, **found[1])
     return _worst_element(tensor, m, n, tol, atol) if fallback else None
+
+
+def _reshape_signature(tensor, m, n, ok, match) -> tuple[str, dict] | None:
+    """The right values in the wrong shape: ``m`` reshaped to ``n``'s shape is ``n`` (NaN in ``n``: left out;
+    all NaN: values unknown, nothing said). Only size-1 axes differing is named as such (keepdims)."""
+    if m.size != n.size or not ok.any() or not match(m.reshape(n.shape), n):
+        return None
+    var = tensor[1:] if tensor.startswith("d") and len(tensor) > 1 else None
+    fields = {"got": V.fmt_shape(m.shape), "expected": V.fmt_shape(n.shape),
+              "whose": f", the shape of {var}" if var else ""}
+    to = f"{tensor}.reshape({var}.shape)" if var else f"{tensor}.reshape{V.fmt_shape(n.shape)}"
+    if tuple(k for k in m.shape if k != 1) == tuple(k for k in n.shape if k != 1):
+        ones_m, ones_n = m.shape.count(1), n.shape.count(1)
+        how = ("the shape lacks a size-1 axis" if ones_m < ones_n else "the shape has an extra size-1 axis"
+               if ones_m > ones_n else "a size-1 axis is in the wrong place")
+        return "values-right-shape-wrong", fields | {"how": how, "fix": f"keep the axis (a sum with keepdims=True) "
+                                                     f"or reshape: {to}"}
+    return "values-right-shape-wrong", fields | {"how": "the elements are in the right order, only the shape differs",
+                                                 "fix": f"reshape {tensor} to {var + chr(39) + 's' if var else 'the'} "
+                                                 f"shape: {to}"}
 
 
 def _shape_signature(m, n, match, hint=None) -> tuple[str, dict]:
@@ -520,8 +544,8 @@ def _value_signature(m, n, ok, match, is_bias, n_batch, y_size, hint=None) -> tu
 
 def _permuted_copies(a: np.ndarray, shape: tuple, noun: str = "the correct gradient"):
     """``(words, copy)``: ``a`` with its axes permuted and reshaped to ``shape``, or reshaped then permuted
-    (every non-identity axis order; none above 5-D: 719 would be too many)."""
-    orders = [] if a.ndim > 5 else [p for p in itertools.permutations(range(a.ndim)) if p != tuple(range(a.ndim))]
+    (every non-identity axis order; none above 5-D: 719 would be too many; none for another size)."""
+    orders = [] if a.ndim > 5 or a.size != int(np.prod(shape)) else [p for p in itertools.permutations(range(a.ndim)) if p != tuple(range(a.ndim))]
     for p in orders:
         t = a.transpose(p)
         if t.shape == shape:
@@ -531,8 +555,8 @@ def _permuted_copies(a: np.ndarray, shape: tuple, noun: str = "the correct gradi
             yield (f"{noun} laid out in the axis order {p} (shape {ts}), then reshaped to {V.fmt_shape(shape)}: a "
                    f"reshape where a transpose is due (.reshape{ts}.transpose{inv}, not .reshape"
                    f"{V.fmt_shape(shape)})", t.reshape(shape))
-        pre = tuple(shape[i] for i in np.argsort(p))
-        if len(pre) == len(shape) and pre != a.shape:
+        pre = tuple(shape[i] for i in np.argsort(p)) if len(shape) == a.ndim else a.shape  # same number of axes only
+        if pre != a.shape:
             yield (f"{noun} reshaped to {V.fmt_shape(pre)}, then transposed with axes {p}: a reshape that "
                    "reorders the elements", a.reshape(pre).transpose(p))
 
@@ -580,6 +604,49 @@ def _order_signature(got: Mapping[str, Any], right: Mapping[str, Any], ts: Seque
         return None
     misplaced = next(t for t, u in zip(ts, perm) if t != u)  # the first slot holding another's gradient
     return _find("wrong-order", misplaced, expected=", ".join(ts), got=", ".join(perm))
+
+
+def name_swaps(got: Mapping[str, Any], right: Mapping[str, Any], keys: Sequence[str] = ()) -> dict[str, Finding]:
+    """Two same-shaped gradients that hold each other's values (dgamma and dbeta swapped), in any protocol.
+
+    Parameters
+    ----------
+    got, right : mapping of str to array_like
+        The gradients under suspicion and the correct ones, by tensor name (``"dgamma"``); a
+        tensor missing from either, of another shape, or with a NaN in ``right`` is left out.
+    keys : sequence of str, optional
+        Parameter keys: ``"d" + key`` is the layer's ``grads[key]``; any other tensor is one
+        backward returns (a CS231n pair's ``dgamma``).
+
+    Returns
+    -------
+    dict of str to Finding
+        ``{"dgamma": Finding, "dbeta": Finding}`` per swapped pair (code ``"swapped"``), each
+        naming its own slot: "grads['gamma'] holds the gradient of beta and vice versa".
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> a, b = np.array([1.0, 2.0]), np.array([3.0, -4.0])
+    >>> f = name_swaps({"dgamma": b, "dbeta": a}, {"dgamma": a, "dbeta": b}, keys=["gamma", "beta"])["dgamma"]
+    >>> print(f.message.split(";")[0])
+    grads['gamma'] holds the gradient of beta and vice versa
+    """
+    arr = {t: np.asarray(v, dtype=np.float64) for t, v in got.items() if isinstance(v, np.ndarray)
+           and t in right and np.shape(v) == np.shape(right[t])}
+    ts = [t for t in arr if np.isfinite(right[t]).all() and not _near(arr[t], right[t])]
+    out: dict[str, Finding] = {}
+    for a, b in itertools.combinations(ts, 2):
+        if a in out or b in out or arr[a].shape != arr[b].shape or not (
+                _near(arr[a], right[b]) and _near(arr[b], right[a])):
+            continue
+        for t, u in ((a, b), (b, a)):
+            dict_ = t[1:] in keys
+            out[t] = _find("swapped", t, slot=f"grads[{t[1:]!r}]" if dict_ else t, other=u[1:],
+                           how="" if dict_ else ": backward returns them in the wrong order",
+                           fix=(f"store each gradient under its own key: grads[{t[1:]!r}] = {t}, grads[{u[1:]!r}] = {u}"
+                                if dict_ else "return them in the order of forward's arguments"))
+    return out
 
 
 # --------------------------------------------------------------------------- signatures that need the layer
@@ -691,7 +758,7 @@ def _transposed_weight_signature(m, n, G, weights=None, t="dX"):
 def _raised_weight_signature(exc, X, G, weights, t="dX"):
     """backward raised a matmul shape error where ``dY @ W`` needs ``W.T`` (or the reverse): a non-square
     weight ``(in, out)`` or ``(out, in)`` whose dimensions are the input's and dY's last ones."""
-    msg, dims = str(exc), (X.reshape(len(X), -1).shape[-1] if X.ndim >= 2 else None, G.shape[-1])
+    msg, dims = str(exc), (X.reshape(len(X), -1).shape[-1] if X.ndim >= 2 else None, G.shape[-1] if G.ndim else None)
     sizes = re.search(r"matmul: .*size (\d+) is different from (\d+)", msg)  # numpy's matmul, np.dot's words:
     shapes = re.search(r"shapes \(([\d, ]*)\) and \(([\d, ]*)\) not aligned", msg)
     sizes = {int(sizes[1]), int(sizes[2])} if sizes else set()
@@ -794,6 +861,9 @@ def _signatures(proxy, inputs, res: CheckResult, diag: Diagnosis, training, upst
     ins = [t for t in ("d" + k for k in names) if t in numer and t in manual]
     if len(ins) > 1 and (f := _order_signature(manual, numer, ins)) is not None:  # same-shape gradients swapped
         return diag.findings.append(f)
+    swaps = name_swaps(manual, numer, list(params))  # two grads entries swapped (a returned pair: wrong-order)
+    diag.findings += list(swaps.values())[::2]  # one sentence per pair (its two findings come in a row)
+    named |= set(swaps)
     for rec in res.records:
         c, t = rec.get("manual-vs-numerical"), rec.tensor
         m, n = manual.get(t), numer.get(t)

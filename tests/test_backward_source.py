@@ -291,3 +291,100 @@ def test_literals_keep_their_meaning():
         ns = {"np": np, **inputs}
         exec(code, ns)
         np.testing.assert_array_equal(ns["out"], registry.PRIMITIVES[prim].fwd(*args), err_msg=code)
+
+
+# --- names of values the VJPs read: never a forward variable's name --------------------
+def _run_with_the_forward(src, forward_locals):
+    """Execute the code with every input that is named like a forward local taken from that
+    local (by NAME, as a student copying the code would), the rest from src.inputs."""
+    ns = {}
+    for n, v in src.inputs.items():
+        if n in forward_locals:
+            local = forward_locals[n]
+            ns[n] = local.numpy() if isinstance(local, ap.Tensor) else local
+        else:
+            ns[n] = v
+    exec(compile(src.code, "<backward_source>", "exec"), ns)  # noqa: S102
+    return [ns[o] for o in src.outputs]
+
+
+def test_a_comparison_mask_is_written_as_the_comparison_and_a_forward_name_means_that_value():
+    import autograd
+    import autograd.numpy as anp
+
+    xv = np.array([[1.0, -2.0, 0.5], [-0.3, 3.0, -1.5]])
+    x = ap.Variable(xv, name="x")  # the user's own x: `x` in the code must be this value
+    mask = "an unrelated local named mask"  # noqa: F841 - a generated name may not take it
+    with ap.GradientTape() as tape:
+        z = 2.0 * x - 0.5
+        a = np.where(z > 0, z, 0.1 * z)
+        loss = np.sum(a * x)
+    src = tape.backward_source(loss, [x])
+    forward_locals = dict(locals())
+    for n in src.inputs:
+        if n in forward_locals and isinstance(forward_locals[n], ap.Tensor):
+            np.testing.assert_array_equal(src.inputs[n], forward_locals[n].numpy(), err_msg=n)
+        assert n not in forward_locals or n in ("x", "z", "a"), (n, src.code)
+    # the mask is written as the comparison of the forward values it came from
+    assert "np.where(z > 0," in src.code and not any(n.startswith("mask") for n in src.inputs), src.code
+    np.testing.assert_array_equal(src.inputs["x"], xv)
+
+    def f(xx):
+        zz = 2.0 * xx - 0.5
+        return anp.sum(anp.where(zz > 0, zz, 0.1 * zz) * xx)
+
+    want = autograd.grad(f)(xv)
+    assert_same(_run_with_the_forward(src, forward_locals)[0], want, "by name")
+    assert_same(src.run()[0], want, "run")
+
+
+def test_unnamed_constants_are_mask_idx_onehot():
+    from autoprop.core.source import _const_kind
+
+    assert _const_kind(np.array([True, False])) == "mask"
+    assert _const_kind(np.array([0, 2])) == "idx"
+    assert _const_kind(np.eye(3)[[0, 2]]) == "onehot"
+    assert _const_kind(np.array([[1.0, 1.0]])) == "c"
+    assert _const_kind(np.array([0.5, 2.0])) == "c"
+
+
+def test_names_must_be_a_dict_and_the_reverse_mapping_is_read_too():
+    x = ap.Variable(np.array([0.5, -1.0]), name="x")
+    with ap.GradientTape(persistent=True) as tape:
+        hidden = np.tanh(x)
+        total = np.sum(hidden * hidden)
+    with pytest.raises(TypeError, match=r"names= must be a dict of str to Tensor.*got int"):
+        tape.backward_source(total, [x], names=5)
+    with pytest.raises(TypeError, match=r"key 3 \(int\)"):
+        tape.backward_source(total, [x], names={3: hidden})
+    with pytest.raises(TypeError, match=r"maps to 7 \(int\), not a str"):
+        tape.backward_source(total, [x], names={hidden: 7})
+    for names in ({"h": hidden, "inp": x}, {hidden: "h", x: "inp"}):
+        src = tape.backward_source(total, [x], names=names)
+        assert "dh =" in src.code and src.outputs == ("dinp",), src.code
+        assert_same(src.run()[0], tape.gradient(total, x).numpy())
+
+
+def test_a_power_one_is_written_as_its_base():
+    x = ap.Variable(np.array([0.5, -1.0, 2.0]), name="x")
+    with ap.GradientTape() as tape:
+        total = np.sum(np.tanh(x) ** 2)
+    src = run_and_compare(tape, total, [x])
+    assert "** 1" not in src.code and "2 * tanh" in src.code, src.code
+
+
+def test_a_mask_that_is_not_the_comparison_of_the_inputs_is_named_mask_with_a_comment():
+    thr = np.array([0.0, 1.0, -1.0])
+    W = ap.Variable(np.array([0.5, 0.5, -2.0]), name="W")
+    with ap.GradientTape(persistent=True) as tape:
+        y = np.sum(np.where(W > thr, W * W, 3.0 * W))
+    src = tape.backward_source(y, [W])
+    assert "W > c" in src.code, src.code  # an array operand: a named constant
+    np.testing.assert_array_equal(src.inputs["c"], thr)
+    assert_same(src.run()[0], tape.gradient(y, W).numpy())
+    W.assign(np.array([-1.0, 2.0, 0.0]))  # W > thr now differs from the mask the forward made
+    src = tape.backward_source(y, [W])
+    assert "# mask: (W > c) from the forward (on the values then)" in src.code, src.code
+    np.testing.assert_array_equal(src.inputs["mask"], [True, False, False])  # W > thr then
+    # on the forward's W the code gives the tape's gradient (the tape keeps the values then)
+    assert_same(src.run(W=np.array([0.5, 0.5, -2.0]))[0], tape.gradient(y, W).numpy())

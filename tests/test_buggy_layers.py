@@ -87,6 +87,14 @@ def test_correct_counterparts_pass(key):
         ("linear.py::LinearOutInDxWithWTWide", ["W of shape (4, 3) is not square", "dX = dY @ W (shape"]),
         ("cs231n.py::affinedxwwide", ["dx = dY @ w.T"]),
         ("cs231n.py::affineorder", ["in the wrong order: expected (dx, dw, db)", "returned (dx, db, dw)"]),
+        ("cs231n.py::affinenoreshape", ["dx has shape (4, 6), expected (4, 2, 3), the shape of x: values right, "
+                                        "shape wrong", "reshape dx to x's shape: dx.reshape(x.shape)"]),
+        ("linear.py::FlattenNoReshape", ["dX has shape (2, 12), expected (2, 3, 2, 2), the shape of X"]),
+        ("linear.py::RowScaleNoKeepdims", ["dW has shape (4,), expected (1, 4)", "the shape lacks a size-1 axis",
+                                           "keepdims=True"]),
+        ("norm.py::BatchNormGradsSwapped", ["grads['gamma'] holds the gradient of beta and vice versa",
+                                            "grads['gamma'] = dgamma, grads['beta'] = dbeta"]),
+        ("cs231n.py::bnswap", ["backward returns its gradients in the wrong order", "returned (dbeta, dgamma)"]),
     ],
 )
 def test_actionable_sentence(table, key, words):

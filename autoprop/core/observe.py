@@ -60,6 +60,7 @@ def cut_by(opname, why, args, out):
                 if len(cuts) < MAX_CRUMBS:
                     origin = cuts.get(id(a)) or (opname, why, len(tape._nodes))
                     cuts[id(out)] = origin
+                    tape._cut_args[id(out)] = (opname, tuple(args))  # backward_source: `z > 0`
                     tape._keep.append(out)
                 break
 

@@ -18,11 +18,15 @@ and position) returning such a string.
 
 The code is made readable without changing a value: a value that is used once and
 has no name of its own is inlined into its consumer; identical expressions are
-computed once (common subexpressions); a multiplication by the all-ones seed, and a
+computed once (common subexpressions); a multiplication by the all-ones seed, a power 1, and a
 reshape, broadcast or cast to what the value already is, are dropped; lines whose
-results reach no requested gradient are dropped. Values the VJPs read that were not
-computed on the tape (masks such as ``x > 0``, index arrays, numpy constants) are named
-inputs beside the forward's saved values.
+results reach no requested gradient are dropped. A mask the forward made by comparing
+recorded values is written as that comparison (``np.where(z > 0, ...)``) when it gives
+exactly the mask on the code's inputs (else it is the input ``mask`` with a comment).
+Other values the VJPs read that were not computed on the tape (index arrays, one-hots,
+numpy constants) are named inputs beside the forward's saved values: ``mask``, ``idx``,
+``onehot``, ``c`` (``_2``, ...), never a name of the forward or the caller, so a forward
+variable's name in the code always means that variable's value.
 """
 
 from __future__ import annotations
@@ -164,13 +168,33 @@ def _signature(prim):
 
 
 class _Namer:
-    def __init__(self):
-        self.used = set(_RESERVED)
+    """Fresh names. ``claimed`` are the forward's names (the caller's variables, ``names=``,
+    a sources dict's keys, Variable names): a generated name never takes one, so a name
+    of the forward in the code always means that forward value (:meth:`own`)."""
 
-    def __call__(self, base):
+    def __init__(self, claimed=(), forward_names=()):
+        self.used = set(_RESERVED)
+        self.claimed = {_ident(n) for n in claimed} - _RESERVED
+        self.forward = {_ident(n) for n in forward_names}
+
+    def own(self, name, forward=True):
+        """A forward value's own name ``name`` (``forward``), or a gradient's (``dz``: it
+        may take a name of the caller's, though never one of a forward value), if still
+        free; else a fresh one."""
+        name = _ident(name)
+        if name not in self.used and (forward or name not in self.forward):
+            self.used.add(name)
+            return name
+        return self(name)
+
+    def __call__(self, base, inputs=True):
+        """A fresh name from ``base``: never a forward value's; for an input (``inputs``)
+        never any name of the caller's either (a temporary may reuse one the code never
+        reads)."""
         base = _ident(base)
+        avoid = self.claimed if inputs else self.forward
         name, k = base, 2
-        while name in self.used:
+        while name in self.used or name in avoid:
             name, k = f"{base}_{k}", k + 1
         self.used.add(name)
         return name
@@ -283,6 +307,26 @@ def _reverses(node):
     return axes is None or tuple(axes) == tuple(range(np.ndim(node.vals[0])))[::-1]
 
 
+#: comparison primitives and their operators (a mask the forward made is written as one)
+_COMPARE = {"less": "<", "less_equal": "<=", "greater": ">", "greater_equal": ">=",
+            "equal": "==", "not_equal": "!="}
+
+
+def _const_kind(v):
+    """The base name of a value the VJPs read that has no name of its own: ``mask`` (bool),
+    ``idx`` (integers), ``onehot`` (0/1 floats with one 1 per row), else ``c``."""
+    dt = np.result_type(v)
+    if dt == np.bool_:
+        return "mask"
+    if dt.kind in "iu":
+        return "idx"
+    a = np.asarray(v)
+    if dt.kind == "f" and a.ndim >= 1 and a.size and np.all((a == 0) | (a == 1)) \
+            and np.all(a.sum(axis=-1) == 1):
+        return "onehot"
+    return "c"
+
+
 def _is_one(v):
     a = v._value if isinstance(v, Tensor) else v
     try:
@@ -391,7 +435,7 @@ def backward_source(tape, target, sources, output_gradients=None, names=None,
                 and not name.startswith("_"):
             fname[id(t)] = name
 
-    for k, t in (names or {}).items():
+    for k, t in _names_items(names):
         offer(k, t)
     if isinstance(sources, dict):
         for k, t in sources.items():
@@ -399,7 +443,8 @@ def backward_source(tape, target, sources, output_gradients=None, names=None,
     by_value = {id(t._value): t for t in forward.values()}
     outs = {id(node.out) for node in tape._nodes}
     leaves = [t for t in forward.values() if id(t) not in outs]
-    for k, t in (caller_locals or {}).items():
+    # the caller's Tensors first: a Variable made from a local array is named as the Variable
+    for k, t in sorted((caller_locals or {}).items(), key=lambda kv: type(kv[1]) is np.ndarray):
         if type(t) is np.ndarray:  # a numpy input the tape wrapped: the leaf holding its values
             t = by_value[id(t)] if id(t) in by_value else next(
                 (f for f in leaves if f._value.shape == t.shape and f._value.dtype == t.dtype
@@ -433,21 +478,52 @@ def backward_source(tape, target, sources, output_gradients=None, names=None,
                 "GradientTape.backward_source: no gradient reaches a source, so there is no "
                 "code to write for it. " + tape.explain(target, s)
             )
+    # every name of the forward (the caller's variables too): no generated name takes one
+    claimed = {k for k in (caller_locals or {}) if isinstance(k, str) and k.isidentifier()}
+    claimed |= set(fname.values())
     return _emit(rec._nodes, forward, fname, made_by, targets, seed_ts, seeds, flat_sources,
-                 src_results, extra, extra_results, rebuild)
+                 src_results, extra, extra_results, rebuild, claimed, tape._cut_args or {})
+
+
+def _names_items(names):
+    """The (name, Tensor) pairs of ``names=``: a dict of str to Tensor, or the reverse
+    mapping (Tensor to str), which is read the same way."""
+    if names is None:
+        return []
+    if not hasattr(names, "items"):
+        raise TypeError(
+            "GradientTape.backward_source: names= must be a dict of str to Tensor (the name "
+            f"each forward tensor gets in the code, e.g. names={{'h': h}}); got {type(names).__name__}"
+        )
+    pairs = []
+    for k, v in names.items():
+        if isinstance(k, Tensor):
+            if not isinstance(v, str):
+                raise TypeError(
+                    "GradientTape.backward_source: names= maps a name (str) to a Tensor; the "
+                    f"Tensor key of shape {tuple(k.shape)} maps to {v!r} ({type(v).__name__}), not a str"
+                )
+            k, v = v, k  # {tensor: "name"}: the reverse mapping, read as {"name": tensor}
+        elif not isinstance(k, str):
+            raise TypeError(
+                "GradientTape.backward_source: names= must be a dict of str to Tensor; got the "
+                f"key {k!r} ({type(k).__name__})"
+            )
+        pairs.append((k, v))
+    return pairs
 
 
 def _emit(nodes, forward, fname, made_by, targets, seed_ts, seeds, flat_sources, src_results,
-          extra, extra_results, rebuild):
-    namer = _Namer()
+          extra, extra_results, rebuild, claimed=(), cut_args=None):
+    namer = _Namer(claimed, fname.values())
     produced = {id(n.out): k for k, n in enumerate(nodes)}
     inputs: dict[str, object] = {}
     in_name: dict[int, str] = {}  # id(Tensor or constant) -> input name
     keep_alive = []  # constants whose ids in_name uses
     seed_ids = {id(s): (t, given) for s, t, given in zip(seed_ts, targets, seeds)}
     ones_seed = {id(s) for s, given in zip(seed_ts, seeds) if given is None}
-    counters = {}
     seed_lines = []
+    mask_notes = []
 
     def base_of(t):
         return fname.get(id(t))
@@ -459,8 +535,19 @@ def _emit(nodes, forward, fname, made_by, targets, seed_ts, seeds, flat_sources,
         if id(t) in seed_ids:
             tgt, given = seed_ids[id(t)]
             name = namer("d" + (base_of(tgt) or "out"))
+        elif base_of(t):
+            name = namer.own(base_of(t))
+        elif id(t) in (cut_args or {}) and cut_args[id(t)][0] in _COMPARE:
+            expr, exact = compared(t)
+            if exact:  # the mask as the comparison of forward values: `z > 0`
+                in_name[id(t)] = expr
+                return expr
+            name = namer("mask")
+            mask_notes.append(f"# {name}: {expr or cut_args[id(t)][0]} from the forward"
+                              + (" (on the values then)" if expr else ""))
         else:
-            name = namer(base_of(t) or _short(made_by.get(id(t), "x")))
+            name = namer(_const_kind(t._value) if t.dtype.kind in "biu"
+                         else _short(made_by.get(id(t), "x")))
         in_name[id(t)] = name
         if id(t) in ones_seed:  # the seed d target / d target = 1: written in the code
             seed_lines.append(f"{name} = np.ones({tuple(t.shape)!r}"
@@ -470,16 +557,35 @@ def _emit(nodes, forward, fname, made_by, targets, seed_ts, seeds, flat_sources,
             inputs[name] = t._value
         return name
 
+    def compared(t):
+        """``((z > 0), exact)`` for a mask the forward computed by comparing recorded
+        values; ``exact``: that text, evaluated on the code's inputs, gives exactly the mask."""
+        op, args = cut_args[id(t)]
+        if len(args) != 2:
+            return None, False
+        texts = []
+        for a in args:
+            if isinstance(a, Tensor) and id(a) in forward and id(a) not in seed_ids:
+                texts.append(input_for(a))
+            elif isinstance(a, (int, float, np.number, np.ndarray)) and not isinstance(a, bool):
+                texts.append(_literal(a, const))  # an array: a named input (c)
+            else:
+                return None, False
+        expr = f"({texts[0]} {_COMPARE[op]} {texts[1]})"
+        try:
+            val = eval(compile(expr, "<mask>", "eval"), {"np": np}, dict(inputs))  # noqa: S307
+        except Exception:  # noqa: BLE001 - not expressible: the mask stays a named input
+            return expr, False
+        return expr, (np.shape(val) == t.shape and np.result_type(val) == np.bool_
+                      and bool(np.array_equal(val, t._value)))
+
     def const(v):
         if isinstance(v, Tensor):
             v = v._value
         key = id(v)
         if key in in_name:
             return in_name[key]
-        kind = "mask" if np.result_type(v) == np.bool_ else (
-            "idx" if np.result_type(v).kind in "iu" else "c")
-        counters[kind] = counters.get(kind, 0) + 1
-        name = namer(f"{kind}{counters[kind]}")
+        name = namer(_const_kind(v))
         in_name[key] = name
         keep_alive.append(v)
         inputs[name] = v
@@ -517,6 +623,10 @@ def _emit(nodes, forward, fname, made_by, targets, seed_ts, seeds, flat_sources,
                         and np.result_type(node.vals[1 - i]) == out.dtype:
                     alias = other
                     break
+        elif name == "power" and len(ops) == 2 and ops[1][0] == "const" \
+                and np.ndim(node.vals[1]) == 0 and node.vals[1] == 1 \
+                and np.shape(node.vals[0]) == out.shape and np.result_type(node.vals[0]) == out.dtype:
+            alias = ops[0]  # x ** 1 is x
         elif name in ("reshape", "broadcast_to", "cast", "squeeze") and ops:
             if np.shape(node.vals[0]) == out.shape and np.result_type(node.vals[0]) == out.dtype:
                 alias = ops[0]
@@ -591,7 +701,7 @@ def _emit(nodes, forward, fname, made_by, targets, seed_ts, seeds, flat_sources,
     def materialise(k):
         """Give the inlined value ``k`` its own line (its consumer's line is too long)."""
         e = expr_of.pop(k)
-        var[k] = name = namer("t")
+        var[k] = name = namer("t", inputs=False)
         lines.append(f"{name} = {e}  {_shape_comment(nodes[k].out._value)}")
 
     for k in sorted(live):
@@ -617,7 +727,7 @@ def _emit(nodes, forward, fname, made_by, targets, seed_ts, seeds, flat_sources,
             if len(e) <= _MAX_INLINE:
                 expr_of[k] = e
                 continue
-        name = namer(want or "t")
+        name = namer.own(want, forward=False) if want else namer("t", inputs=False)
         var[k] = name
         fields["out"] = name
         body = _format(template, fields)
@@ -632,7 +742,7 @@ def _emit(nodes, forward, fname, made_by, targets, seed_ts, seeds, flat_sources,
     for s, r in zip(flat_sources, out_refs):
         want = "d" + (base_of(s) or "x")
         if r is None:
-            name = namer(want)
+            name = namer.own(want, forward=False)
             lines.append(f"{name} = np.zeros({tuple(s.shape)!r}, dtype=np.{np.dtype(s.dtype).name})"
                          f"  # {tuple(s.shape)} unconnected")
         else:
@@ -640,13 +750,13 @@ def _emit(nodes, forward, fname, made_by, targets, seed_ts, seeds, flat_sources,
             if text.isidentifier() and (r[0] == "node" or id(r[2]) in ones_seed):
                 name = text  # a variable of the code (or the seed's line)
             else:
-                name = namer(want)
+                name = namer.own(want, forward=False)
                 value = nodes[r[1]].out._value if r[0] == "node" else (
                     r[2]._value if isinstance(r[2], Tensor) else r[2])
                 lines.append(f"{name} = {text}  {_shape_comment(value)}")
         outputs.append(name)
 
-    code_body = "\n".join(seed_lines + lines)
+    code_body = "\n".join(mask_notes + seed_lines + lines)
     header = ["import numpy as np"]
     if "special." in code_body:
         header.append("from scipy import special")

@@ -244,6 +244,7 @@ class GradientTape:
         # breadcrumbs for explain(), created on first use (None: nothing noticed)
         self._cuts = None  # id(tensor) -> (op, why, position): values cut off the tape
         self._keep = None  # the tensors whose ids ``_cuts`` uses (keeps the ids valid)
+        self._cut_args = None  # id(tensor) -> (op, args): a cut's own inputs (backward_source)
         self._escapes = None  # (how, tensor, value, position): values that left the tape
         self._used = False
 
@@ -254,6 +255,7 @@ class GradientTape:
         self._watched: list[Tensor] = []
         self._cuts = None
         self._keep = None
+        self._cut_args = None
         self._escapes = None
         self._used = False
 
@@ -262,6 +264,7 @@ class GradientTape:
         if self._cuts is None:
             self._cuts = {}
             self._keep = []
+            self._cut_args = {}
         return self._cuts
 
     # --- context manager -----------------------------------------------------
@@ -688,7 +691,7 @@ class GradientTape:
         self._nodes = []
         self._tracked = {}
         if self._cuts is not None:
-            self._cuts = self._keep = None
+            self._cuts = self._keep = self._cut_args = None
         if self._escapes is not None:
             self._escapes = None
         if self._watch_ref is not None:
@@ -723,7 +726,8 @@ class GradientTape:
             As :meth:`gradient`. With ``unconnected_gradients="none"`` a source that gets
             no gradient raises (with :meth:`explain`'s reason); ``"zero"`` writes zeros.
         names : dict of str to Tensor, optional
-            Names for forward tensors. Otherwise names come from the keys of a ``sources``
+            Names for forward tensors (``{tensor: "name"}`` is read the same way; other
+            keys raise TypeError). Otherwise names come from the keys of a ``sources``
             dict, the caller's local variables that hold the tensors, and Variable names;
             the gradient of ``z`` is ``dz``; other forward values are named after their
             primitive (``tanh``, ``mm``), backward temporaries ``t``, ``t_2``, ...
@@ -745,6 +749,8 @@ class GradientTape:
             :meth:`explain`) and ``unconnected_gradients`` is ``"none"``.
         RuntimeError
             If the tape is still recording, or is non-persistent and already used.
+        TypeError
+            If ``names`` is not a dict of str to Tensor (or of Tensor to str).
 
         Examples
         --------

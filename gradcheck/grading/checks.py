@@ -37,6 +37,7 @@ from .. import _validation as V
 from ..check import check_layer, check_loss
 from ..compare import ATOL_FLOOR
 from ..config import CheckConfig
+from ..diagnose import name_swaps
 from ..errors import GradcheckError, GraderError, NonFiniteError, StudentCodeError
 from .diagnosis import close, diagnose, reproduce
 
@@ -467,6 +468,7 @@ def layer_gradients(layer: Any, X: np.ndarray, reference: Any, *, parts: Mapping
     got.update({f"d{k}": grads.get(k, KeyError) if isinstance(grads, Mapping) else KeyError for k in keys})
     verdict = Verdict([_part(n, w, got[n], expected[n], ones[n] if np.any(G != 1) else None, keys,
                              xs[0].shape[0], rtol, atol) for n, w in weights.items()])
+    _name_swaps(verdict, {n: got[n] for n in weights}, expected, keys)
     shapes_ok = all(isinstance(got[n], np.ndarray) and got[n].shape == expected[n].shape for n in weights)
     if numerical and shapes_ok and verdict.passed:
         try:
@@ -513,6 +515,13 @@ def _reference_gradients(reference, xs, G, keys, training, d_in) -> dict[str, np
     out = {n: _finite_reference(f"gradient {n}", g) for n, g in zip(d_in, ret if len(xs) > 1 else [ret])}
     out.update({f"d{k}": _finite_reference(f"gradient d{k}", reference.grads[k]).copy() for k in keys})
     return out
+
+
+def _name_swaps(verdict, got, expected, keys) -> None:
+    """Two same-shaped tensors holding each other's gradient (dgamma, dbeta): what one part alone cannot see."""
+    swaps = name_swaps(got, expected, keys)
+    for part in verdict.parts:
+        part.message = swaps[part.name].sentence() if part.name in swaps else part.message
 
 
 def _part(name, w, g, expected, ones, keys, n_batch, rtol, atol) -> Part:

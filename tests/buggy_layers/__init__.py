@@ -78,6 +78,13 @@ EXPECTED = {
     "linear.py::LinearOutInDxWithWTWide": "transposed-weight",
     "cs231n.py::affinedxwwide": "transposed-weight",
     "cs231n.py::affineorder": "wrong-order",
+    # the right values in the wrong shape (a missing reshape, a sum without keepdims)
+    "cs231n.py::affinenoreshape": "values-right-shape-wrong",
+    "linear.py::FlattenNoReshape": "values-right-shape-wrong",
+    "linear.py::RowScaleNoKeepdims": "values-right-shape-wrong",
+    # dgamma and dbeta swapped: under each other's grads keys (class style) or returned in the wrong order (a pair)
+    "norm.py::BatchNormGradsSwapped": "swapped",
+    "cs231n.py::bnswap": "wrong-order",
 }
 
 #: Bugs no signature names: each must FAIL with "wrong-values" (no known bug pattern), never a wrong name.
@@ -93,7 +100,7 @@ CORRECT = ["linear.py::LinearOutIn", "linear.py::LinearInOut", "activations.py::
            "norm.py::SpatialBatchNorm", "conv.py::ConvNaive",
            "conv.py::ConvIm2col", "conv.py::Conv1x1", "pool_embed_rnn.py::MaxPool", "pool_embed_rnn.py::Embedding",
            "pool_embed_rnn.py::RNNStep", "cs231n.py::batchnorm", "cs231n.py::conv", "cs231n.py::affine",
-           "norm.py::BatchCenter", "norm.py::MeanCenter"]
+           "norm.py::BatchCenter", "norm.py::MeanCenter", "linear.py::Flatten", "linear.py::RowScale"]
 
 
 def load(key: str):

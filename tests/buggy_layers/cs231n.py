@@ -11,8 +11,10 @@ INPUT = [(8, 4), (4,), (4,)]
 INPUTS = {"conv": [(2, 3, 5, 5), (4, 3, 3, 3), (4,)], "convflipdx": [(2, 3, 5, 5), (4, 3, 3, 3), (4,)],
           "convhalfflip": [(2, 3, 5, 5), (4, 3, 3, 3), (4,)],
           "affine": [(6, 4), (4, 4), (4,)], "affinedxw": [(6, 4), (4, 4), (4,)],
-          "affineorder": [(6, 4), (4, 3), (3,)], "affinedxwwide": [(6, 4), (4, 3), (3,)]}
+          "affineorder": [(6, 4), (4, 3), (3,)], "affinedxwwide": [(6, 4), (4, 3), (3,)],
+          "affinenoreshape": [(4, 2, 3), (6, 5), (5,)]}
 INIT = {"batchnorm": {"bn_param": {"mode": "train"}}, "bnnaive": {"bn_param": {"mode": "train"}},
+        "bnswap": {"bn_param": {"mode": "train"}},
         "conv": {"conv_param": {"stride": 1, "pad": 1}}, "convflipdx": {"conv_param": {"stride": 1, "pad": 1}},
         "convhalfflip": {"conv_param": {"stride": 1, "pad": 1}}}
 
@@ -123,3 +125,19 @@ affinedxwwide_forward = affine_forward
 def affinedxwwide_backward(dout, cache):
     x, w, b = cache
     return (dout @ w).reshape(x.shape), x.reshape(len(x), -1).T @ dout, dout.sum(axis=0)  # BUG: w, w is (4, 3)
+
+
+affinenoreshape_forward = affine_forward
+
+
+def affinenoreshape_backward(dout, cache):
+    x, w, b = cache
+    return dout @ w.T, x.reshape(len(x), -1).T @ dout, dout.sum(axis=0)  # BUG: dx not reshaped to x's (4, 2, 3)
+
+
+bnswap_forward = batchnorm_forward
+
+
+def bnswap_backward(dout, cache):
+    dx, dgamma, dbeta = batchnorm_backward(dout, cache)
+    return dx, dbeta, dgamma  # BUG: dgamma and dbeta in the wrong order

@@ -188,3 +188,42 @@ class LinearOutInDxWithWTWide(LinearOutIn):
     def backward(self, dY):
         super().backward(dY)
         return dY @ self.params["W"].T  # BUG: W.T where W is due (W is (4, 3): the matmul raises)
+
+
+class Flatten:
+    INPUT = (2, 3, 2, 2)
+
+    def forward(self, X, training=False):
+        self.shape = X.shape
+        return X.reshape(len(X), -1)
+
+    def backward(self, dY):
+        return dY.reshape(self.shape)
+
+
+class FlattenNoReshape(Flatten):
+    def backward(self, dY):
+        return dY  # BUG: not reshaped back to X's shape
+
+
+class RowScale:
+    """Y = X * W with a weight of shape (1, D) broadcast over the batch."""
+
+    def __init__(self, D=4):
+        self.params = {"W": np.linspace(-1.0, 1.5, D).reshape(1, D)}
+        self.grads = {"W": np.zeros((1, D))}
+
+    def forward(self, X, training=False):
+        self.X = X
+        return X * self.params["W"]
+
+    def backward(self, dY):
+        self.grads["W"] = np.sum(dY * self.X, axis=0, keepdims=True)
+        return dY * self.params["W"]
+
+
+class RowScaleNoKeepdims(RowScale):
+    def backward(self, dY):
+        dX = super().backward(dY)
+        self.grads["W"] = np.sum(dY * self.X, axis=0)  # BUG: shape (D,), W is (1, D)
+        return dX

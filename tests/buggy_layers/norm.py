@@ -185,3 +185,10 @@ class MeanCenter:
 class MeanCenterNoMean(MeanCenter):
     def backward(self, dY):
         return dY  # BUG: the mean is treated as a constant (this is not a missing activation derivative)
+
+
+class BatchNormGradsSwapped(BatchNorm1D):
+    def backward(self, dY):
+        dX = super().backward(dY)
+        self.grads["gamma"], self.grads["beta"] = self.grads["beta"], self.grads["gamma"]  # BUG: keys swapped
+        return dX
