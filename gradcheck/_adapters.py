@@ -186,7 +186,7 @@ class FunctionPair:
     def __init__(self, fwd, bwd, init):
         self.student_forward, self.student_backward, self._kwargs = fwd, bwd, dict(init or {})
         self.keyword_names = tuple(self._kwargs)
-        self._cache, self._n = None, 0
+        self._cache, self._n, self._xs = None, 0, ()
         self.class_name = fwd.__name__.split("_forward")[0]
 
     def forward(self, *xs, training=None):  # noqa: ARG002 - no training argument: a mode lives in --init
@@ -195,7 +195,7 @@ class FunctionPair:
             raise AdapterError(f"{self.student_forward.__name__} must return (out, cache); got "
                                f"{type(res).__name__}{'' if not isinstance(res, tuple) else f' of {len(res)}'}.")
         out, self._cache = res
-        self._n = len(xs)
+        self._n, self._xs = len(xs), xs
         return _copy(out)
 
     def backward(self, dY):
@@ -314,6 +314,78 @@ class Adapted:
         if name == "obj":
             raise AttributeError(name)
         return getattr(self.obj, name)
+
+
+# --------------------------------------------------------------------------- what backward must not write into
+
+
+def _reachable(root, label, out, depth=3):
+    """``(label, array)`` of the arrays in ``root`` and its tuples, lists and dicts (``cache[1]``, ``cache['x']``)."""
+    if isinstance(root, np.ndarray):
+        if len(out) < MAX_PROBED * 4 and not any(a is root for _, a in out):
+            out.append((label, root))
+    elif depth > 0 and isinstance(root, (tuple, list, dict)):
+        items = root.items() if isinstance(root, dict) else enumerate(root)
+        for k, v in list(items)[:MAX_PROBED]:
+            _reachable(v, f"{label}[{k!r}]", out, depth - 1)
+    return out
+
+
+def _gradient_name(k, names):
+    """Whether attribute ``k`` is named as the gradient of one of ``names`` (``dW`` beside ``W``; ``dX``)."""
+    return any(k == g.format(n) for n in names for g in GRAD_NAMES) or k.startswith(("grad", "d_")) or \
+        k.endswith("_grad") or (k[:1] == "d" and k[1:2].isupper())
+
+
+def cache_guard(layer, names=()):
+    """Snapshot what ``layer.backward`` must not write into; returns ``after()``: its message, or None.
+
+    Watched: the arrays reachable from a CS231n pair's ``cache`` (an array, tuples, lists and dicts
+    of them) and forward's inputs; for a class, the arrays reachable from its attributes, except
+    ``params``, ``grads`` and what shares memory with them, attribute-style weights and gradient
+    attributes (``dW``, ``grad_W``, ``W_grad``). A backward that writes into its cache changes the
+    caller's array (CS231n's ``cache = x`` is the caller's ``x``) and whatever a second backward reads.
+    ``names``: forward's argument names, to name a cached input (``x``) by what it is.
+    """
+    if isinstance(layer, FunctionPair):
+        owner = layer.student_backward.__name__
+        arrays = _reachable(layer._cache, "cache", [])
+        pnames = [p for p in inspect.signature(layer.forward).parameters if p not in ("self", "training")]
+        for n, x in zip(pnames or names, layer._xs):
+            for i, (lab, a) in enumerate(arrays):
+                if a is x:
+                    arrays[i] = (n, a)
+            _reachable(x, n, arrays, 0)
+    else:
+        obj = layer.obj if isinstance(layer, Adapted) else layer
+        owner = f"{getattr(layer, 'class_name', None) or type(obj).__name__}.backward"
+        d = getattr(obj, "__dict__", {})
+        skip = [v for k in ("params", "grads") if isinstance(d.get(k), dict) for v in d[k].values()
+                if isinstance(v, np.ndarray)]
+        pairs = getattr(layer, "pairs", {}) if isinstance(layer, Adapted) else {}
+        skip += [d[k] for k in list(pairs) + list(pairs.values()) if isinstance(d.get(k), np.ndarray)]
+        arrays = []
+        for k, v in list(d.items())[:MAX_PROBED * 4]:
+            if isinstance(k, str) and k not in ("params", "grads") and not _gradient_name(k, list(d) + list(names)):
+                _reachable(v, f"self.{k}", arrays)
+        arrays = [(lab, a) for lab, a in arrays if not any(np.shares_memory(a, s) for s in skip)]
+    saved = [(lab, a, a.copy()) for lab, a in arrays]
+
+    def after():
+        for lab, a, c in saved:
+            same = a.shape == c.shape and np.array_equal(a, c, equal_nan=a.dtype.kind in "fc")
+            if not same:
+                diff = a != c
+                if a.dtype.kind in "fc":
+                    diff &= ~(np.isnan(a) & np.isnan(c))
+                where = (f", element {[int(i) for i in np.argwhere(diff)[0]]}" if a.shape == c.shape and a.ndim
+                         else "")
+                return (f"{owner} modified its cache ({lab}{where}) in place; copy before writing. A backward must "
+                        "not write into what forward cached: that is the caller's array (the input x itself when "
+                        "the cache holds it) and what a second backward reads. Compute into a new array instead, "
+                        "e.g. dout * (x > 0) rather than x[x <= 0] = 0.")
+        return None
+    return after
 
 
 # --------------------------------------------------------------------------- detection

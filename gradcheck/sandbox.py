@@ -923,6 +923,10 @@ class RemoteLayer(_Remote):
     the object's simple public attributes; :attr:`forward_params` the names of forward's arguments.
     """
 
+    #: the child watches the cache of each backward (gradcheck._adapters.cache_guard); a write is refused here
+    cache_guarded = True
+
+
     def __init__(self, sandbox: Sandbox, meta: dict, file: str):
         super().__init__(sandbox, meta, file)
         names = self.forward_params
@@ -985,6 +989,8 @@ class RemoteLayer(_Remote):
         caller, dY = dY, _inputs([dY])[0]
         call = f"backward(dY) with dY of shape {fmt_shape(dY.shape)}"
         meta = self._backward(dY, call)
+        if isinstance(meta.get("cache_written"), str):  # the child's _adapters.cache_guard
+            raise StudentCodeError(meta["cache_written"][:2000])
         if meta.get("dY_written") is not None and isinstance(caller, np.ndarray) and caller.flags.writeable:
             # the student's backward wrote into dY: do it to the caller's array too, as an in-process layer would
             written = _value_to_array(meta["dY_written"], owner=self.class_name, tensor="dY", produced_by=call)

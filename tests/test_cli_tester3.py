@@ -1,0 +1,104 @@
+"""Defects a new-user tester found in `gradcheck check` (session 3, items 7 and 11): a backward that writes
+into its cache is refused like one that writes into dY (in process and in the sandbox); --init keys the
+constructor or forward cannot take are usage errors (exit 2); a forward returning cache None is named.
+"""
+
+import textwrap
+
+import numpy as np
+import pytest
+
+from gradcheck import check_layer
+from gradcheck._adapters import pair
+from gradcheck.cli import main
+from gradcheck.errors import StudentCodeError
+from gradcheck.sandbox import Sandbox
+
+RELU = """
+import numpy as np
+
+def relu_forward(x):
+    return np.maximum(x, 0.0), x
+
+def relu_backward(dout, cache):
+    x = cache
+    BODY
+    return dx
+"""
+INPLACE = "x[x <= 0] = 0\n    dx = dout * (x > 0)"
+CLEAN = "dx = dout * (x > 0)"
+
+CLASS = """
+import numpy as np
+
+class ReLU:
+    def __init__(self):
+        self.dW_buffer = None
+
+    def forward(self, X):
+        self.cache = (X, X > 0)
+        return np.maximum(X, 0.0)
+
+    def backward(self, dY):
+        X, mask = self.cache
+        BODY
+        return dY * mask
+"""
+
+
+def gc(capsys, *args):
+    code = main([str(a) for a in args])
+    out, err = capsys.readouterr()
+    return code, out, " ".join(err.split())
+
+
+def write(tmp_path, text, name="layers.py"):
+    f = tmp_path / name
+    f.write_text(textwrap.dedent(text))
+    return f
+
+
+def test_a_backward_that_writes_into_its_cache_is_refused_by_gradcheck_check(tmp_path, capsys):
+    """The tester's relu: `x = cache; x[x <= 0] = 0` (the caller's x) got PASS; a clean one still passes."""
+    f = write(tmp_path, RELU.replace("BODY", INPLACE))
+    code, _, err = gc(capsys, "check", f"{f}::relu", "--input-shape", "4,5")
+    assert code == 3
+    assert "relu_backward modified its cache (x, element [" in err and "copy before writing" in err
+    g = write(tmp_path, RELU.replace("BODY", CLEAN), "clean.py")
+    assert gc(capsys, "check", f"{g}::relu", "--input-shape", "4,5")[0] == 0
+
+
+def _module(text):
+    ns = {}
+    exec(compile(textwrap.dedent(text), "<student>", "exec"), ns)  # noqa: S102 - the test's own code
+    return ns
+
+
+def test_a_cache_write_is_refused_in_process_for_a_pair_and_a_class_and_the_callers_x_is_named():
+    X = np.random.default_rng(0).standard_normal((4, 5))
+    ns = _module(RELU.replace("BODY", INPLACE))
+    first = [int(i) for i in np.argwhere(X <= 0)[0]]  # the first element x[x <= 0] = 0 changes
+    with pytest.raises(StudentCodeError, match=rf"relu_backward modified its cache \(x, element \{first}\)"):
+        check_layer(pair(ns["relu_forward"], ns["relu_backward"], {}), X, twin=None)
+    ns = _module(RELU.replace("BODY", CLEAN))
+    assert check_layer(pair(ns["relu_forward"], ns["relu_backward"], {}), X, twin=None).passed
+    from gradcheck._adapters import adapt
+
+    bad = _module(CLASS.replace("BODY", "mask[0, 1] = True"))["ReLU"]()
+    layer, _ = adapt(bad, [X])
+    with pytest.raises(StudentCodeError, match=r"ReLU.backward modified its cache \(self.cache\[1\], element \[0, 1\]\)"):
+        check_layer(layer, X, twin=None)
+    # a gradient buffer backward fills is no cache
+    ok = _module(CLASS.replace("BODY", "self.dW_buffer = np.zeros(3); self.dW_buffer[0] = 1"))["ReLU"]()
+    layer, _ = adapt(ok, [X])
+    assert check_layer(layer, X, twin=None).passed
+
+
+def test_a_cache_write_is_refused_in_the_sandbox_as_grading_runs_it(tmp_path):
+    f = write(tmp_path, RELU.replace("BODY", INPLACE))
+    X = np.random.default_rng(1).standard_normal((3, 4))
+    with Sandbox(files={"layers.py": str(f)}, timeout=60) as sb:
+        layer = sb.load_layer("layers.py", "relu")
+        layer.forward(X.copy())
+        with pytest.raises(StudentCodeError, match=r"relu_backward modified its cache \(x, element"):
+            layer.backward(np.ones_like(X))
