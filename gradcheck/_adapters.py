@@ -128,8 +128,54 @@ def not_a_layer(name):
             f"{name}(x, y) -> (loss, dx) is a loss: check it as one, with --loss). {expected()}")
 
 
-def build(kind, target, init, seed):
-    """The object to check: ``cls(**init)`` (with a seeded ``rng`` if it takes one) or a :class:`FunctionPair`."""
+class InitError(AdapterError):
+    """A key of ``init`` (``--init``) that the constructor or forward does not take, or names an array input."""
+
+
+def check_init(kind, target, init, n_inputs=None):
+    """InitError when a key of ``init`` cannot be one of ``target``'s keyword arguments.
+
+    ``target``: the class (its constructor), a CS231n pair ``(forward, backward)`` (forward's
+    arguments) or loss function. Refused: a key that is no parameter (unless it takes ``**kwargs``),
+    and for a pair or loss a key that names an array argument: one of the first ``n_inputs``
+    (one per ``--input-shape``; a loss's ``x, y``), or one before an argument not in ``init``
+    (arrays are passed by position). Nothing is refused when the signature cannot be read.
+    """
+    fn = target[0] if kind == "functions" else target
+    try:
+        ps = list(inspect.signature(fn).parameters.values())
+    except (TypeError, ValueError):
+        return
+    P = inspect.Parameter
+    what = f"{fn.__name__}{inspect.signature(fn)}"
+    named = [p.name for p in ps if p.kind in (P.POSITIONAL_OR_KEYWORD, P.KEYWORD_ONLY)]
+    given = list(init or {})
+    if kind != "class":
+        pos = [p.name for p in ps if p.kind in (P.POSITIONAL_ONLY, P.POSITIONAL_OR_KEYWORD)]
+        n = 2 if kind == "loss_function" else n_inputs or 0
+        last = max([i for i, q in enumerate(pos) if q not in given] + [n - 1])
+        named = pos[last + 1:] + [p.name for p in ps if p.kind == P.KEYWORD_ONLY]  # arrays come first
+        arrays = [k for k in given if k in pos and (pos.index(k) < n or pos.index(k) < last)]
+        if arrays:
+            k = arrays[0]
+            how = ("x and y are the data of the loss (--pred and --targets)" if kind == "loss_function" else
+                   f"give its shape in --input-shape (one shape per array argument, separated by ';')")
+            raise InitError(f"--init key {k!r}: {k} is an array input of {what}; {how}. --init holds the "
+                            f"other arguments ({', '.join(named) or 'none here'}).")
+    if any(p.kind == P.VAR_KEYWORD for p in ps):
+        return
+    bad = [k for k in given if k not in named]
+    if bad:
+        raise InitError(f"--init key {bad[0]!r} is not an argument of {what}; it accepts: "
+                        f"{', '.join(named) or 'no keyword arguments'}.")
+
+
+def build(kind, target, init, seed, n_inputs=None):
+    """The object to check: ``cls(**init)`` (with a seeded ``rng`` if it takes one) or a :class:`FunctionPair`.
+
+    InitError (:func:`check_init`) first when a key of ``init`` cannot be passed.
+    """
+    check_init(kind, target, init, n_inputs)
     if kind == "functions":
         return pair(*target, init)
     if kind == "loss_function":

@@ -475,7 +475,11 @@ class Child:
             sig_text = target.__name__
         self.enter("constructor")
         try:
-            return kind, target, AD.build(kind, target, req.get("init"), req.get("seed"))
+            probe = req.get("probe")
+            return kind, target, AD.build(kind, target, req.get("init"), req.get("seed"),
+                                          len(probe) if isinstance(probe, list) else None)
+        except AD.InitError as exc:  # a usage error: the caller's init, not the student's code
+            return self.reply(False, {"stage": "init", "message": str(exc)})
         except BaseException as exc:  # noqa: BLE001
             return self.fail(exc, "init", signature=sig_text)
 

@@ -678,6 +678,8 @@ class Sandbox:
         stage = meta.get("stage")
         if not ok and stage == "import":
             raise self._import_error(file, err)
+        if not ok and stage == "init" and meta.get("message"):  # _adapters.check_init: a key it cannot take
+            raise UsageError(f"{file}::{cls}: {_clean(meta.get('message'), 1500)}")
         if not ok and stage in ("class", "protocol"):  # gradcheck/_adapters.py explains what it found and expects
             text = _clean(meta.get("message"), 1500)
             if stage == "protocol":

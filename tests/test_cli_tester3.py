@@ -102,3 +102,57 @@ def test_a_cache_write_is_refused_in_the_sandbox_as_grading_runs_it(tmp_path):
         layer.forward(X.copy())
         with pytest.raises(StudentCodeError, match=r"relu_backward modified its cache \(x, element"):
             layer.backward(np.ones_like(X))
+
+
+@pytest.mark.parametrize("init, needles", [
+    ('{"bogus": 1}', ["--init key 'bogus' is not an argument of Linear(in_features, out_features", "accepts: "
+                      "in_features, out_features"]),
+])
+def test_an_unknown_init_key_of_a_class_is_a_usage_error(tmp_path, capsys, init, needles):
+    f = write(tmp_path, """
+        import numpy as np
+
+        class Linear:
+            def __init__(self, in_features, out_features):
+                self.W = np.ones((out_features, in_features))
+
+            def forward(self, X):
+                return X @ self.W.T
+
+            def backward(self, dY):
+                self.dW = dY.T @ X
+                return dY @ self.W
+        """)
+    code, _, err = gc(capsys, "check", f"{f}::Linear", "--input-shape", "4,5", "--init", init)
+    assert code == 2 and "usage error" in err
+    for n in needles:
+        assert n in err
+
+
+CONV = """
+import numpy as np
+
+def scale_forward(x, w, scale_param):
+    return x * w * scale_param["k"], (x, w, scale_param["k"])
+
+def scale_backward(dout, cache):
+    x, w, k = cache
+    return dout * w * k, (dout * x * k).sum(0)
+"""
+
+
+@pytest.mark.parametrize("shape, init, needles", [
+    ("4,3", '{"scale_param": {"k": 2.0}, "x": 5}', ["--init key 'x': x is an array input of scale_forward(x, w, "
+                                                     "scale_param)", "--input-shape", "other arguments (scale_param)"]),
+    ("4,3;3", '{"scale_param": {"k": 2.0}, "w": 5}', ["--init key 'w': w is an array input"]),
+    ("4,3;3", '{"scale_param": {"k": 2.0}, "bogus": 5}', ["--init key 'bogus' is not an argument of scale_forward",
+                                                           "accepts: scale_param"]),
+])
+def test_init_keys_of_a_function_pair_that_name_arrays_or_nothing_are_usage_errors(tmp_path, capsys, shape, init,
+                                                                                   needles):
+    f = write(tmp_path, CONV)
+    code, _, err = gc(capsys, "check", f"{f}::scale", "--input-shape", shape, "--init", init)
+    assert code == 2, err
+    for n in needles:
+        assert n in err
+    assert gc(capsys, "check", f"{f}::scale", "--input-shape", "4,3;3", "--init", '{"scale_param": {"k": 2.0}}')[0] == 0
