@@ -245,8 +245,13 @@ class FunctionPair:
         return _copy(out)
 
     def backward(self, dY):
+        f, b = self.student_forward.__name__, self.student_backward.__name__
+        if self._cache is None and not self._n:
+            raise AdapterError(f"{b} called before {f}.")
         if self._cache is None:
-            raise AdapterError(f"{self.student_backward.__name__} called before {self.student_forward.__name__}.")
+            raise AdapterError(f"{f} returned cache None, so {b}(dout, cache) would get cache=None: return what "
+                               f"{b} needs as the cache (e.g. cache = (x, w, b)); a backward reads its cache, not "
+                               "module globals or other state left by the last forward")
         g = self.student_backward(dY, self._cache)
         g = tuple(g) if isinstance(g, (tuple, list)) else (g,)
         if len(g) != self._n:

@@ -156,3 +156,21 @@ def test_init_keys_of_a_function_pair_that_name_arrays_or_nothing_are_usage_erro
     for n in needles:
         assert n in err
     assert gc(capsys, "check", f"{f}::scale", "--input-shape", "4,3;3", "--init", '{"scale_param": {"k": 2.0}}')[0] == 0
+
+
+def test_a_forward_returning_cache_none_is_named_not_called_before(tmp_path, capsys):
+    """The tester's glob pair: backward read module globals; the message said 'called before forward'."""
+    f = write(tmp_path, """
+        _last = {}
+
+        def glob_forward(x, w):
+            _last["x"], _last["w"] = x.copy(), w.copy()
+            return x @ w, None
+
+        def glob_backward(dout, cache):
+            return dout @ _last["w"].T, _last["x"].T @ dout
+        """)
+    code, _, err = gc(capsys, "check", f"{f}::glob", "--input-shape", "4,5;5,3")
+    assert code == 3
+    assert "glob_forward returned cache None, so glob_backward(dout, cache) would get cache=None" in err
+    assert "called before" not in err
