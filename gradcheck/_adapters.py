@@ -343,6 +343,7 @@ class Adapted:
         self.takes_training = _takes_training(obj.forward)
         self.mode_keyword = mode_keyword(obj.forward)  # forward(X, train=...): training= is passed as that
         self.class_name = type(obj).__name__
+        self.saved = None  # the attributes the last forward (re)bound: its cache (cache_guard)
 
     @property
     def params(self):
@@ -355,7 +356,10 @@ class Adapted:
         return {k: _copy(_grad(self.obj, g)) for k, g in self.pairs.items()}
 
     def forward(self, *xs, training=None):
-        return _copy(self.obj.forward(*xs, **_training_kw(self.obj.forward, training, self.mode_keyword)))
+        before = dict(getattr(self.obj, "__dict__", {}))  # the old values stay alive: no id is reused
+        out = self.obj.forward(*xs, **_training_kw(self.obj.forward, training, self.mode_keyword))
+        self.saved = [k for k, v in getattr(self.obj, "__dict__", {}).items() if before.get(k, before) is not v]
+        return _copy(out)
 
     def backward(self, dY):
         r = self.obj.backward(dY)
@@ -392,9 +396,10 @@ def cache_guard(layer, names=()):
     """Snapshot what ``layer.backward`` must not write into; returns ``after()``: its message, or None.
 
     Watched: the arrays reachable from a CS231n pair's ``cache`` (an array, tuples, lists and dicts
-    of them) and forward's inputs; for a class, the arrays reachable from its attributes, except
+    of them) and forward's inputs; for a class, the arrays reachable from the attributes its last
+    forward bound (an :class:`Adapted` records them; a manualprop layer: all of them), except
     ``params``, ``grads`` and what shares memory with them, attribute-style weights and gradient
-    attributes (``dW``, ``grad_W``, ``W_grad``). A backward that writes into its cache changes the
+    attributes (``dW``, ``_dX``, ``grad_W``, ``W_grad``). A backward that writes into its cache changes the
     caller's array (CS231n's ``cache = x`` is the caller's ``x``) and whatever a second backward reads.
     ``names``: forward's argument names, to name a cached input (``x``) by what it is.
     """
@@ -415,9 +420,11 @@ def cache_guard(layer, names=()):
                 if isinstance(v, np.ndarray)]
         pairs = getattr(layer, "pairs", {}) if isinstance(layer, Adapted) else {}
         skip += [d[k] for k in list(pairs) + list(pairs.values()) if isinstance(d.get(k), np.ndarray)]
+        saved = getattr(layer, "saved", None) if isinstance(layer, Adapted) else None  # None: every attribute
         arrays = []
         for k, v in list(d.items())[:MAX_PROBED * 4]:
-            if isinstance(k, str) and k not in ("params", "grads") and not _gradient_name(k, list(d) + list(names)):
+            if isinstance(k, str) and k not in ("params", "grads") and (saved is None or k in saved) and \
+                    not _gradient_name(k.lstrip("_"), list(d) + list(names)):
                 _reachable(v, f"self.{k}", arrays)
         arrays = [(lab, a) for lab, a in arrays if not any(np.shares_memory(a, s) for s in skip)]
     saved = [(lab, a, a.copy()) for lab, a in arrays]
