@@ -287,12 +287,18 @@ class LossFunction:
 
     ``forward(y_true, y_pred)`` calls ``fn(y_pred, y_true)`` (scores first, as CS231n's
     ``softmax_loss(x, y)``), keeps ``dx`` and returns the loss as a float; ``backward()``
-    returns a copy of that ``dx``.
+    returns a copy of that ``dx``. ``gradient_name``: ``d`` + fn's first argument (``dx``), the
+    name reports give the gradient.
     """
 
     def __init__(self, fn, init=None):
         self.fn, self._kwargs, self._dx = fn, dict(init or {}), None
         self.class_name = fn.__name__
+        try:  # the gradient is named after the scores argument: softmax_loss(x, y) -> dx
+            first = next(iter(inspect.signature(fn).parameters))
+        except (TypeError, ValueError, StopIteration):
+            first = "x"
+        self.gradient_name = f"d{first}"
 
     def forward(self, y_true, y_pred):
         res = self.fn(y_pred, y_true, **copy.deepcopy(self._kwargs))

@@ -1054,7 +1054,8 @@ class RemoteLoss(_Remote):
 
     def backward(self) -> np.ndarray:
         """The student's ``backward()``: dL/dy_pred, validated as an ndarray."""
-        return _value_to_array(self._backward(None, "backward()").get("value"), owner=self.class_name, tensor="dy_pred",
+        g = self.scalars.get("gradient_name") if isinstance(self.scalars.get("gradient_name"), str) else "dy_pred"
+        return _value_to_array(self._backward(None, "backward()").get("value"), owner=self.class_name, tensor=g,
                                produced_by="backward()")
 
     def __call__(self, y_true: Any, y_pred: Any) -> float:

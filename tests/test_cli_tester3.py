@@ -174,3 +174,27 @@ def test_a_forward_returning_cache_none_is_named_not_called_before(tmp_path, cap
     assert code == 3
     assert "glob_forward returned cache None, so glob_backward(dout, cache) would get cache=None" in err
     assert "called before" not in err
+
+
+SOFTMAX = """
+import numpy as np
+
+def softmax_loss(x, y):
+    p = np.exp(x - x.max(axis=1, keepdims=True))
+    p /= p.sum(axis=1, keepdims=True)
+    n = x.shape[0]
+    loss = -np.log(p[np.arange(n), y]).mean()
+    dx = p.copy()
+    dx[np.arange(n), y] -= 1
+    return loss, SIGN dx / n
+"""
+
+
+def test_a_cs231n_loss_functions_gradient_is_named_after_its_first_argument(tmp_path, capsys):
+    """softmax_loss(x, y) -> (loss, dx): reports said dy_pred, a name not in the student's code."""
+    good = write(tmp_path, SOFTMAX.replace("SIGN", ""), "good.py")
+    code, out, _ = gc(capsys, "check", "--loss", f"{good}::softmax_loss", "--input-shape", "4,5", "--targets", "labels")
+    assert code == 0 and "PASS: softmax_loss: dL/x matches" in out and "dy_pred" not in out
+    bad = write(tmp_path, SOFTMAX.replace("SIGN", "-"), "bad.py")
+    code, out, _ = gc(capsys, "check", "--loss", f"{bad}::softmax_loss", "--input-shape", "4,5", "--targets", "labels")
+    assert code == 1 and "FAIL: softmax_loss: gradient mismatch in dx." in out and "dy_pred" not in out
