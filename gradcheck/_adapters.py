@@ -223,7 +223,9 @@ class FunctionPair:
 
     ``init`` holds the non-array arguments (``conv_param``, ``bn_param``), passed as
     keywords and deep-copied for every call (CS231n's batchnorm writes running
-    statistics into ``bn_param``: each forward starts from the same state).
+    statistics into ``bn_param``: each forward starts from the same state). The last
+    call's copies, as the student's forward left them, are :attr:`call_keywords`
+    (graded: the running statistics written into ``bn_param``).
     """
 
     params = {}
@@ -236,7 +238,8 @@ class FunctionPair:
         self.class_name = fwd.__name__.split("_forward")[0]
 
     def forward(self, *xs, training=None):  # noqa: ARG002 - no training argument: a mode lives in --init
-        res = self.student_forward(*xs, **copy.deepcopy(self._kwargs))
+        self.call_keywords = copy.deepcopy(self._kwargs)
+        res = self.student_forward(*xs, **self.call_keywords)
         if not (isinstance(res, tuple) and len(res) == 2):
             raise AdapterError(f"{self.student_forward.__name__} must return (out, cache); got "
                                f"{type(res).__name__}{'' if not isinstance(res, tuple) else f' of {len(res)}'}.")

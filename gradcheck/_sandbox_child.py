@@ -521,7 +521,10 @@ class Child:
             return self.fail(exc)
         mutated = [i for i, (a, b) in enumerate(zip(before, req["inputs"]))
                    if not (a.shape == b.shape and np.array_equal(a, b, equal_nan=a.dtype.kind == "f"))]
-        self.reply(True, {"value": describe(self.np, packer, out), "mutated": mutated}, packer)
+        kw = getattr(obj, "call_keywords", None) if isinstance(obj, self.AD.FunctionPair) else None
+        keywords = {str(name): {str(k): describe(np, packer, v, 1) for k, v in list(d.items())[:64]}
+                    for name, d in (kw or {}).items() if type(d) is dict}  # bn_param as forward left it
+        self.reply(True, {"value": describe(self.np, packer, out), "mutated": mutated, "keywords": keywords}, packer)
 
     def op_forward_many(self, obj, req, packer):
         values, prev = [], None

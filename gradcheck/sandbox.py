@@ -912,6 +912,16 @@ class _Remote:
                 for v in meta.get("values", [])]
 
 
+def _keywords(desc: Any) -> dict[str, dict[str, np.ndarray | None]]:
+    """A forward reply's ``keywords`` (a function pair's ``bn_param`` after the call): numbers and real arrays
+    as ndarrays, anything else None; a malformed reply gives nothing."""
+    if not isinstance(desc, dict):
+        return {}
+    return {name: {k: np.asarray(v["array"]) if isinstance(v, dict) and v.get("kind") in ("array", "scalar")
+                   and isinstance(v.get("array"), np.ndarray) else None for k, v in d.items()}
+            for name, d in desc.items() if isinstance(d, dict)}
+
+
 def _names(names: Sequence[str], n: int) -> list[str]:
     return list(names) if len(names) >= n else ["X"] if n == 1 else [f"X{i}" for i in range(n)]
 
@@ -944,6 +954,9 @@ class RemoteLayer(_Remote):
                 [P(n, P.POSITIONAL_OR_KEYWORD) for n in names] + [P("training", P.KEYWORD_ONLY, default=False)])
         self.forward = forward
         self._last_inputs: list[np.ndarray] = []
+        #: of a CS231n function pair: its dict keywords (``bn_param``) as the last forward left them, arrays
+        #: and numbers as ndarrays, anything else None
+        self.call_keywords: dict[str, dict[str, np.ndarray | None]] = {}
 
     def clone(self) -> RemoteLayer:
         """A copy made in the child (``copy.deepcopy`` there, also of :func:`copy.deepcopy` here): its own
@@ -975,6 +988,7 @@ class RemoteLayer(_Remote):
         meta = self._call("forward", call, {"inputs": xs, "params": self.params, "training": training},
                           "Expected forward to return the output array.")
         self._last_inputs = xs
+        self.call_keywords = _keywords(meta.get("keywords"))
         mutated = [i for i in meta.get("mutated") or [] if isinstance(i, int) and 0 <= i < len(xs)]
         if mutated:
             n = _names(self.forward_params, len(xs))[mutated[0]]
@@ -1006,8 +1020,10 @@ class RemoteLayer(_Remote):
                                              produced_by=f"grads[{k!r}] after backward(dY)")
                           for k, d in desc.get("items", {}).items()}
         if value.get("kind") in ("tuple", "list") and len(self._last_inputs) > 1:
-            return tuple(_value_to_array(v, owner=self.class_name, tensor=f"d{i}", produced_by=call,
-                                         allow_none=True) for i, v in enumerate(value.get("items", [])))
+            names = [f"d{n}" for n in _names(self.forward_params, len(self._last_inputs))]  # dx, dw, db
+            return tuple(_value_to_array(v, owner=self.class_name, produced_by=call, allow_none=True,
+                                         tensor=names[i] if i < len(names) else f"gradient #{i + 1}")
+                         for i, v in enumerate(value.get("items", [])))
         return _value_to_array(value, owner=self.class_name, tensor="dX", produced_by=call, allow_none=True)
 
     def __call__(self, *inputs: np.ndarray, training: bool = False) -> np.ndarray:

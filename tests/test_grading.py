@@ -137,6 +137,12 @@ def test_batch_is_resumable_and_force_regrades(batch, tmp_path):
     again = grade_batch(subs, TESTS, out, workers=2, progress=False)
     assert {s.status for s in again.submissions} == {"skipped"} and again.seed == 11
     assert {s.name: s.score for s in again.submissions}["solution"] == TOTAL
+    # a skipped submission's time is its saved grading's time, in the result and in the gradebook
+    saved = results(out, "solution")["execution_time"]
+    assert saved > 0 and {s.name: s.seconds for s in again.submissions}["solution"] == saved
+    with open(out / "gradebook.csv", newline="") as f:
+        row = next(r for r in csv.DictReader(f) if r["submission"] == "solution")
+    assert row["status"] == "graded" and row["seconds"] == f"{saved:.2f}"
     # an incomplete (placeholder) results.json is regraded
     (out / "stub" / "results.json").write_text(json.dumps({"score": 0, "tests": [], "extra_data": {"complete": False}}))
     third = grade_batch(subs, TESTS, out, workers=2, progress=False, plot=False)
@@ -266,6 +272,7 @@ def _main(capsys, *args):
     ("tests_folder", "holds no grading tests: no test files"),
     ("tests_plain", "none of which takes the student or grade fixture"),
     ("empty_batch", "holds no submission folders (and no .py files): nothing to grade (it is empty)"),
+    ("tests_parent", "holds the grading tests of 2 assignments ('cs231n_layers', 'linear_relu_ce')"),
 ])
 def test_grade_usage_errors_exit_2_before_anything_runs(tmp_path, capsys, case, needle):
     sub, out, tests, extra = ASSIGN / "solution", tmp_path / "out", TESTS, []
@@ -279,6 +286,8 @@ def test_grade_usage_errors_exit_2_before_anything_runs(tmp_path, capsys, case, 
         out = ASSIGN / "README.md"
     elif case == "tests_folder":
         tests = ASSIGN / "solution"
+    elif case == "tests_parent":
+        tests = ROOT / "assignments"  # two assignments' tests: their points would mix into one score
     elif case == "tests_plain":
         tests = tmp_path / "test_plain.py"
         tests.write_text("def test_arithmetic():\n    assert sum([1, 1]) == 2\n")  # no grading test in it

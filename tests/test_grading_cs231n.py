@@ -29,7 +29,7 @@ ROOT = Path(__file__).resolve().parents[1]
 ASSIGN = ROOT / "assignments" / "cs231n_layers"
 TESTS = ASSIGN / "tests"
 MUTANTS = json.loads((ASSIGN / "mutants" / "MUTANTS.json").read_text())
-TOTAL = 43.0
+TOTAL = 47.0
 SCRIPT = Path(sys.executable).parent / "gradcheck"
 TIMEOUT = 600  # subprocesses: the machine may be loaded many times over
 
@@ -57,12 +57,12 @@ def failing(data: dict) -> dict:
 def test_solution_gets_full_marks(batch):
     data = results(batch, "solution")
     assert data["score"] == data["extra_data"]["max_score"] == TOTAL and not failing(data)
-    assert len(data["tests"]) == 18 and data["extra_data"]["seed"] == 13
+    assert len(data["tests"]) == 20 and data["extra_data"]["seed"] == 13
 
 
 def test_stub_gets_zero_without_a_crash(batch):
     data = results(batch, "stub")
-    assert data["score"] == 0 and len(failing(data)) == 18
+    assert data["score"] == 0 and len(failing(data)) == 20
     first = data["tests"][0]["output"]
     assert "raised NotImplementedError: Exercise 1: implement affine_forward" in first
     assert "Traceback" not in json.dumps(data)
@@ -318,3 +318,24 @@ def test_release_of_a_python_file_without_solution_is_a_usage_error(tmp_path):
         release(f, tmp_path / "out")
     with pytest.raises(UsageError, match="looks like a Python file"):
         release(ASSIGN / "solution" / "layers.py", tmp_path / "layers.py")
+
+
+def test_a_pairs_gradients_are_named_after_forwards_arguments_in_messages(tmp_path):
+    """A bad gradient of a CS231n pair is called dx/dw/db (forward's arguments), never d0/d1/d2."""
+    from gradcheck.errors import GradientShapeError
+    from gradcheck.sandbox import Sandbox
+
+    src = (ASSIGN / "solution" / "layers.py").read_text() + (
+        "\n\ndef complex_forward(x, w, b):\n    return affine_forward(x, w, b)\n\n\n"
+        "def complex_backward(dout, cache):\n    dx, dw, db = affine_backward(dout, cache)\n"
+        "    return dx, dw.astype(complex), db\n")
+    (tmp_path / "layers.py").write_text(src)
+    rng = np.random.default_rng(0)
+    x, w, b = rng.standard_normal((4, 3)), rng.standard_normal((3, 2)), rng.standard_normal(2)
+    with Sandbox(files={"layers.py": str(tmp_path / "layers.py")}, timeout=60) as sb:
+        layer = sb.load_layer("layers.py", "complex")
+        layer.forward(x, w, b)
+        with pytest.raises(GradientShapeError) as exc:
+            layer.backward(np.ones((4, 2)))
+    msg = " ".join(str(exc.value).split())
+    assert "gave dw as a numpy array of dtype complex128 (shape (3, 2))" in msg and "d1" not in msg, msg

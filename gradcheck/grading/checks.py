@@ -48,6 +48,7 @@ __all__ = [
     "evaluation_point",
     "away_from_kinks",
     "layer_forward",
+    "forward_keywords",
     "layer_gradients",
     "loss_value",
     "loss_gradient",
@@ -332,6 +333,68 @@ def layer_forward(layer: Any, X: np.ndarray, reference: Any, *, rtol: float = 1e
     return Verdict([Part("Y", points, False,
                          f"the output differs from the expected one; largest difference at Y{list(idx)}: "
                          f"got {Y[idx]:.6g}, expected {Y_ref[idx]:.6g}.")])
+
+
+def forward_keywords(layer: Any, X: np.ndarray, keyword: str, expected: Mapping[str, np.ndarray], *,
+                     parts: Mapping[str, float] | None = None, rtol: float = 1e-7, atol: float = 1e-10) -> Verdict:
+    """Compare what a CS231n function pair's forward writes into a dict argument (``bn_param``) with ``expected``.
+
+    One ``forward(X)`` of ``layer`` (its ``init`` gave the dict, e.g. ``bn_param`` with the running
+    statistics so far); then each ``keyword[key]`` as forward left it
+    (:attr:`~gradcheck.sandbox.RemoteLayer.call_keywords`) must equal ``expected[key]``
+    (``np.allclose`` with ``rtol``, ``atol``). Graded: CS231n's running statistics,
+    ``running = momentum * running + (1 - momentum) * batch`` in ``bn_param`` (CS231n assignment 2,
+    ``batchnorm_forward``).
+
+    Parameters
+    ----------
+    layer : object
+        Student function pair (a :class:`~gradcheck.sandbox.RemoteLayer`).
+    X : ndarray, or list or tuple of ndarray
+        Input(s) of forward.
+    keyword : str
+        The dict argument, e.g. ``"bn_param"``.
+    expected : mapping of str -> ndarray
+        Expected value per key, e.g. ``{"running_mean": ..., "running_var": ...}``.
+    parts : mapping of str -> float, optional
+        Points per key; default 1 each.
+    rtol, atol : float
+
+    Returns
+    -------
+    Verdict
+        One part per key, named ``bn_param['running_mean']``.
+
+    Raises
+    ------
+    StudentCodeError
+        The student's forward raised or returned a non-array.
+    """
+    xs = _inputs(X)
+    layer.forward(*[x.copy() for x in xs])
+    left = (getattr(layer, "call_keywords", None) or {}).get(keyword, {})
+    verdict = Verdict()
+    for k, w in _weights(parts, list(expected)).items():
+        name, want = f"{keyword}[{k!r}]", np.asarray(expected[k], dtype=np.float64)
+        got = left.get(k, KeyError)
+        if got is KeyError:
+            verdict.parts.append(Part(name, w, False, f"forward left no {name}; it must store the updated value "
+                                                      f"in {keyword} (the caller's dict), shape "
+                                                      f"{V.fmt_shape(want.shape)}."))
+        elif got is None:
+            verdict.parts.append(Part(name, w, False, f"{name} is not a numeric array after forward."))
+        elif np.shape(got) != want.shape:
+            verdict.parts.append(Part(name, w, False, f"{name} has shape {V.fmt_shape(np.shape(got))} after "
+                                                      f"forward; expected {V.fmt_shape(want.shape)}."))
+        elif np.allclose(got, want, rtol=rtol, atol=atol):
+            verdict.parts.append(Part(name, w, True))
+        else:
+            d = np.nan_to_num(np.abs(np.asarray(got, dtype=np.float64) - want), nan=np.inf)
+            i = tuple(int(j) for j in np.unravel_index(int(np.argmax(d)), d.shape))
+            verdict.parts.append(Part(name, w, False, f"{name} after forward differs from the expected value; "
+                                                      f"largest difference at [{', '.join(map(str, i))}]: got "
+                                                      f"{float(np.asarray(got)[i]):.6g}, expected {want[i]:.6g}."))
+    return verdict
 
 
 def layer_gradients(layer: Any, X: np.ndarray, reference: Any, *, parts: Mapping[str, float] | None = None,

@@ -48,6 +48,7 @@ grade
     Applies :mod:`gradcheck.grading.checks` and records partial credit:
     ``grade.layer_gradients``, ``grade.layer_forward``, ``grade.loss_value``,
     ``grade.loss_gradient``, ``grade.backward_repeatable``, ``grade.dtypes``,
+    ``grade.forward_keywords`` (what a function pair's forward wrote into ``bn_param``),
     ``grade.check(verdict)``, ``grade.note(text)``.
 rng
     ``numpy.random.Generator`` seeded from ``--grading-seed`` and the test's id.
@@ -509,7 +510,8 @@ def _recorded(name: str):
     return method
 
 
-for _name in ("layer_forward", "layer_gradients", "loss_value", "loss_gradient", "backward_repeatable", "dtypes"):
+for _name in ("layer_forward", "forward_keywords", "layer_gradients", "loss_value", "loss_gradient",
+              "backward_repeatable", "dtypes"):
     setattr(Grade, _name, _recorded(_name))
 
 

@@ -72,7 +72,7 @@ class SubmissionResult:
         ``"skipped"``: already graded (resumed batch). ``"interrupted"``: stopped
         by Ctrl-C (its results.json stays incomplete, so a resumed batch grades it).
     seconds : float
-        Wall-clock time of the grading (0 when skipped).
+        Wall-clock time of the grading (when skipped: the saved result's ``execution_time``).
     results_path : str
     tests : dict of str -> float
         Score per test name.
@@ -347,7 +347,24 @@ def find_grading_tests(tests: str | os.PathLike) -> list[str]:
                 "no test files (test_*.py or *_test.py)")
         raise UsageError(f"--tests {str(tests)!r} holds no grading tests: {what}. Point --tests at the "
                          f"assignment's grading test file or folder (see docs/gradescope.md).")
+    if p.is_dir():
+        _one_assignment(p, [Path(t.rsplit("::", 1)[0]) for t in found], tests)
     return found
+
+
+def _one_assignment(root: Path, files: Sequence[Path], tests: str | os.PathLike) -> None:
+    """Refuse a --tests folder whose grading tests belong to several assignments (a parent folder such as
+    ``assignments/``): each assignment's tests live in a ``tests`` folder, so grading test files below
+    two different ``.../NAME/tests`` folders would mix the assignments' points into one score."""
+    owners: dict[str, None] = {}
+    for f in files:
+        parts = f.relative_to(root).parts[:-1]
+        owners["/".join(parts[:parts.index("tests")]) if "tests" in parts else "."] = None
+    if len(owners) > 1:
+        names = ", ".join(repr(o) for o in sorted(owners))
+        raise UsageError(f"--tests {str(tests)!r} holds the grading tests of {len(owners)} assignments ({names}); "
+                         f"grading them together would mix their points into one score. Point --tests at one "
+                         f"assignment's tests folder, e.g. {str(Path(tests) / sorted(owners)[0] / 'tests')!r}.")
 
 
 def _check_out(out: str | os.PathLike, submission: Path) -> Path:
@@ -785,8 +802,10 @@ def _load_done(results_path: Path, key: bytes | None = None) -> SubmissionResult
         if not hmac.compare_digest(str(extra.get("signature", "")), _signature(data, key)):
             return None  # not written by this batch's grader (planted, edited, or from another batch)
     name = extra.get("submission") if isinstance(extra.get("submission"), str) else results_path.parent.name
+    took = data.get("execution_time")  # the saved grading's own time (a gradebook of a resumed batch shows it)
+    took = float(took) if isinstance(took, (int, float)) and math.isfinite(took) and took >= 0 else 0.0
     return SubmissionResult(name, float(data.get("score", 0.0)),
-                            _max_score(data), "skipped", 0.0, str(results_path),
+                            _max_score(data), "skipped", took, str(results_path),
                             tests={t["name"]: float(t["score"]) for t in data.get("tests", [])},
                             message=extra.get("status", ""), files_sha256=str(extra.get("submission_sha256", "")))
 

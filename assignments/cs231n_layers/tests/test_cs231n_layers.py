@@ -115,6 +115,13 @@ def bn_inputs(rng, n, d):
     return [rng.normal(1.0, 2.0, size=(n, d)), rng.normal(1.0, 0.5, size=d), rng.standard_normal(d)]
 
 
+def running_statistics(x, running_mean, running_var, momentum):
+    """CS231n's update of bn_param in training mode (the assignment's documented formula, as in CS231n's
+    assignment 2): ``running = momentum * running + (1 - momentum) * batch``, the batch's biased variance."""
+    return (momentum * np.asarray(running_mean) + (1 - momentum) * x.mean(axis=0),
+            momentum * np.asarray(running_var) + (1 - momentum) * x.var(axis=0))
+
+
 def conv_inputs(rng, x_shape, f, kernel):
     c = x_shape[1]
     return [rng.standard_normal(x_shape), rng.standard_normal((f, c, *kernel)) / np.sqrt(c * kernel[0] * kernel[1]),
@@ -191,6 +198,33 @@ def test_batchnorm_gradients(student, grade, rng):
     """batchnorm_backward: gradients dx (2 points), dgamma, dbeta, training mode"""
     grade.layer_gradients(batchnorm(student), bn_inputs(rng, 6, 4), RefBatchNorm(),
                           parts={"dx": 2, "dgamma": 1, "dbeta": 1}, seed=4)
+
+
+@pytest.mark.points(2)
+@pytest.mark.visibility("visible")
+def test_batchnorm_running_statistics(student, grade, rng):
+    """batchnorm_forward: bn_param's running_mean and running_var after 3 training-mode calls (momentum 0.9, then 0.7)"""
+    d = 4
+    mean, var = np.zeros(d), np.ones(d)  # the defaults when bn_param has none yet
+    for call, momentum in enumerate((0.9, 0.9, 0.7)):
+        x, gamma, beta = bn_inputs(rng, 6, d)
+        given = {} if call == 0 else {"running_mean": mean.tolist(), "running_var": var.tolist()}
+        if call == 2:
+            given["momentum"] = momentum
+        grade.note(f"call {call + 1}: momentum {momentum}{' (the default)' if call < 2 else ''}, bn_param "
+                   f"{'without running statistics' if call == 0 else 'with the expected ones of call ' + str(call)}")
+        mean, var = running_statistics(x, mean, var, momentum)
+        grade.forward_keywords(batchnorm(student, **given), [x, gamma, beta], "bn_param",
+                               {"running_mean": mean, "running_var": var})
+
+
+@pytest.mark.points(2)
+@pytest.mark.visibility("visible")
+def test_batchnorm_forward_test_mode(student, grade, rng):
+    """batchnorm_forward: output in test mode (normalised by bn_param's running_mean and running_var, not the batch's)"""
+    mean, var = rng.standard_normal(4).tolist(), rng.uniform(0.5, 2.0, size=4).tolist()
+    grade.layer_forward(batchnorm(student, mode="test", running_mean=mean, running_var=var), bn_inputs(rng, 6, 4),
+                        RefBatchNorm("test", mean, var))
 
 
 @pytest.mark.points(2)
