@@ -128,8 +128,54 @@ def not_a_layer(name):
             f"{name}(x, y) -> (loss, dx) is a loss: check it as one, with --loss). {expected()}")
 
 
-def build(kind, target, init, seed):
-    """The object to check: ``cls(**init)`` (with a seeded ``rng`` if it takes one) or a :class:`FunctionPair`."""
+class InitError(AdapterError):
+    """A key of ``init`` (``--init``) that the constructor or forward does not take, or names an array input."""
+
+
+def check_init(kind, target, init, n_inputs=None):
+    """InitError when a key of ``init`` cannot be one of ``target``'s keyword arguments.
+
+    ``target``: the class (its constructor), a CS231n pair ``(forward, backward)`` (forward's
+    arguments) or loss function. Refused: a key that is no parameter (unless it takes ``**kwargs``),
+    and for a pair or loss a key that names an array argument: one of the first ``n_inputs``
+    (one per ``--input-shape``; a loss's ``x, y``), or one before an argument not in ``init``
+    (arrays are passed by position). Nothing is refused when the signature cannot be read.
+    """
+    fn = target[0] if kind == "functions" else target
+    try:
+        ps = list(inspect.signature(fn).parameters.values())
+    except (TypeError, ValueError):
+        return
+    P = inspect.Parameter
+    what = f"{fn.__name__}{inspect.signature(fn)}"
+    named = [p.name for p in ps if p.kind in (P.POSITIONAL_OR_KEYWORD, P.KEYWORD_ONLY)]
+    given = list(init or {})
+    if kind != "class":
+        pos = [p.name for p in ps if p.kind in (P.POSITIONAL_ONLY, P.POSITIONAL_OR_KEYWORD)]
+        n = 2 if kind == "loss_function" else n_inputs or 0
+        last = max([i for i, q in enumerate(pos) if q not in given] + [n - 1])
+        named = pos[last + 1:] + [p.name for p in ps if p.kind == P.KEYWORD_ONLY]  # arrays come first
+        arrays = [k for k in given if k in pos and (pos.index(k) < n or pos.index(k) < last)]
+        if arrays:
+            k = arrays[0]
+            how = ("x and y are the data of the loss (--pred and --targets)" if kind == "loss_function" else
+                   f"give its shape in --input-shape (one shape per array argument, separated by ';')")
+            raise InitError(f"--init key {k!r}: {k} is an array input of {what}; {how}. --init holds the "
+                            f"other arguments ({', '.join(named) or 'none here'}).")
+    if any(p.kind == P.VAR_KEYWORD for p in ps):
+        return
+    bad = [k for k in given if k not in named]
+    if bad:
+        raise InitError(f"--init key {bad[0]!r} is not an argument of {what}; it accepts: "
+                        f"{', '.join(named) or 'no keyword arguments'}.")
+
+
+def build(kind, target, init, seed, n_inputs=None):
+    """The object to check: ``cls(**init)`` (with a seeded ``rng`` if it takes one) or a :class:`FunctionPair`.
+
+    InitError (:func:`check_init`) first when a key of ``init`` cannot be passed.
+    """
+    check_init(kind, target, init, n_inputs)
     if kind == "functions":
         return pair(*target, init)
     if kind == "loss_function":
@@ -188,7 +234,7 @@ class FunctionPair:
     def __init__(self, fwd, bwd, init):
         self.student_forward, self.student_backward, self._kwargs = fwd, bwd, dict(init or {})
         self.keyword_names = tuple(self._kwargs)
-        self._cache, self._n = None, 0
+        self._cache, self._n, self._xs = None, 0, ()
         self.class_name = fwd.__name__.split("_forward")[0]
 
     def forward(self, *xs, training=None):  # noqa: ARG002 - no training argument: a mode lives in --init
@@ -198,12 +244,17 @@ class FunctionPair:
             raise AdapterError(f"{self.student_forward.__name__} must return (out, cache); got "
                                f"{type(res).__name__}{'' if not isinstance(res, tuple) else f' of {len(res)}'}.")
         out, self._cache = res
-        self._n = len(xs)
+        self._n, self._xs = len(xs), xs
         return _copy(out)
 
     def backward(self, dY):
+        f, b = self.student_forward.__name__, self.student_backward.__name__
+        if self._cache is None and not self._n:
+            raise AdapterError(f"{b} called before {f}.")
         if self._cache is None:
-            raise AdapterError(f"{self.student_backward.__name__} called before {self.student_forward.__name__}.")
+            raise AdapterError(f"{f} returned cache None, so {b}(dout, cache) would get cache=None: return what "
+                               f"{b} needs as the cache (e.g. cache = (x, w, b)); a backward reads its cache, not "
+                               "module globals or other state left by the last forward")
         g = self.student_backward(dY, self._cache)
         g = tuple(g) if isinstance(g, (tuple, list)) else (g,)
         if len(g) != self._n:
@@ -239,12 +290,18 @@ class LossFunction:
 
     ``forward(y_true, y_pred)`` calls ``fn(y_pred, y_true)`` (scores first, as CS231n's
     ``softmax_loss(x, y)``), keeps ``dx`` and returns the loss as a float; ``backward()``
-    returns a copy of that ``dx``.
+    returns a copy of that ``dx``. ``gradient_name``: ``d`` + fn's first argument (``dx``), the
+    name reports give the gradient.
     """
 
     def __init__(self, fn, init=None):
         self.fn, self._kwargs, self._dx = fn, dict(init or {}), None
         self.class_name = fn.__name__
+        try:  # the gradient is named after the scores argument: softmax_loss(x, y) -> dx
+            first = next(iter(inspect.signature(fn).parameters))
+        except (TypeError, ValueError, StopIteration):
+            first = "x"
+        self.gradient_name = f"d{first}"
 
     def forward(self, y_true, y_pred):
         res = self.fn(y_pred, y_true, **copy.deepcopy(self._kwargs))
@@ -295,6 +352,7 @@ class Adapted:
         self.takes_training = _takes_training(obj.forward)
         self.mode_keyword = mode_keyword(obj.forward)  # forward(X, train=...): training= is passed as that
         self.class_name = type(obj).__name__
+        self.saved = None  # the attributes the last forward (re)bound: its cache (cache_guard)
 
     @property
     def params(self):
@@ -307,7 +365,10 @@ class Adapted:
         return {k: _copy(_grad(self.obj, g)) for k, g in self.pairs.items()}
 
     def forward(self, *xs, training=None):
-        return _copy(self.obj.forward(*xs, **_training_kw(self.obj.forward, training, self.mode_keyword)))
+        before = dict(getattr(self.obj, "__dict__", {}))  # the old values stay alive: no id is reused
+        out = self.obj.forward(*xs, **_training_kw(self.obj.forward, training, self.mode_keyword))
+        self.saved = [k for k, v in getattr(self.obj, "__dict__", {}).items() if before.get(k, before) is not v]
+        return _copy(out)
 
     def backward(self, dY):
         r = self.obj.backward(dY)
@@ -317,6 +378,81 @@ class Adapted:
         if name == "obj":
             raise AttributeError(name)
         return getattr(self.obj, name)
+
+
+# --------------------------------------------------------------------------- what backward must not write into
+
+
+def _reachable(root, label, out, depth=3):
+    """``(label, array)`` of the arrays in ``root`` and its tuples, lists and dicts (``cache[1]``, ``cache['x']``)."""
+    if isinstance(root, np.ndarray):
+        if len(out) < MAX_PROBED * 4 and not any(a is root for _, a in out):
+            out.append((label, root))
+    elif depth > 0 and isinstance(root, (tuple, list, dict)):
+        items = root.items() if isinstance(root, dict) else enumerate(root)
+        for k, v in list(items)[:MAX_PROBED]:
+            _reachable(v, f"{label}[{k!r}]", out, depth - 1)
+    return out
+
+
+def _gradient_name(k, names):
+    """Whether attribute ``k`` is named as the gradient of one of ``names`` (``dW`` beside ``W``; ``dX``)."""
+    return any(k == g.format(n) for n in names for g in GRAD_NAMES) or k.startswith(("grad", "d_")) or \
+        k.endswith("_grad") or (k[:1] == "d" and k[1:2].isupper())
+
+
+def cache_guard(layer, names=()):
+    """Snapshot what ``layer.backward`` must not write into; returns ``after()``: its message, or None.
+
+    Watched: the arrays reachable from a CS231n pair's ``cache`` (an array, tuples, lists and dicts
+    of them) and forward's inputs; for a class, the arrays reachable from the attributes its last
+    forward bound (an :class:`Adapted` records them; a manualprop layer: all of them), except
+    ``params``, ``grads`` and what shares memory with them, attribute-style weights and gradient
+    attributes (``dW``, ``_dX``, ``grad_W``, ``W_grad``). A backward that writes into its cache changes the
+    caller's array (CS231n's ``cache = x`` is the caller's ``x``) and whatever a second backward reads.
+    ``names``: forward's argument names, to name a cached input (``x``) by what it is.
+    """
+    if isinstance(layer, FunctionPair):
+        owner = layer.student_backward.__name__
+        arrays = _reachable(layer._cache, "cache", [])
+        pnames = [p for p in inspect.signature(layer.forward).parameters if p not in ("self", "training")]
+        for n, x in zip(pnames or names, layer._xs):
+            for i, (lab, a) in enumerate(arrays):
+                if a is x:
+                    arrays[i] = (n, a)
+            _reachable(x, n, arrays, 0)
+    else:
+        obj = layer.obj if isinstance(layer, Adapted) else layer
+        owner = f"{getattr(layer, 'class_name', None) or type(obj).__name__}.backward"
+        d = getattr(obj, "__dict__", {})
+        skip = [v for k in ("params", "grads") if isinstance(d.get(k), dict) for v in d[k].values()
+                if isinstance(v, np.ndarray)]
+        pairs = getattr(layer, "pairs", {}) if isinstance(layer, Adapted) else {}
+        skip += [d[k] for k in list(pairs) + list(pairs.values()) if isinstance(d.get(k), np.ndarray)]
+        saved = getattr(layer, "saved", None) if isinstance(layer, Adapted) else None  # None: every attribute
+        arrays = []
+        for k, v in list(d.items())[:MAX_PROBED * 4]:
+            if isinstance(k, str) and k not in ("params", "grads") and (saved is None or k in saved) and \
+                    not _gradient_name(k.lstrip("_"), list(d) + list(names)):
+                _reachable(v, f"self.{k}", arrays)
+        arrays = [(lab, a) for lab, a in arrays if not any(np.shares_memory(a, s) for s in skip)]
+    saved = [(lab, a, a.copy()) for lab, a in arrays]
+
+    def after():
+        for lab, a, c in saved:
+            same = a.shape == c.shape and np.array_equal(a, c, equal_nan=a.dtype.kind in "fc")
+            if not same:
+                diff = a != c
+                if a.dtype.kind in "fc":
+                    diff &= ~(np.isnan(a) & np.isnan(c))
+                where = (f", element {[int(i) for i in np.argwhere(diff)[0]]}" if a.shape == c.shape and a.ndim
+                         else "")
+                return (f"{owner} modified its cache ({lab}{where}) in place; copy before writing. A backward must "
+                        "not write into what forward cached: that is the caller's array (the input x itself when "
+                        "the cache holds it) and what a second backward reads. Compute into a new array instead, "
+                        "e.g. dout * (x > 0) rather than x[x <= 0] = 0.")
+        return None
+    return after
 
 
 # --------------------------------------------------------------------------- detection

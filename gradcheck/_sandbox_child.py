@@ -475,7 +475,11 @@ class Child:
             sig_text = target.__name__
         self.enter("constructor")
         try:
-            return kind, target, AD.build(kind, target, req.get("init"), req.get("seed"))
+            probe = req.get("probe")
+            return kind, target, AD.build(kind, target, req.get("init"), req.get("seed"),
+                                          len(probe) if isinstance(probe, list) else None)
+        except AD.InitError as exc:  # a usage error: the caller's init, not the student's code
+            return self.reply(False, {"stage": "init", "message": str(exc)})
         except BaseException as exc:  # noqa: BLE001
             return self.fail(exc, "init", signature=sig_text)
 
@@ -546,6 +550,10 @@ class Child:
         args = [req["dY"]] if req.get("dY") is not None else []
         before = [a.copy() for a in args]  # a backward that writes into dY: sent back, so the parent sees it
         try:
+            guard = self.AD.cache_guard(obj) if args else None  # and one that writes into its cache: refused
+        except BaseException:  # noqa: BLE001 - a student's object this cannot read: nothing watched
+            guard = None
+        try:
             if req.get("count_forward"):  # a staff policy: the count is data for the parent to judge
                 ret, calls = counting_calls(_forward_codes(self.AD, obj), obj.backward, *args)
             else:
@@ -554,7 +562,12 @@ class Child:
             return self.fail(exc)
         written = [describe(self.np, packer, a) for a, b in zip(args, before)
                    if a.shape == b.shape and not self.np.array_equal(a, b, equal_nan=True)]
+        try:
+            cache_written = guard() if guard is not None else None
+        except BaseException:  # noqa: BLE001
+            cache_written = None
         self.reply(True, {"value": describe(self.np, packer, ret), "forward_calls": calls,
+                          "cache_written": cache_written,
                           "dY_written": written[0] if written else None,
                           "grads": self.dict_of(packer, getattr(obj, "grads", None)),
                           "params": self.dict_of(packer, getattr(obj, "params", None), True)}, packer)

@@ -299,6 +299,7 @@ def check_loss(loss: Any, y_true: Any, y_pred: Any, *, twin: Any = "auto", init:
     owner = name or type(loss).__name__
     cfg = CheckConfig(rtol=rtol, atol=atol, eps=eps, seed=seed)
     V.require_methods(loss, owner, ("forward", "backward"), "manualprop loss")
+    gname = loss_gradient_name(loss)
     yp = V.as_float64(y_pred, f"y_pred of {owner}")
     yt = np.array(y_true, copy=True)
     ps = V.fmt_shape(yp.shape)
@@ -313,8 +314,8 @@ def check_loss(loss: Any, y_true: Any, y_pred: Any, *, twin: Any = "auto", init:
     L = value()
     rtol, atol = cfg.rtol, cfg.atol_for(L, 1.0)
     g = V.call_student(loss.backward, owner=owner, call="backward()",
-                       expected=f"Expected backward to return dL/dy_pred of shape {ps}.")
-    sources = {"manual": {"y_pred": V.check_output(g, owner=owner, tensor="dy_pred", produced_by="backward()",
+                       expected=f"Expected backward to return dL/{gname[1:]} of shape {ps}.")
+    sources = {"manual": {"y_pred": V.check_output(g, owner=owner, tensor=gname, produced_by="backward()",
                                                    expected_shape=yp.shape, expected_why="the shape of y_pred")}}
     twin_obj, note = resolve_twin(loss, twin, init, "loss")
     records: list[TensorRecord] = []
@@ -335,9 +336,16 @@ def check_loss(loss: Any, y_true: Any, y_pred: Any, *, twin: Any = "auto", init:
     sources["numerical"] = {"y_pred": sc.grad}
     comps = {"y_pred": _versus_scan({s: sources[s]["y_pred"] for s in ("manual", "tape") if s in sources}, sc,
                                     rtol, atol)}
-    records += _assemble(["y_pred"], {"y_pred": "dy_pred"}, {"y_pred": yp.shape}, sources, comps, rtol, atol)
+    records += _assemble(["y_pred"], {"y_pred": gname}, {"y_pred": yp.shape}, sources, comps, rtol, atol)
     return CheckResult(
         name=owner, kind="loss", records=records, rtol=rtol, atol=atol, eps=cfg.step, seed=seed,
         input_shape=tuple(yp.shape),
         twin=None if twin_obj is None else f"{type(twin_obj).__module__}.{type(twin_obj).__name__}",
-        twin_note=note, gradients={src: {"dy_pred": v["y_pred"]} for src, v in sources.items()})
+        twin_note=note, gradients={src: {gname: v["y_pred"]} for src, v in sources.items()})
+
+
+def loss_gradient_name(loss: Any) -> str:
+    """The name of a loss's gradient in reports: ``dy_pred``, or a CS231n loss function's ``d`` + its first
+    argument (``softmax_loss(x, y)``: ``dx``; :class:`gradcheck._adapters.LossFunction`)."""
+    g = getattr(loss, "gradient_name", None)
+    return g if isinstance(g, str) and g.startswith("d") and g[1:].isidentifier() and len(g) <= 40 else "dy_pred"

@@ -377,7 +377,7 @@ def run_check_loss(args, loss, label: str, init: dict[str, Any], shape) -> int:
 
     Arguments as :func:`run_check`; ``shape`` is that of ``y_pred``. Exit 0 pass, 1 mismatch.
     """
-    from .check import check_loss
+    from .check import check_loss, loss_gradient_name
     from .diagnose import name_signature
     if not isinstance(shape[0], int):
         raise UsageError("--loss takes one --input-shape (the shape of y_pred), not several.")
@@ -395,12 +395,13 @@ def run_check_loss(args, loss, label: str, init: dict[str, Any], shape) -> int:
     print(colorize(res.table(), color))
     finding = None
     if not res.passed and "numerical" in res.gradients and "manual" in res.gradients:
-        finding = name_signature("dy_pred", res.gradients["manual"]["dy_pred"], res.gradients["numerical"]["dy_pred"],
+        g = loss_gradient_name(loss)
+        finding = name_signature(g, res.gradients["manual"][g], res.gradients["numerical"][g],
                                  n_batch=shape[0] if len(shape) > 1 else 1, y_size=int(np.prod(shape)))
-    _save(args, lambda: _figures(res, cname, [] if res.passed else ["dy_pred"]),
+    _save(args, lambda: _figures(res, cname, [] if res.passed else [loss_gradient_name(loss)]),
           lambda: {**res.to_dict(), "diagnosis": None if finding is None else vars(finding)})
     if res.passed:
-        print(colorize(f"\nPASS: {cname}: dL/dy_pred matches within rtol={res.rtol:g}, atol={res.atol:g}.", color))
+        print(colorize(f"\nPASS: {cname}: dL/{loss_gradient_name(loss)[1:]} matches within rtol={res.rtol:g}, atol={res.atol:g}.", color))
         return EXIT_PASS
     print(colorize(f"\nFAIL: {cname}: gradient mismatch in {', '.join(res.failing_tensors)}.", color))
     if finding is not None:

@@ -678,6 +678,8 @@ class Sandbox:
         stage = meta.get("stage")
         if not ok and stage == "import":
             raise self._import_error(file, err)
+        if not ok and stage == "init" and meta.get("message"):  # _adapters.check_init: a key it cannot take
+            raise UsageError(f"{file}::{cls}: {_clean(meta.get('message'), 1500)}")
         if not ok and stage in ("class", "protocol"):  # gradcheck/_adapters.py explains what it found and expects
             text = _clean(meta.get("message"), 1500)
             if stage == "protocol":
@@ -933,6 +935,10 @@ class RemoteLayer(_Remote):
     the object's simple public attributes; :attr:`forward_params` the names of forward's arguments.
     """
 
+    #: the child watches the cache of each backward (gradcheck._adapters.cache_guard); a write is refused here
+    cache_guarded = True
+
+
     def __init__(self, sandbox: Sandbox, meta: dict, file: str):
         super().__init__(sandbox, meta, file)
         names = self.forward_params
@@ -999,6 +1005,8 @@ class RemoteLayer(_Remote):
         caller, dY = dY, _inputs([dY])[0]
         call = f"backward(dY) with dY of shape {fmt_shape(dY.shape)}"
         meta = self._backward(dY, call)
+        if isinstance(meta.get("cache_written"), str):  # the child's _adapters.cache_guard
+            raise StudentCodeError(meta["cache_written"][:2000])
         if meta.get("dY_written") is not None and isinstance(caller, np.ndarray) and caller.flags.writeable:
             # the student's backward wrote into dY: do it to the caller's array too, as an in-process layer would
             written = _value_to_array(meta["dY_written"], owner=self.class_name, tensor="dY", produced_by=call)
@@ -1062,7 +1070,8 @@ class RemoteLoss(_Remote):
 
     def backward(self) -> np.ndarray:
         """The student's ``backward()``: dL/dy_pred, validated as an ndarray."""
-        return _value_to_array(self._backward(None, "backward()").get("value"), owner=self.class_name, tensor="dy_pred",
+        g = self.scalars.get("gradient_name") if isinstance(self.scalars.get("gradient_name"), str) else "dy_pred"
+        return _value_to_array(self._backward(None, "backward()").get("value"), owner=self.class_name, tensor=g,
                                produced_by="backward()")
 
     def __call__(self, y_true: Any, y_pred: Any) -> float:

@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from . import _validation as V
+from ._adapters import cache_guard
 from .errors import StudentCodeError, TwinError, UsageError
 
 __all__ = ["Call", "manual_source", "tape_source", "reference_source", "build_twin", "copy_params_to_twin",
@@ -85,7 +86,11 @@ def manual_source(call: Call, G: np.ndarray) -> dict[str, np.ndarray]:
     expect = (f"Expected backward to return d{names[0]} of shape {V.fmt_shape(inputs[0].shape)}."
               if len(inputs) == 1 else f"Expected backward to return the tuple ({', '.join('d' + n for n in names)}).")
     dY = G.copy()
+    # a sandboxed layer's cache is watched in the child (gradcheck.sandbox.RemoteLayer.backward raises)
+    guard = None if getattr(call.layer, "cache_guarded", False) else cache_guard(call.layer, names)
     ret = V.call_student(call.layer.backward, dY, owner=owner, call=bcall, expected=expect)
+    if guard is not None and (msg := guard()):
+        raise StudentCodeError(msg)
     if not np.array_equal(dY, G, equal_nan=True):
         raise StudentCodeError(
             V.paragraph(f"{owner}.backward modified its upstream gradient dY in place;",

@@ -20,10 +20,11 @@ PKG = Path(__file__).resolve().parents[1] / "gradcheck"
 ALLOWED = {
     "errors": set(),
     "compare": set(),
+    "_adapters": set(),
     "_validation": {"errors"},
     "numerical": {"compare"},
     "config": {"_validation", "compare", "errors", "numerical"},
-    "sources": {"_validation", "errors"},
+    "sources": {"_adapters", "_validation", "errors"},
     "result": {"_validation", "compare"},
     "check": {"_validation", "compare", "config", "errors", "numerical", "result", "sources"},
 }
