@@ -159,7 +159,7 @@ def check_init(kind, target, init, n_inputs=None):
         if arrays:
             k = arrays[0]
             how = ("x and y are the data of the loss (--pred and --targets)" if kind == "loss_function" else
-                   f"give its shape in --input-shape (one shape per array argument, separated by ';')")
+                   "give its shape in --input-shape (one shape per array argument, separated by ';')")
             raise InitError(f"--init key {k!r}: {k} is an array input of {what}; {how}. --init holds the "
                             f"other arguments ({', '.join(named) or 'none here'}).")
     if any(p.kind == P.VAR_KEYWORD for p in ps):
@@ -417,7 +417,7 @@ def cache_guard(layer, names=()):
         arrays = _reachable(layer._cache, "cache", [])
         pnames = [p for p in inspect.signature(layer.forward).parameters if p not in ("self", "training")]
         for n, x in zip(pnames or names, layer._xs):
-            for i, (lab, a) in enumerate(arrays):
+            for i, (_lab, a) in enumerate(arrays):
                 if a is x:
                     arrays[i] = (n, a)
             _reachable(x, n, arrays, 0)

@@ -115,8 +115,8 @@ def browser(tmp_path_factory):
 def _pages() -> list[str]:
     """Every page of the site, as a URL path: each index.html but the assets' and 404."""
     pages = []
-    for html in sorted(SITE.rglob("index.html")):
-        rel = html.relative_to(SITE).parent.as_posix()
+    for index in sorted(SITE.rglob("index.html")):
+        rel = index.relative_to(SITE).parent.as_posix()
         if not rel.startswith(("assets", "search")):
             pages.append("" if rel == "." else rel + "/")
     return pages
