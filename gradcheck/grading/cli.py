@@ -1,14 +1,8 @@
 """The ``gradcheck grade`` subcommand (registered by :func:`gradcheck.cli.build_parser`).
 
-::
-
-    gradcheck grade SUBMISSION --tests TESTS --out DIR        # one submission
-    gradcheck grade SUBMISSIONS_DIR --tests TESTS --out DIR   # every sub-folder, in parallel
-
-A folder that holds ``.py`` files is one submission; a folder of folders is a
-batch (``--batch``/``--single`` force either reading). Every staff option is
-validated before anything runs (:func:`gradcheck.grading.runner.check_grading_inputs`).
-Exit codes: see :data:`EXIT_CODES` (also in ``gradcheck grade --help``).
+A folder that holds ``.py`` files is one submission, a folder of folders a batch (``--batch`` /
+``--single`` force either); every option is checked before anything runs
+(:func:`gradcheck.grading.runner.check_grading_inputs`). Exit codes: :data:`EXIT_CODES`.
 """
 
 from __future__ import annotations
@@ -18,7 +12,8 @@ import os
 import sys
 
 from ..errors import EXIT_MISMATCH, EXIT_PASS, EXIT_USAGE, UsageError
-from .runner import MIN_MEMORY_MB
+from . import runner
+from .runner import GRADER_ERROR, MIN_MEMORY_MB, display_name
 
 __all__ = ["add_grade_parser", "cmd_grade", "EXIT_INTERRUPTED", "EXIT_CODES"]
 
@@ -28,14 +23,14 @@ EXIT_INTERRUPTED = 130
 EXIT_CODES = f"""\
 exit codes:
   {EXIT_PASS}    every submission was graded (whatever the scores)
-  {EXIT_MISMATCH}    grader error: the grader could not finish some submission (the sandbox could not
-       start, pytest failed, the submission's time ran out); its results.json says so and gives 0
-       for now; rerunning the same command regrades it
+  {EXIT_MISMATCH}    grader error: the grader could not finish some submission (the sandbox
+       could not start, pytest failed, the submission's time ran out); its results.json says
+       so and gives 0 for now; rerunning the same command regrades it
   {EXIT_USAGE}    usage error, before anything ran: a bad option (e.g. --seed < 0, --memory-mb below
        {MIN_MEMORY_MB}), --tests without grading tests, an empty submissions folder, an --out that
        is a file or cannot be written
-  {EXIT_INTERRUPTED}  interrupted (Ctrl-C): finished results and the gradebook are kept; rerun the same
-       command to resume
+  {EXIT_INTERRUPTED}  interrupted (Ctrl-C): finished results and the gradebook are kept; rerun
+       the same command to resume
 """
 
 DESCRIPTION = """\
@@ -48,10 +43,12 @@ A zero-score results.json is written before any student code runs."""
 
 EXAMPLES = """\
 examples:
-  gradcheck grade assignments/linear_relu_ce/solution --tests assignments/linear_relu_ce/tests --out out/one
+  gradcheck grade assignments/linear_relu_ce/solution --tests assignments/linear_relu_ce/tests \\
+      --out out/one
   gradcheck grade submissions/ --tests assignments/linear_relu_ce/tests --out graded/ --workers 2
   # on a Dask cluster (its workers see the same paths; docs/dask.md):
-  gradcheck grade submissions/ --tests assignments/linear_relu_ce/tests --out graded/ --scheduler tcp://HOST:8786
+  gradcheck grade submissions/ --tests assignments/linear_relu_ce/tests --out graded/ \\
+      --scheduler tcp://HOST:8786
   # inside Gradescope's autograder container:
   gradcheck grade /autograder/submission --tests /autograder/source/tests --out /autograder/results
 
@@ -59,102 +56,87 @@ examples:
 
 
 def add_grade_parser(sub: argparse._SubParsersAction, epilog: str = "") -> argparse.ArgumentParser:
-    """Add the ``grade`` subcommand to the ``gradcheck`` parser's subparsers.
-
-    Parameters
-    ----------
-    sub : argparse subparsers action
-    epilog : str
-        The main parser's exit-code text (not shown: ``grade`` has its own, :data:`EXIT_CODES`).
-
-    Returns
-    -------
-    argparse.ArgumentParser
-    """
-    g = sub.add_parser("grade", help="grade one submission or a folder of submissions (Gradescope results.json)",
-                       description=DESCRIPTION, epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
-    g.add_argument("submission", metavar="SUBMISSION", help="a submission folder, or a folder of submission folders")
-    g.add_argument("--tests", required=True, metavar="TESTS", help="grading test file or folder of the assignment")
-    g.add_argument("--out", required=True, metavar="DIR",
-                   help="output folder: results.json (+ junit.xml); for a batch one sub-folder per submission, "
-                        "gradebook.csv and scores.png")
-    g.add_argument("--workers", type=int, default=None, metavar="N",
-                   help=f"submissions graded at once (default: the number of cores, {os.cpu_count()})")
-    g.add_argument("--scheduler", default=None, metavar="ADDRESS",
-                   help="grade the batch on a running dask.distributed cluster: the scheduler's address "
-                        "(tcp://HOST:8786) or its scheduler file; one task per submission, each isolated on its "
-                        "worker; results are written here (pip install .[distributed]; docs/dask.md)")
-    g.add_argument("--force", action="store_true", help="regrade submissions that already have results")
-    g.add_argument("--seed", type=int, default=None, metavar="N",
-                   help="seed of the hidden tests, an integer >= 0 (default: one submission 0; a batch reuses "
-                        "the seed in DIR/grading.json or draws and records a new one)")
-    g.add_argument("--timeout", type=float, default=3.0, metavar="SECONDS",
-                   help="wall-clock limit of each call into the student's code; also caps tests' own "
-                        "timeout markers (default 3)")
-    g.add_argument("--submission-timeout", type=float, default=300.0, metavar="SECONDS",
-                   help="wall-clock limit of grading one submission (default 300)")
-    g.add_argument("--memory-mb", type=int, default=1024, metavar="MIB",
-                   help=f"memory limit of the student's sandbox process, at least {MIN_MEMORY_MB} (Python, numpy "
-                        f"and the checks need about 150) (default 1024)")
+    """Add the ``grade`` subcommand to the ``gradcheck`` parser's subparsers ``sub``; return it.
+    (``epilog``, the main parser's exit codes, is not shown: ``grade`` has :data:`EXIT_CODES`.)"""
+    g = sub.add_parser("grade", description=DESCRIPTION, epilog=EXAMPLES,
+                       help="grade one submission or a folder of submissions (Gradescope "
+                            "results.json)", formatter_class=argparse.RawDescriptionHelpFormatter)
+    arg = g.add_argument
+    arg("submission", metavar="SUBMISSION",
+        help="a submission folder, or a folder of submission folders")
+    arg("--tests", required=True, metavar="TESTS",
+        help="grading test file or folder of the assignment")
+    arg("--out", required=True, metavar="DIR",
+        help="output folder: results.json (+ junit.xml); for a batch one sub-folder per "
+             "submission, gradebook.csv and scores.png")
+    arg("--workers", type=int, default=None, metavar="N",
+        help=f"submissions graded at once (default: the number of cores, {os.cpu_count()})")
+    arg("--scheduler", default=None, metavar="ADDRESS",
+        help="grade the batch on a running dask.distributed cluster: the scheduler's address "
+             "(tcp://HOST:8786) or its scheduler file; one task per submission, each isolated on "
+             "its worker; results are written here (pip install .[distributed]; docs/dask.md)")
+    arg("--force", action="store_true", help="regrade submissions that already have results")
+    arg("--seed", type=int, default=None, metavar="N",
+        help="seed of the hidden tests, an integer >= 0 (default: one submission 0; a batch "
+             "reuses the seed in DIR/grading.json or draws and records a new one)")
+    arg("--timeout", type=float, default=3.0, metavar="SECONDS",
+        help="wall-clock limit of each call into the student's code; also caps tests' own "
+             "timeout markers (default 3)")
+    arg("--submission-timeout", type=float, default=300.0, metavar="SECONDS",
+        help="wall-clock limit of grading one submission (default 300)")
+    arg("--memory-mb", type=int, default=1024, metavar="MIB",
+        help=f"memory limit of the student's sandbox process, at least {MIN_MEMORY_MB} (Python, "
+             f"numpy and the checks need about 150) (default 1024)")
     mode = g.add_mutually_exclusive_group()
-    mode.add_argument("--batch", action="store_true", help="treat SUBMISSION as a folder of submissions")
+    mode.add_argument("--batch", action="store_true",
+                      help="treat SUBMISSION as a folder of submissions")
     mode.add_argument("--single", action="store_true", help="treat SUBMISSION as one submission")
-    g.add_argument("--no-progress", action="store_true", help="no progress bar")
-    g.add_argument("--unsafe-no-isolation", action="store_true",
-                   help="grade even where namespaces (bubblewrap) are not available, in the process sandbox "
-                        "alone, which a hostile submission can escape: for trusted code only (results.json "
-                        "records \"isolation\": \"none\")")
+    arg("--no-progress", action="store_true", help="no progress bar")
+    arg("--unsafe-no-isolation", action="store_true",
+        help="grade even where namespaces (bubblewrap) are not available, in the process sandbox "
+             "alone, which a hostile submission can escape: for trusted code only (results.json "
+             "records \"isolation\": \"none\")")
     g.set_defaults(func=cmd_grade)
     return g
 
 
 def cmd_grade(args: argparse.Namespace) -> int:
     """Run ``gradcheck grade``; print a summary; return the exit code (:data:`EXIT_CODES`)."""
-    from .runner import (
-        GRADER_ERROR,
-        check_grading_inputs,
-        display_name,
-        grade_batch,
-        grade_submission,
-    )
-
-    batch = check_grading_inputs(args.submission, args.tests, args.out,
-                                 batch=True if args.batch else False if args.single else None, seed=args.seed,
-                                 timeout=args.timeout, submission_timeout=args.submission_timeout,
-                                 memory_mb=args.memory_mb, workers=args.workers,
-                                 unsafe_no_isolation=args.unsafe_no_isolation, isolation_here=args.scheduler is None)
+    opts = dict(timeout=args.timeout, submission_timeout=args.submission_timeout,
+                memory_mb=args.memory_mb, unsafe_no_isolation=args.unsafe_no_isolation)
+    batch = runner.check_grading_inputs(
+        args.submission, args.tests, args.out, seed=args.seed, workers=args.workers,
+        batch=True if args.batch else False if args.single else None,
+        isolation_here=args.scheduler is None, **opts)
     out = os.path.abspath(args.out)
-    if not batch and args.scheduler is not None:
-        raise UsageError("--scheduler grades a batch (a folder of submission folders); one submission is graded "
-                         "here, without it.")
-    if not batch:
+    if batch:
         try:
-            r = grade_submission(args.submission, args.tests, out, seed=args.seed or 0, timeout=args.timeout,
-                                 submission_timeout=args.submission_timeout, memory_mb=args.memory_mb,
-                                 unsafe_no_isolation=args.unsafe_no_isolation)
-        except KeyboardInterrupt:
-            print(f"gradcheck: interrupted; {os.path.join(out, 'results.json')} is incomplete; rerun the "
-                  f"same command to grade again.", file=sys.stderr)
+            res = runner.grade_batch(args.submission, args.tests, out, workers=args.workers,
+                                     force=args.force, seed=args.seed, scheduler=args.scheduler,
+                                     progress=not args.no_progress, **opts)
+        except KeyboardInterrupt:  # a second Ctrl-C while the first was being handled
+            print("gradcheck: interrupted; rerun the same command to resume.", file=sys.stderr)
             return EXIT_INTERRUPTED
-        if r.status == GRADER_ERROR:
-            print(f"{display_name(r.name)}: grader error (not the submission's fault): {display_name(r.message)}",
-                  file=sys.stderr)
-            print(f"results: {r.results_path}")
-            return EXIT_MISMATCH
+        print(res.summary())
+        if res.interrupted:
+            return EXIT_INTERRUPTED
+        errors = any(s.status == GRADER_ERROR for s in res.submissions)
+        return EXIT_MISMATCH if errors else EXIT_PASS
+    if args.scheduler is not None:
+        raise UsageError("--scheduler grades a batch (a folder of submission folders); one "
+                         "submission is graded here, without it.")
+    try:
+        r = runner.grade_submission(args.submission, args.tests, out, seed=args.seed or 0, **opts)
+    except KeyboardInterrupt:
+        print(f"gradcheck: interrupted; {os.path.join(out, 'results.json')} is incomplete; rerun "
+              f"the same command to grade again.", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    if r.status == GRADER_ERROR:
+        print(f"{display_name(r.name)}: grader error (not the submission's fault): "
+              f"{display_name(r.message)}", file=sys.stderr)
+    else:
         print(f"{display_name(r.name)}: {r.score:g} / {r.max_score:g} in {r.seconds:.1f} s")
         for name, score in r.tests.items():
             print(f"  {score:>5g}  {name}")
-        print(f"results: {r.results_path}")
-        return EXIT_PASS
-    try:
-        res = grade_batch(args.submission, args.tests, out, workers=args.workers, force=args.force,
-                          seed=args.seed, timeout=args.timeout, submission_timeout=args.submission_timeout,
-                          memory_mb=args.memory_mb, progress=not args.no_progress,
-                          unsafe_no_isolation=args.unsafe_no_isolation, scheduler=args.scheduler)
-    except KeyboardInterrupt:  # a second Ctrl-C while the first was being handled
-        print("gradcheck: interrupted; rerun the same command to resume.", file=sys.stderr)
-        return EXIT_INTERRUPTED
-    print(res.summary())
-    if res.interrupted:
-        return EXIT_INTERRUPTED
-    return EXIT_MISMATCH if any(s.status == GRADER_ERROR for s in res.submissions) else EXIT_PASS
+    print(f"results: {r.results_path}")
+    return EXIT_MISMATCH if r.status == GRADER_ERROR else EXIT_PASS

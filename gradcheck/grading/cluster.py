@@ -208,7 +208,8 @@ class DaskPool:
             if p["isolation"] == "none":
                 problems.append(f"{at} no namespaces sandbox: {p['detail']}")
             if p["tests"] != want:
-                problems.append(f"{at} the tests {self._tests} are not the same there: {p['tests']}")
+                problems.append(f"{at} the tests {self._tests} are not the same there: "
+                                f"{p['tests']}")
             if not p["submissions"]:
                 problems.append(f"{at} the submissions folder {src} does not exist there")
         if problems:

@@ -50,7 +50,7 @@ __all__ = ["SubmissionResult", "BatchResult", "grade_submission", "grade_batch",
 #: (the student would be blamed); 256 leaves room for other builds and larger arrays.
 MIN_MEMORY_MB = 256
 GRADER_ERROR = "grader error"
-#: Files a batch writes in its output folder; a submission folder of such a name gets ``~`` appended.
+#: Files a batch writes in its output folder (a submission folder of such a name gets a ``~``).
 BATCH_FILES = ("gradebook.csv", "scores.png", "grading.json")
 _FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
 
@@ -126,7 +126,8 @@ class BatchResult:
             lines.append(f"scores out of {max(s.max_score for s in subs):g}: mean "
                          f"{statistics.mean(scores):.2f}, median {statistics.median(scores):g}, "
                          f"min {min(scores):g}, max {max(scores):g}; full marks: "
-                         f"{sum(s.score >= s.max_score > 0 for s in subs)}, zero: {scores.count(0)}")
+                         f"{sum(s.score >= s.max_score > 0 for s in subs)}, "
+                         f"zero: {scores.count(0)}")
         lines += [f"  grader error: {display_name(e.name)}: {display_name(e.message)}"
                   for e in errors]
         if self.changed:
@@ -156,7 +157,7 @@ def submission_folders(path: str | os.PathLike) -> list[Path]:
 
 def result_folder(out: str | os.PathLike, name: str) -> Path:
     """``out/name``, where a batch writes submission ``name``'s results; a batch file's name
-    (case-folded, with any ``~``s after it) gets one more ``~``, so none takes a batch file's place."""
+    (case-folded, with any ``~``s after it) gets one more ``~``: none takes a batch file's place."""
     return Path(out) / (name + "~" if name.rstrip("~").casefold() in BATCH_FILES else name)
 
 
@@ -186,9 +187,9 @@ def _folded(p: Path) -> str:
 
 
 def submission_digest(path: str | os.PathLike) -> str:
-    """SHA-256 of a submission folder: each entry's relative name and kind, a file's bytes, a link's
-    target text (links never followed, devices and pipes never opened). Stored with its result
-    (``extra_data.submission_sha256``): a resumed batch regrades a submission whose files changed."""
+    """SHA-256 of a submission folder: each entry's relative name and kind, a file's bytes, a
+    link's target text (links never followed, devices and pipes never opened). Stored with its
+    result (``extra_data.submission_sha256``): a resumed batch regrades a changed submission."""
     h, base = hashlib.sha256(), os.fspath(path)
     for dirpath, dirnames, filenames in os.walk(base, followlinks=False):
         dirnames.sort()
@@ -222,14 +223,9 @@ def display_name(name: str) -> str:
 
 def check_options(*, seed: Any = None, timeout: Any = None, submission_timeout: Any = None,
                   memory_mb: Any = None, workers: Any = None) -> None:
-    """Validate the staff's numeric grading options (None: not given).
-
-    Raises
-    ------
-    UsageError
-        ``seed`` not an integer >= 0; a time limit not a positive finite number; ``memory_mb``
-        below :data:`MIN_MEMORY_MB`; ``workers`` below 1.
-    """
+    """Validate the staff's numeric grading options (None: not given); raise
+    :class:`~gradcheck.errors.UsageError` for a ``seed`` not an integer >= 0, a time limit not
+    a positive finite number, ``memory_mb`` below :data:`MIN_MEMORY_MB`, ``workers`` below 1."""
     def bad_int(v: Any, low: int) -> bool:
         return v is not None and (isinstance(v, bool) or not isinstance(v, int) or v < low)
 
@@ -253,16 +249,11 @@ def _marks(nodes: list[ast.expr]) -> set[str]:
 
 
 def find_grading_tests(tests: str | os.PathLike) -> list[str]:
-    """The grading tests in a test file or folder, found with ``ast`` (nothing is imported).
+    """The grading tests (``"file::name"``) in a test file or folder, found with ``ast``.
 
     A grading test is a ``test*`` function (module level or in a ``Test*`` class) of a
     ``test_*.py``/``*_test.py`` file (or any ``.py`` file given) that takes the ``student`` or
     ``grade`` fixture or carries a ``points`` marker.
-
-    Returns
-    -------
-    list of str
-        ``"file::name"`` per grading test.
 
     Raises
     ------
@@ -286,7 +277,8 @@ def find_grading_tests(tests: str | os.PathLike) -> list[str]:
             tree = ast.parse(f.read_text(encoding="utf-8", errors="replace"), filename=str(f))
         except (SyntaxError, ValueError) as exc:
             raise UsageError(f"the grading tests do not parse: {f}, line "
-                             f"{getattr(exc, 'lineno', '?')}: {getattr(exc, 'msg', exc)}.") from None
+                             f"{getattr(exc, 'lineno', '?')}: "
+                             f"{getattr(exc, 'msg', exc)}.") from None
         module = _marks([n.value for n in tree.body if isinstance(n, ast.Assign) and any(
             isinstance(t, ast.Name) and t.id == "pytestmark" for t in n.targets)])
         funcs = [(n, module) for n in tree.body if isinstance(n, _FUNCS)]
@@ -320,8 +312,9 @@ def _one_assignment(root: Path, files: Sequence[Path], tests: str | os.PathLike)
         parts = f.relative_to(root).parts[:-1]
         owners["/".join(parts[:parts.index("tests")]) if "tests" in parts else "."] = None
     if len(owners) > 1:
+        names = ", ".join(repr(o) for o in sorted(owners))
         raise UsageError(f"--tests {str(tests)!r} holds the grading tests of {len(owners)} "
-                         f"assignments ({', '.join(repr(o) for o in sorted(owners))}); grading them "
+                         f"assignments ({names}); grading them "
                          f"together would mix their points into one score. Point --tests at one "
                          f"assignment's tests folder, e.g. "
                          f"{str(Path(tests) / sorted(owners)[0] / 'tests')!r}.")
@@ -333,24 +326,10 @@ def check_grading_inputs(submission: str | os.PathLike, tests: str | os.PathLike
                          **options: Any) -> bool:
     """Validate everything the staff passed to ``gradcheck grade``, before anything runs.
 
-    Parameters
-    ----------
-    submission, tests, out
-        As in :func:`grade_batch` / :func:`grade_submission`.
-    batch : bool, optional
-        True: a folder of submissions; False: one; None: :func:`is_single_submission` decides.
-    unsafe_no_isolation : bool, default False
-        Grade even where namespaces are not available (:func:`isolation_level`).
-    isolation_here : bool, default True
-        Check this machine's isolation (False on a Dask cluster: its workers are checked).
-    **options
-        ``seed``, ``timeout``, ``submission_timeout``, ``memory_mb``, ``workers``:
-        :func:`check_options`.
-
-    Returns
-    -------
-    bool
-        True when ``submission`` is graded as a batch. The output folder exists afterwards.
+    ``batch``: True a folder of submissions, False one, None :func:`is_single_submission`
+    decides. ``isolation_here``: check this machine's :func:`isolation_level` (not on Dask,
+    whose workers are checked). ``options``: :func:`check_options`'s. Returns True for a batch;
+    the output folder exists afterwards.
 
     Raises
     ------
@@ -391,13 +370,8 @@ def check_grading_inputs(submission: str | os.PathLike, tests: str | os.PathLike
 
 def isolation_level(unsafe_no_isolation: bool = False) -> str:
     """The isolation the grader gives the student's code (:func:`gradcheck.isolation.support`):
-    ``"namespaces+uid"``, ``"namespaces"``, or ``"none"`` (only with ``unsafe_no_isolation``).
-
-    Raises
-    ------
-    UsageError
-        Namespaces are not available and ``unsafe_no_isolation`` is False.
-    """
+    ``"namespaces+uid"``, ``"namespaces"``, or ``"none"`` only with ``unsafe_no_isolation``
+    (else :class:`~gradcheck.errors.UsageError`)."""
     from ..isolation import support
 
     level, detail = support()
@@ -507,40 +481,27 @@ def grade_submission(submission: str | os.PathLike, tests: str | os.PathLike,
                      name: str | None = None, unsafe_no_isolation: bool = False,
                      _stopper: _Stopper | None = None,
                      _key: bytes | None = None) -> SubmissionResult:
-    """Grade one submission folder with an assignment's grading tests.
+    """Grade the submission folder ``submission`` with the grading tests ``tests`` into ``out``.
 
     Parameters
     ----------
-    submission : path
-        The folder with the student's files (e.g. ``/autograder/submission``).
-    tests : path
-        A grading test file or a folder of them.
-    out : path
-        Folder for ``results.json`` and ``junit.xml`` (created).
-    seed : int, default 0
-        Seed of the hidden property tests (recorded in the results).
-    timeout : float, default 3.0
-        Wall-clock limit of each call into the student's code (``@pytest.mark.timeout`` may
-        set a test's own).
-    submission_timeout : float, default 300.0
-        Wall-clock limit of the whole grading run of this submission.
-    memory_mb : int, default 1024
-        Memory limit of the sandbox process.
+    submission, tests, out : path
+        The student's files (e.g. ``/autograder/submission``); a grading test file or folder;
+        the folder for ``results.json`` and ``junit.xml`` (created).
+    seed, timeout, submission_timeout, memory_mb, unsafe_no_isolation
+        As ``gradcheck grade``'s options of these names (:mod:`gradcheck.grading.cli`).
     name : str, optional
         Name shown in the results (default the folder name).
-    unsafe_no_isolation : bool, default False
-        See :func:`isolation_level`; results.json records the level (``extra_data.isolation``).
 
     Returns
     -------
     SubmissionResult
-        A failure of the grader's own (a file it cannot write, a crashed pytest) is a
-        ``"grader error"`` result, never an exception.
+        A failure of the grader's own is a ``"grader error"`` result, never an exception.
 
     Raises
     ------
     UsageError
-        A bad option (see :func:`check_grading_inputs`).
+        A bad option (:func:`check_grading_inputs`).
     KeyboardInterrupt
         After stopping the child (results.json stays the incomplete placeholder).
     """
@@ -803,7 +764,8 @@ class _LocalPool:
         return (f.result() for f in as_completed(futs))
 
     def finished(self, futs: Sequence) -> list[SubmissionResult]:
-        return [f.result() for f in futs if f.done() and not f.cancelled() and f.exception() is None]
+        return [f.result() for f in futs
+                if f.done() and not f.cancelled() and f.exception() is None]
 
     def stop(self, futs: Sequence) -> None:
         for f in futs:
@@ -858,45 +820,31 @@ def grade_batch(submissions_dir: str | os.PathLike, tests: str | os.PathLike,
                 memory_mb: int = 1024, progress: bool = True, plot: bool = True,
                 on_done: Callable[[SubmissionResult], None] | None = None,
                 unsafe_no_isolation: bool = False, scheduler: str | None = None) -> BatchResult:
-    """Grade every submission folder in ``submissions_dir`` in parallel, here or on Dask.
+    """Grade every submission folder of ``submissions_dir`` in parallel, here or on Dask.
 
     Parameters
     ----------
-    submissions_dir : path
-        One sub-folder per submission (:func:`submission_folders`).
-    tests, timeout, submission_timeout, memory_mb, unsafe_no_isolation
-        As in :func:`grade_submission`.
-    out : path
-        ``out/<submission>/results.json`` and ``junit.xml`` (:func:`result_folders`);
-        ``out/gradebook.csv``, ``out/scores.png``, ``out/grading.json`` (the seed, for resuming).
-    workers : int, optional
-        Submissions graded at once here; default the number of CPU cores. Not with
-        ``scheduler`` (there the cluster's worker threads decide).
-    force : bool, default False
-        Regrade submissions that already have a complete results.json.
-    seed : int, optional
-        Seed of the hidden tests; default the one ``out/grading.json`` records, else a new
-        random one (recorded there).
+    submissions_dir, tests, out : path
+        One sub-folder per submission (:func:`submission_folders`); as in
+        :func:`grade_submission`; ``out/<submission>/`` (:func:`result_folders`) and
+        ``out/gradebook.csv``, ``scores.png``, ``grading.json`` (the seed, for resuming).
+    workers, force, seed, timeout, submission_timeout, memory_mb, unsafe_no_isolation, scheduler
+        As ``gradcheck grade``'s options of these names (:mod:`gradcheck.grading.cli`);
+        with ``scheduler`` the batch runs on Dask (:mod:`gradcheck.grading.cluster`).
     progress, plot : bool, default True
         Show a tqdm progress bar; write the histogram.
     on_done : callable, optional
         Called with each finished :class:`SubmissionResult`.
-    scheduler : str, optional
-        A dask.distributed scheduler's address (``tcp://host:8786``) or scheduler file: one task
-        per submission, graded in a worker's sandbox, results written here
-        (:mod:`gradcheck.grading.cluster`, docs/dask.md). Default: the local pool.
 
     Returns
     -------
     BatchResult
-        ``interrupted``: Ctrl-C stopped the batch (the gradebook holds what finished; the same
-        call resumes).
 
     Raises
     ------
     UsageError
-        :func:`check_grading_inputs`'s; with ``scheduler`` also
-        :class:`~gradcheck.grading.cluster.DaskPool`'s.
+        :func:`check_grading_inputs`'s, and with ``scheduler`` those of
+        :class:`~gradcheck.grading.cluster.DaskPool`.
     """
     options = dict(timeout=timeout, submission_timeout=submission_timeout, memory_mb=memory_mb)
     check_grading_inputs(submissions_dir, tests, out, batch=True, seed=seed, workers=workers,

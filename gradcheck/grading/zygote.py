@@ -1,11 +1,9 @@
 """A pre-imported grader process that forks one fresh child pytest per submission of a batch.
 
-``python -m pytest`` with numpy, pytest, gradcheck and manualprop costs about 1 s of CPU per
-submission, more than the checks. The zygote, started once per grading process with the child
-environment (``runner._child_env``), imports them and, per request, forks a child that runs
-``pytest.main`` in its own session with its output in its own log, and exits. Nothing is reused
-across students: each submission gets a new process, and submitted code runs in neither the
-zygote nor the child, only in the namespaces sandbox the child starts (:mod:`gradcheck.isolation`).
+``python -m pytest`` with numpy, pytest and gradcheck costs about 1 s of CPU per submission,
+more than the checks. The zygote (one per grading process, with ``runner._child_env``) imports
+them once and per request forks a child running ``pytest.main`` in its own session and log.
+Nothing is reused across students; submitted code runs only in the sandbox the child starts.
 The zygote holds no secret (no batch key) and reports each child's pid and exit status.
 """
 
@@ -14,6 +12,7 @@ from __future__ import annotations
 import atexit
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -21,10 +20,10 @@ import threading
 
 __all__ = ["Zygote", "shared"]
 
-#: Modules imported once by the zygote (whatever a grading child imports anyway); missing ones are skipped.
+#: Modules the zygote imports once (what a grading child imports anyway); missing ones skipped.
 PRELOAD = ("numpy", "numpy.random", "pytest", "_pytest.junitxml", "gradcheck.grading.plugin",
-           "gradcheck.grading.checks", "gradcheck.grading.diagnosis", "gradcheck.sandbox", "gradcheck.isolation",
-           "gradcheck.check", "gradcheck.diagnose", "manualprop", "autoprop")
+           "gradcheck.grading.checks", "gradcheck.grading.diagnosis", "gradcheck.sandbox",
+           "gradcheck.isolation", "gradcheck.check", "gradcheck.diagnose", "manualprop", "autoprop")
 
 _SERVER = r"""# gradcheck zygote: forks one child pytest per submission
 import json, os, select, signal, sys
@@ -55,9 +54,10 @@ def _child(req):
         os.setsid()
         log = os.open(req["log"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
         null = os.open(os.devnull, os.O_RDONLY)
-        os.dup2(null, 0), os.dup2(log, 1), os.dup2(log, 2)
+        for fd, to in ((null, 0), (log, 1), (log, 2)):
+            os.dup2(fd, to)
         os.closerange(3, 1 << 16)
-        os.environ.clear()  # the grader's child environment as it is now, as a fresh process would get it
+        os.environ.clear()  # the grader's child environment now, as a fresh process gets it
         os.environ.update(req["env"])
         os.chdir(req["cwd"])
         sys.path.insert(0, req["cwd"])  # as python -m pytest does
@@ -68,7 +68,8 @@ def _child(req):
         traceback.print_exc()
     finally:
         try:
-            sys.stdout.flush(), sys.stderr.flush()
+            sys.stdout.flush()
+            sys.stderr.flush()
         finally:
             os._exit(code)
 
@@ -107,23 +108,21 @@ while True:
 
 
 class _Child:
-    """A forked grading child as the runner uses a :class:`subprocess.Popen` (``pid``, ``poll``, ``communicate``)."""
+    """A forked grading child as the runner uses a :class:`subprocess.Popen`."""
 
     def __init__(self, log: str) -> None:
-        self.pid, self.log = 0, log
-        self.returncode: int | None = None
+        self.pid, self.log, self.returncode = 0, log, None
         self.started, self.ended = threading.Event(), threading.Event()
 
     def poll(self) -> int | None:
         return self.returncode
 
     def communicate(self, timeout: float | None = None) -> tuple[bytes, None]:
-        """Wait for the end (TimeoutExpired after ``timeout`` s); its log's last 16 kB. A child lost with
-        the zygote ends with returncode -9."""
+        """Wait for the end (TimeoutExpired after ``timeout`` s); its log's last 16 kB. A child
+        lost with the zygote ends with returncode -9."""
         if not self.ended.wait(timeout):
             raise subprocess.TimeoutExpired("grading child", timeout)
-        if self.returncode is None:
-            self.returncode = -9
+        self.returncode = -9 if self.returncode is None else self.returncode
         try:
             with open(self.log, "rb") as fh:
                 fh.seek(max(0, os.fstat(fh.fileno()).st_size - 16000))
@@ -133,39 +132,28 @@ class _Child:
 
 
 class Zygote:
-    """The grader's end of the zygote: :meth:`spawn` one child pytest; the zygote ends with this process.
-
-    Parameters
-    ----------
-    env : dict
-        The child environment (also the zygote's: thread counts must be set before numpy loads).
-    """
+    """The grader's end of the zygote, started with the child environment ``env`` (thread
+    counts must be set before numpy loads): :meth:`spawn` one child pytest."""
 
     def __init__(self, env: dict[str, str]) -> None:
         self._home, self._env = tempfile.mkdtemp(prefix="gradcheck-zygote-"), dict(env)
-        self._proc = subprocess.Popen([sys.executable, "-c", _SERVER, json.dumps(PRELOAD)], cwd=self._home, env=env,
-                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+        self._proc = subprocess.Popen([sys.executable, "-c", _SERVER, json.dumps(PRELOAD)],
+                                      cwd=self._home, env=env, stdin=subprocess.PIPE,
+                                      stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
                                       start_new_session=True, close_fds=True)
-        self._lock = threading.Lock()
-        self._kids: dict[int, _Child] = {}
-        self._next = 0
-        self._reader = threading.Thread(target=self._read, name="gradcheck-zygote", daemon=True)
-        self._reader.start()
+        self._lock, self._kids, self._next = threading.Lock(), {}, 0
+        threading.Thread(target=self._read, name="gradcheck-zygote", daemon=True).start()
 
     def _read(self) -> None:
         for line in self._proc.stdout:  # type: ignore[union-attr]
             msg = json.loads(line)
             with self._lock:
-                kid = self._kids.get(msg["id"])
-            if kid is None:
-                continue
-            if "pid" in msg:
+                kid = self._kids.get(msg["id"]) if "pid" in msg else self._kids.pop(msg["id"], None)
+            if kid is not None and "pid" in msg:
                 kid.pid = int(msg["pid"])
                 kid.started.set()
-            else:
+            elif kid is not None:
                 kid.returncode = int(msg["exit"])
-                with self._lock:
-                    self._kids.pop(msg["id"], None)
                 kid.ended.set()
         with self._lock:  # the zygote died: its children are lost (no exit status)
             lost, self._kids = list(self._kids.values()), {}
@@ -173,19 +161,19 @@ class Zygote:
             kid.started.set()
             kid.ended.set()
 
-    def spawn(self, args: list[str], cwd: str, log: str, env: dict[str, str] | None = None) -> _Child | None:
-        """Fork a child running ``pytest.main(args)`` in ``cwd`` with environment ``env`` (default the
-        zygote's), output to ``log``; None if the zygote is gone."""
+    def spawn(self, args: list[str], cwd: str, log: str,
+              env: dict[str, str] | None = None) -> _Child | None:
+        """Fork a child running ``pytest.main(args)`` in ``cwd`` with environment ``env`` (default
+        the zygote's), output to ``log``; None if the zygote is gone."""
         kid = _Child(log)
         with self._lock:
             if self._proc.poll() is not None:
                 return None
             self._next += 1
             self._kids[self._next] = kid
-            req = json.dumps({"id": self._next, "args": args, "cwd": cwd, "log": log,
-                              "env": self._env if env is None else env}) + "\n"
+            req = {"id": self._next, "args": args, "cwd": cwd, "log": log, "env": env or self._env}
             try:
-                self._proc.stdin.write(req.encode())  # type: ignore[union-attr]
+                self._proc.stdin.write(json.dumps(req).encode() + b"\n")  # type: ignore[union-attr]
                 self._proc.stdin.flush()  # type: ignore[union-attr]
             except (OSError, ValueError):  # its pipe is closed (close() ran) or broken
                 self._kids.pop(self._next, None)
@@ -200,8 +188,6 @@ class Zygote:
         except (OSError, subprocess.TimeoutExpired):
             self._proc.kill()
             self._proc.wait()
-        import shutil
-
         shutil.rmtree(self._home, ignore_errors=True)
 
 
@@ -210,7 +196,7 @@ _shared_lock = threading.Lock()
 
 
 def shared(env: dict[str, str]) -> Zygote | None:
-    """This process's zygote (started on first use, closed at exit); None where it cannot run (not Linux)."""
+    """This process's zygote (started on first use, closed at exit); None without ``os.fork``."""
     global _shared
     if not hasattr(os, "fork"):
         return None
