@@ -1,13 +1,10 @@
 """Grade a batch on a dask.distributed cluster (``gradcheck grade ... --scheduler ADDRESS``).
 
-:class:`DaskPool` is the cluster's pool of :func:`~gradcheck.grading.runner.grade_batch` (the
-local one is ``runner._LocalPool``). Each submission is one task, :func:`grade_on_worker`:
-:func:`~gradcheck.grading.runner.grade_submission` on the worker as in a local batch (a child
-pytest, the student's code in the namespaces sandbox) into a private temporary folder. The
-worker gets the paths (a shared file system) and the options, never the signing key; it sends
-back the result, results.json and junit.xml, which the client checks (:func:`_check_reply`),
-writes and signs itself: nothing a worker writes into the output folder is ever read.
-docs/dask.md.
+:class:`DaskPool` is :func:`~gradcheck.grading.runner.grade_batch`'s cluster pool: each submission
+is one task, :func:`grade_on_worker`, graded on the worker as in a local batch. The worker gets
+paths (a shared file system) and options, never the signing key; the client checks its reply
+(:func:`_check_reply`), writes and signs the results itself: nothing a worker writes into the
+output folder is ever read. docs/dask.md.
 """
 
 from __future__ import annotations
@@ -39,14 +36,9 @@ MAX_REPLY_BYTES = 8 << 20
 
 
 def connect(scheduler: str):
-    """A :class:`distributed.Client` of ``scheduler`` (an address or a scheduler file's path).
-
-    Raises
-    ------
-    UsageError
-        dask.distributed is not installed, the address is malformed, or the scheduler does
-        not answer within :data:`CONNECT_TIMEOUT` seconds.
-    """
+    """A :class:`distributed.Client` of ``scheduler`` (an address or a scheduler file's path);
+    :class:`~gradcheck.errors.UsageError` when dask.distributed is not installed, the address is
+    malformed or the scheduler does not answer within :data:`CONNECT_TIMEOUT` seconds."""
     try:
         from distributed import Client
         from distributed.comm.addressing import parse_address, parse_host_port
@@ -73,12 +65,9 @@ def connect(scheduler: str):
 
 
 def probe_worker(tests: str, submissions: str) -> dict[str, Any]:
-    """Can this worker grade? Run on every worker before a batch (``Client.run``); never raises.
-
-    Returns ``host``, ``isolation`` and ``detail`` (:func:`gradcheck.isolation.support`),
-    ``tests`` (the number of grading tests seen, or the error) and ``submissions`` (the
-    submissions folder is seen).
-    """
+    """Can this worker grade (run on each by ``Client.run``; never raises)? ``host``,
+    ``isolation``, ``detail`` (:func:`gradcheck.isolation.support`), ``tests`` (how many grading
+    tests it sees, or the error) and ``submissions`` (it sees that folder)."""
     from ..isolation import support
 
     level, detail = support()
@@ -92,14 +81,11 @@ def probe_worker(tests: str, submissions: str) -> dict[str, Any]:
 
 def grade_on_worker(submission: str, tests: str, options: dict[str, Any],
                     stop_event: str) -> dict[str, Any]:
-    """The task of one submission: grade it into a private temporary folder of this worker.
-
-    ``options``: :func:`~gradcheck.grading.runner.grade_submission`'s. A thread watches the
-    batch's :class:`distributed.Event` ``stop_event``: set (Ctrl-C on the client), the grading
-    children are stopped as in a local batch and the result is ``"interrupted"``. Returns
-    ``result`` (the :class:`SubmissionResult` fields but ``results_path``), ``results`` (the
-    results.json dict), ``junit`` (junit.xml's bytes or None) and ``host``.
-    """
+    """The task of one submission: ``grade_submission(..., **options)`` into a private temporary
+    folder; when the batch's :class:`distributed.Event` ``stop_event`` is set (Ctrl-C on the
+    client) its children are stopped and the result is ``"interrupted"``. Returns ``result``
+    (the :class:`SubmissionResult` fields but ``results_path``), ``results`` (results.json),
+    ``junit`` (bytes or None) and ``host``."""
     from distributed import Event, get_client
 
     stopper, done = runner._Stopper(), threading.Event()
@@ -157,12 +143,9 @@ def _check_reply(reply: Any, name: str) -> str | None:
 
 
 class DaskPool:
-    """Grade on a dask.distributed cluster: one task per submission, results written here.
-
-    The pool interface of ``runner._LocalPool``. ``scheduler``: an address or a scheduler
-    file; ``src``: the submissions folder and ``tests`` the grading tests (the same paths on
-    the workers); ``out_p``: the output folder (written by this process only); ``key`` and
-    ``options``: as :meth:`bind` (given again once the cluster is checked).
+    """Grade on a dask.distributed cluster, ``runner._LocalPool``'s interface: one task per
+    submission, results written here (``out_p``) only. ``src`` (submissions) and ``tests`` are at
+    the same paths on the workers; ``key``, ``options``: :meth:`bind`'s.
 
     Raises
     ------

@@ -169,6 +169,9 @@ def result_folders(out: str | os.PathLike, names: Sequence[str]) -> dict[str, Pa
     each other gets ``~`` and 8 hex digits of its name's SHA-256 (the same in every run), and the
     batch's summary says so (:attr:`BatchResult.renamed`).
     """
+    def _folded(p: Path) -> str:
+        return unicodedata.normalize("NFC", p.name).casefold()
+
     taken: set[str] = set()
     folders: dict[str, Path] = {}
     for n in sorted(names):
@@ -180,10 +183,6 @@ def result_folders(out: str | os.PathLike, names: Sequence[str]) -> dict[str, Pa
         taken.add(_folded(p))
         folders[n] = p
     return folders
-
-
-def _folded(p: Path) -> str:
-    return unicodedata.normalize("NFC", p.name).casefold()
 
 
 def submission_digest(path: str | os.PathLike) -> str:
@@ -299,17 +298,9 @@ def find_grading_tests(tests: str | os.PathLike) -> list[str]:
                 else "no test files (test_*.py or *_test.py)")
         raise UsageError(f"--tests {str(tests)!r} holds no grading tests: {what}. Point --tests at "
                          f"the assignment's grading test file or folder (see docs/gradescope.md).")
-    if p.is_dir():
-        _one_assignment(p, [Path(t.rsplit("::", 1)[0]) for t in found], tests)
-    return found
-
-
-def _one_assignment(root: Path, files: Sequence[Path], tests: str | os.PathLike) -> None:
-    """Refuse a --tests folder (such as ``assignments/``) with grading test files below two
-    ``NAME/tests`` folders: the assignments' points would be mixed into one score."""
-    owners: dict[str, None] = {}
-    for f in files:
-        parts = f.relative_to(root).parts[:-1]
+    owners: dict[str, None] = {}  # a folder such as assignments/: grading tests below two
+    for t in found if p.is_dir() else []:  # NAME/tests folders would mix two assignments' points
+        parts = Path(t.rsplit("::", 1)[0]).relative_to(p).parts[:-1]
         owners["/".join(parts[:parts.index("tests")]) if "tests" in parts else "."] = None
     if len(owners) > 1:
         names = ", ".join(repr(o) for o in sorted(owners))
@@ -318,6 +309,7 @@ def _one_assignment(root: Path, files: Sequence[Path], tests: str | os.PathLike)
                          f"together would mix their points into one score. Point --tests at one "
                          f"assignment's tests folder, e.g. "
                          f"{str(Path(tests) / sorted(owners)[0] / 'tests')!r}.")
+    return found
 
 
 def check_grading_inputs(submission: str | os.PathLike, tests: str | os.PathLike,
@@ -552,7 +544,13 @@ def _grade(sub: Path, tests_p: Path, results: Path, record: dict[str, Any], t0: 
             return stopped
         if (tmp_p / "junit.xml").exists():
             shutil.copyfile(tmp_p / "junit.xml", out_p / "junit.xml")
-        data = None if timed_out else _child_results(tmp_p / "results.json", code)
+        try:  # the plugin's results, trusted from a pytest that ended normally (exit 0 or 1)
+            data = None if timed_out else json.loads((tmp_p / "results.json").read_text("utf-8"))
+        except (OSError, ValueError):
+            data = None
+    if not isinstance(data, dict) or not isinstance(data.get("extra_data"), dict) or not (
+            code in (0, 1) or data["extra_data"].get("grader_error")):  # or stopped on purpose
+        data = None
     record.update(pytest_exit_code=code, grader_log=log)
     seconds = time.monotonic() - t0
     if data is None:
@@ -613,18 +611,6 @@ def _run_child(args: list[str], cwd: Path, submission_timeout: float,
             stopper.discard(proc)
     code = proc.returncode if proc.returncode is not None else -signal.SIGKILL  # a lost child
     return code, (log or b"").decode("utf-8", "replace")[-4000:], timed_out
-
-
-def _child_results(path: Path, code: int) -> dict[str, Any] | None:
-    """The plugin's results, if trusted: from a pytest that ended normally (exit 0 or 1), or
-    carrying the plugin's ``grader_error`` (the session stopped on purpose); else None."""
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    if not isinstance(data, dict) or not isinstance(data.get("extra_data"), dict):
-        return None
-    return data if code in (0, 1) or data["extra_data"].get("grader_error") else None
 
 
 def _finish_results(path: Path, data: dict[str, Any], record: dict[str, Any], seconds: float,
