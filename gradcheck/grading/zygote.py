@@ -26,13 +26,11 @@ PRELOAD = ("numpy", "numpy.random", "pytest", "_pytest.junitxml", "gradcheck.gra
            "gradcheck.isolation", "gradcheck.check", "gradcheck.diagnose", "manualprop", "autoprop")
 
 _SERVER = r"""# gradcheck zygote: forks one child pytest per submission
-import json, os, select, signal, sys
+import contextlib, json, os, select, signal, sys
 sys.path[:] = [p for p in sys.path if p]  # never the working folder
 for _m in json.loads(sys.argv[1]):
-    try:
+    with contextlib.suppress(Exception):
         __import__(_m)
-    except Exception:
-        pass
 import gc, pytest
 gc.collect()
 gc.freeze()  # the imported modules stay shared with every child: no collection copies their pages
@@ -90,10 +88,8 @@ while True:
         data = os.read(0, 1 << 16)
         if not data:  # the grader is gone: end what it started
             for pid in _kids:
-                try:
+                with contextlib.suppress(OSError):
                     os.killpg(pid, signal.SIGKILL)
-                except OSError:
-                    pass
             os._exit(0)
         buf += data
         while b"\n" in buf:
