@@ -418,7 +418,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_grade_parser(sub, EPILOG)
     from .assignment import add_assignment_parser  # assignment release: gradcheck/assignment.py
 
-    add_assignment_parser(sub, EPILOG)
+    add_assignment_parser(sub)
     return p
 
 
