@@ -5,7 +5,8 @@
 :func:`check_vjp` name gradient bugs (:mod:`gradcheck.diagnose`); :func:`function_pair` and
 :func:`loss_function` present CS231n functions as a layer and a loss; central differences in
 :mod:`gradcheck.numerical`; exceptions (each with an ``exit_code``) in :mod:`gradcheck.errors`.
-Submodules: ``plots``, ``train`` (manual vs tape on digits), ``zoo`` (every built-in layer), ``cli``.
+Submodules: ``plots``, ``train`` (manual vs tape on digits), ``zoo`` (every built-in layer),
+``cli``.
 """
 
 from .check import CheckResult, Comparison, TensorRecord, check_layer, check_loss, relative_error
@@ -71,7 +72,8 @@ def loss_function(fn, **params):
     return make(fn, params)
 
 
-__all__ = ["DEFAULT_EPS", "CheckResult", "Comparison", "GradcheckError", "GradientShapeError", "NonFiniteError",
-           "ProtocolError", "StudentCodeError", "TensorRecord", "TwinError", "UsageError", "check_layer",
-           "check_loss", "check_vjp", "diagnose_layer", "Diagnosis", "function_pair", "loss_function",
-           "Finding", "layer_numerical_gradients", "numerical_gradient", "relative_error"]
+__all__ = ["DEFAULT_EPS", "CheckResult", "Comparison", "GradcheckError", "GradientShapeError",
+           "NonFiniteError", "ProtocolError", "StudentCodeError", "TensorRecord", "TwinError",
+           "UsageError", "check_layer", "check_loss", "check_vjp", "diagnose_layer", "Diagnosis",
+           "function_pair", "loss_function", "Finding", "layer_numerical_gradients",
+           "numerical_gradient", "relative_error"]

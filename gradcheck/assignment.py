@@ -25,9 +25,9 @@ from typing import Any
 
 from .errors import EXIT_PASS, UsageError
 
-__all__ = ["BEGIN_SOLUTION", "END_SOLUTION", "BEGIN_HIDDEN_TESTS", "END_HIDDEN_TESTS", "ReleaseReport",
-           "student_source", "student_notebook", "student_markdown", "student_python", "release",
-           "add_assignment_parser", "cmd_release"]
+__all__ = ["BEGIN_SOLUTION", "END_SOLUTION", "BEGIN_HIDDEN_TESTS", "END_HIDDEN_TESTS",
+           "ReleaseReport", "student_source", "student_notebook", "student_markdown",
+           "student_python", "release", "add_assignment_parser", "cmd_release"]
 
 BEGIN_SOLUTION = "### BEGIN SOLUTION"
 END_SOLUTION = "### END SOLUTION"
@@ -49,7 +49,8 @@ _TOP_LEVEL = re.compile(r"^(?:@|def\s|async\s+def\s|class\s)")
 @dataclass
 class ReleaseReport:
     """What :func:`release` wrote: ``source`` read and ``path`` written (Path), the ``exercises``
-    (the ``NotImplementedError`` messages, in order), ``solutions`` replaced and ``hidden_tests`` removed."""
+    (the ``NotImplementedError`` messages, in order), ``solutions`` replaced and
+    ``hidden_tests`` removed."""
 
     source: Path
     path: Path
@@ -102,8 +103,8 @@ def student_source(source: str, *, exercise: int = 1, task: str | None = None, m
     exercise : int
         ``N`` of "Exercise N: ..." for this cell's solution blocks.
     task : str, optional
-        The task ("implement the backward of Linear"); default read from the
-        enclosing ``def``/``class`` of each block.
+        The task ("implement the backward of Linear"); default read from the block's
+        enclosing ``def``/``class``.
     markdown : bool
         A Markdown cell: a solution block becomes ``YOUR ANSWER HERE``.
     where : str
@@ -112,8 +113,7 @@ def student_source(source: str, *, exercise: int = 1, task: str | None = None, m
     Returns
     -------
     (str, int, int, list of str)
-        New source, solution blocks replaced, hidden-test blocks removed, the
-        ``NotImplementedError`` messages written.
+        New source, solution blocks replaced, hidden-test blocks removed, the messages written.
 
     Raises
     ------
@@ -138,11 +138,12 @@ def student_source(source: str, *, exercise: int = 1, task: str | None = None, m
                 out.append(f"{ind}YOUR ANSWER HERE")
             elif text == BEGIN_SOLUTION:
                 messages.append(f"Exercise {exercise}: {task or _task(lines, i)}")
-                out += [f"{ind}# YOUR CODE HERE",
-                        f"{ind}raise NotImplementedError({json.dumps(messages[-1], ensure_ascii=False)})"]
+                msg = json.dumps(messages[-1], ensure_ascii=False)
+                out += [f"{ind}# YOUR CODE HERE", f"{ind}raise NotImplementedError({msg})"]
         elif text in _MARKERS:
             if inside is None or text != _close(inside):
-                opened = f"the open block is {inside[0]!r} (line {inside[1]})" if inside else "no block is open"
+                opened = (f"the open block is {inside[0]!r} (line {inside[1]})" if inside
+                          else "no block is open")
                 raise UsageError(f"{where}, line {i + 1}: {text!r} but {opened}.")
             inside = None
         elif _LOOKS_LIKE_MARKER.match(line):
@@ -152,21 +153,25 @@ def student_source(source: str, *, exercise: int = 1, task: str | None = None, m
         elif inside is None:
             out.append(line)
     if inside is not None:
-        raise UsageError(f"{where}: {inside[0]!r} at line {inside[1]} is never closed ({_close(inside)!r} missing).")
+        raise UsageError(f"{where}: {inside[0]!r} at line {inside[1]} is never closed "
+                         f"({_close(inside)!r} missing).")
     while n_hidden and out and not out[-1].strip():  # the blank line that led into removed hidden tests
         out.pop()
-    return "\n".join(out) + ("\n" if source.endswith("\n") and out else ""), n_sol, n_hidden, messages
+    new = "\n".join(out) + ("\n" if source.endswith("\n") and out else "")
+    return new, n_sol, n_hidden, messages
 
 
-def _student_cells(cells: list[tuple[str, str, bool, bool, Any, Any]]) -> tuple[list[str], list[str], int, int]:
-    """:func:`student_source` over ``(source, where, markdown, numbered, exercise, task)`` cells in order:
-    a ``numbered`` cell holding a solution is exercise ``exercise``, by default the last number + 1.
-    Returns the new sources, the messages, solution blocks replaced, hidden-test blocks removed."""
+def _student_cells(cells: list[tuple]) -> tuple[list[str], list[str], int, int]:
+    """:func:`student_source` over ``(source, where, markdown, numbered, exercise, task)`` cells
+    in order: a ``numbered`` cell holding a solution is exercise ``exercise``, by default the last
+    number + 1. Returns the new sources, the messages, solution blocks replaced, hidden-test blocks
+    removed."""
     sources, messages, n_sol, n_hidden, number = [], [], 0, 0, 0
     for src, where, markdown, numbered, exercise, task in cells:
         if numbered and any(line.strip() == BEGIN_SOLUTION for line in src.splitlines()):
             number = int(exercise) if exercise is not None else number + 1
-        new, s, h, msgs = student_source(src, exercise=number, task=task, markdown=markdown, where=where)
+        new, s, h, msgs = student_source(src, exercise=number, task=task, markdown=markdown,
+                                         where=where)
         sources.append(new)
         messages, n_sol, n_hidden = messages + msgs, n_sol + s, n_hidden + h
     return sources, messages, n_sol, n_hidden
@@ -185,9 +190,10 @@ def student_notebook(nb: Any) -> tuple[Any, list[str], int, int]:
     cells = []
     for i, cell in enumerate(new.cells):
         meta = cell.get("metadata", {}).get("backprop_lab", {}) or {}
-        cells.append((cell.source if isinstance(cell.source, str) else "".join(cell.source),
-                      f"cell {i}" + (f" (id {cell.get('id')})" if cell.get("id") else ""),
-                      cell.cell_type == "markdown", cell.cell_type == "code", meta.get("exercise"), meta.get("task")))
+        src = cell.source if isinstance(cell.source, str) else "".join(cell.source)
+        where = f"cell {i}" + (f" (id {cell.get('id')})" if cell.get("id") else "")
+        cells.append((src, where, cell.cell_type == "markdown", cell.cell_type == "code",
+                      meta.get("exercise"), meta.get("task")))
     sources, messages, n_sol, n_hidden = _student_cells(cells)
     for cell, src in zip(new.cells, sources):
         cell.source = src
@@ -204,10 +210,8 @@ def _student_text(text: str, cells: list) -> tuple[str, list[str], int]:
 
 
 def student_markdown(text: str) -> tuple[str, list[str], int]:
-    """The student version of a Markdown lesson's text (see the module docstring).
-
-    The bodies of fenced code blocks are code cells; the text between them (fence lines included)
-    Markdown cells.
+    """The student version of a Markdown lesson's text: the bodies of fenced code blocks are
+    code cells, the text between them (fence lines included) Markdown cells.
 
     Returns
     -------
@@ -238,7 +242,8 @@ def student_markdown(text: str) -> tuple[str, list[str], int]:
             fence, info, buf, start = m.group(1), m.group(2).strip(), [], i + 1
         elif fence is not None and m and m.group(1).startswith(fence) and not m.group(2).strip():
             n = _EXERCISE_N.search(info)
-            cells.append(("\n".join(buf), f"the code block from line {start}", False, True, n and n.group(1), None))
+            cells.append(("\n".join(buf), f"the code block from line {start}", False, True,
+                          n and n.group(1), None))
             buf, start, fence = [line], i, None
         else:
             buf.append(line)
@@ -249,10 +254,8 @@ def student_markdown(text: str) -> tuple[str, list[str], int]:
 
 
 def student_python(text: str) -> tuple[str, list[str], int]:
-    """The student version of a Python file's text (see the module docstring).
-
-    Each top-level ``def``/``class`` (with the decorators above it) is one cell of
-    :func:`student_source`; the text before the first is one more (the module docstring, imports).
+    """The student version of a Python file's text: each top-level ``def``/``class`` (with its
+    decorators) is one cell of :func:`student_source`, the text before the first one more.
 
     Returns
     -------
@@ -270,8 +273,8 @@ def student_python(text: str) -> tuple[str, list[str], int]:
         if _TOP_LEVEL.match(line) and not prev.startswith("@"):
             chunks.append((i, []))
         chunks[-1][1].append(line)
-    return _student_text(text, [("\n".join(lines), f"the code from line {start} (lines counted from there)",
-                                 False, True, None, None) for start, lines in chunks if lines])
+    return _student_text(text, [("\n".join(lines), f"the code from line {start} (lines counted from "
+                                 "there)", False, True, None, None) for start, lines in chunks if lines])
 
 
 def release(source: str | os.PathLike, out_dir: str | os.PathLike) -> ReleaseReport:
@@ -304,7 +307,8 @@ def release(source: str | os.PathLike, out_dir: str | os.PathLike) -> ReleaseRep
             raise UsageError(f"{src} is not a readable Jupyter notebook: {type(exc).__name__}: {exc}") from exc
     try:
         if is_text:
-            text, messages, n_sol = (student_python if src.suffix == ".py" else student_markdown)(text)
+            to_student = student_python if src.suffix == ".py" else student_markdown
+            text, messages, n_sol = to_student(text)
         else:
             student, messages, n_sol, n_hidden = student_notebook(nb)
     except UsageError as exc:
@@ -364,7 +368,7 @@ and a student version stops at its first exercise.
 
 
 def add_assignment_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
-    """Add ``assignment`` (with its ``release`` subcommand) to the ``gradcheck`` parser's subparsers."""
+    """Add ``assignment`` (and its ``release``) to the ``gradcheck`` parser's subparsers."""
     fmt = argparse.RawDescriptionHelpFormatter
     a = sub.add_parser("assignment", help="exercise notebooks and lessons: make the student version (release)",
                        description="Author exercise notebooks (nbgrader's markers).", epilog=EXAMPLES,

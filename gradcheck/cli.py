@@ -1,6 +1,7 @@
-"""The ``gradcheck`` console script: ``zoo``, ``check``, ``train`` here, ``grade`` (:mod:`gradcheck.grading.cli`)
-and ``assignment`` (:mod:`gradcheck.assignment`); ``gradcheck --help`` lists them and the exit codes
-(:mod:`gradcheck.errors`). Every anticipated failure prints one paragraph on stderr, never a traceback.
+"""The ``gradcheck`` console script: ``zoo``, ``check``, ``train`` here, ``grade``
+(:mod:`gradcheck.grading.cli`) and ``assignment`` (:mod:`gradcheck.assignment`); ``gradcheck
+--help`` lists them and the exit codes (:mod:`gradcheck.errors`). Every anticipated failure
+prints one paragraph on stderr, never a traceback.
 """
 
 from __future__ import annotations
@@ -84,7 +85,8 @@ def _import_file(path: str):
     if not os.path.isfile(path):
         raise UsageError(f"{path!r} is not a file." if os.path.exists(path) else
                          f"file {path!r} does not exist (looked in {os.getcwd()!r}).")
-    modname = "_gradcheck_student_" + re.sub(r"\W", "_", os.path.splitext(os.path.basename(path))[0])
+    stem = os.path.splitext(os.path.basename(path))[0]
+    modname = "_gradcheck_student_" + re.sub(r"\W", "_", stem)
     spec = importlib.util.spec_from_file_location(modname, path)
     if spec is None or spec.loader is None:
         raise UsageError(f"{path!r} cannot be imported as a Python module (is it a .py file?).")
@@ -204,7 +206,8 @@ def _cmd_check(args) -> int:
                                     probe_inputs=probe)
             _check_kind(obj, "loss" if args.loss else "layer", shape)
             # diagnosis, table, sentence, --json, --plots: gradcheck/check_command.py
-            code = (run_check_loss if args.loss else run_check)(args, obj, f"{path}::{name}", init, shape)
+            run = run_check_loss if args.loss else run_check
+            code = run(args, obj, f"{path}::{name}", init, shape)
         except StudentCodeError as exc:
             failed = exc
             text = str(exc)
@@ -220,13 +223,9 @@ def _cmd_check(args) -> int:
         return failed.exit_code if failed is not None else code
 
 
-#: Lines of the checked code's own output shown with a failure (``--verbose``: :data:`OUTPUT_LINES_VERBOSE`).
-OUTPUT_LINES = 20
-OUTPUT_LINES_VERBOSE = 200
-
-
 def _show_output(text: str, name: str, *, verbose: bool) -> None:
-    """Print the tail of what the checked code printed (stdout and stderr of the sandbox), bounded."""
+    """Print the tail of what the checked code printed (stdout and stderr of the sandbox): its last
+    20 distinct lines (``--verbose``: 200), each cut at 200 characters."""
     lines = text.rstrip("\n").splitlines()
     if not lines:
         if verbose:
@@ -234,7 +233,7 @@ def _show_output(text: str, name: str, *, verbose: bool) -> None:
         return
     # the checker calls forward many times: repeated lines are shown once, counted
     runs = [(ln, sum(1 for _ in group)) for ln, group in itertools.groupby(lines)]
-    n = OUTPUT_LINES_VERBOSE if verbose else OUTPUT_LINES
+    n = 200 if verbose else 20
     shown = runs[-n:]
     more = (f" (the last {len(shown)} of {len(runs)} distinct lines"
             + ("" if verbose else "; --verbose shows more") + ")") if len(runs) > n else ""
@@ -286,14 +285,16 @@ def _cmd_train(args) -> int:
 
 
 def _add_common(p, seed: str, atol: float | None, atol_help: str, plots: str | None = None) -> None:
-    """``--seed``, ``--rtol``, ``--atol`` and (``plots``: what is written) ``--plots``/``--no-plots``."""
+    """``--seed``, ``--rtol``, ``--atol``; ``--plots``/``--no-plots`` (``plots``: what is written)."""
     p.add_argument("--seed", type=int, default=0, help=f"seed for {seed} (default 0)")
     if atol_help:
         p.add_argument("--rtol", type=float, default=1e-6, help="relative tolerance (default 1e-6)")
         p.add_argument("--atol", type=float, default=atol, help=atol_help)
     if plots:
-        p.add_argument("--plots", metavar="DIR", default=DEFAULT_PLOTS, help=f"write {plots} (default: {DEFAULT_PLOTS}/)")
-        p.add_argument("--no-plots", dest="plots", action="store_const", const=None, help="write no plots")
+        p.add_argument("--plots", metavar="DIR", default=DEFAULT_PLOTS,
+                       help=f"write {plots} (default: {DEFAULT_PLOTS}/)")
+        p.add_argument("--no-plots", dest="plots", action="store_const", const=None,
+                       help="write no plots")
 
 
 def _add_check_parser(sub, fmt) -> None:
@@ -312,9 +313,9 @@ def _add_check_parser(sub, fmt) -> None:
                         "e.g. '2,4,3;2,5,3;2,5,6'")
     c.add_argument("--init", metavar="JSON", help='constructor kwargs as a JSON object, e.g. \'{"in_features": 5}\'; '
                    "an rng argument, if the constructor has one, is seeded from --seed")
-    _add_common(c, "X, G and rng", None, "absolute tolerance (default: max(1e-9, u*sum|Y*G|/eps), the round-off of "
-                "the finite differences, u = 2.2e-16; it grows with the size of the layer, see "
-                "gradcheck.check.default_atol)")
+    _add_common(c, "X, G and rng", None, "absolute tolerance (default: max(1e-9, u*sum|Y*G|/eps), the "
+                "round-off of the finite differences, u = 2.2e-16; it grows with the size of the layer, "
+                "see gradcheck.check.default_atol)")
     c.add_argument("--plots", metavar="DIR",
                    help="write DIR/ClassName.png and, per failing gradient, DIR/ClassName-dW-heatmap.png")
     c.add_argument("--mode", choices=("full", "fast", "sample"), default="fast",
@@ -377,8 +378,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     z = sub.add_parser("zoo", help="check every built-in layer and loss (manual vs tape vs numerical)",
                        epilog=EPILOG, formatter_class=fmt)
-    _add_common(z, "weights, inputs and upstream gradients", 1e-9, "absolute tolerance (default 1e-9)",
-                "PNG plots into DIR")
+    _add_common(z, "weights, inputs and upstream gradients", 1e-9,
+                "absolute tolerance (default 1e-9)", "PNG plots into DIR")
     z.set_defaults(func=_cmd_zoo)
 
     _add_check_parser(sub, fmt)

@@ -177,7 +177,7 @@ def plot_training(steps: np.ndarray, loss_manual: np.ndarray, loss_tape: np.ndar
     return fig
 
 
-_CELL_TEXT, _CELL_PLAIN = 0.42, 0.24  # side of a heatmap cell (inches) with its value printed, without
+_CELL_TEXT, _CELL_PLAIN = 0.42, 0.24  # side of a heatmap cell (inches), value printed or not
 _MAX_GRID = 8  # at most this many rows and columns of panels are drawn
 
 
@@ -190,9 +190,10 @@ def _grid(a: np.ndarray) -> np.ndarray:
 
 
 def _heatmaps(a, b, names: tuple[str, str], title: str, kinks=(), labels=("column", "row"), unit="value") -> Figure:
-    """``a``, ``b`` (one symmetric colour scale) and ``a - b`` (its own) side by side, each a grid of 2-D
-    panels (:func:`_grid`, at most :data:`_MAX_GRID` x :data:`_MAX_GRID`), values printed when at most
-    64 are shown and it fits in 18 inches; elements ``kinks`` (indices into ``a``) outlined."""
+    """``a``, ``b`` (one symmetric colour scale) and ``a - b`` (its own) side by side, each a
+    grid of 2-D panels (:func:`_grid`, at most :data:`_MAX_GRID` x :data:`_MAX_GRID`), values
+    printed when at most 64 are shown and it fits in 18 inches; ``kinks`` (indices into ``a``)
+    outlined."""
     from matplotlib.patches import Rectangle
     from matplotlib.ticker import MaxNLocator
 

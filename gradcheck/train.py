@@ -128,11 +128,12 @@ def load_digits_split(seed: int = 0, test_size: float = 0.25):
     from sklearn.model_selection import train_test_split
 
     X, y = load_digits(return_X_y=True)
-    return train_test_split(X.astype(np.float64) / 16.0, y, test_size=test_size, stratify=y, random_state=seed)
+    return train_test_split(X.astype(np.float64) / 16.0, y, test_size=test_size, stratify=y,
+                            random_state=seed)
 
 
 def _models(config: TrainConfig):
-    """The one architecture of ``config`` in manualprop (seeded) and in autoprop.layers, same weights."""
+    """The network of ``config`` in manualprop (seeded) and in autoprop.layers, same weights."""
     import autoprop.layers as apl
     import manualprop as mp
 
@@ -174,14 +175,15 @@ def run_training(config: TrainConfig | None = None, *, progress: bool = True, pl
     if config.model == "cnn":  # images as NCHW
         X_tr, X_te = X_tr.reshape(-1, 1, 8, 8), X_te.reshape(-1, 1, 8, 8)
     manual, tape_model = _models(config)
-    runs = [(model, loss, mp.optim.SGD(learning_rate=config.learning_rate, momentum=config.momentum))
+    sgd = dict(learning_rate=config.learning_rate, momentum=config.momentum)
+    runs = [(model, loss, mp.optim.SGD(**sgd))
             for model, loss in ((manual, mp.SoftmaxCrossEntropy()), (tape_model, TapeCE()))]
     keys = list(manual.params)
     if list(tape_model.variables) != keys:
         raise RuntimeError(f"twin variable keys {list(tape_model.variables)} differ from params keys {keys}")
     order_rng = np.random.default_rng(config.seed + 1)
     spe = int(np.ceil(len(X_tr) / config.batch_size))
-    steps = []  # per step: loss manual, loss tape, their relative difference, largest gradient error
+    steps = []  # per step: loss manual, loss tape, their relative difference, worst gradient error
     t0 = time.perf_counter()
     with tqdm(total=spe * config.epochs, desc="manual+tape", unit="step", disable=not progress,
               leave=False) as bar:
@@ -190,7 +192,8 @@ def run_training(config: TrainConfig | None = None, *, progress: bool = True, pl
                 steps.append(_step(*runs, keys, X_tr[idx], y_tr[idx]))
                 bar.update(1)
             ep = np.mean(steps[-spe:], axis=0)
-            msg = f"epoch {epoch + 1:>3}/{config.epochs}: loss manualprop {ep[0]:.12f}  autoprop {ep[1]:.12f}"
+            msg = (f"epoch {epoch + 1:>3}/{config.epochs}: loss manualprop {ep[0]:.12f}  "
+                   f"autoprop {ep[1]:.12f}")
             if progress:
                 bar.write(msg)
             elif log is not None:
@@ -203,14 +206,14 @@ def run_training(config: TrainConfig | None = None, *, progress: bool = True, pl
         epoch_loss_tape=Lt.reshape(config.epochs, spe).mean(axis=1),
         test_accuracy_manual=accuracy(y_te, manual.forward(X_te)),
         test_accuracy_tape=accuracy(y_te, tape_model(ap.constant(X_te)).numpy()),
-        final_param_max_abs_diff=max(float(np.max(np.abs(manual.params[k] - tape_model.variables[k].numpy())))
-                                     for k in keys),
+        final_param_max_abs_diff=max(
+            float(np.max(np.abs(manual.params[k] - tape_model.variables[k].numpy()))) for k in keys),
         steps_per_epoch=spe, seconds=seconds)
     if plots_dir is not None:
         from .plots import plot_training, save_figure
 
-        fig = plot_training(np.arange(1, len(Lm) + 1), Lm, Lt, dl, dg, steps_per_epoch=spe, tolerance=LOSS_RTOL,
-                            model_name=config.model.upper())
+        fig = plot_training(np.arange(1, len(Lm) + 1), Lm, Lt, dl, dg, steps_per_epoch=spe,
+                            tolerance=LOSS_RTOL, model_name=config.model.upper())
         report.plot_path = save_figure(fig, os.path.join(plots_dir, "training.png"))
     return report
 

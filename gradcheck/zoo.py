@@ -105,9 +105,9 @@ ENTRIES: list[ZooEntry] = [
     ZooEntry("Dropout", input_shape=(4, 6), build=_fixed_dropout, training=True, variant="train"),
     ZooEntry("LayerNorm", {"normalized_shape": (3, 4)}, (2, 3, 4), variant="2d"),
     ZooEntry("Embedding", {"num_embeddings": 7, "dim": 3}, inputs=lambda rng: rng.integers(0, 7, size=(4, 5))),
-    ZooEntry("TiedEmbedding", build=lambda ns, rng: ns.TiedEmbedding(7, 4, ns.Linear(4, 4, rng=rng), ns.Tanh(),
-                                                                     rng=rng),
-             inputs=lambda rng: rng.integers(0, 7, size=9)),  # 9 ids from 7 rows: some rows read twice
+    ZooEntry("TiedEmbedding", build=lambda ns, rng: ns.TiedEmbedding(
+        7, 4, ns.Linear(4, 4, rng=rng), ns.Tanh(), rng=rng),
+        inputs=lambda rng: rng.integers(0, 7, size=9)),  # 9 ids from 7 rows: some are read twice
     ZooEntry("RNN", {"input_size": 3, "hidden_size": 4}, (2, 5, 3)),
     ZooEntry("LSTM", {"input_size": 3, "hidden_size": 4}, (2, 5, 3)),
     ZooEntry("GRU", {"input_size": 3, "hidden_size": 4}, (2, 5, 3)),
@@ -143,26 +143,27 @@ def entries_for(name: str) -> list[ZooEntry]:
 
 
 def discover() -> list[tuple[str, str]]:
-    """The ``(name, "layer" | "loss")`` pairs the zoo checks: layers, then losses, in ``manualprop.__all__`` order.
-
-    A class whose ``forward`` or ``backward`` only raises NotImplementedError is an abstract base: skipped.
-    """
+    """The ``(name, "layer" | "loss")`` pairs the zoo checks: layers, then losses, in
+    ``manualprop.__all__`` order; a class whose ``forward`` or ``backward`` only raises
+    NotImplementedError is an abstract base, skipped."""
     import manualprop
 
     found = []
-    for n in getattr(manualprop, "__all__", None) or [n for n in dir(manualprop) if not n.startswith("_")]:
+    names = getattr(manualprop, "__all__", None) or [n for n in dir(manualprop) if n[0] != "_"]
+    for n in names:
         cls = getattr(manualprop, n, None)
         methods = [getattr(cls, m, None) for m in ("forward", "backward")]
         if not isinstance(cls, type) or not all(callable(m) for m in methods):
             continue
-        if all(getattr(m, "__code__", None) is None or m.__code__.co_names != ("NotImplementedError",)
-               for m in methods):
-            found.append((n, "loss" if "y_true" in inspect.signature(cls.forward).parameters else "layer"))
+        codes = [getattr(m, "__code__", None) for m in methods]
+        if not any(c is not None and c.co_names == ("NotImplementedError",) for c in codes):
+            loss = "y_true" in inspect.signature(cls.forward).parameters
+            found.append((n, "loss" if loss else "layer"))
     return [f for f in found if f[1] == "layer"] + [f for f in found if f[1] == "loss"]
 
 
 def _twin(entry: ZooEntry, kind: str, obj: Any, seed: int) -> tuple[Any, str]:
-    """The autoprop twin of ``obj`` built from ``entry`` with its parameter values, or ``(None, why not)``."""
+    """The autoprop twin of ``obj`` built from ``entry``, given its parameters, or ``(None, why not)``."""
     mod = f"autoprop.{'layers' if kind == 'layer' else 'losses'}"
     try:
         ns = importlib.import_module(mod)
@@ -172,7 +173,7 @@ def _twin(entry: ZooEntry, kind: str, obj: Any, seed: int) -> tuple[Any, str]:
         return None, f"no class {mod}.{entry.name}"
     try:
         twin = entry.make(ns, np.random.default_rng(seed))
-    except TypeError as exc:  # the twin class does not take these arguments (yet): manual vs numerical
+    except TypeError as exc:  # the twin does not take these arguments (yet): manual vs numerical
         args = ", ".join(f"{k}={v!r}" for k, v in entry.kwargs.items()) or "the same arguments"
         return None, f"{mod}.{entry.name} does not accept {args} ({exc})"
     except Exception as exc:  # noqa: BLE001
@@ -209,7 +210,8 @@ def run_zoo(seed: int = 0, rtol: float = 1e-6, atol: float = 1e-9) -> tuple[list
                 res = check_layer(obj, X, training=entry.training, **kw)
             else:
                 y_pred = data_rng.standard_normal(entry.input_shape)
-                res = check_loss(obj, (entry.targets or _real_targets)(data_rng, entry.input_shape), y_pred, **kw)
+                y_true = (entry.targets or _real_targets)(data_rng, entry.input_shape)
+                res = check_loss(obj, y_true, y_pred, **kw)
             if twin is None:
                 res.twin_note = note
             results.append(res)
