@@ -5,6 +5,11 @@ How it works (derived in ``lessons/10-gradient-tape.md``):
 * While a tape's ``with`` block is open, every primitive applied to a tensor that the
   tape *tracks* (watched, or computed from a watched tensor) appends a :class:`Node`
   (primitive, inputs, the input values, output) to the tape and tracks the output.
+  A node saves only the values its VJPs read (the record's ``reads``: ``tanh`` its input,
+  ``exp`` its output, ``add`` nothing but shapes); the others are :class:`NotSaved`
+  stand-ins, so an intermediate nobody reads is freed as soon as the forward drops it.
+  Tensors are named by their ``_key`` (never reused), not by ``id()``, so a record
+  needs no reference to a tensor to name it.
 * ``gradient(target, sources)`` seeds ``dL/dtarget`` (ones, or ``output_gradients``),
   then walks the nodes in reverse order; each node hands its output's gradient to the
   primitive's vector-Jacobian product (VJP) for every tracked input and accumulates
@@ -17,13 +22,22 @@ How it works (derived in ``lessons/10-gradient-tape.md``):
 from __future__ import annotations
 
 import enum
+import math
 import warnings
 
 import numpy as np
 
 from . import observe as _observe
 from .observe import _WATCHERS, note_cut  # noqa: F401  (note_cut: public for control.py)
-from .tensor import _EXTRA, _FORWARD, _RECORDING, Tensor, Variable, is_differentiable_dtype
+from .tensor import (
+    _EXTRA,
+    _FORWARD,
+    _RECORDING,
+    Tensor,
+    Variable,
+    _next_key,
+    is_differentiable_dtype,
+)
 
 #: Breadcrumbs for explain() are capped per tape (see :mod:`autoprop.core.observe`).
 _MAX_CRUMBS = _observe.MAX_CRUMBS
@@ -51,34 +65,103 @@ def _unconnected(value):
     )
 
 
+class NotSaved:
+    """What a record keeps of a value that none of its VJPs reads: its shape and dtype.
+
+    A VJP gets it in place of that input (or output) and may ask for ``shape``,
+    ``dtype``, ``ndim``, ``size`` and ``len()`` (``add``'s VJP sums ``g`` back to its
+    inputs' shapes); using its values raises TypeError, so a record whose ``reads`` is
+    wrong fails loudly instead of computing with a stale or missing value.
+    """
+
+    __slots__ = ("shape", "dtype")
+    __array_ufunc__ = None  # numpy refuses arithmetic with it (TypeError)
+
+    def __init__(self, shape, dtype):
+        self.shape = shape
+        self.dtype = dtype
+
+    @property
+    def ndim(self):
+        return len(self.shape)
+
+    @property
+    def size(self):
+        return math.prod(self.shape)
+
+    def __len__(self):
+        if not self.shape:
+            raise TypeError("len() of a 0-d value")
+        return self.shape[0]
+
+    def _refuse(self, *args, **kwargs):
+        raise TypeError(
+            f"autoprop: a VJP read the value of an input or output that its record does not "
+            f"save ({self!r}); the primitive's `reads=` must list it"
+        )
+
+    __array__ = __getitem__ = __iter__ = __float__ = __bool__ = _refuse
+    __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = __truediv__ = _refuse
+    __rtruediv__ = __matmul__ = __rmatmul__ = __neg__ = __pow__ = __rpow__ = _refuse
+    __lt__ = __le__ = __gt__ = __ge__ = _refuse
+
+    def __getattr__(self, name):
+        self._refuse()
+
+    def __repr__(self):
+        return f"<not saved: {self.dtype}{self.shape}>"
+
+
+_NOT_SAVED: dict = {}  # (shape, dtype) -> NotSaved: one stand-in per kind (immutable)
+
+
+def _not_saved(v):
+    """The :class:`NotSaved` of an ndarray ``v``."""
+    k = (v.shape, v.dtype)
+    ns = _NOT_SAVED.get(k)
+    if ns is None:
+        if len(_NOT_SAVED) > 4096:
+            _NOT_SAVED.clear()
+        ns = _NOT_SAVED[k] = NotSaved(*k)
+    return ns
+
+
 class Node:
     """One recorded primitive application.
 
     Attributes
     ----------
     prim : Primitive
-        The registry entry (forward, VJP per argument).
+        The registry entry (forward, VJP per argument, ``reads``).
     args : tuple
-        The arguments as given (Tensors and constants).
+        The arguments as given (Tensors and constants); an argument that no VJP of the
+        tracked inputs reads is a :class:`NotSaved` (a Variable stays: the model holds it).
     vals : list
         The raw values the forward saw (ndarrays / Python scalars); VJPs read these.
+        :class:`NotSaved` where no VJP reads the value.
     kwargs : dict
         Non-differentiable keyword arguments (axis, shape, ...).
-    out : Tensor
-        The result.
+    out : Tensor or NotSaved
+        The result, if a VJP reads it (``"ans"`` in the record's ``reads``).
     parents : tuple of int
         Positions in ``args`` of the inputs the tape tracks (the ones that get a VJP).
+    keys : tuple
+        ``Tensor._key`` of each argument (None for a constant): how the walk names them.
+    key : int
+        The output's ``_key``.
     """
 
-    __slots__ = ("prim", "args", "vals", "kwargs", "out", "parents")
+    __slots__ = ("prim", "args", "vals", "kwargs", "out", "parents", "keys", "key")
 
-    def __init__(self, prim, args, vals, kwargs, out, parents):
+    def __init__(self, prim, args, vals, kwargs, out, parents, keys, key):
         self.prim = prim
         self.args = args
         self.vals = vals
         self.kwargs = kwargs
         self.out = out
         self.parents = parents
+        self.keys = keys
+        self.key = key
 
 
 _new_tensor = object.__new__
@@ -126,6 +209,7 @@ def apply(prim, args, kwargs):
         raise new from exc
     out = _new_tensor(Tensor)  # Tensor._wrap, inlined: this line runs for every operation
     out._value = arr if type(arr) is np.ndarray else np.asarray(arr)
+    out._key = _next_key()
     if _RECORDING:
         if prim.vjps is not None:
             _record(prim, args, vals, kwargs, out)
@@ -140,13 +224,27 @@ def apply(prim, args, kwargs):
     return out
 
 
+def _plan(prim, parents, n):
+    """What a node of ``prim`` with tracked ``parents`` and ``n`` arguments saves:
+    ``(ans, saved per argument)``, from the record's ``reads`` (the union over the VJPs
+    that will run; an argument past the VJPs, such as getitem's key, is always saved).
+    None: no ``reads``, everything is saved."""
+    reads = prim.reads
+    if reads is None:
+        return None
+    need = {r for i in parents for r in reads[i]}
+    plan = prim.plans[parents] = ("ans" in need,
+                                  tuple(i in need or i >= len(reads) for i in range(n)))
+    return plan
+
+
 def _record(prim, args, vals, kwargs, out):
     if out._value.dtype.kind not in "fc":  # not differentiable (is_differentiable_dtype, inlined)
         _observe.cut_by(prim.name, f"a cast to the non-differentiable dtype {out._value.dtype}",
                         args, out)
         return
-    copied = False
     vjps = prim.vjps
+    keys = None
     for tape in _RECORDING:
         tracked = tape._tracked
         parents = []
@@ -154,7 +252,7 @@ def _record(prim, args, vals, kwargs, out):
         for a in args:
             i += 1
             if isinstance(a, Tensor) and vjps[i] is not None:
-                if id(a) in tracked:
+                if a._key in tracked:
                     parents.append(i)
                 elif (
                     tape._watch_accessed
@@ -162,21 +260,50 @@ def _record(prim, args, vals, kwargs, out):
                     and a.trainable
                     and a._value.dtype.kind in "fc"
                 ):
-                    tracked[id(a)] = a
+                    tracked.add(a._key)
                     tape._accessed.append(a)
                     parents.append(i)
-        if parents:
-            if not copied:
-                # A plain ndarray argument may be changed in place by the caller after
-                # the forward pass; the VJP must see the value the forward saw.
-                for i, v in enumerate(vals):
-                    if type(v) is np.ndarray and not isinstance(args[i], Tensor):
-                        vals[i] = v.copy()
-                copied = True
-            tape._nodes.append(Node(prim, args, vals, kwargs, out, tuple(parents)))
-            tracked[id(out)] = out
-        elif tape._cuts:  # explain()'s breadcrumbs: only once something was cut
-            _observe.carry_cut(tape, vjps, args, out)
+        if not parents:
+            if tape._cuts:  # explain()'s breadcrumbs: only once something was cut
+                _observe.carry_cut(tape, vjps, args, out)
+            continue
+        parents = tuple(parents)
+        if keys is None:
+            keys = tuple(a._key if isinstance(a, Tensor) else None for a in args)
+        plan = None if tape._save_all else prim.plans.get(parents)
+        if plan is None or len(plan[1]) != len(vals):
+            plan = None if tape._save_all else _plan(prim, parents, len(vals))
+        # A plain ndarray argument may be changed in place by the caller after the
+        # forward pass; the VJP must see the value the forward saw: a saved one is
+        # copied (once, for every tape: ``vals`` is shared).
+        if plan is None:
+            for i, v in enumerate(vals):
+                if type(v) is np.ndarray and v is args[i]:
+                    vals[i] = v.copy()
+            tape._nodes.append(Node(prim, args, vals, kwargs, out, parents, keys, out._key))
+        else:
+            save_ans, save = plan
+            compact = prim.compact
+            nvals, nargs = [], []
+            for i, v in enumerate(vals):
+                a = args[i]
+                if save[i]:
+                    if compact and i in compact and type(v) is np.ndarray:
+                        v = a = compact[i](v)  # relu: the mask, not x (the VJP reads it alike)
+                    elif type(v) is np.ndarray and v is a:
+                        vals[i] = v = v.copy()
+                elif type(v) is np.ndarray:  # not read by any VJP: shape and dtype only
+                    v = _not_saved(v)
+                    # a Variable costs nothing (the model holds it); a cut value is kept
+                    # for explain() (its breadcrumbs hold it anyway)
+                    if type(a) is not Variable and not (tape._cuts and id(a) in tape._cuts):
+                        a = v
+                nvals.append(v)
+                nargs.append(a)
+            tape._nodes.append(Node(prim, tuple(nargs), nvals, kwargs,
+                                    out if save_ans else _not_saved(out._value),
+                                    parents, keys, out._key))
+        tracked.add(out._key)
 
 
 def _sync_extra():
@@ -228,6 +355,9 @@ class GradientTape:
     """
 
     _forward = False
+    #: True: save every input and output (the recording tape of ``backward_source``,
+    #: which writes each recorded op out); False: only what the VJPs read.
+    _save_all = False
 
     def __init__(self, persistent=False, watch_accessed_variables=True):
         self._persistent = bool(persistent)
@@ -238,7 +368,7 @@ class GradientTape:
         self._watch_reason = ""
         self._post_mortem = None
         self._nodes: list[Node] = []
-        self._tracked: dict[int, Tensor] = {}
+        self._tracked: set[int] = set()  # the _key of every tensor the tape tracks
         self._accessed: list[Variable] = []
         self._watched: list[Tensor] = []
         # breadcrumbs for explain(), created on first use (None: nothing noticed)
@@ -250,7 +380,7 @@ class GradientTape:
 
     def _clear(self):
         self._nodes: list[Node] = []
-        self._tracked: dict[int, Tensor] = {}
+        self._tracked: set[int] = set()  # the _key of every tensor the tape tracks
         self._accessed: list[Variable] = []
         self._watched: list[Tensor] = []
         self._cuts = None
@@ -331,8 +461,8 @@ class GradientTape:
                     stacklevel=2,
                 )
                 continue
-            if id(t) not in self._tracked:
-                self._tracked[id(t)] = t
+            if t._key not in self._tracked:
+                self._tracked.add(t._key)
                 self._watched.append(t)
 
     def watched_variables(self):
@@ -483,7 +613,7 @@ class GradientTape:
         grads = _backward(self, targets, seeds, flat_sources, trace)
         results = []
         for s in flat_sources:
-            g = grads.get(id(s))
+            g = grads.get(s._key)
             sv = s._value
             if type(g) is np.ndarray and g.dtype == sv.dtype and g.shape == sv.shape \
                     and sv.dtype.kind in "fc":
@@ -689,7 +819,7 @@ class GradientTape:
 
     def _release(self):
         self._nodes = []
-        self._tracked = {}
+        self._tracked = set()
         if self._cuts is not None:
             self._cuts = self._keep = self._cut_args = None
         if self._escapes is not None:
@@ -884,11 +1014,11 @@ class _StopRecording:
 
 
 def _backward(tape, targets, seeds, sources, trace=None):
-    """The reverse walk. Returns {id(tensor): gradient} (ndarrays, or Tensors when
+    """The reverse walk. Returns {tensor._key: gradient} (ndarrays, or Tensors when
     an outer tape records the backward pass)."""
     tracked = tape._tracked
     higher = bool(_RECORDING) or bool(_FORWARD)  # someone records: compute VJPs on Tensors
-    keep = {id(s) for s in sources}
+    keep = {s._key for s in sources}
     grads: dict = {}
 
     def seed_value(t, seed):
@@ -906,10 +1036,10 @@ def _backward(tape, targets, seeds, sources, trace=None):
 
     for t, seed in zip(targets, seeds):
         # a target that is also a source gets its seed, watched or not (TF: gradient(v, v) = 1)
-        if not isinstance(t, Tensor) or (id(t) not in tracked and id(t) not in keep):
+        if not isinstance(t, Tensor) or (t._key not in tracked and t._key not in keep):
             continue
         v = seed_value(t, seed)
-        k = id(t)
+        k = t._key
         grads[k] = v if k not in grads else grads[k] + v
 
     nodes = tape._nodes[:]  # a snapshot: a recording tape may append while we walk
@@ -918,17 +1048,17 @@ def _backward(tape, targets, seeds, sources, trace=None):
     get, pop = grads.get, grads.pop
     for pos in range(len(nodes) - 1, -1, -1):
         node = nodes[pos]
-        k = id(node.out)
+        k = node.key
         g = get(k) if k in keep else pop(k, None)
         if g is None:
             continue
-        vjps, args, kwargs = node.prim.vjps, node.args, node.kwargs
+        vjps, keys, kwargs, ans = node.prim.vjps, node.keys, node.kwargs, node.out
         if higher:
-            ins = [a if isinstance(a, Tensor) else v for a, v in zip(args, node.vals)]
-            ans = node.out
+            ins = [a if isinstance(a, Tensor) else v for a, v in zip(node.args, node.vals)]
         else:
             ins = node.vals
-            ans = node.out._value
+            if type(ans) is not NotSaved:
+                ans = ans._value
         for i in node.parents:
             gi = vjps[i](g, ans, *ins, **kwargs)
             if trace:
@@ -936,7 +1066,7 @@ def _backward(tape, targets, seeds, sources, trace=None):
                     f"  #{pos:<4d} {node.prim.name:<14s} vjp[{i}]: g {tuple(np.shape(g))} -> "
                     f"d(arg {i}) {tuple(np.shape(gi))}"
                 )
-            ka = id(args[i])
+            ka = keys[i]
             prev = get(ka)
             grads[ka] = gi if prev is None else prev + gi
     return grads
