@@ -91,9 +91,13 @@ def test_not_saved_gives_shape_and_dtype_and_refuses_values():
     assert ns.shape == (3, 4) and ns.ndim == 2 and ns.size == 12 and len(ns) == 3
     assert np.shape(ns) == (3, 4) and np.ndim(ns) == 2
     for use in (lambda: np.ones(3) * ns, lambda: ns + 1.0, lambda: np.asarray(ns), lambda: ns[0],
-                lambda: ns.T, lambda: ns.sum(), lambda: np.exp(ns), lambda: ns > 0):
+                lambda: np.exp(ns), lambda: ns > 0):
         with pytest.raises(TypeError, match="does not save|NotSaved"):
             use()
+    for use in (lambda: ns.T, lambda: ns.sum(), lambda: ns.flags):
+        with pytest.raises(AttributeError, match="does not save"):
+            use()
+    assert getattr(ns, "name", None) is None and not hasattr(ns, "_value")
 
 
 def test_a_wrong_reads_declaration_fails_loudly_not_silently():

@@ -69,10 +69,9 @@ class Primitive:
         The forward as numpy source (``"{a} @ {b}"``; :mod:`autoprop.core.source`), for
         ``tape.backward_source``; None for a numpy/scipy ufunc: ``np.<name>(...)``.
     reads, compact : optional
-        What each VJP reads: per VJP, argument positions and/or ``"ans"`` (``multiply``:
-        ``((1,), (0,))``; ``add``: ``((), ())``); the tape saves only those, any other value is a
-        :class:`~autoprop.core.tape.NotSaved` (shape, dtype; values raise); None: all saved.
-        ``compact={i: f}`` saves ``f(value)``, read alike (``relu``: the mask ``x > 0``).
+        Per VJP, the argument positions and/or ``"ans"`` it reads (``multiply``: ``((1,), (0,))``);
+        the tape saves only those, others are :class:`~autoprop.core.tape.NotSaved` (None: all
+        saved). ``compact={i: f}`` saves ``f(value)``, read alike (``relu``: the mask ``x > 0``).
     """
 
     __slots__ = ("name", "fwd", "vjps", "doc", "jvps", "numpy", "methods", "source", "reads", "compact", "plans")

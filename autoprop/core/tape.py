@@ -71,7 +71,8 @@ class NotSaved:
     A VJP gets it in place of that input (or output) and may ask for ``shape``,
     ``dtype``, ``ndim``, ``size`` and ``len()`` (``add``'s VJP sums ``g`` back to its
     inputs' shapes); using its values raises TypeError, so a record whose ``reads`` is
-    wrong fails loudly instead of computing with a stale or missing value.
+    wrong fails loudly instead of computing with a stale or missing value (TypeError, or
+    AttributeError for an array attribute such as ``.T``).
     """
 
     __slots__ = ("shape", "dtype")
@@ -94,19 +95,20 @@ class NotSaved:
             raise TypeError("len() of a 0-d value")
         return self.shape[0]
 
+    def _message(self):
+        return (f"autoprop: a VJP read the value of an input or output that its record does "
+                f"not save ({self!r}); the primitive's `reads=` must list it")
+
     def _refuse(self, *args, **kwargs):
-        raise TypeError(
-            f"autoprop: a VJP read the value of an input or output that its record does not "
-            f"save ({self!r}); the primitive's `reads=` must list it"
-        )
+        raise TypeError(self._message())
 
     __array__ = __getitem__ = __iter__ = __float__ = __bool__ = _refuse
     __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = __truediv__ = _refuse
     __rtruediv__ = __matmul__ = __rmatmul__ = __neg__ = __pow__ = __rpow__ = _refuse
     __lt__ = __le__ = __gt__ = __ge__ = _refuse
 
-    def __getattr__(self, name):
-        self._refuse()
+    def __getattr__(self, name):  # (AttributeError, so hasattr() and getattr(x, n, d) work)
+        raise AttributeError(f"{name!r}: {self._message()}")
 
     def __repr__(self):
         return f"<not saved: {self.dtype}{self.shape}>"

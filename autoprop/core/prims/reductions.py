@@ -180,7 +180,7 @@ def _log_softmax_fwd(x, axis=-1):
 
 log_softmax = defprim(
     "log_softmax", _log_softmax_fwd,
-    lambda g, ans, x, axis=-1: g - np.exp(ans) * g.sum(axis=axis, keepdims=True),
+    lambda g, ans, x, axis=-1: g - np.exp(ans) * g.sum(axis=axis, keepdims=True), reads=(("ans",),),
     jvp=lambda t, ans, x, axis=-1: t - np.sum(t * np.exp(ans), axis=axis, keepdims=True),
     jacobian="I - 1 softmax(x)^T along the axis", vjp="dx = g - softmax(x) * sum(g)",
     shapes=SAME, kinks="stable: x - logsumexp(x)",
@@ -189,7 +189,7 @@ log_softmax = defprim(
 softmax = defprim(
     "softmax",
     lambda x, axis=-1: np.exp(_log_softmax_fwd(x, axis=axis)),
-    lambda g, ans, x, axis=-1: ans * (g - (g * ans).sum(axis=axis, keepdims=True)),
+    lambda g, ans, x, axis=-1: ans * (g - (g * ans).sum(axis=axis, keepdims=True)), reads=(("ans",),),
     jvp=lambda t, ans, x, axis=-1: ans * (t - np.sum(t * ans, axis=axis, keepdims=True)),
     jacobian="diag(p) - p p^T along the axis", vjp="dx = p * (g - sum(g * p))", shapes=SAME,
     source="special.softmax({x}, axis={axis})",
