@@ -271,7 +271,7 @@ def _record(prim, args, vals, kwargs, out):
             continue
         parents = tuple(parents)
         if keys is None:
-            keys = tuple(a._key if isinstance(a, Tensor) else None for a in args)
+            keys = tuple([a._key if isinstance(a, Tensor) else None for a in args])
         plan = None if tape._save_all else prim.plans.get(parents)
         if plan is None or len(plan[1]) != len(vals):
             plan = None if tape._save_all else _plan(prim, parents, len(vals))
@@ -295,15 +295,19 @@ def _record(prim, args, vals, kwargs, out):
                     elif type(v) is np.ndarray and v is a:
                         vals[i] = v = v.copy()
                 elif type(v) is np.ndarray:  # not read by any VJP: shape and dtype only
-                    v = _not_saved(v)
+                    ns = _NOT_SAVED.get((v.shape, v.dtype))  # (_not_saved, inlined)
+                    v = _not_saved(v) if ns is None else ns
                     # a Variable costs nothing (the model holds it); a cut value is kept
                     # for explain() (its breadcrumbs hold it anyway)
                     if type(a) is not Variable and not (tape._cuts and id(a) in tape._cuts):
                         a = v
                 nvals.append(v)
                 nargs.append(a)
-            tape._nodes.append(Node(prim, tuple(nargs), nvals, kwargs,
-                                    out if save_ans else _not_saved(out._value),
+            if not save_ans:
+                ov = out._value
+                ns = _NOT_SAVED.get((ov.shape, ov.dtype))
+                ans = _not_saved(ov) if ns is None else ns
+            tape._nodes.append(Node(prim, tuple(nargs), nvals, kwargs, out if save_ans else ans,
                                     parents, keys, out._key))
         tracked.add(out._key)
 

@@ -81,7 +81,8 @@ def _aliases(fwd, numpy):
     return (fwd,) if numpy is True else () if numpy is False else tuple(numpy)
 
 
-def _binary(name, fwd, da, db, jacobian, vjp, kinks="none (smooth)", numpy=True, methods=(), source=None):
+def _binary(name, fwd, da, db, jacobian, vjp, kinks="none (smooth)", numpy=True, methods=(), source=None,
+            reads=None):
     """A broadcasting two-argument elementwise primitive with partial derivatives
     ``da(ans, a, b)``, ``db(ans, a, b)``: VJPs ``g * d`` summed back to each input's
     shape, JVPs ``t * d``, both under the 0·inf rule (:func:`~._common.times`)."""
@@ -91,7 +92,7 @@ def _binary(name, fwd, da, db, jacobian, vjp, kinks="none (smooth)", numpy=True,
         lambda g, ans, a, b: unbroadcast(times(g, db(ans, a, b)), _shape(b)),
         jvp=(lambda t, ans, a, b: times(t, da(ans, a, b)), lambda t, ans, a, b: times(t, db(ans, a, b))),
         jacobian=jacobian, vjp=vjp, shapes=BCAST, kinks=kinks, numpy=_aliases(fwd, numpy), methods=methods,
-        source=source,
+        source=source, reads=reads,
     )
 
 
@@ -120,7 +121,7 @@ power = _binary(
           "d/db at a = 0 is taken as 0 (log(0) replaced by 0); a < 0 gives nan for d/db; "
           "0 where g = 0 (the 0·inf rule: d(x**0.5)/dx at 0 with g = 0 is 0)",
     methods=("__pow__", "__rpow__"),
-    source="{0} ** {1}",
+    source="{0} ** {1}", reads=((0, 1), ("ans", 0)),
 )
 
 
