@@ -84,7 +84,7 @@ def draw_tape(tape, path=None, title=None, max_ops=60):
         for i, a in enumerate(node.args):
             key = None
             if i in node.parents:
-                tk = node.keys[i]
+                tk = node.keys[node.parents.index(i)]
                 if tk in out_ids and out_ids[tk] < k:
                     key = ("op", out_ids[tk])
                 else:

@@ -90,7 +90,7 @@ def explain(tape, target, source):
     # forward reachability from the source through the records (by Tensor._key)
     reach = {source._key}
     for node in nodes:
-        if any(node.keys[i] in reach for i in node.parents):
+        if any(k in reach for k in node.keys):
             reach.add(node.key)
     if target._key in reach:
         return head + (
@@ -113,10 +113,11 @@ def explain(tape, target, source):
         node = by_out.get(k)
         if node is None:
             continue
+        stack.extend(node.keys)
         for i, a in enumerate(node.args):
             if i in node.parents:
-                stack.append(node.keys[i])
-            elif isinstance(a, Tensor) and id(a) in cuts:
+                continue
+            if isinstance(a, Tensor) and id(a) in cuts:
                 text = _cut_text(cuts[id(a)], f"an input of op {node.prim.name!r}")
                 if text not in causes:
                     causes.append(text)

@@ -115,16 +115,21 @@ class NotSaved:
 
 
 _NOT_SAVED: dict = {}  # (shape, dtype) -> NotSaved: one stand-in per kind (immutable)
+_F64 = np.dtype(np.float64)
+_NOT_SAVED_F64: dict = {}  # shape -> NotSaved of float64, the usual case (a cheaper key)
 
 
 def _not_saved(v):
-    """The :class:`NotSaved` of an ndarray ``v``."""
-    k = (v.shape, v.dtype)
-    ns = _NOT_SAVED.get(k)
+    """The :class:`NotSaved` of an ndarray ``v`` (one per shape and dtype, reused)."""
+    if v.dtype is _F64:
+        cache, k = _NOT_SAVED_F64, v.shape
+    else:
+        cache, k = _NOT_SAVED, (v.shape, v.dtype)
+    ns = cache.get(k)
     if ns is None:
-        if len(_NOT_SAVED) > 4096:
-            _NOT_SAVED.clear()
-        ns = _NOT_SAVED[k] = NotSaved(*k)
+        if len(cache) > 4096:
+            cache.clear()
+        ns = cache[k] = NotSaved(v.shape, v.dtype)
     return ns
 
 
@@ -147,8 +152,9 @@ class Node:
         The result, if a VJP reads it (``"ans"`` in the record's ``reads``).
     parents : tuple of int
         Positions in ``args`` of the inputs the tape tracks (the ones that get a VJP).
-    keys : tuple
-        ``Tensor._key`` of each argument (None for a constant): how the walk names them.
+    keys : tuple of int
+        ``Tensor._key`` of each tracked input, in the order of ``parents``: how the walk
+        names them (a key is never reused, so no reference is needed).
     key : int
         The output's ``_key``.
     """
@@ -227,16 +233,18 @@ def apply(prim, args, kwargs):
 
 
 def _plan(prim, parents, n):
-    """What a node of ``prim`` with tracked ``parents`` and ``n`` arguments saves:
-    ``(ans, saved per argument)``, from the record's ``reads`` (the union over the VJPs
-    that will run; an argument past the VJPs, such as getitem's key, is always saved).
-    None: no ``reads``, everything is saved."""
+    """What a node of ``prim`` with tracked ``parents`` and ``n`` arguments saves, from the
+    record's ``reads`` (the union over the VJPs that will run; an argument past the VJPs,
+    such as getitem's key, is always saved): ``(n, ans saved?, saved positions, positions
+    not saved, positions saved in ``compact`` form)``. None: no ``reads``, all is saved."""
     reads = prim.reads
     if reads is None:
         return None
     need = {r for i in parents for r in reads[i]}
-    plan = prim.plans[parents] = ("ans" in need,
-                                  tuple(i in need or i >= len(reads) for i in range(n)))
+    saved = tuple(i for i in range(n) if i in need or i >= len(reads))
+    compact = tuple(i for i in saved if prim.compact and i in prim.compact)
+    plan = prim.plans[parents] = (n, "ans" in need, saved,
+                                  tuple(i for i in range(n) if i not in saved), compact)
     return plan
 
 
@@ -246,34 +254,34 @@ def _record(prim, args, vals, kwargs, out):
                         args, out)
         return
     vjps = prim.vjps
-    keys = None
     for tape in _RECORDING:
         tracked = tape._tracked
-        parents = []
+        parents, keys = [], []
         i = -1
         for a in args:
             i += 1
             if isinstance(a, Tensor) and vjps[i] is not None:
-                if a._key in tracked:
+                k = a._key
+                if k in tracked:
                     parents.append(i)
+                    keys.append(k)
                 elif (
                     tape._watch_accessed
                     and type(a) is Variable
                     and a.trainable
                     and a._value.dtype.kind in "fc"
                 ):
-                    tracked.add(a._key)
+                    tracked.add(k)
                     tape._accessed.append(a)
                     parents.append(i)
+                    keys.append(k)
         if not parents:
             if tape._cuts:  # explain()'s breadcrumbs: only once something was cut
                 _observe.carry_cut(tape, vjps, args, out)
             continue
         parents = tuple(parents)
-        if keys is None:
-            keys = tuple([a._key if isinstance(a, Tensor) else None for a in args])
         plan = None if tape._save_all else prim.plans.get(parents)
-        if plan is None or len(plan[1]) != len(vals):
+        if plan is None or plan[0] != len(vals):
             plan = None if tape._save_all else _plan(prim, parents, len(vals))
         # A plain ndarray argument may be changed in place by the caller after the
         # forward pass; the VJP must see the value the forward saw: a saved one is
@@ -282,33 +290,39 @@ def _record(prim, args, vals, kwargs, out):
             for i, v in enumerate(vals):
                 if type(v) is np.ndarray and v is args[i]:
                     vals[i] = v.copy()
-            tape._nodes.append(Node(prim, args, vals, kwargs, out, parents, keys, out._key))
-        else:
-            save_ans, save = plan
-            compact = prim.compact
-            nvals, nargs = [], []
-            for i, v in enumerate(vals):
-                a = args[i]
-                if save[i]:
-                    if compact and i in compact and type(v) is np.ndarray:
-                        v = a = compact[i](v)  # relu: the mask, not x (the VJP reads it alike)
-                    elif type(v) is np.ndarray and v is a:
-                        vals[i] = v = v.copy()
-                elif type(v) is np.ndarray:  # not read by any VJP: shape and dtype only
-                    ns = _NOT_SAVED.get((v.shape, v.dtype))  # (_not_saved, inlined)
-                    v = _not_saved(v) if ns is None else ns
+            tape._nodes.append(Node(prim, args, vals, kwargs, out, parents, tuple(keys), out._key))
+            tracked.add(out._key)
+            continue
+        _n, save_ans, saved, unsaved, compact = plan
+        for i in saved:
+            v = vals[i]
+            if type(v) is np.ndarray and v is args[i]:
+                vals[i] = v.copy()
+        nvals, nargs = vals, args
+        if unsaved or compact:
+            nvals, nargs = vals.copy(), list(args)
+            for i in compact:  # relu: the mask, not x (its VJP reads it alike)
+                if type(vals[i]) is np.ndarray:
+                    nvals[i] = nargs[i] = prim.compact[i](vals[i])
+            for i in unsaved:
+                v = vals[i]
+                if type(v) is np.ndarray:  # not read by any VJP: shape and dtype only
+                    ns = _NOT_SAVED_F64.get(v.shape) if v.dtype is _F64 else None  # (inlined)
+                    nvals[i] = ns = _not_saved(v) if ns is None else ns
+                    a = args[i]
                     # a Variable costs nothing (the model holds it); a cut value is kept
                     # for explain() (its breadcrumbs hold it anyway)
                     if type(a) is not Variable and not (tape._cuts and id(a) in tape._cuts):
-                        a = v
-                nvals.append(v)
-                nargs.append(a)
-            if not save_ans:
-                ov = out._value
-                ns = _NOT_SAVED.get((ov.shape, ov.dtype))
-                ans = _not_saved(ov) if ns is None else ns
-            tape._nodes.append(Node(prim, tuple(nargs), nvals, kwargs, out if save_ans else ans,
-                                    parents, keys, out._key))
+                        nargs[i] = ns
+            nargs = tuple(nargs)
+        if save_ans:
+            ans = out
+        else:
+            ov = out._value
+            ans = _NOT_SAVED_F64.get(ov.shape) if ov.dtype is _F64 else None
+            if ans is None:
+                ans = _not_saved(ov)
+        tape._nodes.append(Node(prim, nargs, nvals, kwargs, ans, parents, tuple(keys), out._key))
         tracked.add(out._key)
 
 
@@ -1065,14 +1079,13 @@ def _backward(tape, targets, seeds, sources, trace=None):
             ins = node.vals
             if type(ans) is not NotSaved:
                 ans = ans._value
-        for i in node.parents:
+        for i, ka in zip(node.parents, keys):
             gi = vjps[i](g, ans, *ins, **kwargs)
             if trace:
                 trace(
                     f"  #{pos:<4d} {node.prim.name:<14s} vjp[{i}]: g {tuple(np.shape(g))} -> "
                     f"d(arg {i}) {tuple(np.shape(gi))}"
                 )
-            ka = keys[i]
             prev = get(ka)
             grads[ka] = gi if prev is None else prev + gi
     return grads
