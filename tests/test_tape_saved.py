@@ -173,3 +173,19 @@ def test_a_plain_array_the_vjp_reads_is_still_copied_but_one_it_does_not_read_is
     mul, add = tape._nodes[0], tape._nodes[1]
     assert mul.vals[1] is not c and isinstance(add.vals[1], NotSaved)
     np.testing.assert_array_equal(tape.gradient(y, x).numpy(), [2.0, 2.0, 2.0])
+
+
+def test_a_copied_or_unpickled_tensor_gets_a_new_identity():
+    import copy
+    import pickle
+
+    x = ap.Variable([1.0, 2.0], name="x")
+    c = ap.constant([3.0, 4.0])
+    for other in (pickle.loads(pickle.dumps(x)), copy.deepcopy(x), pickle.loads(pickle.dumps(c))):
+        assert other._key not in (x._key, c._key)
+    y = pickle.loads(pickle.dumps(x))
+    assert (type(y), y.name, y.trainable, y.numpy().tolist()) == (ap.Variable, "x", True, [1.0, 2.0])
+    with ap.GradientTape() as tape:
+        z = ap.sum(x * 2.0 + y * 3.0)  # two Variables with equal values: separate gradients
+    gx, gy = tape.gradient(z, [x, y])
+    assert gx.numpy().tolist() == [2.0, 2.0] and gy.numpy().tolist() == [3.0, 3.0]
