@@ -92,9 +92,11 @@ def _sech2(x: np.ndarray) -> np.ndarray:
     # (1/cosh)^2 underflows quietly to 0 before cosh overflows (|x| = 710; 89 in
     # float32): the clip only keeps cosh from warning
     bound = 89.0 if x.dtype == np.float32 else 710.0
-    r = np.asarray(np.clip(x, -bound, bound))  # one temporary, updated in place
+    r = np.maximum(x, -bound)  # one temporary, updated in place (np.clip's wrapper costs more)
     if not r.ndim:
-        return 1.0 / np.cosh(r) ** 2
+        c = 1.0 / np.cosh(np.minimum(r, bound))
+        return c * c
+    np.minimum(r, bound, out=r)
     np.cosh(r, out=r)
     np.divide(1.0, r, out=r)
     return np.multiply(r, r, out=r)
