@@ -423,6 +423,9 @@ def check_targets(
     return y
 
 
+_UNSIGNED = {np.dtype(f"i{n}"): np.dtype(f"u{n}") for n in (1, 2, 4, 8)}
+
+
 def check_class_targets(y_true, where: str, *, n_samples: int, n_classes: int, dtype):
     """Check classification targets for logits of shape ``(n_samples, n_classes)``.
 
@@ -445,7 +448,9 @@ def check_class_targets(y_true, where: str, *, n_samples: int, n_classes: int, d
     if key in _PASSED:  # shape and dtype passed before: only the values are checked
         y = y_true
         if y.dtype.kind in "iu":
-            if not y.size or (y.min() >= 0 and y.max() < n_classes):
+            # 0 <= y < n_classes in one reduction: a negative label read as unsigned is huge
+            u = y.view(_UNSIGNED.get(y.dtype, y.dtype))
+            if not y.size or (u.dtype.kind == "u" and np.maximum.reduce(u, axis=None) < n_classes):
                 return "labels", y.astype(np.int64, copy=False)
         elif _sum_is_finite(y) and not (y.size and y.min() < 0):
             return "probs", y.astype(dtype, copy=False)

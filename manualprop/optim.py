@@ -184,11 +184,16 @@ class Optimizer:
         leaves the first variable as it was). The common case, arrays updated in place
         without clipping, takes one loop of the same checks and the same arithmetic.
         """
-        checked = [self._checked(*it) for it in items]
+        ndarray = np.ndarray
+        checked = []
+        for grad, var, where, label in items:  # _checked, with its common case inline
+            if type(var) is ndarray and type(grad) is ndarray and var.flags.writeable:
+                checked.append((var, check_update(grad, var, where, label)))
+            else:
+                checked.append(self._checked(grad, var, where, label))
+        grads = [g for _, g in checked]
         if self.clipnorm is not None or self.global_clipnorm is not None:
-            grads = self.clip([g for _, g in checked])
-        else:
-            grads = [g for _, g in checked]
+            grads = self.clip(grads)
         decay = self.weight_decay
         for (_, var, _, _), (p, _), g in zip(items, checked, grads):
             if g.dtype != p.dtype:  # check_update cast it already; clip keeps the dtype
@@ -198,7 +203,10 @@ class Optimizer:
             delta = self._delta(g, p, var)
             if getattr(delta, "dtype", None) != p.dtype:
                 delta = np.asarray(delta, dtype=p.dtype)
-            _write(var, delta)
+            if type(var) is ndarray:
+                var -= delta
+            else:
+                _write(var, delta)
 
     def _delta(self, g, p, var):  # pragma: no cover - abstract
         """The step ``delta`` (``p <- p - delta``); state via ``self._slots(var)``."""

@@ -199,3 +199,27 @@ def test_the_builtin_test_reads_the_class():
 
     assert _builtin(mp.Linear) and _builtin(mp.Tanh) and _builtin(mp.Conv2D)
     assert not _builtin(Mine) and not _builtin(mp.Sequential) and not _builtin(object)
+
+
+@pytest.mark.parametrize("dtype", [np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint64])
+def test_labels_of_every_integer_dtype_are_range_checked_on_every_call(dtype):
+    loss = mp.SoftmaxCrossEntropy()
+    z = np.zeros((4, 3))
+    good = np.array([0, 1, 2, 1], dtype)
+    for _ in range(2):
+        assert loss.forward(good, z) == pytest.approx(np.log(3))
+    with pytest.raises(ValueError, match=r"y_true labels must be in \[0, 3\); got min 0, max 3"):
+        loss.forward(np.array([0, 1, 3, 1], dtype), z)
+    if np.dtype(dtype).kind == "i":  # read as unsigned, -1 is the largest value: still refused
+        low = np.iinfo(dtype).min
+        with pytest.raises(ValueError, match=rf"y_true labels must be in \[0, 3\); got min {low}, max 2"):
+            loss.forward(np.array([0, low, 2, 1], dtype), z)
+    assert loss.forward(good[::2], z[:2]) == pytest.approx(np.log(3))  # a strided view
+
+
+def test_tanh_backward_at_huge_inputs_is_zero_even_when_numpy_raises_on_every_error():
+    tanh = mp.Tanh()
+    x = np.array([[-1e4, -800.0, 0.0, 800.0, 1e4]])
+    with np.errstate(all="raise"):
+        tanh.forward(x)
+        np.testing.assert_array_equal(tanh.backward(np.ones_like(x)), [[0.0, 0.0, 1.0, 0.0, 0.0]])
