@@ -27,8 +27,8 @@ kept cheap (issue 15: on a small MLP they cost more than the arithmetic):
   expectation, so a signature that passed once is remembered in ``_PASSED`` and
   not checked again;
 * the finiteness check depends on the values and runs on every call, as one
-  reduction: the sum of an array is finite only if every element is (a NaN or
-  an inf makes the sum NaN or inf), and when the sum is not finite the full
+  reduction: the sum (of squares, for float64) of an array is finite only if every
+  element is (a NaN or an inf makes it NaN or inf), and when it is not finite the full
   element-wise check runs and names the first bad index (or passes: finite
   values whose sum overflowed);
 * ``where`` may be a :class:`Where`, which builds the ``repr`` of the object only
@@ -44,6 +44,7 @@ import numpy as np
 
 __all__ = [
     "FLOAT_DTYPES",
+    "KNOWN_FINITE",
     "Where",
     "check_array",
     "check_axis",
@@ -102,6 +103,26 @@ _PASSED: set = set()
 _PASSED_MAX = 4096
 
 
+class _KnownFinite:
+    """The one array known to be finite without a look (``array``), or None.
+
+    :class:`~manualprop.Sequential` sets it, for the span of one layer's call, to that
+    layer's input when the previous layer is a built-in one that cannot make a NaN or an
+    inf of the finite input it checked itself (``tanh`` of a finite array is finite);
+    :func:`check_array` and :func:`check_grad_output` then skip the reduction for that
+    very object (an identity test, never a value test). No check that could fire is
+    skipped: every error names the same layer and tensor as without it.
+    """
+
+    __slots__ = ("array",)
+
+    def __init__(self):
+        self.array = None
+
+
+KNOWN_FINITE = _KnownFinite()
+
+
 def _passed(key) -> None:
     if len(_PASSED) >= _PASSED_MAX:
         _PASSED.clear()
@@ -134,15 +155,23 @@ def _as_ndarray(X, where: str, name: str) -> np.ndarray:
     return arr
 
 
-def _sum_is_finite(X: np.ndarray) -> bool:
-    """True if the sum of float ``X`` is finite, which proves every element finite.
+_F64 = np.dtype(np.float64)
 
-    A NaN or inf anywhere makes the sum NaN or inf; False may also mean that finite
-    values overflowed, so False calls for the element-wise check, True needs none.
-    The sum is accumulated in float64 (float32 values cannot overflow it). NumPy's
-    warning for ``inf + -inf`` or a float64 overflow, when warnings are errors (as in
-    the test suite) or ``np.errstate(all="raise")``, also means False.
+
+def _sum_is_finite(X: np.ndarray) -> bool:
+    """True if one reduction of float ``X`` is finite, which proves every element finite.
+
+    float64: the sum of squares ``X . X`` (one BLAS dot, the cheapest reduction numpy
+    has at small sizes); other floats: the sum, accumulated in float64 (float32 values
+    cannot overflow it). A NaN or inf anywhere makes either NaN or inf; False may also
+    mean that finite values overflowed (``|x| > 1e154`` for the squares), so False calls
+    for the element-wise check and True needs none. The squares are never negative, so
+    they never form ``inf + -inf``; numpy's warning for that or for an overflow of the
+    float64 sum, when warnings are errors (as in the test suite) or under
+    ``np.errstate(all="raise")``, also means False.
     """
+    if X.dtype is _F64 or X.dtype == _F64:
+        return math.isfinite(np.vdot(X, X))
     if X.dtype.kind != "f":
         return False
     try:
@@ -237,7 +266,8 @@ def check_array(
     if type(X) is np.ndarray and (shape is None or type(shape) is tuple):
         key = ("array", X.shape, X.dtype, shape, min_ndim, dtype, nonempty)
         if key in _PASSED:
-            _check_finite(X, where, name, masked)
+            if X is not KNOWN_FINITE.array:
+                _check_finite(X, where, name, masked)
             return X
     else:
         key = None
@@ -339,7 +369,8 @@ def check_grad_output(dY, where: str, *, shape: tuple, dtype, name: str = "dY") 
         Shape differs from ``shape`` or NaN/inf present.
     """
     if type(dY) is np.ndarray and type(shape) is tuple and ("grad", dY.shape, dY.dtype, shape) in _PASSED:
-        _check_finite(dY, where, name)
+        if dY is not KNOWN_FINITE.array:
+            _check_finite(dY, where, name)
         return dY if dY.dtype == dtype else dY.astype(dtype)
     dY = _as_ndarray(dY, where, name)
     _check_float(dY, where, name)
@@ -392,6 +423,9 @@ def check_targets(
     return y
 
 
+_UNSIGNED = {np.dtype(f"i{n}"): np.dtype(f"u{n}") for n in (1, 2, 4, 8)}
+
+
 def check_class_targets(y_true, where: str, *, n_samples: int, n_classes: int, dtype):
     """Check classification targets for logits of shape ``(n_samples, n_classes)``.
 
@@ -414,7 +448,9 @@ def check_class_targets(y_true, where: str, *, n_samples: int, n_classes: int, d
     if key in _PASSED:  # shape and dtype passed before: only the values are checked
         y = y_true
         if y.dtype.kind in "iu":
-            if not y.size or (y.min() >= 0 and y.max() < n_classes):
+            # 0 <= y < n_classes in one reduction: a negative label read as unsigned is huge
+            u = y.view(_UNSIGNED.get(y.dtype, y.dtype))
+            if not y.size or (u.dtype.kind == "u" and np.maximum.reduce(u, axis=None) < n_classes):
                 return "labels", y.astype(np.int64, copy=False)
         elif _sum_is_finite(y) and not (y.size and y.min() < 0):
             return "probs", y.astype(dtype, copy=False)

@@ -2,10 +2,34 @@
 
 from __future__ import annotations
 
-from ._validation import check_layer
+from ._validation import KNOWN_FINITE, check_layer
+from .layers import Flatten, Layer, ReLU, Sigmoid, Softmax, Tanh
 from .training import accuracy, compile_args, fit_loop
 
 __all__ = ["Residual", "Sequential", "flat_dict"]
+
+#: Built-in layers whose forward output is finite whenever their input is (which they
+#: check): ReLU, tanh, the logistic and softmax are bounded by 1 or by their input, a
+#: reshape moves values. Not Linear (``X @ W.T`` can overflow, ``W`` is not checked),
+#: not LogSoftmax (``X - max`` can overflow to -inf).
+_FINITE_FORWARD = frozenset({ReLU, Tanh, Sigmoid, Softmax, Flatten})
+#: Built-in layers whose backward returns a finite dX whenever dY is (which they check):
+#: ``dX = dY * f'(X)`` with ``|f'| <= 1``, or a reshape of dY.
+_FINITE_BACKWARD = frozenset({ReLU, Tanh, Sigmoid, Flatten})
+_BUILTIN: dict = {}
+
+
+def _builtin(kind) -> bool:
+    """True for a layer class of manualprop itself (not a subclass of it, not a container).
+
+    Only such a layer is handed an input as known to be finite: its checks are ours and it
+    does not write into its input, so the array it checks is the one the previous layer made.
+    """
+    known = _BUILTIN.get(kind)
+    if known is None:
+        known = _BUILTIN[kind] = (issubclass(kind, Layer) and kind.__module__.startswith("manualprop.")
+                                  and kind.__qualname__ == kind.__name__)
+    return known
 
 
 def flat_dict(named_layers, attr: str) -> dict:
@@ -93,9 +117,23 @@ class Sequential:
         return self._flat("grads")
 
     def forward(self, X, training=False):
-        """Run ``X`` through every layer in order and return the last output."""
-        for layer in self.layers:
-            X = layer.forward(X, training=training)
+        """Run ``X`` through every layer in order and return the last output.
+
+        Every layer checks its input as when it is called alone, except that a built-in
+        layer does not look for NaN/inf in the output of a built-in layer that cannot make
+        one (``Tanh`` after ``Linear``: the ``Linear`` after that ``Tanh`` skips that
+        reduction); see ``_validation.KNOWN_FINITE``. A layer of your own is never trusted.
+        """
+        known = KNOWN_FINITE
+        finite = False  # the previous layer's output is finite: it came from _FINITE_FORWARD
+        try:
+            for layer in self.layers:
+                kind = type(layer)
+                known.array = X if finite and _builtin(kind) else None
+                X = layer.forward(X, training=training)
+                finite = kind in _FINITE_FORWARD
+        finally:
+            known.array = None
         return X
 
     @property
@@ -113,18 +151,25 @@ class Sequential:
         input_grad=False)`` and skips computing it; any other is called as ``backward(dY)``. The
         parameter gradients are the same either way.
         """
-        if input_grad or not self.layers:
-            for layer in reversed(self.layers):
-                dY = layer.backward(dY)
-            return dY
-        for layer in reversed(self.layers[1:]):
-            dY = layer.backward(dY)
-        first = self.layers[0]
-        if getattr(first, "input_grad_optional", False):
-            first.backward(dY, input_grad=False)
-        else:
-            first.backward(dY)
-        return None
+        layers, known = self.layers, KNOWN_FINITE
+        finite = False  # dY is finite: it came from a backward of _FINITE_BACKWARD (see forward)
+        try:
+            for i in range(len(layers) - 1, -1, -1):
+                layer = layers[i]
+                kind = type(layer)
+                known.array = dY if finite and _builtin(kind) else None
+                if i or input_grad:
+                    dY = layer.backward(dY)
+                    finite = kind in _FINITE_BACKWARD
+                elif getattr(layer, "input_grad_optional", False):
+                    layer.backward(dY, input_grad=False)
+                    return None
+                else:
+                    layer.backward(dY)
+                    return None
+        finally:
+            known.array = None
+        return dY
 
     # --- the training loop (Keras-style), shared with autoprop via fit_loop ----------
     def compile(self, optimizer, loss, metrics=()):

@@ -65,6 +65,21 @@ def _read(var, where: str, label: str) -> np.ndarray:
     )
 
 
+class _ParamKey:
+    """The label ``params['<key>']`` of a :meth:`Optimizer.step` pair, formatted only for a message."""
+
+    __slots__ = ("key",)
+
+    def __init__(self, key):
+        self.key = key
+
+    def __str__(self) -> str:
+        return f"params[{self.key!r}]"
+
+    def __format__(self, spec: str) -> str:
+        return format(str(self), spec)
+
+
 def _write(var, delta: np.ndarray) -> None:
     if isinstance(var, np.ndarray):
         var -= delta
@@ -163,18 +178,38 @@ class Optimizer:
         return grads
 
     def _update_all(self, items) -> None:
-        """``items``: list of (grad, var, where, label); clip them together, then update each."""
-        checked = [self._checked(*it) for it in items]
-        clipped = self.clip([g for _, g in checked])
-        for (_grad, var, _, _), (p, _), g in zip(items, checked, clipped):
+        """``items``: list of (grad, var, where, label); clip them together, then update each.
+
+        Every pair is checked before any variable changes (a NaN in the last gradient
+        leaves the first variable as it was). The common case, arrays updated in place
+        without clipping, takes one loop of the same checks and the same arithmetic.
+        """
+        ndarray = np.ndarray
+        checked = []
+        for grad, var, where, label in items:  # _checked, with its common case inline
+            if type(var) is ndarray and type(grad) is ndarray and var.flags.writeable:
+                checked.append((var, check_update(grad, var, where, label)))
+            else:
+                checked.append(self._checked(grad, var, where, label))
+        grads = [g for _, g in checked]
+        if self.clipnorm is not None or self.global_clipnorm is not None:
+            grads = self.clip(grads)
+        decay = self.weight_decay
+        for (_, var, _, _), (p, _), g in zip(items, checked, grads):
             if g.dtype != p.dtype:  # check_update cast it already; clip keeps the dtype
                 g = g.astype(p.dtype)
-            if self.weight_decay:
-                g = g + self.weight_decay * p
-            delta = self._delta(g, p, self._slots(var))
-            _write(var, delta if getattr(delta, "dtype", None) == p.dtype else np.asarray(delta, dtype=p.dtype))
+            if decay:
+                g = g + decay * p
+            delta = self._delta(g, p, var)
+            if getattr(delta, "dtype", None) != p.dtype:
+                delta = np.asarray(delta, dtype=p.dtype)
+            if type(var) is ndarray:
+                var -= delta
+            else:
+                _write(var, delta)
 
-    def _delta(self, g, p, slots):  # pragma: no cover - abstract
+    def _delta(self, g, p, var):  # pragma: no cover - abstract
+        """The step ``delta`` (``p <- p - delta``); state via ``self._slots(var)``."""
         raise NotImplementedError
 
     def apply_gradients(self, grads_and_vars) -> None:
@@ -237,7 +272,7 @@ class Optimizer:
                 f"{where}: params and grads must have the same keys; got params-only "
                 f"{sorted(set(params) - set(grads))}, grads-only {sorted(set(grads) - set(params))}"
             )
-        self._update_all([(grads[k], p, where, f"params[{k!r}]") for k, p in params.items()])
+        self._update_all([(grads[k], p, where, _ParamKey(k)) for k, p in params.items()])
 
 
 class SGD(Optimizer):
@@ -288,8 +323,9 @@ class SGD(Optimizer):
             f"nesterov={self.nesterov}, weight_decay={self.weight_decay}"
         )
 
-    def _delta(self, g, p, slots):
+    def _delta(self, g, p, var):
         if self.momentum:
+            slots = self._slots(var)
             v = slots.get("momentum_buffer")
             if v is None:
                 v = g.copy()
@@ -348,7 +384,8 @@ class Adam(Optimizer):
             f"epsilon={self.epsilon}, weight_decay={self.weight_decay}"
         )
 
-    def _delta(self, g, p, slots):
+    def _delta(self, g, p, var):
+        slots = self._slots(var)
         if "step" not in slots:
             slots["step"] = 0
             slots["m"] = np.zeros_like(p)
@@ -426,7 +463,8 @@ class RMSProp(Optimizer):
             f"epsilon={self.epsilon}, centered={self.centered}, weight_decay={self.weight_decay}"
         )
 
-    def _delta(self, g, p, slots):
+    def _delta(self, g, p, var):
+        slots = self._slots(var)
         if "square_avg" not in slots:
             slots["square_avg"] = np.zeros_like(p)
             if self.centered:

@@ -343,3 +343,16 @@ def test_c16_log_sigmoid_in_float32_and_bce_with_logits_at_minus_800():
     with ap.GradientTape() as tape:
         loss = ap.losses.BinaryCrossEntropyWithLogits()(np.array([1.0]), z)
     assert float(loss) == 800.0 and tape.gradient(loss, z).numpy().tolist() == [-1.0]
+
+
+@pytest.mark.parametrize("dtype, big", [(np.float32, 89.0), (np.float64, 710.0)])
+def test_sech2_of_a_scalar_or_an_array_never_warns_and_keeps_the_dtype(dtype, big):
+    from manualprop.layers import _sech2
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for x in (dtype(big), dtype(-10 * big), np.array(big, dtype), np.array([-big, 0, 3 * big], dtype)):
+            r = _sech2(x)
+            assert np.asarray(r).dtype == dtype and np.all(np.asarray(r)[np.abs(x) >= big] == 0)
+    assert _sech2(np.array(0.5, dtype)) == pytest.approx(1 / np.cosh(0.5) ** 2, rel=1e-6)
+    assert np.isnan(_sech2(np.array([np.nan])))[0]
