@@ -58,8 +58,10 @@ def frame(header, payload=b""):
 
 
 def read_frame(read, max_header=8 << 20, max_payload=1 << 62):
-    """``(header, payload)`` of the next frame (``read(n)`` gives n bytes); ProtocolViolation past the caps."""
-    head = read(16)
+    """``(header, payload)`` of the next frame (``read(n)``: n bytes, b"" at the end: EOFError);
+    ProtocolViolation past the caps."""
+    if not (head := read(16)):
+        raise EOFError
     if head[:4] != MAGIC:
         raise ProtocolViolation("bytes that are not a reply")
     hlen, plen = struct.unpack(">IQ", head[4:])
@@ -198,8 +200,15 @@ def _realpath_of(lstat, readlink, getcwd, S_ISLNK):
     return realpath
 
 
-def _block_imports(cfg):
+def install_guards(cfg):
+    """Block imports of the course packages and, by audit hook, file access outside the allowed folders.
+
+    The hook's decisions use primitives captured now and compare exact str/bytes only, so
+    patching ``posixpath.abspath``, ``os.path.realpath`` or builtins cannot change them.
+    """
+    import _stat
     import importlib.abc
+    import posix
 
     allow = tuple(cfg.get("allow", ()))  # tape mode: autoprop/manualprop importable
     blocked = tuple(p for p in BLOCKED_PACKAGES if p not in allow) + tuple(cfg.get("blocked", ()))
@@ -215,18 +224,6 @@ def _block_imports(cfg):
     sys.meta_path.insert(0, _Blocker())
     for name in [m for m in sys.modules if m.split(".")[0] in blocked]:
         del sys.modules[name]
-
-
-def install_guards(cfg):
-    """Block imports of the course packages and, by audit hook, file access outside the allowed folders.
-
-    The hook's decisions use primitives captured now and compare exact str/bytes only, so
-    patching ``posixpath.abspath``, ``os.path.realpath`` or builtins cannot change them.
-    """
-    import _stat
-    import posix
-
-    _block_imports(cfg)
     realpath = _realpath_of(posix.lstat, posix.readlink, posix.getcwd, _stat.S_ISLNK)
     _any, _str, _bytes, _int, _type = any, str, bytes, int, type
     work = realpath(cfg.get("writable") or cfg["workdir"])
@@ -299,11 +296,6 @@ def drop_privileges(cfg):
 # --------------------------------------------------------------------------- student calls
 
 
-def _name(cls):
-    """A class's own ``__name__`` (a metaclass cannot answer for it)."""
-    return type.__dict__["__name__"].__get__(cls)
-
-
 def _error(exc, workdir):
     """The report of an exception: its class's name as a string, message, where in the submission."""
     try:
@@ -325,7 +317,8 @@ def _error(exc, workdir):
             where, line = f"{rel}, line {exc.lineno}", (exc.text or "").strip()
     except BaseException:  # noqa: BLE001 - a traceback or attributes the submission forged
         pass
-    return {"type": _name(type(exc)), "message": msg.splitlines()[0][:500] if msg else "", "where": where,
+    name = type.__dict__["__name__"].__get__(type(exc))  # the class's own name: a metaclass cannot answer
+    return {"type": name, "message": msg.splitlines()[0][:500] if msg else "", "where": where,
             "line": str(line)[:200], "syntax": syntax}
 
 
@@ -391,11 +384,9 @@ class Child:
     Each method replies exactly once; a failure of the submission's code replies ``stage="call"``.
     """
 
-    def __init__(self, np, AD, workdir, reply, progress=None):
-        self.np, self.AD, self.workdir, self.reply = np, AD, workdir, reply
-        self.objects = {}
-        self.progress = progress or (lambda step: None)
-        self.step = None
+    def __init__(self, np, AD, workdir, reply, progress):
+        self.np, self.AD, self.workdir, self.reply, self.progress = np, AD, workdir, reply, progress
+        self.objects, self.step = {}, None
 
     def enter(self, step):
         """Tell the parent which step of a load runs now (so a hang or an exit is blamed on it)."""
@@ -600,11 +591,8 @@ class Child:
             import autoprop as ap
         except BaseException as exc:  # noqa: BLE001
             return self.fail(exc, "tape")
-        own = getattr(obj, "params", None)
-        own = own if isinstance(own, dict) else {}
-        for k, v in (req.get("params") or {}).items():
-            if isinstance(own.get(k), np.ndarray) and own[k].shape == v.shape and own[k].flags.writeable:
-                own[k][...] = v
+        self.set_params(obj, req.get("params"))
+        own = obj.params if isinstance(getattr(obj, "params", None), dict) else {}
         saved = dict(own)
         xs = [ap.constant(np.array(x, copy=True)) for x in req["inputs"]]
         srcs = {f"in{i}": x for i, x in enumerate(xs) if x.dtype.kind == "f"}
@@ -641,7 +629,7 @@ class Child:
 
     def serve(self, fd_in):
         """Answer requests until ``close`` or end of input."""
-        read = _reader(fd_in)
+        read = open(fd_in, "rb", buffering=1 << 20, closefd=False).read  # n bytes, or fewer at the end
         while True:
             try:
                 header, payload = read_frame(read)
@@ -675,43 +663,26 @@ class Child:
 OPS = {name[3:]: fn for name, fn in vars(Child).items() if name.startswith("op_")}
 
 
-def _reader(fd):
-    buf = bytearray()  # what the pipe gave beyond the bytes asked for: the start of the next read
-
-    def read(n):
-        while len(buf) < n:
-            if not (b := os.read(fd, min(max(n - len(buf), 1 << 16), 1 << 20))):
-                raise EOFError
-            buf.extend(b)
-        out = bytes(buf[:n])
-        del buf[:n]
-        return out
-    return read
-
-
 def _die(text):
     print(f"gradcheck sandbox: {text}", file=sys.stderr)
     sys.stderr.flush()
     os._exit(INTERNAL_EXIT)
 
 
-def _sender(fd):
+def main():
+    cfg = json.loads(sys.argv[1])
+    drop_privileges(cfg)
+    out = open(cfg["fd_out"], "wb", closefd=False)
+
     def send(head, payload=b"", streams=("stdout", "stderr")):
         for name in streams:  # the submission's prints reach the parent before the reply
             try:
                 getattr(sys, name).flush()
             except BaseException:  # noqa: BLE001 - a stream replaced or closed by the submission
                 pass
-        view = memoryview(frame(head, payload))
-        while view:
-            view = view[os.write(fd, view):]
-    return send
+        out.write(frame(head, payload))
+        out.flush()
 
-
-def main():
-    cfg = json.loads(sys.argv[1])
-    drop_privileges(cfg)
-    send = _sender(cfg["fd_out"])
     base_path = [p for p in sys.path if p]  # the interpreter's own stdlib (isolated mode, no site)
     sys.path[:] = [cfg["workdir"], *base_path, *cfg["sys_path"]]
     cfg["read_roots"] = [*cfg["read_roots"], *base_path]
