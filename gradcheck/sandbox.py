@@ -381,7 +381,6 @@ class Sandbox:
         """The bwrap command line and HOME of the namespaces sandbox; fills the child's part of ``cfg``.
         SandboxError ``reason="start"`` where this machine gives no namespaces (:func:`gradcheck.isolation.support`)."""
         from . import isolation as iso
-
         bwrap = iso.bwrap_path()
         if bwrap is None:
             raise SandboxError(paragraph(
@@ -948,10 +947,8 @@ class RemoteLayer(_Remote):
 
         def forward(*inputs: np.ndarray, training: bool = False) -> np.ndarray:
             return self._forward(inputs, training)
-
         if len(names) > 1:  # let gradcheck name the inputs (dQ, dK, dV) as the student did
             import inspect
-
             P = inspect.Parameter
             forward.__signature__ = inspect.Signature(
                 [P(n, P.POSITIONAL_OR_KEYWORD) for n in names] + [P("training", P.KEYWORD_ONLY, default=False)])
