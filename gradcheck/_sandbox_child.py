@@ -44,8 +44,6 @@ _PATH_EVENTS = {**dict.fromkeys(_WRITE_EVENTS | {"os.listdir", "os.scandir", "os
                 "shutil.copyfile": 1, "shutil.move": 1}
 
 
-# --------------------------------------------------------------------------- wire (shared with the parent)
-
 
 class ProtocolViolation(Exception):
     """A frame that breaks the wire format's rules (the parent stops a child that sends one)."""
@@ -167,8 +165,6 @@ def describe(np, packer, value, depth=0):
     return {"kind": "other", "type": t.__name__}
 
 
-# --------------------------------------------------------------------------- guards
-
 
 def _realpath_of(lstat, readlink, getcwd, S_ISLNK):
     """``os.path.realpath`` from primitives captured at start-up (nothing the submission can patch)."""
@@ -288,8 +284,6 @@ def drop_privileges(cfg):
         except (ValueError, OSError):  # above this machine's hard limit: keep the lower one
             resource.setrlimit(res, (min(soft, resource.getrlimit(res)[1]), resource.getrlimit(res)[1]))
 
-
-# --------------------------------------------------------------------------- student calls
 
 
 def _error(exc, workdir):
@@ -438,10 +432,17 @@ class Child:
                 raise
         return mod
 
-    def _build(self, req):
-        """``(kind, target, obj)`` of a load, or None after replying with its failure."""
+    def op_load(self, req, packer):
+        """Import the file; unless ``class`` is None, build the object and adapt it (_adapters.py)."""
         import inspect
         AD = self.AD
+        self.enter("import")
+        try:
+            self._module(req["file"])
+        except BaseException as exc:  # noqa: BLE001
+            return self.fail(exc, "import")
+        if req.get("class") is None:  # import only (Sandbox.import_file): a later load reuses the module
+            return self.reply(True, {"stage": "import"})
         try:  # NAME in the module: a class, a CS231n function pair or loss function (gradcheck/_adapters.py)
             kind, target = AD.find(self._module(req["file"]), req["class"])
         except AD.AdapterError as exc:
@@ -459,28 +460,15 @@ class Child:
         self.enter("constructor")
         try:
             probe = req.get("probe")
-            return kind, target, AD.build(kind, target, req.get("init"), req.get("seed"),
-                                          len(probe) if isinstance(probe, list) else None)
+            obj = AD.build(kind, target, req.get("init"), req.get("seed"),
+                           len(probe) if isinstance(probe, list) else None)
         except AD.InitError as exc:  # a usage error: the caller's init, not the student's code
             return self.reply(False, {"stage": "init", "message": str(exc)})
         except BaseException as exc:  # noqa: BLE001
             return self.fail(exc, "init", signature=sig_text)
-
-    def op_load(self, req, packer):
-        AD = self.AD
-        self.enter("import")
-        try:
-            self._module(req["file"])
-        except BaseException as exc:  # noqa: BLE001
-            return self.fail(exc, "import")
-        if req.get("class") is None:  # import only (Sandbox.import_file): a later load reuses the module
-            return self.reply(True, {"stage": "import"})
-        built = self._build(req)
-        if built is None:
-            return None
         AD.on_step = self.enter  # the probe's forward and backward calls
         try:  # the adapter's probe runs student code: its own failures are the check's to report
-            obj, info = AD.adapt(built[2], req.get("probe")) if req.get("kind") == "layer" else (built[2], {})
+            obj, info = AD.adapt(obj, req.get("probe")) if req.get("kind") == "layer" else (obj, {})
         except AD.AdapterError as exc:
             return self.reply(False, {"stage": "protocol", "message": str(exc)})
         except BaseException as exc:  # noqa: BLE001 - SystemExit, KeyboardInterrupt from the probed forward/backward
@@ -619,7 +607,7 @@ class Child:
                 pass
 
     def serve(self, fd_in):
-        """Answer requests until ``close`` or end of input."""
+        """Answer requests until the end of input."""
         read = open(fd_in, "rb", buffering=1 << 20, closefd=False).read  # n bytes, or fewer at the end
         while True:
             try:
@@ -636,8 +624,6 @@ class Child:
                 self.fail(exc, "grader")
                 continue
             payload, packer = None, Packer(self.np)
-            if op == "close":
-                return self.reply(True)
             try:
                 fn = OPS.get(op) if isinstance(op, str) else None
                 if fn is None:

