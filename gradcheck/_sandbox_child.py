@@ -44,7 +44,6 @@ _PATH_EVENTS = {**dict.fromkeys(_WRITE_EVENTS | {"os.listdir", "os.scandir", "os
                 "shutil.copyfile": 1, "shutil.move": 1}
 
 
-
 class ProtocolViolation(Exception):
     """A frame that breaks the wire format's rules (the parent stops a child that sends one)."""
 
@@ -165,7 +164,6 @@ def describe(np, packer, value, depth=0):
     return {"kind": "other", "type": t.__name__}
 
 
-
 def _realpath_of(lstat, readlink, getcwd, S_ISLNK):
     """``os.path.realpath`` from primitives captured at start-up (nothing the submission can patch)."""
 
@@ -196,7 +194,7 @@ def _realpath_of(lstat, readlink, getcwd, S_ISLNK):
 
 
 def install_guards(cfg):
-    """Block imports of the course packages and, by audit hook, file access outside the allowed folders.
+    """Block imports of the course packages and, by audit hook, access outside the allowed folders.
 
     The hook's decisions use primitives captured now and compare exact str/bytes only, so
     patching ``posixpath.abspath``, ``os.path.realpath`` or builtins cannot change them.
@@ -285,7 +283,6 @@ def drop_privileges(cfg):
             resource.setrlimit(res, (min(soft, resource.getrlimit(res)[1]), resource.getrlimit(res)[1]))
 
 
-
 def _error(exc, workdir):
     """The report of an exception: its class's name as a string, message, where in the submission."""
     try:
@@ -307,7 +304,7 @@ def _error(exc, workdir):
             where, line = f"{rel}, line {exc.lineno}", (exc.text or "").strip()
     except BaseException:  # noqa: BLE001 - a traceback or attributes the submission forged
         pass
-    name = type.__dict__["__name__"].__get__(type(exc))  # the class's own name: a metaclass cannot answer
+    name = type.__dict__["__name__"].__get__(type(exc))  # its own name: a metaclass cannot answer
     return {"type": name, "message": msg.splitlines()[0][:500] if msg else "", "where": where,
             "line": str(line)[:200], "syntax": syntax}
 
@@ -433,7 +430,7 @@ class Child:
         return mod
 
     def op_load(self, req, packer):
-        """Import the file; unless ``class`` is None, build the object and adapt it (_adapters.py)."""
+        """Import the file; unless ``class`` is None, build the object and adapt it."""
         import inspect
         AD = self.AD
         self.enter("import")
@@ -608,7 +605,7 @@ class Child:
 
     def serve(self, fd_in):
         """Answer requests until the end of input."""
-        read = open(fd_in, "rb", buffering=1 << 20, closefd=False).read  # n bytes, or fewer at the end
+        read = open(fd_in, "rb", buffering=1 << 20, closefd=False).read  # n bytes, fewer at the end
         while True:
             try:
                 header, payload = read_frame(read)

@@ -29,11 +29,9 @@ import sys
 import sysconfig
 import tempfile
 
-__all__ = ["level_when_available", "LEVELS", "UID_BASE", "UID_COUNT", "TMP_BYTES", "SITE", "SUBMISSION",
+__all__ = ["level_when_available", "UID_BASE", "UID_COUNT", "TMP_BYTES", "SITE", "SUBMISSION",
            "bwrap_path", "support", "UidSlot", "bwrap_command"]
 
-#: Isolation levels recorded in results.json, strongest first ("none": only the process sandbox).
-LEVELS = ("namespaces+uid", "namespaces", "none")
 #: First uid (and gid) of the sandboxes' dedicated unprivileged users (root only), and how many.
 UID_BASE, UID_COUNT = 62000, 256
 #: Size of each sandbox's private /tmp: the total bytes a submission can write.
@@ -193,4 +191,5 @@ def support() -> tuple[str, str]:
             return sb.isolation_level, f"bubblewrap at {bwrap}"
     except (SandboxError, OSError, RuntimeError) as exc:
         why = (getattr(exc, "output", "") or str(exc)).strip().splitlines()
-        return "none", f"{bwrap} could not create the sandbox's namespaces ({why[-1] if why else exc})"
+        why = why[-1] if why else exc
+        return "none", f"{bwrap} could not create the sandbox's namespaces ({why})"

@@ -217,7 +217,6 @@ def _value_to_array(desc: Any, *, owner: str, tensor: str, produced_by: str, all
     raise GradientShapeError(paragraph(f"{owner}.{produced_by} gave {tensor} as {got};", advice))
 
 
-
 class Sandbox:
     """One child process that imports submitted files and runs their classes.
 
@@ -420,17 +419,14 @@ class Sandbox:
                 f"not of the submission.", self._tail()), "start")
 
     def _drain(self) -> None:
-        while True:
-            try:
-                chunk = os.read(self._o, 1 << 20)
-            except OSError:  # BlockingIOError: nothing more for now
-                return
-            if not chunk:
-                return
-            self._out_total += len(chunk)
-            self._out += chunk
-            if len(self._out) > 2 * self.output_limit:
-                del self._out[: len(self._out) - self.output_limit]
+        try:
+            while chunk := os.read(self._o, 1 << 20):
+                self._out_total += len(chunk)
+                self._out += chunk
+                if len(self._out) > 2 * self.output_limit:
+                    del self._out[: len(self._out) - self.output_limit]
+        except OSError:  # BlockingIOError: nothing more for now
+            pass
 
     @property
     def output(self) -> str:
@@ -461,9 +457,9 @@ class Sandbox:
             left = min(deadline, self._started + self.session_timeout) - time.monotonic()
             if left <= 0:
                 self._timeout(what, deadline)
-            r, w, _ = select.select([self._o] if write else [target, self._o], [target] if write else [], [],
-                                    min(left, 0.5))
-            if target in (w if write else r):
+            r, w, _ = select.select([self._o, *([] if write else [target])], [target] if write else [],
+                                    [], min(left, 0.5))
+            if target in r + w:
                 return
             if self._o in r:
                 self._drain()
@@ -595,14 +591,15 @@ class Sandbox:
             # failed in the bootstrap's own code (unpacking the request, packing the reply); a hostile child's
             # claim is not believed: after submitted code ran, every failure is the submission's
             e = err or {}
-            raise self._grader_error(what, f"{e.get('type', 'an error')}: {e.get('message') or '(no message)'}",
-                                     e.get("type") == "MemoryError" or "allocate" in str(e.get("message")))
+            msg = e.get("message") or "(no message)"
+            raise self._grader_error(what, f"{e.get('type', 'an error')}: {msg}",
+                                     e.get("type") == "MemoryError" or "allocate" in msg)
         return ok, meta, err
 
     def _grader_error(self, what: str, detail: str, memory: bool = True) -> GraderError:
         return GraderError(paragraph(
-            f"gradcheck's sandbox process failed outside the checked code while running {what} ({detail}).",
-            "This is not a fault of the checked code.",
+            f"gradcheck's sandbox process failed outside the checked code while running {what}",
+            f"({detail}). This is not a fault of the checked code.",
             f"The sandbox allows {self.memory_mb} MiB of memory: use smaller inputs (--input-shape)."
             if memory else ""))
 
@@ -631,8 +628,9 @@ class Sandbox:
         ``reason="import"`` (it raised), ``"timeout"``, ``"signal"`` or ``"exit"``."""
         self._load(file, None, None, None, "")
 
-    def _load(self, file: str, cls: str | None, init_kwargs: Mapping[str, Any] | None, seed: int | None,
-              kind: str, probe: Sequence[np.ndarray] | None = None, no_forward_in_backward: bool = False):
+    def _load(self, file: str, cls: str | None, init_kwargs: Mapping[str, Any] | None,
+              seed: int | None, kind: str, probe: Sequence[np.ndarray] | None = None,
+              no_forward_in_backward: bool = False):
         file, init = self._file(file), dict(init_kwargs or {})
         try:
             json.dumps(init)
@@ -640,7 +638,7 @@ class Sandbox:
             raise UsageError(f"init_kwargs must be JSON-serialisable (numbers, strings, lists); {exc}.") from None
         shown = ", ".join(f"{k}={v!r}" for k, v in init.items())
         what = f"{file}::{cls}({shown})"
-        probing = f"while {file}::{cls} was loaded, to detect how it stores its weights and gradients)"
+        probing = f"while {file}::{cls} was loaded, to detect how it stores its weights and grads)"
         self._steps = {"import": f"importing {file}", "constructor": f"building {what}",
                        "forward": f"{cls}.forward (called on the probe input {probing}",
                        "backward": f"{cls}.backward (called after a probe forward {probing}"}
@@ -712,7 +710,8 @@ class Sandbox:
         ProtocolError
             ``params`` is not a dict of float arrays.
         """
-        return self._load(file, class_name, init_kwargs, seed, "layer", probe_inputs, no_forward_in_backward)
+        return self._load(file, class_name, init_kwargs, seed, "layer", probe_inputs,
+                          no_forward_in_backward)
 
     def load_loss(self, file: str, class_name: str, init_kwargs: Mapping[str, Any] | None = None) -> RemoteLoss:
         """Like :meth:`load_layer` for a loss (``forward(y_true, y_pred) -> float``, ``backward() -> dy_pred``)."""
@@ -734,8 +733,7 @@ class Sandbox:
                             reason="exception", output=self.output)
 
     def close(self) -> None:
-        """Stop the child (SIGKILL to its process group: nothing of it is needed any more) and remove the
-        temporary folder."""
+        """Stop the child (SIGKILL to its process group) and remove the temporary folder."""
         if self._proc is not None:
             self._kill()
             for fd in (self._w, self._r, self._o):
@@ -763,7 +761,6 @@ class Sandbox:
                 self.close()
         except Exception:  # noqa: BLE001
             pass
-
 
 
 def _params_from(meta: dict, owner: str) -> dict[str, np.ndarray]:
@@ -900,14 +897,15 @@ class _Remote:
                           {"batches": batches, "params_list": [dict(self.params if p is None else p) for p in plist],
                            "training": training, "edits": edits}, "Expected forward to return the output array.",
                           lambda m: f"{self.class_name}.{call} (forward {m.get('index', '?')} of {len(batches)})")
-        return [_value_to_array(v, owner=self.class_name, tensor="L" if self._loss else "Y", produced_by=call,
-                                allow_scalar=self._loss) for v in meta.get("values", [])]
+        return [_value_to_array(v, owner=self.class_name, tensor="L" if self._loss else "Y",
+                                produced_by=call, allow_scalar=self._loss) for v in meta.get("values", [])]
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         return self.forward(*args, **kwargs)
 
     def __repr__(self) -> str:
-        return f"<{self.class_name} from {self.file} in a sandbox ({'RemoteLoss' if self._loss else 'RemoteLayer'})>"
+        kind = "RemoteLoss" if self._loss else "RemoteLayer"
+        return f"<{self.class_name} from {self.file} in a sandbox ({kind})>"
 
 
 class RemoteLayer(_Remote):
@@ -996,7 +994,8 @@ class RemoteLayer(_Remote):
         desc, value = meta.get("grads", {}), meta.get("value", {})
         if desc.get("kind") != "dict":
             # not a dict: a stand-in naming its type (gradcheck._validation reports ``type_name``)
-            self.grads = {} if desc.get("kind") == "absent" else SimpleNamespace(type_name=desc.get("type"))
+            self.grads = {} if desc.get("kind") == "absent" else \
+                SimpleNamespace(type_name=desc.get("type"))
         else:
             self.grads = {k: _value_to_array(d, owner=self.class_name, tensor=f"d{k}", allow_none=True,
                                              produced_by=f"grads[{k!r}] after backward(dY)")
