@@ -173,7 +173,7 @@ def level_when_available() -> str:
 def support() -> tuple[str, str]:
     """The strongest isolation this machine gives the grader, and why not more.
 
-    Starts one namespaces sandbox (no submission; about 0.2 s) and caches the answer.
+    Starts one namespaces sandbox without a submission, as grading does, and caches the answer.
 
     Returns
     -------
