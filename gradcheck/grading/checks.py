@@ -253,7 +253,7 @@ def forward_keywords(layer: Any, X: np.ndarray, keyword: str, expected: Mapping[
 
     After one ``forward(X)`` each ``keyword[key]`` as forward left it
     (:attr:`~gradcheck.sandbox.RemoteLayer.call_keywords`) must equal ``expected[key]``
-    (``np.allclose``); ``parts`` gives the points per key (default 1 each). Graded: CS231n's running
+    (:func:`gradcheck.compare.close`); ``parts`` gives the points per key (default 1 each). Graded: CS231n's running
     statistics ``running = momentum * running + (1 - momentum) * batch`` (assignment 2,
     ``batchnorm_forward``). Returns one part per key, named ``bn_param['running_mean']``;
     StudentCodeError when forward raised or returned a non-array.
@@ -272,7 +272,7 @@ def forward_keywords(layer: Any, X: np.ndarray, keyword: str, expected: Mapping[
         elif np.shape(got) != want.shape:
             msg = (f"{name} has shape {V.fmt_shape(np.shape(got))} after forward; expected "
                    f"{V.fmt_shape(want.shape)}.")
-        elif np.allclose(got, want, rtol=rtol, atol=atol):
+        elif close(got, want, rtol, atol):
             msg = ""
         else:
             got = np.asarray(got, dtype=np.float64)

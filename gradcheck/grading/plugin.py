@@ -23,9 +23,10 @@ run time too): no credit, a clear message; ``gradcheck_no_forward_in_backward``,
 Fixtures: ``student`` (:class:`Student`: the submission's classes in the session's sandbox),
 ``grade`` (:class:`Grade`: the checks of :mod:`gradcheck.grading.checks`, partial credit per
 part), ``rng`` (seeded from ``--grading-seed`` and the test's id), ``grading_seed``. Options:
-``--grading-submission DIR``, ``--grading-results PATH`` (Gradescope-schema JSON), ``--grading-seed``,
-``--grading-timeout``, ``--grading-memory-mb``, ``--grading-isolation namespaces|none``. A failing
-check's report is its Markdown message, never an assertion dump. Inert in a run that uses none of it.
+``--grading-submission DIR``, ``--grading-results PATH`` (Gradescope-schema JSON),
+``--grading-seed``, ``--grading-timeout``, ``--grading-memory-mb``, ``--grading-isolation``. A
+failing check's report is its Markdown message, never an assertion dump. Inert in a run that uses
+none of it.
 """
 
 from __future__ import annotations
@@ -72,16 +73,17 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     g.addoption("--grading-seed", metavar="N", type=int, default=0,
                 help="seed of the rng fixture and of hidden property tests (recorded in the results)")
     g.addoption("--grading-timeout", metavar="SECONDS", type=float, default=3.0,
-                help="wall-clock limit of each call into the student's code (default and cap of timeout(s))")
+                help="wall-clock limit of each call into the student's code (default and cap of "
+                     "timeout(seconds))")
     g.addoption("--grading-memory-mb", metavar="MIB", type=int, default=1024,
                 help="memory limit of the sandbox process")
     g.addoption("--grading-isolation", choices=("namespaces", "none"), default="namespaces",
-                help="namespaces: bwrap's namespaces and a dedicated uid (gradcheck.isolation); none: "
-                     "the process sandbox only (gradcheck grade's --unsafe-no-isolation)")
+                help="namespaces: bwrap's namespaces and a dedicated uid (gradcheck.isolation); "
+                     "none: the process sandbox only (gradcheck grade's --unsafe-no-isolation)")
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    """Register the markers and the results collector; check the options as `gradcheck grade` does."""
+    """Register the markers and the results collector; check options as `gradcheck grade` does."""
     for line in _MARKERS:
         config.addinivalue_line("markers", line)
     config.stash[_RESULTS] = {}
@@ -146,9 +148,9 @@ class _SandboxHolder:
                     break
                 root = dirs[0]
             if root != self.submission and any(c.is_file() and c.suffix == ".py" for c in root.iterdir()):
-                self.notes.append(f"Your files were inside the folder `{root.relative_to(self.submission).as_posix()}/` "
-                                  f"(as when a zipped folder is unpacked); they were graded as if they were at the "
-                                  f"top level.")
+                rel = root.relative_to(self.submission).as_posix()
+                self.notes.append(f"Your files were inside the folder `{rel}/` (as when a zipped folder is "
+                                  f"unpacked); they were graded as if they were at the top level.")
             else:
                 root = self.submission
             self._root = root
@@ -177,15 +179,15 @@ class _SandboxHolder:
         raise C.GradingFailure(f"Your submission has no `{file}` at its top level; found: {shown}. {hint}")
 
     def files(self) -> dict[str, str]:
-        """``{relative name: path}`` of the ``.py`` files (at most 200, each up to :data:`MAX_BYTES`),
-        by ``lstat``: links, devices and pipes are never read but ``refused`` with a note (a link
-        named ``layers.py`` to the solution gets a message, not the solution's score)."""
+        """``{relative name: path}`` of the ``.py`` files (at most 200, each up to
+        :data:`MAX_BYTES`), by ``lstat``: links, devices and pipes are never read but ``refused``
+        with a note (a link named ``layers.py`` to the solution gets a message, not its score)."""
         out: dict[str, str] = {}
         base = str(self.root)
         for dirpath, dirnames, filenames in os.walk(base, followlinks=False):
             rel_dir = os.path.relpath(dirpath, base).replace(os.sep, "/") + "/"
             rel_dir = "" if rel_dir == "./" else rel_dir
-            dirnames[:] = sorted(d for d in dirnames if not d.startswith(".") and d != "__pycache__")
+            dirnames[:] = sorted(d for d in dirnames if d[:1] != "." and d != "__pycache__")
             for d in [d for d in dirnames if os.path.islink(os.path.join(dirpath, d))]:
                 self.refused[rel_dir + d] = "a symbolic link to a folder"
                 dirnames.remove(d)
@@ -196,27 +198,28 @@ class _SandboxHolder:
                 except OSError:
                     continue
                 if not stat.S_ISREG(st.st_mode):
-                    self.refused[rel] = "a symbolic link" if stat.S_ISLNK(st.st_mode) else "not a regular file"
-                    self._note(f"`{rel}` was not read: it is {self.refused[rel]} (the autograder never follows "
-                               f"links, nor reads devices or pipes).")
+                    why = "a symbolic link" if stat.S_ISLNK(st.st_mode) else "not a regular file"
+                    self.refused[rel] = why
+                    self._note(f"`{rel}` was not read: it is {why} (the autograder never follows links, nor "
+                               f"reads devices or pipes).")
                 elif st.st_size <= MAX_BYTES and len(out) < 200:
                     out[rel] = path
         return dict(sorted(out.items()))
 
     def get(self, timeout: float):
-        """The live sandbox (a new one when there is none or it died), its timeout set to ``timeout``."""
+        """The live sandbox (a new one when there is none or it died), with ``timeout`` set."""
         from ..sandbox import Sandbox, SandboxError
 
         if self.sandbox is None or self.sandbox._dead:
             if self.sandbox is not None:
                 self.sandbox.close()
             self.sandbox = None
+            opt = self.config.getoption
             try:
-                sb = Sandbox(files=self.files(), timeout=timeout, memory_mb=self.config.getoption("--grading-memory-mb"),
-                             session_timeout=max(120.0, 20 * timeout),
-                             blocked_modules=sorted(self.config.stash[_PARTIAL]["blocked"]), hostile=True,
-                             isolation="namespaces" if self.config.getoption("--grading-isolation") == "namespaces"
-                             else "process")
+                sb = Sandbox(files=self.files(), timeout=timeout, memory_mb=opt("--grading-memory-mb"),
+                             session_timeout=max(120.0, 20 * timeout), hostile=True,
+                             blocked_modules=sorted(self.config.stash[_PARTIAL]["blocked"]),
+                             isolation="namespaces" if opt("--grading-isolation") == "namespaces" else "process")
             except SandboxError as exc:
                 if exc.reason != "start":
                     raise
@@ -229,9 +232,9 @@ class _SandboxHolder:
         return self.sandbox
 
     def imported(self, file: str, timeout: float):
-        """The sandbox with ``file`` imported (once per sandbox). SandboxError when the import raised,
-        timed out or ended the sandbox; the last two are raised again, without running anything, for
-        every later test."""
+        """The sandbox with ``file`` imported (once per sandbox). SandboxError when the import
+        raised, timed out or ended the sandbox; the last two are raised again, without running
+        anything, for every later test."""
         from ..sandbox import SandboxError
 
         first = self.import_failures.get(file)
@@ -299,10 +302,10 @@ class Student:
         self.timeout = min(float(m.args[0]), cap) if m is not None and m.args else cap
 
     def _guard(self) -> None:
-        banned = [] if self._checked else [b for m in self._item.iter_markers("forbid_imports") for b in m.args]
-        self._checked = True
-        bad = banned and forbidden_imports(list(self._holder.files().values()), banned, root=str(self._holder.root))
-        if bad:
+        banned = [] if self._checked else [b for m in self._item.iter_markers("forbid_imports")
+                                           for b in m.args]
+        self._checked, files = True, list(self._holder.files().values()) if banned else []
+        if banned and (bad := forbidden_imports(files, banned, root=str(self._holder.root))):
             raise C.GradingFailure(format_violations(bad, banned))
 
     @property
@@ -315,14 +318,15 @@ class Student:
         self._holder.require(file)
         self._guard()
         sb = self._holder.imported(file, self.timeout)
+        policy = self._item.get_closest_marker("gradcheck_no_forward_in_backward") is not None
         obj = (sb.load_loss(file, class_name, init) if kind == "loss" else sb.load_layer(
             file, class_name, init, seed=int(self._item.config.getoption("--grading-seed")),
-            no_forward_in_backward=self._item.get_closest_marker("gradcheck_no_forward_in_backward") is not None))
+            no_forward_in_backward=policy))
         obj.init_kwargs = init  # the --init of gradcheck.grading.diagnosis.reproduce
         return obj
 
     def layer(self, file: str, class_name: str, **init: Any):
-        """``class_name(**init)`` from ``file`` of the submission, as a :class:`~gradcheck.sandbox.RemoteLayer`."""
+        """``class_name(**init)`` from the submission's ``file``, a :class:`~gradcheck.sandbox.RemoteLayer`."""
         return self._load(file, class_name, init, "layer")
 
     def loss(self, file: str, class_name: str, **init: Any):
@@ -367,7 +371,7 @@ class Grade:
 def _recorded(name: str):
     def method(self: Grade, *args: Any, **kwargs: Any) -> C.Verdict:
         return self.check(getattr(C, name)(*args, **kwargs))
-    method.__name__, method.__doc__ = name, f":func:`gradcheck.grading.checks.{name}`, recorded per part."
+    method.__name__, method.__doc__ = name, f":func:`gradcheck.grading.checks.{name}`, recorded."
     return method
 
 
@@ -384,7 +388,7 @@ def grade(request: pytest.FixtureRequest) -> Grade:
 
 
 def _entry(item: pytest.Item) -> dict:
-    """The results entry of a graded test: its name (the docstring's first line), points, visibility."""
+    """A graded test's results entry: name (the docstring's first line), points, visibility."""
     doc = (getattr(getattr(item, "function", None), "__doc__", None) or "").strip()
     points, vis = item.get_closest_marker("points"), item.get_closest_marker("visibility")
     return {"name": doc.splitlines()[0].strip() if doc else item.name,
@@ -446,6 +450,17 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
         rep.user_properties = [*rep.user_properties, *props]  # junitxml reads the teardown report's
 
 
+def _isolation_level(config: pytest.Config, holder: _SandboxHolder | None) -> str:
+    """The level the student's code ran under (or would have: no sandbox was started)."""
+    if holder is not None and holder.level:
+        return holder.level
+    if config.getoption("--grading-isolation") != "namespaces":
+        return "none"
+    from ..isolation import level_when_available
+
+    return level_when_available()
+
+
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     """Write the Gradescope-schema results JSON (``--grading-results``)."""
     config = session.config
@@ -455,26 +470,19 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     partial = config.stash[_PARTIAL]
     holder, grader_error = partial.get("holder"), partial.get("grader_error")
     tests = [{"name": e["name"], "score": e.get("score", round(e["max_score"] * e["fraction"], 4)),
-              "max_score": e["max_score"], "status": e["status"], "output": e["output"], "output_format": "md",
-              "visibility": e["visibility"]} for e in results.values()]
-    total, max_total = round(sum(t["score"] for t in tests), 4), round(sum(t["max_score"] for t in tests), 4)
+              "max_score": e["max_score"], "status": e["status"], "output": e["output"],
+              "output_format": "md", "visibility": e["visibility"]} for e in results.values()]
+    total = round(sum(t["score"] for t in tests), 4)
+    max_total = round(sum(t["max_score"] for t in tests), 4)
     notes = list(holder.notes) if holder is not None else []
-    summary = ["The autograder failed (a problem on the grader's side, not in your submission); this score "
-               "is not final. Course staff have the details." if grader_error else
+    summary = ["The autograder failed (a problem on the grader's side, not in your submission); this "
+               "score is not final. Course staff have the details." if grader_error else
                f"Score: {total:g} / {max_total:g}.", *(f"Note: {n}" for n in notes)]
-    if holder is not None and holder.level:
-        level = holder.level  # the level the student's code ran under (or would have: none started)
-    elif config.getoption("--grading-isolation") != "namespaces":
-        level = "none"
-    else:
-        from ..isolation import level_when_available
-
-        level = level_when_available()
     extra = {"grader": "gradcheck", "complete": True, "seed": int(config.getoption("--grading-seed")),
-             "max_score": max_total, "notes": notes, "isolation": level,
+             "max_score": max_total, "notes": notes, "isolation": _isolation_level(config, holder),
              "sandbox_starts": holder.starts if holder is not None else 0,
-             "import_failures": {f: e.reason for f, e in holder.import_failures.items()} if holder else {},
-             "pytest_exit_status": int(exitstatus)}
+             "import_failures": {f: e.reason for f, e in holder.import_failures.items()}
+             if holder is not None else {}, "pytest_exit_status": int(exitstatus)}
     if grader_error:
         extra.update(status="grader error", grader_error=grader_error)
     out = {"score": total, "execution_time": round(time.time() - partial["started"], 3),
