@@ -148,17 +148,13 @@ def evaluation_point(layer: Any, reference: Any, *, seed: int = 0,
                      params: Mapping[str, np.ndarray] | None = None) -> dict[str, np.ndarray]:
     """Set the parameters the grader evaluates at, in place, in the student's layer and the reference.
 
-    The student's ``params`` must have the reference's keys and shapes and be finite; every one is
-    then overwritten with ``params`` (the test's own values) or drawn ones: normal from ``seed``
-    alone, standard deviation ``1/sqrt(fan_in)`` for two or more axes (``fan_in`` the product of
-    all axes but the first, LeCun's initialisation) and 1 for a vector (a bias is then nonzero).
-    The reference gets the values as the student's arrays hold them (float32: rounded). A
-    :class:`~gradcheck.sandbox.RemoteLayer` sends its ``params`` with every forward.
-
-    Returns
-    -------
-    dict of str -> ndarray
-        The values set (float64 copies).
+    The student's ``params`` must have the reference's keys and shapes and be finite; each is then
+    overwritten with ``params`` (the test's own values) or drawn ones: normal from ``seed`` alone,
+    with standard deviation ``1/sqrt(fan_in)`` for two or more axes (``fan_in`` the product of all
+    axes but the first, LeCun's initialisation) and 1 for a vector (a bias is then nonzero). The
+    reference gets the values as the student's arrays hold them (float32: rounded); a
+    :class:`~gradcheck.sandbox.RemoteLayer` sends them with every forward. Returns the values set
+    (float64 copies).
 
     Raises
     ------
