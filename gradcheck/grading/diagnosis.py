@@ -61,11 +61,12 @@ def reproduce(obj: Any, shape: Sequence[int] | Sequence[Sequence[int]] | None = 
               training: bool | None = None, loss: bool = False) -> str:
     """The sentence telling a student how to run this check on their own computer, or "".
 
-    ``obj`` is the graded :class:`~gradcheck.sandbox.RemoteLayer` / ``RemoteLoss``: its ``file`` and
-    ``class_name`` (a class, or a CS231n pair's ``NAME``) make ``gradcheck check file.py::NAME``, its
-    ``init_kwargs`` (set by the plugin) the ``--init`` (no ``file``: ""). ``shape`` is the input's
-    (a loss: ``y_pred``'s), or one per input (``'6,4;4,3;3'``); ``training`` gives ``--training`` /
-    ``--eval`` (None: the CLI's default, both); ``loss`` adds ``--loss``.
+    ``obj`` is the graded :class:`~gradcheck.sandbox.RemoteLayer` / ``RemoteLoss``: its ``file``
+    and ``class_name`` (a class, or a CS231n pair's ``NAME``) make
+    ``gradcheck check file.py::NAME``, its ``init_kwargs`` (set by the plugin) the ``--init`` (no
+    ``file``: ""). ``shape`` is the input's (a loss: ``y_pred``'s), or one per input
+    (``'6,4;4,3;3'``); ``training`` gives ``--training`` / ``--eval`` (None: the CLI's default,
+    both); ``loss`` adds ``--loss``.
 
     Examples
     --------

@@ -2,11 +2,12 @@
 
 An assignment on hand-derived gradients forbids automatic differentiation. :func:`forbidden_imports`
 reads the files with :mod:`ast` (nothing runs, nothing they import is read: a cycle costs nothing)
-and finds ``import x``, ``from x import y``, ``__import__("x")`` and ``importlib.import_module("x")``
-with a literal name; the sandbox also refuses these modules at run time (names built at run
-time). A file the parser cannot read for its depth (``1+1+...`` a million times, deeply nested
-brackets) or larger than :data:`MAX_BYTES` is reported as unchecked, never skipped; a file with a
-syntax error is skipped (the sandbox's import reports it). Parsing 1 MiB peaks at about 250 MB.
+and finds ``import x``, ``from x import y``, ``__import__("x")`` and
+``importlib.import_module("x")`` with a literal name; the sandbox also refuses these modules at
+run time (names built at run time). A file the parser cannot read for its depth (``1+1+...`` a
+million times, deeply nested brackets) or larger than :data:`MAX_BYTES` is reported as unchecked,
+never skipped; a file with a syntax error is skipped (the sandbox's import reports it). Parsing
+1 MiB peaks at about 250 MB.
 """
 
 from __future__ import annotations
