@@ -204,3 +204,41 @@ def test_the_one_rule_never_lets_an_infinity_match_a_number():
     y, z = np.array([0, 1]), np.ones((2, 3))
     v = loss_gradient(InfLoss(1.0, np.full((2, 3), np.inf)), y, z, ce, numerical=False)
     assert not v.passed
+
+
+def test_a_backward_that_matches_the_reference_but_not_its_own_forward_fails_by_central_differences():
+    """The second source of truth: the pipeline's check_layer / check_loss on the student's object."""
+
+    class DoubleBias(StudentLinear):  # forward adds 2 b; backward is the reference's (db = sum dY)
+        def forward(self, X, training=False):
+            return super().forward(X, training=training) + self.params["b"]
+
+    v = layer_gradients(DoubleBias(), X, RefLinear(5, 3), parts={"dX": 1, "dW": 1, "db": 2})
+    assert [(p.name, p.passed) for p in v.parts] == [("dX", True), ("dW", True), ("db", False)]
+    assert v.fraction == pytest.approx(0.5)
+    assert v.parts[2].message.startswith("db disagrees with central differences: max relative error ")
+    assert "> 1e-06 (worst element db[" in v.parts[2].message
+    assert layer_gradients(DoubleBias(), X, RefLinear(5, 3), numerical=False).passed  # the reference alone
+
+    class InPlace(StudentLinear):  # right numbers, but backward writes into dY
+        def backward(self, dY):
+            out = super().backward(dY.copy())
+            dY[...] = 0
+            return out
+
+    v = layer_gradients(InPlace(), X, RefLinear(5, 3))
+    assert not any(p.passed for p in v.parts)
+    assert all(p.message.startswith("the numerical check could not run: ") and "dY in place" in p.message
+               for p in v.parts)
+
+    y, z = np.array([0, 1, 2]), np.random.default_rng(3).standard_normal((3, 4))
+
+    class DoubleCE(RefCE):  # forward twice the loss, backward the gradient of the loss once
+        def forward(self, y_true, y_pred):
+            return 2 * super().forward(y_true, y_pred)
+
+    v = loss_gradient(DoubleCE(), y, z, RefCE())
+    assert not v.passed and v.parts[0].message.startswith(
+        "dy_pred disagrees with central differences of the loss: max relative error ")
+    assert v.parts[0].message.endswith("Does forward compute the same loss backward differentiates?")
+    assert loss_gradient(RefCE(), y, z, RefCE()).passed

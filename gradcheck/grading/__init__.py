@@ -1,25 +1,11 @@
-"""Grading students' layers: a pytest plugin, checks with diagnoses, and the ``gradcheck grade`` command.
+"""Grading students' layers: a pytest plugin, checks with diagnoses, and ``gradcheck grade``.
 
-Student code never runs in the grader's process: each submission is graded
-by a child pytest process (plugins not auto-loaded, the submission's
-``conftest.py``/``pytest.ini`` never read), and inside it the student's classes
-run in a :class:`gradcheck.sandbox.Sandbox`.
-
-Modules
--------
-plugin
-    The pytest plugin (markers ``points``, ``visibility``, ``timeout``,
-    ``forbid_imports``; fixtures ``student``, ``grade``, ``rng``, ``grading_seed``).
-checks
-    The graded checks (:class:`Verdict` with one :class:`Part` per tensor).
-diagnosis
-    :func:`diagnose`: one sentence naming the bug behind a wrong tensor.
-static
-    :func:`forbidden_imports`: the ``ast`` import guard.
-runner
-    :func:`grade_submission`, :func:`grade_batch`: results.json, JUnit XML, gradebook, histogram.
-cli
-    The ``gradcheck grade`` subcommand.
+Student code never runs in the grader's process: each submission is graded by a child pytest
+(plugins not auto-loaded, the submission's ``conftest.py``/``pytest.ini`` never read), and in it
+the student's classes run in a :class:`gradcheck.sandbox.Sandbox`. Modules: ``plugin`` (markers
+and fixtures), ``checks`` (:class:`Verdict`, one :class:`Part` per tensor), ``diagnosis`` (the
+sentence naming a bug), ``static`` (the ``ast`` import guard), ``runner`` (results.json, JUnit XML,
+gradebook, histogram), ``cli`` (``gradcheck grade``), ``cluster`` (dask), ``zygote``.
 """
 
 from .checks import (
@@ -38,19 +24,6 @@ from .checks import (
 from .diagnosis import diagnose
 from .static import DEFAULT_FORBIDDEN, forbidden_imports
 
-__all__ = [
-    "DEFAULT_FORBIDDEN",
-    "GradingFailure",
-    "Part",
-    "Verdict",
-    "away_from_kinks",
-    "backward_repeatable",
-    "diagnose",
-    "dtypes",
-    "forbidden_imports",
-    "forward_keywords",
-    "layer_forward",
-    "layer_gradients",
-    "loss_gradient",
-    "loss_value",
-]
+__all__ = ["DEFAULT_FORBIDDEN", "GradingFailure", "Part", "Verdict", "away_from_kinks",
+           "backward_repeatable", "diagnose", "dtypes", "forbidden_imports", "forward_keywords",
+           "layer_forward", "layer_gradients", "loss_gradient", "loss_value"]

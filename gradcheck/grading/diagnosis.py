@@ -1,13 +1,8 @@
-"""Name the bug behind a wrong gradient: one sentence a student can act on.
+"""Name the bug behind a wrong gradient in one sentence a student can act on.
 
-The grader's face of :func:`gradcheck.diagnose.name_signature`, the one
-implementation of the bug signatures (shared with ``gradcheck check``): a
-submitted tensor is compared with the correct one (from the reference layer
-given the same parameters, input and upstream gradient), and the
-:class:`~gradcheck.diagnose.Finding` it returns becomes the sentence. For ``db``
-with batch 8, e.g. "db is the mean over the batch, not the sum: it is 8 times
-too small (batch size 8); ...". :func:`reproduce` is the line that tells a student how to see the
-whole diagnosis on their own computer: ``gradcheck check file.py::NAME`` (the CLI's ``::`` syntax).
+:func:`diagnose` is the grader's face of :func:`gradcheck.diagnose.name_signature`, the one set
+of bug signatures (shared with ``gradcheck check``): a submitted tensor against the reference's.
+:func:`reproduce` tells the student how to see the whole diagnosis on their own computer.
 """
 
 from __future__ import annotations
@@ -19,9 +14,9 @@ from typing import Any
 
 import numpy as np
 
-from ..diagnose import close, name_signature
+from ..diagnose import name_signature
 
-__all__ = ["diagnose", "reproduce", "close"]
+__all__ = ["diagnose", "reproduce"]
 
 
 def diagnose(tensor: str, got: np.ndarray, expected: np.ndarray, *, batch_size: int | None = None,
@@ -32,17 +27,14 @@ def diagnose(tensor: str, got: np.ndarray, expected: np.ndarray, *, batch_size: 
     Parameters
     ----------
     tensor : str
-        Display name, e.g. ``"db"``. A name starting with ``db`` is a bias: a
-        ``1/N`` factor is named "the mean over the batch, not the sum".
-    got : ndarray
-        The submitted value (any shape).
-    expected : ndarray
-        The correct value.
+        Display name, e.g. ``"db"``; a name starting with ``db`` is a bias (a ``1/N`` factor is
+        named "the mean over the batch, not the sum").
+    got, expected : ndarray
+        The submitted value (any shape) and the correct one.
     batch_size : int, optional
         The batch size N, to recognise a mean where a sum is due (and the reverse).
     alternatives : mapping of str -> ndarray, optional
-        Known wrong answers and their sentences, e.g.
-        ``{"dX does not use the upstream gradient dY ...": d_ones}``.
+        Known wrong answers and their sentences, e.g. ``{"dX does not use dY ...": d_ones}``.
     rtol, atol : float
         Tolerances of the comparisons.
 
@@ -69,20 +61,12 @@ def reproduce(obj: Any, shape: Sequence[int] | Sequence[Sequence[int]] | None = 
               training: bool | None = None, loss: bool = False) -> str:
     """The sentence telling a student how to run this check on their own computer, or "".
 
-    Parameters
-    ----------
-    obj : object
-        The graded layer or loss: a :class:`~gradcheck.sandbox.RemoteLayer` / ``RemoteLoss``, whose
-        ``file`` (path in the submission) and ``class_name`` (a class, or a CS231n pair's ``NAME``)
-        make ``gradcheck check file.py::NAME``, its ``init_kwargs`` (set by the grading plugin) the
-        ``--init``; an object without a ``file`` gives "".
-    shape : tuple of int, or list of them, optional
-        The input's (a loss: ``y_pred``'s) shape, for ``--input-shape``; one per input for a
-        layer of several inputs (a CS231n pair's ``x, w, b``: ``'6,4;4,3;3'``).
-    training : bool, optional
-        ``--training`` / ``--eval``: the mode the grader used (None: the CLI's default, both).
-    loss : bool, default False
-        Add ``--loss``.
+    ``obj`` is the graded :class:`~gradcheck.sandbox.RemoteLayer` / ``RemoteLoss``: its ``file``
+    and ``class_name`` (a class, or a CS231n pair's ``NAME``) make
+    ``gradcheck check file.py::NAME``, its ``init_kwargs`` (set by the plugin) the ``--init`` (no
+    ``file``: ""). ``shape`` is the input's (a loss: ``y_pred``'s), or one per input
+    (``'6,4;4,3;3'``); ``training`` gives ``--training`` / ``--eval`` (None: the CLI's default,
+    both); ``loss`` adds ``--loss``.
 
     Examples
     --------

@@ -1,21 +1,13 @@
 """Static import guard: may a submitted file import autoprop, autograd, torch, jax or tensorflow?
 
-An assignment that asks for hand-derived gradients forbids automatic
-differentiation in the student's files. :func:`forbidden_imports` reads the
-files with :mod:`ast` (nothing is executed) and finds ``import x``,
-``from x import y``, ``__import__("x")`` and ``importlib.import_module("x")``
-with a literal name. The sandbox also refuses to import these modules at run
-time (``Sandbox(blocked_modules=...)``), which catches names built at run time.
-
-Only the files themselves are read, never what they import, so a module that
-imports itself or a cycle of modules costs nothing. A file Python's parser
-cannot read for its depth (``1+1+...`` a million times: ``RecursionError``;
-deeply nested brackets: ``MemoryError``) or that is larger than
-:data:`MAX_BYTES` cannot be checked, and is reported as such (an
-:class:`ImportViolation` with ``module`` None), never skipped: whatever it
-hides, the guard cannot vouch for it. A file that does not parse for a syntax
-error is skipped (the sandbox's import reports the error). Parsing a 1 MiB file
-peaks at about 250 MB of the grader's memory, freed before the next file.
+An assignment on hand-derived gradients forbids automatic differentiation. :func:`forbidden_imports`
+reads the files with :mod:`ast` (nothing runs, nothing they import is read: a cycle costs nothing)
+and finds ``import x``, ``from x import y``, ``__import__("x")`` and
+``importlib.import_module("x")`` with a literal name; the sandbox also refuses these modules at
+run time (names built at run time). A file the parser cannot read for its depth (``1+1+...`` a
+million times, deeply nested brackets) or larger than :data:`MAX_BYTES` is reported as unchecked,
+never skipped; a file with a syntax error is skipped (the sandbox's import reports it). Parsing
+1 MiB peaks at about 250 MB.
 """
 
 from __future__ import annotations
@@ -39,10 +31,8 @@ MAX_PER_FILE = 10
 
 @dataclass(frozen=True)
 class ImportViolation:
-    """One forbidden import: file (relative name), line, the module imported, the statement.
-
-    ``module`` None: the file could not be checked; ``statement`` then says why.
-    """
+    """One forbidden import: file (relative name), line, module, statement; ``module`` None: the
+    file could not be checked, and ``statement`` says why."""
 
     file: str
     line: int
@@ -80,9 +70,7 @@ def forbidden_imports(files: Iterable[str], forbidden: Iterable[str] = DEFAULT_F
     Returns
     -------
     list of ImportViolation
-        In file and line order; ``module`` None for a file that could not be
-        checked (too deep for the parser, or larger than :data:`MAX_BYTES`). A file
-        with a syntax error is skipped here (the import in the sandbox reports it).
+        In file and line order; ``module`` None for a file that could not be checked.
     """
     banned = {m.split(".")[0] for m in forbidden}
     out: list[ImportViolation] = []
@@ -99,12 +87,8 @@ def forbidden_imports(files: Iterable[str], forbidden: Iterable[str] = DEFAULT_F
 @functools.lru_cache(maxsize=512)
 def _imports_of(path: str, size: int, mtime_ns: int,  # noqa: ARG001 - size and time: the cache's key
                 banned: frozenset[str]) -> tuple[tuple[int, str | None, str], ...]:
-    """``(line, module, statement)`` of the file's first :data:`MAX_PER_FILE` forbidden imports;
-    ``((0, None, why),)`` if it cannot be checked.
-
-    Cached by path, size and modification time (each grading test asks again; the
-    file is parsed once) and bounded (a file of a million imports keeps ten).
-    """
+    """``(line, module, statement)`` of the file's first :data:`MAX_PER_FILE` forbidden imports, or
+    ``((0, None, why),)``; cached by path, size and time (each grading test asks again)."""
     try:
         with open(path, "rb") as fh:
             raw = fh.read(MAX_BYTES + 1)
