@@ -105,6 +105,10 @@ DIAGNOSES: dict[str, Record] = {
     "permuted": Record("right values, wrong places", "{t} has the right values in the wrong places{how}", lesson=_CONV),
     "wrong-sign": Record("wrong sign", "{t} has the wrong sign: the opposite sign of the correct gradient everywhere "
                          "(a minus sign too many or too few)"),
+    "softmax-ce-sign": Record("softmax cross-entropy sign flipped", "{t} has the wrong sign: it is {got} where the "
+                              "gradient of the softmax cross-entropy -log p[y] is {want} (the minus of -log makes "
+                              "the true class's entry p[y] - 1 negative: raising its score lowers the loss)",
+                              "compute {t} = p.copy(); {t}[np.arange(N), y] -= 1{fix}", "03-softmax-cross-entropy.md"),
     "bias-mean": Record("mean, not sum", "{t} is the mean over the batch, not the sum: it is {count} times too small "
                         "({words})", "use dY.sum(...) instead of dY.mean(...)", _LIN),
     "factor-batch": Record("missing 1/batch", "{t} is {count} times too large ({words}): a 1/batch is missing (a sum "
@@ -413,7 +417,8 @@ _SWAP = "swap the factors of the product (for a Linear: dW = dY.T @ X if W is (o
 
 def name_signature(tensor: str, manual: Any, numerical: Any, *, is_bias: bool = False, n_batch: int = 1,
                    y_size: int = 0, alternatives: Mapping[str, Any] | None = None, tol: float = 1e-5,
-                   atol: float = 1e-9, fallback: bool = False, hint: str | None = None) -> Finding | None:
+                   atol: float = 1e-9, fallback: bool = False, hint: str | None = None,
+                   dy: float = 1.0) -> Finding | None:
     """Name the bug behind a wrong gradient from the numbers alone (also the grader's diagnosis).
 
     Parameters
@@ -433,6 +438,8 @@ def name_signature(tensor: str, manual: Any, numerical: Any, *, is_bias: bool = 
         Return the worst-element finding (``"wrong-values"``) instead of None.
     hint : str, optional
         How to fix a transposed gradient (from :func:`_layout_hint`); default: swap the factors.
+    dy : float, default 1.0
+        The upstream gradient of a scalar output (a loss written as a layer), for the scale of a loss's gradient.
 
     Returns
     -------
@@ -462,7 +469,7 @@ def name_signature(tensor: str, manual: Any, numerical: Any, *, is_bias: bool = 
         found = next((("alternative", {"sentence": s}) for s, alt in (alternatives or {}).items()
                       if np.shape(alt) == m.shape and match(m, np.asarray(alt, dtype=np.float64))), None)
         if found is None and not np.all(np.abs(n[ok]) < 1e-12):
-            found = _value_signature(m, n, ok, match, is_bias, n_batch, y_size, hint)
+            found = _value_signature(m, n, ok, match, is_bias, n_batch, y_size, hint, dy)
     if found is not None:
         return _find(found[0], tensor, **found[1])
     return _worst_element(tensor, m, n, tol, atol) if fallback else None
@@ -513,12 +520,12 @@ def _worst_element(tensor: str, manual: np.ndarray, numerical: np.ndarray, rtol:
                  exp=n[idx])
 
 
-def _value_signature(m, n, ok, match, is_bias, n_batch, y_size, hint=None) -> tuple[str, dict] | None:
+def _value_signature(m, n, ok, match, is_bias, n_batch, y_size, hint=None, dy=1.0) -> tuple[str, dict] | None:
     """The same-shape signatures of :func:`name_signature` (zeros, sign, transposed, flipped, permuted, factors)."""
     if np.all(m == 0):  # all of it, not only where the correct gradient is known (a sample)
         return "zero", {"what": " is", "why": "backward never computes it (or overwrites it with zeros)"}
     if match(m, -n):
-        return "wrong-sign", {}
+        return _softmax_ce(n, n_batch, dy) or ("wrong-sign", {})
     if m.ndim == 2 and m.shape[0] == m.shape[1] and match(m.T, n):
         return "transposed", {"how": f"its transpose is the correct gradient (the shape {V.fmt_shape(m.shape)} is "
                               "square, so only the values show it)", "fix": hint or _SWAP}
@@ -540,6 +547,20 @@ def _value_signature(m, n, ok, match, is_bias, n_batch, y_size, hint=None) -> tu
             return code, {"count": count, "words": words}
     named = {2.0: ", twice the true value (x2)", 0.5: ", half the true value (x0.5)"}
     return "factor", {"c": c, "named": next((w for v, w in named.items() if abs(c - v) < 1e-6), "")}
+
+
+def _softmax_ce(n, n_batch, dy=1.0) -> tuple[str, dict] | None:
+    """``n`` is a softmax cross-entropy's gradient ``(p - y_onehot) * dy`` (mean or sum over the batch): with the
+    label's entry raised by one, every row is a probability vector (all entries strictly between 0 and 1)."""
+    if n.ndim < 2 or n.shape[-1] < 2 or not np.isfinite(n).all():
+        return None
+    for c, words in ((n_batch, "({}) / N"), (1, "{}")):
+        q = (c / dy) * n.reshape(-1, n.shape[-1])
+        p = q + (q == q.min(axis=1, keepdims=True))
+        if np.all((p > 1e-12) & (p < 1 - 1e-12)) and np.allclose(p.sum(axis=1), 1, rtol=0, atol=1e-9):
+            return "softmax-ce-sign", {"got": words.format("y_onehot - p"), "want": words.format("p - y_onehot"),
+                                       "fix": ", then divide by N (the mean's 1/N)" if c != 1 else ""}
+    return None
 
 
 def _permuted_copies(a: np.ndarray, shape: tuple, noun: str = "the correct gradient"):
@@ -883,7 +904,8 @@ def _signatures(proxy, inputs, res: CheckResult, diag: Diagnosis, training, upst
             n[k] = np.nan
         p = params.get(key, inputs[names.index(key[1:])] if key[1:] in names and key != keys[0] else None)
         f = name_signature(t, m, n, is_bias=(key in params and p.ndim == 1 and "b" in key.lower()), n_batch=n_batch,
-                           y_size=Y.size, hint=None if p is None else _layout_hint(key.lstrip("@"), inputs[0], G, n))
+                           y_size=Y.size, hint=None if p is None else _layout_hint(key.lstrip("@"), inputs[0], G, n),
+                           dy=float(G.ravel()[0]) if G.size == 1 else 1.0)
         if f is not None and f.code == "zero" and n_batch == 1:
             f = _find("zero", t, what="[0], the gradient of sample 0 (the batch's only sample), is" if
                       key.startswith("@") else " is", why="with a batch of one, a loop over the samples that misses "
