@@ -1443,30 +1443,31 @@ def check_vjp(op: Any, vjp: Any = None, *inputs: Any, kwargs: Mapping[str, Any] 
                                                                             rtol=rtol, atol=atol, kinks=kinks)]))
         if not records[-1].passed and (f := name_signature(t, g, sc.grad)) is not None:
             notes.append(f.message)
-        try:
-            jvp = None if jvps is None else jvps[i]
-        except (IndexError, TypeError, KeyError):
-            jvp = None
-        lhs, rhs, src = [], [], "central differences"
-        for _ in range(n_dirs):
-            u = rng.standard_normal(x.shape)
-            u[kinks] = 0.0  # a finite difference across a kink is no derivative
-            lhs.append(float(np.sum(u * g)))
-            try:
-                Ju = np.broadcast_to(np.asarray(jvp(u, ans, *[y.copy() for y in xs], **kwargs), dtype=np.float64),
-                                     ans.shape)
-                rhs.append(float(np.sum(Ju * v)))
-                src = "the primitive's JVP rule (forward mode)"
-            except Exception:  # noqa: BLE001 - no JVP rule (or one that fails here): central differences
-                along = lambda s, u=u, i=i: L(*[y + s * u if j == i else y for j, y in enumerate(xs)])  # noqa: E731
-                rhs.append(difference_quotient(along, eps * max(1.0, float(np.abs(x).max()))))
-                src = "central differences"
-        dot = compare(np.array(lhs), np.array(rhs), "manual-vs-numerical", rtol=rtol, atol=atol * np.sqrt(x.size),
-                      how="directional")
-        records.append(TensorRecord(f"<u,J^T v> {i}", (n_dirs,), "gradient", [dot]))
+        dot, src = _dot_test(L, jvps, xs, i, g, ans, v, kinks, rng, n_dirs, eps, kwargs)
+        records.append(TensorRecord(f"<u,J^T v> {i}", (n_dirs,), "gradient", [
+            compare(*dot, "manual-vs-numerical", rtol=rtol, atol=atol * np.sqrt(x.size), how="directional")]))
         notes.append(f"input {i}: J u from {src}")
     if not records:
         raise UsageError(f"check_vjp({owner}): no input has a VJP to check.")
     return CheckResult(name=owner, kind="op", records=records, rtol=rtol, atol=atol, eps=eps, seed=seed,
                        input_shape=tuple(tuple(x.shape) for x in xs), notes=notes,
                        gradients={"manual": manual, "numerical": numerical})
+
+
+def _dot_test(L, jvps, xs, i, g, ans, v, kinks, rng, n_dirs, eps, kwargs):
+    """``<u, J^T v>`` and ``<J u, v>`` for ``n_dirs`` random ``u`` (zero at kinks), and where ``J u`` came from."""
+    lhs, rhs, src, x = [], [], "central differences", xs[i]
+    for _ in range(n_dirs):
+        u = rng.standard_normal(x.shape)
+        u[kinks] = 0.0  # a finite difference across a kink is no derivative
+        lhs.append(float(np.sum(u * g)))
+        try:
+            Ju = np.broadcast_to(np.asarray(jvps[i](u, ans, *[y.copy() for y in xs], **kwargs), dtype=np.float64),
+                                 ans.shape)
+            rhs.append(float(np.sum(Ju * v)))
+            src = "the primitive's JVP rule (forward mode)"
+        except Exception:  # noqa: BLE001 - no JVP rule (jvps None, or none for input i, or it fails here)
+            along = lambda s, u=u: L(*[y + s * u if j == i else y for j, y in enumerate(xs)])  # noqa: E731
+            rhs.append(difference_quotient(along, eps * max(1.0, float(np.abs(x).max()))))
+            src = "central differences"
+    return (np.array(lhs), np.array(rhs)), src
