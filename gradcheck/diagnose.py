@@ -1,10 +1,11 @@
 r"""Find, locate and explain gradient bugs: structural probes, bug signatures, models, single VJPs.
 
-:func:`diagnose_layer` runs, cheapest first: determinism (a random forward is held by ``fix_mask(True)``
-or by rewinding its generators), the probes of :data:`STRUCTURAL` (no finite differences), the
-numerical check (:func:`gradcheck.check.check_layer`), the bug signatures of each failing tensor
-(detectors returning ``(code, fields)``, worded once in :data:`DIAGNOSES`) and, for a failing model
-with a ``layers`` list, its first failing layer. :func:`check_vjp` checks one VJP alone.
+:func:`diagnose_layer` runs, cheapest first: determinism (a random forward is held by
+``fix_mask(True)`` or by rewinding its generators), the probes of :data:`STRUCTURAL` (no finite
+differences), the numerical check (:func:`gradcheck.check.check_layer`), the bug signatures of
+each failing tensor (detectors returning ``(code, fields)``, worded once in :data:`DIAGNOSES`)
+and, for a failing model with a ``layers`` list, its first failing layer. :func:`check_vjp`
+checks one VJP alone.
 """
 
 from __future__ import annotations
@@ -102,10 +103,12 @@ DIAGNOSES: dict[str, Record] = {
     "permuted": Record("right values, wrong places", "{t} has the right values in the wrong places{how}", lesson=_CONV),
     "wrong-sign": Record("wrong sign", "{t} has the wrong sign: the opposite sign of the correct gradient everywhere "
                          "(a minus sign too many or too few)"),
-    "softmax-ce-sign": Record("softmax cross-entropy sign flipped", "{t} has the wrong sign: it is {got} where the "
-                              "gradient of the softmax cross-entropy -log p[y] is {want} (the minus of -log makes "
-                              "the true class's entry p[y] - 1 negative: raising its score lowers the loss)",
-                              "compute {t} = p.copy(); {t}[np.arange(N), y] -= 1{fix}", "03-softmax-cross-entropy.md"),
+    "softmax-ce-sign": Record("softmax cross-entropy sign flipped", "{t} has the wrong sign: it is "
+                              "{got} where the gradient of the softmax cross-entropy -log p[y] is "
+                              "{want} (the minus of -log makes the true class's entry p[y] - 1 "
+                              "negative: raising its score lowers the loss)",
+                              "compute {t} = p.copy(); {t}[np.arange(N), y] -= 1{fix}",
+                              "03-softmax-cross-entropy.md"),
     "bias-mean": Record("mean, not sum", "{t} is the mean over the batch, not the sum: it is {count} times too small "
                         "({words})", "use dY.sum(...) instead of dY.mean(...)", _LIN),
     "factor-batch": Record("missing 1/batch", "{t} is {count} times too large ({words}): a 1/batch is missing (a sum "
@@ -170,8 +173,9 @@ def _find(code: str, tensor: str | None = None, severity: str = "error", **field
 
 @dataclass
 class Finding:
-    """One thing found: ``code`` (a key of :data:`DIAGNOSES`), ``message`` (a plain sentence), ``tensor``
-    (``"dW"`` or None), ``severity`` (``error``: a bug, ``warning``: suspicious, ``info``: what was done)."""
+    """One thing found: ``code`` (a key of :data:`DIAGNOSES`), ``message`` (a plain sentence),
+    ``tensor`` (``"dW"`` or None), ``severity`` (``error``: a bug, ``warning``: suspicious,
+    ``info``: what the checker did)."""
 
     code: str
     message: str
@@ -205,9 +209,10 @@ class Probe:
 
 @dataclass
 class Diagnosis:
-    """What :func:`diagnose_layer` found: ``findings`` (structural first, then signatures), ``probes``,
-    ``result`` (None when the probes stopped the check), ``error`` (what stopped it), ``sublayer`` (index
-    and diagnosis of a model's first failing layer), ``training`` and the ``other_modes``' diagnoses."""
+    """What :func:`diagnose_layer` found: ``findings`` (structural first, then signatures),
+    ``probes``, ``result`` (None when the probes stopped the check), ``error`` (what stopped it),
+    ``sublayer`` (index and diagnosis of a model's first failing layer), ``training`` and the
+    ``other_modes``' diagnoses."""
 
     name: str
     findings: list[Finding] = field(default_factory=list)
@@ -271,7 +276,8 @@ class Diagnosis:
                 "result": None if self.result is None else self.result.to_dict(),
                 "error": None if err is None else {"type": type(err).__name__, "message": str(err),
                                                    "exit_code": err.exit_code},
-                "first_failing_layer": None if sub is None else {"index": sub[0], **sub[1].to_dict()},
+                "first_failing_layer": None if sub is None else {"index": sub[0],
+                                                                 **sub[1].to_dict()},
                 "training": self.training, "other_modes": [d.to_dict() for d in self.other_modes]}
 
 
@@ -421,8 +427,9 @@ def name_signature(tensor: str, manual: Any, numerical: Any, *, is_bias: bool = 
     manual, numerical : array_like
         The gradient under suspicion and the correct one (NaN: unknown, e.g. a kink; left out).
     is_bias, n_batch, y_size, dy : bool, int, int, float; default False, 1, 0, 1.0
-        A bias (a ``1/batch`` factor is "the mean over the batch, not the sum"), the batch size, the
-        output's size (for "batch x positions"), the upstream gradient of a scalar output (a loss as a layer).
+        A bias (a ``1/batch`` factor is "the mean over the batch, not the sum"), the batch
+        size, the output's size (for "batch x positions"), the upstream gradient of a scalar
+        output (a loss written as a layer).
     alternatives : mapping of str to array_like, optional
         Known wrong answers keyed by their sentences.
     tol, atol : float, default 1e-5, 1e-9
@@ -509,7 +516,8 @@ def _worst_element(tensor: str, manual: np.ndarray, numerical: np.ndarray, rtol:
                  exp=n[idx])
 
 
-def _value_signature(m, n, ok, match, is_bias, n_batch, y_size, hint=None, dy=1.0) -> tuple[str, dict] | None:
+def _value_signature(m, n, ok, match, is_bias, n_batch, y_size, hint=None,
+                     dy=1.0) -> tuple[str, dict] | None:
     """The same-shape signatures of :func:`name_signature` (zeros, sign, transposed, flipped, permuted, factors)."""
     if np.all(m == 0):  # all of it, not only where the correct gradient is known (a sample)
         return "zero", {"what": " is", "why": "backward never computes it (or overwrites it with zeros)"}
@@ -539,16 +547,18 @@ def _value_signature(m, n, ok, match, is_bias, n_batch, y_size, hint=None, dy=1.
 
 
 def _softmax_ce(n, n_batch, dy=1.0) -> tuple[str, dict] | None:
-    """``n`` is a softmax cross-entropy's gradient ``(p - y_onehot) * dy`` (mean or sum over the batch): with the
-    label's entry raised by one, every row is a probability vector (all entries strictly between 0 and 1)."""
+    """``n`` is a softmax cross-entropy's gradient ``(p - y_onehot) * dy`` (mean or sum over the
+    batch): with the label's entry raised by one, every row is a probability vector (all entries
+    strictly between 0 and 1)."""
     if n.ndim < 2 or n.shape[-1] < 2 or not np.isfinite(n).all():
         return None
     for c, words in ((n_batch, "({}) / N"), (1, "{}")):
         q = (c / dy) * n.reshape(-1, n.shape[-1])
         p = q + (q == q.min(axis=1, keepdims=True))
-        if np.all((p > 1e-12) & (p < 1 - 1e-12)) and np.allclose(p.sum(axis=1), 1, rtol=0, atol=1e-9):
-            return "softmax-ce-sign", {"got": words.format("y_onehot - p"), "want": words.format("p - y_onehot"),
-                                       "fix": ", then divide by N (the mean's 1/N)" if c != 1 else ""}
+        if np.all((p > 1e-12) & (p < 1 - 1e-12)) and np.allclose(p.sum(axis=1), 1, 0, 1e-9):
+            return "softmax-ce-sign", {"got": words.format("y_onehot - p"),
+                                       "want": words.format("p - y_onehot"),
+                                       "fix": ", then divide by N (the mean's 1/N)" * (c != 1)}
     return None
 
 
@@ -630,8 +640,8 @@ def name_swaps(got: Mapping[str, Any], right: Mapping[str, Any], keys: Sequence[
     Returns
     -------
     dict of str to Finding
-        Per swapped pair ``{"dgamma": Finding, "dbeta": Finding}`` (code ``"swapped"``), each naming its
-        own slot, e.g. "grads['gamma'] holds the gradient of beta and vice versa".
+        Per swapped pair ``{"dgamma": Finding, "dbeta": Finding}`` (code ``"swapped"``), each
+        naming its own slot, e.g. "grads['gamma'] holds the gradient of beta and vice versa".
     """
     arr = {t: np.asarray(v, dtype=np.float64) for t, v in got.items() if isinstance(v, np.ndarray)
            and t in right and np.shape(v) == np.shape(right[t])}
@@ -884,8 +894,8 @@ def _signatures(proxy, inputs, res: CheckResult, diag: Diagnosis, training, upst
             n[k] = np.nan
         p = params.get(key, inputs[names.index(key[1:])] if key[1:] in names and key != keys[0] else None)
         f = name_signature(t, m, n, is_bias=(key in params and p.ndim == 1 and "b" in key.lower()), n_batch=n_batch,
-                           y_size=Y.size, hint=None if p is None else _layout_hint(key.lstrip("@"), inputs[0], G, n),
-                           dy=float(G.ravel()[0]) if G.size == 1 else 1.0)
+                           y_size=Y.size, dy=float(G.ravel()[0]) if G.size == 1 else 1.0,
+                           hint=None if p is None else _layout_hint(key.lstrip("@"), inputs[0], G, n))
         if f is not None and f.code == "zero" and n_batch == 1:
             f = _find("zero", t, what="[0], the gradient of sample 0 (the batch's only sample), is" if
                       key.startswith("@") else " is", why="with a batch of one, a loop over the samples that misses "
@@ -955,10 +965,11 @@ def diagnose_layer(layer: Any, X: Any, *, mode: str = "fast", method: str = "cen
     layer : object
         manualprop layer protocol; a container with a ``layers`` list is localised on failure.
     X : ndarray, shape tuple, or list of those
-        As in :func:`gradcheck.check.check_layer`, and so are ``mode`` (a failing tensor is always
-        scanned element by element), ``method``, ``seed`` (also the probes'), ``rtol``, ``atol`` (the
-        probes': 1e-9 when None), ``eps``, ``n_dirs``, ``n_samples``, ``upstream``, ``twin`` (None: no
-        tape column) and ``reference`` (a layer of ours: the ``manual-vs-reference`` pair).
+        As in :func:`gradcheck.check.check_layer`, and so are ``mode`` (a failing tensor is
+        always scanned element by element), ``method``, ``seed`` (also the probes'), ``rtol``,
+        ``atol`` (the probes': 1e-9 when None), ``eps``, ``n_dirs``, ``n_samples``,
+        ``upstream``, ``twin`` (None: no tape column) and ``reference`` (a layer of ours: the
+        ``manual-vs-reference`` pair).
     training : bool, "both" or "auto", default "auto"
         With two modes each is diagnosed; the result is the first failing mode's, named
         ``"<name> [training]"``, the other in ``other_modes``.
@@ -1357,7 +1368,7 @@ class _Probes:
 
 
 def _resolve_op(op, vjp):
-    """``(name, forward, one VJP per input or a callable, JVPs or None)`` of a function or an autoprop primitive."""
+    """``(name, forward, VJPs, JVPs or None)`` of a function and its VJPs, or of a primitive."""
     if isinstance(op, str):
         from autoprop.core.registry import PRIMITIVES
 
@@ -1373,23 +1384,32 @@ def _resolve_op(op, vjp):
     return name, op.fwd if prim else op, vjp, getattr(op, "jvps", None) if prim else None
 
 
+def _vjp_list(vjps, n: int) -> list:
+    """One VJP per input from a callable (returning a tuple when ``n > 1``), a list, or autoprop's variadic rule."""
+    if callable(vjps):
+        return [vjps] if n == 1 else [lambda g, a, *x, i=i, **kw: vjps(g, a, *x, **kw)[i]
+                                      for i in range(n)]
+    return [vjps[i] for i in range(n)] if type(vjps).__name__ == "_Variadic" else list(vjps)
+
+
 def check_vjp(op: Any, vjp: Any = None, *inputs: Any, kwargs: Mapping[str, Any] | None = None, seed: int = 0,
               rtol: float = 1e-6, atol: float = 1e-9, eps: float = DEFAULT_EPS, n_dirs: int = 3,
               name: str | None = None) -> CheckResult:
     r"""Check one operation's vector-Jacobian product alone: a dot-product test and an element scan.
 
-    Per differentiable input ``x_i``, record ``d<i>`` (``dx`` for one input): ``J_i^T v`` from ``vjp``
-    against central differences of ``sum(op(*inputs) * v)``, kinks excluded; and record ``<u,J^T v> i``:
-    :math:`\langle u, J_i^T v\rangle` against :math:`\langle J_i u, v\rangle` for ``n_dirs`` random
-    ``u`` (zero at kinks), ``J_i u`` from the primitive's JVP rule, else central differences along ``u``.
+    Per differentiable input ``x_i``, record ``d<i>`` (``dx`` for one input): ``J_i^T v`` from
+    ``vjp`` against central differences of ``sum(op(*inputs) * v)``, kinks excluded; and record
+    ``<u,J^T v> i``: :math:`\langle u, J_i^T v\rangle` against :math:`\langle J_i u, v\rangle`
+    for ``n_dirs`` random ``u`` (zero at kinks), ``J_i u`` from the primitive's JVP rule, else
+    central differences along ``u``.
 
     Parameters
     ----------
     op : callable, str or autoprop Primitive
         ``op(*inputs, **kwargs) -> ndarray``, or a name / entry of ``autoprop.core.registry.PRIMITIVES``.
     vjp : callable, sequence of callables, or None
-        ``vjp_i(g, ans, *inputs, **kwargs) -> dx_i`` per input (None: not differentiable), one callable
-        (returning a tuple for several inputs), or None: the primitive's own ``vjps``.
+        ``vjp_i(g, ans, *inputs, **kwargs) -> dx_i`` per input (None: not differentiable), one
+        callable (returning a tuple for several inputs), or None: the primitive's own ``vjps``.
     *inputs : array_like
         The arguments; float arrays are differentiated (float64 copies).
     kwargs : dict, optional
@@ -1423,10 +1443,7 @@ def check_vjp(op: Any, vjp: Any = None, *inputs: Any, kwargs: Mapping[str, Any] 
     ans = np.asarray(V.call_student(fwd, *[x.copy() for x in xs], owner=owner, call="forward", **kwargs),
                      dtype=np.float64)
     v = rng.standard_normal(ans.shape)
-    if callable(vjps):  # one callable: the VJP of a one-input op, or a tuple of them
-        vjps = [vjps] if len(xs) == 1 else [lambda g, a, *x, i=i, **kw: vjps(g, a, *x, **kw)[i] for i in range(len(xs))]
-    vjps = [vjps[i] for i in range(len(xs))] if type(vjps).__name__ == "_Variadic" else list(vjps)
-    L = lambda *ys: float(np.sum(np.asarray(fwd(*[y.copy() for y in ys], **kwargs), dtype=np.float64) * v))  # noqa: E731
+    vjps, L = _vjp_list(vjps, len(xs)), functools.partial(_objective, fwd, kwargs, v)
     records, notes, manual, numerical = [], [], {}, {}
     for i, x in enumerate(xs):
         if x.dtype.kind != "f" or i >= len(vjps) or vjps[i] is None:
@@ -1444,8 +1461,9 @@ def check_vjp(op: Any, vjp: Any = None, *inputs: Any, kwargs: Mapping[str, Any] 
         if not records[-1].passed and (f := name_signature(t, g, sc.grad)) is not None:
             notes.append(f.message)
         dot, src = _dot_test(L, jvps, xs, i, g, ans, v, kinks, rng, n_dirs, eps, kwargs)
-        records.append(TensorRecord(f"<u,J^T v> {i}", (n_dirs,), "gradient", [
-            compare(*dot, "manual-vs-numerical", rtol=rtol, atol=atol * np.sqrt(x.size), how="directional")]))
+        dot = compare(*dot, "manual-vs-numerical", rtol=rtol, atol=atol * np.sqrt(x.size),
+                      how="directional")
+        records.append(TensorRecord(f"<u,J^T v> {i}", (n_dirs,), "gradient", [dot]))
         notes.append(f"input {i}: J u from {src}")
     if not records:
         raise UsageError(f"check_vjp({owner}): no input has a VJP to check.")
@@ -1454,20 +1472,26 @@ def check_vjp(op: Any, vjp: Any = None, *inputs: Any, kwargs: Mapping[str, Any] 
                        gradients={"manual": manual, "numerical": numerical})
 
 
+def _objective(fwd, kwargs, v, *ys) -> float:
+    """``sum(op(*ys) * v)``."""
+    return float(np.sum(np.asarray(fwd(*[y.copy() for y in ys], **kwargs), dtype=np.float64) * v))
+
+
 def _dot_test(L, jvps, xs, i, g, ans, v, kinks, rng, n_dirs, eps, kwargs):
-    """``<u, J^T v>`` and ``<J u, v>`` for ``n_dirs`` random ``u`` (zero at kinks), and where ``J u`` came from."""
+    """``<u, J^T v>``, ``<J u, v>`` for ``n_dirs`` random ``u`` (0 at kinks); ``J u``'s source."""
     lhs, rhs, src, x = [], [], "central differences", xs[i]
     for _ in range(n_dirs):
         u = rng.standard_normal(x.shape)
         u[kinks] = 0.0  # a finite difference across a kink is no derivative
         lhs.append(float(np.sum(u * g)))
         try:
-            Ju = np.broadcast_to(np.asarray(jvps[i](u, ans, *[y.copy() for y in xs], **kwargs), dtype=np.float64),
-                                 ans.shape)
+            Ju = np.asarray(jvps[i](u, ans, *[y.copy() for y in xs], **kwargs), dtype=np.float64)
+            Ju = np.broadcast_to(Ju, ans.shape)
             rhs.append(float(np.sum(Ju * v)))
             src = "the primitive's JVP rule (forward mode)"
-        except Exception:  # noqa: BLE001 - no JVP rule (jvps None, or none for input i, or it fails here)
-            along = lambda s, u=u: L(*[y + s * u if j == i else y for j, y in enumerate(xs)])  # noqa: E731
+        except Exception:  # noqa: BLE001 - no JVP rule (none at all, none for input i, or it fails)
+            along = lambda s, u=u: L(*[y + s * u if j == i else y  # noqa: E731
+                                       for j, y in enumerate(xs)])
             rhs.append(difference_quotient(along, eps * max(1.0, float(np.abs(x).max()))))
             src = "central differences"
     return (np.array(lhs), np.array(rhs)), src
