@@ -1,13 +1,11 @@
 r"""Find, locate and explain gradient bugs: structural probes, bug signatures, models, single VJPs.
 
-:func:`diagnose_layer` runs, cheapest first: (1) **determinism** of the forward (a random one is
-held fixed by ``fix_mask(True)``, else by rewinding the numpy generators it holds; case C29);
-(2) the **structural probes** of :data:`STRUCTURAL`, no finite differences; (3) the **numerical
-comparison** (:func:`gradcheck.check.check_layer`); (4) the **bug signatures** of each failing
-tensor: small detectors that return ``(code, fields)``, turned into a sentence by the one table
-:data:`DIAGNOSES` (code -> short name, message template, hint, lesson); (5) for a failing model
-with a ``layers`` list, the **first layer** that fails on the input it receives.
-:func:`check_vjp` checks one VJP alone (dot-product test and an element scan).
+:func:`diagnose_layer` runs, cheapest first: determinism (a random forward is held by
+``fix_mask(True)`` or by rewinding its generators), the probes of :data:`STRUCTURAL` (no finite
+differences), the numerical check (:func:`gradcheck.check.check_layer`), the bug signatures of
+each failing tensor (detectors returning ``(code, fields)``, worded once in :data:`DIAGNOSES`)
+and, for a failing model with a ``layers`` list, its first failing layer. :func:`check_vjp`
+checks one VJP alone.
 """
 
 from __future__ import annotations
@@ -31,8 +29,8 @@ from .config import CheckConfig, mode_word, training_modes
 from .errors import GradcheckError, UsageError
 from .numerical import (
     DEFAULT_EPS,
+    difference_quotient,
     directional_derivatives,
-    kernel,
     layer_numerical_gradients,
     numerical_gradient,
 )
@@ -105,6 +103,12 @@ DIAGNOSES: dict[str, Record] = {
     "permuted": Record("right values, wrong places", "{t} has the right values in the wrong places{how}", lesson=_CONV),
     "wrong-sign": Record("wrong sign", "{t} has the wrong sign: the opposite sign of the correct gradient everywhere "
                          "(a minus sign too many or too few)"),
+    "softmax-ce-sign": Record("softmax cross-entropy sign flipped", "{t} has the wrong sign: it is "
+                              "{got} where the gradient of the softmax cross-entropy -log p[y] is "
+                              "{want} (the minus of -log makes the true class's entry p[y] - 1 "
+                              "negative: raising its score lowers the loss)",
+                              "compute {t} = p.copy(); {t}[np.arange(N), y] -= 1{fix}",
+                              "03-softmax-cross-entropy.md"),
     "bias-mean": Record("mean, not sum", "{t} is the mean over the batch, not the sum: it is {count} times too small "
                         "({words})", "use dY.sum(...) instead of dY.mean(...)", _LIN),
     "factor-batch": Record("missing 1/batch", "{t} is {count} times too large ({words}): a 1/batch is missing (a sum "
@@ -169,9 +173,9 @@ def _find(code: str, tensor: str | None = None, severity: str = "error", **field
 
 @dataclass
 class Finding:
-    """One thing the diagnosis found: ``code`` (a key of :data:`DIAGNOSES`), ``message`` (one
-    plain sentence), ``tensor`` (``"dW"``, ... or None) and ``severity`` (``error``: a bug,
-    ``warning``: suspicious, ``info``: what the checker did)."""
+    """One thing found: ``code`` (a key of :data:`DIAGNOSES`), ``message`` (a plain sentence),
+    ``tensor`` (``"dW"`` or None), ``severity`` (``error``: a bug, ``warning``: suspicious,
+    ``info``: what the checker did)."""
 
     code: str
     message: str
@@ -179,18 +183,17 @@ class Finding:
     severity: str = "error"
 
     def sentence(self) -> str:
-        """The message, stripped, ending with a period."""
         s = self.message.strip()
         return s if s.endswith(".") else s + "."
 
     @property
     def name(self) -> str:
-        """The short name of the diagnosis (:data:`DIAGNOSES`)."""
+        """The diagnosis's short name."""
         return DIAGNOSES[self.code].name if self.code in DIAGNOSES else self.code
 
     @property
     def lesson(self) -> str:
-        """The lesson that explains it (``lessons/<file>.md``), or ""."""
+        """``lessons/<file>.md`` that explains it, or ""."""
         rec = DIAGNOSES.get(self.code)
         return f"lessons/{rec.lesson}" if rec and rec.lesson else ""
 
@@ -206,10 +209,10 @@ class Probe:
 
 @dataclass
 class Diagnosis:
-    """What :func:`diagnose_layer` found: ``findings`` (structural first, then signatures), ``probes``
-    (:data:`STRUCTURAL`), ``result`` (the numerical comparison, None when the probes stopped the check),
-    ``error`` (what stopped it), ``sublayer`` (index and diagnosis of a model's first failing layer),
-    ``training`` (the mode; ``other_modes`` holds the other mode's diagnosis when both were checked)."""
+    """What :func:`diagnose_layer` found: ``findings`` (structural first, then signatures),
+    ``probes``, ``result`` (None when the probes stopped the check), ``error`` (what stopped it),
+    ``sublayer`` (index and diagnosis of a model's first failing layer), ``training`` and the
+    ``other_modes``' diagnoses."""
 
     name: str
     findings: list[Finding] = field(default_factory=list)
@@ -222,7 +225,7 @@ class Diagnosis:
 
     @property
     def passed(self) -> bool:
-        """No error finding, no stopping error, every comparison within tolerance, in every mode checked."""
+        """No error finding or stopping error, every comparison within tolerance, in every mode."""
         return (self.error is None and not self.codes and self.result is not None and self.result.passed
                 and all(d.passed for d in self.other_modes))
 
@@ -233,7 +236,7 @@ class Diagnosis:
 
     @property
     def codes(self) -> list[str]:
-        """The codes of the error findings, in order (what tests match on)."""
+        """The codes of the error findings, in order."""
         return [f.code for f in self.findings if f.severity == "error"]
 
     def sentence(self) -> str:
@@ -251,7 +254,7 @@ class Diagnosis:
         return f"FAIL: {self.name}: gradient mismatch in {bad} (no known bug pattern; see the worst elements above)."
 
     def report(self) -> str:
-        """Table of the numerical check (if any), the probes that failed, the notes, the lessons, the sentence."""
+        """The check's table, the failed probes, the notes, the lessons, the sentence."""
         lines = [self.result.table(), ""] if self.result is not None else []
         failed = [p for p in self.probes if p.passed is False]
         if failed:
@@ -266,15 +269,15 @@ class Diagnosis:
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-serialisable summary."""
-        err = self.error
+        err, sub = self.error, self.sublayer
         return {"name": self.name, "passed": self.passed, "sentence": self.sentence(),
                 "findings": [vars(f) | {"name": f.name, "lesson": f.lesson} for f in self.findings],
                 "probes": [vars(p).copy() for p in self.probes],
                 "result": None if self.result is None else self.result.to_dict(),
                 "error": None if err is None else {"type": type(err).__name__, "message": str(err),
                                                    "exit_code": err.exit_code},
-                "first_failing_layer": None if self.sublayer is None else
-                {"index": self.sublayer[0], **self.sublayer[1].to_dict()},
+                "first_failing_layer": None if sub is None else {"index": sub[0],
+                                                                 **sub[1].to_dict()},
                 "training": self.training, "other_modes": [d.to_dict() for d in self.other_modes]}
 
 
@@ -413,7 +416,8 @@ _SWAP = "swap the factors of the product (for a Linear: dW = dY.T @ X if W is (o
 
 def name_signature(tensor: str, manual: Any, numerical: Any, *, is_bias: bool = False, n_batch: int = 1,
                    y_size: int = 0, alternatives: Mapping[str, Any] | None = None, tol: float = 1e-5,
-                   atol: float = 1e-9, fallback: bool = False, hint: str | None = None) -> Finding | None:
+                   atol: float = 1e-9, fallback: bool = False, hint: str | None = None,
+                   dy: float = 1.0) -> Finding | None:
     """Name the bug behind a wrong gradient from the numbers alone (also the grader's diagnosis).
 
     Parameters
@@ -422,9 +426,10 @@ def name_signature(tensor: str, manual: Any, numerical: Any, *, is_bias: bool = 
         Display name (``"dW"``).
     manual, numerical : array_like
         The gradient under suspicion and the correct one (NaN: unknown, e.g. a kink; left out).
-    is_bias, n_batch, y_size : bool, int, int; default False, 1, 0
-        A bias (a ``1/batch`` factor is then "the mean over the batch, not the sum"), the batch
-        size and the output's size (for "batch x positions").
+    is_bias, n_batch, y_size, dy : bool, int, int, float; default False, 1, 0, 1.0
+        A bias (a ``1/batch`` factor is "the mean over the batch, not the sum"), the batch
+        size, the output's size (for "batch x positions"), the upstream gradient of a scalar
+        output (a loss written as a layer).
     alternatives : mapping of str to array_like, optional
         Known wrong answers keyed by their sentences.
     tol, atol : float, default 1e-5, 1e-9
@@ -443,12 +448,10 @@ def name_signature(tensor: str, manual: Any, numerical: Any, *, is_bias: bool = 
     --------
     >>> import numpy as np
     >>> n = np.arange(1.0, 7.0).reshape(2, 3)
-    >>> name_signature("dW", -n, n).code
-    'wrong-sign'
+    >>> name_signature("dW", -n, n).code, name_signature("dW", n, n)
+    ('wrong-sign', None)
     >>> name_signature("db", n / 8, n, is_bias=True, n_batch=8).message[:45]
     'db is the mean over the batch, not the sum: i'
-    >>> name_signature("dW", n, n) is None
-    True
     """
     m, n = np.asarray(manual, dtype=np.float64), np.asarray(numerical, dtype=np.float64)
     ok = np.isfinite(n)
@@ -462,7 +465,7 @@ def name_signature(tensor: str, manual: Any, numerical: Any, *, is_bias: bool = 
         found = next((("alternative", {"sentence": s}) for s, alt in (alternatives or {}).items()
                       if np.shape(alt) == m.shape and match(m, np.asarray(alt, dtype=np.float64))), None)
         if found is None and not np.all(np.abs(n[ok]) < 1e-12):
-            found = _value_signature(m, n, ok, match, is_bias, n_batch, y_size, hint)
+            found = _value_signature(m, n, ok, match, is_bias, n_batch, y_size, hint, dy)
     if found is not None:
         return _find(found[0], tensor, **found[1])
     return _worst_element(tensor, m, n, tol, atol) if fallback else None
@@ -513,12 +516,13 @@ def _worst_element(tensor: str, manual: np.ndarray, numerical: np.ndarray, rtol:
                  exp=n[idx])
 
 
-def _value_signature(m, n, ok, match, is_bias, n_batch, y_size, hint=None) -> tuple[str, dict] | None:
+def _value_signature(m, n, ok, match, is_bias, n_batch, y_size, hint=None,
+                     dy=1.0) -> tuple[str, dict] | None:
     """The same-shape signatures of :func:`name_signature` (zeros, sign, transposed, flipped, permuted, factors)."""
     if np.all(m == 0):  # all of it, not only where the correct gradient is known (a sample)
         return "zero", {"what": " is", "why": "backward never computes it (or overwrites it with zeros)"}
     if match(m, -n):
-        return "wrong-sign", {}
+        return _softmax_ce(n, n_batch, dy) or ("wrong-sign", {})
     if m.ndim == 2 and m.shape[0] == m.shape[1] and match(m.T, n):
         return "transposed", {"how": f"its transpose is the correct gradient (the shape {V.fmt_shape(m.shape)} is "
                               "square, so only the values show it)", "fix": hint or _SWAP}
@@ -540,6 +544,22 @@ def _value_signature(m, n, ok, match, is_bias, n_batch, y_size, hint=None) -> tu
             return code, {"count": count, "words": words}
     named = {2.0: ", twice the true value (x2)", 0.5: ", half the true value (x0.5)"}
     return "factor", {"c": c, "named": next((w for v, w in named.items() if abs(c - v) < 1e-6), "")}
+
+
+def _softmax_ce(n, n_batch, dy=1.0) -> tuple[str, dict] | None:
+    """``n`` is a softmax cross-entropy's gradient ``(p - y_onehot) * dy`` (mean or sum over the
+    batch): with the label's entry raised by one, every row is a probability vector (all entries
+    strictly between 0 and 1)."""
+    if n.ndim < 2 or n.shape[-1] < 2 or not np.isfinite(n).all():
+        return None
+    for c, words in ((n_batch, "({}) / N"), (1, "{}")):
+        q = (c / dy) * n.reshape(-1, n.shape[-1])
+        p = q + (q == q.min(axis=1, keepdims=True))
+        if np.all((p > 1e-12) & (p < 1 - 1e-12)) and np.allclose(p.sum(axis=1), 1, 0, 1e-9):
+            return "softmax-ce-sign", {"got": words.format("y_onehot - p"),
+                                       "want": words.format("p - y_onehot"),
+                                       "fix": ", then divide by N (the mean's 1/N)" * (c != 1)}
+    return None
 
 
 def _permuted_copies(a: np.ndarray, shape: tuple, noun: str = "the correct gradient"):
@@ -612,25 +632,16 @@ def name_swaps(got: Mapping[str, Any], right: Mapping[str, Any], keys: Sequence[
     Parameters
     ----------
     got, right : mapping of str to array_like
-        The gradients under suspicion and the correct ones, by tensor name (``"dgamma"``); a
-        tensor missing from either, of another shape, or with a NaN in ``right`` is left out.
+        The gradients under suspicion and the correct ones by tensor name (``"dgamma"``); a tensor
+        missing from either, of another shape, or with a NaN in ``right`` is left out.
     keys : sequence of str, optional
-        Parameter keys: ``"d" + key`` is the layer's ``grads[key]``; any other tensor is one
-        backward returns (a CS231n pair's ``dgamma``).
+        Parameter keys: ``"d" + key`` is ``grads[key]``; any other tensor is one backward returns.
 
     Returns
     -------
     dict of str to Finding
-        ``{"dgamma": Finding, "dbeta": Finding}`` per swapped pair (code ``"swapped"``), each
-        naming its own slot: "grads['gamma'] holds the gradient of beta and vice versa".
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> a, b = np.array([1.0, 2.0]), np.array([3.0, -4.0])
-    >>> f = name_swaps({"dgamma": b, "dbeta": a}, {"dgamma": a, "dbeta": b}, keys=["gamma", "beta"])["dgamma"]
-    >>> print(f.message.split(";")[0])
-    grads['gamma'] holds the gradient of beta and vice versa
+        Per swapped pair ``{"dgamma": Finding, "dbeta": Finding}`` (code ``"swapped"``), each
+        naming its own slot, e.g. "grads['gamma'] holds the gradient of beta and vice versa".
     """
     arr = {t: np.asarray(v, dtype=np.float64) for t, v in got.items() if isinstance(v, np.ndarray)
            and t in right and np.shape(v) == np.shape(right[t])}
@@ -883,7 +894,8 @@ def _signatures(proxy, inputs, res: CheckResult, diag: Diagnosis, training, upst
             n[k] = np.nan
         p = params.get(key, inputs[names.index(key[1:])] if key[1:] in names and key != keys[0] else None)
         f = name_signature(t, m, n, is_bias=(key in params and p.ndim == 1 and "b" in key.lower()), n_batch=n_batch,
-                           y_size=Y.size, hint=None if p is None else _layout_hint(key.lstrip("@"), inputs[0], G, n))
+                           y_size=Y.size, dy=float(G.ravel()[0]) if G.size == 1 else 1.0,
+                           hint=None if p is None else _layout_hint(key.lstrip("@"), inputs[0], G, n))
         if f is not None and f.code == "zero" and n_batch == 1:
             f = _find("zero", t, what="[0], the gradient of sample 0 (the batch's only sample), is" if
                       key.startswith("@") else " is", why="with a batch of one, a loop over the samples that misses "
@@ -951,22 +963,16 @@ def diagnose_layer(layer: Any, X: Any, *, mode: str = "fast", method: str = "cen
     Parameters
     ----------
     layer : object
-        manualprop layer protocol (see :func:`gradcheck.check.check_layer`); a container with a
-        ``layers`` list (``Sequential``) is localised on failure.
+        manualprop layer protocol; a container with a ``layers`` list is localised on failure.
     X : ndarray, shape tuple, or list of those
-        As in :func:`gradcheck.check.check_layer`.
-    mode : {"fast", "full", "sample"}, default "fast"
-        Numerical mode; a failing tensor is always scanned element by element.
-    method, seed, rtol, atol, eps, n_dirs, n_samples, upstream
-        As in ``check_layer`` (the structural probes use atol 1e-9 when it is None); ``seed``
-        also seeds the probes.
+        As in :func:`gradcheck.check.check_layer`, and so are ``mode`` (a failing tensor is
+        always scanned element by element), ``method``, ``seed`` (also the probes'), ``rtol``,
+        ``atol`` (the probes': 1e-9 when None), ``eps``, ``n_dirs``, ``n_samples``,
+        ``upstream``, ``twin`` (None: no tape column) and ``reference`` (a layer of ours: the
+        ``manual-vs-reference`` pair).
     training : bool, "both" or "auto", default "auto"
-        As in ``check_layer``: with two modes each is diagnosed; the result is the first
-        failing mode's, named ``"<name> [training]"``, the other in ``other_modes``.
-    twin : object or None
-        An autoprop twin for a tape column (None: none).
-    reference : object, optional
-        A layer of ours with the same parameter keys (``manual-vs-reference`` pair).
+        With two modes each is diagnosed; the result is the first failing mode's, named
+        ``"<name> [training]"``, the other in ``other_modes``.
     name : str, optional
     localize : bool, default True
         For a container that fails, find the first failing layer.
@@ -978,8 +984,7 @@ def diagnose_layer(layer: Any, X: Any, *, mode: str = "fast", method: str = "cen
     Raises
     ------
     UsageError
-        Bad arguments (shapes, tolerances, mode). Errors of the checked code are not raised:
-        they are in ``Diagnosis.error`` and the findings.
+        Bad arguments. Errors of the checked code are in ``Diagnosis.error`` and the findings.
     """
     CheckConfig(rtol=rtol, atol=atol, eps=eps, method=method, mode=mode, seed=seed, training=training,
                 n_dirs=n_dirs, n_samples=n_samples)  # validates every setting once
@@ -1363,12 +1368,10 @@ class _Probes:
 
 
 def _resolve_op(op, vjp):
-    """``(name, forward, vjps, jvps)`` of a function and its VJP(s), or of an autoprop primitive (by name)."""
+    """``(name, forward, VJPs, JVPs or None)`` of a function and its VJPs, or of a primitive."""
     if isinstance(op, str):
-        try:
-            from autoprop.core.registry import PRIMITIVES
-        except ImportError as exc:  # pragma: no cover
-            raise UsageError("autoprop is not importable; pass op and vjp as functions") from exc
+        from autoprop.core.registry import PRIMITIVES
+
         if op not in PRIMITIVES:
             raise UsageError(f"autoprop has no primitive {op!r}; known: {', '.join(sorted(PRIMITIVES)[:20])}, ...")
         op = PRIMITIVES[op]
@@ -1384,7 +1387,8 @@ def _resolve_op(op, vjp):
 def _vjp_list(vjps, n: int) -> list:
     """One VJP per input from a callable (returning a tuple when ``n > 1``), a list, or autoprop's variadic rule."""
     if callable(vjps):
-        return [vjps] if n == 1 else [lambda g, a, *args, i=i, **kw: vjps(g, a, *args, **kw)[i] for i in range(n)]
+        return [vjps] if n == 1 else [lambda g, a, *x, i=i, **kw: vjps(g, a, *x, **kw)[i]
+                                      for i in range(n)]
     return [vjps[i] for i in range(n)] if type(vjps).__name__ == "_Variadic" else list(vjps)
 
 
@@ -1393,10 +1397,11 @@ def check_vjp(op: Any, vjp: Any = None, *inputs: Any, kwargs: Mapping[str, Any] 
               name: str | None = None) -> CheckResult:
     r"""Check one operation's vector-Jacobian product alone: a dot-product test and an element scan.
 
-    Per differentiable input ``x_i``: :math:`\langle u, J_i^T v\rangle` (from ``vjp``) against
-    :math:`\langle J_i u, v\rangle` for ``n_dirs`` random ``u``, ``v`` (``J_i u`` from the primitive's
-    JVP rule, else central differences along ``u``, zero at kinks): record ``<u,J^T v> i``; and
-    ``J_i^T v`` against central differences of ``sum(op(*inputs) * v)``, kinks excluded: ``d<i>`` (``dx``).
+    Per differentiable input ``x_i``, record ``d<i>`` (``dx`` for one input): ``J_i^T v`` from
+    ``vjp`` against central differences of ``sum(op(*inputs) * v)``, kinks excluded; and record
+    ``<u,J^T v> i``: :math:`\langle u, J_i^T v\rangle` against :math:`\langle J_i u, v\rangle`
+    for ``n_dirs`` random ``u`` (zero at kinks), ``J_i u`` from the primitive's JVP rule, else
+    central differences along ``u``.
 
     Parameters
     ----------
@@ -1404,7 +1409,7 @@ def check_vjp(op: Any, vjp: Any = None, *inputs: Any, kwargs: Mapping[str, Any] 
         ``op(*inputs, **kwargs) -> ndarray``, or a name / entry of ``autoprop.core.registry.PRIMITIVES``.
     vjp : callable, sequence of callables, or None
         ``vjp_i(g, ans, *inputs, **kwargs) -> dx_i`` per input (None: not differentiable), one
-        callable for a one-input op, or None: the primitive's own ``vjps``.
+        callable (returning a tuple for several inputs), or None: the primitive's own ``vjps``.
     *inputs : array_like
         The arguments; float arrays are differentiated (float64 copies).
     kwargs : dict, optional
@@ -1438,27 +1443,25 @@ def check_vjp(op: Any, vjp: Any = None, *inputs: Any, kwargs: Mapping[str, Any] 
     ans = np.asarray(V.call_student(fwd, *[x.copy() for x in xs], owner=owner, call="forward", **kwargs),
                      dtype=np.float64)
     v = rng.standard_normal(ans.shape)
-    vjp_list = _vjp_list(vjps, len(xs))
+    vjps, L = _vjp_list(vjps, len(xs)), functools.partial(_objective, fwd, kwargs, v)
     records, notes, manual, numerical = [], [], {}, {}
     for i, x in enumerate(xs):
-        if x.dtype.kind != "f" or i >= len(vjp_list) or vjp_list[i] is None:
+        if x.dtype.kind != "f" or i >= len(vjps) or vjps[i] is None:
             continue
         t = f"d{i}" if len(xs) > 1 else "dx"
-        g = V.call_student(vjp_list[i], v.copy(), ans.copy(), *[y.copy() for y in xs], owner=owner,
+        g = V.call_student(vjps[i], v.copy(), ans.copy(), *[y.copy() for y in xs], owner=owner,
                            call=f"vjp[{i}](g, ans, *inputs)", **kwargs)
         manual[t] = g = V.check_output(g, owner=owner, tensor=t, produced_by=f"vjp[{i}]", expected_shape=x.shape,
                                        expected_why=f"the shape of input {i}")
         work = [y.copy() for y in xs]
-        sc = numerical_gradient(lambda work=work: float(np.sum(np.asarray(fwd(*[w.copy() for w in work], **kwargs),
-                                                                          dtype=np.float64) * v)),
-                                work[i], eps=eps, detail=True)
+        sc = numerical_gradient(lambda work=work: L(*work), work[i], eps=eps, detail=True)
         numerical[t], kinks = sc.grad, kink_mask(g, sc.grad, sc.d_plus, sc.d_minus, rtol=rtol, atol=atol)
         records.append(TensorRecord(t, tuple(x.shape), "gradient", [compare(g, sc.grad, "manual-vs-numerical",
                                                                             rtol=rtol, atol=atol, kinks=kinks)]))
         if not records[-1].passed and (f := name_signature(t, g, sc.grad)) is not None:
             notes.append(f.message)
-        lhs, rhs, src = _dot_products(fwd, jvps, xs, i, g, ans, v, kinks, rng, n_dirs, eps, kwargs)
-        dot = compare(np.array(lhs), np.array(rhs), "manual-vs-numerical", rtol=rtol, atol=atol * np.sqrt(x.size),
+        dot, src = _dot_test(L, jvps, xs, i, g, ans, v, kinks, rng, n_dirs, eps, kwargs)
+        dot = compare(*dot, "manual-vs-numerical", rtol=rtol, atol=atol * np.sqrt(x.size),
                       how="directional")
         records.append(TensorRecord(f"<u,J^T v> {i}", (n_dirs,), "gradient", [dot]))
         notes.append(f"input {i}: J u from {src}")
@@ -1469,29 +1472,26 @@ def check_vjp(op: Any, vjp: Any = None, *inputs: Any, kwargs: Mapping[str, Any] 
                        gradients={"manual": manual, "numerical": numerical})
 
 
-def _dot_products(fwd, jvps, xs, i, g, ans, v, kinks, rng, n_dirs, eps, kwargs):
-    """The dot-product test's two sides, ``<u, J^T v>`` and ``<J u, v>``, and where ``J u`` came from."""
-    try:
-        jvp_i = None if jvps is None else jvps[i]
-    except (IndexError, TypeError, KeyError):
-        jvp_i = None
+def _objective(fwd, kwargs, v, *ys) -> float:
+    """``sum(op(*ys) * v)``."""
+    return float(np.sum(np.asarray(fwd(*[y.copy() for y in ys], **kwargs), dtype=np.float64) * v))
+
+
+def _dot_test(L, jvps, xs, i, g, ans, v, kinks, rng, n_dirs, eps, kwargs):
+    """``<u, J^T v>``, ``<J u, v>`` for ``n_dirs`` random ``u`` (0 at kinks); ``J u``'s source."""
     lhs, rhs, src, x = [], [], "central differences", xs[i]
     for _ in range(n_dirs):
         u = rng.standard_normal(x.shape)
         u[kinks] = 0.0  # a finite difference across a kink is no derivative
         lhs.append(float(np.sum(u * g)))
-        Ju = None
-        if jvp_i is not None:
-            try:
-                Ju = np.broadcast_to(np.asarray(jvp_i(u, ans, *[y.copy() for y in xs], **kwargs), dtype=np.float64),
-                                     ans.shape)
-                src = "the primitive's JVP rule (forward mode)"
-            except Exception:  # noqa: BLE001
-                Ju = None
-        if Ju is None:
-            h = eps * max(1.0, float(np.abs(x).max()))
-            at = [np.asarray(fwd(*[x + s * u if j == i else y.copy() for j, y in enumerate(xs)], **kwargs),
-                             dtype=np.float64) for s in (h, -h)]
-            Ju, src = kernel("central", at, [h, -h])[0], "central differences"
-        rhs.append(float(np.sum(Ju * v)))
-    return lhs, rhs, src
+        try:
+            Ju = np.asarray(jvps[i](u, ans, *[y.copy() for y in xs], **kwargs), dtype=np.float64)
+            Ju = np.broadcast_to(Ju, ans.shape)
+            rhs.append(float(np.sum(Ju * v)))
+            src = "the primitive's JVP rule (forward mode)"
+        except Exception:  # noqa: BLE001 - no JVP rule (none at all, none for input i, or it fails)
+            along = lambda s, u=u: L(*[y + s * u if j == i else y  # noqa: E731
+                                       for j, y in enumerate(xs)])
+            rhs.append(difference_quotient(along, eps * max(1.0, float(np.abs(x).max()))))
+            src = "central differences"
+    return (np.array(lhs), np.array(rhs)), src

@@ -14,6 +14,8 @@ import pytest
 from buggy_layers import diagnose, first_code
 
 import manualprop as mp
+from gradcheck import _adapters
+from gradcheck.check import check_loss, loss_gradient_name
 from gradcheck.diagnose import (
     DIAGNOSES,
     SIGNATURES,
@@ -21,6 +23,7 @@ from gradcheck.diagnose import (
     _norm_signature,
     _order_signature,
     diagnose_layer,
+    name_signature,
 )
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -190,3 +193,49 @@ def test_cs231n_grading_reproduce_line_has_one_shape_per_array_and_fails_the_sam
     q = subprocess.run([str(script), *shlex.split(cmd)[1:]], cwd=sub, capture_output=True, text=True, timeout=600,
                        env={**os.environ, "MPLBACKEND": "Agg"})
     assert q.returncode == 1 and "FAIL" in q.stdout, q.stdout + q.stderr
+
+
+# --------------------------------------------------------------------------- softmax cross-entropy sign flipped
+def _softmax_loss_flipped(x, y):
+    """A CS231n softmax_loss(x, y) -> (loss, dx) whose dx is y_onehot - p."""
+    p = np.exp(x - x.max(axis=1, keepdims=True))
+    p /= p.sum(axis=1, keepdims=True)
+    return float(-np.log(p[np.arange(len(x)), y]).mean()), (np.eye(x.shape[1])[y] - p) / len(x)
+
+
+class _SumCrossEntropyFlipped:
+    """A manualprop-style loss (the sum over the batch) whose backward returns y_onehot - p."""
+
+    def forward(self, y_true, y_pred):
+        self.y, self.p = y_true, np.exp(y_pred) / np.exp(y_pred).sum(axis=1, keepdims=True)
+        return float(-np.log(self.p[np.arange(len(y_pred)), y_true]).sum())
+
+    def backward(self):
+        return np.eye(self.p.shape[1])[self.y] - self.p
+
+
+@pytest.mark.parametrize("loss, got", [
+    (_adapters.loss_function(_softmax_loss_flipped), "(y_onehot - p) / N"),
+    (_SumCrossEntropyFlipped(), "y_onehot - p")])
+def test_softmax_cross_entropy_with_the_sign_flipped_is_named(loss, got):
+    rng = np.random.default_rng(1)
+    y, x = rng.integers(0, 4, size=6), rng.standard_normal((6, 4))
+    res = check_loss(loss, y, x, twin=None)
+    g = loss_gradient_name(loss)
+    m, n = res.gradients["manual"][g], res.gradients["numerical"][g]
+    np.testing.assert_allclose(m, -n, rtol=1e-6, atol=1e-9)
+    f = name_signature(g, m, n, n_batch=6, y_size=24)  # what `gradcheck check --loss` says
+    assert f.code == "softmax-ce-sign" and f.lesson == "lessons/03-softmax-cross-entropy.md"
+    assert f.message.startswith(f"{g} has the wrong sign: it is {got} where the gradient of the softmax "
+                                f"cross-entropy -log p[y] is {got.replace('y_onehot - p', 'p - y_onehot')}")
+    assert f"{g}[np.arange(N), y] -= 1" in f.message
+    assert ("divide by N" in f.message) == ("/ N" in got)
+
+
+def test_a_sign_flip_without_the_softmax_cross_entropy_pattern_stays_generic():
+    rng = np.random.default_rng(2)
+    n = rng.standard_normal((6, 4))
+    n -= n.mean(axis=1, keepdims=True)  # rows sum to zero, but no row is p - y_onehot
+    assert name_signature("dx", -n, n, n_batch=6).code == "wrong-sign"
+    p = np.exp(n) / np.exp(n).sum(axis=1, keepdims=True)
+    assert name_signature("dx", p, -p, n_batch=6).code == "wrong-sign"  # probabilities, not p - y_onehot

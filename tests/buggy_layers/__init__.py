@@ -38,6 +38,7 @@ EXPECTED = {
     "softmax.py::SoftmaxTwice": "activation-applied-twice",
     "softmax.py::CrossEntropyNoMean": "factor-batch",
     "softmax.py::CrossEntropyIgnoresUpstream": "not-linear",
+    "softmax.py::CrossEntropySign": "softmax-ce-sign",
     "norm.py::BatchNormNaive": "missing-mean-var-paths",
     "norm.py::BatchNormNoMeanPath": "missing-mean-var-paths",
     "norm.py::BatchNormMeanBeta": "bias-mean",

@@ -67,3 +67,11 @@ class SoftmaxPlusSum(Softmax):
     def backward(self, dY):
         s = self.out
         return s * (dY + np.sum(dY * s, axis=-1, keepdims=True))  # BUG: + where - is due (unnamed)
+
+
+class CrossEntropySign(SoftmaxCrossEntropy):
+    def backward(self, dY):
+        n = len(self.p)
+        d = -self.p.copy()
+        d[np.arange(n), self.y] += 1  # BUG: y_onehot - p where p - y_onehot is due
+        return dY[0] * d / n
