@@ -1,17 +1,16 @@
 """Students' code as they write it, presented as the manualprop layer protocol.
 
-Standalone (standard library and numpy only): gradcheck imports it, and the sandbox child receives
-its text and runs it as a module; one implementation for both. Every adapter offers ``params`` and
-``grads`` dicts, ``forward(*X, training=None) -> Y`` and ``backward(dY) -> dX`` (a tuple for several
-inputs). Protocols, in the order :func:`find` and :func:`adapt` try them: (1) **manualprop**
-``params``/``grads`` dicts; (2) **attribute style**: float array attributes used by ``forward``
-(``self.W``) with a gradient attribute after ``backward`` (``dW``, ``d_W``, ``grad_W``, ``gradW``,
-``W_grad``; without one, "seed style" weights with no gradient to check); (3) **CS231n pair**
-``NAME_forward(x, w, ..., **init) -> (out, cache)``, ``NAME_backward(dout, cache) -> (dx, dw, ...)``
-(also ``_naive``/``_fast``), every array argument an input; for a loss, a **CS231n loss function**
-``NAME(x, y) -> (loss, dx)`` (``softmax_loss``, ``svm_loss``). "Used by forward" is measured: each
-float array attribute is changed for one forward (:func:`_used_arrays`); buffers forward overwrites
-(``out=self._Y``) and caches do not change ``Y``. Every returned array is a copy.
+Standalone (standard library and numpy only): gradcheck imports it, and the sandbox child runs its
+text as a module; one implementation for both. Every adapter offers ``params``/``grads`` dicts,
+``forward(*X, training=None) -> Y`` and ``backward(dY) -> dX`` (a tuple for several inputs).
+Protocols, in the order :func:`find` and :func:`adapt` try them: (1) **manualprop** dicts;
+(2) **attribute style**: float array attributes used by forward (``self.W``) with a gradient
+attribute after backward (:data:`GRAD_NAMES`; without one, "seed style" weights with no gradient
+to check); (3) **CS231n pair** ``NAME_forward(x, w, ..., **init) -> (out, cache)``,
+``NAME_backward(dout, cache) -> (dx, dw, ...)`` (also ``_naive``/``_fast``), every array argument
+an input; for a loss, a **CS231n loss function** ``NAME(x, y) -> (loss, dx)``. "Used by forward"
+is measured: each float array attribute is changed for one forward (:func:`_used_arrays`); buffers
+forward overwrites (``out=self._Y``) and caches do not change ``Y``. Every returned array is a copy.
 """
 
 import copy
@@ -26,10 +25,21 @@ PROTOCOLS = ("manualprop protocol: params/grads dicts, forward(X, training=False
 GRAD_NAMES = ("d{}", "d_{}", "grad_{}", "grad{}", "{}_grad")
 SUFFIXES = ("", "_naive", "_fast")
 MAX_PROBED = 64
+#: Other names students give forward's training switch: booleans, and a ``mode`` string.
+MODE_KEYWORDS = ("train", "is_training", "training_mode", "mode")
+_POSITIONAL = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+
+#: Called with "forward" / "backward" before each probe call of the student's code (the sandbox
+#: child sets it, to name the step that hangs or exits); None: nothing is reported.
+on_step = None
 
 
 class AdapterError(TypeError):
     """The object follows none of :data:`PROTOCOLS`, or follows one ambiguously."""
+
+
+class InitError(AdapterError):
+    """A key of ``init`` (``--init``) that the constructor or forward does not take, or names an array input."""
 
 
 def expected():
@@ -41,41 +51,31 @@ def _copy(v):
     return np.array(v, copy=True) if isinstance(v, np.ndarray) else v
 
 
-#: Called with "forward" / "backward" before each probe call of the student's code (the sandbox
-#: child sets it, to name the step that hangs or exits); None: nothing is reported.
-on_step = None
-
-
 def _step(name):
     if on_step is not None:
         on_step(name)
 
 
-def _takes_training(fn):
+def _params(fn):
+    """``inspect.signature(fn).parameters``, or None when it cannot be read."""
     try:
-        ps = inspect.signature(fn).parameters.values()
+        return inspect.signature(fn).parameters
     except (TypeError, ValueError):
-        return True
-    return any(p.name == "training" or p.kind == p.VAR_KEYWORD for p in ps)
+        return None
 
 
-#: Other names students give forward's training switch: booleans, and a ``mode`` string.
-MODE_KEYWORDS = ("train", "is_training", "training_mode", "mode")
+def _takes_training(fn):
+    ps = _params(fn)
+    return ps is None or any(p.name == "training" or p.kind == p.VAR_KEYWORD for p in ps.values())
 
 
 def mode_keyword(fn):
     """``(name, eval value, training value)`` of forward's training switch other than ``training``, or None.
 
-    ``train=``, ``is_training=``, ``training_mode=`` take booleans; ``mode=`` takes
-    ``"train"`` and, for eval, ``"eval"`` if that is its default, else ``"test"``
-    (CS231n's ``bn_param['mode']`` values).
+    ``train=``, ``is_training=``, ``training_mode=`` take booleans; ``mode=`` takes ``"train"`` and,
+    for eval, ``"eval"`` if that is its default, else ``"test"`` (CS231n's ``bn_param['mode']``).
     """
-    if _takes_training(fn):
-        return None
-    try:
-        ps = inspect.signature(fn).parameters
-    except (TypeError, ValueError):
-        return None
+    ps = {} if _takes_training(fn) else _params(fn)
     for name in MODE_KEYWORDS:
         p = ps.get(name)
         if p is None or p.kind not in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY):
@@ -87,17 +87,25 @@ def mode_keyword(fn):
     return None
 
 
+def _training_kw(fn, training, keyword=None):
+    """The keyword arguments that put ``fn`` in training (True) or eval (False) mode; ``{}`` for None."""
+    if _takes_training(fn):
+        keyword = ("training", False, True)
+    if training is None or keyword is None:
+        return {}
+    name, off, on = keyword
+    return {name: on if training else off}
+
+
 # --------------------------------------------------------------------------- finding NAME in a module
 
 
 def find(mod, name):
-    """``("class", cls)``, ``("functions", (forward, backward))`` or ``("loss_function", fn)`` for
-    ``path.py::NAME``.
+    """``("class", cls)``, ``("functions", (forward, backward))`` or ``("loss_function", fn)`` for ``path.py::NAME``.
 
     A class named NAME wins; else ``NAME_forward``/``NAME_backward`` (then with ``_naive``, ``_fast``;
-    NAME may itself end in ``_forward``); else a function named NAME, a CS231n loss ``NAME(x, y) ->
-    (loss, dx)`` (:class:`LossFunction`). AdapterError when nothing fits: the message lists the
-    classes and function pairs found.
+    NAME may itself end in ``_forward``); else a function NAME is a CS231n loss ``NAME(x, y) -> (loss,
+    dx)``. AdapterError when nothing fits: the message lists the classes and function pairs found.
     """
     obj = getattr(mod, name, None)
     if isinstance(obj, type):
@@ -128,10 +136,6 @@ def not_a_layer(name):
             f"{name}(x, y) -> (loss, dx) is a loss: check it as one, with --loss). {expected()}")
 
 
-class InitError(AdapterError):
-    """A key of ``init`` (``--init``) that the constructor or forward does not take, or names an array input."""
-
-
 def check_init(kind, target, init, n_inputs=None):
     """InitError when a key of ``init`` cannot be one of ``target``'s keyword arguments.
 
@@ -142,16 +146,14 @@ def check_init(kind, target, init, n_inputs=None):
     (arrays are passed by position). Nothing is refused when the signature cannot be read.
     """
     fn = target[0] if kind == "functions" else target
-    try:
-        ps = list(inspect.signature(fn).parameters.values())
-    except (TypeError, ValueError):
+    if _params(fn) is None:
         return
-    P = inspect.Parameter
+    ps, P = list(_params(fn).values()), inspect.Parameter
     what = f"{fn.__name__}{inspect.signature(fn)}"
     named = [p.name for p in ps if p.kind in (P.POSITIONAL_OR_KEYWORD, P.KEYWORD_ONLY)]
     given = list(init or {})
     if kind != "class":
-        pos = [p.name for p in ps if p.kind in (P.POSITIONAL_ONLY, P.POSITIONAL_OR_KEYWORD)]
+        pos = [p.name for p in ps if p.kind in _POSITIONAL]
         n = 2 if kind == "loss_function" else n_inputs or 0
         last = max([i for i, q in enumerate(pos) if q not in given] + [n - 1])
         named = pos[last + 1:] + [p.name for p in ps if p.kind == P.KEYWORD_ONLY]  # arrays come first
@@ -181,11 +183,8 @@ def build(kind, target, init, seed, n_inputs=None):
     if kind == "loss_function":
         return loss_function(target, init)
     kwargs = dict(init or {})
-    try:
-        if "rng" in inspect.signature(target).parameters and "rng" not in kwargs and seed is not None:
-            kwargs["rng"] = np.random.default_rng(seed)
-    except (TypeError, ValueError):
-        pass
+    if "rng" in (_params(target) or {}) and "rng" not in kwargs and seed is not None:
+        kwargs["rng"] = np.random.default_rng(seed)
     return target(**kwargs)
 
 
@@ -194,24 +193,17 @@ def signature(obj):
     backward_params, backward_varargs})`` of the student's own methods."""
     fwd = getattr(obj, "student_forward", None) or getattr(obj, "forward", None)
     bwd = getattr(obj, "student_backward", None) or getattr(obj, "backward", None)
-    out, fparams = {}, []
-    mk = mode_keyword(fwd) if fwd is not None else None
+    out, fparams, mk = {}, [], mode_keyword(fwd)
     skip = set(getattr(obj, "keyword_names", ())) | {"self", "training"} | ({mk[0]} if mk else set())
-    try:
-        ps = inspect.signature(fwd).parameters.values()
-        fparams = [p.name for p in ps if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
-                   and p.name not in skip]
+    if (ps := _params(fwd)) is not None:
+        ps = ps.values()
+        fparams = [p.name for p in ps if p.kind in _POSITIONAL and p.name not in skip]
         out["forward_required"] = sum(1 for p in ps if p.name in fparams and p.default is p.empty)
         out["forward_varargs"] = any(p.kind == p.VAR_POSITIONAL for p in ps)
         out["forward_training"] = any(p.name == "training" or p.kind == p.VAR_KEYWORD for p in ps) or mk is not None
-    except (TypeError, ValueError):
-        pass
-    try:
-        ps = inspect.signature(bwd).parameters.values()
-        out["backward_params"] = [p.name for p in ps if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
-        out["backward_varargs"] = any(p.kind == p.VAR_POSITIONAL for p in ps)
-    except (TypeError, ValueError):
-        pass
+    if (ps := _params(bwd)) is not None:
+        out["backward_params"] = [p.name for p in ps.values() if p.kind in _POSITIONAL]
+        out["backward_varargs"] = any(p.kind == p.VAR_POSITIONAL for p in ps.values())
     return fparams, out
 
 
@@ -270,12 +262,7 @@ def pair(fwd, bwd, init):
     """A :class:`FunctionPair` of a class named after the layer (``affine``) whose ``forward``
     signature names the array arguments (so gradients are called ``dx``, ``dw``, ``db``)."""
     P = inspect.Parameter
-    skip = set(init or {})
-    try:
-        names = [p.name for p in inspect.signature(fwd).parameters.values()
-                 if p.kind in (P.POSITIONAL_ONLY, P.POSITIONAL_OR_KEYWORD) and p.name not in skip]
-    except (TypeError, ValueError):
-        names = []
+    names = [p.name for p in (_params(fwd) or {}).values() if p.kind in _POSITIONAL and p.name not in (init or {})]
 
     def forward(self, *xs, training=None):
         return FunctionPair.forward(self, *xs, training=training)
@@ -297,11 +284,7 @@ class LossFunction:
     def __init__(self, fn, init=None):
         self.fn, self._kwargs, self._dx = fn, dict(init or {}), None
         self.class_name = fn.__name__
-        try:  # the gradient is named after the scores argument: softmax_loss(x, y) -> dx
-            first = next(iter(inspect.signature(fn).parameters))
-        except (TypeError, ValueError, StopIteration):
-            first = "x"
-        self.gradient_name = f"d{first}"
+        self.gradient_name = "d" + next(iter(_params(fn) or ["x"]), "x")  # softmax_loss(x, y) -> dx
 
     def forward(self, y_true, y_pred):
         res = self.fn(y_pred, y_true, **copy.deepcopy(self._kwargs))
@@ -349,7 +332,6 @@ class Adapted:
     def __init__(self, obj, pairs, own=False):
         self.obj, self.pairs, self.own = obj, dict(pairs), own
         self.student_forward, self.student_backward = obj.forward, obj.backward
-        self.takes_training = _takes_training(obj.forward)
         self.mode_keyword = mode_keyword(obj.forward)  # forward(X, train=...): training= is passed as that
         self.class_name = type(obj).__name__
         self.saved = None  # the attributes the last forward (re)bound: its cache (cache_guard)
@@ -550,18 +532,6 @@ def _layout(w, inputs, y):
         return ""
     d, m = inputs[0].shape[-1], np.shape(y)[-1]
     return ", weights (in, out)" if w.shape == (d, m) else ", weights (out, in)" if w.shape == (m, d) else ""
-
-
-def _training_kw(fn, training, keyword=None):
-    """The keyword arguments that put ``fn`` in training (True) or eval (False) mode; ``{}`` for None."""
-    if training is None:
-        return {}
-    if _takes_training(fn):
-        return {"training": training}
-    if keyword is not None:
-        name, off, on = keyword
-        return {name: on if training else off}
-    return {}
 
 
 def adapt(obj, inputs=None, training=True):
