@@ -13,6 +13,7 @@ is measured: each float array attribute is changed for one forward (:func:`_used
 forward overwrites (``out=self._Y``) and caches do not change ``Y``. Every returned array is a copy.
 """
 
+import contextlib
 import copy
 import inspect
 
@@ -97,8 +98,6 @@ def _training_kw(fn, training, keyword=None):
     return {name: on if training else off}
 
 
-# --------------------------------------------------------------------------- finding NAME in a module
-
 
 def find(mod, name):
     """``("class", cls)``, ``("functions", (forward, backward))`` or ``("loss_function", fn)`` for ``path.py::NAME``.
@@ -139,11 +138,10 @@ def not_a_layer(name):
 def check_init(kind, target, init, n_inputs=None):
     """InitError when a key of ``init`` cannot be one of ``target``'s keyword arguments.
 
-    ``target``: the class (its constructor), a CS231n pair ``(forward, backward)`` (forward's
-    arguments) or loss function. Refused: a key that is no parameter (unless it takes ``**kwargs``),
-    and for a pair or loss a key that names an array argument: one of the first ``n_inputs``
-    (one per ``--input-shape``; a loss's ``x, y``), or one before an argument not in ``init``
-    (arrays are passed by position). Nothing is refused when the signature cannot be read.
+    ``target``: a class (its constructor), a CS231n pair (forward's arguments) or loss function.
+    Refused: a key that is no parameter (unless ``**kwargs``), and for a pair or loss one that names
+    an array argument: one of the first ``n_inputs`` (a loss's ``x, y``) or one before an argument
+    not in ``init`` (arrays go by position). Nothing is refused when the signature cannot be read.
     """
     fn = target[0] if kind == "functions" else target
     if _params(fn) is None:
@@ -207,17 +205,13 @@ def signature(obj):
     return fparams, out
 
 
-# --------------------------------------------------------------------------- adapters
-
 
 class FunctionPair:
     """``NAME_forward``/``NAME_backward`` as a layer: every array argument is an input.
 
-    ``init`` holds the non-array arguments (``conv_param``, ``bn_param``), passed as
-    keywords and deep-copied for every call (CS231n's batchnorm writes running
-    statistics into ``bn_param``: each forward starts from the same state). The last
-    call's copies, as the student's forward left them, are :attr:`call_keywords`
-    (graded: the running statistics written into ``bn_param``).
+    ``init`` holds the other arguments (``conv_param``, ``bn_param``), deep-copied for every call
+    (each forward starts from the same state); :attr:`call_keywords` are the last call's copies as
+    the student's forward left them (graded: the running statistics written into ``bn_param``).
     """
 
     params = {}
@@ -275,10 +269,8 @@ def pair(fwd, bwd, init):
 class LossFunction:
     """A CS231n loss ``fn(x, y, **init) -> (loss, dx)`` as the manualprop loss protocol.
 
-    ``forward(y_true, y_pred)`` calls ``fn(y_pred, y_true)`` (scores first, as CS231n's
-    ``softmax_loss(x, y)``), keeps ``dx`` and returns the loss as a float; ``backward()``
-    returns a copy of that ``dx``. ``gradient_name``: ``d`` + fn's first argument (``dx``), the
-    name reports give the gradient.
+    ``forward(y_true, y_pred)`` calls ``fn(y_pred, y_true)`` (scores first) and keeps ``dx``;
+    ``backward()`` returns a copy of it, named ``gradient_name`` (``d`` + fn's first argument).
     """
 
     def __init__(self, fn, init=None):
@@ -322,12 +314,8 @@ class _AttrParams(dict):
 
 
 class Adapted:
-    """A class instance behind the manualprop protocol.
-
-    ``pairs`` maps a parameter attribute to its gradient attribute (attribute style);
-    ``own`` means the object has its own ``params``/``grads`` dicts (a manualprop
-    layer whose forward takes no ``training``).
-    """
+    """A class instance behind the manualprop protocol: ``pairs`` maps a weight attribute to its
+    gradient attribute; ``own``: the object has its own ``params``/``grads`` dicts."""
 
     def __init__(self, obj, pairs, own=False):
         self.obj, self.pairs, self.own = obj, dict(pairs), own
@@ -362,8 +350,6 @@ class Adapted:
         return getattr(self.obj, name)
 
 
-# --------------------------------------------------------------------------- what backward must not write into
-
 
 def _reachable(root, label, out, depth=3):
     """``(label, array)`` of the arrays in ``root`` and its tuples, lists and dicts (``cache[1]``, ``cache['x']``)."""
@@ -386,13 +372,11 @@ def _gradient_name(k, names):
 def cache_guard(layer, names=()):
     """Snapshot what ``layer.backward`` must not write into; returns ``after()``: its message, or None.
 
-    Watched: the arrays reachable from a CS231n pair's ``cache`` (an array, tuples, lists and dicts
-    of them) and forward's inputs; for a class, the arrays reachable from the attributes its last
-    forward bound (an :class:`Adapted` records them; a manualprop layer: all of them), except
-    ``params``, ``grads`` and what shares memory with them, attribute-style weights and gradient
-    attributes (``dW``, ``_dX``, ``grad_W``, ``W_grad``). A backward that writes into its cache changes the
-    caller's array (CS231n's ``cache = x`` is the caller's ``x``) and whatever a second backward reads.
-    ``names``: forward's argument names, to name a cached input (``x``) by what it is.
+    Watched: the arrays reachable from a CS231n pair's ``cache`` and forward's inputs; for a class,
+    from the attributes its last forward bound (:class:`Adapted` records them; else all), except
+    ``params``, ``grads``, what shares memory with them, weights and gradient attributes (``dW``,
+    ``_dX``). Such a write changes the caller's array (CS231n's ``cache = x``) and what a second
+    backward reads. ``names``: forward's argument names, to name a cached input (``x``).
     """
     if isinstance(layer, FunctionPair):
         owner = layer.student_backward.__name__
@@ -422,22 +406,19 @@ def cache_guard(layer, names=()):
 
     def after():
         for lab, a, c in saved:
-            same = a.shape == c.shape and np.array_equal(a, c, equal_nan=a.dtype.kind in "fc")
-            if not same:
-                diff = a != c
-                if a.dtype.kind in "fc":
-                    diff &= ~(np.isnan(a) & np.isnan(c))
-                where = (f", element {[int(i) for i in np.argwhere(diff)[0]]}" if a.shape == c.shape and a.ndim
-                         else "")
-                return (f"{owner} modified its cache ({lab}{where}) in place; copy before writing. A backward must "
-                        "not write into what forward cached: that is the caller's array (the input x itself when "
-                        "the cache holds it) and what a second backward reads. Compute into a new array instead, "
-                        "e.g. dout * (x > 0) rather than x[x <= 0] = 0.")
+            if a.shape == c.shape and np.array_equal(a, c, equal_nan=a.dtype.kind in "fc"):
+                continue
+            where = ""
+            if a.shape == c.shape and a.ndim:
+                diff = (a != c) & ~(np.isnan(a) & np.isnan(c)) if a.dtype.kind in "fc" else a != c
+                where = f", element {[int(i) for i in np.argwhere(diff)[0]]}"
+            return (f"{owner} modified its cache ({lab}{where}) in place; copy before writing. A backward must "
+                    "not write into what forward cached: that is the caller's array (the input x itself when "
+                    "the cache holds it) and what a second backward reads. Compute into a new array instead, "
+                    "e.g. dout * (x > 0) rather than x[x <= 0] = 0.")
         return None
     return after
 
-
-# --------------------------------------------------------------------------- detection
 
 
 def _float_arrays(obj):
@@ -446,14 +427,16 @@ def _float_arrays(obj):
             and v.dtype.kind == "f" and v.size}
 
 
-def _snapshot(obj):
-    """Undo for a probe: attribute bindings, array and dict contents, generator states."""
+@contextlib.contextmanager
+def _undone(obj):
+    """Undo a probe: attribute bindings, array and dict contents, generator states (yielded)."""
     d = obj.__dict__
     saved = {k: (v, v.copy() if isinstance(v, np.ndarray) else dict(v) if isinstance(v, dict) else None)
              for k, v in d.items()}
     gens = {k: v.bit_generator.state for k, v in d.items() if isinstance(v, np.random.Generator)}
-
-    def restore():
+    try:
+        yield gens
+    finally:
         for k in [k for k in d if k not in saved]:
             del d[k]
         for k, (v, c) in saved.items():
@@ -463,21 +446,18 @@ def _snapshot(obj):
             elif isinstance(v, dict):
                 v.clear()
                 v.update(c)
-        for k, s in gens.items():
-            d[k].bit_generator.state = s
-    return restore, gens
+        for k, st in gens.items():
+            d[k].bit_generator.state = st
 
 
 def _used_arrays(obj, inputs, kw, names):
     """``(names among names whose value changes forward's output, Y)``; None: forward is not deterministic."""
-    restore, gens = _snapshot(obj)
-
     def run():
-        for k, s in gens.items():
-            obj.__dict__[k].bit_generator.state = s
+        for k, st in gens.items():
+            obj.__dict__[k].bit_generator.state = st
         _step("forward")
         return np.array(obj.forward(*[x.copy() for x in inputs], **kw), dtype=np.float64, copy=True)
-    try:
+    with _undone(obj) as gens:
         y0 = run()
         if not np.array_equal(y0, run(), equal_nan=True):
             return None
@@ -485,21 +465,16 @@ def _used_arrays(obj, inputs, kw, names):
         for n in names[:MAX_PROBED]:
             old = getattr(obj, n)
             setattr(obj, n, old * 1.5 + 0.5)
-            try:
-                y = run()
-            finally:
-                setattr(obj, n, old)
+            y = run()  # raised: _undone rebinds every attribute
+            setattr(obj, n, old)
             if y.shape != y0.shape or not np.array_equal(y, y0, equal_nan=True):
                 used.append(n)
         return used, y0
-    finally:
-        restore()
 
 
 def _grad_attrs(obj, inputs, kw, used):
     """``{weight: gradient attribute}`` found after one forward and backward (state restored after)."""
-    restore, _ = _snapshot(obj)
-    try:
+    with _undone(obj):
         _step("forward")
         y = np.asarray(obj.forward(*[x.copy() for x in inputs], **kw), dtype=np.float64)
         _step("backward")
@@ -515,8 +490,6 @@ def _grad_attrs(obj, inputs, kw, used):
             if names:
                 found[w] = names[0]
         return found
-    finally:
-        restore()
 
 
 def _grad(obj, name):
@@ -537,11 +510,10 @@ def _layout(w, inputs, y):
 def adapt(obj, inputs=None, training=True):
     """Present ``obj`` (what :func:`build` returned) as a manualprop layer: ``(layer, info)``.
 
-    ``inputs``: probe inputs (without them a class is matched by the gradient attributes it already
-    has); ``training`` is passed to a probe forward that takes it. ``info`` holds ``protocol``
-    (``manualprop``, ``attribute``, ``seed``, ``plain``, ``cs231n``), ``text`` for the header,
-    ``unchecked`` (weights without a gradient), ``unseen`` (arrays forward uses that are not in
-    ``params``) and ``forward_training``. AdapterError: two gradient attributes for one weight.
+    ``inputs``: probe inputs (without them, the gradient attributes the object has now); ``training``
+    for a probe forward that takes it. ``info``: ``protocol`` (``manualprop``, ``attribute``, ``seed``,
+    ``plain``, ``cs231n``), header ``text``, ``unchecked`` (weights without a gradient), ``unseen``
+    (arrays forward uses, not in ``params``), ``forward_training``. AdapterError: two gradients for one weight.
     """
     if isinstance(obj, FunctionPair):
         f = obj.student_forward.__name__

@@ -58,8 +58,6 @@ def article(word: str) -> str:
     return ("an " if word[:1].lower() in "aeiou" else "a ") + word
 
 
-# --------------------------------------------------------------------------- arguments
-
 
 def _parse_shape(text: str) -> tuple[int, ...]:
     cleaned = text.strip().strip("()[]").strip()
@@ -257,8 +255,6 @@ def check_input_count(n_given: int, owner: str, params: list[str], required: int
         "a single input is written 8,5." if n_given > 1 or len(params) > 1 else ""))
 
 
-# --------------------------------------------------------------------------- inputs
-
 
 def shared_entries(shape: tuple[int, ...], strides: tuple[int, ...], itemsize: int) -> str:
     """How an array layout maps two indices to the same memory, or ``""`` when every entry has its own.
@@ -379,8 +375,6 @@ def input_names(layer: Any, n: int) -> list[str]:
         ps = []
     return ps[:n] if len(ps) >= n else [f"X{i}" for i in range(n)]
 
-
-# --------------------------------------------------------------------------- student calls
 
 
 def raised(exc: BaseException) -> str:
