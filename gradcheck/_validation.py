@@ -182,13 +182,11 @@ def _check_writable(path: str, what: str, folder: bool = False) -> None:
     try:
         os.makedirs(path if folder else os.path.dirname(os.path.abspath(path)), exist_ok=True)
         if folder:
-            fd, probe = tempfile.mkstemp(prefix=".gradcheck-write-test-", dir=path)
-            os.close(fd)
+            tempfile.TemporaryFile(prefix=".gradcheck-write-test-", dir=path).close()  # deleted on close
         else:
             open(path, "a", encoding="utf-8").close()
-            probe = None if existed else path
-        if probe:
-            os.remove(probe)
+            if not existed:
+                os.remove(path)
     except OSError as exc:
         raise UsageError(f"{what} {path}: cannot write {'into this folder' if folder else 'this file'} "
                          f"({exc.strerror or exc}); choose a {'folder' if folder else 'path'} you can write to.") from None
@@ -463,16 +461,10 @@ def check_output(value: Any, *, owner: str, tensor: str, produced_by: str,
                  integer_ok: bool = False) -> np.ndarray:
     """Validate an array returned by code under check and return a float64 copy.
 
-    ``tensor`` (``"dX"``, ``"Y"``) and ``produced_by`` (``"backward(dY)"``) name it in messages;
-    ``expected_shape`` (None: any) with ``expected_why``; ``integer_ok`` accepts an integer loss value.
-
-    Raises
-    ------
-    GradientShapeError
-        None, not numeric, integer (unless ``integer_ok``) or the wrong shape (with a hint:
-        transposed, a reshape, a summed batch axis).
-    NonFiniteError
-        NaN or infinity.
+    ``tensor`` (``"dX"``) and ``produced_by`` (``"backward(dY)"``) name it; ``expected_shape`` (None:
+    any) with ``expected_why``; ``integer_ok`` accepts an integer loss value. Raises GradientShapeError
+    (None, not numeric, integer, the wrong shape with a hint: transposed, a reshape, a summed batch
+    axis) or NonFiniteError (NaN or infinity).
     """
     why = f" ({expected_why})" if expected_why else ""
     if value is None:

@@ -32,11 +32,8 @@ SAME_IN_BOTH_MODES = ("training and eval forwards give the same output on this i
 
 
 class TapeUnavailable(Exception):
-    """Raised by a twin's ``tape_gradients`` when the tape cannot run the forward.
-
-    :func:`check_layer` then drops the tape column and puts the message in
-    ``CheckResult.twin_note`` (e.g. the numpy function autoprop does not support).
-    """
+    """Raised by a twin's ``tape_gradients`` when the tape cannot run the forward: :func:`check_layer`
+    drops the tape column, the message is ``CheckResult.twin_note`` (e.g. an unsupported function)."""
 
 
 @dataclasses.dataclass
@@ -143,10 +140,9 @@ def share_masks(layer: Any, twin: Any, depth: int = 3) -> None:
 
 
 def training_differs(call: Call, Y_eval: np.ndarray | None = None) -> bool:
-    """Whether the training forward gives another output than the eval one on ``call.inputs`` (an error counts as yes).
+    """Whether the training forward's output differs from the eval one's (an error counts as yes).
 
-    Called after the eval check (a training forward may update running statistics); a ``fix_mask``
-    layer's mask is held for it.
+    Called after the eval check (a training forward may update running statistics); masks are held.
     """
     def run(training):
         return dataclasses.replace(call, training=training).forward(*[x.copy() for x in call.inputs])
@@ -228,12 +224,8 @@ def build_twin(obj: Any, kind: str = "layer", init: Mapping[str, Any] | None = N
 
 
 class _TransposedTwin:
-    """An autoprop twin whose 2-D weights are the transpose of the checked layer's.
-
-    A layer storing ``W`` as (in, out) with ``Y = X @ W`` computes the same function
-    as autoprop's (out, in) layer with ``W.T``; the twin gets ``W.T`` and its tape
-    gradient ``dW`` is transposed back, so it is compared in the layer's own layout.
-    """
+    """An autoprop twin given ``W.T`` of a layer storing ``W`` as (in, out) (``Y = X @ W``, autoprop:
+    (out, in)); its tape gradient ``dW`` is transposed back, compared in the layer's own layout."""
 
     def __init__(self, twin: Any, transposed: list[str], owner: str):
         self.twin, self.transposed, self.owner = twin, list(transposed), owner
