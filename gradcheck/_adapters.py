@@ -98,7 +98,6 @@ def _training_kw(fn, training, keyword=None):
     return {name: on if training else off}
 
 
-
 def find(mod, name):
     """``("class", cls)``, ``("functions", (forward, backward))`` or ``("loss_function", fn)`` for ``path.py::NAME``.
 
@@ -203,7 +202,6 @@ def signature(obj):
         out["backward_params"] = [p.name for p in ps.values() if p.kind in _POSITIONAL]
         out["backward_varargs"] = any(p.kind == p.VAR_POSITIONAL for p in ps.values())
     return fparams, out
-
 
 
 class FunctionPair:
@@ -350,7 +348,6 @@ class Adapted:
         return getattr(self.obj, name)
 
 
-
 def _reachable(root, label, out, depth=3):
     """``(label, array)`` of the arrays in ``root`` and its tuples, lists and dicts (``cache[1]``, ``cache['x']``)."""
     if isinstance(root, np.ndarray):
@@ -418,7 +415,6 @@ def cache_guard(layer, names=()):
                     "e.g. dout * (x > 0) rather than x[x <= 0] = 0.")
         return None
     return after
-
 
 
 def _float_arrays(obj):

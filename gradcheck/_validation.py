@@ -58,7 +58,6 @@ def article(word: str) -> str:
     return ("an " if word[:1].lower() in "aeiou" else "a ") + word
 
 
-
 def _parse_shape(text: str) -> tuple[int, ...]:
     cleaned = text.strip().strip("()[]").strip()
     # "8 5" must not become (85,): blanks only around commas, never between the digits of two sizes
@@ -253,7 +252,6 @@ def check_input_count(n_given: int, owner: str, params: list[str], required: int
         "a single input is written 8,5." if n_given > 1 or len(params) > 1 else ""))
 
 
-
 def shared_entries(shape: tuple[int, ...], strides: tuple[int, ...], itemsize: int) -> str:
     """How an array layout maps two indices to the same memory, or ``""`` when every entry has its own.
 
@@ -372,7 +370,6 @@ def input_names(layer: Any, n: int) -> list[str]:
     except (TypeError, ValueError):
         ps = []
     return ps[:n] if len(ps) >= n else [f"X{i}" for i in range(n)]
-
 
 
 def raised(exc: BaseException) -> str:

@@ -159,7 +159,6 @@ def training_differs(call: Call, Y_eval: np.ndarray | None = None) -> bool:
     return not (Y_eval.shape == Y_train.shape and np.array_equal(Y_eval, Y_train, equal_nan=True))
 
 
-
 def _infer_kwargs(cls: type, obj: Any, owner: str) -> dict[str, Any]:
     """Constructor kwargs for ``cls`` read from same-named attributes of ``obj``."""
     kwargs: dict[str, Any] = {}
