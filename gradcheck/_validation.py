@@ -79,10 +79,7 @@ def _parse_shape(text: str) -> tuple[int, ...]:
 
 
 def parse_input_shapes(text: str) -> tuple[int, ...] | list[tuple[int, ...]]:
-    """``--input-shape``: ``"8,5"`` (or ``"(8, 5)"``) -> ``(8, 5)``; ``"2,4,3;2,5,3"`` -> a list.
-
-    Raises UsageError for anything but positive ints (within :data:`MAX_INPUT_ELEMENTS`).
-    """
+    """``--input-shape``: ``"8,5"`` or ``"(8, 5)"`` -> ``(8, 5)``; ``"2,4,3;2,5,3"`` -> a list; else UsageError."""
     parts = [p for p in text.split(";") if p.strip()]
     return [_parse_shape(p) for p in parts] if len(parts) > 1 else _parse_shape(text)
 
@@ -110,10 +107,7 @@ def parse_init_json(text: str | None) -> dict[str, Any]:
 
 
 def check_shape(shape: Any, what: str = "input_shape") -> tuple[int, ...]:
-    """A non-empty tuple of positive ints of at most :data:`MAX_INPUT_ELEMENTS` elements.
-
-    UsageError otherwise (not MemoryError: a gradient check perturbs every element).
-    """
+    """A non-empty tuple of positive ints of at most :data:`MAX_INPUT_ELEMENTS` elements, else UsageError."""
     try:
         out = tuple(int(s) for s in shape)
         ok = len(out) > 0 and all(s > 0 and s == t for s, t in zip(out, shape))
@@ -131,10 +125,7 @@ def check_shape(shape: Any, what: str = "input_shape") -> tuple[int, ...]:
 
 
 def check_eps(eps: Any, method: str = "central", what: str = "eps") -> float | None:
-    """A finite-difference step within :data:`EPS_RANGE` for ``method`` (None: the default).
-
-    UsageError otherwise.
-    """
+    """A finite-difference step within :data:`EPS_RANGE` for ``method`` (None: the default), else UsageError."""
     if eps is None:
         return None
     try:
@@ -373,10 +364,7 @@ def input_names(layer: Any, n: int) -> list[str]:
 
 
 def raised(exc: BaseException) -> str:
-    """``"ValueError: first line of the message (at file.py:LINE in func)"`` for a message about student code.
-
-    The location is the innermost frame outside gradcheck.
-    """
+    """``"ValueError: first line (at file.py:LINE in func)"``, the innermost frame outside gradcheck."""
     detail = str(exc).strip().splitlines()[0] if str(exc).strip() else "(no message)"
     where = next((f" (at {os.path.basename(fr.filename)}:{fr.lineno} in {fr.name})"
                   for fr in reversed(traceback.extract_tb(exc.__traceback__))
