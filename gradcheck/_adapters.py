@@ -1,19 +1,19 @@
 """Students' code as they write it, presented as the manualprop layer protocol.
 
-Standalone (standard library and numpy only): gradcheck imports it, and the sandbox child receives
-its text and runs it as a module; one implementation for both. Every adapter offers ``params`` and
-``grads`` dicts, ``forward(*X, training=None) -> Y`` and ``backward(dY) -> dX`` (a tuple for several
-inputs). Protocols, in the order :func:`find` and :func:`adapt` try them: (1) **manualprop**
-``params``/``grads`` dicts; (2) **attribute style**: float array attributes used by ``forward``
-(``self.W``) with a gradient attribute after ``backward`` (``dW``, ``d_W``, ``grad_W``, ``gradW``,
-``W_grad``; without one, "seed style" weights with no gradient to check); (3) **CS231n pair**
-``NAME_forward(x, w, ..., **init) -> (out, cache)``, ``NAME_backward(dout, cache) -> (dx, dw, ...)``
-(also ``_naive``/``_fast``), every array argument an input; for a loss, a **CS231n loss function**
-``NAME(x, y) -> (loss, dx)`` (``softmax_loss``, ``svm_loss``). "Used by forward" is measured: each
-float array attribute is changed for one forward (:func:`_used_arrays`); buffers forward overwrites
-(``out=self._Y``) and caches do not change ``Y``. Every returned array is a copy.
+Standalone (standard library and numpy only): gradcheck imports it, and the sandbox child runs its
+text as a module; one implementation for both. Every adapter offers ``params``/``grads`` dicts,
+``forward(*X, training=None) -> Y`` and ``backward(dY) -> dX`` (a tuple for several inputs).
+Protocols, in the order :func:`find` and :func:`adapt` try them: (1) **manualprop** dicts;
+(2) **attribute style**: float array attributes used by forward (``self.W``) with a gradient
+attribute after backward (:data:`GRAD_NAMES`; without one, "seed style" weights with no gradient
+to check); (3) **CS231n pair** ``NAME_forward(x, w, ..., **init) -> (out, cache)``,
+``NAME_backward(dout, cache) -> (dx, dw, ...)`` (also ``_naive``/``_fast``), every array argument
+an input; for a loss, a **CS231n loss function** ``NAME(x, y) -> (loss, dx)``. "Used by forward"
+is measured: each float array attribute is changed for one forward (:func:`_used_arrays`); buffers
+forward overwrites (``out=self._Y``) and caches do not change ``Y``. Every returned array is a copy.
 """
 
+import contextlib
 import copy
 import inspect
 
@@ -26,10 +26,21 @@ PROTOCOLS = ("manualprop protocol: params/grads dicts, forward(X, training=False
 GRAD_NAMES = ("d{}", "d_{}", "grad_{}", "grad{}", "{}_grad")
 SUFFIXES = ("", "_naive", "_fast")
 MAX_PROBED = 64
+#: Other names students give forward's training switch: booleans, and a ``mode`` string.
+MODE_KEYWORDS = ("train", "is_training", "training_mode", "mode")
+_POSITIONAL = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+
+#: Called with "forward" / "backward" before each probe call of the student's code (the sandbox
+#: child sets it, to name the step that hangs or exits); None: nothing is reported.
+on_step = None
 
 
 class AdapterError(TypeError):
     """The object follows none of :data:`PROTOCOLS`, or follows one ambiguously."""
+
+
+class InitError(AdapterError):
+    """A key of ``init`` (``--init``) that the constructor or forward does not take, or names an array input."""
 
 
 def expected():
@@ -41,41 +52,31 @@ def _copy(v):
     return np.array(v, copy=True) if isinstance(v, np.ndarray) else v
 
 
-#: Called with "forward" / "backward" before each probe call of the student's code (the sandbox
-#: child sets it, to name the step that hangs or exits); None: nothing is reported.
-on_step = None
-
-
 def _step(name):
     if on_step is not None:
         on_step(name)
 
 
-def _takes_training(fn):
+def _params(fn):
+    """``inspect.signature(fn).parameters``, or None when it cannot be read."""
     try:
-        ps = inspect.signature(fn).parameters.values()
+        return inspect.signature(fn).parameters
     except (TypeError, ValueError):
-        return True
-    return any(p.name == "training" or p.kind == p.VAR_KEYWORD for p in ps)
+        return None
 
 
-#: Other names students give forward's training switch: booleans, and a ``mode`` string.
-MODE_KEYWORDS = ("train", "is_training", "training_mode", "mode")
+def _takes_training(fn):
+    ps = _params(fn)
+    return ps is None or any(p.name == "training" or p.kind == p.VAR_KEYWORD for p in ps.values())
 
 
 def mode_keyword(fn):
     """``(name, eval value, training value)`` of forward's training switch other than ``training``, or None.
 
-    ``train=``, ``is_training=``, ``training_mode=`` take booleans; ``mode=`` takes
-    ``"train"`` and, for eval, ``"eval"`` if that is its default, else ``"test"``
-    (CS231n's ``bn_param['mode']`` values).
+    ``train=``, ``is_training=``, ``training_mode=`` take booleans; ``mode=`` takes ``"train"`` and,
+    for eval, ``"eval"`` if that is its default, else ``"test"`` (CS231n's ``bn_param['mode']``).
     """
-    if _takes_training(fn):
-        return None
-    try:
-        ps = inspect.signature(fn).parameters
-    except (TypeError, ValueError):
-        return None
+    ps = {} if _takes_training(fn) else _params(fn)
     for name in MODE_KEYWORDS:
         p = ps.get(name)
         if p is None or p.kind not in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY):
@@ -87,17 +88,22 @@ def mode_keyword(fn):
     return None
 
 
-# --------------------------------------------------------------------------- finding NAME in a module
+def _training_kw(fn, training, keyword=None):
+    """The keyword arguments that put ``fn`` in training (True) or eval (False) mode; ``{}`` for None."""
+    if _takes_training(fn):
+        keyword = ("training", False, True)
+    if training is None or keyword is None:
+        return {}
+    name, off, on = keyword
+    return {name: on if training else off}
 
 
 def find(mod, name):
-    """``("class", cls)``, ``("functions", (forward, backward))`` or ``("loss_function", fn)`` for
-    ``path.py::NAME``.
+    """``("class", cls)``, ``("functions", (forward, backward))`` or ``("loss_function", fn)`` for ``path.py::NAME``.
 
     A class named NAME wins; else ``NAME_forward``/``NAME_backward`` (then with ``_naive``, ``_fast``;
-    NAME may itself end in ``_forward``); else a function named NAME, a CS231n loss ``NAME(x, y) ->
-    (loss, dx)`` (:class:`LossFunction`). AdapterError when nothing fits: the message lists the
-    classes and function pairs found.
+    NAME may itself end in ``_forward``); else a function NAME is a CS231n loss ``NAME(x, y) -> (loss,
+    dx)``. AdapterError when nothing fits: the message lists the classes and function pairs found.
     """
     obj = getattr(mod, name, None)
     if isinstance(obj, type):
@@ -128,30 +134,23 @@ def not_a_layer(name):
             f"{name}(x, y) -> (loss, dx) is a loss: check it as one, with --loss). {expected()}")
 
 
-class InitError(AdapterError):
-    """A key of ``init`` (``--init``) that the constructor or forward does not take, or names an array input."""
-
-
 def check_init(kind, target, init, n_inputs=None):
     """InitError when a key of ``init`` cannot be one of ``target``'s keyword arguments.
 
-    ``target``: the class (its constructor), a CS231n pair ``(forward, backward)`` (forward's
-    arguments) or loss function. Refused: a key that is no parameter (unless it takes ``**kwargs``),
-    and for a pair or loss a key that names an array argument: one of the first ``n_inputs``
-    (one per ``--input-shape``; a loss's ``x, y``), or one before an argument not in ``init``
-    (arrays are passed by position). Nothing is refused when the signature cannot be read.
+    ``target``: a class (its constructor), a CS231n pair (forward's arguments) or loss function.
+    Refused: a key that is no parameter (unless ``**kwargs``), and for a pair or loss one that names
+    an array argument: one of the first ``n_inputs`` (a loss's ``x, y``) or one before an argument
+    not in ``init`` (arrays go by position). Nothing is refused when the signature cannot be read.
     """
     fn = target[0] if kind == "functions" else target
-    try:
-        ps = list(inspect.signature(fn).parameters.values())
-    except (TypeError, ValueError):
+    if _params(fn) is None:
         return
-    P = inspect.Parameter
+    ps, P = list(_params(fn).values()), inspect.Parameter
     what = f"{fn.__name__}{inspect.signature(fn)}"
     named = [p.name for p in ps if p.kind in (P.POSITIONAL_OR_KEYWORD, P.KEYWORD_ONLY)]
     given = list(init or {})
     if kind != "class":
-        pos = [p.name for p in ps if p.kind in (P.POSITIONAL_ONLY, P.POSITIONAL_OR_KEYWORD)]
+        pos = [p.name for p in ps if p.kind in _POSITIONAL]
         n = 2 if kind == "loss_function" else n_inputs or 0
         last = max([i for i, q in enumerate(pos) if q not in given] + [n - 1])
         named = pos[last + 1:] + [p.name for p in ps if p.kind == P.KEYWORD_ONLY]  # arrays come first
@@ -181,11 +180,8 @@ def build(kind, target, init, seed, n_inputs=None):
     if kind == "loss_function":
         return loss_function(target, init)
     kwargs = dict(init or {})
-    try:
-        if "rng" in inspect.signature(target).parameters and "rng" not in kwargs and seed is not None:
-            kwargs["rng"] = np.random.default_rng(seed)
-    except (TypeError, ValueError):
-        pass
+    if "rng" in (_params(target) or {}) and "rng" not in kwargs and seed is not None:
+        kwargs["rng"] = np.random.default_rng(seed)
     return target(**kwargs)
 
 
@@ -194,38 +190,26 @@ def signature(obj):
     backward_params, backward_varargs})`` of the student's own methods."""
     fwd = getattr(obj, "student_forward", None) or getattr(obj, "forward", None)
     bwd = getattr(obj, "student_backward", None) or getattr(obj, "backward", None)
-    out, fparams = {}, []
-    mk = mode_keyword(fwd) if fwd is not None else None
+    out, fparams, mk = {}, [], mode_keyword(fwd)
     skip = set(getattr(obj, "keyword_names", ())) | {"self", "training"} | ({mk[0]} if mk else set())
-    try:
-        ps = inspect.signature(fwd).parameters.values()
-        fparams = [p.name for p in ps if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
-                   and p.name not in skip]
+    if (ps := _params(fwd)) is not None:
+        ps = ps.values()
+        fparams = [p.name for p in ps if p.kind in _POSITIONAL and p.name not in skip]
         out["forward_required"] = sum(1 for p in ps if p.name in fparams and p.default is p.empty)
         out["forward_varargs"] = any(p.kind == p.VAR_POSITIONAL for p in ps)
         out["forward_training"] = any(p.name == "training" or p.kind == p.VAR_KEYWORD for p in ps) or mk is not None
-    except (TypeError, ValueError):
-        pass
-    try:
-        ps = inspect.signature(bwd).parameters.values()
-        out["backward_params"] = [p.name for p in ps if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
-        out["backward_varargs"] = any(p.kind == p.VAR_POSITIONAL for p in ps)
-    except (TypeError, ValueError):
-        pass
+    if (ps := _params(bwd)) is not None:
+        out["backward_params"] = [p.name for p in ps.values() if p.kind in _POSITIONAL]
+        out["backward_varargs"] = any(p.kind == p.VAR_POSITIONAL for p in ps.values())
     return fparams, out
-
-
-# --------------------------------------------------------------------------- adapters
 
 
 class FunctionPair:
     """``NAME_forward``/``NAME_backward`` as a layer: every array argument is an input.
 
-    ``init`` holds the non-array arguments (``conv_param``, ``bn_param``), passed as
-    keywords and deep-copied for every call (CS231n's batchnorm writes running
-    statistics into ``bn_param``: each forward starts from the same state). The last
-    call's copies, as the student's forward left them, are :attr:`call_keywords`
-    (graded: the running statistics written into ``bn_param``).
+    ``init`` holds the other arguments (``conv_param``, ``bn_param``), deep-copied for every call
+    (each forward starts from the same state); :attr:`call_keywords` are the last call's copies as
+    the student's forward left them (graded: the running statistics written into ``bn_param``).
     """
 
     params = {}
@@ -270,12 +254,7 @@ def pair(fwd, bwd, init):
     """A :class:`FunctionPair` of a class named after the layer (``affine``) whose ``forward``
     signature names the array arguments (so gradients are called ``dx``, ``dw``, ``db``)."""
     P = inspect.Parameter
-    skip = set(init or {})
-    try:
-        names = [p.name for p in inspect.signature(fwd).parameters.values()
-                 if p.kind in (P.POSITIONAL_ONLY, P.POSITIONAL_OR_KEYWORD) and p.name not in skip]
-    except (TypeError, ValueError):
-        names = []
+    names = [p.name for p in (_params(fwd) or {}).values() if p.kind in _POSITIONAL and p.name not in (init or {})]
 
     def forward(self, *xs, training=None):
         return FunctionPair.forward(self, *xs, training=training)
@@ -288,20 +267,14 @@ def pair(fwd, bwd, init):
 class LossFunction:
     """A CS231n loss ``fn(x, y, **init) -> (loss, dx)`` as the manualprop loss protocol.
 
-    ``forward(y_true, y_pred)`` calls ``fn(y_pred, y_true)`` (scores first, as CS231n's
-    ``softmax_loss(x, y)``), keeps ``dx`` and returns the loss as a float; ``backward()``
-    returns a copy of that ``dx``. ``gradient_name``: ``d`` + fn's first argument (``dx``), the
-    name reports give the gradient.
+    ``forward(y_true, y_pred)`` calls ``fn(y_pred, y_true)`` (scores first) and keeps ``dx``;
+    ``backward()`` returns a copy of it, named ``gradient_name`` (``d`` + fn's first argument).
     """
 
     def __init__(self, fn, init=None):
         self.fn, self._kwargs, self._dx = fn, dict(init or {}), None
         self.class_name = fn.__name__
-        try:  # the gradient is named after the scores argument: softmax_loss(x, y) -> dx
-            first = next(iter(inspect.signature(fn).parameters))
-        except (TypeError, ValueError, StopIteration):
-            first = "x"
-        self.gradient_name = f"d{first}"
+        self.gradient_name = "d" + next(iter(_params(fn) or ["x"]), "x")  # softmax_loss(x, y) -> dx
 
     def forward(self, y_true, y_pred):
         res = self.fn(y_pred, y_true, **copy.deepcopy(self._kwargs))
@@ -339,17 +312,12 @@ class _AttrParams(dict):
 
 
 class Adapted:
-    """A class instance behind the manualprop protocol.
-
-    ``pairs`` maps a parameter attribute to its gradient attribute (attribute style);
-    ``own`` means the object has its own ``params``/``grads`` dicts (a manualprop
-    layer whose forward takes no ``training``).
-    """
+    """A class instance behind the manualprop protocol: ``pairs`` maps a weight attribute to its
+    gradient attribute; ``own``: the object has its own ``params``/``grads`` dicts."""
 
     def __init__(self, obj, pairs, own=False):
         self.obj, self.pairs, self.own = obj, dict(pairs), own
         self.student_forward, self.student_backward = obj.forward, obj.backward
-        self.takes_training = _takes_training(obj.forward)
         self.mode_keyword = mode_keyword(obj.forward)  # forward(X, train=...): training= is passed as that
         self.class_name = type(obj).__name__
         self.saved = None  # the attributes the last forward (re)bound: its cache (cache_guard)
@@ -380,9 +348,6 @@ class Adapted:
         return getattr(self.obj, name)
 
 
-# --------------------------------------------------------------------------- what backward must not write into
-
-
 def _reachable(root, label, out, depth=3):
     """``(label, array)`` of the arrays in ``root`` and its tuples, lists and dicts (``cache[1]``, ``cache['x']``)."""
     if isinstance(root, np.ndarray):
@@ -404,13 +369,11 @@ def _gradient_name(k, names):
 def cache_guard(layer, names=()):
     """Snapshot what ``layer.backward`` must not write into; returns ``after()``: its message, or None.
 
-    Watched: the arrays reachable from a CS231n pair's ``cache`` (an array, tuples, lists and dicts
-    of them) and forward's inputs; for a class, the arrays reachable from the attributes its last
-    forward bound (an :class:`Adapted` records them; a manualprop layer: all of them), except
-    ``params``, ``grads`` and what shares memory with them, attribute-style weights and gradient
-    attributes (``dW``, ``_dX``, ``grad_W``, ``W_grad``). A backward that writes into its cache changes the
-    caller's array (CS231n's ``cache = x`` is the caller's ``x``) and whatever a second backward reads.
-    ``names``: forward's argument names, to name a cached input (``x``) by what it is.
+    Watched: the arrays reachable from a CS231n pair's ``cache`` and forward's inputs; for a class,
+    from the attributes its last forward bound (:class:`Adapted` records them; else all), except
+    ``params``, ``grads``, what shares memory with them, weights and gradient attributes (``dW``,
+    ``_dX``). Such a write changes the caller's array (CS231n's ``cache = x``) and what a second
+    backward reads. ``names``: forward's argument names, to name a cached input (``x``).
     """
     if isinstance(layer, FunctionPair):
         owner = layer.student_backward.__name__
@@ -440,22 +403,18 @@ def cache_guard(layer, names=()):
 
     def after():
         for lab, a, c in saved:
-            same = a.shape == c.shape and np.array_equal(a, c, equal_nan=a.dtype.kind in "fc")
-            if not same:
-                diff = a != c
-                if a.dtype.kind in "fc":
-                    diff &= ~(np.isnan(a) & np.isnan(c))
-                where = (f", element {[int(i) for i in np.argwhere(diff)[0]]}" if a.shape == c.shape and a.ndim
-                         else "")
-                return (f"{owner} modified its cache ({lab}{where}) in place; copy before writing. A backward must "
-                        "not write into what forward cached: that is the caller's array (the input x itself when "
-                        "the cache holds it) and what a second backward reads. Compute into a new array instead, "
-                        "e.g. dout * (x > 0) rather than x[x <= 0] = 0.")
+            if a.shape == c.shape and np.array_equal(a, c, equal_nan=a.dtype.kind in "fc"):
+                continue
+            where = ""
+            if a.shape == c.shape and a.ndim:
+                diff = (a != c) & ~(np.isnan(a) & np.isnan(c)) if a.dtype.kind in "fc" else a != c
+                where = f", element {[int(i) for i in np.argwhere(diff)[0]]}"
+            return (f"{owner} modified its cache ({lab}{where}) in place; copy before writing. A backward must "
+                    "not write into what forward cached: that is the caller's array (the input x itself when "
+                    "the cache holds it) and what a second backward reads. Compute into a new array instead, "
+                    "e.g. dout * (x > 0) rather than x[x <= 0] = 0.")
         return None
     return after
-
-
-# --------------------------------------------------------------------------- detection
 
 
 def _float_arrays(obj):
@@ -464,14 +423,16 @@ def _float_arrays(obj):
             and v.dtype.kind == "f" and v.size}
 
 
-def _snapshot(obj):
-    """Undo for a probe: attribute bindings, array and dict contents, generator states."""
+@contextlib.contextmanager
+def _undone(obj):
+    """Undo a probe: attribute bindings, array and dict contents, generator states (yielded)."""
     d = obj.__dict__
     saved = {k: (v, v.copy() if isinstance(v, np.ndarray) else dict(v) if isinstance(v, dict) else None)
              for k, v in d.items()}
     gens = {k: v.bit_generator.state for k, v in d.items() if isinstance(v, np.random.Generator)}
-
-    def restore():
+    try:
+        yield gens
+    finally:
         for k in [k for k in d if k not in saved]:
             del d[k]
         for k, (v, c) in saved.items():
@@ -481,21 +442,18 @@ def _snapshot(obj):
             elif isinstance(v, dict):
                 v.clear()
                 v.update(c)
-        for k, s in gens.items():
-            d[k].bit_generator.state = s
-    return restore, gens
+        for k, st in gens.items():
+            d[k].bit_generator.state = st
 
 
 def _used_arrays(obj, inputs, kw, names):
     """``(names among names whose value changes forward's output, Y)``; None: forward is not deterministic."""
-    restore, gens = _snapshot(obj)
-
     def run():
-        for k, s in gens.items():
-            obj.__dict__[k].bit_generator.state = s
+        for k, st in gens.items():
+            obj.__dict__[k].bit_generator.state = st
         _step("forward")
         return np.array(obj.forward(*[x.copy() for x in inputs], **kw), dtype=np.float64, copy=True)
-    try:
+    with _undone(obj) as gens:
         y0 = run()
         if not np.array_equal(y0, run(), equal_nan=True):
             return None
@@ -503,21 +461,16 @@ def _used_arrays(obj, inputs, kw, names):
         for n in names[:MAX_PROBED]:
             old = getattr(obj, n)
             setattr(obj, n, old * 1.5 + 0.5)
-            try:
-                y = run()
-            finally:
-                setattr(obj, n, old)
+            y = run()  # raised: _undone rebinds every attribute
+            setattr(obj, n, old)
             if y.shape != y0.shape or not np.array_equal(y, y0, equal_nan=True):
                 used.append(n)
         return used, y0
-    finally:
-        restore()
 
 
 def _grad_attrs(obj, inputs, kw, used):
     """``{weight: gradient attribute}`` found after one forward and backward (state restored after)."""
-    restore, _ = _snapshot(obj)
-    try:
+    with _undone(obj):
         _step("forward")
         y = np.asarray(obj.forward(*[x.copy() for x in inputs], **kw), dtype=np.float64)
         _step("backward")
@@ -533,8 +486,6 @@ def _grad_attrs(obj, inputs, kw, used):
             if names:
                 found[w] = names[0]
         return found
-    finally:
-        restore()
 
 
 def _grad(obj, name):
@@ -552,26 +503,13 @@ def _layout(w, inputs, y):
     return ", weights (in, out)" if w.shape == (d, m) else ", weights (out, in)" if w.shape == (m, d) else ""
 
 
-def _training_kw(fn, training, keyword=None):
-    """The keyword arguments that put ``fn`` in training (True) or eval (False) mode; ``{}`` for None."""
-    if training is None:
-        return {}
-    if _takes_training(fn):
-        return {"training": training}
-    if keyword is not None:
-        name, off, on = keyword
-        return {name: on if training else off}
-    return {}
-
-
 def adapt(obj, inputs=None, training=True):
     """Present ``obj`` (what :func:`build` returned) as a manualprop layer: ``(layer, info)``.
 
-    ``inputs``: probe inputs (without them a class is matched by the gradient attributes it already
-    has); ``training`` is passed to a probe forward that takes it. ``info`` holds ``protocol``
-    (``manualprop``, ``attribute``, ``seed``, ``plain``, ``cs231n``), ``text`` for the header,
-    ``unchecked`` (weights without a gradient), ``unseen`` (arrays forward uses that are not in
-    ``params``) and ``forward_training``. AdapterError: two gradient attributes for one weight.
+    ``inputs``: probe inputs (without them, the gradient attributes the object has now); ``training``
+    for a probe forward that takes it. ``info``: ``protocol`` (``manualprop``, ``attribute``, ``seed``,
+    ``plain``, ``cs231n``), header ``text``, ``unchecked`` (weights without a gradient), ``unseen``
+    (arrays forward uses, not in ``params``), ``forward_training``. AdapterError: two gradients for one weight.
     """
     if isinstance(obj, FunctionPair):
         f = obj.student_forward.__name__

@@ -1,15 +1,17 @@
 """The one place gradcheck validates its arguments (UsageError) and what the code under check returns.
 
-Every call into a student's layer or loss goes through :func:`call_student` (any exception becomes a
-StudentCodeError naming the layer, the method and the student's line); every returned value is
-validated (type, dtype, shape, finiteness) with a one-paragraph message.
+Student code is called through :func:`call_student` (any exception becomes a StudentCodeError
+naming the layer, the method and the student's line); every returned value is validated (type,
+dtype, shape, finiteness) with a one-paragraph message.
 """
 
 from __future__ import annotations
 
 import inspect
 import json
+import math
 import os
+import tempfile
 import textwrap
 import traceback
 import warnings
@@ -18,9 +20,27 @@ from typing import Any
 
 import numpy as np
 
+from manualprop._validation import format_shape as fmt_shape  # "(8, 5)", "(3,)"
+
 from .errors import GradientShapeError, NonFiniteError, ProtocolError, StudentCodeError, UsageError
 
 _PKG_DIR = os.path.dirname(os.path.abspath(__file__))
+
+#: Largest number of elements of one generated input array (``--input-shape``, a shape given to
+#: ``check_layer``/``diagnose_layer``): 10**7 float64 numbers are 80 MB, and the numerical check
+#: perturbs every element; a gradient check needs a few samples and features, e.g. (8, 5).
+MAX_INPUT_ELEMENTS = 10**7
+
+#: Seeds are 32-bit unsigned integers (numpy accepts more, scikit-learn's random_state does not).
+MAX_SEED = 2**32 - 1
+
+#: Allowed relative steps ``eps`` per kind of method: below the lower end a finite difference is
+#: swamped by rounding (its error is about u/eps, u = 2.2e-16) or x + h == x; above the upper end
+#: the truncation error dominates. The complex step has no cancellation: tiny steps are fine.
+EPS_RANGE = {"difference": (1e-12, 1.0), "complex": (1e-100, 1e-2)}
+
+#: How to fix a layer's parameter whose entries share memory.
+PARAM_MEMORY_FIX = "Give each parameter its own memory, e.g. self.params[...] = np.array(W) (a copy)."
 
 
 def paragraph(*sentences: str) -> str:
@@ -33,16 +53,12 @@ def wrap(text: str, width: int = 88) -> str:
     return textwrap.fill(text, width=width, break_long_words=False, break_on_hyphens=False)
 
 
-def fmt_shape(shape: tuple[int, ...]) -> str:
-    """Format a shape as Python prints a tuple, e.g. ``(8, 5)`` or ``(3,)``."""
-    return str(tuple(int(s) for s in shape))
+def article(word: str) -> str:
+    """``"an int"``, ``"a list"``: the word with its indefinite article."""
+    return ("an " if word[:1].lower() in "aeiou" else "a ") + word
 
 
-# --------------------------------------------------------------------------- arguments
-
-
-def parse_shape(text: str) -> tuple[int, ...]:
-    """Parse ``"8,5"`` (or ``"(8, 5)"``) into a tuple of positive ints; raises UsageError otherwise."""
+def _parse_shape(text: str) -> tuple[int, ...]:
     cleaned = text.strip().strip("()[]").strip()
     # "8 5" must not become (85,): blanks only around commas, never between the digits of two sizes
     if any(len(p.split()) > 1 for p in cleaned.split(",")):
@@ -50,9 +66,7 @@ def parse_shape(text: str) -> tuple[int, ...]:
             f"--input-shape takes the sizes separated by commas, such as 8,5 (batch 8, "
             f"5 features), and several inputs separated by semicolons, such as "
             f"'2,4,3;2,5,3'; got {text!r} (sizes separated by blanks)."))
-    parts = [p.strip() for p in cleaned.split(",")]
-    if parts and parts[-1] == "":  # "8," as in a 1-tuple
-        parts = parts[:-1]
+    parts = [p.strip() for p in cleaned.removesuffix(",").split(",")]  # "8," as in a 1-tuple
     try:
         shape = tuple(int(p) for p in parts)
     except ValueError:
@@ -61,33 +75,28 @@ def parse_shape(text: str) -> tuple[int, ...]:
         raise UsageError(paragraph(
             f"--input-shape must be comma-separated positive integers such as 8,5 "
             f"(batch 8, 5 features); got {text!r}."))
-    return check_size(shape, "--input-shape")
+    return check_shape(shape, "--input-shape")
 
 
 def parse_input_shapes(text: str) -> tuple[int, ...] | list[tuple[int, ...]]:
-    """``--input-shape``: ``"8,5"`` -> ``(8, 5)``; ``"2,4,3;2,5,3"`` -> a list of shapes (UsageError if invalid)."""
+    """``--input-shape``: ``"8,5"`` or ``"(8, 5)"`` -> ``(8, 5)``; ``"2,4,3;2,5,3"`` -> a list; else UsageError."""
     parts = [p for p in text.split(";") if p.strip()]
-    if len(parts) > 1:
-        return [parse_shape(p) for p in parts]
-    return parse_shape(text)
+    return [_parse_shape(p) for p in parts] if len(parts) > 1 else _parse_shape(text)
 
 
 def parse_target(spec: str) -> tuple[str, str]:
-    """Split ``path/to/file.py::ClassName`` into ``(path, name)``; UsageError without ``::`` or a valid name."""
-    if "::" not in spec:
-        raise UsageError(f"the target must be written path/to/file.py::ClassName (two colons); got {spec!r}.")
+    """Split ``path/to/file.py::ClassName`` into ``(path, name)``; UsageError otherwise."""
     path, _, cls = spec.rpartition("::")
-    if not path or not cls.isidentifier():
-        raise UsageError(f"the target must be written path/to/file.py::ClassName; got {spec!r}.")
+    if "::" not in spec or not path or not cls.isidentifier():
+        two = " (two colons)" if "::" not in spec else ""
+        raise UsageError(f"the target must be written path/to/file.py::ClassName{two}; got {spec!r}.")
     return path, cls
 
 
 def parse_init_json(text: str | None) -> dict[str, Any]:
-    """``--init`` (constructor kwargs as a JSON object) as a dict, None -> ``{}``; UsageError if not an object."""
-    if text is None:
-        return {}
+    """``--init`` (keyword arguments as a JSON object) as a dict, None -> ``{}``; else UsageError."""
     try:
-        value = json.loads(text)
+        value = {} if text is None else json.loads(text)
     except json.JSONDecodeError as exc:
         raise UsageError(
             f"--init must be a JSON object such as '{{\"in_features\": 5, \"out_features\": 3}}'; "
@@ -98,7 +107,7 @@ def parse_init_json(text: str | None) -> dict[str, Any]:
 
 
 def check_shape(shape: Any, what: str = "input_shape") -> tuple[int, ...]:
-    """A shape as a non-empty tuple of positive ints (within :data:`MAX_INPUT_ELEMENTS`), else UsageError."""
+    """A non-empty tuple of positive ints of at most :data:`MAX_INPUT_ELEMENTS` elements, else UsageError."""
     try:
         out = tuple(int(s) for s in shape)
         ok = len(out) > 0 and all(s > 0 and s == t for s, t in zip(out, shape))
@@ -106,42 +115,13 @@ def check_shape(shape: Any, what: str = "input_shape") -> tuple[int, ...]:
         ok = False
     if not ok:
         raise UsageError(f"{what} must be a non-empty tuple of positive integers; got {shape!r}.")
-    return check_size(out, what)
-
-
-#: Largest number of elements of one generated input array (``--input-shape``, a shape given to
-#: ``check_layer``/``diagnose_layer``): 10**7 float64 numbers are 80 MB, and the numerical check
-#: perturbs every element; a gradient check needs a few samples and features, e.g. (8, 5).
-MAX_INPUT_ELEMENTS = 10**7
-
-#: Seeds are 32-bit unsigned integers (numpy accepts more, scikit-learn's random_state does not).
-MAX_SEED = 2**32 - 1
-
-
-def check_size(shape: tuple[int, ...], what: str = "input_shape") -> tuple[int, ...]:
-    """Refuse (UsageError, not MemoryError) a shape of more than :data:`MAX_INPUT_ELEMENTS` elements."""
-    n = 1
-    for s in shape:
-        n *= int(s)
+    n = math.prod(out)
     if n > MAX_INPUT_ELEMENTS:
         raise UsageError(paragraph(
-            f"{what} {fmt_shape(shape)} has {n:,} elements; at most {MAX_INPUT_ELEMENTS:,} (10**7, 80 MB of",
+            f"{what} {fmt_shape(out)} has {n:,} elements; at most {MAX_INPUT_ELEMENTS:,} (10**7, 80 MB of",
             "float64) are allowed per input. A gradient check perturbs every element: a few samples and",
             "features are enough, e.g. 8,5."))
-    return tuple(shape)
-
-
-def check_seed(seed: Any, what: str = "seed") -> int:
-    """A seed: an integer in ``[0, 2**32 - 1]``, else UsageError."""
-    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or not 0 <= int(seed) <= MAX_SEED:
-        raise UsageError(f"{what} must be an integer from 0 to {MAX_SEED}; got {seed!r}.")
-    return int(seed)
-
-
-#: Allowed relative steps ``eps`` per kind of method: below the lower end a finite difference is
-#: swamped by rounding (its error is about u/eps, u = 2.2e-16) or x + h == x; above the upper end
-#: the truncation error dominates. The complex step has no cancellation: tiny steps are fine.
-EPS_RANGE = {"difference": (1e-12, 1.0), "complex": (1e-100, 1e-2)}
+    return out
 
 
 def check_eps(eps: Any, method: str = "central", what: str = "eps") -> float | None:
@@ -161,99 +141,9 @@ def check_eps(eps: Any, method: str = "central", what: str = "eps") -> float | N
     return e
 
 
-def check_writable(path: str, what: str, folder: bool = False) -> str:
-    """Prove a file (``folder``: a folder, created if needed) can be written at ``path``, leaving no file behind.
-
-    UsageError naming ``what`` otherwise.
-    """
-    import tempfile
-
-    if not folder and os.path.isdir(path):
-        raise UsageError(f"{what} {path} is a folder; expected a file name, e.g. {os.path.join(path, 'out.json')}.")
-    existed = os.path.exists(path)
-    try:
-        os.makedirs(path if folder else os.path.dirname(os.path.abspath(path)), exist_ok=True)
-        if folder:
-            fd, probe = tempfile.mkstemp(prefix=".gradcheck-write-test-", dir=path)
-            os.close(fd)
-            os.remove(probe)
-        else:
-            with open(path, "a", encoding="utf-8"):
-                pass
-            if not existed:
-                os.remove(path)
-    except OSError as exc:
-        raise UsageError(f"{what} {path}: cannot write {'into this folder' if folder else 'this file'} "
-                         f"({exc.strerror or exc}); choose a {'folder' if folder else 'path'} you can write to.") from None
-    return path
-
-
-def validate_cli_args(args: Any) -> None:
-    """Check the options of ``gradcheck zoo|check|train`` before any work starts; UsageError naming the option.
-
-    The output paths ``--json`` and ``--plots`` are created last, so a bad option leaves nothing behind.
-    """
-    get = lambda name: getattr(args, name, None)  # noqa: E731
-    if hasattr(args, "seed"):
-        check_seed(args.seed, "--seed")
-    if get("rtol") is not None or get("atol") is not None:
-        check_tolerances(1e-6 if get("rtol") is None else args.rtol,
-                         1e-9 if get("atol") is None else args.atol, ("--rtol", "--atol"))
-    if hasattr(args, "eps"):
-        check_eps(args.eps, get("method") or "central", "--eps")
-    if hasattr(args, "timeout") and not (args.timeout > 0 and np.isfinite(args.timeout)):
-        raise UsageError(f"--timeout must be a positive number of seconds; got {args.timeout}.")
-    if hasattr(args, "epochs") and args.epochs <= 0:
-        raise UsageError(f"--epochs must be a positive integer; got {args.epochs}.")
-    if get("input_shape") is not None:
-        parse_input_shapes(args.input_shape)
-    if hasattr(args, "init"):
-        parse_init_json(args.init)
-    if get("json"):
-        check_writable(args.json, "--json")
-    if get("plots"):
-        check_writable(args.plots, "--plots", folder=True)
-
-
-def check_input_count(n_given: int, owner: str, params: list[str], required: int | None = None,
-                      varargs: bool = False) -> None:
-    """UsageError unless ``n_given`` shapes fit ``forward``'s positional ``params`` (``required`` without default).
-
-    CS231n's ``*_param`` settings dicts are pointed to ``--init``.
-    """
-    if varargs or not params:
-        return
-    need = len(params) if required is None else int(required)
-    if need <= n_given <= len(params):
-        return
-    shown = f"{len(params)} input{'s' if len(params) != 1 else ''} ({', '.join(params)})"
-    if need != len(params):
-        shown = f"{need} to {len(params)} inputs ({', '.join(params)})"
-    # CS231n's conv_param, bn_param, pool_param, dropout_param are dicts of settings, not arrays
-    settings = [p for p in params[n_given:] if p.endswith("_param")]
-    if settings and n_given >= len(params) - len(settings):
-        examples = {"conv_param": '{"stride": 1, "pad": 1}', "pool_param": '{"pool_height": 2, "pool_width": 2, '
-                    '"stride": 2}', "bn_param": '{"mode": "train"}', "dropout_param": '{"p": 0.5, "mode": "train", '
-                    '"seed": 0}'}
-        init = ", ".join(f'"{p}": {examples.get(p, "{...}")}' for p in settings)
-        raise UsageError(paragraph(
-            f"{n_given} input shape{'s' if n_given != 1 else ''} given, but {owner}.forward takes {shown}.",
-            f"{' and '.join(settings)} {'is a dict' if len(settings) == 1 else 'are dicts'} of settings, not "
-            f"{'an array' if len(settings) == 1 else 'arrays'}: pass {'it' if len(settings) == 1 else 'them'} in "
-            f"--init, e.g. --init '{{{init}}}', and give --input-shape for the arrays only."))
-    raise UsageError(paragraph(
-        f"{n_given} input shape{'s' if n_given != 1 else ''} given, but {owner}.forward takes {shown}.",
-        "--input-shape takes one shape per input of forward, separated by ';' (e.g. '2,4,3;2,5,3'); "
-        "a single input is written 8,5." if n_given > 1 or len(params) > 1 else ""))
-
-
-def article(word: str) -> str:
-    """``"an int"``, ``"a list"``: the word with its indefinite article."""
-    return ("an " if word[:1].lower() in "aeiou" else "a ") + word
-
-
-def check_tolerances(rtol: float, atol: float, names: tuple[str, str] = ("rtol", "atol")) -> tuple[float, float]:
-    """Validate ``0 < rtol < 1`` and ``atol >= 0``, both finite; UsageError naming ``names`` otherwise.
+def check_tolerances(rtol: float, atol: float,
+                     names: tuple[str, str] = ("rtol", "atol")) -> tuple[float, float]:
+    """Validate ``0 < rtol < 1`` and ``atol >= 0``, both finite; UsageError naming ``names``.
 
     ``rtol >= 1`` is refused: the relative error ``|a - b| / (|a| + |b|)`` is at most 1, so it
     would pass every gradient, even one of the wrong sign.
@@ -272,6 +162,85 @@ def check_tolerances(rtol: float, atol: float, names: tuple[str, str] = ("rtol",
     if not (np.isfinite(atol_f) and atol_f >= 0):
         raise UsageError(f"{aname} must be a finite number >= 0; got {atol!r}.")
     return rtol_f, atol_f
+
+
+def _check_writable(path: str, what: str, folder: bool = False) -> None:
+    """Prove a file (``folder``: a folder, made if needed) can be written, leaving no file behind."""
+    if not folder and os.path.isdir(path):
+        raise UsageError(f"{what} {path} is a folder; expected a file name, e.g. {os.path.join(path, 'out.json')}.")
+    existed = os.path.exists(path)
+    try:
+        os.makedirs(path if folder else os.path.dirname(os.path.abspath(path)), exist_ok=True)
+        if folder:
+            tempfile.TemporaryFile(prefix=".gradcheck-write-test-", dir=path).close()  # deleted on close
+        else:
+            open(path, "a", encoding="utf-8").close()
+            if not existed:
+                os.remove(path)
+    except OSError as exc:
+        raise UsageError(f"{what} {path}: cannot write {'into this folder' if folder else 'this file'} "
+                         f"({exc.strerror or exc}); choose a {'folder' if folder else 'path'} you can write to.") from None
+
+
+def validate_cli_args(args: Any) -> None:
+    """Check the options of ``gradcheck zoo|check|train`` before any work; UsageError naming the option.
+
+    The output paths ``--json`` and ``--plots`` are created last, so a bad option leaves nothing behind.
+    """
+    get = lambda name: getattr(args, name, None)  # noqa: E731
+    seed = get("seed")
+    if hasattr(args, "seed") and (isinstance(seed, bool) or not isinstance(seed, (int, np.integer))
+                                  or not 0 <= int(seed) <= MAX_SEED):
+        raise UsageError(f"--seed must be an integer from 0 to {MAX_SEED}; got {seed!r}.")
+    if get("rtol") is not None or get("atol") is not None:
+        check_tolerances(1e-6 if get("rtol") is None else args.rtol,
+                         1e-9 if get("atol") is None else args.atol, ("--rtol", "--atol"))
+    if hasattr(args, "eps"):
+        check_eps(args.eps, get("method") or "central", "--eps")
+    if hasattr(args, "timeout") and not (args.timeout > 0 and np.isfinite(args.timeout)):
+        raise UsageError(f"--timeout must be a positive number of seconds; got {args.timeout}.")
+    if hasattr(args, "epochs") and args.epochs <= 0:
+        raise UsageError(f"--epochs must be a positive integer; got {args.epochs}.")
+    if get("input_shape") is not None:
+        parse_input_shapes(args.input_shape)
+    if hasattr(args, "init"):
+        parse_init_json(args.init)
+    if get("json"):
+        _check_writable(args.json, "--json")
+    if get("plots"):
+        _check_writable(args.plots, "--plots", folder=True)
+
+
+#: ``--init`` examples for CS231n's settings dicts (``conv_param``, ...), which are not arrays.
+_SETTINGS = {"conv_param": '{"stride": 1, "pad": 1}', "bn_param": '{"mode": "train"}',
+             "pool_param": '{"pool_height": 2, "pool_width": 2, "stride": 2}',
+             "dropout_param": '{"p": 0.5, "mode": "train", "seed": 0}'}
+
+
+def check_input_count(n_given: int, owner: str, params: list[str], required: int | None = None,
+                      varargs: bool = False) -> None:
+    """UsageError unless ``n_given`` shapes fit forward's positional ``params`` (``required``: no default).
+
+    CS231n's ``*_param`` settings dicts are pointed to ``--init``.
+    """
+    need = len(params) if required is None else int(required)
+    if varargs or not params or need <= n_given <= len(params):
+        return
+    shown = f"{len(params)} input{'s' if len(params) != 1 else ''} ({', '.join(params)})"
+    if need != len(params):
+        shown = f"{need} to {len(params)} inputs ({', '.join(params)})"
+    given = f"{n_given} input shape{'s' if n_given != 1 else ''} given, but {owner}.forward takes {shown}."
+    settings = [p for p in params[n_given:] if p.endswith("_param")]
+    if settings and n_given >= len(params) - len(settings):
+        one = len(settings) == 1
+        init = ", ".join(f'"{p}": {_SETTINGS.get(p, "{...}")}' for p in settings)
+        raise UsageError(paragraph(
+            given, f"{' and '.join(settings)} {'is a dict' if one else 'are dicts'} of settings, not "
+            f"{'an array' if one else 'arrays'}: pass {'it' if one else 'them'} in "
+            f"--init, e.g. --init '{{{init}}}', and give --input-shape for the arrays only."))
+    raise UsageError(paragraph(
+        given, "--input-shape takes one shape per input of forward, separated by ';' (e.g. '2,4,3;2,5,3'); "
+        "a single input is written 8,5." if n_given > 1 or len(params) > 1 else ""))
 
 
 def shared_entries(shape: tuple[int, ...], strides: tuple[int, ...], itemsize: int) -> str:
@@ -302,13 +271,9 @@ def shared_entries(shape: tuple[int, ...], strides: tuple[int, ...], itemsize: i
     return f"overlapping strides {tuple(int(s) for s in strides)}"
 
 
-#: How to fix a layer's parameter whose entries share memory.
-PARAM_MEMORY_FIX = "Give each parameter its own memory, e.g. self.params[...] = np.array(W) (a copy)."
-
-
 def own_memory(arr: Any, what: str, *, error: type = UsageError, fix: str = "",
                layout: tuple[tuple[int, ...], tuple[int, ...], int] | None = None) -> None:
-    """Refuse (``error``, default UsageError) a float array whose entries share memory (:func:`shared_entries`).
+    """Refuse (``error``) a float array whose entries share memory (:func:`shared_entries`).
 
     Finite differences perturb one entry at a time; ``broadcast_to``/``as_strided`` arrays would move
     others too. Checked on the array as given (a copy has its own memory), or on ``layout`` =
@@ -328,14 +293,19 @@ def own_memory(arr: Any, what: str, *, error: type = UsageError, fix: str = "",
                    "meant to be independent."))
 
 
-def as_float64(x: Any, what: str) -> np.ndarray:
-    """A float64 copy of an input array; float32/16 warn (central differences reach only ``u**(2/3)``,
-    2e-5 in float32, Nocedal & Wright sec. 8.1). UsageError: not numeric, empty, NaN/inf, shared entries."""
+def as_float64(x: Any, what: str, integer_ok: bool = False) -> np.ndarray:
+    """A float64 copy of an input array (``integer_ok``: integers/bools as an int64 copy, indices).
+
+    float32/16 warn: central differences reach only ``u**(2/3)``, 2e-5 in float32 (Nocedal &
+    Wright sec. 8.1). UsageError: not numeric, empty, NaN/inf, shared entries.
+    """
     arr = np.asarray(x)
     if arr.dtype.kind not in "biuf":
         raise UsageError(f"{what} must be a real numeric array; got dtype {arr.dtype}.")
     if arr.size == 0:
         raise UsageError(f"{what} is empty (shape {fmt_shape(arr.shape)}).")
+    if integer_ok and arr.dtype.kind in "biu":
+        return np.array(arr, dtype=np.int64, copy=True)
     own_memory(arr, what)  # on the array as given: the copy below would hide it
     if arr.dtype.kind == "f" and arr.dtype.itemsize < 8:
         warnings.warn(
@@ -348,16 +318,6 @@ def as_float64(x: Any, what: str) -> np.ndarray:
     return out
 
 
-def as_input(x: Any, what: str) -> np.ndarray:
-    """A layer input: float -> :func:`as_float64`; integer/bool -> an int64 copy (indices)."""
-    arr = np.asarray(x)
-    if arr.dtype.kind in "biu":
-        if arr.size == 0:
-            raise UsageError(f"{what} is empty (shape {fmt_shape(arr.shape)}).")
-        return np.array(arr, dtype=np.int64, copy=True)
-    return as_float64(arr, what)
-
-
 def _is_shape(x: Any) -> bool:
     return isinstance(x, tuple) and len(x) > 0 and all(isinstance(s, (int, np.integer)) for s in x)
 
@@ -366,34 +326,33 @@ def layer_inputs(X: Any, rng: np.random.Generator, owner: str) -> list[np.ndarra
     """The ``X`` of :func:`gradcheck.check_layer` as a list of input arrays (UsageError if invalid).
 
     A tuple of ints is a shape (``rng.standard_normal``); a list/tuple of arrays or shapes is several
-    inputs (``forward(Q, K, V)``); anything else is data for one input (:func:`as_input`).
+    inputs (``forward(Q, K, V)``); anything else is data for one input; integer data are indices.
     """
-    if _is_shape(X):
-        return [rng.standard_normal(check_shape(X))]
-    if isinstance(X, (list, tuple)) and len(X) > 0 and all(isinstance(e, np.ndarray) or _is_shape(e) for e in X):
-        return [rng.standard_normal(check_shape(e)) if _is_shape(e) else as_input(e, f"input {i} of {owner}")
-                for i, e in enumerate(X)]
+    several = isinstance(X, (list, tuple)) and len(X) > 0 and not _is_shape(X) and all(
+        isinstance(e, np.ndarray) or _is_shape(e) for e in X)
     if isinstance(X, tuple) and len(X) == 0:
         raise UsageError(f"input shape of {owner} is empty; expected e.g. (8, 5).")
-    return [as_input(X, f"input X of {owner}")]
+    return [rng.standard_normal(check_shape(e)) if _is_shape(e) else
+            as_float64(e, f"input {i} of {owner}" if several else f"input X of {owner}", integer_ok=True)
+            for i, e in enumerate(X if several else [X])]
 
 
 def warn_batch_of_one(inputs: list[np.ndarray], names: list[str], owner: str) -> str:
-    """Warn when axis 0 of the first input has size 1 (it hides batch-axis bugs); return the text or ``""``."""
+    """Warn when axis 0 of the first input has size 1 (it hides batch-axis bugs); the text or ``""``."""
     X = inputs[0]
     if X.ndim < 2 or X.shape[0] != 1:
         return ""
-    better = fmt_shape((2,) + tuple(X.shape[1:]))
     text = paragraph(
         f"batch of one: {owner} is checked with {names[0]} of shape {fmt_shape(X.shape)}, and a batch of 1 hides",
         "batch-axis bugs (a mean over the batch instead of a sum, or a reshape or transpose that mixes the batch",
-        f"axis with another, gives the right numbers for one sample); check with a batch of at least 2, e.g. {better}.")
+        "axis with another, gives the right numbers for one sample); check with a batch of at least 2, e.g.",
+        f"{fmt_shape((2, *X.shape[1:]))}.")
     warnings.warn(text, UserWarning, stacklevel=3)
     return text
 
 
 def input_names(layer: Any, n: int) -> list[str]:
-    """``["X"]`` for one input; for several, ``forward``'s positional names (``Q, K, V``), else ``X0, X1, ...``."""
+    """``["X"]`` for one input; for several, forward's positional names (``Q, K, V``), else ``X0, X1, ...``."""
     if n == 1:
         return ["X"]
     try:
@@ -404,52 +363,17 @@ def input_names(layer: Any, n: int) -> list[str]:
     return ps[:n] if len(ps) >= n else [f"X{i}" for i in range(n)]
 
 
-def check_input_grads(ret: Any, *, owner: str, produced_by: str, names: list[str], inputs: list[np.ndarray],
-                      keys: list[str]) -> dict[str, np.ndarray]:
-    """Validate what ``backward`` returned (one gradient, or a tuple for several inputs): ``{key: float64}``.
-
-    Integer inputs get no gradient (their entry is ignored). Raises GradientShapeError (None, wrong
-    shape or length) or NonFiniteError (:func:`check_output`).
-    """
-    if len(inputs) == 1:
-        rets = [ret]
-    else:
-        if not isinstance(ret, (tuple, list)) or len(ret) != len(inputs):
-            got = (f"a {type(ret).__name__} of length {len(ret)}" if isinstance(ret, (tuple, list))
-                   else "None" if ret is None else type(ret).__name__)
-            raise GradientShapeError(paragraph(
-                f"{owner}.{produced_by} returned {got};",
-                f"expected a tuple of {len(inputs)} gradients ({', '.join('d' + n for n in names)}),",
-                "one per input of forward, in the same order."))
-        rets = list(ret)
-    out = {}
-    for r, n, x, k in zip(rets, names, inputs, keys):
-        if x.dtype.kind != "f":
-            continue
-        out[k] = check_output(r, owner=owner, tensor=f"d{n}", produced_by=produced_by, expected_shape=x.shape,
-                              expected_why=f"the shape of the input {n}")
-    return out
-
-
-# --------------------------------------------------------------------------- student calls
-
-
 def raised(exc: BaseException) -> str:
-    """``"ValueError: first line of the message (at file.py:LINE in func)"`` for a message about student code."""
+    """``"ValueError: first line (at file.py:LINE in func)"``, the innermost frame outside gradcheck."""
     detail = str(exc).strip().splitlines()[0] if str(exc).strip() else "(no message)"
-    return f"{type(exc).__name__}: {detail}{_student_location(exc)}"
+    where = next((f" (at {os.path.basename(fr.filename)}:{fr.lineno} in {fr.name})"
+                  for fr in reversed(traceback.extract_tb(exc.__traceback__))
+                  if not os.path.abspath(fr.filename).startswith(_PKG_DIR + os.sep)), "")
+    return f"{type(exc).__name__}: {detail}{where}"
 
 
-def _student_location(exc: BaseException) -> str:
-    """Return ``" (at file.py:LINE in func)"`` for the innermost frame outside gradcheck."""
-    frames = traceback.extract_tb(exc.__traceback__)
-    for fr in reversed(frames):
-        if not os.path.abspath(fr.filename).startswith(_PKG_DIR + os.sep):
-            return f" (at {os.path.basename(fr.filename)}:{fr.lineno} in {fr.name})"
-    return ""
-
-
-def call_student(fn: Callable[..., Any], *args: Any, owner: str, call: str, expected: str = "", **kwargs: Any) -> Any:
+def call_student(fn: Callable[..., Any], *args: Any, owner: str, call: str, expected: str = "",
+                 **kwargs: Any) -> Any:
     """Call code under check; any exception (also SystemExit) becomes a :class:`StudentCodeError`.
 
     The message reads ``{owner}.{call} raised ... (at file.py:LINE in func). {expected}``; the
@@ -457,9 +381,7 @@ def call_student(fn: Callable[..., Any], *args: Any, owner: str, call: str, expe
     """
     try:
         return fn(*args, **kwargs)
-    except (KeyboardInterrupt, GeneratorExit):
-        raise
-    except StudentCodeError:  # already worded, e.g. by gradcheck.sandbox's proxies
+    except (KeyboardInterrupt, GeneratorExit, StudentCodeError):  # the last already worded (sandbox proxies)
         raise
     except BaseException as exc:  # noqa: BLE001 - student code may raise anything
         hint = ""
@@ -491,7 +413,6 @@ def layer_params(layer: Any, owner: str) -> dict[str, np.ndarray]:
     if not isinstance(params, Mapping):
         raise ProtocolError(paragraph(
             f"{owner}.params must be a dict mapping names to numpy arrays;", f"got {type(params).__name__}."))
-    out: dict[str, np.ndarray] = {}
     for k, v in params.items():
         if not isinstance(k, str):
             raise ProtocolError(f"{owner}.params keys must be strings; got key {k!r}.")
@@ -506,39 +427,29 @@ def layer_params(layer: Any, owner: str) -> dict[str, np.ndarray]:
                 f"{owner}.params[{k!r}] is {v.dtype}; it is perturbed in place (the layer may hold "
                 f"its own reference to the array), so its numerical gradient is only "
                 f"{v.dtype}-accurate. Create parameters as float64 for a tight check.", UserWarning, stacklevel=3)
-        out[k] = v
-    return out
+    return dict(params)
 
 
 def dtype_error(owner: str, produced_by: str, tensor: str, dtype: Any) -> GradientShapeError:
-    """The GradientShapeError (exit 1) for an integer or boolean array where a float64 output or gradient is due."""
-    verb = "gave" if produced_by.startswith("grads") else "returned"
-    if tensor in ("Y", "L"):
-        must = "the output must be float64 (the input's dtype)"
-    elif produced_by.startswith("grads"):
-        must = "gradients must be float64 (the parameter's dtype)"
-    else:
-        must = "gradients must be float64 (the input's dtype)"
+    """The GradientShapeError (exit 1) for an integer or boolean array where float64 is due."""
+    of_param = produced_by.startswith("grads")
+    must = ("the output must be float64 (the input's dtype)" if tensor in ("Y", "L") else
+            f"gradients must be float64 (the {'parameter' if of_param else 'input'}'s dtype)")
     return GradientShapeError(paragraph(
-        f"{owner}.{produced_by} {verb} {tensor} of dtype {np.dtype(dtype)}; {must}.",
+        f"{owner}.{produced_by} {'gave' if of_param else 'returned'} {tensor} of dtype {np.dtype(dtype)}; {must}.",
         "An integer or boolean array drops the fractional part: remove the cast (.astype(int),",
         "np.round, // integer division) or build the array with a float dtype."))
 
 
-def check_output(value: Any, *, owner: str, tensor: str, produced_by: str, expected_shape: tuple[int, ...] | None,
-                 expected_why: str = "", integer_ok: bool = False) -> np.ndarray:
+def check_output(value: Any, *, owner: str, tensor: str, produced_by: str,
+                 expected_shape: tuple[int, ...] | None, expected_why: str = "",
+                 integer_ok: bool = False) -> np.ndarray:
     """Validate an array returned by code under check and return a float64 copy.
 
-    ``tensor`` (``"dX"``, ``"Y"``) and ``produced_by`` (``"backward(dY)"``) name it in messages;
-    ``expected_shape`` (None: any) with ``expected_why``; ``integer_ok`` accepts an integer loss value.
-
-    Raises
-    ------
-    GradientShapeError
-        None, not numeric, integer (unless ``integer_ok``) or the wrong shape (with a hint:
-        transposed, a reshape, a summed batch axis).
-    NonFiniteError
-        NaN or infinity.
+    ``tensor`` (``"dX"``) and ``produced_by`` (``"backward(dY)"``) name it; ``expected_shape`` (None:
+    any) with ``expected_why``; ``integer_ok`` accepts an integer loss value. Raises GradientShapeError
+    (None, not numeric, integer, the wrong shape with a hint: transposed, a reshape, a summed batch
+    axis) or NonFiniteError (NaN or infinity).
     """
     why = f" ({expected_why})" if expected_why else ""
     if value is None:
@@ -561,7 +472,7 @@ def check_output(value: Any, *, owner: str, tensor: str, produced_by: str, expec
         hint = ""
         if arr.ndim == len(expected_shape) == 2 and arr.shape == tuple(expected_shape)[::-1]:
             hint = "That is the transpose of the expected shape."
-        elif arr.size == int(np.prod(expected_shape)):
+        elif arr.size == math.prod(expected_shape):
             hint = "Same number of elements: a reshape or transpose went wrong."
         elif arr.ndim < len(expected_shape):
             hint = "Was the batch axis summed or averaged away?"
@@ -579,6 +490,26 @@ def check_output(value: Any, *, owner: str, tensor: str, produced_by: str, expec
     return out
 
 
+def check_input_grads(ret: Any, *, owner: str, produced_by: str, names: list[str], inputs: list[np.ndarray],
+                      keys: list[str]) -> dict[str, np.ndarray]:
+    """What ``backward`` returned (one gradient, or a tuple for several inputs) as ``{key: float64}``.
+
+    Integer inputs get no gradient (their entry is ignored). Raises GradientShapeError (None, wrong
+    shape or length) or NonFiniteError (:func:`check_output`).
+    """
+    if len(inputs) > 1 and (not isinstance(ret, (tuple, list)) or len(ret) != len(inputs)):
+        got = (f"a {type(ret).__name__} of length {len(ret)}" if isinstance(ret, (tuple, list))
+               else "None" if ret is None else type(ret).__name__)
+        raise GradientShapeError(paragraph(
+            f"{owner}.{produced_by} returned {got};",
+            f"expected a tuple of {len(inputs)} gradients ({', '.join('d' + n for n in names)}),",
+            "one per input of forward, in the same order."))
+    rets = [ret] if len(inputs) == 1 else list(ret)
+    return {k: check_output(r, owner=owner, tensor=f"d{n}", produced_by=produced_by, expected_shape=x.shape,
+                            expected_why=f"the shape of the input {n}")
+            for r, n, x, k in zip(rets, names, inputs, keys) if x.dtype.kind == "f"}
+
+
 def grads_not_dict(owner: str, grads: Any, params: Mapping[str, Any]) -> ProtocolError:
     """The ProtocolError for ``grads`` that is not a dict (``type_name``: a sandbox's stand-in)."""
     got = "nothing (no grads attribute)" if grads is None else (
@@ -590,11 +521,9 @@ def grads_not_dict(owner: str, grads: Any, params: Mapping[str, Any]) -> Protoco
 
 
 def check_grads(layer: Any, owner: str, params: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
-    """``layer.grads`` after backward, validated per key of ``params`` (:func:`check_output`); float64 copies."""
-    if not params:
-        return {}
+    """``layer.grads`` after backward, per key of ``params`` (:func:`check_output`); float64 copies."""
     grads = getattr(layer, "grads", None)
-    if not isinstance(grads, Mapping):
+    if params and not isinstance(grads, Mapping):
         raise grads_not_dict(owner, grads, params)
     out: dict[str, np.ndarray] = {}
     for k, p in params.items():
@@ -602,7 +531,6 @@ def check_grads(layer: Any, owner: str, params: Mapping[str, np.ndarray]) -> dic
             raise ProtocolError(paragraph(
                 f"{owner}.grads has no key {k!r} after backward(dY) (so d{k} is missing);",
                 f"expected keys {sorted(params)}, found {sorted(map(str, grads))}."))
-        out[k] = check_output(
-            grads[k], owner=owner, tensor=f"d{k}", produced_by=f"grads[{k!r}] after backward(dY)",
-            expected_shape=p.shape, expected_why=f"the shape of params[{k!r}]")
+        out[k] = check_output(grads[k], owner=owner, tensor=f"d{k}", produced_by=f"grads[{k!r}] after backward(dY)",
+                              expected_shape=p.shape, expected_why=f"the shape of params[{k!r}]")
     return out

@@ -10,9 +10,10 @@ finite differences (:func:`gradcheck.numerical.layer_numerical_gradients`).
 
 from __future__ import annotations
 
+import dataclasses
+import importlib
 import inspect
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
 
@@ -25,8 +26,17 @@ from .errors import StudentCodeError, TwinError, UsageError
 __all__ = ["Call", "manual_source", "tape_source", "reference_source", "build_twin", "copy_params_to_twin",
            "resolve_twin", "share_masks", "hold_masks", "training_differs", "SAME_IN_BOTH_MODES", "TapeUnavailable"]
 
+#: The note of a check that ran once because both modes give the same output.
+SAME_IN_BOTH_MODES = ("training and eval forwards give the same output on this input: checked once, in eval mode "
+                      "(pass training=True / --training to check the training forward alone)")
 
-@dataclass
+
+class TapeUnavailable(Exception):
+    """Raised by a twin's ``tape_gradients`` when the tape cannot run the forward: :func:`check_layer`
+    drops the tape column, the message is ``CheckResult.twin_note`` (e.g. an unsupported function)."""
+
+
+@dataclasses.dataclass
 class Call:
     """One layer called the way the check calls it: ``owner`` (display name), ``inputs``, their ``names``
     (``forward``'s arguments), the layer's own ``params`` arrays and the ``training`` mode."""
@@ -66,16 +76,20 @@ class Call:
         return many
 
 
+def _in_place(owner: str, method: str, tensor: str, example: str, why: str = "") -> StudentCodeError:
+    return StudentCodeError(V.paragraph(
+        f"{owner}.{method} modified its {tensor} in place;", f"a layer must not write into {tensor.split()[-1]}{why}.",
+        f"Compute into a new array instead, e.g. {example}."))
+
+
 def manual_forward(call: Call) -> tuple[np.ndarray, np.ndarray]:
     """Two forwards on the same input: (Y1, Y2); the input must be left unchanged."""
     x_in = [x.copy() for x in call.inputs]
     Y = call.forward(*x_in)
     for n, a, b in zip(call.names, x_in, call.inputs):
         if not np.array_equal(a, b):
-            raise StudentCodeError(
-                V.paragraph(f"{call.owner}.forward modified its input {n} in place;",
-                            f"a layer must not write into {n} (the previous layer or the caller still uses it).",
-                            "Compute into a new array instead, e.g. np.maximum(X, 0) rather than X[X < 0] = 0."))
+            raise _in_place(call.owner, "forward", f"input {n}", "np.maximum(X, 0) rather than X[X < 0] = 0",
+                            " (the previous layer or the caller still uses it)")
     return Y, call.forward(*[x.copy() for x in call.inputs])
 
 
@@ -92,11 +106,9 @@ def manual_source(call: Call, G: np.ndarray) -> dict[str, np.ndarray]:
     if guard is not None and (msg := guard()):
         raise StudentCodeError(msg)
     if not np.array_equal(dY, G, equal_nan=True):
-        raise StudentCodeError(
-            V.paragraph(f"{owner}.backward modified its upstream gradient dY in place;",
-                        "a layer must not write into dY (in a network the same dY can also reach another branch: "
-                        "a residual connection, or an output used twice).",
-                        "Compute into a new array instead, e.g. dY * (X > 0) rather than dY[X <= 0] = 0."))
+        raise _in_place(owner, "backward", "upstream gradient dY", "dY * (X > 0) rather than dY[X <= 0] = 0",
+                        " (in a network the same dY can also reach another branch: a residual connection, or an "
+                        "output used twice)")
     manual = V.check_input_grads(ret, owner=owner, produced_by=bcall, names=names, inputs=inputs, keys=call.keys)
     manual.update(V.check_grads(call.layer, owner, call.params))
     return manual
@@ -110,31 +122,35 @@ def hold_masks(layer: Any, depth: int = 3) -> list[tuple[Any, Any]]:
         if prev is False:
             layer.fix_mask(True)
             out.append((layer, prev))
-    if depth > 0:
-        for child in getattr(layer, "layers", None) or []:
-            out += hold_masks(child, depth - 1)
+    for child in (getattr(layer, "layers", None) or []) if depth > 0 else []:
+        out += hold_masks(child, depth - 1)
     return out
 
 
-#: The note of a check that ran once because both modes give the same output.
-SAME_IN_BOTH_MODES = ("training and eval forwards give the same output on this input: checked once, in eval mode "
-                      "(pass training=True / --training to check the training forward alone)")
+def share_masks(layer: Any, twin: Any, depth: int = 3) -> None:
+    """Give the twin the manual layer's dropout mask when that mask is fixed (children of a container paired in order)."""
+    fixed = getattr(layer, "mask_fixed", getattr(getattr(layer, "_masks", None), "fixed", False))
+    mask = getattr(layer, "mask", None)
+    if callable(getattr(twin, "fix_mask", None)) and fixed is True and isinstance(mask, np.ndarray):
+        twin.fix_mask(np.array(mask, copy=True))
+    mine, theirs = getattr(layer, "layers", None), getattr(twin, "layers", None)
+    if depth > 0 and isinstance(mine, Sequence) and isinstance(theirs, Sequence) and len(mine) == len(theirs):
+        for a, b in zip(mine, theirs):
+            share_masks(a, b, depth - 1)
 
 
 def training_differs(call: Call, Y_eval: np.ndarray | None = None) -> bool:
-    """Whether the training forward gives another output than the eval one on ``call.inputs`` (an error counts as yes).
+    """Whether the training forward's output differs from the eval one's (an error counts as yes).
 
-    Called after the eval check (a training forward may update running statistics); a ``fix_mask``
-    layer's mask is held for it.
+    Called after the eval check (a training forward may update running statistics); masks are held.
     """
+    def run(training):
+        return dataclasses.replace(call, training=training).forward(*[x.copy() for x in call.inputs])
     try:
-        if Y_eval is None:  # the eval check's output, when the caller has it
-            Y_eval = Call(call.layer, call.owner, call.inputs, call.names, call.params, False).forward(
-                *[x.copy() for x in call.inputs])
+        Y_eval = run(False) if Y_eval is None else Y_eval  # the eval check's output, when the caller has it
         held = hold_masks(call.layer)
         try:
-            Y_train = Call(call.layer, call.owner, call.inputs, call.names, call.params, True).forward(
-                *[x.copy() for x in call.inputs])
+            Y_train = run(True)
         finally:
             for obj, prev in held:
                 obj.fix_mask(prev)
@@ -143,24 +159,14 @@ def training_differs(call: Call, Y_eval: np.ndarray | None = None) -> bool:
     return not (Y_eval.shape == Y_train.shape and np.array_equal(Y_eval, Y_train, equal_nan=True))
 
 
-def _autoprop_module(kind: str):
-    """``autoprop.layers`` or ``autoprop.losses``, or None when not importable."""
-    import importlib
-
-    try:
-        return importlib.import_module("autoprop.layers" if kind == "layer" else "autoprop.losses")
-    except ImportError:
-        return None
-
-
 def _infer_kwargs(cls: type, obj: Any, owner: str) -> dict[str, Any]:
     """Constructor kwargs for ``cls`` read from same-named attributes of ``obj``."""
     kwargs: dict[str, Any] = {}
     try:
-        sig = inspect.signature(cls)
+        ps = inspect.signature(cls).parameters.values()
     except (TypeError, ValueError):
         return kwargs
-    for p in sig.parameters.values():
+    for p in ps:
         if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD) or p.name in ("rng", "name"):
             continue
         if hasattr(obj, p.name):
@@ -181,17 +187,16 @@ def build_twin(obj: Any, kind: str = "layer", init: Mapping[str, Any] | None = N
     constructor) gets its children's twins; parameters by :func:`copy_params_to_twin`. TwinError when
     the class exists but cannot be built or does not match.
     """
-    mod = _autoprop_module(kind)
-    cname = type(obj).__name__
-    owner = cname
-    if mod is None:
-        return None, f"autoprop.{'layers' if kind == 'layer' else 'losses'} is not importable"
-    cls = getattr(mod, cname, None)
-    if not isinstance(cls, type):
-        return None, f"no class {mod.__name__}.{cname}"
+    owner = type(obj).__name__
     try:
-        sig = inspect.signature(cls)
-        varpos = any(p.kind == p.VAR_POSITIONAL for p in sig.parameters.values())
+        mod = importlib.import_module("autoprop.layers" if kind == "layer" else "autoprop.losses")
+    except ImportError:
+        return None, f"autoprop.{'layers' if kind == 'layer' else 'losses'} is not importable"
+    cls = getattr(mod, owner, None)
+    if not isinstance(cls, type):
+        return None, f"no class {mod.__name__}.{owner}"
+    try:
+        varpos = any(p.kind == p.VAR_POSITIONAL for p in inspect.signature(cls).parameters.values())
     except (TypeError, ValueError):
         varpos = False
     children = getattr(obj, "layers", None)
@@ -212,26 +217,14 @@ def build_twin(obj: Any, kind: str = "layer", init: Mapping[str, Any] | None = N
         raise
     except Exception as exc:  # noqa: BLE001
         raise TwinError(V.paragraph(
-            f"Building the autoprop twin {mod.__name__}.{cname} of {owner} raised", f"{type(exc).__name__}: {exc}.",
+            f"Building the autoprop twin {mod.__name__}.{owner} of {owner} raised", f"{type(exc).__name__}: {exc}.",
             "Pass init={...} with its constructor arguments, or twin=None to skip the tape.")) from exc
-    if kind == "layer":
-        twin = _in_layout(twin, copy_params_to_twin(obj, twin, owner), owner)
-    return twin, ""
-
-
-def _reversed_2d(a_shape, b_shape) -> bool:
-    """A 2-D non-square shape and its reverse: the same weights stored (in, out) and (out, in)."""
-    a, b = tuple(a_shape), tuple(b_shape)
-    return len(a) == len(b) == 2 and a[0] != a[1] and a == b[::-1]
+    return (_with_params(obj, twin) if kind == "layer" else twin), ""
 
 
 class _TransposedTwin:
-    """An autoprop twin whose 2-D weights are the transpose of the checked layer's.
-
-    A layer storing ``W`` as (in, out) with ``Y = X @ W`` computes the same function
-    as autoprop's (out, in) layer with ``W.T``; the twin gets ``W.T`` and its tape
-    gradient ``dW`` is transposed back, so it is compared in the layer's own layout.
-    """
+    """An autoprop twin given ``W.T`` of a layer storing ``W`` as (in, out) (``Y = X @ W``, autoprop:
+    (out, in)); its tape gradient ``dW`` is transposed back, compared in the layer's own layout."""
 
     def __init__(self, twin: Any, transposed: list[str], owner: str):
         self.twin, self.transposed, self.owner = twin, list(transposed), owner
@@ -253,8 +246,10 @@ class _TransposedTwin:
         return getattr(self.twin, name)
 
 
-def _in_layout(twin: Any, transposed: list[str], owner: str) -> Any:
-    """``twin``, or a :class:`_TransposedTwin` named like it when some weights were transposed."""
+def _with_params(obj: Any, twin: Any) -> Any:
+    """``twin`` given ``obj``'s parameters; a :class:`_TransposedTwin` named like it when some were transposed."""
+    owner = type(obj).__name__
+    transposed = copy_params_to_twin(obj, twin, owner)
     if not transposed:
         return twin
     cls = type(type(twin).__name__, (_TransposedTwin,), {"__module__": type(twin).__module__})
@@ -281,10 +276,14 @@ def copy_params_to_twin(obj: Any, twin: Any, owner: str) -> list[str]:
 
 
 def _give_params(params, shapes, assign, mismatch) -> list[str]:
-    """``assign(key, float64 value)`` for every parameter, a 2-D weight whose shape is the reverse of
-    ``shapes[key]`` (stored (in, out) against (out, in)) transposed; ``mismatch(key, value)`` is raised
-    for another shape. Returns the keys assigned transposed."""
-    transposed = [k for k, p in params.items() if _reversed_2d(shapes[k], np.shape(p))]
+    """``assign(key, float64 value)`` for every parameter; returns the keys assigned transposed.
+
+    A 2-D non-square weight whose shape is the reverse of ``shapes[key]`` (stored (in, out)
+    against (out, in)) is given transposed; ``mismatch(key, value)`` is raised for another shape.
+    """
+    def reversed_2d(a, b):
+        return len(a) == len(b) == 2 and a[0] != a[1] and a == b[::-1]
+    transposed = [k for k, p in params.items() if reversed_2d(tuple(shapes[k]), np.shape(p))]
     for k, p in params.items():
         if k not in transposed and tuple(shapes[k]) != tuple(np.shape(p)):
             raise mismatch(k, p)
@@ -299,20 +298,20 @@ def resolve_twin(obj, twin, init, kind):
     if isinstance(twin, str):
         if twin != "auto":
             raise UsageError(f"twin must be 'auto', None or an autoprop object; got {twin!r}.")
-        if init is not None:
-            return build_twin(obj, kind, init)  # explicit arguments: a failure is an error
         try:
             return build_twin(obj, kind, init)
         except TwinError as exc:  # e.g. a student class that shares a name with an autoprop class
+            if init is not None:  # explicit arguments: a failure is an error
+                raise
             return None, f"the autoprop class of that name could not be used as twin: {exc}"
     if kind == "layer" and not callable(getattr(twin, "tape_gradients", None)):
-        twin = _in_layout(twin, copy_params_to_twin(obj, twin, type(obj).__name__), type(obj).__name__)
+        twin = _with_params(obj, twin)
     return twin, ""
 
 
-def _twin_call(fn, *args, owner, what, **kwargs):
+def _twin_call(fn, *, owner, what):
     try:
-        return fn(*args, **kwargs)
+        return fn()
     except Exception as exc:  # noqa: BLE001
         raise TwinError(f"The autoprop twin of {owner} raised {type(exc).__name__} in {what}: {exc}") from exc
 
@@ -343,14 +342,12 @@ def tape_source(twin, call: Call, G):
 
     Y, grads = _twin_call(run, owner=owner, what="forward/tape.gradient")
     shapes = {k: x.shape for k, x in zip(keys, inputs)}
-    out = {}
-    for k, g in grads.items():
-        shape = shapes[k] if k in shapes else tuple(twin.variables[k].shape)
-        out[k] = np.zeros(shape) if g is None else _to_numpy(g)
-    return _to_numpy(Y), out
+    return _to_numpy(Y), {k: np.zeros(shapes[k] if k in shapes else tuple(twin.variables[k].shape))
+                          if g is None else _to_numpy(g) for k, g in grads.items()}
 
 
 def tape_loss(twin, y_true, y_pred, owner):
+    """The twin loss ``L(y_true, y_pred)`` and its tape gradient with respect to ``y_pred``: (L, dL/dy_pred)."""
     import autoprop as ap
 
     def run():
@@ -363,28 +360,6 @@ def tape_loss(twin, y_true, y_pred, owner):
     L, g = _twin_call(run, owner=owner, what="loss/tape.gradient")
     return float(_to_numpy(L)), (np.zeros(y_pred.shape) if g is None else _to_numpy(g))
 
-
-class TapeUnavailable(Exception):
-    """Raised by a twin's ``tape_gradients`` when the tape cannot run the forward.
-
-    :func:`check_layer` then drops the tape column and puts the message in
-    ``CheckResult.twin_note`` (e.g. the numpy function autoprop does not support).
-    """
-
-
-def share_masks(layer: Any, twin: Any, depth: int = 3) -> None:
-    """Give the twin the manual layer's dropout mask when that mask is fixed (children of a container paired in order)."""
-    fix = getattr(twin, "fix_mask", None)
-    masks = getattr(layer, "_masks", None)
-    fixed = getattr(layer, "mask_fixed", getattr(masks, "fixed", False))
-    mask = getattr(layer, "mask", None)
-    if callable(fix) and fixed is True and isinstance(mask, np.ndarray):
-        fix(np.array(mask, copy=True))
-    if depth > 0:
-        mine, theirs = getattr(layer, "layers", None), getattr(twin, "layers", None)
-        if isinstance(mine, Sequence) and isinstance(theirs, Sequence) and len(mine) == len(theirs):
-            for a, b in zip(mine, theirs):
-                share_masks(a, b, depth - 1)
 
 def reference_source(ref, call: Call, G, notes=None):
     """Forward and backward of a reference layer given the checked layer's parameter values: (Y, {key: grad})."""
@@ -411,4 +386,3 @@ def reference_source(ref, call: Call, G, notes=None):
     out.update({k: np.asarray(ref.grads[k], dtype=np.float64).T if k in transposed
                 else np.asarray(ref.grads[k], dtype=np.float64) for k in params})
     return Y, out
-

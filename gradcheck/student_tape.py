@@ -1,12 +1,11 @@
 """The student's own forward, recorded by autoprop's tape in the sandbox (``gradcheck check --tape``).
 
-A numpy layer runs unchanged on autoprop Tensors (``__array_ufunc__``/``__array_function__``).
-:class:`StudentTape` asks the sandbox child (``allow_packages=("autoprop", "manualprop")``) to run
-the student's ``forward`` on constants with ``params`` swapped for watched Tensors and to return
-``Y`` and the tape's VJPs; as ``check_layer``'s ``twin`` it fills the tape column (``manual~tape``,
-``tape~num``). A numpy function without a VJP, or a forward that leaves the tape (``np.asarray``,
-writing into a preallocated array), drops that column with a note naming it. The child may import
-autoprop and manualprop in this mode, so ``--tape`` is for students' own work, never grading.
+A numpy layer runs unchanged on autoprop Tensors (``__array_ufunc__``/``__array_function__``): the
+sandbox child runs the student's ``forward`` on constants with ``params`` swapped for watched
+Tensors and returns ``Y`` and the tape's VJPs, the tape column of ``check_layer``. A numpy function
+without a VJP, or a forward that leaves the tape (``np.asarray``, writing into a preallocated
+array), drops that column with a note naming it. The child may import autoprop and manualprop in
+this mode, so ``--tape`` is for students' own work, never grading.
 """
 
 from __future__ import annotations
@@ -18,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from ._validation import paragraph
+from .errors import GradientShapeError
 from .sources import TapeUnavailable
 
 __all__ = ["StudentTape", "unsupported_function"]
@@ -106,7 +106,6 @@ class StudentTape:
 
     def _array(self, desc, tensor, shape) -> np.ndarray:
         """A validated float64 array of ``shape`` from the child's reply (the child is untrusted)."""
-        from .errors import GradientShapeError
         from .sandbox import _value_to_array
 
         a = _value_to_array(desc, owner=self.layer.class_name, tensor=tensor,
@@ -124,9 +123,8 @@ class StudentTape:
             if np.asarray(x).dtype.kind == "f":
                 d = got.get(f"in{j}")
                 out[k] = np.zeros(np.shape(x)) if d is None else self._array(d, f"d{k.lstrip('@')}", np.shape(x))
-        for k, p in self.layer.params.items():
-            d = got.get(k)
-            out[k] = np.zeros(p.shape) if d is None else self._array(d, f"d{k}", p.shape)
+        out.update({k: np.zeros(p.shape) if got.get(k) is None else self._array(got[k], f"d{k}", p.shape)
+                    for k, p in self.layer.params.items()})
         unc = [k for k in meta.get("unconnected") or [] if k in self.layer.params]
         self.notes = [f"the tape saw no use of params[{k!r}] in forward (does forward read it through another "
                       "attribute, or convert it with np.asarray?)" for k in unc]
@@ -137,7 +135,6 @@ class StudentTape:
         meta = self._request([X], [], training)
         y_shape = np.shape(meta.get("value", {}).get("array"))
         n = int(np.prod(y_shape, dtype=np.int64))
-        eye = np.eye(n)
-        meta = self._request([X], [eye[k].reshape(y_shape) for k in range(n)], training)
+        meta = self._request([X], [row.reshape(y_shape) for row in np.eye(n)], training)
         rows = [self._grads(meta, k, [X], ["@X"])["@X"].ravel() for k in range(n)]
         return np.stack(rows), "your forward, stacked VJPs"
