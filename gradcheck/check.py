@@ -18,6 +18,7 @@ import numpy as np
 from . import _validation as V
 from .compare import (
     ATOL_FLOOR,
+    NOISY,
     Comparison,
     atol_swamp_notes,
     close,
@@ -30,6 +31,7 @@ from .config import MODES, CheckConfig, mode_word, training_modes
 from .errors import TwinError, UsageError
 from .numerical import (
     directional_derivatives,
+    grown_step,
     layer_numerical_gradients,
     many_scan,
     numerical_gradient,
@@ -158,11 +160,14 @@ def _check_mode(call: Call, cfg: CheckConfig, rng, twin, init, reference, upstre
     display.update({k: f"d{k}" for k in call.params})
     shapes = {k: x.shape for k, x in zip(call.keys, call.inputs)}
     shapes.update({k: p.shape for k, p in call.params.items()})
-    comps, numerical = _numerical_comparisons(call, cfg, G, Y.shape, sources, dkeys, shapes, display, notes)
-    records += _assemble(dkeys, display, shapes, sources, comps, cfg.rtol, atol)
-    if cfg_atol_default and atol > ATOL_FLOOR:  # a default atol above every |gradient| passes anything
-        notes += atol_swamp_notes(atol, {display[k]: [g[k] for g in (*sources.values(), numerical) if k in g]
-                                         for k in dkeys})
+    atols = {k: atol for k in dkeys}  # a swamped tensor's own, after its step grew (_numerical_comparisons)
+    comps, numerical = _numerical_comparisons(call, cfg, G, Y.shape, sources, dkeys, shapes, display, notes,
+                                              atols if cfg_atol_default and atol > ATOL_FLOOR else None)
+    records += _assemble(dkeys, display, shapes, sources, comps, cfg.rtol, atols)
+    for k in dkeys:  # a default atol above every |gradient| passes anything
+        if cfg_atol_default and atols[k] > ATOL_FLOOR:
+            notes += atol_swamp_notes(atols[k], {display[k]: [g[k] for g in (*sources.values(), numerical)
+                                                              if k in g]})
     res = CheckResult(
         name=call.owner, kind="layer", records=records, rtol=cfg.rtol, atol=atol, eps=cfg.step, seed=cfg.seed,
         input_shape=_input_shape(call.inputs), training=call.training,
@@ -189,8 +194,13 @@ def _upstream(upstream, rng, shape, owner) -> np.ndarray:
     return G
 
 
-def _numerical_comparisons(call, cfg, G, y_shape, sources, dkeys, shapes, display, notes):
-    """The numerical source by the configured plan, compared with every analytic source except the reference."""
+def _numerical_comparisons(call, cfg, G, y_shape, sources, dkeys, shapes, display, notes, atols=None):
+    """The numerical source by the configured plan, compared with every analytic source except the reference.
+
+    ``atols``: the default atol per key when it is the round-off of a large output; a tensor it
+    swamps (above :data:`NOISY` of its largest |gradient|) is estimated with a grown step
+    (:func:`gradcheck.numerical.grown_step`) and its entry lowered to that step's round-off.
+    """
     analytic = [src for src in ("manual", "tape") if src in sources]
     comps: dict[str, dict[str, Comparison]] = {k: {} for k in dkeys}
     numerical: dict[str, np.ndarray] = {}
@@ -198,14 +208,31 @@ def _numerical_comparisons(call, cfg, G, y_shape, sources, dkeys, shapes, displa
     many = call.forward_many(y_shape)
     rng = np.random.default_rng([cfg.seed, 1])
 
-    def scan(which, indices=None):
-        return layer_numerical_gradients(call.forward, call.inputs, call.params, G, eps=cfg.step,
+    def scan(which, indices=None, eps=cfg.step):
+        return layer_numerical_gradients(call.forward, call.inputs, call.params, G, eps=eps,
                                          input_names=call.keys, method=cfg.method, batched=cfg.batched, which=which,
                                          indices=indices, detail=True, notes=notes, forward_many=many)
 
-    def elements(k, sc, mask=None, how="elements"):
+    def scale(k, *more):
+        with np.errstate(invalid="ignore"):
+            return max(float(np.nanmax(np.abs(g), initial=0.0)) for g in [*(sources[s][k] for s in analytic), *more])
+
+    def swamped(k, *more):
+        return atols is not None and atols[k] > NOISY * scale(k, *more) and scale(k, *more) > 0
+
+    def elements(k, sc, mask=None, how="elements", indices=None):
+        if swamped(k, sc.grad):
+            a0, top = atols[k], scale(k, sc.grad)
+            sc, eps, atols[k] = grown_step(lambda e: scan([k], indices, e)[k], sc, cfg.step, a0, rtol * top,
+                                           values=lambda s: s.grad)
+            if eps != cfg.step:
+                notes.append(f"{display[k]}: the default atol={a0:.2g} (the round-off u*sum|Y*G|/h) swamps "
+                             f"|{display[k]}| <= {top:.3g}, so {display[k]} was differenced with a step "
+                             f"{eps / cfg.step:g} times larger (eps={eps:.3g}, up to where the estimates "
+                             f"stop agreeing: Nocedal & Wright sec. 8.1) and compared with atol={atols[k]:.2g}")
         numerical[k] = sc.grad
-        comps[k].update(_versus_scan({s: sources[s][k] for s in analytic}, sc, rtol, atol, mask, how))
+        comps[k].update(_versus_scan({s: sources[s][k] for s in analytic}, sc, rtol,
+                                     atol if atols is None else atols[k], mask, how))
 
     if cfg.mode == "full":
         for k, sc in scan(dkeys).items():
@@ -218,7 +245,7 @@ def _numerical_comparisons(call, cfg, G, y_shape, sources, dkeys, shapes, displa
             flat = rng.choice(size, size=min(cfg.n_samples, size), replace=False)
             idx[k] = [tuple(int(i) for i in np.unravel_index(f, shapes[k])) for f in flat]
         for k, sc in scan(dkeys, idx).items():
-            elements(k, sc, mask=sc.evaluated, how="sample")
+            elements(k, sc, mask=sc.evaluated, how="sample", indices=idx)
         return comps, numerical
     dd = directional_derivatives(call.forward, call.inputs, call.params, G, input_names=call.keys,
                                  groups=[[k] for k in dkeys], n_dirs=cfg.n_dirs, eps=cfg.step, rng=rng,
@@ -233,9 +260,15 @@ def _numerical_comparisons(call, cfg, G, y_shape, sources, dkeys, shapes, displa
             comps[k][c.pair] = c
             if not c.passed and k not in failing:
                 failing.append(k)
+    noisy = [k for k in dkeys if k not in failing and swamped(k)]
     if failing:
         notes.append("fast mode: the directional test failed for " + ", ".join(display[k] for k in failing)
                      + "; those tensors were then checked element by element")
+    if noisy:
+        notes.append("fast mode: the round-off of the finite differences swamps " + ", ".join(display[k] for k in noisy)
+                     + ", whose directional test cannot tell; checked element by element with a grown step")
+        failing += noisy
+    if failing:
         for k, sc in scan(failing).items():
             elements(k, sc)
     return comps, numerical
@@ -270,7 +303,7 @@ def _nondeterministic(call: Call, Y1, Y2, cfg: CheckConfig) -> CheckResult:
                        method=cfg.method, training=call.training, gradients={"manual": {}, "numerical": {}})
 
 
-def _assemble(dkeys, display, shapes, sources, comps, rtol, atol) -> list[TensorRecord]:
+def _assemble(dkeys, display, shapes, sources, comps, rtol, atols) -> list[TensorRecord]:
     """One record per key: the pairs in :data:`PAIRS` order (element pairs between analytic sources)."""
     recs = []
     for k in dkeys:
@@ -280,7 +313,7 @@ def _assemble(dkeys, display, shapes, sources, comps, rtol, atol) -> list[Tensor
             if pair in comps[k]:
                 rec.comparisons.append(comps[k][pair])
             elif b != "numerical" and a in sources and b in sources:
-                rec.comparisons.append(compare(sources[a][k], sources[b][k], pair, rtol=rtol, atol=atol))
+                rec.comparisons.append(compare(sources[a][k], sources[b][k], pair, rtol=rtol, atol=atols[k]))
         recs.append(rec)
     return recs
 
@@ -336,7 +369,8 @@ def check_loss(loss: Any, y_true: Any, y_pred: Any, *, twin: Any = "auto", init:
     sources["numerical"] = {"y_pred": sc.grad}
     comps = {"y_pred": _versus_scan({s: sources[s]["y_pred"] for s in ("manual", "tape") if s in sources}, sc,
                                     rtol, atol)}
-    records += _assemble(["y_pred"], {"y_pred": gname}, {"y_pred": yp.shape}, sources, comps, rtol, atol)
+    records += _assemble(["y_pred"], {"y_pred": gname}, {"y_pred": yp.shape}, sources, comps, rtol,
+                         {"y_pred": atol})
     return CheckResult(
         name=owner, kind="loss", records=records, rtol=rtol, atol=atol, eps=cfg.step, seed=seed,
         input_shape=tuple(yp.shape),

@@ -36,6 +36,7 @@ from __future__ import annotations
 import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -44,7 +45,8 @@ from .compare import norm_relative_error
 __all__ = ["DEFAULT_EPS", "METHODS", "OFFSETS", "kernel", "default_eps", "step_sizes", "difference_quotient",
            "step_error_curve", "numerical_gradient", "layer_numerical_gradients", "scalar_objective",
            "Scan", "batch_independent", "batched_input_scan", "directional_derivatives", "numerical_jacobian",
-           "complex_step_supported", "norm_relative_error", "many_scan", "local_forward_many", "MANY_BUDGET"]
+           "complex_step_supported", "norm_relative_error", "many_scan", "local_forward_many", "MANY_BUDGET",
+           "grown_step"]
 
 #: Default relative step: the cube root of float64 machine epsilon, 6.06e-6 (Nocedal & Wright, sec. 8.1).
 DEFAULT_EPS = float(np.cbrt(np.finfo(np.float64).eps))
@@ -133,6 +135,37 @@ def step_error_curve(f: Callable[[np.ndarray], np.ndarray], x0: float, hs: Seque
         f0 = f(np.array(x, dtype=dt)) if method == "forward" else None
         out.append(float(kernel(method, values, points, f0, dt(0))[0]))
     return np.array(out, dtype=np.float64)
+
+
+def grown_step(estimate: Callable[[float], Any], first: Any, eps: float, atol: float, target: float, *,
+               values: Callable[[Any], Any] = np.asarray, grow: float = 10.0,
+               max_eps: float = 0.1) -> tuple[Any, float, float]:
+    r"""Grow the step of a swamped central difference to where truncation and round-off balance.
+
+    The central quotient's error is :math:`E(h) \approx |f'''| h^2/6 + u|f|/h`, least at
+    :math:`h^* = (3u|f|/|f'''|)^{1/3}`: the balancing step grows with the size of the output
+    (Nocedal & Wright, *Numerical Optimization*, 2nd ed., sec. 8.1; lesson 01b, the V curve). The
+    default ``eps`` assumes ``|f| ~ 1``; where the round-off ``atol = u sum|Y*G| / eps`` swamps
+    the gradients, this walks down the V instead of guessing ``f'''``. The step is multiplied by
+    ``grow``; the change ``d`` of the estimate is ``1 - grow**-2`` of the new step's truncation
+    (plus noise), so the new error bound is ``atol/grow + d grow^2/(grow^2 - 1)``. The new step
+    is kept while ``d`` is within the two round-offs and the bound is below the last one (the
+    bottom of the V), until ``atol <= target`` or ``eps * grow > max_eps``.
+
+    ``first`` is ``estimate(eps)``; ``values(result)`` its float array (NaN where not evaluated).
+    Returns ``(result, eps, atol)``: the estimate kept, its relative step and its error bound.
+    """
+    best, best_values = first, np.asarray(values(first), dtype=np.float64)
+    while atol > target and eps * grow <= max_eps:
+        nxt = estimate(eps * grow)
+        nxt_values = np.asarray(values(nxt), dtype=np.float64)
+        with np.errstate(invalid="ignore"):
+            change = float(np.nanmax(np.abs(nxt_values - best_values), initial=0.0))
+        error = atol / grow + change * grow**2 / (grow**2 - 1)
+        if not (change <= atol * (1 + 1 / grow) and error < atol):
+            break
+        best, best_values, eps, atol = nxt, nxt_values, eps * grow, error
+    return best, eps, atol
 
 
 @dataclass
