@@ -1,10 +1,8 @@
 r"""Three-way gradient check of a layer or loss: manual vs tape vs numerical (the pipeline of ARCHITECTURE.md).
 
-For :math:`L = \sum Y \odot G` (``G`` a seeded upstream gradient) the gradients of the inputs
-and every parameter come from the sources of :mod:`gradcheck.sources` (the student's
-``backward``, the tape, a reference) and :mod:`gradcheck.numerical`, under one validated
-:class:`~gradcheck.config.CheckConfig`, compared by :func:`gradcheck.compare.compare` into a
-:class:`~gradcheck.result.CheckResult`.
+For :math:`L = \sum Y \odot G` the gradients come from :mod:`gradcheck.sources` and
+:mod:`gradcheck.numerical` under one :class:`~gradcheck.config.CheckConfig`, compared by
+:func:`gradcheck.compare.compare` into a :class:`~gradcheck.result.CheckResult`.
 """
 
 from __future__ import annotations
@@ -66,25 +64,19 @@ def check_layer(layer: Any, X: Any, *, twin: Any = "auto", init: Mapping[str, An
                 config: CheckConfig | None = None) -> CheckResult:
     """Check a layer's gradients: manual (``backward``) vs tape vs numerical, per tensor.
 
-    ``layer`` follows the manualprop protocol (no base class): ``params``/``grads`` dicts (may be
-    absent), ``forward(X, training=False)``, ``backward(dY) -> dX`` (a tuple for several inputs, None
-    for an integer input); parameters are perturbed in place and restored. ``X``: the input(s) or
-    shape(s), ``N(0, 1)`` from ``seed`` (:func:`gradcheck._validation.layer_inputs`).
-
-    ``twin``: "auto" uses ``autoprop.layers.<SameName>`` when it can be built (else ``twin_note``
-    says why; with ``init``, its constructor kwargs, a failure raises TwinError); None: no tape; or an
-    autoprop layer, or an object with ``tape_gradients`` (:class:`gradcheck.student_tape.StudentTape`,
-    whose :class:`TapeUnavailable` drops the tape column with a note). ``reference``: a layer of ours
-    given the same parameters (pair ``manual-vs-reference``); ``upstream``: ``G`` (default ``N(0, 1)``
-    from ``seed``); ``name``: display name (default the class name).
-
-    The other keywords are :class:`gradcheck.config.CheckConfig` (or pass ``config``).
-    ``training="auto"`` checks eval, then training when ``forward`` takes it and gives another output;
-    the first failing mode's result is returned (``"<name> [training]"``), the other in
-    ``other_modes``. A forward giving two outputs for one input fails (pair ``call1-vs-call2``, note
-    :data:`NONDETERMINISTIC`). Returns a :class:`CheckResult`: ``Y`` (with a twin or reference),
-    ``d<input>`` per float input, ``d<key>`` per parameter. Raises UsageError, ProtocolError,
-    StudentCodeError, GradientShapeError, NonFiniteError, TwinError.
+    ``layer`` follows the manualprop protocol (``params``/``grads`` dicts, may be absent;
+    ``forward(X, training=False)``; ``backward(dY) -> dX``, a tuple for several inputs, None for an
+    integer input); parameters are perturbed in place and restored. ``X``: input(s) or shape(s)
+    (``N(0, 1)`` from ``seed``). ``twin``: "auto" is ``autoprop.layers.<SameName>`` when it can be
+    built (else ``twin_note`` says why; with ``init``, its kwargs, a failure raises TwinError); None:
+    no tape; an autoprop layer, or an object with ``tape_gradients`` (whose :class:`TapeUnavailable`
+    drops the tape column with a note). ``reference``: a layer of ours given the same parameters;
+    ``upstream``: ``G`` (default ``N(0, 1)``); ``name``: display name. The other keywords are
+    :class:`gradcheck.config.CheckConfig` (or ``config``); ``training="auto"`` checks eval, then
+    training when ``forward`` takes it and it changes the output, and returns the first failing
+    mode's result, the other in ``other_modes``. A forward giving two outputs for one input fails
+    (``call1-vs-call2``, :data:`NONDETERMINISTIC`). Returns a :class:`CheckResult`; raises
+    UsageError, ProtocolError, StudentCodeError, GradientShapeError, NonFiniteError, TwinError.
     """
     cfg = config or CheckConfig(rtol=rtol, atol=atol, eps=eps, method=method, mode=mode, seed=seed,
                                 training=training, n_dirs=n_dirs, n_samples=n_samples, batched=batched)
@@ -184,7 +176,6 @@ def _input_shape(inputs):
 
 
 def _upstream(upstream, rng, shape, owner) -> np.ndarray:
-    """The upstream gradient: given, or ``N(0, 1)`` from the check's generator."""
     if upstream is None:
         return rng.standard_normal(shape)
     G = np.array(upstream, dtype=np.float64)
@@ -321,13 +312,11 @@ def _assemble(dkeys, display, shapes, sources, comps, rtol, atols) -> list[Tenso
 def check_loss(loss: Any, y_true: Any, y_pred: Any, *, twin: Any = "auto", init: Mapping[str, Any] | None = None,
                seed: int = 0, rtol: float = 1e-6, atol: float | None = None, eps: float | None = None,
                name: str | None = None) -> CheckResult:
-    """Check a loss's ``dL/dy_pred``: manual (``backward()``) vs tape vs numerical.
+    """Check a loss's ``dL/dy_pred`` (``forward(y_true, y_pred) -> float``, ``backward()``): manual vs tape vs numerical.
 
-    ``loss`` has ``forward(y_true, y_pred) -> float`` and ``backward() -> dL/dy_pred``; ``y_true``
-    is passed unchanged, ``y_pred`` as a float64 copy. ``twin="auto"``: ``autoprop.losses.<SameName>``
-    (``init`` its kwargs). ``atol`` defaults to :func:`default_atol` of the loss value. Returns a
-    :class:`CheckResult` with records ``L`` (manual vs tape, with a twin) and ``dy_pred``; raises as
-    :func:`check_layer`.
+    ``y_pred`` is passed as a float64 copy; ``twin="auto"``: ``autoprop.losses.<SameName>`` (``init``
+    its kwargs); ``atol`` defaults to :func:`default_atol` of the loss value. Returns a
+    :class:`CheckResult` (records ``L`` with a twin, and ``dy_pred``); raises as :func:`check_layer`.
     """
     owner = name or type(loss).__name__
     cfg = CheckConfig(rtol=rtol, atol=atol, eps=eps, seed=seed)
