@@ -1,28 +1,12 @@
 """gradcheck: compare manual, tape and numerical gradients.
 
-Public API
-----------
-check_layer, check_loss
-    Three-way check of one layer / loss; return a :class:`CheckResult`.
-CheckResult, TensorRecord, Comparison
-    Results: ``.passed``, ``.rows``, ``.table()``, ``.to_dict()``.
-diagnose_layer, check_vjp, Diagnosis, Finding
-    Find and name gradient bugs (:mod:`gradcheck.diagnose`): structural probes,
-    bug signatures, the first failing layer of a model; one primitive's VJP alone.
-relative_error
-    ``|a - b| / max(|a| + |b|, tiny)``, element-wise.
-function_pair, loss_function
-    A CS231n pair ``NAME_forward(x, w, ...) -> (out, cache)``, ``NAME_backward(dout, cache)``
-    as a layer (every array argument an input), and a CS231n loss ``NAME(x, y) -> (loss, dx)``
-    as a loss, for :func:`check_layer` / :func:`check_loss`.
-numerical_gradient, layer_numerical_gradients, DEFAULT_EPS
-    Central differences (:mod:`gradcheck.numerical`).
-GradcheckError, UsageError, TwinError, StudentCodeError, ProtocolError,
-GradientShapeError, NonFiniteError
-    Exceptions (:mod:`gradcheck.errors`), each with an ``exit_code``.
-
-Submodules: ``plots`` (matplotlib figures), ``train`` (manual vs tape training on
-digits), ``zoo`` (every built-in layer), ``cli``.
+:func:`check_layer`/:func:`check_loss` check one layer or loss three ways and return a
+:class:`CheckResult` (of :class:`TensorRecord` and :class:`Comparison`); :func:`diagnose_layer`,
+:func:`check_vjp` name gradient bugs (:mod:`gradcheck.diagnose`); :func:`function_pair` and
+:func:`loss_function` present CS231n functions as a layer and a loss; central differences in
+:mod:`gradcheck.numerical`; exceptions (each with an ``exit_code``) in :mod:`gradcheck.errors`.
+Submodules: ``plots``, ``train`` (manual vs tape on digits), ``zoo`` (every built-in layer),
+``cli``.
 """
 
 from .check import CheckResult, Comparison, TensorRecord, check_layer, check_loss, relative_error
@@ -57,8 +41,8 @@ def function_pair(forward, backward, **params):
     Returns
     -------
     object
-        The manualprop layer protocol (no parameters of its own); its class is named after the
-        pair (``affine``) and its gradients after ``forward``'s arguments (``dx``, ``dw``, ``db``).
+        A manualprop-protocol layer without parameters, its class named after the pair
+        (``affine``), its gradients after ``forward``'s arguments (``dx``, ``dw``, ``db``).
 
     Examples
     --------
@@ -88,27 +72,8 @@ def loss_function(fn, **params):
     return make(fn, params)
 
 
-__all__ = [
-    "DEFAULT_EPS",
-    "CheckResult",
-    "Comparison",
-    "GradcheckError",
-    "GradientShapeError",
-    "NonFiniteError",
-    "ProtocolError",
-    "StudentCodeError",
-    "TensorRecord",
-    "TwinError",
-    "UsageError",
-    "check_layer",
-    "check_loss",
-    "check_vjp",
-    "diagnose_layer",
-    "Diagnosis",
-    "function_pair",
-    "loss_function",
-    "Finding",
-    "layer_numerical_gradients",
-    "numerical_gradient",
-    "relative_error",
-]
+__all__ = ["DEFAULT_EPS", "CheckResult", "Comparison", "GradcheckError", "GradientShapeError",
+           "NonFiniteError", "ProtocolError", "StudentCodeError", "TensorRecord", "TwinError",
+           "UsageError", "check_layer", "check_loss", "check_vjp", "diagnose_layer", "Diagnosis",
+           "function_pair", "loss_function", "Finding", "layer_numerical_gradients",
+           "numerical_gradient", "relative_error"]

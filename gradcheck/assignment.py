@@ -1,22 +1,21 @@
 """``gradcheck assignment release``: the student version of a solution notebook, lesson or Python file.
 
 The markers are nbgrader's (:data:`BEGIN_SOLUTION` ... :data:`END_HIDDEN_TESTS`; in a lesson's
-text the HTML comments ``<!-- BEGIN SOLUTION -->`` ... ``<!-- END SOLUTION -->``); what becomes of
-them is :data:`DESCRIPTION`. ``N`` of "Exercise N" counts the code cells (or a lesson's fenced code
-blocks) that hold a solution; the task is read from the enclosing ``def``/``class`` (``backward`` in
-``class Linear``: "implement the backward of Linear"). Cell metadata ``{"backprop_lab":
-{"exercise": N, "task": "..."}}`` or a fence's ``exercise=N`` overrides them. Every other cell is
-copied unchanged (metadata, ids), outputs and execution counts are cleared. A misspelt, nested or
-unbalanced marker is a UsageError (exit 2) naming the cell and line, so no solution leaks.
-Notebooks need ``nbformat`` (``pip install 'backprop-lab[notebooks]'``).
-A Python file (``.py``, an assignment's ``layers.py``) is released as the code cells of a notebook
-would be, each top-level ``def`` or ``class`` (with its decorators) one cell, ``N`` counting those
-that hold a solution block, in the file's order.
+text :data:`MD_BEGIN_SOLUTION` ... :data:`MD_END_SOLUTION`); what becomes of them is
+:data:`DESCRIPTION`. ``N`` of "Exercise N" counts the code cells (a lesson's fenced code blocks, a
+Python file's top-level ``def``/``class`` with its decorators) that hold a solution; the task is
+read from the enclosing ``def``/``class`` (``backward`` in ``class Linear``: "implement the
+backward of Linear"). Cell metadata ``{"backprop_lab": {"exercise": N, "task": "..."}}`` or a
+fence's ``exercise=N`` overrides them. Every other cell is copied unchanged (metadata, ids),
+outputs and execution counts are cleared. A misspelt, nested or unbalanced marker is a
+UsageError (exit 2) naming the cell and line, so no solution leaks. Notebooks need ``nbformat``
+(``pip install 'backprop-lab[notebooks]'``).
 """
 
 from __future__ import annotations
 
 import argparse
+import copy
 import json
 import os
 import re
@@ -26,20 +25,9 @@ from typing import Any
 
 from .errors import EXIT_PASS, UsageError
 
-__all__ = [
-    "BEGIN_SOLUTION",
-    "END_SOLUTION",
-    "BEGIN_HIDDEN_TESTS",
-    "END_HIDDEN_TESTS",
-    "ReleaseReport",
-    "student_source",
-    "student_notebook",
-    "student_markdown",
-    "student_python",
-    "release",
-    "add_assignment_parser",
-    "cmd_release",
-]
+__all__ = ["BEGIN_SOLUTION", "END_SOLUTION", "BEGIN_HIDDEN_TESTS", "END_HIDDEN_TESTS",
+           "ReleaseReport", "student_source", "student_notebook", "student_markdown",
+           "student_python", "release", "add_assignment_parser", "cmd_release"]
 
 BEGIN_SOLUTION = "### BEGIN SOLUTION"
 END_SOLUTION = "### END SOLUTION"
@@ -60,19 +48,9 @@ _TOP_LEVEL = re.compile(r"^(?:@|def\s|async\s+def\s|class\s)")
 
 @dataclass
 class ReleaseReport:
-    """What :func:`release` wrote.
-
-    Attributes
-    ----------
-    source, path : Path
-        The solution notebook read and the student notebook written.
-    exercises : list of str
-        The ``NotImplementedError`` messages, in order ("Exercise 1: implement ...").
-    solutions : int
-        Solution blocks replaced.
-    hidden_tests : int
-        Hidden-test blocks removed.
-    """
+    """What :func:`release` wrote: ``source`` read and ``path`` written (Path), the ``exercises``
+    (the ``NotImplementedError`` messages, in order), ``solutions`` replaced and
+    ``hidden_tests`` removed."""
 
     source: Path
     path: Path
@@ -107,11 +85,11 @@ def _task(lines: list[str], at: int) -> str:
             width = len(_indent(line))
     if func and cls:
         return f"implement the {func} of {cls}" if func in ("forward", "backward") else f"implement {cls}.{func}"
-    if func:
-        return f"implement {func}"
-    if cls:
-        return f"implement {cls}"
-    return "write your solution here"
+    return f"implement {func or cls}" if func or cls else "write your solution here"
+
+
+def _close(block: tuple[str, int]) -> str:
+    return block[0].replace("BEGIN", "END")
 
 
 def student_source(source: str, *, exercise: int = 1, task: str | None = None, markdown: bool = False,
@@ -125,8 +103,8 @@ def student_source(source: str, *, exercise: int = 1, task: str | None = None, m
     exercise : int
         ``N`` of "Exercise N: ..." for this cell's solution blocks.
     task : str, optional
-        The task ("implement the backward of Linear"); default read from the
-        enclosing ``def``/``class`` of each block.
+        The task ("implement the backward of Linear"); default read from the block's
+        enclosing ``def``/``class``.
     markdown : bool
         A Markdown cell: a solution block becomes ``YOUR ANSWER HERE``.
     where : str
@@ -135,8 +113,7 @@ def student_source(source: str, *, exercise: int = 1, task: str | None = None, m
     Returns
     -------
     (str, int, int, list of str)
-        New source, solution blocks replaced, hidden-test blocks removed, the
-        ``NotImplementedError`` messages written.
+        New source, solution blocks replaced, hidden-test blocks removed, the messages written.
 
     Raises
     ------
@@ -149,54 +126,55 @@ def student_source(source: str, *, exercise: int = 1, task: str | None = None, m
     n_sol = n_hidden = 0
     messages: list[str] = []
     for i, line in enumerate(lines):
-        text = line.strip()
-        if text in _MARKERS:
-            if text.startswith("### BEGIN"):
-                if inside is not None:
-                    raise UsageError(f"{where}, line {i + 1}: {text!r} inside the {inside[0]!r} block opened at "
-                                     f"line {inside[1]}; close it first ({inside[0].replace('BEGIN', 'END')!r}).")
-                inside = (text, i + 1)
-                if text == BEGIN_SOLUTION:
-                    n_sol += 1
-                    ind = _indent(line)
-                    if markdown:
-                        out.append(f"{ind}YOUR ANSWER HERE")
-                    else:
-                        msg = f"Exercise {exercise}: {task or _task(lines, i)}"
-                        messages.append(msg)
-                        out += [f"{ind}# YOUR CODE HERE", f"{ind}raise NotImplementedError({json.dumps(msg, ensure_ascii=False)})"]
-                else:
-                    n_hidden += 1
-            else:
-                expected = inside[0].replace("BEGIN", "END") if inside else None
-                if text != expected:
-                    opened = f"the open block is {inside[0]!r} (line {inside[1]})" if inside else "no block is open"
-                    raise UsageError(f"{where}, line {i + 1}: {text!r} but {opened}.")
-                inside = None
-            continue
-        if _LOOKS_LIKE_MARKER.match(line):
+        text, ind = line.strip(), _indent(line)
+        if text in (BEGIN_SOLUTION, BEGIN_HIDDEN_TESTS):
+            if inside is not None:
+                raise UsageError(f"{where}, line {i + 1}: {text!r} inside the {inside[0]!r} block opened at "
+                                 f"line {inside[1]}; close it first ({_close(inside)!r}).")
+            inside = (text, i + 1)
+            n_hidden += text == BEGIN_HIDDEN_TESTS
+            n_sol += text == BEGIN_SOLUTION
+            if text == BEGIN_SOLUTION and markdown:
+                out.append(f"{ind}YOUR ANSWER HERE")
+            elif text == BEGIN_SOLUTION:
+                messages.append(f"Exercise {exercise}: {task or _task(lines, i)}")
+                msg = json.dumps(messages[-1], ensure_ascii=False)
+                out += [f"{ind}# YOUR CODE HERE", f"{ind}raise NotImplementedError({msg})"]
+        elif text in _MARKERS:
+            if inside is None or text != _close(inside):
+                opened = (f"the open block is {inside[0]!r} (line {inside[1]})" if inside
+                          else "no block is open")
+                raise UsageError(f"{where}, line {i + 1}: {text!r} but {opened}.")
+            inside = None
+        elif _LOOKS_LIKE_MARKER.match(line):
             raise UsageError(f"{where}, line {i + 1}: {text!r} looks like a marker but is none of "
                              f"{', '.join(repr(m) for m in _MARKERS)}; fix its spelling (or reword the "
                              f"comment) so that no solution or hidden test is released by accident.")
-        if inside is None:
+        elif inside is None:
             out.append(line)
     if inside is not None:
         raise UsageError(f"{where}: {inside[0]!r} at line {inside[1]} is never closed "
-                         f"({inside[0].replace('BEGIN', 'END')!r} missing).")
+                         f"({_close(inside)!r} missing).")
     while n_hidden and out and not out[-1].strip():  # the blank line that led into removed hidden tests
         out.pop()
-    new = "\n".join(out)
-    if source.endswith("\n") and out:
-        new += "\n"
+    new = "\n".join(out) + ("\n" if source.endswith("\n") and out else "")
     return new, n_sol, n_hidden, messages
 
 
-def _nbformat():
-    try:
-        import nbformat
-    except ImportError as exc:  # pragma: no cover - nbformat comes with the notebooks extra
-        raise UsageError("gradcheck assignment needs nbformat: pip install 'backprop-lab[notebooks]'.") from exc
-    return nbformat
+def _student_cells(cells: list[tuple]) -> tuple[list[str], list[str], int, int]:
+    """:func:`student_source` over ``(source, where, markdown, numbered, exercise, task)`` cells
+    in order: a ``numbered`` cell holding a solution is exercise ``exercise``, by default the last
+    number + 1. Returns the new sources, the messages, solution blocks replaced, hidden-test blocks
+    removed."""
+    sources, messages, n_sol, n_hidden, number = [], [], 0, 0, 0
+    for src, where, markdown, numbered, exercise, task in cells:
+        if numbered and any(line.strip() == BEGIN_SOLUTION for line in src.splitlines()):
+            number = int(exercise) if exercise is not None else number + 1
+        new, s, h, msgs = student_source(src, exercise=number, task=task, markdown=markdown,
+                                         where=where)
+        sources.append(new)
+        messages, n_sol, n_hidden = messages + msgs, n_sol + s, n_hidden + h
+    return sources, messages, n_sol, n_hidden
 
 
 def student_notebook(nb: Any) -> tuple[Any, list[str], int, int]:
@@ -208,54 +186,32 @@ def student_notebook(nb: Any) -> tuple[Any, list[str], int, int]:
         The student notebook, the exercise messages, solution blocks replaced,
         hidden-test blocks removed.
     """
-    import copy
-
     new = copy.deepcopy(nb)
-    messages: list[str] = []
-    n_sol = n_hidden = 0
-    number = 0
+    cells = []
     for i, cell in enumerate(new.cells):
+        meta = cell.get("metadata", {}).get("backprop_lab", {}) or {}
         src = cell.source if isinstance(cell.source, str) else "".join(cell.source)
         where = f"cell {i}" + (f" (id {cell.get('id')})" if cell.get("id") else "")
-        override = cell.get("metadata", {}).get("backprop_lab", {}) or {}
-        has_solution = any(line.strip() == BEGIN_SOLUTION for line in src.splitlines())
-        if has_solution and cell.cell_type == "code":
-            number = int(override.get("exercise", number + 1))
-        cell.source, s, h, msgs = student_source(src, exercise=number, task=override.get("task"),
-                                                 markdown=cell.cell_type == "markdown", where=where)
-        n_sol, n_hidden, messages = n_sol + s, n_hidden + h, messages + msgs
+        cells.append((src, where, cell.cell_type == "markdown", cell.cell_type == "code",
+                      meta.get("exercise"), meta.get("task")))
+    sources, messages, n_sol, n_hidden = _student_cells(cells)
+    for cell, src in zip(new.cells, sources):
+        cell.source = src
         if cell.cell_type == "code":
-            cell.outputs = []
-            cell.execution_count = None
+            cell.outputs, cell.execution_count = [], None
     return new, messages, n_sol, n_hidden
 
 
-def _segments(text: str) -> list[tuple[bool, int, str, list[str]]]:
-    """Split Markdown into ``(is_code, first line number, fence info, lines)``: the bodies of
-    fenced code blocks and the text between them (fence lines themselves in the text)."""
-    out: list[tuple[bool, int, str, list[str]]] = []
-    lines = text.splitlines()
-    buf: list[str] = []
-    start, fence, info = 1, None, ""
-    for i, line in enumerate(lines, start=1):
-        m = _FENCE.match(line)
-        if fence is None and m:
-            buf.append(line)
-            out.append((False, start, "", buf))
-            fence, info, buf, start = m.group(1), m.group(2).strip(), [], i + 1
-        elif fence is not None and m and m.group(1).startswith(fence) and not m.group(2).strip():
-            out.append((True, start, info, buf))
-            buf, start, fence = [line], i, None
-        else:
-            buf.append(line)
-    if fence is not None:
-        raise UsageError(f"line {start - 1}: a code block ({fence}{info}) is never closed.")
-    out.append((False, start, "", buf))
-    return out
+def _student_text(text: str, cells: list) -> tuple[str, list[str], int]:
+    """The parts of ``text`` (cells of :func:`_student_cells`) released and joined again."""
+    sources, messages, n_sol, _ = _student_cells(cells)
+    out = "\n".join(sources)
+    return out + ("\n" if text.endswith("\n") and not out.endswith("\n") else ""), messages, n_sol
 
 
 def student_markdown(text: str) -> tuple[str, list[str], int]:
-    """The student version of a Markdown lesson's text (see the module docstring).
+    """The student version of a Markdown lesson's text: the bodies of fenced code blocks are
+    code cells, the text between them (fence lines included) Markdown cells.
 
     Returns
     -------
@@ -267,35 +223,39 @@ def student_markdown(text: str) -> tuple[str, list[str], int]:
     UsageError
         A misspelt, nested or unbalanced marker (line named), an unclosed code block.
     """
-    parts: list[str] = []
-    messages: list[str] = []
-    n_sol = number = 0
-    for is_code, start, info, lines in _segments(text):
-        src = "\n".join(lines)
-        if is_code:
-            if any(line.strip() == BEGIN_SOLUTION for line in lines):
-                m = _EXERCISE_N.search(info)
-                number = int(m.group(1)) if m else number + 1
-            new, s, _, msgs = student_source(src, exercise=number, where=f"the code block from line {start}")
+    cells, buf, start, fence, info = [], [], 1, None, ""
+
+    def text_cell():
+        for k, line in enumerate(buf):
+            if line.strip() not in _MD_MARKERS and _MD_LOOKS_LIKE_MARKER.search(line):
+                raise UsageError(f"line {start + k}: {line.strip()!r} looks like a marker but is neither "
+                                 f"{MD_BEGIN_SOLUTION!r} nor {MD_END_SOLUTION!r}; fix its spelling so that "
+                                 f"no solution is released by accident.")
+        src = "\n".join(_MD_MARKERS.get(line.strip(), line) for line in buf)
+        cells.append((src, f"the text from line {start}", True, False, None, None))
+
+    for i, line in enumerate(text.splitlines(), start=1):
+        m = _FENCE.match(line)
+        if fence is None and m:
+            buf.append(line)
+            text_cell()
+            fence, info, buf, start = m.group(1), m.group(2).strip(), [], i + 1
+        elif fence is not None and m and m.group(1).startswith(fence) and not m.group(2).strip():
+            n = _EXERCISE_N.search(info)
+            cells.append(("\n".join(buf), f"the code block from line {start}", False, True,
+                          n and n.group(1), None))
+            buf, start, fence = [line], i, None
         else:
-            for k, line in enumerate(lines):
-                if line.strip() not in _MD_MARKERS and _MD_LOOKS_LIKE_MARKER.search(line):
-                    raise UsageError(f"line {start + k}: {line.strip()!r} looks like a marker but is neither "
-                                     f"{MD_BEGIN_SOLUTION!r} nor {MD_END_SOLUTION!r}; fix its spelling so that "
-                                     f"no solution is released by accident.")
-            src = "\n".join(_MD_MARKERS.get(line.strip(), line) for line in lines)
-            new, s, _, msgs = student_source(src, markdown=True, where=f"the text from line {start}")
-        parts.append(new)
-        n_sol, messages = n_sol + s, messages + msgs
-    out = "\n".join(parts)
-    return out + ("\n" if text.endswith("\n") and not out.endswith("\n") else ""), messages, n_sol
+            buf.append(line)
+    if fence is not None:
+        raise UsageError(f"line {start - 1}: a code block ({fence}{info}) is never closed.")
+    text_cell()
+    return _student_text(text, cells)
 
 
 def student_python(text: str) -> tuple[str, list[str], int]:
-    """The student version of a Python file's text (see the module docstring).
-
-    Each top-level ``def``/``class`` (with the decorators above it) is one cell of
-    :func:`student_source`; the text before the first is one more (the module docstring, imports).
+    """The student version of a Python file's text: each top-level ``def``/``class`` (with its
+    decorators) is one cell of :func:`student_source`, the text before the first one more.
 
     Returns
     -------
@@ -313,34 +273,8 @@ def student_python(text: str) -> tuple[str, list[str], int]:
         if _TOP_LEVEL.match(line) and not prev.startswith("@"):
             chunks.append((i, []))
         chunks[-1][1].append(line)
-    parts: list[str] = []
-    messages: list[str] = []
-    n_sol = number = 0
-    for start, lines in chunks:
-        if any(line.strip() == BEGIN_SOLUTION for line in lines):
-            number += 1
-        if not lines:  # the file starts with a def: no text before it
-            continue
-        new, s, _, msgs = student_source("\n".join(lines), exercise=number,
-                                         where=f"the code from line {start} (lines counted from there)")
-        parts.append(new)
-        n_sol, messages = n_sol + s, messages + msgs
-    out = "\n".join(parts)
-    return out + ("\n" if text.endswith("\n") and not out.endswith("\n") else ""), messages, n_sol
-
-
-def _read_text(src: Path) -> str:
-    try:
-        return src.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise UsageError(f"{src} cannot be read as UTF-8 text: {exc}") from exc
-
-
-def _release_markdown(src: Path) -> tuple[str, list[str], int]:
-    try:
-        return (student_python if src.suffix == ".py" else student_markdown)(_read_text(src))
-    except UsageError as exc:
-        raise UsageError(f"{src}: {exc}") from exc
+    return _student_text(text, [("\n".join(lines), f"the code from line {start} (lines counted from "
+                                 "there)", False, True, None, None) for start, lines in chunks if lines])
 
 
 def release(source: str | os.PathLike, out_dir: str | os.PathLike) -> ReleaseReport:
@@ -356,18 +290,29 @@ def release(source: str | os.PathLike, out_dir: str | os.PathLike) -> ReleaseRep
     src = Path(source)
     if not src.is_file():
         raise UsageError(f"SOURCE {str(src)!r} is not a file (looked in {os.getcwd()!r}).")
-    if src.suffix in (".md", ".py"):
-        student, (text, messages, n_sol), n_hidden = None, _release_markdown(src), 0
+    student, n_hidden, is_text = None, 0, src.suffix in (".md", ".py")
+    if is_text:
+        try:
+            text = src.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise UsageError(f"{src} cannot be read as UTF-8 text: {exc}") from exc
     else:
-        nbformat = _nbformat()
+        try:
+            import nbformat
+        except ImportError as exc:  # pragma: no cover - nbformat comes with the notebooks extra
+            raise UsageError("gradcheck assignment needs nbformat: pip install 'backprop-lab[notebooks]'.") from exc
         try:
             nb = nbformat.read(src, as_version=4)
         except Exception as exc:  # noqa: BLE001 - json, schema or encoding errors: all mean "not a notebook"
             raise UsageError(f"{src} is not a readable Jupyter notebook: {type(exc).__name__}: {exc}") from exc
-        try:
+    try:
+        if is_text:
+            to_student = student_python if src.suffix == ".py" else student_markdown
+            text, messages, n_sol = to_student(text)
+        else:
             student, messages, n_sol, n_hidden = student_notebook(nb)
-        except UsageError as exc:
-            raise UsageError(f"{src}: {exc}") from exc
+    except UsageError as exc:
+        raise UsageError(f"{src}: {exc}") from exc
     if n_sol == 0:
         where = "cell" if student is not None else "function or class" if src.suffix == ".py" else "code block or text"
         raise UsageError(f"{src} has no {BEGIN_SOLUTION!r} block in any {where}: nothing to release "
@@ -422,13 +367,8 @@ and a student version stops at its first exercise.
 """
 
 
-def add_assignment_parser(sub: argparse._SubParsersAction, epilog: str = "") -> argparse.ArgumentParser:
-    """Add ``assignment`` (with its ``release`` subcommand) to the ``gradcheck`` parser's subparsers.
-
-    ``epilog`` (the checker's exit codes) is accepted for symmetry with the other
-    subcommands and not shown: release has its own exit codes.
-    """
-    del epilog
+def add_assignment_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
+    """Add ``assignment`` (and its ``release``) to the ``gradcheck`` parser's subparsers."""
     fmt = argparse.RawDescriptionHelpFormatter
     a = sub.add_parser("assignment", help="exercise notebooks and lessons: make the student version (release)",
                        description="Author exercise notebooks (nbgrader's markers).", epilog=EXAMPLES,
@@ -436,7 +376,8 @@ def add_assignment_parser(sub: argparse._SubParsersAction, epilog: str = "") -> 
     asub = a.add_subparsers(dest="assignment_command", metavar="{release}", required=True)
     r = asub.add_parser("release", help="write the student version of solution notebooks",
                         description=DESCRIPTION, epilog=EXAMPLES, formatter_class=fmt)
-    r.add_argument("sources", nargs="+", metavar="SOURCE", help="solution notebook(s) (.ipynb), lesson(s) (.md) or Python file(s) (.py)")
+    r.add_argument("sources", nargs="+", metavar="SOURCE",
+                   help="solution notebook(s) (.ipynb), lesson(s) (.md) or Python file(s) (.py)")
     r.add_argument("--out", required=True, metavar="DIR", help="folder for the student version(s)")
     r.set_defaults(func=cmd_release)
     return a
@@ -445,6 +386,5 @@ def add_assignment_parser(sub: argparse._SubParsersAction, epilog: str = "") -> 
 def cmd_release(args: argparse.Namespace) -> int:
     """Run ``gradcheck assignment release``; print what was written; return the exit code."""
     reports = [release(s, args.out) for s in args.sources]
-    for rep in reports:
-        print(rep.summary())
+    print("\n".join(rep.summary() for rep in reports))
     return EXIT_PASS

@@ -1,13 +1,7 @@
-"""The ``gradcheck`` console script.
-
-Subcommands
------------
-zoo    check every built-in manualprop layer and loss: manual vs tape vs numerical
-check  check a student's layer class from a .py file: manual vs numerical
-train  train the same MLP with manual and with tape gradients and compare
-
-Exit codes are listed in :mod:`gradcheck.errors` and in ``gradcheck --help``.
-Every anticipated failure prints one paragraph on stderr, never a traceback.
+"""The ``gradcheck`` console script: ``zoo``, ``check``, ``train`` here, ``grade``
+(:mod:`gradcheck.grading.cli`) and ``assignment`` (:mod:`gradcheck.assignment`); ``gradcheck
+--help`` lists them and the exit codes (:mod:`gradcheck.errors`). Every anticipated failure
+prints one paragraph on stderr, never a traceback.
 """
 
 from __future__ import annotations
@@ -21,6 +15,8 @@ import re
 import sys
 import warnings
 from typing import Any
+
+import numpy as np
 
 from . import _validation as V
 from .errors import (
@@ -86,36 +82,31 @@ def _show_warning(message, category, filename, lineno, file=None, line=None):  #
 
 
 def _import_file(path: str):
-    if not os.path.exists(path):
-        raise UsageError(f"file {path!r} does not exist (looked in {os.getcwd()!r}).")
     if not os.path.isfile(path):
-        raise UsageError(f"{path!r} is not a file.")
-    stem = re.sub(r"\W", "_", os.path.splitext(os.path.basename(path))[0])
-    modname = f"_gradcheck_student_{stem}"
+        raise UsageError(f"{path!r} is not a file." if os.path.exists(path) else
+                         f"file {path!r} does not exist (looked in {os.getcwd()!r}).")
+    stem = os.path.splitext(os.path.basename(path))[0]
+    modname = "_gradcheck_student_" + re.sub(r"\W", "_", stem)
     spec = importlib.util.spec_from_file_location(modname, path)
     if spec is None or spec.loader is None:
         raise UsageError(f"{path!r} cannot be imported as a Python module (is it a .py file?).")
-    module = importlib.util.module_from_spec(spec)
+    module = sys.modules[modname] = importlib.util.module_from_spec(spec)
     folder = os.path.dirname(os.path.abspath(path))
     sys.path.insert(0, folder)
-    sys.modules[modname] = module
     try:
         spec.loader.exec_module(module)
-    except SyntaxError as exc:
-        sys.modules.pop(modname, None)
-        where = f"{os.path.basename(exc.filename or path)}, line {exc.lineno}"
-        text = f": {exc.text.strip()!r}" if exc.text else ""
-        raise StudentCodeError(V.paragraph(
-            f"{path} does not import: {type(exc).__name__} ({exc.msg}) at {where}{text}.",
-            "Expected a Python file that runs without errors when imported.")) from exc
     except (KeyboardInterrupt, GeneratorExit):
         raise
     except BaseException as exc:  # noqa: BLE001 - student code may raise anything at import
         sys.modules.pop(modname, None)
+        why = f"{V.raised(exc)} while running the file"
+        if isinstance(exc, SyntaxError):
+            text = f": {exc.text.strip()!r}" if exc.text else ""
+            why = (f"{type(exc).__name__} ({exc.msg}) at {os.path.basename(exc.filename or path)}, "
+                   f"line {exc.lineno}{text}")
         hint = ("Expected only modules that are installed (numpy, the course packages) or files next to it."
                 if isinstance(exc, ImportError) else "Expected a Python file that runs without errors when imported.")
-        raise StudentCodeError(V.paragraph(f"{path} does not import: {V.raised(exc)} while running the file.",
-                                           hint)) from exc
+        raise StudentCodeError(V.paragraph(f"{path} does not import: {why}.", hint)) from exc
     finally:
         with contextlib.suppress(ValueError):
             sys.path.remove(folder)
@@ -149,11 +140,6 @@ def load_class(spec: str) -> tuple[Any, str]:
 # --------------------------------------------------------------------------- subcommands
 
 
-def _png_name(label: str) -> str:
-    """``GELU[tanh]`` -> ``GELU-tanh.png`` (no shell-special characters)."""
-    return re.sub(r"[^\w.-]+", "-", label).strip("-") + ".png"
-
-
 def _cmd_zoo(args) -> int:
     from .plots import plot_result, plot_results, save_figure
     from .result import format_table
@@ -165,17 +151,18 @@ def _cmd_zoo(args) -> int:
         return EXIT_MISMATCH
     print(format_table(results, errors=errors))
     if args.plots:
-        written = [save_figure(plot_result(r), os.path.join(args.plots, _png_name(r.name))) for r in results]
+        for r in results:  # GELU[tanh] -> GELU-tanh.png: no shell-special characters
+            png = re.sub(r"[^\w.-]+", "-", r.name).strip("-") + ".png"
+            save_figure(plot_result(r), os.path.join(args.plots, png))
         if results:
-            written.append(save_figure(plot_results(results), os.path.join(args.plots, "zoo.png")))
-        print(f"\nplots: {len(written)} PNG files in {os.path.abspath(args.plots)}/ "
+            save_figure(plot_results(results), os.path.join(args.plots, "zoo.png"))
+        print(f"\nplots: {len(results) + bool(results)} PNG files in {os.path.abspath(args.plots)}/ "
               f"(zoo.png: all layers and losses; <Name>.png: the tensors of one)")
-    n_fail = sum(not r.passed for r in results) + len(errors)
     total = len(results) + len(errors)
-    if n_fail:
-        bad = [r.name + " (" + ", ".join(r.failing_tensors) + ")" for r in results if not r.passed]
-        bad += [f"{name} (could not be checked)" for name, _ in errors]
-        print(f"\nFAIL: {n_fail} of {total} failed: {'; '.join(bad)}")
+    bad = [r.name + " (" + ", ".join(r.failing_tensors) + ")" for r in results if not r.passed]
+    bad += [f"{name} (could not be checked)" for name, _ in errors]
+    if bad:
+        print(f"\nFAIL: {len(bad)} of {total} failed: {'; '.join(bad)}")
         return EXIT_MISMATCH
     three = sum(r.twin is not None for r in results)
     only = (f"; {total - three} manual vs numerical only (no usable autoprop twin, see above)"
@@ -185,7 +172,7 @@ def _cmd_zoo(args) -> int:
 
 
 def _cmd_check(args) -> int:
-    from .check_command import run_check
+    from .check_command import run_check, run_check_loss
 
     shape = V.parse_input_shapes(args.input_shape)  # validated with the other options: V.validate_cli_args
     init = V.parse_init_json(args.init)
@@ -212,20 +199,15 @@ def _cmd_check(args) -> int:
         code, failed = EXIT_STUDENT, None
         try:
             if args.loss:
-                from .check_command import run_check_loss
-
-                loss = sb.load_loss(os.path.basename(path), name, init_kwargs=init)
-                _check_kind(loss, "loss", shape)
-                code = run_check_loss(args, loss, f"{path}::{name}", init, shape)
+                obj = sb.load_loss(os.path.basename(path), name, init_kwargs=init)
             else:
-                import numpy as np
-
                 probe = V.layer_inputs(shape, np.random.default_rng([args.seed, 3]), name)  # detects the protocol
-                layer = sb.load_layer(os.path.basename(path), name, init_kwargs=init, seed=args.seed,
-                                      probe_inputs=probe)
-                _check_kind(layer, "layer", shape)
-                # diagnosis, table, sentence, --json, --plots: gradcheck/check_command.py
-                code = run_check(args, layer, f"{path}::{name}", init, shape)
+                obj = sb.load_layer(os.path.basename(path), name, init_kwargs=init, seed=args.seed,
+                                    probe_inputs=probe)
+            _check_kind(obj, "loss" if args.loss else "layer", shape)
+            # diagnosis, table, sentence, --json, --plots: gradcheck/check_command.py
+            run = run_check_loss if args.loss else run_check
+            code = run(args, obj, f"{path}::{name}", init, shape)
         except StudentCodeError as exc:
             failed = exc
             text = str(exc)
@@ -241,13 +223,9 @@ def _cmd_check(args) -> int:
         return failed.exit_code if failed is not None else code
 
 
-#: Lines of the checked code's own output shown with a failure (``--verbose``: :data:`OUTPUT_LINES_VERBOSE`).
-OUTPUT_LINES = 20
-OUTPUT_LINES_VERBOSE = 200
-
-
 def _show_output(text: str, name: str, *, verbose: bool) -> None:
-    """Print the tail of what the checked code printed (stdout and stderr of the sandbox), bounded."""
+    """Print the tail of what the checked code printed (stdout and stderr of the sandbox): its last
+    20 distinct lines (``--verbose``: 200), each cut at 200 characters."""
     lines = text.rstrip("\n").splitlines()
     if not lines:
         if verbose:
@@ -255,7 +233,7 @@ def _show_output(text: str, name: str, *, verbose: bool) -> None:
         return
     # the checker calls forward many times: repeated lines are shown once, counted
     runs = [(ln, sum(1 for _ in group)) for ln, group in itertools.groupby(lines)]
-    n = OUTPUT_LINES_VERBOSE if verbose else OUTPUT_LINES
+    n = 200 if verbose else 20
     shown = runs[-n:]
     more = (f" (the last {len(shown)} of {len(runs)} distinct lines"
             + ("" if verbose else "; --verbose shows more") + ")") if len(runs) > n else ""
@@ -306,6 +284,19 @@ def _cmd_train(args) -> int:
 # --------------------------------------------------------------------------- parser
 
 
+def _add_common(p, seed: str, atol: float | None, atol_help: str, plots: str | None = None) -> None:
+    """``--seed``, ``--rtol``, ``--atol``; ``--plots``/``--no-plots`` (``plots``: what is written)."""
+    p.add_argument("--seed", type=int, default=0, help=f"seed for {seed} (default 0)")
+    if atol_help:
+        p.add_argument("--rtol", type=float, default=1e-6, help="relative tolerance (default 1e-6)")
+        p.add_argument("--atol", type=float, default=atol, help=atol_help)
+    if plots:
+        p.add_argument("--plots", metavar="DIR", default=DEFAULT_PLOTS,
+                       help=f"write {plots} (default: {DEFAULT_PLOTS}/)")
+        p.add_argument("--no-plots", dest="plots", action="store_const", const=None,
+                       help="write no plots")
+
+
 def _add_check_parser(sub, fmt) -> None:
     """The options of ``gradcheck check``."""
     c = sub.add_parser(
@@ -322,12 +313,9 @@ def _add_check_parser(sub, fmt) -> None:
                         "e.g. '2,4,3;2,5,3;2,5,6'")
     c.add_argument("--init", metavar="JSON", help='constructor kwargs as a JSON object, e.g. \'{"in_features": 5}\'; '
                    "an rng argument, if the constructor has one, is seeded from --seed")
-    c.add_argument("--seed", type=int, default=0, help="seed for X, G and rng (default 0)")
-    c.add_argument("--rtol", type=float, default=1e-6, help="relative tolerance (default 1e-6)")
-    c.add_argument("--atol", type=float, default=None,
-                   help="absolute tolerance (default: max(1e-9, u*sum|Y*G|/eps), the round-off of the finite "
-                        "differences, u = 2.2e-16; it grows with the size of the layer, see "
-                        "gradcheck.check.default_atol)")
+    _add_common(c, "X, G and rng", None, "absolute tolerance (default: max(1e-9, u*sum|Y*G|/eps), the "
+                "round-off of the finite differences, u = 2.2e-16; it grows with the size of the layer, "
+                "see gradcheck.check.default_atol)")
     c.add_argument("--plots", metavar="DIR",
                    help="write DIR/ClassName.png and, per failing gradient, DIR/ClassName-dW-heatmap.png")
     c.add_argument("--mode", choices=("full", "fast", "sample"), default="fast",
@@ -390,12 +378,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     z = sub.add_parser("zoo", help="check every built-in layer and loss (manual vs tape vs numerical)",
                        epilog=EPILOG, formatter_class=fmt)
-    z.add_argument("--plots", metavar="DIR", default=DEFAULT_PLOTS,
-                   help=f"write PNG plots into DIR (default: {DEFAULT_PLOTS}/)")
-    z.add_argument("--no-plots", dest="plots", action="store_const", const=None, help="write no plots")
-    z.add_argument("--seed", type=int, default=0, help="seed for weights, inputs and upstream gradients (default 0)")
-    z.add_argument("--rtol", type=float, default=1e-6, help="relative tolerance (default 1e-6)")
-    z.add_argument("--atol", type=float, default=1e-9, help="absolute tolerance (default 1e-9)")
+    _add_common(z, "weights, inputs and upstream gradients", 1e-9,
+                "absolute tolerance (default 1e-9)", "PNG plots into DIR")
     z.set_defaults(func=_cmd_zoo)
 
     _add_check_parser(sub, fmt)
@@ -406,10 +390,7 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument("--model", choices=("mlp", "cnn"), default="mlp",
                    help="mlp: 64-32-10 tanh (accuracy >= 0.95); cnn: Conv2D-ReLU-MaxPool2D-Flatten-Linear "
                         "on 1x8x8 images (accuracy >= 0.97) (default mlp)")
-    t.add_argument("--seed", type=int, default=0, help="seed for split, weights and batch order (default 0)")
-    t.add_argument("--plots", metavar="DIR", default=DEFAULT_PLOTS,
-                   help=f"write DIR/training.png (default: {DEFAULT_PLOTS}/)")
-    t.add_argument("--no-plots", dest="plots", action="store_const", const=None, help="write no plot")
+    _add_common(t, "split, weights and batch order", None, "", "DIR/training.png")
     t.add_argument("--no-progress", action="store_true", help="no progress bar; print each epoch instead")
     t.set_defaults(func=_cmd_train)
 
@@ -418,7 +399,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_grade_parser(sub, EPILOG)
     from .assignment import add_assignment_parser  # assignment release: gradcheck/assignment.py
 
-    add_assignment_parser(sub, EPILOG)
+    add_assignment_parser(sub)
     return p
 
 

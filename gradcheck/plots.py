@@ -1,8 +1,6 @@
-"""Matplotlib figures of check results and of the training comparison.
-
-Every function returns a :class:`matplotlib.figure.Figure` (a notebook shows it inline) built
-with the object-oriented API (``Figure`` + Agg canvas), never ``pyplot``: nothing opens a
-window, no global figure is left behind, any ``MPLBACKEND`` works.
+"""Matplotlib figures of check results and of the training comparison: each a ``Figure`` built
+with the object-oriented API (``Figure`` + Agg canvas), never ``pyplot``: nothing opens a window,
+no global figure is left behind, any ``MPLBACKEND`` works, a notebook shows it inline.
 """
 
 from __future__ import annotations
@@ -115,11 +113,10 @@ def plot_result(result: CheckResult) -> Figure:
     to :data:`ERROR_FLOOR` (said in the legend).
     """
     labels, values, passed, _ = _collect([result], worst=False)
-    fig = _new_figure(max(7.5, 0.9 * len(labels) + 2.5), 4.4)
-    ax = fig.add_subplot()
+    ax = _new_figure(max(7.5, 0.9 * len(labels) + 2.5), 4.4).add_subplot()
     status = "PASS" if result.passed else "FAIL: " + ", ".join(result.failing_tensors)
     _bars(ax, labels, values, passed, result.rtol, f"{result.name}: gradient check ({status})", horizontal=False)
-    return fig
+    return ax.figure
 
 
 def plot_results(results: Sequence[CheckResult], title: str = "gradcheck zoo") -> Figure:
@@ -129,13 +126,12 @@ def plot_results(results: Sequence[CheckResult], title: str = "gradcheck zoo") -
     one pair; failing rows name their failing tensors.
     """
     labels, values, passed, _ = _collect(results, worst=True)
-    fig = _new_figure(9.0, max(3.0, 0.34 * len(labels) + 1.8))
-    ax = fig.add_subplot()
-    n_fail = sum(not r.passed for r in results)
+    ax = _new_figure(9.0, max(3.0, 0.34 * len(labels) + 1.8)).add_subplot()
+    n_ok = sum(r.passed for r in results)
     _bars(ax, labels, values, passed, results[0].rtol if results else 1e-6,
-          f"{title}: {len(results) - n_fail}/{len(results)} passed (worst tensor per row)", horizontal=True,
+          f"{title}: {n_ok}/{len(results)} passed (worst tensor per row)", horizontal=True,
           groups=list(range(len(labels))))
-    return fig
+    return ax.figure
 
 
 def plot_training(steps: np.ndarray, loss_manual: np.ndarray, loss_tape: np.ndarray,
@@ -181,10 +177,8 @@ def plot_training(steps: np.ndarray, loss_manual: np.ndarray, loss_tape: np.ndar
     return fig
 
 
-#: Side of one heatmap cell (inches) with its value printed in it, and without.
-_CELL_TEXT, _CELL_PLAIN = 0.42, 0.24
-#: At most this many rows and columns of panels are drawn.
-_MAX_GRID = 8
+_CELL_TEXT, _CELL_PLAIN = 0.42, 0.24  # side of a heatmap cell (inches), value printed or not
+_MAX_GRID = 8  # at most this many rows and columns of panels are drawn
 
 
 def _grid(a: np.ndarray) -> np.ndarray:
@@ -196,13 +190,10 @@ def _grid(a: np.ndarray) -> np.ndarray:
 
 
 def _heatmaps(a, b, names: tuple[str, str], title: str, kinks=(), labels=("column", "row"), unit="value") -> Figure:
-    """``a``, ``b`` and ``a - b`` side by side, each a grid of 2-D panels (:func:`_grid`).
-
-    ``a`` and ``b`` share one symmetric colour scale, the difference has its own (its maximum in
-    its title); at most :data:`_MAX_GRID` rows and columns of panels are drawn (the title says
-    so); values are printed in the cells when at most 64 are shown and the figure stays under 18
-    inches; elements ``kinks`` (indices into ``a``) are outlined.
-    """
+    """``a``, ``b`` (one symmetric colour scale) and ``a - b`` (its own) side by side, each a
+    grid of 2-D panels (:func:`_grid`, at most :data:`_MAX_GRID` x :data:`_MAX_GRID`), values
+    printed when at most 64 are shown and it fits in 18 inches; ``kinks`` (indices into ``a``)
+    outlined."""
     from matplotlib.patches import Rectangle
     from matplotlib.ticker import MaxNLocator
 
@@ -348,9 +339,8 @@ def tape_jacobian(forward_tape, X: np.ndarray) -> tuple[np.ndarray, str]:
     with ap.GradientTape() as tape:
         tape.watch(x)
         Y = forward_tape(x)
-    J = tape.jacobian(Y, x)
-    return np.asarray(J.numpy() if hasattr(J, "numpy") else J, dtype=np.float64).reshape(-1, np.size(X)), \
-        "GradientTape.jacobian"
+    J = np.asarray(tape.jacobian(Y, x), dtype=np.float64)
+    return J.reshape(-1, np.size(X)), "GradientTape.jacobian"
 
 
 def plot_jacobian(forward, forward_tape, X: np.ndarray, *, title: str = "layer",

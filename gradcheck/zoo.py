@@ -29,22 +29,6 @@ __all__ = ["ZooEntry", "ENTRIES", "REGISTRY", "DEFAULT_INPUT_SHAPE", "discover",
 DEFAULT_INPUT_SHAPE = (4, 6)
 
 
-def _mlp(ns: ModuleType, rng: np.random.Generator) -> Any:
-    return ns.Sequential(ns.Linear(5, 4, rng=rng), ns.Tanh(), ns.Linear(4, 3, rng=rng))
-
-
-def _residual(ns: ModuleType, rng: np.random.Generator) -> Any:
-    return ns.Residual(ns.Linear(5, 5, rng=rng), ns.Tanh(), ns.Linear(5, 5, rng=rng))
-
-
-def _tied(ns: ModuleType, rng: np.random.Generator) -> Any:
-    return ns.TiedEmbedding(7, 4, ns.Linear(4, 4, rng=rng), ns.Tanh(), rng=rng)
-
-
-def _ids(rng: np.random.Generator) -> np.ndarray:
-    return rng.integers(0, 7, size=9)  # 9 ids from 7 rows: some rows are read twice
-
-
 def _labels(rng: np.random.Generator, shape: tuple[int, ...]) -> np.ndarray:
     return rng.integers(0, shape[-1], size=shape[0])
 
@@ -83,17 +67,8 @@ class ZooEntry:
         if self.build is not None:
             return self.build(namespace, rng)
         cls = getattr(namespace, self.name)
-        kwargs = dict(self.kwargs)
-        try:
-            if "rng" in inspect.signature(cls).parameters:
-                kwargs.setdefault("rng", rng)
-        except (TypeError, ValueError):
-            pass
-        return cls(**kwargs)
-
-
-def _probabilities(rng: np.random.Generator, shape: tuple[int, ...]) -> np.ndarray:
-    return rng.uniform(0.0, 1.0, size=shape)
+        rng_arg = {"rng": rng} if "rng" in inspect.signature(cls).parameters else {}
+        return cls(**{**rng_arg, **self.kwargs})
 
 
 def _fixed_dropout(namespace: ModuleType, rng: np.random.Generator) -> Any:
@@ -108,7 +83,10 @@ def _fixed_dropout(namespace: ModuleType, rng: np.random.Generator) -> Any:
 #: input shape, or targets. A class may have several entries (variants).
 ENTRIES: list[ZooEntry] = [
     ZooEntry("Linear", {"in_features": 5, "out_features": 3}, (8, 5)),
-    ZooEntry("Sequential", input_shape=(8, 5), build=_mlp), ZooEntry("Residual", input_shape=(8, 5), build=_residual),
+    ZooEntry("Sequential", input_shape=(8, 5), build=lambda ns, rng: ns.Sequential(
+        ns.Linear(5, 4, rng=rng), ns.Tanh(), ns.Linear(4, 3, rng=rng))),
+    ZooEntry("Residual", input_shape=(8, 5), build=lambda ns, rng: ns.Residual(
+        ns.Linear(5, 5, rng=rng), ns.Tanh(), ns.Linear(5, 5, rng=rng))),
     ZooEntry("Flatten", input_shape=(2, 3, 4)),
     ZooEntry("Conv2D", {"in_channels": 2, "out_channels": 3, "kernel_size": 3, "padding": 1}, (2, 2, 5, 5)),
     ZooEntry("Conv2D", {"in_channels": 2, "out_channels": 2, "kernel_size": (2, 3), "stride": 2}, (2, 2, 6, 7),
@@ -127,7 +105,9 @@ ENTRIES: list[ZooEntry] = [
     ZooEntry("Dropout", input_shape=(4, 6), build=_fixed_dropout, training=True, variant="train"),
     ZooEntry("LayerNorm", {"normalized_shape": (3, 4)}, (2, 3, 4), variant="2d"),
     ZooEntry("Embedding", {"num_embeddings": 7, "dim": 3}, inputs=lambda rng: rng.integers(0, 7, size=(4, 5))),
-    ZooEntry("TiedEmbedding", build=_tied, inputs=_ids),
+    ZooEntry("TiedEmbedding", build=lambda ns, rng: ns.TiedEmbedding(
+        7, 4, ns.Linear(4, 4, rng=rng), ns.Tanh(), rng=rng),
+        inputs=lambda rng: rng.integers(0, 7, size=9)),  # 9 ids from 7 rows: some are read twice
     ZooEntry("RNN", {"input_size": 3, "hidden_size": 4}, (2, 5, 3)),
     ZooEntry("LSTM", {"input_size": 3, "hidden_size": 4}, (2, 5, 3)),
     ZooEntry("GRU", {"input_size": 3, "hidden_size": 4}, (2, 5, 3)),
@@ -145,7 +125,8 @@ ENTRIES: list[ZooEntry] = [
     ZooEntry("MeanSquaredError", input_shape=(8, 3), targets=_real_targets),
     ZooEntry("MeanSquaredError", {"reduction": "sum"}, (8, 3), targets=_real_targets, variant="sum"),
     ZooEntry("Huber", input_shape=(8, 3), targets=_real_targets),
-    ZooEntry("BinaryCrossEntropyWithLogits", input_shape=(8, 3), targets=_probabilities),
+    ZooEntry("BinaryCrossEntropyWithLogits", input_shape=(8, 3),
+             targets=lambda rng, shape: rng.uniform(0.0, 1.0, size=shape)),
     ZooEntry("MulticlassHinge", input_shape=(8, 4), targets=_labels),
     ZooEntry("MulticlassHinge", {"margin": 0.5, "reduction": "sum"}, (8, 4), targets=_labels, variant="sum")]
 
@@ -161,41 +142,46 @@ def entries_for(name: str) -> list[ZooEntry]:
     return REGISTRY.get(name) or [ZooEntry(name)]
 
 
-def _module(name: str) -> ModuleType | None:
-    try:
-        return importlib.import_module(name)
-    except ImportError:
-        return None
-
-
-def _is_abstract(cls: type) -> bool:
-    """True when ``forward`` or ``backward`` only raises NotImplementedError (a base class)."""
-    for m in ("forward", "backward"):
-        code = getattr(getattr(cls, m, None), "__code__", None)
-        if code is not None and code.co_names == ("NotImplementedError",):
-            return True
-    return False
-
-
-def _is_loss(cls: type) -> bool:
-    try:
-        return "y_true" in inspect.signature(cls.forward).parameters
-    except (TypeError, ValueError):
-        return False
-
-
 def discover() -> list[tuple[str, str]]:
-    """The ``(name, "layer" | "loss")`` pairs the zoo checks: layers, then losses, in ``manualprop.__all__`` order."""
+    """The ``(name, "layer" | "loss")`` pairs the zoo checks: layers, then losses, in
+    ``manualprop.__all__`` order; a class whose ``forward`` or ``backward`` only raises
+    NotImplementedError is an abstract base, skipped."""
     import manualprop
 
-    names = getattr(manualprop, "__all__", None) or [n for n in dir(manualprop) if not n.startswith("_")]
-    classes = {}
+    found = []
+    names = getattr(manualprop, "__all__", None) or [n for n in dir(manualprop) if n[0] != "_"]
     for n in names:
-        obj = getattr(manualprop, n, None)
-        if isinstance(obj, type) and callable(getattr(obj, "forward", None)) and callable(getattr(obj, "backward", None)):
-            classes[n] = obj
-    found = [(n, "loss" if _is_loss(c) else "layer") for n, c in classes.items() if not _is_abstract(c)]
+        cls = getattr(manualprop, n, None)
+        methods = [getattr(cls, m, None) for m in ("forward", "backward")]
+        if not isinstance(cls, type) or not all(callable(m) for m in methods):
+            continue
+        codes = [getattr(m, "__code__", None) for m in methods]
+        if not any(c is not None and c.co_names == ("NotImplementedError",) for c in codes):
+            loss = "y_true" in inspect.signature(cls.forward).parameters
+            found.append((n, "loss" if loss else "layer"))
     return [f for f in found if f[1] == "layer"] + [f for f in found if f[1] == "loss"]
+
+
+def _twin(entry: ZooEntry, kind: str, obj: Any, seed: int) -> tuple[Any, str]:
+    """The autoprop twin of ``obj`` built from ``entry``, given its parameters, or ``(None, why not)``."""
+    mod = f"autoprop.{'layers' if kind == 'layer' else 'losses'}"
+    try:
+        ns = importlib.import_module(mod)
+    except ImportError:
+        return None, f"{mod} is not importable"
+    if not isinstance(getattr(ns, entry.name, None), type):
+        return None, f"no class {mod}.{entry.name}"
+    try:
+        twin = entry.make(ns, np.random.default_rng(seed))
+    except TypeError as exc:  # the twin does not take these arguments (yet): manual vs numerical
+        args = ", ".join(f"{k}={v!r}" for k, v in entry.kwargs.items()) or "the same arguments"
+        return None, f"{mod}.{entry.name} does not accept {args} ({exc})"
+    except Exception as exc:  # noqa: BLE001
+        raise GradcheckError(f"could not build the twin {mod}.{entry.name} with the registry "
+                             f"arguments ({type(exc).__name__}: {exc})") from exc
+    if kind == "layer":
+        copy_params_to_twin(obj, twin, entry.name)
+    return twin, ""
 
 
 def run_zoo(seed: int = 0, rtol: float = 1e-6, atol: float = 1e-9) -> tuple[list[CheckResult], list[tuple[str, str]]]:
@@ -206,52 +192,29 @@ def run_zoo(seed: int = 0, rtol: float = 1e-6, atol: float = 1e-9) -> tuple[list
     """
     import manualprop
 
-    ap_layers, ap_losses = _module("autoprop.layers"), _module("autoprop.losses")
     results: list[CheckResult] = []
     errors: list[tuple[str, str]] = []
     for name, kind, entry in [(n, k, e) for n, k in discover() for e in entries_for(n)]:
-        label = entry.label
-        rng = np.random.default_rng(seed)
-        twin_ns = ap_layers if kind == "layer" else ap_losses
         try:
             try:
-                obj = entry.make(manualprop, rng)
+                obj = entry.make(manualprop, np.random.default_rng(seed))
             except Exception as exc:  # noqa: BLE001
                 raise GradcheckError(
                     f"could not build manualprop.{name} ({type(exc).__name__}: {exc}); "
                     f"add a ZooEntry for it to ENTRIES in gradcheck/zoo.py with its constructor kwargs") from exc
-            twin: Any = None
-            twin_note = ""
-            if twin_ns is not None and isinstance(getattr(twin_ns, name, None), type):
-                try:
-                    twin = entry.make(twin_ns, np.random.default_rng(seed))
-                except TypeError as exc:
-                    # The twin class exists but does not take these arguments (yet):
-                    # check manual vs numerical and say so in the table.
-                    twin_note = (f"{twin_ns.__name__}.{name} does not accept "
-                                 f"{', '.join(f'{k}={v!r}' for k, v in entry.kwargs.items()) or 'the same arguments'}"
-                                 f" ({exc})")
-                except Exception as exc:  # noqa: BLE001
-                    raise GradcheckError(
-                        f"could not build the twin {twin_ns.__name__}.{name} with the registry "
-                        f"arguments ({type(exc).__name__}: {exc})") from exc
-                if twin is not None and kind == "layer":
-                    copy_params_to_twin(obj, twin, name)
+            twin, note = _twin(entry, kind, obj, seed)
             data_rng = np.random.default_rng(seed + 1)
+            kw = dict(twin=twin, seed=seed, rtol=rtol, atol=atol, name=entry.label)
             if kind == "layer":
                 X = entry.inputs(data_rng) if entry.inputs is not None else entry.input_shape
-                res = check_layer(obj, X, twin=twin, seed=seed, rtol=rtol, atol=atol,
-                                  training=entry.training, name=label)
+                res = check_layer(obj, X, training=entry.training, **kw)
             else:
                 y_pred = data_rng.standard_normal(entry.input_shape)
-                make_t = entry.targets or _real_targets
-                y_true = make_t(data_rng, entry.input_shape)
-                res = check_loss(obj, y_true, y_pred, twin=twin, seed=seed, rtol=rtol, atol=atol, name=label)
+                y_true = (entry.targets or _real_targets)(data_rng, entry.input_shape)
+                res = check_loss(obj, y_true, y_pred, **kw)
             if twin is None:
-                mod = "autoprop.layers" if kind == "layer" else "autoprop.losses"
-                res.twin_note = twin_note or (f"no class {mod}.{name}" if twin_ns is not None
-                                              else f"{mod} is not importable")
+                res.twin_note = note
             results.append(res)
         except GradcheckError as exc:
-            errors.append((label, str(exc)))
+            errors.append((entry.label, str(exc)))
     return results, errors
