@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .core.tape import NotSaved
 from .core.tensor import Tensor, Variable
 
 __all__ = ["draw_tape"]
@@ -77,20 +78,21 @@ def draw_tape(tape, path=None, title=None, max_ops=60):
     nodes = nodes[:max_ops]
     # graph items: ("src", tensor) / ("op", index) / ("const", (op index, arg index))
     depth, pos_of, items, edges = {}, {}, [], []
-    out_ids = {id(n.out): k for k, n in enumerate(nodes)}
+    out_ids = {n.key: k for k, n in enumerate(nodes)}  # Tensor._key of each output -> op
     for k, node in enumerate(nodes):
         d = 0
         for i, a in enumerate(node.args):
             key = None
             if i in node.parents:
-                if id(a) in out_ids and out_ids[id(a)] < k:
-                    key = ("op", out_ids[id(a)])
+                tk = node.keys[node.parents.index(i)]
+                if tk in out_ids and out_ids[tk] < k:
+                    key = ("op", out_ids[tk])
                 else:
-                    key = ("src", id(a))
+                    key = ("src", tk)
                     if key not in depth:
                         depth[key] = 0
                         items.append((key, _label_source(a), "src"))
-            elif isinstance(a, (Tensor, np.ndarray)) and np.ndim(a) > 0 or isinstance(a, Tensor):
+            elif isinstance(a, (Tensor, np.ndarray, NotSaved)) and np.ndim(a) > 0 or isinstance(a, Tensor):
                 key = ("const", k, i)
                 depth[key] = 0
                 items.append((key, f"const\n{tuple(np.shape(a))}", "const"))

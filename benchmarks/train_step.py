@@ -570,13 +570,14 @@ def profile(n=300):
     vjp = _inclusive(sg, in_prims) / n
     rt, gt, ut = sr.total_tt / n, sg.total_tt / n, su.total_tt / n
     uv = _inclusive(su, in_validation_only) / n
-    print("  autoprop        phase total   of which")
-    print(f"  {'record':<14}{rt * 1e6:>10.1f} us   forward arithmetic (prims) {fwd * 1e6:.1f} us, "
-          f"layers + Tensor + tape recording {(rt - fwd) * 1e6:.1f} us")
-    print(f"  {'walk + VJP':<14}{gt * 1e6:>10.1f} us   VJPs (prims) {vjp * 1e6:.1f} us, "
+    rc, gc_, uc = (st.total_calls // n for st in (sr, sg, su))  # Python calls: load-independent
+    print("  autoprop        phase total   Python calls   of which")
+    print(f"  {'record':<14}{rt * 1e6:>10.1f} us{rc:>9d}        forward arithmetic (prims) "
+          f"{fwd * 1e6:.1f} us, layers + Tensor + tape recording {(rt - fwd) * 1e6:.1f} us")
+    print(f"  {'walk + VJP':<14}{gt * 1e6:>10.1f} us{gc_:>9d}        VJPs (prims) {vjp * 1e6:.1f} us, "
           f"walk (tape.gradient's own) {(gt - vjp) * 1e6:.1f} us")
-    print(f"  {'update':<14}{ut * 1e6:>10.1f} us   gradient checks {uv * 1e6:.1f} us")
-    print(f"  {'step':<14}{(rt + gt + ut) * 1e6:>10.1f} us")
+    print(f"  {'update':<14}{ut * 1e6:>10.1f} us{uc:>9d}        gradient checks {uv * 1e6:.1f} us")
+    print(f"  {'step':<14}{(rt + gt + ut) * 1e6:>10.1f} us{rc + gc_ + uc:>9d}")
     for label, st in (("record", sr), ("walk + VJP", sg)):
         print(f"  top functions by own time, autoprop {label}:")
         rows = sorted(st.stats.items(), key=lambda kv: -kv[1][2])[:6]

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .tape import NotSaved
 from .tensor import Tensor, Variable, is_differentiable_dtype
 
 
@@ -35,6 +36,8 @@ def _name(t):
 
 
 def _same_values(a, b):
+    if isinstance(a, NotSaved):  # the record kept only its shape
+        return False
     a = np.asarray(a)
     return a.shape == b.shape and a.dtype.kind in "fc" and a.size > 0 and np.array_equal(a, b)
 
@@ -81,15 +84,15 @@ def explain(tape, target, source):
         )
     tracked = tape._tracked
     nodes = tape._nodes
-    if id(source) not in tracked:
+    if source._key not in tracked:
         return head + _why_not_tracked(tape, source, nodes)
 
-    # forward reachability from the source through the records
-    reach = {id(source)}
+    # forward reachability from the source through the records (by Tensor._key)
+    reach = {source._key}
     for node in nodes:
-        if any(id(node.args[i]) in reach for i in node.parents):
-            reach.add(id(node.out))
-    if id(target) in reach:
+        if any(k in reach for k in node.keys):
+            reach.add(node.key)
+    if target._key in reach:
         return head + (
             "connected: the target depends on the source through recorded operations, so "
             "the gradient is not None (it may be zero, e.g. at a kink or where a mask is 0)."
@@ -100,24 +103,25 @@ def explain(tape, target, source):
     if cut is not None:
         causes.append(_cut_text(cut, "the target itself"))
     # walk back from the target through the records: untracked inputs are where paths end
-    by_out = {id(n.out): n for n in nodes}
-    stack, seen = [target], set()
+    by_out = {n.key: n for n in nodes}
+    stack, seen = [target._key], set()
     while stack:
-        t = stack.pop()
-        if id(t) in seen:
+        k = stack.pop()
+        if k in seen:
             continue
-        seen.add(id(t))
-        node = by_out.get(id(t))
+        seen.add(k)
+        node = by_out.get(k)
         if node is None:
             continue
+        stack.extend(node.keys)
         for i, a in enumerate(node.args):
             if i in node.parents:
-                stack.append(a)
-            elif isinstance(a, Tensor) and id(a) in cuts:
+                continue
+            if isinstance(a, Tensor) and id(a) in cuts:
                 text = _cut_text(cuts[id(a)], f"an input of op {node.prim.name!r}")
                 if text not in causes:
                     causes.append(text)
-    escaped = [e for e in (tape._escapes or []) if id(e[1]) in reach]
+    escaped = [e for e in (tape._escapes or []) if e[1]._key in reach]
     if escaped and not causes:
         how, t, _value, pos = escaped[0]
         causes.append(
@@ -129,7 +133,7 @@ def explain(tape, target, source):
             "operations: use ap./anp. functions or np. functions on the Tensor itself."
         )
     if not causes:
-        if id(target) not in tracked and id(target) not in by_out:
+        if target._key not in tracked and target._key not in by_out:
             if not tape._recording and tape._nodes:
                 causes.append(
                     "the target was not recorded by this tape: it was computed from "
@@ -269,14 +273,20 @@ def summary(tape):
         saved = 0
         arrays = []
         for i, (a, v) in enumerate(zip(node.args, node.vals)):
-            if isinstance(a, Tensor) or isinstance(v, np.ndarray):
-                ins.append(str(tuple(np.shape(v))) + ("*" if i in node.parents else ""))
+            mark = "*" if i in node.parents else ""
+            if isinstance(v, NotSaved):
+                ins.append(f"[{tuple(v.shape)}]{mark}")
+            elif isinstance(a, Tensor) or isinstance(v, np.ndarray):
+                ins.append(str(tuple(np.shape(v))) + mark)
             else:
                 ins.append(repr(v) if np.isscalar(v) else type(v).__name__)
             if isinstance(v, np.ndarray):
                 arrays.append(v)
-        ov = node.out._value
-        arrays.append(ov)
+        if isinstance(node.out, NotSaved):
+            out_text = f"[{tuple(node.out.shape)}]"
+        else:
+            arrays.append(node.out._value)
+            out_text = str(node.out.shape)
         for v in arrays:
             o = _owner(v)
             if id(o) not in seen:
@@ -286,12 +296,13 @@ def summary(tape):
                     in_variables += o.nbytes
         total += saved
         lines.append(
-            f"{pos:>4}  {node.prim.name:<{w}}{' '.join(ins):<34}{str(ov.shape):<16}"
+            f"{pos:>4}  {node.prim.name:<{w}}{' '.join(ins):<34}{out_text:<16}"
             f"{_fmt_bytes(saved):>10}"
         )
     lines.append(f"total saved for backward: {_fmt_bytes(total)} ({total} bytes), of which "
                  f"{_fmt_bytes(in_variables)} ({in_variables} bytes) current values of Variables; "
-                 "a view counts as the array it views; * = input the tape tracks (gets a VJP)")
+                 "a view counts as the array it views; * = input the tape tracks (gets a VJP); "
+                 "[shape] = not saved (no VJP reads it)")
     return "\n".join(lines)
 
 

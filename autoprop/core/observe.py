@@ -52,11 +52,11 @@ def cut_by(opname, why, args, out):
                 and tape._watch_accessed
                 and a.trainable
                 and a._value.dtype.kind in "fc"
-                and id(a) not in tracked
+                and a._key not in tracked
             ):
-                tracked[id(a)] = a
+                tracked.add(a._key)
                 tape._accessed.append(a)
-            if isinstance(a, Tensor) and (id(a) in tracked or id(a) in cuts):
+            if isinstance(a, Tensor) and (a._key in tracked or id(a) in cuts):
                 if len(cuts) < MAX_CRUMBS:
                     origin = cuts.get(id(a)) or (opname, why, len(tape._nodes))
                     cuts[id(out)] = origin
@@ -90,7 +90,7 @@ def note_escape(tensor, how, value):
     for tape in _RECORDING:
         if getattr(tape, "_forward", False):
             continue
-        if id(tensor) in tape._tracked or (tape._cuts and id(tensor) in tape._cuts):
+        if tensor._key in tape._tracked or (tape._cuts and id(tensor) in tape._cuts):
             if tape._escapes is None:
                 tape._escapes = []
             if len(tape._escapes) < MAX_CRUMBS:
@@ -107,7 +107,7 @@ def after_op(prim, args, out):
         reason = tape._watch_reason
         tracked, cuts = tape._tracked, tape._crumbs()
         for a in args:
-            if isinstance(a, Tensor) and (id(a) in tracked or id(a) in cuts):
+            if isinstance(a, Tensor) and (a._key in tracked or id(a) in cuts):
                 if len(cuts) < MAX_CRUMBS:
                     cuts[id(out)] = cuts.get(id(a)) or (prim.name, reason, len(tape._nodes))
                     tape._keep.append(out)
@@ -224,7 +224,7 @@ def _describe(tensor, tape):
     if isinstance(tensor, Variable):
         return f"Variable {tensor.name!r}"
     for pos in range(len(tape._nodes) - 1, -1, -1):
-        if tape._nodes[pos].out is tensor:
+        if tape._nodes[pos].key == tensor._key:
             return f"the Tensor computed by {tape._nodes[pos].prim.name} (recorded op #{pos})"
     return "a watched Tensor"
 
@@ -236,7 +236,7 @@ def implicit_escape(tensor):
     for tape in _RECORDING:
         if getattr(tape, "_forward", False):
             continue
-        if id(tensor) in tape._tracked or (
+        if tensor._key in tape._tracked or (
             type(tensor) is Variable and tape._watch_accessed and tensor.trainable
             and tensor._value.dtype.kind in "fc"
         ):

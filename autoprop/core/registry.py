@@ -68,11 +68,15 @@ class Primitive:
     source : str or callable, optional
         The forward as numpy source (``"{a} @ {b}"``; :mod:`autoprop.core.source`), for
         ``tape.backward_source``; None for a numpy/scipy ufunc: ``np.<name>(...)``.
+    reads, compact : optional
+        Per VJP, the argument positions and/or ``"ans"`` it reads (``multiply``: ``((1,), (0,))``);
+        the tape saves only those, others are :class:`~autoprop.core.tape.NotSaved` (None: all
+        saved). ``compact={i: f}`` saves ``f(value)``, read alike (``relu``: the mask ``x > 0``).
     """
 
-    __slots__ = ("name", "fwd", "vjps", "doc", "jvps", "numpy", "methods", "source")
+    __slots__ = ("name", "fwd", "vjps", "doc", "jvps", "numpy", "methods", "source", "reads", "compact", "plans")
 
-    def __init__(self, name, fwd, vjps, doc, jvps=None, numpy=(), methods=(), source=None):
+    def __init__(self, name, fwd, vjps, doc, jvps=None, numpy=(), methods=(), source=None, reads=None, compact=None):
         self.name = name
         self.fwd = fwd
         self.vjps = vjps
@@ -81,6 +85,10 @@ class Primitive:
         self.numpy = tuple(numpy)
         self.methods = tuple(methods)
         self.source = source
+        if reads is not None and (isinstance(vjps, _Variadic) or len(reads) != len(vjps) or any(
+                r not in ("ans", *range(len(vjps))) for rs in reads for r in rs)):
+            raise ValueError(f"autoprop: {name!r}: reads= needs a tuple per VJP; got {reads!r}")
+        self.reads, self.compact, self.plans = reads, compact, {}  # plans: tape._plan's cache
 
     def __call__(self, *args, **kwargs):
         return apply(self, args, kwargs)
@@ -156,7 +164,7 @@ def _tuple(rules):
 
 
 def defprim(name, fwd, *vjps, jacobian="", vjp="", shapes="", kinks="none (smooth)", jvp=None,
-            numpy=(), np_call=None, methods=(), source=None):
+            numpy=(), np_call=None, methods=(), source=None, reads=None, compact=None):
     """Register a primitive with one VJP (and JVP) per positional argument; return it.
 
     Parameters
@@ -177,10 +185,12 @@ def defprim(name, fwd, *vjps, jacobian="", vjp="", shapes="", kinks="none (smoot
         Tensor methods and operators that call the primitive (documentation, tested).
     source : str or callable, optional
         The forward as numpy source text (:class:`Primitive`; ``tape.backward_source``).
+    reads, compact : optional
+        What each VJP reads, and smaller forms to save (:class:`Primitive`).
     """
     vjps = vjps[0] if len(vjps) == 1 and isinstance(vjps[0], _Variadic) else tuple(vjps)
     doc = {"jacobian": jacobian, "vjp": vjp, "shapes": shapes, "kinks": kinks}
-    return _add(Primitive(name, fwd, vjps, doc, _tuple(jvp), numpy, methods, source), np_call)
+    return _add(Primitive(name, fwd, vjps, doc, _tuple(jvp), numpy, methods, source, reads, compact), np_call)
 
 
 def defnondiff(name, fwd, why, numpy=(), np_call=None, methods=()):

@@ -418,11 +418,16 @@ def backward_source(tape, target, sources, output_gradients=None, names=None,
 
     # forward tensors: every Tensor the tape recorded, in order
     forward: dict[int, Tensor] = {}
-    for node in tape._nodes:
+    for node in tape._nodes:  # (a value no VJP reads is not saved: no line of code reads it)
         for a in node.args:
             if isinstance(a, Tensor):
                 forward.setdefault(id(a), a)
-        forward.setdefault(id(node.out), node.out)
+        if isinstance(node.out, Tensor):
+            forward.setdefault(id(node.out), node.out)
+    for _op, cut_inputs in (tape._cut_args or {}).values():  # `z > 0`: z, held by the breadcrumb
+        for a in cut_inputs:
+            if isinstance(a, Tensor):
+                forward.setdefault(id(a), a)
     for t in list(flat_sources) + [t for t in targets if isinstance(t, Tensor)]:
         forward.setdefault(id(t), t)
 
@@ -441,8 +446,8 @@ def backward_source(tape, target, sources, output_gradients=None, names=None,
         for k, t in sources.items():
             offer(k, t)
     by_value = {id(t._value): t for t in forward.values()}
-    outs = {id(node.out) for node in tape._nodes}
-    leaves = [t for t in forward.values() if id(t) not in outs]
+    outs = {node.key for node in tape._nodes}
+    leaves = [t for t in forward.values() if t._key not in outs]
     # the caller's Tensors first: a Variable made from a local array is named as the Variable
     for k, t in sorted((caller_locals or {}).items(), key=lambda kv: type(kv[1]) is np.ndarray):
         if type(t) is np.ndarray:  # a numpy input the tape wrapped: the leaf holding its values
@@ -454,7 +459,7 @@ def backward_source(tape, target, sources, output_gradients=None, names=None,
         n = getattr(t, "name", None)
         if n and n != "Variable":
             offer(n, t)
-    made_by = {id(node.out): node.prim.name for node in tape._nodes}
+    made_by = {node.key: node.prim.name for node in tape._nodes}
 
     # the seeds, and the recording run of the reverse walk
     seed_ts = []
@@ -466,6 +471,7 @@ def backward_source(tape, target, sources, output_gradients=None, names=None,
         seed_ts.append(Tensor._wrap(v))
     extra = [t for k, t in forward.items() if is_differentiable_dtype(t.dtype)]
     rec = GradientTape(persistent=True, watch_accessed_variables=False)
+    rec._save_all = True  # every recorded op becomes a line of code: keep all of them
     with rec:
         rec.watch(seed_ts)
         rec.watch(extra)
@@ -547,7 +553,7 @@ def _emit(nodes, forward, fname, made_by, targets, seed_ts, seeds, flat_sources,
                               + (" (on the values then)" if expr else ""))
         else:
             name = namer(_const_kind(t._value) if t.dtype.kind in "biu"
-                         else _short(made_by.get(id(t), "x")))
+                         else _short(made_by.get(t._key, "x")))
         in_name[id(t)] = name
         if id(t) in ones_seed:  # the seed d target / d target = 1: written in the code
             seed_lines.append(f"{name} = np.ones({tuple(t.shape)!r}"

@@ -5,6 +5,11 @@ How it works (derived in ``lessons/10-gradient-tape.md``):
 * While a tape's ``with`` block is open, every primitive applied to a tensor that the
   tape *tracks* (watched, or computed from a watched tensor) appends a :class:`Node`
   (primitive, inputs, the input values, output) to the tape and tracks the output.
+  A node saves only the values its VJPs read (the record's ``reads``: ``tanh`` its input,
+  ``exp`` its output, ``add`` nothing but shapes); the others are :class:`NotSaved`
+  stand-ins, so an intermediate nobody reads is freed as soon as the forward drops it.
+  Tensors are named by their ``_key`` (never reused), not by ``id()``, so a record
+  needs no reference to a tensor to name it.
 * ``gradient(target, sources)`` seeds ``dL/dtarget`` (ones, or ``output_gradients``),
   then walks the nodes in reverse order; each node hands its output's gradient to the
   primitive's vector-Jacobian product (VJP) for every tracked input and accumulates
@@ -17,13 +22,22 @@ How it works (derived in ``lessons/10-gradient-tape.md``):
 from __future__ import annotations
 
 import enum
+import math
 import warnings
 
 import numpy as np
 
 from . import observe as _observe
 from .observe import _WATCHERS, note_cut  # noqa: F401  (note_cut: public for control.py)
-from .tensor import _EXTRA, _FORWARD, _RECORDING, Tensor, Variable, is_differentiable_dtype
+from .tensor import (
+    _EXTRA,
+    _FORWARD,
+    _RECORDING,
+    Tensor,
+    Variable,
+    _next_key,
+    is_differentiable_dtype,
+)
 
 #: Breadcrumbs for explain() are capped per tape (see :mod:`autoprop.core.observe`).
 _MAX_CRUMBS = _observe.MAX_CRUMBS
@@ -51,34 +65,111 @@ def _unconnected(value):
     )
 
 
+class NotSaved:
+    """What a record keeps of a value that none of its VJPs reads: its shape and dtype.
+
+    A VJP gets it in place of that input (or output) and may ask for ``shape``,
+    ``dtype``, ``ndim``, ``size`` and ``len()`` (``add``'s VJP sums ``g`` back to its
+    inputs' shapes); using its values raises TypeError, so a record whose ``reads`` is
+    wrong fails loudly instead of computing with a stale or missing value (TypeError, or
+    AttributeError for an array attribute such as ``.T``).
+    """
+
+    __slots__ = ("shape", "dtype")
+    __array_ufunc__ = None  # numpy refuses arithmetic with it (TypeError)
+
+    def __init__(self, shape, dtype):
+        self.shape = shape
+        self.dtype = dtype
+
+    @property
+    def ndim(self):
+        return len(self.shape)
+
+    @property
+    def size(self):
+        return math.prod(self.shape)
+
+    def __len__(self):
+        if not self.shape:
+            raise TypeError("len() of a 0-d value")
+        return self.shape[0]
+
+    def _message(self):
+        return (f"autoprop: a VJP read the value of an input or output that its record does "
+                f"not save ({self!r}); the primitive's `reads=` must list it")
+
+    def _refuse(self, *args, **kwargs):
+        raise TypeError(self._message())
+
+    __array__ = __getitem__ = __iter__ = __float__ = __bool__ = _refuse
+    __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = __truediv__ = _refuse
+    __rtruediv__ = __matmul__ = __rmatmul__ = __neg__ = __pow__ = __rpow__ = _refuse
+    __lt__ = __le__ = __gt__ = __ge__ = _refuse
+
+    def __getattr__(self, name):  # (AttributeError, so hasattr() and getattr(x, n, d) work)
+        raise AttributeError(f"{name!r}: {self._message()}")
+
+    def __repr__(self):
+        return f"<not saved: {self.dtype}{self.shape}>"
+
+
+_NOT_SAVED: dict = {}  # (shape, dtype) -> NotSaved: one stand-in per kind (immutable)
+_F64 = np.dtype(np.float64)
+_NOT_SAVED_F64: dict = {}  # shape -> NotSaved of float64, the usual case (a cheaper key)
+
+
+def _not_saved(v):
+    """The :class:`NotSaved` of an ndarray ``v`` (one per shape and dtype, reused)."""
+    if v.dtype is _F64:
+        cache, k = _NOT_SAVED_F64, v.shape
+    else:
+        cache, k = _NOT_SAVED, (v.shape, v.dtype)
+    ns = cache.get(k)
+    if ns is None:
+        if len(cache) > 4096:
+            cache.clear()
+        ns = cache[k] = NotSaved(v.shape, v.dtype)
+    return ns
+
+
 class Node:
     """One recorded primitive application.
 
     Attributes
     ----------
     prim : Primitive
-        The registry entry (forward, VJP per argument).
+        The registry entry (forward, VJP per argument, ``reads``).
     args : tuple
-        The arguments as given (Tensors and constants).
+        The arguments as given (Tensors and constants); an argument that no VJP of the
+        tracked inputs reads is a :class:`NotSaved` (a Variable stays: the model holds it).
     vals : list
         The raw values the forward saw (ndarrays / Python scalars); VJPs read these.
+        :class:`NotSaved` where no VJP reads the value.
     kwargs : dict
         Non-differentiable keyword arguments (axis, shape, ...).
-    out : Tensor
-        The result.
+    out : Tensor or NotSaved
+        The result, if a VJP reads it (``"ans"`` in the record's ``reads``).
     parents : tuple of int
         Positions in ``args`` of the inputs the tape tracks (the ones that get a VJP).
+    keys : tuple of int
+        ``Tensor._key`` of each tracked input, in the order of ``parents``: how the walk
+        names them (a key is never reused, so no reference is needed).
+    key : int
+        The output's ``_key``.
     """
 
-    __slots__ = ("prim", "args", "vals", "kwargs", "out", "parents")
+    __slots__ = ("prim", "args", "vals", "kwargs", "out", "parents", "keys", "key")
 
-    def __init__(self, prim, args, vals, kwargs, out, parents):
+    def __init__(self, prim, args, vals, kwargs, out, parents, keys, key):
         self.prim = prim
         self.args = args
         self.vals = vals
         self.kwargs = kwargs
         self.out = out
         self.parents = parents
+        self.keys = keys
+        self.key = key
 
 
 _new_tensor = object.__new__
@@ -126,6 +217,7 @@ def apply(prim, args, kwargs):
         raise new from exc
     out = _new_tensor(Tensor)  # Tensor._wrap, inlined: this line runs for every operation
     out._value = arr if type(arr) is np.ndarray else np.asarray(arr)
+    out._key = _next_key()
     if _RECORDING:
         if prim.vjps is not None:
             _record(prim, args, vals, kwargs, out)
@@ -140,43 +232,98 @@ def apply(prim, args, kwargs):
     return out
 
 
+def _plan(prim, parents, n):
+    """What a node of ``prim`` with tracked ``parents`` and ``n`` arguments saves, from the
+    record's ``reads`` (the union over the VJPs that will run; an argument past the VJPs,
+    such as getitem's key, is always saved): ``(n, ans saved?, saved positions, positions
+    not saved, positions saved in ``compact`` form)``. None: no ``reads``, all is saved."""
+    reads = prim.reads
+    if reads is None:
+        return None
+    need = {r for i in parents for r in reads[i]}
+    saved = tuple(i for i in range(n) if i in need or i >= len(reads))
+    compact = tuple(i for i in saved if prim.compact and i in prim.compact)
+    plan = prim.plans[parents] = (n, "ans" in need, saved,
+                                  tuple(i for i in range(n) if i not in saved), compact)
+    return plan
+
+
 def _record(prim, args, vals, kwargs, out):
     if out._value.dtype.kind not in "fc":  # not differentiable (is_differentiable_dtype, inlined)
         _observe.cut_by(prim.name, f"a cast to the non-differentiable dtype {out._value.dtype}",
                         args, out)
         return
-    copied = False
     vjps = prim.vjps
     for tape in _RECORDING:
         tracked = tape._tracked
-        parents = []
+        parents, keys = [], []
         i = -1
         for a in args:
             i += 1
             if isinstance(a, Tensor) and vjps[i] is not None:
-                if id(a) in tracked:
+                k = a._key
+                if k in tracked:
                     parents.append(i)
+                    keys.append(k)
                 elif (
                     tape._watch_accessed
                     and type(a) is Variable
                     and a.trainable
                     and a._value.dtype.kind in "fc"
                 ):
-                    tracked[id(a)] = a
+                    tracked.add(k)
                     tape._accessed.append(a)
                     parents.append(i)
-        if parents:
-            if not copied:
-                # A plain ndarray argument may be changed in place by the caller after
-                # the forward pass; the VJP must see the value the forward saw.
-                for i, v in enumerate(vals):
-                    if type(v) is np.ndarray and not isinstance(args[i], Tensor):
-                        vals[i] = v.copy()
-                copied = True
-            tape._nodes.append(Node(prim, args, vals, kwargs, out, tuple(parents)))
-            tracked[id(out)] = out
-        elif tape._cuts:  # explain()'s breadcrumbs: only once something was cut
-            _observe.carry_cut(tape, vjps, args, out)
+                    keys.append(k)
+        if not parents:
+            if tape._cuts:  # explain()'s breadcrumbs: only once something was cut
+                _observe.carry_cut(tape, vjps, args, out)
+            continue
+        parents = tuple(parents)
+        plan = None if tape._save_all else prim.plans.get(parents)
+        if plan is None or plan[0] != len(vals):
+            plan = None if tape._save_all else _plan(prim, parents, len(vals))
+        # A plain ndarray argument may be changed in place by the caller after the
+        # forward pass; the VJP must see the value the forward saw: a saved one is
+        # copied (once, for every tape: ``vals`` is shared).
+        if plan is None:
+            for i, v in enumerate(vals):
+                if type(v) is np.ndarray and v is args[i]:
+                    vals[i] = v.copy()
+            tape._nodes.append(Node(prim, args, vals, kwargs, out, parents, tuple(keys), out._key))
+            tracked.add(out._key)
+            continue
+        _n, save_ans, saved, unsaved, compact = plan
+        for i in saved:
+            v = vals[i]
+            if type(v) is np.ndarray and v is args[i]:
+                vals[i] = v.copy()
+        nvals, nargs = vals, args
+        if unsaved or compact:
+            nvals, nargs = vals.copy(), list(args)
+            for i in compact:  # relu: the mask, not x (its VJP reads it alike)
+                if type(vals[i]) is np.ndarray:
+                    nvals[i] = nargs[i] = prim.compact[i](vals[i])
+            for i in unsaved:
+                v = vals[i]
+                if type(v) is np.ndarray:  # not read by any VJP: shape and dtype only
+                    ns = _NOT_SAVED_F64.get(v.shape) if v.dtype is _F64 else None  # (inlined)
+                    nvals[i] = ns = _not_saved(v) if ns is None else ns
+                    a = args[i]
+                    # a Variable costs nothing (the model holds it); a cut value is kept
+                    # for explain() (its breadcrumbs hold it anyway)
+                    if type(a) is not Variable and not (tape._cuts and id(a) in tape._cuts):
+                        nargs[i] = ns
+            nargs = tuple(nargs)
+        if save_ans:
+            ans = out
+        else:
+            ov = out._value
+            ans = _NOT_SAVED_F64.get(ov.shape) if ov.dtype is _F64 else None
+            if ans is None:
+                ans = _not_saved(ov)
+        tape._nodes.append(Node(prim, nargs, nvals, kwargs, ans, parents, tuple(keys), out._key))
+        tracked.add(out._key)
 
 
 def _sync_extra():
@@ -228,6 +375,9 @@ class GradientTape:
     """
 
     _forward = False
+    #: True: save every input and output (the recording tape of ``backward_source``,
+    #: which writes each recorded op out); False: only what the VJPs read.
+    _save_all = False
 
     def __init__(self, persistent=False, watch_accessed_variables=True):
         self._persistent = bool(persistent)
@@ -238,7 +388,7 @@ class GradientTape:
         self._watch_reason = ""
         self._post_mortem = None
         self._nodes: list[Node] = []
-        self._tracked: dict[int, Tensor] = {}
+        self._tracked: set[int] = set()  # the _key of every tensor the tape tracks
         self._accessed: list[Variable] = []
         self._watched: list[Tensor] = []
         # breadcrumbs for explain(), created on first use (None: nothing noticed)
@@ -250,7 +400,7 @@ class GradientTape:
 
     def _clear(self):
         self._nodes: list[Node] = []
-        self._tracked: dict[int, Tensor] = {}
+        self._tracked: set[int] = set()  # the _key of every tensor the tape tracks
         self._accessed: list[Variable] = []
         self._watched: list[Tensor] = []
         self._cuts = None
@@ -331,8 +481,8 @@ class GradientTape:
                     stacklevel=2,
                 )
                 continue
-            if id(t) not in self._tracked:
-                self._tracked[id(t)] = t
+            if t._key not in self._tracked:
+                self._tracked.add(t._key)
                 self._watched.append(t)
 
     def watched_variables(self):
@@ -483,7 +633,7 @@ class GradientTape:
         grads = _backward(self, targets, seeds, flat_sources, trace)
         results = []
         for s in flat_sources:
-            g = grads.get(id(s))
+            g = grads.get(s._key)
             sv = s._value
             if type(g) is np.ndarray and g.dtype == sv.dtype and g.shape == sv.shape \
                     and sv.dtype.kind in "fc":
@@ -689,7 +839,7 @@ class GradientTape:
 
     def _release(self):
         self._nodes = []
-        self._tracked = {}
+        self._tracked = set()
         if self._cuts is not None:
             self._cuts = self._keep = self._cut_args = None
         if self._escapes is not None:
@@ -884,11 +1034,11 @@ class _StopRecording:
 
 
 def _backward(tape, targets, seeds, sources, trace=None):
-    """The reverse walk. Returns {id(tensor): gradient} (ndarrays, or Tensors when
+    """The reverse walk. Returns {tensor._key: gradient} (ndarrays, or Tensors when
     an outer tape records the backward pass)."""
     tracked = tape._tracked
     higher = bool(_RECORDING) or bool(_FORWARD)  # someone records: compute VJPs on Tensors
-    keep = {id(s) for s in sources}
+    keep = {s._key for s in sources}
     grads: dict = {}
 
     def seed_value(t, seed):
@@ -906,10 +1056,10 @@ def _backward(tape, targets, seeds, sources, trace=None):
 
     for t, seed in zip(targets, seeds):
         # a target that is also a source gets its seed, watched or not (TF: gradient(v, v) = 1)
-        if not isinstance(t, Tensor) or (id(t) not in tracked and id(t) not in keep):
+        if not isinstance(t, Tensor) or (t._key not in tracked and t._key not in keep):
             continue
         v = seed_value(t, seed)
-        k = id(t)
+        k = t._key
         grads[k] = v if k not in grads else grads[k] + v
 
     nodes = tape._nodes[:]  # a snapshot: a recording tape may append while we walk
@@ -918,25 +1068,24 @@ def _backward(tape, targets, seeds, sources, trace=None):
     get, pop = grads.get, grads.pop
     for pos in range(len(nodes) - 1, -1, -1):
         node = nodes[pos]
-        k = id(node.out)
+        k = node.key
         g = get(k) if k in keep else pop(k, None)
         if g is None:
             continue
-        vjps, args, kwargs = node.prim.vjps, node.args, node.kwargs
+        vjps, keys, kwargs, ans = node.prim.vjps, node.keys, node.kwargs, node.out
         if higher:
-            ins = [a if isinstance(a, Tensor) else v for a, v in zip(args, node.vals)]
-            ans = node.out
+            ins = [a if isinstance(a, Tensor) else v for a, v in zip(node.args, node.vals)]
         else:
             ins = node.vals
-            ans = node.out._value
-        for i in node.parents:
+            if type(ans) is not NotSaved:
+                ans = ans._value
+        for i, ka in zip(node.parents, keys):
             gi = vjps[i](g, ans, *ins, **kwargs)
             if trace:
                 trace(
                     f"  #{pos:<4d} {node.prim.name:<14s} vjp[{i}]: g {tuple(np.shape(g))} -> "
                     f"d(arg {i}) {tuple(np.shape(gi))}"
                 )
-            ka = id(args[i])
             prev = get(ka)
             grads[ka] = gi if prev is None else prev + gi
     return grads

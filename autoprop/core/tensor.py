@@ -10,6 +10,8 @@ saved by a tape are never changed under it.
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 
 _FLOAT_KINDS = ("f", "c")
@@ -22,6 +24,10 @@ _FORWARD: list = []
 #: Non-empty while ``_FORWARD`` or a listening tape (:mod:`autoprop.core.observe`) is:
 #: one check on the hot path.
 _EXTRA: list = []
+#: A new identity for every Tensor (``Tensor._key``): the tape's records and its reverse
+#: walk name tensors by it, so a record need not keep a tensor alive to name it (an
+#: ``id()`` is reused once its object is freed; a key never is).
+_next_key = itertools.count(1).__next__
 
 
 def _as_array(value, dtype=None):
@@ -70,18 +76,26 @@ class Tensor:
     array([2., 4., 6.])
     """
 
-    __slots__ = ("_value", "__weakref__")
+    __slots__ = ("_value", "_key", "__weakref__")
     __array_priority__ = 1000  # numpy defers to our operators in mixed expressions
 
     def __init__(self, value, dtype=None):
         self._value = _as_array(value, dtype)
+        self._key = _next_key()
 
     @classmethod
     def _wrap(cls, arr):
         """Wrap an array the caller owns without copying (internal fast path)."""
         t = object.__new__(Tensor)
         t._value = arr if type(arr) is np.ndarray else np.asarray(arr)
+        t._key = _next_key()
         return t
+
+    def __setstate__(self, state):
+        # pickle / copy.copy of a subclass: the values, and a new identity (_key)
+        for k, v in (state[1] if isinstance(state, tuple) else state or {}).items():
+            object.__setattr__(self, k, v)
+        self._key = _next_key()
 
     # --- array facts ---------------------------------------------------------
     @property

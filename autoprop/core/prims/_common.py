@@ -7,6 +7,7 @@ from cmath import isfinite as _isfinite  # real and complex scalars
 
 import numpy as np
 
+from ..tape import NotSaved
 from ..tensor import Tensor
 
 #: the ``shapes`` text of every broadcasting binary primitive
@@ -15,7 +16,7 @@ SAME = "same as x"
 
 
 def _shape(x):
-    if type(x) is np.ndarray:  # the usual case, first
+    if type(x) is np.ndarray or type(x) is NotSaved:  # the usual cases, first
         return x.shape
     return x.shape if hasattr(x, "shape") else ()
 

@@ -45,7 +45,7 @@ add = defprim(
     jvp=(lambda t, ans, a, b: t, lambda t, ans, a, b: t),
     jacobian="d(a+b)/da = I, d(a+b)/db = I", vjp="da = g, db = g", shapes=BCAST,
     numpy=(np.add,), methods=("__add__", "__radd__"),
-    source="{0} + {1}",
+    source="{0} + {1}", reads=((), ()),
 )
 subtract = defprim(
     "subtract", np.subtract,
@@ -54,7 +54,7 @@ subtract = defprim(
     jvp=(lambda t, ans, a, b: t, lambda t, ans, a, b: -t),
     jacobian="d(a-b)/da = I, d(a-b)/db = -I", vjp="da = g, db = -g", shapes=BCAST,
     numpy=(np.subtract,), methods=("__sub__", "__rsub__"),
-    source="{0} - {1}",
+    source="{0} - {1}", reads=((), ()),
 )
 multiply = defprim(
     "multiply", np.multiply,
@@ -63,7 +63,7 @@ multiply = defprim(
     jvp=linear_jvp("multiply", elementwise=True),
     jacobian="d(a*b)/da = diag(b), d(a*b)/db = diag(a)", vjp="da = g * b, db = g * a",
     shapes=BCAST, numpy=(np.multiply,), methods=("__mul__", "__rmul__"),
-    source="{0} * {1}",
+    source="{0} * {1}", reads=((1,), (0,)),
 )
 divide = defprim(
     "divide", np.true_divide,
@@ -73,7 +73,7 @@ divide = defprim(
     jacobian="d(a/b)/da = diag(1/b), d(a/b)/db = diag(-a/b^2)",
     vjp="da = g / b, db = -g * (a/b) / b", shapes=BCAST, kinks="b = 0: inf/nan as numpy, except 0 where g = 0 (the 0·inf rule)",
     numpy=(np.true_divide,), methods=("__truediv__", "__rtruediv__"),
-    source="{0} / {1}",
+    source="{0} / {1}", reads=((1,), ("ans", 1)),
 )
 
 
@@ -81,7 +81,8 @@ def _aliases(fwd, numpy):
     return (fwd,) if numpy is True else () if numpy is False else tuple(numpy)
 
 
-def _binary(name, fwd, da, db, jacobian, vjp, kinks="none (smooth)", numpy=True, methods=(), source=None):
+def _binary(name, fwd, da, db, jacobian, vjp, kinks="none (smooth)", numpy=True, methods=(), source=None,
+            reads=None):
     """A broadcasting two-argument elementwise primitive with partial derivatives
     ``da(ans, a, b)``, ``db(ans, a, b)``: VJPs ``g * d`` summed back to each input's
     shape, JVPs ``t * d``, both under the 0·inf rule (:func:`~._common.times`)."""
@@ -91,7 +92,7 @@ def _binary(name, fwd, da, db, jacobian, vjp, kinks="none (smooth)", numpy=True,
         lambda g, ans, a, b: unbroadcast(times(g, db(ans, a, b)), _shape(b)),
         jvp=(lambda t, ans, a, b: times(t, da(ans, a, b)), lambda t, ans, a, b: times(t, db(ans, a, b))),
         jacobian=jacobian, vjp=vjp, shapes=BCAST, kinks=kinks, numpy=_aliases(fwd, numpy), methods=methods,
-        source=source,
+        source=source, reads=reads,
     )
 
 
@@ -120,7 +121,7 @@ power = _binary(
           "d/db at a = 0 is taken as 0 (log(0) replaced by 0); a < 0 gives nan for d/db; "
           "0 where g = 0 (the 0·inf rule: d(x**0.5)/dx at 0 with g = 0 is 0)",
     methods=("__pow__", "__rpow__"),
-    source="{0} ** {1}",
+    source="{0} ** {1}", reads=((0, 1), ("ans", 0)),
 )
 
 
@@ -168,7 +169,8 @@ arctan2 = _binary(
 
 
 # --- unary: d(x) is a diagonal Jacobian, so the JVP is the VJP's factor times t ------
-def _unary(name, fwd, factor, jacobian, vjp, kinks="none (smooth)", numpy=True, methods=(), source=None):
+def _unary(name, fwd, factor, jacobian, vjp, kinks="none (smooth)", numpy=True, methods=(), source=None,
+           reads=None, compact=None):
     """A one-argument elementwise primitive whose derivative is ``factor(ans, x)``:
     VJP ``g * factor``, JVP ``t * factor`` (one formula, both modes; 0 where ``g`` or
     ``t`` is 0, the 0·inf rule of :func:`~._common.zero_rule`); ``fwd`` is the
@@ -177,26 +179,26 @@ def _unary(name, fwd, factor, jacobian, vjp, kinks="none (smooth)", numpy=True, 
         name, fwd, lambda g, ans, x: times(g, factor(ans, x)),
         jvp=lambda t, ans, x: times(t, factor(ans, x)),
         jacobian=jacobian, vjp=vjp, shapes=SAME, kinks=kinks,
-        numpy=_aliases(fwd, numpy), methods=methods, source=source,
+        numpy=_aliases(fwd, numpy), methods=methods, source=source, reads=reads, compact=compact,
     )
 
 
 negative = defprim("negative", np.negative, lambda g, ans, x: -g, jvp=linear_jvp("negative"),
                    jacobian="-I", vjp="dx = -g", shapes=SAME, numpy=(np.negative,),
-                   methods=("__neg__",), source="-{0}")
+                   methods=("__neg__",), source="-{0}", reads=((),))
 exp = defprim("exp", np.exp, lambda g, ans, x: times(g, ans), jvp=lambda t, ans, x: times(t, ans),
               jacobian="diag(exp(x))", vjp="dx = g * exp(x) (reuses the output)",
-              shapes=SAME, numpy=(np.exp,))
+              shapes=SAME, numpy=(np.exp,), reads=(("ans",),))
 log = defprim("log", np.log, lambda g, ans, x: zero_rule(g, g / x), jvp=lambda t, ans, x: zero_rule(t, t / x),
               jacobian="diag(1/x)", vjp="dx = g / x", shapes=SAME,
-              kinks="x = 0: inf; x < 0: nan (as numpy); 0 where g = 0", numpy=(np.log,))
+              kinks="x = 0: inf; x < 0: nan (as numpy); 0 where g = 0", numpy=(np.log,), reads=((0,),))
 sqrt = defprim("sqrt", np.sqrt, lambda g, ans, x: zero_rule(g, g * 0.5 / ans),
                jvp=lambda t, ans, x: zero_rule(t, t * 0.5 / ans),
                jacobian="diag(1 / (2 sqrt(x)))", vjp="dx = g / (2 sqrt(x))", shapes=SAME,
                kinks="x = 0: inf, but 0 where g = 0 (the 0·inf rule, as TensorFlow's sqrt); "
                      "see ap.norm for a norm with the subgradient 0 at 0",
-               numpy=(np.sqrt,))
-square = _unary("square", np.square, lambda ans, x: 2.0 * x, "diag(2x)", "dx = 2 x g")
+               numpy=(np.sqrt,), reads=(("ans",),))
+square = _unary("square", np.square, lambda ans, x: 2.0 * x, "diag(2x)", "dx = 2 x g", reads=((0,),))
 _COSH_MAX = (710.0, 89.0)  # float64, float32: the largest |x| with a finite cosh(x)
 
 
@@ -217,7 +219,8 @@ def _sech2(ans, x):
 
 
 tanh = _unary("tanh", np.tanh, _sech2, "diag(1 - tanh(x)^2) = diag(1 / cosh(x)^2)",
-              "dx = g / cosh(x)^2 (from the input: 1 - y^2 cancels where |y| rounds to 1)")
+              "dx = g / cosh(x)^2 (from the input: 1 - y^2 cancels where |y| rounds to 1)",
+              reads=((0,),))
 
 
 def _sigmoid_fwd(x):
@@ -235,9 +238,10 @@ sigmoid = defprim("sigmoid", _sigmoid_fwd, lambda g, ans, x: times(g, _sigmoid_d
                   jvp=lambda t, ans, x: times(t, _sigmoid_d(ans, x)),
                   jacobian="diag(s(1-s)), s = sigmoid(x)",
                   vjp="dx = g * s(x) * s(-x) (= s (1 - s), without the cancellation of 1 - s)",
-                  shapes=SAME, source="np.exp(-np.logaddexp(0.0, -{x}))")
+                  shapes=SAME, source="np.exp(-np.logaddexp(0.0, -{x}))", reads=(("ans", 0),))
 relu = _unary("relu", lambda x: np.maximum(x, 0), lambda ans, x: x > 0, "diag([x > 0])",
-              "dx = g * [x > 0]", kinks="relu'(0) = 0", numpy=False, source="np.maximum({x}, 0)")
+              "dx = g * [x > 0]", kinks="relu'(0) = 0", numpy=False, source="np.maximum({x}, 0)",
+              reads=((0,),), compact={0: lambda x: x > 0})  # the tape saves the mask: 1 byte each
 absolute = _unary("absolute", np.abs, lambda ans, x: np.sign(x), "diag(sign(x))",
                   "dx = g * sign(x)", kinks="abs'(0) = 0", methods=("__abs__",))
 sin = _unary("sin", np.sin, lambda ans, x: np.cos(x), "diag(cos x)", "dx = g cos(x)")
@@ -274,7 +278,7 @@ erfc = defprim("erfc", lambda x: np.asarray(_erfc(x), dtype=np.result_type(x, np
                shapes=SAME, kinks="keeps relative accuracy for large x, where 1 - erf(x) cancels",
                numpy=_SCIPY_ERF[1:], source="special.erfc({x})")
 cast = defprim("cast", lambda x, dtype: np.asarray(x).astype(dtype),
-               lambda g, ans, x, dtype: g.astype(x.dtype), jvp=linear_jvp("cast"),
+               lambda g, ans, x, dtype: g.astype(x.dtype), jvp=linear_jvp("cast"), reads=((),),
                jacobian="I (between float dtypes)", vjp="dx = g cast back to x's dtype",
                shapes=SAME, methods=("astype",),
                kinks="a cast to an integer or bool dtype is not differentiable: no gradient", source="{x}.astype({dtype})")
@@ -367,7 +371,7 @@ where = defprim(
     jvp=(None, lambda t, ans, c, x, y: np.where(c, t, 0.0), lambda t, ans, c, x, y: np.where(c, 0.0, t)),
     jacobian="1 to the chosen branch", vjp="dx = g where cond, dy = g where not cond",
     shapes=BCAST, kinks="the condition gets no gradient", numpy=(np.where,), np_call=_np_where,
-    source="np.where({cond}, {x}, {y})",
+    source="np.where({cond}, {x}, {y})", reads=((), (0,), (0,)),
 )
 
 # --- non-differentiable ---------------------------------------------------------------

@@ -80,7 +80,7 @@ matmul = defprim(
         "with transpose_b (C = A @ B^T, tf.matmul's flag): dB = g^T @ A",
     shapes="A (..., n, k), B (..., k, m) -> (..., n, m); a 1-D operand is a vector; "
            "transpose_a/transpose_b swap the last two axes of A/B first",
-    numpy=(np.matmul,), methods=("__matmul__", "__rmatmul__"),  # a transpose flag: .T or swapaxes
+    numpy=(np.matmul,), methods=("__matmul__", "__rmatmul__"), reads=((1,), (0, 1)),  # dB: B's layout too
     source=lambda v: " @ ".join(("{%s}.T" if np.ndim(v[n]) == 2 else "np.swapaxes({%s}, -1, -2)")
                                 % n if v.get("transpose_" + n) else "{%s}" % n for n in "ab"),
 )

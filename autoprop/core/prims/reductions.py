@@ -61,11 +61,13 @@ def _extreme_jvp(t, ans, x, axis=None, keepdims=False):
 sum = defprim("sum", lambda x, axis=None, keepdims=False: np.sum(x, axis=axis, keepdims=keepdims),  # noqa: A001
               _sum_vjp, jvp=linear_jvp("sum"), jacobian="a row of ones per output element",
               vjp="dx = g broadcast back over the summed axes", shapes=_REDUCED,
-              numpy=((np.sum, _np_reduction("sum")),), methods=("sum",), source="{x}.sum({kw})")
+              numpy=((np.sum, _np_reduction("sum")),), methods=("sum",), source="{x}.sum({kw})",
+              reads=((),))
 mean = defprim("mean", lambda x, axis=None, keepdims=False: np.mean(x, axis=axis, keepdims=keepdims),
                _mean_vjp, jvp=linear_jvp("mean"), jacobian="1/n per summed element",
                vjp="dx = g / n broadcast back (n = number of averaged elements)", shapes=_REDUCED,
-               numpy=((np.mean, _np_reduction("mean")),), methods=("mean",), source="{x}.mean({kw})")
+               numpy=((np.mean, _np_reduction("mean")),), methods=("mean",), source="{x}.mean({kw})",
+               reads=((),))
 def _extreme(name, fn, word):
     """max or min over ``axis``: the gradient goes to the extreme elements, ties split."""
     arg = "argmax" if name == "max" else "argmin"
@@ -178,7 +180,7 @@ def _log_softmax_fwd(x, axis=-1):
 
 log_softmax = defprim(
     "log_softmax", _log_softmax_fwd,
-    lambda g, ans, x, axis=-1: g - np.exp(ans) * g.sum(axis=axis, keepdims=True),
+    lambda g, ans, x, axis=-1: g - np.exp(ans) * g.sum(axis=axis, keepdims=True), reads=(("ans",),),
     jvp=lambda t, ans, x, axis=-1: t - np.sum(t * np.exp(ans), axis=axis, keepdims=True),
     jacobian="I - 1 softmax(x)^T along the axis", vjp="dx = g - softmax(x) * sum(g)",
     shapes=SAME, kinks="stable: x - logsumexp(x)",
@@ -187,7 +189,7 @@ log_softmax = defprim(
 softmax = defprim(
     "softmax",
     lambda x, axis=-1: np.exp(_log_softmax_fwd(x, axis=axis)),
-    lambda g, ans, x, axis=-1: ans * (g - (g * ans).sum(axis=axis, keepdims=True)),
+    lambda g, ans, x, axis=-1: ans * (g - (g * ans).sum(axis=axis, keepdims=True)), reads=(("ans",),),
     jvp=lambda t, ans, x, axis=-1: ans * (t - np.sum(t * ans, axis=axis, keepdims=True)),
     jacobian="diag(p) - p p^T along the axis", vjp="dx = p * (g - sum(g * p))", shapes=SAME,
     source="special.softmax({x}, axis={axis})",
@@ -240,6 +242,7 @@ sparse_softmax_cross_entropy_with_logits = defprim(
     _sparse_ce_vjp,
     None,
     jvp=(lambda t, ans, logits, labels: np.sum(t * _softmax_minus_onehot(logits, labels), axis=-1), None),
+    reads=((0, 1), ()),
     jacobian="d loss_i / d z_ic = softmax(z_i)_c - [c == y_i]",
     vjp="dz = g[:, None] * (softmax(z) - onehot(y)) (the fused kernel of "
         "tf.nn.sparse_softmax_cross_entropy_with_logits)",

@@ -94,7 +94,7 @@ reshape = defprim(
     "reshape", lambda x, shape: np.reshape(x, shape), lambda g, ans, x, shape: g.reshape(x.shape),
     jvp=linear_jvp("reshape"),
     jacobian="a permutation-free identity", vjp="dx = g reshaped to x's shape",
-    shapes="any shape with the same size", methods=("reshape",),
+    shapes="any shape with the same size", methods=("reshape",), reads=((),),
     numpy=((np.reshape, lambda *a, **kw: _np_reshape(*a, **kw)), (np.expand_dims, _expand_dims)),
     source="{x}.reshape({shape})",
 )
@@ -109,7 +109,7 @@ transpose = defprim(
     lambda g, ans, x, axes=None: np.transpose(g, _inverse_perm(axes, x.ndim)),
     jvp=linear_jvp("transpose"),
     jacobian="a permutation", vjp="dx = g transposed back (inverse permutation)",
-    shapes="axes permuted", methods=("T", "transpose", "swapaxes"),
+    shapes="axes permuted", methods=("T", "transpose", "swapaxes"), reads=((),),
     numpy=((np.transpose, lambda a, axes=None: transpose(a, axes=None if axes is None else tuple(axes))),
            (np.swapaxes, _swapaxes)),
     source=_transpose_source,
@@ -255,7 +255,7 @@ _getitem_prim = defprim(
     "getitem", lambda x, key: x[key], _getitem_vjp, jvp=linear_jvp("getitem"),
     jacobian="a selection matrix", vjp="dx = zeros with g added at key (repeats accumulate)",
     shapes="x[key]", kinks="repeated integer indices accumulate their gradients",
-    methods=("__getitem__",), source="{x}[{key}]",
+    methods=("__getitem__",), source="{x}[{key}]", reads=((),),
 )
 
 
@@ -340,7 +340,7 @@ take_along_axis = defprim(
           "ONE element (the first maximum in np.argmax's order), unlike ap.max, which "
           "splits ties evenly: the rule MaxPool2D uses (as PyTorch)",
     numpy=(np.take_along_axis,), np_call=_np_take_along_axis,
-    source="np.take_along_axis({arr}, {indices}, axis={axis})",
+    source="np.take_along_axis({arr}, {indices}, axis={axis})", reads=((1,), ()),
 )
 def _scatter_along_axis_source(v):
     """Zeros with ``g`` added along ``axis`` at ``indices`` (``take_along_axis``'s transpose)."""

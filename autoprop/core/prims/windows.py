@@ -49,7 +49,7 @@ extract_patches = defprim(
     shapes="x (..., H, W) -> (..., kh, kw, Ho, Wo), Ho = (H + 2 ph - dh (kh - 1) - 1) // sh + 1 "
            "(same for Wo); kernel_size, stride, padding, dilation: int or (h, w) pair",
     kinks="none (linear). The last two axes are the spatial ones; zero padding",
-    source="im2col({x}, {kernel_size}, {stride}, {padding}, {dilation})",
+    source="im2col({x}, {kernel_size}, {stride}, {padding}, {dilation})", reads=((),),
 )
 scatter_patches = defprim(
     "scatter_patches", _scatter_patches_fwd, _scatter_patches_vjp, jvp=linear_jvp("scatter_patches"),
@@ -57,5 +57,5 @@ scatter_patches = defprim(
     vjp="dg = extract_patches(gg): the adjoint of a scatter-add is the gather",
     shapes="g (..., kh, kw, Ho, Wo) -> x_shape (..., H, W)",
     kinks="none (linear)",
-    source="col2im({g}, {x_shape}, {kernel_size}, {stride}, {padding}, {dilation})",
+    source="col2im({g}, {x_shape}, {kernel_size}, {stride}, {padding}, {dilation})", reads=((),),
 )

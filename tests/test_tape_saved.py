@@ -1,0 +1,191 @@
+"""What the tape saves for the backward pass (issue 15): only what each record's VJPs read.
+
+A record declares ``reads`` (per VJP: argument positions and/or ``"ans"``); the tape saves
+those values and hands every other input or output to the VJP as a ``NotSaved`` (shape and
+dtype; reading its values raises). These tests check, for every primitive that declares
+``reads``, that the gradients are bit-for-bit those of a tape that saves everything; that a
+wrong declaration fails loudly; that an intermediate nobody reads is freed; and that the
+walk names tensors by ``Tensor._key``, so a freed tensor's ``id()`` reused by a new one
+cannot mix their gradients.
+"""
+
+from __future__ import annotations
+
+import gc
+import weakref
+
+import numpy as np
+import pytest
+
+import autoprop as ap
+from autoprop.core import registry as R
+from autoprop.core.tape import NotSaved
+from tests.primitive_samples import SAMPLES
+
+DECLARED = sorted(name for name, p in R.PRIMITIVES.items() if p.reads is not None and name in SAMPLES)
+
+
+def test_the_training_primitives_declare_what_they_read():
+    # the MLP, CNN and LSTM steps of benchmarks/train_step.py run on these
+    for name in ("add", "subtract", "multiply", "matmul", "tanh", "sigmoid", "relu", "exp", "mean",
+                 "sum", "reshape", "transpose", "getitem", "extract_patches", "take_along_axis",
+                 "sparse_softmax_cross_entropy_with_logits"):
+        assert R.PRIMITIVES[name].reads is not None, name
+    assert set(DECLARED) >= {"add", "multiply", "matmul", "tanh", "relu"}
+
+
+def _grads(name, save_all, seed=0):
+    prim = R.PRIMITIVES[name]
+    rng = np.random.default_rng(seed)
+    args, kwargs = SAMPLES[name].make(rng)
+    ts = [ap.constant(a) if isinstance(a, np.ndarray) and a.dtype.kind == "f" else a for a in args]
+    diff = [t for i, t in enumerate(ts) if isinstance(t, ap.Tensor) and prim.vjps[i] is not None]
+    with ap.GradientTape(persistent=True) as tape:
+        tape._save_all = save_all
+        tape.watch(diff)
+        y = prim(*ts, **kwargs)
+    G = np.random.default_rng(seed + 1).standard_normal(y.shape)
+    return tape, [g.numpy() for g in tape.gradient(y, diff, output_gradients=G)]
+
+
+@pytest.mark.parametrize("name", DECLARED)
+def test_saving_only_what_the_vjps_read_gives_the_same_bits(name):
+    _, full = _grads(name, save_all=True)
+    tape, part = _grads(name, save_all=False)
+    for a, b in zip(full, part):
+        np.testing.assert_array_equal(a, b)
+    assert all(isinstance(v, (np.ndarray, NotSaved)) or not isinstance(v, np.ndarray)
+               for v in tape._nodes[0].vals)
+
+
+@pytest.mark.parametrize("name", DECLARED)
+def test_second_derivatives_with_only_what_the_vjps_read(name):
+    # nested tapes: the inner walk runs on Tensors; NotSaved stands in there too
+    prim = R.PRIMITIVES[name]
+    args, kwargs = SAMPLES[name].make(np.random.default_rng(3))
+    i = next((i for i, a in enumerate(args) if isinstance(a, np.ndarray) and a.dtype.kind == "f"
+              and prim.vjps[i] is not None), None)
+    if i is None:
+        pytest.skip("no float argument")
+    out = []
+    for save_all in (True, False):
+        ts = [ap.constant(a) if isinstance(a, np.ndarray) and a.dtype.kind == "f" else a for a in args]
+        with ap.GradientTape() as outer:
+            outer.watch(ts[i])
+            with ap.GradientTape() as inner:
+                inner._save_all = save_all
+                inner.watch(ts[i])
+                y = prim(*ts, **kwargs)
+            g = inner.gradient(y, ts[i])
+            s = ap.sum(g * g)
+        h = outer.gradient(s, ts[i])
+        out.append(None if h is None else h.numpy())
+    if out[0] is None:
+        assert out[1] is None
+    else:
+        np.testing.assert_array_equal(out[0], out[1])
+
+
+def test_not_saved_gives_shape_and_dtype_and_refuses_values():
+    ns = NotSaved((3, 4), np.dtype(np.float64))
+    assert ns.shape == (3, 4) and ns.ndim == 2 and ns.size == 12 and len(ns) == 3
+    assert np.shape(ns) == (3, 4) and np.ndim(ns) == 2
+    for use in (lambda: np.ones(3) * ns, lambda: ns + 1.0, lambda: np.asarray(ns), lambda: ns[0],
+                lambda: np.exp(ns), lambda: ns > 0):
+        with pytest.raises(TypeError, match="does not save|NotSaved"):
+            use()
+    for use in (lambda: ns.T, lambda: ns.sum(), lambda: ns.flags):
+        with pytest.raises(AttributeError, match="does not save"):
+            use()
+    assert getattr(ns, "name", None) is None and not hasattr(ns, "_value")
+
+
+def test_a_wrong_reads_declaration_fails_loudly_not_silently():
+    # a record that claims its VJP reads nothing, while the VJP reads x: TypeError, no number
+    bad = R.Primitive("square_wrongly_declared", np.square,
+                      (lambda g, ans, x: g * 2.0 * x,), {"jacobian": ""}, reads=((),))
+    x = ap.constant([1.0, 2.0])
+    with ap.GradientTape() as tape:
+        tape.watch(x)
+        y = bad(x)
+    with pytest.raises(TypeError, match="reads="):
+        tape.gradient(y, x)
+    with pytest.raises(ValueError, match="reads="):
+        R.Primitive("p", np.square, (lambda g, ans, x: g,), {}, reads=((0,), ()))  # two for one VJP
+
+
+def test_an_intermediate_no_vjp_reads_is_freed_during_the_forward():
+    W = ap.Variable(np.ones((3, 4)))
+    b = ap.Variable(np.zeros(3))
+    X = ap.constant(np.arange(8.0).reshape(2, 4))
+    with ap.GradientTape() as tape:
+        xw = ap.matmul(X, W, transpose_b=True)
+        ref = weakref.ref(xw)
+        z = xw + b  # add's VJPs read only shapes: xw is not saved
+        del xw
+        gc.collect()
+        assert ref() is None
+        loss = ap.sum(ap.tanh(z))  # tanh saves its input z
+    text = tape.summary()
+    assert "[(2, 3)]*" in text  # add's input: its shape only
+    gW, gb = tape.gradient(loss, [W, b])
+    d = 1.0 / np.cosh(np.arange(8.0).reshape(2, 4).sum(axis=1, keepdims=True).repeat(3, 1)) ** 2
+    np.testing.assert_allclose(gb.numpy(), d.sum(axis=0), rtol=1e-13)
+    np.testing.assert_allclose(gW.numpy(), d.T @ np.arange(8.0).reshape(2, 4), rtol=1e-13)
+
+
+def test_relu_saves_its_mask_one_byte_per_element():
+    x = ap.Variable(np.linspace(-1.0, 1.0, 64).reshape(8, 8))
+    with ap.GradientTape(persistent=True) as tape:
+        y = ap.sum(ap.relu(x) * 3.0)
+    node = tape._nodes[0]
+    assert node.vals[0].dtype == np.bool_ and node.vals[0].nbytes == 64
+    np.testing.assert_array_equal(tape.gradient(y, x).numpy(), 3.0 * (x.numpy() > 0))
+    assert "64 B" in tape.summary().splitlines()[2]
+
+
+def test_a_freed_tensors_id_reused_by_a_new_watched_tensor_gets_its_own_gradient():
+    # the walk names tensors by Tensor._key: ids of freed intermediates come back (CPython
+    # reuses memory at once), and a new tensor at the same address must not collect
+    # the gradient of the old one
+    x = ap.Variable(np.full(3, 2.0))
+    with ap.GradientTape(persistent=True) as tape:
+        acc = x * 0.0
+        for _ in range(50):
+            acc = acc + ap.exp(x) * 1.0  # each `exp(x) * 1.0` is freed after the add
+        ys = [ap.constant(np.full(3, float(k))) for k in range(50)]
+        for y in ys:
+            tape.watch(y)
+        total = ap.sum(acc) + sum(ap.sum(y * 5.0) for y in ys)
+    np.testing.assert_allclose(tape.gradient(total, x).numpy(), 50 * np.exp(2.0), rtol=1e-13)
+    for g in tape.gradient(total, ys):
+        np.testing.assert_array_equal(g.numpy(), np.full(3, 5.0))
+
+
+def test_a_plain_array_the_vjp_reads_is_still_copied_but_one_it_does_not_read_is_not():
+    x = ap.Variable(np.ones(3))
+    c = np.full(3, 2.0)
+    d = np.full(3, 7.0)
+    with ap.GradientTape() as tape:
+        y = ap.sum((x * c) + d)
+    c[:] = 100.0  # in-place change after the forward: the VJP sees the forward's value
+    d[:] = 100.0  # d is never read by a VJP (add), so nothing was copied
+    mul, add = tape._nodes[0], tape._nodes[1]
+    assert mul.vals[1] is not c and isinstance(add.vals[1], NotSaved)
+    np.testing.assert_array_equal(tape.gradient(y, x).numpy(), [2.0, 2.0, 2.0])
+
+
+def test_a_copied_or_unpickled_tensor_gets_a_new_identity():
+    import copy
+    import pickle
+
+    x = ap.Variable([1.0, 2.0], name="x")
+    c = ap.constant([3.0, 4.0])
+    for other in (pickle.loads(pickle.dumps(x)), copy.deepcopy(x), pickle.loads(pickle.dumps(c))):
+        assert other._key not in (x._key, c._key)
+    y = pickle.loads(pickle.dumps(x))
+    assert (type(y), y.name, y.trainable, y.numpy().tolist()) == (ap.Variable, "x", True, [1.0, 2.0])
+    with ap.GradientTape() as tape:
+        z = ap.sum(x * 2.0 + y * 3.0)  # two Variables with equal values: separate gradients
+    gx, gy = tape.gradient(z, [x, y])
+    assert gx.numpy().tolist() == [2.0, 2.0] and gy.numpy().tolist() == [3.0, 3.0]
