@@ -1,10 +1,8 @@
 r"""Three-way gradient check of a layer or loss: manual vs tape vs numerical (the pipeline of ARCHITECTURE.md).
 
-For :math:`L = \sum Y \odot G` (``G`` a seeded upstream gradient) the gradients of the inputs
-and every parameter come from the sources of :mod:`gradcheck.sources` (the student's
-``backward``, the tape, a reference) and :mod:`gradcheck.numerical`, under one validated
-:class:`~gradcheck.config.CheckConfig`, compared by :func:`gradcheck.compare.compare` into a
-:class:`~gradcheck.result.CheckResult`.
+For :math:`L = \sum Y \odot G` the gradients come from :mod:`gradcheck.sources` and
+:mod:`gradcheck.numerical` under one :class:`~gradcheck.config.CheckConfig`, compared by
+:func:`gradcheck.compare.compare` into a :class:`~gradcheck.result.CheckResult`.
 """
 
 from __future__ import annotations
@@ -18,6 +16,7 @@ import numpy as np
 from . import _validation as V
 from .compare import (
     ATOL_FLOOR,
+    NOISY,
     Comparison,
     atol_swamp_notes,
     close,
@@ -30,6 +29,7 @@ from .config import MODES, CheckConfig, mode_word, training_modes
 from .errors import TwinError, UsageError
 from .numerical import (
     directional_derivatives,
+    grown_step,
     layer_numerical_gradients,
     many_scan,
     numerical_gradient,
@@ -64,25 +64,19 @@ def check_layer(layer: Any, X: Any, *, twin: Any = "auto", init: Mapping[str, An
                 config: CheckConfig | None = None) -> CheckResult:
     """Check a layer's gradients: manual (``backward``) vs tape vs numerical, per tensor.
 
-    ``layer`` follows the manualprop protocol (no base class): ``params``/``grads`` dicts (may be
-    absent), ``forward(X, training=False)``, ``backward(dY) -> dX`` (a tuple for several inputs, None
-    for an integer input); parameters are perturbed in place and restored. ``X``: the input(s) or
-    shape(s), ``N(0, 1)`` from ``seed`` (:func:`gradcheck._validation.layer_inputs`).
-
-    ``twin``: "auto" uses ``autoprop.layers.<SameName>`` when it can be built (else ``twin_note``
-    says why; with ``init``, its constructor kwargs, a failure raises TwinError); None: no tape; or an
-    autoprop layer, or an object with ``tape_gradients`` (:class:`gradcheck.student_tape.StudentTape`,
-    whose :class:`TapeUnavailable` drops the tape column with a note). ``reference``: a layer of ours
-    given the same parameters (pair ``manual-vs-reference``); ``upstream``: ``G`` (default ``N(0, 1)``
-    from ``seed``); ``name``: display name (default the class name).
-
-    The other keywords are :class:`gradcheck.config.CheckConfig` (or pass ``config``).
-    ``training="auto"`` checks eval, then training when ``forward`` takes it and gives another output;
-    the first failing mode's result is returned (``"<name> [training]"``), the other in
-    ``other_modes``. A forward giving two outputs for one input fails (pair ``call1-vs-call2``, note
-    :data:`NONDETERMINISTIC`). Returns a :class:`CheckResult`: ``Y`` (with a twin or reference),
-    ``d<input>`` per float input, ``d<key>`` per parameter. Raises UsageError, ProtocolError,
-    StudentCodeError, GradientShapeError, NonFiniteError, TwinError.
+    ``layer`` follows the manualprop protocol (``params``/``grads`` dicts, may be absent;
+    ``forward(X, training=False)``; ``backward(dY) -> dX``, a tuple for several inputs, None for an
+    integer input); parameters are perturbed in place and restored. ``X``: input(s) or shape(s)
+    (``N(0, 1)`` from ``seed``). ``twin``: "auto" is ``autoprop.layers.<SameName>`` when it can be
+    built (else ``twin_note`` says why; with ``init``, its kwargs, a failure raises TwinError); None:
+    no tape; an autoprop layer, or an object with ``tape_gradients`` (whose :class:`TapeUnavailable`
+    drops the tape column with a note). ``reference``: a layer of ours given the same parameters;
+    ``upstream``: ``G`` (default ``N(0, 1)``); ``name``: display name. The other keywords are
+    :class:`gradcheck.config.CheckConfig` (or ``config``); ``training="auto"`` checks eval, then
+    training when ``forward`` takes it and it changes the output, and returns the first failing
+    mode's result, the other in ``other_modes``. A forward giving two outputs for one input fails
+    (``call1-vs-call2``, :data:`NONDETERMINISTIC`). Returns a :class:`CheckResult`; raises
+    UsageError, ProtocolError, StudentCodeError, GradientShapeError, NonFiniteError, TwinError.
     """
     cfg = config or CheckConfig(rtol=rtol, atol=atol, eps=eps, method=method, mode=mode, seed=seed,
                                 training=training, n_dirs=n_dirs, n_samples=n_samples, batched=batched)
@@ -158,11 +152,14 @@ def _check_mode(call: Call, cfg: CheckConfig, rng, twin, init, reference, upstre
     display.update({k: f"d{k}" for k in call.params})
     shapes = {k: x.shape for k, x in zip(call.keys, call.inputs)}
     shapes.update({k: p.shape for k, p in call.params.items()})
-    comps, numerical = _numerical_comparisons(call, cfg, G, Y.shape, sources, dkeys, shapes, display, notes)
-    records += _assemble(dkeys, display, shapes, sources, comps, cfg.rtol, atol)
-    if cfg_atol_default and atol > ATOL_FLOOR:  # a default atol above every |gradient| passes anything
-        notes += atol_swamp_notes(atol, {display[k]: [g[k] for g in (*sources.values(), numerical) if k in g]
-                                         for k in dkeys})
+    atols = {k: atol for k in dkeys}  # a swamped tensor's own, after its step grew (_numerical_comparisons)
+    comps, numerical = _numerical_comparisons(call, cfg, G, Y.shape, sources, dkeys, shapes, display, notes,
+                                              atols if cfg_atol_default and atol > ATOL_FLOOR else None)
+    records += _assemble(dkeys, display, shapes, sources, comps, cfg.rtol, atols)
+    for k in dkeys:  # a default atol above every |gradient| passes anything
+        if cfg_atol_default and atols[k] > ATOL_FLOOR:
+            notes += atol_swamp_notes(atols[k], {display[k]: [g[k] for g in (*sources.values(), numerical)
+                                                              if k in g]})
     res = CheckResult(
         name=call.owner, kind="layer", records=records, rtol=cfg.rtol, atol=atol, eps=cfg.step, seed=cfg.seed,
         input_shape=_input_shape(call.inputs), training=call.training,
@@ -179,7 +176,6 @@ def _input_shape(inputs):
 
 
 def _upstream(upstream, rng, shape, owner) -> np.ndarray:
-    """The upstream gradient: given, or ``N(0, 1)`` from the check's generator."""
     if upstream is None:
         return rng.standard_normal(shape)
     G = np.array(upstream, dtype=np.float64)
@@ -189,8 +185,13 @@ def _upstream(upstream, rng, shape, owner) -> np.ndarray:
     return G
 
 
-def _numerical_comparisons(call, cfg, G, y_shape, sources, dkeys, shapes, display, notes):
-    """The numerical source by the configured plan, compared with every analytic source except the reference."""
+def _numerical_comparisons(call, cfg, G, y_shape, sources, dkeys, shapes, display, notes, atols=None):
+    """The numerical source by the configured plan, compared with every analytic source except the reference.
+
+    ``atols``: the default atol per key when it is the round-off of a large output; a tensor it
+    swamps (above :data:`NOISY` of its largest |gradient|) is estimated with a grown step
+    (:func:`gradcheck.numerical.grown_step`) and its entry lowered to that step's round-off.
+    """
     analytic = [src for src in ("manual", "tape") if src in sources]
     comps: dict[str, dict[str, Comparison]] = {k: {} for k in dkeys}
     numerical: dict[str, np.ndarray] = {}
@@ -198,14 +199,31 @@ def _numerical_comparisons(call, cfg, G, y_shape, sources, dkeys, shapes, displa
     many = call.forward_many(y_shape)
     rng = np.random.default_rng([cfg.seed, 1])
 
-    def scan(which, indices=None):
-        return layer_numerical_gradients(call.forward, call.inputs, call.params, G, eps=cfg.step,
+    def scan(which, indices=None, eps=cfg.step):
+        return layer_numerical_gradients(call.forward, call.inputs, call.params, G, eps=eps,
                                          input_names=call.keys, method=cfg.method, batched=cfg.batched, which=which,
                                          indices=indices, detail=True, notes=notes, forward_many=many)
 
-    def elements(k, sc, mask=None, how="elements"):
+    def scale(k, *more):
+        with np.errstate(invalid="ignore"):
+            return max(float(np.nanmax(np.abs(g), initial=0.0)) for g in [*(sources[s][k] for s in analytic), *more])
+
+    def swamped(k, *more):
+        return atols is not None and atols[k] > NOISY * scale(k, *more) and scale(k, *more) > 0
+
+    def elements(k, sc, mask=None, how="elements", indices=None):
+        if swamped(k, sc.grad):
+            a0, top = atols[k], scale(k, sc.grad)
+            sc, eps, atols[k] = grown_step(lambda e: scan([k], indices, e)[k], sc, cfg.step, a0, rtol * top,
+                                           values=lambda s: s.grad)
+            if eps != cfg.step:
+                notes.append(f"{display[k]}: the default atol={a0:.2g} (the round-off u*sum|Y*G|/h) swamps "
+                             f"|{display[k]}| <= {top:.3g}, so {display[k]} was differenced with a step "
+                             f"{eps / cfg.step:g} times larger (eps={eps:.3g}, up to where the estimates "
+                             f"stop agreeing: Nocedal & Wright sec. 8.1) and compared with atol={atols[k]:.2g}")
         numerical[k] = sc.grad
-        comps[k].update(_versus_scan({s: sources[s][k] for s in analytic}, sc, rtol, atol, mask, how))
+        comps[k].update(_versus_scan({s: sources[s][k] for s in analytic}, sc, rtol,
+                                     atol if atols is None else atols[k], mask, how))
 
     if cfg.mode == "full":
         for k, sc in scan(dkeys).items():
@@ -218,7 +236,7 @@ def _numerical_comparisons(call, cfg, G, y_shape, sources, dkeys, shapes, displa
             flat = rng.choice(size, size=min(cfg.n_samples, size), replace=False)
             idx[k] = [tuple(int(i) for i in np.unravel_index(f, shapes[k])) for f in flat]
         for k, sc in scan(dkeys, idx).items():
-            elements(k, sc, mask=sc.evaluated, how="sample")
+            elements(k, sc, mask=sc.evaluated, how="sample", indices=idx)
         return comps, numerical
     dd = directional_derivatives(call.forward, call.inputs, call.params, G, input_names=call.keys,
                                  groups=[[k] for k in dkeys], n_dirs=cfg.n_dirs, eps=cfg.step, rng=rng,
@@ -233,9 +251,15 @@ def _numerical_comparisons(call, cfg, G, y_shape, sources, dkeys, shapes, displa
             comps[k][c.pair] = c
             if not c.passed and k not in failing:
                 failing.append(k)
+    noisy = [k for k in dkeys if k not in failing and swamped(k)]
     if failing:
         notes.append("fast mode: the directional test failed for " + ", ".join(display[k] for k in failing)
                      + "; those tensors were then checked element by element")
+    if noisy:
+        notes.append("fast mode: the round-off of the finite differences swamps " + ", ".join(display[k] for k in noisy)
+                     + ", whose directional test cannot tell; checked element by element with a grown step")
+        failing += noisy
+    if failing:
         for k, sc in scan(failing).items():
             elements(k, sc)
     return comps, numerical
@@ -270,7 +294,7 @@ def _nondeterministic(call: Call, Y1, Y2, cfg: CheckConfig) -> CheckResult:
                        method=cfg.method, training=call.training, gradients={"manual": {}, "numerical": {}})
 
 
-def _assemble(dkeys, display, shapes, sources, comps, rtol, atol) -> list[TensorRecord]:
+def _assemble(dkeys, display, shapes, sources, comps, rtol, atols) -> list[TensorRecord]:
     """One record per key: the pairs in :data:`PAIRS` order (element pairs between analytic sources)."""
     recs = []
     for k in dkeys:
@@ -280,7 +304,7 @@ def _assemble(dkeys, display, shapes, sources, comps, rtol, atol) -> list[Tensor
             if pair in comps[k]:
                 rec.comparisons.append(comps[k][pair])
             elif b != "numerical" and a in sources and b in sources:
-                rec.comparisons.append(compare(sources[a][k], sources[b][k], pair, rtol=rtol, atol=atol))
+                rec.comparisons.append(compare(sources[a][k], sources[b][k], pair, rtol=rtol, atol=atols[k]))
         recs.append(rec)
     return recs
 
@@ -288,13 +312,11 @@ def _assemble(dkeys, display, shapes, sources, comps, rtol, atol) -> list[Tensor
 def check_loss(loss: Any, y_true: Any, y_pred: Any, *, twin: Any = "auto", init: Mapping[str, Any] | None = None,
                seed: int = 0, rtol: float = 1e-6, atol: float | None = None, eps: float | None = None,
                name: str | None = None) -> CheckResult:
-    """Check a loss's ``dL/dy_pred``: manual (``backward()``) vs tape vs numerical.
+    """Check a loss's ``dL/dy_pred`` (``forward(y_true, y_pred) -> float``, ``backward()``): manual vs tape vs numerical.
 
-    ``loss`` has ``forward(y_true, y_pred) -> float`` and ``backward() -> dL/dy_pred``; ``y_true``
-    is passed unchanged, ``y_pred`` as a float64 copy. ``twin="auto"``: ``autoprop.losses.<SameName>``
-    (``init`` its kwargs). ``atol`` defaults to :func:`default_atol` of the loss value. Returns a
-    :class:`CheckResult` with records ``L`` (manual vs tape, with a twin) and ``dy_pred``; raises as
-    :func:`check_layer`.
+    ``y_pred`` is passed as a float64 copy; ``twin="auto"``: ``autoprop.losses.<SameName>`` (``init``
+    its kwargs); ``atol`` defaults to :func:`default_atol` of the loss value. Returns a
+    :class:`CheckResult` (records ``L`` with a twin, and ``dy_pred``); raises as :func:`check_layer`.
     """
     owner = name or type(loss).__name__
     cfg = CheckConfig(rtol=rtol, atol=atol, eps=eps, seed=seed)
@@ -336,7 +358,8 @@ def check_loss(loss: Any, y_true: Any, y_pred: Any, *, twin: Any = "auto", init:
     sources["numerical"] = {"y_pred": sc.grad}
     comps = {"y_pred": _versus_scan({s: sources[s]["y_pred"] for s in ("manual", "tape") if s in sources}, sc,
                                     rtol, atol)}
-    records += _assemble(["y_pred"], {"y_pred": gname}, {"y_pred": yp.shape}, sources, comps, rtol, atol)
+    records += _assemble(["y_pred"], {"y_pred": gname}, {"y_pred": yp.shape}, sources, comps, rtol,
+                         {"y_pred": atol})
     return CheckResult(
         name=owner, kind="loss", records=records, rtol=rtol, atol=atol, eps=cfg.step, seed=seed,
         input_shape=tuple(yp.shape),

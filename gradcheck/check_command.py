@@ -1,10 +1,7 @@
-"""The body of ``gradcheck check``: diagnose a (sandboxed) student layer or loss and report it.
-
-:mod:`gradcheck.cli` parses the arguments and builds the student's object in the sandbox;
-:func:`run_check` (layers) and :func:`run_check_loss` (``--loss``) print the header, the table,
-the diagnosis and the verdict, and write ``--json`` and ``--plots``. Colours only on a terminal
-(``isatty`` and ``NO_COLOR`` unset, see https://no-color.org).
-"""
+"""The body of ``gradcheck check`` (:mod:`gradcheck.cli` parses the arguments and builds the object in the
+sandbox): :func:`run_check` (layers) and :func:`run_check_loss` (``--loss``) print the header, table,
+diagnosis and verdict and write ``--json`` and ``--plots``. Colours only on a terminal (``isatty``
+and ``NO_COLOR`` unset, https://no-color.org)."""
 
 from __future__ import annotations
 
@@ -31,13 +28,9 @@ def use_color(stream=None) -> bool:
 
 
 def colorize(text: str, on: bool) -> str:
-    """Colour ``ok`` green and ``FAIL``/``ERROR`` red (whole words only) when ``on``."""
-    if not on:
-        return text
-    text = re.sub(r"\bFAIL\b", f"{_RED}FAIL{_RESET}", text)
-    text = re.sub(r"\bERROR\b", f"{_RED}ERROR{_RESET}", text)
-    text = re.sub(r"(?m)\bok$", f"{_GREEN}ok{_RESET}", text)
-    return re.sub(r"^PASS\b", f"{_GREEN}PASS{_RESET}", text, flags=re.M)
+    """Colour ``ok`` (ending a line) and ``PASS`` (starting one) green, ``FAIL``/``ERROR`` red, when ``on``."""
+    return re.sub(r"\b(FAIL|ERROR)\b|\bok$|^PASS\b", lambda m: f"{_RED if m[1] else _GREEN}{m[0]}{_RESET}",
+                  text, flags=re.M) if on else text
 
 
 def build_reference(spec: str, init: dict[str, Any], seed: int):
@@ -65,12 +58,9 @@ def build_reference(spec: str, init: dict[str, Any], seed: int):
 
 
 def run_check(args, layer, label: str, init: dict[str, Any], shape) -> int:
-    """Diagnose ``layer`` (a :class:`gradcheck.sandbox.RemoteLayer`) with the options ``args``; print; return the exit code.
-
-    ``label`` is ``path::NAME`` for the header, ``init`` the constructor kwargs (also for the twin
-    and the reference), ``shape`` the input shape(s). Exit 0 pass, 1 a mismatch or named bug, 3 the
-    student's code failed.
-    """
+    """Diagnose ``layer`` (a :class:`gradcheck.sandbox.RemoteLayer`) with the options ``args``, print, return the exit
+    code: 0 pass, 1 a mismatch or named bug, 3 the student's code failed. ``label`` is ``path::NAME``,
+    ``init`` the constructor kwargs (also of the twin and reference), ``shape`` the input shape(s)."""
     from .diagnose import diagnose_layer
     cname = label.rpartition("::")[2]
     jac = getattr(args, "jacobian", False)
@@ -280,10 +270,8 @@ def _jacobian(args, layer, twin, shape, cname):
 
 
 def _json_default(o):
-    if isinstance(o, np.integer):
-        return int(o)
-    if isinstance(o, np.floating):
-        return None if not np.isfinite(o) else float(o)
+    if isinstance(o, (np.integer, np.floating)):
+        return None if not np.isfinite(o) else o.item()
     return list(o) if isinstance(o, (tuple, set)) else str(o)
 
 
@@ -315,8 +303,7 @@ def _save(args, figures, payload) -> None:
 # --------------------------------------------------------------------------- losses (--loss)
 
 #: Kinds of ``--targets`` (``y_true``) and ``--pred`` (``y_pred``) for ``gradcheck check --loss``.
-TARGET_KINDS = ("labels", "onehot", "probs", "real", "unit")
-PRED_KINDS = ("real", "probs", "unit")
+TARGET_KINDS, PRED_KINDS = ("labels", "onehot", "probs", "real", "unit"), ("real", "probs", "unit")
 
 
 def parse_kind(spec: str, kinds: tuple[str, ...], flag: str) -> tuple[str, int | None]:
@@ -329,21 +316,16 @@ def parse_kind(spec: str, kinds: tuple[str, ...], flag: str) -> tuple[str, int |
         return kind, None
     if kind not in ("labels", "onehot"):
         raise UsageError(f"{flag} {kind} takes no ':K'; only labels:K and onehot:K do (got {spec!r}).")
-    try:
-        k = int(count)
-    except ValueError:
-        k = 0
+    k = int(count) if count.strip().isdigit() else 0
     if k < 2:
         raise UsageError(f"{flag} {spec!r}: the number of classes K must be an integer >= 2.")
     return kind, k
 
 
 def loss_data(targets: str, pred: str, shape: tuple[int, ...], seed: int) -> tuple[np.ndarray, np.ndarray, str]:
-    """``(y_true, y_pred, description)`` for ``gradcheck check --loss``, ``y_pred`` of ``shape``.
-
-    The kinds are those of ``--targets`` and ``--pred`` (their help in :mod:`gradcheck.cli`); seeds
-    ``[seed, 4]`` (y_pred) and ``[seed, 5]`` (y_true). UsageError for kinds that do not fit the shape.
-    """
+    """``(y_true, y_pred, description)`` for ``--loss``: the kinds of ``--targets`` and ``--pred`` (help in
+    :mod:`gradcheck.cli`), ``y_pred`` of ``shape``, seeds ``[seed, 4]`` and ``[seed, 5]``; UsageError for
+    kinds that do not fit the shape."""
     tkind, k = parse_kind(targets, TARGET_KINDS, "--targets")
     pkind, _ = parse_kind(pred, PRED_KINDS, "--pred")
     rp, rt = np.random.default_rng([seed, 4]), np.random.default_rng([seed, 5])
@@ -360,10 +342,7 @@ def loss_data(targets: str, pred: str, shape: tuple[int, ...], seed: int) -> tup
         if tkind == "onehot" and K != last:
             raise UsageError(f"--targets onehot:{K}: y_pred's last axis has {last} entries (--input-shape "
                              f"{','.join(map(str, shape))}); the one-hot rows must have as many.")
-        lab_shape = shape[:-1] if K == last else shape
-        if not lab_shape:
-            lab_shape = ()
-        labels = rt.integers(0, K, size=lab_shape)
+        labels = rt.integers(0, K, size=shape[:-1] if K == last else shape)
         if tkind == "labels":
             return labels, y_pred, f"y_true: {K}-class labels of shape {tuple(labels.shape)}"
         return np.eye(K)[labels], y_pred, f"y_true: one-hot rows of {K} classes"
@@ -373,10 +352,9 @@ def loss_data(targets: str, pred: str, shape: tuple[int, ...], seed: int) -> tup
 
 
 def run_check_loss(args, loss, label: str, init: dict[str, Any], shape) -> int:
-    """``gradcheck check --loss``: a (sandboxed) loss's ``backward()`` against central differences; the exit code.
+    """``gradcheck check --loss``: a (sandboxed) loss's ``backward()`` against central differences.
 
-    Arguments as :func:`run_check`; ``shape`` is that of ``y_pred``. Exit 0 pass, 1 mismatch.
-    """
+    Arguments as :func:`run_check`, ``shape`` that of ``y_pred``; returns the exit code (0 pass, 1 mismatch)."""
     from .check import check_loss, loss_gradient_name
     from .diagnose import name_signature
     if not isinstance(shape[0], int):

@@ -1,19 +1,18 @@
 r"""The one comparison: one tolerance rule, one relative error, used by every verdict.
 
-Two gradients pass where, per element, ``|a-b| <= atol`` or ``|a-b| <= rtol (|a|+|b|)``; that is
+Two gradients pass where, per element, ``|a-b| <= atol`` or ``|a-b| <= rtol (|a|+|b|)``, i.e.
 
 .. math:: r_i = \frac{|a_i - b_i|}{\max(|a_i| + |b_i|,\ \mathrm{atol}/\mathrm{rtol})} \le \mathrm{rtol},
 
-with CS231n's symmetric denominator (so :math:`r \le 1`; the floor keeps gradients that are
-zero up to rounding from reporting 1). ``check``, ``zoo``, ``train``, ``diagnose`` and ``grade``
-all compare with :func:`compare` (or its boolean form :func:`close`), so they cannot disagree.
+with CS231n's symmetric denominator (``r <= 1``; the floor keeps gradients that are zero up to
+rounding from reporting 1). ``check``, ``zoo``, ``train``, ``diagnose`` and ``grade`` all use
+:func:`compare` (or its boolean form :func:`close`), so they cannot disagree.
 
 Default ``atol`` (:func:`default_atol`): a difference quotient divides the round-off of ``L``,
 about :math:`u\sum_i|Y_iG_i|` (u = 2.2e-16, before cancellation), by the step ``h`` (``eps``;
-``eps/2`` for Richardson), so :math:`\mathrm{atol} = \max(10^{-9}, u\sum|YG|/h)`: 1e-9 for a
-Linear 5->3 at batch 8, 2e-7 for a Conv2D 8->16 on 4x8x16x16 (measured round-off 5e-9, which
-a fixed 1e-9 failed). A planted bug changes gradients by O(1) and still fails. The complex
-step has no cancellation: 1e-9.
+``eps/2`` for Richardson): :math:`\mathrm{atol} = \max(10^{-9}, u\sum|YG|/h)`, 1e-9 for a Linear
+5->3 at batch 8, 2e-7 for a Conv2D 8->16 on 4x8x16x16 (measured round-off 5e-9, which a fixed
+1e-9 failed). The complex step has no cancellation: 1e-9.
 """
 
 from __future__ import annotations
@@ -23,69 +22,54 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["ATOL_FLOOR", "relative_error", "norm_relative_error", "close", "default_atol", "atol_swamp_notes",
-           "Comparison", "compare", "kink_mask"]
+__all__ = ["ATOL_FLOOR", "NOISY", "relative_error", "norm_relative_error", "close", "default_atol",
+           "atol_swamp_notes", "Comparison", "compare", "kink_mask"]
 
 #: Smallest default absolute tolerance (see :func:`default_atol`).
 ATOL_FLOOR = 1e-9
+#: A default atol above this share of a tensor's largest |gradient| swamps it (the step grows, or a warning).
+NOISY = 1e-3
 _TINY = float(np.finfo(np.float64).tiny)
 
 
 def relative_error(a: Any, b: Any, tiny: float = _TINY) -> np.ndarray:
-    """Element-wise ``|a - b| / max(|a| + |b|, tiny)`` in float64, values in [0, 1] (``a == b == 0`` gives 0).
+    """Element-wise ``|a - b| / max(|a| + |b|, tiny)`` in float64, in [0, 1] (``a == b == 0`` gives 0).
 
-    Examples
-    --------
     >>> float(relative_error(1.0, 1.1))  # 0.1 / 2.1
     0.047619047619047...
     """
-    a = np.asarray(a, dtype=np.float64)
-    b = np.asarray(b, dtype=np.float64)
+    a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
     return np.abs(a - b) / np.maximum(np.abs(a) + np.abs(b), tiny)
 
 
 def default_atol(Y: Any, G: Any, eps: float, method: str = "central") -> float:
-    """The default ``atol``: ``max(ATOL_FLOOR, u * sum|Y * G| / h)`` (module docstring); for a loss ``Y`` = L, ``G`` = 1.
+    """``max(ATOL_FLOOR, u * sum|Y * G| / h)`` (module docstring); for a loss ``Y`` = L, ``G`` = 1.
 
-    Examples
-    --------
     >>> default_atol(np.ones(10), np.ones(10), 6.06e-6)  # small: the floor
     1e-09
     >>> round(default_atol(np.ones(100_000), np.ones(100_000), 6.06e-6), 9)  # u * 1e5 / 6.06e-6
     3.664e-06
     """
-    if method == "complex":
-        return ATOL_FLOOR
     h = float(eps) / (2.0 if method == "richardson" else 1.0)
     mag = float(np.sum(np.abs(np.asarray(Y, dtype=np.float64) * np.asarray(G, dtype=np.float64))))
-    if not np.isfinite(mag):
+    if method == "complex" or not np.isfinite(mag):
         return ATOL_FLOOR
     return max(ATOL_FLOOR, float(np.finfo(np.float64).eps) * mag / h)
 
 
-#: atol above this fraction of a tensor's largest |gradient| gets a warning (errors of that size would pass)
-NOISY = 1e-3
-
-
 def atol_swamp_notes(atol: float, grads: dict[str, list[np.ndarray]], how: str = "default") -> list[str]:
-    """``WARNING`` lines for tensors whose every gradient value is below ``atol``, or whose largest is
-    within a factor 1/:data:`NOISY` of it.
-
-    ``grads`` maps a display name (``"db"``) to the arrays compared for it; such a check would
-    pass any wrong gradient of that size (``db = dY.mean(0)`` for ``dY.sum(0)``). ``how`` says
-    where ``atol`` came from (``"default"`` or ``"given"``).
-    """
+    """``WARNING`` lines for tensors (display name -> the arrays compared) whose every |value| is below
+    ``atol``, or whose largest is within a factor 1/:data:`NOISY` of it: a wrong gradient of that size
+    (``db = dY.mean(0)`` for ``dY.sum(0)``) would pass. ``how``: where ``atol`` came from."""
     out = []
     for name, arrays in grads.items():
-        finite = [np.abs(np.asarray(a, dtype=np.float64)) for a in arrays if np.size(a)]
-        if not finite:
-            continue
-        biggest = max(float(np.max(a)) for a in finite)
+        finite = [float(np.max(np.abs(np.asarray(a, dtype=np.float64)))) for a in arrays if np.size(a)]
+        biggest = max(finite, default=float("nan"))
         if np.isfinite(biggest) and atol > biggest:
             out.append(f"WARNING: the {how} atol={atol:.3g} is larger than every |{name}| (at most {biggest:.3g}): "
                        f"the check of {name} would pass any gradient of that size. Pass a smaller --atol / atol= "
                        "(or scale the layer down) for a meaningful check")
-        elif np.isfinite(biggest) and atol > NOISY * biggest:  # large outputs: the differences are too noisy
+        elif np.isfinite(biggest) and atol > NOISY * biggest:
             out.append(f"WARNING: the {how} atol={atol:.3g} is {100 * atol / biggest:.2g}% of the largest |{name}| "
                        f"({biggest:.3g}): an error in {name} smaller than that would pass. The finite differences "
                        "are noisy because the output is large (atol grows with sum|Y*G|); check the layer on "
@@ -94,26 +78,23 @@ def atol_swamp_notes(atol: float, grads: dict[str, list[np.ndarray]], how: str =
 
 
 def close(a: Any, b: Any, rtol: float = 1e-6, atol: float = 1e-9, *, equal_nan: bool = False) -> bool:
-    """True when ``a`` and ``b`` have the same shape and pass the rule of :func:`compare` everywhere.
+    """True when ``a`` and ``b`` have one shape and pass the rule of :func:`compare` everywhere.
 
-    ``close(a, b, 0, 0)`` is exact equality; ``equal_nan``: NaN agrees with NaN. An infinity agrees only
-    with the same infinity (``inf - x`` is within no tolerance, although ``inf <= rtol * inf`` would hold).
+    ``close(a, b, 0, 0)`` is equality; ``equal_nan``: NaN agrees with NaN. An infinity agrees only
+    with the same infinity (``inf - x`` is within no tolerance, although ``inf <= rtol * inf``).
     """
     a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
     if a.shape != b.shape:
         return False
     with np.errstate(invalid="ignore"):
-        d = np.abs(a - b)  # infinite against anything but the same infinity: never within a tolerance
+        d = np.abs(a - b)
         ok = (np.isfinite(d) & ((d <= atol) | (d <= rtol * (np.abs(a) + np.abs(b))))) | (a == b)
-    if equal_nan:
-        ok |= np.isnan(a) & np.isnan(b)
-    return bool(np.all(ok))
+    return bool(np.all(ok | (equal_nan & np.isnan(a) & np.isnan(b))))
 
 
 def norm_relative_error(a: np.ndarray, b: np.ndarray) -> float:
-    """``||a - b|| / (||a|| + ||b||)`` (Frobenius; 0 when both are 0): CS231n's whole-tensor summary, never a verdict."""
-    a = np.asarray(a, dtype=np.float64)
-    b = np.asarray(b, dtype=np.float64)
+    """``||a - b|| / (||a|| + ||b||)`` (Frobenius; 0 when both are 0): CS231n's summary, never a verdict."""
+    a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
     den = np.linalg.norm(a) + np.linalg.norm(b)
     return float(np.linalg.norm(a - b) / den) if den > 0 else 0.0
 
@@ -122,12 +103,11 @@ def norm_relative_error(a: np.ndarray, b: np.ndarray) -> float:
 class Comparison:
     """One pair of gradients of one tensor, compared element-wise (:func:`compare`).
 
-    ``pair`` e.g. ``"manual-vs-numerical"`` (:data:`gradcheck.result.PAIRS`; ``a`` is the first);
-    ``max_abs_error`` is ``max |a - b|``, ``max_rel_error`` ``max r_i`` (floor ``atol/rtol``) at
-    ``worst_index`` (``(direction,)`` in fast mode) with values ``worst_a``, ``worst_b``; ``passed``:
-    ``max_rel_error <= rtol``; ``how`` "elements", "directional" or "sample"; ``n_compared`` elements
-    (or directions); ``kinks`` the elements excluded as at a kink (:func:`kink_mask`);
-    ``norm_rel_error`` :func:`norm_relative_error` over the compared elements (NaN for directional).
+    ``pair`` e.g. ``"manual-vs-numerical"`` (``a`` is the first); ``max_abs_error`` ``max |a - b|``;
+    ``max_rel_error`` ``max r_i`` at ``worst_index`` (``(direction,)`` in fast mode) with values
+    ``worst_a``, ``worst_b``; ``passed``: ``max_rel_error <= rtol``; ``how`` "elements",
+    "directional" or "sample"; ``n_compared`` elements (or directions); ``kinks`` the elements
+    excluded (:func:`kink_mask`); ``norm_rel_error`` over the compared elements.
     """
 
     pair: str
@@ -151,32 +131,23 @@ class Comparison:
 
 def compare(a: np.ndarray, b: np.ndarray, pair: str, *, rtol: float, atol: float,
             mask: np.ndarray | None = None, kinks: np.ndarray | None = None, how: str = "elements") -> Comparison:
-    """Compare two float64 arrays of the same shape: a :class:`Comparison` labelled ``pair``.
+    """Compare two float64 arrays of one shape: a :class:`Comparison` labelled ``pair``.
 
     ``mask``: only these elements (sample mode); ``kinks``: elements excluded from the verdict and
     listed; ``how`` is stored. ``rtol > 0``; ``atol >= 0`` enters as the floor ``atol/rtol``.
     """
-    a = np.asarray(a, dtype=np.float64)
-    b = np.asarray(b, dtype=np.float64)
+    a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
     use = np.ones(a.shape, dtype=bool) if mask is None else np.asarray(mask, dtype=bool).copy()
-    kink_list: list[tuple[int, ...]] = []
-    if kinks is not None:
-        k = np.asarray(kinks, dtype=bool) & use
-        kink_list = [tuple(int(i) for i in ix) for ix in np.argwhere(k)]
-        use &= ~k
+    k = np.zeros(a.shape, dtype=bool) if kinks is None else np.asarray(kinks, dtype=bool) & use
+    kink_list = [tuple(int(i) for i in ix) for ix in np.argwhere(k)]
+    use &= ~k
     if a.size == 0 or not use.any():
         return Comparison(pair, 0.0, 0.0, (), float("nan"), float("nan"), True, how, 0, kink_list, 0.0)
-    aa = np.where(use, a, 0.0)
-    bb = np.where(use, b, 0.0)
-    abs_err = np.abs(aa - bb)
+    aa, bb = np.where(use, a, 0.0), np.where(use, b, 0.0)
     rel = relative_error(aa, bb, tiny=max(atol / rtol, _TINY))
-    flat = int(np.argmax(rel))
-    idx = tuple(int(i) for i in np.unravel_index(flat, a.shape))
-    max_rel = float(rel.flat[flat])
-    return Comparison(
-        pair=pair, max_abs_error=float(abs_err.max()), max_rel_error=max_rel, worst_index=idx, worst_a=float(a[idx]),
-        worst_b=float(b[idx]), passed=bool(max_rel <= rtol), how=how, n_compared=int(use.sum()), kinks=kink_list,
-        norm_rel_error=norm_relative_error(aa, bb))
+    idx = tuple(int(i) for i in np.unravel_index(int(np.argmax(rel)), a.shape))
+    return Comparison(pair, float(np.abs(aa - bb).max()), float(rel[idx]), idx, float(a[idx]), float(b[idx]),
+                      bool(rel[idx] <= rtol), how, int(use.sum()), kink_list, norm_relative_error(aa, bb))
 
 
 def kink_mask(analytic: np.ndarray, numerical: np.ndarray, d_plus: np.ndarray | None,
@@ -184,19 +155,17 @@ def kink_mask(analytic: np.ndarray, numerical: np.ndarray, d_plus: np.ndarray | 
     """Elements at a kink: failing, with one-sided quotients that disagree, and the analytic value between them.
 
     An element fails ``analytic`` vs ``numerical``, its ``d_plus`` and ``d_minus`` differ by more
-    than 1% of their magnitudes (a smooth function differs by about ``h |f''|``), and the analytic
+    than 1% of their magnitudes (a smooth function's differ by about ``h |f''|``), and the analytic
     value lies between them widened by the tolerance: any value there is a valid one-sided
-    derivative (``relu'(0)`` in [0, 1]). Example (case C28): relu at ``x = 1e-4``, ``h = 5e-3``:
-    ``d_plus = 1``, ``d_minus = 0.02``, central 0.51, analytic 1.0. None quotients give no kinks.
+    derivative (``relu'(0)`` in [0, 1]). Case C28: relu at ``x = 1e-4``, ``h = 5e-3``: ``d_plus =
+    1``, ``d_minus = 0.02``, central 0.51, analytic 1.0. None quotients give no kinks.
     """
     a = np.asarray(analytic, dtype=np.float64)
     if d_plus is None or d_minus is None:
         return np.zeros(a.shape, dtype=bool)
-    n = np.asarray(numerical, dtype=np.float64)
     with np.errstate(invalid="ignore"):
-        fails = relative_error(a, n, tiny=max(atol / rtol, _TINY)) > rtol
-        lo = np.minimum(d_plus, d_minus)
-        hi = np.maximum(d_plus, d_minus)
+        fails = relative_error(a, numerical, tiny=max(atol / rtol, _TINY)) > rtol
+        lo, hi = np.minimum(d_plus, d_minus), np.maximum(d_plus, d_minus)
         asym = (hi - lo) > 0.01 * (np.abs(d_plus) + np.abs(d_minus)) + 10 * atol
         slack = rtol * (np.abs(lo) + np.abs(hi)) + atol
         between = (a >= lo - slack) & (a <= hi + slack)

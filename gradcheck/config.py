@@ -1,15 +1,14 @@
 """The one validated configuration of a check: tolerances, step, method, mode, training mode, seed.
 
-:class:`CheckConfig` is built once (by ``check_layer``, ``diagnose_layer`` or the
-CLI) and passed down the pipeline instead of long keyword lists; it validates
-itself in one place (the checks of :mod:`gradcheck._validation`).
+:class:`CheckConfig` is built once (by ``check_layer``, ``diagnose_layer`` or the CLI), passed
+down the pipeline instead of long keyword lists, and validated in one place (the checks of
+:mod:`gradcheck._validation`).
 """
 
 from __future__ import annotations
 
 import dataclasses
 import inspect
-from dataclasses import dataclass
 from typing import Any
 
 from . import _validation as V
@@ -17,26 +16,22 @@ from .compare import ATOL_FLOOR, default_atol
 from .errors import UsageError
 from .numerical import METHODS, default_eps
 
-__all__ = ["CheckConfig", "MODES", "TRAINING", "training_modes", "mode_word"]
+__all__ = ["CheckConfig", "MODES", "training_modes", "mode_word"]
 
 #: Numerical modes: every element, random directional derivatives, sampled elements.
 MODES = ("full", "fast", "sample")
 
-#: Values of ``training``: one mode, both, or both when ``forward`` takes ``training``.
-TRAINING = (False, True, "both", "auto")
 
-
-@dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True)
 class CheckConfig:
     """Settings of one check, validated on construction (UsageError naming the allowed values).
 
-    ``rtol``, ``atol``: ``0 < rtol < 1``, ``atol >= 0`` (None: :func:`gradcheck.compare.default_atol`);
-    ``eps``: relative step (None: :func:`gradcheck.numerical.default_eps` of ``method``, one of
-    :data:`gradcheck.numerical.METHODS`); ``mode``: one of :data:`MODES`; ``seed`` seeds inputs given as
-    shapes, the upstream gradient and the plans' draws; ``training``: True, False, "both" or "auto"
-    (both when ``forward`` takes ``training``, :func:`training_modes`); ``n_dirs``/``n_samples``:
-    directions (fast) or elements (sample) per tensor; ``batched``: the stacked-batch plan (True, False
-    or "auto", :func:`gradcheck.numerical.batch_independent`).
+    ``0 < rtol < 1``; ``atol >= 0`` (None: :func:`gradcheck.compare.default_atol`); ``eps`` the
+    relative step (None: :func:`gradcheck.numerical.default_eps` of ``method``, one of
+    :data:`gradcheck.numerical.METHODS`); ``mode`` one of :data:`MODES`; ``seed`` seeds inputs
+    given as shapes, the upstream gradient and the plans' draws; ``training`` True, False, "both"
+    or "auto" (:func:`training_modes`); ``n_dirs``/``n_samples`` directions (fast) or elements
+    (sample) per tensor; ``batched`` the stacked-batch plan (True, False or "auto").
     """
 
     rtol: float = 1e-6
@@ -53,14 +48,12 @@ class CheckConfig:
     def __post_init__(self):
         rtol, atol = V.check_tolerances(self.rtol, ATOL_FLOOR if self.atol is None else self.atol)
         object.__setattr__(self, "rtol", rtol)
-        if self.atol is not None:
-            object.__setattr__(self, "atol", atol)
-        if self.mode not in MODES:
-            raise UsageError(f"mode must be one of {MODES}; got {self.mode!r}.")
-        if self.method not in METHODS:
-            raise UsageError(f"method must be one of {METHODS}; got {self.method!r}.")
+        object.__setattr__(self, "atol", None if self.atol is None else atol)
+        for what, allowed in (("mode", MODES), ("method", METHODS)):
+            if getattr(self, what) not in allowed:
+                raise UsageError(f"{what} must be one of {allowed}; got {getattr(self, what)!r}.")
         object.__setattr__(self, "eps", V.check_eps(self.eps, self.method))
-        if not any(self.training is t or (isinstance(t, str) and self.training == t) for t in TRAINING):
+        if not any(self.training is t for t in (True, False)) and self.training not in ("both", "auto"):
             raise UsageError(f"training must be True, False, 'both' or 'auto'; got {self.training!r}.")
         for what in ("n_dirs", "n_samples"):
             v = getattr(self, what)
@@ -71,7 +64,7 @@ class CheckConfig:
 
     @property
     def step(self) -> float:
-        """The relative step used: ``eps``, or the default of the method (central for the complex step's parameters)."""
+        """The relative step: ``eps``, or the method's default (central for the complex step's parameters)."""
         return default_eps("central" if self.method == "complex" else self.method) if self.eps is None else self.eps
 
     def atol_for(self, Y: Any, G: Any) -> float:
@@ -83,25 +76,23 @@ class CheckConfig:
         return dataclasses.replace(self, **changes)
 
 
-def _takes_training(layer: Any) -> bool:
-    declared = getattr(layer, "signature", None)  # a sandboxed layer: how the student declared forward
-    if isinstance(declared, dict) and "forward_training" in declared:
-        return bool(declared["forward_training"])
-    try:
-        ps = inspect.signature(getattr(layer, "forward", None)).parameters.values()
-    except (TypeError, ValueError):
-        return False
-    return any(p.name == "training" or p.kind == p.VAR_KEYWORD for p in ps)
-
-
 def training_modes(layer: Any, training: bool | str) -> list[bool]:
     """The modes a check runs ``forward`` in: ``[training]``, or ``[False, True]`` for "both".
 
-    "auto" is "both" when ``layer.forward`` takes a ``training`` argument (or ``**kwargs``),
-    else ``[False]``.
+    "auto" is "both" when ``layer.forward`` takes ``training`` (or ``**kwargs``; a sandboxed
+    layer says so in its ``signature``), else ``[False]``.
     """
     if training == "auto":
-        training = "both" if _takes_training(layer) else False
+        declared = getattr(layer, "signature", None)
+        if isinstance(declared, dict) and "forward_training" in declared:
+            takes = bool(declared["forward_training"])
+        else:
+            try:
+                ps = inspect.signature(getattr(layer, "forward", None)).parameters.values()
+            except (TypeError, ValueError):
+                ps = ()
+            takes = any(p.name == "training" or p.kind == p.VAR_KEYWORD for p in ps)
+        training = "both" if takes else False
     return [False, True] if training == "both" else [bool(training)]
 
 

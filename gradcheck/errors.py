@@ -1,17 +1,14 @@
 """Exception types raised by gradcheck, and the exit codes the CLI maps them to.
 
-Every message is one paragraph for a student or grader: the layer, the tensor or method, what was
-expected and what came. One rule for the codes (listed in ``gradcheck --help``): 1 when the checked
-code ran and something it computed is wrong, 3 when it could not be checked because it did not run
-to the end, 2 for usage errors and for gradcheck itself failing outside the checked code.
+Every message is one paragraph: the layer, the tensor or method, what was expected and what
+came. The codes (listed in ``gradcheck --help``): 1 the checked code ran and computed something
+wrong, 3 it could not be checked (it did not run to the end), 2 usage errors and gradcheck
+itself failing outside the checked code.
 """
 
 from __future__ import annotations
 
-EXIT_PASS = 0
-EXIT_MISMATCH = 1
-EXIT_USAGE = 2
-EXIT_STUDENT = 3
+EXIT_PASS, EXIT_MISMATCH, EXIT_USAGE, EXIT_STUDENT = 0, 1, 2, 3
 
 __all__ = [
     "EXIT_PASS", "EXIT_MISMATCH", "EXIT_USAGE", "EXIT_STUDENT", "GradcheckError", "UsageError", "TwinError",
@@ -19,7 +16,7 @@ __all__ = [
 
 
 class GradcheckError(Exception):
-    """Base class of every error gradcheck raises on purpose; ``exit_code`` is what :func:`gradcheck.cli.main` returns."""
+    """Base of every error gradcheck raises on purpose; ``exit_code`` is what :func:`gradcheck.cli.main` returns."""
 
     exit_code = EXIT_USAGE
 
@@ -27,20 +24,13 @@ class GradcheckError(Exception):
 class UsageError(GradcheckError):
     """gradcheck was called wrongly: bad shape, tolerance, path or class name (exit 2)."""
 
-    exit_code = EXIT_USAGE
-
 
 class TwinError(GradcheckError):
     """The autoprop twin could not be built, or its ``variables`` differ from the layer's ``params`` (exit 2)."""
 
-    exit_code = EXIT_USAGE
-
 
 class GraderError(GradcheckError):
-    """gradcheck itself failed, outside the checked code (exit 2): e.g. its sandbox process ran
-    out of memory unpacking the inputs. The student's code is not blamed."""
-
-    exit_code = EXIT_USAGE
+    """gradcheck itself failed outside the checked code, e.g. its sandbox ran out of memory (exit 2)."""
 
 
 class StudentCodeError(GradcheckError):
@@ -50,13 +40,11 @@ class StudentCodeError(GradcheckError):
 
 
 class ProtocolError(StudentCodeError):
-    """The object breaks the manualprop protocol: no ``forward``/``backward``, ``params`` not a dict of arrays,
-    a ``grads`` key missing (exit 3)."""
+    """No ``forward``/``backward``, ``params`` not a dict of arrays, a ``grads`` key missing (exit 3)."""
 
 
 class GradientShapeError(StudentCodeError):
-    """``backward`` returned ``None`` or an array of the wrong shape or dtype, or a ``grads``
-    entry has a shape different from its parameter: a wrong result (exit 1)."""
+    """``backward`` gave None, a wrong shape or dtype, or a ``grads`` entry unlike its parameter (exit 1)."""
 
     exit_code = EXIT_MISMATCH
 

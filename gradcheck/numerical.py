@@ -1,34 +1,23 @@
 r"""Finite differences of ``L = sum(Y * G)``: one difference kernel, several evaluation plans.
 
-The checker reduces a layer's output to the scalar :math:`L = \sum Y \odot G` with a seeded
-upstream gradient ``G``, so :math:`\partial L/\partial X` is the VJP ``backward(G)`` must return
-and :math:`\partial L/\partial\theta_k` what ``grads[k]`` must hold. Each element is perturbed by
-:math:`h_i = \varepsilon\max(1, |x_i|)` (:func:`step_sizes`) and restored; the denominator is the
-difference of the perturbed values *as stored*, so the rounding of :math:`x_i \pm h_i` does not
-enter the quotient (Press et al., *Numerical Recipes*, 3rd ed., sec. 5.7).
+With a seeded upstream gradient ``G``, :math:`\partial L/\partial X` is the VJP ``backward(G)``
+must return and :math:`\partial L/\partial\theta_k` what ``grads[k]`` must hold. Element ``i``
+moves by :math:`h_i = \varepsilon\max(1, |x_i|)` (:func:`step_sizes`); the denominator is the
+difference of the perturbed values *as stored* (Press et al., *Numerical Recipes*, 3rd ed., 5.7).
+Methods (``u`` the dtype's machine epsilon; Nocedal & Wright, *Numerical Optimization*, 2nd ed.,
+8.1, eqs. 8.6-8.7: the default steps balance truncation against rounding): central
+``(phi(h) - phi(-h)) / 2h``, O(h^2), ``u**(1/3)`` = 6.06e-6 (absolute errors 1e-10 to 6e-10 on
+manualprop's layers); forward, O(h), ``u**(1/2)``; richardson ``(4 C(h/2) - C(h)) / 3``, O(h^4),
+``u**(1/5)``; complex ``Im phi(ih) / h``, O(h^2) with no subtraction (Squire & Trapp, SIAM
+Review 40(1), 1998), ``1e-20``, for a complex-analytic forward (:func:`complex_step_supported`).
 
-=============  ========================================  ==========  ===============
-method         estimate of ``phi'(0)``                    error       default ``eps``
-=============  ========================================  ==========  ===============
-central        ``(phi(h) - phi(-h)) / 2h``                O(h^2)      ``u**(1/3)``
-forward        ``(phi(h) - phi(0)) / h``                  O(h)        ``u**(1/2)``
-richardson     ``(4 C(h/2) - C(h)) / 3``, C central       O(h^4)      ``u**(1/5)``
-complex        ``Im phi(i h) / h``                        O(h^2)      ``1e-20``
-=============  ========================================  ==========  ===============
-
-``u`` is the machine epsilon of the dtype evaluated in. The steps balance truncation against
-rounding (Nocedal & Wright, *Numerical Optimization*, 2nd ed., sec. 8.1, eqs. 8.6-8.7): the
-central default :math:`u^{1/3} = 6.06\times10^{-6}` gives absolute errors of 1e-10 to 6e-10 on
-manualprop's layers, inside the default ``atol = 1e-9``. The complex step has no subtraction
-(Squire & Trapp, SIAM Review 40(1), 1998) but needs a complex-analytic forward, which
-:func:`complex_step_supported` detects by trying; otherwise central differences are used, with a note.
-
-:func:`kernel` is the only place a quotient is formed; the plans only choose which perturbed
-copies to run: **element loop** (:func:`numerical_gradient`, in place), **stacked batch**
-(:func:`batched_input_scan`, for batch-independent layers: copies stacked along axis 0, sample
-``n``'s share ``sum(Y[n] * G[n])`` gives its quotient), **chunked remote** (:func:`many_scan`,
-``forward_many`` of a sandboxed layer, one round trip per chunk), **directional**
-(:func:`directional_derivatives`) and **sample** (any element plan restricted to ``indices``).
+:func:`kernel` is the only place a quotient is formed; the plans choose which perturbed copies
+to run: **element loop** (:func:`numerical_gradient`, in place), **stacked batch**
+(:func:`batched_input_scan`: copies stacked along axis 0 of a batch-independent layer),
+**chunked remote** (:func:`many_scan`, ``forward_many`` of a sandboxed layer), **directional**
+(:func:`directional_derivatives`), **sample** (an element plan on ``indices``) and the small
+Jacobian (:func:`numerical_jacobian`). :func:`grown_step` grows the step where the round-off of a
+large output swamps the gradients.
 """
 
 from __future__ import annotations
@@ -36,6 +25,7 @@ from __future__ import annotations
 import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -44,7 +34,8 @@ from .compare import norm_relative_error
 __all__ = ["DEFAULT_EPS", "METHODS", "OFFSETS", "kernel", "default_eps", "step_sizes", "difference_quotient",
            "step_error_curve", "numerical_gradient", "layer_numerical_gradients", "scalar_objective",
            "Scan", "batch_independent", "batched_input_scan", "directional_derivatives", "numerical_jacobian",
-           "complex_step_supported", "norm_relative_error", "many_scan", "local_forward_many", "MANY_BUDGET"]
+           "complex_step_supported", "norm_relative_error", "many_scan", "local_forward_many", "MANY_BUDGET",
+           "grown_step"]
 
 #: Default relative step: the cube root of float64 machine epsilon, 6.06e-6 (Nocedal & Wright, sec. 8.1).
 DEFAULT_EPS = float(np.cbrt(np.finfo(np.float64).eps))
@@ -67,11 +58,10 @@ def _check_method(method: str) -> str:
 def kernel(method: str, values: Sequence, points: Sequence, f0=None, x0=0.0):
     """The difference quotient: the one place every finite difference of the checker is formed.
 
-    ``values`` are the function at the points of ``OFFSETS[method]`` (arrays broadcast), ``points``
-    the perturbed values as stored (``x0 + h``, ``x0 - h``, ...; ``x0 + 1j*h`` for complex), ``f0``
-    the function at ``x0`` (forward needs it; with central it gives the one-sided quotients).
-    Returns ``(estimate, d_plus, d_minus)``: for central with ``f0``, ``d_plus = (v+ - f0) /
-    (p+ - x0)`` and ``d_minus = (f0 - v-) / (x0 - p-)``, else None.
+    ``values``: the function at the points of ``OFFSETS[method]`` (arrays broadcast); ``points``: the
+    perturbed values as stored (``x0 + 1j*h`` for complex); ``f0``: the function at ``x0`` (forward
+    needs it; with central it gives the one-sided quotients). Returns ``(estimate, d_plus, d_minus)``,
+    ``d_plus = (v+ - f0) / (p+ - x0)`` and ``d_minus = (f0 - v-) / (x0 - p-)`` for central with ``f0``.
     """
     v, p = values, points
     if method == "complex":
@@ -111,13 +101,10 @@ def difference_quotient(phi: Callable[[float], float], h: float, method: str = "
 
 def step_error_curve(f: Callable[[np.ndarray], np.ndarray], x0: float, hs: Sequence[float], *,
                      dtype=np.float64, method: str = "central") -> np.ndarray:
-    """Estimates of ``f'(x0)`` for each step in ``hs``, everything in ``dtype`` (the V curve's round-off shows).
+    """Estimates of ``f'(x0)`` for each step in ``hs`` (method "central" or "forward"), all in ``dtype``.
 
-    ``method`` is "central" or "forward"; returns float64 of shape ``(len(hs),)``.
+    Returns float64 of shape ``(len(hs),)``: the V curve, round-off included.
 
-    Examples
-    --------
-    >>> import numpy as np
     >>> est = step_error_curve(np.exp, 1.0, [0.1, 1e-16])
     >>> [round(float(abs(est[0] - np.e)), 6), float(est[1])]
     [0.004533, 0.0]
@@ -135,13 +122,40 @@ def step_error_curve(f: Callable[[np.ndarray], np.ndarray], x0: float, hs: Seque
     return np.array(out, dtype=np.float64)
 
 
+def grown_step(estimate: Callable[[float], Any], first: Any, eps: float, atol: float, target: float, *,
+               values: Callable[[Any], Any] = np.asarray, grow: float = 10.0,
+               max_eps: float = 0.1) -> tuple[Any, float, float]:
+    r"""Grow the step of a swamped central difference to where truncation and round-off balance.
+
+    The error :math:`E(h) \approx |f'''| h^2/6 + u|f|/h` is least at :math:`h^* = (3u|f|/|f'''|)^{1/3}`,
+    a step that grows with the size of the output (Nocedal & Wright, *Numerical Optimization*, 2nd
+    ed., sec. 8.1; lesson 01b, the V curve); the default ``eps`` assumes ``|f| ~ 1``. Where the
+    round-off ``atol = u sum|Y*G| / eps`` swamps the gradients, this walks down the V instead of
+    guessing ``f'''``: the step is multiplied by ``grow``; the change ``d`` of the estimate is
+    ``1 - grow**-2`` of the new step's truncation (plus noise), so its error bound is ``atol/grow +
+    d grow^2/(grow^2 - 1)``. The new step is kept while ``d`` is within the two round-offs and the
+    bound falls (the bottom of the V), until ``atol <= target`` or ``eps * grow > max_eps``.
+    ``first`` is ``estimate(eps)``, ``values(result)`` its array (NaN where not evaluated). Returns
+    ``(result, eps, atol)``: the estimate kept, its relative step and its error bound.
+    """
+    best, best_values = first, np.asarray(values(first), dtype=np.float64)
+    while atol > target and eps * grow <= max_eps:
+        nxt = estimate(eps * grow)
+        nxt_values = np.asarray(values(nxt), dtype=np.float64)
+        with np.errstate(invalid="ignore"):
+            change = float(np.nanmax(np.abs(nxt_values - best_values), initial=0.0))
+        error = atol / grow + change * grow**2 / (grow**2 - 1)
+        if not (change <= atol * (1 + 1 / grow) and error < atol):
+            break
+        best, best_values, eps, atol = nxt, nxt_values, eps * grow, error
+    return best, eps, atol
+
+
 @dataclass
 class Scan:
-    """Element-wise finite differences of one tensor.
-
-    ``grad`` (NaN where not evaluated); ``d_plus``/``d_minus`` the one-sided quotients (central
-    only; where they disagree the element sits at a kink); ``evaluated`` (bool); ``how``:
-    ``"batched"``, ``"loop"``, ``"many"`` or ``"complex"``.
+    """Element-wise finite differences of one tensor: ``grad`` (NaN where not evaluated), the
+    one-sided quotients ``d_plus``/``d_minus`` (central only; disagreeing at a kink), ``evaluated``,
+    ``how`` ("batched", "loop", "many" or "complex").
     """
 
     grad: np.ndarray
@@ -156,15 +170,11 @@ def scalar_objective(Y: np.ndarray, G: np.ndarray) -> float:
     return float(np.sum(np.asarray(Y, dtype=np.float64) * G))
 
 
-# --------------------------------------------------------------------------- element plans
-
 
 def _element_scan(evaluate: Callable[[list], list], base: np.ndarray, method: str, eps: float, indices,
                   how: str, f0: Callable[[], float] | None = None) -> Scan:
-    """The element plans: which copies to run (one element moved per job); ``evaluate`` runs them.
-
-    ``evaluate([(index, stored value), ...]) -> [L, ...]``; ``f0()`` gives the
-    unperturbed objective (forward method, and the one-sided quotients of central).
+    """The element plans: ``evaluate([(index, stored value), ...]) -> [L, ...]`` runs the copies
+    (one element moved each); ``f0()`` the unperturbed objective (forward; central's one-sided quotients).
     """
     H = step_sizes(base, eps)
     if base.dtype != np.float64 and method != "complex":
@@ -203,10 +213,9 @@ def numerical_gradient(f: Callable[[], float], x: np.ndarray, *, eps: float | No
     """Finite-difference gradient of ``f() -> float`` w.r.t. ``x`` (the element loop), float64 of ``x.shape``.
 
     ``x`` (a writable float ndarray; float32 is perturbed in its own precision) is perturbed **in
-    place** one element at a time and restored, also if ``f`` raises, so ``f`` may read it through any
-    reference (a layer's attribute aliasing ``params['W']``). ``eps``: relative step (None: the
-    :func:`default_eps` of ``method``, which is central, forward or richardson); ``indices``: only these
-    elements, the others NaN; ``detail``: return the :class:`Scan` (one-sided quotients for central).
+    place** and restored, also if ``f`` raises, so ``f`` may read it through any reference. ``eps``:
+    relative step (None: :func:`default_eps` of ``method``: central, forward or richardson);
+    ``indices``: only these elements, the others NaN; ``detail``: return the :class:`Scan`.
     Raises TypeError for a read-only or non-float ``x``, ValueError for an unknown method or "complex".
     """
     if not isinstance(x, np.ndarray) or x.dtype.kind != "f" or not x.flags.writeable:
@@ -232,21 +241,6 @@ def numerical_gradient(f: Callable[[], float], x: np.ndarray, *, eps: float | No
     return sc if detail else sc.grad
 
 
-def _copies_evaluator(forward, inputs, which, G):
-    """Evaluate ``sum(forward(*inputs) * G)`` with one element of ``inputs[which]`` set (a complex copy if needed)."""
-    def evaluate(jobs):
-        out = []
-        for idx, value in jobs:
-            args = [x.copy() for x in inputs]
-            if np.iscomplexobj(value):
-                args[which] = args[which].astype(np.complex128)
-            args[which][idx] = value
-            Y = np.asarray(forward(*args))
-            out.append(np.sum(Y * G) if np.iscomplexobj(Y) else scalar_objective(Y, G))
-        return out
-    return evaluate
-
-
 def many_scan(forward_many: Callable[[list, list], list], inputs: Sequence[np.ndarray],
               params: Mapping[str, np.ndarray], key: str | int, G: np.ndarray, *, eps: float = DEFAULT_EPS,
               indices: Sequence[tuple[int, ...]] | None = None, budget: int = MANY_BUDGET,
@@ -254,11 +248,11 @@ def many_scan(forward_many: Callable[[list, list], list], inputs: Sequence[np.nd
     """The element loop's copies of one tensor (input position ``key`` or parameter key), sent in chunks.
 
     ``forward_many(inputs_list, params_list, edits_list) -> list of Y`` is the protocol of
-    :meth:`gradcheck.sandbox.RemoteLayer.forward_many` (:func:`local_forward_many` gives it for a local
-    forward): per forward ``j``, ``inputs_list[j]`` the arrays or None (the previous ones),
-    ``params_list[j]`` parameter values to set (the first of a chunk holds all), ``edits_list[j]``
-    ``(key, flat_index, value)`` for that forward only. Chunks hold about ``budget`` array elements, at
-    most ``max_per_call`` forwards; ``inputs`` and ``params`` are not modified. Returns a :class:`Scan`.
+    :meth:`gradcheck.sandbox.RemoteLayer.forward_many` (:func:`local_forward_many` locally): per
+    forward, the arrays or None (the previous ones), parameter values to set (the first of a chunk
+    holds all) and ``(key, flat_index, value)`` edits for that forward only. Chunks hold about
+    ``budget`` array elements, at most ``max_per_call`` forwards; ``inputs`` and ``params`` are not
+    modified. Returns a :class:`Scan`; TypeError for a non-float tensor.
     """
     is_input = isinstance(key, int)
     base = np.asarray(inputs[key] if is_input else params[key])
@@ -319,8 +313,6 @@ def local_forward_many(forward: Callable[..., np.ndarray], params: Mapping[str, 
     return many
 
 
-# --------------------------------------------------------------------------- the stacked-batch plan
-
 
 def _concat_inputs(a: Sequence[np.ndarray], b: Sequence[np.ndarray]) -> list[np.ndarray]:
     return [np.concatenate([x, y], axis=0) for x, y in zip(a, b)]
@@ -330,8 +322,8 @@ def batch_independent(forward: Callable[..., np.ndarray], inputs: Sequence[np.nd
                       rng: np.random.Generator | None = None) -> tuple[bool, str]:
     """Probe whether samples along axis 0 are computed independently: ``(ok, reason why not)``.
 
-    ``forward`` runs on ``[X; Z]`` and ``[Z; X]`` for a random batch ``Z`` of another size; the
-    rows of ``X`` must equal ``forward(X)`` to 1e-12 relative, and axis 0 of Y must be the batch.
+    ``forward`` runs on ``[X; Z]`` and ``[Z; X]`` for a random ``Z`` of another size; the rows of
+    ``X`` must equal ``forward(X)`` to 1e-12 relative, and axis 0 of Y must be the batch.
     """
     rng = rng or np.random.default_rng(12345)
     if not inputs or any(x.ndim == 0 for x in inputs):
@@ -366,7 +358,7 @@ def batch_independent(forward: Callable[..., np.ndarray], inputs: Sequence[np.nd
 def batched_input_scan(forward: Callable[..., np.ndarray], inputs: Sequence[np.ndarray], which: int,
                        G: np.ndarray, *, eps: float = DEFAULT_EPS, budget: int = BATCH_BUDGET,
                        indices: Sequence[tuple[int, ...]] | None = None, method: str = "central") -> Scan:
-    """Finite differences w.r.t. ``inputs[which]`` (float64), copies stacked along the batch axis.
+    """Finite differences w.r.t. ``inputs[which]`` (float64), the copies stacked along the batch axis.
 
     For a batch-independent layer (:func:`batch_independent`): the copies with element ``p`` of every
     sample moved are stacked along axis 0, one ``forward`` per chunk of about ``budget`` input
@@ -415,16 +407,13 @@ def batched_input_scan(forward: Callable[..., np.ndarray], inputs: Sequence[np.n
     return Scan(grad.reshape(shape), dp, dm, evaluated.reshape(shape), "batched")
 
 
-# --------------------------------------------------------------------------- complex step, directions, Jacobian
-
 
 def complex_step_supported(forward: Callable[..., np.ndarray], inputs: Sequence[np.ndarray], which: int,
                            G: np.ndarray, rng: np.random.Generator | None = None) -> tuple[bool, str]:
-    """Whether ``forward`` is complex-analytic in ``inputs[which]``: ``(ok, reason)``, detected by trying.
+    """Whether ``forward`` is complex-analytic in ``inputs[which]``: ``(ok, reason)``, by trying.
 
-    ``forward(X + i h u)`` (random ``u``) must not raise, must return a complex array, and
-    ``Im(L)/h`` must agree with a central difference along ``u`` to 1e-5 (``abs``, ``maximum``
-    and comparisons fail this).
+    ``forward(X + i h u)`` (random ``u``) must return a complex array without raising, and
+    ``Im(L)/h`` agree with a central difference along ``u`` to 1e-5 (``abs``, ``maximum`` fail).
     """
     rng = rng or np.random.default_rng(7)
     X = inputs[which]
@@ -461,12 +450,11 @@ def directional_derivatives(forward: Callable[..., np.ndarray], X: Sequence[np.n
                             ) -> dict[tuple[str, ...], list[tuple[dict[str, np.ndarray], float]]]:
     r"""Random directional derivatives of ``L = sum(forward(*inputs) * G)``, two forwards per direction.
 
-    For each group of keys (``[["X"], ["W"]]`` per tensor, or one joint group) and each of ``n_dirs``
-    directions ``u`` (entries ``z * max(1, |x|)``, ``z ~ N(0, 1)``), the quotient of ``method`` along
-    ``u`` (:func:`kernel`), to compare with :math:`\sum_t \langle g_t, u_t\rangle`. Inputs ``X``
-    (named ``input_names``) are not modified; ``params`` are perturbed in place and restored exactly.
-    Returns ``{tuple(group): [(u, numerical), ...]}`` (``u`` a dict key -> direction); ValueError for
-    ``method="complex"`` (parameters are real arrays inside the layer) or an unknown one.
+    Per group of keys (``[["X"], ["W"]]``, or one joint group), ``n_dirs`` directions ``u`` (entries
+    ``z max(1, |x|)``, ``z ~ N(0, 1)``) and the quotient of ``method`` along each, to compare with
+    :math:`\sum_t \langle g_t, u_t\rangle`. ``X`` (named ``input_names``) is not modified; ``params``
+    are perturbed in place and restored. Returns ``{tuple(group): [(u, numerical), ...]}`` (``u`` a
+    dict key -> direction); ValueError for "complex" (real parameters) or an unknown method.
     """
     if _check_method(method) == "complex":
         raise ValueError("directional_derivatives: the complex step needs complex parameters; "
@@ -505,7 +493,7 @@ def directional_derivatives(forward: Callable[..., np.ndarray], X: Sequence[np.n
 
 def numerical_jacobian(forward: Callable[[np.ndarray], np.ndarray], X: np.ndarray, eps: float | None = None,
                        forward_many: Callable[[list], list] | None = None) -> np.ndarray:
-    """Jacobian ``dY/dX``, float64 of shape ``(Y.size, X.size)``, by central differences (:func:`kernel`).
+    """Jacobian ``dY/dX`` by central differences, float64 of shape ``(Y.size, X.size)``.
 
     ``eps``: relative step (default :data:`DEFAULT_EPS`); ``forward_many(list of X) -> list of Y``
     sends the perturbed copies 256 at a time.
@@ -528,9 +516,6 @@ def numerical_jacobian(forward: Callable[[np.ndarray], np.ndarray], X: np.ndarra
     return J.T
 
 
-# --------------------------------------------------------------------------- a layer's tensors
-
-
 def layer_numerical_gradients(forward: Callable[..., np.ndarray], X: np.ndarray | Sequence[np.ndarray],
                               params: Mapping[str, np.ndarray], G: np.ndarray, *, eps: float | None = DEFAULT_EPS,
                               input_names: Sequence[str] | None = None, method: str = "central",
@@ -541,17 +526,14 @@ def layer_numerical_gradients(forward: Callable[..., np.ndarray], X: np.ndarray 
     """Numerical gradients of ``L = sum(forward(*inputs) * G)`` w.r.t. the float inputs and every parameter.
 
     A plan per tensor: the complex step for an input when ``method`` asks and
-    :func:`complex_step_supported` allows it; the stacked batch for the inputs of a batch-independent
-    layer (``batched``: "auto" probes, True assumes); chunks through ``forward_many`` (the
-    :func:`many_scan` protocol) when given; else the element loop. Parameters never use the stacked
-    batch nor the complex step (central instead, with a note).
-
-    ``forward(*inputs) -> Y`` gets fresh copies of ``X`` (one ndarray or a sequence; float inputs are
-    differentiated as float64 copies, integer ones not); ``params`` are perturbed in place and
-    restored; ``G`` has Y's shape. ``eps`` is relative (None: :func:`default_eps`); ``input_names``
-    the result keys of the inputs (default ``"X"`` or ``"X0", "X1", ...``); ``which``/``indices`` only
-    these keys / elements (sample mode, the others NaN); ``notes`` receives the remarks (fallbacks,
-    loop vs batched). Returns ``{name or key: float64 gradient}`` (:class:`Scan` objects if ``detail``).
+    :func:`complex_step_supported` allows; the stacked batch for the inputs of a batch-independent
+    layer (``batched``: "auto" probes, True assumes); chunks through ``forward_many`` (:func:`many_scan`)
+    when given; else the element loop. ``forward(*inputs)`` gets fresh copies of ``X`` (an ndarray or
+    a sequence; float inputs as float64, integer ones not differentiated); ``params`` are perturbed in
+    place and restored; ``G`` has Y's shape; ``eps`` relative (None: :func:`default_eps`);
+    ``input_names`` the inputs' keys (default ``"X"`` or ``"X0", "X1", ...``); ``which``/``indices``:
+    only these keys / elements (the others NaN); ``notes`` receives the remarks (fallbacks). Returns
+    ``{key: float64 gradient}`` (:class:`Scan` objects if ``detail``).
     """
     _check_method(method)
     inputs = [np.asarray(X)] if isinstance(X, np.ndarray) else [np.asarray(x) for x in X]
@@ -575,7 +557,11 @@ def layer_numerical_gradients(forward: Callable[..., np.ndarray], X: np.ndarray 
 
     n = sum(work[i].size if sel(input_names[i]) is None else len(sel(input_names[i])) for i in wanted)
     how = f"{'Richardson' if real == 'richardson' else real} differences, one input entry at a time ({n} entries)"
-    stacked = bool(wanted) and method != "complex" and bool(batched) and _stacked(forward, work, batched, notes, how)
+    stacked, why = bool(wanted) and method != "complex" and bool(batched), ""
+    if stacked and batched is not True:
+        stacked, why = batch_independent(forward, work)
+        if not stacked:
+            notes.append(f"numerical gradient of the inputs: {how}, not stacked as one batch: {why}")
     out: dict[str, Scan] = {}
     for i in wanted:
         name = input_names[i]
@@ -593,19 +579,21 @@ def layer_numerical_gradients(forward: Callable[..., np.ndarray], X: np.ndarray 
     return out if detail else {k: s.grad for k, s in out.items()}
 
 
-def _stacked(forward, work, batched, notes, how) -> bool:
-    """Whether the inputs use the stacked batch: ``batched=True``, or "auto" and :func:`batch_independent`."""
-    ok, why = (True, "") if batched is True else batch_independent(forward, work)
-    if not ok:
-        notes.append(f"numerical gradient of the inputs: {how}, not stacked as one batch: {why}")
-    return ok
-
-
 def _complex_input(forward, work, i, G, indices, notes, name) -> Scan | None:
     """The complex-step scan of input ``i``, or None (with a note) when the forward is not complex-analytic."""
     ok, why = complex_step_supported(forward, work, i, G)
+
+    def evaluate(jobs):  # a complex copy of input i with one element moved per job
+        out = []
+        for idx, value in jobs:
+            args = [x.copy() for x in work]
+            args[i] = args[i].astype(np.complex128)
+            args[i][idx] = value
+            Y = np.asarray(forward(*args))
+            out.append(np.sum(Y * G) if np.iscomplexobj(Y) else scalar_objective(Y, G))
+        return out
+
     if ok:
-        return _element_scan(_copies_evaluator(forward, work, i, G), work[i], "complex", COMPLEX_STEP, indices,
-                             "complex")
+        return _element_scan(evaluate, work[i], "complex", COMPLEX_STEP, indices, "complex")
     notes.append(f"complex step not used for {name}: {why}; central differences instead")
     return None

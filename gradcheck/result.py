@@ -1,8 +1,5 @@
-"""What a check returns: a :class:`CheckResult` of :class:`TensorRecord` s of :class:`~gradcheck.compare.Comparison` s,
-and the plain-text tables the CLI prints of them (:func:`format_table`).
-
-Diagnosis, grading and the plots only read these.
-"""
+"""A check's :class:`CheckResult` of :class:`TensorRecord` s of :class:`~gradcheck.compare.Comparison` s, and
+the text tables the CLI prints (:func:`format_table`); diagnosis, grading and the plots only read them."""
 
 from __future__ import annotations
 
@@ -18,14 +15,10 @@ from .compare import Comparison
 __all__ = ["PAIRS", "ALL_PAIRS", "NONDETERMINISTIC", "TensorRecord", "CheckResult", "json_shape",
            "format_table", "format_failures", "format_error_row"]
 
-#: The three-way comparison pairs, in display order.
+#: The three-way comparison pairs, in display order; every pair a result may hold adds a layer of ours
+#: given the same parameters (``check_layer(reference=...)``) and two forwards on one input.
 PAIRS = ("manual-vs-numerical", "tape-vs-numerical", "manual-vs-tape")
-
-#: Every pair a result may hold: :data:`PAIRS`, ``manual-vs-reference`` (a layer of
-#: ours given the same parameters, see ``check_layer(reference=...)``) and
-#: ``call1-vs-call2`` (two forwards on the same input, see :data:`NONDETERMINISTIC`).
 ALL_PAIRS = PAIRS + ("manual-vs-reference", "call1-vs-call2")
-
 #: Start of the note of a result whose forward gave different outputs for the same input.
 NONDETERMINISTIC = "non-deterministic forward"
 
@@ -47,31 +40,20 @@ class TensorRecord:
 
     def get(self, pair: str) -> Comparison | None:
         """The comparison for ``pair``, or None when that pair was not computed."""
-        for c in self.comparisons:
-            if c.pair == pair:
-                return c
-        return None
+        return next((c for c in self.comparisons if c.pair == pair), None)
 
 
 @dataclass
 class CheckResult:
     """Outcome of :func:`check_layer` or :func:`check_loss`.
 
-    Attributes
-    ----------
-    name, kind : str
-        Layer or loss name; ``"layer"`` or ``"loss"``.
-    records : list of TensorRecord
-        The forward record first (with a twin or reference), then the inputs', then one per parameter.
-    rtol, atol, eps, seed, mode, method, input_shape
-        As checked (:class:`gradcheck.config.CheckConfig`); a tuple of shapes for several inputs.
-    twin, twin_note, notes : str, str, list of str
-        Qualified name of the twin used (or None), and why there is no tape column.
-    gradients : dict
-        ``{"manual"|"tape"|"reference"|"numerical": {tensor: ndarray}}`` (numerical: NaN where not
-        estimated, absent for tensors that passed the fast mode's directional test).
-    training, other_modes : bool or None, list of CheckResult
-        The mode ``forward`` ran in (None for a loss); the other mode's result (``passed`` needs it too).
+    ``name``, ``kind`` ("layer" or "loss"); ``records``: the forward record first (with a twin or
+    reference), the inputs', one per parameter; ``rtol`` ... ``input_shape`` as checked
+    (:class:`gradcheck.config.CheckConfig`; a tuple of shapes for several inputs); ``twin``: the
+    twin's qualified name or None, ``twin_note`` why there is no tape column; ``gradients``:
+    ``{"manual"|"tape"|"reference"|"numerical": {tensor: ndarray}}`` (numerical: NaN where not
+    estimated, absent for tensors that passed the fast mode's directional test); ``training``: the
+    mode ``forward`` ran in (None for a loss); ``other_modes``: the other mode's result.
     """
 
     name: str
@@ -104,17 +86,8 @@ class CheckResult:
     @property
     def kinks(self) -> dict[str, list[tuple[int, ...]]]:
         """``{tensor: [index, ...]}`` of elements excluded as "at a kink" (manual vs numerical)."""
-        out = {}
-        for r in self.records:
-            c = r.get("manual-vs-numerical")
-            if c is not None and c.kinks:
-                out[r.tensor] = list(c.kinks)
-        return out
-
-    @property
-    def failures(self) -> list[tuple[TensorRecord, Comparison]]:
-        """The failing (record, comparison) pairs, in record order."""
-        return [(r, c) for r in self.records for c in r.comparisons if not c.passed]
+        return {r.tensor: list(c.kinks) for r in self.records
+                if (c := r.get("manual-vs-numerical")) is not None and c.kinks}
 
     @property
     def failing_tensors(self) -> list[str]:
@@ -142,8 +115,7 @@ class CheckResult:
                  **{k: None if np.isnan(row[k]) else row[k] for k in ("norm_rel_error", "worst_a", "worst_b")}}
                 for row in self.rows]}
 
-    def __str__(self) -> str:
-        return self.table()
+    __str__ = table
 
 
 def json_shape(shape):
@@ -164,13 +136,12 @@ _DIRECTIONAL = {"central": "(L(x+hu)-L(x-hu))/2h", "forward": "(L(x+hu)-L(x))/h"
 
 def format_table(results: Sequence[CheckResult], details: bool = True,
                  errors: Sequence[tuple[str, str]] = ()) -> str:
-    """One text table of ``results``, one row per tensor, with the footnotes under it.
+    """One text table of ``results``, a row per tensor (``Y``/``L`` forward values, ``dX``, ...), footnotes under it.
 
-    Columns: name, tensor (``Y``/``L`` = forward value, ``dX``, ``dW``, ...), shape, the maximum
-    relative error of each pair (``manual~num``, ``tape~num``, ...; ``-`` when not computed, ``FAIL``
-    above tolerance), the maximum absolute error over the pairs, what was checked, kinks (when any)
-    and a status. ``details``: a paragraph per failing comparison (worst element, both values);
-    ``errors``: ``(name, message)`` of entries that could not be checked (ERROR rows, messages below).
+    Columns: name, tensor, shape, each pair's largest relative error (``-`` not computed, ``FAIL``
+    above tolerance), the largest absolute error, what was checked, kinks (when any), status.
+    ``details``: a paragraph per failing comparison; ``errors``: ``(name, message)`` of entries that
+    could not be checked (ERROR rows, the messages below).
     """
     shown = [p for p in ALL_PAIRS if any(rec.get(p) is not None for res in results for rec in res.records)]
     shown = shown or ["manual-vs-numerical"]
@@ -197,7 +168,6 @@ def format_table(results: Sequence[CheckResult], details: bool = True,
 
 
 def _footnotes(results: Sequence[CheckResult]) -> list[str]:
-    """The lines under the table: the rule, kinks, missing twins, notes."""
     if not results:
         return []
     r0 = results[0]
@@ -225,7 +195,6 @@ def _footnotes(results: Sequence[CheckResult]) -> list[str]:
 
 
 def _checked(rec) -> str:
-    """What the numerical comparison covered: every element, a sample of them, or random directions."""
     c = rec.get("manual-vs-numerical") or (rec.comparisons[0] if rec.comparisons else None)
     if c is None or rec.kind == "forward":
         return "-"
@@ -238,7 +207,7 @@ def format_failures(results: Sequence[CheckResult]) -> str:
     """One paragraph per failing comparison, naming the tensor, worst element and values ("" when all passed)."""
     out = []
     for res in results:
-        for rec, c in res.failures:
+        for rec, c in [(r, c) for r in res.records for c in r.comparisons if not c.passed]:
             (a, b), what = c.names, "forward value" if rec.kind == "forward" else "gradient"
             head = f"FAIL {res.name} {rec.tensor} ({what}, {c.pair}): "
             if c.how == "directional":

@@ -424,13 +424,15 @@ class BigLinear:
 """
 
 
-def test_default_atol_larger_than_the_gradients_is_warned(tmp_path):
-    # newuser item 10: the default atol grows with |Y| and passed db = dY.mean(0)
+def test_default_atol_larger_than_the_gradients_grows_the_step_and_catches_the_bug(tmp_path):
+    # newuser item 10: the default atol grows with |Y| (12 here, |db| <= 2.5) and passed db = dY.mean(0)
+    # with a warning; issue 10 sec. 3: the step of a swamped tensor grows instead, and the bug fails
     f = student(tmp_path, BIG)
     p = check(f, shape="8,5", init=None, cls="BigLinear")
     out = " ".join(p.stdout.split())
-    assert "WARNING: the default atol=" in out and "is larger than every |db|" in out, p.stdout
-    assert "larger than every |dX|" not in out  # |dX| ~ 1e10 is far above it
+    assert p.returncode == 1 and "FAIL: BigLinear: gradient mismatch in db." in out, p.stdout
+    assert "db was differenced with a step 10000 times larger" in out and "is larger than every" not in out
+    assert "dX was differenced" not in out  # |dX| ~ 1e10 is far above the atol: its step is not grown
     # a small scale: the floor atol, no warning, the bug is caught
     p = check(f, shape="8,5", init='{"scale": 1.0}', cls="BigLinear")
     assert p.returncode == 1 and "is larger than every" not in p.stdout, p.stdout

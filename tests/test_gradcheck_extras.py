@@ -208,11 +208,57 @@ def test_a_backward_that_writes_into_dy_is_refused_in_process_and_in_the_sandbox
             check_layer(layer, X, twin=None)
 
 
-def test_a_default_atol_that_is_a_sizeable_part_of_the_gradient_is_warned_about():
+def test_a_default_atol_that_is_a_sizeable_part_of_the_gradient_grows_the_step_and_fails_a_1_percent_error():
     """Found by a new user: Y = X + 1e5 at (256, 64) gives atol 0.048 against |dX| <= 4, so a backward 1%
-    too large passed without a word. It still passes (the numbers cannot tell), but the note says why."""
+    too large passed with only a warning. The step of dX now grows (Y is linear in X: no truncation) until
+    its round-off is below rtol * |dX|, so the error fails and a correct backward passes."""
     X = np.random.default_rng(0).standard_normal((256, 64))
-    res = check_layer(_Offset(c=1e5, k=1.01), X, twin=None)
-    assert any("WARNING: the default atol=" in n and "% of the largest |dX|" in n for n in res.notes), res.notes
-    quiet = check_layer(_Offset(c=1.0, k=1.0), X, twin=None)  # an ordinary output: no such warning
-    assert not any("% of the largest" in n for n in quiet.notes), quiet.notes
+    res = check_layer(_Offset(c=1e5, k=1.01), X, twin=None, mode="full")
+    assert not res.passed and res.failing_tensors == ["dX"]
+    c = res.records[0].get("manual-vs-numerical")
+    assert c.max_rel_error == pytest.approx(0.01 / 2.01, rel=1e-3)  # |a-b| / (|a|+|b|) of a 1% error
+    assert any("dX was differenced with a step" in n for n in res.notes), res.notes
+    assert not any("WARNING: the default atol=" in n for n in res.notes), res.notes
+    good = check_layer(_Offset(c=1e5, k=1.0), X, twin=None, mode="full")
+    assert good.passed and good.records[0].get("manual-vs-numerical").max_abs_error < 1e-6
+    quiet = check_layer(_Offset(c=1.0, k=1.0), X, twin=None)  # an ordinary output: the step is not grown
+    assert not any("differenced with a step" in n or "% of the largest" in n for n in quiet.notes), quiet.notes
+
+
+class _BigBiasLinear:
+    """Y = X W^T + b with a bias of size ``bias``; dW multiplied by ``1 + wrong``."""
+
+    def __init__(self, bias, wrong):
+        rng = np.random.default_rng(1)
+        self.params = {"W": rng.standard_normal((3, 5)), "b": np.full(3, float(bias))}
+        self.grads = {k: np.zeros_like(v) for k, v in self.params.items()}
+        self.wrong = wrong
+
+    def forward(self, X, training=False):
+        self.X = X
+        return X @ self.params["W"].T + self.params["b"]
+
+    def backward(self, dY):
+        self.grads["W"] = dY.T @ self.X * (1 + self.wrong)
+        self.grads["b"] = dY.sum(0)
+        return dY @ self.params["W"]
+
+
+@pytest.mark.parametrize("mode", ["fast", "full", "sample"])
+@pytest.mark.parametrize("bias", [1e4, 1e6, 1e8])
+def test_a_1_percent_wrong_dw_fails_under_a_large_bias_and_a_right_one_passes(bias, mode):
+    """Issue 10 sec. 3: at bias 1e8 the default atol (0.059) swamped |dW| <= 5.9 and the 1% error passed."""
+    X = np.random.default_rng(0).standard_normal((8, 5))
+    bad = check_layer(_BigBiasLinear(bias, 0.01), X, twin=None, mode=mode, n_samples=15)
+    assert bad.failing_tensors == ["dW"], bad.table()
+    c = bad.records[1].get("manual-vs-numerical")  # |manual - numerical| = 0.01 |dW| = |manual| / 101
+    manual = bad.gradients["manual"]["dW"]
+    assert c.max_abs_error == pytest.approx(np.abs(manual).max() / 101, rel=1e-3)
+    good = check_layer(_BigBiasLinear(bias, 0.0), X, twin=None, mode=mode, n_samples=15)
+    assert good.passed, good.table()
+    assert not any("WARNING" in n for n in good.notes), good.notes
+    grown = [n for n in good.notes if "differenced with a step" in n]
+    assert len(grown) == (3 if bias == 1e8 else 0), good.notes  # dX, dW, db: atol 0.059 > 1e-3 |g|
+    if bias == 1e8:
+        atol = float(grown[1].rpartition("compared with atol=")[2])
+        assert "10000 times larger" in grown[1] and atol < 1e-4 < 0.059  # round-off / 1e4 + the measured change

@@ -196,3 +196,24 @@ def test_directional_derivatives_use_the_method_asked_for():
     # Richardson's larger step no longer fails the screen of a correct layer (it used central there)
     r = check_layer(mp.Tanh(), (4, 5), method="richardson", mode="fast", twin=None)
     assert r.passed and all(c.how == "directional" for rec in r.records for c in rec.comparisons)
+
+
+def test_grown_step_stops_where_truncation_and_round_off_balance():
+    """phi(t) = 1e8 + exp(1 + t): round-off u*1e8/h (3.7e-3 at the default step) swamps phi'(0) = e.
+    The step grows while the estimates agree within round-off; at eps = 6e-2 truncation
+    (h^2 e / 6 = 1.6e-3) shows, so 6e-3 is kept, and its error bound covers its real error."""
+    from gradcheck.numerical import difference_quotient, grown_step
+
+    def estimate(e):
+        return difference_quotient(lambda t: 1e8 + np.exp(1.0 + t), e)
+
+    u = float(np.finfo(np.float64).eps)
+    eps0 = DEFAULT_EPS
+    atol0 = u * 1e8 / eps0
+    est, eps, atol = grown_step(estimate, estimate(eps0), eps0, atol0, 1e-6 * np.e)
+    assert eps == pytest.approx(eps0 * 1000)
+    assert abs(est - np.e) <= atol < atol0 / 100
+    assert abs(abs(est - np.e) - np.e * eps**2 / 6) <= u * 1e8 / eps  # truncation, and round-off below it
+    # a function linear in t has no truncation: the step grows up to the target (or max_eps)
+    lin = grown_step(lambda e: difference_quotient(lambda t: 1e8 + 3.0 * t, e), 3.0, eps0, atol0, 3e-6)
+    assert lin[1] == pytest.approx(eps0 * 1e4) and abs(lin[0] - 3.0) <= lin[2] < atol0 / 1000
