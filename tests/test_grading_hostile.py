@@ -25,7 +25,7 @@ import pytest
 
 from gradcheck.errors import UsageError
 from gradcheck.grading.runner import display_name, grade_batch, grade_submission, result_folders
-from gradcheck.isolation import support
+from gradcheck.sandbox import support
 
 ROOT = Path(__file__).resolve().parents[1]
 ASSIGN = ROOT / "assignments" / "linear_relu_ce"
@@ -283,7 +283,7 @@ def test_resumed_batch_keeps_its_own_results_and_regrades_a_planted_one(batch):
 
 
 def test_without_namespaces_the_grader_refuses_unless_told_and_records_none(tmp_path, monkeypatch):
-    import gradcheck.isolation as iso
+    import gradcheck.sandbox as iso
 
     monkeypatch.setattr(iso, "support", lambda: ("none", "bubblewrap (bwrap) is not installed"))
     sub = tmp_path / "sub"

@@ -12,8 +12,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from gradcheck.isolation import SITE, SUBMISSION, TMP_BYTES, UID_BASE, UID_COUNT, support
-from gradcheck.sandbox import Sandbox, SandboxError
+from gradcheck.isolation import SITE, SUBMISSION, TMP_BYTES, UID_BASE, UID_COUNT
+from gradcheck.sandbox import Sandbox, SandboxError, support
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -66,9 +66,9 @@ def connect(scheduler: str):
 
 def probe_worker(tests: str, submissions: str) -> dict[str, Any]:
     """Can this worker grade (run on each by ``Client.run``; never raises)? ``host``,
-    ``isolation``, ``detail`` (:func:`gradcheck.isolation.support`), ``tests`` (how many grading
+    ``isolation``, ``detail`` (:func:`gradcheck.sandbox.support`), ``tests`` (how many grading
     tests it sees, or the error) and ``submissions`` (it sees that folder)."""
-    from ..isolation import support
+    from ..sandbox import support
 
     level, detail = support()
     try:

@@ -361,10 +361,10 @@ def check_grading_inputs(submission: str | os.PathLike, tests: str | os.PathLike
 
 
 def isolation_level(unsafe_no_isolation: bool = False) -> str:
-    """The isolation the grader gives the student's code (:func:`gradcheck.isolation.support`):
+    """The isolation the grader gives the student's code (:func:`gradcheck.sandbox.support`):
     ``"namespaces+uid"``, ``"namespaces"``, or ``"none"`` only with ``unsafe_no_isolation``
     (else :class:`~gradcheck.errors.UsageError`)."""
-    from ..isolation import support
+    from ..sandbox import support
 
     level, detail = support()
     if level == "none" and not unsafe_no_isolation:
