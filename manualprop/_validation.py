@@ -71,7 +71,7 @@ __all__ = [
     "format_shape",
     "gradients_finite",
     "output_ss",
-    "ss_limit",
+    "SS_LIMIT",
 ]
 
 FLOAT_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
@@ -930,15 +930,11 @@ def output_ss(Y: np.ndarray, layer, method: str, name: str, inputs: str, params=
     raise nonfinite_output(layer, method, Y, name, inputs, params)
 
 
-#: A sum of squares below which a product cannot overflow, per dtype: sqrt(1e300) = 1e150
+#: A product of sums of squares below which a matrix product cannot overflow, per dtype (other
+#: dtypes: prove nothing, ``.get(dtype, 0.0)``): sqrt(1e300) = 1e150
 #: (float64), sqrt(1e70) = 1e35 (float32), far below the largest value, whatever the
 #: rounding of the sums (Cauchy-Schwarz bounds every partial sum of |a||b| too).
-_SS_LIMIT = {np.dtype(np.float64): 1e300, np.dtype(np.float32): 1e70}
-
-
-def ss_limit(dtype) -> float:
-    """The bound of ``_SS_LIMIT`` for ``dtype`` (0.0 for other dtypes: nothing is proven)."""
-    return _SS_LIMIT.get(np.dtype(dtype), 0.0)
+SS_LIMIT = {np.dtype(np.float64): 1e300, np.dtype(np.float32): 1e70}
 
 
 def gradients_finite(layer, grads, inputs: str) -> None:

@@ -13,6 +13,7 @@ from .training import accuracy, compile_args, fit_loop
 __all__ = ["Residual", "Sequential", "flat_dict"]
 
 _SIZE = "size"
+_INF = math.inf
 #: Built-in layers whose forward output is known to be finite whenever their input is (which
 #: they check), and where a bound on the output's sum of squares is found: ReLU and a reshape
 #: keep their input's (``X_ss`` in the cache), tanh, the logistic and softmax are bounded by
@@ -25,13 +26,7 @@ _FINITE_FORWARD = {ReLU: "X_ss", Flatten: "X_ss", Tanh: _SIZE, Sigmoid: _SIZE, S
 #: and Linear, which checks its dX (``dX_ss``).
 _FINITE_BACKWARD = {ReLU: "dY_ss", Tanh: "dY_ss", Sigmoid: "dY_ss", Flatten: "dY_ss", Linear: "dX_ss"}
 _BUILTIN: dict = {}
-
-
-def _bound(layer, key, out) -> float:
-    """The bound on ``out . out`` that the rule ``key`` of _FINITE_FORWARD/_BACKWARD gives."""
-    if key is _SIZE:
-        return float(out.size)
-    return layer.cache.get(key, math.inf)
+_PREFIXES = tuple(f"{i}." for i in range(64))
 
 
 def _all_finite(A) -> bool:
@@ -140,7 +135,15 @@ class Sequential:
         return self.forward(X, training=training)
 
     def _flat(self, attr: str) -> dict:
-        return flat_dict(enumerate(self.layers), attr)
+        # flat_dict(enumerate(self.layers), attr), with the "<index>." prefixes made once
+        out = {}
+        for i, layer in enumerate(self.layers):
+            d = getattr(layer, attr, None)
+            if d:
+                prefix = _PREFIXES[i] if i < len(_PREFIXES) else f"{i}."
+                for key, value in d.items():
+                    out[prefix + key if type(key) is str else f"{prefix}{key}"] = value
+        return out
 
     @property
     def params(self) -> dict:
@@ -182,7 +185,8 @@ class Sequential:
                     known.array = None
                 before, X = X, layer.forward(X, training=training)
                 rule = _FINITE_FORWARD.get(kind)
-                bound = None if rule is None else _bound(layer, rule, X)
+                bound = None if rule is None else (
+                    float(X.size) if rule is _SIZE else layer.cache.get(rule, _INF))
         except NonFiniteError as err:
             err.at(i)  # the position of the layer that made the values (or of its container)
             raise
@@ -232,7 +236,7 @@ class Sequential:
                 if i or input_grad:
                     before, dY = dY, layer.backward(dY)
                     rule = _FINITE_BACKWARD.get(kind)
-                    bound = None if rule is None else _bound(layer, rule, dY)
+                    bound = None if rule is None else layer.cache.get(rule, _INF)
                 elif getattr(layer, "input_grad_optional", False):
                     layer.backward(dY, input_grad=False)
                     return None

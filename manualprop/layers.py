@@ -19,6 +19,7 @@ import math
 import numpy as np
 
 from ._validation import (
+    SS_LIMIT,
     Where,
     check_array,
     check_axis,
@@ -31,7 +32,6 @@ from ._validation import (
     check_scalar,
     gradients_finite,
     output_ss,
-    ss_limit,
 )
 from .init import linear_params
 
@@ -278,7 +278,7 @@ class Linear(Layer):
         X = cache["X"]
         dW = dY.T @ X
         db = dY.sum(axis=0)
-        limit = ss_limit(dW.dtype)
+        limit = SS_LIMIT.get(dW.dtype, 0.0)
         if not (ssd * cache.get("X_ss", math.inf) < limit and ssd * len(dY) < limit):
             gradients_finite(self, (("dW", dW), ("db", db)), "dY and X")  # huge values: look
         self.grads["W"] = dW
@@ -380,6 +380,12 @@ class Tanh(_Elementwise):
 
     def _local_grad(self, saved):
         return _tanh_grad(*saved)
+
+    def backward(self, dY):
+        """Return ``dX = dY * tanh'(X)``, tanh' as :func:`_tanh_grad` (written into its own array)."""
+        dY, self.cache["dY_ss"] = self._check_dY(dY, ss=True)
+        d = _tanh_grad(*self.cache["saved"])
+        return np.multiply(d, dY, out=d) if d.ndim else d * dY
 
 
 class LeakyReLU(_Elementwise):
