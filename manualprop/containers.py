@@ -16,15 +16,14 @@ _SIZE = "size"
 _INF = math.inf
 #: Built-in layers whose forward output is known to be finite whenever their input is (which
 #: they check), and where a bound on the output's sum of squares is found: ReLU and a reshape
-#: keep their input's (``X_ss`` in the cache), tanh, the logistic and softmax are bounded by
-#: 1 (``Y.size``), and Linear checks its own output (``Y_ss``). Not LogSoftmax (``X - max``
+#: keep their input's (``layer._ss["X"]``), tanh, the logistic and softmax are bounded by 1
+#: (``Y.size``), and Linear checks its own output (``_ss["Y"]``). Not LogSoftmax (``X - max``
 #: can overflow to -inf).
-_FINITE_FORWARD = {ReLU: "X_ss", Flatten: "X_ss", Tanh: _SIZE, Sigmoid: _SIZE, Softmax: _SIZE,
-                   Linear: "Y_ss"}
+_FINITE_FORWARD = {ReLU: "X", Flatten: "X", Tanh: _SIZE, Sigmoid: _SIZE, Softmax: _SIZE, Linear: "Y"}
 #: Built-in layers whose backward returns a finite dX whenever dY is (which they check):
-#: ``dX = dY * f'(X)`` with ``|f'| <= 1``, or a reshape of dY (both keep ``dY_ss`` as a bound);
-#: and Linear, which checks its dX (``dX_ss``).
-_FINITE_BACKWARD = {ReLU: "dY_ss", Tanh: "dY_ss", Sigmoid: "dY_ss", Flatten: "dY_ss", Linear: "dX_ss"}
+#: ``dX = dY * f'(X)`` with ``|f'| <= 1``, or a reshape of dY (both bounded by ``_ss["dY"]``);
+#: and Linear, which checks its dX (``_ss["dX"]``).
+_FINITE_BACKWARD = {ReLU: "dY", Tanh: "dY", Sigmoid: "dY", Flatten: "dY", Linear: "dX"}
 _BUILTIN: dict = {}
 _PREFIXES = tuple(f"{i}." for i in range(64))
 
@@ -186,7 +185,7 @@ class Sequential:
                 before, X = X, layer.forward(X, training=training)
                 rule = _FINITE_FORWARD.get(kind)
                 bound = None if rule is None else (
-                    float(X.size) if rule is _SIZE else layer.cache.get(rule, _INF))
+                    float(X.size) if rule is _SIZE else layer._ss.get(rule, _INF))
         except NonFiniteError as err:
             err.at(i)  # the position of the layer that made the values (or of its container)
             raise
@@ -236,7 +235,7 @@ class Sequential:
                 if i or input_grad:
                     before, dY = dY, layer.backward(dY)
                     rule = _FINITE_BACKWARD.get(kind)
-                    bound = None if rule is None else layer.cache.get(rule, _INF)
+                    bound = None if rule is None else layer._ss.get(rule, _INF)
                 elif getattr(layer, "input_grad_optional", False):
                     layer.backward(dY, input_grad=False)
                     return None

@@ -141,9 +141,19 @@ class Layer:
         self.params: dict[str, np.ndarray] = {}
         self.grads: dict[str, np.ndarray] = {}
         self.cache = None
+        # sums of squares of the last checked tensors ("X", "Y", "dY", "dX"): bounds that prove
+        # products finite without a look (Linear.backward, Sequential); not part of the cache
+        self._ss: dict[str, float] = {}
 
     def __call__(self, X, training=False):
         return self.forward(X, training=training)
+
+    def __getattr__(self, name):
+        # only for attributes not found: a subclass whose __init__ skipped Layer.__init__
+        if name == "_ss":
+            self._ss = {}
+            return self._ss
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
     def forward(self, X, training=False):  # pragma: no cover - abstract
         """Return Y for input X and store what backward needs in ``self.cache``."""
@@ -254,7 +264,8 @@ class Linear(Layer):
         )
         Y = X @ self.params["W"].T + self.params["b"]
         ssy = output_ss(Y, self, "forward", "Y", "X")  # NaN/inf in Y: a parameter, or an overflow
-        self.cache = {"X": X, "out_shape": Y.shape, "dtype": Y.dtype, "X_ss": ssx, "Y_ss": ssy}
+        self.cache = {"X": X, "out_shape": Y.shape, "dtype": Y.dtype}
+        self._ss = {"X": ssx, "Y": ssy}
         return Y
 
     @property
@@ -279,14 +290,14 @@ class Linear(Layer):
         dW = dY.T @ X
         db = dY.sum(axis=0)
         limit = SS_LIMIT.get(dW.dtype, 0.0)
-        if not (ssd * cache.get("X_ss", math.inf) < limit and ssd * len(dY) < limit):
+        if not (ssd * self._ss.get("X", math.inf) < limit and ssd * len(dY) < limit):
             gradients_finite(self, (("dW", dW), ("db", db)), "dY and X")  # huge values: look
         self.grads["W"] = dW
         self.grads["b"] = db
         if not input_grad:
             return None
         dX = dY @ self.params["W"]
-        cache["dX_ss"] = output_ss(dX, self, "backward", "dX", "dY")
+        self._ss["dX"] = output_ss(dX, self, "backward", "dX", "dY")
         return dX
 
 
@@ -300,14 +311,14 @@ class _Elementwise(Layer):
 
     def forward(self, X, training=False):
         """Apply the function element-wise; Y has the shape and dtype of X."""
-        X, ssx = check_array(X, self._where("forward"), ss=True)
+        X, self._ss["X"] = check_array(X, self._where("forward"), ss=True)
         Y, saved = self._forward(X)
-        self.cache = {"saved": saved, "out_shape": Y.shape, "dtype": Y.dtype, "X_ss": ssx}
+        self.cache = {"saved": saved, "out_shape": Y.shape, "dtype": Y.dtype}
         return Y
 
     def backward(self, dY):
         """Return ``dX = dY * f'(X)`` (element-wise chain rule); no parameters."""
-        dY, self.cache["dY_ss"] = self._check_dY(dY, ss=True)
+        dY, self._ss["dY"] = self._check_dY(dY, ss=True)
         return dY * self._local_grad(self.cache["saved"])
 
 
@@ -374,17 +385,18 @@ class Tanh(_Elementwise):
         before forward.
     """
 
-    def _forward(self, X):
+    def forward(self, X, training=False):
+        """``Y = tanh(X)``, any shape; caches X and Y (in a network Y is the next layer's input
+        and cached there too: the same array)."""
+        X, self._ss["X"] = check_array(X, self._where("forward"), ss=True)
         Y = np.tanh(X)
-        return Y, (X, Y)
-
-    def _local_grad(self, saved):
-        return _tanh_grad(*saved)
+        self.cache = {"X": X, "Y": Y, "out_shape": Y.shape, "dtype": Y.dtype}
+        return Y
 
     def backward(self, dY):
         """Return ``dX = dY * tanh'(X)``, tanh' as :func:`_tanh_grad` (written into its own array)."""
-        dY, self.cache["dY_ss"] = self._check_dY(dY, ss=True)
-        d = _tanh_grad(*self.cache["saved"])
+        dY, self._ss["dY"] = self._check_dY(dY, ss=True)
+        d = _tanh_grad(self.cache["X"], self.cache["Y"])
         return np.multiply(d, dY, out=d) if d.ndim else d * dY
 
 
@@ -637,12 +649,12 @@ class Flatten(Layer):
 
     def forward(self, X, training=False):
         """Return X reshaped to (N, prod(X.shape[1:]))."""
-        X, ssx = check_array(X, self._where("forward"), min_ndim=1, ss=True)
+        X, self._ss["X"] = check_array(X, self._where("forward"), min_ndim=1, ss=True)
         Y = X.reshape(X.shape[0], -1) if X.shape[0] else X.reshape(0, math.prod(X.shape[1:]))
-        self.cache = {"in_shape": X.shape, "out_shape": Y.shape, "dtype": Y.dtype, "X_ss": ssx}
+        self.cache = {"in_shape": X.shape, "out_shape": Y.shape, "dtype": Y.dtype}
         return Y
 
     def backward(self, dY):
         """Return dY reshaped to the input shape."""
-        dY, self.cache["dY_ss"] = self._check_dY(dY, ss=True)
+        dY, self._ss["dY"] = self._check_dY(dY, ss=True)
         return dY.reshape(self.cache["in_shape"])
