@@ -176,6 +176,22 @@ def test_huge_but_finite_gradients_pass_and_ordinary_ones_are_not_looked_at(data
     assert (3, 4) in looked and (3,) in looked  # no bound: each one looked at
 
 
+def test_the_checks_of_huge_finite_values_never_trip_numpys_error_state():
+    # squares that overflow make the one-dot check inconclusive: the element-wise check decides,
+    # and neither reports an overflow of its own (only the layer's arithmetic could)
+    rng = np.random.default_rng(1)
+    net = mp.Sequential(mp.Linear(3, 4, rng=0), mp.Tanh(), mp.Linear(4, 2, rng=1))
+    X = rng.standard_normal((5, 3)) * 1e200
+    with np.errstate(all="raise"):
+        for dtype_X in (X, (X * 1e-200 * 1e30).astype(np.float32)):
+            if dtype_X.dtype == np.float32:
+                net = mp.Sequential(mp.Linear(3, 4, rng=0, dtype=np.float32), mp.Tanh(),
+                                    mp.Linear(4, 2, rng=1, dtype=np.float32))
+            Y = net.forward(dtype_X)
+            net.backward(np.ones_like(Y))
+            assert all(np.isfinite(g).all() for g in net.grads.values())
+
+
 def test_float32_overflow_of_dw_is_named():
     lin = mp.Linear(2, 2, rng=0, dtype=np.float32)
     lin.forward(np.full((4, 2), 1e20, dtype=np.float32))
