@@ -137,7 +137,7 @@ def _report(args, layer, diag, cname: str, color: bool, jacobian, unchecked) -> 
         what = (f"the sampled entries of ({tensors}) match" if res.mode == "sample"
                 else f"every gradient ({tensors}){fwd} match{'' if fwd else 'es'}")
         sampled = "; sample mode checks a random subset: --mode full checks every entry" if res.mode == "sample" else ""
-        print(colorize(f"\nPASS: {cname}: {what} within rtol={res.rtol:g}, atol={res.atol:g}{left}{sampled}.", color))
+        print(colorize(f"\nPASS: {cname}: {what} within rtol={res.rtol:g}, {res.atol_words()}{left}{sampled}.", color))
         return EXIT_PASS
     if res is not None and res.failing_tensors:
         print(colorize(f"\nFAIL: {diag.name}: gradient mismatch in {', '.join(res.failing_tensors)}.", color))
@@ -379,7 +379,7 @@ def run_check_loss(args, loss, label: str, init: dict[str, Any], shape) -> int:
     _save(args, lambda: _figures(res, cname, [] if res.passed else [loss_gradient_name(loss)]),
           lambda: {**res.to_dict(), "diagnosis": None if finding is None else vars(finding)})
     if res.passed:
-        print(colorize(f"\nPASS: {cname}: dL/{loss_gradient_name(loss)[1:]} matches within rtol={res.rtol:g}, atol={res.atol:g}.", color))
+        print(colorize(f"\nPASS: {cname}: dL/{loss_gradient_name(loss)[1:]} matches within rtol={res.rtol:g}, {res.atol_words()}.", color))
         return EXIT_PASS
     print(colorize(f"\nFAIL: {cname}: gradient mismatch in {', '.join(res.failing_tensors)}.", color))
     if finding is not None:

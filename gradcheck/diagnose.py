@@ -911,7 +911,7 @@ def _signatures(proxy, inputs, res: CheckResult, diag: Diagnosis, training, upst
             except Exception:  # noqa: BLE001 - a probe the layer cannot run (e.g. forward at Y) names nothing
                 pass
         diag.findings.append(f or (_find(found[0], t, **found[1]) if found else
-                                   _worst_element(t, m, n, res.rtol, res.atol)))
+                                   _worst_element(t, m, n, res.rtol, res.atol_of(t))))
 
 
 def _shape_signatures(proxy, inputs, names, params, G, rets, grads, bad_shape, diag, training=False):

@@ -142,3 +142,38 @@ def test_default_atol_is_reported_and_explicit_atol_wins(tmp_path):
     p = run("check", f"{f}::Dense", "--input-shape", "64,32", "--init", '{"n_in": 32, "n_out": 64}',
             "--mode", "sample", "--atol", "1e-12")
     assert "atol=1e-12" in p.stdout
+
+
+BIG_BIAS = """
+import numpy as np
+
+class Linear:
+    def __init__(self):
+        rng = np.random.default_rng(1)
+        self.params = {"W": rng.standard_normal((3, 5)), "b": np.full(3, 1e8)}
+        self.grads = {}
+
+    def forward(self, X, training=False):
+        self.X = X
+        return X @ self.params["W"].T + self.params["b"]
+
+    def backward(self, dY):
+        self.grads = {"W": dY.T @ self.X, "b": dY.sum(0)}
+        return dY @ self.params["W"]
+"""
+
+
+def test_pass_line_states_each_grown_tensors_own_atol(tmp_path):
+    """b = 1e8: the default atol (0.059) swamps every gradient, so each is differenced with a grown step
+    and compared with its own atol; the PASS line states those, not the default (session 4 printed 0.0591598)."""
+    f = student(tmp_path, BIG_BIAS)
+    p = run("check", f"{f}::Linear", "--input-shape", "8,5", "--mode", "full")
+    assert p.returncode == 0, p.stdout + p.stderr
+    text = flat(p)
+    own = {t: text.split(f"{t} was differenced with a step")[1].split("compared with atol=")[1].split()[0]
+           for t in ("dX", "dW", "db")}
+    pass_line = text[text.index("PASS: Linear"):]
+    assert pass_line.startswith("PASS: Linear: every gradient (dX, dW, db) matches within rtol=1e-06, atol="
+                                + ", ".join(f"{own[t]} ({t})" for t in ("dX", "dW", "db")) + "."), pass_line
+    assert "0.0591598" not in pass_line
+    assert all(float(a) < 1e-4 for a in own.values()), own
