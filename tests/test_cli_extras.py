@@ -1,6 +1,7 @@
 """gradcheck check: --loss/--targets/--pred, --tape, --jacobian, the default atol (real console script)."""
 
 import json
+from pathlib import Path
 
 from test_cli import err, run, student
 
@@ -177,3 +178,39 @@ def test_pass_line_states_each_grown_tensors_own_atol(tmp_path):
                                 + ", ".join(f"{own[t]} ({t})" for t in ("dX", "dW", "db")) + "."), pass_line
     assert "0.0591598" not in pass_line
     assert all(float(a) < 1e-4 for a in own.values()), own
+
+
+CACHE_WRITER = """
+import numpy as np
+
+class Linear:
+    def __init__(self):
+        self.params = {"W": np.random.default_rng(1).standard_normal((3, 5))}
+        self.grads = {}
+
+    def forward(self, X, training=False):
+        self.X = X
+        return X @ self.params["W"].T
+
+    def backward(self, dY):
+        self.grads = {"W": dY.T @ self.X}
+        dX = dY @ self.params["W"]
+        WRITE
+        return dX
+"""
+
+
+def test_a_backward_writing_into_its_cache_or_dy_exits_3_as_help_and_readme_say(tmp_path):
+    """The tester's D3: exit 3, which --help and the README described only as import failure/raise/hang/crash."""
+    help_text = " ".join(run("check", "--help").stdout.split())
+    three = help_text.split("3 the code could not be checked:")[1].split("examples:")[0]
+    assert "backward wrote into dY or into what forward cached" in three, three
+    readme = " ".join((Path(__file__).resolve().parents[1] / "README.md").read_text().split())
+    assert "3 your code could not be checked (it did not import, raised, hung, exited or crashed, or its " \
+           "backward wrote into dY or into what forward cached" in readme
+    writes = (("self.X *= 2", "modified its cache (self.X"), ("dY *= 2", "modified its upstream gradient dY"))
+    for write, words in writes:
+        f = student(tmp_path, CACHE_WRITER.replace("WRITE", write))
+        p = run("check", f"{f}::Linear", "--input-shape", "8,5")
+        assert p.returncode == 3, p.stdout + p.stderr
+        assert err(p).startswith("gradcheck: the checked code failed (exit 3): Linear.backward " + words), err(p)
