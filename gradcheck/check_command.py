@@ -89,9 +89,10 @@ def run_check(args, layer, label: str, init: dict[str, Any], shape) -> int:
     print(f"{label}, input shape {shown}" + (f", init {json.dumps(init)}" if init else "")
           + f", mode {args.mode}" + (f", reference {args.reference}" if args.reference else ""))
     ran = tuple(t for t in (False, True) if ("training" if t else "eval") in diag.modes) or (False,)
-    lines, unchecked = protocol_lines(layer, init, ran)
+    requested = getattr(args, "training", "auto")
+    lines, unchecked = protocol_lines(layer, init, ran, requested)
     if not lines:
-        lines = [f"mode: {modes} (forward checked in {modes} mode)"]
+        lines = [f"mode: {modes} (forward checked in {modes} mode)" + _mode_why(layer, requested, ran)]
     for line in lines:
         print(V.wrap(line))
     print()
@@ -186,9 +187,28 @@ def _modes(init: Any, path: str = "") -> list[str]:
         m for k, v in init.items() for m in _modes(v, k)]
 
 
-def protocol_lines(layer, init: dict[str, Any], training: tuple[bool, ...] = (False,)) -> tuple[list[str], list[str]]:
-    """Header lines saying how the layer was read (:func:`gradcheck._adapters.adapt`) and in which ``training``
-    modes it is checked, and the weights whose gradient is not checked: ``(lines, unchecked)``."""
+def _mode_why(layer, requested, ran: tuple[bool, ...], words=("training", "False", "True")) -> str:
+    """Why the check ran ``forward`` in the modes ``ran``: what was asked (``requested``: True, False or
+    "auto"), and for "auto" whether both were planned (:func:`gradcheck.config.training_modes`) and one
+    dropped because the training forward gave the eval output (:func:`gradcheck.sources.training_differs`)."""
+    from .config import training_modes
+
+    name, off, on = words
+    if requested != "auto":
+        return f": as --{'training' if requested else 'eval'} asks"
+    if len(training_modes(layer, "auto")) < 2:
+        return ""
+    if len(ran) < 2:
+        return (f": forward takes {name}, but {name}={on} gave the same output as {name}={off} on this input, "
+                "so it was checked once (--training checks the training forward alone)")
+    return f": forward takes {name}, so both modes are checked (--eval or --training checks one)"
+
+
+def protocol_lines(layer, init: dict[str, Any], training: tuple[bool, ...] = (False,),
+                   requested: bool | str = "auto") -> tuple[list[str], list[str]]:
+    """Header lines saying how the layer was read (:func:`gradcheck._adapters.adapt`), in which ``training``
+    modes it was checked and why (``requested``: the ``--training``/``--eval`` choice, "auto" without one),
+    and the weights whose gradient is not checked: ``(lines, unchecked)``."""
     info = getattr(layer, "protocol", None) or {}
     if not info.get("text"):
         return [], []
@@ -200,7 +220,8 @@ def protocol_lines(layer, init: dict[str, Any], training: tuple[bool, ...] = (Fa
     else:
         name, off, on = info.get("mode_keyword") or ("training", "False", "True")
         lines.append("mode: " + " and ".join("training" if t else "eval" for t in training)
-                     + f" (forward(X, {', then '.join(f'{name}={on if t else off}' for t in training)}))")
+                     + f" (forward(X, {', then '.join(f'{name}={on if t else off}' for t in training)}))"
+                     + _mode_why(layer, requested, training, (name, off, on)))
     unchecked, unseen = list(info.get("unchecked") or []), list(info.get("unseen") or [])
     names = ", ".join(unchecked)
     grads = ", ".join(f"d{w}" for w in unchecked)

@@ -214,3 +214,53 @@ def test_a_backward_writing_into_its_cache_or_dy_exits_3_as_help_and_readme_say(
         p = run("check", f"{f}::Linear", "--input-shape", "8,5")
         assert p.returncode == 3, p.stdout + p.stderr
         assert err(p).startswith("gradcheck: the checked code failed (exit 3): Linear.backward " + words), err(p)
+
+
+TWO_MODES = """
+import numpy as np
+
+class Ignores:
+    def __init__(self):
+        self.params = {"W": np.random.default_rng(1).standard_normal((3, 5))}
+        self.grads = {}
+
+    def forward(self, X, training=False):
+        self.X = X
+        return X @ self.params["W"].T
+
+    def backward(self, dY):
+        self.grads = {"W": dY.T @ self.X}
+        return dY @ self.params["W"]
+
+
+class Uses(Ignores):
+    def forward(self, X, training=False):
+        self.X, self.s = X, 0.5 if training else 1.0
+        return self.s * (X @ self.params["W"].T)
+
+    def backward(self, dY):
+        self.grads = {"W": self.s * dY.T @ self.X}
+        return self.s * dY @ self.params["W"]
+"""
+
+
+def test_mode_header_says_what_was_checked_and_why(tmp_path):
+    """The tester's D4: one forward(self, X, training=False) signature gave "eval" for one class and "eval
+    and training" for another, with no reason in the header; the header now gives it."""
+    f = student(tmp_path, TWO_MODES)
+
+    def header(cls, *extra):
+        p = run("check", f"{f}::{cls}", "--input-shape", "8,5", *extra)
+        assert p.returncode == 0, p.stdout + p.stderr
+        text = flat(p)
+        return text[text.index("mode: "):text.index("name tensor")].strip()
+
+    assert header("Ignores") == (
+        "mode: eval (forward(X, training=False)): forward takes training, but training=True gave the same "
+        "output as training=False on this input, so it was checked once (--training checks the training "
+        "forward alone)")
+    assert header("Uses") == ("mode: eval and training (forward(X, training=False, then training=True)): "
+                              "forward takes training, so both modes are checked (--eval or --training checks one)")
+    for cls in ("Ignores", "Uses"):
+        assert header(cls, "--eval") == "mode: eval (forward(X, training=False)): as --eval asks"
+        assert header(cls, "--training") == "mode: training (forward(X, training=True)): as --training asks"
