@@ -105,14 +105,9 @@ def _report(args, layer, diag, cname: str, color: bool, jacobian, unchecked) -> 
     res = diag.result
     if res is not None:
         print(colorize(res.table(), color))
-    failed = [p for p in diag.probes if p.passed is False]
-    if failed:
-        print()
-        print(V.wrap("structural checks failed: " + "; ".join(f"{p.name} ({p.detail})" for p in failed)))
-    for f in diag.findings:
-        if f.severity != "error":
-            print(V.wrap(f"note: {f.message}"))
-    for line in jac_lines:
+    if any(p.passed is False for p in diag.probes):
+        print()  # the failed probes' line stands apart from the table
+    for line in diag.notes() + jac_lines:
         print(V.wrap(line))
     _save(args, lambda: ([] if res is None else _figures(res, cname, [
         t for t in res.failing_tensors if t in res.gradients.get("numerical", {})]))

@@ -314,7 +314,7 @@ class Diagnosis:
                 "result": None if self.result is None else self.result.to_dict(),
                 "error": None if err is None else {"type": type(err).__name__, "message": str(err),
                                                    "exit_code": err.exit_code},
-                "first_failing_layer": sub and {"index": sub[0], **sub[1].to_dict()},
+                "first_failing_layer": sub and {"index": sub[0], **sub[1].to_dict()},  # or None
                 "training": self.training,
                 "other_modes": [d.to_dict() for d in self.other_modes]}
 
@@ -760,13 +760,12 @@ class _Layer:
     def numer(self, which, xs=None, G=None) -> dict[str, np.ndarray]:
         """Central differences of the keys ``which`` at ``xs`` (default the inputs) for ``G``."""
         return _numerical(self.fwd, self.inputs if xs is None else xs, self.params,
-                                         self.G if G is None else G, input_names=self.keys,
-                                         which=which)
+                          self.G if G is None else G, input_names=self.keys, which=which)
 
     def directional(self, key, G):
         """Two directional derivatives of ``sum(forward * G)`` along random directions of key."""
         return _directional(self.fwd, self.inputs, self.params, G, input_names=self.keys,
-                                       groups=[[key]], rng=np.random.default_rng(self.seed))[(key,)]
+                            groups=[[key]], rng=np.random.default_rng(self.seed))[(key,)]
 
 
 def _norm_signature(m, n, X, tol=1e-3):
@@ -1019,11 +1018,10 @@ def _tensor_signature(L: _Layer, t, m, n, c, res: CheckResult) -> Finding:
         n[k] = np.nan
     other_input = key[1:] in L.names and key != L.keys[0]
     p = L.params.get(key, L.inputs[L.names.index(key[1:])] if other_input else None)
+    hint = None if p is None else _layout_hint(key.lstrip("@"), L.inputs[0], L.G, n)
     f = name_signature(t, m, n, is_bias=(key in L.params and p.ndim == 1 and "b" in key.lower()),
-                       n_batch=L.n_batch, y_size=L.Y.size,
-                       dy=float(L.G.ravel()[0]) if L.G.size == 1 else 1.0,
-                       hint=p is not None and _layout_hint(key.lstrip("@"), L.inputs[0], L.G, n)
-                       or None)
+                       n_batch=L.n_batch, y_size=L.Y.size, hint=hint,
+                       dy=float(L.G.ravel()[0]) if L.G.size == 1 else 1.0)
     if f is not None and f.code == "zero" and L.n_batch == 1:
         what = ("[0], the gradient of sample 0 (the batch's only sample), is" if key.startswith("@")
                 else " is")
@@ -1513,8 +1511,8 @@ class _Probes:
                         got[t].shape != shapes[t] for t in got):
                     return  # shapes are the other probes' business
                 rng = np.random.default_rng(self.rng.integers(2**32))
-                (u, d), = _directional(fwd, xs, self.params, G, input_names=keys,
-                                                  groups=[group], n_dirs=1, rng=rng)[tuple(group)]
+                (u, d), = _directional(fwd, xs, self.params, G, input_names=keys, groups=[group],
+                                       n_dirs=1, rng=rng)[tuple(group)]
                 terms = np.array([np.sum(got["d" + k.lstrip("@")] * u[k]) for k in group])
                 agree.append(_agrees(float(terms.sum()), d, terms, 1e-5))
                 if not agree[0]:
