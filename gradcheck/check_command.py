@@ -92,7 +92,8 @@ def run_check(args, layer, label: str, init: dict[str, Any], shape) -> int:
     requested = getattr(args, "training", "auto")
     lines, unchecked = protocol_lines(layer, init, ran, requested)
     if not lines:
-        lines = [f"mode: {modes} (forward checked in {modes} mode)" + _mode_why(layer, requested, ran)]
+        why = _mode_why(layer, requested, ran)
+        lines = [f"mode: {modes} (forward checked in {modes} mode){why}"]
     for line in lines:
         print(V.wrap(line))
     print()
@@ -133,7 +134,8 @@ def _report(args, layer, diag, cname: str, color: bool, jacobian, unchecked) -> 
         what = (f"the sampled entries of ({tensors}) match" if res.mode == "sample"
                 else f"every gradient ({tensors}){fwd} match{'' if fwd else 'es'}")
         sampled = "; sample mode checks a random subset: --mode full checks every entry" if res.mode == "sample" else ""
-        print(colorize(f"\nPASS: {cname}: {what} within rtol={res.rtol:g}, {res.atol_words()}{left}{sampled}.", color))
+        within = f"within rtol={res.rtol:g}, {res.atol_words()}"
+        print(colorize(f"\nPASS: {cname}: {what} {within}{left}{sampled}.", color))
         return EXIT_PASS
     if res is not None and res.failing_tensors:
         print(colorize(f"\nFAIL: {diag.name}: gradient mismatch in {', '.join(res.failing_tensors)}.", color))
@@ -183,9 +185,10 @@ def _modes(init: Any, path: str = "") -> list[str]:
 
 
 def _mode_why(layer, requested, ran: tuple[bool, ...], words=("training", "False", "True")) -> str:
-    """Why the check ran ``forward`` in the modes ``ran``: what was asked (``requested``: True, False or
-    "auto"), and for "auto" whether both were planned (:func:`gradcheck.config.training_modes`) and one
-    dropped because the training forward gave the eval output (:func:`gradcheck.sources.training_differs`)."""
+    """Why the check ran ``forward`` in the modes ``ran``: what was asked (``requested``: True,
+    False or "auto"), and for "auto" whether both were planned
+    (:func:`gradcheck.config.training_modes`) and one dropped because the training forward gave
+    the eval output (:func:`gradcheck.sources.training_differs`)."""
     from .config import training_modes
 
     name, off, on = words
@@ -194,16 +197,16 @@ def _mode_why(layer, requested, ran: tuple[bool, ...], words=("training", "False
     if len(training_modes(layer, "auto")) < 2:
         return ""
     if len(ran) < 2:
-        return (f": forward takes {name}, but {name}={on} gave the same output as {name}={off} on this input, "
-                "so it was checked once (--training checks the training forward alone)")
+        return (f": forward takes {name}, but {name}={on} gave the same output as {name}={off} on "
+                "this input, so it was checked once (--training checks the training forward alone)")
     return f": forward takes {name}, so both modes are checked (--eval or --training checks one)"
 
 
 def protocol_lines(layer, init: dict[str, Any], training: tuple[bool, ...] = (False,),
                    requested: bool | str = "auto") -> tuple[list[str], list[str]]:
-    """Header lines saying how the layer was read (:func:`gradcheck._adapters.adapt`), in which ``training``
-    modes it was checked and why (``requested``: the ``--training``/``--eval`` choice, "auto" without one),
-    and the weights whose gradient is not checked: ``(lines, unchecked)``."""
+    """Header lines saying how the layer was read (:func:`gradcheck._adapters.adapt`), in which
+    ``training`` modes it was checked and why (``requested``: the ``--training``/``--eval`` choice,
+    "auto" without one), and the weights whose gradient is not checked: ``(lines, unchecked)``."""
     info = getattr(layer, "protocol", None) or {}
     if not info.get("text"):
         return [], []
@@ -214,8 +217,9 @@ def protocol_lines(layer, init: dict[str, Any], training: tuple[bool, ...] = (Fa
                      if info.get("protocol") == "cs231n" and modes else "mode: eval (forward has no training argument)")
     else:
         name, off, on = info.get("mode_keyword") or ("training", "False", "True")
+        calls = ", then ".join(f"{name}={on if t else off}" for t in training)
         lines.append("mode: " + " and ".join("training" if t else "eval" for t in training)
-                     + f" (forward(X, {', then '.join(f'{name}={on if t else off}' for t in training)}))"
+                     + f" (forward(X, {calls}))"
                      + _mode_why(layer, requested, training, (name, off, on)))
     unchecked, unseen = list(info.get("unchecked") or []), list(info.get("unseen") or [])
     names = ", ".join(unchecked)
@@ -395,7 +399,8 @@ def run_check_loss(args, loss, label: str, init: dict[str, Any], shape) -> int:
     _save(args, lambda: _figures(res, cname, [] if res.passed else [loss_gradient_name(loss)]),
           lambda: {**res.to_dict(), "diagnosis": None if finding is None else vars(finding)})
     if res.passed:
-        print(colorize(f"\nPASS: {cname}: dL/{loss_gradient_name(loss)[1:]} matches within rtol={res.rtol:g}, {res.atol_words()}.", color))
+        what = f"dL/{loss_gradient_name(loss)[1:]} matches within rtol={res.rtol:g}"
+        print(colorize(f"\nPASS: {cname}: {what}, {res.atol_words()}.", color))
         return EXIT_PASS
     print(colorize(f"\nFAIL: {cname}: gradient mismatch in {', '.join(res.failing_tensors)}.", color))
     if finding is not None:
