@@ -1468,8 +1468,8 @@ class _Probes:
                 shared = self.step(a, [], G)[1]
                 Y_stale, stale = self.step(d, [others, inputs], G)  # earlier: other data
             except Exception as exc:  # noqa: BLE001
-                return self.probe(7, None, "skipped (copies of the layer raised "
-                                  f"{type(exc).__name__})")
+                raised = type(exc.__cause__ or exc).__name__  # the student's own, not its wrapper
+                return self.probe(7, None, f"skipped (copies of the layer raised {raised})")
         finally:
             _release(*copies)
         bad_y = not _same(Y_ref, Y_stale)
