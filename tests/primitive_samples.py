@@ -129,7 +129,6 @@ SAMPLES: dict[str, Sample] = {
     # linear algebra
     "matmul": S((2, 3, 4), (4, 5)),
     "linear": S((4, 3), (2, 3), (2,)),
-    "lstm_cell": S((3, 8), (3, 2), domain=((-3.0, 3.0), (-2.0, 2.0))),
     "tensordot": S((2, 3, 4), (4, 3, 5), axes=((1, 2), (1, 0))),
     "einsum": S((2, 3), (3, 4), (4,), subscripts="ij,jk,k->i"),
     "inv": S(_A2),

@@ -127,12 +127,13 @@ class LSTM(_Recurrent):
         W_hh = self.variables["W_hh"]
         hs = []
         for a_t in self._input_projections(x):
-            a = R.linear(h, W_hh, a_t)  # a_t + h W_hh^T, (N, 4H)
-            # the cell, c = f * c + i * g and h = o * tanh(c) with [i, f, g, o] the activated
-            # blocks of a, is one fused primitive: one record instead of fourteen, and its VJP
-            # is lesson 32's hand derivation (the same numbers as the fourteen VJPs)
-            hc = R.lstm_cell(a, c)  # [h, c], (N, 2H)
-            h, c = hc[:, :H], hc[:, H:]
+            a = R.linear(h, W_hh, a_t)  # a_t + h W_hh^T, (N, 4H): one record
+            i = R.sigmoid(a[:, :H])
+            f = R.sigmoid(a[:, H : 2 * H])
+            g = R.tanh(a[:, 2 * H : 3 * H])
+            o = R.sigmoid(a[:, 3 * H :])
+            c = f * c + i * g
+            h = o * R.tanh(c)
             hs.append(h)
         return np.stack(hs, axis=1)  # (N, T, H)
 
