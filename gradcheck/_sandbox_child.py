@@ -75,7 +75,7 @@ class Packer:
         self.np, self.parts, self.offset = np, [], 0  # offset: the payload's length so far
 
     def ref(self, arr):
-        a = self.np.ascontiguousarray(arr)
+        a = self.np.ascontiguousarray(arr).reshape(self.np.shape(arr))  # ascontiguousarray makes a 0-d array 1-d
         if a.dtype.kind not in "biuf":
             raise ValueError(f"only numeric arrays cross the sandbox's pipe; got dtype {a.dtype}")
         b = a.astype(a.dtype.newbyteorder("<"), copy=False).tobytes()

@@ -95,7 +95,7 @@ ENTRIES: list[ZooEntry] = [
     ZooEntry("ConvTranspose2D", {"in_channels": 3, "out_channels": 2, "kernel_size": (3, 2), "stride": 2,
                                  "padding": (1, 0), "output_padding": 1}, (2, 3, 3, 4), variant="stride2"),
     ZooEntry("ConvTranspose2D", {"in_channels": 2, "out_channels": 2, "kernel_size": 2, "stride": 2,
-                                 "dilation": 3, "output_padding": 2, "bias": False}, (1, 2, 3, 3), variant="dilated"),
+                                 "dilation": 3, "output_padding": 2, "bias": False}, (2, 2, 3, 3), variant="dilated"),
     ZooEntry("MaxPool2D", {"kernel_size": 2}, (2, 2, 4, 6)), ZooEntry("AvgPool2D", {"kernel_size": 2}, (2, 2, 4, 6)),
     ZooEntry("BatchNorm1D", {"num_features": 4}, (8, 4), training=True, variant="train"),
     ZooEntry("BatchNorm1D", {"num_features": 4}, (8, 4), variant="eval"),
