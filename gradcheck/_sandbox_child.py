@@ -550,6 +550,12 @@ class Child:
             return self.fail(exc)
         self.reply(True, {"id": self.keep(new), "params": self.dict_of(packer, getattr(new, "params", None), True)}, packer)
 
+    def op_hold(self, obj, req, packer):  # noqa: ARG002 - a random forward held fixed (_adapters.hold_random)
+        try:
+            self.reply(True, {"how": self.AD.hold_random(obj, req.get("how"))})
+        except BaseException as exc:  # noqa: BLE001 - the student's fix_mask raised
+            self.fail(exc)
+
     def op_free(self, obj, req, packer):  # noqa: ARG002 - a copy the parent no longer uses
         self.objects.pop(req["id"], None)
         self.reply(True)

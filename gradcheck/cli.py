@@ -38,15 +38,17 @@ EPILOG = f"""\
 exit codes:
   {EXIT_PASS}  pass: every gradient within tolerance (train: every requirement met)
   {EXIT_MISMATCH}  a result is wrong: a gradient outside tolerance, or an output or gradient of the
-     wrong shape or dtype (float32, int64), missing (None) or holding NaN/inf; the output
-     names it (zoo: also a layer that could not be checked; train: a requirement failed)
+     wrong shape or dtype (float32, int64), missing (None, no grads key, no gradient
+     attribute for a weight) or holding NaN/inf, or a forward that writes into its input X
+     (the caller's array changes); the output names it (zoo: also a layer that could not be
+     checked; train: a requirement failed)
   {EXIT_USAGE}  usage error: bad arguments (a negative --seed, an --input-shape over {V.MAX_INPUT_ELEMENTS:,}
      elements per input, an --eps out of range, an output path that cannot be written),
      a file or class that does not exist, a loss checked without --loss; also gradcheck
      itself failing outside the checked code (e.g. its sandbox out of memory)
   {EXIT_STUDENT}  the code could not be checked: the file does not import (syntax error,
      ImportError), the class has no forward/backward, its constructor, forward or backward
-     raised, hung, exited or crashed
+     raised, hung, exited or crashed, or backward wrote into dY or into its cache
 
 examples:
   gradcheck zoo --plots demo-output/zoo

@@ -301,12 +301,21 @@ def _find_rngs(obj: Any, depth: int = 3, seen: set | None = None) -> list[Any]:
 def _fix_masks(obj: Any, depth: int = 3) -> list[str]:
     """Call ``fix_mask(True)`` on ``obj`` and on layers inside it; return the names of those fixed."""
     out = []
+    if _remote(obj):  # a sandboxed layer: held in its child, by its own fix_mask
+        return [obj.class_name] if obj.hold_random("fix_mask") else []
     if callable(getattr(obj, "fix_mask", None)):
         obj.fix_mask(True)
         out.append(type(obj).__name__)
     for child in (getattr(obj, "layers", None) or []) if depth > 0 else []:
         out += _fix_masks(child, depth - 1)
     return out
+
+
+def _remote(layer: Any) -> bool:
+    """Whether ``layer`` is a :class:`gradcheck.sandbox.RemoteLayer` (its object lives in the sandbox's child)."""
+    from .sandbox import RemoteLayer
+
+    return isinstance(layer, RemoteLayer)
 
 
 def _rng_state(r, state=None):
@@ -327,6 +336,7 @@ class _Proxy:
         self._rngs = _find_rngs(layer) if rewind else []
         self._states = [_rng_state(r) for r in self._rngs]
         self._global = np.random.get_state() if rewind else None
+        self.remote = layer.hold_random("rewind") if rewind and _remote(layer) else ""  # in its child
         fwd = layer.forward
 
         def forward(*xs, training=False):
@@ -339,7 +349,7 @@ class _Proxy:
             pass
         self.forward, self.backward = forward, layer.backward
         many = getattr(layer, "forward_many", None)
-        if callable(many) and not rewind:  # a sandboxed layer: chunked scans (see gradcheck.numerical.many_scan)
+        if callable(many) and (not rewind or self.remote):  # a sandboxed layer: chunked scans (see gradcheck.numerical.many_scan)
             self.forward_many = many
 
     def rewind(self) -> None:
@@ -364,8 +374,10 @@ def _seed_advice(layer: Any) -> str:
         return (f"fix the seed the CS231n way: give {p} a 'seed' (CS231n's dropout_forward calls "
                 f"np.random.seed({p}['seed']) when it is there), e.g. --init '{{\"{p}\": {{..., \"seed\": 0}}}}', "
                 "or pass the mask in from outside")
-    return ("give the layer a way to hold the mask fixed, like manualprop.Dropout.fix_mask(True), or draw from a "
-            "generator it stores (self.rng)")
+    return ("draw the mask from a generator the layer makes once and stores (self.rng = np.random.default_rng(seed) "
+            "in __init__, self.rng.random(X.shape) in forward): gradcheck rewinds a stored generator before every "
+            "forward, but not one made anew inside forward; or give the layer a fix_mask(on) method after which "
+            "forward reuses the mask it drew for each input shape, like manualprop.Dropout.fix_mask(True)")
 
 
 def _exact(a: Any, b: Any) -> bool:
@@ -1163,7 +1175,8 @@ class _Probes:
             if not ok:
                 self.proxy = _Proxy(layer, rewind=True)
                 if ok := _exact(self.fwd(self.proxy, inputs), self.fwd(self.proxy, inputs)):
-                    what = ", ".join(sorted({type(r).__name__ for r in self.proxy._rngs})) or "numpy's global generator"
+                    what = (", ".join(sorted({type(r).__name__ for r in self.proxy._rngs})) or self.proxy.remote
+                            or "numpy's global generator")
                     self.find("rewound-rng", severity="info", random=random, what=what)
             self.probe(0, ok, "" if ok else f"two calls differ by up to {diff:.3g}")
             if not ok:
@@ -1283,8 +1296,9 @@ class _Probes:
         """Copies of the layer as it was before the checker's first forward: another instance's forward
         between a forward and its backward, and an earlier forward on other data (a sandboxed layer is
         copied in its child process; a random one is skipped: copies would draw other masks)."""
-        if _find_rngs(self.layer) or pristine is None:
-            return self.probe(7, None, "skipped (random layer)" if _find_rngs(self.layer) else
+        held = {"held-mask", "rewound-rng"} & {f.code for f in self.diag.findings}  # a sandboxed random layer: held in its child
+        if _find_rngs(self.layer) or held or pristine is None:
+            return self.probe(7, None, "skipped (random layer)" if _find_rngs(self.layer) or held else
                               "skipped (the layer cannot be copied)")
         copies, inputs = [], self.inputs
 
