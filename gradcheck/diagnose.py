@@ -35,6 +35,7 @@ from .numerical import (
     numerical_gradient,
 )
 from .sources import SAME_IN_BOTH_MODES, Call, training_differs
+from .uncertainty import within_noise
 
 __all__ = ["Finding", "Probe", "Diagnosis", "diagnose_layer", "check_vjp", "name_signature", "name_swaps", "close",
            "STRUCTURAL", "SIGNATURES", "DIAGNOSES"]
@@ -96,6 +97,13 @@ DIAGNOSES: dict[str, Record] = {
     "student-code": Record("the code raised", "{error}"),
     "first-failing-layer": Record("first failing layer", "the first layer whose own check fails is layers[{i}] "
                                   "({cls}): {why}", lesson="07-sequential.md"),
+    "numerical-noise": Record("numerical gradient unreliable", "{t} differs from the numerical gradient by at most "
+                              "{err:.3g}, within the numerical estimate's own uncertainty here (the same differences "
+                              "with the step doubled or halved move by {unc:.3g} there): at this input the numerical "
+                              "gradient cannot tell a bug from its own noise, so no bug is named", "for a reliable "
+                              "estimate use --method richardson (method='richardson' in Python: a larger step, O(h^4) "
+                              "truncation), or an input where forward keeps its digits (no large offset cancelled "
+                              "inside); where the true gradient is 0, an --atol above the noise decides", _NUM),
     # bug signatures
     "transposed": Record("transposed gradient", "{t} is transposed: {how}", "{fix}", _LIN),
     "flipped-kernel": Record("flipped kernel", "{t} is computed with the kernel flipped in its spatial axes{which}: "
@@ -904,6 +912,11 @@ def _signatures(proxy, inputs, res: CheckResult, diag: Diagnosis, training, upst
             n = np.where(known, n, full) if _near(full[known], n[known]) else n  # the same dY as the check's
         for k in c.kinks:  # no derivative at a kink: left out of every signature
             n[k] = np.nan
+        if (noise := within_noise(m, n, lambda e, w=key: layer_numerical_gradients(
+                fwd, inputs, params, G, input_names=keys, which=[w], eps=e, method=res.method)[w],
+                res.eps, res.rtol, res.atol)) is not None:  # a mismatch the numerical gradient cannot resolve
+            diag.findings.append(_find("numerical-noise", t, err=noise[0], unc=noise[1]))
+            continue
         p = params.get(key, inputs[names.index(key[1:])] if key[1:] in names and key != keys[0] else None)
         f = name_signature(t, m, n, is_bias=(key in params and p.ndim == 1 and "b" in key.lower()), n_batch=n_batch,
                            y_size=Y.size, dy=float(G.ravel()[0]) if G.size == 1 else 1.0,

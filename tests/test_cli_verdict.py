@@ -327,3 +327,89 @@ def test_help_states_the_exit_codes_of_these_cases():
     out = flat(run("--help"))
     assert "missing (None, no grads key, no gradient attribute for a weight)" in out
     assert "a forward that writes into its input X (the caller's array changes)" in out
+
+
+# --------------------------------------------------------------------------- C: a mismatch at noise level
+
+LAYERNORM = """
+import numpy as np
+
+class LayerNorm:
+    def __init__(self, D=2, eps=1e-5, offset=False, seed=None):
+        rng = np.random.default_rng(seed)
+        self.params = ({"gamma": np.ones(D), "beta": np.zeros(D)} if seed is None else
+                       {"gamma": 1 + 0.3 * rng.standard_normal(D), "beta": 0.3 * rng.standard_normal(D)})
+        self.grads = {}
+        self.eps, self.scale, self.shift = eps, 1e-3 if offset else 1.0, 100.0 if offset else 0.0
+
+    def forward(self, X, training=False):
+        X = X * self.scale + self.shift  # offset: the forward cancels digits (noise of 1e-14 / step 6e-9)
+        mu, var = X.mean(-1, keepdims=True), X.var(-1, keepdims=True)
+        self.istd = 1 / np.sqrt(var + self.eps)
+        self.xhat = (X - mu) * self.istd
+        return self.params["gamma"] * self.xhat + self.params["beta"]
+
+    def backward(self, dY):
+        D = dY.shape[-1]
+        self.grads["gamma"] = (dY * self.xhat).reshape(-1, D).sum(0)
+        self.grads["beta"] = dY.reshape(-1, D).sum(0)
+        return self.scale * self.dx(dY * self.params["gamma"])
+
+    def dx(self, dxhat):
+        return self.istd * (dxhat - dxhat.mean(-1, keepdims=True)
+                            - self.xhat * (dxhat * self.xhat).mean(-1, keepdims=True))
+
+
+class NoVariance(LayerNorm):
+    def dx(self, dxhat):
+        return self.istd * (dxhat - dxhat.mean(-1, keepdims=True))  # BUG: the path through the variance
+"""
+NOISE = "within the numerical estimate's own uncertainty here"
+
+
+def check_ln(tmp_path, cls, init, *extra, shape="4,2"):
+    return run("check", f"{write(tmp_path, LAYERNORM)}::{cls}", "--input-shape", shape, "--init", init,
+               "--mode", "full", *extra)
+
+
+def test_zero_gradient_at_noise_level_is_not_named_as_a_bug(tmp_path):
+    """D = 2, eps = 0: Y = +-1 whatever X, the true dX is 0; the numerical one is 1.155e-9 of rounding."""
+    p = check_ln(tmp_path, "LayerNorm", '{"D": 2, "eps": 0}')
+    out = flat(p)
+    assert p.returncode == 1, out
+    assert "FAIL: LayerNorm: gradient mismatch in dX." in out
+    assert f"dX differs from the numerical gradient by at most 1.16e-09, {NOISE}" in out
+    assert "so no bug is named; for a reliable estimate use --method richardson" in out
+    assert "evaluated at the output Y" not in out
+    p = check_ln(tmp_path, "LayerNorm", '{"D": 2, "eps": 0}', "--method", "richardson")
+    assert p.returncode == 0 and "PASS: LayerNorm" in flat(p), flat(p)
+
+
+def test_offset_forward_noise_is_not_named_but_a_missing_variance_path_is(tmp_path):
+    p = check_ln(tmp_path, "LayerNorm", '{"D": 3, "offset": true}', shape="4,3")
+    out = flat(p)
+    assert p.returncode == 1 and NOISE in out, out
+    assert "lacks the gradient" not in out
+    p = check_ln(tmp_path, "NoVariance", '{"D": 3, "seed": 0, "eps": 1e-8}', shape="4,3")
+    out = flat(p)
+    assert p.returncode == 1, out
+    assert "dX lacks the gradient through the per-sample variance" in out and NOISE not in out
+    p = check_ln(tmp_path, "NoVariance", '{"D": 3, "seed": 0, "offset": true}', shape="4,3")  # noisy and 100% off: a bug
+    out = flat(p)
+    assert p.returncode == 1 and "gradient mismatch in dX" in out and NOISE not in out, out
+
+
+def test_within_noise_compares_the_mismatch_with_the_spread_of_the_estimates():
+    from gradcheck.uncertainty import within_noise
+
+    n = np.array([1.0, 2.0, 3.0])
+    spread = {2e-5: n + [0.0, 0.0, 4e-6], 5e-6: n - [0.0, 0.0, 1e-6]}  # element 2 moves by 4e-6 with the step
+    assert within_noise(n + [0, 0, 7e-6], n, spread.get, 1e-5, 1e-6, 1e-9) == pytest.approx((7e-6, 4e-6))
+    assert within_noise(n + [0, 0, 9e-6], n, spread.get, 1e-5, 1e-6, 1e-9) is None  # above twice the spread
+    assert within_noise(n + [1e-4, 0, 7e-6], n, spread.get, 1e-5, 1e-6, 1e-9) is None  # element 0: no spread
+    assert within_noise(n, n, spread.get, 1e-5, 1e-6, 1e-9) is None  # nothing mismatches
+
+    def raises(eps):
+        raise FloatingPointError("log of a negative number at the larger step")
+
+    assert within_noise(n + [0, 0, 7e-6], n, raises, 1e-5, 1e-6, 1e-9) is None
