@@ -569,16 +569,22 @@ def _try(fn, *args):
 
 
 def generators(obj, depth=3, seen=None):
-    """numpy Generators / RandomStates reachable from ``obj``'s attributes (and its lists, tuples, dicts),
-    in a fixed order: a deep copy of ``obj`` gives its own generators in the same order."""
+    """numpy Generators / RandomStates reachable from ``obj``'s attributes (and its lists, tuples,
+    dicts), in a fixed order: a deep copy of ``obj`` gives its own generators in the same order."""
     seen = set() if seen is None else seen
     if id(obj) in seen or depth < 0:
         return []
     seen.add(id(obj))
     if isinstance(obj, (np.random.Generator, np.random.RandomState)):
         return [obj]
-    items = (list(obj) if isinstance(obj, (list, tuple)) else list(obj.values()) if isinstance(obj, dict) else
-             list(vars(obj).values()) if hasattr(obj, "__dict__") and not isinstance(obj, (type, np.ndarray)) else [])
+    if isinstance(obj, (list, tuple)):
+        items = list(obj)
+    elif isinstance(obj, dict):
+        items = list(obj.values())
+    elif hasattr(obj, "__dict__") and not isinstance(obj, (type, np.ndarray)):
+        items = list(vars(obj).values())
+    else:
+        items = []
     return [g for v in items if not isinstance(v, (np.ndarray, str, bytes, int, float))
             for g in generators(v, depth - 1, seen)]
 
@@ -594,26 +600,29 @@ def _state(g, state=None):
 
 
 def _rewinding(cls):
-    """A subclass of ``cls`` whose ``forward`` first rewinds the generators (states kept by :func:`hold_random`)."""
+    """A subclass of ``cls`` whose ``forward`` first rewinds the generators (states kept by
+    :func:`hold_random`)."""
     def forward(self, *xs, **kw):
         own, glob = self.__dict__["_gradcheck_rewind"]
         for g, s in zip(generators(self), own):
             _state(g, s)
         np.random.set_state(glob)
         return cls.forward(self, *xs, **kw)
-    return type(cls.__name__, (cls,), {"forward": forward, "__module__": cls.__module__, "_gradcheck_base": cls})
+    return type(cls.__name__, (cls,), {"forward": forward, "__module__": cls.__module__,
+                                       "_gradcheck_base": cls})
 
 
 def hold_random(layer, how="fix_mask"):
-    """Hold a random forward fixed for a gradient check, in the process where ``layer`` lives (the sandbox
-    child's side of :meth:`gradcheck.sandbox.RemoteLayer.hold_random`; in process, gradcheck.diagnose does it).
+    """Hold a random forward fixed for a gradient check, in the process where ``layer`` lives (the
+    sandbox child's side of :meth:`gradcheck.sandbox.RemoteLayer.hold_random`; in process,
+    gradcheck.diagnose does it).
 
     ``how="fix_mask"``: the layer's own ``fix_mask(True)`` (manualprop.Dropout's switch); returns
-    ``"fix_mask"``, or ``""`` when it has none. ``how="rewind"``: from now on every ``forward`` first
-    rewinds the numpy generators reachable from the layer (``self.rng``) and numpy's global one to their
-    present states, so each call draws the same mask (copies made later rewind their own generators);
-    returns their kinds (``"Generator"``), ``"numpy's global generator"`` when it stores none, ``""`` when
-    its class cannot be extended. ``how="release"`` undoes the rewinding.
+    ``"fix_mask"``, or ``""`` when it has none. ``how="rewind"``: from now on every ``forward``
+    first rewinds the numpy generators reachable from the layer (``self.rng``) and numpy's global
+    one to their present states, so each call draws the same mask (copies made later rewind their
+    own generators); returns their kinds (``"Generator"``), ``"numpy's global generator"`` when it
+    stores none, ``""`` when its class cannot be extended. ``how="release"`` undoes the rewinding.
     """
     cls = type(layer)
     if how == "fix_mask":

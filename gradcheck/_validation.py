@@ -528,10 +528,12 @@ def grads_not_dict(owner: str, grads: Any, params: Mapping[str, Any]) -> Protoco
 
 
 def _near_key(k: str, grads: Mapping[Any, Any]) -> str:
-    """``": grads['w'] is written where params has 'W' ..."``; "" when no key of ``grads`` is alike."""
-    alike = [g for g in grads if isinstance(g, str) and g != k and g.lower() in (k.lower(), "d" + k.lower())]
-    return (f": grads[{alike[0]!r}] is written where params has {k!r}; the keys of grads must be those of params, "
-            f"spelled alike (case-sensitive): self.grads[{k!r}]" if alike else "")
+    """``": grads['w'] is written where params has 'W' ..."``; "" when no key of ``grads`` is
+    alike."""
+    alike = [g for g in grads if isinstance(g, str) and g != k
+             and g.lower() in (k.lower(), "d" + k.lower())]
+    return (f": grads[{alike[0]!r}] is written where params has {k!r}; the keys of grads must be "
+            f"those of params, spelled alike (case-sensitive): self.grads[{k!r}]" if alike else "")
 
 
 def check_grads(layer: Any, owner: str, params: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
@@ -544,7 +546,8 @@ def check_grads(layer: Any, owner: str, params: Mapping[str, np.ndarray]) -> dic
         if k not in grads:  # a missing gradient: a wrong result (exit 1)
             raise MissingGradientError(paragraph(
                 f"{owner}.grads has no key {k!r} after backward(dY) (so d{k} is missing);",
-                f"expected keys {sorted(params)}, found {sorted(map(str, grads))}" + _near_key(k, grads) + "."))
+                f"expected keys {sorted(params)}, found {sorted(map(str, grads))}"
+                + _near_key(k, grads) + "."))
         out[k] = check_output(grads[k], owner=owner, tensor=f"d{k}", produced_by=f"grads[{k!r}] after backward(dY)",
                               expected_shape=p.shape, expected_why=f"the shape of params[{k!r}]")
     return out

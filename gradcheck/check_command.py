@@ -108,8 +108,9 @@ def _report(args, layer, diag, cname: str, color: bool, jacobian, unchecked) -> 
     if failed:
         print()
         print(V.wrap("structural checks failed: " + "; ".join(f"{p.name} ({p.detail})" for p in failed)))
-    for f in diag.findings + [f for d in getattr(diag, "other_modes", None) or () for f in d.findings]:
-        if f.severity != "error":  # the notes of every mode checked (e.g. a training mask held)
+    others = [f for d in getattr(diag, "other_modes", None) or () for f in d.findings]
+    for f in diag.findings + others:  # the notes of every mode checked (e.g. a training mask held)
+        if f.severity != "error":
             print(V.wrap(f"note: {f.message}"))
     for line in jac_lines:
         print(V.wrap(line))
@@ -125,12 +126,13 @@ def _report(args, layer, diag, cname: str, color: bool, jacobian, unchecked) -> 
         return EXIT_MISMATCH
     info = getattr(layer, "protocol", None) or {}
     missing = list(info.get("unchecked") or []) if info.get("protocol") == "attribute" else []
-    if diag.passed and missing:  # some weights have gradient attributes, these none: a missing gradient (exit 1)
+    if diag.passed and missing:  # weights with gradient attributes, these none: a missing gradient
         print()
         print(colorize(V.wrap(
             f"FAIL: {cname}.backward sets no gradient for {', '.join(missing)} (expected "
-            f"{', '.join('self.d' + w for w in missing)}, as for the other weights); the gradients that are set "
-            "match, but a weight without its gradient is not trained. Store it in backward."), color))
+            f"{', '.join('self.d' + w for w in missing)}, as for the other weights); the gradients "
+            "that are set match, but a weight without its gradient is not trained. Store it in "
+            "backward."), color))
         return EXIT_MISMATCH
     if diag.passed:
         tensors = ", ".join(r.tensor for r in res.records if r.kind != "forward")
@@ -214,8 +216,8 @@ def protocol_lines(layer, init: dict[str, Any], training: tuple[bool, ...] = (Fa
     elif unchecked:
         lines.append(f"WARNING: forward uses {names} but backward sets no gradient attribute for "
                      f"{'it' if len(unchecked) == 1 else 'them'} ({grads}, grad_{unchecked[0]} or "
-                     f"{unchecked[0]}_grad): a missing gradient, so the check fails (exit 1) even where the "
-                     "other gradients match.")
+                     f"{unchecked[0]}_grad): a missing gradient, so the check fails (exit 1) even "
+                     "where the other gradients match.")
     if unseen:
         lines.append(f"WARNING: forward uses the array attribute{'s' * (len(unseen) > 1)} {', '.join(unseen)}, "
                      "not in params: the checker neither perturbs nor checks "
@@ -242,8 +244,9 @@ def _jacobian_usage(args, shape) -> None:
 def _no_twin_jacobian(cname: str, twin_note: str) -> str:
     """The usage error of ``--twin --jacobian`` for a class autoprop has no twin of."""
     why = twin_note.strip().rstrip(".") if twin_note else f"autoprop.layers has no {cname}"
-    return (f"--jacobian --twin: there is no twin of {cname} to take the Jacobian with ({why}). Use --tape instead "
-            "(your own forward run on the tape gives the Jacobian), without --twin.")
+    return (f"--jacobian --twin: there is no twin of {cname} to take the Jacobian with ({why}). "
+            "Use --tape instead (your own forward run on the tape gives the Jacobian), without "
+            "--twin.")
 
 
 def _jacobian(args, layer, twin, shape, cname):
@@ -261,7 +264,7 @@ def _jacobian(args, layer, twin, shape, cname):
 
         try:
             Jt, how = twin.jacobian(X)
-        except TapeUnavailable as exc:  # as without --jacobian: the other checks run, the tape's Jacobian cannot
+        except TapeUnavailable as exc:  # as without --jacobian: the other checks still run
             return [f"jacobian dY/dX: not compared: {exc}"], True, None
     else:
         from .plots import tape_jacobian

@@ -97,13 +97,14 @@ DIAGNOSES: dict[str, Record] = {
     "student-code": Record("the code raised", "{error}"),
     "first-failing-layer": Record("first failing layer", "the first layer whose own check fails is layers[{i}] "
                                   "({cls}): {why}", lesson="07-sequential.md"),
-    "numerical-noise": Record("numerical gradient unreliable", "{t} differs from the numerical gradient by at most "
-                              "{err:.3g}, within the numerical estimate's own uncertainty here (the same differences "
-                              "with the step doubled or halved move by {unc:.3g} there): at this input the numerical "
-                              "gradient cannot tell a bug from its own noise, so no bug is named", "for a reliable "
-                              "estimate use --method richardson (method='richardson' in Python: a larger step, O(h^4) "
-                              "truncation), or an input where forward keeps its digits (no large offset cancelled "
-                              "inside); where the true gradient is 0, an --atol above the noise decides", _NUM),
+    "numerical-noise": Record(
+        "numerical gradient unreliable", "{t} differs from the numerical gradient by at most "
+        "{err:.3g}, within the numerical estimate's own uncertainty here (the same differences with "
+        "the step doubled or halved move by {unc:.3g} there): at this input the numerical gradient "
+        "cannot tell a bug from its own noise, so no bug is named", "for a reliable estimate use "
+        "--method richardson (method='richardson' in Python: a larger step, O(h^4) truncation), or "
+        "an input where forward keeps its digits (no large offset cancelled inside); where the true "
+        "gradient is 0, an --atol above the noise decides", _NUM),
     # bug signatures
     "transposed": Record("transposed gradient", "{t} is transposed: {how}", "{fix}", _LIN),
     "flipped-kernel": Record("flipped kernel", "{t} is computed with the kernel flipped in its spatial axes{which}: "
@@ -320,7 +321,8 @@ def _fix_masks(obj: Any, depth: int = 3) -> list[str]:
 
 
 def _remote(layer: Any) -> bool:
-    """Whether ``layer`` is a :class:`gradcheck.sandbox.RemoteLayer` (its object lives in the sandbox's child)."""
+    """Whether ``layer`` is a :class:`gradcheck.sandbox.RemoteLayer` (its object lives in the
+    sandbox's child)."""
     from .sandbox import RemoteLayer
 
     return isinstance(layer, RemoteLayer)
@@ -344,7 +346,8 @@ class _Proxy:
         self._rngs = _find_rngs(layer) if rewind else []
         self._states = [_rng_state(r) for r in self._rngs]
         self._global = np.random.get_state() if rewind else None
-        self.remote = layer.hold_random("rewind") if rewind and _remote(layer) else ""  # in its child
+        # a sandboxed layer: its generators are rewound in its child
+        self.remote = layer.hold_random("rewind") if rewind and _remote(layer) else ""
         fwd = layer.forward
 
         def forward(*xs, training=False):
@@ -357,7 +360,8 @@ class _Proxy:
             pass
         self.forward, self.backward = forward, layer.backward
         many = getattr(layer, "forward_many", None)
-        if callable(many) and (not rewind or self.remote):  # a sandboxed layer: chunked scans (see gradcheck.numerical.many_scan)
+        # a sandboxed layer: chunked scans (see gradcheck.numerical.many_scan)
+        if callable(many) and (not rewind or self.remote):
             self.forward_many = many
 
     def rewind(self) -> None:
@@ -382,10 +386,11 @@ def _seed_advice(layer: Any) -> str:
         return (f"fix the seed the CS231n way: give {p} a 'seed' (CS231n's dropout_forward calls "
                 f"np.random.seed({p}['seed']) when it is there), e.g. --init '{{\"{p}\": {{..., \"seed\": 0}}}}', "
                 "or pass the mask in from outside")
-    return ("draw the mask from a generator the layer makes once and stores (self.rng = np.random.default_rng(seed) "
-            "in __init__, self.rng.random(X.shape) in forward): gradcheck rewinds a stored generator before every "
-            "forward, but not one made anew inside forward; or give the layer a fix_mask(on) method after which "
-            "forward reuses the mask it drew for each input shape, like manualprop.Dropout.fix_mask(True)")
+    return ("draw the mask from a generator the layer makes once and stores (self.rng = "
+            "np.random.default_rng(seed) in __init__, self.rng.random(X.shape) in forward): "
+            "gradcheck rewinds a stored generator before every forward, but not one made anew inside "
+            "forward; or give the layer a fix_mask(on) method after which forward reuses the mask it "
+            "drew for each input shape, like manualprop.Dropout.fix_mask(True)")
 
 
 def _exact(a: Any, b: Any) -> bool:
@@ -912,9 +917,10 @@ def _signatures(proxy, inputs, res: CheckResult, diag: Diagnosis, training, upst
             n = np.where(known, n, full) if _near(full[known], n[known]) else n  # the same dY as the check's
         for k in c.kinks:  # no derivative at a kink: left out of every signature
             n[k] = np.nan
+        # a mismatch the numerical gradient cannot resolve: no bug is named
         if (noise := within_noise(m, n, lambda e, w=key: layer_numerical_gradients(
                 fwd, inputs, params, G, input_names=keys, which=[w], eps=e, method=res.method)[w],
-                res.eps, res.rtol, res.atol)) is not None:  # a mismatch the numerical gradient cannot resolve
+                res.eps, res.rtol, res.atol)) is not None:
             diag.findings.append(_find("numerical-noise", t, err=noise[0], unc=noise[1]))
             continue
         p = params.get(key, inputs[names.index(key[1:])] if key[1:] in names and key != keys[0] else None)
@@ -1188,8 +1194,8 @@ class _Probes:
             if not ok:
                 self.proxy = _Proxy(layer, rewind=True)
                 if ok := _exact(self.fwd(self.proxy, inputs), self.fwd(self.proxy, inputs)):
-                    what = (", ".join(sorted({type(r).__name__ for r in self.proxy._rngs})) or self.proxy.remote
-                            or "numpy's global generator")
+                    what = (", ".join(sorted({type(r).__name__ for r in self.proxy._rngs}))
+                            or self.proxy.remote or "numpy's global generator")
                     self.find("rewound-rng", severity="info", random=random, what=what)
             self.probe(0, ok, "" if ok else f"two calls differ by up to {diff:.3g}")
             if not ok:
@@ -1309,9 +1315,11 @@ class _Probes:
         """Copies of the layer as it was before the checker's first forward: another instance's forward
         between a forward and its backward, and an earlier forward on other data (a sandboxed layer is
         copied in its child process; a random one is skipped: copies would draw other masks)."""
-        held = {"held-mask", "rewound-rng"} & {f.code for f in self.diag.findings}  # a sandboxed random layer: held in its child
-        if _find_rngs(self.layer) or held or pristine is None:
-            return self.probe(7, None, "skipped (random layer)" if _find_rngs(self.layer) or held else
+        # a random layer (held in its child when sandboxed): copies would draw other masks
+        held = {"held-mask", "rewound-rng"} & {f.code for f in self.diag.findings}
+        random = _find_rngs(self.layer) or held
+        if random or pristine is None:
+            return self.probe(7, None, "skipped (random layer)" if random else
                               "skipped (the layer cannot be copied)")
         copies, inputs = [], self.inputs
 

@@ -12,8 +12,8 @@ EXIT_PASS, EXIT_MISMATCH, EXIT_USAGE, EXIT_STUDENT = 0, 1, 2, 3
 
 __all__ = [
     "EXIT_PASS", "EXIT_MISMATCH", "EXIT_USAGE", "EXIT_STUDENT", "GradcheckError", "UsageError", "TwinError",
-    "GraderError", "StudentCodeError", "ProtocolError", "GradientShapeError", "NonFiniteError", "InputModifiedError",
-    "MissingGradientError"]
+    "GraderError", "StudentCodeError", "ProtocolError", "GradientShapeError", "NonFiniteError",
+    "InputModifiedError", "MissingGradientError"]
 
 
 class GradcheckError(Exception):
@@ -41,11 +41,13 @@ class StudentCodeError(GradcheckError):
 
 
 class ProtocolError(StudentCodeError):
-    """No ``forward``/``backward``, ``params`` not a dict of arrays, ``grads`` not a dict (exit 3)."""
+    """No ``forward``/``backward``, ``params`` not a dict of arrays, ``grads`` not a dict
+    (exit 3)."""
 
 
 class MissingGradientError(ProtocolError):
-    """A ``grads`` key of ``params`` missing after ``backward``: a missing gradient, a wrong result (exit 1)."""
+    """A ``grads`` key of ``params`` missing after ``backward``: a missing gradient, a wrong
+    result (exit 1)."""
 
     exit_code = EXIT_MISMATCH
 
