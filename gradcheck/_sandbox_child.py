@@ -75,7 +75,8 @@ class Packer:
         self.np, self.parts, self.offset = np, [], 0  # offset: the payload's length so far
 
     def ref(self, arr):
-        a = self.np.ascontiguousarray(arr)
+        # the shape given: np.ascontiguousarray makes a 0-d array 1-d
+        a = self.np.ascontiguousarray(arr).reshape(self.np.shape(arr))
         if a.dtype.kind not in "biuf":
             raise ValueError(f"only numeric arrays cross the sandbox's pipe; got dtype {a.dtype}")
         b = a.astype(a.dtype.newbyteorder("<"), copy=False).tobytes()
@@ -549,6 +550,12 @@ class Child:
         except BaseException as exc:  # noqa: BLE001 - e.g. a student's __deepcopy__, an uncopyable attribute
             return self.fail(exc)
         self.reply(True, {"id": self.keep(new), "params": self.dict_of(packer, getattr(new, "params", None), True)}, packer)
+
+    def op_hold(self, obj, req, packer):  # noqa: ARG002 - a random forward held (AD.hold_random)
+        try:
+            self.reply(True, {"how": self.AD.hold_random(obj, req.get("how"))})
+        except BaseException as exc:  # noqa: BLE001 - the student's fix_mask raised
+            self.fail(exc)
 
     def op_free(self, obj, req, packer):  # noqa: ARG002 - a copy the parent no longer uses
         self.objects.pop(req["id"], None)

@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from . import _validation as V
-from .errors import EXIT_MISMATCH, EXIT_PASS, EXIT_STUDENT, StudentCodeError, UsageError
+from .errors import EXIT_MISMATCH, EXIT_PASS, EXIT_STUDENT, UsageError
 
 __all__ = ["run_check", "build_reference", "use_color", "colorize"]
 
@@ -75,7 +75,7 @@ def run_check(args, layer, label: str, init: dict[str, Any], shape) -> int:
     jac_lines, jac_ok, jac_fig = [], True, None
     if jac:
         if twin is None:
-            raise UsageError("--jacobian needs a tape: add --tape (your forward on the tape) or --twin.")
+            raise UsageError(_no_twin_jacobian(cname, twin_note))
         jac_lines, jac_ok, jac_fig = _jacobian(args, layer, twin, shape, cname)
     diag = diagnose_layer(layer, shape, mode=args.mode, method=args.method, seed=args.seed, rtol=args.rtol,
                           atol=args.atol, eps=args.eps, twin=twin, reference=reference, name=cname,
@@ -122,11 +122,14 @@ def _report(args, layer, diag, cname: str, color: bool, jacobian, unchecked) -> 
         return EXIT_MISMATCH
     info = getattr(layer, "protocol", None) or {}
     missing = list(info.get("unchecked") or []) if info.get("protocol") == "attribute" else []
-    if diag.passed and missing:  # some weights have gradient attributes, these none: a forgotten gradient
-        raise StudentCodeError(
-            f"{cname}.backward sets no gradient for {', '.join(missing)} (expected "
-            f"{', '.join('self.d' + w for w in missing)}, as for the other weights); the gradients that are set "
-            "match, but a weight without its gradient is not trained. Store it in backward.")
+    if diag.passed and missing:  # weights with gradient attributes, these none: a missing gradient
+        print()
+        print(colorize(V.wrap(
+            f"FAIL: {cname}.backward sets no gradient for {', '.join(missing)} (expected "
+            f"{', '.join('self.d' + w for w in missing)}, as for the other weights); the gradients "
+            "that are set match, but a weight without its gradient is not trained. Store it in "
+            "backward."), color))
+        return EXIT_MISMATCH
     if diag.passed:
         tensors = ", ".join(r.tensor for r in res.records if r.kind != "forward")
         fwd = " and the forward output" if any(r.kind == "forward" for r in res.records) else ""
@@ -232,7 +235,8 @@ def protocol_lines(layer, init: dict[str, Any], training: tuple[bool, ...] = (Fa
     elif unchecked:
         lines.append(f"WARNING: forward uses {names} but backward sets no gradient attribute for "
                      f"{'it' if len(unchecked) == 1 else 'them'} ({grads}, grad_{unchecked[0]} or "
-                     f"{unchecked[0]}_grad): {'its' if len(unchecked) == 1 else 'their'} gradient is not checked.")
+                     f"{unchecked[0]}_grad): a missing gradient, so the check fails (exit 1) even "
+                     "where the other gradients match.")
     if unseen:
         lines.append(f"WARNING: forward uses the array attribute{'s' * (len(unseen) > 1)} {', '.join(unseen)}, "
                      "not in params: the checker neither perturbs nor checks "
@@ -256,6 +260,14 @@ def _jacobian_usage(args, shape) -> None:
         raise UsageError("--jacobian needs a tape: add --tape (your forward on the tape) or --twin.")
 
 
+def _no_twin_jacobian(cname: str, twin_note: str) -> str:
+    """The usage error of ``--twin --jacobian`` for a class autoprop has no twin of."""
+    why = twin_note.strip().rstrip(".") if twin_note else f"autoprop.layers has no {cname}"
+    return (f"--jacobian --twin: there is no twin of {cname} to take the Jacobian with ({why}). "
+            "Use --tape instead (your own forward run on the tape gives the Jacobian), without "
+            "--twin.")
+
+
 def _jacobian(args, layer, twin, shape, cname):
     """Tape vs numerical Jacobian of a small layer: (report lines, passed, figure or None)."""
     from .compare import compare, default_atol
@@ -267,7 +279,12 @@ def _jacobian(args, layer, twin, shape, cname):
         raise UsageError(f"--jacobian is for small layers: Y has {Y.size} elements, at most {JACOBIAN_MAX} "
                          "are allowed; use a smaller --input-shape.")
     if hasattr(twin, "jacobian"):
-        Jt, how = twin.jacobian(X)
+        from .sources import TapeUnavailable
+
+        try:
+            Jt, how = twin.jacobian(X)
+        except TapeUnavailable as exc:  # as without --jacobian: the other checks still run
+            return [f"jacobian dY/dX: not compared: {exc}"], True, None
     else:
         from .plots import tape_jacobian
 

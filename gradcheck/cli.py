@@ -38,8 +38,10 @@ EPILOG = f"""\
 exit codes:
   {EXIT_PASS}  pass: every gradient within tolerance (train: every requirement met)
   {EXIT_MISMATCH}  a result is wrong: a gradient outside tolerance, or an output or gradient of the
-     wrong shape or dtype (float32, int64), missing (None) or holding NaN/inf; the output
-     names it (zoo: also a layer that could not be checked; train: a requirement failed)
+     wrong shape or dtype (float32, int64), missing (None) or holding NaN/inf, a weight's
+     gradient not set (no grads key, no gradient attribute), or a forward that writes into
+     its input X (the caller's array changes); the output names it (zoo: also a layer that
+     could not be checked; train: a requirement failed)
   {EXIT_USAGE}  usage error: bad arguments (a negative --seed, an --input-shape over {V.MAX_INPUT_ELEMENTS:,}
      elements per input, an --eps out of range, an output path that cannot be written),
      a file or class that does not exist, a loss checked without --loss; also gradcheck

@@ -33,6 +33,7 @@ from .numerical import DEFAULT_EPS, difference_quotient, numerical_gradient
 from .numerical import directional_derivatives as _directional
 from .numerical import layer_numerical_gradients as _numerical
 from .sources import SAME_IN_BOTH_MODES, Call, training_differs
+from .uncertainty import within_noise
 
 __all__ = ["Finding", "Probe", "Diagnosis", "diagnose_layer", "check_vjp", "name_signature",
            "name_swaps", "close", "STRUCTURAL", "SIGNATURES", "DIAGNOSES"]
@@ -105,6 +106,14 @@ DIAGNOSES: dict[str, Record] = {
     "student-code": Record("the code raised", "{error}"),
     "first-failing-layer": Record("first failing layer", "the first layer whose own check fails is "
                                   "layers[{i}] ({cls}): {why}", lesson="07-sequential.md"),
+    "numerical-noise": Record(
+        "numerical gradient unreliable", "{t} differs from the numerical gradient by at most "
+        "{err:.3g}, within the numerical estimate's own uncertainty here (the same differences with "
+        "the step doubled or halved move by {unc:.3g} there): at this input the numerical gradient "
+        "cannot tell a bug from its own noise, so no bug is named", "for a reliable estimate use "
+        "--method richardson (method='richardson' in Python: a larger step, O(h^4) truncation), or "
+        "an input where forward keeps its digits (no large offset cancelled inside); where the true "
+        "gradient is 0, an --atol above the noise decides", _NUM),
     # bug signatures
     "transposed": Record("transposed gradient", "{t} is transposed: {how}", "{fix}", _LIN),
     "flipped-kernel": Record(
@@ -292,7 +301,10 @@ class Diagnosis:
         """The failed probes and the notes (warnings, what the checker did), as printed."""
         failed = [f"{p.name} ({p.detail})" for p in self.probes if p.passed is False]
         lines = ["structural checks failed: " + "; ".join(failed)] if failed else []
-        return lines + [f"note: {f.message}" for f in self.findings if f.severity != "error"]
+        others = [f for d in self.other_modes for f in d.findings]
+        # the notes of every mode checked (e.g. a training mask held)
+        return lines + [f"note: {f.message}" for f in self.findings + others
+                        if f.severity != "error"]
 
     def report(self) -> str:
         """The check's table, the failed probes, the notes, the lessons, the sentence."""
@@ -340,12 +352,22 @@ def _find_rngs(obj: Any, depth: int = 3, seen: set | None = None) -> list[Any]:
 def _fix_masks(obj: Any, depth: int = 3) -> list[str]:
     """``fix_mask(True)`` on ``obj`` and on layers inside it; the names of those fixed."""
     out = []
+    if _remote(obj):  # a sandboxed layer: held in its child, by its own fix_mask
+        return [obj.class_name] if obj.hold_random("fix_mask") else []
     if callable(getattr(obj, "fix_mask", None)):
         obj.fix_mask(True)
         out.append(type(obj).__name__)
     for child in (getattr(obj, "layers", None) or []) if depth > 0 else []:
         out += _fix_masks(child, depth - 1)
     return out
+
+
+def _remote(layer: Any) -> bool:
+    """Whether ``layer`` is a :class:`gradcheck.sandbox.RemoteLayer` (its object lives in the
+    sandbox's child)."""
+    from .sandbox import RemoteLayer
+
+    return isinstance(layer, RemoteLayer)
 
 
 def _rng_state(r, state=None):
@@ -367,6 +389,8 @@ class _Proxy:
         self._rngs = _find_rngs(layer) if rewind else []
         self._states = [_rng_state(r) for r in self._rngs]
         self._global = np.random.get_state() if rewind else None
+        # a sandboxed layer: its generators are rewound in its child
+        self.remote = layer.hold_random("rewind") if rewind and _remote(layer) else ""
         fwd = layer.forward
 
         def forward(*xs, training=False):
@@ -379,7 +403,8 @@ class _Proxy:
             pass
         self.forward, self.backward = forward, layer.backward
         many = getattr(layer, "forward_many", None)
-        if callable(many) and not rewind:  # a sandboxed layer: chunked scans (numerical.many_scan)
+        # a sandboxed layer: chunked scans (numerical.many_scan)
+        if callable(many) and (not rewind or self.remote):
             self.forward_many = many
 
     def rewind(self) -> None:
@@ -400,13 +425,16 @@ def _seed_advice(layer: Any) -> str:
     if kws is None and isinstance(proto, Mapping) and proto.get("protocol") == "cs231n":
         kws = proto.get("init")
     ps = [str(k) for k in kws or () if str(k).endswith("_param")]
-    if not ps:
-        return ("give the layer a way to hold the mask fixed, like "
-                "manualprop.Dropout.fix_mask(True), or draw from a generator it stores (self.rng)")
-    p = "dropout_param" if "dropout_param" in ps else ps[0]
-    return (f"fix the seed the CS231n way: give {p} a 'seed' (CS231n's dropout_forward calls "
-            f"np.random.seed({p}['seed']) when it is there), e.g. --init "
-            f"'{{\"{p}\": {{..., \"seed\": 0}}}}', or pass the mask in from outside")
+    if ps:
+        p = "dropout_param" if "dropout_param" in ps else ps[0]
+        return (f"fix the seed the CS231n way: give {p} a 'seed' (CS231n's dropout_forward calls "
+                f"np.random.seed({p}['seed']) when it is there), e.g. --init "
+                f"'{{\"{p}\": {{..., \"seed\": 0}}}}', or pass the mask in from outside")
+    return ("draw the mask from a generator the layer makes once and stores (self.rng = "
+            "np.random.default_rng(seed) in __init__, self.rng.random(X.shape) in forward): "
+            "gradcheck rewinds a stored generator before every forward, but not one made anew "
+            "inside forward; or give the layer a fix_mask(on) method after which forward reuses "
+            "the mask it drew for each input shape, like manualprop.Dropout.fix_mask(True)")
 
 
 def _exact(a: Any, b: Any) -> bool:
@@ -1016,6 +1044,11 @@ def _tensor_signature(L: _Layer, t, m, n, c, res: CheckResult) -> Finding:
         n = np.where(known, n, full) if _near(full[known], n[known]) else n  # the check's dY
     for k in c.kinks:  # no derivative at a kink: left out of every signature
         n[k] = np.nan
+    noise = within_noise(m, n, lambda e: _numerical(
+        L.fwd, L.inputs, L.params, L.G, input_names=L.keys, which=[key], eps=e,
+        method=res.method)[key], res.eps, res.rtol, res.atol_of(t))
+    if noise is not None:  # a mismatch the numerical gradient cannot resolve: no bug is named
+        return _find("numerical-noise", t, err=noise[0], unc=noise[1])
     other_input = key[1:] in L.names and key != L.keys[0]
     p = L.params.get(key, L.inputs[L.names.index(key[1:])] if other_input else None)
     hint = None if p is None else _layout_hint(key.lstrip("@"), L.inputs[0], L.G, n)
@@ -1322,8 +1355,8 @@ class _Probes:
                 self.proxy = _Proxy(layer, rewind=True)
                 if ok := _exact(self.fwd(self.proxy, inputs), self.fwd(self.proxy, inputs)):
                     rngs = sorted({type(r).__name__ for r in self.proxy._rngs})
-                    self.find("rewound-rng", severity="info", random=random,
-                              what=", ".join(rngs) or "numpy's global generator")
+                    self.find("rewound-rng", severity="info", random=random, what=", ".join(rngs)
+                              or self.proxy.remote or "numpy's global generator")
         self.probe(0, ok, "" if ok else f"two calls differ by up to {diff:.3g}",
                    "non-deterministic", diff=diff, advice=_seed_advice(layer) if not ok else "")
         low = _low_precision(y_dtype, inputs)  # float32 Y for float64 inputs: cannot reach 1e-6
@@ -1448,8 +1481,11 @@ class _Probes:
         forward between a forward and its backward, and an earlier forward on other data (a
         sandboxed layer is copied in its child process; a random one is skipped: copies would
         draw other masks)."""
-        if _find_rngs(self.layer) or pristine is None:
-            return self.probe(7, None, "skipped (random layer)" if _find_rngs(self.layer) else
+        # a random layer (held in its child when sandboxed): copies would draw other masks
+        held = {"held-mask", "rewound-rng"} & {f.code for f in self.diag.findings}
+        random = _find_rngs(self.layer) or held
+        if random or pristine is None:
+            return self.probe(7, None, "skipped (random layer)" if random else
                               "skipped (the layer cannot be copied)")
         copies, inputs = [], self.inputs
         try:

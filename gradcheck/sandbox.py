@@ -951,6 +951,16 @@ class RemoteLayer(_Remote):
     def __deepcopy__(self, memo: dict) -> RemoteLayer:
         return self.clone()
 
+    def hold_random(self, how: str = "fix_mask") -> str:
+        """Hold a random forward fixed in the child (:func:`gradcheck._adapters.hold_random`):
+        ``"fix_mask"`` (the layer's own switch), ``"rewind"`` (its generators rewound before every
+        forward) or ``"release"``; returns what was held ("" nothing), also kept in
+        :attr:`held_random`. Raises SandboxError (its fix_mask raised)."""
+        meta = self._sandbox.call("hold", {"id": self._id, "how": how},
+                                  f"{self.class_name}.fix_mask(True)")
+        self.held_random = _clean(meta.get("how") or "")
+        return self.held_random
+
     def release(self) -> None:
         """Drop the child's object behind this proxy (a copy no longer needed); the proxy is unusable after."""
         if not self.__dict__.get("_released") and self._sandbox._proc is not None and not self._sandbox._dead:
@@ -973,7 +983,9 @@ class RemoteLayer(_Remote):
         mutated = [i for i in meta.get("mutated") or [] if isinstance(i, int) and 0 <= i < len(xs)]
         if mutated:
             n = _names(self.forward_params, len(xs))[mutated[0]]
-            raise StudentCodeError(paragraph(
+            from .errors import InputModifiedError
+
+            raise InputModifiedError(paragraph(  # a wrong result (exit 1): the caller's X changed
                 f"{self.class_name}.forward modified its input {n} in place;",
                 f"a layer must not write into {n} (the previous layer or the caller still uses it).",
                 "Compute into a new array instead, e.g. np.maximum(X, 0) rather than X[X < 0] = 0."))
