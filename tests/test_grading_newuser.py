@@ -5,15 +5,17 @@ property points come only with correct values; a submission too slow as a whole 
 grader error.
 """
 
+import csv
 import importlib.util
 import json
+import os
 import textwrap
 from pathlib import Path
 
 import pytest
 
 from gradcheck.cli import main
-from gradcheck.grading.runner import grade_submission
+from gradcheck.grading.runner import grade_batch, grade_submission
 from gradcheck.grading.static import unavailable_imports
 from gradcheck.isolation import PROVIDED_PACKAGES, PROVIDED_TEXT
 from gradcheck.sandbox import Sandbox, SandboxError, support
@@ -112,3 +114,57 @@ def test_a_graded_scipy_import_scores_0_with_the_same_statement(tmp_path):
 def test_the_assignment_rules_say_scipy_is_not_available(path):
     text = " ".join((ROOT / path).read_text().split())
     assert PROVIDED_TEXT in text and "scipy" in text
+
+
+# --------------------------------------------------------------------------- 2: linked submission folders
+
+
+@pytest.fixture(scope="module")
+def linked(tmp_path_factory):
+    """The tester's folder: alice and erin link into _store (erin to bob's copy), carol to nothing."""
+    S, stub = tmp_path_factory.mktemp("S"), (ASSIGN / "stub" / "layers.py").read_text()
+    for folder, text in (("_store/alice_attempt3", SOLUTION), ("_store/bob", SOLUTION), ("bob", stub)):
+        (S / folder).mkdir(parents=True)
+        (S / folder / "layers.py").write_text(text)
+    os.symlink("_store/alice_attempt3", S / "alice")
+    os.symlink("_store/bob", S / "erin")
+    os.symlink("_store/gone", S / "carol")
+    (S / ".git").mkdir()
+    (S / "__MACOSX").mkdir()
+    out = tmp_path_factory.mktemp("G")
+    res = grade_batch(S, TESTS, out, workers=2, seed=3, timeout=3.0, progress=False, plot=False)
+    return S, out, res
+
+
+@namespaces
+def test_each_entry_of_the_submissions_folder_gets_one_row_under_its_own_name(linked):
+    _, out, res = linked
+    rows = {r["submission"]: r for r in csv.DictReader(open(out / "gradebook.csv"))}
+    assert sorted(rows) == ["_store", "alice", "bob", "carol", "erin"]  # not .git or __MACOSX
+    assert (rows["alice"]["score"], rows["bob"]["score"], rows["erin"]["score"]) == ("28", "0", "28")
+    assert json.loads((out / "erin" / "results.json").read_text())["extra_data"]["submission"] == "erin"
+    assert json.loads((out / "alice" / "results.json").read_text())["extra_data"]["submission"] == "alice"
+    assert "graded 5 submission(s)" in res.summary()
+
+
+@namespaces
+def test_a_link_to_nothing_is_a_zero_row_that_says_so(linked):
+    _, out, res = linked
+    rows = {r["submission"]: r for r in csv.DictReader(open(out / "gradebook.csv"))}
+    assert (rows["carol"]["score"], rows["carol"]["max_score"], rows["carol"]["status"]) == ("0", "28", "graded")
+    data = json.loads((out / "carol" / "results.json").read_text())
+    assert data["score"] == 0 and data["extra_data"]["submission"] == "carol"
+    assert "the folder is a link to nothing (carol -> _store/gone)" in data["output"]
+    assert [r.message for r in res.submissions if r.name == "carol"] == [data["output"]]
+
+
+@namespaces
+def test_a_rerun_skips_the_linked_rows_and_regrades_a_link_that_now_leads_somewhere(linked, tmp_path):
+    S, out, _ = linked
+    again = grade_batch(S, TESTS, out, workers=2, progress=False, plot=False)
+    assert {r.name: r.status for r in again.submissions} == dict.fromkeys(["_store", "alice", "bob", "carol", "erin"],
+                                                                          "skipped")
+    (S / "_store" / "gone").mkdir()  # carol's files restored: she (and _store, which holds them) changed
+    (S / "_store" / "gone" / "layers.py").write_text(SOLUTION)
+    restored = grade_batch(S, TESTS, out, workers=2, progress=False, plot=False)
+    assert restored.changed == ["_store", "carol"] and {r.name: r.score for r in restored.submissions}["carol"] == 28

@@ -130,6 +130,8 @@ class BatchResult:
                          f"zero: {scores.count(0)}")
         lines += [f"  grader error: {display_name(e.name)}: {display_name(e.message)}"
                   for e in errors]
+        lines += [f"  note: {display_name(s.name)}: {s.message}" for s in subs
+                  if s.status == "graded" and s.message]  # a link to nothing
         if self.changed:
             lines.append(f"warning: {len(self.changed)} submission(s) changed since their saved "
                          f"result and were graded again: "
@@ -150,9 +152,23 @@ def is_single_submission(path: str | os.PathLike) -> bool:
 
 
 def submission_folders(path: str | os.PathLike) -> list[Path]:
-    """The submission folders of a batch: sub-folders not starting with ``.`` or ``__``, sorted."""
+    """The submission folders of a batch, sorted: every sub-folder, link to a folder and link to
+    nothing (graded as such: :func:`grade_submission`) whose name does not start with ``.`` or
+    ``__`` (``.git``, ``__MACOSX``); a ``_store`` folder is a submission too."""
     return sorted(p for p in Path(path).iterdir()
-                  if p.is_dir() and not p.name.startswith((".", "__")))
+                  if (p.is_dir() or _link_to_nothing(p)) and not p.name.startswith((".", "__")))
+
+
+def _link_to_nothing(path: str | os.PathLike) -> str | None:
+    """For a symbolic link whose target does not exist, the sentence saying so (its result's
+    output); None for anything else."""
+    p = os.fspath(path)
+    if not os.path.islink(p) or os.path.exists(p):
+        return None
+    shown = f"{display_name(os.path.basename(os.path.abspath(p)))} -> {display_name(os.readlink(p))}"
+    return (f"This submission has no files: the folder is a link to nothing ({shown}); score 0. "
+            f"If the files exist elsewhere, course staff can restore the link's target and rerun "
+            f"the batch (a changed submission is graded again).")
 
 
 def result_folder(out: str | os.PathLike, name: str) -> Path:
@@ -502,12 +518,16 @@ def grade_submission(submission: str | os.PathLike, tests: str | os.PathLike,
     if _stopper is None:
         check_grading_inputs(submission, tests, out, batch=False,
                              unsafe_no_isolation=unsafe_no_isolation, **opts)
-    sub = Path(submission).resolve()
-    record = {"submission": name or sub.name, "isolation": isolation_level(unsafe_no_isolation)}
+    sub = Path(submission).resolve()  # a link's own name, not its target's, names the submission
+    own = os.path.basename(os.path.abspath(submission)) or sub.name
+    record = {"submission": name or own, "isolation": isolation_level(unsafe_no_isolation)}
     results, t0 = Path(out).resolve() / "results.json", time.monotonic()
     with contextlib.suppress(OSError):  # unreadable: the grading reports it, a resume regrades it
         record["submission_sha256"] = submission_digest(sub)
     try:
+        if (nothing := _link_to_nothing(submission)) is not None:
+            return _grade_nothing(nothing, Path(tests).resolve(), results, record, t0, _stopper,
+                                  _key, **opts)
         return _grade(sub, Path(tests).resolve(), results, record, t0, _stopper, _key, **opts)
     except Exception as exc:  # noqa: BLE001 - the grader's own failure (--out not writable, ...)
         return _grader_failure(results, f"the grader failed: {type(exc).__name__}: {exc}", seed,
@@ -566,6 +586,20 @@ def _grade(sub: Path, tests_p: Path, results: Path, record: dict[str, Any], t0: 
     status = GRADER_ERROR if error else "graded"
     _finish_results(results, data, {**record, "status": status}, seconds, key)
     return _from_results(data, name, status, seconds, results, message=str(error or ""))
+
+
+def _grade_nothing(nothing: str, tests_p: Path, results: Path, record: dict[str, Any],
+                   t0: float, stopper: _Stopper | None, key: bytes | None,
+                   **opts: Any) -> SubmissionResult:
+    """A submission folder that is a link to nothing: graded as an empty folder (every test's row,
+    0 points), its results.json's output (and the result's message) ``nothing``."""
+    with tempfile.TemporaryDirectory(prefix="gradcheck-nothing-") as empty:
+        r = _grade(Path(empty), tests_p, results, record, t0, stopper, key, **opts)
+    if r.status == "graded":
+        data = json.loads(results.read_text(encoding="utf-8"))
+        data["output"], r.message = nothing, nothing
+        _write_json(results, data, key)
+    return r
 
 
 def _start_results(folder: Path, seed: int, key: bytes | None, message: str, **extra: Any) -> None:
