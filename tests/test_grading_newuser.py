@@ -168,3 +168,31 @@ def test_a_rerun_skips_the_linked_rows_and_regrades_a_link_that_now_leads_somewh
     (S / "_store" / "gone" / "layers.py").write_text(SOLUTION)
     restored = grade_batch(S, TESTS, out, workers=2, progress=False, plot=False)
     assert restored.changed == ["_store", "carol"] and {r.name: r.score for r in restored.submissions}["carol"] == 28
+
+
+# --------------------------------------------------------------------------- 4: too slow as a whole
+
+SLOW = SOLUTION.replace("import numpy as np\n", "import time\n\nimport numpy as np\n", 1).replace(
+    "    def forward(self, X, training=False):\n", "    def forward(self, X, training=False):\n        time.sleep(1.0)\n", 1)
+
+
+@namespaces
+def test_a_submission_too_slow_as_a_whole_is_its_own_result_not_a_grader_error(tmp_path, capsys):
+    """Each call stays under --timeout (3 s); the whole grading passes --submission-timeout (4 s)."""
+    assert SLOW.count("time.sleep(1.0)") == 1
+    (tmp_path / "subs" / "slow").mkdir(parents=True)
+    (tmp_path / "subs" / "slow" / "layers.py").write_text(SLOW)
+    code = main(["grade", str(tmp_path / "subs" / "slow"), "--tests", str(TESTS), "--out", str(tmp_path / "one"),
+                 "--single", "--submission-timeout", "4"])
+    printed = capsys.readouterr()
+    data = json.loads((tmp_path / "one" / "results.json").read_text())
+    assert code == 0 and "grader error" not in printed.err + printed.out
+    assert "too slow: the whole submission took more than 4 s" in " ".join(printed.out.split())
+    assert data["score"] == 0 and data["extra_data"]["status"] == "graded" and data["extra_data"]["complete"]
+    assert "too slow: the whole submission took more than 4 s" in data["output"]
+    res = grade_batch(tmp_path / "subs", TESTS, tmp_path / "batch", workers=1, submission_timeout=4, progress=False,
+                      plot=False)
+    assert [(r.status, r.score) for r in res.submissions] == [("graded", 0.0)] and "0 grader error(s)" in res.summary()
+    again = grade_batch(tmp_path / "subs", TESTS, tmp_path / "batch", workers=1, submission_timeout=4,
+                        progress=False, plot=False)
+    assert [r.status for r in again.submissions] == ["skipped"]

@@ -59,8 +59,9 @@ _FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
 class SubmissionResult:
     """Outcome of grading one submission.
 
-    ``status``: ``"graded"``; ``"grader error"`` (the grader could not finish: the sandbox did not
-    start, pytest crashed, the time ran out; 0 for now, ``message`` says why, a resumed batch
+    ``status``: ``"graded"`` (also a submission too slow as a whole, 0 with ``message`` saying
+    so); ``"grader error"`` (the grader could not finish: the sandbox did not start, pytest
+    crashed; 0 for now, ``message`` says why, a resumed batch
     regrades it); ``"skipped"`` (already graded, resumed batch; ``seconds`` is the saved
     ``execution_time``, ``files_sha256`` the saved :func:`submission_digest`); ``"interrupted"``
     (Ctrl-C; its results.json stays incomplete). ``tests``: score per test name.
@@ -573,11 +574,10 @@ def _grade(sub: Path, tests_p: Path, results: Path, record: dict[str, Any], t0: 
         data = None
     record.update(pytest_exit_code=code, grader_log=log)
     seconds = time.monotonic() - t0
+    if data is None and timed_out:
+        return _too_slow(results, submission_timeout, timeout, seed, record, seconds, key)
     if data is None:
-        msg = (f"Grading this submission took longer than {submission_timeout:g} s and was "
-               f"stopped; score 0. Each call into your code is limited to {timeout:g} s, so this "
-               f"points to very slow code overall." if timed_out else
-               f"The autograder could not finish (pytest exit code {code}); score 0. Course staff "
+        msg = (f"The autograder could not finish (pytest exit code {code}); score 0. Course staff "
                f"have the log.")
         return _grader_failure(results, msg, seed, record, seconds, key)
     error = data["extra_data"].get("grader_error")
@@ -670,6 +670,22 @@ def _grader_failure(path: Path, msg: str, seed: int | None, record: dict[str, An
     except OSError as exc:  # nowhere to write: the result (and the gradebook) still say why
         msg += f" (results.json could not be written: {exc})"
     return SubmissionResult(record["submission"], 0.0, 0.0, GRADER_ERROR, seconds, str(path),
+                            message=msg)
+
+
+def _too_slow(path: Path, limit: float, timeout: float, seed: int | None, record: dict[str, Any],
+              seconds: float, key: bytes | None) -> SubmissionResult:
+    """The submission's own result when its grading passed ``--submission-timeout`` (``limit``):
+    0 points, status "graded" (final: a resumed batch keeps it, the exit code is 0), the message
+    saying so. The staff's remedy for an overloaded machine is a larger limit and ``--force``."""
+    msg = (f"Score 0, too slow: the whole submission took more than {limit:g} s to grade and was "
+           f"stopped. Each call into your code stayed under its own limit of {timeout:g} s, but "
+           f"all of them together did not finish in time: make forward and backward faster "
+           f"(vectorise loops with numpy; no sleeps or waiting).")
+    data = placeholder_results(msg, seed, complete=True)
+    data["extra_data"].update(execution_time=round(seconds, 3), too_slow=True)
+    _finish_results(path, data, {**record, "status": "graded"}, seconds, key)
+    return SubmissionResult(record["submission"], 0.0, 0.0, "graded", seconds, str(path),
                             message=msg)
 
 
