@@ -679,8 +679,8 @@ def _too_slow(path: Path, limit: float, timeout: float, seed: int | None, record
     0 points, status "graded" (final: a resumed batch keeps it, the exit code is 0), the message
     saying so. The staff's remedy for an overloaded machine is a larger limit and ``--force``."""
     msg = (f"Score 0, too slow: the whole submission took more than {limit:g} s to grade and was "
-           f"stopped. Each call into your code stayed under its own limit of {timeout:g} s, but "
-           f"all of them together did not finish in time: make forward and backward faster "
+           f"stopped. Each call into your code is limited to {timeout:g} s, and all of them "
+           f"together must finish within {limit:g} s: make forward and backward faster "
            f"(vectorise loops with numpy; no sleeps or waiting).")
     data = placeholder_results(msg, seed, complete=True)
     data["extra_data"].update(execution_time=round(seconds, 3), too_slow=True)
