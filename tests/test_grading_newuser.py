@@ -196,3 +196,57 @@ def test_a_submission_too_slow_as_a_whole_is_its_own_result_not_a_grader_error(t
     again = grade_batch(tmp_path / "subs", TESTS, tmp_path / "batch", workers=1, submission_timeout=4,
                         progress=False, plot=False)
     assert [r.status for r in again.submissions] == ["skipped"]
+
+
+# --------------------------------------------------------------------------- 3: property points need right values
+
+DO_NOTHING = '''
+import numpy as np
+
+
+class Linear:
+    def __init__(self, in_features, out_features, rng=None):
+        self.params = {"W": np.zeros((out_features, in_features)), "b": np.zeros(out_features)}
+        self.grads = {k: np.zeros_like(v) for k, v in self.params.items()}
+
+    def forward(self, X, training=False):
+        self.n = X.shape[0]
+        return np.zeros((X.shape[0], self.params["W"].shape[0]))
+
+    def backward(self, dY):
+        return np.zeros((self.n, self.params["W"].shape[1]))
+
+
+class ReLU:
+    def __init__(self):
+        self.params, self.grads = {}, {}
+
+    def forward(self, X, training=False):
+        self.shape = X.shape
+        return np.zeros(X.shape)
+
+    def backward(self, dY):
+        return np.zeros(self.shape)
+
+
+class SoftmaxCrossEntropy:
+    def forward(self, y_true, y_pred):
+        self.shape = np.shape(y_pred)
+        return 0.0
+
+    def backward(self):
+        return np.zeros(self.shape)
+'''
+
+
+@namespaces
+def test_a_do_nothing_submission_earns_no_property_points(tmp_path):
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "layers.py").write_text(DO_NOTHING)
+    r = grade_submission(tmp_path / "sub", TESTS, tmp_path / "out", timeout=3.0)
+    data = json.loads((tmp_path / "out" / "results.json").read_text())
+    assert r.status == "graded" and r.max_score == 28
+    assert {t["name"]: t["score"] for t in data["tests"] if t["score"]} == {} and r.score == 0
+    out = {t["name"]: t["output"] for t in data["tests"]}
+    assert "wrong" in out["All layers: outputs and gradients are float64"]
+    assert "wrong" in out["Softmax cross-entropy: backward() twice gives the same gradient (cache not modified)"]
