@@ -186,7 +186,7 @@ def test_a_submission_too_slow_as_a_whole_is_its_own_result_not_a_grader_error(t
                  "--single", "--submission-timeout", "4"])
     printed = capsys.readouterr()
     data = json.loads((tmp_path / "one" / "results.json").read_text())
-    assert code == 0 and "grader error" not in printed.err + printed.out
+    assert code == 0 and "grader error" not in printed.err + printed.out and "slow: 0 in " in printed.out
     assert "too slow: the whole submission took more than 4 s" in " ".join(printed.out.split())
     assert data["score"] == 0 and data["extra_data"]["status"] == "graded" and data["extra_data"]["complete"]
     assert "too slow: the whole submission took more than 4 s" in data["output"]
