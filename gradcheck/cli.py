@@ -79,8 +79,9 @@ def _show_warning(message, category, filename, lineno, file=None, line=None):  #
 
 
 def _warn_unavailable_imports(files) -> None:
-    """Print a WARNING line per import of ``files`` the grader's sandbox cannot satisfy
-    (:func:`gradcheck.grading.static.unavailable_imports`): allowed here, fatal when graded."""
+    """Print a WARNING line per import of ``files`` (and of the own modules they import) that the
+    grader's sandbox cannot satisfy (:func:`gradcheck.grading.static.unavailable_imports`):
+    allowed here, fatal when graded."""
     from .grading.static import unavailable_imports
     from .isolation import PROVIDED_TEXT
 
@@ -206,7 +207,7 @@ def _cmd_check(args) -> int:
         for note in sb.notes:
             if not note.startswith(os.path.basename(path) + " "):  # the checked file itself: the error says it
                 warnings.warn(note, UserWarning, stacklevel=1)
-        _warn_unavailable_imports(sibling_files(path).values())
+        _warn_unavailable_imports([os.path.abspath(path)])
         if args.tape:
             warnings.warn("--tape: in this mode your code may import autoprop and manualprop (it runs on "
                           "autoprop tensors); use it to check your own work, it is never how grading runs.",

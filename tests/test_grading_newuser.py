@@ -33,7 +33,8 @@ namespaces = pytest.mark.skipif(support()[0] == "none", reason="no namespaces on
 
 
 def test_unavailable_imports_names_each_module_the_grader_lacks_with_its_line(tmp_path):
-    (tmp_path / "helper.py").write_text("X = 1\n")
+    (tmp_path / "helper.py").write_text("import json\nimport layers\nimport tqdm\n")  # imported by layers.py: read
+    (tmp_path / "scratch.py").write_text("import matplotlib\n")  # imported by nothing graded: not read
     (tmp_path / "pkg").mkdir()
     (tmp_path / "layers.py").write_text(textwrap.dedent("""\
         import numpy as np
@@ -52,8 +53,8 @@ def test_unavailable_imports_names_each_module_the_grader_lacks_with_its_line(tm
             return __import__("jax")
         """))
     found = [(v.file, v.line, v.module) for v in unavailable_imports([str(tmp_path / "layers.py")])]
-    assert found == [("layers.py", 3, "scipy.special"), ("layers.py", 11, "sklearn"), ("layers.py", 13, "torch"),
-                     ("layers.py", 14, "jax")]
+    assert found == [("helper.py", 3, "tqdm"), ("layers.py", 3, "scipy.special"), ("layers.py", 11, "sklearn"),
+                     ("layers.py", 13, "torch"), ("layers.py", 14, "jax")]
 
 
 def test_check_warns_that_the_grader_lacks_scipy_and_still_passes_for_self_learners(tmp_path, capsys):

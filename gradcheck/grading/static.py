@@ -156,11 +156,14 @@ def unavailable_imports(files: Iterable[str], *, root: str | None = None) -> lis
     top-level module (scipy, the course packages, torch) fails there, though it may be installed
     where ``gradcheck check`` runs. An import in the body of a ``try`` whose ``except`` catches
     ImportError (or ModuleNotFoundError, Exception, a bare ``except``) is optional and not reported.
+    An own ``.py`` module the files import is read too (what importing them runs); one they do
+    not import is not.
 
     Parameters
     ----------
     files : iterable of str
-        Paths of ``.py`` files (others are skipped; so is a file that does not parse).
+        Paths of ``.py`` files, as the grader imports them (others are skipped; so is a file that
+        does not parse).
     root : str, optional
         Folder the reported names are relative to (default: base names).
 
@@ -173,7 +176,12 @@ def unavailable_imports(files: Iterable[str], *, root: str | None = None) -> lis
 
     provided = set(sys.stdlib_module_names) | set(sys.builtin_module_names) | set(PROVIDED_PACKAGES)
     out: list[ImportViolation] = []
-    for path in sorted(files):
+    todo, seen = sorted(files, reverse=True), set()
+    while todo:
+        path = os.path.abspath(todo.pop())
+        if path in seen:
+            continue
+        seen.add(path)
         if not path.endswith(".py") or not os.path.isfile(path) or os.path.getsize(path) > MAX_BYTES:
             continue
         folder = os.path.dirname(os.path.abspath(path))
@@ -189,6 +197,8 @@ def unavailable_imports(files: Iterable[str], *, root: str | None = None) -> lis
             node, optional = stack.pop()
             for mod in [] if optional else _imported(node):
                 top = mod.split(".")[0]
+                if top in own and os.path.isfile(helper := os.path.join(folder, top + ".py")):
+                    todo.append(helper)
                 if top and top not in provided and top not in own:
                     ln = getattr(node, "lineno", 0)
                     found.append((ln, mod, lines[ln - 1].strip()[:200] if 0 < ln <= len(lines) else ""))
