@@ -111,7 +111,9 @@ def test_dtypes(student, grade, rng):
     dz = ce.backward()
     grade.dtypes({"Linear Y": Y, "Linear dX": dX, "Linear dW": lin.grads.get("W"),
                   "Linear db": lin.grads.get("b"), "ReLU Y": R, "ReLU dX": dR,
-                  "SoftmaxCrossEntropy dy_pred": dz}, points=2, correct=correct, batch_size=4)
+                  "SoftmaxCrossEntropy dy_pred": dz}, points=2, correct=correct, batch_size=4,
+                 reproduce_with={"Linear": (lin, X.shape, False), "ReLU": (relu, X.shape, False),
+                                 "SoftmaxCrossEntropy": (ce, Y_ref.shape, True)})
 
 
 # --------------------------------------------------------------------------- hidden properties
