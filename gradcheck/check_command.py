@@ -89,9 +89,11 @@ def run_check(args, layer, label: str, init: dict[str, Any], shape) -> int:
     print(f"{label}, input shape {shown}" + (f", init {json.dumps(init)}" if init else "")
           + f", mode {args.mode}" + (f", reference {args.reference}" if args.reference else ""))
     ran = tuple(t for t in (False, True) if ("training" if t else "eval") in diag.modes) or (False,)
-    lines, unchecked = protocol_lines(layer, init, ran)
+    requested = getattr(args, "training", "auto")
+    lines, unchecked = protocol_lines(layer, init, ran, requested)
     if not lines:
-        lines = [f"mode: {modes} (forward checked in {modes} mode)"]
+        why = _mode_why(layer, requested, ran)
+        lines = [f"mode: {modes} (forward checked in {modes} mode){why}"]
     for line in lines:
         print(V.wrap(line))
     print()
@@ -104,14 +106,9 @@ def _report(args, layer, diag, cname: str, color: bool, jacobian, unchecked) -> 
     res = diag.result
     if res is not None:
         print(colorize(res.table(), color))
-    failed = [p for p in diag.probes if p.passed is False]
-    if failed:
-        print()
-        print(V.wrap("structural checks failed: " + "; ".join(f"{p.name} ({p.detail})" for p in failed)))
-    for f in diag.findings:
-        if f.severity != "error":
-            print(V.wrap(f"note: {f.message}"))
-    for line in jac_lines:
+    if any(p.passed is False for p in diag.probes):
+        print()  # the failed probes' line stands apart from the table
+    for line in diag.notes() + jac_lines:
         print(V.wrap(line))
     _save(args, lambda: ([] if res is None else _figures(res, cname, [
         t for t in res.failing_tensors if t in res.gradients.get("numerical", {})]))
@@ -137,7 +134,8 @@ def _report(args, layer, diag, cname: str, color: bool, jacobian, unchecked) -> 
         what = (f"the sampled entries of ({tensors}) match" if res.mode == "sample"
                 else f"every gradient ({tensors}){fwd} match{'' if fwd else 'es'}")
         sampled = "; sample mode checks a random subset: --mode full checks every entry" if res.mode == "sample" else ""
-        print(colorize(f"\nPASS: {cname}: {what} within rtol={res.rtol:g}, atol={res.atol:g}{left}{sampled}.", color))
+        within = f"within rtol={res.rtol:g}, {res.atol_words()}"
+        print(colorize(f"\nPASS: {cname}: {what} {within}{left}{sampled}.", color))
         return EXIT_PASS
     if res is not None and res.failing_tensors:
         print(colorize(f"\nFAIL: {diag.name}: gradient mismatch in {', '.join(res.failing_tensors)}.", color))
@@ -186,9 +184,29 @@ def _modes(init: Any, path: str = "") -> list[str]:
         m for k, v in init.items() for m in _modes(v, k)]
 
 
-def protocol_lines(layer, init: dict[str, Any], training: tuple[bool, ...] = (False,)) -> tuple[list[str], list[str]]:
-    """Header lines saying how the layer was read (:func:`gradcheck._adapters.adapt`) and in which ``training``
-    modes it is checked, and the weights whose gradient is not checked: ``(lines, unchecked)``."""
+def _mode_why(layer, requested, ran: tuple[bool, ...], words=("training", "False", "True")) -> str:
+    """Why the check ran ``forward`` in the modes ``ran``: what was asked (``requested``: True,
+    False or "auto"), and for "auto" whether both were planned
+    (:func:`gradcheck.config.training_modes`) and one dropped because the training forward gave
+    the eval output (:func:`gradcheck.sources.training_differs`)."""
+    from .config import training_modes
+
+    name, off, on = words
+    if requested != "auto":
+        return f": as --{'training' if requested else 'eval'} asks"
+    if len(training_modes(layer, "auto")) < 2:
+        return ""
+    if len(ran) < 2:
+        return (f": forward takes {name}, but {name}={on} gave the same output as {name}={off} on "
+                "this input, so it was checked once (--training checks the training forward alone)")
+    return f": forward takes {name}, so both modes are checked (--eval or --training checks one)"
+
+
+def protocol_lines(layer, init: dict[str, Any], training: tuple[bool, ...] = (False,),
+                   requested: bool | str = "auto") -> tuple[list[str], list[str]]:
+    """Header lines saying how the layer was read (:func:`gradcheck._adapters.adapt`), in which
+    ``training`` modes it was checked and why (``requested``: the ``--training``/``--eval`` choice,
+    "auto" without one), and the weights whose gradient is not checked: ``(lines, unchecked)``."""
     info = getattr(layer, "protocol", None) or {}
     if not info.get("text"):
         return [], []
@@ -199,8 +217,10 @@ def protocol_lines(layer, init: dict[str, Any], training: tuple[bool, ...] = (Fa
                      if info.get("protocol") == "cs231n" and modes else "mode: eval (forward has no training argument)")
     else:
         name, off, on = info.get("mode_keyword") or ("training", "False", "True")
+        calls = ", then ".join(f"{name}={on if t else off}" for t in training)
         lines.append("mode: " + " and ".join("training" if t else "eval" for t in training)
-                     + f" (forward(X, {', then '.join(f'{name}={on if t else off}' for t in training)}))")
+                     + f" (forward(X, {calls}))"
+                     + _mode_why(layer, requested, training, (name, off, on)))
     unchecked, unseen = list(info.get("unchecked") or []), list(info.get("unseen") or [])
     names = ", ".join(unchecked)
     grads = ", ".join(f"d{w}" for w in unchecked)
@@ -379,7 +399,8 @@ def run_check_loss(args, loss, label: str, init: dict[str, Any], shape) -> int:
     _save(args, lambda: _figures(res, cname, [] if res.passed else [loss_gradient_name(loss)]),
           lambda: {**res.to_dict(), "diagnosis": None if finding is None else vars(finding)})
     if res.passed:
-        print(colorize(f"\nPASS: {cname}: dL/{loss_gradient_name(loss)[1:]} matches within rtol={res.rtol:g}, atol={res.atol:g}.", color))
+        what = f"dL/{loss_gradient_name(loss)[1:]} matches within rtol={res.rtol:g}"
+        print(colorize(f"\nPASS: {cname}: {what}, {res.atol_words()}.", color))
         return EXIT_PASS
     print(colorize(f"\nFAIL: {cname}: gradient mismatch in {', '.join(res.failing_tensors)}.", color))
     if finding is not None:

@@ -46,7 +46,8 @@ exit codes:
      itself failing outside the checked code (e.g. its sandbox out of memory)
   {EXIT_STUDENT}  the code could not be checked: the file does not import (syntax error,
      ImportError), the class has no forward/backward, its constructor, forward or backward
-     raised, hung, exited or crashed
+     raised, hung, exited or crashed, or backward wrote into dY or into what forward cached
+     (then every later backward reads changed data, so no number it gives can be trusted)
 
 examples:
   gradcheck zoo --plots demo-output/zoo
