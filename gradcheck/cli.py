@@ -81,6 +81,21 @@ def _show_warning(message, category, filename, lineno, file=None, line=None):  #
     print(V.wrap(f"gradcheck: warning: {text}"), file=sys.stderr)
 
 
+def _warn_unavailable_imports(files) -> None:
+    """Print a WARNING line per import of ``files`` (and of the own modules they import) that the
+    grader's sandbox cannot satisfy (:func:`gradcheck.grading.static.unavailable_imports`):
+    allowed here, fatal when graded."""
+    from .grading.static import unavailable_imports
+    from .isolation import PROVIDED_TEXT
+
+    for v in unavailable_imports(files):
+        top = v.module.split(".")[0]
+        print(V.wrap(f"WARNING: {v.file}:{v.line} imports {top} (`{v.statement}`), which the grader's "
+                     f"sandbox does not provide ({PROVIDED_TEXT} are available there): graded, this "
+                     f"import fails, and at the top of a file it scores 0 on every test. It works here "
+                     f"for your own use; remove it before you submit.") + "\n")
+
+
 # --------------------------------------------------------------------------- loading student code
 
 
@@ -195,6 +210,7 @@ def _cmd_check(args) -> int:
         for note in sb.notes:
             if not note.startswith(os.path.basename(path) + " "):  # the checked file itself: the error says it
                 warnings.warn(note, UserWarning, stacklevel=1)
+        _warn_unavailable_imports([os.path.abspath(path)])
         if args.tape:
             warnings.warn("--tape: in this mode your code may import autoprop and manualprop (it runs on "
                           "autoprop tensors); use it to check your own work, it is never how grading runs.",

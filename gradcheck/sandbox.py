@@ -654,8 +654,8 @@ class Sandbox:
             line = f": {e['line']!r}" if e.get("line") else ""
             raise SandboxError(paragraph(
                 f"{file} does not import: {e.get('type')}: {e.get('message') or '(no message)'}{at}{line}.",
-                "Expected a Python file that runs without errors when imported; only numpy and the "
-                "standard library are available (not the course packages).",
+                f"Expected a Python file that runs without errors when imported; {iso.PROVIDED_TEXT} "
+                f"are available (not the course packages).",
                 *self.notes), reason="import", output=self.output)
         if cls is None:  # import_file
             return None

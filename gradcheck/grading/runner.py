@@ -62,8 +62,9 @@ _FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
 class SubmissionResult:
     """Outcome of grading one submission.
 
-    ``status``: ``"graded"``; ``"grader error"`` (the grader could not finish: the sandbox did not
-    start, pytest crashed, the time ran out; 0 for now, ``message`` says why, a resumed batch
+    ``status``: ``"graded"`` (also a submission too slow as a whole, 0 with ``message`` saying
+    so); ``"grader error"`` (the grader could not finish: the sandbox did not start, pytest
+    crashed; 0 for now, ``message`` says why, a resumed batch
     regrades it); ``"skipped"`` (already graded, resumed batch; ``seconds`` is the saved
     ``execution_time``, ``files_sha256`` the saved :func:`submission_digest`); ``"interrupted"``
     (Ctrl-C; its results.json stays incomplete). ``tests``: score per test name.
@@ -133,6 +134,8 @@ class BatchResult:
                          f"zero: {scores.count(0)}")
         lines += [f"  grader error: {display_name(e.name)}: {display_name(e.message)}"
                   for e in errors]
+        lines += [f"  note: {display_name(s.name)}: {s.message}" for s in subs
+                  if s.status == "graded" and s.message]  # a link to nothing
         if self.changed:
             lines.append(f"warning: {len(self.changed)} submission(s) changed since their saved "
                          f"result and were graded again: "
@@ -153,9 +156,23 @@ def is_single_submission(path: str | os.PathLike) -> bool:
 
 
 def submission_folders(path: str | os.PathLike) -> list[Path]:
-    """The submission folders of a batch: sub-folders not starting with ``.`` or ``__``, sorted."""
+    """The submission folders of a batch, sorted: every sub-folder, link to a folder and link to
+    nothing (graded as such: :func:`grade_submission`) whose name does not start with ``.`` or
+    ``__`` (``.git``, ``__MACOSX``); a ``_store`` folder is a submission too."""
     return sorted(p for p in Path(path).iterdir()
-                  if p.is_dir() and not p.name.startswith((".", "__")))
+                  if (p.is_dir() or _link_to_nothing(p)) and not p.name.startswith((".", "__")))
+
+
+def _link_to_nothing(path: str | os.PathLike) -> str | None:
+    """For a symbolic link whose target does not exist, the sentence saying so (its result's
+    output); None for anything else."""
+    p = os.fspath(path)
+    if not os.path.islink(p) or os.path.exists(p):
+        return None
+    shown = f"{display_name(os.path.basename(os.path.abspath(p)))} -> {display_name(os.readlink(p))}"
+    return (f"This submission has no files: the folder is a link to nothing ({shown}); score 0. "
+            f"If the files exist elsewhere, course staff can restore the link's target and rerun "
+            f"the batch (a changed submission is graded again).")
 
 
 def result_folder(out: str | os.PathLike, name: str) -> Path:
@@ -505,12 +522,16 @@ def grade_submission(submission: str | os.PathLike, tests: str | os.PathLike,
     if _stopper is None:
         check_grading_inputs(submission, tests, out, batch=False,
                              unsafe_no_isolation=unsafe_no_isolation, **opts)
-    sub = Path(submission).resolve()
-    record = {"submission": name or sub.name, "isolation": isolation_level(unsafe_no_isolation)}
+    sub = Path(submission).resolve()  # a link's own name, not its target's, names the submission
+    own = os.path.basename(os.path.abspath(submission)) or sub.name
+    record = {"submission": name or own, "isolation": isolation_level(unsafe_no_isolation)}
     results, t0 = Path(out).resolve() / "results.json", time.monotonic()
     with contextlib.suppress(OSError):  # unreadable: the grading reports it, a resume regrades it
         record["submission_sha256"] = submission_digest(sub)
     try:
+        if (nothing := _link_to_nothing(submission)) is not None:
+            return _grade_nothing(nothing, Path(tests).resolve(), results, record, t0, _stopper,
+                                  _key, **opts)
         return _grade(sub, Path(tests).resolve(), results, record, t0, _stopper, _key, **opts)
     except Exception as exc:  # noqa: BLE001 - the grader's own failure (--out not writable, ...)
         return _grader_failure(results, f"the grader failed: {type(exc).__name__}: {exc}", seed,
@@ -556,11 +577,10 @@ def _grade(sub: Path, tests_p: Path, results: Path, record: dict[str, Any], t0: 
         data = None
     record.update(pytest_exit_code=code, grader_log=log)
     seconds = time.monotonic() - t0
+    if data is None and timed_out:
+        return _too_slow(results, submission_timeout, timeout, seed, record, seconds, key)
     if data is None:
-        msg = (f"Grading this submission took longer than {submission_timeout:g} s and was "
-               f"stopped; score 0. Each call into your code is limited to {timeout:g} s, so this "
-               f"points to very slow code overall." if timed_out else
-               f"The autograder could not finish (pytest exit code {code}); score 0. Course staff "
+        msg = (f"The autograder could not finish (pytest exit code {code}); score 0. Course staff "
                f"have the log.")
         return _grader_failure(results, msg, seed, record, seconds, key)
     error = data["extra_data"].get("grader_error")
@@ -569,6 +589,20 @@ def _grade(sub: Path, tests_p: Path, results: Path, record: dict[str, Any], t0: 
     status = GRADER_ERROR if error else "graded"
     _finish_results(results, data, {**record, "status": status}, seconds, key)
     return _from_results(data, name, status, seconds, results, message=str(error or ""))
+
+
+def _grade_nothing(nothing: str, tests_p: Path, results: Path, record: dict[str, Any],
+                   t0: float, stopper: _Stopper | None, key: bytes | None,
+                   **opts: Any) -> SubmissionResult:
+    """A submission folder that is a link to nothing: graded as an empty folder (every test's row,
+    0 points), its results.json's output (and the result's message) ``nothing``."""
+    with tempfile.TemporaryDirectory(prefix="gradcheck-nothing-") as empty:
+        r = _grade(Path(empty), tests_p, results, record, t0, stopper, key, **opts)
+    if r.status == "graded":
+        data = json.loads(results.read_text(encoding="utf-8"))
+        data["output"], r.message = nothing, nothing
+        _write_json(results, data, key)
+    return r
 
 
 def _start_results(folder: Path, seed: int, key: bytes | None, message: str, **extra: Any) -> None:
@@ -639,6 +673,22 @@ def _grader_failure(path: Path, msg: str, seed: int | None, record: dict[str, An
     except OSError as exc:  # nowhere to write: the result (and the gradebook) still say why
         msg += f" (results.json could not be written: {exc})"
     return SubmissionResult(record["submission"], 0.0, 0.0, GRADER_ERROR, seconds, str(path),
+                            message=msg)
+
+
+def _too_slow(path: Path, limit: float, timeout: float, seed: int | None, record: dict[str, Any],
+              seconds: float, key: bytes | None) -> SubmissionResult:
+    """The submission's own result when its grading passed ``--submission-timeout`` (``limit``):
+    0 points, status "graded" (final: a resumed batch keeps it, the exit code is 0), the message
+    saying so. The staff's remedy for an overloaded machine is a larger limit and ``--force``."""
+    msg = (f"Score 0, too slow: the whole submission took more than {limit:g} s to grade and was "
+           f"stopped. Each call into your code is limited to {timeout:g} s, and all of them "
+           f"together must finish within {limit:g} s: make forward and backward faster "
+           f"(vectorise loops with numpy; no sleeps or waiting).")
+    data = placeholder_results(msg, seed, complete=True)
+    data["extra_data"].update(execution_time=round(seconds, 3), too_slow=True)
+    _finish_results(path, data, {**record, "status": "graded"}, seconds, key)
+    return SubmissionResult(record["submission"], 0.0, 0.0, "graded", seconds, str(path),
                             message=msg)
 
 
