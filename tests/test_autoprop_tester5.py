@@ -1,0 +1,129 @@
+"""Defects a new-user tester found (round 5): Python's scalar conversions that silently cut a
+gradient path, det at singular matrices, cholesky(upper=True), and gaps in common student
+code (copy, round, sort, flat, full_like, svd/eigh options, forward mode with an integer
+primal). Oracles: HIPS autograd, central differences, closed forms."""
+
+from __future__ import annotations
+
+import linecache
+import math
+import warnings
+
+import autograd
+import autograd.numpy as anp
+import numpy as np
+import pytest
+
+import autoprop as ap
+
+
+def _escapes(fn):
+    with warnings.catch_warnings(record=True) as rec:
+        warnings.simplefilter("always")
+        out = fn()
+    return out, [w for w in rec if issubclass(w.category, ap.TapeEscapeWarning)]
+
+
+# --- 1. float()/math.*/np.float64/complex/fromiter of a tensor that carries gradient --------
+CONVERSIONS = [
+    ("math.exp", lambda t: math.exp(t)),
+    ("math.sqrt", lambda t: math.sqrt(t)),
+    ("math.log", lambda t: math.log(t)),
+    ("math.tanh", lambda t: math.tanh(t)),
+    ("math.pow", lambda t: math.pow(t, 3)),
+    ("float", lambda t: float(t)),
+    ("np.float64", lambda t: np.float64(t)),
+    ("complex", lambda t: complex(t).real),
+    ("int", lambda t: int(t)),
+]
+
+
+@pytest.mark.parametrize("name, conv", CONVERSIONS, ids=[c[0] for c in CONVERSIONS])
+def test_a_python_number_conversion_of_a_tracked_tensor_warns_at_the_users_line(name, conv):
+    x = ap.Variable([1.0, 2.0], name="x")
+    with ap.GradientTape() as tape:
+        y, got = _escapes(lambda: conv(x[0]) * x[1])
+    assert len(got) == 1, name
+    msg = str(got[0].message)
+    # the warning points at the line that converts (in CONVERSIONS above)
+    assert got[0].filename == __file__
+    assert name.split(".")[-1] + "(t" in linecache.getline(__file__, got[0].lineno)
+    assert "getitem" in msg and "shape ()" in msg and "Python number" in msg
+    assert "np.exp(t)" in msg and ".item()" in msg and "stop_gradient" in msg
+    # the path really is cut: only x[1]'s direct use counts (what the warning is about)
+    assert tape.gradient(y, x).numpy()[0] == 0.0
+
+
+@pytest.mark.parametrize("name, conv", CONVERSIONS, ids=[c[0] for c in CONVERSIONS])
+def test_strict_mode_refuses_every_python_number_conversion(name, conv):
+    x = ap.Variable([1.0, 2.0], name="x")
+    with ap.GradientTape(), ap.strict_mode():
+        with pytest.raises(ap.TapeEscapeError, match="Python number|plain numpy array"):
+            conv(x[0])
+
+
+def test_the_testers_example_warns_and_the_recorded_spelling_matches_autograd():
+    x = ap.Variable([1.0, 2.0], name="x")
+    with ap.GradientTape() as tape, ap.strict_mode():
+        with pytest.raises(ap.TapeEscapeError, match="float\\(\\)"):
+            math.exp(x[0]) * x[1]
+        y = np.exp(x[0]) * x[1]  # the fix the message names
+    want = autograd.grad(lambda v: anp.exp(v[0]) * v[1])(np.array([1.0, 2.0]))
+    np.testing.assert_allclose(tape.gradient(y, x).numpy(), want, rtol=1e-15)
+    np.testing.assert_allclose(want, [2 * math.e, math.e], rtol=1e-15)
+
+
+def test_fromiter_over_a_tensor_warns_per_element():
+    x = ap.Variable([1.0, 2.0, 3.0], name="x")
+    with ap.GradientTape():
+        s, got = _escapes(lambda: np.sum(np.fromiter((v for v in x), float)))
+    assert s == 6.0 and len(got) == 3
+
+
+def test_explicit_ways_and_tensors_without_gradient_stay_quiet():
+    x = ap.Variable([1.0, 2.0], name="x")
+    c = ap.constant([3.0, 4.0])
+    with ap.GradientTape():
+        y = x * 2
+        _, got = _escapes(lambda: (y.numpy(), y[0].item(), y.tolist(), float(ap.stop_gradient(y[0])),
+                                   math.exp(c[0]), float(np.sum(c)), int(np.argmax(y))))
+        assert not got
+    _, got = _escapes(lambda: math.exp(x[0]))  # no tape recording
+    assert not got
+    with ap.GradientTape(watch_accessed_variables=False):
+        _, got = _escapes(lambda: float(x[0]))  # not watched, never will be
+    assert not got
+
+
+def test_forward_mode_warns_for_a_tensor_with_a_tangent():
+    x = ap.constant([1.0, 2.0])
+    with ap.ForwardAccumulator(x, [1.0, 0.0]) as acc:
+        (y, z), got = _escapes(lambda: (math.exp(x[0]) * x[1], x[1].item()))
+    assert len(got) == 1 and "ForwardAccumulator" in str(got[0].message)
+    assert acc.jvp(y) is not None
+
+
+def test_explain_says_which_path_escaped_when_the_target_is_still_connected():
+    x = ap.Variable([1.0, 2.0], name="x")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ap.TapeEscapeWarning)
+        with ap.GradientTape(persistent=True) as tape:
+            y = math.exp(x[0]) * x[1]
+            z = ap.sum(x * x)
+    why = tape.explain(y, x)
+    assert why.split(": ", 1)[1].startswith("connected")
+    assert "path was cut" in why and "'getitem' (recorded op #0)" in why and "float()" in why
+    # a target computed only from recorded ops is not blamed for an unrelated escape
+    assert "path was cut" not in tape.explain(z, x)
+
+
+def test_round_of_a_tensor_is_recorded_and_passes_no_gradient():
+    x = ap.Variable([1.4, 2.6], name="x")
+    with ap.GradientTape() as tape:
+        (r, _), got = _escapes(lambda: (round(x), round(x[0])))
+        y = ap.sum(round(x) * x)
+    assert not got
+    assert isinstance(r, ap.Tensor) and r.numpy().tolist() == [1.0, 3.0]
+    np.testing.assert_array_equal(round(ap.constant([1.234, 5.678]), 1).numpy(), [1.2, 5.7])
+    g = tape.gradient(y, x).numpy()  # d(round(x) * x)/dx = round(x): the round path passes none
+    np.testing.assert_array_equal(g, [1.0, 3.0])
