@@ -127,3 +127,89 @@ def test_round_of_a_tensor_is_recorded_and_passes_no_gradient():
     np.testing.assert_array_equal(round(ap.constant([1.234, 5.678]), 1).numpy(), [1.2, 5.7])
     g = tape.gradient(y, x).numpy()  # d(round(x) * x)/dx = round(x): the round path passes none
     np.testing.assert_array_equal(g, [1.0, 3.0])
+
+
+# --- 2. det at singular matrices: the adjugate ----------------------------------------------
+def _cofactor(m):
+    """Closed form: cof(A)_ij = (-1)^(i+j) det(A without row i, column j)."""
+    n = m.shape[-1]
+    out = np.empty_like(m)
+    for i in range(n):
+        for j in range(n):
+            minor = np.delete(np.delete(m, i, axis=0), j, axis=1)
+            out[i, j] = (-1) ** (i + j) * (np.linalg.det(minor) if n > 1 else 1.0)
+    return out
+
+
+def _central(f, x, h=1e-5):
+    g = np.zeros_like(x)
+    for i in np.ndindex(x.shape):
+        e = np.zeros_like(x)
+        e[i] = h
+        g[i] = (f(x + e) - f(x - e)) / (2 * h)
+    return g
+
+
+SINGULAR = {
+    "2x2": np.array([[1.0, 2.0], [2.0, 4.0]]),
+    "3x3_rank2": np.array([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0], [7.0, 8.0, 9.0]]),
+    "3x3_rank1": np.outer([1.0, 2.0, 3.0], [4.0, 5.0, 6.0]),
+    "4x4_rank3": np.array([[2.0, 1.0, 0.0, 3.0], [1.0, 3.0, 1.0, 5.0], [0.0, 1.0, 4.0, 5.0], [1.0, 0.5, 2.0, 3.5]]),
+    "zero": np.zeros((3, 3)),
+    "1x1_zero": np.zeros((1, 1)),
+}
+
+
+@pytest.mark.parametrize("name", SINGULAR)
+def test_det_gradient_and_jvp_at_a_singular_matrix_are_the_adjugate(name):
+    m = SINGULAR[name]
+    x = ap.constant(m)
+    with ap.GradientTape() as tape:
+        tape.watch(x)
+        y = np.linalg.det(x)
+    g = tape.gradient(y, x).numpy()
+    np.testing.assert_allclose(g, _cofactor(m), rtol=1e-9, atol=1e-9)
+    np.testing.assert_allclose(g, _central(np.linalg.det, m), rtol=1e-6, atol=1e-6)
+    u = np.random.default_rng(3).standard_normal(m.shape)
+    with ap.ForwardAccumulator(x, u) as acc:
+        y = np.linalg.det(x)
+    assert float(acc.jvp(y)) == pytest.approx(np.sum(_cofactor(m) * u), rel=1e-9, abs=1e-9)
+
+
+def test_the_testers_2x2_singular_det():
+    x = ap.constant([[1.0, 2.0], [2.0, 4.0]])
+    with ap.GradientTape() as tape:
+        tape.watch(x)
+        y = np.linalg.det(x)
+    np.testing.assert_allclose(tape.gradient(y, x).numpy(), [[4.0, -2.0], [-2.0, 1.0]], atol=1e-12)
+    with ap.ForwardAccumulator(x, np.eye(2)) as acc:
+        y = np.linalg.det(x)
+    assert float(acc.jvp(y)) == pytest.approx(5.0, abs=1e-12)
+
+
+def test_one_singular_matrix_does_not_spoil_a_batched_det():
+    regular = np.array([[2.0, 1.0], [1.0, 3.0]])
+    batch = np.stack([SINGULAR["2x2"], regular])
+    x = ap.constant(batch)
+    w = np.array([1.5, -0.5])
+    with ap.GradientTape() as tape:
+        tape.watch(x)
+        y = np.sum(np.linalg.det(x) * w)
+    g = tape.gradient(y, x).numpy()
+    np.testing.assert_allclose(g[0], 1.5 * _cofactor(batch[0]), atol=1e-12)
+    want = autograd.grad(lambda a: anp.linalg.det(a))(regular)  # regular: autograd is the oracle
+    np.testing.assert_allclose(g[1], -0.5 * want, rtol=1e-12)
+
+
+def test_det_second_derivative_at_a_singular_matrix():
+    m, wgt = SINGULAR["3x3_rank2"], np.arange(9.0).reshape(3, 3) - 4.0
+    x = ap.constant(m)
+    with ap.GradientTape() as outer:
+        outer.watch(x)
+        with ap.GradientTape() as inner:
+            inner.watch(x)
+            y = np.linalg.det(x)
+        z = np.sum(inner.gradient(y, x) * wgt)
+    h = outer.gradient(z, x).numpy()
+    np.testing.assert_allclose(h, _central(lambda a: np.sum(_cofactor(a) * wgt), m), rtol=1e-6, atol=1e-6)
+    assert np.any(h != 0)

@@ -248,8 +248,56 @@ inv = defprim(
 )
 
 
+def _cofactor_svd(a):
+    """The cofactor matrix cof(A) = adj(A)^T of a plain array, right at singular A.
+
+    With A = U S V^T: adj(A) = adj(V^T) adj(S) adj(U) and adj(Q) = det(Q) Q^T for an
+    orthogonal Q, so cof(A) = det(U) det(V) U diag(p) V^T with p_i = prod_{j != i} s_j
+    (Stewart 1998, "On the adjugate matrix", Linear Algebra Appl. 283). The p_i are
+    prefix times suffix products: no division, so a zero singular value is fine.
+    """
+    u, s, vh = np.linalg.svd(a)
+    ones = np.ones(s.shape[:-1] + (1,), s.dtype)
+    pre = np.cumprod(np.concatenate([ones, s[..., :-1]], axis=-1), axis=-1)
+    suf = np.cumprod(np.concatenate([ones, s[..., :0:-1]], axis=-1), axis=-1)[..., ::-1]
+    sign = np.linalg.det(u) * np.linalg.det(vh)  # +-1
+    return sign[..., None, None] * ((u * (pre * suf)[..., None, :]) @ vh)
+
+
+def _cofactor_minors(a):
+    """cof(A)_ij = (-1)^(i+j) det(A without row i and column j), from ``det`` itself: on
+    Tensors (an outer tape records the backward pass) this is recorded and differentiable
+    again at singular A. n^2 determinants of (n-1) x (n-1) minors: used only there."""
+    n = _shape(a)[-1]
+    if n == 1:
+        return np.ones_like(_value(a))
+    keep = np.array([[k for k in range(n) if k != i] for i in range(n)])  # (n, n-1)
+    minors = a[..., keep[:, None, :, None], keep[None, :, None, :]]  # (..., n, n, n-1, n-1)
+    signs = 1.0 - 2.0 * (np.add.outer(np.arange(n), np.arange(n)) % 2)
+    return signs * det(minors)
+
+
+def _singular(a):
+    """Per batch element: is A singular to working precision (where det(A) A^-T fails)?"""
+    v = np.asarray(_value(a))
+    s = np.linalg.svd(v, compute_uv=False)
+    return ~(s[..., -1] > s[..., 0] * (v.shape[-1] * np.finfo(v.dtype).eps))
+
+
+def _det_cofactor(a, ans):
+    """d det(A)/dA = cof(A) = adj(A)^T (Jacobi's formula), defined for every A.
+
+    Invertible A (the usual case): det(A) A^-T. A batch with a singular matrix: on plain
+    arrays the SVD form (:func:`_cofactor_svd`); on Tensors (a higher-order tape) the
+    minors (:func:`_cofactor_minors`), which stay differentiable.
+    """
+    if np.any(_singular(a)):
+        return _cofactor_minors(a) if isinstance(a, Tensor) else _cofactor_svd(a)
+    return np.expand_dims(np.expand_dims(ans, -1), -1) * _mT(np.linalg.inv(a))
+
+
 def _det_vjp(g, ans, a):
-    return np.expand_dims(np.expand_dims(g * ans, -1), -1) * _mT(np.linalg.inv(a))
+    return np.expand_dims(np.expand_dims(g, -1), -1) * _det_cofactor(a, ans)
 
 
 def _trace_inv_times(t, a):
@@ -258,10 +306,14 @@ def _trace_inv_times(t, a):
 
 
 det = defprim(
-    "det", np.linalg.det, _det_vjp, jvp=lambda t, ans, a: ans * _trace_inv_times(t, a),
-    jacobian="d det A = det A tr(A^-1 dA) (Jacobi's formula)",
-    vjp="dA = g det(A) A^-T", shapes="A (..., n, n) -> (...)",
-    kinks="singular A: the gradient needs A^-1 and raises LinAlgError", numpy=(np.linalg.det,),
+    "det", np.linalg.det, _det_vjp,
+    jvp=lambda t, ans, a: np.sum(_det_cofactor(a, ans) * t, axis=(-2, -1)),
+    jacobian="d det A = tr(adj(A) dA) = det A tr(A^-1 dA) where A is invertible (Jacobi's formula)",
+    vjp="dA = g adj(A)^T (= g det(A) A^-T for invertible A; at singular A the adjugate via the "
+        "SVD, Stewart 1998, or via the minors' determinants on an outer tape)",
+    shapes="A (..., n, n) -> (...)",
+    kinks="none: det is a polynomial; the adjugate form is exact at singular A too",
+    numpy=(np.linalg.det,),
 )
 
 _Slogdet = _result_type("SlogdetResult", "sign logabsdet")
