@@ -213,3 +213,28 @@ def test_det_second_derivative_at_a_singular_matrix():
     h = outer.gradient(z, x).numpy()
     np.testing.assert_allclose(h, _central(lambda a: np.sum(_cofactor(a) * wgt), m), rtol=1e-6, atol=1e-6)
     assert np.any(h != 0)
+
+
+# --- 3. cholesky(upper=True) ----------------------------------------------------------------
+def test_cholesky_upper_gradient_and_jvp_against_central_differences():
+    spd = np.array([[4.0, 1.0, 0.5], [1.0, 3.0, 0.2], [0.5, 0.2, 2.0]])
+    a = spd.copy()
+    a[2, 0] = 9.0  # numpy reads only the upper triangle with upper=True: the lower is ignored
+    wgt = np.random.default_rng(1).standard_normal((3, 3))
+    x = ap.constant(a)
+    with ap.GradientTape() as tape:
+        tape.watch(x)
+        u = np.linalg.cholesky(x, upper=True)
+        y = ap.sum(u * wgt)
+    np.testing.assert_allclose(u.numpy(), np.linalg.cholesky(spd).T, rtol=1e-14)
+    g = tape.gradient(y, x).numpy()
+    num = _central(lambda m: np.sum(np.linalg.cholesky(m, upper=True) * wgt), a)
+    np.testing.assert_allclose(g, num, rtol=1e-6, atol=1e-7)
+    assert np.all(np.tril(g, -1) == 0)  # the gradient lives on the triangle numpy reads
+    # the symmetric-perturbation derivative agrees with autograd's (lower) cholesky of A^T
+    sym = autograd.grad(lambda m: anp.sum(anp.linalg.cholesky(m).T * wgt))(spd)
+    np.testing.assert_allclose(g + g.T - np.diag(np.diag(g)), sym + sym.T - np.diag(np.diag(sym)), rtol=1e-10)
+    v = np.random.default_rng(2).standard_normal((3, 3))
+    with ap.ForwardAccumulator(x, v) as acc:
+        y = ap.sum(np.linalg.cholesky(x, upper=True) * wgt)
+    assert float(acc.jvp(y)) == pytest.approx(float(np.sum(num * v)), rel=1e-6)

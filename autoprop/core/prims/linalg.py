@@ -384,14 +384,18 @@ def _lower_sym(t):
     return np.tril(t) + _mT(np.tril(t, -1))
 
 
-def _cholesky_vjp(g, ans, a):
+def _cholesky_vjp(g, ans, a, upper=False):
+    if upper:  # numpy reads A's upper triangle and returns U = L^T with L = cholesky(A^T)
+        return _mT(_cholesky_vjp(_mT(g), _mT(ans), _mT(a)))
     L = ans
     p = _phi(_mT(L) @ g)
     s = np.linalg.solve(_mT(L), _mT(np.linalg.solve(_mT(L), _mT(p))))  # L^-T P L^-1
     return _phi(s + _mT(s))  # onto the lower triangle, the only part numpy reads
 
 
-def _cholesky_jvp(t, ans, a):
+def _cholesky_jvp(t, ans, a, upper=False):
+    if upper:  # dU = (dL)^T for the lower factor of A^T (whose lower triangle is A's upper)
+        return _mT(_cholesky_jvp(_mT(t), _mT(ans), _mT(a)))
     L = ans
     y = np.linalg.solve(L, _lower_sym(t))
     return L @ _phi(np.linalg.solve(L, _mT(y)))  # L Phi(L^-1 dA L^-T)
@@ -401,10 +405,11 @@ cholesky = defprim(
     "cholesky", np.linalg.cholesky, _cholesky_vjp, jvp=_cholesky_jvp,
     jacobian="dL = L Phi(L^-1 dA L^-T), Phi = lower triangle with the diagonal halved",
     vjp="S = L^-T Phi(L^T g) L^-1; dA = Phi(S + S^T) (Murray 2016)",
-    shapes="A (..., n, n) symmetric positive definite -> L (..., n, n) lower triangular",
-    kinks="as numpy, only A's lower triangle is read, so the gradient lives on the lower "
-          "triangle (a symmetric perturbation gets the same derivative as in TF/autograd); "
-          "A not positive definite: LinAlgError",
+    shapes="A (..., n, n) symmetric positive definite -> L (..., n, n) lower triangular; "
+           "upper=True (numpy >= 2): U = L^T, read from A's upper triangle, so U = cholesky(A^T)^T",
+    kinks="as numpy, only A's lower triangle is read (upper=True: the upper one), so the "
+          "gradient lives on that triangle (a symmetric perturbation gets the same derivative "
+          "as in TF/autograd); A not positive definite: LinAlgError",
     numpy=(np.linalg.cholesky,),
 )
 
@@ -752,7 +757,7 @@ def _pinv_full_rank(a, rcond):
         raise ValueError(
             "autoprop.pinv: the derivative of the pseudo-inverse exists only at a full-rank A "
             f"(rank min(m, n) = {s.shape[-1]}); this A has a singular value at or below "
-            f"rcond * the largest (rcond = {rcond}): a perturbation that raises the rank makes "
+            f"rcond * the largest (rcond, numpy 2's rtol, = {rcond}): a perturbation that raises the rank makes "
             "A^+ jump. Regularise (solve with A^T A + lambda I) or remove the dependent columns."
         )
 
