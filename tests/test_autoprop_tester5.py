@@ -238,3 +238,116 @@ def test_cholesky_upper_gradient_and_jvp_against_central_differences():
     with ap.ForwardAccumulator(x, v) as acc:
         y = ap.sum(np.linalg.cholesky(x, upper=True) * wgt)
     assert float(acc.jvp(y)) == pytest.approx(float(np.sum(num * v)), rel=1e-6)
+
+
+# --- 4. tape gaps in common student code ----------------------------------------------------
+def test_copy_and_np_copy_are_recorded_identities():
+    x = ap.Variable([[3.0, 1.0], [2.0, 5.0]], name="x")
+    with ap.GradientTape() as tape:
+        c, d = x.copy(), np.copy(x, order="F")
+        y = ap.sum(c * d * np.exp(x))
+    assert isinstance(c, ap.Tensor) and c is not x and isinstance(d, ap.Tensor)
+    want = autograd.grad(lambda v: anp.sum(v * v * anp.exp(v)))(x.numpy())
+    np.testing.assert_allclose(tape.gradient(y, x).numpy(), want, rtol=1e-14)
+    before = c.numpy()
+    x.assign([[0.0, 0.0], [0.0, 0.0]])
+    np.testing.assert_array_equal(c.numpy(), before)  # a copy of a Variable keeps its value
+
+
+def test_full_like_with_a_tensor_fill_value_is_recorded():
+    x = ap.Variable([1.0, 2.0, 3.0], name="x")
+    with ap.GradientTape() as tape:
+        f = np.full_like(x, x[1] * 2.0)
+        y = ap.sum(f * x)
+    np.testing.assert_array_equal(f.numpy(), [4.0, 4.0, 4.0])
+    want = autograd.grad(lambda v: anp.sum(anp.ones(3) * v[1] * 2.0 * v))(x.numpy())
+    np.testing.assert_allclose(tape.gradient(y, x).numpy(), want, rtol=1e-15)
+    assert np.full_like(ap.constant([1, 2]), ap.constant(2.5)).numpy().tolist() == [2, 2]  # numpy's cast
+
+
+def test_in_place_sort_and_flat_say_what_to_write_instead():
+    x = ap.constant([3.0, 1.0, 2.0])
+    with pytest.raises(TypeError, match=r"np\.sort\(t"):
+        x.sort()
+    with pytest.raises(AttributeError, match=r"t\.ravel\(\)"):
+        x.flat  # noqa: B018
+    np.testing.assert_array_equal(np.sort(x).numpy(), [1.0, 2.0, 3.0])
+
+
+def test_eigh_upper_reads_the_upper_triangle_with_the_right_derivative():
+    spd = np.array([[4.0, 1.0, 0.5], [1.0, 3.0, 0.2], [0.5, 0.2, 2.0]])
+    a = spd.copy()
+    a[2, 0], a[1, 0] = 7.0, -3.0  # ignored with UPLO='U'
+    wgt = np.random.default_rng(4).standard_normal((4, 3))
+    x = ap.constant(a)
+
+    def loss_np(m):
+        w, v = np.linalg.eigh(m, UPLO="U")
+        return np.sum(wgt[0] * w) + np.sum(wgt[1:] * v)
+
+    with ap.GradientTape() as tape:
+        tape.watch(x)
+        w, v = np.linalg.eigh(x, UPLO="U")
+        y = ap.sum(wgt[0] * w) + ap.sum(wgt[1:] * v)
+    ref = np.linalg.eigh(a, UPLO="U")
+    np.testing.assert_allclose(w.numpy(), ref.eigenvalues, rtol=1e-13)
+    np.testing.assert_allclose(v.numpy(), ref.eigenvectors, atol=1e-13)  # numpy's signs
+    g = tape.gradient(y, x).numpy()
+    np.testing.assert_allclose(g, _central(loss_np, a), rtol=1e-6, atol=1e-7)
+    assert np.all(np.tril(g, -1) == 0)
+    wv = np.linalg.eigvalsh(x, UPLO="U")
+    np.testing.assert_allclose(wv.numpy(), np.linalg.eigvalsh(a, UPLO="U"), rtol=1e-13)
+
+
+def test_forward_accumulator_warns_for_an_integer_primal_as_the_tape_does():
+    n = ap.constant([1, 2])
+    with pytest.warns(UserWarning, match="int64 is not differentiable"):
+        with ap.GradientTape() as tape:
+            tape.watch(n)
+    with pytest.warns(UserWarning, match="ForwardAccumulator: a primal of dtype int64 is not differentiable"):
+        acc = ap.ForwardAccumulator(n, [1, 1])
+    with acc:
+        y = n * 2
+    assert acc.jvp(y) is None
+
+
+def _svd_loss(u_w, vh_w, s_w, ref_u):
+    """sum(s_w * s) + sum(u_w * U[:, :k]) + sum(vh_w * Vh[:k]) of numpy's full SVD, with the
+    signs of the first k singular vectors fixed to those of ``ref_u`` (locally constant)."""
+    def f(m):
+        u, s, vh = np.linalg.svd(m)
+        k = s.shape[-1]
+        d = np.sign(np.sum(u[:, :k] * ref_u[:, :k], axis=0))
+        return np.sum(s_w * s) + np.sum(u_w * u[:, :k] * d) + np.sum(vh_w * vh[:k] * d[:, None])
+    return f
+
+
+@pytest.mark.parametrize("shape", [(3, 5), (5, 3)])
+def test_svd_full_matrices_of_a_non_square_matrix_differentiates_what_is_unique(shape):
+    m = np.random.default_rng(8).standard_normal(shape)
+    k = min(shape)
+    r = np.random.default_rng(9)
+    s_w, u_w, vh_w = r.standard_normal(k), r.standard_normal((shape[0], k)), r.standard_normal((k, shape[1]))
+    x = ap.constant(m)
+    with ap.GradientTape(persistent=True) as tape:
+        tape.watch(x)
+        u, s, vh = np.linalg.svd(x)  # full_matrices=True, numpy's default
+        only_s = ap.sum(s * s_w)
+        unique = only_s + ap.sum(u[:, :k] * u_w) + ap.sum(vh[:k] * vh_w)
+        extra = ap.sum(u) + ap.sum(vh)
+    ref = np.linalg.svd(m)
+    for got, want in zip((u, s, vh), ref):
+        np.testing.assert_allclose(got.numpy(), want, rtol=1e-12, atol=1e-13)  # numpy's signs too
+    np.testing.assert_allclose(tape.gradient(only_s, x).numpy(),
+                               autograd.grad(lambda a: anp.sum(anp.linalg.svd(a, compute_uv=False) * s_w))(m),
+                               rtol=1e-10)
+    np.testing.assert_allclose(tape.gradient(unique, x).numpy(), _central(_svd_loss(u_w, vh_w, s_w, ref[0]), m),
+                               rtol=1e-6, atol=1e-7)
+    with pytest.raises(ValueError, match="extra singular vectors"):
+        tape.gradient(extra, x)
+    with ap.ForwardAccumulator(x, np.ones(shape)) as acc:
+        u, s, vh = np.linalg.svd(x)
+        y = ap.sum(s * s_w)
+    assert float(acc.jvp(y)) == pytest.approx(float(np.sum(tape.gradient(only_s, x).numpy())), rel=1e-10)
+    extra_tangent = acc.jvp(u).numpy()[:, k:] if shape[0] > k else acc.jvp(vh).numpy()[k:]
+    assert np.isnan(extra_tangent).all()  # undefined, never a silent number

@@ -420,6 +420,42 @@ class Tensor:
         piecewise constant)."""
         return _R.round(self, decimals=int(decimals))
 
+    def copy(self, order="K"):
+        """A new Tensor with the same values, as ``ndarray.copy``: recorded as the identity,
+        so the gradient flows through it (``order`` changes no value)."""
+        return _R.copy(self, order=order)
+
+    def sort(self, axis=-1, kind=None, order=None):
+        """Refused: ``ndarray.sort`` sorts in place, and a Tensor never changes.
+
+        Raises
+        ------
+        TypeError
+            Always; it names the recorded spelling, ``t = np.sort(t, axis=...)``.
+        """
+        raise TypeError(
+            "autoprop Tensors are immutable: t.sort() would sort in place, changing a value "
+            "that a gradient tape may have saved. Write t = np.sort(t, axis=-1) (recorded: "
+            "each element's gradient goes back to its place) or ap.numpy.sort(t)."
+        )
+
+    @property
+    def flat(self):
+        """Refused: ``ndarray.flat`` is a writable iterator over the buffer.
+
+        Raises
+        ------
+        AttributeError
+            Always; it names the recorded spellings (``t.ravel()``, ``t.ravel()[i]``,
+            ``iter(t.ravel())``).
+        """
+        raise AttributeError(
+            "autoprop Tensors have no .flat (numpy's writable iterator over the buffer: writes "
+            "would change a value a gradient tape may have saved, and reads through it are not "
+            "recorded). Use t.ravel() (or t.reshape(-1)) for the flattened tensor, "
+            "t.ravel()[i] for one element, and `for v in t.ravel()` to iterate: all recorded."
+        )
+
     def __round__(self, ndigits=None):
         # round(t): the recorded t.round() (a Tensor, as round() of an ndarray), not a
         # Python number that would leave the tape; it passes no gradient either way.

@@ -20,9 +20,10 @@ import numpy as np
 from ..registry import _Variadic, defcomposite, defprim, linear_jvp
 from ..tensor import Tensor
 from . import _common
+from ._adjugate import det_cofactor, eigh_upper, svd_full, upper_by_transpose
 from ._common import _check_kw, _mT, _no_out, _shape, _t, _value, unbroadcast
 from .elementwise import multiply
-from .shape import concatenate, reshape
+from .shape import concatenate, reshape, transpose
 
 __all__ = ["matmul", "tensordot", "einsum", "dot", "outer", "inv", "det", "slogdet", "solve",
            "cholesky", "eigh", "eigvalsh", "matrix_power", "multi_dot", "svd", "svdvals", "qr",
@@ -248,56 +249,8 @@ inv = defprim(
 )
 
 
-def _cofactor_svd(a):
-    """The cofactor matrix cof(A) = adj(A)^T of a plain array, right at singular A.
-
-    With A = U S V^T: adj(A) = adj(V^T) adj(S) adj(U) and adj(Q) = det(Q) Q^T for an
-    orthogonal Q, so cof(A) = det(U) det(V) U diag(p) V^T with p_i = prod_{j != i} s_j
-    (Stewart 1998, "On the adjugate matrix", Linear Algebra Appl. 283). The p_i are
-    prefix times suffix products: no division, so a zero singular value is fine.
-    """
-    u, s, vh = np.linalg.svd(a)
-    ones = np.ones(s.shape[:-1] + (1,), s.dtype)
-    pre = np.cumprod(np.concatenate([ones, s[..., :-1]], axis=-1), axis=-1)
-    suf = np.cumprod(np.concatenate([ones, s[..., :0:-1]], axis=-1), axis=-1)[..., ::-1]
-    sign = np.linalg.det(u) * np.linalg.det(vh)  # +-1
-    return sign[..., None, None] * ((u * (pre * suf)[..., None, :]) @ vh)
-
-
-def _cofactor_minors(a):
-    """cof(A)_ij = (-1)^(i+j) det(A without row i and column j), from ``det`` itself: on
-    Tensors (an outer tape records the backward pass) this is recorded and differentiable
-    again at singular A. n^2 determinants of (n-1) x (n-1) minors: used only there."""
-    n = _shape(a)[-1]
-    if n == 1:
-        return np.ones_like(_value(a))
-    keep = np.array([[k for k in range(n) if k != i] for i in range(n)])  # (n, n-1)
-    minors = a[..., keep[:, None, :, None], keep[None, :, None, :]]  # (..., n, n, n-1, n-1)
-    signs = 1.0 - 2.0 * (np.add.outer(np.arange(n), np.arange(n)) % 2)
-    return signs * det(minors)
-
-
-def _singular(a):
-    """Per batch element: is A singular to working precision (where det(A) A^-T fails)?"""
-    v = np.asarray(_value(a))
-    s = np.linalg.svd(v, compute_uv=False)
-    return ~(s[..., -1] > s[..., 0] * (v.shape[-1] * np.finfo(v.dtype).eps))
-
-
-def _det_cofactor(a, ans):
-    """d det(A)/dA = cof(A) = adj(A)^T (Jacobi's formula), defined for every A.
-
-    Invertible A (the usual case): det(A) A^-T. A batch with a singular matrix: on plain
-    arrays the SVD form (:func:`_cofactor_svd`); on Tensors (a higher-order tape) the
-    minors (:func:`_cofactor_minors`), which stay differentiable.
-    """
-    if np.any(_singular(a)):
-        return _cofactor_minors(a) if isinstance(a, Tensor) else _cofactor_svd(a)
-    return np.expand_dims(np.expand_dims(ans, -1), -1) * _mT(np.linalg.inv(a))
-
-
-def _det_vjp(g, ans, a):
-    return np.expand_dims(np.expand_dims(g, -1), -1) * _det_cofactor(a, ans)
+def _det_vjp(g, ans, a):  # g cof(A): _adjugate, right at singular A
+    return np.expand_dims(np.expand_dims(g, -1), -1) * det_cofactor(a, ans, det)
 
 
 def _trace_inv_times(t, a):
@@ -306,14 +259,11 @@ def _trace_inv_times(t, a):
 
 
 det = defprim(
-    "det", np.linalg.det, _det_vjp,
-    jvp=lambda t, ans, a: np.sum(_det_cofactor(a, ans) * t, axis=(-2, -1)),
+    "det", np.linalg.det, _det_vjp, jvp=lambda t, ans, a: np.sum(det_cofactor(a, ans, det) * t, (-2, -1)),
     jacobian="d det A = tr(adj(A) dA) = det A tr(A^-1 dA) where A is invertible (Jacobi's formula)",
-    vjp="dA = g adj(A)^T (= g det(A) A^-T for invertible A; at singular A the adjugate via the "
-        "SVD, Stewart 1998, or via the minors' determinants on an outer tape)",
-    shapes="A (..., n, n) -> (...)",
+    vjp="dA = g adj(A)^T (= g det(A) A^-T if A is invertible; else via the SVD, Stewart 1998)",
+    shapes="A (..., n, n) -> (...)", numpy=(np.linalg.det,),
     kinks="none: det is a polynomial; the adjugate form is exact at singular A too",
-    numpy=(np.linalg.det,),
 )
 
 _Slogdet = _result_type("SlogdetResult", "sign logabsdet")
@@ -384,29 +334,24 @@ def _lower_sym(t):
     return np.tril(t) + _mT(np.tril(t, -1))
 
 
-def _cholesky_vjp(g, ans, a, upper=False):
-    if upper:  # numpy reads A's upper triangle and returns U = L^T with L = cholesky(A^T)
-        return _mT(_cholesky_vjp(_mT(g), _mT(ans), _mT(a)))
+def _cholesky_vjp(g, ans, a):
     L = ans
     p = _phi(_mT(L) @ g)
     s = np.linalg.solve(_mT(L), _mT(np.linalg.solve(_mT(L), _mT(p))))  # L^-T P L^-1
     return _phi(s + _mT(s))  # onto the lower triangle, the only part numpy reads
 
 
-def _cholesky_jvp(t, ans, a, upper=False):
-    if upper:  # dU = (dL)^T for the lower factor of A^T (whose lower triangle is A's upper)
-        return _mT(_cholesky_jvp(_mT(t), _mT(ans), _mT(a)))
+def _cholesky_jvp(t, ans, a):
     L = ans
     y = np.linalg.solve(L, _lower_sym(t))
     return L @ _phi(np.linalg.solve(L, _mT(y)))  # L Phi(L^-1 dA L^-T)
 
 
 cholesky = defprim(
-    "cholesky", np.linalg.cholesky, _cholesky_vjp, jvp=_cholesky_jvp,
+    "cholesky", np.linalg.cholesky, upper_by_transpose(_cholesky_vjp), jvp=upper_by_transpose(_cholesky_jvp),
     jacobian="dL = L Phi(L^-1 dA L^-T), Phi = lower triangle with the diagonal halved",
     vjp="S = L^-T Phi(L^T g) L^-1; dA = Phi(S + S^T) (Murray 2016)",
-    shapes="A (..., n, n) symmetric positive definite -> L (..., n, n) lower triangular; "
-           "upper=True (numpy >= 2): U = L^T, read from A's upper triangle, so U = cholesky(A^T)^T",
+    shapes="A (..., n, n) symmetric positive definite -> L (..., n, n) lower triangular (upper=True: L^T)",
     kinks="as numpy, only A's lower triangle is read (upper=True: the upper one), so the "
           "gradient lives on that triangle (a symmetric perturbation gets the same derivative "
           "as in TF/autograd); A not positive definite: LinAlgError",
@@ -453,8 +398,10 @@ def _eigh_jvp(t, ans, a):
 
 
 def _np_eigh(a, UPLO="L"):  # noqa: N803
-    if UPLO != "L":
-        raise TypeError("autoprop records numpy.linalg.eigh only with UPLO='L' (numpy's default)")
+    if UPLO in ("U", "u"):  # the lower triangle of A^T (_linalg_options)
+        return _EighResult(*eigh_upper(_t(a), eigh, transpose))
+    if UPLO not in ("L", "l"):
+        raise ValueError(f"numpy.linalg.eigh: UPLO must be 'L' or 'U'; got {UPLO!r}")
     out = eigh(_t(a))
     return _EighResult(out[..., 0, :], out[..., 1:, :])
 
@@ -593,12 +540,8 @@ def _np_svd(a, full_matrices=True, compute_uv=True, hermitian=False):
     m = a.shape[-2]
     out = svd(a)
     u, s, v = out[..., :m, :], out[..., m, :], out[..., m + 1:, :]
-    if full_matrices and a.shape[-2] != a.shape[-1]:
-        raise TypeError(
-            "autoprop records numpy.linalg.svd only with full_matrices=False (the thin SVD) "
-            "for a non-square matrix: the extra singular vectors are not unique, so they "
-            "have no derivative"
-        )
+    if full_matrices and a.shape[-2] != a.shape[-1]:  # the extra vectors: _linalg_options
+        return _SVDResult(*svd_full(a, u, s, v, concatenate))
     return _SVDResult(u, s, _mT(v))
 
 
@@ -613,8 +556,8 @@ svd = defprim(
         "+ (I - U U^T) gU S^-1 V^T + U S^-1 gV^T (I - V V^T)",
     shapes="A (..., m, n) -> (..., m + 1 + n, k), k = min(m, n): rows U, then s, then V "
            "(np.linalg.svd returns U, S, Vh)",
-    kinks="repeated or zero singular values: the singular-vector derivative is undefined, "
-          "ValueError (the values alone are fine); thin SVD only",
+    kinks="repeated or zero singular values, and the extra vectors of full_matrices=True: no "
+          "singular-vector derivative, ValueError (the values alone are fine)",
     numpy=(np.linalg.svd,), np_call=_np_svd,
     source="{out}_u, {out}_s, {out}_vh = np.linalg.svd({a}, full_matrices=False); {out} = np.concatenate([{out}_u, {out}_s[..., None, :], np.swapaxes({out}_vh, -1, -2)], axis=-2)",
 )
