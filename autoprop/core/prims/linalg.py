@@ -20,8 +20,8 @@ import numpy as np
 from ..registry import _Variadic, defcomposite, defprim, linear_jvp
 from ..tensor import Tensor
 from . import _common
-from ._adjugate import det_cofactor, eigh_upper, svd_full, upper_by_transpose
 from ._common import _check_kw, _mT, _no_out, _shape, _t, _value, unbroadcast
+from ._linalg_helpers import det_cofactor, eigh_upper, svd_full, upper_by_transpose
 from .elementwise import multiply
 from .shape import concatenate, reshape, transpose
 
@@ -249,7 +249,7 @@ inv = defprim(
 )
 
 
-def _det_vjp(g, ans, a):  # g cof(A): _adjugate, right at singular A
+def _det_vjp(g, ans, a):  # g cof(A): _linalg_helpers, right at singular A
     return np.expand_dims(np.expand_dims(g, -1), -1) * det_cofactor(a, ans, det)
 
 
@@ -398,7 +398,7 @@ def _eigh_jvp(t, ans, a):
 
 
 def _np_eigh(a, UPLO="L"):  # noqa: N803
-    if UPLO in ("U", "u"):  # the lower triangle of A^T (_linalg_options)
+    if UPLO in ("U", "u"):  # the lower triangle of A^T (_linalg_helpers)
         return _EighResult(*eigh_upper(_t(a), eigh, transpose))
     if UPLO not in ("L", "l"):
         raise ValueError(f"numpy.linalg.eigh: UPLO must be 'L' or 'U'; got {UPLO!r}")
@@ -540,7 +540,7 @@ def _np_svd(a, full_matrices=True, compute_uv=True, hermitian=False):
     m = a.shape[-2]
     out = svd(a)
     u, s, v = out[..., :m, :], out[..., m, :], out[..., m + 1:, :]
-    if full_matrices and a.shape[-2] != a.shape[-1]:  # the extra vectors: _linalg_options
+    if full_matrices and a.shape[-2] != a.shape[-1]:  # the extra vectors: _linalg_helpers
         return _SVDResult(*svd_full(a, u, s, v, concatenate))
     return _SVDResult(u, s, _mT(v))
 
