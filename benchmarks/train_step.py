@@ -493,6 +493,82 @@ def _inclusive(stats, inside):
     return total
 
 
+def _plain_phases(params, X, y):
+    """One plain-numpy step (np_forward/np_backward and the update) split into the phases of
+    :func:`phase_table`: seconds of forward, loss (forward and gradient), backward, update."""
+    clock = time.perf_counter
+    W1, b1, W2, b2 = params
+    t0 = clock()
+    h = np.tanh(X @ W1.T + b1)
+    z = h @ W2.T + b2
+    t1 = clock()
+    shifted = z - z.max(axis=1, keepdims=True)
+    e = np.exp(shifted)
+    s = e.sum(axis=1, keepdims=True)
+    n = len(y)
+    _loss = -(shifted[np.arange(n), y] - np.log(s[:, 0])).mean()  # as np_forward
+    dz = e / s
+    dz[np.arange(n), y] -= 1.0
+    dz /= n
+    t2 = clock()
+    da = (dz @ W2) * (1.0 - h * h)
+    grads = [da.T @ X, da.sum(axis=0), dz.T @ h, dz.sum(axis=0)]
+    t3 = clock()
+    for p, g in zip(params, grads):
+        p -= LR * g
+    t4 = clock()
+    return t1 - t0, t2 - t1, t3 - t2, t4 - t3
+
+
+def _manual_phases(m):
+    """The same four phases of one :class:`Manualprop` step (update: ``net.params``,
+    ``net.grads`` and ``opt.step``)."""
+    clock = time.perf_counter
+    net = m.net
+    t0 = clock()
+    z = net.forward(m.X, training=True)
+    t1 = clock()
+    m.loss.forward(m.y, z)
+    dz = m.loss.backward()
+    t2 = clock()
+    net.backward(dz, input_grad=False)
+    t3 = clock()
+    m.opt.step(net.params, net.grads)
+    t4 = clock()
+    return t1 - t0, t2 - t1, t3 - t2, t4 - t3
+
+
+def phase_table(repeats):
+    """Medians of each phase, manualprop and the same arithmetic in plain numpy, interleaved.
+
+    No profiler: the plain-numpy column is the arithmetic, the difference is what manualprop
+    adds (its checks and its bookkeeping: objects, caches, dicts, calls). The validation share
+    of that difference comes from the cProfile run of :func:`profile`.
+    """
+    names = ("forward", "loss fwd+bwd", "backward", "update")
+    print(f"\nper-phase medians of {repeats} interleaved steps (no profiler): the arithmetic "
+          "(plain numpy) and what manualprop adds")
+    for sizes, batch, _, _ in SIZES:
+        X, y = digits_batch(batch)
+        w0 = initial_weights(sizes)
+        m, p = Manualprop(w0, X, y), PlainNumpy(w0, X, y)
+        for _ in range(30):
+            m.step()
+            p.step()
+        mt, pt = [], []
+        for _ in range(repeats):
+            mt.append(_manual_phases(m))
+            pt.append(_plain_phases(p.p, X, y))
+        print(f"  {'-'.join(map(str, sizes))} B{batch:<6}{'plain numpy':>13}{'manualprop':>12}{'added':>9}")
+        tot_m = tot_p = 0.0
+        for i, name in enumerate(names):
+            a = statistics.median(t[i] for t in pt) * 1e6
+            b = statistics.median(t[i] for t in mt) * 1e6
+            tot_m, tot_p = tot_m + b, tot_p + a
+            print(f"    {name:<15}{a:>10.1f} us{b:>9.1f} us{b - a:>+7.1f} us")
+        print(f"    {'sum':<15}{tot_p:>10.1f} us{tot_m:>9.1f} us{tot_m - tot_p:>+7.1f} us")
+
+
 def profile(n=300):
     """cProfile of manualprop's and autoprop's step at 64-32-10 B16, split by phase and by kind."""
     sizes, batch = (64, 32, 10), 16
@@ -510,7 +586,7 @@ def profile(n=300):
     phases = {
         "forward": lambda: state.__setitem__("z", net.forward(X, training=True)),
         "loss": lambda: (loss.forward(y, state["z"]), state.__setitem__("dz", loss.backward())),
-        "backward": lambda: net.backward(state["dz"]),
+        "backward": lambda: net.backward(state["dz"], input_grad=False),  # as in the step
         "update": lambda: opt.step(net.params, net.grads),
     }
     print(f"\ncProfile, {n} steps at 64-32-10 B16 (times under the profiler, per step)")
@@ -616,6 +692,7 @@ def main(argv=None):
         if not args.skip_nested:
             verdicts += nested_rows(args.repeats)
         if args.profile:
+            phase_table(args.repeats)
             profile()
     print("\n" + ", ".join(f"{k}: {v}" for k, v in verdicts))
     print("other load on the machine moves every column; compare ratios from one run, not across runs")

@@ -566,3 +566,81 @@ def _try(fn, *args):
         raise
     except Exception:  # noqa: BLE001 - student code; the real check calls it again and reports
         return None
+
+
+def generators(obj, depth=3, seen=None):
+    """numpy Generators / RandomStates reachable from ``obj``'s attributes (and its lists, tuples,
+    dicts), in a fixed order: a deep copy of ``obj`` gives its own generators in the same order."""
+    seen = set() if seen is None else seen
+    if id(obj) in seen or depth < 0:
+        return []
+    seen.add(id(obj))
+    if isinstance(obj, (np.random.Generator, np.random.RandomState)):
+        return [obj]
+    if isinstance(obj, (list, tuple)):
+        items = list(obj)
+    elif isinstance(obj, dict):
+        items = list(obj.values())
+    elif hasattr(obj, "__dict__") and not isinstance(obj, (type, np.ndarray)):
+        items = list(vars(obj).values())
+    else:
+        items = []
+    return [g for v in items if not isinstance(v, (np.ndarray, str, bytes, int, float))
+            for g in generators(v, depth - 1, seen)]
+
+
+def _state(g, state=None):
+    """A generator's state (``state`` None), or set it."""
+    if state is None:
+        return g.bit_generator.state if isinstance(g, np.random.Generator) else g.get_state()
+    if isinstance(g, np.random.Generator):
+        g.bit_generator.state = state
+    else:
+        g.set_state(state)
+
+
+def _rewinding(cls):
+    """A subclass of ``cls`` whose ``forward`` first rewinds the generators (states kept by
+    :func:`hold_random`)."""
+    def forward(self, *xs, **kw):
+        own, glob = self.__dict__["_gradcheck_rewind"]
+        for g, s in zip(generators(self), own):
+            _state(g, s)
+        np.random.set_state(glob)
+        return cls.forward(self, *xs, **kw)
+    return type(cls.__name__, (cls,), {"forward": forward, "__module__": cls.__module__,
+                                       "_gradcheck_base": cls})
+
+
+def hold_random(layer, how="fix_mask"):
+    """Hold a random forward fixed for a gradient check, in the process where ``layer`` lives (the
+    sandbox child's side of :meth:`gradcheck.sandbox.RemoteLayer.hold_random`; in process,
+    gradcheck.diagnose does it).
+
+    ``how="fix_mask"``: the layer's own ``fix_mask(True)`` (manualprop.Dropout's switch); returns
+    ``"fix_mask"``, or ``""`` when it has none. ``how="rewind"``: from now on every ``forward``
+    first rewinds the numpy generators reachable from the layer (``self.rng``) and numpy's global
+    one to their present states, so each call draws the same mask (copies made later rewind their
+    own generators); returns their kinds (``"Generator"``), ``"numpy's global generator"`` when it
+    stores none, ``""`` when its class cannot be extended. ``how="release"`` undoes the rewinding.
+    """
+    cls = type(layer)
+    if how == "fix_mask":
+        fix = getattr(layer, "fix_mask", None)
+        if not callable(fix):
+            return ""
+        fix(True)
+        return "fix_mask"
+    if how == "release":
+        if "_gradcheck_base" in vars(cls):
+            layer.__class__ = cls._gradcheck_base
+            del layer.__dict__["_gradcheck_rewind"]
+        return ""
+    gens = generators(layer)
+    if "_gradcheck_base" not in vars(cls):
+        try:
+            layer.__class__ = _rewinding(cls)
+        except TypeError:  # e.g. a class with __slots__ of its own
+            return ""
+    layer.__dict__["_gradcheck_rewind"] = ([_state(g) for g in gens], np.random.get_state())
+    return ", ".join(sorted({type(g).__name__ for g in gens})) or "numpy's global generator"

@@ -75,7 +75,8 @@ class Packer:
         self.np, self.parts, self.offset = np, [], 0  # offset: the payload's length so far
 
     def ref(self, arr):
-        a = self.np.ascontiguousarray(arr)
+        # the shape given: np.ascontiguousarray makes a 0-d array 1-d
+        a = self.np.ascontiguousarray(arr).reshape(self.np.shape(arr))
         if a.dtype.kind not in "biuf":
             raise ValueError(f"only numeric arrays cross the sandbox's pipe; got dtype {a.dtype}")
         b = a.astype(a.dtype.newbyteorder("<"), copy=False).tobytes()
@@ -550,6 +551,12 @@ class Child:
             return self.fail(exc)
         self.reply(True, {"id": self.keep(new), "params": self.dict_of(packer, getattr(new, "params", None), True)}, packer)
 
+    def op_hold(self, obj, req, packer):  # noqa: ARG002 - a random forward held (AD.hold_random)
+        try:
+            self.reply(True, {"how": self.AD.hold_random(obj, req.get("how"))})
+        except BaseException as exc:  # noqa: BLE001 - the student's fix_mask raised
+            self.fail(exc)
+
     def op_free(self, obj, req, packer):  # noqa: ARG002 - a copy the parent no longer uses
         self.objects.pop(req["id"], None)
         self.reply(True)
@@ -637,6 +644,27 @@ class Child:
 OPS = {name[3:]: fn for name, fn in vars(Child).items() if name.startswith("op_")}
 
 
+class _Tail:
+    """``sys.stdout``/``sys.stderr`` of the child: one write of more text than the parent keeps
+    (``limit``, :attr:`gradcheck.sandbox.Sandbox.output_limit`) loses its head here, saying so, so
+    that printing 100 MB costs the submission no time in the pipe. Anything else is the stream's;
+    the parent still keeps only the tail of whatever reaches the pipe (``os.write`` too)."""
+
+    def __init__(self, stream, limit):
+        self._stream, self._keep = stream, max(1, limit // 2)  # room for the note in the tail
+
+    def write(self, s):
+        if type(s) is not str or len(s) <= self._keep:
+            return self._stream.write(s)
+        head = s[:-self._keep]
+        n = len(head) if head.isascii() else len(head.encode("utf-8", "surrogateescape"))
+        self._stream.write(f"[... {n} earlier bytes of output dropped ...]\n{s[-self._keep:]}")
+        return len(s)
+
+    def __getattr__(self, name):
+        return getattr(self._stream, name)
+
+
 def _die(text):
     print(f"gradcheck sandbox: {text}", file=sys.stderr)
     sys.stderr.flush()
@@ -668,6 +696,8 @@ def main():
         sys.stdout.reconfigure(line_buffering=True)
     except (AttributeError, ValueError):
         pass
+    limit = cfg.get("output_limit", 65536)
+    sys.stdout, sys.stderr = _Tail(sys.stdout, limit), _Tail(sys.stderr, limit)
     install_guards(cfg)
 
     def reply(ok, meta=None, packer=None, error=None):

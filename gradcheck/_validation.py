@@ -22,7 +22,14 @@ import numpy as np
 
 from manualprop._validation import format_shape as fmt_shape  # "(8, 5)", "(3,)"
 
-from .errors import GradientShapeError, NonFiniteError, ProtocolError, StudentCodeError, UsageError
+from .errors import (
+    GradientShapeError,
+    MissingGradientError,
+    NonFiniteError,
+    ProtocolError,
+    StudentCodeError,
+    UsageError,
+)
 
 _PKG_DIR = os.path.dirname(os.path.abspath(__file__))
 
@@ -520,6 +527,15 @@ def grads_not_dict(owner: str, grads: Any, params: Mapping[str, Any]) -> Protoco
         "each holding dL/d(param) with the parameter's shape, e.g. self.grads['W'] = dY.T @ X."))
 
 
+def _near_key(k: str, grads: Mapping[Any, Any]) -> str:
+    """``": grads['w'] is written where params has 'W' ..."``; "" when no key of ``grads`` is
+    alike."""
+    alike = [g for g in grads if isinstance(g, str) and g != k
+             and g.lower() in (k.lower(), "d" + k.lower())]
+    return (f": grads[{alike[0]!r}] is written where params has {k!r}; the keys of grads must be "
+            f"those of params, spelled alike (case-sensitive): self.grads[{k!r}]" if alike else "")
+
+
 def check_grads(layer: Any, owner: str, params: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
     """``layer.grads`` after backward, per key of ``params`` (:func:`check_output`); float64 copies."""
     grads = getattr(layer, "grads", None)
@@ -527,10 +543,11 @@ def check_grads(layer: Any, owner: str, params: Mapping[str, np.ndarray]) -> dic
         raise grads_not_dict(owner, grads, params)
     out: dict[str, np.ndarray] = {}
     for k, p in params.items():
-        if k not in grads:
-            raise ProtocolError(paragraph(
+        if k not in grads:  # a missing gradient: a wrong result (exit 1)
+            raise MissingGradientError(paragraph(
                 f"{owner}.grads has no key {k!r} after backward(dY) (so d{k} is missing);",
-                f"expected keys {sorted(params)}, found {sorted(map(str, grads))}."))
+                f"expected keys {sorted(params)}, found {sorted(map(str, grads))}"
+                + _near_key(k, grads) + "."))
         out[k] = check_output(grads[k], owner=owner, tensor=f"d{k}", produced_by=f"grads[{k!r}] after backward(dY)",
                               expected_shape=p.shape, expected_why=f"the shape of params[{k!r}]")
     return out

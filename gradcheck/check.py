@@ -282,7 +282,8 @@ def _nondeterministic(call: Call, Y1, Y2, cfg: CheckConfig) -> CheckResult:
         c.passed = False  # even below the tolerance (but above 1e-12): not repeatable
         how = f"differ by up to {float(np.nanmax(np.abs(Y1 - Y2))):.3g}"
     else:
-        c = Comparison("call1-vs-call2", float("inf"), 1.0, (), float("nan"), float("nan"), False)
+        c = Comparison("call1-vs-call2", float("inf"), 1.0, (), float("nan"), float("nan"), False,
+                       atol=atol)
         how = f"have shapes {V.fmt_shape(Y1.shape)} and {V.fmt_shape(Y2.shape)}"
     rec.comparisons.append(c)
     note = (f"{NONDETERMINISTIC}: two calls of {owner}.forward with the same input {how}, so finite "

@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from . import _validation as V
-from .errors import EXIT_MISMATCH, EXIT_PASS, EXIT_STUDENT, StudentCodeError, UsageError
+from .errors import EXIT_MISMATCH, EXIT_PASS, EXIT_STUDENT, UsageError
 
 __all__ = ["run_check", "build_reference", "use_color", "colorize"]
 
@@ -75,7 +75,7 @@ def run_check(args, layer, label: str, init: dict[str, Any], shape) -> int:
     jac_lines, jac_ok, jac_fig = [], True, None
     if jac:
         if twin is None:
-            raise UsageError("--jacobian needs a tape: add --tape (your forward on the tape) or --twin.")
+            raise UsageError(_no_twin_jacobian(cname, twin_note))
         jac_lines, jac_ok, jac_fig = _jacobian(args, layer, twin, shape, cname)
     diag = diagnose_layer(layer, shape, mode=args.mode, method=args.method, seed=args.seed, rtol=args.rtol,
                           atol=args.atol, eps=args.eps, twin=twin, reference=reference, name=cname,
@@ -89,9 +89,11 @@ def run_check(args, layer, label: str, init: dict[str, Any], shape) -> int:
     print(f"{label}, input shape {shown}" + (f", init {json.dumps(init)}" if init else "")
           + f", mode {args.mode}" + (f", reference {args.reference}" if args.reference else ""))
     ran = tuple(t for t in (False, True) if ("training" if t else "eval") in diag.modes) or (False,)
-    lines, unchecked = protocol_lines(layer, init, ran)
+    requested = getattr(args, "training", "auto")
+    lines, unchecked = protocol_lines(layer, init, ran, requested)
     if not lines:
-        lines = [f"mode: {modes} (forward checked in {modes} mode)"]
+        why = _mode_why(layer, requested, ran)
+        lines = [f"mode: {modes} (forward checked in {modes} mode){why}"]
     for line in lines:
         print(V.wrap(line))
     print()
@@ -104,14 +106,9 @@ def _report(args, layer, diag, cname: str, color: bool, jacobian, unchecked) -> 
     res = diag.result
     if res is not None:
         print(colorize(res.table(), color))
-    failed = [p for p in diag.probes if p.passed is False]
-    if failed:
-        print()
-        print(V.wrap("structural checks failed: " + "; ".join(f"{p.name} ({p.detail})" for p in failed)))
-    for f in diag.findings:
-        if f.severity != "error":
-            print(V.wrap(f"note: {f.message}"))
-    for line in jac_lines:
+    if any(p.passed is False for p in diag.probes):
+        print()  # the failed probes' line stands apart from the table
+    for line in diag.notes() + jac_lines:
         print(V.wrap(line))
     _save(args, lambda: ([] if res is None else _figures(res, cname, [
         t for t in res.failing_tensors if t in res.gradients.get("numerical", {})]))
@@ -125,11 +122,14 @@ def _report(args, layer, diag, cname: str, color: bool, jacobian, unchecked) -> 
         return EXIT_MISMATCH
     info = getattr(layer, "protocol", None) or {}
     missing = list(info.get("unchecked") or []) if info.get("protocol") == "attribute" else []
-    if diag.passed and missing:  # some weights have gradient attributes, these none: a forgotten gradient
-        raise StudentCodeError(
-            f"{cname}.backward sets no gradient for {', '.join(missing)} (expected "
-            f"{', '.join('self.d' + w for w in missing)}, as for the other weights); the gradients that are set "
-            "match, but a weight without its gradient is not trained. Store it in backward.")
+    if diag.passed and missing:  # weights with gradient attributes, these none: a missing gradient
+        print()
+        print(colorize(V.wrap(
+            f"FAIL: {cname}.backward sets no gradient for {', '.join(missing)} (expected "
+            f"{', '.join('self.d' + w for w in missing)}, as for the other weights); the gradients "
+            "that are set match, but a weight without its gradient is not trained. Store it in "
+            "backward."), color))
+        return EXIT_MISMATCH
     if diag.passed:
         tensors = ", ".join(r.tensor for r in res.records if r.kind != "forward")
         fwd = " and the forward output" if any(r.kind == "forward" for r in res.records) else ""
@@ -137,7 +137,8 @@ def _report(args, layer, diag, cname: str, color: bool, jacobian, unchecked) -> 
         what = (f"the sampled entries of ({tensors}) match" if res.mode == "sample"
                 else f"every gradient ({tensors}){fwd} match{'' if fwd else 'es'}")
         sampled = "; sample mode checks a random subset: --mode full checks every entry" if res.mode == "sample" else ""
-        print(colorize(f"\nPASS: {cname}: {what} within rtol={res.rtol:g}, atol={res.atol:g}{left}{sampled}.", color))
+        within = f"within rtol={res.rtol:g}, {res.atol_words()}"
+        print(colorize(f"\nPASS: {cname}: {what} {within}{left}{sampled}.", color))
         return EXIT_PASS
     if res is not None and res.failing_tensors:
         print(colorize(f"\nFAIL: {diag.name}: gradient mismatch in {', '.join(res.failing_tensors)}.", color))
@@ -186,9 +187,29 @@ def _modes(init: Any, path: str = "") -> list[str]:
         m for k, v in init.items() for m in _modes(v, k)]
 
 
-def protocol_lines(layer, init: dict[str, Any], training: tuple[bool, ...] = (False,)) -> tuple[list[str], list[str]]:
-    """Header lines saying how the layer was read (:func:`gradcheck._adapters.adapt`) and in which ``training``
-    modes it is checked, and the weights whose gradient is not checked: ``(lines, unchecked)``."""
+def _mode_why(layer, requested, ran: tuple[bool, ...], words=("training", "False", "True")) -> str:
+    """Why the check ran ``forward`` in the modes ``ran``: what was asked (``requested``: True,
+    False or "auto"), and for "auto" whether both were planned
+    (:func:`gradcheck.config.training_modes`) and one dropped because the training forward gave
+    the eval output (:func:`gradcheck.sources.training_differs`)."""
+    from .config import training_modes
+
+    name, off, on = words
+    if requested != "auto":
+        return f": as --{'training' if requested else 'eval'} asks"
+    if len(training_modes(layer, "auto")) < 2:
+        return ""
+    if len(ran) < 2:
+        return (f": forward takes {name}, but {name}={on} gave the same output as {name}={off} on "
+                "this input, so it was checked once (--training checks the training forward alone)")
+    return f": forward takes {name}, so both modes are checked (--eval or --training checks one)"
+
+
+def protocol_lines(layer, init: dict[str, Any], training: tuple[bool, ...] = (False,),
+                   requested: bool | str = "auto") -> tuple[list[str], list[str]]:
+    """Header lines saying how the layer was read (:func:`gradcheck._adapters.adapt`), in which
+    ``training`` modes it was checked and why (``requested``: the ``--training``/``--eval`` choice,
+    "auto" without one), and the weights whose gradient is not checked: ``(lines, unchecked)``."""
     info = getattr(layer, "protocol", None) or {}
     if not info.get("text"):
         return [], []
@@ -199,8 +220,10 @@ def protocol_lines(layer, init: dict[str, Any], training: tuple[bool, ...] = (Fa
                      if info.get("protocol") == "cs231n" and modes else "mode: eval (forward has no training argument)")
     else:
         name, off, on = info.get("mode_keyword") or ("training", "False", "True")
+        calls = ", then ".join(f"{name}={on if t else off}" for t in training)
         lines.append("mode: " + " and ".join("training" if t else "eval" for t in training)
-                     + f" (forward(X, {', then '.join(f'{name}={on if t else off}' for t in training)}))")
+                     + f" (forward(X, {calls}))"
+                     + _mode_why(layer, requested, training, (name, off, on)))
     unchecked, unseen = list(info.get("unchecked") or []), list(info.get("unseen") or [])
     names = ", ".join(unchecked)
     grads = ", ".join(f"d{w}" for w in unchecked)
@@ -212,7 +235,8 @@ def protocol_lines(layer, init: dict[str, Any], training: tuple[bool, ...] = (Fa
     elif unchecked:
         lines.append(f"WARNING: forward uses {names} but backward sets no gradient attribute for "
                      f"{'it' if len(unchecked) == 1 else 'them'} ({grads}, grad_{unchecked[0]} or "
-                     f"{unchecked[0]}_grad): {'its' if len(unchecked) == 1 else 'their'} gradient is not checked.")
+                     f"{unchecked[0]}_grad): a missing gradient, so the check fails (exit 1) even "
+                     "where the other gradients match.")
     if unseen:
         lines.append(f"WARNING: forward uses the array attribute{'s' * (len(unseen) > 1)} {', '.join(unseen)}, "
                      "not in params: the checker neither perturbs nor checks "
@@ -236,6 +260,14 @@ def _jacobian_usage(args, shape) -> None:
         raise UsageError("--jacobian needs a tape: add --tape (your forward on the tape) or --twin.")
 
 
+def _no_twin_jacobian(cname: str, twin_note: str) -> str:
+    """The usage error of ``--twin --jacobian`` for a class autoprop has no twin of."""
+    why = twin_note.strip().rstrip(".") if twin_note else f"autoprop.layers has no {cname}"
+    return (f"--jacobian --twin: there is no twin of {cname} to take the Jacobian with ({why}). "
+            "Use --tape instead (your own forward run on the tape gives the Jacobian), without "
+            "--twin.")
+
+
 def _jacobian(args, layer, twin, shape, cname):
     """Tape vs numerical Jacobian of a small layer: (report lines, passed, figure or None)."""
     from .compare import compare, default_atol
@@ -247,7 +279,12 @@ def _jacobian(args, layer, twin, shape, cname):
         raise UsageError(f"--jacobian is for small layers: Y has {Y.size} elements, at most {JACOBIAN_MAX} "
                          "are allowed; use a smaller --input-shape.")
     if hasattr(twin, "jacobian"):
-        Jt, how = twin.jacobian(X)
+        from .sources import TapeUnavailable
+
+        try:
+            Jt, how = twin.jacobian(X)
+        except TapeUnavailable as exc:  # as without --jacobian: the other checks still run
+            return [f"jacobian dY/dX: not compared: {exc}"], True, None
     else:
         from .plots import tape_jacobian
 
@@ -379,7 +416,8 @@ def run_check_loss(args, loss, label: str, init: dict[str, Any], shape) -> int:
     _save(args, lambda: _figures(res, cname, [] if res.passed else [loss_gradient_name(loss)]),
           lambda: {**res.to_dict(), "diagnosis": None if finding is None else vars(finding)})
     if res.passed:
-        print(colorize(f"\nPASS: {cname}: dL/{loss_gradient_name(loss)[1:]} matches within rtol={res.rtol:g}, atol={res.atol:g}.", color))
+        what = f"dL/{loss_gradient_name(loss)[1:]} matches within rtol={res.rtol:g}"
+        print(colorize(f"\nPASS: {cname}: {what}, {res.atol_words()}.", color))
         return EXIT_PASS
     print(colorize(f"\nFAIL: {cname}: gradient mismatch in {', '.join(res.failing_tensors)}.", color))
     if finding is not None:

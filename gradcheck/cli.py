@@ -38,15 +38,18 @@ EPILOG = f"""\
 exit codes:
   {EXIT_PASS}  pass: every gradient within tolerance (train: every requirement met)
   {EXIT_MISMATCH}  a result is wrong: a gradient outside tolerance, or an output or gradient of the
-     wrong shape or dtype (float32, int64), missing (None) or holding NaN/inf; the output
-     names it (zoo: also a layer that could not be checked; train: a requirement failed)
+     wrong shape or dtype (float32, int64), missing (None) or holding NaN/inf, a weight's
+     gradient not set (no grads key, no gradient attribute), or a forward that writes into
+     its input X (the caller's array changes); the output names it (zoo: also a layer that
+     could not be checked; train: a requirement failed)
   {EXIT_USAGE}  usage error: bad arguments (a negative --seed, an --input-shape over {V.MAX_INPUT_ELEMENTS:,}
      elements per input, an --eps out of range, an output path that cannot be written),
      a file or class that does not exist, a loss checked without --loss; also gradcheck
      itself failing outside the checked code (e.g. its sandbox out of memory)
   {EXIT_STUDENT}  the code could not be checked: the file does not import (syntax error,
      ImportError), the class has no forward/backward, its constructor, forward or backward
-     raised, hung, exited or crashed
+     raised, hung, exited or crashed, or backward wrote into dY or into what forward cached
+     (then every later backward reads changed data, so no number it gives can be trusted)
 
 examples:
   gradcheck zoo --plots demo-output/zoo
@@ -76,6 +79,21 @@ def _show_warning(message, category, filename, lineno, file=None, line=None):  #
         return
     _SHOWN_WARNINGS.add(text)
     print(V.wrap(f"gradcheck: warning: {text}"), file=sys.stderr)
+
+
+def _warn_unavailable_imports(files) -> None:
+    """Print a WARNING line per import of ``files`` (and of the own modules they import) that the
+    grader's sandbox cannot satisfy (:func:`gradcheck.grading.static.unavailable_imports`):
+    allowed here, fatal when graded."""
+    from .grading.static import unavailable_imports
+    from .isolation import PROVIDED_TEXT
+
+    for v in unavailable_imports(files):
+        top = v.module.split(".")[0]
+        print(V.wrap(f"WARNING: {v.file}:{v.line} imports {top} (`{v.statement}`), which the grader's "
+                     f"sandbox does not provide ({PROVIDED_TEXT} are available there): graded, this "
+                     f"import fails, and at the top of a file it scores 0 on every test. It works here "
+                     f"for your own use; remove it before you submit.") + "\n")
 
 
 # --------------------------------------------------------------------------- loading student code
@@ -192,6 +210,7 @@ def _cmd_check(args) -> int:
         for note in sb.notes:
             if not note.startswith(os.path.basename(path) + " "):  # the checked file itself: the error says it
                 warnings.warn(note, UserWarning, stacklevel=1)
+        _warn_unavailable_imports([os.path.abspath(path)])
         if args.tape:
             warnings.warn("--tape: in this mode your code may import autoprop and manualprop (it runs on "
                           "autoprop tensors); use it to check your own work, it is never how grading runs.",

@@ -107,7 +107,8 @@ class Comparison:
     ``max_rel_error`` ``max r_i`` at ``worst_index`` (``(direction,)`` in fast mode) with values
     ``worst_a``, ``worst_b``; ``passed``: ``max_rel_error <= rtol``; ``how`` "elements",
     "directional" or "sample"; ``n_compared`` elements (or directions); ``kinks`` the elements
-    excluded (:func:`kink_mask`); ``norm_rel_error`` over the compared elements.
+    excluded (:func:`kink_mask`); ``norm_rel_error`` over the compared elements; ``atol`` the
+    absolute tolerance it was compared with (a tensor differenced with a grown step has its own).
     """
 
     pair: str
@@ -121,6 +122,7 @@ class Comparison:
     n_compared: int = -1
     kinks: list[tuple[int, ...]] = field(default_factory=list)
     norm_rel_error: float = float("nan")
+    atol: float = float("nan")
 
     @property
     def names(self) -> tuple[str, str]:
@@ -142,12 +144,14 @@ def compare(a: np.ndarray, b: np.ndarray, pair: str, *, rtol: float, atol: float
     kink_list = [tuple(int(i) for i in ix) for ix in np.argwhere(k)]
     use &= ~k
     if a.size == 0 or not use.any():
-        return Comparison(pair, 0.0, 0.0, (), float("nan"), float("nan"), True, how, 0, kink_list, 0.0)
+        return Comparison(pair, 0.0, 0.0, (), float("nan"), float("nan"), True, how, 0, kink_list,
+                          0.0, float(atol))
     aa, bb = np.where(use, a, 0.0), np.where(use, b, 0.0)
     rel = relative_error(aa, bb, tiny=max(atol / rtol, _TINY))
     idx = tuple(int(i) for i in np.unravel_index(int(np.argmax(rel)), a.shape))
     return Comparison(pair, float(np.abs(aa - bb).max()), float(rel[idx]), idx, float(a[idx]), float(b[idx]),
-                      bool(rel[idx] <= rtol), how, int(use.sum()), kink_list, norm_relative_error(aa, bb))
+                      bool(rel[idx] <= rtol), how, int(use.sum()), kink_list,
+                      norm_relative_error(aa, bb), float(atol))
 
 
 def kink_mask(analytic: np.ndarray, numerical: np.ndarray, d_plus: np.ndarray | None,

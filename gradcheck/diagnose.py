@@ -4,8 +4,10 @@ r"""Find, locate and explain gradient bugs: structural probes, bug signatures, m
 ``fix_mask(True)`` or by rewinding its generators), the probes of :data:`STRUCTURAL` (no finite
 differences), the numerical check (:func:`gradcheck.check.check_layer`), the bug signatures of
 each failing tensor (detectors returning ``(code, fields)``, worded once in :data:`DIAGNOSES`)
-and, for a failing model with a ``layers`` list, its first failing layer. :func:`check_vjp`
-checks one VJP alone.
+and, for a failing model with a ``layers`` list, its first failing layer. Most signatures build a
+candidate gradient (from the numerical one, or from the layer run differently) and ask the one
+rule :func:`gradcheck.compare.close` whether the student's gradient is that candidate.
+:func:`check_vjp` checks one VJP alone.
 """
 
 from __future__ import annotations
@@ -27,22 +29,20 @@ from .check import CheckResult, TensorRecord, check_layer
 from .compare import close, compare, kink_mask, relative_error
 from .config import CheckConfig, mode_word, training_modes
 from .errors import GradcheckError, UsageError
-from .numerical import (
-    DEFAULT_EPS,
-    difference_quotient,
-    directional_derivatives,
-    layer_numerical_gradients,
-    numerical_gradient,
-)
+from .numerical import DEFAULT_EPS, difference_quotient, numerical_gradient
+from .numerical import directional_derivatives as _directional
+from .numerical import layer_numerical_gradients as _numerical
 from .sources import SAME_IN_BOTH_MODES, Call, training_differs
+from .uncertainty import within_noise
 
-__all__ = ["Finding", "Probe", "Diagnosis", "diagnose_layer", "check_vjp", "name_signature", "name_swaps", "close",
-           "STRUCTURAL", "SIGNATURES", "DIAGNOSES"]
+__all__ = ["Finding", "Probe", "Diagnosis", "diagnose_layer", "check_vjp", "name_signature",
+           "name_swaps", "close", "STRUCTURAL", "SIGNATURES", "DIAGNOSES"]
 
 #: Names of the structural probes, in the order they run.
-STRUCTURAL = ("deterministic forward", "input left unchanged", "gradient shapes and dtypes", "finite values",
-              "backward linear in dY", "second backward identical", "grads written by backward",
-              "cache of the last forward", "output shape stable under perturbation")
+STRUCTURAL = ("deterministic forward", "input left unchanged", "gradient shapes and dtypes",
+              "finite values", "backward linear in dY", "second backward identical",
+              "grads written by backward", "cache of the last forward",
+              "output shape stable under perturbation")
 
 
 class Record(NamedTuple):
@@ -54,110 +54,146 @@ class Record(NamedTuple):
     lesson: str = ""
 
 
-_LIN, _ACT, _NUM, _NORM, _CONV, _DROP = ("01-linear-layer.md", "02-activations.md", "01b-numerical-gradients.md",
-                                         "22-batchnorm.md", "20-conv2d.md", "24-dropout.md")
-_CACHE = ("a cache set only on the first call (e.g. `if not hasattr(self, 'X'): self.X = X`), a class attribute or "
-          "a global keeps an earlier input; overwrite the cache on every forward (self.X = X), stored on self")
-_LOOP = "the loop misses one sample ({loop} instead of range(N)?)"
-#: Every diagnosis gradcheck names, by code: the text is written here once (fields from the detectors).
+_LIN, _ACT, _NUM, _NORM, _CONV, _DROP = (
+    "01-linear-layer.md", "02-activations.md", "01b-numerical-gradients.md", "22-batchnorm.md",
+    "20-conv2d.md", "24-dropout.md")
+_CACHE = ("a cache set only on the first call (e.g. `if not hasattr(self, 'X'): self.X = X`), a "
+          "class attribute or a global keeps an earlier input; overwrite the cache on every "
+          "forward (self.X = X), stored on self")
+#: Every diagnosis gradcheck names, by code: its text is written here once (fields: the detectors).
 DIAGNOSES: dict[str, Record] = {
     # the structural probes and what stopped the check
-    "non-deterministic": Record("random forward", "the forward is non-deterministic: two calls with the same input "
-                                "differ by up to {diff:.3g}, so finite differences are meaningless (a dropout mask "
-                                "drawn afresh per call?)", "{advice}", _DROP),
-    "held-mask": Record("mask held", "{random}the mask was held fixed with fix_mask(True) on {fixed} for the check"),
-    "rewound-rng": Record("generator rewound", "{random}its random generator ({what}) was rewound before every "
-                          "forward, so each call drew the same mask"),
-    "float32": Record("precision lost", "{what} {dtype} for a float64 input (precision lost: {dtype} keeps about 7 "
-                      "significant digits, so the gradient check to 1e-6 and training lose accuracy; compute in float64 "
-                      "and do not cast, e.g. no astype(np.float32))", lesson=_NUM),
-    "input-modified": Record("input modified", "forward modifies its input {names} in place (the caller's array "
-                             "changes)", "compute into a new array instead"),
-    "non-finite": Record("NaN or inf", "{ts} {verb} NaN or infinity (division by zero, log of 0 or exp overflow?)",
-                         lesson=_NUM),
-    "never-written": Record("grads never written", "{ts} never written: backward leaves grads[...] as it was",
-                            "assign grads[key] = ... in backward"),
-    "not-linear": Record("not linear in dY", "backward is not linear in dY: {how}", lesson="00-chain-rule.md"),
-    "accumulated": Record("accumulated", "gradients accumulated across calls instead of overwritten: {ts} {are} "
-                          "accumulated across backward calls ({keys} += ...: every backward adds to {it}, and a backward "
-                          "with dY = 0 left {it} unchanged instead of zero)", "assign grads[key] = ... in backward"),
-    "second-backward": Record("second backward differs", "a second backward on the same forward gives another {t}: "
-                              "backward changes its own cache or the parameters"),
-    "stale-output": Record("stale output", "forward returns what an earlier call computed: after a forward on other "
-                           "data, forward(X) gives another Y than on a fresh copy of the layer (a value kept from the "
-                           "first call, e.g. `if not hasattr(self, ...)`), so the layer ignores new inputs",
-                           "compute the output from this call's input every time"),
-    "shared-cache": Record("shared cache", "backward uses a cache overwritten by a later forward of another instance "
-                           "({ts} change when a second layer of the same class runs forward in between): the cache is "
-                           "shared, e.g. a class attribute or a global", "store it on self in forward"),
+    "non-deterministic": Record(
+        "random forward", "the forward is non-deterministic: two calls with the same input differ "
+        "by up to {diff:.3g}, so finite differences are meaningless (a dropout mask drawn afresh "
+        "per call?)", "{advice}", _DROP),
+    "held-mask": Record("mask held", "{random}the mask was held fixed with fix_mask(True) on "
+                        "{fixed} for the check"),
+    "rewound-rng": Record("generator rewound", "{random}its random generator ({what}) was rewound "
+                          "before every forward, so each call drew the same mask"),
+    "float32": Record(
+        "precision lost", "{what} {dtype} for a float64 input (precision lost: {dtype} keeps about "
+        "7 significant digits, so the gradient check to 1e-6 and training lose accuracy; compute "
+        "in float64 and do not cast, e.g. no astype(np.float32))", lesson=_NUM),
+    "input-modified": Record("input modified", "forward modifies its input {names} in place (the "
+                             "caller's array changes)", "compute into a new array instead"),
+    "non-finite": Record("NaN or inf", "{ts} {verb} NaN or infinity (division by zero, log of 0 or "
+                         "exp overflow?)", lesson=_NUM),
+    "never-written": Record("grads never written", "{ts} never written: backward leaves grads[...] "
+                            "as it was", "assign grads[key] = ... in backward"),
+    "not-linear": Record("not linear in dY", "backward is not linear in dY: {how}",
+                         lesson="00-chain-rule.md"),
+    "accumulated": Record(
+        "accumulated", "gradients accumulated across calls instead of overwritten: {ts} {are} "
+        "accumulated across backward calls ({keys} += ...: every backward adds to {it}, and a "
+        "backward with dY = 0 left {it} unchanged instead of zero)",
+        "assign grads[key] = ... in backward"),
+    "second-backward": Record("second backward differs", "a second backward on the same forward "
+                              "gives another {t}: backward changes its own cache or the "
+                              "parameters"),
+    "stale-output": Record(
+        "stale output", "forward returns what an earlier call computed: after a forward on other "
+        "data, forward(X) gives another Y than on a fresh copy of the layer (a value kept from the "
+        "first call, e.g. `if not hasattr(self, ...)`), so the layer ignores new inputs",
+        "compute the output from this call's input every time"),
+    "shared-cache": Record(
+        "shared cache", "backward uses a cache overwritten by a later forward of another instance "
+        "({ts} change when a second layer of the same class runs forward in between): the cache is "
+        "shared, e.g. a class attribute or a global", "store it on self in forward"),
     "stale-cache": Record("stale cache", "backward {how}", _CACHE),
-    "unstable-output": Record("unstable output", "the output changes shape or dtype under a small perturbation of "
-                              "the input ({was} -> {now})"),
+    "unstable-output": Record("unstable output", "the output changes shape or dtype under a small "
+                              "perturbation of the input ({was} -> {now})"),
     "student-code": Record("the code raised", "{error}"),
-    "first-failing-layer": Record("first failing layer", "the first layer whose own check fails is layers[{i}] "
-                                  "({cls}): {why}", lesson="07-sequential.md"),
+    "first-failing-layer": Record("first failing layer", "the first layer whose own check fails is "
+                                  "layers[{i}] ({cls}): {why}", lesson="07-sequential.md"),
+    "numerical-noise": Record(
+        "numerical gradient unreliable", "{t} differs from the numerical gradient by at most "
+        "{err:.3g}, within the numerical estimate's own uncertainty here (the same differences with "
+        "the step doubled or halved move by {unc:.3g} there): at this input the numerical gradient "
+        "cannot tell a bug from its own noise, so no bug is named", "for a reliable estimate use "
+        "--method richardson (method='richardson' in Python: a larger step, O(h^4) truncation), or "
+        "an input where forward keeps its digits (no large offset cancelled inside); where the true "
+        "gradient is 0, an --atol above the noise decides", _NUM),
     # bug signatures
     "transposed": Record("transposed gradient", "{t} is transposed: {how}", "{fix}", _LIN),
-    "flipped-kernel": Record("flipped kernel", "{t} is computed with the kernel flipped in its spatial axes{which}: "
-                             "the forward is a cross-correlation, not a convolution", "{fix}", _CONV),
-    "permuted": Record("right values, wrong places", "{t} has the right values in the wrong places{how}", lesson=_CONV),
-    "wrong-sign": Record("wrong sign", "{t} has the wrong sign: the opposite sign of the correct gradient everywhere "
-                         "(a minus sign too many or too few)"),
-    "softmax-ce-sign": Record("softmax cross-entropy sign flipped", "{t} has the wrong sign: it is "
-                              "{got} where the gradient of the softmax cross-entropy -log p[y] is "
-                              "{want} (the minus of -log makes the true class's entry p[y] - 1 "
-                              "negative: raising its score lowers the loss)",
-                              "compute {t} = p.copy(); {t}[np.arange(N), y] -= 1{fix}",
-                              "03-softmax-cross-entropy.md"),
-    "bias-mean": Record("mean, not sum", "{t} is the mean over the batch, not the sum: it is {count} times too small "
-                        "({words})", "use dY.sum(...) instead of dY.mean(...)", _LIN),
-    "factor-batch": Record("missing 1/batch", "{t} is {count} times too large ({words}): a 1/batch is missing (a sum "
-                           "where a mean is due)", lesson=_LIN),
-    "factor-inverse-batch": Record("extra 1/batch", "{t} is {count} times too small ({words}): an extra 1/batch (if "
-                                   "the loss already averages, its 1/N is inside dY: do not divide again)", lesson=_LIN),
-    "factor": Record("constant factor", "{t} is {c:.6g} times the correct gradient{named}: a constant factor is wrong "
-                     "somewhere"),
-    "first-sample-only": Record("first sample only", "{t} {how} the first sample only{rest}", lesson=_LIN),
-    "last-sample-only": Record("last sample only", "{t} {how} the last sample only{rest}", lesson=_LIN),
-    "sample-missing": Record("one sample missing", "{t} {how}: " + _LOOP, lesson=_LIN),
+    "flipped-kernel": Record(
+        "flipped kernel", "{t} is computed with the kernel flipped in its spatial axes{which}: the "
+        "forward is a cross-correlation, not a convolution", "{fix}", _CONV),
+    "permuted": Record("right values, wrong places", "{t} has the right values in the wrong "
+                       "places{how}", lesson=_CONV),
+    "wrong-sign": Record("wrong sign", "{t} has the wrong sign: the opposite sign of the correct "
+                         "gradient everywhere (a minus sign too many or too few)"),
+    "softmax-ce-sign": Record(
+        "softmax cross-entropy sign flipped", "{t} has the wrong sign: it is {got} where the "
+        "gradient of the softmax cross-entropy -log p[y] is {want} (the minus of -log makes the "
+        "true class's entry p[y] - 1 negative: raising its score lowers the loss)",
+        "compute {t} = p.copy(); {t}[np.arange(N), y] -= 1{fix}", "03-softmax-cross-entropy.md"),
+    "bias-mean": Record("mean, not sum", "{t} is the mean over the batch, not the sum: it is "
+                        "{count} times too small ({words})",
+                        "use dY.sum(...) instead of dY.mean(...)", _LIN),
+    "factor-batch": Record("missing 1/batch", "{t} is {count} times too large ({words}): a 1/batch "
+                           "is missing (a sum where a mean is due)", lesson=_LIN),
+    "factor-inverse-batch": Record(
+        "extra 1/batch", "{t} is {count} times too small ({words}): an extra 1/batch (if the loss "
+        "already averages, its 1/N is inside dY: do not divide again)", lesson=_LIN),
+    "factor": Record("constant factor", "{t} is {c:.6g} times the correct gradient{named}: a "
+                     "constant factor is wrong somewhere"),
+    "first-sample-only": Record("first sample only", "{t} {how} the first sample only{rest}",
+                                lesson=_LIN),
+    "last-sample-only": Record("last sample only", "{t} {how} the last sample only{rest}",
+                               lesson=_LIN),
+    "sample-missing": Record("one sample missing", "{t} {how}: the loop misses one sample ({loop} "
+                             "instead of range(N)?)", lesson=_LIN),
     "zero": Record("all zeros", "{t}{what} all zeros: {why}"),
-    "not-summed": Record("not summed over the batch", "{t} {how}", "a parameter is shared by all examples, so its "
-                         "gradient is the sum over the batch axis, axis 0 (e.g. dY.sum(axis=0))", _LIN),
+    "not-summed": Record(
+        "not summed over the batch", "{t} {how}", "a parameter is shared by all examples, so its "
+        "gradient is the sum over the batch axis, axis 0 (e.g. dY.sum(axis=0))", _LIN),
     "wrong-shape": Record("wrong shape", "{t} {how}"),
-    "values-right-shape-wrong": Record("values right, shape wrong", "{t} has shape {got}, expected {expected}{whose}: "
-                                       "values right, shape wrong ({how})", "{fix}"),
-    "wrong-order": Record("gradients in the wrong order", "backward returns its gradients in the wrong order: "
-                          "expected ({expected}), the order of the forward's inputs, but it returned ({got})",
-                          "return them in the order of forward's arguments", _LIN),
-    "swapped": Record("gradients swapped", "{slot} holds the gradient of {other} and vice versa{how}", "{fix}", _LIN),
+    "values-right-shape-wrong": Record(
+        "values right, shape wrong", "{t} has shape {got}, expected {expected}{whose}: values "
+        "right, shape wrong ({how})", "{fix}"),
+    "wrong-order": Record(
+        "gradients in the wrong order", "backward returns its gradients in the wrong order: "
+        "expected ({expected}), the order of the forward's inputs, but it returned ({got})",
+        "return them in the order of forward's arguments", _LIN),
+    "swapped": Record("gradients swapped", "{slot} holds the gradient of {other} and vice "
+                      "versa{how}", "{fix}", _LIN),
     "alternative": Record("known wrong answer", "{sentence}"),
-    "missing-local-derivative": Record("activation derivative missing", "{t} equals dY: the local derivative of the "
-                                       "activation is missing", "multiply dY by f'(X) (ReLU: dY * (X > 0); sigmoid: dY "
-                                       "* out * (1 - out); dropout: dY * mask)", _ACT),
-    "activation-applied-twice": Record("activation applied twice", "{t} is the local derivative evaluated at the "
-                                       "output Y instead of the input X: backward applies the activation again to its "
-                                       "cached output (e.g. sigmoid(self.out), where self.out already is sigmoid(X))",
-                                       "use the cached output as it is (sigmoid: dY * out * (1 - out); tanh: dY * (1 - "
-                                       "out**2))", _ACT),
-    "cached-output": Record("output cached for input", "{t} {how}: backward uses the layer's output Y where its "
-                            "input X is due", "cache the input in forward (self.X = X) and use it here", _LIN),
-    "missing-mean-var-paths": Record("missing mean/variance path terms", "{t} lacks the gradient through the {scope} "
-                                     "{which} (statistics over {ax} treated as constants)", "{fix}", _NORM),
-    "transposed-weight": Record("transposed weight in dX", "{t} multiplies dY by the transposed weight: {how}",
-                                "{fix}", _LIN),
-    "tanh-missing-square": Record("tanh square missing", "{t} = dY * (1 - out): the square is missing in tanh's "
-                                  "derivative", "tanh'(x) = 1 - tanh(x)**2, so dX = dY * (1 - out**2) with out = "
-                                  "tanh(X) cached in forward", _ACT),
-    "softmax-diagonal": Record("softmax Jacobian diagonal only", "{t} = dY * p * (1 - p) uses only the diagonal of "
-                               "the softmax Jacobian: every output p_j depends on every input x_i (dp_j/dx_i = p_j * "
-                               "(delta_ij - p_i)), so the off-diagonal terms -p_i * p_j are missing", "use dX = p * (dY "
-                               "- (dY * p).sum(axis={axis}, keepdims=True))", "03-softmax-cross-entropy.md"),
-    "permuted-upstream": Record("permuted dY", "{t} is the gradient for a permuted upstream gradient: backward used "
-                                "{words} in place of dY", "e.g. dY.reshape(F, -1) where dY.transpose(1, 0, 2, "
-                                "3).reshape(F, -1) is due", _CONV),
-    "wrong-values": Record("no known bug pattern", "{t} differs from the correct gradient in {k} of {size} elements "
-                           "(no known bug pattern); the largest error is at {t}{idx}: got {got:.6g}, expected "
-                           "{exp:.6g}", lesson=_NUM),
+    "missing-local-derivative": Record(
+        "activation derivative missing", "{t} equals dY: the local derivative of the activation is "
+        "missing", "multiply dY by f'(X) (ReLU: dY * (X > 0); sigmoid: dY * out * (1 - out); "
+        "dropout: dY * mask)", _ACT),
+    "activation-applied-twice": Record(
+        "activation applied twice", "{t} is the local derivative evaluated at the output Y instead "
+        "of the input X: backward applies the activation again to its cached output (e.g. "
+        "sigmoid(self.out), where self.out already is sigmoid(X))", "use the cached output as it "
+        "is (sigmoid: dY * out * (1 - out); tanh: dY * (1 - out**2))", _ACT),
+    "cached-output": Record(
+        "output cached for input", "{t} {how}: backward uses the layer's output Y where its input "
+        "X is due", "cache the input in forward (self.X = X) and use it here", _LIN),
+    "missing-mean-var-paths": Record(
+        "missing mean/variance path terms", "{t} lacks the gradient through the {scope} {which} "
+        "(statistics over {ax} treated as constants)", "{fix}", _NORM),
+    "transposed-weight": Record("transposed weight in dX", "{t} multiplies dY by the transposed "
+                                "weight: {how}", "{fix}", _LIN),
+    "tanh-missing-square": Record(
+        "tanh square missing", "{t} = dY * (1 - out): the square is missing in tanh's derivative",
+        "tanh'(x) = 1 - tanh(x)**2, so dX = dY * (1 - out**2) with out = tanh(X) cached in "
+        "forward", _ACT),
+    "softmax-diagonal": Record(
+        "softmax Jacobian diagonal only", "{t} = dY * p * (1 - p) uses only the diagonal of the "
+        "softmax Jacobian: every output p_j depends on every input x_i (dp_j/dx_i = p_j * "
+        "(delta_ij - p_i)), so the off-diagonal terms -p_i * p_j are missing",
+        "use dX = p * (dY - (dY * p).sum(axis={axis}, keepdims=True))",
+        "03-softmax-cross-entropy.md"),
+    "permuted-upstream": Record(
+        "permuted dY", "{t} is the gradient for a permuted upstream gradient: backward used "
+        "{words} in place of dY", "e.g. dY.reshape(F, -1) where dY.transpose(1, 0, 2, "
+        "3).reshape(F, -1) is due", _CONV),
+    "wrong-values": Record(
+        "no known bug pattern", "{t} differs from the correct gradient in {k} of {size} elements "
+        "(no known bug pattern); the largest error is at {t}{idx}: got {got:.6g}, expected "
+        "{exp:.6g}", lesson=_NUM),
 }
 
 #: Codes of the bug signatures :func:`name_signature` and the layer-aware detectors recognise.
@@ -168,7 +204,8 @@ def _find(code: str, tensor: str | None = None, severity: str = "error", **field
     """The :class:`Finding` of ``code`` with its table text filled in (``t`` is the tensor)."""
     rec = DIAGNOSES[code]
     msg = rec.message.format(t=tensor, **fields)
-    return Finding(code, msg + ("; " + rec.hint.format(t=tensor, **fields) if rec.hint else ""), tensor, severity)
+    hint = "; " + rec.hint.format(t=tensor, **fields) if rec.hint else ""
+    return Finding(code, msg + hint, tensor, severity)
 
 
 @dataclass
@@ -200,7 +237,7 @@ class Finding:
 
 @dataclass
 class Probe:
-    """Outcome of one structural check: ``passed`` is None when it was skipped (``detail`` says why)."""
+    """Outcome of one structural check: ``passed`` None when skipped (``detail`` says why)."""
 
     name: str
     passed: bool | None
@@ -226,8 +263,8 @@ class Diagnosis:
     @property
     def passed(self) -> bool:
         """No error finding or stopping error, every comparison within tolerance, in every mode."""
-        return (self.error is None and not self.codes and self.result is not None and self.result.passed
-                and all(d.passed for d in self.other_modes))
+        return (self.error is None and not self.codes and self.result is not None
+                and self.result.passed and all(d.passed for d in self.other_modes))
 
     @property
     def modes(self) -> list[str]:
@@ -237,30 +274,43 @@ class Diagnosis:
     @property
     def codes(self) -> list[str]:
         """The codes of the error findings, in order."""
-        return [f.code for f in self.findings if f.severity == "error"]
+        return [f.code for f in self.errors]
+
+    @property
+    def errors(self) -> list[Finding]:
+        """The error findings, in order."""
+        return [f for f in self.findings if f.severity == "error"]
 
     def sentence(self) -> str:
         """The diagnosis in one or two sentences (PASS/FAIL first)."""
-        errs = [f for f in self.findings if f.severity == "error"]
+        errs, head = self.errors, f"FAIL: {self.name}: "
         if self.passed:
             kinks = sum(len(v) for v in self.result.kinks.values())
-            return f"PASS: {self.name}: every gradient matches{f' ({kinks} element(s) at a kink excluded)' * bool(kinks)}."
+            excluded = f" ({kinks} element(s) at a kink excluded)" if kinks else ""
+            return f"PASS: {self.name}: every gradient matches{excluded}."
         if errs:
             errs = errs[:1] if errs[0].code == "first-failing-layer" else errs
-            return f"FAIL: {self.name}: " + " ".join(list(dict.fromkeys(f.sentence() for f in errs))[:3])
+            return head + " ".join(list(dict.fromkeys(f.sentence() for f in errs))[:3])
         if self.error is not None:
-            return f"FAIL: {self.name}: {self.error}"
+            return head + str(self.error)
         bad = ", ".join(self.result.failing_tensors) if self.result else "?"
-        return f"FAIL: {self.name}: gradient mismatch in {bad} (no known bug pattern; see the worst elements above)."
+        return head + (f"gradient mismatch in {bad} (no known bug pattern; see the worst elements "
+                       "above).")
+
+    def notes(self) -> list[str]:
+        """The failed probes and the notes (warnings, what the checker did), as printed."""
+        failed = [f"{p.name} ({p.detail})" for p in self.probes if p.passed is False]
+        lines = ["structural checks failed: " + "; ".join(failed)] if failed else []
+        others = [f for d in self.other_modes for f in d.findings]
+        # the notes of every mode checked (e.g. a training mask held)
+        return lines + [f"note: {f.message}" for f in self.findings + others
+                        if f.severity != "error"]
 
     def report(self) -> str:
         """The check's table, the failed probes, the notes, the lessons, the sentence."""
         lines = [self.result.table(), ""] if self.result is not None else []
-        failed = [p for p in self.probes if p.passed is False]
-        if failed:
-            lines.append("structural checks failed: " + "; ".join(f"{p.name} ({p.detail})" for p in failed))
-        lines += [V.wrap(f"note: {f.message}") for f in self.findings if f.severity != "error"]
-        lessons = dict.fromkeys(f.lesson for f in self.findings if f.severity == "error" and f.lesson)
+        lines += [V.wrap(line) for line in self.notes()]
+        lessons = dict.fromkeys(f.lesson for f in self.errors if f.lesson)
         lines += [f"read: {', '.join(lessons)}"] if lessons else []
         if self.sublayer is not None:
             i, sub = self.sublayer
@@ -276,12 +326,12 @@ class Diagnosis:
                 "result": None if self.result is None else self.result.to_dict(),
                 "error": None if err is None else {"type": type(err).__name__, "message": str(err),
                                                    "exit_code": err.exit_code},
-                "first_failing_layer": None if sub is None else {"index": sub[0],
-                                                                 **sub[1].to_dict()},
-                "training": self.training, "other_modes": [d.to_dict() for d in self.other_modes]}
+                "first_failing_layer": sub and {"index": sub[0], **sub[1].to_dict()},  # or None
+                "training": self.training,
+                "other_modes": [d.to_dict() for d in self.other_modes]}
 
 
-# --------------------------------------------------------------------------- the layer as the checker calls it
+# ------------------------------------------------------------- the layer as the checker calls it
 
 
 def _find_rngs(obj: Any, depth: int = 3, seen: set | None = None) -> list[Any]:
@@ -292,15 +342,18 @@ def _find_rngs(obj: Any, depth: int = 3, seen: set | None = None) -> list[Any]:
     seen.add(id(obj))
     if isinstance(obj, (np.random.Generator, np.random.RandomState)):
         return [obj]
-    items = (list(obj) if isinstance(obj, (list, tuple)) else list(obj.values()) if isinstance(obj, dict) else
-             list(vars(obj).values()) if hasattr(obj, "__dict__") and not isinstance(obj, (type, np.ndarray)) else [])
+    items = (list(obj) if isinstance(obj, (list, tuple)) else list(obj.values())
+             if isinstance(obj, dict) else list(vars(obj).values())
+             if hasattr(obj, "__dict__") and not isinstance(obj, (type, np.ndarray)) else [])
     return [r for v in items if not isinstance(v, (np.ndarray, str, bytes, int, float))
             for r in _find_rngs(v, depth - 1, seen)]
 
 
 def _fix_masks(obj: Any, depth: int = 3) -> list[str]:
-    """Call ``fix_mask(True)`` on ``obj`` and on layers inside it; return the names of those fixed."""
+    """``fix_mask(True)`` on ``obj`` and on layers inside it; the names of those fixed."""
     out = []
+    if _remote(obj):  # a sandboxed layer: held in its child, by its own fix_mask
+        return [obj.class_name] if obj.hold_random("fix_mask") else []
     if callable(getattr(obj, "fix_mask", None)):
         obj.fix_mask(True)
         out.append(type(obj).__name__)
@@ -309,11 +362,20 @@ def _fix_masks(obj: Any, depth: int = 3) -> list[str]:
     return out
 
 
+def _remote(layer: Any) -> bool:
+    """Whether ``layer`` is a :class:`gradcheck.sandbox.RemoteLayer` (its object lives in the
+    sandbox's child)."""
+    from .sandbox import RemoteLayer
+
+    return isinstance(layer, RemoteLayer)
+
+
 def _rng_state(r, state=None):
     """A generator's state (``state`` None), or set it."""
+    gen = isinstance(r, np.random.Generator)
     if state is None:
-        return r.bit_generator.state if isinstance(r, np.random.Generator) else r.get_state()
-    if isinstance(r, np.random.Generator):
+        return r.bit_generator.state if gen else r.get_state()
+    if gen:
         r.bit_generator.state = state
     else:
         r.set_state(state)
@@ -327,6 +389,8 @@ class _Proxy:
         self._rngs = _find_rngs(layer) if rewind else []
         self._states = [_rng_state(r) for r in self._rngs]
         self._global = np.random.get_state() if rewind else None
+        # a sandboxed layer: its generators are rewound in its child
+        self.remote = layer.hold_random("rewind") if rewind and _remote(layer) else ""
         fwd = layer.forward
 
         def forward(*xs, training=False):
@@ -339,7 +403,8 @@ class _Proxy:
             pass
         self.forward, self.backward = forward, layer.backward
         many = getattr(layer, "forward_many", None)
-        if callable(many) and not rewind:  # a sandboxed layer: chunked scans (see gradcheck.numerical.many_scan)
+        # a sandboxed layer: chunked scans (numerical.many_scan)
+        if callable(many) and (not rewind or self.remote):
             self.forward_many = many
 
     def rewind(self) -> None:
@@ -353,7 +418,8 @@ class _Proxy:
 
 
 def _seed_advice(layer: Any) -> str:
-    """How to hold a random forward fixed: a CS231n pair's seed in its ``*_param`` dict, else a mask switch."""
+    """How to hold a random forward fixed: a CS231n pair's seed in its ``*_param`` dict, else a
+    mask switch."""
     kws = getattr(layer, "keyword_names", None)
     proto = getattr(layer, "protocol", None)
     if kws is None and isinstance(proto, Mapping) and proto.get("protocol") == "cs231n":
@@ -362,15 +428,23 @@ def _seed_advice(layer: Any) -> str:
     if ps:
         p = "dropout_param" if "dropout_param" in ps else ps[0]
         return (f"fix the seed the CS231n way: give {p} a 'seed' (CS231n's dropout_forward calls "
-                f"np.random.seed({p}['seed']) when it is there), e.g. --init '{{\"{p}\": {{..., \"seed\": 0}}}}', "
-                "or pass the mask in from outside")
-    return ("give the layer a way to hold the mask fixed, like manualprop.Dropout.fix_mask(True), or draw from a "
-            "generator it stores (self.rng)")
+                f"np.random.seed({p}['seed']) when it is there), e.g. --init "
+                f"'{{\"{p}\": {{..., \"seed\": 0}}}}', or pass the mask in from outside")
+    return ("draw the mask from a generator the layer makes once and stores (self.rng = "
+            "np.random.default_rng(seed) in __init__, self.rng.random(X.shape) in forward): "
+            "gradcheck rewinds a stored generator before every forward, but not one made anew "
+            "inside forward; or give the layer a fix_mask(on) method after which forward reuses "
+            "the mask it drew for each input shape, like manualprop.Dropout.fix_mask(True)")
 
 
 def _exact(a: Any, b: Any) -> bool:
     """Bit-for-bit equal (NaN equals NaN): :func:`gradcheck.compare.close` with zero tolerances."""
     return close(a, b, 0.0, 0.0, equal_nan=True)
+
+
+def _same(a: Any, b: Any) -> bool:
+    """Equal up to round-off: two runs of the same computation (rtol 1e-12, atol 1e-14)."""
+    return close(a, b, 1e-12, 1e-14)
 
 
 def _near(a: Any, b: Any, rtol: float = 1e-6) -> bool:
@@ -389,13 +463,16 @@ def _as_list(ret: Any, n: int) -> list[Any]:
     return [ret] if n == 1 else list(ret) if isinstance(ret, (tuple, list)) else [ret] * n
 
 
-def _grads_of(obj: Any, ret: Any, names: Sequence[str], inputs: Sequence[np.ndarray], keys) -> dict[str, Any]:
-    """``{"dX": ..., "dW": ...}``: a backward's returned input gradients (float inputs) and ``obj.grads[keys]``."""
+def _grads_of(obj, ret, names: Sequence[str], inputs: Sequence[np.ndarray], keys) -> dict[str, Any]:
+    """``{"dX": ..., "dW": ...}``: a backward's returned input gradients (float inputs) and
+    ``obj.grads[keys]``."""
     g = getattr(obj, "grads", None)
     g = g if isinstance(g, Mapping) else {}
-    return {"d" + n: np.array(v, dtype=np.float64) for n, v, x in zip(names, _as_list(ret, len(inputs)), inputs)
-            if x.dtype.kind == "f" and v is not None} | {"d" + k: np.array(g[k], dtype=np.float64, copy=True) for k
-                                                        in keys if isinstance(g.get(k), np.ndarray) and g[k].dtype.kind in "fiu"}
+    out = {"d" + n: np.array(v, dtype=np.float64)
+           for n, v, x in zip(names, _as_list(ret, len(inputs)), inputs)
+           if x.dtype.kind == "f" and v is not None}
+    return out | {"d" + k: np.array(g[k], dtype=np.float64, copy=True) for k in keys
+                  if isinstance(g.get(k), np.ndarray) and g[k].dtype.kind in "fiu"}
 
 
 def _f64(proxy: Any, training: bool):
@@ -409,15 +486,16 @@ def _low_precision(dtype, inputs) -> bool:
     return dt.kind == "f" and dt.itemsize < 8 and any(x.dtype == np.float64 for x in inputs)
 
 
-# --------------------------------------------------------------------------- signatures from the numbers alone
+# ------------------------------------------------------------- signatures from the numbers alone
 
-_SWAP = "swap the factors of the product (for a Linear: dW = dY.T @ X if W is (out, in), X.T @ dY if W is (in, out))"
+_SWAP = ("swap the factors of the product (for a Linear: dW = dY.T @ X if W is (out, in), "
+         "X.T @ dY if W is (in, out))")
 
 
-def name_signature(tensor: str, manual: Any, numerical: Any, *, is_bias: bool = False, n_batch: int = 1,
-                   y_size: int = 0, alternatives: Mapping[str, Any] | None = None, tol: float = 1e-5,
-                   atol: float = 1e-9, fallback: bool = False, hint: str | None = None,
-                   dy: float = 1.0) -> Finding | None:
+def name_signature(tensor: str, manual: Any, numerical: Any, *, is_bias: bool = False,
+                   n_batch: int = 1, y_size: int = 0, alternatives: Mapping[str, Any] | None = None,
+                   tol: float = 1e-5, atol: float = 1e-9, fallback: bool = False,
+                   hint: str | None = None, dy: float = 1.0) -> Finding | None:
     """Name the bug behind a wrong gradient from the numbers alone (also the grader's diagnosis).
 
     Parameters
@@ -442,7 +520,8 @@ def name_signature(tensor: str, manual: Any, numerical: Any, *, is_bias: bool = 
     Returns
     -------
     Finding or None
-        None when ``manual`` matches, ``numerical`` is all NaN, or nothing is recognised (no ``fallback``).
+        None when ``manual`` matches, ``numerical`` is all NaN, or nothing is recognised (no
+        ``fallback``).
 
     Examples
     --------
@@ -455,7 +534,10 @@ def name_signature(tensor: str, manual: Any, numerical: Any, *, is_bias: bool = 
     """
     m, n = np.asarray(manual, dtype=np.float64), np.asarray(numerical, dtype=np.float64)
     ok = np.isfinite(n)
-    match = lambda a, b: close(np.where(ok, a, 0), np.where(ok, b, 0), tol, atol)  # noqa: E731
+
+    def match(a, b):  # the one rule, where the correct gradient is known
+        return close(np.where(ok, a, 0), np.where(ok, b, 0), tol, atol)
+
     if m.shape != n.shape:
         found = (_reshape_signature(tensor, m, n, ok, match)
                  or _shape_signature(m, n, lambda a, b: close(a, b, tol, atol), hint))
@@ -463,7 +545,8 @@ def name_signature(tensor: str, manual: Any, numerical: Any, *, is_bias: bool = 
         return None
     else:
         found = next((("alternative", {"sentence": s}) for s, alt in (alternatives or {}).items()
-                      if np.shape(alt) == m.shape and match(m, np.asarray(alt, dtype=np.float64))), None)
+                      if np.shape(alt) == m.shape and match(m, np.asarray(alt, dtype=np.float64))),
+                     None)
         if found is None and not np.all(np.abs(n[ok]) < 1e-12):
             found = _value_signature(m, n, ok, match, is_bias, n_batch, y_size, hint, dy)
     if found is not None:
@@ -472,76 +555,84 @@ def name_signature(tensor: str, manual: Any, numerical: Any, *, is_bias: bool = 
 
 
 def _reshape_signature(tensor, m, n, ok, match) -> tuple[str, dict] | None:
-    """The right values in the wrong shape: ``m`` reshaped to ``n``'s shape is ``n`` (NaN in ``n``: left out;
-    all NaN: values unknown, nothing said). Only size-1 axes differing is named as such (keepdims)."""
+    """The right values in the wrong shape: ``m`` reshaped to ``n``'s shape is ``n`` (NaN in ``n``:
+    left out; all NaN: values unknown, nothing said). Only size-1 axes differing: keepdims."""
     if m.size != n.size or not ok.any() or not match(m.reshape(n.shape), n):
         return None
     var = tensor[1:] if tensor.startswith("d") and len(tensor) > 1 else None
     fields = {"got": V.fmt_shape(m.shape), "expected": V.fmt_shape(n.shape),
               "whose": f", the shape of {var}" if var else ""}
     to = f"{tensor}.reshape({var}.shape)" if var else f"{tensor}.reshape{V.fmt_shape(n.shape)}"
-    if tuple(k for k in m.shape if k != 1) == tuple(k for k in n.shape if k != 1):
-        ones_m, ones_n = m.shape.count(1), n.shape.count(1)
-        how = ("the shape lacks a size-1 axis" if ones_m < ones_n else "the shape has an extra size-1 axis"
-               if ones_m > ones_n else "a size-1 axis is in the wrong place")
-        return "values-right-shape-wrong", fields | {"how": how, "fix": f"keep the axis (a sum with keepdims=True) "
-                                                     f"or reshape: {to}"}
-    return "values-right-shape-wrong", fields | {"how": "the elements are in the right order, only the shape differs",
-                                                 "fix": f"reshape {tensor} to {var + chr(39) + 's' if var else 'the'} "
-                                                 f"shape: {to}"}
+    if tuple(k for k in m.shape if k != 1) != tuple(k for k in n.shape if k != 1):
+        return "values-right-shape-wrong", fields | {
+            "how": "the elements are in the right order, only the shape differs",
+            "fix": f"reshape {tensor} to {var + chr(39) + 's' if var else 'the'} shape: {to}"}
+    ones_m, ones_n = m.shape.count(1), n.shape.count(1)
+    how = ("the shape lacks a size-1 axis" if ones_m < ones_n else "the shape has an extra size-1 "
+           "axis" if ones_m > ones_n else "a size-1 axis is in the wrong place")
+    return "values-right-shape-wrong", fields | {
+        "how": how, "fix": f"keep the axis (a sum with keepdims=True) or reshape: {to}"}
 
 
 def _shape_signature(m, n, match, hint=None) -> tuple[str, dict]:
     """A gradient whose shape differs from the correct one's (NaN in ``n``: values unknown)."""
     gs, es = V.fmt_shape(m.shape), V.fmt_shape(n.shape)
     if m.ndim == n.ndim == 2 and m.shape == n.shape[::-1] and match(m.T, n):
-        return "transposed", {"how": f"it has shape {gs}, the transpose of {es}", "fix": hint or _SWAP}
+        return "transposed", {"how": f"it has shape {gs}, the transpose of {es}",
+                              "fix": hint or _SWAP}
     if m.ndim == n.ndim + 1 and m.shape[1:] == n.shape:
-        return "not-summed", {"how": f"was not summed over the batch: it has shape {gs}, one row per example, but the "
-                              f"correct gradient has shape {es}" if match(m.sum(axis=0), n) else
-                              f"has an extra batch axis: shape {gs}, expected {es}"}
+        return "not-summed", {"how": (
+            f"was not summed over the batch: it has shape {gs}, one row per example, but the "
+            f"correct gradient has shape {es}" if match(m.sum(axis=0), n)
+            else f"has an extra batch axis: shape {gs}, expected {es}")}
     f = _permutation(m, n, match) if m.size == n.size and np.isfinite(n).all() else None
-    return f or ("wrong-shape", {"how": f"has shape {gs}, expected {es}" + (
-        ": same number of elements, a reshape or transpose went wrong" if m.size == n.size else "")})
+    same = ": same number of elements, a reshape or transpose went wrong" * (m.size == n.size)
+    return f or ("wrong-shape", {"how": f"has shape {gs}, expected {es}" + same})
 
 
-def _worst_element(tensor: str, manual: np.ndarray, numerical: np.ndarray, rtol: float, atol: float) -> Finding:
-    """The fallback finding: how many elements are wrong and the worst one (NaN in ``numerical``: skipped)."""
+def _worst_element(tensor: str, manual, numerical, rtol: float, atol: float) -> Finding:
+    """The fallback finding: how many elements are wrong and the worst one (NaN in ``numerical``:
+    skipped); ``atol`` is the one the tensor was compared with."""
     m, n = np.asarray(manual, dtype=np.float64), np.asarray(numerical, dtype=np.float64)
     ok = np.isfinite(n)
     rel = relative_error(m, np.where(ok, n, 0.0), tiny=max(atol / rtol, 1e-300))
     rel = np.where(ok, np.nan_to_num(rel, nan=np.inf), 0.0)
-    idx = tuple(int(i) for i in np.unravel_index(int(np.argmax(rel)), rel.shape)) if rel.size else ()
-    return _find("wrong-values", tensor, k=int(np.sum(rel > rtol)), size=m.size, idx=list(idx), got=m[idx],
-                 exp=n[idx])
+    idx = () if not rel.size else tuple(int(i) for i in np.unravel_index(int(np.argmax(rel)),
+                                                                          rel.shape))
+    return _find("wrong-values", tensor, k=int(np.sum(rel > rtol)), size=m.size, idx=list(idx),
+                 got=m[idx], exp=n[idx])
 
 
 def _value_signature(m, n, ok, match, is_bias, n_batch, y_size, hint=None,
                      dy=1.0) -> tuple[str, dict] | None:
-    """The same-shape signatures of :func:`name_signature` (zeros, sign, transposed, flipped, permuted, factors)."""
+    """The same-shape signatures of :func:`name_signature`: zeros, sign, transposed, flipped,
+    permuted, and the constant factors."""
     if np.all(m == 0):  # all of it, not only where the correct gradient is known (a sample)
-        return "zero", {"what": " is", "why": "backward never computes it (or overwrites it with zeros)"}
+        return "zero", {"what": " is",
+                        "why": "backward never computes it (or overwrites it with zeros)"}
     if match(m, -n):
         return _softmax_ce(n, n_batch, dy) or ("wrong-sign", {})
     if m.ndim == 2 and m.shape[0] == m.shape[1] and match(m.T, n):
-        return "transposed", {"how": f"its transpose is the correct gradient (the shape {V.fmt_shape(m.shape)} is "
-                              "square, so only the values show it)", "fix": hint or _SWAP}
+        return "transposed", {"how": f"its transpose is the correct gradient (the shape "
+                              f"{V.fmt_shape(m.shape)} is square, so only the values show it)",
+                              "fix": hint or _SWAP}
     if m.ndim >= 3 and match(m[..., ::-1, ::-1], n):
-        return "flipped-kernel", {"which": " (both of them)", "fix": "compute it by cross-correlation, as the "
-                                  "forward does (no [::-1, ::-1])"}
+        return "flipped-kernel", {"which": " (both of them)", "fix": "compute it by "
+                                  "cross-correlation, as the forward does (no [::-1, ::-1])"}
     if ok.all() and (f := _permutation(m, n, match)) is not None:
         return f
     c = float(np.sum(m[ok] * n[ok]) / np.sum(n[ok] * n[ok]))
     if not (abs(c - 1) > 1e-3 and abs(c) > 1e-12 and match(m, c * n)):
         return None
     k = y_size // m.size if m.size and y_size % m.size == 0 else 0
-    counts = [(n_batch, f"batch size {n_batch}")] + ([(k, f"{k} summed positions: batch x positions")]
-                                                    if k > 1 and k != n_batch else [])
+    counts = [(n_batch, f"batch size {n_batch}")]
+    counts += [(k, f"{k} summed positions: batch x positions")] if k > 1 and k != n_batch else []
     for count, words in counts:  # the counts a wrong 1/count can come from
-        code = ("bias-mean" if is_bias else "factor-inverse-batch") if abs(c * count - 1) < 1e-6 else (
-            "factor-batch" if abs(c / count - 1) < 1e-6 else None)
-        if code:
+        if abs(c * count - 1) < 1e-6:
+            code = "bias-mean" if is_bias else "factor-inverse-batch"
             return code, {"count": count, "words": words}
+        if abs(c / count - 1) < 1e-6:
+            return "factor-batch", {"count": count, "words": words}
     named = {2.0: ", twice the true value (x2)", 0.5: ", half the true value (x0.5)"}
     return "factor", {"c": c, "named": next((w for v, w in named.items() if abs(c - v) < 1e-6), "")}
 
@@ -563,22 +654,28 @@ def _softmax_ce(n, n_batch, dy=1.0) -> tuple[str, dict] | None:
 
 
 def _permuted_copies(a: np.ndarray, shape: tuple, noun: str = "the correct gradient"):
-    """``(words, copy)``: ``a`` with its axes permuted and reshaped to ``shape``, or reshaped then permuted
-    (every non-identity axis order; none above 5-D: 719 would be too many; none for another size)."""
-    orders = [] if a.ndim > 5 or a.size != int(np.prod(shape)) else [p for p in itertools.permutations(range(a.ndim)) if p != tuple(range(a.ndim))]
-    for p in orders:
+    """``(words, copy)``: ``a`` with its axes permuted and reshaped to ``shape``, or reshaped then
+    permuted (every non-identity axis order; none above 5-D: 719 would be too many; none for
+    another size)."""
+    size, target = int(np.prod(shape)), V.fmt_shape(shape)
+    if a.ndim > 5 or a.size != size:
+        return
+    for p in itertools.permutations(range(a.ndim)):
+        if p == tuple(range(a.ndim)):
+            continue
         t = a.transpose(p)
         if t.shape == shape:
             yield f"{noun} transposed with axes {p}", t
-        elif t.size == int(np.prod(shape)):
+        elif t.size == size:
             inv, ts = tuple(int(i) for i in np.argsort(p)), V.fmt_shape(t.shape)
-            yield (f"{noun} laid out in the axis order {p} (shape {ts}), then reshaped to {V.fmt_shape(shape)}: a "
-                   f"reshape where a transpose is due (.reshape{ts}.transpose{inv}, not .reshape"
-                   f"{V.fmt_shape(shape)})", t.reshape(shape))
-        pre = tuple(shape[i] for i in np.argsort(p)) if len(shape) == a.ndim else a.shape  # same number of axes only
+            yield (f"{noun} laid out in the axis order {p} (shape {ts}), then reshaped to "
+                   f"{target}: a reshape where a transpose is due (.reshape{ts}.transpose{inv}, "
+                   f"not .reshape{target})", t.reshape(shape))
+        # reshaped first, then permuted: same number of axes only
+        pre = tuple(shape[i] for i in np.argsort(p)) if len(shape) == a.ndim else a.shape
         if pre != a.shape:
-            yield (f"{noun} reshaped to {V.fmt_shape(pre)}, then transposed with axes {p}: a reshape that "
-                   "reorders the elements", a.reshape(pre).transpose(p))
+            yield (f"{noun} reshaped to {V.fmt_shape(pre)}, then transposed with axes {p}: a "
+                   "reshape that reorders the elements", a.reshape(pre).transpose(p))
 
 
 def _permutation(m, n, match) -> tuple[str, dict] | None:
@@ -588,22 +685,24 @@ def _permutation(m, n, match) -> tuple[str, dict] | None:
             return "permuted", {"how": f": it is {words}"}
     a, b = np.sort(m.ravel()), np.sort(n.ravel())
     if m.shape == n.shape and np.ptp(b) > 0 and match(a.reshape(m.shape), b.reshape(m.shape)):
-        return "permuted", {"how": " (the same numbers, permuted, but no transpose of its axes reproduces it): an "
-                            "index mix-up, e.g. rows and columns swapped in an unravel_index/divmod, or a reshape "
-                            "where a transpose is due"}
+        return "permuted", {"how": " (the same numbers, permuted, but no transpose of its axes "
+                            "reproduces it): an index mix-up, e.g. rows and columns swapped in an "
+                            "unravel_index/divmod, or a reshape where a transpose is due"}
     return None
 
 
 def _layout_hint(name: str, X: np.ndarray, G: np.ndarray, n: np.ndarray) -> str | None:
-    """The right product for a Linear's weight gradient, from the layout the numbers show (None: not a Linear).
-    A square weight has both shapes, so only the values tell (in, out) from (out, in)."""
+    """The right product for a Linear's weight gradient, from the layout the numbers show (None:
+    not a Linear). A square weight has both shapes: only values tell (in, out) from (out, in)."""
     if not (X.ndim >= 2 and G.ndim == n.ndim == 2 and len(X) == len(G) and np.isfinite(n).all()):
         return None
     Xf = X.reshape(len(X), -1)
-    for val, layout, fwd, prod, wrong in ((Xf.T @ G, "(in, out)", f"X @ {name}", "X.T @ dY", "dY.T @ X"),
-                                          (G.T @ Xf, "(out, in)", f"X @ {name}.T", "dY.T @ X", "X.T @ dY")):
+    for val, layout, fwd, prod, wrong in (
+            (Xf.T @ G, "(in, out)", f"X @ {name}", "X.T @ dY", "dY.T @ X"),
+            (G.T @ Xf, "(out, in)", f"X @ {name}.T", "dY.T @ X", "X.T @ dY")):
         if val.shape == n.shape and _near(val, n):
-            return f"for {name} of shape {layout} with Y = {fwd} + b, d{name} = {prod} (not {wrong})"
+            return (f"for {name} of shape {layout} with Y = {fwd} + b, d{name} = {prod} "
+                    f"(not {wrong})")
     return None
 
 
@@ -616,18 +715,25 @@ def _output_product(m, G, Y) -> tuple[str, dict] | None:
     return None
 
 
-def _order_signature(got: Mapping[str, Any], right: Mapping[str, Any], ts: Sequence[str]) -> Finding | None:
-    """The returned gradients are the right ones in another order: ``got[ts[i]]`` is ``right[ts[j]]``."""
-    perm = [next((u for u in (t, *ts) if np.shape(got.get(t)) == np.shape(right[u]) and np.isfinite(right[u]).all()
-                  and _near(got[t], right[u])), None) if got.get(t) is not None else None for t in ts]
+def _order_signature(got: Mapping[str, Any], right: Mapping[str, Any],
+                     ts: Sequence[str]) -> Finding | None:
+    """The returned gradients are the right ones in another order: ``got[ts[i]]`` is
+    ``right[ts[j]]``."""
+    def source(t):
+        return next((u for u in (t, *ts) if np.shape(got.get(t)) == np.shape(right[u])
+                     and np.isfinite(right[u]).all() and _near(got[t], right[u])), None)
+
+    perm = [source(t) if got.get(t) is not None else None for t in ts]
     if None in perm or len(set(perm)) < len(ts) or perm == list(ts):
         return None
-    misplaced = next(t for t, u in zip(ts, perm) if t != u)  # the first slot holding another's gradient
+    misplaced = next(t for t, u in zip(ts, perm) if t != u)  # the first slot holding another's
     return _find("wrong-order", misplaced, expected=", ".join(ts), got=", ".join(perm))
 
 
-def name_swaps(got: Mapping[str, Any], right: Mapping[str, Any], keys: Sequence[str] = ()) -> dict[str, Finding]:
-    """Two same-shaped gradients that hold each other's values (dgamma and dbeta swapped), in any protocol.
+def name_swaps(got: Mapping[str, Any], right: Mapping[str, Any],
+               keys: Sequence[str] = ()) -> dict[str, Finding]:
+    """Two same-shaped gradients that hold each other's values (dgamma and dbeta swapped), in any
+    protocol.
 
     Parameters
     ----------
@@ -648,89 +754,128 @@ def name_swaps(got: Mapping[str, Any], right: Mapping[str, Any], keys: Sequence[
     ts = [t for t in arr if np.isfinite(right[t]).all() and not _near(arr[t], right[t])]
     out: dict[str, Finding] = {}
     for a, b in itertools.combinations(ts, 2):
-        if a in out or b in out or arr[a].shape != arr[b].shape or not (
-                _near(arr[a], right[b]) and _near(arr[b], right[a])):
+        if (a in out or b in out or arr[a].shape != arr[b].shape
+                or not (_near(arr[a], right[b]) and _near(arr[b], right[a]))):
             continue
         for t, u in ((a, b), (b, a)):
-            dict_ = t[1:] in keys
-            out[t] = _find("swapped", t, slot=f"grads[{t[1:]!r}]" if dict_ else t, other=u[1:],
-                           how="" if dict_ else ": backward returns them in the wrong order",
-                           fix=(f"store each gradient under its own key: grads[{t[1:]!r}] = {t}, grads[{u[1:]!r}] = {u}"
-                                if dict_ else "return them in the order of forward's arguments"))
+            in_grads = t[1:] in keys
+            fix = (f"store each gradient under its own key: grads[{t[1:]!r}] = {t}, "
+                   f"grads[{u[1:]!r}] = {u}" if in_grads
+                   else "return them in the order of forward's arguments")
+            out[t] = _find("swapped", t, slot=f"grads[{t[1:]!r}]" if in_grads else t, other=u[1:],
+                           how="" if in_grads else ": backward returns them in the wrong order",
+                           fix=fix)
     return out
 
 
-# --------------------------------------------------------------------------- signatures that need the layer
+# ----------------------------------------------------------------- signatures that need the layer
 # Each detector returns ``(code, fields)`` for :func:`_find`, or None.
 
 
+class _Layer:
+    """The checked layer as the layer-aware signatures see it: its inputs (``names``, ``keys``
+    ``"@X"``), parameters, the output ``Y`` and the check's upstream gradient ``G``; :meth:`numer`
+    differentiates ``sum(forward(*xs) * G')`` for any inputs and ``G'`` (the candidates' source)."""
+
+    def __init__(self, proxy, inputs, names, params, training, G=None, seed=0):
+        self.inputs, self.names, self.params = inputs, list(names), params
+        self.keys, self.fwd = ["@" + n for n in names], _f64(proxy, training)
+        self.Y = self.fwd(*inputs)
+        # the upstream gradient check_layer drew (from default_rng(seed)), unless one was given
+        self.G = np.random.default_rng(seed).standard_normal(self.Y.shape) if G is None else G
+        self.seed, self.n_batch = seed, inputs[0].shape[0] if inputs[0].ndim else 1
+
+    def numer(self, which, xs=None, G=None) -> dict[str, np.ndarray]:
+        """Central differences of the keys ``which`` at ``xs`` (default the inputs) for ``G``."""
+        return _numerical(self.fwd, self.inputs if xs is None else xs, self.params,
+                          self.G if G is None else G, input_names=self.keys, which=which)
+
+    def directional(self, key, G):
+        """Two directional derivatives of ``sum(forward * G)`` along random directions of key."""
+        return _directional(self.fwd, self.inputs, self.params, G, input_names=self.keys,
+                            groups=[[key]], rng=np.random.default_rng(self.seed))[(key,)]
+
+
 def _norm_signature(m, n, X, tol=1e-3):
-    """A normalisation's dX without the paths through its statistics: the correct ``n`` is ``m`` with its
-    per-group mean and x_hat component projected out (BatchNorm, LayerNorm), or ``m`` plus a constant per
-    group while ``n`` sums to zero over it (a batch-mean layer whose backward omits the mean term)."""
+    """A normalisation's dX without the paths through its statistics: the correct ``n`` is ``m``
+    with its per-group mean and x_hat component projected out (BatchNorm, LayerNorm), or ``m`` plus
+    a constant per group while ``n`` sums to zero over it (a batch-mean layer whose backward omits
+    the mean term)."""
     scale = np.abs(m).max()
     for axes in ([(0,)] if X.ndim == 2 else [(0, 2, 3)] if X.ndim == 4 else []) + [(X.ndim - 1,)]:
-        mean = lambda a, axes=axes: a.mean(axis=axes, keepdims=True)  # noqa: E731
-        ax = f"axis={axes[0] if X.ndim == 2 or axes[0] == 0 else -1}" if len(axes) == 1 else f"axis={axes}"
+        def mean(a, axes=axes):
+            return a.mean(axis=axes, keepdims=True)
+
+        ax = f"axis={axes[0] if X.ndim == 2 or axes[0] == 0 else -1}" if len(axes) == 1 else \
+            f"axis={axes}"
         out = {"scope": "batch" if 0 in axes else "per-sample", "ax": ax}
         has_mean = np.abs(mean(m)).max() <= tol * scale  # the mean path makes dX centred
         xc = X - mean(X)
         sd = np.sqrt(mean(xc**2))
-        if np.all(sd > 0) and close((v := m - mean(m)) - (xh := xc / sd) * mean(v * xh), n, tol, 1e-9):
-            has_var = np.abs(mean(m * xh)).max() <= tol * scale  # the variance path: dX orthogonal to xhat
+        xh = xc / np.where(sd > 0, sd, 1.0)
+        v = m - mean(m)
+        if np.all(sd > 0) and close(v - xh * mean(v * xh), n, tol, 1e-9):
+            has_var = np.abs(mean(m * xh)).max() <= tol * scale  # its path: dX orthogonal to xhat
             return "missing-mean-var-paths", out | {
                 "which": "variance" if has_mean else "mean" if has_var else "mean and variance",
-                "fix": f"with dxhat = dY * gamma: dX = (dxhat - dxhat.mean({ax}) - xhat * (dxhat * xhat).mean({ax})) "
-                       "/ sqrt(var + eps), both means with keepdims=True"}
-        d = n - m
-        if not has_mean and 0 < (nmax := np.abs(n).max()) and np.abs(mean(n)).max() <= tol * nmax and close(d, 0 * d + mean(d), tol, 1e-9):
+                "fix": f"with dxhat = dY * gamma: dX = (dxhat - dxhat.mean({ax}) - xhat * (dxhat * "
+                       f"xhat).mean({ax})) / sqrt(var + eps), both means with keepdims=True"}
+        d, nmax = n - m, np.abs(n).max()
+        if (not has_mean and 0 < nmax and np.abs(mean(n)).max() <= tol * nmax
+                and close(d, 0 * d + mean(d), tol, 1e-9)):
             return "missing-mean-var-paths", out | {
-                "which": "mean", "fix": f"the gradient is off by a constant per group (true - given is constant over "
-                f"{ax}); the mean's path subtracts the mean: dX = dxc - dxc.mean({ax}, keepdims=True), dxc the "
-                "gradient of the centred values"}
+                "which": "mean", "fix": f"the gradient is off by a constant per group (true - "
+                f"given is constant over {ax}); the mean's path subtracts the mean: dX = dxc - "
+                f"dxc.mean({ax}, keepdims=True), dxc the gradient of the centred values"}
     return None
 
 
-def _context_signature(t, m, n, key, inputs, Y, G, numer_at, names=("X",), params=None):
-    """Signatures that need the layer: a normalisation's missing paths, dX = dY, an activation's local
-    derivative (:func:`_activation_signature`), a square weight transposed in dX, the output used as input."""
-    X, ok, is_input = inputs[0], np.isfinite(n), key.startswith("@")
-    # the input this gradient belongs to (a CS231n pair batchnorm(x, gamma, beta): x, the first of three)
-    xi = inputs[list(names).index(key[1:])] if is_input and key[1:] in names else None
-    if (xi is not None and m.shape == xi.shape and ok.all() and xi.ndim >= 2 and xi.dtype.kind == "f"
-            and (f := _norm_signature(m, n, xi)) is not None):
+def _context_signature(L: _Layer, t, key, m, n):
+    """Signatures that need the layer: a normalisation's missing paths, dX = dY, an activation's
+    local derivative (:func:`_activation_signature`), a square weight transposed in dX, the output
+    used as input."""
+    X, G, Y, ok, is_input = L.inputs[0], L.G, L.Y, np.isfinite(n), key.startswith("@")
+    # the input this gradient belongs to (a CS231n pair batchnorm(x, gamma, beta): x, the first)
+    xi = L.inputs[L.names.index(key[1:])] if is_input and key[1:] in L.names else None
+    if (xi is not None and m.shape == xi.shape and ok.all() and xi.ndim >= 2
+            and xi.dtype.kind == "f" and (f := _norm_signature(m, n, xi)) is not None):
         return f
     if is_input and m.shape == G.shape and _near(m, G) and not _near(np.where(ok, n, G), G):
         return "missing-local-derivative", {}
     if is_input and ok.all() and m.shape == n.shape:
-        f = _activation_signature(m, n, inputs, Y, G) or _transposed_weight_signature(m, n, G, _weights(
-            params, names, inputs, key, square=True), t)
+        weights = _weights(L.params, L.names, L.inputs, key, square=True)
+        f = (_activation_signature(m, n, L.inputs, Y, G)
+             or _transposed_weight_signature(m, n, G, weights, t))
         if f is not None:
             return f
     if not is_input and (f := _output_product(m, G, Y)) is not None:
         return f
-    if len(inputs) == 1 and X.dtype.kind == "f" and Y.shape == X.shape and close(m, numer_at([Y], G), 1e-5, 1e-9):
+    if (len(L.inputs) == 1 and X.dtype.kind == "f" and Y.shape == X.shape
+            and _near(m, L.numer([key], [Y])[key], 1e-5)):  # the gradient the layer has at Y
         return ("activation-applied-twice", {}) if is_input else (
             "cached-output", {"how": "is the gradient the layer would have at its output Y"})
     return None
 
 
 def _weights(params, names, inputs, key=None, square=True) -> dict[str, np.ndarray]:
-    """The 2-D float weights (parameters and other inputs) a dX can multiply dY by, square or not."""
-    return {k: x for k, x in {**(params or {}), **{k: x for k, x in zip(names, inputs) if "@" + k != key}}.items()
+    """The 2-D float weights (parameters and other inputs) dX can multiply dY by, square or not."""
+    others = {k: x for k, x in zip(names, inputs) if "@" + k != key}
+    return {k: x for k, x in {**(params or {}), **others}.items()
             if x.dtype.kind == "f" and x.ndim == 2 and (x.shape[0] == x.shape[1]) == square}
 
 
 def _activation_signature(m, n, inputs, Y, G):
     """tanh's square missing, softmax's diagonal only: named only when the correct ``n`` is that
-    activation's own VJP at the layer's output (so the layer is tanh / a softmax), never from ``m`` alone."""
+    activation's own VJP at the layer's output (so the layer is tanh / a softmax), never from
+    ``m`` alone."""
     if len(inputs) != 1 or not Y.shape == inputs[0].shape == G.shape:
         return None
-    if close(n, G * (1 - Y**2), 1e-5, 1e-9) and _near(m, G * (1 - Y)):
+    if _near(n, G * (1 - Y**2), 1e-5) and _near(m, G * (1 - Y)):
         return "tanh-missing-square", {}
     for axis in dict.fromkeys((-1, 1) if Y.ndim > 2 else (-1,)):
-        if (np.all(Y >= 0) and np.allclose(Y.sum(axis=axis), 1.0, rtol=0, atol=1e-9)  # softmax rows sum to one
-                and close(n, Y * (G - np.sum(G * Y, axis=axis, keepdims=True)), 1e-5, 1e-9) and _near(m, G * Y * (1 - Y))):
+        softmax = np.all(Y >= 0) and np.allclose(Y.sum(axis=axis), 1.0, rtol=0, atol=1e-9)
+        vjp = Y * (G - np.sum(G * Y, axis=axis, keepdims=True))
+        if softmax and _near(n, vjp, 1e-5) and _near(m, G * Y * (1 - Y)):
             return "softmax-diagonal", {"axis": axis}
     return None
 
@@ -739,8 +884,8 @@ def _transposed_weight_signature(m, n, G, weights=None, t="dX"):
     """dX = dY @ W where dY @ W.T is due (or the reverse), for a square W: no shape shows it.
 
     Where the correct ``n`` is dY times one matrix ``B`` along an axis (the last: a Linear; axis 1:
-    a 1x1 convolution, channels first), ``B`` is solved for by least squares and ``m`` must equal dY
-    times ``B.T``; ``weights`` (name -> square array) only name the weight.
+    a 1x1 convolution, channels first), ``B`` is solved for by least squares and ``m`` must equal
+    dY times ``B.T``; ``weights`` (name -> square array) only name the weight.
     """
     for axis in dict.fromkeys((-1, 1) if n.ndim > 2 else (-1,)):
         if G.ndim != n.ndim or G.shape[axis] != n.shape[axis]:
@@ -750,215 +895,236 @@ def _transposed_weight_signature(m, n, G, weights=None, t="dX"):
         if len(Gf) <= k or np.linalg.matrix_rank(Gf) < k:
             continue
         B = np.linalg.lstsq(Gf, nf, rcond=None)[0]  # dX = dY @ B along this axis
-        if _near(B, B.T) or not close(Gf @ B, nf, 1e-5, 1e-9) or not close(mf, Gf @ B.T, 1e-5, 1e-9):
+        if _near(B, B.T) or not _near(Gf @ B, nf, 1e-5) or not _near(mf, Gf @ B.T, 1e-5):
             continue
-        name, same = (next((w for w, A in (weights or {}).items() if A.shape == B.shape and close(A, C, 1e-5, 1e-9)),
-                           None) for C in (B.T, B))
-        if axis == -1:
-            fix = (f"{t} = dY @ {name}.T, not dY @ {name}" if name else f"{t} = dY @ {same}, not dY @ {same}.T"
-                   if same else f"for Y = X @ W + b, {t} = dY @ W.T; for Y = X @ W.T + b, {t} = dY @ W")
-        else:
+        name, same = (next((w for w, A in (weights or {}).items()
+                            if A.shape == B.shape and _near(A, C, 1e-5)), None) for C in (B.T, B))
+        if axis != -1:
             fix = (f"{t} = np.einsum('cf,nf...->nc...', {name}, dY), not 'fc'" if name else
-                   f"for Y = np.einsum('fc,nc...->nf...', {same or 'W'}, X), {t} = np.einsum('fc,nf...->nc...', "
-                   f"{same or 'W'}, dY) (sum over the output channel f), not 'cf'")
-        return "transposed-weight", {"how": "it is dY times the transpose of the matrix the chain rule gives (the "
-                                     "weight is square, so the shapes agree and only the values show it)", "fix": fix}
+                   f"for Y = np.einsum('fc,nc...->nf...', {same or 'W'}, X), {t} = "
+                   f"np.einsum('fc,nf...->nc...', {same or 'W'}, dY) (sum over the output channel "
+                   "f), not 'cf'")
+        elif name or same:
+            fix = f"{t} = dY @ {name}.T, not dY @ {name}" if name else \
+                f"{t} = dY @ {same}, not dY @ {same}.T"
+        else:
+            fix = f"for Y = X @ W + b, {t} = dY @ W.T; for Y = X @ W.T + b, {t} = dY @ W"
+        return "transposed-weight", {"how": "it is dY times the transpose of the matrix the chain "
+                                     "rule gives (the weight is square, so the shapes agree and "
+                                     "only the values show it)", "fix": fix}
     return None
 
 
 def _raised_weight_signature(exc, X, G, weights, t="dX"):
-    """backward raised a matmul shape error where ``dY @ W`` needs ``W.T`` (or the reverse): a non-square
-    weight ``(in, out)`` or ``(out, in)`` whose dimensions are the input's and dY's last ones."""
-    msg, dims = str(exc), (X.reshape(len(X), -1).shape[-1] if X.ndim >= 2 else None, G.shape[-1] if G.ndim else None)
-    sizes = re.search(r"matmul: .*size (\d+) is different from (\d+)", msg)  # numpy's matmul, np.dot's words:
-    shapes = re.search(r"shapes \(([\d, ]*)\) and \(([\d, ]*)\) not aligned", msg)
+    """backward raised a matmul shape error where ``dY @ W`` needs ``W.T`` (or the reverse): a
+    non-square weight ``(in, out)`` or ``(out, in)`` whose dimensions are the input's and dY's
+    last ones."""
+    msg = str(exc)
+    dims = (X.reshape(len(X), -1).shape[-1] if X.ndim >= 2 else None,
+            G.shape[-1] if G.ndim else None)
+    sizes = re.search(r"matmul: .*size (\d+) is different from (\d+)", msg)  # numpy's matmul
+    shapes = re.search(r"shapes \(([\d, ]*)\) and \(([\d, ]*)\) not aligned", msg)  # np.dot's words
     sizes = {int(sizes[1]), int(sizes[2])} if sizes else set()
-    shapes = [tuple(int(k) for k in g.replace(" ", "").split(",") if k) for g in shapes.groups()] if shapes else []
+    shapes = [tuple(int(k) for k in g.replace(" ", "").split(",") if k) for g in shapes.groups()] \
+        if shapes else []
     if "backward" not in msg or dims[0] == dims[1] or not (sizes == set(dims) or shapes):
         return None
     for name, A in weights.items():
         if A.shape in (dims, dims[::-1]) and (sizes == set(dims) or A.shape in shapes):
             prod = f"dY @ {name}.T" if A.shape == dims else f"dY @ {name}"
-            return "transposed-weight", {"how": f"backward raised a matmul shape error, because {name} of shape "
-                                         f"{V.fmt_shape(A.shape)} is not square", "fix": f"{t} = {prod} (shape "
-                                         f"({len(G)}, {dims[1]}) @ ({dims[1]}, {dims[0]}))"}
+            return "transposed-weight", {
+                "how": f"backward raised a matmul shape error, because {name} of shape "
+                       f"{V.fmt_shape(A.shape)} is not square",
+                "fix": f"{t} = {prod} (shape ({len(G)}, {dims[1]}) @ ({dims[1]}, {dims[0]}))"}
     return None
 
 
-def _kernel_flip_signature(m, key, inputs, names, params, G, numer_at):
-    """dX computed with the kernel flipped (convolution where the forward correlates): for each kernel
-    (a parameter or another input with 3 or 4 axes), the correct dX of the layer with it flipped."""
+def _kernel_flip_signature(L: _Layer, key, m):
+    """dX computed with the kernel flipped (convolution where the forward correlates): for each
+    kernel (a parameter or another input with 3 or 4 axes), the correct dX of the layer with it
+    flipped."""
     if not key.startswith("@"):
         return None
-    cands = [(k, p, None) for k, p in params.items() if p.ndim in (3, 4)]
-    cands += [(nm, x, i) for i, (nm, x) in enumerate(zip(names, inputs))
-              if "@" + nm != key and x.dtype.kind == "f" and x.ndim in (3, 4)]
-    for name, w, idx in cands:
+    kernels = [(k, p, None) for k, p in L.params.items() if p.ndim in (3, 4)]
+    kernels += [(nm, x, i) for i, (nm, x) in enumerate(zip(L.names, L.inputs))
+                if "@" + nm != key and x.dtype.kind == "f" and x.ndim in (3, 4)]
+    for name, w, idx in kernels:
         flipped = (w[..., ::-1] if w.ndim == 3 else w[..., ::-1, ::-1]).copy()
         if idx is not None:
-            ref = numer_at([flipped if i == idx else x for i, x in enumerate(inputs)], G)
+            ref = L.numer([key], [flipped if i == idx else x for i, x in enumerate(L.inputs)])[key]
         else:
             saved = w.copy()
             try:
                 w[...] = flipped
-                ref = numer_at(inputs, G)
+                ref = L.numer([key])[key]
             finally:
                 w[...] = saved
-        if close(m, ref, 1e-5, 1e-9):
-            return "flipped-kernel", {"which": f" ({name}{'[..., ::-1]' if w.ndim == 3 else '[:, :, ::-1, ::-1]'})",
-                                      "fix": "so its backward scatters dY through the kernel as it is (dx_window += "
-                                      f"{name}[f] * dout[n, f, i, j], no flip)"}
+        if _near(m, ref, 1e-5):
+            return "flipped-kernel", {
+                "which": f" ({name}{'[..., ::-1]' if w.ndim == 3 else '[:, :, ::-1, ::-1]'})",
+                "fix": "so its backward scatters dY through the kernel as it is (dx_window += "
+                       f"{name}[f] * dout[n, f, i, j], no flip)"}
     return None
 
 
 def _sample_signature(tensor, manual, G, numer_for, n_batch, is_input, tol=1e-5):
-    """Only the first / last sample's gradient, or one sample missing? ``numer_for(G')``: numerical for ``G'``."""
+    """Only the first / last sample's gradient, or one sample missing? ``numer_for(G')``: the
+    numerical gradient for the upstream gradient ``G'`` (linear in it, so a sum over samples)."""
     m, last = np.asarray(manual, dtype=np.float64), n_batch - 1
     if n_batch < 2:
         return None
     full = numer_for(G)
     if is_input:
         zero = [k for k in range(n_batch) if np.all(m[k] == 0) and np.any(full[k] != 0)]
-        if not zero or not close(np.delete(m, zero, axis=0), np.delete(full, zero, axis=0), tol, 1e-9):
+        if not zero or not _near(np.delete(m, zero, axis=0), np.delete(full, zero, axis=0), tol):
             return None
         which = "first" if 0 not in zero else "last" if last not in zero else None
         if len(zero) == last and which:
-            return f"{which}-sample-only", {"how": "holds the gradient of", "rest": " (the other rows are zero): loop "
-                                            "over the whole batch"}
-        return ("sample-missing", {"how": f"is right except for {tensor}[{zero[0]}] (sample {zero[0]} of 0..{last}), "
-                                   "which is zero", "loop": "range(N - 1)"}) if len(zero) == 1 else None
+            return f"{which}-sample-only", {"how": "holds the gradient of", "rest": " (the other "
+                                            "rows are zero): loop over the whole batch"}
+        return ("sample-missing", {"how": f"is right except for {tensor}[{zero[0]}] (sample "
+                                   f"{zero[0]} of 0..{last}), which is zero",
+                                   "loop": "range(N - 1)"}) if len(zero) == 1 else None
     ones = {}
     for which, idx in (("first", 0), ("last", last)):
         Gs = np.zeros_like(G)
         Gs[idx] = G[idx]
         if close(m, ones.setdefault(which, numer_for(Gs)), tol, 1e-9):
-            return f"{which}-sample-only", {"how": "is the gradient of", "rest": f": sum the contributions of all "
-                                            f"{n_batch} samples" + (" (a loop that overwrites instead of adding?)"
-                                                                    if which == "last" else "")}
-    for (which, one), idx in zip(ones.items(), (0, last)):  # by linearity in dY: the sum less one sample
+            overwrites = " (a loop that overwrites instead of adding?)" if which == "last" else ""
+            return f"{which}-sample-only", {"how": "is the gradient of", "rest": f": sum the "
+                                            f"contributions of all {n_batch} samples{overwrites}"}
+    for (which, one), idx in zip(ones.items(), (0, last)):  # by linearity: the sum less one sample
         if close(m, full - one, tol, 1e-9):
-            return "sample-missing", {"how": f"lacks the contribution of the {which} sample (sample {idx} of "
-                                      f"0..{last})", "loop": "range(N - 1)" if which == "last" else "range(1, N)"}
+            return "sample-missing", {"how": f"lacks the contribution of the {which} sample "
+                                      f"(sample {idx} of 0..{last})",
+                                      "loop": "range(N - 1)" if which == "last" else "range(1, N)"}
     return None
 
 
-def _upstream_signature(m, G, key, numer_for, directional):
-    """Backward used dY in the wrong layout (e.g. a reshape without its transpose(1, 0, 2, 3)): backward is
-    linear in dY, so ``m`` is ``J^T G'`` for the dY ``G'`` it used; each permuted ``G'`` is screened with two
-    directional derivatives, a survivor confirmed in full."""
-    for words, Gp in _permuted_copies(G, G.shape, "dY"):
-        if all(_agrees(float(np.sum(u[key] * m)), d, u[key] * m, 1e-6) for u, d in directional(Gp)) and close(
-                m, numer_for(Gp), 1e-5, 1e-9):
+def _upstream_signature(L: _Layer, key, m):
+    """Backward used dY in the wrong layout (e.g. a reshape without its transpose(1, 0, 2, 3)):
+    backward is linear in dY, so ``m`` is ``J^T G'`` for the dY ``G'`` it used; each permuted ``G'``
+    is screened with two directional derivatives, a survivor confirmed in full."""
+    for words, Gp in _permuted_copies(L.G, L.G.shape, "dY"):
+        if all(_agrees(float(np.sum(u[key] * m)), d, u[key] * m, 1e-6)
+               for u, d in L.directional(key, Gp)) and _near(m, L.numer([key], G=Gp)[key], 1e-5):
             return "permuted-upstream", {"words": words}
     return None
 
 
 def _agrees(got: float, d: float, terms: np.ndarray, rtol: float) -> bool:
-    """A directional derivative ``d`` against ``got = sum(terms)``, up to the round-off of the terms."""
+    """A directional derivative ``d`` against ``got = sum(terms)``, up to the terms' round-off."""
     return bool(abs(got - d) <= rtol * (abs(d) + np.sqrt(np.sum(terms**2))) + 1e-9)
 
 
-def _signatures(proxy, inputs, res: CheckResult, diag: Diagnosis, training, upstream=None):
-    """Name the bug of each failing gradient tensor: :func:`name_signature`, then the layer-aware detectors."""
-    if res.passed:
-        return
-    names = V.input_names(proxy._layer, len(inputs))
-    keys, params, fwd = ["@" + n for n in names], V.layer_params(proxy, res.name), _f64(proxy, training)
-    n_batch, Y = inputs[0].shape[0] if inputs[0].ndim else 1, fwd(*inputs)
-    G = np.array(upstream, dtype=np.float64) if upstream is not None else (
-        np.random.default_rng(res.seed).standard_normal(Y.shape))  # the upstream gradient check_layer drew
+def _signatures(L: _Layer, res: CheckResult, diag: Diagnosis) -> None:
+    """Name the bug of each failing gradient tensor: gradients in the wrong order or swapped, else
+    :func:`name_signature`, then the layer-aware detectors (:func:`_tensor_signature`)."""
     manual, numer = res.gradients.get("manual", {}), res.gradients.get("numerical", {})
-    named = {f.tensor for f in diag.findings if f.severity == "error"}
-    ins = [t for t in ("d" + k for k in names) if t in numer and t in manual]
-    if len(ins) > 1 and (f := _order_signature(manual, numer, ins)) is not None:  # same-shape gradients swapped
-        return diag.findings.append(f)
-    swaps = name_swaps(manual, numer, list(params))  # two grads entries swapped (a returned pair: wrong-order)
-    diag.findings += list(swaps.values())[::2]  # one sentence per pair (its two findings come in a row)
-    named |= set(swaps)
+    ins = [t for t in ("d" + k for k in L.names) if t in numer and t in manual]
+    if len(ins) > 1 and (f := _order_signature(manual, numer, ins)) is not None:
+        return diag.findings.append(f)  # same-shape gradients returned in the wrong order
+    swaps = name_swaps(manual, numer, list(L.params))  # two grads entries (a pair: wrong-order)
+    diag.findings += list(swaps.values())[::2]  # one sentence per pair (its findings come in a row)
+    named = {f.tensor for f in diag.errors} | set(swaps)
     for rec in res.records:
         c, t = rec.get("manual-vs-numerical"), rec.tensor
-        m, n = manual.get(t), numer.get(t)
-        if rec.kind != "gradient" or rec.passed or t in named or c is None or c.passed or m is None or n is None:
+        if (rec.kind == "gradient" and not rec.passed and t not in named and c is not None
+                and not c.passed and manual.get(t) is not None and numer.get(t) is not None):
+            diag.findings.append(_tensor_signature(L, t, manual[t], numer[t], c, res))
+
+
+def _tensor_signature(L: _Layer, t, m, n, c, res: CheckResult) -> Finding:
+    """The finding of one failing tensor ``t`` (``m`` the student's, ``n`` the numerical gradient,
+    ``c`` its comparison): the first signature that matches, else the worst element."""
+    key = "@" + t[1:] if t[1:] in L.names else t[1:]
+    n = np.where(np.isfinite(n), n, np.nan)
+    if np.isnan(n).sum() > len(c.kinks):  # a sampled check: the signatures need the whole tensor
+        full, known = L.numer([key])[key], np.isfinite(n)
+        n = np.where(known, n, full) if _near(full[known], n[known]) else n  # the check's dY
+    for k in c.kinks:  # no derivative at a kink: left out of every signature
+        n[k] = np.nan
+    noise = within_noise(m, n, lambda e: _numerical(
+        L.fwd, L.inputs, L.params, L.G, input_names=L.keys, which=[key], eps=e,
+        method=res.method)[key], res.eps, res.rtol, res.atol_of(t))
+    if noise is not None:  # a mismatch the numerical gradient cannot resolve: no bug is named
+        return _find("numerical-noise", t, err=noise[0], unc=noise[1])
+    other_input = key[1:] in L.names and key != L.keys[0]
+    p = L.params.get(key, L.inputs[L.names.index(key[1:])] if other_input else None)
+    hint = None if p is None else _layout_hint(key.lstrip("@"), L.inputs[0], L.G, n)
+    f = name_signature(t, m, n, is_bias=(key in L.params and p.ndim == 1 and "b" in key.lower()),
+                       n_batch=L.n_batch, y_size=L.Y.size, hint=hint,
+                       dy=float(L.G.ravel()[0]) if L.G.size == 1 else 1.0)
+    if f is not None and f.code == "zero" and L.n_batch == 1:
+        what = ("[0], the gradient of sample 0 (the batch's only sample), is" if key.startswith("@")
+                else " is")
+        f = _find("zero", t, what=what, why="with a batch of one, a loop over the samples that "
+                  "misses one (range(N - 1), which runs no iteration when N = 1) leaves it zero, "
+                  f"and so does a backward that never computes {t}; loop over range(N), and check "
+                  "with a batch of at least 2")
+    if f is not None:
+        return f
+    detectors = (lambda: _context_signature(L, t, key, m, n),
+                 lambda: _sample_signature(t, m, L.G, lambda Gx: L.numer([key], G=Gx)[key],
+                                           L.n_batch, key.startswith("@")),
+                 lambda: _kernel_flip_signature(L, key, m),
+                 lambda: _upstream_signature(L, key, m))
+    for detect in detectors:
+        try:
+            found = detect()
+        except Exception:  # noqa: BLE001 - a probe the layer cannot run (e.g. at Y) names nothing
             continue
-        key = "@" + t[1:] if t[1:] in names else t[1:]
-        numer_at = lambda xs, Gx, w=key: layer_numerical_gradients(  # noqa: E731
-            fwd, xs, params, Gx, input_names=keys, which=[w])[w]
-        numer_for = functools.partial(numer_at, inputs)
-        directional = lambda Gx, w=key: directional_derivatives(  # noqa: E731
-            fwd, inputs, params, Gx, input_names=keys, groups=[[w]], rng=np.random.default_rng(res.seed))[(w,)]
-        n = np.where(np.isfinite(n), n, np.nan)
-        if np.isnan(n).sum() > len(c.kinks):  # a sampled check: the signatures need the whole tensor
-            full, known = numer_for(G), np.isfinite(n)
-            n = np.where(known, n, full) if _near(full[known], n[known]) else n  # the same dY as the check's
-        for k in c.kinks:  # no derivative at a kink: left out of every signature
-            n[k] = np.nan
-        p = params.get(key, inputs[names.index(key[1:])] if key[1:] in names and key != keys[0] else None)
-        f = name_signature(t, m, n, is_bias=(key in params and p.ndim == 1 and "b" in key.lower()), n_batch=n_batch,
-                           y_size=Y.size, dy=float(G.ravel()[0]) if G.size == 1 else 1.0,
-                           hint=None if p is None else _layout_hint(key.lstrip("@"), inputs[0], G, n))
-        if f is not None and f.code == "zero" and n_batch == 1:
-            f = _find("zero", t, what="[0], the gradient of sample 0 (the batch's only sample), is" if
-                      key.startswith("@") else " is", why="with a batch of one, a loop over the samples that misses "
-                      "one (range(N - 1), which runs no iteration when N = 1) leaves it zero, and so does a backward "
-                      f"that never computes {t}; loop over range(N), and check with a batch of at least 2")
-        found = None
-        for probe, *args in ((_context_signature, t, m, n, key, inputs, Y, G, numer_at, names, params),
-                             (_sample_signature, t, m, G, numer_for, n_batch, key.startswith("@")),
-                             (_kernel_flip_signature, m, key, inputs, names, params, G, numer_at),
-                             (_upstream_signature, m, G, key, numer_for, directional)):
-            try:
-                found = found or (None if f else probe(*args))
-            except Exception:  # noqa: BLE001 - a probe the layer cannot run (e.g. forward at Y) names nothing
-                pass
-        diag.findings.append(f or (_find(found[0], t, **found[1]) if found else
-                                   _worst_element(t, m, n, res.rtol, res.atol)))
+        if found:
+            return _find(found[0], t, **found[1])
+    return _worst_element(t, m, n, res.rtol, res.atol_of(t))
 
 
-def _shape_signatures(proxy, inputs, names, params, G, rets, grads, bad_shape, diag, training=False):
-    """Name each wrong-shaped gradient: gradients returned in the wrong order, else :func:`name_signature`
-    against the numerical gradient (when it runs)."""
-    keys, fwd = ["@" + n for n in names], _f64(proxy, training)
-    Y = fwd(*inputs)
-
+def _shape_signatures(L: _Layer, rets, grads, bad_shape, diag: Diagnosis) -> None:
+    """Name each wrong-shaped gradient: gradients returned in the wrong order, else
+    :func:`name_signature` against the numerical gradient (when it runs)."""
     def numer(which):
         try:
-            return layer_numerical_gradients(fwd, inputs, params, G, input_names=keys, which=which)
+            return L.numer(which)
         except Exception:  # noqa: BLE001 - the shape alone still names something
             return {}
 
-    ins = [n for n, x in zip(names, inputs) if x.dtype.kind == "f"]
+    ins = [n for n, x in zip(L.names, L.inputs) if x.dtype.kind == "f"]
     if len(ins) > 1 and any(key in ins for *_, key in bad_shape):
         right = {"d" + k[1:]: v for k, v in numer(["@" + n for n in ins]).items()}
         try:
-            got = {"d" + n: np.asarray(r, dtype=np.float64) for n, r in zip(names, rets) if n in ins and r is not None}
-            f = _order_signature(got, right, ["d" + n for n in ins]) if len(right) == len(ins) else None
+            got = {"d" + n: np.asarray(r, dtype=np.float64) for n, r in zip(L.names, rets)
+                   if n in ins and r is not None}
+            f = _order_signature(got, right, ["d" + n for n in ins]) if len(right) == len(ins) \
+                else None
         except (TypeError, ValueError):
             f = None
         if f is not None:
             return diag.findings.append(f)
     for t, got, exp, key in bad_shape:
         if got is None:
-            diag.findings.append(_find("wrong-shape", t, how="is missing: backward returned None or grads has no "
-                                       f"entry for it (expected shape {exp})"))
+            diag.findings.append(_find("wrong-shape", t, how="is missing: backward returned None "
+                                       f"or grads has no entry for it (expected shape {exp})"))
             continue
-        arr = np.asarray(rets[names.index(key)] if key in names else grads[key], dtype=np.float64)
-        if key not in names and (found := _output_product(arr, G, Y)) is not None:
+        is_input = key in L.names
+        arr = np.asarray(rets[L.names.index(key)] if is_input else grads[key], dtype=np.float64)
+        if not is_input and (found := _output_product(arr, L.G, L.Y)) is not None:
             diag.findings.append(_find(found[0], t, **found[1]))
             continue
-        which = "@" + key if key in names else key
+        which = "@" + key if is_input else key
         num = numer([which]).get(which, np.full(exp, np.nan))
-        hint = None if key == names[0] else _layout_hint(key, inputs[0], G, num)
+        hint = None if key == L.names[0] else _layout_hint(key, L.inputs[0], L.G, num)
         diag.findings.append(name_signature(t, arr, num, fallback=True, hint=hint))
 
 
 # --------------------------------------------------------------------------- diagnose_layer
 
 
-def diagnose_layer(layer: Any, X: Any, *, mode: str = "fast", method: str = "central", seed: int = 0,
-                   rtol: float = 1e-6, atol: float | None = None, eps: float | None = None,
-                   training: bool | str = "auto", twin: Any = None, reference: Any = None, name: str | None = None,
-                   localize: bool = True, n_dirs: int = 2, n_samples: int = 8, upstream: Any = None) -> Diagnosis:
-    """Check a layer and explain what is wrong: probes, numerical check, bug signatures, first bad layer.
+def diagnose_layer(layer: Any, X: Any, *, mode: str = "fast", method: str = "central",
+                   seed: int = 0, rtol: float = 1e-6, atol: float | None = None,
+                   eps: float | None = None, training: bool | str = "auto", twin: Any = None,
+                   reference: Any = None, name: str | None = None, localize: bool = True,
+                   n_dirs: int = 2, n_samples: int = 8, upstream: Any = None) -> Diagnosis:
+    """Check a layer and explain what is wrong: probes, numerical check, signatures, bad layer.
 
     Parameters
     ----------
@@ -986,16 +1152,18 @@ def diagnose_layer(layer: Any, X: Any, *, mode: str = "fast", method: str = "cen
     UsageError
         Bad arguments. Errors of the checked code are in ``Diagnosis.error`` and the findings.
     """
-    CheckConfig(rtol=rtol, atol=atol, eps=eps, method=method, mode=mode, seed=seed, training=training,
-                n_dirs=n_dirs, n_samples=n_samples)  # validates every setting once
+    CheckConfig(rtol=rtol, atol=atol, eps=eps, method=method, mode=mode, seed=seed,
+                training=training, n_dirs=n_dirs, n_samples=n_samples)  # validates every setting
     owner = name or type(layer).__name__
     V.require_methods(layer, owner, ("forward", "backward"), "manualprop layer")
-    kw = dict(mode=mode, method=method, seed=seed, rtol=rtol, atol=atol, eps=eps, n_dirs=n_dirs, n_samples=n_samples)
+    kw = dict(mode=mode, method=method, seed=seed, rtol=rtol, atol=atol, eps=eps, n_dirs=n_dirs,
+              n_samples=n_samples)
     diags, notes = [], []
     for t in training_modes(layer, training):
         if t and diags:
             inputs = V.layer_inputs(X, np.random.default_rng([seed, 3]), owner)
-            if not training_differs(Call(layer, owner, inputs, V.input_names(layer, len(inputs)), {}, t)):
+            names = V.input_names(layer, len(inputs))
+            if not training_differs(Call(layer, owner, inputs, names, {}, t)):
                 notes.append(SAME_IN_BOTH_MODES)
                 break
         diags.append(_diagnose_mode(layer, X, owner, t, twin, reference, localize, upstream, kw))
@@ -1011,8 +1179,10 @@ def diagnose_layer(layer: Any, X: Any, *, mode: str = "fast", method: str = "cen
     return first
 
 
-#: Findings that stop the diagnosis before the numerical check (it would only repeat them, or be meaningless).
-_STOP = {"non-deterministic", "stale-output", "not-summed", "wrong-shape", "non-finite", "wrong-order"}
+#: Findings that stop the diagnosis before the numerical check (it would only repeat them, or be
+#: meaningless).
+_STOP = {"non-deterministic", "stale-output", "not-summed", "wrong-shape", "non-finite",
+         "wrong-order"}
 
 
 def _diagnose_mode(layer, X, owner, training, twin, reference, localize, upstream, kw) -> Diagnosis:
@@ -1021,35 +1191,42 @@ def _diagnose_mode(layer, X, owner, training, twin, reference, localize, upstrea
     # inputs from their own stream: check_layer draws G from default_rng(seed), and G == X
     # would make X.T @ G symmetric and hide a transposed gradient
     inputs = V.layer_inputs(X, np.random.default_rng([kw["seed"], 3]), owner)
-    one = V.warn_batch_of_one(inputs, V.input_names(layer, len(inputs)), owner)  # check_layer's own: ignored below
+    # check_layer's own batch-of-one warning is ignored below: this one is the diagnosis's
+    one = V.warn_batch_of_one(inputs, V.input_names(layer, len(inputs)), owner)
     diag = Diagnosis(owner, training=training)
     try:
-        pristine = copy.deepcopy(layer)  # the layer as it is now, for the cache probe (a sandboxed one: in its child)
-    except Exception:  # noqa: BLE001 - a layer that cannot be copied skips the cache probe
+        pristine = copy.deepcopy(layer)  # the layer as it is now, for the cache probe (a sandboxed
+    except Exception:  # noqa: BLE001 - one: in its child); one that cannot be copied skips it
         pristine = None
     try:
-        proxy = _Probes(layer, inputs, owner, training, atol_probe, kw["seed"], diag).run(pristine)
+        probes = _Probes(layer, inputs, owner, training, atol_probe, kw["seed"], diag)
+        proxy = probes.run(pristine)
     except GradcheckError as exc:
         diag.error, proxy = exc, None
         if not diag.findings or diag.findings[-1].severity != "error":
             diag.findings.append(_find("student-code", error=str(exc)))
     finally:
         _release(pristine)
-    # float32 output: finite differences cannot reach 1e-6; a float32 gradient alone still gets the check
-    stopped = set(diag.codes) & _STOP or any(f.code == "float32" and f.tensor == "Y" for f in diag.findings)
+    # float32 output: differences cannot reach 1e-6; a float32 gradient alone still gets the check
+    stopped = set(diag.codes) & _STOP or any(f.code == "float32" and f.tensor == "Y"
+                                             for f in diag.findings)
     if proxy is not None and not stopped:
         try:
             with warnings.catch_warnings():
                 if one:
                     warnings.filterwarnings("ignore", message=re.escape(f"batch of one: {owner} "))
-                diag.result = check_layer(proxy, inputs, twin=twin, training=training, name=owner,
-                                          reference=reference, upstream=upstream, **kw)
-            _signatures(proxy, inputs, diag.result, diag, training, upstream)
+                diag.result = res = check_layer(proxy, inputs, twin=twin, training=training,
+                                                name=owner, reference=reference, upstream=upstream,
+                                                **kw)
+            if not res.passed:
+                G = None if upstream is None else np.array(upstream, dtype=np.float64)
+                _signatures(_Layer(proxy, inputs, probes.names, V.layer_params(proxy, res.name),
+                                   training, G, res.seed), res, diag)
         except GradcheckError as exc:
             diag.error = exc
             diag.findings.append(_find("student-code", error=str(exc)))
-    if localize and not diag.passed and upstream is None and isinstance(getattr(layer, "layers", None),
-                                                                        (list, tuple)):
+    if (localize and not diag.passed and upstream is None
+            and isinstance(getattr(layer, "layers", None), (list, tuple))):
         _localize(layer, inputs, diag, training, kw)
     return diag
 
@@ -1059,24 +1236,25 @@ def _localize(model, inputs, diag: Diagnosis, training, kw) -> None:
     xs = [x.copy() for x in inputs]
     for i, sub in enumerate(model.layers):
         try:
-            d = diagnose_layer(sub, xs if len(xs) > 1 else xs[0], name=f"layers[{i}] {type(sub).__name__}",
-                               training=training, **kw)
+            d = diagnose_layer(sub, xs if len(xs) > 1 else xs[0], training=training,
+                               name=f"layers[{i}] {type(sub).__name__}", **kw)
         except UsageError:
             d = None
         if d is not None and not d.passed:
             diag.sublayer = (i, d)
-            first = next((f for f in d.findings if f.severity == "error"), None)
-            diag.findings.insert(0, _find("first-failing-layer", i=i, cls=type(sub).__name__, why=first.message
-                                          if first else (d.error or "gradient mismatch")))
+            why = d.errors[0].message if d.errors else (d.error or "gradient mismatch")
+            diag.findings.insert(0, _find("first-failing-layer", i=i, cls=type(sub).__name__,
+                                          why=why))
             return
         try:
-            xs = [np.asarray(sub.forward(*[x.copy() for x in xs], training=training), dtype=np.float64)]
+            Y = sub.forward(*[x.copy() for x in xs], training=training)
+            xs = [np.asarray(Y, dtype=np.float64)]
         except Exception:  # noqa: BLE001
             return
 
 
 def _release(*objs) -> None:
-    """Free the child's copies of a sandboxed layer (copies in this process are left to the garbage collector)."""
+    """Free the child's copies of a sandboxed layer (copies here: the garbage collector's)."""
     from .sandbox import RemoteLayer
 
     for o in objs:
@@ -1087,16 +1265,16 @@ def _release(*objs) -> None:
                 pass
 
 
-#: What an unwritten grads entry is filled with before the first backward (found again: never written).
+#: An unwritten grads entry is filled with this before the first backward (found: never written).
 _SENTINEL = 7.25
 
 
 class _Probes:
-    """The structural probes (:data:`STRUCTURAL`) of one layer on one input, in one training mode."""
+    """The structural probes (:data:`STRUCTURAL`) of one layer on one input, in one mode."""
 
     def __init__(self, layer, inputs, owner, training, atol, seed, diag: Diagnosis):
-        self.layer, self.inputs, self.owner, self.training, self.atol, self.diag = (layer, inputs, owner, training,
-                                                                                     atol, diag)
+        self.layer, self.inputs, self.owner, self.training = layer, inputs, owner, training
+        self.atol, self.diag = atol, diag
         self.rng = np.random.default_rng([seed, 2])
         self.names = V.input_names(layer, len(inputs))
         self.params = V.layer_params(layer, owner)
@@ -1104,24 +1282,37 @@ class _Probes:
         self.proxy = _Proxy(layer)
 
     def fwd(self, obj, xs):
-        return V.call_student(obj.forward, *[x.copy() for x in xs], training=self.training, owner=self.owner,
-                              call=self.fcall)
+        return V.call_student(obj.forward, *[x.copy() for x in xs], training=self.training,
+                              owner=self.owner, call=self.fcall)
 
     def bwd(self, G, obj=None):
-        return V.call_student((obj or self.proxy).backward, G.copy(), owner=self.owner, call="backward(dY)")
+        return V.call_student((obj or self.proxy).backward, G.copy(), owner=self.owner,
+                              call="backward(dY)")
 
     def grads_of(self, obj, ret):
         return _grads_of(obj, ret, self.names, self.inputs, list(self.params))
 
-    def probe(self, i, passed, detail=""):
+    def step(self, obj, xss, G, reset=False):
+        """The one run of the probes: ``obj``'s forward on each input list of ``xss`` (none: the
+        last forward stands), grads zeroed if ``reset``, then backward(G): ``(Y, gradients)``."""
+        Y = [self.fwd(obj, xs) for xs in xss][-1] if xss else None
+        if reset:
+            _reset_grads(obj)
+        return Y, self.grads_of(obj, self.bwd(G, obj))
+
+    def probe(self, i, passed, detail="", code=None, tensor=None, **fields):
+        """Record probe ``i`` of :data:`STRUCTURAL`; a failed one with a ``code`` is also found."""
         self.diag.probes.append(Probe(STRUCTURAL[i], passed, detail))
+        if passed is False and code:
+            self.find(code, tensor, **fields)
 
     def find(self, code, tensor=None, severity="error", **fields):
         self.diag.findings.append(_find(code, tensor, severity, **fields))
 
     def others(self):
         """The inputs moved by a standard normal step (the float ones)."""
-        return [x + self.rng.standard_normal(x.shape) if x.dtype.kind == "f" else x for x in self.inputs]
+        return [x + self.rng.standard_normal(x.shape) if x.dtype.kind == "f" else x
+                for x in self.inputs]
 
     def run(self, pristine=None):
         """Every probe, in order; the proxy the numerical check should call."""
@@ -1133,235 +1324,242 @@ class _Probes:
         self.repeat(G)
         self.cache(pristine, G)
         self.second_input(G)
-        xs = [x + 1e-3 * self.rng.standard_normal(x.shape) if x.dtype.kind == "f" else x for x in self.inputs]
+        xs = [x + 1e-3 * self.rng.standard_normal(x.shape) if x.dtype.kind == "f" else x
+              for x in self.inputs]
         Yp, Yr = np.asarray(self.fwd(self.proxy, xs)), np.asarray(self.fwd(self.proxy, self.inputs))
-        ok = Yp.shape == Yr.shape and Yp.dtype == Yr.dtype
-        self.probe(8, ok, "" if ok else f"{Yr.shape} {Yr.dtype} became {Yp.shape} {Yp.dtype}")
-        if not ok:
-            self.find("unstable-output", was=f"{Yr.shape} {Yr.dtype}", now=f"{Yp.shape} {Yp.dtype}")
+        was, now = f"{Yr.shape} {Yr.dtype}", f"{Yp.shape} {Yp.dtype}"
+        self.probe(8, was == now, "" if was == now else f"{was} became {now}", "unstable-output",
+                   was=was, now=now)
         return self.proxy
 
     def determinism(self) -> bool:
-        """Three forwards (a random mask repeats by chance with probability 2**-size per pair), then the
-        float32 stop; True: stop."""
+        """Three forwards (a random mask repeats by chance with probability 2**-size per pair),
+        then the float32 stop; True: stop."""
         layer, inputs = self.layer, self.inputs
         Y1 = self.fwd(layer, inputs)
         # None, an integer array, NaN: the canonical one-paragraph error (exit 3)
-        V.check_output(Y1, owner=self.owner, tensor="Y", produced_by=self.fcall, expected_shape=None)
+        V.check_output(Y1, owner=self.owner, tensor="Y", produced_by=self.fcall,
+                       expected_shape=None)
         y_dtype, Y1 = np.asarray(Y1).dtype, np.asarray(Y1, dtype=np.float64)
         Y2, Y3 = (np.asarray(self.fwd(layer, inputs), dtype=np.float64) for _ in range(2))
         Y2 = Y3 if _exact(Y1, Y2) and not _exact(Y1, Y3) else Y2
-        ok = _exact(Y1, Y2)
+        ok, diff = _exact(Y1, Y2), 0.0
         if not ok:
             diff = float(np.nanmax(np.abs(Y1 - Y2))) if Y1.shape == Y2.shape else float("nan")
             random = f"the forward is random (two calls differed by {diff:.3g}); "
-            fixed = _fix_masks(layer)
-            if fixed:
+            if fixed := _fix_masks(layer):
                 self.fwd(layer, inputs)
                 if ok := _exact(self.fwd(layer, inputs), self.fwd(layer, inputs)):
                     self.find("held-mask", severity="info", random=random, fixed=", ".join(fixed))
             if not ok:
                 self.proxy = _Proxy(layer, rewind=True)
                 if ok := _exact(self.fwd(self.proxy, inputs), self.fwd(self.proxy, inputs)):
-                    what = ", ".join(sorted({type(r).__name__ for r in self.proxy._rngs})) or "numpy's global generator"
-                    self.find("rewound-rng", severity="info", random=random, what=what)
-            self.probe(0, ok, "" if ok else f"two calls differ by up to {diff:.3g}")
-            if not ok:
-                self.find("non-deterministic", diff=diff, advice=_seed_advice(layer))
-                return True
-        else:
-            self.probe(0, True)
-        if _low_precision(y_dtype, inputs):  # float32 output for float64 inputs: finite differences cannot reach 1e-6
-            self.probe(2, False, f"Y is {y_dtype}, expected float64")
-            self.find("float32", "Y", what="forward returns", dtype=y_dtype)
-            return True
-        return False
+                    rngs = sorted({type(r).__name__ for r in self.proxy._rngs})
+                    self.find("rewound-rng", severity="info", random=random, what=", ".join(rngs)
+                              or self.proxy.remote or "numpy's global generator")
+        self.probe(0, ok, "" if ok else f"two calls differ by up to {diff:.3g}",
+                   "non-deterministic", diff=diff, advice=_seed_advice(layer) if not ok else "")
+        low = _low_precision(y_dtype, inputs)  # float32 Y for float64 inputs: cannot reach 1e-6
+        if ok and low:
+            self.probe(2, False, f"Y is {y_dtype}, expected float64", "float32", "Y",
+                       what="forward returns", dtype=y_dtype)
+        return not ok or low
 
     def backward(self):
-        """Input unchanged, gradient shapes and dtypes, finite values, grads written: dY, or None to stop."""
+        """Input unchanged, gradient shapes and dtypes, finite values, grads written: dY, or None
+        to stop."""
         layer, inputs, names, params = self.layer, self.inputs, self.names, self.params
         xs = [x.copy() for x in inputs]
         self.proxy.rewind()
-        V.call_student(layer.forward, *xs, training=self.training, owner=self.owner, call=self.fcall)
+        V.call_student(layer.forward, *xs, training=self.training, owner=self.owner,
+                       call=self.fcall)
         changed = [n for n, a, b in zip(names, xs, inputs) if not np.array_equal(a, b)]
-        self.probe(1, not changed, f"{', '.join(changed)} changed" if changed else "")
-        if changed:
-            self.find("input-modified", "d" + changed[0], names=", ".join(changed))
+        self.probe(1, not changed, f"{', '.join(changed)} changed" if changed else "",
+                   "input-modified", "d" + (changed or [""])[0], names=", ".join(changed))
         G = self.rng.standard_normal(np.shape(np.asarray(self.fwd(self.proxy, inputs))))
         g_before = getattr(layer, "grads", None)
         _reset_grads(layer, _SENTINEL)
         pre_ids = {k: id(v) for k, v in g_before.items()} if isinstance(g_before, Mapping) else {}
         try:
             ret = self.bwd(G)
-        except GradcheckError as exc:  # a matmul with the weight the wrong way round raises for a non-square one
-            t = "d" + names[0]
-            found = _raised_weight_signature(exc, inputs[0], G, _weights(params, names, inputs, "@" + names[0], False), t)
-            if found is not None:
+        except GradcheckError as exc:  # a matmul with the weight the wrong way round raises for a
+            t = "d" + names[0]  # non-square one
+            weights = _weights(params, names, inputs, "@" + names[0], False)
+            if (found := _raised_weight_signature(exc, inputs[0], G, weights, t)) is not None:
                 self.find(found[0], t, **found[1])
             raise
         rets, grads = _as_list(ret, len(inputs)), getattr(layer, "grads", None)
-        if params and not isinstance(grads, Mapping):  # a list, None, ...: the protocol error (exit 3)
-            self.probe(2, False, f"grads is {V.article(getattr(grads, 'type_name', None) or type(grads).__name__)}, "
-                       "not a dict")
+        if params and not isinstance(grads, Mapping):  # a list, None: the protocol error (exit 3)
+            kind = getattr(grads, "type_name", None) or type(grads).__name__
+            self.probe(2, False, f"grads is {V.article(kind)}, not a dict")
             raise V.grads_not_dict(self.owner, grads, params)
         bcall = f"backward(dY) with dY of shape {V.fmt_shape(G.shape)}"
-        found = [("d" + n, r, x.shape, n, bcall) for n, r, x in zip(names, rets, inputs) if x.dtype.kind == "f"]
-        found += [("d" + k, grads.get(k), p.shape, k, f"grads[{k!r}] after backward(dY)") for k, p in params.items()]
+        bad_shape, nonfinite, never = self.returned(rets, grads, pre_ids, bcall)
+        if bad_shape or nonfinite:
+            try:  # the canonical one-paragraph error (what check_layer would raise): exit code 3
+                V.check_input_grads(ret, owner=self.owner, produced_by=bcall, names=names,
+                                    inputs=inputs, keys=["@" + n for n in names])
+                V.check_grads(layer, self.owner, params)
+            except GradcheckError as exc:
+                self.diag.error = exc
+        if bad_shape:
+            L = _Layer(self.proxy, inputs, names, params, self.training, G)
+            _shape_signatures(L, rets, grads, bad_shape, self.diag)
+        if bad_shape or nonfinite:  # NaN explains everything after it (linearity, ...): alone
+            return None
+        self.probe(6, not never, ", ".join(never), "never-written", (never or [None])[0],
+                   ts=", ".join(never))
+        return G
+
+    def returned(self, rets, grads, pre_ids, bcall):
+        """Probes 2 and 3 on what backward returned and wrote: ``(bad_shape, nonfinite, never)``."""
+        found = [("d" + n, r, x.shape, n, bcall)
+                 for n, r, x in zip(self.names, rets, self.inputs) if x.dtype.kind == "f"]
+        found += [("d" + k, grads.get(k), p.shape, k, f"grads[{k!r}] after backward(dY)")
+                  for k, p in self.params.items()]
         bad_shape, low, nonfinite, never = [], [], [], []
         for t, r, shape, key, produced_by in found:
             arr = None if r is None else np.asarray(r)
-            if arr is not None and arr.dtype.kind in "biu":  # an integer gradient: exit 3, nothing else to say
+            if arr is not None and arr.dtype.kind in "biu":  # an integer gradient: exit 3, alone
                 self.probe(2, False, f"{t} is {arr.dtype}, expected float64")
                 raise V.dtype_error(self.owner, produced_by, t, arr.dtype)
             if arr is None or arr.shape != shape:
                 bad_shape.append((t, None if arr is None else arr.shape, shape, key))
                 continue
-            low += [(t, arr.dtype)] if _low_precision(arr.dtype, inputs) else []
+            low += [(t, arr.dtype)] if _low_precision(arr.dtype, self.inputs) else []
             if not np.all(np.isfinite(arr.astype(np.float64))):
                 nonfinite.append(t)
-            elif key in params and id(r) == pre_ids.get(key) and np.all(arr == _SENTINEL):
+            elif key in self.params and id(r) == pre_ids.get(key) and np.all(arr == _SENTINEL):
                 never.append(t)
-        self.probe(2, not bad_shape and not low, "; ".join([f"{t} has shape {s}, expected {e}" for t, s, e, _ in
-                                                            bad_shape] + [f"{t} is {d}, expected float64" for t, d in low]))
-        self.probe(3, not nonfinite, ", ".join(nonfinite))
-        if nonfinite:
-            self.find("non-finite", nonfinite[0], ts=", ".join(nonfinite), verb="contain" if nonfinite[1:] else
-                      "contains")
+        details = [f"{t} has shape {s}, expected {e}" for t, s, e, _ in bad_shape]
+        self.probe(2, not bad_shape and not low,
+                   "; ".join(details + [f"{t} is {d}, expected float64" for t, d in low]))
+        self.probe(3, not nonfinite, ", ".join(nonfinite), "non-finite", (nonfinite or [None])[0],
+                   ts=", ".join(nonfinite), verb="contain" if nonfinite[1:] else "contains")
         for t, d in low:
             self.find("float32", t, what=f"backward returns {t} as", dtype=d)
-        if bad_shape or nonfinite:
-            try:  # the canonical one-paragraph error (what check_layer would raise), for exit code 3
-                V.check_input_grads(ret, owner=self.owner, produced_by=bcall, names=names, inputs=inputs,
-                                    keys=["@" + n for n in names])
-                V.check_grads(layer, self.owner, params)
-            except GradcheckError as exc:
-                self.diag.error = exc
-        if bad_shape:
-            _shape_signatures(self.proxy, inputs, names, params, G, rets, grads, bad_shape, self.diag, self.training)
-        if bad_shape or nonfinite:  # NaN explains everything after it (linearity, a second backward): alone
-            return None
-        if never:
-            self.find("never-written", never[0], ts=", ".join(never))
-        self.probe(6, not never, ", ".join(never))
-        return G
+        return bad_shape, nonfinite, never
 
     def repeat(self, G):
         """Linear in dY, no accumulation, a second backward identical."""
         def run(g, reset=True, forward=True):
-            if forward:
-                self.fwd(self.proxy, self.inputs)
-            if reset:
-                _reset_grads(self.layer)
-            return self.grads_of(self.layer, self.bwd(g))
+            return self.step(self.proxy, [self.inputs] if forward else [], g, reset)[1]
 
-        same = lambda a, b: close(a, b, 1e-12, 1e-14)  # noqa: E731
-        g1, g2, g0 = run(G), run(2 * G), run(0 * G)  # linearity (its findings after: accumulating also looks affine)
-        # accumulation and a second backward on the same forward, without a reset: a sandboxed layer's grads live
-        # in another process, and the numerical check that follows should see what the layer really leaves behind
-        a, b, z = run(G, reset=False), run(G, reset=False, forward=False), run(0 * G, reset=False, forward=False)
+        g1, g2, g0 = run(G), run(2 * G), run(0 * G)  # linearity (named after: accumulating)
+        # accumulation and a second backward on the same forward, without a reset: a sandboxed
+        # layer's grads live in another process, and the numerical check that follows should see
+        # what the layer really leaves behind
+        a, b = run(G, reset=False), run(G, reset=False, forward=False)
+        z = run(0 * G, reset=False, forward=False)
         acc = [t for t in ("d" + k for k in self.params)
-               if not same(a[t], b[t]) and same(z[t], b[t]) and np.abs(b[t]).max(initial=0) > self.atol]
-        differ = [t for t in a if not same(a[t], b[t]) and t not in acc]
+               if not _same(a[t], b[t]) and _same(z[t], b[t])
+               and np.abs(b[t]).max(initial=0) > self.atol]
+        differ = [t for t in a if not _same(a[t], b[t]) and t not in acc]
         affine = [t for t in g0 if np.abs(g0[t]).max(initial=0) > self.atol and t not in acc]
-        nonlin = [t for t in g1 if not close(g2[t], 2 * g1[t], 1e-9, 1e-12) and t not in acc and t not in affine]
-        self.probe(4, not nonlin and not affine, "; ".join([f"backward(0) gives nonzero {t}" for t in affine]
-                                                          + [f"backward(2 dY) != 2 backward(dY) for {t}" for t in nonlin]))
+        nonlin = [t for t in g1
+                  if not close(g2[t], 2 * g1[t], 1e-9, 1e-12) and t not in acc + affine]
+        self.probe(4, not nonlin and not affine, "; ".join(
+            [f"backward(0) gives nonzero {t}" for t in affine]
+            + [f"backward(2 dY) != 2 backward(dY) for {t}" for t in nonlin]))
         for t in affine:
-            self.find("not-linear", t, how=f"backward(0) gives a nonzero {t} (a term that does not multiply dY)")
+            self.find("not-linear", t, how=f"backward(0) gives a nonzero {t} (a term that does not "
+                      "multiply dY)")
         for t in nonlin:
             self.find("not-linear", t, how=f"backward(2 dY) is not 2 backward(dY) for {t}")
-        self.probe(5, not acc and not differ, "; ".join([f"{t} grew (accumulated)" for t in acc]
-                                                        + [f"{t} changed" for t in differ]))
-        if acc:  # first among the findings, one per tensor, one sentence: it explains the numerical mismatch too
+        self.probe(5, not acc and not differ, "; ".join(
+            [f"{t} grew (accumulated)" for t in acc] + [f"{t} changed" for t in differ]))
+        if acc:  # first among the findings, one per tensor, one sentence: it explains the mismatch
+            it, are = ("it", "is") if len(acc) == 1 else ("them", "are")
             fields = dict(ts=", ".join(acc), keys=", ".join(f"grads[{t[1:]!r}]" for t in acc),
-                          **dict(zip(("it", "are"), ("it", "is") if len(acc) == 1 else ("them", "are"))))
+                          it=it, are=are)
             self.diag.findings[:0] = [_find("accumulated", t, **fields) for t in acc]
         for t in differ:
             self.find("second-backward", t)
 
     def cache(self, pristine, G) -> None:
-        """Copies of the layer as it was before the checker's first forward: another instance's forward
-        between a forward and its backward, and an earlier forward on other data (a sandboxed layer is
-        copied in its child process; a random one is skipped: copies would draw other masks)."""
-        if _find_rngs(self.layer) or pristine is None:
-            return self.probe(7, None, "skipped (random layer)" if _find_rngs(self.layer) else
+        """Copies of the layer as it was before the checker's first forward: another instance's
+        forward between a forward and its backward, and an earlier forward on other data (a
+        sandboxed layer is copied in its child process; a random one is skipped: copies would
+        draw other masks)."""
+        # a random layer (held in its child when sandboxed): copies would draw other masks
+        held = {"held-mask", "rewound-rng"} & {f.code for f in self.diag.findings}
+        random = _find_rngs(self.layer) or held
+        if random or pristine is None:
+            return self.probe(7, None, "skipped (random layer)" if random else
                               "skipped (the layer cannot be copied)")
         copies, inputs = [], self.inputs
-
-        def run(obj, *xss):  # forwards on each input list, then one backward
-            Y = [obj.forward(*[x.copy() for x in xs], training=self.training) for xs in xss][-1]
-            return Y, self.grads_of(obj, obj.backward(G.copy()))
-
         try:
             try:
-                for _ in range(3):  # one at a time: those made are released if the next one fails
+                for _ in range(4):  # one at a time: those made are released if the next one fails
                     copies.append(copy.deepcopy(pristine))
             except Exception as exc:  # noqa: BLE001
-                return self.probe(7, None, f"skipped (the layer cannot be copied: {type(exc).__name__})")
-            a, b, c = copies
+                return self.probe(7, None, "skipped (the layer cannot be copied: "
+                                  f"{type(exc).__name__})")
+            a, b, c, d = copies
             others = self.others()
             try:
-                Y_ref, ref = run(c, inputs)
-                a.forward(*[x.copy() for x in inputs], training=self.training)
-                b.forward(*[x.copy() for x in others], training=self.training)  # another instance's forward between
-                shared = self.grads_of(a, a.backward(G.copy()))
-                copies.append(copy.deepcopy(pristine))
-                Y_stale, stale = run(copies[-1], others, inputs)  # this instance: an earlier forward on other data
+                Y_ref, ref = self.step(c, [inputs], G)
+                self.fwd(a, inputs)
+                self.fwd(b, others)  # another instance's forward between a's forward and backward
+                shared = self.step(a, [], G)[1]
+                Y_stale, stale = self.step(d, [others, inputs], G)  # earlier: other data
             except Exception as exc:  # noqa: BLE001
-                return self.probe(7, None, f"skipped (copies of the layer raised {type(exc).__name__})")
+                raised = type(exc.__cause__ or exc).__name__  # the student's own, not its wrapper
+                return self.probe(7, None, f"skipped (copies of the layer raised {raised})")
         finally:
             _release(*copies)
-        bad_y = not close(Y_ref, Y_stale, 1e-12, 1e-14)
-        bad_shared, bad_stale = ([t for t in ref if t in d and not close(ref[t], d[t], 1e-12, 1e-14)]
-                                 for d in (shared, stale))
+        bad_y = not _same(Y_ref, Y_stale)
+        bad_shared, bad_stale = ([t for t in ref if t in g and not _same(ref[t], g[t])]
+                                 for g in (shared, stale))
         self.probe(7, not bad_shared and not bad_stale and not bad_y,
                    ", ".join((["Y"] if bad_y else []) + sorted(set(bad_shared + bad_stale))))
         if bad_y:
             self.find("stale-output", "Y")
         elif bad_shared or bad_stale:
             code, ts = ("shared-cache", bad_shared) if bad_shared else ("stale-cache", bad_stale)
-            self.find(code, ts[0], ts=", ".join(ts), how=f"uses the cache of an earlier forward, not of the last one "
-                      f"({', '.join(ts)})")
+            self.find(code, ts[0], ts=", ".join(ts), how="uses the cache of an earlier forward, "
+                      f"not of the last one ({', '.join(ts)})")
 
     def second_input(self, G) -> None:
-        """Backward right at the check's input but wrong at another: state kept from an earlier call.
+        """Backward right at the check's input but wrong at another: state kept from earlier.
 
-        The numerical check differentiates at one input only, so a backward that keeps what it saw
-        first passes it. One directional derivative of ``sum(Y * G)`` (all tensors jointly) at the
-        input, then at two others; named only when the first agrees and both others fail (a kink
-        crossed by chance fails one, not both).
+        The numerical check differentiates at one input only, so a backward that keeps what it
+        saw first passes it. One directional derivative of ``sum(Y * G)`` (all tensors jointly) at
+        the input, then at two others; named only when the first agrees and both others fail (a
+        kink crossed by chance fails one, not both).
         """
         from .sandbox import RemoteLayer
 
         keys = ["@" + n for n in self.names]
         group = [k for k, x in zip(keys, self.inputs) if x.dtype.kind == "f"] + list(self.params)
-        if not group or any(f.code in ("stale-cache", "shared-cache", "stale-output") for f in self.diag.findings):
+        stale = ("stale-cache", "shared-cache", "stale-output")
+        if not group or any(f.code in stale for f in self.diag.findings):
             return
         fwd, agree = _f64(self.proxy, self.training), []
+        shapes = {"d" + k: p.shape for k, p in self.params.items()}
+        shapes |= {"d" + n: x.shape for n, x in zip(self.names, self.inputs)}
         try:
             for xs in [self.inputs, self.others(), self.others()]:
                 if len(agree) > 1 and agree[-1]:
                     break
-                fwd(*xs)
-                got = _grads_of(self.layer, self.bwd(G), self.names, xs, list(self.params))
-                shapes = {"d" + k.lstrip("@"): np.shape(x) for k, x in zip(keys, xs)} | {
-                    "d" + k: p.shape for k, p in self.params.items()}
-                if set(got) != {"d" + k.lstrip("@") for k in group} or any(got[t].shape != shapes[t] for t in got):
+                got = self.step(self.proxy, [xs], G)[1]
+                if set(got) != {"d" + k.lstrip("@") for k in group} or any(
+                        got[t].shape != shapes[t] for t in got):
                     return  # shapes are the other probes' business
-                (u, d), = directional_derivatives(fwd, xs, self.params, G, input_names=keys, groups=[group],
-                                                  n_dirs=1, rng=np.random.default_rng(self.rng.integers(2**32))
-                                                  )[tuple(group)]
+                rng = np.random.default_rng(self.rng.integers(2**32))
+                (u, d), = _directional(fwd, xs, self.params, G, input_names=keys, groups=[group],
+                                       n_dirs=1, rng=rng)[tuple(group)]
                 terms = np.array([np.sum(got["d" + k.lstrip("@")] * u[k]) for k in group])
                 agree.append(_agrees(float(terms.sum()), d, terms, 1e-5))
                 if not agree[0]:
                     break  # wrong at the check's input already: the numerical check names it
-        except GradcheckError:  # the layer refuses another input (a check of its own): nothing to say here
+        except GradcheckError:  # the layer refuses another input (a check of its own): nothing said
             if isinstance(self.layer, RemoteLayer) and self.layer.sandbox._dead:
                 raise  # a timeout or a crash: reported as what stopped the check
             return
         if agree == [True, False, False]:
-            self.find("stale-cache", how="is right at the first input the layer saw but wrong at another one: it uses "
-                      "state kept from an earlier call")
+            self.find("stale-cache", how="is right at the first input the layer saw but wrong at "
+                      "another one: it uses state kept from an earlier call")
 
 
 # --------------------------------------------------------------------------- check_vjp
@@ -1373,7 +1571,8 @@ def _resolve_op(op, vjp):
         from autoprop.core.registry import PRIMITIVES
 
         if op not in PRIMITIVES:
-            raise UsageError(f"autoprop has no primitive {op!r}; known: {', '.join(sorted(PRIMITIVES)[:20])}, ...")
+            raise UsageError(f"autoprop has no primitive {op!r}; known: "
+                             f"{', '.join(sorted(PRIMITIVES)[:20])}, ...")
         op = PRIMITIVES[op]
     name = getattr(op, "name", getattr(op, "__name__", "op"))
     prim = hasattr(op, "fwd") and hasattr(op, "vjps")
@@ -1385,16 +1584,17 @@ def _resolve_op(op, vjp):
 
 
 def _vjp_list(vjps, n: int) -> list:
-    """One VJP per input from a callable (returning a tuple when ``n > 1``), a list, or autoprop's variadic rule."""
+    """One VJP per input from a callable (returning a tuple when ``n > 1``), a list, or autoprop's
+    variadic rule."""
     if callable(vjps):
         return [vjps] if n == 1 else [lambda g, a, *x, i=i, **kw: vjps(g, a, *x, **kw)[i]
                                       for i in range(n)]
     return [vjps[i] for i in range(n)] if type(vjps).__name__ == "_Variadic" else list(vjps)
 
 
-def check_vjp(op: Any, vjp: Any = None, *inputs: Any, kwargs: Mapping[str, Any] | None = None, seed: int = 0,
-              rtol: float = 1e-6, atol: float = 1e-9, eps: float = DEFAULT_EPS, n_dirs: int = 3,
-              name: str | None = None) -> CheckResult:
+def check_vjp(op: Any, vjp: Any = None, *inputs: Any, kwargs: Mapping[str, Any] | None = None,
+              seed: int = 0, rtol: float = 1e-6, atol: float = 1e-9, eps: float = DEFAULT_EPS,
+              n_dirs: int = 3, name: str | None = None) -> CheckResult:
     r"""Check one operation's vector-Jacobian product alone: a dot-product test and an element scan.
 
     Per differentiable input ``x_i``, record ``d<i>`` (``dx`` for one input): ``J_i^T v`` from
@@ -1406,14 +1606,15 @@ def check_vjp(op: Any, vjp: Any = None, *inputs: Any, kwargs: Mapping[str, Any] 
     Parameters
     ----------
     op : callable, str or autoprop Primitive
-        ``op(*inputs, **kwargs) -> ndarray``, or a name / entry of ``autoprop.core.registry.PRIMITIVES``.
+        ``op(*inputs, **kwargs) -> ndarray``, or a name / entry of
+        ``autoprop.core.registry.PRIMITIVES``.
     vjp : callable, sequence of callables, or None
         ``vjp_i(g, ans, *inputs, **kwargs) -> dx_i`` per input (None: not differentiable), one
         callable (returning a tuple for several inputs), or None: the primitive's own ``vjps``.
     *inputs : array_like
         The arguments; float arrays are differentiated (float64 copies).
     kwargs : dict, optional
-        Keyword arguments of the op; ``seed``, ``rtol``, ``atol``, ``eps``, ``n_dirs``, ``name`` as in ``check_layer``.
+        Keyword arguments of the op (``seed``, ``rtol`` ... ``name``: as in ``check_layer``).
 
     Returns
     -------
@@ -1436,12 +1637,13 @@ def check_vjp(op: Any, vjp: Any = None, *inputs: Any, kwargs: Mapping[str, Any] 
     rtol, atol = V.check_tolerances(rtol, atol)
     opname, fwd, vjps, jvps = _resolve_op(op, vjp)
     owner, kwargs = name or opname, dict(kwargs or {})
-    xs = [np.array(x, dtype=np.float64) if np.asarray(x).dtype.kind == "f" else np.asarray(x) for x in inputs]
+    xs = [np.array(x, dtype=np.float64) if np.asarray(x).dtype.kind == "f" else np.asarray(x)
+          for x in inputs]
     if not any(x.dtype.kind == "f" for x in xs):
         raise UsageError(f"check_vjp({owner}): no floating-point input to differentiate.")
     rng = np.random.default_rng(seed)
-    ans = np.asarray(V.call_student(fwd, *[x.copy() for x in xs], owner=owner, call="forward", **kwargs),
-                     dtype=np.float64)
+    ans = V.call_student(fwd, *[x.copy() for x in xs], owner=owner, call="forward", **kwargs)
+    ans = np.asarray(ans, dtype=np.float64)
     v = rng.standard_normal(ans.shape)
     vjps, L = _vjp_list(vjps, len(xs)), functools.partial(_objective, fwd, kwargs, v)
     records, notes, manual, numerical = [], [], {}, {}
@@ -1451,24 +1653,24 @@ def check_vjp(op: Any, vjp: Any = None, *inputs: Any, kwargs: Mapping[str, Any] 
         t = f"d{i}" if len(xs) > 1 else "dx"
         g = V.call_student(vjps[i], v.copy(), ans.copy(), *[y.copy() for y in xs], owner=owner,
                            call=f"vjp[{i}](g, ans, *inputs)", **kwargs)
-        manual[t] = g = V.check_output(g, owner=owner, tensor=t, produced_by=f"vjp[{i}]", expected_shape=x.shape,
+        manual[t] = g = V.check_output(g, owner=owner, tensor=t, produced_by=f"vjp[{i}]",
+                                       expected_shape=x.shape,
                                        expected_why=f"the shape of input {i}")
         work = [y.copy() for y in xs]
         sc = numerical_gradient(lambda work=work: L(*work), work[i], eps=eps, detail=True)
-        numerical[t], kinks = sc.grad, kink_mask(g, sc.grad, sc.d_plus, sc.d_minus, rtol=rtol, atol=atol)
-        records.append(TensorRecord(t, tuple(x.shape), "gradient", [compare(g, sc.grad, "manual-vs-numerical",
-                                                                            rtol=rtol, atol=atol, kinks=kinks)]))
-        if not records[-1].passed and (f := name_signature(t, g, sc.grad)) is not None:
+        numerical[t] = sc.grad
+        kinks = kink_mask(g, sc.grad, sc.d_plus, sc.d_minus, rtol=rtol, atol=atol)
+        elements = compare(g, sc.grad, "manual-vs-numerical", rtol=rtol, atol=atol, kinks=kinks)
+        if not elements.passed and (f := name_signature(t, g, sc.grad)) is not None:
             notes.append(f.message)
-        dot, src = _dot_test(L, jvps, xs, i, g, ans, v, kinks, rng, n_dirs, eps, kwargs)
-        dot = compare(*dot, "manual-vs-numerical", rtol=rtol, atol=atol * np.sqrt(x.size),
-                      how="directional")
-        records.append(TensorRecord(f"<u,J^T v> {i}", (n_dirs,), "gradient", [dot]))
+        dot, src = _dot_test(L, jvps, xs, i, g, ans, v, kinks, rng, n_dirs, eps, kwargs, rtol, atol)
+        records += [TensorRecord(t, tuple(x.shape), "gradient", [elements]),
+                    TensorRecord(f"<u,J^T v> {i}", (n_dirs,), "gradient", [dot])]
         notes.append(f"input {i}: J u from {src}")
     if not records:
         raise UsageError(f"check_vjp({owner}): no input has a VJP to check.")
-    return CheckResult(name=owner, kind="op", records=records, rtol=rtol, atol=atol, eps=eps, seed=seed,
-                       input_shape=tuple(tuple(x.shape) for x in xs), notes=notes,
+    return CheckResult(name=owner, kind="op", records=records, rtol=rtol, atol=atol, eps=eps,
+                       seed=seed, input_shape=tuple(tuple(x.shape) for x in xs), notes=notes,
                        gradients={"manual": manual, "numerical": numerical})
 
 
@@ -1477,8 +1679,9 @@ def _objective(fwd, kwargs, v, *ys) -> float:
     return float(np.sum(np.asarray(fwd(*[y.copy() for y in ys], **kwargs), dtype=np.float64) * v))
 
 
-def _dot_test(L, jvps, xs, i, g, ans, v, kinks, rng, n_dirs, eps, kwargs):
-    """``<u, J^T v>``, ``<J u, v>`` for ``n_dirs`` random ``u`` (0 at kinks); ``J u``'s source."""
+def _dot_test(L, jvps, xs, i, g, ans, v, kinks, rng, n_dirs, eps, kwargs, rtol, atol):
+    """``<u, J^T v>`` against ``<J u, v>`` for ``n_dirs`` random ``u`` (0 at kinks), compared with
+    atol grown by sqrt(size) (a sum of that many products): the comparison and ``J u``'s source."""
     lhs, rhs, src, x = [], [], "central differences", xs[i]
     for _ in range(n_dirs):
         u = rng.standard_normal(x.shape)
@@ -1486,12 +1689,14 @@ def _dot_test(L, jvps, xs, i, g, ans, v, kinks, rng, n_dirs, eps, kwargs):
         lhs.append(float(np.sum(u * g)))
         try:
             Ju = np.asarray(jvps[i](u, ans, *[y.copy() for y in xs], **kwargs), dtype=np.float64)
-            Ju = np.broadcast_to(Ju, ans.shape)
-            rhs.append(float(np.sum(Ju * v)))
+            rhs.append(float(np.sum(np.broadcast_to(Ju, ans.shape) * v)))
             src = "the primitive's JVP rule (forward mode)"
         except Exception:  # noqa: BLE001 - no JVP rule (none at all, none for input i, or it fails)
-            along = lambda s, u=u: L(*[y + s * u if j == i else y  # noqa: E731
-                                       for j, y in enumerate(xs)])
+            def along(s, u=u):
+                return L(*[y + s * u if j == i else y for j, y in enumerate(xs)])
+
             rhs.append(difference_quotient(along, eps * max(1.0, float(np.abs(x).max()))))
             src = "central differences"
-    return (np.array(lhs), np.array(rhs)), src
+    dot = compare(np.array(lhs), np.array(rhs), "manual-vs-numerical", rtol=rtol,
+                  atol=atol * np.sqrt(x.size), how="directional")
+    return dot, src

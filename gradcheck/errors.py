@@ -12,7 +12,8 @@ EXIT_PASS, EXIT_MISMATCH, EXIT_USAGE, EXIT_STUDENT = 0, 1, 2, 3
 
 __all__ = [
     "EXIT_PASS", "EXIT_MISMATCH", "EXIT_USAGE", "EXIT_STUDENT", "GradcheckError", "UsageError", "TwinError",
-    "GraderError", "StudentCodeError", "ProtocolError", "GradientShapeError", "NonFiniteError"]
+    "GraderError", "StudentCodeError", "ProtocolError", "GradientShapeError", "NonFiniteError",
+    "InputModifiedError", "MissingGradientError"]
 
 
 class GradcheckError(Exception):
@@ -40,7 +41,15 @@ class StudentCodeError(GradcheckError):
 
 
 class ProtocolError(StudentCodeError):
-    """No ``forward``/``backward``, ``params`` not a dict of arrays, a ``grads`` key missing (exit 3)."""
+    """No ``forward``/``backward``, ``params`` not a dict of arrays, ``grads`` not a dict
+    (exit 3)."""
+
+
+class MissingGradientError(ProtocolError):
+    """A ``grads`` key of ``params`` missing after ``backward``: a missing gradient, a wrong
+    result (exit 1)."""
+
+    exit_code = EXIT_MISMATCH
 
 
 class GradientShapeError(StudentCodeError):
@@ -51,5 +60,11 @@ class GradientShapeError(StudentCodeError):
 
 class NonFiniteError(StudentCodeError):
     """A forward output or gradient contains NaN or infinity: a wrong result (exit 1)."""
+
+    exit_code = EXIT_MISMATCH
+
+
+class InputModifiedError(StudentCodeError):
+    """``forward`` wrote into its input: the caller's array changed, a wrong result (exit 1)."""
 
     exit_code = EXIT_MISMATCH

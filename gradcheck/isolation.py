@@ -29,7 +29,7 @@ import sysconfig
 import tempfile
 
 __all__ = ["level_when_available", "UID_BASE", "UID_COUNT", "TMP_BYTES", "SITE", "SUBMISSION",
-           "bwrap_path", "UidSlot", "bwrap_command"]
+           "bwrap_path", "UidSlot", "bwrap_command", "PROVIDED_PACKAGES", "PROVIDED_TEXT"]
 
 #: First uid (and gid) of the sandboxes' dedicated unprivileged users (root only), and how many.
 UID_BASE, UID_COUNT = 62000, 256
@@ -37,6 +37,11 @@ UID_BASE, UID_COUNT = 62000, 256
 TMP_BYTES = 64 << 20
 #: Where numpy is mounted in the sandbox (the child's only site folder), and the copied submission.
 SITE, SUBMISSION = "/opt/gradcheck-site", "/submission"
+#: What a graded submission can import: the standard library and these packages (numpy, mounted at
+#: :data:`SITE`), nothing else. The one statement of it: ``gradcheck check`` warns about any other
+#: import (:func:`gradcheck.grading.static.unavailable_imports`) and the grader's import error says it.
+PROVIDED_PACKAGES = ("numpy",)
+PROVIDED_TEXT = "only numpy and the standard library"
 
 _SYSTEM_DIRS = ("/usr", "/lib", "/lib64", "/lib32", "/libx32", "/bin", "/sbin")
 _SITE_GLOBS = ("lib/python3*/site-packages", "lib/python3*/dist-packages", "lib/python3/dist-packages",
@@ -84,13 +89,17 @@ def _runtime_binds() -> tuple[list[str], list[str], list[str]]:
 
 
 def _numpy_binds() -> list[str]:
-    spec = importlib.util.find_spec("numpy")
-    if spec is None or not spec.submodule_search_locations:
-        raise RuntimeError("numpy is not installed")
-    pkg = os.path.realpath(list(spec.submodule_search_locations)[0])
-    libs = os.path.join(os.path.dirname(pkg), "numpy.libs")
-    return ["--ro-bind", pkg, f"{SITE}/numpy", *(["--ro-bind", os.path.realpath(libs), f"{SITE}/numpy.libs"]
-                                                  if os.path.isdir(libs) else [])]
+    """The read-only binds of :data:`PROVIDED_PACKAGES` (each with its wheel's ``NAME.libs``) under :data:`SITE`."""
+    out = []
+    for name in PROVIDED_PACKAGES:
+        spec = importlib.util.find_spec(name)
+        if spec is None or not spec.submodule_search_locations:
+            raise RuntimeError(f"{name} is not installed")
+        pkg = os.path.realpath(list(spec.submodule_search_locations)[0])
+        libs = os.path.join(os.path.dirname(pkg), f"{name}.libs")
+        out += ["--ro-bind", pkg, f"{SITE}/{name}", *(["--ro-bind", os.path.realpath(libs), f"{SITE}/{name}.libs"]
+                                                      if os.path.isdir(libs) else [])]
+    return out
 
 
 def bwrap_command(bwrap: str, workdir: str, *, root: bool) -> list[str]:

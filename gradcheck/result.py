@@ -94,6 +94,21 @@ class CheckResult:
         """Names of tensors with at least one failing comparison, e.g. ``["db"]``."""
         return [r.tensor for r in self.records if not r.passed]
 
+    def atol_of(self, tensor: str) -> float:
+        """The absolute tolerance ``tensor`` was compared with against the numerical gradient:
+        its own where its step grew (:func:`gradcheck.numerical.grown_step`), else :attr:`atol`."""
+        rec = next((r for r in self.records if r.tensor == tensor), None)
+        c = None if rec is None else rec.get("manual-vs-numerical")
+        return self.atol if c is None or np.isnan(c.atol) else c.atol
+
+    def atol_words(self) -> str:
+        """``atol=...`` as the verdict states it: one value, or each tensor's own where they
+        differ."""
+        own = {r.tensor: self.atol_of(r.tensor) for r in self.records if r.kind == "gradient"}
+        if all(a == self.atol for a in own.values()):
+            return f"atol={self.atol:g}"
+        return "atol=" + ", ".join(f"{a:.2g} ({t})" for t, a in own.items())
+
     @property
     def rows(self) -> list[dict[str, Any]]:
         """One flat dict per (tensor, pair): name, tensor, shape, pair, errors, worst element, passed."""
@@ -174,7 +189,8 @@ def _footnotes(results: Sequence[CheckResult]) -> list[str]:
     dirs = any(c.how == "directional" for r in results for rec in r.records for c in rec.comparisons)
     lines = ["", wrap(
         f"relative error = |a-b| / max(|a|+|b|, atol/rtol); pass if <= rtol={r0.rtol:g}, i.e. |a-b| <= "
-        f"atol={r0.atol:g} or |a-b| <= rtol*(|a|+|b|). numerical = {_METHOD_WORDS.get(r0.method, r0.method)}, "
+        f"{r0.atol_words()} or |a-b| <= rtol*(|a|+|b|). numerical = "
+        f"{_METHOD_WORDS.get(r0.method, r0.method)}, "
         f"eps={r0.eps:.3g}, seed={r0.seed}, mode {r0.mode}. (fwd) rows compare forward values."
         + (f" 'dirs': random directional derivatives <g, u> against "
            f"{_DIRECTIONAL.get(r0.method, _DIRECTIONAL['central'])}." if dirs else ""))]

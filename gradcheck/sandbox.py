@@ -343,7 +343,8 @@ class Sandbox:
         cfg = {"fd_in": p2c_r, "fd_out": c2p_w, "workdir": self.workdir, "sys_path": sys_path,
                "read_roots": read_roots, "deny_roots": _course_package_dirs(self.allow_packages),
                "blocked": list(self.blocked_modules), "allow": list(self.allow_packages),
-               "adapters": _child_source("_adapters.py"), "limits": [
+               "adapters": _child_source("_adapters.py"), "output_limit": self.output_limit,
+               "limits": [
                    (resource.RLIMIT_CPU, cpu, cpu + 1), (resource.RLIMIT_AS, mem, mem),
                    (resource.RLIMIT_NPROC, self.max_procs, self.max_procs),
                    (resource.RLIMIT_FSIZE, 64 << 20, 64 << 20), (resource.RLIMIT_NOFILE, 64, 64),
@@ -653,8 +654,8 @@ class Sandbox:
             line = f": {e['line']!r}" if e.get("line") else ""
             raise SandboxError(paragraph(
                 f"{file} does not import: {e.get('type')}: {e.get('message') or '(no message)'}{at}{line}.",
-                "Expected a Python file that runs without errors when imported; only numpy and the "
-                "standard library are available (not the course packages).",
+                f"Expected a Python file that runs without errors when imported; {iso.PROVIDED_TEXT} "
+                f"are available (not the course packages).",
                 *self.notes), reason="import", output=self.output)
         if cls is None:  # import_file
             return None
@@ -950,6 +951,16 @@ class RemoteLayer(_Remote):
     def __deepcopy__(self, memo: dict) -> RemoteLayer:
         return self.clone()
 
+    def hold_random(self, how: str = "fix_mask") -> str:
+        """Hold a random forward fixed in the child (:func:`gradcheck._adapters.hold_random`):
+        ``"fix_mask"`` (the layer's own switch), ``"rewind"`` (its generators rewound before every
+        forward) or ``"release"``; returns what was held ("" nothing), also kept in
+        :attr:`held_random`. Raises SandboxError (its fix_mask raised)."""
+        meta = self._sandbox.call("hold", {"id": self._id, "how": how},
+                                  f"{self.class_name}.fix_mask(True)")
+        self.held_random = _clean(meta.get("how") or "")
+        return self.held_random
+
     def release(self) -> None:
         """Drop the child's object behind this proxy (a copy no longer needed); the proxy is unusable after."""
         if not self.__dict__.get("_released") and self._sandbox._proc is not None and not self._sandbox._dead:
@@ -972,7 +983,9 @@ class RemoteLayer(_Remote):
         mutated = [i for i in meta.get("mutated") or [] if isinstance(i, int) and 0 <= i < len(xs)]
         if mutated:
             n = _names(self.forward_params, len(xs))[mutated[0]]
-            raise StudentCodeError(paragraph(
+            from .errors import InputModifiedError
+
+            raise InputModifiedError(paragraph(  # a wrong result (exit 1): the caller's X changed
                 f"{self.class_name}.forward modified its input {n} in place;",
                 f"a layer must not write into {n} (the previous layer or the caller still uses it).",
                 "Compute into a new array instead, e.g. np.maximum(X, 0) rather than X[X < 0] = 0."))

@@ -21,7 +21,7 @@ import numpy as np
 
 from . import _validation as V
 from ._adapters import cache_guard
-from .errors import StudentCodeError, TwinError, UsageError
+from .errors import InputModifiedError, StudentCodeError, TwinError, UsageError
 
 __all__ = ["Call", "manual_source", "tape_source", "reference_source", "build_twin", "copy_params_to_twin",
            "resolve_twin", "share_masks", "hold_masks", "training_differs", "SAME_IN_BOTH_MODES", "TapeUnavailable"]
@@ -77,7 +77,7 @@ class Call:
 
 
 def _in_place(owner: str, method: str, tensor: str, example: str, why: str = "") -> StudentCodeError:
-    return StudentCodeError(V.paragraph(
+    return (InputModifiedError if method == "forward" else StudentCodeError)(V.paragraph(
         f"{owner}.{method} modified its {tensor} in place;", f"a layer must not write into {tensor.split()[-1]}{why}.",
         f"Compute into a new array instead, e.g. {example}."))
 

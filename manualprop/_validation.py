@@ -27,10 +27,13 @@ kept cheap (issue 15: on a small MLP they cost more than the arithmetic):
   expectation, so a signature that passed once is remembered in ``_PASSED`` and
   not checked again;
 * the finiteness check depends on the values and runs on every call, as one
-  reduction: the sum (of squares, for float64) of an array is finite only if every
+  reduction: the sum of squares ``X . X`` of a float array is finite only if every
   element is (a NaN or an inf makes it NaN or inf), and when it is not finite the full
   element-wise check runs and names the first bad index (or passes: finite
-  values whose sum overflowed);
+  values whose squares overflowed). The sum of squares is kept where it proves more
+  (:func:`output_ss`, ``Linear.backward``): by Cauchy-Schwarz,
+  ``|(A @ B)[i, j]| <= sqrt(A . A) sqrt(B . B)``, so a product of finite arrays with a
+  small enough bound cannot have overflowed and needs no look;
 * ``where`` may be a :class:`Where`, which builds the ``repr`` of the object only
   when a message is written.
 """
@@ -45,6 +48,7 @@ import numpy as np
 __all__ = [
     "FLOAT_DTYPES",
     "KNOWN_FINITE",
+    "NonFiniteError",
     "Where",
     "check_array",
     "check_axis",
@@ -65,6 +69,9 @@ __all__ = [
     "check_update",
     "check_window",
     "format_shape",
+    "gradients_finite",
+    "output_ss",
+    "SS_LIMIT",
 ]
 
 FLOAT_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
@@ -104,20 +111,24 @@ _PASSED_MAX = 4096
 
 
 class _KnownFinite:
-    """The one array known to be finite without a look (``array``), or None.
+    """The one array known to be finite without a look (``array``), or None, and ``ss``, a
+    bound on its sum of squares (``inf`` when none is known).
 
     :class:`~manualprop.Sequential` sets it, for the span of one layer's call, to that
     layer's input when the previous layer is a built-in one that cannot make a NaN or an
     inf of the finite input it checked itself (``tanh`` of a finite array is finite);
     :func:`check_array` and :func:`check_grad_output` then skip the reduction for that
     very object (an identity test, never a value test). No check that could fire is
-    skipped: every error names the same layer and tensor as without it.
+    skipped: every error names the same layer and tensor as without it. A built-in
+    ``Linear`` checks its own output (and its ``dX``), so the layer after it is handed that
+    output as known too.
     """
 
-    __slots__ = ("array",)
+    __slots__ = ("array", "ss")
 
     def __init__(self):
         self.array = None
+        self.ss = math.inf
 
 
 KNOWN_FINITE = _KnownFinite()
@@ -180,6 +191,33 @@ def _sum_is_finite(X: np.ndarray) -> bool:
         return False
 
 
+_INF = math.inf
+
+
+def _ss(X: np.ndarray) -> float:
+    """``X . X`` as a float (one BLAS dot): NaN or inf when ``X`` has a NaN/inf or the squares overflow.
+
+    ``np.vdot``, not ``np.dot``: ``np.dot`` of a flat view costs less per call, but it reports
+    an overflow of the squares to numpy's error state (a warning, or an error under
+    ``np.errstate(over="raise")``), where this check must stay silent.
+    """
+    return float(np.vdot(X, X))
+
+
+def _finite_ss(X: np.ndarray, where: str, name: str, masked: bool = False) -> float:
+    """Check float ``X`` for NaN/inf as :func:`_check_finite` does; return ``X . X``.
+
+    One BLAS dot on the fast path. The value is ``inf`` when it is not known: finite
+    values whose squares overflowed, or ``-inf`` entries that ``masked`` allows.
+    """
+    if X.dtype is _F64 or X.dtype in FLOAT_DTYPES:
+        ss = _ss(X)
+        if ss < _INF:  # False for NaN and inf
+            return ss
+    _check_finite(X, where, name, masked)
+    return _INF
+
+
 def _check_finite(X: np.ndarray, where: str, name: str, masked: bool = False) -> None:
     if _sum_is_finite(X):  # one reduction on the fast path
         return
@@ -227,7 +265,8 @@ def check_array(
     dtype=None,
     nonempty: bool = False,
     masked: bool = False,
-) -> np.ndarray:
+    ss: bool = False,
+):
     """Check a forward input and return it as an ndarray (never copied if already one).
 
     Parameters
@@ -250,10 +289,13 @@ def check_array(
     masked : bool
         Logits: accept -inf (a masked entry, as TensorFlow's softmax losses do), but not
         NaN, +inf, or a row masked entirely.
+    ss : bool
+        Also return a bound on ``X . X`` (its value, or ``KNOWN_FINITE.ss`` for the known
+        array; ``inf`` when the squares overflowed).
 
     Returns
     -------
-    ndarray
+    ndarray, or (ndarray, float) with ``ss``
         float32 or float64, finite (or -inf where ``masked``).
 
     Raises
@@ -266,9 +308,11 @@ def check_array(
     if type(X) is np.ndarray and (shape is None or type(shape) is tuple):
         key = ("array", X.shape, X.dtype, shape, min_ndim, dtype, nonempty)
         if key in _PASSED:
-            if X is not KNOWN_FINITE.array:
-                _check_finite(X, where, name, masked)
-            return X
+            known = KNOWN_FINITE
+            if X is known.array:
+                return (X, known.ss) if ss else X
+            value = _finite_ss(X, where, name, masked)
+            return (X, value) if ss else X
     else:
         key = None
     X = _as_ndarray(X, where, name)
@@ -286,10 +330,10 @@ def check_array(
         )
     if nonempty and X.size == 0:
         raise ValueError(f"{where}: {name} must not be empty; got shape {X.shape}")
-    _check_finite(X, where, name, masked)
+    value = _finite_ss(X, where, name, masked)
     if key is not None:
         _passed(key)
-    return X
+    return (X, value) if ss else X
 
 
 def check_forward_done(cache, where: str) -> None:
@@ -354,12 +398,13 @@ def check_indices(
     return X.astype(np.int64, copy=False)
 
 
-def check_grad_output(dY, where: str, *, shape: tuple, dtype, name: str = "dY") -> np.ndarray:
+def check_grad_output(dY, where: str, *, shape: tuple, dtype, name: str = "dY", ss: bool = False):
     """Check an upstream gradient against the forward output.
 
     ``dY`` must be a finite float array with exactly the forward output's
     ``shape``. It is returned cast to ``dtype`` (the forward dtype), so a
-    float64 ``dY`` may be fed to a float32 layer.
+    float64 ``dY`` may be fed to a float32 layer. With ``ss``, ``(dY, bound on dY . dY)``
+    is returned, as :func:`check_array` does.
 
     Raises
     ------
@@ -369,9 +414,11 @@ def check_grad_output(dY, where: str, *, shape: tuple, dtype, name: str = "dY") 
         Shape differs from ``shape`` or NaN/inf present.
     """
     if type(dY) is np.ndarray and type(shape) is tuple and ("grad", dY.shape, dY.dtype, shape) in _PASSED:
-        if dY is not KNOWN_FINITE.array:
-            _check_finite(dY, where, name)
-        return dY if dY.dtype == dtype else dY.astype(dtype)
+        known = KNOWN_FINITE
+        value = known.ss if dY is known.array else _finite_ss(dY, where, name)
+        if dY.dtype != dtype:
+            dY = dY.astype(dtype)
+        return (dY, value) if ss else dY
     dY = _as_ndarray(dY, where, name)
     _check_float(dY, where, name)
     if dY.shape != tuple(shape):
@@ -379,10 +426,11 @@ def check_grad_output(dY, where: str, *, shape: tuple, dtype, name: str = "dY") 
             f"{where}: {name} must have the shape of the forward output, "
             f"{tuple(shape)}; got {dY.shape}"
         )
-    _check_finite(dY, where, name)
+    value = _finite_ss(dY, where, name)
     if type(dY) is np.ndarray and type(shape) is tuple:
         _passed(("grad", dY.shape, dY.dtype, shape))
-    return dY.astype(dtype, copy=False)
+    dY = dY.astype(dtype, copy=False)
+    return (dY, value) if ss else dY
 
 
 def check_targets(
@@ -792,3 +840,115 @@ def check_mask(mask, where: str, name: str = "mask", *, shape: tuple | None = No
             f"(a fixed mask only fits inputs of its own shape)"
         )
     return m
+
+
+# ---------------------------------------------------------------------------- non-finite outputs
+class NonFiniteError(ValueError):
+    """A layer made NaN/inf from finite input: names the layer, the tensor and the cause.
+
+    The cause is the first non-finite parameter of the layer, or, with every parameter
+    finite, an overflow. :class:`~manualprop.Sequential` adds the layer's position
+    (``"Sequential layer 0 (Linear(...)).forward: ..."``; ``"1.0"`` inside a nested one)
+    with :meth:`at`.
+
+    Parameters
+    ----------
+    layer : object
+        The layer that made the values (its ``repr`` is in the message).
+    method : str
+        ``"forward"`` or ``"backward"``.
+    detail : str
+        The message after the prefix.
+    """
+
+    def __init__(self, layer, method: str, detail: str):
+        self.layer, self.method, self.detail, self.path = layer, method, detail, []
+        super().__init__(self._text())
+
+    def _text(self) -> str:
+        if self.path:
+            where = f"Sequential layer {'.'.join(map(str, self.path))} ({self.layer!r})"
+        else:
+            where = repr(self.layer)
+        return f"{where}.{self.method}: {self.detail}"
+
+    def at(self, index: int) -> NonFiniteError:
+        """Prepend the position ``index`` of the layer (or of its container) and return self."""
+        self.path.insert(0, index)
+        self.args = (self._text(),)
+        return self
+
+
+def _first_bad(A: np.ndarray):
+    """``(count, first index, first value)`` of the NaN/inf entries of ``A``, or None."""
+    bad = np.argwhere(~np.isfinite(A))
+    if not len(bad):
+        return None
+    first = tuple(int(i) for i in bad[0])
+    return len(bad), first, A[first].item()
+
+
+def nonfinite_output(layer, method: str, out, name: str, inputs: str, params=None,
+                     ours: bool = True) -> NonFiniteError:
+    """The :class:`NonFiniteError` for ``out`` (NaN/inf somewhere), made from finite ``inputs``.
+
+    A non-finite entry of ``params`` (a dict of arrays; the layer's ``params`` when None) is
+    named as the cause; with every parameter finite, the values overflowed (said only of
+    ``ours``, manualprop's own layers: a layer of your own may make a NaN in other ways).
+    """
+    out = np.asarray(out)
+    count, first, value = _first_bad(out) or (0, (), None)
+    made = f"{name} has {count} NaN/inf value(s), the first at index {first} (value {value!r})"
+    if params is None:
+        params = getattr(layer, "params", None)
+    for key, p in (params.items() if isinstance(params, dict) else ()):
+        if isinstance(p, np.ndarray) and p.dtype.kind in "fc":
+            bad = _first_bad(p)
+            if bad is not None:
+                return NonFiniteError(layer, method, (
+                    f"parameter {key} contains {bad[0]} NaN/inf value(s), the first at index "
+                    f"{bad[1]} (value {bad[2]!r}); from finite {inputs}, {made}"))
+    also = " and finite parameters" if params else ""
+    if not ours:
+        return NonFiniteError(layer, method, f"from finite {inputs}{also}, {made}")
+    return NonFiniteError(layer, method, (
+        f"{name} overflowed: from finite {inputs}{also}, {made}; the values are "
+        f"too large for {out.dtype} (scale the inputs or the weights down, or lower the learning rate)"))
+
+
+def output_ss(Y: np.ndarray, layer, method: str, name: str, inputs: str, params=None) -> float:
+    """``Y . Y`` of a layer's output made from finite ``inputs``; NonFiniteError if it has NaN/inf.
+
+    One BLAS dot on the fast path; ``inf`` when the squares of finite values overflowed.
+    ``params``: the parameters ``Y`` depends on (default: the layer's ``params``).
+
+    Raises
+    ------
+    NonFiniteError
+        ``Y`` has a NaN or an inf: names the layer's non-finite parameter, or the overflow.
+    """
+    value = _ss(Y)
+    if value < _INF:
+        return value
+    if np.isfinite(Y).all():
+        return _INF
+    raise nonfinite_output(layer, method, Y, name, inputs, params)
+
+
+#: A product of sums of squares below which a matrix product cannot overflow, per dtype (other
+#: dtypes: prove nothing, ``.get(dtype, 0.0)``): sqrt(1e300) = 1e150
+#: (float64), sqrt(1e70) = 1e35 (float32), far below the largest value, whatever the
+#: rounding of the sums (Cauchy-Schwarz bounds every partial sum of |a||b| too).
+SS_LIMIT = {np.dtype(np.float64): 1e300, np.dtype(np.float32): 1e70}
+
+
+def gradients_finite(layer, grads, inputs: str) -> None:
+    """Raise :class:`NonFiniteError` for the first of ``grads`` (``(name, array)`` pairs) with NaN/inf.
+
+    For a backward that could not prove its gradients finite from the sums of squares of
+    its finite inputs (the rare case: huge values); each array is looked at in full. The
+    gradients of parameters do not depend on the parameters, so none is blamed: an overflow.
+    """
+    for name, g in grads:
+        if not np.isfinite(g).all():
+            raise nonfinite_output(layer, "backward", g, name, inputs, {})

@@ -2,21 +2,51 @@
 
 from __future__ import annotations
 
-from ._validation import KNOWN_FINITE, check_layer
-from .layers import Flatten, Layer, ReLU, Sigmoid, Softmax, Tanh
+import math
+
+import numpy as np
+
+from ._validation import KNOWN_FINITE, NonFiniteError, check_layer, nonfinite_output
+from .layers import Flatten, Layer, Linear, ReLU, Sigmoid, Softmax, Tanh
 from .training import accuracy, compile_args, fit_loop
 
 __all__ = ["Residual", "Sequential", "flat_dict"]
 
-#: Built-in layers whose forward output is finite whenever their input is (which they
-#: check): ReLU, tanh, the logistic and softmax are bounded by 1 or by their input, a
-#: reshape moves values. Not Linear (``X @ W.T`` can overflow, ``W`` is not checked),
-#: not LogSoftmax (``X - max`` can overflow to -inf).
-_FINITE_FORWARD = frozenset({ReLU, Tanh, Sigmoid, Softmax, Flatten})
+_SIZE = "size"
+_INF = math.inf
+#: Built-in layers whose forward output is known to be finite whenever their input is (which
+#: they check), and where a bound on the output's sum of squares is found: ReLU and a reshape
+#: keep their input's (``layer._ss["X"]``), tanh, the logistic and softmax are bounded by 1
+#: (``Y.size``), and Linear checks its own output (``_ss["Y"]``). Not LogSoftmax (``X - max``
+#: can overflow to -inf).
+_FINITE_FORWARD = {ReLU: "X", Flatten: "X", Tanh: _SIZE, Sigmoid: _SIZE, Softmax: _SIZE, Linear: "Y"}
 #: Built-in layers whose backward returns a finite dX whenever dY is (which they check):
-#: ``dX = dY * f'(X)`` with ``|f'| <= 1``, or a reshape of dY.
-_FINITE_BACKWARD = frozenset({ReLU, Tanh, Sigmoid, Flatten})
+#: ``dX = dY * f'(X)`` with ``|f'| <= 1``, or a reshape of dY (both bounded by ``_ss["dY"]``);
+#: and Linear, which checks its dX (``_ss["dX"]``).
+_FINITE_BACKWARD = {ReLU: "dY", Tanh: "dY", Sigmoid: "dY", Flatten: "dY", Linear: "dX"}
 _BUILTIN: dict = {}
+_PREFIXES = tuple(f"{i}." for i in range(64))
+
+
+def _all_finite(A) -> bool:
+    try:
+        return bool(np.isfinite(A).all())
+    except TypeError:  # not numbers: nothing to say
+        return True
+
+
+def _blame(err, layers, i, before, after, method):
+    """The NonFiniteError for layer ``i``, whose output ``after`` (the input of the next layer,
+    which raised ``err``) has NaN/inf while its input ``before`` was finite; None when that is
+    not the case (``err`` is about something else, or the next layer is not ours and may have
+    written into what it got)."""
+    nxt = i + 1 if method == "forward" else i - 1
+    if not (0 <= nxt < len(layers) and _builtin(type(layers[nxt])) and "finite" in str(err)):
+        return None
+    if before is None or after is before or _all_finite(after) or not _all_finite(before):
+        return None
+    name, inputs = ("Y", "X") if method == "forward" else ("dX", "dY")
+    return nonfinite_output(layers[i], method, after, name, inputs, ours=_builtin(type(layers[i]))).at(i)
 
 
 def _builtin(kind) -> bool:
@@ -104,7 +134,15 @@ class Sequential:
         return self.forward(X, training=training)
 
     def _flat(self, attr: str) -> dict:
-        return flat_dict(enumerate(self.layers), attr)
+        # flat_dict(enumerate(self.layers), attr), with the "<index>." prefixes made once
+        out = {}
+        for i, layer in enumerate(self.layers):
+            d = getattr(layer, attr, None)
+            if d:
+                prefix = _PREFIXES[i] if i < len(_PREFIXES) else f"{i}."
+                for key, value in d.items():
+                    out[prefix + key if type(key) is str else f"{prefix}{key}"] = value
+        return out
 
     @property
     def params(self) -> dict:
@@ -121,17 +159,41 @@ class Sequential:
 
         Every layer checks its input as when it is called alone, except that a built-in
         layer does not look for NaN/inf in the output of a built-in layer that cannot make
-        one (``Tanh`` after ``Linear``: the ``Linear`` after that ``Tanh`` skips that
-        reduction); see ``_validation.KNOWN_FINITE``. A layer of your own is never trusted.
+        one or has checked it (``Linear`` checks its output, which ``Tanh`` then does not;
+        the ``Linear`` after that ``Tanh`` does not either); see ``_validation.KNOWN_FINITE``.
+        A layer of your own is never trusted.
+
+        Raises
+        ------
+        NonFiniteError (a ValueError)
+            A layer made NaN/inf from a finite input: the message names its position and
+            ``repr`` (``"Sequential layer 0 (Linear(...)).forward: parameter W contains ..."``)
+            and its non-finite parameter, or says that the values overflowed.
         """
-        known = KNOWN_FINITE
-        finite = False  # the previous layer's output is finite: it came from _FINITE_FORWARD
+        known, layers = KNOWN_FINITE, self.layers
+        bound = None  # the previous output is finite (_FINITE_FORWARD) and this bounds X . X
+        before = None  # the input of the previous layer (for the message of a NaN it made)
+        i = -1
         try:
-            for layer in self.layers:
+            for i in range(len(layers)):  # i: the position named if layer i raises
+                layer = layers[i]
                 kind = type(layer)
-                known.array = X if finite and _builtin(kind) else None
-                X = layer.forward(X, training=training)
-                finite = kind in _FINITE_FORWARD
+                if bound is not None and _builtin(kind):
+                    known.array, known.ss = X, bound
+                else:
+                    known.array = None
+                before, X = X, layer.forward(X, training=training)
+                rule = _FINITE_FORWARD.get(kind)
+                bound = None if rule is None else (
+                    float(X.size) if rule is _SIZE else layer._ss.get(rule, _INF))
+        except NonFiniteError as err:
+            err.at(i)  # the position of the layer that made the values (or of its container)
+            raise
+        except ValueError as err:  # layer i refused its input: did layer i - 1 make a NaN?
+            blamed = i > 0 and _blame(err, layers, i - 1, before, X, "forward")
+            if blamed:
+                raise blamed from err
+            raise
         finally:
             known.array = None
         return X
@@ -150,23 +212,44 @@ class Sequential:
         subclasses that replace ``backward``) is called as ``backward(dY,
         input_grad=False)`` and skips computing it; any other is called as ``backward(dY)``. The
         parameter gradients are the same either way.
+
+        Raises
+        ------
+        NonFiniteError (a ValueError)
+            A layer's backward made NaN/inf (its dX, or dW/db of a ``Linear``) from a finite
+            dY: the message gives its position and ``repr`` and says whether a parameter is
+            non-finite or the values overflowed.
         """
         layers, known = self.layers, KNOWN_FINITE
-        finite = False  # dY is finite: it came from a backward of _FINITE_BACKWARD (see forward)
+        bound = None  # dY is finite (from a backward of _FINITE_BACKWARD) and this bounds dY . dY
+        before = None  # the dY of the layer after (for the message of a NaN it made)
+        i = len(layers)
         try:
             for i in range(len(layers) - 1, -1, -1):
                 layer = layers[i]
                 kind = type(layer)
-                known.array = dY if finite and _builtin(kind) else None
+                if bound is not None and _builtin(kind):
+                    known.array, known.ss = dY, bound
+                else:
+                    known.array = None
                 if i or input_grad:
-                    dY = layer.backward(dY)
-                    finite = kind in _FINITE_BACKWARD
+                    before, dY = dY, layer.backward(dY)
+                    rule = _FINITE_BACKWARD.get(kind)
+                    bound = None if rule is None else layer._ss.get(rule, _INF)
                 elif getattr(layer, "input_grad_optional", False):
                     layer.backward(dY, input_grad=False)
                     return None
                 else:
                     layer.backward(dY)
                     return None
+        except NonFiniteError as err:
+            err.at(i)
+            raise
+        except ValueError as err:  # layer i refused its dY: did layer i + 1 make a NaN?
+            blamed = _blame(err, layers, i + 1, before, dY, "backward")
+            if blamed:
+                raise blamed from err
+            raise
         finally:
             known.array = None
         return dY

@@ -19,6 +19,7 @@ import math
 import numpy as np
 
 from ._validation import (
+    SS_LIMIT,
     Where,
     check_array,
     check_axis,
@@ -29,6 +30,8 @@ from ._validation import (
     check_option,
     check_positive_int,
     check_scalar,
+    gradients_finite,
+    output_ss,
 )
 from .init import linear_params
 
@@ -101,6 +104,31 @@ def _sech2(x: np.ndarray) -> np.ndarray:
     return np.multiply(c, c, out=c)
 
 
+#: Where ``1 - tanh(x)**2`` is at least this (``|x| < 1.73``), it is within 8 ulp of
+#: ``1 / cosh(x)**2`` (measured 1.6e-15 at most; 1/cosh**2 itself is within 2 ulp): ``tanh(x)``
+#: is off by at most an ulp of 1, which is at most 1e-15 of 1/8. Below it, ``1 - y**2`` loses
+#: digits as ``y`` nears +-1 (0 at ``x = 20``), so those entries take ``1 / cosh(x)**2``.
+_TANH_CHEAP = 0.125
+
+
+def _tanh_grad(X: np.ndarray, Y: np.ndarray) -> np.ndarray:
+    """``tanh'(x)`` from the input ``X`` and the output ``Y = tanh(X)``, to full relative precision.
+
+    ``1 - Y**2`` (two cheap passes, as the output-based formula of the lessons) where it is
+    at least ``_TANH_CHEAP`` and accurate; ``1 / cosh(X)**2`` (:func:`_sech2`) only on the
+    saturated entries, where ``1 - Y**2`` cancels (``x = 20``: 0 instead of 1.70e-17). One
+    more pass (the minimum) finds whether there are any. Returns a new array of Y's dtype.
+    """
+    if not Y.ndim:
+        return _sech2(X)
+    d = Y * Y
+    np.subtract(1.0, d, out=d)
+    if d.size and d.min() < _TANH_CHEAP:
+        saturated = d < _TANH_CHEAP
+        d[saturated] = _sech2(X[saturated])
+    return d
+
+
 class Layer:
     """Small base class for manualprop's own layers.
 
@@ -113,9 +141,19 @@ class Layer:
         self.params: dict[str, np.ndarray] = {}
         self.grads: dict[str, np.ndarray] = {}
         self.cache = None
+        # sums of squares of the last checked tensors ("X", "Y", "dY", "dX"): bounds that prove
+        # products finite without a look (Linear.backward, Sequential); not part of the cache
+        self._ss: dict[str, float] = {}
 
     def __call__(self, X, training=False):
         return self.forward(X, training=training)
+
+    def __getattr__(self, name):
+        # only for attributes not found: a subclass whose __init__ skipped Layer.__init__
+        if name == "_ss":
+            self._ss = {}
+            return self._ss
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
     def forward(self, X, training=False):  # pragma: no cover - abstract
         """Return Y for input X and store what backward needs in ``self.cache``."""
@@ -135,11 +173,12 @@ class Layer:
         """The prefix of this object's error messages, built only if one is written."""
         return Where(self, method)
 
-    def _check_dY(self, dY) -> np.ndarray:
+    def _check_dY(self, dY, ss: bool = False):
+        """The checked ``dY`` (and, with ``ss``, a bound on ``dY . dY``; see check_grad_output)."""
         where = self._where("backward")
         check_forward_done(self.cache, where)
         return check_grad_output(
-            dY, where, shape=self.cache["out_shape"], dtype=self.cache["dtype"]
+            dY, where, shape=self.cache["out_shape"], dtype=self.cache["dtype"], ss=ss
         )
 
 
@@ -173,12 +212,19 @@ class Linear(Layer):
 
     Source: ``lessons/01-linear-layer.md``.
 
+    ``Y`` and ``dX`` are checked for NaN/inf (one reduction each); ``dW`` and ``db`` are
+    proven finite from the sums of squares of ``X`` and ``dY`` (Cauchy-Schwarz:
+    ``|dW[i, j]| <= sqrt(dY . dY) sqrt(X . X)``), and looked at only when that bound is huge.
+
     Raises
     ------
     TypeError
         ``X``/``dY`` not float, or ``X`` dtype differs from the parameters'.
     ValueError
-        ``X`` not (batch, in_features), ``dY`` not the shape of ``Y``, NaN/inf.
+        ``X`` not (batch, in_features), ``dY`` not the shape of ``Y``, NaN/inf in them.
+    NonFiniteError (a ValueError)
+        ``Y``, ``dX``, ``dW`` or ``db`` has NaN/inf although ``X`` and ``dY`` are finite: the
+        message names the non-finite parameter, or says that the values overflowed.
     RuntimeError
         ``backward`` before ``forward``.
 
@@ -213,11 +259,13 @@ class Linear(Layer):
 
     def forward(self, X, training=False):
         """``Y = X @ W.T + b``; X (batch, in_features) -> Y (batch, out_features)."""
-        X = check_array(
-            X, self._where("forward"), shape=("batch", self.in_features), dtype=self.dtype
+        X, ssx = check_array(
+            X, self._where("forward"), shape=("batch", self.in_features), dtype=self.dtype, ss=True
         )
         Y = X @ self.params["W"].T + self.params["b"]
+        ssy = output_ss(Y, self, "forward", "Y", "X")  # NaN/inf in Y: a parameter, or an overflow
         self.cache = {"X": X, "out_shape": Y.shape, "dtype": Y.dtype}
+        self._ss = {"X": ssx, "Y": ssy}
         return Y
 
     @property
@@ -236,11 +284,21 @@ class Linear(Layer):
         product ``dY @ W``, as costly as the forward pass, is skipped and None is
         returned; ``grads`` are the same.
         """
-        dY = self._check_dY(dY)
-        X = self.cache["X"]
-        self.grads["W"] = dY.T @ X
-        self.grads["b"] = dY.sum(axis=0)
-        return dY @ self.params["W"] if input_grad else None
+        dY, ssd = self._check_dY(dY, ss=True)
+        cache = self.cache
+        X = cache["X"]
+        dW = dY.T @ X
+        db = dY.sum(axis=0)
+        limit = SS_LIMIT.get(dW.dtype, 0.0)
+        if not (ssd * self._ss.get("X", math.inf) < limit and ssd * len(dY) < limit):
+            gradients_finite(self, (("dW", dW), ("db", db)), "dY and X")  # huge values: look
+        self.grads["W"] = dW
+        self.grads["b"] = db
+        if not input_grad:
+            return None
+        dX = dY @ self.params["W"]
+        self._ss["dX"] = output_ss(dX, self, "backward", "dX", "dY")
+        return dX
 
 
 class _Elementwise(Layer):
@@ -253,14 +311,14 @@ class _Elementwise(Layer):
 
     def forward(self, X, training=False):
         """Apply the function element-wise; Y has the shape and dtype of X."""
-        X = check_array(X, self._where("forward"))
+        X, self._ss["X"] = check_array(X, self._where("forward"), ss=True)
         Y, saved = self._forward(X)
         self.cache = {"saved": saved, "out_shape": Y.shape, "dtype": Y.dtype}
         return Y
 
     def backward(self, dY):
         """Return ``dX = dY * f'(X)`` (element-wise chain rule); no parameters."""
-        dY = self._check_dY(dY)
+        dY, self._ss["dY"] = self._check_dY(dY, ss=True)
         return dY * self._local_grad(self.cache["saved"])
 
 
@@ -314,9 +372,11 @@ class Sigmoid(_Elementwise):
 class Tanh(_Elementwise):
     """Hyperbolic tangent ``Y = tanh(X)``, any shape.
 
-    Derivative ``1 - Y**2 = 1 / cosh(X)**2``, computed from the cached input: ``1 - Y**2``
-    cancels to 0 once ``Y`` rounds to +-1 (at ``X = 20`` the derivative is 1.70e-17, not 0;
-    in float32 near ``X = -9`` it is 2x too large). Source: ``lessons/02-activations.md``.
+    Derivative ``1 - Y**2 = 1 / cosh(X)**2``. ``1 - Y**2`` cancels to 0 once ``Y`` rounds to
+    +-1 (at ``X = 20`` the derivative is 1.70e-17, not 0; in float32 near ``X = -9`` it is 2x
+    too large), so it is used only where it is accurate (``1 - Y**2 >= 1/8``, within 8 ulp)
+    and the saturated entries take ``1 / cosh(X)**2`` from the cached input (full relative
+    precision everywhere). Source: ``lessons/02-activations.md``.
 
     Raises
     ------
@@ -325,11 +385,19 @@ class Tanh(_Elementwise):
         before forward.
     """
 
-    def _forward(self, X):
-        return np.tanh(X), X
+    def forward(self, X, training=False):
+        """``Y = tanh(X)``, any shape; caches X and Y (in a network Y is the next layer's input
+        and cached there too: the same array)."""
+        X, self._ss["X"] = check_array(X, self._where("forward"), ss=True)
+        Y = np.tanh(X)
+        self.cache = {"X": X, "Y": Y, "out_shape": Y.shape, "dtype": Y.dtype}
+        return Y
 
-    def _local_grad(self, X):
-        return _sech2(X)
+    def backward(self, dY):
+        """Return ``dX = dY * tanh'(X)``, tanh' as :func:`_tanh_grad` (written into its own array)."""
+        dY, self._ss["dY"] = self._check_dY(dY, ss=True)
+        d = _tanh_grad(self.cache["X"], self.cache["Y"])
+        return np.multiply(d, dY, out=d) if d.ndim else d * dY
 
 
 class LeakyReLU(_Elementwise):
@@ -581,12 +649,12 @@ class Flatten(Layer):
 
     def forward(self, X, training=False):
         """Return X reshaped to (N, prod(X.shape[1:]))."""
-        X = check_array(X, self._where("forward"), min_ndim=1)
+        X, self._ss["X"] = check_array(X, self._where("forward"), min_ndim=1, ss=True)
         Y = X.reshape(X.shape[0], -1) if X.shape[0] else X.reshape(0, math.prod(X.shape[1:]))
         self.cache = {"in_shape": X.shape, "out_shape": Y.shape, "dtype": Y.dtype}
         return Y
 
     def backward(self, dY):
         """Return dY reshaped to the input shape."""
-        dY = self._check_dY(dY)
+        dY, self._ss["dY"] = self._check_dY(dY, ss=True)
         return dY.reshape(self.cache["in_shape"])

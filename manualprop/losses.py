@@ -61,9 +61,12 @@ class Loss:
 
     def _reduce(self, per: np.ndarray) -> tuple[float, float]:
         """Return (reduced loss as float, gradient scale 1/n or 1)."""
+        # np.add.reduce is what ndarray.mean/sum run, without their Python wrappers; the mean
+        # is that sum divided by the count, as numpy's (the same bits)
+        total = float(np.add.reduce(per, axis=None))
         if self.reduction == "mean":
-            return float(per.mean()), 1.0 / per.size
-        return float(per.sum()), 1.0
+            return total / per.size, 1.0 / per.size
+        return total, 1.0
 
     def backward(self) -> np.ndarray:
         """Return dL/dy_pred for the last ``forward`` (a new array each call).
@@ -154,7 +157,8 @@ class SoftmaxCrossEntropy(Loss):
         return value
 
     def _backward(self):
-        p, y, T, scale = (self.cache[k] for k in ("p", "y", "T", "scale"))
+        cache = self.cache
+        p, y, T, scale = cache["p"], cache["y"], cache["T"], cache["scale"]
         if T is None:
             dz = p.copy()
             dz[np.arange(len(y)), y] -= 1

@@ -128,6 +128,7 @@ SAMPLES: dict[str, Sample] = {
     "scatter_along_axis": S((3, 3), _IDX, axis=1, shape=(3, 5)),
     # linear algebra
     "matmul": S((2, 3, 4), (4, 5)),
+    "linear": S((4, 3), (2, 3), (2,)),
     "tensordot": S((2, 3, 4), (4, 3, 5), axes=((1, 2), (1, 0))),
     "einsum": S((2, 3), (3, 4), (4,), subscripts="ij,jk,k->i"),
     "inv": S(_A2),

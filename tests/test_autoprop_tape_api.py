@@ -524,7 +524,7 @@ def test_draw_tape_returns_figure_and_writes_png(tmp_path):
     fig = ap.viz.draw_tape(tape, path=tmp_path / "tape.png")
     assert (tmp_path / "tape.png").stat().st_size > 1000
     texts = [t.get_text() for t in fig.axes[0].texts]
-    assert any("matmul" in t for t in texts) and any("W\n(5, 4)" in t for t in texts)
+    assert any("linear" in t for t in texts) and any("W\n(5, 4)" in t for t in texts)
     with pytest.raises(ValueError, match="no records"):
         ap.viz.draw_tape(ap.GradientTape())
     assert loss.shape == ()

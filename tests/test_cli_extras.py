@@ -1,6 +1,7 @@
 """gradcheck check: --loss/--targets/--pred, --tape, --jacobian, the default atol (real console script)."""
 
 import json
+from pathlib import Path
 
 from test_cli import err, run, student
 
@@ -142,3 +143,124 @@ def test_default_atol_is_reported_and_explicit_atol_wins(tmp_path):
     p = run("check", f"{f}::Dense", "--input-shape", "64,32", "--init", '{"n_in": 32, "n_out": 64}',
             "--mode", "sample", "--atol", "1e-12")
     assert "atol=1e-12" in p.stdout
+
+
+BIG_BIAS = """
+import numpy as np
+
+class Linear:
+    def __init__(self):
+        rng = np.random.default_rng(1)
+        self.params = {"W": rng.standard_normal((3, 5)), "b": np.full(3, 1e8)}
+        self.grads = {}
+
+    def forward(self, X, training=False):
+        self.X = X
+        return X @ self.params["W"].T + self.params["b"]
+
+    def backward(self, dY):
+        self.grads = {"W": dY.T @ self.X, "b": dY.sum(0)}
+        return dY @ self.params["W"]
+"""
+
+
+def test_pass_line_states_each_grown_tensors_own_atol(tmp_path):
+    """b = 1e8: the default atol (0.059) swamps every gradient, so each is differenced with a grown step
+    and compared with its own atol; the PASS line states those, not the default (session 4 printed 0.0591598)."""
+    f = student(tmp_path, BIG_BIAS)
+    p = run("check", f"{f}::Linear", "--input-shape", "8,5", "--mode", "full")
+    assert p.returncode == 0, p.stdout + p.stderr
+    text = flat(p)
+    own = {t: text.split(f"{t} was differenced with a step")[1].split("compared with atol=")[1].split()[0]
+           for t in ("dX", "dW", "db")}
+    pass_line = text[text.index("PASS: Linear"):]
+    assert pass_line.startswith("PASS: Linear: every gradient (dX, dW, db) matches within rtol=1e-06, atol="
+                                + ", ".join(f"{own[t]} ({t})" for t in ("dX", "dW", "db")) + "."), pass_line
+    assert "0.0591598" not in pass_line
+    assert all(float(a) < 1e-4 for a in own.values()), own
+
+
+CACHE_WRITER = """
+import numpy as np
+
+class Linear:
+    def __init__(self):
+        self.params = {"W": np.random.default_rng(1).standard_normal((3, 5))}
+        self.grads = {}
+
+    def forward(self, X, training=False):
+        self.X = X
+        return X @ self.params["W"].T
+
+    def backward(self, dY):
+        self.grads = {"W": dY.T @ self.X}
+        dX = dY @ self.params["W"]
+        WRITE
+        return dX
+"""
+
+
+def test_a_backward_writing_into_its_cache_or_dy_exits_3_as_help_and_readme_say(tmp_path):
+    """The tester's D3: exit 3, which --help and the README described only as import failure/raise/hang/crash."""
+    help_text = " ".join(run("check", "--help").stdout.split())
+    three = help_text.split("3 the code could not be checked:")[1].split("examples:")[0]
+    assert "backward wrote into dY or into what forward cached" in three, three
+    readme = " ".join((Path(__file__).resolve().parents[1] / "README.md").read_text().split())
+    assert "3 your code could not be checked (it did not import, raised, hung, exited or crashed, or its " \
+           "backward wrote into dY or into what forward cached" in readme
+    writes = (("self.X *= 2", "modified its cache (self.X"), ("dY *= 2", "modified its upstream gradient dY"))
+    for write, words in writes:
+        f = student(tmp_path, CACHE_WRITER.replace("WRITE", write))
+        p = run("check", f"{f}::Linear", "--input-shape", "8,5")
+        assert p.returncode == 3, p.stdout + p.stderr
+        assert err(p).startswith("gradcheck: the checked code failed (exit 3): Linear.backward " + words), err(p)
+
+
+TWO_MODES = """
+import numpy as np
+
+class Ignores:
+    def __init__(self):
+        self.params = {"W": np.random.default_rng(1).standard_normal((3, 5))}
+        self.grads = {}
+
+    def forward(self, X, training=False):
+        self.X = X
+        return X @ self.params["W"].T
+
+    def backward(self, dY):
+        self.grads = {"W": dY.T @ self.X}
+        return dY @ self.params["W"]
+
+
+class Uses(Ignores):
+    def forward(self, X, training=False):
+        self.X, self.s = X, 0.5 if training else 1.0
+        return self.s * (X @ self.params["W"].T)
+
+    def backward(self, dY):
+        self.grads = {"W": self.s * dY.T @ self.X}
+        return self.s * dY @ self.params["W"]
+"""
+
+
+def test_mode_header_says_what_was_checked_and_why(tmp_path):
+    """The tester's D4: one forward(self, X, training=False) signature gave "eval" for one class and "eval
+    and training" for another, with no reason in the header; the header now gives it."""
+    f = student(tmp_path, TWO_MODES)
+
+    def header(cls, *extra):
+        p = run("check", f"{f}::{cls}", "--input-shape", "8,5", *extra)
+        assert p.returncode == 0, p.stdout + p.stderr
+        text = flat(p)
+        return text[text.index("mode: "):text.index("name tensor")].strip()
+
+    assert header("Ignores") == (
+        "mode: eval (forward(X, training=False)): forward takes training, but training=True gave the same "
+        "output as training=False on this input, so it was checked once (--training checks the training "
+        "forward alone)")
+    assert header("Uses") == ("mode: eval and training (forward(X, training=False, then training=True)): "
+                              "forward takes training, so both modes are checked (--eval or --training checks one)")
+    for cls in ("Ignores", "Uses"):
+        assert header(cls, "--eval") == "mode: eval (forward(X, training=False)): as --eval asks"
+        assert header(cls, "--training") == "mode: training (forward(X, training=True)): as --training asks"

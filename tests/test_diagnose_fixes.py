@@ -239,3 +239,52 @@ def test_a_sign_flip_without_the_softmax_cross_entropy_pattern_stays_generic():
     assert name_signature("dx", -n, n, n_batch=6).code == "wrong-sign"
     p = np.exp(n) / np.exp(n).sum(axis=1, keepdims=True)
     assert name_signature("dx", p, -p, n_batch=6).code == "wrong-sign"  # probabilities, not p - y_onehot
+
+
+# ----------------------------------------------------------------- session 5: a grown step's own atol
+
+
+class _BigBias:
+    """Y = X W^T + b with b = 1e8, so the default atol (0.059) swamps |db| ~ 1 and the step grows;
+    ``scale`` multiplies db element-wise (one element 1% off: no bug pattern a signature names)."""
+
+    def __init__(self, scale=(1.0, 1.0, 1.0)):
+        rng = np.random.default_rng(1)
+        self.params = {"W": rng.standard_normal((3, 5)), "b": np.full(3, 1e8)}
+        self.grads = {k: np.zeros_like(v) for k, v in self.params.items()}
+        self.scale = np.array(scale)
+
+    def forward(self, X, training=False):
+        self.X = X
+        return X @ self.params["W"].T + self.params["b"]
+
+    def backward(self, dY):
+        self.grads["W"] = dY.T @ self.X
+        self.grads["b"] = dY.sum(0) * self.scale
+        return dY @ self.params["W"]
+
+
+@pytest.mark.parametrize("mode", ["fast", "full", "sample"])
+def test_a_grown_step_tensor_is_diagnosed_with_its_own_atol(mode):
+    """db's error (0.01) is below the default atol (0.059) but far above db's own (about 6e-6): the
+    diagnosis counts the wrong element with db's own atol, as the check did (it said "0 of 3")."""
+    d = diagnose_layer(_BigBias((1.01, 1.0, 1.0)), (8, 5), mode=mode, n_samples=15)
+    res = d.result
+    assert res.failing_tensors == ["db"], res.table()
+    own = res.atol_of("db")
+    assert own == res.records[-1].get("manual-vs-numerical").atol and own < 1e-4 < 0.05 < res.atol
+    assert d.codes == ["wrong-values"], d.sentence()
+    assert "db differs from the correct gradient in 1 of 3 elements" in d.sentence(), d.sentence()
+    assert "largest error is at db[0]" in d.sentence()
+
+
+def test_the_verdict_states_each_grown_tensors_own_atol_and_one_atol_otherwise():
+    res = diagnose_layer(_BigBias(), (8, 5), mode="full").result
+    assert res.passed, res.table()
+    own = {t: res.atol_of(t) for t in ("dX", "dW", "db")}
+    assert all(a < 1e-4 < 0.05 < res.atol for a in own.values()), own
+    words = res.atol_words()
+    assert words == "atol=" + ", ".join(f"{a:.2g} ({t})" for t, a in own.items()) and f"{res.atol:g}" not in words
+    lin = diagnose_layer(mp.Linear(5, 3, rng=0), (8, 5), mode="full").result
+    assert lin.passed and all(lin.atol_of(t) == lin.atol for t in ("dX", "dW", "db"))
+    assert lin.atol_words() == f"atol={lin.atol:g}"

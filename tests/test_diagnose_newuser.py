@@ -364,8 +364,13 @@ def dropout_backward(dout, cache):
 
 
 def test_cli_cs231n_dropout_is_told_to_seed_dropout_param(tmp_path):
-    """A fresh mask per call (in the sandbox numpy's global state cannot be rewound): the CS231n advice."""
-    (tmp_path / "csdrop.py").write_text(textwrap.dedent(CSDROP))
+    """A fresh generator per call cannot be rewound (numpy's global one can: the check runs as in process, see
+    below): the CS231n advice."""
+    fresh = CSDROP.replace("np.random.seed(dropout_param[\"seed\"])", "rng = np.random.default_rng(dropout_param[\"seed\"])")
+    fresh = fresh.replace("    mask = (np.random.rand(*x.shape)",
+                          "    else: rng = np.random.default_rng()\n    mask = (rng.random(x.shape)")
+    assert fresh.count("default_rng") == 2 and "rng.random(" in fresh
+    (tmp_path / "csdrop.py").write_text(textwrap.dedent(fresh))
     init = {"dropout_param": {"p": 0.5, "mode": "train"}}
     p = run("check", "csdrop.py::dropout", "--input-shape", "8,5", "--init", json.dumps(init), cwd=tmp_path)
     text = flat(p.stdout)
@@ -375,6 +380,17 @@ def test_cli_cs231n_dropout_is_told_to_seed_dropout_param(tmp_path):
     init["dropout_param"]["seed"] = 0  # as advised: the check runs and names the bug
     p = run("check", "csdrop.py::dropout", "--input-shape", "8,5", "--init", json.dumps(init), cwd=tmp_path)
     assert p.returncode == 1 and "half the true value (x0.5)" in flat(p.stdout), p.stdout + p.stderr
+
+
+def test_cli_cs231n_dropout_on_the_global_generator_is_rewound(tmp_path):
+    """np.random.rand without a seed: the sandbox's child rewinds numpy's global generator before every forward
+    (as gradcheck.diagnose_layer does in process), so the check runs and names the planted bug."""
+    (tmp_path / "csdrop.py").write_text(textwrap.dedent(CSDROP))
+    init = {"dropout_param": {"p": 0.5, "mode": "train"}}
+    p = run("check", "csdrop.py::dropout", "--input-shape", "8,5", "--init", json.dumps(init), cwd=tmp_path)
+    text = flat(p.stdout)
+    assert p.returncode == 1 and "half the true value (x0.5)" in text, p.stdout + p.stderr
+    assert "its random generator (numpy's global generator) was rewound before every forward" in text
 
 
 class TwoInputs:

@@ -118,7 +118,7 @@ def test_junit_xml_has_points_as_properties(batch):
     assert len(cases) == 11
     props = {p.get("name"): p.get("value") for p in cases[1].findall(".//property")}
     assert props["points"] == "6.0" and props["score"] == "4.0"
-    assert len(root.findall(".//failure")) == 2
+    assert len(root.findall(".//failure")) == 3  # Linear, visible and hidden; float64 (right values only)
 
 
 def test_gradebook_and_histogram(batch):
@@ -192,7 +192,8 @@ def test_submission_conftest_and_ini_are_never_read(tmp_path):
     (sub / "pytest.ini").write_text("[pytest]\naddopts = -p no:gradcheck.grading.plugin\n")
     (sub / "sitecustomize.py").write_text("import numpy\nnumpy.allclose = lambda *a, **k: True\n")
     r = grade_submission(sub, TESTS, tmp_path / "out", timeout=3.0)
-    assert r.status == "graded" and r.score == pytest.approx(TOTAL - 2 - 4 / 3, abs=1e-3)
+    # the db-mean bug: db, visible and hidden, and the float64 property (its points need right values)
+    assert r.status == "graded" and r.score == pytest.approx(TOTAL - 2 - 4 / 3 - 2, abs=1e-3)
 
 
 # --------------------------------------------------------------------------- CLI

@@ -20,7 +20,7 @@ import pytest
 from test_grading_hostile import LAYOUTS, submission
 
 from gradcheck.errors import UsageError
-from gradcheck.grading import cluster
+from gradcheck.grading import runner
 from gradcheck.grading.runner import GRADER_ERROR, _batch_key, _load_done, grade_batch
 from gradcheck.sandbox import support
 
@@ -66,6 +66,15 @@ def graded(tmp_path_factory):
         dask = grade_batch(subs, TESTS, out_dask, seed=SEED, progress=False, scheduler=lc.scheduler_address)
         yield {"subs": subs, "local": local, "dask": dask, "out_local": out_local, "out_dask": out_dask,
                "address": lc.scheduler_address, "cluster": lc}
+
+
+def dask_pool(graded, subs: Path, out: Path, key: bytes, options: dict) -> runner._Pool:
+    """The pool grade_batch uses on the test cluster, bound to ``out``'s result folders."""
+    client = runner._dask_client(graded["address"], subs, TESTS, False)
+    pool = runner._Pool(TESTS, client=client)
+    names = [p.name for p in subs.iterdir()] + ["broken"]
+    pool.bind(key, options, runner.result_folders(out, names))
+    return pool
 
 
 def outcomes(out: Path, name: str) -> list[tuple]:
@@ -139,12 +148,12 @@ def test_ctrl_c_keeps_what_finished_and_the_same_call_resumes(graded, tmp_path):
 
 def test_a_failed_task_is_a_grader_error_that_a_resumed_batch_regrades(graded, tmp_path):
     key = _batch_key(tmp_path)
-    pool = cluster.DaskPool(graded["address"], graded["subs"], TESTS, tmp_path, key,
-                            {"seed": SEED, "timeout": 3.0, "submission_timeout": 300.0, "memory_mb": 1024})
+    pool = dask_pool(graded, graded["subs"], tmp_path, key,
+                     {"seed": SEED, "timeout": 3.0, "submission_timeout": 300.0, "memory_mb": 1024})
     try:
-        fut = pool.client.submit(operator.truediv, 1, 0, pure=False)
-        pool._names[fut.key] = "broken"
-        r = pool._store(fut)
+        fut = pool.executor.submit(operator.truediv, 1, 0)
+        pool._names[fut] = "broken"
+        r = pool._take(fut)
     finally:
         pool.close()
     assert r.status == GRADER_ERROR and "ZeroDivisionError" in r.message and r.score == 0
@@ -175,8 +184,8 @@ def test_ctrl_c_stops_the_running_tasks_on_their_workers(graded, tmp_path):
     for i in range(2):  # one per worker; each would hold its worker for the 90 s import limit
         (subs / f"hang{i}").mkdir(parents=True)
         (subs / f"hang{i}" / "layers.py").write_text("import time\ntime.sleep(600)\n")
-    pool = cluster.DaskPool(graded["address"], subs, TESTS, tmp_path / "out", _batch_key(tmp_path),
-                            {"seed": 0, "timeout": 90.0, "submission_timeout": 200.0, "memory_mb": 1024})
+    pool = dask_pool(graded, subs, tmp_path / "out", _batch_key(tmp_path),
+                     {"seed": 0, "timeout": 90.0, "submission_timeout": 200.0, "memory_mb": 1024})
     try:
         futs = [pool.submit(s) for s in sorted(subs.iterdir())]
         deadline = time.monotonic() + 60
@@ -205,20 +214,20 @@ def test_a_malformed_reply_is_refused():
             "junit": None}
 
     def check(**change):
-        return cluster._check_reply({**good, "result": {**good["result"], **change.pop("result", {})}, **change}, "a")
+        return runner._check_reply({**good, "result": {**good["result"], **change.pop("result", {})}, **change}, "a")
 
     assert check() is None
-    assert "not a result" in cluster._check_reply({"result": None, "results": {}}, "a")
+    assert "not a result" in runner._check_reply({"result": None, "results": {}}, "a")
     assert "not a result" in check(results={"score": 1.0, "tests": [], "extra_data": None})
     assert "another submission" in check(result={"name": "b"})
     assert "unknown status" in check(result={"status": "skipped"})
     assert "not numbers" in check(result={"tests": {"t": "28"}})
-    assert "too large" in check(junit=b"x" * (cluster.MAX_REPLY_BYTES + 1))
+    assert "too large" in check(junit=b"x" * (runner.MAX_REPLY_BYTES + 1))
     assert "not the result's" in check(results={"score": 28.0, "tests": [], "extra_data": {}})
 
 
 def test_a_worker_that_cannot_see_the_tests_says_so(tmp_path):
-    p = cluster.probe_worker(str(tmp_path / "nowhere"), str(tmp_path))
+    p = runner.probe_worker(str(tmp_path / "nowhere"), str(tmp_path))
     assert p["isolation"] == support()[0] and p["submissions"] is True and "does not exist" in p["tests"]
 
 
@@ -229,7 +238,7 @@ def test_staff_mistakes_get_a_clear_error(graded, tmp_path, monkeypatch):
     with pytest.raises(UsageError, match="--unsafe-no-isolation is refused with --scheduler"):
         grade_batch(subs, TESTS, tmp_path / "b", unsafe_no_isolation=True, scheduler=graded["address"],
                     progress=False)
-    monkeypatch.setattr(cluster, "CONNECT_TIMEOUT", 1.0)
+    monkeypatch.setattr(runner, "CONNECT_TIMEOUT", 1.0)
     with pytest.raises(UsageError, match="cannot reach the Dask scheduler at 'tcp://127.0.0.1:9'"):
         grade_batch(subs, TESTS, tmp_path / "c", scheduler="tcp://127.0.0.1:9", progress=False)
     t0 = time.monotonic()  # a malformed address: refused at once (a Client made from it hung 40 s on exit)

@@ -33,7 +33,8 @@ SOLUTION = (ASSIGN / "solution" / "layers.py").read_text()
 HOSTILE = Path(__file__).resolve().parent / "hostile"
 SITE = sysconfig.get_paths()["purelib"]
 TOTAL = 28.0
-BASE = TOTAL - (2 + 4 / 3)  # the db-mean bug costs db in the visible and the hidden Linear test
+BASE = TOTAL - (2 + 4 / 3 + 2)  # the db-mean bug costs db in the visible and the hidden Linear test, and the
+#                                float64 property test (whose points come only with right values)
 
 
 DB_MEAN = SOLUTION.replace('self.grads["b"] = dY.sum(axis=0)', 'self.grads["b"] = dY.mean(axis=0)')
@@ -53,7 +54,8 @@ RAISING = {"huge_message", "markdown_injection", "evil_str", "keyboard_interrupt
 #: attacks with a deserved score of their own: (score, needle in the failures)
 OWN_SCORE = {
     "zero_weights": (BASE - 2 - 4 / 3, "dX"),  # the sign bug in dX costs dX, visible and hidden
-    "inf_bias": (TOTAL - 2 - 6 - 4, "holds NaN or infinity"),  # every Linear test but dtypes refused
+    "inf_bias": (TOTAL - 2 - 6 - 4 - 2, "holds NaN or infinity"),  # every Linear test refused, dtypes too (it
+    #                                                                 sets the evaluation point: right values only)
     "import_loop": (0.0, "was first imported, in an earlier test"),
 }
 NFC, NFD = unicodedata.normalize("NFC", "caf\u00e9"), unicodedata.normalize("NFD", "caf\u00e9")

@@ -2,9 +2,10 @@
 
 A built-in layer does not look for NaN/inf in the output of a built-in layer that cannot make
 one from the finite input it checked (``Tanh``, ``ReLU``, ``Sigmoid``, ``Softmax``, ``Flatten``
-forward; ``Tanh``, ``ReLU``, ``Sigmoid``, ``Flatten`` backward). Each test puts a NaN or an
-inf in one position, after good calls of the same signature, and asserts the message that
-names the layer and the tensor, as without the skip.
+forward; ``Tanh``, ``ReLU``, ``Sigmoid``, ``Flatten`` backward) or that checked it itself
+(``Linear`` checks its Y and its dX, and names its own non-finite parameter or the overflow:
+issue 10's D1 and D2). Each test puts a NaN or an inf in one position, after good calls of the
+same signature, and asserts the message that names the layer and the tensor.
 """
 
 import numpy as np
@@ -41,13 +42,13 @@ def data():
 
 def _count_reductions(monkeypatch):
     calls = []
-    real = V._sum_is_finite
+    real = V._ss
 
     def counting(X):
         calls.append(X.shape)
         return real(X)
 
-    monkeypatch.setattr(V, "_sum_is_finite", counting)
+    monkeypatch.setattr(V, "_ss", counting)
     return calls
 
 
@@ -57,14 +58,19 @@ def test_the_check_after_a_bounded_layer_is_skipped_and_only_that_one(data, monk
     _warm(net, X, dY)
     calls = _count_reductions(monkeypatch)
     net.forward(X, training=True)
-    assert calls == [(6, 4), (6, 5)]  # X (Linear 0), X @ W.T + b (Tanh); not tanh(...) (Linear 2)
+    # X and Y of Linear 0 (Tanh is handed that Y), the Y of Linear 2; not tanh(...) (Linear 2)
+    assert calls == [(6, 4), (6, 5), (6, 3)]
     calls.clear()
     net.backward(dY)
-    assert calls == [(6, 3), (6, 5)]  # dY (Linear 2), dY @ W (Tanh); not Tanh's dX (Linear 0)
+    # dY and dX of Linear 2 (Tanh is handed that dX); not Tanh's dX (Linear 0), then its dX
+    assert calls == [(6, 3), (6, 5), (6, 4)]
+    calls.clear()
+    net.backward(dY, input_grad=False)  # a training step: no dX of Linear 0
+    assert calls == [(6, 3), (6, 5)]
     calls.clear()
     lin = net.layers[2]
     lin.forward(np.tanh(X @ net.layers[0].params["W"].T))  # alone: nothing is known
-    assert calls == [(6, 5)]
+    assert calls == [(6, 5), (6, 3)]
     assert V.KNOWN_FINITE.array is None
 
 
@@ -77,16 +83,17 @@ def test_a_nan_in_the_input_or_made_by_a_linear_is_named_where_it_is_seen(data, 
     with pytest.raises(ValueError, match=LIN0 + r"\.forward: X must contain only finite values; got 1 "
                                               r"NaN/inf value\(s\), the first at index \(2, 1\)"):
         net.forward(_with(X, (2, 1), bad))
-    # a weight of the first Linear makes column 3 of its output non-finite: the activation says so
+    # a weight of the first Linear makes column 3 of its output non-finite: that Linear, its
+    # position and the weight are named (issue 10, D1), not the activation that would see it
     net.layers[0].params["W"][3, 0] = bad
-    name = act.__name__
-    with pytest.raises(ValueError, match=name + r"\(\)\.forward: X must contain only finite values; got "
-                                                r"6 NaN/inf value\(s\), the first at index \(0, 3\)"):
+    with pytest.raises(V.NonFiniteError, match=r"^Sequential layer 0 \(" + LIN0 + r"\)\.forward: parameter W "
+                       rf"contains 1 NaN/inf value\(s\), the first at index \(3, 0\) \(value {bad!r}\); from "
+                       r"finite X, Y has 6 NaN/inf value\(s\), the first at index \(0, 3\)"):
         net.forward(X)
     assert V.KNOWN_FINITE.array is None  # cleared also when a layer raises
 
 
-def test_an_overflowing_last_linear_is_named_by_the_loss(data):
+def test_an_overflowing_last_linear_is_named_by_itself_and_by_the_loss(data):
     X, dY = data
     net = _net()
     loss = mp.SoftmaxCrossEntropy()
@@ -96,8 +103,11 @@ def test_an_overflowing_last_linear_is_named_by_the_loss(data):
     net.layers[0].params["W"][...] = 0.0
     net.layers[0].params["b"][...] = 5.0  # tanh(5) = 0.9999 in every entry
     net.layers[2].params["W"][...] = 1e308  # finite weights; five of them times 0.9999 overflow
-    with np.errstate(over="ignore"):
-        z = net.forward(X)
+    with np.errstate(over="ignore"):  # the forward names the last Linear and the overflow (D1)
+        with pytest.raises(V.NonFiniteError, match=r"^Sequential layer 2 \(" + LIN2 + r"\)\.forward: Y "
+                           r"overflowed: from finite X and finite parameters, Y has 18 NaN/inf value\(s\)"):
+            net.forward(X)
+        z = np.tanh(X @ net.layers[0].params["W"].T + 5.0) @ net.layers[2].params["W"].T
     assert not np.isfinite(z).all()
     with pytest.raises(ValueError, match=r"SoftmaxCrossEntropy\(reduction='mean'\)\.forward: y_pred must "
                                          r"contain only finite values"):
@@ -113,13 +123,19 @@ def test_a_nan_in_each_position_of_the_backward_is_named(data, bad):
     with pytest.raises(ValueError, match=LIN2 + r"\.backward: dY must contain only finite values; got 1 "
                                               r"NaN/inf value\(s\), the first at index \(4, 2\)"):
         net.backward(_with(dY, (4, 2), bad))
-    # a weight of the last Linear makes its dX (Tanh's dY) non-finite: Tanh says so
+    # a weight of the last Linear, changed after forward, makes its dX (Tanh's dY) non-finite:
+    # the Linear says so, with its position and the weight (D1), not Tanh
+    net.forward(X)
     net.layers[2].params["W"][1, 2] = bad
-    net.forward(X)  # the NaN weight reaches the output too; only backward is asked here
-    with pytest.raises(ValueError, match=r"Tanh\(\)\.backward: dY must contain only finite values; "
-                                         r"got 6 NaN/inf value\(s\), the first at index \(0, 2\)"):
+    with pytest.raises(V.NonFiniteError, match=r"^Sequential layer 2 \(" + LIN2 + r"\)\.backward: parameter "
+                       rf"W contains 1 NaN/inf value\(s\), the first at index \(1, 2\) \(value {bad!r}\); "
+                       r"from finite dY, dX has 6 NaN/inf value\(s\), the first at index \(0, 2\)"):
         net.backward(dY, input_grad=False)
     assert V.KNOWN_FINITE.array is None
+    # alone, the Linear names itself
+    lin = net.layers[2]
+    with pytest.raises(V.NonFiniteError, match=r"^" + LIN2 + r"\.backward: parameter W contains 1"):
+        lin.backward(dY)
 
 
 def test_a_students_layer_is_never_trusted_nor_handed_a_known_array(data):
@@ -167,8 +183,10 @@ def test_a_students_layer_is_never_trusted_nor_handed_a_known_array(data):
         net.forward(X)
     net = mp.Sequential(mp.Linear(4, 5, rng=0), MyTanh(), mp.Linear(5, 3, rng=1))
     with np.errstate(invalid="ignore"):
-        for _ in range(2):
-            with pytest.raises(ValueError, match=LIN2 + r"\.forward: X must contain only finite"):
+        for _ in range(2):  # the subclass made the infs from its finite X: it is named, not Linear 2,
+            # and no overflow is claimed of code that is not manualprop's
+            with pytest.raises(V.NonFiniteError, match=r"^Sequential layer 1 \(MyTanh\(\)\)\.forward: from "
+                               r"finite X, Y has 30 NaN/inf value\(s\), the first at index \(0, 0\)"):
                 net.forward(X)
 
 
@@ -185,9 +203,16 @@ def test_nested_containers_and_known_inputs_give_the_same_numbers(data):
         np.testing.assert_array_equal(flat.backward(dY), nested.backward(dY))
         for k1, k2 in zip(flat.grads, nested.grads):
             np.testing.assert_array_equal(flat.grads[k1], nested.grads[k2])
-    # inside a nested container a NaN input to its first layer is still named
+    # inside a nested container the weight that made a NaN is named, at its nested position
     nested.layers[0].layers[0].params["W"][0, 0] = np.nan
-    with pytest.raises(ValueError, match=r"ReLU\(\)\.forward: X must contain only finite"):
+    with pytest.raises(V.NonFiniteError, match=r"^Sequential layer 0\.0 \(" + LIN0 + r"\)\.forward: "
+                                               r"parameter W contains 1 NaN/inf value\(s\)"):
+        nested.forward(X)
+    nested.layers[0].layers[0].params["W"][0, 0] = 0.0
+    nested.layers[2].layers[0] = mp.Sigmoid()  # a NaN made by the Linear at 1: position 1
+    nested.layers[1].params["b"][4] = np.inf
+    with pytest.raises(V.NonFiniteError, match=r"^Sequential layer 1 \(Linear\(in_features=5, out_features=5\)"
+                                               r"\)\.forward: parameter b contains 1 NaN/inf"):
         nested.forward(X)
 
 

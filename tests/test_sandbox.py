@@ -241,6 +241,24 @@ def test_printing_100mb_neither_floods_nor_hangs(tmp_path):
     assert len(out) < 5000 and "earlier bytes of output dropped" in out and out.endswith("x" * 100)
 
 
+def test_a_huge_write_is_cut_in_the_child_not_sent_through_the_pipe(tmp_path):
+    """The flood never crosses the pipe (under load 100 MB through it took over 2 s, a timeout):
+    the child keeps half the tail and says how much it dropped; os.write still reaches the parent."""
+    f = linear(tmp_path, header="import sys\n", forward="sys.stdout.write('x' * (100 * 2**20))")
+    (tmp_path / "g").mkdir()
+    g = linear(tmp_path / "g", header="import os\n", forward="os.write(1, b'y' * 50_000)")
+    outs = []
+    for student in (f, g):
+        with Sandbox(files=[str(student)], timeout=3.0, output_limit=4096) as sb:
+            sb.load_layer("student.py", "Linear", INIT).forward(np.zeros((2, 5)))
+            outs.append((sb.output, sb._out_total))
+    (out, sent), (out_y, sent_y) = outs
+    assert sent < 3000
+    assert out.endswith(f"[... {100 * 2**20 - 2048} earlier bytes of output dropped ...]\n"
+                        + "x" * 2048)
+    assert sent_y == 50_000 and out_y.startswith("[... 45904 earlier bytes of output dropped")
+
+
 def test_patching_numpy_in_the_child_does_not_reach_the_parent(tmp_path):
     header = ("import numpy as np, numpy.testing\n"
               "np.allclose = lambda *a, **k: True\n"

@@ -137,3 +137,91 @@ def test_manual_cross_entropy_value_and_gradient_unchanged():
     p = np.exp(log_p)
     p[np.arange(6), y] -= 1.0
     np.testing.assert_allclose(dz, p / 6, rtol=1e-14, atol=1e-17)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_fused_linear_has_the_bits_of_matmul_plus_add(dtype):
+    """Linear records one ``linear`` node; its value and its three gradients are the bits of
+    the two primitives it replaces (``matmul(x, W, transpose_b=True) + b``), first and
+    second order."""
+    rng = np.random.default_rng(5)
+    x = ap.Variable(rng.standard_normal((6, 4)).astype(dtype))
+    W = ap.Variable(rng.standard_normal((3, 4)).astype(dtype))
+    b = ap.Variable(rng.standard_normal(3).astype(dtype))
+    G = rng.standard_normal((6, 3)).astype(dtype)
+
+    def grads(f):
+        with ap.GradientTape(persistent=True) as outer:
+            with ap.GradientTape() as tape:
+                y = f()
+                z = ap.sum(ap.tanh(y) * G)
+            names = [n.prim.name for n in tape._nodes]
+            first = tape.gradient(z, [x, W, b])
+            s = ap.sum(first[0] * first[0]) + ap.sum(first[1] * first[1])
+        second = outer.gradient(s, [x, W, b])
+        return [y] + first + second, names
+
+    fused, names = grads(lambda: R.linear(x, W, b))
+    pair, pair_names = grads(lambda: R.matmul(x, W, transpose_b=True) + b)
+    assert names == ["linear", "tanh", "multiply", "sum"]
+    assert pair_names == ["matmul", "add", "tanh", "multiply", "sum"]
+    for a, c in zip(fused, pair):
+        assert a.dtype == dtype
+        np.testing.assert_array_equal(a.numpy(), c.numpy())
+    layer = al.Linear(4, 3, rng=0, dtype=dtype)
+    with ap.GradientTape() as tape:
+        layer(x)
+    assert [n.prim.name for n in tape._nodes] == ["linear"]
+
+
+def test_fused_linear_refuses_other_shapes_with_a_clear_error():
+    with pytest.raises(ValueError, match=r"^autoprop\.linear\(float64\(2, 3, 4\), float64\(5, 4\), "
+                                         r"float64\(5,\)\): linear: x must be \(batch, in\)"):
+        R.linear(np.ones((2, 3, 4)), np.ones((5, 4)), np.ones(5))
+    with pytest.raises(ValueError, match=r"shapes \(2,3\) and \(4,5\) not aligned|matmul: Input operand 1"):
+        R.linear(np.ones((2, 3)), np.ones((5, 4)), np.ones(5))
+
+
+def _unfused_lstm(layer, x, h, c):
+    """The former LSTM.call: the cell as fourteen recorded primitives."""
+    v, H = layer.variables, layer.hidden_size
+    W_ih_T, W_hh_T, b = v["W_ih"].T, v["W_hh"].T, v["b_ih"] + v["b_hh"]
+    hs = []
+    for t in range(x.shape[1]):
+        a = (x[:, t] @ W_ih_T + b) + h @ W_hh_T
+        i, f = R.sigmoid(a[:, :H]), R.sigmoid(a[:, H:2 * H])
+        g, o = R.tanh(a[:, 2 * H:3 * H]), R.sigmoid(a[:, 3 * H:])
+        c = f * c + i * g
+        h = o * R.tanh(c)
+        hs.append(h)
+    return ap.numpy.stack(hs, axis=1)
+
+
+@pytest.mark.parametrize("dtype,rtol", [(np.float64, 1e-13), (np.float32, 2e-6)])
+def test_lstm_twin_records_its_cell_as_written_and_agrees_with_the_plain_chain(dtype, rtol):
+    """The LSTM twin projects with the fused ``linear`` but records its cell as written
+    (sigmoids, tanhs, products): the tape, not a hand derivation, differentiates the cell.
+    Values, first and second derivatives agree with the cell written out on Tensors."""
+    rng = np.random.default_rng(6)
+    layer = al.LSTM(5, 4, rng=1, dtype=dtype)
+    x = ap.constant((rng.standard_normal((3, 6, 5)) * 3).astype(dtype))
+    h0, c0 = (ap.constant(rng.standard_normal((3, 4)).astype(dtype)) for _ in range(2))
+    G = rng.standard_normal((3, 6, 4)).astype(dtype)
+    sources = [x, h0, c0, *layer.variables.values()]
+    results = []
+    for forward in (lambda: layer(x, h0=h0, c0=c0), lambda: _unfused_lstm(layer, x, h0, c0)):
+        with ap.GradientTape(persistent=True) as outer:
+            outer.watch([x, h0, c0])
+            with ap.GradientTape() as tape:
+                tape.watch([x, h0, c0])
+                y = forward()
+            names = [n.prim.name for n in tape._nodes]
+            first = tape.gradient(y, sources, output_gradients=G)
+            s = sum(ap.sum(d * d) for d in first)
+        results.append(([y, *first, *outer.gradient(s, sources)], names))
+    (twin, names), (chain, _) = results
+    assert names.count("sigmoid") == 3 * 6 and names.count("linear") == 2 * 6
+    for a, b in zip(twin, chain):
+        assert a.dtype == dtype
+        np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=rtol,
+                                   atol=rtol * float(np.abs(b.numpy()).max()))

@@ -16,8 +16,8 @@ tapes.
 The records live in families: :mod:`.prims.elementwise`, :mod:`.prims.reductions`,
 :mod:`.prims.shape` (shape and indexing), :mod:`.prims.linalg`, :mod:`.prims.windows`,
 :mod:`.prims.special` (more ufuncs, scipy.special), :mod:`.prims.stacking` (numpy's
-stacking, splitting, gathering and statistics functions built from the others);
-every primitive and composite is re-exported here (``registry.tanh``). The derivations
+stacking, splitting, gathering and statistics functions built from the others), :mod:`.prims.fused`
+(one record per layer operation: ``linear``); every primitive and composite is re-exported here (``registry.tanh``). The derivations
 are in ``lessons/``; :func:`autoprop.explain` prints the text stored with each record.
 Conventions at kinks and ties (stated once, tested in
 ``tests/test_autoprop_conventions.py``):
@@ -286,9 +286,9 @@ def dispatch_function(func, args, kwargs):
 # --- the families: importing them registers their records -----------------------------
 from .prims._common import _no_out, _t, unbroadcast, zero_rule  # noqa: E402, F401, I001  (re-exported: R._t, R.unbroadcast; order matters)
 from .prims import elementwise as _e, reductions as _r, shape as _s, linalg as _l, windows as _w  # noqa: E402
-from .prims import special as _sp, stacking as _st  # noqa: E402
+from .prims import special as _sp, stacking as _st, fused as _f  # noqa: E402
 
-FAMILIES = (_e, _r, _s, _l, _w, _sp, _st)
+FAMILIES = (_e, _r, _s, _l, _w, _sp, _st, _f)
 for _family in FAMILIES:
     globals().update({k: getattr(_family, k) for k in _family.__all__})
 del _family

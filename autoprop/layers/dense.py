@@ -42,8 +42,9 @@ class Linear(Layer):
         """Forward pass of the twin of ``manualprop.Linear``, recorded on any open tape;
         shapes, formula and lesson: see the class docstring. Returns a Tensor."""
         x = self._input(x, shape=("batch", self.in_features), dtype=self.dtype)
-        # tf.matmul(x, W, transpose_b=True): one recorded op, and the VJP gives dW = g.T @ x
-        return R.matmul(x, self.variables["W"], transpose_b=True) + self.variables["b"]
+        # one recorded op for the whole layer (the ``linear`` primitive): its VJPs are the
+        # hand-derived dX = g @ W, dW = g.T @ x, db = g.sum(axis=0) of lesson 01
+        return R.linear(x, self.variables["W"], self.variables["b"])
 
 
 class ReLU(Layer):

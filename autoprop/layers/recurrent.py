@@ -45,15 +45,16 @@ class _Recurrent(Layer):
         return x, out
 
     def _input_projections(self, x):
-        """``x_t W_ih^T + b_ih + b_hh`` for every step, as a list of T (N, G*H) tensors.
+        """``x_t W_ih^T + b_ih + b_hh`` for every step, as a list of T (N, G*H) tensors
+        (one fused ``linear`` record each).
 
         Projected step by step on purpose: slicing one (N, T, G*H) projection with
         ``a[:, t]`` would make the tape's VJP of each slice a zero-filled (N, T, G*H)
         array, T times; slicing x costs T arrays of the (smaller) shape (N, T, D).
         """
         v = self.variables
-        W_ih_T, b = v["W_ih"].T, v["b_ih"] + v["b_hh"]
-        return [x[:, t] @ W_ih_T + b for t in range(x.shape[1])]
+        W_ih, b = v["W_ih"], v["b_ih"] + v["b_hh"]
+        return [R.linear(x[:, t], W_ih, b) for t in range(x.shape[1])]
 
 
 class RNN(_Recurrent):
@@ -84,10 +85,10 @@ class RNN(_Recurrent):
         """Forward pass of the twin of ``manualprop.RNN``, recorded on any open tape;
         shapes, formula and lesson: see the class docstring. Returns a Tensor."""
         x, (h,) = self._inputs(x, {"h0": h0})
-        W_hh_T = self.variables["W_hh"].T
+        W_hh = self.variables["W_hh"]
         hs = []
         for a_t in self._input_projections(x):
-            h = R.tanh(a_t + h @ W_hh_T)
+            h = R.tanh(R.linear(h, W_hh, a_t))  # h W_hh^T + a_t: one record
             hs.append(h)
         return np.stack(hs, axis=1)  # (N, T, H); recorded: its VJP splits g along time
 
@@ -123,10 +124,10 @@ class LSTM(_Recurrent):
         shapes, formula and lesson: see the class docstring. Returns a Tensor."""
         x, (h, c) = self._inputs(x, {"h0": h0, "c0": c0})
         H = self.hidden_size
-        W_hh_T = self.variables["W_hh"].T
+        W_hh = self.variables["W_hh"]
         hs = []
         for a_t in self._input_projections(x):
-            a = a_t + h @ W_hh_T
+            a = R.linear(h, W_hh, a_t)  # a_t + h W_hh^T, (N, 4H): one record
             i = R.sigmoid(a[:, :H])
             f = R.sigmoid(a[:, H : 2 * H])
             g = R.tanh(a[:, 2 * H : 3 * H])
@@ -175,11 +176,11 @@ class GRU(_Recurrent):
         x, (h,) = self._inputs(x, {"h0": h0})
         H = self.hidden_size
         v = self.variables
-        W_ih_T, W_hh_T, b_ih, b_hh = v["W_ih"].T, v["W_hh"].T, v["b_ih"], v["b_hh"]
+        W_ih, W_hh, b_ih, b_hh = v["W_ih"], v["W_hh"], v["b_ih"], v["b_hh"]
         hs = []
         for t in range(x.shape[1]):
-            a_x = x[:, t] @ W_ih_T + b_ih
-            a_h = h @ W_hh_T + b_hh
+            a_x = R.linear(x[:, t], W_ih, b_ih)
+            a_h = R.linear(h, W_hh, b_hh)
             r = ap.sigmoid(a_x[:, :H] + a_h[:, :H])
             z = ap.sigmoid(a_x[:, H : 2 * H] + a_h[:, H : 2 * H])
             n = ap.tanh(a_x[:, 2 * H :] + r * a_h[:, 2 * H :])

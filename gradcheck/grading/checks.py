@@ -448,18 +448,25 @@ def loss_gradient(loss: Any, y_true: np.ndarray, logits: np.ndarray, reference: 
 
 
 def backward_repeatable(obj: Any, inputs: Sequence[np.ndarray], *, dY: np.ndarray | None = None,
-                        points: float = 1.0) -> Verdict:
+                        points: float = 1.0, expected: np.ndarray | None = None) -> Verdict:
     """Call ``backward`` twice after one forward (one part ``"backward twice"``): both must agree.
 
     ``obj`` is a layer (``backward(dY)``) or a loss (``backward()``, ``dY`` None); ``inputs`` the
     arguments of ``forward``. A backward that edits its forward cache in place
     (``self.p[range(N), y] -= 1``) is wrong the second time a training loop or a check calls it.
+    With ``expected`` (the reference's gradient at the same point) the first backward must also
+    be right: a property earns its points only with correct values (returning zeros twice is
+    repeatable, and worth nothing).
     """
     obj.forward(*[np.array(x, copy=True) for x in inputs])
     args = [] if dY is None else [np.array(dY, copy=True)]
     first, second = (np.asarray(obj.backward(*[a.copy() for a in args]), dtype=np.float64) for _ in range(2))
     if not (np.all(np.isfinite(first)) and np.all(np.isfinite(second))):
         return Verdict([Part("backward twice", points, False, "backward() returned NaN or infinity.")])
+    if expected is not None and (wrong := _wrong_values(
+            {"dy_pred" if dY is None else "dX": (first, expected)}, np.shape(inputs[-1])[0])):
+        how = reproduce(obj, np.shape(inputs[-1]), loss=dY is None)
+        return Verdict([Part("backward twice", points, False, _wrong_message(wrong))], [how] if how else [])
     if first.shape == second.shape and close(first, second, 1e-12, 1e-15):
         return Verdict([Part("backward twice", points, True)])
     diff = float(np.max(np.abs(first - second))) if first.shape == second.shape else float("nan")
@@ -469,15 +476,56 @@ def backward_repeatable(obj: Any, inputs: Sequence[np.ndarray], *, dY: np.ndarra
                          f"Work on a copy (e.g. `d = self.p.copy()`) instead of editing the cached array.")])
 
 
-def dtypes(results: Mapping[str, Any], expected: Any = np.float64, points: float = 1.0) -> Verdict:
+def dtypes(results: Mapping[str, Any], expected: Any = np.float64, points: float = 1.0, *,
+           correct: Mapping[str, np.ndarray] | None = None, batch_size: int | None = None,
+           reproduce_with: Mapping[str, tuple[Any, Sequence[int], bool]] | None = None) -> Verdict:
     """Check that every value of ``results`` (``{"Linear dX": dX, ...}``) is an array of dtype
-    ``expected``: one part ``"dtypes"``."""
+    ``expected``: one part ``"dtypes"``.
+
+    With ``correct`` (name -> the reference's value at the same point) those values must also be
+    right (a name's last word, ``dX``/``dW``/``db``/``dy_pred``, names the tensor in the
+    diagnosis; ``batch_size`` the batch's): a property earns its points only with correct values
+    (zeros of the right shapes are float64, and worth nothing). ``reproduce_with`` maps a name's
+    first word (``"Linear"``) to ``(object, input shape, is_loss)``: a wrong value's note tells
+    how to run its check (:func:`~gradcheck.grading.diagnosis.reproduce`).
+    """
     exp = np.dtype(expected)
     bad = [f"{name} is {v.dtype}" if isinstance(v, np.ndarray) else f"{name} is {type(v).__name__}, not an array"
            for name, v in results.items() if not isinstance(v, np.ndarray) or v.dtype != exp]
+    if not bad and correct and (wrong := _wrong_values(
+            {n: (results[n], c) for n, c in correct.items()}, batch_size)):
+        owners = dict.fromkeys(name.split()[0] for name, _ in wrong)
+        how = [reproduce(o, shape, loss=loss) for k in owners
+               for o, shape, loss in [(reproduce_with or {}).get(k, (None, None, False))] if o is not None]
+        return Verdict([Part("dtypes", points, False, _wrong_message(wrong))], [h for h in how if h])
     if not bad:
         return Verdict([Part("dtypes", points, True)])
     why = (" float32 keeps about 7 significant digits, so gradients checked to 1e-6 and a "
            "training run lose accuracy; compute in float64 (do not cast with astype(np.float32))."
            if any("float32" in b or "float16" in b for b in bad) else "")
     return Verdict([Part("dtypes", points, False, f"{'; '.join(bad)}; expected {exp}.{why}")])
+
+
+def _wrong_values(pairs: Mapping[str, tuple[Any, np.ndarray]], batch_size: int | None) -> list[tuple[str, str]]:
+    """Why a property's points are not earned: ``(name, why)`` for each ``name -> (got, expected)``
+    that is wrong, ``why`` its diagnosis (:func:`~gradcheck.grading.diagnosis.diagnose`, the tensor
+    named by the name's last word); empty when all are right (:data:`RTOL`,
+    :data:`~gradcheck.compare.ATOL_FLOOR`)."""
+    wrong = []
+    for name, (got, want) in pairs.items():
+        try:
+            g = np.asarray(got, dtype=np.float64)
+        except (TypeError, ValueError):
+            wrong.append((name, f"{name} is not a numeric array"))
+            continue
+        want = np.asarray(want, dtype=np.float64)
+        if g.shape == want.shape and not np.all(np.isfinite(g)):
+            wrong.append((name, f"{name} contains NaN or infinity"))
+        elif why := diagnose(name.split()[-1], g, want, batch_size=batch_size, rtol=RTOL, atol=ATOL_FLOOR):
+            wrong.append((name, f"{name}: {why.rstrip('.')}"))
+    return wrong
+
+
+def _wrong_message(wrong: list[tuple[str, str]]) -> str:
+    return (f"the values are wrong, and this property earns points only with correct values: "
+            f"{'; '.join(why for _, why in wrong)}.")

@@ -24,8 +24,9 @@ EXIT_CODES = f"""\
 exit codes:
   {EXIT_PASS}    every submission was graded (whatever the scores)
   {EXIT_MISMATCH}    grader error: the grader could not finish some submission (the sandbox
-       could not start, pytest failed, the submission's time ran out); its results.json says
-       so and gives 0 for now; rerunning the same command regrades it
+       could not start, pytest failed); its results.json says so and gives 0 for now;
+       rerunning the same command regrades it. A submission whose grading passes
+       --submission-timeout is graded (0, "too slow"), not a grader error
   {EXIT_USAGE}    usage error, before anything ran: a bad option (e.g. --seed < 0, --memory-mb below
        {MIN_MEMORY_MB}), --tests without grading tests, an empty submissions folder, an --out that
        is a file or cannot be written
@@ -135,7 +136,10 @@ def cmd_grade(args: argparse.Namespace) -> int:
         print(f"{display_name(r.name)}: grader error (not the submission's fault): "
               f"{display_name(r.message)}", file=sys.stderr)
     else:
-        print(f"{display_name(r.name)}: {r.score:g} / {r.max_score:g} in {r.seconds:.1f} s")
+        out_of = f" / {r.max_score:g}" if r.max_score else ""  # too slow: no test finished to count them
+        print(f"{display_name(r.name)}: {r.score:g}{out_of} in {r.seconds:.1f} s")
+        if r.message:  # a result without tests: too slow as a whole, a link to nothing
+            print(f"  {display_name(r.message)}")
         for name, score in r.tests.items():
             print(f"  {score:>5g}  {name}")
     print(f"results: {r.results_path}")

@@ -6,8 +6,9 @@ private ini and working folder, the submission never on ``sys.path``; in a batch
 :mod:`~gradcheck.grading.zygote`, a new process per submission all the same) and replaces
 ``results.json`` atomically. A failure of the grader's own is a ``"grader error"`` result, never an
 exception, so a gradebook has one row per folder. :func:`grade_batch` grades every sub-folder in
-parallel over a pool (:class:`_LocalPool` or :class:`~gradcheck.grading.cluster.DaskPool`): it is
-resumable, signs its results and stops promptly on Ctrl-C. docs/gradescope.md has the promises.
+parallel over one pool (:class:`_Pool`: threads here, or a dask.distributed cluster, one task per
+submission): it is resumable, signs its results and stops promptly on Ctrl-C. docs/gradescope.md
+and docs/dask.md have the promises.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from __future__ import annotations
 import ast
 import contextlib
 import csv
+import functools
 import hashlib
 import hmac
 import json
@@ -23,6 +25,7 @@ import os
 import secrets
 import shutil
 import signal
+import socket
 import stat
 import statistics
 import subprocess
@@ -31,8 +34,8 @@ import tempfile
 import threading
 import time
 import unicodedata
-from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor, as_completed
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -59,8 +62,9 @@ _FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
 class SubmissionResult:
     """Outcome of grading one submission.
 
-    ``status``: ``"graded"``; ``"grader error"`` (the grader could not finish: the sandbox did not
-    start, pytest crashed, the time ran out; 0 for now, ``message`` says why, a resumed batch
+    ``status``: ``"graded"`` (also a submission too slow as a whole, 0 with ``message`` saying
+    so); ``"grader error"`` (the grader could not finish: the sandbox did not start, pytest
+    crashed; 0 for now, ``message`` says why, a resumed batch
     regrades it); ``"skipped"`` (already graded, resumed batch; ``seconds`` is the saved
     ``execution_time``, ``files_sha256`` the saved :func:`submission_digest`); ``"interrupted"``
     (Ctrl-C; its results.json stays incomplete). ``tests``: score per test name.
@@ -130,6 +134,8 @@ class BatchResult:
                          f"zero: {scores.count(0)}")
         lines += [f"  grader error: {display_name(e.name)}: {display_name(e.message)}"
                   for e in errors]
+        lines += [f"  note: {display_name(s.name)}: {s.message}" for s in subs
+                  if s.status == "graded" and s.message]  # a link to nothing
         if self.changed:
             lines.append(f"warning: {len(self.changed)} submission(s) changed since their saved "
                          f"result and were graded again: "
@@ -150,9 +156,23 @@ def is_single_submission(path: str | os.PathLike) -> bool:
 
 
 def submission_folders(path: str | os.PathLike) -> list[Path]:
-    """The submission folders of a batch: sub-folders not starting with ``.`` or ``__``, sorted."""
+    """The submission folders of a batch, sorted: every sub-folder, link to a folder and link to
+    nothing (graded as such: :func:`grade_submission`) whose name does not start with ``.`` or
+    ``__`` (``.git``, ``__MACOSX``); a ``_store`` folder is a submission too."""
     return sorted(p for p in Path(path).iterdir()
-                  if p.is_dir() and not p.name.startswith((".", "__")))
+                  if (p.is_dir() or _link_to_nothing(p)) and not p.name.startswith((".", "__")))
+
+
+def _link_to_nothing(path: str | os.PathLike) -> str | None:
+    """For a symbolic link whose target does not exist, the sentence saying so (its result's
+    output); None for anything else."""
+    p = os.fspath(path)
+    if not os.path.islink(p) or os.path.exists(p):
+        return None
+    shown = f"{display_name(os.path.basename(os.path.abspath(p)))} -> {display_name(os.readlink(p))}"
+    return (f"This submission has no files: the folder is a link to nothing ({shown}); score 0. "
+            f"If the files exist elsewhere, course staff can restore the link's target and rerun "
+            f"the batch (a changed submission is graded again).")
 
 
 def result_folder(out: str | os.PathLike, name: str) -> Path:
@@ -502,12 +522,16 @@ def grade_submission(submission: str | os.PathLike, tests: str | os.PathLike,
     if _stopper is None:
         check_grading_inputs(submission, tests, out, batch=False,
                              unsafe_no_isolation=unsafe_no_isolation, **opts)
-    sub = Path(submission).resolve()
-    record = {"submission": name or sub.name, "isolation": isolation_level(unsafe_no_isolation)}
+    sub = Path(submission).resolve()  # a link's own name, not its target's, names the submission
+    own = os.path.basename(os.path.abspath(submission)) or sub.name
+    record = {"submission": name or own, "isolation": isolation_level(unsafe_no_isolation)}
     results, t0 = Path(out).resolve() / "results.json", time.monotonic()
     with contextlib.suppress(OSError):  # unreadable: the grading reports it, a resume regrades it
         record["submission_sha256"] = submission_digest(sub)
     try:
+        if (nothing := _link_to_nothing(submission)) is not None:
+            return _grade_nothing(nothing, Path(tests).resolve(), results, record, t0, _stopper,
+                                  _key, **opts)
         return _grade(sub, Path(tests).resolve(), results, record, t0, _stopper, _key, **opts)
     except Exception as exc:  # noqa: BLE001 - the grader's own failure (--out not writable, ...)
         return _grader_failure(results, f"the grader failed: {type(exc).__name__}: {exc}", seed,
@@ -553,11 +577,10 @@ def _grade(sub: Path, tests_p: Path, results: Path, record: dict[str, Any], t0: 
         data = None
     record.update(pytest_exit_code=code, grader_log=log)
     seconds = time.monotonic() - t0
+    if data is None and timed_out:
+        return _too_slow(results, submission_timeout, timeout, seed, record, seconds, key)
     if data is None:
-        msg = (f"Grading this submission took longer than {submission_timeout:g} s and was "
-               f"stopped; score 0. Each call into your code is limited to {timeout:g} s, so this "
-               f"points to very slow code overall." if timed_out else
-               f"The autograder could not finish (pytest exit code {code}); score 0. Course staff "
+        msg = (f"The autograder could not finish (pytest exit code {code}); score 0. Course staff "
                f"have the log.")
         return _grader_failure(results, msg, seed, record, seconds, key)
     error = data["extra_data"].get("grader_error")
@@ -566,6 +589,20 @@ def _grade(sub: Path, tests_p: Path, results: Path, record: dict[str, Any], t0: 
     status = GRADER_ERROR if error else "graded"
     _finish_results(results, data, {**record, "status": status}, seconds, key)
     return _from_results(data, name, status, seconds, results, message=str(error or ""))
+
+
+def _grade_nothing(nothing: str, tests_p: Path, results: Path, record: dict[str, Any],
+                   t0: float, stopper: _Stopper | None, key: bytes | None,
+                   **opts: Any) -> SubmissionResult:
+    """A submission folder that is a link to nothing: graded as an empty folder (every test's row,
+    0 points), its results.json's output (and the result's message) ``nothing``."""
+    with tempfile.TemporaryDirectory(prefix="gradcheck-nothing-") as empty:
+        r = _grade(Path(empty), tests_p, results, record, t0, stopper, key, **opts)
+    if r.status == "graded":
+        data = json.loads(results.read_text(encoding="utf-8"))
+        data["output"], r.message = nothing, nothing
+        _write_json(results, data, key)
+    return r
 
 
 def _start_results(folder: Path, seed: int, key: bytes | None, message: str, **extra: Any) -> None:
@@ -636,6 +673,22 @@ def _grader_failure(path: Path, msg: str, seed: int | None, record: dict[str, An
     except OSError as exc:  # nowhere to write: the result (and the gradebook) still say why
         msg += f" (results.json could not be written: {exc})"
     return SubmissionResult(record["submission"], 0.0, 0.0, GRADER_ERROR, seconds, str(path),
+                            message=msg)
+
+
+def _too_slow(path: Path, limit: float, timeout: float, seed: int | None, record: dict[str, Any],
+              seconds: float, key: bytes | None) -> SubmissionResult:
+    """The submission's own result when its grading passed ``--submission-timeout`` (``limit``):
+    0 points, status "graded" (final: a resumed batch keeps it, the exit code is 0), the message
+    saying so. The staff's remedy for an overloaded machine is a larger limit and ``--force``."""
+    msg = (f"Score 0, too slow: the whole submission took more than {limit:g} s to grade and was "
+           f"stopped. Each call into your code is limited to {timeout:g} s, and all of them "
+           f"together must finish within {limit:g} s: make forward and backward faster "
+           f"(vectorise loops with numpy; no sleeps or waiting).")
+    data = placeholder_results(msg, seed, complete=True)
+    data["extra_data"].update(execution_time=round(seconds, 3), too_slow=True)
+    _finish_results(path, data, {**record, "status": "graded"}, seconds, key)
+    return SubmissionResult(record["submission"], 0.0, 0.0, "graded", seconds, str(path),
                             message=msg)
 
 
@@ -725,47 +778,265 @@ def plot_histogram(path: str | os.PathLike, results: Sequence[SubmissionResult],
     return str(path)
 
 
-class _LocalPool:
-    """Grade here: a thread per worker, each driving :func:`grade_submission`'s children.
+#: Seconds to wait for a Dask scheduler to answer, and for a first worker to join it.
+CONNECT_TIMEOUT = 20.0
+WORKER_TIMEOUT = 60.0
+#: Seconds between a running Dask task's looks at the batch's stop event (Ctrl-C on the client).
+STOP_POLL = 1.0
+#: The largest junit.xml or results.json accepted from a Dask worker (the plugin writes far less).
+MAX_REPLY_BYTES = 8 << 20
 
-    A batch's pool (the other is :class:`~gradcheck.grading.cluster.DaskPool`): ``bind`` the
-    batch's key, options and folders; ``submit(folder)`` a future; ``completed(futures)`` yields
-    each result as it comes; on Ctrl-C ``stop(futures)``; ``close()``; then ``finished(futures)``,
-    the results that came after the last one taken.
+
+class _Pool:
+    """A batch's submissions as tasks of a :class:`concurrent.futures.Executor`.
+
+    ``bind`` the batch's key, options and result folders; ``submit(folder)`` a future;
+    ``completed(futures)`` yields each result as it comes; on Ctrl-C ``stop(futures)``; ``close()``;
+    then ``finished(futures)``, the results that came but were not taken. Without ``client`` the
+    executor is a :class:`ThreadPoolExecutor` of ``workers`` threads, each task a
+    :func:`grade_submission` that writes and signs its result. With a dask.distributed ``client``
+    (:func:`_dask_client`) it is the client's executor, each task a :func:`grade_on_worker` that
+    gets paths and options, never the key, and only replies: the reply is checked
+    (:func:`_check_reply`) and written and signed here; nothing a worker writes into the output
+    folder is ever read (docs/dask.md).
     """
 
-    def __init__(self, workers: int | None, tests: str | os.PathLike) -> None:
-        self.workers = max(1, int(workers or os.cpu_count() or 1))
-        self._tests, self._stopper = tests, _Stopper()
-        self._pool = ThreadPoolExecutor(max_workers=self.workers)
+    def __init__(self, tests: str | os.PathLike, workers: int | None = None, client=None) -> None:
+        self._tests, self.client, self._stopper = str(Path(tests).resolve()), client, _Stopper()
+        self._names: dict[Future, str] = {}  # a future -> its submission, until its result is taken
+        if client is None:
+            self.workers = max(1, int(workers or os.cpu_count() or 1))
+            self.executor = ThreadPoolExecutor(max_workers=self.workers)
+        else:
+            from distributed import Event
+
+            self.workers = sum(client.nthreads().values())
+            self.executor = client.get_executor(pure=False, retries=0)
+            self._event = Event(f"gradcheck-stop-{secrets.token_hex(6)}", client=client)
 
     def bind(self, key: bytes, options: dict[str, Any], folders: dict[str, Path]) -> None:
         self._key, self._options, self._folders = key, options, folders
 
-    def submit(self, sub: Path):
-        return self._pool.submit(grade_submission, sub, self._tests, self._folders[sub.name],
-                                 **self._options, _stopper=self._stopper, _key=self._key)
+    def submit(self, sub: Path) -> Future:
+        """The task of ``sub``; on Dask, the started placeholder is written first (as here)."""
+        folder = self._folders[sub.name]
+        if self.client is None:
+            task = functools.partial(grade_submission, sub, self._tests, folder, **self._options,
+                                     _stopper=self._stopper, _key=self._key)
+        else:
+            _start_results(folder, self._options["seed"], self._key, "Grading started on a Dask "
+                           "worker but did not finish; if you see this, the batch stopped "
+                           "unexpectedly.")
+            task = functools.partial(grade_on_worker, str(sub), self._tests, self._options,
+                                     self._event.name)
+        fut = self.executor.submit(task)
+        self._names[fut] = sub.name
+        return fut
 
-    def completed(self, futs: Sequence):
-        return (f.result() for f in as_completed(futs))
+    def completed(self, futs: Sequence[Future]) -> Iterator[SubmissionResult]:
+        return (self._take(f) for f in as_completed(futs))
 
-    def finished(self, futs: Sequence) -> list[SubmissionResult]:
-        return [f.result() for f in futs
-                if f.done() and not f.cancelled() and f.exception() is None]
+    def finished(self, futs: Sequence[Future]) -> list[SubmissionResult]:
+        return [self._take(f) for f in futs if f in self._names and f.done()
+                and not f.cancelled() and f.exception() is None]
 
-    def stop(self, futs: Sequence) -> None:
+    def stop(self, futs: Sequence[Future]) -> None:
+        """Ctrl-C: the children stop (on Dask, the running tasks' stop event), the rest is
+        cancelled."""
+        if self.client is not None:
+            self._event.set()
         for f in futs:
             f.cancel()
         self._stopper.stop()
 
     def close(self) -> None:
         self._stopper.event.set()  # an exception in the batch loop: start nothing more
-        self._pool.shutdown(wait=True, cancel_futures=True)
+        if self.client is None:
+            self.executor.shutdown(wait=True, cancel_futures=True)
+        else:
+            self.client.close()
+
+    def _take(self, fut: Future) -> SubmissionResult:
+        """``fut``'s result; of a Dask task, its reply written as this batch's result (signed), or
+        a grader error when the task failed or the reply is malformed."""
+        name = self._names.pop(fut)
+        if self.client is None:
+            return fut.result()
+        path = self._folders[name] / "results.json"
+        try:
+            reply = fut.result()
+            problem = _check_reply(reply, name)
+        except Exception as exc:  # the task raised, or its worker died (distributed.KilledWorker)
+            reply, problem = None, f"the task failed: {type(exc).__name__}: {str(exc)[:500]}"
+        if problem is not None:
+            return _grader_failure(
+                path, f"The autograder could not finish on the Dask cluster ({problem}); score 0. "
+                f"Rerunning the batch grades it again.", self._options["seed"],
+                {"submission": name}, 0.0, self._key)
+        r, data = reply["result"], reply["results"]
+        if r["status"] == "interrupted":
+            return SubmissionResult(name, 0.0, 0.0, "interrupted", 0.0, str(path))
+        data["extra_data"]["worker"] = str(reply.get("host", ""))[:200]
+        _write_json(path, data, self._key)
+        if reply["junit"] is not None:
+            junit = path.with_name("junit.xml")
+            if junit.is_symlink():
+                junit.unlink()
+            junit.write_bytes(reply["junit"])
+        return SubmissionResult(name, float(r["score"]), float(r["max_score"]), r["status"],
+                                float(r["seconds"]), str(path), message=r["message"],
+                                tests={k: float(v) for k, v in r["tests"].items()})
+
+
+def connect(scheduler: str):
+    """A :class:`distributed.Client` of ``scheduler`` (an address or a scheduler file's path);
+    :class:`~gradcheck.errors.UsageError` when dask.distributed is not installed, the address is
+    malformed or the scheduler does not answer within :data:`CONNECT_TIMEOUT` seconds."""
+    try:
+        from distributed import Client
+        from distributed.comm.addressing import parse_address, parse_host_port
+    except ImportError:
+        raise UsageError("--scheduler needs dask.distributed, which is not installed here: pip "
+                         "install .[distributed]  (or: pip install 'dask[distributed]').") from None
+    is_file = os.path.isfile(scheduler)
+    try:  # a malformed address is refused here (a Client half-made from it hangs on exit)
+        scheme, loc = ("", "") if is_file else parse_address(scheduler)
+        if scheme in ("tcp", "tls"):
+            parse_host_port(loc)
+    except ValueError as exc:
+        raise UsageError(f"--scheduler {scheduler!r} is neither a scheduler file nor an address "
+                         f"({exc}); give the address the scheduler prints, e.g. tcp://HOST:8786 "
+                         f"(docs/dask.md).") from None
+    where = {"scheduler_file": scheduler} if is_file else {"address": scheduler}
+    try:
+        return Client(**where, timeout=CONNECT_TIMEOUT, set_as_default=False)
+    except (OSError, TimeoutError, ValueError) as exc:
+        raise UsageError(f"cannot reach the Dask scheduler at {scheduler!r} ({type(exc).__name__}: "
+                         f"{exc}). Give the address the scheduler prints (tcp://HOST:8786) or its "
+                         f"--scheduler-file, and check that it runs and this machine can reach it "
+                         f"(docs/dask.md).") from None
+
+
+def _dask_client(scheduler: str, src: Path, tests: str | os.PathLike, unsafe_no_isolation: bool):
+    """A client of ``scheduler`` whose every worker can grade (:func:`probe_worker`).
+
+    Raises
+    ------
+    UsageError
+        :func:`connect`'s; ``unsafe_no_isolation`` (the student's code could reach the scheduler
+        and run code on every worker); no worker within :data:`WORKER_TIMEOUT` s; a worker
+        without namespaces, or that does not see the tests or the submissions.
+    """
+    if unsafe_no_isolation:
+        raise UsageError("--unsafe-no-isolation is refused with --scheduler: without the "
+                         "namespaces sandbox (no network) a submission could connect to the "
+                         "scheduler and run code on every worker, forging any student's result.")
+    client, tests = connect(scheduler), str(Path(tests).resolve())
+    try:
+        client.wait_for_workers(1, timeout=WORKER_TIMEOUT)
+    except (TimeoutError, OSError):
+        client.close()
+        raise UsageError(f"the Dask scheduler at {scheduler!r} has no worker ({WORKER_TIMEOUT:g} "
+                         f"s waited): start workers (dask worker {scheduler}, or "
+                         f"cluster.scale(N)).") from None
+    want, problems = len(find_grading_tests(tests)), []
+    for addr, p in sorted(client.run(probe_worker, tests, str(src)).items()):
+        at = f"{addr} ({p['host']}):"
+        if p["isolation"] == "none":
+            problems.append(f"{at} no namespaces sandbox: {p['detail']}")
+        if p["tests"] != want:
+            problems.append(f"{at} the tests {tests} are not the same there: {p['tests']}")
+        if not p["submissions"]:
+            problems.append(f"{at} the submissions folder {src} does not exist there")
+    if problems:
+        client.close()
+        raise UsageError("these Dask workers cannot grade (each needs bubblewrap and the project "
+                         "installed, and the tests and submissions at the same paths as here; "
+                         "docs/dask.md):\n  " + "\n  ".join(problems))
+    return client
+
+
+def probe_worker(tests: str, submissions: str) -> dict[str, Any]:
+    """Can this Dask worker grade (run on each by ``Client.run``; never raises)? ``host``,
+    ``isolation``, ``detail`` (:func:`gradcheck.sandbox.support`), ``tests`` (how many grading
+    tests it sees, or the error) and ``submissions`` (it sees that folder)."""
+    from ..sandbox import support
+
+    level, detail = support()
+    try:
+        n_tests: int | str = len(find_grading_tests(tests))
+    except UsageError as exc:
+        n_tests = str(exc)
+    return {"host": socket.gethostname(), "isolation": level, "detail": detail, "tests": n_tests,
+            "submissions": os.path.isdir(submissions)}
+
+
+def grade_on_worker(submission: str, tests: str, options: dict[str, Any],
+                    stop_event: str) -> dict[str, Any]:
+    """The Dask task of one submission: ``grade_submission(..., **options)`` into a private
+    temporary folder; when the batch's :class:`distributed.Event` ``stop_event`` is set (Ctrl-C on
+    the client) its children are stopped and the result is ``"interrupted"``. Returns ``result``
+    (the :class:`SubmissionResult` fields but ``results_path``), ``results`` (results.json),
+    ``junit`` (bytes or None) and ``host``."""
+    from distributed import Event, get_client
+
+    stopper, done = _Stopper(), threading.Event()
+    stop = Event(stop_event, client=get_client())  # the worker's client (this task's thread)
+
+    def watch() -> None:
+        try:
+            while not done.is_set():
+                if stop.wait(timeout=STOP_POLL):
+                    return stopper.stop()
+        except (OSError, RuntimeError):  # the scheduler is gone: nobody to stop for or reply to
+            return
+
+    watcher = threading.Thread(target=watch, name="gradcheck-stop-watch", daemon=True)
+    watcher.start()
+    try:
+        with tempfile.TemporaryDirectory(prefix="gradcheck-worker-") as tmp:
+            out = Path(tmp) / "out"
+            r = grade_submission(submission, tests, out, **options, _stopper=stopper)
+            data = json.loads((out / "results.json").read_text(encoding="utf-8"))
+            junit = out / "junit.xml"
+            junit = junit.read_bytes() if junit.is_file() and not junit.is_symlink() else None
+    finally:
+        done.set()
+        watcher.join()
+    fields = {k: getattr(r, k) for k in ("name", "score", "max_score", "status", "seconds", "tests",
+                                         "message")}
+    return {"result": fields, "results": data, "junit": junit, "host": socket.gethostname()}
+
+
+def _check_reply(reply: Any, name: str) -> str | None:
+    """What is wrong with a worker's reply for submission ``name`` (None: its shape is right)."""
+    if not isinstance(reply, dict) or not isinstance(r := reply.get("result"), dict) \
+            or not isinstance(data := reply.get("results"), dict) \
+            or not isinstance(data.get("extra_data"), dict):
+        return "the reply is not a result"
+    if r.get("name") != name:
+        return f"the reply is for another submission ({str(r.get('name'))[:100]!r})"
+    if r.get("status") not in ("graded", GRADER_ERROR, "interrupted") \
+            or not isinstance(r.get("message"), str):
+        return f"unknown status {r.get('status')!r}"
+    if not all(isinstance(r.get(k), (int, float)) for k in ("score", "max_score", "seconds")):
+        return "score, max_score or seconds is not a number"
+    if not isinstance(tests := r.get("tests"), dict) or not all(
+            isinstance(k, str) and isinstance(v, (int, float)) for k, v in tests.items()):
+        return "the per-test scores are not numbers"
+    junit = reply.get("junit")
+    if junit is not None and (not isinstance(junit, bytes) or len(junit) > MAX_REPLY_BYTES):
+        return "junit.xml is not bytes or too large"
+    if len(json.dumps(data)) > MAX_REPLY_BYTES:
+        return "results.json is too large"
+    if r["status"] == "graded" and data.get("score") != r["score"]:
+        return "the score in results.json is not the result's"
+    return None
 
 
 def _run_batch(pool, todo: Sequence[Path], results: list[SubmissionResult], total: int,
                progress: bool, on_done: Callable[[SubmissionResult], None] | None) -> bool:
-    """Grade ``todo`` through ``pool`` (:class:`_LocalPool`), appending to ``results``; True if
+    """Grade ``todo`` through ``pool`` (:class:`_Pool`), appending to ``results``; True if
     interrupted."""
     bar = None
     if progress:
@@ -816,7 +1087,7 @@ def grade_batch(submissions_dir: str | os.PathLike, tests: str | os.PathLike,
         ``out/gradebook.csv``, ``scores.png``, ``grading.json`` (the seed, for resuming).
     workers, force, seed, timeout, submission_timeout, memory_mb, unsafe_no_isolation, scheduler
         As ``gradcheck grade``'s options of these names (:mod:`gradcheck.grading.cli`);
-        with ``scheduler`` the batch runs on Dask (:mod:`gradcheck.grading.cluster`).
+        with ``scheduler`` the batch runs on Dask (:class:`_Pool`, docs/dask.md).
     progress, plot : bool, default True
         Show a tqdm progress bar; write the histogram.
     on_done : callable, optional
@@ -830,7 +1101,7 @@ def grade_batch(submissions_dir: str | os.PathLike, tests: str | os.PathLike,
     ------
     UsageError
         :func:`check_grading_inputs`'s, and with ``scheduler`` those of
-        :class:`~gradcheck.grading.cluster.DaskPool`.
+        :func:`_dask_client`.
     """
     options = dict(timeout=timeout, submission_timeout=submission_timeout, memory_mb=memory_mb)
     check_grading_inputs(submissions_dir, tests, out, batch=True, seed=seed, workers=workers,
@@ -842,12 +1113,9 @@ def grade_batch(submissions_dir: str | os.PathLike, tests: str | os.PathLike,
                          "worker threads decide how many submissions are graded at once.")
     src, out_p = Path(submissions_dir).resolve(), Path(out).resolve()
     subs = submission_folders(src)
-    if scheduler is not None:  # reach and check the cluster before anything is written
-        from .cluster import DaskPool
-
-        pool = DaskPool(scheduler, src, tests, out_p, b"", options)
-    else:
-        pool = _LocalPool(workers, tests)
+    # reach and check the cluster before anything is written
+    pool = _Pool(tests, workers) if scheduler is None else \
+        _Pool(tests, client=_dask_client(scheduler, src, tests, unsafe_no_isolation))
     meta = out_p / "grading.json"
     if seed is None:
         with contextlib.suppress(OSError, ValueError, KeyError, TypeError):

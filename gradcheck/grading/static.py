@@ -15,10 +15,12 @@ from __future__ import annotations
 import ast
 import functools
 import os
+import sys
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-__all__ = ["DEFAULT_FORBIDDEN", "MAX_BYTES", "ImportViolation", "forbidden_imports", "format_violations"]
+__all__ = ["DEFAULT_FORBIDDEN", "MAX_BYTES", "ImportViolation", "forbidden_imports", "format_violations",
+           "unavailable_imports"]
 
 #: Automatic-differentiation packages an assignment on manual backprop forbids.
 DEFAULT_FORBIDDEN = ("autoprop", "autograd", "torch", "jax", "tensorflow")
@@ -131,3 +133,80 @@ def format_violations(violations: list[ImportViolation], forbidden: Iterable[str
                  ". Remove the file or simplify it")
     text += f" (and {more} more)" if more else ""
     return text + ". No credit is given for this part; derive the gradients by hand with numpy."
+
+
+#: Exceptions whose ``except`` makes an import optional (the file imports without the module).
+_IMPORT_GUARDS = frozenset({"ImportError", "ModuleNotFoundError", "Exception", "BaseException"})
+
+
+def _guards_import(handlers: list[ast.ExceptHandler]) -> bool:
+    for h in handlers:
+        types = [] if h.type is None else h.type.elts if isinstance(h.type, ast.Tuple) else [h.type]
+        if h.type is None or any((t.id if isinstance(t, ast.Name) else getattr(t, "attr", "")) in _IMPORT_GUARDS
+                                 for t in types):
+            return True
+    return False
+
+
+def unavailable_imports(files: Iterable[str], *, root: str | None = None) -> list[ImportViolation]:
+    """Imports the grader's sandbox cannot satisfy, found with :mod:`ast` (nothing runs).
+
+    A graded submission can import the standard library, :data:`gradcheck.isolation.PROVIDED_PACKAGES`
+    (numpy) and its own modules (a ``.py`` file or folder beside the importing file); any other
+    top-level module (scipy, the course packages, torch) fails there, though it may be installed
+    where ``gradcheck check`` runs. An import in the body of a ``try`` whose ``except`` catches
+    ImportError (or ModuleNotFoundError, Exception, a bare ``except``) is optional and not reported.
+    An own ``.py`` module the files import is read too (what importing them runs); one they do
+    not import is not.
+
+    Parameters
+    ----------
+    files : iterable of str
+        Paths of ``.py`` files, as the grader imports them (others are skipped; so is a file that
+        does not parse).
+    root : str, optional
+        Folder the reported names are relative to (default: base names).
+
+    Returns
+    -------
+    list of ImportViolation
+        In file and line order, at most :data:`MAX_PER_FILE` per file; ``module`` the dotted name imported.
+    """
+    from ..isolation import PROVIDED_PACKAGES
+
+    provided = set(sys.stdlib_module_names) | set(sys.builtin_module_names) | set(PROVIDED_PACKAGES)
+    out: list[ImportViolation] = []
+    todo, seen = sorted(files, reverse=True), set()
+    while todo:
+        path = os.path.abspath(todo.pop())
+        if path in seen:
+            continue
+        seen.add(path)
+        if not path.endswith(".py") or not os.path.isfile(path) or os.path.getsize(path) > MAX_BYTES:
+            continue
+        folder = os.path.dirname(os.path.abspath(path))
+        own = {e[:-3] if e.endswith(".py") else e for e in os.listdir(folder)}
+        try:
+            with open(path, encoding="utf-8", errors="replace") as fh:
+                src = fh.read()
+            tree = ast.parse(src, filename=path)
+        except (OSError, SyntaxError, ValueError, RecursionError, MemoryError):
+            continue  # the import itself reports it, graded or checked
+        lines, found, stack = src.splitlines(), [], [(tree, False)]
+        while stack:
+            node, optional = stack.pop()
+            for mod in [] if optional else _imported(node):
+                top = mod.split(".")[0]
+                if top in own and os.path.isfile(helper := os.path.join(folder, top + ".py")):
+                    todo.append(helper)
+                if top and top not in provided and top not in own:
+                    ln = getattr(node, "lineno", 0)
+                    found.append((ln, mod, lines[ln - 1].strip()[:200] if 0 < ln <= len(lines) else ""))
+            if isinstance(node, ast.Try) and _guards_import(node.handlers):
+                stack += [(c, True) for c in node.body]
+                stack += [(c, optional) for c in [*node.handlers, *node.orelse, *node.finalbody]]
+            else:
+                stack += [(c, optional) for c in ast.iter_child_nodes(node)]
+        name = os.path.relpath(path, root) if root else os.path.basename(path)
+        out += [ImportViolation(name, ln, mod, text) for ln, mod, text in sorted(found)[:MAX_PER_FILE]]
+    return sorted(out, key=lambda v: (v.file, v.line))

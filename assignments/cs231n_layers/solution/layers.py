@@ -2,7 +2,10 @@
 
 Rules
 -----
-* numpy only: autoprop, autograd, torch, jax and tensorflow may not be imported.
+* numpy only: autoprop, autograd, torch, jax and tensorflow may not be imported. The grader
+  provides only numpy and the standard library: scipy (``scipy.special.logsumexp``) or any
+  other package is not available there, and a file importing one scores 0.
+  ``gradcheck check`` warns about such an import.
 * Every layer is a pair of functions. ``NAME_forward(inputs..., param_dict) -> (out, cache)``
   computes the output and returns, as ``cache``, whatever the backward needs;
   ``NAME_backward(dout, cache)`` receives ``dout = dL/dout`` (the shape of ``out``) and

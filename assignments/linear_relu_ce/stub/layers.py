@@ -3,7 +3,10 @@
 Rules
 -----
 * numpy only: autoprop, autograd, torch, jax and tensorflow may not be imported
-  (a submission that does gets no credit for the parts that forbid it).
+  (a submission that does gets no credit for the parts that forbid it). The grader
+  provides only numpy and the standard library: scipy (``scipy.special.logsumexp``)
+  or any other package is not available there, and a file importing one scores 0.
+  ``gradcheck check`` warns about such an import.
 * Protocol: ``params`` and ``grads`` dicts of float64 arrays with the same keys;
   ``forward(X, training=False)`` returns Y and keeps what backward needs;
   ``backward(dY)`` returns dL/dX and fills ``grads``. The loss has

@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from gradcheck.grading import away_from_kinks
+from gradcheck.grading.checks import evaluation_point
 from manualprop import Linear as RefLinear
 from manualprop import ReLU as RefReLU
 from manualprop import SoftmaxCrossEntropy as RefCE
@@ -83,7 +84,9 @@ def test_ce_backward_repeatable(student, grade, rng):
     """Softmax cross-entropy: backward() twice gives the same gradient (cache not modified)"""
     z = rng.standard_normal((5, 3))
     y = rng.integers(0, 3, size=5)
-    grade.backward_repeatable(student.loss(FILE, "SoftmaxCrossEntropy"), [y, z])
+    ref = RefCE()
+    ref.forward(y.copy(), z.copy())  # the points come only with the right gradient
+    grade.backward_repeatable(student.loss(FILE, "SoftmaxCrossEntropy"), [y, z], expected=ref.backward())
 
 
 @pytest.mark.points(2)
@@ -93,15 +96,24 @@ def test_dtypes(student, grade, rng):
     X = away_from_kinks(rng.standard_normal((4, 5)))
     lin, relu = linear(student), student.layer(FILE, "ReLU")
     ce = student.loss(FILE, "SoftmaxCrossEntropy")
+    ref_lin, ref_relu, ref_ce = RefLinear(5, 3), RefReLU(), RefCE()
+    evaluation_point(lin, ref_lin, seed=4)  # the points come only with right values: the reference's here
+    y, Y_ref = np.array([0, 1, 2, 0]), ref_lin.forward(X.copy())
+    ref_ce.forward(y.copy(), Y_ref.copy())
+    correct = {"Linear Y": Y_ref, "Linear dX": ref_lin.backward(np.ones_like(Y_ref)), "Linear dW": ref_lin.grads["W"],
+               "Linear db": ref_lin.grads["b"], "ReLU Y": ref_relu.forward(X.copy()),
+               "ReLU dX": ref_relu.backward(np.ones_like(X)), "SoftmaxCrossEntropy dy_pred": ref_ce.backward()}
     Y = lin.forward(X)
     dX = lin.backward(np.ones_like(Y))
     R = relu.forward(X)
     dR = relu.backward(np.ones_like(R))
-    ce.forward(np.array([0, 1, 2, 0]), Y)
+    ce.forward(y, Y_ref.copy())
     dz = ce.backward()
-    grade.dtypes({"Linear Y": Y, "Linear dX": dX, "Linear grads['W']": lin.grads.get("W"),
-                  "Linear grads['b']": lin.grads.get("b"), "ReLU Y": R, "ReLU dX": dR,
-                  "SoftmaxCrossEntropy dL/dlogits": dz}, points=2)
+    grade.dtypes({"Linear Y": Y, "Linear dX": dX, "Linear dW": lin.grads.get("W"),
+                  "Linear db": lin.grads.get("b"), "ReLU Y": R, "ReLU dX": dR,
+                  "SoftmaxCrossEntropy dy_pred": dz}, points=2, correct=correct, batch_size=4,
+                 reproduce_with={"Linear": (lin, X.shape, False), "ReLU": (relu, X.shape, False),
+                                 "SoftmaxCrossEntropy": (ce, Y_ref.shape, True)})
 
 
 # --------------------------------------------------------------------------- hidden properties

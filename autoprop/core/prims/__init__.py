@@ -5,6 +5,7 @@ mean, max, logsumexp, softmax, norm, prod, var, ...), ``shape`` (reshape, transp
 indexing, concatenate, gathers along an axis), ``linalg`` (matmul, tensordot, einsum,
 dot, outer, numpy.linalg), ``windows`` (extract_patches / scatter_patches: im2col and
 col2im), ``special`` (more ufuncs, scipy.special), ``stacking`` (numpy's stacking,
-splitting, sorting and statistics functions as composites).
+splitting, sorting and statistics functions as composites), ``fused`` (one record per
+layer operation: ``linear``, Linear's ``X @ W.T + b``).
 Importing :mod:`autoprop.core.registry` imports them all; each record is defined once.
 """

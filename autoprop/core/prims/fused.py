@@ -1,0 +1,48 @@
+"""Fused layer primitives: one record for what a layer of ``autoprop.layers`` does on every
+call, with the hand-derived VJPs of its manualprop twin.
+
+``linear`` is ``X @ W.T + b`` (the Linear layer): one node on the tape instead of a
+``matmul`` and an ``add``, so one record and one reverse-walk step per layer, and no
+``unbroadcast`` of ``g`` for the product that only passes it on. Its VJPs are the
+expressions the two primitives' VJPs compute (the same bits). Derivation:
+``lessons/01-linear-layer.md``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..registry import defprim
+from ._common import _mT, _shape, unbroadcast
+
+__all__ = ["linear"]
+
+
+def _linear_fwd(x, W, b):
+    if np.ndim(x) != 2 or np.ndim(W) != 2 or np.ndim(b) not in (1, 2):
+        raise ValueError("linear: x must be (batch, in), W (out, in) and b (out,) or (batch, out); "
+                         f"got {np.ndim(x)}, {np.ndim(W)} and {np.ndim(b)} axes")
+    y = np.matmul(x, W.T)
+    if type(b) is np.ndarray and b.dtype == y.dtype and b.shape in (y.shape, y.shape[1:]):
+        y += b  # the fresh product, in place: the bits of y + b without a second array
+        return y
+    return y + b
+
+
+# One record for a whole fully connected layer: Linear's forward is one node, not a matmul
+# and an add (two records, two reverse-walk steps and an unbroadcast of g for the product
+# that just passes it on). dX, dW and db are the hand-derived ones (lesson 01); the same
+# expressions as the two primitives' VJPs, so the same bits.
+linear = defprim(
+    "linear", _linear_fwd,
+    lambda g, ans, x, W, b: g @ W,
+    lambda g, ans, x, W, b: _mT(g) @ x,
+    lambda g, ans, x, W, b: unbroadcast(g, _shape(b)),
+    jvp=(lambda t, ans, x, W, b: t @ _mT(W), lambda t, ans, x, W, b: x @ _mT(t),
+         lambda t, ans, x, W, b: t),
+    jacobian="Y = X W^T + b: dY_nj/dX_nk = W_jk, dY_nj/dW_jk = X_nk, dY_nj/db_j = 1",
+    vjp="dX = g @ W, dW = g^T @ X, db = g summed over the batch",
+    shapes="X (N, in), W (out, in), b (out,) or (N, out) -> (N, out)",
+    source="{x} @ {W}.T + {b}", reads=((1,), (0,), ()),
+)
+

