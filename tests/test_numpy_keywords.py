@@ -154,3 +154,93 @@ def _params(f):
         return list(inspect.signature(f).parameters.values())
     except (TypeError, ValueError):
         return []
+
+
+# --- the derivatives of every accepted keyword (the gap the forward-only sweep left) ----------
+# The sweep above compares values only, so an option the forward pass honours but the VJP or
+# JVP does not know (np.linalg.cholesky(x, upper=True): the record ran, gradient() raised a
+# TypeError) passed it. Here every keyword value that a record accepts is also
+# differentiated: reverse mode and forward mode against central differences of numpy itself
+# on the same arguments.
+def _float_leaves(x):
+    x = _values(x)
+    if isinstance(x, (list, tuple)):
+        return [v for item in x for v in _float_leaves(item)]
+    a = np.asarray(x)
+    return [a] if a.dtype.kind == "f" else []
+
+
+def _weights(leaves):
+    r = np.random.default_rng(11)
+    return [r.uniform(-1.0, 1.0, a.shape) for a in leaves]
+
+
+def _loss_np(f, args, kwargs, ws, i, xi):
+    a = list(args)
+    a[i] = xi
+    with np.errstate(all="ignore"):
+        return sum(float(np.sum(w * v)) for w, v in zip(ws, _float_leaves(f(*a, **kwargs))))
+
+
+
+
+# a sample may pass a float array where numpy wants integers (np.roll's shift): converting
+# it warns, rightly; the numbers are checked against central differences all the same
+@pytest.mark.filterwarnings("ignore::autoprop.TapeEscapeWarning")
+@pytest.mark.parametrize("f, kw", _cases())
+def test_every_accepted_keyword_is_differentiated_right(f, kw):
+    args = _sample(f)
+    if args is None:
+        pytest.skip(f"no sample input that both numpy and autoprop accept for {f.__name__}")
+    tried = 0
+    for value in VALUES.get(kw, []):
+        kwargs = value if isinstance(value, dict) else {kw: value}
+        try:
+            with np.errstate(all="ignore"):
+                want = f(*args, **kwargs)
+            got = f(*_tensors(args), **kwargs)
+        except Exception:  # noqa: BLE001 - refused (checked by name above) or numpy refuses
+            continue
+        ws = _weights(_float_leaves(want))
+        if not ws or any(w.dtype != np.float64 for w in _float_leaves(want)):
+            continue  # integer/bool results: no derivative; float32: too coarse to difference
+        for i, a in enumerate(args):
+            if not (isinstance(a, np.ndarray) and a.dtype.kind == "f"):
+                continue
+            ts = _tensors(args)
+            h = 1e-6
+            num = np.zeros_like(a)
+            for j in np.ndindex(a.shape):
+                e = np.zeros_like(a)
+                e[j] = h
+                num[j] = (_loss_np(f, args, kwargs, ws, i, a + e) - _loss_np(f, args, kwargs, ws, i, a - e)) / (2 * h)
+            with ap.GradientTape() as tape:
+                tape.watch(ts[i])
+                got = _float_leaves_t(f(*ts, **kwargs))
+                loss = sum(ap.sum(ap.constant(w) * v) for w, v in zip(ws, got))
+            try:
+                g = tape.gradient(loss, ts[i], unconnected_gradients="zero")
+            except ValueError as exc:  # a derivative refused where it does not exist, by name
+                assert kw in str(exc), (
+                    f"{f.__module__}.{f.__name__}(..., {kw}={value!r}): gradient() failed without "
+                    f"naming {kw!r}: {exc}")
+                tried += 1
+                continue
+            np.testing.assert_allclose(g.numpy(), num, rtol=1e-5, atol=1e-6, err_msg=(
+                f"{f.__module__}.{f.__name__}(..., {kw}={value!r}): the VJP of argument {i} is wrong"))
+            u = np.random.default_rng(5).standard_normal(a.shape)
+            with ap.ForwardAccumulator(ts[i], u) as acc:
+                got = _float_leaves_t(f(*ts, **kwargs))
+                loss = sum(ap.sum(ap.constant(w) * v) for w, v in zip(ws, got))
+            jvp = acc.jvp(loss, unconnected_gradients="zero")
+            assert float(np.sum(jvp.numpy())) == pytest.approx(float(np.sum(num * u)), rel=1e-5, abs=1e-6), (
+                f"{f.__module__}.{f.__name__}(..., {kw}={value!r}): the JVP of argument {i} is wrong")
+            tried += 1
+    if not tried:
+        pytest.skip(f"no differentiable accepted value of {kw!r} on the sample")
+
+
+def _float_leaves_t(x):
+    if isinstance(x, (list, tuple)):
+        return [v for item in x for v in _float_leaves_t(item)]
+    return [x] if isinstance(x, ap.Tensor) and x.dtype.kind == "f" else []

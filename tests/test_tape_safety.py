@@ -61,7 +61,9 @@ def test_explicit_conversions_constants_and_no_tape_stay_quiet():
     c = ap.constant([5.0, 6.0])
     with ap.GradientTape() as tape:
         y = x * 2
-        assert not _escapes(lambda: (y.numpy(), float(y[0]), y[1].item(), y.tolist()))
+        assert not _escapes(lambda: (y.numpy(), y[1].item(), y.tolist()))
+        # float() is what math.exp(t) calls, so it cannot be quiet (the tester's round 5)
+        assert len(_escapes(lambda: float(y[0]))) == 1
         assert not _escapes(lambda: np.array([c, c]))  # carries no gradient
         loss = ap.sum(y)
     assert not _escapes(lambda: np.array([x, y]))  # no tape recording

@@ -93,10 +93,11 @@ def explain(tape, target, source):
         if any(k in reach for k in node.keys):
             reach.add(node.key)
     if target._key in reach:
-        return head + (
+        text = head + (
             "connected: the target depends on the source through recorded operations, so "
             "the gradient is not None (it may be zero, e.g. at a kink or where a mask is 0)."
         )
+        return text + _escaped_paths(tape, reach, target)
     causes = []
     cuts = tape._cuts or {}
     cut = cuts.get(id(target))
@@ -150,6 +151,48 @@ def explain(tape, target, source):
                 "the target does not depend on the source: no recorded operation connects them."
             )
     return head + "None: " + " Also: ".join(causes)
+
+
+def _escaped_paths(tape, reach, target):
+    """For a connected target: the values computed from the source that left the tape
+    while it recorded, before the target was computed. A path through one of them is not
+    in the gradient (``math.exp(x[0]) * x[1]``: connected through ``x[1]``, the ``x[0]``
+    path escaped through float()). Empty when there are none."""
+    # the recorded ops the target is computed by, and the first one after which an op
+    # on that path read a constant (a plain number/array, or a tensor the tape does not
+    # track): only an escape before such an op can have fed the target
+    nodes = tape._nodes
+    pos_of = {n.key: i for i, n in enumerate(nodes)}
+    stack, seen_keys, last_const = [target._key], set(), -1
+    while stack:
+        k = stack.pop()
+        if k in seen_keys or k not in pos_of:
+            continue
+        seen_keys.add(k)
+        i = pos_of[k]
+        node = nodes[i]
+        stack.extend(node.keys)
+        if len(node.parents) < len(node.args):
+            last_const = max(last_const, i)
+    seen, parts = set(), []
+    for how, t, _value, pos in tape._escapes or []:
+        if t._key not in reach or pos > last_const or (how, t._key) in seen:
+            continue
+        seen.add((how, t._key))
+        where = next((f"the output of {n.prim.name!r} (recorded op #{i})"
+                      for i, n in enumerate(tape._nodes) if n.key == t._key),
+                     _name(t))
+        parts.append(f"{where}, shape {t.shape}, through {how} after {pos} recorded ops")
+    if not parts:
+        return ""
+    shown = "; ".join(parts[:5]) + (f"; and {len(parts) - 5} more" if len(parts) > 5 else "")
+    return (
+        " But a path was cut: a value computed from the source left the tape (" + shown +
+        "). If the target was computed from that plain number or array (math.exp(t), "
+        "np.float64(t), np.array([...]) of Tensors), that path is missing from the gradient, "
+        "which is then wrong, not None; explicit logging with .numpy()/.item() is harmless. "
+        "Keep the computation on the tensor (np.exp(t), ap.numpy.stack) to have it counted."
+    )
 
 
 _CUT_ADVICE = {

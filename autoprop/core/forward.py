@@ -20,6 +20,8 @@ reverse-over-forward (Hessian-vector products) both work.
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
 from . import tape as _tape
@@ -43,6 +45,12 @@ class ForwardAccumulator:
         If the structures or a tangent's shape do not match the primals.
     TypeError
         If a primal is not a Tensor.
+
+    Warns
+    -----
+    UserWarning
+        For an integer or boolean primal: it is not differentiable and gets no tangent
+        (``jvp`` gives None), as :meth:`GradientTape.watch` warns.
 
     Notes
     -----
@@ -77,6 +85,12 @@ class ForwardAccumulator:
                     f"{type(p).__name__}"
                 )
             if not is_differentiable_dtype(p.dtype):
+                warnings.warn(  # as GradientTape.watch does
+                    f"ForwardAccumulator: a primal of dtype {p.dtype} is not differentiable "
+                    "and carries no tangent: jvp() of everything computed from it is None; "
+                    "cast it to float first, e.g. ap.constant(x, dtype='float64').",
+                    stacklevel=2,
+                )
                 continue
             tv = t if isinstance(t, Tensor) else Tensor(np.asarray(t, dtype=p.dtype))
             if tv.shape != p.shape:

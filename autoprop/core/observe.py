@@ -140,8 +140,11 @@ class TapeEscapeWarning(UserWarning):
 
     ``np.array([x, y])``, ``cols[:, idx] = x`` and numpy (or scipy) functions that do not
     dispatch to autoprop convert a Tensor with ``__array__``: the result is a constant, so
-    the gradient path ends there and the tape silently misses that contribution. Explicit
-    conversions (``.numpy()``, ``float()``, ``.item()``) stay quiet. ``ap.strict_mode()``
+    the gradient path ends there and the tape silently misses that contribution. The same
+    holds for the Python number conversions ``float(t)``, ``int(t)``, ``complex(t)`` and
+    ``operator.index(t)``, which ``math.exp(t)``, ``np.float64(t)`` and ``np.fromiter`` call
+    (they cannot be told apart from ``float(t)``): they warn too. The explicit ways to take a
+    value on purpose (``.numpy()``, ``.item()``, ``.tolist()``) stay quiet. ``ap.strict_mode()``
     (or ``warnings.simplefilter("error", ap.TapeEscapeWarning)``) turns it into an error.
     """
 
@@ -223,16 +226,18 @@ def _scipy_hint():
 def _describe(tensor, tape):
     if isinstance(tensor, Variable):
         return f"Variable {tensor.name!r}"
+    if getattr(tape, "_forward", False):
+        return "a Tensor with a tangent"
     for pos in range(len(tape._nodes) - 1, -1, -1):
         if tape._nodes[pos].key == tensor._key:
             return f"the Tensor computed by {tape._nodes[pos].prim.name} (recorded op #{pos})"
     return "a watched Tensor"
 
 
-def implicit_escape(tensor):
-    """``Tensor.__array__`` while a tape records: warn (or raise in strict mode) when
-    ``tensor`` carries gradient on a recording tape: tracked by it, or a trainable float
-    Variable that it would watch on first use."""
+def _carrier(tensor):
+    """The recording tape (or open ForwardAccumulator) on which ``tensor`` carries
+    gradient: tracked by it, a trainable float Variable it would watch on first use, or a
+    tensor with a tangent. None when there is none."""
     for tape in _RECORDING:
         if getattr(tape, "_forward", False):
             continue
@@ -240,8 +245,42 @@ def implicit_escape(tensor):
             type(tensor) is Variable and tape._watch_accessed and tensor.trainable
             and tensor._value.dtype.kind in "fc"
         ):
-            break
-    else:
+            return tape
+    for acc in _FORWARD:
+        entry = acc._tangents.get(id(tensor))
+        if entry is not None and entry[0] is tensor:
+            return acc
+    return None
+
+
+def implicit_escape(tensor, how=None):
+    """An implicit conversion while a tape records: warn (or raise in strict mode) when
+    ``tensor`` carries gradient (:func:`_carrier`).
+
+    ``how`` None: ``Tensor.__array__`` (numpy made an array of it). Otherwise the Python
+    number conversion that ran (``"float()"``, ``"int()"``, ``"complex()"``,
+    ``"operator.index()"``), which is also what ``math.exp(t)``, ``np.float64(t)`` and
+    ``np.fromiter`` call.
+    """
+    tape = _carrier(tensor)
+    if tape is None:
+        return
+    if how is not None:
+        kind = "ForwardAccumulator" if getattr(tape, "_forward", False) else "GradientTape"
+        msg = (
+            f"{_describe(tensor, tape)} (shape {tensor.shape}, dtype {tensor.dtype}) carries "
+            f"gradient on a recording {kind} and was converted to a Python number by {how} "
+            "here (also what math.exp/sqrt/log/tanh/pow, np.float64(), complex() and "
+            "np.fromiter call on a Tensor): the number is a constant, so the gradient path "
+            "ends at this line and the tape will miss this contribution (a wrong gradient, "
+            "not None, when the target also depends on the source another way). Fix: use a "
+            "numpy function on the tensor itself (np.exp(t), np.sqrt(t), t ** p: recorded); "
+            "to take the value on purpose, call t.item() or t.numpy() (quiet), or "
+            "float(ap.stop_gradient(t))."
+        )
+        if _STRICT:
+            raise TapeEscapeError(msg)
+        warnings.warn(msg, TapeEscapeWarning, stacklevel=_user_stacklevel())
         return
     msg = (
         f"{_describe(tensor, tape)} (shape {tensor.shape}, dtype {tensor.dtype}) carries gradient "

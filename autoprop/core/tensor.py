@@ -68,6 +68,20 @@ class Tensor:
     ``autoprop.exp(t)``. In-place changes are refused: a recorded value must stay
     what the backward pass will read.
 
+    Leaving the tape. :meth:`numpy` and :meth:`item` take the value on purpose and are
+    quiet. Every *implicit* conversion of a tensor that carries gradient (tracked by a
+    recording :class:`~autoprop.GradientTape`, a trainable float Variable it would watch,
+    or a tensor with a tangent in an open ``ForwardAccumulator``) gives a
+    :class:`~autoprop.TapeEscapeWarning` (a ``TapeEscapeError`` under
+    ``ap.strict_mode()``): ``np.asarray(t)`` and numpy code that does not dispatch, and the
+    Python number conversions ``float(t)``, ``int(t)``, ``complex(t)``,
+    ``operator.index(t)``. The latter include ``math.exp(t)``, ``math.sqrt(t)``,
+    ``np.float64(t)`` and ``np.fromiter`` over a tensor, which call ``float(t)`` and so
+    cannot be told apart from it: the plain number they return is a constant and its path
+    contributes nothing to the gradient. Write ``np.exp(t)`` (recorded) instead, or
+    ``t.item()`` / ``ap.stop_gradient(t)`` to take the value deliberately. ``round(t)``
+    is ``t.round()``: recorded, and passes no gradient (piecewise constant).
+
     Examples
     --------
     >>> import autoprop as ap
@@ -148,21 +162,41 @@ class Tensor:
         return len(self._value)
 
     def __float__(self):
-        if _RECORDING:
+        # float(t) is also what math.exp(t), math.sqrt(t), np.float64(t), complex(t) and
+        # np.fromiter(...) call: they cannot be told apart here, so every one of them warns
+        # while a tape records and t carries gradient (the rule: Notes of the class).
+        if _RECORDING or _FORWARD:
             _observe.note_escape(self, "float()", float(self._value))
+            _observe.implicit_escape(self, "float()")
         return float(self._value)
 
+    def __complex__(self):
+        if _RECORDING or _FORWARD:
+            _observe.note_escape(self, "complex()", complex(self._value))
+            _observe.implicit_escape(self, "complex()")
+        return complex(self._value)
+
     def __int__(self):
+        if _RECORDING or _FORWARD:
+            _observe.note_escape(self, "int()", int(self._value))
+            _observe.implicit_escape(self, "int()")
         return int(self._value)
 
     def __index__(self):
+        if _RECORDING or _FORWARD:
+            _observe.implicit_escape(self, "operator.index()")
         return self._value.__index__()
 
     def __bool__(self):
         return bool(self._value)
 
     def item(self):
-        """The value of a one-element tensor as a Python scalar (leaves the tape)."""
+        """The value of a one-element tensor as a Python scalar (leaves the tape).
+
+        With :meth:`numpy`, the explicit way to take a value on purpose: it never warns.
+        ``float(t)`` (and ``math.exp(t)`` & co., which call it) warns while a tape records
+        and ``t`` carries gradient; see the class Notes.
+        """
         if _RECORDING:
             _observe.note_escape(self, ".item()", self._value.item())
         return self._value.item()
@@ -385,6 +419,47 @@ class Tensor:
         """Round half to even to ``decimals`` places, as ``ndarray.round`` (no gradient:
         piecewise constant)."""
         return _R.round(self, decimals=int(decimals))
+
+    def copy(self, order="K"):
+        """A new Tensor with the same values, as ``ndarray.copy``: recorded as the identity,
+        so the gradient flows through it (``order`` changes no value)."""
+        return _R.copy(self, order=order)
+
+    def sort(self, axis=-1, kind=None, order=None):
+        """Refused: ``ndarray.sort`` sorts in place, and a Tensor never changes.
+
+        Raises
+        ------
+        TypeError
+            Always; it names the recorded spelling, ``t = np.sort(t, axis=...)``.
+        """
+        raise TypeError(
+            "autoprop Tensors are immutable: t.sort() would sort in place, changing a value "
+            "that a gradient tape may have saved. Write t = np.sort(t, axis=-1) (recorded: "
+            "each element's gradient goes back to its place) or ap.numpy.sort(t)."
+        )
+
+    @property
+    def flat(self):
+        """Refused: ``ndarray.flat`` is a writable iterator over the buffer.
+
+        Raises
+        ------
+        AttributeError
+            Always; it names the recorded spellings (``t.ravel()``, ``t.ravel()[i]``,
+            ``iter(t.ravel())``).
+        """
+        raise AttributeError(
+            "autoprop Tensors have no .flat (numpy's writable iterator over the buffer: writes "
+            "would change a value a gradient tape may have saved, and reads through it are not "
+            "recorded). Use t.ravel() (or t.reshape(-1)) for the flattened tensor, "
+            "t.ravel()[i] for one element, and `for v in t.ravel()` to iterate: all recorded."
+        )
+
+    def __round__(self, ndigits=None):
+        # round(t): the recorded t.round() (a Tensor, as round() of an ndarray), not a
+        # Python number that would leave the tape; it passes no gradient either way.
+        return self.round(0 if ndigits is None else ndigits)
 
     # --- numpy dispatch protocols (plain ``np.`` code on Tensors is recorded) --
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):

@@ -21,8 +21,9 @@ from ..registry import _Variadic, defcomposite, defprim, linear_jvp
 from ..tensor import Tensor
 from . import _common
 from ._common import _check_kw, _mT, _no_out, _shape, _t, _value, unbroadcast
+from ._linalg_helpers import det_cofactor, eigh_upper, svd_full, upper_by_transpose
 from .elementwise import multiply
-from .shape import concatenate, reshape
+from .shape import concatenate, reshape, transpose
 
 __all__ = ["matmul", "tensordot", "einsum", "dot", "outer", "inv", "det", "slogdet", "solve",
            "cholesky", "eigh", "eigvalsh", "matrix_power", "multi_dot", "svd", "svdvals", "qr",
@@ -248,8 +249,8 @@ inv = defprim(
 )
 
 
-def _det_vjp(g, ans, a):
-    return np.expand_dims(np.expand_dims(g * ans, -1), -1) * _mT(np.linalg.inv(a))
+def _det_vjp(g, ans, a):  # g cof(A): _linalg_helpers, right at singular A
+    return np.expand_dims(np.expand_dims(g, -1), -1) * det_cofactor(a, ans, det)
 
 
 def _trace_inv_times(t, a):
@@ -258,10 +259,11 @@ def _trace_inv_times(t, a):
 
 
 det = defprim(
-    "det", np.linalg.det, _det_vjp, jvp=lambda t, ans, a: ans * _trace_inv_times(t, a),
-    jacobian="d det A = det A tr(A^-1 dA) (Jacobi's formula)",
-    vjp="dA = g det(A) A^-T", shapes="A (..., n, n) -> (...)",
-    kinks="singular A: the gradient needs A^-1 and raises LinAlgError", numpy=(np.linalg.det,),
+    "det", np.linalg.det, _det_vjp, jvp=lambda t, ans, a: np.sum(det_cofactor(a, ans, det) * t, (-2, -1)),
+    jacobian="d det A = tr(adj(A) dA) = det A tr(A^-1 dA) where A is invertible (Jacobi's formula)",
+    vjp="dA = g adj(A)^T (= g det(A) A^-T if A is invertible; else via the SVD, Stewart 1998)",
+    shapes="A (..., n, n) -> (...)", numpy=(np.linalg.det,),
+    kinks="none: det is a polynomial; the adjugate form is exact at singular A too",
 )
 
 _Slogdet = _result_type("SlogdetResult", "sign logabsdet")
@@ -346,13 +348,13 @@ def _cholesky_jvp(t, ans, a):
 
 
 cholesky = defprim(
-    "cholesky", np.linalg.cholesky, _cholesky_vjp, jvp=_cholesky_jvp,
+    "cholesky", np.linalg.cholesky, upper_by_transpose(_cholesky_vjp), jvp=upper_by_transpose(_cholesky_jvp),
     jacobian="dL = L Phi(L^-1 dA L^-T), Phi = lower triangle with the diagonal halved",
     vjp="S = L^-T Phi(L^T g) L^-1; dA = Phi(S + S^T) (Murray 2016)",
-    shapes="A (..., n, n) symmetric positive definite -> L (..., n, n) lower triangular",
-    kinks="as numpy, only A's lower triangle is read, so the gradient lives on the lower "
-          "triangle (a symmetric perturbation gets the same derivative as in TF/autograd); "
-          "A not positive definite: LinAlgError",
+    shapes="A (..., n, n) symmetric positive definite -> L (..., n, n) lower triangular (upper=True: L^T)",
+    kinks="as numpy, only A's lower triangle is read (upper=True: the upper one), so the "
+          "gradient lives on that triangle (a symmetric perturbation gets the same derivative "
+          "as in TF/autograd); A not positive definite: LinAlgError",
     numpy=(np.linalg.cholesky,),
 )
 
@@ -396,8 +398,10 @@ def _eigh_jvp(t, ans, a):
 
 
 def _np_eigh(a, UPLO="L"):  # noqa: N803
-    if UPLO != "L":
-        raise TypeError("autoprop records numpy.linalg.eigh only with UPLO='L' (numpy's default)")
+    if UPLO in ("U", "u"):  # the lower triangle of A^T (_linalg_helpers)
+        return _EighResult(*eigh_upper(_t(a), eigh, transpose))
+    if UPLO not in ("L", "l"):
+        raise ValueError(f"numpy.linalg.eigh: UPLO must be 'L' or 'U'; got {UPLO!r}")
     out = eigh(_t(a))
     return _EighResult(out[..., 0, :], out[..., 1:, :])
 
@@ -536,12 +540,8 @@ def _np_svd(a, full_matrices=True, compute_uv=True, hermitian=False):
     m = a.shape[-2]
     out = svd(a)
     u, s, v = out[..., :m, :], out[..., m, :], out[..., m + 1:, :]
-    if full_matrices and a.shape[-2] != a.shape[-1]:
-        raise TypeError(
-            "autoprop records numpy.linalg.svd only with full_matrices=False (the thin SVD) "
-            "for a non-square matrix: the extra singular vectors are not unique, so they "
-            "have no derivative"
-        )
+    if full_matrices and a.shape[-2] != a.shape[-1]:  # the extra vectors: _linalg_helpers
+        return _SVDResult(*svd_full(a, u, s, v, concatenate))
     return _SVDResult(u, s, _mT(v))
 
 
@@ -556,8 +556,8 @@ svd = defprim(
         "+ (I - U U^T) gU S^-1 V^T + U S^-1 gV^T (I - V V^T)",
     shapes="A (..., m, n) -> (..., m + 1 + n, k), k = min(m, n): rows U, then s, then V "
            "(np.linalg.svd returns U, S, Vh)",
-    kinks="repeated or zero singular values: the singular-vector derivative is undefined, "
-          "ValueError (the values alone are fine); thin SVD only",
+    kinks="repeated or zero singular values, and the extra vectors of full_matrices=True: no "
+          "singular-vector derivative, ValueError (the values alone are fine)",
     numpy=(np.linalg.svd,), np_call=_np_svd,
     source="{out}_u, {out}_s, {out}_vh = np.linalg.svd({a}, full_matrices=False); {out} = np.concatenate([{out}_u, {out}_s[..., None, :], np.swapaxes({out}_vh, -1, -2)], axis=-2)",
 )
@@ -700,7 +700,7 @@ def _pinv_full_rank(a, rcond):
         raise ValueError(
             "autoprop.pinv: the derivative of the pseudo-inverse exists only at a full-rank A "
             f"(rank min(m, n) = {s.shape[-1]}); this A has a singular value at or below "
-            f"rcond * the largest (rcond = {rcond}): a perturbation that raises the rank makes "
+            f"rcond * the largest (rcond, numpy 2's rtol, = {rcond}): a perturbation that raises the rank makes "
             "A^+ jump. Regularise (solve with A^T A + lambda I) or remove the dependent columns."
         )
 

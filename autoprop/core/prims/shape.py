@@ -31,7 +31,7 @@ from .elementwise import where
 __all__ = [
     "reshape", "transpose", "broadcast_to", "squeeze", "flip", "pad", "concatenate",
     "getitem", "index_add", "take_along_axis", "scatter_along_axis",
-    "ravel", "moveaxis", "stack", "split", "take", "tril", "triu",
+    "ravel", "moveaxis", "stack", "split", "take", "tril", "triu", "copy",
 ]
 
 
@@ -452,8 +452,35 @@ def _like(fn):
 defnumpy("shape facts", (np.shape,), lambda a: _shape(a))
 defnumpy("shape facts", (np.ndim,), lambda a: len(_shape(a)))
 defnumpy("shape facts", (np.size,), lambda a, axis=None: np.size(_value(a), axis))
-for _f in (np.zeros_like, np.ones_like, np.full_like):  # constants: not connected to the input
+for _f in (np.zeros_like, np.ones_like):  # constants: not connected to the input
     defnumpy("constants", (_f,), _like(_f))
+
+
+@defcomposite("copy", "the identity (a recorded reshape to the same shape): dx = g",
+              numpy=(np.copy,), methods=("copy",))
+def copy(a, order="K", subok=False):
+    """``np.copy(t)`` / ``t.copy()``: a new Tensor with the same values, recorded as the
+    identity, so the gradient flows through it (``order`` and ``subok`` change no value; a
+    Tensor is immutable, so a copy differs from the original only in identity: a copy of a
+    Variable keeps today's value when the Variable is assigned later)."""
+    a = _t(a)
+    return reshape(a, shape=a.shape)
+
+
+def _full_like(a, fill_value, dtype=None, order="K", subok=True, shape=None, **kw):
+    """``np.full_like``; a Tensor ``fill_value`` is broadcast by a recorded add (its
+    gradient is the sum of g over the copies), not copied in by numpy.copyto."""
+    if not isinstance(fill_value, Tensor):
+        return Tensor._wrap(np.full_like(_value(a), fill_value, dtype, order, subok, shape, **kw))
+    _check_kw("full_like", kw)
+    base = np.zeros_like(_value(a), dtype=dtype, shape=shape)
+    if base.dtype.kind not in "fc":  # an integer/bool result: no gradient, as numpy's cast
+        return Tensor._wrap(np.full_like(base, _value(fill_value)))
+    return Tensor._wrap(base) + fill_value.astype(base.dtype)
+
+
+defnumpy("constants", (np.full_like,), _full_like)
+
 for _f in (np.allclose, np.isclose, np.array_equal, np.all, np.any, np.count_nonzero,
            np.argsort, np.nonzero):  # plain values (bools, indices): no gradient
     defnumpy("values only", (_f,), _value_only(_f))

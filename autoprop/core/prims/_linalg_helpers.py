@@ -1,0 +1,167 @@
+"""Helpers of the linalg records, kept beside ``linalg.py`` (each family module stays within
+its size): the adjugate that ``det`` differentiates with, and the numpy.linalg options
+reached through a transpose or a sign.
+
+Adjugate. The cofactor matrix of square matrices, right at singular ones: the derivative of ``det`` (``linalg.det``'s VJP and JVP, Jacobi's formula d det A = tr(adj(A) dA)).
+
+Where A is invertible adj(A) = det(A) A^-1; at a singular A that form divides by zero, so
+``linalg`` switches to the SVD form here (plain arrays) or to the minors' determinants
+(Tensors on an outer tape: recorded, so higher derivatives stay right there too).
+Source: ``lessons/13-matrix-calculus.md`` (section on det).
+
+Options. numpy.linalg options that the linalg records reach through a transpose or a sign:
+``cholesky(a, upper=True)``, ``eigh(a, UPLO='U')`` and ``svd(a, full_matrices=True)`` of a
+non-square matrix.
+
+* ``upper=True``: U = cholesky(A^T)^T (numpy reads the upper triangle), so the VJP and JVP
+  are the lower ones on the transposes.
+* ``UPLO='U'``: numpy reads A's upper triangle, which is the lower triangle of A^T, so the
+  record ``eigh`` runs on the (recorded) transpose. LAPACK's upper path may return the
+  opposite sign of an eigenvector; the result takes numpy's sign (a constant +-1 per column,
+  so the derivative is the record's times that sign).
+* ``full_matrices=True``, A (m, n) with m != n: the first k = min(m, n) singular vectors
+  are the thin SVD's (recorded, Townsend 2016), signed as numpy's full SVD. The other
+  |m - n| columns of U (m > n) or rows of Vh (m < n) span the orthogonal complement of A's
+  range (row space): any orthonormal basis of it is an SVD, so they have no derivative. They
+  come from a guarded record: reverse mode raises a ValueError if a gradient reaches them
+  (none does when only S, or only the first k vectors, are used), and forward mode gives
+  them a NaN tangent ("undefined", never a silently wrong number).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..registry import Primitive
+from ..tensor import Tensor
+from ._common import _mT, _shape, _value
+
+
+def cofactor_svd(a):
+    """The cofactor matrix cof(A) = adj(A)^T of a plain array, right at singular A.
+
+    With A = U S V^T: adj(A) = adj(V^T) adj(S) adj(U) and adj(Q) = det(Q) Q^T for an
+    orthogonal Q, so cof(A) = det(U) det(V) U diag(p) V^T with p_i = prod_{j != i} s_j
+    (Stewart 1998, "On the adjugate matrix", Linear Algebra Appl. 283). The p_i are
+    prefix times suffix products: no division, so a zero singular value is fine.
+    """
+    u, s, vh = np.linalg.svd(a)
+    ones = np.ones(s.shape[:-1] + (1,), s.dtype)
+    pre = np.cumprod(np.concatenate([ones, s[..., :-1]], axis=-1), axis=-1)
+    suf = np.cumprod(np.concatenate([ones, s[..., :0:-1]], axis=-1), axis=-1)[..., ::-1]
+    sign = np.linalg.det(u) * np.linalg.det(vh)  # +-1
+    return sign[..., None, None] * ((u * (pre * suf)[..., None, :]) @ vh)
+
+
+def cofactor_minors(a, det):
+    """cof(A)_ij = (-1)^(i+j) det(A without row i and column j), from ``det`` (the
+    recorded primitive, passed in) itself: on
+    Tensors (an outer tape records the backward pass) this is recorded and differentiable
+    again at singular A. n^2 determinants of (n-1) x (n-1) minors: used only there."""
+    n = _shape(a)[-1]
+    if n == 1:
+        return np.ones_like(_value(a))
+    keep = np.array([[k for k in range(n) if k != i] for i in range(n)])  # (n, n-1)
+    minors = a[..., keep[:, None, :, None], keep[None, :, None, :]]  # (..., n, n, n-1, n-1)
+    signs = 1.0 - 2.0 * (np.add.outer(np.arange(n), np.arange(n)) % 2)
+    return signs * det(minors)
+
+
+def inverse_if_regular(a):
+    """A^-1 of the values of ``a``, or None when a matrix of the batch is singular to working
+    precision: numpy raises, or the 1-norm condition number ||A||_1 ||A^-1||_1 (exact, from
+    the computed inverse: no extra factorisation) exceeds 1 / (n eps), where det(A) A^-T
+    has lost every digit."""
+    v = np.asarray(_value(a))
+    try:
+        with np.errstate(all="ignore"):
+            inv = np.linalg.inv(v)
+            cond = np.abs(v).sum(axis=-2).max(axis=-1) * np.abs(inv).sum(axis=-2).max(axis=-1)
+    except np.linalg.LinAlgError:
+        return None
+    return inv if np.all(cond < 1.0 / (v.shape[-1] * np.finfo(v.dtype).eps)) else None
+
+
+def det_cofactor(a, ans, det):
+    """d det(A)/dA = cof(A) = adj(A)^T (Jacobi's formula), defined for every A.
+
+    Invertible A (the usual case): det(A) A^-T (``ans`` is det(A)). A batch with a
+    singular matrix: on plain arrays the SVD form (:func:`cofactor_svd`); on Tensors (a
+    higher-order tape) the minors (:func:`cofactor_minors`, with the ``det`` record), which
+    stay differentiable.
+    """
+    inv = inverse_if_regular(a)
+    if inv is None:
+        return cofactor_minors(a, det) if isinstance(a, Tensor) else cofactor_svd(a)
+    if isinstance(a, Tensor):
+        inv = np.linalg.inv(a)  # recorded: the next derivative goes through it
+    return np.expand_dims(np.expand_dims(ans, -1), -1) * _mT(inv)
+
+
+def _signs(rec, ref):
+    """+-1 per column: the sign that turns each column of ``rec`` into numpy's ``ref``."""
+    return np.where(np.sum(ref * _value(rec), axis=-2, keepdims=True) < 0, -1.0, 1.0)
+
+
+def upper_by_transpose(rule):
+    """A cholesky VJP/JVP for ``upper=True``: numpy reads A's upper triangle and returns
+    U = L^T with L = cholesky(A^T), so the rule runs on the transposes."""
+    def run(g, ans, a, upper=False):
+        if upper:
+            return _mT(rule(_mT(g), _mT(ans), _mT(a)))
+        return rule(g, ans, a)
+    return run
+
+
+def eigh_upper(a, eigh, transpose):
+    """``np.linalg.eigh(a, UPLO='U')`` on a Tensor: returns (w, v), numpy's signs."""
+    nd = a.ndim
+    out = eigh(transpose(a, axes=tuple(range(nd - 2)) + (nd - 1, nd - 2)))
+    w, v = out[..., 0, :], out[..., 1:, :]
+    ref = np.linalg.eigh(a._value, UPLO="U").eigenvectors
+    return w, v * _signs(v, ref).astype(a.dtype)
+
+
+def _extra_vjp(g, ans, a):
+    if np.any(_value(g)):
+        raise ValueError(
+            "numpy.linalg.svd(a, full_matrices=True): a gradient reached the extra singular "
+            f"vectors of the non-square {tuple(np.shape(a))[-2:]} matrix (U's columns or Vh's "
+            "rows beyond min(m, n)). They span the complement of A's range and are not unique, "
+            "so they have no derivative. Use only S and the first min(m, n) vectors, or "
+            "full_matrices=False (the thin SVD)."
+        )
+    return np.zeros(np.shape(a), getattr(a, "dtype", np.float64))
+
+
+def _extra_jvp(t, ans, a):
+    nan = np.full(np.shape(_value(ans)), np.nan, _value(ans).dtype)
+    return Tensor._wrap(nan) if isinstance(t, Tensor) else nan
+
+
+def _extra_fwd(a):
+    m, n = a.shape[-2:]
+    u, _, vh = np.linalg.svd(a, full_matrices=True)
+    return u[..., :, n:] if m > n else vh[..., m:, :]
+
+
+_EXTRA = Primitive(
+    "svd_extra_vectors", _extra_fwd, (_extra_vjp,),
+    {"jacobian": "none: not unique", "vjp": "ValueError when a gradient reaches them",
+     "shapes": "A (..., m, n) -> U[..., :, n:] (m > n) or Vh[..., m:, :] (m < n)",
+     "kinks": "no derivative (forward mode: NaN tangent)"},
+    (_extra_jvp,),
+)
+
+
+def svd_full(a, u, s, v, concatenate):
+    """U, S, Vh of ``np.linalg.svd(a, full_matrices=True)`` for a non-square Tensor ``a``
+    from the thin record's ``u, s, v`` (V's columns)."""
+    m, n = a.shape[-2:]
+    uf, _, vhf = np.linalg.svd(a._value, full_matrices=True)
+    d = _signs(u, uf[..., :, : min(m, n)]).astype(a.dtype)
+    u, v = u * d, v * d  # U S V^T is unchanged by flipping a column of U and V together
+    extra = _EXTRA(a)
+    if m > n:
+        return concatenate(u, extra, axis=-1), s, _mT(v)
+    return u, s, concatenate(_mT(v), extra, axis=-2)
