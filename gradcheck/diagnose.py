@@ -25,6 +25,8 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from . import _validation as V
+from ._adapters import _state as _rng_state
+from ._adapters import generators as _find_rngs  # the one walk, also run in the sandbox child
 from .check import CheckResult, TensorRecord, check_layer
 from .compare import close, compare, kink_mask, relative_error
 from .config import CheckConfig, mode_word, training_modes
@@ -334,21 +336,6 @@ class Diagnosis:
 # ------------------------------------------------------------- the layer as the checker calls it
 
 
-def _find_rngs(obj: Any, depth: int = 3, seen: set | None = None) -> list[Any]:
-    """numpy Generators / RandomStates reachable from ``obj``'s attributes (and lists of layers)."""
-    seen = set() if seen is None else seen
-    if id(obj) in seen or depth < 0:
-        return []
-    seen.add(id(obj))
-    if isinstance(obj, (np.random.Generator, np.random.RandomState)):
-        return [obj]
-    items = (list(obj) if isinstance(obj, (list, tuple)) else list(obj.values())
-             if isinstance(obj, dict) else list(vars(obj).values())
-             if hasattr(obj, "__dict__") and not isinstance(obj, (type, np.ndarray)) else [])
-    return [r for v in items if not isinstance(v, (np.ndarray, str, bytes, int, float))
-            for r in _find_rngs(v, depth - 1, seen)]
-
-
 def _fix_masks(obj: Any, depth: int = 3) -> list[str]:
     """``fix_mask(True)`` on ``obj`` and on layers inside it; the names of those fixed."""
     out = []
@@ -368,17 +355,6 @@ def _remote(layer: Any) -> bool:
     from .sandbox import RemoteLayer
 
     return isinstance(layer, RemoteLayer)
-
-
-def _rng_state(r, state=None):
-    """A generator's state (``state`` None), or set it."""
-    gen = isinstance(r, np.random.Generator)
-    if state is None:
-        return r.bit_generator.state if gen else r.get_state()
-    if gen:
-        r.bit_generator.state = state
-    else:
-        r.set_state(state)
 
 
 class _Proxy:
