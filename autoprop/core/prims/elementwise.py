@@ -202,6 +202,9 @@ square = _unary("square", np.square, lambda ans, x: 2.0 * x, "diag(2x)", "dx = 2
 _COSH_MAX = (710.0, 89.0)  # float64, float32: the largest |x| with a finite cosh(x)
 
 
+_TANH_CHEAP = 0.125  # 1 - y^2 at least this: within 8 ulp of 1 / cosh(x)^2 (manualprop's Tanh)
+
+
 def _sech2(ans, x):
     # 1 / cosh(x)^2 from the input: 1 - tanh(x)^2 cancels to 0 once tanh(x) rounds to +-1
     # (x = 20: the true 1.70e-17; float32 x = -9: 2x too large). 0 only below ~1e-308.
@@ -219,9 +222,24 @@ def _sech2(ans, x):
     return r * r
 
 
-tanh = _unary("tanh", np.tanh, _sech2, "diag(1 - tanh(x)^2) = diag(1 / cosh(x)^2)",
-              "dx = g / cosh(x)^2 (from the input: 1 - y^2 cancels where |y| rounds to 1)",
-              reads=((0,),))
+def _tanh_d(ans, x):
+    # tanh'(x) to full relative precision, as manualprop's Tanh computes it (the same bits):
+    # 1 - y^2 from the output where it is at least 1/8 (two cheap passes, accurate there) and
+    # 1 / cosh(x)^2 (_sech2) only on the saturated entries, where 1 - y^2 cancels. Tensors
+    # (an outer tape records the backward pass) take _sech2 everywhere.
+    if type(ans) is not np.ndarray or type(x) is not np.ndarray or not ans.ndim:
+        return _sech2(ans, x)
+    d = ans * ans
+    np.subtract(1.0, d, out=d)
+    if d.size and d.min() < _TANH_CHEAP:
+        saturated = d < _TANH_CHEAP
+        d[saturated] = _sech2(None, x[saturated])
+    return d
+
+
+tanh = _unary("tanh", np.tanh, _tanh_d, "diag(1 - tanh(x)^2) = diag(1 / cosh(x)^2)",
+              "dx = g (1 - y^2) where 1 - y^2 >= 1/8, else g / cosh(x)^2 (from the input: "
+              "1 - y^2 cancels where |y| rounds to 1)", reads=((0, "ans"),))
 
 
 def _sigmoid_fwd(x):
