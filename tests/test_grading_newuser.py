@@ -155,8 +155,24 @@ def test_a_link_to_nothing_is_a_zero_row_that_says_so(linked):
     assert (rows["carol"]["score"], rows["carol"]["max_score"], rows["carol"]["status"]) == ("0", "28", "graded")
     data = json.loads((out / "carol" / "results.json").read_text())
     assert data["score"] == 0 and data["extra_data"]["submission"] == "carol"
-    assert "the folder is a link to nothing (carol -> _store/gone)" in data["output"]
+    assert "the folder is a link to nothing (carol -> _store/gone: its target is missing" in data["output"]
     assert [r.message for r in res.submissions if r.name == "carol"] == [data["output"]]
+
+
+@namespaces
+def test_a_link_that_loops_is_a_zero_row_and_the_batch_still_writes_its_gradebook(tmp_path):
+    S = tmp_path / "S"
+    (S / "ok").mkdir(parents=True)
+    (S / "ok" / "layers.py").write_text(SOLUTION)
+    os.symlink("loopy", S / "loopy")  # a link to itself: resolving it raises (a symlink loop)
+    out = tmp_path / "G"
+    res = grade_batch(S, TESTS, out, workers=2, seed=3, timeout=3.0, progress=False, plot=False)
+    rows = {r["submission"]: r for r in csv.DictReader(open(out / "gradebook.csv"))}
+    assert (rows["ok"]["score"], rows["loopy"]["score"], rows["loopy"]["status"]) == ("28", "0", "graded")
+    data = json.loads((out / "loopy" / "results.json").read_text())
+    assert "the folder is a link to nothing (loopy -> loopy: its target is missing, or the links loop)" \
+        in " ".join(data["output"].split())
+    assert "graded 2 submission(s)" in res.summary()
 
 
 @namespaces

@@ -170,7 +170,8 @@ def _link_to_nothing(path: str | os.PathLike) -> str | None:
     if not os.path.islink(p) or os.path.exists(p):
         return None
     shown = f"{display_name(os.path.basename(os.path.abspath(p)))} -> {display_name(os.readlink(p))}"
-    return (f"This submission has no files: the folder is a link to nothing ({shown}); score 0. "
+    return (f"This submission has no files: the folder is a link to nothing ({shown}: its "
+            f"target is missing, or the links loop); score 0. "
             f"If the files exist elsewhere, course staff can restore the link's target and rerun "
             f"the batch (a changed submission is graded again).")
 
@@ -522,7 +523,10 @@ def grade_submission(submission: str | os.PathLike, tests: str | os.PathLike,
     if _stopper is None:
         check_grading_inputs(submission, tests, out, batch=False,
                              unsafe_no_isolation=unsafe_no_isolation, **opts)
-    sub = Path(submission).resolve()  # a link's own name, not its target's, names the submission
+    try:  # a link's own name, not its target's, names the submission
+        sub = Path(submission).resolve()
+    except (OSError, RuntimeError):  # a link that loops: graded as a link to nothing
+        sub = Path(os.path.abspath(submission))
     own = os.path.basename(os.path.abspath(submission)) or sub.name
     record = {"submission": name or own, "isolation": isolation_level(unsafe_no_isolation)}
     results, t0 = Path(out).resolve() / "results.json", time.monotonic()
