@@ -9,6 +9,7 @@ import csv
 import importlib.util
 import json
 import os
+import tempfile
 import textwrap
 from pathlib import Path
 
@@ -194,9 +195,14 @@ SLOW = SOLUTION.replace("import numpy as np\n", "import time\n\nimport numpy as 
 
 
 @namespaces
-def test_a_submission_too_slow_as_a_whole_is_its_own_result_not_a_grader_error(tmp_path, capsys):
-    """Each call stays under --timeout (3 s); the whole grading passes --submission-timeout (4 s)."""
+def test_a_submission_too_slow_as_a_whole_is_its_own_result_not_a_grader_error(tmp_path, capsys, monkeypatch):
+    """Each call stays under --timeout (3 s); the whole grading passes --submission-timeout (4 s).
+    The killed child's temporary files (its sandbox's copy of the submission) are not left behind."""
     assert SLOW.count("time.sleep(1.0)") == 1
+    temp = tmp_path / "TMP"
+    temp.mkdir()
+    monkeypatch.setenv("TMPDIR", str(temp))
+    monkeypatch.setattr(tempfile, "tempdir", None)
     (tmp_path / "subs" / "slow").mkdir(parents=True)
     (tmp_path / "subs" / "slow" / "layers.py").write_text(SLOW)
     code = main(["grade", str(tmp_path / "subs" / "slow"), "--tests", str(TESTS), "--out", str(tmp_path / "one"),
@@ -213,6 +219,8 @@ def test_a_submission_too_slow_as_a_whole_is_its_own_result_not_a_grader_error(t
     again = grade_batch(tmp_path / "subs", TESTS, tmp_path / "batch", workers=1, submission_timeout=4,
                         progress=False, plot=False)
     assert [r.status for r in again.submissions] == ["skipped"]
+    # the killed children's sandboxes were removed (the zygote's own folder goes when it closes)
+    assert [n for n in os.listdir(temp) if not n.startswith("gradcheck-zygote-")] == []
 
 
 # --------------------------------------------------------------------------- 3: property points need right values

@@ -624,12 +624,15 @@ def _run_child(args: list[str], cwd: Path, submission_timeout: float,
                stopper: _Stopper | None) -> tuple[int, str, bool]:
     """Run the child pytest in its own process group (killed after ``submission_timeout`` s): in a
     batch (``stopper``) forked by the :mod:`~gradcheck.grading.zygote` when it runs, otherwise
-    ``python -m pytest``. Returns the exit code, the log's last 4,000 characters, whether the time
-    ran out."""
+    ``python -m pytest``. Its temporary files (the sandbox's copy of the submission) go under
+    ``cwd``'s parent, which the caller removes: a child killed mid-way leaves nothing behind.
+    Returns the exit code, the log's last 4,000 characters, whether the time ran out."""
     from .zygote import shared
 
     env = _child_env()
     zygote = shared(env) if stopper is not None else None
+    (cwd.parent / "tmp").mkdir(exist_ok=True)
+    env["TMPDIR"] = str(cwd.parent / "tmp")
     proc = zygote and zygote.spawn(args, str(cwd), str(cwd.parent / "pytest.log"), env)
     if proc is None:
         proc = subprocess.Popen([sys.executable, "-m", "pytest", *args], cwd=cwd, env=env,

@@ -57,6 +57,8 @@ def _child(req):
         os.closerange(3, 1 << 16)
         os.environ.clear()  # the grader's child environment now, as a fresh process gets it
         os.environ.update(req["env"])
+        import tempfile
+        tempfile.tempdir = None  # read TMPDIR again: the child's temporary files go where it says
         os.chdir(req["cwd"])
         sys.path.insert(0, req["cwd"])  # as python -m pytest does
         sys.argv = ["pytest", *req["args"]]
