@@ -337,27 +337,34 @@ def counting_calls(codes, fn, *args):
 
 def _spying(ap, tape, srcs, workdir, escapes, fn, *args, **kw):
     """``fn(*args, **kw)``, noting where the student's code turns a tracked Tensor into a numpy array
-    (``cols[:, i] = X``, ``np.asarray(X)``): autoprop counts the escape in ``tape._escapes``; this names the line."""
+    (``cols[:, i] = X``, ``np.asarray(X)``) or a Python number (``float(alpha)``, ``math.exp(x)``):
+    autoprop counts the escape in ``tape._escapes``; this names the line."""
     import linecache
     cls, names, work = ap.Tensor, {id(t): k for k, t in srcs.items()}, os.path.realpath(workdir) + os.sep
-    orig = cls.__array__
+    methods = ("__array__", "__float__", "__complex__", "__int__")
+    origs = {m: cls.__dict__[m] for m in methods if m in cls.__dict__}
 
-    def __array__(t, *a, **k):
-        n = len(getattr(tape, "_escapes", None) or ())
-        v = orig(t, *a, **k)
-        f = sys._getframe(1)
-        path = os.path.realpath(f.f_code.co_filename)
-        where = f"{path[len(work):]}:{f.f_lineno} in {f.f_code.co_name}"
-        if (len(getattr(tape, "_escapes", None) or ()) > n and path.startswith(work) and len(escapes) < 8
-                and all(e["where"] != where for e in escapes)):
-            escapes.append({"tensor": names.get(id(t), ""), "where": where,
-                            "line": linecache.getline(path, f.f_lineno).strip()[:200]})
-        return v
-    cls.__array__ = __array__
+    def spy(orig):
+        def conversion(t, *a, **k):
+            n = len(getattr(tape, "_escapes", None) or ())
+            v = orig(t, *a, **k)
+            f = sys._getframe(1)
+            path = os.path.realpath(f.f_code.co_filename)
+            where = f"{path[len(work):]}:{f.f_lineno} in {f.f_code.co_name}"
+            if (len(getattr(tape, "_escapes", None) or ()) > n and path.startswith(work) and len(escapes) < 8
+                    and all(e["where"] != where for e in escapes)):
+                escapes.append({"tensor": names.get(id(t), ""), "where": where,
+                                "line": linecache.getline(path, f.f_lineno).strip()[:200]})
+            return v
+        return conversion
+
+    for m, orig in origs.items():
+        setattr(cls, m, spy(orig))
     try:
         return fn(*args, **kw)
     finally:
-        cls.__array__ = orig
+        for m, orig in origs.items():
+            setattr(cls, m, orig)
 
 
 def _training(req):

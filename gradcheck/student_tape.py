@@ -91,8 +91,9 @@ class StudentTape:
                         f"({_clean(e.get('line'), 200)!r})")
         return paragraph(
             f"the tape lost track of {'; '.join(said) or 'a tensor'}: writing a Tensor into a numpy array",
-            "(or np.asarray/np.array on it) copies its values out of the tape, so the tape's gradients would",
-            "miss that path; manual vs numerical only (your backward is still checked)")
+            "(or np.asarray/np.array on it), or turning it into a Python number (float(), math.exp),",
+            "copies its values out of the tape, so the tape's gradients would miss that path; manual vs",
+            "numerical only (your backward is still checked)")
 
     def tape_gradients(self, inputs: Sequence[np.ndarray], keys: Sequence[str], G: np.ndarray,
                        training: bool) -> tuple[np.ndarray, dict[str, np.ndarray]]:

@@ -67,6 +67,16 @@ def test_zero_d_parameter_keeps_its_shape_in_the_sandbox(tmp_path):
     assert "PASS: PReLUf: every gradient (dX, dalpha) match" in flat(p)
 
 
+def test_float_of_a_parameter_under_tape_is_named_as_an_escape_not_a_tape_fail(tmp_path):
+    """float(alpha) on the tape is a constant: the tape's dalpha would be 0. The check names the
+    line and compares manual vs numerical only, as for np.asarray (it used to FAIL tape-vs-numerical)."""
+    p = run("check", f"{write(tmp_path, PRELU)}::PReLUf", "--input-shape", "4,3", "--tape")
+    assert p.returncode == 0, flat(p)
+    assert "the tape lost track of alpha at " in flat(p) and "float(self.params[" in flat(p)
+    assert "turning it into a Python number (float(), math.exp)" in flat(p)
+    assert "PASS: PReLUf: every gradient (dX, dalpha) match" in flat(p)
+
+
 def test_wire_codec_keeps_zero_d_arrays():
     from gradcheck._sandbox_child import Packer, decode
 
