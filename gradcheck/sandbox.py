@@ -219,6 +219,15 @@ def _value_to_array(desc: Any, *, owner: str, tensor: str, produced_by: str, all
     raise GradientShapeError(paragraph(f"{owner}.{produced_by} gave {tensor} as {got};", advice))
 
 
+def _zero_d(desc: Any, param: Any) -> Any:
+    """A numpy float scalar (``np.sum(...)``, a float64 or float32) given as the gradient of a 0-d
+    parameter, described as that 0-d array in its own dtype; any other description unchanged."""
+    if (isinstance(desc, dict) and desc.get("kind") == "scalar" and isinstance(param, np.ndarray)
+            and param.shape == () and desc.get("type") in ("float64", "float32")):
+        return {"kind": "array", "array": np.asarray(desc["array"]).astype(desc["type"]).reshape(())}
+    return desc
+
+
 class Sandbox:
     """One child process that imports submitted files and runs their classes.
 
@@ -1011,7 +1020,8 @@ class RemoteLayer(_Remote):
             self.grads = {} if desc.get("kind") == "absent" else \
                 SimpleNamespace(type_name=desc.get("type"))
         else:
-            self.grads = {k: _value_to_array(d, owner=self.class_name, tensor=f"d{k}", allow_none=True,
+            self.grads = {k: _value_to_array(_zero_d(d, self.params.get(k)), owner=self.class_name,
+                                             tensor=f"d{k}", allow_none=True,
                                              produced_by=f"grads[{k!r}] after backward(dY)")
                           for k, d in desc.get("items", {}).items()}
         if value.get("kind") in ("tuple", "list") and len(self._last_inputs) > 1:

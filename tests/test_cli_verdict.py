@@ -77,6 +77,19 @@ def test_float_of_a_parameter_under_tape_is_named_as_an_escape_not_a_tape_fail(t
     assert "PASS: PReLUf: every gradient (dX, dalpha) match" in flat(p)
 
 
+def test_a_numpy_scalar_gradient_of_a_zero_d_parameter_is_read_as_that_0_d_array(tmp_path):
+    """np.sum(...) gives a float64 scalar: for a 0-d parameter that is its gradient, as in process."""
+    src = PRELU.replace('self.grads["alpha"] = np.array(np.sum(', 'self.grads["alpha"] = (np.sum(')
+    assert src != PRELU
+    p = run("check", f"{write(tmp_path, src)}::PReLUf", "--input-shape", "4,3")
+    assert p.returncode == 0, flat(p)
+    assert "PASS: PReLUf: every gradient (dX, dalpha) match" in flat(p)
+    wrong = src.replace("0.0, self.X)", "0.0, 2 * self.X)")  # dalpha twice the right value: still caught
+    assert wrong != src
+    p = run("check", f"{write(tmp_path, wrong)}::PReLUf", "--input-shape", "4,3")
+    assert p.returncode == 1 and "dalpha" in flat(p), flat(p)
+
+
 def test_wire_codec_keeps_zero_d_arrays():
     from gradcheck._sandbox_child import Packer, decode
 
