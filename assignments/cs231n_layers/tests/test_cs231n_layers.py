@@ -9,8 +9,8 @@ the grader. Visible tests use fixed shapes; hidden tests draw shapes from the se
 about the derivative at 0. Every input reaches each branch its test grades, whatever the seed:
 a ReLU input has entries on both sides of 0 (``away_from_kinks``), a batch of labels two classes
 at least (``class_labels``), and the first trial of a hidden test with several holds the case its
-docstring names (an x with two feature axes to flatten, a conv with stride 2 and pad 2, a pixel
-that is the maximum of overlapping windows), so a bug in that branch is caught before any trial
+docstring names (an x with two feature axes to flatten, a conv with stride 2, pad 2 and a batch
+of two or more, a pixel that is the maximum of overlapping windows), so a bug in that branch is caught before any trial
 pays partial credit.
 """
 
@@ -302,8 +302,8 @@ def test_hidden_conv_random(student, grade, rng, grading_seed):
         n, c, f = (int(v) for v in rng.integers(1, 4, size=3))
         kernel = tuple(int(v) for v in rng.integers(1, 4, size=2))
         stride, pad = int(rng.integers(1, 3)), int(rng.integers(1, 3))
-        if trial == 0:  # the visible test has stride 1 and pad 1: the first hidden trial has neither
-            stride, pad = 2, 2
+        if trial == 0:  # the visible test has stride 1 and pad 1: the first hidden trial has neither,
+            stride, pad, n = 2, 2, max(n, 2)  # and a batch of two or more (one hides batch-axis bugs)
         x_shape = (n, c, int(rng.integers(3, 7)), int(rng.integers(3, 7)))
         grade.note(f"trial {trial}: x {x_shape}, {f} filters of {kernel}, stride {stride}, pad {pad} "
                    f"(seed {grading_seed})")
