@@ -6,9 +6,13 @@ text :data:`MD_BEGIN_SOLUTION` ... :data:`MD_END_SOLUTION`); what becomes of the
 Python file's top-level ``def``/``class`` with its decorators) that hold a solution; the task is
 read from the enclosing ``def``/``class`` (``backward`` in ``class Linear``: "implement the
 backward of Linear"). Cell metadata ``{"backprop_lab": {"exercise": N, "task": "..."}}`` or a
-fence's ``exercise=N`` overrides them. Every other cell is copied unchanged (metadata, ids),
-outputs and execution counts are cleared. A misspelt, nested or unbalanced marker is a
-UsageError (exit 2) naming the cell and line, so no solution leaks. Notebooks need ``nbformat``
+fence's ``exercise=N`` overrides them. A Markdown region may be inline or span lines, with or
+without spaces inside the comment. A notebook cell with nbgrader's metadata ``{"nbgrader":
+{"solution": true}}`` and no solution block is an answer as a whole and is replaced whole, as
+nbgrader's ``ClearSolutions`` does. Every other cell is copied unchanged (metadata, ids); outputs,
+execution counts, the notebook's widget state and attachments no released text names are cleared.
+A misspelt, nested or unbalanced marker is a UsageError (exit 2) naming the cell and line, so no
+solution leaks. Notebooks need ``nbformat``
 (``pip install 'backprop-lab[notebooks]'``).
 """
 
@@ -26,7 +30,7 @@ from typing import Any
 from .errors import EXIT_PASS, UsageError
 
 __all__ = ["BEGIN_SOLUTION", "END_SOLUTION", "BEGIN_HIDDEN_TESTS", "END_HIDDEN_TESTS",
-           "ReleaseReport", "student_source", "student_notebook", "student_markdown",
+           "ReleaseReport", "holds_solutions", "student_source", "student_notebook", "student_markdown",
            "student_python", "release", "add_assignment_parser", "cmd_release"]
 
 BEGIN_SOLUTION = "### BEGIN SOLUTION"
@@ -34,11 +38,12 @@ END_SOLUTION = "### END SOLUTION"
 BEGIN_HIDDEN_TESTS = "### BEGIN HIDDEN TESTS"
 END_HIDDEN_TESTS = "### END HIDDEN TESTS"
 _MARKERS = (BEGIN_SOLUTION, END_SOLUTION, BEGIN_HIDDEN_TESTS, END_HIDDEN_TESTS)
-_LOOKS_LIKE_MARKER = re.compile(r"^\s*#+\s*(BEGIN|END)\b.*\b(SOLUTION|HIDDEN)", re.IGNORECASE)
+_LOOKS_LIKE_MARKER = re.compile(r"^\s*#+\s*(BEGIN|END)(\b.*\b(SOLUTION|HIDDEN)|[\s_-]*(SOL|HID))", re.IGNORECASE)
 MD_BEGIN_SOLUTION = "<!-- BEGIN SOLUTION -->"
 MD_END_SOLUTION = "<!-- END SOLUTION -->"
-_MD_MARKERS = {MD_BEGIN_SOLUTION: BEGIN_SOLUTION, MD_END_SOLUTION: END_SOLUTION}
-_MD_LOOKS_LIKE_MARKER = re.compile(r"<!--\s*(BEGIN|END)\b.*\b(SOLUTION|HIDDEN)", re.IGNORECASE)
+TEXT_STUB = "YOUR ANSWER HERE"
+_MD_MARKER = re.compile(r"<!--[ \t]*(BEGIN|END)[ \t]+SOLUTION[ \t]*-->")  # inline or on its own line
+_MD_LOOKS_LIKE_MARKER = re.compile(r"\b(BEGIN|END)[\s_-]*(SOL|HID)|<!--\s*(BEGIN|END)\b", re.IGNORECASE)
 _FENCE = re.compile(r"^\s*(`{3,}|~{3,})(.*)$")
 _EXERCISE_N = re.compile(r"\bexercise=(\d+)\b")
 _DEF = re.compile(r"^\s*(?:async\s+)?def\s+(\w+)")
@@ -92,6 +97,49 @@ def _close(block: tuple[str, int]) -> str:
     return block[0].replace("BEGIN", "END")
 
 
+def _text_solutions(source: str, where: str) -> tuple[str, int]:
+    """Replace every ``<!-- BEGIN SOLUTION -->`` ... ``<!-- END SOLUTION -->`` region of a text
+    (Markdown) by :data:`TEXT_STUB`: inline, on lines of their own, or across lines; spaces inside
+    the comment are optional (``<!--BEGIN SOLUTION-->``). Text around a region is kept.
+
+    Returns
+    -------
+    (str, int)
+        The new text and the number of regions replaced.
+
+    Raises
+    ------
+    UsageError
+        A nested or unbalanced marker, or text that looks like a marker and is none
+        (``<!-- BEGIN SOLUTIONS -->``, ``<!-- begin solution -->``, ``<!-- BEGIN HIDDEN TESTS -->``, a
+        marker broken over two lines), named with its line.
+    """
+    for i, line in enumerate(source.splitlines(), start=1):
+        if line.strip() not in _MARKERS and _MD_LOOKS_LIKE_MARKER.search(_MD_MARKER.sub("", line)):
+            raise UsageError(f"{where}, line {i}: {line.strip()!r} looks like a marker but is none of "
+                             f"{MD_BEGIN_SOLUTION!r}, {MD_END_SOLUTION!r} (inline or on its own line) or "
+                             f"{BEGIN_SOLUTION!r}, {END_SOLUTION!r} (on its own line); fix its spelling (or "
+                             f"reword the text) so that no solution is released by accident.")
+    out, n, pos, opened = [], 0, 0, None
+    for m in _MD_MARKER.finditer(source):
+        line = source.count("\n", 0, m.start()) + 1
+        if m.group(1) == "BEGIN" and opened is not None:
+            raise UsageError(f"{where}, line {line}: {m.group(0)!r} inside the solution opened at line "
+                             f"{opened[1]}; close it first ({MD_END_SOLUTION!r}).")
+        if m.group(1) == "END" and opened is None:
+            raise UsageError(f"{where}, line {line}: {m.group(0)!r} but no block is open.")
+        if m.group(1) == "BEGIN":
+            out.append(source[pos:m.start()])
+            opened = (m.group(0), line)
+        else:
+            out.append(TEXT_STUB)
+            n, opened = n + 1, None
+        pos = m.end()
+    if opened is not None:
+        raise UsageError(f"{where}: {opened[0]!r} at line {opened[1]} is never closed ({MD_END_SOLUTION!r} missing).")
+    return "".join(out) + source[pos:], n
+
+
 def student_source(source: str, *, exercise: int = 1, task: str | None = None, markdown: bool = False,
                    where: str = "cell") -> tuple[str, int, int, list[str]]:
     """Replace the solution blocks of one cell's source and drop its hidden tests.
@@ -106,7 +154,8 @@ def student_source(source: str, *, exercise: int = 1, task: str | None = None, m
         The task ("implement the backward of Linear"); default read from the block's
         enclosing ``def``/``class``.
     markdown : bool
-        A Markdown cell: a solution block becomes ``YOUR ANSWER HERE``.
+        A Markdown (or raw) cell: a solution block becomes ``YOUR ANSWER HERE``, and so does each
+        ``<!-- BEGIN SOLUTION -->`` ... ``<!-- END SOLUTION -->`` region (:func:`_text_solutions`).
     where : str
         How error messages name the cell.
 
@@ -120,10 +169,11 @@ def student_source(source: str, *, exercise: int = 1, task: str | None = None, m
     UsageError
         A misspelt, nested or unbalanced marker.
     """
+    source, n_sol = _text_solutions(source, where) if markdown else (source, 0)
     lines = source.splitlines()
     out: list[str] = []
     inside: tuple[str, int] | None = None  # (BEGIN marker, line number)
-    n_sol = n_hidden = 0
+    n_hidden = 0
     messages: list[str] = []
     for i, line in enumerate(lines):
         text, ind = line.strip(), _indent(line)
@@ -135,7 +185,7 @@ def student_source(source: str, *, exercise: int = 1, task: str | None = None, m
             n_hidden += text == BEGIN_HIDDEN_TESTS
             n_sol += text == BEGIN_SOLUTION
             if text == BEGIN_SOLUTION and markdown:
-                out.append(f"{ind}YOUR ANSWER HERE")
+                out.append(f"{ind}{TEXT_STUB}")
             elif text == BEGIN_SOLUTION:
                 messages.append(f"Exercise {exercise}: {task or _task(lines, i)}")
                 msg = json.dumps(messages[-1], ensure_ascii=False)
@@ -161,17 +211,33 @@ def student_source(source: str, *, exercise: int = 1, task: str | None = None, m
     return new, n_sol, n_hidden, messages
 
 
+def _whole_answer(source: str, exercise: int, task: str | None, markdown: bool) -> tuple[str, list[str]]:
+    """What replaces a solution cell without solution blocks (nbgrader's ``"solution": true``): the
+    text stub, or the code stub whose task names the cell's first top-level ``def``/``class``."""
+    if markdown:
+        return TEXT_STUB, []
+    name = next((m.group(1) for line in source.splitlines() if _TOP_LEVEL.match(line)
+                 for m in [_DEF.match(line) or _CLASS.match(line)] if m), None)
+    message = f"Exercise {exercise}: {task or (f'implement {name}' if name else 'write your solution here')}"
+    return f"# YOUR CODE HERE\nraise NotImplementedError({json.dumps(message, ensure_ascii=False)})", [message]
+
+
 def _student_cells(cells: list[tuple]) -> tuple[list[str], list[str], int, int]:
-    """:func:`student_source` over ``(source, where, markdown, numbered, exercise, task)`` cells
-    in order: a ``numbered`` cell holding a solution is exercise ``exercise``, by default the last
-    number + 1. Returns the new sources, the messages, solution blocks replaced, hidden-test blocks
-    removed."""
+    """:func:`student_source` over ``(source, where, markdown, numbered, exercise, task, whole)``
+    cells in order: a ``numbered`` cell holding a solution is exercise ``exercise``, by default the
+    last number + 1. A ``whole`` cell (nbgrader's solution cell) with no solution block is an answer
+    as a whole: its source is replaced (:func:`_whole_answer`). Returns the new sources, the
+    messages, solution blocks replaced, hidden-test blocks removed."""
     sources, messages, n_sol, n_hidden, number = [], [], 0, 0, 0
-    for src, where, markdown, numbered, exercise, task in cells:
-        if numbered and any(line.strip() == BEGIN_SOLUTION for line in src.splitlines()):
+    for src, where, markdown, numbered, exercise, task, whole in cells:
+        has_block = (any(line.strip() == BEGIN_SOLUTION for line in src.splitlines())
+                     or (markdown and _MD_MARKER.search(src) is not None))
+        if numbered and (has_block or whole):
             number = int(exercise) if exercise is not None else number + 1
         new, s, h, msgs = student_source(src, exercise=number, task=task, markdown=markdown,
-                                         where=where)
+                                         where=where)  # a bad marker is refused even in a whole answer
+        if whole and not has_block:
+            (new, msgs), s, h = _whole_answer(src, number, task, markdown), 1, 0
         sources.append(new)
         messages, n_sol, n_hidden = messages + msgs, n_sol + s, n_hidden + h
     return sources, messages, n_sol, n_hidden
@@ -179,6 +245,14 @@ def _student_cells(cells: list[tuple]) -> tuple[list[str], list[str], int, int]:
 
 def student_notebook(nb: Any) -> tuple[Any, list[str], int, int]:
     """The student version of a notebook node (a deep copy; ``nb`` is not changed).
+
+    As nbgrader's ``ClearSolutions`` and ``ClearOutput``: solution blocks in code cells become the
+    code stub, in Markdown and raw cells :data:`TEXT_STUB` (``### BEGIN SOLUTION`` lines and
+    ``<!-- BEGIN SOLUTION -->`` regions, :func:`student_source`); a cell whose metadata has
+    ``{"nbgrader": {"solution": true}}`` and no solution block is replaced as a whole; hidden tests
+    are removed; outputs, execution counts and the notebook's widget state (``metadata.widgets``,
+    which holds widgets' values) are cleared, and so is every cell attachment the released source
+    no longer names (one only a solution showed).
 
     Returns
     -------
@@ -192,14 +266,44 @@ def student_notebook(nb: Any) -> tuple[Any, list[str], int, int]:
         meta = cell.get("metadata", {}).get("backprop_lab", {}) or {}
         src = cell.source if isinstance(cell.source, str) else "".join(cell.source)
         where = f"cell {i}" + (f" (id {cell.get('id')})" if cell.get("id") else "")
-        cells.append((src, where, cell.cell_type == "markdown", cell.cell_type == "code",
-                      meta.get("exercise"), meta.get("task")))
+        whole = (cell.get("metadata", {}).get("nbgrader", {}) or {}).get("solution") is True
+        cells.append((src, where, cell.cell_type != "code", cell.cell_type == "code",
+                      meta.get("exercise"), meta.get("task"), whole))
     sources, messages, n_sol, n_hidden = _student_cells(cells)
+    new.metadata.pop("widgets", None)
     for cell, src in zip(new.cells, sources):
         cell.source = src
         if cell.cell_type == "code":
             cell.outputs, cell.execution_count = [], None
+        if "attachments" in cell:
+            cell.attachments = {k: v for k, v in cell.attachments.items() if f"attachment:{k}" in src}
+            if not cell.attachments:
+                del cell["attachments"]
     return new, messages, n_sol, n_hidden
+
+
+def holds_solutions(path: str | os.PathLike) -> bool:
+    """Whether the notebook at ``path`` has anything :func:`student_notebook` would take out or refuse:
+    a solution or hidden-test marker, something that looks like one, or an nbgrader solution cell.
+    Who publishes notebooks asks this to decide which ones go out as their student version only.
+
+    Raises
+    ------
+    UsageError
+        ``path`` is not a readable notebook.
+    """
+    try:
+        cells = json.loads(Path(path).read_text(encoding="utf-8")).get("cells", [])
+    except (OSError, UnicodeDecodeError, ValueError, AttributeError) as exc:
+        raise UsageError(f"{path} is not a readable Jupyter notebook: {type(exc).__name__}: {exc}") from exc
+    for cell in cells:
+        src = cell.get("source", "")
+        lines = (src if isinstance(src, str) else "".join(src)).splitlines()
+        if ((cell.get("metadata", {}).get("nbgrader", {}) or {}).get("solution") is True
+                or any(line.strip() in _MARKERS or _LOOKS_LIKE_MARKER.match(line) or _MD_LOOKS_LIKE_MARKER.search(line)
+                       for line in lines)):
+            return True
+    return False
 
 
 def _student_text(text: str, cells: list) -> tuple[str, list[str], int]:
@@ -226,13 +330,7 @@ def student_markdown(text: str) -> tuple[str, list[str], int]:
     cells, buf, start, fence, info = [], [], 1, None, ""
 
     def text_cell():
-        for k, line in enumerate(buf):
-            if line.strip() not in _MD_MARKERS and _MD_LOOKS_LIKE_MARKER.search(line):
-                raise UsageError(f"line {start + k}: {line.strip()!r} looks like a marker but is neither "
-                                 f"{MD_BEGIN_SOLUTION!r} nor {MD_END_SOLUTION!r}; fix its spelling so that "
-                                 f"no solution is released by accident.")
-        src = "\n".join(_MD_MARKERS.get(line.strip(), line) for line in buf)
-        cells.append((src, f"the text from line {start}", True, False, None, None))
+        cells.append(("\n".join(buf), f"the text from line {start}", True, False, None, None, False))
 
     for i, line in enumerate(text.splitlines(), start=1):
         m = _FENCE.match(line)
@@ -243,7 +341,7 @@ def student_markdown(text: str) -> tuple[str, list[str], int]:
         elif fence is not None and m and m.group(1).startswith(fence) and not m.group(2).strip():
             n = _EXERCISE_N.search(info)
             cells.append(("\n".join(buf), f"the code block from line {start}", False, True,
-                          n and n.group(1), None))
+                          n and n.group(1), None, False))
             buf, start, fence = [line], i, None
         else:
             buf.append(line)
@@ -274,7 +372,7 @@ def student_python(text: str) -> tuple[str, list[str], int]:
             chunks.append((i, []))
         chunks[-1][1].append(line)
     return _student_text(text, [("\n".join(lines), f"the code from line {start} (lines counted from "
-                                 "there)", False, True, None, None) for start, lines in chunks if lines])
+                                 "there)", False, True, None, None, False) for start, lines in chunks if lines])
 
 
 def release(source: str | os.PathLike, out_dir: str | os.PathLike) -> ReleaseReport:
@@ -347,9 +445,12 @@ Make the student version of an exercise notebook, lesson or Python file: every b
 '### BEGIN SOLUTION' and '### END SOLUTION' (in a code cell, or a lesson's code block) becomes
 '# YOUR CODE HERE' and 'raise NotImplementedError("Exercise N: implement ...")' (same
 indentation), every block between '### BEGIN HIDDEN TESTS' and '### END HIDDEN TESTS' is
-removed, outputs are cleared; in a lesson's text, '<!-- BEGIN SOLUTION -->' ...
-'<!-- END SOLUTION -->' becomes 'YOUR ANSWER HERE'. In a Python file each top-level def or
-class is numbered as one exercise. Writes DIR/<name of SOURCE>; never overwrites SOURCE."""
+removed; in Markdown (a lesson's text, a notebook's Markdown or raw cell) a solution block and
+'<!-- BEGIN SOLUTION -->' ... '<!-- END SOLUTION -->' (inline or on lines of their own) become
+'YOUR ANSWER HERE'. A notebook cell with nbgrader's metadata "solution": true and no block is
+replaced whole. Outputs, widget state and attachments only a solution named are cleared. In a
+Python file each top-level def or class is numbered as one exercise. Writes DIR/<name of
+SOURCE>; never overwrites SOURCE."""
 
 EXAMPLES = """\
 examples:

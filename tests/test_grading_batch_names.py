@@ -167,3 +167,29 @@ def test_a_resumed_batch_warns_and_regrades_a_submission_whose_files_changed(tmp
     assert again.changed == ["ben"]
     assert "warning: 1 submission(s) changed since their saved result and were graded again: ben" in again.summary()
     assert json.loads((out / "ben" / "results.json").read_text())["extra_data"]["submission_sha256"]
+
+
+def test_a_submission_folder_whose_name_starts_with_a_dot_is_graded_and_named_in_the_summary(tmp_path):
+    """Tester report, session 6: subs6/.hidden was silently left out (no row, no note). A hidden
+    folder holding .py files is a submission; one holding none (.git) is not, and the summary says
+    it was left out."""
+    from gradcheck.grading.runner import grade_batch, submission_folders
+
+    subs = tmp_path / "subs"
+    for name in ("alice", ".hidden"):
+        (subs / name).mkdir(parents=True)
+        (subs / name / "layers.py").write_text((ASSIGN / "solution" / "layers.py").read_text())
+    (subs / ".git").mkdir()
+    (subs / ".git" / "HEAD").write_text("ref: refs/heads/main\n")
+    (subs / "__MACOSX" / "alice").mkdir(parents=True)
+    (subs / "__MACOSX" / "alice" / "._layers.py").write_bytes(b"\x00\x05\x16\x07")
+    assert [p.name for p in submission_folders(subs)] == [".hidden", "alice"]
+    res = grade_batch(subs, ASSIGN / "tests", tmp_path / "out", workers=1, seed=3, progress=False, plot=False,
+                      unsafe_no_isolation=True)
+    assert {s.name: (s.status, s.score) for s in res.submissions} == {".hidden": ("graded", 28.0),
+                                                                     "alice": ("graded", 28.0)}
+    rows = (tmp_path / "out" / "gradebook.csv").read_text().splitlines()
+    assert any(r.startswith(".hidden,28") for r in rows), rows
+    summary = " ".join(res.summary().split())
+    assert "note: .hidden: graded as a submission (it holds .py files); its name starts with '.'" in summary, summary
+    assert "left out as not submissions: .git, __MACOSX" in summary, summary

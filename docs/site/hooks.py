@@ -153,15 +153,16 @@ _release_dir: list[Path] = []
 
 
 def _release_exercises(notebooks: list[str], plugin_config) -> None:
-    """Write the student version of every notebook with a solution marker to a temporary
+    """Write the student version of every notebook with a solution marker or an nbgrader solution
+    cell (:func:`gradcheck.assignment.holds_solutions`) to a temporary
     folder (``<tmp>/notebooks/NAME.ipynb``, so mkdocs-jupyter's ``include`` still matches it)
     and leave it out of mkdocs-jupyter's execution."""
-    from gradcheck.assignment import BEGIN_SOLUTION, release
+    from gradcheck.assignment import holds_solutions, release
     from gradcheck.errors import UsageError
 
     _cleanup()
     _released.clear()
-    exercises = [p for p in notebooks if BEGIN_SOLUTION in (REPO / p).read_text(encoding="utf-8")]
+    exercises = [p for p in notebooks if holds_solutions(REPO / p)]
     if not exercises:
         return
     tmp = Path(tempfile.mkdtemp(prefix="backprop-lab-site-"))

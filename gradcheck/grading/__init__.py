@@ -14,6 +14,7 @@ from .checks import (
     Verdict,
     away_from_kinks,
     backward_repeatable,
+    class_labels,
     dtypes,
     forward_keywords,
     layer_forward,
@@ -25,5 +26,5 @@ from .diagnosis import diagnose
 from .static import DEFAULT_FORBIDDEN, forbidden_imports
 
 __all__ = ["DEFAULT_FORBIDDEN", "GradingFailure", "Part", "Verdict", "away_from_kinks",
-           "backward_repeatable", "diagnose", "dtypes", "forbidden_imports", "forward_keywords",
+           "backward_repeatable", "class_labels", "diagnose", "dtypes", "forbidden_imports", "forward_keywords",
            "layer_forward", "layer_gradients", "loss_gradient", "loss_value"]

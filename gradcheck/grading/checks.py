@@ -30,7 +30,7 @@ from ..sources import Call, reference_source
 from .diagnosis import diagnose, reproduce
 
 __all__ = ["Part", "Verdict", "GradingFailure", "GradingTestError", "evaluation_point",
-           "away_from_kinks", "layer_forward", "forward_keywords", "layer_gradients", "loss_value",
+           "away_from_kinks", "class_labels", "layer_forward", "forward_keywords", "layer_gradients", "loss_value",
            "loss_gradient", "backward_repeatable", "dtypes"]
 
 #: The checker's relative tolerance; the absolute one is the checker's default too (None).
@@ -86,18 +86,45 @@ class Verdict:
         return "\n".join(lines + [f"\n{n}" for n in self.notes])
 
 
-def away_from_kinks(x: np.ndarray, margin: float = 0.05, kinks: Sequence[float] = (0.0,)) -> np.ndarray:
-    """Move every entry of ``x`` at least ``margin`` away from each kink (ReLU's 0), keeping its side.
+def away_from_kinks(x: np.ndarray, margin: float = 0.05, kinks: Sequence[float] = (0.0,), *,
+                    both_sides: bool = True) -> np.ndarray:
+    """Move every entry of ``x`` at least ``margin`` away from each kink (ReLU's 0), keeping its side;
+    with ``both_sides`` (and two entries or more) make sure each kink has an entry on each side.
 
     Finite differences straddling a kink are wrong by up to half the jump of the derivative, so
-    graded inputs keep clear of them. Returns a float64 copy of ``x``.
+    graded inputs keep clear of them. A graded input must also reach every branch it grades: an
+    all-positive input passes an identity "ReLU". When every entry lies on one side of a kink, the
+    entry nearest it is mirrored to the other side (``k - d`` for ``k + d``, still at least
+    ``margin`` away); nothing else changes, so an input that already has both sides is only moved
+    off the kinks. Returns a float64 copy of ``x``.
     """
     out = np.array(x, dtype=np.float64, copy=True)
     for k in kinks:
         d = out - k
         near = np.abs(d) < margin
         out[near] = k + np.where(d[near] >= 0, margin, -margin)
+    for k in kinks if both_sides and out.size >= 2 else ():
+        flat = out.reshape(-1)  # a view: out changes with it
+        for side in (1.0, -1.0):
+            if not np.any(side * (flat - k) > 0):  # no entry on this side of k: mirror the nearest one
+                i = int(np.argmin(np.abs(flat - k)))
+                flat[i] = k - (flat[i] - k)
     return out
+
+
+def class_labels(rng: np.random.Generator, n: int, n_classes: int) -> np.ndarray:
+    """``n`` integer labels in ``[0, n_classes)``, uniform from ``rng``, with two classes at least
+    (when ``n >= 2`` and ``n_classes >= 2``).
+
+    Labels that are all one class hide a gradient that indexes the wrong axis (``d[:, y] -= 1`` is
+    right then), so a graded batch holds two classes or more: when the draw is all one class the
+    last label becomes the next class. Otherwise the draw is returned as it is (``rng.integers(0,
+    n_classes, size=n)``, int64, shape ``(n,)``).
+    """
+    y = rng.integers(0, n_classes, size=n)
+    if n >= 2 and n_classes >= 2 and np.all(y == y[0]):
+        y[-1] = (y[0] + 1) % n_classes
+    return y
 
 
 def _inputs(X: Any) -> list[np.ndarray]:

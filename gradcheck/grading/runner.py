@@ -46,7 +46,7 @@ __all__ = ["SubmissionResult", "BatchResult", "grade_submission", "grade_batch",
            "is_single_submission", "placeholder_results", "plot_histogram", "write_gradebook",
            "check_grading_inputs", "check_options", "find_grading_tests", "submission_folders",
            "isolation_level", "MIN_MEMORY_MB", "result_folder", "display_name", "BATCH_FILES",
-           "result_folders", "submission_digest"]
+           "result_folders", "submission_digest", "left_out"]
 
 #: Smallest sandbox memory limit (MiB) accepted. Measured (Linux x86-64, Python 3.11, numpy 2.4):
 #: the sandbox child cannot start below ~130 MiB, and at 140 the checks fail for lack of memory
@@ -99,7 +99,8 @@ class BatchResult:
     """Outcome of :func:`grade_batch`: one :class:`SubmissionResult` per submission, file paths.
 
     ``changed``: regraded because their files changed since their saved result; ``renamed``:
-    submission -> results folder, where its name folds onto another's (case, normalisation).
+    submission -> results folder, where its name folds onto another's (case, normalisation);
+    ``left_out``: the batch's folders that are no submission (:func:`left_out`).
     """
 
     submissions: list[SubmissionResult]
@@ -112,6 +113,7 @@ class BatchResult:
     interrupted: bool = False
     changed: list[str] = field(default_factory=list)
     renamed: dict[str, str] = field(default_factory=dict)
+    left_out: list[str] = field(default_factory=list)
 
     def summary(self) -> str:
         """A few lines: counts, time, throughput, score statistics, file paths."""
@@ -136,6 +138,11 @@ class BatchResult:
                   for e in errors]
         lines += [f"  note: {display_name(s.name)}: {s.message}" for s in subs
                   if s.status == "graded" and s.message]  # a link to nothing
+        lines += [f"  note: {display_name(s.name)}: graded as a submission (it holds .py files); its name "
+                  f"starts with '.', so a folder listing hides it" for s in subs if s.name.startswith(".")]
+        if self.left_out:
+            lines.append(f"  left out as not submissions: {', '.join(map(display_name, self.left_out))} "
+                         f"(a name starting with '__', or with '.' and no .py file at its top)")
         if self.changed:
             lines.append(f"warning: {len(self.changed)} submission(s) changed since their saved "
                          f"result and were graded again: "
@@ -157,10 +164,27 @@ def is_single_submission(path: str | os.PathLike) -> bool:
 
 def submission_folders(path: str | os.PathLike) -> list[Path]:
     """The submission folders of a batch, sorted: every sub-folder, link to a folder and link to
-    nothing (graded as such: :func:`grade_submission`) whose name does not start with ``.`` or
-    ``__`` (``.git``, ``__MACOSX``); a ``_store`` folder is a submission too."""
+    nothing (graded as such: :func:`grade_submission`) but those :func:`left_out`; a ``_store``
+    folder is a submission too."""
     return sorted(p for p in Path(path).iterdir()
-                  if (p.is_dir() or _link_to_nothing(p)) and not p.name.startswith((".", "__")))
+                  if (p.is_dir() or _link_to_nothing(p)) and not _left_out(p))
+
+
+def _left_out(p: Path) -> bool:
+    """A name starting with ``__`` (``__MACOSX``: its ``._layers.py`` are resource forks), or with
+    ``.`` and no ``.py`` file at its top (``.git``); a ``.hidden`` folder of ``.py`` files is graded."""
+    if p.name.startswith("__"):
+        return True
+    try:
+        return p.name.startswith(".") and not is_single_submission(p)
+    except OSError:  # unreadable: left out, and named in the summary
+        return True
+
+
+def left_out(path: str | os.PathLike) -> list[str]:
+    """The names of a batch's folders that :func:`submission_folders` leaves out, sorted (the
+    summary names them, so that no submission is passed over in silence)."""
+    return sorted(p.name for p in Path(path).iterdir() if p.is_dir() and _left_out(p))
 
 
 def _link_to_nothing(path: str | os.PathLike) -> str | None:
@@ -1150,4 +1174,4 @@ def grade_batch(submissions_dir: str | os.PathLike, tests: str | os.PathLike,
     return BatchResult(sorted(results, key=lambda r: r.name), seed, pool.workers, seconds,
                        gradebook, hist, total=len(subs), interrupted=interrupted, changed=changed,
                        renamed={n: p.name for n, p in folders.items()
-                                if p != result_folder(out_p, n)})
+                                if p != result_folder(out_p, n)}, left_out=left_out(src))

@@ -6,14 +6,19 @@ are manualprop's layers behind the same signatures (the classes below), so the t
 independent of the assignment's solution; the verdicts, numerical gradients included, stay in
 the grader. Visible tests use fixed shapes; hidden tests draw shapes from the session seed
 (recorded in results.json). Inputs are kept away from ReLU's kink, except in the one test
-about the derivative at 0.
+about the derivative at 0. Every input reaches each branch its test grades, whatever the seed:
+a ReLU input has entries on both sides of 0 (``away_from_kinks``), a batch of labels two classes
+at least (``class_labels``), and the first trial of a hidden test with several holds the case its
+docstring names (an x with two feature axes to flatten, a conv with stride 2, pad 2 and a batch
+of two or more, a pixel that is the maximum of overlapping windows), so a bug in that branch is caught before any trial
+pays partial credit.
 """
 
 import numpy as np
 import pytest
 
 import manualprop as mp
-from gradcheck.grading import away_from_kinks
+from gradcheck.grading import away_from_kinks, class_labels
 
 FILE = "layers.py"
 
@@ -173,7 +178,7 @@ def test_relu_gradient_at_zero(student, grade, rng):
 @pytest.mark.visibility("visible")
 def test_softmax_loss_value(student, grade, rng):
     """softmax_loss: loss value (mean over the batch)"""
-    x, y = 3 * rng.standard_normal((8, 5)), rng.integers(0, 5, size=8)
+    x, y = 3 * rng.standard_normal((8, 5)), class_labels(rng, 8, 5)
     grade.loss_value(softmax_loss(student), y, x, mp.SoftmaxCrossEntropy())
 
 
@@ -181,7 +186,7 @@ def test_softmax_loss_value(student, grade, rng):
 @pytest.mark.visibility("visible")
 def test_softmax_loss_gradient(student, grade, rng):
     """softmax_loss: gradient dx"""
-    x, y = 3 * rng.standard_normal((8, 5)), rng.integers(0, 5, size=8)
+    x, y = 3 * rng.standard_normal((8, 5)), class_labels(rng, 8, 5)
     grade.loss_gradient(softmax_loss(student), y, x, mp.SoftmaxCrossEntropy(), points=2)
 
 
@@ -265,7 +270,8 @@ def test_max_pool_gradient(student, grade, rng):
 def test_hidden_affine_random_shapes(student, grade, rng, grading_seed):
     """Hidden: affine gradients for random input shapes and sizes"""
     for trial in range(3):
-        shape = (int(rng.integers(2, 9)), *(int(v) for v in rng.integers(1, 5, size=int(rng.integers(1, 4)))))
+        n_axes = int(rng.integers(2 if trial == 0 else 1, 4))  # the first x has axes to flatten
+        shape = (int(rng.integers(2, 9)), *(int(v) for v in rng.integers(2 if trial == 0 else 1, 5, size=n_axes)))
         m = int(rng.integers(2, 7))
         grade.note(f"trial {trial}: x of shape {shape}, {m} outputs (seed {grading_seed})")
         grade.layer_gradients(affine(student), affine_inputs(rng, shape, m), RefAffine(),
@@ -296,6 +302,8 @@ def test_hidden_conv_random(student, grade, rng, grading_seed):
         n, c, f = (int(v) for v in rng.integers(1, 4, size=3))
         kernel = tuple(int(v) for v in rng.integers(1, 4, size=2))
         stride, pad = int(rng.integers(1, 3)), int(rng.integers(1, 3))
+        if trial == 0:  # the visible test has stride 1 and pad 1: the first hidden trial has neither,
+            stride, pad, n = 2, 2, max(n, 2)  # and a batch of two or more (one hides batch-axis bugs)
         x_shape = (n, c, int(rng.integers(3, 7)), int(rng.integers(3, 7)))
         grade.note(f"trial {trial}: x {x_shape}, {f} filters of {kernel}, stride {stride}, pad {pad} "
                    f"(seed {grading_seed})")
@@ -315,8 +323,11 @@ def test_hidden_max_pool_overlapping(student, grade, rng, grading_seed):
                                       int(rng.integers(size[0], 8)), int(rng.integers(size[1], 8)))))
     for trial, (size, stride, shape) in enumerate(trials):
         grade.note(f"trial {trial}: x {shape}, window {size}, stride {stride} (seed {grading_seed})")
-        grade.layer_gradients(max_pool(student, size, stride), rng.standard_normal(shape),
-                              mp.MaxPool2D(size, stride), seed=int(rng.integers(2**31)))
+        x = rng.standard_normal(shape)
+        if trial == 0:  # the centre pixel is the maximum of the four windows over it, in every channel
+            x[:, :, 2, 2] = x.max(axis=(2, 3)) + 0.5
+        grade.layer_gradients(max_pool(student, size, stride), x, mp.MaxPool2D(size, stride),
+                              seed=int(rng.integers(2**31)))
 
 
 @pytest.mark.points(2)
@@ -326,7 +337,7 @@ def test_hidden_softmax_loss(student, grade, rng, grading_seed):
     for trial in range(2):
         n, c = int(rng.integers(2, 17)), int(rng.integers(2, 11))
         grade.note(f"trial {trial}: batch {n}, classes {c} (seed {grading_seed})")
-        x, y = rng.standard_normal((n, c)) * rng.uniform(0.5, 10), rng.integers(0, c, size=n)
+        x, y = rng.standard_normal((n, c)) * rng.uniform(0.5, 10), class_labels(rng, n, c)
         grade.loss_gradient(softmax_loss(student), y, x, mp.SoftmaxCrossEntropy())
     big, y = np.array([[1000.0, 1001.0, 1002.0], [0.0, -1000.0, 5.0]]), np.array([2, 1])
     grade.loss_value(softmax_loss(student), y, big, mp.SoftmaxCrossEntropy())

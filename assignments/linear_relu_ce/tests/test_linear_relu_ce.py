@@ -3,13 +3,15 @@
 The student's classes run in a sandbox process; references (manualprop), numerical
 gradients and verdicts stay in the grader. Visible tests use fixed shapes; hidden
 tests are properties over random shapes and batch sizes drawn from the session
-seed (recorded in results.json), with inputs kept away from ReLU's kink.
+seed (recorded in results.json), with inputs kept away from ReLU's kink. Every input reaches
+each branch its test grades, whatever the seed: a ReLU input has entries on both sides of 0
+(``away_from_kinks``), a batch of labels two classes at least (``class_labels``).
 """
 
 import numpy as np
 import pytest
 
-from gradcheck.grading import away_from_kinks
+from gradcheck.grading import away_from_kinks, class_labels
 from gradcheck.grading.checks import evaluation_point
 from manualprop import Linear as RefLinear
 from manualprop import ReLU as RefReLU
@@ -65,7 +67,7 @@ def test_relu_gradients(student, grade, rng):
 def test_ce_value(student, grade, rng):
     """Softmax cross-entropy: loss value (mean over the batch)"""
     z = 3 * rng.standard_normal((8, 4))
-    y = rng.integers(0, 4, size=8)
+    y = class_labels(rng, 8, 4)
     grade.loss_value(student.loss(FILE, "SoftmaxCrossEntropy"), y, z, RefCE(), points=2)
 
 
@@ -74,7 +76,7 @@ def test_ce_value(student, grade, rng):
 def test_ce_gradient(student, grade, rng):
     """Softmax cross-entropy: gradient dL/dlogits"""
     z = 3 * rng.standard_normal((8, 4))
-    y = rng.integers(0, 4, size=8)
+    y = class_labels(rng, 8, 4)
     grade.loss_gradient(student.loss(FILE, "SoftmaxCrossEntropy"), y, z, RefCE(), points=3)
 
 
@@ -83,7 +85,7 @@ def test_ce_gradient(student, grade, rng):
 def test_ce_backward_repeatable(student, grade, rng):
     """Softmax cross-entropy: backward() twice gives the same gradient (cache not modified)"""
     z = rng.standard_normal((5, 3))
-    y = rng.integers(0, 3, size=5)
+    y = class_labels(rng, 5, 3)
     ref = RefCE()
     ref.forward(y.copy(), z.copy())  # the points come only with the right gradient
     grade.backward_repeatable(student.loss(FILE, "SoftmaxCrossEntropy"), [y, z], expected=ref.backward())
@@ -150,5 +152,5 @@ def test_hidden_ce_random(student, grade, rng, grading_seed):
         n, c = int(rng.integers(2, 17)), int(rng.integers(2, 11))
         grade.note(f"trial {trial}: batch {n}, classes {c} (seed {grading_seed})")
         z = rng.standard_normal((n, c)) * rng.uniform(0.5, 20)
-        y = rng.integers(0, c, size=n)
+        y = class_labels(rng, n, c)
         grade.loss_gradient(student.loss(FILE, "SoftmaxCrossEntropy"), y, z, RefCE())

@@ -1,0 +1,159 @@
+"""Every hidden test's input exercises each branch it grades, for every grading seed (tester report, session 6, D9).
+
+A hidden test draws its shapes and inputs from the session seed. Before, a ReLU input could be all
+positive (the tester's identity ReLU got 1/2 with ``--seed 373486004``), cross-entropy labels could
+all be the same class (a ``d[:, y] -= 1`` that indexes the wrong axis is then right), a conv trial
+could have stride 1 and pad 1 only, and an affine input no axis to flatten. Here the assignments'
+own test functions run in process over many seeds, on the student's functions loaded the way the
+sandbox loads them (:func:`gradcheck._adapters.find` / ``build``) and scored by the plugin's own
+:class:`~gradcheck.grading.plugin.Grade`: each planted branch bug earns 0 of the hidden points on
+every seed, and the solution all of them.
+"""
+
+import importlib.util
+import types
+import zlib
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from gradcheck import _adapters
+from gradcheck.grading import away_from_kinks
+from gradcheck.grading.checks import GradingFailure
+from gradcheck.grading.plugin import Grade
+
+ROOT = Path(__file__).resolve().parents[1]
+SEEDS = range(200)
+
+
+def _module(path: Path, name: str):
+    spec = importlib.util.spec_from_file_location(name, path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def _submission(assignment: str, name: str, *edits: tuple[str, str]):
+    """The assignment's solution with each ``(old, new)`` edit applied once, as a module."""
+    text = (ROOT / "assignments" / assignment / "solution" / "layers.py").read_text()
+    for old, new in edits:
+        assert text.count(old) == 1, old
+        text = text.replace(old, new)
+    mod = types.ModuleType(name)
+    exec(compile(text, f"{name}.py", "exec"), mod.__dict__)  # noqa: S102 - our own solution with one edit
+    return mod
+
+
+class _Student:
+    """The ``student`` fixture without the sandbox: classes and CS231n pairs built in process."""
+
+    def __init__(self, mod):
+        self.mod = mod
+
+    def layer(self, file, name, **init):  # noqa: ARG002 - one module per submission
+        kind, target = _adapters.find(self.mod, name)
+        return _adapters.build(kind, target, init, seed=0)
+
+    loss = layer
+
+
+def score(test, mod, seed):
+    """The share of ``test``'s points a submission ``mod`` earns with grading seed ``seed``."""
+    grade = Grade(types.SimpleNamespace(stash={}))
+    nodeid = f"{Path(test.__code__.co_filename).name}::{test.__name__}"  # as gradcheck grade runs it
+    rng = np.random.default_rng([seed, zlib.crc32(nodeid.encode())])  # the plugin's rng fixture
+    try:
+        test(student=_Student(mod), grade=grade, rng=rng, grading_seed=seed)
+    except GradingFailure as exc:
+        return exc.fraction
+    return 1.0
+
+
+LRC = _module(ROOT / "assignments" / "linear_relu_ce" / "tests" / "test_linear_relu_ce.py", "lrc_tests")
+CS = _module(ROOT / "assignments" / "cs231n_layers" / "tests" / "test_cs231n_layers.py", "cs231n_tests")
+
+BUGS = {
+    # the tester's subs11/idrelu: an identity ReLU
+    "identity_relu": ("linear_relu_ce", [("        self.mask = X > 0\n        return np.where(self.mask, X, 0.0)",
+                                          "        self.mask = np.ones_like(X, dtype=bool)\n        return X * 1.0")],
+                      [LRC.test_hidden_relu_random_shapes], 0),
+    # the label index on the wrong axis: right when every label is the same class
+    "ce_labels_on_wrong_axis": ("linear_relu_ce", [("d[np.arange(n), self.y] -= 1.0", "d[:, self.y] -= 1.0")],
+                                [LRC.test_hidden_ce_random], 0),
+    "softmax_labels_on_wrong_axis": ("cs231n_layers", [("dx[np.arange(N), y] -= 1.0", "dx[:, y] -= 1.0")],
+                                     [CS.test_hidden_softmax_loss], 0),
+    # dx not reshaped back to x's shape: right when x has one feature axis
+    "affine_dx_flat": ("cs231n_layers", [("dx = (dout @ w.T).reshape(x.shape)", "dx = dout @ w.T")],
+                       [CS.test_hidden_affine_random_shapes], 2 / 3),
+    # backward with stride 1 whatever conv_param says: right when the stride is 1
+    "conv_backward_stride_1": ("cs231n_layers", [("    F, _, HH, WW = w.shape\n    _, _, Ho, Wo = dout.shape\n",
+                                                  "    F, _, HH, WW = w.shape\n    _, _, Ho, Wo = dout.shape\n"
+                                                  "    stride = 1\n")],
+                               [CS.test_hidden_conv_random], 1 / 3),
+    # the padding cropped as 1 whatever conv_param says: right when the pad is 1
+    "conv_backward_pad_1": ("cs231n_layers", [("dx = dxpad[:, :, pad:pad + H, pad:pad + W]",
+                                               "dx = dxpad[:, :, 1:1 + H, 1:1 + W]")],
+                            [CS.test_hidden_conv_random], 2 / 3),
+    # db of the first sample only: right for a batch of one
+    "conv_db_first_sample": ("cs231n_layers", [("db = dout.sum(axis=(0, 2, 3))", "db = dout[0].sum(axis=(1, 2))")],
+                             [CS.test_hidden_conv_random], 2 / 3),
+    # the mutant max_pool_overwrites: right when no pixel is the maximum of two windows
+    "max_pool_overwrites": ("cs231n_layers", [("dx[n, c, i * stride + p, j * stride + q] += dout[n, c, i, j]",
+                                               "dx[n, c, i * stride + p, j * stride + q] = dout[n, c, i, j]")],
+                            [CS.test_hidden_max_pool_overlapping], 0),
+}
+
+
+def test_the_tester_s_identity_relu_gets_nothing_with_the_tester_s_seed():
+    mod = _submission("linear_relu_ce", "idrelu", *BUGS["identity_relu"][1])  # 1/2 before
+    assert score(LRC.test_hidden_relu_random_shapes, mod, 373486004) == 0.0
+
+
+@pytest.mark.parametrize("bug", sorted(BUGS))
+def test_a_branch_bug_is_caught_by_the_first_trial_on_every_seed(bug):
+    """The first trial exercises the branch, so the bug earns on every seed only the share of that
+    trial's tensors it leaves right (0 for a test of one tensor), never the points of a lucky draw."""
+    assignment, edits, tests, fraction = BUGS[bug]
+    mod = _submission(assignment, bug, *edits)
+    for test in tests:
+        more = {seed: f for seed in SEEDS if not np.isclose(f := score(test, mod, seed), fraction)}
+        assert not more, f"{bug} earns other than {fraction:.3g} of {test.__name__} with seeds {dict(list(more.items())[:8])}"
+
+
+@pytest.mark.parametrize("test", [LRC.test_hidden_relu_random_shapes, LRC.test_hidden_ce_random,
+                                  CS.test_hidden_softmax_loss, CS.test_hidden_affine_random_shapes,
+                                  CS.test_hidden_conv_random, CS.test_hidden_max_pool_overlapping],
+                         ids=lambda t: t.__name__)
+def test_the_solution_earns_every_hidden_point_on_every_seed(test):
+    assignment = "linear_relu_ce" if test.__module__ == "lrc_tests" else "cs231n_layers"
+    mod = _submission(assignment, "solution")
+    lost = {seed: f for seed in SEEDS[:40] if (f := score(test, mod, seed)) < 1.0}
+    assert not lost, f"the solution loses points of {test.__name__} with seeds {lost}"
+
+
+def test_away_from_kinks_puts_an_entry_on_each_side_and_moves_nothing_else():
+    x = np.array([0.3, 0.01, 2.0, 0.7])
+    out = away_from_kinks(x)
+    assert out.tolist() == [0.3, -0.05, 2.0, 0.7]  # the entry nearest the kink crosses it, clear of it
+    assert away_from_kinks(-x).tolist() == [-0.3, 0.05, -2.0, -0.7]
+    y = np.array([[-1.0, 0.5], [0.02, -0.01]])
+    assert away_from_kinks(y).tolist() == [[-1.0, 0.5], [0.05, -0.05]]  # both sides already: only moved
+    assert away_from_kinks(x, both_sides=False).tolist() == [0.3, 0.05, 2.0, 0.7]
+    assert away_from_kinks(np.array([0.2])).tolist() == [0.2]  # one entry cannot be on both sides
+    hard = away_from_kinks(np.array([2.0, 3.0, 4.0]), kinks=(-1.0, 1.0))
+    assert (hard < -1).any() and (hard > 1).any() and np.all(np.abs(np.abs(hard) - 1) >= 0.05)
+
+
+def test_class_labels_hold_two_classes_at_least():
+    from gradcheck.grading import class_labels
+
+    for seed in range(300):
+        rng = np.random.default_rng(seed)
+        n, c = int(rng.integers(2, 5)), int(rng.integers(2, 4))
+        y = class_labels(rng, n, c)
+        assert y.shape == (n,) and y.dtype.kind == "i" and 0 <= y.min() and y.max() < c
+        assert len(set(y.tolist())) >= 2
+    assert class_labels(np.random.default_rng(0), 1, 5).shape == (1,)
+    same = np.random.default_rng(0).integers(0, 7, size=9)
+    assert class_labels(np.random.default_rng(0), 9, 7).tolist() == same.tolist()  # a varied draw is kept

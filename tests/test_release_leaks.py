@@ -1,0 +1,167 @@
+"""``gradcheck assignment release`` leaks nothing of a solution notebook (tester report, session 6, D7).
+
+Each notebook here rebuilds one the tester released: every string that must not reach students
+holds ``SECRET``, and the released file (its raw JSON, outputs, attachments and metadata included)
+must hold none. What nbgrader's ``ClearSolutions`` does is the model: a solution region in a code
+or Markdown cell is replaced by the stub or ``YOUR ANSWER HERE``, a cell with nbgrader's metadata
+``{"nbgrader": {"solution": true}}`` and no region is replaced as a whole; outputs and the
+notebook's widget state are cleared. A marker that is nearly right is refused (exit 2).
+"""
+
+import base64
+
+import nbformat
+import pytest
+from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_output, new_raw_cell
+
+from gradcheck.assignment import release, student_markdown
+from gradcheck.cli import main
+from gradcheck.errors import UsageError
+
+KERNELSPEC = {"name": "python3", "display_name": "Python 3", "language": "python"}
+SOLVED_F = "def f(x):\n    ### BEGIN SOLUTION\n    return x * 42\n    ### END SOLUTION\n"
+STUB_F = 'def f(x):\n    # YOUR CODE HERE\n    raise NotImplementedError("Exercise 1: implement f")\n'
+
+
+def _write(tmp_path, cells, name="sol.ipynb", **metadata):
+    nb = new_notebook(cells=cells, metadata={"kernelspec": KERNELSPEC, **metadata})
+    path = tmp_path / name
+    nbformat.write(nb, path)
+    return path
+
+
+def _released(path, tmp_path):
+    rep = release(path, tmp_path / "out")
+    text = rep.path.read_text(encoding="utf-8")
+    assert "SECRET" not in text, [line for line in text.splitlines() if "SECRET" in line]
+    return rep, nbformat.read(rep.path, as_version=4)
+
+
+def _nbgrader(solution=True, grade=False, grade_id="x", points=None):
+    meta = {"solution": solution, "grade": grade, "grade_id": grade_id, "locked": False, "schema_version": 3}
+    return {"nbgrader": meta | ({"points": points} if points is not None else {})}
+
+
+def test_markdown_solution_regions_inline_on_their_own_lines_and_without_spaces(tmp_path):
+    """The tester's sol2.ipynb: the three ways of writing nbgrader's Markdown markers."""
+    path = _write(tmp_path, [
+        new_code_cell("def f(x):\n    ### BEGIN SOLUTION\n    return x * 42\n    ### END SOLUTION\n"),
+        new_markdown_cell("Why?\n\n<!-- BEGIN SOLUTION -->\nSECRET_OWNLINE_ANSWER\n<!-- END SOLUTION -->\n"),
+        new_markdown_cell("Why? <!-- BEGIN SOLUTION -->SECRET_INLINE_ANSWER<!-- END SOLUTION -->"),
+        new_markdown_cell("Why?\n<!--BEGIN SOLUTION-->\nSECRET_NOSPACE_ANSWER\n<!--END SOLUTION-->\n"),
+        new_markdown_cell("A <!-- BEGIN SOLUTION -->SECRET_A<!-- END SOLUTION --> and "
+                          "<!-- BEGIN SOLUTION -->SECRET_B\nSECRET_C<!-- END SOLUTION --> end."),
+    ])
+    rep, nb = _released(path, tmp_path)
+    assert [c.source for c in nb.cells[1:]] == [
+        "Why?\n\nYOUR ANSWER HERE\n", "Why? YOUR ANSWER HERE", "Why?\nYOUR ANSWER HERE\n",
+        "A YOUR ANSWER HERE and YOUR ANSWER HERE end."]
+    assert rep.solutions == 6 and rep.exercises == ["Exercise 1: implement f"]
+
+
+def test_nbgrader_solution_cells_without_markers_are_replaced_whole(tmp_path):
+    """The tester's sol3.ipynb: nbgrader's "solution" metadata marks the whole cell as the answer."""
+    code = new_code_cell("def g(x):\n    return x + 1  # SECRET_NBGRADER_CODE_NO_MARKERS\n",
+                         metadata=_nbgrader(grade_id="g"))
+    prose = new_markdown_cell("SECRET_NBGRADER_MARKDOWN_ANSWER: because the bias is shared by every sample.",
+                              metadata=_nbgrader(grade=True, grade_id="why", points=2))
+    marked = new_code_cell(SOLVED_F, metadata=_nbgrader(grade_id="f"))
+    not_a_solution = new_code_cell("assert g(1) == 2\n", metadata=_nbgrader(solution=False, grade=True,
+                                                                             grade_id="t", points=1))
+    rep, nb = _released(_write(tmp_path, [marked, prose, code, not_a_solution]), tmp_path)
+    assert [c.source for c in nb.cells] == [
+        STUB_F, "YOUR ANSWER HERE",
+        '# YOUR CODE HERE\nraise NotImplementedError("Exercise 2: implement g")', "assert g(1) == 2\n"]
+    assert rep.exercises == ["Exercise 1: implement f", "Exercise 2: implement g"]
+    assert rep.solutions == 3
+    assert nb.cells[2].metadata == code.metadata  # nbgrader's ids stay, for its own autograding
+
+
+def test_a_notebook_of_nbgrader_solution_cells_alone_is_released(tmp_path):
+    path = _write(tmp_path, [new_markdown_cell("# Q"), new_code_cell(
+        "class A:\n    pass  # SECRET\n", metadata=_nbgrader())])
+    rep, nb = _released(path, tmp_path)
+    assert nb.cells[1].source == '# YOUR CODE HERE\nraise NotImplementedError("Exercise 1: implement A")'
+    assert rep.solutions == 1
+
+
+def test_outputs_widget_state_and_orphaned_attachments_are_cleared(tmp_path):
+    """The tester's sol.ipynb: outputs, the notebook's widget state, an attachment only a solution used."""
+    widgets = {"application/vnd.jupyter.widget-state+json": {
+        "state": {"m": {"model_name": "TextModel", "model_module": "@jupyter-widgets/controls",
+                        "model_module_version": "2.0.0", "state": {"value": "SECRET_SOLUTION_dW = dY.T @ X"}}},
+        "version_major": 2, "version_minor": 0}}
+    solved = new_code_cell(SOLVED_F.replace("42", "42  # SECRET_1"), execution_count=3, outputs=[
+        new_output("stream", name="stdout", text="SECRET_SOLUTION_OUTPUT\n")])
+    shown = new_code_cell("print(f(1))\n", execution_count=4, outputs=[
+        new_output("execute_result", data={"text/plain": "SECRET_SOLUTION_42"}, execution_count=4)])
+    png = base64.b64encode(b"SECRET_SOLUTION_IMAGE").decode()
+    answer = new_markdown_cell("Answer: <!-- BEGIN SOLUTION -->SECRET_TEXT ![plot](attachment:answer.png)"
+                               "<!-- END SOLUTION -->\n![question](attachment:question.png)",
+                               attachments={"answer.png": {"image/png": png}, "question.png": {"image/png": "AAAA"}})
+    raw = new_raw_cell("### BEGIN SOLUTION\nSECRET_SOLUTION_RAW\n### END SOLUTION\n")
+    hidden = new_code_cell("### BEGIN HIDDEN TESTS\nassert f(1) == 42  # SECRET_HIDDEN\n### END HIDDEN TESTS\n")
+    fenced = new_markdown_cell("```python\n### BEGIN SOLUTION\nSECRET_SOLUTION_IN_MD_CODE\n### END SOLUTION\n```\n")
+    path = _write(tmp_path, [solved, shown, answer, raw, hidden, fenced], widgets=widgets)
+    rep, nb = _released(path, tmp_path)
+    assert "widgets" not in nb.metadata and nb.metadata.kernelspec == KERNELSPEC
+    assert all(c.outputs == [] and c.execution_count is None for c in nb.cells if c.cell_type == "code")
+    assert nb.cells[2].source == "Answer: YOUR ANSWER HERE\n![question](attachment:question.png)"
+    assert nb.cells[2].attachments == {"question.png": {"image/png": "AAAA"}}
+    assert nb.cells[3].source == "YOUR ANSWER HERE\n"  # a raw cell's answer is text, as in Markdown
+    assert nb.cells[5].source == "```python\nYOUR ANSWER HERE\n```\n"
+    assert (rep.solutions, rep.hidden_tests) == (4, 1)
+
+
+@pytest.mark.parametrize(("source", "words"), [
+    ("Why? <!-- BEGIN SOLUTIONS -->SECRET<!-- END SOLUTION -->", "looks like a marker"),
+    ("<!-- begin solution -->\nSECRET\n<!-- end solution -->", "looks like a marker"),
+    ("<!-- BEGIN SOLUTION\nSECRET\nEND SOLUTION -->", "looks like a marker"),
+    ("<!-- BEGIN HIDDEN TESTS -->\nSECRET\n<!-- END HIDDEN TESTS -->", "looks like a marker"),
+    ("<!-- BEGIN SOLUTON -->\nSECRET\n", "looks like a marker"),
+    ("<!-- BEGIN_SOLUTION -->\nSECRET\n<!-- END_SOLUTION -->", "looks like a marker"),
+    ("Why? <!-- BEGIN SOLUTION -->SECRET", "never closed"),
+    ("<!-- BEGIN SOLUTION -->A <!-- BEGIN SOLUTION -->SECRET<!-- END SOLUTION -->", "inside"),
+    ("SECRET <!-- END SOLUTION -->", "no block is open"),
+])
+def test_a_malformed_markdown_marker_is_refused_with_exit_2(tmp_path, capsys, source, words):
+    path = _write(tmp_path, [new_code_cell(SOLVED_F), new_markdown_cell(source)])
+    assert main(["assignment", "release", str(path), "--out", str(tmp_path / "out")]) == 2
+    err = " ".join(capsys.readouterr().err.split())
+    assert words in err and "cell 1" in err and "line 1" in err, err
+    assert not (tmp_path / "out" / "sol.ipynb").exists()
+
+
+def test_lesson_text_markers_inline_and_without_spaces_are_released_like_a_notebook_s():
+    """The tester's lesson.md: the same Markdown rule in a lesson's text (these were refused before)."""
+    text = ("# L\n\nText. <!-- BEGIN SOLUTION -->SECRET_LESSON_INLINE<!-- END SOLUTION -->\n\n"
+            "<!-- BEGIN SOLUTION -->\nSECRET_LESSON_OWNLINE\n<!-- END SOLUTION -->\n\n"
+            "<!--BEGIN SOLUTION-->\nSECRET_LESSON_NOSPACE\n<!--END SOLUTION-->\n\n"
+            "```python\ndef f(x):\n    ### BEGIN SOLUTION\n    return x\n    ### END SOLUTION\n```\n")
+    new, msgs, n = student_markdown(text)
+    assert new == ("# L\n\nText. YOUR ANSWER HERE\n\nYOUR ANSWER HERE\n\nYOUR ANSWER HERE\n\n```python\ndef f(x):\n"
+                   '    # YOUR CODE HERE\n    raise NotImplementedError("Exercise 1: implement f")\n```\n')
+    assert (msgs, n) == (["Exercise 1: implement f"], 4)
+    with pytest.raises(UsageError, match="looks like a marker"):
+        student_markdown("Text. <!-- BEGIN SOLUTON -->SECRET<!-- END SOLUTION -->\n")
+
+
+@pytest.mark.parametrize("source", ["### BEGIN SOLUTON\nx = 1  # SECRET\n", "# BEGIN_SOLUTION\nx = 1  # SECRET\n"])
+def test_a_misspelt_code_marker_is_refused(tmp_path, capsys, source):
+    path = _write(tmp_path, [new_code_cell(SOLVED_F), new_code_cell(source)])
+    assert main(["assignment", "release", str(path), "--out", str(tmp_path / "out")]) == 2
+    assert "looks like a marker" in " ".join(capsys.readouterr().err.split())
+
+
+def test_the_site_publishes_every_notebook_with_a_solution_as_its_student_version_only(tmp_path):
+    """The site decides by holds_solutions which notebooks go out released: it saw only '### BEGIN SOLUTION'."""
+    from gradcheck.assignment import holds_solutions
+
+    root = __import__("pathlib").Path(__file__).resolve().parents[1] / "notebooks"
+    assert {p.name for p in root.glob("*.ipynb") if holds_solutions(p)} == {"07-exercises.ipynb",
+                                                                          "09-cs231n-exercises.ipynb"}
+    for i, cell in enumerate([new_markdown_cell("Why? <!--BEGIN SOLUTION-->SECRET<!--END SOLUTION-->"),
+                              new_code_cell("x = 1  # SECRET", metadata=_nbgrader()),
+                              new_raw_cell("<!-- BEGIN SOLUTON -->\nSECRET\n")]):
+        assert holds_solutions(_write(tmp_path, [new_markdown_cell("# Q"), cell], name=f"{i}.ipynb"))
+    assert not holds_solutions(_write(tmp_path, [new_code_cell("x = 1", metadata=_nbgrader(solution=False))]))
