@@ -665,6 +665,7 @@ class Sandbox:
                 f"{file} does not import: {e.get('type')}: {e.get('message') or '(no message)'}{at}{line}.",
                 f"Expected a Python file that runs without errors when imported; {iso.PROVIDED_TEXT} "
                 f"are available (not the course packages).",
+                _DATA_FILES if e.get("type") == "FileNotFoundError" else "",
                 *self.notes), reason="import", output=self.output)
         if cls is None:  # import_file
             return None
@@ -683,7 +684,8 @@ class Sandbox:
                                       f"{'the output array' if step == 'forward' else 'dX'}.")
         if not ok:
             raise self._student_error(f"{cls}.__init__({shown})", err,
-                                      f"Expected {meta.get('signature', cls)} to accept these arguments.")
+                                      f"Expected {meta.get('signature', cls)} to accept these arguments."
+                                      if e.get("type") == "TypeError" else "")
         cls_name, have = str(meta.get("class", cls)), [str(m) for m in meta.get("methods") or []]
         for m in ("forward", "backward"):
             if m not in have:
@@ -735,7 +737,8 @@ class Sandbox:
             f" (at {e['where']})" if e.get("where") else "")
         msg = e.get("message") or "(no message)"
         hint = {"SystemExit": "A layer must return its result; sys.exit/exit() inside it ends nothing but this call.",
-                "MemoryError": f"The sandbox allows {self.memory_mb} MiB of memory."}.get(e.get("type"), "")
+                "MemoryError": f"The sandbox allows {self.memory_mb} MiB of memory.",
+                "FileNotFoundError": _DATA_FILES}.get(e.get("type"), "")
         if e.get("type") == "PermissionError" and "sandbox" in msg:
             hint = "Submissions may only compute with numpy; files, processes and the network are off limits."
         elif e.get("type") == "TypeError" and "training" in msg:
@@ -1058,6 +1061,11 @@ class RemoteLoss(_Remote):
         g = self.scalars.get("gradient_name") if isinstance(self.scalars.get("gradient_name"), str) else "dy_pred"
         return _value_to_array(self._backward(None, "backward()").get("value"), owner=self.class_name, tensor=g,
                                produced_by="backward()")
+
+
+_DATA_FILES = ("Only the .py files of the layer's folder are copied into the sandbox, as grading does: a data "
+               "file (such as W.npy) is not there. Build the arrays in code (a seeded np.random.default_rng) "
+               "or pass values through --init.")
 
 
 def sibling_files(path: str) -> dict[str, str]:

@@ -3,6 +3,7 @@
 import json
 from pathlib import Path
 
+import numpy as np
 from test_cli import err, run, student
 
 DENSE = """
@@ -264,3 +265,29 @@ def test_mode_header_says_what_was_checked_and_why(tmp_path):
     for cls in ("Ignores", "Uses"):
         assert header(cls, "--eval") == "mode: eval (forward(X, training=False)): as --eval asks"
         assert header(cls, "--training") == "mode: training (forward(X, training=True)): as --training asks"
+
+
+def test_a_data_file_the_layer_loads_is_named_as_not_copied_into_the_sandbox(tmp_path):
+    # only .py files reach the sandbox (as in grading); the error blamed the constructor's
+    # arguments ("Expected Linear() to accept these arguments")
+    np.save(tmp_path / "W.npy", np.ones((3, 2)))
+    f = student(tmp_path, """
+        import numpy as np
+
+        class Linear:
+            def __init__(self):
+                self.params, self.grads = {"W": np.load("W.npy")}, {}
+
+            def forward(self, X, training=False):
+                self.X = X
+                return X @ self.params["W"]
+
+            def backward(self, dY):
+                self.grads["W"] = self.X.T @ dY
+                return dY @ self.params["W"].T
+        """)
+    p = run("check", f"{f}::Linear", "--input-shape", "4,3")
+    assert p.returncode == 3
+    assert "FileNotFoundError" in err(p) and "W.npy" in err(p)
+    assert "Only the .py files of the layer's folder are copied into the sandbox" in err(p)
+    assert "accept these arguments" not in err(p)

@@ -105,3 +105,37 @@ def test_remote_parameter_scan_is_chunked(tmp_path):
         assert res.passed, res.table()
     # W and b: 54 elements, 108 perturbed forwards (one request each before); now a few chunks
     assert ops.count("forward_many") <= 6 and ops.count("forward") <= 8, ops  # 7: 2 + batch probe 3 + X scan 2
+
+
+ROWSCALE = '''
+import numpy as np
+
+class RowScale:
+    def __init__(self):
+        self.params, self.grads = {}, {}
+
+    def forward(self, X, training=False):
+        Z = X * 1.0
+        col = Z[:, 0]
+        col *= 3.0          # numpy: writes into Z through the view
+        self.Z = Z
+        return np.tanh(Z)
+
+    def backward(self, dY):
+        dZ = dY * (1 - np.tanh(self.Z) ** 2)
+        dZ[:, 0] *= 3.0
+        return dZ
+'''
+
+
+def test_an_augmented_op_on_a_view_is_named_and_the_right_backward_passes(tmp_path):
+    # the tape used to give a new tensor for `col *= 3`, leaving Z unscaled: a forward value
+    # unlike numpy's, and a tape-vs-manual FAIL of this correct layer
+    f = tmp_path / "student.py"
+    f.write_text(ROWSCALE)
+    with tape_sandbox(f) as sb:
+        layer = sb.load_layer("student.py", "RowScale")
+        res = check_layer(layer, (4, 3), twin=StudentTape(layer))
+    assert res.passed and res.twin is None
+    assert "student.py:11" in res.twin_note and "view of another tensor's values" in res.twin_note
+    assert all(r.get("tape-vs-numerical") is None for r in res.records)

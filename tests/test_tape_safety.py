@@ -3,6 +3,7 @@ mode with positional arguments, forward mode and forward-over-reverse against re
 over the whole registry and the zoo, prod's second derivatives at exact zeros, and
 batch_jacobian's cross-row probe."""
 
+import re
 import warnings
 
 import numpy as np
@@ -306,3 +307,59 @@ def test_batch_jacobian_warns_when_rows_interact_and_is_quiet_otherwise():
         y = bn(x, training=True)
     with pytest.warns(UserWarning, match="rows depend on other rows"):
         tape.batch_jacobian(y, x)
+
+
+# --- augmented assignment on a view (numpy writes through; a tensor cannot) ----------------
+
+
+def _numpy_then_tape(fn, x):
+    """fn on a plain array (numpy's value), then on a Variable under a tape."""
+    want = fn(np.array(x, dtype=float))
+    v = ap.Variable(np.array(x, dtype=float))
+    with ap.GradientTape() as tape:
+        y = fn(v)
+    return want, y, tape, v
+
+
+@pytest.mark.parametrize("write, op", [
+    (lambda b: b[0].__imul__(3.0), "*="),            # row = b[0]; row *= 3
+    (lambda b: b.T.__isub__(1.0), "-="),             # z = b.T; z -= 1
+    (lambda b: b[:1].__itruediv__(2.0), "/="),       # z = b[:1]; z /= 2
+    (lambda b: b.reshape(-1).__iadd__(1.0), "+="),   # z = b.reshape(-1); z += 1
+    (lambda b: b[..., 1:].__ipow__(2.0), "**="),
+])
+def test_augmented_op_on_a_view_is_refused_where_numpy_would_write_through(write, op):
+    def f(a):
+        b = a * 1.0
+        write(b)
+        return (b ** 2).sum()
+
+    x = [[1.0, 2.0], [3.0, 4.0]]
+    plain = f(np.array(x))
+    assert plain != (np.array(x) ** 2).sum()  # numpy's b did change through the view
+    with pytest.raises(TypeError, match=rf"`t {re.escape(op)} value` on a tensor made by .*a view "
+                                        r"of another tensor's values.*numpy would write through"):
+        with ap.GradientTape():
+            f(ap.Variable(x))
+
+
+def test_augmented_op_on_a_variables_slice_is_refused():
+    v = ap.Variable([[1.0, 2.0], [3.0, 4.0]])
+    row = v[0]
+    with pytest.raises(TypeError, match="getitem of a tensor of shape \\(2, 2\\)"):
+        row *= 2.0
+    np.testing.assert_array_equal(v.numpy(), [[1.0, 2.0], [3.0, 4.0]])
+
+
+def test_augmented_op_on_a_new_tensor_or_a_copy_matches_numpy_with_its_gradient():
+    def f(a):
+        c = a * 1.0 + 0.0    # a new tensor, no view
+        c *= 3.0
+        r = c[[0]]           # advanced indexing copies in numpy too
+        r += 10.0
+        return (c ** 2).sum() + r.sum()
+
+    x = [[1.0, 2.0], [3.0, 4.0]]
+    want, y, tape, v = _numpy_then_tape(f, x)
+    assert float(y) == want == 9 * 30 + 3 * 3 + 20
+    np.testing.assert_array_equal(tape.gradient(y, v).numpy(), 18 * np.array(x) + [[3, 3], [0, 0]])

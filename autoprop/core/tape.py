@@ -218,6 +218,8 @@ def apply(prim, args, kwargs):
     out = _new_tensor(Tensor)  # Tensor._wrap, inlined: this line runs for every operation
     out._value = arr if type(arr) is np.ndarray else np.asarray(arr)
     out._key = _next_key()
+    if out._value.base is not None:  # a view (x[0], x.T, ...): of an input tensor's values?
+        _mark_view(prim, args, vals, out)
     if _RECORDING:
         if prim.vjps is not None:
             _record(prim, args, vals, kwargs, out)
@@ -230,6 +232,15 @@ def apply(prim, args, kwargs):
         if _WATCHERS:
             _observe.after_op(prim, args, out)
     return out
+
+
+def _mark_view(prim, args, vals, out):
+    """Mark ``out`` as a view of an input tensor's values, so that ``out *= 3`` is refused
+    (:meth:`Tensor._augmented`): numpy would write through into that input."""
+    for a, v in zip(args, vals):
+        if isinstance(a, Tensor) and np.may_share_memory(out._value, v):
+            out._view = f"{prim.name} of a tensor of shape {tuple(a.shape)}"
+            return
 
 
 def _plan(prim, parents, n):

@@ -90,7 +90,7 @@ class Tensor:
     array([2., 4., 6.])
     """
 
-    __slots__ = ("_value", "_key", "__weakref__")
+    __slots__ = ("_value", "_key", "_view", "__weakref__")  # _view: set only on views (apply)
     __array_priority__ = 1000  # numpy defers to our operators in mixed expressions
 
     def __init__(self, value, dtype=None):
@@ -230,9 +230,45 @@ class Tensor:
             "tensor instead, e.g. ap.where(mask, v, t), or ap.numpy.concatenate of pieces."
         )
 
-    # No __iadd__ & co.: `t += 1` falls back to `t = t + 1`, a new tensor bound to the name
-    # (recorded; the old tensor, which a tape may have saved, is unchanged), as TF's eager
-    # tensors. A Variable refuses them (below), as tf.Variable.
+    # `t += 1` is `t = t + 1`: a new tensor bound to the name (recorded; the old tensor, which
+    # a tape may have saved, is unchanged), as TF's eager tensors. A Variable refuses them
+    # (below), as tf.Variable. A tensor that is a view of another tensor's values (``b[0]``,
+    # ``b.T``, ``b.reshape(...)``) refuses them too: numpy's ``row = b[0]; row *= 3`` writes
+    # through into ``b``, and a new tensor would leave ``b`` as it was -- a forward value
+    # that silently differs from the same code on arrays.
+    def _augmented(self, op, fn, other):
+        made = getattr(self, "_view", None)
+        if made is not None:
+            raise TypeError(
+                f"autoprop: `t {op}= value` on a tensor made by {made}, a view of another "
+                f"tensor's values: numpy would write through into that tensor as well, and "
+                f"autoprop never writes into a tensor, so the result would differ from numpy's. "
+                f"Compute the whole tensor anew (`b = b * scale` with a scale array, "
+                f"ap.where(mask, new, b), or ap.numpy.concatenate of pieces), or write "
+                f"`t = t {op} value` if only t should change. Source: lessons/10-gradient-tape.md."
+            )
+        return fn(self, other)
+
+    def __iadd__(self, other):
+        return self._augmented("+", _R.add, other)
+
+    def __isub__(self, other):
+        return self._augmented("-", _R.subtract, other)
+
+    def __imul__(self, other):
+        return self._augmented("*", _R.multiply, other)
+
+    def __itruediv__(self, other):
+        return self._augmented("/", _R.divide, other)
+
+    def __ipow__(self, other):
+        return self._augmented("**", _R.power, other)
+
+    def __imod__(self, other):
+        return self._augmented("%", _R.remainder, other)
+
+    def __imatmul__(self, other):
+        return self._augmented("@", _R.matmul, other)
 
     # --- operators: each one is a registered primitive -----------------------
     def __add__(self, other):

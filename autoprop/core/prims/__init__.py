@@ -6,6 +6,7 @@ indexing, concatenate, gathers along an axis), ``linalg`` (matmul, tensordot, ei
 dot, outer, numpy.linalg), ``windows`` (extract_patches / scatter_patches: im2col and
 col2im), ``special`` (more ufuncs, scipy.special), ``stacking`` (numpy's stacking,
 splitting, sorting and statistics functions as composites), ``fused`` (one record per
-layer operation: ``linear``, Linear's ``X @ W.T + b``).
+layer operation: ``linear``, Linear's ``X @ W.T + b``), ``array_api`` (numpy 2's
+array-API names: ``numpy.linalg.matmul``, ``trace``, ``vecdot``, ``matvec``, ... over the last axes).
 Importing :mod:`autoprop.core.registry` imports them all; each record is defined once.
 """
