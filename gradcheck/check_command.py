@@ -81,8 +81,9 @@ def run_check(args, layer, label: str, init: dict[str, Any], shape) -> int:
                           atol=args.atol, eps=args.eps, twin=twin, reference=reference, name=cname,
                           training=getattr(args, "training", "auto"))
     if args.twin and twin is None:  # not "add --twin": it was given
-        for r in ([diag.result] if diag.result is not None else []) + list(getattr(diag, "results", None) or []):
-            r.twin_note = twin_note
+        for d in [diag, *diag.other_modes]:  # every mode checked (BatchNorm: eval and training)
+            if d.result is not None:
+                d.result.twin_note = twin_note
     color = use_color()
     shown = V.fmt_shape(shape) if isinstance(shape[0], int) else "; ".join(V.fmt_shape(x) for x in shape)
     modes = " and ".join(sorted(diag.modes)) or "eval"

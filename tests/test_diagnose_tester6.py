@@ -21,3 +21,45 @@ def test_a_target_that_is_not_a_py_file_is_a_usage_error(capsys, target, hint):
     err = capsys.readouterr().err
     assert code == 2, err
     assert "expected a .py file" in err and hint in err and "loader" not in err and "does not import" not in err
+
+BATCHNORM = '''
+import numpy as np
+
+class BatchNorm:
+    def __init__(self, num_features, momentum=0.9, eps=1e-5):
+        self.params = {"gamma": np.ones(num_features) * 1.3, "beta": np.zeros(num_features) + 0.2}
+        self.grads = {k: np.zeros_like(v) for k, v in self.params.items()}
+        self.rm, self.rv, self.m, self.eps = np.zeros(num_features), np.ones(num_features), momentum, eps
+
+    def forward(self, X, training=False):
+        if training:
+            mu, var = X.mean(0), X.var(0)
+            self.rm = self.m * self.rm + (1 - self.m) * mu
+            self.rv = self.m * self.rv + (1 - self.m) * var
+        else:
+            mu, var = self.rm, self.rv
+        self.training = training
+        self.inv = 1 / np.sqrt(var + self.eps)
+        self.xh = (X - mu) * self.inv
+        return self.params["gamma"] * self.xh + self.params["beta"]
+
+    def backward(self, dY):
+        g, N = self.params["gamma"], dY.shape[0]
+        self.grads["gamma"] = (dY * self.xh).sum(0)
+        self.grads["beta"] = dY.sum(0)
+        dxh = dY * g
+        if not self.training:
+            return dxh * self.inv
+        return self.inv / N * (N * dxh - dxh.sum(0) - self.xh * (dxh * self.xh).sum(0))
+'''
+
+
+def test_twin_given_says_why_there_is_no_tape_column_in_every_mode(capsys, tmp_path):
+    f = tmp_path / "bn.py"
+    f.write_text(BATCHNORM)
+    code = main(["check", f"{f}::BatchNorm", "--init", '{"num_features": 3}', "--input-shape", "6,3", "--twin"])
+    out = capsys.readouterr().out
+    assert code == 0, out
+    assert "add --twin" not in out, out  # it was given
+    assert "BatchNorm [training]" in out and "BatchNorm [eval]" in out, out  # both modes say the true reason
+    assert out.count("autoprop.layers / autoprop.losses has no class of that name") == 1, out
