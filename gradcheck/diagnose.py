@@ -193,9 +193,8 @@ DIAGNOSES: dict[str, Record] = {
         "{words} in place of dY", "e.g. dY.reshape(F, -1) where dY.transpose(1, 0, 2, "
         "3).reshape(F, -1) is due", _CONV),
     "wrong-values": Record(
-        "no known bug pattern", "{t} differs from the correct gradient in {k} of {size} elements "
-        "(no known bug pattern); the largest error is at {t}{idx}: got {got:.6g}, expected "
-        "{exp:.6g}", lesson=_NUM),
+        "no known bug pattern", "{t} differs from the correct gradient{count} (no known bug "
+        "pattern){where}: got {got:.6g}, expected {exp:.6g}", lesson=_NUM),
 }
 
 #: Codes of the bug signatures :func:`name_signature` and the layer-aware detectors recognise.
@@ -544,10 +543,15 @@ def _reshape_signature(tensor, m, n, ok, match) -> tuple[str, dict] | None:
             "how": "the elements are in the right order, only the shape differs",
             "fix": f"reshape {tensor} to {var + chr(39) + 's' if var else 'the'} shape: {to}"}
     ones_m, ones_n = m.shape.count(1), n.shape.count(1)
-    how = ("the shape lacks a size-1 axis" if ones_m < ones_n else "the shape has an extra size-1 "
-           "axis" if ones_m > ones_n else "a size-1 axis is in the wrong place")
-    return "values-right-shape-wrong", fields | {
-        "how": how, "fix": f"keep the axis (a sum with keepdims=True) or reshape: {to}"}
+    if ones_m < ones_n:
+        how, fix = "the shape lacks a size-1 axis", f"keep the axis (a sum with keepdims=True) or reshape: {to}"
+    elif ones_m > ones_n:  # db = dY.sum(axis=0, keepdims=True) for a bias of shape (out,)
+        how, fix = ("the shape has an extra size-1 axis", "drop the extra axis: sum without keepdims "
+                    f"(dY.sum(axis=0), not dY.sum(axis=0, keepdims=True)) or reshape: {to}")
+    else:
+        how, fix = ("a size-1 axis is in the wrong place", "keep the axis (a sum with keepdims=True) or "
+                    f"reshape: {to}")
+    return "values-right-shape-wrong", fields | {"how": how, "fix": fix}
 
 
 def _shape_signature(m, n, match, hint=None) -> tuple[str, dict]:
@@ -575,8 +579,10 @@ def _worst_element(tensor: str, manual, numerical, rtol: float, atol: float) -> 
     rel = np.where(ok, np.nan_to_num(rel, nan=np.inf), 0.0)
     idx = () if not rel.size else tuple(int(i) for i in np.unravel_index(int(np.argmax(rel)),
                                                                           rel.shape))
-    return _find("wrong-values", tensor, k=int(np.sum(rel > rtol)), size=m.size, idx=list(idx),
-                 got=m[idx], exp=n[idx])
+    # one element: no count, no position (a 0-d dalpha has no index to show)
+    count, where = ((f" in {int(np.sum(rel > rtol))} of {m.size} elements",
+                     f"; the largest error is at {tensor}{list(idx)}") if m.size > 1 else ("", ""))
+    return _find("wrong-values", tensor, count=count, where=where, got=m[idx], exp=n[idx])
 
 
 def _value_signature(m, n, ok, match, is_bias, n_batch, y_size, hint=None,
@@ -609,6 +615,8 @@ def _value_signature(m, n, ok, match, is_bias, n_batch, y_size, hint=None,
             return code, {"count": count, "words": words}
         if abs(c / count - 1) < 1e-6:
             return "factor-batch", {"count": count, "words": words}
+    if ok.sum() == 1:  # one number is always some multiple of another: no factor to name
+        return None
     named = {2.0: ", twice the true value (x2)", 0.5: ", half the true value (x0.5)"}
     return "factor", {"c": c, "named": next((w for v, w in named.items() if abs(c - v) < 1e-6), "")}
 

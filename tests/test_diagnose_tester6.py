@@ -1,7 +1,6 @@
 """The session-6 new-user tester's report: diagnosis sentences that named the wrong bug (or a right
 one in the wrong words), and the check command's misleading messages. Each repro fails before its fix."""
 
-import json
 from pathlib import Path
 
 import numpy as np
@@ -63,3 +62,36 @@ def test_twin_given_says_why_there_is_no_tape_column_in_every_mode(capsys, tmp_p
     assert "add --twin" not in out, out  # it was given
     assert "BatchNorm [training]" in out and "BatchNorm [eval]" in out, out  # both modes say the true reason
     assert out.count("autoprop.layers / autoprop.losses has no class of that name") == 1, out
+
+
+# ------------------------------------------------------------------ diagnosis sentences
+
+
+@pytest.mark.parametrize("key, words, never", [
+    # db = dY.sum(0, keepdims=True): the extra axis must go, not be kept
+    ("linear.py::LinearDbKeepdims", ["db has shape (1, 4), expected (4,)", "the shape has an extra size-1 axis",
+                                     "without keepdims", "dY.sum(axis=0)"], ["keep the axis"]),
+    # a one-element gradient: any wrong number is "a constant factor" of the right one, so none is named
+    ("activations.py::PReLUDalphaNoX", ["dalpha differs from the correct gradient", "got", "expected"],
+     ["times the correct gradient", "dalpha[]"]),
+])
+def test_sentence_names_the_real_bug(key, words, never):
+    from buggy_layers import diagnose
+
+    sentence = diagnose(key).sentence()
+    for w in words:
+        assert w in sentence, sentence
+    for w in never:
+        assert w not in sentence, sentence
+
+
+def test_one_element_gradient_gets_no_constant_factor():
+    from gradcheck.diagnose import name_signature
+
+    f = name_signature("dalpha", np.array(0.3), np.array(-0.301), fallback=True)
+    assert f.code == "wrong-values" and "dalpha[]" not in f.message, f.message
+    assert "dalpha differs from the correct gradient (no known bug pattern): got 0.3, expected -0.301" in f.message
+    # the exact numbers stay named: a sign, a batch size
+    assert name_signature("dalpha", np.array(-0.3), np.array(0.3)).code == "wrong-sign"
+    assert name_signature("dalpha", np.array([1.2]), np.array([0.3]), n_batch=4).code == "factor-batch"
+
