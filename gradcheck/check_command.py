@@ -413,7 +413,7 @@ def run_check_loss(args, loss, label: str, init: dict[str, Any], shape) -> int:
     if not res.passed and "numerical" in res.gradients and "manual" in res.gradients:
         g = loss_gradient_name(loss)
         finding = name_signature(g, res.gradients["manual"][g], res.gradients["numerical"][g],
-                                 n_batch=shape[0] if len(shape) > 1 else 1, y_size=int(np.prod(shape)))
+                                 n_batch=shape[0] if len(shape) > 1 else 1, y_size=int(np.prod(shape)), loss=True)
     _save(args, lambda: _figures(res, cname, [] if res.passed else [loss_gradient_name(loss)]),
           lambda: {**res.to_dict(), "diagnosis": None if finding is None else vars(finding)})
     if res.passed:

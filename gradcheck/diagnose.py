@@ -138,6 +138,7 @@ DIAGNOSES: dict[str, Record] = {
     "factor-inverse-batch": Record(
         "extra 1/batch", "{t} is {count} times too small ({words}): an extra 1/batch (if the loss "
         "already averages, its 1/N is inside dY: do not divide again)", lesson=_LIN),
+    "factor-normalisation": Record("wrong normalisation", "{t} is {count} times too {big}: {why}"),
     "factor": Record("constant factor", "{t} is {c:.6g} times the correct gradient{named}: a "
                      "constant factor is wrong somewhere"),
     "first-sample-only": Record("first sample only", "{t} {how} the first sample only{rest}",
@@ -470,7 +471,7 @@ _SWAP = ("swap the factors of the product (for a Linear: dW = dY.T @ X if W is (
 def name_signature(tensor: str, manual: Any, numerical: Any, *, is_bias: bool = False,
                    n_batch: int = 1, y_size: int = 0, alternatives: Mapping[str, Any] | None = None,
                    tol: float = 1e-5, atol: float = 1e-9, fallback: bool = False,
-                   hint: str | None = None, dy: float = 1.0) -> Finding | None:
+                   hint: str | None = None, dy: float = 1.0, loss: bool = False) -> Finding | None:
     """Name the bug behind a wrong gradient from the numbers alone (also the grader's diagnosis).
 
     Parameters
@@ -491,6 +492,9 @@ def name_signature(tensor: str, manual: Any, numerical: Any, *, is_bias: bool = 
         Return the worst-element finding (``"wrong-values"``) instead of None.
     hint : str, optional
         How to fix a transposed gradient (from :func:`_layout_hint`); default: swap the factors.
+    loss : bool, default False
+        ``manual`` is a loss's gradient ``dL/dy_pred`` (N, D): a factor D or N*D is the loss's
+        normalisation (a mean over all N*D elements divided by N, or not at all).
 
     Returns
     -------
@@ -524,6 +528,8 @@ def name_signature(tensor: str, manual: Any, numerical: Any, *, is_bias: bool = 
                      None)
         if found is None and not np.all(np.abs(n[ok]) < 1e-12):
             found = _value_signature(m, n, ok, match, is_bias, n_batch, y_size, hint, dy)
+            if loss and found is not None and found[0] == "factor":
+                found = _normalisation(tensor, found[1]["c"], m.shape, n_batch) or found
     if found is not None:
         return _find(found[0], tensor, **found[1])
     return _worst_element(tensor, m, n, tol, atol) if fallback else None
@@ -619,6 +625,24 @@ def _value_signature(m, n, ok, match, is_bias, n_batch, y_size, hint=None,
         return None
     named = {2.0: ", twice the true value (x2)", 0.5: ", half the true value (x0.5)"}
     return "factor", {"c": c, "named": next((w for v, w in named.items() if abs(c - v) < 1e-6), "")}
+
+
+def _normalisation(tensor: str, c: float, shape: tuple, n_batch: int) -> tuple[str, dict] | None:
+    """A loss's gradient ``c`` times the correct one, ``c`` a count of its (N, D) elements other than
+    the batch size (named by :func:`_value_signature`): the loss's normalisation."""
+    size, var = int(np.prod(shape)), tensor[1:] or "y_pred"
+    D = size // n_batch if n_batch and len(shape) > 1 else 0
+    mean = f"a mean over all N*D = {size} elements of {var} divides by {size}"
+    cases = [(D, "large", f"{mean}, not by N = {n_batch} (divide by {var}.size, not len({var}))"),
+             (size, "large", f"the mean's 1/(N*D) is missing: {mean}"),
+             (1 / D if D else 0, "small", f"it divides by N*D = {size} where the loss divides by N = "
+              f"{n_batch} alone (a sum over the {D} values of a sample, a mean over the batch)"),
+             (1 / size, "small", f"an extra 1/(N*D) = 1/{size}")]
+    for count, big, why in cases:
+        if count and D > 1 and D != n_batch and abs(c / count - 1) < 1e-6:
+            shown = count if big == "large" else round(1 / count)
+            return "factor-normalisation", {"count": shown, "big": big, "why": why}
+    return None
 
 
 def _softmax_ce(n, n_batch, dy=1.0) -> tuple[str, dict] | None:

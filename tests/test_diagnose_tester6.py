@@ -95,3 +95,33 @@ def test_one_element_gradient_gets_no_constant_factor():
     assert name_signature("dalpha", np.array(-0.3), np.array(0.3)).code == "wrong-sign"
     assert name_signature("dalpha", np.array([1.2]), np.array([0.3]), n_batch=4).code == "factor-batch"
 
+
+
+MSE = '''
+import numpy as np
+
+class MSE:
+    def forward(self, y_true, y_pred):
+        self.d = y_pred - y_true
+        return np.mean(self.d ** 2)
+
+    def backward(self):
+        return 2 * self.d / DIVISOR
+'''
+
+
+@pytest.mark.parametrize("divisor, words", [
+    ("self.d.shape[0]", ["3 times too large", "mean over all N*D = 12 elements", "divides by 12, not by N = 4",
+                         "y_pred.size"]),
+    ("1", ["12 times too large", "N*D = 12"]),
+])
+def test_mse_normalisation_is_named(capsys, tmp_path, divisor, words):
+    f = tmp_path / "mse.py"
+    f.write_text(MSE.replace("DIVISOR", divisor))
+    code = main(["check", f"{f}::MSE", "--loss", "--input-shape", "4,3"])
+    out = capsys.readouterr().out
+    assert code == 1, out
+    text = " ".join(out.split())
+    for w in words:
+        assert w in text, text
+    assert "a constant factor is wrong somewhere" not in text
