@@ -541,7 +541,8 @@ def adapt(obj, inputs=None, training=True):
     if pairs:
         shown = ", ".join(f"{w}/{g}" for w, g in pairs.items())
         lay = _layout(arrays[next(iter(pairs))], inputs or [], y) if y is not None else ""
-        info.update(protocol="attribute", text=f"attribute style ({shown}){lay}")
+        info.update(protocol="attribute", text=f"attribute style ({shown}){lay}",
+                    grad_attrs=[f"{w}:{g}" for w, g in pairs.items()])  # the diagnosis names self.dW
     elif info["unchecked"]:
         info.update(protocol="seed", text=f"array attributes without gradients ({', '.join(info['unchecked'])}): "
                                           "backward(dY) -> dX only")

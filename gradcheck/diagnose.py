@@ -88,8 +88,7 @@ DIAGNOSES: dict[str, Record] = {
     "accumulated": Record(
         "accumulated", "gradients accumulated across calls instead of overwritten: {ts} {are} "
         "accumulated across backward calls ({keys} += ...: every backward adds to {it}, and a "
-        "backward with dY = 0 left {it} unchanged instead of zero)",
-        "assign grads[key] = ... in backward"),
+        "backward with dY = 0 left {it} unchanged instead of zero)", "assign {slot} = ... in backward"),
     "second-backward": Record("second backward differs", "a second backward on the same forward "
                               "gives another {t}: backward changes its own cache or the "
                               "parameters"),
@@ -411,6 +410,20 @@ def _seed_advice(layer: Any) -> str:
             "gradcheck rewinds a stored generator before every forward, but not one made anew "
             "inside forward; or give the layer a fix_mask(on) method after which forward reuses "
             "the mask it drew for each input shape, like manualprop.Dropout.fix_mask(True)")
+
+
+def _grad_slots(layer: Any) -> dict[str, str]:
+    """Where an attribute-style layer keeps each parameter's gradient (``{"W": "self.dW"}``), read
+    from :func:`gradcheck._adapters.adapt` (a sandboxed layer: its ``protocol``); ``{}`` for a
+    ``grads`` dict."""
+    from ._adapters import Adapted
+
+    if isinstance(layer, Adapted) and not layer.own:
+        return {w: f"self.{g}" for w, g in layer.pairs.items()}
+    proto = getattr(layer, "protocol", None) if _remote(layer) else None
+    if isinstance(proto, Mapping) and proto.get("protocol") == "attribute":
+        return {w: f"self.{g}" for w, _, g in (str(p).partition(":") for p in proto.get("grad_attrs") or ())}
+    return {}
 
 
 def _exact(a: Any, b: Any) -> bool:
@@ -1478,8 +1491,10 @@ class _Probes:
             [f"{t} grew (accumulated)" for t in acc] + [f"{t} changed" for t in differ]))
         if acc:  # first among the findings, one per tensor, one sentence: it explains the mismatch
             it, are = ("it", "is") if len(acc) == 1 else ("them", "are")
-            fields = dict(ts=", ".join(acc), keys=", ".join(f"grads[{t[1:]!r}]" for t in acc),
-                          it=it, are=are)
+            slots = _grad_slots(self.layer)  # attribute style: self.dW, not grads['W']
+            keys = [slots.get(t[1:], f"grads[{t[1:]!r}]") for t in acc]
+            fields = dict(ts=", ".join(acc), keys=", ".join(keys), it=it, are=are,
+                          slot=keys[0] if slots else "grads[key]")
             self.diag.findings[:0] = [_find("accumulated", t, **fields) for t in acc]
         for t in differ:
             self.find("second-backward", t)

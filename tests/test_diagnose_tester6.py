@@ -125,3 +125,34 @@ def test_mse_normalisation_is_named(capsys, tmp_path, divisor, words):
     for w in words:
         assert w in text, text
     assert "a constant factor is wrong somewhere" not in text
+
+
+ACCUMULATE = '''
+import numpy as np
+
+class Linear:
+    def __init__(self):
+        rng = np.random.default_rng(0)
+        self.W = rng.standard_normal((3, 2))
+        self.b = np.zeros(2)
+        self.dW, self.db = np.zeros_like(self.W), np.zeros_like(self.b)
+
+    def forward(self, X, training=False):
+        self.X = X
+        return X @ self.W + self.b
+
+    def backward(self, dY):
+        self.dW += self.X.T @ dY
+        self.db += dY.sum(axis=0)
+        return dY @ self.W.T
+'''
+
+
+def test_accumulation_in_attribute_style_speaks_of_attributes(capsys, tmp_path):
+    f = tmp_path / "acc.py"
+    f.write_text(ACCUMULATE)
+    code = main(["check", f"{f}::Linear", "--input-shape", "5,3"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert code == 1, text
+    assert "self.dW, self.db += ..." in text and "assign self.dW = ... in backward" in text, text
+    assert "grads[" not in text, text
