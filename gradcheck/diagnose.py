@@ -165,6 +165,9 @@ DIAGNOSES: dict[str, Record] = {
         "activation derivative missing", "{t} equals dY: the local derivative of the activation is "
         "missing", "multiply dY by f'(X) (ReLU: dY * (X > 0); sigmoid: dY * out * (1 - out); "
         "dropout: dY * mask)", _ACT),
+    "upstream-returned": Record(
+        "dY returned as dX", "{t} equals dY: backward returns the upstream gradient unchanged, "
+        "without the chain rule's product with the weight {w}", "{t} = {prod}", _LIN),
     "activation-applied-twice": Record(
         "activation applied twice", "{t} is the local derivative evaluated at the output Y instead "
         "of the input X: backward applies the activation again to its cached output (e.g. "
@@ -862,7 +865,7 @@ def _context_signature(L: _Layer, t, key, m, n):
             and xi.dtype.kind == "f" and (f := _norm_signature(m, n, xi)) is not None):
         return f
     if is_input and m.shape == G.shape and _near(m, G) and not _near(np.where(ok, n, G), G):
-        return "missing-local-derivative", {}
+        return _returned_upstream(n, G, L.params) or ("missing-local-derivative", {})
     if is_input and ok.all() and m.shape == n.shape:
         weights = _weights(L.params, L.names, L.inputs, key, square=True)
         f = (_activation_signature(m, n, L.inputs, Y, G)
@@ -875,6 +878,20 @@ def _context_signature(L: _Layer, t, key, m, n):
             and _near(m, L.numer([key], [Y])[key], 1e-5)):  # the gradient the layer has at Y
         return ("activation-applied-twice", {}) if is_input else (
             "cached-output", {"how": "is the gradient the layer would have at its output Y"})
+    return None
+
+
+def _returned_upstream(n, G, params):
+    """dX = dY in a layer whose correct dX is dY times a weight (a Linear): the product is missing,
+    not an activation's derivative."""
+    if G.ndim != 2 or not np.isfinite(n).all():
+        return None
+    for w, W in params.items():
+        if W.ndim != 2 or W.dtype.kind != "f":
+            continue
+        for prod, A in ((f"dY @ {w}.T", W.T), (f"dY @ {w}", W)):
+            if A.shape[0] == G.shape[1] and (A.shape[1],) == n.shape[1:] and _near(G @ A, n, 1e-5):
+                return "upstream-returned", {"w": w, "prod": prod}
     return None
 
 

@@ -71,6 +71,8 @@ def test_twin_given_says_why_there_is_no_tape_column_in_every_mode(capsys, tmp_p
     # db = dY.sum(0, keepdims=True): the extra axis must go, not be kept
     ("linear.py::LinearDbKeepdims", ["db has shape (1, 4), expected (4,)", "the shape has an extra size-1 axis",
                                      "without keepdims", "dY.sum(axis=0)"], ["keep the axis"]),
+    # a Linear whose backward returns dY: the weight is missing, not an activation's derivative
+    ("linear.py::LinearReturnsDY", ["dX equals dY", "dX = dY @ W"], ["activation"]),
     # a one-element gradient: any wrong number is "a constant factor" of the right one, so none is named
     ("activations.py::PReLUDalphaNoX", ["dalpha differs from the correct gradient", "got", "expected"],
      ["times the correct gradient", "dalpha[]"]),

@@ -88,6 +88,7 @@ EXPECTED = {
     "cs231n.py::bnswap": "wrong-order",
     # the session-6 tester's sentences: each names the real bug
     "linear.py::LinearDbKeepdims": "values-right-shape-wrong",
+    "linear.py::LinearReturnsDY": "upstream-returned",
 }
 
 #: Bugs no signature names: each must FAIL with "wrong-values" (no known bug pattern), never a wrong name.
