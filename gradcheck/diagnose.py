@@ -191,6 +191,13 @@ DIAGNOSES: dict[str, Record] = {
         "(delta_ij - p_i)), so the off-diagonal terms -p_i * p_j are missing",
         "use dX = p * (dY - (dY * p).sum(axis={axis}, keepdims=True))",
         "03-softmax-cross-entropy.md"),
+    "scatter-overwrites": Record(
+        "assigned, not added", "{t} keeps one output's contribution where several outputs reach "
+        "the same element ({k} of {size} elements of {t} are shared by two or more outputs, e.g. "
+        "a pixel that is the maximum of two overlapping windows): backward assigns (=) where it "
+        "must add (+=); it equals the {which} output's contribution alone there",
+        "accumulate: {t}[...] += ..., so the gradients of every output that reads an element "
+        "add up", "21-pooling.md"),
     "permuted-upstream": Record(
         "permuted dY", "{t} is the gradient for a permuted upstream gradient: backward used "
         "{words} in place of dY", "e.g. dY.reshape(F, -1) where dY.transpose(1, 0, 2, "
@@ -1039,6 +1046,48 @@ def _sample_signature(tensor, manual, G, numer_for, n_batch, is_input, tol=1e-5)
     return None
 
 
+#: The largest Jacobian (outputs x input elements) :func:`_overwrite_signature` differentiates.
+_MAX_JACOBIAN = 250_000
+
+
+def _overwrite_signature(L: _Layer, key, m):
+    """``dX[i] = ...`` where ``dX[i] += ...`` is due: where several outputs reach one input element
+    (overlapping windows), ``m`` holds the contribution of one output alone, the last (or first)
+    in the order of the output's elements, as loops over its axes write it.
+
+    The contributions are ``J[o, i] * dY[o]`` from the numerical Jacobian ``J`` (two forwards per
+    input element, as many as the numerical gradient); named only where some element is shared.
+    """
+    if not key.startswith("@") or key[1:] not in L.names:
+        return None
+    i = L.names.index(key[1:])
+    x = L.inputs[i]
+    if x.dtype.kind != "f" or m.shape != x.shape or x.size * L.Y.size > _MAX_JACOBIAN:
+        return None
+    J = np.empty((L.Y.size, x.size))
+    for j in range(x.size):
+        cols = []
+        for s in (1, -1):
+            xs = [a.copy() for a in L.inputs]
+            h = DEFAULT_EPS * max(1.0, abs(float(x.flat[j])))
+            xs[i].flat[j] += s * h
+            cols.append(L.fwd(*xs).ravel())
+        J[:, j] = (cols[0] - cols[1]) / (2 * h)
+    reach = np.abs(J) > 1e-6 * np.abs(J).max(initial=0.0)
+    shared = int(np.sum(reach.sum(axis=0) > 1))
+    if not shared:
+        return None
+    C = J * L.G.reshape(-1, 1)
+    rows = np.arange(L.Y.size)[:, None]
+    for which, order in (("last", np.max(np.where(reach, rows, -1), axis=0)),
+                         ("first", np.min(np.where(reach, rows, L.Y.size), axis=0))):
+        hit = (order >= 0) & (order < L.Y.size)
+        cand = np.where(hit, C[np.clip(order, 0, L.Y.size - 1), np.arange(x.size)], 0.0)
+        if _near(m, cand.reshape(x.shape), 1e-5):
+            return "scatter-overwrites", {"k": shared, "size": x.size, "which": which}
+    return None
+
+
 def _upstream_signature(L: _Layer, key, m):
     """Backward used dY in the wrong layout (e.g. a reshape without its transpose(1, 0, 2, 3)):
     backward is linear in dY, so ``m`` is ``J^T G'`` for the dY ``G'`` it used; each permuted ``G'``
@@ -1106,7 +1155,8 @@ def _tensor_signature(L: _Layer, t, m, n, c, res: CheckResult) -> Finding:
                  lambda: _sample_signature(t, m, L.G, lambda Gx: L.numer([key], G=Gx)[key],
                                            L.n_batch, key.startswith("@")),
                  lambda: _kernel_flip_signature(L, key, m),
-                 lambda: _upstream_signature(L, key, m))
+                 lambda: _upstream_signature(L, key, m),
+                 lambda: _overwrite_signature(L, key, m))
     for detect in detectors:
         try:
             found = detect()

@@ -73,6 +73,8 @@ def test_twin_given_says_why_there_is_no_tape_column_in_every_mode(capsys, tmp_p
                                      "without keepdims", "dY.sum(axis=0)"], ["keep the axis"]),
     # a Linear whose backward returns dY: the weight is missing, not an activation's derivative
     ("linear.py::LinearReturnsDY", ["dX equals dY", "dX = dY @ W"], ["activation"]),
+    # max pool assigning where overlapping windows must add
+    ("pool_embed_rnn.py::MaxPoolOverlapOverwrites", ["assigns (=)", "+="], ["no known bug pattern"]),
     # a one-element gradient: any wrong number is "a constant factor" of the right one, so none is named
     ("activations.py::PReLUDalphaNoX", ["dalpha differs from the correct gradient", "got", "expected"],
      ["times the correct gradient", "dalpha[]"]),

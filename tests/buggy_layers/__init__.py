@@ -89,6 +89,7 @@ EXPECTED = {
     # the session-6 tester's sentences: each names the real bug
     "linear.py::LinearDbKeepdims": "values-right-shape-wrong",
     "linear.py::LinearReturnsDY": "upstream-returned",
+    "pool_embed_rnn.py::MaxPoolOverlapOverwrites": "scatter-overwrites",
 }
 
 #: Bugs no signature names: each must FAIL with "wrong-values" (no known bug pattern), never a wrong name.
@@ -105,7 +106,7 @@ CORRECT = ["linear.py::LinearOutIn", "linear.py::LinearInOut", "activations.py::
            "conv.py::ConvIm2col", "conv.py::Conv1x1", "pool_embed_rnn.py::MaxPool", "pool_embed_rnn.py::Embedding",
            "pool_embed_rnn.py::RNNStep", "cs231n.py::batchnorm", "cs231n.py::conv", "cs231n.py::affine",
            "norm.py::BatchCenter", "norm.py::MeanCenter", "linear.py::Flatten", "linear.py::RowScale",
-           "activations.py::PReLU"]
+           "activations.py::PReLU", "pool_embed_rnn.py::MaxPoolOverlap"]
 
 
 def load(key: str):
