@@ -179,6 +179,19 @@ DIAGNOSES: dict[str, Record] = {
     "missing-mean-var-paths": Record(
         "missing mean/variance path terms", "{t} lacks the gradient through the {scope} {which} "
         "(statistics over {ax} treated as constants)", "{fix}", _NORM),
+    "eval-batch-statistics": Record(
+        "batch statistics in test mode", "in {mode} the forward normalises with the batch's own mean "
+        "and variance (the output of a sample changes with the rest of the batch: forward({x}[:{k}]) "
+        "is not forward({x})[:{k}]), where {mode} must use the running statistics {stats}; backward "
+        "treats the statistics as constants, which is right in {mode}, so the forward is the bug",
+        "in {mode}, xhat = (x - running_mean) / sqrt(running_var + eps)", _NORM),
+    "eval-training-formula": Record(
+        "training formula in eval mode", "{t} is computed with the training formula in {mode}: the "
+        "correct {t} is dY times a constant per feature (dY * gamma / sqrt(running_var + eps)), "
+        "and {t} differs from it by terms linear in the input per feature (the paths through a "
+        "batch mean and variance), but in {mode} forward normalises with the running statistics, "
+        "constants, so {t} has no such paths",
+        "in {mode}, {t} = dxhat / sqrt(running_var + eps) with dxhat = dY * gamma: {branch}", _NORM),
     "transposed-weight": Record("transposed weight in dX", "{t} multiplies dY by the transposed "
                                 "weight: {how}", "{fix}", _LIN),
     "tanh-missing-square": Record(
@@ -815,6 +828,8 @@ class _Layer:
         # the upstream gradient check_layer drew (from default_rng(seed)), unless one was given
         self.G = np.random.default_rng(seed).standard_normal(self.Y.shape) if G is None else G
         self.seed, self.n_batch = seed, inputs[0].shape[0] if inputs[0].ndim else 1
+        #: "eval mode" / "test mode" when the layer runs in a declared inference mode, else ""
+        self.eval_mode = ""
 
     def numer(self, which, xs=None, G=None) -> dict[str, np.ndarray]:
         """Central differences of the keys ``which`` at ``xs`` (default the inputs) for ``G``."""
@@ -869,8 +884,13 @@ def _context_signature(L: _Layer, t, key, m, n):
     # the input this gradient belongs to (a CS231n pair batchnorm(x, gamma, beta): x, the first)
     xi = L.inputs[L.names.index(key[1:])] if is_input and key[1:] in L.names else None
     if (xi is not None and m.shape == xi.shape and ok.all() and xi.ndim >= 2
+            and xi.dtype.kind == "f" and L.eval_mode and key == L.keys[0]):
+        f = _eval_formula_signature(L, m, n, xi)
+        if f is not None:
+            return f
+    if (xi is not None and m.shape == xi.shape and ok.all() and xi.ndim >= 2
             and xi.dtype.kind == "f" and (f := _norm_signature(m, n, xi)) is not None):
-        return f
+        return _test_mode_batch(L, f, xi) if L.eval_mode == "test mode" else f
     if is_input and m.shape == G.shape and _near(m, G) and not _near(np.where(ok, n, G), G):
         return _returned_upstream(n, G, L.params) or ("missing-local-derivative", {})
     if is_input and ok.all() and m.shape == n.shape:
@@ -886,6 +906,54 @@ def _context_signature(L: _Layer, t, key, m, n):
         return ("activation-applied-twice", {}) if is_input else (
             "cached-output", {"how": "is the gradient the layer would have at its output Y"})
     return None
+
+
+def _group_axes(X):
+    """The axes a batch normalisation averages over: (0,) for (N, D), (0, 2, 3) for (N, C, H, W)."""
+    return (0,) if X.ndim == 2 else (0, 2, 3) if X.ndim == 4 else None
+
+
+def _eval_formula_signature(L: _Layer, m, n, X):
+    """A normalisation's eval-mode dX computed with the training formula: the correct ``n`` is dY
+    times a constant per feature (the statistics are constants), and ``n - m`` is per feature an
+    affine function of X with a slope (the mean and variance paths' terms)."""
+    axes, G = _group_axes(X), L.G
+    if axes is None or X.shape[0] < 3 or G.shape != n.shape:
+        return None
+
+    def mean(a):
+        return a.mean(axis=axes, keepdims=True)
+
+    xc, sn = X - mean(X), np.abs(n).max()
+    var, gg = mean(xc**2), mean(G * G)
+    if not (np.all(var > 0) and np.all(gg > 0) and sn > 0):
+        return None
+    d = n - m
+    slope = xc * mean(d * xc) / var
+    if (close(n, G * (mean(n * G) / gg), 1e-5, 1e-9) and close(d, mean(d) + slope, 1e-5, 1e-9)
+            and np.abs(slope).max() > 1e-6 * sn):
+        branch = ("keep bn_param['mode'] in the cache and branch on it in backward"
+                  if L.eval_mode == "test mode" else "remember the mode in forward "
+                  "(self.training = training) and branch on it in backward")
+        return "eval-training-formula", {"mode": L.eval_mode, "branch": branch}
+    return None
+
+
+def _test_mode_batch(L: _Layer, found, X):
+    """A CS231n pair in test mode whose dX lacks the batch-statistics paths: when its output couples
+    the samples (forward on the first N - 1 samples differs from the first N - 1 outputs), the
+    forward normalises with the batch's statistics where test mode must use the running ones."""
+    if found[1].get("scope") != "batch" or X.shape[0] < 3:
+        return found
+    k = X.shape[0] - 1
+    try:
+        part = L.fwd(X[:k], *L.inputs[1:])
+    except Exception:  # noqa: BLE001 - a forward that refuses another batch size: no claim
+        return found
+    if part.shape != L.Y[:k].shape or close(part, L.Y[:k], 1e-9, 1e-12):
+        return found
+    return "eval-batch-statistics", {"mode": L.eval_mode, "k": k, "x": L.names[0],
+                                     "stats": "(bn_param['running_mean'] and bn_param['running_var'])"}
 
 
 def _returned_upstream(n, G, params):
@@ -1308,8 +1376,10 @@ def _diagnose_mode(layer, X, owner, training, twin, reference, localize, upstrea
                                                 **kw)
             if not res.passed:
                 G = None if upstream is None else np.array(upstream, dtype=np.float64)
-                _signatures(_Layer(proxy, inputs, probes.names, V.layer_params(proxy, res.name),
-                                   training, G, res.seed), res, diag)
+                L = _Layer(proxy, inputs, probes.names, V.layer_params(proxy, res.name), training,
+                           G, res.seed)
+                L.eval_mode = _eval_mode(layer, training)
+                _signatures(L, res, diag)
         except GradcheckError as exc:
             diag.error = exc
             diag.findings.append(_find("student-code", error=str(exc)))
@@ -1339,6 +1409,20 @@ def _localize(model, inputs, diag: Diagnosis, training, kw) -> None:
             xs = [np.asarray(Y, dtype=np.float64)]
         except Exception:  # noqa: BLE001
             return
+
+
+def _eval_mode(layer: Any, training: bool) -> str:
+    """``"test mode"`` for a CS231n pair whose ``*_param['mode']`` is test or eval, ``"eval mode"``
+    for a layer whose forward takes ``training`` run with False, else ``""``."""
+    from ._adapters import FunctionPair
+
+    proto = getattr(layer, "protocol", None) if _remote(layer) else None
+    if isinstance(layer, FunctionPair) or (isinstance(proto, Mapping)
+                                            and proto.get("protocol") == "cs231n"):
+        mode = proto.get("mode") if proto else next(
+            (v["mode"] for v in layer._kwargs.values() if isinstance(v, dict) and "mode" in v), "")
+        return "test mode" if mode in ("test", "eval") else ""
+    return "eval mode" if training is False and training_modes(layer, "auto") == [False, True] else ""
 
 
 def _release(*objs) -> None:

@@ -75,6 +75,12 @@ def test_twin_given_says_why_there_is_no_tape_column_in_every_mode(capsys, tmp_p
     ("linear.py::LinearReturnsDY", ["dX equals dY", "dX = dY @ W"], ["activation"]),
     # max pool assigning where overlapping windows must add
     ("pool_embed_rnn.py::MaxPoolOverlapOverwrites", ["assigns (=)", "+="], ["no known bug pattern"]),
+    # CS231n test mode normalising with the batch's statistics: a forward bug
+    ("cs231n.py::bntestbatch", ["in test mode", "forward normalises with the batch's own mean and variance",
+                                "running_mean", "running_var"], ["lacks the gradient"]),
+    # BatchNorm's eval backward with the training formula
+    ("norm.py::BatchNormEvalTrainFormula", ["in eval mode", "training formula", "dxhat / sqrt(running_var + eps)"],
+     ["no known bug pattern"]),
     # a one-element gradient: any wrong number is "a constant factor" of the right one, so none is named
     ("activations.py::PReLUDalphaNoX", ["dalpha differs from the correct gradient", "got", "expected"],
      ["times the correct gradient", "dalpha[]"]),

@@ -90,6 +90,8 @@ EXPECTED = {
     "linear.py::LinearDbKeepdims": "values-right-shape-wrong",
     "linear.py::LinearReturnsDY": "upstream-returned",
     "pool_embed_rnn.py::MaxPoolOverlapOverwrites": "scatter-overwrites",
+    "norm.py::BatchNormEvalTrainFormula": "eval-training-formula",
+    "cs231n.py::bntestbatch": "eval-batch-statistics",
 }
 
 #: Bugs no signature names: each must FAIL with "wrong-values" (no known bug pattern), never a wrong name.
@@ -106,7 +108,8 @@ CORRECT = ["linear.py::LinearOutIn", "linear.py::LinearInOut", "activations.py::
            "conv.py::ConvIm2col", "conv.py::Conv1x1", "pool_embed_rnn.py::MaxPool", "pool_embed_rnn.py::Embedding",
            "pool_embed_rnn.py::RNNStep", "cs231n.py::batchnorm", "cs231n.py::conv", "cs231n.py::affine",
            "norm.py::BatchCenter", "norm.py::MeanCenter", "linear.py::Flatten", "linear.py::RowScale",
-           "activations.py::PReLU", "pool_embed_rnn.py::MaxPoolOverlap"]
+           "activations.py::PReLU", "pool_embed_rnn.py::MaxPoolOverlap",
+           "cs231n.py::bntest"]
 
 
 def load(key: str):
