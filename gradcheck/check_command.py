@@ -200,6 +200,9 @@ def _mode_why(layer, requested, ran: tuple[bool, ...], words=("training", "False
         return f": as --{'training' if requested else 'eval'} asks"
     if len(training_modes(layer, "auto")) < 2:
         return ""
+    if ran == (True,):  # diagnose_layer's _eval_identity: the eval forward returns X (a Dropout)
+        return (f": forward takes {name}; with {name}={off} it returns X itself, so eval mode was "
+                "checked as the identity (see the note)")
     if len(ran) < 2:
         return (f": forward takes {name}, but {name}={on} gave the same output as {name}={off} on "
                 "this input, so it was checked once (--training checks the training forward alone)")

@@ -1322,7 +1322,11 @@ def diagnose_layer(layer: Any, X: Any, *, mode: str = "fast", method: str = "cen
             if not training_differs(Call(layer, owner, inputs, names, {}, t)):
                 notes.append(SAME_IN_BOTH_MODES)
                 break
-        diags.append(_diagnose_mode(layer, X, owner, t, twin, reference, localize, upstream, kw))
+        d = _diagnose_mode(layer, X, owner, t, twin, reference, localize, upstream, kw)
+        if not t and training == "auto" and (note := _eval_identity(layer, X, owner, d, kw["seed"])):
+            notes.append(note)  # a Dropout's eval forward: the identity, checked as such
+            continue
+        diags.append(d)
     for d in diags if len(diags) > 1 else ():
         d.name = f"{owner} [{mode_word(d.training)}]"
         if d.result is not None:
@@ -1333,6 +1337,27 @@ def diagnose_layer(layer: Any, X: Any, *, mode: str = "fast", method: str = "cen
         first.result.other_modes = [d.result for d in first.other_modes if d.result is not None]
         first.result.notes += notes
     return first
+
+
+def _eval_identity(layer, X, owner, d: Diagnosis, seed: int) -> str:
+    """The note for an eval forward that is the identity whose backward raised (a Dropout whose
+    eval forward returns X and sets no mask, and whose backward reads the mask): eval mode is
+    checked as that identity (its gradient is dY), the training mode as usual; "" otherwise."""
+    if d.error is None or d.result is not None or "backward(" not in str(d.error):
+        return ""
+    inputs = V.layer_inputs(X, np.random.default_rng([seed, 3]), owner)
+    if len(inputs) != 1 or inputs[0].dtype.kind != "f":
+        return ""
+    try:
+        Y = layer.forward(inputs[0].copy(), training=False)
+    except Exception:  # noqa: BLE001 - the error stands
+        return ""
+    if not (isinstance(Y, np.ndarray) and np.array_equal(Y, inputs[0])):
+        return ""
+    why = str(d.error).split(" raised ", 1)[-1].split(" (at ")[0]
+    return (f"eval mode: forward(X, training=False) returns X itself, the identity (its gradient is "
+            f"dY), and backward after it raised {why} (it reads what only a training forward "
+            "sets): eval mode was checked as the identity, the training mode's backward in full")
 
 
 #: Findings that stop the diagnosis before the numerical check (it would only repeat them, or be

@@ -166,3 +166,44 @@ def test_accumulation_in_attribute_style_speaks_of_attributes(capsys, tmp_path):
     assert code == 1, text
     assert "self.dW, self.db += ..." in text and "assign self.dW = ... in backward" in text, text
     assert "grads[" not in text, text
+
+
+DROPOUT = '''
+import numpy as np
+
+class Dropout:
+    def __init__(self, p=0.5):
+        self.p = p
+        self.params, self.grads = {}, {}
+
+    def forward(self, X, training=False):
+        if not training:
+            return X
+        self.mask = (np.random.rand(*X.shape) > self.p) / (1 - self.p)
+        return X * self.mask
+
+    def backward(self, dY):
+        return dY * self.mask
+
+
+class DropoutNoScale(Dropout):
+    def backward(self, dY):
+        return dY * (self.mask > 0)  # BUG: the 1 / (1 - p) scale is missing
+'''
+
+
+@pytest.mark.parametrize("cls, code, words", [
+    ("Dropout", 0, ["PASS"]),
+    ("DropoutNoScale", 1, ["half the true value"]),
+])
+def test_dropout_whose_eval_forward_sets_no_mask_is_checked(capsys, tmp_path, cls, code, words):
+    f = tmp_path / "drop.py"
+    f.write_text(DROPOUT)
+    got = main(["check", f"{f}::{cls}", "--input-shape", "6,3"])
+    captured = capsys.readouterr()
+    text = " ".join((captured.out + captured.err).split())
+    assert got == code, text
+    assert "eval mode was checked as the identity" in text and "returns X itself" in text, text
+    assert "gave the same output" not in text, text  # the header says why only training ran
+    for w in words:
+        assert w in text, text
