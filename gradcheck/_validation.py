@@ -483,6 +483,9 @@ def check_output(value: Any, *, owner: str, tensor: str, produced_by: str,
         hint = ""
         if arr.ndim == len(expected_shape) == 2 and arr.shape == tuple(expected_shape)[::-1]:
             hint = "That is the transpose of the expected shape."
+        elif [k for k in arr.shape if k != 1] == [k for k in expected_shape if k != 1]:
+            hint = "Same elements in the same order, only a size-1 axis differs (a keepdims=True too many or " \
+                   "too few?)."  # db = dY.sum(0, keepdims=True): (1, out) for (out,)
         elif arr.size == math.prod(expected_shape):
             hint = "Same number of elements: a reshape or transpose went wrong."
         elif arr.ndim < len(expected_shape):

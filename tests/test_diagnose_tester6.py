@@ -207,3 +207,12 @@ def test_dropout_whose_eval_forward_sets_no_mask_is_checked(capsys, tmp_path, cl
     assert "gave the same output" not in text, text  # the header says why only training ran
     for w in words:
         assert w in text, text
+
+
+def test_keepdims_bias_error_paragraph_speaks_of_the_size_one_axis(capsys):
+    code = main(["check", str(ROOT / "tests" / "buggy_layers" / "linear.py") + "::LinearDbKeepdims",
+                 "--input-shape", "5,4"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert code == 1, text
+    assert "drop the extra axis" in text and "only a size-1 axis differs" in text, text
+    assert "a reshape or transpose went wrong" not in text, text
