@@ -216,3 +216,14 @@ def test_keepdims_bias_error_paragraph_speaks_of_the_size_one_axis(capsys):
     assert code == 1, text
     assert "drop the extra axis" in text and "only a size-1 axis differs" in text, text
     assert "a reshape or transpose went wrong" not in text, text
+
+
+def test_class_batchnorm_eval_with_batch_statistics_names_both_readings():
+    from buggy_layers import diagnose
+
+    d = diagnose("norm.py::BatchNormEvalUsesBatch")
+    assert d.codes == ["missing-mean-var-paths"], d.report()
+    s = d.sentence()
+    assert "lacks the gradient through the batch mean and variance" in s, s
+    assert "if eval mode is meant to normalise with running statistics (a BatchNorm), the forward is the bug" in s, s
+    assert "forward(X[:5]) is not forward(X)[:5]" in s, s

@@ -205,3 +205,14 @@ class BatchNormEvalTrainFormula(BatchNorm1D):
         self.grads["gamma"] = np.sum(dY * self.xhat, axis=0)
         self.grads["beta"] = np.sum(dY, axis=0)
         return self.dx_train(dY * self.params["gamma"])  # BUG: the training formula in eval mode too
+
+
+class BatchNormEvalUsesBatch(BatchNorm1D):
+    """Eval mode normalises with the batch's statistics; backward treats them as constants there."""
+
+    KWARGS = {"training": False}
+
+    def forward(self, X, training=False):
+        Y = super().forward(X, training=True)  # BUG: batch statistics in eval mode too
+        self.training = training
+        return Y
