@@ -514,7 +514,10 @@ def adapt(obj, inputs=None, training=True):
     if isinstance(obj, FunctionPair):
         f = obj.student_forward.__name__
         text = f"CS231n function pair ({f}/{obj.student_backward.__name__}), every array argument is an input"
-        return obj, {"protocol": "cs231n", "text": text, "forward_training": False, "init": obj.keyword_names}
+        mode = next((v["mode"] for v in obj._kwargs.values() if isinstance(v, dict) and isinstance(v.get("mode"), str)),
+                    "")  # bn_param['mode']: the diagnosis tells test mode from training
+        return obj, {"protocol": "cs231n", "text": text, "forward_training": False, "init": obj.keyword_names,
+                     "mode": mode}
     if not all(callable(getattr(obj, m, None)) for m in ("forward", "backward")):
         return obj, {"protocol": "none", "text": "no forward/backward"}  # the caller says what is missing
     tr = _takes_training(obj.forward)
@@ -541,7 +544,8 @@ def adapt(obj, inputs=None, training=True):
     if pairs:
         shown = ", ".join(f"{w}/{g}" for w, g in pairs.items())
         lay = _layout(arrays[next(iter(pairs))], inputs or [], y) if y is not None else ""
-        info.update(protocol="attribute", text=f"attribute style ({shown}){lay}")
+        info.update(protocol="attribute", text=f"attribute style ({shown}){lay}",
+                    grad_attrs=[f"{w}:{g}" for w, g in pairs.items()])  # the diagnosis names self.dW
     elif info["unchecked"]:
         info.update(protocol="seed", text=f"array attributes without gradients ({', '.join(info['unchecked'])}): "
                                           "backward(dY) -> dX only")

@@ -97,6 +97,10 @@ def parse_target(spec: str) -> tuple[str, str]:
     if "::" not in spec or not path or not cls.isidentifier():
         two = " (two colons)" if "::" not in spec else ""
         raise UsageError(f"the target must be written path/to/file.py::ClassName{two}; got {spec!r}.")
+    if not path.endswith(".py"):  # Python imports nothing else from a path: not the student's fault
+        how = (f" A notebook exports its code with `jupyter nbconvert --to script {path}` (writes "
+               f"{path[:-len('.ipynb')]}.py)." if path.endswith(".ipynb") else "")
+        raise UsageError(f"expected a .py file before '::'; got {path!r}.{how}")
     return path, cls
 
 
@@ -479,6 +483,9 @@ def check_output(value: Any, *, owner: str, tensor: str, produced_by: str,
         hint = ""
         if arr.ndim == len(expected_shape) == 2 and arr.shape == tuple(expected_shape)[::-1]:
             hint = "That is the transpose of the expected shape."
+        elif [k for k in arr.shape if k != 1] == [k for k in expected_shape if k != 1]:
+            hint = "Same elements in the same order, only a size-1 axis differs (a keepdims=True too many or " \
+                   "too few?)."  # db = dY.sum(0, keepdims=True): (1, out) for (out,)
         elif arr.size == math.prod(expected_shape):
             hint = "Same number of elements: a reshape or transpose went wrong."
         elif arr.ndim < len(expected_shape):

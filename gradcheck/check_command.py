@@ -81,8 +81,9 @@ def run_check(args, layer, label: str, init: dict[str, Any], shape) -> int:
                           atol=args.atol, eps=args.eps, twin=twin, reference=reference, name=cname,
                           training=getattr(args, "training", "auto"))
     if args.twin and twin is None:  # not "add --twin": it was given
-        for r in ([diag.result] if diag.result is not None else []) + list(getattr(diag, "results", None) or []):
-            r.twin_note = twin_note
+        for d in [diag, *diag.other_modes]:  # every mode checked (BatchNorm: eval and training)
+            if d.result is not None:
+                d.result.twin_note = twin_note
     color = use_color()
     shown = V.fmt_shape(shape) if isinstance(shape[0], int) else "; ".join(V.fmt_shape(x) for x in shape)
     modes = " and ".join(sorted(diag.modes)) or "eval"
@@ -199,6 +200,9 @@ def _mode_why(layer, requested, ran: tuple[bool, ...], words=("training", "False
         return f": as --{'training' if requested else 'eval'} asks"
     if len(training_modes(layer, "auto")) < 2:
         return ""
+    if ran == (True,):  # diagnose_layer's _eval_identity: the eval forward returns X (a Dropout)
+        return (f": forward takes {name}; with {name}={off} it returns X itself, so eval mode was "
+                "checked as the identity (see the note)")
     if len(ran) < 2:
         return (f": forward takes {name}, but {name}={on} gave the same output as {name}={off} on "
                 "this input, so it was checked once (--training checks the training forward alone)")
@@ -412,7 +416,7 @@ def run_check_loss(args, loss, label: str, init: dict[str, Any], shape) -> int:
     if not res.passed and "numerical" in res.gradients and "manual" in res.gradients:
         g = loss_gradient_name(loss)
         finding = name_signature(g, res.gradients["manual"][g], res.gradients["numerical"][g],
-                                 n_batch=shape[0] if len(shape) > 1 else 1, y_size=int(np.prod(shape)))
+                                 n_batch=shape[0] if len(shape) > 1 else 1, y_size=int(np.prod(shape)), loss=True)
     _save(args, lambda: _figures(res, cname, [] if res.passed else [loss_gradient_name(loss)]),
           lambda: {**res.to_dict(), "diagnosis": None if finding is None else vars(finding)})
     if res.passed:

@@ -88,8 +88,7 @@ DIAGNOSES: dict[str, Record] = {
     "accumulated": Record(
         "accumulated", "gradients accumulated across calls instead of overwritten: {ts} {are} "
         "accumulated across backward calls ({keys} += ...: every backward adds to {it}, and a "
-        "backward with dY = 0 left {it} unchanged instead of zero)",
-        "assign grads[key] = ... in backward"),
+        "backward with dY = 0 left {it} unchanged instead of zero)", "assign {slot} = ... in backward"),
     "second-backward": Record("second backward differs", "a second backward on the same forward "
                               "gives another {t}: backward changes its own cache or the "
                               "parameters"),
@@ -138,6 +137,7 @@ DIAGNOSES: dict[str, Record] = {
     "factor-inverse-batch": Record(
         "extra 1/batch", "{t} is {count} times too small ({words}): an extra 1/batch (if the loss "
         "already averages, its 1/N is inside dY: do not divide again)", lesson=_LIN),
+    "factor-normalisation": Record("wrong normalisation", "{t} is {count} times too {big}: {why}"),
     "factor": Record("constant factor", "{t} is {c:.6g} times the correct gradient{named}: a "
                      "constant factor is wrong somewhere"),
     "first-sample-only": Record("first sample only", "{t} {how} the first sample only{rest}",
@@ -165,6 +165,9 @@ DIAGNOSES: dict[str, Record] = {
         "activation derivative missing", "{t} equals dY: the local derivative of the activation is "
         "missing", "multiply dY by f'(X) (ReLU: dY * (X > 0); sigmoid: dY * out * (1 - out); "
         "dropout: dY * mask)", _ACT),
+    "upstream-returned": Record(
+        "dY returned as dX", "{t} equals dY: backward returns the upstream gradient unchanged, "
+        "without the chain rule's product with the weight {w}", "{t} = {prod}", _LIN),
     "activation-applied-twice": Record(
         "activation applied twice", "{t} is the local derivative evaluated at the output Y instead "
         "of the input X: backward applies the activation again to its cached output (e.g. "
@@ -176,6 +179,19 @@ DIAGNOSES: dict[str, Record] = {
     "missing-mean-var-paths": Record(
         "missing mean/variance path terms", "{t} lacks the gradient through the {scope} {which} "
         "(statistics over {ax} treated as constants)", "{fix}", _NORM),
+    "eval-batch-statistics": Record(
+        "batch statistics in test mode", "in {mode} the forward normalises with the batch's own mean "
+        "and variance (the output of a sample changes with the rest of the batch: forward({x}[:{k}]) "
+        "is not forward({x})[:{k}]), where {mode} must use the running statistics {stats}; backward "
+        "treats the statistics as constants, which is right in {mode}, so the forward is the bug",
+        "in {mode}, xhat = (x - running_mean) / sqrt(running_var + eps)", _NORM),
+    "eval-training-formula": Record(
+        "training formula in eval mode", "{t} is computed with the training formula in {mode}: the "
+        "correct {t} is dY times a constant per feature (dY * gamma / sqrt(running_var + eps)), "
+        "and {t} differs from it by terms linear in the input per feature (the paths through a "
+        "batch mean and variance), but in {mode} forward normalises with the running statistics, "
+        "constants, so {t} has no such paths",
+        "in {mode}, {t} = dxhat / sqrt(running_var + eps) with dxhat = dY * gamma: {branch}", _NORM),
     "transposed-weight": Record("transposed weight in dX", "{t} multiplies dY by the transposed "
                                 "weight: {how}", "{fix}", _LIN),
     "tanh-missing-square": Record(
@@ -188,14 +204,20 @@ DIAGNOSES: dict[str, Record] = {
         "(delta_ij - p_i)), so the off-diagonal terms -p_i * p_j are missing",
         "use dX = p * (dY - (dY * p).sum(axis={axis}, keepdims=True))",
         "03-softmax-cross-entropy.md"),
+    "scatter-overwrites": Record(
+        "assigned, not added", "{t} keeps one output's contribution where several outputs reach "
+        "the same element ({k} of {size} elements of {t} are shared by two or more outputs, e.g. "
+        "a pixel that is the maximum of two overlapping windows): backward assigns (=) where it "
+        "must add (+=); it equals the {which} output's contribution alone there",
+        "accumulate: {t}[...] += ..., so the gradients of every output that reads an element "
+        "add up", "21-pooling.md"),
     "permuted-upstream": Record(
         "permuted dY", "{t} is the gradient for a permuted upstream gradient: backward used "
         "{words} in place of dY", "e.g. dY.reshape(F, -1) where dY.transpose(1, 0, 2, "
         "3).reshape(F, -1) is due", _CONV),
     "wrong-values": Record(
-        "no known bug pattern", "{t} differs from the correct gradient in {k} of {size} elements "
-        "(no known bug pattern); the largest error is at {t}{idx}: got {got:.6g}, expected "
-        "{exp:.6g}", lesson=_NUM),
+        "no known bug pattern", "{t} differs from the correct gradient{count} (no known bug "
+        "pattern){where}: got {got:.6g}, expected {exp:.6g}", lesson=_NUM),
 }
 
 #: Codes of the bug signatures :func:`name_signature` and the layer-aware detectors recognise.
@@ -413,6 +435,20 @@ def _seed_advice(layer: Any) -> str:
             "the mask it drew for each input shape, like manualprop.Dropout.fix_mask(True)")
 
 
+def _grad_slots(layer: Any) -> dict[str, str]:
+    """Where an attribute-style layer keeps each parameter's gradient (``{"W": "self.dW"}``), read
+    from :func:`gradcheck._adapters.adapt` (a sandboxed layer: its ``protocol``); ``{}`` for a
+    ``grads`` dict."""
+    from ._adapters import Adapted
+
+    if isinstance(layer, Adapted) and not layer.own:
+        return {w: f"self.{g}" for w, g in layer.pairs.items()}
+    proto = getattr(layer, "protocol", None) if _remote(layer) else None
+    if isinstance(proto, Mapping) and proto.get("protocol") == "attribute":
+        return {w: f"self.{g}" for w, _, g in (str(p).partition(":") for p in proto.get("grad_attrs") or ())}
+    return {}
+
+
 def _exact(a: Any, b: Any) -> bool:
     """Bit-for-bit equal (NaN equals NaN): :func:`gradcheck.compare.close` with zero tolerances."""
     return close(a, b, 0.0, 0.0, equal_nan=True)
@@ -471,7 +507,7 @@ _SWAP = ("swap the factors of the product (for a Linear: dW = dY.T @ X if W is (
 def name_signature(tensor: str, manual: Any, numerical: Any, *, is_bias: bool = False,
                    n_batch: int = 1, y_size: int = 0, alternatives: Mapping[str, Any] | None = None,
                    tol: float = 1e-5, atol: float = 1e-9, fallback: bool = False,
-                   hint: str | None = None, dy: float = 1.0) -> Finding | None:
+                   hint: str | None = None, dy: float = 1.0, loss: bool = False) -> Finding | None:
     """Name the bug behind a wrong gradient from the numbers alone (also the grader's diagnosis).
 
     Parameters
@@ -492,6 +528,9 @@ def name_signature(tensor: str, manual: Any, numerical: Any, *, is_bias: bool = 
         Return the worst-element finding (``"wrong-values"``) instead of None.
     hint : str, optional
         How to fix a transposed gradient (from :func:`_layout_hint`); default: swap the factors.
+    loss : bool, default False
+        ``manual`` is a loss's gradient ``dL/dy_pred`` (N, D): a factor D or N*D is the loss's
+        normalisation (a mean over all N*D elements divided by N, or not at all).
 
     Returns
     -------
@@ -525,6 +564,8 @@ def name_signature(tensor: str, manual: Any, numerical: Any, *, is_bias: bool = 
                      None)
         if found is None and not np.all(np.abs(n[ok]) < 1e-12):
             found = _value_signature(m, n, ok, match, is_bias, n_batch, y_size, hint, dy)
+            if loss and found is not None and found[0] == "factor":
+                found = _normalisation(tensor, found[1]["c"], m.shape, n_batch) or found
     if found is not None:
         return _find(found[0], tensor, **found[1])
     return _worst_element(tensor, m, n, tol, atol) if fallback else None
@@ -544,10 +585,15 @@ def _reshape_signature(tensor, m, n, ok, match) -> tuple[str, dict] | None:
             "how": "the elements are in the right order, only the shape differs",
             "fix": f"reshape {tensor} to {var + chr(39) + 's' if var else 'the'} shape: {to}"}
     ones_m, ones_n = m.shape.count(1), n.shape.count(1)
-    how = ("the shape lacks a size-1 axis" if ones_m < ones_n else "the shape has an extra size-1 "
-           "axis" if ones_m > ones_n else "a size-1 axis is in the wrong place")
-    return "values-right-shape-wrong", fields | {
-        "how": how, "fix": f"keep the axis (a sum with keepdims=True) or reshape: {to}"}
+    if ones_m < ones_n:
+        how, fix = "the shape lacks a size-1 axis", f"keep the axis (a sum with keepdims=True) or reshape: {to}"
+    elif ones_m > ones_n:  # db = dY.sum(axis=0, keepdims=True) for a bias of shape (out,)
+        how, fix = ("the shape has an extra size-1 axis", "drop the extra axis: sum without keepdims "
+                    f"(dY.sum(axis=0), not dY.sum(axis=0, keepdims=True)) or reshape: {to}")
+    else:
+        how, fix = ("a size-1 axis is in the wrong place", "keep the axis (a sum with keepdims=True) or "
+                    f"reshape: {to}")
+    return "values-right-shape-wrong", fields | {"how": how, "fix": fix}
 
 
 def _shape_signature(m, n, match, hint=None) -> tuple[str, dict]:
@@ -575,8 +621,10 @@ def _worst_element(tensor: str, manual, numerical, rtol: float, atol: float) -> 
     rel = np.where(ok, np.nan_to_num(rel, nan=np.inf), 0.0)
     idx = () if not rel.size else tuple(int(i) for i in np.unravel_index(int(np.argmax(rel)),
                                                                           rel.shape))
-    return _find("wrong-values", tensor, k=int(np.sum(rel > rtol)), size=m.size, idx=list(idx),
-                 got=m[idx], exp=n[idx])
+    # one element: no count, no position (a 0-d dalpha has no index to show)
+    count, where = ((f" in {int(np.sum(rel > rtol))} of {m.size} elements",
+                     f"; the largest error is at {tensor}{list(idx)}") if m.size > 1 else ("", ""))
+    return _find("wrong-values", tensor, count=count, where=where, got=m[idx], exp=n[idx])
 
 
 def _value_signature(m, n, ok, match, is_bias, n_batch, y_size, hint=None,
@@ -609,8 +657,28 @@ def _value_signature(m, n, ok, match, is_bias, n_batch, y_size, hint=None,
             return code, {"count": count, "words": words}
         if abs(c / count - 1) < 1e-6:
             return "factor-batch", {"count": count, "words": words}
+    if ok.sum() == 1:  # one number is always some multiple of another: no factor to name
+        return None
     named = {2.0: ", twice the true value (x2)", 0.5: ", half the true value (x0.5)"}
     return "factor", {"c": c, "named": next((w for v, w in named.items() if abs(c - v) < 1e-6), "")}
+
+
+def _normalisation(tensor: str, c: float, shape: tuple, n_batch: int) -> tuple[str, dict] | None:
+    """A loss's gradient ``c`` times the correct one, ``c`` a count of its (N, D) elements other than
+    the batch size (named by :func:`_value_signature`): the loss's normalisation."""
+    size, var = int(np.prod(shape)), tensor[1:] or "y_pred"
+    D = size // n_batch if n_batch and len(shape) > 1 else 0
+    mean = f"a mean over all N*D = {size} elements of {var} divides by {size}"
+    cases = [(D, "large", f"{mean}, not by N = {n_batch} (divide by {var}.size, not len({var}))"),
+             (size, "large", f"the mean's 1/(N*D) is missing: {mean}"),
+             (1 / D if D else 0, "small", f"it divides by N*D = {size} where the loss divides by N = "
+              f"{n_batch} alone (a sum over the {D} values of a sample, a mean over the batch)"),
+             (1 / size, "small", f"an extra 1/(N*D) = 1/{size}")]
+    for count, big, why in cases:
+        if count and D > 1 and D != n_batch and abs(c / count - 1) < 1e-6:
+            shown = count if big == "large" else round(1 / count)
+            return "factor-normalisation", {"count": shown, "big": big, "why": why}
+    return None
 
 
 def _softmax_ce(n, n_batch, dy=1.0) -> tuple[str, dict] | None:
@@ -760,6 +828,8 @@ class _Layer:
         # the upstream gradient check_layer drew (from default_rng(seed)), unless one was given
         self.G = np.random.default_rng(seed).standard_normal(self.Y.shape) if G is None else G
         self.seed, self.n_batch = seed, inputs[0].shape[0] if inputs[0].ndim else 1
+        #: "eval mode" / "test mode" when the layer runs in a declared inference mode, else ""
+        self.eval_mode = ""
 
     def numer(self, which, xs=None, G=None) -> dict[str, np.ndarray]:
         """Central differences of the keys ``which`` at ``xs`` (default the inputs) for ``G``."""
@@ -814,10 +884,15 @@ def _context_signature(L: _Layer, t, key, m, n):
     # the input this gradient belongs to (a CS231n pair batchnorm(x, gamma, beta): x, the first)
     xi = L.inputs[L.names.index(key[1:])] if is_input and key[1:] in L.names else None
     if (xi is not None and m.shape == xi.shape and ok.all() and xi.ndim >= 2
+            and xi.dtype.kind == "f" and L.eval_mode and key == L.keys[0]):
+        f = _eval_formula_signature(L, m, n, xi)
+        if f is not None:
+            return f
+    if (xi is not None and m.shape == xi.shape and ok.all() and xi.ndim >= 2
             and xi.dtype.kind == "f" and (f := _norm_signature(m, n, xi)) is not None):
-        return f
+        return _test_mode_batch(L, f, xi) if L.eval_mode else f
     if is_input and m.shape == G.shape and _near(m, G) and not _near(np.where(ok, n, G), G):
-        return "missing-local-derivative", {}
+        return _returned_upstream(n, G, L.params) or ("missing-local-derivative", {})
     if is_input and ok.all() and m.shape == n.shape:
         weights = _weights(L.params, L.names, L.inputs, key, square=True)
         f = (_activation_signature(m, n, L.inputs, Y, G)
@@ -830,6 +905,76 @@ def _context_signature(L: _Layer, t, key, m, n):
             and _near(m, L.numer([key], [Y])[key], 1e-5)):  # the gradient the layer has at Y
         return ("activation-applied-twice", {}) if is_input else (
             "cached-output", {"how": "is the gradient the layer would have at its output Y"})
+    return None
+
+
+def _group_axes(X):
+    """The axes a batch normalisation averages over: (0,) for (N, D), (0, 2, 3) for (N, C, H, W)."""
+    return (0,) if X.ndim == 2 else (0, 2, 3) if X.ndim == 4 else None
+
+
+def _eval_formula_signature(L: _Layer, m, n, X):
+    """A normalisation's eval-mode dX computed with the training formula: the correct ``n`` is dY
+    times a constant per feature (the statistics are constants), and ``n - m`` is per feature an
+    affine function of X with a slope (the mean and variance paths' terms)."""
+    axes, G = _group_axes(X), L.G
+    if axes is None or X.shape[0] < 3 or G.shape != n.shape:
+        return None
+
+    def mean(a):
+        return a.mean(axis=axes, keepdims=True)
+
+    xc, sn = X - mean(X), np.abs(n).max()
+    var, gg = mean(xc**2), mean(G * G)
+    if not (np.all(var > 0) and np.all(gg > 0) and sn > 0):
+        return None
+    d = n - m
+    slope = xc * mean(d * xc) / var
+    if (close(n, G * (mean(n * G) / gg), 1e-5, 1e-9) and close(d, mean(d) + slope, 1e-5, 1e-9)
+            and np.abs(slope).max() > 1e-6 * sn):
+        branch = ("keep bn_param['mode'] in the cache and branch on it in backward"
+                  if L.eval_mode == "test mode" else "remember the mode in forward "
+                  "(self.training = training) and branch on it in backward")
+        return "eval-training-formula", {"mode": L.eval_mode, "branch": branch}
+    return None
+
+
+def _test_mode_batch(L: _Layer, found, X):
+    """A CS231n pair in test mode whose dX lacks the batch-statistics paths: when its output couples
+    the samples (forward on the first N - 1 samples differs from the first N - 1 outputs), the
+    forward normalises with the batch's statistics where test mode must use the running ones. A
+    class in eval mode: both readings are given (a layer without running statistics may mean it)."""
+    if found[1].get("scope") != "batch" or X.shape[0] < 3:
+        return found
+    k = X.shape[0] - 1
+    try:
+        part = L.fwd(X[:k], *L.inputs[1:])
+    except Exception:  # noqa: BLE001 - a forward that refuses another batch size: no claim
+        return found
+    if part.shape != L.Y[:k].shape or close(part, L.Y[:k], 1e-9, 1e-12):
+        return found
+    if L.eval_mode == "eval mode":  # a class: whether it keeps running statistics is not known
+        code, fields = found
+        return code, fields | {"fix": fields["fix"] + f"; or, if eval mode is meant to normalise "
+                               "with running statistics (a BatchNorm), the forward is the bug: in "
+                               f"eval mode it uses the batch's own (forward({L.names[0]}[:{k}]) is "
+                               f"not forward({L.names[0]})[:{k}]), and backward's constant "
+                               "statistics are then right"}
+    return "eval-batch-statistics", {"mode": L.eval_mode, "k": k, "x": L.names[0],
+                                     "stats": "(bn_param['running_mean'] and bn_param['running_var'])"}
+
+
+def _returned_upstream(n, G, params):
+    """dX = dY in a layer whose correct dX is dY times a weight (a Linear): the product is missing,
+    not an activation's derivative."""
+    if G.ndim != 2 or not np.isfinite(n).all():
+        return None
+    for w, W in params.items():
+        if W.ndim != 2 or W.dtype.kind != "f":
+            continue
+        for prod, A in ((f"dY @ {w}.T", W.T), (f"dY @ {w}", W)):
+            if A.shape[0] == G.shape[1] and (A.shape[1],) == n.shape[1:] and _near(G @ A, n, 1e-5):
+                return "upstream-returned", {"w": w, "prod": prod}
     return None
 
 
@@ -977,6 +1122,48 @@ def _sample_signature(tensor, manual, G, numer_for, n_batch, is_input, tol=1e-5)
     return None
 
 
+#: The largest Jacobian (outputs x input elements) :func:`_overwrite_signature` differentiates.
+_MAX_JACOBIAN = 250_000
+
+
+def _overwrite_signature(L: _Layer, key, m):
+    """``dX[i] = ...`` where ``dX[i] += ...`` is due: where several outputs reach one input element
+    (overlapping windows), ``m`` holds the contribution of one output alone, the last (or first)
+    in the order of the output's elements, as loops over its axes write it.
+
+    The contributions are ``J[o, i] * dY[o]`` from the numerical Jacobian ``J`` (two forwards per
+    input element, as many as the numerical gradient); named only where some element is shared.
+    """
+    if not key.startswith("@") or key[1:] not in L.names:
+        return None
+    i = L.names.index(key[1:])
+    x = L.inputs[i]
+    if x.dtype.kind != "f" or m.shape != x.shape or x.size * L.Y.size > _MAX_JACOBIAN:
+        return None
+    J = np.empty((L.Y.size, x.size))
+    for j in range(x.size):
+        cols = []
+        for s in (1, -1):
+            xs = [a.copy() for a in L.inputs]
+            h = DEFAULT_EPS * max(1.0, abs(float(x.flat[j])))
+            xs[i].flat[j] += s * h
+            cols.append(L.fwd(*xs).ravel())
+        J[:, j] = (cols[0] - cols[1]) / (2 * h)
+    reach = np.abs(J) > 1e-6 * np.abs(J).max(initial=0.0)
+    shared = int(np.sum(reach.sum(axis=0) > 1))
+    if not shared:
+        return None
+    C = J * L.G.reshape(-1, 1)
+    rows = np.arange(L.Y.size)[:, None]
+    for which, order in (("last", np.max(np.where(reach, rows, -1), axis=0)),
+                         ("first", np.min(np.where(reach, rows, L.Y.size), axis=0))):
+        hit = (order >= 0) & (order < L.Y.size)
+        cand = np.where(hit, C[np.clip(order, 0, L.Y.size - 1), np.arange(x.size)], 0.0)
+        if _near(m, cand.reshape(x.shape), 1e-5):
+            return "scatter-overwrites", {"k": shared, "size": x.size, "which": which}
+    return None
+
+
 def _upstream_signature(L: _Layer, key, m):
     """Backward used dY in the wrong layout (e.g. a reshape without its transpose(1, 0, 2, 3)):
     backward is linear in dY, so ``m`` is ``J^T G'`` for the dY ``G'`` it used; each permuted ``G'``
@@ -1044,7 +1231,8 @@ def _tensor_signature(L: _Layer, t, m, n, c, res: CheckResult) -> Finding:
                  lambda: _sample_signature(t, m, L.G, lambda Gx: L.numer([key], G=Gx)[key],
                                            L.n_batch, key.startswith("@")),
                  lambda: _kernel_flip_signature(L, key, m),
-                 lambda: _upstream_signature(L, key, m))
+                 lambda: _upstream_signature(L, key, m),
+                 lambda: _overwrite_signature(L, key, m))
     for detect in detectors:
         try:
             found = detect()
@@ -1142,7 +1330,11 @@ def diagnose_layer(layer: Any, X: Any, *, mode: str = "fast", method: str = "cen
             if not training_differs(Call(layer, owner, inputs, names, {}, t)):
                 notes.append(SAME_IN_BOTH_MODES)
                 break
-        diags.append(_diagnose_mode(layer, X, owner, t, twin, reference, localize, upstream, kw))
+        d = _diagnose_mode(layer, X, owner, t, twin, reference, localize, upstream, kw)
+        if not t and training == "auto" and (note := _eval_identity(layer, X, owner, d, kw["seed"])):
+            notes.append(note)  # a Dropout's eval forward: the identity, checked as such
+            continue
+        diags.append(d)
     for d in diags if len(diags) > 1 else ():
         d.name = f"{owner} [{mode_word(d.training)}]"
         if d.result is not None:
@@ -1153,6 +1345,27 @@ def diagnose_layer(layer: Any, X: Any, *, mode: str = "fast", method: str = "cen
         first.result.other_modes = [d.result for d in first.other_modes if d.result is not None]
         first.result.notes += notes
     return first
+
+
+def _eval_identity(layer, X, owner, d: Diagnosis, seed: int) -> str:
+    """The note for an eval forward that is the identity whose backward raised (a Dropout whose
+    eval forward returns X and sets no mask, and whose backward reads the mask): eval mode is
+    checked as that identity (its gradient is dY), the training mode as usual; "" otherwise."""
+    if d.error is None or d.result is not None or "backward(" not in str(d.error):
+        return ""
+    inputs = V.layer_inputs(X, np.random.default_rng([seed, 3]), owner)
+    if len(inputs) != 1 or inputs[0].dtype.kind != "f":
+        return ""
+    try:
+        Y = layer.forward(inputs[0].copy(), training=False)
+    except Exception:  # noqa: BLE001 - the error stands
+        return ""
+    if not (isinstance(Y, np.ndarray) and np.array_equal(Y, inputs[0])):
+        return ""
+    why = str(d.error).split(" raised ", 1)[-1].split(" (at ")[0]
+    return (f"eval mode: forward(X, training=False) returns X itself, the identity (its gradient is "
+            f"dY), and backward after it raised {why} (it reads what only a training forward "
+            "sets): eval mode was checked as the identity, the training mode's backward in full")
 
 
 #: Findings that stop the diagnosis before the numerical check (it would only repeat them, or be
@@ -1196,8 +1409,10 @@ def _diagnose_mode(layer, X, owner, training, twin, reference, localize, upstrea
                                                 **kw)
             if not res.passed:
                 G = None if upstream is None else np.array(upstream, dtype=np.float64)
-                _signatures(_Layer(proxy, inputs, probes.names, V.layer_params(proxy, res.name),
-                                   training, G, res.seed), res, diag)
+                L = _Layer(proxy, inputs, probes.names, V.layer_params(proxy, res.name), training,
+                           G, res.seed)
+                L.eval_mode = _eval_mode(layer, training)
+                _signatures(L, res, diag)
         except GradcheckError as exc:
             diag.error = exc
             diag.findings.append(_find("student-code", error=str(exc)))
@@ -1227,6 +1442,20 @@ def _localize(model, inputs, diag: Diagnosis, training, kw) -> None:
             xs = [np.asarray(Y, dtype=np.float64)]
         except Exception:  # noqa: BLE001
             return
+
+
+def _eval_mode(layer: Any, training: bool) -> str:
+    """``"test mode"`` for a CS231n pair whose ``*_param['mode']`` is test or eval, ``"eval mode"``
+    for a layer whose forward takes ``training`` run with False, else ``""``."""
+    from ._adapters import FunctionPair
+
+    proto = getattr(layer, "protocol", None) if _remote(layer) else None
+    if isinstance(layer, FunctionPair) or (isinstance(proto, Mapping)
+                                            and proto.get("protocol") == "cs231n"):
+        mode = proto.get("mode") if proto else next(
+            (v["mode"] for v in layer._kwargs.values() if isinstance(v, dict) and "mode" in v), "")
+        return "test mode" if mode in ("test", "eval") else ""
+    return "eval mode" if training is False and training_modes(layer, "auto") == [False, True] else ""
 
 
 def _release(*objs) -> None:
@@ -1446,8 +1675,10 @@ class _Probes:
             [f"{t} grew (accumulated)" for t in acc] + [f"{t} changed" for t in differ]))
         if acc:  # first among the findings, one per tensor, one sentence: it explains the mismatch
             it, are = ("it", "is") if len(acc) == 1 else ("them", "are")
-            fields = dict(ts=", ".join(acc), keys=", ".join(f"grads[{t[1:]!r}]" for t in acc),
-                          it=it, are=are)
+            slots = _grad_slots(self.layer)  # attribute style: self.dW, not grads['W']
+            keys = [slots.get(t[1:], f"grads[{t[1:]!r}]") for t in acc]
+            fields = dict(ts=", ".join(acc), keys=", ".join(keys), it=it, are=are,
+                          slot=keys[0] if slots else "grads[key]")
             self.diag.findings[:0] = [_find("accumulated", t, **fields) for t in acc]
         for t in differ:
             self.find("second-backward", t)

@@ -86,13 +86,21 @@ EXPECTED = {
     # dgamma and dbeta swapped: under each other's grads keys (class style) or returned in the wrong order (a pair)
     "norm.py::BatchNormGradsSwapped": "swapped",
     "cs231n.py::bnswap": "wrong-order",
+    # the session-6 tester's sentences: each names the real bug
+    "linear.py::LinearDbKeepdims": "values-right-shape-wrong",
+    "linear.py::LinearReturnsDY": "upstream-returned",
+    "pool_embed_rnn.py::MaxPoolOverlapOverwrites": "scatter-overwrites",
+    "norm.py::BatchNormEvalTrainFormula": "eval-training-formula",
+    "cs231n.py::bntestbatch": "eval-batch-statistics",
+    # a class's eval mode with the batch's statistics: both readings in the sentence
+    "norm.py::BatchNormEvalUsesBatch": "missing-mean-var-paths",
 }
 
 #: Bugs no signature names: each must FAIL with "wrong-values" (no known bug pattern), never a wrong name.
 UNNAMED = ["activations.py::ReLUInvertedMask", "activations.py::LeakyReLUPlainMask", "activations.py::TanhOfInput",
            "softmax.py::SoftmaxPlusSum", "norm.py::BatchNormGammaFromX", "pool_embed_rnn.py::MaxPoolWholeWindow",
            "pool_embed_rnn.py::EmbeddingBufferedAdd", "pool_embed_rnn.py::RNNTanhTwice",
-           "cs231n.py::convhalfflip"]
+           "cs231n.py::convhalfflip", "activations.py::PReLUDalphaNoX"]
 
 #: The correct counterparts: each must PASS.
 CORRECT = ["linear.py::LinearOutIn", "linear.py::LinearInOut", "activations.py::ReLU", "activations.py::LeakyReLU",
@@ -101,7 +109,9 @@ CORRECT = ["linear.py::LinearOutIn", "linear.py::LinearInOut", "activations.py::
            "norm.py::SpatialBatchNorm", "conv.py::ConvNaive",
            "conv.py::ConvIm2col", "conv.py::Conv1x1", "pool_embed_rnn.py::MaxPool", "pool_embed_rnn.py::Embedding",
            "pool_embed_rnn.py::RNNStep", "cs231n.py::batchnorm", "cs231n.py::conv", "cs231n.py::affine",
-           "norm.py::BatchCenter", "norm.py::MeanCenter", "linear.py::Flatten", "linear.py::RowScale"]
+           "norm.py::BatchCenter", "norm.py::MeanCenter", "linear.py::Flatten", "linear.py::RowScale",
+           "activations.py::PReLU", "pool_embed_rnn.py::MaxPoolOverlap",
+           "cs231n.py::bntest"]
 
 
 def load(key: str):

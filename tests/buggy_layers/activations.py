@@ -143,3 +143,27 @@ class TanhOfInput(Tanh):
 
     def backward(self, dY):
         return dY * (1 - self.X**2)  # BUG: the input where the cached output is due (unnamed)
+
+
+class PReLU:
+    """PReLU with one scalar slope ``alpha`` (a 0-d parameter)."""
+
+    def __init__(self):
+        self.params = {"alpha": np.array(0.25)}
+        self.grads = {"alpha": np.array(0.0)}
+
+    def forward(self, X, training=False):
+        self.X = X
+        return np.where(X > 0, X, self.params["alpha"] * X)
+
+    def slope_term(self):
+        return np.where(self.X > 0, 0.0, self.X)
+
+    def backward(self, dY):
+        self.grads["alpha"] = np.asarray(np.sum(dY * self.slope_term()))
+        return dY * np.where(self.X > 0, 1.0, self.params["alpha"])
+
+
+class PReLUDalphaNoX(PReLU):
+    def slope_term(self):
+        return np.where(self.X > 0, 0.0, 1.0)  # BUG: the factor X is missing

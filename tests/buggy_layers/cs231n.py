@@ -15,6 +15,10 @@ INPUTS = {"conv": [(2, 3, 5, 5), (4, 3, 3, 3), (4,)], "convflipdx": [(2, 3, 5, 5
           "affinenoreshape": [(4, 2, 3), (6, 5), (5,)]}
 INIT = {"batchnorm": {"bn_param": {"mode": "train"}}, "bnnaive": {"bn_param": {"mode": "train"}},
         "bnswap": {"bn_param": {"mode": "train"}},
+        "bntestbatch": {"bn_param": {"mode": "test", "running_mean": [0.1, 0.2, 0.3, 0.4],
+                                     "running_var": [1.0, 2.0, 3.0, 4.0]}},
+        "bntest": {"bn_param": {"mode": "test", "running_mean": [0.1, 0.2, 0.3, 0.4],
+                                "running_var": [1.0, 2.0, 3.0, 4.0]}},
         "conv": {"conv_param": {"stride": 1, "pad": 1}}, "convflipdx": {"conv_param": {"stride": 1, "pad": 1}},
         "convhalfflip": {"conv_param": {"stride": 1, "pad": 1}}}
 
@@ -141,3 +145,34 @@ bnswap_forward = batchnorm_forward
 def bnswap_backward(dout, cache):
     dx, dgamma, dbeta = batchnorm_backward(dout, cache)
     return dx, dbeta, dgamma  # BUG: dgamma and dbeta in the wrong order
+
+
+def bntest_forward(x, gamma, beta, bn_param):
+    """Test mode as CS231n's solution writes it: the running statistics normalise."""
+    eps = bn_param.get("eps", 1e-5)
+    if bn_param["mode"] == "train":
+        mu, var = x.mean(axis=0), x.var(axis=0)
+    else:
+        mu, var = np.asarray(bn_param["running_mean"]), np.asarray(bn_param["running_var"])
+    xhat = (x - mu) / np.sqrt(var + eps)
+    return gamma * xhat + beta, (xhat, gamma, var, eps, bn_param["mode"])
+
+
+def bntest_backward(dout, cache):
+    xhat, gamma, var, eps, mode = cache
+    dxhat = dout * gamma
+    if mode == "train":
+        dx = (dxhat - dxhat.mean(axis=0) - xhat * (dxhat * xhat).mean(axis=0)) / np.sqrt(var + eps)
+    else:
+        dx = dxhat / np.sqrt(var + eps)  # the statistics are constants in test mode
+    return dx, (dout * xhat).sum(axis=0), dout.sum(axis=0)
+
+
+def bntestbatch_forward(x, gamma, beta, bn_param):
+    eps = bn_param.get("eps", 1e-5)
+    mu, var = x.mean(axis=0), x.var(axis=0)  # BUG: the batch's statistics in test mode too
+    xhat = (x - mu) / np.sqrt(var + eps)
+    return gamma * xhat + beta, (xhat, gamma, var, eps, bn_param["mode"])
+
+
+bntestbatch_backward = bntest_backward

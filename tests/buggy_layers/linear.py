@@ -227,3 +227,16 @@ class RowScaleNoKeepdims(RowScale):
         dX = super().backward(dY)
         self.grads["W"] = np.sum(dY * self.X, axis=0)  # BUG: shape (D,), W is (1, D)
         return dX
+
+
+class LinearDbKeepdims(LinearOutIn):
+    def backward(self, dY):
+        dX = super().backward(dY)
+        self.grads["b"] = dY.sum(axis=0, keepdims=True)  # BUG: shape (1, out), not (out,)
+        return dX
+
+
+class LinearReturnsDY(LinearOutIn):
+    def backward(self, dY):
+        super().backward(dY)
+        return dY  # BUG: dX = dY @ W is due

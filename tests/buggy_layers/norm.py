@@ -192,3 +192,27 @@ class BatchNormGradsSwapped(BatchNorm1D):
         dX = super().backward(dY)
         self.grads["gamma"], self.grads["beta"] = self.grads["beta"], self.grads["gamma"]  # BUG: keys swapped
         return dX
+
+
+class BatchNormEvalTrainFormula(BatchNorm1D):
+    KWARGS = {"training": False}
+
+    def __init__(self, *a, **k):
+        super().__init__(*a, **k)
+        self.running_mean, self.running_var = np.array([0.1, -0.2, 0.3, 0.0]), np.array([1.5, 0.7, 1.0, 2.0])
+
+    def backward(self, dY):
+        self.grads["gamma"] = np.sum(dY * self.xhat, axis=0)
+        self.grads["beta"] = np.sum(dY, axis=0)
+        return self.dx_train(dY * self.params["gamma"])  # BUG: the training formula in eval mode too
+
+
+class BatchNormEvalUsesBatch(BatchNorm1D):
+    """Eval mode normalises with the batch's statistics; backward treats them as constants there."""
+
+    KWARGS = {"training": False}
+
+    def forward(self, X, training=False):
+        Y = super().forward(X, training=True)  # BUG: batch statistics in eval mode too
+        self.training = training
+        return Y

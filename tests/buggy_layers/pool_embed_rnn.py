@@ -139,3 +139,38 @@ class RNNTanhTwice(RNNStep):
         self.grads["Wh"] = self.h_prev.T @ dz
         self.grads["b"] = dz.sum(axis=0)
         return dz @ self.params["Wx"].T, dz @ self.params["Wh"].T
+
+
+class MaxPoolOverlap:
+    """2x2 windows with stride 1: the windows overlap, so a pixel can be the maximum of several."""
+
+    INPUT = (2, 2, 5, 5)
+    params, grads = {}, {}
+
+    def forward(self, X, training=False):
+        self.X = X
+        N, C, H, W = X.shape
+        out = np.zeros((N, C, H - 1, W - 1))
+        for i in range(H - 1):
+            for j in range(W - 1):
+                out[:, :, i, j] = X[:, :, i:i + 2, j:j + 2].max(axis=(2, 3))
+        return out
+
+    def put(self, dX, n, c, r, s, g):
+        dX[n, c, r, s] += g
+
+    def backward(self, dout):
+        dX = np.zeros_like(self.X)
+        N, C, Ho, Wo = dout.shape
+        for n in range(N):
+            for c in range(C):
+                for i in range(Ho):
+                    for j in range(Wo):
+                        r, s = divmod(int(np.argmax(self.X[n, c, i:i + 2, j:j + 2])), 2)
+                        self.put(dX, n, c, i + r, j + s, dout[n, c, i, j])
+        return dX
+
+
+class MaxPoolOverlapOverwrites(MaxPoolOverlap):
+    def put(self, dX, n, c, r, s, g):
+        dX[n, c, r, s] = g  # BUG: = where += is due (overlapping windows share a maximum)
