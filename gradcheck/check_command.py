@@ -94,6 +94,7 @@ def run_check(args, layer, label: str, init: dict[str, Any], shape) -> int:
     if not lines:
         why = _mode_why(layer, requested, ran)
         lines = [f"mode: {modes} (forward checked in {modes} mode){why}"]
+    lines += _twin_lines(diag, twin)
     for line in lines:
         print(V.wrap(line))
     print()
@@ -166,6 +167,25 @@ def _twin(args, obj, kind: str, init):
     from .sources import build_twin
 
     return build_twin(obj, kind, init or None) if args.twin else (None, "")
+
+
+def _twin_lines(diag, twin) -> list[str]:
+    """The header line saying in which modes the twin was compared, when a random forward (its
+    draws held for the check) kept it out of some (:data:`gradcheck.diagnose.RANDOM_TWIN`)."""
+    from .config import mode_word
+    from .diagnose import RANDOM_TWIN
+
+    modes = [d for d in [diag, *diag.other_modes] if d.result is not None]
+    random = [mode_word(d.training) for d in modes if d.result.twin_note == RANDOM_TWIN]
+    if twin is None or not random:
+        return []
+    kept = [mode_word(d.training) for d in modes if d.result.twin is not None]
+    how = ("checked with the draws held: manual vs numerical (the autoprop twin draws its own mask, and "
+           "gradcheck cannot give it yours)")
+    if kept:
+        return [f"twin: compared in {' and '.join(kept)} mode only; in {' and '.join(random)} mode the "
+                f"forward is random, so it is {how}"]
+    return [f"twin: not compared: the forward is random in {' and '.join(random)} mode, so it is {how}"]
 
 
 def _wrong_what(diag) -> str:

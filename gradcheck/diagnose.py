@@ -38,7 +38,8 @@ from .sources import SAME_IN_BOTH_MODES, Call, training_differs
 from .uncertainty import within_noise
 
 __all__ = ["Finding", "Probe", "Diagnosis", "diagnose_layer", "check_vjp", "name_signature",
-           "name_swaps", "close", "STRUCTURAL", "SIGNATURES", "DIAGNOSES"]
+           "name_swaps", "close", "STRUCTURAL", "SIGNATURES", "DIAGNOSES", "HELD",
+           "RANDOM_TWIN"]
 
 #: Names of the structural probes, in the order they run.
 STRUCTURAL = ("deterministic forward", "input left unchanged", "gradient shapes and dtypes",
@@ -274,6 +275,11 @@ class Diagnosis:
         return [mode_word(d.training) for d in [self, *self.other_modes] if d.training is not None]
 
     @property
+    def held(self) -> str:
+        """How a random forward was held fixed for the check in this mode (a :data:`HELD` code), or ""."""
+        return next((f.code for f in self.findings if f.code in HELD), "")
+
+    @property
     def codes(self) -> list[str]:
         """The codes of the error findings, in order."""
         return [f.code for f in self.errors]
@@ -391,6 +397,15 @@ class _Proxy:
 
     params = property(lambda self: getattr(self._layer, "params", None))
     grads = property(lambda self: getattr(self._layer, "grads", None))
+
+
+#: The codes of the notes saying how a random forward was held fixed for the check.
+HELD = ("held-mask", "rewound-rng")
+
+#: ``twin_note`` of a mode whose forward is random: the twin is not compared there.
+RANDOM_TWIN = ("the forward is random in this mode: its draws were held fixed for manual vs numerical, but the "
+               "autoprop twin draws its own mask, which gradcheck cannot make the same as the checked layer's, so "
+               "the twin is not compared in this mode")
 
 
 def _seed_advice(layer: Any) -> str:
@@ -1111,7 +1126,10 @@ def diagnose_layer(layer: Any, X: Any, *, mode: str = "fast", method: str = "cen
         always scanned element by element), ``method``, ``seed`` (also the probes'), ``rtol``,
         ``atol`` (the probes': 1e-9 when None), ``eps``, ``n_dirs``, ``n_samples``,
         ``upstream``, ``twin`` (None: no tape column) and ``reference`` (a layer of ours: the
-        ``manual-vs-reference`` pair).
+        ``manual-vs-reference`` pair). In a mode whose forward is random (its draws held fixed:
+        ``fix_mask(True)`` or its generators rewound) the twin is not compared, since it draws its
+        own mask (``twin_note`` :data:`RANDOM_TWIN`), unless it runs this layer's own forward
+        (``same_draws``: :class:`gradcheck.student_tape.StudentTape`).
     training : bool, "both" or "auto", default "auto"
         With two modes each is diagnosed; the result is the first failing mode's, named
         ``"<name> [training]"``, the other in ``other_modes``.
@@ -1186,14 +1204,19 @@ def _diagnose_mode(layer, X, owner, training, twin, reference, localize, upstrea
     # float32 output: differences cannot reach 1e-6; a float32 gradient alone still gets the check
     stopped = set(diag.codes) & _STOP or any(f.code == "float32" and f.tensor == "Y"
                                              for f in diag.findings)
+    # a random forward held fixed: the autoprop twin would draw its own mask (--tape runs the
+    # student's own forward, held in the same way: same_draws)
+    random_twin = twin is not None and bool(diag.held) and not getattr(twin, "same_draws", False)
     if proxy is not None and not stopped:
         try:
             with warnings.catch_warnings():
                 if one:
                     warnings.filterwarnings("ignore", message=re.escape(f"batch of one: {owner} "))
-                diag.result = res = check_layer(proxy, inputs, twin=twin, training=training,
-                                                name=owner, reference=reference, upstream=upstream,
-                                                **kw)
+                diag.result = res = check_layer(proxy, inputs, twin=None if random_twin else twin,
+                                                training=training, name=owner, reference=reference,
+                                                upstream=upstream, **kw)
+            if random_twin:
+                res.twin_note = RANDOM_TWIN
             if not res.passed:
                 G = None if upstream is None else np.array(upstream, dtype=np.float64)
                 _signatures(_Layer(proxy, inputs, probes.names, V.layer_params(proxy, res.name),
