@@ -38,7 +38,7 @@ from .sources import SAME_IN_BOTH_MODES, Call, training_differs
 from .uncertainty import within_noise
 
 __all__ = ["Finding", "Probe", "Diagnosis", "diagnose_layer", "check_vjp", "name_signature",
-           "name_swaps", "close", "STRUCTURAL", "SIGNATURES", "DIAGNOSES", "HELD",
+           "name_swaps", "close", "held_forward", "STRUCTURAL", "SIGNATURES", "DIAGNOSES", "HELD",
            "RANDOM_TWIN"]
 
 #: Names of the structural probes, in the order they run.
@@ -406,6 +406,48 @@ HELD = ("held-mask", "rewound-rng")
 RANDOM_TWIN = ("the forward is random in this mode: its draws were held fixed for manual vs numerical, but the "
                "autoprop twin draws its own mask, which gradcheck cannot make the same as the checked layer's, so "
                "the twin is not compared in this mode")
+
+
+def _hold(layer: Any, run) -> tuple[_Proxy, str, dict[str, str]] | None:
+    """Hold a random forward fixed: the layer's own ``fix_mask(True)`` (also of layers inside it),
+    else its numpy generators and numpy's global one rewound before every forward.
+
+    ``run(obj)`` calls ``obj.forward`` on the probe inputs. Returns ``(proxy, code, fields)``: the
+    layer as the check should call it, the :data:`HELD` code and its :data:`DIAGNOSES` fields; None
+    when neither makes two calls agree (a generator made anew inside forward).
+    """
+    if fixed := _fix_masks(layer):
+        run(layer)
+        if _exact(run(layer), run(layer)):
+            return _Proxy(layer), "held-mask", {"fixed": ", ".join(fixed)}
+    proxy = _Proxy(layer, rewind=True)
+    if _exact(run(proxy), run(proxy)):
+        rngs = sorted({type(r).__name__ for r in proxy._rngs})
+        return proxy, "rewound-rng", {"what": ", ".join(rngs) or proxy.remote or "numpy's global generator"}
+    return None
+
+
+def held_forward(layer: Any, inputs: Sequence[np.ndarray], owner: str,
+                 training: bool = False) -> tuple[_Proxy | None, str]:
+    """The layer as the check calls it, a random forward held fixed the way the check holds it.
+
+    Three forwards on ``inputs`` in mode ``training``: when they agree, ``(proxy, "")``; else the
+    draws are held (:func:`_hold`: ``fix_mask(True)``, or the generators rewound) and the result is
+    ``(proxy, "held-mask" or "rewound-rng")``, or ``(None, "random")`` when they cannot be held.
+    ``proxy.forward(*xs)`` runs in eval mode unless given ``training``; a sandboxed layer's proxy
+    has its ``forward_many``. Raises StudentCodeError when forward raises.
+    """
+    call = f"forward({', '.join(V.input_names(layer, len(inputs)))}, training={training})"
+
+    def run(obj):
+        Y = V.call_student(obj.forward, *[x.copy() for x in inputs], training=training, owner=owner, call=call)
+        return np.asarray(Y, dtype=np.float64)
+
+    Y1, Y2, Y3 = run(layer), run(layer), run(layer)
+    if _exact(Y1, Y2) and _exact(Y1, Y3):
+        return _Proxy(layer), ""
+    held = _hold(layer, run)
+    return (None, "random") if held is None else (held[0], held[1])
 
 
 def _seed_advice(layer: Any) -> str:
@@ -1346,16 +1388,9 @@ class _Probes:
         if not ok:
             diff = float(np.nanmax(np.abs(Y1 - Y2))) if Y1.shape == Y2.shape else float("nan")
             random = f"the forward is random (two calls differed by {diff:.3g}); "
-            if fixed := _fix_masks(layer):
-                self.fwd(layer, inputs)
-                if ok := _exact(self.fwd(layer, inputs), self.fwd(layer, inputs)):
-                    self.find("held-mask", severity="info", random=random, fixed=", ".join(fixed))
-            if not ok:
-                self.proxy = _Proxy(layer, rewind=True)
-                if ok := _exact(self.fwd(self.proxy, inputs), self.fwd(self.proxy, inputs)):
-                    rngs = sorted({type(r).__name__ for r in self.proxy._rngs})
-                    self.find("rewound-rng", severity="info", random=random, what=", ".join(rngs)
-                              or self.proxy.remote or "numpy's global generator")
+            if ok := (held := _hold(layer, lambda obj: self.fwd(obj, inputs))) is not None:
+                self.proxy, code, fields = held
+                self.find(code, severity="info", random=random, **fields)
         self.probe(0, ok, "" if ok else f"two calls differ by up to {diff:.3g}",
                    "non-deterministic", diff=diff, advice=_seed_advice(layer) if not ok else "")
         low = _low_precision(y_dtype, inputs)  # float32 Y for float64 inputs: cannot reach 1e-6

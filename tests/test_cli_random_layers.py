@@ -4,8 +4,8 @@ A student's Dropout draws its mask from ``np.random`` or from a generator it sto
 holds those draws fixed for manual vs numerical (the layer's own ``fix_mask``, or its generators
 rewound before every forward). The autoprop twin draws its own mask, which gradcheck cannot make
 the same as the student's: in a mode where the forward is random the twin is not compared, and the
-header says so. A correct layer never FAILs; a wrong backward
-still FAILs with its bug named.
+header says so. The Jacobian is taken with the draws held, the
+same way. A correct layer never FAILs; a wrong backward still FAILs with its bug named.
 
 Run through the installed console script (``gradcheck``), as a student does.
 """
@@ -16,6 +16,7 @@ import sys
 import textwrap
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -154,6 +155,40 @@ def test_diagnose_layer_in_process_drops_the_twin_where_the_mask_was_held():
     assert not d.passed and d.result.failing_tensors == ["dX"]
 
 
+# ------------------------------------------------------------------------------------ --jacobian
+
+@pytest.mark.parametrize("draw", [STORED, GLOBAL], ids=["stored-generator", "np.random"])
+def test_jacobian_of_a_correct_random_dropout_is_taken_with_the_draws_held(tmp_path, draw):
+    p = check(layer(tmp_path, ALWAYS, draw), "--tape", "--jacobian")
+    out = flat(p)
+    assert p.returncode == 0, out
+    assert ("jacobian dY/dX (12 x 12): tape (your forward, stacked VJPs) vs central differences: max "
+            "relative error 0.0e+00") in out
+    assert "FAIL" not in out
+    assert "PASS: Dropout: every gradient (dX) and the forward output match" in out
+
+
+def test_jacobian_of_a_random_dropout_with_a_wrong_backward_names_the_backward_bug(tmp_path):
+    p = check(layer(tmp_path, ALWAYS, back=WRONG), "--tape", "--jacobian")
+    out = flat(p)
+    assert p.returncode == 1, out
+    assert "the tape's Jacobian differs" not in out  # the forward is right: its Jacobian matches
+    assert "jacobian dY/dX (12 x 12): tape (your forward, stacked VJPs) vs central differences" in out
+    assert ": ok" in out
+    assert "FAIL: Dropout: gradient mismatch in dX." in out
+    assert "dX equals dY: the local derivative of the activation is missing" in out
+
+
+def test_twin_jacobian_of_a_random_forward_is_not_compared_and_says_why(tmp_path):
+    p = check(layer(tmp_path, ALWAYS), "--twin", "--jacobian")
+    out = flat(p)
+    assert p.returncode == 0, out
+    assert ("jacobian dY/dX: not compared: the forward is random in eval mode and the autoprop twin "
+            "draws its own mask, which gradcheck cannot make the same as yours (--tape takes the "
+            "Jacobian of your own forward, with the draws held)") in out
+    assert "PASS: Dropout" in out
+
+
 def test_twin_jacobian_of_a_dropout_random_only_in_training_is_compared_in_eval_mode(tmp_path):
     """The Jacobian is taken in eval mode, where this forward is deterministic: the twin's is compared."""
     p = check(layer(tmp_path, TRAINING), "--twin", "--jacobian")
@@ -161,3 +196,24 @@ def test_twin_jacobian_of_a_dropout_random_only_in_training_is_compared_in_eval_
     assert p.returncode == 0, out
     assert "jacobian dY/dX (12 x 12): tape (GradientTape.jacobian) vs central differences: max relative " \
            "error 0.0e+00" in out
+
+
+def test_held_forward_holds_a_global_generator_and_reports_it():
+    """The one hold the check and the Jacobian share (gradcheck.diagnose.held_forward), in process."""
+    from gradcheck.diagnose import held_forward
+
+    class Drop:
+        def forward(self, X, training=False):
+            return X * (np.random.rand(*X.shape) >= 0.5) * 2.0
+
+        def backward(self, dY):
+            raise AssertionError("not called")
+
+    X = np.arange(1.0, 13.0).reshape(4, 3)
+    proxy, how = held_forward(Drop(), [X], "Drop")
+    assert how == "rewound-rng"
+    y1, y2 = proxy.forward(X), proxy.forward(X)
+    assert np.array_equal(y1, y2) and set(np.unique(y1 / X)) <= {0.0, 2.0}
+    steady = type("Steady", (), {"forward": lambda self, X, training=False: 2 * X, "backward": None})()
+    proxy, how = held_forward(steady, [X], "Steady")
+    assert how == "" and np.array_equal(proxy.forward(X), 2 * X)
