@@ -431,11 +431,35 @@ def held_forward(layer: Any, inputs: Sequence[np.ndarray], owner: str,
                  training: bool = False) -> tuple[_Proxy | None, str]:
     """The layer as the check calls it, a random forward held fixed the way the check holds it.
 
-    Three forwards on ``inputs`` in mode ``training``: when they agree, ``(proxy, "")``; else the
-    draws are held (:func:`_hold`: ``fix_mask(True)``, or the generators rewound) and the result is
-    ``(proxy, "held-mask" or "rewound-rng")``, or ``(None, "random")`` when they cannot be held.
-    ``proxy.forward(*xs)`` runs in eval mode unless given ``training``; a sandboxed layer's proxy
-    has its ``forward_many``. Raises StudentCodeError when forward raises.
+    Three forwards on ``inputs``; when they differ, the draws are held by :func:`_hold` (the
+    layer's ``fix_mask(True)``, else its generators rewound before every forward), as
+    :func:`diagnose_layer` holds them. ``gradcheck check --jacobian`` calls it.
+
+    Parameters
+    ----------
+    layer : object
+        manualprop layer protocol (a :class:`gradcheck.sandbox.RemoteLayer` is held in its child).
+    inputs : sequence of ndarray
+        The probe inputs (copied for every call).
+    owner : str
+        The layer's name in error messages.
+    training : bool, default False
+        The mode of the probe forwards.
+
+    Returns
+    -------
+    proxy : object or None
+        ``proxy.forward(*xs, training=False)`` calls the layer with copies of ``xs`` and the draws
+        held; a sandboxed layer's proxy has its ``forward_many``. None when the forward is random
+        and cannot be held (a generator made anew inside forward).
+    how : str
+        ``""`` (deterministic: three calls agree), ``"held-mask"`` or ``"rewound-rng"`` (the
+        :data:`HELD` codes), or ``"random"`` (not held).
+
+    Raises
+    ------
+    StudentCodeError
+        The layer's forward raised.
     """
     call = f"forward({', '.join(V.input_names(layer, len(inputs)))}, training={training})"
 
