@@ -94,7 +94,7 @@ def run_check(args, layer, label: str, init: dict[str, Any], shape) -> int:
     if not lines:
         why = _mode_why(layer, requested, ran)
         lines = [f"mode: {modes} (forward checked in {modes} mode){why}"]
-    lines += _twin_lines(diag, twin)
+    lines += _random_lines(diag, twin, args.reference)
     for line in lines:
         print(V.wrap(line))
     print()
@@ -169,23 +169,32 @@ def _twin(args, obj, kind: str, init):
     return build_twin(obj, kind, init or None) if args.twin else (None, "")
 
 
-def _twin_lines(diag, twin) -> list[str]:
-    """The header line saying in which modes the twin was compared, when a random forward (its
-    draws held for the check) kept it out of some (:data:`gradcheck.diagnose.RANDOM_TWIN`)."""
+def _random_lines(diag, twin, reference: str | None) -> list[str]:
+    """Header lines saying in which modes the twin and the ``--reference`` were compared, when a
+    random forward (its draws held for the check) kept them out of some: they draw their own masks
+    (:data:`gradcheck.diagnose.RANDOM_TWIN`, :data:`~gradcheck.diagnose.RANDOM_REFERENCE`)."""
     from .config import mode_word
-    from .diagnose import RANDOM_TWIN
+    from .diagnose import RANDOM_REFERENCE, RANDOM_TWIN
 
     modes = [d for d in [diag, *diag.other_modes] if d.result is not None]
-    random = [mode_word(d.training) for d in modes if d.result.twin_note == RANDOM_TWIN]
-    if twin is None or not random:
-        return []
-    kept = [mode_word(d.training) for d in modes if d.result.twin is not None]
-    how = ("checked with the draws held: manual vs numerical (the autoprop twin draws its own mask, and "
-           "gradcheck cannot give it yours)")
-    if kept:
-        return [f"twin: compared in {' and '.join(kept)} mode only; in {' and '.join(random)} mode the "
-                f"forward is random, so it is {how}"]
-    return [f"twin: not compared: the forward is random in {' and '.join(random)} mode, so it is {how}"]
+    lines = []
+    def pairs(r):
+        return {c.pair for rec in r.records for c in rec.comparisons}
+    for what, on, out, used, who in (
+            ("twin", twin is not None, lambda r: r.twin_note == RANDOM_TWIN, lambda r: r.twin is not None,
+             "the autoprop twin"),
+            ("reference", bool(reference), lambda r: RANDOM_REFERENCE in r.notes,
+             lambda r: "manual-vs-reference" in pairs(r), reference)):
+        random = [mode_word(d.training) for d in modes if on and out(d.result)]
+        if not random:
+            continue
+        kept = [mode_word(d.training) for d in modes if used(d.result)]
+        how = (f"checked with the draws held: manual vs numerical ({who} draws its own mask, and gradcheck "
+               "cannot give it yours)")
+        lines.append(f"{what}: compared in {' and '.join(kept)} mode only; in {' and '.join(random)} mode the "
+                     f"forward is random, so it is {how}" if kept else
+                     f"{what}: not compared: the forward is random in {' and '.join(random)} mode, so it is {how}")
+    return lines
 
 
 def _wrong_what(diag) -> str:

@@ -39,7 +39,7 @@ from .uncertainty import within_noise
 
 __all__ = ["Finding", "Probe", "Diagnosis", "diagnose_layer", "check_vjp", "name_signature",
            "name_swaps", "close", "held_forward", "STRUCTURAL", "SIGNATURES", "DIAGNOSES", "HELD",
-           "RANDOM_TWIN"]
+           "RANDOM_TWIN", "RANDOM_REFERENCE"]
 
 #: Names of the structural probes, in the order they run.
 STRUCTURAL = ("deterministic forward", "input left unchanged", "gradient shapes and dtypes",
@@ -406,6 +406,11 @@ HELD = ("held-mask", "rewound-rng")
 RANDOM_TWIN = ("the forward is random in this mode: its draws were held fixed for manual vs numerical, but the "
                "autoprop twin draws its own mask, which gradcheck cannot make the same as the checked layer's, so "
                "the twin is not compared in this mode")
+
+
+#: A note of a mode whose forward is random: the reference (a layer of ours) is not compared there.
+RANDOM_REFERENCE = ("the forward is random in this mode: its draws were held fixed for manual vs numerical, but the "
+                    "reference draws its own mask, so the reference is not compared in this mode")
 
 
 def _hold(layer: Any, run) -> tuple[_Proxy, str, dict[str, str]] | None:
@@ -1195,7 +1200,8 @@ def diagnose_layer(layer: Any, X: Any, *, mode: str = "fast", method: str = "cen
         ``manual-vs-reference`` pair). In a mode whose forward is random (its draws held fixed:
         ``fix_mask(True)`` or its generators rewound) the twin is not compared, since it draws its
         own mask (``twin_note`` :data:`RANDOM_TWIN`), unless it runs this layer's own forward
-        (``same_draws``: :class:`gradcheck.student_tape.StudentTape`).
+        (``same_draws``: :class:`gradcheck.student_tape.StudentTape`); nor is the reference
+        (the note :data:`RANDOM_REFERENCE`).
     training : bool, "both" or "auto", default "auto"
         With two modes each is diagnosed; the result is the first failing mode's, named
         ``"<name> [training]"``, the other in ``other_modes``.
@@ -1270,19 +1276,23 @@ def _diagnose_mode(layer, X, owner, training, twin, reference, localize, upstrea
     # float32 output: differences cannot reach 1e-6; a float32 gradient alone still gets the check
     stopped = set(diag.codes) & _STOP or any(f.code == "float32" and f.tensor == "Y"
                                              for f in diag.findings)
-    # a random forward held fixed: the autoprop twin would draw its own mask (--tape runs the
-    # student's own forward, held in the same way: same_draws)
+    # a random forward held fixed: the autoprop twin and the reference would draw their own masks
+    # (--tape runs the student's own forward, held in the same way: same_draws)
     random_twin = twin is not None and bool(diag.held) and not getattr(twin, "same_draws", False)
+    random_ref = reference is not None and bool(diag.held)
     if proxy is not None and not stopped:
         try:
             with warnings.catch_warnings():
                 if one:
                     warnings.filterwarnings("ignore", message=re.escape(f"batch of one: {owner} "))
                 diag.result = res = check_layer(proxy, inputs, twin=None if random_twin else twin,
-                                                training=training, name=owner, reference=reference,
+                                                training=training, name=owner,
+                                                reference=None if random_ref else reference,
                                                 upstream=upstream, **kw)
             if random_twin:
                 res.twin_note = RANDOM_TWIN
+            if random_ref:
+                res.notes.append(RANDOM_REFERENCE)
             if not res.passed:
                 G = None if upstream is None else np.array(upstream, dtype=np.float64)
                 _signatures(_Layer(proxy, inputs, probes.names, V.layer_params(proxy, res.name),

@@ -217,3 +217,26 @@ def test_held_forward_holds_a_global_generator_and_reports_it():
     steady = type("Steady", (), {"forward": lambda self, X, training=False: 2 * X, "backward": None})()
     proxy, how = held_forward(steady, [X], "Steady")
     assert how == "" and np.array_equal(proxy.forward(X), 2 * X)
+
+
+# ------------------------------------------------------------------------------------ --reference
+
+def test_reference_on_a_correct_random_dropout_passes_and_the_header_says_where_it_was_compared(tmp_path):
+    """manualprop.Dropout as --reference draws its own mask too: not compared where the forward is random."""
+    p = check(layer(tmp_path, TRAINING, GLOBAL), "--reference", "manualprop.Dropout")
+    out = flat(p)
+    assert p.returncode == 0, out
+    assert ("reference: compared in eval mode only; in training mode the forward is random, so it is checked "
+            "with the draws held: manual vs numerical (manualprop.Dropout draws its own mask, and gradcheck "
+            "cannot give it yours)") in out
+    assert "FAIL" not in out
+    assert "PASS: Dropout: every gradient (dX) and the forward output match" in out
+
+
+def test_reference_on_a_random_dropout_with_a_wrong_backward_fails_on_that_bug(tmp_path):
+    p = check(layer(tmp_path, TRAINING, GLOBAL, back=WRONG), "--reference", "manualprop.Dropout")
+    out = flat(p)
+    assert p.returncode == 1, out
+    assert "FAIL: Dropout [training]: gradient mismatch in dX." in out
+    assert "manual-vs-reference" not in out
+    assert "dX equals dY: the local derivative of the activation is missing" in out
