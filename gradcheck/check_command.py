@@ -73,13 +73,13 @@ def run_check(args, layer, label: str, init: dict[str, Any], shape) -> int:
 
         twin = StudentTape(layer)
     jac_lines, jac_ok, jac_fig = [], True, None
-    if jac:
-        if twin is None:
-            raise UsageError(_no_twin_jacobian(cname, twin_note))
-        jac_lines, jac_ok, jac_fig = _jacobian(args, layer, twin, shape, cname)
+    if jac and twin is None:
+        raise UsageError(_no_twin_jacobian(cname, twin_note))
     diag = diagnose_layer(layer, shape, mode=args.mode, method=args.method, seed=args.seed, rtol=args.rtol,
                           atol=args.atol, eps=args.eps, twin=twin, reference=reference, name=cname,
                           training=getattr(args, "training", "auto"))
+    if jac and diag.error is None:  # after the check, which holds a random forward (its note says how)
+        jac_lines, jac_ok, jac_fig = _jacobian(args, layer, twin, shape, cname, diag)
     if args.twin and twin is None:  # not "add --twin": it was given
         for d in [diag, *diag.other_modes]:  # every mode checked (BatchNorm: eval and training)
             if d.result is not None:
@@ -95,6 +95,7 @@ def run_check(args, layer, label: str, init: dict[str, Any], shape) -> int:
     if not lines:
         why = _mode_why(layer, requested, ran)
         lines = [f"mode: {modes} (forward checked in {modes} mode){why}"]
+    lines += _random_lines(diag, twin, args.reference)
     for line in lines:
         print(V.wrap(line))
     print()
@@ -167,6 +168,34 @@ def _twin(args, obj, kind: str, init):
     from .sources import build_twin
 
     return build_twin(obj, kind, init or None) if args.twin else (None, "")
+
+
+def _random_lines(diag, twin, reference: str | None) -> list[str]:
+    """Header lines saying in which modes the twin and the ``--reference`` were compared, when a
+    random forward (its draws held for the check) kept them out of some: they draw their own masks
+    (:data:`gradcheck.diagnose.RANDOM_TWIN`, :data:`~gradcheck.diagnose.RANDOM_REFERENCE`)."""
+    from .config import mode_word
+    from .diagnose import RANDOM_REFERENCE, RANDOM_TWIN
+
+    modes = [d for d in [diag, *diag.other_modes] if d.result is not None]
+    lines = []
+    def pairs(r):
+        return {c.pair for rec in r.records for c in rec.comparisons}
+    for what, on, out, used, who in (
+            ("twin", twin is not None, lambda r: r.twin_note == RANDOM_TWIN, lambda r: r.twin is not None,
+             "the autoprop twin"),
+            ("reference", bool(reference), lambda r: RANDOM_REFERENCE in r.notes,
+             lambda r: "manual-vs-reference" in pairs(r), reference)):
+        random = [mode_word(d.training) for d in modes if on and out(d.result)]
+        if not random:
+            continue
+        kept = [mode_word(d.training) for d in modes if used(d.result)]
+        how = (f"checked with the draws held: manual vs numerical ({who} draws its own mask, and gradcheck "
+               "cannot give it yours)")
+        lines.append(f"{what}: compared in {' and '.join(kept)} mode only; in {' and '.join(random)} mode the "
+                     f"forward is random, so it is {how}" if kept else
+                     f"{what}: not compared: the forward is random in {' and '.join(random)} mode, so it is {how}")
+    return lines
 
 
 def _wrong_what(diag) -> str:
@@ -272,16 +301,32 @@ def _no_twin_jacobian(cname: str, twin_note: str) -> str:
             "--twin.")
 
 
-def _jacobian(args, layer, twin, shape, cname):
-    """Tape vs numerical Jacobian of a small layer: (report lines, passed, figure or None)."""
+def _jacobian(args, layer, twin, shape, cname, diag):
+    """Tape vs numerical Jacobian of a small layer in eval mode: (report lines, passed, figure or None).
+
+    Taken after the check ``diag``: a random forward is held fixed the same way
+    (:func:`gradcheck.diagnose.held_forward`); the autoprop twin, which draws its own mask, is then
+    not compared (``--tape``'s tape runs the layer's own forward, with the draws held: compared).
+    """
     from .compare import compare, default_atol
+    from .diagnose import held_forward
     from .numerical import DEFAULT_EPS, numerical_jacobian
 
     X = V.layer_inputs(tuple(shape), np.random.default_rng([args.seed, 3]), cname)[0]
-    Y = np.asarray(layer.forward(X.copy()), dtype=np.float64)
+    proxy, held = held_forward(layer, [X], cname)
+    if proxy is None:
+        return ["jacobian dY/dX: not compared: the forward is random and its draws could not be held "
+                "(see the structural checks)"], True, None
+    Y = np.asarray(proxy.forward(X), dtype=np.float64)
     if Y.size > JACOBIAN_MAX:
         raise UsageError(f"--jacobian is for small layers: Y has {Y.size} elements, at most {JACOBIAN_MAX} "
                          "are allowed; use a smaller --input-shape.")
+    # random in eval mode: seen now, or held already by the check of eval mode (of any mode if eval was not run)
+    checked = [d for d in [diag, *diag.other_modes] if not d.training] or [diag, *diag.other_modes]
+    if (held or any(d.held for d in checked)) and not getattr(twin, "same_draws", False):
+        return ["jacobian dY/dX: not compared: the forward is random in eval mode and the autoprop twin draws "
+                "its own mask, which gradcheck cannot make the same as yours (--tape takes the Jacobian of "
+                "your own forward, with the draws held)"], True, None
     if hasattr(twin, "jacobian"):
         from .sources import TapeUnavailable
 
@@ -294,8 +339,8 @@ def _jacobian(args, layer, twin, shape, cname):
 
         Jt, how = tape_jacobian(lambda x: twin(x, training=False), X)
     eps = DEFAULT_EPS if args.eps is None else args.eps
-    many = getattr(layer, "forward_many", None)  # one round trip per 256 forwards
-    Jn = numerical_jacobian(layer.forward, X, eps, forward_many=many if callable(many) else None)
+    many = getattr(proxy, "forward_many", None)  # a sandboxed layer: one round trip per 256 forwards
+    Jn = numerical_jacobian(proxy.forward, X, eps, forward_many=many if callable(many) else None)
     atol = args.atol if args.atol is not None else default_atol(np.abs(Y).max(initial=0.0), 1.0, eps)
     c = compare(Jt, Jn, "tape-vs-numerical", rtol=args.rtol, atol=atol)
     r, q = np.unravel_index(int(np.argmax(np.abs(Jt - Jn))), Jt.shape) if Jt.size else (0, 0)

@@ -362,7 +362,8 @@ def _add_check_parser(sub, fmt) -> None:
                    help="wall-clock limit per call into the student's code, which runs in a separate "
                         "sandbox process (default 30); exceeding it exits 3")
     c.add_argument("--twin", action="store_true",
-                   help="also compare with autoprop.layers.<ClassName> built with the same --init")
+                   help="also compare with autoprop.layers.<ClassName> built with the same --init (not in a "
+                        "mode where your forward is random: the twin draws its own mask; --tape uses yours)")
     c.add_argument("--tape", action="store_true",
                    help="also run YOUR forward on autoprop tensors (numpy calls are recorded by the tape) and "
                         "compare the tape's gradients with your backward and with numerical ones (tape~num, "
@@ -371,7 +372,8 @@ def _add_check_parser(sub, fmt) -> None:
                         "manualprop: for checking your own work, never for grading")
     c.add_argument("--jacobian", action="store_true",
                    help="small layers (one input, at most 400 input and 400 output elements): compare the full "
-                        "Jacobian dY/dX of the tape (--tape or --twin) with central differences; with --plots "
+                        "Jacobian dY/dX (eval mode) of the tape (--tape or --twin) with central differences; "
+                        "a random forward's draws are held as for the check; with --plots "
                         "also write DIR/ClassName-jacobian.png")
     c.add_argument("--loss", action="store_true",
                    help="the class is a loss: forward(y_true, y_pred) -> float, backward() -> dL/dy_pred; "

@@ -38,7 +38,8 @@ from .sources import SAME_IN_BOTH_MODES, Call, training_differs
 from .uncertainty import within_noise
 
 __all__ = ["Finding", "Probe", "Diagnosis", "diagnose_layer", "check_vjp", "name_signature",
-           "name_swaps", "close", "STRUCTURAL", "SIGNATURES", "DIAGNOSES"]
+           "name_swaps", "close", "held_forward", "STRUCTURAL", "SIGNATURES", "DIAGNOSES", "HELD",
+           "RANDOM_TWIN", "RANDOM_REFERENCE"]
 
 #: Names of the structural probes, in the order they run.
 STRUCTURAL = ("deterministic forward", "input left unchanged", "gradient shapes and dtypes",
@@ -296,6 +297,11 @@ class Diagnosis:
         return [mode_word(d.training) for d in [self, *self.other_modes] if d.training is not None]
 
     @property
+    def held(self) -> str:
+        """How a random forward was held fixed for the check in this mode (a :data:`HELD` code), or ""."""
+        return next((f.code for f in self.findings if f.code in HELD), "")
+
+    @property
     def codes(self) -> list[str]:
         """The codes of the error findings, in order."""
         return [f.code for f in self.errors]
@@ -413,6 +419,86 @@ class _Proxy:
 
     params = property(lambda self: getattr(self._layer, "params", None))
     grads = property(lambda self: getattr(self._layer, "grads", None))
+
+
+#: The codes of the notes saying how a random forward was held fixed for the check.
+HELD = ("held-mask", "rewound-rng")
+
+#: ``twin_note`` of a mode whose forward is random: the twin is not compared there.
+RANDOM_TWIN = ("the forward is random in this mode: its draws were held fixed for manual vs numerical, but the "
+               "autoprop twin draws its own mask, which gradcheck cannot make the same as the checked layer's, so "
+               "the twin is not compared in this mode")
+
+
+#: A note of a mode whose forward is random: the reference (a layer of ours) is not compared there.
+RANDOM_REFERENCE = ("the forward is random in this mode: its draws were held fixed for manual vs numerical, but the "
+                    "reference draws its own mask, so the reference is not compared in this mode")
+
+
+def _hold(layer: Any, run) -> tuple[_Proxy, str, dict[str, str]] | None:
+    """Hold a random forward fixed: the layer's own ``fix_mask(True)`` (also of layers inside it),
+    else its numpy generators and numpy's global one rewound before every forward.
+
+    ``run(obj)`` calls ``obj.forward`` on the probe inputs. Returns ``(proxy, code, fields)``: the
+    layer as the check should call it, the :data:`HELD` code and its :data:`DIAGNOSES` fields; None
+    when neither makes two calls agree (a generator made anew inside forward).
+    """
+    if fixed := _fix_masks(layer):
+        run(layer)
+        if _exact(run(layer), run(layer)):
+            return _Proxy(layer), "held-mask", {"fixed": ", ".join(fixed)}
+    proxy = _Proxy(layer, rewind=True)
+    if _exact(run(proxy), run(proxy)):
+        rngs = sorted({type(r).__name__ for r in proxy._rngs})
+        return proxy, "rewound-rng", {"what": ", ".join(rngs) or proxy.remote or "numpy's global generator"}
+    return None
+
+
+def held_forward(layer: Any, inputs: Sequence[np.ndarray], owner: str,
+                 training: bool = False) -> tuple[_Proxy | None, str]:
+    """The layer as the check calls it, a random forward held fixed the way the check holds it.
+
+    Three forwards on ``inputs``; when they differ, the draws are held by :func:`_hold` (the
+    layer's ``fix_mask(True)``, else its generators rewound before every forward), as
+    :func:`diagnose_layer` holds them. ``gradcheck check --jacobian`` calls it.
+
+    Parameters
+    ----------
+    layer : object
+        manualprop layer protocol (a :class:`gradcheck.sandbox.RemoteLayer` is held in its child).
+    inputs : sequence of ndarray
+        The probe inputs (copied for every call).
+    owner : str
+        The layer's name in error messages.
+    training : bool, default False
+        The mode of the probe forwards.
+
+    Returns
+    -------
+    proxy : object or None
+        ``proxy.forward(*xs, training=False)`` calls the layer with copies of ``xs`` and the draws
+        held; a sandboxed layer's proxy has its ``forward_many``. None when the forward is random
+        and cannot be held (a generator made anew inside forward).
+    how : str
+        ``""`` (deterministic: three calls agree), ``"held-mask"`` or ``"rewound-rng"`` (the
+        :data:`HELD` codes), or ``"random"`` (not held).
+
+    Raises
+    ------
+    StudentCodeError
+        The layer's forward raised.
+    """
+    call = f"forward({', '.join(V.input_names(layer, len(inputs)))}, training={training})"
+
+    def run(obj):
+        Y = V.call_student(obj.forward, *[x.copy() for x in inputs], training=training, owner=owner, call=call)
+        return np.asarray(Y, dtype=np.float64)
+
+    Y1, Y2, Y3 = run(layer), run(layer), run(layer)
+    if _exact(Y1, Y2) and _exact(Y1, Y3):
+        return _Proxy(layer), ""
+    held = _hold(layer, run)
+    return (None, "random") if held is None else (held[0], held[1])
 
 
 def _seed_advice(layer: Any) -> str:
@@ -1299,7 +1385,11 @@ def diagnose_layer(layer: Any, X: Any, *, mode: str = "fast", method: str = "cen
         always scanned element by element), ``method``, ``seed`` (also the probes'), ``rtol``,
         ``atol`` (the probes': 1e-9 when None), ``eps``, ``n_dirs``, ``n_samples``,
         ``upstream``, ``twin`` (None: no tape column) and ``reference`` (a layer of ours: the
-        ``manual-vs-reference`` pair).
+        ``manual-vs-reference`` pair). In a mode whose forward is random (its draws held fixed:
+        ``fix_mask(True)`` or its generators rewound) the twin is not compared, since it draws its
+        own mask (``twin_note`` :data:`RANDOM_TWIN`), unless it runs this layer's own forward
+        (``same_draws``: :class:`gradcheck.student_tape.StudentTape`); nor is the reference
+        (the note :data:`RANDOM_REFERENCE`).
     training : bool, "both" or "auto", default "auto"
         With two modes each is diagnosed; the result is the first failing mode's, named
         ``"<name> [training]"``, the other in ``other_modes``.
@@ -1399,14 +1489,23 @@ def _diagnose_mode(layer, X, owner, training, twin, reference, localize, upstrea
     # float32 output: differences cannot reach 1e-6; a float32 gradient alone still gets the check
     stopped = set(diag.codes) & _STOP or any(f.code == "float32" and f.tensor == "Y"
                                              for f in diag.findings)
+    # a random forward held fixed: the autoprop twin and the reference would draw their own masks
+    # (--tape runs the student's own forward, held in the same way: same_draws)
+    random_twin = twin is not None and bool(diag.held) and not getattr(twin, "same_draws", False)
+    random_ref = reference is not None and bool(diag.held)
     if proxy is not None and not stopped:
         try:
             with warnings.catch_warnings():
                 if one:
                     warnings.filterwarnings("ignore", message=re.escape(f"batch of one: {owner} "))
-                diag.result = res = check_layer(proxy, inputs, twin=twin, training=training,
-                                                name=owner, reference=reference, upstream=upstream,
-                                                **kw)
+                diag.result = res = check_layer(proxy, inputs, twin=None if random_twin else twin,
+                                                training=training, name=owner,
+                                                reference=None if random_ref else reference,
+                                                upstream=upstream, **kw)
+            if random_twin:
+                res.twin_note = RANDOM_TWIN
+            if random_ref:
+                res.notes.append(RANDOM_REFERENCE)
             if not res.passed:
                 G = None if upstream is None else np.array(upstream, dtype=np.float64)
                 L = _Layer(proxy, inputs, probes.names, V.layer_params(proxy, res.name), training,
@@ -1552,16 +1651,9 @@ class _Probes:
         if not ok:
             diff = float(np.nanmax(np.abs(Y1 - Y2))) if Y1.shape == Y2.shape else float("nan")
             random = f"the forward is random (two calls differed by {diff:.3g}); "
-            if fixed := _fix_masks(layer):
-                self.fwd(layer, inputs)
-                if ok := _exact(self.fwd(layer, inputs), self.fwd(layer, inputs)):
-                    self.find("held-mask", severity="info", random=random, fixed=", ".join(fixed))
-            if not ok:
-                self.proxy = _Proxy(layer, rewind=True)
-                if ok := _exact(self.fwd(self.proxy, inputs), self.fwd(self.proxy, inputs)):
-                    rngs = sorted({type(r).__name__ for r in self.proxy._rngs})
-                    self.find("rewound-rng", severity="info", random=random, what=", ".join(rngs)
-                              or self.proxy.remote or "numpy's global generator")
+            if ok := (held := _hold(layer, lambda obj: self.fwd(obj, inputs))) is not None:
+                self.proxy, code, fields = held
+                self.find(code, severity="info", random=random, **fields)
         self.probe(0, ok, "" if ok else f"two calls differ by up to {diff:.3g}",
                    "non-deterministic", diff=diff, advice=_seed_advice(layer) if not ok else "")
         low = _low_precision(y_dtype, inputs)  # float32 Y for float64 inputs: cannot reach 1e-6

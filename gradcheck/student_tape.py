@@ -38,6 +38,10 @@ class StudentTape:
     "manualprop")``; ``notes`` holds the last call's remarks (parameters the tape saw no use of).
     """
 
+    #: The tape runs the checked layer's own forward in its child, where a random forward's draws are
+    #: held for the check (gradcheck.diagnose): the same draws as the manual and numerical columns.
+    same_draws = True
+
     def __init__(self, layer: Any):
         self.layer = layer
         self.notes: list[str] = []

@@ -492,3 +492,36 @@ def test_string_values_are_not_tensors():
         ap.Variable("abc")
     with pytest.raises(TypeError, match="cannot make a Tensor"):
         ap.constant(["a", "b"])
+
+
+# --- format(t, spec): a 0-d tensor formats its value (numpy, torch); others take no spec ---------------
+def test_format_of_a_0d_tensor_formats_its_value():
+    assert f"{ap.constant(3.14159265):.4f}" == "3.1416"
+    assert f"{ap.Variable(2.5):>8.2f}|" == "    2.50|"
+    assert f"{ap.constant(-1234.5):,.1f}" == "-1,234.5"
+    assert f"{ap.constant(0.000123):.2e}" == "1.23e-04"
+    assert f"{ap.constant(7):03d}" == "007"  # an integer tensor takes integer specs
+    assert f"{ap.constant(np.float32(0.1)):.10f}" == f"{float(np.float32(0.1)):.10f}"  # float32's own value
+    assert f"{ap.constant(3.0)}" == "3.0" and f"{ap.constant(True)}" == "True"  # no spec: the value, as numpy
+
+
+def test_format_of_a_tensor_being_recorded_gives_its_value_and_the_gradient_is_unchanged():
+    x = ap.Variable(3.0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # taking the value for display is deliberate: no TapeEscapeWarning
+        with ap.GradientTape() as tape:
+            y = x * x
+            shown = f"loss {y:.3f}"
+    assert shown == "loss 9.000"
+    assert tape.gradient(y, x).numpy() == 6.0
+
+
+def test_format_of_a_tensor_with_axes_takes_no_spec():
+    t = ap.constant([1.0, 2.0])
+    assert f"{t}" == str(t) and format(t) == str(t)  # no spec: str(t), as object.__format__ does
+    with pytest.raises(TypeError, match=r"unsupported format string '\.2f' for a Tensor of shape \(2,\)") as e:
+        f"{t:.2f}"
+    assert "only a 0-d Tensor (one number) takes a format spec" in str(e.value)
+    assert "t.numpy()" in str(e.value)
+    with pytest.raises(TypeError, match=r"shape \(1, 1\)"):
+        format(ap.constant([[5.0]]), ".1f")  # one element, but not 0-d (as torch and numpy)

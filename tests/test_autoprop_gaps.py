@@ -7,6 +7,7 @@ import autograd
 import autograd.numpy as anp
 import numpy as np
 import pytest
+from oracles import central
 
 import autoprop as ap
 
@@ -37,16 +38,6 @@ def _grad2(f, x):
             y = f(x)
         d = inner.gradient(y, x)
     return rr, float(acc.jvp(d))
-
-
-def _central(f, x, h=1e-6):
-    x = np.asarray(x, dtype=float)
-    g = np.zeros_like(x)
-    for i in np.ndindex(x.shape):
-        e = np.zeros_like(x)
-        e[i] = h
-        g[i] = (f(x + e) - f(x - e)) / (2 * h)
-    return g
 
 
 # --- a**0 at a = 0 (autograd's test_power_arg0) ------------------------------------------
@@ -130,7 +121,7 @@ def test_weighted_cov_values_and_gradients(kw):
     G = RNG.normal(size=np.cov(X, **kw).shape)
     loss = lambda x: float(np.sum(np.cov(x, **kw) * G))  # noqa: E731
     (g,) = _grad(lambda x: np.sum(np.cov(x, **kw) * G), X)
-    np.testing.assert_allclose(g, _central(loss, X), rtol=1e-7, atol=1e-9)
+    np.testing.assert_allclose(g, central(loss, X, h=1e-6), rtol=1e-7, atol=1e-9)
 
 
 def test_weighted_cov_gradient_wrt_the_weights_and_against_autograd():
@@ -149,7 +140,7 @@ def test_weighted_cov_gradient_wrt_the_weights_and_against_autograd():
     np.testing.assert_allclose(gx, ag[0], rtol=1e-12)
     np.testing.assert_allclose(gw, ag[1], rtol=1e-12)
     loss_w = lambda aw: float(np.sum(np.cov(XC, fweights=FW, aweights=aw) * G))  # noqa: E731
-    np.testing.assert_allclose(gw, _central(loss_w, AW), rtol=1e-7, atol=1e-9)
+    np.testing.assert_allclose(gw, central(loss_w, AW, h=1e-6), rtol=1e-7, atol=1e-9)
 
 
 def test_weighted_cov_refuses_what_numpy_refuses():
@@ -187,7 +178,7 @@ def test_gradient_with_coordinates_matches_numpy_and_central_differences(args, k
         r = np.gradient(f, *args, **kw)
         return sum(np.sum(a * b) for a, b in zip(r if isinstance(r, tuple) else (r,), Gs))
     (g,) = _grad(loss, F2)
-    np.testing.assert_allclose(g, _central(lambda f: float(loss(f)), F2), rtol=1e-7, atol=1e-8)
+    np.testing.assert_allclose(g, central(lambda f: float(loss(f)), F2, h=1e-6), rtol=1e-7, atol=1e-8)
 
 
 def test_gradient_is_exact_for_quadratics_on_uneven_coordinates_with_edge_order_2():
@@ -202,7 +193,7 @@ def test_gradient_coordinates_are_differentiable():
         tape.watch(x)
         y = np.sum(np.gradient(ap.constant(F2[0]), x, edge_order=2) * F2[1])
     loss = lambda xs: float(np.sum(np.gradient(F2[0], xs, edge_order=2) * F2[1]))  # noqa: E731
-    np.testing.assert_allclose(tape.gradient(y, x).numpy(), _central(loss, XS), rtol=1e-7, atol=1e-8)
+    np.testing.assert_allclose(tape.gradient(y, x).numpy(), central(loss, XS, h=1e-6), rtol=1e-7, atol=1e-8)
 
 
 def test_gradient_refuses_what_numpy_refuses():
@@ -294,3 +285,17 @@ def test_scipys_ufuncs_dispatch_to_autoprop_and_unknown_scipy_functions_are_name
     with pytest.warns(ap.TapeEscapeWarning, match=r"inside scipy\.stats\.zscore.*no autoprop twin"):
         with ap.GradientTape():
             stats.zscore(x)
+
+
+# --- the shared oracle (tests/oracles.py) -------------------------------------------------
+@pytest.mark.parametrize("h", [1e-5, 1e-6])
+def test_the_central_difference_oracle_is_exact_on_a_quadratic_and_leaves_x_alone(h):
+    w = np.array([[1.0, -2.0, 0.5], [3.0, 0.25, -1.0]])
+    x = np.array([[0.3, -1.2, 2.0], [0.0, 4.0, -0.7]])
+    before = x.copy()
+    g = central(lambda z: float(np.sum(w * z * z)), x, h=h)
+    assert g.shape == x.shape and g.dtype == np.float64
+    np.testing.assert_allclose(g, 2 * w * x, rtol=0, atol=1e-8)  # no truncation error for a quadratic
+    assert np.array_equal(x, before)
+    assert central(lambda z: float(z ** 3), 2.0, h=h).shape == ()  # a 0-d point: d/dz z^3 = 12
+    assert central(lambda z: float(z ** 3), 2.0, h=h) == pytest.approx(12.0, abs=1e-6)

@@ -13,6 +13,7 @@ import autograd
 import autograd.numpy as agn
 import numpy as np
 import pytest
+from oracles import central
 
 import autoprop as ap
 
@@ -124,16 +125,6 @@ def _grad(f, a):
     return tape.gradient(y, A).numpy()
 
 
-def _central(L, a, h=1e-6):
-    out = np.zeros_like(a)
-    for i in np.ndindex(a.shape):
-        p, m = a.copy(), a.copy()
-        p[i] += h
-        m[i] -= h
-        out[i] = (L(p) - L(m)) / (2 * h)
-    return out
-
-
 def _numpy_value(f, a):
     return np.asarray(f(ap.constant(a)).numpy())
 
@@ -149,7 +140,7 @@ def test_values_are_numpys(name, f, fa, a):
 def test_reverse_mode_against_autograd_and_central_differences(name, f, fa, a):
     G = _r.standard_normal(np.shape(fa(a)))
     g = _grad(lambda A: ap.sum(ap.constant(G) * f(A)), a)
-    num = _central(lambda x: float(np.sum(G * _numpy_value(f, x))), a)
+    num = central(lambda x: float(np.sum(G * _numpy_value(f, x))), a, h=1e-6)
     np.testing.assert_allclose(g, num, rtol=1e-6, atol=1e-7)
     ref = autograd.grad(lambda x: agn.sum(G * fa(x)))(a)
     if name == "cholesky":
@@ -185,7 +176,7 @@ def test_second_derivative_reverse_over_reverse(name, f, fa, a):
     # central differences of the (tape's, already checked) gradient along v
     h = 1e-5
     dir_grad = lambda x: float(np.sum(_grad(lambda B: ap.sum(ap.constant(G) * f(B)), x) * v))  # noqa: E731
-    num = _central(dir_grad, a, h)
+    num = central(dir_grad, a, h=h)
     np.testing.assert_allclose(hv, num, rtol=1e-5, atol=1e-6)
     if name != "cholesky":  # autograd's cholesky gradient uses the symmetric convention
         with warnings.catch_warnings():
@@ -274,7 +265,7 @@ def test_norm_with_ord_matches_numpy_autograd_and_central_differences(name, kw, 
     np.testing.assert_allclose(_numpy_value(f, x), f(x), rtol=1e-13)
     G = _r.standard_normal(np.shape(f(x)))
     g = _grad(lambda A: ap.sum(ap.constant(G) * f(A)), x)
-    np.testing.assert_allclose(g, _central(lambda z: float(np.sum(G * f(z))), x), rtol=1e-6, atol=1e-7)
+    np.testing.assert_allclose(g, central(lambda z: float(np.sum(G * f(z))), x, h=1e-6), rtol=1e-6, atol=1e-7)
     ref = autograd.grad(lambda z: agn.sum(G * _ag_norm(z, **kw)))(x)
     np.testing.assert_allclose(g, ref, rtol=1e-10, atol=1e-12)
 

@@ -13,6 +13,7 @@ import autograd
 import autograd.numpy as anp
 import numpy as np
 import pytest
+from oracles import central
 
 import autoprop as ap
 
@@ -141,15 +142,6 @@ def _cofactor(m):
     return out
 
 
-def _central(f, x, h=1e-5):
-    g = np.zeros_like(x)
-    for i in np.ndindex(x.shape):
-        e = np.zeros_like(x)
-        e[i] = h
-        g[i] = (f(x + e) - f(x - e)) / (2 * h)
-    return g
-
-
 SINGULAR = {
     "2x2": np.array([[1.0, 2.0], [2.0, 4.0]]),
     "3x3_rank2": np.array([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0], [7.0, 8.0, 9.0]]),
@@ -169,7 +161,7 @@ def test_det_gradient_and_jvp_at_a_singular_matrix_are_the_adjugate(name):
         y = np.linalg.det(x)
     g = tape.gradient(y, x).numpy()
     np.testing.assert_allclose(g, _cofactor(m), rtol=1e-9, atol=1e-9)
-    np.testing.assert_allclose(g, _central(np.linalg.det, m), rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(g, central(np.linalg.det, m, h=1e-5), rtol=1e-6, atol=1e-6)
     u = np.random.default_rng(3).standard_normal(m.shape)
     with ap.ForwardAccumulator(x, u) as acc:
         y = np.linalg.det(x)
@@ -211,7 +203,7 @@ def test_det_second_derivative_at_a_singular_matrix():
             y = np.linalg.det(x)
         z = np.sum(inner.gradient(y, x) * wgt)
     h = outer.gradient(z, x).numpy()
-    np.testing.assert_allclose(h, _central(lambda a: np.sum(_cofactor(a) * wgt), m), rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(h, central(lambda a: np.sum(_cofactor(a) * wgt), m, h=1e-5), rtol=1e-6, atol=1e-6)
     assert np.any(h != 0)
 
 
@@ -228,7 +220,7 @@ def test_cholesky_upper_gradient_and_jvp_against_central_differences():
         y = ap.sum(u * wgt)
     np.testing.assert_allclose(u.numpy(), np.linalg.cholesky(spd).T, rtol=1e-14)
     g = tape.gradient(y, x).numpy()
-    num = _central(lambda m: np.sum(np.linalg.cholesky(m, upper=True) * wgt), a)
+    num = central(lambda m: np.sum(np.linalg.cholesky(m, upper=True) * wgt), a, h=1e-5)
     np.testing.assert_allclose(g, num, rtol=1e-6, atol=1e-7)
     assert np.all(np.tril(g, -1) == 0)  # the gradient lives on the triangle numpy reads
     # the symmetric-perturbation derivative agrees with autograd's (lower) cholesky of A^T
@@ -293,7 +285,7 @@ def test_eigh_upper_reads_the_upper_triangle_with_the_right_derivative():
     np.testing.assert_allclose(w.numpy(), ref.eigenvalues, rtol=1e-13)
     np.testing.assert_allclose(v.numpy(), ref.eigenvectors, atol=1e-13)  # numpy's signs
     g = tape.gradient(y, x).numpy()
-    np.testing.assert_allclose(g, _central(loss_np, a), rtol=1e-6, atol=1e-7)
+    np.testing.assert_allclose(g, central(loss_np, a, h=1e-5), rtol=1e-6, atol=1e-7)
     assert np.all(np.tril(g, -1) == 0)
     wv = np.linalg.eigvalsh(x, UPLO="U")
     np.testing.assert_allclose(wv.numpy(), np.linalg.eigvalsh(a, UPLO="U"), rtol=1e-13)
@@ -341,7 +333,7 @@ def test_svd_full_matrices_of_a_non_square_matrix_differentiates_what_is_unique(
     np.testing.assert_allclose(tape.gradient(only_s, x).numpy(),
                                autograd.grad(lambda a: anp.sum(anp.linalg.svd(a, compute_uv=False) * s_w))(m),
                                rtol=1e-10)
-    np.testing.assert_allclose(tape.gradient(unique, x).numpy(), _central(_svd_loss(u_w, vh_w, s_w, ref[0]), m),
+    np.testing.assert_allclose(tape.gradient(unique, x).numpy(), central(_svd_loss(u_w, vh_w, s_w, ref[0]), m, h=1e-5),
                                rtol=1e-6, atol=1e-7)
     with pytest.raises(ValueError, match="extra singular vectors"):
         tape.gradient(extra, x)

@@ -205,6 +205,25 @@ class Tensor:
         """The value as nested Python lists (leaves the tape)."""
         return self._value.tolist()
 
+    def __format__(self, format_spec):
+        """``f"{t:.4f}"``: a 0-d tensor formats its value, as numpy's 0-d arrays and torch's tensors do.
+
+        An empty spec gives ``str(t)`` for any tensor. A spec for a tensor with axes raises
+        TypeError (as torch and numpy): format its values one by one (``t.numpy()``). Like
+        :meth:`item`, taking the value for display is deliberate: it never warns.
+        """
+        if self._value.ndim == 0:
+            if _RECORDING:
+                _observe.note_escape(self, "format()", self._value.item())
+            return format(self._value.item(), format_spec)
+        if not format_spec:
+            return str(self)
+        raise TypeError(
+            f"unsupported format string {format_spec!r} for a Tensor of shape {self.shape}: only a 0-d "
+            "Tensor (one number) takes a format spec; format the values one by one from t.numpy(), e.g. "
+            f"np.array2string(t.numpy(), formatter={{'float_kind': lambda v: format(v, {format_spec!r})}})."
+        )
+
     def __repr__(self):
         body = np.array2string(self._value, separator=", ", prefix="    ")
         return f"<{type(self).__name__} shape={self.shape} dtype={self.dtype} {body}>"
