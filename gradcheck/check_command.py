@@ -33,11 +33,15 @@ def colorize(text: str, on: bool) -> str:
                   text, flags=re.M) if on else text
 
 
-def build_reference(spec: str, init: dict[str, Any], seed: int):
-    """``manualprop.NAME(**init)`` (seeded ``rng`` if it takes one) for ``--reference``; UsageError otherwise."""
+def build_reference(spec: str, init: dict[str, Any], seed: int, layer: Any = None):
+    """``manualprop.NAME`` for ``--reference``, built with the checked ``layer``'s settings
+    (:func:`gradcheck.sources.constructor_kwargs`: ``init``, then its attributes such as ``eps``)
+    and a seeded ``rng`` if it takes one; UsageError otherwise."""
     import inspect
 
     import manualprop
+
+    from .sources import TwinError, constructor_kwargs
 
     mod, _, name = spec.rpartition(".")
     if mod != "manualprop" or not name:
@@ -45,7 +49,10 @@ def build_reference(spec: str, init: dict[str, Any], seed: int):
     cls = getattr(manualprop, name, None)
     if not isinstance(cls, type):
         raise UsageError(f"manualprop has no class {name!r} (for --reference).")
-    kwargs = dict(init)
+    try:
+        kwargs = constructor_kwargs(cls, layer, init, name, what="reference")
+    except TwinError as exc:
+        raise UsageError(f"--reference {spec}: {exc}") from None
     try:
         if "rng" in inspect.signature(cls).parameters:
             kwargs.setdefault("rng", np.random.default_rng(seed))
@@ -66,7 +73,7 @@ def run_check(args, layer, label: str, init: dict[str, Any], shape) -> int:
     jac = getattr(args, "jacobian", False)
     if jac:
         _jacobian_usage(args, shape)
-    reference = build_reference(args.reference, init, args.seed) if args.reference else None
+    reference = build_reference(args.reference, init, args.seed, layer) if args.reference else None
     twin, twin_note = _twin(args, layer, "layer", init)
     if getattr(args, "tape", False):
         from .student_tape import StudentTape
@@ -143,7 +150,9 @@ def _report(args, layer, diag, cname: str, color: bool, jacobian, unchecked) -> 
         print(colorize(f"\nPASS: {cname}: {what} {within}{left}{sampled}.", color))
         return EXIT_PASS
     if res is not None and res.failing_tensors:
-        print(colorize(f"\nFAIL: {diag.name}: gradient mismatch in {', '.join(res.failing_tensors)}.", color))
+        kind = {r.tensor: r.kind for r in res.records}
+        shown = ", ".join(f"{t} (forward)" if kind.get(t) == "forward" else t for t in res.failing_tensors)
+        print(colorize(f"\nFAIL: {diag.name}: gradient mismatch in {shown}.", color))
     sentence = diag.sentence()
     prefix = f"FAIL: {diag.name}: "
     said = sentence[len(prefix):] if sentence.startswith(prefix) else sentence

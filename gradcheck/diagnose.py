@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import copy
 import functools
+import importlib
 import inspect
 import itertools
 import re
@@ -74,6 +75,13 @@ DIAGNOSES: dict[str, Record] = {
                         "{fixed} for the check"),
     "rewound-rng": Record("generator rewound", "{random}its random generator ({what}) was rewound "
                           "before every forward, so each call drew the same mask"),
+    "other-function": Record(
+        "a different function", "{t} differs from the {other}'s forward (max abs err {err:.3g}) "
+        "while every gradient agrees with central differences of the layer's own forward: the "
+        "two compute different functions, so no gradient compared with the {other} can agree",
+        "check the settings the {other} was built with (its constructor takes {params}; they are "
+        "read from --init and the layer's attributes of the same names) or look for a forward "
+        "bug"),
     "float32": Record(
         "precision lost", "{what} {dtype} for a float64 input (precision lost: {dtype} keeps about "
         "7 significant digits, so the gradient check to 1e-6 and training lose accuracy; compute "
@@ -916,6 +924,8 @@ class _Layer:
         self.seed, self.n_batch = seed, inputs[0].shape[0] if inputs[0].ndim else 1
         #: "eval mode" / "test mode" when the layer runs in a declared inference mode, else ""
         self.eval_mode = ""
+        #: the qualified class name of the check's reference layer (--reference), or None
+        self.reference = None
 
     def numer(self, which, xs=None, G=None) -> dict[str, np.ndarray]:
         """Central differences of the keys ``which`` at ``xs`` (default the inputs) for ``G``."""
@@ -1281,6 +1291,36 @@ def _signatures(L: _Layer, res: CheckResult, diag: Diagnosis) -> None:
         if (rec.kind == "gradient" and not rec.passed and t not in named and c is not None
                 and not c.passed and manual.get(t) is not None and numer.get(t) is not None):
             diag.findings.append(_tensor_signature(L, t, manual[t], numer[t], c, res))
+    if not any(f.severity == "error" for f in diag.findings):
+        _other_function(L, res, diag)
+
+
+def _other_function(L: _Layer, res: CheckResult, diag: Diagnosis) -> None:
+    """A forward that differs from the twin's or reference's while the layer's own gradients agree
+    with the numerical ones: not a gradient bug but two different functions (settings, or the
+    forward); a "gradient mismatch (no known bug pattern)" would blame the backward."""
+    own = [r.get("manual-vs-numerical") for r in res.records if r.kind == "gradient"]
+    if not own or any(c is None or not c.passed for c in own):
+        return
+    for rec in res.records:
+        for pair, other, obj in (("manual-vs-tape", "twin", res.twin),
+                                 ("manual-vs-reference", "reference", L.reference)):
+            c = rec.get(pair)
+            if rec.kind == "forward" and c is not None and not c.passed:
+                diag.findings.append(_find("other-function", rec.tensor, other=other,
+                                           err=c.max_abs_error, params=_params_text(obj)))
+                return
+
+
+def _params_text(qualname: Any) -> str:
+    """``"negative_slope"``: the constructor arguments of the class named ``qualname``."""
+    mod, _, cls = str(qualname or "").rpartition(".")
+    try:
+        sig = inspect.signature(getattr(importlib.import_module(mod), cls))
+        names = [p for p in sig.parameters if p not in ("rng", "name", "dtype")]
+    except Exception:  # noqa: BLE001 - a twin given as an object of the caller's
+        return "its own settings"
+    return ", ".join(names) or "no arguments"
 
 
 def _tensor_signature(L: _Layer, t, m, n, c, res: CheckResult) -> Finding:
@@ -1511,6 +1551,8 @@ def _diagnose_mode(layer, X, owner, training, twin, reference, localize, upstrea
                 L = _Layer(proxy, inputs, probes.names, V.layer_params(proxy, res.name), training,
                            G, res.seed)
                 L.eval_mode = _eval_mode(layer, training)
+                L.reference = None if reference is None else (
+                    f"{type(reference).__module__}.{type(reference).__name__}")
                 _signatures(L, res, diag)
         except GradcheckError as exc:
             diag.error = exc

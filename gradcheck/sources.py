@@ -23,7 +23,7 @@ from . import _validation as V
 from ._adapters import cache_guard
 from .errors import InputModifiedError, StudentCodeError, TwinError, UsageError
 
-__all__ = ["Call", "manual_source", "tape_source", "reference_source", "build_twin", "copy_params_to_twin",
+__all__ = ["Call", "manual_source", "tape_source", "reference_source", "build_twin", "constructor_kwargs", "copy_params_to_twin",
            "resolve_twin", "share_masks", "hold_masks", "training_differs", "SAME_IN_BOTH_MODES", "TapeUnavailable"]
 
 #: The note of a check that ran once because both modes give the same output.
@@ -159,24 +159,64 @@ def training_differs(call: Call, Y_eval: np.ndarray | None = None) -> bool:
     return not (Y_eval.shape == Y_train.shape and np.array_equal(Y_eval, Y_train, equal_nan=True))
 
 
-def _infer_kwargs(cls: type, obj: Any, owner: str) -> dict[str, Any]:
-    """Constructor kwargs for ``cls`` read from same-named attributes of ``obj``."""
-    kwargs: dict[str, Any] = {}
+#: Other names the same constructor setting goes by (Keras, PyTorch, tutorials): a student's
+#: LeakyReLU with ``self.alpha = 0.1`` gets a twin with ``negative_slope=0.1``, not the default.
+SYNONYMS = {"negative_slope": ("alpha", "slope", "leak", "leakiness"),
+            "p": ("rate", "drop_prob", "p_drop", "drop_rate", "dropout"),
+            "eps": ("epsilon",), "momentum": ("decay",)}
+
+
+def constructor_kwargs(cls: type, obj: Any, init: Mapping[str, Any] | None, owner: str,
+                       what: str = "autoprop twin") -> dict[str, Any]:
+    """Constructor kwargs for ``cls`` (the twin or the reference) matching the checked layer ``obj``.
+
+    Each parameter of ``cls`` (not ``rng``/``name``) takes, in order: the value in ``init`` (the
+    checked layer's own constructor kwargs, ``--init``) under its name or a :data:`SYNONYMS` name;
+    else ``obj``'s attribute of that name or a synonym (``eps``, ``alpha``, ``in_features``, ...);
+    else its default. So the twin computes the same function as the layer, not its defaults' one.
+
+    Raises
+    ------
+    TwinError
+        When a parameter without a default has no value in ``init`` or ``obj``.
+    """
+    init, kwargs, used = dict(init or {}), {}, set()
     try:
-        ps = inspect.signature(cls).parameters.values()
+        ps = list(inspect.signature(cls).parameters.values())
     except (TypeError, ValueError):
-        return kwargs
+        return init
     for p in ps:
         if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD) or p.name in ("rng", "name"):
+            used.add(p.name)
             continue
-        if hasattr(obj, p.name):
-            kwargs[p.name] = getattr(obj, p.name)
+        names = (p.name, *SYNONYMS.get(p.name, ()))
+        found = next((n for n in names if n in init), None)
+        if found is not None:
+            kwargs[p.name] = init[found]
+            used.add(found)
+        elif (found := next((n for n in names if _has(obj, n)), None)) is not None:
+            kwargs[p.name] = getattr(obj, found)
         elif p.default is p.empty:
             raise TwinError(V.paragraph(
-                f"Cannot build the autoprop twin {cls.__module__}.{cls.__name__} of {owner}:",
+                f"Cannot build the {what} {cls.__module__}.{cls.__name__} of {owner}:",
                 f"its constructor needs {p.name!r} and {owner} has no attribute of that name.",
                 "Pass init={...} with the constructor arguments, or twin=<a built twin>."))
+    extra = sorted(set(init) - used)
+    if extra and not any(p.kind == p.VAR_KEYWORD for p in ps):  # a setting the twin cannot take
+        raise TwinError(V.paragraph(
+            f"Cannot build the {what} {cls.__module__}.{cls.__name__} of {owner}:",
+            f"its constructor takes no {', '.join(map(repr, extra))} (it takes "
+            f"{', '.join(p.name for p in ps) or 'nothing'}).",
+            "Pass twin=<a built twin>, or check without one."))
     return kwargs
+
+
+def _has(obj: Any, name: str) -> bool:
+    try:
+        v = getattr(obj, name)
+    except Exception:  # noqa: BLE001 - a student's property may raise
+        return False
+    return not callable(v) and not (isinstance(v, np.ndarray) and v.ndim > 0)
 
 
 def build_twin(obj: Any, kind: str = "layer", init: Mapping[str, Any] | None = None):
@@ -201,9 +241,7 @@ def build_twin(obj: Any, kind: str = "layer", init: Mapping[str, Any] | None = N
         varpos = False
     children = getattr(obj, "layers", None)
     try:
-        if init is not None:
-            twin = cls(**dict(init))
-        elif varpos and isinstance(children, Sequence):
+        if varpos and init is None and isinstance(children, Sequence):
             sub = []
             for child in children:
                 t, note = build_twin(child, "layer")
@@ -212,7 +250,7 @@ def build_twin(obj: Any, kind: str = "layer", init: Mapping[str, Any] | None = N
                 sub.append(t)
             twin = cls(*sub)
         else:
-            twin = cls(**_infer_kwargs(cls, obj, owner))
+            twin = cls(**constructor_kwargs(cls, obj, init, owner))
     except TwinError:
         raise
     except Exception as exc:  # noqa: BLE001
