@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from gradcheck.cli import main
-from gradcheck.grading.runner import grade_batch, grade_submission
+from gradcheck.grading.runner import find_grading_tests, grade_batch, grade_submission
 from gradcheck.grading.static import unavailable_imports
 from gradcheck.isolation import PROVIDED_PACKAGES, PROVIDED_TEXT
 from gradcheck.sandbox import Sandbox, SandboxError, support
@@ -222,7 +222,7 @@ def test_a_submission_too_slow_as_a_whole_is_its_own_result_not_a_grader_error(t
                  "--single", "--submission-timeout", "4"])
     printed = capsys.readouterr()
     data = json.loads((tmp_path / "one" / "results.json").read_text())
-    assert code == 0 and "grader error" not in printed.err + printed.out and "slow: 0 in " in printed.out
+    assert code == 0 and "grader error" not in printed.err + printed.out and "slow: 0 / 28 in " in printed.out
     assert "too slow: the whole submission took more than 4 s" in " ".join(printed.out.split())
     assert data["score"] == 0 and data["extra_data"]["status"] == "graded" and data["extra_data"]["complete"]
     assert "too slow: the whole submission took more than 4 s" in data["output"]
@@ -234,6 +234,49 @@ def test_a_submission_too_slow_as_a_whole_is_its_own_result_not_a_grader_error(t
     assert [r.status for r in again.submissions] == ["skipped"]
     # the killed children's sandboxes were removed (the zygote's own folder goes when it closes)
     assert [n for n in os.listdir(temp) if not n.startswith("gradcheck-zygote-")] == []
+
+
+def test_a_batch_where_every_submission_is_too_slow_counts_out_of_the_assignments_points(tmp_path):
+    """Before: "scores out of 0", max_score 0 and no test rows (the plugin wrote its rows only at the end).
+    Now each too-slow row is 0 out of 28 with one row per test, each saying why (no test scores)."""
+    for name in ("slow1", "slow2"):
+        (tmp_path / "subs" / name).mkdir(parents=True)
+        (tmp_path / "subs" / name / "layers.py").write_text(SLOW)
+    res = grade_batch(tmp_path / "subs", TESTS, tmp_path / "batch", workers=2, submission_timeout=4, progress=False,
+                      plot=False, unsafe_no_isolation=True)
+    assert [(r.status, r.score, r.max_score) for r in res.submissions] == [("graded", 0.0, 28.0)] * 2
+    assert "scores out of 28: mean 0.00" in res.summary() and "out of 0" not in res.summary()
+    rows = list(csv.DictReader(open(tmp_path / "batch" / "gradebook.csv")))
+    n_tests = len(find_grading_tests(TESTS))
+    assert [(r["max_score"], r["percent"]) for r in rows] == [("28", "0.0")] * 2 and len(rows[0]) == 7 + n_tests
+    assert all(rows[0][k] == "0" for k in list(rows[0])[7:])
+    for name in ("slow1", "slow2"):
+        data = json.loads((tmp_path / "batch" / name / "results.json").read_text())
+        assert data["score"] == 0 and data["extra_data"]["max_score"] == 28 and len(data["tests"]) == n_tests
+        assert sum(t["max_score"] for t in data["tests"]) == 28 and {t["score"] for t in data["tests"]} == {0}
+        assert all(t["output"].startswith(("Not run: the whole submission was too slow (more than 4 s to grade)",
+                                           "Not counted: the whole submission was too slow (more than 4 s"))
+                   for t in data["tests"])
+        assert {t["visibility"] for t in data["tests"]} == {"visible", "after_due_date"}  # the hidden tests stay hidden
+
+
+def test_the_rows_of_a_too_slow_submission_keep_what_finished_and_score_nothing():
+    from gradcheck.grading.runner import _too_slow_rows
+
+    rows = [{"name": "A", "score": 2.0, "max_score": 2.0, "status": "passed", "output": "All checked: `Y` ok.",
+             "visibility": "visible"},
+            {"name": "B", "score": 0.0, "max_score": 4.0, "status": "not run", "output": "", "visibility": "hidden"},
+            {"name": "C", "max_score": float("nan"), "status": "passed", "output": "", "visibility": "visible"},
+            "not a row"]
+    got = _too_slow_rows(rows, 300)
+    assert [(t["name"], t["score"], t["max_score"], t["status"], t["visibility"]) for t in got] == [
+        ("A", 0.0, 2.0, "failed", "visible"), ("B", 0.0, 4.0, "failed", "hidden")]
+    assert got[0]["output"] == ("Not counted: the whole submission was too slow (more than 300 s to grade) and was "
+                                "stopped, so every test scores 0. Before that, this test had 2 / 2:\n\n"
+                                "All checked: `Y` ok.")
+    assert got[1]["output"] == ("Not run: the whole submission was too slow (more than 300 s to grade) and was "
+                                "stopped; score 0.")
+    assert _too_slow_rows(None, 300) == []
 
 
 # --------------------------------------------------------------------------- 3: property points need right values

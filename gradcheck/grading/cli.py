@@ -138,7 +138,7 @@ def cmd_grade(args: argparse.Namespace) -> int:
         print(f"{display_name(r.name)}: grader error (not the submission's fault): "
               f"{display_name(r.message)}", file=sys.stderr)
     else:
-        out_of = f" / {r.max_score:g}" if r.max_score else ""  # too slow: no test finished to count them
+        out_of = f" / {r.max_score:g}" if r.max_score else ""  # too slow before its tests were collected
         print(f"{display_name(r.name)}: {r.score:g}{out_of} in {r.seconds:.1f} s")
         if r.message:  # a result without tests: too slow as a whole, a link to nothing
             print(f"  {display_name(r.message)}")

@@ -573,16 +573,17 @@ def _grade(sub: Path, tests_p: Path, results: Path, record: dict[str, Any], t0: 
         if (tmp_p / "junit.xml").exists():
             shutil.copyfile(tmp_p / "junit.xml", out_p / "junit.xml")
         try:  # the plugin's results, trusted from a pytest that ended normally (exit 0 or 1)
-            data = None if timed_out else json.loads((tmp_p / "results.json").read_text("utf-8"))
+            data = json.loads((tmp_p / "results.json").read_text("utf-8"))
         except (OSError, ValueError):
             data = None
-    if not isinstance(data, dict) or not isinstance(data.get("extra_data"), dict) or not (
-            code in (0, 1) or data["extra_data"].get("grader_error")):  # or stopped on purpose
-        data = None
+    rows = data.get("tests") if timed_out and isinstance(data, dict) else None  # the rows written so far
+    if timed_out or not isinstance(data, dict) or not isinstance(data.get("extra_data"), dict) or not (
+            code in (0, 1) and data["extra_data"].get("complete") or data["extra_data"].get("grader_error")):
+        data = None  # (a grader error: stopped on purpose)
     record.update(pytest_exit_code=code, grader_log=log)
     seconds = time.monotonic() - t0
     if data is None and timed_out:
-        return _too_slow(results, submission_timeout, timeout, seed, record, seconds, key)
+        return _too_slow(results, submission_timeout, timeout, seed, record, seconds, key, rows)
     if data is None:
         msg = (f"The autograder could not finish (pytest exit code {code}); score 0. Course staff "
                f"have the log.")
@@ -684,19 +685,43 @@ def _grader_failure(path: Path, msg: str, seed: int | None, record: dict[str, An
 
 
 def _too_slow(path: Path, limit: float, timeout: float, seed: int | None, record: dict[str, Any],
-              seconds: float, key: bytes | None) -> SubmissionResult:
+              seconds: float, key: bytes | None, rows: Any = None) -> SubmissionResult:
     """The submission's own result when its grading passed ``--submission-timeout`` (``limit``):
-    0 points, status "graded" (final: a resumed batch keeps it, the exit code is 0), the message
-    saying so. The staff's remedy for an overloaded machine is a larger limit and ``--force``."""
+    0 points out of the assignment's, status "graded" (final: a resumed batch keeps it, the exit
+    code is 0), the message saying so, and a row per test (:func:`_too_slow_rows` of the plugin's
+    ``rows`` so far). The staff's remedy for an overloaded machine is a larger limit and ``--force``."""
     msg = (f"Score 0, too slow: the whole submission took more than {limit:g} s to grade and was "
            f"stopped. Each call into your code is limited to {timeout:g} s, and all of them "
            f"together must finish within {limit:g} s: make forward and backward faster "
            f"(vectorise loops with numpy; no sleeps or waiting).")
     data = placeholder_results(msg, seed, complete=True)
-    data["extra_data"].update(execution_time=round(seconds, 3), too_slow=True)
+    data["tests"] = tests = _too_slow_rows(rows, limit)
+    mx = round(sum(t["max_score"] for t in tests), 4)
+    data["extra_data"].update(execution_time=round(seconds, 3), too_slow=True, max_score=mx)
     _finish_results(path, data, {**record, "status": "graded"}, seconds, key)
-    return SubmissionResult(record["submission"], 0.0, 0.0, "graded", seconds, str(path),
-                            message=msg)
+    return SubmissionResult(record["submission"], 0.0, mx, "graded", seconds, str(path),
+                            tests={t["name"]: 0.0 for t in tests}, message=msg)
+
+
+def _too_slow_rows(rows: Any, limit: float) -> list[dict[str, Any]]:
+    """A 0-point row per test of the plugin's ``rows`` (its results file while the session ran: a
+    test finished or ``"not run"``), each saying why; rows of another shape are left out."""
+    from .plugin import VISIBILITIES
+
+    out = []
+    for t in rows if isinstance(rows, list) else []:
+        if not (isinstance(t, dict) and isinstance(t.get("name"), str) and isinstance(
+                mx := t.get("max_score"), (int, float)) and math.isfinite(mx) and mx >= 0
+                and t.get("visibility") in VISIBILITIES and isinstance(t.get("output"), str)):
+            continue
+        why = f"the whole submission was too slow (more than {limit:g} s to grade) and was stopped"
+        had = t.get("score") if isinstance(t.get("score"), (int, float)) else 0.0
+        text = (f"Not run: {why}; score 0." if t.get("status") == "not run" else
+                f"Not counted: {why}, so every test scores 0. Before that, this test had "
+                f"{had:g} / {mx:g}:\n\n{t['output']}")
+        out.append({"name": t["name"], "score": 0.0, "max_score": float(mx), "status": "failed",
+                    "output": text, "output_format": "md", "visibility": t["visibility"]})
+    return out
 
 
 def _load_done(results_path: Path, key: bytes | None = None) -> SubmissionResult | None:
