@@ -201,6 +201,79 @@ def test_a_rerun_skips_the_linked_rows_and_regrades_a_link_that_now_leads_somewh
     assert restored.changed == ["_store", "carol"] and {r.name: r.score for r in restored.submissions}["carol"] == 28
 
 
+@pytest.fixture(scope="module")
+def wide(tmp_path_factory):
+    """Staff-made links wider than one submission, a link to a file and a loose file, beside a submission.
+    Before: `up`, `here`, `usr` and `root` were graded as submissions (their file lists in the visible
+    feedback) and the two files got no row."""
+    top = tmp_path_factory.mktemp("wide")
+    S, elsewhere = top / "S", top / "elsewhere"
+    for folder, text in (("ok", SOLUTION), ("_store/dana", SOLUTION)):
+        (S / folder).mkdir(parents=True)
+        (S / folder / "layers.py").write_text(text)
+    elsewhere.mkdir()
+    (elsewhere / "alice.py").write_text(SOLUTION)
+    (top / "staff_secret_marks.txt").write_text("x")  # a name the feedback of `up` would list
+    (S / "loose.py").write_text(SOLUTION)
+    (S / "notes.txt").write_text("not python: no row")
+    links = {"up": "..", "here": ".", "usr": "/usr", "root": "/", "etc": "/etc", "abs_up": str(top),
+             "alice.py": str(elsewhere / "alice.py"), "dana": "_store/dana"}
+    for name, target in links.items():
+        os.symlink(target, S / name)
+    out = top / "G"
+    res = grade_batch(S, TESTS, out, workers=2, seed=3, timeout=3.0, progress=False, plot=False)
+    return S, out, {r.name: r for r in res.submissions}, res
+
+
+WIDE = {"up": "a folder that holds the submissions folder (up -> ..)",
+        "abs_up": "a folder that holds the submissions folder (abs_up -> ",
+        "root": "a folder that holds the submissions folder (root -> /)",
+        "here": "the submissions folder itself (here -> .)",
+        "usr": "a system folder (usr -> /usr)", "etc": "a system folder (etc -> /etc)"}
+
+
+@namespaces
+def test_a_link_wider_than_one_submission_is_a_zero_row_that_says_why_and_lists_no_files(wide):
+    S, out, res, batch = wide
+    rows = {r["submission"]: r for r in csv.DictReader(open(out / "gradebook.csv"))}
+    assert sorted(rows) == ["_store", "abs_up", "alice.py", "dana", "etc", "here", "loose.py", "ok", "root", "up",
+                            "usr"]  # not notes.txt
+    assert (rows["ok"]["score"], rows["dana"]["score"]) == ("28", "28")  # a link to one submission is graded
+    assert {r["max_score"] for r in rows.values()} == {"28"}
+    for name, why in WIDE.items():
+        assert (rows[name]["score"], rows[name]["status"]) == ("0", "graded"), name
+        text = (out / name / "results.json").read_text()
+        data = json.loads(text)
+        assert f"This submission is not graded: the folder is a link to {why}" in data["output"], name
+        assert res[name].message == data["output"] and len(data["tests"]) == len(find_grading_tests(TESTS))
+        assert all(t["score"] == 0 and t["output"] == f"Not graded: {data['output']}" for t in data["tests"])
+        for leak in ("staff_secret_marks", "found:", "loose.py", "bin/", "passwd"):
+            assert leak not in text, (name, leak)
+
+
+@namespaces
+def test_a_file_at_the_top_of_a_batch_is_a_zero_row_whether_or_not_it_is_a_link(wide):
+    S, out, res, _ = wide
+    for name, shown in (("loose.py", "loose.py"), ("alice.py", f"alice.py -> {os.readlink(S / 'alice.py')}")):
+        data = json.loads((out / name / "results.json").read_text())
+        assert res[name].score == 0 and res[name].max_score == 28 and res[name].status == "graded"
+        assert data["output"] == (f"This submission is not graded: {shown} is a file at the top of the submissions "
+                                  f"folder, not a submission folder; score 0. Each submission is a folder of its "
+                                  f"own: course staff can move the file into one (e.g. alice/layers.py) and rerun "
+                                  f"the batch.")
+
+
+@namespaces
+def test_a_rerun_skips_the_refused_links_without_reading_their_targets(wide, monkeypatch):
+    S, out, _, _ = wide
+    walked = []
+    real_walk = os.walk
+    monkeypatch.setattr(os, "walk", lambda top, *a, **k: (walked.append(os.fspath(top)), real_walk(top, *a, **k))[1])
+    again = grade_batch(S, TESTS, out, workers=2, progress=False, plot=False)
+    assert {r.status for r in again.submissions} == {"skipped"} and not again.changed
+    assert sorted(os.path.basename(w) for w in walked) == ["_store", "dana", "ok"]
+
+
 # --------------------------------------------------------------------------- 4: too slow as a whole
 
 SLOW = SOLUTION.replace("import numpy as np\n", "import time\n\nimport numpy as np\n", 1).replace(
