@@ -17,7 +17,7 @@ import pytest
 
 from gradcheck.cli import main
 from gradcheck.grading.runner import find_grading_tests, grade_batch, grade_submission
-from gradcheck.grading.static import unavailable_imports
+from gradcheck.grading.static import forbidden_imports, unavailable_imports
 from gradcheck.isolation import PROVIDED_PACKAGES, PROVIDED_TEXT
 from gradcheck.sandbox import Sandbox, SandboxError, support
 
@@ -56,6 +56,70 @@ def test_unavailable_imports_names_each_module_the_grader_lacks_with_its_line(tm
     found = [(v.file, v.line, v.module) for v in unavailable_imports([str(tmp_path / "layers.py")])]
     assert found == [("helper.py", 3, "tqdm"), ("layers.py", 3, "scipy.special"), ("layers.py", 11, "sklearn"),
                      ("layers.py", 13, "torch"), ("layers.py", 14, "jax")]
+
+
+def test_the_import_scan_resolves_built_names_skips_dead_branches_and_names_what_it_cannot_resolve(tmp_path):
+    """Before: `__import__("sc" + "ipy")`, `exec("import tqdm")`, `import_module(name)` and `exec(code)` were
+    passed over in silence, and imports that never run (`if False:`, `if TYPE_CHECKING:`) were flagged."""
+    (tmp_path / "layers.py").write_text(textwrap.dedent("""\
+        import importlib
+        import typing
+        from typing import TYPE_CHECKING
+        sp = __import__("sc" + "ipy")
+        exec("import tqdm")
+        mod = importlib.import_module(NAME)
+        exec(code)
+        if False:
+            import scipy
+        if 0:
+            import sklearn
+        elif 1 > 2:
+            import matplotlib
+        if TYPE_CHECKING:
+            import torch
+        if typing.TYPE_CHECKING:
+            import jax
+        else:
+            import json, pandas
+        if True:
+            pass
+        else:
+            import tensorflow
+        eval("1 + 1")
+        """))
+    found = [(v.line, v.module, v.statement) for v in unavailable_imports([str(tmp_path / "layers.py")])]
+    assert found == [(4, "scipy", 'sp = __import__("sc" + "ipy")'), (5, "tqdm", 'exec("import tqdm")'),
+                     (6, None, "mod = importlib.import_module(NAME)"), (7, None, "exec(code)"),
+                     (13, "matplotlib", "import matplotlib"), (19, "pandas", "import json, pandas")]
+    (tmp_path / "guarded.py").write_text("if False:\n    import torch\nx = __import__('to' + 'rch')\n")
+    got = [(v.line, v.module) for v in forbidden_imports([str(tmp_path / "guarded.py")], ["torch"])]
+    assert got == [(3, "torch")]  # the autodiff guard reads the same scan
+
+
+def test_check_says_when_it_cannot_tell_what_an_import_or_exec_imports(tmp_path, capsys):
+    code = SOLUTION.replace("import numpy as np\n", "import importlib\n\nimport numpy as np\n\n"
+                            "_json = importlib.import_module('js' + 'on'.strip())\n", 1)
+    (tmp_path / "layers.py").write_text(code)
+    line = code.splitlines().index("_json = importlib.import_module('js' + 'on'.strip())") + 1
+    assert main(["check", f"{tmp_path / 'layers.py'}::SoftmaxCrossEntropy", "--loss", "--input-shape", "8,4",
+                 "--targets", "labels"]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert (f"WARNING: layers.py:{line}: cannot tell statically what this imports "
+            f"(`_json = importlib.import_module('js' + 'on'.strip())`); the grader provides {PROVIDED_TEXT}") in out
+    assert "works here" not in out
+
+
+@pytest.mark.parametrize("module, why", [("gradcheck_absent_module_7f3a", "it is not installed here"),
+                                         ("manualprop", "the course packages are not available to submissions")])
+def test_check_never_says_works_here_for_an_import_that_fails_here_too(tmp_path, capsys, module, why):
+    code = SOLUTION.replace("import numpy as np\n", f"import numpy as np\nimport {module}\n", 1)
+    (tmp_path / "layers.py").write_text(code)
+    code_ = main(["check", f"{tmp_path / 'layers.py'}::SoftmaxCrossEntropy", "--loss", "--input-shape", "8,4",
+                  "--targets", "labels"])
+    out = " ".join(capsys.readouterr().out.split())
+    line = code.splitlines().index(f"import {module}") + 1
+    assert code_ == 3 and f"WARNING: layers.py:{line} imports {module} (`import {module}`)" in out
+    assert "works here" not in out and f"It does not import here either: {why}" in out
 
 
 def test_check_warns_that_the_grader_lacks_scipy_and_still_passes_for_self_learners(tmp_path, capsys):
