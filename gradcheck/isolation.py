@@ -38,8 +38,9 @@ TMP_BYTES = 64 << 20
 #: Where numpy is mounted in the sandbox (the child's only site folder), and the copied submission.
 SITE, SUBMISSION = "/opt/gradcheck-site", "/submission"
 #: What a graded submission can import: the standard library and these packages (numpy, mounted at
-#: :data:`SITE`; linked in the process sandbox of ``--unsafe-no-isolation``), nothing else, in either mode. The one statement of it: ``gradcheck check`` warns about any other
-#: import (:func:`gradcheck.grading.static.unavailable_imports`) and the grader's import error says it.
+#: :data:`SITE`; linked in the process sandbox of ``--unsafe-no-isolation``), nothing else, in either
+#: mode. The one statement of it: ``gradcheck check`` warns about any other import
+#: (:func:`gradcheck.grading.static.unavailable_imports`) and the grader's import error says it.
 PROVIDED_PACKAGES = ("numpy",)
 PROVIDED_TEXT = "only numpy and the standard library"
 

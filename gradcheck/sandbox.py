@@ -345,7 +345,7 @@ class Sandbox:
 
     def _start(self, python: str) -> None:
         sys_path, read_roots = _child_sys_path()
-        if self.hostile:  # grading: the packages the namespaces sandbox mounts, nothing else of site-packages
+        if self.hostile and self.isolation == "process":  # grading: what the namespaces sandbox mounts, no more
             read_roots = self._linked_site(iso.PROVIDED_PACKAGES)
             sys_path = read_roots[:1]
         elif self.allow_packages:  # tape mode: importable, besides site-packages
