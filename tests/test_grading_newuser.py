@@ -315,6 +315,21 @@ def test_a_link_wider_than_one_submission_is_a_zero_row_that_says_why_and_lists_
             assert leak not in text, (name, leak)
 
 
+def test_a_link_into_a_system_folder_is_refused_unless_the_batch_itself_is_there(tmp_path, monkeypatch):
+    from gradcheck.grading import runner
+
+    system = tmp_path / "system"
+    for folder in ("store/alice", "subs", "share"):
+        (system / folder).mkdir(parents=True)
+    (tmp_path / "subs").mkdir()
+    monkeypatch.setattr(runner, "SYSTEM_FOLDERS", ("/usr", str(system)))
+    os.symlink(system / "store" / "alice", system / "subs" / "alice")  # staff keep the batch in there
+    os.symlink(system / "share", tmp_path / "subs" / "share")
+    assert runner.not_a_submission(system / "subs" / "alice") is None
+    assert "the folder is a link to a system folder (share -> " in runner.not_a_submission(tmp_path / "subs" / "share")
+    assert runner.submission_folders(tmp_path / "subs") == [tmp_path / "subs" / "share"]
+
+
 @namespaces
 def test_a_file_at_the_top_of_a_batch_is_a_zero_row_whether_or_not_it_is_a_link(wide):
     S, out, res, _ = wide

@@ -173,8 +173,8 @@ def not_a_submission(path: str | os.PathLike) -> str | None:
     """Why an entry of a batch is graded 0 without reading it (the result's message), or None.
 
     A link that leads nowhere (its target is missing, or the links loop); a link to the folder
-    it is in (the submissions folder), to a folder above it or to a :data:`SYSTEM_FOLDERS` folder,
-    which is not one submission and whose file list must not reach a student's feedback; a
+    it is in (the submissions folder), to a folder above it or into a :data:`SYSTEM_FOLDERS` folder
+    (one the submissions folder is not in), which is not one submission and whose file list must not reach a student's feedback; a
     file (a ``.py`` file at the top of the batch, or a link to one): each submission is a folder.
     """
     p = os.path.abspath(os.fspath(path))
@@ -192,10 +192,11 @@ def not_a_submission(path: str | os.PathLike) -> str | None:
     if not link:
         return None
     target, batch = Path(os.path.realpath(p)), Path(os.path.realpath(os.path.dirname(p)))
-    system = [Path(os.path.realpath(f)) for f in SYSTEM_FOLDERS]
+    system = [f for f in map(Path, map(os.path.realpath, SYSTEM_FOLDERS))  # (unless the batch is there)
+              if f not in (batch, *batch.parents)]
     what = ("the submissions folder itself" if target == batch else "a folder that holds the "
             "submissions folder" if target in batch.parents else "a system folder" if any(
-                target == f or f in target.parents for f in system) else None)
+                f in (target, *target.parents) for f in system) else None)
     return None if what is None else (
         f"This submission is not graded: the folder is a link to {what} ({shown}), not to one "
         f"submission; score 0. Course staff can point the link at the submission's own folder and "
