@@ -631,14 +631,14 @@ def _grade_nothing(nothing: str, tests_p: Path, results: Path, record: dict[str,
                    **opts: Any) -> SubmissionResult:
     """An entry that is :func:`not_a_submission`: graded as an empty folder (nothing of it is read),
     its results.json's output (and the result's message) ``nothing``, and every test's row 0 points
-    saying ``Not graded:`` and why."""
+    saying it too."""
     with tempfile.TemporaryDirectory(prefix="gradcheck-nothing-") as empty:
         r = _grade(Path(empty), tests_p, results, record, t0, stopper, key, **opts)
     if r.status == "graded":
         data = json.loads(results.read_text(encoding="utf-8"))
         data["output"], r.message, data["score"], r.score = nothing, nothing, 0.0, 0.0
         for t in data["tests"]:
-            t.update(score=0.0, status="failed", output=f"Not graded: {nothing}")
+            t.update(score=0.0, status="failed", output=nothing)
         r.tests = dict.fromkeys(r.tests, 0.0)
         _write_json(results, data, key)
     return r
