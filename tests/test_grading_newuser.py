@@ -86,11 +86,14 @@ def test_the_import_scan_resolves_built_names_skips_dead_branches_and_names_what
         else:
             import tensorflow
         eval("1 + 1")
+        tf = __import__("sklearn") if False else __import__("tq" + "dm") if TYPE_CHECKING else exec(code_too)
         """))
     found = [(v.line, v.module, v.statement) for v in unavailable_imports([str(tmp_path / "layers.py")])]
     assert found == [(4, "scipy", 'sp = __import__("sc" + "ipy")'), (5, "tqdm", 'exec("import tqdm")'),
                      (6, None, "mod = importlib.import_module(NAME)"), (7, None, "exec(code)"),
-                     (13, "matplotlib", "import matplotlib"), (19, "pandas", "import json, pandas")]
+                     (13, "matplotlib", "import matplotlib"), (19, "pandas", "import json, pandas"),
+                     (25, None, 'tf = __import__("sklearn") if False else __import__("tq" + "dm") if TYPE_CHECKING '
+                                'else exec(code_too)')]
     (tmp_path / "guarded.py").write_text("if False:\n    import torch\nx = __import__('to' + 'rch')\n")
     got = [(v.line, v.module) for v in forbidden_imports([str(tmp_path / "guarded.py")], ["torch"])]
     assert got == [(3, "torch")]  # the autodiff guard reads the same scan

@@ -109,8 +109,8 @@ def _taken(test: ast.AST) -> bool | None:
 
 def _imports(tree: ast.AST, *, guarded: bool) -> Iterator[tuple[ast.AST, str | None]]:
     """``(node, module)`` of each import in ``tree`` that can run (:func:`_imported`; module None:
-    the scan cannot tell), the one scan of both guards. Never in the branch an ``if`` does not take
-    (:func:`_taken`); with ``guarded`` False, not in the body of a ``try`` whose ``except`` makes the
+    the scan cannot tell), the one scan of both guards. Never in the branch an ``if`` (or ``x if c
+    else y``) does not take (:func:`_taken`); with ``guarded`` False, not in the body of a ``try`` whose ``except`` makes the
     import optional (:func:`_guards_import`)."""
     stack = [tree]
     while stack:
@@ -118,8 +118,9 @@ def _imports(tree: ast.AST, *, guarded: bool) -> Iterator[tuple[ast.AST, str | N
         yield from ((node, m) for m in _imported(node))
         if not guarded and isinstance(node, ast.Try) and _guards_import(node.handlers):
             children = [*node.handlers, *node.orelse, *node.finalbody]
-        elif isinstance(node, ast.If) and (taken := _taken(node.test)) is not None:
-            children = [node.test, *(node.body if taken else node.orelse)]
+        elif isinstance(node, (ast.If, ast.IfExp)) and (taken := _taken(node.test)) is not None:
+            branch = node.body if taken else node.orelse  # a list of statements, or an expression
+            children = [node.test, *(branch if isinstance(branch, list) else [branch])]
         else:
             children = list(ast.iter_child_nodes(node))
         stack += reversed(children)
