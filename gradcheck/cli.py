@@ -81,19 +81,33 @@ def _show_warning(message, category, filename, lineno, file=None, line=None):  #
     print(V.wrap(f"gradcheck: warning: {text}"), file=sys.stderr)
 
 
-def _warn_unavailable_imports(files) -> None:
+def _warn_unavailable_imports(files, allow: tuple[str, ...] = ()) -> None:
     """Print a WARNING line per import of ``files`` (and of the own modules they import) that the
-    grader's sandbox cannot satisfy (:func:`gradcheck.grading.static.unavailable_imports`):
-    allowed here, fatal when graded."""
+    grader's sandbox cannot satisfy, or whose module the scan cannot tell
+    (:func:`gradcheck.grading.static.unavailable_imports`). It says whether the import works in this
+    check: installed here and not a course package (``allow``: those ``--tape`` lets import)."""
+    from ._sandbox_child import BLOCKED_PACKAGES
     from .grading.static import unavailable_imports
     from .isolation import PROVIDED_TEXT
 
     for v in unavailable_imports(files):
+        if v.module is None:
+            print(V.wrap(f"WARNING: {v.file}:{v.line}: cannot tell statically what this imports "
+                         f"(`{v.statement}`); the grader provides {PROVIDED_TEXT}: graded, importing "
+                         f"anything else fails.") + "\n")
+            continue
         top = v.module.split(".")[0]
+        try:
+            installed = importlib.util.find_spec(top) is not None
+        except (ImportError, ValueError):  # a module without a spec (__main__ run as a script)
+            installed = False
+        here = ("the course packages are not available to submissions" if top in BLOCKED_PACKAGES and top
+                not in allow else None if installed else "it is not installed here")
         print(V.wrap(f"WARNING: {v.file}:{v.line} imports {top} (`{v.statement}`), which the grader's "
                      f"sandbox does not provide ({PROVIDED_TEXT} are available there): graded, this "
-                     f"import fails, and at the top of a file it scores 0 on every test. It works here "
-                     f"for your own use; remove it before you submit.") + "\n")
+                     f"import fails, and at the top of a file it scores 0 on every test. " +
+                     ("It works here for your own use; remove it before you submit." if here is None else
+                      f"It does not import here either: {here}; remove it.")) + "\n")
 
 
 # --------------------------------------------------------------------------- loading student code
@@ -210,7 +224,7 @@ def _cmd_check(args) -> int:
         for note in sb.notes:
             if not note.startswith(os.path.basename(path) + " "):  # the checked file itself: the error says it
                 warnings.warn(note, UserWarning, stacklevel=1)
-        _warn_unavailable_imports([os.path.abspath(path)])
+        _warn_unavailable_imports([os.path.abspath(path)], allow)
         if args.tape:
             warnings.warn("--tape: in this mode your code may import autoprop and manualprop (it runs on "
                           "autoprop tensors); use it to check your own work, it is never how grading runs.",

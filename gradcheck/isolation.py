@@ -29,7 +29,7 @@ import sysconfig
 import tempfile
 
 __all__ = ["level_when_available", "UID_BASE", "UID_COUNT", "TMP_BYTES", "SITE", "SUBMISSION",
-           "bwrap_path", "UidSlot", "bwrap_command", "PROVIDED_PACKAGES", "PROVIDED_TEXT"]
+           "bwrap_path", "UidSlot", "bwrap_command", "PROVIDED_PACKAGES", "PROVIDED_TEXT", "package_folders"]
 
 #: First uid (and gid) of the sandboxes' dedicated unprivileged users (root only), and how many.
 UID_BASE, UID_COUNT = 62000, 256
@@ -38,8 +38,9 @@ TMP_BYTES = 64 << 20
 #: Where numpy is mounted in the sandbox (the child's only site folder), and the copied submission.
 SITE, SUBMISSION = "/opt/gradcheck-site", "/submission"
 #: What a graded submission can import: the standard library and these packages (numpy, mounted at
-#: :data:`SITE`), nothing else. The one statement of it: ``gradcheck check`` warns about any other
-#: import (:func:`gradcheck.grading.static.unavailable_imports`) and the grader's import error says it.
+#: :data:`SITE`; linked in the process sandbox of ``--unsafe-no-isolation``), nothing else, in either
+#: mode. The one statement of it: ``gradcheck check`` warns about any other import
+#: (:func:`gradcheck.grading.static.unavailable_imports`) and the grader's import error says it.
 PROVIDED_PACKAGES = ("numpy",)
 PROVIDED_TEXT = "only numpy and the standard library"
 
@@ -88,18 +89,30 @@ def _runtime_binds() -> tuple[list[str], list[str], list[str]]:
     return args, bound, sorted(masks)
 
 
-def _numpy_binds() -> list[str]:
-    """The read-only binds of :data:`PROVIDED_PACKAGES` (each with its wheel's ``NAME.libs``) under :data:`SITE`."""
+def package_folders(names) -> list[tuple[str, str]]:
+    """``(name, real folder)`` of each package of ``names`` and of its wheel's ``NAME.libs`` (the shared
+    libraries its extensions find at ``$ORIGIN/../NAME.libs``): what a site folder offering only these
+    packages holds, here (:func:`bwrap_command`) or linked (the process sandbox of grading).
+
+    Raises
+    ------
+    RuntimeError
+        A package is not installed.
+    """
     out = []
-    for name in PROVIDED_PACKAGES:
+    for name in names:
         spec = importlib.util.find_spec(name)
         if spec is None or not spec.submodule_search_locations:
             raise RuntimeError(f"{name} is not installed")
         pkg = os.path.realpath(list(spec.submodule_search_locations)[0])
         libs = os.path.join(os.path.dirname(pkg), f"{name}.libs")
-        out += ["--ro-bind", pkg, f"{SITE}/{name}", *(["--ro-bind", os.path.realpath(libs), f"{SITE}/{name}.libs"]
-                                                      if os.path.isdir(libs) else [])]
+        out += [(name, pkg), *([(f"{name}.libs", os.path.realpath(libs))] if os.path.isdir(libs) else [])]
     return out
+
+
+def _numpy_binds() -> list[str]:
+    """The read-only binds of :data:`PROVIDED_PACKAGES` (:func:`package_folders`) under :data:`SITE`."""
+    return [x for name, real in package_folders(PROVIDED_PACKAGES) for x in ("--ro-bind", real, f"{SITE}/{name}")]
 
 
 def bwrap_command(bwrap: str, workdir: str, *, root: bool) -> list[str]:

