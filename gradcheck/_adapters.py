@@ -240,7 +240,13 @@ class FunctionPair:
                                f"{b} needs as the cache (e.g. cache = (x, w, b)); a backward reads its cache, not "
                                "module globals or other state left by the last forward")
         g = self.student_backward(dY, self._cache)
+        if isinstance(g, dict):
+            raise AdapterError(
+                f"{b} returned a dict (keys {', '.join(map(str, g)) or 'none'}): return a tuple with one "
+                f"gradient per array argument of {f}, in order (dx, dw, db for x, w, b).")
         g = tuple(g) if isinstance(g, (tuple, list)) else (g,)
+        while len(g) > self._n and g[-1] is None:  # None for conv_param & co., as torch.autograd.Function
+            g = g[:-1]
         if len(g) != self._n:
             raise AdapterError(
                 f"{self.student_backward.__name__} returned {len(g)} gradient(s) for {self._n} array "

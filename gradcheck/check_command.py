@@ -260,6 +260,12 @@ def protocol_lines(layer, init: dict[str, Any], training: tuple[bool, ...] = (Fa
         modes = _modes(init)
         lines.append(f"mode: as given in --init ({', '.join(modes)}); the forward has no training argument"
                      if info.get("protocol") == "cs231n" and modes else "mode: eval (forward has no training argument)")
+        if requested != "auto":  # --training / --eval asked for a mode the forward cannot be told
+            flag = "--training" if requested else "--eval"
+            lines.append(f"WARNING: {flag} has no effect here: the forward has no training argument, so its "
+                         "one forward was checked" + (" (a function pair's mode is a value in --init, e.g. "
+                                                      "bn_param's mode)" if info.get("protocol") == "cs231n" else "")
+                         + ".")
     else:
         name, off, on = info.get("mode_keyword") or ("training", "False", "True")
         calls = ", then ".join(f"{name}={on if t else off}" for t in training)

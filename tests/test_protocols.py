@@ -396,3 +396,29 @@ def test_header_names_the_train_keyword(tmp_path):
     assert "forward has no training argument" not in p.stdout, p.stdout
     assert "mode: eval and training (forward(X, train=False, then train=True))" in p.stdout, p.stdout
     assert p.returncode == 1 and "FAIL: BatchNorm [training]: gradient mismatch in dX." in p.stdout, p.stdout
+
+
+def test_cs231n_backward_may_return_none_for_its_non_array_arguments(tmp_path):
+    # as torch.autograd.Function.backward does for a non-tensor input: conv_param gets None
+    f = planted(tmp_path, CS231N, "return dx, dw, dout.sum(axis=(0, 2, 3))",
+                "return dx, dw, dout.sum(axis=(0, 2, 3)), None", "layers_none.py")
+    p = cs231n("conv", path=f)
+    assert p.returncode == 0 and "every gradient (dx, dw, db) matches" in text(p), text(p)
+
+
+def test_cs231n_backward_returning_a_dict_is_told_to_return_a_tuple(tmp_path):
+    f = planted(tmp_path, CS231N, "return dx, dw, dout.sum(axis=(0, 2, 3))",
+                "return {'dx': dx, 'dw': dw, 'db': dout.sum(axis=(0, 2, 3))}", "layers_dict.py")
+    p = cs231n("conv", path=f)
+    t = text(p)
+    assert p.returncode == 3 and "returned a dict (keys dx, dw, db)" in t and "return a tuple" in t, t
+
+
+@pytest.mark.parametrize("flag", ["--training", "--eval"])
+def test_a_mode_flag_for_a_forward_without_training_is_said_to_have_no_effect(flag):
+    p = run("check", f"{SEED}::Linear", "--input-shape", "8,5", "--init", INIT, flag)
+    assert p.returncode == 0 and f"WARNING: {flag} has no effect here: the forward has no training argument" in text(p)
+    p = run("check", f"{CS231N}::affine", "--input-shape", "4,5;5,3;3", flag)
+    assert p.returncode == 0 and "a function pair's mode is a value in --init" in text(p), text(p)
+    p = run("check", f"{CS231N}::affine", "--input-shape", "4,5;5,3;3")
+    assert "has no effect" not in text(p)
