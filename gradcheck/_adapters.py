@@ -296,14 +296,26 @@ def loss_function(fn, init=None):
 
 
 class _AttrParams(dict):
-    """``params`` of an attribute-style layer: assigning a key sets the attribute (used by ``--tape``)."""
+    """``params`` of an attribute-style layer: assigning a key sets the attribute (used by ``--tape``).
 
-    def __init__(self, obj, names):
-        super().__init__({k: getattr(obj, k) for k in names})
-        self._obj = obj
+    A number parameter (``self.alpha = 0.25``, immutable) is its :class:`Adapted`'s 0-d buffer:
+    the check perturbs the buffer in place and each forward and backward sets the attribute from it.
+    """
+
+    def __init__(self, adapted):
+        super().__init__({k: adapted._scalars.get(k, getattr(adapted.obj, k)) for k in adapted.pairs})
+        self._adapted = adapted
 
     def __setitem__(self, k, v):
-        setattr(self._obj, k, v)
+        a = self._adapted
+        if k in a._scalars and isinstance(v, (np.ndarray, float, np.floating)):
+            a._scalars[k][...] = v
+            a._live.add(k)
+            a._sync()
+            v = a._scalars[k]
+        else:  # an autoprop Tensor (--tape): the attribute itself, not synced over until a number comes back
+            a._live.discard(k)
+            setattr(a.obj, k, v)
         super().__setitem__(k, v)
 
     def update(self, other=(), **kw):
@@ -321,24 +333,41 @@ class Adapted:
         self.mode_keyword = mode_keyword(obj.forward)  # forward(X, train=...): training= is passed as that
         self.class_name = type(obj).__name__
         self.saved = None  # the attributes the last forward (re)bound: its cache (cache_guard)
+        #: number parameters (``self.alpha = 0.25``): a 0-d buffer each, its type, which are set from it
+        self._scalars = {k: np.array(getattr(obj, k)) for k in self.pairs if _is_number(getattr(obj, k, None))}
+        self._types = {k: type(getattr(obj, k)) for k in self._scalars}
+        self._live = set(self._scalars)
+
+    def _sync(self):
+        """Set each number parameter from its buffer, in its own type (a float stays a float)."""
+        for k in self._live:
+            setattr(self.obj, k, self._types[k](self._scalars[k]))
 
     @property
     def params(self):
-        return self.obj.params if self.own else _AttrParams(self.obj, self.pairs)
+        return self.obj.params if self.own else _AttrParams(self)
 
     @property
     def grads(self):
         if self.own:
             return getattr(self.obj, "grads", None)
-        return {k: _copy(_grad(self.obj, g)) for k, g in self.pairs.items()}
+        out = {}
+        for k, g in self.pairs.items():
+            v, p = _grad(self.obj, g), self._scalars.get(k, getattr(self.obj, k, None))
+            if _is_number(v) and np.size(p) == 1:  # dalpha = np.sum(...) for a one-element alpha: read in its shape
+                v = np.asarray(v).reshape(np.shape(p))
+            out[k] = _copy(v)
+        return out
 
     def forward(self, *xs, training=None):
+        self._sync()
         before = dict(getattr(self.obj, "__dict__", {}))  # the old values stay alive: no id is reused
         out = self.obj.forward(*xs, **_training_kw(self.obj.forward, training, self.mode_keyword))
         self.saved = [k for k, v in getattr(self.obj, "__dict__", {}).items() if before.get(k, before) is not v]
         return _copy(out)
 
     def backward(self, dY):
+        self._sync()
         r = self.obj.backward(dY)
         return tuple(_copy(v) for v in r) if isinstance(r, tuple) else _copy(r)
 
@@ -423,6 +452,18 @@ def _float_arrays(obj):
             and v.dtype.kind == "f" and v.size}
 
 
+def _is_number(v):
+    """A real floating-point number: a Python float or a numpy float scalar (``np.float64``), not a bool or int."""
+    return isinstance(v, (float, np.floating))
+
+
+def _float_numbers(obj):
+    """Number attributes (``self.alpha = 0.25``): parameters only when backward sets a gradient for them."""
+    d = getattr(obj, "__dict__", {})
+    return {k: v for k, v in list(d.items())[:MAX_PROBED * 4] if isinstance(k, str) and _is_number(v)
+            and not k.startswith("_")}
+
+
 @contextlib.contextmanager
 def _undone(obj):
     """Undo a probe: attribute bindings, array and dict contents, generator states (yielded)."""
@@ -477,7 +518,8 @@ def _grad_attrs(obj, inputs, kw, used):
         obj.backward(np.random.default_rng(7).standard_normal(y.shape))
         found = {}
         for w in used:
-            names = [g.format(w) for g in GRAD_NAMES if isinstance(getattr(obj, g.format(w), None), np.ndarray)]
+            names = [g.format(w) for g in GRAD_NAMES if isinstance(getattr(obj, g.format(w), None), np.ndarray)
+                     or _is_number(getattr(obj, g.format(w), None))]  # dalpha = np.sum(...): a number
             if isinstance(_grad(obj, f"grads[{w!r}]"), np.ndarray):  # self.grads = {"W": ...} beside self.W
                 names.append(f"grads[{w!r}]")
             if len(names) > 1:
@@ -532,15 +574,19 @@ def adapt(obj, inputs=None, training=True):
         used, _ = (_try(_used_arrays, obj, inputs, kw, others) if inputs is not None else None) or (None, None)
         info.update(protocol="manualprop", text="manualprop (params/grads dicts)", unseen=used or [])
         return (obj if tr else _wrap(obj, {}, own=True)), info  # a wrapper passes training= as train= etc.
-    used, y = (_try(_used_arrays, obj, inputs, kw, list(arrays)) if inputs is not None else None) or (None, None)
+    numbers = _float_numbers(obj)  # self.alpha = 0.25: a parameter if backward sets self.dalpha
+    used, y = (_try(_used_arrays, obj, inputs, kw, list(arrays) + list(numbers)) if inputs is not None
+               else None) or (None, None)
     if used is None:  # no probe: the gradient attributes present now
         pairs = {w: g.format(w) for w in arrays for g in GRAD_NAMES if g.format(w) in arrays}
     else:
         pairs = _try(_grad_attrs, obj, inputs, kw, used) or {}
-    info["unchecked"] = [w for w in (used or []) if w not in pairs]
+    info["unchecked"] = [w for w in (used or []) if w not in pairs and w not in numbers]
     if pairs:
-        shown = ", ".join(f"{w}/{g}" for w, g in pairs.items())
-        lay = _layout(arrays[next(iter(pairs))], inputs or [], y) if y is not None else ""
+        shown = ", ".join(f"{w}/{g}" + (" (a number, set as the attribute)" if w in numbers else "")
+                          for w, g in pairs.items())
+        first = next((w for w in pairs if w in arrays), None)
+        lay = _layout(arrays[first], inputs or [], y) if y is not None and first else ""
         info.update(protocol="attribute", text=f"attribute style ({shown}){lay}")
     elif info["unchecked"]:
         info.update(protocol="seed", text=f"array attributes without gradients ({', '.join(info['unchecked'])}): "

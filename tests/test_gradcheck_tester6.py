@@ -6,6 +6,7 @@ Each case is the tester's repro, run through the installed console script as the
 in process through ``check_layer``.
 """
 
+import numpy as np
 import pytest
 from test_cli_verdict import flat, run, write
 
@@ -66,4 +67,95 @@ def test_cli_tiny_gradients_fail_and_never_say_directional_failed_then_pass(tmp_
     out = flat(ok)
     assert ok.returncode == 0, out
     assert not ("directional test failed" in out and "PASS" in out), out
+
+
+# --------------------------------------------------------------------------- D5: scalar parameters
+
+PRELU = """
+import numpy as np
+
+def make(init, right=False):
+    class P:
+        def __init__(self):
+            self.alpha = init()
+        def forward(self, X, training=False):
+            self.X = X; return np.where(X > 0, X, self.alpha * X)
+        def backward(self, dY):
+            self.dalpha = np.sum(dY * np.where(self.X > 0, 0.0, self.X if right else 1.0))  # BUG unless right
+            return dY * np.where(self.X > 0, 1.0, self.alpha)
+    return P
+
+PReLUFloat = make(lambda: 0.25)
+PReLUNp64 = make(lambda: np.float64(0.25))
+PReLU0d = make(lambda: np.array(0.25))
+PReLU1 = make(lambda: np.array([0.25]))
+OKFloat = make(lambda: 0.25, right=True)
+OKNp64 = make(lambda: np.float64(0.25), right=True)
+OK0d = make(lambda: np.array(0.25), right=True)
+OK1 = make(lambda: np.array([0.25]), right=True)
+
+class OKFloatKeepsType(OKFloat):
+    def forward(self, X, training=False):
+        assert type(self.alpha) is float, type(self.alpha)  # perturbed by setting the attribute
+        return super().forward(X, training)
+
+class LeakyReLU:  # a float hyperparameter, no gradient: not a parameter
+    def __init__(self, alpha=0.1):
+        self.alpha = alpha
+    def forward(self, X, training=False):
+        self.X = X; return np.where(X > 0, X, self.alpha * X)
+    def backward(self, dY):
+        return dY * np.where(self.X > 0, 1.0, self.alpha)
+"""
+
+
+@pytest.mark.parametrize("cls", ["PReLUFloat", "PReLUNp64", "PReLU0d", "PReLU1"])
+def test_a_scalar_parameter_with_a_wrong_gradient_fails(tmp_path, cls):
+    f = write(tmp_path, PRELU)
+    p = run("check", f"{f}::{cls}", "--input-shape", "8,5")
+    out = flat(p)
+    assert p.returncode == 1, out
+    assert f"FAIL: {cls}: gradient mismatch in dalpha" in out
+    assert "backward computes no dalpha" not in out and "no parameters" not in out
+
+
+@pytest.mark.parametrize("cls", ["OKFloat", "OKNp64", "OK0d", "OK1", "OKFloatKeepsType"])
+def test_a_scalar_parameter_with_the_right_gradient_passes_and_is_checked(tmp_path, cls):
+    f = write(tmp_path, PRELU)
+    p = run("check", f"{f}::{cls}", "--input-shape", "8,5", "--mode", "full")
+    out = flat(p)
+    assert p.returncode == 0, out
+    assert "protocol: attribute style (alpha/dalpha" in out
+    assert f"PASS: {cls}: every gradient (dX, dalpha) matches" in out
+    assert "backward computes no dalpha" not in out
+
+
+def test_a_float_hyperparameter_without_gradient_is_not_a_parameter(tmp_path):
+    f = write(tmp_path, PRELU)
+    p = run("check", f"{f}::LeakyReLU", "--input-shape", "8,5")
+    out = flat(p)
+    assert p.returncode == 0, out
+    assert "no parameters" in out and "WARNING" not in out and "note: alpha" not in out
+
+
+def test_scalar_parameter_in_process_through_the_adapter():
+    from gradcheck import _adapters as AD
+
+    ns = {}
+    exec(PRELU, ns)  # noqa: S102 - the test's own layer source
+    X = np.random.default_rng(0).standard_normal((8, 5))
+    layer, info = AD.adapt(ns["OKFloat"](), [X])
+    assert info["protocol"] == "attribute" and list(layer.params) == ["alpha"]
+    buf = layer.params["alpha"]
+    assert buf.shape == () and buf.dtype == np.float64
+    buf[...] = 0.5  # the check perturbs the buffer in place
+    layer.forward(X)
+    assert type(layer.obj.alpha) is float and layer.obj.alpha == 0.5
+    layer.backward(np.ones((8, 5)))
+    g = layer.grads["alpha"]
+    assert isinstance(g, np.ndarray) and g.shape == () and float(g) == pytest.approx(float(np.sum(np.minimum(X, 0))))
+    assert check_layer(layer, X, twin=None, mode="full").passed
+    bad, _ = AD.adapt(ns["PReLUFloat"](), [X])
+    res = check_layer(bad, X, twin=None, mode="full")
+    assert not res.passed and res.failing_tensors == ["dalpha"]
 
