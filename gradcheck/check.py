@@ -27,7 +27,7 @@ from .compare import (
     relative_error,
 )
 from .config import MODES, CheckConfig, mode_word, training_modes
-from .errors import TwinError, UsageError
+from .errors import StudentCodeError, TwinError, UsageError
 from .numerical import (
     directional_derivatives,
     grown_step,
@@ -41,8 +41,10 @@ from .sources import (
     Call,
     TapeUnavailable,
     build_twin,
+    cache_guard,
     copy_params_to_twin,
     hold_masks,
+    in_place,
     manual_forward,
     manual_source,
     reference_source,
@@ -376,17 +378,25 @@ def check_loss(loss: Any, y_true: Any, y_pred: Any, *, twin: Any = "auto", init:
     yt = np.array(y_true, copy=True)
     ps = V.fmt_shape(yp.shape)
 
-    def value() -> float:
-        out = V.call_student(loss.forward, yt.copy(), yp.copy(), owner=owner,
-                             call=f"forward(y_true, y_pred) with y_pred of shape {ps}",
+    def value(x=yp) -> float:
+        args = [yt.copy(), x.copy()]
+        out = V.call_student(loss.forward, *args, owner=owner, call=f"forward(y_true, y_pred) with y_pred of shape {ps}",
                              expected="Expected forward to return the loss as a float.")
+        for n, a, b in zip(("y_true", "y_pred"), args, (yt, x)):  # as a layer's forward (manual_forward)
+            if not np.array_equal(a, b, equal_nan=True):
+                raise in_place(owner, "forward", f"input {n}", "z = y_pred - y_pred.max(axis=1, keepdims=True) "
+                               "rather than y_pred -= ...", " (the caller still uses it)", "a loss")
         return float(V.check_output(out, owner=owner, tensor="L", produced_by="forward(y_true, y_pred)",
                                     expected_shape=(), expected_why="a scalar loss", integer_ok=True))
 
     L = value()
     rtol, atol = cfg.rtol, cfg.atol_for(L, 1.0)
+    # a sandboxed loss's cache is watched in the child (gradcheck.sandbox.RemoteLoss.backward raises)
+    guard = None if getattr(loss, "cache_guarded", False) else cache_guard(loss)
     g = V.call_student(loss.backward, owner=owner, call="backward()",
                        expected=f"Expected backward to return dL/{gname[1:]} of shape {ps}.")
+    if guard is not None and (msg := guard()):
+        raise StudentCodeError(msg)
     sources = {"manual": {"y_pred": V.check_output(g, owner=owner, tensor=gname, produced_by="backward()",
                                                    expected_shape=yp.shape, expected_why="the shape of y_pred")}}
     twin_obj, note = resolve_twin(loss, twin, init, "loss")

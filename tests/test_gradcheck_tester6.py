@@ -159,3 +159,94 @@ def test_scalar_parameter_in_process_through_the_adapter():
     res = check_layer(bad, X, twin=None, mode="full")
     assert not res.passed and res.failing_tensors == ["dalpha"]
 
+
+# --------------------------------------------------------------------------- D3: a loss writing into y_pred or its cache
+
+LOSSES = """
+import numpy as np
+
+class CELoss:
+    def forward(self, y_true, y_pred):
+        y_pred -= y_pred.max(axis=1, keepdims=True)      # writes into the caller's logits
+        lp = y_pred - np.log(np.exp(y_pred).sum(1, keepdims=True))
+        self.p = np.exp(lp); self.y = y_true; N = len(y_true)
+        return float(-lp[np.arange(N), y_true].mean())
+    def backward(self):
+        N = len(self.y); d = self.p.copy(); d[np.arange(N), self.y] -= 1; return d / N
+
+class CacheCE(CELoss):
+    def forward(self, y_true, y_pred):
+        return super().forward(y_true, y_pred.copy())
+    def backward(self):
+        N = len(self.y); d = self.p; d[np.arange(N), self.y] -= 1; return d / N   # writes into the cache
+
+class GoodCE(CELoss):
+    def forward(self, y_true, y_pred):
+        return super().forward(y_true, y_pred.copy())
+"""
+
+
+def test_cli_loss_writing_into_y_pred_is_a_wrong_result_as_for_a_layer(tmp_path):
+    f = write(tmp_path, LOSSES)
+    p = run("check", f"{f}::CELoss", "--loss", "--input-shape", "8,5", "--targets", "labels")
+    out = flat(p)
+    assert p.returncode == 1, out
+    assert "CELoss.forward modified its input y_pred in place" in out and "PASS" not in out
+    ok = run("check", f"{f}::GoodCE", "--loss", "--input-shape", "8,5", "--targets", "labels")
+    assert ok.returncode == 0, flat(ok)
+
+
+def test_cli_loss_writing_into_its_cache_exits_3_as_for_a_layer(tmp_path):
+    f = write(tmp_path, LOSSES)
+    p = run("check", f"{f}::CacheCE", "--loss", "--input-shape", "8,5", "--targets", "labels")
+    out = flat(p)
+    assert p.returncode == 3, out
+    assert "CacheCE.backward modified its cache (self.p, element [" in out and "copy before writing" in out
+    mutant = "assignments/linear_relu_ce/mutants/cache_mutated/layers.py"
+    p = run("check", f"{mutant}::SoftmaxCrossEntropy", "--loss", "--input-shape", "8,5", "--targets", "labels")
+    assert p.returncode == 3 and "modified its cache (self.p" in flat(p), flat(p)
+
+
+def test_check_loss_in_process_sees_both_writes():
+    from gradcheck import check_loss
+    from gradcheck.errors import InputModifiedError, StudentCodeError
+
+    ns = {}
+    exec(LOSSES, ns)  # noqa: S102 - the test's own loss source
+    rng = np.random.default_rng(0)
+    y, z = rng.integers(0, 5, 8), rng.standard_normal((8, 5))
+    with pytest.raises(InputModifiedError, match="CELoss.forward modified its input y_pred in place"):
+        check_loss(ns["CELoss"](), y, z, twin=None)
+    with pytest.raises(StudentCodeError, match=r"CacheCE.backward modified its cache \(self.p"):
+        check_loss(ns["CacheCE"](), y, z, twin=None)
+    assert check_loss(ns["GoodCE"](), y, z, twin=None).passed
+
+
+def test_grade_costs_a_loss_writing_into_y_pred_as_a_layer_writing_into_x(tmp_path):
+    """In the grader a forward that writes into its input raises InputModifiedError (a wrong result),
+    for a loss as for a layer, so the test that calls it earns nothing."""
+    from gradcheck.errors import InputModifiedError
+    from gradcheck.grading import checks
+    from gradcheck.sandbox import Sandbox
+    from manualprop import ReLU, SoftmaxCrossEntropy
+
+    f = write(tmp_path, LOSSES + INX_RELU)
+    rng = np.random.default_rng(1)
+    y, z = rng.integers(0, 4, 8), rng.standard_normal((8, 4))
+    with Sandbox({"losses.py": str(f)}) as sb:
+        with pytest.raises(InputModifiedError, match="ReLUX.forward modified its input X"):
+            checks.layer_forward(sb.load_layer("losses.py", "ReLUX"), z, ReLU())
+        with pytest.raises(InputModifiedError, match="CELoss.forward modified its input y_pred"):
+            checks.loss_value(sb.load_loss("losses.py", "CELoss"), y, z, SoftmaxCrossEntropy())
+        assert checks.loss_gradient(sb.load_loss("losses.py", "GoodCE"), y, z, SoftmaxCrossEntropy()).passed
+
+
+INX_RELU = """
+class ReLUX:
+    def __init__(self): self.params = {}; self.grads = {}
+    def forward(self, X, training=False):
+        X[X < 0] = 0; self.X = X.copy(); return X   # writes into the caller's X
+    def backward(self, dY):
+        return dY * (self.X > 0)
+"""
+
