@@ -250,3 +250,290 @@ class ReLUX:
         return dY * (self.X > 0)
 """
 
+
+# --------------------------------------------------------------------------- D4: sub-layers, lazy build
+
+SUBLAYERS = '''import numpy as np
+
+
+class Linear:  # params/grads dicts
+    def __init__(self, i, o, rng, bug=False):
+        self.params = {"W": rng.standard_normal((o, i)) * 0.5, "b": np.zeros(o)}
+        self.grads, self.bug = {}, bug
+
+    def forward(self, X, training=False):
+        self.X = X
+        return X @ self.params["W"].T + self.params["b"]
+
+    def backward(self, dY):
+        self.grads["W"] = dY.T @ self.X
+        self.grads["b"] = dY.mean(0) if self.bug else dY.sum(0)
+        return dY @ self.params["W"]
+
+
+class Dense:  # attribute style, weights (in, out)
+    def __init__(self, i, o, rng, bug=False, grads=True):
+        self.W, self.b, self.bug, self.grads_on = rng.standard_normal((i, o)) * 0.5, np.zeros(o), bug, grads
+
+    def forward(self, X, training=False):
+        self.X = X
+        return X @ self.W + self.b
+
+    def backward(self, dY):
+        if self.grads_on:
+            self.dW = self.X.T @ dY * (2 if self.bug else 1)
+            self.db = dY.sum(0)
+        return dY @ self.W.T
+
+
+class Tanh:
+    def forward(self, X, training=False):
+        self.Y = np.tanh(X)
+        return self.Y
+
+    def backward(self, dY):
+        return dY * (1 - self.Y ** 2)
+
+
+class Net:
+    """sub-layers as attributes, a list and a dict, in both styles"""
+
+    def __init__(self, rng=None, bug=None, grads=True):
+        rng = np.random.default_rng(rng)
+        self.l1 = Linear(5, 4, rng, bug == "l1")
+        self.blocks = [Tanh(), Dense(4, 4, rng, bug == "blocks", grads)]
+        self.heads = {"out": Dense(4, 3, rng, bug == "heads")}
+
+    def forward(self, X, training=False):
+        h = self.blocks[1].forward(self.blocks[0].forward(self.l1.forward(X)))
+        return self.heads["out"].forward(h)
+
+    def backward(self, dY):
+        d = self.heads["out"].backward(dY)
+        return self.l1.backward(self.blocks[0].backward(self.blocks[1].backward(d)))
+
+
+class NetL1Bug(Net):
+    def __init__(self, rng=None):
+        super().__init__(rng, "l1")
+
+
+class NetBlocksBug(Net):
+    def __init__(self, rng=None):
+        super().__init__(rng, "blocks")
+
+
+class NetHeadsBug(Net):
+    def __init__(self, rng=None):
+        super().__init__(rng, "heads")
+
+
+class Outer:
+    """a sub-layer inside a sub-layer"""
+
+    def __init__(self, rng=None):
+        self.inner = Net(rng)
+
+    def forward(self, X, training=False):
+        return self.inner.forward(X)
+
+    def backward(self, dY):
+        return self.inner.backward(dY)
+
+
+class NoGradSub:
+    """a sub-layer whose backward sets no gradient (seed style): named in a WARNING"""
+
+    def __init__(self, rng=None):
+        rng = np.random.default_rng(rng)
+        self.act, self.lin = Tanh(), Dense(5, 3, rng, grads=False)
+
+    def forward(self, X, training=False):
+        return self.lin.forward(self.act.forward(X))
+
+    def backward(self, dY):
+        return self.act.backward(self.lin.backward(dY))
+
+
+class DictMissing:
+    """its own params dict holds none of its sub-layers' weights: named in a WARNING"""
+
+    def __init__(self, rng=None):
+        rng = np.random.default_rng(rng)
+        self.params, self.grads = {}, {}
+        self.lin = Linear(5, 3, rng)
+
+    def forward(self, X, training=False):
+        return self.lin.forward(X)
+
+    def backward(self, dY):
+        return self.lin.backward(dY)
+
+
+class LazyLinear:
+    """Keras-style: weights created on the first forward (in_features inferred)"""
+    def __init__(self, out_features=3, rng=None, bug=True):
+        self.out = out_features; self.rng = np.random.default_rng(rng); self.params = {}; self.grads = {}
+        self.bug = bug
+    def forward(self, X, training=False):
+        if not self.params:
+            self.params["W"] = self.rng.standard_normal((self.out, X.shape[1])); self.params["b"] = np.zeros(self.out)
+        self.X = X; return X @ self.params["W"].T + self.params["b"]
+    def backward(self, dY):
+        self.grads["W"] = dY.T @ self.X * (2 if self.bug else 1)   # BUG unless bug=False
+        self.grads["b"] = dY.sum(0)
+        return dY @ self.params["W"]
+
+
+class LazyAttr:
+    def __init__(self, out_features=3, rng=None, bug=True):
+        self.out = out_features; self.rng = np.random.default_rng(rng); self.W = None; self.bug = bug
+    def forward(self, X, training=False):
+        if self.W is None:
+            self.W = self.rng.standard_normal((X.shape[1], self.out))
+        self.X = X; return X @ self.W
+    def backward(self, dY):
+        self.dW = self.X.T @ dY * (2 if self.bug else 1)   # BUG unless bug=False
+        return dY @ self.W.T
+
+
+class LazyMLP:
+    """lazy sub-layers"""
+    def __init__(self, rng=None):
+        self.layers = [LazyLinear(4, rng, bug=False), Tanh(), LazyAttr(3, rng, bug=False)]
+    def forward(self, X, training=False):
+        for layer in self.layers:
+            X = layer.forward(X)
+        return X
+    def backward(self, dY):
+        for layer in reversed(self.layers):
+            dY = layer.backward(dY)
+        return dY
+'''
+
+
+@pytest.fixture(scope="module")
+def sub_file(tmp_path_factory):
+    return write(tmp_path_factory.mktemp("sub"), SUBLAYERS)
+
+
+def test_sub_layer_parameters_are_checked_under_dotted_names(sub_file):
+    p = run("check", f"{sub_file}::Net", "--input-shape", "8,5")
+    out = flat(p)
+    assert p.returncode == 0, out
+    assert ("protocol: a layer made of sub-layers: l1 (Linear: l1.W, l1.b, params/grads dicts), blocks.0 (Tanh: "
+            "no parameters), blocks.1 (Dense: blocks.1.W, blocks.1.b, attributes), heads.out (Dense: heads.out.W, "
+            "heads.out.b, attributes)") in out
+    assert ("PASS: Net: every gradient (dX, dl1.W, dl1.b, dblocks.1.W, dblocks.1.b, dheads.out.W, dheads.out.b) "
+            "matches") in out
+
+
+@pytest.mark.parametrize("cls, tensor, words", [
+    ("NetL1Bug", "dl1.b", "dl1.b is the mean over the batch, not the sum"),
+    ("NetBlocksBug", "dblocks.1.W", "dblocks.1.W is 2 times the correct gradient"),
+    ("NetHeadsBug", "dheads.out.W", "dheads.out.W is 2 times")])
+def test_a_bug_in_a_sub_layer_fails_and_is_named(sub_file, cls, tensor, words):
+    p = run("check", f"{sub_file}::{cls}", "--input-shape", "8,5")
+    out = flat(p)
+    assert p.returncode == 1, out
+    assert f"FAIL: {cls}: gradient mismatch in {tensor}." in out and words in out
+
+
+MLP = '''
+import numpy as np
+class Linear:
+    def __init__(self, i, o, rng):
+        self.params = {"W": rng.standard_normal((o, i)) * 0.5, "b": np.zeros(o)}; self.grads = {}
+    def forward(self, X, training=False):
+        self.X = X; return X @ self.params["W"].T + self.params["b"]
+    def backward(self, dY):
+        self.grads["W"] = dY.T @ self.X
+        self.grads["b"] = dY.mean(0)          # BUG in the sub-layer's db
+        return dY @ self.params["W"]
+class Tanh:
+    def __init__(self): self.params = {}; self.grads = {}
+    def forward(self, X, training=False):
+        self.Y = np.tanh(X); return self.Y
+    def backward(self, dY): return dY * (1 - self.Y ** 2)
+class MLP:
+    """a student's two-layer network: sub-layers as attributes"""
+    def __init__(self, rng=None):
+        rng = np.random.default_rng(rng)
+        self.l1, self.act, self.l2 = Linear(5, 4, rng), Tanh(), Linear(4, 3, rng)
+    def forward(self, X, training=False):
+        return self.l2.forward(self.act.forward(self.l1.forward(X)))
+    def backward(self, dY):
+        return self.l1.backward(self.act.backward(self.l2.backward(dY)))
+class MLPList:
+    """sub-layers in a list"""
+    def __init__(self, rng=None):
+        rng = np.random.default_rng(rng)
+        self.layers = [Linear(5, 4, rng), Tanh(), Linear(4, 3, rng)]
+    def forward(self, X, training=False):
+        for l in self.layers: X = l.forward(X)
+        return X
+    def backward(self, dY):
+        for l in reversed(self.layers): dY = l.backward(dY)
+        return dY
+'''
+
+
+def test_the_testers_mlp_repros_fail(tmp_path):
+    f = write(tmp_path, MLP)
+    p = run("check", f"{f}::MLP", "--input-shape", "8,5")
+    assert p.returncode == 1 and "gradient mismatch in dl1.b, dl2.b" in flat(p), flat(p)
+    p = run("check", f"{f}::MLPList", "--input-shape", "8,5")
+    assert p.returncode == 1 and "gradient mismatch in dlayers.0.b, dlayers.2.b" in flat(p), flat(p)
+
+
+def test_a_sub_layer_of_a_sub_layer(sub_file):
+    p = run("check", f"{sub_file}::Outer", "--input-shape", "8,5", "--mode", "full")
+    out = flat(p)
+    assert p.returncode == 0, out
+    assert "dinner.l1.W, dinner.l1.b, dinner.blocks.1.W, dinner.blocks.1.b, dinner.heads.out.W" in out
+
+
+def test_sub_layer_arrays_the_checker_cannot_check_are_named_in_a_warning(sub_file):
+    p = run("check", f"{sub_file}::NoGradSub", "--input-shape", "8,5")
+    out = flat(p)
+    assert "WARNING: forward uses the sub-layer arrays lin.W, lin.b, whose backward sets no gradient" in out, out
+    assert p.returncode == 0 and "(lin.W, lin.b: no gradient checked, see above)" in out
+    p = run("check", f"{sub_file}::DictMissing", "--input-shape", "8,5")
+    out = flat(p)
+    assert "WARNING: forward uses the array attributes lin.W, lin.b, not in params" in out, out
+
+
+@pytest.mark.parametrize("cls, header", [
+    ("LazyLinear", "protocol: manualprop (params/grads dicts) (created by the first forward, then checked: W, b)"),
+    ("LazyAttr", "protocol: attribute style (W/dW), weights (in, out) (created by the first forward, then "
+                 "checked: W)")])
+def test_parameters_built_in_the_first_forward_are_checked(sub_file, cls, header):
+    p = run("check", f"{sub_file}::{cls}", "--input-shape", "8,5")
+    out = flat(p)
+    assert p.returncode == 1, out
+    assert header in out and f"FAIL: {cls}: gradient mismatch in dW." in out and "dW is 2 times" in out
+
+
+def test_lazy_sub_layers_are_built_and_checked(sub_file):
+    p = run("check", f"{sub_file}::LazyMLP", "--input-shape", "8,5", "--mode", "full")
+    out = flat(p)
+    assert p.returncode == 0, out
+    assert "every gradient (dX, dlayers.0.W, dlayers.0.b, dlayers.2.W) matches" in out
+    assert "created by the first forward, then checked: layers.0.W, layers.0.b, layers.2.W" in out
+
+
+def test_sub_layers_in_process_perturb_the_sub_layers_arrays():
+    from gradcheck import _adapters as AD
+
+    ns = {}
+    exec(SUBLAYERS, ns)  # noqa: S102 - the test's own layer source
+    X = np.random.default_rng(0).standard_normal((8, 5))
+    net = ns["Net"](0)
+    layer, info = AD.adapt(net, [X])
+    assert list(layer.params) == ["l1.W", "l1.b", "blocks.1.W", "blocks.1.b", "heads.out.W", "heads.out.b"]
+    assert layer.params["l1.W"] is net.l1.params["W"] and layer.params["blocks.1.W"] is net.blocks[1].W
+    res = check_layer(layer, X, twin=None, mode="full")
+    assert res.passed and [r.tensor for r in res.records] == ["dX", "dl1.W", "dl1.b", "dblocks.1.W", "dblocks.1.b",
+                                                              "dheads.out.W", "dheads.out.b"]
+    bad, _ = AD.adapt(ns["NetBlocksBug"](0), [X])
+    assert check_layer(bad, X, twin=None, mode="full").failing_tensors == ["dblocks.1.W"]
