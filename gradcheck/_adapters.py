@@ -302,14 +302,31 @@ def loss_function(fn, init=None):
 
 
 class _AttrParams(dict):
-    """``params`` of an attribute-style layer: assigning a key sets the attribute (used by ``--tape``)."""
+    """``params`` of an attribute-style layer: assigning a key sets the attribute (used by ``--tape``).
 
-    def __init__(self, obj, names):
-        super().__init__({k: getattr(obj, k) for k in names})
-        self._obj = obj
+    A number parameter (``self.alpha = 0.25``, immutable) is its :class:`Adapted`'s 0-d buffer:
+    the check perturbs the buffer in place and each forward and backward sets the attribute from it.
+    A dotted key (``l1.W``, ``layers.0.W``) is a sub-layer's: its attribute or its ``params`` entry.
+    """
+
+    def __init__(self, adapted):
+        super().__init__({k: adapted._scalars.get(k, adapted._param(k)) for k in adapted.pairs})
+        self._adapted = adapted
 
     def __setitem__(self, k, v):
-        setattr(self._obj, k, v)
+        a = self._adapted
+        if k in a._scalars and isinstance(v, (np.ndarray, float, np.floating)):
+            a._scalars[k][...] = v
+            a._live.add(k)
+            a._sync()
+            v = a._scalars[k]
+        else:  # an autoprop Tensor (--tape): the attribute itself, not synced over until a number comes back
+            a._live.discard(k)
+            owner, kind, key = a._where(k)
+            if kind == "dict":
+                owner.params[key] = v
+            else:
+                setattr(owner, key, v)
         super().__setitem__(k, v)
 
     def update(self, other=(), **kw):
@@ -327,24 +344,57 @@ class Adapted:
         self.mode_keyword = mode_keyword(obj.forward)  # forward(X, train=...): training= is passed as that
         self.class_name = type(obj).__name__
         self.saved = None  # the attributes the last forward (re)bound: its cache (cache_guard)
+        #: sub-layers by dotted name (``l1``, ``layers.0``): their parameters are ``l1.W`` (:func:`sublayers`)
+        self.children = dict(sublayers(obj)) if not own else {}
+        #: number parameters (``self.alpha = 0.25``): a 0-d buffer each, its type, which are set from it
+        self._scalars = {k: np.array(self._param(k)) for k in self.pairs if _is_number(self._param(k))}
+        self._types = {k: type(self._param(k)) for k in self._scalars}
+        self._live = set(self._scalars)
+
+    def _where(self, name):
+        """``(owner, "attr" or "dict", key)`` of parameter ``name``: ``W`` is ``self.W``, ``l1.W`` the sub-layer
+        ``l1``'s ``W`` (its attribute, or its ``params['W']`` when its gradient is ``grads['W']``)."""
+        path, _, key = name.rpartition(".")
+        owner = self.children[path] if path else self.obj
+        kind = "dict" if path and self.pairs.get(name, "").startswith("grads[") and \
+            isinstance(getattr(owner, "params", None), dict) else "attr"
+        return owner, kind, key
+
+    def _param(self, name):
+        owner, kind, key = self._where(name)
+        return owner.params.get(key) if kind == "dict" else getattr(owner, key, None)
+
+    def _sync(self):
+        """Set each number parameter from its buffer, in its own type (a float stays a float)."""
+        for k in self._live:
+            owner, _, key = self._where(k)
+            setattr(owner, key, self._types[k](self._scalars[k]))
 
     @property
     def params(self):
-        return self.obj.params if self.own else _AttrParams(self.obj, self.pairs)
+        return self.obj.params if self.own else _AttrParams(self)
 
     @property
     def grads(self):
         if self.own:
             return getattr(self.obj, "grads", None)
-        return {k: _copy(_grad(self.obj, g)) for k, g in self.pairs.items()}
+        out = {}
+        for k, g in self.pairs.items():
+            v, p = _grad(self._where(k)[0], g), self._scalars.get(k, self._param(k))
+            if _is_number(v) and np.size(p) == 1:  # dalpha = np.sum(...) for a one-element alpha: read in its shape
+                v = np.asarray(v).reshape(np.shape(p))
+            out[k] = _copy(v)
+        return out
 
     def forward(self, *xs, training=None):
+        self._sync()
         before = dict(getattr(self.obj, "__dict__", {}))  # the old values stay alive: no id is reused
         out = self.obj.forward(*xs, **_training_kw(self.obj.forward, training, self.mode_keyword))
         self.saved = [k for k, v in getattr(self.obj, "__dict__", {}).items() if before.get(k, before) is not v]
         return _copy(out)
 
     def backward(self, dY):
+        self._sync()
         r = self.obj.backward(dY)
         return tuple(_copy(v) for v in r) if isinstance(r, tuple) else _copy(r)
 
@@ -429,9 +479,53 @@ def _float_arrays(obj):
             and v.dtype.kind == "f" and v.size}
 
 
+def _is_number(v):
+    """A real floating-point number: a Python float or a numpy float scalar (``np.float64``), not a bool or int."""
+    return isinstance(v, (float, np.floating))
+
+
+def _float_numbers(obj):
+    """Number attributes (``self.alpha = 0.25``): parameters only when backward sets a gradient for them."""
+    d = getattr(obj, "__dict__", {})
+    return {k: v for k, v in list(d.items())[:MAX_PROBED * 4] if isinstance(k, str) and _is_number(v)
+            and not k.startswith("_")}
+
+
+def _is_layer(v):
+    """An object with ``forward`` and ``backward`` methods (a layer; not a class, nor one that cannot be read)."""
+    try:
+        return (not isinstance(v, (type, np.ndarray)) and isinstance(getattr(v, "__dict__", None), dict)
+                and callable(getattr(v, "forward", None)) and callable(getattr(v, "backward", None)))
+    except Exception:  # noqa: BLE001 - a student's __getattr__ or property that raises: not a sub-layer
+        return False
+
+
+def sublayers(obj, prefix="", depth=3, seen=None):
+    """``[(dotted name, layer)]`` of the layers held by ``obj``'s attributes and by their lists, tuples and
+    dicts (``l1``, ``layers.0``), then theirs (``block.l1``), as PyTorch's ``named_modules`` names them."""
+    seen = {id(obj)} if seen is None else seen
+    out = []
+    for k, v in list(getattr(obj, "__dict__", {}).items())[:MAX_PROBED * 4] if depth > 0 else ():
+        if not isinstance(k, str) or k in ("params", "grads"):
+            continue
+        items = [(k, v)] if _is_layer(v) else [(f"{k}.{i}", x) for i, x in enumerate(v)] if isinstance(
+            v, (list, tuple)) else [(f"{k}.{i}", x) for i, x in v.items() if isinstance(i, (str, int))] if isinstance(
+            v, dict) else []
+        for name, x in items[:MAX_PROBED]:
+            if _is_layer(x) and id(x) not in seen:  # a layer with its own params dict speaks for its sub-layers
+                seen.add(id(x))
+                out += [(prefix + name, x)] + ([] if isinstance(getattr(x, "params", None), dict) else
+                                               sublayers(x, f"{prefix}{name}.", depth - 1, seen))
+    return out
+
+
 @contextlib.contextmanager
-def _undone(obj):
-    """Undo a probe: attribute bindings, array and dict contents, generator states (yielded)."""
+def _undone(obj, keep_new=False):
+    """Undo a probe: attribute bindings, array and dict contents, generator states (yielded).
+
+    ``keep_new``: what the probe created is kept (new attributes, new dict keys, an attribute that was
+    None): parameters a first forward builds (Keras-style); all else is restored.
+    """
     d = obj.__dict__
     saved = {k: (v, v.copy() if isinstance(v, np.ndarray) else dict(v) if isinstance(v, dict) else None)
              for k, v in d.items()}
@@ -439,59 +533,101 @@ def _undone(obj):
     try:
         yield gens
     finally:
-        for k in [k for k in d if k not in saved]:
+        for k in [k for k in d if k not in saved and not keep_new]:
             del d[k]
         for k, (v, c) in saved.items():
-            d[k] = v
+            if not (keep_new and v is None):
+                d[k] = v
             if isinstance(v, np.ndarray) and v.flags.writeable:
                 v[...] = c
             elif isinstance(v, dict):
-                v.clear()
+                v.clear() if not keep_new else None
                 v.update(c)
         for k, st in gens.items():
             d[k].bit_generator.state = st
 
 
-def _used_arrays(obj, inputs, kw, names):
-    """``(names among names whose value changes forward's output, Y)``; None: forward is not deterministic."""
-    def run():
-        for k, st in gens.items():
-            obj.__dict__[k].bit_generator.state = st
-        _step("forward")
-        return np.array(obj.forward(*[x.copy() for x in inputs], **kw), dtype=np.float64, copy=True)
-    with _undone(obj) as gens:
-        y0 = run()
-        if not np.array_equal(y0, run(), equal_nan=True):
+@contextlib.contextmanager
+def _all_undone(objs, keep_new=False):
+    """:func:`_undone` of each object (a layer and its sub-layers); yields ``[(object, its generator states)]``."""
+    with contextlib.ExitStack() as stack:
+        yield [(o, stack.enter_context(_undone(o, keep_new))) for o in objs]
+
+
+def _owner(obj, children, name):
+    """``(object, attribute)`` of a dotted name: ``W`` on ``obj``, ``l1.W`` on the sub-layer ``l1``."""
+    path, _, key = name.rpartition(".")
+    return (children[path] if path else obj), key
+
+
+def _run(obj, gens, inputs, kw):
+    for o, g in gens:
+        for k, st in g.items():
+            o.__dict__[k].bit_generator.state = st
+    _step("forward")
+    return np.array(obj.forward(*[x.copy() for x in inputs], **kw), dtype=np.float64, copy=True)
+
+
+def _used_arrays(obj, inputs, kw, names, children=None):
+    """``(names among names whose value changes forward's output, Y)``; None: forward is not deterministic.
+    A dotted name (``l1.W``) is a sub-layer's attribute (``children``: :func:`sublayers`)."""
+    children = children or {}
+    with _all_undone([obj, *children.values()]) as gens:
+        y0 = _run(obj, gens, inputs, kw)
+        if not np.array_equal(y0, _run(obj, gens, inputs, kw), equal_nan=True):
             return None
         used = []
         for n in names[:MAX_PROBED]:
-            old = getattr(obj, n)
-            setattr(obj, n, old * 1.5 + 0.5)
-            y = run()  # raised: _undone rebinds every attribute
-            setattr(obj, n, old)
+            o, key = _owner(obj, children, n)
+            old = getattr(o, key)
+            setattr(o, key, old * 1.5 + 0.5)
+            y = _run(obj, gens, inputs, kw)  # raised: _undone rebinds every attribute
+            setattr(o, key, old)
             if y.shape != y0.shape or not np.array_equal(y, y0, equal_nan=True):
                 used.append(n)
         return used, y0
 
 
-def _grad_attrs(obj, inputs, kw, used):
+def _grad_attrs(obj, inputs, kw, used, children=None):
     """``{weight: gradient attribute}`` found after one forward and backward (state restored after)."""
-    with _undone(obj):
+    children = children or {}
+    with _all_undone([obj, *children.values()]):
         _step("forward")
         y = np.asarray(obj.forward(*[x.copy() for x in inputs], **kw), dtype=np.float64)
         _step("backward")
         obj.backward(np.random.default_rng(7).standard_normal(y.shape))
         found = {}
         for w in used:
-            names = [g.format(w) for g in GRAD_NAMES if isinstance(getattr(obj, g.format(w), None), np.ndarray)]
-            if isinstance(_grad(obj, f"grads[{w!r}]"), np.ndarray):  # self.grads = {"W": ...} beside self.W
-                names.append(f"grads[{w!r}]")
+            o, key = _owner(obj, children, w)
+            names = [g.format(key) for g in GRAD_NAMES if isinstance(getattr(o, g.format(key), None), np.ndarray)
+                     or _is_number(getattr(o, g.format(key), None))]  # dalpha = np.sum(...): a number
+            if isinstance(_grad(o, f"grads[{key!r}]"), np.ndarray):  # self.grads = {"W": ...} beside self.W
+                names.append(f"grads[{key!r}]")
             if len(names) > 1:
-                raise AdapterError(f"{type(obj).__name__}.{w} has several gradient attributes after backward "
+                raise AdapterError(f"{type(o).__name__}.{key} has several gradient attributes after backward "
                                    f"({', '.join(names)}); keep one. {expected()}")
             if names:
                 found[w] = names[0]
         return found
+
+
+def _lazy_build(obj, inputs, kw):
+    """One forward whose new parameters are kept (Keras-style: weights created in the first forward, from
+    the input's shape); every other change is undone. Returns the parameters it created (``W``, ``l1.W``)."""
+    def params():
+        out = {}
+        for prefix, o in [("", obj), *((n + ".", c) for n, c in sublayers(obj))]:
+            d = getattr(o, "__dict__", {})
+            out.update({prefix + k: v for k, v in d.items() if isinstance(v, np.ndarray) and v.dtype.kind == "f"})
+            if isinstance(d.get("params"), dict):
+                out.update({prefix + k: v for k, v in d["params"].items() if isinstance(v, np.ndarray)})
+        return out
+    before = params()
+    children = dict(sublayers(obj))
+    with _all_undone([obj, *children.values()], keep_new=True) as gens:
+        _run(obj, gens, inputs, kw)
+    after = params()
+    return [k for k in after if k not in before and not any(after[k] is x for x in inputs)]
 
 
 def _grad(obj, name):
@@ -513,9 +649,11 @@ def adapt(obj, inputs=None, training=True):
     """Present ``obj`` (what :func:`build` returned) as a manualprop layer: ``(layer, info)``.
 
     ``inputs``: probe inputs (without them, the gradient attributes the object has now); ``training``
-    for a probe forward that takes it. ``info``: ``protocol`` (``manualprop``, ``attribute``, ``seed``,
-    ``plain``, ``cs231n``), header ``text``, ``unchecked`` (weights without a gradient), ``unseen``
-    (arrays forward uses, not in ``params``), ``forward_training``. AdapterError: two gradients for one weight.
+    for a probe forward that takes it. A first forward on them is kept where it creates parameters
+    (:func:`_lazy_build`). Parameters of sub-layers (:func:`sublayers`) have dotted names (``l1.W``).
+    ``info``: ``protocol`` (``manualprop``, ``attribute``, ``seed``, ``plain``, ``cs231n``), header
+    ``text``, ``unchecked`` (weights without a gradient), ``unseen`` (arrays forward uses, not in
+    ``params``), ``forward_training``. AdapterError: two gradients for one weight.
     """
     if isinstance(obj, FunctionPair):
         f = obj.student_forward.__name__
@@ -532,35 +670,102 @@ def adapt(obj, inputs=None, training=True):
     info = {"forward_training": tr or mk is not None, "unchecked": [], "unseen": []}
     if mk is not None:  # the header says forward(X, train=False), not training=False
         info["mode_keyword"] = [mk[0], repr(mk[1]), repr(mk[2])]
-    arrays = _float_arrays(obj)
-    own = isinstance(getattr(obj, "params", None), dict)
-    if own:
-        params = list(obj.params.values())
-        others = [k for k, v in arrays.items() if not any(np.shares_memory(v, p) for p in params
-                                                          if isinstance(p, np.ndarray))]
-        used, _ = (_try(_used_arrays, obj, inputs, kw, others) if inputs is not None else None) or (None, None)
-        info.update(protocol="manualprop", text="manualprop (params/grads dicts)", unseen=used or [])
+    built = (_try(_lazy_build, obj, inputs, _training_kw(obj.forward, False, mk)) or []) if inputs is not None else []
+    arrays, children = _float_arrays(obj), dict(sublayers(obj))
+    if isinstance(getattr(obj, "params", None), dict):
+        info.update(protocol="manualprop", text="manualprop (params/grads dicts)" + _built(built, obj.params),
+                    unseen=_unseen(obj, inputs, kw, arrays, children))
         return (obj if tr else _wrap(obj, {}, own=True)), info  # a wrapper passes training= as train= etc.
-    used, y = (_try(_used_arrays, obj, inputs, kw, list(arrays)) if inputs is not None else None) or (None, None)
+    numbers = _float_numbers(obj)  # self.alpha = 0.25: a parameter if backward sets self.dalpha
+    cand, sub_pairs, sub_numbers = _sub_candidates(children)
+    used, y = (_try(_used_arrays, obj, inputs, kw, list(arrays) + list(numbers) + cand, children)
+               if inputs is not None else None) or (None, None)
     if used is None:  # no probe: the gradient attributes present now
         pairs = {w: g.format(w) for w in arrays for g in GRAD_NAMES if g.format(w) in arrays}
     else:
-        pairs = _try(_grad_attrs, obj, inputs, kw, used) or {}
-    info["unchecked"] = [w for w in (used or []) if w not in pairs]
-    if pairs:
-        shown = ", ".join(f"{w}/{g}" for w, g in pairs.items())
-        lay = _layout(arrays[next(iter(pairs))], inputs or [], y) if y is not None else ""
+        pairs = _try(_grad_attrs, obj, inputs, kw, used, children) or {}
+    pairs = _in_order({**pairs, **sub_pairs}, children)
+    info["unchecked"] = [w for w in (used or []) if w not in pairs and w not in numbers and w not in sub_numbers]
+    top = {w: g for w, g in pairs.items() if "." not in w}
+    if top:
+        shown = ", ".join(f"{w}/{g}" + (" (a number, set as the attribute)" if w in numbers else "")
+                          for w, g in top.items())
+        first = next((w for w in top if w in arrays), None)
+        lay = _layout(arrays[first], inputs or [], y) if y is not None and first else ""
         info.update(protocol="attribute", text=f"attribute style ({shown}){lay}",
                     grad_attrs=[f"{w}:{g}" for w, g in pairs.items()])  # the diagnosis names self.dW
+    elif pairs:
+        info.update(protocol="attribute", text="a layer made of sub-layers",
+                    grad_attrs=[f"{w}:{g}" for w, g in pairs.items()])
     elif info["unchecked"]:
         info.update(protocol="seed", text=f"array attributes without gradients ({', '.join(info['unchecked'])}): "
                                           "backward(dY) -> dX only")
     else:
         info.update(protocol="plain", text="a class with forward/backward and no parameters")
+    info["text"] += (_children_text(children, pairs, ": " if pairs and not top else "; sub-layers ", info["unchecked"])
+                     + _built(built, pairs))
     if used is None and inputs is not None:
         info["text"] += (" (found without running forward: on the probe input it raised or gave two different "
                          "outputs)")
     return _wrap(obj, pairs), info
+
+
+def _sub_candidates(children):
+    """``(attribute names of sub-layers without params dicts (``l1.W``), {``l2.W``: ``grads['W']``} of those
+    with one, the number attributes among the first)``."""
+    cand, pairs, numbers = [], {}, []
+    for name, c in children.items():
+        p = getattr(c, "params", None)
+        if isinstance(p, dict):
+            pairs.update({f"{name}.{k}": f"grads[{k!r}]" for k, v in list(p.items())[:MAX_PROBED]
+                          if isinstance(k, str) and isinstance(v, np.ndarray) and v.dtype.kind == "f" and v.size})
+        else:
+            cand += [f"{name}.{k}" for k in _float_arrays(c)]
+            numbers += [f"{name}.{k}" for k in _float_numbers(c)]
+    return cand + numbers, pairs, numbers
+
+
+def _in_order(pairs, children):
+    """``pairs`` in PyTorch's ``named_parameters`` order: the layer's own, then each sub-layer's in turn."""
+    rank = {n: i for i, n in enumerate(children, 1)}
+    return dict(sorted(pairs.items(), key=lambda kv: rank.get(kv[0].rpartition(".")[0], 0)))
+
+
+def _children_text(children, pairs, lead, unchecked=()):
+    """The header's account of the sub-layers: each one's parameters, checked under dotted names."""
+    if not children:
+        return ""
+    parts = []
+    for name, c in children.items():
+        mine = [w for w in pairs if w.rpartition(".")[0] == name]
+        bare = [w for w in unchecked if w.rpartition(".")[0] == name]
+        style = "params/grads dicts" if isinstance(getattr(c, "params", None), dict) else "attributes"
+        parts.append(f"{name} ({type(c).__name__}: " + (f"{', '.join(mine)}, {style}" if mine else "") +
+                     ("; " if mine and bare else "") + (f"{', '.join(bare)} without gradients" if bare else "")
+                     + ("no parameters" if not mine + bare else "") + ")")
+    checked = any("." in w for w in pairs)
+    return lead + ", ".join(parts) + ("; their parameters are checked under these dotted names" if checked else "")
+
+
+def _built(built, params):
+    """The header's note on parameters the first forward created (:func:`_lazy_build`)."""
+    made = [k for k in built if k in params]
+    return f" (created by the first forward, then checked: {', '.join(made)})" if made else ""
+
+
+def _unseen(obj, inputs, kw, arrays, children):
+    """Arrays of a params-dict layer (and of its sub-layers) that forward uses but ``params`` does not hold."""
+    params = [p for p in obj.params.values() if isinstance(p, np.ndarray)]
+    def outside(v):
+        return not any(np.shares_memory(v, p) for p in params)
+    others = [k for k, v in arrays.items() if outside(v)]
+    cand, sub_pairs, _ = _sub_candidates(children)
+    sub_dicts = [n for n in sub_pairs if outside(children[n.rpartition(".")[0]].params[n.rpartition(".")[2]])]
+    cand = [n for n in cand if not _is_number(_owner(obj, children, n)[0].__dict__.get(n.rpartition(".")[2]))
+            and outside(getattr(*_owner(obj, children, n)))]
+    used, _ = (_try(_used_arrays, obj, inputs, kw, others + cand, children) if inputs is not None
+               else None) or (None, None)
+    return (used or []) + sub_dicts
 
 
 def _wrap(obj, pairs, own=False):

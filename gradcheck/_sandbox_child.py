@@ -526,7 +526,7 @@ class Child:
         args = [req["dY"]] if req.get("dY") is not None else []
         before = [a.copy() for a in args]  # a backward that writes into dY: sent back, so the parent sees it
         try:
-            guard = self.AD.cache_guard(obj) if args else None  # and one that writes into its cache: refused
+            guard = self.AD.cache_guard(obj)  # one that writes into its cache (a layer's or a loss's): refused
         except BaseException:  # noqa: BLE001 - a student's object this cannot read: nothing watched
             guard = None
         try:

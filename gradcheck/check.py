@@ -23,10 +23,11 @@ from .compare import (
     compare,
     default_atol,
     kink_mask,
+    own_scale_atol,
     relative_error,
 )
 from .config import MODES, CheckConfig, mode_word, training_modes
-from .errors import TwinError, UsageError
+from .errors import StudentCodeError, TwinError, UsageError
 from .numerical import (
     directional_derivatives,
     grown_step,
@@ -40,8 +41,10 @@ from .sources import (
     Call,
     TapeUnavailable,
     build_twin,
+    cache_guard,
     copy_params_to_twin,
     hold_masks,
+    in_place,
     manual_forward,
     manual_source,
     reference_source,
@@ -153,8 +156,10 @@ def _check_mode(call: Call, cfg: CheckConfig, rng, twin, init, reference, upstre
     shapes = {k: x.shape for k, x in zip(call.keys, call.inputs)}
     shapes.update({k: p.shape for k, p in call.params.items()})
     atols = {k: atol for k in dkeys}  # a swamped tensor's own, after its step grew (_numerical_comparisons)
+    # the default atol's round-off part alone: the atol of gradients all below the floor (own_scale_atol)
+    roundoff = default_atol(Y, G, cfg.step, cfg.method, floor=0.0) if cfg_atol_default else None
     comps, numerical = _numerical_comparisons(call, cfg, G, Y.shape, sources, dkeys, shapes, display, notes,
-                                              atols if cfg_atol_default and atol > ATOL_FLOOR else None)
+                                              atols, cfg_atol_default and atol > ATOL_FLOOR, roundoff)
     records += _assemble(dkeys, display, shapes, sources, comps, cfg.rtol, atols)
     for k in dkeys:  # a default atol above every |gradient| passes anything
         if cfg_atol_default and atols[k] > ATOL_FLOOR:
@@ -185,17 +190,21 @@ def _upstream(upstream, rng, shape, owner) -> np.ndarray:
     return G
 
 
-def _numerical_comparisons(call, cfg, G, y_shape, sources, dkeys, shapes, display, notes, atols=None):
+def _numerical_comparisons(call, cfg, G, y_shape, sources, dkeys, shapes, display, notes, atols, grow=False,
+                           roundoff=None):
     """The numerical source by the configured plan, compared with every analytic source except the reference.
 
-    ``atols``: the default atol per key when it is the round-off of a large output; a tensor it
-    swamps (above :data:`NOISY` of its largest |gradient|) is estimated with a grown step
-    (:func:`gradcheck.numerical.grown_step`) and its entry lowered to that step's round-off.
+    ``atols``: the atol per key, updated here. ``grow``: the default atol is the round-off of a large
+    output; a tensor it swamps (above :data:`NOISY` of its largest |gradient|) is estimated with a
+    grown step (:func:`gradcheck.numerical.grown_step`), its atol lowered to that step's round-off.
+    ``roundoff``: the default atol without its floor (None: the user's atol); a tensor all below
+    the floor, or whose directional test failed, is compared at its own scale (:func:`_own_scale`).
     """
     analytic = [src for src in ("manual", "tape") if src in sources]
     comps: dict[str, dict[str, Comparison]] = {k: {} for k in dkeys}
     numerical: dict[str, np.ndarray] = {}
     rtol, atol = cfg.rtol, cfg.atol
+    strict: list[str] = []  # keys whose directional test failed
     many = call.forward_many(y_shape)
     rng = np.random.default_rng([cfg.seed, 1])
 
@@ -209,7 +218,10 @@ def _numerical_comparisons(call, cfg, G, y_shape, sources, dkeys, shapes, displa
             return max(float(np.nanmax(np.abs(g), initial=0.0)) for g in [*(sources[s][k] for s in analytic), *more])
 
     def swamped(k, *more):
-        return atols is not None and atols[k] > NOISY * scale(k, *more) and scale(k, *more) > 0
+        return grow and atols[k] > NOISY * scale(k, *more) and scale(k, *more) > 0
+
+    def below_floor(k, top):  # every compared |entry| within the floor: a comparison that passes anything
+        return roundoff is not None and atols[k] <= ATOL_FLOOR and 0 < top <= atols[k]
 
     def elements(k, sc, mask=None, how="elements", indices=None):
         if swamped(k, sc.grad):
@@ -221,9 +233,12 @@ def _numerical_comparisons(call, cfg, G, y_shape, sources, dkeys, shapes, displa
                              f"|{display[k]}| <= {top:.3g}, so {display[k]} was differenced with a step "
                              f"{eps / cfg.step:g} times larger (eps={eps:.3g}, up to where the estimates "
                              f"stop agreeing: Nocedal & Wright sec. 8.1) and compared with atol={atols[k]:.2g}")
+        cs = _versus_scan(mine := {s: sources[s][k] for s in analytic}, sc, rtol, atols[k], mask, how)
+        if roundoff is not None and _own_scale(k, scale(k, sc.grad), atols, roundoff, display[k], notes,
+                                               below_floor(k, scale(k, sc.grad)), k in strict and cs):
+            cs = _versus_scan(mine, sc, rtol, atols[k], mask, how)
         numerical[k] = sc.grad
-        comps[k].update(_versus_scan({s: sources[s][k] for s in analytic}, sc, rtol,
-                                     atol if atols is None else atols[k], mask, how))
+        comps[k].update(cs)
 
     if cfg.mode == "full":
         for k, sc in scan(dkeys).items():
@@ -241,28 +256,64 @@ def _numerical_comparisons(call, cfg, G, y_shape, sources, dkeys, shapes, displa
     dd = directional_derivatives(call.forward, call.inputs, call.params, G, input_names=call.keys,
                                  groups=[[k] for k in dkeys], n_dirs=cfg.n_dirs, eps=cfg.step, rng=rng,
                                  method="central" if cfg.method == "complex" else cfg.method)
-    failing = []
+    failing, tops = _directional_comparisons(dd, dkeys, sources, analytic, comps, rtol, atol)
+    noisy = [k for k in dkeys if k not in failing and swamped(k)]
+    tiny = [k for k in dkeys if k not in failing + noisy and below_floor(k, tops[k])]
+    strict[:] = failing
+    for keys, why in ((noisy, "the round-off of the finite differences swamps {}, whose directional test cannot "
+                               "tell; checked element by element with a grown step"),
+                      (tiny, "every directional derivative of {} is below atol, so that test cannot tell; "
+                             "checked element by element")):
+        notes += [f"fast mode: {why.format(', '.join(display[k] for k in keys))}"] if keys else []
+    if failing + noisy + tiny:
+        for k, sc in scan(failing + noisy + tiny).items():
+            elements(k, sc)
+    notes += [_after_directional(display[k], comps[k], atols[k] < atol) for k in failing]
+    return comps, numerical
+
+
+def _after_directional(name, comps, own) -> str:
+    """The note on a tensor whose directional test failed: the element check (``own``: at its own scale) decides."""
+    ok = all(c.passed for c in comps.values() if c.how != "directional")
+    scale = f" (at {name}'s own scale)" if own else ""
+    return (f"fast mode: the directional test of {name} was outside tolerance; element by element"
+            + (f"{scale} every entry matches, so the directional difference was round-off of the sums"
+               if ok else " it fails too (see the table)"))
+
+
+def _directional_comparisons(dd, dkeys, sources, analytic, comps, rtol, atol):
+    """Each analytic source's directional derivatives against the numerical ones, into ``comps``:
+    ``(keys that failed, {key: largest |directional derivative|})``."""
+    failing, tops = [], {}
     for k in dkeys:
         num_vals = np.array([v for _, v in dd[(k,)]])
+        tops[k] = 0.0
         for src in analytic:
             an_vals = np.array([float(np.sum(sources[src][k] * u[k])) for u, _ in dd[(k,)]])
-            c = compare(an_vals, num_vals, f"{src}-vs-numerical", rtol=rtol,
-                        atol=atol, how="directional")
+            with np.errstate(invalid="ignore"):
+                tops[k] = max(tops[k], float(np.nanmax(np.abs([*an_vals, *num_vals]), initial=0.0)))
+            c = compare(an_vals, num_vals, f"{src}-vs-numerical", rtol=rtol, atol=atol, how="directional")
             comps[k][c.pair] = c
             if not c.passed and k not in failing:
                 failing.append(k)
-    noisy = [k for k in dkeys if k not in failing and swamped(k)]
-    if failing:
-        notes.append("fast mode: the directional test failed for " + ", ".join(display[k] for k in failing)
-                     + "; those tensors were then checked element by element")
-    if noisy:
-        notes.append("fast mode: the round-off of the finite differences swamps " + ", ".join(display[k] for k in noisy)
-                     + ", whose directional test cannot tell; checked element by element with a grown step")
-        failing += noisy
-    if failing:
-        for k, sc in scan(failing).items():
-            elements(k, sc)
-    return comps, numerical
+    return failing, tops
+
+
+def _own_scale(k, top, atols, roundoff, name, notes, vacuous, failed_directional=None) -> bool:
+    """Lower ``atols[k]`` to the tensor's own scale (:func:`gradcheck.compare.own_scale_atol`) where every
+    |entry| is below the floor (``vacuous``), or the directional test failed and the element comparisons
+    ``failed_directional`` (``{pair: Comparison}``) pass. The note says so; False when nothing changed."""
+    own = own_scale_atol(top, roundoff)
+    if not (vacuous or failed_directional and all(c.passed for c in failed_directional.values())):
+        return False
+    if not top > 0 or own >= atols[k]:
+        return False
+    a0, atols[k] = atols[k], own
+    why = (f"every |{name}| is below atol={a0:.2g} (at most {top:.3g}), a comparison any gradient of that size "
+           "would pass" if vacuous else "its directional test failed")
+    notes.append(f"{name}: {why}; so {name} was compared at its own scale, with atol={own:.2g} (1e-9 of its "
+                 f"largest |entry|, not below the round-off {roundoff:.2g})")
+    return True
 
 
 def _versus_scan(analytic: dict[str, np.ndarray], sc, rtol, atol, mask=None, how="elements"):
@@ -327,17 +378,25 @@ def check_loss(loss: Any, y_true: Any, y_pred: Any, *, twin: Any = "auto", init:
     yt = np.array(y_true, copy=True)
     ps = V.fmt_shape(yp.shape)
 
-    def value() -> float:
-        out = V.call_student(loss.forward, yt.copy(), yp.copy(), owner=owner,
-                             call=f"forward(y_true, y_pred) with y_pred of shape {ps}",
+    def value(x=yp) -> float:
+        args = [yt.copy(), x.copy()]
+        out = V.call_student(loss.forward, *args, owner=owner, call=f"forward(y_true, y_pred) with y_pred of shape {ps}",
                              expected="Expected forward to return the loss as a float.")
+        for n, a, b in zip(("y_true", "y_pred"), args, (yt, x)):  # as a layer's forward (manual_forward)
+            if not np.array_equal(a, b, equal_nan=True):
+                raise in_place(owner, "forward", f"input {n}", "z = y_pred - y_pred.max(axis=1, keepdims=True) "
+                               "rather than y_pred -= ...", " (the caller still uses it)", "a loss")
         return float(V.check_output(out, owner=owner, tensor="L", produced_by="forward(y_true, y_pred)",
                                     expected_shape=(), expected_why="a scalar loss", integer_ok=True))
 
     L = value()
     rtol, atol = cfg.rtol, cfg.atol_for(L, 1.0)
+    # a sandboxed loss's cache is watched in the child (gradcheck.sandbox.RemoteLoss.backward raises)
+    guard = None if getattr(loss, "cache_guarded", False) else cache_guard(loss)
     g = V.call_student(loss.backward, owner=owner, call="backward()",
                        expected=f"Expected backward to return dL/{gname[1:]} of shape {ps}.")
+    if guard is not None and (msg := guard()):
+        raise StudentCodeError(msg)
     sources = {"manual": {"y_pred": V.check_output(g, owner=owner, tensor=gname, produced_by="backward()",
                                                    expected_shape=yp.shape, expected_why="the shape of y_pred")}}
     twin_obj, note = resolve_twin(loss, twin, init, "loss")

@@ -135,7 +135,7 @@ def _report(args, layer, diag, cname: str, color: bool, jacobian, unchecked) -> 
         print()
         print(colorize(V.wrap(
             f"FAIL: {cname}.backward sets no gradient for {', '.join(missing)} (expected "
-            f"{', '.join('self.d' + w for w in missing)}, as for the other weights); the gradients "
+            f"{', '.join('self.' + _grad_name(w) for w in missing)}, as for the other weights); the gradients "
             "that are set match, but a weight without its gradient is not trained. Store it in "
             "backward."), color))
         return EXIT_MISMATCH
@@ -273,8 +273,14 @@ def protocol_lines(layer, init: dict[str, Any], training: tuple[bool, ...] = (Fa
                      + f" (forward(X, {calls}))"
                      + _mode_why(layer, requested, training, (name, off, on)))
     unchecked, unseen = list(info.get("unchecked") or []), list(info.get("unseen") or [])
+    sub = [w for w in unchecked if "." in w]  # a sub-layer's (l1.W): named in a warning
+    if sub and info.get("protocol") == "seed":
+        lines.append(f"WARNING: forward uses the sub-layer array{'s' * (len(sub) > 1)} {', '.join(sub)}, whose "
+                     f"backward sets no gradient ({', '.join(_grad_name(w) for w in sub)}): the checker cannot check "
+                     f"{'it' if len(sub) == 1 else 'them'}; only the gradient of the input is checked.")
+        unchecked = [w for w in unchecked if w not in sub]
     names = ", ".join(unchecked)
-    grads = ", ".join(f"d{w}" for w in unchecked)
+    grads = ", ".join(_grad_name(w) for w in unchecked)
     if unchecked and info.get("protocol") == "seed":
         lines.append(f"note: {names} {'is a parameter' if len(unchecked) == 1 else 'are parameters'} with no "
                      f"gradient to check: backward computes no {grads}, so only the gradient of the input is "
@@ -282,14 +288,20 @@ def protocol_lines(layer, init: dict[str, Any], training: tuple[bool, ...] = (Fa
                      f"{'it' if len(unchecked) == 1 else 'them'} checked too.")
     elif unchecked:
         lines.append(f"WARNING: forward uses {names} but backward sets no gradient attribute for "
-                     f"{'it' if len(unchecked) == 1 else 'them'} ({grads}, grad_{unchecked[0]} or "
-                     f"{unchecked[0]}_grad): a missing gradient, so the check fails (exit 1) even "
+                     f"{'it' if len(unchecked) == 1 else 'them'} ({grads}, {_grad_name(unchecked[0], 'grad_')} or "
+                     f"{_grad_name(unchecked[0], '', '_grad')}): a missing gradient, so the check fails (exit 1) even "
                      "where the other gradients match.")
     if unseen:
         lines.append(f"WARNING: forward uses the array attribute{'s' * (len(unseen) > 1)} {', '.join(unseen)}, "
                      "not in params: the checker neither perturbs nor checks "
                      f"{'it' if len(unseen) == 1 else 'them'}. Put every weight in params and its gradient in grads.")
-    return lines, unchecked + unseen
+    return lines, unchecked + unseen + sub
+
+
+def _grad_name(w: str, before: str = "d", after: str = "") -> str:
+    """The gradient attribute of weight ``w``: ``dW``; a sub-layer's ``l1.W``: ``l1.dW``."""
+    path, dot, key = w.rpartition(".")
+    return f"{path}{dot}{before}{key}{after}"
 
 
 #: Largest number of input or output elements for ``--jacobian``.

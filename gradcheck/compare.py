@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 
 __all__ = ["ATOL_FLOOR", "NOISY", "relative_error", "norm_relative_error", "close", "default_atol",
-           "atol_swamp_notes", "Comparison", "compare", "kink_mask"]
+           "own_scale_atol", "atol_swamp_notes", "Comparison", "compare", "kink_mask"]
 
 #: Smallest default absolute tolerance (see :func:`default_atol`).
 ATOL_FLOOR = 1e-9
@@ -42,8 +42,11 @@ def relative_error(a: Any, b: Any, tiny: float = _TINY) -> np.ndarray:
     return np.abs(a - b) / np.maximum(np.abs(a) + np.abs(b), tiny)
 
 
-def default_atol(Y: Any, G: Any, eps: float, method: str = "central") -> float:
-    """``max(ATOL_FLOOR, u * sum|Y * G| / h)`` (module docstring); for a loss ``Y`` = L, ``G`` = 1.
+def default_atol(Y: Any, G: Any, eps: float, method: str = "central", floor: float = ATOL_FLOOR) -> float:
+    """``max(floor, u * sum|Y * G| / h)`` (module docstring); for a loss ``Y`` = L, ``G`` = 1.
+
+    ``floor=0`` gives the round-off estimate alone (the complex step's is 0): what a check of
+    gradients all below the floor compares with (:func:`own_scale_atol`).
 
     >>> default_atol(np.ones(10), np.ones(10), 6.06e-6)  # small: the floor
     1e-09
@@ -53,8 +56,25 @@ def default_atol(Y: Any, G: Any, eps: float, method: str = "central") -> float:
     h = float(eps) / (2.0 if method == "richardson" else 1.0)
     mag = float(np.sum(np.abs(np.asarray(Y, dtype=np.float64) * np.asarray(G, dtype=np.float64))))
     if method == "complex" or not np.isfinite(mag):
-        return ATOL_FLOOR
-    return max(ATOL_FLOOR, float(np.finfo(np.float64).eps) * mag / h)
+        return floor
+    return max(floor, float(np.finfo(np.float64).eps) * mag / h)
+
+
+def own_scale_atol(top: float, roundoff: float) -> float:
+    """The atol of a tensor compared at its own scale: ``max(ATOL_FLOOR * top, roundoff)``.
+
+    Where every |entry| of a gradient is below :data:`ATOL_FLOOR` (``top``, the largest), the
+    floor passes any gradient of that size (a factor 2 in ``1e-10 * X``); the floor is meant for
+    gradients of order 1, so it is scaled to ``top``, and never below ``roundoff``, the finite
+    differences' own round-off (:func:`default_atol` with ``floor=0``). The rule stays
+    :func:`compare`'s; only the atol it is given changes.
+
+    >>> own_scale_atol(0.5, 1e-20)  # halving is exact
+    5e-10
+    >>> own_scale_atol(1e-3, 1e-11)  # the round-off is larger
+    1e-11
+    """
+    return max(ATOL_FLOOR * float(top), float(roundoff))
 
 
 def atol_swamp_notes(atol: float, grads: dict[str, list[np.ndarray]], how: str = "default") -> list[str]:

@@ -29,7 +29,7 @@ from . import _validation as V
 from ._adapters import _state as _rng_state
 from ._adapters import generators as _find_rngs  # the one walk, also run in the sandbox child
 from .check import CheckResult, TensorRecord, check_layer
-from .compare import close, compare, kink_mask, relative_error
+from .compare import ATOL_FLOOR, close, compare, kink_mask, relative_error
 from .config import CheckConfig, mode_word, training_modes
 from .errors import GradcheckError, UsageError
 from .numerical import DEFAULT_EPS, difference_quotient, numerical_gradient
@@ -1338,6 +1338,9 @@ def _tensor_signature(L: _Layer, t, m, n, c, res: CheckResult) -> Finding:
         method=res.method)[key], res.eps, res.rtol, res.atol_of(t))
     if noise is not None:  # a mismatch the numerical gradient cannot resolve: no bug is named
         return _find("numerical-noise", t, err=noise[0], unc=noise[1])
+    m0, n0, own = m, n, res.atol_of(t)
+    if 0 < own < ATOL_FLOOR:  # compared at its own scale (every entry below the floor): the signatures'
+        m, n = m / (own / ATOL_FLOOR), n / (own / ATOL_FLOOR)  # tolerances are for gradients of order 1
     other_input = key[1:] in L.names and key != L.keys[0]
     p = L.params.get(key, L.inputs[L.names.index(key[1:])] if other_input else None)
     hint = None if p is None else _layout_hint(key.lstrip("@"), L.inputs[0], L.G, n)
@@ -1366,7 +1369,7 @@ def _tensor_signature(L: _Layer, t, m, n, c, res: CheckResult) -> Finding:
             continue
         if found:
             return _find(found[0], t, **found[1])
-    return _worst_element(t, m, n, res.rtol, res.atol_of(t))
+    return _worst_element(t, m0, n0, res.rtol, own)
 
 
 def _shape_signatures(L: _Layer, rets, grads, bad_shape, diag: Diagnosis) -> None:

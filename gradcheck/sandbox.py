@@ -832,6 +832,21 @@ def _names(names: Sequence[str], n: int) -> list[str]:
     return list(names) if len(names) >= n else ["X"] if n == 1 else [f"X{i}" for i in range(n)]
 
 
+def _input_written(owner: str, meta: dict, names: Sequence[str], what: str = "a layer") -> None:
+    """InputModifiedError (a wrong result, exit 1) when the child's forward reply says an input
+    (``names[i]``) was written into: the caller's array changed (the sentence of
+    :func:`gradcheck.sources.manual_forward`)."""
+    mutated = [i for i in meta.get("mutated") or [] if isinstance(i, int) and 0 <= i < len(names)]
+    if mutated:
+        from .errors import InputModifiedError
+
+        n = names[mutated[0]]
+        raise InputModifiedError(paragraph(
+            f"{owner}.forward modified its input {n} in place;",
+            f"{what} must not write into {n} (the previous layer or the caller still uses it).",
+            "Compute into a new array instead, e.g. np.maximum(X, 0) rather than X[X < 0] = 0."))
+
+
 class _Remote:
     """Shared part of :class:`RemoteLayer` and :class:`RemoteLoss`."""
 
@@ -851,7 +866,7 @@ class _Remote:
         #: ``unchecked``, ``unseen``, ``forward_training``; strings from the (untrusted) child, cleaned
         info = meta.get("protocol") if isinstance(meta.get("protocol"), dict) else {}
         self.protocol = {str(k)[:40]: [_clean(x) for x in v][:64] if isinstance(v, (list, tuple)) else
-                         v if isinstance(v, bool) else _clean(v) for k, v in list(info.items())[:16]}
+                         v if isinstance(v, bool) else _clean(v, 1500) for k, v in list(info.items())[:16]}
         self.grads: dict[str, np.ndarray] = {}
         #: the staff policy of :meth:`Sandbox.load_layer`; :attr:`forward_calls_in_backward` the last count
         self.no_forward_in_backward, self.forward_calls_in_backward = False, None
@@ -1000,15 +1015,7 @@ class RemoteLayer(_Remote):
                           "Expected forward to return the output array.")
         self._last_inputs = xs
         self.call_keywords = _keywords(meta.get("keywords"))
-        mutated = [i for i in meta.get("mutated") or [] if isinstance(i, int) and 0 <= i < len(xs)]
-        if mutated:
-            n = _names(self.forward_params, len(xs))[mutated[0]]
-            from .errors import InputModifiedError
-
-            raise InputModifiedError(paragraph(  # a wrong result (exit 1): the caller's X changed
-                f"{self.class_name}.forward modified its input {n} in place;",
-                f"a layer must not write into {n} (the previous layer or the caller still uses it).",
-                "Compute into a new array instead, e.g. np.maximum(X, 0) rather than X[X < 0] = 0."))
+        _input_written(self.class_name, meta, _names(self.forward_params, len(xs)))
         return _value_to_array(meta.get("value"), owner=self.class_name, tensor="Y", produced_by=call)
 
     def backward(self, dY: np.ndarray) -> Any:
@@ -1047,6 +1054,8 @@ class RemoteLoss(_Remote):
     """Parent-side proxy of a loss in a :class:`Sandbox` (``forward(y_true, y_pred)``, ``backward()``)."""
 
     _loss = True
+    #: the child watches the cache of each backward, as a layer's (gradcheck._adapters.cache_guard)
+    cache_guarded = True
 
     def _call_text(self, inputs: Sequence[np.ndarray], training: bool | None = None) -> str:  # noqa: ARG002
         return f"forward(y_true, y_pred) with y_pred of shape {fmt_shape(np.shape(inputs[-1]))}"
@@ -1057,6 +1066,7 @@ class RemoteLoss(_Remote):
         call = self._call_text([yp])
         meta = self._call("forward", call, {"inputs": [yt, yp], "params": {}, "training": None},
                           "Expected forward to return the loss as a float.")
+        _input_written(self.class_name, meta, ["y_true", "y_pred"], "a loss")
         arr = _value_to_array(meta.get("value"), owner=self.class_name, tensor="L", produced_by=call,
                               allow_scalar=True)
         if arr.size != 1:
@@ -1067,8 +1077,10 @@ class RemoteLoss(_Remote):
     def backward(self) -> np.ndarray:
         """The student's ``backward()``: dL/dy_pred, validated as an ndarray."""
         g = self.scalars.get("gradient_name") if isinstance(self.scalars.get("gradient_name"), str) else "dy_pred"
-        return _value_to_array(self._backward(None, "backward()").get("value"), owner=self.class_name, tensor=g,
-                               produced_by="backward()")
+        meta = self._backward(None, "backward()")
+        if isinstance(meta.get("cache_written"), str):  # the child's _adapters.cache_guard, as for a layer
+            raise StudentCodeError(meta["cache_written"][:2000])
+        return _value_to_array(meta.get("value"), owner=self.class_name, tensor=g, produced_by="backward()")
 
 
 _DATA_FILES = ("Only the .py files of the layer's folder are copied into the sandbox, as grading does: a data "

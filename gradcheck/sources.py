@@ -23,7 +23,8 @@ from . import _validation as V
 from ._adapters import cache_guard
 from .errors import InputModifiedError, StudentCodeError, TwinError, UsageError
 
-__all__ = ["Call", "manual_source", "tape_source", "reference_source", "build_twin", "constructor_kwargs", "copy_params_to_twin",
+__all__ = ["Call", "in_place", "manual_source", "tape_source", "reference_source", "build_twin", "constructor_kwargs",
+           "copy_params_to_twin",
            "resolve_twin", "share_masks", "hold_masks", "training_differs", "SAME_IN_BOTH_MODES", "TapeUnavailable"]
 
 #: The note of a check that ran once because both modes give the same output.
@@ -76,9 +77,11 @@ class Call:
         return many
 
 
-def _in_place(owner: str, method: str, tensor: str, example: str, why: str = "") -> StudentCodeError:
+def in_place(owner: str, method: str, tensor: str, example: str, why: str = "", what: str = "a layer") -> StudentCodeError:
+    """The error of a ``forward`` (InputModifiedError: a wrong result, exit 1) or ``backward``
+    (StudentCodeError, exit 3) that wrote into ``tensor`` (``"input X"``); ``what``: a layer or a loss."""
     return (InputModifiedError if method == "forward" else StudentCodeError)(V.paragraph(
-        f"{owner}.{method} modified its {tensor} in place;", f"a layer must not write into {tensor.split()[-1]}{why}.",
+        f"{owner}.{method} modified its {tensor} in place;", f"{what} must not write into {tensor.split()[-1]}{why}.",
         f"Compute into a new array instead, e.g. {example}."))
 
 
@@ -88,7 +91,7 @@ def manual_forward(call: Call) -> tuple[np.ndarray, np.ndarray]:
     Y = call.forward(*x_in)
     for n, a, b in zip(call.names, x_in, call.inputs):
         if not np.array_equal(a, b):
-            raise _in_place(call.owner, "forward", f"input {n}", "np.maximum(X, 0) rather than X[X < 0] = 0",
+            raise in_place(call.owner, "forward", f"input {n}", "np.maximum(X, 0) rather than X[X < 0] = 0",
                             " (the previous layer or the caller still uses it)")
     return Y, call.forward(*[x.copy() for x in call.inputs])
 
@@ -106,7 +109,7 @@ def manual_source(call: Call, G: np.ndarray) -> dict[str, np.ndarray]:
     if guard is not None and (msg := guard()):
         raise StudentCodeError(msg)
     if not np.array_equal(dY, G, equal_nan=True):
-        raise _in_place(owner, "backward", "upstream gradient dY", "dY * (X > 0) rather than dY[X <= 0] = 0",
+        raise in_place(owner, "backward", "upstream gradient dY", "dY * (X > 0) rather than dY[X <= 0] = 0",
                         " (in a network the same dY can also reach another branch: a residual connection, or an "
                         "output used twice)")
     manual = V.check_input_grads(ret, owner=owner, produced_by=bcall, names=names, inputs=inputs, keys=call.keys)
