@@ -133,6 +133,50 @@ def _not_saved(v):
     return ns
 
 
+class Scatter:
+    """A gradient that is zero except at ``x[key]``, where it is ``value``: what the VJP of a
+    basic-index ``x[key]`` (ints, slices, None, ``...``) returns in a plain backward pass.
+
+    Written densely it would be ``z = zeros(shape); z[key] = value``, and an ``x`` read
+    slice by slice (``x[:, t]`` for every time step ``t``) would get ``T`` full-size arrays
+    of zeros, summed by the walk: O(T^2) work for O(T) values. Instead the walk writes
+    ``value`` into one buffer per input, in place (:meth:`add_to`): the first contribution
+    into fresh zeros, the next ones with ``+=`` at their own positions. Each element sees
+    the same additions in the same order as the dense sum, so the numbers are the same.
+    (TensorFlow's ``IndexedSlices``, JAX's scatter-add and PyTorch's ``index_put_`` with
+    ``accumulate=True`` are the same idea.) ``np.asarray(scatter)`` gives the dense array.
+    """
+
+    __slots__ = ("key", "value", "shape")
+
+    def __init__(self, key, value, shape):
+        self.key, self.value, self.shape = key, value, tuple(shape)
+
+    def dense(self, dtype=None):
+        """The gradient as an ndarray of ``shape``: zeros with ``value`` at ``key``."""
+        z = np.zeros(self.shape, dtype=np.result_type(self.value) if dtype is None else dtype)
+        z[self.key] = self.value
+        return z
+
+    def __array__(self, dtype=None, copy=None):
+        return self.dense(dtype)
+
+    def add_to(self, prev, owned):
+        """``prev + self``, written into ``prev`` itself when ``owned`` (a buffer the walk
+        made, that nothing else holds) and of the right dtype; otherwise into a new buffer.
+
+        Returns ``(result, owned)``: the gradient so far, and whether it is such a buffer."""
+        if prev is None:
+            return self.dense(), True
+        if type(prev) is not np.ndarray or prev.shape != self.shape:
+            return prev + self.dense(), False  # an unusual shape or a scalar: the dense sum
+        dtype = np.result_type(prev, self.value)
+        if not owned or prev.dtype != dtype:
+            prev = prev.astype(dtype)  # a copy: ``prev`` may be held elsewhere (a view of g)
+        prev[self.key] += self.value
+        return prev, True
+
+
 class Node:
     """One recorded primitive application.
 
@@ -1066,12 +1110,14 @@ def _backward(tape, targets, seeds, sources, trace=None):
     if trace:
         trace(f"backward walk over {len(nodes)} recorded ops (last first):")
     get, pop = grads.get, grads.pop
+    owned = set()  # keys whose gradient is a buffer made by Scatter.add_to: written in place
     for pos in range(len(nodes) - 1, -1, -1):
         node = nodes[pos]
         k = node.key
         g = get(k) if k in keep else pop(k, None)
         if g is None:
             continue
+        owned.discard(k)  # handed on to the VJPs (which may return views of it): read only now
         vjps, keys, kwargs, ans = node.prim.vjps, node.keys, node.kwargs, node.out
         if higher:
             ins = [a if isinstance(a, Tensor) else v for a, v in zip(node.args, node.vals)]
@@ -1084,10 +1130,18 @@ def _backward(tape, targets, seeds, sources, trace=None):
             if trace:
                 trace(
                     f"  #{pos:<4d} {node.prim.name:<14s} vjp[{i}]: g {tuple(np.shape(g))} -> "
-                    f"d(arg {i}) {tuple(np.shape(gi))}"
+                    f"d(arg {i}) {tuple(gi.shape if type(gi) is Scatter else np.shape(gi))}"
                 )
             prev = get(ka)
-            grads[ka] = gi if prev is None else prev + gi
+            if type(gi) is Scatter:  # zero outside x[key]: added into one buffer per input
+                grads[ka], mine = gi.add_to(prev, ka in owned)
+                if mine:
+                    owned.add(ka)
+                else:
+                    owned.discard(ka)
+            else:
+                grads[ka] = gi if prev is None else prev + gi
+                owned.discard(ka)
     return grads
 
 
