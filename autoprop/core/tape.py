@@ -13,7 +13,9 @@ How it works (derived in ``lessons/10-gradient-tape.md``):
 * ``gradient(target, sources)`` seeds ``dL/dtarget`` (ones, or ``output_gradients``),
   then walks the nodes in reverse order; each node hands its output's gradient to the
   primitive's vector-Jacobian product (VJP) for every tracked input and accumulates
-  the result. The walk is a loop over a list, never recursion.
+  the result. A slice's VJP (``x[:, t]``) returns a :class:`Scatter`, the slice's
+  gradient and where it goes, which the walk adds into one buffer per input in place.
+  The walk is a loop over a list, never recursion.
 * If another tape is recording while ``gradient`` runs (nested tapes), the VJPs are
   computed on Tensors, so the outer tape records the backward pass and can
   differentiate it again. Otherwise they run on plain numpy arrays and record nothing.
@@ -1110,14 +1112,16 @@ def _backward(tape, targets, seeds, sources, trace=None):
     if trace:
         trace(f"backward walk over {len(nodes)} recorded ops (last first):")
     get, pop = grads.get, grads.pop
-    owned = set()  # keys whose gradient is a buffer made by Scatter.add_to: written in place
+    # keys whose gradient is a buffer Scatter.add_to made, that nothing else holds: later
+    # slices of the same input are added into it in place (every contribution to a key
+    # comes before the key's own node, which hands the buffer on as g, read only from then on)
+    owned = set()
     for pos in range(len(nodes) - 1, -1, -1):
         node = nodes[pos]
         k = node.key
         g = get(k) if k in keep else pop(k, None)
         if g is None:
             continue
-        owned.discard(k)  # handed on to the VJPs (which may return views of it): read only now
         vjps, keys, kwargs, ans = node.prim.vjps, node.keys, node.kwargs, node.out
         if higher:
             ins = [a if isinstance(a, Tensor) else v for a, v in zip(node.args, node.vals)]
