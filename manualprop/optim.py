@@ -180,11 +180,6 @@ class Optimizer:
             self.state[id(var)] = entry
         return entry
 
-    def _checked(self, grad, var, where: str, label: str):
-        """(current value, checked float gradient) of one pair; nothing is updated yet."""
-        p = _read(var, where, label)
-        return p, check_update(_gradient_value(grad), p, where, label)
-
     def clip(self, grads: list) -> list:
         """Apply ``clipnorm`` / ``global_clipnorm`` to a list of gradient arrays.
 
