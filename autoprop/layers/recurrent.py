@@ -45,16 +45,19 @@ class _Recurrent(Layer):
         return x, out
 
     def _input_projections(self, x):
-        """``x_t W_ih^T + b_ih + b_hh`` for every step, as a list of T (N, G*H) tensors
-        (one fused ``linear`` record each).
+        """``x_t W_ih^T + b_ih + b_hh`` for every step, as a list of T (N, G*H) tensors.
 
-        Projected step by step on purpose: slicing one (N, T, G*H) projection with
-        ``a[:, t]`` would make the tape's VJP of each slice a zero-filled (N, T, G*H)
-        array, T times; slicing x costs T arrays of the (smaller) shape (N, T, D).
+        One product for all steps at once, as manualprop's forward computes it: a
+        ``linear`` record on ``x`` seen as (N*T, D), then ``A[:, t]`` for each step. In the
+        backward pass the slices' gradients are written into one (N, T, G*H) array
+        (the tape's sparse slice gradient, ``tape.Scatter``), and ``dX``, ``dW_ih`` and the
+        bias gradient are each one product or sum over all steps, as manualprop's.
         """
         v = self.variables
-        W_ih, b = v["W_ih"], v["b_ih"] + v["b_hh"]
-        return [R.linear(x[:, t], W_ih, b) for t in range(x.shape[1])]
+        N, T, D = x.shape
+        A = R.linear(R.reshape(x, shape=(N * T, D)), v["W_ih"], v["b_ih"] + v["b_hh"])
+        A = R.reshape(A, shape=(N, T, A.shape[1]))
+        return [A[:, t] for t in range(T)]
 
 
 class RNN(_Recurrent):
