@@ -44,8 +44,8 @@ class _Recurrent(Layer):
                 out.append(s if isinstance(s, Tensor) else Tensor(s))
         return x, out
 
-    def _input_projections(self, x):
-        """``x_t W_ih^T + b_ih + b_hh`` for every step, as a list of T (N, G*H) tensors.
+    def _input_projections(self, x, b):
+        """``x_t W_ih^T + b`` for every step, as a list of T (N, G*H) tensors.
 
         One product for all steps at once, as manualprop's forward computes it: a
         ``linear`` record on ``x`` seen as (N*T, D), then ``A[:, t]`` for each step. In the
@@ -53,9 +53,8 @@ class _Recurrent(Layer):
         (the tape's sparse slice gradient, ``tape.Scatter``), and ``dX``, ``dW_ih`` and the
         bias gradient are each one product or sum over all steps, as manualprop's.
         """
-        v = self.variables
         N, T, D = x.shape
-        A = R.linear(R.reshape(x, shape=(N * T, D)), v["W_ih"], v["b_ih"] + v["b_hh"])
+        A = R.linear(R.reshape(x, shape=(N * T, D)), self.variables["W_ih"], b)
         A = R.reshape(A, shape=(N, T, A.shape[1]))
         return [A[:, t] for t in range(T)]
 
@@ -88,9 +87,10 @@ class RNN(_Recurrent):
         """Forward pass of the twin of ``manualprop.RNN``, recorded on any open tape;
         shapes, formula and lesson: see the class docstring. Returns a Tensor."""
         x, (h,) = self._inputs(x, {"h0": h0})
-        W_hh = self.variables["W_hh"]
+        v = self.variables
+        W_hh = v["W_hh"]
         hs = []
-        for a_t in self._input_projections(x):
+        for a_t in self._input_projections(x, v["b_ih"] + v["b_hh"]):
             h = R.tanh(R.linear(h, W_hh, a_t))  # h W_hh^T + a_t: one record
             hs.append(h)
         return np.stack(hs, axis=1)  # (N, T, H); recorded: its VJP splits g along time
@@ -127,9 +127,10 @@ class LSTM(_Recurrent):
         shapes, formula and lesson: see the class docstring. Returns a Tensor."""
         x, (h, c) = self._inputs(x, {"h0": h0, "c0": c0})
         H = self.hidden_size
-        W_hh = self.variables["W_hh"]
+        v = self.variables
+        W_hh = v["W_hh"]
         hs = []
-        for a_t in self._input_projections(x):
+        for a_t in self._input_projections(x, v["b_ih"] + v["b_hh"]):
             a = R.linear(h, W_hh, a_t)  # a_t + h W_hh^T, (N, 4H): one record
             i = R.sigmoid(a[:, :H])
             f = R.sigmoid(a[:, H : 2 * H])
@@ -179,10 +180,9 @@ class GRU(_Recurrent):
         x, (h,) = self._inputs(x, {"h0": h0})
         H = self.hidden_size
         v = self.variables
-        W_ih, W_hh, b_ih, b_hh = v["W_ih"], v["W_hh"], v["b_ih"], v["b_hh"]
+        W_hh, b_ih, b_hh = v["W_hh"], v["b_ih"], v["b_hh"]
         hs = []
-        for t in range(x.shape[1]):
-            a_x = R.linear(x[:, t], W_ih, b_ih)
+        for a_x in self._input_projections(x, b_ih):  # x_t W_ih^T + b_ih, (N, 3H)
             a_h = R.linear(h, W_hh, b_hh)
             r = ap.sigmoid(a_x[:, :H] + a_h[:, :H])
             z = ap.sigmoid(a_x[:, H : 2 * H] + a_h[:, H : 2 * H])
