@@ -1145,7 +1145,8 @@ def _backward(tape, targets, seeds, sources, trace=None):
                     owned.discard(ka)
             else:
                 grads[ka] = gi if prev is None else prev + gi
-                owned.discard(ka)
+                if owned:  # (no slices so far: nothing to forget)
+                    owned.discard(ka)
     return grads
 
 
