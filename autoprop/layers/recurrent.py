@@ -44,19 +44,17 @@ class _Recurrent(Layer):
                 out.append(s if isinstance(s, Tensor) else Tensor(s))
         return x, out
 
-    def _input_projections(self, x, b):
-        """``x_t W_ih^T + b`` for every step, as a list of T (N, G*H) tensors.
+    def _input_projections(self, x):
+        """``x_t W_ih^T + b_ih + b_hh`` for every step, as a list of T (N, G*H) tensors
+        (one fused ``linear`` record each).
 
-        One product for all steps at once, as manualprop's forward computes it: a
-        ``linear`` record on ``x`` seen as (N*T, D), then ``A[:, t]`` for each step. In the
-        backward pass the slices' gradients are written into one (N, T, G*H) array
-        (the tape's sparse slice gradient, ``tape.Scatter``), and ``dX``, ``dW_ih`` and the
-        bias gradient are each one product or sum over all steps, as manualprop's.
+        Each slice ``x[:, t]`` gets its gradient written into one (N, T, D) array by the
+        reverse walk (the tape's sparse slice gradient, ``tape.Scatter``), not a
+        zero-filled (N, T, D) array per step.
         """
-        N, T, D = x.shape
-        A = R.linear(R.reshape(x, shape=(N * T, D)), self.variables["W_ih"], b)
-        A = R.reshape(A, shape=(N, T, A.shape[1]))
-        return [A[:, t] for t in range(T)]
+        v = self.variables
+        W_ih, b = v["W_ih"], v["b_ih"] + v["b_hh"]
+        return [R.linear(x[:, t], W_ih, b) for t in range(x.shape[1])]
 
 
 class RNN(_Recurrent):
@@ -87,10 +85,9 @@ class RNN(_Recurrent):
         """Forward pass of the twin of ``manualprop.RNN``, recorded on any open tape;
         shapes, formula and lesson: see the class docstring. Returns a Tensor."""
         x, (h,) = self._inputs(x, {"h0": h0})
-        v = self.variables
-        W_hh = v["W_hh"]
+        W_hh = self.variables["W_hh"]
         hs = []
-        for a_t in self._input_projections(x, v["b_ih"] + v["b_hh"]):
+        for a_t in self._input_projections(x):
             h = R.tanh(R.linear(h, W_hh, a_t))  # h W_hh^T + a_t: one record
             hs.append(h)
         return np.stack(hs, axis=1)  # (N, T, H); recorded: its VJP splits g along time
@@ -127,10 +124,9 @@ class LSTM(_Recurrent):
         shapes, formula and lesson: see the class docstring. Returns a Tensor."""
         x, (h, c) = self._inputs(x, {"h0": h0, "c0": c0})
         H = self.hidden_size
-        v = self.variables
-        W_hh = v["W_hh"]
+        W_hh = self.variables["W_hh"]
         hs = []
-        for a_t in self._input_projections(x, v["b_ih"] + v["b_hh"]):
+        for a_t in self._input_projections(x):
             a = R.linear(h, W_hh, a_t)  # a_t + h W_hh^T, (N, 4H): one record
             i = R.sigmoid(a[:, :H])
             f = R.sigmoid(a[:, H : 2 * H])
@@ -180,9 +176,10 @@ class GRU(_Recurrent):
         x, (h,) = self._inputs(x, {"h0": h0})
         H = self.hidden_size
         v = self.variables
-        W_hh, b_ih, b_hh = v["W_hh"], v["b_ih"], v["b_hh"]
+        W_ih, W_hh, b_ih, b_hh = v["W_ih"], v["W_hh"], v["b_ih"], v["b_hh"]
         hs = []
-        for a_x in self._input_projections(x, b_ih):  # x_t W_ih^T + b_ih, (N, 3H)
+        for t in range(x.shape[1]):
+            a_x = R.linear(x[:, t], W_ih, b_ih)
             a_h = R.linear(h, W_hh, b_hh)
             r = ap.sigmoid(a_x[:, :H] + a_h[:, :H])
             z = ap.sigmoid(a_x[:, H : 2 * H] + a_h[:, H : 2 * H])
