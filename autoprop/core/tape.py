@@ -152,7 +152,7 @@ class Scatter:
     __slots__ = ("key", "value", "shape")
 
     def __init__(self, key, value, shape):
-        self.key, self.value, self.shape = key, value, tuple(shape)
+        self.key, self.value, self.shape = key, value, shape
 
     def dense(self, dtype=None):
         """The gradient as an ndarray of ``shape``: zeros with ``value`` at ``key``."""
@@ -170,12 +170,18 @@ class Scatter:
         Returns ``(result, owned)``: the gradient so far, and whether it is such a buffer."""
         if prev is None:
             return self.dense(), True
+        value = self.value
         if type(prev) is not np.ndarray or prev.shape != self.shape:
             return prev + self.dense(), False  # an unusual shape or a scalar: the dense sum
-        dtype = np.result_type(prev, self.value)
-        if not owned or prev.dtype != dtype:
-            prev = prev.astype(dtype)  # a copy: ``prev`` may be held elsewhere (a view of g)
-        prev[self.key] += self.value
+        if not owned or prev.dtype != getattr(value, "dtype", None):
+            dtype = np.result_type(prev, value)
+            if not owned or prev.dtype != dtype:
+                prev = prev.astype(dtype)  # a copy: ``prev`` may be held elsewhere (a view of g)
+        part = prev[self.key]
+        if type(part) is np.ndarray:  # a view: added in place
+            np.add(part, value, out=part)
+        else:  # one element (every index an integer)
+            prev[self.key] = part + value
         return prev, True
 
 

@@ -246,15 +246,16 @@ index_add = defprim(
 )
 
 
-_BASIC = (int, builtins.slice, type(None), type(Ellipsis), np.integer)
+_BASIC = {int, builtins.slice, type(None), type(Ellipsis)}
 
 
 def _is_basic(key):
     """True for a basic index (ints, slices, None, Ellipsis): ``x[key]`` is a view and
     selects each element at most once. Booleans and arrays are advanced indices."""
-    parts = key if type(key) is tuple else (key,)
-    return builtins.all(isinstance(k, _BASIC) and not isinstance(k, (bool, np.bool_))
-                        for k in parts)
+    for k in key if type(key) is tuple else (key,):
+        if type(k) not in _BASIC and not isinstance(k, np.integer):  # (bool is not int)
+            return False
+    return True
 
 
 def _getitem_vjp(g, ans, x, key):
