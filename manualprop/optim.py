@@ -49,6 +49,31 @@ def _label(var, i: int) -> str:
     return f"variable #{i}" + (f" ({name!r})" if isinstance(name, str) else "")
 
 
+def _via_numpy(obj) -> np.ndarray:
+    return np.asarray(obj.numpy())
+
+
+def _via_array(obj) -> np.ndarray:
+    """``np.asarray(obj)`` of an object with ``__array__`` (autoprop's Tensor: a read-only
+    view, no copy), the method called directly: numpy's own lookup of the protocol costs
+    more than the call (about 0.8 against 0.35 us for a Tensor)."""
+    a = type(obj).__array__(obj)
+    return a if type(a) is np.ndarray else np.asarray(a)
+
+
+#: type -> how to read a variable of that type: ``_via_array`` (its ``__array__``, a read-only
+#: view, no copy) or ``_via_numpy``. Filled by :func:`_read` for a class that itself defines
+#: ``assign_sub()`` and ``numpy()`` (so every object of it has them): the duck-type check runs
+#: once per type, not on every call.
+_VARIABLE_READERS: dict = {}
+#: type -> how to read a gradient object that is not an ndarray (``__array__`` or ``numpy()``).
+_GRADIENT_READERS: dict = {}
+
+
+def _class_has(obj, *methods) -> bool:
+    return all(callable(getattr(type(obj), m, None)) for m in methods)
+
+
 def _read(var, where: str, label: str) -> np.ndarray:
     if isinstance(var, np.ndarray):
         if not var.flags.writeable:
@@ -56,13 +81,33 @@ def _read(var, where: str, label: str) -> np.ndarray:
                 f"{where}: {label} must be a writeable array (updated in place); got a read-only array"
             )
         return var
+    read = _VARIABLE_READERS.get(type(var))
+    if read is not None:
+        return read(var)
     if callable(getattr(var, "assign_sub", None)) and callable(getattr(var, "numpy", None)):
         # __array__ gives a read-only view (no copy); numpy() is the fallback
-        return np.asarray(var) if hasattr(var, "__array__") else np.asarray(var.numpy())
+        read = _via_array if _class_has(var, "__array__") else _via_numpy
+        if _class_has(var, "assign_sub", "numpy") and len(_VARIABLE_READERS) < 64:
+            _VARIABLE_READERS[type(var)] = read
+        return read(var)
     raise TypeError(
         f"{where}: {label} must be a NumPy array (updated in place) or an object with "
         f"assign_sub() and numpy(); got {type(var).__name__}"
     )
+
+
+def _gradient_value(grad):
+    """``grad`` as an array when it is an object with ``numpy()`` (a Tensor); anything else
+    unchanged, for :func:`~manualprop._validation.check_update` to check and name."""
+    read = _GRADIENT_READERS.get(type(grad))
+    if read is not None:
+        return read(grad)
+    if not isinstance(grad, np.ndarray) and callable(getattr(grad, "numpy", None)):
+        read = _via_array if _class_has(grad, "__array__") else type(grad).numpy
+        if _class_has(grad, "numpy") and len(_GRADIENT_READERS) < 64:
+            _GRADIENT_READERS[type(grad)] = read
+        return read(grad)
+    return grad
 
 
 class _ParamKey:
@@ -78,13 +123,6 @@ class _ParamKey:
 
     def __format__(self, spec: str) -> str:
         return format(str(self), spec)
-
-
-def _write(var, delta: np.ndarray) -> None:
-    if isinstance(var, np.ndarray):
-        var -= delta
-    else:
-        var.assign_sub(delta)
 
 
 class Optimizer:
@@ -142,13 +180,6 @@ class Optimizer:
             self.state[id(var)] = entry
         return entry
 
-    def _checked(self, grad, var, where: str, label: str):
-        """(current value, checked float gradient) of one pair; nothing is updated yet."""
-        p = _read(var, where, label)
-        if not isinstance(grad, np.ndarray) and callable(getattr(grad, "numpy", None)):
-            grad = np.asarray(grad) if hasattr(grad, "__array__") else grad.numpy()
-        return p, check_update(grad, p, where, label)
-
     def clip(self, grads: list) -> list:
         """Apply ``clipnorm`` / ``global_clipnorm`` to a list of gradient arrays.
 
@@ -181,32 +212,41 @@ class Optimizer:
         """``items``: list of (grad, var, where, label); clip them together, then update each.
 
         Every pair is checked before any variable changes (a NaN in the last gradient
-        leaves the first variable as it was). The common case, arrays updated in place
-        without clipping, takes one loop of the same checks and the same arithmetic.
+        leaves the first variable as it was). The structural checks (types, dtypes,
+        shapes) run once per kind of input (:func:`_read`, :func:`_gradient_value` and
+        ``check_update`` remember what passed); the finiteness of each gradient, on
+        every call.
         """
-        ndarray = np.ndarray
-        checked = []
-        for grad, var, where, label in items:  # _checked, with its common case inline
-            if type(var) is ndarray and type(grad) is ndarray and var.flags.writeable:
-                checked.append((var, check_update(grad, var, where, label)))
+        ndarray, var_reader, grad_reader = np.ndarray, _VARIABLE_READERS.get, _GRADIENT_READERS.get
+        values, grads = [], []
+        for grad, var, where, label in items:
+            # _read and _gradient_value, their common cases inline: an array, or a kind of
+            # object already read once (a Tensor)
+            if type(var) is ndarray and var.flags.writeable:
+                p = var
             else:
-                checked.append(self._checked(grad, var, where, label))
-        grads = [g for _, g in checked]
+                read = var_reader(type(var))
+                p = read(var) if read is not None else _read(var, where, label)
+            if type(grad) is not ndarray:
+                read = grad_reader(type(grad))
+                grad = read(grad) if read is not None else _gradient_value(grad)
+            values.append(p)
+            grads.append(check_update(grad, p, where, label))
         if self.clipnorm is not None or self.global_clipnorm is not None:
             grads = self.clip(grads)
-        decay = self.weight_decay
-        for (_, var, _, _), (p, _), g in zip(items, checked, grads):
+        decay, delta_of = self.weight_decay, self._delta
+        for (_, var, _, _), p, g in zip(items, values, grads):
             if g.dtype != p.dtype:  # check_update cast it already; clip keeps the dtype
                 g = g.astype(p.dtype)
             if decay:
                 g = g + decay * p
-            delta = self._delta(g, p, var)
-            if getattr(delta, "dtype", None) != p.dtype:
+            delta = delta_of(g, p, var)
+            if type(delta) is not ndarray or delta.dtype != p.dtype:
                 delta = np.asarray(delta, dtype=p.dtype)
             if type(var) is ndarray:
                 var -= delta
             else:
-                _write(var, delta)
+                var.assign_sub(delta)
 
     def _delta(self, g, p, var):  # pragma: no cover - abstract
         """The step ``delta`` (``p <- p - delta``); state via ``self._slots(var)``."""
@@ -233,17 +273,19 @@ class Optimizer:
             read-only array variable.
         """
         where = Where(self, "apply_gradients")
-        pairs = list(grads_and_vars)
-        missing = []
-        for i, pair in enumerate(pairs):
+        items, missing = [], []
+        for i, pair in enumerate(grads_and_vars):
             if not isinstance(pair, (tuple, list)) or len(pair) != 2:
                 raise TypeError(
                     f"{where}: item {i} must be a (grad, var) pair (tuple or list of 2); "
                     f"got {type(pair).__name__}"
                 )
-            if pair[0] is None:
-                missing.append(_label(pair[1], i))
-        if pairs and len(missing) == len(pairs):
+            grad, var = pair
+            if grad is None:
+                missing.append(_label(var, i))
+            else:
+                items.append((grad, var, where, f"variable #{i}"))
+        if missing and not items:
             raise ValueError(
                 f"{where}: no gradients provided for any variable ({', '.join(missing)}): "
                 "the loss does not depend on them on the tape (see GradientTape.explain)"
@@ -253,9 +295,7 @@ class Optimizer:
                 f"{where}: gradients do not exist for {', '.join(missing)}; they are not updated",
                 stacklevel=2,
             )
-        self._update_all(
-            [(grad, var, where, f"variable #{i}") for i, (grad, var) in enumerate(pairs) if grad is not None]
-        )
+        self._update_all(items)
 
     def step(self, params: dict, grads: dict) -> None:
         """Update every ``params[k]`` in place from ``grads[k]`` (manualprop style).

@@ -13,7 +13,9 @@ How it works (derived in ``lessons/10-gradient-tape.md``):
 * ``gradient(target, sources)`` seeds ``dL/dtarget`` (ones, or ``output_gradients``),
   then walks the nodes in reverse order; each node hands its output's gradient to the
   primitive's vector-Jacobian product (VJP) for every tracked input and accumulates
-  the result. The walk is a loop over a list, never recursion.
+  the result. A slice's VJP (``x[:, t]``) returns a :class:`Scatter`, the slice's
+  gradient and where it goes, which the walk adds into one buffer per input in place.
+  The walk is a loop over a list, never recursion.
 * If another tape is recording while ``gradient`` runs (nested tapes), the VJPs are
   computed on Tensors, so the outer tape records the backward pass and can
   differentiate it again. Otherwise they run on plain numpy arrays and record nothing.
@@ -131,6 +133,56 @@ def _not_saved(v):
             cache.clear()
         ns = cache[k] = NotSaved(v.shape, v.dtype)
     return ns
+
+
+class Scatter:
+    """A gradient that is zero except at ``x[key]``, where it is ``value``: what the VJP of a
+    basic-index ``x[key]`` (ints, slices, None, ``...``) returns in a plain backward pass.
+
+    Written densely it would be ``z = zeros(shape); z[key] = value``, and an ``x`` read
+    slice by slice (``x[:, t]`` for every time step ``t``) would get ``T`` full-size arrays
+    of zeros, summed by the walk: O(T^2) work for O(T) values. Instead the walk writes
+    ``value`` into one buffer per input, in place (:meth:`add_to`): the first contribution
+    into fresh zeros, the next ones with ``+=`` at their own positions. Each element sees
+    the same additions in the same order as the dense sum, so the numbers are the same.
+    (TensorFlow's ``IndexedSlices``, JAX's scatter-add and PyTorch's ``index_put_`` with
+    ``accumulate=True`` are the same idea.) ``np.asarray(scatter)`` gives the dense array.
+    """
+
+    __slots__ = ("key", "value", "shape")
+
+    def __init__(self, key, value, shape):
+        self.key, self.value, self.shape = key, value, shape
+
+    def dense(self, dtype=None):
+        """The gradient as an ndarray of ``shape``: zeros with ``value`` at ``key``."""
+        z = np.zeros(self.shape, dtype=np.result_type(self.value) if dtype is None else dtype)
+        z[self.key] = self.value
+        return z
+
+    def __array__(self, dtype=None, copy=None):
+        return self.dense(dtype)
+
+    def add_to(self, prev, owned):
+        """``prev + self``, written into ``prev`` itself when ``owned`` (a buffer the walk
+        made, that nothing else holds) and of the right dtype; otherwise into a new buffer.
+
+        Returns ``(result, owned)``: the gradient so far, and whether it is such a buffer."""
+        if prev is None:
+            return self.dense(), True
+        value = self.value
+        if type(prev) is not np.ndarray or prev.shape != self.shape:
+            return prev + self.dense(), False  # an unusual shape or a scalar: the dense sum
+        if not owned or prev.dtype != getattr(value, "dtype", None):
+            dtype = np.result_type(prev, value)
+            if not owned or prev.dtype != dtype:
+                prev = prev.astype(dtype)  # a copy: ``prev`` may be held elsewhere (a view of g)
+        part = prev[self.key]
+        if type(part) is np.ndarray:  # a view: added in place
+            np.add(part, value, out=part)
+        else:  # one element (every index an integer)
+            prev[self.key] = part + value
+        return prev, True
 
 
 class Node:
@@ -1077,6 +1129,10 @@ def _backward(tape, targets, seeds, sources, trace=None):
     if trace:
         trace(f"backward walk over {len(nodes)} recorded ops (last first):")
     get, pop = grads.get, grads.pop
+    # keys whose gradient is a buffer Scatter.add_to made, that nothing else holds: later
+    # slices of the same input are added into it in place (every contribution to a key
+    # comes before the key's own node, which hands the buffer on as g, read only from then on)
+    owned = set()
     for pos in range(len(nodes) - 1, -1, -1):
         node = nodes[pos]
         k = node.key
@@ -1095,10 +1151,19 @@ def _backward(tape, targets, seeds, sources, trace=None):
             if trace:
                 trace(
                     f"  #{pos:<4d} {node.prim.name:<14s} vjp[{i}]: g {tuple(np.shape(g))} -> "
-                    f"d(arg {i}) {tuple(np.shape(gi))}"
+                    f"d(arg {i}) {tuple(gi.shape if type(gi) is Scatter else np.shape(gi))}"
                 )
             prev = get(ka)
-            grads[ka] = gi if prev is None else prev + gi
+            if type(gi) is Scatter:  # zero outside x[key]: added into one buffer per input
+                grads[ka], mine = gi.add_to(prev, ka in owned)
+                if mine:
+                    owned.add(ka)
+                else:
+                    owned.discard(ka)
+            else:
+                grads[ka] = gi if prev is None else prev + gi
+                if owned:  # (no slices so far: nothing to forget)
+                    owned.discard(ka)
     return grads
 
 

@@ -48,9 +48,9 @@ class _Recurrent(Layer):
         """``x_t W_ih^T + b_ih + b_hh`` for every step, as a list of T (N, G*H) tensors
         (one fused ``linear`` record each).
 
-        Projected step by step on purpose: slicing one (N, T, G*H) projection with
-        ``a[:, t]`` would make the tape's VJP of each slice a zero-filled (N, T, G*H)
-        array, T times; slicing x costs T arrays of the (smaller) shape (N, T, D).
+        Each slice ``x[:, t]`` gets its gradient written into one (N, T, D) array by the
+        reverse walk (the tape's sparse slice gradient, ``tape.Scatter``), not a
+        zero-filled (N, T, D) array per step.
         """
         v = self.variables
         W_ih, b = v["W_ih"], v["b_ih"] + v["b_hh"]

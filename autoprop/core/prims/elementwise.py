@@ -243,8 +243,11 @@ tanh = _unary("tanh", np.tanh, _tanh_d, "diag(1 - tanh(x)^2) = diag(1 / cosh(x)^
 
 
 def _sigmoid_fwd(x):
-    # exp(-log(1 + exp(-x))): no overflow for large |x| (exp underflows to 0 quietly)
-    return np.exp(-np.logaddexp(0.0, -x))
+    # from e = exp(-|x|), at most 1 (no overflow, nothing cancels): 1 / (1 + e) for x >= 0,
+    # e / (1 + e) below; manualprop's Sigmoid, the same bits (logaddexp, used before, gave
+    # the same values to an ulp at 3-4x the cost)
+    e = np.exp(-np.abs(x))
+    return np.where(x >= 0, 1.0 / (1.0 + e), e / (1.0 + e))
 
 
 def _sigmoid_d(ans, x):
@@ -257,7 +260,9 @@ sigmoid = defprim("sigmoid", _sigmoid_fwd, lambda g, ans, x: times(g, _sigmoid_d
                   jvp=lambda t, ans, x: times(t, _sigmoid_d(ans, x)),
                   jacobian="diag(s(1-s)), s = sigmoid(x)",
                   vjp="dx = g * s(x) * s(-x) (= s (1 - s), without the cancellation of 1 - s)",
-                  shapes=SAME, source="np.exp(-np.logaddexp(0.0, -{x}))", reads=(("ans", 0),))
+                  shapes=SAME, source="{out}_e = np.exp(-np.abs({x})); "
+                  "{out} = np.where({x} >= 0, 1.0 / (1.0 + {out}_e), {out}_e / (1.0 + {out}_e))",
+                  reads=(("ans", 0),))
 relu = _unary("relu", lambda x: np.maximum(x, 0), lambda ans, x: x > 0, "diag([x > 0])",
               "dx = g * [x > 0]", kinks="relu'(0) = 0", numpy=False, source="np.maximum({x}, 0)",
               reads=((0,),), compact={0: lambda x: x > 0})  # the tape saves the mask: 1 byte each

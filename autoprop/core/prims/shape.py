@@ -15,6 +15,7 @@ import builtins
 import numpy as np
 
 from ..registry import _Variadic, defcomposite, defnumpy, defprim, linear_jvp
+from ..tape import Scatter
 from ..tensor import Tensor
 from ._common import (
     SAME,
@@ -245,15 +246,32 @@ index_add = defprim(
 )
 
 
+_BASIC = {int, builtins.slice, type(None), type(Ellipsis)}
+
+
+def _is_basic(key):
+    """True for a basic index (ints, slices, None, Ellipsis): ``x[key]`` is a view and
+    selects each element at most once. Booleans and arrays are advanced indices."""
+    for k in key if type(key) is tuple else (key,):
+        if type(k) not in _BASIC and not isinstance(k, np.integer):  # (bool is not int)
+            return False
+    return True
+
+
 def _getitem_vjp(g, ans, x, key):
     if isinstance(g, Tensor):  # an outer tape records the backward pass
         return index_add(g, key=key, shape=x.shape)
+    if _is_basic(key):  # the walk adds g into one buffer per x, in place (tape.Scatter)
+        return Scatter(key, g, x.shape)
     return _index_add_fwd(g, key, x.shape)
 
 
 _getitem_prim = defprim(
     "getitem", lambda x, key: x[key], _getitem_vjp, jvp=linear_jvp("getitem"),
-    jacobian="a selection matrix", vjp="dx = zeros with g added at key (repeats accumulate)",
+    jacobian="a selection matrix",
+    vjp="dx = zeros with g added at key (repeats accumulate); for a basic index (ints, slices) "
+        "the walk adds g into one buffer per x in place (tape.Scatter), not a new zero array "
+        "per slice",
     shapes="x[key]", kinks="repeated integer indices accumulate their gradients",
     methods=("__getitem__",), source="{x}[{key}]", reads=((),),
 )
