@@ -471,7 +471,7 @@ def nested_rows(repeats):
         mem = tbytes / mbytes
         mem_v = "ok" if mem <= MEMORY_TARGET else "MISS"
         if timed:
-            mm, mt = interleaved([m.manual_step, t.tape_step], repeats // 4, warmup=5)
+            mm, mt = interleaved([m.manual_step, t.tape_step], max(1, repeats // 4), warmup=5)
             ratio = mt / mm
             v = "ok" if ratio <= NESTED_TARGET else "MISS"
             verdicts.append((f"autoprop/manualprop {name.split(' ')[0]}", v))
@@ -693,6 +693,8 @@ def main(argv=None):
                         help="comma-separated peers to run, of torch,autograd,jax (default: every "
                              "importable one; jax's threads slow every other engine in the process)")
     args = parser.parse_args(argv)
+    if args.repeats < 1:
+        parser.error(f"--repeats must be at least 1; got {args.repeats}")
     peers = None if args.peers is None else {p.strip() for p in args.peers.split(",") if p.strip()}
     known = {m for _, m in PEERS}
     if peers is not None and not peers <= known:

@@ -246,3 +246,19 @@ def test_tanh_vjp_has_the_bits_of_manualprops_tanh_and_full_precision_when_satur
     sech2 = 1.0 / np.cosh(np.float64(x[0, 0])) ** 2  # 1.70e-17 at x = 20
     assert got[0, 0] == pytest.approx(G[0, 0] * sech2, rel=1e-6 if dtype == np.float32 else 1e-15)
     assert got[0, 0] != 0.0
+
+
+def test_the_train_step_benchmark_runs_with_few_repeats_and_refuses_none():
+    # --repeats 3 ended in 'no median for empty data' (the nested rows ran repeats // 4 = 0 steps);
+    # the figures are not looked at here, only that every row is printed
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    script = Path(__file__).resolve().parents[1] / "benchmarks" / "train_step.py"
+    p = subprocess.run([sys.executable, str(script), "--repeats", "3", "--peers", "autograd"],
+                       capture_output=True, text=True, timeout=600)
+    assert p.returncode == 0, p.stderr[-2000:]
+    assert all(row in p.stdout for row in ("64-256-10", "64-32-10", "LSTM", "RNN"))
+    p = subprocess.run([sys.executable, str(script), "--repeats", "0"], capture_output=True, text=True, timeout=60)
+    assert p.returncode == 2 and "--repeats must be at least 1" in p.stderr
