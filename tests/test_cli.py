@@ -15,7 +15,7 @@ LINEAR_INIT = '{"in_features": 5, "out_features": 3}'
 
 def run(*args, cwd=ROOT, timeout=600):
     cmd = [str(SCRIPT)] if SCRIPT.exists() else [sys.executable, "-m", "gradcheck"]
-    env = {**os.environ, "MPLBACKEND": "Agg"}
+    env = {**os.environ, "MPLBACKEND": "Agg", "NO_COLOR": "1"}
     return subprocess.run(cmd + [str(a) for a in args], cwd=cwd, capture_output=True, text=True,
                           timeout=timeout, env=env)
 
@@ -38,7 +38,7 @@ def err(p):
 
 def both(p):
     """stdout and stderr with the terminal wrapping undone."""
-    return " ".join((p.stdout + p.stderr).split())
+    return " ".join((p.stdout + "\n" + p.stderr).split())
 
 
 def student(tmp_path, body, name="student.py"):

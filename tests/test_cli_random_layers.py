@@ -10,30 +10,12 @@ same way. A correct layer never FAILs; a wrong backward still FAILs with its bug
 Run through the installed console script (``gradcheck``), as a student does.
 """
 
-import os
-import subprocess
-import sys
 import textwrap
-from pathlib import Path
 
 import numpy as np
 import pytest
-
-ROOT = Path(__file__).resolve().parents[1]
-SCRIPT = Path(sys.executable).parent / "gradcheck"
-
-
-def run(*args, cwd=ROOT, timeout=600):
-    cmd = [str(SCRIPT)] if SCRIPT.exists() else [sys.executable, "-m", "gradcheck"]
-    env = {**os.environ, "MPLBACKEND": "Agg", "NO_COLOR": "1"}
-    return subprocess.run(cmd + [str(a) for a in args], cwd=cwd, capture_output=True, text=True,
-                          timeout=timeout, env=env)
-
-
-def flat(p):
-    """stdout and stderr with the terminal wrapping undone."""
-    return " ".join((p.stdout + "\n" + p.stderr).split())
-
+from test_cli import both as flat
+from test_cli import run
 
 #: forward(X, training=False): random in training mode only, as torch.nn.Dropout.
 TRAINING = """

@@ -7,29 +7,12 @@ zoo's dilated ConvTranspose2D batch.
 Run through the installed console script (``gradcheck``), as the tester did.
 """
 
-import os
-import subprocess
-import sys
 import textwrap
-from pathlib import Path
 
 import numpy as np
 import pytest
-
-ROOT = Path(__file__).resolve().parents[1]
-SCRIPT = Path(sys.executable).parent / "gradcheck"
-
-
-def run(*args, cwd=ROOT, timeout=600):
-    cmd = [str(SCRIPT)] if SCRIPT.exists() else [sys.executable, "-m", "gradcheck"]
-    env = {**os.environ, "MPLBACKEND": "Agg", "NO_COLOR": "1"}
-    return subprocess.run(cmd + [str(a) for a in args], cwd=cwd, capture_output=True, text=True,
-                          timeout=timeout, env=env)
-
-
-def flat(p):
-    """stdout and stderr with the terminal wrapping undone."""
-    return " ".join((p.stdout + "\n" + p.stderr).split())
+from test_cli import both as flat
+from test_cli import run
 
 
 def write(tmp_path, text, name="layer.py"):
