@@ -624,10 +624,27 @@ def _lazy_build(obj, inputs, kw):
         return out
     before = params()
     children = dict(sublayers(obj))
+    owners = [("", obj), *((n + ".", c) for n, c in children.items())]
+    was = {prefix: dict(getattr(o, "__dict__", {})) for prefix, o in owners}
     with _all_undone([obj, *children.values()], keep_new=True) as gens:
-        _run(obj, gens, inputs, kw)
+        y = _run(obj, gens, inputs, kw)
     after = params()
-    return [k for k in after if k not in before and not any(after[k] is x for x in inputs)]
+    # a cache set once (`if not hasattr(self, 'X'): self.X = X`, the output kept as self.Y) is not
+    # a weight: what equals the input or the output is taken back, a stale cache for the probes
+    seen = [*inputs, y]
+    new = [k for k in after if k not in before]
+    kept = [k for k in new if not any(after[k].shape == np.shape(x) and np.array_equal(after[k], x) for x in seen)]
+    for prefix, o in owners:
+        d = getattr(o, "__dict__", {})
+        for k in [k for k in new if k not in kept and k.startswith(prefix) and "." not in k[len(prefix):]]:
+            key = k[len(prefix):]
+            if key in d and key not in was[prefix]:
+                del d[key]
+            elif key in d and was[prefix].get(key, 0) is None:
+                d[key] = None
+            elif isinstance(d.get("params"), dict) and key in d["params"]:
+                del d["params"][key]
+    return kept
 
 
 def _grad(obj, name):
