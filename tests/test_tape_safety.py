@@ -363,3 +363,48 @@ def test_augmented_op_on_a_new_tensor_or_a_copy_matches_numpy_with_its_gradient(
     want, y, tape, v = _numpy_then_tape(f, x)
     assert float(y) == want == 9 * 30 + 3 * 3 + 20
     np.testing.assert_array_equal(tape.gradient(y, v).numpy(), 18 * np.array(x) + [[3, 3], [0, 0]])
+
+
+@pytest.mark.parametrize("view", [np.fliplr, np.flipud, np.rot90, np.squeeze, np.atleast_2d, np.real,
+                                  lambda b: np.split(b, 2)[1], lambda b: np.moveaxis(b, 0, 1),
+                                  lambda b: np.expand_dims(b, 0)])
+def test_numpy_functions_that_give_views_are_views_whatever_autoprop_computes(view):
+    # fliplr/rot90 are gathers here and atleast_2d/squeeze/real returned the input tensor itself:
+    # `v += 2` gave numpy's b unchanged (124.5 for numpy's 186.5), with no error
+    def f(a):
+        b = a * 1.0
+        v = view(b)
+        v += 2.0
+        return (b ** 2).sum()
+
+    x = np.arange(1.0, 7.0).reshape(2, 3)
+    assert f(x.copy()) != (x ** 2).sum()  # numpy wrote through the view
+    with pytest.raises(TypeError, match="a view of another tensor's values"):
+        with ap.GradientTape():
+            f(ap.Variable(x))
+
+
+@pytest.mark.parametrize("take", [lambda b: b[0], lambda b: b.reshape(-1), lambda b: np.fliplr(b)])
+def test_an_augmented_op_on_a_tensor_that_has_a_view_is_refused(take):
+    # row = b[0]; b *= 2: numpy's row changes too (56.0), the tensor's row did not (14.0)
+    b = ap.constant([[1.0, 2.0], [3.0, 4.0]]) * 1.0
+    take(b)
+    with pytest.raises(TypeError, match="on a tensor that has a view"):
+        b *= 2.0
+
+
+def test_copy_and_flatten_are_new_arrays_as_in_numpy_so_their_augmented_ops_are_rebindings():
+    def f(a):
+        b = a.reshape(2, 3)   # a view of the input: the checker's X often is one
+        z = b.copy()
+        z -= 1.0
+        w = b.flatten()
+        w *= 2.0
+        c = np.copy(b)
+        c += 3.0
+        return (z ** 2).sum() + w.sum() + c.sum() + (b ** 2).sum()
+
+    x = np.arange(1.0, 7.0)
+    want, y, tape, v = _numpy_then_tape(f, x)
+    assert float(y) == want
+    np.testing.assert_allclose(tape.gradient(y, v).numpy(), 2 * (x - 1) + 2 + 1 + 2 * x, rtol=1e-15)

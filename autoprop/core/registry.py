@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from . import views as _views
 from .tape import apply
 from .tensor import Tensor
 
@@ -274,13 +275,11 @@ def dispatch_function(func, args, kwargs):
     """Route ``np.<function>(tensor, ...)`` to autoprop, or explain why it cannot."""
     impl = _FUNCTIONS.get(func)
     if impl is None:
-        raise TypeError(
-            f"autoprop cannot record numpy.{func.__name__} on a Tensor: it has no "
-            "registered derivative (VJP). Use a supported function (see "
-            "autoprop.numpy), or ap.numpy_function(...) to run it as plain numpy with "
-            "no gradient."
-        )
-    return impl(*args, **kwargs)
+        raise TypeError(f"autoprop cannot record numpy.{func.__name__} on a Tensor: it has no registered "
+                        "derivative (VJP). Use a supported function (see autoprop.numpy), or "
+                        "ap.numpy_function(...) to run it as plain numpy with no gradient.")
+    out = impl(*args, **kwargs)
+    return _views.numpy_views(func, args, out) if func in _views.VIEW_FUNCTIONS else out
 
 
 # --- the families: importing them registers their records -----------------------------

@@ -30,6 +30,7 @@ import warnings
 import numpy as np
 
 from . import observe as _observe
+from . import views as _views
 from .observe import _WATCHERS, note_cut  # noqa: F401  (note_cut: public for control.py)
 from .tensor import (
     _EXTRA,
@@ -291,8 +292,9 @@ def _mark_view(prim, args, vals, out):
     (:meth:`Tensor._augmented`): numpy would write through into that input."""
     for a, v in zip(args, vals):
         if isinstance(a, Tensor) and np.may_share_memory(out._value, v):
-            out._view = f"{prim.name} of a tensor of shape {tuple(a.shape)}"
+            _views.mark_view(out, a, prim.name)
             return
+
 
 
 def _plan(prim, parents, n):

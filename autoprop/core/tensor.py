@@ -90,7 +90,7 @@ class Tensor:
     array([2., 4., 6.])
     """
 
-    __slots__ = ("_value", "_key", "_view", "__weakref__")  # _view: set only on views (apply)
+    __slots__ = ("_value", "_key", "_view", "_views", "__weakref__")  # set only on views and their bases
     __array_priority__ = 1000  # numpy defers to our operators in mixed expressions
 
     def __init__(self, value, dtype=None):
@@ -256,7 +256,14 @@ class Tensor:
     # through into ``b``, and a new tensor would leave ``b`` as it was -- a forward value
     # that silently differs from the same code on arrays.
     def _augmented(self, op, fn, other):
-        made = getattr(self, "_view", None)
+        made, views = getattr(self, "_view", None), getattr(self, "_views", None)
+        if views is not None and made is None:
+            raise TypeError(
+                f"autoprop: `t {op}= value` on a tensor that has a view ({views}, e.g. row = t[0]): "
+                f"numpy would change the view as well, and autoprop never writes into a tensor, so "
+                f"the view would keep the old values, unlike numpy's. Write `t = t {op} value` and "
+                f"take the view from the new t. Source: lessons/10-gradient-tape.md."
+            )
         if made is not None:
             raise TypeError(
                 f"autoprop: `t {op}= value` on a tensor made by {made}, a view of another "
@@ -435,8 +442,11 @@ class Tensor:
         return _R.transpose(self, tuple(axes))
 
     def flatten(self, order="C"):
-        """Flatten to one axis in numpy's ``order`` (a recorded reshape; no copy is visible)."""
-        return _R.ravel(self, order=order)
+        """Flatten to one axis in numpy's ``order`` (a recorded reshape; no copy is visible, and
+        ``f -= 1`` leaves ``self`` unchanged, as numpy's copy does)."""
+        from .views import not_a_view
+
+        return not_a_view(self, lambda: _R.ravel(self, order=order))
 
     def prod(self, axis=None, keepdims=False):
         """Product over ``axis``, as ``ndarray.prod`` (exact gradient with zeros)."""

@@ -14,6 +14,7 @@ import builtins
 
 import numpy as np
 
+from .. import views as _views
 from ..registry import _Variadic, defcomposite, defnumpy, defprim, linear_jvp
 from ..tape import Scatter
 from ..tensor import Tensor
@@ -482,7 +483,8 @@ def copy(a, order="K", subok=False):
     Tensor is immutable, so a copy differs from the original only in identity: a copy of a
     Variable keeps today's value when the Variable is assigned later)."""
     a = _t(a)
-    return reshape(a, shape=a.shape)
+    return _views.not_a_view(a, lambda: reshape(a, shape=a.shape))
+
 
 
 def _full_like(a, fill_value, dtype=None, order="K", subok=True, shape=None, **kw):

@@ -1,0 +1,58 @@
+"""numpy's views, on tensors that are never written.
+
+numpy's ``row = b[0]`` (and ``b.T``, ``b.reshape(...)``, ``np.fliplr(b)``, ...) is a view: ``row *= 3``
+writes through into ``b``, and ``b *= 2`` changes ``row``. An autoprop Tensor is never written
+(``t *= 3`` binds ``t`` to a new tensor, as TensorFlow's), so the same code would give other
+values. Instead of a silently different number, the augmented operators are refused on a view and
+on a tensor that has one (:meth:`autoprop.Tensor._augmented`); this module marks both. Source:
+``lessons/10-gradient-tape.md``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["mark_view", "not_a_view", "numpy_views", "VIEW_FUNCTIONS"]
+
+#: numpy functions whose result is a view of their input (or the input itself): their tensors are
+#: marked as views whatever autoprop computed (a gather, or the input tensor itself).
+VIEW_FUNCTIONS = frozenset(f for f in (getattr(np, n, None) for n in (
+    "reshape", "ravel", "transpose", "swapaxes", "moveaxis", "rollaxis", "squeeze", "expand_dims",
+    "atleast_1d", "atleast_2d", "atleast_3d", "flip", "fliplr", "flipud", "rot90", "real", "imag",
+    "split", "array_split", "hsplit", "vsplit", "dsplit", "diagonal", "broadcast_to",
+    "matrix_transpose", "permute_dims", "unstack")) if f is not None)
+
+
+def mark_view(out, base, made_by):
+    """Mark Tensor ``out`` as a view of Tensor ``base``'s values (``made_by``: what made it)."""
+    out._view = f"{made_by} of a tensor of shape {tuple(base.shape)}"
+    base._views = made_by
+
+
+def not_a_view(a, make):
+    """``make()``, a recorded reshape of ``a`` that numpy gives as a new array (``copy``,
+    ``flatten``): neither it nor ``a`` is marked, whatever memory they share."""
+    before = getattr(a, "_views", None)
+    t = make()
+    t._view, a._views = None, before
+    return t
+
+
+def numpy_views(func, args, out):
+    """``out`` of ``np.<func>(*args)`` on tensors, each result marked as the view numpy would give
+    (a result that is an input tensor itself becomes a new recorded tensor, as numpy's new view)."""
+    from .prims.shape import reshape
+    from .tensor import Tensor
+
+    tensors = [a for a in args if isinstance(a, Tensor)]
+
+    def one(o):
+        if not isinstance(o, Tensor) or not tensors:
+            return o
+        base = next((a for a in tensors if a is o or np.may_share_memory(a._value, o._value)), tensors[0])
+        if o is base:
+            o = reshape(o, shape=o.shape)
+        if getattr(o, "_view", None) is None:
+            mark_view(o, base, f"numpy.{func.__name__}")
+        return o
+    return type(out)(one(o) for o in out) if isinstance(out, (list, tuple)) else one(out)
