@@ -244,7 +244,9 @@ class FunctionPair:
             raise AdapterError(
                 f"{b} returned a dict (keys {', '.join(map(str, g)) or 'none'}): return a tuple with one "
                 f"gradient per array argument of {f}, in order (dx, dw, db for x, w, b).")
-        g = tuple(g) if isinstance(g, (tuple, list)) else (g,)
+        many = isinstance(g, (tuple, list)) or inspect.isgenerator(g) or (
+            isinstance(g, np.ndarray) and g.dtype == object and g.ndim == 1)  # np.array([dx, dw, db])
+        g = tuple(g) if many else (g,)
         while len(g) > self._n and g[-1] is None:  # None for conv_param & co., as torch.autograd.Function
             g = g[:-1]
         if len(g) != self._n:

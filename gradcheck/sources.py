@@ -166,7 +166,8 @@ def training_differs(call: Call, Y_eval: np.ndarray | None = None) -> bool:
 #: LeakyReLU with ``self.alpha = 0.1`` gets a twin with ``negative_slope=0.1``, not the default.
 SYNONYMS = {"negative_slope": ("alpha", "slope", "leak", "leakiness"),
             "p": ("rate", "drop_prob", "p_drop", "drop_rate", "dropout"),
-            "eps": ("epsilon",), "momentum": ("decay",)}
+            "eps": ("epsilon",), "momentum": ("decay",), "axis": ("dim",),
+            "approximate": ("approx",)}
 
 
 def constructor_kwargs(cls: type, obj: Any, init: Mapping[str, Any] | None, owner: str,
@@ -203,14 +204,14 @@ def constructor_kwargs(cls: type, obj: Any, init: Mapping[str, Any] | None, owne
             raise TwinError(V.paragraph(
                 f"Cannot build the {what} {cls.__module__}.{cls.__name__} of {owner}:",
                 f"its constructor needs {p.name!r} and {owner} has no attribute of that name.",
-                "Pass init={...} with the constructor arguments, or twin=<a built twin>."))
+                "Pass them with --init (init={...} in Python), or check without it."))
     extra = sorted(set(init) - used)
     if extra and not any(p.kind == p.VAR_KEYWORD for p in ps):  # a setting the twin cannot take
         raise TwinError(V.paragraph(
             f"Cannot build the {what} {cls.__module__}.{cls.__name__} of {owner}:",
             f"its constructor takes no {', '.join(map(repr, extra))} (it takes "
             f"{', '.join(p.name for p in ps) or 'nothing'}).",
-            "Pass twin=<a built twin>, or check without one."))
+            "Check without it, or (in Python) pass twin=<a built twin>."))
     return kwargs
 
 

@@ -422,3 +422,11 @@ def test_a_mode_flag_for_a_forward_without_training_is_said_to_have_no_effect(fl
     assert p.returncode == 0 and "a function pair's mode is a value in --init" in text(p), text(p)
     p = run("check", f"{CS231N}::affine", "--input-shape", "4,5;5,3;3")
     assert "has no effect" not in text(p)
+
+
+@pytest.mark.parametrize("ret", ["(g for g in (dx, dw, dout.sum(axis=(0, 2, 3))))",
+                                 "np.array([dx, dw, dout.sum(axis=(0, 2, 3))], dtype=object)"])
+def test_cs231n_backward_may_return_a_generator_or_an_object_array_of_gradients(tmp_path, ret):
+    f = planted(tmp_path, CS231N, "return dx, dw, dout.sum(axis=(0, 2, 3))", f"return {ret}", "layers_gen.py")
+    p = cs231n("conv", path=f)
+    assert p.returncode == 0 and "every gradient (dx, dw, db) matches" in text(p), text(p)

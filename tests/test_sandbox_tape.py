@@ -139,3 +139,33 @@ def test_an_augmented_op_on_a_view_is_named_and_the_right_backward_passes(tmp_pa
     assert res.passed and res.twin is None
     assert "student.py:11" in res.twin_note and "view of another tensor's values" in res.twin_note
     assert all(r.get("tape-vs-numerical") is None for r in res.records)
+
+
+ALIAS = '''
+import numpy as np
+
+class Alias:
+    def __init__(self):
+        self.params, self.grads = {}, {}
+
+    def forward(self, X, training=False):
+        Z = X * 1.0
+        A = Z
+        A += 1.0            # numpy: Z changes too; autoprop: A is a new tensor
+        self.Z = Z
+        return Z ** 2
+
+    def backward(self, dY):
+        return 2 * self.Z * dY
+'''
+
+
+def test_a_forward_that_gives_other_values_on_tensors_loses_its_tape_column_not_its_pass(tmp_path):
+    f = tmp_path / "student.py"
+    f.write_text(ALIAS)
+    with tape_sandbox(f) as sb:
+        layer = sb.load_layer("student.py", "Alias")
+        res = check_layer(layer, (4, 3), twin=StudentTape(layer))
+    assert res.passed and res.twin is None
+    assert "other values on autoprop tensors than on arrays" in res.twin_note
+    assert all(r.get("tape-vs-numerical") is None and r.get("manual-vs-tape") is None for r in res.records)

@@ -75,6 +75,8 @@ def test_constructor_kwargs_take_init_then_attributes_then_synonyms_then_default
         "normalized_shape": 4, "eps": 1e-3}
     assert constructor_kwargs(ap.layers.Dropout, _Obj(rate=0.25), None, "D") == {"p": 0.25}
     assert constructor_kwargs(ap.layers.LeakyReLU, _Obj(), None, "L") == {}  # its default
+    assert constructor_kwargs(ap.layers.Softmax, _Obj(dim=0), None, "S") == {"axis": 0}  # PyTorch's name
+    assert constructor_kwargs(ap.layers.GELU, _Obj(approx="tanh"), None, "G") == {"approximate": "tanh"}
     with pytest.raises(TwinError, match="takes no 'bias'"):
         constructor_kwargs(ap.layers.LeakyReLU, _Obj(), {"bias": False}, "L")
     with pytest.raises(TwinError, match="needs 'normalized_shape'"):
