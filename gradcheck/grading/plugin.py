@@ -173,8 +173,8 @@ class _SandboxHolder:
             return
         if file in self.refused:
             raise C.GradingFailure(f"Your submission's `{file}` was not read: it is {self.refused[file]}, and the "
-                                   f"autograder never follows links (nor reads devices or pipes). Upload the file "
-                                   f"itself.")
+                                   f"autograder never follows links inside a submission (nor reads devices or pipes). "
+                                   f"Upload the file itself.")
         if (self.root / file).is_file():
             raise C.GradingFailure(f"Your submission's `{file}` was not loaded: it is larger than 1 MiB (or "
                                    f"the submission has more than 200 .py files).")
@@ -210,8 +210,8 @@ class _SandboxHolder:
                 if not stat.S_ISREG(st.st_mode):
                     why = "a symbolic link" if stat.S_ISLNK(st.st_mode) else "not a regular file"
                     self.refused[rel] = why
-                    self._note(f"`{rel}` was not read: it is {why} (the autograder never follows links, nor "
-                               f"reads devices or pipes).")
+                    self._note(f"`{rel}` was not read: it is {why} (the autograder never follows links inside a "
+                               f"submission, nor reads devices or pipes).")
                 elif st.st_size <= MAX_BYTES and len(out) < 200:
                     out[rel] = path
         return dict(sorted(out.items()))
