@@ -259,6 +259,39 @@ def test_a_link_in_a_submission_is_refused_saying_links_inside_a_submission(tmp_
                             "inside a submission, nor reads devices or pipes)."]
 
 
+@pytest.mark.parametrize("place", [".hidden", ".git", "link"])
+def test_a_layers_py_in_a_dot_folder_or_behind_a_link_is_named_as_not_read(tmp_path, place):
+    """Before, such a submission was told 'found: no files at all' (tester report, session 6, N11)."""
+    from gradcheck.grading.checks import GradingFailure
+    from gradcheck.grading.plugin import _SandboxHolder
+
+    sub = tmp_path / "gina"
+    sub.mkdir()
+    if place == "link":
+        (sub / "sub").symlink_to(ASSIGN / "solution", target_is_directory=True)
+    else:
+        (sub / place).mkdir()
+        (sub / place / "layers.py").write_text("x = 1\n")
+        (sub / place / "config").write_text("")
+    with pytest.raises(GradingFailure) as exc:
+        _SandboxHolder(None, sub).require("layers.py")
+    msg = str(exc.value)
+    assert msg.startswith("Your submission has no `layers.py` at its top level; found: no file the autograder "
+                          "reads. Not read: "), msg
+    if place == "link":
+        assert (f"Not read: `sub` (a symbolic link to `{ASSIGN / 'solution'}`: the autograder never follows links "
+                "inside a submission).") in msg
+        assert msg.endswith("Upload the files themselves, not a link to them.")
+    else:
+        assert (f"Not read: `{place}/` (a folder whose name starts with a dot: the autograder skips it; it holds "
+                f"`{place}/layers.py`).") in msg
+    assert "no files at all" not in msg and "Did you upload the right file" not in msg
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    with pytest.raises(GradingFailure, match="found: no files at all. Name the file exactly"):
+        _SandboxHolder(None, empty).require("layers.py")
+
+
 def test_single_or_batch_detection(tmp_path):
     assert is_single_submission(ASSIGN / "solution")
     assert not is_single_submission(ASSIGN / "mutants")
