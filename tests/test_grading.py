@@ -219,6 +219,79 @@ def test_cli_grade_usage_errors(tmp_path):
     assert p.returncode == 2 and "must not be inside SUBMISSION" in " ".join(p.stderr.split())
 
 
+@pytest.mark.parametrize("how", ["out_is_a_link_into", "submissions_through_a_link", "out_through_a_link"])
+def test_out_inside_the_submissions_is_refused_through_links(tmp_path, how):
+    """The real paths are compared (tester report, session 6, N9): before, an --out that is a link into
+    the submissions folder, or the submissions folder given through a link, wrote the results among the
+    students, and the next run graded them as a student."""
+    from gradcheck.errors import UsageError
+    from gradcheck.grading.runner import check_grading_inputs
+
+    subs = tmp_path / "subs"
+    copy_submission(ASSIGN / "solution", subs / "alice")
+    (tmp_path / "subs_link").symlink_to(subs)
+    (tmp_path / "out_link").symlink_to(subs / "zz_out")  # a link to a folder not made yet
+    (tmp_path / "outs").symlink_to(subs)
+    submissions, out = {"out_is_a_link_into": (subs, tmp_path / "out_link"),
+                        "submissions_through_a_link": (tmp_path / "subs_link", subs / "zz_out"),
+                        "out_through_a_link": (subs, tmp_path / "outs" / "zz_out")}[how]
+    with pytest.raises(UsageError, match="--out must not be inside SUBMISSION"):
+        check_grading_inputs(submissions, TESTS, out, batch=True, isolation_here=False)
+    assert sorted(p.name for p in subs.iterdir()) == ["alice"]  # nothing written among the students
+    check_grading_inputs(tmp_path / "subs_link", TESTS, tmp_path / "results", batch=True, isolation_here=False)
+
+
+def test_a_link_in_a_submission_is_refused_saying_links_inside_a_submission(tmp_path):
+    """A top-level link to a folder is a submission and graded (docs/gradescope.md), so the message
+    says what is true: links *inside* a submission are never followed (tester report, session 6, N9)."""
+    from gradcheck.grading.checks import GradingFailure
+    from gradcheck.grading.plugin import _SandboxHolder
+
+    sub = tmp_path / "bob"
+    sub.mkdir()
+    (sub / "layers.py").symlink_to(ASSIGN / "solution" / "layers.py")
+    holder = _SandboxHolder(None, sub)
+    with pytest.raises(GradingFailure) as exc:
+        holder.require("layers.py")
+    assert ("`layers.py` was not read: it is a symbolic link, and the autograder never follows links inside a "
+            "submission (nor reads devices or pipes). Upload the file itself.") in str(exc.value)
+    assert holder.notes == ["`layers.py` was not read: it is a symbolic link (the autograder never follows links "
+                            "inside a submission, nor reads devices or pipes)."]
+
+
+@pytest.mark.parametrize("place", [".hidden", ".git", "link"])
+def test_a_layers_py_in_a_dot_folder_or_behind_a_link_is_named_as_not_read(tmp_path, place):
+    """Before, such a submission was told 'found: no files at all' (tester report, session 6, N11)."""
+    from gradcheck.grading.checks import GradingFailure
+    from gradcheck.grading.plugin import _SandboxHolder
+
+    sub = tmp_path / "gina"
+    sub.mkdir()
+    if place == "link":
+        (sub / "sub").symlink_to(ASSIGN / "solution", target_is_directory=True)
+    else:
+        (sub / place).mkdir()
+        (sub / place / "layers.py").write_text("x = 1\n")
+        (sub / place / "config").write_text("")
+    with pytest.raises(GradingFailure) as exc:
+        _SandboxHolder(None, sub).require("layers.py")
+    msg = str(exc.value)
+    assert msg.startswith("Your submission has no `layers.py` at its top level; found: no file the autograder "
+                          "reads. Not read: "), msg
+    if place == "link":
+        assert (f"Not read: `sub` (a symbolic link to `{ASSIGN / 'solution'}`: the autograder never follows links "
+                "inside a submission).") in msg
+        assert msg.endswith("Upload the files themselves, not a link to them.")
+    else:
+        assert (f"Not read: `{place}/` (a folder whose name starts with a dot: the autograder skips it; it holds "
+                f"`{place}/layers.py`).") in msg
+    assert "no files at all" not in msg and "Did you upload the right file" not in msg
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    with pytest.raises(GradingFailure, match="found: no files at all. Name the file exactly"):
+        _SandboxHolder(None, empty).require("layers.py")
+
+
 def test_single_or_batch_detection(tmp_path):
     assert is_single_submission(ASSIGN / "solution")
     assert not is_single_submission(ASSIGN / "mutants")

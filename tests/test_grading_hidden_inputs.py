@@ -19,6 +19,7 @@ import numpy as np
 import pytest
 
 from gradcheck import _adapters
+from gradcheck.errors import StudentCodeError
 from gradcheck.grading import away_from_kinks
 from gradcheck.grading.checks import GradingFailure
 from gradcheck.grading.plugin import Grade
@@ -67,11 +68,22 @@ def score(test, mod, seed):
         test(student=_Student(mod), grade=grade, rng=rng, grading_seed=seed)
     except GradingFailure as exc:
         return exc.fraction
+    except StudentCodeError:  # e.g. an output of the wrong shape: the plugin scores the test 0
+        return 0.0
     return 1.0
 
 
 LRC = _module(ROOT / "assignments" / "linear_relu_ce" / "tests" / "test_linear_relu_ce.py", "lrc_tests")
 CS = _module(ROOT / "assignments" / "cs231n_layers" / "tests" / "test_cs231n_layers.py", "cs231n_tests")
+
+POOL = '    ph, pw, stride = pool_param["pool_height"], pool_param["pool_width"], pool_param["stride"]'
+
+
+def _pool_params(new: str):
+    """Edits that replace max_pool_forward's and max_pool_backward's line ``POOL`` by ``new``."""
+    return [(f"{POOL}\n    N, C, H, W = x.shape", f"{new}\n    N, C, H, W = x.shape"),
+            (f"    x, pool_param = cache\n{POOL}", f"    x, pool_param = cache\n{new}")]
+
 
 BUGS = {
     # the tester's subs11/idrelu: an identity ReLU
@@ -102,6 +114,14 @@ BUGS = {
     "max_pool_overwrites": ("cs231n_layers", [("dx[n, c, i * stride + p, j * stride + q] += dout[n, c, i, j]",
                                                "dx[n, c, i * stride + p, j * stride + q] = dout[n, c, i, j]")],
                             [CS.test_hidden_max_pool_overlapping], 0),
+    # the tester's subsC/s_sq (session 6, N5): pool_height read for both sides of the window, in forward and
+    # backward; right when every window is square, as in every visible test (47/47 with --seed 1 before)
+    "max_pool_square_window": ("cs231n_layers", _pool_params(POOL.replace('"pool_width"', '"pool_height"')),
+                               [CS.test_hidden_max_pool_overlapping], 0),
+    # the window's height taken for the stride: right when they are equal (the visible tests' 2x2, stride 2)
+    "max_pool_stride_is_height": ("cs231n_layers",
+                                  _pool_params(POOL.replace('pool_param["stride"]', 'pool_param["pool_height"]')),
+                                  [CS.test_hidden_max_pool_overlapping], 0),
 }
 
 

@@ -254,6 +254,8 @@ def test_links_in_a_submission_are_refused_with_a_message(batch):
     assert batch["res"]["symlink_layers"].score == 0
     msg = failures(batch, "symlink_layers")
     assert "`layers.py` was not read: it is a symbolic link" in msg and "Upload the file itself" in msg
+    # links inside a submission; a top-level link to a folder is a submission, graded (N9)
+    assert "never follows links inside a submission" in " ".join(msg.split())
     assert batch["res"]["symlink_helper"].score == TOTAL and "PWNED" not in failures(batch, "symlink_helper")
     assert "`helper.py` was not read: it is a symbolic link" in results(batch, "symlink_helper")["output"]
     assert batch["res"]["symlink_folder"].score == pytest.approx(BASE, abs=1e-3)

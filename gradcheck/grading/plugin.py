@@ -173,20 +173,49 @@ class _SandboxHolder:
             return
         if file in self.refused:
             raise C.GradingFailure(f"Your submission's `{file}` was not read: it is {self.refused[file]}, and the "
-                                   f"autograder never follows links (nor reads devices or pipes). Upload the file "
-                                   f"itself.")
+                                   f"autograder never follows links inside a submission (nor reads devices or pipes). "
+                                   f"Upload the file itself.")
         if (self.root / file).is_file():
             raise C.GradingFailure(f"Your submission's `{file}` was not loaded: it is larger than 1 MiB (or "
                                    f"the submission has more than 200 .py files).")
-        found = [p.relative_to(self.submission).as_posix() for p in sorted(self.submission.rglob("*"))
-                 if p.is_file() and all(_visible(n) for n in p.relative_to(self.submission).parts)]
+        base = file.rsplit("/", 1)[-1].lower()
+        files = [p.relative_to(self.submission).as_posix() for p in sorted(self.submission.rglob("*")) if p.is_file()]
+        found = [f for f in files if all(_visible(n) for n in f.split("/"))]
+        similar = [f for f in found if f.rsplit("/", 1)[-1].lower() == base]
         found = found if len(found) <= 12 else [*found[:12], f"... ({len(found) - 12} more)"]
-        similar = [f for f in found if f.rsplit("/", 1)[-1].lower() == file.rsplit("/", 1)[-1].lower()]
+        # what was there but not read: a folder named with a dot (skipped), a link to a folder (never followed)
+        hidden: dict[str, list[str]] = {}
+        for f in files:
+            parts = f.split("/")
+            cut = next((i for i, n in enumerate(parts[:-1]) if not _visible(n)), None)
+            if cut is not None and parts[cut] != "__pycache__":
+                hidden.setdefault("/".join(parts[:cut + 1]), []).append(f)
+        not_read = []
+        for folder, inside in hidden.items():
+            match = [f for f in inside if f.rsplit("/", 1)[-1].lower() == base]
+            similar += match
+            what = "a folder whose name starts with a dot" if folder.rsplit("/", 1)[-1][:1] == "." else \
+                "a folder of macOS archive data"
+            not_read.append(f"`{folder}/` ({what}: the autograder skips it"
+                            + (f"; it holds {', '.join(f'`{f}`' for f in match[:3])})" if match else ")"))
+        root = "" if self.root == self.submission else self.root.relative_to(self.submission).as_posix() + "/"
+        for rel, why in self.refused.items():
+            if why == "a symbolic link to a folder":
+                try:
+                    target = f" to `{os.readlink(self.root / rel)}`"
+                except OSError:
+                    target = ""
+                not_read.append(f"`{root}{rel}` (a symbolic link{target}: the autograder never follows links "
+                                f"inside a submission)")
         hint = (f"Name the file exactly `{file}` (the name is case-sensitive) and upload it at the top level of "
                 f"the submission, not inside a folder."
-                + ("" if similar else " Did you upload the right file (a .py file, not a notebook or a zip)?"))
-        shown = ", ".join(f"`{f}`" for f in found) if found else "no files at all"
-        raise C.GradingFailure(f"Your submission has no `{file}` at its top level; found: {shown}. {hint}")
+                + ("" if similar or not_read else " Did you upload the right file (a .py file, not a notebook or a zip)?")
+                + (" Upload the files themselves, not a link to them." if any("symbolic link" in r for r in not_read)
+                   else ""))
+        shown = ", ".join(f"`{f}`" for f in found) if found else ("no file the autograder reads" if not_read else
+                                                                   "no files at all")
+        seen = f" Not read: {'; '.join(not_read)}." if not_read else ""
+        raise C.GradingFailure(f"Your submission has no `{file}` at its top level; found: {shown}.{seen} {hint}")
 
     def files(self) -> dict[str, str]:
         """``{relative name: path}`` of the ``.py`` files (at most 200, each up to
@@ -210,8 +239,8 @@ class _SandboxHolder:
                 if not stat.S_ISREG(st.st_mode):
                     why = "a symbolic link" if stat.S_ISLNK(st.st_mode) else "not a regular file"
                     self.refused[rel] = why
-                    self._note(f"`{rel}` was not read: it is {why} (the autograder never follows links, nor "
-                               f"reads devices or pipes).")
+                    self._note(f"`{rel}` was not read: it is {why} (the autograder never follows links inside a "
+                               f"submission, nor reads devices or pipes).")
                 elif st.st_size <= MAX_BYTES and len(out) < 200:
                     out[rel] = path
         return dict(sorted(out.items()))

@@ -416,10 +416,12 @@ def check_grading_inputs(submission: str | os.PathLike, tests: str | os.PathLike
                          f"{'; found: ' + ', '.join(found[:10]) if found else ' (it is empty)'}. "
                          f"Expected one sub-folder per submission, or --single for one submission.")
     find_grading_tests(tests)
-    out_p, sub_p = Path(os.path.abspath(out)), Path(os.path.abspath(submission))
-    if out_p == sub_p or sub_p in out_p.parents:
+    out_p = Path(os.path.abspath(out))
+    # real paths: an --out that is a link into SUBMISSION, or a SUBMISSION given through a link, is inside
+    real_out, real_sub = Path(os.path.realpath(out)), Path(os.path.realpath(submission))
+    if real_out == real_sub or real_sub in real_out.parents:
         raise UsageError("--out must not be inside SUBMISSION (student files and results stay "
-                         "apart).")
+                         f"apart{'' if real_out == out_p else f'; --out leads to {str(real_out)!r}'}).")
     if out_p.exists() and not out_p.is_dir():
         raise UsageError(f"--out {str(out)!r} exists and is not a folder; give a folder (it is "
                          f"created if needed).")

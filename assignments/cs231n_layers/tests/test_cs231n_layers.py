@@ -315,7 +315,10 @@ def test_hidden_conv_random(student, grade, rng, grading_seed):
 @pytest.mark.visibility("after_due_date")
 def test_hidden_max_pool_overlapping(student, grade, rng, grading_seed):
     """Hidden: max-pool gradient with overlapping windows (stride smaller than the window) and random shapes"""
-    trials = [((2, 2), 1, (2, 2, 5, 5))]  # windows overlap: a pixel that is the max of two windows gets both
+    # windows overlap: a pixel that is the max of two windows gets both. The first window is not square
+    # and its stride differs from both sides: every visible test has 2x2 windows, so a max_pool that reads
+    # pool_height for both sides, or takes the stride for the window, would otherwise score on some seeds
+    trials = [((2, 3), 1, (2, 2, 5, 6))]
     for _ in range(2):
         size = tuple(int(v) for v in rng.integers(1, 4, size=2))
         stride = int(rng.integers(1, 4))
@@ -324,7 +327,7 @@ def test_hidden_max_pool_overlapping(student, grade, rng, grading_seed):
     for trial, (size, stride, shape) in enumerate(trials):
         grade.note(f"trial {trial}: x {shape}, window {size}, stride {stride} (seed {grading_seed})")
         x = rng.standard_normal(shape)
-        if trial == 0:  # the centre pixel is the maximum of the four windows over it, in every channel
+        if trial == 0:  # pixel (2, 2) is the maximum of the six windows over it, in every channel
             x[:, :, 2, 2] = x.max(axis=(2, 3)) + 0.5
         grade.layer_gradients(max_pool(student, size, stride), x, mp.MaxPool2D(size, stride),
                               seed=int(rng.integers(2**31)))
