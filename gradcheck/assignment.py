@@ -11,8 +11,9 @@ without spaces inside the comment. A notebook cell with nbgrader's metadata ``{"
 {"solution": true}}`` and no solution block is an answer as a whole and is replaced whole, as
 nbgrader's ``ClearSolutions`` does. Every other cell is copied unchanged (metadata, ids); outputs,
 execution counts, the notebook's widget state and attachments no released text names are cleared.
-A misspelt, nested or unbalanced marker is a UsageError (exit 2) naming the cell and line, so no
-solution leaks. Notebooks need ``nbformat``
+A misspelt, nested or unbalanced marker, or one behind comment characters or other text
+(``# ### BEGIN HIDDEN TESTS``, which nbgrader would read as a marker), is a UsageError (exit 2)
+naming the cell and line, so no solution leaks. Notebooks need ``nbformat``
 (``pip install 'backprop-lab[notebooks]'``).
 """
 
@@ -38,7 +39,12 @@ END_SOLUTION = "### END SOLUTION"
 BEGIN_HIDDEN_TESTS = "### BEGIN HIDDEN TESTS"
 END_HIDDEN_TESTS = "### END HIDDEN TESTS"
 _MARKERS = (BEGIN_SOLUTION, END_SOLUTION, BEGIN_HIDDEN_TESTS, END_HIDDEN_TESTS)
-_LOOKS_LIKE_MARKER = re.compile(r"^\s*#+\s*(BEGIN|END)(\b.*\b(SOLUTION|HIDDEN)|[\s_-]*(SOL|HID))", re.IGNORECASE)
+# a marker's words after comment characters ("#### BEGIN", "# ### BEGIN HIDDEN TESTS", "#> ## END ..."),
+# or anywhere in a line ("x = 1  # ### BEGIN HIDDEN TESTS"): nbgrader finds its markers by substring, so
+# such a line is a marker to nbgrader and to a reader, and none to the exact rule here: refused
+_LOOKS_LIKE_MARKER = re.compile(r"^[^\w'\"]*#[^\w'\"]*(BEGIN|END)(\b.*\b(SOLUTION|HIDDEN)|[\s_-]*(SOL|HID))",
+                                re.IGNORECASE)
+_MARKER_WORDS = re.compile(r"\b(BEGIN|END)[\s_-]*(SOLUTION|HIDDEN[\s_-]*TESTS?)\b", re.IGNORECASE)
 MD_BEGIN_SOLUTION = "<!-- BEGIN SOLUTION -->"
 MD_END_SOLUTION = "<!-- END SOLUTION -->"
 TEXT_STUB = "YOUR ANSWER HERE"
@@ -196,10 +202,11 @@ def student_source(source: str, *, exercise: int = 1, task: str | None = None, m
                           else "no block is open")
                 raise UsageError(f"{where}, line {i + 1}: {text!r} but {opened}.")
             inside = None
-        elif _LOOKS_LIKE_MARKER.match(line):
+        elif _LOOKS_LIKE_MARKER.match(line) or _MARKER_WORDS.search(line):
             raise UsageError(f"{where}, line {i + 1}: {text!r} looks like a marker but is none of "
-                             f"{', '.join(repr(m) for m in _MARKERS)}; fix its spelling (or reword the "
-                             f"comment) so that no solution or hidden test is released by accident.")
+                             f"{', '.join(repr(m) for m in _MARKERS)} (a marker stands alone on its line, "
+                             f"not behind comment characters or other text); fix its spelling (or reword "
+                             f"the comment) so that no solution or hidden test is released by accident.")
         elif inside is None:
             out.append(line)
     if inside is not None:
@@ -300,8 +307,8 @@ def holds_solutions(path: str | os.PathLike) -> bool:
         src = cell.get("source", "")
         lines = (src if isinstance(src, str) else "".join(src)).splitlines()
         if ((cell.get("metadata", {}).get("nbgrader", {}) or {}).get("solution") is True
-                or any(line.strip() in _MARKERS or _LOOKS_LIKE_MARKER.match(line) or _MD_LOOKS_LIKE_MARKER.search(line)
-                       for line in lines)):
+                or any(line.strip() in _MARKERS or _LOOKS_LIKE_MARKER.match(line) or _MARKER_WORDS.search(line)
+                       or _MD_LOOKS_LIKE_MARKER.search(line) for line in lines)):
             return True
     return False
 
@@ -461,7 +468,8 @@ examples:
 exit codes:
   0  the student version(s) written
   2  usage error: SOURCE missing or not a notebook, lesson or Python file, no solution block, a misspelt, nested
-     or unclosed marker (cell and line named), or --out would overwrite SOURCE
+     or unclosed marker or one behind comment characters ('# ### BEGIN HIDDEN TESTS'; cell and line named),
+     or --out would overwrite SOURCE
 
 Write outside notebooks/ and lessons/: the test suite runs every notebook and lesson there,
 and a student version stops at its first exercise.

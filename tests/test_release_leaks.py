@@ -165,3 +165,24 @@ def test_the_site_publishes_every_notebook_with_a_solution_as_its_student_versio
                               new_raw_cell("<!-- BEGIN SOLUTON -->\nSECRET\n")]):
         assert holds_solutions(_write(tmp_path, [new_markdown_cell("# Q"), cell], name=f"{i}.ipynb"))
     assert not holds_solutions(_write(tmp_path, [new_code_cell("x = 1", metadata=_nbgrader(solution=False))]))
+
+
+@pytest.mark.parametrize("block", [
+    "# ### BEGIN HIDDEN TESTS\nassert f(2) == 84  # SECRET_H\n# ### END HIDDEN TESTS\n",
+    "# ### BEGIN SOLUTION\nx = 1  # SECRET_S\n# ### END SOLUTION\n",
+    "#   ### BEGIN HIDDEN TESTS\nassert f(2) == 84  # SECRET_H\n",
+    "# # END HIDDEN TESTS\n",
+    "x = f(2)  # ### BEGIN HIDDEN TESTS\nassert x == 84  # SECRET_H\n",
+])
+def test_a_marker_behind_comment_characters_is_refused_in_a_notebook_and_a_python_file(tmp_path, capsys, block):
+    """Tester 6b, N6: '# ### BEGIN HIDDEN TESTS' ... was released verbatim (next to a proper solution block)."""
+    hidden = new_code_cell("y = 1\n" + block)
+    hidden.id = "c1"
+    nb = _write(tmp_path, [new_code_cell(SOLVED_F), hidden])
+    py = tmp_path / "sol.py"
+    py.write_text(SOLVED_F + "\n\ndef g():\n    pass\n" + block, encoding="utf-8")
+    for path, where in ((nb, "cell 1 (id c1), line 2:"), (py, "the code from line 7 (lines counted from there), line 3:")):
+        assert main(["assignment", "release", str(path), "--out", str(tmp_path / "out")]) == 2
+        err = " ".join(capsys.readouterr().err.split())
+        assert f"{path}: {where}" in err and "looks like a marker" in err, err
+        assert not (tmp_path / "out" / path.name).exists()
