@@ -7,9 +7,10 @@ Python file's top-level ``def``/``class`` with its decorators) that hold a solut
 read from the enclosing ``def``/``class`` (``backward`` in ``class Linear``: "implement the
 backward of Linear"). Cell metadata ``{"backprop_lab": {"exercise": N, "task": "..."}}`` or a
 fence's ``exercise=N`` overrides them. A Markdown region may be inline or span lines, with or
-without spaces inside the comment. A notebook cell with nbgrader's metadata ``{"nbgrader":
-{"solution": true}}`` and no solution block is an answer as a whole and is replaced whole, as
-nbgrader's ``ClearSolutions`` does. Every other cell is copied unchanged (metadata, ids); outputs,
+without spaces inside the comment. A solution cell (:func:`solution_cell`: nbgrader's metadata ``{"nbgrader":
+{"solution": true}}``, the tag ``"solution"``, the exercise2 extension's ``{"solution2": "hidden"}``)
+with no solution block is an answer as a whole and is replaced whole, as nbgrader's
+``ClearSolutions`` does; metadata that says solution in any other form is a UsageError. Every other cell is copied unchanged (metadata, ids); outputs,
 execution counts, the notebook's widget state and attachments no released text names are cleared.
 A misspelt, nested or unbalanced marker, or one behind comment characters or other text
 (``# ### BEGIN HIDDEN TESTS``, which nbgrader would read as a marker), is a UsageError (exit 2)
@@ -31,7 +32,7 @@ from typing import Any
 from .errors import EXIT_PASS, UsageError
 
 __all__ = ["BEGIN_SOLUTION", "END_SOLUTION", "BEGIN_HIDDEN_TESTS", "END_HIDDEN_TESTS",
-           "ReleaseReport", "holds_solutions", "student_source", "student_notebook", "student_markdown",
+           "ReleaseReport", "holds_solutions", "solution_cell", "student_source", "student_notebook", "student_markdown",
            "student_python", "release", "add_assignment_parser", "cmd_release"]
 
 BEGIN_SOLUTION = "### BEGIN SOLUTION"
@@ -218,6 +219,99 @@ def student_source(source: str, *, exercise: int = 1, task: str | None = None, m
     return new, n_sol, n_hidden, messages
 
 
+_EXERCISE_FLAGS = ("solution", "solution2")  # the exercise and exercise2 notebook extensions
+_SOLUTION_TAGS = ("solution", "solutions")
+_READ_KEYS = {("nbgrader", "solution"), *((k,) for k in _EXERCISE_FLAGS),
+              *((f"{k}_first",) for k in _EXERCISE_FLAGS)}
+
+
+def _unreadable(where: str, what: str, why: str) -> UsageError:
+    return UsageError(f"{where}: {what}: {why}; cannot tell for sure whether it marks a solution, so it is "
+                      f"not released. Mark a solution cell with nbgrader's \"solution\": true, the tag "
+                      f"\"solution\" or solution blocks, and remove the metadata otherwise.")
+
+
+def _said_solution(meta: Any, where: str, path: tuple = ()) -> None:
+    """Refuse metadata under ``path`` that says "solution" where :func:`solution_cell` does not read it:
+    a key naming solution, or a string value that is "solution(s)"."""
+    if isinstance(meta, dict):
+        for key, value in meta.items():
+            here = (*path, str(key))
+            if path == () and key in ("tags", "backprop_lab"):
+                continue  # read by solution_cell; our own task text may say "solution"
+            if "solution" in str(key).lower() and here not in _READ_KEYS:
+                raise _unreadable(where, f"metadata {'.'.join(here)} = {value!r}", "no known convention "
+                                  "uses this key")
+            _said_solution(value, where, here)
+    elif isinstance(meta, list):
+        for value in meta:
+            _said_solution(value, where, path)
+    elif isinstance(meta, str) and meta.strip().lower() in _SOLUTION_TAGS:
+        raise _unreadable(where, f"metadata {'.'.join(path)} = {meta!r}", "no known convention uses this value")
+
+
+def solution_cell(metadata: Any, where: str = "cell") -> bool:
+    """Whether a notebook cell's metadata marks it as a solution cell, one rule for every convention.
+
+    A cell is a solution cell if its metadata has nbgrader's ``{"nbgrader": {"solution": true}}``
+    (or the string ``"true"``), a tag ``"solution"`` (or ``"solutions"``, any case; the tag nbconvert's
+    ``TagRemovePreprocessor`` is given to strip solutions), or the exercise/exercise2 extensions'
+    ``{"solution": "hidden"}`` / ``{"solution2": "hidden"}`` (or ``"shown"``, or ``true``) on any but the
+    exercise's first cell (``"solution_first"``/``"solution2_first": true``, the question, kept).
+
+    Parameters
+    ----------
+    metadata : dict
+        The cell's metadata.
+    where : str
+        How the error names the cell.
+
+    Returns
+    -------
+    bool
+
+    Raises
+    ------
+    UsageError
+        The metadata says solution in a form not read for sure: nbgrader's ``"solution"`` other than
+        true, false or ``"true"`` (nbgrader takes any non-empty value, ``"false"`` too, for true), an
+        extension's flag of another value, a tag or other key naming solution that no convention above
+        uses (``"hide-solution"``, ``{"exercise": {"solution": 1}}``), a string value ``"solution"``.
+    """
+    meta = metadata if isinstance(metadata, dict) else {}
+    _said_solution(meta, where)
+    verdict = False
+    grader = meta.get("nbgrader")
+    if isinstance(grader, dict) and "solution" in grader:
+        flag = grader["solution"]
+        if isinstance(flag, str) and flag.strip().lower() == "true":
+            flag = True
+        if not isinstance(flag, (bool, type(None))):
+            raise _unreadable(where, f"metadata nbgrader.solution = {flag!r}", "not true or false (nbgrader "
+                              "itself reads any non-empty value, \"false\" too, as true)")
+        verdict |= flag is True
+    for key in _EXERCISE_FLAGS:
+        flag, first = meta.get(key), meta.get(f"{key}_first", False)
+        if not isinstance(first, bool):
+            raise _unreadable(where, f"metadata {key}_first = {first!r}", "not true or false")
+        if isinstance(flag, str) and flag.strip().lower() in ("hidden", "shown"):
+            flag = True
+        if not isinstance(flag, (bool, type(None))):
+            raise _unreadable(where, f"metadata {key} = {flag!r}", "not \"hidden\", \"shown\", true or false")
+        verdict |= flag is True and not first
+    tags = meta.get("tags", [])
+    if not isinstance(tags, list) or not all(isinstance(t, str) for t in tags):
+        if "solution" in repr(tags).lower():
+            raise _unreadable(where, f"metadata tags = {tags!r}", "not a list of strings")
+        tags = []
+    for tag in tags:
+        if tag.strip().lower() in _SOLUTION_TAGS:
+            verdict = True
+        elif "solution" in tag.lower():
+            raise _unreadable(where, f"tag {tag!r}", "a tag naming solution that is not \"solution\"")
+    return verdict
+
+
 def _whole_answer(source: str, exercise: int, task: str | None, markdown: bool) -> tuple[str, list[str]]:
     """What replaces a solution cell without solution blocks (nbgrader's ``"solution": true``): the
     text stub, or the code stub whose task names the cell's first top-level ``def``/``class``."""
@@ -256,7 +350,8 @@ def student_notebook(nb: Any) -> tuple[Any, list[str], int, int]:
     As nbgrader's ``ClearSolutions`` and ``ClearOutput``: solution blocks in code cells become the
     code stub, in Markdown and raw cells :data:`TEXT_STUB` (``### BEGIN SOLUTION`` lines and
     ``<!-- BEGIN SOLUTION -->`` regions, :func:`student_source`); a cell whose metadata has
-    ``{"nbgrader": {"solution": true}}`` and no solution block is replaced as a whole; hidden tests
+    ``{"nbgrader": {"solution": true}}`` or is another solution cell (:func:`solution_cell`) and has
+    no solution block is replaced as a whole; hidden tests
     are removed; outputs, execution counts and the notebook's widget state (``metadata.widgets``,
     which holds widgets' values) are cleared, and so is every cell attachment the released source
     no longer names (one only a solution showed).
@@ -266,6 +361,12 @@ def student_notebook(nb: Any) -> tuple[Any, list[str], int, int]:
     (NotebookNode, list of str, int, int)
         The student notebook, the exercise messages, solution blocks replaced,
         hidden-test blocks removed.
+
+    Raises
+    ------
+    UsageError
+        A misspelt, nested or unbalanced marker, or cell or notebook metadata that says solution
+        in a form :func:`solution_cell` does not read for sure (cell named).
     """
     new = copy.deepcopy(nb)
     cells = []
@@ -273,11 +374,12 @@ def student_notebook(nb: Any) -> tuple[Any, list[str], int, int]:
         meta = cell.get("metadata", {}).get("backprop_lab", {}) or {}
         src = cell.source if isinstance(cell.source, str) else "".join(cell.source)
         where = f"cell {i}" + (f" (id {cell.get('id')})" if cell.get("id") else "")
-        whole = (cell.get("metadata", {}).get("nbgrader", {}) or {}).get("solution") is True
+        whole = solution_cell(cell.get("metadata", {}), where)
         cells.append((src, where, cell.cell_type != "code", cell.cell_type == "code",
                       meta.get("exercise"), meta.get("task"), whole))
-    sources, messages, n_sol, n_hidden = _student_cells(cells)
     new.metadata.pop("widgets", None)
+    _said_solution(dict(new.metadata), "the notebook")
+    sources, messages, n_sol, n_hidden = _student_cells(cells)
     for cell, src in zip(new.cells, sources):
         cell.source = src
         if cell.cell_type == "code":
@@ -291,7 +393,8 @@ def student_notebook(nb: Any) -> tuple[Any, list[str], int, int]:
 
 def holds_solutions(path: str | os.PathLike) -> bool:
     """Whether the notebook at ``path`` has anything :func:`student_notebook` would take out or refuse:
-    a solution or hidden-test marker, something that looks like one, or an nbgrader solution cell.
+    a solution or hidden-test marker, something that looks like one, a solution cell
+    (:func:`solution_cell`) or metadata that says solution in a form release refuses.
     Who publishes notebooks asks this to decide which ones go out as their student version only.
 
     Raises
@@ -300,15 +403,21 @@ def holds_solutions(path: str | os.PathLike) -> bool:
         ``path`` is not a readable notebook.
     """
     try:
-        cells = json.loads(Path(path).read_text(encoding="utf-8")).get("cells", [])
-    except (OSError, UnicodeDecodeError, ValueError, AttributeError) as exc:
+        nb = json.loads(Path(path).read_text(encoding="utf-8"))
+        cells, metadata = nb.get("cells", []), dict(nb.get("metadata", {}))
+    except (OSError, UnicodeDecodeError, ValueError, AttributeError, TypeError) as exc:
         raise UsageError(f"{path} is not a readable Jupyter notebook: {type(exc).__name__}: {exc}") from exc
-    for cell in cells:
+    try:
+        metadata.pop("widgets", None)
+        _said_solution(metadata, "the notebook")
+        whole = [solution_cell(cell.get("metadata", {})) for cell in cells]
+    except UsageError:
+        return True  # release refuses it
+    for cell, is_solution in zip(cells, whole):
         src = cell.get("source", "")
         lines = (src if isinstance(src, str) else "".join(src)).splitlines()
-        if ((cell.get("metadata", {}).get("nbgrader", {}) or {}).get("solution") is True
-                or any(line.strip() in _MARKERS or _LOOKS_LIKE_MARKER.match(line) or _MARKER_WORDS.search(line)
-                       or _MD_LOOKS_LIKE_MARKER.search(line) for line in lines)):
+        if is_solution or any(line.strip() in _MARKERS or _LOOKS_LIKE_MARKER.match(line)
+                              or _MARKER_WORDS.search(line) or _MD_LOOKS_LIKE_MARKER.search(line) for line in lines):
             return True
     return False
 
@@ -454,8 +563,9 @@ Make the student version of an exercise notebook, lesson or Python file: every b
 indentation), every block between '### BEGIN HIDDEN TESTS' and '### END HIDDEN TESTS' is
 removed; in Markdown (a lesson's text, a notebook's Markdown or raw cell) a solution block and
 '<!-- BEGIN SOLUTION -->' ... '<!-- END SOLUTION -->' (inline or on lines of their own) become
-'YOUR ANSWER HERE'. A notebook cell with nbgrader's metadata "solution": true and no block is
-replaced whole. Outputs, widget state and attachments only a solution named are cleared. In a
+'YOUR ANSWER HERE'. A solution cell (nbgrader's metadata "solution": true, the tag "solution",
+the exercise2 extension's "solution2": "hidden") with no block is replaced whole; metadata that
+says solution in another form is refused. Outputs, widget state and attachments only a solution named are cleared. In a
 Python file each top-level def or class is numbered as one exercise. Writes DIR/<name of
 SOURCE>; never overwrites SOURCE."""
 

@@ -186,3 +186,52 @@ def test_a_marker_behind_comment_characters_is_refused_in_a_notebook_and_a_pytho
         err = " ".join(capsys.readouterr().err.split())
         assert f"{path}: {where}" in err and "looks like a marker" in err, err
         assert not (tmp_path / "out" / path.name).exists()
+
+
+@pytest.mark.parametrize("metadata", [
+    {"tags": ["solution"]}, {"tags": ["hide-input", "Solution"]}, {"solution2": "hidden"}, {"solution2": "shown"},
+    {"solution": "hidden"}, {"nbgrader": {"solution": "true", "grade_id": "s"}},
+])
+def test_a_cell_marked_as_a_solution_by_any_known_convention_is_replaced_whole(tmp_path, metadata):
+    """Tester 6b, N7: a "solution" tag, exercise2's {"solution2": "hidden"} and nbgrader's "solution": "true"
+    (a string) were released verbatim. One rule (solution_cell) for every convention; the exercise's first
+    cell (exercise2's "solution2_first": true, the question) stays."""
+    from gradcheck.assignment import holds_solutions
+
+    question = new_markdown_cell("Write g.", metadata={"solution2": "hidden", "solution2_first": True})
+    code = new_code_cell("def g(x):\n    return x + 1  # SECRET_CODE\n", metadata=metadata)
+    prose = new_markdown_cell("Because SECRET_PROSE.", metadata=metadata)
+    path = _write(tmp_path, [new_code_cell(SOLVED_F), question, code, prose])
+    assert holds_solutions(_write(tmp_path, [code], name="only.ipynb"))
+    rep, nb = _released(path, tmp_path)
+    assert [c.source for c in nb.cells] == [
+        STUB_F, "Write g.", '# YOUR CODE HERE\nraise NotImplementedError("Exercise 2: implement g")', "YOUR ANSWER HERE"]
+    assert rep.solutions == 3 and rep.exercises == ["Exercise 1: implement f", "Exercise 2: implement g"]
+
+
+@pytest.mark.parametrize(("metadata", "words"), [
+    ({"nbgrader": {"solution": "false"}}, "nbgrader.solution = 'false'"),
+    ({"nbgrader": {"solution": 1}}, "nbgrader.solution = 1"),
+    ({"nbgrader": {"solution": "yes"}}, "nbgrader.solution = 'yes'"),
+    ({"tags": ["hide-solution"]}, "tag 'hide-solution'"),
+    ({"solution2": "visible"}, "solution2 = 'visible'"),
+    ({"solution2": "hidden", "solution2_first": "yes"}, "solution2_first = 'yes'"),
+    ({"exercise": {"solution": True}}, "exercise.solution = True"),
+    ({"role": "solution"}, "role = 'solution'"),
+])
+def test_metadata_that_says_solution_in_a_form_not_read_for_sure_is_refused(tmp_path, capsys, metadata, words):
+    cell = new_code_cell("x = 1  # SECRET\n", metadata=metadata)
+    cell.id = "c1"
+    path = _write(tmp_path, [new_code_cell(SOLVED_F), cell])
+    assert main(["assignment", "release", str(path), "--out", str(tmp_path / "out")]) == 2
+    err = " ".join(capsys.readouterr().err.split())
+    assert f"{path}: cell 1 (id c1): metadata {words}" in err or f"{path}: cell 1 (id c1): {words}" in err, err
+    assert "cannot tell for sure whether it marks a solution" in err, err
+    assert not (tmp_path / "out" / "sol.ipynb").exists()
+
+
+def test_notebook_metadata_that_says_solution_is_refused(tmp_path, capsys):
+    path = _write(tmp_path, [new_code_cell(SOLVED_F)], exercise={"solutions": "SECRET"})
+    assert main(["assignment", "release", str(path), "--out", str(tmp_path / "out")]) == 2
+    err = " ".join(capsys.readouterr().err.split())
+    assert "sol.ipynb: the notebook: metadata exercise.solutions = 'SECRET'" in err, err
