@@ -21,6 +21,7 @@ naming the cell and line, so no solution leaks. Notebooks need ``nbformat``
 from __future__ import annotations
 
 import argparse
+import ast
 import copy
 import json
 import os
@@ -45,12 +46,13 @@ _MARKERS = (BEGIN_SOLUTION, END_SOLUTION, BEGIN_HIDDEN_TESTS, END_HIDDEN_TESTS)
 # such a line is a marker to nbgrader and to a reader, and none to the exact rule here: refused
 _LOOKS_LIKE_MARKER = re.compile(r"^[^\w'\"]*#[^\w'\"]*(BEGIN|END)(\b.*\b(SOLUTION|HIDDEN)|[\s_-]*(SOL|HID))",
                                 re.IGNORECASE)
-_MARKER_WORDS = re.compile(r"\b(BEGIN|END)[\s_-]*(SOLUTION|HIDDEN[\s_-]*TESTS?)\b", re.IGNORECASE)
+_MARKER_WORDS = re.compile(r"\b(BEGIN|END)[ \t-]+(SOLUTION|HIDDEN[ \t_-]*TESTS?)\b", re.IGNORECASE)  # not end_solution
 MD_BEGIN_SOLUTION = "<!-- BEGIN SOLUTION -->"
 MD_END_SOLUTION = "<!-- END SOLUTION -->"
 TEXT_STUB = "YOUR ANSWER HERE"
 _MD_MARKER = re.compile(r"<!--[ \t]*(BEGIN|END)[ \t]+SOLUTION[ \t]*-->")  # inline or on its own line
 _MD_LOOKS_LIKE_MARKER = re.compile(r"\b(BEGIN|END)[\s_-]*(SOL|HID)|<!--\s*(BEGIN|END)\b", re.IGNORECASE)
+_HTML_LOOKS_LIKE_MARKER = re.compile(r"<!--\s*(BEGIN|END)\b|\b(BEGIN|END)[\s_-]*SOL\w*[\s_-]*-->", re.IGNORECASE)
 _FENCE = re.compile(r"^\s*(`{3,}|~{3,})(.*)$")
 _EXERCISE_N = re.compile(r"\bexercise=(\d+)\b")
 _DEF = re.compile(r"^\s*(?:async\s+)?def\s+(\w+)")
@@ -104,7 +106,7 @@ def _close(block: tuple[str, int]) -> str:
     return block[0].replace("BEGIN", "END")
 
 
-def _text_solutions(source: str, where: str) -> tuple[str, int]:
+def _text_solutions(source: str, where: str, *, python: bool = False) -> tuple[str, int]:
     """Replace every ``<!-- BEGIN SOLUTION -->`` ... ``<!-- END SOLUTION -->`` region of a text
     (Markdown) by :data:`TEXT_STUB`: inline, on lines of their own, or across lines; spaces inside
     the comment are optional (``<!--BEGIN SOLUTION-->``). Text around a region is kept.
@@ -119,10 +121,13 @@ def _text_solutions(source: str, where: str) -> tuple[str, int]:
     UsageError
         A nested or unbalanced marker, or text that looks like a marker and is none
         (``<!-- BEGIN SOLUTIONS -->``, ``<!-- begin solution -->``, ``<!-- BEGIN HIDDEN TESTS -->``, a
-        marker broken over two lines), named with its line.
+        marker broken over two lines), named with its line. With ``python``, only what looks like
+        an HTML marker (``<!-- begin solution -->``) is refused here: the code's words are checked by
+        :func:`student_source` (``end_solution = ...`` is a name, not a marker).
     """
+    near = _HTML_LOOKS_LIKE_MARKER if python else _MD_LOOKS_LIKE_MARKER
     for i, line in enumerate(source.splitlines(), start=1):
-        if line.strip() not in _MARKERS and _MD_LOOKS_LIKE_MARKER.search(_MD_MARKER.sub("", line)):
+        if line.strip() not in _MARKERS and near.search(_MD_MARKER.sub("", line)):
             raise UsageError(f"{where}, line {i}: {line.strip()!r} looks like a marker but is none of "
                              f"{MD_BEGIN_SOLUTION!r}, {MD_END_SOLUTION!r} (inline or on its own line) or "
                              f"{BEGIN_SOLUTION!r}, {END_SOLUTION!r} (on its own line); fix its spelling (or "
@@ -148,7 +153,7 @@ def _text_solutions(source: str, where: str) -> tuple[str, int]:
 
 
 def student_source(source: str, *, exercise: int = 1, task: str | None = None, markdown: bool = False,
-                   where: str = "cell") -> tuple[str, int, int, list[str]]:
+                   where: str = "cell", html: bool = False) -> tuple[str, int, int, list[str]]:
     """Replace the solution blocks of one cell's source and drop its hidden tests.
 
     Parameters
@@ -165,6 +170,9 @@ def student_source(source: str, *, exercise: int = 1, task: str | None = None, m
         ``<!-- BEGIN SOLUTION -->`` ... ``<!-- END SOLUTION -->`` region (:func:`_text_solutions`).
     where : str
         How error messages name the cell.
+    html : bool
+        The ``<!-- BEGIN SOLUTION -->`` ... ``<!-- END SOLUTION -->`` regions of this code are
+        replaced by the caller (:func:`student_python`): their markers are no near-markers here.
 
     Returns
     -------
@@ -184,6 +192,7 @@ def student_source(source: str, *, exercise: int = 1, task: str | None = None, m
     messages: list[str] = []
     for i, line in enumerate(lines):
         text, ind = line.strip(), _indent(line)
+        bare = _MD_MARKER.sub("", line) if html else line
         if text in (BEGIN_SOLUTION, BEGIN_HIDDEN_TESTS):
             if inside is not None:
                 raise UsageError(f"{where}, line {i + 1}: {text!r} inside the {inside[0]!r} block opened at "
@@ -203,7 +212,7 @@ def student_source(source: str, *, exercise: int = 1, task: str | None = None, m
                           else "no block is open")
                 raise UsageError(f"{where}, line {i + 1}: {text!r} but {opened}.")
             inside = None
-        elif _LOOKS_LIKE_MARKER.match(line) or _MARKER_WORDS.search(line):
+        elif _LOOKS_LIKE_MARKER.match(bare) or _MARKER_WORDS.search(bare):
             raise UsageError(f"{where}, line {i + 1}: {text!r} looks like a marker but is none of "
                              f"{', '.join(repr(m) for m in _MARKERS)} (a marker stands alone on its line, "
                              f"not behind comment characters or other text); fix its spelling (or reword "
@@ -323,7 +332,7 @@ def _whole_answer(source: str, exercise: int, task: str | None, markdown: bool) 
     return f"# YOUR CODE HERE\nraise NotImplementedError({json.dumps(message, ensure_ascii=False)})", [message]
 
 
-def _student_cells(cells: list[tuple]) -> tuple[list[str], list[str], int, int]:
+def _student_cells(cells: list[tuple], html: bool = False) -> tuple[list[str], list[str], int, int]:
     """:func:`student_source` over ``(source, where, markdown, numbered, exercise, task, whole)``
     cells in order: a ``numbered`` cell holding a solution is exercise ``exercise``, by default the
     last number + 1. A ``whole`` cell (nbgrader's solution cell) with no solution block is an answer
@@ -336,7 +345,7 @@ def _student_cells(cells: list[tuple]) -> tuple[list[str], list[str], int, int]:
         if numbered and (has_block or whole):
             number = int(exercise) if exercise is not None else number + 1
         new, s, h, msgs = student_source(src, exercise=number, task=task, markdown=markdown,
-                                         where=where)  # a bad marker is refused even in a whole answer
+                                         where=where, html=html)  # a bad marker is refused even in a whole answer
         if whole and not has_block:
             (new, msgs), s, h = _whole_answer(src, number, task, markdown), 1, 0
         sources.append(new)
@@ -422,9 +431,9 @@ def holds_solutions(path: str | os.PathLike) -> bool:
     return False
 
 
-def _student_text(text: str, cells: list) -> tuple[str, list[str], int]:
+def _student_text(text: str, cells: list, html: bool = False) -> tuple[str, list[str], int]:
     """The parts of ``text`` (cells of :func:`_student_cells`) released and joined again."""
-    sources, messages, n_sol, _ = _student_cells(cells)
+    sources, messages, n_sol, _ = _student_cells(cells, html)
     out = "\n".join(sources)
     return out + ("\n" if text.endswith("\n") and not out.endswith("\n") else ""), messages, n_sol
 
@@ -469,7 +478,9 @@ def student_markdown(text: str) -> tuple[str, list[str], int]:
 
 def student_python(text: str) -> tuple[str, list[str], int]:
     """The student version of a Python file's text: each top-level ``def``/``class`` (with its
-    decorators) is one cell of :func:`student_source`, the text before the first one more.
+    decorators) is one cell of :func:`student_source`, the text before the first one more. A
+    ``<!-- BEGIN SOLUTION -->`` ... ``<!-- END SOLUTION -->`` region (in a comment, such as a
+    jupytext ``# %% [markdown]`` cell, or in a docstring) becomes :data:`TEXT_STUB`, as in Markdown.
 
     Returns
     -------
@@ -479,7 +490,8 @@ def student_python(text: str) -> tuple[str, list[str], int]:
     Raises
     ------
     UsageError
-        A misspelt, nested or unbalanced marker (line named).
+        A misspelt, nested or unbalanced marker (line named); a region whose replacement leaves no
+        valid Python.
     """
     chunks: list[tuple[int, list[str]]] = [(1, [])]
     for i, line in enumerate(text.splitlines(), start=1):
@@ -487,8 +499,24 @@ def student_python(text: str) -> tuple[str, list[str], int]:
         if _TOP_LEVEL.match(line) and not prev.startswith("@"):
             chunks.append((i, []))
         chunks[-1][1].append(line)
-    return _student_text(text, [("\n".join(lines), f"the code from line {start} (lines counted from "
-                                 "there)", False, True, None, None, False) for start, lines in chunks if lines])
+    _text_solutions(text, "the file", python=True)  # a bad HTML marker, named by the file's line
+    new, messages, n_sol = _student_text(text, [("\n".join(lines), f"the code from line {start} (lines counted "
+                                                 "from there)", False, True, None, None, False)
+                                                for start, lines in chunks if lines], html=True)
+    new, n_text = _text_solutions(new, "the file after its solution blocks were replaced", python=True)
+    if n_text:
+        try:
+            ast.parse(text)
+        except SyntaxError:
+            pass  # not Python before either: nothing to keep
+        else:
+            try:
+                ast.parse(new)
+            except SyntaxError as exc:
+                raise UsageError(f"the student version is no longer Python once its {MD_BEGIN_SOLUTION!r} "
+                                 f"regions are replaced by {TEXT_STUB!r} (line {exc.lineno} of it: {exc.msg}); "
+                                 f"keep each region inside one comment or one string.") from exc
+    return new, messages, n_sol + n_text
 
 
 def release(source: str | os.PathLike, out_dir: str | os.PathLike) -> ReleaseReport:
@@ -566,7 +594,8 @@ removed; in Markdown (a lesson's text, a notebook's Markdown or raw cell) a solu
 'YOUR ANSWER HERE'. A solution cell (nbgrader's metadata "solution": true, the tag "solution",
 the exercise2 extension's "solution2": "hidden") with no block is replaced whole; metadata that
 says solution in another form is refused. Outputs, widget state and attachments only a solution named are cleared. In a
-Python file each top-level def or class is numbered as one exercise. Writes DIR/<name of
+Python file each top-level def or class is numbered as one exercise, and a '<!-- BEGIN SOLUTION -->'
+region (a jupytext Markdown cell's comment, a docstring) becomes 'YOUR ANSWER HERE'. Writes DIR/<name of
 SOURCE>; never overwrites SOURCE."""
 
 EXAMPLES = """\

@@ -235,3 +235,31 @@ def test_notebook_metadata_that_says_solution_is_refused(tmp_path, capsys):
     assert main(["assignment", "release", str(path), "--out", str(tmp_path / "out")]) == 2
     err = " ".join(capsys.readouterr().err.split())
     assert "sol.ipynb: the notebook: metadata exercise.solutions = 'SECRET'" in err, err
+
+
+def test_html_solution_regions_in_a_python_file_are_replaced_like_markdown_s(tmp_path):
+    """Tester 6b, N13: a jupytext Markdown cell's and a docstring's <!-- BEGIN SOLUTION --> regions were
+    copied verbatim from a Python file."""
+    path = tmp_path / "jt.py"
+    path.write_text('"""Module doc.\n\n<!-- BEGIN SOLUTION -->SECRET_DOCSTRING<!-- END SOLUTION -->\n"""\n'
+                    "# %% [markdown]\n# Why?\n# <!-- BEGIN SOLUTION -->\n# SECRET_JUPYTEXT_MD\n# <!-- END SOLUTION -->\n\n"
+                    "# %%\n" + SOLVED_F + "\n\nend_solution = 1  # a name, not a marker\n", encoding="utf-8")
+    rep = release(path, tmp_path / "out")
+    assert rep.path.read_text(encoding="utf-8") == (
+        '"""Module doc.\n\nYOUR ANSWER HERE\n"""\n# %% [markdown]\n# Why?\n# YOUR ANSWER HERE\n\n# %%\n' + STUB_F
+        + "\n\nend_solution = 1  # a name, not a marker\n")
+    assert (rep.solutions, rep.exercises) == (3, ["Exercise 1: implement f"])
+
+
+@pytest.mark.parametrize(("text", "words"), [
+    ("# <!-- begin solution -->\n# SECRET\n# <!-- end solution -->\n", "line 6: '# <!-- begin solution -->' looks like"),
+    ("# <!-- BEGIN SOLUTION -->\n# SECRET\n", "the file: '<!-- BEGIN SOLUTION -->' at line 6 is never closed"),
+    ("s = '''<!-- BEGIN SOLUTION -->SECRET'''\n# <!-- END SOLUTION -->\n", "no longer Python"),
+])
+def test_a_bad_html_solution_region_in_a_python_file_is_refused(tmp_path, capsys, text, words):
+    path = tmp_path / "sol.py"
+    path.write_text(SOLVED_F + "\n" + text, encoding="utf-8")
+    assert main(["assignment", "release", str(path), "--out", str(tmp_path / "out")]) == 2
+    err = " ".join(capsys.readouterr().err.split())
+    assert f"{path}: " in err and words in err, err
+    assert not (tmp_path / "out" / "sol.py").exists()
