@@ -519,6 +519,32 @@ def student_python(text: str) -> tuple[str, list[str], int]:
     return new, messages, n_sol + n_text
 
 
+def _valid_notebook(nb: Any, src: Path) -> None:
+    """Refuse a notebook nbformat's schema rejects, naming what is invalid and where (a cell by its
+    number and id): it would be written out as it came, or stop the write with a traceback.
+
+    Raises
+    ------
+    UsageError
+        ``nbformat.validate`` rejects ``nb``.
+    """
+    import nbformat
+
+    try:
+        nbformat.validate(nb)
+    except nbformat.ValidationError as exc:
+        path = list(getattr(exc, "absolute_path", None) or getattr(exc, "path", None) or [])
+        where = ".".join(str(p) for p in path) or "the notebook"
+        if len(path) >= 2 and path[0] == "cells" and isinstance(path[1], int) and path[1] < len(nb.cells):
+            cell_id = nb.cells[path[1]].get("id")
+            where = (f"cell {path[1]}" + (f" (id {cell_id})" if cell_id else "")
+                     + (f", {'.'.join(str(p) for p in path[2:])}" if path[2:] else ""))
+        message = getattr(exc, "message", None) or str(exc).splitlines()[0]
+        raise UsageError(f"{src} is not a valid Jupyter notebook (nbformat {nb.get('nbformat')}."
+                         f"{nb.get('nbformat_minor')} schema): {where}: {message}. Fix that in the notebook "
+                         f"and release again (nbformat.validate reports the same).") from exc
+
+
 def release(source: str | os.PathLike, out_dir: str | os.PathLike) -> ReleaseReport:
     """Write the student version of the solution notebook, lesson or Python file ``source`` to
     ``out_dir/<same name>``.
@@ -526,7 +552,8 @@ def release(source: str | os.PathLike, out_dir: str | os.PathLike) -> ReleaseRep
     Raises
     ------
     UsageError
-        ``source`` missing or not a notebook (``.ipynb``), Markdown lesson (``.md``) or Python file (``.py``),
+        ``source`` missing or not a notebook (``.ipynb``, valid by nbformat's schema: what is invalid is
+        named), Markdown lesson (``.md``) or Python file (``.py``),
         no solution block in it, a bad marker, or ``out_dir`` would overwrite ``source``.
     """
     src = Path(source)
@@ -547,6 +574,7 @@ def release(source: str | os.PathLike, out_dir: str | os.PathLike) -> ReleaseRep
             nb = nbformat.read(src, as_version=4)
         except Exception as exc:  # noqa: BLE001 - json, schema or encoding errors: all mean "not a notebook"
             raise UsageError(f"{src} is not a readable Jupyter notebook: {type(exc).__name__}: {exc}") from exc
+        _valid_notebook(nb, src)
     try:
         if is_text:
             to_student = student_python if src.suffix == ".py" else student_markdown
@@ -606,9 +634,9 @@ examples:
 
 exit codes:
   0  the student version(s) written
-  2  usage error: SOURCE missing or not a notebook, lesson or Python file, no solution block, a misspelt, nested
+  2  usage error: SOURCE missing or not a (valid) notebook, lesson or Python file, no solution block, a misspelt, nested
      or unclosed marker or one behind comment characters ('# ### BEGIN HIDDEN TESTS'; cell and line named),
-     or --out would overwrite SOURCE
+     cell metadata that says solution in a form not read for sure, or --out would overwrite SOURCE
 
 Write outside notebooks/ and lessons/: the test suite runs every notebook and lesson there,
 and a student version stops at its first exercise.

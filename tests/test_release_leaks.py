@@ -263,3 +263,25 @@ def test_a_bad_html_solution_region_in_a_python_file_is_refused(tmp_path, capsys
     err = " ".join(capsys.readouterr().err.split())
     assert f"{path}: " in err and words in err, err
     assert not (tmp_path / "out" / "sol.py").exists()
+
+
+@pytest.mark.parametrize(("change", "words"), [
+    (lambda nb: nb["metadata"]["kernelspec"].pop("display_name"),
+     "metadata.kernelspec: 'display_name' is a required property"),
+    (lambda nb: nb["cells"][1].update(outputs=[]), "cell 1 (id m1): Additional properties are not allowed "
+                                                   "('outputs' was unexpected)"),
+])
+def test_a_notebook_nbformat_finds_invalid_is_a_usage_error_naming_what_is_invalid(tmp_path, capsys, change, words):
+    """Tester 6b, N8: a kernelspec without display_name, a Markdown cell with outputs: a traceback, exit 1."""
+    import json
+
+    prose = new_markdown_cell("Why?")
+    prose.id = "m1"
+    path = _write(tmp_path, [new_code_cell(SOLVED_F), prose])
+    nb = json.loads(path.read_text(encoding="utf-8"))
+    change(nb)
+    path.write_text(json.dumps(nb), encoding="utf-8")
+    assert main(["assignment", "release", str(path), "--out", str(tmp_path / "out")]) == 2
+    err = " ".join(capsys.readouterr().err.split())
+    assert f"{path} is not a valid Jupyter notebook (nbformat 4." in err and f"schema): {words}" in err, err
+    assert not (tmp_path / "out" / "sol.ipynb").exists()
