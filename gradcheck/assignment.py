@@ -7,10 +7,11 @@ Python file's top-level ``def``/``class`` with its decorators) that hold a solut
 read from the enclosing ``def``/``class`` (``backward`` in ``class Linear``: "implement the
 backward of Linear"). Cell metadata ``{"backprop_lab": {"exercise": N, "task": "..."}}`` or a
 fence's ``exercise=N`` overrides them. A Markdown region may be inline or span lines, with or
-without spaces inside the comment. A solution cell (:func:`solution_cell`: nbgrader's metadata ``{"nbgrader":
-{"solution": true}}``, the tag ``"solution"``, the exercise2 extension's ``{"solution2": "hidden"}``)
-with no solution block is an answer as a whole and is replaced whole, as nbgrader's
-``ClearSolutions`` does; metadata that says solution in any other form is a UsageError. Every other cell is copied unchanged (metadata, ids); outputs,
+without spaces inside the comment. A solution cell (:func:`solution_cell`: nbgrader's metadata
+``{"nbgrader": {"solution": true}}``, the tag ``"solution"``, the exercise2 extension's
+``{"solution2": "hidden"}``) with no solution block is an answer as a whole and is replaced whole,
+as nbgrader's ``ClearSolutions`` does; metadata that says solution in any other form is a
+UsageError. Every other cell is copied unchanged (metadata, ids); outputs,
 execution counts, the notebook's widget state and attachments no released text names are cleared.
 A misspelt, nested or unbalanced marker, or one behind comment characters or other text
 (``# ### BEGIN HIDDEN TESTS``, which nbgrader would read as a marker), is a UsageError (exit 2)
@@ -33,8 +34,8 @@ from typing import Any
 from .errors import EXIT_PASS, UsageError
 
 __all__ = ["BEGIN_SOLUTION", "END_SOLUTION", "BEGIN_HIDDEN_TESTS", "END_HIDDEN_TESTS",
-           "ReleaseReport", "holds_solutions", "solution_cell", "student_source", "student_notebook", "student_markdown",
-           "student_python", "release", "add_assignment_parser", "cmd_release"]
+           "ReleaseReport", "holds_solutions", "solution_cell", "student_source", "student_notebook",
+           "student_markdown", "student_python", "release", "add_assignment_parser", "cmd_release"]
 
 BEGIN_SOLUTION = "### BEGIN SOLUTION"
 END_SOLUTION = "### END SOLUTION"

@@ -181,7 +181,8 @@ def test_a_marker_behind_comment_characters_is_refused_in_a_notebook_and_a_pytho
     nb = _write(tmp_path, [new_code_cell(SOLVED_F), hidden])
     py = tmp_path / "sol.py"
     py.write_text(SOLVED_F + "\n\ndef g():\n    pass\n" + block, encoding="utf-8")
-    for path, where in ((nb, "cell 1 (id c1), line 2:"), (py, "the code from line 7 (lines counted from there), line 3:")):
+    for path, where in ((nb, "cell 1 (id c1), line 2:"),
+                        (py, "the code from line 7 (lines counted from there), line 3:")):
         assert main(["assignment", "release", str(path), "--out", str(tmp_path / "out")]) == 2
         err = " ".join(capsys.readouterr().err.split())
         assert f"{path}: {where}" in err and "looks like a marker" in err, err
@@ -205,7 +206,8 @@ def test_a_cell_marked_as_a_solution_by_any_known_convention_is_replaced_whole(t
     assert holds_solutions(_write(tmp_path, [code], name="only.ipynb"))
     rep, nb = _released(path, tmp_path)
     assert [c.source for c in nb.cells] == [
-        STUB_F, "Write g.", '# YOUR CODE HERE\nraise NotImplementedError("Exercise 2: implement g")', "YOUR ANSWER HERE"]
+        STUB_F, "Write g.", '# YOUR CODE HERE\nraise NotImplementedError("Exercise 2: implement g")',
+        "YOUR ANSWER HERE"]
     assert rep.solutions == 3 and rep.exercises == ["Exercise 1: implement f", "Exercise 2: implement g"]
 
 
@@ -242,7 +244,8 @@ def test_html_solution_regions_in_a_python_file_are_replaced_like_markdown_s(tmp
     copied verbatim from a Python file."""
     path = tmp_path / "jt.py"
     path.write_text('"""Module doc.\n\n<!-- BEGIN SOLUTION -->SECRET_DOCSTRING<!-- END SOLUTION -->\n"""\n'
-                    "# %% [markdown]\n# Why?\n# <!-- BEGIN SOLUTION -->\n# SECRET_JUPYTEXT_MD\n# <!-- END SOLUTION -->\n\n"
+                    "# %% [markdown]\n# Why?\n# <!-- BEGIN SOLUTION -->\n# SECRET_JUPYTEXT_MD\n"
+                    "# <!-- END SOLUTION -->\n\n"
                     "# %%\n" + SOLVED_F + "\n\nend_solution = 1  # a name, not a marker\n", encoding="utf-8")
     rep = release(path, tmp_path / "out")
     assert rep.path.read_text(encoding="utf-8") == (
@@ -252,7 +255,8 @@ def test_html_solution_regions_in_a_python_file_are_replaced_like_markdown_s(tmp
 
 
 @pytest.mark.parametrize(("text", "words"), [
-    ("# <!-- begin solution -->\n# SECRET\n# <!-- end solution -->\n", "line 6: '# <!-- begin solution -->' looks like"),
+    ("# <!-- begin solution -->\n# SECRET\n# <!-- end solution -->\n",
+     "line 6: '# <!-- begin solution -->' looks like"),
     ("# <!-- BEGIN SOLUTION -->\n# SECRET\n", "the file: '<!-- BEGIN SOLUTION -->' at line 6 is never closed"),
     ("s = '''<!-- BEGIN SOLUTION -->SECRET'''\n# <!-- END SOLUTION -->\n", "no longer Python"),
 ])
