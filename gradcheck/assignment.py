@@ -432,27 +432,15 @@ def holds_solutions(path: str | os.PathLike) -> bool:
     return False
 
 
-def _student_text(text: str, cells: list, html: bool = False) -> tuple[str, list[str], int]:
+def _student_text(text: str, cells: list, html: bool = False) -> tuple[str, list[str], int, int]:
     """The parts of ``text`` (cells of :func:`_student_cells`) released and joined again."""
-    sources, messages, n_sol, _ = _student_cells(cells, html)
+    sources, messages, n_sol, n_hidden = _student_cells(cells, html)
     out = "\n".join(sources)
-    return out + ("\n" if text.endswith("\n") and not out.endswith("\n") else ""), messages, n_sol
+    return out + ("\n" if text.endswith("\n") and not out.endswith("\n") else ""), messages, n_sol, n_hidden
 
 
-def student_markdown(text: str) -> tuple[str, list[str], int]:
-    """The student version of a Markdown lesson's text: the bodies of fenced code blocks are
-    code cells, the text between them (fence lines included) Markdown cells.
-
-    Returns
-    -------
-    (str, list of str, int)
-        The student text, the exercise messages, solution blocks replaced.
-
-    Raises
-    ------
-    UsageError
-        A misspelt, nested or unbalanced marker (line named), an unclosed code block.
-    """
+def _markdown_parts(text: str) -> tuple[str, list[str], int, int]:
+    """student_markdown with the number of hidden-test blocks removed as a fourth value."""
     cells, buf, start, fence, info = [], [], 1, None, ""
 
     def text_cell():
@@ -477,6 +465,53 @@ def student_markdown(text: str) -> tuple[str, list[str], int]:
     return _student_text(text, cells)
 
 
+
+def student_markdown(text: str) -> tuple[str, list[str], int]:
+    """The student version of a Markdown lesson's text: the bodies of fenced code blocks are
+    code cells, the text between them (fence lines included) Markdown cells.
+
+    Returns
+    -------
+    (str, list of str, int)
+        The student text, the exercise messages, solution blocks replaced.
+
+    Raises
+    ------
+    UsageError
+        A misspelt, nested or unbalanced marker (line named), an unclosed code block.
+    """
+    return _markdown_parts(text)[:3]
+
+
+def _python_parts(text: str) -> tuple[str, list[str], int, int]:
+    """student_python with the number of hidden-test blocks removed as a fourth value."""
+    chunks: list[tuple[int, list[str]]] = [(1, [])]
+    for i, line in enumerate(text.splitlines(), start=1):
+        prev = next((x for x in reversed(chunks[-1][1]) if x.strip()), "")
+        if _TOP_LEVEL.match(line) and not prev.startswith("@"):
+            chunks.append((i, []))
+        chunks[-1][1].append(line)
+    _text_solutions(text, "the file", python=True)  # a bad HTML marker, named by the file's line
+    new, messages, n_sol, n_hidden = _student_text(text, [("\n".join(lines), f"the code from line {start} (lines counted "
+                                                 "from there)", False, True, None, None, False)
+                                                for start, lines in chunks if lines], html=True)
+    new, n_text = _text_solutions(new, "the file after its solution blocks were replaced", python=True)
+    if n_text:
+        try:
+            ast.parse(text)
+        except SyntaxError:
+            pass  # not Python before either: nothing to keep
+        else:
+            try:
+                ast.parse(new)
+            except SyntaxError as exc:
+                raise UsageError(f"the student version is no longer Python once its {MD_BEGIN_SOLUTION!r} "
+                                 f"regions are replaced by {TEXT_STUB!r} (line {exc.lineno} of it: {exc.msg}); "
+                                 f"keep each region inside one comment or one string.") from exc
+    return new, messages, n_sol + n_text, n_hidden
+
+
+
 def student_python(text: str) -> tuple[str, list[str], int]:
     """The student version of a Python file's text: each top-level ``def``/``class`` (with its
     decorators) is one cell of :func:`student_source`, the text before the first one more. A
@@ -494,30 +529,7 @@ def student_python(text: str) -> tuple[str, list[str], int]:
         A misspelt, nested or unbalanced marker (line named); a region whose replacement leaves no
         valid Python.
     """
-    chunks: list[tuple[int, list[str]]] = [(1, [])]
-    for i, line in enumerate(text.splitlines(), start=1):
-        prev = next((x for x in reversed(chunks[-1][1]) if x.strip()), "")
-        if _TOP_LEVEL.match(line) and not prev.startswith("@"):
-            chunks.append((i, []))
-        chunks[-1][1].append(line)
-    _text_solutions(text, "the file", python=True)  # a bad HTML marker, named by the file's line
-    new, messages, n_sol = _student_text(text, [("\n".join(lines), f"the code from line {start} (lines counted "
-                                                 "from there)", False, True, None, None, False)
-                                                for start, lines in chunks if lines], html=True)
-    new, n_text = _text_solutions(new, "the file after its solution blocks were replaced", python=True)
-    if n_text:
-        try:
-            ast.parse(text)
-        except SyntaxError:
-            pass  # not Python before either: nothing to keep
-        else:
-            try:
-                ast.parse(new)
-            except SyntaxError as exc:
-                raise UsageError(f"the student version is no longer Python once its {MD_BEGIN_SOLUTION!r} "
-                                 f"regions are replaced by {TEXT_STUB!r} (line {exc.lineno} of it: {exc.msg}); "
-                                 f"keep each region inside one comment or one string.") from exc
-    return new, messages, n_sol + n_text
+    return _python_parts(text)[:3]
 
 
 def _valid_notebook(nb: Any, src: Path) -> None:
@@ -578,8 +590,8 @@ def release(source: str | os.PathLike, out_dir: str | os.PathLike) -> ReleaseRep
         _valid_notebook(nb, src)
     try:
         if is_text:
-            to_student = student_python if src.suffix == ".py" else student_markdown
-            text, messages, n_sol = to_student(text)
+            to_student = _python_parts if src.suffix == ".py" else _markdown_parts
+            text, messages, n_sol, n_hidden = to_student(text)
         else:
             student, messages, n_sol, n_hidden = student_notebook(nb)
     except UsageError as exc:

@@ -289,3 +289,18 @@ def test_a_notebook_nbformat_finds_invalid_is_a_usage_error_naming_what_is_inval
     err = " ".join(capsys.readouterr().err.split())
     assert f"{path} is not a valid Jupyter notebook (nbformat 4." in err and f"schema): {words}" in err, err
     assert not (tmp_path / "out" / "sol.ipynb").exists()
+
+
+@pytest.mark.parametrize(("name", "text"), [
+    ("sol.py", SOLVED_F + "\n\n### BEGIN HIDDEN TESTS\nassert f(2) == 84  # SECRET_H\n### END HIDDEN TESTS\n"),
+    ("sol.md", "# L\n\n```python\n" + SOLVED_F + "```\n\n```python\n### BEGIN HIDDEN TESTS\n"
+               "assert f(2) == 84  # SECRET_H\n### END HIDDEN TESTS\n```\n"),
+])
+def test_the_summary_counts_the_hidden_tests_removed_from_a_python_file_or_lesson(tmp_path, name, text):
+    """Tester 6b's hp.py and hm.md: the hidden tests were removed, yet the summary said 0 removed."""
+    path = tmp_path / name
+    path.write_text(text, encoding="utf-8")
+    rep = release(path, tmp_path / "out")
+    assert "SECRET" not in rep.path.read_text(encoding="utf-8")
+    assert (rep.solutions, rep.hidden_tests) == (1, 1)
+    assert "1 solution block(s) replaced, 1 hidden test block(s) removed" in rep.summary()
