@@ -7,18 +7,22 @@ Python file's top-level ``def``/``class`` with its decorators) that hold a solut
 read from the enclosing ``def``/``class`` (``backward`` in ``class Linear``: "implement the
 backward of Linear"). Cell metadata ``{"backprop_lab": {"exercise": N, "task": "..."}}`` or a
 fence's ``exercise=N`` overrides them. A Markdown region may be inline or span lines, with or
-without spaces inside the comment. A notebook cell with nbgrader's metadata ``{"nbgrader":
-{"solution": true}}`` and no solution block is an answer as a whole and is replaced whole, as
-nbgrader's ``ClearSolutions`` does. Every other cell is copied unchanged (metadata, ids); outputs,
+without spaces inside the comment. A solution cell (:func:`solution_cell`: nbgrader's metadata
+``{"nbgrader": {"solution": true}}``, the tag ``"solution"``, the exercise2 extension's
+``{"solution2": "hidden"}``) with no solution block is an answer as a whole and is replaced whole,
+as nbgrader's ``ClearSolutions`` does; metadata that says solution in any other form is a
+UsageError. Every other cell is copied unchanged (metadata, ids); outputs,
 execution counts, the notebook's widget state and attachments no released text names are cleared.
-A misspelt, nested or unbalanced marker is a UsageError (exit 2) naming the cell and line, so no
-solution leaks. Notebooks need ``nbformat``
+A misspelt, nested or unbalanced marker, or one behind comment characters or other text
+(``# ### BEGIN HIDDEN TESTS``, which nbgrader would read as a marker), is a UsageError (exit 2)
+naming the cell and line, so no solution leaks. Notebooks need ``nbformat``
 (``pip install 'backprop-lab[notebooks]'``).
 """
 
 from __future__ import annotations
 
 import argparse
+import ast
 import copy
 import json
 import os
@@ -30,20 +34,26 @@ from typing import Any
 from .errors import EXIT_PASS, UsageError
 
 __all__ = ["BEGIN_SOLUTION", "END_SOLUTION", "BEGIN_HIDDEN_TESTS", "END_HIDDEN_TESTS",
-           "ReleaseReport", "holds_solutions", "student_source", "student_notebook", "student_markdown",
-           "student_python", "release", "add_assignment_parser", "cmd_release"]
+           "ReleaseReport", "holds_solutions", "solution_cell", "student_source", "student_notebook",
+           "student_markdown", "student_python", "release", "add_assignment_parser", "cmd_release"]
 
 BEGIN_SOLUTION = "### BEGIN SOLUTION"
 END_SOLUTION = "### END SOLUTION"
 BEGIN_HIDDEN_TESTS = "### BEGIN HIDDEN TESTS"
 END_HIDDEN_TESTS = "### END HIDDEN TESTS"
 _MARKERS = (BEGIN_SOLUTION, END_SOLUTION, BEGIN_HIDDEN_TESTS, END_HIDDEN_TESTS)
-_LOOKS_LIKE_MARKER = re.compile(r"^\s*#+\s*(BEGIN|END)(\b.*\b(SOLUTION|HIDDEN)|[\s_-]*(SOL|HID))", re.IGNORECASE)
+# a marker's words after comment characters ("#### BEGIN", "# ### BEGIN HIDDEN TESTS", "#> ## END ..."),
+# or anywhere in a line ("x = 1  # ### BEGIN HIDDEN TESTS"): nbgrader finds its markers by substring, so
+# such a line is a marker to nbgrader and to a reader, and none to the exact rule here: refused
+_LOOKS_LIKE_MARKER = re.compile(r"^[^\w'\"]*#[^\w'\"]*(BEGIN|END)(\b.*\b(SOLUTION|HIDDEN)|[\s_-]*(SOL|HID))",
+                                re.IGNORECASE)
+_MARKER_WORDS = re.compile(r"\b(BEGIN|END)[ \t-]+(SOLUTION|HIDDEN[ \t_-]*TESTS?)\b", re.IGNORECASE)  # not end_solution
 MD_BEGIN_SOLUTION = "<!-- BEGIN SOLUTION -->"
 MD_END_SOLUTION = "<!-- END SOLUTION -->"
 TEXT_STUB = "YOUR ANSWER HERE"
 _MD_MARKER = re.compile(r"<!--[ \t]*(BEGIN|END)[ \t]+SOLUTION[ \t]*-->")  # inline or on its own line
 _MD_LOOKS_LIKE_MARKER = re.compile(r"\b(BEGIN|END)[\s_-]*(SOL|HID)|<!--\s*(BEGIN|END)\b", re.IGNORECASE)
+_HTML_LOOKS_LIKE_MARKER = re.compile(r"<!--\s*(BEGIN|END)\b|\b(BEGIN|END)[\s_-]*SOL\w*[\s_-]*-->", re.IGNORECASE)
 _FENCE = re.compile(r"^\s*(`{3,}|~{3,})(.*)$")
 _EXERCISE_N = re.compile(r"\bexercise=(\d+)\b")
 _DEF = re.compile(r"^\s*(?:async\s+)?def\s+(\w+)")
@@ -97,7 +107,7 @@ def _close(block: tuple[str, int]) -> str:
     return block[0].replace("BEGIN", "END")
 
 
-def _text_solutions(source: str, where: str) -> tuple[str, int]:
+def _text_solutions(source: str, where: str, *, python: bool = False) -> tuple[str, int]:
     """Replace every ``<!-- BEGIN SOLUTION -->`` ... ``<!-- END SOLUTION -->`` region of a text
     (Markdown) by :data:`TEXT_STUB`: inline, on lines of their own, or across lines; spaces inside
     the comment are optional (``<!--BEGIN SOLUTION-->``). Text around a region is kept.
@@ -112,10 +122,13 @@ def _text_solutions(source: str, where: str) -> tuple[str, int]:
     UsageError
         A nested or unbalanced marker, or text that looks like a marker and is none
         (``<!-- BEGIN SOLUTIONS -->``, ``<!-- begin solution -->``, ``<!-- BEGIN HIDDEN TESTS -->``, a
-        marker broken over two lines), named with its line.
+        marker broken over two lines), named with its line. With ``python``, only what looks like
+        an HTML marker (``<!-- begin solution -->``) is refused here: the code's words are checked by
+        :func:`student_source` (``end_solution = ...`` is a name, not a marker).
     """
+    near = _HTML_LOOKS_LIKE_MARKER if python else _MD_LOOKS_LIKE_MARKER
     for i, line in enumerate(source.splitlines(), start=1):
-        if line.strip() not in _MARKERS and _MD_LOOKS_LIKE_MARKER.search(_MD_MARKER.sub("", line)):
+        if line.strip() not in _MARKERS and near.search(_MD_MARKER.sub("", line)):
             raise UsageError(f"{where}, line {i}: {line.strip()!r} looks like a marker but is none of "
                              f"{MD_BEGIN_SOLUTION!r}, {MD_END_SOLUTION!r} (inline or on its own line) or "
                              f"{BEGIN_SOLUTION!r}, {END_SOLUTION!r} (on its own line); fix its spelling (or "
@@ -141,7 +154,7 @@ def _text_solutions(source: str, where: str) -> tuple[str, int]:
 
 
 def student_source(source: str, *, exercise: int = 1, task: str | None = None, markdown: bool = False,
-                   where: str = "cell") -> tuple[str, int, int, list[str]]:
+                   where: str = "cell", html: bool = False) -> tuple[str, int, int, list[str]]:
     """Replace the solution blocks of one cell's source and drop its hidden tests.
 
     Parameters
@@ -158,6 +171,9 @@ def student_source(source: str, *, exercise: int = 1, task: str | None = None, m
         ``<!-- BEGIN SOLUTION -->`` ... ``<!-- END SOLUTION -->`` region (:func:`_text_solutions`).
     where : str
         How error messages name the cell.
+    html : bool
+        The ``<!-- BEGIN SOLUTION -->`` ... ``<!-- END SOLUTION -->`` regions of this code are
+        replaced by the caller (:func:`student_python`): their markers are no near-markers here.
 
     Returns
     -------
@@ -177,6 +193,7 @@ def student_source(source: str, *, exercise: int = 1, task: str | None = None, m
     messages: list[str] = []
     for i, line in enumerate(lines):
         text, ind = line.strip(), _indent(line)
+        bare = _MD_MARKER.sub("", line) if html else line
         if text in (BEGIN_SOLUTION, BEGIN_HIDDEN_TESTS):
             if inside is not None:
                 raise UsageError(f"{where}, line {i + 1}: {text!r} inside the {inside[0]!r} block opened at "
@@ -196,10 +213,11 @@ def student_source(source: str, *, exercise: int = 1, task: str | None = None, m
                           else "no block is open")
                 raise UsageError(f"{where}, line {i + 1}: {text!r} but {opened}.")
             inside = None
-        elif _LOOKS_LIKE_MARKER.match(line):
+        elif _LOOKS_LIKE_MARKER.match(bare) or _MARKER_WORDS.search(bare):
             raise UsageError(f"{where}, line {i + 1}: {text!r} looks like a marker but is none of "
-                             f"{', '.join(repr(m) for m in _MARKERS)}; fix its spelling (or reword the "
-                             f"comment) so that no solution or hidden test is released by accident.")
+                             f"{', '.join(repr(m) for m in _MARKERS)} (a marker stands alone on its line, "
+                             f"not behind comment characters or other text); fix its spelling (or reword "
+                             f"the comment) so that no solution or hidden test is released by accident.")
         elif inside is None:
             out.append(line)
     if inside is not None:
@@ -209,6 +227,99 @@ def student_source(source: str, *, exercise: int = 1, task: str | None = None, m
         out.pop()
     new = "\n".join(out) + ("\n" if source.endswith("\n") and out else "")
     return new, n_sol, n_hidden, messages
+
+
+_EXERCISE_FLAGS = ("solution", "solution2")  # the exercise and exercise2 notebook extensions
+_SOLUTION_TAGS = ("solution", "solutions")
+_READ_KEYS = {("nbgrader", "solution"), *((k,) for k in _EXERCISE_FLAGS),
+              *((f"{k}_first",) for k in _EXERCISE_FLAGS)}
+
+
+def _unreadable(where: str, what: str, why: str) -> UsageError:
+    return UsageError(f"{where}: {what}: {why}; cannot tell for sure whether it marks a solution, so it is "
+                      f"not released. Mark a solution cell with nbgrader's \"solution\": true, the tag "
+                      f"\"solution\" or solution blocks, and remove the metadata otherwise.")
+
+
+def _said_solution(meta: Any, where: str, path: tuple = ()) -> None:
+    """Refuse metadata under ``path`` that says "solution" where :func:`solution_cell` does not read it:
+    a key naming solution, or a string value that is "solution(s)"."""
+    if isinstance(meta, dict):
+        for key, value in meta.items():
+            here = (*path, str(key))
+            if path == () and key in ("tags", "backprop_lab"):
+                continue  # read by solution_cell; our own task text may say "solution"
+            if "solution" in str(key).lower() and here not in _READ_KEYS:
+                raise _unreadable(where, f"metadata {'.'.join(here)} = {value!r}", "no known convention "
+                                  "uses this key")
+            _said_solution(value, where, here)
+    elif isinstance(meta, list):
+        for value in meta:
+            _said_solution(value, where, path)
+    elif isinstance(meta, str) and meta.strip().lower() in _SOLUTION_TAGS:
+        raise _unreadable(where, f"metadata {'.'.join(path)} = {meta!r}", "no known convention uses this value")
+
+
+def solution_cell(metadata: Any, where: str = "cell") -> bool:
+    """Whether a notebook cell's metadata marks it as a solution cell, one rule for every convention.
+
+    A cell is a solution cell if its metadata has nbgrader's ``{"nbgrader": {"solution": true}}``
+    (or the string ``"true"``), a tag ``"solution"`` (or ``"solutions"``, any case; the tag nbconvert's
+    ``TagRemovePreprocessor`` is given to strip solutions), or the exercise/exercise2 extensions'
+    ``{"solution": "hidden"}`` / ``{"solution2": "hidden"}`` (or ``"shown"``, or ``true``) on any but the
+    exercise's first cell (``"solution_first"``/``"solution2_first": true``, the question, kept).
+
+    Parameters
+    ----------
+    metadata : dict
+        The cell's metadata.
+    where : str
+        How the error names the cell.
+
+    Returns
+    -------
+    bool
+
+    Raises
+    ------
+    UsageError
+        The metadata says solution in a form not read for sure: nbgrader's ``"solution"`` other than
+        true, false or ``"true"`` (nbgrader takes any non-empty value, ``"false"`` too, for true), an
+        extension's flag of another value, a tag or other key naming solution that no convention above
+        uses (``"hide-solution"``, ``{"exercise": {"solution": 1}}``), a string value ``"solution"``.
+    """
+    meta = metadata if isinstance(metadata, dict) else {}
+    _said_solution(meta, where)
+    verdict = False
+    grader = meta.get("nbgrader")
+    if isinstance(grader, dict) and "solution" in grader:
+        flag = grader["solution"]
+        if isinstance(flag, str) and flag.strip().lower() == "true":
+            flag = True
+        if not isinstance(flag, (bool, type(None))):
+            raise _unreadable(where, f"metadata nbgrader.solution = {flag!r}", "not true or false (nbgrader "
+                              "itself reads any non-empty value, \"false\" too, as true)")
+        verdict |= flag is True
+    for key in _EXERCISE_FLAGS:
+        flag, first = meta.get(key), meta.get(f"{key}_first", False)
+        if not isinstance(first, bool):
+            raise _unreadable(where, f"metadata {key}_first = {first!r}", "not true or false")
+        if isinstance(flag, str) and flag.strip().lower() in ("hidden", "shown"):
+            flag = True
+        if not isinstance(flag, (bool, type(None))):
+            raise _unreadable(where, f"metadata {key} = {flag!r}", "not \"hidden\", \"shown\", true or false")
+        verdict |= flag is True and not first
+    tags = meta.get("tags", [])
+    if not isinstance(tags, list) or not all(isinstance(t, str) for t in tags):
+        if "solution" in repr(tags).lower():
+            raise _unreadable(where, f"metadata tags = {tags!r}", "not a list of strings")
+        tags = []
+    for tag in tags:
+        if tag.strip().lower() in _SOLUTION_TAGS:
+            verdict = True
+        elif "solution" in tag.lower():
+            raise _unreadable(where, f"tag {tag!r}", "a tag naming solution that is not \"solution\"")
+    return verdict
 
 
 def _whole_answer(source: str, exercise: int, task: str | None, markdown: bool) -> tuple[str, list[str]]:
@@ -222,7 +333,7 @@ def _whole_answer(source: str, exercise: int, task: str | None, markdown: bool) 
     return f"# YOUR CODE HERE\nraise NotImplementedError({json.dumps(message, ensure_ascii=False)})", [message]
 
 
-def _student_cells(cells: list[tuple]) -> tuple[list[str], list[str], int, int]:
+def _student_cells(cells: list[tuple], html: bool = False) -> tuple[list[str], list[str], int, int]:
     """:func:`student_source` over ``(source, where, markdown, numbered, exercise, task, whole)``
     cells in order: a ``numbered`` cell holding a solution is exercise ``exercise``, by default the
     last number + 1. A ``whole`` cell (nbgrader's solution cell) with no solution block is an answer
@@ -235,7 +346,7 @@ def _student_cells(cells: list[tuple]) -> tuple[list[str], list[str], int, int]:
         if numbered and (has_block or whole):
             number = int(exercise) if exercise is not None else number + 1
         new, s, h, msgs = student_source(src, exercise=number, task=task, markdown=markdown,
-                                         where=where)  # a bad marker is refused even in a whole answer
+                                         where=where, html=html)  # a bad marker is refused even in a whole answer
         if whole and not has_block:
             (new, msgs), s, h = _whole_answer(src, number, task, markdown), 1, 0
         sources.append(new)
@@ -249,7 +360,8 @@ def student_notebook(nb: Any) -> tuple[Any, list[str], int, int]:
     As nbgrader's ``ClearSolutions`` and ``ClearOutput``: solution blocks in code cells become the
     code stub, in Markdown and raw cells :data:`TEXT_STUB` (``### BEGIN SOLUTION`` lines and
     ``<!-- BEGIN SOLUTION -->`` regions, :func:`student_source`); a cell whose metadata has
-    ``{"nbgrader": {"solution": true}}`` and no solution block is replaced as a whole; hidden tests
+    ``{"nbgrader": {"solution": true}}`` or is another solution cell (:func:`solution_cell`) and has
+    no solution block is replaced as a whole; hidden tests
     are removed; outputs, execution counts and the notebook's widget state (``metadata.widgets``,
     which holds widgets' values) are cleared, and so is every cell attachment the released source
     no longer names (one only a solution showed).
@@ -259,6 +371,12 @@ def student_notebook(nb: Any) -> tuple[Any, list[str], int, int]:
     (NotebookNode, list of str, int, int)
         The student notebook, the exercise messages, solution blocks replaced,
         hidden-test blocks removed.
+
+    Raises
+    ------
+    UsageError
+        A misspelt, nested or unbalanced marker, or cell or notebook metadata that says solution
+        in a form :func:`solution_cell` does not read for sure (cell named).
     """
     new = copy.deepcopy(nb)
     cells = []
@@ -266,11 +384,12 @@ def student_notebook(nb: Any) -> tuple[Any, list[str], int, int]:
         meta = cell.get("metadata", {}).get("backprop_lab", {}) or {}
         src = cell.source if isinstance(cell.source, str) else "".join(cell.source)
         where = f"cell {i}" + (f" (id {cell.get('id')})" if cell.get("id") else "")
-        whole = (cell.get("metadata", {}).get("nbgrader", {}) or {}).get("solution") is True
+        whole = solution_cell(cell.get("metadata", {}), where)
         cells.append((src, where, cell.cell_type != "code", cell.cell_type == "code",
                       meta.get("exercise"), meta.get("task"), whole))
-    sources, messages, n_sol, n_hidden = _student_cells(cells)
     new.metadata.pop("widgets", None)
+    _said_solution(dict(new.metadata), "the notebook")
+    sources, messages, n_sol, n_hidden = _student_cells(cells)
     for cell, src in zip(new.cells, sources):
         cell.source = src
         if cell.cell_type == "code":
@@ -284,7 +403,8 @@ def student_notebook(nb: Any) -> tuple[Any, list[str], int, int]:
 
 def holds_solutions(path: str | os.PathLike) -> bool:
     """Whether the notebook at ``path`` has anything :func:`student_notebook` would take out or refuse:
-    a solution or hidden-test marker, something that looks like one, or an nbgrader solution cell.
+    a solution or hidden-test marker, something that looks like one, a solution cell
+    (:func:`solution_cell`) or metadata that says solution in a form release refuses.
     Who publishes notebooks asks this to decide which ones go out as their student version only.
 
     Raises
@@ -293,40 +413,34 @@ def holds_solutions(path: str | os.PathLike) -> bool:
         ``path`` is not a readable notebook.
     """
     try:
-        cells = json.loads(Path(path).read_text(encoding="utf-8")).get("cells", [])
-    except (OSError, UnicodeDecodeError, ValueError, AttributeError) as exc:
+        nb = json.loads(Path(path).read_text(encoding="utf-8"))
+        cells, metadata = nb.get("cells", []), dict(nb.get("metadata", {}))
+    except (OSError, UnicodeDecodeError, ValueError, AttributeError, TypeError) as exc:
         raise UsageError(f"{path} is not a readable Jupyter notebook: {type(exc).__name__}: {exc}") from exc
-    for cell in cells:
+    try:
+        metadata.pop("widgets", None)
+        _said_solution(metadata, "the notebook")
+        whole = [solution_cell(cell.get("metadata", {})) for cell in cells]
+    except UsageError:
+        return True  # release refuses it
+    for cell, is_solution in zip(cells, whole):
         src = cell.get("source", "")
         lines = (src if isinstance(src, str) else "".join(src)).splitlines()
-        if ((cell.get("metadata", {}).get("nbgrader", {}) or {}).get("solution") is True
-                or any(line.strip() in _MARKERS or _LOOKS_LIKE_MARKER.match(line) or _MD_LOOKS_LIKE_MARKER.search(line)
-                       for line in lines)):
+        if is_solution or any(line.strip() in _MARKERS or _LOOKS_LIKE_MARKER.match(line)
+                              or _MARKER_WORDS.search(line) or _MD_LOOKS_LIKE_MARKER.search(line) for line in lines):
             return True
     return False
 
 
-def _student_text(text: str, cells: list) -> tuple[str, list[str], int]:
+def _student_text(text: str, cells: list, html: bool = False) -> tuple[str, list[str], int, int]:
     """The parts of ``text`` (cells of :func:`_student_cells`) released and joined again."""
-    sources, messages, n_sol, _ = _student_cells(cells)
+    sources, messages, n_sol, n_hidden = _student_cells(cells, html)
     out = "\n".join(sources)
-    return out + ("\n" if text.endswith("\n") and not out.endswith("\n") else ""), messages, n_sol
+    return out + ("\n" if text.endswith("\n") and not out.endswith("\n") else ""), messages, n_sol, n_hidden
 
 
-def student_markdown(text: str) -> tuple[str, list[str], int]:
-    """The student version of a Markdown lesson's text: the bodies of fenced code blocks are
-    code cells, the text between them (fence lines included) Markdown cells.
-
-    Returns
-    -------
-    (str, list of str, int)
-        The student text, the exercise messages, solution blocks replaced.
-
-    Raises
-    ------
-    UsageError
-        A misspelt, nested or unbalanced marker (line named), an unclosed code block.
-    """
+def _markdown_parts(text: str) -> tuple[str, list[str], int, int]:
+    """student_markdown with the number of hidden-test blocks removed as a fourth value."""
     cells, buf, start, fence, info = [], [], 1, None, ""
 
     def text_cell():
@@ -351,9 +465,10 @@ def student_markdown(text: str) -> tuple[str, list[str], int]:
     return _student_text(text, cells)
 
 
-def student_python(text: str) -> tuple[str, list[str], int]:
-    """The student version of a Python file's text: each top-level ``def``/``class`` (with its
-    decorators) is one cell of :func:`student_source`, the text before the first one more.
+
+def student_markdown(text: str) -> tuple[str, list[str], int]:
+    """The student version of a Markdown lesson's text: the bodies of fenced code blocks are
+    code cells, the text between them (fence lines included) Markdown cells.
 
     Returns
     -------
@@ -363,16 +478,84 @@ def student_python(text: str) -> tuple[str, list[str], int]:
     Raises
     ------
     UsageError
-        A misspelt, nested or unbalanced marker (line named).
+        A misspelt, nested or unbalanced marker (line named), an unclosed code block.
     """
+    return _markdown_parts(text)[:3]
+
+
+def _python_parts(text: str) -> tuple[str, list[str], int, int]:
+    """student_python with the number of hidden-test blocks removed as a fourth value."""
     chunks: list[tuple[int, list[str]]] = [(1, [])]
     for i, line in enumerate(text.splitlines(), start=1):
         prev = next((x for x in reversed(chunks[-1][1]) if x.strip()), "")
         if _TOP_LEVEL.match(line) and not prev.startswith("@"):
             chunks.append((i, []))
         chunks[-1][1].append(line)
-    return _student_text(text, [("\n".join(lines), f"the code from line {start} (lines counted from "
-                                 "there)", False, True, None, None, False) for start, lines in chunks if lines])
+    _text_solutions(text, "the file", python=True)  # a bad HTML marker, named by the file's line
+    new, messages, n_sol, n_hidden = _student_text(text, [("\n".join(lines), f"the code from line {start} (lines counted "
+                                                 "from there)", False, True, None, None, False)
+                                                for start, lines in chunks if lines], html=True)
+    new, n_text = _text_solutions(new, "the file after its solution blocks were replaced", python=True)
+    if n_text:
+        try:
+            ast.parse(text)
+        except SyntaxError:
+            pass  # not Python before either: nothing to keep
+        else:
+            try:
+                ast.parse(new)
+            except SyntaxError as exc:
+                raise UsageError(f"the student version is no longer Python once its {MD_BEGIN_SOLUTION!r} "
+                                 f"regions are replaced by {TEXT_STUB!r} (line {exc.lineno} of it: {exc.msg}); "
+                                 f"keep each region inside one comment or one string.") from exc
+    return new, messages, n_sol + n_text, n_hidden
+
+
+
+def student_python(text: str) -> tuple[str, list[str], int]:
+    """The student version of a Python file's text: each top-level ``def``/``class`` (with its
+    decorators) is one cell of :func:`student_source`, the text before the first one more. A
+    ``<!-- BEGIN SOLUTION -->`` ... ``<!-- END SOLUTION -->`` region (in a comment, such as a
+    jupytext ``# %% [markdown]`` cell, or in a docstring) becomes :data:`TEXT_STUB`, as in Markdown.
+
+    Returns
+    -------
+    (str, list of str, int)
+        The student text, the exercise messages, solution blocks replaced.
+
+    Raises
+    ------
+    UsageError
+        A misspelt, nested or unbalanced marker (line named); a region whose replacement leaves no
+        valid Python.
+    """
+    return _python_parts(text)[:3]
+
+
+def _valid_notebook(nb: Any, src: Path) -> None:
+    """Refuse a notebook nbformat's schema rejects, naming what is invalid and where (a cell by its
+    number and id): it would be written out as it came, or stop the write with a traceback.
+
+    Raises
+    ------
+    UsageError
+        ``nbformat.validate`` rejects ``nb``.
+    """
+    import nbformat
+
+    try:
+        nbformat.validate(nb)
+    except nbformat.ValidationError as exc:
+        path = list(getattr(exc, "absolute_path", None) or getattr(exc, "path", None) or [])
+        where = ".".join(str(p) for p in path) or "the notebook"
+        if len(path) >= 2 and path[0] == "cells" and isinstance(path[1], int) and path[1] < len(nb.cells):
+            cell_id = nb.cells[path[1]].get("id")
+            where = (f"cell {path[1]}" + (f" (id {cell_id})" if cell_id else "")
+                     + (f", {'.'.join(str(p) for p in path[2:])}" if path[2:] else ""))
+        message = getattr(exc, "message", None) or str(exc).splitlines()[0]
+        raise UsageError(f"{src} is not a valid Jupyter notebook (nbformat {nb.get('nbformat')}."
+                         f"{nb.get('nbformat_minor')} schema): {where}: {message}. Fix that in the notebook "
+                         f"and release again (nbformat.validate reports the same).") from exc
 
 
 def release(source: str | os.PathLike, out_dir: str | os.PathLike) -> ReleaseReport:
@@ -382,7 +565,8 @@ def release(source: str | os.PathLike, out_dir: str | os.PathLike) -> ReleaseRep
     Raises
     ------
     UsageError
-        ``source`` missing or not a notebook (``.ipynb``), Markdown lesson (``.md``) or Python file (``.py``),
+        ``source`` missing or not a notebook (``.ipynb``, valid by nbformat's schema: what is invalid is
+        named), Markdown lesson (``.md``) or Python file (``.py``),
         no solution block in it, a bad marker, or ``out_dir`` would overwrite ``source``.
     """
     src = Path(source)
@@ -403,10 +587,11 @@ def release(source: str | os.PathLike, out_dir: str | os.PathLike) -> ReleaseRep
             nb = nbformat.read(src, as_version=4)
         except Exception as exc:  # noqa: BLE001 - json, schema or encoding errors: all mean "not a notebook"
             raise UsageError(f"{src} is not a readable Jupyter notebook: {type(exc).__name__}: {exc}") from exc
+        _valid_notebook(nb, src)
     try:
         if is_text:
-            to_student = student_python if src.suffix == ".py" else student_markdown
-            text, messages, n_sol = to_student(text)
+            to_student = _python_parts if src.suffix == ".py" else _markdown_parts
+            text, messages, n_sol, n_hidden = to_student(text)
         else:
             student, messages, n_sol, n_hidden = student_notebook(nb)
     except UsageError as exc:
@@ -447,9 +632,11 @@ Make the student version of an exercise notebook, lesson or Python file: every b
 indentation), every block between '### BEGIN HIDDEN TESTS' and '### END HIDDEN TESTS' is
 removed; in Markdown (a lesson's text, a notebook's Markdown or raw cell) a solution block and
 '<!-- BEGIN SOLUTION -->' ... '<!-- END SOLUTION -->' (inline or on lines of their own) become
-'YOUR ANSWER HERE'. A notebook cell with nbgrader's metadata "solution": true and no block is
-replaced whole. Outputs, widget state and attachments only a solution named are cleared. In a
-Python file each top-level def or class is numbered as one exercise. Writes DIR/<name of
+'YOUR ANSWER HERE'. A solution cell (nbgrader's metadata "solution": true, the tag "solution",
+the exercise2 extension's "solution2": "hidden") with no block is replaced whole; metadata that
+says solution in another form is refused. Outputs, widget state and attachments only a solution named are cleared. In a
+Python file each top-level def or class is numbered as one exercise, and a '<!-- BEGIN SOLUTION -->'
+region (a jupytext Markdown cell's comment, a docstring) becomes 'YOUR ANSWER HERE'. Writes DIR/<name of
 SOURCE>; never overwrites SOURCE."""
 
 EXAMPLES = """\
@@ -460,8 +647,9 @@ examples:
 
 exit codes:
   0  the student version(s) written
-  2  usage error: SOURCE missing or not a notebook, lesson or Python file, no solution block, a misspelt, nested
-     or unclosed marker (cell and line named), or --out would overwrite SOURCE
+  2  usage error: SOURCE missing or not a (valid) notebook, lesson or Python file, no solution block, a misspelt, nested
+     or unclosed marker or one behind comment characters ('# ### BEGIN HIDDEN TESTS'; cell and line named),
+     cell metadata that says solution in a form not read for sure, or --out would overwrite SOURCE
 
 Write outside notebooks/ and lessons/: the test suite runs every notebook and lesson there,
 and a student version stops at its first exercise.

@@ -165,3 +165,142 @@ def test_the_site_publishes_every_notebook_with_a_solution_as_its_student_versio
                               new_raw_cell("<!-- BEGIN SOLUTON -->\nSECRET\n")]):
         assert holds_solutions(_write(tmp_path, [new_markdown_cell("# Q"), cell], name=f"{i}.ipynb"))
     assert not holds_solutions(_write(tmp_path, [new_code_cell("x = 1", metadata=_nbgrader(solution=False))]))
+
+
+@pytest.mark.parametrize("block", [
+    "# ### BEGIN HIDDEN TESTS\nassert f(2) == 84  # SECRET_H\n# ### END HIDDEN TESTS\n",
+    "# ### BEGIN SOLUTION\nx = 1  # SECRET_S\n# ### END SOLUTION\n",
+    "#   ### BEGIN HIDDEN TESTS\nassert f(2) == 84  # SECRET_H\n",
+    "# # END HIDDEN TESTS\n",
+    "x = f(2)  # ### BEGIN HIDDEN TESTS\nassert x == 84  # SECRET_H\n",
+])
+def test_a_marker_behind_comment_characters_is_refused_in_a_notebook_and_a_python_file(tmp_path, capsys, block):
+    """Tester 6b, N6: '# ### BEGIN HIDDEN TESTS' ... was released verbatim (next to a proper solution block)."""
+    hidden = new_code_cell("y = 1\n" + block)
+    hidden.id = "c1"
+    nb = _write(tmp_path, [new_code_cell(SOLVED_F), hidden])
+    py = tmp_path / "sol.py"
+    py.write_text(SOLVED_F + "\n\ndef g():\n    pass\n" + block, encoding="utf-8")
+    for path, where in ((nb, "cell 1 (id c1), line 2:"),
+                        (py, "the code from line 7 (lines counted from there), line 3:")):
+        assert main(["assignment", "release", str(path), "--out", str(tmp_path / "out")]) == 2
+        err = " ".join(capsys.readouterr().err.split())
+        assert f"{path}: {where}" in err and "looks like a marker" in err, err
+        assert not (tmp_path / "out" / path.name).exists()
+
+
+@pytest.mark.parametrize("metadata", [
+    {"tags": ["solution"]}, {"tags": ["hide-input", "Solution"]}, {"solution2": "hidden"}, {"solution2": "shown"},
+    {"solution": "hidden"}, {"nbgrader": {"solution": "true", "grade_id": "s"}},
+])
+def test_a_cell_marked_as_a_solution_by_any_known_convention_is_replaced_whole(tmp_path, metadata):
+    """Tester 6b, N7: a "solution" tag, exercise2's {"solution2": "hidden"} and nbgrader's "solution": "true"
+    (a string) were released verbatim. One rule (solution_cell) for every convention; the exercise's first
+    cell (exercise2's "solution2_first": true, the question) stays."""
+    from gradcheck.assignment import holds_solutions
+
+    question = new_markdown_cell("Write g.", metadata={"solution2": "hidden", "solution2_first": True})
+    code = new_code_cell("def g(x):\n    return x + 1  # SECRET_CODE\n", metadata=metadata)
+    prose = new_markdown_cell("Because SECRET_PROSE.", metadata=metadata)
+    path = _write(tmp_path, [new_code_cell(SOLVED_F), question, code, prose])
+    assert holds_solutions(_write(tmp_path, [code], name="only.ipynb"))
+    rep, nb = _released(path, tmp_path)
+    assert [c.source for c in nb.cells] == [
+        STUB_F, "Write g.", '# YOUR CODE HERE\nraise NotImplementedError("Exercise 2: implement g")',
+        "YOUR ANSWER HERE"]
+    assert rep.solutions == 3 and rep.exercises == ["Exercise 1: implement f", "Exercise 2: implement g"]
+
+
+@pytest.mark.parametrize(("metadata", "words"), [
+    ({"nbgrader": {"solution": "false"}}, "nbgrader.solution = 'false'"),
+    ({"nbgrader": {"solution": 1}}, "nbgrader.solution = 1"),
+    ({"nbgrader": {"solution": "yes"}}, "nbgrader.solution = 'yes'"),
+    ({"tags": ["hide-solution"]}, "tag 'hide-solution'"),
+    ({"solution2": "visible"}, "solution2 = 'visible'"),
+    ({"solution2": "hidden", "solution2_first": "yes"}, "solution2_first = 'yes'"),
+    ({"exercise": {"solution": True}}, "exercise.solution = True"),
+    ({"role": "solution"}, "role = 'solution'"),
+])
+def test_metadata_that_says_solution_in_a_form_not_read_for_sure_is_refused(tmp_path, capsys, metadata, words):
+    cell = new_code_cell("x = 1  # SECRET\n", metadata=metadata)
+    cell.id = "c1"
+    path = _write(tmp_path, [new_code_cell(SOLVED_F), cell])
+    assert main(["assignment", "release", str(path), "--out", str(tmp_path / "out")]) == 2
+    err = " ".join(capsys.readouterr().err.split())
+    assert f"{path}: cell 1 (id c1): metadata {words}" in err or f"{path}: cell 1 (id c1): {words}" in err, err
+    assert "cannot tell for sure whether it marks a solution" in err, err
+    assert not (tmp_path / "out" / "sol.ipynb").exists()
+
+
+def test_notebook_metadata_that_says_solution_is_refused(tmp_path, capsys):
+    path = _write(tmp_path, [new_code_cell(SOLVED_F)], exercise={"solutions": "SECRET"})
+    assert main(["assignment", "release", str(path), "--out", str(tmp_path / "out")]) == 2
+    err = " ".join(capsys.readouterr().err.split())
+    assert "sol.ipynb: the notebook: metadata exercise.solutions = 'SECRET'" in err, err
+
+
+def test_html_solution_regions_in_a_python_file_are_replaced_like_markdown_s(tmp_path):
+    """Tester 6b, N13: a jupytext Markdown cell's and a docstring's <!-- BEGIN SOLUTION --> regions were
+    copied verbatim from a Python file."""
+    path = tmp_path / "jt.py"
+    path.write_text('"""Module doc.\n\n<!-- BEGIN SOLUTION -->SECRET_DOCSTRING<!-- END SOLUTION -->\n"""\n'
+                    "# %% [markdown]\n# Why?\n# <!-- BEGIN SOLUTION -->\n# SECRET_JUPYTEXT_MD\n"
+                    "# <!-- END SOLUTION -->\n\n"
+                    "# %%\n" + SOLVED_F + "\n\nend_solution = 1  # a name, not a marker\n", encoding="utf-8")
+    rep = release(path, tmp_path / "out")
+    assert rep.path.read_text(encoding="utf-8") == (
+        '"""Module doc.\n\nYOUR ANSWER HERE\n"""\n# %% [markdown]\n# Why?\n# YOUR ANSWER HERE\n\n# %%\n' + STUB_F
+        + "\n\nend_solution = 1  # a name, not a marker\n")
+    assert (rep.solutions, rep.exercises) == (3, ["Exercise 1: implement f"])
+
+
+@pytest.mark.parametrize(("text", "words"), [
+    ("# <!-- begin solution -->\n# SECRET\n# <!-- end solution -->\n",
+     "line 6: '# <!-- begin solution -->' looks like"),
+    ("# <!-- BEGIN SOLUTION -->\n# SECRET\n", "the file: '<!-- BEGIN SOLUTION -->' at line 6 is never closed"),
+    ("s = '''<!-- BEGIN SOLUTION -->SECRET'''\n# <!-- END SOLUTION -->\n", "no longer Python"),
+])
+def test_a_bad_html_solution_region_in_a_python_file_is_refused(tmp_path, capsys, text, words):
+    path = tmp_path / "sol.py"
+    path.write_text(SOLVED_F + "\n" + text, encoding="utf-8")
+    assert main(["assignment", "release", str(path), "--out", str(tmp_path / "out")]) == 2
+    err = " ".join(capsys.readouterr().err.split())
+    assert f"{path}: " in err and words in err, err
+    assert not (tmp_path / "out" / "sol.py").exists()
+
+
+@pytest.mark.parametrize(("change", "words"), [
+    (lambda nb: nb["metadata"]["kernelspec"].pop("display_name"),
+     "metadata.kernelspec: 'display_name' is a required property"),
+    (lambda nb: nb["cells"][1].update(outputs=[]), "cell 1 (id m1): Additional properties are not allowed "
+                                                   "('outputs' was unexpected)"),
+])
+def test_a_notebook_nbformat_finds_invalid_is_a_usage_error_naming_what_is_invalid(tmp_path, capsys, change, words):
+    """Tester 6b, N8: a kernelspec without display_name, a Markdown cell with outputs: a traceback, exit 1."""
+    import json
+
+    prose = new_markdown_cell("Why?")
+    prose.id = "m1"
+    path = _write(tmp_path, [new_code_cell(SOLVED_F), prose])
+    nb = json.loads(path.read_text(encoding="utf-8"))
+    change(nb)
+    path.write_text(json.dumps(nb), encoding="utf-8")
+    assert main(["assignment", "release", str(path), "--out", str(tmp_path / "out")]) == 2
+    err = " ".join(capsys.readouterr().err.split())
+    assert f"{path} is not a valid Jupyter notebook (nbformat 4." in err and f"schema): {words}" in err, err
+    assert not (tmp_path / "out" / "sol.ipynb").exists()
+
+
+@pytest.mark.parametrize(("name", "text"), [
+    ("sol.py", SOLVED_F + "\n\n### BEGIN HIDDEN TESTS\nassert f(2) == 84  # SECRET_H\n### END HIDDEN TESTS\n"),
+    ("sol.md", "# L\n\n```python\n" + SOLVED_F + "```\n\n```python\n### BEGIN HIDDEN TESTS\n"
+               "assert f(2) == 84  # SECRET_H\n### END HIDDEN TESTS\n```\n"),
+])
+def test_the_summary_counts_the_hidden_tests_removed_from_a_python_file_or_lesson(tmp_path, name, text):
+    """Tester 6b's hp.py and hm.md: the hidden tests were removed, yet the summary said 0 removed."""
+    path = tmp_path / name
+    path.write_text(text, encoding="utf-8")
+    rep = release(path, tmp_path / "out")
+    assert "SECRET" not in rep.path.read_text(encoding="utf-8")
+    assert (rep.solutions, rep.hidden_tests) == (1, 1)
+    assert "1 solution block(s) replaced, 1 hidden test block(s) removed" in rep.summary()
