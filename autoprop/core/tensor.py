@@ -265,6 +265,7 @@ class Tensor:
                 f"take the view from the new t. Source: lessons/10-gradient-tape.md."
             )
         if made is not None:
+            made = f"{made[0]} of a tensor of shape {tuple(made[1])}"
             raise TypeError(
                 f"autoprop: `t {op}= value` on a tensor made by {made}, a view of another "
                 f"tensor's values: numpy would write through into that tensor as well, and "

@@ -25,7 +25,7 @@ VIEW_FUNCTIONS = frozenset(f for f in (getattr(np, n, None) for n in (
 
 def mark_view(out, base, made_by):
     """Mark Tensor ``out`` as a view of Tensor ``base``'s values (``made_by``: what made it)."""
-    out._view = f"{made_by} of a tensor of shape {tuple(base.shape)}"
+    out._view = (made_by, base._value.shape)  # the words are made only if an error needs them
     base._views = made_by
 
 
