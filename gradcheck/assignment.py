@@ -150,7 +150,16 @@ def _text_solutions(source: str, where: str, *, python: bool = False) -> tuple[s
         pos = m.end()
     if opened is not None:
         raise UsageError(f"{where}: {opened[0]!r} at line {opened[1]} is never closed ({MD_END_SOLUTION!r} missing).")
-    return "".join(out) + source[pos:], n
+    new = "".join(out) + source[pos:]
+    if not python and (m := _SOLUTION_DETAILS.search(new)):  # a fold is no marker: it would be released
+        raise UsageError(f"{where}, line {new.count(chr(10), 0, m.start()) + 1}: {m.group(0)!r} outside a "
+                         f"solution region would be released as it is; put the answer between "
+                         f"{MD_BEGIN_SOLUTION!r} and {MD_END_SOLUTION!r}.")
+    return new, n
+
+
+#: A folded block titled as an answer (``<details><summary>Solution</summary>``): not a marker.
+_SOLUTION_DETAILS = re.compile(r"<summary>[^<]*\b(solutions?|answers?)\b[^<]*</summary>", re.IGNORECASE)
 
 
 def student_source(source: str, *, exercise: int = 1, task: str | None = None, markdown: bool = False,
@@ -362,7 +371,7 @@ def student_notebook(nb: Any) -> tuple[Any, list[str], int, int]:
     ``<!-- BEGIN SOLUTION -->`` regions, :func:`student_source`); a cell whose metadata has
     ``{"nbgrader": {"solution": true}}`` or is another solution cell (:func:`solution_cell`) and has
     no solution block is replaced as a whole; hidden tests
-    are removed; outputs, execution counts and the notebook's widget state (``metadata.widgets``,
+    are removed; outputs, execution counts and timings (``metadata.execution``) and the notebook's widget state (``metadata.widgets``,
     which holds widgets' values) are cleared, and so is every cell attachment the released source
     no longer names (one only a solution showed).
 
@@ -392,6 +401,7 @@ def student_notebook(nb: Any) -> tuple[Any, list[str], int, int]:
     sources, messages, n_sol, n_hidden = _student_cells(cells)
     for cell, src in zip(new.cells, sources):
         cell.source = src
+        cell.get("metadata", {}).pop("execution", None)  # run timestamps, as nbconvert's ClearOutput
         if cell.cell_type == "code":
             cell.outputs, cell.execution_count = [], None
         if "attachments" in cell:

@@ -304,3 +304,25 @@ def test_the_summary_counts_the_hidden_tests_removed_from_a_python_file_or_lesso
     assert "SECRET" not in rep.path.read_text(encoding="utf-8")
     assert (rep.solutions, rep.hidden_tests) == (1, 1)
     assert "1 solution block(s) replaced, 1 hidden test block(s) removed" in rep.summary()
+
+
+def test_cell_run_timings_are_cleared_as_outputs_are(tmp_path):
+    timed = new_code_cell(SOLVED_F, metadata={"execution": {"iopub.execute_input": "2026-12-02T05:00:00Z",
+                                                            "shell.execute_reply": "2026-12-02T05:00:01Z"}})
+    rep, nb = _released(_write(tmp_path, [timed]), tmp_path)
+    assert "execution" not in nb.cells[0].metadata
+
+
+@pytest.mark.parametrize("fold", ["<details><summary>Solution</summary>\nSECRET\n</details>",
+                                  "<details>\n<summary>Show the answer</summary>\nSECRET\n</details>"])
+def test_a_folded_solution_outside_markers_is_refused_in_a_lesson_and_a_notebook(tmp_path, capsys, fold):
+    # a <details> fold is no marker: it was released as it is
+    lesson = tmp_path / "l.md"
+    lesson.write_text("# L\n\nWhat is f(1)?\n\n" + fold + "\n")
+    assert main(["assignment", "release", str(lesson), "--out", str(tmp_path / "out")]) == 2
+    assert "outside a solution region would be released" in " ".join(capsys.readouterr().err.split())
+    nb = _write(tmp_path, [new_markdown_cell(fold)])
+    assert main(["assignment", "release", str(nb), "--out", str(tmp_path / "out2")]) == 2
+    inside = _write(tmp_path, [new_markdown_cell(f"<!-- BEGIN SOLUTION -->\n{fold}\n<!-- END SOLUTION -->")],
+                    name="ok.ipynb")
+    _released(inside, tmp_path)  # inside a region it is replaced with the rest
