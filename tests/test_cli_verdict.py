@@ -12,13 +12,11 @@ import textwrap
 import numpy as np
 import pytest
 from test_cli import both as flat
-from test_cli import run
+from test_cli import run, student
 
 
 def write(tmp_path, text, name="layer.py"):
-    f = tmp_path / name
-    f.write_text(textwrap.dedent(text))
-    return f
+    return student(tmp_path, text, name)
 
 
 # --------------------------------------------------------------------------- F: a 0-d parameter
