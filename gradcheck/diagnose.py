@@ -12,6 +12,7 @@ rule :func:`gradcheck.compare.close` whether the student's gradient is that cand
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import functools
 import importlib
@@ -386,8 +387,7 @@ def _fix_masks(obj: Any, depth: int = 3) -> list[str]:
 
 
 def _remote(layer: Any) -> bool:
-    """Whether ``layer`` is a :class:`gradcheck.sandbox.RemoteLayer` (its object lives in the
-    sandbox's child)."""
+    """Whether ``layer`` lives in a sandbox's child (a :class:`gradcheck.sandbox.RemoteLayer`)."""
     from .sandbox import RemoteLayer
 
     return isinstance(layer, RemoteLayer)
@@ -513,8 +513,7 @@ def _seed_advice(layer: Any) -> str:
     """How to hold a random forward fixed: a CS231n pair's seed in its ``*_param`` dict, else a
     mask switch."""
     kws = getattr(layer, "keyword_names", None)
-    proto = getattr(layer, "protocol", None)
-    if kws is None and isinstance(proto, Mapping) and proto.get("protocol") == "cs231n":
+    if kws is None and (proto := _protocol(layer, "cs231n")):
         kws = proto.get("init")
     ps = [str(k) for k in kws or () if str(k).endswith("_param")]
     if ps:
@@ -529,6 +528,12 @@ def _seed_advice(layer: Any) -> str:
             "the mask it drew for each input shape, like manualprop.Dropout.fix_mask(True)")
 
 
+def _protocol(layer: Any, kind: str) -> Mapping:
+    """The ``protocol`` description of a layer (a sandboxed one's) when it is of ``kind``, or {}."""
+    proto = getattr(layer, "protocol", None)
+    return proto if isinstance(proto, Mapping) and proto.get("protocol") == kind else {}
+
+
 def _grad_slots(layer: Any) -> dict[str, str]:
     """Where an attribute-style layer keeps each parameter's gradient (``{"W": "self.dW"}``), read
     from :func:`gradcheck._adapters.adapt` (a sandboxed layer: its ``protocol``); ``{}`` for a
@@ -537,10 +542,8 @@ def _grad_slots(layer: Any) -> dict[str, str]:
 
     if isinstance(layer, Adapted) and not layer.own:
         return {w: f"self.{g}" for w, g in layer.pairs.items()}
-    proto = getattr(layer, "protocol", None) if _remote(layer) else None
-    if isinstance(proto, Mapping) and proto.get("protocol") == "attribute":
-        return {w: f"self.{g}" for w, _, g in (str(p).partition(":") for p in proto.get("grad_attrs") or ())}
-    return {}
+    attrs = (_protocol(layer, "attribute") if _remote(layer) else {}).get("grad_attrs") or ()
+    return {w: f"self.{g}" for w, _, g in (str(p).partition(":") for p in attrs)}
 
 
 def _exact(a: Any, b: Any) -> bool:
@@ -567,18 +570,6 @@ def _reset_grads(layer: Any, value: float = 0.0) -> None:
 
 def _as_list(ret: Any, n: int) -> list[Any]:
     return [ret] if n == 1 else list(ret) if isinstance(ret, (tuple, list)) else [ret] * n
-
-
-def _grads_of(obj, ret, names: Sequence[str], inputs: Sequence[np.ndarray], keys) -> dict[str, Any]:
-    """``{"dX": ..., "dW": ...}``: a backward's returned input gradients (float inputs) and
-    ``obj.grads[keys]``."""
-    g = getattr(obj, "grads", None)
-    g = g if isinstance(g, Mapping) else {}
-    out = {"d" + n: np.array(v, dtype=np.float64)
-           for n, v, x in zip(names, _as_list(ret, len(inputs)), inputs)
-           if x.dtype.kind == "f" and v is not None}
-    return out | {"d" + k: np.array(g[k], dtype=np.float64, copy=True) for k in keys
-                  if isinstance(g.get(k), np.ndarray) and g[k].dtype.kind in "fiu"}
 
 
 def _f64(proxy: Any, training: bool):
@@ -678,15 +669,13 @@ def _reshape_signature(tensor, m, n, ok, match) -> tuple[str, dict] | None:
         return "values-right-shape-wrong", fields | {
             "how": "the elements are in the right order, only the shape differs",
             "fix": f"reshape {tensor} to {var + chr(39) + 's' if var else 'the'} shape: {to}"}
-    ones_m, ones_n = m.shape.count(1), n.shape.count(1)
-    if ones_m < ones_n:
-        how, fix = "the shape lacks a size-1 axis", f"keep the axis (a sum with keepdims=True) or reshape: {to}"
-    elif ones_m > ones_n:  # db = dY.sum(axis=0, keepdims=True) for a bias of shape (out,)
-        how, fix = ("the shape has an extra size-1 axis", "drop the extra axis: sum without keepdims "
-                    f"(dY.sum(axis=0), not dY.sum(axis=0, keepdims=True)) or reshape: {to}")
-    else:
-        how, fix = ("a size-1 axis is in the wrong place", "keep the axis (a sum with keepdims=True) or "
-                    f"reshape: {to}")
+    extra = m.shape.count(1) - n.shape.count(1)
+    keep = f"keep the axis (a sum with keepdims=True) or reshape: {to}"
+    how = ("the shape lacks a size-1 axis" if extra < 0 else "the shape has an extra size-1 axis"
+           if extra > 0 else "a size-1 axis is in the wrong place")
+    # an extra axis: db = dY.sum(axis=0, keepdims=True) for a bias of shape (out,)
+    fix = keep if extra <= 0 else ("drop the extra axis: sum without keepdims (dY.sum(axis=0), not "
+                                   f"dY.sum(axis=0, keepdims=True)) or reshape: {to}")
     return "values-right-shape-wrong", fields | {"how": how, "fix": fix}
 
 
@@ -944,12 +933,9 @@ def _norm_signature(m, n, X, tol=1e-3):
     a constant per group while ``n`` sums to zero over it (a batch-mean layer whose backward omits
     the mean term)."""
     scale = np.abs(m).max()
-    for axes in ([(0,)] if X.ndim == 2 else [(0, 2, 3)] if X.ndim == 4 else []) + [(X.ndim - 1,)]:
-        def mean(a, axes=axes):
-            return a.mean(axis=axes, keepdims=True)
-
-        ax = f"axis={axes[0] if X.ndim == 2 or axes[0] == 0 else -1}" if len(axes) == 1 else \
-            f"axis={axes}"
+    for axes in [a for a in (_group_axes(X), (X.ndim - 1,)) if a]:
+        mean = functools.partial(np.mean, axis=axes, keepdims=True)
+        ax = f"axis={axes if len(axes) > 1 else axes[0] if X.ndim == 2 or axes[0] == 0 else -1}"
         out = {"scope": "batch" if 0 in axes else "per-sample", "ax": ax}
         has_mean = np.abs(mean(m)).max() <= tol * scale  # the mean path makes dX centred
         xc = X - mean(X)
@@ -980,13 +966,11 @@ def _context_signature(L: _Layer, t, key, m, n):
     # the input this gradient belongs to (a CS231n pair batchnorm(x, gamma, beta): x, the first)
     xi = L.inputs[L.names.index(key[1:])] if is_input and key[1:] in L.names else None
     if (xi is not None and m.shape == xi.shape and ok.all() and xi.ndim >= 2
-            and xi.dtype.kind == "f" and L.eval_mode and key == L.keys[0]):
-        f = _eval_formula_signature(L, m, n, xi)
-        if f is not None:
+            and xi.dtype.kind == "f"):
+        if L.eval_mode and key == L.keys[0] and (f := _eval_formula_signature(L, m, n, xi)):
             return f
-    if (xi is not None and m.shape == xi.shape and ok.all() and xi.ndim >= 2
-            and xi.dtype.kind == "f" and (f := _norm_signature(m, n, xi)) is not None):
-        return _test_mode_batch(L, f, xi) if L.eval_mode else f
+        if (f := _norm_signature(m, n, xi)) is not None:
+            return _test_mode_batch(L, f, xi) if L.eval_mode else f
     if is_input and m.shape == G.shape and _near(m, G) and not _near(np.where(ok, n, G), G):
         return _returned_upstream(n, G, L.params) or ("missing-local-derivative", {})
     if is_input and ok.all() and m.shape == n.shape:
@@ -1016,10 +1000,7 @@ def _eval_formula_signature(L: _Layer, m, n, X):
     axes, G = _group_axes(X), L.G
     if axes is None or X.shape[0] < 3 or G.shape != n.shape:
         return None
-
-    def mean(a):
-        return a.mean(axis=axes, keepdims=True)
-
+    mean = functools.partial(np.mean, axis=axes, keepdims=True)
     xc, sn = X - mean(X), np.abs(n).max()
     var, gg = mean(xc**2), mean(G * G)
     if not (np.all(var > 0) and np.all(gg > 0) and sn > 0):
@@ -1593,9 +1574,8 @@ def _eval_mode(layer: Any, training: bool) -> str:
     for a layer whose forward takes ``training`` run with False, else ``""``."""
     from ._adapters import FunctionPair
 
-    proto = getattr(layer, "protocol", None) if _remote(layer) else None
-    if isinstance(layer, FunctionPair) or (isinstance(proto, Mapping)
-                                            and proto.get("protocol") == "cs231n"):
+    proto = _protocol(layer, "cs231n") if _remote(layer) else {}
+    if isinstance(layer, FunctionPair) or proto:
         mode = proto.get("mode") if proto else next(
             (v["mode"] for v in layer._kwargs.values() if isinstance(v, dict) and "mode" in v), "")
         return "test mode" if mode in ("test", "eval") else ""
@@ -1604,14 +1584,9 @@ def _eval_mode(layer: Any, training: bool) -> str:
 
 def _release(*objs) -> None:
     """Free the child's copies of a sandboxed layer (copies here: the garbage collector's)."""
-    from .sandbox import RemoteLayer
-
-    for o in objs:
-        if isinstance(o, RemoteLayer):
-            try:
-                o.release()
-            except GradcheckError:  # the sandbox stopped: nothing left to free
-                pass
+    for o in filter(_remote, objs):
+        with contextlib.suppress(GradcheckError):  # the sandbox stopped: nothing left to free
+            o.release()
 
 
 #: An unwritten grads entry is filled with this before the first backward (found: never written).
@@ -1638,8 +1613,15 @@ class _Probes:
         return V.call_student((obj or self.proxy).backward, G.copy(), owner=self.owner,
                               call="backward(dY)")
 
-    def grads_of(self, obj, ret):
-        return _grads_of(obj, ret, self.names, self.inputs, list(self.params))
+    def grads_of(self, obj, ret) -> dict[str, np.ndarray]:
+        """``{"dX": ..., "dW": ...}``: the returned gradients of float inputs and ``obj.grads``."""
+        g = getattr(obj, "grads", None)
+        g = g if isinstance(g, Mapping) else {}
+        out = {"d" + n: np.array(v, dtype=np.float64)
+               for n, v, x in zip(self.names, _as_list(ret, len(self.inputs)), self.inputs)
+               if x.dtype.kind == "f" and v is not None}
+        return out | {"d" + k: np.array(g[k], dtype=np.float64, copy=True) for k in self.params
+                      if isinstance(g.get(k), np.ndarray) and g[k].dtype.kind in "fiu"}
 
     def step(self, obj, xss, G, reset=False):
         """The one run of the probes: ``obj``'s forward on each input list of ``xss`` (none: the
@@ -1872,8 +1854,6 @@ class _Probes:
         the input, then at two others; named only when the first agrees and both others fail (a
         kink crossed by chance fails one, not both).
         """
-        from .sandbox import RemoteLayer
-
         keys = ["@" + n for n in self.names]
         group = [k for k, x in zip(keys, self.inputs) if x.dtype.kind == "f"] + list(self.params)
         stale = ("stale-cache", "shared-cache", "stale-output")
@@ -1898,7 +1878,7 @@ class _Probes:
                 if not agree[0]:
                     break  # wrong at the check's input already: the numerical check names it
         except GradcheckError:  # the layer refuses another input (a check of its own): nothing said
-            if isinstance(self.layer, RemoteLayer) and self.layer.sandbox._dead:
+            if _remote(self.layer) and self.layer.sandbox._dead:
                 raise  # a timeout or a crash: reported as what stopped the check
             return
         if agree == [True, False, False]:
@@ -1909,8 +1889,10 @@ class _Probes:
 # --------------------------------------------------------------------------- check_vjp
 
 
-def _resolve_op(op, vjp):
-    """``(name, forward, VJPs, JVPs or None)`` of a function and its VJPs, or of a primitive."""
+def _resolve_op(op, vjp, n: int):
+    """``(name, forward, VJPs, JVPs or None)`` of a function and its VJPs, or of a primitive: one
+    VJP per input from a callable (returning a tuple when ``n > 1``), a list, or autoprop's
+    variadic rule."""
     if isinstance(op, str):
         from autoprop.core.registry import PRIMITIVES
 
@@ -1924,16 +1906,12 @@ def _resolve_op(op, vjp):
     if vjp is None:
         raise UsageError(f"primitive {name} is not differentiable (vjps=None)" if prim else
                          "check_vjp needs a vjp (or an autoprop primitive that has them)")
+    if callable(vjp):
+        vjp = [vjp] if n == 1 else [lambda g, a, *x, i=i, **kw: vjp(g, a, *x, **kw)[i]
+                                    for i in range(n)]
+    else:
+        vjp = [vjp[i] for i in range(n)] if type(vjp).__name__ == "_Variadic" else list(vjp)
     return name, op.fwd if prim else op, vjp, getattr(op, "jvps", None) if prim else None
-
-
-def _vjp_list(vjps, n: int) -> list:
-    """One VJP per input from a callable (returning a tuple when ``n > 1``), a list, or autoprop's
-    variadic rule."""
-    if callable(vjps):
-        return [vjps] if n == 1 else [lambda g, a, *x, i=i, **kw: vjps(g, a, *x, **kw)[i]
-                                      for i in range(n)]
-    return [vjps[i] for i in range(n)] if type(vjps).__name__ == "_Variadic" else list(vjps)
 
 
 def check_vjp(op: Any, vjp: Any = None, *inputs: Any, kwargs: Mapping[str, Any] | None = None,
@@ -1979,17 +1957,20 @@ def check_vjp(op: Any, vjp: Any = None, *inputs: Any, kwargs: Mapping[str, Any] 
     True
     """
     rtol, atol = V.check_tolerances(rtol, atol)
-    opname, fwd, vjps, jvps = _resolve_op(op, vjp)
-    owner, kwargs = name or opname, dict(kwargs or {})
     xs = [np.array(x, dtype=np.float64) if np.asarray(x).dtype.kind == "f" else np.asarray(x)
           for x in inputs]
+    opname, fwd, vjps, jvps = _resolve_op(op, vjp, len(xs))
+    owner, kwargs = name or opname, dict(kwargs or {})
     if not any(x.dtype.kind == "f" for x in xs):
         raise UsageError(f"check_vjp({owner}): no floating-point input to differentiate.")
     rng = np.random.default_rng(seed)
     ans = V.call_student(fwd, *[x.copy() for x in xs], owner=owner, call="forward", **kwargs)
     ans = np.asarray(ans, dtype=np.float64)
     v = rng.standard_normal(ans.shape)
-    vjps, L = _vjp_list(vjps, len(xs)), functools.partial(_objective, fwd, kwargs, v)
+
+    def L(*ys) -> float:  # sum(op(*ys) * v)
+        return float(np.sum(np.asarray(fwd(*[y.copy() for y in ys], **kwargs), np.float64) * v))
+
     records, notes, manual, numerical = [], [], {}, {}
     for i, x in enumerate(xs):
         if x.dtype.kind != "f" or i >= len(vjps) or vjps[i] is None:
@@ -2016,11 +1997,6 @@ def check_vjp(op: Any, vjp: Any = None, *inputs: Any, kwargs: Mapping[str, Any] 
     return CheckResult(name=owner, kind="op", records=records, rtol=rtol, atol=atol, eps=eps,
                        seed=seed, input_shape=tuple(tuple(x.shape) for x in xs), notes=notes,
                        gradients={"manual": manual, "numerical": numerical})
-
-
-def _objective(fwd, kwargs, v, *ys) -> float:
-    """``sum(op(*ys) * v)``."""
-    return float(np.sum(np.asarray(fwd(*[y.copy() for y in ys], **kwargs), dtype=np.float64) * v))
 
 
 def _dot_test(L, jvps, xs, i, g, ans, v, kinks, rng, n_dirs, eps, kwargs, rtol, atol):
