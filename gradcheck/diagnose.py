@@ -33,7 +33,7 @@ from .check import CheckResult, TensorRecord, check_layer
 from .compare import ATOL_FLOOR, close, compare, kink_mask, relative_error
 from .config import CheckConfig, mode_word, training_modes
 from .errors import GradcheckError, UsageError
-from .numerical import DEFAULT_EPS, difference_quotient, numerical_gradient
+from .numerical import DEFAULT_EPS, difference_quotient, numerical_gradient, numerical_jacobian
 from .numerical import directional_derivatives as _directional
 from .numerical import layer_numerical_gradients as _numerical
 from .sources import SAME_IN_BOTH_MODES, Call, training_differs
@@ -98,7 +98,8 @@ DIAGNOSES: dict[str, Record] = {
     "accumulated": Record(
         "accumulated", "gradients accumulated across calls instead of overwritten: {ts} {are} "
         "accumulated across backward calls ({keys} += ...: every backward adds to {it}, and a "
-        "backward with dY = 0 left {it} unchanged instead of zero)", "assign {slot} = ... in backward"),
+        "backward with dY = 0 left {it} unchanged instead of zero)",
+        "assign {slot} = ... in backward"),
     "second-backward": Record("second backward differs", "a second backward on the same forward "
                               "gives another {t}: backward changes its own cache or the "
                               "parameters"),
@@ -119,12 +120,12 @@ DIAGNOSES: dict[str, Record] = {
                                   "layers[{i}] ({cls}): {why}", lesson="07-sequential.md"),
     "numerical-noise": Record(
         "numerical gradient unreliable", "{t} differs from the numerical gradient by at most "
-        "{err:.3g}, within the numerical estimate's own uncertainty here (the same differences with "
-        "the step doubled or halved move by {unc:.3g} there): at this input the numerical gradient "
-        "cannot tell a bug from its own noise, so no bug is named", "for a reliable estimate use "
-        "--method richardson (method='richardson' in Python: a larger step, O(h^4) truncation), or "
-        "an input where forward keeps its digits (no large offset cancelled inside); where the true "
-        "gradient is 0, an --atol above the noise decides", _NUM),
+        "{err:.3g}, within the numerical estimate's own uncertainty here (the same differences "
+        "with the step doubled or halved move by {unc:.3g} there): at this input the numerical "
+        "gradient cannot tell a bug from its own noise, so no bug is named",
+        "for a reliable estimate use --method richardson (method='richardson' in Python: a larger "
+        "step, O(h^4) truncation), or an input where forward keeps its digits (no large offset "
+        "cancelled inside); where the true gradient is 0, an --atol above the noise decides", _NUM),
     # bug signatures
     "transposed": Record("transposed gradient", "{t} is transposed: {how}", "{fix}", _LIN),
     "flipped-kernel": Record(
@@ -190,10 +191,11 @@ DIAGNOSES: dict[str, Record] = {
         "missing mean/variance path terms", "{t} lacks the gradient through the {scope} {which} "
         "(statistics over {ax} treated as constants)", "{fix}", _NORM),
     "eval-batch-statistics": Record(
-        "batch statistics in test mode", "in {mode} the forward normalises with the batch's own mean "
-        "and variance (the output of a sample changes with the rest of the batch: forward({x}[:{k}]) "
-        "is not forward({x})[:{k}]), where {mode} must use the running statistics {stats}; backward "
-        "treats the statistics as constants, which is right in {mode}, so the forward is the bug",
+        "batch statistics in test mode", "in {mode} the forward normalises with the batch's own "
+        "mean and variance (the output of a sample changes with the rest of the batch: "
+        "forward({x}[:{k}]) is not forward({x})[:{k}]), where {mode} must use the running "
+        "statistics {stats}; backward treats the statistics as constants, which is right in "
+        "{mode}, so the forward is the bug",
         "in {mode}, xhat = (x - running_mean) / sqrt(running_var + eps)", _NORM),
     "eval-training-formula": Record(
         "training formula in eval mode", "{t} is computed with the training formula in {mode}: the "
@@ -201,7 +203,8 @@ DIAGNOSES: dict[str, Record] = {
         "and {t} differs from it by terms linear in the input per feature (the paths through a "
         "batch mean and variance), but in {mode} forward normalises with the running statistics, "
         "constants, so {t} has no such paths",
-        "in {mode}, {t} = dxhat / sqrt(running_var + eps) with dxhat = dY * gamma: {branch}", _NORM),
+        "in {mode}, {t} = dxhat / sqrt(running_var + eps) with dxhat = dY * gamma: {branch}",
+        _NORM),
     "transposed-weight": Record("transposed weight in dX", "{t} multiplies dY by the transposed "
                                 "weight: {how}", "{fix}", _LIN),
     "tanh-missing-square": Record(
@@ -307,7 +310,7 @@ class Diagnosis:
 
     @property
     def held(self) -> str:
-        """How a random forward was held fixed for the check in this mode (a :data:`HELD` code), or ""."""
+        """How a random forward was held for the check in this mode (a :data:`HELD` code), or ""."""
         return next((f.code for f in self.findings if f.code in HELD), "")
 
     @property
@@ -409,10 +412,8 @@ class _Proxy:
             self.rewind()
             return fwd(*[np.array(x, copy=True) for x in xs], training=training)
 
-        try:
+        with contextlib.suppress(TypeError, ValueError):  # what training_modes reads
             forward.__signature__ = inspect.signature(fwd)
-        except (TypeError, ValueError):
-            pass
         self.forward, self.backward = forward, layer.backward
         many = getattr(layer, "forward_many", None)
         # a sandboxed layer: chunked scans (numerical.many_scan)
@@ -433,14 +434,15 @@ class _Proxy:
 HELD = ("held-mask", "rewound-rng")
 
 #: ``twin_note`` of a mode whose forward is random: the twin is not compared there.
-RANDOM_TWIN = ("the forward is random in this mode: its draws were held fixed for manual vs numerical, but the "
-               "autoprop twin draws its own mask, which gradcheck cannot make the same as the checked layer's, so "
-               "the twin is not compared in this mode")
+RANDOM_TWIN = ("the forward is random in this mode: its draws were held fixed for manual vs "
+               "numerical, but the autoprop twin draws its own mask, which gradcheck cannot make "
+               "the same as the checked layer's, so the twin is not compared in this mode")
 
 
 #: A note of a mode whose forward is random: the reference (a layer of ours) is not compared there.
-RANDOM_REFERENCE = ("the forward is random in this mode: its draws were held fixed for manual vs numerical, but the "
-                    "reference draws its own mask, so the reference is not compared in this mode")
+RANDOM_REFERENCE = ("the forward is random in this mode: its draws were held fixed for manual vs "
+                    "numerical, but the reference draws its own mask, so the reference is not "
+                    "compared in this mode")
 
 
 def _hold(layer: Any, run) -> tuple[_Proxy, str, dict[str, str]] | None:
@@ -458,7 +460,8 @@ def _hold(layer: Any, run) -> tuple[_Proxy, str, dict[str, str]] | None:
     proxy = _Proxy(layer, rewind=True)
     if _exact(run(proxy), run(proxy)):
         rngs = sorted({type(r).__name__ for r in proxy._rngs})
-        return proxy, "rewound-rng", {"what": ", ".join(rngs) or proxy.remote or "numpy's global generator"}
+        what = ", ".join(rngs) or proxy.remote or "numpy's global generator"
+        return proxy, "rewound-rng", {"what": what}
     return None
 
 
@@ -499,7 +502,8 @@ def held_forward(layer: Any, inputs: Sequence[np.ndarray], owner: str,
     call = f"forward({', '.join(V.input_names(layer, len(inputs)))}, training={training})"
 
     def run(obj):
-        Y = V.call_student(obj.forward, *[x.copy() for x in inputs], training=training, owner=owner, call=call)
+        Y = V.call_student(obj.forward, *[x.copy() for x in inputs], training=training,
+                           owner=owner, call=call)
         return np.asarray(Y, dtype=np.float64)
 
     Y1, Y2, Y3 = run(layer), run(layer), run(layer)
@@ -554,11 +558,6 @@ def _exact(a: Any, b: Any) -> bool:
 def _same(a: Any, b: Any) -> bool:
     """Equal up to round-off: two runs of the same computation (rtol 1e-12, atol 1e-14)."""
     return close(a, b, 1e-12, 1e-14)
-
-
-def _near(a: Any, b: Any, rtol: float = 1e-6) -> bool:
-    """:func:`close` with the detectors' tolerances (atol 1e-9)."""
-    return close(a, b, rtol, 1e-9)
 
 
 def _reset_grads(layer: Any, value: float = 0.0) -> None:
@@ -747,15 +746,16 @@ def _value_signature(m, n, ok, match, is_bias, n_batch, y_size, hint=None,
 
 
 def _normalisation(tensor: str, c: float, shape: tuple, n_batch: int) -> tuple[str, dict] | None:
-    """A loss's gradient ``c`` times the correct one, ``c`` a count of its (N, D) elements other than
-    the batch size (named by :func:`_value_signature`): the loss's normalisation."""
+    """A loss's gradient ``c`` times the correct one, ``c`` a count of its (N, D) elements other
+    than the batch size (named by :func:`_value_signature`): the loss's normalisation."""
     size, var = int(np.prod(shape)), tensor[1:] or "y_pred"
     D = size // n_batch if n_batch and len(shape) > 1 else 0
     mean = f"a mean over all N*D = {size} elements of {var} divides by {size}"
     cases = [(D, "large", f"{mean}, not by N = {n_batch} (divide by {var}.size, not len({var}))"),
              (size, "large", f"the mean's 1/(N*D) is missing: {mean}"),
-             (1 / D if D else 0, "small", f"it divides by N*D = {size} where the loss divides by N = "
-              f"{n_batch} alone (a sum over the {D} values of a sample, a mean over the batch)"),
+             (1 / D if D else 0, "small", f"it divides by N*D = {size} where the loss divides by "
+              f"N = {n_batch} alone (a sum over the {D} values of a sample, a mean over the "
+              "batch)"),
              (1 / size, "small", f"an extra 1/(N*D) = 1/{size}")]
     for count, big, why in cases:
         if count and D > 1 and D != n_batch and abs(c / count - 1) < 1e-6:
@@ -827,7 +827,7 @@ def _layout_hint(name: str, X: np.ndarray, G: np.ndarray, n: np.ndarray) -> str 
     for val, layout, fwd, prod, wrong in (
             (Xf.T @ G, "(in, out)", f"X @ {name}", "X.T @ dY", "dY.T @ X"),
             (G.T @ Xf, "(out, in)", f"X @ {name}.T", "dY.T @ X", "X.T @ dY")):
-        if val.shape == n.shape and _near(val, n):
+        if val.shape == n.shape and close(val, n):
             return (f"for {name} of shape {layout} with Y = {fwd} + b, d{name} = {prod} "
                     f"(not {wrong})")
     return None
@@ -837,7 +837,7 @@ def _output_product(m, G, Y) -> tuple[str, dict] | None:
     """A Linear's dW computed with the output Y where the input X is due (any weight layout)."""
     if m.ndim == Y.ndim == 2 and G.shape == Y.shape:
         for expr, val in (("dY.T @ Y", G.T @ Y), ("Y.T @ dY", Y.T @ G)):
-            if val.shape == m.shape and _near(m, val):
+            if val.shape == m.shape and close(m, val):
                 return "cached-output", {"how": f"equals {expr}"}
     return None
 
@@ -848,7 +848,7 @@ def _order_signature(got: Mapping[str, Any], right: Mapping[str, Any],
     ``right[ts[j]]``."""
     def source(t):
         return next((u for u in (t, *ts) if np.shape(got.get(t)) == np.shape(right[u])
-                     and np.isfinite(right[u]).all() and _near(got[t], right[u])), None)
+                     and np.isfinite(right[u]).all() and close(got[t], right[u])), None)
 
     perm = [source(t) if got.get(t) is not None else None for t in ts]
     if None in perm or len(set(perm)) < len(ts) or perm == list(ts):
@@ -878,11 +878,11 @@ def name_swaps(got: Mapping[str, Any], right: Mapping[str, Any],
     """
     arr = {t: np.asarray(v, dtype=np.float64) for t, v in got.items() if isinstance(v, np.ndarray)
            and t in right and np.shape(v) == np.shape(right[t])}
-    ts = [t for t in arr if np.isfinite(right[t]).all() and not _near(arr[t], right[t])]
+    ts = [t for t in arr if np.isfinite(right[t]).all() and not close(arr[t], right[t])]
     out: dict[str, Finding] = {}
     for a, b in itertools.combinations(ts, 2):
         if (a in out or b in out or arr[a].shape != arr[b].shape
-                or not (_near(arr[a], right[b]) and _near(arr[b], right[a]))):
+                or not (close(arr[a], right[b]) and close(arr[b], right[a]))):
             continue
         for t, u in ((a, b), (b, a)):
             in_grads = t[1:] in keys
@@ -942,7 +942,7 @@ def _norm_signature(m, n, X, tol=1e-3):
         sd = np.sqrt(mean(xc**2))
         xh = xc / np.where(sd > 0, sd, 1.0)
         v = m - mean(m)
-        if np.all(sd > 0) and close(v - xh * mean(v * xh), n, tol, 1e-9):
+        if np.all(sd > 0) and close(v - xh * mean(v * xh), n, tol):
             has_var = np.abs(mean(m * xh)).max() <= tol * scale  # its path: dX orthogonal to xhat
             return "missing-mean-var-paths", out | {
                 "which": "variance" if has_mean else "mean" if has_var else "mean and variance",
@@ -950,7 +950,7 @@ def _norm_signature(m, n, X, tol=1e-3):
                        f"xhat).mean({ax})) / sqrt(var + eps), both means with keepdims=True"}
         d, nmax = n - m, np.abs(n).max()
         if (not has_mean and 0 < nmax and np.abs(mean(n)).max() <= tol * nmax
-                and close(d, 0 * d + mean(d), tol, 1e-9)):
+                and close(d, 0 * d + mean(d), tol)):
             return "missing-mean-var-paths", out | {
                 "which": "mean", "fix": f"the gradient is off by a constant per group (true - "
                 f"given is constant over {ax}); the mean's path subtracts the mean: dX = dxc - "
@@ -971,7 +971,7 @@ def _context_signature(L: _Layer, t, key, m, n):
             return f
         if (f := _norm_signature(m, n, xi)) is not None:
             return _test_mode_batch(L, f, xi) if L.eval_mode else f
-    if is_input and m.shape == G.shape and _near(m, G) and not _near(np.where(ok, n, G), G):
+    if is_input and m.shape == G.shape and close(m, G) and not close(np.where(ok, n, G), G):
         return _returned_upstream(n, G, L.params) or ("missing-local-derivative", {})
     if is_input and ok.all() and m.shape == n.shape:
         weights = _weights(L.params, L.names, L.inputs, key, square=True)
@@ -982,7 +982,7 @@ def _context_signature(L: _Layer, t, key, m, n):
     if not is_input and (f := _output_product(m, G, Y)) is not None:
         return f
     if (len(L.inputs) == 1 and X.dtype.kind == "f" and Y.shape == X.shape
-            and _near(m, L.numer([key], [Y])[key], 1e-5)):  # the gradient the layer has at Y
+            and close(m, L.numer([key], [Y])[key], 1e-5)):  # the gradient the layer has at Y
         return ("activation-applied-twice", {}) if is_input else (
             "cached-output", {"how": "is the gradient the layer would have at its output Y"})
     return None
@@ -1007,7 +1007,7 @@ def _eval_formula_signature(L: _Layer, m, n, X):
         return None
     d = n - m
     slope = xc * mean(d * xc) / var
-    if (close(n, G * (mean(n * G) / gg), 1e-5, 1e-9) and close(d, mean(d) + slope, 1e-5, 1e-9)
+    if (close(n, G * (mean(n * G) / gg), 1e-5) and close(d, mean(d) + slope, 1e-5)
             and np.abs(slope).max() > 1e-6 * sn):
         branch = ("keep bn_param['mode'] in the cache and branch on it in backward"
                   if L.eval_mode == "test mode" else "remember the mode in forward "
@@ -1037,8 +1037,8 @@ def _test_mode_batch(L: _Layer, found, X):
                                f"eval mode it uses the batch's own (forward({L.names[0]}[:{k}]) is "
                                f"not forward({L.names[0]})[:{k}]), and backward's constant "
                                "statistics are then right"}
-    return "eval-batch-statistics", {"mode": L.eval_mode, "k": k, "x": L.names[0],
-                                     "stats": "(bn_param['running_mean'] and bn_param['running_var'])"}
+    stats = "(bn_param['running_mean'] and bn_param['running_var'])"
+    return "eval-batch-statistics", {"mode": L.eval_mode, "k": k, "x": L.names[0], "stats": stats}
 
 
 def _returned_upstream(n, G, params):
@@ -1050,7 +1050,7 @@ def _returned_upstream(n, G, params):
         if W.ndim != 2 or W.dtype.kind != "f":
             continue
         for prod, A in ((f"dY @ {w}.T", W.T), (f"dY @ {w}", W)):
-            if A.shape[0] == G.shape[1] and (A.shape[1],) == n.shape[1:] and _near(G @ A, n, 1e-5):
+            if A.shape[0] == G.shape[1] and (A.shape[1],) == n.shape[1:] and close(G @ A, n, 1e-5):
                 return "upstream-returned", {"w": w, "prod": prod}
     return None
 
@@ -1068,12 +1068,12 @@ def _activation_signature(m, n, inputs, Y, G):
     ``m`` alone."""
     if len(inputs) != 1 or not Y.shape == inputs[0].shape == G.shape:
         return None
-    if _near(n, G * (1 - Y**2), 1e-5) and _near(m, G * (1 - Y)):
+    if close(n, G * (1 - Y**2), 1e-5) and close(m, G * (1 - Y)):
         return "tanh-missing-square", {}
     for axis in dict.fromkeys((-1, 1) if Y.ndim > 2 else (-1,)):
         softmax = np.all(Y >= 0) and np.allclose(Y.sum(axis=axis), 1.0, rtol=0, atol=1e-9)
         vjp = Y * (G - np.sum(G * Y, axis=axis, keepdims=True))
-        if softmax and _near(n, vjp, 1e-5) and _near(m, G * Y * (1 - Y)):
+        if softmax and close(n, vjp, 1e-5) and close(m, G * Y * (1 - Y)):
             return "softmax-diagonal", {"axis": axis}
     return None
 
@@ -1093,10 +1093,10 @@ def _transposed_weight_signature(m, n, G, weights=None, t="dX"):
         if len(Gf) <= k or np.linalg.matrix_rank(Gf) < k:
             continue
         B = np.linalg.lstsq(Gf, nf, rcond=None)[0]  # dX = dY @ B along this axis
-        if _near(B, B.T) or not _near(Gf @ B, nf, 1e-5) or not _near(mf, Gf @ B.T, 1e-5):
+        if close(B, B.T) or not close(Gf @ B, nf, 1e-5) or not close(mf, Gf @ B.T, 1e-5):
             continue
         name, same = (next((w for w, A in (weights or {}).items()
-                            if A.shape == B.shape and _near(A, C, 1e-5)), None) for C in (B.T, B))
+                            if A.shape == B.shape and close(A, C, 1e-5)), None) for C in (B.T, B))
         if axis != -1:
             fix = (f"{t} = np.einsum('cf,nf...->nc...', {name}, dY), not 'fc'" if name else
                    f"for Y = np.einsum('fc,nc...->nf...', {same or 'W'}, X), {t} = "
@@ -1157,7 +1157,7 @@ def _kernel_flip_signature(L: _Layer, key, m):
                 ref = L.numer([key])[key]
             finally:
                 w[...] = saved
-        if _near(m, ref, 1e-5):
+        if close(m, ref, 1e-5):
             return "flipped-kernel", {
                 "which": f" ({name}{'[..., ::-1]' if w.ndim == 3 else '[:, :, ::-1, ::-1]'})",
                 "fix": "so its backward scatters dY through the kernel as it is (dx_window += "
@@ -1174,7 +1174,7 @@ def _sample_signature(tensor, manual, G, numer_for, n_batch, is_input, tol=1e-5)
     full = numer_for(G)
     if is_input:
         zero = [k for k in range(n_batch) if np.all(m[k] == 0) and np.any(full[k] != 0)]
-        if not zero or not _near(np.delete(m, zero, axis=0), np.delete(full, zero, axis=0), tol):
+        if not zero or not close(np.delete(m, zero, axis=0), np.delete(full, zero, axis=0), tol):
             return None
         which = "first" if 0 not in zero else "last" if last not in zero else None
         if len(zero) == last and which:
@@ -1187,12 +1187,12 @@ def _sample_signature(tensor, manual, G, numer_for, n_batch, is_input, tol=1e-5)
     for which, idx in (("first", 0), ("last", last)):
         Gs = np.zeros_like(G)
         Gs[idx] = G[idx]
-        if close(m, ones.setdefault(which, numer_for(Gs)), tol, 1e-9):
+        if close(m, ones.setdefault(which, numer_for(Gs)), tol):
             overwrites = " (a loop that overwrites instead of adding?)" if which == "last" else ""
             return f"{which}-sample-only", {"how": "is the gradient of", "rest": f": sum the "
                                             f"contributions of all {n_batch} samples{overwrites}"}
     for (which, one), idx in zip(ones.items(), (0, last)):  # by linearity: the sum less one sample
-        if close(m, full - one, tol, 1e-9):
+        if close(m, full - one, tol):
             return "sample-missing", {"how": f"lacks the contribution of the {which} sample "
                                       f"(sample {idx} of 0..{last})",
                                       "loop": "range(N - 1)" if which == "last" else "range(1, N)"}
@@ -1217,15 +1217,7 @@ def _overwrite_signature(L: _Layer, key, m):
     x = L.inputs[i]
     if x.dtype.kind != "f" or m.shape != x.shape or x.size * L.Y.size > _MAX_JACOBIAN:
         return None
-    J = np.empty((L.Y.size, x.size))
-    for j in range(x.size):
-        cols = []
-        for s in (1, -1):
-            xs = [a.copy() for a in L.inputs]
-            h = DEFAULT_EPS * max(1.0, abs(float(x.flat[j])))
-            xs[i].flat[j] += s * h
-            cols.append(L.fwd(*xs).ravel())
-        J[:, j] = (cols[0] - cols[1]) / (2 * h)
+    J = numerical_jacobian(lambda xi: L.fwd(*L.inputs[:i], xi, *L.inputs[i + 1:]), x)
     reach = np.abs(J) > 1e-6 * np.abs(J).max(initial=0.0)
     shared = int(np.sum(reach.sum(axis=0) > 1))
     if not shared:
@@ -1236,7 +1228,7 @@ def _overwrite_signature(L: _Layer, key, m):
                          ("first", np.min(np.where(reach, rows, L.Y.size), axis=0))):
         hit = (order >= 0) & (order < L.Y.size)
         cand = np.where(hit, C[np.clip(order, 0, L.Y.size - 1), np.arange(x.size)], 0.0)
-        if _near(m, cand.reshape(x.shape), 1e-5):
+        if close(m, cand.reshape(x.shape), 1e-5):
             return "scatter-overwrites", {"k": shared, "size": x.size, "which": which}
     return None
 
@@ -1247,7 +1239,7 @@ def _upstream_signature(L: _Layer, key, m):
     is screened with two directional derivatives, a survivor confirmed in full."""
     for words, Gp in _permuted_copies(L.G, L.G.shape, "dY"):
         if all(_agrees(float(np.sum(u[key] * m)), d, u[key] * m, 1e-6)
-               for u, d in L.directional(key, Gp)) and _near(m, L.numer([key], G=Gp)[key], 1e-5):
+               for u, d in L.directional(key, Gp)) and close(m, L.numer([key], G=Gp)[key], 1e-5):
             return "permuted-upstream", {"words": words}
     return None
 
@@ -1311,7 +1303,7 @@ def _tensor_signature(L: _Layer, t, m, n, c, res: CheckResult) -> Finding:
     n = np.where(np.isfinite(n), n, np.nan)
     if np.isnan(n).sum() > len(c.kinks):  # a sampled check: the signatures need the whole tensor
         full, known = L.numer([key])[key], np.isfinite(n)
-        n = np.where(known, n, full) if _near(full[known], n[known]) else n  # the check's dY
+        n = np.where(known, n, full) if close(full[known], n[known]) else n  # the check's dY
     for k in c.kinks:  # no derivative at a kink: left out of every signature
         n[k] = np.nan
     noise = within_noise(m, n, lambda e: _numerical(
@@ -1320,8 +1312,9 @@ def _tensor_signature(L: _Layer, t, m, n, c, res: CheckResult) -> Finding:
     if noise is not None:  # a mismatch the numerical gradient cannot resolve: no bug is named
         return _find("numerical-noise", t, err=noise[0], unc=noise[1])
     m0, n0, own = m, n, res.atol_of(t)
-    if 0 < own < ATOL_FLOOR:  # compared at its own scale (every entry below the floor): the signatures'
-        m, n = m / (own / ATOL_FLOOR), n / (own / ATOL_FLOOR)  # tolerances are for gradients of order 1
+    # compared at its own scale (every entry below the floor): the signatures' tolerances are for
+    if 0 < own < ATOL_FLOOR:  # gradients of order 1
+        m, n = m / (own / ATOL_FLOOR), n / (own / ATOL_FLOOR)
     other_input = key[1:] in L.names and key != L.keys[0]
     p = L.params.get(key, L.inputs[L.names.index(key[1:])] if other_input else None)
     hint = None if p is None else _layout_hint(key.lstrip("@"), L.inputs[0], L.G, n)
@@ -1365,15 +1358,12 @@ def _shape_signatures(L: _Layer, rets, grads, bad_shape, diag: Diagnosis) -> Non
     ins = [n for n, x in zip(L.names, L.inputs) if x.dtype.kind == "f"]
     if len(ins) > 1 and any(key in ins for *_, key in bad_shape):
         right = {"d" + k[1:]: v for k, v in numer(["@" + n for n in ins]).items()}
-        try:
+        with contextlib.suppress(TypeError, ValueError):  # a returned value that is no array
             got = {"d" + n: np.asarray(r, dtype=np.float64) for n, r in zip(L.names, rets)
                    if n in ins and r is not None}
-            f = _order_signature(got, right, ["d" + n for n in ins]) if len(right) == len(ins) \
-                else None
-        except (TypeError, ValueError):
-            f = None
-        if f is not None:
-            return diag.findings.append(f)
+            ts = ["d" + n for n in ins]
+            if len(right) == len(ins) and (f := _order_signature(got, right, ts)) is not None:
+                return diag.findings.append(f)
     for t, got, exp, key in bad_shape:
         if got is None:
             diag.findings.append(_find("wrong-shape", t, how="is missing: backward returned None "
@@ -1445,8 +1435,9 @@ def diagnose_layer(layer: Any, X: Any, *, mode: str = "fast", method: str = "cen
                 notes.append(SAME_IN_BOTH_MODES)
                 break
         d = _diagnose_mode(layer, X, owner, t, twin, reference, localize, upstream, kw)
-        if not t and training == "auto" and (note := _eval_identity(layer, X, owner, d, kw["seed"])):
-            notes.append(note)  # a Dropout's eval forward: the identity, checked as such
+        note = "" if t or training != "auto" else _eval_identity(layer, X, owner, d, kw["seed"])
+        if note:  # a Dropout's eval forward: the identity, checked as such
+            notes.append(note)
             continue
         diags.append(d)
     for d in diags if len(diags) > 1 else ():
@@ -1477,8 +1468,8 @@ def _eval_identity(layer, X, owner, d: Diagnosis, seed: int) -> str:
     if not (isinstance(Y, np.ndarray) and np.array_equal(Y, inputs[0])):
         return ""
     why = str(d.error).split(" raised ", 1)[-1].split(" (at ")[0]
-    return (f"eval mode: forward(X, training=False) returns X itself, the identity (its gradient is "
-            f"dY), and backward after it raised {why} (it reads what only a training forward "
+    return ("eval mode: forward(X, training=False) returns X itself, the identity (its gradient "
+            f"is dY), and backward after it raised {why} (it reads what only a training forward "
             "sets): eval mode was checked as the identity, the training mode's backward in full")
 
 
@@ -1579,7 +1570,8 @@ def _eval_mode(layer: Any, training: bool) -> str:
         mode = proto.get("mode") if proto else next(
             (v["mode"] for v in layer._kwargs.values() if isinstance(v, dict) and "mode" in v), "")
         return "test mode" if mode in ("test", "eval") else ""
-    return "eval mode" if training is False and training_modes(layer, "auto") == [False, True] else ""
+    eval_declared = training is False and training_modes(layer, "auto") == [False, True]
+    return "eval mode" if eval_declared else ""
 
 
 def _release(*objs) -> None:
@@ -1640,9 +1632,9 @@ class _Probes:
     def find(self, code, tensor=None, severity="error", **fields):
         self.diag.findings.append(_find(code, tensor, severity, **fields))
 
-    def others(self):
-        """The inputs moved by a standard normal step (the float ones)."""
-        return [x + self.rng.standard_normal(x.shape) if x.dtype.kind == "f" else x
+    def others(self, step=1.0):
+        """The inputs moved by ``step`` times a standard normal draw (the float ones)."""
+        return [x + step * self.rng.standard_normal(x.shape) if x.dtype.kind == "f" else x
                 for x in self.inputs]
 
     def run(self, pristine=None):
@@ -1655,9 +1647,8 @@ class _Probes:
         self.repeat(G)
         self.cache(pristine, G)
         self.second_input(G)
-        xs = [x + 1e-3 * self.rng.standard_normal(x.shape) if x.dtype.kind == "f" else x
-              for x in self.inputs]
-        Yp, Yr = np.asarray(self.fwd(self.proxy, xs)), np.asarray(self.fwd(self.proxy, self.inputs))
+        Yp = np.asarray(self.fwd(self.proxy, self.others(1e-3)))
+        Yr = np.asarray(self.fwd(self.proxy, self.inputs))
         was, now = f"{Yr.shape} {Yr.dtype}", f"{Yp.shape} {Yp.dtype}"
         self.probe(8, was == now, "" if was == now else f"{was} became {now}", "unstable-output",
                    was=was, now=now)
