@@ -514,8 +514,7 @@ def held_forward(layer: Any, inputs: Sequence[np.ndarray], owner: str,
 
 
 def _seed_advice(layer: Any) -> str:
-    """How to hold a random forward fixed: a CS231n pair's seed in its ``*_param`` dict, else a
-    mask switch."""
+    """How to hold a random forward fixed: a CS231n pair's ``*_param`` seed, else a mask switch."""
     kws = getattr(layer, "keyword_names", None)
     if kws is None and (proto := _protocol(layer, "cs231n")):
         kws = proto.get("init")
@@ -539,9 +538,7 @@ def _protocol(layer: Any, kind: str) -> Mapping:
 
 
 def _grad_slots(layer: Any) -> dict[str, str]:
-    """Where an attribute-style layer keeps each parameter's gradient (``{"W": "self.dW"}``), read
-    from :func:`gradcheck._adapters.adapt` (a sandboxed layer: its ``protocol``); ``{}`` for a
-    ``grads`` dict."""
+    """Where an attribute-style layer keeps each gradient (``{"W": "self.dW"}``); {} for grads."""
     from ._adapters import Adapted
 
     if isinstance(layer, Adapted) and not layer.own:
@@ -711,8 +708,7 @@ def _worst_element(tensor: str, manual, numerical, rtol: float, atol: float) -> 
 
 def _value_signature(m, n, ok, match, is_bias, n_batch, y_size, hint=None,
                      dy=1.0) -> tuple[str, dict] | None:
-    """The same-shape signatures of :func:`name_signature`: zeros, sign, transposed, flipped,
-    permuted, and the constant factors."""
+    """Same shape: zeros, sign, transposed, flipped, permuted, then the constant factors."""
     if np.all(m == 0):  # all of it, not only where the correct gradient is known (a sample)
         return "zero", {"what": " is",
                         "why": "backward never computes it (or overwrites it with zeros)"}
@@ -844,8 +840,7 @@ def _output_product(m, G, Y) -> tuple[str, dict] | None:
 
 def _order_signature(got: Mapping[str, Any], right: Mapping[str, Any],
                      ts: Sequence[str]) -> Finding | None:
-    """The returned gradients are the right ones in another order: ``got[ts[i]]`` is
-    ``right[ts[j]]``."""
+    """The returned gradients are the right ones in another order (``got[t]`` is ``right[u]``)."""
     def source(t):
         return next((u for u in (t, *ts) if np.shape(got.get(t)) == np.shape(right[u])
                      and np.isfinite(right[u]).all() and close(got[t], right[u])), None)
@@ -959,9 +954,8 @@ def _norm_signature(m, n, X, tol=1e-3):
 
 
 def _context_signature(L: _Layer, t, key, m, n):
-    """Signatures that need the layer: a normalisation's missing paths, dX = dY, an activation's
-    local derivative (:func:`_activation_signature`), a square weight transposed in dX, the output
-    used as input."""
+    """A normalisation's missing paths, dX = dY, an activation's derivative, a square weight
+    transposed in dX, the output used as input."""
     X, G, Y, ok, is_input = L.inputs[0], L.G, L.Y, np.isfinite(n), key.startswith("@")
     # the input this gradient belongs to (a CS231n pair batchnorm(x, gamma, beta): x, the first)
     xi = L.inputs[L.names.index(key[1:])] if is_input and key[1:] in L.names else None
@@ -1250,8 +1244,7 @@ def _agrees(got: float, d: float, terms: np.ndarray, rtol: float) -> bool:
 
 
 def _signatures(L: _Layer, res: CheckResult, diag: Diagnosis) -> None:
-    """Name the bug of each failing gradient tensor: gradients in the wrong order or swapped, else
-    :func:`name_signature`, then the layer-aware detectors (:func:`_tensor_signature`)."""
+    """Name the bug of each failing tensor: wrong order, swapped, else :func:`_tensor_signature`."""
     manual, numer = res.gradients.get("manual", {}), res.gradients.get("numerical", {})
     ins = [t for t in ("d" + k for k in L.names) if t in numer and t in manual]
     if len(ins) > 1 and (f := _order_signature(manual, numer, ins)) is not None:
@@ -1347,8 +1340,7 @@ def _tensor_signature(L: _Layer, t, m, n, c, res: CheckResult) -> Finding:
 
 
 def _shape_signatures(L: _Layer, rets, grads, bad_shape, diag: Diagnosis) -> None:
-    """Name each wrong-shaped gradient: gradients returned in the wrong order, else
-    :func:`name_signature` against the numerical gradient (when it runs)."""
+    """Name each wrong-shaped gradient: the wrong order, else :func:`name_signature`."""
     def numer(which):
         try:
             return L.numer(which)
@@ -1958,10 +1950,7 @@ def check_vjp(op: Any, vjp: Any = None, *inputs: Any, kwargs: Mapping[str, Any] 
     ans = V.call_student(fwd, *[x.copy() for x in xs], owner=owner, call="forward", **kwargs)
     ans = np.asarray(ans, dtype=np.float64)
     v = rng.standard_normal(ans.shape)
-
-    def L(*ys) -> float:  # sum(op(*ys) * v)
-        return float(np.sum(np.asarray(fwd(*[y.copy() for y in ys], **kwargs), np.float64) * v))
-
+    L = functools.partial(_objective, fwd, kwargs, v)
     records, notes, manual, numerical = [], [], {}, {}
     for i, x in enumerate(xs):
         if x.dtype.kind != "f" or i >= len(vjps) or vjps[i] is None:
@@ -1988,6 +1977,11 @@ def check_vjp(op: Any, vjp: Any = None, *inputs: Any, kwargs: Mapping[str, Any] 
     return CheckResult(name=owner, kind="op", records=records, rtol=rtol, atol=atol, eps=eps,
                        seed=seed, input_shape=tuple(tuple(x.shape) for x in xs), notes=notes,
                        gradients={"manual": manual, "numerical": numerical})
+
+
+def _objective(fwd, kwargs, v, *ys) -> float:
+    """``sum(op(*ys) * v)``."""
+    return float(np.sum(np.asarray(fwd(*[y.copy() for y in ys], **kwargs), dtype=np.float64) * v))
 
 
 def _dot_test(L, jvps, xs, i, g, ans, v, kinks, rng, n_dirs, eps, kwargs, rtol, atol):
