@@ -911,10 +911,11 @@ class _Layer:
         #: the qualified class name of the check's reference layer (--reference), or None
         self.reference = None
 
-    def numer(self, which, xs=None, G=None) -> dict[str, np.ndarray]:
-        """Central differences of the keys ``which`` at ``xs`` (default the inputs) for ``G``."""
+    def numer(self, which, xs=None, G=None, **kw) -> dict[str, np.ndarray]:
+        """Central differences of the keys ``which`` at ``xs`` (default the inputs) for ``G``
+        (``kw``: ``eps``, ``method`` of :func:`gradcheck.numerical.layer_numerical_gradients`)."""
         return _numerical(self.fwd, self.inputs if xs is None else xs, self.params,
-                          self.G if G is None else G, input_names=self.keys, which=which)
+                          self.G if G is None else G, input_names=self.keys, which=which, **kw)
 
     def directional(self, key, G):
         """Two directional derivatives of ``sum(forward * G)`` along random directions of key."""
@@ -1299,9 +1300,8 @@ def _tensor_signature(L: _Layer, t, m, n, c, res: CheckResult) -> Finding:
         n = np.where(known, n, full) if close(full[known], n[known]) else n  # the check's dY
     for k in c.kinks:  # no derivative at a kink: left out of every signature
         n[k] = np.nan
-    noise = within_noise(m, n, lambda e: _numerical(
-        L.fwd, L.inputs, L.params, L.G, input_names=L.keys, which=[key], eps=e,
-        method=res.method)[key], res.eps, res.rtol, res.atol_of(t))
+    noise = within_noise(m, n, lambda e: L.numer([key], eps=e, method=res.method)[key],
+                         res.eps, res.rtol, res.atol_of(t))
     if noise is not None:  # a mismatch the numerical gradient cannot resolve: no bug is named
         return _find("numerical-noise", t, err=noise[0], unc=noise[1])
     m0, n0, own = m, n, res.atol_of(t)
@@ -1791,8 +1791,7 @@ class _Probes:
         sandboxed layer is copied in its child process; a random one is skipped: copies would
         draw other masks)."""
         # a random layer (held in its child when sandboxed): copies would draw other masks
-        held = {"held-mask", "rewound-rng"} & {f.code for f in self.diag.findings}
-        random = _find_rngs(self.layer) or held
+        random = _find_rngs(self.layer) or self.diag.held
         if random or pristine is None:
             return self.probe(7, None, "skipped (random layer)" if random else
                               "skipped (the layer cannot be copied)")
