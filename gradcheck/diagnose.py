@@ -1888,12 +1888,12 @@ def _resolve_op(op, vjp, n: int):
     if vjp is None:
         raise UsageError(f"primitive {name} is not differentiable (vjps=None)" if prim else
                          "check_vjp needs a vjp (or an autoprop primitive that has them)")
-    if callable(vjp):
-        vjp = [vjp] if n == 1 else [lambda g, a, *x, i=i, **kw: vjp(g, a, *x, **kw)[i]
-                                    for i in range(n)]
+    if callable(vjp):  # one VJP returning a tuple: one lambda per input reads its entry
+        vjps = [vjp] if n == 1 else [lambda g, a, *x, i=i, **kw: vjp(g, a, *x, **kw)[i]
+                                     for i in range(n)]
     else:
-        vjp = [vjp[i] for i in range(n)] if type(vjp).__name__ == "_Variadic" else list(vjp)
-    return name, op.fwd if prim else op, vjp, getattr(op, "jvps", None) if prim else None
+        vjps = [vjp[i] for i in range(n)] if type(vjp).__name__ == "_Variadic" else list(vjp)
+    return name, op.fwd if prim else op, vjps, getattr(op, "jvps", None) if prim else None
 
 
 def check_vjp(op: Any, vjp: Any = None, *inputs: Any, kwargs: Mapping[str, Any] | None = None,

@@ -1,8 +1,13 @@
-"""Structural probes coverage found untested: backward not linear in dY (2 dY), a second backward
-that differs, and the report of a model's first failing layer."""
+"""Paths of gradcheck.diagnose that coverage found untested: backward not linear in dY (2 dY), a
+second backward that differs, the report of a model's first failing layer, and check_vjp with one
+VJP for several inputs, a wrong VJP, an integer input and what it refuses."""
+
+import numpy as np
+import pytest
 
 import manualprop as mp
-from gradcheck.diagnose import diagnose_layer
+from gradcheck.diagnose import check_vjp, diagnose_layer
+from gradcheck.errors import UsageError
 
 
 class SquaredUpstream:
@@ -69,3 +74,31 @@ def test_report_shows_the_first_failing_layer():
     lines = d.report().splitlines()
     at = lines.index("first failing layer: layers[2] = layers[2] MeanDb")
     assert any("db is the mean over the batch, not the sum" in line for line in lines[at:])
+
+
+def test_check_vjp_with_one_vjp_returning_a_tuple_for_two_inputs():
+    x, k = np.linspace(1.0, 2.0, 4), np.linspace(3.0, 4.0, 4)
+    assert check_vjp(np.multiply, lambda g, ans, x, k: (g * k, g * x), x, k).passed
+    res = check_vjp(np.multiply, lambda g, ans, x, k: (-g * k, g * x), x, k)  # d0's sign wrong
+    assert [r.tensor for r in res.records if not r.passed] == ["d0", "<u,J^T v> 0"]
+    assert res.notes[0] == ("d0 has the wrong sign: the opposite sign of the correct gradient "
+                            "everywhere (a minus sign too many or too few)")
+
+
+def test_check_vjp_skips_an_integer_input():
+    res = check_vjp(np.multiply, [lambda g, ans, x, k: g * k, None], np.linspace(1.0, 2.0, 4),
+                    np.arange(1, 5))
+    assert res.passed and [r.tensor for r in res.records] == ["d0", "<u,J^T v> 0"]
+
+
+def test_check_vjp_refuses_what_it_cannot_check():
+    with pytest.raises(UsageError, match="autoprop has no primitive 'nope'"):
+        check_vjp("nope", None, np.ones(3))
+    with pytest.raises(UsageError, match="primitive less is not differentiable"):
+        check_vjp("less", None, np.ones(3), np.zeros(3))
+    with pytest.raises(UsageError, match="check_vjp needs a vjp"):
+        check_vjp(np.tanh, None, np.ones(3))
+    with pytest.raises(UsageError, match=r"check_vjp\(negative\): no floating-point input"):
+        check_vjp(np.negative, lambda g, ans, x: -g, np.arange(3))
+    with pytest.raises(UsageError, match=r"check_vjp\(add\): no input has a VJP to check"):
+        check_vjp(np.add, [None, None], np.ones(3), np.ones(3))
