@@ -44,17 +44,17 @@ class _Recurrent(Layer):
                 out.append(s if isinstance(s, Tensor) else Tensor(s))
         return x, out
 
-    def _input_projections(self, x, b):
-        """``x_t W_ih^T + b`` of every step at once: one (N, T, G*H) tensor from one
-        fused ``linear`` record over the N*T rows (as manualprop projects all steps with one
-        product); step ``t`` reads its slice ``A[:, t]``.
+    def _input_projections(self, x):
+        """``x_t W_ih^T + b_ih + b_hh`` for every step, as a list of T (N, G*H) tensors
+        (one fused ``linear`` record each).
 
-        The reverse walk adds each step's slice gradient into one (N, T, G*H) array (the
-        tape's sparse slice gradient, ``tape.Scatter``), then one product gives dX and dW_ih.
+        Each slice ``x[:, t]`` gets its gradient written into one (N, T, D) array by the
+        reverse walk (the tape's sparse slice gradient, ``tape.Scatter``), not a
+        zero-filled (N, T, D) array per step.
         """
-        N, T, D = x.shape
-        A = R.linear(R.reshape(x, shape=(N * T, D)), self.variables["W_ih"], b)
-        return R.reshape(A, shape=(N, T, A.shape[1]))
+        v = self.variables
+        W_ih, b = v["W_ih"], v["b_ih"] + v["b_hh"]
+        return [R.linear(x[:, t], W_ih, b) for t in range(x.shape[1])]
 
 
 class RNN(_Recurrent):
@@ -87,9 +87,8 @@ class RNN(_Recurrent):
         x, (h,) = self._inputs(x, {"h0": h0})
         W_hh = self.variables["W_hh"]
         hs = []
-        A = self._input_projections(x, self.variables["b_ih"] + self.variables["b_hh"])
-        for t in range(x.shape[1]):
-            h = R.tanh(R.linear(h, W_hh, A[:, t]))  # h W_hh^T + a_t: one record
+        for a_t in self._input_projections(x):
+            h = R.tanh(R.linear(h, W_hh, a_t))  # h W_hh^T + a_t: one record
             hs.append(h)
         return np.stack(hs, axis=1)  # (N, T, H); recorded: its VJP splits g along time
 
@@ -127,9 +126,8 @@ class LSTM(_Recurrent):
         H = self.hidden_size
         W_hh = self.variables["W_hh"]
         hs = []
-        A = self._input_projections(x, self.variables["b_ih"] + self.variables["b_hh"])
-        for t in range(x.shape[1]):
-            a = R.linear(h, W_hh, A[:, t])  # a_t + h W_hh^T, (N, 4H): one record
+        for a_t in self._input_projections(x):
+            a = R.linear(h, W_hh, a_t)  # a_t + h W_hh^T, (N, 4H): one record
             s = R.sigmoid(a)  # every block at once, as manualprop (the g block's is not read)
             i, f, o = s[:, :H], s[:, H : 2 * H], s[:, 3 * H :]
             g = R.tanh(a[:, 2 * H : 3 * H])
@@ -177,14 +175,14 @@ class GRU(_Recurrent):
         x, (h,) = self._inputs(x, {"h0": h0})
         H = self.hidden_size
         v = self.variables
-        W_hh, b_hh = v["W_hh"], v["b_hh"]
-        A = self._input_projections(x, v["b_ih"])  # x_t W_ih^T + b_ih (N, T, 3H)
+        W_ih, W_hh, b_ih, b_hh = v["W_ih"], v["W_hh"], v["b_ih"], v["b_hh"]
         hs = []
         for t in range(x.shape[1]):
+            a_x = R.linear(x[:, t], W_ih, b_ih)
             a_h = R.linear(h, W_hh, b_hh)
-            rz = ap.sigmoid(A[:, t, : 2 * H] + a_h[:, : 2 * H])  # r and z at once, as manualprop
+            rz = ap.sigmoid(a_x[:, : 2 * H] + a_h[:, : 2 * H])  # r and z at once, as manualprop
             r, z = rz[:, :H], rz[:, H:]
-            n = ap.tanh(A[:, t, 2 * H :] + r * a_h[:, 2 * H :])
+            n = ap.tanh(a_x[:, 2 * H :] + r * a_h[:, 2 * H :])
             h = (1 - z) * n + z * h
             hs.append(h)
         return ap.numpy.stack(hs, axis=1)  # (N, T, H)
