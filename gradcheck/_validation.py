@@ -23,6 +23,7 @@ import numpy as np
 from manualprop._validation import format_shape as fmt_shape  # "(8, 5)", "(3,)"
 
 from .errors import (
+    GraderError,
     GradientShapeError,
     MissingGradientError,
     NonFiniteError,
@@ -377,6 +378,7 @@ def input_names(layer: Any, n: int) -> list[str]:
 def raised(exc: BaseException) -> str:
     """``"ValueError: first line (at file.py:LINE in func)"``, the innermost frame outside gradcheck."""
     detail = str(exc).strip().splitlines()[0] if str(exc).strip() else "(no message)"
+    detail = detail[:-1] if detail.endswith(".") else detail  # the caller ends the sentence
     where = next((f" (at {os.path.basename(fr.filename)}:{fr.lineno} in {fr.name})"
                   for fr in reversed(traceback.extract_tb(exc.__traceback__))
                   if not os.path.abspath(fr.filename).startswith(_PKG_DIR + os.sep)), "")
@@ -392,8 +394,8 @@ def call_student(fn: Callable[..., Any], *args: Any, owner: str, call: str, expe
     """
     try:
         return fn(*args, **kwargs)
-    except (KeyboardInterrupt, GeneratorExit, StudentCodeError):  # the last already worded (sandbox proxies)
-        raise
+    except (KeyboardInterrupt, GeneratorExit, StudentCodeError, GraderError):  # worded already: the
+        raise  # student's error by the sandbox's proxies; gradcheck's own failure (its sandbox out of memory)
     except BaseException as exc:  # noqa: BLE001 - student code may raise anything
         hint = ""
         if isinstance(exc, TypeError) and "training" in str(exc):

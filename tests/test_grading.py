@@ -7,6 +7,7 @@ each test below reads its results.
 import csv
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -19,7 +20,12 @@ import numpy as np
 import pytest
 
 from gradcheck.grading import diagnose, forbidden_imports
-from gradcheck.grading.runner import grade_batch, grade_submission, is_single_submission
+from gradcheck.grading.runner import (
+    check_grading_inputs,
+    grade_batch,
+    grade_submission,
+    is_single_submission,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 ASSIGN = ROOT / "assignments" / "linear_relu_ce"
@@ -463,3 +469,65 @@ def test_docs_and_setup_name_every_dependency():
     docs, setup = (ROOT / "docs" / "gradescope.md").read_text(), (ASSIGN / "setup.sh").read_text()
     assert "scikit-learn" in names
     assert [n for n in names if n not in docs] == [] and [n for n in names if n not in setup] == []
+
+
+def test_a_stray_script_beside_submission_folders_is_refused_as_ambiguous_and_batch_grades_them(
+        tmp_path, capsys):
+    # tester 7's T16: the staff's own collect.py beside alice/ and bob/ made the whole folder one
+    # submission (0/28, no gradebook, exit 0) and the two full-mark students got nothing
+    subs = tmp_path / "subs"
+    for name in ("alice", "bob"):
+        copy_submission(ASSIGN / "solution", subs / name)
+    (subs / "collect.py").write_text("print(1)\n")
+    out = tmp_path / "out"
+    rc, _, err = _main(capsys, subs, "--tests", TESTS, "--out", out, "--no-progress")
+    assert rc == 2, err
+    assert "could be one submission or a batch" in err and "(collect.py)" in err
+    assert "2 sub-folder(s) holding .py files (alice, bob)" in err and "--batch" in err
+    assert not (out / "results.json").exists() and not (out / "gradebook.csv").exists()
+    # --batch grades each folder; the loose script gets a 0 row saying why; --single one submission
+    res = grade_batch(subs, TESTS, out, workers=2, seed=3, progress=False, plot=False)
+    by = {s.name: s for s in res.submissions}
+    assert by["alice"].score == by["bob"].score == TOTAL
+    assert by["collect.py"].score == 0.0 and "folder" in results(out, "collect.py")["output"]
+    assert is_single_submission(subs)  # the rule itself is unchanged; the CLI asks
+    # one folder with its own helper package is still one submission, without asking
+    one = copy_submission(ASSIGN / "solution", tmp_path / "one")
+    (one / "helpers").mkdir()
+    (one / "helpers" / "__init__.py").write_text("")
+    assert check_grading_inputs(one, TESTS, tmp_path / "out1") is False
+
+
+def test_resuming_with_changed_tests_or_options_grades_every_submission_again(tmp_path):
+    # tester 7's T17: re-weighted tests on the same --out kept the old scores ("2 skipped")
+    subs = tmp_path / "subs"
+    copy_submission(ASSIGN / "solution", subs / "alice")
+    copy_submission(ASSIGN / "mutants" / next(iter(MUTANTS)), subs / "bob")
+    tests = tmp_path / "tests"
+    shutil.copytree(TESTS, tests)
+    out = tmp_path / "out"
+    first = grade_batch(subs, tests, out, workers=2, seed=5, progress=False, plot=False)
+    assert {s.status for s in first.submissions} == {"graded"} and not first.regraded_because
+    same = grade_batch(subs, tests, out, workers=2, progress=False, plot=False)
+    assert {s.status for s in same.submissions} == {"skipped"} and not same.regraded_because
+    # a __pycache__ that a run leaves in the tests folder is not a change
+    (tests / "__pycache__").mkdir(exist_ok=True)
+    (tests / "__pycache__" / "x.pyc").write_bytes(b"\0")
+    assert {s.status for s in grade_batch(subs, tests, out, workers=2, progress=False,
+                                          plot=False).submissions} == {"skipped"}
+    test_file = next(tests.glob("test_*.py"))
+    text = test_file.read_text()
+    assert "points(2)" in text
+    test_file.write_text(text.replace("points(2)", "points(3)"))
+    again = grade_batch(subs, tests, out, workers=2, progress=False, plot=False)
+    assert {s.status for s in again.submissions} == {"graded"}
+    assert again.regraded_because == ["the grading tests"]
+    assert "warning: the grading tests changed since this output folder was graded: every " \
+           "submission was graded again" in again.summary()
+    by = {s.name: s for s in again.submissions}
+    assert by["alice"].max_score > TOTAL and by["alice"].score == by["alice"].max_score
+    assert json.loads((out / "grading.json").read_text())["seed"] == 5
+    # another --timeout: graded again too, said so
+    other = grade_batch(subs, tests, out, workers=2, timeout=4.0, progress=False, plot=False)
+    assert {s.status for s in other.submissions} == {"graded"}
+    assert other.regraded_because and "options" in other.regraded_because[0]

@@ -200,8 +200,9 @@ def _unfused_lstm(layer, x, h, c):
 
 @pytest.mark.parametrize("dtype,rtol", [(np.float64, 1e-13), (np.float32, 2e-6)])
 def test_lstm_twin_records_its_cell_as_written_and_agrees_with_the_plain_chain(dtype, rtol):
-    """The LSTM twin projects with the fused ``linear`` but records its cell as written
-    (sigmoids, tanhs, products): the tape, not a hand derivation, differentiates the cell.
+    """The LSTM twin projects with the fused ``linear`` but records its cell as written (one
+    sigmoid over the four gate blocks, as manualprop, tanhs, products): the tape, not a hand
+    derivation, differentiates the cell.
     Values, first and second derivatives agree with the cell written out on Tensors."""
     rng = np.random.default_rng(6)
     layer = al.LSTM(5, 4, rng=1, dtype=dtype)
@@ -221,7 +222,8 @@ def test_lstm_twin_records_its_cell_as_written_and_agrees_with_the_plain_chain(d
             s = sum(ap.sum(d * d) for d in first)
         results.append(([y, *first, *outer.gradient(s, sources)], names))
     (twin, names), (chain, _) = results
-    assert names.count("sigmoid") == 3 * 6 and names.count("linear") == 2 * 6
+    assert names.count("sigmoid") == 6 and names.count("linear") == 2 * 6
+    assert names.count("tanh") == 2 * 6 and names.count("multiply") == 3 * 6
     for a, b in zip(twin, chain):
         assert a.dtype == dtype
         np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=rtol,
@@ -262,3 +264,23 @@ def test_the_train_step_benchmark_runs_with_few_repeats_and_refuses_none():
     assert all(row in p.stdout for row in ("64-256-10", "64-32-10", "LSTM", "RNN"))
     p = subprocess.run([sys.executable, str(script), "--repeats", "0"], capture_output=True, text=True, timeout=60)
     assert p.returncode == 2 and "--repeats must be at least 1" in p.stderr
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_sigmoid_forward_on_arrays_has_the_bits_of_manualprops_formula(dtype):
+    """The tape's sigmoid forward computes in place on arrays (fewer temporaries); its values
+    are manualprop's formula bit for bit, at the edges (nan, +-inf, +-0, +-40, +-800), on a
+    strided view, on a 0-d array and on a Python float."""
+    from autoprop.core.prims.elementwise import _sigmoid_fwd
+    from manualprop.layers import _sigmoid
+
+    rng = np.random.default_rng(3)
+    cases = [(rng.standard_normal((16, 64)) * s).astype(dtype) for s in (1.0, 10.0, 1000.0)]
+    cases += [np.array([np.nan, np.inf, -np.inf, 0.0, -0.0, 40.0, -40.0, 800.0, -800.0], dtype),
+              rng.standard_normal((4, 6)).astype(dtype)[:, ::2], np.array(-3.5, dtype)]
+    for x in cases:
+        got, want = _sigmoid_fwd(x), _sigmoid(x)
+        assert got.dtype == want.dtype == dtype
+        np.testing.assert_array_equal(got, want)
+    assert _sigmoid_fwd(-3.5) == _sigmoid(np.float64(-3.5))
+    assert _sigmoid_fwd(np.array([-800.0, 800.0], dtype)).tolist() == [0.0, 1.0]

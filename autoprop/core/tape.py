@@ -290,6 +290,11 @@ def apply(prim, args, kwargs):
 def _mark_view(prim, args, vals, out):
     """Mark ``out`` as a view of an input tensor's values, so that ``out *= 3`` is refused
     (:meth:`Tensor._augmented`): numpy would write through into that input."""
+    base = out._value.base
+    for a, v in zip(args, vals):  # the usual case first: numpy's view of an input's array
+        if v is base and isinstance(a, Tensor):
+            _views.mark_view(out, a, prim.name)
+            return
     for a, v in zip(args, vals):
         if isinstance(a, Tensor) and np.may_share_memory(out._value, v):
             _views.mark_view(out, a, prim.name)

@@ -128,10 +128,9 @@ class LSTM(_Recurrent):
         hs = []
         for a_t in self._input_projections(x):
             a = R.linear(h, W_hh, a_t)  # a_t + h W_hh^T, (N, 4H): one record
-            i = R.sigmoid(a[:, :H])
-            f = R.sigmoid(a[:, H : 2 * H])
+            s = R.sigmoid(a)  # every block at once, as manualprop (the g block's is not read)
+            i, f, o = s[:, :H], s[:, H : 2 * H], s[:, 3 * H :]
             g = R.tanh(a[:, 2 * H : 3 * H])
-            o = R.sigmoid(a[:, 3 * H :])
             c = f * c + i * g
             h = o * R.tanh(c)
             hs.append(h)
@@ -181,8 +180,8 @@ class GRU(_Recurrent):
         for t in range(x.shape[1]):
             a_x = R.linear(x[:, t], W_ih, b_ih)
             a_h = R.linear(h, W_hh, b_hh)
-            r = ap.sigmoid(a_x[:, :H] + a_h[:, :H])
-            z = ap.sigmoid(a_x[:, H : 2 * H] + a_h[:, H : 2 * H])
+            rz = ap.sigmoid(a_x[:, : 2 * H] + a_h[:, : 2 * H])  # r and z at once, as manualprop
+            r, z = rz[:, :H], rz[:, H:]
             n = ap.tanh(a_x[:, 2 * H :] + r * a_h[:, 2 * H :])
             h = (1 - z) * n + z * h
             hs.append(h)

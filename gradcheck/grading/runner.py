@@ -46,7 +46,8 @@ __all__ = ["SubmissionResult", "BatchResult", "grade_submission", "grade_batch",
            "is_single_submission", "placeholder_results", "plot_histogram", "write_gradebook",
            "check_grading_inputs", "check_options", "find_grading_tests", "submission_folders",
            "isolation_level", "MIN_MEMORY_MB", "result_folder", "display_name", "BATCH_FILES",
-           "result_folders", "submission_digest", "not_a_submission", "SYSTEM_FOLDERS", "left_out"]
+           "result_folders", "submission_digest", "not_a_submission", "SYSTEM_FOLDERS", "left_out",
+           "tests_digest"]
 
 #: Smallest sandbox memory limit (MiB) accepted. Measured (Linux x86-64, Python 3.11, numpy 2.4):
 #: the sandbox child cannot start below ~130 MiB, and at 140 the checks fail for lack of memory
@@ -114,6 +115,7 @@ class BatchResult:
     changed: list[str] = field(default_factory=list)
     renamed: dict[str, str] = field(default_factory=dict)
     left_out: list[str] = field(default_factory=list)
+    regraded_because: list[str] = field(default_factory=list)
 
     def summary(self) -> str:
         """A few lines: counts, time, throughput, score statistics, file paths."""
@@ -143,6 +145,9 @@ class BatchResult:
         if self.left_out:
             lines.append(f"  left out as not submissions: {', '.join(map(display_name, self.left_out))} "
                          f"(a name starting with '__', or with '.' and no .py file at its top)")
+        if self.regraded_because:
+            lines.append(f"warning: {' and '.join(self.regraded_because)} changed since this output "
+                         f"folder was graded: every submission was graded again")
         if self.changed:
             lines.append(f"warning: {len(self.changed)} submission(s) changed since their saved "
                          f"result and were graded again: "
@@ -160,6 +165,27 @@ def is_single_submission(path: str | os.PathLike) -> bool:
     """True when ``path`` is one submission (it holds ``.py`` files), False for a batch."""
     p = Path(path)
     return p.is_dir() and any(c.is_file() and c.suffix == ".py" for c in p.iterdir())
+
+
+def _refuse_ambiguous(sub: Path, batch: bool) -> None:
+    """UsageError when ``sub`` reads both ways and neither option says which: ``.py`` files at its
+    top (one submission) and sub-folders, not packages (no ``__init__.py``), that hold ``.py``
+    files at theirs (a batch, with a stray script beside the students' folders). Guessing one submission would give every student
+    folder nothing; guessing a batch would grade a one-submission package as loose files."""
+    if batch:
+        return
+    folders = sorted(c.name for c in sub.iterdir() if c.is_dir() and not c.is_symlink()  # a package
+                     and not _left_out(c) and is_single_submission(c) and not (c / "__init__.py").exists())
+    if not folders:
+        return
+    loose = sorted(c.name for c in sub.iterdir() if c.is_file() and c.suffix == ".py")
+    shown = ", ".join(folders[:5]) + (f" and {len(folders) - 5} more" if len(folders) > 5 else "")
+    raise UsageError(
+        f"{str(sub)!r} could be one submission or a batch: it holds .py files at its top "
+        f"({', '.join(loose[:5])}{' ...' if len(loose) > 5 else ''}) and {len(folders)} sub-folder(s) "
+        f"holding .py files ({shown}). Pass --batch to grade each sub-folder as a submission (a "
+        f"loose .py file then gets a 0 row saying why), or --single to grade the folder as one "
+        f"submission.")
 
 
 def submission_folders(path: str | os.PathLike) -> list[Path]:
@@ -282,6 +308,28 @@ def submission_digest(path: str | os.PathLike) -> str:
                         content.update(chunk)
                 h.update(content.digest())
             h.update(b"\0")
+    return h.hexdigest()
+
+
+#: grading.json's keys of what decides a score besides the submission, as a summary names them
+_STALE = {"tests_sha256": "the grading tests", "options": "the grading options (--timeout, "
+          "--submission-timeout, --memory-mb, --unsafe-no-isolation)"}
+
+
+def tests_digest(tests: str | os.PathLike) -> str:
+    """SHA-256 of the grading tests (a file, or a folder: every file's relative name and bytes;
+    ``__pycache__`` and ``.pytest_cache``, which a run writes, left out). Saved in a batch's
+    ``grading.json``: resuming with other tests grades every submission again."""
+    h, base = hashlib.sha256(), os.fspath(tests)
+    files = [base] if os.path.isfile(base) else []
+    for dirpath, dirnames, filenames in os.walk(base):
+        dirnames[:] = sorted(d for d in dirnames if d not in ("__pycache__", ".pytest_cache"))
+        files += [os.path.join(dirpath, f) for f in sorted(filenames)]
+    for full in files:
+        h.update(os.fsencode(os.path.relpath(full, base)) + b"\0")
+        with contextlib.suppress(OSError):
+            h.update(hashlib.sha256(Path(full).read_bytes()).digest())
+        h.update(b"\0")
     return h.hexdigest()
 
 
@@ -408,7 +456,9 @@ def check_grading_inputs(submission: str | os.PathLike, tests: str | os.PathLike
     sub = Path(submission)
     if not sub.is_dir():
         raise UsageError(f"SUBMISSION {str(submission)!r} is not a folder.")
-    batch = not is_single_submission(sub) if batch is None else batch
+    if batch is None:
+        batch = not is_single_submission(sub)
+        _refuse_ambiguous(sub, batch)
     if batch and not submission_folders(sub):
         found = sorted(c.name for c in sub.iterdir())
         raise UsageError(f"{str(submission)!r} holds no submission folders (and no .py files): "
@@ -1209,17 +1259,26 @@ def grade_batch(submissions_dir: str | os.PathLike, tests: str | os.PathLike,
     pool = _Pool(tests, workers) if scheduler is None else \
         _Pool(tests, client=_dask_client(scheduler, src, tests, unsafe_no_isolation))
     meta = out_p / "grading.json"
+    saved: dict = {}
+    with contextlib.suppress(OSError, ValueError):
+        saved = json.loads(meta.read_text())
+    saved = saved if isinstance(saved, dict) else {}
     if seed is None:
-        with contextlib.suppress(OSError, ValueError, KeyError, TypeError):
-            seed = int(json.loads(meta.read_text())["seed"])
+        with contextlib.suppress(KeyError, TypeError, ValueError):
+            seed = int(saved["seed"])
     options["seed"] = seed = secrets.randbelow(2**31) if seed is None else seed
+    # what decides a score besides the submission: a resumed batch whose tests or options differ
+    # from the saved results' grades every submission again (a fixed test, new points)
+    graded_by = {"tests_sha256": tests_digest(tests),
+                 "options": {k: options[k] for k in sorted(options) if k != "seed"}}
+    stale = [k for k in graded_by if saved and saved.get(k) != graded_by[k]]
     meta.write_text(json.dumps({"seed": seed, "tests": str(Path(tests).resolve()),
-                                "submissions": str(src)}, indent=2))
+                                "submissions": str(src), **graded_by}, indent=2))
     t0, key = time.monotonic(), _batch_key(out_p)
     folders = result_folders(out_p, [s.name for s in subs])
     results, todo, changed = [], [], []
     for s in subs:  # resume: this batch's own results are skipped unless forced or changed
-        done = None if force else _load_done(folders[s.name] / "results.json", key)
+        done = None if force or stale else _load_done(folders[s.name] / "results.json", key)
         if done is not None and done.name == s.name and done.files_sha256 == submission_digest(s):
             results.append(done)
             continue
@@ -1234,5 +1293,6 @@ def grade_batch(submissions_dir: str | os.PathLike, tests: str | os.PathLike,
                           f"submissions)") if plot and results and not interrupted else None
     return BatchResult(sorted(results, key=lambda r: r.name), seed, pool.workers, seconds,
                        gradebook, hist, total=len(subs), interrupted=interrupted, changed=changed,
+                       regraded_because=[_STALE[k] for k in stale] if not force else [],
                        renamed={n: p.name for n, p in folders.items()
                                 if p != result_folder(out_p, n)}, left_out=left_out(src))

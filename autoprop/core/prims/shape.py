@@ -280,6 +280,13 @@ _getitem_prim = defprim(
 
 def _plain_key(key):
     """Indices may be Tensors (a boolean mask from a comparison): use their values."""
+    if type(key) in _BASIC:  # the usual keys, unchanged: x[0], x[:, t], x[:, :H]
+        return key
+    if type(key) is tuple:
+        for k in key:
+            if type(k) not in _BASIC:
+                return tuple(_plain_key(k) for k in key)
+        return key
     if isinstance(key, tuple):
         return tuple(_plain_key(k) for k in key)
     if isinstance(key, Tensor):

@@ -1,0 +1,40 @@
+"""gradcheck's own failures are never the student's: a GraderError raised while the checked
+code runs (its sandbox out of memory) passes through the call wrapper unchanged, exit 2."""
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from gradcheck._validation import call_student, raised
+from gradcheck.errors import GraderError, StudentCodeError
+from gradcheck.sandbox import Sandbox
+
+ROOT = Path(__file__).resolve().parents[1]
+CORRECT = str(ROOT / "examples" / "student_linear_correct.py")
+
+
+def test_the_sandbox_out_of_memory_inside_a_checked_call_is_gradchecks_error_not_the_students():
+    # 80 MB of input into a sandbox of 256 MiB: the child fails receiving it, before any student
+    # code; through call_student (as the check pipeline calls forward and backward) it stays a
+    # GraderError, exit 2, and the message does not say the code raised
+    with Sandbox(files={"s.py": CORRECT}, memory_mb=256) as sb:
+        layer = sb.load_layer("s.py", "Linear", {"in_features": 5, "out_features": 3})
+        with pytest.raises(GraderError) as info:
+            call_student(layer.forward, np.zeros((2_000_000, 5)), owner="Linear", call="forward(X)")
+    assert not isinstance(info.value, StudentCodeError) and info.value.exit_code == 2
+    msg = str(info.value)
+    assert "not a fault of the checked code" in msg and "raised GraderError" not in msg
+    assert ".." not in msg.replace("...", "")
+
+
+def test_a_students_exception_still_becomes_a_student_code_error_with_one_full_stop():
+    def forward(X):
+        raise ValueError("shapes do not match.")
+
+    with pytest.raises(StudentCodeError) as info:
+        call_student(forward, np.zeros(3), owner="Linear", call="forward(X)")
+    msg = str(info.value)
+    assert msg.startswith("Linear.forward(X) raised ValueError: shapes do not match")
+    assert msg.endswith("in forward).") and ".." not in msg and "match." not in msg
+    assert raised(ValueError("")).startswith("ValueError: (no message)")
