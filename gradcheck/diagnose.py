@@ -190,6 +190,9 @@ DIAGNOSES: dict[str, Record] = {
     "missing-mean-var-paths": Record(
         "missing mean/variance path terms", "{t} lacks the gradient through the {scope} {which} "
         "(statistics over {ax} treated as constants)", "{fix}", _NORM),
+    "wrong-stat-weights": Record(
+        "mean/variance path terms with wrong weights", "{t} has the gradient's paths through the "
+        "{scope} mean and variance (statistics over {ax}), but {how}", "{fix}", _NORM),
     "eval-batch-statistics": Record(
         "batch statistics in test mode", "in {mode} the forward normalises with the batch's own "
         "mean and variance (the output of a sample changes with the rest of the batch: "
@@ -923,11 +926,64 @@ class _Layer:
                             groups=[[key]], rng=np.random.default_rng(self.seed))[(key,)]
 
 
-def _norm_signature(m, n, X, tol=1e-3):
+def _path_weights(m, n, G, xh, mean, tol):
+    """How much of each statistic's path ``m`` has, where ``m`` differs from ``n`` only along the
+    per-group constant and x_hat (a BatchNorm's dX): ``(c_mean, c_var)``, 1 for the right term,
+    0 for a missing one. With gamma constant per group (the batch scope), ``n = s * P(G)``, P the
+    projection of the upstream gradient out of both, and ``m = n + (1 - c) * s * (mean(G) + xh *
+    mean(G * xh))`` term by term (``lessons/22-batchnorm.md``). None where ``n`` is not of that
+    form (a per-feature gamma inside the group: LayerNorm)."""
+    if G is None or G.shape != n.shape:
+        return None
+    P = G - mean(G) - xh * mean(G * xh)
+    pp = mean(P * P)
+    s = mean(n * P) / np.where(pp > 0, pp, 1.0)
+    if not close(n, s * P, tol):
+        return None
+    coef = []
+    for obs, miss in ((mean(m), s * mean(G)), (mean(m * xh), s * mean(G * xh))):
+        den = float(np.sum(miss * miss))
+        if den <= 1e-12 * max(float(np.sum(n * n)), 1e-300):
+            return None
+        c = 1.0 - float(np.sum(obs * miss)) / den
+        if not close(obs, (1.0 - c) * miss, 1e-2, 1e-9 * np.abs(n).max()):
+            return None  # not one factor over the groups
+        coef.append(c)
+    return tuple(coef)
+
+
+def _wrong_weights(c_mean, c_var, count, axes, X):
+    """The sentence for statistics' paths with wrong weights, or None when one is just missing."""
+    def near(c, v):
+        return abs(c - v) <= 2e-2 * max(1.0, abs(v))
+
+    if (near(c_mean, 0) or near(c_mean, 1)) and (near(c_var, 0) or near(c_var, 1)):
+        return None  # missing (0) or right (1): the missing-paths sentence
+    if near(c_mean, 1) and (near(c_var, (count - 1) / count) or near(c_var, count / (count - 1))):
+        return ("the variance term has (N-1)/N of its weight or N/(N-1) of it: forward and backward "
+                f"count the variance's {count} values differently (var(ddof=1) divides by N-1, "
+                "var() and the backward formula by N)", "use the same count in both: var(ddof=0) "
+                "in forward with the formula's means, or carry N-1 into the backward's variance term")
+    if near(c_mean, c_var):
+        k = (c_mean + c_var) / 2
+        hint = ""
+        for name, size in (("N", X.shape[0]), ("H*W", int(np.prod(X.shape[2:])) if X.ndim == 4 else 0)):
+            if size > 1 and near(count / k, size):
+                hint = (f"; {count} / {k:.4g} = {size}: the means divide by {name} where the statistics "
+                        f"are over {count} values")
+        return (f"the mean and variance terms are {k:.4g} times their right size{hint}",
+                f"each mean over axis={axes} divides by the number of values it averages, {count} "
+                "(N*H*W for an (N, C, H, W) input)")
+    return (f"the mean term has {c_mean:.4g} and the variance term {c_var:.4g} times its right weight",
+            "compare each term with the formula, with its count")
+
+
+def _norm_signature(m, n, X, tol=1e-3, G=None):
     """A normalisation's dX without the paths through its statistics: the correct ``n`` is ``m``
     with its per-group mean and x_hat component projected out (BatchNorm, LayerNorm), or ``m`` plus
     a constant per group while ``n`` sums to zero over it (a batch-mean layer whose backward omits
-    the mean term)."""
+    the mean term). Paths that are there with wrong weights (a count of N for N*H*W values, a
+    variance with ddof=1 in forward only) are named as such (:func:`_path_weights`)."""
     scale = np.abs(m).max()
     for axes in [a for a in (_group_axes(X), (X.ndim - 1,)) if a]:
         mean = functools.partial(np.mean, axis=axes, keepdims=True)
@@ -940,6 +996,15 @@ def _norm_signature(m, n, X, tol=1e-3):
         v = m - mean(m)
         if np.all(sd > 0) and close(v - xh * mean(v * xh), n, tol):
             has_var = np.abs(mean(m * xh)).max() <= tol * scale  # its path: dX orthogonal to xhat
+            count = int(np.prod([X.shape[a] for a in axes]))
+            weights = _path_weights(m, n, G, xh, mean, tol) if 0 in axes else None
+            said = _wrong_weights(*weights, count, axes if len(axes) > 1 else axes[0], X) \
+                if weights else None
+            if said is None and has_mean and has_var:  # both paths there: not a missing one
+                said = ("both terms are there, with other weights than the forward's statistics need",
+                        "compare each term with the formula, with its count")
+            if said is not None:
+                return "wrong-stat-weights", out | {"how": said[0], "fix": said[1]}
             return "missing-mean-var-paths", out | {
                 "which": "variance" if has_mean else "mean" if has_var else "mean and variance",
                 "fix": f"with dxhat = dY * gamma: dX = (dxhat - dxhat.mean({ax}) - xhat * (dxhat * "
@@ -964,7 +1029,7 @@ def _context_signature(L: _Layer, t, key, m, n):
             and xi.dtype.kind == "f"):
         if L.eval_mode and key == L.keys[0] and (f := _eval_formula_signature(L, m, n, xi)):
             return f
-        if (f := _norm_signature(m, n, xi)) is not None:
+        if (f := _norm_signature(m, n, xi, G=L.G)) is not None:
             return _test_mode_batch(L, f, xi) if L.eval_mode else f
     if is_input and m.shape == G.shape and close(m, G) and not close(np.where(ok, n, G), G):
         return _returned_upstream(n, G, L.params) or ("missing-local-derivative", {})
