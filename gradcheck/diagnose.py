@@ -190,6 +190,11 @@ DIAGNOSES: dict[str, Record] = {
     "missing-mean-var-paths": Record(
         "missing mean/variance path terms", "{t} lacks the gradient through the {scope} {which} "
         "(statistics over {ax} treated as constants)", "{fix}", _NORM),
+    "stale-mask": Record(
+        "mask of a training forward in eval mode", "{t} is dY times a mask (entries 0 and {scale}) "
+        "while the forward is the identity: backward multiplies by the mask a training forward left "
+        "behind", "set the mask in every forward (in eval mode: no mask, or ones) or remember the mode, "
+        "and return dY in eval mode", _DROP),
     "wrong-stat-weights": Record(
         "mean/variance path terms with wrong weights", "{t} has the gradient's paths through the "
         "{scope} mean and variance (statistics over {ax}), but {how}", "{fix}", _NORM),
@@ -1033,6 +1038,9 @@ def _context_signature(L: _Layer, t, key, m, n):
             return _test_mode_batch(L, f, xi) if L.eval_mode else f
     if is_input and m.shape == G.shape and close(m, G) and not close(np.where(ok, n, G), G):
         return _returned_upstream(n, G, L.params) or ("missing-local-derivative", {})
+    if (is_input and m.shape == G.shape == n.shape and Y.shape == X.shape and close(n, G)
+            and np.array_equal(Y, X) and (f := _stale_mask(m, G)) is not None):
+        return f
     if is_input and ok.all() and m.shape == n.shape:
         weights = _weights(L.params, L.names, L.inputs, key, square=True)
         f = (_activation_signature(m, n, L.inputs, Y, G)
@@ -1045,6 +1053,17 @@ def _context_signature(L: _Layer, t, key, m, n):
             and close(m, L.numer([key], [Y])[key], 1e-5)):  # the gradient the layer has at Y
         return ("activation-applied-twice", {}) if is_input else (
             "cached-output", {"how": "is the gradient the layer would have at its output Y"})
+    return None
+
+
+def _stale_mask(m, G):
+    """The forward is the identity here (eval mode of a Dropout: dX must be dY) and dX is dY times
+    a mask of zeros and one scale: backward multiplies by the mask a training forward left."""
+    nz = G != 0
+    r = np.divide(m, G, out=np.zeros_like(m), where=nz)[nz]
+    scales = np.unique(np.round(r[np.abs(r) > 1e-12], 12))
+    if r.size and (r == 0).any() and len(scales) == 1:
+        return "stale-mask", {"scale": f"{scales[0]:.6g}"}
     return None
 
 
@@ -1493,10 +1512,22 @@ def diagnose_layer(layer: Any, X: Any, *, mode: str = "fast", method: str = "cen
                 break
         d = _diagnose_mode(layer, X, owner, t, twin, reference, localize, upstream, kw)
         note = "" if t or training != "auto" else _eval_identity(layer, X, owner, d, kw["seed"])
-        if note:  # a Dropout's eval forward: the identity, checked as such
+        if note:  # a Dropout's eval forward: the identity; checked again after the training mode
             notes.append(note)
             continue
         diags.append(d)
+    noted = bool(notes) and notes[-1].startswith("eval mode: forward(X, training=False) returns X")
+    if (training == "auto" and diags and diags[-1].training and diags[-1].error is None
+            and (noted or _identity_in_eval(layer, X, owner, kw["seed"]))):
+        # the order of a training loop with validation: eval after training, on the same layer,
+        # whose backward may read what the training forward left (a stale dropout mask)
+        d = _diagnose_mode(layer, X, owner, False, twin, reference, localize, upstream, kw)
+        if d.error is None and d.result is not None and (noted or not d.passed):
+            if noted:
+                notes[-1] = EVAL_AFTER_TRAINING
+            else:
+                notes.append(EVAL_AFTER_TRAINING_TOO)
+            diags = [d] + [e for e in diags if e.training]
     for d in diags if len(diags) > 1 else ():
         d.name = f"{owner} [{mode_word(d.training)}]"
         if d.result is not None:
@@ -1509,25 +1540,46 @@ def diagnose_layer(layer: Any, X: Any, *, mode: str = "fast", method: str = "cen
     return first
 
 
+#: The note when eval mode, whose backward cannot run on a fresh layer, was checked after the
+#: training mode on the same layer (what a validation pass after a training step does).
+EVAL_AFTER_TRAINING = (
+    "eval mode: backward after forward(X, training=False) on a fresh layer raised (it reads what only "
+    "a training forward sets), so eval mode was checked after the training mode on the same layer, "
+    "as a validation pass after a training step runs it: its backward must not use the training "
+    "forward's mask")
+
+
+#: The note when eval mode passed on a fresh layer and failed after the training mode.
+EVAL_AFTER_TRAINING_TOO = (
+    "eval mode: forward(X, training=False) returns X itself; checked on a fresh layer it passed, "
+    "and checked again after the training mode on the same layer (as a validation pass after a "
+    "training step runs it) it failed: backward must not use what the training forward left")
+
+
 def _eval_identity(layer, X, owner, d: Diagnosis, seed: int) -> str:
     """The note for an eval forward that is the identity whose backward raised (a Dropout whose
     eval forward returns X and sets no mask, and whose backward reads the mask): eval mode is
     checked as that identity (its gradient is dY), the training mode as usual; "" otherwise."""
     if d.error is None or d.result is not None or "backward(" not in str(d.error):
         return ""
-    inputs = V.layer_inputs(X, np.random.default_rng([seed, 3]), owner)
-    if len(inputs) != 1 or inputs[0].dtype.kind != "f":
-        return ""
-    try:
-        Y = layer.forward(inputs[0].copy(), training=False)
-    except Exception:  # noqa: BLE001 - the error stands
-        return ""
-    if not (isinstance(Y, np.ndarray) and np.array_equal(Y, inputs[0])):
+    if not _identity_in_eval(layer, X, owner, seed):
         return ""
     why = str(d.error).split(" raised ", 1)[-1].split(" (at ")[0]
     return ("eval mode: forward(X, training=False) returns X itself, the identity (its gradient "
             f"is dY), and backward after it raised {why} (it reads what only a training forward "
             "sets): eval mode was checked as the identity, the training mode's backward in full")
+
+
+def _identity_in_eval(layer, X, owner, seed: int) -> bool:
+    """True when ``forward(X, training=False)`` returns X itself (a Dropout in eval mode)."""
+    inputs = V.layer_inputs(X, np.random.default_rng([seed, 3]), owner)
+    if len(inputs) != 1 or inputs[0].dtype.kind != "f":
+        return False
+    try:
+        Y = layer.forward(inputs[0].copy(), training=False)
+    except Exception:  # noqa: BLE001 - the caller's check stands
+        return False
+    return isinstance(Y, np.ndarray) and np.array_equal(Y, inputs[0])
 
 
 #: Findings that stop the diagnosis before the numerical check (it would only repeat them, or be
