@@ -319,13 +319,14 @@ class Outputs:
 
     def split(self, dY):
         """The k upstream gradients in ``dY`` (the gradient of :meth:`join`'s last ``Y``), views of it."""
-        ends = np.cumsum([int(np.prod(s, dtype=np.int64)) for s in self.shapes])
-        want = (len(self.shapes), *self.shapes[0]) if self.stacked else (int(ends[-1]),)
-        if np.shape(dY) != want:
-            raise AdapterError(f"dY has shape {np.shape(dY)}; the {len(self.names)} outputs joined as one are {want}.")
+        k, sizes = len(self.names), [int(np.prod(s, dtype=np.int64)) for s in self.shapes]
+        want = f"({k}, ...)" if self.stacked else f"({sum(sizes)},)"
+        if np.ndim(dY) < 1 or (np.shape(dY)[0] != k if self.stacked else np.shape(dY) != (sum(sizes),)):
+            raise AdapterError(f"dY has shape {np.shape(dY)}; the {k} outputs joined as one are {want}.")
         if self.stacked:
-            return tuple(dY[j] for j in range(len(self.shapes)))
-        return tuple(dY[e - int(np.prod(s, dtype=np.int64)):e].reshape(s) for s, e in zip(self.shapes, ends))
+            return tuple(dY[j] for j in range(k))
+        ends = np.cumsum(sizes)
+        return tuple(dY[e - n:e].reshape(s) for s, n, e in zip(self.shapes, sizes, ends))
 
     def _shown(self):
         return ", ".join(f"{n} {tuple(s)}" for n, s in zip(self.names, self.shapes))
@@ -341,20 +342,29 @@ class Outputs:
                    "concatenated in this order; backward gets dY cut back into their shapes")
         return f"{k} outputs ({self._shown()}) checked as {how}"
 
-    def methods(self, cls):
-        """A subclass of ``cls`` (same name) whose ``forward`` returns :meth:`join` of its outputs and whose
-        ``backward(dY)`` calls ``cls.backward`` with :meth:`split` (dY)."""
+    def attach(self, obj):
+        """Switch ``obj`` to a subclass of its class (same name) whose ``forward`` returns :meth:`join` of its
+        outputs and whose ``backward(dY)`` calls the class's with :meth:`split` (dY). This object is kept in
+        ``obj.__dict__`` (a deep copy of ``obj`` gets its own, with its own last shapes)."""
+        cls = type(obj)
+
         def forward(self_, *xs, **kw):
-            return self.join(cls.forward(self_, *xs, **kw))
+            return self_.__dict__["_gradcheck_outputs"].join(cls.forward(self_, *xs, **kw))
 
         def backward(self_, dY, *rest, **kw):
-            return cls.backward(self_, *self.split(dY), *rest, **kw)
+            return cls.backward(self_, *self_.__dict__["_gradcheck_outputs"].split(dY), *rest, **kw)
         P = inspect.Parameter
         with contextlib.suppress(TypeError, ValueError):  # the student's forward signature: inputs, training
             forward.__signature__ = inspect.signature(cls.forward)
         backward.__signature__ = inspect.Signature([P("self", P.POSITIONAL_OR_KEYWORD), P("dY", P.POSITIONAL_OR_KEYWORD)])
-        return type(cls.__name__, (cls,), {"forward": forward, "backward": backward, "__module__": cls.__module__,
-                                           "__qualname__": cls.__qualname__, "_gradcheck_outputs": self})
+        sub = type(cls.__name__, (cls,), {"forward": forward, "backward": backward, "__module__": cls.__module__,
+                                          "__qualname__": cls.__qualname__})
+        try:
+            obj.__dict__["_gradcheck_outputs"] = self
+            obj.__class__ = sub
+        except (AttributeError, TypeError) as exc:  # __slots__ & co.: the class cannot be extended
+            raise UnreadableError(f"{cls.__name__}.forward returns {len(self.names)} outputs, but gradcheck cannot "
+                                  f"wrap this class to check them as one ({exc})") from None
 
 
 def _takes(fn, n):
@@ -434,7 +444,7 @@ def _pair_outputs(obj, inputs):
 
 def _class_outputs(obj, inputs, kw, children):
     """For a class whose forward returns k >= 2 outputs on the probe inputs and whose backward takes k:
-    its :class:`Outputs`, the object switched to :meth:`Outputs.methods` of its class (state restored)."""
+    its :class:`Outputs`, attached to the object (:meth:`Outputs.attach`; its state restored)."""
     with _all_undone([obj, *children.values()]):
         state = np.random.get_state()
         try:
@@ -443,11 +453,7 @@ def _class_outputs(obj, inputs, kw, children):
             np.random.set_state(state)
     outs = several_outputs(res, obj.backward, type(obj).forward)
     if outs is not None:
-        try:
-            obj.__class__ = outs.methods(type(obj))
-        except TypeError as exc:  # __slots__ & co.: the class cannot be extended
-            raise UnreadableError(f"{type(obj).__name__}.forward returns {len(outs.names)} outputs, but gradcheck "
-                                  f"cannot wrap this class to check them as one ({exc})") from None
+        outs.attach(obj)
     return outs
 
 

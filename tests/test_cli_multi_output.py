@@ -158,6 +158,22 @@ def test_a_pair_whose_backward_takes_one_upstream_gradient_is_a_usage_error(tmp_
     assert "(out_1, ..., out_k, cache) when the backward takes (dout_1, ..., dout_k, cache)" in text
 
 
+def test_a_pair_forward_that_returns_no_cache_is_a_usage_error_at_load(tmp_path):
+    src = """
+    import numpy as np
+
+    def relu_forward(x):
+        return np.maximum(x, 0)
+
+    def relu_backward(dout, cache):
+        return dout * (cache > 0)
+    """
+    p = run("check", f"{student(tmp_path, src, 'relu.py')}::relu", "--input-shape", "4,5")
+    assert p.returncode == 2, flat(p)
+    assert ("usage error (exit 2): relu.py::relu: gradcheck cannot read what relu_forward returned: ndarray "
+            "(4, 5), with relu_backward(dout, cache). It reads a CS231n forward's result as (out, cache)") in flat(p)
+
+
 def test_a_pair_whose_outputs_differ_in_shape_is_checked_as_one_flat_y(tmp_path):
     """y = x / |x| per row and n = |x|: (4, 3) and (4,), flattened and concatenated (16,)."""
     src = """
@@ -209,6 +225,16 @@ def test_class_lstm_cell_with_a_wrong_dWh_fails_on_dWh_alone(tmp_path):
     assert src != CELL
     p = cell(tmp_path, src)
     assert p.returncode == 1 and failing(p) == ["dWh"], flat(p)
+
+
+def test_class_lstm_cell_on_the_tape_agrees_with_its_backward_and_central_differences(tmp_path):
+    """--tape: the student's own forward (two outputs) recorded by autoprop, a third column."""
+    p = run("check", f"{student(tmp_path, CELL, 'rnn.py')}::LSTMCell", "--input-shape", "3,2;3,4;3,4",
+            "--init", '{"D": 2, "Hd": 4}', "--tape", "--mode", "full")
+    assert p.returncode == 0, flat(p)
+    assert "PASS: LSTMCell: every gradient (dx, dh_prev, dc_prev, dWx, dWh, db) and the forward output match" in flat(p)
+    rows = [ln.split() for ln in p.stdout.splitlines() if ln.split()[:1] in (["dWh"], ["LSTMCell"])]
+    assert any(r[-1] == "ok" and "(2, 3, 4)" in " ".join(r) for r in rows), p.stdout  # Y (fwd): the stacked outputs
 
 
 def test_class_backward_taking_star_args_is_read_as_several_outputs(tmp_path):
@@ -348,3 +374,38 @@ def test_flat_split_hands_each_output_its_own_gradient():
     assert np.shares_memory(dy, dY) and np.shares_memory(dn, dY)
     with pytest.raises(AD.AdapterError, match=r"dY has shape \(15,\)"):
         outs.split(np.zeros(15))
+
+
+def test_each_copy_of_a_class_layer_splits_dY_by_its_own_last_forward():
+    """The checker deep-copies layers: a copy's forward on another batch size must not change how the
+    original cuts its dY (the outputs' shapes are kept per object, not per class)."""
+    import copy
+
+    from gradcheck import _adapters as AD
+
+    ns = _namespace('''
+import numpy as np
+
+class Unit:
+    def forward(self, x):
+        self.n = np.sqrt((x * x).sum(1))
+        self.y = x / self.n[:, None]
+        return self.y, self.n
+
+    def backward(self, dy, dn):
+        y, n = self.y, self.n
+        return (dy - y * (dy * y).sum(1, keepdims=True)) / n[:, None] + dn[:, None] * y
+''')
+    rng = np.random.default_rng(0)
+    layer, info = AD.adapt(ns["Unit"](), [rng.standard_normal((3, 2))])
+    assert "2 outputs (out0 (3, 2), out1 (3,)) checked as one Y (9,)" in info["text"]
+    other = copy.deepcopy(layer)
+    x3, x5 = rng.standard_normal((3, 2)), rng.standard_normal((5, 2))
+    assert layer.forward(x3).shape == (9,)
+    assert other.forward(x5).shape == (15,)
+    dY = rng.standard_normal(9)
+    n = np.sqrt((x3 * x3).sum(1))
+    y = x3 / n[:, None]
+    dy, dn = dY[:6].reshape(3, 2), dY[6:]
+    want = (dy - y * (dy * y).sum(1, keepdims=True)) / n[:, None] + dn[:, None] * y
+    np.testing.assert_allclose(layer.backward(dY), want, rtol=1e-13)
