@@ -433,6 +433,7 @@ def _pair_outputs(obj, inputs):
     outputs for the header, and an unreadable result is a usage error at load (UnreadableError). A forward
     that raises is left for the check to report; numpy's global generator is restored after."""
     state = np.random.get_state()
+    _step("forward")  # a forward that hangs or exits here is named as the probe's
     try:
         res = obj.student_forward(*[np.array(x, copy=True) for x in inputs], **copy.deepcopy(obj._kwargs))
     except Exception:  # noqa: BLE001 - student code; the check calls it again and reports
@@ -447,6 +448,7 @@ def _class_outputs(obj, inputs, kw, children):
     its :class:`Outputs`, attached to the object (:meth:`Outputs.attach`; its state restored)."""
     with _all_undone([obj, *children.values()]):
         state = np.random.get_state()
+        _step("forward")
         try:
             res = obj.forward(*[np.array(x, copy=True) for x in inputs], **kw)
         finally:
@@ -861,7 +863,8 @@ def adapt(obj, inputs=None, training=True):
     """
     if isinstance(obj, FunctionPair):
         f = obj.student_forward.__name__
-        _pair_outputs(obj, inputs) if inputs is not None else None
+        if inputs is not None:
+            _pair_outputs(obj, inputs)
         text = f"CS231n function pair ({f}/{obj.student_backward.__name__}), every array argument is an input"
         text += f"; {obj.outputs.text()}" if obj.outputs else ""
         mode = next((v["mode"] for v in obj._kwargs.values() if isinstance(v, dict) and isinstance(v.get("mode"), str)),
