@@ -859,7 +859,9 @@ def adapt(obj, inputs=None, training=True):
     (:func:`_lazy_build`). Parameters of sub-layers (:func:`sublayers`) have dotted names (``l1.W``).
     ``info``: ``protocol`` (``manualprop``, ``attribute``, ``seed``, ``plain``, ``cs231n``), header
     ``text``, ``unchecked`` (weights without a gradient), ``unseen`` (arrays forward uses, not in
-    ``params``), ``forward_training``. AdapterError: two gradients for one weight.
+    ``params``), ``forward_training``, ``backward_ran`` (False: the probe's backward raised, so which
+    gradients it sets is unknown). A forward with several outputs is presented as one (:class:`Outputs`).
+    AdapterError: two gradients for one weight; UnreadableError: a pair's result that cannot be read.
     """
     if isinstance(obj, FunctionPair):
         f = obj.student_forward.__name__
