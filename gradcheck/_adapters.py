@@ -11,11 +11,15 @@ to check); (3) **CS231n pair** ``NAME_forward(x, w, ..., **init) -> (out, cache)
 an input; for a loss, a **CS231n loss function** ``NAME(x, y) -> (loss, dx)``. "Used by forward"
 is measured: each float array attribute is changed for one forward (:func:`_used_arrays`); buffers
 forward overwrites (``out=self._Y``) and caches do not change ``Y``. Every returned array is a copy.
+A layer with several outputs (``(next_h, next_c, cache)``; a class's ``(h, c)``), whose backward takes
+one upstream gradient each, is presented as one output by :class:`Outputs`, for either protocol.
 """
 
+import ast
 import contextlib
 import copy
 import inspect
+import textwrap
 
 import numpy as np
 
@@ -37,6 +41,11 @@ on_step = None
 
 class AdapterError(TypeError):
     """The object follows none of :data:`PROTOCOLS`, or follows one ambiguously."""
+
+
+class UnreadableError(AdapterError):
+    """The student's forward returned something gradcheck cannot read as its protocol's result: a usage
+    error (exit 2), not a failure of the code."""
 
 
 class InitError(AdapterError):
@@ -220,16 +229,24 @@ class FunctionPair:
         self.keyword_names = tuple(self._kwargs)
         self._cache, self._n, self._xs = None, 0, ()
         self.class_name = fwd.__name__.split("_forward")[0]
+        self.outputs = None  # an Outputs: forward returns (out_1, ..., out_k, cache), read as one output
 
     def forward(self, *xs, training=None):  # noqa: ARG002 - no training argument: a mode lives in --init
         self.call_keywords = copy.deepcopy(self._kwargs)
-        res = self.student_forward(*xs, **self.call_keywords)
-        if not (isinstance(res, tuple) and len(res) == 2):
-            raise AdapterError(f"{self.student_forward.__name__} must return (out, cache); got "
-                               f"{type(res).__name__}{'' if not isinstance(res, tuple) else f' of {len(res)}'}.")
-        out, self._cache = res
+        out, self._cache = self._read(self.student_forward(*xs, **self.call_keywords))
         self._n, self._xs = len(xs), xs
         return _copy(out)
+
+    def _read(self, res):
+        """``(out, cache)`` of forward's result ``res``; ``(out_1, ..., out_k, cache)`` with a backward taking
+        ``(dout_1, ..., dout_k, cache)`` is read as one output (:class:`Outputs`). UnreadableError otherwise."""
+        if self.outputs is None and not (isinstance(res, tuple) and len(res) == 2):
+            self.outputs = several_outputs(res, self.student_backward, self.student_forward, cached=True)
+        if self.outputs is not None:
+            return self.outputs.join(res[:-1] if isinstance(res, tuple) else res), res[-1]
+        if not (isinstance(res, tuple) and len(res) == 2):
+            raise UnreadableError(unreadable(self.student_forward, self.student_backward, res))
+        return res
 
     def backward(self, dY):
         f, b = self.student_forward.__name__, self.student_backward.__name__
@@ -239,7 +256,7 @@ class FunctionPair:
             raise AdapterError(f"{f} returned cache None, so {b}(dout, cache) would get cache=None: return what "
                                f"{b} needs as the cache (e.g. cache = (x, w, b)); a backward reads its cache, not "
                                "module globals or other state left by the last forward")
-        g = self.student_backward(dY, self._cache)
+        g = self.student_backward(*(self.outputs.split(dY) if self.outputs else (dY,)), self._cache)
         if isinstance(g, dict):
             raise AdapterError(
                 f"{b} returned a dict (keys {', '.join(map(str, g)) or 'none'}): return a tuple with one "
@@ -270,6 +287,176 @@ def pair(fwd, bwd, init):
                                               for n in names] + [P("training", P.KEYWORD_ONLY, default=None)])
     name = fwd.__name__.split("_forward")[0]
     return type(name, (FunctionPair,), {"forward": forward, "__module__": __name__})(fwd, bwd, init)
+
+
+# --------------------------------------------------------------------------- several outputs
+
+
+class Outputs:
+    """A forward with k >= 2 outputs presented as one output ``Y``, for both protocols (the check pipeline
+    checks one output; ``L = sum(Y * G)`` is the sum of each output's ``sum(out_j * G_j)``).
+
+    Outputs of one shape are stacked, ``Y[j]`` is output j; else each is flattened and the k are
+    concatenated. :meth:`split` cuts the upstream gradient ``dY`` back into the k gradients the
+    student's backward takes, as views of ``dY`` (so a backward that writes into one is still seen
+    writing into ``dY``). ``names``: from forward's return statement (:func:`_return_names`).
+    """
+
+    def __init__(self, names, outs):
+        self.names, self.shapes = list(names), [np.shape(o) for o in outs]
+        self.stacked = len(set(self.shapes)) == 1
+
+    def join(self, outs):
+        """``Y`` of the k outputs ``outs`` (their shapes kept for :meth:`split`); AdapterError when they are
+        not k, or no longer share a shape when the first forward's did."""
+        outs = tuple(outs) if isinstance(outs, (tuple, list)) else (outs,)
+        shapes = [np.shape(o) for o in outs]
+        if len(outs) != len(self.names) or (self.stacked and len(set(shapes)) > 1):
+            raise AdapterError(f"forward returned {len(outs)} outputs of shapes {', '.join(map(str, shapes))}; "
+                               f"its first call returned {len(self.names)} ({self._shown()}).")
+        self.shapes = shapes
+        return np.stack(outs) if self.stacked else np.concatenate([np.reshape(o, -1) for o in outs])
+
+    def split(self, dY):
+        """The k upstream gradients in ``dY`` (the gradient of :meth:`join`'s last ``Y``), views of it."""
+        k, sizes = len(self.names), [int(np.prod(s, dtype=np.int64)) for s in self.shapes]
+        want = f"({k}, ...)" if self.stacked else f"({sum(sizes)},)"
+        if np.ndim(dY) < 1 or (np.shape(dY)[0] != k if self.stacked else np.shape(dY) != (sum(sizes),)):
+            raise AdapterError(f"dY has shape {np.shape(dY)}; the {k} outputs joined as one are {want}.")
+        if self.stacked:
+            return tuple(dY[j] for j in range(k))
+        ends = np.cumsum(sizes)
+        return tuple(dY[e - n:e].reshape(s) for s, n, e in zip(self.shapes, sizes, ends))
+
+    def _shown(self):
+        return ", ".join(f"{n} {tuple(s)}" for n, s in zip(self.names, self.shapes))
+
+    def text(self):
+        """The header's account: ``2 outputs (h (3, 4), c (3, 4)) checked as one stacked Y (2, 3, 4) ...``."""
+        k = len(self.names)
+        if self.stacked:
+            ds = ", ".join(f"dY[{j}]" for j in range(k)) if k <= 4 else f"dY[0], ..., dY[{k - 1}]"
+            how = f"one stacked Y {(k, *self.shapes[0])} (Y[j] is output j, in this order); backward gets {ds}"
+        else:
+            how = (f"one Y ({sum(int(np.prod(s, dtype=np.int64)) for s in self.shapes)},), each flattened and "
+                   "concatenated in this order; backward gets dY cut back into their shapes")
+        return f"{k} outputs ({self._shown()}) checked as {how}"
+
+    def attach(self, obj):
+        """Switch ``obj`` to a subclass of its class (same name) whose ``forward`` returns :meth:`join` of its
+        outputs and whose ``backward(dY)`` calls the class's with :meth:`split` (dY). This object is kept in
+        ``obj.__dict__`` (a deep copy of ``obj`` gets its own, with its own last shapes)."""
+        cls = type(obj)
+
+        def forward(self_, *xs, **kw):
+            return self_.__dict__["_gradcheck_outputs"].join(cls.forward(self_, *xs, **kw))
+
+        def backward(self_, dY, *rest, **kw):
+            return cls.backward(self_, *self_.__dict__["_gradcheck_outputs"].split(dY), *rest, **kw)
+        P = inspect.Parameter
+        with contextlib.suppress(TypeError, ValueError):  # the student's forward signature: inputs, training
+            forward.__signature__ = inspect.signature(cls.forward)
+        backward.__signature__ = inspect.Signature([P("self", P.POSITIONAL_OR_KEYWORD), P("dY", P.POSITIONAL_OR_KEYWORD)])
+        sub = type(cls.__name__, (cls,), {"forward": forward, "backward": backward, "__module__": cls.__module__,
+                                          "__qualname__": cls.__qualname__})
+        try:
+            obj.__dict__["_gradcheck_outputs"] = self
+            obj.__class__ = sub
+        except (AttributeError, TypeError) as exc:  # __slots__ & co.: the class cannot be extended
+            raise UnreadableError(f"{cls.__name__}.forward returns {len(self.names)} outputs, but gradcheck cannot "
+                                  f"wrap this class to check them as one ({exc})") from None
+
+
+def _takes(fn, n):
+    """Whether ``fn`` takes exactly ``n`` positional arguments without defaults (or ``*args`` and at most ``n``)."""
+    ps = _params(fn)
+    if ps is None:
+        return False
+    required = sum(1 for p in ps.values() if p.kind in _POSITIONAL and p.default is p.empty)
+    return required == n or (required <= n and any(p.kind == p.VAR_POSITIONAL for p in ps.values()))
+
+
+def _return_names(fn, n, k):
+    """The variable names of the first ``k`` of the ``n`` items in forward's ``return h, c`` (``return next_h,
+    next_c, cache``), or None: every return statement of ``fn`` itself (not of a function inside it) with
+    ``n`` items must name them alike, with plain names."""
+    try:
+        tree = ast.parse(textwrap.dedent(inspect.getsource(fn)))
+    except (OSError, TypeError, SyntaxError, IndentationError):
+        return None
+    found, todo = set(), list(ast.iter_child_nodes(tree.body[0])) if tree.body else []
+    while todo:
+        node = todo.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            continue
+        if isinstance(node, ast.Return) and isinstance(node.value, ast.Tuple) and len(node.value.elts) == n:
+            found.add(tuple(e.id if isinstance(e, ast.Name) else None for e in node.value.elts[:k]))
+        todo.extend(ast.iter_child_nodes(node))
+    names = list(found.pop()) if len(found) == 1 else [None]
+    return names if None not in names and len(set(names)) == k else None
+
+
+def several_outputs(res, backward, forward, cached=False):
+    """:class:`Outputs` when ``res`` (forward's result) is k >= 2 float arrays (then the cache, if ``cached``:
+    a CS231n pair) and ``backward`` takes k upstream gradients (then the cache); else None.
+
+    A class whose forward returns ``(out, cache)`` by mistake and whose backward takes ``dY`` alone is
+    not read as two outputs (its check says Y is a tuple).
+    """
+    outs = (res[:-1] if cached else res) if isinstance(res, tuple) else ()
+    if len(outs) < 2 or not all(isinstance(o, np.ndarray) and o.dtype.kind == "f" for o in outs):
+        return None
+    if not _takes(backward, len(outs) + cached):
+        return None
+    return Outputs(_return_names(forward, len(res), len(outs)) or [f"out{j}" for j in range(len(outs))], outs)
+
+
+def unreadable(forward, backward, res):
+    """The usage error's message for a pair whose forward result ``res`` is neither ``(out, cache)`` nor
+    k outputs and the cache that ``backward`` takes."""
+    def kind(v):
+        return f"{type(v).__name__} {np.shape(v)}" if isinstance(v, np.ndarray) else type(v).__name__
+    got = (f"a tuple of {len(res)} ({', '.join(kind(v) for v in res[:8])})" if isinstance(res, tuple)
+           else kind(res))
+    try:
+        b = f"{backward.__name__}{inspect.signature(backward)}"
+    except (TypeError, ValueError):
+        b = backward.__name__
+    return (f"gradcheck cannot read what {forward.__name__} returned: {got}, with {b}. It reads a CS231n "
+            f"forward's result as (out, cache) for {backward.__name__}(dout, cache), or, for k outputs, as "
+            f"(out_1, ..., out_k, cache) when the backward takes (dout_1, ..., dout_k, cache), each out a float "
+            "array.")
+
+
+def _pair_outputs(obj, inputs):
+    """Read a pair's forward result once on the probe inputs (:meth:`FunctionPair._read`): it finds several
+    outputs for the header, and an unreadable result is a usage error at load (UnreadableError). A forward
+    that raises is left for the check to report; numpy's global generator is restored after."""
+    state = np.random.get_state()
+    _step("forward")  # a forward that hangs or exits here is named as the probe's
+    try:
+        res = obj.student_forward(*[np.array(x, copy=True) for x in inputs], **copy.deepcopy(obj._kwargs))
+    except Exception:  # noqa: BLE001 - student code; the check calls it again and reports
+        return
+    finally:
+        np.random.set_state(state)
+    obj._read(res)
+
+
+def _class_outputs(obj, inputs, kw, children):
+    """For a class whose forward returns k >= 2 outputs on the probe inputs and whose backward takes k:
+    its :class:`Outputs`, attached to the object (:meth:`Outputs.attach`; its state restored)."""
+    with _all_undone([obj, *children.values()]):
+        state = np.random.get_state()
+        _step("forward")
+        try:
+            res = obj.forward(*[np.array(x, copy=True) for x in inputs], **kw)
+        finally:
+            np.random.set_state(state)
+    outs = several_outputs(res, obj.backward, type(obj).forward)
+    if outs is not None:
+        outs.attach(obj)
+    return outs
 
 
 class LossFunction:
@@ -672,11 +859,16 @@ def adapt(obj, inputs=None, training=True):
     (:func:`_lazy_build`). Parameters of sub-layers (:func:`sublayers`) have dotted names (``l1.W``).
     ``info``: ``protocol`` (``manualprop``, ``attribute``, ``seed``, ``plain``, ``cs231n``), header
     ``text``, ``unchecked`` (weights without a gradient), ``unseen`` (arrays forward uses, not in
-    ``params``), ``forward_training``. AdapterError: two gradients for one weight.
+    ``params``), ``forward_training``, ``backward_ran`` (False: the probe's backward raised, so which
+    gradients it sets is unknown). A forward with several outputs is presented as one (:class:`Outputs`).
+    AdapterError: two gradients for one weight; UnreadableError: a pair's result that cannot be read.
     """
     if isinstance(obj, FunctionPair):
         f = obj.student_forward.__name__
+        if inputs is not None:
+            _pair_outputs(obj, inputs)
         text = f"CS231n function pair ({f}/{obj.student_backward.__name__}), every array argument is an input"
+        text += f"; {obj.outputs.text()}" if obj.outputs else ""
         mode = next((v["mode"] for v in obj._kwargs.values() if isinstance(v, dict) and isinstance(v.get("mode"), str)),
                     "")  # bn_param['mode']: the diagnosis tells test mode from training
         return obj, {"protocol": "cs231n", "text": text, "forward_training": False, "init": obj.keyword_names,
@@ -689,10 +881,13 @@ def adapt(obj, inputs=None, training=True):
     info = {"forward_training": tr or mk is not None, "unchecked": [], "unseen": []}
     if mk is not None:  # the header says forward(X, train=False), not training=False
         info["mode_keyword"] = [mk[0], repr(mk[1]), repr(mk[2])]
+    outs = _try(_class_outputs, obj, inputs, _training_kw(obj.forward, False, mk), dict(sublayers(obj))) \
+        if inputs else None  # forward(x, h, c) -> (h, c), backward(dh, dc): one output from here on
+    tail = f"; {outs.text()}" if outs else ""
     built = (_try(_lazy_build, obj, inputs, _training_kw(obj.forward, False, mk)) or []) if inputs is not None else []
     arrays, children = _float_arrays(obj), dict(sublayers(obj))
     if isinstance(getattr(obj, "params", None), dict):
-        info.update(protocol="manualprop", text="manualprop (params/grads dicts)" + _built(built, obj.params),
+        info.update(protocol="manualprop", text="manualprop (params/grads dicts)" + _built(built, obj.params) + tail,
                     unseen=_unseen(obj, inputs, kw, arrays, children))
         return (obj if tr else _wrap(obj, {}, own=True)), info  # a wrapper passes training= as train= etc.
     numbers = _float_numbers(obj)  # self.alpha = 0.25: a parameter if backward sets self.dalpha
@@ -702,7 +897,8 @@ def adapt(obj, inputs=None, training=True):
     if used is None:  # no probe: the gradient attributes present now
         pairs = {w: g.format(w) for w in arrays for g in GRAD_NAMES if g.format(w) in arrays}
     else:
-        pairs = _try(_grad_attrs, obj, inputs, kw, used, children) or {}
+        pairs = _try(_grad_attrs, obj, inputs, kw, used, children)
+        info["backward_ran"], pairs = pairs is not None, pairs or {}  # raised: what it sets is unknown
     pairs = _in_order({**pairs, **sub_pairs}, children)
     info["unchecked"] = [w for w in (used or []) if w not in pairs and w not in numbers and w not in sub_numbers]
     top = {w: g for w, g in pairs.items() if "." not in w}
@@ -718,11 +914,14 @@ def adapt(obj, inputs=None, training=True):
                     grad_attrs=[f"{w}:{g}" for w, g in pairs.items()])
     elif info["unchecked"]:
         info.update(protocol="seed", text=f"array attributes without gradients ({', '.join(info['unchecked'])}): "
-                                          "backward(dY) -> dX only")
+                                          "backward(dY) -> dX only" if info.get("backward_ran", True) else
+                    f"array attributes ({', '.join(info['unchecked'])}); their gradients are not known: backward "
+                    "raised when called after the probe forward")
     else:
         info.update(protocol="plain", text="a class with forward/backward and no parameters")
     info["text"] += (_children_text(children, pairs, ": " if pairs and not top else "; sub-layers ", info["unchecked"])
                      + _built(built, pairs))
+    info["text"] += tail
     if used is None and inputs is not None:
         info["text"] += (" (found without running forward: on the probe input it raised or gave two different "
                          "outputs)")

@@ -281,7 +281,10 @@ def protocol_lines(layer, init: dict[str, Any], training: tuple[bool, ...] = (Fa
         unchecked = [w for w in unchecked if w not in sub]
     names = ", ".join(unchecked)
     grads = ", ".join(_grad_name(w) for w in unchecked)
-    if unchecked and info.get("protocol") == "seed":
+    if unchecked and info.get("protocol") == "seed" and info.get("backward_ran") is False:  # no claim unobserved
+        lines.append(f"note: backward raised when gradcheck called it after a probe forward, so it could not see "
+                     f"whether backward sets {grads}; only the gradient of the input is checked.")
+    elif unchecked and info.get("protocol") == "seed":
         lines.append(f"note: {names} {'is a parameter' if len(unchecked) == 1 else 'are parameters'} with no "
                      f"gradient to check: backward computes no {grads}, so only the gradient of the input is "
                      f"checked. Store {grads} in backward (e.g. self.d{unchecked[0]}) to have "
