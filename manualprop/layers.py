@@ -30,6 +30,7 @@ from ._validation import (
     check_option,
     check_positive_int,
     check_scalar,
+    float_ss,
     gradients_finite,
     output_ss,
 )
@@ -175,6 +176,11 @@ class Layer:
 
     def _check_dY(self, dY, ss: bool = False):
         """The checked ``dY`` (and, with ``ss``, a bound on ``dY . dY``; see check_grad_output)."""
+        cache = self.cache
+        if cache is not None:  # check_grad_output, its common case inline
+            value = float_ss(dY)
+            if value is not None and dY.dtype is cache["dtype"] and dY.shape == cache["out_shape"]:
+                return (dY, value) if ss else dY
         where = self._where("backward")
         check_forward_done(self.cache, where)
         return check_grad_output(
@@ -259,10 +265,16 @@ class Linear(Layer):
 
     def forward(self, X, training=False):
         """``Y = X @ W.T + b``; X (batch, in_features) -> Y (batch, out_features)."""
-        X, ssx = check_array(
-            X, self._where("forward"), shape=("batch", self.in_features), dtype=self.dtype, ss=True
-        )
-        Y = X @ self.params["W"].T + self.params["b"]
+        # the structural checks of check_array inline (a float64/float32 array of the layer's
+        # dtype and shape (batch, in_features)), then its finiteness check; any doubt, and
+        # check_array runs in full and writes the message
+        ssx = float_ss(X)
+        if ssx is None or X.dtype is not self.dtype or X.ndim != 2 or X.shape[1] != self.in_features:
+            X, ssx = check_array(
+                X, self._where("forward"), shape=("batch", self.in_features), dtype=self.dtype, ss=True
+            )
+        params = self.params
+        Y = X @ params["W"].T + params["b"]
         ssy = output_ss(Y, self, "forward", "Y", "X")  # NaN/inf in Y: a parameter, or an overflow
         self.cache = {"X": X, "out_shape": Y.shape, "dtype": Y.dtype}
         self._ss = {"X": ssx, "Y": ssy}
@@ -288,7 +300,7 @@ class Linear(Layer):
         cache = self.cache
         X = cache["X"]
         dW = dY.T @ X
-        db = dY.sum(axis=0)
+        db = np.add.reduce(dY, axis=0)  # dY.sum(axis=0) without its Python wrapper (the same bits)
         limit = SS_LIMIT.get(dW.dtype, 0.0)
         if not (ssd * self._ss.get("X", math.inf) < limit and ssd * len(dY) < limit):
             gradients_finite(self, (("dW", dW), ("db", db)), "dY and X")  # huge values: look
@@ -311,7 +323,9 @@ class _Elementwise(Layer):
 
     def forward(self, X, training=False):
         """Apply the function element-wise; Y has the shape and dtype of X."""
-        X, self._ss["X"] = check_array(X, self._where("forward"), ss=True)
+        self._ss["X"] = ssx = float_ss(X)  # check_array's checks, their common case inline
+        if ssx is None:
+            X, self._ss["X"] = check_array(X, self._where("forward"), ss=True)
         Y, saved = self._forward(X)
         self.cache = {"saved": saved, "out_shape": Y.shape, "dtype": Y.dtype}
         return Y
@@ -388,7 +402,9 @@ class Tanh(_Elementwise):
     def forward(self, X, training=False):
         """``Y = tanh(X)``, any shape; caches X and Y (in a network Y is the next layer's input
         and cached there too: the same array)."""
-        X, self._ss["X"] = check_array(X, self._where("forward"), ss=True)
+        self._ss["X"] = ssx = float_ss(X)  # check_array's checks, their common case inline
+        if ssx is None:
+            X, self._ss["X"] = check_array(X, self._where("forward"), ss=True)
         Y = np.tanh(X)
         self.cache = {"X": X, "Y": Y, "out_shape": Y.shape, "dtype": Y.dtype}
         return Y
