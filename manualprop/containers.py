@@ -178,7 +178,7 @@ class Sequential:
             for i in range(len(layers)):  # i: the position named if layer i raises
                 layer = layers[i]
                 kind = type(layer)
-                if bound is not None and _builtin(kind):
+                if bound is not None and (_BUILTIN.get(kind) or _builtin(kind)):
                     known.array, known.ss = X, bound
                 else:
                     known.array = None
@@ -228,7 +228,7 @@ class Sequential:
             for i in range(len(layers) - 1, -1, -1):
                 layer = layers[i]
                 kind = type(layer)
-                if bound is not None and _builtin(kind):
+                if bound is not None and (_BUILTIN.get(kind) or _builtin(kind)):
                     known.array, known.ss = dY, bound
                 else:
                     known.array = None

@@ -39,7 +39,7 @@ import warnings
 
 import numpy as np
 
-from ._validation import _PASSED, Where, _sum_is_finite, check_option, check_scalar, check_update
+from ._validation import _F32, _F64, Where, _sum_is_finite, check_option, check_scalar, check_update
 
 __all__ = ["Adam", "Optimizer", "RMSProp", "SGD"]
 
@@ -222,21 +222,24 @@ class Optimizer:
 
         Every pair is checked before any variable changes (a NaN in the last gradient
         leaves the first variable as it was). The structural checks (types, dtypes,
-        shapes, a writeable array) of an array pair run once per signature ``(gradient
-        shape, gradient dtype, variable shape)``, remembered by ``check_update``; an
+        shapes, a writeable array) of an array pair are a few identity and shape tests, written
+        inline (anything else goes through ``check_update``, which writes the messages); an
         object is read as :func:`_read` and :func:`_gradient_value` learnt for its class.
         The finiteness of each gradient is checked on every call (one reduction).
         """
-        ndarray, passed, finite = np.ndarray, _PASSED, _sum_is_finite
+        ndarray, f64, f32, finite = np.ndarray, _F64, _F32, _sum_is_finite
         var_reader, grad_reader = _VARIABLE_READERS.get, _GRADIENT_READERS.get
         values, checked = [], []
         where = None
         for i, (grad, var) in enumerate(zip(grads, variables)):
-            # the common case first: arrays of a signature that passed, a finite gradient
+            # the common case first, check_update's checks inline: a writeable array variable, a
+            # float32/float64 array gradient of its shape (numpy's dtype objects of native floats
+            # are singletons: any other dtype object takes the full check), and finite
             if (type(var) is ndarray and type(grad) is ndarray and var.flags.writeable
-                    and ("update", grad.shape, grad.dtype, var.shape) in passed and finite(grad)):
+                    and (grad.dtype is f64 or grad.dtype is f32) and grad.shape == var.shape
+                    and finite(grad)):
                 values.append(var)
-                checked.append(grad if grad.dtype == var.dtype else grad.astype(var.dtype))
+                checked.append(grad if grad.dtype is var.dtype else grad.astype(var.dtype))
                 continue
             if where is None:
                 where = Where(self, method)
@@ -254,12 +257,12 @@ class Optimizer:
             checked = self.clip(checked)
         decay, delta_of = self.weight_decay, self._delta
         for var, p, g in zip(variables, values, checked):
-            if g.dtype != p.dtype:  # check_update cast it already; clip keeps the dtype
+            if g.dtype is not p.dtype and g.dtype != p.dtype:  # cast already; clip keeps the dtype
                 g = g.astype(p.dtype)
             if decay:
                 g = g + decay * p
             delta = delta_of(g, p, var)
-            if type(delta) is not ndarray or delta.dtype != p.dtype:
+            if type(delta) is not ndarray or (delta.dtype is not p.dtype and delta.dtype != p.dtype):
                 delta = np.asarray(delta, dtype=p.dtype)
             if type(var) is ndarray:
                 var -= delta
