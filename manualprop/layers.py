@@ -18,6 +18,7 @@ import math
 
 import numpy as np
 
+from . import _validation
 from ._validation import (
     SS_LIMIT,
     Where,
@@ -218,9 +219,11 @@ class Linear(Layer):
 
     Source: ``lessons/01-linear-layer.md``.
 
-    ``Y`` and ``dX`` are checked for NaN/inf (one reduction each); ``dW`` and ``db`` are
-    proven finite from the sums of squares of ``X`` and ``dY`` (Cauchy-Schwarz:
-    ``|dW[i, j]| <= sqrt(dY . dY) sqrt(X . X)``), and looked at only when that bound is huge.
+    ``Y`` is checked for NaN/inf (one reduction); ``dW`` and ``db`` are proven finite from
+    the sums of squares of ``X`` and ``dY`` (Cauchy-Schwarz:
+    ``|dW[i, j]| <= sqrt(dY . dY) sqrt(X . X)``), and looked at only when that bound is huge;
+    ``dX`` the same way from ``dY . dY`` and ``W . W`` when ``W`` is the smaller array (fewer
+    output features than the batch has rows), else by one reduction of ``dX``.
 
     Raises
     ------
@@ -308,8 +311,17 @@ class Linear(Layer):
         self.grads["b"] = db
         if not input_grad:
             return None
-        dX = dY @ self.params["W"]
-        self._ss["dX"] = output_ss(dX, self, "backward", "dX", "dY")
+        W = self.params["W"]
+        dX = dY @ W
+        if W.size < dX.size:
+            # |dX[i, j]| <= sqrt(dY[i] . dY[i]) sqrt(W[:, j] . W[:, j]) bounds every partial sum,
+            # whatever the BLAS's order, and ||dY @ W||^2 <= (dY . dY)(W . W): finite dY and W with
+            # a small enough product make a finite dX, proven by a look at W (the smaller array)
+            bound = ssd * _validation._ss(W)  # NaN/inf when W has a NaN/inf (or its squares overflowed)
+            if bound < limit:
+                self._ss["dX"] = bound
+                return dX
+        self._ss["dX"] = output_ss(dX, self, "backward", "dX", "dY")  # names a NaN W, or the overflow
         return dX
 
 

@@ -256,9 +256,15 @@ class Optimizer:
         if self.clipnorm is not None or self.global_clipnorm is not None:
             checked = self.clip(checked)
         decay, delta_of = self.weight_decay, self._delta
+        # plain SGD (no momentum, no decay): its delta, learning_rate * g, computed inline
+        lr = (self.learning_rate if not decay and type(self)._delta is SGD._delta and not self.momentum
+              else None)
         for var, p, g in zip(variables, values, checked):
             if g.dtype is not p.dtype and g.dtype != p.dtype:  # cast already; clip keeps the dtype
                 g = g.astype(p.dtype)
+            if lr is not None and type(var) is ndarray:
+                var -= lr * g
+                continue
             if decay:
                 g = g + decay * p
             delta = delta_of(g, p, var)
