@@ -340,9 +340,8 @@ class Optimizer:
                 f"{Where(self, 'step')}: params and grads must have the same keys; got params-only "
                 f"{sorted(set(params) - set(grads))}, grads-only {sorted(set(grads) - set(params))}"
             )
-        keys = list(params)
-        self._update_all([grads[k] for k in keys], list(params.values()), "step",
-                         lambda i: _ParamKey(keys[i]))
+        self._update_all([grads[k] for k in params], list(params.values()), "step",
+                         lambda i: _ParamKey(list(params)[i]))
 
 
 class SGD(Optimizer):
