@@ -246,7 +246,7 @@ def float_ss(X):
     known = KNOWN_FINITE
     if X is known.array:
         return known.ss
-    value = _ss(X)
+    value = float(_vdot(X, X))  # _ss(X), inline
     return value if value < _INF else None
 
 
@@ -972,7 +972,7 @@ def output_ss(Y: np.ndarray, layer, method: str, name: str, inputs: str, params=
     NonFiniteError
         ``Y`` has a NaN or an inf: names the layer's non-finite parameter, or the overflow.
     """
-    value = _ss(Y)
+    value = float(_vdot(Y, Y))  # _ss(Y), inline
     if value < _INF:
         return value
     if np.isfinite(Y).all():

@@ -139,7 +139,7 @@ class Sequential:
         for i, layer in enumerate(self.layers):
             d = getattr(layer, attr, None)
             if d:
-                prefix = _PREFIXES[i] if i < len(_PREFIXES) else f"{i}."
+                prefix = _PREFIXES[i] if i < 64 else f"{i}."
                 for key, value in d.items():
                     out[prefix + key if type(key) is str else f"{prefix}{key}"] = value
         return out

@@ -41,14 +41,16 @@ def data():
 
 
 def _count_reductions(monkeypatch):
+    """The shapes of the arrays whose sum of squares the checks take (every one is a BLAS dot,
+    ``_validation._vdot``), in order."""
     calls = []
-    real = V._ss
+    real = V._vdot
 
-    def counting(X):
-        calls.append(X.shape)
-        return real(X)
+    def counting(A, B):
+        calls.append(A.shape)
+        return real(A, B)
 
-    monkeypatch.setattr(V, "_ss", counting)
+    monkeypatch.setattr(V, "_vdot", counting)
     return calls
 
 
