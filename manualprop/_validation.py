@@ -25,7 +25,11 @@ kept cheap (issue 15: on a small MLP they cost more than the arithmetic):
 * the structural checks (array type, dtype, shape, number of dimensions,
   non-empty) depend only on the input's *signature* ``(shape, dtype)`` and the
   expectation, so a signature that passed once is remembered in ``_PASSED`` and
-  not checked again;
+  not checked again; the most used layers (``Linear``, ``Tanh``, the element-wise
+  layers, every ``dY``, softmax cross-entropy, the optimizer's array pairs) do
+  without even that: their common case is a few identity and integer tests written
+  inline (:func:`float_ss`, :func:`int64_labels`), and anything else runs the full
+  check, which writes the message;
 * the finiteness check depends on the values and runs on every call, as one
   reduction: the sum of squares ``X . X`` of a float array is finite only if every
   element is (a NaN or an inf makes it NaN or inf), and when it is not finite the full
