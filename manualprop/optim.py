@@ -262,7 +262,7 @@ class Optimizer:
         for var, p, g in zip(variables, values, checked):
             if g.dtype is not p.dtype and g.dtype != p.dtype:  # cast already; clip keeps the dtype
                 g = g.astype(p.dtype)
-            if lr is not None and type(var) is ndarray:
+            if lr is not None and type(var) is ndarray and (p.dtype is f64 or p.dtype is f32):
                 var -= lr * g
                 continue
             if decay:
