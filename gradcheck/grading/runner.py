@@ -834,6 +834,27 @@ def _too_slow_rows(rows: Any, limit: float) -> list[dict[str, Any]]:
     return out
 
 
+def _batch_meta(meta: Path, seed: int | None, tests: str | os.PathLike, src: Path,
+                options: dict[str, Any]) -> tuple[int, list[str]]:
+    """Write ``grading.json`` (the seed, the tests' digest, the scoring options) and return the
+    seed (the saved one when none is given) and the keys of what changed since the saved batch:
+    a resumed batch whose tests or options differ grades every submission again."""
+    saved: Any = {}
+    with contextlib.suppress(OSError, ValueError):
+        saved = json.loads(meta.read_text())
+    saved = saved if isinstance(saved, dict) else {}
+    if seed is None:
+        with contextlib.suppress(KeyError, TypeError, ValueError):
+            seed = int(saved["seed"])
+    seed = secrets.randbelow(2**31) if seed is None else seed
+    graded_by = {"tests_sha256": tests_digest(tests),
+                 "options": {k: options[k] for k in sorted(options) if k != "seed"}}
+    stale = [k for k in graded_by if saved and saved.get(k) != graded_by[k]]
+    meta.write_text(json.dumps({"seed": seed, "tests": str(Path(tests).resolve()),
+                                "submissions": str(src), **graded_by}, indent=2))
+    return seed, stale
+
+
 def _load_done(results_path: Path, key: bytes | None = None) -> SubmissionResult | None:
     """The signed, complete result in ``results_path`` as a "skipped" result (``files_sha256`` the
     digest stored with it), or None: to be graded (again)."""
@@ -1258,22 +1279,8 @@ def grade_batch(submissions_dir: str | os.PathLike, tests: str | os.PathLike,
     # reach and check the cluster before anything is written
     pool = _Pool(tests, workers) if scheduler is None else \
         _Pool(tests, client=_dask_client(scheduler, src, tests, unsafe_no_isolation))
-    meta = out_p / "grading.json"
-    saved: dict = {}
-    with contextlib.suppress(OSError, ValueError):
-        saved = json.loads(meta.read_text())
-    saved = saved if isinstance(saved, dict) else {}
-    if seed is None:
-        with contextlib.suppress(KeyError, TypeError, ValueError):
-            seed = int(saved["seed"])
-    options["seed"] = seed = secrets.randbelow(2**31) if seed is None else seed
-    # what decides a score besides the submission: a resumed batch whose tests or options differ
-    # from the saved results' grades every submission again (a fixed test, new points)
-    graded_by = {"tests_sha256": tests_digest(tests),
-                 "options": {k: options[k] for k in sorted(options) if k != "seed"}}
-    stale = [k for k in graded_by if saved and saved.get(k) != graded_by[k]]
-    meta.write_text(json.dumps({"seed": seed, "tests": str(Path(tests).resolve()),
-                                "submissions": str(src), **graded_by}, indent=2))
+    seed, stale = _batch_meta(out_p / "grading.json", seed, tests, src, options)
+    options["seed"] = seed
     t0, key = time.monotonic(), _batch_key(out_p)
     folders = result_folders(out_p, [s.name for s in subs])
     results, todo, changed = [], [], []
