@@ -402,7 +402,42 @@ def test_a_sandbox_that_cannot_start_is_a_grader_error(tmp_path, capsys):
     assert rc == 1 and "grader error (not the submission's fault)" in err and "could not start" in err
     data = json.loads((tmp_path / "out" / "results.json").read_text())
     assert data["extra_data"]["status"] == "grader error" and "sys.exit" not in json.dumps(data)
-    assert "problem on the grader's side" in data["output"] and len(data["tests"]) == 1  # the session stopped
+    assert "problem on the grader's side" in data["output"]
+    # the session stopped at test_a; test_b still counts its point (Gradescope counts a failed test's points)
+    assert [(t["name"], t["score"], t["max_score"], t["status"]) for t in data["tests"]] == [
+        ("A", 0.0, 2.0, "failed"), ("B", 0.0, 1.0, "failed")]
+    assert "the autograder stopped before this test" in data["tests"][1]["output"]
+    assert data["extra_data"]["max_score"] == 3.0
+
+
+def test_a_grader_error_counts_out_of_the_assignments_full_points(tmp_path):
+    """A grader error row is 0 out of the assignment's points in results.json, the result and the
+    gradebook (it was 0 / 0, so the submission dropped out of the denominator): whether the grader
+    failed before its child ran (no rows of its own: the tests are collected) or the child crashed
+    after collecting them (its rows so far)."""
+    from gradcheck.grading.runner import GRADER_ERROR, write_gradebook
+
+    sub = copy_submission(ASSIGN / "solution", tmp_path / "sub")
+    out = tmp_path / "out"
+    (out / "results.json").mkdir(parents=True)  # the grader's own failure: results.json cannot be replaced
+    before = grade_submission(sub, TESTS, out, unsafe_no_isolation=True)
+    assert (before.status, before.score, before.max_score) == (GRADER_ERROR, 0.0, TOTAL)
+    crash = tmp_path / "tests" / "test_crash.py"
+    crash.parent.mkdir()
+    crash.write_text(
+        "import os\nimport pytest\n\n@pytest.mark.points(2)\ndef test_a(student, grade):\n    'A'\n\n"
+        "@pytest.mark.points(5)\ndef test_b(student, grade):\n    'B'\n    os._exit(3)\n\n"
+        "def test_c(student, grade):\n    'C'\n")
+    after = grade_submission(sub, crash.parent, tmp_path / "crash", unsafe_no_isolation=True)
+    data = json.loads((tmp_path / "crash" / "results.json").read_text())
+    assert (after.status, after.score, after.max_score) == (GRADER_ERROR, 0.0, 8.0)
+    assert "pytest exit code 3" in data["output"] and data["extra_data"]["max_score"] == 8.0
+    assert [(t["name"], t["score"], t["max_score"], t["status"]) for t in data["tests"]] == [
+        ("A", 0.0, 2.0, "failed"), ("B", 0.0, 5.0, "failed"), ("C", 0.0, 1.0, "failed")]
+    assert all("problem on the grader's side" in t["output"] for t in data["tests"])
+    write_gradebook(tmp_path / "gradebook.csv", [before, after], seed=0)
+    rows = list(csv.DictReader((tmp_path / "gradebook.csv").open()))
+    assert [(r["score"], r["max_score"], r["status"]) for r in rows] == [("0", "28", GRADER_ERROR), ("0", "8", GRADER_ERROR)]
 
 
 def test_a_faulty_reference_is_reported_as_a_faulty_test_not_as_the_students(tmp_path, capsys):

@@ -515,7 +515,9 @@ def _row(e: dict) -> dict:
 def _write_results(config: pytest.Config, exitstatus: int | None) -> None:
     """Write the results JSON (``--grading-results``): at the end (``exitstatus``), and while the session
     runs (None: ``extra_data.complete`` false, a row per collected graded test, ``"status": "not run"``
-    until it finished), so that a grading stopped for time still knows every test and its points."""
+    until it finished), so that a grading stopped for time still knows every test and its points. At the
+    end, a collected test the session did not reach (stopped by a grader error) is a 0-point row out of
+    its points."""
     path, results = config.getoption("--grading-results"), config.stash.get(_RESULTS, None)
     if not path or results is None:
         return
@@ -526,7 +528,15 @@ def _write_results(config: pytest.Config, exitstatus: int | None) -> None:
                  {**_row({**_entry(i), "fraction": 0.0}), "status": "not run"} for i in partial.get("collected", [])]
         return _dump(path, {"score": 0.0, "tests": tests, "extra_data": {"grader": "gradcheck", "complete": False}})
     holder, grader_error = partial.get("holder"), partial.get("grader_error")
-    tests = [_row(e) for e in results.values()]
+    # a graded test the session stopped before (a grader error) still counts its points (Gradescope's rule)
+    unrun = ("Not graded: the autograder stopped before this test (a problem on the grader's side, not in "
+             "your submission). Course staff have the details." if grader_error else
+             "Not run: the grading session stopped before this test; score 0.")
+    collected = partial.get("collected", [])
+    ids = {i.nodeid for i in collected}
+    tests = [_row(results[i.nodeid]) if i.nodeid in results else
+             {**_row({**_entry(i), "fraction": 0.0}), "status": "failed", "output": unrun}
+             for i in collected] + [_row(e) for n, e in results.items() if n not in ids]
     total = round(sum(t["score"] for t in tests), 4)
     max_total = round(sum(t["max_score"] for t in tests), 4)
     notes = list(holder.notes) if holder is not None else []
