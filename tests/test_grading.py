@@ -292,6 +292,43 @@ def test_a_layers_py_in_a_dot_folder_or_behind_a_link_is_named_as_not_read(tmp_p
         _SandboxHolder(None, empty).require("layers.py")
 
 
+def test_a_link_to_a_folder_in_a_submission_gets_a_note_as_a_link_to_a_file_does(tmp_path):
+    """Before: a linked folder beside a layers.py that was read (helpers the student's code may import)
+    was skipped with no word in the results; a link to a file got its note."""
+    from gradcheck.grading.plugin import _SandboxHolder
+
+    sub = tmp_path / "erin"
+    sub.mkdir()
+    (sub / "layers.py").write_text((ASSIGN / "solution" / "layers.py").read_text())
+    (tmp_path / "shared").mkdir()
+    (tmp_path / "shared" / "util.py").write_text("X = 1\n")
+    (sub / "helpers").symlink_to(tmp_path / "shared", target_is_directory=True)
+    holder = _SandboxHolder(None, sub)
+    assert list(holder.files()) == ["layers.py"]
+    holder.require("layers.py")
+    assert holder.notes == ["`helpers/` was not read: it is a symbolic link to a folder (the autograder never "
+                            "follows links inside a submission); upload the files themselves."]
+
+
+def test_a_dot_file_is_named_among_what_the_submission_holds_but_is_not_read(tmp_path):
+    """Before: a submission of `.layers.py` was told 'found: no files at all'."""
+    from gradcheck.grading.checks import GradingFailure
+    from gradcheck.grading.plugin import _SandboxHolder
+
+    sub = tmp_path / "carol"
+    (sub / "hw").mkdir(parents=True)
+    (sub / ".layers.py").write_text("x = 1\n")
+    (sub / "hw" / ".helper.py").write_text("x = 1\n")
+    (sub / ".DS_Store").write_text("")  # not a .py file: not named
+    with pytest.raises(GradingFailure) as exc:
+        _SandboxHolder(None, sub).require("layers.py")
+    msg = str(exc.value)
+    assert msg.startswith("Your submission has no `layers.py` at its top level; found: no file the autograder "
+                          "reads. Not read: `.layers.py` (a file whose name starts with a dot: the autograder skips "
+                          "it); `hw/.helper.py` (a file whose name starts with a dot: the autograder skips it)."), msg
+    assert ".DS_Store" not in msg and "no files at all" not in msg and "Did you upload the right file" not in msg
+
+
 def test_single_or_batch_detection(tmp_path):
     assert is_single_submission(ASSIGN / "solution")
     assert not is_single_submission(ASSIGN / "mutants")

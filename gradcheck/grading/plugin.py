@@ -190,7 +190,11 @@ class _SandboxHolder:
             cut = next((i for i, n in enumerate(parts[:-1]) if not _visible(n)), None)
             if cut is not None and parts[cut] != "__pycache__":
                 hidden.setdefault("/".join(parts[:cut + 1]), []).append(f)
-        not_read = []
+        # a .py file named with a dot (skipped), in a folder that is read
+        dotted = [f for f in files if f.lower().endswith(".py") and not _visible(f.rsplit("/", 1)[-1])
+                  and all(_visible(n) for n in f.split("/")[:-1])]
+        similar += [f for f in dotted if f.rsplit("/", 1)[-1].lstrip(".").lower() == base]
+        not_read = [f"`{f}` (a file whose name starts with a dot: the autograder skips it)" for f in dotted[:12]]
         for folder, inside in hidden.items():
             match = [f for f in inside if f.rsplit("/", 1)[-1].lower() == base]
             similar += match
@@ -229,6 +233,8 @@ class _SandboxHolder:
             dirnames[:] = sorted(d for d in dirnames if d[:1] != "." and d != "__pycache__")
             for d in [d for d in dirnames if os.path.islink(os.path.join(dirpath, d))]:
                 self.refused[rel_dir + d] = "a symbolic link to a folder"
+                self._note(f"`{rel_dir + d}/` was not read: it is a symbolic link to a folder (the autograder never "
+                           f"follows links inside a submission); upload the files themselves.")
                 dirnames.remove(d)
             for f in sorted(f for f in filenames if not f.startswith(".") and f.endswith(".py")):
                 rel, path = rel_dir + f, os.path.join(dirpath, f)
