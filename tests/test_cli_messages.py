@@ -1,6 +1,6 @@
-"""Defects a new-user test of `gradcheck check|zoo|train` found: each usage mistake is exit 2 with a
-message naming the option (never a traceback), the sandbox blames the student only for the student's
-code, dtypes and losses are recognised, misleading diagnoses and wordings are fixed.
+"""The messages of `gradcheck check|zoo|train` (first found wrong by a new-user test): each usage mistake
+is exit 2 with a message naming the option (never a traceback), the sandbox blames the student only for
+the student's code, dtypes and losses are recognised, misleading diagnoses and wordings are fixed.
 
 `gradcheck.cli.main` runs in this process (the student's code still runs in a sandbox process);
 usage errors return before any sandbox starts, so most of these tests take milliseconds.

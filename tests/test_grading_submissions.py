@@ -1,8 +1,8 @@
-"""Defects a new-user test of `gradcheck grade` found: `gradcheck check` warns about an import the
-grader's sandbox cannot satisfy (one statement of what the grader provides, checked against a real
-sandbox); a symlinked or dangling submission folder gets exactly one gradebook row under its own name;
-property points come only with correct values; a submission too slow as a whole is scored, not a
-grader error.
+"""What `gradcheck grade` makes of a submission (first found wrong by a new-user test): `gradcheck check`
+warns about an import the grader's sandbox cannot satisfy (one statement of what the grader provides,
+checked against a real sandbox); a symlinked or dangling submission folder gets exactly one gradebook
+row under its own name; property points come only with correct values; a submission too slow as a whole
+is scored, not a grader error.
 """
 
 import csv

@@ -1,6 +1,7 @@
-"""False PASSes a new-user tester found in `gradcheck check` (session 6): gradients below the
-absolute tolerance (D10), scalar parameters in attribute style (D5), a loss that writes into
-y_pred or its cache (D3), parameters of sub-layers and parameters built in the first forward (D4).
+"""False PASSes of `gradcheck check` (first found by a new-user tester, session 6): gradients below the
+absolute tolerance (D10), number parameters in attribute style and in a params dict (D5), a loss that
+writes into y_pred or its cache (D3), parameters of sub-layers and parameters built in the first
+forward (D4).
 
 Each case is the tester's repro, run through the installed console script as the tester did, or
 in process through ``check_layer``.
