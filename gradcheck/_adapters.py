@@ -545,7 +545,7 @@ class Adapted:
         ``l1``'s ``W`` (its attribute, or its ``params['W']`` when its gradient is ``grads['W']``)."""
         path, _, key = name.rpartition(".")
         owner = self.children[path] if path else self.obj
-        kind = "dict" if path and self.pairs.get(name, "").startswith("grads[") and \
+        kind = "dict" if self.pairs.get(name, "").startswith("grads[") and \
             isinstance(getattr(owner, "params", None), dict) else "attr"
         return owner, kind, key
 
@@ -556,8 +556,11 @@ class Adapted:
     def _sync(self):
         """Set each number parameter from its buffer, in its own type (a float stays a float)."""
         for k in self._live:
-            owner, _, key = self._where(k)
-            setattr(owner, key, self._types[k](self._scalars[k]))
+            owner, kind, key = self._where(k)
+            if kind == "dict":
+                owner.params[key] = self._types[k](self._scalars[k])
+            else:
+                setattr(owner, key, self._types[k](self._scalars[k]))
 
     @property
     def params(self):
@@ -887,8 +890,14 @@ def adapt(obj, inputs=None, training=True):
     built = (_try(_lazy_build, obj, inputs, _training_kw(obj.forward, False, mk)) or []) if inputs is not None else []
     arrays, children = _float_arrays(obj), dict(sublayers(obj))
     if isinstance(getattr(obj, "params", None), dict):
-        info.update(protocol="manualprop", text="manualprop (params/grads dicts)" + _built(built, obj.params) + tail,
+        # params = {"alpha": 0.25}: number parameters (a 0-d buffer each, set in params), as self.alpha is
+        numbers = [k for k, v in list(obj.params.items())[:MAX_PROBED * 4] if isinstance(k, str) and _is_number(v)]
+        shown = "".join(f"; params[{k!r}] a number, set in params" for k in numbers)
+        info.update(protocol="manualprop", text=f"manualprop (params/grads dicts{shown})" + _built(built, obj.params)
+                    + tail,
                     unseen=_unseen(obj, inputs, kw, arrays, children))
+        if numbers:
+            return _wrap(obj, {k: f"grads[{k!r}]" for k in obj.params}), info
         return (obj if tr else _wrap(obj, {}, own=True)), info  # a wrapper passes training= as train= etc.
     numbers = _float_numbers(obj)  # self.alpha = 0.25: a parameter if backward sets self.dalpha
     cand, sub_pairs, sub_numbers = _sub_candidates(children)
@@ -936,7 +945,8 @@ def _sub_candidates(children):
         p = getattr(c, "params", None)
         if isinstance(p, dict):
             pairs.update({f"{name}.{k}": f"grads[{k!r}]" for k, v in list(p.items())[:MAX_PROBED]
-                          if isinstance(k, str) and isinstance(v, np.ndarray) and v.dtype.kind == "f" and v.size})
+                          if isinstance(k, str) and (isinstance(v, np.ndarray) and v.dtype.kind == "f" and v.size
+                                                     or _is_number(v))})
         else:
             cand += [f"{name}.{k}" for k in _float_arrays(c)]
             numbers += [f"{name}.{k}" for k in _float_numbers(c)]

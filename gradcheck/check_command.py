@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from . import _validation as V
+from .config import mode_word
 from .errors import EXIT_MISMATCH, EXIT_PASS, EXIT_STUDENT, UsageError
 
 __all__ = ["run_check", "build_reference", "use_color", "colorize"]
@@ -79,14 +80,14 @@ def run_check(args, layer, label: str, init: dict[str, Any], shape) -> int:
         from .student_tape import StudentTape
 
         twin = StudentTape(layer)
-    jac_lines, jac_ok, jac_fig = [], True, None
+    jac_lines, jac_ok, jac_figs = [], True, []
     if jac and twin is None:
         raise UsageError(_no_twin_jacobian(cname, twin_note))
     diag = diagnose_layer(layer, shape, mode=args.mode, method=args.method, seed=args.seed, rtol=args.rtol,
                           atol=args.atol, eps=args.eps, twin=twin, reference=reference, name=cname,
                           training=getattr(args, "training", "auto"))
     if jac and diag.error is None:  # after the check, which holds a random forward (its note says how)
-        jac_lines, jac_ok, jac_fig = _jacobian(args, layer, twin, shape, cname, diag)
+        jac_lines, jac_ok, jac_figs = _jacobian(args, layer, twin, shape, cname, diag)
     if args.twin and twin is None:  # not "add --twin": it was given
         for d in [diag, *diag.other_modes]:  # every mode checked (BatchNorm: eval and training)
             if d.result is not None:
@@ -106,12 +107,12 @@ def run_check(args, layer, label: str, init: dict[str, Any], shape) -> int:
     for line in lines:
         print(V.wrap(line))
     print()
-    return _report(args, layer, diag, cname, color, (jac_lines, jac_ok, jac_fig), unchecked)
+    return _report(args, layer, diag, cname, color, (jac_lines, jac_ok, jac_figs), unchecked)
 
 
 def _report(args, layer, diag, cname: str, color: bool, jacobian, unchecked) -> int:
     """The table, notes, plots, JSON and verdict of :func:`run_check`; returns the exit code."""
-    jac_lines, jac_ok, jac_fig = jacobian
+    jac_lines, jac_ok, jac_figs = jacobian
     res = diag.result
     if res is not None:
         print(colorize(res.table(), color))
@@ -121,7 +122,7 @@ def _report(args, layer, diag, cname: str, color: bool, jacobian, unchecked) -> 
         print(V.wrap(line))
     _save(args, lambda: ([] if res is None else _figures(res, cname, [
         t for t in res.failing_tensors if t in res.gradients.get("numerical", {})]))
-        + ([(lambda: jac_fig, f"{cname}-jacobian.png")] if jac_fig is not None else []),
+        + [(lambda f=f: f, name) for f, name in jac_figs],
         lambda: {**diag.to_dict(), "protocol": getattr(layer, "protocol", None)})
     errs = [f for f in diag.findings if f.severity == "error"]
     if diag.error is not None and not any(f.code not in ("student-code", "wrong-shape", "non-finite") for f in errs):
@@ -332,9 +333,29 @@ def _no_twin_jacobian(cname: str, twin_note: str) -> str:
 
 
 def _jacobian(args, layer, twin, shape, cname, diag):
-    """Tape vs numerical Jacobian of a small layer in eval mode: (report lines, passed, figure or None).
+    """Tape vs numerical Jacobian of a small layer in every mode the check ran: (report lines, passed,
+    figures ``[(figure, file name)]``).
 
-    Taken after the check ``diag``: a random forward is held fixed the same way
+    One Jacobian per mode checked (eval, training, or both, as the table's rows), each line and
+    figure named by its mode; see :func:`_jacobian_in_mode`.
+    """
+    X = V.layer_inputs(tuple(shape), np.random.default_rng([args.seed, 3]), cname)[0]
+    lines, ok, figs = [], True, []
+    for d in [diag, *diag.other_modes]:
+        if d.error is not None:  # this mode's check stopped: the table and notes say why
+            continue
+        m_lines, m_ok, fig = _jacobian_in_mode(args, layer, twin, X, cname, d)
+        lines, ok = lines + m_lines, ok and m_ok
+        if fig is not None:
+            figs.append((fig, f"{cname}-jacobian-{mode_word(bool(d.training))}.png"))
+    return lines, ok, figs
+
+
+def _jacobian_in_mode(args, layer, twin, X, cname, d):
+    """Tape vs numerical Jacobian of a small layer in the mode of the check ``d``: (report lines,
+    passed, figure or None).
+
+    Taken after the check: a random forward is held fixed the same way
     (:func:`gradcheck.diagnose.held_forward`); the autoprop twin, which draws its own mask, is then
     not compared (``--tape``'s tape runs the layer's own forward, with the draws held: compared).
     """
@@ -342,46 +363,46 @@ def _jacobian(args, layer, twin, shape, cname, diag):
     from .diagnose import held_forward
     from .numerical import DEFAULT_EPS, numerical_jacobian
 
-    X = V.layer_inputs(tuple(shape), np.random.default_rng([args.seed, 3]), cname)[0]
-    proxy, held = held_forward(layer, [X], cname)
+    training = bool(d.training)
+    mode = mode_word(training)
+    proxy, held = held_forward(layer, [X], cname, training=training)
     if proxy is None:
-        return ["jacobian dY/dX: not compared: the forward is random and its draws could not be held "
-                "(see the structural checks)"], True, None
-    Y = np.asarray(proxy.forward(X), dtype=np.float64)
+        return [f"jacobian dY/dX in {mode} mode: not compared: the forward is random and its draws could not "
+                "be held (see the structural checks)"], True, None
+    Y = np.asarray(proxy.forward(X, training=training), dtype=np.float64)
     if Y.size > JACOBIAN_MAX:
         raise UsageError(f"--jacobian is for small layers: Y has {Y.size} elements, at most {JACOBIAN_MAX} "
                          "are allowed; use a smaller --input-shape.")
-    # random in eval mode: seen now, or held already by the check of eval mode (of any mode if eval was not run)
-    checked = [d for d in [diag, *diag.other_modes] if not d.training] or [diag, *diag.other_modes]
-    if (held or any(d.held for d in checked)) and not getattr(twin, "same_draws", False):
-        return ["jacobian dY/dX: not compared: the forward is random in eval mode and the autoprop twin draws "
-                "its own mask, which gradcheck cannot make the same as yours (--tape takes the Jacobian of "
-                "your own forward, with the draws held)"], True, None
+    if (held or d.held) and not getattr(twin, "same_draws", False):
+        return [f"jacobian dY/dX in {mode} mode: not compared: the forward is random in {mode} mode and the "
+                "autoprop twin draws its own mask, which gradcheck cannot make the same as yours (--tape takes "
+                "the Jacobian of your own forward, with the draws held)"], True, None
     if hasattr(twin, "jacobian"):
         from .sources import TapeUnavailable
 
         try:
-            Jt, how = twin.jacobian(X)
+            Jt, how = twin.jacobian(X, training=training)
         except TapeUnavailable as exc:  # as without --jacobian: the other checks still run
-            return [f"jacobian dY/dX: not compared: {exc}"], True, None
+            return [f"jacobian dY/dX in {mode} mode: not compared: {exc}"], True, None
     else:
         from .plots import tape_jacobian
 
-        Jt, how = tape_jacobian(lambda x: twin(x, training=False), X)
+        Jt, how = tape_jacobian(lambda x: twin(x, training=training), X)
     eps = DEFAULT_EPS if args.eps is None else args.eps
     many = getattr(proxy, "forward_many", None)  # a sandboxed layer: one round trip per 256 forwards
-    Jn = numerical_jacobian(proxy.forward, X, eps, forward_many=many if callable(many) else None)
+    Jn = numerical_jacobian(lambda x: proxy.forward(x, training=training), X, eps,
+                            forward_many=(lambda xs: many(xs, training=training)) if callable(many) else None)
     atol = args.atol if args.atol is not None else default_atol(np.abs(Y).max(initial=0.0), 1.0, eps)
     c = compare(Jt, Jn, "tape-vs-numerical", rtol=args.rtol, atol=atol)
     r, q = np.unravel_index(int(np.argmax(np.abs(Jt - Jn))), Jt.shape) if Jt.size else (0, 0)
-    lines = [f"jacobian dY/dX ({Jt.shape[0]} x {Jt.shape[1]}): tape ({how}) vs central differences: max relative "
-             f"error {c.max_rel_error:.1e}, max |difference| {c.max_abs_error:.1e} (at Y[{int(r)}] / X[{int(q)}] "
-             f"flattened): {'ok' if c.passed else 'FAIL'}"]
+    lines = [f"jacobian dY/dX in {mode} mode ({Jt.shape[0]} x {Jt.shape[1]}): tape ({how}) vs central "
+             f"differences: max relative error {c.max_rel_error:.1e}, max |difference| {c.max_abs_error:.1e} "
+             f"(at Y[{int(r)}] / X[{int(q)}] flattened): {'ok' if c.passed else 'FAIL'}"]
     fig = None
     if args.plots:
         from .plots import plot_jacobian
 
-        fig = plot_jacobian(None, None, X, title=cname, tape=(Jt, how), numerical=Jn)
+        fig = plot_jacobian(None, None, X, title=f"{cname} ({mode} mode)", tape=(Jt, how), numerical=Jn)
     return lines, c.passed, fig
 
 
