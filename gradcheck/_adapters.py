@@ -440,6 +440,28 @@ class Adapted:
         r = self.obj.backward(dY)
         return tuple(_copy(v) for v in r) if isinstance(r, tuple) else _copy(r)
 
+    def __deepcopy__(self, memo):
+        """A deep copy whose views are views again: ``copy.deepcopy`` gives a view of ``W`` (``self.Wx``) its
+        own memory, which perturbing the copy's ``W`` would not move; each is made a view of the copy's ``W``
+        again (the same elements), where its positions in ``W`` are a strided pattern (they are for slices
+        and transposes)."""
+        new = type(self).__new__(type(self))
+        memo[id(self)] = new
+        new.__dict__.update(copy.deepcopy(self.__dict__, memo))
+        for k, ms in new._aliases.items():
+            rep = new._param(k)
+            if not isinstance(rep, np.ndarray) or not any(pos is not None for _, pos, _ in ms):
+                continue
+            if not rep.flags.c_contiguous:
+                rep = np.ascontiguousarray(rep)
+                new._set(k, rep)
+            for i, (m, pos, _) in enumerate(ms):
+                view = _strided(rep, pos) if pos is not None else None
+                if view is not None:
+                    new._set(m, view)
+                    ms[i] = (m, pos, view)
+        return new
+
     def __getattr__(self, name):  # the student's own attributes (in_features, fix_mask, ...)
         if name == "obj":
             raise AttributeError(name)
@@ -746,6 +768,22 @@ def _box(rep, a):
     return ", ".join(parts)
 
 
+def _strided(rep, pos):
+    """A view of C-contiguous ``rep`` whose elements are those at flat ``positions`` (shaped like the view),
+    or None when they are no strided pattern."""
+    if pos.size == 0:
+        return None
+    first = int(pos.flat[0])
+    steps = [int(pos[tuple(1 if j == ax else 0 for j in range(pos.ndim))]) - first if n > 1 else 0
+             for ax, n in enumerate(pos.shape)]
+    if first + sum(s * (n - 1) for s, n in zip(steps, pos.shape) if s < 0) < 0 or \
+            first + sum(s * (n - 1) for s, n in zip(steps, pos.shape) if s > 0) >= rep.size:
+        return None  # not inside rep: no strided pattern
+    view = np.lib.stride_tricks.as_strided(rep.reshape(-1)[first:], shape=pos.shape,
+                                           strides=[s * rep.itemsize for s in steps])
+    return view if np.array_equal(_positions(rep, view), pos) else None
+
+
 def _aliases(named, checked):
     """Arrays that share memory, so that a shared parameter is checked once, as PyTorch's
     ``named_parameters()`` lists it once (under its first name).
@@ -770,7 +808,7 @@ def _aliases(named, checked):
         g.sort(key=list(checked).index)
         rep = next((r for r in g if all(_inside(arrays[m], arrays[r]) for m in g)), None)
         if rep is None:
-            raise AdapterError(f"{', '.join(g)} share part of their memory, but none of them holds the others: "
+            raise AdapterError(f"{_names(g)} share part of their memory, but none of them holds the others: "
                                "the gradient of the memory they share cannot be formed from theirs. Keep one "
                                "parameter array and take the others as views of it (W[:D], W.T), or give each "
                                f"its own array (np.array(...), a copy). {expected()}")
