@@ -735,7 +735,7 @@ def _addresses(a):
 
 def _inside(a, b):
     """Whether every element of array ``a`` lies in the memory of ``b`` (same dtype): a view of it, or ``b``."""
-    return a.dtype == b.dtype and bool(np.isin(_addresses(a), _addresses(b)).all())
+    return a.dtype == b.dtype and np.may_share_memory(a, b) and bool(np.isin(_addresses(a), _addresses(b)).all())
 
 
 def _overlap(a, b):
