@@ -876,12 +876,7 @@ def adapt(obj, inputs=None, training=True):
         pairs = _try(_grad_attrs, obj, inputs, kw, used, children) or {}
     pairs = _in_order({**pairs, **sub_pairs}, children)
     info["unchecked"] = [w for w in (used or []) if w not in pairs and w not in numbers and w not in sub_numbers]
-    named = {n: _value(obj, children, n, pairs) for n in [*pairs, *info["unchecked"]]}
-    tied, views = _aliases(named, list(pairs))  # enc.W is dec.W; self.Wx = self.W[:D]: one parameter
-    shared = {m: rep for rep, ms in tied.items() for m, _ in ms}
-    tied = {rep: [(m, pairs[m], pos) for m, pos in ms] for rep, ms in tied.items()}
-    pairs = {w: g for w, g in pairs.items() if w not in shared}
-    info["unchecked"] = [w for w in info["unchecked"] if w not in views]
+    pairs, tied, views, named = _one_per_memory(obj, children, pairs, info)  # enc.W is dec.W; self.Wx = self.W[:D]
     top = {w: g for w, g in pairs.items() if "." not in w}
     if top:
         shown = ", ".join(f"{w}/{g}" + (" (a number, set as the attribute)" if w in numbers else "")
@@ -899,19 +894,38 @@ def adapt(obj, inputs=None, training=True):
     else:
         info.update(protocol="plain", text="a class with forward/backward and no parameters")
     info["text"] += (_children_text(children, pairs, ": " if pairs and not top else "; sub-layers ", info["unchecked"],
-                                    shared) + _built(built, pairs) + _alias_text(tied, views, named, pairs))
-    if tied:  # the report names the gradients summed into each (enc.W: dec.W)
-        info["tied"] = [f"{rep}:{', '.join(m for m, _, _ in ms)}" for rep, ms in tied.items()]
-    blocks = [f"{u}={over[0]}[{b}]" for u, over in views.items() if len(over) == 1 and over[0] in pairs
-              and (b := _box(named[over[0]], named[u]))]
-    if blocks:  # Wh=W[5:8]: the report names the block where a checked gradient is wrong
-        info["views"] = blocks
+                                    {m: rep for rep, ms in tied.items() for m, _, _ in ms}) + _built(built, pairs)
+                     + _alias_text(tied, views, named, pairs))
     if used is None and inputs is not None:
         info["text"] += (" (found without running forward: on the probe input it raised or gave two different "
                          "outputs)")
-    views = {r: [(u, _positions(named[r], named[u])) for u, over in views.items() if over == [r]]
-             for r in pairs if any(over == [r] for over in views.values())}
-    return _wrap(obj, pairs, tied=tied, views=views), info
+    return _wrap(obj, pairs, tied=tied, views=_views_info(info, tied, views, named, pairs)), info
+
+
+def _one_per_memory(obj, children, pairs, info):
+    """Parameters that share memory as one (:func:`_aliases`): ``(pairs without the tied ones, tied {enc.W:
+    [(dec.W, its gradient attribute, positions)]}, views {Wx: [W]}, {name: array})``; ``info['unchecked']``
+    loses the arrays inside checked parameters' memory (views) and those inside a larger unchecked one."""
+    named = {n: _value(obj, children, n, pairs) for n in [*pairs, *info["unchecked"]]}
+    tied, views = _aliases(named, list(pairs))
+    shared = {m for ms in tied.values() for m, _ in ms}
+    tied = {rep: [(m, pairs[m], pos) for m, pos in ms] for rep, ms in tied.items()}
+    info["unchecked"] = [w for w in info["unchecked"] if w not in views]
+    return {w: g for w, g in pairs.items() if w not in shared}, tied, views, named
+
+
+def _views_info(info, tied, views, named, pairs):
+    """``info['tied']`` (``["enc.W:dec.W"]``: the report names the gradients summed into each) and
+    ``info['views']`` (``["Wh=W[5:8]"]``: it names the block where a checked gradient is wrong); returns
+    :class:`Adapted`'s ``views``: ``{W: [(Wx, positions)]}`` for the views of one checked parameter."""
+    if tied:
+        info["tied"] = [f"{rep}:{', '.join(m for m, _, _ in ms)}" for rep, ms in tied.items()]
+    blocks = [f"{u}={over[0]}[{b}]" for u, over in views.items() if len(over) == 1 and over[0] in pairs
+              and (b := _box(named[over[0]], named[u]))]
+    if blocks:
+        info["views"] = blocks
+    return {r: [(u, _positions(named[r], named[u])) for u, over in views.items() if over == [r]]
+            for r in pairs if any(over == [r] for over in views.values())}
 
 
 def _value(obj, children, name, pairs):
