@@ -747,22 +747,25 @@ def _positions(rep, a):
     if a is rep or (a.shape == rep.shape and a.strides == rep.strides and
                     a.__array_interface__["data"][0] == rep.__array_interface__["data"][0]):
         return None
+    if rep.flags.c_contiguous:  # an element's flat index is its offset from the first, in items
+        return ((_addresses(a) - rep.__array_interface__["data"][0]) // rep.itemsize).reshape(a.shape)
     ar = _addresses(rep)
     order = np.argsort(ar, kind="stable")
     return order[np.searchsorted(ar[order], _addresses(a))].reshape(a.shape)
 
 
-def _box(rep, a):
-    """The block of ``rep`` that its view ``a`` is, as slices (``"5:8"``, ``":, 0:2"``); "" when ``a`` is all of
-    ``rep`` or no rectangular block of it (a strided view)."""
-    pos = _positions(rep, a) if rep.ndim else None
-    if pos is None:
+def _box(shape, pos):
+    """The block of an array of ``shape`` that a view at flat positions ``pos`` (:func:`_positions`) is, as
+    slices (``"5:8"``, ``":, 0:2"``); "" when it is all of the array or no rectangular block of it."""
+    if pos is None or not shape:
         return ""
-    idx = np.unravel_index(np.unique(pos), rep.shape)
+    seen = np.zeros(int(np.prod(shape)), dtype=bool)
+    seen[pos.ravel()] = True
+    idx = np.unravel_index(pos.ravel(), shape)
     lo, hi = [int(i.min()) for i in idx], [int(i.max()) + 1 for i in idx]
-    if int(np.prod(np.subtract(hi, lo))) != idx[0].size or (lo, hi) == ([0] * rep.ndim, list(rep.shape)):
+    if int(np.prod(np.subtract(hi, lo))) != int(seen.sum()) or (lo, hi) == ([0] * len(shape), list(shape)):
         return ""
-    parts = [":" if (lo_, hi_) == (0, n) else f"{lo_}:{hi_}" for lo_, hi_, n in zip(lo, hi, rep.shape)]
+    parts = [":" if (lo_, hi_) == (0, n) else f"{lo_}:{hi_}" for lo_, hi_, n in zip(lo, hi, shape)]
     while parts[-1] == ":":
         parts.pop()
     return ", ".join(parts)
@@ -920,12 +923,12 @@ def _views_info(info, tied, views, named, pairs):
     :class:`Adapted`'s ``views``: ``{W: [(Wx, positions)]}`` for the views of one checked parameter."""
     if tied:
         info["tied"] = [f"{rep}:{', '.join(m for m, _, _ in ms)}" for rep, ms in tied.items()]
-    blocks = [f"{u}={over[0]}[{b}]" for u, over in views.items() if len(over) == 1 and over[0] in pairs
-              and (b := _box(named[over[0]], named[u]))]
+    out = {r: [(u, _positions(named[r], named[u])) for u, over in views.items() if over == [r]]
+           for r in pairs if any(over == [r] for over in views.values())}
+    blocks = [f"{u}={r}[{b}]" for r, us in out.items() for u, pos in us if (b := _box(named[r].shape, pos))]
     if blocks:
         info["views"] = blocks
-    return {r: [(u, _positions(named[r], named[u])) for u, over in views.items() if over == [r]]
-            for r in pairs if any(over == [r] for over in views.values())}
+    return out
 
 
 def _value(obj, children, name, pairs):
