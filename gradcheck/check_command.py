@@ -163,6 +163,8 @@ def _report(args, layer, diag, cname: str, color: bool, jacobian, unchecked) -> 
         print(colorize(f"\nFAIL: {cname}: {_wrong_what(diag)}.", color))
     if diag.error is None or str(diag.error) not in said or diag.error.exit_code == EXIT_MISMATCH:
         print(colorize(V.wrap("diagnosis: " + said), color))
+    for line in shared_memory_lines(getattr(layer, "protocol", None) or {}, res):
+        print(colorize(V.wrap(line), color))
     if diag.error is not None:
         if diag.error.exit_code != EXIT_MISMATCH:  # the diagnosis above has said a wrong result already
             print(V.wrap(f"gradcheck: the checked code failed (exit {diag.error.exit_code}): {diag.error}"),
@@ -171,6 +173,57 @@ def _report(args, layer, diag, cname: str, color: bool, jacobian, unchecked) -> 
     if any(f.code == "student-code" for f in errs):
         return EXIT_STUDENT
     return EXIT_MISMATCH
+
+
+def shared_memory_lines(info: dict[str, Any], res) -> list[str]:
+    """Notes on failing parameters that share memory (:func:`gradcheck._adapters.adapt`'s ``tied`` and
+    ``views``): a summed gradient that is k times the numerical one (each of the k arrays' gradients holds the
+    total, which an optimizer stepping each would apply k times), and mismatches that all lie in the block
+    of the parameter that forward reads through one view (``self.Wh = self.W[5:8]``)."""
+    if res is None:
+        return []
+    from .compare import close
+
+    out, failing = [], set(res.failing_tensors)
+    man, num = res.gradients.get("manual", {}), res.gradients.get("numerical", {})
+
+    def pair(t):
+        m, n = man.get(t), num.get(t)
+        ok = t in failing and m is not None and n is not None and np.shape(m) == np.shape(n)
+        return (np.asarray(m, dtype=np.float64), np.asarray(n, dtype=np.float64)) if ok else (None, None)
+    for entry in info.get("tied") or []:
+        rep, _, rest = str(entry).partition(":")
+        names = [rep, *(x.strip() for x in rest.split(",") if x.strip())]
+        m, n = pair("d" + rep)
+        k, known = len(names), None if n is None else np.isfinite(n)
+        if m is None or not known.any() or not close(m[known], k * n[known], res.rtol, res.atol_of("d" + rep)):
+            continue
+        times = "twice" if k == 2 else f"{k} times"
+        out.append(f"note: d{rep} is the sum of the gradients backward stored for {', '.join(names[:-1])} and "
+                   f"{names[-1]}, one array, and it is {k} times the numerical gradient: each of them holds "
+                   f"the total, so an optimizer that steps {'both' if k == 2 else 'each'} applies it {times}. "
+                   "Store in each only its own use's part (as the sub-layer's backward computes it alone); "
+                   "their sum is the total.")
+    for entry in info.get("views") or []:
+        hit = re.fullmatch(r"(.+)=(.+)\[([0-9:, ]+)\]", str(entry))
+        m, n = pair("d" + hit.group(2)) if hit else (None, None)
+        if m is None:
+            continue
+        view, rep, box = hit.groups()
+        block = np.zeros(m.shape, dtype=bool)
+        block[tuple(slice(*(int(v) for v in p.split(":"))) if p.strip() != ":" else slice(None)
+                    for p in box.split(","))] = True
+        diff, atol = np.abs(m - n), res.atol_of("d" + rep)
+        bad = np.isfinite(n) & (diff > atol) & (diff > res.rtol * (np.abs(m) + np.abs(n)))
+        if not bad.any() or (bad & ~block).any():
+            continue
+        c = float(np.median(m[block & bad] / n[block & bad])) if np.all(n[block & bad]) else 0.0
+        factor = f"; there it is {c:.3g} times the correct one" if c and close(m[block], c * n[block], res.rtol,
+                                                                            atol) else ""
+        out.append(f"note: every mismatching element of d{rep} ({int(bad.sum())} of {int(block.sum())} in the "
+                   f"block) lies in {rep}[{box}], the block forward reads as {view} (a view of {rep}): the part "
+                   f"of backward that computes {view}'s gradient is wrong{factor}.")
+    return out
 
 
 def _twin(args, obj, kind: str, init):
