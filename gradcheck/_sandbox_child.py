@@ -474,8 +474,9 @@ class Child:
         AD.on_step = self.enter  # the probe's forward and backward calls
         try:  # the adapter's probe runs student code: its own failures are the check's to report
             obj, info = AD.adapt(obj, req.get("probe")) if req.get("kind") == "layer" else (obj, {})
-        except AD.AdapterError as exc:
-            return self.reply(False, {"stage": "protocol", "message": str(exc)})
+        except AD.AdapterError as exc:  # UnreadableError: a result gradcheck cannot read, a usage error
+            return self.reply(False, {"stage": "usage" if isinstance(exc, AD.UnreadableError) else "protocol",
+                                      "message": str(exc)})
         except BaseException as exc:  # noqa: BLE001 - SystemExit, KeyboardInterrupt from the probed forward/backward
             return self.fail(exc, "probe", step=self.step)
         finally:

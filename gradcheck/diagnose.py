@@ -120,12 +120,11 @@ DIAGNOSES: dict[str, Record] = {
                                   "layers[{i}] ({cls}): {why}", lesson="07-sequential.md"),
     "numerical-noise": Record(
         "numerical gradient unreliable", "{t} differs from the numerical gradient by at most "
-        "{err:.3g}, within the numerical estimate's own uncertainty here (the same differences "
-        "with the step doubled or halved move by {unc:.3g} there): at this input the numerical "
-        "gradient cannot tell a bug from its own noise, so no bug is named",
-        "for a reliable estimate use --method richardson (method='richardson' in Python: a larger "
-        "step, O(h^4) truncation), or an input where forward keeps its digits (no large offset "
-        "cancelled inside); where the true gradient is 0, an --atol above the noise decides", _NUM),
+        "{err:.3g}, within the numerical estimate's own uncertainty here (the same differences with "
+        "the step doubled or halved move by {unc:.3g} there): at this input the numerical gradient "
+        "cannot tell a bug from its own noise, so no bug is named", "for a reliable estimate use {remedy}"
+        "an input where forward keeps its digits (no large offset cancelled inside); where the true "
+        "gradient is 0, an --atol above the noise decides", _NUM),
     # bug signatures
     "transposed": Record("transposed gradient", "{t} is transposed: {how}", "{fix}", _LIN),
     "flipped-kernel": Record(
@@ -1387,7 +1386,8 @@ def _tensor_signature(L: _Layer, t, m, n, c, res: CheckResult) -> Finding:
     noise = within_noise(m, n, lambda e: L.numer([key], eps=e, method=res.method)[key],
                          res.eps, res.rtol, res.atol_of(t))
     if noise is not None:  # a mismatch the numerical gradient cannot resolve: no bug is named
-        return _find("numerical-noise", t, err=noise[0], unc=noise[1])
+        return _find("numerical-noise", t, err=noise[0], unc=noise[1], remedy="" if res.method == "richardson" else
+                     "--method richardson (method='richardson' in Python: a larger step, O(h^4) truncation), or ")
     m0, n0, own = m, n, res.atol_of(t)
     # compared at its own scale (every entry below the floor): the signatures' tolerances are for
     if 0 < own < ATOL_FLOOR:  # gradients of order 1

@@ -677,7 +677,7 @@ class Sandbox:
                 *self.notes), reason="import", output=self.output)
         if cls is None:  # import_file
             return None
-        if not ok and stage == "init" and meta.get("message"):  # _adapters.check_init: a key it cannot take
+        if not ok and stage in ("init", "usage") and meta.get("message"):  # a key it cannot take, a result unread
             raise UsageError(f"{file}::{cls}: {_clean(meta.get('message'), 1500)}")
         if not ok and stage in ("class", "protocol"):  # gradcheck/_adapters.py explains what it found and expects
             text = _clean(meta.get("message"), 1500)
@@ -751,7 +751,8 @@ class Sandbox:
             hint = "Submissions may only compute with numpy; files, processes and the network are off limits."
         elif e.get("type") == "TypeError" and "training" in msg:
             hint = "The protocol is forward(X, training=False): forward must accept a training keyword."
-        return SandboxError(paragraph(f"{call} raised {e.get('type', 'an exception')}: {msg}{at}.", expected, hint),
+        said = f"{call} raised {e.get('type', 'an exception')}: {msg}{at}"
+        return SandboxError(paragraph(said + ("" if said.endswith(".") else "."), expected, hint),
                             reason="exception", output=self.output)
 
     def close(self) -> None:

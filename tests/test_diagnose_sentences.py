@@ -1,5 +1,5 @@
-"""The session-6 new-user tester's report: diagnosis sentences that named the wrong bug (or a right
-one in the wrong words), and the check command's misleading messages. Each repro fails before its fix."""
+"""Diagnosis sentences that named the wrong bug (or a right one in the wrong words), and the check
+command's misleading messages (the session-6 new-user tester's report). Each repro fails before its fix."""
 
 from pathlib import Path
 
