@@ -182,7 +182,7 @@ def test_a_marker_behind_comment_characters_is_refused_in_a_notebook_and_a_pytho
     py = tmp_path / "sol.py"
     py.write_text(SOLVED_F + "\n\ndef g():\n    pass\n" + block, encoding="utf-8")
     for path, where in ((nb, "cell 1 (id c1), line 2:"),
-                        (py, "the code from line 7 (lines counted from there), line 3:")):
+                        (py, "the file, line 9:")):
         assert main(["assignment", "release", str(path), "--out", str(tmp_path / "out")]) == 2
         err = " ".join(capsys.readouterr().err.split())
         assert f"{path}: {where}" in err and "looks like a marker" in err, err
