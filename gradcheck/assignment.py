@@ -15,7 +15,13 @@ UsageError. Every other cell is copied unchanged (metadata, ids); outputs,
 execution counts, the notebook's widget state and attachments no released text names are cleared.
 A misspelt, nested or unbalanced marker, or one behind comment characters or other text
 (``# ### BEGIN HIDDEN TESTS``, which nbgrader would read as a marker), is a UsageError (exit 2)
-naming the cell and line, so no solution leaks. Notebooks need ``nbformat``
+naming the cell and line (a lesson's or Python file's own line), so no solution leaks. So is a student
+version that repeats a solution block's code (or a whole solution cell's) outside the solutions
+(:func:`_copied`: white space and comments ignored, one line may differ; a planted-bug file made from
+the answer): the block and the student version's lines are named. There is no marker to allow it: put
+the copy in a solution block too (it is released with the solutions) or change it. A cell that held a
+solution or hidden tests keeps only the metadata Jupyter and the conventions read (:data:`_CELL_KEYS`).
+Notebooks need ``nbformat``
 (``pip install 'backprop-lab[notebooks]'``).
 """
 
@@ -760,7 +766,9 @@ def release(source: str | os.PathLike, out_dir: str | os.PathLike) -> ReleaseRep
     UsageError
         ``source`` missing or not a notebook (``.ipynb``, valid by nbformat's schema: what is invalid is
         named), Markdown lesson (``.md``) or Python file (``.py``),
-        no solution block in it, a bad marker, or ``out_dir`` would overwrite ``source``.
+        no solution block in it, a bad marker, a student version that repeats a solution block's code
+        outside the solution blocks (:func:`_refuse_copies`: the block and the lines named), or ``out_dir``
+        would overwrite ``source``.
     """
     src = Path(source)
     if not src.is_file():
@@ -838,7 +846,11 @@ removed; in Markdown (a lesson's text, a notebook's Markdown or raw cell) a solu
 '<!-- BEGIN SOLUTION -->' ... '<!-- END SOLUTION -->' (inline or on lines of their own) become
 'YOUR ANSWER HERE'. A solution cell (nbgrader's metadata "solution": true, the tag "solution",
 the exercise2 extension's "solution2": "hidden") with no block is replaced whole; metadata that
-says solution in another form is refused. Outputs, widget state and attachments only a solution named are cleared. In a
+says solution in another form is refused; a solution cell keeps only Jupyter's own metadata and the conventions'
+keys. A student version that repeats a solution block's code outside the solution blocks (white space and
+comments ignored, one line may differ: a planted-bug file made from the answer) is refused, the block and the
+lines named: put the copy in a solution block too (released with the solutions) or change it.
+Outputs, widget state and attachments only a solution named are cleared. In a
 Python file each top-level def or class is numbered as one exercise, and a '<!-- BEGIN SOLUTION -->'
 region (a jupytext Markdown cell's comment, a docstring) becomes 'YOUR ANSWER HERE'. Writes DIR/<name of
 SOURCE>; never overwrites SOURCE."""
@@ -853,7 +865,8 @@ exit codes:
   0  the student version(s) written
   2  usage error: SOURCE missing or not a (valid) notebook, lesson or Python file, no solution block, a misspelt, nested
      or unclosed marker or one behind comment characters ('# ### BEGIN HIDDEN TESTS'; cell and line named),
-     cell metadata that says solution in a form not read for sure, or --out would overwrite SOURCE
+     cell metadata that says solution in a form not read for sure, a solution block's code repeated outside
+     the solution blocks (block and lines named), or --out would overwrite SOURCE
 
 Write outside notebooks/ and lessons/: the test suite runs every notebook and lesson there,
 and a student version stops at its first exercise.
