@@ -725,7 +725,8 @@ def _refuse_copies(src: Path, regions: list[_Region], released: list[_Released])
                          f"{len(region.lines)} lines) reappear{'s' * ('lines ' not in region.where)} "
                          f"in the student version at {_spans(at)}")
     if leaks:
-        raise UsageError(f"{src}: {'; '.join(leaks)} (white space and comments ignored, one line may differ), "
+        raise UsageError(f"{src}: {'; '.join(leaks)} (white space, comments and lines under "
+                         f"{_TRIVIAL_CHARS} characters such as 'return dX' ignored; one line may differ), "
                          f"outside any solution block, so the student version would give that solution away. "
                          f"Put the copy inside a solution block too (it is then released with the solutions), "
                          f"or change it so that it no longer repeats the solution.")
