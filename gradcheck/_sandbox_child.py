@@ -635,13 +635,9 @@ class Child:
                 self.fail(exc, "grader")
                 continue
             payload, packer = None, Packer(self.np)
-            try:
-                fn = OPS.get(op) if isinstance(op, str) else None
-                if fn is None:
-                    self.reply(False, {"stage": "protocol"},
-                               error={"type": "ValueError", "message": f"unknown op {op!r}"})
-                else:
-                    fn(self, req, packer) if op == "load" else fn(self, self.objects[req["id"]], req, packer)
+            try:  # the parent sends only the ops of OPS
+                fn = OPS[op]
+                fn(self, req, packer) if op == "load" else fn(self, self.objects[req["id"]], req, packer)
             except BaseException as exc:  # noqa: BLE001 - e.g. MemoryError while packing a reply
                 packer = req = None
                 self.fail(exc, "child")  # "where" empty: not student code
@@ -683,8 +679,8 @@ def main():
     drop_privileges(cfg)
     out = open(cfg["fd_out"], "wb", closefd=False)
 
-    def send(head, payload=b"", streams=("stdout", "stderr")):
-        for name in streams:  # the submission's prints reach the parent before the reply
+    def send(head, payload=b""):
+        for name in ("stdout", "stderr", "__stdout__", "__stderr__"):  # prints before the reply
             try:
                 getattr(sys, name).flush()
             except BaseException:  # noqa: BLE001 - a stream replaced or closed by the submission
@@ -708,8 +704,8 @@ def main():
     install_guards(cfg)
 
     def reply(ok, meta=None, packer=None, error=None):
-        send({"ok": ok, "meta": meta or {}, **({"error": error} if error is not None else {})},
-             packer.payload() if packer else b"", ("stdout", "stderr", "__stdout__", "__stderr__"))
+        error = {} if error is None else {"error": error}
+        send({"ok": ok, "meta": meta or {}, **error}, packer.payload() if packer else b"")
     reply(True, {"ready": True})  # no submitted code has run yet
     # progress: a frame without "ok", the parent notes the step and keeps waiting for the reply
     Child(np, AD, cfg["workdir"], reply, lambda step: send({"progress": step})).serve(cfg["fd_in"])
