@@ -367,6 +367,14 @@ def _spying(ap, tape, srcs, workdir, escapes, fn, *args, **kw):
             setattr(cls, m, orig)
 
 
+def _quiet(fn, *args, **kwargs):
+    """``fn(*args, **kwargs)``, or None if it raised (a student's object this cannot read)."""
+    try:
+        return fn(*args, **kwargs)
+    except BaseException:  # noqa: BLE001
+        return None
+
+
 def _training(req):
     return {} if req.get("training") is None else {"training": req["training"]}
 
@@ -525,10 +533,7 @@ class Child:
     def op_backward(self, obj, req, packer):
         args = [req["dY"]] if req.get("dY") is not None else []
         before = [a.copy() for a in args]  # a backward that writes into dY: sent back, so the parent sees it
-        try:
-            guard = self.AD.cache_guard(obj)  # one that writes into its cache (a layer's or a loss's): refused
-        except BaseException:  # noqa: BLE001 - a student's object this cannot read: nothing watched
-            guard = None
+        guard = _quiet(self.AD.cache_guard, obj)  # a write into its cache is refused
         try:
             if req.get("count_forward"):  # a staff policy: the count is data for the parent to judge
                 ret, calls = counting_calls(_forward_codes(self.AD, obj), obj.backward, *args)
@@ -538,10 +543,7 @@ class Child:
             return self.fail(exc)
         written = [describe(self.np, packer, a) for a, b in zip(args, before)
                    if a.shape == b.shape and not self.np.array_equal(a, b, equal_nan=True)]
-        try:
-            cache_written = guard() if guard is not None else None
-        except BaseException:  # noqa: BLE001
-            cache_written = None
+        cache_written = _quiet(guard) if guard is not None else None
         self.reply(True, {"value": describe(self.np, packer, ret), "forward_calls": calls,
                           "cache_written": cache_written,
                           "dY_written": written[0] if written else None,
@@ -611,11 +613,8 @@ class Child:
         except BaseException as exc:  # noqa: BLE001
             self.fail(exc, "tape")
         finally:
-            own.update(saved)
-            try:  # leave a numpy cache behind for a later backward
-                obj.forward(*[np.array(x, copy=True) for x in req["inputs"]], **_training(req))
-            except BaseException:  # noqa: BLE001
-                pass
+            own.update(saved)  # and a numpy cache left behind for a later backward
+            _quiet(obj.forward, *[np.array(x, copy=True) for x in req["inputs"]], **_training(req))
 
     def serve(self, fd_in):
         """Answer requests until the end of input."""
@@ -636,8 +635,8 @@ class Child:
                 continue
             payload, packer = None, Packer(self.np)
             try:  # the parent sends only the ops of OPS
-                fn = OPS[op]
-                fn(self, req, packer) if op == "load" else fn(self, self.objects[req["id"]], req, packer)
+                args = (req, packer) if op == "load" else (self.objects[req["id"]], req, packer)
+                OPS[op](self, *args)
             except BaseException as exc:  # noqa: BLE001 - e.g. MemoryError while packing a reply
                 packer = req = None
                 self.fail(exc, "child")  # "where" empty: not student code

