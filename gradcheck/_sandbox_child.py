@@ -367,10 +367,10 @@ def _spying(ap, tape, srcs, workdir, escapes, fn, *args, **kw):
             setattr(cls, m, orig)
 
 
-def _quiet(fn, *args, **kwargs):
-    """``fn(*args, **kwargs)``, or None if it raised (a student's object this cannot read)."""
+def _quiet(fn, *args):
+    """``fn(*args)``, or None if it raised (a student's object this cannot read)."""
     try:
-        return fn(*args, **kwargs)
+        return fn(*args)
     except BaseException:  # noqa: BLE001
         return None
 
@@ -614,7 +614,8 @@ class Child:
             self.fail(exc, "tape")
         finally:
             own.update(saved)  # and a numpy cache left behind for a later backward
-            _quiet(obj.forward, *[np.array(x, copy=True) for x in req["inputs"]], **_training(req))
+            fresh = [np.array(x, copy=True) for x in req["inputs"]]
+            _quiet(lambda: obj.forward(*fresh, **_training(req)))
 
     def serve(self, fd_in):
         """Answer requests until the end of input."""

@@ -179,11 +179,8 @@ def _clean_strings(obj: Any, markdown: bool, limit: int = 2000) -> Any:
 
 def _value_to_array(desc: Any, *, owner: str, tensor: str, produced_by: str, allow_none: bool = False,
                     allow_scalar: bool = False) -> np.ndarray | None:
-    """Turn a described return value into an ndarray, or raise a one-paragraph error.
-
-    Outputs and gradients must be floating point: an integer or boolean array is refused
-    like a complex or object one (a loss value, ``allow_scalar``, may be an integer).
-    """
+    """A described return value as an ndarray, or a one-paragraph error: outputs and gradients are
+    floating point (a loss value, ``allow_scalar``, may be an integer)."""
     kind = desc.get("kind") if isinstance(desc, dict) else None
     if kind == "array" and desc["array"].dtype.kind in "biu" and not allow_scalar:
         raise dtype_error(owner, produced_by, tensor, desc["array"].dtype)
@@ -409,11 +406,8 @@ class Sandbox:
         self._await_ready()
 
     def _await_ready(self) -> None:
-        """Wait for the child's "ready": its limits are set and no submitted code has run before it.
-
-        A child that dies or hangs here failed on the grader's side (interpreter, numpy, limits
-        such as a ``memory_mb`` too small to load them): reason ``"start"``.
-        """
+        """Wait for the child's "ready" (limits set, no submitted code run): a failure here is the
+        grader's setup (interpreter, numpy, a ``memory_mb`` too small for them), reason "start"."""
         what, deadline = "starting the sandbox", time.monotonic() + max(self.timeout, 30.0)
         try:
             ok, meta, _ = self._reply(deadline, what)
@@ -826,9 +820,8 @@ def _names(names: Sequence[str], n: int) -> list[str]:
 
 
 def _input_written(owner: str, meta: dict, names: Sequence[str], what: str = "a layer") -> None:
-    """InputModifiedError (a wrong result, exit 1) when the child's forward reply says an input
-    (``names[i]``) was written into: the caller's array changed (the sentence of
-    :func:`gradcheck.sources.manual_forward`)."""
+    """InputModifiedError (exit 1) when the forward reply says an input (``names[i]``) was written
+    into, in the words of :func:`gradcheck.sources.manual_forward`."""
     mutated = [i for i in meta.get("mutated") or [] if isinstance(i, int) and 0 <= i < len(names)]
     if mutated:
         from .errors import InputModifiedError
