@@ -5,13 +5,14 @@ A native crash, a forward or a loss's backward that returns None, a loss that re
 called wrongly: each must end with the error that names it, never a silent result.
 """
 
+import os
 import textwrap
 
 import numpy as np
 import pytest
 
 from gradcheck.errors import GradientShapeError, ProtocolError, UsageError
-from gradcheck.sandbox import Sandbox, SandboxError
+from gradcheck.sandbox import Sandbox, SandboxError, sibling_files
 
 LINEAR = """
 import numpy as np
@@ -128,3 +129,20 @@ def test_a_function_pair_is_not_a_loss(tmp_path):
     """
     with sandbox(tmp_path, source) as sb, pytest.raises(UsageError, match="a loss is a class"):
         sb.load_loss("student.py", "affine")
+
+
+def test_a_hostile_sandbox_copies_regular_files_only(tmp_path):
+    (tmp_path / "student.py").write_text("x = 1\n")
+    (tmp_path / "folder").mkdir()
+    os.mkfifo(tmp_path / "pipe")  # opening it to copy would wait for a writer
+    files = {"student.py": str(tmp_path / "student.py"), "folder.py": str(tmp_path / "folder"),
+             "pipe.py": str(tmp_path / "pipe")}
+    with Sandbox(files=files, hostile=True, timeout=5) as sb:
+        sb.import_file("student.py")
+        notes = sb.notes
+    assert notes == [f"{name} was not copied into the sandbox: it is not a regular file (a folder, "
+                     "a device or a pipe)." for name in ("folder.py", "pipe.py")]
+    with pytest.raises(UsageError, match="missing.py' does not exist"):
+        Sandbox(files={"x.py": str(tmp_path / "missing.py")}, hostile=True)
+    with pytest.raises(UsageError, match="is not a file"):
+        sibling_files(str(tmp_path / "folder"))
