@@ -542,7 +542,7 @@ class Sandbox:
             return
         for stop in (lambda: os.killpg(self._proc.pid, signal.SIGKILL), self._proc.kill,
                      lambda: self._proc.wait(timeout=5.0)):
-            with contextlib.suppress(OSError, subprocess.TimeoutExpired):  # ProcessLookupError
+            with contextlib.suppress(OSError, subprocess.TimeoutExpired):  # gone, or not ours
                 stop()
         self._drain()
 
