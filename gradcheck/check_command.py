@@ -158,7 +158,7 @@ def _report(args, layer, diag, cname: str, color: bool, jacobian, unchecked) -> 
     prefix = f"FAIL: {diag.name}: "
     said = sentence[len(prefix):] if sentence.startswith(prefix) else sentence
     failing = res is not None and res.failing_tensors
-    if diag.error is not None and diag.error.exit_code == EXIT_MISMATCH and not failing:
+    if not failing and (diag.error is None or diag.error.exit_code == EXIT_MISMATCH):
         # a wrong result (shape, dtype, NaN) the diagnosis explains: one FAIL line, exit 1
         print(colorize(f"\nFAIL: {cname}: {_wrong_what(diag)}.", color))
     if diag.error is None or str(diag.error) not in said or diag.error.exit_code == EXIT_MISMATCH:

@@ -1630,6 +1630,9 @@ def _diagnose_mode(layer, X, owner, training, twin, reference, localize, upstrea
                 res.twin_note = RANDOM_TWIN
             if random_ref:
                 res.notes.append(RANDOM_REFERENCE)
+            if res.failing_tensors:  # wrong at the check's input: the other-input probe's premise
+                diag.findings = [f for f in diag.findings if not (  # ("right at the check's input") is false
+                    f.code == "stale-cache" and "right at the first input the layer saw" in f.message)]
             if not res.passed:
                 G = None if upstream is None else np.array(upstream, dtype=np.float64)
                 L = _Layer(proxy, inputs, probes.names, V.layer_params(proxy, res.name), training,
@@ -1961,9 +1964,9 @@ class _Probes:
         fwd, agree = _f64(self.proxy, self.training), []
         shapes = {"d" + k: p.shape for k, p in self.params.items()}
         shapes |= {"d" + n: x.shape for n, x in zip(self.names, self.inputs)}
-        try:
-            for xs in [self.inputs, self.others(), self.others()]:
-                if len(agree) > 1 and agree[-1]:
+        try:  # the check's input, two others, then the check's input again (state, or the input?)
+            for xs in [self.inputs, self.others(), self.others(), self.inputs]:
+                if len(agree) > 1 and agree[-1] or len(agree) == 3 and agree != [True, False, False]:
                     break
                 got = self.step(self.proxy, [xs], G)[1]
                 if set(got) != {"d" + k.lstrip("@") for k in group} or any(
@@ -1980,9 +1983,16 @@ class _Probes:
             if _remote(self.layer) and self.layer.sandbox._dead:
                 raise  # a timeout or a crash: reported as what stopped the check
             return
-        if agree == [True, False, False]:
+        if agree == [True, False, False, False]:  # wrong at the first input too, once others ran
             self.find("stale-cache", how="is right at the first input the layer saw but wrong at "
-                      "another one: it uses state kept from an earlier call")
+                      "another one, and at the first input again after it: it uses state kept from "
+                      "an earlier call")
+        elif agree == [True, False, False, True]:  # right again at the first: kept, or the input
+            self.find("stale-cache", how="is right at the first input the layer saw but wrong at "
+                      "another one (and right again at the first): it keeps that first input (a class "
+                      "attribute, a global, a cache set only on the first call), or the bug shows for "
+                      "some input values only (a threshold, a saturation shortcut, a kink handled "
+                      "otherwise than in forward)")
 
 
 # --------------------------------------------------------------------------- check_vjp
