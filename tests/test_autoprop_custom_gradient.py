@@ -147,6 +147,11 @@ def test_none_is_no_gradient_as_tensorflow():
                                   [0.0, 0.0])
     np.testing.assert_array_equal(tape.gradient(z, a).numpy(), [2.0, 4.0])  # only a * a
     assert tape.gradient(z, a).numpy().dtype == np.float64
+    assert tape.explain(y, a).endswith(
+        "so the gradient is not None (it may be zero, e.g. at a kink or where a mask is 0) "
+        "unless a custom_gradient's grad_fn returned None ('no gradient') for it: the paths "
+        "pass custom_gradient(f)."
+    )
 
 
 def test_another_real_dtype_is_cast_to_the_inputs_a_complex_one_is_refused():
