@@ -25,11 +25,16 @@ def flat_variables(named_layers) -> dict:
     }
 
 
+_TRACKABLE = (Variable, list, tuple, dict)  # and Layer (added below, once it exists)
+
+
 def _tracked(obj):
     """``(path, item)`` for every :class:`Layer` and :class:`Variable` held in ``obj``'s
     attributes (other than its own ``variables``), directly or inside lists, tuples and
-    dicts (nested), in attribute assignment order (``vars(obj)`` keeps it); each object
-    once. ``path`` is the dotted name, ``"l1"``, ``"blocks.0"``, ``"heads.q"``."""
+    dicts (nested), in attribute assignment order (``Layer.__setattr__`` notes the names
+    of the attributes that may hold them; their current values are walked, so a list
+    appended to later is seen); each object once. ``path`` is the dotted name, ``"l1"``,
+    ``"blocks.0"``, ``"heads.q"``."""
     seen = {id(obj)}
 
     def walk(path, value):
@@ -44,9 +49,10 @@ def _tracked(obj):
             for k, x in value.items():
                 yield from walk(f"{path}.{k}", x)
 
-    for name, value in vars(obj).items():
-        if name not in ("variables", "_variables"):
-            yield from walk(name, value)
+    attrs = obj.__dict__
+    for name in attrs.get("_tracked_names", ()):
+        if name in attrs:
+            yield from walk(name, attrs[name])
 
 
 def _layers_within(layer):
@@ -106,8 +112,15 @@ class Layer:
         spec = self.manual_class(*args, **kwargs)
         for k, v in vars(spec).items():  # hyperparameters and state (running statistics, rng)
             if k not in ("params", "grads", "cache"):
-                setattr(self, k, v)
+                # manualprop's objects hold no autoprop Layer or Variable: not tracked
+                object.__setattr__(self, k, v)
         self.variables = {k: Variable(v, name=k) for k, v in spec.params.items()}
+
+    def __setattr__(self, name, value):
+        if isinstance(value, _TRACKABLE) and name not in ("variables", "_variables"):
+            names = self.__dict__.setdefault("_tracked_names", {})
+            names[name] = None  # a dict: assignment order, each name once
+        object.__setattr__(self, name, value)
 
     def __call__(self, x, training=False):
         return self.call(x, training=training)
@@ -146,23 +159,35 @@ class Layer:
         """Every Variable of the layer, once each: its own ``variables`` first, then
         those of the sub-layers and Variables assigned as attributes (directly or in
         lists, tuples and dicts), in assignment order, as ``keras.Model`` tracks them."""
-        out, seen = [], set()
+        out, seen, visiting = [], set(), {id(self)}
 
-        def add(layer, visiting):
+        def add_value(value):  # the hot path of every train_step: no generators
+            if isinstance(value, Variable):
+                if id(value) not in seen:
+                    seen.add(id(value))
+                    out.append(value)
+            elif isinstance(value, Layer):
+                if id(value) not in visiting:  # a cycle is walked once
+                    visiting.add(id(value))
+                    add_layer(value)
+            elif isinstance(value, (list, tuple)):
+                for x in value:
+                    add_value(x)
+            elif isinstance(value, dict):
+                for x in value.values():
+                    add_value(x)
+
+        def add_layer(layer):
             for v in layer.variables.values():
                 if id(v) not in seen:
                     seen.add(id(v))
                     out.append(v)
-            for _, item in _tracked(layer):
-                if isinstance(item, Variable):
-                    if id(item) not in seen:
-                        seen.add(id(item))
-                        out.append(item)
-                elif id(item) not in visiting:  # a sub-layer (a cycle is walked once)
-                    visiting.add(id(item))
-                    add(item, visiting)
+            attrs = layer.__dict__
+            for name in attrs.get("_tracked_names", ()):
+                if name in attrs:
+                    add_value(attrs[name])
 
-        add(self, {id(self)})
+        add_layer(self)
         return out
 
     @property
@@ -198,6 +223,9 @@ class Layer:
         value = x._value if isinstance(x, Tensor) else x
         check_array(value, Where(self, "__call__", "autoprop.layers."), "x", **spec)
         return x if isinstance(x, Tensor) else Tensor(x)
+
+
+_TRACKABLE += (Layer,)
 
 
 class Model(Layer):
