@@ -156,3 +156,22 @@ def test_constructors_show_their_parameters():
                                   Linear.manual_class(3, 2, rng=0).params["W"])
     with pytest.raises(TypeError):
         Linear(3)
+
+
+def _zoo_layers():
+    import autoprop.layers as apl
+    from gradcheck.zoo import ENTRIES
+
+    rng = np.random.default_rng(0)
+    return [(e.label, e.make(apl, rng)) for e in ENTRIES if hasattr(apl, e.name)]
+
+
+@pytest.mark.parametrize("label,layer", _zoo_layers(), ids=lambda x: x if isinstance(x, str) else "")
+def test_every_layer_can_be_frozen_and_unfrozen(label, layer):
+    everything = list(layer.variables.values())
+    assert layer.trainable_variables == everything  # nothing frozen by default
+    layer.trainable = False
+    assert layer.trainable_variables == [] and layer.non_trainable_variables == everything
+    assert all(not v.trainable for v in everything)
+    layer.trainable = True
+    assert layer.trainable_variables == everything and layer.trainable
