@@ -74,9 +74,13 @@ def _twin_init(cls):
     def __init__(self, *args, **kwargs):
         Layer.__init__(self, *args, **kwargs)
 
-    manual_init = cls.manual_class.__init__
-    __init__.__signature__ = inspect.signature(manual_init)
-    __init__.__doc__ = manual_init.__doc__ or cls.manual_class.__doc__
+    manual = cls.manual_class
+    __init__.__signature__ = inspect.signature(manual.__init__)
+    __init__.__doc__ = (  # not manual's own text: its examples are manualprop's doctests
+        f"Build the twin of {manual.__module__}.{manual.__qualname__} from the same "
+        "arguments: its constructor checks them and, for the same rng, makes the same "
+        "initial parameters (as Variables)."
+    )
     __init__.__qualname__ = f"{cls.__qualname__}.__init__"
     __init__.__module__ = cls.__module__
     __init__._twin_init = True
