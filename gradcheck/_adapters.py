@@ -11,11 +11,15 @@ to check); (3) **CS231n pair** ``NAME_forward(x, w, ..., **init) -> (out, cache)
 an input; for a loss, a **CS231n loss function** ``NAME(x, y) -> (loss, dx)``. "Used by forward"
 is measured: each float array attribute is changed for one forward (:func:`_used_arrays`); buffers
 forward overwrites (``out=self._Y``) and caches do not change ``Y``. Every returned array is a copy.
+A layer with several outputs (``(next_h, next_c, cache)``; a class's ``(h, c)``), whose backward takes
+one upstream gradient each, is presented as one output by :class:`Outputs`, for either protocol.
 """
 
+import ast
 import contextlib
 import copy
 import inspect
+import textwrap
 
 import numpy as np
 
@@ -37,6 +41,11 @@ on_step = None
 
 class AdapterError(TypeError):
     """The object follows none of :data:`PROTOCOLS`, or follows one ambiguously."""
+
+
+class UnreadableError(AdapterError):
+    """The student's forward returned something gradcheck cannot read as its protocol's result: a usage
+    error (exit 2), not a failure of the code."""
 
 
 class InitError(AdapterError):
@@ -220,16 +229,24 @@ class FunctionPair:
         self.keyword_names = tuple(self._kwargs)
         self._cache, self._n, self._xs = None, 0, ()
         self.class_name = fwd.__name__.split("_forward")[0]
+        self.outputs = None  # an Outputs: forward returns (out_1, ..., out_k, cache), read as one output
 
     def forward(self, *xs, training=None):  # noqa: ARG002 - no training argument: a mode lives in --init
         self.call_keywords = copy.deepcopy(self._kwargs)
-        res = self.student_forward(*xs, **self.call_keywords)
-        if not (isinstance(res, tuple) and len(res) == 2):
-            raise AdapterError(f"{self.student_forward.__name__} must return (out, cache); got "
-                               f"{type(res).__name__}{'' if not isinstance(res, tuple) else f' of {len(res)}'}.")
-        out, self._cache = res
+        out, self._cache = self._read(self.student_forward(*xs, **self.call_keywords))
         self._n, self._xs = len(xs), xs
         return _copy(out)
+
+    def _read(self, res):
+        """``(out, cache)`` of forward's result ``res``; ``(out_1, ..., out_k, cache)`` with a backward taking
+        ``(dout_1, ..., dout_k, cache)`` is read as one output (:class:`Outputs`). UnreadableError otherwise."""
+        if self.outputs is None and not (isinstance(res, tuple) and len(res) == 2):
+            self.outputs = several_outputs(res, self.student_backward, self.student_forward, cached=True)
+        if self.outputs is not None:
+            return self.outputs.join(res[:-1] if isinstance(res, tuple) else res), res[-1]
+        if not (isinstance(res, tuple) and len(res) == 2):
+            raise UnreadableError(unreadable(self.student_forward, self.student_backward, res))
+        return res
 
     def backward(self, dY):
         f, b = self.student_forward.__name__, self.student_backward.__name__
@@ -239,7 +256,7 @@ class FunctionPair:
             raise AdapterError(f"{f} returned cache None, so {b}(dout, cache) would get cache=None: return what "
                                f"{b} needs as the cache (e.g. cache = (x, w, b)); a backward reads its cache, not "
                                "module globals or other state left by the last forward")
-        g = self.student_backward(dY, self._cache)
+        g = self.student_backward(*(self.outputs.split(dY) if self.outputs else (dY,)), self._cache)
         if isinstance(g, dict):
             raise AdapterError(
                 f"{b} returned a dict (keys {', '.join(map(str, g)) or 'none'}): return a tuple with one "
@@ -270,6 +287,176 @@ def pair(fwd, bwd, init):
                                               for n in names] + [P("training", P.KEYWORD_ONLY, default=None)])
     name = fwd.__name__.split("_forward")[0]
     return type(name, (FunctionPair,), {"forward": forward, "__module__": __name__})(fwd, bwd, init)
+
+
+# --------------------------------------------------------------------------- several outputs
+
+
+class Outputs:
+    """A forward with k >= 2 outputs presented as one output ``Y``, for both protocols (the check pipeline
+    checks one output; ``L = sum(Y * G)`` is the sum of each output's ``sum(out_j * G_j)``).
+
+    Outputs of one shape are stacked, ``Y[j]`` is output j; else each is flattened and the k are
+    concatenated. :meth:`split` cuts the upstream gradient ``dY`` back into the k gradients the
+    student's backward takes, as views of ``dY`` (so a backward that writes into one is still seen
+    writing into ``dY``). ``names``: from forward's return statement (:func:`_return_names`).
+    """
+
+    def __init__(self, names, outs):
+        self.names, self.shapes = list(names), [np.shape(o) for o in outs]
+        self.stacked = len(set(self.shapes)) == 1
+
+    def join(self, outs):
+        """``Y`` of the k outputs ``outs`` (their shapes kept for :meth:`split`); AdapterError when they are
+        not k, or no longer share a shape when the first forward's did."""
+        outs = tuple(outs) if isinstance(outs, (tuple, list)) else (outs,)
+        shapes = [np.shape(o) for o in outs]
+        if len(outs) != len(self.names) or (self.stacked and len(set(shapes)) > 1):
+            raise AdapterError(f"forward returned {len(outs)} outputs of shapes {', '.join(map(str, shapes))}; "
+                               f"its first call returned {len(self.names)} ({self._shown()}).")
+        self.shapes = shapes
+        return np.stack(outs) if self.stacked else np.concatenate([np.reshape(o, -1) for o in outs])
+
+    def split(self, dY):
+        """The k upstream gradients in ``dY`` (the gradient of :meth:`join`'s last ``Y``), views of it."""
+        k, sizes = len(self.names), [int(np.prod(s, dtype=np.int64)) for s in self.shapes]
+        want = f"({k}, ...)" if self.stacked else f"({sum(sizes)},)"
+        if np.ndim(dY) < 1 or (np.shape(dY)[0] != k if self.stacked else np.shape(dY) != (sum(sizes),)):
+            raise AdapterError(f"dY has shape {np.shape(dY)}; the {k} outputs joined as one are {want}.")
+        if self.stacked:
+            return tuple(dY[j] for j in range(k))
+        ends = np.cumsum(sizes)
+        return tuple(dY[e - n:e].reshape(s) for s, n, e in zip(self.shapes, sizes, ends))
+
+    def _shown(self):
+        return ", ".join(f"{n} {tuple(s)}" for n, s in zip(self.names, self.shapes))
+
+    def text(self):
+        """The header's account: ``2 outputs (h (3, 4), c (3, 4)) checked as one stacked Y (2, 3, 4) ...``."""
+        k = len(self.names)
+        if self.stacked:
+            ds = ", ".join(f"dY[{j}]" for j in range(k)) if k <= 4 else f"dY[0], ..., dY[{k - 1}]"
+            how = f"one stacked Y {(k, *self.shapes[0])} (Y[j] is output j, in this order); backward gets {ds}"
+        else:
+            how = (f"one Y ({sum(int(np.prod(s, dtype=np.int64)) for s in self.shapes)},), each flattened and "
+                   "concatenated in this order; backward gets dY cut back into their shapes")
+        return f"{k} outputs ({self._shown()}) checked as {how}"
+
+    def attach(self, obj):
+        """Switch ``obj`` to a subclass of its class (same name) whose ``forward`` returns :meth:`join` of its
+        outputs and whose ``backward(dY)`` calls the class's with :meth:`split` (dY). This object is kept in
+        ``obj.__dict__`` (a deep copy of ``obj`` gets its own, with its own last shapes)."""
+        cls = type(obj)
+
+        def forward(self_, *xs, **kw):
+            return self_.__dict__["_gradcheck_outputs"].join(cls.forward(self_, *xs, **kw))
+
+        def backward(self_, dY, *rest, **kw):
+            return cls.backward(self_, *self_.__dict__["_gradcheck_outputs"].split(dY), *rest, **kw)
+        P = inspect.Parameter
+        with contextlib.suppress(TypeError, ValueError):  # the student's forward signature: inputs, training
+            forward.__signature__ = inspect.signature(cls.forward)
+        backward.__signature__ = inspect.Signature([P("self", P.POSITIONAL_OR_KEYWORD), P("dY", P.POSITIONAL_OR_KEYWORD)])
+        sub = type(cls.__name__, (cls,), {"forward": forward, "backward": backward, "__module__": cls.__module__,
+                                          "__qualname__": cls.__qualname__})
+        try:
+            obj.__dict__["_gradcheck_outputs"] = self
+            obj.__class__ = sub
+        except (AttributeError, TypeError) as exc:  # __slots__ & co.: the class cannot be extended
+            raise UnreadableError(f"{cls.__name__}.forward returns {len(self.names)} outputs, but gradcheck cannot "
+                                  f"wrap this class to check them as one ({exc})") from None
+
+
+def _takes(fn, n):
+    """Whether ``fn`` takes exactly ``n`` positional arguments without defaults (or ``*args`` and at most ``n``)."""
+    ps = _params(fn)
+    if ps is None:
+        return False
+    required = sum(1 for p in ps.values() if p.kind in _POSITIONAL and p.default is p.empty)
+    return required == n or (required <= n and any(p.kind == p.VAR_POSITIONAL for p in ps.values()))
+
+
+def _return_names(fn, n, k):
+    """The variable names of the first ``k`` of the ``n`` items in forward's ``return h, c`` (``return next_h,
+    next_c, cache``), or None: every return statement of ``fn`` itself (not of a function inside it) with
+    ``n`` items must name them alike, with plain names."""
+    try:
+        tree = ast.parse(textwrap.dedent(inspect.getsource(fn)))
+    except (OSError, TypeError, SyntaxError, IndentationError):
+        return None
+    found, todo = set(), list(ast.iter_child_nodes(tree.body[0])) if tree.body else []
+    while todo:
+        node = todo.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            continue
+        if isinstance(node, ast.Return) and isinstance(node.value, ast.Tuple) and len(node.value.elts) == n:
+            found.add(tuple(e.id if isinstance(e, ast.Name) else None for e in node.value.elts[:k]))
+        todo.extend(ast.iter_child_nodes(node))
+    names = list(found.pop()) if len(found) == 1 else [None]
+    return names if None not in names and len(set(names)) == k else None
+
+
+def several_outputs(res, backward, forward, cached=False):
+    """:class:`Outputs` when ``res`` (forward's result) is k >= 2 float arrays (then the cache, if ``cached``:
+    a CS231n pair) and ``backward`` takes k upstream gradients (then the cache); else None.
+
+    A class whose forward returns ``(out, cache)`` by mistake and whose backward takes ``dY`` alone is
+    not read as two outputs (its check says Y is a tuple).
+    """
+    outs = (res[:-1] if cached else res) if isinstance(res, tuple) else ()
+    if len(outs) < 2 or not all(isinstance(o, np.ndarray) and o.dtype.kind == "f" for o in outs):
+        return None
+    if not _takes(backward, len(outs) + cached):
+        return None
+    return Outputs(_return_names(forward, len(res), len(outs)) or [f"out{j}" for j in range(len(outs))], outs)
+
+
+def unreadable(forward, backward, res):
+    """The usage error's message for a pair whose forward result ``res`` is neither ``(out, cache)`` nor
+    k outputs and the cache that ``backward`` takes."""
+    def kind(v):
+        return f"{type(v).__name__} {np.shape(v)}" if isinstance(v, np.ndarray) else type(v).__name__
+    got = (f"a tuple of {len(res)} ({', '.join(kind(v) for v in res[:8])})" if isinstance(res, tuple)
+           else kind(res))
+    try:
+        b = f"{backward.__name__}{inspect.signature(backward)}"
+    except (TypeError, ValueError):
+        b = backward.__name__
+    return (f"gradcheck cannot read what {forward.__name__} returned: {got}, with {b}. It reads a CS231n "
+            f"forward's result as (out, cache) for {backward.__name__}(dout, cache), or, for k outputs, as "
+            f"(out_1, ..., out_k, cache) when the backward takes (dout_1, ..., dout_k, cache), each out a float "
+            "array.")
+
+
+def _pair_outputs(obj, inputs):
+    """Read a pair's forward result once on the probe inputs (:meth:`FunctionPair._read`): it finds several
+    outputs for the header, and an unreadable result is a usage error at load (UnreadableError). A forward
+    that raises is left for the check to report; numpy's global generator is restored after."""
+    state = np.random.get_state()
+    _step("forward")  # a forward that hangs or exits here is named as the probe's
+    try:
+        res = obj.student_forward(*[np.array(x, copy=True) for x in inputs], **copy.deepcopy(obj._kwargs))
+    except Exception:  # noqa: BLE001 - student code; the check calls it again and reports
+        return
+    finally:
+        np.random.set_state(state)
+    obj._read(res)
+
+
+def _class_outputs(obj, inputs, kw, children):
+    """For a class whose forward returns k >= 2 outputs on the probe inputs and whose backward takes k:
+    its :class:`Outputs`, attached to the object (:meth:`Outputs.attach`; its state restored)."""
+    with _all_undone([obj, *children.values()]):
+        state = np.random.get_state()
+        _step("forward")
+        try:
+            res = obj.forward(*[np.array(x, copy=True) for x in inputs], **kw)
+        finally:
+            np.random.set_state(state)
+    outs = several_outputs(res, obj.backward, type(obj).forward)
+    if outs is not None:
+        outs.attach(obj)
+    return outs
 
 
 class LossFunction:
@@ -324,11 +511,13 @@ class _AttrParams(dict):
             v = a._scalars[k]
         else:  # an autoprop Tensor (--tape): the attribute itself, not synced over until a number comes back
             a._live.discard(k)
-            owner, kind, key = a._where(k)
-            if kind == "dict":
-                owner.params[key] = v
-            else:
-                setattr(owner, key, v)
+            a._set(k, v)
+            if isinstance(v, np.ndarray):  # the array itself, set back: so are what share its memory
+                a._tensors.pop(k, None)
+                for m, _, orig in a._aliases.get(k, ()):
+                    a._set(m, orig)
+            else:  # they become its gathers in the next forward, which the tape records
+                a._tensors[k] = v
         super().__setitem__(k, v)
 
     def update(self, other=(), **kw):
@@ -340,14 +529,23 @@ class Adapted:
     """A class instance behind the manualprop protocol: ``pairs`` maps a weight attribute to its
     gradient attribute; ``own``: the object has its own ``params``/``grads`` dicts."""
 
-    def __init__(self, obj, pairs, own=False):
+    def __init__(self, obj, pairs, own=False, tied=None, views=None):
         self.obj, self.pairs, self.own = obj, dict(pairs), own
+        #: ``{enc.W: [(dec.W, its gradient attribute, positions)]}``: parameters sharing a checked one's
+        #: memory, their gradients added into its own (:func:`_aliases`)
+        self.tied = dict(tied or {})
+        self._grad_attr = {**{m: g for ms in self.tied.values() for m, g, _ in ms}, **self.pairs}
         self.student_forward, self.student_backward = obj.forward, obj.backward
         self.mode_keyword = mode_keyword(obj.forward)  # forward(X, train=...): training= is passed as that
         self.class_name = type(obj).__name__
         self.saved = None  # the attributes the last forward (re)bound: its cache (cache_guard)
         #: sub-layers by dotted name (``l1``, ``layers.0``): their parameters are ``l1.W`` (:func:`sublayers`)
         self.children = dict(sublayers(obj)) if not own else {}
+        #: ``{W: [(Wx, positions, the array)]}``: what shares a parameter's memory (tied parameters, views
+        #: forward reads), set with it when ``params[W]`` becomes a Tensor (``--tape``), and set back
+        self._aliases = {k: [(m, pos, self._param(m)) for m, pos in ms] for k, ms in
+                         {**(views or {}), **{k: [(m, pos) for m, _, pos in ms] for k, ms in self.tied.items()}}.items()}
+        self._tensors = {}  # parameters set to a Tensor (--tape): {W: the Tensor}
         #: number parameters (``self.alpha = 0.25``): a 0-d buffer each, its type, which are set from it
         self._scalars = {k: np.array(self._param(k)) for k in self.pairs if _is_number(self._param(k))}
         self._types = {k: type(self._param(k)) for k in self._scalars}
@@ -358,7 +556,7 @@ class Adapted:
         ``l1``'s ``W`` (its attribute, or its ``params['W']`` when its gradient is ``grads['W']``)."""
         path, _, key = name.rpartition(".")
         owner = self.children[path] if path else self.obj
-        kind = "dict" if path and self.pairs.get(name, "").startswith("grads[") and \
+        kind = "dict" if self._grad_attr.get(name, "").startswith("grads[") and \
             isinstance(getattr(owner, "params", None), dict) else "attr"
         return owner, kind, key
 
@@ -367,10 +565,21 @@ class Adapted:
         return owner.params.get(key) if kind == "dict" else getattr(owner, key, None)
 
     def _sync(self):
-        """Set each number parameter from its buffer, in its own type (a float stays a float)."""
+        """Set each number parameter from its buffer, in its own type (a float stays a float), and what
+        shares the memory of a parameter that is now a Tensor (``--tape``) from it: ``dec.W`` the Tensor,
+        ``Wx`` its gather (``W.reshape(-1)[positions]``), recorded by the tape around this forward."""
         for k in self._live:
-            owner, _, key = self._where(k)
-            setattr(owner, key, self._types[k](self._scalars[k]))
+            self._set(k, self._types[k](self._scalars[k]))
+        for k, t in self._tensors.items():
+            for m, pos, _ in self._aliases.get(k, ()):
+                self._set(m, t if pos is None else t.reshape(-1)[pos])
+
+    def _set(self, name, v):
+        owner, kind, key = self._where(name)
+        if kind == "dict":
+            owner.params[key] = v
+        else:
+            setattr(owner, key, v)
 
     @property
     def params(self):
@@ -385,8 +594,25 @@ class Adapted:
             v, p = _grad(self._where(k)[0], g), self._scalars.get(k, self._param(k))
             if _is_number(v) and np.size(p) == 1:  # dalpha = np.sum(...) for a one-element alpha: read in its shape
                 v = np.asarray(v).reshape(np.shape(p))
-            out[k] = _copy(v)
+            out[k] = self._summed(k, p, v) if k in self.tied else _copy(v)
         return out
+
+    def _summed(self, k, p, v):
+        """The gradient of parameter ``k``'s memory: its own plus those of the parameters that share it
+        (``enc.dW + dec.dW``), each added where it lies (a view's elements, in ``k``'s layout); a gradient
+        of the wrong shape is returned as it is, for the check to report."""
+        if not (isinstance(v, np.ndarray) and v.shape == np.shape(p)):
+            return _copy(v)
+        total = np.array(v, dtype=np.result_type(v, np.float64), copy=True)
+        for m, g, pos in self.tied[k]:
+            gm = _grad(self._where(m)[0], g)
+            if not (isinstance(gm, np.ndarray) and gm.shape == np.shape(self._param(m))):
+                return _copy(gm)
+            if pos is None:
+                total += gm
+            else:
+                np.add.at(total.reshape(-1), pos.ravel(), np.ravel(gm))
+        return total.astype(v.dtype, copy=False) if v.dtype.kind == "f" else total
 
     def forward(self, *xs, training=None):
         self._sync()
@@ -399,6 +625,28 @@ class Adapted:
         self._sync()
         r = self.obj.backward(dY)
         return tuple(_copy(v) for v in r) if isinstance(r, tuple) else _copy(r)
+
+    def __deepcopy__(self, memo):
+        """A deep copy whose views are views again: ``copy.deepcopy`` gives a view of ``W`` (``self.Wx``) its
+        own memory, which perturbing the copy's ``W`` would not move; each is made a view of the copy's ``W``
+        again (the same elements), where its positions in ``W`` are a strided pattern (they are for slices
+        and transposes)."""
+        new = type(self).__new__(type(self))
+        memo[id(self)] = new
+        new.__dict__.update(copy.deepcopy(self.__dict__, memo))
+        for k, ms in new._aliases.items():
+            rep = new._param(k)
+            if not isinstance(rep, np.ndarray) or not any(pos is not None for _, pos, _ in ms):
+                continue
+            if not rep.flags.c_contiguous:
+                rep = np.ascontiguousarray(rep)
+                new._set(k, rep)
+            for i, (m, pos, _) in enumerate(ms):
+                view = _strided(rep, pos) if pos is not None else None
+                if view is not None:
+                    new._set(m, view)
+                    ms[i] = (m, pos, view)
+        return new
 
     def __getattr__(self, name):  # the student's own attributes (in_features, fix_mask, ...)
         if name == "obj":
@@ -582,8 +830,14 @@ def _used_arrays(obj, inputs, kw, names, children=None):
         for n in names[:MAX_PROBED]:
             o, key = _owner(obj, children, n)
             old = getattr(o, key)
-            setattr(o, key, old * 1.5 + 0.5)
-            y = _run(obj, gens, inputs, kw)  # raised: _undone rebinds every attribute
+            if isinstance(old, np.ndarray) and old.flags.writeable:  # in place: a view of it (or its
+                keep = old.copy()  # base, self.Wx = self.W[:D]) read by forward moves with it
+                old[...] = old * 1.5 + 0.5
+            else:
+                setattr(o, key, old * 1.5 + 0.5)
+            y = _run(obj, gens, inputs, kw)  # raised: _undone rebinds every attribute, restores its contents
+            if isinstance(old, np.ndarray) and old.flags.writeable:
+                old[...] = keep
             setattr(o, key, old)
             if y.shape != y0.shape or not np.array_equal(y, y0, equal_nan=True):
                 used.append(n)
@@ -657,11 +911,129 @@ def _grad(obj, name):
     return getattr(obj, name, None)
 
 
+def _addresses(a):
+    """The byte address of each element of array ``a``, in its C order (its data pointer plus strides)."""
+    addr = np.full(a.shape, a.__array_interface__["data"][0], dtype=np.int64)
+    for ax, (n, st) in enumerate(zip(a.shape, a.strides)):
+        addr = addr + (np.arange(n, dtype=np.int64) * st).reshape((n,) + (1,) * (a.ndim - ax - 1))
+    return addr.ravel()
+
+
+def _inside(a, b):
+    """Whether every element of array ``a`` lies in the memory of ``b`` (same dtype): a view of it, or ``b``."""
+    return a.dtype == b.dtype and np.may_share_memory(a, b) and bool(np.isin(_addresses(a), _addresses(b)).all())
+
+
+def _overlap(a, b):
+    return np.may_share_memory(a, b) and bool(np.isin(_addresses(a), _addresses(b)).any())
+
+
+def _positions(rep, a):
+    """Flat indices (C order) in ``rep`` of the elements of ``a`` (inside it), shaped like ``a``; None: same layout."""
+    if a is rep or (a.shape == rep.shape and a.strides == rep.strides and
+                    a.__array_interface__["data"][0] == rep.__array_interface__["data"][0]):
+        return None
+    if rep.flags.c_contiguous:  # an element's flat index is its offset from the first, in items
+        return ((_addresses(a) - rep.__array_interface__["data"][0]) // rep.itemsize).reshape(a.shape)
+    ar = _addresses(rep)
+    order = np.argsort(ar, kind="stable")
+    return order[np.searchsorted(ar[order], _addresses(a))].reshape(a.shape)
+
+
+def _box(shape, pos):
+    """The block of an array of ``shape`` that a view at flat positions ``pos`` (:func:`_positions`) is, as
+    slices (``"5:8"``, ``":, 0:2"``); "" when it is all of the array or no rectangular block of it."""
+    if pos is None or not shape:
+        return ""
+    seen = np.zeros(int(np.prod(shape)), dtype=bool)
+    seen[pos.ravel()] = True
+    idx = np.unravel_index(pos.ravel(), shape)
+    lo, hi = [int(i.min()) for i in idx], [int(i.max()) + 1 for i in idx]
+    if int(np.prod(np.subtract(hi, lo))) != int(seen.sum()) or (lo, hi) == ([0] * len(shape), list(shape)):
+        return ""
+    parts = [":" if (lo_, hi_) == (0, n) else f"{lo_}:{hi_}" for lo_, hi_, n in zip(lo, hi, shape)]
+    while parts[-1] == ":":
+        parts.pop()
+    return ", ".join(parts)
+
+
+def _strided(rep, pos):
+    """A view of C-contiguous ``rep`` whose elements are those at flat ``positions`` (shaped like the view),
+    or None when they are no strided pattern."""
+    if pos.size == 0:
+        return None
+    first = int(pos.flat[0])
+    steps = [int(pos[tuple(1 if j == ax else 0 for j in range(pos.ndim))]) - first if n > 1 else 0
+             for ax, n in enumerate(pos.shape)]
+    if first + sum(s * (n - 1) for s, n in zip(steps, pos.shape) if s < 0) < 0 or \
+            first + sum(s * (n - 1) for s, n in zip(steps, pos.shape) if s > 0) >= rep.size:
+        return None  # not inside rep: no strided pattern
+    view = np.lib.stride_tricks.as_strided(rep.reshape(-1)[first:], shape=pos.shape,
+                                           strides=[s * rep.itemsize for s in steps])
+    return view if np.array_equal(_positions(rep, view), pos) else None
+
+
+def _aliases(named, checked):
+    """Arrays that share memory, so that a shared parameter is checked once, as PyTorch's
+    ``named_parameters()`` lists it once (under its first name).
+
+    ``named``: ``{name: array}`` of the parameters with a gradient (``checked``, in ``named_parameters``
+    order) and of the arrays forward uses without one. Returns ``(tied, views)``: ``tied``
+    ``{representative: [(name, positions)]}``: parameters with gradients inside the memory of the first
+    one that holds all of its group (the same array, ``enc.W is dec.W``, or a view of it;
+    :func:`_positions`), whose gradients add into the representative's, as an optimizer that steps
+    each applies them; ``views`` ``{name: [names]}``: arrays without a gradient inside the memory of
+    checked parameters (``self.Wx = self.W[:D]`` beside ``self.dW``: perturbing ``W`` moves them) or,
+    among arrays without a gradient, inside a larger one. AdapterError: parameters with gradients
+    that overlap without one holding the others (the gradient of the memory cannot be formed).
+    """
+    arrays = {n: a for n, a in named.items() if isinstance(a, np.ndarray) and a.size}
+    groups = []
+    for n in [n for n in checked if n in arrays]:
+        linked = [g for g in groups if any(_overlap(arrays[n], arrays[m]) for m in g)]
+        groups = [g for g in groups if g not in linked] + [[m for g in linked for m in g] + [n]]
+    tied, reps = {}, []
+    for g in sorted(groups, key=lambda g: min(map(list(checked).index, g))):
+        g.sort(key=list(checked).index)
+        rep = next((r for r in g if all(_inside(arrays[m], arrays[r]) for m in g)), None)
+        if rep is None:
+            raise AdapterError(f"{_names(g)} share part of their memory, but none of them holds the others: "
+                               "the gradient of the memory they share cannot be formed from theirs. Keep one "
+                               "parameter array and take the others as views of it (W[:D], W.T), or give each "
+                               f"its own array (np.array(...), a copy). {expected()}")
+        reps.append(rep)
+        if len(g) > 1:
+            tied[rep] = [(m, _positions(arrays[rep], arrays[m])) for m in g if m != rep]
+    views = {}
+    for u in [n for n in arrays if n not in checked]:
+        over = [r for r in reps if _overlap(arrays[u], arrays[r])]
+        if over and np.isin(_addresses(arrays[u]), np.concatenate([_addresses(arrays[r]) for r in over])).all():
+            views[u] = over
+    rest = sorted([n for n in arrays if n not in checked and n not in views], key=lambda n: -arrays[n].size)
+    for i, u in enumerate(rest):  # no gradients: a view is named through the array that holds it
+        big = next((r for r in rest[:i] if r not in views and _inside(arrays[u], arrays[r])), None)
+        if big is not None:
+            views[u] = [big]
+    return tied, views
+
+
 def _layout(w, inputs, y):
     if w.ndim != 2 or len(inputs) != 1 or inputs[0].ndim < 2 or np.ndim(y) < 2 or w.shape[0] == w.shape[1]:
         return ""
     d, m = inputs[0].shape[-1], np.shape(y)[-1]
     return ", weights (in, out)" if w.shape == (d, m) else ", weights (out, in)" if w.shape == (m, d) else ""
+
+
+def _pair_info(obj, inputs):
+    """:func:`adapt`'s ``info`` of a CS231n :class:`FunctionPair` (its outputs read on ``inputs``)."""
+    f = obj.student_forward.__name__
+    if inputs is not None:
+        _pair_outputs(obj, inputs)
+    text = f"CS231n function pair ({f}/{obj.student_backward.__name__}), every array argument is an input"
+    text += f"; {obj.outputs.text()}" if obj.outputs else ""
+    mode = next((v["mode"] for v in obj._kwargs.values() if isinstance(v, dict) and isinstance(v.get("mode"), str)),
+                "")  # bn_param['mode']: the diagnosis tells test mode from training
+    return {"protocol": "cs231n", "text": text, "forward_training": False, "init": obj.keyword_names, "mode": mode}
 
 
 def adapt(obj, inputs=None, training=True):
@@ -672,15 +1044,12 @@ def adapt(obj, inputs=None, training=True):
     (:func:`_lazy_build`). Parameters of sub-layers (:func:`sublayers`) have dotted names (``l1.W``).
     ``info``: ``protocol`` (``manualprop``, ``attribute``, ``seed``, ``plain``, ``cs231n``), header
     ``text``, ``unchecked`` (weights without a gradient), ``unseen`` (arrays forward uses, not in
-    ``params``), ``forward_training``. AdapterError: two gradients for one weight.
+    ``params``), ``forward_training``, ``backward_ran`` (False: the probe's backward raised, so which
+    gradients it sets is unknown). A forward with several outputs is presented as one (:class:`Outputs`).
+    AdapterError: two gradients for one weight; UnreadableError: a pair's result that cannot be read.
     """
     if isinstance(obj, FunctionPair):
-        f = obj.student_forward.__name__
-        text = f"CS231n function pair ({f}/{obj.student_backward.__name__}), every array argument is an input"
-        mode = next((v["mode"] for v in obj._kwargs.values() if isinstance(v, dict) and isinstance(v.get("mode"), str)),
-                    "")  # bn_param['mode']: the diagnosis tells test mode from training
-        return obj, {"protocol": "cs231n", "text": text, "forward_training": False, "init": obj.keyword_names,
-                     "mode": mode}
+        return obj, _pair_info(obj, inputs)
     if not all(callable(getattr(obj, m, None)) for m in ("forward", "backward")):
         return obj, {"protocol": "none", "text": "no forward/backward"}  # the caller says what is missing
     tr = _takes_training(obj.forward)
@@ -689,11 +1058,20 @@ def adapt(obj, inputs=None, training=True):
     info = {"forward_training": tr or mk is not None, "unchecked": [], "unseen": []}
     if mk is not None:  # the header says forward(X, train=False), not training=False
         info["mode_keyword"] = [mk[0], repr(mk[1]), repr(mk[2])]
+    outs = _try(_class_outputs, obj, inputs, _training_kw(obj.forward, False, mk), dict(sublayers(obj))) \
+        if inputs else None  # forward(x, h, c) -> (h, c), backward(dh, dc): one output from here on
+    tail = f"; {outs.text()}" if outs else ""
     built = (_try(_lazy_build, obj, inputs, _training_kw(obj.forward, False, mk)) or []) if inputs is not None else []
     arrays, children = _float_arrays(obj), dict(sublayers(obj))
     if isinstance(getattr(obj, "params", None), dict):
-        info.update(protocol="manualprop", text="manualprop (params/grads dicts)" + _built(built, obj.params),
+        # params = {"alpha": 0.25}: number parameters (a 0-d buffer each, set in params), as self.alpha is
+        numbers = [k for k, v in list(obj.params.items())[:MAX_PROBED * 4] if isinstance(k, str) and _is_number(v)]
+        shown = "".join(f"; params[{k!r}] a number, set in params" for k in numbers)
+        info.update(protocol="manualprop", text=f"manualprop (params/grads dicts{shown})" + _built(built, obj.params)
+                    + tail,
                     unseen=_unseen(obj, inputs, kw, arrays, children))
+        if numbers:
+            return _wrap(obj, {k: f"grads[{k!r}]" for k in obj.params}), info
         return (obj if tr else _wrap(obj, {}, own=True)), info  # a wrapper passes training= as train= etc.
     numbers = _float_numbers(obj)  # self.alpha = 0.25: a parameter if backward sets self.dalpha
     cand, sub_pairs, sub_numbers = _sub_candidates(children)
@@ -702,9 +1080,11 @@ def adapt(obj, inputs=None, training=True):
     if used is None:  # no probe: the gradient attributes present now
         pairs = {w: g.format(w) for w in arrays for g in GRAD_NAMES if g.format(w) in arrays}
     else:
-        pairs = _try(_grad_attrs, obj, inputs, kw, used, children) or {}
+        pairs = _try(_grad_attrs, obj, inputs, kw, used, children)
+        info["backward_ran"], pairs = pairs is not None, pairs or {}  # raised: what it sets is unknown
     pairs = _in_order({**pairs, **sub_pairs}, children)
     info["unchecked"] = [w for w in (used or []) if w not in pairs and w not in numbers and w not in sub_numbers]
+    pairs, tied, views, named = _one_per_memory(obj, children, pairs, info)  # enc.W is dec.W; self.Wx = self.W[:D]
     top = {w: g for w, g in pairs.items() if "." not in w}
     if top:
         shown = ", ".join(f"{w}/{g}" + (" (a number, set as the attribute)" if w in numbers else "")
@@ -718,15 +1098,80 @@ def adapt(obj, inputs=None, training=True):
                     grad_attrs=[f"{w}:{g}" for w, g in pairs.items()])
     elif info["unchecked"]:
         info.update(protocol="seed", text=f"array attributes without gradients ({', '.join(info['unchecked'])}): "
-                                          "backward(dY) -> dX only")
+                                          "backward(dY) -> dX only" if info.get("backward_ran", True) else
+                    f"array attributes ({', '.join(info['unchecked'])}); their gradients are not known: backward "
+                    "raised when called after the probe forward")
     else:
         info.update(protocol="plain", text="a class with forward/backward and no parameters")
-    info["text"] += (_children_text(children, pairs, ": " if pairs and not top else "; sub-layers ", info["unchecked"])
-                     + _built(built, pairs))
+    info["text"] += (_children_text(children, pairs, ": " if pairs and not top else "; sub-layers ", info["unchecked"],
+                                    {m: rep for rep, ms in tied.items() for m, _, _ in ms}) + _built(built, pairs)
+                     + _alias_text(tied, views, named, pairs) + tail)
     if used is None and inputs is not None:
         info["text"] += (" (found without running forward: on the probe input it raised or gave two different "
                          "outputs)")
-    return _wrap(obj, pairs), info
+    return _wrap(obj, pairs, tied=tied, views=_views_info(info, tied, views, named, pairs)), info
+
+
+def _one_per_memory(obj, children, pairs, info):
+    """Parameters that share memory as one (:func:`_aliases`): ``(pairs without the tied ones, tied {enc.W:
+    [(dec.W, its gradient attribute, positions)]}, views {Wx: [W]}, {name: array})``; ``info['unchecked']``
+    loses the arrays inside checked parameters' memory (views) and those inside a larger unchecked one."""
+    named = {n: _value(obj, children, n, pairs) for n in [*pairs, *info["unchecked"]]}
+    tied, views = _aliases(named, list(pairs))
+    shared = {m for ms in tied.values() for m, _ in ms}
+    tied = {rep: [(m, pairs[m], pos) for m, pos in ms] for rep, ms in tied.items()}
+    info["unchecked"] = [w for w in info["unchecked"] if w not in views]
+    return {w: g for w, g in pairs.items() if w not in shared}, tied, views, named
+
+
+def _views_info(info, tied, views, named, pairs):
+    """``info['tied']`` (``["enc.W:dec.W"]``: the report names the gradients summed into each) and
+    ``info['views']`` (``["Wh=W[5:8]"]``: it names the block where a checked gradient is wrong); returns
+    :class:`Adapted`'s ``views``: ``{W: [(Wx, positions)]}`` for the views of one checked parameter."""
+    if tied:
+        info["tied"] = [f"{rep}:{', '.join(m for m, _, _ in ms)}" for rep, ms in tied.items()]
+    out = {r: [(u, _positions(named[r], named[u])) for u, over in views.items() if over == [r]]
+           for r in pairs if any(over == [r] for over in views.values())}
+    blocks = [f"{u}={r}[{b}]" for r, us in out.items() for u, pos in us if (b := _box(named[r].shape, pos))]
+    if blocks:
+        info["views"] = blocks
+    return out
+
+
+def _value(obj, children, name, pairs):
+    """The array (or number) of parameter or attribute ``name`` (``W``, ``l1.W``, a sub-layer's ``params['W']``)."""
+    owner, key = _owner(obj, children, name)
+    if pairs.get(name, "").startswith("grads[") and isinstance(getattr(owner, "params", None), dict):
+        return owner.params.get(key)
+    return getattr(owner, key, None)
+
+
+def _names(ns):
+    return ns[0] if len(ns) == 1 else f"{', '.join(ns[:-1])} and {ns[-1]}"
+
+
+def _alias_text(tied, views, named, pairs):
+    """The header's account of arrays that share memory (:func:`_aliases`)."""
+    out = []
+    for rep, ms in tied.items():
+        all_ = [rep, *(m for m, _, _ in ms)]
+        each = "both" if len(all_) == 2 else "each"
+        if all(named[m] is named[rep] for m in all_):
+            out.append(f"{_names(all_)} are the same array: their gradients are summed, as an optimizer that "
+                       f"steps {each} applies them")
+        else:
+            out.append(f"{_names(all_)} share memory ({rep} holds it all): their gradients are added into {rep}'s, "
+                       f"element by element, as an optimizer that steps {each} applies them")
+    by = {}
+    for u, over in views.items():
+        by.setdefault(tuple(over), []).append(u)
+    for over, us in by.items():
+        checked = [f"d{r}" for r in over if r in pairs]  # as the table names them
+        view = "a view" if len(us) == 1 else "views"
+        out.append(f"{_names(us)} {'is' if len(us) == 1 else 'are'} {view} of {_names(list(over))}" +
+                   (f": {_names(list(over))} is perturbed (moving {'it' if len(us) == 1 else 'them'}) and "
+                    f"{_names(checked)} checked" if checked else ""))
+    return "".join(f"; {o}" for o in out)
 
 
 def _sub_candidates(children):
@@ -737,7 +1182,8 @@ def _sub_candidates(children):
         p = getattr(c, "params", None)
         if isinstance(p, dict):
             pairs.update({f"{name}.{k}": f"grads[{k!r}]" for k, v in list(p.items())[:MAX_PROBED]
-                          if isinstance(k, str) and isinstance(v, np.ndarray) and v.dtype.kind == "f" and v.size})
+                          if isinstance(k, str) and (isinstance(v, np.ndarray) and v.dtype.kind == "f" and v.size
+                                                     or _is_number(v))})
         else:
             cand += [f"{name}.{k}" for k in _float_arrays(c)]
             numbers += [f"{name}.{k}" for k in _float_numbers(c)]
@@ -750,13 +1196,15 @@ def _in_order(pairs, children):
     return dict(sorted(pairs.items(), key=lambda kv: rank.get(kv[0].rpartition(".")[0], 0)))
 
 
-def _children_text(children, pairs, lead, unchecked=()):
-    """The header's account of the sub-layers: each one's parameters, checked under dotted names."""
+def _children_text(children, pairs, lead, unchecked=(), shared=None):
+    """The header's account of the sub-layers: each one's parameters, checked under dotted names
+    (``shared``: ``{dec.W: enc.W}``, a parameter checked as another's, :func:`_aliases`)."""
     if not children:
         return ""
-    parts = []
+    parts, shared = [], shared or {}
     for name, c in children.items():
-        mine = [w for w in pairs if w.rpartition(".")[0] == name]
+        mine = [w if w in pairs else f"{w} (shared with {shared[w]})" for w in [*pairs, *shared]
+                if w.rpartition(".")[0] == name]
         bare = [w for w in unchecked if w.rpartition(".")[0] == name]
         style = "params/grads dicts" if isinstance(getattr(c, "params", None), dict) else "attributes"
         parts.append(f"{name} ({type(c).__name__}: " + (f"{', '.join(mine)}, {style}" if mine else "") +
@@ -787,9 +1235,9 @@ def _unseen(obj, inputs, kw, arrays, children):
     return (used or []) + sub_dicts
 
 
-def _wrap(obj, pairs, own=False):
+def _wrap(obj, pairs, own=False, tied=None, views=None):
     """An :class:`Adapted` of a class named like the student's (reports say ``Linear``)."""
-    return type(type(obj).__name__, (Adapted,), {"__module__": __name__})(obj, pairs, own)
+    return type(type(obj).__name__, (Adapted,), {"__module__": __name__})(obj, pairs, own, tied, views)
 
 
 def _try(fn, *args):
