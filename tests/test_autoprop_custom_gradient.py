@@ -3,12 +3,24 @@ exactly the input's shape (never broadcast), None is "no gradient" (as TensorFlo
 real dtype is cast to the input's. Repro: a hand-written backward returning dX of shape (1, 3)
 for a (4, 3) input was broadcast into a wrong (4, 3) gradient without a word."""
 
+import gc
+
 import autograd
 import autograd.numpy as agn
 import numpy as np
 import pytest
 
 import autoprop as ap
+
+
+@pytest.fixture(autouse=True)
+def _free_exited_tapes():
+    """A caught error's traceback holds its frames, and so the exited tapes, in a cycle: an
+    exited tape alive listens for late operations (tape.explain), so a later test in this
+    worker would see its observer called. Collect them after each test."""
+    yield
+    gc.collect()
+
 
 NOT_BROADCAST = "the gradient of an input must have exactly its shape (it is not broadcast)"
 
