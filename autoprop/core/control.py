@@ -81,7 +81,12 @@ def custom_gradient(f=None):
     ``f(*inputs)`` returns ``(y, grad_fn)``. The operations inside ``f`` are not
     recorded; instead the tape records one operation whose VJP is ``grad_fn``:
     ``grad_fn(upstream)`` gets dL/dy (a Tensor of y's shape) and returns dL/d(input)
-    for every Tensor input (a tuple when there are several; None for "no gradient").
+    for every Tensor input (a tuple when there are several). Each must have exactly its
+    input's shape (a scalar for a scalar input): it is never broadcast or summed to fit,
+    as TensorFlow raises on a mismatch. None means "no gradient" for that input
+    (``tape.gradient`` gives None unless another path connects it, as TensorFlow). A
+    gradient of another real dtype is cast to the input's dtype (as
+    :meth:`GradientTape.gradient` returns every gradient in its source's dtype).
     If ``grad_fn`` has a ``variables`` keyword, ``f`` may read Variables: ``grad_fn(
     upstream, variables=[...])`` must then return ``(input_grads, variable_grads)``
     with one gradient per Variable that ``f`` read, in the order given.
@@ -101,6 +106,11 @@ def custom_gradient(f=None):
     ------
     TypeError
         If ``f`` does not return ``(y, grad_fn)``.
+    ValueError
+        During ``tape.gradient``: if ``grad_fn`` returns the wrong number of gradients,
+        or a gradient whose shape is not its input's, or that is complex for a real
+        input or not numeric; the message names the function, the argument (position
+        and name) or Variable, the expected shape and what came.
 
     Examples
     --------
@@ -145,7 +155,8 @@ def custom_gradient(f=None):
 
     @functools.wraps(f)
     def wrapped(*args, **kwargs):
-        tensors = [a for a in args if isinstance(a, Tensor)]
+        positions = [i for i, a in enumerate(args) if isinstance(a, Tensor)]
+        tensors = [args[i] for i in positions]
         # run f with every tape paused: its operations are replaced by grad_fn
         saved_rec, saved_fwd = _RECORDING[:], _FORWARD[:]
         _RECORDING[:] = []
@@ -170,6 +181,8 @@ def custom_gradient(f=None):
         variables = [v for v in probe._accessed if isinstance(v, Variable)] if takes_vars else []
         del probe
         n_in = len(tensors)
+        inputs = [*tensors, *variables]
+        names = _argument_names(f, positions, variables)
         cache = {}
 
         def grads_for(g):
@@ -188,17 +201,17 @@ def custom_gradient(f=None):
                         f"{n_in} and {len(variables)}"
                     )
                 cache["g"] = g
-                cache["r"] = list(in_grads) + list(var_grads)
+                cache["r"] = [
+                    _checked_gradient(f.__name__, names[i], inputs[i], r)
+                    for i, r in enumerate([*in_grads, *var_grads])
+                ]
             return cache["r"]
 
         def make_vjp(i):
             def vjp(g, ans, *ins):
-                r = grads_for(g)[i]
-                src = ins[i]
-                if r is None:
-                    r = np.zeros(np.shape(src), getattr(src, "dtype", np.float64))
-                if not isinstance(g, Tensor):  # plain backward: ndarrays
-                    r = r._value if isinstance(r, Tensor) else np.asarray(r)
+                r = grads_for(g)[i]  # None: no gradient (the walk skips it, as TensorFlow)
+                if r is not None and not isinstance(g, Tensor):  # plain backward: ndarrays
+                    r = r._value if isinstance(r, Tensor) else r
                 return r
             return vjp
 
@@ -212,3 +225,65 @@ def custom_gradient(f=None):
         return prim(*tensors, *variables)
 
     return wrapped
+
+
+def _argument_names(f, positions, variables):
+    """How an error names each differentiated input of ``f``: ``"argument 0 (x)"`` (its
+    position among ``f``'s arguments and, when ``f``'s signature gives it, its name), and
+    ``"variable 'w'"`` for a Variable ``f`` read."""
+    try:
+        params = [p for p in inspect.signature(f).parameters.values()
+                  if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD, p.VAR_POSITIONAL)]
+    except (TypeError, ValueError):  # a builtin or C callable: no signature
+        params = []
+    names = []
+    for pos in positions:
+        if pos < len(params) and params[pos].kind is not params[pos].VAR_POSITIONAL:
+            names.append(f"argument {pos} ({params[pos].name})")
+        elif params and params[-1].kind is params[-1].VAR_POSITIONAL:
+            names.append(f"argument {pos} (*{params[-1].name})")
+        else:
+            names.append(f"argument {pos}")
+    return names + [f"variable {v.name!r}" if v.name else "a variable it read"
+                    for v in variables]
+
+
+def _checked_gradient(fname, what, source, r):
+    """The gradient ``grad_fn`` returned for ``source``, checked: None (no gradient) as
+    is; otherwise exactly ``source``'s shape (a user-supplied gradient is never broadcast
+    or summed to fit, as TensorFlow raises "Incompatible shapes between op input and
+    calculated input gradient"), in ``source``'s dtype (another real dtype is cast, as
+    :meth:`GradientTape.gradient` returns every gradient in its source's dtype; a complex
+    gradient for a real input, or a non-numeric one, raises).
+
+    Returns an ndarray or (when an outer tape records the backward pass) a Tensor.
+
+    Raises
+    ------
+    ValueError
+        Naming the custom_gradient function, the argument, the expected shape and dtype
+        and what came.
+    """
+    if r is None:
+        return None
+    value = r._value if isinstance(r, Tensor) else np.asarray(r)
+    shape, dtype = tuple(source.shape), source.dtype
+    where = f"custom_gradient({fname}): grad_fn returned a gradient for {what}"
+    if value.dtype.kind not in "iufc":
+        raise ValueError(
+            f"{where} of dtype {value.dtype}; expected a number array of the input's "
+            f"shape {shape} and dtype {dtype}"
+        )
+    if value.dtype.kind == "c" and dtype.kind != "c":
+        raise ValueError(
+            f"{where} of complex dtype {value.dtype}; the input is real ({dtype}): "
+            "return the gradient's real part if that is what you mean"
+        )
+    if tuple(value.shape) != shape:
+        raise ValueError(
+            f"{where} of shape {tuple(value.shape)}; the input has shape {shape}, and the "
+            "gradient of an input must have exactly its shape (it is not broadcast)"
+        )
+    if isinstance(r, Tensor):
+        return r if r.dtype == dtype else r.astype(dtype)
+    return value if value.dtype == dtype else value.astype(dtype)

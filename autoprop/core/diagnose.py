@@ -88,15 +88,22 @@ def explain(tape, target, source):
         return head + _why_not_tracked(tape, source, nodes)
 
     # forward reachability from the source through the records (by Tensor._key)
-    reach = {source._key}
+    reach, custom = {source._key}, []
     for node in nodes:
         if any(k in reach for k in node.keys):
             reach.add(node.key)
+            if node.prim.name.startswith("custom_gradient(") and node.prim.name not in custom:
+                custom.append(node.prim.name)
     if target._key in reach:
         text = head + (
             "connected: the target depends on the source through recorded operations, so "
             "the gradient is not None (it may be zero, e.g. at a kink or where a mask is 0)."
         )
+        if custom:
+            text = text[:-1] + (
+                " unless a custom_gradient's grad_fn returned None ('no gradient') for it: "
+                f"the paths pass {', '.join(custom)}."
+            )
         return text + _escaped_paths(tape, reach, target)
     causes = []
     cuts = tape._cuts or {}

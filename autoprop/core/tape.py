@@ -1155,6 +1155,10 @@ def _backward(tape, targets, seeds, sources, trace=None):
                 ans = ans._value
         for i, ka in zip(node.parents, keys):
             gi = vjps[i](g, ans, *ins, **kwargs)
+            if gi is None:  # "no gradient" (a custom_gradient's grad_fn said so)
+                if trace:
+                    trace(f"  #{pos:<4d} {node.prim.name:<14s} vjp[{i}]: no gradient (None)")
+                continue
             if trace:
                 trace(
                     f"  #{pos:<4d} {node.prim.name:<14s} vjp[{i}]: g {tuple(np.shape(g))} -> "

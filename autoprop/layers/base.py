@@ -25,6 +25,68 @@ def flat_variables(named_layers) -> dict:
     }
 
 
+_TRACKABLE = (Variable, list, tuple, dict)  # and Layer (added below, once it exists)
+
+
+def _tracked(obj):
+    """``(path, item)`` for every :class:`Layer` and :class:`Variable` held in ``obj``'s
+    attributes (other than its own ``variables``), directly or inside lists, tuples and
+    dicts (nested), in attribute assignment order (``Layer.__setattr__`` notes the names
+    of the attributes that may hold them; their current values are walked, so a list
+    appended to later is seen); each object once. ``path`` is the dotted name, ``"l1"``,
+    ``"blocks.0"``, ``"heads.q"``."""
+    seen = {id(obj)}
+
+    def walk(path, value):
+        if isinstance(value, (Layer, Variable)):
+            if id(value) not in seen:
+                seen.add(id(value))
+                yield path, value
+        elif isinstance(value, (list, tuple)):
+            for i, x in enumerate(value):
+                yield from walk(f"{path}.{i}", x)
+        elif isinstance(value, dict):
+            for k, x in value.items():
+                yield from walk(f"{path}.{k}", x)
+
+    attrs = obj.__dict__
+    for name in attrs.get("_tracked_names", ()):
+        if name in attrs:
+            yield from walk(name, attrs[name])
+
+
+def _layers_within(layer):
+    """Every sub-layer tracked in ``layer``, at any depth, once each (not ``layer``)."""
+    found, stack = {id(layer): layer}, [layer]
+    while stack:
+        for _, item in _tracked(stack.pop()):
+            if isinstance(item, Layer) and id(item) not in found:
+                found[id(item)] = item
+                stack.append(item)
+    del found[id(layer)]
+    return list(found.values())
+
+
+def _twin_init(cls):
+    """A twin's ``__init__`` (``Layer.__init__``, which passes every argument to the
+    manualprop class) with that class's parameters as its signature and docstring, so
+    ``help()`` and ``inspect.signature(cls.__init__)`` show them."""
+    def __init__(self, *args, **kwargs):
+        Layer.__init__(self, *args, **kwargs)
+
+    manual = cls.manual_class
+    __init__.__signature__ = inspect.signature(manual.__init__)
+    __init__.__doc__ = (  # not manual's own text: its examples are manualprop's doctests
+        f"Build the twin of {manual.__module__}.{manual.__qualname__} from the same "
+        "arguments: its constructor checks them and, for the same rng, makes the same "
+        "initial parameters (as Variables)."
+    )
+    __init__.__qualname__ = f"{cls.__qualname__}.__init__"
+    __init__.__module__ = cls.__module__
+    __init__._twin_init = True
+    return __init__
+
+
 class Layer:
     """Base class: ``__call__(x, training=False)``, ``variables``, ``trainable_variables``.
 
@@ -42,6 +104,8 @@ class Layer:
             cls.__signature__ = None  # its own constructor: inspect reads it
         elif cls.__dict__.get("manual_class") is not None:
             cls.__signature__ = inspect.signature(cls.manual_class)
+            if getattr(cls.__init__, "_twin_init", cls.__init__ is Layer.__init__):
+                cls.__init__ = _twin_init(cls)  # Layer's, showing the manual parameters
 
     def __init__(self, *args, **kwargs):
         self.variables: dict[str, Variable] = {}
@@ -52,8 +116,15 @@ class Layer:
         spec = self.manual_class(*args, **kwargs)
         for k, v in vars(spec).items():  # hyperparameters and state (running statistics, rng)
             if k not in ("params", "grads", "cache"):
-                setattr(self, k, v)
+                # manualprop's objects hold no autoprop Layer or Variable: not tracked
+                object.__setattr__(self, k, v)
         self.variables = {k: Variable(v, name=k) for k, v in spec.params.items()}
+
+    def __setattr__(self, name, value):
+        if isinstance(value, _TRACKABLE) and name not in ("variables", "_variables"):
+            names = self.__dict__.setdefault("_tracked_names", {})
+            names[name] = None  # a dict: assignment order, each name once
+        object.__setattr__(self, name, value)
 
     def __call__(self, x, training=False):
         return self.call(x, training=training)
@@ -63,14 +134,87 @@ class Layer:
         raise NotImplementedError
 
     @property
+    def trainable(self):
+        """bool: False freezes the layer (Keras's ``layer.trainable = False``).
+
+        Setting it sets ``trainable`` on every Variable of the layer and of its tracked
+        sub-layers (recursively), so a frozen layer's Variables leave
+        :attr:`trainable_variables` (``fit`` and ``apply_gradients`` do not change
+        them) and a tape does not watch them when read, exactly as a
+        ``Variable(..., trainable=False)``: ``tape.gradient`` gives None for one unless
+        it was watched explicitly. A Variable shared with another layer is frozen there
+        too (the flag belongs to the Variable). Setting it back to True unfreezes them all.
+        """
+        return self.__dict__.get("_trainable", True)
+
+    @trainable.setter
+    def trainable(self, value):
+        if not isinstance(value, (bool, np.bool_)):
+            raise TypeError(
+                f"{type(self).__name__}.trainable must be True or False; got {value!r}"
+            )
+        self.__dict__["_trainable"] = bool(value)
+        for layer in _layers_within(self):
+            layer.__dict__["_trainable"] = bool(value)
+        for v in self._all_variables():
+            v.trainable = bool(value)
+
+    def _all_variables(self):
+        """Every Variable of the layer, once each: its own ``variables`` first, then
+        those of the sub-layers and Variables assigned as attributes (directly or in
+        lists, tuples and dicts), in assignment order, as ``keras.Model`` tracks them."""
+        out, seen, visiting = [], set(), {id(self)}
+
+        def add_value(value):  # the hot path of every train_step: no generators
+            if isinstance(value, Variable):
+                if id(value) not in seen:
+                    seen.add(id(value))
+                    out.append(value)
+            elif isinstance(value, Layer):
+                if id(value) not in visiting:  # a cycle is walked once
+                    visiting.add(id(value))
+                    add_layer(value)
+            elif isinstance(value, (list, tuple)):
+                for x in value:
+                    add_value(x)
+            elif isinstance(value, dict):
+                for x in value.values():
+                    add_value(x)
+
+        def add_layer(layer):
+            for v in layer.variables.values():
+                if id(v) not in seen:
+                    seen.add(id(v))
+                    out.append(v)
+            attrs = layer.__dict__
+            for name in attrs.get("_tracked_names", ()):
+                if name in attrs:
+                    add_value(attrs[name])
+
+        add_layer(self)
+        return out
+
+    @property
     def trainable_variables(self):
-        """list of Variable: the trainable variables, in ``variables`` key order."""
-        return [v for v in self.variables.values() if v.trainable]
+        """list of Variable: the trainable variables: the layer's own (``variables`` key
+        order), then its tracked sub-layers' and Variables' in assignment order; a frozen
+        layer's (``trainable = False``) and ``Variable(trainable=False)`` are left out."""
+        return [v for v in self._all_variables() if v.trainable]
 
     @property
     def trainable_weights(self):
         """Keras's name for :attr:`trainable_variables`."""
         return self.trainable_variables
+
+    @property
+    def non_trainable_variables(self):
+        """list of Variable: the variables left out of :attr:`trainable_variables`."""
+        return [v for v in self._all_variables() if not v.trainable]
+
+    @property
+    def non_trainable_weights(self):
+        """Keras's name for :attr:`non_trainable_variables`."""
+        return self.non_trainable_variables
 
     def _repr_args(self) -> str:
         return self.manual_class._repr_args(self) if self.manual_class is not None else ""
@@ -83,6 +227,9 @@ class Layer:
         value = x._value if isinstance(x, Tensor) else x
         check_array(value, Where(self, "__call__", "autoprop.layers."), "x", **spec)
         return x if isinstance(x, Tensor) else Tensor(x)
+
+
+_TRACKABLE += (Layer,)
 
 
 class Model(Layer):
@@ -100,7 +247,37 @@ class Model(Layer):
 
     The batching, shuffling, progress bar and history are
     :func:`manualprop.training.fit_loop`, shared with the manual ``Sequential.fit``.
+
+    Subclassing as in Keras: assign the layers (and any Variable) as attributes in
+    ``__init__``, directly or in lists, tuples and dicts, and write ``call``; the model
+    tracks them in assignment order (:attr:`variables` keys ``"l1.W"``,
+    ``"blocks.0.b"``, ...), so ``trainable_variables``, ``fit`` and ``apply_gradients``
+    see them. ``layer.trainable = False`` freezes a layer.
     """
+
+    def __init__(self):
+        super().__init__()
+
+    @property
+    def variables(self):
+        """dict of Variable: the model's own variables and, keyed by their dotted paths
+        (``"l1.W"``, ``"blocks.0.b"``), those of the sub-layers and Variables assigned
+        as attributes (directly or in lists, tuples and dicts), in assignment order, as
+        ``keras.Model`` tracks them. Each Variable once (a shared one under its first
+        path)."""
+        out = dict(self.__dict__.get("_variables", {}))
+        seen = {id(v) for v in out.values()}
+        for path, item in _tracked(self):
+            named = item.variables.items() if isinstance(item, Layer) else (("", item),)
+            for key, v in named:
+                if id(v) not in seen:
+                    seen.add(id(v))
+                    out[f"{path}.{key}" if key else path] = v
+        return out
+
+    @variables.setter
+    def variables(self, value):
+        self.__dict__["_variables"] = dict(value)
 
     def compile(self, optimizer, loss, metrics=()):
         """Set the optimizer (an object or ``"sgd"``/``"adam"``/``"rmsprop"``), the loss
@@ -159,11 +336,35 @@ class Model(Layer):
             batches.
         verbose : int
             1 shows a tqdm progress bar.
+
+        Raises
+        ------
+        RuntimeError
+            If the model was not compiled.
+        ValueError
+            If the model has no trainable variables (no layers tracked, or all frozen):
+            training would change nothing. Keras only warns; ``evaluate`` and ``predict``
+            still work on such a model.
         """
         self._compiled("fit")
+        if not self.trainable_variables:
+            raise ValueError(self._nothing_to_train())
         return fit_loop(self, x, y, epochs=epochs, batch_size=batch_size,
                         validation_data=validation_data, shuffle=shuffle, seed=seed,
                         verbose=verbose)
+
+    def _nothing_to_train(self) -> str:
+        name = type(self).__name__
+        frozen = self.non_trainable_variables
+        if frozen:
+            why = (f"its {len(frozen)} variable(s) are all frozen (a layer's trainable = "
+                   "False, or Variable(trainable=False))")
+        else:
+            why = ("it holds no Variables: keep its layers as attributes (self.l1 = "
+                   "Linear(...)), or in lists, tuples or dicts assigned as attributes, "
+                   "so the model tracks them")
+        return (f"{name}.fit: the model has no trainable variables, so fit would change "
+                f"nothing: {why}")
 
     def evaluate(self, x, y):
         """Loss and metrics on ``(x, y)`` as a dict."""

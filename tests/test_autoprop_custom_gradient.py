@@ -1,0 +1,207 @@
+"""ap.custom_gradient checks what grad_fn returns (tester 7's T20): each input's gradient has
+exactly the input's shape (never broadcast), None is "no gradient" (as TensorFlow), another
+real dtype is cast to the input's. Repro: a hand-written backward returning dX of shape (1, 3)
+for a (4, 3) input was broadcast into a wrong (4, 3) gradient without a word."""
+
+import gc
+
+import autograd
+import autograd.numpy as agn
+import numpy as np
+import pytest
+
+import autoprop as ap
+
+
+@pytest.fixture(autouse=True)
+def _free_exited_tapes():
+    """A caught error's traceback holds its frames, and so the exited tapes, in a cycle: an
+    exited tape alive listens for late operations (tape.explain), so a later test in this
+    worker would see its observer called. Collect them after each test."""
+    yield
+    gc.collect()
+
+
+NOT_BROADCAST = "the gradient of an input must have exactly its shape (it is not broadcast)"
+
+
+def _gradient_error(fn, *xs):
+    with ap.GradientTape() as tape:
+        for x in xs:
+            tape.watch(x)
+        loss = ap.sum(fn(*xs))
+    with pytest.raises(ValueError) as e:
+        tape.gradient(loss, list(xs))
+    return str(e.value)
+
+
+def test_a_backward_summed_over_the_batch_is_refused_not_broadcast():
+    class BuggyScale:  # y = 2 x; backward sums dX over the batch with keepdims: (1, 3)
+        def forward(self, X):
+            return 2 * X
+
+        def backward(self, dY):
+            return 2 * dY.sum(axis=0, keepdims=True)
+
+    layer = BuggyScale()
+
+    @ap.custom_gradient
+    def manual(x):  # lesson 10, section 7's pattern
+        y = layer.forward(x.numpy())
+        return y, lambda dY: layer.backward(np.array(dY))
+
+    x = ap.Variable(np.arange(12.0).reshape(4, 3))
+    G = np.random.default_rng(0).standard_normal((4, 3))
+    assert _gradient_error(lambda v: manual(v) * G, x) == (
+        "custom_gradient(manual): grad_fn returned a gradient for argument 0 (x) of shape "
+        f"(1, 3); the input has shape (4, 3), and {NOT_BROADCAST}"
+    )
+
+
+def test_a_smaller_gradient_and_a_python_number_are_refused():
+    @ap.custom_gradient
+    def f(x):
+        return x.numpy() ** 2, lambda dy: 2 * x.numpy()[:1] * np.asarray(dy)[:1]
+
+    @ap.custom_gradient
+    def twice(a):
+        return 2 * a.numpy(), lambda dy: 2.0  # ignores dy: right only for dy = 1
+
+    x = ap.Variable([1.0, 2.0])
+    assert _gradient_error(f, x) == (
+        "custom_gradient(f): grad_fn returned a gradient for argument 0 (x) of shape (1,); "
+        f"the input has shape (2,), and {NOT_BROADCAST}"
+    )
+    assert _gradient_error(lambda a: twice(a) * np.array([1.0, 10.0]), x) == (
+        "custom_gradient(twice): grad_fn returned a gradient for argument 0 (a) of shape (); "
+        f"the input has shape (2,), and {NOT_BROADCAST}"
+    )
+
+
+def test_the_message_names_the_argument_by_position_and_name_and_a_variable():
+    w = ap.Variable(np.ones(3), name="w")
+
+    @ap.custom_gradient
+    def mul(scale, a, b):  # scale is a number: the Tensors are arguments 1 and 2
+        def grad_fn(dy):
+            return dy * b, (dy * a)[:2]
+        return scale * a * b, grad_fn
+
+    a, b = ap.constant([1.0, 2.0, 3.0]), ap.constant([4.0, 5.0, 6.0])
+    assert _gradient_error(lambda a_, b_: mul(2.0, a_, b_), a, b) == (
+        "custom_gradient(mul): grad_fn returned a gradient for argument 2 (b) of shape (2,); "
+        f"the input has shape (3,), and {NOT_BROADCAST}"
+    )
+
+    @ap.custom_gradient
+    def scaled(x):
+        def grad_fn(dy, variables=None):
+            return dy * w, [ap.sum(dy * x)]  # a scalar for the (3,) Variable w
+        return x * w, grad_fn
+
+    with ap.GradientTape() as tape:
+        y = ap.sum(scaled(ap.constant([1.0, 2.0, 3.0])))
+    with pytest.raises(ValueError) as e:
+        tape.gradient(y, w)
+    assert str(e.value) == (
+        "custom_gradient(scaled): grad_fn returned a gradient for variable 'w' of shape (); "
+        f"the input has shape (3,), and {NOT_BROADCAST}"
+    )
+
+
+def test_a_scalar_input_takes_a_scalar_gradient():
+    @ap.custom_gradient
+    def cube(x):
+        return x.numpy() ** 3, lambda dy: dy * 3 * x ** 2
+
+    @ap.custom_gradient
+    def cube_1d(x):
+        return x.numpy() ** 3, lambda dy: np.reshape(dy * 3 * x.numpy() ** 2, (1,))
+
+    x = ap.Variable(2.0)
+    with ap.GradientTape() as tape:
+        y = cube(x)
+    assert tape.gradient(y, x).numpy() == 12.0
+    assert _gradient_error(cube_1d, x) == (
+        "custom_gradient(cube_1d): grad_fn returned a gradient for argument 0 (x) of shape "
+        f"(1,); the input has shape (), and {NOT_BROADCAST}"
+    )
+
+
+def test_the_check_holds_when_an_outer_tape_records_the_backward_pass():
+    @ap.custom_gradient
+    def f(x):
+        return x * x, lambda dy: ap.sum(2 * dy * x, axis=0, keepdims=True)
+
+    x = ap.Variable(np.ones((2, 3)))
+    with ap.GradientTape() as outer:
+        with ap.GradientTape() as inner:
+            y = ap.sum(f(x))
+        with pytest.raises(ValueError, match=r"argument 0 \(x\) of shape \(1, 3\); the input "
+                                             r"has shape \(2, 3\)"):
+            inner.gradient(y, x)
+    del outer
+
+
+def test_none_is_no_gradient_as_tensorflow():
+    @ap.custom_gradient
+    def f(a, b):
+        return a.numpy() * b.numpy(), lambda dy: (None, dy * a)
+
+    a, b = ap.Variable([1.0, 2.0]), ap.Variable([3.0, 4.0])
+    with ap.GradientTape(persistent=True) as tape:
+        y = ap.sum(f(a, b))
+        z = y + ap.sum(a * a)  # a reaches z another way too
+    da, db = tape.gradient(y, [a, b])
+    assert da is None
+    np.testing.assert_array_equal(db.numpy(), [1.0, 2.0])
+    np.testing.assert_array_equal(tape.gradient(y, a, unconnected_gradients="zero").numpy(),
+                                  [0.0, 0.0])
+    np.testing.assert_array_equal(tape.gradient(z, a).numpy(), [2.0, 4.0])  # only a * a
+    assert tape.gradient(z, a).numpy().dtype == np.float64
+    assert tape.explain(y, a).endswith(
+        "so the gradient is not None (it may be zero, e.g. at a kink or where a mask is 0) "
+        "unless a custom_gradient's grad_fn returned None ('no gradient') for it: the paths "
+        "pass custom_gradient(f)."
+    )
+
+
+def test_another_real_dtype_is_cast_to_the_inputs_a_complex_one_is_refused():
+    @ap.custom_gradient
+    def f(x):
+        return 2 * x.numpy(), lambda dy: np.asarray(dy, np.float64) * 2.5
+
+    @ap.custom_gradient
+    def g(x):
+        return 2 * x.numpy(), lambda dy: np.asarray(dy) * (2 + 1j)
+
+    x = ap.Variable(np.ones(3, np.float32))
+    with ap.GradientTape() as tape:
+        y = ap.sum(f(x))
+    grad = tape.gradient(y, x)
+    assert grad.dtype == np.float32
+    np.testing.assert_array_equal(grad.numpy(), np.full(3, 2.5, np.float32))
+    message = _gradient_error(g, x)
+    assert message == (
+        "custom_gradient(g): grad_fn returned a gradient for argument 0 (x) of complex dtype "
+        "complex64; the input is real (float32): return the gradient's real part if that is "
+        "what you mean"
+    )
+
+
+def test_a_right_custom_gradient_agrees_with_autograd():
+    # a stable softplus with its hand-written gradient, inside a larger taped function
+    @ap.custom_gradient
+    def softplus(x):
+        def grad_fn(dy):
+            return dy * ap.sigmoid(x)
+        return ap.logaddexp(0.0, x), grad_fn
+
+    X = np.random.default_rng(3).standard_normal((4, 3))
+    W = np.random.default_rng(4).standard_normal((3, 2))
+    x = ap.Variable(X)
+    with ap.GradientTape() as tape:
+        loss = ap.sum(ap.tanh(softplus(x) @ W) ** 2)
+    ours = tape.gradient(loss, x).numpy()
+    ref = autograd.grad(lambda v: agn.sum(agn.tanh(agn.logaddexp(0.0, v) @ W) ** 2))(X)
+    np.testing.assert_allclose(ours, ref, rtol=1e-12, atol=1e-14)
