@@ -6,7 +6,9 @@ text as a module; one implementation for both. Every adapter offers ``params``/`
 Protocols, in the order :func:`find` and :func:`adapt` try them: (1) **manualprop** dicts;
 (2) **attribute style**: float array attributes used by forward (``self.W``) with a gradient
 attribute after backward (:data:`GRAD_NAMES`; without one, "seed style" weights with no gradient
-to check); (3) **CS231n pair** ``NAME_forward(x, w, ..., **init) -> (out, cache)``,
+to check; arrays in dict, list and tuple attributes too, ``weights['W']`` with ``gradients['W']``,
+``Ws[1]`` with ``dWs[1]``: :func:`_container_arrays`, :class:`_Items`; an array without a gradient not
+named like a weight is a buffer, :func:`_split_buffers`); (3) **CS231n pair** ``NAME_forward(x, w, ..., **init) -> (out, cache)``,
 ``NAME_backward(dout, cache) -> (dx, dw, ...)`` (also ``_naive``/``_fast``), every array argument
 an input; for a loss, a **CS231n loss function** ``NAME(x, y) -> (loss, dx)``. "Used by forward"
 is measured: each float array attribute is changed for one forward (:func:`_used_arrays`); buffers
@@ -753,6 +755,8 @@ def _undone(obj, keep_new=False):
     saved = {k: (v, v.copy() if isinstance(v, np.ndarray) else dict(v) if isinstance(v, dict) else None)
              for k, v in d.items()}
     gens = {k: v.bit_generator.state for k, v in d.items() if isinstance(v, np.random.Generator)}
+    lists = {k: list(v) for k, v in d.items() if isinstance(v, list)}  # self.Ws = [W1, W2]: its items
+    inner = [(a, a.copy()) for a in _container_arrays(obj).values()]  # and their contents (Ws[0] -= ...)
     try:
         yield gens
     finally:
@@ -766,6 +770,11 @@ def _undone(obj, keep_new=False):
             elif isinstance(v, dict):
                 v.clear() if not keep_new else None
                 v.update(c)
+            elif k in lists and not keep_new:
+                v[:] = lists[k]
+        for a, c in inner:
+            if a.flags.writeable:
+                a[...] = c
         for k, st in gens.items():
             d[k].bit_generator.state = st
 
@@ -989,7 +998,8 @@ def adapt(obj, inputs=None, training=True):
     for a probe forward that takes it. A first forward on them is kept where it creates parameters
     (:func:`_lazy_build`). Parameters of sub-layers (:func:`sublayers`) have dotted names (``l1.W``).
     ``info``: ``protocol`` (``manualprop``, ``attribute``, ``seed``, ``plain``, ``cs231n``), header
-    ``text``, ``unchecked`` (weights without a gradient), ``unseen`` (arrays forward uses, not in
+    ``text``, ``unchecked`` (weights without a gradient), ``buffers`` (arrays forward uses without a gradient
+    and not named like a weight, in a layer that sets other gradients: :func:`_split_buffers`), ``unseen`` (arrays forward uses, not in
     ``params``), ``forward_training``, ``backward_ran`` (False: the probe's backward raised, so which
     gradients it sets is unknown). A forward with several outputs is presented as one (:class:`Outputs`).
     AdapterError: two gradients for one weight; UnreadableError: a pair's result that cannot be read.

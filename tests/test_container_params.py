@@ -179,3 +179,20 @@ def test_cs231n_backward_missing_db_is_a_wrong_result(tmp_path):
     assert "expected a tuple of 3 gradients (dx, dw, db), one per input of forward, in the same order: db is " \
            "missing." in out
     assert "AdapterError" not in out
+
+
+def test_probe_restores_list_weights_changed_in_place():
+    ns = {}
+    exec(HEAD + """
+class StepInBackward:
+    def __init__(self): self.Ws = [R.standard_normal((5, 3))]; self.cache = []
+    def forward(self, X): self.cache.append(X); return X @ self.Ws[0]
+    def backward(self, dY):
+        X = self.cache.pop(); self.dWs = [X.T @ dY]; self.Ws[0] -= 0.1 * self.dWs[0]; return dY @ self.Ws[0].T
+""", ns)  # noqa: S102 - the test's own layer source
+    obj = ns["StepInBackward"]()
+    W0 = obj.Ws[0].copy()
+    _, info = AD.adapt(obj, [np.ones((4, 5))])
+    assert info["text"].startswith("attribute style (Ws[0]/dWs[0])")
+    np.testing.assert_array_equal(obj.Ws[0], W0)  # the probes' forward and backward left no trace
+    assert not hasattr(obj, "dWs")
