@@ -516,11 +516,13 @@ class _AttrParams(dict):
             v = a._scalars[k]
         else:  # an autoprop Tensor (--tape): the attribute itself, not synced over until a number comes back
             a._live.discard(k)
-            owner, kind, key = a._where(k)
-            if kind == "dict":
-                owner.params[key] = v
-            else:
-                setattr(owner, key, v)
+            a._set(k, v)
+            if isinstance(v, np.ndarray):  # the array itself, set back: so are what share its memory
+                a._tensors.pop(k, None)
+                for m, _, orig in a._aliases.get(k, ()):
+                    a._set(m, orig)
+            else:  # they become its gathers in the next forward, which the tape records
+                a._tensors[k] = v
         super().__setitem__(k, v)
 
     def update(self, other=(), **kw):
@@ -532,14 +534,23 @@ class Adapted:
     """A class instance behind the manualprop protocol: ``pairs`` maps a weight attribute to its
     gradient attribute; ``own``: the object has its own ``params``/``grads`` dicts."""
 
-    def __init__(self, obj, pairs, own=False):
+    def __init__(self, obj, pairs, own=False, tied=None, views=None):
         self.obj, self.pairs, self.own = obj, dict(pairs), own
+        #: ``{enc.W: [(dec.W, its gradient attribute, positions)]}``: parameters sharing a checked one's
+        #: memory, their gradients added into its own (:func:`_aliases`)
+        self.tied = dict(tied or {})
+        self._grad_attr = {**{m: g for ms in self.tied.values() for m, g, _ in ms}, **self.pairs}
         self.student_forward, self.student_backward = obj.forward, obj.backward
         self.mode_keyword = mode_keyword(obj.forward)  # forward(X, train=...): training= is passed as that
         self.class_name = type(obj).__name__
         self.saved = None  # the attributes the last forward (re)bound: its cache (cache_guard)
         #: sub-layers by dotted name (``l1``, ``layers.0``): their parameters are ``l1.W`` (:func:`sublayers`)
         self.children = dict(sublayers(obj)) if not own else {}
+        #: ``{W: [(Wx, positions, the array)]}``: what shares a parameter's memory (tied parameters, views
+        #: forward reads), set with it when ``params[W]`` becomes a Tensor (``--tape``), and set back
+        self._aliases = {k: [(m, pos, self._param(m)) for m, pos in ms] for k, ms in
+                         {**(views or {}), **{k: [(m, pos) for m, _, pos in ms] for k, ms in self.tied.items()}}.items()}
+        self._tensors = {}  # parameters set to a Tensor (--tape): {W: the Tensor}
         #: number parameters (``self.alpha = 0.25``): a 0-d buffer each, its type, which are set from it
         self._scalars = {k: np.array(self._param(k)) for k in self.pairs if _is_number(self._param(k))}
         self._types = {k: type(self._param(k)) for k in self._scalars}
@@ -550,7 +561,7 @@ class Adapted:
         ``l1``'s ``W`` (its attribute, or its ``params['W']`` when its gradient is ``grads['W']``)."""
         path, _, key = name.rpartition(".")
         owner = self.children[path] if path else self.obj
-        kind = "dict" if path and self.pairs.get(name, "").startswith("grads[") and \
+        kind = "dict" if self._grad_attr.get(name, "").startswith("grads[") and \
             isinstance(getattr(owner, "params", None), dict) else "attr"
         return (_Items(owner) if "[" in key else owner), kind, key  # weights['W'], Ws[1]: an item
 
@@ -559,10 +570,21 @@ class Adapted:
         return owner.params.get(key) if kind == "dict" else getattr(owner, key, None)
 
     def _sync(self):
-        """Set each number parameter from its buffer, in its own type (a float stays a float)."""
+        """Set each number parameter from its buffer, in its own type (a float stays a float), and what
+        shares the memory of a parameter that is now a Tensor (``--tape``) from it: ``dec.W`` the Tensor,
+        ``Wx`` its gather (``W.reshape(-1)[positions]``), recorded by the tape around this forward."""
         for k in self._live:
-            owner, _, key = self._where(k)
-            setattr(owner, key, self._types[k](self._scalars[k]))
+            self._set(k, self._types[k](self._scalars[k]))
+        for k, t in self._tensors.items():
+            for m, pos, _ in self._aliases.get(k, ()):
+                self._set(m, t if pos is None else t.reshape(-1)[pos])
+
+    def _set(self, name, v):
+        owner, kind, key = self._where(name)
+        if kind == "dict":
+            owner.params[key] = v
+        else:
+            setattr(owner, key, v)
 
     @property
     def params(self):
@@ -577,8 +599,25 @@ class Adapted:
             v, p = _grad(self._where(k)[0], g), self._scalars.get(k, self._param(k))
             if _is_number(v) and np.size(p) == 1:  # dalpha = np.sum(...) for a one-element alpha: read in its shape
                 v = np.asarray(v).reshape(np.shape(p))
-            out[k] = _copy(v)
+            out[k] = self._summed(k, p, v) if k in self.tied else _copy(v)
         return out
+
+    def _summed(self, k, p, v):
+        """The gradient of parameter ``k``'s memory: its own plus those of the parameters that share it
+        (``enc.dW + dec.dW``), each added where it lies (a view's elements, in ``k``'s layout); a gradient
+        of the wrong shape is returned as it is, for the check to report."""
+        if not (isinstance(v, np.ndarray) and v.shape == np.shape(p)):
+            return _copy(v)
+        total = np.array(v, dtype=np.result_type(v, np.float64), copy=True)
+        for m, g, pos in self.tied[k]:
+            gm = _grad(self._where(m)[0], g)
+            if not (isinstance(gm, np.ndarray) and gm.shape == np.shape(self._param(m))):
+                return _copy(gm)
+            if pos is None:
+                total += gm
+            else:
+                np.add.at(total.reshape(-1), pos.ravel(), np.ravel(gm))
+        return total.astype(v.dtype, copy=False) if v.dtype.kind == "f" else total
 
     def forward(self, *xs, training=None):
         self._sync()
@@ -591,6 +630,28 @@ class Adapted:
         self._sync()
         r = self.obj.backward(dY)
         return tuple(_copy(v) for v in r) if isinstance(r, tuple) else _copy(r)
+
+    def __deepcopy__(self, memo):
+        """A deep copy whose views are views again: ``copy.deepcopy`` gives a view of ``W`` (``self.Wx``) its
+        own memory, which perturbing the copy's ``W`` would not move; each is made a view of the copy's ``W``
+        again (the same elements), where its positions in ``W`` are a strided pattern (they are for slices
+        and transposes)."""
+        new = type(self).__new__(type(self))
+        memo[id(self)] = new
+        new.__dict__.update(copy.deepcopy(self.__dict__, memo))
+        for k, ms in new._aliases.items():
+            rep = new._param(k)
+            if not isinstance(rep, np.ndarray) or not any(pos is not None for _, pos, _ in ms):
+                continue
+            if not rep.flags.c_contiguous:
+                rep = np.ascontiguousarray(rep)
+                new._set(k, rep)
+            for i, (m, pos, _) in enumerate(ms):
+                view = _strided(rep, pos) if pos is not None else None
+                if view is not None:
+                    new._set(m, view)
+                    ms[i] = (m, pos, view)
+        return new
 
     def __getattr__(self, name):  # the student's own attributes (in_features, fix_mask, ...)
         if name == "obj":
@@ -900,8 +961,14 @@ def _used_arrays(obj, inputs, kw, names, children=None):
         for n in names[:MAX_PROBED]:
             o, key = _owner(obj, children, n)
             old = getattr(o, key)
-            setattr(o, key, old * 1.5 + 0.5)
-            y = _run(obj, gens, inputs, kw)  # raised: _undone rebinds every attribute
+            if isinstance(old, np.ndarray) and old.flags.writeable:  # in place: a view of it (or its
+                keep = old.copy()  # base, self.Wx = self.W[:D]) read by forward moves with it
+                old[...] = old * 1.5 + 0.5
+            else:
+                setattr(o, key, old * 1.5 + 0.5)
+            y = _run(obj, gens, inputs, kw)  # raised: _undone rebinds every attribute, restores its contents
+            if isinstance(old, np.ndarray) and old.flags.writeable:
+                old[...] = keep
             setattr(o, key, old)
             if y.shape != y0.shape or not np.array_equal(y, y0, equal_nan=True):
                 used.append(n)
@@ -984,11 +1051,129 @@ def _grad(obj, name):
     return getattr(obj, name, None)
 
 
+def _addresses(a):
+    """The byte address of each element of array ``a``, in its C order (its data pointer plus strides)."""
+    addr = np.full(a.shape, a.__array_interface__["data"][0], dtype=np.int64)
+    for ax, (n, st) in enumerate(zip(a.shape, a.strides)):
+        addr = addr + (np.arange(n, dtype=np.int64) * st).reshape((n,) + (1,) * (a.ndim - ax - 1))
+    return addr.ravel()
+
+
+def _inside(a, b):
+    """Whether every element of array ``a`` lies in the memory of ``b`` (same dtype): a view of it, or ``b``."""
+    return a.dtype == b.dtype and np.may_share_memory(a, b) and bool(np.isin(_addresses(a), _addresses(b)).all())
+
+
+def _overlap(a, b):
+    return np.may_share_memory(a, b) and bool(np.isin(_addresses(a), _addresses(b)).any())
+
+
+def _positions(rep, a):
+    """Flat indices (C order) in ``rep`` of the elements of ``a`` (inside it), shaped like ``a``; None: same layout."""
+    if a is rep or (a.shape == rep.shape and a.strides == rep.strides and
+                    a.__array_interface__["data"][0] == rep.__array_interface__["data"][0]):
+        return None
+    if rep.flags.c_contiguous:  # an element's flat index is its offset from the first, in items
+        return ((_addresses(a) - rep.__array_interface__["data"][0]) // rep.itemsize).reshape(a.shape)
+    ar = _addresses(rep)
+    order = np.argsort(ar, kind="stable")
+    return order[np.searchsorted(ar[order], _addresses(a))].reshape(a.shape)
+
+
+def _box(shape, pos):
+    """The block of an array of ``shape`` that a view at flat positions ``pos`` (:func:`_positions`) is, as
+    slices (``"5:8"``, ``":, 0:2"``); "" when it is all of the array or no rectangular block of it."""
+    if pos is None or not shape:
+        return ""
+    seen = np.zeros(int(np.prod(shape)), dtype=bool)
+    seen[pos.ravel()] = True
+    idx = np.unravel_index(pos.ravel(), shape)
+    lo, hi = [int(i.min()) for i in idx], [int(i.max()) + 1 for i in idx]
+    if int(np.prod(np.subtract(hi, lo))) != int(seen.sum()) or (lo, hi) == ([0] * len(shape), list(shape)):
+        return ""
+    parts = [":" if (lo_, hi_) == (0, n) else f"{lo_}:{hi_}" for lo_, hi_, n in zip(lo, hi, shape)]
+    while parts[-1] == ":":
+        parts.pop()
+    return ", ".join(parts)
+
+
+def _strided(rep, pos):
+    """A view of C-contiguous ``rep`` whose elements are those at flat ``positions`` (shaped like the view),
+    or None when they are no strided pattern."""
+    if pos.size == 0:
+        return None
+    first = int(pos.flat[0])
+    steps = [int(pos[tuple(1 if j == ax else 0 for j in range(pos.ndim))]) - first if n > 1 else 0
+             for ax, n in enumerate(pos.shape)]
+    if first + sum(s * (n - 1) for s, n in zip(steps, pos.shape) if s < 0) < 0 or \
+            first + sum(s * (n - 1) for s, n in zip(steps, pos.shape) if s > 0) >= rep.size:
+        return None  # not inside rep: no strided pattern
+    view = np.lib.stride_tricks.as_strided(rep.reshape(-1)[first:], shape=pos.shape,
+                                           strides=[s * rep.itemsize for s in steps])
+    return view if np.array_equal(_positions(rep, view), pos) else None
+
+
+def _aliases(named, checked):
+    """Arrays that share memory, so that a shared parameter is checked once, as PyTorch's
+    ``named_parameters()`` lists it once (under its first name).
+
+    ``named``: ``{name: array}`` of the parameters with a gradient (``checked``, in ``named_parameters``
+    order) and of the arrays forward uses without one. Returns ``(tied, views)``: ``tied``
+    ``{representative: [(name, positions)]}``: parameters with gradients inside the memory of the first
+    one that holds all of its group (the same array, ``enc.W is dec.W``, or a view of it;
+    :func:`_positions`), whose gradients add into the representative's, as an optimizer that steps
+    each applies them; ``views`` ``{name: [names]}``: arrays without a gradient inside the memory of
+    checked parameters (``self.Wx = self.W[:D]`` beside ``self.dW``: perturbing ``W`` moves them) or,
+    among arrays without a gradient, inside a larger one. AdapterError: parameters with gradients
+    that overlap without one holding the others (the gradient of the memory cannot be formed).
+    """
+    arrays = {n: a for n, a in named.items() if isinstance(a, np.ndarray) and a.size}
+    groups = []
+    for n in [n for n in checked if n in arrays]:
+        linked = [g for g in groups if any(_overlap(arrays[n], arrays[m]) for m in g)]
+        groups = [g for g in groups if g not in linked] + [[m for g in linked for m in g] + [n]]
+    tied, reps = {}, []
+    for g in sorted(groups, key=lambda g: min(map(list(checked).index, g))):
+        g.sort(key=list(checked).index)
+        rep = next((r for r in g if all(_inside(arrays[m], arrays[r]) for m in g)), None)
+        if rep is None:
+            raise AdapterError(f"{_names(g)} share part of their memory, but none of them holds the others: "
+                               "the gradient of the memory they share cannot be formed from theirs. Keep one "
+                               "parameter array and take the others as views of it (W[:D], W.T), or give each "
+                               f"its own array (np.array(...), a copy). {expected()}")
+        reps.append(rep)
+        if len(g) > 1:
+            tied[rep] = [(m, _positions(arrays[rep], arrays[m])) for m in g if m != rep]
+    views = {}
+    for u in [n for n in arrays if n not in checked]:
+        over = [r for r in reps if _overlap(arrays[u], arrays[r])]
+        if over and np.isin(_addresses(arrays[u]), np.concatenate([_addresses(arrays[r]) for r in over])).all():
+            views[u] = over
+    rest = sorted([n for n in arrays if n not in checked and n not in views], key=lambda n: -arrays[n].size)
+    for i, u in enumerate(rest):  # no gradients: a view is named through the array that holds it
+        big = next((r for r in rest[:i] if r not in views and _inside(arrays[u], arrays[r])), None)
+        if big is not None:
+            views[u] = [big]
+    return tied, views
+
+
 def _layout(w, inputs, y):
     if w.ndim != 2 or len(inputs) != 1 or inputs[0].ndim < 2 or np.ndim(y) < 2 or w.shape[0] == w.shape[1]:
         return ""
     d, m = inputs[0].shape[-1], np.shape(y)[-1]
     return ", weights (in, out)" if w.shape == (d, m) else ", weights (out, in)" if w.shape == (m, d) else ""
+
+
+def _pair_info(obj, inputs):
+    """:func:`adapt`'s ``info`` of a CS231n :class:`FunctionPair` (its outputs read on ``inputs``)."""
+    f = obj.student_forward.__name__
+    if inputs is not None:
+        _pair_outputs(obj, inputs)
+    text = f"CS231n function pair ({f}/{obj.student_backward.__name__}), every array argument is an input"
+    text += f"; {obj.outputs.text()}" if obj.outputs else ""
+    mode = next((v["mode"] for v in obj._kwargs.values() if isinstance(v, dict) and isinstance(v.get("mode"), str)),
+                "")  # bn_param['mode']: the diagnosis tells test mode from training
+    return {"protocol": "cs231n", "text": text, "forward_training": False, "init": obj.keyword_names, "mode": mode}
 
 
 def adapt(obj, inputs=None, training=True):
@@ -1005,15 +1190,7 @@ def adapt(obj, inputs=None, training=True):
     AdapterError: two gradients for one weight; UnreadableError: a pair's result that cannot be read.
     """
     if isinstance(obj, FunctionPair):
-        f = obj.student_forward.__name__
-        if inputs is not None:
-            _pair_outputs(obj, inputs)
-        text = f"CS231n function pair ({f}/{obj.student_backward.__name__}), every array argument is an input"
-        text += f"; {obj.outputs.text()}" if obj.outputs else ""
-        mode = next((v["mode"] for v in obj._kwargs.values() if isinstance(v, dict) and isinstance(v.get("mode"), str)),
-                    "")  # bn_param['mode']: the diagnosis tells test mode from training
-        return obj, {"protocol": "cs231n", "text": text, "forward_training": False, "init": obj.keyword_names,
-                     "mode": mode}
+        return obj, _pair_info(obj, inputs)
     if not all(callable(getattr(obj, m, None)) for m in ("forward", "backward")):
         return obj, {"protocol": "none", "text": "no forward/backward"}  # the caller says what is missing
     tr = _takes_training(obj.forward)
@@ -1028,8 +1205,14 @@ def adapt(obj, inputs=None, training=True):
     built = (_try(_lazy_build, obj, inputs, _training_kw(obj.forward, False, mk)) or []) if inputs is not None else []
     arrays, children = _float_arrays(obj), dict(sublayers(obj))
     if isinstance(getattr(obj, "params", None), dict):
-        info.update(protocol="manualprop", text="manualprop (params/grads dicts)" + _built(built, obj.params) + tail,
+        # params = {"alpha": 0.25}: number parameters (a 0-d buffer each, set in params), as self.alpha is
+        numbers = [k for k, v in list(obj.params.items())[:MAX_PROBED * 4] if isinstance(k, str) and _is_number(v)]
+        shown = "".join(f"; params[{k!r}] a number, set in params" for k in numbers)
+        info.update(protocol="manualprop", text=f"manualprop (params/grads dicts{shown})" + _built(built, obj.params)
+                    + tail,
                     unseen=_unseen(obj, inputs, kw, arrays, children))
+        if numbers:
+            return _wrap(obj, {k: f"grads[{k!r}]" for k in obj.params}), info
         return (obj if tr else _wrap(obj, {}, own=True)), info  # a wrapper passes training= as train= etc.
     numbers = _float_numbers(obj)  # self.alpha = 0.25: a parameter if backward sets self.dalpha
     cand, sub_pairs, sub_numbers = _sub_candidates(children)
@@ -1042,6 +1225,7 @@ def adapt(obj, inputs=None, training=True):
         info["backward_ran"], pairs = pairs is not None, pairs or {}  # raised: what it sets is unknown
     pairs = _in_order({**pairs, **sub_pairs}, children)
     info["unchecked"] = [w for w in (used or []) if w not in pairs and w not in numbers and w not in sub_numbers]
+    pairs, tied, views, named = _one_per_memory(obj, children, pairs, info)  # enc.W is dec.W; self.Wx = self.W[:D]
     if pairs:  # the layer sets gradients: a missing one is a wrong result, unless the array is a buffer
         info["unchecked"], info["buffers"] = _split_buffers(info["unchecked"])
     top = {w: g for w, g in pairs.items() if "." not in w}
@@ -1062,18 +1246,81 @@ def adapt(obj, inputs=None, training=True):
                     "raised when called after the probe forward")
     else:
         info.update(protocol="plain", text="a class with forward/backward and no parameters")
-    info["text"] += (_children_text(children, pairs, ": " if pairs and not top else "; sub-layers ", info["unchecked"])
-                     + _built(built, pairs))
-    info["text"] += tail
+    info["text"] += (_children_text(children, pairs, ": " if pairs and not top else "; sub-layers ", info["unchecked"],
+                                    {m: rep for rep, ms in tied.items() for m, _, _ in ms}) + _built(built, pairs)
+                     + _alias_text(tied, views, named, pairs) + tail)
     if used is None and inputs is not None:
         info["text"] += (" (found without running forward: on the probe input it raised or gave two different "
                          "outputs)")
-    return _wrap(obj, pairs), info
+    return _wrap(obj, pairs, tied=tied, views=_views_info(info, tied, views, named, pairs)), info
+
+
+def _one_per_memory(obj, children, pairs, info):
+    """Parameters that share memory as one (:func:`_aliases`): ``(pairs without the tied ones, tied {enc.W:
+    [(dec.W, its gradient attribute, positions)]}, views {Wx: [W]}, {name: array})``; ``info['unchecked']``
+    loses the arrays inside checked parameters' memory (views) and those inside a larger unchecked one."""
+    named = {n: _value(obj, children, n, pairs) for n in [*pairs, *info["unchecked"]]}
+    tied, views = _aliases(named, list(pairs))
+    shared = {m for ms in tied.values() for m, _ in ms}
+    tied = {rep: [(m, pairs[m], pos) for m, pos in ms] for rep, ms in tied.items()}
+    info["unchecked"] = [w for w in info["unchecked"] if w not in views]
+    return {w: g for w, g in pairs.items() if w not in shared}, tied, views, named
+
+
+def _views_info(info, tied, views, named, pairs):
+    """``info['tied']`` (``["enc.W:dec.W"]``: the report names the gradients summed into each) and
+    ``info['views']`` (``["Wh=W[5:8]"]``: it names the block where a checked gradient is wrong); returns
+    :class:`Adapted`'s ``views``: ``{W: [(Wx, positions)]}`` for the views of one checked parameter."""
+    if tied:
+        info["tied"] = [f"{rep}:{', '.join(m for m, _, _ in ms)}" for rep, ms in tied.items()]
+    out = {r: [(u, _positions(named[r], named[u])) for u, over in views.items() if over == [r]]
+           for r in pairs if any(over == [r] for over in views.values())}
+    blocks = [f"{u}={r}[{b}]" for r, us in out.items() for u, pos in us if (b := _box(named[r].shape, pos))]
+    if blocks:
+        info["views"] = blocks
+    return out
+
+
+def _value(obj, children, name, pairs):
+    """The array (or number) of parameter or attribute ``name`` (``W``, ``l1.W``, a sub-layer's ``params['W']``)."""
+    owner, key = _owner(obj, children, name)
+    if pairs.get(name, "").startswith("grads[") and isinstance(getattr(owner, "params", None), dict):
+        return owner.params.get(key)
+    return getattr(owner, key, None)
+
+
+def _names(ns):
+    return ns[0] if len(ns) == 1 else f"{', '.join(ns[:-1])} and {ns[-1]}"
+
+
+def _alias_text(tied, views, named, pairs):
+    """The header's account of arrays that share memory (:func:`_aliases`)."""
+    out = []
+    for rep, ms in tied.items():
+        all_ = [rep, *(m for m, _, _ in ms)]
+        each = "both" if len(all_) == 2 else "each"
+        if all(named[m] is named[rep] for m in all_):
+            out.append(f"{_names(all_)} are the same array: their gradients are summed, as an optimizer that "
+                       f"steps {each} applies them")
+        else:
+            out.append(f"{_names(all_)} share memory ({rep} holds it all): their gradients are added into {rep}'s, "
+                       f"element by element, as an optimizer that steps {each} applies them")
+    by = {}
+    for u, over in views.items():
+        by.setdefault(tuple(over), []).append(u)
+    for over, us in by.items():
+        checked = [f"d{r}" for r in over if r in pairs]  # as the table names them
+        view = "a view" if len(us) == 1 else "views"
+        out.append(f"{_names(us)} {'is' if len(us) == 1 else 'are'} {view} of {_names(list(over))}" +
+                   (f": {_names(list(over))} is perturbed (moving {'it' if len(us) == 1 else 'them'}) and "
+                    f"{_names(checked)} checked" if checked else ""))
+    return "".join(f"; {o}" for o in out)
 
 
 #: What a parameter's name looks like (the last part of ``l1.W``, ``Ws[1]``): ``W``, ``w1``, ``Wq``, ``W_hh``, ``b``,
-#: ``bq``, ``weight``, ``bias``, ``kernel``, ``gamma``, ``beta``, ``alpha``, ``scale``, ``emb``, ``embedding``.
-PARAM_NAME = re.compile(r"[wb](?:_?[a-z]{1,3})?_?\d*|[uv]_?\d*|(?:weights?|bias(?:es)?|kernels?|gamma|beta|alpha|"
+#: ``bq``, ``weight``, ``bias``, ``kernel``, ``gamma``, ``beta``, ``alpha``, ``scale``, ``emb``, ``embedding``, a learned
+#: initial state ``h0``, ``c0``.
+PARAM_NAME = re.compile(r"[wb](?:_?[a-z]{1,3})?_?\d*|[uv]_?\d*|[hc]_?0|(?:weights?|bias(?:es)?|kernels?|gamma|beta|alpha|"
                         r"scales?|shift|emb|embeddings?)(?:_[a-z]{1,3})?_?\d*", re.IGNORECASE)
 
 
@@ -1098,7 +1345,8 @@ def _sub_candidates(children):
         p = getattr(c, "params", None)
         if isinstance(p, dict):
             pairs.update({f"{name}.{k}": f"grads[{k!r}]" for k, v in list(p.items())[:MAX_PROBED]
-                          if isinstance(k, str) and isinstance(v, np.ndarray) and v.dtype.kind == "f" and v.size})
+                          if isinstance(k, str) and (isinstance(v, np.ndarray) and v.dtype.kind == "f" and v.size
+                                                     or _is_number(v))})
         else:
             cand += [f"{name}.{k}" for k in _float_arrays(c)]
             numbers += [f"{name}.{k}" for k in _float_numbers(c)]
@@ -1111,13 +1359,15 @@ def _in_order(pairs, children):
     return dict(sorted(pairs.items(), key=lambda kv: rank.get(kv[0].rpartition(".")[0], 0)))
 
 
-def _children_text(children, pairs, lead, unchecked=()):
-    """The header's account of the sub-layers: each one's parameters, checked under dotted names."""
+def _children_text(children, pairs, lead, unchecked=(), shared=None):
+    """The header's account of the sub-layers: each one's parameters, checked under dotted names
+    (``shared``: ``{dec.W: enc.W}``, a parameter checked as another's, :func:`_aliases`)."""
     if not children:
         return ""
-    parts = []
+    parts, shared = [], shared or {}
     for name, c in children.items():
-        mine = [w for w in pairs if w.rpartition(".")[0] == name]
+        mine = [w if w in pairs else f"{w} (shared with {shared[w]})" for w in [*pairs, *shared]
+                if w.rpartition(".")[0] == name]
         bare = [w for w in unchecked if w.rpartition(".")[0] == name]
         style = "params/grads dicts" if isinstance(getattr(c, "params", None), dict) else "attributes"
         parts.append(f"{name} ({type(c).__name__}: " + (f"{', '.join(mine)}, {style}" if mine else "") +
@@ -1148,9 +1398,9 @@ def _unseen(obj, inputs, kw, arrays, children):
     return (used or []) + sub_dicts
 
 
-def _wrap(obj, pairs, own=False):
+def _wrap(obj, pairs, own=False, tied=None, views=None):
     """An :class:`Adapted` of a class named like the student's (reports say ``Linear``)."""
-    return type(type(obj).__name__, (Adapted,), {"__module__": __name__})(obj, pairs, own)
+    return type(type(obj).__name__, (Adapted,), {"__module__": __name__})(obj, pairs, own, tied, views)
 
 
 def _try(fn, *args):

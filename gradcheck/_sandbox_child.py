@@ -367,6 +367,14 @@ def _spying(ap, tape, srcs, workdir, escapes, fn, *args, **kw):
             setattr(cls, m, orig)
 
 
+def _quiet(fn, *args):
+    """``fn(*args)``, or None if it raised (a student's object this cannot read)."""
+    try:
+        return fn(*args)
+    except BaseException:  # noqa: BLE001
+        return None
+
+
 def _training(req):
     return {} if req.get("training") is None else {"training": req["training"]}
 
@@ -526,10 +534,7 @@ class Child:
     def op_backward(self, obj, req, packer):
         args = [req["dY"]] if req.get("dY") is not None else []
         before = [a.copy() for a in args]  # a backward that writes into dY: sent back, so the parent sees it
-        try:
-            guard = self.AD.cache_guard(obj)  # one that writes into its cache (a layer's or a loss's): refused
-        except BaseException:  # noqa: BLE001 - a student's object this cannot read: nothing watched
-            guard = None
+        guard = _quiet(self.AD.cache_guard, obj)  # a write into its cache is refused
         try:
             if req.get("count_forward"):  # a staff policy: the count is data for the parent to judge
                 ret, calls = counting_calls(_forward_codes(self.AD, obj), obj.backward, *args)
@@ -539,10 +544,7 @@ class Child:
             return self.fail(exc)
         written = [describe(self.np, packer, a) for a, b in zip(args, before)
                    if a.shape == b.shape and not self.np.array_equal(a, b, equal_nan=True)]
-        try:
-            cache_written = guard() if guard is not None else None
-        except BaseException:  # noqa: BLE001
-            cache_written = None
+        cache_written = _quiet(guard) if guard is not None else None
         self.reply(True, {"value": describe(self.np, packer, ret), "forward_calls": calls,
                           "cache_written": cache_written,
                           "dY_written": written[0] if written else None,
@@ -612,11 +614,9 @@ class Child:
         except BaseException as exc:  # noqa: BLE001
             self.fail(exc, "tape")
         finally:
-            own.update(saved)
-            try:  # leave a numpy cache behind for a later backward
-                obj.forward(*[np.array(x, copy=True) for x in req["inputs"]], **_training(req))
-            except BaseException:  # noqa: BLE001
-                pass
+            own.update(saved)  # and a numpy cache left behind for a later backward
+            fresh = [np.array(x, copy=True) for x in req["inputs"]]
+            _quiet(lambda: obj.forward(*fresh, **_training(req)))
 
     def serve(self, fd_in):
         """Answer requests until the end of input."""
@@ -636,13 +636,9 @@ class Child:
                 self.fail(exc, "grader")
                 continue
             payload, packer = None, Packer(self.np)
-            try:
-                fn = OPS.get(op) if isinstance(op, str) else None
-                if fn is None:
-                    self.reply(False, {"stage": "protocol"},
-                               error={"type": "ValueError", "message": f"unknown op {op!r}"})
-                else:
-                    fn(self, req, packer) if op == "load" else fn(self, self.objects[req["id"]], req, packer)
+            try:  # the parent sends only the ops of OPS
+                args = (req, packer) if op == "load" else (self.objects[req["id"]], req, packer)
+                OPS[op](self, *args)
             except BaseException as exc:  # noqa: BLE001 - e.g. MemoryError while packing a reply
                 packer = req = None
                 self.fail(exc, "child")  # "where" empty: not student code
@@ -684,8 +680,8 @@ def main():
     drop_privileges(cfg)
     out = open(cfg["fd_out"], "wb", closefd=False)
 
-    def send(head, payload=b"", streams=("stdout", "stderr")):
-        for name in streams:  # the submission's prints reach the parent before the reply
+    def send(head, payload=b""):
+        for name in ("stdout", "stderr", "__stdout__", "__stderr__"):  # prints before the reply
             try:
                 getattr(sys, name).flush()
             except BaseException:  # noqa: BLE001 - a stream replaced or closed by the submission
@@ -709,8 +705,8 @@ def main():
     install_guards(cfg)
 
     def reply(ok, meta=None, packer=None, error=None):
-        send({"ok": ok, "meta": meta or {}, **({"error": error} if error is not None else {})},
-             packer.payload() if packer else b"", ("stdout", "stderr", "__stdout__", "__stderr__"))
+        error = {} if error is None else {"error": error}
+        send({"ok": ok, "meta": meta or {}, **error}, packer.payload() if packer else b"")
     reply(True, {"ready": True})  # no submitted code has run yet
     # progress: a frame without "ok", the parent notes the step and keeps waiting for the reply
     Child(np, AD, cfg["workdir"], reply, lambda step: send({"progress": step})).serve(cfg["fd_in"])

@@ -6,7 +6,7 @@ text :data:`MD_BEGIN_SOLUTION` ... :data:`MD_END_SOLUTION`); what becomes of the
 Python file's top-level ``def``/``class`` with its decorators) that hold a solution; the task is
 read from the enclosing ``def``/``class`` (``backward`` in ``class Linear``: "implement the
 backward of Linear"). Cell metadata ``{"backprop_lab": {"exercise": N, "task": "..."}}`` or a
-fence's ``exercise=N`` overrides them. A Markdown region may be inline or span lines, with or
+fence's ``exercise=N`` (and ``task="..."``) overrides them. A Markdown region may be inline or span lines, with or
 without spaces inside the comment. A solution cell (:func:`solution_cell`: nbgrader's metadata
 ``{"nbgrader": {"solution": true}}``, the tag ``"solution"``, the exercise2 extension's
 ``{"solution2": "hidden"}``) with no solution block is an answer as a whole and is replaced whole,
@@ -15,7 +15,13 @@ UsageError. Every other cell is copied unchanged (metadata, ids); outputs,
 execution counts, the notebook's widget state and attachments no released text names are cleared.
 A misspelt, nested or unbalanced marker, or one behind comment characters or other text
 (``# ### BEGIN HIDDEN TESTS``, which nbgrader would read as a marker), is a UsageError (exit 2)
-naming the cell and line, so no solution leaks. Notebooks need ``nbformat``
+naming the cell and line (a lesson's or Python file's own line), so no solution leaks. So is a student
+version that repeats a solution block's code (or a whole solution cell's) outside the solutions
+(:func:`_copied`: white space and comments ignored, one line may differ; a planted-bug file made from
+the answer): the block and the student version's lines are named. There is no marker to allow it: put
+the copy in a solution block too (it is released with the solutions) or change it. A cell that held a
+solution or hidden tests keeps only the metadata Jupyter and the conventions read (:data:`_CELL_KEYS`).
+Notebooks need ``nbformat``
 (``pip install 'backprop-lab[notebooks]'``).
 """
 
@@ -56,6 +62,7 @@ _MD_LOOKS_LIKE_MARKER = re.compile(r"\b(BEGIN|END)[\s_-]*(SOL|HID)|<!--\s*(BEGIN
 _HTML_LOOKS_LIKE_MARKER = re.compile(r"<!--\s*(BEGIN|END)\b|\b(BEGIN|END)[\s_-]*SOL\w*[\s_-]*-->", re.IGNORECASE)
 _FENCE = re.compile(r"^\s*(`{3,}|~{3,})(.*)$")
 _EXERCISE_N = re.compile(r"\bexercise=(\d+)\b")
+_FENCE_TASK = re.compile(r'\btask="([^"]*)"')
 _DEF = re.compile(r"^\s*(?:async\s+)?def\s+(\w+)")
 _CLASS = re.compile(r"^\s*class\s+(\w+)")
 _TOP_LEVEL = re.compile(r"^(?:@|def\s|async\s+def\s|class\s)")
@@ -107,7 +114,7 @@ def _close(block: tuple[str, int]) -> str:
     return block[0].replace("BEGIN", "END")
 
 
-def _text_solutions(source: str, where: str, *, python: bool = False) -> tuple[str, int]:
+def _text_solutions(source: str, where: str, *, python: bool = False, first_line: int = 1) -> tuple[str, int]:
     """Replace every ``<!-- BEGIN SOLUTION -->`` ... ``<!-- END SOLUTION -->`` region of a text
     (Markdown) by :data:`TEXT_STUB`: inline, on lines of their own, or across lines; spaces inside
     the comment are optional (``<!--BEGIN SOLUTION-->``). Text around a region is kept.
@@ -124,10 +131,11 @@ def _text_solutions(source: str, where: str, *, python: bool = False) -> tuple[s
         (``<!-- BEGIN SOLUTIONS -->``, ``<!-- begin solution -->``, ``<!-- BEGIN HIDDEN TESTS -->``, a
         marker broken over two lines), named with its line. With ``python``, only what looks like
         an HTML marker (``<!-- begin solution -->``) is refused here: the code's words are checked by
-        :func:`student_source` (``end_solution = ...`` is a name, not a marker).
+        :func:`student_source` (``end_solution = ...`` is a name, not a marker). Lines are counted
+        from ``first_line`` (the number of the source's first line in its file).
     """
     near = _HTML_LOOKS_LIKE_MARKER if python else _MD_LOOKS_LIKE_MARKER
-    for i, line in enumerate(source.splitlines(), start=1):
+    for i, line in enumerate(source.splitlines(), start=first_line):
         if line.strip() not in _MARKERS and near.search(_MD_MARKER.sub("", line)):
             raise UsageError(f"{where}, line {i}: {line.strip()!r} looks like a marker but is none of "
                              f"{MD_BEGIN_SOLUTION!r}, {MD_END_SOLUTION!r} (inline or on its own line) or "
@@ -135,7 +143,7 @@ def _text_solutions(source: str, where: str, *, python: bool = False) -> tuple[s
                              f"reword the text) so that no solution is released by accident.")
     out, n, pos, opened = [], 0, 0, None
     for m in _MD_MARKER.finditer(source):
-        line = source.count("\n", 0, m.start()) + 1
+        line = source.count("\n", 0, m.start()) + first_line
         if m.group(1) == "BEGIN" and opened is not None:
             raise UsageError(f"{where}, line {line}: {m.group(0)!r} inside the solution opened at line "
                              f"{opened[1]}; close it first ({MD_END_SOLUTION!r}).")
@@ -152,7 +160,7 @@ def _text_solutions(source: str, where: str, *, python: bool = False) -> tuple[s
         raise UsageError(f"{where}: {opened[0]!r} at line {opened[1]} is never closed ({MD_END_SOLUTION!r} missing).")
     new = "".join(out) + source[pos:]
     if not python and (m := _SOLUTION_DETAILS.search(new)):  # a fold is no marker: it would be released
-        raise UsageError(f"{where}, line {new.count(chr(10), 0, m.start()) + 1}: {m.group(0)!r} outside a "
+        raise UsageError(f"{where}, line {new.count(chr(10), 0, m.start()) + first_line}: {m.group(0)!r} outside a "
                          f"solution region would be released as it is; put the answer between "
                          f"{MD_BEGIN_SOLUTION!r} and {MD_END_SOLUTION!r}.")
     return new, n
@@ -163,7 +171,7 @@ _SOLUTION_DETAILS = re.compile(r"<summary>[^<]*\b(solutions?|answers?)\b[^<]*</s
 
 
 def student_source(source: str, *, exercise: int = 1, task: str | None = None, markdown: bool = False,
-                   where: str = "cell", html: bool = False) -> tuple[str, int, int, list[str]]:
+                   where: str = "cell", html: bool = False, first_line: int = 1) -> tuple[str, int, int, list[str]]:
     """Replace the solution blocks of one cell's source and drop its hidden tests.
 
     Parameters
@@ -183,6 +191,9 @@ def student_source(source: str, *, exercise: int = 1, task: str | None = None, m
     html : bool
         The ``<!-- BEGIN SOLUTION -->`` ... ``<!-- END SOLUTION -->`` regions of this code are
         replaced by the caller (:func:`student_python`): their markers are no near-markers here.
+    first_line : int
+        The number errors give the source's first line: its line in the file (a lesson's code block, a
+        Python file's function), 1 for a notebook cell.
 
     Returns
     -------
@@ -194,20 +205,21 @@ def student_source(source: str, *, exercise: int = 1, task: str | None = None, m
     UsageError
         A misspelt, nested or unbalanced marker.
     """
-    source, n_sol = _text_solutions(source, where) if markdown else (source, 0)
+    source, n_sol = _text_solutions(source, where, first_line=first_line) if markdown else (source, 0)
     lines = source.splitlines()
     out: list[str] = []
     inside: tuple[str, int] | None = None  # (BEGIN marker, line number)
     n_hidden = 0
     messages: list[str] = []
     for i, line in enumerate(lines):
+        n = i + first_line
         text, ind = line.strip(), _indent(line)
         bare = _MD_MARKER.sub("", line) if html else line
         if text in (BEGIN_SOLUTION, BEGIN_HIDDEN_TESTS):
             if inside is not None:
-                raise UsageError(f"{where}, line {i + 1}: {text!r} inside the {inside[0]!r} block opened at "
+                raise UsageError(f"{where}, line {n}: {text!r} inside the {inside[0]!r} block opened at "
                                  f"line {inside[1]}; close it first ({_close(inside)!r}).")
-            inside = (text, i + 1)
+            inside = (text, n)
             n_hidden += text == BEGIN_HIDDEN_TESTS
             n_sol += text == BEGIN_SOLUTION
             if text == BEGIN_SOLUTION and markdown:
@@ -220,10 +232,10 @@ def student_source(source: str, *, exercise: int = 1, task: str | None = None, m
             if inside is None or text != _close(inside):
                 opened = (f"the open block is {inside[0]!r} (line {inside[1]})" if inside
                           else "no block is open")
-                raise UsageError(f"{where}, line {i + 1}: {text!r} but {opened}.")
+                raise UsageError(f"{where}, line {n}: {text!r} but {opened}.")
             inside = None
         elif _LOOKS_LIKE_MARKER.match(bare) or _MARKER_WORDS.search(bare):
-            raise UsageError(f"{where}, line {i + 1}: {text!r} looks like a marker but is none of "
+            raise UsageError(f"{where}, line {n}: {text!r} looks like a marker but is none of "
                              f"{', '.join(repr(m) for m in _MARKERS)} (a marker stands alone on its line, "
                              f"not behind comment characters or other text); fix its spelling (or reword "
                              f"the comment) so that no solution or hidden test is released by accident.")
@@ -343,24 +355,47 @@ def _whole_answer(source: str, exercise: int, task: str | None, markdown: bool) 
 
 
 def _student_cells(cells: list[tuple], html: bool = False) -> tuple[list[str], list[str], int, int]:
-    """:func:`student_source` over ``(source, where, markdown, numbered, exercise, task, whole)``
+    """:func:`student_source` over ``(source, where, markdown, numbered, exercise, task, whole[, first_line])``
     cells in order: a ``numbered`` cell holding a solution is exercise ``exercise``, by default the
     last number + 1. A ``whole`` cell (nbgrader's solution cell) with no solution block is an answer
     as a whole: its source is replaced (:func:`_whole_answer`). Returns the new sources, the
     messages, solution blocks replaced, hidden-test blocks removed."""
     sources, messages, n_sol, n_hidden, number = [], [], 0, 0, 0
-    for src, where, markdown, numbered, exercise, task, whole in cells:
+    for src, where, markdown, numbered, exercise, task, whole, *first in cells:
         has_block = (any(line.strip() == BEGIN_SOLUTION for line in src.splitlines())
                      or (markdown and _MD_MARKER.search(src) is not None))
         if numbered and (has_block or whole):
             number = int(exercise) if exercise is not None else number + 1
         new, s, h, msgs = student_source(src, exercise=number, task=task, markdown=markdown,
-                                         where=where, html=html)  # a bad marker is refused even in a whole answer
+                                         where=where, html=html, first_line=first[0] if first else 1)
+        # (a bad marker is refused even in a whole answer)
         if whole and not has_block:
             (new, msgs), s, h = _whole_answer(src, number, task, markdown), 1, 0
         sources.append(new)
         messages, n_sol, n_hidden = messages + msgs, n_sol + s, n_hidden + h
     return sources, messages, n_sol, n_hidden
+
+
+#: What a cell that held a solution or hidden tests keeps of its metadata: nbformat's documented cell keys
+#: (Jupyter's own), and the conventions this module reads, with their documented keys only. Anything
+#: else (an author's "notes", an "answer", nbgrader metadata other than its own keys) may hold the answer.
+_CELL_KEYS: dict[str, tuple[str, ...] | None] = {
+    **dict.fromkeys(("jupyter", "collapsed", "scrolled", "deletable", "editable", "format", "name", "tags",
+                     "solution", "solution2", "solution_first", "solution2_first")),
+    "nbgrader": ("grade", "grade_id", "locked", "points", "schema_version", "solution", "task"),
+    "backprop_lab": ("exercise", "task"),
+}
+
+
+def _kept_metadata(meta: Any) -> dict:
+    """``meta`` of a cell that held a solution, with only the keys of :data:`_CELL_KEYS` (deep copies)."""
+    kept = {}
+    for key, value in (meta.items() if isinstance(meta, dict) else ()):
+        if key in _CELL_KEYS:
+            sub = _CELL_KEYS[key]
+            kept[key] = ({k: copy.deepcopy(v) for k, v in value.items() if k in sub}
+                         if sub is not None and isinstance(value, dict) else copy.deepcopy(value))
+    return kept
 
 
 def student_notebook(nb: Any) -> tuple[Any, list[str], int, int]:
@@ -371,7 +406,9 @@ def student_notebook(nb: Any) -> tuple[Any, list[str], int, int]:
     ``<!-- BEGIN SOLUTION -->`` regions, :func:`student_source`); a cell whose metadata has
     ``{"nbgrader": {"solution": true}}`` or is another solution cell (:func:`solution_cell`) and has
     no solution block is replaced as a whole; hidden tests
-    are removed; outputs, execution counts and timings (``metadata.execution``) and the notebook's widget state (``metadata.widgets``,
+    are removed; the metadata of a cell that held a solution or hidden tests keeps only nbformat's own keys
+    and the conventions read here (:data:`_CELL_KEYS`: an author's ``"notes"`` or nbgrader's
+    ``"comment"`` there may hold the answer); outputs, execution counts and timings (``metadata.execution``) and the notebook's widget state (``metadata.widgets``,
     which holds widgets' values) are cleared, and so is every cell attachment the released source
     no longer names (one only a solution showed).
 
@@ -399,7 +436,9 @@ def student_notebook(nb: Any) -> tuple[Any, list[str], int, int]:
     new.metadata.pop("widgets", None)
     _said_solution(dict(new.metadata), "the notebook")
     sources, messages, n_sol, n_hidden = _student_cells(cells)
-    for cell, src in zip(new.cells, sources):
+    for cell, src, (old, _, markdown, _, _, _, whole) in zip(new.cells, sources, cells):
+        if whole or any(line.strip() in _MARKERS for line in old.splitlines()) or (markdown and _MD_MARKER.search(old)):
+            cell.metadata = _kept_metadata(cell.get("metadata", {}))
         cell.source = src
         cell.get("metadata", {}).pop("execution", None)  # run timestamps, as nbconvert's ClearOutput
         if cell.cell_type == "code":
@@ -454,7 +493,7 @@ def _markdown_parts(text: str) -> tuple[str, list[str], int, int]:
     cells, buf, start, fence, info = [], [], 1, None, ""
 
     def text_cell():
-        cells.append(("\n".join(buf), f"the text from line {start}", True, False, None, None, False))
+        cells.append(("\n".join(buf), "the lesson", True, False, None, None, False, start))
 
     for i, line in enumerate(text.splitlines(), start=1):
         m = _FENCE.match(line)
@@ -463,9 +502,9 @@ def _markdown_parts(text: str) -> tuple[str, list[str], int, int]:
             text_cell()
             fence, info, buf, start = m.group(1), m.group(2).strip(), [], i + 1
         elif fence is not None and m and m.group(1).startswith(fence) and not m.group(2).strip():
-            n = _EXERCISE_N.search(info)
-            cells.append(("\n".join(buf), f"the code block from line {start}", False, True,
-                          n and n.group(1), None, False))
+            n, task = _EXERCISE_N.search(info), _FENCE_TASK.search(info)
+            cells.append(("\n".join(buf), "the lesson", False, True, n and n.group(1), task and task.group(1),
+                          False, start))
             buf, start, fence = [line], i, None
         else:
             buf.append(line)
@@ -502,9 +541,9 @@ def _python_parts(text: str) -> tuple[str, list[str], int, int]:
             chunks.append((i, []))
         chunks[-1][1].append(line)
     _text_solutions(text, "the file", python=True)  # a bad HTML marker, named by the file's line
-    new, messages, n_sol, n_hidden = _student_text(text, [("\n".join(lines), f"the code from line {start} (lines counted "
-                                                 "from there)", False, True, None, None, False)
-                                                for start, lines in chunks if lines], html=True)
+    new, messages, n_sol, n_hidden = _student_text(text, [("\n".join(lines), "the file", False, True, None, None,
+                                                           False, start) for start, lines in chunks if lines],
+                                                   html=True)
     new, n_text = _text_solutions(new, "the file after its solution blocks were replaced", python=True)
     if n_text:
         try:
@@ -518,6 +557,8 @@ def _python_parts(text: str) -> tuple[str, list[str], int, int]:
                 raise UsageError(f"the student version is no longer Python once its {MD_BEGIN_SOLUTION!r} "
                                  f"regions are replaced by {TEXT_STUB!r} (line {exc.lineno} of it: {exc.msg}); "
                                  f"keep each region inside one comment or one string.") from exc
+    if new.strip() and not new.endswith("\n"):
+        new += "\n"   # a Python file ends with a newline, as tools and editors expect
     return new, messages, n_sol + n_text, n_hidden
 
 
@@ -540,6 +581,155 @@ def student_python(text: str) -> tuple[str, list[str], int]:
         valid Python.
     """
     return _python_parts(text)[:3]
+
+
+# --------------------------------------------------------------------------- a solution copied elsewhere
+
+#: A normalised line shorter than this (spaces not counted: ``return dX``, ``self.X = X``) is trivial:
+#: it says nothing about a solution when it reappears.
+_TRIVIAL_CHARS = 12
+
+
+def _normalised(line: str) -> str:
+    """``line`` with its comment (a ``#`` outside quotes) removed and every run of white space one space."""
+    quote, i = None, 0
+    while i < len(line):
+        c = line[i]
+        if quote:
+            if c == "\\":
+                i += 1
+            elif c == quote:
+                quote = None
+        elif c in "'\"":
+            quote = c
+        elif c == "#":
+            line = line[:i]
+            break
+        i += 1
+    return " ".join(line.split())
+
+
+def _telling(line: str) -> bool:
+    return len(_normalised(line).replace(" ", "")) >= _TRIVIAL_CHARS
+
+
+@dataclass
+class _Region:
+    """A solution block (or a whole solution cell) of the source: where it is and its telling lines."""
+
+    where: str                      # "line 40" or "cell 3 (id c3), line 2"
+    lines: list[str]                # normalised telling lines, in order
+    parts: tuple[str, ...] = ()     # the blocks' ``where`` of a region made of several blocks
+
+
+#: A telling line of the student version: ``(prefix, line number, normalised line)``; the prefix names
+#: a notebook's cell (``"cell 5 (id c5), "``), "" in a lesson or Python file.
+_Released = tuple[str, int, str]
+
+
+def _released_lines(source: str, prefix: str = "") -> list[_Released]:
+    return [(prefix, i, _normalised(line)) for i, line in enumerate(source.splitlines(), start=1) if _telling(line)]
+
+
+def _blocks(source: str, prefix: str = "", whole: bool = False, fences: bool = False) -> list[_Region]:
+    """The ``### BEGIN SOLUTION`` blocks of ``source`` (markers already checked by :func:`student_source`);
+    with ``whole`` and no block, the whole source (a solution cell). The blocks of one cell (with
+    ``fences``, of one fenced code block; in a Python file, of the file) are also one region together:
+    one exercise's answer, whose blocks may be too short to tell alone."""
+    regions: list[_Region] = []
+    inside: _Region | None = None
+    group: list[_Region] = []
+
+    def together():
+        if len(group) > 1:
+            regions.append(_Region(f"{prefix}lines {', '.join(r.where.split('line ')[-1] for r in group)} "
+                                   f"(one exercise's blocks together)", [x for r in group for x in r.lines],
+                                   tuple(r.where for r in group)))
+        group.clear()
+
+    for i, line in enumerate(source.splitlines(), start=1):
+        text = line.strip()
+        if fences and inside is None and _FENCE.match(line):
+            together()
+        if text == BEGIN_SOLUTION:
+            inside = _Region(f"{prefix}line {i}", [])
+        elif text == END_SOLUTION and inside is not None:
+            regions.append(inside)
+            group.append(inside)
+            inside = None
+        elif inside is not None and _telling(line):
+            inside.lines.append(_normalised(line))
+    together()
+    if whole and not regions:
+        regions.append(_Region(f"{prefix}line 1 (the whole solution cell)",
+                               [_normalised(line) for line in source.splitlines() if _telling(line)]))
+    return regions
+
+
+def _copied(region: _Region, released: list[_Released]) -> tuple[int, list[_Released]] | None:
+    """Where the released text (its telling lines, in order) repeats
+    ``region``: ``(lines of the region found, locations)``, or None.
+
+    A repeat is a run of 3 of the region's lines in a row appearing in a row (one line in the run may
+    differ: a planted bug), or, anywhere: every telling line of the region (at least 2), all but one
+    (of 3 or more), or more than half of them (at least 3)."""
+    wanted = set(region.lines)
+    found = {line for _, _, line in released if line in wanted}
+    k = len(region.lines)
+    best_run: list[int] = []
+    text = [line for _, _, line in released]
+    for start in range(len(region.lines)):
+        for pos in (p for p, line in enumerate(text) if line == region.lines[start]):
+            run, changed, j = [], 0, 0
+            while start + j < k and pos + j < len(text):
+                if text[pos + j] == region.lines[start + j]:
+                    run.append(pos + j)
+                elif changed:
+                    break
+                else:
+                    changed = 1
+                j += 1
+            if len(run) > len(best_run):
+                best_run = run
+    if (len(best_run) >= 3 or (k >= 3 and len(found) >= k - 1) or (len(found) >= 3 and 2 * len(found) > k)
+            or (k >= 2 and len(found) == k)):
+        at = best_run if len(best_run) >= 3 else [p for p, line in enumerate(text) if line in wanted]
+        return len(found), [released[p] for p in at]
+    return None
+
+
+def _spans(at: list[_Released]) -> str:
+    """Where lines are, their numbers joined into ranges per cell: ``"lines 3-5, 9"``,
+    ``"cell 4 (id c4), lines 1-6"``."""
+    out: list[str] = []
+    for prefix in dict.fromkeys(p for p, _, _ in at):
+        nums = sorted({n for p, n, _ in at if p == prefix})
+        ranges, start = [], nums[0]
+        for a, b in zip(nums, nums[1:] + [None]):
+            if b != a + 1:
+                ranges.append(f"{start}" if start == a else f"{start}-{a}")
+                start = b
+        out.append(f"{prefix}line{'s' if len(nums) > 1 else ''} {', '.join(ranges)}")
+    return "; ".join(out)
+
+
+def _refuse_copies(src: Path, regions: list[_Region], released: list[_Released]) -> None:
+    """Refuse (UsageError) a student version that repeats a solution region outside the solutions."""
+    leaks, told = [], set()
+    for region in regions:
+        hit = _copied(region, released)
+        if hit and not (region.parts and told.issuperset(region.parts)):   # said already, block by block
+            told.add(region.where)
+            n, at = hit
+            leaks.append(f"the solution block{'s' * ('lines ' in region.where)} at {region.where} ({n} of its "
+                         f"{len(region.lines)} lines) reappear{'s' * ('lines ' not in region.where)} "
+                         f"in the student version at {_spans(at)}")
+    if leaks:
+        raise UsageError(f"{src}: {'; '.join(leaks)} (white space, comments and lines under "
+                         f"{_TRIVIAL_CHARS} characters such as 'return dX' ignored; one line may differ), "
+                         f"outside any solution block, so the student version would give that solution away. "
+                         f"Put the copy inside a solution block too (it is then released with the solutions), "
+                         f"or change it so that it no longer repeats the solution.")
 
 
 def _valid_notebook(nb: Any, src: Path) -> None:
@@ -577,7 +767,9 @@ def release(source: str | os.PathLike, out_dir: str | os.PathLike) -> ReleaseRep
     UsageError
         ``source`` missing or not a notebook (``.ipynb``, valid by nbformat's schema: what is invalid is
         named), Markdown lesson (``.md``) or Python file (``.py``),
-        no solution block in it, a bad marker, or ``out_dir`` would overwrite ``source``.
+        no solution block in it, a bad marker, a student version that repeats a solution block's code
+        outside the solution blocks (:func:`_refuse_copies`: the block and the lines named), or ``out_dir``
+        would overwrite ``source``.
     """
     src = Path(source)
     if not src.is_file():
@@ -606,6 +798,17 @@ def release(source: str | os.PathLike, out_dir: str | os.PathLike) -> ReleaseRep
             student, messages, n_sol, n_hidden = student_notebook(nb)
     except UsageError as exc:
         raise UsageError(f"{src}: {exc}") from exc
+    if is_text:
+        regions = _blocks(src.read_text(encoding="utf-8"), fences=src.suffix == ".md")
+        released = _released_lines(text)
+    else:
+        regions, released = [], []
+        for i, (old, cell) in enumerate(zip(nb.cells, student.cells)):
+            prefix = f"cell {i}" + (f" (id {old.get('id')})" if old.get("id") else "") + ", "
+            src_text = old.source if isinstance(old.source, str) else "".join(old.source)
+            regions += _blocks(src_text, prefix, whole=solution_cell(old.get("metadata", {})))
+            released += _released_lines(cell.source, prefix)
+    _refuse_copies(src, regions, released)
     if n_sol == 0:
         where = "cell" if student is not None else "function or class" if src.suffix == ".py" else "code block or text"
         raise UsageError(f"{src} has no {BEGIN_SOLUTION!r} block in any {where}: nothing to release "
@@ -644,7 +847,11 @@ removed; in Markdown (a lesson's text, a notebook's Markdown or raw cell) a solu
 '<!-- BEGIN SOLUTION -->' ... '<!-- END SOLUTION -->' (inline or on lines of their own) become
 'YOUR ANSWER HERE'. A solution cell (nbgrader's metadata "solution": true, the tag "solution",
 the exercise2 extension's "solution2": "hidden") with no block is replaced whole; metadata that
-says solution in another form is refused. Outputs, widget state and attachments only a solution named are cleared. In a
+says solution in another form is refused; a solution cell keeps only Jupyter's own metadata and the conventions'
+keys. A student version that repeats a solution block's code outside the solution blocks (white space and
+comments ignored, one line may differ: a planted-bug file made from the answer) is refused, the block and the
+lines named: put the copy in a solution block too (released with the solutions) or change it.
+Outputs, widget state and attachments only a solution named are cleared. In a
 Python file each top-level def or class is numbered as one exercise, and a '<!-- BEGIN SOLUTION -->'
 region (a jupytext Markdown cell's comment, a docstring) becomes 'YOUR ANSWER HERE'. Writes DIR/<name of
 SOURCE>; never overwrites SOURCE."""
@@ -659,7 +866,8 @@ exit codes:
   0  the student version(s) written
   2  usage error: SOURCE missing or not a (valid) notebook, lesson or Python file, no solution block, a misspelt, nested
      or unclosed marker or one behind comment characters ('# ### BEGIN HIDDEN TESTS'; cell and line named),
-     cell metadata that says solution in a form not read for sure, or --out would overwrite SOURCE
+     cell metadata that says solution in a form not read for sure, a solution block's code repeated outside
+     the solution blocks (block and lines named), or --out would overwrite SOURCE
 
 Write outside notebooks/ and lessons/: the test suite runs every notebook and lesson there,
 and a student version stops at its first exercise.

@@ -129,7 +129,7 @@ def _check_mode(call: Call, cfg: CheckConfig, rng, twin, init, reference, upstre
     cfg = cfg.replace(atol=atol)
     sources = {"manual": manual_source(call, G)}
     records: list[TensorRecord] = []
-    twin_obj, twin_note = resolve_twin(call.layer, twin, init, "layer")
+    twin_obj, twin_note = resolve_twin(call.layer, twin, init, "layer", call.owner)
     if twin_obj is not None:
         share_masks(call.layer, twin_obj)
         try:
@@ -407,7 +407,7 @@ def check_loss(loss: Any, y_true: Any, y_pred: Any, *, twin: Any = "auto", init:
         raise StudentCodeError(msg)
     sources = {"manual": {"y_pred": V.check_output(g, owner=owner, tensor=gname, produced_by="backward()",
                                                    expected_shape=yp.shape, expected_why="the shape of y_pred")}}
-    twin_obj, note = resolve_twin(loss, twin, init, "loss")
+    twin_obj, note = resolve_twin(loss, twin, init, "loss", owner)
     records: list[TensorRecord] = []
     if twin_obj is not None:
         L_tape, g_tape = tape_loss(twin_obj, yt, yp, owner)

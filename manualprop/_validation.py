@@ -25,7 +25,11 @@ kept cheap (issue 15: on a small MLP they cost more than the arithmetic):
 * the structural checks (array type, dtype, shape, number of dimensions,
   non-empty) depend only on the input's *signature* ``(shape, dtype)`` and the
   expectation, so a signature that passed once is remembered in ``_PASSED`` and
-  not checked again;
+  not checked again; the most used layers (``Linear``, ``Tanh``, the element-wise
+  layers, every ``dY``, softmax cross-entropy, the optimizer's array pairs) do
+  without even that: their common case is a few identity and integer tests written
+  inline (:func:`float_ss`, :func:`int64_labels`), and anything else runs the full
+  check, which writes the message;
 * the finiteness check depends on the values and runs on every call, as one
   reduction: the sum of squares ``X . X`` of a float array is finite only if every
   element is (a NaN or an inf makes it NaN or inf), and when it is not finite the full
@@ -68,8 +72,10 @@ __all__ = [
     "check_targets",
     "check_update",
     "check_window",
+    "float_ss",
     "format_shape",
     "gradients_finite",
+    "int64_labels",
     "output_ss",
     "SS_LIMIT",
 ]
@@ -167,6 +173,9 @@ def _as_ndarray(X, where: str, name: str) -> np.ndarray:
 
 
 _F64 = np.dtype(np.float64)
+#: ``np.vdot`` without numpy's ``__array_function__`` dispatch (a Python-level call on every use):
+#: the checks read the sum of squares of arrays they already hold as ndarrays
+_vdot = getattr(np.vdot, "_implementation", np.vdot)
 
 
 def _sum_is_finite(X: np.ndarray) -> bool:
@@ -182,7 +191,7 @@ def _sum_is_finite(X: np.ndarray) -> bool:
     ``np.errstate(all="raise")``, also means False.
     """
     if X.dtype is _F64 or X.dtype == _F64:
-        return math.isfinite(np.vdot(X, X))
+        return math.isfinite(_vdot(X, X))
     if X.dtype.kind != "f":
         return False
     try:
@@ -201,7 +210,7 @@ def _ss(X: np.ndarray) -> float:
     an overflow of the squares to numpy's error state (a warning, or an error under
     ``np.errstate(over="raise")``), where this check must stay silent.
     """
-    return float(np.vdot(X, X))
+    return float(_vdot(X, X))
 
 
 def _finite_ss(X: np.ndarray, where: str, name: str, masked: bool = False) -> float:
@@ -216,6 +225,33 @@ def _finite_ss(X: np.ndarray, where: str, name: str, masked: bool = False) -> fl
             return ss
     _check_finite(X, where, name, masked)
     return _INF
+
+
+_F32 = np.dtype(np.float32)
+_I64 = np.dtype(np.int64)
+
+
+def float_ss(X):
+    """A bound on ``X . X`` if ``X`` is a float ndarray without NaN/inf, else None.
+
+    The fast path of manualprop's most used layers, for an input that must be a float32 or
+    float64 ndarray (not a subclass); they test the rest of their structural checks (dtype,
+    ``ndim``, shape) themselves, inline. The bound is ``KNOWN_FINITE.ss`` when ``X`` is
+    ``KNOWN_FINITE.array`` (no look), else the sum of squares (one BLAS dot) when it is finite.
+    None means: not a float ndarray, or a NaN or an inf may be in it (or finite values whose
+    squares overflowed): the caller then runs the full check (:func:`check_array`,
+    :func:`check_grad_output`), which writes the usual message (naming the first bad index),
+    or passes and returns ``inf``. numpy's dtype objects of native float32/float64 are
+    singletons, so the dtype test is two identity tests; any other dtype object takes the full
+    check.
+    """
+    if type(X) is not np.ndarray or not (X.dtype is _F64 or X.dtype is _F32):
+        return None
+    known = KNOWN_FINITE
+    if X is known.array:
+        return known.ss
+    value = float(_vdot(X, X))  # _ss(X), inline
+    return value if value < _INF else None
 
 
 def _check_finite(X: np.ndarray, where: str, name: str, masked: bool = False) -> None:
@@ -474,6 +510,17 @@ def check_targets(
 _UNSIGNED = {np.dtype(f"i{n}"): np.dtype(f"u{n}") for n in (1, 2, 4, 8)}
 
 
+def int64_labels(y_true, n_samples: int, n_classes: int) -> bool:
+    """True if ``y_true`` is an int64 ndarray of ``n_samples >= 1`` labels in ``[0, n_classes)``.
+
+    The common case of :func:`check_class_targets`, checked in full in one reduction: a
+    negative label read as unsigned is huge. False means: let ``check_class_targets`` decide
+    (other dtypes, probabilities) or say what is wrong.
+    """
+    return bool(type(y_true) is np.ndarray and y_true.dtype is _I64 and y_true.shape == (n_samples,)
+                and n_samples and np.maximum.reduce(y_true.view(np.uint64), axis=None) < n_classes)
+
+
 def check_class_targets(y_true, where: str, *, n_samples: int, n_classes: int, dtype):
     """Check classification targets for logits of shape ``(n_samples, n_classes)``.
 
@@ -492,6 +539,8 @@ def check_class_targets(y_true, where: str, *, n_samples: int, n_classes: int, d
     ValueError
         Wrong shape, label out of range, negative or non-finite probability.
     """
+    if int64_labels(y_true, n_samples, n_classes):
+        return "labels", y_true
     key = ("classes", y_true.shape, y_true.dtype, n_samples, n_classes) if type(y_true) is np.ndarray else None
     if key in _PASSED:  # shape and dtype passed before: only the values are checked
         y = y_true
@@ -927,7 +976,7 @@ def output_ss(Y: np.ndarray, layer, method: str, name: str, inputs: str, params=
     NonFiniteError
         ``Y`` has a NaN or an inf: names the layer's non-finite parameter, or the overflow.
     """
-    value = _ss(Y)
+    value = float(_vdot(Y, Y))  # _ss(Y), inline
     if value < _INF:
         return value
     if np.isfinite(Y).all():

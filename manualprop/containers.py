@@ -139,7 +139,7 @@ class Sequential:
         for i, layer in enumerate(self.layers):
             d = getattr(layer, attr, None)
             if d:
-                prefix = _PREFIXES[i] if i < len(_PREFIXES) else f"{i}."
+                prefix = _PREFIXES[i] if i < 64 else f"{i}."
                 for key, value in d.items():
                     out[prefix + key if type(key) is str else f"{prefix}{key}"] = value
         return out
@@ -178,7 +178,7 @@ class Sequential:
             for i in range(len(layers)):  # i: the position named if layer i raises
                 layer = layers[i]
                 kind = type(layer)
-                if bound is not None and _builtin(kind):
+                if bound is not None and (_BUILTIN.get(kind) or _builtin(kind)):
                     known.array, known.ss = X, bound
                 else:
                     known.array = None
@@ -228,7 +228,7 @@ class Sequential:
             for i in range(len(layers) - 1, -1, -1):
                 layer = layers[i]
                 kind = type(layer)
-                if bound is not None and _builtin(kind):
+                if bound is not None and (_BUILTIN.get(kind) or _builtin(kind)):
                     known.array, known.ss = dY, bound
                 else:
                     known.array = None

@@ -18,6 +18,7 @@ import math
 
 import numpy as np
 
+from . import _validation
 from ._validation import (
     SS_LIMIT,
     Where,
@@ -30,6 +31,7 @@ from ._validation import (
     check_option,
     check_positive_int,
     check_scalar,
+    float_ss,
     gradients_finite,
     output_ss,
 )
@@ -123,7 +125,7 @@ def _tanh_grad(X: np.ndarray, Y: np.ndarray) -> np.ndarray:
         return _sech2(X)
     d = Y * Y
     np.subtract(1.0, d, out=d)
-    if d.size and d.min() < _TANH_CHEAP:
+    if d.size and np.minimum.reduce(d, axis=None) < _TANH_CHEAP:  # d.min(), without its wrapper
         saturated = d < _TANH_CHEAP
         d[saturated] = _sech2(X[saturated])
     return d
@@ -175,6 +177,11 @@ class Layer:
 
     def _check_dY(self, dY, ss: bool = False):
         """The checked ``dY`` (and, with ``ss``, a bound on ``dY . dY``; see check_grad_output)."""
+        cache = self.cache
+        if cache is not None:  # check_grad_output, its common case inline
+            value = float_ss(dY)
+            if value is not None and dY.dtype is cache["dtype"] and dY.shape == cache["out_shape"]:
+                return (dY, value) if ss else dY
         where = self._where("backward")
         check_forward_done(self.cache, where)
         return check_grad_output(
@@ -212,9 +219,11 @@ class Linear(Layer):
 
     Source: ``lessons/01-linear-layer.md``.
 
-    ``Y`` and ``dX`` are checked for NaN/inf (one reduction each); ``dW`` and ``db`` are
-    proven finite from the sums of squares of ``X`` and ``dY`` (Cauchy-Schwarz:
-    ``|dW[i, j]| <= sqrt(dY . dY) sqrt(X . X)``), and looked at only when that bound is huge.
+    ``Y`` is checked for NaN/inf (one reduction); ``dW`` and ``db`` are proven finite from
+    the sums of squares of ``X`` and ``dY`` (Cauchy-Schwarz:
+    ``|dW[i, j]| <= sqrt(dY . dY) sqrt(X . X)``), and looked at only when that bound is huge;
+    ``dX`` the same way from ``dY . dY`` and ``W . W`` when ``W`` is the smaller array (fewer
+    output features than the batch has rows), else by one reduction of ``dX``.
 
     Raises
     ------
@@ -259,10 +268,16 @@ class Linear(Layer):
 
     def forward(self, X, training=False):
         """``Y = X @ W.T + b``; X (batch, in_features) -> Y (batch, out_features)."""
-        X, ssx = check_array(
-            X, self._where("forward"), shape=("batch", self.in_features), dtype=self.dtype, ss=True
-        )
-        Y = X @ self.params["W"].T + self.params["b"]
+        # the structural checks of check_array inline (a float64/float32 array of the layer's
+        # dtype and shape (batch, in_features)), then its finiteness check; any doubt, and
+        # check_array runs in full and writes the message
+        ssx = float_ss(X)
+        if ssx is None or X.dtype is not self.dtype or X.ndim != 2 or X.shape[1] != self.in_features:
+            X, ssx = check_array(
+                X, self._where("forward"), shape=("batch", self.in_features), dtype=self.dtype, ss=True
+            )
+        params = self.params
+        Y = X @ params["W"].T + params["b"]
         ssy = output_ss(Y, self, "forward", "Y", "X")  # NaN/inf in Y: a parameter, or an overflow
         self.cache = {"X": X, "out_shape": Y.shape, "dtype": Y.dtype}
         self._ss = {"X": ssx, "Y": ssy}
@@ -288,7 +303,7 @@ class Linear(Layer):
         cache = self.cache
         X = cache["X"]
         dW = dY.T @ X
-        db = dY.sum(axis=0)
+        db = np.add.reduce(dY, axis=0)  # dY.sum(axis=0) without its Python wrapper (the same bits)
         limit = SS_LIMIT.get(dW.dtype, 0.0)
         if not (ssd * self._ss.get("X", math.inf) < limit and ssd * len(dY) < limit):
             gradients_finite(self, (("dW", dW), ("db", db)), "dY and X")  # huge values: look
@@ -296,8 +311,17 @@ class Linear(Layer):
         self.grads["b"] = db
         if not input_grad:
             return None
-        dX = dY @ self.params["W"]
-        self._ss["dX"] = output_ss(dX, self, "backward", "dX", "dY")
+        W = self.params["W"]
+        dX = dY @ W
+        if W.size < dX.size:
+            # |dX[i, j]| <= sqrt(dY[i] . dY[i]) sqrt(W[:, j] . W[:, j]) bounds every partial sum,
+            # whatever the BLAS's order, and ||dY @ W||^2 <= (dY . dY)(W . W): finite dY and W with
+            # a small enough product make a finite dX, proven by a look at W (the smaller array)
+            bound = ssd * _validation._ss(W)  # NaN/inf when W has a NaN/inf (or its squares overflowed)
+            if bound < limit:
+                self._ss["dX"] = bound
+                return dX
+        self._ss["dX"] = output_ss(dX, self, "backward", "dX", "dY")  # names a NaN W, or the overflow
         return dX
 
 
@@ -311,7 +335,9 @@ class _Elementwise(Layer):
 
     def forward(self, X, training=False):
         """Apply the function element-wise; Y has the shape and dtype of X."""
-        X, self._ss["X"] = check_array(X, self._where("forward"), ss=True)
+        self._ss["X"] = ssx = float_ss(X)  # check_array's checks, their common case inline
+        if ssx is None:
+            X, self._ss["X"] = check_array(X, self._where("forward"), ss=True)
         Y, saved = self._forward(X)
         self.cache = {"saved": saved, "out_shape": Y.shape, "dtype": Y.dtype}
         return Y
@@ -388,7 +414,9 @@ class Tanh(_Elementwise):
     def forward(self, X, training=False):
         """``Y = tanh(X)``, any shape; caches X and Y (in a network Y is the next layer's input
         and cached there too: the same array)."""
-        X, self._ss["X"] = check_array(X, self._where("forward"), ss=True)
+        self._ss["X"] = ssx = float_ss(X)  # check_array's checks, their common case inline
+        if ssx is None:
+            X, self._ss["X"] = check_array(X, self._where("forward"), ss=True)
         Y = np.tanh(X)
         self.cache = {"X": X, "Y": Y, "out_shape": Y.shape, "dtype": Y.dtype}
         return Y

@@ -21,6 +21,8 @@ from ._validation import (
     check_option,
     check_scalar,
     check_targets,
+    float_ss,
+    int64_labels,
 )
 from .layers import _sigmoid
 
@@ -76,7 +78,8 @@ class Loss:
         RuntimeError
             Called before ``forward``.
         """
-        check_forward_done(self.cache, self._where("backward"))
+        if self.cache is None:
+            check_forward_done(self.cache, self._where("backward"))
         return self._backward()
 
 
@@ -130,14 +133,22 @@ class SoftmaxCrossEntropy(Loss):
 
     def forward(self, y_true, y_pred) -> float:
         """Cross-entropy of logits ``y_pred`` (N, C) against ``y_true``; returns a float."""
-        where = self._where("forward")
-        z = check_array(y_pred, where, "y_pred", shape=("batch", "classes"), nonempty=True,
-                        masked=True)
+        z = y_pred
+        # check_array's structural checks inline (a float array of shape (batch, classes), not
+        # empty), then its finiteness check; any doubt (or a masked -inf logit), the full check
+        if float_ss(z) is None or z.ndim != 2 or not z.size:
+            z = check_array(y_pred, self._where("forward"), "y_pred", shape=("batch", "classes"),
+                            nonempty=True, masked=True)
         N, C = z.shape
-        kind, y = check_class_targets(y_true, where, n_samples=N, n_classes=C, dtype=z.dtype)
-        shifted = z - z.max(axis=1, keepdims=True)
+        if int64_labels(y_true, N, C):
+            kind, y = "labels", y_true
+        else:
+            kind, y = check_class_targets(y_true, self._where("forward"), n_samples=N, n_classes=C,
+                                          dtype=z.dtype)
+        # ndarray.max/sum without their Python wrappers (the same reductions, the same bits)
+        shifted = z - np.maximum.reduce(z, axis=1, keepdims=True)
         e = np.exp(shifted)
-        s = e.sum(axis=1, keepdims=True)
+        s = np.add.reduce(e, axis=1, keepdims=True)
         p = e / s
         if kind == "labels" and not self.label_smoothing:
             # -log_p[i, y_i] = log(s_i) - shifted[i, y_i] (the same bits): no full log_p

@@ -39,7 +39,7 @@ import warnings
 
 import numpy as np
 
-from ._validation import Where, check_option, check_scalar, check_update
+from ._validation import _F32, _F64, Where, _sum_is_finite, check_option, check_scalar, check_update
 
 __all__ = ["Adam", "Optimizer", "RMSProp", "SGD"]
 
@@ -208,40 +208,67 @@ class Optimizer:
                 return [g * (c / norm) for g in grads]
         return grads
 
-    def _update_all(self, items) -> None:
-        """``items``: list of (grad, var, where, label); clip them together, then update each.
+    def _update_all(self, grads: list, variables: list, method: str, label) -> None:
+        """Check every pair, clip the gradients together, then update each variable.
+
+        Parameters
+        ----------
+        grads, variables : list
+            The pairs of one update, in order.
+        method : str
+            ``"step"`` or ``"apply_gradients"``: the method named in messages.
+        label : callable
+            ``label(i)`` names pair ``i`` in a message (called only to write one).
 
         Every pair is checked before any variable changes (a NaN in the last gradient
         leaves the first variable as it was). The structural checks (types, dtypes,
-        shapes) run once per kind of input (:func:`_read`, :func:`_gradient_value` and
-        ``check_update`` remember what passed); the finiteness of each gradient, on
-        every call.
+        shapes, a writeable array) of an array pair are a few identity and shape tests, written
+        inline (anything else goes through ``check_update``, which writes the messages); an
+        object is read as :func:`_read` and :func:`_gradient_value` learnt for its class.
+        The finiteness of each gradient is checked on every call (one reduction).
         """
-        ndarray, var_reader, grad_reader = np.ndarray, _VARIABLE_READERS.get, _GRADIENT_READERS.get
-        values, grads = [], []
-        for grad, var, where, label in items:
-            # _read and _gradient_value, their common cases inline: an array, or a kind of
-            # object already read once (a Tensor)
+        ndarray, f64, f32, finite = np.ndarray, _F64, _F32, _sum_is_finite
+        var_reader, grad_reader = _VARIABLE_READERS.get, _GRADIENT_READERS.get
+        values, checked = [], []
+        where = None
+        for i, (grad, var) in enumerate(zip(grads, variables)):
+            # the common case first, check_update's checks inline: a writeable array variable, a
+            # float32/float64 array gradient of its shape (numpy's dtype objects of native floats
+            # are singletons: any other dtype object takes the full check), and finite
+            if (type(var) is ndarray and type(grad) is ndarray and var.flags.writeable
+                    and (grad.dtype is f64 or grad.dtype is f32) and grad.shape == var.shape
+                    and finite(grad)):
+                values.append(var)
+                checked.append(grad if grad.dtype is var.dtype else grad.astype(var.dtype))
+                continue
+            if where is None:
+                where = Where(self, method)
             if type(var) is ndarray and var.flags.writeable:
                 p = var
-            else:
+            else:  # _read, its common case inline: a kind of object already read once (a Tensor)
                 read = var_reader(type(var))
-                p = read(var) if read is not None else _read(var, where, label)
+                p = read(var) if read is not None else _read(var, where, label(i))
             if type(grad) is not ndarray:
                 read = grad_reader(type(grad))
                 grad = read(grad) if read is not None else _gradient_value(grad)
             values.append(p)
-            grads.append(check_update(grad, p, where, label))
+            checked.append(check_update(grad, p, where, label(i)))
         if self.clipnorm is not None or self.global_clipnorm is not None:
-            grads = self.clip(grads)
+            checked = self.clip(checked)
         decay, delta_of = self.weight_decay, self._delta
-        for (_, var, _, _), p, g in zip(items, values, grads):
-            if g.dtype != p.dtype:  # check_update cast it already; clip keeps the dtype
+        # plain SGD (no momentum, no decay): its delta, learning_rate * g, computed inline
+        lr = (self.learning_rate if not decay and type(self)._delta is SGD._delta and not self.momentum
+              else None)
+        for var, p, g in zip(variables, values, checked):
+            if g.dtype is not p.dtype and g.dtype != p.dtype:  # cast already; clip keeps the dtype
                 g = g.astype(p.dtype)
+            if lr is not None and type(var) is ndarray and (p.dtype is f64 or p.dtype is f32):
+                var -= lr * g
+                continue
             if decay:
                 g = g + decay * p
             delta = delta_of(g, p, var)
-            if type(delta) is not ndarray or delta.dtype != p.dtype:
+            if type(delta) is not ndarray or (delta.dtype is not p.dtype and delta.dtype != p.dtype):
                 delta = np.asarray(delta, dtype=p.dtype)
             if type(var) is ndarray:
                 var -= delta
@@ -273,7 +300,7 @@ class Optimizer:
             read-only array variable.
         """
         where = Where(self, "apply_gradients")
-        items, missing = [], []
+        grads, variables, numbers, missing = [], [], [], []
         for i, pair in enumerate(grads_and_vars):
             if not isinstance(pair, (tuple, list)) or len(pair) != 2:
                 raise TypeError(
@@ -284,8 +311,10 @@ class Optimizer:
             if grad is None:
                 missing.append(_label(var, i))
             else:
-                items.append((grad, var, where, f"variable #{i}"))
-        if missing and not items:
+                grads.append(grad)
+                variables.append(var)
+                numbers.append(i)
+        if missing and not grads:
             raise ValueError(
                 f"{where}: no gradients provided for any variable ({', '.join(missing)}): "
                 "the loss does not depend on them on the tape (see GradientTape.explain)"
@@ -295,7 +324,7 @@ class Optimizer:
                 f"{where}: gradients do not exist for {', '.join(missing)}; they are not updated",
                 stacklevel=2,
             )
-        self._update_all(items)
+        self._update_all(grads, variables, "apply_gradients", lambda j: f"variable #{numbers[j]}")
 
     def step(self, params: dict, grads: dict) -> None:
         """Update every ``params[k]`` in place from ``grads[k]`` (manualprop style).
@@ -306,13 +335,13 @@ class Optimizer:
             ``params`` and ``grads`` have different keys, or as
             :meth:`apply_gradients`.
         """
-        where = Where(self, "step")
         if params.keys() != grads.keys():  # compared as sets
             raise ValueError(
-                f"{where}: params and grads must have the same keys; got params-only "
+                f"{Where(self, 'step')}: params and grads must have the same keys; got params-only "
                 f"{sorted(set(params) - set(grads))}, grads-only {sorted(set(grads) - set(params))}"
             )
-        self._update_all([(grads[k], p, where, _ParamKey(k)) for k, p in params.items()])
+        self._update_all([grads[k] for k in params], list(params.values()), "step",
+                         lambda i: _ParamKey(list(params)[i]))
 
 
 class SGD(Optimizer):

@@ -1,6 +1,6 @@
 """The central-difference oracle the autoprop tests compare tape gradients with (not a test module).
 
-One definition for every test file that needs it (test_autoprop_gaps, test_autoprop_tester5,
+One definition for every test file that needs it (test_autoprop_gaps, test_autoprop_student_code,
 test_autoprop_linalg); each caller states its own step ``h``.
 """
 

@@ -76,6 +76,13 @@ def test_correct_counterparts_pass(key):
         ("cs231n.py::convflipdx", ["dx is computed with the kernel flipped", "(w[:, :, ::-1, ::-1])"]),
         ("cs231n.py::affinedxw", ["dx = dY @ w.T, not dY @ w"]),
         ("cs231n.py::bnnaive", ["dx lacks the gradient through the batch mean and variance"]),
+        # tester 7's T1, T2: the paths are there with wrong weights, not missing
+        ("norm.py::SpatialBatchNormCountN", ["has the gradient's paths through the batch mean and variance",
+                                             "(statistics over axis=(0, 2, 3)), but the mean and variance terms "
+                                             "are 16 times their right size", "the means divide by N where the "
+                                             "statistics are over 32 values"]),
+        ("norm.py::BatchNormUnbiasedVar", ["the variance term has (N-1)/N of its weight",
+                                           "var(ddof=1) divides by N-1"]),
         ("activations.py::TanhNoSquare", ["the square is missing", "dX = dY * (1 - out**2)"]),
         ("softmax.py::SoftmaxDiagonal", ["only the diagonal of the softmax Jacobian", "-p_i * p_j are missing"]),
         ("linear.py::LinearStaleCache", ["backward uses the cache of an earlier forward", "self.X = X"]),

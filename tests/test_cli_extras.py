@@ -1,6 +1,7 @@
 """gradcheck check: --loss/--targets/--pred, --tape, --jacobian, the default atol (real console script)."""
 
 import json
+import re
 from pathlib import Path
 
 import numpy as np
@@ -109,8 +110,10 @@ def test_tape_column_and_jacobian_png(tmp_path):
     p = run("check", f"{f}::Dense", "--input-shape", "3,4", "--tape", "--jacobian", "--plots", tmp_path / "out")
     assert p.returncode == 0, p.stdout + p.stderr
     assert "tape~num" in p.stdout and "manual~tape" in p.stdout
-    assert "jacobian dY/dX (6 x 12)" in flat(p) and "never how grading runs" in err(p)
-    assert (tmp_path / "out" / "Dense-jacobian.png").stat().st_size > 10_000
+    assert "jacobian dY/dX in eval mode (6 x 12)" in flat(p) and "never how grading runs" in err(p)
+    # training=True gives the same output, so the check (and the Jacobian) ran in eval mode only
+    assert "in training mode" not in flat(p) and not (tmp_path / "out" / "Dense-jacobian-training.png").exists()
+    assert (tmp_path / "out" / "Dense-jacobian-eval.png").stat().st_size > 10_000
 
 
 def test_tape_finds_a_wrong_backward_and_names_unsupported_functions(tmp_path):
@@ -122,6 +125,48 @@ def test_tape_finds_a_wrong_backward_and_names_unsupported_functions(tmp_path):
     p = run("check", f"{f}::Cumulative", "--input-shape", "3,4", "--tape")
     assert p.returncode == 0, p.stdout + p.stderr
     assert "uses numpy.nancumsum" in flat(p) and "manual vs numerical only" in flat(p)
+
+
+#: Right in eval mode; in training mode forward and backward scale by 1.1 (consistent with each other, so
+#: the tape of the student's own forward agrees; the autoprop twin, a plain ReLU, does not).
+SCALED_RELU = """
+import numpy as np
+
+class ReLU:
+    def __init__(self):
+        self.params, self.grads = {}, {}
+
+    def forward(self, X, training=False):
+        self.X, self.scale = X, (1.1 if training else 1.0)
+        return np.maximum(X, 0) * self.scale
+
+    def backward(self, dY):
+        return dY * (self.X > 0) * self.scale
+"""
+
+
+def test_jacobian_is_taken_in_each_mode_the_check_ran(tmp_path):
+    """--jacobian honours --training/--eval, and by default takes one Jacobian per mode, each named."""
+    f = student(tmp_path, SCALED_RELU)
+    p = run("check", f"{f}::ReLU", "--input-shape", "3,4", "--twin", "--jacobian", "--training")
+    out = flat(p)
+    assert p.returncode == 1, out
+    # the twin's Jacobian is the identity where X > 0, the layer's 1.1 there: relative error 0.1 / 2.1
+    assert re.search(r"jacobian dY/dX in training mode \(12 x 12\): tape \(GradientTape.jacobian\) vs central "
+                     r"differences: max relative error 4\.8e-02, max \|difference\| 1\.0e-01 .*: FAIL", out), out
+    assert "in eval mode" not in out
+    p = run("check", f"{f}::ReLU", "--input-shape", "3,4", "--twin", "--jacobian", "--eval")
+    out = flat(p)
+    assert p.returncode == 0, out
+    assert ("jacobian dY/dX in eval mode (12 x 12): tape (GradientTape.jacobian) vs central differences: max "
+            "relative error 0.0e+00") in out and "in training mode" not in out
+    p = run("check", f"{f}::ReLU", "--input-shape", "3,4", "--tape", "--jacobian", "--plots", tmp_path / "out")
+    out = flat(p)
+    assert p.returncode == 0, out
+    assert out.count("jacobian dY/dX in eval mode (12 x 12): tape (your forward, stacked VJPs)") == 1
+    assert out.count("jacobian dY/dX in training mode (12 x 12): tape (your forward, stacked VJPs)") == 1
+    for mode in ("eval", "training"):
+        assert (tmp_path / "out" / f"ReLU-jacobian-{mode}.png").stat().st_size > 10_000
 
 
 def test_jacobian_refusals(tmp_path):

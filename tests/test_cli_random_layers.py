@@ -144,8 +144,8 @@ def test_jacobian_of_a_correct_random_dropout_is_taken_with_the_draws_held(tmp_p
     p = check(layer(tmp_path, ALWAYS, draw), "--tape", "--jacobian")
     out = flat(p)
     assert p.returncode == 0, out
-    assert ("jacobian dY/dX (12 x 12): tape (your forward, stacked VJPs) vs central differences: max "
-            "relative error 0.0e+00") in out
+    assert ("jacobian dY/dX in eval mode (12 x 12): tape (your forward, stacked VJPs) vs central differences: "
+            "max relative error 0.0e+00") in out
     assert "FAIL" not in out
     assert "PASS: Dropout: every gradient (dX) and the forward output match" in out
 
@@ -155,7 +155,7 @@ def test_jacobian_of_a_random_dropout_with_a_wrong_backward_names_the_backward_b
     out = flat(p)
     assert p.returncode == 1, out
     assert "the tape's Jacobian differs" not in out  # the forward is right: its Jacobian matches
-    assert "jacobian dY/dX (12 x 12): tape (your forward, stacked VJPs) vs central differences" in out
+    assert "jacobian dY/dX in eval mode (12 x 12): tape (your forward, stacked VJPs) vs central differences" in out
     assert ": ok" in out
     assert "FAIL: Dropout: gradient mismatch in dX." in out
     assert "dX equals dY: the local derivative of the activation is missing" in out
@@ -165,19 +165,33 @@ def test_twin_jacobian_of_a_random_forward_is_not_compared_and_says_why(tmp_path
     p = check(layer(tmp_path, ALWAYS), "--twin", "--jacobian")
     out = flat(p)
     assert p.returncode == 0, out
-    assert ("jacobian dY/dX: not compared: the forward is random in eval mode and the autoprop twin "
+    assert ("jacobian dY/dX in eval mode: not compared: the forward is random in eval mode and the autoprop twin "
             "draws its own mask, which gradcheck cannot make the same as yours (--tape takes the "
             "Jacobian of your own forward, with the draws held)") in out
     assert "PASS: Dropout" in out
 
 
 def test_twin_jacobian_of_a_dropout_random_only_in_training_is_compared_in_eval_mode(tmp_path):
-    """The Jacobian is taken in eval mode, where this forward is deterministic: the twin's is compared."""
+    """A Jacobian per mode checked: in eval mode, where this forward is deterministic, the twin's is
+    compared; in training mode, where it is random, it is not, and the line says why."""
     p = check(layer(tmp_path, TRAINING), "--twin", "--jacobian")
     out = flat(p)
     assert p.returncode == 0, out
-    assert "jacobian dY/dX (12 x 12): tape (GradientTape.jacobian) vs central differences: max relative " \
-           "error 0.0e+00" in out
+    assert "jacobian dY/dX in eval mode (12 x 12): tape (GradientTape.jacobian) vs central differences: max " \
+           "relative error 0.0e+00" in out
+    assert ("jacobian dY/dX in training mode: not compared: the forward is random in training mode and the "
+            "autoprop twin draws its own mask") in out
+
+
+@pytest.mark.parametrize("draw", [STORED, GLOBAL], ids=["stored-generator", "np.random"])
+def test_tape_jacobian_of_a_dropout_random_in_training_is_taken_with_the_draws_held(tmp_path, draw):
+    """--tape runs the student's own forward in training mode with the check's draws held: compared there too."""
+    p = check(layer(tmp_path, TRAINING, draw), "--tape", "--jacobian")
+    out = flat(p)
+    assert p.returncode == 0, out
+    for mode in ("eval", "training"):
+        assert (f"jacobian dY/dX in {mode} mode (12 x 12): tape (your forward, stacked VJPs) vs central "
+                "differences: max relative error 0.0e+00") in out
 
 
 def test_held_forward_holds_a_global_generator_and_reports_it():

@@ -237,7 +237,7 @@ def test_tape_jacobian_falls_back_when_the_tape_loses_track(tmp_path):
     out = flat(p)
     assert p.returncode == 0, out
     assert "Traceback" not in out and "TapeUnavailable" not in out
-    assert "jacobian dY/dX: not compared: the tape lost track of X at layer.py:13 in forward" in out
+    assert "jacobian dY/dX in eval mode: not compared: the tape lost track of X at layer.py:13 in forward" in out
     assert "PASS: Pad: every gradient (dX, dW) match" in out
     wrong = write(tmp_path, BUFFER.replace('dY.T @ self.X', '2 * dY.T @ self.X'), "wrong.py")
     p = run("check", f"{wrong}::Pad", "--input-shape", "4,3", "--tape", "--jacobian")

@@ -165,9 +165,9 @@ def test_constant_buffer_warns_not_fails(tmp_path):
 
 
 def test_split_buffers_rule():
-    weights, buffers = AD._split_buffers(["b", "bq", "W_hh", "l1.b", "Ws[1]", "causal", "pe", "_pe", "mask",
+    weights, buffers = AD._split_buffers(["b", "bq", "W_hh", "l1.b", "Ws[1]", "h0", "causal", "pe", "_pe", "mask",
                                            "running_mean", "l1.mask"])
-    assert weights == ["b", "bq", "W_hh", "l1.b", "Ws[1]"]
+    assert weights == ["b", "bq", "W_hh", "l1.b", "Ws[1]", "h0"]
     assert buffers == ["causal", "pe", "_pe", "mask", "running_mean", "l1.mask"]
 
 

@@ -74,7 +74,7 @@ def test_rows_table_and_to_dict():
     assert [r["passed"] for r in rows] == [True, True, False]
     d = json.loads(json.dumps(res.to_dict()))
     assert d["passed"] is False and d["seed"] == 3 and d["input_shape"] == [5, 4]
-    assert d["twin"] is None and "add --twin to compare with the tape" in d["twin_note"]
+    assert d["twin"] is None and d["twin_note"] == ""  # autoprop has no MeanDb: --twin could not help
     table = res.table()
     assert "db" in table and "FAIL" in table and "manual~num" in table
 
@@ -315,3 +315,33 @@ def test_auto_twin_skipped_for_student_class_sharing_a_name():
     assert "in_features" in res.twin_note
     with pytest.raises(TwinError):
         check_layer(Linear(4, 3), (5, 4), init={"bogus": 1})
+
+
+def test_the_add_twin_hint_is_given_only_where_autoprop_has_a_class_to_build():
+    """Before: "add --twin" for every check without a twin, a CS231n pair and a class autoprop has no
+    counterpart of included. The name the check reports counts, so a proxy (a random forward held
+    fixed, a sandboxed layer) does not hide it."""
+    from gradcheck import function_pair
+    from gradcheck.sources import ADD_TWIN, has_twin
+
+    class Linear(StudentLinear):
+        pass
+
+    assert check_layer(Linear(5, 3, seed=0), (4, 5), twin=None).twin_note == ADD_TWIN
+    assert check_layer(MeanDb(5, 3, seed=0), (4, 5), twin=None).twin_note == ""
+    proxy = type("_Proxy", (), {"__init__": lambda self, inner: setattr(self, "inner", inner)})
+    assert has_twin(proxy(None), "layer", ["Dropout"]) and not has_twin(proxy(None), "layer", ["Dense"])
+    assert not has_twin(proxy(None), "layer", ["Layer"]) and not has_twin(proxy(None), "layer", ["Model"])
+    assert has_twin(proxy(None), "loss", ["SoftmaxCrossEntropy"]) and not has_twin(proxy(None), "loss", ["Loss"])
+
+    def relu_forward(x):
+        return np.maximum(x, 0), x
+
+    def relu_backward(dout, cache):
+        return dout * (cache > 0)
+
+    pair = function_pair(relu_forward, relu_backward)
+    assert check_layer(pair, (4, 5), twin=None).twin_note == ""
+    assert not has_twin(type("ReLU", (), {"protocol": {"protocol": "cs231n"}})(), "layer")
+    logits = np.random.default_rng(0).standard_normal((4, 3))
+    assert check_loss(mp.SoftmaxCrossEntropy(), np.arange(4) % 3, logits, twin=None).twin_note == ADD_TWIN

@@ -298,6 +298,43 @@ def test_a_layers_py_in_a_dot_folder_or_behind_a_link_is_named_as_not_read(tmp_p
         _SandboxHolder(None, empty).require("layers.py")
 
 
+def test_a_link_to_a_folder_in_a_submission_gets_a_note_as_a_link_to_a_file_does(tmp_path):
+    """Before: a linked folder beside a layers.py that was read (helpers the student's code may import)
+    was skipped with no word in the results; a link to a file got its note."""
+    from gradcheck.grading.plugin import _SandboxHolder
+
+    sub = tmp_path / "erin"
+    sub.mkdir()
+    (sub / "layers.py").write_text((ASSIGN / "solution" / "layers.py").read_text())
+    (tmp_path / "shared").mkdir()
+    (tmp_path / "shared" / "util.py").write_text("X = 1\n")
+    (sub / "helpers").symlink_to(tmp_path / "shared", target_is_directory=True)
+    holder = _SandboxHolder(None, sub)
+    assert list(holder.files()) == ["layers.py"]
+    holder.require("layers.py")
+    assert holder.notes == ["`helpers/` was not read: it is a symbolic link to a folder (the autograder never "
+                            "follows links inside a submission); upload the files themselves."]
+
+
+def test_a_dot_file_is_named_among_what_the_submission_holds_but_is_not_read(tmp_path):
+    """Before: a submission of `.layers.py` was told 'found: no files at all'."""
+    from gradcheck.grading.checks import GradingFailure
+    from gradcheck.grading.plugin import _SandboxHolder
+
+    sub = tmp_path / "carol"
+    (sub / "hw").mkdir(parents=True)
+    (sub / ".layers.py").write_text("x = 1\n")
+    (sub / "hw" / ".helper.py").write_text("x = 1\n")
+    (sub / ".DS_Store").write_text("")  # not a .py file: not named
+    with pytest.raises(GradingFailure) as exc:
+        _SandboxHolder(None, sub).require("layers.py")
+    msg = str(exc.value)
+    assert msg.startswith("Your submission has no `layers.py` at its top level; found: no file the autograder "
+                          "reads. Not read: `.layers.py` (a file whose name starts with a dot: the autograder skips "
+                          "it); `hw/.helper.py` (a file whose name starts with a dot: the autograder skips it)."), msg
+    assert ".DS_Store" not in msg and "no files at all" not in msg and "Did you upload the right file" not in msg
+
+
 def test_single_or_batch_detection(tmp_path):
     assert is_single_submission(ASSIGN / "solution")
     assert not is_single_submission(ASSIGN / "mutants")
@@ -408,7 +445,42 @@ def test_a_sandbox_that_cannot_start_is_a_grader_error(tmp_path, capsys):
     assert rc == 1 and "grader error (not the submission's fault)" in err and "could not start" in err
     data = json.loads((tmp_path / "out" / "results.json").read_text())
     assert data["extra_data"]["status"] == "grader error" and "sys.exit" not in json.dumps(data)
-    assert "problem on the grader's side" in data["output"] and len(data["tests"]) == 1  # the session stopped
+    assert "problem on the grader's side" in data["output"]
+    # the session stopped at test_a; test_b still counts its point (Gradescope counts a failed test's points)
+    assert [(t["name"], t["score"], t["max_score"], t["status"]) for t in data["tests"]] == [
+        ("A", 0.0, 2.0, "failed"), ("B", 0.0, 1.0, "failed")]
+    assert "the autograder stopped before this test" in data["tests"][1]["output"]
+    assert data["extra_data"]["max_score"] == 3.0
+
+
+def test_a_grader_error_counts_out_of_the_assignments_full_points(tmp_path):
+    """A grader error row is 0 out of the assignment's points in results.json, the result and the
+    gradebook (it was 0 / 0, so the submission dropped out of the denominator): whether the grader
+    failed before its child ran (no rows of its own: the tests are collected) or the child crashed
+    after collecting them (its rows so far)."""
+    from gradcheck.grading.runner import GRADER_ERROR, write_gradebook
+
+    sub = copy_submission(ASSIGN / "solution", tmp_path / "sub")
+    out = tmp_path / "out"
+    (out / "results.json").mkdir(parents=True)  # the grader's own failure: results.json cannot be replaced
+    before = grade_submission(sub, TESTS, out, unsafe_no_isolation=True)
+    assert (before.status, before.score, before.max_score) == (GRADER_ERROR, 0.0, TOTAL)
+    crash = tmp_path / "tests" / "test_crash.py"
+    crash.parent.mkdir()
+    crash.write_text(
+        "import os\nimport pytest\n\n@pytest.mark.points(2)\ndef test_a(student, grade):\n    'A'\n\n"
+        "@pytest.mark.points(5)\ndef test_b(student, grade):\n    'B'\n    os._exit(3)\n\n"
+        "def test_c(student, grade):\n    'C'\n")
+    after = grade_submission(sub, crash.parent, tmp_path / "crash", unsafe_no_isolation=True)
+    data = json.loads((tmp_path / "crash" / "results.json").read_text())
+    assert (after.status, after.score, after.max_score) == (GRADER_ERROR, 0.0, 8.0)
+    assert "pytest exit code 3" in data["output"] and data["extra_data"]["max_score"] == 8.0
+    assert [(t["name"], t["score"], t["max_score"], t["status"]) for t in data["tests"]] == [
+        ("A", 0.0, 2.0, "failed"), ("B", 0.0, 5.0, "failed"), ("C", 0.0, 1.0, "failed")]
+    assert all("problem on the grader's side" in t["output"] for t in data["tests"])
+    write_gradebook(tmp_path / "gradebook.csv", [before, after], seed=0)
+    rows = list(csv.DictReader((tmp_path / "gradebook.csv").open()))
+    assert [(r["score"], r["max_score"], r["status"]) for r in rows] == [("0", "28", GRADER_ERROR), ("0", "8", GRADER_ERROR)]
 
 
 def test_a_faulty_reference_is_reported_as_a_faulty_test_not_as_the_students(tmp_path, capsys):

@@ -157,6 +157,7 @@ def test_a_failed_task_is_a_grader_error_that_a_resumed_batch_regrades(graded, t
     finally:
         pool.close()
     assert r.status == GRADER_ERROR and "ZeroDivisionError" in r.message and r.score == 0
+    assert r.max_score == 28.0  # out of the assignment's points, not 0 / 0
     assert json.loads((tmp_path / "broken" / "results.json").read_text())["extra_data"]["status"] == GRADER_ERROR
     assert _load_done(tmp_path / "broken" / "results.json", key) is None
 

@@ -1,5 +1,6 @@
 """The grading zygote (gradcheck.grading.zygote): one fresh forked child pytest per submission, never reused."""
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -66,3 +67,17 @@ def test_without_its_zygote_a_spawn_says_so(tmp_path):
     z.close()
     assert z.spawn([str(tmp_path)], str(tmp_path), str(tmp_path / "log")) is None  # the runner then starts
     # python -m pytest itself (one submission, tests/test_grading.py)
+
+
+def test_a_zygote_that_dies_reports_its_children_lost(tmp_path):
+    z = Zygote(_child_env())
+    kid = _spawn(z, tmp_path, "hang")
+    try:
+        z._proc.kill()  # no exit status will come: the reader sees the end of the zygote's output
+        kid.communicate(timeout=60)
+        assert kid.returncode == -9
+        assert z.spawn([str(tmp_path)], str(tmp_path), str(tmp_path / "log")) is None
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(kid.pid, signal.SIGKILL)  # the orphan, in a session of its own
+        z.close()

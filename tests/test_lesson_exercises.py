@@ -11,9 +11,11 @@ exit 0.
 * Solution version (the lesson as stored): every command, run on the files with the
   markers removed, exits as stated.
 * Student version (``gradcheck assignment release`` of the lessons): no marker and no line
-  of a solution is left; every command on a file that held a solution now exits 3 with
-  the exercise's ``NotImplementedError``; a file with a planted bug is released unchanged (so
-  its check, run on the solution version, is the student's).
+  of a solution is left, and no file repeats a solution (a planted-bug file that is an earlier
+  exercise's answer with one bug holds its method bodies in solution blocks: it comes with the
+  solutions); every command on a file that held a solution now exits 3 with the exercise's
+  ``NotImplementedError``; any other file with a planted bug (another layer's) is released
+  unchanged (so its check, run on the solution version, is the student's).
 """
 
 import contextlib
@@ -27,7 +29,13 @@ from pathlib import Path
 
 import pytest
 
-from gradcheck.assignment import BEGIN_SOLUTION, END_SOLUTION, MD_BEGIN_SOLUTION, MD_END_SOLUTION
+from gradcheck.assignment import (
+    BEGIN_SOLUTION,
+    END_SOLUTION,
+    MD_BEGIN_SOLUTION,
+    MD_END_SOLUTION,
+    student_markdown,
+)
 from gradcheck.cli import main
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -189,3 +197,67 @@ def test_student_version_has_no_solution_and_its_checks_stop_at_the_exercise(nam
             assert got == 3 and "NotImplementedError" in out and "Exercise " in out, (name, argv, got, out[-2000:])
         else:   # a file with a planted bug: the student gets it as it is (its check ran above)
             assert files(section)[fname] == sol_files[fname]
+
+
+def _code(line):
+    """A line of code as the leak check compares it: comment dropped, white space collapsed."""
+    return " ".join(line.split("  #")[0].split())
+
+
+def _repeated_solutions(solution, student):
+    """Tester 7's leak check, automated: ``(file, found, total)`` for every file of the student version
+    holding 3 or more of the lesson's solution lines (its ``### BEGIN SOLUTION`` blocks' code lines)."""
+    sol = [_code(ln) for block in re.findall(rf"{BEGIN_SOLUTION}\n(.*?){END_SOLUTION}", solution, re.S)
+           for ln in block.splitlines() if ln.strip() and not ln.strip().startswith("#")]
+    out = []
+    for fname, body in FILE_FENCE.findall(student):
+        present = {_code(ln) for ln in body.splitlines()}
+        hit = [ln for ln in sol if ln in present]
+        if len(hit) >= 3:
+            out.append((fname, len(hit), len(sol)))
+    return out
+
+
+@pytest.mark.parametrize("name", WITH_CHECKED_EXERCISES)
+def test_no_file_of_the_student_version_repeats_a_solution(name, released):
+    """Tester 7, T5: exercise 2's planted-bug file was exercise 1's answer with one change, and was
+    released as it was (in 11 lessons, up to 21 of 22 solution lines)."""
+    solution = (LESSONS / name).read_text(encoding="utf-8")
+    assert _repeated_solutions(solution, (released / name).read_text(encoding="utf-8")) == []
+
+
+#: The lessons whose planted-bug file is an earlier exercise's answer with one bug (in solution blocks).
+BUG_FILE_IS_AN_ANSWER = ["05b-hinge-loss.md", "20-conv2d.md", "20b-conv-transpose.md", "22-batchnorm.md",
+                         "25-residual-block.md", "30-embedding.md", "30b-weight-tying.md", "32-lstm.md",
+                         "32b-gru.md", "33-attention.md", "34-multi-head-attention.md"]
+
+
+@pytest.mark.parametrize("name", WITH_CHECKED_EXERCISES)
+def test_a_planted_bug_file_with_an_answer_in_it_is_released_with_the_solutions_and_says_so(name):
+    section = exercises(name)
+    later = [f for f, body in files(section).items() if f.endswith("_bug.py") and BEGIN_SOLUTION in body]
+    assert (name in BUG_FILE_IS_AN_ANSWER) == bool(later), (name, later)
+    for fname in later:
+        text = " ".join(section.split())
+        assert f"*When:* the methods of `{fname}` are the answer to exercise 1" in text, name
+        assert "in the student version they are stubs (the check exits 3) and the file comes with the solutions" in text
+
+
+@pytest.mark.parametrize("name", BUG_FILE_IS_AN_ANSWER)
+def test_the_leak_check_and_release_catch_the_lessons_as_they_were(name, tmp_path):
+    """The lessons before tester 7's report (the planted-bug file's methods outside solution blocks):
+    the check above finds the answer in the student version, and release refuses them, exit 2."""
+    text = (LESSONS / name).read_text(encoding="utf-8")
+    fence = re.search(r'^```python file=(\S+_bug\.py) exercise=\d+ task="[^"]*"\n(.*?)^```', text, re.S | re.M)
+    body = "\n".join(ln for ln in fence.group(2).splitlines() if ln.strip() not in (BEGIN_SOLUTION, END_SOLUTION))
+    before = text[:fence.start()] + f"```python file={fence.group(1)}\n" + body + "\n" + text[fence.end() - 3:]
+    student = student_markdown(before)[0]          # the student version as release wrote it then
+    leaks = _repeated_solutions(before, student)
+    assert [f for f, _, _ in leaks] == [fence.group(1)], leaks
+    (tmp_path / name).write_text(before, encoding="utf-8")
+    p = subprocess.run(GRADCHECK + ["assignment", "release", str(tmp_path / name), "--out", str(tmp_path / "out")],
+                       capture_output=True, text=True, timeout=120)
+    err = " ".join(p.stderr.split())
+    assert p.returncode == 2 and f"{tmp_path / name}: the solution block" in err, err
+    assert "in the student version at lines" in err and "would give that solution away" in err, err
+    assert not (tmp_path / "out" / name).exists()

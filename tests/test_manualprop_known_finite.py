@@ -41,14 +41,16 @@ def data():
 
 
 def _count_reductions(monkeypatch):
+    """The shapes of the arrays whose sum of squares the checks take (every one is a BLAS dot,
+    ``_validation._vdot``), in order."""
     calls = []
-    real = V._ss
+    real = V._vdot
 
-    def counting(X):
-        calls.append(X.shape)
-        return real(X)
+    def counting(A, B):
+        calls.append(A.shape)
+        return real(A, B)
 
-    monkeypatch.setattr(V, "_ss", counting)
+    monkeypatch.setattr(V, "_vdot", counting)
     return calls
 
 
@@ -62,11 +64,18 @@ def test_the_check_after_a_bounded_layer_is_skipped_and_only_that_one(data, monk
     assert calls == [(6, 4), (6, 5), (6, 3)]
     calls.clear()
     net.backward(dY)
-    # dY and dX of Linear 2 (Tanh is handed that dX); not Tanh's dX (Linear 0), then its dX
-    assert calls == [(6, 3), (6, 5), (6, 4)]
+    # dY of Linear 2, and its W (3, 5), smaller than its dX (6, 5), which it proves finite (Tanh
+    # is handed that dX); not Tanh's dX (Linear 0), then Linear 0's W (5, 4) for its dX (6, 4)
+    assert calls == [(6, 3), (3, 5), (5, 4)]
     calls.clear()
     net.backward(dY, input_grad=False)  # a training step: no dX of Linear 0
-    assert calls == [(6, 3), (6, 5)]
+    assert calls == [(6, 3), (3, 5)]
+    calls.clear()
+    net.forward(X[:2], training=True)
+    calls.clear()
+    net.backward(dY[:2])  # a batch of 2: each dX (2, 5), (2, 4) is smaller than its W: looked at
+    assert calls == [(2, 3), (2, 5), (2, 4)]
+    net.forward(X, training=True)
     calls.clear()
     lin = net.layers[2]
     lin.forward(np.tanh(X @ net.layers[0].params["W"].T))  # alone: nothing is known

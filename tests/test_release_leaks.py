@@ -182,7 +182,7 @@ def test_a_marker_behind_comment_characters_is_refused_in_a_notebook_and_a_pytho
     py = tmp_path / "sol.py"
     py.write_text(SOLVED_F + "\n\ndef g():\n    pass\n" + block, encoding="utf-8")
     for path, where in ((nb, "cell 1 (id c1), line 2:"),
-                        (py, "the code from line 7 (lines counted from there), line 3:")):
+                        (py, "the file, line 9:")):
         assert main(["assignment", "release", str(path), "--out", str(tmp_path / "out")]) == 2
         err = " ".join(capsys.readouterr().err.split())
         assert f"{path}: {where}" in err and "looks like a marker" in err, err
@@ -326,3 +326,167 @@ def test_a_folded_solution_outside_markers_is_refused_in_a_lesson_and_a_notebook
     inside = _write(tmp_path, [new_markdown_cell(f"<!-- BEGIN SOLUTION -->\n{fold}\n<!-- END SOLUTION -->")],
                     name="ok.ipynb")
     _released(inside, tmp_path)  # inside a region it is replaced with the rest
+
+
+# --------------------------------------------------------------------------- tester 7: T5, T6, T7
+
+CONV_FORWARD = ("        self.X = X\n"
+                "        L_out = X.shape[2] - self.K + 1\n"
+                "        self.cols = np.stack([X[:, :, j:j + L_out] for j in range(self.K)], axis=2)   # (N, C, K, L)\n"
+                "        return np.einsum('nckl,fck->nfl', self.cols, self.W) + self.b[:, None]\n")
+CONV_BACKWARD = ("        self.dW = np.einsum('nfl,nckl->fck', dY, self.cols)\n"
+                 "        self.db = dY.sum(axis=(0, 2))\n"
+                 "        dcols = np.einsum('nfl,fck->nckl', dY, self.W)\n"
+                 "        dX = np.zeros_like(self.X)\n"
+                 "        for j in range(self.K):\n"
+                 "            dX[:, :, j:j + dY.shape[2]] += dcols[:, :, j]\n"
+                 "        return dX\n")
+
+
+def _conv(forward, backward, marked):
+    begin, end = ("        ### BEGIN SOLUTION\n", "        ### END SOLUTION\n") if marked else ("", "")
+    return ("import numpy as np\n\n\nclass Conv1D:\n    def forward(self, X):\n" + begin + forward + end
+            + "\n    def backward(self, dY):\n" + begin + backward + end)
+
+
+def _lesson(bug_file):
+    return ("# Conv1D\n\n## Exercises\n\n1. Write Conv1D.\n\n```python file=conv1d.py\n"
+            + _conv(CONV_FORWARD, CONV_BACKWARD, True) + "```\n\n2. Find the planted bug.\n\n"
+            "```python file=conv1d_bug.py\n" + bug_file + "```\n")
+
+
+@pytest.mark.parametrize("bug_file", [
+    # tester 7's 20-conv2d.md: the solution with one `+=` turned into `=`
+    _conv(CONV_FORWARD, CONV_BACKWARD.replace("] += dcols", "] = dcols"), False),
+    # the same, re-indented, comments dropped, spaces changed
+    _conv(CONV_FORWARD.replace("   # (N, C, K, L)", "").replace(" - ", "-"),
+          CONV_BACKWARD.replace("        ", "    ").replace("] += dcols", "] -= dcols"), False),
+    # the backward alone, with one line changed
+    _conv("        return None\n", CONV_BACKWARD.replace("dY.sum(axis=(0, 2))", "dY.mean(axis=(0, 2))"), False),
+])
+def test_a_lesson_whose_student_version_repeats_a_solution_is_refused(tmp_path, capsys, bug_file):
+    """Tester 7, T5: exercise 2's planted-bug file was exercise 1's solution with one change, released
+    as it was; release now refuses, naming the file, the solution block and the student version's lines."""
+    path = tmp_path / "conv.md"
+    path.write_text(_lesson(bug_file), encoding="utf-8")
+    assert main(["assignment", "release", str(path), "--out", str(tmp_path / "out")]) == 2
+    err = " ".join(capsys.readouterr().err.split())
+    assert f"{path}: the solution block at line " in err and "reappears in the student version at lines " in err, err
+    assert "would give that solution away" in err and "inside a solution block too" in err, err
+    assert not (tmp_path / "out" / "conv.md").exists()
+
+
+def test_the_refusal_names_the_block_and_the_student_lines():
+    """The exact lines: the forward's block opens at line 13 of the lesson, the backward's at line 21;
+    their copies in the student version (the bug file's bodies) are at lines 30-32 and 35-39 (the stubs
+    make the student version shorter; `self.X = X` and `return dX` are too short to tell)."""
+    import gradcheck.assignment as a
+
+    text = _lesson(_conv(CONV_FORWARD, CONV_BACKWARD.replace("] += dcols", "] = dcols"), False))
+    student = student_markdown(text)[0]
+    assert text.splitlines()[12].strip() == text.splitlines()[20].strip() == "### BEGIN SOLUTION"
+    assert student.splitlines()[34].strip().startswith("self.dW = np.einsum(")
+    with pytest.raises(UsageError) as err:
+        a._refuse_copies(a.Path("conv.md"), a._blocks(text, fences=True), a._released_lines(student))
+    msg = str(err.value)
+    assert msg.startswith("conv.md: the solution block at line 13 (3 of its 3 lines) reappears in the student "
+                          "version at lines 30-32; the solution block at line 21 (5 of its 6 lines) reappears "
+                          "in the student version at lines 35-39 (white space, comments and lines under 12 "
+                          "characters such as 'return dX' ignored; one line may differ), outside any solution block"), msg
+
+
+@pytest.mark.parametrize("other", [
+    # another layer's bug file that shares a line or two of boilerplate with the solution
+    "class Pool:\n    def backward(self, dY):\n        dX = np.zeros_like(self.X)\n"
+    "        dX[self.mask] = dY.ravel()\n        return dX\n",
+    # the same solution's methods held in solution blocks too (released with the solutions)
+    _conv(CONV_FORWARD, CONV_BACKWARD.replace("] += dcols", "] = dcols"), True),
+])
+def test_a_lesson_whose_other_files_do_not_repeat_a_solution_is_released(tmp_path, other):
+    path = tmp_path / "conv.md"
+    path.write_text(_lesson(other), encoding="utf-8")
+    rep = release(path, tmp_path / "out")
+    student = rep.path.read_text(encoding="utf-8")
+    assert "+= dcols" not in student and "] = dcols" not in student and "np.einsum" not in student
+
+
+def test_a_notebook_or_python_file_that_repeats_a_solution_is_refused(tmp_path, capsys):
+    solved = "import numpy as np\n\n\ndef backward(dY, W, cols):\n    ### BEGIN SOLUTION\n" + CONV_BACKWARD[4:].replace(
+        "\n        ", "\n    ") + "    ### END SOLUTION\n"
+    hint = "def backward_buggy(dY, W, cols):\n" + CONV_BACKWARD.replace("        ", "    ").replace("+=", "=")
+    cell, first = new_code_cell(hint), new_code_cell(solved)
+    cell.id, first.id = "hint", "sol"
+    nb = _write(tmp_path, [first, cell])
+    py = tmp_path / "sol.py"
+    py.write_text(solved + "\n\n" + hint, encoding="utf-8")
+    for path, where in ((nb, "the solution block at cell 0 (id sol), line 5 (5 of its 6 lines) reappears in the "
+                             "student version at cell 1 (id hint), lines 2-6"),
+                        (py, "the solution block at line 5 (5 of its 6 lines) reappears in the student version at "
+                             "lines 10-14")):
+        assert main(["assignment", "release", str(path), "--out", str(tmp_path / "out")]) == 2
+        err = " ".join(capsys.readouterr().err.split())
+        assert f"{path}: {where}" in err, err
+        assert not (tmp_path / "out" / path.name).exists()
+
+
+def test_a_whole_solution_cell_repeated_in_another_cell_is_refused(tmp_path, capsys):
+    answer = new_code_cell("def g(x):\n    y = np.tanh(x) * 2.5\n    z = np.exp(-y) + 1.0\n    return z / np.sum(z)\n",
+                           metadata={"tags": ["solution"]})
+    copy_ = new_code_cell("def g2(x):\n    y = np.tanh(x) * 2.5\n    z = np.exp(-y) + 1.0\n    return z / np.sum(z)\n")
+    answer.id, copy_.id = "a", "c"
+    path = _write(tmp_path, [new_code_cell(SOLVED_F), answer, copy_])
+    assert main(["assignment", "release", str(path), "--out", str(tmp_path / "out")]) == 2
+    err = " ".join(capsys.readouterr().err.split())
+    assert ("the solution block at cell 1 (id a), line 1 (the whole solution cell) (3 of its 3 lines) reappears "
+            "in the student version at cell 2 (id c), lines 2-4") in err, err
+
+
+@pytest.mark.parametrize("metadata", [
+    {"notes": "x * 42 SECRET_NOTES"},                                     # tester 7's nb_cell_meta
+    {"tags": ["solution"], "answer": "x*42 SECRET_ANSWER"},                # nb2_answer
+    _nbgrader() | {"nbgrader": _nbgrader()["nbgrader"] | {"comment": "answer is SECRET_COMMENT"}},  # nb2_nbgcomment
+    {"backprop_lab": {"exercise": 1, "hint": "SECRET_HINT"}},
+])
+def test_a_solution_cell_keeps_only_the_metadata_jupyter_and_the_conventions_read(tmp_path, metadata):
+    """Tester 7, T6: a solution cell's own metadata ("notes", "answer", nbgrader's "comment") was copied
+    verbatim. It keeps nbformat's keys and the conventions' documented keys; other cells keep all theirs."""
+    meta = metadata | {"jupyter": {"source_hidden": False}, "editable": True}
+    solved = new_code_cell(SOLVED_F, metadata=meta)
+    other = new_code_cell("f(1)\n", metadata={"notes": "kept: this cell holds no solution"})
+    rep, nb = _released(_write(tmp_path, [solved, other]), tmp_path)
+    kept = nb.cells[0].metadata
+    assert kept["jupyter"] == {"source_hidden": False} and kept["editable"] is True
+    assert kept.get("tags") == metadata.get("tags")
+    if "nbgrader" in metadata:
+        assert kept["nbgrader"] == _nbgrader()["nbgrader"]
+    if "backprop_lab" in metadata:
+        assert kept["backprop_lab"] == {"exercise": 1}
+    assert set(kept) <= {"jupyter", "editable", "tags", "nbgrader", "backprop_lab"}
+    assert nb.cells[1].metadata == {"notes": "kept: this cell holds no solution"}
+    assert nb.cells[0].source == STUB_F
+
+
+def test_a_misspelt_marker_is_named_by_its_line_in_the_file(tmp_path, capsys):
+    """Tester 7, T7: m1.py's '## BEGIN SOLUTION' at file line 6 was 'the code from line 4 (lines counted
+    from there), line 3'."""
+    py = tmp_path / "m1.py"
+    py.write_text('import numpy as np\n\n\ndef f(x):\n    """doc"""\n    ## BEGIN SOLUTION\n    secret = x * 4242\n'
+                  "    ### END SOLUTION\n    return secret\n", encoding="utf-8")
+    md = tmp_path / "m1.md"
+    md.write_text("# L\n\nText.\n\n```python\n" + SOLVED_F + "```\n\n```python\ndef g(x):\n    ## BEGIN SOLUTION\n"
+                  "    return x\n    ### END SOLUTION\n```\n", encoding="utf-8")
+    for path, where in ((py, "the file, line 6: '## BEGIN SOLUTION' looks like a marker"),
+                        (md, "the lesson, line 14: '## BEGIN SOLUTION' looks like a marker")):
+        assert main(["assignment", "release", str(path), "--out", str(tmp_path / "out")]) == 2
+        err = " ".join(capsys.readouterr().err.split())
+        assert f"{path}: {where}" in err, err
+
+
+def test_a_released_python_file_ends_with_a_newline(tmp_path):
+    """Tester 7, T7: a released .py is a text file: it ends with one newline, even when the solution file
+    did not."""
+    py = tmp_path / "m17.py"
+    py.write_text("def f(x):\n    ### BEGIN SOLUTION\n    return x\n    ### END SOLUTION\n\n\ndef g(x):\n"
+                  "    ### BEGIN SOLUTION\n    return x + 1\n    ### END SOLUTION", encoding="utf-8")
+    text = release(py, tmp_path / "out").path.read_text(encoding="utf-8")
+    assert text.endswith('raise NotImplementedError("Exercise 2: implement g")\n') and not text.endswith("\n\n")

@@ -190,7 +190,11 @@ class _SandboxHolder:
             cut = next((i for i, n in enumerate(parts[:-1]) if not _visible(n)), None)
             if cut is not None and parts[cut] != "__pycache__":
                 hidden.setdefault("/".join(parts[:cut + 1]), []).append(f)
-        not_read = []
+        # a .py file named with a dot (skipped), in a folder that is read
+        dotted = [f for f in files if f.lower().endswith(".py") and not _visible(f.rsplit("/", 1)[-1])
+                  and all(_visible(n) for n in f.split("/")[:-1])]
+        similar += [f for f in dotted if f.rsplit("/", 1)[-1].lstrip(".").lower() == base]
+        not_read = [f"`{f}` (a file whose name starts with a dot: the autograder skips it)" for f in dotted[:12]]
         for folder, inside in hidden.items():
             match = [f for f in inside if f.rsplit("/", 1)[-1].lower() == base]
             similar += match
@@ -229,6 +233,8 @@ class _SandboxHolder:
             dirnames[:] = sorted(d for d in dirnames if d[:1] != "." and d != "__pycache__")
             for d in [d for d in dirnames if os.path.islink(os.path.join(dirpath, d))]:
                 self.refused[rel_dir + d] = "a symbolic link to a folder"
+                self._note(f"`{rel_dir + d}/` was not read: it is a symbolic link to a folder (the autograder never "
+                           f"follows links inside a submission); upload the files themselves.")
                 dirnames.remove(d)
             for f in sorted(f for f in filenames if not f.startswith(".") and f.endswith(".py")):
                 rel, path = rel_dir + f, os.path.join(dirpath, f)
@@ -515,7 +521,9 @@ def _row(e: dict) -> dict:
 def _write_results(config: pytest.Config, exitstatus: int | None) -> None:
     """Write the results JSON (``--grading-results``): at the end (``exitstatus``), and while the session
     runs (None: ``extra_data.complete`` false, a row per collected graded test, ``"status": "not run"``
-    until it finished), so that a grading stopped for time still knows every test and its points."""
+    until it finished), so that a grading stopped for time still knows every test and its points. At the
+    end, a collected test the session did not reach (stopped by a grader error) is a 0-point row out of
+    its points."""
     path, results = config.getoption("--grading-results"), config.stash.get(_RESULTS, None)
     if not path or results is None:
         return
@@ -526,7 +534,15 @@ def _write_results(config: pytest.Config, exitstatus: int | None) -> None:
                  {**_row({**_entry(i), "fraction": 0.0}), "status": "not run"} for i in partial.get("collected", [])]
         return _dump(path, {"score": 0.0, "tests": tests, "extra_data": {"grader": "gradcheck", "complete": False}})
     holder, grader_error = partial.get("holder"), partial.get("grader_error")
-    tests = [_row(e) for e in results.values()]
+    # a graded test the session stopped before (a grader error) still counts its points (Gradescope's rule)
+    unrun = ("Not graded: the autograder stopped before this test (a problem on the grader's side, not in "
+             "your submission). Course staff have the details." if grader_error else
+             "Not run: the grading session stopped before this test; score 0.")
+    collected = partial.get("collected", [])
+    ids = {i.nodeid for i in collected}
+    tests = [_row(results[i.nodeid]) if i.nodeid in results else
+             {**_row({**_entry(i), "fraction": 0.0}), "status": "failed", "output": unrun}
+             for i in collected] + [_row(e) for n, e in results.items() if n not in ids]
     total = round(sum(t["score"] for t in tests), 4)
     max_total = round(sum(t["max_score"] for t in tests), 4)
     notes = list(holder.notes) if holder is not None else []

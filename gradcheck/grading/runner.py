@@ -47,7 +47,7 @@ __all__ = ["SubmissionResult", "BatchResult", "grade_submission", "grade_batch",
            "check_grading_inputs", "check_options", "find_grading_tests", "submission_folders",
            "isolation_level", "MIN_MEMORY_MB", "result_folder", "display_name", "BATCH_FILES",
            "result_folders", "submission_digest", "not_a_submission", "SYSTEM_FOLDERS", "left_out",
-           "tests_digest"]
+           "tests_digest", "assignment_rows"]
 
 #: Smallest sandbox memory limit (MiB) accepted. Measured (Linux x86-64, Python 3.11, numpy 2.4):
 #: the sandbox child cannot start below ~130 MiB, and at 140 the checks fail for lack of memory
@@ -645,7 +645,7 @@ def grade_submission(submission: str | os.PathLike, tests: str | os.PathLike,
         return _grade(sub, Path(tests).resolve(), results, record, t0, _stopper, _key, **opts)
     except Exception as exc:  # noqa: BLE001 - the grader's own failure (--out not writable, ...)
         return _grader_failure(results, f"the grader failed: {type(exc).__name__}: {exc}", seed,
-                               record, time.monotonic() - t0, _key)
+                               record, time.monotonic() - t0, _key, tests)
 
 
 def _grade(sub: Path, tests_p: Path, results: Path, record: dict[str, Any], t0: float,
@@ -682,7 +682,7 @@ def _grade(sub: Path, tests_p: Path, results: Path, record: dict[str, Any], t0: 
             data = json.loads((tmp_p / "results.json").read_text("utf-8"))
         except (OSError, ValueError):
             data = None
-    rows = data.get("tests") if timed_out and isinstance(data, dict) else None  # the rows written so far
+    rows = data.get("tests") if isinstance(data, dict) else None  # the rows written so far
     if timed_out or not isinstance(data, dict) or not isinstance(data.get("extra_data"), dict) or not (
             code in (0, 1) and data["extra_data"].get("complete") or data["extra_data"].get("grader_error")):
         data = None  # (a grader error: stopped on purpose)
@@ -693,7 +693,7 @@ def _grade(sub: Path, tests_p: Path, results: Path, record: dict[str, Any], t0: 
     if data is None:
         msg = (f"The autograder could not finish (pytest exit code {code}); score 0. Course staff "
                f"have the log.")
-        return _grader_failure(results, msg, seed, record, seconds, key)
+        return _grader_failure(results, msg, seed, record, seconds, key, tests_p, rows)
     error = data["extra_data"].get("grader_error")
     if not error:
         del record["grader_log"]
@@ -782,16 +782,78 @@ def _finish_results(path: Path, data: dict[str, Any], record: dict[str, Any], se
 
 
 def _grader_failure(path: Path, msg: str, seed: int | None, record: dict[str, Any],
-                    seconds: float, key: bytes | None) -> SubmissionResult:
-    """A complete zero-score results.json saying ``msg`` (status "grader error"), and its result."""
+                    seconds: float, key: bytes | None, tests: str | os.PathLike,
+                    rows: Any = None) -> SubmissionResult:
+    """A complete zero-score results.json saying ``msg`` (status "grader error"), and its result:
+    0 out of the assignment's full points, a 0-point row per grading test (Gradescope counts a
+    failed test's points), from the child's ``rows`` when it wrote them, else from the tests
+    themselves (:func:`assignment_rows`), so the submission keeps its place in the denominator."""
     data = placeholder_results(msg, seed, complete=True)
-    data["extra_data"]["execution_time"] = round(seconds, 3)
+    why = ("Not graded: the autograder could not finish (a problem on the grader's side, not in your "
+           "submission); score 0 for now. Course staff have the details.")
+    data["tests"] = [{"name": t["name"], "score": 0.0, "max_score": float(t["max_score"]), "status": "failed",
+                      "output": why, "output_format": "md", "visibility": t["visibility"]}
+                     for t in _valid_rows(rows) or assignment_rows(tests)]
+    mx = round(sum(t["max_score"] for t in data["tests"]), 4)
+    data["extra_data"].update(execution_time=round(seconds, 3), max_score=mx)
     try:
         _finish_results(path, data, {**record, "status": GRADER_ERROR}, seconds, key)
     except OSError as exc:  # nowhere to write: the result (and the gradebook) still say why
         msg += f" (results.json could not be written: {exc})"
-    return SubmissionResult(record["submission"], 0.0, 0.0, GRADER_ERROR, seconds, str(path),
+    return SubmissionResult(record["submission"], 0.0, mx, GRADER_ERROR, seconds, str(path),
                             message=msg)
+
+
+@functools.lru_cache(maxsize=16)
+def _collected_rows(tests: str) -> tuple[tuple[str, float, str], ...]:
+    """``(name, points, visibility)`` of each grading test in ``tests``, from a collection by pytest
+    with our plugin (nothing is run, no submission); empty when the collection fails."""
+    p = Path(tests)
+    root = p if p.is_dir() else p.parent
+    with tempfile.TemporaryDirectory(prefix="gradcheck-collect-") as tmp:
+        (Path(tmp) / "pytest.ini").write_text("[pytest]\n")
+        args = [str(p), "--collect-only", "-q", "-p", "gradcheck.grading.plugin", "-p", "no:cacheprovider",
+                "-c", str(Path(tmp) / "pytest.ini"), "--rootdir", str(root), "--confcutdir", str(root),
+                "--grading-isolation", "none", "--grading-results", str(Path(tmp) / "results.json")]
+        try:
+            subprocess.run([sys.executable, "-m", "pytest", *args], cwd=tmp, env=_child_env(),
+                           stdin=subprocess.DEVNULL, capture_output=True, timeout=300)
+            rows = json.loads((Path(tmp) / "results.json").read_text("utf-8")).get("tests")
+        except (OSError, ValueError, AttributeError, subprocess.SubprocessError):
+            rows = None
+    return tuple((t["name"], t["max_score"], t["visibility"]) for t in _valid_rows(rows))
+
+
+def assignment_rows(tests: str | os.PathLike) -> list[dict[str, Any]]:
+    """A 0-point row (Gradescope schema) per grading test of the assignment ``tests`` (a file or
+    folder), out of its points: what a submission the grader could not grade is counted out of.
+
+    Parameters
+    ----------
+    tests : path
+        The grading tests, as ``gradcheck grade --tests``.
+
+    Returns
+    -------
+    list of dict
+        ``name``, ``score`` 0, ``max_score``, ``status`` "failed", ``output`` "", ``output_format``,
+        ``visibility``, in collection order; empty when the tests cannot be collected (nothing
+        raised: the caller is already reporting a failure).
+    """
+    return [{"name": n, "score": 0.0, "max_score": float(mx), "status": "failed", "output": "",
+             "output_format": "md", "visibility": v}
+            for n, mx, v in _collected_rows(str(Path(tests).resolve()))]
+
+
+def _valid_rows(rows: Any) -> list[dict[str, Any]]:
+    """The rows of a results file (written by the child, not trusted) that have a name, a finite
+    max_score >= 0, a known visibility and an output; others are left out."""
+    from .plugin import VISIBILITIES
+
+    return [t for t in rows if isinstance(t, dict) and isinstance(t.get("name"), str) and isinstance(
+            mx := t.get("max_score"), (int, float)) and math.isfinite(mx) and mx >= 0
+            and t.get("visibility") in VISIBILITIES and isinstance(t.get("output"), str)] \
+        if isinstance(rows, list) else []
 
 
 def _too_slow(path: Path, limit: float, timeout: float, seed: int | None, record: dict[str, Any],
@@ -816,14 +878,9 @@ def _too_slow(path: Path, limit: float, timeout: float, seed: int | None, record
 def _too_slow_rows(rows: Any, limit: float) -> list[dict[str, Any]]:
     """A 0-point row per test of the plugin's ``rows`` (its results file while the session ran: a
     test finished or ``"not run"``), each saying why; rows of another shape are left out."""
-    from .plugin import VISIBILITIES
-
     out = []
-    for t in rows if isinstance(rows, list) else []:
-        if not (isinstance(t, dict) and isinstance(t.get("name"), str) and isinstance(
-                mx := t.get("max_score"), (int, float)) and math.isfinite(mx) and mx >= 0
-                and t.get("visibility") in VISIBILITIES and isinstance(t.get("output"), str)):
-            continue
+    for t in _valid_rows(rows):
+        mx = t["max_score"]
         why = f"the whole submission was too slow (more than {limit:g} s to grade) and was stopped"
         had = t.get("score") if isinstance(t.get("score"), (int, float)) else 0.0
         text = (f"Not run: {why}; score 0." if t.get("status") == "not run" else
@@ -832,6 +889,27 @@ def _too_slow_rows(rows: Any, limit: float) -> list[dict[str, Any]]:
         out.append({"name": t["name"], "score": 0.0, "max_score": float(mx), "status": "failed",
                     "output": text, "output_format": "md", "visibility": t["visibility"]})
     return out
+
+
+def _batch_meta(meta: Path, seed: int | None, tests: str | os.PathLike, src: Path,
+                options: dict[str, Any]) -> tuple[int, list[str]]:
+    """Write ``grading.json`` (the seed, the tests' digest, the scoring options) and return the
+    seed (the saved one when none is given) and the keys of what changed since the saved batch:
+    a resumed batch whose tests or options differ grades every submission again."""
+    saved: Any = {}
+    with contextlib.suppress(OSError, ValueError):
+        saved = json.loads(meta.read_text())
+    saved = saved if isinstance(saved, dict) else {}
+    if seed is None:
+        with contextlib.suppress(KeyError, TypeError, ValueError):
+            seed = int(saved["seed"])
+    seed = secrets.randbelow(2**31) if seed is None else seed
+    graded_by = {"tests_sha256": tests_digest(tests),
+                 "options": {k: options[k] for k in sorted(options) if k != "seed"}}
+    stale = [k for k in graded_by if saved and saved.get(k) != graded_by[k]]
+    meta.write_text(json.dumps({"seed": seed, "tests": str(Path(tests).resolve()),
+                                "submissions": str(src), **graded_by}, indent=2))
+    return seed, stale
 
 
 def _load_done(results_path: Path, key: bytes | None = None) -> SubmissionResult | None:
@@ -1014,7 +1092,7 @@ class _Pool:
             return _grader_failure(
                 path, f"The autograder could not finish on the Dask cluster ({problem}); score 0. "
                 f"Rerunning the batch grades it again.", self._options["seed"],
-                {"submission": name}, 0.0, self._key)
+                {"submission": name}, 0.0, self._key, self._tests)
         r, data = reply["result"], reply["results"]
         if r["status"] == "interrupted":
             return SubmissionResult(name, 0.0, 0.0, "interrupted", 0.0, str(path))
@@ -1258,22 +1336,8 @@ def grade_batch(submissions_dir: str | os.PathLike, tests: str | os.PathLike,
     # reach and check the cluster before anything is written
     pool = _Pool(tests, workers) if scheduler is None else \
         _Pool(tests, client=_dask_client(scheduler, src, tests, unsafe_no_isolation))
-    meta = out_p / "grading.json"
-    saved: dict = {}
-    with contextlib.suppress(OSError, ValueError):
-        saved = json.loads(meta.read_text())
-    saved = saved if isinstance(saved, dict) else {}
-    if seed is None:
-        with contextlib.suppress(KeyError, TypeError, ValueError):
-            seed = int(saved["seed"])
-    options["seed"] = seed = secrets.randbelow(2**31) if seed is None else seed
-    # what decides a score besides the submission: a resumed batch whose tests or options differ
-    # from the saved results' grades every submission again (a fixed test, new points)
-    graded_by = {"tests_sha256": tests_digest(tests),
-                 "options": {k: options[k] for k in sorted(options) if k != "seed"}}
-    stale = [k for k in graded_by if saved and saved.get(k) != graded_by[k]]
-    meta.write_text(json.dumps({"seed": seed, "tests": str(Path(tests).resolve()),
-                                "submissions": str(src), **graded_by}, indent=2))
+    seed, stale = _batch_meta(out_p / "grading.json", seed, tests, src, options)
+    options["seed"] = seed
     t0, key = time.monotonic(), _batch_key(out_p)
     folders = result_folders(out_p, [s.name for s in subs])
     results, todo, changed = [], [], []

@@ -3,7 +3,8 @@
 An assignment on hand-derived gradients forbids automatic differentiation. :func:`forbidden_imports`
 reads the files with :mod:`ast` (nothing runs, nothing they import is read: a cycle costs nothing)
 and finds ``import x``, ``from x import y``, ``__import__("x")`` and
-``importlib.import_module("x")`` with a name built from literals, and the imports of
+``importlib.import_module("x")`` with a name built from literals (also reached by a lookup:
+``getattr(builtins, "__import__")``, ``vars(builtins)[...]``, ``importlib.__dict__[...]``), and the imports of
 ``exec``/``eval`` of literal code, never in a branch that cannot run (``if False:``); the sandbox
 also refuses these modules at run time (names built at run time). :func:`unavailable_imports`
 reads the same scan for what the grader does not provide. A file the parser cannot read for its depth (``1+1+...`` a
@@ -46,8 +47,47 @@ class ImportViolation:
 
 
 #: Calls that import the module (``"import"``) or run the code (``"code"``) their first argument names:
-#: builtins, or these names on ``importlib``/``builtins``.
+#: builtins, or these names on ``importlib``/``builtins`` (:func:`_dynamic`).
 _DYNAMIC = {"__import__": "import", "import_module": "import", "exec": "code", "eval": "code"}
+#: Modules whose namespace holds the functions of :data:`_DYNAMIC`.
+_SPACES = frozenset({"builtins", "__builtins__", "importlib"})
+
+
+def _space(node: ast.AST) -> bool:
+    """Whether ``node`` is a namespace holding :data:`_DYNAMIC`'s functions: ``builtins``,
+    ``__builtins__``, ``importlib``, their ``vars()`` or ``__dict__``, ``globals()``, or a lookup of one
+    by name (``sys.modules["builtins"]``, ``globals()["__builtins__"]``)."""
+    if isinstance(node, ast.Name):
+        return node.id in _SPACES
+    if isinstance(node, ast.Attribute):
+        return node.attr == "__dict__" and _space(node.value)
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+        return node.func.id == "globals" or node.func.id == "vars" and bool(node.args) and _space(node.args[0])
+    return isinstance(node, ast.Subscript) and _text(node.slice) in _SPACES
+
+
+def _dynamic(node: ast.AST) -> str | None:
+    """The function of :data:`_DYNAMIC` the expression ``node`` is (``"__import__"``), ``"?"`` for a
+    lookup on a namespace of them (:func:`_space`) whose name the scan cannot read
+    (``getattr(builtins, name)``), else None. Read: the names themselves, an attribute
+    (``builtins.__import__``, ``importlib.import_module``), ``getattr(builtins, "__import__")`` and a
+    subscript (``vars(builtins)["__import__"]``, ``importlib.__dict__["import_module"]``); ``exec`` and
+    ``eval`` only on a namespace (``model.eval`` is not Python's)."""
+    if isinstance(node, ast.Name):
+        return node.id if node.id in _DYNAMIC else None
+    if isinstance(node, ast.Attribute):
+        obj, key = node.value, ast.Constant(node.attr)
+    elif isinstance(node, ast.Subscript):
+        obj, key = node.value, node.slice
+    elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "getattr" \
+            and len(node.args) >= 2:
+        obj, key = node.args[0], node.args[1]
+    else:
+        return None
+    name = _text(key)
+    if name is None:
+        return "?" if _space(obj) else None
+    return name if name in _DYNAMIC and (_DYNAMIC[name] == "import" or _space(obj)) else None
 
 
 def _text(node: ast.AST | None) -> str | None:
@@ -67,22 +107,23 @@ def _text(node: ast.AST | None) -> str | None:
     return None
 
 
-def _imported(node: ast.AST) -> list[str | None]:
-    """The modules ``node`` imports: ``import``, ``from ... import``, ``__import__``/``import_module``
-    of a name built from literals, the imports of the code ``exec``/``eval`` run when it is built from
-    literals; None for such a call the scan cannot resolve (a name or code known only at run time)."""
+def _imported(node: ast.AST, bound: frozenset[str] = frozenset()) -> list[str | None]:
+    """The modules ``node`` imports: ``import``, ``from ... import``, a call of a function of
+    :data:`_DYNAMIC` (:func:`_dynamic`: ``__import__``/``import_module`` of a name built from literals,
+    the imports of the code ``exec``/``eval`` run when it is built from literals); None where the scan
+    cannot tell: such a call of a name or code known only at run time, a lookup it cannot read
+    (``getattr(builtins, name)(...)``), or such a function taken but not called here (``imp =
+    __import__``; a bare name only when the file does not bind it itself, ``bound``)."""
     if isinstance(node, ast.Import):
         return [a.name for a in node.names]
     if isinstance(node, ast.ImportFrom):
         return [node.module] if node.module and not node.level else []
-    if not isinstance(node, ast.Call) or not node.args:
-        return []
-    f = node.func
-    name = f.id if isinstance(f, ast.Name) else f.attr if isinstance(f, ast.Attribute) and isinstance(
-        f.value, ast.Name) and f.value.id in ("importlib", "builtins") else ""
-    if name not in _DYNAMIC:
-        return []
-    if (text := _text(node.args[0])) is None:
+    if not isinstance(node, ast.Call) or (name := _dynamic(node.func)) is None:
+        taken = _dynamic(node) if isinstance(getattr(node, "ctx", ast.Load()), ast.Load) else None
+        return [None] if taken is not None and not (isinstance(node, ast.Name) and node.id in bound) else []
+    if not node.args:
+        return []  # it fails when it runs, here and graded alike
+    if name == "?" or (text := _text(node.args[0])) is None:
         return [None]
     if _DYNAMIC[name] == "import":
         return [text]
@@ -91,6 +132,19 @@ def _imported(node: ast.AST) -> list[str | None]:
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return []  # it fails when it runs, here and graded alike
     return [m for _, m in _imports(code, guarded=True)]
+
+
+def _bound(tree: ast.AST) -> frozenset[str]:
+    """The names of :data:`_DYNAMIC` that ``tree`` binds itself (a parameter ``eval=False``, an
+    assignment, a ``def``): a bare reference to one is the file's own, not Python's."""
+    out = set()
+    for n in ast.walk(tree):
+        name = (n.arg if isinstance(n, ast.arg) else n.id if isinstance(n, ast.Name) and not isinstance(
+            n.ctx, ast.Load) else n.name if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+            else None)
+        if name in _DYNAMIC:
+            out.add(name)
+    return frozenset(out)
 
 
 def _taken(test: ast.AST) -> bool | None:
@@ -112,11 +166,13 @@ def _imports(tree: ast.AST, *, guarded: bool) -> Iterator[tuple[ast.AST, str | N
     the scan cannot tell), the one scan of both guards. Never in the branch an ``if`` (or ``x if c
     else y``) does not take (:func:`_taken`); with ``guarded`` False, not in the body of a ``try`` whose ``except`` makes the
     import optional (:func:`_guards_import`)."""
-    stack = [tree]
+    stack, bound = [tree], _bound(tree)
     while stack:
         node = stack.pop()
-        yield from ((node, m) for m in _imported(node))
-        if not guarded and isinstance(node, ast.Try) and _guards_import(node.handlers):
+        yield from ((node, m) for m in _imported(node, bound))
+        if isinstance(node, ast.Call) and _dynamic(node.func) is not None:
+            children = [*node.args, *node.keywords]  # its callee is read (a second look would report it taken)
+        elif not guarded and isinstance(node, ast.Try) and _guards_import(node.handlers):
             children = [*node.handlers, *node.orelse, *node.finalbody]
         elif isinstance(node, (ast.If, ast.IfExp)) and (taken := _taken(node.test)) is not None:
             branch = node.body if taken else node.orelse  # a list of statements, or an expression
@@ -226,9 +282,10 @@ def unavailable_imports(files: Iterable[str], *, root: str | None = None) -> lis
     where ``gradcheck check`` runs. An import in the body of a ``try`` whose ``except`` catches
     ImportError (or ModuleNotFoundError, Exception, a bare ``except``) is optional and not reported,
     nor one in a branch that never runs (``if False:``, ``if TYPE_CHECKING:``). A name built from
-    literals (``__import__("sc" + "ipy")``) and the code of ``exec("import x")`` are read; a dynamic
-    import, ``exec`` or ``eval`` of a name or code known only at run time is reported with
-    ``module`` None (the scan cannot tell what it imports). An own ``.py`` module the files import
+    literals (``__import__("sc" + "ipy")``, ``getattr(builtins, "__import__")("scipy")``) and the code of
+    ``exec("import x")`` are read; a dynamic import, ``exec`` or ``eval`` of a name or code known only at
+    run time, a lookup of one the scan cannot read (``getattr(builtins, name)``) or one taken but not
+    called (``imp = __import__``) is reported with ``module`` None (the scan cannot tell what it imports). An own ``.py`` module the files import
     is read too (what importing them runs); one they do not import is not.
 
     Parameters

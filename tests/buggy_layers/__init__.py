@@ -47,6 +47,8 @@ EXPECTED = {
     "norm.py::LayerNormMeanBeta": "bias-mean",
     "norm.py::SpatialBatchNormNaive": "missing-mean-var-paths",
     "norm.py::SpatialBatchNormNoReorder": "permuted",
+    "norm.py::SpatialBatchNormCountN": "wrong-stat-weights",
+    "norm.py::BatchNormUnbiasedVar": "wrong-stat-weights",
     "conv.py::ConvNaiveMissesLast": "sample-missing",
     "conv.py::ConvNaiveFlipped": "flipped-kernel",
     "conv.py::ConvNaiveMeanBias": "bias-mean",
@@ -111,7 +113,7 @@ CORRECT = ["linear.py::LinearOutIn", "linear.py::LinearInOut", "activations.py::
            "pool_embed_rnn.py::RNNStep", "cs231n.py::batchnorm", "cs231n.py::conv", "cs231n.py::affine",
            "norm.py::BatchCenter", "norm.py::MeanCenter", "linear.py::Flatten", "linear.py::RowScale",
            "activations.py::PReLU", "pool_embed_rnn.py::MaxPoolOverlap",
-           "cs231n.py::bntest"]
+           "cs231n.py::bntest", "norm.py::SpatialBatchNormDirect"]
 
 
 def load(key: str):

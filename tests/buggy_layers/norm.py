@@ -139,6 +139,50 @@ class SpatialBatchNormNaive(SpatialBatchNorm):
         return dxhat * self.istd  # BUG
 
 
+class SpatialBatchNormDirect(BatchNorm1D):
+    """BatchNorm2D written directly on (N, C, H, W): statistics over axes (0, 2, 3)."""
+
+    INPUT = (2, 3, 4, 4)
+
+    def __init__(self, C=3, seed=0):
+        super().__init__(C, seed=seed)
+
+    def forward(self, X, training=False):
+        ax, g, b = (0, 2, 3), self.params["gamma"][:, None, None], self.params["beta"][:, None, None]
+        mu, var = X.mean(axis=ax, keepdims=True), X.var(axis=ax, keepdims=True)
+        self.istd = 1 / np.sqrt(var + self.eps)
+        self.xhat = (X - mu) * self.istd
+        return g * self.xhat + b
+
+    def count(self, dY):
+        return dY.shape[0] * dY.shape[2] * dY.shape[3]
+
+    def backward(self, dY):
+        ax = (0, 2, 3)
+        self.grads["gamma"] = np.sum(dY * self.xhat, axis=ax)
+        self.grads["beta"] = np.sum(dY, axis=ax)
+        dxhat = dY * self.params["gamma"][:, None, None]
+        m = self.count(dY)
+        return self.istd / m * (m * dxhat - dxhat.sum(axis=ax, keepdims=True)
+                                - self.xhat * (dxhat * self.xhat).sum(axis=ax, keepdims=True))
+
+
+class SpatialBatchNormCountN(SpatialBatchNormDirect):
+    def count(self, dY):
+        return dY.shape[0]  # BUG: the statistics are over N*H*W values, not N
+
+
+class BatchNormUnbiasedVar(BatchNorm1D):
+    def forward(self, X, training=False):
+        if not training:
+            return super().forward(X, training)
+        self.training = True
+        self.xmu = X - X.mean(axis=0)
+        self.istd = 1 / np.sqrt(X.var(axis=0, ddof=1) + self.eps)  # BUG: ddof=1; backward's N
+        self.xhat = self.xmu * self.istd
+        return self.params["gamma"] * self.xhat + self.params["beta"]
+
+
 class SpatialBatchNormNoReorder(SpatialBatchNorm):
     def backward(self, dY):
         N, C, H, W = dY.shape

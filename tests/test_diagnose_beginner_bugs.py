@@ -1,4 +1,5 @@
-"""Defects of the diagnosis a new user's own files found (items 2 and 8 of the new-user report).
+"""The diagnosis of a stale cache and of common beginner bugs (first found wrong on a new user's own
+files: items 2 and 8 of the new-user report).
 
 2. A stale cache (``if not hasattr(self, "X"): self.X = X``) passed from the CLI: the probe
    "cache of the last forward" was skipped for every sandboxed layer. It now runs on copies

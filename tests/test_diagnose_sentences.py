@@ -1,5 +1,5 @@
-"""The session-6 new-user tester's report: diagnosis sentences that named the wrong bug (or a right
-one in the wrong words), and the check command's misleading messages. Each repro fails before its fix."""
+"""Diagnosis sentences that named the wrong bug (or a right one in the wrong words), and the check
+command's misleading messages (the session-6 new-user tester's report). Each repro fails before its fix."""
 
 from pathlib import Path
 
@@ -189,12 +189,25 @@ class Dropout:
 class DropoutNoScale(Dropout):
     def backward(self, dY):
         return dY * (self.mask > 0)  # BUG: the 1 / (1 - p) scale is missing
+
+
+class DropoutModeAware(Dropout):
+    def forward(self, X, training=False):
+        self.training = training
+        return super().forward(X, training)
+
+    def backward(self, dY):
+        return dY * self.mask if self.training else dY
 '''
 
 
 @pytest.mark.parametrize("cls, code, words", [
-    ("Dropout", 0, ["PASS"]),
-    ("DropoutNoScale", 1, ["half the true value"]),
+    # tester 7's T12: after a training step, backward after an eval forward must be dY, not dY * the
+    # training forward's mask (the note of session 6 said "checked as the identity" and passed it)
+    ("Dropout", 1, ["eval mode was checked after the training mode on the same layer",
+                    "dX is dY times a mask (entries 0 and 2) while the forward is the identity"]),
+    ("DropoutNoScale", 1, ["FAIL DropoutNoScale [training] dX", "dX is dY times a mask (entries 0 and 1)"]),
+    ("DropoutModeAware", 0, ["PASS: DropoutModeAware"]),
 ])
 def test_dropout_whose_eval_forward_sets_no_mask_is_checked(capsys, tmp_path, cls, code, words):
     f = tmp_path / "drop.py"
@@ -203,7 +216,7 @@ def test_dropout_whose_eval_forward_sets_no_mask_is_checked(capsys, tmp_path, cl
     captured = capsys.readouterr()
     text = " ".join((captured.out + captured.err).split())
     assert got == code, text
-    assert "eval mode was checked as the identity" in text and "returns X itself" in text, text
+    assert cls != "Dropout" or "on a fresh layer raised" in text, text
     assert "gave the same output" not in text, text  # the header says why only training ran
     for w in words:
         assert w in text, text

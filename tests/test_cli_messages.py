@@ -1,6 +1,6 @@
-"""Defects a new-user test of `gradcheck check|zoo|train` found: each usage mistake is exit 2 with a
-message naming the option (never a traceback), the sandbox blames the student only for the student's
-code, dtypes and losses are recognised, misleading diagnoses and wordings are fixed.
+"""The messages of `gradcheck check|zoo|train` (first found wrong by a new-user test): each usage mistake
+is exit 2 with a message naming the option (never a traceback), the sandbox blames the student only for
+the student's code, dtypes and losses are recognised, misleading diagnoses and wordings are fixed.
 
 `gradcheck.cli.main` runs in this process (the student's code still runs in a sandbox process);
 usage errors return before any sandbox starts, so most of these tests take milliseconds.
@@ -251,6 +251,39 @@ def test_tape_hint_and_article(capsys, tmp_path):
     f.write_text("N = 5\n")
     code, _, err = check(capsys, f, cls="N", init=None)
     assert code == 2 and "is an int, not a class" in err
+
+
+def test_the_add_twin_hint_only_where_twin_would_work(capsys, tmp_path):
+    """Before: printed for a CS231n pair and for a class autoprop has no counterpart of. A random
+    Dropout is held by a proxy object for the check: its hint stays (the class name is the reported one)."""
+    pair = ["check", f"{ROOT / 'examples' / 'cs231n_layers.py'}::affine", "--input-shape", "4,5;5,3;3"]
+    code, out, err = gc(capsys, *pair)
+    assert code == 0 and "PASS" in out and "--twin" not in out + err
+    code, out, err = gc(capsys, "check", f"{student(tmp_path)}::Linear", "--input-shape", "8,5", "--init", INIT)
+    assert code == 0 and "add --twin to compare with the tape" in " ".join(out.split())
+    dense = student(tmp_path, name="dense.py")
+    dense.write_text(dense.read_text().replace("class Linear", "class Dense"))
+    code, out, err = gc(capsys, "check", f"{dense}::Dense", "--input-shape", "8,5", "--init", INIT)
+    assert code == 0 and "PASS" in out and "--twin" not in out + err
+    drop = tmp_path / "drop.py"
+    drop.write_text(textwrap.dedent("""\
+        import numpy as np
+
+        class Dropout:
+            def __init__(self, p=0.5):
+                self.p, self.rng = p, np.random.default_rng(0)
+            def forward(self, X, training=False):
+                self.mask = (self.rng.random(X.shape) >= self.p) / (1 - self.p) if training else 1.0
+                return X * self.mask
+            def backward(self, dY):
+                return dY * self.mask
+        """))
+    code, out, err = gc(capsys, "check", f"{drop}::Dropout", "--input-shape", "4,3")
+    flat = " ".join(out.split())
+    assert code == 0, flat
+    assert "its random generator (Generator) was rewound before every forward" in flat  # held: checked via a proxy
+    for mode in ("eval", "training"):
+        assert f"no tape comparison for Dropout [{mode}]: add --twin to compare with the tape" in flat
 
 
 def test_no_progress_bar_when_stderr_is_not_a_terminal(capsys):

@@ -1,8 +1,8 @@
-"""Defects a new-user test of `gradcheck grade` found: `gradcheck check` warns about an import the
-grader's sandbox cannot satisfy (one statement of what the grader provides, checked against a real
-sandbox); a symlinked or dangling submission folder gets exactly one gradebook row under its own name;
-property points come only with correct values; a submission too slow as a whole is scored, not a
-grader error.
+"""What `gradcheck grade` makes of a submission (first found wrong by a new-user test): `gradcheck check`
+warns about an import the grader's sandbox cannot satisfy (one statement of what the grader provides,
+checked against a real sandbox); a symlinked or dangling submission folder gets exactly one gradebook
+row under its own name; property points come only with correct values; a submission too slow as a whole
+is scored, not a grader error.
 """
 
 import csv
@@ -97,6 +97,44 @@ def test_the_import_scan_resolves_built_names_skips_dead_branches_and_names_what
     (tmp_path / "guarded.py").write_text("if False:\n    import torch\nx = __import__('to' + 'rch')\n")
     got = [(v.line, v.module) for v in forbidden_imports([str(tmp_path / "guarded.py")], ["torch"])]
     assert got == [(3, "torch")]  # the autodiff guard reads the same scan
+
+
+def test_the_import_scan_reads_import_functions_reached_through_getattr_vars_and_dict(tmp_path):
+    """Before: each of these was passed over in silence. The import functions reached by a lookup are
+    read like a direct call (a literal name is resolved, the forbidden-import guard sees it); where the
+    scan cannot tell the module (a name known at run time, a lookup it cannot read, the function taken
+    but not called here), it says so."""
+    (tmp_path / "layers.py").write_text(textwrap.dedent("""\
+        import builtins
+        import importlib
+        sp = getattr(builtins, "__import__")("scipy")
+        a = getattr(__builtins__, "__import__")(name)
+        b = vars(builtins)["__import__"]("sc" + "ipy")
+        c = importlib.__dict__["import_module"]("tqdm")
+        d = __builtins__.__import__("sklearn")
+        e = __builtins__["__import__"]("pandas")
+        imp = __import__
+        load = importlib.import_module
+        f = builtins.__dict__["__import__"]("torch")
+        """))
+    found = [(v.line, v.module) for v in unavailable_imports([str(tmp_path / "layers.py")])]
+    assert found == [(3, "scipy"), (4, None), (5, "scipy"), (6, "tqdm"), (7, "sklearn"), (8, "pandas"), (9, None),
+                     (10, None), (11, "torch")]
+    got = [(v.line, v.module) for v in forbidden_imports([str(tmp_path / "layers.py")], ["torch", "scipy"])]
+    assert got == [(3, "scipy"), (5, "scipy"), (11, "torch")]
+    # a lookup by a name known at run time, exec reached through sys.modules; a model's eval and a
+    # parameter named eval are not Python's
+    (tmp_path / "more.py").write_text(textwrap.dedent("""\
+        import builtins, sys
+        g = getattr(builtins, what)("json")
+        h = sys.modules["builtins"].exec("import matplotlib")
+        model.eval()
+        mode = getattr(self, "eval")
+        def forward(X, eval=False):
+            return X if eval else -X
+        """))
+    assert [(v.line, v.module) for v in unavailable_imports([str(tmp_path / "more.py")])] == [
+        (2, None), (3, "matplotlib")]
 
 
 def test_check_says_when_it_cannot_tell_what_an_import_or_exec_imports(tmp_path, capsys):

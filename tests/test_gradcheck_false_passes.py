@@ -1,6 +1,7 @@
-"""False PASSes a new-user tester found in `gradcheck check` (session 6): gradients below the
-absolute tolerance (D10), scalar parameters in attribute style (D5), a loss that writes into
-y_pred or its cache (D3), parameters of sub-layers and parameters built in the first forward (D4).
+"""False PASSes of `gradcheck check` (first found by a new-user tester, session 6): gradients below the
+absolute tolerance (D10), number parameters in attribute style and in a params dict (D5), a loss that
+writes into y_pred or its cache (D3), parameters of sub-layers and parameters built in the first
+forward (D4).
 
 Each case is the tester's repro, run through the installed console script as the tester did, or
 in process through ``check_layer``.
@@ -156,6 +157,95 @@ def test_scalar_parameter_in_process_through_the_adapter():
     assert isinstance(g, np.ndarray) and g.shape == () and float(g) == pytest.approx(float(np.sum(np.minimum(X, 0))))
     assert check_layer(layer, X, twin=None, mode="full").passed
     bad, _ = AD.adapt(ns["PReLUFloat"](), [X])
+    res = check_layer(bad, X, twin=None, mode="full")
+    assert not res.passed and res.failing_tensors == ["dalpha"]
+
+
+DICT_NUMBER = """
+import numpy as np
+
+def make(init, right=True):
+    class P:
+        def __init__(self):
+            self.params = {"alpha": init()}
+            self.grads = {"alpha": 0.0}
+        def forward(self, X, training=False):
+            assert type(self.params["alpha"]) is type(init()), type(self.params["alpha"])  # kept a number
+            self.X = X; return np.where(X > 0, X, self.params["alpha"] * X)
+        def backward(self, dY):
+            self.grads["alpha"] = float(np.sum(dY * np.where(self.X > 0, 0.0, self.X if right else 1.0)))
+            return dY * np.where(self.X > 0, 1.0, self.params["alpha"])
+    return P
+
+DictFloat = make(lambda: 0.25)
+DictNp64 = make(lambda: np.float64(0.25))
+DictFloatBug = make(lambda: 0.25, right=False)
+
+class Net:  # a sub-layer whose params dict holds a number
+    def __init__(self, right=True):
+        self.act = (DictFloat if right else DictFloatBug)()
+        self.W = np.linspace(-1.0, 1.0, 25).reshape(5, 5)
+    def forward(self, X, training=False):
+        self.X = X; return self.act.forward(X @ self.W)
+    def backward(self, dY):
+        dZ = self.act.backward(dY)
+        self.dW = self.X.T @ dZ
+        return dZ @ self.W.T
+
+class NetBug(Net):
+    def __init__(self):
+        super().__init__(right=False)
+"""
+
+
+@pytest.mark.parametrize("cls", ["DictFloat", "DictNp64"])
+def test_a_number_in_the_params_dict_is_checked_as_a_number_parameter(tmp_path, cls):
+    """Before: exit 3, "params['alpha'] must be a numpy float array; got float"."""
+    f = write(tmp_path, DICT_NUMBER)
+    p = run("check", f"{f}::{cls}", "--input-shape", "8,5", "--mode", "full")
+    out = flat(p)
+    assert p.returncode == 0, out
+    assert "protocol: manualprop (params/grads dicts; params['alpha'] a number, set in params)" in out
+    assert f"PASS: {cls}: every gradient (dX, dalpha) matches" in out
+
+
+def test_a_wrong_gradient_of_a_number_in_the_params_dict_fails(tmp_path):
+    f = write(tmp_path, DICT_NUMBER)
+    p = run("check", f"{f}::DictFloatBug", "--input-shape", "8,5")
+    out = flat(p)
+    assert p.returncode == 1, out
+    assert "FAIL: DictFloatBug: gradient mismatch in dalpha" in out
+
+
+@pytest.mark.parametrize("cls, code", [("Net", 0), ("NetBug", 1)])
+def test_a_number_in_a_sub_layers_params_dict_is_checked_under_its_dotted_name(tmp_path, cls, code):
+    f = write(tmp_path, DICT_NUMBER)
+    p = run("check", f"{f}::{cls}", "--input-shape", "8,5", "--mode", "full")
+    out = flat(p)
+    assert p.returncode == code, out
+    assert "sub-layers act (P: act.alpha, params/grads dicts)" in out
+    assert (f"PASS: {cls}: every gradient (dX, dW, dact.alpha) matches" in out if code == 0 else
+            f"FAIL: {cls}: gradient mismatch in dact.alpha" in out)
+
+
+def test_a_number_in_the_params_dict_in_process_through_the_adapter():
+    from gradcheck import _adapters as AD
+
+    ns = {}
+    exec(DICT_NUMBER, ns)  # noqa: S102 - the test's own layer source
+    X = np.random.default_rng(0).standard_normal((8, 5))
+    layer, info = AD.adapt(ns["DictFloat"](), [X])
+    assert info["protocol"] == "manualprop" and list(layer.params) == ["alpha"]
+    buf = layer.params["alpha"]
+    assert buf.shape == () and buf.dtype == np.float64
+    buf[...] = 0.5  # the check perturbs the buffer in place
+    layer.forward(X)
+    assert type(layer.obj.params["alpha"]) is float and layer.obj.params["alpha"] == 0.5
+    layer.backward(np.ones((8, 5)))
+    g = layer.grads["alpha"]
+    assert isinstance(g, np.ndarray) and g.shape == () and float(g) == pytest.approx(float(np.sum(np.minimum(X, 0))))
+    assert check_layer(layer, X, twin=None, mode="full").passed
+    bad, _ = AD.adapt(ns["DictFloatBug"](), [X])
     res = check_layer(bad, X, twin=None, mode="full")
     assert not res.passed and res.failing_tensors == ["dalpha"]
 

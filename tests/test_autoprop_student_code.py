@@ -1,5 +1,5 @@
-"""Defects a new-user tester found (round 5): Python's scalar conversions that silently cut a
-gradient path, det at singular matrices, cholesky(upper=True), and gaps in common student
+"""The tape on code students write: Python's scalar conversions that silently cut a gradient
+path, det at singular matrices, cholesky(upper=True), and gaps in common student
 code (copy, round, sort, flat, full_like, svd/eigh options, forward mode with an integer
 primal). Oracles: HIPS autograd, central differences, closed forms."""
 

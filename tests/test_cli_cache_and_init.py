@@ -1,6 +1,7 @@
-"""Defects a new-user tester found in `gradcheck check` (session 3, items 7 and 11): a backward that writes
-into its cache is refused like one that writes into dY (in process and in the sandbox); --init keys the
-constructor or forward cannot take are usage errors (exit 2); a forward returning cache None is named.
+"""`gradcheck check` on a backward that writes into its cache and on --init (first found by a new-user
+tester, session 3, items 7 and 11): such a backward is refused like one that writes into dY (in process and
+in the sandbox); --init keys the constructor or forward cannot take are usage errors (exit 2); a forward
+returning cache None is named.
 """
 
 import textwrap

@@ -1,0 +1,148 @@
+"""gradcheck.sandbox: what the parent makes of replies no other test produces.
+
+A native crash, a forward or a loss's backward that returns None, a loss that returns an array,
+``params`` the checker cannot perturb, a function pair loaded as a loss, and ``forward_many``
+called wrongly: each must end with the error that names it, never a silent result.
+"""
+
+import os
+import textwrap
+
+import numpy as np
+import pytest
+
+from gradcheck.errors import GradientShapeError, ProtocolError, UsageError
+from gradcheck.sandbox import Sandbox, SandboxError, sibling_files
+
+LINEAR = """
+import numpy as np
+
+class Linear:
+    def __init__(self):
+        self.params = PARAMS
+        self.grads = {}
+
+    def forward(self, X, training=False):
+        self.X = X
+        return FORWARD
+
+    def backward(self, dY):
+        self.grads = {"W": dY.T @ self.X}
+        return dY @ self.params["W"]
+"""
+GOOD_PARAMS = '{"W": np.ones((3, 5))}'
+GOOD_FORWARD = 'X @ self.params["W"].T'
+
+MSE = """
+import numpy as np
+
+class MSE:
+    def forward(self, y_true, y_pred):
+        self.d = y_pred - y_true
+        return FORWARD
+
+    def backward(self):
+        BACKWARD
+"""
+
+
+def sandbox(tmp_path, source):
+    (tmp_path / "student.py").write_text(textwrap.dedent(source))
+    return Sandbox(files=[str(tmp_path / "student.py")], timeout=5)
+
+
+def linear(tmp_path, params=GOOD_PARAMS, forward=GOOD_FORWARD):
+    return sandbox(tmp_path, LINEAR.replace("PARAMS", params).replace("FORWARD", forward))
+
+
+def test_a_native_crash_is_named_by_its_signal(tmp_path):
+    with linear(tmp_path, forward="__import__('os').abort()") as sb:
+        layer = sb.load_layer("student.py", "Linear")
+        with pytest.raises(SandboxError, match=r"Linear\.forward.* killed by SIGABRT") as ei:
+            layer.forward(np.ones((2, 5)))
+        assert ei.value.reason == "signal"
+        with pytest.raises(SandboxError, match="stopped earlier"):  # the sandbox stays dead
+            layer.forward(np.ones((2, 5)))
+
+
+def test_a_forward_returning_none_is_refused(tmp_path):
+    with linear(tmp_path, forward="None") as sb:
+        layer = sb.load_layer("student.py", "Linear")
+        with pytest.raises(GradientShapeError, match="returned None for Y; expected a numpy array"):
+            layer.forward(np.ones((2, 5)))
+
+
+@pytest.mark.parametrize("params, needle", [
+    ('{"W": np.ones((3, 5), dtype=int)}',
+     r"params\['W'\] must be a numpy float array .* got ndarray of dtype int64"),
+    ('{0: np.ones((3, 5))}', "params keys must be strings; got a key of type int"),
+])
+def test_params_the_checker_cannot_perturb_are_a_protocol_error(tmp_path, params, needle):
+    with linear(tmp_path, params=params) as sb, pytest.raises(ProtocolError, match=needle):
+        sb.load_layer("student.py", "Linear")
+
+
+def test_a_loss_whose_params_are_not_a_dict_is_a_protocol_error(tmp_path):
+    # a layer's params reach the parent through gradcheck._adapters (a dict or none), a loss's
+    # as the student wrote them
+    source = MSE.replace("class MSE:", "class MSE:\n    params = [np.ones(3)]")
+    needle = "MSE.params must be a dict mapping names to numpy arrays; got list"
+    with sandbox(tmp_path, source) as sb, pytest.raises(ProtocolError, match=needle):
+        sb.load_loss("student.py", "MSE")
+
+
+def test_forward_many_refuses_calls_it_cannot_serve(tmp_path):
+    with linear(tmp_path) as sb:
+        layer = sb.load_layer("student.py", "Linear")
+        with pytest.raises(UsageError, match="first entry of inputs_list cannot be None"):
+            layer.forward_many([None, np.ones((2, 5))])
+        with pytest.raises(UsageError, match="params_list has 1 entries for 2 inputs"):
+            layer.forward_many([np.ones((2, 5)), None], params_list=[None])
+        ys = layer.forward_many([np.ones((2, 5)), None], edits_list=[[], [("W", 0, 2.0)]])
+        assert ys[0][0, 0] == 5.0 and ys[1][0, 0] == 6.0  # the edit holds for its forward only
+        assert layer.forward(np.ones((2, 5)))[0, 0] == 5.0
+
+
+@pytest.mark.parametrize("forward, backward, error, needle", [
+    ("np.ones(2)", "return 2 * self.d", GradientShapeError,
+     r"returned an array of shape \(2,\); expected a single number"),
+    ("float(np.mean(self.d ** 2))", "2 * self.d", GradientShapeError,
+     "returned None for dy_pred; expected a numpy array. Did you forget the return statement?"),
+])
+def test_a_loss_must_return_a_number_and_a_gradient(tmp_path, forward, backward, error, needle):
+    source = MSE.replace("FORWARD", forward).replace("BACKWARD", backward)
+    with sandbox(tmp_path, source) as sb:
+        loss = sb.load_loss("student.py", "MSE")
+        with pytest.raises(error, match=needle):
+            loss.forward(np.zeros((2, 1)), np.ones((2, 1)))
+            loss.backward()
+
+
+def test_a_function_pair_is_not_a_loss(tmp_path):
+    source = """
+        def affine_forward(x, w, b):
+            return x @ w + b, (x, w)
+
+        def affine_backward(dout, cache):
+            x, w = cache
+            return dout @ w.T, x.T @ dout, dout.sum(axis=0)
+    """
+    with sandbox(tmp_path, source) as sb, pytest.raises(UsageError, match="a loss is a class"):
+        sb.load_loss("student.py", "affine")
+
+
+def test_a_hostile_sandbox_copies_regular_files_only(tmp_path):
+    (tmp_path / "student.py").write_text("x = 1\n")
+    (tmp_path / "folder").mkdir()
+    os.mkfifo(tmp_path / "pipe")  # opening it to copy would wait for a writer
+    files = {"student.py": str(tmp_path / "student.py"), "folder.py": str(tmp_path / "folder"),
+             "pipe.py": str(tmp_path / "pipe")}
+    with Sandbox(files=files, hostile=True, timeout=5) as sb:
+        sb.import_file("student.py")
+        notes = sb.notes
+    assert notes == [f"{name} was not copied into the sandbox: it is not a regular file (a folder, "
+                     "a device or a pipe)." for name in ("folder.py", "pipe.py")]
+    with pytest.raises(UsageError, match="missing.py' does not exist"):
+        Sandbox(files={"x.py": str(tmp_path / "missing.py")}, hostile=True)
+    with pytest.raises(UsageError, match="is not a file"):
+        sibling_files(str(tmp_path / "folder"))
