@@ -6,7 +6,9 @@ text as a module; one implementation for both. Every adapter offers ``params``/`
 Protocols, in the order :func:`find` and :func:`adapt` try them: (1) **manualprop** dicts;
 (2) **attribute style**: float array attributes used by forward (``self.W``) with a gradient
 attribute after backward (:data:`GRAD_NAMES`; without one, "seed style" weights with no gradient
-to check); (3) **CS231n pair** ``NAME_forward(x, w, ..., **init) -> (out, cache)``,
+to check; arrays in dict, list and tuple attributes too, ``weights['W']`` with ``gradients['W']``,
+``Ws[1]`` with ``dWs[1]``: :func:`_container_arrays`, :class:`_Items`; an array without a gradient not
+named like a weight is a buffer, :func:`_split_buffers`); (3) **CS231n pair** ``NAME_forward(x, w, ..., **init) -> (out, cache)``,
 ``NAME_backward(dout, cache) -> (dx, dw, ...)`` (also ``_naive``/``_fast``), every array argument
 an input; for a loss, a **CS231n loss function** ``NAME(x, y) -> (loss, dx)``. "Used by forward"
 is measured: each float array attribute is changed for one forward (:func:`_used_arrays`); buffers
@@ -19,6 +21,7 @@ import ast
 import contextlib
 import copy
 import inspect
+import re
 import textwrap
 
 import numpy as np
@@ -266,6 +269,8 @@ class FunctionPair:
         g = tuple(g) if many else (g,)
         while len(g) > self._n and g[-1] is None:  # None for conv_param & co., as torch.autograd.Function
             g = g[:-1]
+        if 1 < len(g) < self._n:  # dx, dw without db: a missing gradient, a wrong result the check names
+            return tuple(_copy(v) for v in g)
         if len(g) != self._n:
             raise AdapterError(
                 f"{self.student_backward.__name__} returned {len(g)} gradient(s) for {self._n} array "
@@ -558,7 +563,7 @@ class Adapted:
         owner = self.children[path] if path else self.obj
         kind = "dict" if self._grad_attr.get(name, "").startswith("grads[") and \
             isinstance(getattr(owner, "params", None), dict) else "attr"
-        return owner, kind, key
+        return (_Items(owner) if "[" in key else owner), kind, key  # weights['W'], Ws[1]: an item
 
     def _param(self, name):
         owner, kind, key = self._where(name)
@@ -724,9 +729,11 @@ def cache_guard(layer, names=()):
 
 
 def _float_arrays(obj):
+    """``{name: array}`` of ``obj``'s float array attributes (``W``), then of the arrays in its dict, list and
+    tuple attributes (``weights['W']``, ``Ws[1]``: :func:`_container_arrays`)."""
     d = getattr(obj, "__dict__", {})
-    return {k: v for k, v in list(d.items())[:MAX_PROBED * 4] if isinstance(k, str) and isinstance(v, np.ndarray)
-            and v.dtype.kind == "f" and v.size}
+    return {**{k: v for k, v in list(d.items())[:MAX_PROBED * 4] if isinstance(k, str) and isinstance(v, np.ndarray)
+               and v.dtype.kind == "f" and v.size}, **_container_arrays(obj)}
 
 
 def _is_number(v):
@@ -758,14 +765,43 @@ def sublayers(obj, prefix="", depth=3, seen=None):
     for k, v in list(getattr(obj, "__dict__", {}).items())[:MAX_PROBED * 4] if depth > 0 else ():
         if not isinstance(k, str) or k in ("params", "grads"):
             continue
-        items = [(k, v)] if _is_layer(v) else [(f"{k}.{i}", x) for i, x in enumerate(v)] if isinstance(
-            v, (list, tuple)) else [(f"{k}.{i}", x) for i, x in v.items() if isinstance(i, (str, int))] if isinstance(
-            v, dict) else []
-        for name, x in items[:MAX_PROBED]:
+        for name, x in _held(v, k, 2)[:MAX_PROBED]:
             if _is_layer(x) and id(x) not in seen:  # a layer with its own params dict speaks for its sub-layers
                 seen.add(id(x))
                 out += [(prefix + name, x)] + ([] if isinstance(getattr(x, "params", None), dict) else
                                                sublayers(x, f"{prefix}{name}.", depth - 1, seen))
+    return out
+
+
+def _is_helper(v):
+    """A plain object of the student's that may hold layers (``self.box.layer``): an instance of a class
+    defined outside numpy and the standard library, with a ``__dict__``; not a layer, class or function."""
+    mod = getattr(type(v), "__module__", "") or ""
+    return (isinstance(getattr(v, "__dict__", None), dict) and not isinstance(v, (type, np.ndarray)) and
+            not callable(v) and mod.split(".")[0] not in ("numpy", "builtins", "collections", "types", "random",
+                                                            "functools", "abc", "typing", "enum"))
+
+
+def _held(v, name, depth):
+    """``[(dotted name, object)]`` of a layer ``v`` itself, or of what its lists, tuples, dicts and plain helper
+    objects (:func:`_is_helper`) hold, to ``depth`` levels: ``stages.1.head``, ``box.layer``; the caller
+    keeps the layers."""
+    if _is_layer(v):
+        return [(name, v)]
+    if depth <= 0:
+        return []
+    if isinstance(v, (list, tuple)):
+        items = list(enumerate(v))
+    elif isinstance(v, dict):
+        items = [(i, x) for i, x in v.items() if isinstance(i, (str, int))]
+    elif _is_helper(v):
+        items = [(i, x) for i, x in vars(v).items() if isinstance(i, str) and not i.startswith("_")]
+    else:
+        return []
+    out = []
+    for i, x in items[:MAX_PROBED]:
+        if isinstance(x, (list, tuple, dict)) or _is_layer(x) or _is_helper(x):
+            out += _held(x, f"{name}.{i}", depth - 1)
     return out
 
 
@@ -780,6 +816,8 @@ def _undone(obj, keep_new=False):
     saved = {k: (v, v.copy() if isinstance(v, np.ndarray) else dict(v) if isinstance(v, dict) else None)
              for k, v in d.items()}
     gens = {k: v.bit_generator.state for k, v in d.items() if isinstance(v, np.random.Generator)}
+    lists = {k: list(v) for k, v in d.items() if isinstance(v, list)}  # self.Ws = [W1, W2]: its items
+    inner = [(a, a.copy()) for a in _container_arrays(obj).values()]  # and their contents (Ws[0] -= ...)
     try:
         yield gens
     finally:
@@ -793,6 +831,11 @@ def _undone(obj, keep_new=False):
             elif isinstance(v, dict):
                 v.clear() if not keep_new else None
                 v.update(c)
+            elif k in lists and not keep_new:
+                v[:] = lists[k]
+        for a, c in inner:
+            if a.flags.writeable:
+                a[...] = c
         for k, st in gens.items():
             d[k].bit_generator.state = st
 
@@ -805,9 +848,97 @@ def _all_undone(objs, keep_new=False):
 
 
 def _owner(obj, children, name):
-    """``(object, attribute)`` of a dotted name: ``W`` on ``obj``, ``l1.W`` on the sub-layer ``l1``."""
+    """``(object, attribute)`` of a dotted name: ``W`` on ``obj``, ``l1.W`` on the sub-layer ``l1``; an item
+    name (``weights['W']``, ``Ws[1]``) is an attribute of the owner's :class:`_Items`."""
     path, _, key = name.rpartition(".")
-    return (children[path] if path else obj), key
+    o = children[path] if path else obj
+    return (_Items(o) if "[" in key else o), key
+
+
+def _item_path(name):
+    """``(attribute, [keys])`` of an item name: ``weights['W']`` -> ``("weights", ["W"])``, ``Ws[1][0]`` ->
+    ``("Ws", [1, 0])``; None when ``name`` is not one (keys are str or int literals)."""
+    try:
+        node = ast.parse(name, mode="eval").body
+    except SyntaxError:
+        return None
+    keys = []
+    while isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant) and \
+            isinstance(node.slice.value, (str, int)):
+        keys.insert(0, node.slice.value)
+        node = node.value
+    return (node.id, keys) if isinstance(node, ast.Name) and keys else None
+
+
+class _Items:
+    """An object whose attributes are also the items of its containers: ``getattr(_Items(o), "Ws[1]")`` is
+    ``o.Ws[1]``, and setting it sets that item (a tuple on the way is rebuilt and set back), so the probes
+    and :class:`Adapted` treat an array in a dict, list or tuple attribute as they treat ``self.W``."""
+
+    __slots__ = ("_o",)
+
+    def __init__(self, o):
+        object.__setattr__(self, "_o", o)
+
+    def __getattr__(self, name):
+        o = object.__getattribute__(self, "_o")
+        path = _item_path(name)
+        if path is None:
+            return getattr(o, name)
+        v = getattr(o, path[0])
+        try:
+            for k in path[1]:
+                v = v[k]
+        except (KeyError, IndexError, TypeError):
+            raise AttributeError(name) from None
+        return v
+
+    def __setattr__(self, name, value):
+        o = object.__getattribute__(self, "_o")
+        path = _item_path(name)
+        if path is None:
+            setattr(o, name, value)
+            return
+
+        def put(c, keys):
+            if not keys:
+                return value
+            new = put(c[keys[0]], keys[1:])
+            if isinstance(c, tuple):
+                return c[:keys[0]] + (new,) + c[keys[0] + 1:]
+            c[keys[0]] = new
+            return c
+        c = getattr(o, path[0])
+        new = put(c, path[1])
+        if new is not c:
+            setattr(o, path[0], new)
+
+
+#: Names of an attribute holding the gradients of a dict of weights, key for key (``self.grads['W']``).
+GRAD_DICTS = ("grads", "gradients", "grad")
+
+
+def _container_arrays(obj, depth=2):
+    """``{item name: array}`` of the float arrays in ``obj``'s dict, list and tuple attributes (and theirs, to
+    ``depth`` levels): ``weights['W']``, ``Ws[1]``, as PyTorch's ``ParameterDict``/``ParameterList`` hold
+    them. Not ``params`` and ``grads`` (the manualprop protocol's), nor containers named as gradients
+    (``dWs``, ``gradients``) or private ones (``_cache``)."""
+    out = {}
+
+    def walk(v, label, left):
+        if isinstance(v, np.ndarray):
+            if v.dtype.kind == "f" and v.size and label not in out and len(out) < MAX_PROBED:
+                out[label] = v
+        elif left > 0 and isinstance(v, (list, tuple, dict)):
+            items = v.items() if isinstance(v, dict) else enumerate(v)
+            for k, x in list(items)[:MAX_PROBED]:
+                if isinstance(k, int) or (isinstance(k, str) and k.isidentifier()):
+                    walk(x, f"{label}[{k!r}]", left - 1)
+    for k, v in list(getattr(obj, "__dict__", {}).items())[:MAX_PROBED * 4]:
+        if isinstance(k, str) and k.isidentifier() and not k.startswith("_") and k not in ("params", *GRAD_DICTS) \
+                and not _gradient_name(k, ()) and isinstance(v, (list, tuple, dict)):
+            walk(v, k, depth)
+    return out
 
 
 def _run(obj, gens, inputs, kw):
@@ -855,16 +986,25 @@ def _grad_attrs(obj, inputs, kw, used, children=None):
         found = {}
         for w in used:
             o, key = _owner(obj, children, w)
-            names = [g.format(key) for g in GRAD_NAMES if isinstance(getattr(o, g.format(key), None), np.ndarray)
-                     or _is_number(getattr(o, g.format(key), None))]  # dalpha = np.sum(...): a number
-            if isinstance(_grad(o, f"grads[{key!r}]"), np.ndarray):  # self.grads = {"W": ...} beside self.W
-                names.append(f"grads[{key!r}]")
+            names = [g for g in _grad_candidates(key) if isinstance(_grad(o, g), np.ndarray)
+                     or ("[" not in g and _is_number(_grad(o, g)))]  # dalpha = np.sum(...): a number
             if len(names) > 1:
                 raise AdapterError(f"{type(o).__name__}.{key} has several gradient attributes after backward "
                                    f"({', '.join(names)}); keep one. {expected()}")
             if names:
                 found[w] = names[0]
         return found
+
+
+def _grad_candidates(key):
+    """The names the gradient of weight ``key`` may have: ``dW``, ``d_W``, ``grad_W``, ``gradW``, ``W_grad``,
+    ``grads['W']``; for an item, the same of its container with the same keys: ``dWs[1]`` for ``Ws[1]``,
+    ``gradients['W']`` (or ``grads``, ``grad``, ``dweights``) for ``weights['W']``."""
+    path = _item_path(key)
+    if path is None:
+        return [g.format(key) for g in GRAD_NAMES] + [f"grads[{key!r}]"]  # self.grads = {"W": ...} beside self.W
+    subs = "".join(f"[{k!r}]" for k in path[1])
+    return [g.format(path[0]) + subs for g in GRAD_NAMES] + [d + subs for d in GRAD_DICTS]
 
 
 def _lazy_build(obj, inputs, kw):
@@ -904,10 +1044,10 @@ def _lazy_build(obj, inputs, kw):
 
 
 def _grad(obj, name):
-    """The gradient called ``name``: an attribute (``dW``) or an entry of a ``grads`` dict (``grads['W']``)."""
-    if name.startswith("grads["):
-        grads = getattr(obj, "grads", None)
-        return grads.get(name[7:-2]) if isinstance(grads, dict) else None
+    """The gradient called ``name``: an attribute (``dW``) or an item of a container attribute (``grads['W']``,
+    ``gradients['W']``, ``dWs[1]``); None when there is none."""
+    if "[" in name and not isinstance(obj, _Items):
+        obj = _Items(obj)
     return getattr(obj, name, None)
 
 
@@ -1043,7 +1183,8 @@ def adapt(obj, inputs=None, training=True):
     for a probe forward that takes it. A first forward on them is kept where it creates parameters
     (:func:`_lazy_build`). Parameters of sub-layers (:func:`sublayers`) have dotted names (``l1.W``).
     ``info``: ``protocol`` (``manualprop``, ``attribute``, ``seed``, ``plain``, ``cs231n``), header
-    ``text``, ``unchecked`` (weights without a gradient), ``unseen`` (arrays forward uses, not in
+    ``text``, ``unchecked`` (weights without a gradient), ``buffers`` (arrays forward uses without a gradient
+    and not named like a weight, in a layer that sets other gradients: :func:`_split_buffers`), ``unseen`` (arrays forward uses, not in
     ``params``), ``forward_training``, ``backward_ran`` (False: the probe's backward raised, so which
     gradients it sets is unknown). A forward with several outputs is presented as one (:class:`Outputs`).
     AdapterError: two gradients for one weight; UnreadableError: a pair's result that cannot be read.
@@ -1085,6 +1226,8 @@ def adapt(obj, inputs=None, training=True):
     pairs = _in_order({**pairs, **sub_pairs}, children)
     info["unchecked"] = [w for w in (used or []) if w not in pairs and w not in numbers and w not in sub_numbers]
     pairs, tied, views, named = _one_per_memory(obj, children, pairs, info)  # enc.W is dec.W; self.Wx = self.W[:D]
+    if pairs:  # the layer sets gradients: a missing one is a wrong result, unless the array is a buffer
+        info["unchecked"], info["buffers"] = _split_buffers(info["unchecked"])
     top = {w: g for w, g in pairs.items() if "." not in w}
     if top:
         shown = ", ".join(f"{w}/{g}" + (" (a number, set as the attribute)" if w in numbers else "")
@@ -1172,6 +1315,26 @@ def _alias_text(tied, views, named, pairs):
                    (f": {_names(list(over))} is perturbed (moving {'it' if len(us) == 1 else 'them'}) and "
                     f"{_names(checked)} checked" if checked else ""))
     return "".join(f"; {o}" for o in out)
+
+
+#: What a parameter's name looks like (the last part of ``l1.W``, ``Ws[1]``): ``W``, ``w1``, ``Wq``, ``W_hh``, ``b``,
+#: ``bq``, ``weight``, ``bias``, ``kernel``, ``gamma``, ``beta``, ``alpha``, ``scale``, ``emb``, ``embedding``, a learned
+#: initial state ``h0``, ``c0``.
+PARAM_NAME = re.compile(r"[wb](?:_?[a-z]{1,3})?_?\d*|[uv]_?\d*|[hc]_?0|(?:weights?|bias(?:es)?|kernels?|gamma|beta|alpha|"
+                        r"scales?|shift|emb|embeddings?)(?:_[a-z]{1,3})?_?\d*", re.IGNORECASE)
+
+
+def _split_buffers(unchecked):
+    """``(weights, buffers)`` of the arrays forward uses without a gradient, in a layer that sets gradients for
+    others: a private name (``_pe``) or one not named like a parameter (:data:`PARAM_NAME`: a causal mask
+    ``causal``, a positional encoding ``pe``, ``running_mean``) is a buffer (a constant: a warning); a
+    parameter's name (``b`` beside ``W``/``dW``) is a weight whose gradient backward forgot (a wrong result)."""
+    def buffer(w):
+        key = w.rpartition(".")[2]
+        path = _item_path(key)
+        key = path[0] if path else key
+        return key.startswith("_") or not PARAM_NAME.fullmatch(key)
+    return [w for w in unchecked if not buffer(w)], [w for w in unchecked if buffer(w)]
 
 
 def _sub_candidates(children):

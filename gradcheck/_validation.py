@@ -523,7 +523,10 @@ def check_input_grads(ret: Any, *, owner: str, produced_by: str, names: list[str
         raise GradientShapeError(paragraph(
             f"{owner}.{produced_by} returned {got};",
             f"expected a tuple of {len(inputs)} gradients ({', '.join('d' + n for n in names)}),",
-            "one per input of forward, in the same order."))
+            "one per input of forward, in the same order"
+            + (f": {', '.join('d' + n for n in names[len(ret):])} "
+               f"{'is' if len(names) - len(ret) == 1 else 'are'} missing." if isinstance(ret, (tuple, list))
+               and 0 < len(ret) < len(names) else ".")))
     rets = [ret] if len(inputs) == 1 else list(ret)
     return {k: check_output(r, owner=owner, tensor=f"d{n}", produced_by=produced_by, expected_shape=x.shape,
                             expected_why=f"the shape of the input {n}")

@@ -348,11 +348,19 @@ def protocol_lines(layer, init: dict[str, Any], training: tuple[bool, ...] = (Fa
                      f"{'it' if len(unchecked) == 1 else 'them'} ({grads}, {_grad_name(unchecked[0], 'grad_')} or "
                      f"{_grad_name(unchecked[0], '', '_grad')}): a missing gradient, so the check fails (exit 1) even "
                      "where the other gradients match.")
+    buffers = list(info.get("buffers") or [])
+    if buffers:  # named neither like a weight nor given a gradient: a constant (a mask, a positional encoding)
+        one = len(buffers) == 1
+        lines.append(f"WARNING: forward uses {', '.join(buffers)} but backward sets no gradient for "
+                     f"{'it' if one else 'them'} ({', '.join(_grad_name(w) for w in buffers)}): read as "
+                     f"{'a constant buffer' if one else 'constant buffers'} (not named like a weight), neither "
+                     f"perturbed nor checked. If {'it is a weight' if one else 'they are weights'}, store "
+                     f"{', '.join(_grad_name(w) for w in buffers)} in backward.")
     if unseen:
         lines.append(f"WARNING: forward uses the array attribute{'s' * (len(unseen) > 1)} {', '.join(unseen)}, "
                      "not in params: the checker neither perturbs nor checks "
                      f"{'it' if len(unseen) == 1 else 'them'}. Put every weight in params and its gradient in grads.")
-    return lines, unchecked + unseen + sub
+    return lines, unchecked + unseen + sub + buffers
 
 
 def _grad_name(w: str, before: str = "d", after: str = "") -> str:
