@@ -603,3 +603,8 @@ def test_resuming_with_changed_tests_or_options_grades_every_submission_again(tm
     other = grade_batch(subs, tests, out, workers=2, timeout=4.0, progress=False, plot=False)
     assert {s.status for s in other.submissions} == {"graded"}
     assert other.regraded_because and "options" in other.regraded_because[0]
+    # another --seed (the hidden tests' inputs): graded again with it, never the old scores relabelled
+    reseeded = grade_batch(subs, tests, out, workers=2, seed=6, timeout=4.0, progress=False, plot=False)
+    assert {s.status for s in reseeded.submissions} == {"graded"} and reseeded.seed == 6
+    assert reseeded.regraded_because == ["the seed (--seed: the hidden tests' inputs)"]
+    assert json.loads((out / "alice" / "results.json").read_text())["extra_data"]["seed"] == 6

@@ -312,8 +312,9 @@ def submission_digest(path: str | os.PathLike) -> str:
 
 
 #: grading.json's keys of what decides a score besides the submission, as a summary names them
-_STALE = {"tests_sha256": "the grading tests", "options": "the grading options (--timeout, "
-          "--submission-timeout, --memory-mb, --unsafe-no-isolation)"}
+_STALE = {"seed": "the seed (--seed: the hidden tests' inputs)", "tests_sha256": "the grading tests",
+          "options": "the grading options (--timeout, --submission-timeout, --memory-mb, "
+          "--unsafe-no-isolation)"}
 
 
 def tests_digest(tests: str | os.PathLike) -> str:
@@ -895,7 +896,7 @@ def _batch_meta(meta: Path, seed: int | None, tests: str | os.PathLike, src: Pat
                 options: dict[str, Any]) -> tuple[int, list[str]]:
     """Write ``grading.json`` (the seed, the tests' digest, the scoring options) and return the
     seed (the saved one when none is given) and the keys of what changed since the saved batch:
-    a resumed batch whose tests or options differ grades every submission again."""
+    a resumed batch whose seed, tests or options differ grades every submission again."""
     saved: Any = {}
     with contextlib.suppress(OSError, ValueError):
         saved = json.loads(meta.read_text())
@@ -904,11 +905,11 @@ def _batch_meta(meta: Path, seed: int | None, tests: str | os.PathLike, src: Pat
         with contextlib.suppress(KeyError, TypeError, ValueError):
             seed = int(saved["seed"])
     seed = secrets.randbelow(2**31) if seed is None else seed
-    graded_by = {"tests_sha256": tests_digest(tests),
+    graded_by = {"seed": seed, "tests_sha256": tests_digest(tests),
                  "options": {k: options[k] for k in sorted(options) if k != "seed"}}
     stale = [k for k in graded_by if saved and saved.get(k) != graded_by[k]]
-    meta.write_text(json.dumps({"seed": seed, "tests": str(Path(tests).resolve()),
-                                "submissions": str(src), **graded_by}, indent=2))
+    meta.write_text(json.dumps({"tests": str(Path(tests).resolve()), "submissions": str(src),
+                                **graded_by}, indent=2))
     return seed, stale
 
 
