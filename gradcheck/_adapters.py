@@ -765,7 +765,7 @@ def sublayers(obj, prefix="", depth=3, seen=None):
     for k, v in list(getattr(obj, "__dict__", {}).items())[:MAX_PROBED * 4] if depth > 0 else ():
         if not isinstance(k, str) or k in ("params", "grads"):
             continue
-        for name, x in _held(v, k, 2)[:MAX_PROBED]:
+        for name, x in _held(v, k, 3)[:MAX_PROBED]:
             if _is_layer(x) and id(x) not in seen:  # a layer with its own params dict speaks for its sub-layers
                 seen.add(id(x))
                 out += [(prefix + name, x)] + ([] if isinstance(getattr(x, "params", None), dict) else
@@ -918,7 +918,7 @@ class _Items:
 GRAD_DICTS = ("grads", "gradients", "grad")
 
 
-def _container_arrays(obj, depth=2):
+def _container_arrays(obj, depth=3):
     """``{item name: array}`` of the float arrays in ``obj``'s dict, list and tuple attributes (and theirs, to
     ``depth`` levels): ``weights['W']``, ``Ws[1]``, as PyTorch's ``ParameterDict``/``ParameterList`` hold
     them. Not ``params`` and ``grads`` (the manualprop protocol's), nor containers named as gradients

@@ -33,3 +33,18 @@ def central(f, x, *, h):
         e[i] = h
         g[i] = (f(x + e) - f(x - e)) / (2 * h)
     return g
+
+
+def central_in_place(f, W, *, h):
+    """:func:`central` of a scalar ``f()`` that reads the array ``W`` itself (a layer holds it, and
+    views of it move with it): each entry of ``W`` is changed in place, and ``W`` is restored."""
+    W0 = np.array(W, dtype=float)
+
+    def at(w):
+        np.copyto(W, w)
+        return f()
+
+    try:
+        return central(at, W0, h=h)
+    finally:
+        np.copyto(W, W0)

@@ -2,6 +2,7 @@
 (tester 7's T19, T18 and the T3 follow-up). Run through the console script, as the tester did."""
 
 import numpy as np
+import oracles
 from test_cli import both as flat
 from test_cli import run, student
 
@@ -46,6 +47,10 @@ class Nested:
     def __init__(self): self.stages = [[Lin(5, 4)], {"head": Lin(4, 3, HALF)}]
     def forward(self, X): return self.stages[1]["head"].forward(self.stages[0][0].forward(X))
     def backward(self, dY): return self.stages[0][0].backward(self.stages[1]["head"].backward(dY))
+class Deeper:
+    def __init__(self): self.net = {"stages": [[Lin(5, 4)], [Lin(4, 3, HALF)]]}
+    def forward(self, X): return self.net["stages"][1][0].forward(self.net["stages"][0][0].forward(X))
+    def backward(self, dY): return self.net["stages"][0][0].backward(self.net["stages"][1][0].backward(dY))
 class Wrapper:
     def __init__(self):
         class Box: pass
@@ -125,17 +130,8 @@ def test_list_parameter_gradient_against_central_differences():
     G = np.random.default_rng(2).standard_normal((4, 3))
     layer.forward(X)
     layer.backward(G)
-    dW = layer.grads["Ws[1]"]
-    W, eps, num = obj.Ws[1], 1e-6, np.zeros_like(obj.Ws[1])
-    for idx in np.ndindex(W.shape):
-        old = W[idx]
-        W[idx] = old + eps
-        up = np.sum(obj.forward(X) * G)
-        W[idx] = old - eps
-        down = np.sum(obj.forward(X) * G)
-        W[idx] = old
-        num[idx] = (up - down) / (2 * eps)
-    np.testing.assert_allclose(dW, num, rtol=1e-6, atol=1e-8)
+    num = oracles.central_in_place(lambda: np.sum(obj.forward(X) * G), obj.Ws[1], h=1e-6)
+    np.testing.assert_allclose(layer.grads["Ws[1]"], num, rtol=1e-6, atol=1e-8)
 
 
 def test_nested_sublayers_found(tmp_path):
@@ -196,3 +192,14 @@ class StepInBackward:
     assert info["text"].startswith("attribute style (Ws[0]/dWs[0])")
     np.testing.assert_array_equal(obj.Ws[0], W0)  # the probes' forward and backward left no trace
     assert not hasattr(obj, "dWs")
+
+
+def test_a_sub_layer_three_containers_deep_is_found_and_checked(tmp_path):
+    # the verifying tester's variation of T19: self.net = {"stages": [[A], [Bugged]]} passed silently
+    bad = _check(tmp_path, NESTED, "Deeper", "4,5", 0.5)
+    out = flat(bad)
+    assert bad.returncode == 1, out
+    assert "net.stages.1.0 (Lin: net.stages.1.0.W" in out and "no parameters" not in out
+    assert "FAIL: Deeper: gradient mismatch in dnet.stages.1.0.W." in out
+    good = _check(tmp_path, NESTED, "Deeper", "4,5", 1.0)
+    assert good.returncode == 0, flat(good)
