@@ -124,19 +124,11 @@ class TiedDecBug(Tied):
 LinT = Lin  # a decoder given the encoder's weight transposed (a view); stores the gradient of its own W
 
 
-class TiedTransposed:
+class TiedTransposed(Tied):
     """encoder (4, 3) and decoder (3, 4) = the encoder's W.T, a view: the decoder's dW is added transposed"""
     def __init__(self):
         W = np.random.default_rng(1).standard_normal((4, 3))
         self.enc, self.dec = Lin(W), LinT(W.T)
-
-    def forward(self, X):
-        self.H = np.tanh(self.enc.forward(X))
-        return self.dec.forward(self.H)
-
-    def backward(self, dY):
-        dH = self.dec.backward(dY)
-        return self.enc.backward(dH * (1 - self.H ** 2))
 
 
 class Untied(Tied):
