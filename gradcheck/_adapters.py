@@ -269,6 +269,10 @@ class FunctionPair:
         g = tuple(g) if many else (g,)
         while len(g) > self._n and g[-1] is None:  # None for conv_param & co., as torch.autograd.Function
             g = g[:-1]
+        ints = [i for i, x in enumerate(self._xs) if getattr(getattr(x, "dtype", None), "kind", "f") in "biu"]
+        if ints and len(g) == self._n - len(ints):  # CS231n's word_embedding_backward: dW only, none for x
+            rest = iter(g)
+            g = tuple(None if i in ints else next(rest) for i in range(self._n))
         if 1 < len(g) < self._n:  # dx, dw without db: a missing gradient, a wrong result the check names
             return tuple(_copy(v) for v in g)
         if len(g) != self._n:

@@ -92,6 +92,41 @@ def parse_input_shapes(text: str) -> tuple[int, ...] | list[tuple[int, ...]]:
     return [_parse_shape(p) for p in parts] if len(parts) > 1 else _parse_shape(text)
 
 
+def parse_indices(text: str | None, shape) -> dict[int, int]:
+    """``--indices``: ``"5"`` (input 0) or ``"0:5,2:7"`` -> ``{input position: HIGH}``; UsageError otherwise.
+
+    An input named here holds integer indices drawn from ``[0, HIGH)`` (an embedding lookup's ids),
+    not standard-normal floats; ``shape`` is the parsed ``--input-shape``, for the positions."""
+    if text is None:
+        return {}
+    n = 1 if isinstance(shape[0], int) else len(shape)
+    out: dict[int, int] = {}
+    for part in text.split(","):
+        pos, _, high = part.strip().rpartition(":")
+        try:
+            i, h = int(pos or 0), int(high)
+        except ValueError:
+            i, h = -1, 0
+        if not 0 <= i < n or h < 1 or i in out:
+            raise UsageError(paragraph(
+                f"--indices takes HIGH (input 0 holds integer indices in [0, HIGH)) or POS:HIGH pairs separated",
+                f"by commas, one per integer input, POS from 0 to {n - 1} (the order of --input-shape), e.g.",
+                f"--indices 5 or --indices 0:5; got {text!r}."))
+        out[i] = h
+    return out
+
+
+def index_inputs(shape, indices: dict[int, int], seed: int):
+    """``shape`` with the inputs named by ``indices`` replaced by integer arrays of their shapes, drawn
+    from ``[0, HIGH)`` with seed ``[seed, 6]`` (:func:`layer_inputs` draws the floats from the shapes)."""
+    if not indices:
+        return shape
+    rng = np.random.default_rng([seed, 6])
+    shapes = [shape] if isinstance(shape[0], int) else list(shape)
+    spec = [rng.integers(0, indices[i], size=s) if i in indices else s for i, s in enumerate(shapes)]
+    return spec[0] if isinstance(shape[0], int) else spec
+
+
 def parse_target(spec: str) -> tuple[str, str]:
     """Split ``path/to/file.py::ClassName`` into ``(path, name)``; UsageError otherwise."""
     path, _, cls = spec.rpartition("::")

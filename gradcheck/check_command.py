@@ -83,7 +83,7 @@ def run_check(args, layer, label: str, init: dict[str, Any], shape) -> int:
     jac_lines, jac_ok, jac_figs = [], True, []
     if jac and twin is None:
         raise UsageError(_no_twin_jacobian(cname, twin_note))
-    diag = diagnose_layer(layer, shape, mode=args.mode, method=args.method, seed=args.seed, rtol=args.rtol,
+    diag = diagnose_layer(layer, getattr(args, "inputs", shape), mode=args.mode, method=args.method, seed=args.seed, rtol=args.rtol,
                           atol=args.atol, eps=args.eps, twin=twin, reference=reference, name=cname,
                           training=getattr(args, "training", "auto"))
     if jac and diag.error is None:  # after the check, which holds a random forward (its note says how)
@@ -95,6 +95,8 @@ def run_check(args, layer, label: str, init: dict[str, Any], shape) -> int:
     color = use_color()
     shown = V.fmt_shape(shape) if isinstance(shape[0], int) else "; ".join(V.fmt_shape(x) for x in shape)
     modes = " and ".join(sorted(diag.modes)) or "eval"
+    idx = V.parse_indices(getattr(args, "indices", None), shape)
+    shown += "".join(f" (input {i}: integer indices in [0, {h}))" for i, h in sorted(idx.items()))
     print(f"{label}, input shape {shown}" + (f", init {json.dumps(init)}" if init else "")
           + f", mode {args.mode}" + (f", reference {args.reference}" if args.reference else ""))
     ran = tuple(t for t in (False, True) if ("training" if t else "eval") in diag.modes) or (False,)

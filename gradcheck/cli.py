@@ -208,6 +208,9 @@ def _cmd_check(args) -> int:
 
     shape = V.parse_input_shapes(args.input_shape)  # validated with the other options: V.validate_cli_args
     init = V.parse_init_json(args.init)
+    args.inputs = V.index_inputs(shape, V.parse_indices(getattr(args, "indices", None), shape), args.seed)
+    if getattr(args, "indices", None) and (args.loss or args.jacobian):
+        raise UsageError("--indices names integer inputs of a layer; not with --loss or --jacobian.")
     if not args.loss and (args.targets or args.pred):
         raise UsageError("--targets and --pred describe the data of a loss; add --loss.")
     if args.loss and (args.tape or args.jacobian or args.reference):
@@ -234,7 +237,7 @@ def _cmd_check(args) -> int:
             if args.loss:
                 obj = sb.load_loss(os.path.basename(path), name, init_kwargs=init)
             else:
-                probe = V.layer_inputs(shape, np.random.default_rng([args.seed, 3]), name)  # detects the protocol
+                probe = V.layer_inputs(args.inputs, np.random.default_rng([args.seed, 3]), name)  # the protocol
                 obj = sb.load_layer(os.path.basename(path), name, init_kwargs=init, seed=args.seed,
                                     probe_inputs=probe)
             _check_kind(obj, "loss" if args.loss else "layer", shape)
@@ -247,6 +250,10 @@ def _cmd_check(args) -> int:
             if args.loss and not args.targets and "y_true" in text and ("IndexError" in text or "integer" in text):
                 failed.args = (f"{text} y_true was real-valued (--targets real, the default): for class "
                                "indices add --targets labels (one-hot targets: --targets onehot).",)
+            elif not args.loss and not args.indices and "IndexError" in text and "integer" in text:
+                failed.args = (f"{text} The inputs were standard-normal floats: if forward's input holds "
+                               "integer indices (an embedding lookup), give --indices HIGH (indices drawn "
+                               "from [0, HIGH), e.g. --indices 5; for input 1 of several: --indices 1:5).",)
         if failed is not None or code == EXIT_STUDENT or args.verbose:
             if failed is not None:
                 if sb.output.strip():  # shown below in full: not also as a one-line repr in the message
@@ -344,6 +351,10 @@ def _add_check_parser(sub, fmt) -> None:
     c.add_argument("--input-shape", required=True, metavar="N,D",
                    help="shape of X, e.g. 8,5; for forward(Q, K, V) one shape per input separated by ';', "
                         "e.g. '2,4,3;2,5,3;2,5,6'")
+    c.add_argument("--indices", metavar="[POS:]HIGH",
+                   help="input POS (default 0, in --input-shape's order) holds integer indices drawn from "
+                        "[0, HIGH), as an embedding lookup's ids, instead of standard-normal floats; "
+                        "several as 0:5,2:7. No gradient is checked for an integer input")
     c.add_argument("--init", metavar="JSON", help='constructor kwargs as a JSON object, e.g. \'{"in_features": 5}\'; '
                    "an rng argument, if the constructor has one, is seeded from --seed")
     _add_common(c, "X, G and rng", None, "absolute tolerance (default: max(1e-9, u*sum|Y*G|/eps), the "

@@ -641,10 +641,12 @@ class Sandbox:
               seed: int | None, kind: str, probe: Sequence[np.ndarray] | None = None,
               no_forward_in_backward: bool = False):
         file, init = self._file(file), dict(init_kwargs or {})
-        try:
-            json.dumps(init)
+        try:  # numeric arrays cross as arrays (CS231n's bn_param running_mean); the rest as JSON
+            json.dumps(init, default=lambda o: o.tolist() if isinstance(o, np.ndarray) and o.dtype.kind in "biuf"
+                       else json.JSONEncoder().default(o))
         except TypeError as exc:
-            raise UsageError(f"init_kwargs must be JSON-serialisable (numbers, strings, lists); {exc}.") from None
+            raise UsageError(f"init_kwargs must be JSON-serialisable (numbers, strings, lists) or numeric "
+                             f"arrays; {exc}.") from None
         shown = ", ".join(f"{k}={v!r}" for k, v in init.items())
         what = f"{file}::{cls}({shown})"
         probing = f"while {file}::{cls} was loaded, to detect how it stores its weights and grads)"
