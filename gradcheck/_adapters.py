@@ -216,6 +216,12 @@ def signature(obj):
     return fparams, out
 
 
+def _numbers(e) -> bool:
+    """A non-empty list of real numbers (not bools), as JSON writes an array."""
+    return isinstance(e, list) and bool(e) and all(
+        isinstance(x, (int, float)) and not isinstance(x, bool) for x in e)
+
+
 class FunctionPair:
     """``NAME_forward``/``NAME_backward`` as a layer: every array argument is an input.
 
@@ -228,7 +234,13 @@ class FunctionPair:
     grads = {}
 
     def __init__(self, fwd, bwd, init):
-        self.student_forward, self.student_backward, self._kwargs = fwd, bwd, dict(init or {})
+        self.student_forward, self.student_backward = fwd, bwd
+        # JSON (--init) has no arrays: a list of numbers in a *_param dict (bn_param's running_mean)
+        # is the (D,) array CS231n hands in; student code does arithmetic on it
+        self.as_arrays = [f"{k}['{j}']" for k, v in (init or {}).items() if isinstance(v, dict)
+                          for j, e in v.items() if _numbers(e)]
+        self._kwargs = {k: {j: np.asarray(e, dtype=np.float64) if _numbers(e) else e for j, e in v.items()}
+                        if isinstance(v, dict) else v for k, v in (init or {}).items()}
         self.keyword_names = tuple(self._kwargs)
         self._cache, self._n, self._xs = None, 0, ()
         self.class_name = fwd.__name__.split("_forward")[0]
@@ -1175,6 +1187,7 @@ def _pair_info(obj, inputs):
         _pair_outputs(obj, inputs)
     text = f"CS231n function pair ({f}/{obj.student_backward.__name__}), every array argument is an input"
     text += f"; {obj.outputs.text()}" if obj.outputs else ""
+    text += f"; {', '.join(obj.as_arrays)} (lists) passed as float64 arrays" if obj.as_arrays else ""
     mode = next((v["mode"] for v in obj._kwargs.values() if isinstance(v, dict) and isinstance(v.get("mode"), str)),
                 "")  # bn_param['mode']: the diagnosis tells test mode from training
     return {"protocol": "cs231n", "text": text, "forward_training": False, "init": obj.keyword_names, "mode": mode}

@@ -368,3 +368,16 @@ def test_a_pairs_gradients_are_named_after_forwards_arguments_in_messages(tmp_pa
             layer.backward(np.ones((4, 2)))
     msg = " ".join(str(exc.value).split())
     assert "gave dw as a numpy array of dtype complex128 (shape (3, 2))" in msg and "d1" not in msg, msg
+
+
+def test_check_gives_bn_param_lists_as_arrays(tmp_path):
+    """--init is JSON, which has no arrays: bn_param's running_mean as a list reaches the classic
+    batchnorm_forward (no np.asarray) as the (D,) float64 array CS231n hands in, and the header says so."""
+    f = tmp_path / "layers.py"
+    f.write_text((ASSIGN / "solution" / "layers.py").read_text().replace(SOLUTION_BN, CLASSIC_BN))
+    init = '{"bn_param": {"mode": "test", "running_mean": [0.5, -0.5, 0.2, 0.1], "running_var": [1.2, 0.8, 1.5, 2.0]}}'
+    p = gradcheck_check(f, "batchnorm", ["--input-shape", "6,4;4;4", "--init", init])
+    out = " ".join(p.stdout.split())
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert "bn_param['running_mean'], bn_param['running_var'] (lists) passed as float64 arrays" in out
+    assert "PASS: batchnorm" in out
