@@ -269,7 +269,9 @@ def _wrong_what(diag) -> str:
     if not tensors:
         return "a wrong result (see the diagnosis)"
     kinds = {f.code for f in diag.findings if f.severity == "error"}
-    what = ("shape" if kinds & {"wrong-shape", "transposed"} else "dtype" if kinds & {"float32", "dtype"}
+    rounded = any("values rounded to" in f.message for f in diag.findings if f.code == "float32")
+    what = ("shape" if kinds & {"wrong-shape", "transposed"} else "precision" if rounded
+            else "dtype" if kinds & {"float32", "dtype"}
             else "NaN or infinity" if "non-finite" in kinds else "result")
     return f"wrong {what} of {', '.join(tensors)}"
 
