@@ -647,7 +647,6 @@ def _refuse_copies(src: Path, regions: list[_Region], released: list[_Released])
 def _valid_notebook(nb: Any, src: Path) -> None:
     """UsageError naming what and where (cell number and id) for a notebook nbformat's schema rejects."""
     import nbformat
-
     try:
         nbformat.validate(nb)
     except nbformat.ValidationError as exc:

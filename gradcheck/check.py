@@ -24,7 +24,7 @@ from .compare import (
     relative_error,
 )
 from .config import MODES, CheckConfig, mode_word, training_modes
-from .errors import StudentCodeError, TwinError, UsageError
+from .errors import TwinError, UsageError
 from .numerical import (
     directional_derivatives,
     grown_step,
@@ -38,8 +38,8 @@ from .sources import (
     Call,
     TapeUnavailable,
     build_twin,
-    cache_guard,
     copy_params_to_twin,
+    guarded_backward,
     hold_masks,
     in_place,
     manual_forward,
@@ -373,6 +373,10 @@ def check_loss(loss: Any, y_true: Any, y_pred: Any, *, twin: Any = "auto", init:
     yt = np.array(y_true, copy=True)
     ps = V.fmt_shape(yp.shape)
 
+    def scalar(v):
+        return np.float64(V.check_output(v, owner=owner, tensor="L", produced_by="forward(y_true, y_pred)",
+                                         expected_shape=(), expected_why="a scalar loss", integer_ok=True))
+
     def value(x=yp) -> float:
         args = [yt.copy(), x.copy()]
         out = V.call_student(loss.forward, *args, owner=owner, call=f"forward(y_true, y_pred) with y_pred of shape {ps}",
@@ -381,17 +385,12 @@ def check_loss(loss: Any, y_true: Any, y_pred: Any, *, twin: Any = "auto", init:
             if not np.array_equal(a, b, equal_nan=True):
                 raise in_place(owner, "forward", f"input {n}", "z = y_pred - y_pred.max(axis=1, keepdims=True) "
                                "rather than y_pred -= ...", " (the caller still uses it)", "a loss")
-        return float(V.check_output(out, owner=owner, tensor="L", produced_by="forward(y_true, y_pred)",
-                                    expected_shape=(), expected_why="a scalar loss", integer_ok=True))
+        return float(scalar(out))
 
     L = value()
     rtol, atol = cfg.rtol, cfg.atol_for(L, 1.0)
-    # a sandboxed loss's cache is watched in the child (gradcheck.sandbox.RemoteLoss.backward raises)
-    guard = None if getattr(loss, "cache_guarded", False) else cache_guard(loss)
-    g = V.call_student(loss.backward, owner=owner, call="backward()",
-                       expected=f"Expected backward to return dL/{gname[1:]} of shape {ps}.")
-    if guard is not None and (msg := guard()):
-        raise StudentCodeError(msg)
+    g = guarded_backward(loss, owner=owner, call="backward()",
+                         expected=f"Expected backward to return dL/{gname[1:]} of shape {ps}.")
     sources = {"manual": {"y_pred": V.check_output(g, owner=owner, tensor=gname, produced_by="backward()",
                                                    expected_shape=yp.shape, expected_why="the shape of y_pred")}}
     twin_obj, note = resolve_twin(loss, twin, init, "loss", owner)
@@ -403,11 +402,8 @@ def check_loss(loss: Any, y_true: Any, y_pred: Any, *, twin: Any = "auto", init:
                                                                  rtol=rtol, atol=atol)]))
     many = getattr(loss, "forward_many", None)
     if callable(many):  # a sandboxed loss: the perturbed copies in a few round trips, not one each
-        def values(ins, pars, edits):
-            return [np.float64(V.check_output(v, owner=owner, tensor="L", produced_by="forward(y_true, y_pred)",
-                                              expected_shape=(), expected_why="a scalar loss", integer_ok=True))
-                    for v in many(ins, pars, edits_list=edits)]
-        sc = many_scan(values, [yt, yp], {}, 1, np.ones(()), eps=cfg.step)
+        sc = many_scan(lambda ins, pars, edits: [scalar(v) for v in many(ins, pars, edits_list=edits)],
+                       [yt, yp], {}, 1, np.ones(()), eps=cfg.step)
     else:
         sc = numerical_gradient(value, yp, eps=cfg.step, detail=True)
     sources["numerical"] = {"y_pred": sc.grad}

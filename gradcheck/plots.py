@@ -33,7 +33,6 @@ def _new_figure(width: float, height: float) -> Figure:
 def _legend_note(handles: list, labels: list, text: str, edge: str = "none") -> None:
     """One more legend entry: a text (an invisible patch) or, with ``edge``, an outlined box."""
     from matplotlib.patches import Patch
-
     handles.append(Patch(facecolor="white" if edge != "none" else "none", edgecolor=edge,
                          linewidth=2 if edge != "none" else 1))
     labels.append(text)
@@ -182,7 +181,6 @@ def _heatmaps(a, b, names: tuple[str, str], title: str, kinks=(), labels=("colum
     values printed when at most 64 fit in 18 inches; ``kinks`` (indices into ``a``) outlined."""
     from matplotlib.patches import Rectangle
     from matplotlib.ticker import MaxNLocator
-
     shape = np.shape(a)
     m, n = _grid(a), _grid(b)
     d = m - n
@@ -268,7 +266,6 @@ def plot_step_error(f=np.exp, x0: float = 1.0, df=None, *, hs=None, dtypes=(np.f
     the top. ``df``: the exact derivative (default: a float64 five-point estimate, ``np.exp`` for ``np.exp``).
     """
     from .numerical import difference_quotient, step_error_curve
-
     hs = np.logspace(-16, 0, 161) if hs is None else np.asarray(hs, dtype=np.float64)
     h = 1e-3
     if df is None and f is np.exp:
@@ -310,7 +307,6 @@ def plot_step_error(f=np.exp, x0: float = 1.0, df=None, *, hs=None, dtypes=(np.f
 def tape_jacobian(forward_tape, X: np.ndarray) -> tuple[np.ndarray, str]:
     """Jacobian ``dY/dX`` of ``forward_tape`` (on autoprop Tensors) from the tape: ``(J (Y.size, X.size), how)``."""
     import autoprop as ap
-
     x = ap.constant(np.array(X, dtype=np.float64))
     with ap.GradientTape() as tape:
         tape.watch(x)
@@ -325,7 +321,6 @@ def plot_jacobian(forward, forward_tape, X: np.ndarray, *, title: str = "layer",
     ``forward`` (numpy) and ``forward_tape`` (autoprop Tensors) unless ``numerical`` or ``tape`` (``(J, how)``)
     is given; rows are ``Y``'s elements, columns ``X``'s."""
     from .numerical import numerical_jacobian
-
     Jt, how = tape_jacobian(forward_tape, X) if tape is None else tape
     Jn = numerical_jacobian(forward, X) if numerical is None else numerical
     return _heatmaps(Jt, Jn, (f"tape ({how})", "numerical (central differences)"),

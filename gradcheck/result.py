@@ -13,7 +13,7 @@ from ._validation import wrap
 from .compare import Comparison
 
 __all__ = ["PAIRS", "ALL_PAIRS", "NONDETERMINISTIC", "TensorRecord", "CheckResult", "json_shape",
-           "format_table", "format_failures", "format_error_row"]
+           "format_table", "format_failures"]
 
 #: The three-way comparison pairs, in display order; all pairs add the reference and two forwards.
 PAIRS = ("manual-vs-numerical", "tape-vs-numerical", "manual-vs-tape")
@@ -169,7 +169,7 @@ def format_table(results: Sequence[CheckResult], details: bool = True,
 
     lines = [fmt(header), fmt(["-" * w for w in widths])] + [fmt(r) for r in rows] + _footnotes(results)
     fail = format_failures(results) if details else ""
-    return "\n".join(lines + (["", fail] if fail else []) + [s for n, m in errors for s in ("", format_error_row(n, m))])
+    return "\n".join(lines + (["", fail] if fail else []) + [s for n, m in errors for s in ("", wrap(f"ERROR {n}: {m}"))])
 
 
 def _footnotes(results: Sequence[CheckResult]) -> list[str]:
@@ -226,7 +226,3 @@ def format_failures(results: Sequence[CheckResult]) -> str:
                                 f"{a}={c.worst_a:.10g}, {b}={c.worst_b:.10g}."))
     return "\n".join(out)
 
-
-def format_error_row(name: str, message: str) -> str:
-    """Paragraph for an entry that raised instead of producing a result."""
-    return wrap(f"ERROR {name}: {message}")

@@ -19,9 +19,9 @@ from . import _validation as V
 from ._adapters import cache_guard
 from .errors import InputModifiedError, StudentCodeError, TwinError, UsageError
 
-__all__ = ["Call", "in_place", "manual_source", "tape_source", "reference_source", "build_twin", "constructor_kwargs",
-           "copy_params_to_twin",
-           "resolve_twin", "share_masks", "hold_masks", "training_differs", "SAME_IN_BOTH_MODES", "TapeUnavailable"]
+__all__ = ["Call", "in_place", "manual_source", "guarded_backward", "tape_source", "reference_source",
+           "build_twin", "constructor_kwargs", "copy_params_to_twin", "resolve_twin", "share_masks",
+           "hold_masks", "training_differs", "SAME_IN_BOTH_MODES", "TapeUnavailable"]
 
 #: The note of a check that ran once because both modes give the same output.
 SAME_IN_BOTH_MODES = ("training and eval forwards give the same output on this input: checked once, in eval mode "
@@ -96,11 +96,7 @@ def manual_source(call: Call, G: np.ndarray) -> dict[str, np.ndarray]:
     expect = (f"Expected backward to return d{names[0]} of shape {V.fmt_shape(inputs[0].shape)}."
               if len(inputs) == 1 else f"Expected backward to return the tuple ({', '.join('d' + n for n in names)}).")
     dY = G.copy()
-    # a sandboxed layer's cache is watched in the child (gradcheck.sandbox.RemoteLayer.backward raises)
-    guard = None if getattr(call.layer, "cache_guarded", False) else cache_guard(call.layer, names)
-    ret = V.call_student(call.layer.backward, dY, owner=owner, call=bcall, expected=expect)
-    if guard is not None and (msg := guard()):
-        raise StudentCodeError(msg)
+    ret = guarded_backward(call.layer, dY, names=names, owner=owner, call=bcall, expected=expect)
     if not np.array_equal(dY, G, equal_nan=True):
         raise in_place(owner, "backward", "upstream gradient dY", "dY * (X > 0) rather than dY[X <= 0] = 0",
                         " (in a network the same dY can also reach another branch: a residual connection, or an "
@@ -108,6 +104,16 @@ def manual_source(call: Call, G: np.ndarray) -> dict[str, np.ndarray]:
     manual = V.check_input_grads(ret, owner=owner, produced_by=bcall, names=names, inputs=inputs, keys=call.keys)
     manual.update(V.check_grads(call.layer, owner, call.params))
     return manual
+
+
+def guarded_backward(obj: Any, *args: Any, names: Sequence[str] = (), **kwargs: Any) -> Any:
+    """``obj.backward(*args)`` by :func:`V.call_student`; StudentCodeError if it wrote into its forward's
+    cache (:func:`cache_guard`; a sandboxed object's cache is watched in its child)."""
+    guard = None if getattr(obj, "cache_guarded", False) else cache_guard(obj, names)
+    ret = V.call_student(obj.backward, *args, **kwargs)
+    if guard is not None and (msg := guard()):
+        raise StudentCodeError(msg)
+    return ret
 
 
 def hold_masks(layer: Any, depth: int = 3) -> list[tuple[Any, Any]]:
@@ -360,7 +366,6 @@ def tape_source(twin, call: Call, G):
         Y, grads = twin.tape_gradients(inputs, keys, G, training)
         return np.asarray(Y, dtype=np.float64), {k: np.asarray(g, dtype=np.float64) for k, g in grads.items()}
     import autoprop as ap
-
     def run():
         xs = [ap.constant(x) for x in inputs]
         with ap.GradientTape() as tape:
@@ -382,7 +387,6 @@ def tape_source(twin, call: Call, G):
 def tape_loss(twin, y_true, y_pred, owner):
     """The twin loss ``L(y_true, y_pred)`` and its tape gradient with respect to ``y_pred``: (L, dL/dy_pred)."""
     import autoprop as ap
-
     def run():
         yp = ap.constant(y_pred)
         with ap.GradientTape() as tape:

@@ -75,7 +75,6 @@ class StudentTape:
     def _escape_text(self, escapes) -> str:
         """``the tape lost track of X at file.py:12 in forward ('cols[:, idx] = X')`` from the child's reply."""
         from .sandbox import _clean
-
         lay, said = self.layer, []
         for e in (escapes if isinstance(escapes, list) else [])[:3]:
             e = e if isinstance(e, dict) else {}
@@ -101,7 +100,6 @@ class StudentTape:
     def _array(self, desc, tensor, shape) -> np.ndarray:
         """A validated float64 array of ``shape`` from the child's reply (the child is untrusted)."""
         from .sandbox import _value_to_array
-
         a = _value_to_array(desc, owner=self.layer.class_name, tensor=tensor,
                             produced_by="forward on autoprop tensors (--tape)")
         if a.shape != tuple(shape):

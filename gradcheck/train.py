@@ -121,7 +121,6 @@ def load_digits_split(seed: int = 0, test_size: float = 0.25):
     """Digits scaled to [0, 1], split stratified: ``X_train, X_test`` (float64, 64 features), ``y_train, y_test``."""
     from sklearn.datasets import load_digits
     from sklearn.model_selection import train_test_split
-
     X, y = load_digits(return_X_y=True)
     return train_test_split(X.astype(np.float64) / 16.0, y, test_size=test_size, stratify=y,
                             random_state=seed)
@@ -131,7 +130,6 @@ def _models(config: TrainConfig):
     """The network of ``config`` in manualprop (seeded) and in autoprop.layers, same weights."""
     import autoprop.layers as apl
     import manualprop as mp
-
     act = {"tanh": "Tanh", "relu": "ReLU"}.get(config.activation)
     if act is None:
         raise ValueError(f"activation must be 'tanh' or 'relu'; got {config.activation!r}")
@@ -160,7 +158,6 @@ def run_training(config: TrainConfig | None = None, *, progress: bool = True, pl
     import manualprop as mp
     from autoprop.losses import SoftmaxCrossEntropy as TapeCE
     from manualprop.training import accuracy, iterate_minibatches
-
     config = config or TrainConfig()
     progress = progress and bool(getattr(sys.stderr, "isatty", lambda: False)())  # no bar in a log
     X_tr, X_te, y_tr, y_te = load_digits_split(config.seed, config.test_size)
@@ -203,7 +200,6 @@ def run_training(config: TrainConfig | None = None, *, progress: bool = True, pl
         steps_per_epoch=spe, seconds=seconds)
     if plots_dir is not None:
         from .plots import plot_training, save_figure
-
         fig = plot_training(np.arange(1, len(Lm) + 1), Lm, Lt, dl, dg, steps_per_epoch=spe,
                             tolerance=LOSS_RTOL, model_name=config.model.upper())
         report.plot_path = save_figure(fig, os.path.join(plots_dir, "training.png"))
@@ -213,7 +209,6 @@ def run_training(config: TrainConfig | None = None, *, progress: bool = True, pl
 def _step(manual_run, tape_run, keys, xb, yb) -> tuple[float, float, float, float]:
     """One step of both runs on one batch: (loss manual, loss tape, their and the gradients' relative error)."""
     import autoprop as ap
-
     (manual, loss_m, opt_m), (tape_model, loss_t, opt_t) = manual_run, tape_run
     lm = float(loss_m.forward(yb, manual.forward(xb, training=True)))
     manual.backward(loss_m.backward())

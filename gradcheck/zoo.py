@@ -138,7 +138,6 @@ def discover() -> list[tuple[str, str]]:
     """The ``(name, "layer" | "loss")`` of every public ``manualprop`` class with ``forward`` and
     ``backward`` (not only raising NotImplementedError), layers first; ``forward(y_true, ...)``: a loss."""
     import manualprop
-
     found = []
     names = getattr(manualprop, "__all__", None) or [n for n in dir(manualprop) if n[0] != "_"]
     for n in names:
@@ -179,7 +178,6 @@ def run_zoo(seed: int = 0, rtol: float = 1e-6, atol: float = 1e-9) -> tuple[list
     """Check every discovered layer and loss, everything drawn from ``seed``: ``(results, errors)``, the
     errors ``(name, message)`` of classes that could not be checked (each counts as a failure)."""
     import manualprop
-
     results: list[CheckResult] = []
     errors: list[tuple[str, str]] = []
     for name, kind, entry in [(n, k, e) for n, k in discover() for e in entries_for(n)]:
