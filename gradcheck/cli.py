@@ -213,8 +213,8 @@ def _cmd_check(args) -> int:
         raise UsageError("--indices names integer inputs of a layer; not with --loss or --jacobian.")
     if not args.loss and (args.targets or args.pred):
         raise UsageError("--targets and --pred describe the data of a loss; add --loss.")
-    if args.loss and (args.tape or args.jacobian or args.reference):
-        raise UsageError("--tape, --jacobian and --reference are for layers, not with --loss.")
+    if args.loss and (args.tape or args.jacobian):
+        raise UsageError("--tape and --jacobian are for layers, not with --loss.")
     if args.tape and args.twin:
         raise UsageError("--tape (the tape on your own forward) and --twin (autoprop's class of the same name) "
                          "both fill the tape column; choose one.")
@@ -372,7 +372,8 @@ def _add_check_parser(sub, fmt) -> None:
                         "for central differences)")
     c.add_argument("--reference", metavar="manualprop.NAME",
                    help="also compare forward output and gradients with our layer built from --init and "
-                        "given the student's parameter values")
+                        "given the student's parameter values; with --loss, the loss value L and dL/dy_pred "
+                        "with our loss (e.g. manualprop.MulticlassHinge)")
     modes = c.add_mutually_exclusive_group()
     modes.add_argument("--training", dest="training", action="store_const", const=True, default="auto",
                        help="check forward(X, training=True) only (default: a forward that takes training is "
