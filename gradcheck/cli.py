@@ -232,7 +232,7 @@ def _cmd_check(args) -> int:
             warnings.warn("--tape: in this mode your code may import autoprop and manualprop (it runs on "
                           "autoprop tensors); use it to check your own work, it is never how grading runs.",
                           UserWarning, stacklevel=1)
-        code, failed = EXIT_STUDENT, None
+        code, failed, obj = EXIT_STUDENT, None, None
         try:
             if args.loss:
                 obj = sb.load_loss(os.path.basename(path), name, init_kwargs=init)
@@ -250,6 +250,9 @@ def _cmd_check(args) -> int:
             if args.loss and not args.targets and "y_true" in text and ("IndexError" in text or "integer" in text):
                 failed.args = (f"{text} y_true was real-valued (--targets real, the default): for class "
                                "indices add --targets labels (one-hot targets: --targets onehot).",)
+            elif args.loss and _torch_order(obj):
+                failed.args = (f"{text} forward's arguments look like PyTorch's order, forward(input, target); "
+                               "gradcheck calls a loss as Keras does, forward(y_true, y_pred): swap them.",)
             elif not args.loss and not args.indices and "IndexError" in text and "integer" in text:
                 failed.args = (f"{text} The inputs were standard-normal floats: if forward's input holds "
                                "integer indices (an embedding lookup), give --indices HIGH (indices drawn "
@@ -261,6 +264,14 @@ def _cmd_check(args) -> int:
                 _say_error(failed)
             _show_output(sb.output, name, verbose=args.verbose)
         return failed.exit_code if failed is not None else code
+
+
+def _torch_order(obj) -> bool:
+    """A loss class whose forward names the prediction first and the target second (PyTorch's order)."""
+    names = [p.lower() for p in (getattr(obj, "forward_params", None) or [])][:2]
+    return len(names) == 2 and names[0] in ("input", "logits", "pred", "preds", "y_pred", "scores", "outputs",
+                                            "output", "yhat", "y_hat", "prediction", "predictions") \
+        and names[1] in ("target", "targets", "y", "y_true", "label", "labels", "truth")
 
 
 def _show_output(text: str, name: str, *, verbose: bool) -> None:

@@ -64,3 +64,34 @@ def test_the_reference_value_is_the_hinge_loss():
     x, y = rng.standard_normal((6, 4)), rng.integers(0, 4, size=6)
     loop = sum(max(0.0, x[i, j] - x[i, y[i]] + 1.0) for i in range(6) for j in range(4) if j != y[i]) / 6
     assert np.isclose(manualprop.MulticlassHinge().forward(y, x), loop, rtol=1e-14, atol=0)
+
+
+def test_pytorch_argument_order_is_named(tmp_path):
+    """forward(logits, target) (PyTorch's order) got only numpy's AxisError (the tester's U8)."""
+    f = student(tmp_path, """
+    import numpy as np
+
+    class CEtorch:
+        def forward(self, logits, target):
+            z = logits - logits.max(axis=1, keepdims=True)
+            self.p = np.exp(z) / np.exp(z).sum(axis=1, keepdims=True)
+            self.t = target
+            return -np.log(self.p[np.arange(len(target)), target]).mean()
+
+        def backward(self):
+            g = self.p.copy()
+            g[np.arange(len(self.t)), self.t] -= 1
+            return g / len(self.t)
+    """)
+    p = run("check", f"{f}::CEtorch", *ARGS)
+    assert p.returncode == 3
+    assert "look like PyTorch's order" in both(p) and "forward(y_true, y_pred): swap them" in both(p)
+
+
+def test_utf16_source_says_save_as_utf8(tmp_path):
+    """A file saved as UTF-16 (Notepad's 'Unicode') got "source code string cannot contain null bytes"."""
+    f = tmp_path / "lin16.py"
+    f.write_bytes(SVM.encode("utf-16"))
+    p = run("check", f"{f}::svm_loss", *ARGS)
+    assert p.returncode == 3
+    assert "saved as UTF-16" in both(p) and "save it as UTF-8" in both(p)
