@@ -360,10 +360,12 @@ def _assemble(dkeys, display, shapes, sources, comps, rtol, atols) -> list[Tenso
 
 def check_loss(loss: Any, y_true: Any, y_pred: Any, *, twin: Any = "auto", init: Mapping[str, Any] | None = None,
                seed: int = 0, rtol: float = 1e-6, atol: float | None = None, eps: float | None = None,
-               name: str | None = None) -> CheckResult:
+               name: str | None = None, reference: Any = None) -> CheckResult:
     """Check a loss's ``dL/dy_pred`` (``forward(y_true, y_pred) -> float``, ``backward()``): manual vs tape vs
-    numerical; ``twin="auto"``: ``autoprop.losses.<SameName>``; ``atol`` defaults to :func:`default_atol` of
-    the loss. Returns a :class:`CheckResult` (``L`` with a twin, and ``dy_pred``); raises as :func:`check_layer`.
+    numerical; ``twin="auto"``: ``autoprop.losses.<SameName>``; ``reference``: a manualprop loss whose value
+    ``L`` and gradient are compared too (central differences see only the gradient: a loss off by a
+    constant passes without one); ``atol`` defaults to :func:`default_atol` of the loss. Returns a
+    :class:`CheckResult` (``L`` with a twin or reference, and ``dy_pred``); raises as :func:`check_layer`.
     """
     owner = name or type(loss).__name__
     cfg = CheckConfig(rtol=rtol, atol=atol, eps=eps, seed=seed)
@@ -400,6 +402,12 @@ def check_loss(loss: Any, y_true: Any, y_pred: Any, *, twin: Any = "auto", init:
         sources["tape"] = {"y_pred": g_tape}
         records.append(TensorRecord("L", (), "forward", [compare(np.array(L), np.array(L_tape), "manual-vs-tape",
                                                                  rtol=rtol, atol=atol)]))
+    if reference is not None:  # our loss: its own forward and backward, no tape
+        L_ref = float(reference.forward(yt.copy(), yp.copy()))
+        sources["reference"] = {"y_pred": np.asarray(reference.backward(), dtype=np.float64)}
+        rec = records[0] if records else TensorRecord("L", (), "forward", [])
+        rec.comparisons.append(compare(np.array(L), np.array(L_ref), "manual-vs-reference", rtol=rtol, atol=atol))
+        records[:1] = [rec]
     many = getattr(loss, "forward_many", None)
     if callable(many):  # a sandboxed loss: the perturbed copies in a few round trips, not one each
         sc = many_scan(lambda ins, pars, edits: [scalar(v) for v in many(ins, pars, edits_list=edits)],

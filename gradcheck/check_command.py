@@ -269,7 +269,9 @@ def _wrong_what(diag) -> str:
     if not tensors:
         return "a wrong result (see the diagnosis)"
     kinds = {f.code for f in diag.findings if f.severity == "error"}
-    what = ("shape" if kinds & {"wrong-shape", "transposed"} else "dtype" if kinds & {"float32", "dtype"}
+    rounded = any("values rounded to" in f.message for f in diag.findings if f.code == "float32")
+    what = ("shape" if kinds & {"wrong-shape", "transposed"} else "precision" if rounded
+            else "dtype" if kinds & {"float32", "dtype"}
             else "NaN or infinity" if "non-finite" in kinds else "result")
     return f"wrong {what} of {', '.join(tensors)}"
 
@@ -562,8 +564,9 @@ def run_check_loss(args, loss, label: str, init: dict[str, Any], shape) -> int:
     cname = label.rpartition("::")[2]
     y_true, y_pred, what = loss_data(args.targets or "real", args.pred or "real", shape, args.seed)
     twin, twin_note = _twin(args, loss, "loss", init)
+    reference = build_reference(args.reference, init, args.seed, loss) if args.reference else None
     res = check_loss(loss, y_true, y_pred, twin=twin, seed=args.seed, rtol=args.rtol, atol=args.atol,
-                     eps=args.eps, name=cname)
+                     eps=args.eps, name=cname, reference=reference)
     if args.twin and twin is None:  # not "add --twin": it was given
         res.twin_note = twin_note
     color = use_color()
@@ -579,10 +582,18 @@ def run_check_loss(args, loss, label: str, init: dict[str, Any], shape) -> int:
     _save(args, lambda: _figures(res, cname, [] if res.passed else [loss_gradient_name(loss)]),
           lambda: {**res.to_dict(), "diagnosis": None if finding is None else vars(finding)})
     if res.passed:
-        what = f"dL/{loss_gradient_name(loss)[1:]} matches within rtol={res.rtol:g}"
+        valued = any(r.tensor == "L" for r in res.records)
+        what = f"dL/{loss_gradient_name(loss)[1:]}{' and L match' if valued else ' matches'} within rtol={res.rtol:g}"
         print(colorize(f"\nPASS: {cname}: {what}, {res.atol_words()}.", color))
+        if not valued:  # a loss off by a constant has the same gradient
+            print(V.wrap(f"{cname}: the value L itself was not checked (central differences see only its "
+                         "gradient); --reference manualprop.NAME (e.g. manualprop.MulticlassHinge) compares it."))
         return EXIT_PASS
-    print(colorize(f"\nFAIL: {cname}: gradient mismatch in {', '.join(res.failing_tensors)}.", color))
+    grads = [t for t in res.failing_tensors if t != "L"]
+    value = "the loss value L differs from the " + (
+        "reference's" if args.reference else "tape's") if "L" in res.failing_tensors else ""
+    print(colorize(f"\nFAIL: {cname}: " + "; ".join(
+        [value] * bool(value) + [f"gradient mismatch in {', '.join(grads)}"] * bool(grads)) + ".", color))
     if finding is not None:
         print(V.wrap(f"diagnosis: {finding.message}."))
     return EXIT_MISMATCH

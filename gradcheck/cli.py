@@ -213,8 +213,8 @@ def _cmd_check(args) -> int:
         raise UsageError("--indices names integer inputs of a layer; not with --loss or --jacobian.")
     if not args.loss and (args.targets or args.pred):
         raise UsageError("--targets and --pred describe the data of a loss; add --loss.")
-    if args.loss and (args.tape or args.jacobian or args.reference):
-        raise UsageError("--tape, --jacobian and --reference are for layers, not with --loss.")
+    if args.loss and (args.tape or args.jacobian):
+        raise UsageError("--tape and --jacobian are for layers, not with --loss.")
     if args.tape and args.twin:
         raise UsageError("--tape (the tape on your own forward) and --twin (autoprop's class of the same name) "
                          "both fill the tape column; choose one.")
@@ -232,7 +232,7 @@ def _cmd_check(args) -> int:
             warnings.warn("--tape: in this mode your code may import autoprop and manualprop (it runs on "
                           "autoprop tensors); use it to check your own work, it is never how grading runs.",
                           UserWarning, stacklevel=1)
-        code, failed = EXIT_STUDENT, None
+        code, failed, obj = EXIT_STUDENT, None, None
         try:
             if args.loss:
                 obj = sb.load_loss(os.path.basename(path), name, init_kwargs=init)
@@ -250,6 +250,9 @@ def _cmd_check(args) -> int:
             if args.loss and not args.targets and "y_true" in text and ("IndexError" in text or "integer" in text):
                 failed.args = (f"{text} y_true was real-valued (--targets real, the default): for class "
                                "indices add --targets labels (one-hot targets: --targets onehot).",)
+            elif args.loss and _torch_order(obj):
+                failed.args = (f"{text} forward's arguments look like PyTorch's order, forward(input, target); "
+                               "gradcheck calls a loss as Keras does, forward(y_true, y_pred): swap them.",)
             elif not args.loss and not args.indices and "IndexError" in text and "integer" in text:
                 failed.args = (f"{text} The inputs were standard-normal floats: if forward's input holds "
                                "integer indices (an embedding lookup), give --indices HIGH (indices drawn "
@@ -261,6 +264,14 @@ def _cmd_check(args) -> int:
                 _say_error(failed)
             _show_output(sb.output, name, verbose=args.verbose)
         return failed.exit_code if failed is not None else code
+
+
+def _torch_order(obj) -> bool:
+    """A loss class whose forward names the prediction first and the target second (PyTorch's order)."""
+    names = [p.lower() for p in (getattr(obj, "forward_params", None) or [])][:2]
+    return len(names) == 2 and names[0] in ("input", "logits", "pred", "preds", "y_pred", "scores", "outputs",
+                                            "output", "yhat", "y_hat", "prediction", "predictions") \
+        and names[1] in ("target", "targets", "y", "y_true", "label", "labels", "truth")
 
 
 def _show_output(text: str, name: str, *, verbose: bool) -> None:
@@ -372,7 +383,8 @@ def _add_check_parser(sub, fmt) -> None:
                         "for central differences)")
     c.add_argument("--reference", metavar="manualprop.NAME",
                    help="also compare forward output and gradients with our layer built from --init and "
-                        "given the student's parameter values")
+                        "given the student's parameter values; with --loss, the loss value L and dL/dy_pred "
+                        "with our loss (e.g. manualprop.MulticlassHinge)")
     modes = c.add_mutually_exclusive_group()
     modes.add_argument("--training", dest="training", action="store_const", const=True, default="auto",
                        help="check forward(X, training=True) only (default: a forward that takes training is "
