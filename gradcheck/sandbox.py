@@ -697,6 +697,7 @@ class Sandbox:
                                        "__doc__": f"Remote {cls_name} from {file} (a {base.__name__})."})
         remote = sub(self, meta, file=file)
         remote.no_forward_in_backward = bool(no_forward_in_backward)
+        remote._loaded = (file, cls, init, seed, probe is not None)  # RemoteLayer.probed loads it again
         return remote
 
     def load_layer(self, file: str, class_name: str, init_kwargs: Mapping[str, Any] | None = None, *,
@@ -972,6 +973,22 @@ class RemoteLayer(_Remote):
 
     def __deepcopy__(self, memo: dict) -> RemoteLayer:
         return self.clone()
+
+    def probed(self, inputs: Sequence[np.ndarray]) -> RemoteLayer:
+        """This layer as ``gradcheck check`` reads it: built again in the child (the same file, class,
+        arguments and seed) with ``inputs`` as the probe of :func:`gradcheck._adapters.adapt`, so a forward
+        of k outputs and a backward of k upstream gradients are one output (:class:`~gradcheck._adapters.
+        Outputs`). Itself when it was loaded with a probe; the same copy for each later call (kept on this
+        proxy). Raises as :meth:`Sandbox.load_layer`."""
+        file, cls, init, seed, probed = self.__dict__.get("_loaded", (None,) * 4 + (True,))
+        if probed:
+            return self
+        if "_probed" not in self.__dict__:
+            new = self._sandbox.load_layer(file, cls, init, seed=seed, probe_inputs=list(inputs),
+                                           no_forward_in_backward=self.no_forward_in_backward)
+            new.__dict__.update({k: v for k, v in self.__dict__.items() if k == "init_kwargs"})
+            self._probed = new
+        return self._probed
 
     def hold_random(self, how: str = "fix_mask") -> str:
         """Hold a random forward fixed in the child (:func:`gradcheck._adapters.hold_random`):

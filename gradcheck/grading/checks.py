@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 
 from .. import _validation as V
+from .._adapters import class_outputs
 from ..check import check_layer, check_loss
 from ..compare import ATOL_FLOOR, close
 from ..config import CheckConfig
@@ -221,6 +222,20 @@ def evaluation_point(layer: Any, reference: Any, *, seed: int = 0,
     return {k: np.array(ours[k], dtype=np.float64) for k in ours}
 
 
+def _one_output(layer: Any, reference: Any, xs: list[np.ndarray]) -> Any:
+    """The student's layer to grade when the reference has several outputs (a forward returning k
+    float arrays, a backward taking k upstream gradients): both presented as one, as ``gradcheck
+    check`` reads them (:func:`gradcheck._adapters.class_outputs`, ``Outputs``: stacked when they share
+    a shape, else flattened and concatenated), the student's through the sandbox's own probe
+    (:meth:`~gradcheck.sandbox.RemoteLayer.probed`). Otherwise ``layer`` unchanged."""
+    if class_outputs(reference, [x.copy() for x in xs]) is None:
+        return layer
+    if callable(getattr(layer, "probed", None)):
+        return layer.probed([x.copy() for x in xs])
+    class_outputs(layer, [x.copy() for x in xs])  # an in-process layer
+    return layer
+
+
 def _agree(got: np.ndarray, expected: np.ndarray, rtol: float, atol: float, expect_nonfinite: bool) -> bool:
     """The one rule; a NaN or infinity in ``got`` is wrong unless ``expect_nonfinite`` (then it must
     be the same one as in ``expected``)."""
@@ -248,6 +263,7 @@ def layer_forward(layer: Any, X: np.ndarray, reference: Any, *, rtol: float = 1e
         The reference output is not finite (and ``expect_nonfinite`` is False).
     """
     xs = _inputs(X)
+    layer = _one_output(layer, reference, xs)
     evaluation_point(layer, reference, seed=seed, params=params)
     Y_ref = _finite_reference("output Y", reference.forward(*[x.copy() for x in xs], training=training),
                               expected=expect_nonfinite)
@@ -344,6 +360,7 @@ def layer_gradients(layer: Any, X: np.ndarray, reference: Any, *, parts: Mapping
         A reference output or gradient is not finite: the test is wrong.
     """
     owner, xs = type(layer).__name__, _inputs(X)
+    layer = _one_output(layer, reference, xs)
     ref_names = V.input_names(reference, len(xs))
     d_in = [f"d{n}" for n in ref_names]
     point = evaluation_point(layer, reference, seed=seed, params=params)
