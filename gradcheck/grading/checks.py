@@ -222,18 +222,18 @@ def evaluation_point(layer: Any, reference: Any, *, seed: int = 0,
     return {k: np.array(ours[k], dtype=np.float64) for k in ours}
 
 
-def _one_output(layer: Any, reference: Any, xs: list[np.ndarray]) -> Any:
-    """The student's layer to grade when the reference has several outputs (a forward returning k
+def _one_output(layer: Any, reference: Any, xs: list[np.ndarray]) -> tuple[Any, list[np.ndarray]]:
+    """``(layer, xs)``, the layer to grade when the reference has several outputs (a forward returning k
     float arrays, a backward taking k upstream gradients): both presented as one, as ``gradcheck
     check`` reads them (:func:`gradcheck._adapters.class_outputs`, ``Outputs``: stacked when they share
     a shape, else flattened and concatenated), the student's through the sandbox's own probe
     (:meth:`~gradcheck.sandbox.RemoteLayer.probed`). Otherwise ``layer`` unchanged."""
     if class_outputs(reference, [x.copy() for x in xs]) is None:
-        return layer
+        return layer, xs
     if callable(getattr(layer, "probed", None)):
-        return layer.probed([x.copy() for x in xs])
+        return layer.probed([x.copy() for x in xs]), xs
     class_outputs(layer, [x.copy() for x in xs])  # an in-process layer
-    return layer
+    return layer, xs
 
 
 def _agree(got: np.ndarray, expected: np.ndarray, rtol: float, atol: float, expect_nonfinite: bool) -> bool:
@@ -262,8 +262,7 @@ def layer_forward(layer: Any, X: np.ndarray, reference: Any, *, rtol: float = 1e
     GradingTestError
         The reference output is not finite (and ``expect_nonfinite`` is False).
     """
-    xs = _inputs(X)
-    layer = _one_output(layer, reference, xs)
+    layer, xs = _one_output(layer, reference, _inputs(X))
     evaluation_point(layer, reference, seed=seed, params=params)
     Y_ref = _finite_reference("output Y", reference.forward(*[x.copy() for x in xs], training=training),
                               expected=expect_nonfinite)
@@ -359,9 +358,8 @@ def layer_gradients(layer: Any, X: np.ndarray, reference: Any, *, parts: Mapping
     GradingTestError
         A reference output or gradient is not finite: the test is wrong.
     """
-    owner, xs = type(layer).__name__, _inputs(X)
-    layer = _one_output(layer, reference, xs)
-    ref_names = V.input_names(reference, len(xs))
+    layer, xs = _one_output(layer, reference, _inputs(X))
+    owner, ref_names = type(layer).__name__, V.input_names(reference, len(xs))
     d_in = [f"d{n}" for n in ref_names]
     point = evaluation_point(layer, reference, seed=seed, params=params)
     keys = list(point)
