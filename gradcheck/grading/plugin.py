@@ -44,7 +44,7 @@ import pytest
 
 from ..errors import GradcheckError, GraderError
 from . import checks as C
-from .static import MAX_BYTES, forbidden_imports, format_violations
+from .static import MAX_BYTES, forbidden_imports, format_violations, vendored_engines
 
 VISIBILITIES = ("visible", "hidden", "after_due_date", "after_published")
 
@@ -556,10 +556,21 @@ def _write_results(config: pytest.Config, exitstatus: int | None) -> None:
              if holder is not None else {}, "pytest_exit_status": int(exitstatus)}
     if grader_error:
         extra.update(status="grader error", grader_error=grader_error)
+    elif holder is not None:
+        extra["integrity"] = _integrity(holder)
     out = {"score": total, "execution_time": round(time.time() - partial["started"], 3),
            "output": "\n\n".join(summary), "output_format": "md", "test_output_format": "md",
            "stdout_visibility": "hidden", "visibility": "visible", "tests": tests, "extra_data": extra}
     _dump(path, out)
+
+
+def _integrity(holder: _SandboxHolder) -> list[str]:
+    """Report lines for staff on the submission's files (:func:`~gradcheck.grading.static.vendored_engines`:
+    a copy of an autodiff engine under another name?); never a failure of the grading."""
+    try:
+        return vendored_engines(holder.files())
+    except Exception as exc:  # noqa: BLE001 - a report, not the grade
+        return [f"the files could not be compared with known autodiff engines ({type(exc).__name__})"]
 
 
 def _dump(path: str, out: dict) -> None:

@@ -70,7 +70,8 @@ class SubmissionResult:
     crashed; 0 for now, ``message`` says why, a resumed batch
     regrades it); ``"skipped"`` (already graded, resumed batch; ``seconds`` is the saved
     ``execution_time``, ``files_sha256`` the saved :func:`submission_digest`); ``"interrupted"``
-    (Ctrl-C; its results.json stays incomplete). ``tests``: score per test name.
+    (Ctrl-C; its results.json stays incomplete). ``tests``: score per test name. ``integrity``: report
+    lines for staff (a copy of an autodiff engine suspected; no points taken), from results.json.
     """
 
     name: str
@@ -82,6 +83,14 @@ class SubmissionResult:
     tests: dict[str, float] = field(default_factory=dict)
     message: str = ""
     files_sha256: str = ""
+    integrity: list[str] = field(default_factory=list)
+
+
+def _integrity(extra: Any) -> list[str]:
+    """``extra_data.integrity`` of a results.json (:func:`gradcheck.grading.static.vendored_engines`'s
+    report lines for staff), as at most 4 strings of at most 1,000 characters."""
+    lines = extra.get("integrity") if isinstance(extra, dict) else None
+    return [str(x)[:1000] for x in lines[:4]] if isinstance(lines, list) else []
 
 
 def _from_results(data: dict[str, Any], name: str, status: str, seconds: float, path: Path,
@@ -94,7 +103,7 @@ def _from_results(data: dict[str, Any], name: str, status: str, seconds: float, 
     if status == GRADER_ERROR:
         return SubmissionResult(name, 0.0, mx, status, seconds, str(path), **kw)
     return SubmissionResult(name, float(data.get("score", 0.0)), mx, status, seconds, str(path),
-                            tests=tests, **kw)
+                            tests=tests, integrity=_integrity(extra), **kw)
 
 
 @dataclass
@@ -146,6 +155,7 @@ class BatchResult:
                   if s.status == "graded" and s.message]  # too slow, not a submission
         lines += [f"  note: {display_name(s.name)}: graded as a submission (it holds .py files); its name "
                   f"starts with '.', so a folder listing hides it" for s in subs if s.name.startswith(".")]
+        lines += [f"  integrity: {display_name(s.name)}: {line}" for s in subs for line in s.integrity]
         if self.left_out:
             lines.append(f"  left out as not submissions: {', '.join(map(display_name, self.left_out))} "
                          f"(a name starting with '__', or with '.' and no .py file at its top)")
@@ -1160,7 +1170,8 @@ class _Pool:
             junit.write_bytes(reply["junit"])
         return SubmissionResult(name, float(r["score"]), float(r["max_score"]), r["status"],
                                 float(r["seconds"]), str(path), message=r["message"],
-                                tests={k: float(v) for k, v in r["tests"].items()})
+                                tests={k: float(v) for k, v in r["tests"].items()},
+                                integrity=_integrity(data["extra_data"]))
 
 
 def connect(scheduler: str):
