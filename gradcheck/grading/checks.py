@@ -47,6 +47,11 @@ class GradingFailure(AssertionError):
         self.fraction = float(fraction)
 
 
+class MemoryBudgetError(GraderError):
+    """The check needs more memory than the sandbox allows (``--memory-mb``): refused before it runs, a
+    grader error (the grading setup's, not the submission's; a resumed batch grades it again)."""
+
+
 class GradingTestError(GraderError):
     """The grading test is wrong, not the submission (its reference is NaN or infinite): a grader
     error, so the submission is not scored and a resumed batch grades it again."""
@@ -236,6 +241,23 @@ def _one_output(layer: Any, reference: Any, xs: list[np.ndarray]) -> tuple[Any, 
     return layer, xs
 
 
+def _within_budget(layer: Any, xs: list[np.ndarray], shape: tuple[int, ...], config: CheckConfig):
+    """:func:`gradcheck.check_layer` of ``layer`` on ``xs``, after making sure it fits the sandbox's memory
+    (:meth:`~gradcheck.sandbox.RemoteLayer.check_memory_mib`: the child's peak so far and the copies
+    the numerical differences add). MemoryBudgetError before any of them runs when it does not: an
+    out-of-memory midway would read like the student's fault."""
+    budget = getattr(getattr(layer, "sandbox", None), "memory_mb", None)
+    estimate = layer.check_memory_mib(xs, shape) if callable(getattr(layer, "check_memory_mib", None)) else 0.0
+    if isinstance(budget, int) and estimate > budget:
+        raise MemoryBudgetError(
+            f"checking {type(layer).__name__}'s gradients by central differences on inputs of shapes "
+            f"{', '.join(V.fmt_shape(x.shape) for x in xs)} needs about {estimate:.0f} MiB in the sandbox (its "
+            f"peak so far, and the copies of the parameters, inputs and output the numerical differences "
+            f"send in chunks); the sandbox allows {budget} MiB (--memory-mb). Not run: raise --memory-mb to at "
+            f"least {int(np.ceil(estimate / 64) * 64)} or give the test smaller shapes, and grade again.")
+    return check_layer(layer, xs if len(xs) > 1 else xs[0], twin=None, config=config)
+
+
 def _agree(got: np.ndarray, expected: np.ndarray, rtol: float, atol: float, expect_nonfinite: bool) -> bool:
     """The one rule; a NaN or infinity in ``got`` is wrong unless ``expect_nonfinite`` (then it must
     be the same one as in ``expected``)."""
@@ -395,7 +417,7 @@ def layer_gradients(layer: Any, X: np.ndarray, reference: Any, *, parts: Mapping
         # the check names an input's gradient after the student's forward argument: renamed by position
         rename = dict(zip([f"d{n}" for n in V.input_names(layer, len(xs))], d_in))
         cfg = CheckConfig(rtol=rtol, atol=atol, seed=seed, training=training)
-        run = partial(check_layer, layer, xs if len(xs) > 1 else xs[0], twin=None, config=cfg)
+        run = partial(_within_budget, layer, xs, G.shape, cfg)
         if failed := _numerical(verdict, weights, run, lambda t: rename.get(t, t), "", "Is the layer deterministic?"):
             return failed
     if not verdict.passed and (how := reproduce(layer, [x.shape for x in xs], training=True if training else None)):
@@ -411,6 +433,8 @@ def _numerical(verdict: Verdict, weights: Mapping[str, float], run: Callable[[],
     try:
         res = run()
         records = {part_of(r.tensor): r for r in res.records if r.kind == "gradient"}
+    except GraderError:  # the grader's (MemoryBudgetError), never the submission's
+        raise
     except GradcheckError as exc:
         return _fail_all(weights, f"the numerical check could not run: {exc}")
     for p in verdict.parts:

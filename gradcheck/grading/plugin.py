@@ -465,9 +465,12 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
         rep.longrepr = str(exc)
         item.config.stash[_PARTIAL].setdefault("grader_error", str(exc))
         faulty_test = isinstance(exc, C.GradingTestError)  # the test's own reference is wrong, not the grader's setup
+        memory = isinstance(exc, C.MemoryBudgetError)  # the setup's memory limit, checked before the check ran
         item.session.shouldstop = ("gradcheck: a test's reference is faulty" if faulty_test else
+                                   "gradcheck: a check needs more memory than --memory-mb" if memory else
                                    "gradcheck: the grader failed before any submitted code ran")
-        what = "this test is faulty" if faulty_test else "the autograder failed before running your code"
+        what = ("this test is faulty" if faulty_test else "this check needs more memory than the autograder "
+                "allows" if memory else "the autograder failed before running your code")
         entry.update(status="failed", fraction=0.0,
                      output=f"Not graded: {what} (a problem on the grader's side, not in your submission). "
                             "Course staff have the details.")
