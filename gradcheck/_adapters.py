@@ -469,8 +469,8 @@ def class_outputs(obj, inputs):
     attached (one output from here on), or None. Once attached, the same :class:`Outputs` again. Used by
     :func:`adapt` (``gradcheck check`` and the sandbox's probe) and by the grader for its reference."""
     held = getattr(obj, "__dict__", {}).get("_gradcheck_outputs")
-    if held is not None or isinstance(obj, FunctionPair):  # a pair reads its outputs at each forward
-        return held
+    if held is not None or isinstance(obj, FunctionPair) or not callable(getattr(obj, "backward", None)):
+        return held  # a pair reads its outputs at each forward
     kw = _training_kw(obj.forward, False, mode_keyword(obj.forward))
     return _class_outputs(obj, inputs, kw, dict(sublayers(obj)))
 

@@ -12,6 +12,7 @@ from autograd import grad
 
 from gradcheck import check_layer
 from gradcheck.config import CheckConfig
+from gradcheck.errors import GradientShapeError
 from gradcheck.grading.checks import layer_forward, layer_gradients
 from gradcheck.sandbox import Sandbox
 
@@ -107,3 +108,18 @@ def test_each_planted_bug_costs_its_parts_in_grading_and_fails_gradcheck_check_a
     checked = sandbox.load_layer(f"{bug}.py", "TwoHeads", {"d": 3, "m": 2}, probe_inputs=[X])
     res = check_layer(checked, X, config=CheckConfig(seed=3))
     assert {r.tensor for r in res.records if r.kind == "gradient" and not r.passed} == failed
+
+
+def test_a_forward_only_reference_is_graded_as_before(sandbox):
+    """The adapter looks for several outputs only where a backward takes them."""
+    class ForwardOnly:
+        def __init__(self):
+            self.ref = _reference()
+            self.params = self.ref.params
+
+        def forward(self, X, training=False):
+            return self.ref.forward(X)[0]
+
+    layer = sandbox.load_layer("ok.py", "TwoHeads", {"d": 3, "m": 2})  # two outputs where one is expected
+    with pytest.raises(GradientShapeError, match="gave Y as a tuple"):
+        layer_forward(layer, X, ForwardOnly())
