@@ -49,3 +49,13 @@ def test_a_check_that_fits_runs_and_its_estimate_covers_what_it_used(tmp_path):
     verdict, peak = _grade(tmp_path, 128, 256, "process")
     assert verdict.passed, verdict.markdown()
     assert peak is not None and peak < 256  # the child's whole peak, the numerical differences included
+
+
+@pytest.mark.skipif(support()[0] == "none", reason="no namespaces on this machine")
+def test_running_out_midway_after_matching_the_reference_is_a_grader_error_too(tmp_path):
+    """The estimate is a model: a 1024-wide Linear at 384 MiB is estimated to fit (the child's peak so
+    far is small) and runs out in the stacked batch of perturbed inputs. Every gradient had matched the
+    reference's, so this is the grader's, not a 0 for dX and dW."""
+    with pytest.raises(MemoryBudgetError, match=r"ran out of the sandbox's 384 MiB \(--memory-mb\) midway, "
+                                                r"although they matched the reference's"):
+        _grade(tmp_path, 1024, 384, "namespaces")

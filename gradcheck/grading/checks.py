@@ -245,7 +245,9 @@ def _within_budget(layer: Any, xs: list[np.ndarray], shape: tuple[int, ...], con
     """:func:`gradcheck.check_layer` of ``layer`` on ``xs``, after making sure it fits the sandbox's memory
     (:meth:`~gradcheck.sandbox.RemoteLayer.check_memory_mib`: the child's peak so far and the copies
     the numerical differences add). MemoryBudgetError before any of them runs when it does not: an
-    out-of-memory midway would read like the student's fault."""
+    out-of-memory midway would read like the student's fault; one that happens all the same (the
+    estimate is a model) is a MemoryBudgetError too, since this runs only after every gradient matched
+    the reference's (a submission cannot turn a wrong gradient into a grader error this way)."""
     budget = getattr(getattr(layer, "sandbox", None), "memory_mb", None)
     estimate = layer.check_memory_mib(xs, shape) if callable(getattr(layer, "check_memory_mib", None)) else 0.0
     if isinstance(budget, int) and estimate > budget:
@@ -255,7 +257,16 @@ def _within_budget(layer: Any, xs: list[np.ndarray], shape: tuple[int, ...], con
             f"peak so far, and the copies of the parameters, inputs and output the numerical differences "
             f"send in chunks); the sandbox allows {budget} MiB (--memory-mb). Not run: raise --memory-mb to at "
             f"least {int(np.ceil(estimate / 64) * 64)} or give the test smaller shapes, and grade again.")
-    return check_layer(layer, xs if len(xs) > 1 else xs[0], twin=None, config=config)
+    try:
+        return check_layer(layer, xs if len(xs) > 1 else xs[0], twin=None, config=config)
+    except GradcheckError as exc:  # reached only when every gradient matched the reference's
+        if not isinstance(budget, int) or "MemoryError" not in str(exc):
+            raise
+        raise MemoryBudgetError(
+            f"checking {type(layer).__name__}'s gradients by central differences ran out of the sandbox's "
+            f"{budget} MiB (--memory-mb) midway, although they matched the reference's (estimated need: "
+            f"{estimate:.0f} MiB; the estimate is a model): raise --memory-mb or give the test smaller shapes, "
+            f"and grade again.") from None
 
 
 def _agree(got: np.ndarray, expected: np.ndarray, rtol: float, atol: float, expect_nonfinite: bool) -> bool:
