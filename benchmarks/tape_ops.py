@@ -32,6 +32,9 @@ import numpy as np
 
 import manualprop as mp
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from train_step import interleaved  # noqa: E402  (benchmarks/ is no package)
+
 N_OPS = 50
 SHAPE = (16, 32)
 
@@ -61,20 +64,8 @@ def load_base(ref):
 
 
 def medians(steps, repeats, warmup=5):
-    """Median thread CPU seconds of each step, the steps alternating (order turning)."""
-    for _ in range(warmup):
-        for s in steps:
-            s()
-    times = [[] for _ in steps]
-    clock = time.thread_time
-    n = len(steps)
-    for r in range(repeats):
-        for j in range(n):
-            i = (r + j) % n
-            t0 = clock()
-            steps[i]()
-            times[i].append(clock() - t0)
-    return [statistics.median(t) for t in times]
+    """Median thread CPU seconds of each step, the steps alternating (``train_step.interleaved``)."""
+    return interleaved(steps, repeats, warmup=warmup, clock=time.thread_time)
 
 
 COPY = {}
@@ -276,7 +267,6 @@ def recurrent_steps(ap, kind):
 
 def mlp_steps(ap):
     """plain numpy's and autoprop's B16 64-32-10 step of ``train_step.py`` (one SGD step)."""
-    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
     import train_step as ts
 
     al = importlib.import_module(ap.__name__ + ".layers")
@@ -329,6 +319,8 @@ def main(argv=None):
     parser.add_argument("--skip-ops", action="store_true")
     parser.add_argument("--skip-steps", action="store_true")
     args = parser.parse_args(argv)
+    if args.repeats < 1:
+        parser.error("--repeats must be at least 1")
     from threadpoolctl import threadpool_limits
 
     import autoprop

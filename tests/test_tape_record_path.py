@@ -140,3 +140,21 @@ def test_a_forward_error_names_the_operation():
     b = ap.constant(np.ones((4, 5)))
     with pytest.raises(ValueError, match=r"autoprop\.matmul\(float64\(2, 3\), float64\(4, 5\)\)"):
         a @ b
+
+
+def test_the_tape_ops_benchmark_runs_with_few_repeats():
+    # the figures are not looked at here, only that every row is printed (the recurrent
+    # rows first check that the twins agree with manualprop to 1e-10)
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    script = Path(__file__).resolve().parents[1] / "benchmarks" / "tape_ops.py"
+    p = subprocess.run([sys.executable, str(script), "--repeats", "1"], capture_output=True,
+                       text=True, timeout=600)
+    assert p.returncode == 0, p.stderr[-2000:]
+    for row in ("copy", "tanh", "multiply", "add", "slice", "LSTM", "GRU", "RNN", "MLP 64-32-10"):
+        assert f"  {row}" in p.stdout
+    p = subprocess.run([sys.executable, str(script), "--repeats", "0"], capture_output=True,
+                       text=True, timeout=60)
+    assert p.returncode == 2 and "--repeats must be at least 1" in p.stderr
