@@ -202,6 +202,18 @@ def arithmetic(kind):
     return fwd, vjp
 
 
+def _timed_pair(record, walk, times):
+    """A step that runs ``record`` then ``walk`` and appends both CPU times to ``times`` (the
+    walk uses the tape up, so no recorded tape lingers as a listener of the next ones)."""
+    def step():
+        t0 = time.thread_time()
+        record()
+        t1 = time.thread_time()
+        walk()
+        times.append((t1 - t0, time.thread_time() - t1))
+    return step
+
+
 def per_op(trees, repeats):
     print(f"per operation, {N_OPS} of a kind at {SHAPE[0]}x{SHAPE[1]}, CPU time (us)")
     names = [n for n, _ in trees]
@@ -209,29 +221,13 @@ def per_op(trees, repeats):
         f"{n + ' rec':>12}{n + ' walk':>12}" for n in names))
     for kind in ("copy", "tanh", "multiply", "add", "slice"):
         fa, va = arithmetic(kind)
-        steps = []
-        for _, ap in trees:
-            f, w = op_steps(ap, kind)
-            steps.append((f, w))
-
-        # record and walk timed one after the other per tree (the walk uses the tape up, so
-        # no recorded tape lingers as a listener), the trees alternating
-        clock = time.thread_time
-        split = {}
-
-        def both(f, w, j):
-            t0 = clock()
-            f()
-            t1 = clock()
-            w()
-            split.setdefault(j, []).append((t1 - t0, clock() - t1))
-
-        fns = [fa, va] + [lambda f=f, w=w, j=j: both(f, w, j) for j, (f, w) in enumerate(steps)]
+        split = [[] for _ in trees]  # per tree: (record, walk) seconds, the trees alternating
+        fns = [fa, va] + [_timed_pair(*op_steps(ap, kind), split[j]) for j, (_, ap) in enumerate(trees)]
         ms = medians(fns, repeats)
         row = f"  {kind:<10}{ms[0] / N_OPS * 1e6:>10.2f}{ms[1] / N_OPS * 1e6:>10.2f}"
-        for j in range(len(trees)):
-            rec = statistics.median(r for r, _ in split[j])
-            walk = statistics.median(w for _, w in split[j])
+        for times in split:
+            rec = statistics.median(r for r, _ in times)
+            walk = statistics.median(w for _, w in times)
             row += f"{rec / N_OPS * 1e6:>12.2f}{walk / N_OPS * 1e6:>12.2f}"
         print(row)
 
