@@ -254,17 +254,17 @@ def _importable(module):
 
 
 # ---------------------------------------------------------------------------- timing
-def interleaved(steps, repeats, warmup=30):
+def interleaved(steps, repeats, warmup=30, clock=time.perf_counter):
     """Median seconds of each step function, the functions run one after the other per repeat.
 
     The order turns by one each repeat, so that no engine always follows the same one (a
-    slow peer leaves cold caches and busy threads to whichever step comes next).
+    slow peer leaves cold caches and busy threads to whichever step comes next). ``clock``:
+    wall time by default; ``time.thread_time`` for CPU time on a shared machine.
     """
     for _ in range(warmup):
         for step in steps:
             step()
     times = [[] for _ in steps]
-    clock = time.perf_counter
     n = len(steps)
     for r in range(repeats):
         for j in range(n):

@@ -117,7 +117,7 @@ class ForwardAccumulator:
         return False
 
     def _push(self, position, prim, args, vals, kwargs, out):
-        """Called by ``apply`` for every primitive run while this accumulator is open."""
+        """Called by ``tape.call`` for every primitive run while this accumulator is open."""
         if prim.vjps is None or not is_differentiable_dtype(out._value.dtype):
             return
         tans = self._tangents

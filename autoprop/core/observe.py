@@ -1,6 +1,6 @@
 """Breadcrumbs for :meth:`GradientTape.explain`: the tape's observer.
 
-Recording a differentiable operation (``tape.apply`` / ``_record``) does no
+Recording a differentiable operation (``tape.call`` / ``_record``) does no
 bookkeeping for ``explain``. This module is called only when something explain may
 have to report happens, so a plain training step never enters it:
 

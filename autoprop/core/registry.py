@@ -39,7 +39,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import views as _views
-from .tape import apply
+from .tape import call
 from .tensor import Tensor
 
 
@@ -91,8 +91,7 @@ class Primitive:
             raise ValueError(f"autoprop: {name!r}: reads= needs a tuple per VJP; got {reads!r}")
         self.reads, self.compact, self.plans = reads, compact, {}  # plans: tape._plan's cache
 
-    def __call__(self, *args, **kwargs):
-        return apply(self, args, kwargs)
+    __call__ = call  # prim(*args, **kwargs): tape.call itself (no method frame around it)
 
     def __repr__(self):
         return f"<autoprop primitive {self.name}>"
@@ -118,9 +117,9 @@ class _Variadic:
 PRIMITIVES: dict[str, Primitive] = {}
 #: name -> derivative text of the numpy functions built from primitives (``ap.explain``).
 COMPOSITES: dict[str, str] = {}
-#: numpy ufunc -> callable, and numpy function -> callable: built by the records below.
-_UFUNCS: dict = {}
-_FUNCTIONS: dict = {}
+#: numpy ufunc -> callable, and numpy function -> callable: built by the records below
+#: (``_UFUNC_PRIMS``: the ufuncs whose keyword-free call is their primitive's).
+_UFUNCS, _FUNCTIONS, _UFUNC_PRIMS = {}, {}, {}
 #: numpy callable -> the record (primitive or composite name) that registered it.
 _OWNER: dict = {}
 
@@ -143,6 +142,8 @@ def _register_numpy(owner, pairs):
     for f, impl in pairs:
         _OWNER[f] = owner
         (_UFUNCS if isinstance(f, np.ufunc) else _FUNCTIONS)[f] = impl
+        if isinstance(impl, Primitive) and isinstance(f, np.ufunc) and f is not np.positive:
+            _UFUNC_PRIMS[f] = impl  # Tensor.__array_ufunc__'s fast path (no keywords)
 
 
 def _add(prim, np_call):

@@ -157,8 +157,11 @@ class Scatter:
 
     def dense(self, dtype=None):
         """The gradient as an ndarray of ``shape``: zeros with ``value`` at ``key``."""
-        z = np.zeros(self.shape, dtype=np.result_type(self.value) if dtype is None else dtype)
-        z[self.key] = self.value
+        value = self.value
+        if dtype is None:
+            dtype = value.dtype if type(value) is np.ndarray else np.result_type(value)
+        z = np.zeros(self.shape, dtype=dtype)
+        z[self.key] = value
         return z
 
     def __array__(self, dtype=None, copy=None):
@@ -174,13 +177,15 @@ class Scatter:
         value = self.value
         if type(prev) is not np.ndarray or prev.shape != self.shape:
             return prev + self.dense(), False  # an unusual shape or a scalar: the dense sum
-        if not owned or prev.dtype != getattr(value, "dtype", None):
+        pd = prev.dtype
+        if not owned or (type(value) is not np.ndarray or value.dtype is not pd) \
+                and pd != getattr(value, "dtype", None):
             dtype = np.result_type(prev, value)
-            if not owned or prev.dtype != dtype:
+            if not owned or pd != dtype:
                 prev = prev.astype(dtype)  # a copy: ``prev`` may be held elsewhere (a view of g)
         part = prev[self.key]
-        if type(part) is np.ndarray:  # a view: added in place
-            np.add(part, value, out=part)
+        if type(part) is np.ndarray:  # a view: added in place (np.add(part, value, out=part))
+            part += value
         else:  # one element (every index an integer)
             prev[self.key] = part + value
         return prev, True
@@ -203,16 +208,15 @@ class Node:
         Non-differentiable keyword arguments (axis, shape, ...).
     out : Tensor or NotSaved
         The result, if a VJP reads it (``"ans"`` in the record's ``reads``).
-    parents : tuple of int
-        Positions in ``args`` of the inputs the tape tracks (the ones that get a VJP).
-    keys : tuple of int
-        ``Tensor._key`` of each tracked input, in the order of ``parents``: how the walk
-        names them (a key is never reused, so no reference is needed).
+    pairs : tuple of (int, int)
+        ``(position in args, Tensor._key)`` of each input the tape tracks (the ones that
+        get a VJP), in order: how the walk names them (a key is never reused, so no
+        reference is needed). ``parents`` and ``keys`` are the two halves.
     key : int
         The output's ``_key``.
     """
 
-    __slots__ = ("prim", "args", "vals", "kwargs", "out", "parents", "keys", "key")
+    __slots__ = ("prim", "args", "vals", "kwargs", "out", "pairs", "key")
 
     def __init__(self, prim, args, vals, kwargs, out, parents, keys, key):
         self.prim = prim
@@ -220,12 +224,21 @@ class Node:
         self.vals = vals
         self.kwargs = kwargs
         self.out = out
-        self.parents = parents
-        self.keys = keys
+        self.pairs = tuple(zip(parents, keys))
         self.key = key
 
+    @property
+    def parents(self):
+        """tuple of int: the positions in ``args`` of the tracked inputs."""
+        return tuple(i for i, _ in self.pairs)
 
-_new_tensor = object.__new__
+    @property
+    def keys(self):
+        """tuple of int: ``Tensor._key`` of each tracked input, in the order of ``parents``."""
+        return tuple(k for _, k in self.pairs)
+
+
+_new_tensor = _new_node = object.__new__
 _SEQ = (list, tuple)
 
 
@@ -240,44 +253,54 @@ def _op_error(prim, vals, kwargs, exc):
     return f"autoprop.{prim.name}({given}): {exc}"
 
 
-def apply(prim, args, kwargs):
+def call(prim, /, *args, **kwargs):
     """Run primitive ``prim`` on ``args`` and record it on every tape that tracks an input.
+
+    This is ``Primitive.__call__`` itself (``registry.tanh(x)`` and every Tensor operator
+    land here), written as one function on purpose: it runs for every operation, so the
+    forward, the output tensor and the record (:func:`_record`) are one Python frame
+    in the usual case, not the five that a call per step would cost (session 8 of
+    ``docs/speed.md``).
 
     Parameters
     ----------
     prim : Primitive
-    args : tuple
-        Tensors, numpy arrays or Python scalars.
-    kwargs : dict
+    *args : Tensors, numpy arrays or Python scalars
+    **kwargs
         Passed to the forward function unchanged.
 
     Returns
     -------
     Tensor
     """
-    vals = [a._value if isinstance(a, Tensor) else np.asarray(a) if type(a) in _SEQ else a
-            for a in args]  # Python lists are arrays (``[[1., 2.]] @ w``, as TensorFlow)
+    vals = []  # (a loop, not a comprehension: one frame fewer on Python 3.11)
+    for a in args:
+        vals.append(a._value if isinstance(a, Tensor) else np.asarray(a) if type(a) in _SEQ else a)
+        # Python lists are arrays (``[[1., 2.]] @ w``, as TensorFlow)
     if kwargs and "axis" in kwargs and type(kwargs["axis"]) is list:  # axis=[0, 1] is (0, 1), as TF
         kwargs = dict(kwargs, axis=tuple(kwargs["axis"]))
     try:
-        arr = prim.fwd(*vals, **kwargs)
+        arr = prim.fwd(*vals, **kwargs) if kwargs else prim.fwd(*vals)
     except (ValueError, TypeError, IndexError) as exc:
-        msg = _op_error(prim, vals, kwargs, exc)
-        try:
-            new = type(exc)(msg)  # same class (AxisError, ...) when it takes a message
-        except Exception:  # noqa: BLE001 - numpy's ufunc errors take other arguments
-            new = next(c for c in (ValueError, TypeError, IndexError) if isinstance(exc, c))(msg)
-        raise new from exc
-    out = _new_tensor(Tensor)  # Tensor._wrap, inlined: this line runs for every operation
-    out._value = arr if type(arr) is np.ndarray else np.asarray(arr)
+        raise _op_exception(prim, vals, kwargs, exc) from exc
+    if type(arr) is not np.ndarray:
+        arr = np.asarray(arr)
+    out = _new_tensor(Tensor)  # Tensor._wrap, inlined
+    out._value = arr
     out._key = _next_key()
-    if out._value.base is not None:  # a view (x[0], x.T, ...): of an input tensor's values?
+    if arr.base is not None:  # a view (x[0], x.T, ...): of an input tensor's values?
         _mark_view(prim, args, vals, out)
     if _RECORDING:
-        if prim.vjps is not None:
-            _record(prim, args, vals, kwargs, out)
-        else:
+        dt = arr.dtype
+        if prim.vjps is None:
             _observe.cut_by(prim.name, "a non-differentiable operation", args, out)
+        elif dt is not _F64 and dt.kind not in "fc":  # (is_differentiable_dtype, inlined)
+            _observe.cut_by(prim.name, f"a cast to the non-differentiable dtype {dt}", args, out)
+        elif len(_RECORDING) == 1 and not _EXTRA:  # the usual case: one tape, no listener
+            _record(_RECORDING[0], prim, args, vals, kwargs, out, False)
+        else:  # ``vals`` is read again after each record: it stays as it is
+            for tape in _RECORDING:
+                _record(tape, prim, args, vals, kwargs, out, True)
     if _EXTRA:  # a forward accumulator is open, or a paused/exited tape listens
         if _FORWARD:
             for i, acc in enumerate(list(_FORWARD)):
@@ -287,113 +310,136 @@ def apply(prim, args, kwargs):
     return out
 
 
+def apply(prim, args, kwargs):
+    """``prim(*args, **kwargs)``: :func:`call` with the arguments as a tuple and a dict."""
+    return call(prim, *args, **kwargs)
+
+
+def _op_exception(prim, vals, kwargs, exc):
+    """The forward's exception again, its message prefixed by :func:`_op_error`."""
+    msg = _op_error(prim, vals, kwargs, exc)
+    try:
+        return type(exc)(msg)  # same class (AxisError, ...) when it takes a message
+    except Exception:  # noqa: BLE001 - numpy's ufunc errors take other arguments
+        return next(c for c in (ValueError, TypeError, IndexError) if isinstance(exc, c))(msg)
+
+
 def _mark_view(prim, args, vals, out):
     """Mark ``out`` as a view of an input tensor's values, so that ``out *= 3`` is refused
     (:meth:`Tensor._augmented`): numpy would write through into that input."""
     base = out._value.base
-    for a, v in zip(args, vals):  # the usual case first: numpy's view of an input's array
-        if v is base and isinstance(a, Tensor):
-            _views.mark_view(out, a, prim.name)
+    i = 0
+    for v in vals:  # the usual case first: numpy's view of an input's array (x[:, t])
+        if v is base and isinstance(args[i], Tensor):
+            _views.mark_view(out, args[i], prim.name)
             return
+        i += 1
     for a, v in zip(args, vals):
         if isinstance(a, Tensor) and np.may_share_memory(out._value, v):
             _views.mark_view(out, a, prim.name)
             return
 
 
-
-def _plan(prim, parents, n):
-    """What a node of ``prim`` with tracked ``parents`` and ``n`` arguments saves, from the
-    record's ``reads`` (the union over the VJPs that will run; an argument past the VJPs,
-    such as getitem's key, is always saved): ``(n, ans saved?, saved positions, positions
-    not saved, positions saved in ``compact`` form)``. None: no ``reads``, all is saved."""
+def _plan(prim, mask, n):
+    """What a node of ``prim`` with ``n`` arguments, of which those in the bit ``mask`` are
+    tracked (``parents``), saves, from the record's ``reads`` (the union over the VJPs that
+    will run; an argument past the VJPs, such as getitem's key, is always saved):
+    ``(n, ans saved?, saved positions, positions not saved, positions saved in ``compact``
+    form, parents)``. Without ``reads`` everything is saved. Cached per primitive and mask."""
+    parents = tuple(i for i in range(n) if mask >> i & 1)
     reads = prim.reads
     if reads is None:
-        return None
-    need = {r for i in parents for r in reads[i]}
-    saved = tuple(i for i in range(n) if i in need or i >= len(reads))
-    compact = tuple(i for i in saved if prim.compact and i in prim.compact)
-    plan = prim.plans[parents] = (n, "ans" in need, saved,
-                                  tuple(i for i in range(n) if i not in saved), compact)
+        plan = (n, True, tuple(range(n)), (), (), parents)
+    else:
+        need = {r for i in parents for r in reads[i]}
+        saved = tuple(i for i in range(n) if i in need or i >= len(reads))
+        compact = tuple(i for i in saved if prim.compact and i in prim.compact)
+        plan = (n, "ans" in need, saved, tuple(i for i in range(n) if i not in saved), compact, parents)
+    prim.plans[mask] = plan
     return plan
 
 
-def _record(prim, args, vals, kwargs, out):
-    if out._value.dtype.kind not in "fc":  # not differentiable (is_differentiable_dtype, inlined)
-        _observe.cut_by(prim.name, f"a cast to the non-differentiable dtype {out._value.dtype}",
-                        args, out)
-        return
+def _record(tape, prim, args, vals, kwargs, out, shared):
+    """Append a :class:`Node` to ``tape`` if it tracks an input of ``prim``.
+
+    ``vals`` are the inputs' values (a saved plain-array argument is copied in place);
+    ``shared``: another tape or a forward accumulator reads ``vals`` after this record, so
+    the node's stand-ins for what it does not save go into a copy of the list, not into it."""
     vjps = prim.vjps
-    for tape in _RECORDING:
-        tracked = tape._tracked
-        parents, keys = [], []
-        i = -1
-        for a in args:
-            i += 1
-            if isinstance(a, Tensor) and vjps[i] is not None:
-                k = a._key
-                if k in tracked:
-                    parents.append(i)
-                    keys.append(k)
-                elif (
-                    tape._watch_accessed
-                    and type(a) is Variable
-                    and a.trainable
-                    and a._value.dtype.kind in "fc"
-                ):
-                    tracked.add(k)
-                    tape._accessed.append(a)
-                    parents.append(i)
-                    keys.append(k)
-        if not parents:
-            if tape._cuts:  # explain()'s breadcrumbs: only once something was cut
-                _observe.carry_cut(tape, vjps, args, out)
-            continue
-        parents = tuple(parents)
-        plan = None if tape._save_all else prim.plans.get(parents)
-        if plan is None or plan[0] != len(vals):
-            plan = None if tape._save_all else _plan(prim, parents, len(vals))
-        # A plain ndarray argument may be changed in place by the caller after the
-        # forward pass; the VJP must see the value the forward saw: a saved one is
-        # copied (once, for every tape: ``vals`` is shared).
-        if plan is None:
-            for i, v in enumerate(vals):
-                if type(v) is np.ndarray and v is args[i]:
-                    vals[i] = v.copy()
-            tape._nodes.append(Node(prim, args, vals, kwargs, out, parents, tuple(keys), out._key))
-            tracked.add(out._key)
-            continue
-        _n, save_ans, saved, unsaved, compact = plan
-        for i in saved:
-            v = vals[i]
-            if type(v) is np.ndarray and v is args[i]:
-                vals[i] = v.copy()
-        nvals, nargs = vals, args
-        if unsaved or compact:
-            nvals, nargs = vals.copy(), list(args)
-            for i in compact:  # relu: the mask, not x (its VJP reads it alike)
-                if type(vals[i]) is np.ndarray:
-                    nvals[i] = nargs[i] = prim.compact[i](vals[i])
-            for i in unsaved:
-                v = vals[i]
-                if type(v) is np.ndarray:  # not read by any VJP: shape and dtype only
-                    ns = _NOT_SAVED_F64.get(v.shape) if v.dtype is _F64 else None  # (inlined)
-                    nvals[i] = ns = _not_saved(v) if ns is None else ns
-                    a = args[i]
-                    # a Variable costs nothing (the model holds it); a cut value is kept
-                    # for explain() (its breadcrumbs hold it anyway)
-                    if type(a) is not Variable and not (tape._cuts and id(a) in tape._cuts):
-                        nargs[i] = ns
-            nargs = tuple(nargs)
-        if save_ans:
-            ans = out
-        else:
-            ov = out._value
-            ans = _NOT_SAVED_F64.get(ov.shape) if ov.dtype is _F64 else None
-            if ans is None:
-                ans = _not_saved(ov)
-        tape._nodes.append(Node(prim, nargs, nvals, kwargs, ans, parents, tuple(keys), out._key))
-        tracked.add(out._key)
+    tracked = tape._tracked
+    pairs = []  # (position, key) of each tracked input
+    mask = 0  # the same positions as bits: the key of the cached plan
+    i = 0
+    for a in args:
+        if isinstance(a, Tensor):
+            k = a._key
+            if k in tracked:
+                if vjps[i] is not None:
+                    pairs.append((i, k))
+                    mask |= 1 << i
+            elif (
+                tape._watch_accessed
+                and type(a) is Variable
+                and a.trainable
+                and a._value.dtype.kind in "fc"
+                and vjps[i] is not None
+            ):
+                tracked.add(k)
+                tape._accessed.append(a)
+                pairs.append((i, k))
+                mask |= 1 << i
+        i += 1
+    if not pairs:
+        if tape._cuts:  # explain()'s breadcrumbs: only once something was cut
+            _observe.carry_cut(tape, vjps, args, out)
+        return
+    n = len(vals)
+    plan = prim.plans.get(mask)
+    if plan is None or plan[0] != n:
+        plan = _plan(prim, mask, n)
+    _n, save_ans, saved, unsaved, compact, _parents = plan
+    if tape._save_all:  # (backward_source's tape, which writes every op out)
+        save_ans, saved, unsaved, compact = True, range(n), (), ()
+    # A plain ndarray argument may be changed in place by the caller after the forward
+    # pass; the VJP must see the value the forward saw: a saved one is copied (once, for
+    # every tape: ``vals`` is shared).
+    for i in saved:
+        v = vals[i]
+        if type(v) is np.ndarray and v is args[i]:
+            vals[i] = v.copy()
+    node = _new_node(Node)  # (its fields set here: no __init__ frame on every operation)
+    node.prim = prim
+    node.kwargs = kwargs
+    node.pairs = tuple(pairs)
+    node.key = key = out._key
+    if unsaved or compact:
+        nvals, nargs = vals.copy() if shared else vals, list(args)
+        for i in compact:  # relu: the mask, not x (its VJP reads it alike)
+            v = nvals[i]
+            if type(v) is np.ndarray:
+                nvals[i] = nargs[i] = prim.compact[i](v)
+        cuts = tape._cuts
+        for i in unsaved:
+            v = nvals[i]
+            if type(v) is np.ndarray:  # not read by any VJP: shape and dtype only
+                ns = _NOT_SAVED_F64.get(v.shape) if v.dtype is _F64 else None  # (inlined)
+                nvals[i] = ns = _not_saved(v) if ns is None else ns
+                a = args[i]
+                # a Variable costs nothing (the model holds it); a cut value is kept
+                # for explain() (its breadcrumbs hold it anyway)
+                if type(a) is not Variable and not (cuts and id(a) in cuts):
+                    nargs[i] = ns
+        node.args, node.vals = tuple(nargs), nvals
+    else:
+        node.args, node.vals = args, vals
+    if save_ans:
+        node.out = out
+    else:
+        ov = out._value
+        ns = _NOT_SAVED_F64.get(ov.shape) if ov.dtype is _F64 else None
+        node.out = _not_saved(ov) if ns is None else ns
+    tape._nodes.append(node)
+    tracked.add(key)
 
 
 def _sync_extra():
@@ -1146,15 +1192,15 @@ def _backward(tape, targets, seeds, sources, trace=None):
         g = get(k) if k in keep else pop(k, None)
         if g is None:
             continue
-        vjps, keys, kwargs, ans = node.prim.vjps, node.keys, node.kwargs, node.out
+        vjps, kwargs, ans = node.prim.vjps, node.kwargs, node.out
         if higher:
             ins = [a if isinstance(a, Tensor) else v for a, v in zip(node.args, node.vals)]
         else:
             ins = node.vals
             if type(ans) is not NotSaved:
                 ans = ans._value
-        for i, ka in zip(node.parents, keys):
-            gi = vjps[i](g, ans, *ins, **kwargs)
+        for i, ka in node.pairs:
+            gi = vjps[i](g, ans, *ins, **kwargs) if kwargs else vjps[i](g, ans, *ins)
             if gi is None:  # "no gradient" (a custom_gradient's grad_fn said so)
                 if trace:
                     trace(f"  #{pos:<4d} {node.prim.name:<14s} vjp[{i}]: no gradient (None)")

@@ -529,6 +529,10 @@ class Tensor:
 
     # --- numpy dispatch protocols (plain ``np.`` code on Tensors is recorded) --
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        if method == "__call__" and not kwargs:  # np.tanh(t): straight to its primitive
+            prim = _R._UFUNC_PRIMS.get(ufunc)
+            if prim is not None:
+                return prim(*inputs)
         return _R.dispatch_ufunc(ufunc, method, inputs, kwargs)
 
     def __array_function__(self, func, types, args, kwargs):
