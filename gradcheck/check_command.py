@@ -263,10 +263,11 @@ def _random_lines(diag, twin, reference: str | None) -> list[str]:
 
 def _wrong_what(diag) -> str:
     """``"wrong dW (shape, dtype or value)"``: what the FAIL line of a wrong-result error names."""
-    tensors = list(dict.fromkeys(f.tensor for f in diag.findings if f.severity == "error" and f.tensor))
-    if not tensors:
-        return "a wrong result (see the diagnosis)"
-    kinds = {f.code for f in diag.findings if f.severity == "error"}
+    errs = [f for f in diag.findings if f.severity == "error"]
+    tensors = list(dict.fromkeys(f.tensor for f in errs if f.tensor))
+    if not tensors:  # what stopped the check before any gradient was compared (a random forward)
+        return f"{errs[0].name} (see the diagnosis)" if errs else "a wrong result (see the diagnosis)"
+    kinds = {f.code for f in errs}
     what = ("shape" if kinds & {"wrong-shape", "transposed"} else "dtype" if kinds & {"float32", "dtype"}
             else "NaN or infinity" if "non-finite" in kinds else "result")
     return f"wrong {what} of {', '.join(tensors)}"

@@ -72,6 +72,11 @@ DIAGNOSES: dict[str, Record] = {
         "random forward", "the forward is non-deterministic: two calls with the same input differ "
         "by up to {diff:.3g}, so finite differences are meaningless (a dropout mask drawn afresh "
         "per call?)", "{advice}", _DROP),
+    "forward-changes-state": Record(
+        "forward changes the layer's state", "forward(X, training={training}) changes the layer's state: "
+        "two calls with the same input differ by up to {diff:.3g}, yet a copy of the layer taken "
+        "before the first call gives that call's output again, so the forward is not random: each "
+        "call updates state{attrs} that the next call reads{why}", "{fix}", _NORM),
     "held-mask": Record("mask held", "{random}the mask was held fixed with fix_mask(True) on "
                         "{fixed} for the check"),
     "rewound-rng": Record("generator rewound", "{random}its random generator ({what}) was rewound "
@@ -950,7 +955,8 @@ def _path_weights(m, n, G, xh, mean, tol):
         if den <= 1e-12 * max(float(np.sum(n * n)), 1e-300):
             return None
         c = 1.0 - float(np.sum(obs * miss)) / den
-        if not close(obs, (1.0 - c) * miss, 1e-2, 1e-9 * np.abs(n).max()):
+        # a right term leaves obs at the finite differences' noise (xhat here has no eps)
+        if not close(obs, (1.0 - c) * miss, 1e-2, max(1e-9 * np.abs(n).max(), tol * np.abs(miss).max())):
             return None  # not one factor over the groups
         coef.append(c)
     return tuple(coef)
@@ -968,18 +974,28 @@ def _wrong_weights(c_mean, c_var, count, axes, X):
                 f"count the variance's {count} values differently (var(ddof=1) divides by N-1, "
                 "var() and the backward formula by N)", "use the same count in both: var(ddof=0) "
                 "in forward with the formula's means, or carry N-1 into the backward's variance term")
+    fix = (f"each mean over axis={axes} divides by the number of values it averages, {count} "
+           "(N*H*W for an (N, C, H, W) input)")
     if near(c_mean, c_var):
         k = (c_mean + c_var) / 2
-        hint = ""
-        for name, size in (("N", X.shape[0]), ("H*W", int(np.prod(X.shape[2:])) if X.ndim == 4 else 0)):
-            if size > 1 and near(count / k, size):
-                hint = (f"; {count} / {k:.4g} = {size}: the means divide by {name} where the statistics "
-                        f"are over {count} values")
-        return (f"the mean and variance terms are {k:.4g} times their right size{hint}",
-                f"each mean over axis={axes} divides by the number of values it averages, {count} "
-                "(N*H*W for an (N, C, H, W) input)")
+        return f"the mean and variance terms are {k:.4g} times their right size{_count_hint(k, count, X, 's')}", fix
+    if near(c_var, 1):  # the mean term alone with another count
+        return (f"the mean term (the one with dxhat's mean) is {c_mean:.4g} times its right size, the "
+                f"variance term right{_count_hint(c_mean, count, X, ' term')}", fix)
     return (f"the mean term has {c_mean:.4g} and the variance term {c_var:.4g} times its right weight",
             "compare each term with the formula, with its count")
+
+
+def _count_hint(k: float, count: int, X, what: str) -> str:
+    """``"; 32 / 16 = 2: the means divide by N ..."``: the count a statistics' term ``k`` times too
+    large divides by (N, H*W or N-1 for ``count`` values), or "" when it is none of them."""
+    sizes = (("N", X.shape[0]), ("H*W", int(np.prod(X.shape[2:])) if X.ndim == 4 else 0), ("N-1", count - 1))
+    for name, size in sizes:
+        if size > 1 and abs(count / k - size) <= 2e-2 * size:
+            verb = "divide" if what == "s" else "divides"
+            return (f"; {count} / {k:.4g} = {size}: the mean{what} {verb} by {name} where the statistics "
+                    f"are over {count} values")
+    return ""
 
 
 def _norm_signature(m, n, X, tol=1e-3, G=None):
@@ -1584,7 +1600,7 @@ def _identity_in_eval(layer, X, owner, seed: int) -> bool:
 
 #: Findings that stop the diagnosis before the numerical check (it would only repeat them, or be
 #: meaningless).
-_STOP = {"non-deterministic", "stale-output", "not-summed", "wrong-shape", "non-finite",
+_STOP = {"non-deterministic", "forward-changes-state", "stale-output", "not-summed", "wrong-shape", "non-finite",
          "wrong-order"}
 
 
@@ -1693,6 +1709,40 @@ def _release(*objs) -> None:
             o.release()
 
 
+def _array_attrs(obj: Any) -> dict[str, np.ndarray]:
+    """Copies of the public float array attributes of a local object ({} for a sandboxed layer)."""
+    if _remote(obj):
+        return {}
+    return {k: np.array(v, copy=True) for k, v in vars(obj).items()
+            if not k.startswith("_") and isinstance(v, np.ndarray) and v.dtype.kind == "f"}
+
+
+def _reads_itself(pristine: Any, run, name: str) -> bool:
+    """Whether the value forward leaves in the attribute ``name`` depends on the one it found there
+    (a running statistic: new = m * old + ...), not a cache every forward overwrites: two copies of
+    ``pristine``, one with ``name`` moved by 1, run forward (``run``) and are compared."""
+    a, b = copy.deepcopy(pristine), copy.deepcopy(pristine)
+    setattr(b, name, getattr(b, name) + 1.0)
+    run(a), run(b)
+    return not _exact(getattr(a, name), getattr(b, name))
+
+
+def _state_fields(training: bool, diff: float, changed: list[str]) -> dict[str, Any]:
+    """The fields of the ``forward-changes-state`` finding: the mode, the attributes changed, why, the fix."""
+    attrs = f" ({', '.join('self.' + k for k in changed)})" if changed else ""
+    if training:
+        return {"mode": "training", "training": True, "diff": diff, "attrs": attrs,
+                "why": " (running statistics updated and then used in the training forward?)",
+                "fix": "compute the training output from this call's input alone (the batch's own "
+                       "statistics); what forward updates for later (running statistics) must not "
+                       "feed this call's output"}
+    return {"mode": "eval", "training": False, "diff": diff, "attrs": attrs,
+            "why": ": running statistics updated in eval mode (an eval forward must leave the layer "
+                   "as it is)",
+            "fix": "update running_mean and running_var only when training=True; in eval mode "
+                   "normalise with them and leave them unchanged"}
+
+
 #: An unwritten grads entry is filled with this before the first backward (found: never written).
 _SENTINEL = 7.25
 
@@ -1751,7 +1801,7 @@ class _Probes:
 
     def run(self, pristine=None):
         """Every probe, in order; the proxy the numerical check should call."""
-        if self.determinism():
+        if self.determinism(pristine):
             return self.proxy
         G = self.backward()
         if G is None:
@@ -1766,9 +1816,11 @@ class _Probes:
                    was=was, now=now)
         return self.proxy
 
-    def determinism(self) -> bool:
+    def determinism(self, pristine=None) -> bool:
         """Three forwards (a random mask repeats by chance with probability 2**-size per pair),
-        then the float32 stop; True: stop."""
+        then the float32 stop; True: stop. Calls that differ and cannot be held are a random
+        forward, or one that changes the state it reads (:meth:`state_change` on ``pristine``,
+        the layer as it was before the first call)."""
         layer, inputs = self.layer, self.inputs
         Y1 = self.fwd(layer, inputs)
         # None, an integer array, NaN: the canonical one-paragraph error (exit 3)
@@ -1784,13 +1836,42 @@ class _Probes:
             if ok := (held := _hold(layer, lambda obj: self.fwd(obj, inputs))) is not None:
                 self.proxy, code, fields = held
                 self.find(code, severity="info", random=random, **fields)
-        self.probe(0, ok, "" if ok else f"two calls differ by up to {diff:.3g}",
-                   "non-deterministic", diff=diff, advice=_seed_advice(layer) if not ok else "")
+        code, fields = "non-deterministic", {"diff": diff, "advice": _seed_advice(layer) if not ok else ""}
+        if not ok and (changed := self.state_change(pristine)) is not None:
+            code, fields = "forward-changes-state", _state_fields(self.training, diff, changed)
+        self.probe(0, ok, "" if ok else f"two calls differ by up to {diff:.3g}", code, **fields)
         low = _low_precision(y_dtype, inputs)  # float32 Y for float64 inputs: cannot reach 1e-6
         if ok and low:
             self.probe(2, False, f"Y is {y_dtype}, expected float64", "float32", "Y",
                        what="forward returns", dtype=y_dtype)
         return not ok or low
+
+    def state_change(self, pristine) -> list[str] | None:
+        """A forward that is not random but changes state it reads (running statistics updated in
+        eval mode): two copies of ``pristine`` give the same output, and a second call on one of
+        them another. The array attributes that call changed (a local layer; [] for a sandboxed
+        one, whose attributes stay in its child), or None (random, or no copy to be had)."""
+        if pristine is None:
+            return None
+        a = b = None
+
+        def run(o):
+            return np.asarray(self.fwd(o, self.inputs), dtype=np.float64)
+
+        try:
+            a, b = copy.deepcopy(pristine), copy.deepcopy(pristine)
+            before = _array_attrs(a)
+            Ya, Yb = run(a), run(b)
+            after = _array_attrs(a)
+            Ya2 = run(a)
+            if not _exact(Ya, Yb) or _exact(Ya, Ya2):
+                return None
+            changed = [k for k, v in before.items() if k in after and not _exact(v, after[k])]
+            return [k for k in changed if _reads_itself(pristine, run, k)]
+        except Exception:  # noqa: BLE001 - an uncopyable layer: the non-deterministic finding stands
+            return None
+        finally:
+            _release(a, b)
 
     def backward(self):
         """Input unchanged, gradient shapes and dtypes, finite values, grads written: dY, or None

@@ -81,6 +81,18 @@ def test_correct_counterparts_pass(key):
                                              "(statistics over axis=(0, 2, 3)), but the mean and variance terms "
                                              "are 16 times their right size", "the means divide by N where the "
                                              "statistics are over 32 values"]),
+        # session 8: the mean term alone with the wrong count, named with the count (T2's remainder)
+        ("norm.py::BatchNormMeanTermCount", ["the mean term (the one with dxhat's mean) is 1.2 times its right "
+                                             "size, the variance term right", "the mean term divides by N-1 "
+                                             "where the statistics are over 6 values"]),
+        ("norm.py::SpatialBatchNormMeanTermN", ["the mean term (the one with dxhat's mean) is 16 times",
+                                                "the mean term divides by N where the statistics are over 32"]),
+        # T13: an eval forward that updates the running statistics is not called a random dropout mask
+        ("norm.py::BatchNormEvalUpdatesRunning", ["forward(X, training=False) changes the layer's state",
+                                                  "so the forward is not random",
+                                                  "(self.running_mean, self.running_var)",
+                                                  "running statistics updated in eval mode",
+                                                  "update running_mean and running_var only when training=True"]),
         ("norm.py::BatchNormUnbiasedVar", ["the variance term has (N-1)/N of its weight",
                                            "var(ddof=1) divides by N-1"]),
         ("activations.py::TanhNoSquare", ["the square is missing", "dX = dY * (1 - out**2)"]),

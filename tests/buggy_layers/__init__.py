@@ -96,6 +96,11 @@ EXPECTED = {
     "cs231n.py::bntestbatch": "eval-batch-statistics",
     # a class's eval mode with the batch's statistics: both readings in the sentence
     "norm.py::BatchNormEvalUsesBatch": "missing-mean-var-paths",
+    # session 8: an eval forward that updates the running statistics (T13; was "a dropout mask")
+    "norm.py::BatchNormEvalUpdatesRunning": "forward-changes-state",
+    # the mean term alone with a wrong count (T2's remainder; was "lacks the mean path")
+    "norm.py::BatchNormMeanTermCount": "wrong-stat-weights",
+    "norm.py::SpatialBatchNormMeanTermN": "wrong-stat-weights",
 }
 
 #: Bugs no signature names: each must FAIL with "wrong-values" (no known bug pattern), never a wrong name.
