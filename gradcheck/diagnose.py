@@ -199,6 +199,11 @@ DIAGNOSES: dict[str, Record] = {
         "while the forward is the identity: backward multiplies by the mask a training forward left "
         "behind", "set the mask in every forward (in eval mode: no mask, or ones) or remember the mode, "
         "and return dY in eval mode", _DROP),
+    "stale-mask-forward": Record(
+        "eval forward reuses the training mask", "forward(X, training=False) returns X itself on a "
+        "fresh layer, but X times a mask (entries {scale}) after a training forward: the eval forward "
+        "multiplies by the mask the training forward drew, so inference drops units", "in eval mode "
+        "return X (or set self.mask to ones) and draw a mask only when training=True", _DROP),
     "wrong-stat-weights": Record(
         "mean/variance path terms with wrong weights", "{t} has the gradient's paths through the "
         "{scope} mean and variance (statistics over {ax}), but {how}", "{fix}", _NORM),
@@ -1518,7 +1523,7 @@ def diagnose_layer(layer: Any, X: Any, *, mode: str = "fast", method: str = "cen
     V.require_methods(layer, owner, ("forward", "backward"), "manualprop layer")
     kw = dict(mode=mode, method=method, seed=seed, rtol=rtol, atol=atol, eps=eps, n_dirs=n_dirs,
               n_samples=n_samples)
-    diags, notes = [], []
+    diags, notes, identity = [], [], False
     for t in training_modes(layer, training):
         if t and diags:
             inputs = V.layer_inputs(X, np.random.default_rng([seed, 3]), owner)
@@ -1527,23 +1532,15 @@ def diagnose_layer(layer: Any, X: Any, *, mode: str = "fast", method: str = "cen
                 notes.append(SAME_IN_BOTH_MODES)
                 break
         d = _diagnose_mode(layer, X, owner, t, twin, reference, localize, upstream, kw)
+        identity = identity or not t and _identity_in_eval(layer, X, owner, kw["seed"])
         note = "" if t or training != "auto" else _eval_identity(layer, X, owner, d, kw["seed"])
         if note:  # a Dropout's eval forward: the identity; checked again after the training mode
             notes.append(note)
             continue
         diags.append(d)
-    noted = bool(notes) and notes[-1].startswith("eval mode: forward(X, training=False) returns X")
-    if (training == "auto" and diags and diags[-1].training and diags[-1].error is None
-            and (noted or _identity_in_eval(layer, X, owner, kw["seed"]))):
-        # the order of a training loop with validation: eval after training, on the same layer,
-        # whose backward may read what the training forward left (a stale dropout mask)
-        d = _diagnose_mode(layer, X, owner, False, twin, reference, localize, upstream, kw)
-        if d.error is None and d.result is not None and (noted or not d.passed):
-            if noted:
-                notes[-1] = EVAL_AFTER_TRAINING
-            else:
-                notes.append(EVAL_AFTER_TRAINING_TOO)
-            diags = [d] + [e for e in diags if e.training]
+    if identity and training in ("auto", False):  # a validation pass after a training step
+        diags = _eval_after_training(layer, X, owner, training, diags, notes, lambda: _diagnose_mode(
+            layer, X, owner, False, twin, reference, localize, upstream, kw), kw["seed"])
     for d in diags if len(diags) > 1 else ():
         d.name = f"{owner} [{mode_word(d.training)}]"
         if d.result is not None:
@@ -1570,6 +1567,65 @@ EVAL_AFTER_TRAINING_TOO = (
     "eval mode: forward(X, training=False) returns X itself; checked on a fresh layer it passed, "
     "and checked again after the training mode on the same layer (as a validation pass after a "
     "training step runs it) it failed: backward must not use what the training forward left")
+
+
+#: The note of --eval when eval mode, whose forward is the identity, was checked after a training
+#: forward on the same layer ({why}: what the check on a fresh layer gave).
+EVAL_AFTER_A_TRAINING_FORWARD = (
+    "eval mode: forward(X, training=False) returns X itself; {why}, so eval mode was checked after one "
+    "forward(X, training=True) on the same layer (not itself checked), as a validation pass after a "
+    "training step runs it: the eval forward and backward must not use what the training forward left")
+
+
+def _eval_after_training(layer, X, owner, training, diags, notes, check_eval, seed: int) -> list[Diagnosis]:
+    """Eval mode again after a training forward on the same layer, the order of a training loop with
+    validation, for a layer whose eval forward was the identity (a Dropout): a backward that reads the
+    mask the training forward left (stale-mask), or an eval forward that reuses it
+    (stale-mask-forward), fails there. ``training`` "auto": after the training mode's check, False
+    (--eval): after one training forward, not checked. ``check_eval()`` diagnoses eval mode; returns
+    the diagnoses to report (``notes`` gets what was done)."""
+    noted = bool(notes) and notes[-1].startswith("eval mode: forward(X, training=False) returns X")
+    if training is False:
+        inputs = V.layer_inputs(X, np.random.default_rng([seed, 3]), owner)
+        try:
+            layer.forward(*[x.copy() for x in inputs], training=True)
+        except Exception:  # noqa: BLE001 - no training forward to be had: the eval check stands
+            return diags
+    elif not (diags and diags[-1].training and diags[-1].error is None):
+        return diags
+    mask = _eval_mask(layer, X, owner, seed)
+    d = check_eval()
+    if d.error is not None or d.result is None:
+        return diags
+    if mask is not None:
+        d.findings.append(_find("stale-mask-forward", scale=mask))
+    fresh = next((e for e in diags if not e.training), None)
+    raised = noted or fresh is not None and fresh.error is not None
+    if mask is None and d.passed and not raised:
+        return diags
+    if training is False:
+        why = "backward after it on a fresh layer raised" if raised else "checked on a fresh layer it passed"
+        notes.append(EVAL_AFTER_A_TRAINING_FORWARD.format(why=why))
+    elif noted:
+        notes[-1] = EVAL_AFTER_TRAINING
+    else:
+        notes.append(EVAL_AFTER_TRAINING_TOO)
+    return [d] + [e for e in diags if e.training]
+
+
+def _eval_mask(layer, X, owner, seed: int) -> str | None:
+    """The scale of the mask an eval forward multiplies X by (``"2"``: entries 0 and 2), for a layer
+    whose eval forward was the identity before a training forward; None when it still is."""
+    inputs = V.layer_inputs(X, np.random.default_rng([seed, 3]), owner)
+    try:
+        Y = np.asarray(layer.forward(inputs[0].copy(), training=False), dtype=np.float64)
+    except Exception:  # noqa: BLE001 - the eval check says what is wrong
+        return None
+    if Y.shape != inputs[0].shape or np.array_equal(Y, inputs[0]):
+        return None
+    nz = inputs[0] != 0
+    r = np.unique(np.round(Y[nz] / inputs[0][nz], 12))
+    return ", ".join(f"{v:.6g}" for v in r[:4])
 
 
 def _eval_identity(layer, X, owner, d: Diagnosis, seed: int) -> str:
@@ -2029,6 +2085,20 @@ class _Probes:
             self.find(code, ts[0], ts=", ".join(ts), how="uses the cache of an earlier forward, "
                       f"not of the last one ({', '.join(ts)})")
 
+    def wrong_at(self, fwd, xs, got, G, keys, group) -> list[str]:
+        """The gradients (``["dX"]``) whose own directional derivative at the inputs ``xs`` disagrees
+        with ``got`` (backward's there): one direction per tensor of ``group``."""
+        rng = np.random.default_rng(self.rng.integers(2**32))
+        dd = _directional(fwd, xs, self.params, G, input_names=keys, groups=[[k] for k in group],
+                          n_dirs=1, rng=rng)
+        out = []
+        for k in group:
+            (u, d), = dd[(k,)]
+            term = float(np.sum(got["d" + k.lstrip("@")] * u[k]))
+            if not _agrees(term, d, np.array([term]), 1e-5):
+                out.append("d" + k.lstrip("@"))
+        return out
+
     def second_input(self, G) -> None:
         """Backward right at the check's input but wrong at another: state kept from earlier.
 
@@ -2042,7 +2112,7 @@ class _Probes:
         stale = ("stale-cache", "shared-cache", "stale-output")
         if not group or any(f.code in stale for f in self.diag.findings):
             return
-        fwd, agree = _f64(self.proxy, self.training), []
+        fwd, agree, wrong = _f64(self.proxy, self.training), [], []
         shapes = {"d" + k: p.shape for k, p in self.params.items()}
         shapes |= {"d" + n: x.shape for n, x in zip(self.names, self.inputs)}
         try:  # the check's input, two others, then the check's input again (state, or the input?)
@@ -2058,19 +2128,23 @@ class _Probes:
                                        n_dirs=1, rng=rng)[tuple(group)]
                 terms = np.array([np.sum(got["d" + k.lstrip("@")] * u[k]) for k in group])
                 agree.append(_agrees(float(terms.sum()), d, terms, 1e-5))
+                if len(agree) == 2 and not agree[1]:  # which tensors are wrong there, for the FAIL line
+                    wrong = self.wrong_at(fwd, xs, got, G, keys, group)
                 if not agree[0]:
                     break  # wrong at the check's input already: the numerical check names it
         except GradcheckError:  # the layer refuses another input (a check of its own): nothing said
             if _remote(self.layer) and self.layer.sandbox._dead:
                 raise  # a timeout or a crash: reported as what stopped the check
             return
+        t = ", ".join(wrong) if agree[:3] == [True, False, False] and wrong else None
+        which = f", {t} wrong there" if t else ""
         if agree == [True, False, False, False]:  # wrong at the first input too, once others ran
-            self.find("stale-cache", how="is right at the first input the layer saw but wrong at "
-                      "another one, and at the first input again after it: it uses state kept from "
-                      "an earlier call")
+            self.find("stale-cache", t, how="is right at the first input the layer saw but wrong at "
+                      f"another one{which}, and at the first input again after it: it uses state kept "
+                      "from an earlier call")
         elif agree == [True, False, False, True]:  # right again at the first: kept, or the input
-            self.find("stale-cache", how="is right at the first input the layer saw but wrong at "
-                      "another one (and right again at the first): it keeps that first input (a class "
+            self.find("stale-cache", t, how="is right at the first input the layer saw but wrong at "
+                      f"another one{which} (and right again at the first): it keeps that first input (a class "
                       "attribute, a global, a cache set only on the first call), or the bug shows for "
                       "some input values only (a threshold, a saturation shortcut, a kink handled "
                       "otherwise than in forward)")
