@@ -278,6 +278,8 @@ def _wrong_what(diag) -> str:
     kinds = {f.code for f in errs}
     if kinds <= {"stale-cache", "shared-cache"}:  # a probe's gradient at other inputs (sample mode too)
         return f"gradient mismatch in {', '.join(tensors)} (at another input; see the diagnosis)"
+    if kinds == {"sample-missed"}:
+        return f"gradient mismatch in {', '.join(tensors)} (outside the sampled entries; see the diagnosis)"
     what = ("shape" if kinds & {"wrong-shape", "transposed"} else "dtype" if kinds & {"float32", "dtype"}
             else "NaN or infinity" if "non-finite" in kinds else "result")
     return f"wrong {what} of {', '.join(tensors)}"

@@ -118,6 +118,11 @@ DIAGNOSES: dict[str, Record] = {
         "({ts} change when a second layer of the same class runs forward in between): the cache is "
         "shared, e.g. a class attribute or a global", "store it on self in forward"),
     "stale-cache": Record("stale cache", "backward {how}", _CACHE),
+    "sample-missed": Record(
+        "wrong outside the sampled entries", "the sampled entries of {t} match, but directional "
+        "derivatives of the whole of {t} at the check's input disagree with backward's (one along "
+        "all gradients, then one along {t} alone): entries the sample left out are wrong",
+        "run --mode full (mode='full' in Python) to see which entries", _NUM),
     "unstable-output": Record("unstable output", "the output changes shape or dtype under a small "
                               "perturbation of the input ({was} -> {now})"),
     "student-code": Record("the code raised", "{error}"),
@@ -199,6 +204,11 @@ DIAGNOSES: dict[str, Record] = {
         "while the forward is the identity: backward multiplies by the mask a training forward left "
         "behind", "set the mask in every forward (in eval mode: no mask, or ones) or remember the mode, "
         "and return dY in eval mode", _DROP),
+    "mask-scale": Record(
+        "dropout mask scaled differently in backward", "{t} is dY times a mask with entries 0 and {a} "
+        "while the forward multiplies X by a mask with entries 0 and {s}: {why}", "multiply dY by the "
+        "very mask forward used (in inverted dropout already divided by 1 - p): dX = dY * self.mask",
+        _DROP),
     "stale-mask-forward": Record(
         "eval forward reuses the training mask", "forward(X, training=False) returns X itself on a "
         "fresh layer, but X times a mask (entries {scale}) after a training forward: the eval forward "
@@ -1076,6 +1086,29 @@ def _context_signature(L: _Layer, t, key, m, n):
     return None
 
 
+def _mask_values(r) -> float | None:
+    """The one nonzero value of ``r`` when it holds zeros and that value (a mask), else None."""
+    vals = np.unique(np.round(r[np.abs(r) > 1e-12], 9))
+    return float(vals[0]) if r.size and (np.abs(r) <= 1e-12).any() and len(vals) == 1 else None
+
+
+def _mask_scale(L: _Layer, m) -> dict[str, str] | None:
+    """An inverted dropout whose backward multiplies dY by another mask scale than forward
+    multiplies X by (its 1/(1-p) missing in backward): the fields of ``mask-scale``, or None."""
+    X, Y, G = L.inputs[0], L.Y, L.G
+    if not (len(L.inputs) == 1 and X.shape == Y.shape == m.shape == G.shape) or not np.all(X != 0):
+        return None
+    nz = G != 0
+    s, a = _mask_values(Y / X), _mask_values(np.divide(m, G, out=np.zeros_like(m), where=nz)[nz])
+    # a forward mask of 0 and 1 is also a ReLU's: named only when the forward scales (inverted dropout)
+    if s is None or a is None or abs(s - 1) <= 1e-9 or abs(a - s) <= 1e-9 or not np.array_equal(
+            Y[nz] == 0, m[nz] == 0):
+        return None
+    why = ("the 1/(1-p) scale of the forward is missing in backward" if abs(a - 1) <= 1e-9 else
+           "the two scales differ")
+    return {"a": f"{a:.6g}", "s": f"{s:.6g}", "why": why}
+
+
 def _stale_mask(m, G):
     """The forward is the identity here (eval mode of a Dropout: dX must be dY) and dX is dY times
     a mask of zeros and one scale: backward multiplies by the mask a training forward left."""
@@ -1426,6 +1459,8 @@ def _tensor_signature(L: _Layer, t, m, n, c, res: CheckResult) -> Finding:
                   "misses one (range(N - 1), which runs no iteration when N = 1) leaves it zero, "
                   f"and so does a backward that never computes {t}; loop over range(N), and check "
                   "with a batch of at least 2")
+    if f is not None and f.code == "factor" and key == L.keys[0] and (g := _mask_scale(L, m)) is not None:
+        f = _find("mask-scale", t, **g)  # a constant factor that is a dropout's 1/(1-p)
     if f is not None:
         return f
     detectors = (lambda: _context_signature(L, t, key, m, n),
@@ -1702,6 +1737,8 @@ def _diagnose_mode(layer, X, owner, training, twin, reference, localize, upstrea
                 res.twin_note = RANDOM_TWIN
             if random_ref:
                 res.notes.append(RANDOM_REFERENCE)
+            if res.passed and res.mode == "sample" and probes.wrong_here:  # the sample missed them
+                diag.findings.append(_find("sample-missed", ", ".join(probes.wrong_here)))
             if res.failing_tensors:  # wrong at the check's input: the other-input probe's premise
                 diag.findings = [f for f in diag.findings if not (  # ("right at the check's input") is false
                     f.code == "stale-cache" and "right at the first input the layer saw" in f.message)]
@@ -1814,6 +1851,8 @@ class _Probes:
         self.params = V.layer_params(layer, owner)
         self.fcall = f"forward({', '.join(self.names)}, training={training})"
         self.proxy = _Proxy(layer)
+        #: the gradients whose directional derivatives at the check's input disagree (second_input)
+        self.wrong_here: list[str] = []
 
     def fwd(self, obj, xs):
         return V.call_student(obj.forward, *[x.copy() for x in xs], training=self.training,
@@ -2128,6 +2167,8 @@ class _Probes:
                                        n_dirs=1, rng=rng)[tuple(group)]
                 terms = np.array([np.sum(got["d" + k.lstrip("@")] * u[k]) for k in group])
                 agree.append(_agrees(float(terms.sum()), d, terms, 1e-5))
+                if agree == [False]:  # confirmed tensor by tensor: a sampled check may miss them
+                    self.wrong_here = self.wrong_at(fwd, xs, got, G, keys, group)
                 if len(agree) == 2 and not agree[1]:  # which tensors are wrong there, for the FAIL line
                     wrong = self.wrong_at(fwd, xs, got, G, keys, group)
                 if not agree[0]:

@@ -93,6 +93,14 @@ def test_correct_counterparts_pass(key):
                                                   "(self.running_mean, self.running_var)",
                                                   "running statistics updated in eval mode",
                                                   "update running_mean and running_var only when training=True"]),
+        # a Dropout after a training step (T12), with training=False alone
+        ("activations.py::DropoutEvalNoMask", ["dX is dY times a mask (entries 0 and 2) while the forward is the "
+                                               "identity", "return dY in eval mode"]),
+        ("activations.py::DropoutEvalReusesMask", ["returns X itself on a fresh layer, but X times a mask (entries "
+                                                   "0, 2) after a training forward", "so inference drops units"]),
+        ("activations.py::DropoutNoScale", ["dX is dY times a mask with entries 0 and 1 while the forward multiplies "
+                                            "X by a mask with entries 0 and 2", "the 1/(1-p) scale of the forward "
+                                            "is missing in backward", "dX = dY * self.mask"]),
         ("norm.py::BatchNormUnbiasedVar", ["the variance term has (N-1)/N of its weight",
                                            "var(ddof=1) divides by N-1"]),
         ("activations.py::TanhNoSquare", ["the square is missing", "dX = dY * (1 - out**2)"]),
@@ -189,3 +197,9 @@ def test_batch_of_two_overwriting_loop_is_last_sample_only():
     """With N = 2, "the last sample only" and "the first sample missing" coincide: the loop hint wins."""
     layer, _, _ = load("linear.py::LinearLoopOverwrites")
     assert diagnose_layer(layer, (2, 4)).codes == ["last-sample-only"]
+
+
+def test_a_dropout_wrong_in_both_modes_is_named_in_both():
+    d = diagnose("activations.py::DropoutNoScaleBothModes")
+    assert d.codes == ["stale-mask"] and d.name.endswith("[eval]"), d.report()
+    assert [o.codes for o in d.other_modes] == [["mask-scale"]], d.report()
