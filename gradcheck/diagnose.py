@@ -207,7 +207,8 @@ DIAGNOSES: dict[str, Record] = {
     "mask-scale": Record(
         "dropout mask scaled differently in backward", "{t} is dY times a mask with entries 0 and {a} "
         "while the forward multiplies X by a mask with entries 0 and {s}: {why}", "multiply dY by the "
-        "very mask forward used (in inverted dropout already divided by 1 - p): dX = dY * self.mask",
+        "very mask forward used, its scale included (the mask divided by the keep probability in "
+        "forward: dX = dY * self.mask)",
         _DROP),
     "stale-mask-forward": Record(
         "eval forward reuses the training mask", "forward(X, training=False) returns X itself on a "
@@ -1104,8 +1105,8 @@ def _mask_scale(L: _Layer, m) -> dict[str, str] | None:
     if s is None or a is None or abs(s - 1) <= 1e-9 or abs(a - s) <= 1e-9 or not np.array_equal(
             Y[nz] == 0, m[nz] == 0):
         return None
-    why = ("the 1/(1-p) scale of the forward is missing in backward" if abs(a - 1) <= 1e-9 else
-           "the two scales differ")
+    why = (f"the forward's scale {s:.6g} (1 / the keep probability) is missing in backward"
+           if abs(a - 1) <= 1e-9 else "the two scales differ")
     return {"a": f"{a:.6g}", "s": f"{s:.6g}", "why": why}
 
 

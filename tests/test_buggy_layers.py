@@ -99,8 +99,8 @@ def test_correct_counterparts_pass(key):
         ("activations.py::DropoutEvalReusesMask", ["returns X itself on a fresh layer, but X times a mask (entries "
                                                    "0, 2) after a training forward", "so inference drops units"]),
         ("activations.py::DropoutNoScale", ["dX is dY times a mask with entries 0 and 1 while the forward multiplies "
-                                            "X by a mask with entries 0 and 2", "the 1/(1-p) scale of the forward "
-                                            "is missing in backward", "dX = dY * self.mask"]),
+                                            "X by a mask with entries 0 and 2", "the forward's scale 2 (1 / the keep "
+                                            "probability) is missing in backward", "dX = dY * self.mask"]),
         ("norm.py::BatchNormUnbiasedVar", ["the variance term has (N-1)/N of its weight",
                                            "var(ddof=1) divides by N-1"]),
         ("activations.py::TanhNoSquare", ["the square is missing", "dX = dY * (1 - out**2)"]),

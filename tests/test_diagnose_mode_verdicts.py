@@ -35,8 +35,8 @@ def test_every_failing_mode_has_its_fail_line_and_diagnosis(capsys):
     assert ("FAIL: DropoutNoScaleBothModes [eval]: gradient mismatch in dX. diagnosis: dX is dY times a mask "
             "(entries 0 and 1) while the forward is the identity") in text
     assert ("FAIL: DropoutNoScaleBothModes [training]: gradient mismatch in dX. diagnosis: dX is dY times a mask "
-            "with entries 0 and 1 while the forward multiplies X by a mask with entries 0 and 2: the 1/(1-p) "
-            "scale of the forward is missing in backward") in text
+            "with entries 0 and 1 while the forward multiplies X by a mask with entries 0 and 2: the forward's "
+            "scale 2 (1 / the keep probability) is missing in backward") in text
     assert "dX = dY * self.mask" in text
 
 
