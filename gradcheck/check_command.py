@@ -153,20 +153,21 @@ def _report(args, layer, diag, cname: str, color: bool, jacobian, unchecked) -> 
         print(colorize(f"\nPASS: {cname}: {what} {within}{left}{sampled}.", color))
         return EXIT_PASS
     if res is not None and res.failing_tensors:
-        kind = {r.tensor: r.kind for r in res.records}
-        shown = ", ".join(f"{t} (forward)" if kind.get(t) == "forward" else t for t in res.failing_tensors)
-        print(colorize(f"\nFAIL: {diag.name}: gradient mismatch in {shown}.", color))
-    sentence = diag.sentence()
-    prefix = f"FAIL: {diag.name}: "
-    said = sentence[len(prefix):] if sentence.startswith(prefix) else sentence
+        print(colorize(f"\nFAIL: {diag.name}: {_mismatch(res)}.", color))
+    said = diag.sentence().removeprefix(f"FAIL: {diag.name}: ")
     failing = res is not None and res.failing_tensors
     if not failing and (diag.error is None or diag.error.exit_code == EXIT_MISMATCH):
         # a wrong result (shape, dtype, NaN) the diagnosis explains: one FAIL line, exit 1
-        print(colorize(f"\nFAIL: {cname}: {_wrong_what(diag)}.", color))
+        print(colorize(f"\nFAIL: {diag.name}: {_wrong_what(diag)}.", color))
     if diag.error is None or str(diag.error) not in said or diag.error.exit_code == EXIT_MISMATCH:
         print(colorize(V.wrap("diagnosis: " + said), color))
     for line in shared_memory_lines(getattr(layer, "protocol", None) or {}, res):
         print(colorize(V.wrap(line), color))
+    for d in diag.other_modes:  # every mode checked has its verdict (a Dropout wrong in both modes)
+        if not d.passed and d.error is None:
+            what = _mismatch(d.result) if d.result is not None and d.result.failing_tensors else _wrong_what(d)
+            print(colorize(f"\nFAIL: {d.name}: {what}.", color))
+            print(colorize(V.wrap("diagnosis: " + d.sentence().removeprefix(f"FAIL: {d.name}: ")), color))
     if diag.error is not None:
         if diag.error.exit_code != EXIT_MISMATCH:  # the diagnosis above has said a wrong result already
             print(V.wrap(f"gradcheck: the checked code failed (exit {diag.error.exit_code}): {diag.error}"),
@@ -263,13 +264,25 @@ def _random_lines(diag, twin, reference: str | None) -> list[str]:
     return lines
 
 
+def _mismatch(res) -> str:
+    """``"gradient mismatch in dX, Y (forward)"``: the FAIL line of a check with failing tensors."""
+    kind = {r.tensor: r.kind for r in res.records}
+    return "gradient mismatch in " + ", ".join(f"{t} (forward)" if kind.get(t) == "forward" else t
+                                               for t in res.failing_tensors)
+
+
 def _wrong_what(diag) -> str:
     """``"wrong dW (shape, dtype or value)"``: what the FAIL line of a wrong-result error names."""
-    tensors = list(dict.fromkeys(f.tensor for f in diag.findings if f.severity == "error" and f.tensor))
-    if not tensors:
-        return "a wrong result (see the diagnosis)"
-    kinds = {f.code for f in diag.findings if f.severity == "error"}
-    rounded = any("values rounded to" in f.message for f in diag.findings if f.code == "float32")
+    errs = [f for f in diag.findings if f.severity == "error"]
+    tensors = list(dict.fromkeys(f.tensor for f in errs if f.tensor))
+    if not tensors:  # what stopped the check before any gradient was compared (a random forward)
+        return f"{errs[0].name} (see the diagnosis)" if errs else "a wrong result (see the diagnosis)"
+    kinds = {f.code for f in errs}
+    if kinds <= {"stale-cache", "shared-cache"}:  # a probe's gradient at other inputs (sample mode too)
+        return f"gradient mismatch in {', '.join(tensors)} (at another input; see the diagnosis)"
+    if kinds == {"sample-missed"}:
+        return f"gradient mismatch in {', '.join(tensors)} (outside the sampled entries; see the diagnosis)"
+    rounded = any("values rounded to" in f.message for f in errs if f.code == "float32")
     what = ("shape" if kinds & {"wrong-shape", "transposed"} else "precision" if rounded
             else "dtype" if kinds & {"float32", "dtype"}
             else "NaN or infinity" if "non-finite" in kinds else "result")

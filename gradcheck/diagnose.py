@@ -72,6 +72,11 @@ DIAGNOSES: dict[str, Record] = {
         "random forward", "the forward is non-deterministic: two calls with the same input differ "
         "by up to {diff:.3g}, so finite differences are meaningless (a dropout mask drawn afresh "
         "per call?)", "{advice}", _DROP),
+    "forward-changes-state": Record(
+        "forward changes the layer's state", "forward(X, training={training}) changes the layer's state: "
+        "two calls with the same input differ by up to {diff:.3g}, yet a copy of the layer taken "
+        "before the first call gives that call's output again, so the forward is not random: each "
+        "call updates state{attrs} that the next call reads{why}", "{fix}", _NORM),
     "held-mask": Record("mask held", "{random}the mask was held fixed with fix_mask(True) on "
                         "{fixed} for the check"),
     "rewound-rng": Record("generator rewound", "{random}its random generator ({what}) was rewound "
@@ -113,6 +118,11 @@ DIAGNOSES: dict[str, Record] = {
         "({ts} change when a second layer of the same class runs forward in between): the cache is "
         "shared, e.g. a class attribute or a global", "store it on self in forward"),
     "stale-cache": Record("stale cache", "backward {how}", _CACHE),
+    "sample-missed": Record(
+        "wrong outside the sampled entries", "the sampled entries of {t} match, but directional "
+        "derivatives of the whole of {t} at the check's input disagree with backward's (one along "
+        "all gradients, then one along {t} alone): entries the sample left out are wrong",
+        "run --mode full (mode='full' in Python) to see which entries", _NUM),
     "unstable-output": Record("unstable output", "the output changes shape or dtype under a small "
                               "perturbation of the input ({was} -> {now})"),
     "student-code": Record("the code raised", "{error}"),
@@ -194,6 +204,17 @@ DIAGNOSES: dict[str, Record] = {
         "while the forward is the identity: backward multiplies by the mask a training forward left "
         "behind", "set the mask in every forward (in eval mode: no mask, or ones) or remember the mode, "
         "and return dY in eval mode", _DROP),
+    "mask-scale": Record(
+        "dropout mask scaled differently in backward", "{t} is dY times a mask with entries 0 and {a} "
+        "while the forward multiplies X by a mask with entries 0 and {s}: {why}", "multiply dY by the "
+        "very mask forward used, its scale included (the mask divided by the keep probability in "
+        "forward: dX = dY * self.mask)",
+        _DROP),
+    "stale-mask-forward": Record(
+        "eval forward reuses the training mask", "forward(X, training=False) returns X itself on a "
+        "fresh layer, but X times a mask (entries {scale}) after a training forward: the eval forward "
+        "multiplies by the mask the training forward drew, so inference drops units", "in eval mode "
+        "return X (or set self.mask to ones) and draw a mask only when training=True", _DROP),
     "wrong-stat-weights": Record(
         "mean/variance path terms with wrong weights", "{t} has the gradient's paths through the "
         "{scope} mean and variance (statistics over {ax}), but {how}", "{fix}", _NORM),
@@ -965,7 +986,8 @@ def _path_weights(m, n, G, xh, mean, tol):
         if den <= 1e-12 * max(float(np.sum(n * n)), 1e-300):
             return None
         c = 1.0 - float(np.sum(obs * miss)) / den
-        if not close(obs, (1.0 - c) * miss, 1e-2, 1e-9 * np.abs(n).max()):
+        # a right term leaves obs at the finite differences' noise (xhat here has no eps)
+        if not close(obs, (1.0 - c) * miss, 1e-2, max(1e-9 * np.abs(n).max(), tol * np.abs(miss).max())):
             return None  # not one factor over the groups
         coef.append(c)
     return tuple(coef)
@@ -983,18 +1005,28 @@ def _wrong_weights(c_mean, c_var, count, axes, X):
                 f"count the variance's {count} values differently (var(ddof=1) divides by N-1, "
                 "var() and the backward formula by N)", "use the same count in both: var(ddof=0) "
                 "in forward with the formula's means, or carry N-1 into the backward's variance term")
+    fix = (f"each mean over axis={axes} divides by the number of values it averages, {count} "
+           "(N*H*W for an (N, C, H, W) input)")
     if near(c_mean, c_var):
         k = (c_mean + c_var) / 2
-        hint = ""
-        for name, size in (("N", X.shape[0]), ("H*W", int(np.prod(X.shape[2:])) if X.ndim == 4 else 0)):
-            if size > 1 and near(count / k, size):
-                hint = (f"; {count} / {k:.4g} = {size}: the means divide by {name} where the statistics "
-                        f"are over {count} values")
-        return (f"the mean and variance terms are {k:.4g} times their right size{hint}",
-                f"each mean over axis={axes} divides by the number of values it averages, {count} "
-                "(N*H*W for an (N, C, H, W) input)")
+        return f"the mean and variance terms are {k:.4g} times their right size{_count_hint(k, count, X, 's')}", fix
+    if near(c_var, 1):  # the mean term alone with another count
+        return (f"the mean term (the one with dxhat's mean) is {c_mean:.4g} times its right size, the "
+                f"variance term right{_count_hint(c_mean, count, X, ' term')}", fix)
     return (f"the mean term has {c_mean:.4g} and the variance term {c_var:.4g} times its right weight",
             "compare each term with the formula, with its count")
+
+
+def _count_hint(k: float, count: int, X, what: str) -> str:
+    """``"; 32 / 16 = 2: the means divide by N ..."``: the count a statistics' term ``k`` times too
+    large divides by (N, H*W or N-1 for ``count`` values), or "" when it is none of them."""
+    sizes = (("N", X.shape[0]), ("H*W", int(np.prod(X.shape[2:])) if X.ndim == 4 else 0), ("N-1", count - 1))
+    for name, size in sizes:
+        if size > 1 and abs(count / k - size) <= 2e-2 * size:
+            verb = "divide" if what == "s" else "divides"
+            return (f"; {count} / {k:.4g} = {size}: the mean{what} {verb} by {name} where the statistics "
+                    f"are over {count} values")
+    return ""
 
 
 def _norm_signature(m, n, X, tol=1e-3, G=None):
@@ -1068,6 +1100,29 @@ def _context_signature(L: _Layer, t, key, m, n):
         return ("activation-applied-twice", {}) if is_input else (
             "cached-output", {"how": "is the gradient the layer would have at its output Y"})
     return None
+
+
+def _mask_values(r) -> float | None:
+    """The one nonzero value of ``r`` when it holds zeros and that value (a mask), else None."""
+    vals = np.unique(np.round(r[np.abs(r) > 1e-12], 9))
+    return float(vals[0]) if r.size and (np.abs(r) <= 1e-12).any() and len(vals) == 1 else None
+
+
+def _mask_scale(L: _Layer, m) -> dict[str, str] | None:
+    """An inverted dropout whose backward multiplies dY by another mask scale than forward
+    multiplies X by (its 1/(1-p) missing in backward): the fields of ``mask-scale``, or None."""
+    X, Y, G = L.inputs[0], L.Y, L.G
+    if not (len(L.inputs) == 1 and X.shape == Y.shape == m.shape == G.shape) or not np.all(X != 0):
+        return None
+    nz = G != 0
+    s, a = _mask_values(Y / X), _mask_values(np.divide(m, G, out=np.zeros_like(m), where=nz)[nz])
+    # a forward mask of 0 and 1 is also a ReLU's: named only when the forward scales (inverted dropout)
+    if s is None or a is None or abs(s - 1) <= 1e-9 or abs(a - s) <= 1e-9 or not np.array_equal(
+            Y[nz] == 0, m[nz] == 0):
+        return None
+    why = (f"the forward's scale {s:.6g} (1 / the keep probability) is missing in backward"
+           if abs(a - 1) <= 1e-9 else "the two scales differ")
+    return {"a": f"{a:.6g}", "s": f"{s:.6g}", "why": why}
 
 
 def _stale_mask(m, G):
@@ -1438,6 +1493,8 @@ def _tensor_signature(L: _Layer, t, m, n, c, res: CheckResult) -> Finding:
                   "misses one (range(N - 1), which runs no iteration when N = 1) leaves it zero, "
                   f"and so does a backward that never computes {t}; loop over range(N), and check "
                   "with a batch of at least 2")
+    if f is not None and f.code == "factor" and key == L.keys[0] and (g := _mask_scale(L, m)) is not None:
+        f = _find("mask-scale", t, **g)  # a constant factor that is a dropout's 1/(1-p)
     if f is not None:
         return f
     detectors = (lambda: _context_signature(L, t, key, m, n),
@@ -1536,7 +1593,7 @@ def diagnose_layer(layer: Any, X: Any, *, mode: str = "fast", method: str = "cen
     V.require_methods(layer, owner, ("forward", "backward"), "manualprop layer")
     kw = dict(mode=mode, method=method, seed=seed, rtol=rtol, atol=atol, eps=eps, n_dirs=n_dirs,
               n_samples=n_samples)
-    diags, notes = [], []
+    diags, notes, identity = [], [], False
     for t in training_modes(layer, training):
         if t and diags:
             inputs = V.layer_inputs(X, np.random.default_rng([seed, 3]), owner)
@@ -1545,23 +1602,15 @@ def diagnose_layer(layer: Any, X: Any, *, mode: str = "fast", method: str = "cen
                 notes.append(SAME_IN_BOTH_MODES)
                 break
         d = _diagnose_mode(layer, X, owner, t, twin, reference, localize, upstream, kw)
+        identity = identity or not t and _identity_in_eval(layer, X, owner, kw["seed"])
         note = "" if t or training != "auto" else _eval_identity(layer, X, owner, d, kw["seed"])
         if note:  # a Dropout's eval forward: the identity; checked again after the training mode
             notes.append(note)
             continue
         diags.append(d)
-    noted = bool(notes) and notes[-1].startswith("eval mode: forward(X, training=False) returns X")
-    if (training == "auto" and diags and diags[-1].training and diags[-1].error is None
-            and (noted or _identity_in_eval(layer, X, owner, kw["seed"]))):
-        # the order of a training loop with validation: eval after training, on the same layer,
-        # whose backward may read what the training forward left (a stale dropout mask)
-        d = _diagnose_mode(layer, X, owner, False, twin, reference, localize, upstream, kw)
-        if d.error is None and d.result is not None and (noted or not d.passed):
-            if noted:
-                notes[-1] = EVAL_AFTER_TRAINING
-            else:
-                notes.append(EVAL_AFTER_TRAINING_TOO)
-            diags = [d] + [e for e in diags if e.training]
+    if identity and training in ("auto", False):  # a validation pass after a training step
+        diags = _eval_after_training(layer, X, owner, training, diags, notes, lambda: _diagnose_mode(
+            layer, X, owner, False, twin, reference, localize, upstream, kw), kw["seed"])
     for d in diags if len(diags) > 1 else ():
         d.name = f"{owner} [{mode_word(d.training)}]"
         if d.result is not None:
@@ -1588,6 +1637,65 @@ EVAL_AFTER_TRAINING_TOO = (
     "eval mode: forward(X, training=False) returns X itself; checked on a fresh layer it passed, "
     "and checked again after the training mode on the same layer (as a validation pass after a "
     "training step runs it) it failed: backward must not use what the training forward left")
+
+
+#: The note of --eval when eval mode, whose forward is the identity, was checked after a training
+#: forward on the same layer ({why}: what the check on a fresh layer gave).
+EVAL_AFTER_A_TRAINING_FORWARD = (
+    "eval mode: forward(X, training=False) returns X itself; {why}, so eval mode was checked after one "
+    "forward(X, training=True) on the same layer (not itself checked), as a validation pass after a "
+    "training step runs it: the eval forward and backward must not use what the training forward left")
+
+
+def _eval_after_training(layer, X, owner, training, diags, notes, check_eval, seed: int) -> list[Diagnosis]:
+    """Eval mode again after a training forward on the same layer, the order of a training loop with
+    validation, for a layer whose eval forward was the identity (a Dropout): a backward that reads the
+    mask the training forward left (stale-mask), or an eval forward that reuses it
+    (stale-mask-forward), fails there. ``training`` "auto": after the training mode's check, False
+    (--eval): after one training forward, not checked. ``check_eval()`` diagnoses eval mode; returns
+    the diagnoses to report (``notes`` gets what was done)."""
+    noted = bool(notes) and notes[-1].startswith("eval mode: forward(X, training=False) returns X")
+    if training is False:
+        inputs = V.layer_inputs(X, np.random.default_rng([seed, 3]), owner)
+        try:
+            layer.forward(*[x.copy() for x in inputs], training=True)
+        except Exception:  # noqa: BLE001 - no training forward to be had: the eval check stands
+            return diags
+    elif not (diags and diags[-1].training and diags[-1].error is None):
+        return diags
+    mask = _eval_mask(layer, X, owner, seed)
+    d = check_eval()
+    if d.error is not None or d.result is None:
+        return diags
+    if mask is not None:
+        d.findings.append(_find("stale-mask-forward", scale=mask))
+    fresh = next((e for e in diags if not e.training), None)
+    raised = noted or fresh is not None and fresh.error is not None
+    if mask is None and d.passed and not raised:
+        return diags
+    if training is False:
+        why = "backward after it on a fresh layer raised" if raised else "checked on a fresh layer it passed"
+        notes.append(EVAL_AFTER_A_TRAINING_FORWARD.format(why=why))
+    elif noted:
+        notes[-1] = EVAL_AFTER_TRAINING
+    else:
+        notes.append(EVAL_AFTER_TRAINING_TOO)
+    return [d] + [e for e in diags if e.training]
+
+
+def _eval_mask(layer, X, owner, seed: int) -> str | None:
+    """The scale of the mask an eval forward multiplies X by (``"2"``: entries 0 and 2), for a layer
+    whose eval forward was the identity before a training forward; None when it still is."""
+    inputs = V.layer_inputs(X, np.random.default_rng([seed, 3]), owner)
+    try:
+        Y = np.asarray(layer.forward(inputs[0].copy(), training=False), dtype=np.float64)
+    except Exception:  # noqa: BLE001 - the eval check says what is wrong
+        return None
+    if Y.shape != inputs[0].shape or np.array_equal(Y, inputs[0]):
+        return None
+    nz = inputs[0] != 0
+    r = np.unique(np.round(Y[nz] / inputs[0][nz], 12))
+    return ", ".join(f"{v:.6g}" for v in r[:4])
 
 
 def _eval_identity(layer, X, owner, d: Diagnosis, seed: int) -> str:
@@ -1618,7 +1726,7 @@ def _identity_in_eval(layer, X, owner, seed: int) -> bool:
 
 #: Findings that stop the diagnosis before the numerical check (it would only repeat them, or be
 #: meaningless).
-_STOP = {"non-deterministic", "stale-output", "not-summed", "wrong-shape", "non-finite",
+_STOP = {"non-deterministic", "forward-changes-state", "stale-output", "not-summed", "wrong-shape", "non-finite",
          "wrong-order"}
 
 
@@ -1664,6 +1772,8 @@ def _diagnose_mode(layer, X, owner, training, twin, reference, localize, upstrea
                 res.twin_note = RANDOM_TWIN
             if random_ref:
                 res.notes.append(RANDOM_REFERENCE)
+            if res.passed and res.mode == "sample" and probes.wrong_here:  # the sample missed them
+                diag.findings.append(_find("sample-missed", ", ".join(probes.wrong_here)))
             if res.failing_tensors:  # wrong at the check's input: the other-input probe's premise
                 diag.findings = [f for f in diag.findings if not (  # ("right at the check's input") is false
                     f.code == "stale-cache" and "right at the first input the layer saw" in f.message)]
@@ -1727,6 +1837,40 @@ def _release(*objs) -> None:
             o.release()
 
 
+def _array_attrs(obj: Any) -> dict[str, np.ndarray]:
+    """Copies of the public float array attributes of a local object ({} for a sandboxed layer)."""
+    if _remote(obj):
+        return {}
+    return {k: np.array(v, copy=True) for k, v in vars(obj).items()
+            if not k.startswith("_") and isinstance(v, np.ndarray) and v.dtype.kind == "f"}
+
+
+def _reads_itself(pristine: Any, run, name: str) -> bool:
+    """Whether the value forward leaves in the attribute ``name`` depends on the one it found there
+    (a running statistic: new = m * old + ...), not a cache every forward overwrites: two copies of
+    ``pristine``, one with ``name`` moved by 1, run forward (``run``) and are compared."""
+    a, b = copy.deepcopy(pristine), copy.deepcopy(pristine)
+    setattr(b, name, getattr(b, name) + 1.0)
+    run(a), run(b)
+    return not _exact(getattr(a, name), getattr(b, name))
+
+
+def _state_fields(training: bool, diff: float, changed: list[str]) -> dict[str, Any]:
+    """The fields of the ``forward-changes-state`` finding: the mode, the attributes changed, why, the fix."""
+    attrs = f" ({', '.join('self.' + k for k in changed)})" if changed else ""
+    if training:
+        return {"mode": "training", "training": True, "diff": diff, "attrs": attrs,
+                "why": " (running statistics updated and then used in the training forward?)",
+                "fix": "compute the training output from this call's input alone (the batch's own "
+                       "statistics); what forward updates for later (running statistics) must not "
+                       "feed this call's output"}
+    return {"mode": "eval", "training": False, "diff": diff, "attrs": attrs,
+            "why": ": running statistics updated in eval mode (an eval forward must leave the layer "
+                   "as it is)",
+            "fix": "update running_mean and running_var only when training=True; in eval mode "
+                   "normalise with them and leave them unchanged"}
+
+
 #: An unwritten grads entry is filled with this before the first backward (found: never written).
 _SENTINEL = 7.25
 
@@ -1742,6 +1886,8 @@ class _Probes:
         self.params = V.layer_params(layer, owner)
         self.fcall = f"forward({', '.join(self.names)}, training={training})"
         self.proxy = _Proxy(layer)
+        #: the gradients whose directional derivatives at the check's input disagree (second_input)
+        self.wrong_here: list[str] = []
 
     def fwd(self, obj, xs):
         return V.call_student(obj.forward, *[x.copy() for x in xs], training=self.training,
@@ -1785,7 +1931,7 @@ class _Probes:
 
     def run(self, pristine=None):
         """Every probe, in order; the proxy the numerical check should call."""
-        if self.determinism():
+        if self.determinism(pristine):
             return self.proxy
         G = self.backward()
         if G is None:
@@ -1800,9 +1946,11 @@ class _Probes:
                    was=was, now=now)
         return self.proxy
 
-    def determinism(self) -> bool:
+    def determinism(self, pristine=None) -> bool:
         """Three forwards (a random mask repeats by chance with probability 2**-size per pair),
-        then the float32 stop; True: stop."""
+        then the float32 stop; True: stop. Calls that differ and cannot be held are a random
+        forward, or one that changes the state it reads (:meth:`state_change` on ``pristine``,
+        the layer as it was before the first call)."""
         layer, inputs = self.layer, self.inputs
         Y1 = self.fwd(layer, inputs)
         # None, an integer array, NaN: the canonical one-paragraph error (exit 3)
@@ -1818,8 +1966,10 @@ class _Probes:
             if ok := (held := _hold(layer, lambda obj: self.fwd(obj, inputs))) is not None:
                 self.proxy, code, fields = held
                 self.find(code, severity="info", random=random, **fields)
-        self.probe(0, ok, "" if ok else f"two calls differ by up to {diff:.3g}",
-                   "non-deterministic", diff=diff, advice=_seed_advice(layer) if not ok else "")
+        code, fields = "non-deterministic", {"diff": diff, "advice": _seed_advice(layer) if not ok else ""}
+        if not ok and (changed := self.state_change(pristine)) is not None:
+            code, fields = "forward-changes-state", _state_fields(self.training, diff, changed)
+        self.probe(0, ok, "" if ok else f"two calls differ by up to {diff:.3g}", code, **fields)
         low = _low_precision(y_dtype, inputs)  # float32 Y for float64 inputs: cannot reach 1e-6
         if ok and low:
             self.probe(2, False, f"Y is {y_dtype}, expected float64", "float32", "Y",
@@ -1828,6 +1978,33 @@ class _Probes:
             self.probe(2, False, "Y's values are float32 numbers", "float32", "Y",
                        what="forward returns float64 values rounded to", dtype="float32")
         return not ok or low
+
+    def state_change(self, pristine) -> list[str] | None:
+        """A forward that is not random but changes state it reads (running statistics updated in
+        eval mode): two copies of ``pristine`` give the same output, and a second call on one of
+        them another. The array attributes that call changed (a local layer; [] for a sandboxed
+        one, whose attributes stay in its child), or None (random, or no copy to be had)."""
+        if pristine is None:
+            return None
+        a = b = None
+
+        def run(o):
+            return np.asarray(self.fwd(o, self.inputs), dtype=np.float64)
+
+        try:
+            a, b = copy.deepcopy(pristine), copy.deepcopy(pristine)
+            before = _array_attrs(a)
+            Ya, Yb = run(a), run(b)
+            after = _array_attrs(a)
+            Ya2 = run(a)
+            if not _exact(Ya, Yb) or _exact(Ya, Ya2):
+                return None
+            changed = [k for k, v in before.items() if k in after and not _exact(v, after[k])]
+            return [k for k in changed if _reads_itself(pristine, run, k)]
+        except Exception:  # noqa: BLE001 - an uncopyable layer: the non-deterministic finding stands
+            return None
+        finally:
+            _release(a, b)
 
     def backward(self):
         """Input unchanged, gradient shapes and dtypes, finite values, grads written: dY, or None
@@ -1985,6 +2162,20 @@ class _Probes:
             self.find(code, ts[0], ts=", ".join(ts), how="uses the cache of an earlier forward, "
                       f"not of the last one ({', '.join(ts)})")
 
+    def wrong_at(self, fwd, xs, got, G, keys, group) -> list[str]:
+        """The gradients (``["dX"]``) whose own directional derivative at the inputs ``xs`` disagrees
+        with ``got`` (backward's there): one direction per tensor of ``group``."""
+        rng = np.random.default_rng(self.rng.integers(2**32))
+        dd = _directional(fwd, xs, self.params, G, input_names=keys, groups=[[k] for k in group],
+                          n_dirs=1, rng=rng)
+        out = []
+        for k in group:
+            (u, d), = dd[(k,)]
+            term = float(np.sum(got["d" + k.lstrip("@")] * u[k]))
+            if not _agrees(term, d, np.array([term]), 1e-5):
+                out.append("d" + k.lstrip("@"))
+        return out
+
     def second_input(self, G) -> None:
         """Backward right at the check's input but wrong at another: state kept from earlier.
 
@@ -1998,7 +2189,7 @@ class _Probes:
         stale = ("stale-cache", "shared-cache", "stale-output")
         if not group or any(f.code in stale for f in self.diag.findings):
             return
-        fwd, agree = _f64(self.proxy, self.training), []
+        fwd, agree, wrong = _f64(self.proxy, self.training), [], []
         shapes = {"d" + k: p.shape for k, p in self.params.items()}
         shapes |= {"d" + n: x.shape for n, x in zip(self.names, self.inputs)}
         try:  # the check's input, two others, then the check's input again (state, or the input?)
@@ -2014,19 +2205,25 @@ class _Probes:
                                        n_dirs=1, rng=rng)[tuple(group)]
                 terms = np.array([np.sum(got["d" + k.lstrip("@")] * u[k]) for k in group])
                 agree.append(_agrees(float(terms.sum()), d, terms, 1e-5))
+                if agree == [False]:  # confirmed tensor by tensor: a sampled check may miss them
+                    self.wrong_here = self.wrong_at(fwd, xs, got, G, keys, group)
+                if len(agree) == 2 and not agree[1]:  # which tensors are wrong there, for the FAIL line
+                    wrong = self.wrong_at(fwd, xs, got, G, keys, group)
                 if not agree[0]:
                     break  # wrong at the check's input already: the numerical check names it
         except GradcheckError:  # the layer refuses another input (a check of its own): nothing said
             if _remote(self.layer) and self.layer.sandbox._dead:
                 raise  # a timeout or a crash: reported as what stopped the check
             return
+        t = ", ".join(wrong) if agree[:3] == [True, False, False] and wrong else None
+        which = f", {t} wrong there" if t else ""
         if agree == [True, False, False, False]:  # wrong at the first input too, once others ran
-            self.find("stale-cache", how="is right at the first input the layer saw but wrong at "
-                      "another one, and at the first input again after it: it uses state kept from "
-                      "an earlier call")
+            self.find("stale-cache", t, how="is right at the first input the layer saw but wrong at "
+                      f"another one{which}, and at the first input again after it: it uses state kept "
+                      "from an earlier call")
         elif agree == [True, False, False, True]:  # right again at the first: kept, or the input
-            self.find("stale-cache", how="is right at the first input the layer saw but wrong at "
-                      "another one (and right again at the first): it keeps that first input (a class "
+            self.find("stale-cache", t, how="is right at the first input the layer saw but wrong at "
+                      f"another one{which} (and right again at the first): it keeps that first input (a class "
                       "attribute, a global, a cache set only on the first call), or the bug shows for "
                       "some input values only (a threshold, a saturation shortcut, a kink handled "
                       "otherwise than in forward)")

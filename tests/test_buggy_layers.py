@@ -81,6 +81,26 @@ def test_correct_counterparts_pass(key):
                                              "(statistics over axis=(0, 2, 3)), but the mean and variance terms "
                                              "are 16 times their right size", "the means divide by N where the "
                                              "statistics are over 32 values"]),
+        # session 8: the mean term alone with the wrong count, named with the count (T2's remainder)
+        ("norm.py::BatchNormMeanTermCount", ["the mean term (the one with dxhat's mean) is 1.2 times its right "
+                                             "size, the variance term right", "the mean term divides by N-1 "
+                                             "where the statistics are over 6 values"]),
+        ("norm.py::SpatialBatchNormMeanTermN", ["the mean term (the one with dxhat's mean) is 16 times",
+                                                "the mean term divides by N where the statistics are over 32"]),
+        # T13: an eval forward that updates the running statistics is not called a random dropout mask
+        ("norm.py::BatchNormEvalUpdatesRunning", ["forward(X, training=False) changes the layer's state",
+                                                  "so the forward is not random",
+                                                  "(self.running_mean, self.running_var)",
+                                                  "running statistics updated in eval mode",
+                                                  "update running_mean and running_var only when training=True"]),
+        # a Dropout after a training step (T12), with training=False alone
+        ("activations.py::DropoutEvalNoMask", ["dX is dY times a mask (entries 0 and 2) while the forward is the "
+                                               "identity", "return dY in eval mode"]),
+        ("activations.py::DropoutEvalReusesMask", ["returns X itself on a fresh layer, but X times a mask (entries "
+                                                   "0, 2) after a training forward", "so inference drops units"]),
+        ("activations.py::DropoutNoScale", ["dX is dY times a mask with entries 0 and 1 while the forward multiplies "
+                                            "X by a mask with entries 0 and 2", "the forward's scale 2 (1 / the keep "
+                                            "probability) is missing in backward", "dX = dY * self.mask"]),
         ("norm.py::BatchNormUnbiasedVar", ["the variance term has (N-1)/N of its weight",
                                            "var(ddof=1) divides by N-1"]),
         ("activations.py::TanhNoSquare", ["the square is missing", "dX = dY * (1 - out**2)"]),
@@ -177,3 +197,9 @@ def test_batch_of_two_overwriting_loop_is_last_sample_only():
     """With N = 2, "the last sample only" and "the first sample missing" coincide: the loop hint wins."""
     layer, _, _ = load("linear.py::LinearLoopOverwrites")
     assert diagnose_layer(layer, (2, 4)).codes == ["last-sample-only"]
+
+
+def test_a_dropout_wrong_in_both_modes_is_named_in_both():
+    d = diagnose("activations.py::DropoutNoScaleBothModes")
+    assert d.codes == ["stale-mask"] and d.name.endswith("[eval]"), d.report()
+    assert [o.codes for o in d.other_modes] == [["mask-scale"]], d.report()

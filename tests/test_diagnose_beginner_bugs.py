@@ -380,7 +380,7 @@ def test_cli_cs231n_dropout_is_told_to_seed_dropout_param(tmp_path):
     assert "fix_mask" not in text
     init["dropout_param"]["seed"] = 0  # as advised: the check runs and names the bug
     p = run("check", "csdrop.py::dropout", "--input-shape", "8,5", "--init", json.dumps(init), cwd=tmp_path)
-    assert p.returncode == 1 and "half the true value (x0.5)" in flat(p.stdout), p.stdout + p.stderr
+    assert p.returncode == 1 and "the forward's scale 2 (1 / the keep probability) is missing in backward" in flat(p.stdout), p.stdout + p.stderr
 
 
 def test_cli_cs231n_dropout_on_the_global_generator_is_rewound(tmp_path):
@@ -390,7 +390,8 @@ def test_cli_cs231n_dropout_on_the_global_generator_is_rewound(tmp_path):
     init = {"dropout_param": {"p": 0.5, "mode": "train"}}
     p = run("check", "csdrop.py::dropout", "--input-shape", "8,5", "--init", json.dumps(init), cwd=tmp_path)
     text = flat(p.stdout)
-    assert p.returncode == 1 and "half the true value (x0.5)" in text, p.stdout + p.stderr
+    assert p.returncode == 1, p.stdout + p.stderr
+    assert "the forward's scale 2 (1 / the keep probability) is missing in backward" in text, text
     assert "its random generator (numpy's global generator) was rewound before every forward" in text
 
 

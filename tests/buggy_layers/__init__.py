@@ -33,7 +33,7 @@ EXPECTED = {
     "activations.py::SigmoidNoDerivative": "missing-local-derivative",
     "activations.py::SigmoidSign": "wrong-sign",
     "activations.py::TanhTwice": "activation-applied-twice",
-    "activations.py::DropoutNoScale": "factor",
+    "activations.py::DropoutNoScale": "mask-scale",
     "activations.py::DropoutNoMask": "missing-local-derivative",
     "softmax.py::SoftmaxTwice": "activation-applied-twice",
     "softmax.py::CrossEntropyNoMean": "factor-batch",
@@ -97,6 +97,15 @@ EXPECTED = {
     # a class's eval mode with the batch's statistics: both readings in the sentence
     "norm.py::BatchNormEvalUsesBatch": "missing-mean-var-paths",
     "pool_embed_rnn.py::EmbeddingBufferedAdd": "repeated-index",
+    # session 8: an eval forward that updates the running statistics (T13; was "a dropout mask")
+    "norm.py::BatchNormEvalUpdatesRunning": "forward-changes-state",
+    # the mean term alone with a wrong count (T2's remainder; was "lacks the mean path")
+    "norm.py::BatchNormMeanTermCount": "wrong-stat-weights",
+    "norm.py::SpatialBatchNormMeanTermN": "wrong-stat-weights",
+    # a Dropout checked after a training step (T12), also with --eval alone; wrong in both modes
+    "activations.py::DropoutEvalNoMask": "stale-mask",
+    "activations.py::DropoutEvalReusesMask": "stale-mask-forward",
+    "activations.py::DropoutNoScaleBothModes": "stale-mask",
 }
 
 #: Bugs no signature names: each must FAIL with "wrong-values" (no known bug pattern), never a wrong name.
@@ -114,7 +123,7 @@ CORRECT = ["linear.py::LinearOutIn", "linear.py::LinearInOut", "activations.py::
            "pool_embed_rnn.py::RNNStep", "cs231n.py::batchnorm", "cs231n.py::conv", "cs231n.py::affine",
            "norm.py::BatchCenter", "norm.py::MeanCenter", "linear.py::Flatten", "linear.py::RowScale",
            "activations.py::PReLU", "pool_embed_rnn.py::MaxPoolOverlap",
-           "cs231n.py::bntest", "norm.py::SpatialBatchNormDirect"]
+           "cs231n.py::bntest", "norm.py::SpatialBatchNormDirect", "activations.py::DropoutModeAware"]
 
 
 def load(key: str):

@@ -167,3 +167,52 @@ class PReLU:
 class PReLUDalphaNoX(PReLU):
     def slope_term(self):
         return np.where(self.X > 0, 0.0, 1.0)  # BUG: the factor X is missing
+
+
+# Session 8: a Dropout after a training step (T12) and wrong in both modes
+
+
+class DropoutEvalNoMask(Dropout):
+    """The eval forward returns X and sets no mask; backward reads the training forward's."""
+
+    KWARGS = {"training": False}
+
+    def forward(self, X, training=False):
+        if not training:
+            return X  # BUG: self.mask stays the training forward's; backward multiplies by it
+        return super().forward(X, training)
+
+
+class DropoutEvalReusesMask(Dropout):
+    KWARGS = {}
+
+    def forward(self, X, training=False):
+        if training:
+            self.mask = (self.rng.random(X.shape) >= self.p) / (1 - self.p)
+        elif not hasattr(self, "mask"):
+            self.mask = np.ones_like(X)
+        return X * self.mask  # BUG: the eval forward reuses the training mask
+
+
+class DropoutNoScaleBothModes(DropoutEvalNoMask):
+    """Both modes wrong: the stale mask in eval, the missing 1 / (1 - p) in training."""
+
+    KWARGS = {}
+
+    def backward(self, dY):
+        return dY * (self.mask > 0)  # BUG
+
+
+class DropoutModeAware(Dropout):
+    """Correct: remembers the mode; its eval backward is dY whatever the training forward left."""
+
+    KWARGS = {"training": False}
+
+    def forward(self, X, training=False):
+        self.training = training
+        if not training:
+            return X
+        return super().forward(X, training)
+
+    def backward(self, dY):
+        return dY * self.mask if self.training else dY

@@ -260,3 +260,39 @@ class BatchNormEvalUsesBatch(BatchNorm1D):
         Y = super().forward(X, training=True)  # BUG: batch statistics in eval mode too
         self.training = training
         return Y
+
+
+class BatchNormEvalUpdatesRunning(BatchNorm1D):
+    """Eval mode normalises with the running statistics, but updates them first (tester 7's T13)."""
+
+    KWARGS = {"training": False}
+
+    def forward(self, X, training=False):
+        mu, var = X.mean(axis=0), X.var(axis=0)
+        self.running_mean = self.momentum * self.running_mean + (1 - self.momentum) * mu  # BUG: in eval too
+        self.running_var = self.momentum * self.running_var + (1 - self.momentum) * var
+        if not training:
+            mu, var = self.running_mean, self.running_var
+        self.training = training
+        self.xmu, self.istd = X - mu, 1 / np.sqrt(var + self.eps)
+        self.xhat = self.xmu * self.istd
+        return self.params["gamma"] * self.xhat + self.params["beta"]
+
+
+class BatchNormMeanTermCount(BatchNorm1D):
+    def dx_train(self, dxhat):
+        n = len(dxhat)
+        dvar = np.sum(dxhat * self.xmu, axis=0) * -0.5 * self.istd**3
+        dmu = np.sum(-dxhat * self.istd, axis=0) + dvar * np.mean(-2 * self.xmu, axis=0)
+        return dxhat * self.istd + dvar * 2 * self.xmu / n + dmu / (n - 1)  # BUG: the mean term's count
+
+
+class SpatialBatchNormMeanTermN(SpatialBatchNormDirect):
+    def backward(self, dY):
+        ax = (0, 2, 3)
+        self.grads["gamma"] = np.sum(dY * self.xhat, axis=ax)
+        self.grads["beta"] = np.sum(dY, axis=ax)
+        dxhat = dY * self.params["gamma"][:, None, None]
+        m, n = self.count(dY), dY.shape[0]
+        return self.istd * (dxhat - dxhat.sum(axis=ax, keepdims=True) / n  # BUG: the mean term over N, not N*H*W
+                            - self.xhat * (dxhat * self.xhat).sum(axis=ax, keepdims=True) / m)
