@@ -80,9 +80,12 @@ def _parse_shape(text: str) -> tuple[int, ...]:
     except ValueError:
         shape = ()
     if not shape or any(s <= 0 for s in shape):
+        bad = next((s for s in shape if s <= 0), None)
+        why = "" if bad is None else f" ({bad} is {'negative' if bad < 0 else 'an empty size'}: every size counts " \
+                                      "rows, features or positions, at least 1)"
         raise UsageError(paragraph(
             f"--input-shape must be comma-separated positive integers such as 8,5 "
-            f"(batch 8, 5 features); got {text!r}."))
+            f"(batch 8, 5 features); got {text!r}{why}."))
     return check_shape(shape, "--input-shape")
 
 

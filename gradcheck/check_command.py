@@ -151,9 +151,7 @@ def _report(args, layer, diag, cname: str, color: bool, jacobian, unchecked) -> 
         print(colorize(f"\nPASS: {cname}: {what} {within}{left}{sampled}.", color))
         return EXIT_PASS
     if res is not None and res.failing_tensors:
-        kind = {r.tensor: r.kind for r in res.records}
-        shown = ", ".join(f"{t} (forward)" if kind.get(t) == "forward" else t for t in res.failing_tensors)
-        print(colorize(f"\nFAIL: {diag.name}: gradient mismatch in {shown}.", color))
+        print(colorize(f"\nFAIL: {diag.name}: {res.mismatch()}.", color))
     sentence = diag.sentence()
     prefix = f"FAIL: {diag.name}: "
     said = sentence[len(prefix):] if sentence.startswith(prefix) else sentence
@@ -589,7 +587,7 @@ def run_check_loss(args, loss, label: str, init: dict[str, Any], shape) -> int:
         what = f"dL/{loss_gradient_name(loss)[1:]} matches within rtol={res.rtol:g}"
         print(colorize(f"\nPASS: {cname}: {what}, {res.atol_words()}.", color))
         return EXIT_PASS
-    print(colorize(f"\nFAIL: {cname}: gradient mismatch in {', '.join(res.failing_tensors)}.", color))
+    print(colorize(f"\nFAIL: {cname}: {res.mismatch()}.", color))
     if finding is not None:
         print(V.wrap(f"diagnosis: {finding.message}."))
     return EXIT_MISMATCH

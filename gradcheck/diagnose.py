@@ -343,9 +343,8 @@ class Diagnosis:
             return head + " ".join(list(dict.fromkeys(f.sentence() for f in errs))[:3])
         if self.error is not None:
             return head + str(self.error)
-        bad = ", ".join(self.result.failing_tensors) if self.result else "?"
-        return head + (f"gradient mismatch in {bad} (no known bug pattern; see the worst elements "
-                       "above).")
+        what = self.result.mismatch() if self.result else "gradient mismatch in ?"
+        return head + f"{what} (no known bug pattern; see the worst elements above)."
 
     def notes(self) -> list[str]:
         """The failed probes and the notes (warnings, what the checker did), as printed."""
