@@ -7,8 +7,9 @@ Protocols, in the order :func:`find` and :func:`adapt` try them: (1) **manualpro
 (2) **attribute style**: float array attributes used by forward (``self.W``) with a gradient
 attribute after backward (:data:`GRAD_NAMES`; without one, "seed style" weights with no gradient
 to check; arrays in dict, list and tuple attributes too, ``weights['W']`` with ``gradients['W']``,
-``Ws[1]`` with ``dWs[1]``: :func:`_container_arrays`, :class:`_Items`; an array without a gradient not
-named like a weight is a buffer, :func:`_split_buffers`); (3) **CS231n pair** ``NAME_forward(x, w, ..., **init) -> (out, cache)``,
+``Ws[1]`` with ``dWs[1]``: :func:`_container_arrays`, :class:`_Items`; a gradient under another name is
+found by structure, :func:`_by_structure`, ``g['W']`` for ``p['W']``, or named ambiguous; an array without a
+gradient not named like a weight is a buffer, :func:`_split_buffers`); (3) **CS231n pair** ``NAME_forward(x, w, ..., **init) -> (out, cache)``,
 ``NAME_backward(dout, cache) -> (dx, dw, ...)`` (also ``_naive``/``_fast``), every array argument
 an input; for a loss, a **CS231n loss function** ``NAME(x, y) -> (loss, dx)``. "Used by forward"
 is measured: each float array attribute is changed for one forward (:func:`_used_arrays`); buffers
