@@ -1,12 +1,9 @@
 """gradcheck: compare manual, tape and numerical gradients.
 
-:func:`check_layer`/:func:`check_loss` check one layer or loss three ways and return a
-:class:`CheckResult` (of :class:`TensorRecord` and :class:`Comparison`); :func:`diagnose_layer`,
-:func:`check_vjp` name gradient bugs (:mod:`gradcheck.diagnose`); :func:`function_pair` and
-:func:`loss_function` present CS231n functions as a layer and a loss; central differences in
-:mod:`gradcheck.numerical`; exceptions (each with an ``exit_code``) in :mod:`gradcheck.errors`.
-Submodules: ``plots``, ``train`` (manual vs tape on digits), ``zoo`` (every built-in layer),
-``cli``.
+:func:`check_layer`/:func:`check_loss` check one layer or loss three ways (a :class:`CheckResult`);
+:func:`diagnose_layer`, :func:`check_vjp` name gradient bugs; :func:`function_pair` and
+:func:`loss_function` present CS231n functions as a layer and a loss. Submodules: ``numerical``,
+``errors``, ``plots``, ``train``, ``zoo``, ``cli``.
 """
 
 from .check import CheckResult, Comparison, TensorRecord, check_layer, check_loss, relative_error
@@ -28,21 +25,16 @@ def function_pair(forward, backward, **params):
 
     Parameters
     ----------
-    forward : callable
-        ``forward(x, w, ..., **params) -> (out, cache)``; its array arguments are the layer's
-        inputs, in order (pass them to :func:`check_layer` as a list).
-    backward : callable
-        ``backward(dout, cache)`` -> one gradient per array argument, in order (a tuple for
-        several: ``(dx, dw, db)``).
+    forward, backward : callable
+        ``forward(x, w, ..., **params) -> (out, cache)``, its array arguments the layer's inputs in
+        order; ``backward(dout, cache)`` -> one gradient per array argument (``(dx, dw, db)``).
     **params
-        The non-array arguments (``conv_param={"stride": 1, "pad": 1}``, ``bn_param=...``),
-        deep-copied for every call.
+        The non-array arguments (``conv_param={"stride": 1, "pad": 1}``), deep-copied per call.
 
     Returns
     -------
     object
-        A manualprop-protocol layer without parameters, its class named after the pair
-        (``affine``), its gradients after ``forward``'s arguments (``dx``, ``dw``, ``db``).
+        A manualprop-protocol layer named after the pair (``affine``), gradients ``dx``, ``dw``, ...
 
     Examples
     --------
@@ -57,7 +49,6 @@ def function_pair(forward, backward, **params):
     True
     """
     from ._adapters import pair
-
     return pair(forward, backward, params)
 
 
@@ -68,7 +59,6 @@ def loss_function(fn, **params):
     A result that is not a ``(loss, dx)`` pair raises ``TypeError`` naming ``fn``.
     """
     from ._adapters import loss_function as make
-
     return make(fn, params)
 
 

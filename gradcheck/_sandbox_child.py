@@ -436,6 +436,11 @@ class Child:
         stem = os.path.splitext(os.path.basename(path))[0]
         mod = sys.modules.get(stem)
         if mod is None or getattr(mod, "__file__", None) != path:
+            with open(path, "rb") as fh:
+                head = fh.read(4096)
+            if head[:2] in (b"\xff\xfe", b"\xfe\xff") or b"\x00" in head:  # "cannot contain null bytes"
+                raise SyntaxError(f"{file} is saved as UTF-16 (Windows Notepad's 'Unicode'), and Python reads "
+                                  "source files as UTF-8: save it as UTF-8 (Notepad: Save As, Encoding UTF-8)")
             spec = importlib.util.spec_from_file_location(stem, path)
             mod = sys.modules[stem] = importlib.util.module_from_spec(spec)
             try:

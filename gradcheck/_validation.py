@@ -1,9 +1,5 @@
-"""The one place gradcheck validates its arguments (UsageError) and what the code under check returns.
-
-Student code is called through :func:`call_student` (any exception becomes a StudentCodeError
-naming the layer, the method and the student's line); every returned value is validated (type,
-dtype, shape, finiteness) with a one-paragraph message.
-"""
+"""The one place gradcheck validates its arguments (UsageError) and what the code under check returns:
+student code runs through :func:`call_student`, every returned value is validated (:func:`check_output`)."""
 
 from __future__ import annotations
 
@@ -34,20 +30,13 @@ from .errors import (
 
 _PKG_DIR = os.path.dirname(os.path.abspath(__file__))
 
-#: Largest number of elements of one generated input array (``--input-shape``, a shape given to
-#: ``check_layer``/``diagnose_layer``): 10**7 float64 numbers are 80 MB, and the numerical check
-#: perturbs every element; a gradient check needs a few samples and features, e.g. (8, 5).
+#: Largest number of elements of one input array (80 MB of float64; every element is perturbed).
 MAX_INPUT_ELEMENTS = 10**7
-
 #: Seeds are 32-bit unsigned integers (numpy accepts more, scikit-learn's random_state does not).
 MAX_SEED = 2**32 - 1
-
-#: Allowed relative steps ``eps`` per kind of method: below the lower end a finite difference is
-#: swamped by rounding (its error is about u/eps, u = 2.2e-16) or x + h == x; above the upper end
-#: the truncation error dominates. The complex step has no cancellation: tiny steps are fine.
+#: Allowed relative steps ``eps``: below, rounding (about u/eps) swamps a difference; above,
+#: truncation does. The complex step has no cancellation: tiny steps are fine.
 EPS_RANGE = {"difference": (1e-12, 1.0), "complex": (1e-100, 1e-2)}
-
-#: How to fix a layer's parameter whose entries share memory.
 PARAM_MEMORY_FIX = "Give each parameter its own memory, e.g. self.params[...] = np.array(W) (a copy)."
 
 
@@ -68,7 +57,6 @@ def article(word: str) -> str:
 
 def _parse_shape(text: str) -> tuple[int, ...]:
     cleaned = text.strip().strip("()[]").strip()
-    # "8 5" must not become (85,): blanks only around commas, never between the digits of two sizes
     if any(len(p.split()) > 1 for p in cleaned.split(",")):
         raise UsageError(paragraph(
             f"--input-shape takes the sizes separated by commas, such as 8,5 (batch 8, "
@@ -93,6 +81,41 @@ def parse_input_shapes(text: str) -> tuple[int, ...] | list[tuple[int, ...]]:
     """``--input-shape``: ``"8,5"`` or ``"(8, 5)"`` -> ``(8, 5)``; ``"2,4,3;2,5,3"`` -> a list; else UsageError."""
     parts = [p for p in text.split(";") if p.strip()]
     return [_parse_shape(p) for p in parts] if len(parts) > 1 else _parse_shape(text)
+
+
+def parse_indices(text: str | None, shape) -> dict[int, int]:
+    """``--indices``: ``"5"`` (input 0) or ``"0:5,2:7"`` -> ``{input position: HIGH}``; UsageError otherwise.
+
+    An input named here holds integer indices drawn from ``[0, HIGH)`` (an embedding lookup's ids),
+    not standard-normal floats; ``shape`` is the parsed ``--input-shape``, for the positions."""
+    if text is None:
+        return {}
+    n = 1 if isinstance(shape[0], int) else len(shape)
+    out: dict[int, int] = {}
+    for part in text.split(","):
+        pos, _, high = part.strip().rpartition(":")
+        try:
+            i, h = int(pos or 0), int(high)
+        except ValueError:
+            i, h = -1, 0
+        if not 0 <= i < n or h < 1 or i in out:
+            raise UsageError(paragraph(
+                f"--indices takes HIGH (input 0 holds integer indices in [0, HIGH)) or POS:HIGH pairs separated",
+                f"by commas, one per integer input, POS from 0 to {n - 1} (the order of --input-shape), e.g.",
+                f"--indices 5 or --indices 0:5; got {text!r}."))
+        out[i] = h
+    return out
+
+
+def index_inputs(shape, indices: dict[int, int], seed: int):
+    """``shape`` with the inputs named by ``indices`` replaced by integer arrays of their shapes, drawn
+    from ``[0, HIGH)`` with seed ``[seed, 6]`` (:func:`layer_inputs` draws the floats from the shapes)."""
+    if not indices:
+        return shape
+    rng = np.random.default_rng([seed, 6])
+    shapes = [shape] if isinstance(shape[0], int) else list(shape)
+    spec = [rng.integers(0, indices[i], size=s) if i in indices else s for i, s in enumerate(shapes)]
+    return spec[0] if isinstance(shape[0], int) else spec
 
 
 def parse_target(spec: str) -> tuple[str, str]:
@@ -199,9 +222,7 @@ def _check_writable(path: str, what: str, folder: bool = False) -> None:
 
 def validate_cli_args(args: Any) -> None:
     """Check the options of ``gradcheck zoo|check|train`` before any work; UsageError naming the option.
-
-    The output paths ``--json`` and ``--plots`` are created last, so a bad option leaves nothing behind.
-    """
+    The output paths are tried last, so a bad option leaves nothing behind."""
     get = lambda name: getattr(args, name, None)  # noqa: E731
     seed = get("seed")
     if hasattr(args, "seed") and (isinstance(seed, bool) or not isinstance(seed, (int, np.integer))
@@ -234,10 +255,8 @@ _SETTINGS = {"conv_param": '{"stride": 1, "pad": 1}', "bn_param": '{"mode": "tra
 
 def check_input_count(n_given: int, owner: str, params: list[str], required: int | None = None,
                       varargs: bool = False) -> None:
-    """UsageError unless ``n_given`` shapes fit forward's positional ``params`` (``required``: no default).
-
-    CS231n's ``*_param`` settings dicts are pointed to ``--init``.
-    """
+    """UsageError unless ``n_given`` shapes fit forward's positional ``params`` (``required``: no default);
+    CS231n's ``*_param`` settings dicts are pointed to ``--init``."""
     need = len(params) if required is None else int(required)
     if varargs or not params or need <= n_given <= len(params):
         return
@@ -259,11 +278,9 @@ def check_input_count(n_given: int, owner: str, params: list[str], required: int
 
 
 def shared_entries(shape: tuple[int, ...], strides: tuple[int, ...], itemsize: int) -> str:
-    """How an array layout maps two indices to the same memory, or ``""`` when every entry has its own.
-
-    ``shape``, ``strides`` (bytes) and ``itemsize`` as numpy gives them. Sorted by stride, axis ``k``
-    cannot overlap the axes below it when ``|stride_k| >= itemsize + sum_j |stride_j| (n_j - 1)``
-    (every C-, F-ordered or sliced array passes at once); other layouts are decided from their offsets.
+    """How an array layout (numpy's ``shape``, ``strides``, ``itemsize``) maps two indices to the same
+    memory, or ``""``. Sorted by stride, axis ``k`` cannot overlap those below it when ``|stride_k| >=
+    itemsize + sum_j |stride_j| (n_j - 1)`` (C, F, slices); other layouts are decided from their offsets.
     """
     axes = [(abs(int(st)), int(n), ax) for ax, (n, st) in enumerate(zip(shape, strides)) if int(n) > 1]
     for st, _, ax in axes:
@@ -276,7 +293,7 @@ def shared_entries(shape: tuple[int, ...], strides: tuple[int, ...], itemsize: i
         span += st * (n - 1)
     else:
         return ""
-    if int(np.prod(shape, dtype=np.int64)) > MAX_INPUT_ELEMENTS:  # too many to list: refuse, never guess "fine"
+    if int(np.prod(shape, dtype=np.int64)) > MAX_INPUT_ELEMENTS:  # too many to list: refuse
         return f"strides {tuple(int(s) for s in strides)} that may overlap"
     offsets = np.zeros(1, dtype=np.int64)
     for n, st in zip(shape, strides):
@@ -288,12 +305,8 @@ def shared_entries(shape: tuple[int, ...], strides: tuple[int, ...], itemsize: i
 
 def own_memory(arr: Any, what: str, *, error: type = UsageError, fix: str = "",
                layout: tuple[tuple[int, ...], tuple[int, ...], int] | None = None) -> None:
-    """Refuse (``error``) a float array whose entries share memory (:func:`shared_entries`).
-
-    Finite differences perturb one entry at a time; ``broadcast_to``/``as_strided`` arrays would move
-    others too. Checked on the array as given (a copy has its own memory), or on ``layout`` =
-    ``(shape, strides, itemsize)`` of an array that lives in the sandbox child.
-    """
+    """Refuse (``error``) a float array whose entries share memory (:func:`shared_entries`), or whose
+    ``layout`` = ``(shape, strides, itemsize)`` (an array in the sandbox child) lets them share it."""
     if layout is None:
         if not isinstance(arr, np.ndarray) or arr.dtype.kind not in "fc":
             return
@@ -309,11 +322,8 @@ def own_memory(arr: Any, what: str, *, error: type = UsageError, fix: str = "",
 
 
 def as_float64(x: Any, what: str, integer_ok: bool = False) -> np.ndarray:
-    """A float64 copy of an input array (``integer_ok``: integers/bools as an int64 copy, indices).
-
-    float32/16 warn: central differences reach only ``u**(2/3)``, 2e-5 in float32 (Nocedal &
-    Wright sec. 8.1). UsageError: not numeric, empty, NaN/inf, shared entries.
-    """
+    """A float64 copy of an input array (``integer_ok``: integers/bools as an int64 copy, indices); float32/16
+    warn (central differences reach only ``u**(2/3)``). UsageError: not numeric, empty, NaN/inf, shared entries."""
     arr = np.asarray(x)
     if arr.dtype.kind not in "biuf":
         raise UsageError(f"{what} must be a real numeric array; got dtype {arr.dtype}.")
@@ -338,11 +348,8 @@ def _is_shape(x: Any) -> bool:
 
 
 def layer_inputs(X: Any, rng: np.random.Generator, owner: str) -> list[np.ndarray]:
-    """The ``X`` of :func:`gradcheck.check_layer` as a list of input arrays (UsageError if invalid).
-
-    A tuple of ints is a shape (``rng.standard_normal``); a list/tuple of arrays or shapes is several
-    inputs (``forward(Q, K, V)``); anything else is data for one input; integer data are indices.
-    """
+    """The ``X`` of :func:`gradcheck.check_layer` as a list of input arrays (UsageError if invalid): a tuple
+    of ints is a shape, a list/tuple of arrays or shapes several inputs, anything else one input's data."""
     several = isinstance(X, (list, tuple)) and len(X) > 0 and not _is_shape(X) and all(
         isinstance(e, np.ndarray) or _is_shape(e) for e in X)
     if isinstance(X, tuple) and len(X) == 0:
@@ -390,15 +397,12 @@ def raised(exc: BaseException) -> str:
 
 def call_student(fn: Callable[..., Any], *args: Any, owner: str, call: str, expected: str = "",
                  **kwargs: Any) -> Any:
-    """Call code under check; any exception (also SystemExit) becomes a :class:`StudentCodeError`.
-
-    The message reads ``{owner}.{call} raised ... (at file.py:LINE in func). {expected}``; the
-    original exception is chained.
-    """
+    """Call code under check; any exception (also SystemExit) becomes a :class:`StudentCodeError`
+    ``{owner}.{call} raised ... (at file.py:LINE in func). {expected}``, chained."""
     try:
         return fn(*args, **kwargs)
-    except (KeyboardInterrupt, GeneratorExit, StudentCodeError, GraderError):  # worded already: the
-        raise  # student's error by the sandbox's proxies; gradcheck's own failure (its sandbox out of memory)
+    except (KeyboardInterrupt, GeneratorExit, StudentCodeError, GraderError):  # worded already (sandbox)
+        raise
     except BaseException as exc:  # noqa: BLE001 - student code may raise anything
         hint = ""
         if isinstance(exc, TypeError) and "training" in str(exc):
@@ -418,11 +422,8 @@ def require_methods(obj: Any, owner: str, methods: tuple[str, ...], protocol: st
 
 
 def layer_params(layer: Any, owner: str) -> dict[str, np.ndarray]:
-    """``layer.params`` validated (``{}`` when absent): a dict of float ndarrays, returned as they are.
-
-    Not copies: the numerical plans perturb them in place, since the layer may hold its own
-    references. float32 warns. ProtocolError: not a dict of str -> float arrays, or shared entries.
-    """
+    """``layer.params`` validated (``{}`` when absent), not copied (they are perturbed in place); float32
+    warns. ProtocolError: not a dict of str -> float arrays, or shared entries."""
     params = getattr(layer, "params", None)
     if params is None:
         return {}
@@ -460,13 +461,10 @@ def dtype_error(owner: str, produced_by: str, tensor: str, dtype: Any) -> Gradie
 def check_output(value: Any, *, owner: str, tensor: str, produced_by: str,
                  expected_shape: tuple[int, ...] | None, expected_why: str = "",
                  integer_ok: bool = False) -> np.ndarray:
-    """Validate an array returned by code under check and return a float64 copy.
-
-    ``tensor`` (``"dX"``) and ``produced_by`` (``"backward(dY)"``) name it; ``expected_shape`` (None:
-    any) with ``expected_why``; ``integer_ok`` accepts an integer loss value. Raises GradientShapeError
-    (None, not numeric, integer, the wrong shape with a hint: transposed, a reshape, a summed batch
-    axis) or NonFiniteError (NaN or infinity).
-    """
+    """Validate an array returned by code under check, named ``tensor`` (``"dX"``) and ``produced_by``
+    (``"backward(dY)"``); return a float64 copy. ``expected_shape``: None for any; ``integer_ok``: an
+    integer loss. Raises GradientShapeError (None, not numeric, integer, wrong shape with a hint) or
+    NonFiniteError."""
     why = f" ({expected_why})" if expected_why else ""
     if value is None:
         hint = " Did you forget the return statement?" if "backward" in produced_by and tensor == "dX" else ""
@@ -499,9 +497,7 @@ def check_output(value: Any, *, owner: str, tensor: str, produced_by: str,
             f"{owner}.{produced_by} gave {tensor} with shape {fmt_shape(arr.shape)};",
             f"expected shape {fmt_shape(expected_shape)}{why}.", hint))
     out = np.array(arr, dtype=np.float64, copy=True)
-    # one dot proves every entry finite (runs on each of the checker's forwards); the entries are
-    # looked at only when it is not finite: a NaN/inf, or finite squares that overflowed
-    if math.isfinite(np.vdot(out, out)):
+    if math.isfinite(np.vdot(out, out)):  # one dot proves every entry finite (squares may overflow)
         return out
     bad = ~np.isfinite(out)
     if bad.any():
@@ -515,11 +511,8 @@ def check_output(value: Any, *, owner: str, tensor: str, produced_by: str,
 
 def check_input_grads(ret: Any, *, owner: str, produced_by: str, names: list[str], inputs: list[np.ndarray],
                       keys: list[str]) -> dict[str, np.ndarray]:
-    """What ``backward`` returned (one gradient, or a tuple for several inputs) as ``{key: float64}``.
-
-    Integer inputs get no gradient (their entry is ignored). Raises GradientShapeError (None, wrong
-    shape or length) or NonFiniteError (:func:`check_output`).
-    """
+    """What ``backward`` returned (one gradient, or a tuple for several inputs) as ``{key: float64}``,
+    integer inputs' entries ignored; raises as :func:`check_output`, or for the wrong length."""
     if len(inputs) > 1 and (not isinstance(ret, (tuple, list)) or len(ret) != len(inputs)):
         got = (f"a {type(ret).__name__} of length {len(ret)}" if isinstance(ret, (tuple, list))
                else "None" if ret is None else type(ret).__name__)
@@ -547,8 +540,7 @@ def grads_not_dict(owner: str, grads: Any, params: Mapping[str, Any]) -> Protoco
 
 
 def _near_key(k: str, grads: Mapping[Any, Any]) -> str:
-    """``": grads['w'] is written where params has 'W' ..."``; "" when no key of ``grads`` is
-    alike."""
+    """``": grads['w'] is written where params has 'W' ..."``, or ""."""
     alike = [g for g in grads if isinstance(g, str) and g != k
              and g.lower() in (k.lower(), "d" + k.lower())]
     return (f": grads[{alike[0]!r}] is written where params has {k!r}; the keys of grads must be "

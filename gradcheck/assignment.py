@@ -1,28 +1,10 @@
 """``gradcheck assignment release``: the student version of a solution notebook, lesson or Python file.
 
-The markers are nbgrader's (:data:`BEGIN_SOLUTION` ... :data:`END_HIDDEN_TESTS`; in a lesson's
-text :data:`MD_BEGIN_SOLUTION` ... :data:`MD_END_SOLUTION`); what becomes of them is
-:data:`DESCRIPTION`. ``N`` of "Exercise N" counts the code cells (a lesson's fenced code blocks, a
-Python file's top-level ``def``/``class`` with its decorators) that hold a solution; the task is
-read from the enclosing ``def``/``class`` (``backward`` in ``class Linear``: "implement the
-backward of Linear"). Cell metadata ``{"backprop_lab": {"exercise": N, "task": "..."}}`` or a
-fence's ``exercise=N`` (and ``task="..."``) overrides them. A Markdown region may be inline or span lines, with or
-without spaces inside the comment. A solution cell (:func:`solution_cell`: nbgrader's metadata
-``{"nbgrader": {"solution": true}}``, the tag ``"solution"``, the exercise2 extension's
-``{"solution2": "hidden"}``) with no solution block is an answer as a whole and is replaced whole,
-as nbgrader's ``ClearSolutions`` does; metadata that says solution in any other form is a
-UsageError. Every other cell is copied unchanged (metadata, ids); outputs,
-execution counts, the notebook's widget state and attachments no released text names are cleared.
-A misspelt, nested or unbalanced marker, or one behind comment characters or other text
-(``# ### BEGIN HIDDEN TESTS``, which nbgrader would read as a marker), is a UsageError (exit 2)
-naming the cell and line (a lesson's or Python file's own line), so no solution leaks. So is a student
-version that repeats a solution block's code (or a whole solution cell's) outside the solutions
-(:func:`_copied`: white space and comments ignored, one line may differ; a planted-bug file made from
-the answer): the block and the student version's lines are named. There is no marker to allow it: put
-the copy in a solution block too (it is released with the solutions) or change it. A cell that held a
-solution or hidden tests keeps only the metadata Jupyter and the conventions read (:data:`_CELL_KEYS`).
-Notebooks need ``nbformat``
-(``pip install 'backprop-lab[notebooks]'``).
+The markers are nbgrader's; what becomes of them, and what is refused so that no solution leaks,
+is :data:`DESCRIPTION`. "Exercise N" counts the cells (a lesson's code blocks, a Python file's
+top-level ``def``/``class``) holding a solution; the task is read from the enclosing ``def``/``class``
+(:func:`_task`); cell metadata ``{"backprop_lab": {"exercise": N, "task": "..."}}`` or a fence's
+``exercise=N task="..."`` overrides them. Notebooks need ``nbformat`` (the ``notebooks`` extra).
 """
 
 from __future__ import annotations
@@ -48,9 +30,7 @@ END_SOLUTION = "### END SOLUTION"
 BEGIN_HIDDEN_TESTS = "### BEGIN HIDDEN TESTS"
 END_HIDDEN_TESTS = "### END HIDDEN TESTS"
 _MARKERS = (BEGIN_SOLUTION, END_SOLUTION, BEGIN_HIDDEN_TESTS, END_HIDDEN_TESTS)
-# a marker's words after comment characters ("#### BEGIN", "# ### BEGIN HIDDEN TESTS", "#> ## END ..."),
-# or anywhere in a line ("x = 1  # ### BEGIN HIDDEN TESTS"): nbgrader finds its markers by substring, so
-# such a line is a marker to nbgrader and to a reader, and none to the exact rule here: refused
+# marker words behind comment characters or other text: a marker to nbgrader (substring), refused here
 _LOOKS_LIKE_MARKER = re.compile(r"^[^\w'\"]*#[^\w'\"]*(BEGIN|END)(\b.*\b(SOLUTION|HIDDEN)|[\s_-]*(SOL|HID))",
                                 re.IGNORECASE)
 _MARKER_WORDS = re.compile(r"\b(BEGIN|END)[ \t-]+(SOLUTION|HIDDEN[ \t_-]*TESTS?)\b", re.IGNORECASE)  # not end_solution
@@ -70,9 +50,7 @@ _TOP_LEVEL = re.compile(r"^(?:@|def\s|async\s+def\s|class\s)")
 
 @dataclass
 class ReleaseReport:
-    """What :func:`release` wrote: ``source`` read and ``path`` written (Path), the ``exercises``
-    (the ``NotImplementedError`` messages, in order), ``solutions`` replaced and
-    ``hidden_tests`` removed."""
+    """What :func:`release` read and wrote, the ``NotImplementedError`` messages, blocks replaced and removed."""
 
     source: Path
     path: Path
@@ -115,25 +93,8 @@ def _close(block: tuple[str, int]) -> str:
 
 
 def _text_solutions(source: str, where: str, *, python: bool = False, first_line: int = 1) -> tuple[str, int]:
-    """Replace every ``<!-- BEGIN SOLUTION -->`` ... ``<!-- END SOLUTION -->`` region of a text
-    (Markdown) by :data:`TEXT_STUB`: inline, on lines of their own, or across lines; spaces inside
-    the comment are optional (``<!--BEGIN SOLUTION-->``). Text around a region is kept.
-
-    Returns
-    -------
-    (str, int)
-        The new text and the number of regions replaced.
-
-    Raises
-    ------
-    UsageError
-        A nested or unbalanced marker, or text that looks like a marker and is none
-        (``<!-- BEGIN SOLUTIONS -->``, ``<!-- begin solution -->``, ``<!-- BEGIN HIDDEN TESTS -->``, a
-        marker broken over two lines), named with its line. With ``python``, only what looks like
-        an HTML marker (``<!-- begin solution -->``) is refused here: the code's words are checked by
-        :func:`student_source` (``end_solution = ...`` is a name, not a marker). Lines are counted
-        from ``first_line`` (the number of the source's first line in its file).
-    """
+    """``(text, n)``: each ``<!-- BEGIN SOLUTION -->`` ... ``<!-- END SOLUTION -->`` region replaced by
+    :data:`TEXT_STUB`; UsageError for a bad or near marker (``python``: HTML-like ones only)."""
     near = _HTML_LOOKS_LIKE_MARKER if python else _MD_LOOKS_LIKE_MARKER
     for i, line in enumerate(source.splitlines(), start=first_line):
         if line.strip() not in _MARKERS and near.search(_MD_MARKER.sub("", line)):
@@ -179,21 +140,13 @@ def student_source(source: str, *, exercise: int = 1, task: str | None = None, m
     source : str
         The cell's source.
     exercise : int
-        ``N`` of "Exercise N: ..." for this cell's solution blocks.
-    task : str, optional
-        The task ("implement the backward of Linear"); default read from the block's
-        enclosing ``def``/``class``.
+        ``N`` of "Exercise N: ..."; ``task`` its text (default :func:`_task`).
     markdown : bool
-        A Markdown (or raw) cell: a solution block becomes ``YOUR ANSWER HERE``, and so does each
-        ``<!-- BEGIN SOLUTION -->`` ... ``<!-- END SOLUTION -->`` region (:func:`_text_solutions`).
-    where : str
-        How error messages name the cell.
+        A Markdown or raw cell: blocks and ``<!-- ... -->`` regions become :data:`TEXT_STUB`.
+    where, first_line : str, int
+        How errors name the cell and number its first line.
     html : bool
-        The ``<!-- BEGIN SOLUTION -->`` ... ``<!-- END SOLUTION -->`` regions of this code are
-        replaced by the caller (:func:`student_python`): their markers are no near-markers here.
-    first_line : int
-        The number errors give the source's first line: its line in the file (a lesson's code block, a
-        Python file's function), 1 for a notebook cell.
+        The caller replaces the ``<!-- ... -->`` regions (:func:`student_python`).
 
     Returns
     -------
@@ -282,32 +235,17 @@ def _said_solution(meta: Any, where: str, path: tuple = ()) -> None:
 
 
 def solution_cell(metadata: Any, where: str = "cell") -> bool:
-    """Whether a notebook cell's metadata marks it as a solution cell, one rule for every convention.
+    """Whether a notebook cell's ``metadata`` marks it as a solution cell, one rule for every convention.
 
-    A cell is a solution cell if its metadata has nbgrader's ``{"nbgrader": {"solution": true}}``
-    (or the string ``"true"``), a tag ``"solution"`` (or ``"solutions"``, any case; the tag nbconvert's
-    ``TagRemovePreprocessor`` is given to strip solutions), or the exercise/exercise2 extensions'
-    ``{"solution": "hidden"}`` / ``{"solution2": "hidden"}`` (or ``"shown"``, or ``true``) on any but the
-    exercise's first cell (``"solution_first"``/``"solution2_first": true``, the question, kept).
-
-    Parameters
-    ----------
-    metadata : dict
-        The cell's metadata.
-    where : str
-        How the error names the cell.
-
-    Returns
-    -------
-    bool
+    nbgrader's ``{"nbgrader": {"solution": true}}`` (or ``"true"``), a tag ``"solution(s)"`` (any case),
+    or the exercise/exercise2 extensions' ``{"solution(2)": "hidden"}`` (``"shown"``, ``true``) on any
+    but the exercise's first cell (``"solution_first": true``).
 
     Raises
     ------
     UsageError
-        The metadata says solution in a form not read for sure: nbgrader's ``"solution"`` other than
-        true, false or ``"true"`` (nbgrader takes any non-empty value, ``"false"`` too, for true), an
-        extension's flag of another value, a tag or other key naming solution that no convention above
-        uses (``"hide-solution"``, ``{"exercise": {"solution": 1}}``), a string value ``"solution"``.
+        Metadata saying solution in a form not read for sure (nbgrader's flag other than true/false/
+        ``"true"``, another flag value, ``"hide-solution"``, ``{"exercise": {"solution": 1}}``), named by ``where``.
     """
     meta = metadata if isinstance(metadata, dict) else {}
     _said_solution(meta, where)
@@ -344,8 +282,7 @@ def solution_cell(metadata: Any, where: str = "cell") -> bool:
 
 
 def _whole_answer(source: str, exercise: int, task: str | None, markdown: bool) -> tuple[str, list[str]]:
-    """What replaces a solution cell without solution blocks (nbgrader's ``"solution": true``): the
-    text stub, or the code stub whose task names the cell's first top-level ``def``/``class``."""
+    """The stub replacing a solution cell without blocks, its task naming the first ``def``/``class``."""
     if markdown:
         return TEXT_STUB, []
     name = next((m.group(1) for line in source.splitlines() if _TOP_LEVEL.match(line)
@@ -356,10 +293,8 @@ def _whole_answer(source: str, exercise: int, task: str | None, markdown: bool) 
 
 def _student_cells(cells: list[tuple], html: bool = False) -> tuple[list[str], list[str], int, int]:
     """:func:`student_source` over ``(source, where, markdown, numbered, exercise, task, whole[, first_line])``
-    cells in order: a ``numbered`` cell holding a solution is exercise ``exercise``, by default the
-    last number + 1. A ``whole`` cell (nbgrader's solution cell) with no solution block is an answer
-    as a whole: its source is replaced (:func:`_whole_answer`). Returns the new sources, the
-    messages, solution blocks replaced, hidden-test blocks removed."""
+    cells; a numbered solution is exercise ``exercise`` (default: last + 1); a ``whole`` cell without
+    blocks is replaced whole. Returns sources, messages, blocks replaced, hidden blocks removed."""
     sources, messages, n_sol, n_hidden, number = [], [], 0, 0, 0
     for src, where, markdown, numbered, exercise, task, whole, *first in cells:
         has_block = (any(line.strip() == BEGIN_SOLUTION for line in src.splitlines())
@@ -376,9 +311,7 @@ def _student_cells(cells: list[tuple], html: bool = False) -> tuple[list[str], l
     return sources, messages, n_sol, n_hidden
 
 
-#: What a cell that held a solution or hidden tests keeps of its metadata: nbformat's documented cell keys
-#: (Jupyter's own), and the conventions this module reads, with their documented keys only. Anything
-#: else (an author's "notes", an "answer", nbgrader metadata other than its own keys) may hold the answer.
+#: The metadata a cell that held a solution keeps: Jupyter's keys and the conventions' (others may hold it).
 _CELL_KEYS: dict[str, tuple[str, ...] | None] = {
     **dict.fromkeys(("jupyter", "collapsed", "scrolled", "deletable", "editable", "format", "name", "tags",
                      "solution", "solution2", "solution_first", "solution2_first")),
@@ -399,18 +332,11 @@ def _kept_metadata(meta: Any) -> dict:
 
 
 def student_notebook(nb: Any) -> tuple[Any, list[str], int, int]:
-    """The student version of a notebook node (a deep copy; ``nb`` is not changed).
+    """The student version of a notebook node (a deep copy), as nbgrader's ``ClearSolutions`` and ``ClearOutput``.
 
-    As nbgrader's ``ClearSolutions`` and ``ClearOutput``: solution blocks in code cells become the
-    code stub, in Markdown and raw cells :data:`TEXT_STUB` (``### BEGIN SOLUTION`` lines and
-    ``<!-- BEGIN SOLUTION -->`` regions, :func:`student_source`); a cell whose metadata has
-    ``{"nbgrader": {"solution": true}}`` or is another solution cell (:func:`solution_cell`) and has
-    no solution block is replaced as a whole; hidden tests
-    are removed; the metadata of a cell that held a solution or hidden tests keeps only nbformat's own keys
-    and the conventions read here (:data:`_CELL_KEYS`: an author's ``"notes"`` or nbgrader's
-    ``"comment"`` there may hold the answer); outputs, execution counts and timings (``metadata.execution``) and the notebook's widget state (``metadata.widgets``,
-    which holds widgets' values) are cleared, and so is every cell attachment the released source
-    no longer names (one only a solution showed).
+    Each cell through :func:`student_source` (a solution cell, :func:`solution_cell`, without blocks
+    replaced whole); a cell that held a solution keeps only :data:`_CELL_KEYS` of its metadata;
+    outputs, execution counts and timings, widget state and attachments the source no longer names cleared.
 
     Returns
     -------
@@ -451,10 +377,8 @@ def student_notebook(nb: Any) -> tuple[Any, list[str], int, int]:
 
 
 def holds_solutions(path: str | os.PathLike) -> bool:
-    """Whether the notebook at ``path`` has anything :func:`student_notebook` would take out or refuse:
-    a solution or hidden-test marker, something that looks like one, a solution cell
-    (:func:`solution_cell`) or metadata that says solution in a form release refuses.
-    Who publishes notebooks asks this to decide which ones go out as their student version only.
+    """Whether the notebook at ``path`` has anything :func:`student_notebook` would take out or refuse
+    (a marker or near-marker, a solution cell, metadata saying solution): publish its student version only.
 
     Raises
     ------
@@ -516,8 +440,7 @@ def _markdown_parts(text: str) -> tuple[str, list[str], int, int]:
 
 
 def student_markdown(text: str) -> tuple[str, list[str], int]:
-    """The student version of a Markdown lesson's text: the bodies of fenced code blocks are
-    code cells, the text between them (fence lines included) Markdown cells.
+    """The student version of a lesson: code blocks' bodies are code cells, the text between Markdown cells.
 
     Returns
     -------
@@ -564,10 +487,8 @@ def _python_parts(text: str) -> tuple[str, list[str], int, int]:
 
 
 def student_python(text: str) -> tuple[str, list[str], int]:
-    """The student version of a Python file's text: each top-level ``def``/``class`` (with its
-    decorators) is one cell of :func:`student_source`, the text before the first one more. A
-    ``<!-- BEGIN SOLUTION -->`` ... ``<!-- END SOLUTION -->`` region (in a comment, such as a
-    jupytext ``# %% [markdown]`` cell, or in a docstring) becomes :data:`TEXT_STUB`, as in Markdown.
+    """The student version of a Python file: each top-level ``def``/``class`` (decorators included) and the
+    text before the first is a cell; a ``<!-- BEGIN SOLUTION -->`` region becomes :data:`TEXT_STUB`.
 
     Returns
     -------
@@ -585,13 +506,12 @@ def student_python(text: str) -> tuple[str, list[str], int]:
 
 # --------------------------------------------------------------------------- a solution copied elsewhere
 
-#: A normalised line shorter than this (spaces not counted: ``return dX``, ``self.X = X``) is trivial:
-#: it says nothing about a solution when it reappears.
+#: A normalised line shorter than this (spaces not counted: ``return dX``) tells nothing when it reappears.
 _TRIVIAL_CHARS = 12
 
 
 def _normalised(line: str) -> str:
-    """``line`` with its comment (a ``#`` outside quotes) removed and every run of white space one space."""
+    """``line`` without its comment, every run of white space one space."""
     quote, i = None, 0
     while i < len(line):
         c = line[i]
@@ -622,8 +542,7 @@ class _Region:
     parts: tuple[str, ...] = ()     # the blocks' ``where`` of a region made of several blocks
 
 
-#: A telling line of the student version: ``(prefix, line number, normalised line)``; the prefix names
-#: a notebook's cell (``"cell 5 (id c5), "``), "" in a lesson or Python file.
+#: A telling line of the student version: ``(cell prefix or "", line number, normalised line)``.
 _Released = tuple[str, int, str]
 
 
@@ -632,10 +551,8 @@ def _released_lines(source: str, prefix: str = "") -> list[_Released]:
 
 
 def _blocks(source: str, prefix: str = "", whole: bool = False, fences: bool = False) -> list[_Region]:
-    """The ``### BEGIN SOLUTION`` blocks of ``source`` (markers already checked by :func:`student_source`);
-    with ``whole`` and no block, the whole source (a solution cell). The blocks of one cell (with
-    ``fences``, of one fenced code block; in a Python file, of the file) are also one region together:
-    one exercise's answer, whose blocks may be too short to tell alone."""
+    """The solution blocks of ``source`` (``whole``: the source if none), and the blocks of one cell
+    (``fences``: of one code block) together as one more region: one answer, each block maybe too short."""
     regions: list[_Region] = []
     inside: _Region | None = None
     group: list[_Region] = []
@@ -667,12 +584,8 @@ def _blocks(source: str, prefix: str = "", whole: bool = False, fences: bool = F
 
 
 def _copied(region: _Region, released: list[_Released]) -> tuple[int, list[_Released]] | None:
-    """Where the released text (its telling lines, in order) repeats
-    ``region``: ``(lines of the region found, locations)``, or None.
-
-    A repeat is a run of 3 of the region's lines in a row appearing in a row (one line in the run may
-    differ: a planted bug), or, anywhere: every telling line of the region (at least 2), all but one
-    (of 3 or more), or more than half of them (at least 3)."""
+    """``(lines of region found, where)`` if ``released`` repeats it, else None: a run of 3 lines in a
+    row (one may differ), or anywhere all (>= 2), all but one (of >= 3), or over half (>= 3) of them."""
     wanted = set(region.lines)
     found = {line for _, _, line in released if line in wanted}
     k = len(region.lines)
@@ -699,8 +612,7 @@ def _copied(region: _Region, released: list[_Released]) -> tuple[int, list[_Rele
 
 
 def _spans(at: list[_Released]) -> str:
-    """Where lines are, their numbers joined into ranges per cell: ``"lines 3-5, 9"``,
-    ``"cell 4 (id c4), lines 1-6"``."""
+    """Line numbers as ranges per cell: ``"lines 3-5, 9"``, ``"cell 4 (id c4), lines 1-6"``."""
     out: list[str] = []
     for prefix in dict.fromkeys(p for p, _, _ in at):
         nums = sorted({n for p, n, _ in at if p == prefix})
@@ -733,16 +645,8 @@ def _refuse_copies(src: Path, regions: list[_Region], released: list[_Released])
 
 
 def _valid_notebook(nb: Any, src: Path) -> None:
-    """Refuse a notebook nbformat's schema rejects, naming what is invalid and where (a cell by its
-    number and id): it would be written out as it came, or stop the write with a traceback.
-
-    Raises
-    ------
-    UsageError
-        ``nbformat.validate`` rejects ``nb``.
-    """
+    """UsageError naming what and where (cell number and id) for a notebook nbformat's schema rejects."""
     import nbformat
-
     try:
         nbformat.validate(nb)
     except nbformat.ValidationError as exc:
@@ -765,11 +669,8 @@ def release(source: str | os.PathLike, out_dir: str | os.PathLike) -> ReleaseRep
     Raises
     ------
     UsageError
-        ``source`` missing or not a notebook (``.ipynb``, valid by nbformat's schema: what is invalid is
-        named), Markdown lesson (``.md``) or Python file (``.py``),
-        no solution block in it, a bad marker, a student version that repeats a solution block's code
-        outside the solution blocks (:func:`_refuse_copies`: the block and the lines named), or ``out_dir``
-        would overwrite ``source``.
+        ``source`` missing or no valid ``.ipynb``, ``.md`` or ``.py``, no solution block, a bad marker, a
+        solution block repeated outside the solutions (:func:`_refuse_copies`), ``out_dir`` would overwrite it.
     """
     src = Path(source)
     if not src.is_file():

@@ -1,9 +1,6 @@
-r"""Three-way gradient check of a layer or loss: manual vs tape vs numerical (the pipeline of ARCHITECTURE.md).
-
-For :math:`L = \sum Y \odot G` the gradients come from :mod:`gradcheck.sources` and
-:mod:`gradcheck.numerical` under one :class:`~gradcheck.config.CheckConfig`, compared by
-:func:`gradcheck.compare.compare` into a :class:`~gradcheck.result.CheckResult`.
-"""
+r"""Three-way gradient check of a layer or loss: manual vs tape vs numerical (ARCHITECTURE.md): the
+gradients of :math:`L = \sum Y \odot G` from :mod:`gradcheck.sources` and :mod:`gradcheck.numerical`,
+compared by :func:`gradcheck.compare.compare` into a :class:`~gradcheck.result.CheckResult`."""
 
 from __future__ import annotations
 
@@ -27,7 +24,7 @@ from .compare import (
     relative_error,
 )
 from .config import MODES, CheckConfig, mode_word, training_modes
-from .errors import StudentCodeError, TwinError, UsageError
+from .errors import TwinError, UsageError
 from .numerical import (
     directional_derivatives,
     grown_step,
@@ -41,8 +38,8 @@ from .sources import (
     Call,
     TapeUnavailable,
     build_twin,
-    cache_guard,
     copy_params_to_twin,
+    guarded_backward,
     hold_masks,
     in_place,
     manual_forward,
@@ -68,18 +65,15 @@ def check_layer(layer: Any, X: Any, *, twin: Any = "auto", init: Mapping[str, An
     """Check a layer's gradients: manual (``backward``) vs tape vs numerical, per tensor.
 
     ``layer`` follows the manualprop protocol (``params``/``grads`` dicts, may be absent;
-    ``forward(X, training=False)``; ``backward(dY) -> dX``, a tuple for several inputs, None for an
-    integer input); parameters are perturbed in place and restored. ``X``: input(s) or shape(s)
-    (``N(0, 1)`` from ``seed``). ``twin``: "auto" is ``autoprop.layers.<SameName>`` when it can be
-    built (else ``twin_note`` says why; with ``init``, its kwargs, a failure raises TwinError); None:
-    no tape; an autoprop layer, or an object with ``tape_gradients`` (whose :class:`TapeUnavailable`
-    drops the tape column with a note). ``reference``: a layer of ours given the same parameters;
-    ``upstream``: ``G`` (default ``N(0, 1)``); ``name``: display name. The other keywords are
-    :class:`gradcheck.config.CheckConfig` (or ``config``); ``training="auto"`` checks eval, then
-    training when ``forward`` takes it and it changes the output, and returns the first failing
-    mode's result, the other in ``other_modes``. A forward giving two outputs for one input fails
-    (``call1-vs-call2``, :data:`NONDETERMINISTIC`). Returns a :class:`CheckResult`; raises
-    UsageError, ProtocolError, StudentCodeError, GradientShapeError, NonFiniteError, TwinError.
+    ``forward(X, training=False)``; ``backward(dY) -> dX``, a tuple for several inputs); parameters
+    are perturbed in place and restored. ``X``: input(s) or shape(s) (``N(0, 1)`` from ``seed``).
+    ``twin``: "auto" (``autoprop.layers.<SameName>``, ``init`` its kwargs), None, an autoprop layer or
+    an object with ``tape_gradients``. ``reference``: a layer of ours given the same parameters;
+    ``upstream``: ``G`` (default ``N(0, 1)``). The other keywords are :class:`CheckConfig` (or
+    ``config``); ``training="auto"`` checks eval, then training when it changes the output, and
+    returns the first failing mode's result. A forward giving two outputs for one input fails
+    (:data:`NONDETERMINISTIC`). Returns a :class:`CheckResult`; raises UsageError, ProtocolError,
+    StudentCodeError, GradientShapeError, NonFiniteError, TwinError.
     """
     cfg = config or CheckConfig(rtol=rtol, atol=atol, eps=eps, method=method, mode=mode, seed=seed,
                                 training=training, n_dirs=n_dirs, n_samples=n_samples, batched=batched)
@@ -163,8 +157,7 @@ def _check_mode(call: Call, cfg: CheckConfig, rng, twin, init, reference, upstre
     display.update({k: f"d{k}" for k in call.params})
     shapes = {k: x.shape for k, x in zip(call.keys, call.inputs)}
     shapes.update({k: p.shape for k, p in call.params.items()})
-    atols = {k: atol for k in dkeys}  # a swamped tensor's own, after its step grew (_numerical_comparisons)
-    # the default atol's round-off part alone: the atol of gradients all below the floor (own_scale_atol)
+    atols = {k: atol for k in dkeys}  # a swamped tensor's own, after its step grew
     roundoff = default_atol(Y, G, cfg.step, cfg.method, floor=0.0) if cfg_atol_default else None
     comps, numerical = _numerical_comparisons(call, cfg, G, Y.shape, sources, dkeys, shapes, display, notes,
                                               atols, cfg_atol_default and atol > ATOL_FLOOR, roundoff)
@@ -200,13 +193,11 @@ def _upstream(upstream, rng, shape, owner) -> np.ndarray:
 
 def _numerical_comparisons(call, cfg, G, y_shape, sources, dkeys, shapes, display, notes, atols, grow=False,
                            roundoff=None):
-    """The numerical source by the configured plan, compared with every analytic source except the reference.
+    """The numerical source by the configured plan, compared with the analytic sources except the reference.
 
-    ``atols``: the atol per key, updated here. ``grow``: the default atol is the round-off of a large
-    output; a tensor it swamps (above :data:`NOISY` of its largest |gradient|) is estimated with a
-    grown step (:func:`gradcheck.numerical.grown_step`), its atol lowered to that step's round-off.
-    ``roundoff``: the default atol without its floor (None: the user's atol); a tensor all below
-    the floor, or whose directional test failed, is compared at its own scale (:func:`_own_scale`).
+    ``atols`` (per key) is updated: with ``grow``, a tensor the default atol swamps (:data:`NOISY`) gets
+    a grown step (:func:`grown_step`); with ``roundoff`` (the default atol without its floor), a tensor
+    all below the floor or failing its directional test may be compared at its own scale (:func:`_own_scale`).
     """
     analytic = [src for src in ("manual", "tape") if src in sources]
     comps: dict[str, dict[str, Comparison]] = {k: {} for k in dkeys}
@@ -281,7 +272,7 @@ def _numerical_comparisons(call, cfg, G, y_shape, sources, dkeys, shapes, displa
 
 
 def _after_directional(name, comps, own) -> str:
-    """The note on a tensor whose directional test failed: the element check (``own``: at its own scale) decides."""
+    """The note on a tensor whose directional test failed: the element check decides."""
     ok = all(c.passed for c in comps.values() if c.how != "directional")
     scale = f" (at {name}'s own scale)" if own else ""
     return (f"fast mode: the directional test of {name} was outside tolerance; element by element"
@@ -290,8 +281,7 @@ def _after_directional(name, comps, own) -> str:
 
 
 def _directional_comparisons(dd, dkeys, sources, analytic, comps, rtol, atol):
-    """Each analytic source's directional derivatives against the numerical ones, into ``comps``:
-    ``(keys that failed, {key: largest |directional derivative|})``."""
+    """Directional derivatives compared into ``comps``: ``(keys that failed, {key: largest |value|})``."""
     failing, tops = [], {}
     for k in dkeys:
         num_vals = np.array([v for _, v in dd[(k,)]])
@@ -308,9 +298,8 @@ def _directional_comparisons(dd, dkeys, sources, analytic, comps, rtol, atol):
 
 
 def _own_scale(k, top, atols, roundoff, name, notes, vacuous, failed_directional=None) -> bool:
-    """Lower ``atols[k]`` to the tensor's own scale (:func:`gradcheck.compare.own_scale_atol`) where every
-    |entry| is below the floor (``vacuous``), or the directional test failed and the element comparisons
-    ``failed_directional`` (``{pair: Comparison}``) pass. The note says so; False when nothing changed."""
+    """Lower ``atols[k]`` to :func:`own_scale_atol` when ``vacuous`` (all below the floor) or the element
+    comparisons ``failed_directional`` pass, with a note; False when nothing changed."""
     own = own_scale_atol(top, roundoff)
     if not (vacuous or failed_directional and all(c.passed for c in failed_directional.values())):
         return False
@@ -325,7 +314,7 @@ def _own_scale(k, top, atols, roundoff, name, notes, vacuous, failed_directional
 
 
 def _versus_scan(analytic: dict[str, np.ndarray], sc, rtol, atol, mask=None, how="elements"):
-    """``{"<src>-vs-numerical": Comparison}`` of each analytic gradient with a numerical :class:`Scan` (kinks excluded)."""
+    """``{"<src>-vs-numerical": Comparison}`` of each analytic gradient with a numerical :class:`Scan`."""
     return {f"{src}-vs-numerical": compare(g, sc.grad, f"{src}-vs-numerical", rtol=rtol, atol=atol, mask=mask, how=how,
                                            kinks=kink_mask(g, sc.grad, sc.d_plus, sc.d_minus, rtol=rtol, atol=atol))
             for src, g in analytic.items()}
@@ -371,12 +360,12 @@ def _assemble(dkeys, display, shapes, sources, comps, rtol, atols) -> list[Tenso
 
 def check_loss(loss: Any, y_true: Any, y_pred: Any, *, twin: Any = "auto", init: Mapping[str, Any] | None = None,
                seed: int = 0, rtol: float = 1e-6, atol: float | None = None, eps: float | None = None,
-               name: str | None = None) -> CheckResult:
-    """Check a loss's ``dL/dy_pred`` (``forward(y_true, y_pred) -> float``, ``backward()``): manual vs tape vs numerical.
-
-    ``y_pred`` is passed as a float64 copy; ``twin="auto"``: ``autoprop.losses.<SameName>`` (``init``
-    its kwargs); ``atol`` defaults to :func:`default_atol` of the loss value. Returns a
-    :class:`CheckResult` (records ``L`` with a twin, and ``dy_pred``); raises as :func:`check_layer`.
+               name: str | None = None, reference: Any = None) -> CheckResult:
+    """Check a loss's ``dL/dy_pred`` (``forward(y_true, y_pred) -> float``, ``backward()``): manual vs tape vs
+    numerical; ``twin="auto"``: ``autoprop.losses.<SameName>``; ``reference``: a manualprop loss whose value
+    ``L`` and gradient are compared too (central differences see only the gradient: a loss off by a
+    constant passes without one); ``atol`` defaults to :func:`default_atol` of the loss. Returns a
+    :class:`CheckResult` (``L`` with a twin or reference, and ``dy_pred``); raises as :func:`check_layer`.
     """
     owner = name or type(loss).__name__
     cfg = CheckConfig(rtol=rtol, atol=atol, eps=eps, seed=seed)
@@ -386,6 +375,10 @@ def check_loss(loss: Any, y_true: Any, y_pred: Any, *, twin: Any = "auto", init:
     yt = np.array(y_true, copy=True)
     ps = V.fmt_shape(yp.shape)
 
+    def scalar(v):
+        return np.float64(V.check_output(v, owner=owner, tensor="L", produced_by="forward(y_true, y_pred)",
+                                         expected_shape=(), expected_why="a scalar loss", integer_ok=True))
+
     def value(x=yp) -> float:
         args = [yt.copy(), x.copy()]
         out = V.call_student(loss.forward, *args, owner=owner, call=f"forward(y_true, y_pred) with y_pred of shape {ps}",
@@ -394,17 +387,12 @@ def check_loss(loss: Any, y_true: Any, y_pred: Any, *, twin: Any = "auto", init:
             if not np.array_equal(a, b, equal_nan=True):
                 raise in_place(owner, "forward", f"input {n}", "z = y_pred - y_pred.max(axis=1, keepdims=True) "
                                "rather than y_pred -= ...", " (the caller still uses it)", "a loss")
-        return float(V.check_output(out, owner=owner, tensor="L", produced_by="forward(y_true, y_pred)",
-                                    expected_shape=(), expected_why="a scalar loss", integer_ok=True))
+        return float(scalar(out))
 
     L = value()
     rtol, atol = cfg.rtol, cfg.atol_for(L, 1.0)
-    # a sandboxed loss's cache is watched in the child (gradcheck.sandbox.RemoteLoss.backward raises)
-    guard = None if getattr(loss, "cache_guarded", False) else cache_guard(loss)
-    g = V.call_student(loss.backward, owner=owner, call="backward()",
-                       expected=f"Expected backward to return dL/{gname[1:]} of shape {ps}.")
-    if guard is not None and (msg := guard()):
-        raise StudentCodeError(msg)
+    g = guarded_backward(loss, owner=owner, call="backward()",
+                         expected=f"Expected backward to return dL/{gname[1:]} of shape {ps}.")
     sources = {"manual": {"y_pred": V.check_output(g, owner=owner, tensor=gname, produced_by="backward()",
                                                    expected_shape=yp.shape, expected_why="the shape of y_pred")}}
     twin_obj, note = resolve_twin(loss, twin, init, "loss", owner)
@@ -414,13 +402,16 @@ def check_loss(loss: Any, y_true: Any, y_pred: Any, *, twin: Any = "auto", init:
         sources["tape"] = {"y_pred": g_tape}
         records.append(TensorRecord("L", (), "forward", [compare(np.array(L), np.array(L_tape), "manual-vs-tape",
                                                                  rtol=rtol, atol=atol)]))
+    if reference is not None:  # our loss: its own forward and backward, no tape
+        L_ref = float(reference.forward(yt.copy(), yp.copy()))
+        sources["reference"] = {"y_pred": np.asarray(reference.backward(), dtype=np.float64)}
+        rec = records[0] if records else TensorRecord("L", (), "forward", [])
+        rec.comparisons.append(compare(np.array(L), np.array(L_ref), "manual-vs-reference", rtol=rtol, atol=atol))
+        records[:1] = [rec]
     many = getattr(loss, "forward_many", None)
     if callable(many):  # a sandboxed loss: the perturbed copies in a few round trips, not one each
-        def values(ins, pars, edits):
-            return [np.float64(V.check_output(v, owner=owner, tensor="L", produced_by="forward(y_true, y_pred)",
-                                              expected_shape=(), expected_why="a scalar loss", integer_ok=True))
-                    for v in many(ins, pars, edits_list=edits)]
-        sc = many_scan(values, [yt, yp], {}, 1, np.ones(()), eps=cfg.step)
+        sc = many_scan(lambda ins, pars, edits: [scalar(v) for v in many(ins, pars, edits_list=edits)],
+                       [yt, yp], {}, 1, np.ones(()), eps=cfg.step)
     else:
         sc = numerical_gradient(value, yp, eps=cfg.step, detail=True)
     sources["numerical"] = {"y_pred": sc.grad}
@@ -436,7 +427,6 @@ def check_loss(loss: Any, y_true: Any, y_pred: Any, *, twin: Any = "auto", init:
 
 
 def loss_gradient_name(loss: Any) -> str:
-    """The name of a loss's gradient in reports: ``dy_pred``, or a CS231n loss function's ``d`` + its first
-    argument (``softmax_loss(x, y)``: ``dx``; :class:`gradcheck._adapters.LossFunction`)."""
+    """The name of a loss's gradient in reports: ``dy_pred``, or a CS231n loss's ``d`` + first argument."""
     g = getattr(loss, "gradient_name", None)
     return g if isinstance(g, str) and g.startswith("d") and g[1:].isidentifier() and len(g) <= 40 else "dy_pred"

@@ -83,7 +83,7 @@ def run_check(args, layer, label: str, init: dict[str, Any], shape) -> int:
     jac_lines, jac_ok, jac_figs = [], True, []
     if jac and twin is None:
         raise UsageError(_no_twin_jacobian(cname, twin_note))
-    diag = diagnose_layer(layer, shape, mode=args.mode, method=args.method, seed=args.seed, rtol=args.rtol,
+    diag = diagnose_layer(layer, getattr(args, "inputs", shape), mode=args.mode, method=args.method, seed=args.seed, rtol=args.rtol,
                           atol=args.atol, eps=args.eps, twin=twin, reference=reference, name=cname,
                           training=getattr(args, "training", "auto"))
     if jac and diag.error is None:  # after the check, which holds a random forward (its note says how)
@@ -95,6 +95,8 @@ def run_check(args, layer, label: str, init: dict[str, Any], shape) -> int:
     color = use_color()
     shown = V.fmt_shape(shape) if isinstance(shape[0], int) else "; ".join(V.fmt_shape(x) for x in shape)
     modes = " and ".join(sorted(diag.modes)) or "eval"
+    idx = V.parse_indices(getattr(args, "indices", None), shape)
+    shown += "".join(f" (input {i}: integer indices in [0, {h}))" for i, h in sorted(idx.items()))
     print(f"{label}, input shape {shown}" + (f", init {json.dumps(init)}" if init else "")
           + f", mode {args.mode}" + (f", reference {args.reference}" if args.reference else ""))
     ran = tuple(t for t in (False, True) if ("training" if t else "eval") in diag.modes) or (False,)
@@ -265,7 +267,9 @@ def _wrong_what(diag) -> str:
     if not tensors:
         return "a wrong result (see the diagnosis)"
     kinds = {f.code for f in diag.findings if f.severity == "error"}
-    what = ("shape" if kinds & {"wrong-shape", "transposed"} else "dtype" if kinds & {"float32", "dtype"}
+    rounded = any("values rounded to" in f.message for f in diag.findings if f.code == "float32")
+    what = ("shape" if kinds & {"wrong-shape", "transposed"} else "precision" if rounded
+            else "dtype" if kinds & {"float32", "dtype"}
             else "NaN or infinity" if "non-finite" in kinds else "result")
     return f"wrong {what} of {', '.join(tensors)}"
 
@@ -567,8 +571,9 @@ def run_check_loss(args, loss, label: str, init: dict[str, Any], shape) -> int:
     cname = label.rpartition("::")[2]
     y_true, y_pred, what = loss_data(args.targets or "real", args.pred or "real", shape, args.seed)
     twin, twin_note = _twin(args, loss, "loss", init)
+    reference = build_reference(args.reference, init, args.seed, loss) if args.reference else None
     res = check_loss(loss, y_true, y_pred, twin=twin, seed=args.seed, rtol=args.rtol, atol=args.atol,
-                     eps=args.eps, name=cname)
+                     eps=args.eps, name=cname, reference=reference)
     if args.twin and twin is None:  # not "add --twin": it was given
         res.twin_note = twin_note
     color = use_color()
@@ -584,10 +589,18 @@ def run_check_loss(args, loss, label: str, init: dict[str, Any], shape) -> int:
     _save(args, lambda: _figures(res, cname, [] if res.passed else [loss_gradient_name(loss)]),
           lambda: {**res.to_dict(), "diagnosis": None if finding is None else vars(finding)})
     if res.passed:
-        what = f"dL/{loss_gradient_name(loss)[1:]} matches within rtol={res.rtol:g}"
+        valued = any(r.tensor == "L" for r in res.records)
+        what = f"dL/{loss_gradient_name(loss)[1:]}{' and L match' if valued else ' matches'} within rtol={res.rtol:g}"
         print(colorize(f"\nPASS: {cname}: {what}, {res.atol_words()}.", color))
+        if not valued:  # a loss off by a constant has the same gradient
+            print(V.wrap(f"{cname}: the value L itself was not checked (central differences see only its "
+                         "gradient); --reference manualprop.NAME (e.g. manualprop.MulticlassHinge) compares it."))
         return EXIT_PASS
-    print(colorize(f"\nFAIL: {cname}: {res.mismatch()}.", color))
+    grads = [t for t in res.failing_tensors if t != "L"]
+    value = "the loss value L differs from the " + (
+        "reference's" if args.reference else "tape's") if "L" in res.failing_tensors else ""
+    print(colorize(f"\nFAIL: {cname}: " + "; ".join(
+        [value] * bool(value) + [f"gradient mismatch in {', '.join(grads)}"] * bool(grads)) + ".", color))
     if finding is not None:
         print(V.wrap(f"diagnosis: {finding.message}."))
     return EXIT_MISMATCH

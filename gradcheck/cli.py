@@ -208,10 +208,13 @@ def _cmd_check(args) -> int:
 
     shape = V.parse_input_shapes(args.input_shape)  # validated with the other options: V.validate_cli_args
     init = V.parse_init_json(args.init)
+    args.inputs = V.index_inputs(shape, V.parse_indices(getattr(args, "indices", None), shape), args.seed)
+    if getattr(args, "indices", None) and (args.loss or args.jacobian):
+        raise UsageError("--indices names integer inputs of a layer; not with --loss or --jacobian.")
     if not args.loss and (args.targets or args.pred):
         raise UsageError("--targets and --pred describe the data of a loss; add --loss.")
-    if args.loss and (args.tape or args.jacobian or args.reference):
-        raise UsageError("--tape, --jacobian and --reference are for layers, not with --loss.")
+    if args.loss and (args.tape or args.jacobian):
+        raise UsageError("--tape and --jacobian are for layers, not with --loss.")
     if args.tape and args.twin:
         raise UsageError("--tape (the tape on your own forward) and --twin (autoprop's class of the same name) "
                          "both fill the tape column; choose one.")
@@ -229,12 +232,12 @@ def _cmd_check(args) -> int:
             warnings.warn("--tape: in this mode your code may import autoprop and manualprop (it runs on "
                           "autoprop tensors); use it to check your own work, it is never how grading runs.",
                           UserWarning, stacklevel=1)
-        code, failed = EXIT_STUDENT, None
+        code, failed, obj = EXIT_STUDENT, None, None
         try:
             if args.loss:
                 obj = sb.load_loss(os.path.basename(path), name, init_kwargs=init)
             else:
-                probe = V.layer_inputs(shape, np.random.default_rng([args.seed, 3]), name)  # detects the protocol
+                probe = V.layer_inputs(args.inputs, np.random.default_rng([args.seed, 3]), name)  # the protocol
                 obj = sb.load_layer(os.path.basename(path), name, init_kwargs=init, seed=args.seed,
                                     probe_inputs=probe)
             _check_kind(obj, "loss" if args.loss else "layer", shape)
@@ -247,6 +250,13 @@ def _cmd_check(args) -> int:
             if args.loss and not args.targets and "y_true" in text and ("IndexError" in text or "integer" in text):
                 failed.args = (f"{text} y_true was real-valued (--targets real, the default): for class "
                                "indices add --targets labels (one-hot targets: --targets onehot).",)
+            elif args.loss and _torch_order(obj):
+                failed.args = (f"{text} forward's arguments look like PyTorch's order, forward(input, target); "
+                               "gradcheck calls a loss as Keras does, forward(y_true, y_pred): swap them.",)
+            elif not args.loss and not args.indices and "IndexError" in text and "integer" in text:
+                failed.args = (f"{text} The inputs were standard-normal floats: if forward's input holds "
+                               "integer indices (an embedding lookup), give --indices HIGH (indices drawn "
+                               "from [0, HIGH), e.g. --indices 5; for input 1 of several: --indices 1:5).",)
         if failed is not None or code == EXIT_STUDENT or args.verbose:
             if failed is not None:
                 if sb.output.strip():  # shown below in full: not also as a one-line repr in the message
@@ -254,6 +264,14 @@ def _cmd_check(args) -> int:
                 _say_error(failed)
             _show_output(sb.output, name, verbose=args.verbose)
         return failed.exit_code if failed is not None else code
+
+
+def _torch_order(obj) -> bool:
+    """A loss class whose forward names the prediction first and the target second (PyTorch's order)."""
+    names = [p.lower() for p in (getattr(obj, "forward_params", None) or [])][:2]
+    return len(names) == 2 and names[0] in ("input", "logits", "pred", "preds", "y_pred", "scores", "outputs",
+                                            "output", "yhat", "y_hat", "prediction", "predictions") \
+        and names[1] in ("target", "targets", "y", "y_true", "label", "labels", "truth")
 
 
 def _show_output(text: str, name: str, *, verbose: bool) -> None:
@@ -344,6 +362,10 @@ def _add_check_parser(sub, fmt) -> None:
     c.add_argument("--input-shape", required=True, metavar="N,D",
                    help="shape of X, e.g. 8,5; for forward(Q, K, V) one shape per input separated by ';', "
                         "e.g. '2,4,3;2,5,3;2,5,6'")
+    c.add_argument("--indices", metavar="[POS:]HIGH",
+                   help="input POS (default 0, in --input-shape's order) holds integer indices drawn from "
+                        "[0, HIGH), as an embedding lookup's ids, instead of standard-normal floats; "
+                        "several as 0:5,2:7. No gradient is checked for an integer input")
     c.add_argument("--init", metavar="JSON", help='constructor kwargs as a JSON object, e.g. \'{"in_features": 5}\'; '
                    "an rng argument, if the constructor has one, is seeded from --seed")
     _add_common(c, "X, G and rng", None, "absolute tolerance (default: max(1e-9, u*sum|Y*G|/eps), the "
@@ -361,7 +383,8 @@ def _add_check_parser(sub, fmt) -> None:
                         "for central differences)")
     c.add_argument("--reference", metavar="manualprop.NAME",
                    help="also compare forward output and gradients with our layer built from --init and "
-                        "given the student's parameter values")
+                        "given the student's parameter values; with --loss, the loss value L and dL/dy_pred "
+                        "with our loss (e.g. manualprop.MulticlassHinge)")
     modes = c.add_mutually_exclusive_group()
     modes.add_argument("--training", dest="training", action="store_const", const=True, default="auto",
                        help="check forward(X, training=True) only (default: a forward that takes training is "

@@ -5,14 +5,11 @@ Two gradients pass where, per element, ``|a-b| <= atol`` or ``|a-b| <= rtol (|a|
 .. math:: r_i = \frac{|a_i - b_i|}{\max(|a_i| + |b_i|,\ \mathrm{atol}/\mathrm{rtol})} \le \mathrm{rtol},
 
 with CS231n's symmetric denominator (``r <= 1``; the floor keeps gradients that are zero up to
-rounding from reporting 1). ``check``, ``zoo``, ``train``, ``diagnose`` and ``grade`` all use
-:func:`compare` (or its boolean form :func:`close`), so they cannot disagree.
+rounding from reporting 1). Every verdict uses :func:`compare` (or :func:`close`).
 
-Default ``atol`` (:func:`default_atol`): a difference quotient divides the round-off of ``L``,
-about :math:`u\sum_i|Y_iG_i|` (u = 2.2e-16, before cancellation), by the step ``h`` (``eps``;
-``eps/2`` for Richardson): :math:`\mathrm{atol} = \max(10^{-9}, u\sum|YG|/h)`, 1e-9 for a Linear
-5->3 at batch 8, 2e-7 for a Conv2D 8->16 on 4x8x16x16 (measured round-off 5e-9, which a fixed
-1e-9 failed). The complex step has no cancellation: 1e-9.
+Default ``atol`` (:func:`default_atol`): the round-off of ``L``, about :math:`u\sum_i|Y_iG_i|`
+(u = 2.2e-16), over the step ``h`` (``eps/2`` for Richardson): :math:`\max(10^{-9}, u\sum|YG|/h)`;
+2e-7 for a Conv2D 8->16 on 4x8x16x16, whose measured round-off 5e-9 a fixed 1e-9 failed. Complex step: 1e-9.
 """
 
 from __future__ import annotations
@@ -45,9 +42,6 @@ def relative_error(a: Any, b: Any, tiny: float = _TINY) -> np.ndarray:
 def default_atol(Y: Any, G: Any, eps: float, method: str = "central", floor: float = ATOL_FLOOR) -> float:
     """``max(floor, u * sum|Y * G| / h)`` (module docstring); for a loss ``Y`` = L, ``G`` = 1.
 
-    ``floor=0`` gives the round-off estimate alone (the complex step's is 0): what a check of
-    gradients all below the floor compares with (:func:`own_scale_atol`).
-
     >>> default_atol(np.ones(10), np.ones(10), 6.06e-6)  # small: the floor
     1e-09
     >>> round(default_atol(np.ones(100_000), np.ones(100_000), 6.06e-6), 9)  # u * 1e5 / 6.06e-6
@@ -61,13 +55,9 @@ def default_atol(Y: Any, G: Any, eps: float, method: str = "central", floor: flo
 
 
 def own_scale_atol(top: float, roundoff: float) -> float:
-    """The atol of a tensor compared at its own scale: ``max(ATOL_FLOOR * top, roundoff)``.
-
-    Where every |entry| of a gradient is below :data:`ATOL_FLOOR` (``top``, the largest), the
-    floor passes any gradient of that size (a factor 2 in ``1e-10 * X``); the floor is meant for
-    gradients of order 1, so it is scaled to ``top``, and never below ``roundoff``, the finite
-    differences' own round-off (:func:`default_atol` with ``floor=0``). The rule stays
-    :func:`compare`'s; only the atol it is given changes.
+    """The atol of a tensor compared at its own scale: ``max(ATOL_FLOOR * top, roundoff)``, ``top`` its
+    largest |entry| (below the floor, which would pass any gradient of that size), ``roundoff`` from
+    :func:`default_atol` with ``floor=0``.
 
     >>> own_scale_atol(0.5, 1e-20)  # halving is exact
     5e-10
@@ -78,9 +68,8 @@ def own_scale_atol(top: float, roundoff: float) -> float:
 
 
 def atol_swamp_notes(atol: float, grads: dict[str, list[np.ndarray]], how: str = "default") -> list[str]:
-    """``WARNING`` lines for tensors (display name -> the arrays compared) whose every |value| is below
-    ``atol``, or whose largest is within a factor 1/:data:`NOISY` of it: a wrong gradient of that size
-    (``db = dY.mean(0)`` for ``dY.sum(0)``) would pass. ``how``: where ``atol`` came from."""
+    """``WARNING`` lines for tensors (name -> arrays compared) whose largest |value| is below ``atol``, or
+    within 1/:data:`NOISY` of it: a wrong gradient of that size would pass. ``how``: where atol came from."""
     out = []
     for name, arrays in grads.items():
         finite = [float(np.max(np.abs(np.asarray(a, dtype=np.float64)))) for a in arrays if np.size(a)]
@@ -98,11 +87,8 @@ def atol_swamp_notes(atol: float, grads: dict[str, list[np.ndarray]], how: str =
 
 
 def close(a: Any, b: Any, rtol: float = 1e-6, atol: float = 1e-9, *, equal_nan: bool = False) -> bool:
-    """True when ``a`` and ``b`` have one shape and pass the rule of :func:`compare` everywhere.
-
-    ``close(a, b, 0, 0)`` is equality; ``equal_nan``: NaN agrees with NaN. An infinity agrees only
-    with the same infinity (``inf - x`` is within no tolerance, although ``inf <= rtol * inf``).
-    """
+    """True when ``a`` and ``b`` have one shape and pass the rule of :func:`compare` everywhere
+    (``close(a, b, 0, 0)``: equality; an infinity agrees only with itself; ``equal_nan``: NaN with NaN)."""
     a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
     if a.shape != b.shape:
         return False
@@ -121,15 +107,10 @@ def norm_relative_error(a: np.ndarray, b: np.ndarray) -> float:
 
 @dataclass
 class Comparison:
-    """One pair of gradients of one tensor, compared element-wise (:func:`compare`).
-
-    ``pair`` e.g. ``"manual-vs-numerical"`` (``a`` is the first); ``max_abs_error`` ``max |a - b|``;
-    ``max_rel_error`` ``max r_i`` at ``worst_index`` (``(direction,)`` in fast mode) with values
-    ``worst_a``, ``worst_b``; ``passed``: ``max_rel_error <= rtol``; ``how`` "elements",
-    "directional" or "sample"; ``n_compared`` elements (or directions); ``kinks`` the elements
-    excluded (:func:`kink_mask`); ``norm_rel_error`` over the compared elements; ``atol`` the
-    absolute tolerance it was compared with (a tensor differenced with a grown step has its own).
-    """
+    """One pair of gradients of one tensor compared element-wise (:func:`compare`): ``pair`` (``a`` first),
+    ``max |a - b|``, ``max r_i`` at ``worst_index`` (``(direction,)`` in fast mode) with its values,
+    ``passed``, ``how`` ("elements", "directional", "sample"), ``n_compared``, the ``kinks`` excluded
+    (:func:`kink_mask`), ``norm_rel_error``, and the ``atol`` used."""
 
     pair: str
     max_abs_error: float
@@ -153,11 +134,8 @@ class Comparison:
 
 def compare(a: np.ndarray, b: np.ndarray, pair: str, *, rtol: float, atol: float,
             mask: np.ndarray | None = None, kinks: np.ndarray | None = None, how: str = "elements") -> Comparison:
-    """Compare two float64 arrays of one shape: a :class:`Comparison` labelled ``pair``.
-
-    ``mask``: only these elements (sample mode); ``kinks``: elements excluded from the verdict and
-    listed; ``how`` is stored. ``rtol > 0``; ``atol >= 0`` enters as the floor ``atol/rtol``.
-    """
+    """Compare two float64 arrays of one shape: a :class:`Comparison` labelled ``pair``. ``mask``: only
+    these elements; ``kinks``: excluded and listed; ``rtol > 0``, ``atol >= 0`` (the floor ``atol/rtol``)."""
     a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
     use = np.ones(a.shape, dtype=bool) if mask is None else np.asarray(mask, dtype=bool).copy()
     k = np.zeros(a.shape, dtype=bool) if kinks is None else np.asarray(kinks, dtype=bool) & use
@@ -178,11 +156,9 @@ def kink_mask(analytic: np.ndarray, numerical: np.ndarray, d_plus: np.ndarray | 
               d_minus: np.ndarray | None, *, rtol: float, atol: float) -> np.ndarray:
     """Elements at a kink: failing, with one-sided quotients that disagree, and the analytic value between them.
 
-    An element fails ``analytic`` vs ``numerical``, its ``d_plus`` and ``d_minus`` differ by more
-    than 1% of their magnitudes (a smooth function's differ by about ``h |f''|``), and the analytic
-    value lies between them widened by the tolerance: any value there is a valid one-sided
-    derivative (``relu'(0)`` in [0, 1]). Case C28: relu at ``x = 1e-4``, ``h = 5e-3``: ``d_plus =
-    1``, ``d_minus = 0.02``, central 0.51, analytic 1.0. None quotients give no kinks.
+    ``d_plus`` and ``d_minus`` differ by over 1% (a smooth function's by about ``h |f''|``) and the
+    analytic value lies between them, widened by the tolerance (``relu'(0)`` in [0, 1]; case C28: relu
+    at ``x = 1e-4``, ``h = 5e-3``: ``d_plus = 1``, ``d_minus = 0.02``, central 0.51). None: no kinks.
     """
     a = np.asarray(analytic, dtype=np.float64)
     if d_plus is None or d_minus is None:

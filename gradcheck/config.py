@@ -1,9 +1,4 @@
-"""The one validated configuration of a check: tolerances, step, method, mode, training mode, seed.
-
-:class:`CheckConfig` is built once (by ``check_layer``, ``diagnose_layer`` or the CLI), passed
-down the pipeline instead of long keyword lists, and validated in one place (the checks of
-:mod:`gradcheck._validation`).
-"""
+"""The one validated configuration of a check (:class:`CheckConfig`), built once and passed down."""
 
 from __future__ import annotations
 
@@ -26,12 +21,10 @@ MODES = ("full", "fast", "sample")
 class CheckConfig:
     """Settings of one check, validated on construction (UsageError naming the allowed values).
 
-    ``0 < rtol < 1``; ``atol >= 0`` (None: :func:`gradcheck.compare.default_atol`); ``eps`` the
-    relative step (None: :func:`gradcheck.numerical.default_eps` of ``method``, one of
-    :data:`gradcheck.numerical.METHODS`); ``mode`` one of :data:`MODES`; ``seed`` seeds inputs
-    given as shapes, the upstream gradient and the plans' draws; ``training`` True, False, "both"
-    or "auto" (:func:`training_modes`); ``n_dirs``/``n_samples`` directions (fast) or elements
-    (sample) per tensor; ``batched`` the stacked-batch plan (True, False or "auto").
+    ``0 < rtol < 1``; ``atol >= 0`` (None: :func:`gradcheck.compare.default_atol`); ``eps`` relative
+    (None: :func:`gradcheck.numerical.default_eps` of ``method``); ``mode`` in :data:`MODES`; ``seed``
+    of inputs, upstream gradient and draws; ``training`` True, False, "both" or "auto"
+    (:func:`training_modes`); ``n_dirs``/``n_samples`` per tensor; ``batched`` True, False or "auto".
     """
 
     rtol: float = 1e-6
@@ -77,11 +70,8 @@ class CheckConfig:
 
 
 def training_modes(layer: Any, training: bool | str) -> list[bool]:
-    """The modes a check runs ``forward`` in: ``[training]``, or ``[False, True]`` for "both".
-
-    "auto" is "both" when ``layer.forward`` takes ``training`` (or ``**kwargs``; a sandboxed
-    layer says so in its ``signature``), else ``[False]``.
-    """
+    """The modes a check runs ``forward`` in: ``[training]``, or ``[False, True]`` for "both"; "auto" is
+    "both" when ``layer.forward`` takes ``training`` or ``**kwargs`` (a sandboxed layer's ``signature``)."""
     if training == "auto":
         declared = getattr(layer, "signature", None)
         if isinstance(declared, dict) and "forward_training" in declared:

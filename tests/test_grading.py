@@ -388,7 +388,7 @@ def _main(capsys, *args):
     ("out_file", "exists and is not a folder"),
     ("tests_folder", "holds no grading tests: no test files"),
     ("tests_plain", "none of which takes the student or grade fixture"),
-    ("empty_batch", "holds no submission folders (and no .py files): nothing to grade (it is empty)"),
+    ("empty_batch", "holds no submission folders (and no .zip files): nothing to grade (it is empty)"),
     ("tests_parent", "holds the grading tests of 2 assignments ('cs231n_layers', 'linear_relu_ce')"),
 ])
 def test_grade_usage_errors_exit_2_before_anything_runs(tmp_path, capsys, case, needle):
@@ -557,11 +557,11 @@ def test_a_stray_script_beside_submission_folders_is_refused_as_ambiguous_and_ba
     assert "could be one submission or a batch" in err and "(collect.py)" in err
     assert "2 sub-folder(s) holding .py files (alice, bob)" in err and "--batch" in err
     assert not (out / "results.json").exists() and not (out / "gradebook.csv").exists()
-    # --batch grades each folder; the loose script gets a 0 row saying why; --single one submission
+    # --batch grades each folder; the loose script is listed as not a submission, without a row
     res = grade_batch(subs, TESTS, out, workers=2, seed=3, progress=False, plot=False)
     by = {s.name: s for s in res.submissions}
-    assert by["alice"].score == by["bob"].score == TOTAL
-    assert by["collect.py"].score == 0.0 and "folder" in results(out, "collect.py")["output"]
+    assert by["alice"].score == by["bob"].score == TOTAL and sorted(by) == ["alice", "bob"]
+    assert list(res.not_submissions) == ["collect.py"] and "collect.py: a .py file" in res.summary()
     assert is_single_submission(subs)  # the rule itself is unchanged; the CLI asks
     # one folder with its own helper package is still one submission, without asking
     one = copy_submission(ASSIGN / "solution", tmp_path / "one")

@@ -6,7 +6,10 @@ checked) are in tests/test_grading_hostile.py; here each rule is one fast call.
 
 import json
 import os
+import re
+import stat
 import unicodedata
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -193,3 +196,135 @@ def test_a_submission_folder_whose_name_starts_with_a_dot_is_graded_and_named_in
     summary = " ".join(res.summary().split())
     assert "note: .hidden: graded as a submission (it holds .py files); its name starts with '.'" in summary, summary
     assert "left out as not submissions: .git, __MACOSX" in summary, summary
+
+
+def _zip(path, members, *, links=(), compression=zipfile.ZIP_DEFLATED):
+    """Write a zip of ``members`` ({name: bytes}) and symbolic-link members ``links`` ((name, target))."""
+    with zipfile.ZipFile(path, "w", compression) as zf:
+        for name, data in members.items():
+            zf.writestr(name, data)
+        for name, target in links:
+            info = zipfile.ZipInfo(name)
+            info.create_system, info.external_attr = 3, (stat.S_IFLNK | 0o777) << 16
+            zf.writestr(info, target)
+    return path
+
+
+def test_stray_files_at_the_top_of_a_batch_are_listed_as_skipped_and_not_counted(tmp_path):
+    """Before: notes.txt was passed over in silence and stray.py was a 0 row in the class mean
+    (alice 28 and bob 28 showed a mean of 18.67). Now neither is a row; the summary says why."""
+    from gradcheck.grading.runner import grade_batch, not_submissions
+
+    subs = tmp_path / "subs"
+    for name in ("alice", "bob"):
+        (subs / name).mkdir(parents=True)
+        (subs / name / "layers.py").write_text((ASSIGN / "solution" / "layers.py").read_text())
+    (subs / "notes.txt").write_text("grading notes\n")
+    (subs / "stray.py").write_text("print('collect')\n")
+    os.symlink(ASSIGN / "solution" / "layers.py", subs / "linked.py")
+    os.mkfifo(subs / "pipe")
+    why = not_submissions(subs)
+    assert sorted(why) == ["linked.py", "notes.txt", "pipe", "stray.py"]
+    res = grade_batch(subs, ASSIGN / "tests", tmp_path / "out", workers=2, seed=1, progress=False, plot=False,
+                      unsafe_no_isolation=True)
+    assert [(s.name, s.score) for s in res.submissions] == [("alice", 28.0), ("bob", 28.0)]
+    rows = (tmp_path / "out" / "gradebook.csv").read_text().splitlines()
+    assert len(rows) == 3 and not (tmp_path / "out" / "stray.py").exists()
+    summary = res.summary()
+    assert "mean 28.00" in summary and "zero: 0" in summary, summary
+    assert ("skipped, not a submission (no row, not in the scores): notes.txt: a file, not a submission "
+            "folder or .zip") in summary
+    assert "stray.py: a .py file, not a submission folder: if it is a student's, move it into a folder of its " \
+           "own (e.g. stray/stray.py) and rerun" in summary
+    assert f"linked.py: a link to a file (linked.py -> {ASSIGN / 'solution' / 'layers.py'}); links to files " \
+           f"are never followed" in summary
+    assert "pipe: not a file or a folder" in summary
+
+
+def test_a_zip_at_the_top_of_a_batch_is_a_submission_graded_from_its_files(tmp_path):
+    """Before: carol.zip beside alice/ got no row at all (a student lost)."""
+    from gradcheck.grading.runner import grade_batch
+
+    solution = (ASSIGN / "solution" / "layers.py").read_text()
+    subs, out = tmp_path / "subs", tmp_path / "out"
+    (subs / "alice").mkdir(parents=True)
+    (subs / "alice" / "layers.py").write_text(solution)
+    _zip(subs / "carol.zip", {"carol/layers.py": solution, "__MACOSX/carol/._layers.py": b"\0\5\26\7"})
+    _zip(subs / "dan.ZIP", {"layers.py": solution.replace('self.grads["b"] = dY.sum(axis=0)',
+                                                          'self.grads["b"] = dY.mean(axis=0)')})
+    res = grade_batch(subs, ASSIGN / "tests", out, workers=2, seed=1, progress=False, plot=False,
+                      unsafe_no_isolation=True)
+    by = {s.name: s for s in res.submissions}
+    assert sorted(by) == ["alice", "carol.zip", "dan.ZIP"] and not res.not_submissions
+    assert by["carol.zip"].score == 28.0 and 0 < by["dan.ZIP"].score < 28.0
+    data = json.loads((out / "carol.zip" / "results.json").read_text())
+    assert "inside the folder `carol/`" in data["output"] and "__MACOSX" not in data["output"]
+    again = grade_batch(subs, ASSIGN / "tests", out, workers=2, progress=False, plot=False, unsafe_no_isolation=True)
+    assert {s.name: s.status for s in again.submissions} == dict.fromkeys(by, "skipped")
+    _zip(subs / "dan.ZIP", {"layers.py": solution})  # a new upload: graded again
+    third = grade_batch(subs, ASSIGN / "tests", out, workers=2, progress=False, plot=False, unsafe_no_isolation=True)
+    assert third.changed == ["dan.ZIP"] and {s.name: s.score for s in third.submissions}["dan.ZIP"] == 28.0
+
+
+@pytest.mark.parametrize("case, needle", [
+    ("traversal", "would be written outside the submission's folder"),
+    ("absolute", "would be written outside the submission's folder"),
+    ("backslash", "would be written outside the submission's folder"),
+    ("symlink", "is a symbolic link"),
+    ("members", "more than 5"),
+    ("bomb", "more than 1 MiB unpacked"),
+    ("twice", "appears twice"),
+    ("encrypted", "is encrypted"),
+    ("garbage", "not a zip archive the grader can read (BadZipFile"),
+])
+def test_an_unsafe_zip_is_not_unpacked_and_says_why(tmp_path, monkeypatch, case, needle):
+    from gradcheck.grading import archive
+
+    monkeypatch.setattr(archive, "MAX_MEMBERS", 5)
+    monkeypatch.setattr(archive, "MAX_BYTES", 1 << 20)
+    z = tmp_path / "evil.zip"
+    if case == "garbage":
+        z.write_bytes(b"PK\3\4 not really")
+    elif case == "encrypted":
+        _zip(z, {"layers.py": b"x = 1\n"})
+        data = bytearray(z.read_bytes())
+        data[6] |= 1  # the local header's flag bits
+        cd = data.find(b"PK\1\2")
+        data[cd + 8] |= 1  # the central directory's
+        z.write_bytes(bytes(data))
+    else:
+        members = {"traversal": {"ok.py": b"", "../../escaped.py": b"x"}, "absolute": {"/tmp/escaped.py": b"x"},
+                   "backslash": {"..\\escaped.py": b"x"}, "symlink": {"ok.py": b""},
+                   "members": {f"f{i}.py": b"" for i in range(6)}, "bomb": {"big.py": b"\0" * (2 << 20)},
+                   "twice": {"layers.py": b"a"}}[case]
+        _zip(z, members, links=[("layers.py", "/etc/passwd")] if case == "symlink" else ())
+        if case == "twice":
+            with zipfile.ZipFile(z, "a") as zf, pytest.warns(UserWarning, match="Duplicate name"):
+                zf.writestr("layers.py", b"b")
+    dest = tmp_path / "a" / "b" / "files"
+    dest.mkdir(parents=True)
+    with pytest.raises(archive.ArchiveRefused, match=re.escape(needle)):
+        archive.unpack(z, dest)
+    assert not list(tmp_path.rglob("escaped.py")) and not any(p.is_symlink() for p in dest.rglob("*"))
+    if case in ("traversal", "symlink", "members", "absolute"):
+        assert not list(dest.iterdir())  # refused before anything was written
+
+
+def test_a_zip_the_grader_refuses_is_a_zero_row_saying_why(tmp_path):
+    from gradcheck.grading.runner import grade_batch
+
+    subs = tmp_path / "subs"
+    (subs / "alice").mkdir(parents=True)
+    (subs / "alice" / "layers.py").write_text((ASSIGN / "solution" / "layers.py").read_text())
+    _zip(subs / "eve.zip", {"layers.py": (ASSIGN / "solution" / "layers.py").read_text()},
+         links=[("notes.py", "../../alice/layers.py")])
+    res = grade_batch(subs, ASSIGN / "tests", tmp_path / "out", workers=1, seed=1, progress=False, plot=False,
+                      unsafe_no_isolation=True)
+    eve = {s.name: s for s in res.submissions}["eve.zip"]
+    assert (eve.status, eve.score, eve.max_score) == ("graded", 0.0, 28.0)
+    assert eve.message == ("This submission is not graded: eve.zip is a zip archive that the autograder does not "
+                           "unpack: its member 'notes.py' is a symbolic link (links are never unpacked: zip the "
+                           "files themselves); score 0. Upload the files themselves, or a zip of them without "
+                           "links.")
+    data = json.loads((tmp_path / "out" / "eve.zip" / "results.json").read_text())
+    assert all(t["score"] == 0 and t["output"] == eve.message for t in data["tests"])

@@ -34,6 +34,25 @@ SCRIPT = Path(sys.executable).parent / "gradcheck"
 TIMEOUT = 600  # subprocesses: the machine may be loaded many times over
 
 
+SOLUTION_BN = """    running_mean = np.asarray(bn_param.get("running_mean", np.zeros(D)), dtype=np.float64)
+    running_var = np.asarray(bn_param.get("running_var", np.ones(D)), dtype=np.float64)
+    if mode == "train":
+        mean, var = x.mean(axis=0), x.var(axis=0)
+        bn_param["running_mean"] = momentum * running_mean + (1 - momentum) * mean
+        bn_param["running_var"] = momentum * running_var + (1 - momentum) * var
+"""
+# no np.asarray: right for the (D,) arrays CS231n hands in, wrong for lists (a new-user tester's U4: the
+# grading tests passed bn_param's running statistics as lists, and this correct code lost 7 points)
+CLASSIC_BN = """    running_mean = bn_param.get("running_mean", np.zeros(D, dtype=x.dtype))
+    running_var = bn_param.get("running_var", np.ones(D, dtype=x.dtype))
+    if mode == "train":
+        mean, var = x.mean(axis=0), x.var(axis=0)
+        running_mean = momentum * running_mean + (1 - momentum) * mean
+        running_var = momentum * running_var + (1 - momentum) * var
+        bn_param["running_mean"], bn_param["running_var"] = running_mean, running_var
+"""
+
+
 @pytest.fixture(scope="module")
 def batch(tmp_path_factory):
     subs = tmp_path_factory.mktemp("subs")
@@ -41,6 +60,9 @@ def batch(tmp_path_factory):
                       *[(m, ASSIGN / "mutants" / m) for m in MUTANTS]]:
         (subs / name).mkdir()
         (subs / name / "layers.py").write_text((src / "layers.py").read_text())
+    (subs / "classic").mkdir()  # batchnorm_forward as CS231n's skeleton has students write it
+    (subs / "classic" / "layers.py").write_text((ASSIGN / "solution" / "layers.py").read_text().replace(
+        SOLUTION_BN, CLASSIC_BN))
     out = tmp_path_factory.mktemp("graded")
     grade_batch(subs, TESTS, out, workers=2, seed=13, timeout=5.0, progress=False, plot=False)
     return out
@@ -58,6 +80,13 @@ def test_solution_gets_full_marks(batch):
     data = results(batch, "solution")
     assert data["score"] == data["extra_data"]["max_score"] == TOTAL and not failing(data)
     assert len(data["tests"]) == 20 and data["extra_data"]["seed"] == 13
+
+
+def test_classic_cs231n_batchnorm_gets_full_marks(batch):
+    """bn_param's running statistics reach the student as (D,) arrays, as in CS231n, not as lists."""
+    assert SOLUTION_BN in (ASSIGN / "solution" / "layers.py").read_text()
+    data = results(batch, "classic")
+    assert data["score"] == TOTAL and not failing(data), failing(data)
 
 
 def test_stub_gets_zero_without_a_crash(batch):
@@ -339,3 +368,16 @@ def test_a_pairs_gradients_are_named_after_forwards_arguments_in_messages(tmp_pa
             layer.backward(np.ones((4, 2)))
     msg = " ".join(str(exc.value).split())
     assert "gave dw as a numpy array of dtype complex128 (shape (3, 2))" in msg and "d1" not in msg, msg
+
+
+def test_check_gives_bn_param_lists_as_arrays(tmp_path):
+    """--init is JSON, which has no arrays: bn_param's running_mean as a list reaches the classic
+    batchnorm_forward (no np.asarray) as the (D,) float64 array CS231n hands in, and the header says so."""
+    f = tmp_path / "layers.py"
+    f.write_text((ASSIGN / "solution" / "layers.py").read_text().replace(SOLUTION_BN, CLASSIC_BN))
+    init = '{"bn_param": {"mode": "test", "running_mean": [0.5, -0.5, 0.2, 0.1], "running_var": [1.2, 0.8, 1.5, 2.0]}}'
+    p = gradcheck_check(f, "batchnorm", ["--input-shape", "6,4;4;4", "--init", init])
+    out = " ".join(p.stdout.split())
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert "bn_param['running_mean'], bn_param['running_var'] (lists) passed as float64 arrays" in out
+    assert "PASS: batchnorm" in out

@@ -310,7 +310,7 @@ def test_a_rerun_skips_the_linked_rows_and_regrades_a_link_that_now_leads_somewh
 def wide(tmp_path_factory):
     """Staff-made links wider than one submission, a link to a file and a loose file, beside a submission.
     Before: `up`, `here`, `usr` and `root` were graded as submissions (their file lists in the visible
-    feedback) and the two files got no row."""
+    feedback). The files are not submissions: listed with why, no row (session 8: they were 0 rows in the mean)."""
     top = tmp_path_factory.mktemp("wide")
     S, elsewhere = top / "S", top / "elsewhere"
     for folder, text in (("ok", SOLUTION), ("_store/dana", SOLUTION)):
@@ -341,8 +341,7 @@ WIDE = {"up": "a folder that holds the submissions folder (up -> ..)",
 def test_a_link_wider_than_one_submission_is_a_zero_row_that_says_why_and_lists_no_files(wide):
     S, out, res, batch = wide
     rows = {r["submission"]: r for r in csv.DictReader(open(out / "gradebook.csv"))}
-    assert sorted(rows) == ["_store", "abs_up", "alice.py", "dana", "etc", "here", "loose.py", "ok", "root", "up",
-                            "usr"]  # not notes.txt
+    assert sorted(rows) == ["_store", "abs_up", "dana", "etc", "here", "ok", "root", "up", "usr"]  # no file
     assert (rows["ok"]["score"], rows["dana"]["score"]) == ("28", "28")  # a link to one submission is graded
     assert {r["max_score"] for r in rows.values()} == {"28"}
     for name, why in WIDE.items():
@@ -372,15 +371,15 @@ def test_a_link_into_a_system_folder_is_refused_unless_the_batch_itself_is_there
 
 
 @namespaces
-def test_a_file_at_the_top_of_a_batch_is_a_zero_row_whether_or_not_it_is_a_link(wide):
-    S, out, res, _ = wide
-    for name, shown in (("loose.py", "loose.py"), ("alice.py", f"alice.py -> {os.readlink(S / 'alice.py')}")):
-        data = json.loads((out / name / "results.json").read_text())
-        assert res[name].score == 0 and res[name].max_score == 28 and res[name].status == "graded"
-        assert data["output"] == (f"This submission is not graded: {shown} is a file at the top of the submissions "
-                                  f"folder, not a submission folder; score 0. Each submission is a folder of its "
-                                  f"own: course staff can move the file into one (e.g. alice/layers.py) and rerun "
-                                  f"the batch.")
+def test_a_file_at_the_top_of_a_batch_is_listed_without_a_row_whether_or_not_it_is_a_link(wide):
+    S, out, res, batch = wide
+    assert sorted(batch.not_submissions) == ["alice.py", "loose.py", "notes.txt"]
+    assert not {"alice.py", "loose.py", "notes.txt"} & set(res) and not (out / "loose.py").exists()
+    summary = batch.summary()
+    assert f"alice.py: a link to a file (alice.py -> {os.readlink(S / 'alice.py')}); links to files are never " \
+           f"followed" in summary
+    assert "loose.py: a .py file, not a submission folder: if it is a student's, move it into a folder of its own " \
+           "(e.g. loose/loose.py) and rerun" in summary
 
 
 @namespaces

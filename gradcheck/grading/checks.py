@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 
 from .. import _validation as V
+from .._adapters import class_outputs
 from ..check import check_layer, check_loss
 from ..compare import ATOL_FLOOR, close
 from ..config import CheckConfig
@@ -44,6 +45,11 @@ class GradingFailure(AssertionError):
     def __init__(self, message: str, fraction: float = 0.0):
         super().__init__(message)
         self.fraction = float(fraction)
+
+
+class MemoryBudgetError(GraderError):
+    """The check needs more memory than the sandbox allows (``--memory-mb``): refused before it runs, a
+    grader error (the grading setup's, not the submission's; a resumed batch grades it again)."""
 
 
 class GradingTestError(GraderError):
@@ -221,6 +227,48 @@ def evaluation_point(layer: Any, reference: Any, *, seed: int = 0,
     return {k: np.array(ours[k], dtype=np.float64) for k in ours}
 
 
+def _one_output(layer: Any, reference: Any, xs: list[np.ndarray]) -> tuple[Any, list[np.ndarray]]:
+    """``(layer, xs)``, the layer to grade when the reference has several outputs (a forward returning k
+    float arrays, a backward taking k upstream gradients): both presented as one, as ``gradcheck
+    check`` reads them (:func:`gradcheck._adapters.class_outputs`, ``Outputs``: stacked when they share
+    a shape, else flattened and concatenated), the student's through the sandbox's own probe
+    (:meth:`~gradcheck.sandbox.RemoteLayer.probed`). Otherwise ``layer`` unchanged."""
+    if class_outputs(reference, [x.copy() for x in xs]) is None:
+        return layer, xs
+    if callable(getattr(layer, "probed", None)):
+        return layer.probed([x.copy() for x in xs]), xs
+    class_outputs(layer, [x.copy() for x in xs])  # an in-process layer
+    return layer, xs
+
+
+def _within_budget(layer: Any, xs: list[np.ndarray], shape: tuple[int, ...], config: CheckConfig):
+    """:func:`gradcheck.check_layer` of ``layer`` on ``xs``, after making sure it fits the sandbox's memory
+    (:meth:`~gradcheck.sandbox.RemoteLayer.check_memory_mib`: the child's peak so far and the copies
+    the numerical differences add). MemoryBudgetError before any of them runs when it does not: an
+    out-of-memory midway would read like the student's fault; one that happens all the same (the
+    estimate is a model) is a MemoryBudgetError too, since this runs only after every gradient matched
+    the reference's (a submission cannot turn a wrong gradient into a grader error this way)."""
+    budget = getattr(getattr(layer, "sandbox", None), "memory_mb", None)
+    estimate = layer.check_memory_mib(xs, shape) if callable(getattr(layer, "check_memory_mib", None)) else 0.0
+    if isinstance(budget, int) and estimate > budget:
+        raise MemoryBudgetError(
+            f"checking {type(layer).__name__}'s gradients by central differences on inputs of shapes "
+            f"{', '.join(V.fmt_shape(x.shape) for x in xs)} needs about {estimate:.0f} MiB in the sandbox (its "
+            f"peak so far, and the copies of the parameters, inputs and output the numerical differences "
+            f"send in chunks); the sandbox allows {budget} MiB (--memory-mb). Not run: raise --memory-mb to at "
+            f"least {int(np.ceil(estimate / 64) * 64)} or give the test smaller shapes, and grade again.")
+    try:
+        return check_layer(layer, xs if len(xs) > 1 else xs[0], twin=None, config=config)
+    except GradcheckError as exc:  # reached only when every gradient matched the reference's
+        if not isinstance(budget, int) or "MemoryError" not in str(exc):
+            raise
+        raise MemoryBudgetError(
+            f"checking {type(layer).__name__}'s gradients by central differences ran out of the sandbox's "
+            f"{budget} MiB (--memory-mb) midway, although they matched the reference's (estimated need: "
+            f"{estimate:.0f} MiB; the estimate is a model): raise --memory-mb or give the test smaller shapes, "
+            f"and grade again.") from None
+
+
 def _agree(got: np.ndarray, expected: np.ndarray, rtol: float, atol: float, expect_nonfinite: bool) -> bool:
     """The one rule; a NaN or infinity in ``got`` is wrong unless ``expect_nonfinite`` (then it must
     be the same one as in ``expected``)."""
@@ -247,7 +295,7 @@ def layer_forward(layer: Any, X: np.ndarray, reference: Any, *, rtol: float = 1e
     GradingTestError
         The reference output is not finite (and ``expect_nonfinite`` is False).
     """
-    xs = _inputs(X)
+    layer, xs = _one_output(layer, reference, _inputs(X))
     evaluation_point(layer, reference, seed=seed, params=params)
     Y_ref = _finite_reference("output Y", reference.forward(*[x.copy() for x in xs], training=training),
                               expected=expect_nonfinite)
@@ -343,8 +391,8 @@ def layer_gradients(layer: Any, X: np.ndarray, reference: Any, *, parts: Mapping
     GradingTestError
         A reference output or gradient is not finite: the test is wrong.
     """
-    owner, xs = type(layer).__name__, _inputs(X)
-    ref_names = V.input_names(reference, len(xs))
+    layer, xs = _one_output(layer, reference, _inputs(X))
+    owner, ref_names = type(layer).__name__, V.input_names(reference, len(xs))
     d_in = [f"d{n}" for n in ref_names]
     point = evaluation_point(layer, reference, seed=seed, params=params)
     keys = list(point)
@@ -380,7 +428,7 @@ def layer_gradients(layer: Any, X: np.ndarray, reference: Any, *, parts: Mapping
         # the check names an input's gradient after the student's forward argument: renamed by position
         rename = dict(zip([f"d{n}" for n in V.input_names(layer, len(xs))], d_in))
         cfg = CheckConfig(rtol=rtol, atol=atol, seed=seed, training=training)
-        run = partial(check_layer, layer, xs if len(xs) > 1 else xs[0], twin=None, config=cfg)
+        run = partial(_within_budget, layer, xs, G.shape, cfg)
         if failed := _numerical(verdict, weights, run, lambda t: rename.get(t, t), "", "Is the layer deterministic?"):
             return failed
     if not verdict.passed and (how := reproduce(layer, [x.shape for x in xs], training=True if training else None)):
@@ -396,6 +444,8 @@ def _numerical(verdict: Verdict, weights: Mapping[str, float], run: Callable[[],
     try:
         res = run()
         records = {part_of(r.tensor): r for r in res.records if r.kind == "gradient"}
+    except GraderError:  # the grader's (MemoryBudgetError), never the submission's
+        raise
     except GradcheckError as exc:
         return _fail_all(weights, f"the numerical check could not run: {exc}")
     for p in verdict.parts:

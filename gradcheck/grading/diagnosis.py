@@ -83,7 +83,8 @@ def reproduce(obj: Any, shape: Sequence[int] | Sequence[Sequence[int]] | None = 
         return ""
     cmd = ["gradcheck", "check", shlex.quote(f"{file}::{getattr(obj, 'class_name', None) or type(obj).__name__}")]
     init = getattr(obj, "init_kwargs", None)
-    cmd += ["--init", shlex.quote(json.dumps(init))] if isinstance(init, Mapping) and init else []
+    listed = json.dumps(init, default=lambda o: o.tolist()) if isinstance(init, Mapping) and init else ""
+    cmd += ["--init", shlex.quote(listed)] if listed else []  # arrays as lists: the check makes them arrays
     shapes = [shape] if shape is not None and all(isinstance(n, (int, np.integer)) for n in shape) else shape or []
     spec = ";".join(",".join(str(int(n)) for n in s) for s in shapes)
     cmd += ["--input-shape", shlex.quote(spec)] if shapes else []

@@ -44,7 +44,7 @@ import pytest
 
 from ..errors import GradcheckError, GraderError
 from . import checks as C
-from .static import MAX_BYTES, forbidden_imports, format_violations
+from .static import MAX_BYTES, forbidden_imports, format_violations, vendored_engines
 
 VISIBILITIES = ("visible", "hidden", "after_due_date", "after_published")
 
@@ -465,9 +465,12 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
         rep.longrepr = str(exc)
         item.config.stash[_PARTIAL].setdefault("grader_error", str(exc))
         faulty_test = isinstance(exc, C.GradingTestError)  # the test's own reference is wrong, not the grader's setup
+        memory = isinstance(exc, C.MemoryBudgetError)  # the setup's memory limit, checked before the check ran
         item.session.shouldstop = ("gradcheck: a test's reference is faulty" if faulty_test else
+                                   "gradcheck: a check needs more memory than --memory-mb" if memory else
                                    "gradcheck: the grader failed before any submitted code ran")
-        what = "this test is faulty" if faulty_test else "the autograder failed before running your code"
+        what = ("this test is faulty" if faulty_test else "this check needs more memory than the autograder "
+                "allows" if memory else "the autograder failed before running your code")
         entry.update(status="failed", fraction=0.0,
                      output=f"Not graded: {what} (a problem on the grader's side, not in your submission). "
                             "Course staff have the details.")
@@ -556,10 +559,21 @@ def _write_results(config: pytest.Config, exitstatus: int | None) -> None:
              if holder is not None else {}, "pytest_exit_status": int(exitstatus)}
     if grader_error:
         extra.update(status="grader error", grader_error=grader_error)
+    elif holder is not None:
+        extra["integrity"] = _integrity(holder)
     out = {"score": total, "execution_time": round(time.time() - partial["started"], 3),
            "output": "\n\n".join(summary), "output_format": "md", "test_output_format": "md",
            "stdout_visibility": "hidden", "visibility": "visible", "tests": tests, "extra_data": extra}
     _dump(path, out)
+
+
+def _integrity(holder: _SandboxHolder) -> list[str]:
+    """Report lines for staff on the submission's files (:func:`~gradcheck.grading.static.vendored_engines`:
+    a copy of an autodiff engine under another name?); never a failure of the grading."""
+    try:
+        return vendored_engines(holder.files())
+    except Exception as exc:  # noqa: BLE001 - a report, not the grade
+        return [f"the files could not be compared with known autodiff engines ({type(exc).__name__})"]
 
 
 def _dump(path: str, out: dict) -> None:

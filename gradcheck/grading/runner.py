@@ -41,12 +41,14 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import UsageError
+from .archive import ArchiveRefused, is_archive, unpack
 
 __all__ = ["SubmissionResult", "BatchResult", "grade_submission", "grade_batch",
            "is_single_submission", "placeholder_results", "plot_histogram", "write_gradebook",
            "check_grading_inputs", "check_options", "find_grading_tests", "submission_folders",
            "isolation_level", "MIN_MEMORY_MB", "result_folder", "display_name", "BATCH_FILES",
            "result_folders", "submission_digest", "not_a_submission", "SYSTEM_FOLDERS", "left_out",
+           "not_submissions",
            "tests_digest", "assignment_rows"]
 
 #: Smallest sandbox memory limit (MiB) accepted. Measured (Linux x86-64, Python 3.11, numpy 2.4):
@@ -68,7 +70,8 @@ class SubmissionResult:
     crashed; 0 for now, ``message`` says why, a resumed batch
     regrades it); ``"skipped"`` (already graded, resumed batch; ``seconds`` is the saved
     ``execution_time``, ``files_sha256`` the saved :func:`submission_digest`); ``"interrupted"``
-    (Ctrl-C; its results.json stays incomplete). ``tests``: score per test name.
+    (Ctrl-C; its results.json stays incomplete). ``tests``: score per test name. ``integrity``: report
+    lines for staff (a copy of an autodiff engine suspected; no points taken), from results.json.
     """
 
     name: str
@@ -80,6 +83,14 @@ class SubmissionResult:
     tests: dict[str, float] = field(default_factory=dict)
     message: str = ""
     files_sha256: str = ""
+    integrity: list[str] = field(default_factory=list)
+
+
+def _integrity(extra: Any) -> list[str]:
+    """``extra_data.integrity`` of a results.json (:func:`gradcheck.grading.static.vendored_engines`'s
+    report lines for staff), as at most 4 strings of at most 1,000 characters."""
+    lines = extra.get("integrity") if isinstance(extra, dict) else None
+    return [str(x)[:1000] for x in lines[:4]] if isinstance(lines, list) else []
 
 
 def _from_results(data: dict[str, Any], name: str, status: str, seconds: float, path: Path,
@@ -92,7 +103,7 @@ def _from_results(data: dict[str, Any], name: str, status: str, seconds: float, 
     if status == GRADER_ERROR:
         return SubmissionResult(name, 0.0, mx, status, seconds, str(path), **kw)
     return SubmissionResult(name, float(data.get("score", 0.0)), mx, status, seconds, str(path),
-                            tests=tests, **kw)
+                            tests=tests, integrity=_integrity(extra), **kw)
 
 
 @dataclass
@@ -101,7 +112,8 @@ class BatchResult:
 
     ``changed``: regraded because their files changed since their saved result; ``renamed``:
     submission -> results folder, where its name folds onto another's (case, normalisation);
-    ``left_out``: the batch's folders that are no submission (:func:`left_out`).
+    ``left_out``: the batch's folders that are no submission (:func:`left_out`);
+    ``not_submissions``: its files that are none, with why (:func:`not_submissions`: no row).
     """
 
     submissions: list[SubmissionResult]
@@ -115,6 +127,7 @@ class BatchResult:
     changed: list[str] = field(default_factory=list)
     renamed: dict[str, str] = field(default_factory=dict)
     left_out: list[str] = field(default_factory=list)
+    not_submissions: dict[str, str] = field(default_factory=dict)
     regraded_because: list[str] = field(default_factory=list)
 
     def summary(self) -> str:
@@ -142,9 +155,12 @@ class BatchResult:
                   if s.status == "graded" and s.message]  # too slow, not a submission
         lines += [f"  note: {display_name(s.name)}: graded as a submission (it holds .py files); its name "
                   f"starts with '.', so a folder listing hides it" for s in subs if s.name.startswith(".")]
+        lines += [f"  integrity: {display_name(s.name)}: {line}" for s in subs for line in s.integrity]
         if self.left_out:
             lines.append(f"  left out as not submissions: {', '.join(map(display_name, self.left_out))} "
                          f"(a name starting with '__', or with '.' and no .py file at its top)")
+        lines += [f"  skipped, not a submission (no row, not in the scores): {display_name(n)}: {why}"
+                  for n, why in self.not_submissions.items()]
         if self.regraded_because:
             lines.append(f"warning: {' and '.join(self.regraded_because)} changed since this output "
                          f"folder was graded: every submission was graded again")
@@ -184,17 +200,37 @@ def _refuse_ambiguous(sub: Path, batch: bool) -> None:
         f"{str(sub)!r} could be one submission or a batch: it holds .py files at its top "
         f"({', '.join(loose[:5])}{' ...' if len(loose) > 5 else ''}) and {len(folders)} sub-folder(s) "
         f"holding .py files ({shown}). Pass --batch to grade each sub-folder as a submission (a "
-        f"loose .py file then gets a 0 row saying why), or --single to grade the folder as one "
+        f"loose .py file is then listed as not a submission, without a row), or --single to grade the folder as one "
         f"submission.")
 
 
 def submission_folders(path: str | os.PathLike) -> list[Path]:
     """The entries of a batch that get a row, sorted, but those :func:`left_out` (``.git``,
     ``__MACOSX``; a ``_store`` folder is a submission too): every sub-folder and link to a folder,
-    and, graded 0 with the reason (:func:`not_a_submission`), every link to nothing and ``.py`` file
-    (a loose file or a link to one)."""
+    every ``.zip`` archive (a regular file: :mod:`~gradcheck.grading.archive`, graded unpacked),
+    and, graded 0 with the reason (:func:`not_a_submission`), every link to nothing. Other files
+    are :func:`not_submissions`: no row."""
     return sorted(p for p in Path(path).iterdir() if not _left_out(p)
-                  and (p.is_dir() or p.suffix == ".py" or os.path.islink(p) and not os.path.exists(p)))
+                  and (p.is_dir() or is_archive(p) or os.path.islink(p) and not os.path.exists(p)))
+
+
+def not_submissions(path: str | os.PathLike) -> dict[str, str]:
+    """The batch's top-level entries that are neither a submission (:func:`submission_folders`)
+    nor :func:`left_out`, by name, with why: a file (``notes.txt``, a loose ``.py`` script), a link
+    to a file, a pipe or a device. Not graded, no row, not in the scores; the summary lists them."""
+    rows = {p.name for p in submission_folders(path)}
+    out = {}
+    for p in sorted(Path(path).iterdir()):
+        if p.name in rows or p.is_dir() and _left_out(p):
+            continue
+        link = os.path.islink(p)
+        out[p.name] = (f"a link to a file ({display_name(p.name)} -> {display_name(os.readlink(p))}); "
+                       f"links to files are never followed" if link else
+                       "not a file or a folder (a pipe, a device or a socket)" if not p.is_file() else
+                       "a .py file, not a submission folder: if it is a student's, move it into a "
+                       f"folder of its own (e.g. {display_name(p.stem)}/{display_name(p.name)}) and "
+                       f"rerun" if p.suffix == ".py" else "a file, not a submission folder or .zip")
+    return out
 
 
 def _left_out(p: Path) -> bool:
@@ -225,7 +261,8 @@ def not_a_submission(path: str | os.PathLike) -> str | None:
     A link that leads nowhere (its target is missing, or the links loop); a link to the folder
     it is in (the submissions folder), to a folder above it or into a :data:`SYSTEM_FOLDERS` folder
     (one the submissions folder is not in), which is not one submission and whose file list must not reach a student's feedback; a
-    file (a ``.py`` file at the top of the batch, or a link to one): each submission is a folder.
+    file other than a ``.zip`` archive (given by itself; a batch lists such files as
+    :func:`not_submissions`, without a row).
     """
     p = os.path.abspath(os.fspath(path))
     link = os.path.islink(p)
@@ -235,7 +272,7 @@ def not_a_submission(path: str | os.PathLike) -> str | None:
                 f"target is missing, or the links loop); score 0. "
                 f"If the files exist elsewhere, course staff can restore the link's target and rerun "
                 f"the batch (a changed submission is graded again).")
-    if not os.path.isdir(p):
+    if not os.path.isdir(p) and not is_archive(p):
         return (f"This submission is not graded: {shown} is a file at the top of the submissions "
                 f"folder, not a submission folder; score 0. Each submission is a folder of its own: "
                 f"course staff can move the file into one (e.g. alice/layers.py) and rerun the batch.")
@@ -291,6 +328,11 @@ def submission_digest(path: str | os.PathLike) -> str:
     if (why := not_a_submission(path)) is not None:
         return hashlib.sha256(b"not a submission\0" + why.encode("utf-8", "replace")).hexdigest()
     h, base = hashlib.sha256(), os.fspath(path)
+    if is_archive(base):  # a .zip submission: its bytes
+        with open(os.open(base, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK), "rb") as fh:
+            while chunk := fh.read(1 << 20):
+                h.update(chunk)
+        return h.hexdigest()
     for dirpath, dirnames, filenames in os.walk(base, followlinks=False):
         dirnames.sort()
         for entry in sorted([*dirnames, *filenames]):
@@ -462,7 +504,7 @@ def check_grading_inputs(submission: str | os.PathLike, tests: str | os.PathLike
         _refuse_ambiguous(sub, batch)
     if batch and not submission_folders(sub):
         found = sorted(c.name for c in sub.iterdir())
-        raise UsageError(f"{str(submission)!r} holds no submission folders (and no .py files): "
+        raise UsageError(f"{str(submission)!r} holds no submission folders (and no .zip files): "
                          f"nothing to grade"
                          f"{'; found: ' + ', '.join(found[:10]) if found else ' (it is empty)'}. "
                          f"Expected one sub-folder per submission, or --single for one submission.")
@@ -643,6 +685,9 @@ def grade_submission(submission: str | os.PathLike, tests: str | os.PathLike,
         if (why := not_a_submission(submission)) is not None:
             return _grade_nothing(why, Path(tests).resolve(), results, record, t0, _stopper,
                                   _key, **opts)
+        if is_archive(submission):
+            return _grade_archive(Path(submission), Path(tests).resolve(), results, record, t0,
+                                  _stopper, _key, **opts)
         return _grade(sub, Path(tests).resolve(), results, record, t0, _stopper, _key, **opts)
     except Exception as exc:  # noqa: BLE001 - the grader's own failure (--out not writable, ...)
         return _grader_failure(results, f"the grader failed: {type(exc).__name__}: {exc}", seed,
@@ -719,6 +764,25 @@ def _grade_nothing(nothing: str, tests_p: Path, results: Path, record: dict[str,
         r.tests = dict.fromkeys(r.tests, 0.0)
         _write_json(results, data, key)
     return r
+
+
+def _grade_archive(archive: Path, tests_p: Path, results: Path, record: dict[str, Any],
+                   t0: float, stopper: _Stopper | None, key: bytes | None,
+                   **opts: Any) -> SubmissionResult:
+    """A ``.zip`` submission: unpacked safely (:func:`gradcheck.grading.archive.unpack`) into a
+    private folder and graded from there; one the grader refuses to unpack is 0 points, saying
+    why (:func:`_grade_nothing`)."""
+    with tempfile.TemporaryDirectory(prefix="gradcheck-zip-") as tmp:
+        files = Path(tmp) / "files"
+        files.mkdir()
+        try:
+            unpack(archive, files)
+        except ArchiveRefused as exc:
+            why = (f"This submission is not graded: {display_name(archive.name)} is a zip archive "
+                   f"that the autograder does not unpack: {exc}; score 0. Upload the files "
+                   f"themselves, or a zip of them without links.")
+            return _grade_nothing(why, tests_p, results, record, t0, stopper, key, **opts)
+        return _grade(files, tests_p, results, record, t0, stopper, key, **opts)
 
 
 def _start_results(folder: Path, seed: int, key: bytes | None, message: str, **extra: Any) -> None:
@@ -1106,7 +1170,8 @@ class _Pool:
             junit.write_bytes(reply["junit"])
         return SubmissionResult(name, float(r["score"]), float(r["max_score"]), r["status"],
                                 float(r["seconds"]), str(path), message=r["message"],
-                                tests={k: float(v) for k, v in r["tests"].items()})
+                                tests={k: float(v) for k, v in r["tests"].items()},
+                                integrity=_integrity(data["extra_data"]))
 
 
 def connect(scheduler: str):
@@ -1360,4 +1425,5 @@ def grade_batch(submissions_dir: str | os.PathLike, tests: str | os.PathLike,
                        gradebook, hist, total=len(subs), interrupted=interrupted, changed=changed,
                        regraded_because=[_STALE[k] for k in stale] if not force else [],
                        renamed={n: p.name for n, p in folders.items()
-                                if p != result_folder(out_p, n)}, left_out=left_out(src))
+                                if p != result_folder(out_p, n)}, left_out=left_out(src),
+                       not_submissions=not_submissions(src))

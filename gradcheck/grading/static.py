@@ -17,13 +17,14 @@ from __future__ import annotations
 
 import ast
 import functools
+import importlib.util
 import os
 import sys
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 __all__ = ["DEFAULT_FORBIDDEN", "MAX_BYTES", "ImportViolation", "forbidden_imports", "format_violations",
-           "unavailable_imports"]
+           "unavailable_imports", "ENGINES", "engine_names", "vendored_engines"]
 
 #: Automatic-differentiation packages an assignment on manual backprop forbids.
 DEFAULT_FORBIDDEN = ("autoprop", "autograd", "torch", "jax", "tensorflow")
@@ -334,3 +335,73 @@ def unavailable_imports(files: Iterable[str], *, root: str | None = None) -> lis
         out += [ImportViolation(name, ln, mod, text)
                 for ln, mod, text in sorted(found, key=lambda f: f[0])[:MAX_PER_FILE]]
     return sorted(out, key=lambda v: (v.file, v.line))
+
+
+#: Autodiff engines whose structure :func:`vendored_engines` looks for: package -> how a report names it.
+#: Only pure-Python engines whose source the grader has (installed, or ours); torch, jax and tensorflow
+#: are compiled and cannot run from a copy in the sandbox (it provides numpy alone).
+ENGINES = {"autograd": "HIPS autograd", "autoprop.core": "autoprop's core (this course's engine)"}
+#: A submission whose .py files hold fewer bytes is not looked at (a copied engine is large: autograd's
+#: core and numpy wrapper alone are over 60 kB).
+MIN_VENDORED_BYTES = 20_000
+#: A report needs this many of the engine's names, and this share of them.
+MIN_SHARED, MIN_SHARE = 20, 0.15
+
+
+def _defined(path: str) -> set[str]:
+    """The function and class names a file defines (any depth), or none when it cannot be parsed."""
+    try:
+        with open(path, "rb") as fh:
+            raw = fh.read(MAX_BYTES + 1)
+        tree = ast.parse(raw[:MAX_BYTES].decode("utf-8", errors="replace"))
+    except (OSError, SyntaxError, ValueError, RecursionError, MemoryError):
+        return set()
+    return {n.name for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))}
+
+
+def _distinctive(names: set[str]) -> set[str]:
+    """Names long and rare enough to tell an engine: no dunder, none shorter than 6 characters."""
+    return {n for n in names if len(n) >= 6 and not (n.startswith("__") and n.endswith("__"))}
+
+
+@functools.lru_cache(maxsize=None)
+def engine_names(package: str) -> frozenset[str]:
+    """The distinctive function and class names of an installed package's source (empty when it is not
+    installed), less those of manualprop (the layers students write: ``Linear``, ``Softmax``)."""
+    def names(pkg: str) -> set[str]:
+        try:
+            spec = importlib.util.find_spec(pkg)
+        except (ImportError, ValueError):
+            return set()
+        out: set[str] = set()
+        for folder in (spec.submodule_search_locations or []) if spec else []:
+            for dirpath, _, filenames in os.walk(folder):
+                for f in filenames:
+                    if f.endswith(".py") and not f.startswith("test"):
+                        out |= _defined(os.path.join(dirpath, f))
+        return _distinctive(out)
+    return frozenset(names(package) - names("manualprop"))
+
+
+def vendored_engines(files: dict[str, str]) -> list[str]:
+    """Report lines for course staff: the submission's ``.py`` files (``{relative name: path}``) define
+    many of a known engine's (:data:`ENGINES`) function and class names, as a copy of it under another
+    module name would. Not a verdict (no points are taken); renamed copies, engines not listed and
+    small engines written from scratch are not seen. Submissions under :data:`MIN_VENDORED_BYTES` are
+    not read."""
+    sizes = {rel: os.path.getsize(p) for rel, p in files.items() if os.path.isfile(p)}
+    if sum(sizes.values()) < MIN_VENDORED_BYTES:
+        return []
+    defined = {rel: _distinctive(_defined(files[rel])) for rel in sizes}
+    ours = set().union(*defined.values())
+    out = []
+    for package, label in ENGINES.items():
+        theirs = engine_names(package)
+        shared = ours & theirs
+        if theirs and len(shared) >= MIN_SHARED and len(shared) >= MIN_SHARE * len(theirs):
+            where = sorted((rel for rel in defined if defined[rel] & theirs), key=lambda r: -len(defined[r] & theirs))
+            shown = ", ".join(f"`{r}`" for r in where[:5]) + (f" and {len(where) - 5} more" if len(where) > 5 else "")
+            out.append(f"the submission defines {len(shared)} of the {len(theirs)} function and class names of "
+                       f"{label} (e.g. {', '.join(sorted(shared)[:4])}), in {shown}: it may carry a copy of that "
+                       f"engine under another name; a person should look (no points were taken for this)")
+    return out

@@ -213,7 +213,7 @@ def test_batchnorm_running_statistics(student, grade, rng):
     mean, var = np.zeros(d), np.ones(d)  # the defaults when bn_param has none yet
     for call, momentum in enumerate((0.9, 0.9, 0.7)):
         x, gamma, beta = bn_inputs(rng, 6, d)
-        given = {} if call == 0 else {"running_mean": mean.tolist(), "running_var": var.tolist()}
+        given = {} if call == 0 else {"running_mean": mean.copy(), "running_var": var.copy()}
         if call == 2:
             given["momentum"] = momentum
         grade.note(f"call {call + 1}: momentum {momentum}{' (the default)' if call < 2 else ''}, bn_param "
@@ -227,7 +227,7 @@ def test_batchnorm_running_statistics(student, grade, rng):
 @pytest.mark.visibility("visible")
 def test_batchnorm_forward_test_mode(student, grade, rng):
     """batchnorm_forward: output in test mode (normalised by bn_param's running_mean and running_var, not the batch's)"""
-    mean, var = rng.standard_normal(4).tolist(), rng.uniform(0.5, 2.0, size=4).tolist()
+    mean, var = rng.standard_normal(4), rng.uniform(0.5, 2.0, size=4)
     grade.layer_forward(batchnorm(student, mode="test", running_mean=mean, running_var=var), bn_inputs(rng, 6, 4),
                         RefBatchNorm("test", mean, var))
 
@@ -287,7 +287,7 @@ def test_hidden_batchnorm(student, grade, rng, grading_seed):
         grade.note(f"trial {trial}: x of shape ({n}, {d}), training mode (seed {grading_seed})")
         grade.layer_gradients(batchnorm(student), bn_inputs(rng, n, d), RefBatchNorm(),
                               parts={"dx": 1, "dgamma": 1, "dbeta": 1}, seed=int(rng.integers(2**31)))
-    mean, var = rng.standard_normal(3).tolist(), rng.uniform(0.5, 2.0, size=3).tolist()
+    mean, var = rng.standard_normal(3), rng.uniform(0.5, 2.0, size=3)
     grade.note(f"test mode: running_mean {np.round(mean, 3).tolist()}, running_var {np.round(var, 3).tolist()}")
     grade.layer_gradients(batchnorm(student, mode="test", running_mean=mean, running_var=var), bn_inputs(rng, 5, 3),
                           RefBatchNorm("test", mean, var), parts={"dx": 1, "dgamma": 1, "dbeta": 1},

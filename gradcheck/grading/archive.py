@@ -1,0 +1,122 @@
+"""A submission uploaded as a ``.zip`` archive at the top of a batch folder, unpacked safely.
+
+Gradescope treats an uploaded zip as the submission's files; so does a batch here
+(:func:`gradcheck.grading.runner.submission_folders`): ``carol.zip`` beside ``alice/`` is the
+row ``carol.zip``, graded from its unpacked files. An archive the grader will not unpack (a member
+outside the folder, a link, too many or too large members, encrypted, not a zip) gets its row too:
+0 points and why (:class:`ArchiveRefused`), never a lost student.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+import zipfile
+import zlib
+from pathlib import Path
+
+__all__ = ["MAX_MEMBERS", "MAX_BYTES", "ArchiveRefused", "is_archive", "unpack"]
+
+#: The most members (files and folders) an archive may hold.
+MAX_MEMBERS = 2000
+#: The most bytes its members may hold once unpacked (checked while unpacking, so a size the
+#: archive declares falsely, a zip bomb, stops there too); also the largest archive read.
+MAX_BYTES = 64 << 20
+_CHUNK = 1 << 16
+
+
+class ArchiveRefused(Exception):
+    """Why an archive is not unpacked (the message completes "... is not unpacked: ")."""
+
+
+def is_archive(path: str | os.PathLike) -> bool:
+    """True for a regular file (never a link) whose name ends in ``.zip`` (any case)."""
+    p = os.fspath(path)
+    try:
+        return p.lower().endswith(".zip") and stat.S_ISREG(os.lstat(p).st_mode)
+    except OSError:
+        return False
+
+
+def _member_path(name: str) -> list[str] | None:
+    """The member's path as parts (backslashes read as separators), ``[]`` for one left out
+    (``__MACOSX/``: resource forks), or None when it would leave the folder (absolute, a drive,
+    ``..``, a NUL)."""
+    parts = name.replace("\\", "/").split("/")
+    if name.startswith(("/", "\\")) or "\0" in name or ":" in parts[0] or ".." in parts:
+        return None
+    parts = [p for p in parts if p not in ("", ".")]
+    return [] if parts and parts[0] == "__MACOSX" else parts
+
+
+def _check_member(info: zipfile.ZipInfo) -> list[str]:
+    """The member's path parts, after refusing what must not be unpacked."""
+    parts = _member_path(info.filename)
+    if parts is None:
+        raise ArchiveRefused(f"its member {info.filename[:200]!r} would be written outside the "
+                             f"submission's folder (an absolute path or '..')")
+    mode = info.external_attr >> 16 if info.create_system == 3 else 0  # 3: made on Unix
+    if stat.S_ISLNK(mode):
+        raise ArchiveRefused(f"its member {info.filename[:200]!r} is a symbolic link (links are "
+                             f"never unpacked: zip the files themselves)")
+    if stat.S_IFMT(mode) not in (0, stat.S_IFREG, stat.S_IFDIR):  # 0: no type recorded, a file
+        raise ArchiveRefused(f"its member {info.filename[:200]!r} is not a file or a folder")
+    if info.flag_bits & 0x1:
+        raise ArchiveRefused(f"its member {info.filename[:200]!r} is encrypted")
+    return parts
+
+
+def _write_member(zf: zipfile.ZipFile, info: zipfile.ZipInfo, dest: Path, budget: int) -> int:
+    """Write one file member at ``dest`` (a new file, never through a link); the bytes left."""
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        fd = os.open(dest, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
+    except FileExistsError:
+        raise ArchiveRefused(f"its member {info.filename[:200]!r} appears twice") from None
+    with zf.open(info) as src, open(fd, "wb") as out:
+        while chunk := src.read(_CHUNK):
+            budget -= len(chunk)
+            if budget < 0:
+                raise ArchiveRefused(f"its members hold more than {MAX_BYTES >> 20} MiB unpacked")
+            out.write(chunk)
+    return budget
+
+
+def unpack(archive: str | os.PathLike, folder: str | os.PathLike) -> None:
+    """Unpack the zip ``archive`` into the empty ``folder``.
+
+    Members are checked before any is written (:func:`_check_member`): none may lie outside
+    ``folder`` (an absolute name, a drive, ``..``), be a link, a device or encrypted; at most
+    :data:`MAX_MEMBERS`; ``__MACOSX/`` is left out. Bytes are counted as they are unpacked (at most
+    :data:`MAX_BYTES`), so a false declared size stops there. Only regular files and folders are
+    created, with ``O_EXCL | O_NOFOLLOW``.
+
+    Raises
+    ------
+    ArchiveRefused
+        Why the archive is not unpacked (then ``folder`` may hold part of it: the caller drops it).
+    """
+    try:
+        fd = os.open(archive, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+        with open(fd, "rb") as fh:
+            if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
+                raise ArchiveRefused("it is not a regular file")
+            if os.fstat(fh.fileno()).st_size > MAX_BYTES:
+                raise ArchiveRefused(f"it is larger than {MAX_BYTES >> 20} MiB")
+            with zipfile.ZipFile(fh) as zf:
+                infos = zf.infolist()
+                if len(infos) > MAX_MEMBERS:
+                    raise ArchiveRefused(f"it holds {len(infos)} members, more than {MAX_MEMBERS}")
+                members = [(info, _check_member(info)) for info in infos]
+                budget, root = MAX_BYTES, Path(folder)
+                for info, parts in members:
+                    if parts and info.is_dir():
+                        root.joinpath(*parts).mkdir(parents=True, exist_ok=True)
+                    elif parts:
+                        budget = _write_member(zf, info, root.joinpath(*parts), budget)
+    except ArchiveRefused:
+        raise
+    except (zipfile.BadZipFile, zipfile.LargeZipFile, NotImplementedError, EOFError, RuntimeError,
+            zlib.error, OSError, ValueError) as exc:
+        raise ArchiveRefused(f"it is not a zip archive the grader can read "
+                             f"({type(exc).__name__}: {str(exc)[:200]})") from None
