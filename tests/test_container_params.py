@@ -120,18 +120,25 @@ def test_container_array_without_gradient_is_named(tmp_path):
     assert p.returncode == 0, out
 
 
-def test_list_parameter_gradient_against_central_differences():
+def _adapted_against_central_differences(src, cls, name, held):
+    """Adapt ``cls`` of ``src`` (probe input X (4, 5)); its gradient of parameter ``name`` against central
+    differences of L = sum(Y * G) over ``held(obj)``, the array itself; returns the adapted layer and info."""
     ns = {}
-    exec(NAMES.replace("HALF", "1.0"), ns)  # noqa: S102 - the test's own layer source
-    obj = ns["ListOfWeights"]()
+    exec(src.replace("HALF", "1.0"), ns)  # noqa: S102 - the test's own layer source
+    obj = ns[cls]()
     X = np.random.default_rng(1).standard_normal((4, 5))
     layer, info = AD.adapt(obj, [X])
-    assert list(layer.params) == ["Ws[0]", "Ws[1]"] and info["protocol"] == "attribute"
     G = np.random.default_rng(2).standard_normal((4, 3))
     layer.forward(X)
     layer.backward(G)
-    num = oracles.central_in_place(lambda: np.sum(obj.forward(X) * G), obj.Ws[1], h=1e-6)
-    np.testing.assert_allclose(layer.grads["Ws[1]"], num, rtol=1e-6, atol=1e-8)
+    num = oracles.central_in_place(lambda: np.sum(obj.forward(X) * G), held(obj), h=1e-6)
+    np.testing.assert_allclose(layer.grads[name], num, rtol=1e-6, atol=1e-8)
+    return layer, info
+
+
+def test_list_parameter_gradient_against_central_differences():
+    layer, info = _adapted_against_central_differences(NAMES, "ListOfWeights", "Ws[1]", lambda o: o.Ws[1])
+    assert list(layer.params) == ["Ws[0]", "Ws[1]"] and info["protocol"] == "attribute"
 
 
 def test_nested_sublayers_found(tmp_path):
@@ -271,17 +278,8 @@ def test_gradients_found_by_their_place_in_a_parallel_container(tmp_path):
 
 
 def test_a_gradient_found_by_place_against_central_differences():
-    ns = {}
-    exec(PLACED.replace("HALF", "1.0"), ns)  # noqa: S102 - the test's own layer source
-    obj = ns["ParallelDicts"]()
-    X = np.random.default_rng(1).standard_normal((4, 5))
-    layer, _ = AD.adapt(obj, [X])
+    layer, _ = _adapted_against_central_differences(PLACED, "ParallelDicts", "p['W']", lambda o: o.p["W"])
     assert layer.pairs == {"p['W']": "g['W']", "p['b']": "g['b']"}
-    G = np.random.default_rng(2).standard_normal((4, 3))
-    layer.forward(X)
-    layer.backward(G)
-    num = oracles.central_in_place(lambda: np.sum(obj.forward(X) * G), obj.p["W"], h=1e-6)
-    np.testing.assert_allclose(layer.grads["p['W']"], num, rtol=1e-6, atol=1e-8)
 
 
 def test_an_ambiguous_gradient_is_named_in_a_warning_never_passed_silently(tmp_path):
