@@ -90,6 +90,11 @@ def _check(tmp_path, src, cls, shape, half):
     return run("check", f"{f}::{cls}", "--input-shape", shape)
 
 
+def _bad_and_good(tmp_path, src, cls, shape="4,5"):
+    """``(output, exit code)`` of the check of ``cls`` with a gradient halved (HALF 0.5), then with it right."""
+    return [(flat(p), p.returncode) for p in (_check(tmp_path, src, cls, shape, h) for h in (0.5, 1.0))]
+
+
 def test_dict_weights_found_and_checked(tmp_path):
     for cls, shown, grad in [("WeightsGradients", "weights['W']/gradients['W']", "dweights['W']"),
                              ("ParamGradSingular", "param['W']/grad['W']", "dparam['W']")]:
@@ -268,13 +273,11 @@ def test_gradients_found_by_their_place_in_a_parallel_container(tmp_path):
     for cls, shown, grad in [("ParallelDicts", "p['W']/g['W'], p['b']/g['b']", "dp['W']"),
                              ("KeyedByName", "W/g['W']", "dW"),
                              ("WeightGrads", "weights[0]/weight_grads[0], weights[1]/weight_grads[1]", "dweights[1]")]:
-        bad = _check(tmp_path, PLACED, cls, "4,5", 0.5)
-        out = flat(bad)
-        assert bad.returncode == 1, out
+        (out, rc), (good, good_rc) = _bad_and_good(tmp_path, PLACED, cls)
+        assert rc == 1, out
         assert f"protocol: attribute style ({shown})" in out and "found by place and shape, not by name" in out
         assert f"FAIL: {cls}: gradient mismatch in {grad}." in out
-        good = _check(tmp_path, PLACED, cls, "4,5", 1.0)
-        assert good.returncode == 0 and f"PASS: {cls}: every gradient" in flat(good), flat(good)
+        assert good_rc == 0 and f"PASS: {cls}: every gradient" in good, good
 
 
 def test_a_gradient_found_by_place_against_central_differences():
@@ -296,12 +299,10 @@ def test_an_ambiguous_gradient_is_named_in_a_warning_never_passed_silently(tmp_p
 
 def test_sub_layers_four_containers_deep_are_found_and_checked(tmp_path):
     for cls, bad_name in [("FourDeep", "dnet.a.stages.1.0.W"), ("FourSeqs", "dm.layers.0.layers.0.layers.1.W")]:
-        bad = _check(tmp_path, DEEP, cls, "4,5", 0.5)
-        out = flat(bad)
-        assert bad.returncode == 1 and "no parameters)" not in out.split("mode:")[0].split("(Lin")[-1], out
+        (out, rc), (good, good_rc) = _bad_and_good(tmp_path, DEEP, cls)
+        assert rc == 1 and "no parameters)" not in out.split("mode:")[0].split("(Lin")[-1], out
         assert f"FAIL: {cls}: gradient mismatch in {bad_name}." in out
-        good = _check(tmp_path, DEEP, cls, "4,5", 1.0)
-        assert good.returncode == 0, flat(good)
+        assert good_rc == 0, good
 
 
 def test_the_walks_go_to_any_depth_and_end_on_cycles():
@@ -371,13 +372,11 @@ def test_buffers_of_sub_layers_warn_with_their_path(tmp_path):
     # T18: the buffer warning looked at the top layer's arrays and at training mode alone
     for cls, bufs in [("BNPair", "layers.0.running_mean, layers.0.running_var"), ("MaskPair", "layers.0.mask"),
                       ("Outer", "blocks.a.0.0.layers.0.running_mean, blocks.a.0.0.layers.0.running_var")]:
-        good = _check(tmp_path, SUBBUFFERS, cls, "4,5", 1.0)
-        out = flat(good)
-        assert good.returncode == 0, out
+        (bad, rc), (out, good_rc) = _bad_and_good(tmp_path, SUBBUFFERS, cls)
+        assert good_rc == 0, out
         assert f"WARNING: forward uses {bufs} but backward sets no gradient for" in out
         assert f"({bufs}: no gradient checked, see above)" in out
-        bad = _check(tmp_path, SUBBUFFERS, cls, "4,5", 0.5)
-        assert bad.returncode == 1 and "gradient mismatch in d" in flat(bad) and ".W." in flat(bad)
+        assert rc == 1 and "gradient mismatch in d" in bad and ".W." in bad
 
 
 RANDOM = HEAD + """
@@ -405,15 +404,12 @@ def test_weights_of_a_forward_drawing_from_global_generators_are_checked(tmp_pat
     # np.random.rand in forward: the probe saw two outputs, found no weights, and only dX was checked (a PASS
     # with dW wrong); Python's random module was not rewound at all (a non-deterministic FAIL)
     for cls in ("NumpyGlobal", "PythonRandom"):
-        bad = _check(tmp_path, RANDOM, cls, "4,5", 0.5)
-        out = flat(bad)
-        assert bad.returncode == 1 and "protocol: attribute style (W/dW)" in out, out
+        (out, rc), (good, good_rc) = _bad_and_good(tmp_path, RANDOM, cls)
+        assert rc == 1 and "protocol: attribute style (W/dW)" in out, out
         assert f"FAIL: {cls}: gradient mismatch in dW." in out
-        good = _check(tmp_path, RANDOM, cls, "4,5", 1.0)
-        out = flat(good)
-        assert good.returncode == 0, out
+        assert good_rc == 0, good
         assert ("its random generator (numpy's global generator and Python's random module's) was rewound before "
-                "every forward") in out
+                "every forward") in good
 
 
 def test_an_unrewindable_forward_says_so_in_its_protocol_line(tmp_path):
