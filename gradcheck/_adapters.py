@@ -7,8 +7,9 @@ Protocols, in the order :func:`find` and :func:`adapt` try them: (1) **manualpro
 (2) **attribute style**: float array attributes used by forward (``self.W``) with a gradient
 attribute after backward (:data:`GRAD_NAMES`; without one, "seed style" weights with no gradient
 to check; arrays in dict, list and tuple attributes too, ``weights['W']`` with ``gradients['W']``,
-``Ws[1]`` with ``dWs[1]``: :func:`_container_arrays`, :class:`_Items`; an array without a gradient not
-named like a weight is a buffer, :func:`_split_buffers`); (3) **CS231n pair** ``NAME_forward(x, w, ..., **init) -> (out, cache)``,
+``Ws[1]`` with ``dWs[1]``: :func:`_container_arrays`, :class:`_Items`; a gradient under another name is
+found by structure, :func:`_by_structure`, ``g['W']`` for ``p['W']``, or named ambiguous; an array without a
+gradient not named like a weight is a buffer, :func:`_split_buffers`); (3) **CS231n pair** ``NAME_forward(x, w, ..., **init) -> (out, cache)``,
 ``NAME_backward(dout, cache) -> (dx, dw, ...)`` (also ``_naive``/``_fast``), every array argument
 an input; for a loss, a **CS231n loss function** ``NAME(x, y) -> (loss, dx)``. "Used by forward"
 is measured: each float array attribute is changed for one forward (:func:`_used_arrays`); buffers
@@ -21,8 +22,11 @@ import ast
 import contextlib
 import copy
 import inspect
+import random
 import re
+import sys
 import textwrap
+import types
 
 import numpy as np
 
@@ -33,6 +37,9 @@ PROTOCOLS = ("manualprop protocol: params/grads dicts, forward(X, training=False
 GRAD_NAMES = ("d{}", "d_{}", "grad_{}", "grad{}", "{}_grad")
 SUFFIXES = ("", "_naive", "_fast")
 MAX_PROBED = 64
+#: How many layers, containers and other objects one walk (:func:`sublayers`, :func:`generators`, the arrays in
+#: containers) visits at most: walks go to any depth, each object once, so this bounds them, not a depth.
+MAX_WALKED = MAX_PROBED * 16
 #: Other names students give forward's training switch: booleans, and a ``mode`` string.
 MODE_KEYWORDS = ("train", "is_training", "training_mode", "mode")
 _POSITIONAL = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
@@ -452,15 +459,15 @@ def unreadable(forward, backward, res):
 def _pair_outputs(obj, inputs):
     """Read a pair's forward result once on the probe inputs (:meth:`FunctionPair._read`): it finds several
     outputs for the header, and an unreadable result is a usage error at load (UnreadableError). A forward
-    that raises is left for the check to report; numpy's global generator is restored after."""
-    state = np.random.get_state()
+    that raises is left for the check to report; the global generators are restored after."""
+    state = global_states()
     _step("forward")  # a forward that hangs or exits here is named as the probe's
     try:
         res = obj.student_forward(*[np.array(x, copy=True) for x in inputs], **copy.deepcopy(obj._kwargs))
     except Exception:  # noqa: BLE001 - student code; the check calls it again and reports
         return
     finally:
-        np.random.set_state(state)
+        global_states(state)
     obj._read(res)
 
 
@@ -468,12 +475,8 @@ def _class_outputs(obj, inputs, kw, children):
     """For a class whose forward returns k >= 2 outputs on the probe inputs and whose backward takes k:
     its :class:`Outputs`, attached to the object (:meth:`Outputs.attach`; its state restored)."""
     with _all_undone([obj, *children.values()]):
-        state = np.random.get_state()
         _step("forward")
-        try:
-            res = obj.forward(*[np.array(x, copy=True) for x in inputs], **kw)
-        finally:
-            np.random.set_state(state)
+        res = obj.forward(*[np.array(x, copy=True) for x in inputs], **kw)
     outs = several_outputs(res, obj.backward, type(obj).forward)
     if outs is not None:
         outs.attach(obj)
@@ -784,19 +787,18 @@ def _is_layer(v):
         return False
 
 
-def sublayers(obj, prefix="", depth=3, seen=None):
-    """``[(dotted name, layer)]`` of the layers held by ``obj``'s attributes and by their lists, tuples and
-    dicts (``l1``, ``layers.0``), then theirs (``block.l1``), as PyTorch's ``named_modules`` names them."""
+def sublayers(obj, prefix="", seen=None):
+    """``[(dotted name, layer)]`` of the layers held by ``obj``'s attributes and by their lists, tuples, dicts and
+    helper objects (``l1``, ``layers.0``), then theirs (``block.l1``), at any depth, as PyTorch's ``named_modules``
+    names them; each object is visited once (``seen``: a cycle, a layer held twice), at most :data:`MAX_WALKED`."""
     seen = {id(obj)} if seen is None else seen
     out = []
-    for k, v in list(getattr(obj, "__dict__", {}).items())[:MAX_PROBED * 4] if depth > 0 else ():
+    for k, v in list(getattr(obj, "__dict__", {}).items())[:MAX_PROBED * 4]:
         if not isinstance(k, str) or k in ("params", "grads"):
             continue
-        for name, x in _held(v, k, 3)[:MAX_PROBED]:
-            if _is_layer(x) and id(x) not in seen:  # a layer with its own params dict speaks for its sub-layers
-                seen.add(id(x))
-                out += [(prefix + name, x)] + ([] if isinstance(getattr(x, "params", None), dict) else
-                                               sublayers(x, f"{prefix}{name}.", depth - 1, seen))
+        for name, x in _held(v, k, seen)[:MAX_PROBED]:  # a layer with its own params dict speaks for its sub-layers
+            out += [(prefix + name, x)] + ([] if isinstance(getattr(x, "params", None), dict) else
+                                           sublayers(x, f"{prefix}{name}.", seen))
     return out
 
 
@@ -809,14 +811,15 @@ def _is_helper(v):
                                                             "functools", "abc", "typing", "enum"))
 
 
-def _held(v, name, depth):
-    """``[(dotted name, object)]`` of a layer ``v`` itself, or of what its lists, tuples, dicts and plain helper
-    objects (:func:`_is_helper`) hold, to ``depth`` levels: ``stages.1.head``, ``box.layer``; the caller
-    keeps the layers."""
+def _held(v, name, seen):
+    """``[(dotted name, layer)]`` of a layer ``v`` itself, or of the layers its lists, tuples, dicts and plain helper
+    objects (:func:`_is_helper`) hold, at any depth: ``stages.1.head``, ``box.layer``. ``seen``: the ids of the
+    layers and containers visited (each once: a list that holds itself ends the walk)."""
+    if id(v) in seen or len(seen) > MAX_WALKED:
+        return []
+    seen.add(id(v))
     if _is_layer(v):
         return [(name, v)]
-    if depth <= 0:
-        return []
     if isinstance(v, (list, tuple)):
         items = list(enumerate(v))
     elif isinstance(v, dict):
@@ -828,7 +831,7 @@ def _held(v, name, depth):
     out = []
     for i, x in items[:MAX_PROBED]:
         if isinstance(x, (list, tuple, dict)) or _is_layer(x) or _is_helper(x):
-            out += _held(x, f"{name}.{i}", depth - 1)
+            out += _held(x, f"{name}.{i}", seen)
     return out
 
 
@@ -869,9 +872,23 @@ def _undone(obj, keep_new=False):
 
 @contextlib.contextmanager
 def _all_undone(objs, keep_new=False):
-    """:func:`_undone` of each object (a layer and its sub-layers); yields ``[(object, its generator states)]``."""
+    """:func:`_undone` of each object (a layer and its sub-layers); yields ``rewind()``, which sets every generator
+    reachable from them (:func:`generators`) and the global ones (:func:`global_states`) back to their states at
+    entry, as the end of the probe does: a forward drawing a mask draws the same one after each rewind."""
+    gens, glob = generators(list(objs)), global_states()
+    states = [_state(g) for g in gens]
+
+    def rewind():
+        for g, st in zip(gens, states):
+            _state(g, st)
+        global_states(glob)
     with contextlib.ExitStack() as stack:
-        yield [(o, stack.enter_context(_undone(o, keep_new))) for o in objs]
+        for o in objs:
+            stack.enter_context(_undone(o, keep_new))
+        try:
+            yield rewind
+        finally:
+            rewind()
 
 
 def _owner(obj, children, name):
@@ -945,45 +962,46 @@ class _Items:
 GRAD_DICTS = ("grads", "gradients", "grad")
 
 
-def _container_arrays(obj, depth=3):
-    """``{item name: array}`` of the float arrays in ``obj``'s dict, list and tuple attributes (and theirs, to
-    ``depth`` levels): ``weights['W']``, ``Ws[1]``, as PyTorch's ``ParameterDict``/``ParameterList`` hold
-    them. Not ``params`` and ``grads`` (the manualprop protocol's), nor containers named as gradients
-    (``dWs``, ``gradients``) or private ones (``_cache``)."""
-    out = {}
+def _container_arrays(obj, every=False):
+    """``{item name: array}`` of the float arrays in ``obj``'s dict, list and tuple attributes (and theirs, at any
+    depth, each container once): ``weights['W']``, ``Ws[1]``, as PyTorch's ``ParameterDict``/``ParameterList``
+    hold them. Not ``params`` and ``grads`` (the manualprop protocol's), nor containers named as gradients
+    (``dWs``, ``gradients``) or private ones (``_cache``), unless ``every`` (what backward writes:
+    :func:`_written`)."""
+    out, seen = {}, set()
 
-    def walk(v, label, left):
+    def walk(v, label):
         if isinstance(v, np.ndarray):
             if v.dtype.kind == "f" and v.size and label not in out and len(out) < MAX_PROBED:
                 out[label] = v
-        elif left > 0 and isinstance(v, (list, tuple, dict)):
+        elif isinstance(v, (list, tuple, dict)) and id(v) not in seen and len(seen) < MAX_WALKED:
+            seen.add(id(v))
             items = v.items() if isinstance(v, dict) else enumerate(v)
             for k, x in list(items)[:MAX_PROBED]:
                 if isinstance(k, int) or (isinstance(k, str) and k.isidentifier()):
-                    walk(x, f"{label}[{k!r}]", left - 1)
+                    walk(x, f"{label}[{k!r}]")
     for k, v in list(getattr(obj, "__dict__", {}).items())[:MAX_PROBED * 4]:
-        if isinstance(k, str) and k.isidentifier() and not k.startswith("_") and k not in ("params", *GRAD_DICTS) \
-                and not _gradient_name(k, ()) and isinstance(v, (list, tuple, dict)):
-            walk(v, k, depth)
+        if isinstance(k, str) and k.isidentifier() and isinstance(v, (list, tuple, dict)) and (every or (
+                not k.startswith("_") and k not in ("params", *GRAD_DICTS) and not _gradient_name(k, ()))):
+            walk(v, k)
     return out
 
 
-def _run(obj, gens, inputs, kw):
-    for o, g in gens:
-        for k, st in g.items():
-            o.__dict__[k].bit_generator.state = st
+def _run(obj, rewind, inputs, kw):
+    rewind()
     _step("forward")
     return np.array(obj.forward(*[x.copy() for x in inputs], **kw), dtype=np.float64, copy=True)
 
 
 def _used_arrays(obj, inputs, kw, names, children=None):
-    """``(names among names whose value changes forward's output, Y)``; None: forward is not deterministic.
+    """``(names among names whose value changes forward's output, Y)``; ``(None, None)``: forward is not
+    deterministic (its draws from the generators reachable from the layers, and the global ones, held fixed).
     A dotted name (``l1.W``) is a sub-layer's attribute (``children``: :func:`sublayers`)."""
     children = children or {}
-    with _all_undone([obj, *children.values()]) as gens:
-        y0 = _run(obj, gens, inputs, kw)
-        if not np.array_equal(y0, _run(obj, gens, inputs, kw), equal_nan=True):
-            return None
+    with _all_undone([obj, *children.values()]) as rewind:
+        y0 = _run(obj, rewind, inputs, kw)
+        if not np.array_equal(y0, _run(obj, rewind, inputs, kw), equal_nan=True):
+            return None, None
         used = []
         for n in names[:MAX_PROBED]:
             o, key = _owner(obj, children, n)
@@ -993,7 +1011,7 @@ def _used_arrays(obj, inputs, kw, names, children=None):
                 old[...] = old * 1.5 + 0.5
             else:
                 setattr(o, key, old * 1.5 + 0.5)
-            y = _run(obj, gens, inputs, kw)  # raised: _undone rebinds every attribute, restores its contents
+            y = _run(obj, rewind, inputs, kw)  # raised: _undone rebinds every attribute, restores its contents
             if isinstance(old, np.ndarray) and old.flags.writeable:
                 old[...] = keep
             setattr(o, key, old)
@@ -1003,13 +1021,18 @@ def _used_arrays(obj, inputs, kw, names, children=None):
 
 
 def _grad_attrs(obj, inputs, kw, used, children=None):
-    """``{weight: gradient attribute}`` found after one forward and backward (state restored after)."""
+    """``({weight: gradient attribute}, {weight: [arrays]}, [weights])`` found after one forward and backward
+    (state restored after): by name (:func:`_grad_candidates`), else by structure (:func:`_by_structure`); the
+    second holds the weights whose gradient is ambiguous, with the arrays backward wrote that could be it; the
+    third the weights paired by structure."""
     children = children or {}
-    with _all_undone([obj, *children.values()]):
-        _step("forward")
-        y = np.asarray(obj.forward(*[x.copy() for x in inputs], **kw), dtype=np.float64)
+    owners = {"": obj, **children}
+    with _all_undone([obj, *children.values()]) as rewind:
+        y = _run(obj, rewind, inputs, kw)
+        before = {p: _all_arrays(o) for p, o in owners.items()}
+        before = {p: {k: (a, a.copy()) for k, a in arrays.items()} for p, arrays in before.items()}
         _step("backward")
-        obj.backward(np.random.default_rng(7).standard_normal(y.shape))
+        dx = obj.backward(np.random.default_rng(7).standard_normal(y.shape))
         found = {}
         for w in used:
             o, key = _owner(obj, children, w)
@@ -1020,7 +1043,73 @@ def _grad_attrs(obj, inputs, kw, used, children=None):
                                    f"({', '.join(names)}); keep one. {expected()}")
             if names:
                 found[w] = names[0]
-        return found
+        returned = [v for v in (dx if isinstance(dx, (tuple, list)) else (dx,)) if isinstance(v, np.ndarray)]
+        written = {p: _written(o, before[p], returned) for p, o in owners.items()}
+        more, unsure = _by_structure(obj, children, [w for w in used if w not in found], written, found)
+        return {w: found.get(w) or more[w] for w in used if w in found or w in more}, unsure, list(more)
+
+
+def _all_arrays(o):
+    """``{name: array}`` of every float array attribute of ``o`` and every one in its containers, whatever their
+    names (``W``, ``dW``, ``g['W']``, ``_cache[0]``)."""
+    d = getattr(o, "__dict__", {})
+    return {**{k: v for k, v in list(d.items())[:MAX_PROBED * 4] if isinstance(k, str) and k.isidentifier()
+               and isinstance(v, np.ndarray) and v.dtype.kind == "f" and v.size},
+            **_container_arrays(o, every=True)}
+
+
+def _written(o, before, returned):
+    """``{name: array}`` of the arrays of ``o`` (:func:`_all_arrays`) that backward wrote: new, rebound or changed
+    since ``before`` (``{name: (array, copy)}``); not those sharing memory with what backward returned (dX)."""
+    out = {}
+    for k, a in _all_arrays(o).items():
+        old, copy_ = before.get(k, (None, None))
+        if (a is old and a.shape == copy_.shape and np.array_equal(a, copy_, equal_nan=True)) or \
+                any(np.shares_memory(a, r) for r in returned):
+            continue
+        out[k] = a
+    return out
+
+
+def _structure_kind(key, name):
+    """How array ``name`` (written by backward) stands to weight ``key`` of the same owner: 2 when it holds the
+    weight's place in a parallel container (``g['W']`` for ``p['W']``, ``g[1]`` for ``Ws[1]``, ``g['W']`` for
+    ``W``), 1 when it is named as a gradient (``W_gradient``, ``gW``...: :func:`_gradient_name`, ``grad``,
+    ``delta``), else 0."""
+    wp, gp = _item_path(key), _item_path(name)
+    if gp is not None and gp[0] != (wp[0] if wp else key) and gp[1] == (wp[1] if wp else [key]):
+        return 2
+    root = gp[0] if gp else name
+    return 1 if _gradient_name(root, ()) or any(t in root.lower() for t in ("grad", "delta")) else 0
+
+
+def _by_structure(obj, children, missing, written, taken):
+    """Gradients of the weights ``missing`` (none found by name) among the arrays backward ``written``
+    (``{owner path: {name: array}}``), by structure: of the weight's shape and holding its place in a parallel
+    container (:func:`_structure_kind` 2), else named as a gradient (1). One such array pairs; several, an array
+    that fits two weights, or arrays of the weight's shape with neither sign are ambiguous. Returns
+    ``({weight: gradient}, {weight: [candidate arrays]})``; ``taken``: gradients already paired by name."""
+    found, unsure = {}, {}
+    for w in missing:
+        path, _, key = w.rpartition(".")
+        v = getattr(*_owner(obj, children, w))
+        mine = {g.rpartition(".")[2] for x, g in taken.items() if x.rpartition(".")[0] == path}
+        cands = [n for n, a in written.get(path, {}).items() if n not in mine and n != key and
+                 isinstance(v, np.ndarray) and a.shape == v.shape]
+        kinds = {n: _structure_kind(key, n) for n in cands}
+        best = max(kinds.values(), default=0)
+        top = [n for n in cands if kinds[n] == best]
+        if best < 2 and _buffer_name(w):  # running_mean beside dmu: a buffer, paired by its place alone
+            continue
+        if best and len(top) == 1:
+            found[w] = top[0]
+        elif cands:
+            unsure[w] = top if best else cands
+    for w, g in list(found.items()):  # one array, the gradient of two weights: neither is sure
+        twins = [x for x, h in found.items() if h == g and x.rpartition(".")[0] == w.rpartition(".")[0]]
+        if len(twins) > 1:
+            unsure[w] = [g]
+    return {w: g for w, g in found.items() if w not in unsure}, unsure
 
 
 def _grad_candidates(key):
@@ -1049,8 +1138,8 @@ def _lazy_build(obj, inputs, kw):
     children = dict(sublayers(obj))
     owners = [("", obj), *((n + ".", c) for n, c in children.items())]
     was = {prefix: dict(getattr(o, "__dict__", {})) for prefix, o in owners}
-    with _all_undone([obj, *children.values()], keep_new=True) as gens:
-        y = _run(obj, gens, inputs, kw)
+    with _all_undone([obj, *children.values()], keep_new=True) as rewind:
+        y = _run(obj, rewind, inputs, kw)
     after = params()
     # a cache set once (`if not hasattr(self, 'X'): self.X = X`, the output kept as self.Y) is not
     # a weight: what equals the input or the output is taken back, a stale cache for the probes
@@ -1224,6 +1313,7 @@ def adapt(obj, inputs=None, training=True):
     tr = _takes_training(obj.forward)
     mk = mode_keyword(obj.forward)
     kw = _training_kw(obj.forward, training, mk)
+    kws = [kw] + ([_training_kw(obj.forward, False, mk)] if kw and training else [])  # eval reads running stats
     info = {"forward_training": tr or mk is not None, "unchecked": [], "unseen": []}
     if mk is not None:  # the header says forward(X, train=False), not training=False
         info["mode_keyword"] = [mk[0], repr(mk[1]), repr(mk[2])]
@@ -1235,51 +1325,103 @@ def adapt(obj, inputs=None, training=True):
         # params = {"alpha": 0.25}: number parameters (a 0-d buffer each, set in params), as self.alpha is
         numbers = [k for k, v in list(obj.params.items())[:MAX_PROBED * 4] if isinstance(k, str) and _is_number(v)]
         shown = "".join(f"; params[{k!r}] a number, set in params" for k in numbers)
+        unseen, buffers = _split_buffers(_unseen(obj, inputs, kws, arrays, children))  # running_mean: a buffer
         info.update(protocol="manualprop", text=f"manualprop (params/grads dicts{shown})" + _built(built, obj.params)
-                    + tail,
-                    unseen=_unseen(obj, inputs, kw, arrays, children))
+                    + tail, unseen=unseen, buffers=buffers)
         if numbers:
             return _wrap(obj, {k: f"grads[{k!r}]" for k in obj.params}), info
         return (obj if tr else _wrap(obj, {}, own=True)), info  # a wrapper passes training= as train= etc.
+    return _attribute_style(obj, inputs, kws, info, (arrays, children, built, tail))
+
+
+#: Why the probe could not measure which arrays forward uses, by :func:`_probe_uses`' outcome.
+UNMEASURED = {"raised": "on the probe input forward raised",
+              "random": "forward gave two different outputs for the same input (it draws from a generator gradcheck "
+                        "cannot rewind, e.g. np.random.default_rng() made anew in forward)"}
+
+
+def _probe_uses(obj, inputs, kws, names, children):
+    """``(arrays forward uses, Y, why)`` (:func:`_used_arrays`) in the modes of the forward keywords ``kws``
+    (training, then eval: running statistics are read in eval mode alone; Y is the first mode's); ``why`` a
+    key of :data:`UNMEASURED` when the first probe could not tell (the arrays are then None), "" when it could
+    or had no input."""
+    if inputs is None:
+        return None, None, ""
+    res = _try(_used_arrays, obj, inputs, kws[0], names, children)
+    if res is None or res[0] is None:
+        return None, None, "raised" if res is None else "random"
+    used, y = res
+    for kw in kws[1:]:
+        more = (_try(_used_arrays, obj, inputs, kw, [n for n in names if n not in used], children) or [None])[0]
+        used += [n for n in names if n in (more or [])]
+    return [n for n in names if n in used], y, ""
+
+
+def _attribute_style(obj, inputs, kw, info, found):
+    """:func:`adapt` of a class without a ``params`` dict: its weights (attributes, container items, sub-layers'),
+    paired with their gradients by name or by structure (:func:`_grad_attrs`). ``kw``: forward's keywords of
+    each mode probed (:func:`_probe_uses`); ``found``: ``(arrays, children, parameters the first forward built,
+    the header's tail)``."""
+    arrays, children, built, tail = found
+    kws, kw = kw, kw[0]
     numbers = _float_numbers(obj)  # self.alpha = 0.25: a parameter if backward sets self.dalpha
     cand, sub_pairs, sub_numbers = _sub_candidates(children)
-    used, y = (_try(_used_arrays, obj, inputs, kw, list(arrays) + list(numbers) + cand, children)
-               if inputs is not None else None) or (None, None)
-    if used is None:  # no probe: the gradient attributes present now
+    every = list(arrays) + list(numbers) + cand
+    used, y, why = _probe_uses(obj, inputs, kws, every, children)
+    unsure, placed = {}, []
+    if used is None and why != "random":  # no probe: the gradient attributes present now
         pairs = {w: g.format(w) for w in arrays for g in GRAD_NAMES if g.format(w) in arrays}
-    else:
-        pairs = _try(_grad_attrs, obj, inputs, kw, used, children)
-        info["backward_ran"], pairs = pairs is not None, pairs or {}  # raised: what it sets is unknown
+    else:  # a random forward: what one backward sets, every array a candidate
+        pairs = _try(_grad_attrs, obj, inputs, kw, every if used is None else used, children)
+        info["backward_ran"], (pairs, unsure, placed) = pairs is not None, pairs or ({}, {}, [])  # raised: unknown
     pairs = _in_order({**pairs, **sub_pairs}, children)
     info["unchecked"] = [w for w in (used or []) if w not in pairs and w not in numbers and w not in sub_numbers]
+    if unsure:
+        info["ambiguous"] = [f"{w} {tuple(np.shape(getattr(*_owner(obj, children, w))))}: {', '.join(gs)}"
+                             for w, gs in unsure.items()]
     pairs, tied, views, named = _one_per_memory(obj, children, pairs, info)  # enc.W is dec.W; self.Wx = self.W[:D]
     if pairs:  # the layer sets gradients: a missing one is a wrong result, unless the array is a buffer
-        info["unchecked"], info["buffers"] = _split_buffers(info["unchecked"])
+        info["unchecked"], info["buffers"] = _split_buffers([w for w in info["unchecked"] if w not in unsure])
+        info["unchecked"] += [w for w in unsure if w in (used or [])]  # no sure gradient: not a buffer
+        dicts = [w for w in info["unchecked"] if isinstance(getattr(_owner(obj, children, w)[0], "params", None), dict)]
+        info["unchecked"], info["unseen"] = [w for w in info["unchecked"] if w not in dicts], dicts  # not in params
+    info.update(_attribute_text(obj, inputs, y, (arrays, numbers, children, pairs, tied), info, why))
+    lead = ": " if pairs and all("." in w for w in pairs) else "; sub-layers "
+    info["text"] += (_children_text(children, pairs, lead, info["unchecked"], {m: rep for rep, ms in tied.items()
+                                                                               for m, _, _ in ms})
+                     + _built(built, pairs) + _alias_text(tied, views, named, pairs) + tail)
+    if placed := [f"{pairs[w]} ({w})" for w in placed if w in pairs]:
+        info["text"] += (f"; found by place and shape, not by name (written by backward, with its weight's key or "
+                         f"name in a parallel container, or named as a gradient): {', '.join(placed)}")
+    if why:
+        names = [w for w in every if w not in pairs and w not in numbers]
+        info["text"] += (f" (found without measuring which arrays forward uses: {UNMEASURED[why]}"
+                         + (f"; arrays not checked: {', '.join(names)}" if names else "") + ")")
+    return _wrap(obj, pairs, tied=tied, views=_views_info(info, tied, views, named, pairs)), info
+
+
+def _attribute_text(obj, inputs, y, found, info, why):
+    """``protocol``, header ``text`` (and ``grad_attrs``) of :func:`_attribute_style`; ``found``: ``(arrays, number
+    attributes, sub-layers, pairs, tied)``."""
+    arrays, numbers, children, pairs, tied = found
     top = {w: g for w, g in pairs.items() if "." not in w}
+    grads = [f"{w}:{g}" for w, g in pairs.items()]  # the diagnosis names self.dW
     if top:
         shown = ", ".join(f"{w}/{g}" + (" (a number, set as the attribute)" if w in numbers else "")
                           for w, g in top.items())
         first = next((w for w in top if w in arrays), None)
         lay = _layout(arrays[first], inputs or [], y) if y is not None and first else ""
-        info.update(protocol="attribute", text=f"attribute style ({shown}){lay}",
-                    grad_attrs=[f"{w}:{g}" for w, g in pairs.items()])  # the diagnosis names self.dW
-    elif pairs:
-        info.update(protocol="attribute", text="a layer made of sub-layers",
-                    grad_attrs=[f"{w}:{g}" for w, g in pairs.items()])
-    elif info["unchecked"]:
-        info.update(protocol="seed", text=f"array attributes without gradients ({', '.join(info['unchecked'])}): "
-                                          "backward(dY) -> dX only" if info.get("backward_ran", True) else
-                    f"array attributes ({', '.join(info['unchecked'])}); their gradients are not known: backward "
-                    "raised when called after the probe forward")
-    else:
-        info.update(protocol="plain", text="a class with forward/backward and no parameters")
-    info["text"] += (_children_text(children, pairs, ": " if pairs and not top else "; sub-layers ", info["unchecked"],
-                                    {m: rep for rep, ms in tied.items() for m, _, _ in ms}) + _built(built, pairs)
-                     + _alias_text(tied, views, named, pairs) + tail)
-    if used is None and inputs is not None:
-        info["text"] += (" (found without running forward: on the probe input it raised or gave two different "
-                         "outputs)")
-    return _wrap(obj, pairs, tied=tied, views=_views_info(info, tied, views, named, pairs)), info
+        return {"protocol": "attribute", "text": f"attribute style ({shown}){lay}", "grad_attrs": grads}
+    if pairs:
+        return {"protocol": "attribute", "text": "a layer made of sub-layers", "grad_attrs": grads}
+    if info["unchecked"]:
+        return {"protocol": "seed", "text": f"array attributes without gradients ({', '.join(info['unchecked'])}): "
+                                            "backward(dY) -> dX only" if info.get("backward_ran", True) else
+                f"array attributes ({', '.join(info['unchecked'])}); their gradients are not known: backward "
+                "raised when called after the probe forward"}
+    if why:
+        return {"protocol": "plain", "text": "a class with forward/backward, no gradient found"}
+    return {"protocol": "plain", "text": "a class with forward/backward and no parameters"}
 
 
 def _one_per_memory(obj, children, pairs, info):
@@ -1356,17 +1498,22 @@ def _split_buffers(unchecked):
     others: a private name (``_pe``) or one not named like a parameter (:data:`PARAM_NAME`: a causal mask
     ``causal``, a positional encoding ``pe``, ``running_mean``) is a buffer (a constant: a warning); a
     parameter's name (``b`` beside ``W``/``dW``) is a weight whose gradient backward forgot (a wrong result)."""
-    def buffer(w):
-        key = w.rpartition(".")[2]
-        path = _item_path(key)
-        key = path[0] if path else key
-        return key.startswith("_") or not PARAM_NAME.fullmatch(key)
-    return [w for w in unchecked if not buffer(w)], [w for w in unchecked if buffer(w)]
+    return [w for w in unchecked if not _buffer_name(w)], [w for w in unchecked if _buffer_name(w)]
+
+
+def _buffer_name(w):
+    """Whether array ``w`` (``l1._pe``, ``stats['running_mean']``) is named like a buffer, not a weight: an item
+    is a weight's when its container or one of its keys is named like one (``Ws[1]``, ``p['W']``)."""
+    key = w.rpartition(".")[2]
+    path = _item_path(key)
+    names = [path[0], *(k for k in path[1] if isinstance(k, str))] if path else [key]
+    return names[0].startswith("_") or not any(PARAM_NAME.fullmatch(n) for n in names)
 
 
 def _sub_candidates(children):
-    """``(attribute names of sub-layers without params dicts (``l1.W``), {``l2.W``: ``grads['W']``} of those
-    with one, the number attributes among the first)``."""
+    """``(attribute names of sub-layers without params dicts (``l1.W``) and the arrays outside ``params`` of those
+    with one (``bn.running_mean``: a buffer, or a weight not in params), {``l2.W``: ``grads['W']``} of the
+    latter, the number attributes among the first)``."""
     cand, pairs, numbers = [], {}, []
     for name, c in children.items():
         p = getattr(c, "params", None)
@@ -1374,6 +1521,9 @@ def _sub_candidates(children):
             pairs.update({f"{name}.{k}": f"grads[{k!r}]" for k, v in list(p.items())[:MAX_PROBED]
                           if isinstance(k, str) and (isinstance(v, np.ndarray) and v.dtype.kind == "f" and v.size
                                                      or _is_number(v))})
+            held = [v for v in list(p.values())[:MAX_PROBED] if isinstance(v, np.ndarray)]
+            cand += [f"{name}.{k}" for k, v in _float_arrays(c).items()
+                     if not any(np.shares_memory(v, h) for h in held)]
         else:
             cand += [f"{name}.{k}" for k in _float_arrays(c)]
             numbers += [f"{name}.{k}" for k in _float_numbers(c)]
@@ -1410,8 +1560,9 @@ def _built(built, params):
     return f" (created by the first forward, then checked: {', '.join(made)})" if made else ""
 
 
-def _unseen(obj, inputs, kw, arrays, children):
-    """Arrays of a params-dict layer (and of its sub-layers) that forward uses but ``params`` does not hold."""
+def _unseen(obj, inputs, kws, arrays, children):
+    """Arrays of a params-dict layer (and of its sub-layers) that forward uses (in the modes of ``kws``:
+    :func:`_probe_uses`) but ``params`` does not hold."""
     params = [p for p in obj.params.values() if isinstance(p, np.ndarray)]
     def outside(v):
         return not any(np.shares_memory(v, p) for p in params)
@@ -1420,9 +1571,7 @@ def _unseen(obj, inputs, kw, arrays, children):
     sub_dicts = [n for n in sub_pairs if outside(children[n.rpartition(".")[0]].params[n.rpartition(".")[2]])]
     cand = [n for n in cand if not _is_number(_owner(obj, children, n)[0].__dict__.get(n.rpartition(".")[2]))
             and outside(getattr(*_owner(obj, children, n)))]
-    used, _ = (_try(_used_arrays, obj, inputs, kw, others + cand, children) if inputs is not None
-               else None) or (None, None)
-    return (used or []) + sub_dicts
+    return (_probe_uses(obj, inputs, kws, others + cand, children)[0] or []) + sub_dicts
 
 
 def _wrap(obj, pairs, own=False, tied=None, views=None):
@@ -1440,35 +1589,60 @@ def _try(fn, *args):
         return None
 
 
-def generators(obj, depth=3, seen=None):
-    """numpy Generators / RandomStates reachable from ``obj``'s attributes (and its lists, tuples,
-    dicts), in a fixed order: a deep copy of ``obj`` gives its own generators in the same order."""
+def generators(obj, seen=None):
+    """numpy Generators / RandomStates and Python ``random.Random`` objects reachable from ``obj``'s attributes
+    (and its lists, tuples, dicts, and the objects they hold) at any depth, each object once, in a fixed order:
+    a deep copy of ``obj`` gives its own generators in the same order. Modules, classes and functions are not
+    entered (numpy's global generator is :func:`global_states`')."""
     seen = set() if seen is None else seen
-    if id(obj) in seen or depth < 0:
+    if id(obj) in seen or len(seen) > MAX_WALKED:
         return []
     seen.add(id(obj))
-    if isinstance(obj, (np.random.Generator, np.random.RandomState)):
+    if isinstance(obj, (np.random.Generator, np.random.RandomState, random.Random)):
         return [obj]
     if isinstance(obj, (list, tuple)):
         items = list(obj)
     elif isinstance(obj, dict):
         items = list(obj.values())
-    elif hasattr(obj, "__dict__") and not isinstance(obj, (type, np.ndarray)):
+    elif hasattr(obj, "__dict__") and not isinstance(obj, (type, np.ndarray, types.ModuleType)) and not callable(obj) \
+            or _is_layer(obj):
         items = list(vars(obj).values())
     else:
         items = []
-    return [g for v in items if not isinstance(v, (np.ndarray, str, bytes, int, float))
-            for g in generators(v, depth - 1, seen)]
+    return [g for v in items[:MAX_PROBED * 4] if not isinstance(v, (np.ndarray, str, bytes, int, float))
+            for g in generators(v, seen)]
 
 
 def _state(g, state=None):
     """A generator's state (``state`` None), or set it."""
     if state is None:
-        return g.bit_generator.state if isinstance(g, np.random.Generator) else g.get_state()
+        return (g.bit_generator.state if isinstance(g, np.random.Generator) else
+                g.getstate() if isinstance(g, random.Random) else g.get_state())
     if isinstance(g, np.random.Generator):
         g.bit_generator.state = state
+    elif isinstance(g, random.Random):
+        g.setstate(state)
     else:
         g.set_state(state)
+
+
+def global_states(states=None):
+    """The states of numpy's global generator and of Python's ``random`` module's (``states`` None), or set them:
+    a forward drawing from ``np.random.rand`` or ``random.random`` repeats its draws after they are set back."""
+    if states is None:
+        return np.random.get_state(), random.getstate()
+    np.random.set_state(states[0])
+    random.setstate(states[1])
+    return states
+
+
+def global_names(layer):
+    """How the report names the global generators a layer storing none draws from: numpy's, and Python's
+    ``random`` module's when the layer's module imported it (``import random``, ``from random import random``)."""
+    mod = sys.modules.get(getattr(type(layer), "__module__", ""), None)
+    uses = any(v is random or getattr(v, "__self__", None) is getattr(random, "_inst", None)
+               for v in list(getattr(mod, "__dict__", {}).values())[:MAX_WALKED])
+    return "numpy's global generator" + (" and Python's random module's" if uses else "")
 
 
 def _rewinding(cls):
@@ -1478,7 +1652,7 @@ def _rewinding(cls):
         own, glob = self.__dict__["_gradcheck_rewind"]
         for g, s in zip(generators(self), own):
             _state(g, s)
-        np.random.set_state(glob)
+        global_states(glob)
         return cls.forward(self, *xs, **kw)
     return type(cls.__name__, (cls,), {"forward": forward, "__module__": cls.__module__,
                                        "_gradcheck_base": cls})
@@ -1491,10 +1665,10 @@ def hold_random(layer, how="fix_mask"):
 
     ``how="fix_mask"``: the layer's own ``fix_mask(True)`` (manualprop.Dropout's switch); returns
     ``"fix_mask"``, or ``""`` when it has none. ``how="rewind"``: from now on every ``forward``
-    first rewinds the numpy generators reachable from the layer (``self.rng``) and numpy's global
-    one to their present states, so each call draws the same mask (copies made later rewind their
-    own generators); returns their kinds (``"Generator"``), ``"numpy's global generator"`` when it
-    stores none, ``""`` when its class cannot be extended. ``how="release"`` undoes the rewinding.
+    first rewinds the generators reachable from the layer (``self.rng``, a ``random.Random``) and the
+    global ones (numpy's, Python's ``random``: :func:`global_states`) to their present states, so each call
+    draws the same mask (copies made later rewind their own generators); returns their kinds
+    (``"Generator"``), the global ones' names (:func:`global_names`) when it stores none, ``""`` when its class cannot be extended. ``how="release"`` undoes the rewinding.
     """
     cls = type(layer)
     if how == "fix_mask":
@@ -1514,5 +1688,5 @@ def hold_random(layer, how="fix_mask"):
             layer.__class__ = _rewinding(cls)
         except TypeError:  # e.g. a class with __slots__ of its own
             return ""
-    layer.__dict__["_gradcheck_rewind"] = ([_state(g) for g in gens], np.random.get_state())
-    return ", ".join(sorted({type(g).__name__ for g in gens})) or "numpy's global generator"
+    layer.__dict__["_gradcheck_rewind"] = ([_state(g) for g in gens], global_states())
+    return ", ".join(sorted({type(g).__name__ for g in gens})) or global_names(getattr(layer, "obj", layer))

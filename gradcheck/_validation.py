@@ -68,9 +68,12 @@ def _parse_shape(text: str) -> tuple[int, ...]:
     except ValueError:
         shape = ()
     if not shape or any(s <= 0 for s in shape):
+        bad = next((s for s in shape if s <= 0), None)
+        why = "" if bad is None else f" ({bad} is {'negative' if bad < 0 else 'an empty size'}: every size counts " \
+                                      "rows, features or positions, at least 1)"
         raise UsageError(paragraph(
             f"--input-shape must be comma-separated positive integers such as 8,5 "
-            f"(batch 8, 5 features); got {text!r}."))
+            f"(batch 8, 5 features); got {text!r}{why}."))
     return check_shape(shape, "--input-shape")
 
 
@@ -97,7 +100,7 @@ def parse_indices(text: str | None, shape) -> dict[int, int]:
             i, h = -1, 0
         if not 0 <= i < n or h < 1 or i in out:
             raise UsageError(paragraph(
-                f"--indices takes HIGH (input 0 holds integer indices in [0, HIGH)) or POS:HIGH pairs separated",
+                "--indices takes HIGH (input 0 holds integer indices in [0, HIGH)) or POS:HIGH pairs separated",
                 f"by commas, one per integer input, POS from 0 to {n - 1} (the order of --input-shape), e.g.",
                 f"--indices 5 or --indices 0:5; got {text!r}."))
         out[i] = h

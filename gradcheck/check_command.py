@@ -153,8 +153,10 @@ def _report(args, layer, diag, cname: str, color: bool, jacobian, unchecked) -> 
         print(colorize(f"\nPASS: {cname}: {what} {within}{left}{sampled}.", color))
         return EXIT_PASS
     if res is not None and res.failing_tensors:
-        print(colorize(f"\nFAIL: {diag.name}: {_mismatch(res)}.", color))
-    said = diag.sentence().removeprefix(f"FAIL: {diag.name}: ")
+        print(colorize(f"\nFAIL: {diag.name}: {res.mismatch()}.", color))
+    sentence = diag.sentence()
+    prefix = f"FAIL: {diag.name}: "
+    said = sentence[len(prefix):] if sentence.startswith(prefix) else sentence
     failing = res is not None and res.failing_tensors
     if not failing and (diag.error is None or diag.error.exit_code == EXIT_MISMATCH):
         # a wrong result (shape, dtype, NaN) the diagnosis explains: one FAIL line, exit 1
@@ -165,7 +167,7 @@ def _report(args, layer, diag, cname: str, color: bool, jacobian, unchecked) -> 
         print(colorize(V.wrap(line), color))
     for d in diag.other_modes:  # every mode checked has its verdict (a Dropout wrong in both modes)
         if not d.passed and d.error is None:
-            what = _mismatch(d.result) if d.result is not None and d.result.failing_tensors else _wrong_what(d)
+            what = d.result.mismatch() if d.result is not None and d.result.failing_tensors else _wrong_what(d)
             print(colorize(f"\nFAIL: {d.name}: {what}.", color))
             print(colorize(V.wrap("diagnosis: " + d.sentence().removeprefix(f"FAIL: {d.name}: ")), color))
     if diag.error is not None:
@@ -264,13 +266,6 @@ def _random_lines(diag, twin, reference: str | None) -> list[str]:
     return lines
 
 
-def _mismatch(res) -> str:
-    """``"gradient mismatch in dX, Y (forward)"``: the FAIL line of a check with failing tensors."""
-    kind = {r.tensor: r.kind for r in res.records}
-    return "gradient mismatch in " + ", ".join(f"{t} (forward)" if kind.get(t) == "forward" else t
-                                               for t in res.failing_tensors)
-
-
 def _wrong_what(diag) -> str:
     """``"wrong dW (shape, dtype or value)"``: what the FAIL line of a wrong-result error names."""
     errs = [f for f in diag.findings if f.severity == "error"]
@@ -344,23 +339,32 @@ def protocol_lines(layer, init: dict[str, Any], training: tuple[bool, ...] = (Fa
                      + f" (forward(X, {calls}))"
                      + _mode_why(layer, requested, training, (name, off, on)))
     unchecked, unseen = list(info.get("unchecked") or []), list(info.get("unseen") or [])
-    sub = [w for w in unchecked if "." in w]  # a sub-layer's (l1.W): named in a warning
+    unsure = [str(a) for a in info.get("ambiguous") or []]  # "W (5, 3): gW, hW"
+    for a in unsure:  # backward wrote arrays of a weight's shape, none of them its gradient by name or place
+        w, _, arrays = a.partition(": ")
+        name = w.split(" (")[0]
+        lines.append(f"WARNING: backward writes {arrays}, shaped like {w}, but gradcheck cannot tell which, if any, "
+                     f"is the gradient of {name}: none is named like it ({_grad_name(name)}) or alone in {name}'s "
+                     f"place in a container parallel to the weights'. {name}'s gradient is not checked; name it "
+                     f"{_grad_name(name)} to have it checked.")
+    unsure = [a.split(" (")[0] for a in unsure]
+    sub = [w for w in unchecked if "." in w and w not in unsure]  # a sub-layer's (l1.W): named in a warning
     if sub and info.get("protocol") == "seed":
         lines.append(f"WARNING: forward uses the sub-layer array{'s' * (len(sub) > 1)} {', '.join(sub)}, whose "
                      f"backward sets no gradient ({', '.join(_grad_name(w) for w in sub)}): the checker cannot check "
                      f"{'it' if len(sub) == 1 else 'them'}; only the gradient of the input is checked.")
         unchecked = [w for w in unchecked if w not in sub]
-    names = ", ".join(unchecked)
-    grads = ", ".join(_grad_name(w) for w in unchecked)
-    if unchecked and info.get("protocol") == "seed" and info.get("backward_ran") is False:  # no claim unobserved
+    seed = [w for w in unchecked if w not in unsure] if info.get("protocol") == "seed" else unchecked
+    names, grads = ", ".join(seed), ", ".join(_grad_name(w) for w in seed)
+    if seed and info.get("protocol") == "seed" and info.get("backward_ran") is False:  # no claim unobserved
         lines.append(f"note: backward raised when gradcheck called it after a probe forward, so it could not see "
                      f"whether backward sets {grads}; only the gradient of the input is checked.")
-    elif unchecked and info.get("protocol") == "seed":
-        lines.append(f"note: {names} {'is a parameter' if len(unchecked) == 1 else 'are parameters'} with no "
+    elif seed and info.get("protocol") == "seed":
+        lines.append(f"note: {names} {'is a parameter' if len(seed) == 1 else 'are parameters'} with no "
                      f"gradient to check: backward computes no {grads}, so only the gradient of the input is "
-                     f"checked. Store {grads} in backward (e.g. self.d{unchecked[0]}) to have "
-                     f"{'it' if len(unchecked) == 1 else 'them'} checked too.")
-    elif unchecked:
+                     f"checked. Store {grads} in backward (e.g. self.d{seed[0]}) to have "
+                     f"{'it' if len(seed) == 1 else 'them'} checked too.")
+    elif unchecked and info.get("protocol") != "seed":
         lines.append(f"WARNING: forward uses {names} but backward sets no gradient attribute for "
                      f"{'it' if len(unchecked) == 1 else 'them'} ({grads}, {_grad_name(unchecked[0], 'grad_')} or "
                      f"{_grad_name(unchecked[0], '', '_grad')}): a missing gradient, so the check fails (exit 1) even "
@@ -377,7 +381,7 @@ def protocol_lines(layer, init: dict[str, Any], training: tuple[bool, ...] = (Fa
         lines.append(f"WARNING: forward uses the array attribute{'s' * (len(unseen) > 1)} {', '.join(unseen)}, "
                      "not in params: the checker neither perturbs nor checks "
                      f"{'it' if len(unseen) == 1 else 'them'}. Put every weight in params and its gradient in grads.")
-    return lines, unchecked + unseen + sub + buffers
+    return lines, list(dict.fromkeys(unchecked + unsure + unseen + sub + buffers))
 
 
 def _grad_name(w: str, before: str = "d", after: str = "") -> str:

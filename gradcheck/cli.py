@@ -461,9 +461,25 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+#: Options whose value may start with "-" (a negative size or number), which argparse would read as an option.
+SIGNED_VALUES = ("--input-shape", "--eps", "--rtol", "--atol", "--seed", "--timeout")
+
+
+def _glued(argv: list[str]) -> list[str]:
+    """``--input-shape -8,5`` as ``--input-shape=-8,5``: argparse reads ``-8,5`` as an unknown option and says
+    "expected one argument"; glued, the value reaches the option's own check and its usage error."""
+    out: list[str] = []
+    for a in argv:
+        if out and out[-1] in SIGNED_VALUES and re.match(r"-[\d.(\[]", a):
+            out[-1] = f"{out[-1]}={a}"
+        else:
+            out.append(a)
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the ``gradcheck`` command line; return the exit code (see ``--help``)."""
-    args = build_parser().parse_args(argv)
+    args = build_parser().parse_args(_glued(sys.argv[1:] if argv is None else list(argv)))
     old = warnings.showwarning
     warnings.showwarning = _show_warning
     _SHOWN_WARNINGS.clear()

@@ -29,6 +29,7 @@ import numpy as np
 from . import _validation as V
 from ._adapters import _state as _rng_state
 from ._adapters import generators as _find_rngs  # the one walk, also run in the sandbox child
+from ._adapters import global_names, global_states
 from .check import CheckResult, TensorRecord, check_layer
 from .compare import ATOL_FLOOR, close, compare, kink_mask, relative_error
 from .config import CheckConfig, mode_word, training_modes
@@ -368,9 +369,8 @@ class Diagnosis:
             return head + " ".join(list(dict.fromkeys(f.sentence() for f in errs))[:3])
         if self.error is not None:
             return head + str(self.error)
-        bad = ", ".join(self.result.failing_tensors) if self.result else "?"
-        return head + (f"gradient mismatch in {bad} (no known bug pattern; see the worst elements "
-                       "above).")
+        what = self.result.mismatch() if self.result else "gradient mismatch in ?"
+        return head + f"{what} (no known bug pattern; see the worst elements above)."
 
     def notes(self) -> list[str]:
         """The failed probes and the notes (warnings, what the checker did), as printed."""
@@ -436,7 +436,7 @@ class _Proxy:
         self._layer = layer
         self._rngs = _find_rngs(layer) if rewind else []
         self._states = [_rng_state(r) for r in self._rngs]
-        self._global = np.random.get_state() if rewind else None
+        self._global = global_states() if rewind else None
         # a sandboxed layer: its generators are rewound in its child
         self.remote = layer.hold_random("rewind") if rewind and _remote(layer) else ""
         fwd = layer.forward
@@ -457,7 +457,7 @@ class _Proxy:
         for r, s in zip(self._rngs, self._states):
             _rng_state(r, s)
         if self._global is not None:
-            np.random.set_state(self._global)
+            global_states(self._global)
 
     params = property(lambda self: getattr(self._layer, "params", None))
     grads = property(lambda self: getattr(self._layer, "grads", None))
@@ -493,7 +493,7 @@ def _hold(layer: Any, run) -> tuple[_Proxy, str, dict[str, str]] | None:
     proxy = _Proxy(layer, rewind=True)
     if _exact(run(proxy), run(proxy)):
         rngs = sorted({type(r).__name__ for r in proxy._rngs})
-        what = ", ".join(rngs) or proxy.remote or "numpy's global generator"
+        what = ", ".join(rngs) or proxy.remote or global_names(layer)
         return proxy, "rewound-rng", {"what": what}
     return None
 

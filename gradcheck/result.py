@@ -17,6 +17,8 @@ __all__ = ["PAIRS", "ALL_PAIRS", "NONDETERMINISTIC", "TensorRecord", "CheckResul
 
 #: The three-way comparison pairs, in display order; all pairs add the reference and two forwards.
 PAIRS = ("manual-vs-numerical", "tape-vs-numerical", "manual-vs-tape")
+#: The other side of a failing forward comparison, as :meth:`CheckResult.mismatch` names it.
+_OTHER = {"manual-vs-reference": "reference", "manual-vs-tape": "twin", "call1-vs-call2": "call"}
 ALL_PAIRS = PAIRS + ("manual-vs-reference", "call1-vs-call2")
 #: Start of the note of a result whose forward gave different outputs for the same input.
 NONDETERMINISTIC = "non-deterministic forward"
@@ -88,6 +90,26 @@ class CheckResult:
     def failing_tensors(self) -> list[str]:
         """Names of tensors with at least one failing comparison, e.g. ``["db"]``."""
         return [r.tensor for r in self.records if not r.passed]
+
+    def mismatch(self) -> str:
+        """What failed, in words for the FAIL line: ``forward mismatch in Y`` (a forward value that differs from the
+        reference's or the twin's, or between two calls), ``gradient mismatch in dW``; a gradient that agrees with
+        central differences of the layer's own forward and differs only from the other's, beside a forward that
+        differs, follows from the forward (named so, not as a gradient bug)."""
+        bad = [r for r in self.records if not r.passed]
+        fwd = [r for r in bad if r.kind == "forward"]
+        other = next((_OTHER[c.pair] for r in fwd for c in r.comparisons if not c.passed and c.pair in _OTHER), "")
+        follows = [r.tensor for r in bad if r.kind != "forward" and fwd and other and
+                   (c := r.get("manual-vs-numerical")) is not None and c.passed]
+        grads = [r.tensor for r in bad if r.kind != "forward" and r.tensor not in follows]
+        parts = [f"forward mismatch in {', '.join(r.tensor for r in fwd)}" + (
+            " (two calls with the same input differ)" if other == "call" else "")] if fwd else []
+        parts += [f"gradient mismatch in {', '.join(grads)}"] if grads else []
+        if follows:
+            one = len(follows) == 1
+            parts.append(f"{', '.join(follows)} agree{'s' if one else ''} with central differences of this forward, "
+                         f"not with the {other}'s")
+        return "; ".join(parts)
 
     def atol_of(self, tensor: str) -> float:
         """The atol ``tensor`` was compared with against the numerical gradient (its own after a grown step)."""

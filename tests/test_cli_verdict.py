@@ -426,3 +426,36 @@ def test_within_noise_compares_the_mismatch_with_the_spread_of_the_estimates():
         raise FloatingPointError("log of a negative number at the larger step")
 
     assert within_noise(n + [0, 0, 7e-6], n, raises, *tol) is None
+
+
+# --------------------------------------------------------------------------- session 8: T11's small items
+
+LEAKY = """
+import numpy as np
+
+class Leaky:  # a forward that is not the reference's ReLU; its backward is right for its own forward
+    def forward(self, X): self.X = X; return np.where(X > 0, X, 0.1 * X)
+    def backward(self, dY): return dY * np.where(self.X > 0, 1.0, SLOPE)
+"""
+
+
+def test_a_negative_input_size_is_a_usage_error_naming_it(tmp_path):
+    f = write(tmp_path, LEAKY.replace("SLOPE", "0.1"))
+    for shape, bad in [("-8,5", "-8 is negative"), ("4,-5;3", "-5 is negative"), ("4,0", "0 is an empty size")]:
+        p = run("check", f"{f}::Leaky", "--input-shape", shape)
+        out = flat(p)
+        assert p.returncode == 2 and "expected one argument" not in out, out
+        assert f"--input-shape must be comma-separated positive integers such as 8,5 (batch 8, 5 features); got " \
+               f"'{shape.split(';')[0]}' ({bad}: every size counts rows, features or positions, at least 1)." in out
+
+
+def test_a_forward_that_differs_from_the_reference_is_no_gradient_mismatch(tmp_path):
+    f = write(tmp_path, LEAKY.replace("SLOPE", "0.1"))
+    p = run("check", f"{f}::Leaky", "--input-shape", "4,5", "--reference", "manualprop.ReLU")
+    out = flat(p)
+    assert p.returncode == 1 and "gradient mismatch" not in out, out
+    assert ("FAIL: Leaky: forward mismatch in Y; dX agrees with central differences of this forward, not with the "
+            "reference's.") in out
+    f = write(tmp_path, LEAKY.replace("SLOPE", "0.2"), "wrong.py")  # and a backward wrong for its own forward
+    p = run("check", f"{f}::Leaky", "--input-shape", "4,5", "--reference", "manualprop.ReLU")
+    assert p.returncode == 1 and "FAIL: Leaky: forward mismatch in Y; gradient mismatch in dX." in flat(p), flat(p)

@@ -90,6 +90,11 @@ def _check(tmp_path, src, cls, shape, half):
     return run("check", f"{f}::{cls}", "--input-shape", shape)
 
 
+def _bad_and_good(tmp_path, src, cls, shape="4,5"):
+    """``(output, exit code)`` of the check of ``cls`` with a gradient halved (HALF 0.5), then with it right."""
+    return [(flat(p), p.returncode) for p in (_check(tmp_path, src, cls, shape, h) for h in (0.5, 1.0))]
+
+
 def test_dict_weights_found_and_checked(tmp_path):
     for cls, shown, grad in [("WeightsGradients", "weights['W']/gradients['W']", "dweights['W']"),
                              ("ParamGradSingular", "param['W']/grad['W']", "dparam['W']")]:
@@ -120,18 +125,25 @@ def test_container_array_without_gradient_is_named(tmp_path):
     assert p.returncode == 0, out
 
 
-def test_list_parameter_gradient_against_central_differences():
+def _adapted_against_central_differences(src, cls, name, held):
+    """Adapt ``cls`` of ``src`` (probe input X (4, 5)); its gradient of parameter ``name`` against central
+    differences of L = sum(Y * G) over ``held(obj)``, the array itself; returns the adapted layer and info."""
     ns = {}
-    exec(NAMES.replace("HALF", "1.0"), ns)  # noqa: S102 - the test's own layer source
-    obj = ns["ListOfWeights"]()
+    exec(src.replace("HALF", "1.0"), ns)  # noqa: S102 - the test's own layer source
+    obj = ns[cls]()
     X = np.random.default_rng(1).standard_normal((4, 5))
     layer, info = AD.adapt(obj, [X])
-    assert list(layer.params) == ["Ws[0]", "Ws[1]"] and info["protocol"] == "attribute"
     G = np.random.default_rng(2).standard_normal((4, 3))
     layer.forward(X)
     layer.backward(G)
-    num = oracles.central_in_place(lambda: np.sum(obj.forward(X) * G), obj.Ws[1], h=1e-6)
-    np.testing.assert_allclose(layer.grads["Ws[1]"], num, rtol=1e-6, atol=1e-8)
+    num = oracles.central_in_place(lambda: np.sum(obj.forward(X) * G), held(obj), h=1e-6)
+    np.testing.assert_allclose(layer.grads[name], num, rtol=1e-6, atol=1e-8)
+    return layer, info
+
+
+def test_list_parameter_gradient_against_central_differences():
+    layer, info = _adapted_against_central_differences(NAMES, "ListOfWeights", "Ws[1]", lambda o: o.Ws[1])
+    assert list(layer.params) == ["Ws[0]", "Ws[1]"] and info["protocol"] == "attribute"
 
 
 def test_nested_sublayers_found(tmp_path):
@@ -161,10 +173,10 @@ def test_constant_buffer_warns_not_fails(tmp_path):
 
 
 def test_split_buffers_rule():
-    weights, buffers = AD._split_buffers(["b", "bq", "W_hh", "l1.b", "Ws[1]", "h0", "causal", "pe", "_pe", "mask",
-                                           "running_mean", "l1.mask"])
-    assert weights == ["b", "bq", "W_hh", "l1.b", "Ws[1]", "h0"]
-    assert buffers == ["causal", "pe", "_pe", "mask", "running_mean", "l1.mask"]
+    weights, buffers = AD._split_buffers(["b", "bq", "W_hh", "l1.b", "Ws[1]", "h0", "p['W']", "causal", "pe", "_pe",
+                                           "mask", "running_mean", "l1.mask", "stats['running_mean']", "_c['W']"])
+    assert weights == ["b", "bq", "W_hh", "l1.b", "Ws[1]", "h0", "p['W']"]  # an item: its container or key
+    assert buffers == ["causal", "pe", "_pe", "mask", "running_mean", "l1.mask", "stats['running_mean']", "_c['W']"]
 
 
 def test_cs231n_backward_missing_db_is_a_wrong_result(tmp_path):
@@ -203,3 +215,207 @@ def test_a_sub_layer_three_containers_deep_is_found_and_checked(tmp_path):
     assert "FAIL: Deeper: gradient mismatch in dnet.stages.1.0.W." in out
     good = _check(tmp_path, NESTED, "Deeper", "4,5", 1.0)
     assert good.returncode == 0, flat(good)
+
+
+# ----------------------------------------------------------------- session 8: pairing by structure, any depth
+
+PLACED = HEAD + """
+class ParallelDicts:
+    def __init__(self): self.p = {"W": R.standard_normal((5, 3)), "b": R.standard_normal(3)}; self.g = {}
+    def forward(self, X): self.X = X; return X @ self.p["W"] + self.p["b"]
+    def backward(self, dY):
+        self.g["W"] = HALF * self.X.T @ dY; self.g["b"] = dY.sum(0); return dY @ self.p["W"].T
+class KeyedByName:
+    def __init__(self): self.W = R.standard_normal((5, 3)); self.g = {}
+    def forward(self, X): self.X = X; return X @ self.W
+    def backward(self, dY): self.g["W"] = HALF * self.X.T @ dY; return dY @ self.W.T
+class WeightGrads:
+    def __init__(self): self.weights = [R.standard_normal((5, 4)), R.standard_normal((4, 3))]
+    def forward(self, X): self.X = X; self.H = X @ self.weights[0]; return self.H @ self.weights[1]
+    def backward(self, dY):
+        self.weight_grads = [self.X.T @ (dY @ self.weights[1].T), HALF * self.H.T @ dY]
+        return dY @ self.weights[1].T @ self.weights[0].T
+class TwoCandidates:
+    def __init__(self): self.W = R.standard_normal((5, 3))
+    def forward(self, X): self.X = X; return X @ self.W
+    def backward(self, dY): self.gW = HALF * self.X.T @ dY; self.hW = self.X.T @ dY; return dY @ self.W.T
+class TwoParallel:
+    def __init__(self):
+        self.p = {"W": R.standard_normal((5, 3))}; self.b = R.standard_normal(3); self.g1 = {}; self.g2 = {}
+    def forward(self, X): self.X = X; return X @ self.p["W"] + self.b
+    def backward(self, dY):
+        self.g1["W"] = HALF * self.X.T @ dY; self.g2["W"] = self.X.T @ dY; self.db = dY.sum(0)
+        return dY @ self.p["W"].T
+"""
+
+DEEP = NESTED + """
+class Seq:
+    def __init__(self, layers): self.layers = layers; self.me = [self, [self.layers]]  # cycles end the walk
+    def forward(self, X):
+        for l in self.layers: X = l.forward(X)
+        return X
+    def backward(self, dY):
+        for l in reversed(self.layers): dY = l.backward(dY)
+        return dY
+class FourDeep:
+    def __init__(self): self.net = {"a": {"stages": [[Lin(5, 4)], [Lin(4, 3, HALF)]]}}
+    def forward(self, X): return self.net["a"]["stages"][1][0].forward(self.net["a"]["stages"][0][0].forward(X))
+    def backward(self, dY): return self.net["a"]["stages"][0][0].backward(self.net["a"]["stages"][1][0].backward(dY))
+class FourSeqs:
+    def __init__(self): self.m = Seq([Seq([Seq([Seq([Lin(5, 4)]), Lin(4, 3, HALF)])])])
+    def forward(self, X): return self.m.forward(X)
+    def backward(self, dY): return self.m.backward(dY)
+"""
+
+
+def test_gradients_found_by_their_place_in_a_parallel_container(tmp_path):
+    # T19: self.p = {'W'} with self.g = {'W'} passed silently with a wrong g['W'] (only dX was checked)
+    for cls, shown, grad in [("ParallelDicts", "p['W']/g['W'], p['b']/g['b']", "dp['W']"),
+                             ("KeyedByName", "W/g['W']", "dW"),
+                             ("WeightGrads", "weights[0]/weight_grads[0], weights[1]/weight_grads[1]", "dweights[1]")]:
+        (out, rc), (good, good_rc) = _bad_and_good(tmp_path, PLACED, cls)
+        assert rc == 1, out
+        assert f"protocol: attribute style ({shown})" in out and "found by place and shape, not by name" in out
+        assert f"FAIL: {cls}: gradient mismatch in {grad}." in out
+        assert good_rc == 0 and f"PASS: {cls}: every gradient" in good, good
+
+
+def test_a_gradient_found_by_place_against_central_differences():
+    layer, _ = _adapted_against_central_differences(PLACED, "ParallelDicts", "p['W']", lambda o: o.p["W"])
+    assert layer.pairs == {"p['W']": "g['W']", "p['b']": "g['b']"}
+
+
+def test_an_ambiguous_gradient_is_named_in_a_warning_never_passed_silently(tmp_path):
+    p = _check(tmp_path, PLACED, "TwoCandidates", "4,5", 0.5)
+    out = flat(p)
+    assert ("WARNING: backward writes gW, hW, shaped like W (5, 3), but gradcheck cannot tell which, if any, is the "
+            "gradient of W") in out
+    assert p.returncode == 0 and "(W: no gradient checked, see above)" in out and "backward computes no" not in out
+    p = _check(tmp_path, PLACED, "TwoParallel", "4,5", 1.0)  # b/db checked: p['W'] without a sure gradient fails
+    out = flat(p)
+    assert "WARNING: backward writes g1['W'], g2['W'], shaped like p['W'] (5, 3)" in out
+    assert p.returncode == 1 and "FAIL: TwoParallel.backward sets no gradient for p['W']" in out
+
+
+def test_sub_layers_four_containers_deep_are_found_and_checked(tmp_path):
+    for cls, bad_name in [("FourDeep", "dnet.a.stages.1.0.W"), ("FourSeqs", "dm.layers.0.layers.0.layers.1.W")]:
+        (out, rc), (good, good_rc) = _bad_and_good(tmp_path, DEEP, cls)
+        assert rc == 1 and "no parameters)" not in out.split("mode:")[0].split("(Lin")[-1], out
+        assert f"FAIL: {cls}: gradient mismatch in {bad_name}." in out
+        assert good_rc == 0, good
+
+
+def test_the_walks_go_to_any_depth_and_end_on_cycles():
+    ns = {}
+    exec(DEEP.replace("HALF", "1.0"), ns)  # noqa: S102 - the test's own layer source
+    obj = ns["FourSeqs"]()
+    names = [n for n, _ in AD.sublayers(obj)]
+    assert names == ["m", "m.layers.0", "m.layers.0.layers.0", "m.layers.0.layers.0.layers.0",
+                     "m.layers.0.layers.0.layers.0.layers.0", "m.layers.0.layers.0.layers.1"]
+    deep = [[[[[np.ones(3)]]]]]
+    deep[0][0].append(deep)  # a list that holds itself
+    holder = type("Holder", (), {})()
+    holder.ws, holder.rng = {"a": deep}, {"x": [[[[np.random.default_rng(3)]]]]}
+    assert list(AD._container_arrays(holder)) == ["ws['a'][0][0][0][0][0]"]
+    assert len(AD.generators(holder)) == 1
+
+
+SUBBUFFERS = HEAD + """
+class Lin:
+    def __init__(self, i, o, half=1.0):
+        self.params = {"W": R.standard_normal((i, o)), "b": R.standard_normal(o)}; self.grads = {}; self.half = half
+    def forward(self, X, training=False): self.X = X; return X @ self.params["W"] + self.params["b"]
+    def backward(self, dY):
+        self.grads["W"] = self.half * self.X.T @ dY; self.grads["b"] = dY.sum(0); return dY @ self.params["W"].T
+class BN:
+    def __init__(self, d):
+        self.params = {"gamma": np.ones(d), "beta": np.zeros(d)}; self.grads = {}
+        self.running_mean = np.zeros(d); self.running_var = np.ones(d)
+    def forward(self, X, training=False):
+        if training:
+            mu, var = X.mean(0), X.var(0)
+            self.running_mean = 0.9 * self.running_mean + 0.1 * mu; self.running_var = 0.9 * self.running_var + 0.1 * var
+        else:
+            mu, var = self.running_mean, self.running_var
+        self.std = np.sqrt(var + 1e-5); self.xhat = (X - mu) / self.std; self.training = training
+        return self.params["gamma"] * self.xhat + self.params["beta"]
+    def backward(self, dY):
+        self.grads["gamma"] = (dY * self.xhat).sum(0); self.grads["beta"] = dY.sum(0)
+        d = dY * self.params["gamma"]
+        if not self.training:
+            return d / self.std
+        return (len(dY) * d - d.sum(0) - self.xhat * (d * self.xhat).sum(0)) / (len(dY) * self.std)
+class FixedMask:
+    def __init__(self): self.params = {}; self.grads = {}; self.mask = (R.random((4, 5)) > 0.3) / 0.7
+    def forward(self, X, training=False): return X * self.mask
+    def backward(self, dY): return dY * self.mask
+class Pair:
+    def __init__(self, first): self.layers = [first, Lin(5, 3, HALF)]
+    def forward(self, X, training=False):
+        for l in self.layers: X = l.forward(X, training=training)
+        return X
+    def backward(self, dY):
+        for l in reversed(self.layers): dY = l.backward(dY)
+        return dY
+class BNPair(Pair):
+    def __init__(self): super().__init__(BN(5))
+class MaskPair(Pair):
+    def __init__(self): super().__init__(FixedMask())
+class Outer:
+    def __init__(self): self.blocks = {"a": [[BNPair()]]}
+    def forward(self, X, training=False): return self.blocks["a"][0][0].forward(X, training=training)
+    def backward(self, dY): return self.blocks["a"][0][0].backward(dY)
+"""
+
+
+def test_buffers_of_sub_layers_warn_with_their_path(tmp_path):
+    # T18: the buffer warning looked at the top layer's arrays and at training mode alone
+    for cls, bufs in [("BNPair", "layers.0.running_mean, layers.0.running_var"), ("MaskPair", "layers.0.mask"),
+                      ("Outer", "blocks.a.0.0.layers.0.running_mean, blocks.a.0.0.layers.0.running_var")]:
+        (bad, rc), (out, good_rc) = _bad_and_good(tmp_path, SUBBUFFERS, cls)
+        assert good_rc == 0, out
+        assert f"WARNING: forward uses {bufs} but backward sets no gradient for" in out
+        assert f"({bufs}: no gradient checked, see above)" in out
+        assert rc == 1 and "gradient mismatch in d" in bad and ".W." in bad
+
+
+RANDOM = HEAD + """
+import random
+class NumpyGlobal:
+    def __init__(self): self.W = R.standard_normal((5, 3))
+    def forward(self, X):
+        self.X = X; self.mask = np.random.rand(*X.shape) > 0.5; return (X * self.mask) @ self.W
+    def backward(self, dY): self.dW = HALF * (self.X * self.mask).T @ dY; return (dY @ self.W.T) * self.mask
+class PythonRandom:
+    def __init__(self): self.W = R.standard_normal((5, 3))
+    def forward(self, X):
+        self.X = X; self.mask = np.array([[random.random() > 0.5 for _ in row] for row in X])
+        return (X * self.mask) @ self.W
+    def backward(self, dY): self.dW = HALF * (self.X * self.mask).T @ dY; return (dY @ self.W.T) * self.mask
+class NondetForward:
+    def __init__(self): self.W = R.standard_normal((5, 3))
+    def forward(self, X):
+        self.X = X; self.mask = np.random.default_rng().random(X.shape) > 0.5; return (X * self.mask) @ self.W
+    def backward(self, dY): self.dW = HALF * (self.X * self.mask).T @ dY; return (dY @ self.W.T) * self.mask
+"""
+
+
+def test_weights_of_a_forward_drawing_from_global_generators_are_checked(tmp_path):
+    # np.random.rand in forward: the probe saw two outputs, found no weights, and only dX was checked (a PASS
+    # with dW wrong); Python's random module was not rewound at all (a non-deterministic FAIL)
+    for cls in ("NumpyGlobal", "PythonRandom"):
+        (out, rc), (good, good_rc) = _bad_and_good(tmp_path, RANDOM, cls)
+        assert rc == 1 and "protocol: attribute style (W/dW)" in out, out
+        assert f"FAIL: {cls}: gradient mismatch in dW." in out
+        assert good_rc == 0, good
+        assert ("its random generator (numpy's global generator and Python's random module's) was rewound before "
+                "every forward") in good
+
+
+def test_an_unrewindable_forward_says_so_in_its_protocol_line(tmp_path):
+    p = _check(tmp_path, RANDOM, "NondetForward", "4,5", 1.0)
+    out = flat(p)
+    assert p.returncode == 1 and "no parameters" not in out, out
+    assert ("protocol: attribute style (W/dW) (found without measuring which arrays forward uses: forward gave two "
+            "different outputs for the same input") in out
+    assert "gradient mismatch" not in out and "the forward is non-deterministic" in out
