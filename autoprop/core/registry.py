@@ -258,7 +258,7 @@ def dispatch_ufunc(ufunc, method, inputs, kwargs):
             f"of ufuncs are recorded. Use the autoprop function instead (for example "
             f"ap.sum for np.add.reduce)."
         )
-    _no_out(name, kwargs)
+    _check_kw(name, kwargs)  # dtype=, where=, ...: refused, never dropped (a dropped option is a wrong number)
     if ufunc is np.positive:
         return inputs[0]
     prim = _UFUNCS.get(ufunc)
@@ -284,7 +284,7 @@ def dispatch_function(func, args, kwargs):
 
 
 # --- the families: importing them registers their records -----------------------------
-from .prims._common import _no_out, _t, unbroadcast, zero_rule  # noqa: E402, F401, I001  (re-exported: R._t, R.unbroadcast; order matters)
+from .prims._common import _check_kw, _no_out, _t, unbroadcast, zero_rule  # noqa: E402, F401, I001  (re-exported: R._t, R.unbroadcast; order matters)
 from .prims import elementwise as _e, reductions as _r, shape as _s, linalg as _l, windows as _w  # noqa: E402
 from .prims import special as _sp, stacking as _st, fused as _f, array_api as _aa  # noqa: E402
 

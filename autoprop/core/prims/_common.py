@@ -138,7 +138,8 @@ def _no_out(name, kwargs):
 def _check_kw(name, kwargs, allowed=()):
     _no_out(name, kwargs)
     bad = [k for k, v in kwargs.items() if k not in allowed and k != "out" and v is not None
-           and not (k in ("order", "casting") and v in ("C", "K", "A", "same_kind"))]
+           and not (k in ("order", "casting") and v in ("C", "K", "A", "same_kind"))
+           and not (k == "where" and v is True) and not (k == "subok" and v is True)]
     if bad:
         raise TypeError(
             f"autoprop cannot record numpy.{name}(..., {bad[0]}=...): that option has no "
