@@ -257,6 +257,10 @@ def _cmd_check(args) -> int:
                 failed.args = (f"{text} The inputs were standard-normal floats: if forward's input holds "
                                "integer indices (an embedding lookup), give --indices HIGH (indices drawn "
                                "from [0, HIGH), e.g. --indices 5; for input 1 of several: --indices 1:5).",)
+            elif not args.loss and ".forward(" in text and any(w in text for w in _SHAPE_WORDS):
+                failed.args = (f"{text} X had the shape --input-shape gave, {args.input_shape}: if forward "
+                               "expects another (the sizes --init gives its weights), change --input-shape; "
+                               "if that is the shape you meant, the error is in forward.",)
         if failed is not None or code == EXIT_STUDENT or args.verbose:
             if failed is not None:
                 if sb.output.strip():  # shown below in full: not also as a one-line repr in the message
@@ -264,6 +268,10 @@ def _cmd_check(args) -> int:
                 _say_error(failed)
             _show_output(sb.output, name, verbose=args.verbose)
         return failed.exit_code if failed is not None else code
+
+
+#: Words of numpy's shape errors (a matmul, a broadcast, a reshape, a sum that do not fit).
+_SHAPE_WORDS = ("shape", "broadcast", "aligned", "mismatch in its core dimension", "cannot reshape", "dimension")
 
 
 def _torch_order(obj) -> bool:
