@@ -176,6 +176,25 @@ def test_a_frozen_layer_s_new_weights_are_not_trainable():
     assert not h.trainable and h.trainable_variables == [] and h.non_trainable_variables == [w]
 
 
+def test_unfreezing_leaves_the_weights_declared_non_trainable_frozen():
+    # Keras's setter touches only the trainable weights; ours set every Variable's flag,
+    # so a running counter became trainable (and trained by fit) after freeze/unfreeze
+    outer = ap.layers.Sequential(SimpleDense(2))
+    outer(np.ones((1, 3)))
+    dense = outer.layers[0]
+    dense.fixed_attr = ap.Variable(1.0, trainable=False)
+    outer.trainable = False
+    assert outer.trainable_variables == []
+    outer.trainable = True
+    assert outer.trainable_variables == [dense.kernel, dense.bias]
+    assert not dense.count.trainable and not dense.fixed_attr.trainable
+    frozen = SimpleDense(2, trainable=False)  # made non-trainable by the freeze, not declared
+    frozen(np.ones((1, 3)))
+    frozen.trainable = True
+    assert frozen.trainable_variables == [frozen.kernel, frozen.bias]
+    assert frozen.non_trainable_variables == [frozen.count]
+
+
 def test_a_callable_initializer_gets_shape_and_dtype():
     seen = {}
 

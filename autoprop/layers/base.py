@@ -199,6 +199,8 @@ class Layer:
         self.variables = {k: Variable(v, name=k) for k, v in spec.params.items()}
 
     def __setattr__(self, name, value):
+        if type(value) is Variable and not value.trainable and self.trainable:
+            self._fix(value)  # declared non-trainable: unfreezing the layer leaves it
         if isinstance(value, _TRACKABLE) and name not in ("variables", "_variables"):
             names = self.__dict__.setdefault("_tracked_names", {})
             names[name] = None  # a dict: assignment order, each name once
@@ -302,7 +304,15 @@ class Layer:
         value = keras_initial_value(initializer, shape, dt, rng, where)
         v = Variable(value, trainable=bool(trainable) and self.trainable, name=key, dtype=dt)
         own[key] = v
+        if not trainable:
+            self._fix(v)
         return v
+
+    def _fix(self, v):
+        """Note Variable ``v`` as declared non-trainable (see :attr:`trainable`)."""
+        fixed = self.__dict__.setdefault("_fixed_variables", [])
+        if not any(v is f for f in fixed):
+            fixed.append(v)
 
     def call(self, x, training=False):  # pragma: no cover - abstract
         """The forward pass on tape operations; subclasses implement it (the tape derives backward)."""
@@ -318,7 +328,10 @@ class Layer:
         them) and a tape does not watch them when read, exactly as a
         ``Variable(..., trainable=False)``: ``tape.gradient`` gives None for one unless
         it was watched explicitly. A Variable shared with another layer is frozen there
-        too (the flag belongs to the Variable). Setting it back to True unfreezes them all.
+        too (the flag belongs to the Variable). Setting it back to True unfreezes them all,
+        except the weights declared non-trainable, which stay so (as Keras's setter
+        touches only the trainable weights): ``add_weight(trainable=False)``, and a
+        ``Variable(trainable=False)`` assigned as an attribute of a layer not frozen.
         """
         return self.__dict__.get("_trainable", True)
 
@@ -329,10 +342,14 @@ class Layer:
                 f"{type(self).__name__}.trainable must be True or False; got {value!r}"
             )
         self.__dict__["_trainable"] = bool(value)
-        for layer in _layers_within(self):
+        layers = _layers_within(self)
+        fixed = set()  # ids of the weights declared non-trainable: they stay so
+        for layer in (self, *layers):
             layer.__dict__["_trainable"] = bool(value)
+            fixed.update(id(v) for v in layer.__dict__.get("_fixed_variables", ()))
         for v in self._all_variables():
-            v.trainable = bool(value)
+            if id(v) not in fixed:
+                v.trainable = bool(value)
 
     def _all_variables(self):
         """Every Variable of the layer, once each: its own ``variables`` first, then
