@@ -108,7 +108,8 @@ linalg = _types.SimpleNamespace(
     eigvalsh=_F[_np.linalg.eigvalsh], norm=_F[_np.linalg.norm],
     matrix_power=_F[_np.linalg.matrix_power], multi_dot=_F[_np.linalg.multi_dot],
     svd=_F[_np.linalg.svd], qr=_F[_np.linalg.qr], pinv=_F[_np.linalg.pinv],
-    lstsq=_F[_np.linalg.lstsq],
+    lstsq=_F[_np.linalg.lstsq], tensorsolve=_F[_np.linalg.tensorsolve],
+    tensorinv=_F[_np.linalg.tensorinv],
     **{k: _F[getattr(_np.linalg, k)] for k in ("svdvals", "vector_norm", "matrix_norm")
        if hasattr(_np.linalg, k)},  # numpy >= 2
 )

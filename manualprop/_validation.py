@@ -44,6 +44,7 @@ kept cheap (issue 15: on a small MLP they cost more than the arithmetic):
 
 from __future__ import annotations
 
+import difflib
 import math
 import numbers
 
@@ -62,6 +63,7 @@ __all__ = [
     "check_grad_output",
     "check_indices",
     "check_int",
+    "check_keywords",
     "check_int_pair",
     "check_layer",
     "check_mask",
@@ -72,6 +74,7 @@ __all__ = [
     "check_targets",
     "check_update",
     "check_window",
+    "did_you_mean",
     "float_ss",
     "format_shape",
     "gradients_finite",
@@ -651,6 +654,42 @@ def check_option(value, name: str, where: str, options: tuple) -> str:
         allowed = ", ".join(repr(o) for o in options)
         raise ValueError(f"{where}: {name} must be one of {allowed}; got {value!r}")
     return value
+
+
+def did_you_mean(value, options) -> str:
+    """``" (did you mean 'rng'?)"`` for the option closest to ``value`` (difflib's ratio at
+    least 0.6), or ``""`` when none is close."""
+    close = difflib.get_close_matches(str(value), [str(o) for o in options], n=1)
+    return f" (did you mean {close[0]!r}?)" if close else ""
+
+
+def check_keywords(kwargs, accepted, where: str) -> None:
+    """Refuse keyword arguments not in ``accepted``, naming each (with the close match, a
+    typo's likely meaning) and listing what is accepted, as Keras refuses a layer's
+    unknown keywords (``Dense(10, activaton='relu')``).
+
+    Parameters
+    ----------
+    kwargs : iterable of str
+        The keywords given.
+    accepted : sequence of str
+        The keywords the callable takes.
+    where : str
+        The callable as the message names it (``"Linear()"``).
+
+    Raises
+    ------
+    TypeError
+        ``Linear() got an unexpected keyword argument 'rgn' (did you mean 'rng'?); it
+        takes in_features, out_features, rng, dtype``.
+    """
+    unknown = [k for k in kwargs if k not in accepted]
+    if unknown:
+        words = ", ".join(f"{k!r}{did_you_mean(k, accepted)}" for k in unknown)
+        plural = "s" if len(unknown) > 1 else ""
+        takes = ", ".join(accepted) if accepted else "no keyword arguments"
+        raise TypeError(f"{where} got an unexpected keyword argument{plural} {words}; "
+                        f"it takes {takes}")
 
 
 def check_float_dtype(dtype, where: str) -> np.dtype:

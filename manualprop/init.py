@@ -12,13 +12,14 @@ import numbers
 
 import numpy as np
 
-from ._validation import check_float_dtype, check_int_pair, check_positive_int
+from ._validation import check_float_dtype, check_int_pair, check_positive_int, did_you_mean
 
 __all__ = [
     "as_rng",
     "attention_params",
     "conv2d_params",
     "embedding_params",
+    "keras_initial_value",
     "linear_params",
     "norm_params",
     "recurrent_params",
@@ -321,3 +322,108 @@ def norm_params(shape, dtype=np.float64) -> dict:
     dt = check_float_dtype(dtype, "norm_params")
     shape = (shape,) if isinstance(shape, numbers.Integral) else tuple(shape)
     return {"gamma": np.ones(shape, dt), "beta": np.zeros(shape, dt)}
+
+
+#: Keras's built-in initializer names: ``(distribution, scale, fan mode)``; a scaled one
+#: has variance ``scale / fan`` (Keras's ``VarianceScaling``), the others a fixed spread.
+KERAS_INITIALIZERS = {
+    "zeros": ("zeros", None, None),
+    "ones": ("ones", None, None),
+    "random_normal": ("normal", 0.05, None),
+    "random_uniform": ("uniform", 0.05, None),
+    "truncated_normal": ("truncated", 0.05, None),
+    "glorot_uniform": ("uniform", 1.0, "fan_avg"),
+    "glorot_normal": ("truncated", 1.0, "fan_avg"),
+    "he_uniform": ("uniform", 2.0, "fan_in"),
+    "he_normal": ("truncated", 2.0, "fan_in"),
+    "lecun_uniform": ("uniform", 1.0, "fan_in"),
+    "lecun_normal": ("truncated", 1.0, "fan_in"),
+}
+
+
+def keras_fans(shape) -> tuple[int, int]:
+    """``(fan_in, fan_out)`` of a weight of ``shape`` as Keras computes them: ``()`` 1, 1;
+    ``(n,)`` n, n; ``(n_in, n_out)`` as is; a kernel ``(..., in, out)`` times the
+    receptive field ``prod(shape[:-2])``."""
+    if len(shape) == 0:
+        return 1, 1
+    if len(shape) == 1:
+        return shape[0], shape[0]
+    receptive = math.prod(shape[:-2])
+    return shape[-2] * receptive, shape[-1] * receptive
+
+
+def _truncated_normal(gen, std, shape):
+    """N(0, std^2) restricted to [-2 std, 2 std] (Keras's truncation), by redrawing."""
+    z = gen.standard_normal(shape)
+    bad = np.abs(z) > 2
+    while bad.any():
+        z[bad] = gen.standard_normal(int(bad.sum()))
+        bad = np.abs(z) > 2
+    return std * z
+
+
+def keras_initial_value(initializer, shape, dtype, rng=None, where="add_weight"):
+    """The initial value of a weight from a Keras initializer, as ``layer.add_weight`` uses.
+
+    Parameters
+    ----------
+    initializer : str or callable
+        A name in :data:`KERAS_INITIALIZERS` (``"glorot_uniform"``, ``"zeros"``,
+        ``"he_normal"``, ...), drawn as Keras draws it: ``random_*`` with spread 0.05,
+        ``*_uniform`` from U(-l, l) with ``l = sqrt(3 scale / fan)``, ``*_normal`` and
+        ``truncated_normal`` from a normal truncated at two standard deviations whose
+        standard deviation is ``sqrt(scale / fan) / 0.87962566103423978`` (so the kept
+        values have variance ``scale / fan``), with glorot ``fan = (fan_in + fan_out) / 2``
+        and scale 1, he ``fan_in`` and 2, lecun ``fan_in`` and 1 (:func:`keras_fans`).
+        Or a callable ``initializer(shape, dtype=dtype)`` returning an array of ``shape``
+        (a Keras initializer object is one).
+    shape : tuple of int
+    dtype : numpy dtype
+    rng : None, int or numpy.random.Generator
+        For the random names; see :func:`as_rng`. The values are not Keras's (another
+        generator); the distribution is.
+    where : str
+        The caller, as error messages name it.
+
+    Returns
+    -------
+    ndarray of ``shape`` and ``dtype``
+
+    Raises
+    ------
+    ValueError
+        An unknown name (with the close match), or a callable's result of another shape.
+    TypeError
+        An initializer that is neither a string nor callable.
+    """
+    if callable(initializer):
+        value = np.asarray(initializer(shape, dtype=dtype))
+        if value.shape != tuple(shape):
+            raise ValueError(f"{where}: initializer {initializer!r} returned shape {value.shape}; "
+                             f"the weight has shape {tuple(shape)}")
+        return value.astype(dtype, copy=True)
+    if not isinstance(initializer, str):
+        raise TypeError(f"{where}: initializer must be a name such as 'glorot_uniform' or a "
+                        f"callable initializer(shape, dtype=...); got {type(initializer).__name__}")
+    if initializer not in KERAS_INITIALIZERS:
+        raise ValueError(f"{where}: unknown initializer {initializer!r}"
+                         f"{did_you_mean(initializer, KERAS_INITIALIZERS)}; the names are "
+                         f"{', '.join(KERAS_INITIALIZERS)}, or pass a callable")
+    kind, spread, mode = KERAS_INITIALIZERS[initializer]
+    if kind in ("zeros", "ones"):
+        return (np.zeros if kind == "zeros" else np.ones)(shape, dtype)
+    if mode is not None:
+        fan_in, fan_out = keras_fans(shape)
+        fan = (fan_in + fan_out) / 2 if mode == "fan_avg" else fan_in
+        variance = spread / max(1.0, fan)
+        spread = (math.sqrt(3 * variance) if kind == "uniform" else
+                  math.sqrt(variance) / 0.87962566103423978)
+    gen = as_rng(rng)
+    if kind == "uniform":
+        value = gen.uniform(-spread, spread, size=shape)
+    elif kind == "normal":
+        value = spread * gen.standard_normal(shape)
+    else:
+        value = _truncated_normal(gen, spread, shape)
+    return value.astype(dtype, copy=False)

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 import autoprop as ap
+from oracles import central
 
 
 @pytest.fixture(autouse=True)
@@ -205,3 +206,138 @@ def test_a_right_custom_gradient_agrees_with_autograd():
     ours = tape.gradient(loss, x).numpy()
     ref = autograd.grad(lambda v: agn.sum(agn.tanh(agn.logaddexp(0.0, v) @ W) ** 2))(X)
     np.testing.assert_allclose(ours, ref, rtol=1e-12, atol=1e-14)
+
+
+# --- f reads a Variable (TF's grad_fn(*upstream, variables=None)) ------------------------
+def _tanh_layer(W):
+    """y = tanh(W @ x) with W a Variable read inside f, and its hand-written VJPs
+    (lesson 02's tanh' = 1 - tanh^2; dW = outer(delta, x), dx = W^T delta)."""
+    @ap.custom_gradient
+    def layer(x):
+        t = ap.tanh(W @ x)  # W read by an operation: f uses it (TF's VariableWatcher)
+
+        def grad_fn(dy, variables=None):
+            delta = np.asarray(dy) * (1 - t.numpy() ** 2)
+            assert variables is not None and len(variables) == 1 and variables[0] is W
+            return W.numpy().T @ delta, [np.outer(delta, x.numpy())]
+        return t, grad_fn
+    return layer
+
+
+def test_a_variable_read_inside_f_gets_grad_fn_s_gradient_matching_finite_differences():
+    rng = np.random.default_rng(5)
+    W0, x0, c = rng.standard_normal((2, 3)), rng.standard_normal(3), rng.standard_normal(2)
+    W = ap.Variable(W0, name="W")
+    layer = _tanh_layer(W)
+    x = ap.constant(x0)
+    with ap.GradientTape() as tape:
+        tape.watch(x)
+        loss = ap.sum(layer(x) * c) ** 2
+    dx, dW = tape.gradient(loss, [x, W])
+
+    def plain(Wv, xv):
+        return np.sum(np.tanh(Wv @ xv) * c) ** 2
+
+    np.testing.assert_allclose(dx.numpy(), central(lambda v: plain(W0, v), x0, h=1e-6),
+                               rtol=1e-7, atol=1e-9)
+    np.testing.assert_allclose(dW.numpy(), central(lambda v: plain(v, x0), W0, h=1e-6),
+                               rtol=1e-7, atol=1e-9)
+    ag = autograd.grad(lambda Wv, xv: agn.sum(agn.tanh(Wv @ xv) * c) ** 2, argnum=(0, 1))(W0, x0)
+    np.testing.assert_allclose(dW.numpy(), ag[0], rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(dx.numpy(), ag[1], rtol=1e-12, atol=1e-14)
+
+
+def test_a_variable_passed_as_an_argument_is_an_input_not_one_of_the_variables():
+    # TF: variables = those f read that are not among its inputs. Before, x (a Variable
+    # argument that f reads) was also counted as a variable: "expected 1 and 2" for a
+    # right grad_fn.
+    w = ap.Variable(2.0, name="w")
+    seen = {}
+
+    @ap.custom_gradient
+    def f(x):
+        def grad_fn(dy, variables=None):
+            seen["variables"] = variables
+            return dy * w * 3.0, [dy * x * 5.0]  # deliberately not the true derivative
+        return x * w, grad_fn
+
+    x = ap.Variable(3.0, name="x")
+    with ap.GradientTape() as tape:
+        y = f(x)
+    dx, dw = tape.gradient(y, [x, w])
+    assert [v.name for v in seen["variables"]] == ["w"]
+    assert (dx.numpy(), dw.numpy()) == (6.0, 15.0)  # grad_fn's numbers, each for its source
+
+
+def test_f_reading_a_variable_needs_grad_fn_to_take_variables_as_tensorflow():
+    w = ap.Variable(2.0, name="w")
+
+    @ap.custom_gradient
+    def scale(x):
+        return x * w, lambda dy: dy * w  # w's gradient would be lost without a word
+
+    with pytest.raises(TypeError) as e:
+        scale(ap.constant(1.0))
+    assert str(e.value) == (
+        "custom_gradient: grad_fn of scale must accept the keyword argument 'variables', "
+        "since scale uses variables: ['w'] (write grad_fn(*upstream, variables=None) "
+        "returning (input_grads, variable_grads), as tf.custom_gradient)"
+    )
+
+
+def test_grad_fn_taking_variables_when_f_reads_none_is_called_without_them():
+    # TF calls grad_fn(*upstream) when f read no Variable, so it returns the input
+    # gradients alone; a non-trainable Variable is not watched, so not one of them
+    frozen = ap.Variable(4.0, trainable=False)
+
+    @ap.custom_gradient
+    def f(x):
+        def grad_fn(dy, variables=None):
+            assert variables is None
+            return dy * frozen
+        return x * frozen, grad_fn
+
+    x = ap.constant(2.0)
+    with ap.GradientTape() as tape:
+        tape.watch(x)
+        y = f(x)
+    assert tape.gradient(y, x).numpy() == 4.0
+
+
+def test_grad_fn_with_kwargs_receives_the_variables():
+    w = ap.Variable(np.array([1.0, -2.0]), name="w")
+
+    @ap.custom_gradient
+    def dot(x):
+        def grad_fn(dy, **kwargs):
+            (v,) = kwargs["variables"]
+            return dy * v, [dy * x]
+        return ap.sum(x * w), grad_fn
+
+    x = ap.constant([3.0, 5.0])
+    with ap.GradientTape() as tape:
+        tape.watch(x)
+        y = dot(x)
+    dx, dw = tape.gradient(y, [x, w])
+    np.testing.assert_array_equal(dx.numpy(), [1.0, -2.0])
+    np.testing.assert_array_equal(dw.numpy(), [3.0, 5.0])
+
+
+def test_grad_fn_not_returning_the_pair_is_named():
+    w = ap.Variable(2.0, name="w")
+
+    @ap.custom_gradient
+    def f(x):
+        return x * w, lambda dy, variables=None: dy * w  # the input gradient alone
+
+    x = ap.constant(1.0)
+    with ap.GradientTape() as tape:
+        tape.watch(x)
+        y = f(x)
+    with pytest.raises(ValueError) as e:
+        tape.gradient(y, x)
+    assert str(e.value) == (
+        "custom_gradient: grad_fn of f was called with variables= (1 Variable(s) f read) "
+        "and must return (input_grads, variable_grads), variable_grads a list of one "
+        "gradient per variable; got Tensor"
+    )

@@ -1,5 +1,6 @@
 """np.linalg on Tensors: inv, det, slogdet, solve, cholesky, eigh, eigvalsh, svd, svdvals,
-qr, pinv, lstsq, matrix_power, multi_dot, norm, vector_norm, matrix_norm.
+qr, pinv, lstsq, matrix_power, multi_dot, tensorsolve, tensorinv, norm, vector_norm,
+matrix_norm.
 
 Each is checked at well-conditioned inputs three ways: reverse mode against HIPS
 autograd and against central differences of L(A) = sum(G * f(A)); forward mode (JVP)
@@ -25,7 +26,17 @@ b3 = _r.standard_normal(3)
 A34 = np.array([[2.0, 0.3, -0.4, 0.5], [0.1, 1.5, 0.2, -0.7], [-0.3, 0.4, 1.0, 0.2]])
 A52 = _r.standard_normal((5, 2)) + np.eye(5, 2)
 b5, B52 = _r.standard_normal(5), _r.standard_normal((5, 2))
+M6 = 2.0 * np.eye(6) + 0.3 * _r.standard_normal((6, 6))  # well conditioned
+TS, B23 = M6.reshape(2, 3, 2, 3), _r.standard_normal((2, 3))
+TS_AXES = M6.reshape(6, 2, 3).transpose(1, 2, 0)  # b's axis last: axes=(0, 1) moves x's there
 X234 = _r.uniform(0.2, 2.0, (2, 3, 4)) * np.where(np.arange(24).reshape(2, 3, 4) % 3 == 0, -1.0, 1.0)
+
+
+def _ag_tensorsolve(a, b):
+    """numpy's definition in autograd.numpy (autograd has no VJP for its tensorsolve): the
+    square solve of a reshaped to (b.size, b.size), x of shape a.shape[b.ndim:]."""
+    x = agn.linalg.solve(agn.reshape(a, (b.size, b.size)), agn.reshape(b, (b.size,)))
+    return agn.reshape(x, a.shape[b.ndim:])
 
 
 def _ag_qr(a0):
@@ -108,6 +119,15 @@ CASES = [
     ("matrix_power_3", lambda a: np.linalg.matrix_power(a, 3), lambda a: a @ a @ a, A3),
     ("matrix_power_-2", lambda a: np.linalg.matrix_power(a, -2),
      lambda a: agn.linalg.inv(a) @ agn.linalg.inv(a), A3),
+    ("tensorsolve", lambda a: np.linalg.tensorsolve(a, B23),
+     lambda a: _ag_tensorsolve(a, B23), TS),
+    ("tensorsolve_b", lambda b: np.linalg.tensorsolve(ap.constant(TS), b),
+     lambda b: _ag_tensorsolve(TS, b), B23),
+    ("tensorsolve_axes", lambda a: np.linalg.tensorsolve(a, B23[0, :2] @ np.ones((2, 6)), axes=(0, 1)),
+     lambda a: _ag_tensorsolve(agn.transpose(a, (2, 0, 1)), B23[0, :2] @ np.ones((2, 6))),
+     TS_AXES),
+    ("tensorinv", lambda a: np.linalg.tensorinv(a, ind=1), lambda a: agn.reshape(agn.linalg.inv(agn.reshape(a, (6, 6))), (2, 3, 6)),
+     M6.reshape(6, 2, 3)),
     ("multi_dot", lambda a: np.linalg.multi_dot([a, B3, B3.T, a]), lambda a: a @ B3 @ B3.T @ a, A3),
 ]
 IDS = [c[0] for c in CASES]
@@ -411,3 +431,35 @@ def test_vector_and_matrix_norm_refuse_what_numpy_refuses():
     import autoprop.numpy as anp
 
     assert anp.linalg.vector_norm(ap.constant([3.0, -4.0])).numpy() == 5.0
+
+
+@pytest.mark.parametrize("kw", [{}, {"offset": 1}, {"offset": -1, "axis1": 1, "axis2": 2}])
+def test_trace_and_diagonal_are_tensor_methods_as_ndarray_s(kw):
+    x = ap.Variable(X234)
+    G = _r.standard_normal(np.diagonal(X234, **kw).shape)
+    with ap.GradientTape() as tape:
+        t, d = x.trace(**kw), x.diagonal(**kw)
+        loss = ap.sum(t * t) + ap.sum(ap.constant(G) * d)
+    np.testing.assert_array_equal(t.numpy(), X234.trace(**kw))
+    np.testing.assert_array_equal(d.numpy(), X234.diagonal(**kw))
+    # autograd's diagonal has no VJP off the last two axes: central differences
+    num = central(lambda a: float(np.sum(a.trace(**kw) ** 2) + np.sum(G * a.diagonal(**kw))),
+                  X234, h=1e-6)
+    np.testing.assert_allclose(tape.gradient(loss, x).numpy(), num, rtol=1e-7, atol=1e-8)
+
+
+def test_tensorsolve_and_tensorinv_refuse_what_numpy_refuses_and_live_in_ap_numpy_linalg():
+    assert ap.numpy.linalg.tensorsolve(TS, B23).shape == (2, 3)
+    assert ap.numpy.linalg.tensorinv(M6.reshape(6, 2, 3), ind=1).shape == (2, 3, 6)
+    for call in (lambda m: np.linalg.tensorsolve(m(np.ones((2, 3, 4))), m(np.ones(2))),
+                 lambda m: np.linalg.tensorinv(m(np.ones((2, 3, 4))), ind=1)):
+        with pytest.raises(np.linalg.LinAlgError):
+            call(np.asarray)  # numpy's own refusal
+        with pytest.raises(np.linalg.LinAlgError, match="numpy.linalg.tensor"):
+            call(ap.constant)
+
+
+def test_an_unsupported_linalg_function_is_named_with_its_module():
+    # the message said "numpy.cond": not where it lives
+    with pytest.raises(TypeError, match=r"^autoprop cannot record numpy\.linalg\.cond on a Tensor"):
+        np.linalg.cond(ap.constant(A3))

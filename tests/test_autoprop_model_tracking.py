@@ -148,7 +148,7 @@ def test_constructors_show_their_parameters():
     sig = inspect.signature(Linear.__init__)
     assert list(sig.parameters) == ["self", "in_features", "out_features", "rng", "dtype"]
     assert str(inspect.signature(Dropout.__init__)) == "(self, p=0.5, rng=None)"
-    assert str(inspect.signature(ap.Model.__init__)) == "(self)"
+    assert str(inspect.signature(ap.Model.__init__)) == "(self, **kwargs)"  # Keras's trainable, name, dtype
     assert inspect.signature(Linear) == inspect.signature(Linear.manual_class)
     assert Linear.__init__.__qualname__ == "Linear.__init__"
     layer = Linear(3, 2, rng=0)  # the generated __init__ still builds the twin

@@ -87,9 +87,15 @@ def custom_gradient(f=None):
     (``tape.gradient`` gives None unless another path connects it, as TensorFlow). A
     gradient of another real dtype is cast to the input's dtype (as
     :meth:`GradientTape.gradient` returns every gradient in its source's dtype).
-    If ``grad_fn`` has a ``variables`` keyword, ``f`` may read Variables: ``grad_fn(
-    upstream, variables=[...])`` must then return ``(input_grads, variable_grads)``
-    with one gradient per Variable that ``f`` read, in the order given.
+    ``f`` may read Variables, as TensorFlow allows: the trainable float Variables that
+    ``f``'s operations read and that are not among its arguments (a Variable passed as
+    an argument is an input like any Tensor). When there are any, ``grad_fn`` must
+    accept a ``variables`` keyword (``grad_fn(*upstream, variables=None)``, or
+    ``**kwargs``); it is called as ``grad_fn(upstream, variables=[...])`` (those
+    Variables, in the order ``f`` first read them) and must return ``(input_grads,
+    variable_grads)``, ``variable_grads`` a list with one gradient (or None) per
+    Variable. When ``f`` reads none, ``grad_fn(upstream)`` is called without it and
+    returns the input gradients alone, as TensorFlow.
 
     Higher-order derivatives work when ``grad_fn`` is written with tape operations.
 
@@ -105,7 +111,9 @@ def custom_gradient(f=None):
     Raises
     ------
     TypeError
-        If ``f`` does not return ``(y, grad_fn)``.
+        If ``f`` does not return ``(y, grad_fn)``, or (when the call is made, as
+        TensorFlow) if ``f`` read Variables and ``grad_fn`` has no ``variables``
+        keyword: it would have no way to give their gradients.
     ValueError
         During ``tape.gradient``: if ``grad_fn`` returns the wrong number of gradients,
         or a gradient whose shape is not its input's, or that is complex for a real
@@ -177,9 +185,19 @@ def custom_gradient(f=None):
             )
         y, grad_fn = result
         y_val = y._value if isinstance(y, Tensor) else np.array(y)
-        takes_vars = "variables" in inspect.signature(grad_fn).parameters
-        variables = [v for v in probe._accessed if isinstance(v, Variable)] if takes_vars else []
+        # the Variables grad_fn owes gradients for: those f read that are not its inputs
+        inputs_given = [*args, *kwargs.values()]
+        variables = [v for v in probe._accessed
+                     if isinstance(v, Variable) and not any(v is a for a in inputs_given)]
         del probe
+        takes_vars = bool(variables)
+        if takes_vars and not _accepts_variables(grad_fn):
+            raise TypeError(
+                f"custom_gradient: grad_fn of {f.__name__} must accept the keyword argument "
+                f"'variables', since {f.__name__} uses variables: "
+                f"{[v.name for v in variables]} (write grad_fn(*upstream, variables=None) "
+                "returning (input_grads, variable_grads), as tf.custom_gradient)"
+            )
         n_in = len(tensors)
         inputs = [*tensors, *variables]
         names = _argument_names(f, positions, variables)
@@ -189,7 +207,16 @@ def custom_gradient(f=None):
             if cache.get("g") is not g:
                 gt = g if isinstance(g, Tensor) else Tensor._wrap(np.asarray(g))
                 if takes_vars:
-                    in_grads, var_grads = grad_fn(gt, variables=variables)
+                    pair = grad_fn(gt, variables=variables)
+                    if not (isinstance(pair, (list, tuple)) and len(pair) == 2
+                            and isinstance(pair[1], (list, tuple))):
+                        raise ValueError(
+                            f"custom_gradient: grad_fn of {f.__name__} was called with "
+                            f"variables= ({len(variables)} Variable(s) {f.__name__} read) "
+                            "and must return (input_grads, variable_grads), variable_grads "
+                            f"a list of one gradient per variable; got {_kind(pair)}"
+                        )
+                    in_grads, var_grads = pair
                 else:
                     in_grads, var_grads = grad_fn(gt), []
                 if not isinstance(in_grads, (list, tuple)):
@@ -225,6 +252,25 @@ def custom_gradient(f=None):
         return prim(*tensors, *variables)
 
     return wrapped
+
+
+def _accepts_variables(grad_fn):
+    """Whether ``grad_fn`` can be called with ``variables=``: a parameter of that name
+    (positional-or-keyword or keyword-only) or a ``**kwargs`` (TensorFlow's test)."""
+    try:
+        params = inspect.signature(grad_fn).parameters.values()
+    except (TypeError, ValueError):  # a builtin: no signature to read
+        return False
+    return any((p.name == "variables" and p.kind is not p.VAR_POSITIONAL
+                and p.kind is not p.POSITIONAL_ONLY) or p.kind is p.VAR_KEYWORD
+               for p in params)
+
+
+def _kind(value):
+    """A short description of what grad_fn returned, for an error message."""
+    if isinstance(value, (list, tuple)):
+        return f"a {type(value).__name__} of {len(value)}"
+    return type(value).__name__
 
 
 def _argument_names(f, positions, variables):

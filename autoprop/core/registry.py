@@ -276,7 +276,7 @@ def dispatch_function(func, args, kwargs):
     """Route ``np.<function>(tensor, ...)`` to autoprop, or explain why it cannot."""
     impl = _FUNCTIONS.get(func)
     if impl is None:
-        raise TypeError(f"autoprop cannot record numpy.{func.__name__} on a Tensor: it has no registered "
+        raise TypeError(f"autoprop cannot record {getattr(func, '__module__', None) or 'numpy'}.{func.__name__} on a Tensor: it has no registered "
                         "derivative (VJP). Use a supported function (see autoprop.numpy), or "
                         "ap.numpy_function(...) to run it as plain numpy with no gradient.")
     out = impl(*args, **kwargs)
@@ -286,9 +286,9 @@ def dispatch_function(func, args, kwargs):
 # --- the families: importing them registers their records -----------------------------
 from .prims._common import _check_kw, _no_out, _t, unbroadcast, zero_rule  # noqa: E402, F401, I001  (re-exported: R._t, R.unbroadcast; order matters)
 from .prims import elementwise as _e, reductions as _r, shape as _s, linalg as _l, windows as _w  # noqa: E402
-from .prims import special as _sp, stacking as _st, fused as _f, array_api as _aa  # noqa: E402
+from .prims import special as _sp, stacking as _st, fused as _f, array_api as _aa, linalg_tensor as _lt  # noqa: E402
 
-FAMILIES = (_e, _r, _s, _l, _w, _sp, _st, _f, _aa)
+FAMILIES = (_e, _r, _s, _l, _w, _sp, _st, _f, _aa, _lt)
 for _family in FAMILIES:
     globals().update({k: getattr(_family, k) for k in _family.__all__})
 del _family

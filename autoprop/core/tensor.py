@@ -465,6 +465,18 @@ class Tensor:
         """Standard deviation, as ``ndarray.std``."""
         return _R.std(self, axis=axis, ddof=ddof, keepdims=keepdims)
 
+    def trace(self, offset=0, axis1=0, axis2=1, dtype=None, out=None):
+        """Sum along a diagonal, as ``ndarray.trace`` (``np.trace``; ``dtype``/``out``
+        refused as there)."""
+        return _R.trace(self, offset, axis1, axis2, dtype=dtype, out=out)
+
+    def diagonal(self, offset=0, axis1=0, axis2=1):
+        """The diagonal's elements, as ``ndarray.diagonal`` (a read-only view there: the
+        result refuses in-place operators, as every view of a Tensor)."""
+        from .views import numpy_views
+
+        return numpy_views(np.diagonal, (self,), _R.diagonal(self, offset, axis1, axis2))
+
     def clip(self, min=None, max=None):  # noqa: A002
         """Clip to [min, max], as ``ndarray.clip``."""
         return _R.clip(self, min, max)

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import functools
 import inspect
 
 import numpy as np
 
-from manualprop._validation import Where, check_array
+from manualprop._validation import Where, check_array, check_keywords
+from manualprop.init import keras_initial_value
 from manualprop.training import accuracy, compile_args, fit_loop
 
 from ..core.tape import GradientTape
@@ -87,10 +89,66 @@ def _twin_init(cls):
     return __init__
 
 
+def _marks_built(build):
+    """``build`` wrapped to set ``built = True`` once it returns, as Keras wraps a layer's
+    ``build``: called by the first ``__call__`` or explicitly (``layer.build(shape)``)."""
+    @functools.wraps(build)
+    def wrapper(self, *args, **kwargs):
+        result = build(self, *args, **kwargs)
+        self.__dict__["built"] = True
+        return result
+    return wrapper
+
+
+def _takes_training(call):
+    """Whether ``call`` accepts ``training=`` (a parameter of that name, or ``**kwargs``):
+    Keras passes it only then."""
+    try:
+        params = inspect.signature(call).parameters.values()
+    except (TypeError, ValueError):  # pragma: no cover - a builtin call
+        return True
+    return any(p.name == "training" or p.kind is p.VAR_KEYWORD for p in params)
+
+
+def _input_shape(x):
+    """What ``build`` receives for the first input ``x``: its shape as a tuple, or for a
+    list or tuple of arrays and Tensors, the list of their shapes (as Keras)."""
+    if isinstance(x, (list, tuple)) and any(isinstance(e, (Tensor, np.ndarray)) for e in x):
+        return [_input_shape(e) for e in x]
+    return tuple(x.shape) if isinstance(x, (Tensor, np.ndarray)) else np.shape(x)
+
+
+#: Keras's base ``Layer`` keywords that autoprop's base takes (a twin's are its manualprop
+#: class's).
+_BASE_KEYWORDS = ("trainable", "name", "dtype")
+
+
 class Layer:
     """Base class: ``__call__(x, training=False)``, ``variables``, ``trainable_variables``.
 
-    Subclasses implement ``call(x, training)``.
+    Subclasses implement ``call(x, training)`` (``training`` may be left out of the
+    signature, as in Keras: it is then not passed). A subclass may also define
+    ``build(self, input_shape)`` and create its weights there with :meth:`add_weight`:
+    the first call runs ``build`` once, with the input's shape, before ``call``, as
+    Keras does; :attr:`built` says whether it ran (a layer without its own ``build`` is
+    built from the start).
+
+    Parameters
+    ----------
+    trainable : bool, default True
+        Keras's keyword (for a layer written on this base, not a twin): False freezes
+        the layer (:attr:`trainable`), including the weights :meth:`add_weight` makes.
+    name : str, optional
+        The layer's name (``layer.name``; default: the class name).
+    dtype : numpy dtype, optional
+        The default dtype of :meth:`add_weight` (default float64).
+
+    Raises
+    ------
+    TypeError
+        For any other keyword, naming it and its close match (``trainabel`` ->
+        ``trainable``), as Keras refuses unknown layer keywords; a twin refuses the
+        keywords its manualprop constructor does not take the same way.
     """
 
     #: The manualprop class this layer is the tape twin of. Its constructor is the
@@ -98,8 +156,15 @@ class Layer:
     #: parameters, written once (``manualprop``); the twin only adds ``call``.
     manual_class = None
 
+    #: Whether ``call`` takes ``training=`` (set per class by ``__init_subclass__``).
+    _call_takes_training = True
+
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
+        if "build" in cls.__dict__:
+            cls.build = _marks_built(cls.__dict__["build"])
+        if "call" in cls.__dict__:
+            cls._call_takes_training = _takes_training(cls.__dict__["call"])
         if "__init__" in cls.__dict__:
             cls.__signature__ = None  # its own constructor: inspect reads it
         elif cls.__dict__.get("manual_class") is not None:
@@ -109,10 +174,23 @@ class Layer:
 
     def __init__(self, *args, **kwargs):
         self.variables: dict[str, Variable] = {}
+        # built at once unless the class writes its own build (Keras's _build_at_init)
+        self.__dict__["built"] = type(self).build is Layer.build
+        name = type(self).__name__
         if self.manual_class is None:
-            if args or kwargs:
-                raise TypeError(f"{type(self).__name__}() takes no arguments")
+            if args:
+                raise TypeError(f"{name}() takes no positional arguments; got {len(args)}")
+            check_keywords(kwargs, _BASE_KEYWORDS, f"{name}()")
+            self.name = kwargs.get("name") or name
+            if kwargs.get("dtype") is not None:
+                self.dtype = np.dtype(kwargs["dtype"])
+            if not kwargs.get("trainable", True):
+                self.trainable = kwargs["trainable"]
             return
+        params = inspect.signature(self.manual_class).parameters.values()
+        if not any(p.kind is p.VAR_KEYWORD for p in params):
+            check_keywords(kwargs, [p.name for p in params if p.kind in (
+                p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)], f"{name}()")
         spec = self.manual_class(*args, **kwargs)
         for k, v in vars(spec).items():  # hyperparameters and state (running statistics, rng)
             if k not in ("params", "grads", "cache"):
@@ -121,13 +199,120 @@ class Layer:
         self.variables = {k: Variable(v, name=k) for k, v in spec.params.items()}
 
     def __setattr__(self, name, value):
+        if type(value) is Variable and not value.trainable and self.trainable:
+            self._fix(value)  # declared non-trainable: unfreezing the layer leaves it
         if isinstance(value, _TRACKABLE) and name not in ("variables", "_variables"):
             names = self.__dict__.setdefault("_tracked_names", {})
             names[name] = None  # a dict: assignment order, each name once
         object.__setattr__(self, name, value)
 
-    def __call__(self, x, training=False):
-        return self.call(x, training=training)
+    def __call__(self, x, *args, training=False, **kwargs):
+        """Build on the first call (``build(input_shape)`` of ``x``, when the layer has
+        its own ``build``), then return ``call(x, *args, training=training, **kwargs)``;
+        ``training`` is passed only if ``call`` takes it, as Keras."""
+        if not self.__dict__.get("built", True):
+            self.build(_input_shape(x))
+        if self._call_takes_training:
+            kwargs["training"] = training
+        return self.call(x, *args, **kwargs)
+
+    def build(self, input_shape):
+        """Create the weights that depend on the input's shape; the base creates none.
+
+        Override it as in Keras: ``__call__`` runs it once, before the first ``call``,
+        with the shape of the first input (a tuple, batch axis included; a list of
+        shapes for a list of arrays), and sets :attr:`built`. Create the weights with
+        :meth:`add_weight`. Calling it yourself (``layer.build((None, 4))``) also builds.
+        """
+        self.__dict__["built"] = True
+
+    @property
+    def built(self):
+        """bool: whether the weights exist: ``build`` ran (or the layer has no ``build``
+        of its own, so it was built by its constructor)."""
+        return self.__dict__.get("built", True)
+
+    @built.setter
+    def built(self, value):
+        self.__dict__["built"] = bool(value)
+
+    def _own_variables(self):
+        """The dict of the layer's own Variables, where :meth:`add_weight` puts one."""
+        if "variables" not in self.__dict__:
+            raise RuntimeError(
+                f"{type(self).__name__}: call super().__init__() first in __init__: the "
+                "layer has no variables yet to add a weight to")
+        return self.__dict__["variables"]
+
+    def add_weight(self, shape=None, initializer=None, dtype=None, trainable=True, name=None,
+                   *, rng=None):
+        """Create a weight (a :class:`~autoprop.Variable`), track it and return it, as
+        Keras's ``add_weight``.
+
+        Parameters
+        ----------
+        shape : tuple of int, optional
+            Default ``()``, a scalar.
+        initializer : str or callable, optional
+            A Keras name (``"glorot_uniform"``, ``"zeros"``, ``"ones"``, ``"he_normal"``,
+            ``"random_normal"``, ...) or a callable ``initializer(shape, dtype=...)``;
+            default ``"glorot_uniform"`` for a float dtype, ``"zeros"`` otherwise
+            (Keras's defaults). Drawn as :func:`manualprop.init.keras_initial_value`.
+        dtype : numpy dtype, optional
+            Default: the layer's ``dtype`` (float64 when it has none).
+        trainable : bool, default True
+            False puts the weight in :attr:`non_trainable_variables` (updated by hand,
+            not by ``fit``); a frozen layer's weights are made non-trainable.
+        name : str, optional
+            Its key in :attr:`variables` and the Variable's name; default
+            ``"variable"``, ``"variable_1"``, ... .
+        rng : None, int or numpy.random.Generator, keyword only
+            The draws of a random initializer (Keras's initializers take a ``seed``).
+
+        Returns
+        -------
+        Variable
+
+        Raises
+        ------
+        ValueError
+            A name the layer already uses, a shape with a negative or None entry, an
+            unknown initializer name (with the close match), or a name passed
+            positionally (``add_weight("w", ...)``, Keras 2's order, as Keras 3 refuses).
+        """
+        where = f"{type(self).__name__}.add_weight"
+        if isinstance(shape, str):
+            raise ValueError(f"{where}: name must be passed as a keyword argument; got "
+                             f"add_weight({shape!r}, ...). Use add_weight(shape=..., name={shape!r})")
+        own = self._own_variables()
+        shape = () if shape is None else (tuple(shape) if np.iterable(shape) else (shape,))
+        if not all(isinstance(d, (int, np.integer)) and d >= 0 for d in shape):
+            raise ValueError(f"{where}: shape must be fully defined, non-negative ints; got {shape}")
+        shape = tuple(int(d) for d in shape)
+        dt = np.dtype(dtype if dtype is not None else getattr(self, "dtype", np.float64))
+        if initializer is None:
+            initializer = "glorot_uniform" if dt.kind == "f" else "zeros"
+        key = name
+        if key is None:
+            key, i = "variable", 0
+            while key in own:
+                i += 1
+                key = f"variable_{i}"
+        elif key in own:
+            raise ValueError(f"{where}: the layer already has a weight named {key!r}; give each "
+                             "weight its own name")
+        value = keras_initial_value(initializer, shape, dt, rng, where)
+        v = Variable(value, trainable=bool(trainable) and self.trainable, name=key, dtype=dt)
+        own[key] = v
+        if not trainable:
+            self._fix(v)
+        return v
+
+    def _fix(self, v):
+        """Note Variable ``v`` as declared non-trainable (see :attr:`trainable`)."""
+        fixed = self.__dict__.setdefault("_fixed_variables", [])
+        if not any(v is f for f in fixed):
+            fixed.append(v)
 
     def call(self, x, training=False):  # pragma: no cover - abstract
         """The forward pass on tape operations; subclasses implement it (the tape derives backward)."""
@@ -143,7 +328,10 @@ class Layer:
         them) and a tape does not watch them when read, exactly as a
         ``Variable(..., trainable=False)``: ``tape.gradient`` gives None for one unless
         it was watched explicitly. A Variable shared with another layer is frozen there
-        too (the flag belongs to the Variable). Setting it back to True unfreezes them all.
+        too (the flag belongs to the Variable). Setting it back to True unfreezes them all,
+        except the weights declared non-trainable, which stay so (as Keras's setter
+        touches only the trainable weights): ``add_weight(trainable=False)``, and a
+        ``Variable(trainable=False)`` assigned as an attribute of a layer not frozen.
         """
         return self.__dict__.get("_trainable", True)
 
@@ -154,10 +342,14 @@ class Layer:
                 f"{type(self).__name__}.trainable must be True or False; got {value!r}"
             )
         self.__dict__["_trainable"] = bool(value)
-        for layer in _layers_within(self):
+        layers = _layers_within(self)
+        fixed = set()  # ids of the weights declared non-trainable: they stay so
+        for layer in (self, *layers):
             layer.__dict__["_trainable"] = bool(value)
+            fixed.update(id(v) for v in layer.__dict__.get("_fixed_variables", ()))
         for v in self._all_variables():
-            v.trainable = bool(value)
+            if id(v) not in fixed:
+                v.trainable = bool(value)
 
     def _all_variables(self):
         """Every Variable of the layer, once each: its own ``variables`` first, then
@@ -255,8 +447,11 @@ class Model(Layer):
     see them. ``layer.trainable = False`` freezes a layer.
     """
 
-    def __init__(self):
-        super().__init__()
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
+
+    def _own_variables(self):
+        return self.__dict__.setdefault("_variables", {})
 
     @property
     def variables(self):
@@ -343,10 +538,16 @@ class Model(Layer):
             If the model was not compiled.
         ValueError
             If the model has no trainable variables (no layers tracked, or all frozen):
-            training would change nothing. Keras only warns; ``evaluate`` and ``predict``
+            training would change nothing. Layers not built yet (their own ``build``)
+            are built first, on the first ``batch_size`` samples. Keras only warns; ``evaluate`` and ``predict``
             still work on such a model.
         """
         self._compiled("fit")
+        if not self.trainable_variables and not all(
+                layer.built for layer in (self, *_layers_within(self))):
+            # weights made by build: build them on the first batch (inference mode, so
+            # nothing is drawn or updated) before judging that there is nothing to train
+            self(np.asarray(x)[:batch_size], training=False)
         if not self.trainable_variables:
             raise ValueError(self._nothing_to_train())
         return fit_loop(self, x, y, epochs=epochs, batch_size=batch_size,
@@ -398,8 +599,9 @@ class Sequential(Model):
     @property
     def variables(self):
         """dict of Variable: every layer's variables, keyed ``"<index>.<name>"`` as the
-        manual ``Sequential.params`` (``"0.W"``, ``"0.b"``, ...)."""
-        return flat_variables(enumerate(self.layers))
+        manual ``Sequential.params`` (``"0.W"``, ``"0.b"``, ...), after the weights a
+        subclass made with :meth:`add_weight` (keyed by their names)."""
+        return {**self.__dict__.get("_variables", {}), **flat_variables(enumerate(self.layers))}
 
     @variables.setter
     def variables(self, value):

@@ -62,10 +62,10 @@ def _gather(a, idx, zero=False):
     return getitem(flat, (np.asarray(idx, dtype=np.intp),))
 
 
-def _moved(name, numpy_fn, formula, zero=False):
+def _moved(name, numpy_fn, formula, zero=False, methods=()):
     """A numpy function that moves or copies elements: gather at numpy's positions."""
     @defcomposite(name, formula + "; the VJP scatters g back, adding over copies",
-                  numpy=(numpy_fn,))
+                  numpy=(numpy_fn,), methods=methods)
     def fn(a, *args, **kwargs):
         a = _t(a)
         if zero:  # positions + 1, so numpy's zeros become -1: the appended 0
@@ -81,13 +81,15 @@ rot90 = _moved("rot90", np.rot90, "x rotated (a permutation)")
 fliplr = _moved("fliplr", np.fliplr, "x reversed along axis 1")
 flipud = _moved("flipud", np.flipud, "x reversed along axis 0")
 rollaxis = _moved("rollaxis", np.rollaxis, "a transpose")
-diagonal = _moved("diagonal", np.diagonal, "the diagonal's elements (a gather)")
+diagonal = _moved("diagonal", np.diagonal, "the diagonal's elements (a gather)",
+                  methods=("diagonal",))
 diag = _moved("diag", np.diag, "2-D: the diagonal; 1-D: a matrix with x on the diagonal, 0 "
                                "elsewhere (the zeros get no gradient)", zero=True)
 diagflat = _moved("diagflat", np.diagflat, "a matrix with ravel(x) on the diagonal", zero=True)
 
 
-@defcomposite("trace", "sum(diagonal(x)): the VJP puts g on the diagonal", numpy=(np.trace,))
+@defcomposite("trace", "sum(diagonal(x)): the VJP puts g on the diagonal", numpy=(np.trace,),
+              methods=("trace",))
 def trace(a, offset=0, axis1=0, axis2=1, dtype=None, out=None):
     _check_kw("trace", {"out": out, "dtype": dtype})
     return sum(diagonal(a, offset, axis1, axis2), axis=-1)
