@@ -429,6 +429,22 @@ def test_a_submission_too_slow_as_a_whole_is_its_own_result_not_a_grader_error(t
     assert [n for n in os.listdir(temp) if not n.startswith("gradcheck-zygote-")] == []
 
 
+def test_too_slow_before_any_row_is_written_still_counts_out_of_the_assignments_points(tmp_path, monkeypatch):
+    """On a loaded machine the whole-submission limit can pass before the child pytest has collected
+    (no rows written): the row was "0 in 4.1 s" with no maximum. Now the rows come from a collection
+    of the tests alone, each 0 out of its points (28 in all)."""
+    from gradcheck.grading import runner
+
+    monkeypatch.setattr(runner, "_run_child", lambda args, cwd, limit, stopper: (-9, "", True))
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "layers.py").write_text(SOLUTION)
+    res = grade_submission(tmp_path / "sub", TESTS, tmp_path / "out", submission_timeout=4)
+    data = json.loads((tmp_path / "out" / "results.json").read_text())
+    assert res.status == "graded" and res.score == 0.0 and res.max_score == 28.0
+    assert data["extra_data"]["max_score"] == 28.0 and len(data["tests"]) > 1
+    assert all(t["score"] == 0 and "too slow" in t["output"] for t in data["tests"])
+
+
 def test_a_batch_where_every_submission_is_too_slow_counts_out_of_the_assignments_points(tmp_path):
     """Before: "scores out of 0", max_score 0 and no test rows (the plugin wrote its rows only at the end).
     Now each too-slow row is 0 out of 28 with one row per test, each saying why (no test scores)."""

@@ -735,6 +735,9 @@ def _grade(sub: Path, tests_p: Path, results: Path, record: dict[str, Any], t0: 
     record.update(pytest_exit_code=code, grader_log=log)
     seconds = time.monotonic() - t0
     if data is None and timed_out:
+        if not _valid_rows(rows):  # stopped before the plugin wrote its rows (a loaded machine): out of the
+            rows = [{"name": n, "max_score": mx, "visibility": v, "status": "not run", "output": ""}  # points
+                    for n, mx, v in _collected_rows(str(tests_p.resolve()))]
         return _too_slow(results, submission_timeout, timeout, seed, record, seconds, key, rows)
     if data is None:
         msg = (f"The autograder could not finish (pytest exit code {code}); score 0. Course staff "
