@@ -6,7 +6,7 @@ import inspect
 
 import numpy as np
 
-from manualprop._validation import Where, check_array
+from manualprop._validation import Where, check_array, float_ss
 from manualprop.training import accuracy, compile_args, fit_loop
 
 from ..core.tape import GradientTape
@@ -223,9 +223,14 @@ class Layer:
         return f"{type(self).__name__}({self._repr_args()})"
 
     def _input(self, x, **spec):
-        """Check ``x`` (one place: manualprop's validation) and return it as a Tensor."""
+        """Check ``x`` (one place: manualprop's validation) and return it as a Tensor.
+
+        Without ``spec``, the common case (a float64/float32 ndarray without NaN/inf) is
+        ``float_ss``'s identity tests and one dot, as manualprop's element-wise layers; any
+        doubt runs ``check_array``, which writes the message."""
         value = x._value if isinstance(x, Tensor) else x
-        check_array(value, Where(self, "__call__", "autoprop.layers."), "x", **spec)
+        if spec or float_ss(value) is None:
+            check_array(value, Where(self, "__call__", "autoprop.layers."), "x", **spec)
         return x if isinstance(x, Tensor) else Tensor(x)
 
 
