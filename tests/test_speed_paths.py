@@ -409,3 +409,29 @@ def test_softmax_cross_entropy_inline_checks_keep_masking_and_messages():
     _refuses(lambda: loss(y, ap.constant(np.ones((2, 3, 1)))), pre + "y_pred must have shape")
     _refuses(lambda: loss(y, ap.constant(np.ones((0, 3)))), pre + "y_pred must not be empty")
     assert float(loss(y.astype(np.int32), ap.constant(z)).numpy()) == manual.forward(y, z)  # int32 labels
+
+
+def test_sequential_twin_trusts_a_builtin_tanh_output_and_nothing_else(monkeypatch):
+    """The Linear after a Tanh does not look at the Tanh's output (finite, |y| <= 1, of the
+    input the Tanh checked): the dots of one forward are X and the first Linear's output only.
+    A layer of one's own after the Tanh, or a Linear after a layer of one's own, still looks."""
+    from manualprop import _validation as V
+
+    seen = []
+    real = V._vdot
+    monkeypatch.setattr(V, "_vdot", lambda a, b: seen.append(a.shape) or real(a, b))
+    X = np.random.default_rng(0).standard_normal((5, 4))
+    net = al.Sequential(al.Linear(4, 6, rng=0), al.Tanh(), al.Linear(6, 3, rng=1))
+    out = net(ap.constant(X))
+    assert seen == [(5, 4), (5, 6)]
+    assert V.KNOWN_FINITE.array is None
+    h = np.tanh(X @ net.layers[0].variables["W"].numpy().T + net.layers[0].variables["b"].numpy())
+    np.testing.assert_allclose(out.numpy(), net.layers[2](ap.constant(h)).numpy(), rtol=1e-14)
+
+    class Mine(al.Layer):
+        def call(self, x, training=False):
+            return self._input(x) * 1.0
+
+    seen.clear()
+    al.Sequential(al.Linear(4, 6, rng=0), al.Tanh(), Mine(), al.Linear(6, 3, rng=1))(ap.constant(X))
+    assert seen == [(5, 4), (5, 6), (5, 6), (5, 6)]  # Mine looks at tanh's output, Linear at Mine's

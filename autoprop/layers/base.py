@@ -6,7 +6,7 @@ import inspect
 
 import numpy as np
 
-from manualprop._validation import Where, check_array, float_ss
+from manualprop._validation import KNOWN_FINITE, Where, check_array, float_ss
 from manualprop.training import accuracy, compile_args, fit_loop
 
 from ..core.tape import GradientTape
@@ -236,6 +236,10 @@ class Layer:
 
 _TRACKABLE += (Layer,)
 
+#: The built-in layers (filled by their modules) whose output is finite with every value in
+#: [-1, 1] whenever they return: each checked its input for NaN/inf (:meth:`Sequential.call`).
+BOUNDED_OUTPUT: set = set()
+
 
 class Model(Layer):
     """A layer you can ``compile`` and ``fit``, as ``keras.Model``.
@@ -411,9 +415,25 @@ class Sequential(Model):
         """Ignored: a container's variables are its layers' (Layer.__init__ assigns {})."""
 
     def call(self, x, training=False):
-        """Run ``x`` through every layer in order; returns the last output (a Tensor)."""
-        for layer in self.layers:
-            x = layer(x, training=training)
+        """Run ``x`` through every layer in order; returns the last output (a Tensor).
+
+        Every layer checks its input as when it is called alone, except that a built-in
+        layer does not look for NaN/inf in the output of a built-in ``Tanh``, ``Sigmoid`` or
+        ``Softmax``: finite, each value in [-1, 1], from the input that layer checked; as
+        :meth:`manualprop.Sequential.forward` (``manualprop._validation.KNOWN_FINITE``, an
+        identity test for the span of one layer's call). A layer of your own is never trusted.
+        """
+        known, bounded = KNOWN_FINITE, None
+        try:
+            for layer in self.layers:
+                if bounded is not None and type(layer).__module__.startswith("autoprop.layers."):
+                    known.array, known.ss = bounded, float(bounded.size)
+                else:
+                    known.array = None
+                x = layer(x, training=training)
+                bounded = x._value if type(layer) in BOUNDED_OUTPUT and type(x) is Tensor else None
+        finally:
+            known.array = None
         return x
 
     def __repr__(self) -> str:

@@ -16,7 +16,7 @@ from manualprop._validation import (
 
 from ..core import registry as R
 from ..core.tensor import Tensor
-from .base import Layer
+from .base import BOUNDED_OUTPUT, Layer
 
 __all__ = [
     "ELU", "Flatten", "GELU", "LeakyReLU", "Linear", "LogSoftmax", "ReLU", "Sigmoid",
@@ -191,3 +191,6 @@ class Flatten(Layer):
         x = self._input(x, min_ndim=1)
         n = x.shape[0]
         return x.reshape((n, int(np.prod(x.shape[1:], dtype=np.int64))))
+
+
+BOUNDED_OUTPUT.update((Tanh, Sigmoid, Softmax))  # |y| <= 1 of the finite input each checked

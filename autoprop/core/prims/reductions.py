@@ -45,7 +45,10 @@ def _sum_vjp(g, ans, x, axis=None, keepdims=False):
 
 def _mean_vjp(g, ans, x, axis=None, keepdims=False):
     if axis is None and type(g) is np.ndarray and not g.ndim:  # the mean of a loss: g / n everywhere
-        return np.full(x.shape, g / _count(x.shape, None))
+        v = g / _count(x.shape, None)
+        r = np.empty(x.shape, v.dtype)  # np.full's two steps, without its Python wrapper
+        r.fill(v)
+        return r
     return np.broadcast_to(_keep_reduced(g, x.shape, axis, keepdims), x.shape) / _count(x.shape, axis)
 
 
