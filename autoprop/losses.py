@@ -16,6 +16,8 @@ from manualprop._validation import (
     check_option,
     check_scalar,
     check_targets,
+    float_ss,
+    int64_labels,
 )
 
 from .core import registry as R
@@ -68,9 +70,19 @@ class SoftmaxCrossEntropy(Loss):
         )
 
     def __call__(self, y_true, y_pred):
-        z = self._pred(y_pred, shape=("batch", "classes"), masked=True)
+        # _pred's checks, their common case inline as in manualprop's loss (a float array
+        # (batch, classes), not empty, finite) and int64 labels in range (int64_labels, one
+        # reduction); any doubt (or a masked -inf logit): the full checks and their messages
+        v = y_pred._value if isinstance(y_pred, Tensor) else y_pred
+        if float_ss(v) is None or v.ndim != 2 or not v.size:
+            z = self._pred(y_pred, shape=("batch", "classes"), masked=True)
+        else:
+            z = y_pred if isinstance(y_pred, Tensor) else Tensor(y_pred)
         n, c = z.shape
-        kind, y = check_class_targets(y_true, self._where(), n_samples=n, n_classes=c, dtype=z.dtype)
+        if int64_labels(y_true, n, c):
+            kind, y = "labels", y_true
+        else:
+            kind, y = check_class_targets(y_true, self._where(), n_samples=n, n_classes=c, dtype=z.dtype)
         if kind == "labels" and not self.label_smoothing:
             # the fused primitive, as tf.nn.sparse_softmax_cross_entropy_with_logits
             return self._reduce(R.sparse_softmax_cross_entropy_with_logits(z, y))

@@ -241,17 +241,23 @@ class Optimizer:
                 values.append(var)
                 checked.append(grad if grad.dtype is var.dtype else grad.astype(var.dtype))
                 continue
-            if where is None:
-                where = Where(self, method)
             if type(var) is ndarray and var.flags.writeable:
                 p = var
             else:  # _read, its common case inline: a kind of object already read once (a Tensor)
                 read = var_reader(type(var))
+                if read is None:
+                    where = where or Where(self, method)
                 p = read(var) if read is not None else _read(var, where, label(i))
             if type(grad) is not ndarray:
                 read = grad_reader(type(grad))
                 grad = read(grad) if read is not None else _gradient_value(grad)
             values.append(p)
+            # an object's pair (a Variable and a Tensor, read as arrays): the same inline checks
+            if ((grad.dtype is f64 or grad.dtype is f32) and grad.shape == p.shape and finite(grad)
+                    if type(grad) is ndarray else False):
+                checked.append(grad if grad.dtype is p.dtype else grad.astype(p.dtype))
+                continue
+            where = where or Where(self, method)
             checked.append(check_update(grad, p, where, label(i)))
         if self.clipnorm is not None or self.global_clipnorm is not None:
             checked = self.clip(checked)
@@ -262,8 +268,11 @@ class Optimizer:
         for var, p, g in zip(variables, values, checked):
             if g.dtype is not p.dtype and g.dtype != p.dtype:  # cast already; clip keeps the dtype
                 g = g.astype(p.dtype)
-            if lr is not None and type(var) is ndarray and (p.dtype is f64 or p.dtype is f32):
-                var -= lr * g
+            if lr is not None and (p.dtype is f64 or p.dtype is f32):
+                if type(var) is ndarray:
+                    var -= lr * g
+                else:  # a Variable: its assign_sub (a new array, so that a tape's saved value stays)
+                    var.assign_sub(lr * g)
                 continue
             if decay:
                 g = g + decay * p

@@ -284,3 +284,180 @@ def test_sigmoid_forward_on_arrays_has_the_bits_of_manualprops_formula(dtype):
         np.testing.assert_array_equal(got, want)
     assert _sigmoid_fwd(-3.5) == _sigmoid(np.float64(-3.5))
     assert _sigmoid_fwd(np.array([-800.0, 800.0], dtype)).tolist() == [0.0, 1.0]
+
+
+# ---------------------------------------------------------------- session 8: fewer passes per step
+def _tanh_grad(x, G):
+    v = ap.Variable(x)
+    with ap.GradientTape() as tape:
+        y = np.tanh(v)
+    return tape.gradient(y, v, output_gradients=G).numpy()
+
+
+def test_tanh_vjp_multiplies_into_its_derivative_without_a_finiteness_sum(monkeypatch):
+    """Finite derivative (its minimum, taken anyway for the saturation test, is not NaN): the
+    product goes into the derivative's own array, no ``times`` and no ``_all_finite`` sum
+    over it; the bits are manualprop's Tanh's."""
+    from autoprop.core.prims import _common, elementwise
+
+    calls = []
+    monkeypatch.setattr(elementwise, "times", lambda g, f: calls.append("times") or _common.times(g, f))
+    monkeypatch.setattr(elementwise, "_all_finite", lambda r: calls.append("sum") or _common._all_finite(r))
+    rng = np.random.default_rng(8)
+    x = rng.standard_normal((16, 32)) * 3
+    x[0, :3] = [20.0, -30.0, 0.0]  # saturated entries: 1 / cosh^2 on these three
+    G = rng.standard_normal(x.shape)
+    got = _tanh_grad(x, G)
+    assert calls == ["sum"]  # the three saturated 1 / cosh^2 values only, not the 16x32 product
+    layer = mp.Tanh()
+    layer.forward(x)
+    np.testing.assert_array_equal(got, layer.backward(G))
+    calls.clear()
+    _tanh_grad(np.clip(x, -1.0, 1.0), G)  # nothing saturated (|x| <= 1): no look at all
+    assert calls == []
+
+
+@pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf])
+def test_tanh_vjp_zero_upstream_contributes_zero_against_any_input(bad):
+    """The 0·inf rule: a zero upstream gradient contributes 0 even where the derivative is NaN
+    (x = NaN); at x = +-inf the derivative is 0 (finite). A nonzero one against NaN is NaN."""
+    x = np.array([[bad, 0.5, -0.3], [1.0, bad, 25.0]])
+    G = np.array([[0.0, 2.0, 1.0], [3.0, 1.0, -0.0]])
+    got = _tanh_grad(x, G)
+    want_rest = G * (1.0 - np.tanh(x) ** 2)
+    assert got[0, 0] == 0.0
+    assert np.isnan(got[1, 1]) == np.isnan(bad) and (np.isnan(bad) or got[1, 1] == 0.0)
+    np.testing.assert_array_equal(got[0, 1:], want_rest[0, 1:])
+    assert got[1, 0] == want_rest[1, 0] and got[1, 2] == 0.0
+
+
+def test_times_into_is_times_whenever_the_derivative_is_not_known_finite():
+    from autoprop.core.prims._common import times, times_into
+
+    g = np.array([0.0, 1.0, 2.0])
+    d = np.array([np.inf, 2.0, 3.0])
+    with np.errstate(invalid="ignore"):  # 0 * inf, zeroed by the rule
+        out = times_into(g, d.copy(), finite=False)  # an inf against a zero g: 0, as times
+        np.testing.assert_array_equal(out, times(g, d))
+    assert out[0] == 0.0
+    d2 = np.array([1.0, 2.0, 3.0])
+    assert times_into(g, d2, finite=True) is d2 and d2.tolist() == [0.0, 2.0, 6.0]
+    d3 = np.array([1.0, 2.0, 3.0], np.float32)  # another dtype: a new array, as times
+    r = times_into(g, d3, finite=True)
+    assert r is not d3 and r.dtype == np.float64 and d3.tolist() == [1.0, 2.0, 3.0]
+    gt = ap.constant(g)  # a Tensor (an outer tape records): times
+    assert isinstance(times_into(gt, np.array([1.0, 2.0, 3.0]), finite=True), ap.Tensor)
+
+
+def test_bias_gradient_is_one_reduction_with_the_bits_of_sum_over_the_batch(monkeypatch):
+    from autoprop.core.prims._common import unbroadcast
+
+    rng = np.random.default_rng(1)
+    g = rng.standard_normal((64, 10))
+    got = unbroadcast(g, (10,))
+    np.testing.assert_array_equal(got, g.sum(axis=0))
+    np.testing.assert_array_equal(unbroadcast(g, (1, 10)), g.sum(axis=0, keepdims=True))
+    np.testing.assert_array_equal(unbroadcast(rng.standard_normal((3, 4, 5)), (5,)).shape, (5,))
+    x = np.ones((4, 3))
+    assert unbroadcast(ap.constant(x), (3,)).numpy().tolist() == [4.0, 4.0, 4.0]
+
+
+def _refuses(call, match):
+    with pytest.raises((ValueError, TypeError), match=match):
+        call()
+
+
+def test_linear_twin_inline_checks_still_refuse_what_check_array_refuses():
+    """The structural checks of ``Linear``'s input, their common case inline: after a good
+    input of the same signature, each thing that check_array refuses is still refused with
+    its message, and what it accepts (a list, a Fortran-ordered array) still runs."""
+    layer = al.Linear(3, 2, rng=0)
+    good = np.ones((4, 3))
+    layer(ap.constant(good))
+    layer(good)  # an ndarray: accepted and wrapped
+    pre = r"^autoprop\.layers\.Linear\(in_features=3, out_features=2\)\.__call__: x "
+    bad = good.copy()
+    bad[2, 1] = np.nan
+    _refuses(lambda: layer(ap.constant(bad)), pre + r"must contain only finite values; got 1 NaN/inf "
+                                              r"value\(s\), the first at index \(2, 1\)")
+    _refuses(lambda: layer(ap.constant(good.astype(np.float32))), pre + "must have dtype float64")
+    _refuses(lambda: layer(ap.constant(np.ones((4, 5)))), pre + r"must have shape \(batch, 3\); got \(4, 5\)")
+    _refuses(lambda: layer(ap.constant(np.ones(3))), pre + r"must have shape \(batch, 3\); got \(3,\)")
+    _refuses(lambda: layer(ap.constant(np.ones((4, 3), np.int64))), pre)
+    huge = np.full((4, 3), 1e200)  # finite values whose squares overflow: accepted, as check_array
+    assert np.isfinite(layer(ap.constant(huge)).numpy()).sum() >= 0
+    want = layer(ap.constant(good)).numpy()
+    np.testing.assert_array_equal(layer([[1.0, 1.0, 1.0]] * 4).numpy(), want)
+    np.testing.assert_array_equal(layer(ap.constant(np.asfortranarray(good))).numpy(), want)
+
+
+def test_softmax_cross_entropy_inline_checks_keep_masking_and_messages():
+    loss = alo.SoftmaxCrossEntropy()
+    z = np.array([[1.0, 2.0, 0.5], [0.1, -1.0, 3.0]])
+    y = np.array([2, 0])
+    manual = mp.SoftmaxCrossEntropy()
+    assert float(loss(y, ap.constant(z)).numpy()) == manual.forward(y, z)
+    masked = z.copy()
+    masked[0, 1] = -np.inf  # a masked logit: accepted after good input, as before
+    assert float(loss(y, ap.constant(masked)).numpy()) == manual.forward(y, masked)
+    pre = r"^autoprop\.losses\.SoftmaxCrossEntropy\(reduction='mean'\): "
+    nan = z.copy()
+    nan[1, 2] = np.nan
+    _refuses(lambda: loss(y, ap.constant(nan)), pre + "y_pred")
+    _refuses(lambda: loss(np.array([2, 3]), ap.constant(z)), pre + r"y_true labels must be in \[0, 3\)")
+    _refuses(lambda: loss(np.array([2, -1]), ap.constant(z)), pre + r"y_true labels must be in \[0, 3\)")
+    _refuses(lambda: loss(y, ap.constant(np.ones((2, 3, 1)))), pre + "y_pred must have shape")
+    _refuses(lambda: loss(y, ap.constant(np.ones((0, 3)))), pre + "y_pred must not be empty")
+    assert float(loss(y.astype(np.int32), ap.constant(z)).numpy()) == manual.forward(y, z)  # int32 labels
+
+
+def test_sequential_twin_trusts_a_builtin_tanh_output_and_nothing_else(monkeypatch):
+    """The Linear after a Tanh does not look at the Tanh's output (finite, |y| <= 1, of the
+    input the Tanh checked): the dots of one forward are X and the first Linear's output only.
+    A layer of one's own after the Tanh, or a Linear after a layer of one's own, still looks."""
+    from manualprop import _validation as V
+
+    seen = []
+    real = V._vdot
+    monkeypatch.setattr(V, "_vdot", lambda a, b: seen.append(a.shape) or real(a, b))
+    X = np.random.default_rng(0).standard_normal((5, 4))
+    net = al.Sequential(al.Linear(4, 6, rng=0), al.Tanh(), al.Linear(6, 3, rng=1))
+    out = net(ap.constant(X))
+    assert seen == [(5, 4), (5, 6)]
+    assert V.KNOWN_FINITE.array is None
+    h = np.tanh(X @ net.layers[0].variables["W"].numpy().T + net.layers[0].variables["b"].numpy())
+    np.testing.assert_allclose(out.numpy(), net.layers[2](ap.constant(h)).numpy(), rtol=1e-14)
+
+    class Mine(al.Layer):
+        def call(self, x, training=False):
+            return self._input(x) * 1.0
+
+    seen.clear()
+    al.Sequential(al.Linear(4, 6, rng=0), al.Tanh(), Mine(), al.Linear(6, 3, rng=1))(ap.constant(X))
+    assert seen == [(5, 4), (5, 6), (5, 6), (5, 6)]  # Mine looks at tanh's output, Linear at Mine's
+
+
+def test_an_mlp_training_step_looks_at_each_array_once(monkeypatch):
+    """The finiteness looks of one autoprop step of a tanh MLP (64-256-10 at batch 64: the
+    benchmark's network): the input, the first Linear's output (the Tanh's input), the logits,
+    and each gradient in the optimizer; no look at the Tanh's output (known finite) or at the
+    tanh VJP's product (its derivative's minimum says it is finite). Session 7 had four looks
+    over 64x256 arrays, now two: as many as manualprop's step."""
+    from autoprop.core.prims import _common
+    from manualprop import _validation as V
+
+    seen = []
+    real_dot, real_sum = V._vdot, _common._all_finite
+    monkeypatch.setattr(V, "_vdot", lambda a, b: seen.append(a.shape) or real_dot(a, b))
+    monkeypatch.setattr(_common, "_all_finite", lambda r: seen.append(("sum", np.shape(r))) or real_sum(r))
+    rng = np.random.default_rng(0)
+    X, y = rng.random((64, 64)), rng.integers(0, 10, 64)
+    net = al.Sequential(al.Linear(64, 256, rng=0), al.Tanh(), al.Linear(256, 10, rng=1))
+    loss_fn, opt = alo.SoftmaxCrossEntropy(), ap.optimizers.SGD(learning_rate=0.05)
+    for _ in range(2):
+        seen.clear()
+        with ap.GradientTape() as tape:
+            loss = loss_fn(y, net(ap.constant(X), training=True))
+        variables = net.trainable_variables
+        opt.apply_gradients(zip(tape.gradient(loss, variables), variables))
+    assert seen == [(64, 64), (64, 256), (64, 10), (256, 64), (256,), (10, 256), (10,)]

@@ -7,7 +7,7 @@ import inspect
 
 import numpy as np
 
-from manualprop._validation import Where, check_array, check_keywords
+from manualprop._validation import KNOWN_FINITE, Where, check_array, check_keywords, float_ss
 from manualprop.init import keras_initial_value
 from manualprop.training import accuracy, compile_args, fit_loop
 
@@ -415,13 +415,22 @@ class Layer:
         return f"{type(self).__name__}({self._repr_args()})"
 
     def _input(self, x, **spec):
-        """Check ``x`` (one place: manualprop's validation) and return it as a Tensor."""
+        """Check ``x`` (one place: manualprop's validation) and return it as a Tensor.
+
+        Without ``spec``, the common case (a float64/float32 ndarray without NaN/inf) is
+        ``float_ss``'s identity tests and one dot, as manualprop's element-wise layers; any
+        doubt runs ``check_array``, which writes the message."""
         value = x._value if isinstance(x, Tensor) else x
-        check_array(value, Where(self, "__call__", "autoprop.layers."), "x", **spec)
+        if spec or float_ss(value) is None:
+            check_array(value, Where(self, "__call__", "autoprop.layers."), "x", **spec)
         return x if isinstance(x, Tensor) else Tensor(x)
 
 
 _TRACKABLE += (Layer,)
+
+#: The built-in layers (filled by their modules) whose output is finite with every value in
+#: [-1, 1] whenever they return: each checked its input for NaN/inf (:meth:`Sequential.call`).
+BOUNDED_OUTPUT: set = set()
 
 
 class Model(Layer):
@@ -608,9 +617,25 @@ class Sequential(Model):
         """Ignored: a container's variables are its layers' (Layer.__init__ assigns {})."""
 
     def call(self, x, training=False):
-        """Run ``x`` through every layer in order; returns the last output (a Tensor)."""
-        for layer in self.layers:
-            x = layer(x, training=training)
+        """Run ``x`` through every layer in order; returns the last output (a Tensor).
+
+        Every layer checks its input as when it is called alone, except that a built-in
+        layer does not look for NaN/inf in the output of a built-in ``Tanh``, ``Sigmoid`` or
+        ``Softmax``: finite, each value in [-1, 1], from the input that layer checked; as
+        :meth:`manualprop.Sequential.forward` (``manualprop._validation.KNOWN_FINITE``, an
+        identity test for the span of one layer's call). A layer of your own is never trusted.
+        """
+        known, bounded = KNOWN_FINITE, None
+        try:
+            for layer in self.layers:
+                if bounded is not None and type(layer).__module__.startswith("autoprop.layers."):
+                    known.array, known.ss = bounded, float(bounded.size)
+                else:
+                    known.array = None
+                x = layer(x, training=training)
+                bounded = x._value if type(layer) in BOUNDED_OUTPUT and type(x) is Tensor else None
+        finally:
+            known.array = None
         return x
 
     def __repr__(self) -> str:

@@ -11,10 +11,12 @@ import numpy as np
 import manualprop as mp
 from manualprop._validation import (
     check_axis,
+    float_ss,
 )
 
 from ..core import registry as R
-from .base import Layer
+from ..core.tensor import Tensor
+from .base import BOUNDED_OUTPUT, Layer
 
 __all__ = [
     "ELU", "Flatten", "GELU", "LeakyReLU", "Linear", "LogSoftmax", "ReLU", "Sigmoid",
@@ -41,7 +43,13 @@ class Linear(Layer):
     def call(self, x, training=False):
         """Forward pass of the twin of ``manualprop.Linear``, recorded on any open tape;
         shapes, formula and lesson: see the class docstring. Returns a Tensor."""
-        x = self._input(x, shape=("batch", self.in_features), dtype=self.dtype)
+        # check_array's checks, their common case inline as in manualprop.Linear.forward (a
+        # float ndarray of the layer's dtype, (batch, in_features), finite); any doubt: in full
+        v = x._value if isinstance(x, Tensor) else x
+        if float_ss(v) is None or v.dtype is not self.dtype or v.ndim != 2 or v.shape[1] != self.in_features:
+            x = self._input(x, shape=("batch", self.in_features), dtype=self.dtype)
+        elif type(x) is np.ndarray:
+            x = Tensor(x)
         # one recorded op for the whole layer (the ``linear`` primitive): its VJPs are the
         # hand-derived dX = g @ W, dW = g.T @ x, db = g.sum(axis=0) of lesson 01
         return R.linear(x, self.variables["W"], self.variables["b"])
@@ -183,3 +191,6 @@ class Flatten(Layer):
         x = self._input(x, min_ndim=1)
         n = x.shape[0]
         return x.reshape((n, int(np.prod(x.shape[1:], dtype=np.int64))))
+
+
+BOUNDED_OUTPUT.update((Tanh, Sigmoid, Softmax))  # |y| <= 1 of the finite input each checked

@@ -21,6 +21,7 @@ from ._common import (
     _shape,
     _value,
     times,
+    times_into,
     unbroadcast,
     zero_rule,
 )
@@ -222,24 +223,45 @@ def _sech2(ans, x):
     return r * r
 
 
-def _tanh_d(ans, x):
-    # tanh'(x) to full relative precision, as manualprop's Tanh computes it (the same bits):
-    # 1 - y^2 from the output where it is at least 1/8 (two cheap passes, accurate there) and
-    # 1 / cosh(x)^2 (_sech2) only on the saturated entries, where 1 - y^2 cancels. Tensors
-    # (an outer tape records the backward pass) take _sech2 everywhere.
-    if type(ans) is not np.ndarray or type(x) is not np.ndarray or not ans.ndim:
-        return _sech2(ans, x)
+def _tanh_d_finite(ans, x):
+    # tanh'(x) on arrays to full relative precision, as manualprop's Tanh computes it (the
+    # same bits): 1 - y^2 from the output where it is at least 1/8 (two cheap passes,
+    # accurate there) and 1 / cosh(x)^2 (_sech2) only on the saturated entries, where
+    # 1 - y^2 cancels; and whether every entry of the result is finite: the minimum
+    # that decides whether any entry is saturated is NaN exactly when 1 - y^2 has a NaN
+    # (np.minimum propagates NaN; 1 - y^2 <= 1 has no +inf), and the saturated entries'
+    # 1 / cosh(x)^2 are looked at (a few entries, usually none)
     d = ans * ans
     np.subtract(1.0, d, out=d)
-    if d.size and d.min() < _TANH_CHEAP:
+    if not d.size:
+        return d, True
+    m = np.minimum.reduce(d, axis=None)  # d.min(), without its Python wrapper (the same value)
+    finite = m == m
+    if m < _TANH_CHEAP:
         saturated = d < _TANH_CHEAP
-        d[saturated] = _sech2(None, x[saturated])
-    return d
+        s = _sech2(None, x[saturated])
+        d[saturated] = s
+        finite = finite and _all_finite(s)
+    return d, finite
 
 
-tanh = _unary("tanh", np.tanh, _tanh_d, "diag(1 - tanh(x)^2) = diag(1 / cosh(x)^2)",
-              "dx = g (1 - y^2) where 1 - y^2 >= 1/8, else g / cosh(x)^2 (from the input: "
-              "1 - y^2 cancels where |y| rounds to 1)", reads=((0, "ans"),))
+def _tanh_times(g, ans, x):
+    # tanh's VJP (and JVP, with t for g): g * tanh'(x) under the 0·inf rule. Tensors (an
+    # outer tape records the backward pass) take _sech2 everywhere. On arrays the
+    # derivative is ours and its finiteness known from _tanh_d_finite's minimum, so the
+    # product goes into it with no finiteness sum of the result (times_into)
+    if type(ans) is not np.ndarray or type(x) is not np.ndarray or not ans.ndim:
+        return times(g, _sech2(ans, x))
+    return times_into(g, *_tanh_d_finite(ans, x))
+
+
+tanh = defprim(
+    "tanh", np.tanh, _tanh_times, jvp=_tanh_times,
+    jacobian="diag(1 - tanh(x)^2) = diag(1 / cosh(x)^2)",
+    vjp="dx = g (1 - y^2) where 1 - y^2 >= 1/8, else g / cosh(x)^2 (from the input: "
+        "1 - y^2 cancels where |y| rounds to 1)",
+    shapes=SAME, numpy=(np.tanh,), reads=((0, "ans"),),
+)
 
 
 def _sigmoid_fwd(x):

@@ -45,7 +45,10 @@ def _sum_vjp(g, ans, x, axis=None, keepdims=False):
 
 def _mean_vjp(g, ans, x, axis=None, keepdims=False):
     if axis is None and type(g) is np.ndarray and not g.ndim:  # the mean of a loss: g / n everywhere
-        return np.full(x.shape, g / _count(x.shape, None))
+        v = g / _count(x.shape, None)
+        r = np.empty(x.shape, v.dtype)  # np.full's two steps, without its Python wrapper
+        r.fill(v)
+        return r
     return np.broadcast_to(_keep_reduced(g, x.shape, axis, keepdims), x.shape) / _count(x.shape, axis)
 
 
@@ -206,18 +209,20 @@ softmax = defprim(
 
 def _label_index(labels):
     """Index of the label entries: (rows..., labels) -- plain fancy indexing (fast)."""
-    labels = np.asarray(labels)
+    if type(labels) is not np.ndarray:
+        labels = np.asarray(labels)
     return (*np.indices(labels.shape, sparse=True), labels) if labels.ndim != 1 else \
         (np.arange(labels.shape[0]), labels)
 
 
 def _row_max(logits):
     """The max along the last axis (keepdims), with a non-finite max (a row of -inf logits,
-    or nan) replaced by 0. The ndarray methods, not ``np.max``: the same reduction without
-    numpy's Python wrapper (half the cost at a batch of 16); ``m.sum()`` is finite only if
-    every max is (and an overflowing sum only takes the exact path below)."""
-    m = logits.max(axis=-1, keepdims=True)
-    if not _isfinite(m.sum()):
+    or nan) replaced by 0. The ufuncs' reductions, not ``np.max`` or the ndarray methods: the
+    same reductions without numpy's Python wrappers (half the cost at a batch of 16); the sum
+    of ``m`` is finite only if every max is (and an overflowing sum only takes the exact path
+    below)."""
+    m = np.maximum.reduce(logits, axis=-1, keepdims=True)
+    if not _isfinite(np.add.reduce(m, axis=None)):
         m = np.where(np.isfinite(m), m, 0.0)
     return m
 
@@ -227,17 +232,16 @@ def _sparse_ce_fwd(logits, labels):
     # label entries of the log-softmax are formed (the same bits: -(a - b) is b - a)
     s = logits - _row_max(logits)
     idx = _label_index(labels)
-    return np.log(np.exp(s).sum(axis=-1)) - s[idx]
+    return np.log(np.add.reduce(np.exp(s), axis=-1)) - s[idx]  # (.sum(axis=-1): the same sum)
 
 
 def _softmax_minus_onehot(logits, labels):
     """softmax(logits) - onehot(labels), written with recordable operations."""
-    labels = np.asarray(labels)
     if isinstance(logits, Tensor):  # an outer tape records the backward pass
-        onehot = np.eye(_shape(logits)[-1], dtype=logits.dtype)[labels]
+        onehot = np.eye(_shape(logits)[-1], dtype=logits.dtype)[np.asarray(labels)]
         return np.exp(logits - logsumexp(logits, axis=-1, keepdims=True)) - onehot
     p = np.exp(logits - _row_max(logits))  # softmax as e / sum(e): a fresh array, normalised in place
-    p /= p.sum(axis=-1, keepdims=True)
+    p /= np.add.reduce(p, axis=-1, keepdims=True)  # (p.sum(axis=-1, keepdims=True): the same sum)
     p[_label_index(labels)] -= 1.0  # each (row, label) pair occurs once: no accumulation needed
     return p
 
