@@ -257,6 +257,9 @@ def _cmd_check(args) -> int:
                 failed.args = (f"{text} The inputs were standard-normal floats: if forward's input holds "
                                "integer indices (an embedding lookup), give --indices HIGH (indices drawn "
                                "from [0, HIGH), e.g. --indices 5; for input 1 of several: --indices 1:5).",)
+            elif args.indices and "IndexError" in text and "out of bounds" in text:
+                failed.args = (f"{text} --indices {args.indices} drew ids up to HIGH - 1: HIGH must not exceed "
+                               "the number of rows forward indexes (an embedding's vocabulary size in --init).",)
             elif not args.loss and ".forward(" in text and any(w in text for w in _SHAPE_WORDS):
                 failed.args = (f"{text} X had the shape --input-shape gave, {args.input_shape}: if forward "
                                "expects another (the sizes --init gives its weights), change --input-shape; "

@@ -123,3 +123,11 @@ def test_repeated_index_rule_against_a_loop():
     assert found is not None and found[0] == "repeated-index"
     assert found[1]["k"] == int((np.bincount(idx.ravel(), minlength=5) > 1).sum())
     assert _repeated_index_signature(L(), "W", right + 0.1) is None
+
+
+def test_indices_beyond_the_table_name_indices(tmp_path):
+    """--indices 9 for a table of 5 rows (the verifying tester's V11b): the message names --indices."""
+    f = student(tmp_path, LAYERS)
+    p = run("check", f"{f}::Embedding", "--input-shape", "8,4", "--indices", "9", *INIT)
+    assert p.returncode == 3
+    assert "--indices 9 drew ids up to HIGH - 1" in both(p) and "vocabulary size" in both(p)
