@@ -328,3 +328,23 @@ def test_a_zip_the_grader_refuses_is_a_zero_row_saying_why(tmp_path):
                            "links.")
     data = json.loads((tmp_path / "out" / "eve.zip" / "results.json").read_text())
     assert all(t["score"] == 0 and t["output"] == eve.message for t in data["tests"])
+
+
+def test_an_archive_other_than_zip_is_a_zero_row_saying_why(tmp_path):
+    """dave.tar.gz at the top of a batch had no row (the verifying tester's V12): a student lost.
+    Now it is a 0 row out of the assignment's points, saying that the grader unpacks .zip only."""
+    import tarfile
+
+    from gradcheck.grading.runner import grade_batch, not_submissions
+
+    subs = tmp_path / "subs"
+    (subs / "alice").mkdir(parents=True)
+    (subs / "alice" / "layers.py").write_text((ASSIGN / "solution" / "layers.py").read_text())
+    with tarfile.open(subs / "dave.tar.gz", "w:gz") as tar:
+        tar.add(subs / "alice" / "layers.py", arcname="layers.py")
+    assert "dave.tar.gz" not in not_submissions(subs)
+    res = grade_batch(subs, ASSIGN / "tests", tmp_path / "out", workers=1, seed=1, progress=False, plot=False,
+                      unsafe_no_isolation=True)
+    dave = {s.name: s for s in res.submissions}["dave.tar.gz"]
+    assert (dave.status, dave.score, dave.max_score) == ("graded", 0.0, 28.0)
+    assert "dave.tar.gz is a .tar.gz archive, and the grader unpacks .zip archives only" in dave.message

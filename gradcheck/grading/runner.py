@@ -211,7 +211,18 @@ def submission_folders(path: str | os.PathLike) -> list[Path]:
     and, graded 0 with the reason (:func:`not_a_submission`), every link to nothing. Other files
     are :func:`not_submissions`: no row."""
     return sorted(p for p in Path(path).iterdir() if not _left_out(p)
-                  and (p.is_dir() or is_archive(p) or os.path.islink(p) and not os.path.exists(p)))
+                  and (p.is_dir() or is_archive(p) or _other_archive(p)
+                       or os.path.islink(p) and not os.path.exists(p)))
+
+
+#: Archives a student may upload that the grader does not unpack (a row, 0, saying so).
+OTHER_ARCHIVES = (".tar", ".tar.gz", ".tgz", ".tar.bz2", ".tbz2", ".tar.xz", ".txz", ".rar", ".7z", ".gz")
+
+
+def _other_archive(p: Path) -> str:
+    """The suffix of a regular file (not a link) named like an archive other than .zip, or ""."""
+    name = p.name.lower()
+    return next((s for s in OTHER_ARCHIVES if name.endswith(s)), "") if p.is_file() and not p.is_symlink() else ""
 
 
 def not_submissions(path: str | os.PathLike) -> dict[str, str]:
@@ -272,6 +283,10 @@ def not_a_submission(path: str | os.PathLike) -> str | None:
                 f"target is missing, or the links loop); score 0. "
                 f"If the files exist elsewhere, course staff can restore the link's target and rerun "
                 f"the batch (a changed submission is graded again).")
+    if not link and (kind := _other_archive(Path(p))):
+        return (f"This submission is not graded: {shown} is a {kind} archive, and the grader unpacks .zip "
+                f"archives only; score 0. Course staff can unpack it into a folder of its own (or ask for a "
+                f".zip) and rerun the batch.")
     if not os.path.isdir(p) and not is_archive(p):
         return (f"This submission is not graded: {shown} is a file at the top of the submissions "
                 f"folder, not a submission folder; score 0. Each submission is a folder of its own: "
