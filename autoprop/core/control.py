@@ -163,6 +163,10 @@ def custom_gradient(f=None):
 
     @functools.wraps(f)
     def wrapped(*args, **kwargs):
+        # a numpy array argument is an input too, as TensorFlow converts it to a tensor:
+        # f sees the Tensor and grad_fn owes it a gradient (unused by any tape)
+        args = tuple(Tensor(a) if type(a) is np.ndarray and a.dtype.kind in "iufc" else a
+                     for a in args)
         positions = [i for i, a in enumerate(args) if isinstance(a, Tensor)]
         tensors = [args[i] for i in positions]
         # run f with every tape paused: its operations are replaced by grad_fn
