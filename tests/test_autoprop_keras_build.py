@@ -340,3 +340,50 @@ def test_fit_trains_nested_dropout_and_batch_norm_and_predict_does_not():
     m.evaluate(X, np.zeros((8, 1)))
     np.testing.assert_allclose(inner.bn.running_mean, mean, rtol=1e-13)
     assert inner.drop.mask is keep  # no new mask drawn in inference
+
+
+def test_a_layer_frozen_before_build_keeps_its_build_weights_frozen_through_fit():
+    """Tester 8's V8: weights made in build (a Variable or a sub-layer assigned there) of a
+    layer frozen before its first call were trainable, and fit changed them."""
+    class VarDense(ap.layers.Layer):  # a Variable assigned in build, not add_weight
+        def build(self, s):
+            self.w = ap.Variable(np.ones((s[-1], 2)), name="w")
+
+        def call(self, x):
+            return x @ self.w
+
+    class Lazy(ap.layers.Layer):  # a sub-layer created in build, built after
+        def build(self, s):
+            self.inner = SimpleDense(2)
+
+        def call(self, x):
+            return self.inner(x)
+
+    class M(ap.Model):
+        def __init__(self):
+            super().__init__()
+            self.a, self.b, self.head = VarDense(), Lazy(), SimpleDense(1)
+
+        def call(self, x, training=False):
+            return self.head(self.a(x) + self.b(x))
+
+    m = M()
+    m.a.trainable = False
+    m.b.trainable = False
+    X = np.random.default_rng(0).standard_normal((8, 3))
+    m(X)
+    frozen = [m.a.w, m.b.inner.kernel, m.b.inner.bias]
+    assert not any(v.trainable for v in frozen)
+    assert m.trainable_variables == [m.head.kernel, m.head.bias]
+    before = [v.numpy().copy() for v in frozen]
+    head0 = m.head.kernel.numpy().copy()
+    m.compile(optimizer=ap.optimizers.SGD(0.1), loss=ap.losses.MeanSquaredError())
+    m.fit(X, np.random.default_rng(1).standard_normal((8, 1)), epochs=3, verbose=0)
+    for v, b in zip(frozen, before):
+        np.testing.assert_array_equal(v.numpy(), b)
+    assert not np.array_equal(m.head.kernel.numpy(), head0)  # the fit did train
+    m.b.trainable = True  # unfreezing makes them trainable again, as Keras
+    assert m.b.inner.kernel.trainable and m.b.inner.bias.trainable
+    assert not m.b.inner.count.trainable  # declared non-trainable: stays so
+    m.a.trainable = True
+    assert m.a.w.trainable

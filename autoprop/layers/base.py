@@ -58,6 +58,22 @@ def _tracked(obj):
             yield from walk(name, attrs[name])
 
 
+def _freeze(value):
+    """Freeze what ``value`` holds (a Variable, a Layer, or lists, tuples and dicts of
+    them): assigned as an attribute of a frozen layer (in its ``build``, say)."""
+    if isinstance(value, Variable):
+        value.trainable = False
+    elif isinstance(value, Layer):
+        if value.trainable:
+            value.trainable = False
+    elif isinstance(value, (list, tuple)):
+        for x in value:
+            _freeze(x)
+    elif isinstance(value, dict):
+        for x in value.values():
+            _freeze(x)
+
+
 def _layers_within(layer):
     """Every sub-layer tracked in ``layer``, at any depth, once each (not ``layer``)."""
     found, stack = {id(layer): layer}, [layer]
@@ -225,6 +241,8 @@ class Layer:
         if isinstance(value, _TRACKABLE) and name not in ("variables", "_variables"):
             names = self.__dict__.setdefault("_tracked_names", {})
             names[name] = None  # a dict: assignment order, each name once
+            if not self.trainable:  # a frozen layer's new weights (build) are frozen, as Keras
+                _freeze(value)
         object.__setattr__(self, name, value)
 
     def __call__(self, x, *args, training=None, **kwargs):
