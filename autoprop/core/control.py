@@ -89,7 +89,8 @@ def custom_gradient(f=None):
     :meth:`GradientTape.gradient` returns every gradient in its source's dtype).
     ``f`` may read Variables, as TensorFlow allows: the trainable float Variables that
     ``f``'s operations read and that are not among its arguments (a Variable passed as
-    an argument is an input like any Tensor). When there are any, ``grad_fn`` must
+    an argument is an input like any Tensor; so is a numeric numpy array argument,
+    which ``f`` receives as a Tensor, as TensorFlow converts it). When there are any, ``grad_fn`` must
     accept a ``variables`` keyword (``grad_fn(*upstream, variables=None)``, or
     ``**kwargs``); it is called as ``grad_fn(upstream, variables=[...])`` (those
     Variables, in the order ``f`` first read them) and must return ``(input_grads,

@@ -157,7 +157,10 @@ _BASE_KEYWORDS = ("trainable", "name", "dtype")
 
 
 class Layer:
-    """Base class: ``__call__(x, training=False)``, ``variables``, ``trainable_variables``.
+    """Base class: ``__call__(x, training=None)``, ``variables``, ``trainable_variables``.
+
+    ``training`` not given is inherited from the layer call around this one (Keras's call
+    context), else False; see :meth:`__call__`.
 
     Subclasses implement ``call(x, training)`` (``training`` may be left out of the
     signature, as in Keras: it is then not passed). A subclass may also define
@@ -170,7 +173,8 @@ class Layer:
     ----------
     trainable : bool, default True
         Keras's keyword (for a layer written on this base, not a twin): False freezes
-        the layer (:attr:`trainable`), including the weights :meth:`add_weight` makes.
+        the layer (:attr:`trainable`), including the weights its ``build`` makes later
+        (:meth:`add_weight`, or Variables and sub-layers assigned as attributes).
     name : str, optional
         The layer's name (``layer.name``; default: the class name).
     dtype : numpy dtype, optional
