@@ -341,3 +341,59 @@ def test_grad_fn_not_returning_the_pair_is_named():
         "and must return (input_grads, variable_grads), variable_grads a list of one "
         "gradient per variable; got Tensor"
     )
+
+
+def test_a_numpy_input_is_an_input_as_tensorflow_converts_it_and_the_variable_is_right():
+    """Tester 8's V6: f(numpy X) reading a Variable w raised "returned 1 input gradients
+    and 1 variable gradients; expected 0 and 1" (the ndarray was not counted as an
+    input), and fit of a layer using it crashed. TF converts it to a tensor: one input."""
+    rng = np.random.default_rng(8)
+    X, w0, c = rng.standard_normal((2, 3)), rng.standard_normal(3), rng.standard_normal((2, 3))
+    w = ap.Variable(w0, name="w")
+    seen = []
+
+    @ap.custom_gradient
+    def f(x):
+        seen.append(type(x))
+
+        def grad(dy, variables=None):
+            return dy * w, [ap.sum(dy * x, axis=0)]
+        return x * w, grad
+
+    with ap.GradientTape() as tape:
+        loss = ap.sum(f(X) * c) ** 2
+    dw = tape.gradient(loss, w)
+    assert len(seen) == 1 and issubclass(seen[0], ap.Tensor)  # f sees a Tensor, as TF
+    expected = central(lambda v: np.sum(X * v * c) ** 2, w0, h=1e-6)
+    np.testing.assert_allclose(dw.numpy(), expected, rtol=1e-7, atol=1e-9)
+    assert not np.allclose(expected, 0)
+
+    class Scale(ap.layers.Layer):  # the tester's cg4: fit through such a layer
+        def build(self, s):
+            self.w = self.add_weight(shape=(s[-1],), initializer="ones", name="w")
+
+        def call(self, x):
+            return f_scale(x, self.w)
+
+    def f_scale(x, wv):
+        @ap.custom_gradient
+        def g(x):
+            def grad(dy, variables=None):
+                return dy * wv, [ap.sum(dy * x, axis=0)]
+            return x * wv, grad
+        return g(x)
+
+    class M(ap.Model):
+        def __init__(self):
+            super().__init__()
+            self.s = Scale()
+
+        def call(self, x, training=False):
+            return self.s(x)
+
+    Xf = np.arange(6.).reshape(2, 3)
+    m = M()
+    m.compile(optimizer=ap.optimizers.SGD(0.1), loss=ap.losses.MeanSquaredError())
+    m.fit(Xf, np.zeros((2, 3)), epochs=1, verbose=0, batch_size=2, shuffle=False)
+    # L = mean((x w)^2) over 6 entries: dL/dw_j = sum_i 2 x_ij^2 w_j / 6 at w = 1
+    np.testing.assert_allclose(m.s.w.numpy(), 1 - 0.1 * 2 * (Xf ** 2).sum(0) / 6, rtol=1e-13)

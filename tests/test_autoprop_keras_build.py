@@ -258,3 +258,132 @@ def test_a_subclass_passing_keywords_on_gets_keras_s_base_keywords_checked():
     assert layer.name == "enc" and not layer.trainable and SimpleDense(2).name == "SimpleDense"
     layer(np.ones((1, 2)))
     assert layer.trainable_variables == [] and len(layer.non_trainable_variables) == 3
+
+
+class _DropNorm(ap.layers.Layer):  # calls its sub-layers without training=
+    def __init__(self):
+        super().__init__()
+        self.drop = ap.layers.Dropout(0.5, rng=0)
+        self.bn = ap.layers.BatchNorm1D(6)
+
+    def call(self, x):
+        return self.bn(self.drop(x))
+
+
+class _Wrap(ap.layers.Layer):  # two deep: _Wrap -> _DropNorm -> Dropout, BatchNorm1D
+    def __init__(self):
+        super().__init__()
+        self.inner = _DropNorm()
+
+    def call(self, x):
+        return self.inner(x)
+
+
+def _expected_running_stats(bn, dropped):
+    """PyTorch's rule from the initial (0, 1): momentum times the batch mean and the
+    unbiased batch variance, each worked out here from the dropout output."""
+    m = bn.momentum
+    return m * dropped.mean(axis=0), (1 - m) + m * dropped.var(axis=0, ddof=1)
+
+
+def test_nested_layers_inherit_training_from_the_outer_call_as_keras_call_context():
+    """Tester 8's V5: a Dropout called in a block's call without training= never dropped,
+    in a direct training=True call or in fit. Keras: it inherits the outer call's value."""
+    X = np.ones((4, 6))
+    w = _Wrap()
+    y = w(X)  # outermost default: inference
+    bn = w.inner.bn
+    np.testing.assert_array_equal(y.numpy(), (X - 0) / np.sqrt(1 + bn.eps))
+    assert np.all(bn.running_mean == 0) and np.all(bn.running_var == 1)
+    w(X, training=True)
+    keep = w.inner.drop.mask
+    assert 0 < np.sum(~keep) < keep.size  # units dropped
+    dropped = X * keep * 2.0
+    mean, var = _expected_running_stats(bn, dropped)
+    np.testing.assert_allclose(bn.running_mean, mean, rtol=1e-14)
+    np.testing.assert_allclose(bn.running_var, var, rtol=1e-14)
+    before = bn.running_mean.copy()
+    w(X, training=False)  # explicit False: the running statistics stay
+    np.testing.assert_array_equal(bn.running_mean, before)
+
+    class Explicit(ap.layers.Layer):  # an explicit value wins over the outer call's
+        def __init__(self):
+            super().__init__()
+            self.drop = ap.layers.Dropout(0.5, rng=0)
+
+        def call(self, x):
+            return self.drop(x, training=False)
+    np.testing.assert_array_equal(ap.Sequential(Explicit())(X, training=True).numpy(), X)
+
+
+def test_fit_trains_nested_dropout_and_batch_norm_and_predict_does_not():
+    class M(ap.Model):
+        def __init__(self):
+            super().__init__()
+            self.wrap = _Wrap()
+            self.head = ap.layers.Linear(6, 1, rng=0)
+
+        def call(self, x, training=False):
+            return self.head(self.wrap(x))  # no training= passed on
+
+    X = np.random.default_rng(3).standard_normal((8, 6))
+    m = M()
+    m.compile(optimizer=ap.optimizers.SGD(0.01), loss=ap.losses.MeanSquaredError())
+    m.fit(X, np.zeros((8, 1)), epochs=1, batch_size=8, shuffle=False, verbose=0)
+    inner = m.wrap.inner
+    keep = inner.drop.mask
+    assert keep is not None and 0 < np.sum(~keep) < keep.size
+    mean, var = _expected_running_stats(inner.bn, X * keep * 2.0)
+    np.testing.assert_allclose(inner.bn.running_mean, mean, rtol=1e-13)
+    np.testing.assert_allclose(inner.bn.running_var, var, rtol=1e-13)
+    m.predict(X)
+    m.evaluate(X, np.zeros((8, 1)))
+    np.testing.assert_allclose(inner.bn.running_mean, mean, rtol=1e-13)
+    assert inner.drop.mask is keep  # no new mask drawn in inference
+
+
+def test_a_layer_frozen_before_build_keeps_its_build_weights_frozen_through_fit():
+    """Tester 8's V8: weights made in build (a Variable or a sub-layer assigned there) of a
+    layer frozen before its first call were trainable, and fit changed them."""
+    class VarDense(ap.layers.Layer):  # a Variable assigned in build, not add_weight
+        def build(self, s):
+            self.w = ap.Variable(np.ones((s[-1], 2)), name="w")
+
+        def call(self, x):
+            return x @ self.w
+
+    class Lazy(ap.layers.Layer):  # a sub-layer created in build, built after
+        def build(self, s):
+            self.inner = SimpleDense(2)
+
+        def call(self, x):
+            return self.inner(x)
+
+    class M(ap.Model):
+        def __init__(self):
+            super().__init__()
+            self.a, self.b, self.head = VarDense(), Lazy(), SimpleDense(1)
+
+        def call(self, x, training=False):
+            return self.head(self.a(x) + self.b(x))
+
+    m = M()
+    m.a.trainable = False
+    m.b.trainable = False
+    X = np.random.default_rng(0).standard_normal((8, 3))
+    m(X)
+    frozen = [m.a.w, m.b.inner.kernel, m.b.inner.bias]
+    assert not any(v.trainable for v in frozen)
+    assert m.trainable_variables == [m.head.kernel, m.head.bias]
+    before = [v.numpy().copy() for v in frozen]
+    head0 = m.head.kernel.numpy().copy()
+    m.compile(optimizer=ap.optimizers.SGD(0.1), loss=ap.losses.MeanSquaredError())
+    m.fit(X, np.random.default_rng(1).standard_normal((8, 1)), epochs=3, verbose=0)
+    for v, b in zip(frozen, before):
+        np.testing.assert_array_equal(v.numpy(), b)
+    assert not np.array_equal(m.head.kernel.numpy(), head0)  # the fit did train
+    m.b.trainable = True  # unfreezing makes them trainable again, as Keras
+    assert m.b.inner.kernel.trainable and m.b.inner.bias.trainable
+    assert not m.b.inner.count.trainable  # declared non-trainable: stays so
+    m.a.trainable = True
+    assert m.a.w.trainable

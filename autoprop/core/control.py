@@ -89,7 +89,8 @@ def custom_gradient(f=None):
     :meth:`GradientTape.gradient` returns every gradient in its source's dtype).
     ``f`` may read Variables, as TensorFlow allows: the trainable float Variables that
     ``f``'s operations read and that are not among its arguments (a Variable passed as
-    an argument is an input like any Tensor). When there are any, ``grad_fn`` must
+    an argument is an input like any Tensor; so is a numeric numpy array argument,
+    which ``f`` receives as a Tensor, as TensorFlow converts it). When there are any, ``grad_fn`` must
     accept a ``variables`` keyword (``grad_fn(*upstream, variables=None)``, or
     ``**kwargs``); it is called as ``grad_fn(upstream, variables=[...])`` (those
     Variables, in the order ``f`` first read them) and must return ``(input_grads,
@@ -163,6 +164,10 @@ def custom_gradient(f=None):
 
     @functools.wraps(f)
     def wrapped(*args, **kwargs):
+        # a numpy array argument is an input too, as TensorFlow converts it to a tensor:
+        # f sees the Tensor and grad_fn owes it a gradient (unused by any tape)
+        args = tuple(Tensor(a) if type(a) is np.ndarray and a.dtype.kind in "iufc" else a
+                     for a in args)
         positions = [i for i, a in enumerate(args) if isinstance(a, Tensor)]
         tensors = [args[i] for i in positions]
         # run f with every tape paused: its operations are replaced by grad_fn

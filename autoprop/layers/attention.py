@@ -42,8 +42,8 @@ class ScaledDotProductAttention(Layer):
 
     manual_class = mp.ScaledDotProductAttention
 
-    def __call__(self, Q, K, V, training=False):
-        return self.call(Q, K, V, training=training)
+    def __call__(self, Q, K, V, training=None):
+        return Layer.__call__(self, Q, K, V, training=training)  # the call context
 
     def call(self, Q, K, V, training=False):
         """Forward pass of the twin of ``manualprop.ScaledDotProductAttention``, recorded on any open tape;

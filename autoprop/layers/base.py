@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import threading
 
 import numpy as np
 
@@ -55,6 +56,22 @@ def _tracked(obj):
     for name in attrs.get("_tracked_names", ()):
         if name in attrs:
             yield from walk(name, attrs[name])
+
+
+def _freeze(value):
+    """Freeze what ``value`` holds (a Variable, a Layer, or lists, tuples and dicts of
+    them): assigned as an attribute of a frozen layer (in its ``build``, say)."""
+    if isinstance(value, Variable):
+        value.trainable = False
+    elif isinstance(value, Layer):
+        if value.trainable:
+            value.trainable = False
+    elif isinstance(value, (list, tuple)):
+        for x in value:
+            _freeze(x)
+    elif isinstance(value, dict):
+        for x in value.values():
+            _freeze(x)
 
 
 def _layers_within(layer):
@@ -110,6 +127,22 @@ def _takes_training(call):
     return any(p.name == "training" or p.kind is p.VAR_KEYWORD for p in params)
 
 
+def _training_default(call):
+    """The default of ``call``'s ``training`` parameter when it is a bool (Keras's value for
+    the outermost call that is not given one), else False."""
+    try:
+        p = inspect.signature(call).parameters.get("training")
+    except (TypeError, ValueError):  # pragma: no cover - a builtin call
+        return False
+    return p.default if p is not None and isinstance(p.default, bool) else False
+
+
+#: The call context: the stack of ``training`` values of the layer calls under way in
+#: this thread (Keras's call context): a layer called inside another layer's ``call``
+#: without ``training=`` takes the innermost one.
+_CALL_CONTEXT = threading.local()
+
+
 def _input_shape(x):
     """What ``build`` receives for the first input ``x``: its shape as a tuple, or for a
     list or tuple of arrays and Tensors, the list of their shapes (as Keras)."""
@@ -124,7 +157,10 @@ _BASE_KEYWORDS = ("trainable", "name", "dtype")
 
 
 class Layer:
-    """Base class: ``__call__(x, training=False)``, ``variables``, ``trainable_variables``.
+    """Base class: ``__call__(x, training=None)``, ``variables``, ``trainable_variables``.
+
+    ``training`` not given is inherited from the layer call around this one (Keras's call
+    context), else False; see :meth:`__call__`.
 
     Subclasses implement ``call(x, training)`` (``training`` may be left out of the
     signature, as in Keras: it is then not passed). A subclass may also define
@@ -137,7 +173,8 @@ class Layer:
     ----------
     trainable : bool, default True
         Keras's keyword (for a layer written on this base, not a twin): False freezes
-        the layer (:attr:`trainable`), including the weights :meth:`add_weight` makes.
+        the layer (:attr:`trainable`), including the weights its ``build`` makes later
+        (:meth:`add_weight`, or Variables and sub-layers assigned as attributes).
     name : str, optional
         The layer's name (``layer.name``; default: the class name).
     dtype : numpy dtype, optional
@@ -159,12 +196,16 @@ class Layer:
     #: Whether ``call`` takes ``training=`` (set per class by ``__init_subclass__``).
     _call_takes_training = True
 
+    #: ``training`` when neither the caller nor an outer call gives one (per class).
+    _call_training_default = False
+
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
         if "build" in cls.__dict__:
             cls.build = _marks_built(cls.__dict__["build"])
         if "call" in cls.__dict__:
             cls._call_takes_training = _takes_training(cls.__dict__["call"])
+            cls._call_training_default = _training_default(cls.__dict__["call"])
         if "__init__" in cls.__dict__:
             cls.__signature__ = None  # its own constructor: inspect reads it
         elif cls.__dict__.get("manual_class") is not None:
@@ -204,17 +245,33 @@ class Layer:
         if isinstance(value, _TRACKABLE) and name not in ("variables", "_variables"):
             names = self.__dict__.setdefault("_tracked_names", {})
             names[name] = None  # a dict: assignment order, each name once
+            if not self.trainable:  # a frozen layer's new weights (build) are frozen, as Keras
+                _freeze(value)
         object.__setattr__(self, name, value)
 
-    def __call__(self, x, *args, training=False, **kwargs):
+    def __call__(self, x, *args, training=None, **kwargs):
         """Build on the first call (``build(input_shape)`` of ``x``, when the layer has
         its own ``build``), then return ``call(x, *args, training=training, **kwargs)``;
-        ``training`` is passed only if ``call`` takes it, as Keras."""
+        ``training`` is passed only if ``call`` takes it, as Keras.
+
+        ``training`` is resolved as Keras's call context: the value given (not None)
+        wins; else that of the layer call under way around this one (a sub-layer
+        called in ``call`` without ``training=`` inherits it: a Dropout inside a block
+        drops in ``fit``); else the default of ``call``'s ``training`` parameter, else
+        False (inference). Sub-layers called in ``call`` see the value resolved here.
+        """
+        stack = _CALL_CONTEXT.__dict__.setdefault("training", [])
+        if training is None:
+            training = stack[-1] if stack else self._call_training_default
         if not self.__dict__.get("built", True):
             self.build(_input_shape(x))
         if self._call_takes_training:
             kwargs["training"] = training
-        return self.call(x, *args, **kwargs)
+        stack.append(bool(training))
+        try:
+            return self.call(x, *args, **kwargs)
+        finally:
+            stack.pop()
 
     def build(self, input_shape):
         """Create the weights that depend on the input's shape; the base creates none.

@@ -25,8 +25,8 @@ __all__ = ["GRU", "LSTM", "RNN"]
 class _Recurrent(Layer):
     _gates = 1
 
-    def __call__(self, x, training=False, **state):
-        return self.call(x, training=training, **state)
+    def __call__(self, x, training=None, **state):
+        return Layer.__call__(self, x, training=training, **state)  # the call context
 
     def _inputs(self, x, states):
         x = self._input(
