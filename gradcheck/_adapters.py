@@ -965,7 +965,8 @@ GRAD_DICTS = ("grads", "gradients", "grad")
 def _container_arrays(obj, every=False):
     """``{item name: array}`` of the float arrays in ``obj``'s dict, list and tuple attributes (and theirs, at any
     depth, each container once): ``weights['W']``, ``Ws[1]``, as PyTorch's ``ParameterDict``/``ParameterList``
-    hold them. Not ``params`` and ``grads`` (the manualprop protocol's), nor containers named as gradients
+    hold them, and ``params`` when it is not a dict (``params[0]``, with ``grads[0]``). Not a ``params`` dict
+    (the manualprop protocol's) nor ``grads``, nor containers named as gradients
     (``dWs``, ``gradients``) or private ones (``_cache``), unless ``every`` (what backward writes:
     :func:`_written`)."""
     out, seen = {}, set()
@@ -982,7 +983,8 @@ def _container_arrays(obj, every=False):
                     walk(x, f"{label}[{k!r}]")
     for k, v in list(getattr(obj, "__dict__", {}).items())[:MAX_PROBED * 4]:
         if isinstance(k, str) and k.isidentifier() and isinstance(v, (list, tuple, dict)) and (every or (
-                not k.startswith("_") and k not in ("params", *GRAD_DICTS) and not _gradient_name(k, ()))):
+                not k.startswith("_") and k not in GRAD_DICTS and not (k == "params" and isinstance(v, dict))
+                and not _gradient_name(k, ()))):  # params = [W, b] (a list): params[0] with grads[0]
             walk(v, k)
     return out
 
@@ -1114,11 +1116,12 @@ def _by_structure(obj, children, missing, written, taken):
 
 def _grad_candidates(key):
     """The names the gradient of weight ``key`` may have: ``dW``, ``d_W``, ``grad_W``, ``gradW``, ``W_grad``,
-    ``grads['W']``; for an item, the same of its container with the same keys: ``dWs[1]`` for ``Ws[1]``,
+    ``grads['W']`` (``_dW``, ``_grad_W``, ``_W_grad`` for ``_W``); for an item, the same of its container with the same keys: ``dWs[1]`` for ``Ws[1]``,
     ``gradients['W']`` (or ``grads``, ``grad``, ``dweights``) for ``weights['W']``."""
     path = _item_path(key)
-    if path is None:
-        return [g.format(key) for g in GRAD_NAMES] + [f"grads[{key!r}]"]  # self.grads = {"W": ...} beside self.W
+    if path is None:  # self.grads = {"W": ...} beside self.W; self._dW (or _grad_W) beside self._W
+        private = ["_" + g.format(key[1:]) for g in GRAD_NAMES] if key.startswith("_") and key[1:2] != "_" else []
+        return list(dict.fromkeys([g.format(key) for g in GRAD_NAMES] + private + [f"grads[{key!r}]"]))
     subs = "".join(f"[{k!r}]" for k in path[1])
     return [g.format(path[0]) + subs for g in GRAD_NAMES] + [d + subs for d in GRAD_DICTS]
 
