@@ -595,6 +595,11 @@ class Adapted:
             isinstance(getattr(owner, "params", None), dict) else "attr"
         return (_Items(owner) if "[" in key else owner), kind, key  # weights['W'], Ws[1]: an item
 
+    def _grad_owner(self, name, grad):
+        """The object gradient ``grad`` of parameter ``name`` is read on: the parameter's owner, or the layer
+        itself for a gradient in another object (``g.W`` for ``p.W``: :func:`_sibling_arrays`)."""
+        return self.obj if "." in grad else self._where(name)[0]
+
     def _param(self, name):
         owner, kind, key = self._where(name)
         return owner.params.get(key) if kind == "dict" else getattr(owner, key, None)
@@ -626,7 +631,7 @@ class Adapted:
             return getattr(self.obj, "grads", None)
         out = {}
         for k, g in self.pairs.items():
-            v, p = _grad(self._where(k)[0], g), self._scalars.get(k, self._param(k))
+            v, p = _grad(self._grad_owner(k, g), g), self._scalars.get(k, self._param(k))
             if _is_number(v) and np.size(p) == 1:  # dalpha = np.sum(...) for a one-element alpha: read in its shape
                 v = np.asarray(v).reshape(np.shape(p))
             out[k] = self._summed(k, p, v) if k in self.tied else _copy(v)
@@ -640,7 +645,7 @@ class Adapted:
             return _copy(v)
         total = np.array(v, dtype=np.result_type(v, np.float64), copy=True)
         for m, g, pos in self.tied[k]:
-            gm = _grad(self._where(m)[0], g)
+            gm = _grad(self._grad_owner(m, g), g)
             if not (isinstance(gm, np.ndarray) and gm.shape == np.shape(self._param(m))):
                 return _copy(gm)
             if pos is None:
@@ -803,12 +808,14 @@ def sublayers(obj, prefix="", seen=None):
 
 
 def _is_helper(v):
-    """A plain object of the student's that may hold layers (``self.box.layer``): an instance of a class
-    defined outside numpy and the standard library, with a ``__dict__``; not a layer, class or function."""
+    """A plain object of the student's that may hold layers (``self.box.layer``) or arrays (``self.weight.data``):
+    a ``SimpleNamespace``, or an instance of a class defined outside numpy and the standard library, with a
+    ``__dict__``; not a layer, class or function."""
     mod = getattr(type(v), "__module__", "") or ""
-    return (isinstance(getattr(v, "__dict__", None), dict) and not isinstance(v, (type, np.ndarray)) and
-            not callable(v) and mod.split(".")[0] not in ("numpy", "builtins", "collections", "types", "random",
-                                                            "functools", "abc", "typing", "enum"))
+    return isinstance(v, types.SimpleNamespace) or (
+        isinstance(getattr(v, "__dict__", None), dict) and not isinstance(v, (type, np.ndarray)) and not callable(v)
+        and mod.split(".")[0] not in ("numpy", "builtins", "collections", "types", "random", "functools", "abc",
+                                      "typing", "enum"))
 
 
 def _held(v, name, seen):
@@ -828,7 +835,10 @@ def _held(v, name, seen):
         items = [(i, x) for i, x in vars(v).items() if isinstance(i, str) and not i.startswith("_")]
     else:
         return []
-    out = []
+    # a plain object holding float arrays (PyTorch's Parameter: weight.data, weight.grad; a SimpleNamespace p.W):
+    # listed as a holder, so that its arrays are parameters under dotted names, as a sub-layer's are
+    out = [(name, v)] if _is_helper(v) and any(isinstance(x, np.ndarray) and x.dtype.kind == "f" and x.size
+                                               for _, x in items[:MAX_PROBED]) else []
     for i, x in items[:MAX_PROBED]:
         if isinstance(x, (list, tuple, dict)) or _is_layer(x) or _is_helper(x):
             out += _held(x, f"{name}.{i}", seen)
@@ -1047,8 +1057,20 @@ def _grad_attrs(obj, inputs, kw, used, children=None):
                 found[w] = names[0]
         returned = [v for v in (dx if isinstance(dx, (tuple, list)) else (dx,)) if isinstance(v, np.ndarray)]
         written = {p: _written(o, before[p], returned) for p, o in owners.items()}
+        for hp, h in children.items():  # self.p = SimpleNamespace(W=...) with self.g = SimpleNamespace(W=...)
+            if "." not in hp and not _is_layer(h):
+                written[hp].update(_sibling_arrays(obj, h))
         more, unsure = _by_structure(obj, children, [w for w in used if w not in found], written, found)
         return {w: found.get(w) or more[w] for w in used if w in found or w in more}, unsure, list(more)
+
+
+def _sibling_arrays(obj, holder):
+    """``{"g.W": array}``: the float arrays of the plain objects (:func:`_is_helper`) other than ``holder`` that
+    ``obj``'s attributes hold, candidates for the gradients of ``holder``'s arrays (``self.g.W`` for ``self.p.W``)."""
+    return {f"{a}.{k}": x for a, v in list(vars(obj).items())[:MAX_PROBED * 4]
+            if isinstance(a, str) and v is not holder and _is_helper(v) and not _is_layer(v)
+            for k, x in list(vars(v).items())[:MAX_PROBED]
+            if isinstance(k, str) and isinstance(x, np.ndarray) and x.dtype.kind == "f" and x.size}
 
 
 def _all_arrays(o):
@@ -1078,6 +1100,8 @@ def _structure_kind(key, name):
     weight's place in a parallel container (``g['W']`` for ``p['W']``, ``g[1]`` for ``Ws[1]``, ``g['W']`` for
     ``W``), 1 when it is named as a gradient (``W_gradient``, ``gW``...: :func:`_gradient_name`, ``grad``,
     ``delta``), else 0."""
+    if "." in name:  # g.W for p.W: the same attribute of another object (:func:`_sibling_arrays`)
+        return 2 if name.rpartition(".")[2] == key else 0
     wp, gp = _item_path(key), _item_path(name)
     if gp is not None and gp[0] != (wp[0] if wp else key) and gp[1] == (wp[1] if wp else [key]):
         return 2
@@ -1119,6 +1143,8 @@ def _grad_candidates(key):
     ``grads['W']`` (``_dW``, ``_grad_W``, ``_W_grad`` for ``_W``); for an item, the same of its container with the same keys: ``dWs[1]`` for ``Ws[1]``,
     ``gradients['W']`` (or ``grads``, ``grad``, ``dweights``) for ``weights['W']``."""
     path = _item_path(key)
+    if key == "data":  # PyTorch's Parameter: weight.data with weight.grad
+        return ["grad"] + [g.format(key) for g in GRAD_NAMES]
     if path is None:  # self.grads = {"W": ...} beside self.W; self._dW (or _grad_W) beside self._W
         private = ["_" + g.format(key[1:]) for g in GRAD_NAMES] if key.startswith("_") and key[1:2] != "_" else []
         return list(dict.fromkeys([g.format(key) for g in GRAD_NAMES] + private + [f"grads[{key!r}]"]))
@@ -1163,8 +1189,11 @@ def _lazy_build(obj, inputs, kw):
 
 
 def _grad(obj, name):
-    """The gradient called ``name``: an attribute (``dW``) or an item of a container attribute (``grads['W']``,
-    ``gradients['W']``, ``dWs[1]``); None when there is none."""
+    """The gradient called ``name``: an attribute (``dW``), an item of a container attribute (``grads['W']``,
+    ``gradients['W']``, ``dWs[1]``) or an attribute of an object attribute (``g.W``); None when there is none."""
+    if "." in name:  # g.W, an array of another object (:func:`_sibling_arrays`)
+        head, _, rest = name.partition(".")
+        return _grad(getattr(obj, head, None), rest)
     if "[" in name and not isinstance(obj, _Items):
         obj = _Items(obj)
     return getattr(obj, name, None)
@@ -1416,7 +1445,9 @@ def _attribute_text(obj, inputs, y, found, info, why):
         lay = _layout(arrays[first], inputs or [], y) if y is not None and first else ""
         return {"protocol": "attribute", "text": f"attribute style ({shown}){lay}", "grad_attrs": grads}
     if pairs:
-        return {"protocol": "attribute", "text": "a layer made of sub-layers", "grad_attrs": grads}
+        held = not any(_is_layer(children.get(w.rpartition(".")[0])) for w in pairs)  # self.weight.data
+        return {"protocol": "attribute", "grad_attrs": grads,
+                "text": "weights held by plain objects" if held else "a layer made of sub-layers"}
     if info["unchecked"]:
         return {"protocol": "seed", "text": f"array attributes without gradients ({', '.join(info['unchecked'])}): "
                                             "backward(dY) -> dX only" if info.get("backward_ran", True) else
@@ -1549,6 +1580,8 @@ def _children_text(children, pairs, lead, unchecked=(), shared=None):
         mine = [w if w in pairs else f"{w} (shared with {shared[w]})" for w in [*pairs, *shared]
                 if w.rpartition(".")[0] == name]
         bare = [w for w in unchecked if w.rpartition(".")[0] == name]
+        if not (mine or bare or _is_layer(c)):  # an object holding arrays forward does not use
+            continue
         style = "params/grads dicts" if isinstance(getattr(c, "params", None), dict) else "attributes"
         parts.append(f"{name} ({type(c).__name__}: " + (f"{', '.join(mine)}, {style}" if mine else "") +
                      ("; " if mine and bare else "") + (f"{', '.join(bare)} without gradients" if bare else "")

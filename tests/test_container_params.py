@@ -128,7 +128,7 @@ def test_container_array_without_gradient_is_named(tmp_path):
 def _adapted_against_central_differences(src, cls, name, held):
     """Adapt ``cls`` of ``src`` (probe input X (4, 5)); its gradient of parameter ``name`` against central
     differences of L = sum(Y * G) over ``held(obj)``, the array itself; returns the adapted layer and info."""
-    ns = {}
+    ns = {"__name__": "student"}  # a student's module: its classes are not builtins
     exec(src.replace("HALF", "1.0"), ns)  # noqa: S102 - the test's own layer source
     obj = ns[cls]()
     X = np.random.default_rng(1).standard_normal((4, 5))
@@ -461,3 +461,35 @@ def test_private_weights_pair_with_private_gradients(tmp_path):
     assert good_rc == 0 and "PASS: Private: every gradient (dX, d_W, d_b) matches" in good, good
     layer, _ = _adapted_against_central_differences(LISTS, "Private", "_W", lambda o: o._W)
     assert {"_dW", "_grad_W", "_W_grad"} <= set(AD._grad_candidates("_W"))
+
+
+HELD = HEAD + """
+from types import SimpleNamespace
+class Parameter:
+    def __init__(self, data): self.data = data; self.grad = np.zeros_like(data)
+class TorchLike:
+    def __init__(self): self.weight = Parameter(R.standard_normal((3, 5))); self.bias = Parameter(R.standard_normal(3))
+    def forward(self, X, training=False): self.X = X; return X @ self.weight.data.T + self.bias.data
+    def backward(self, dY):
+        self.weight.grad = HALF * dY.T @ self.X; self.bias.grad = dY.sum(0); return dY @ self.weight.data
+class Namespaces:
+    def __init__(self): self.p = SimpleNamespace(W=R.standard_normal((5, 3)), b=R.standard_normal(3))
+    def forward(self, X, training=False): self.X = X; return X @ self.p.W + self.p.b
+    def backward(self, dY):
+        self.g = SimpleNamespace(W=HALF * self.X.T @ dY, b=dY.sum(0)); return dY @ self.p.W.T
+"""
+
+
+def test_weights_held_by_plain_objects_are_found_and_checked(tmp_path):
+    # tester 8's V2: self.weight = Parameter(W) (.data/.grad) and self.p.W with self.g.W read as "no parameters"
+    for cls, bad_name, grads in [("TorchLike", "dweight.data", "dX, dweight.data, dbias.data"),
+                                 ("Namespaces", "dp.W", "dX, dp.W, dp.b")]:
+        (out, rc), (good, good_rc) = _bad_and_good(tmp_path, HELD, cls)
+        assert rc == 1, out
+        assert "protocol: weights held by plain objects" in out and "no parameters" not in out
+        assert f"FAIL: {cls}: gradient mismatch in {bad_name}." in out
+        assert good_rc == 0 and f"PASS: {cls}: every gradient ({grads}) matches" in good, good
+    layer, _ = _adapted_against_central_differences(HELD, "TorchLike", "weight.data", lambda o: o.weight.data)
+    assert layer.pairs == {"weight.data": "grad", "bias.data": "grad"}
+    layer, _ = _adapted_against_central_differences(HELD, "Namespaces", "p.W", lambda o: o.p.W)
+    assert layer.pairs == {"p.W": "g.W", "p.b": "g.b"}
