@@ -7,7 +7,8 @@ Protocols, in the order :func:`find` and :func:`adapt` try them: (1) **manualpro
 (2) **attribute style**: float array attributes used by forward (``self.W``) with a gradient
 attribute after backward (:data:`GRAD_NAMES`; without one, "seed style" weights with no gradient
 to check; arrays in dict, list and tuple attributes too, ``weights['W']`` with ``gradients['W']``,
-``Ws[1]`` with ``dWs[1]``: :func:`_container_arrays`, :class:`_Items`; a gradient under another name is
+``Ws[1]`` with ``dWs[1]``, a ``params`` list with ``grads``: :func:`_container_arrays`, :class:`_Items`; ``_W`` with
+``_dW``; arrays of plain objects, ``weight.data`` with ``weight.grad``, as a sub-layer's: :func:`_held`; a gradient under another name is
 found by structure, :func:`_by_structure`, ``g['W']`` for ``p['W']``, or named ambiguous; an array without a
 gradient not named like a weight is a buffer, :func:`_split_buffers`); (3) **CS231n pair** ``NAME_forward(x, w, ..., **init) -> (out, cache)``,
 ``NAME_backward(dout, cache) -> (dx, dw, ...)`` (also ``_naive``/``_fast``), every array argument
@@ -820,7 +821,8 @@ def _is_helper(v):
 
 def _held(v, name, seen):
     """``[(dotted name, layer)]`` of a layer ``v`` itself, or of the layers its lists, tuples, dicts and plain helper
-    objects (:func:`_is_helper`) hold, at any depth: ``stages.1.head``, ``box.layer``. ``seen``: the ids of the
+    objects (:func:`_is_helper`) hold, at any depth: ``stages.1.head``, ``box.layer``; and of those plain objects that
+    hold float arrays themselves (``weight`` of ``weight.data``), whose arrays are then parameters. ``seen``: the ids of the
     layers and containers visited (each once: a list that holds itself ends the walk)."""
     if id(v) in seen or len(seen) > MAX_WALKED:
         return []
