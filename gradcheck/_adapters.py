@@ -7,7 +7,8 @@ Protocols, in the order :func:`find` and :func:`adapt` try them: (1) **manualpro
 (2) **attribute style**: float array attributes used by forward (``self.W``) with a gradient
 attribute after backward (:data:`GRAD_NAMES`; without one, "seed style" weights with no gradient
 to check; arrays in dict, list and tuple attributes too, ``weights['W']`` with ``gradients['W']``,
-``Ws[1]`` with ``dWs[1]``: :func:`_container_arrays`, :class:`_Items`; a gradient under another name is
+``Ws[1]`` with ``dWs[1]``, a ``params`` list with ``grads``: :func:`_container_arrays`, :class:`_Items`; ``_W`` with
+``_dW``; arrays of plain objects, ``weight.data`` with ``weight.grad``, as a sub-layer's: :func:`_held`; a gradient under another name is
 found by structure, :func:`_by_structure`, ``g['W']`` for ``p['W']``, or named ambiguous; an array without a
 gradient not named like a weight is a buffer, :func:`_split_buffers`); (3) **CS231n pair** ``NAME_forward(x, w, ..., **init) -> (out, cache)``,
 ``NAME_backward(dout, cache) -> (dx, dw, ...)`` (also ``_naive``/``_fast``), every array argument
@@ -595,6 +596,11 @@ class Adapted:
             isinstance(getattr(owner, "params", None), dict) else "attr"
         return (_Items(owner) if "[" in key else owner), kind, key  # weights['W'], Ws[1]: an item
 
+    def _grad_owner(self, name, grad):
+        """The object gradient ``grad`` of parameter ``name`` is read on: the parameter's owner, or the layer
+        itself for a gradient in another object (``g.W`` for ``p.W``: :func:`_sibling_arrays`)."""
+        return self.obj if "." in grad else self._where(name)[0]
+
     def _param(self, name):
         owner, kind, key = self._where(name)
         return owner.params.get(key) if kind == "dict" else getattr(owner, key, None)
@@ -626,7 +632,7 @@ class Adapted:
             return getattr(self.obj, "grads", None)
         out = {}
         for k, g in self.pairs.items():
-            v, p = _grad(self._where(k)[0], g), self._scalars.get(k, self._param(k))
+            v, p = _grad(self._grad_owner(k, g), g), self._scalars.get(k, self._param(k))
             if _is_number(v) and np.size(p) == 1:  # dalpha = np.sum(...) for a one-element alpha: read in its shape
                 v = np.asarray(v).reshape(np.shape(p))
             out[k] = self._summed(k, p, v) if k in self.tied else _copy(v)
@@ -640,7 +646,7 @@ class Adapted:
             return _copy(v)
         total = np.array(v, dtype=np.result_type(v, np.float64), copy=True)
         for m, g, pos in self.tied[k]:
-            gm = _grad(self._where(m)[0], g)
+            gm = _grad(self._grad_owner(m, g), g)
             if not (isinstance(gm, np.ndarray) and gm.shape == np.shape(self._param(m))):
                 return _copy(gm)
             if pos is None:
@@ -803,17 +809,20 @@ def sublayers(obj, prefix="", seen=None):
 
 
 def _is_helper(v):
-    """A plain object of the student's that may hold layers (``self.box.layer``): an instance of a class
-    defined outside numpy and the standard library, with a ``__dict__``; not a layer, class or function."""
+    """A plain object of the student's that may hold layers (``self.box.layer``) or arrays (``self.weight.data``):
+    a ``SimpleNamespace``, or an instance of a class defined outside numpy and the standard library, with a
+    ``__dict__``; not a layer, class or function."""
     mod = getattr(type(v), "__module__", "") or ""
-    return (isinstance(getattr(v, "__dict__", None), dict) and not isinstance(v, (type, np.ndarray)) and
-            not callable(v) and mod.split(".")[0] not in ("numpy", "builtins", "collections", "types", "random",
-                                                            "functools", "abc", "typing", "enum"))
+    return isinstance(v, types.SimpleNamespace) or (
+        isinstance(getattr(v, "__dict__", None), dict) and not isinstance(v, (type, np.ndarray)) and not callable(v)
+        and mod.split(".")[0] not in ("numpy", "builtins", "collections", "types", "random", "functools", "abc",
+                                      "typing", "enum"))
 
 
 def _held(v, name, seen):
     """``[(dotted name, layer)]`` of a layer ``v`` itself, or of the layers its lists, tuples, dicts and plain helper
-    objects (:func:`_is_helper`) hold, at any depth: ``stages.1.head``, ``box.layer``. ``seen``: the ids of the
+    objects (:func:`_is_helper`) hold, at any depth: ``stages.1.head``, ``box.layer``; and of those plain objects that
+    hold float arrays themselves (``weight`` of ``weight.data``), whose arrays are then parameters. ``seen``: the ids of the
     layers and containers visited (each once: a list that holds itself ends the walk)."""
     if id(v) in seen or len(seen) > MAX_WALKED:
         return []
@@ -828,7 +837,10 @@ def _held(v, name, seen):
         items = [(i, x) for i, x in vars(v).items() if isinstance(i, str) and not i.startswith("_")]
     else:
         return []
-    out = []
+    # a plain object holding float arrays (PyTorch's Parameter: weight.data, weight.grad; a SimpleNamespace p.W):
+    # listed as a holder, so that its arrays are parameters under dotted names, as a sub-layer's are
+    out = [(name, v)] if _is_helper(v) and any(isinstance(x, np.ndarray) and x.dtype.kind == "f" and x.size
+                                               for _, x in items[:MAX_PROBED]) else []
     for i, x in items[:MAX_PROBED]:
         if isinstance(x, (list, tuple, dict)) or _is_layer(x) or _is_helper(x):
             out += _held(x, f"{name}.{i}", seen)
@@ -965,7 +977,8 @@ GRAD_DICTS = ("grads", "gradients", "grad")
 def _container_arrays(obj, every=False):
     """``{item name: array}`` of the float arrays in ``obj``'s dict, list and tuple attributes (and theirs, at any
     depth, each container once): ``weights['W']``, ``Ws[1]``, as PyTorch's ``ParameterDict``/``ParameterList``
-    hold them. Not ``params`` and ``grads`` (the manualprop protocol's), nor containers named as gradients
+    hold them, and ``params`` when it is not a dict (``params[0]``, with ``grads[0]``). Not a ``params`` dict
+    (the manualprop protocol's) nor ``grads``, nor containers named as gradients
     (``dWs``, ``gradients``) or private ones (``_cache``), unless ``every`` (what backward writes:
     :func:`_written`)."""
     out, seen = {}, set()
@@ -982,7 +995,8 @@ def _container_arrays(obj, every=False):
                     walk(x, f"{label}[{k!r}]")
     for k, v in list(getattr(obj, "__dict__", {}).items())[:MAX_PROBED * 4]:
         if isinstance(k, str) and k.isidentifier() and isinstance(v, (list, tuple, dict)) and (every or (
-                not k.startswith("_") and k not in ("params", *GRAD_DICTS) and not _gradient_name(k, ()))):
+                not k.startswith("_") and k not in GRAD_DICTS and not (k == "params" and isinstance(v, dict))
+                and not _gradient_name(k, ()))):  # params = [W, b] (a list): params[0] with grads[0]
             walk(v, k)
     return out
 
@@ -1045,8 +1059,20 @@ def _grad_attrs(obj, inputs, kw, used, children=None):
                 found[w] = names[0]
         returned = [v for v in (dx if isinstance(dx, (tuple, list)) else (dx,)) if isinstance(v, np.ndarray)]
         written = {p: _written(o, before[p], returned) for p, o in owners.items()}
+        for hp, h in children.items():  # self.p = SimpleNamespace(W=...) with self.g = SimpleNamespace(W=...)
+            if "." not in hp and not _is_layer(h):
+                written[hp].update(_sibling_arrays(obj, h))
         more, unsure = _by_structure(obj, children, [w for w in used if w not in found], written, found)
         return {w: found.get(w) or more[w] for w in used if w in found or w in more}, unsure, list(more)
+
+
+def _sibling_arrays(obj, holder):
+    """``{"g.W": array}``: the float arrays of the plain objects (:func:`_is_helper`) other than ``holder`` that
+    ``obj``'s attributes hold, candidates for the gradients of ``holder``'s arrays (``self.g.W`` for ``self.p.W``)."""
+    return {f"{a}.{k}": x for a, v in list(vars(obj).items())[:MAX_PROBED * 4]
+            if isinstance(a, str) and v is not holder and _is_helper(v) and not _is_layer(v)
+            for k, x in list(vars(v).items())[:MAX_PROBED]
+            if isinstance(k, str) and isinstance(x, np.ndarray) and x.dtype.kind == "f" and x.size}
 
 
 def _all_arrays(o):
@@ -1076,6 +1102,8 @@ def _structure_kind(key, name):
     weight's place in a parallel container (``g['W']`` for ``p['W']``, ``g[1]`` for ``Ws[1]``, ``g['W']`` for
     ``W``), 1 when it is named as a gradient (``W_gradient``, ``gW``...: :func:`_gradient_name`, ``grad``,
     ``delta``), else 0."""
+    if "." in name:  # g.W for p.W: the same attribute of another object (:func:`_sibling_arrays`)
+        return 2 if name.rpartition(".")[2] == key else 0
     wp, gp = _item_path(key), _item_path(name)
     if gp is not None and gp[0] != (wp[0] if wp else key) and gp[1] == (wp[1] if wp else [key]):
         return 2
@@ -1114,11 +1142,14 @@ def _by_structure(obj, children, missing, written, taken):
 
 def _grad_candidates(key):
     """The names the gradient of weight ``key`` may have: ``dW``, ``d_W``, ``grad_W``, ``gradW``, ``W_grad``,
-    ``grads['W']``; for an item, the same of its container with the same keys: ``dWs[1]`` for ``Ws[1]``,
+    ``grads['W']`` (``_dW``, ``_grad_W``, ``_W_grad`` for ``_W``); for an item, the same of its container with the same keys: ``dWs[1]`` for ``Ws[1]``,
     ``gradients['W']`` (or ``grads``, ``grad``, ``dweights``) for ``weights['W']``."""
     path = _item_path(key)
-    if path is None:
-        return [g.format(key) for g in GRAD_NAMES] + [f"grads[{key!r}]"]  # self.grads = {"W": ...} beside self.W
+    if key == "data":  # PyTorch's Parameter: weight.data with weight.grad
+        return ["grad"] + [g.format(key) for g in GRAD_NAMES]
+    if path is None:  # self.grads = {"W": ...} beside self.W; self._dW (or _grad_W) beside self._W
+        private = ["_" + g.format(key[1:]) for g in GRAD_NAMES] if key.startswith("_") and key[1:2] != "_" else []
+        return list(dict.fromkeys([g.format(key) for g in GRAD_NAMES] + private + [f"grads[{key!r}]"]))
     subs = "".join(f"[{k!r}]" for k in path[1])
     return [g.format(path[0]) + subs for g in GRAD_NAMES] + [d + subs for d in GRAD_DICTS]
 
@@ -1160,8 +1191,11 @@ def _lazy_build(obj, inputs, kw):
 
 
 def _grad(obj, name):
-    """The gradient called ``name``: an attribute (``dW``) or an item of a container attribute (``grads['W']``,
-    ``gradients['W']``, ``dWs[1]``); None when there is none."""
+    """The gradient called ``name``: an attribute (``dW``), an item of a container attribute (``grads['W']``,
+    ``gradients['W']``, ``dWs[1]``) or an attribute of an object attribute (``g.W``); None when there is none."""
+    if "." in name:  # g.W, an array of another object (:func:`_sibling_arrays`)
+        head, _, rest = name.partition(".")
+        return _grad(getattr(obj, head, None), rest)
     if "[" in name and not isinstance(obj, _Items):
         obj = _Items(obj)
     return getattr(obj, name, None)
@@ -1413,7 +1447,9 @@ def _attribute_text(obj, inputs, y, found, info, why):
         lay = _layout(arrays[first], inputs or [], y) if y is not None and first else ""
         return {"protocol": "attribute", "text": f"attribute style ({shown}){lay}", "grad_attrs": grads}
     if pairs:
-        return {"protocol": "attribute", "text": "a layer made of sub-layers", "grad_attrs": grads}
+        held = not any(_is_layer(children.get(w.rpartition(".")[0])) for w in pairs)  # self.weight.data
+        return {"protocol": "attribute", "grad_attrs": grads,
+                "text": "weights held by plain objects" if held else "a layer made of sub-layers"}
     if info["unchecked"]:
         return {"protocol": "seed", "text": f"array attributes without gradients ({', '.join(info['unchecked'])}): "
                                             "backward(dY) -> dX only" if info.get("backward_ran", True) else
@@ -1546,6 +1582,8 @@ def _children_text(children, pairs, lead, unchecked=(), shared=None):
         mine = [w if w in pairs else f"{w} (shared with {shared[w]})" for w in [*pairs, *shared]
                 if w.rpartition(".")[0] == name]
         bare = [w for w in unchecked if w.rpartition(".")[0] == name]
+        if not (mine or bare or _is_layer(c)):  # an object holding arrays forward does not use
+            continue
         style = "params/grads dicts" if isinstance(getattr(c, "params", None), dict) else "attributes"
         parts.append(f"{name} ({type(c).__name__}: " + (f"{', '.join(mine)}, {style}" if mine else "") +
                      ("; " if mine and bare else "") + (f"{', '.join(bare)} without gradients" if bare else "")

@@ -128,7 +128,7 @@ def test_container_array_without_gradient_is_named(tmp_path):
 def _adapted_against_central_differences(src, cls, name, held):
     """Adapt ``cls`` of ``src`` (probe input X (4, 5)); its gradient of parameter ``name`` against central
     differences of L = sum(Y * G) over ``held(obj)``, the array itself; returns the adapted layer and info."""
-    ns = {}
+    ns = {"__name__": "student"}  # a student's module: its classes are not builtins
     exec(src.replace("HALF", "1.0"), ns)  # noqa: S102 - the test's own layer source
     obj = ns[cls]()
     X = np.random.default_rng(1).standard_normal((4, 5))
@@ -419,3 +419,77 @@ def test_an_unrewindable_forward_says_so_in_its_protocol_line(tmp_path):
     assert ("protocol: attribute style (W/dW) (found without measuring which arrays forward uses: forward gave two "
             "different outputs for the same input") in out
     assert "gradient mismatch" not in out and "the forward is non-deterministic" in out
+
+
+# ----------------------------------------------------------------- session 8 (tester 8): params lists, private names
+
+LISTS = HEAD + """
+class ParamsList:
+    def __init__(self): self.params = [R.standard_normal((5, 3)), R.standard_normal(3)]; self.grads = [None, None]
+    def forward(self, X, training=False): W, b = self.params; self.X = X; return X @ W + b
+    def backward(self, dY):
+        self.grads[0] = HALF * self.X.T @ dY; self.grads[1] = dY.sum(0); return dY @ self.params[0].T
+class ParamsTuple:
+    def __init__(self): self.params = (R.standard_normal((5, 3)), R.standard_normal(3))
+    def forward(self, X, training=False): self.X = X; return X @ self.params[0] + self.params[1]
+    def backward(self, dY):
+        self.grads = (HALF * self.X.T @ dY, dY.sum(0)); return dY @ self.params[0].T
+class Private:
+    def __init__(self): self._W = R.standard_normal((5, 3)); self._b = R.standard_normal(3)
+    def forward(self, X, training=False): self._X = X; return X @ self._W + self._b
+    def backward(self, dY): self._dW = HALF * self._X.T @ dY; self._db = dY.sum(0); return dY @ self._W.T
+"""
+
+
+def test_params_and_grads_lists_are_paired_item_for_item(tmp_path):
+    # tester 8's V1: self.params = [W, b] with self.grads = [dW, db] read as "no parameters" and PASS (dX only)
+    for cls in ("ParamsList", "ParamsTuple"):
+        (out, rc), (good, good_rc) = _bad_and_good(tmp_path, LISTS, cls)
+        assert rc == 1, out
+        assert "protocol: attribute style (params[0]/grads[0], params[1]/grads[1])" in out and "no parameters" not in out
+        assert f"FAIL: {cls}: gradient mismatch in dparams[0]." in out
+        assert good_rc == 0 and f"PASS: {cls}: every gradient (dX, dparams[0], dparams[1]) matches" in good, good
+    layer, _ = _adapted_against_central_differences(LISTS, "ParamsList", "params[0]", lambda o: o.params[0])
+    assert layer.pairs == {"params[0]": "grads[0]", "params[1]": "grads[1]"}
+
+
+def test_private_weights_pair_with_private_gradients(tmp_path):
+    # tester 8's V4: self._W with self._dW read as "array attributes without gradients (_W, _b)" and PASS
+    (out, rc), (good, good_rc) = _bad_and_good(tmp_path, LISTS, "Private")
+    assert rc == 1, out
+    assert "protocol: attribute style (_W/_dW, _b/_db)" in out and "FAIL: Private: gradient mismatch in d_W." in out
+    assert good_rc == 0 and "PASS: Private: every gradient (dX, d_W, d_b) matches" in good, good
+    layer, _ = _adapted_against_central_differences(LISTS, "Private", "_W", lambda o: o._W)
+    assert {"_dW", "_grad_W", "_W_grad"} <= set(AD._grad_candidates("_W"))
+
+
+HELD = HEAD + """
+from types import SimpleNamespace
+class Parameter:
+    def __init__(self, data): self.data = data; self.grad = np.zeros_like(data)
+class TorchLike:
+    def __init__(self): self.weight = Parameter(R.standard_normal((3, 5))); self.bias = Parameter(R.standard_normal(3))
+    def forward(self, X, training=False): self.X = X; return X @ self.weight.data.T + self.bias.data
+    def backward(self, dY):
+        self.weight.grad = HALF * dY.T @ self.X; self.bias.grad = dY.sum(0); return dY @ self.weight.data
+class Namespaces:
+    def __init__(self): self.p = SimpleNamespace(W=R.standard_normal((5, 3)), b=R.standard_normal(3))
+    def forward(self, X, training=False): self.X = X; return X @ self.p.W + self.p.b
+    def backward(self, dY):
+        self.g = SimpleNamespace(W=HALF * self.X.T @ dY, b=dY.sum(0)); return dY @ self.p.W.T
+"""
+
+
+def test_weights_held_by_plain_objects_are_found_and_checked(tmp_path):
+    # tester 8's V2: self.weight = Parameter(W) (.data/.grad) and self.p.W with self.g.W read as "no parameters"
+    for cls, bad_name, grads in [("TorchLike", "dweight.data", "dX, dweight.data, dbias.data"),
+                                 ("Namespaces", "dp.W", "dX, dp.W, dp.b")]:
+        (out, rc), (good, good_rc) = _bad_and_good(tmp_path, HELD, cls)
+        assert rc == 1, out
+        assert "protocol: weights held by plain objects" in out and "no parameters" not in out
+        assert f"FAIL: {cls}: gradient mismatch in {bad_name}." in out
+        assert good_rc == 0 and f"PASS: {cls}: every gradient ({grads}) matches" in good, good
+    layer, _ = _adapted_against_central_differences(HELD, "TorchLike", "weight.data", lambda o: o.weight.data)
+    assert layer.pairs == {"weight.data": "grad", "bias.data": "grad"}
+    layer, _ = _adapted_against_central_differences(HELD, "Namespaces", "p.W", lambda o: o.p.W)
+    assert layer.pairs == {"p.W": "g.W", "p.b": "g.b"}
