@@ -14,6 +14,7 @@ import os
 import resource
 import struct
 import sys
+import time
 import traceback
 import types
 
@@ -517,7 +518,9 @@ class Child:
         self.reply(True, {"value": describe(self.np, packer, out), "mutated": mutated, "keywords": keywords}, packer)
 
     def op_forward_many(self, obj, req, packer):
-        values, prev = [], None
+        """Each forward has the per-call time limit: after one ends, a progress frame (at most one every
+        0.2 s) tells the parent how many are done, and its deadline starts again."""
+        values, prev, told = [], None, time.monotonic()
         edits = req.get("edits") or [()] * len(req["batches"])
         for inputs, params, edit in zip(req["batches"], req["params_list"], edits):
             inputs = prev = prev if inputs is None else inputs  # None: the previous inputs again
@@ -534,6 +537,9 @@ class Child:
             finally:
                 for target, i, old in reversed(undo):
                     target.flat[i] = old
+            if time.monotonic() - told > 0.2:
+                self.progress("forwards", len(values))
+                told = time.monotonic()
         self.reply(True, {"values": values}, packer)
 
     def op_backward(self, obj, req, packer):
@@ -714,7 +720,7 @@ def main():
         send({"ok": ok, "meta": meta or {}, **error}, packer.payload() if packer else b"")
     reply(True, {"ready": True})  # no submitted code has run yet
     # progress: a frame without "ok", the parent notes the step and keeps waiting for the reply
-    Child(np, AD, cfg["workdir"], reply, lambda step: send({"progress": step})).serve(cfg["fd_in"])
+    Child(np, AD, cfg["workdir"], reply, lambda step, done=None: send({"progress": step, "done": done})).serve(cfg["fd_in"])
 
 
 if __name__ == "__main__":

@@ -591,9 +591,11 @@ def run_check_loss(args, loss, label: str, init: dict[str, Any], shape) -> int:
           + (f", init {json.dumps(init)}" if init else ""))
     print()
     print(colorize(res.table(), color))
-    finding = None
-    if not res.passed and "numerical" in res.gradients and "manual" in res.gradients:
-        g = loss_gradient_name(loss)
+    finding, g = None, loss_gradient_name(loss)
+    value_only = _value_only(res, g, shape[0] if len(shape) > 1 else 1)
+    if value_only is not None:
+        finding = value_only[1]
+    elif not res.passed and "numerical" in res.gradients and "manual" in res.gradients:
         finding = name_signature(g, res.gradients["manual"][g], res.gradients["numerical"][g],
                                  n_batch=shape[0] if len(shape) > 1 else 1, y_size=int(np.prod(shape)), loss=True)
     _save(args, lambda: _figures(res, cname, [] if res.passed else [loss_gradient_name(loss)]),
@@ -613,4 +615,29 @@ def run_check_loss(args, loss, label: str, init: dict[str, Any], shape) -> int:
         [value] * bool(value) + [f"gradient mismatch in {', '.join(grads)}"] * bool(grads)) + ".", color))
     if finding is not None:
         print(V.wrap(f"diagnosis: {finding.message}."))
+    elif value_only is not None:
+        print(V.wrap(f"diagnosis: {g} matches the {value_only[0]}, L does not: fix the value L; the "
+                     "mismatch with central differences follows from it (they differentiate L as it is)."))
     return EXIT_MISMATCH
+
+
+def _value_only(res, g: str, n: int):
+    """When ``g`` (dy_pred) matches the reference's (or the tape's) and L does not, the gradient is
+    right: its diagnosis from central differences (of the wrong L) would break it. Then ``(whose,
+    finding)``: the :class:`~gradcheck.diagnose.Finding` of L ``n`` times the other's (the batch
+    size: a sum where the mean is due; central differences of it are ``n`` times dy_pred), None when
+    no known bug explains L. None when the gradient does not match or L does."""
+    from .compare import close
+    from .diagnose import _find
+    recs = {r.tensor: r for r in res.records}
+    for pair, whose in (("manual-vs-reference", "reference's"), ("manual-vs-tape", "tape's")):
+        cl, cg = (recs[t].get(pair) if t in recs else None for t in ("L", g))
+        if cl is None or cg is None or cl.passed or not cg.passed:
+            continue
+        if n > 1 and close(cl.worst_a, n * cl.worst_b):
+            return whose, _find("factor-normalisation", "L", count=n, big="large", why=(
+                f"it is the {whose} times N = {n}, the batch size: a sum over the batch where the mean "
+                f"is due (divide by N); {g} matches the {whose}, keep it: central differences of the summed "
+                f"L are {n} times larger, hence the {g} mismatch"))
+        return whose, None
+    return None

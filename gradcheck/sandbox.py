@@ -293,6 +293,7 @@ class Sandbox:
         self.memory_mb, self.output_limit, self.max_procs = int(memory_mb), int(output_limit), int(max_procs)
         self.blocked_modules = tuple(str(m) for m in blocked_modules)
         self.notes: list[str] = []
+        self._done: int | None = None  # forwards of the running forward_many done, as the child last told
         self._student_ran, self._step, self._steps = False, None, {}  # the step of a load the child reported
         self._slot = self._root_dir = self._libdir = self._proc = self._dead = None
         self._w = self._r = self._o = None  # our ends of the request, reply and output pipes
@@ -510,6 +511,8 @@ class Sandbox:
         self._kill()
         limit = (f"the session limit of {self.session_timeout:g} s" if session else
                  f"{self.timeout:g} s (wall clock)")
+        if self._done is not None and not session:  # forward_many: the limit is each forward's
+            what, limit = f"{what}: a forward after the first {self._done}", f"{limit}, the limit of one call"
         self._fail(paragraph(f"{what} did not finish within {limit}; the sandbox process was killed.",
                              "Is there an infinite loop, or a computation far larger than needed?",
                              self._tail()), "timeout")
@@ -546,8 +549,10 @@ class Sandbox:
                 stop()
         self._drain()
 
-    def _reply(self, deadline: float, what: str) -> tuple[bool, dict, dict | None]:
-        """The next reply (progress frames name the step of a load that runs now), decoded and cleaned."""
+    def _reply(self, deadline: float, what: str, each: bool = False) -> tuple[bool, dict, dict | None]:
+        """The next reply (progress frames name the step of a load that runs now), decoded and cleaned.
+        ``each`` (forward_many): each forward has the time limit, its deadline starts again at each
+        ``"forwards"`` progress frame (the number done; the session limit still bounds them all)."""
         while True:
             reply, payload = wire.read_frame(lambda n: self._read_exact(n, deadline, what),
                                              max_payload=self.memory_mb << 20)
@@ -556,6 +561,8 @@ class Sandbox:
             if "ok" in reply or "progress" not in reply:
                 break
             step = reply["progress"]
+            if each and step == "forwards" and type(reply.get("done")) is int:
+                deadline, self._done = time.monotonic() + self.timeout, reply["done"]
             self._step = step if isinstance(step, str) and step in self._steps else None
         meta = wire.decode(np, reply.get("meta", {}), payload)
         err = reply.get("error")
@@ -588,10 +595,10 @@ class Sandbox:
         except ValueError as exc:
             raise UsageError(f"{exc}.") from None
         self._student_ran = True  # from here on the child may run submitted code
-        self._step = None
+        self._step = self._done = None
         self._send(data, deadline, what)
         try:
-            ok, meta, err = self._reply(deadline, what)
+            ok, meta, err = self._reply(deadline, what, each=op == "forward_many")
         except (wire.ProtocolViolation, ValueError, UnicodeDecodeError, RecursionError) as exc:
             self._kill()
             self._fail(paragraph(f"{what}: the sandbox process sent {exc} and was stopped.",

@@ -95,3 +95,37 @@ def test_utf16_source_says_save_as_utf8(tmp_path):
     p = run("check", f"{f}::svm_loss", *ARGS)
     assert p.returncode == 3
     assert "saved as UTF-16" in both(p) and "save it as UTF-8" in both(p)
+
+
+CE_SUM = """
+import numpy as np
+
+class CEsum:
+    def forward(self, y_true, y_pred):
+        self.y, z = y_true, y_pred - y_pred.max(1, keepdims=True)
+        self.p = np.exp(z) / np.exp(z).sum(1, keepdims=True)
+        return -np.log(self.p[np.arange(len(self.y)), self.y]).SUM()  # BUG when SUM is sum: the mean is due
+
+    def backward(self):
+        d = self.p.copy()
+        d[np.arange(len(self.y)), self.y] -= 1
+        return d / len(self.y)  # right: the gradient of the mean
+"""
+
+
+def test_a_loss_value_summed_over_the_batch_is_named_and_its_right_gradient_kept(tmp_path):
+    # before: "dy_pred is 6 times too small ... do not divide again", advice that breaks the right gradient
+    ref = ("--reference", "manualprop.SoftmaxCrossEntropy")
+    p = run("check", f"{student(tmp_path, CE_SUM.replace('SUM', 'sum'))}::CEsum", *ARGS, *ref)
+    text = " ".join(both(p).split())
+    assert p.returncode == 1, text
+    assert "FAIL: CEsum: the loss value L differs from the reference's; gradient mismatch in dy_pred." in text
+    assert ("diagnosis: L is 6 times too large: it is the reference's times N = 6, the batch size: a sum over "
+            "the batch where the mean is due (divide by N); dy_pred matches the reference's, keep it") in text
+    assert "too small" not in text and "do not divide" not in text, text
+    p = run("check", f"{student(tmp_path, CE_SUM.replace('SUM', 'mean'))}::CEsum", *ARGS, *ref)
+    assert p.returncode == 0 and "PASS: CEsum: dL/y_pred and L match" in both(p), both(p)
+    p = run("check", f"{student(tmp_path, CE_SUM.replace('SUM', 'sum').replace('-np.log', '-np.log2'))}::CEsum",
+            *ARGS, *ref)  # L neither N times nor right, the gradient still the reference's
+    text = " ".join(both(p).split())
+    assert "diagnosis: dy_pred matches the reference's, L does not: fix the value L" in text, text

@@ -7,6 +7,7 @@ called wrongly: each must end with the error that names it, never a silent resul
 
 import os
 import textwrap
+import time
 
 import numpy as np
 import pytest
@@ -146,3 +147,32 @@ def test_a_hostile_sandbox_copies_regular_files_only(tmp_path):
         Sandbox(files={"x.py": str(tmp_path / "missing.py")}, hostile=True)
     with pytest.raises(UsageError, match="is not a file"):
         sibling_files(str(tmp_path / "folder"))
+
+
+def test_forward_many_gives_each_forward_the_time_limit(tmp_path):
+    # 120 forwards of 0.02 s each pass the 1 s limit of one call together, each far under it: all served
+    # (a correct layer on a loaded machine); a forward that loops is still stopped by the limit of one call,
+    # named with the forwards done before it, not after 120 limits
+    source = LINEAR.replace("PARAMS", GOOD_PARAMS).replace("FORWARD", "self.slow(X)") + textwrap.dedent("""
+        calls = [0]
+        def slow(self, X):
+            import time
+            Linear.calls[0] += 1
+            time.sleep(0.02)
+            while Linear.calls[0] > 170:
+                pass
+            return X @ self.params["W"].T
+        Linear.calls, Linear.slow = calls, slow
+    """)
+    (tmp_path / "student.py").write_text(source)
+    with Sandbox(files=[str(tmp_path / "student.py")], timeout=1.0, session_timeout=60.0) as sb:
+        layer = sb.load_layer("student.py", "Linear")
+        X = np.ones((2, 5))
+        ys = layer.forward_many([X] + [None] * 119)
+        assert len(ys) == 120 and all(np.array_equal(y, np.full((2, 3), 5.0)) for y in ys)
+        start = time.monotonic()
+        with pytest.raises(SandboxError, match=r"forward_many \(120 forwards\): a forward after the first \d+ "
+                           r"did not finish within 1 s \(wall clock\), the limit of one call") as ei:
+            layer.forward_many([X] + [None] * 119)
+        assert ei.value.reason == "timeout"
+        assert time.monotonic() - start < 20.0  # the loop began at forward 50: about 2 s, never 120 limits

@@ -60,12 +60,14 @@ class GradingTestError(GraderError):
 @dataclass
 class Part:
     """One graded tensor or property (``"dX"``, ``"Y"``, ``"dtypes"``): its ``points``, whether it
-    ``passed``, and ``message``, why it failed (one sentence) or a short note."""
+    ``passed``, and ``message``, why it failed (one sentence) or a short note; ``failed_as`` what a
+    failure is called (``"wrong"``; ``"too slow"`` when the numerical check ran out of time)."""
 
     name: str
     points: float
     passed: bool
     message: str = ""
+    failed_as: str = "wrong"
 
 
 @dataclass
@@ -87,7 +89,7 @@ class Verdict:
 
     def markdown(self) -> str:
         """Failing parts first, each with its diagnosis, then the others and the notes."""
-        lines = [f"- `{p.name}`: {'ok' if p.passed else '**wrong**'}" + (f" - {p.message}" if p.message else "")
+        lines = [f"- `{p.name}`: {'ok' if p.passed else f'**{p.failed_as}**'}" + (f" - {p.message}" if p.message else "")
                  for p in sorted(self.parts, key=lambda p: p.passed)]
         return "\n".join(lines + [f"\n{n}" for n in self.notes])
 
@@ -447,7 +449,14 @@ def _numerical(verdict: Verdict, weights: Mapping[str, float], run: Callable[[],
     except GraderError:  # the grader's (MemoryBudgetError), never the submission's
         raise
     except GradcheckError as exc:
-        return _fail_all(weights, f"the numerical check could not run: {exc}")
+        if getattr(exc, "reason", None) != "timeout":
+            return _fail_all(weights, f"the numerical check could not run: {exc}")
+        failed = _fail_all(weights, (  # each call had the limit: a forward too slow, not a wrong gradient
+            "the numerical check (central differences: many calls of forward, each with the time limit "
+            f"of one call) could not finish, so this gradient was not confirmed: {exc}"))
+        for p in failed.parts:
+            p.failed_as = "too slow"
+        return failed
     for p in verdict.parts:
         if p.name in records and not records[p.name].passed:
             c = records[p.name].comparisons[0]
