@@ -1083,6 +1083,15 @@ def _structure_kind(key, name):
     return 1 if _gradient_name(root, ()) or any(t in root.lower() for t in ("grad", "delta")) else 0
 
 
+def _loose_name(key, name):
+    """Whether ``name`` is, whatever the case, ``d``, ``g``, ``grad``, ``dL_d`` before weight ``key``'s name or
+    ``_g``, ``_d``, ``_grad`` after it (``dw``, ``gW``, ``W_g`` for ``W``): the gradient of ``key`` when it is the
+    only array of its shape backward writes (:func:`_by_structure`)."""
+    k = key.lower()
+    return name.lower() in {f"{p}{k}" for p in ("d", "d_", "g", "grad", "grad_", "dl_d", "dld")} | \
+        {f"{k}_g", f"{k}_d", f"{k}_grad"}
+
+
 def _by_structure(obj, children, missing, written, taken):
     """Gradients of the weights ``missing`` (none found by name) among the arrays backward ``written``
     (``{owner path: {name: array}}``), by structure: of the weight's shape and holding its place in a parallel
@@ -1099,6 +1108,8 @@ def _by_structure(obj, children, missing, written, taken):
         kinds = {n: _structure_kind(key, n) for n in cands}
         best = max(kinds.values(), default=0)
         top = [n for n in cands if kinds[n] == best]
+        if not best and len(cands) == 1 and _loose_name(key, cands[0]):  # self.dw, self.gW, self.W_g: alone
+            best, top = 1, cands
         if best < 2 and _buffer_name(w):  # running_mean beside dmu: a buffer, paired by its place alone
             continue
         if best and len(top) == 1:
