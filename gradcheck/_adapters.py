@@ -1110,8 +1110,8 @@ def _by_structure(obj, children, missing, written, taken):
         top = [n for n in cands if kinds[n] == best]
         if not best and len(cands) == 1 and _loose_name(key, cands[0]):  # self.dw, self.gW, self.W_g: alone
             best, top = 1, cands
-        if best < 2 and _buffer_name(w):  # running_mean beside dmu: a buffer, paired by its place alone
-            continue
+        if best < 2 and _buffer_name(w) and not (best and len(top) > 1):  # running_mean beside dmu: a buffer,
+            continue  # paired by its place alone; but A beside grad_first, grad_second: unsure, never passed
         if best and len(top) == 1:
             found[w] = top[0]
         elif cands:
