@@ -591,7 +591,7 @@ class Adapted:
         ``l1``'s ``W`` (its attribute, or its ``params['W']`` when its gradient is ``grads['W']``)."""
         path, _, key = name.rpartition(".")
         owner = self.children[path] if path else self.obj
-        kind = "dict" if self._grad_attr.get(name, "").startswith("grads[") and \
+        kind = "dict" if self._grad_attr.get(name, "").startswith(tuple(d + "[" for d in GRAD_DICTS)) and \
             isinstance(getattr(owner, "params", None), dict) else "attr"
         return (_Items(owner) if "[" in key else owner), kind, key  # weights['W'], Ws[1]: an item
 
@@ -1337,12 +1337,26 @@ def adapt(obj, inputs=None, training=True):
         numbers = [k for k, v in list(obj.params.items())[:MAX_PROBED * 4] if isinstance(k, str) and _is_number(v)]
         shown = "".join(f"; params[{k!r}] a number, set in params" for k in numbers)
         unseen, buffers = _split_buffers(_unseen(obj, inputs, kws, arrays, children))  # running_mean: a buffer
-        info.update(protocol="manualprop", text=f"manualprop (params/grads dicts{shown})" + _built(built, obj.params)
+        gd = (_try(_grads_dict, obj, inputs, kws[0]) or "grads") if inputs is not None else "grads"
+        info.update(protocol="manualprop", text=f"manualprop (params/{gd} dicts{shown})" + _built(built, obj.params)
                     + tail, unseen=unseen, buffers=buffers)
-        if numbers:
-            return _wrap(obj, {k: f"grads[{k!r}]" for k in obj.params}), info
+        if numbers or gd != "grads":  # self.gradients = {'W': ...} beside self.params: read as grads
+            return _wrap(obj, {k: f"{gd}[{k!r}]" for k in obj.params}), info
         return (obj if tr else _wrap(obj, {}, own=True)), info  # a wrapper passes training= as train= etc.
     return _attribute_style(obj, inputs, kws, info, (arrays, children, built, tail))
+
+
+def _grads_dict(obj, inputs, kw):
+    """The attribute holding the gradients of ``obj.params``, key for key: ``grads``, else the first of
+    :data:`GRAD_DICTS` that is a non-empty dict after one forward and backward (state restored after)."""
+    if isinstance(getattr(obj, "__dict__", {}).get("grads"), dict):
+        return "grads"
+    with _all_undone([obj]) as rewind:
+        y = _run(obj, rewind, inputs, kw)
+        _step("backward")
+        obj.backward(np.random.default_rng(7).standard_normal(y.shape))
+        d = getattr(obj, "__dict__", {})
+        return next((n for n in GRAD_DICTS if isinstance(d.get(n), dict) and d[n]), "grads")
 
 
 #: Why the probe could not measure which arrays forward uses, by :func:`_probe_uses`' outcome.

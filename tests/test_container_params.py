@@ -471,3 +471,20 @@ def test_an_unrewindable_forward_says_so_in_its_protocol_line(tmp_path):
     assert ("protocol: attribute style (W/dW) (found without measuring which arrays forward uses: forward gave two "
             "different outputs for the same input") in out
     assert "gradient mismatch" not in out and "the forward is non-deterministic" in out
+
+
+PARAMS_GRADIENTS = HEAD + """
+class Linear:
+    def __init__(self): self.params = {"W": R.standard_normal((5, 3)), "b": R.standard_normal(3)}
+    def forward(self, X): self.X = X; return X @ self.params["W"] + self.params["b"]
+    def backward(self, dY):
+        self.gradients = {"W": HALF * self.X.T @ dY, "b": dY.sum(0)}; return dY @ self.params["W"].T
+"""
+
+
+def test_params_with_a_gradients_dict_are_checked(tmp_path):
+    # V9b: self.params with self.gradients (no self.grads) gave "Linear.grads has no key 'W'" for a correct layer
+    (out, rc), (good, good_rc) = _bad_and_good(tmp_path, PARAMS_GRADIENTS, "Linear")
+    assert rc == 1 and "protocol: manualprop (params/gradients dicts)" in out, out
+    assert "FAIL: Linear: gradient mismatch in dW." in out and "has no key" not in out, out
+    assert good_rc == 0 and "PASS: Linear: every gradient (dX, dW, db) match" in good, good
