@@ -1103,6 +1103,9 @@ def _by_structure(obj, children, missing, written, taken):
         path, _, key = w.rpartition(".")
         v = getattr(*_owner(obj, children, w))
         mine = {g.rpartition(".")[2] for x, g in taken.items() if x.rpartition(".")[0] == path}
+        own = getattr(_owner(obj, children, w)[0], "params", None)  # grads['gamma']: params['gamma']'s, not w's
+        mine |= {n for n in written.get(path, {}) if isinstance(own, dict) and (ip := _item_path(n)) is not None
+                 and ip[0] in GRAD_DICTS and ip[1][:1] and ip[1][0] in own}
         cands = [n for n, a in written.get(path, {}).items() if n not in mine and n != key and
                  isinstance(v, np.ndarray) and a.shape == v.shape]
         kinds = {n: _structure_kind(key, n) for n in cands}
