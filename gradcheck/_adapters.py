@@ -592,7 +592,7 @@ class Adapted:
         ``l1``'s ``W`` (its attribute, or its ``params['W']`` when its gradient is ``grads['W']``)."""
         path, _, key = name.rpartition(".")
         owner = self.children[path] if path else self.obj
-        kind = "dict" if self._grad_attr.get(name, "").startswith("grads[") and \
+        kind = "dict" if self._grad_attr.get(name, "").startswith(tuple(d + "[" for d in GRAD_DICTS)) and \
             isinstance(getattr(owner, "params", None), dict) else "attr"
         return (_Items(owner) if "[" in key else owner), kind, key  # weights['W'], Ws[1]: an item
 
@@ -1111,6 +1111,15 @@ def _structure_kind(key, name):
     return 1 if _gradient_name(root, ()) or any(t in root.lower() for t in ("grad", "delta")) else 0
 
 
+def _loose_name(key, name):
+    """Whether ``name`` is, whatever the case, ``d``, ``g``, ``grad``, ``dL_d`` before weight ``key``'s name or
+    ``_g``, ``_d``, ``_grad`` after it (``dw``, ``gW``, ``W_g`` for ``W``): the gradient of ``key`` when it is the
+    only array of its shape backward writes (:func:`_by_structure`)."""
+    k = key.lower()
+    return name.lower() in {f"{p}{k}" for p in ("d", "d_", "g", "grad", "grad_", "dl_d", "dld")} | \
+        {f"{k}_g", f"{k}_d", f"{k}_grad"}
+
+
 def _by_structure(obj, children, missing, written, taken):
     """Gradients of the weights ``missing`` (none found by name) among the arrays backward ``written``
     (``{owner path: {name: array}}``), by structure: of the weight's shape and holding its place in a parallel
@@ -1122,13 +1131,18 @@ def _by_structure(obj, children, missing, written, taken):
         path, _, key = w.rpartition(".")
         v = getattr(*_owner(obj, children, w))
         mine = {g.rpartition(".")[2] for x, g in taken.items() if x.rpartition(".")[0] == path}
+        own = getattr(_owner(obj, children, w)[0], "params", None)  # grads['gamma']: params['gamma']'s, not w's
+        mine |= {n for n in written.get(path, {}) if isinstance(own, dict) and (ip := _item_path(n)) is not None
+                 and ip[0] in GRAD_DICTS and ip[1][:1] and ip[1][0] in own}
         cands = [n for n, a in written.get(path, {}).items() if n not in mine and n != key and
                  isinstance(v, np.ndarray) and a.shape == v.shape]
         kinds = {n: _structure_kind(key, n) for n in cands}
         best = max(kinds.values(), default=0)
         top = [n for n in cands if kinds[n] == best]
-        if best < 2 and _buffer_name(w):  # running_mean beside dmu: a buffer, paired by its place alone
-            continue
+        if not best and len(cands) == 1 and _loose_name(key, cands[0]):  # self.dw, self.gW, self.W_g: alone
+            best, top = 1, cands
+        if best < 2 and _buffer_name(w) and not (best and len(top) > 1):  # running_mean beside dmu: a buffer,
+            continue  # paired by its place alone; but A beside grad_first, grad_second: unsure, never passed
         if best and len(top) == 1:
             found[w] = top[0]
         elif cands:
@@ -1360,12 +1374,26 @@ def adapt(obj, inputs=None, training=True):
         numbers = [k for k, v in list(obj.params.items())[:MAX_PROBED * 4] if isinstance(k, str) and _is_number(v)]
         shown = "".join(f"; params[{k!r}] a number, set in params" for k in numbers)
         unseen, buffers = _split_buffers(_unseen(obj, inputs, kws, arrays, children))  # running_mean: a buffer
-        info.update(protocol="manualprop", text=f"manualprop (params/grads dicts{shown})" + _built(built, obj.params)
+        gd = (_try(_grads_dict, obj, inputs, kws[0]) or "grads") if inputs is not None else "grads"
+        info.update(protocol="manualprop", text=f"manualprop (params/{gd} dicts{shown})" + _built(built, obj.params)
                     + tail, unseen=unseen, buffers=buffers)
-        if numbers:
-            return _wrap(obj, {k: f"grads[{k!r}]" for k in obj.params}), info
+        if numbers or gd != "grads":  # self.gradients = {'W': ...} beside self.params: read as grads
+            return _wrap(obj, {k: f"{gd}[{k!r}]" for k in obj.params}), info
         return (obj if tr else _wrap(obj, {}, own=True)), info  # a wrapper passes training= as train= etc.
     return _attribute_style(obj, inputs, kws, info, (arrays, children, built, tail))
+
+
+def _grads_dict(obj, inputs, kw):
+    """The attribute holding the gradients of ``obj.params``, key for key: ``grads``, else the first of
+    :data:`GRAD_DICTS` that is a non-empty dict after one forward and backward (state restored after)."""
+    if isinstance(getattr(obj, "__dict__", {}).get("grads"), dict):
+        return "grads"
+    with _all_undone([obj]) as rewind:
+        y = _run(obj, rewind, inputs, kw)
+        _step("backward")
+        obj.backward(np.random.default_rng(7).standard_normal(y.shape))
+        d = getattr(obj, "__dict__", {})
+        return next((n for n in GRAD_DICTS if isinstance(d.get(n), dict) and d[n]), "grads")
 
 
 #: Why the probe could not measure which arrays forward uses, by :func:`_probe_uses`' outcome.

@@ -133,14 +133,10 @@ def _report(args, layer, diag, cname: str, color: bool, jacobian, unchecked) -> 
         print(colorize(f"\nFAIL: {cname}: the tape's Jacobian differs from the numerical one (see above).", color))
         return EXIT_MISMATCH
     info = getattr(layer, "protocol", None) or {}
-    missing = list(info.get("unchecked") or []) if info.get("protocol") == "attribute" else []
-    if diag.passed and missing:  # weights with gradient attributes, these none: a missing gradient
+    if diag.passed and (fails := _unpaired(info, cname)):
         print()
-        print(colorize(V.wrap(
-            f"FAIL: {cname}.backward sets no gradient for {', '.join(missing)} (expected "
-            f"{', '.join('self.' + _grad_name(w) for w in missing)}, as for the other weights); the gradients "
-            "that are set match, but a weight without its gradient is not trained. Store it in "
-            "backward."), color))
+        for line in fails:
+            print(colorize(V.wrap(line), color))
         return EXIT_MISMATCH
     if diag.passed:
         tensors = ", ".join(r.tensor for r in res.records if r.kind != "forward")
@@ -382,6 +378,29 @@ def protocol_lines(layer, init: dict[str, Any], training: tuple[bool, ...] = (Fa
                      "not in params: the checker neither perturbs nor checks "
                      f"{'it' if len(unseen) == 1 else 'them'}. Put every weight in params and its gradient in grads.")
     return lines, list(dict.fromkeys(unchecked + unsure + unseen + sub + buffers))
+
+
+def _unpaired(info, cname: str) -> list:
+    """The FAIL lines of weights without a checked gradient although backward wrote one: an array of the weight's
+    shape the checker cannot pair with it (``info['ambiguous']``, "W (4, 3): g"), and, in the attribute style, a
+    weight with no gradient beside weights with theirs. Empty: neither."""
+    lines, unsure = [], []
+    for a in info.get("ambiguous") or []:  # backward writes self.g shaped like W: W's gradient, maybe wrong
+        w, _, arrays = str(a).partition(": ")
+        name = w.split(" (")[0]
+        unsure.append(name)
+        lines.append(f"FAIL: {cname}: backward writes {arrays}, shaped like {w}, but gradcheck cannot tell that "
+                     f"{'it is' if ', ' not in arrays else 'one of them is'} {name}'s gradient: name it "
+                     f"{_grad_name(name)} (or {_grad_name(name, 'grad_')}, {_grad_name(name, '', '_grad')}); "
+                     "its values are not checked, so the check cannot pass.")
+    missing = [w for w in info.get("unchecked") or [] if w not in unsure] if info.get("protocol") == "attribute" \
+        else []
+    if missing:  # weights with gradient attributes, these none: a missing gradient
+        lines.append(f"FAIL: {cname}.backward sets no gradient for {', '.join(missing)} (expected "
+                     f"{', '.join('self.' + _grad_name(w) for w in missing)}, as for the other weights); the "
+                     "gradients that are set match, but a weight without its gradient is not trained. Store it in "
+                     "backward.")
+    return lines
 
 
 def _grad_name(w: str, before: str = "d", after: str = "") -> str:

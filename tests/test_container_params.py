@@ -290,11 +290,63 @@ def test_an_ambiguous_gradient_is_named_in_a_warning_never_passed_silently(tmp_p
     out = flat(p)
     assert ("WARNING: backward writes gW, hW, shaped like W (5, 3), but gradcheck cannot tell which, if any, is the "
             "gradient of W") in out
-    assert p.returncode == 0 and "(W: no gradient checked, see above)" in out and "backward computes no" not in out
+    assert p.returncode == 1 and "backward computes no" not in out and "PASS" not in out
+    assert ("FAIL: TwoCandidates: backward writes gW, hW, shaped like W (5, 3), but gradcheck cannot tell that one "
+            "of them is W's gradient: name it dW (or grad_W, W_grad)") in out
     p = _check(tmp_path, PLACED, "TwoParallel", "4,5", 1.0)  # b/db checked: p['W'] without a sure gradient fails
     out = flat(p)
     assert "WARNING: backward writes g1['W'], g2['W'], shaped like p['W'] (5, 3)" in out
-    assert p.returncode == 1 and "FAIL: TwoParallel.backward sets no gradient for p['W']" in out
+    assert p.returncode == 1 and "FAIL: TwoParallel: backward writes g1['W'], g2['W'], shaped like p['W']" in out
+
+
+UNPAIRED = HEAD + """
+class Proj:
+    def __init__(self): self.W = R.standard_normal((5, 3))
+    def forward(self, X): self.X = X; return X @ self.W
+    def backward(self, dY): self.g = self.X.T @ dY * HALF; return dY @ self.W.T
+class Update(Proj):
+    def backward(self, dY): self.update = self.X.T @ dY * HALF; return dY @ self.W.T
+class Two:
+    def __init__(self): self.A = R.standard_normal((5, 5)) * .5; self.B = R.standard_normal((5, 5)) * .5
+    def forward(self, X): self.X = X; self.H = np.tanh(X @ self.A); return self.H @ self.B
+    def backward(self, dY):
+        self.grad_second = self.H.T @ dY * HALF; dZ = dY @ self.B.T * (1 - self.H ** 2)
+        self.grad_first = self.X.T @ dZ; return dZ @ self.A.T
+class TwoDict(Two):
+    def backward(self, dY):
+        self.gradients = {"second": self.H.T @ dY * HALF}; dZ = dY @ self.B.T * (1 - self.H ** 2)
+        self.gradients["first"] = self.X.T @ dZ; return dZ @ self.A.T
+"""
+
+
+def test_an_array_of_a_weights_shape_backward_writes_unpaired_never_passes(tmp_path):
+    # V3: self.g = X.T @ dY * 2 beside W passed (only dX checked); so did A, B with grad_first, grad_second
+    for cls, arrays, weights in [("Proj", "g", ["W (5, 3)"]), ("Update", "update", ["W (5, 3)"]),
+                                 ("Two", "grad_second, grad_first", ["A (5, 5)", "B (5, 5)"]),
+                                 ("TwoDict", "gradients['second'], gradients['first']", ["A (5, 5)", "B (5, 5)"])]:
+        for out, rc in _bad_and_good(tmp_path, UNPAIRED, cls, "4,5"):
+            assert rc == 1 and "PASS" not in out and "backward computes no" not in out, out
+            for w in weights:
+                name = w.split(" ")[0]
+                assert (f"FAIL: {cls}: backward writes {arrays}, shaped like {w}, but gradcheck cannot tell that "
+                        f"{'it is' if ',' not in arrays else 'one of them is'} {name}'s gradient: name it d{name} "
+                        f"(or grad_{name}, {name}_grad)") in out, out
+
+
+LOOSE = HEAD + """
+class Linear:
+    def __init__(self): self.W = R.standard_normal((5, 3)); self.b = R.standard_normal(3)
+    def forward(self, X): self.X = X; return X @ self.W + self.b
+    def backward(self, dY): self.NAME = self.X.T @ dY * HALF; self.db = dY.sum(0); return dY @ self.W.T
+"""
+
+
+def test_a_gradient_named_loosely_pairs_when_alone_of_its_shape(tmp_path):
+    # V9a: self.dw, self.gW, self.W_g beside W: a correct layer FAILed ("sets no gradient for W")
+    for name in ("dw", "gW", "W_g", "dL_dW", "gradw"):
+        (out, rc), (good, good_rc) = _bad_and_good(tmp_path, LOOSE.replace("NAME", name), "Linear")
+        assert rc == 1 and "FAIL: Linear: gradient mismatch in dW." in out, out
+        assert f"W/{name}" in good and good_rc == 0 and "PASS: Linear: every gradient (dX, dW, db) match" in good, good
 
 
 def test_sub_layers_four_containers_deep_are_found_and_checked(tmp_path):
@@ -493,3 +545,20 @@ def test_weights_held_by_plain_objects_are_found_and_checked(tmp_path):
     assert layer.pairs == {"weight.data": "grad", "bias.data": "grad"}
     layer, _ = _adapted_against_central_differences(HELD, "Namespaces", "p.W", lambda o: o.p.W)
     assert layer.pairs == {"p.W": "g.W", "p.b": "g.b"}
+
+
+PARAMS_GRADIENTS = HEAD + """
+class Linear:
+    def __init__(self): self.params = {"W": R.standard_normal((5, 3)), "b": R.standard_normal(3)}
+    def forward(self, X): self.X = X; return X @ self.params["W"] + self.params["b"]
+    def backward(self, dY):
+        self.gradients = {"W": HALF * self.X.T @ dY, "b": dY.sum(0)}; return dY @ self.params["W"].T
+"""
+
+
+def test_params_with_a_gradients_dict_are_checked(tmp_path):
+    # V9b: self.params with self.gradients (no self.grads) gave "Linear.grads has no key 'W'" for a correct layer
+    (out, rc), (good, good_rc) = _bad_and_good(tmp_path, PARAMS_GRADIENTS, "Linear")
+    assert rc == 1 and "protocol: manualprop (params/gradients dicts)" in out, out
+    assert "FAIL: Linear: gradient mismatch in dW." in out and "has no key" not in out, out
+    assert good_rc == 0 and "PASS: Linear: every gradient (dX, dW, db) match" in good, good
