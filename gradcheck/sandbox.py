@@ -554,7 +554,7 @@ class Sandbox:
         ``each`` (forward_many): each forward has the time limit, its deadline starts again at each
         ``"forwards"`` progress frame (the number done; the session limit still bounds them all)."""
         while True:
-            reply, payload = wire.read_frame(lambda n: self._read_exact(n, deadline, what),
+            reply, payload = wire.read_frame(lambda n, d=deadline: self._read_exact(n, d, what),
                                              max_payload=self.memory_mb << 20)
             if not isinstance(reply, dict):
                 raise wire.ProtocolViolation("a reply that is not a JSON object")

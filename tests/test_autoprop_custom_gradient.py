@@ -9,9 +9,9 @@ import autograd
 import autograd.numpy as agn
 import numpy as np
 import pytest
+from oracles import central
 
 import autoprop as ap
-from oracles import central
 
 
 @pytest.fixture(autouse=True)
