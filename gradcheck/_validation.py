@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from manualprop._validation import format_shape as fmt_shape  # "(8, 5)", "(3,)"
+from manualprop._validation import sum_of_squares
 
 from .errors import (
     GraderError,
@@ -497,7 +498,7 @@ def check_output(value: Any, *, owner: str, tensor: str, produced_by: str,
             f"{owner}.{produced_by} gave {tensor} with shape {fmt_shape(arr.shape)};",
             f"expected shape {fmt_shape(expected_shape)}{why}.", hint))
     out = np.array(arr, dtype=np.float64, copy=True)
-    if math.isfinite(np.vdot(out, out)):  # one dot proves every entry finite (squares may overflow)
+    if math.isfinite(sum_of_squares(out)):  # proves every entry finite (the squares may overflow)
         return out
     bad = ~np.isfinite(out)
     if bad.any():

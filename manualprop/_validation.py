@@ -81,6 +81,7 @@ __all__ = [
     "int64_labels",
     "output_ss",
     "SS_LIMIT",
+    "sum_of_squares",
 ]
 
 FLOAT_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
@@ -179,6 +180,34 @@ _F64 = np.dtype(np.float64)
 #: ``np.vdot`` without numpy's ``__array_function__`` dispatch (a Python-level call on every use):
 #: the checks read the sum of squares of arrays they already hold as ndarrays
 _vdot = getattr(np.vdot, "_implementation", np.vdot)
+#: The most elements one dot may take. OpenBLAS runs a dot of more than 10,000 elements on all
+#: its threads, and its idle threads then spin: on a machine whose cores are busy (a shared
+#: JupyterHub, a grading server) one such dot of 16,384 elements took 4 ms instead of 40 us,
+#: and gradcheck's Conv2D check 65 s instead of 11 s. Larger arrays are summed in chunks of
+#: this size, in a fixed order (so the value does not depend on the thread count either).
+DOT_CHUNK = 8192
+
+
+def sum_of_squares(X: np.ndarray) -> float:
+    """``X . X`` of a numeric ndarray as a float, by single-threaded dots in a fixed order.
+
+    Parameters
+    ----------
+    X : ndarray of any shape, float or integer dtype
+
+    Returns
+    -------
+    float
+        The sum of the squares; NaN or inf when ``X`` holds a NaN/inf or the squares overflow.
+        Silently: ``np.vdot``, not ``np.dot`` (which costs less per call on a flat view but
+        reports the overflow to numpy's error state, an error under ``np.errstate(over="raise")``),
+        and the chunks are added as Python floats (whose overflow is ``inf``, not a warning).
+    """
+    if X.size <= DOT_CHUNK:
+        return float(_vdot(X, X))
+    flat = X.reshape(-1)
+    return sum(float(_vdot(flat[i:i + DOT_CHUNK], flat[i:i + DOT_CHUNK]))
+               for i in range(0, flat.size, DOT_CHUNK))
 
 
 def _sum_is_finite(X: np.ndarray) -> bool:
@@ -194,7 +223,7 @@ def _sum_is_finite(X: np.ndarray) -> bool:
     ``np.errstate(all="raise")``, also means False.
     """
     if X.dtype is _F64 or X.dtype == _F64:
-        return math.isfinite(_vdot(X, X))
+        return math.isfinite(sum_of_squares(X))
     if X.dtype.kind != "f":
         return False
     try:
@@ -206,16 +235,6 @@ def _sum_is_finite(X: np.ndarray) -> bool:
 _INF = math.inf
 
 
-def _ss(X: np.ndarray) -> float:
-    """``X . X`` as a float (one BLAS dot): NaN or inf when ``X`` has a NaN/inf or the squares overflow.
-
-    ``np.vdot``, not ``np.dot``: ``np.dot`` of a flat view costs less per call, but it reports
-    an overflow of the squares to numpy's error state (a warning, or an error under
-    ``np.errstate(over="raise")``), where this check must stay silent.
-    """
-    return float(_vdot(X, X))
-
-
 def _finite_ss(X: np.ndarray, where: str, name: str, masked: bool = False) -> float:
     """Check float ``X`` for NaN/inf as :func:`_check_finite` does; return ``X . X``.
 
@@ -223,7 +242,7 @@ def _finite_ss(X: np.ndarray, where: str, name: str, masked: bool = False) -> fl
     values whose squares overflowed, or ``-inf`` entries that ``masked`` allows.
     """
     if X.dtype is _F64 or X.dtype in FLOAT_DTYPES:
-        ss = _ss(X)
+        ss = sum_of_squares(X)
         if ss < _INF:  # False for NaN and inf
             return ss
     _check_finite(X, where, name, masked)
@@ -253,7 +272,7 @@ def float_ss(X):
     known = KNOWN_FINITE
     if X is known.array:
         return known.ss
-    value = float(_vdot(X, X))  # _ss(X), inline
+    value = float(_vdot(X, X)) if X.size <= DOT_CHUNK else sum_of_squares(X)  # sum_of_squares, inline
     return value if value < _INF else None
 
 
@@ -1015,7 +1034,7 @@ def output_ss(Y: np.ndarray, layer, method: str, name: str, inputs: str, params=
     NonFiniteError
         ``Y`` has a NaN or an inf: names the layer's non-finite parameter, or the overflow.
     """
-    value = float(_vdot(Y, Y))  # _ss(Y), inline
+    value = float(_vdot(Y, Y)) if Y.size <= DOT_CHUNK else sum_of_squares(Y)  # sum_of_squares, inline
     if value < _INF:
         return value
     if np.isfinite(Y).all():

@@ -317,7 +317,7 @@ class Linear(Layer):
             # |dX[i, j]| <= sqrt(dY[i] . dY[i]) sqrt(W[:, j] . W[:, j]) bounds every partial sum,
             # whatever the BLAS's order, and ||dY @ W||^2 <= (dY . dY)(W . W): finite dY and W with
             # a small enough product make a finite dX, proven by a look at W (the smaller array)
-            bound = ssd * _validation._ss(W)  # NaN/inf when W has a NaN/inf (or its squares overflowed)
+            bound = ssd * _validation.sum_of_squares(W)  # NaN/inf when W has a NaN/inf (or its squares overflowed)
             if bound < limit:
                 self._ss["dX"] = bound
                 return dX
