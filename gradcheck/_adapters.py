@@ -23,6 +23,7 @@ import ast
 import contextlib
 import copy
 import inspect
+import json
 import random
 import re
 import sys
@@ -155,7 +156,8 @@ def not_a_layer(name):
 
 
 def check_init(kind, target, init, n_inputs=None):
-    """InitError when a key of ``init`` cannot be one of ``target``'s keyword arguments.
+    """InitError when a key of ``init`` cannot be one of ``target``'s keyword arguments, or a
+    class's constructor has a required argument (other than ``rng``) that ``init`` does not give.
 
     ``target``: a class (its constructor), a CS231n pair (forward's arguments) or loss function.
     Refused: a key that is no parameter (unless ``**kwargs``), and for a pair or loss one that names
@@ -181,6 +183,13 @@ def check_init(kind, target, init, n_inputs=None):
                    "give its shape in --input-shape (one shape per array argument, separated by ';')")
             raise InitError(f"--init key {k!r}: {k} is an array input of {what}; {how}. --init holds the "
                             f"other arguments ({', '.join(named) or 'none here'}).")
+    missing = [p.name for p in ps if p.default is P.empty and p.name not in given and p.name != "rng"
+               and p.kind in (P.POSITIONAL_OR_KEYWORD, P.KEYWORD_ONLY)] if kind == "class" else []
+    if missing:  # the command line's to fix: exit 2, not the student's code failing (exit 3)
+        example = ", ".join([f'"{k}": {json.dumps(v, default=str)}' for k, v in (init or {}).items()]
+                            + [f'"{k}": ...' for k in missing])
+        raise InitError(f"{what} needs {', '.join(missing)}, which only --init can give (JSON, "
+                        f"with ... replaced by the values): --init '{{{example}}}'.")
     if any(p.kind == P.VAR_KEYWORD for p in ps):
         return
     bad = [k for k in given if k not in named]

@@ -336,3 +336,31 @@ def test_a_data_file_the_layer_loads_is_named_as_not_copied_into_the_sandbox(tmp
     assert "FileNotFoundError" in err(p) and "W.npy" in err(p)
     assert "Only the .py files of the layer's folder are copied into the sandbox" in err(p)
     assert "accept these arguments" not in err(p)
+
+
+def test_a_constructor_argument_without_init_is_a_usage_error_that_shows_the_init_to_write(tmp_path):
+    # tester9 W19: exit 3 "the checked code failed ... TypeError: missing 2 required positional
+    # arguments", while the fix is on the command line (exit 2, as a misspelt --init key)
+    f = student(tmp_path, """
+        import numpy as np
+
+        class Linear:
+            def __init__(self, in_features, out_features, *, scale, rng=None):
+                self.W = np.full((in_features, out_features), scale)
+
+            def forward(self, X):
+                self.X = X
+                return X @ self.W
+
+            def backward(self, dY):
+                self.dW = self.X.T @ dY
+                return dY @ self.W.T
+        """)
+    p = run("check", f"{f}::Linear", "--input-shape", "8,5", "--init", '{"in_features": 5}')
+    assert p.returncode == 2, p.stdout + p.stderr
+    assert "needs out_features, scale, which only --init can give" in err(p)
+    assert """--init '{"in_features": 5, "out_features": ..., "scale": ...}'""" in err(p)
+    assert "TypeError" not in err(p)
+    p = run("check", f"{f}::Linear", "--input-shape", "8,5", "--init",
+            '{"in_features": 5, "out_features": 3, "scale": 0.5}')
+    assert p.returncode == 0, p.stdout + p.stderr
