@@ -369,6 +369,7 @@ def _record(tape, prim, args, vals, kwargs, out, shared):
     tracked = tape._tracked
     pairs = []  # (position, key) of each tracked input
     mask = 0  # the same positions as bits: the key of the cached plan
+    plain = False  # whether an argument is a plain ndarray (see the copy below)
     i = 0
     for a in args:
         if isinstance(a, Tensor):
@@ -388,6 +389,8 @@ def _record(tape, prim, args, vals, kwargs, out, shared):
                 tape._accessed.append(a)
                 pairs.append((i, k))
                 mask |= 1 << i
+        elif type(a) is np.ndarray:
+            plain = True
         i += 1
     if not pairs:
         if tape._cuts:  # explain()'s breadcrumbs: only once something was cut
@@ -402,22 +405,26 @@ def _record(tape, prim, args, vals, kwargs, out, shared):
         save_ans, saved, unsaved, compact = True, range(n), (), ()
     # A plain ndarray argument may be changed in place by the caller after the forward
     # pass; the VJP must see the value the forward saw: a saved one is copied (once, for
-    # every tape: ``vals`` is shared).
-    for i in saved:
-        v = vals[i]
-        if type(v) is np.ndarray and v is args[i]:
-            vals[i] = v.copy()
+    # every tape: ``vals`` is shared). (Tensors' values are never written in place.)
+    if plain:
+        for i in saved:
+            v = vals[i]
+            if type(v) is np.ndarray and v is args[i]:
+                vals[i] = v.copy()
     node = _new_node(Node)  # (its fields set here: no __init__ frame on every operation)
     node.prim = prim
     node.kwargs = kwargs
     node.pairs = tuple(pairs)
     node.key = key = out._key
     if unsaved or compact:
-        nvals, nargs = vals.copy() if shared else vals, list(args)
-        for i in compact:  # relu: the mask, not x (its VJP reads it alike)
-            v = nvals[i]
-            if type(v) is np.ndarray:
-                nvals[i] = nargs[i] = prim.compact[i](v)
+        nvals = vals.copy() if shared else vals
+        nargs = None  # a list once an argument is replaced (a Linear's W and b never are)
+        if compact:
+            nargs = list(args)
+            for i in compact:  # relu: the mask, not x (its VJP reads it alike)
+                v = nvals[i]
+                if type(v) is np.ndarray:
+                    nvals[i] = nargs[i] = prim.compact[i](v)
         cuts = tape._cuts
         for i in unsaved:
             v = nvals[i]
@@ -428,8 +435,10 @@ def _record(tape, prim, args, vals, kwargs, out, shared):
                 # a Variable costs nothing (the model holds it); a cut value is kept
                 # for explain() (its breadcrumbs hold it anyway)
                 if type(a) is not Variable and not (cuts and id(a) in cuts):
+                    if nargs is None:
+                        nargs = list(args)
                     nargs[i] = ns
-        node.args, node.vals = tuple(nargs), nvals
+        node.args, node.vals = args if nargs is None else tuple(nargs), nvals
     else:
         node.args, node.vals = args, vals
     if save_ans:
@@ -708,8 +717,12 @@ class GradientTape:
                 "the block unless you want higher-order derivatives of this tape.",
                 stacklevel=2,
             )
-        if type(sources) is list and all(isinstance(x, Tensor) for x in sources):
-            flat_sources, rebuild = sources, list  # model.trainable_variables: no nesting
+        flat_sources, rebuild = sources, list  # model.trainable_variables: no nesting
+        if type(sources) is list:
+            for x in sources:  # (a loop, not all(...): no generator frame)
+                if not isinstance(x, Tensor):
+                    flat_sources, rebuild = _flatten(sources)
+                    break
         else:
             flat_sources, rebuild = _flatten(sources)
         results = self._gradient(target, flat_sources, output_gradients, unconnected, trace)
@@ -751,9 +764,12 @@ class GradientTape:
         for s in flat_sources:
             g = grads.get(s._key)
             sv = s._value
-            if type(g) is np.ndarray and g.dtype == sv.dtype and g.shape == sv.shape \
-                    and sv.dtype.kind in "fc":
-                results.append(Tensor._wrap(g))  # the usual case: nothing to convert
+            if type(g) is np.ndarray and (g.dtype is sv.dtype or g.dtype == sv.dtype) \
+                    and g.shape == sv.shape and sv.dtype.kind in "fc":
+                r = _new_tensor(Tensor)  # the usual case: nothing to convert (Tensor._wrap, inlined)
+                r._value = g
+                r._key = _next_key()
+                results.append(r)
                 continue
             if g is None or not is_differentiable_dtype(s.dtype):
                 if unconnected == "zero" and is_differentiable_dtype(s.dtype):
@@ -1159,7 +1175,8 @@ def _backward(tape, targets, seeds, sources, trace=None):
 
     def seed_value(t, seed):
         if seed is None:
-            v = np.ones(t.shape, t.dtype)
+            v = np.empty(t._value.shape, t._value.dtype)  # np.ones without its Python wrapper
+            v.fill(1)
         else:
             v = seed._value if isinstance(seed, Tensor) else np.asarray(seed, dtype=t.dtype)
             if v.shape != t.shape:

@@ -260,7 +260,10 @@ class Layer:
         drops in ``fit``); else the default of ``call``'s ``training`` parameter, else
         False (inference). Sub-layers called in ``call`` see the value resolved here.
         """
-        stack = _CALL_CONTEXT.__dict__.setdefault("training", [])
+        try:
+            stack = _CALL_CONTEXT.training
+        except AttributeError:  # this thread's first layer call
+            stack = _CALL_CONTEXT.training = []
         if training is None:
             training = stack[-1] if stack else self._call_training_default
         if not self.__dict__.get("built", True):

@@ -38,7 +38,7 @@ def unbroadcast(g, shape):
     -------
     ndarray or Tensor of ``shape``.
     """
-    gs = _shape(g)
+    gs = g.shape if type(g) is np.ndarray else _shape(g)
     if gs == shape:
         return g
     extra = len(gs) - len(shape)
@@ -168,7 +168,7 @@ def _all_finite(r):
     an overflowing sum only sends a finite ``r`` down the slow path, which is exact too)."""
     v = r._value if isinstance(r, Tensor) else r
     if type(v) is np.ndarray and v.dtype.kind in "fc":  # the usual case: one reduction
-        return _isfinite(v.sum())
+        return _isfinite(np.add.reduce(v, axis=None))  # v.sum() without its two Python frames
     s = v.sum() if hasattr(v, "sum") else v
     return s.dtype.kind not in "fc" or _isfinite(s) if hasattr(s, "dtype") else _isfinite(s)
 
@@ -200,7 +200,10 @@ def zero_rule(g, r):
 def times(g, factor):
     """``g * factor`` under the 0·inf rule (:func:`zero_rule`)."""
     r = g * factor
-    if _all_finite(r):  # the usual case: one sum, no second call
+    if type(r) is np.ndarray and r.dtype.kind in "fc":  # the usual case: _all_finite, inlined
+        if _isfinite(np.add.reduce(r, axis=None)):
+            return r
+    elif _all_finite(r):
         return r
     return np.where(g == 0, np.zeros((), np.result_type(_value(r))), r)
 

@@ -19,7 +19,9 @@ __all__ = ["linear"]
 
 
 def _linear_fwd(x, W, b):
-    if np.ndim(x) != 2 or np.ndim(W) != 2 or np.ndim(b) not in (1, 2):
+    arrays = type(x) is type(W) is type(b) is np.ndarray  # the usual case: no np.ndim calls
+    if arrays and (x.ndim != 2 or W.ndim != 2 or b.ndim not in (1, 2)) or not arrays and (
+            np.ndim(x) != 2 or np.ndim(W) != 2 or np.ndim(b) not in (1, 2)):
         raise ValueError("linear: x must be (batch, in), W (out, in) and b (out,) or (batch, out); "
                          f"got {np.ndim(x)}, {np.ndim(W)} and {np.ndim(b)} axes")
     y = np.matmul(x, W.T)
@@ -33,11 +35,19 @@ def _linear_fwd(x, W, b):
 # and an add (two records, two reverse-walk steps and an unbroadcast of g for the product
 # that just passes it on). dX, dW and db are the hand-derived ones (lesson 01); the same
 # expressions as the two primitives' VJPs, so the same bits.
+def _linear_db(g, ans, x, W, b):
+    # db: g summed over the batch. A bias (out,) and a plain g (N, out): the sum unbroadcast
+    # makes (np.add.reduce over axis 0, the same bits) without its two frames
+    if type(g) is np.ndarray and g.ndim == 2 and len(b.shape) == 1:
+        return np.add.reduce(g, axis=0)
+    return unbroadcast(g, _shape(b))
+
+
 linear = defprim(
     "linear", _linear_fwd,
     lambda g, ans, x, W, b: g @ W,
-    lambda g, ans, x, W, b: _mT(g) @ x,
-    lambda g, ans, x, W, b: unbroadcast(g, _shape(b)),
+    lambda g, ans, x, W, b: g.T @ x,  # (g is (N, out): always 2-d)
+    _linear_db,
     jvp=(lambda t, ans, x, W, b: t @ _mT(W), lambda t, ans, x, W, b: x @ _mT(t),
          lambda t, ans, x, W, b: t),
     jacobian="Y = X W^T + b: dY_nj/dX_nk = W_jk, dY_nj/dW_jk = X_nk, dY_nj/db_j = 1",

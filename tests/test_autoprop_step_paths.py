@@ -1,0 +1,98 @@
+"""The shortcuts of autoprop's training step (issue 15) give what the general paths give.
+
+Each shortcut of the MLP step (the bias VJP of ``linear`` without ``unbroadcast``, the
+optimizer's one-frame reader of Variables and gradient Tensors, the gradient seed without
+``np.ones``) is checked against the general path it replaces, bit for bit, and the checks
+that the general path makes are shown to fire still.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+
+import autoprop as ap
+from autoprop.core import registry as R
+from autoprop.core.prims import fused
+from autoprop.core.prims._common import unbroadcast
+from autoprop.core.tape import NotSaved
+from manualprop import optim
+
+
+def test_linear_bias_vjp_is_unbroadcast_bit_for_bit_on_arrays_and_tensors():
+    rng = np.random.default_rng(3)
+    g = rng.standard_normal((7, 5)) * 1e3
+    b = NotSaved((5,), np.dtype(np.float64))  # what the walk hands the VJP for b
+    fast = fused._linear_db(g, None, None, None, b)
+    np.testing.assert_array_equal(fast, unbroadcast(g, (5,)))
+    assert fast.shape == (5,) and fast.dtype == np.float64
+    # a per-example bias (N, out) keeps g; a Tensor g (an outer tape records) takes unbroadcast
+    assert fused._linear_db(g, None, None, None, NotSaved((7, 5), g.dtype)) is g
+    gt = ap.constant(g)
+    np.testing.assert_array_equal(fused._linear_db(gt, None, None, None, b).numpy(), fast)
+
+
+def test_linear_gradients_match_matmul_plus_add_and_bad_shapes_still_raise():
+    rng = np.random.default_rng(4)
+    X = ap.constant(rng.standard_normal((6, 4)))
+    W = ap.Variable(rng.standard_normal((3, 4)))
+    b = ap.Variable(rng.standard_normal(3))
+    with ap.GradientTape(persistent=True) as tape:
+        tape.watch(X)
+        fused_out = R.linear(X, W, b)
+        composed = X @ W.T + b
+        a, c = ap.sum(fused_out * fused_out), ap.sum(composed * composed)
+    for ga, gc in zip(tape.gradient(a, [X, W, b]), tape.gradient(c, [X, W, b])):
+        np.testing.assert_allclose(ga.numpy(), gc.numpy(), rtol=1e-13)
+    with pytest.raises(ValueError, match=r"linear: x must be \(batch, in\).*got 1, 2 and 1 axes"):
+        R.linear(ap.constant(np.ones(4)), W, b)
+    with pytest.raises(ValueError, match=r"got 2, 2 and 0 axes"):
+        R.linear(X, W, 1.0)  # a scalar bias: the general path's message
+
+
+def test_gradient_seed_is_ones_of_the_targets_shape_and_dtype():
+    x = ap.Variable(np.array([1.0, 2.0], dtype=np.float32))
+    with ap.GradientTape() as tape:
+        y = x * x  # a non-scalar target: seeded with ones, as np.ones
+    g = tape.gradient(y, x)
+    np.testing.assert_array_equal(g.numpy(), np.array([2.0, 4.0], dtype=np.float32))
+    assert g.dtype == np.float32
+
+
+def test_the_optimizer_reads_variables_as_read_only_views_in_one_frame():
+    assert optim._VARIABLE_READERS[ap.Variable] is ap.optimizers._read_only
+    assert optim._GRADIENT_READERS[ap.Tensor] is ap.optimizers._read_only
+    v = ap.Variable(np.ones(3))
+    r = ap.optimizers._read_only(v)
+    assert not r.flags.writeable and np.shares_memory(r, v._value)
+
+    class Writes(optim.SGD):  # a custom rule that writes into the value it is given
+        def _delta(self, g, p, var):
+            p *= 0.0
+            return g
+
+    with pytest.raises(ValueError, match="read-only"):
+        Writes(learning_rate=0.1, momentum=0.5).apply_gradients([(ap.constant(np.ones(3)), v)])
+    np.testing.assert_array_equal(v.numpy(), np.ones(3))  # unchanged
+
+
+def test_the_update_inside_a_recording_tape_still_notes_the_escape():
+    v = ap.Variable(np.ones(3))
+    opt = ap.optimizers.SGD(learning_rate=0.1)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        with ap.GradientTape():
+            ap.sum(v * v)
+            opt.apply_gradients([(ap.constant(np.ones(3)), v)])
+    assert any(w.category is ap.TapeEscapeWarning for w in caught)
+    np.testing.assert_array_equal(v.numpy(), np.full(3, 0.9))
+
+
+def test_a_nan_gradient_tensor_is_still_refused_before_any_update():
+    v, w = ap.Variable(np.ones(2)), ap.Variable(np.ones(2))
+    opt = ap.optimizers.SGD(learning_rate=0.1)
+    with pytest.raises(ValueError, match=r"variable #1"):
+        opt.apply_gradients([(ap.constant([1.0, 1.0]), v), (ap.constant([1.0, np.nan]), w)])
+    np.testing.assert_array_equal(v.numpy(), np.ones(2))  # checked before any variable changed
