@@ -122,6 +122,7 @@ SAMPLES: dict[str, Sample] = {
     "flip": S((3, 4), axis=1),
     "pad": S((2, 3), pad_width=((1, 0), (2, 1)), constant_values=0.5),
     "concatenate": S((2, 3), (1, 3), (4, 3), axis=0),
+    "stack": S((2, 3), (2, 3), (2, 3), axis=-2),
     "getitem": S((4, 3), key=(np.array([0, 3, 0]), slice(None, 2))),
     "index_add": S((4,), key=(np.array([0, 2, 0, 1]),), shape=(3,)),
     "take_along_axis": S((3, 5), _IDX, axis=1),
@@ -129,6 +130,7 @@ SAMPLES: dict[str, Sample] = {
     # linear algebra
     "matmul": S((2, 3, 4), (4, 5)),
     "linear": S((4, 3), (2, 3), (2,)),
+    "lstm_gates": S((3, 8), domain=[(-4, 4)]),
     "tensordot": S((2, 3, 4), (4, 3, 5), axes=((1, 2), (1, 0))),
     "einsum": S((2, 3), (3, 4), (4,), subscripts="ij,jk,k->i"),
     "inv": S(_A2),

@@ -44,17 +44,25 @@ class _Recurrent(Layer):
                 out.append(s if isinstance(s, Tensor) else Tensor(s))
         return x, out
 
-    def _input_projections(self, x):
-        """``x_t W_ih^T + b_ih + b_hh`` for every step, as a list of T (N, G*H) tensors
-        (one fused ``linear`` record each).
+    def _input_projections(self, x, b):
+        """``x_t W_ih^T + b`` for every step at once, as manualprop: one fused ``linear``
+        record on ``x`` seen as (N*T, D), back to (N, T, G*H); returns the T slices
+        ``A[:, t]`` (views, no copies).
 
-        Each slice ``x[:, t]`` gets its gradient written into one (N, T, D) array by the
-        reverse walk (the tape's sparse slice gradient, ``tape.Scatter``), not a
-        zero-filled (N, T, D) array per step.
+        One matrix product instead of T small ones, forward and backward (``dW_ih`` is one
+        ``g^T x``, ``dX`` one ``g W_ih``), and the slices' gradients are written into one
+        (N, T, G*H) array by the reverse walk (the tape's sparse slice gradient,
+        ``tape.Scatter``), not a zero-filled array per step.
         """
+        N, T, D = x.shape
+        A = R.linear(R.reshape(x, shape=(N * T, D)), self.variables["W_ih"], b)
+        A = R.reshape(A, shape=(N, T, A.shape[1]))
+        return [A[:, t] for t in range(T)]
+
+    def _projections(self, x):
+        """:meth:`_input_projections` with both biases, ``b_ih + b_hh`` (RNN, LSTM)."""
         v = self.variables
-        W_ih, b = v["W_ih"], v["b_ih"] + v["b_hh"]
-        return [R.linear(x[:, t], W_ih, b) for t in range(x.shape[1])]
+        return self._input_projections(x, v["b_ih"] + v["b_hh"])
 
 
 class RNN(_Recurrent):
@@ -87,7 +95,7 @@ class RNN(_Recurrent):
         x, (h,) = self._inputs(x, {"h0": h0})
         W_hh = self.variables["W_hh"]
         hs = []
-        for a_t in self._input_projections(x):
+        for a_t in self._projections(x):
             h = R.tanh(R.linear(h, W_hh, a_t))  # h W_hh^T + a_t: one record
             hs.append(h)
         return np.stack(hs, axis=1)  # (N, T, H); recorded: its VJP splits g along time
@@ -126,11 +134,10 @@ class LSTM(_Recurrent):
         H = self.hidden_size
         W_hh = self.variables["W_hh"]
         hs = []
-        for a_t in self._input_projections(x):
+        for a_t in self._projections(x):
             a = R.linear(h, W_hh, a_t)  # a_t + h W_hh^T, (N, 4H): one record
-            s = R.sigmoid(a)  # every block at once, as manualprop (the g block's is not read)
-            i, f, o = s[:, :H], s[:, H : 2 * H], s[:, 3 * H :]
-            g = R.tanh(a[:, 2 * H : 3 * H])
+            z = R.lstm_gates(a)  # sigmoid on blocks i, f, o, tanh on g: one record
+            i, f, g, o = z[:, :H], z[:, H : 2 * H], z[:, 2 * H : 3 * H], z[:, 3 * H :]
             c = f * c + i * g
             h = o * R.tanh(c)
             hs.append(h)
@@ -175,10 +182,9 @@ class GRU(_Recurrent):
         x, (h,) = self._inputs(x, {"h0": h0})
         H = self.hidden_size
         v = self.variables
-        W_ih, W_hh, b_ih, b_hh = v["W_ih"], v["W_hh"], v["b_ih"], v["b_hh"]
+        W_hh, b_hh = v["W_hh"], v["b_hh"]
         hs = []
-        for t in range(x.shape[1]):
-            a_x = R.linear(x[:, t], W_ih, b_ih)
+        for a_x in self._input_projections(x, v["b_ih"]):
             a_h = R.linear(h, W_hh, b_hh)
             rz = ap.sigmoid(a_x[:, : 2 * H] + a_h[:, : 2 * H])  # r and z at once, as manualprop
             r, z = rz[:, :H], rz[:, H:]

@@ -412,16 +412,39 @@ def moveaxis(a, source, destination):
     return transpose(a, axes=tuple(order))
 
 
-@defcomposite("stack", "concatenate of expand_dims: dx_i = g taken at index i along axis",
-              numpy=(np.stack,))
+def _stack_key(i, ans, axis):
+    """The index of input ``i`` in the stacked result: ``(:, ..., :, i)``, ``i`` at ``axis``."""
+    return (builtins.slice(None),) * (axis % len(_shape(ans))) + (i,)
+
+
+def _stack_vjp(i, g, ans, *xs, axis=0):
+    return g[_stack_key(i, ans, axis)]  # a view of g (a recorded getitem on Tensors)
+
+
+def _stack_jvp(i, t, ans, *xs, axis=0):
+    key, shape = _stack_key(i, ans, axis), _shape(ans)
+    return index_add(t, key=key, shape=shape) if isinstance(t, Tensor) else _index_add_fwd(t, key, shape)
+
+
 def stack(arrays, axis=0, out=None, **kw):
+    """``np.stack(arrays, axis)`` over Tensors: one record for all the inputs."""
     _check_kw("stack", dict(kw, out=out))
     arrays = [_t(a) for a in arrays]
     if not arrays:
         raise ValueError("need at least one array to stack")
-    nd = arrays[0].ndim + 1
-    ax = axis % nd
-    return concatenate(*[reshape(a, shape=a.shape[:ax] + (1,) + a.shape[ax:]) for a in arrays], axis=ax)
+    return _stack_prim(*arrays, axis=axis)
+
+
+# One record for T inputs (the hidden states of a recurrent layer): not a reshape per
+# input and a concatenate, whose VJP would measure every input's offset again (O(T^2)).
+_stack_prim = defprim(
+    "stack", lambda *xs, axis=0: np.stack(xs, axis=axis), _Variadic(_stack_vjp),
+    jvp=_Variadic(_stack_jvp),
+    jacobian="a block embedding per input (a new axis)", vjp="dx_i = g[..., i] along axis (a view)",
+    shapes="inputs of one shape (...) -> a new axis of length len(inputs) at axis",
+    numpy=(np.stack,), np_call=lambda *a, **kw: stack(*a, **kw),
+    source="np.stack([{xs}]{_kw})",
+)
 
 
 @defcomposite("split", "slices (getitem): each piece's VJP scatters g back into place",
