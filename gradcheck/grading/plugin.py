@@ -44,9 +44,8 @@ import pytest
 
 from ..errors import GradcheckError, GraderError
 from . import checks as C
+from .runner import VISIBILITIES, check_options
 from .static import MAX_BYTES, forbidden_imports, format_violations, vendored_engines
-
-VISIBILITIES = ("visible", "hidden", "after_due_date", "after_published")
 
 _MARKERS = (
     "points(n): points of this grading test (gradcheck.grading; default 1)",
@@ -89,8 +88,6 @@ def pytest_configure(config: pytest.Config) -> None:
     config.stash[_RESULTS] = {}
     config.stash[_PARTIAL] = {"blocked": set(), "started": time.time()}
     if config.getoption("--grading-submission", None):
-        from .runner import check_options
-
         try:
             check_options(seed=config.getoption("--grading-seed"), timeout=config.getoption("--grading-timeout"))
         except GradcheckError as exc:

@@ -49,13 +49,15 @@ __all__ = ["SubmissionResult", "BatchResult", "grade_submission", "grade_batch",
            "isolation_level", "MIN_MEMORY_MB", "result_folder", "display_name", "BATCH_FILES",
            "result_folders", "submission_digest", "not_a_submission", "SYSTEM_FOLDERS", "left_out",
            "not_submissions",
-           "tests_digest", "assignment_rows"]
+           "tests_digest", "assignment_rows", "VISIBILITIES"]
 
 #: Smallest sandbox memory limit (MiB) accepted. Measured (Linux x86-64, Python 3.11, numpy 2.4):
 #: the sandbox child cannot start below ~130 MiB, and at 140 the checks fail for lack of memory
 #: (the student would be blamed); 256 leaves room for other builds and larger arrays.
 MIN_MEMORY_MB = 256
 GRADER_ERROR = "grader error"
+#: Gradescope's visibilities of a test row (the plugin's ``visibility(v)`` marker).
+VISIBILITIES = ("visible", "hidden", "after_due_date", "after_published")
 #: Files a batch writes in its output folder (a submission folder of such a name gets a ``~``).
 BATCH_FILES = ("gradebook.csv", "scores.png", "grading.json")
 _FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
@@ -931,8 +933,6 @@ def assignment_rows(tests: str | os.PathLike) -> list[dict[str, Any]]:
 def _valid_rows(rows: Any) -> list[dict[str, Any]]:
     """The rows of a results file (written by the child, not trusted) that have a name, a finite
     max_score >= 0, a known visibility and an output; others are left out."""
-    from .plugin import VISIBILITIES
-
     return [t for t in rows if isinstance(t, dict) and isinstance(t.get("name"), str) and isinstance(
             mx := t.get("max_score"), (int, float)) and math.isfinite(mx) and mx >= 0
             and t.get("visibility") in VISIBILITIES and isinstance(t.get("output"), str)] \
