@@ -607,7 +607,7 @@ class Sandbox:
         except ValueError as exc:
             raise UsageError(f"{exc}.") from None
         self._student_ran = True  # from here on the child may run submitted code
-        self._step = self._done = None
+        self._step = self._done = self._budget = None
         self._send(data, deadline, what)
         try:
             ok, meta, err = self._reply(deadline, what, each=len(args["batches"]) if op == "forward_many" else 0)
