@@ -294,6 +294,7 @@ class Sandbox:
         self.blocked_modules = tuple(str(m) for m in blocked_modules)
         self.notes: list[str] = []
         self._done: int | None = None  # forwards of the running forward_many done, as the child last told
+        self._budget: tuple[int, float] | None = None  # its forwards and their deadline together (ours)
         self._student_ran, self._step, self._steps = False, None, {}  # the step of a load the child reported
         self._slot = self._root_dir = self._libdir = self._proc = self._dead = None
         self._w = self._r = self._o = None  # our ends of the request, reply and output pipes
@@ -511,8 +512,15 @@ class Sandbox:
         self._kill()
         limit = (f"the session limit of {self.session_timeout:g} s" if session else
                  f"{self.timeout:g} s (wall clock)")
-        if self._done is not None and not session:  # forward_many: the limit is each forward's
-            what, limit = f"{what}: a forward after the first {self._done}", f"{limit}, the limit of one call"
+        n, last = self._budget or (0, 0.0)
+        if n > 1 and not session and deadline >= last:  # forward_many: the limit of all its forwards
+            what, limit = (f"{what}: its {n} forwards together",
+                           f"{n} x {self.timeout:g} s = {n * self.timeout:g} s (wall clock), the limit of one call "
+                           f"for each forward")
+        elif self._done is not None and not session:  # forward_many: the limit is each forward's
+            what = f"{what}: " + (f"its reply after all {n} forwards" if self._done == n else
+                                  f"a forward after the first {self._done}")
+            limit = f"{limit}, the limit of one call"
         self._fail(paragraph(f"{what} did not finish within {limit}; the sandbox process was killed.",
                              "Is there an infinite loop, or a computation far larger than needed?",
                              self._tail()), "timeout")
@@ -549,10 +557,13 @@ class Sandbox:
                 stop()
         self._drain()
 
-    def _reply(self, deadline: float, what: str, each: bool = False) -> tuple[bool, dict, dict | None]:
+    def _reply(self, deadline: float, what: str, each: int = 0) -> tuple[bool, dict, dict | None]:
         """The next reply (progress frames name the step of a load that runs now), decoded and cleaned.
-        ``each`` (forward_many): each forward has the time limit, its deadline starts again at each
-        ``"forwards"`` progress frame (the number done; the session limit still bounds them all)."""
+        ``each`` (forward_many: the number of forwards sent): each forward has the time limit, its
+        deadline starts again at each ``"forwards"`` progress frame that counts more done (at most
+        ``each``), but never after ``each`` limits from the request: the child writes the frames, so
+        a forged one cannot keep it alive longer than the forwards it was given could take."""
+        self._budget = (each, deadline + (each - 1) * self.timeout) if each else None
         while True:
             reply, payload = wire.read_frame(lambda n, d=deadline: self._read_exact(n, d, what),
                                              max_payload=self.memory_mb << 20)
@@ -561,8 +572,9 @@ class Sandbox:
             if "ok" in reply or "progress" not in reply:
                 break
             step = reply["progress"]
-            if each and step == "forwards" and type(reply.get("done")) is int:
-                deadline, self._done = time.monotonic() + self.timeout, reply["done"]
+            done = reply.get("done")
+            if each and step == "forwards" and type(done) is int and (self._done or 0) < done <= each:
+                deadline, self._done = min(time.monotonic() + self.timeout, self._budget[1]), done
             self._step = step if isinstance(step, str) and step in self._steps else None
         meta = wire.decode(np, reply.get("meta", {}), payload)
         err = reply.get("error")
@@ -595,10 +607,10 @@ class Sandbox:
         except ValueError as exc:
             raise UsageError(f"{exc}.") from None
         self._student_ran = True  # from here on the child may run submitted code
-        self._step = self._done = None
+        self._step = self._done = self._budget = None
         self._send(data, deadline, what)
         try:
-            ok, meta, err = self._reply(deadline, what, each=op == "forward_many")
+            ok, meta, err = self._reply(deadline, what, each=len(args["batches"]) if op == "forward_many" else 0)
         except (wire.ProtocolViolation, ValueError, UnicodeDecodeError, RecursionError) as exc:
             self._kill()
             self._fail(paragraph(f"{what}: the sandbox process sent {exc} and was stopped.",

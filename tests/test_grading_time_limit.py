@@ -7,12 +7,18 @@ has it: a slow correct layer gets its points, a forward that loops is still stop
 read "too slow", never "wrong".
 """
 
+import json
+import os
+import re
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import numpy as np
 
 from gradcheck.grading.checks import layer_gradients
-from gradcheck.sandbox import Sandbox
+from gradcheck.sandbox import Sandbox, support
 from manualprop import Linear
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -51,3 +57,60 @@ def test_a_forward_that_loops_in_the_numerical_check_is_too_slow_not_wrong(tmp_p
     text = verdict.markdown()
     assert "**wrong**" not in text and text.count("**too slow**") == len(verdict.parts) == 3, text
     assert "a forward after the first" in text and "did not finish within 1 s (wall clock), the limit" in text
+
+
+#: a hostile forward: inside the numerical check it writes the child's "forwards done" progress frames
+#: itself, each claiming one more done, one every 0.45 s (within the limit of one call), and never returns
+FORGER = SOLUTION + """
+
+import json as _json, os as _os, struct as _struct, sys as _sys, time as _time
+
+
+class Forger(Linear):
+    def forward(self, X, training=False):
+        f = _sys._getframe(1)
+        while f is not None and f.f_code.co_name != "op_forward_many":
+            f = f.f_back
+        fd = _json.loads(_sys.argv[1])["fd_out"]
+        for done in range(1, 10**9 if f is not None else 1):
+            head = _json.dumps({"progress": "forwards", "done": done}).encode()
+            _os.write(fd, b"GCSB" + _struct.pack(">IQ", len(head), 0) + head)
+            _time.sleep(0.45)
+        return super().forward(X, training=training)
+"""
+GRADING = """
+import pytest
+from manualprop import Linear
+
+
+@pytest.mark.points(3)
+def test_gradients(student, grade, rng):
+    "Linear: gradients"
+    layer = student.layer("layers.py", "Forger", in_features=2, out_features=2)
+    grade.layer_gradients(layer, rng.standard_normal((2, 2)), Linear(2, 2))
+"""
+
+
+def test_forged_progress_frames_cannot_keep_the_numerical_check_alive(tmp_path):
+    """Before: a forward that writes the child's progress frames itself reset the parent's deadline for
+    ever and ran to the session limit (120 s here). Now the parent gives a batch of N forwards N times
+    the limit of one call, counted from its request: the forger is stopped within that budget and its
+    row says so (the plugin of ``gradcheck grade``'s child, with --timeout 0.5)."""
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "layers.py").write_text(FORGER)
+    (tmp_path / "test_forger.py").write_text(GRADING)
+    (tmp_path / "p.ini").write_text("[pytest]\n")
+    out, isolation = tmp_path / "results.json", "namespaces" if support()[0] != "none" else "none"
+    t0 = time.monotonic()
+    subprocess.run([sys.executable, "-m", "pytest", str(tmp_path / "test_forger.py"), "-c", str(tmp_path / "p.ini"),
+                    "--rootdir", str(tmp_path), "-p", "gradcheck.grading.plugin", "-p", "no:cacheprovider", "-q",
+                    "--grading-submission", str(tmp_path / "sub"), "--grading-results", str(out),
+                    "--grading-timeout", "0.5", "--grading-isolation", isolation], cwd=tmp_path, capture_output=True,
+                   env={**os.environ, "PYTHONPATH": str(ROOT), "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}, timeout=900)
+    seconds = time.monotonic() - t0
+    (row,) = json.loads(out.read_text())["tests"]
+    assert row["score"] == 0 and row["max_score"] == 3 and row["status"] == "failed"
+    assert "**too slow**" in row["output"] and "**wrong**" not in row["output"], row["output"]
+    n = int(re.search(r"Forger.forward_many \((\d+) forwards\)", row["output"])[1])
+    assert "did not finish within" in row["output"], row["output"]
+    assert seconds < 10 * n * 0.5, (seconds, row["output"])  # the session limit was 120 s

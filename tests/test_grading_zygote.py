@@ -1,9 +1,13 @@
 """The grading zygote (gradcheck.grading.zygote): one fresh forked child pytest per submission, never reused."""
 
 import contextlib
+import json
 import os
+import shutil
 import signal
 import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
@@ -81,3 +85,30 @@ def test_a_zygote_that_dies_reports_its_children_lost(tmp_path):
         with contextlib.suppress(ProcessLookupError):
             os.killpg(kid.pid, signal.SIGKILL)  # the orphan, in a session of its own
         z.close()
+
+
+GRADING_TEST = '''
+import pytest
+
+@pytest.mark.points(1)
+def test_loads(student):
+    "Linear loads"
+    student.layer("layers.py", "Linear", in_features=2, out_features=2)
+'''
+
+
+def test_a_batch_leaves_no_file_open_at_its_end(tmp_path):
+    """Before: ``ResourceWarning: unclosed file <_io.BufferedReader name=5>`` at the end of every batch
+    (the zygote's stdout pipe, read to its end by a thread and never closed)."""
+    root = Path(__file__).resolve().parents[1]
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "test_one.py").write_text(GRADING_TEST)
+    (tmp_path / "subs" / "alice").mkdir(parents=True)
+    shutil.copy(root / "assignments" / "linear_relu_ce" / "solution" / "layers.py", tmp_path / "subs" / "alice")
+    p = subprocess.run([sys.executable, "-X", "dev", "-W", "error::ResourceWarning", "-m", "gradcheck", "grade",
+                        str(tmp_path / "subs"), "--tests", str(tmp_path / "tests"), "--out", str(tmp_path / "out"),
+                        "--no-progress", "--unsafe-no-isolation"], cwd=tmp_path, capture_output=True, text=True,
+                       env={**os.environ, "PYTHONPATH": str(root), "MPLBACKEND": "Agg"}, timeout=600)
+    assert p.returncode == 0, p.stderr
+    assert json.loads((tmp_path / "out" / "alice" / "results.json").read_text())["score"] == 1.0
+    assert "ResourceWarning" not in p.stderr, p.stderr

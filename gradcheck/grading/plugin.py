@@ -31,7 +31,6 @@ none of it.
 
 from __future__ import annotations
 
-import json
 import os
 import stat
 import time
@@ -44,9 +43,8 @@ import pytest
 
 from ..errors import GradcheckError, GraderError
 from . import checks as C
+from .runner import VISIBILITIES, check_options, result_row, write_json
 from .static import MAX_BYTES, forbidden_imports, format_violations, vendored_engines
-
-VISIBILITIES = ("visible", "hidden", "after_due_date", "after_published")
 
 _MARKERS = (
     "points(n): points of this grading test (gradcheck.grading; default 1)",
@@ -89,8 +87,6 @@ def pytest_configure(config: pytest.Config) -> None:
     config.stash[_RESULTS] = {}
     config.stash[_PARTIAL] = {"blocked": set(), "started": time.time()}
     if config.getoption("--grading-submission", None):
-        from .runner import check_options
-
         try:
             check_options(seed=config.getoption("--grading-seed"), timeout=config.getoption("--grading-timeout"))
         except GradcheckError as exc:
@@ -353,12 +349,6 @@ class Student:
         if banned and (bad := forbidden_imports(files, banned, root=str(self._holder.root))):
             raise C.GradingFailure(format_violations(bad, banned))
 
-    @property
-    def sandbox(self):
-        """The session's :class:`~gradcheck.sandbox.Sandbox` (started on first use)."""
-        self._guard()
-        return self._holder.get(self.timeout)
-
     def _load(self, file: str, class_name: str, init: dict, kind: str):
         self._holder.require(file)
         self._guard()
@@ -377,11 +367,6 @@ class Student:
     def loss(self, file: str, class_name: str, **init: Any):
         """A loss from the submission, as a :class:`~gradcheck.sandbox.RemoteLoss`."""
         return self._load(file, class_name, init, "loss")
-
-    @property
-    def output(self) -> str:
-        """The tail of what the student's code printed so far in this session."""
-        return self._holder.sandbox.output if self._holder.sandbox is not None else ""
 
 
 @pytest.fixture
@@ -516,9 +501,8 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
 
 
 def _row(e: dict) -> dict:
-    return {"name": e["name"], "score": e.get("score", round(e["max_score"] * e["fraction"], 4)),
-            "max_score": e["max_score"], "status": e["status"], "output": e["output"], "output_format": "md",
-            "visibility": e["visibility"]}
+    return result_row(e["name"], e["max_score"], e["visibility"], e["output"], e["status"],
+                    e.get("score", round(e["max_score"] * e["fraction"], 4)))
 
 
 def _write_results(config: pytest.Config, exitstatus: int | None) -> None:
@@ -535,7 +519,7 @@ def _write_results(config: pytest.Config, exitstatus: int | None) -> None:
         done = {n: e for n, e in results.items() if "score" in e}
         tests = [_row(done[i.nodeid]) if i.nodeid in done else
                  {**_row({**_entry(i), "fraction": 0.0}), "status": "not run"} for i in partial.get("collected", [])]
-        return _dump(path, {"score": 0.0, "tests": tests, "extra_data": {"grader": "gradcheck", "complete": False}})
+        return write_json(Path(path), {"score": 0.0, "tests": tests, "extra_data": {"grader": "gradcheck", "complete": False}})
     holder, grader_error = partial.get("holder"), partial.get("grader_error")
     # a graded test the session stopped before (a grader error) still counts its points (Gradescope's rule)
     unrun = ("Not graded: the autograder stopped before this test (a problem on the grader's side, not in "
@@ -564,7 +548,7 @@ def _write_results(config: pytest.Config, exitstatus: int | None) -> None:
     out = {"score": total, "execution_time": round(time.time() - partial["started"], 3),
            "output": "\n\n".join(summary), "output_format": "md", "test_output_format": "md",
            "stdout_visibility": "hidden", "visibility": "visible", "tests": tests, "extra_data": extra}
-    _dump(path, out)
+    write_json(Path(path), out)
 
 
 def _integrity(holder: _SandboxHolder) -> list[str]:
@@ -574,10 +558,3 @@ def _integrity(holder: _SandboxHolder) -> list[str]:
         return vendored_engines(holder.files())
     except Exception as exc:  # noqa: BLE001 - a report, not the grade
         return [f"the files could not be compared with known autodiff engines ({type(exc).__name__})"]
-
-
-def _dump(path: str, out: dict) -> None:
-    os.makedirs(os.path.dirname(os.path.abspath(path)) or ".", exist_ok=True)
-    with open(f"{path}.tmp", "w", encoding="utf-8") as fh:
-        json.dump(out, fh, indent=2)
-    os.replace(f"{path}.tmp", path)

@@ -49,13 +49,15 @@ __all__ = ["SubmissionResult", "BatchResult", "grade_submission", "grade_batch",
            "isolation_level", "MIN_MEMORY_MB", "result_folder", "display_name", "BATCH_FILES",
            "result_folders", "submission_digest", "not_a_submission", "SYSTEM_FOLDERS", "left_out",
            "not_submissions",
-           "tests_digest", "assignment_rows"]
+           "tests_digest", "assignment_rows", "VISIBILITIES", "result_row", "write_json"]
 
 #: Smallest sandbox memory limit (MiB) accepted. Measured (Linux x86-64, Python 3.11, numpy 2.4):
 #: the sandbox child cannot start below ~130 MiB, and at 140 the checks fail for lack of memory
 #: (the student would be blamed); 256 leaves room for other builds and larger arrays.
 MIN_MEMORY_MB = 256
 GRADER_ERROR = "grader error"
+#: Gradescope's visibilities of a test row (the plugin's ``visibility(v)`` marker).
+VISIBILITIES = ("visible", "hidden", "after_due_date", "after_published")
 #: Files a batch writes in its output folder (a submission folder of such a name gets a ``~``).
 BATCH_FILES = ("gradebook.csv", "scores.png", "grading.json")
 _FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
@@ -344,10 +346,7 @@ def submission_digest(path: str | os.PathLike) -> str:
         return hashlib.sha256(b"not a submission\0" + why.encode("utf-8", "replace")).hexdigest()
     h, base = hashlib.sha256(), os.fspath(path)
     if is_archive(base):  # a .zip submission: its bytes
-        with open(os.open(base, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK), "rb") as fh:
-            while chunk := fh.read(1 << 20):
-                h.update(chunk)
-        return h.hexdigest()
+        return _file_sha256(base).hex()
     for dirpath, dirnames, filenames in os.walk(base, followlinks=False):
         dirnames.sort()
         for entry in sorted([*dirnames, *filenames]):
@@ -358,14 +357,18 @@ def submission_digest(path: str | os.PathLike) -> str:
             if stat.S_ISLNK(mode):
                 h.update(os.fsencode(os.readlink(full)))
             elif stat.S_ISREG(mode):
-                fd = os.open(full, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
-                content = hashlib.sha256()
-                with os.fdopen(fd, "rb") as fh:
-                    while chunk := fh.read(1 << 20):
-                        content.update(chunk)
-                h.update(content.digest())
+                h.update(_file_sha256(full))
             h.update(b"\0")
     return h.hexdigest()
+
+
+def _file_sha256(path: str) -> bytes:
+    """SHA-256 of a file's bytes, opened without following a link or waiting on a pipe."""
+    h = hashlib.sha256()
+    with os.fdopen(os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK), "rb") as fh:
+        while chunk := fh.read(1 << 20):
+            h.update(chunk)
+    return h.digest()
 
 
 #: grading.json's keys of what decides a score besides the submission, as a summary names them
@@ -603,6 +606,13 @@ def _stop_children(procs: Sequence[subprocess.Popen], grace: float = 3.0) -> Non
             _killpg(p, signal.SIGKILL)
 
 
+def result_row(name: str, max_score: float, visibility: str, output: str = "", status: str = "failed",
+             score: float = 0.0) -> dict[str, Any]:
+    """One test's row of a results.json (Gradescope schema; Markdown output)."""
+    return {"name": name, "score": score, "max_score": float(max_score), "status": status, "output": output,
+            "output_format": "md", "visibility": visibility}
+
+
 def placeholder_results(message: str, seed: int | None = None, *,
                         complete: bool = False) -> dict[str, Any]:
     """A zero-score results.json (Gradescope schema) carrying ``message``."""
@@ -618,7 +628,7 @@ def _signature(data: dict[str, Any], key: bytes) -> str:
     return hmac.new(key, body, hashlib.sha256).hexdigest()
 
 
-def _write_json(path: Path, data: dict[str, Any], key: bytes | None = None) -> None:
+def write_json(path: Path, data: dict[str, Any], key: bytes | None = None) -> None:
     """Write atomically; with a batch ``key``, sign it (so a resumed batch knows its own)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     if key is not None:
@@ -780,7 +790,7 @@ def _grade_nothing(nothing: str, tests_p: Path, results: Path, record: dict[str,
         for t in data["tests"]:
             t.update(score=0.0, status="failed", output=nothing)
         r.tests = dict.fromkeys(r.tests, 0.0)
-        _write_json(results, data, key)
+        write_json(results, data, key)
     return r
 
 
@@ -811,7 +821,7 @@ def _start_results(folder: Path, seed: int, key: bytes | None, message: str, **e
             stale.unlink()
     start = placeholder_results(message, seed)
     start["extra_data"].update(extra)
-    _write_json(folder / "results.json", start, key)
+    write_json(folder / "results.json", start, key)
 
 
 def _run_child(args: list[str], cwd: Path, submission_timeout: float,
@@ -861,7 +871,7 @@ def _finish_results(path: Path, data: dict[str, Any], record: dict[str, Any], se
     if kept:
         extra["isolation"] = kept
     data["execution_time"] = round(seconds, 3)
-    _write_json(path, data, key)
+    write_json(path, data, key)
 
 
 def _grader_failure(path: Path, msg: str, seed: int | None, record: dict[str, Any],
@@ -874,8 +884,7 @@ def _grader_failure(path: Path, msg: str, seed: int | None, record: dict[str, An
     data = placeholder_results(msg, seed, complete=True)
     why = ("Not graded: the autograder could not finish (a problem on the grader's side, not in your "
            "submission); score 0 for now. Course staff have the details.")
-    data["tests"] = [{"name": t["name"], "score": 0.0, "max_score": float(t["max_score"]), "status": "failed",
-                      "output": why, "output_format": "md", "visibility": t["visibility"]}
+    data["tests"] = [result_row(t["name"], t["max_score"], t["visibility"], why)
                      for t in _valid_rows(rows) or assignment_rows(tests)]
     mx = round(sum(t["max_score"] for t in data["tests"]), 4)
     data["extra_data"].update(execution_time=round(seconds, 3), max_score=mx)
@@ -923,16 +932,12 @@ def assignment_rows(tests: str | os.PathLike) -> list[dict[str, Any]]:
         ``visibility``, in collection order; empty when the tests cannot be collected (nothing
         raised: the caller is already reporting a failure).
     """
-    return [{"name": n, "score": 0.0, "max_score": float(mx), "status": "failed", "output": "",
-             "output_format": "md", "visibility": v}
-            for n, mx, v in _collected_rows(str(Path(tests).resolve()))]
+    return [result_row(n, mx, v) for n, mx, v in _collected_rows(str(Path(tests).resolve()))]
 
 
 def _valid_rows(rows: Any) -> list[dict[str, Any]]:
     """The rows of a results file (written by the child, not trusted) that have a name, a finite
     max_score >= 0, a known visibility and an output; others are left out."""
-    from .plugin import VISIBILITIES
-
     return [t for t in rows if isinstance(t, dict) and isinstance(t.get("name"), str) and isinstance(
             mx := t.get("max_score"), (int, float)) and math.isfinite(mx) and mx >= 0
             and t.get("visibility") in VISIBILITIES and isinstance(t.get("output"), str)] \
@@ -969,8 +974,7 @@ def _too_slow_rows(rows: Any, limit: float) -> list[dict[str, Any]]:
         text = (f"Not run: {why}; score 0." if t.get("status") == "not run" else
                 f"Not counted: {why}, so every test scores 0. Before that, this test had "
                 f"{had:g} / {mx:g}:\n\n{t['output']}")
-        out.append({"name": t["name"], "score": 0.0, "max_score": float(mx), "status": "failed",
-                    "output": text, "output_format": "md", "visibility": t["visibility"]})
+        out.append(result_row(t["name"], mx, t["visibility"], text))
     return out
 
 
@@ -1180,7 +1184,7 @@ class _Pool:
         if r["status"] == "interrupted":
             return SubmissionResult(name, 0.0, 0.0, "interrupted", 0.0, str(path))
         data["extra_data"]["worker"] = str(reply.get("host", ""))[:200]
-        _write_json(path, data, self._key)
+        write_json(path, data, self._key)
         if reply["junit"] is not None:
             junit = path.with_name("junit.xml")
             if junit.is_symlink():

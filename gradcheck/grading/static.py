@@ -206,38 +206,43 @@ def forbidden_imports(files: Iterable[str], forbidden: Iterable[str] = DEFAULT_F
     for path in sorted(files):
         if not path.endswith(".py") or not os.path.isfile(path):
             continue
-        name = os.path.relpath(path, root) if root else os.path.basename(path)
         st = os.stat(path)
+        name = os.path.relpath(path, root) if root else os.path.basename(path)
         out += [ImportViolation(name, line, mod, text)
                 for line, mod, text in _imports_of(path, st.st_size, st.st_mtime_ns, frozenset(banned))]
     return sorted(out, key=lambda v: (v.file, v.line))
 
 
+def _parsed(path: str) -> tuple[list[str], ast.AST]:
+    """The lines of a file's first :data:`MAX_BYTES` (UTF-8) and its tree, or the parser's error."""
+    with open(path, "rb") as fh:
+        src = fh.read(MAX_BYTES).decode("utf-8", errors="replace")
+    return src.splitlines(), ast.parse(src, filename=path)
+
+
+def _statement(node: ast.AST, lines: list[str]) -> tuple[int, str]:
+    """The line of ``node`` and its text (at most 200 characters)."""
+    ln = getattr(node, "lineno", 0)
+    return ln, lines[ln - 1].strip()[:200] if 0 < ln <= len(lines) else ""
+
+
 @functools.lru_cache(maxsize=512)
-def _imports_of(path: str, size: int, mtime_ns: int,  # noqa: ARG001 - size and time: the cache's key
+def _imports_of(path: str, size: int, mtime_ns: int,  # noqa: ARG001 - time: the cache's key
                 banned: frozenset[str]) -> tuple[tuple[int, str | None, str], ...]:
     """``(line, module, statement)`` of the file's first :data:`MAX_PER_FILE` forbidden imports, or
     ``((0, None, why),)``; cached by path, size and time (each grading test asks again)."""
+    if size > MAX_BYTES:
+        return ((0, None, f"it is larger than {MAX_BYTES >> 20} MiB"),)
     try:
-        with open(path, "rb") as fh:
-            raw = fh.read(MAX_BYTES + 1)
-        if len(raw) > MAX_BYTES:
-            return ((0, None, f"it is larger than {MAX_BYTES >> 20} MiB"),)
-        src = raw.decode("utf-8", errors="replace")
-        del raw
-        tree = ast.parse(src, filename=path)
+        lines, tree = _parsed(path)
     except (OSError, SyntaxError, ValueError):
         return ()
     except (RecursionError, MemoryError) as exc:
         return ((0, None, f"it is nested too deeply for Python's parser ({type(exc).__name__}), so its imports "
                           f"cannot be checked"),)
-    lines = src.splitlines()
-    found = []
-    for node, mod in _imports(tree, guarded=True):
-        if mod is not None and mod.split(".")[0] in banned and len(found) < MAX_PER_FILE:
-            ln = getattr(node, "lineno", 0)
-            found.append((ln, mod, lines[ln - 1].strip()[:200] if 0 < ln <= len(lines) else ""))
-    return tuple(sorted(found))
+    found = [(*_statement(node, lines), mod) for node, mod in _imports(tree, guarded=True)
+             if mod is not None and mod.split(".")[0] in banned]
+    return tuple(sorted((ln, mod, text) for ln, text, mod in found[:MAX_PER_FILE]))
 
 
 def format_violations(violations: list[ImportViolation], forbidden: Iterable[str]) -> str:
@@ -318,22 +323,19 @@ def unavailable_imports(files: Iterable[str], *, root: str | None = None) -> lis
         folder = os.path.dirname(os.path.abspath(path))
         own = {e[:-3] if e.endswith(".py") else e for e in os.listdir(folder)}
         try:
-            with open(path, encoding="utf-8", errors="replace") as fh:
-                src = fh.read()
-            tree = ast.parse(src, filename=path)
+            lines, tree = _parsed(path)
         except (OSError, SyntaxError, ValueError, RecursionError, MemoryError):
             continue  # the import itself reports it, graded or checked
-        lines, found = src.splitlines(), []
+        found = []
         for node, mod in _imports(tree, guarded=False):
             top = None if mod is None else mod.split(".")[0]
             if top in own and os.path.isfile(helper := os.path.join(folder, f"{top}.py")):
                 todo.append(helper)
             if top is None or top and top not in provided and top not in own:
-                ln = getattr(node, "lineno", 0)
-                found.append((ln, mod, lines[ln - 1].strip()[:200] if 0 < ln <= len(lines) else ""))
+                found.append((*_statement(node, lines), mod))
         name = os.path.relpath(path, root) if root else os.path.basename(path)
         out += [ImportViolation(name, ln, mod, text)
-                for ln, mod, text in sorted(found, key=lambda f: f[0])[:MAX_PER_FILE]]
+                for ln, text, mod in sorted(found, key=lambda f: f[0])[:MAX_PER_FILE]]
     return sorted(out, key=lambda v: (v.file, v.line))
 
 
@@ -351,9 +353,7 @@ MIN_SHARED, MIN_SHARE = 20, 0.15
 def _defined(path: str) -> set[str]:
     """The function and class names a file defines (any depth), or none when it cannot be parsed."""
     try:
-        with open(path, "rb") as fh:
-            raw = fh.read(MAX_BYTES + 1)
-        tree = ast.parse(raw[:MAX_BYTES].decode("utf-8", errors="replace"))
+        tree = _parsed(path)[1]
     except (OSError, SyntaxError, ValueError, RecursionError, MemoryError):
         return set()
     return {n.name for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))}

@@ -140,19 +140,21 @@ class Zygote:
                                       stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
                                       start_new_session=True, close_fds=True)
         self._lock, self._kids, self._next = threading.Lock(), {}, 0
-        threading.Thread(target=self._read, name="gradcheck-zygote", daemon=True).start()
+        self._reader = threading.Thread(target=self._read, name="gradcheck-zygote", daemon=True)
+        self._reader.start()
 
     def _read(self) -> None:
-        for line in self._proc.stdout:  # type: ignore[union-attr]
-            msg = json.loads(line)
-            with self._lock:
-                kid = self._kids.get(msg["id"]) if "pid" in msg else self._kids.pop(msg["id"], None)
-            if kid is not None and "pid" in msg:
-                kid.pid = int(msg["pid"])
-                kid.started.set()
-            elif kid is not None:
-                kid.returncode = int(msg["exit"])
-                kid.ended.set()
+        with self._proc.stdout as out:  # type: ignore[union-attr]  # closed at the zygote's end
+            for line in out:
+                msg = json.loads(line)
+                with self._lock:
+                    kid = self._kids.get(msg["id"]) if "pid" in msg else self._kids.pop(msg["id"], None)
+                if kid is not None and "pid" in msg:
+                    kid.pid = int(msg["pid"])
+                    kid.started.set()
+                elif kid is not None:
+                    kid.returncode = int(msg["exit"])
+                    kid.ended.set()
         with self._lock:  # the zygote died: its children are lost (no exit status)
             lost, self._kids = list(self._kids.values()), {}
         for kid in lost:
@@ -186,6 +188,7 @@ class Zygote:
         except (OSError, subprocess.TimeoutExpired):
             self._proc.kill()
             self._proc.wait()
+        self._reader.join(5.0)  # it reads to the end of the zygote's output and closes the pipe
         shutil.rmtree(self._home, ignore_errors=True)
 
 
