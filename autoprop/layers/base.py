@@ -143,12 +143,29 @@ def _training_default(call):
 _CALL_CONTEXT = threading.local()
 
 
+def _is_structure(x) -> bool:
+    """Whether ``x`` is a structure of inputs (a dict; a list or tuple holding an array,
+    a Tensor or a structure) rather than one array given as nested lists of numbers."""
+    if isinstance(x, dict):
+        return True
+    return isinstance(x, (list, tuple)) and any(
+        isinstance(e, (Tensor, np.ndarray)) or _is_structure(e) for e in x)
+
+
 def _input_shape(x):
-    """What ``build`` receives for the first input ``x``: its shape as a tuple, or for a
-    list or tuple of arrays and Tensors, the list of their shapes (as Keras)."""
-    if isinstance(x, (list, tuple)) and any(isinstance(e, (Tensor, np.ndarray)) for e in x):
-        return [_input_shape(e) for e in x]
-    return tuple(x.shape) if isinstance(x, (Tensor, np.ndarray)) else np.shape(x)
+    """What ``build`` receives for the first input ``x``, as Keras (``tree.map_structure``
+    of the shapes): an array's or Tensor's shape as a tuple; for a structure of inputs the
+    same structure of shapes: a dict of shapes for a dict (same keys), a list for a
+    list, a tuple for a tuple, nested alike. A list of numbers is one array (its
+    ``np.shape``)."""
+    if isinstance(x, (Tensor, np.ndarray)):
+        return tuple(x.shape)
+    if isinstance(x, dict):
+        return {k: _input_shape(v) for k, v in x.items()}
+    if _is_structure(x):
+        shapes = [_input_shape(e) for e in x]
+        return tuple(shapes) if isinstance(x, tuple) else shapes
+    return np.shape(x)
 
 
 #: Keras's base ``Layer`` keywords that autoprop's base takes (a twin's are its manualprop
@@ -277,8 +294,9 @@ class Layer:
         """Create the weights that depend on the input's shape; the base creates none.
 
         Override it as in Keras: ``__call__`` runs it once, before the first ``call``,
-        with the shape of the first input (a tuple, batch axis included; a list of
-        shapes for a list of arrays), and sets :attr:`built`. Create the weights with
+        with the shape of the first input (a tuple, batch axis included; for a dict,
+        list or tuple of inputs, the same structure of shapes: a dict of shapes, ...),
+        and sets :attr:`built`. Create the weights with
         :meth:`add_weight`. Calling it yourself (``layer.build((None, 4))``) also builds.
         """
         self.__dict__["built"] = True
