@@ -276,13 +276,23 @@ def test_a_twin_refuses_an_unknown_keyword_naming_it_and_the_close_match():
     with pytest.raises(TypeError) as e:
         ap.layers.Linear(3, 4, rgn=0)
     assert str(e.value) == ("Linear() got an unexpected keyword argument 'rgn' (did you mean "
-                            "'rng'?); it takes in_features, out_features, rng, dtype")
+                            "'rng'?); it takes in_features, out_features, rng, dtype, name, "
+                            "trainable")
     with pytest.raises(TypeError) as e:
         ap.layers.ReLU(negative_slope=0.1)
     assert str(e.value) == ("ReLU() got an unexpected keyword argument 'negative_slope'; it "
-                            "takes no keyword arguments")
-    with pytest.raises(TypeError, match=r"arguments 'pp' \(did you mean 'p'\?\), 'seed'; it takes p, rng$"):
-        ap.layers.Dropout(pp=0.1, seed=0)
+                            "takes name, trainable")
+    with pytest.raises(TypeError, match=r"arguments 'pp' \(did you mean 'p'\?\), 'sead' \(did "
+                       r"you mean 'seed'\?\); it takes p, rng, rate, seed, name, trainable$"):
+        ap.layers.Dropout(pp=0.1, sead=0)
+    with pytest.raises(TypeError) as e:  # a Keras name is in the list, so is its typo's match
+        ap.layers.Dropout(rat=0.5)
+    assert "'rat' (did you mean 'rate'?)" in str(e.value)
+    with pytest.raises(TypeError) as e:  # a layer with its own __init__, checked the same way
+        ap.layers.MultiHeadAttention(4, 2, casual=True)
+    assert str(e.value) == ("MultiHeadAttention() got an unexpected keyword argument 'casual' "
+                            "(did you mean 'causal'?); it takes embed_dim, num_heads, causal, "
+                            "rng, dtype, name, trainable")
 
 
 def test_a_subclass_passing_keywords_on_gets_keras_s_base_keywords_checked():
