@@ -313,7 +313,7 @@ def _error(exc, workdir):
 
 def _forward_codes(AD, obj):
     """The code objects of the student's forward (behind an adapter too), for the forward-in-backward count."""
-    inner = obj.obj if isinstance(obj, AD.Adapted) else obj
+    inner = obj.obj if isinstance(obj, (AD.Adapted, AD.BoundLoss)) else obj
     fns = [obj.student_forward] if isinstance(obj, AD.FunctionPair) else [
         vars(c).get("forward") for c in type(inner).__mro__ if c is not object]
     fns = [getattr(f, "__func__", f) for f in fns]
