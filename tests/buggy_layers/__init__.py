@@ -106,6 +106,9 @@ EXPECTED = {
     "activations.py::DropoutEvalNoMask": "stale-mask",
     "activations.py::DropoutEvalReusesMask": "stale-mask-forward",
     "activations.py::DropoutNoScaleBothModes": "stale-mask",
+    # session 9 (V11a): part of a float64 forward computed in float32 (was "no known bug pattern", kinks listed)
+    "activations.py::SwishExpFloat32": "float32-inside",
+    "activations.py::SoftplusHalfFloat32": "float32-inside",
 }
 
 #: Bugs no signature names: each must FAIL with "wrong-values" (no known bug pattern), never a wrong name.
@@ -123,7 +126,8 @@ CORRECT = ["linear.py::LinearOutIn", "linear.py::LinearInOut", "activations.py::
            "pool_embed_rnn.py::RNNStep", "cs231n.py::batchnorm", "cs231n.py::conv", "cs231n.py::affine",
            "norm.py::BatchCenter", "norm.py::MeanCenter", "linear.py::Flatten", "linear.py::RowScale",
            "activations.py::PReLU", "pool_embed_rnn.py::MaxPoolOverlap",
-           "cs231n.py::bntest", "norm.py::SpatialBatchNormDirect", "activations.py::DropoutModeAware"]
+           "cs231n.py::bntest", "norm.py::SpatialBatchNormDirect", "activations.py::DropoutModeAware",
+           "activations.py::Swish"]
 
 
 def load(key: str):
