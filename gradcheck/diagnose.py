@@ -971,7 +971,7 @@ def _order_signature(got: Mapping[str, Any], right: Mapping[str, Any],
 
 
 def name_swaps(got: Mapping[str, Any], right: Mapping[str, Any],
-               keys: Sequence[str] = ()) -> dict[str, Finding]:
+               keys: Sequence[str] = (), order: str = "of forward's arguments") -> dict[str, Finding]:
     """Two same-shaped gradients that hold each other's values (dgamma and dbeta swapped), in any
     protocol.
 
@@ -982,6 +982,9 @@ def name_swaps(got: Mapping[str, Any], right: Mapping[str, Any],
         missing from either, of another shape, or with a NaN in ``right`` is left out.
     keys : sequence of str, optional
         Parameter keys: ``"d" + key`` is ``grads[key]``; any other tensor is one backward returns.
+    order : str, optional
+        The order backward must return them in (``"the class defines its weights in"`` when it
+        returns ``(dX, dW, db)``).
 
     Returns
     -------
@@ -1001,7 +1004,7 @@ def name_swaps(got: Mapping[str, Any], right: Mapping[str, Any],
             in_grads = t[1:] in keys
             fix = (f"store each gradient under its own key: grads[{t[1:]!r}] = {t}, "
                    f"grads[{u[1:]!r}] = {u}" if in_grads
-                   else "return them in the order of forward's arguments")
+                   else f"return them in the order {order}")
             out[t] = _find("swapped", t, slot=f"grads[{t[1:]!r}]" if in_grads else t, other=u[1:],
                            how="" if in_grads else ": backward returns them in the wrong order",
                            fix=fix)
@@ -1028,6 +1031,8 @@ class _Layer:
         self.eval_mode = ""
         #: the qualified class name of the check's reference layer (--reference), or None
         self.reference = None
+        #: backward returns the weights' gradients after the inputs' (``(dX, dW, db)``)
+        self.returns_weights = False
 
     def numer(self, which, xs=None, G=None, **kw) -> dict[str, np.ndarray]:
         """Central differences of the keys ``which`` at ``xs`` (default the inputs) for ``G``
@@ -1496,7 +1501,8 @@ def _signatures(L: _Layer, res: CheckResult, diag: Diagnosis) -> None:
     ins = [t for t in ("d" + k for k in L.names) if t in numer and t in manual]
     if len(ins) > 1 and (f := _order_signature(manual, numer, ins)) is not None:
         return diag.findings.append(f)  # same-shape gradients returned in the wrong order
-    swaps = name_swaps(manual, numer, list(L.params))  # two grads entries (a pair: wrong-order)
+    swaps = name_swaps(manual, numer, [] if L.returns_weights else list(L.params),  # two grads
+                       "the class defines its weights in" if L.returns_weights else "of forward's arguments")
     diag.findings += list(swaps.values())[::2]  # one sentence per pair (its findings come in a row)
     named = {f.tensor for f in diag.errors} | set(swaps)
     for rec in res.records:
@@ -1859,6 +1865,8 @@ def _diagnose_mode(layer, X, owner, training, twin, reference, localize, upstrea
                 L = _Layer(proxy, inputs, probes.names, V.layer_params(proxy, res.name), training,
                            G, res.seed)
                 L.eval_mode = _eval_mode(layer, training)
+                L.returns_weights = bool(_protocol(layer, "returned") if _remote(layer)
+                                         else getattr(layer, "_gradcheck_returns_weights", False))
                 L.reference = None if reference is None else (
                     f"{type(reference).__module__}.{type(reference).__name__}")
                 numerical = [c for r in res.records for c in r.comparisons if c.pair == "manual-vs-numerical"]

@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import importlib
 
+import numpy as np
+
 EXPECTED = {
     "linear.py::LinearInOutSwapped": "transposed",
     "linear.py::LinearInOutSwappedWide": "transposed",
@@ -109,6 +111,9 @@ EXPECTED = {
     # session 9 (V11a): part of a float64 forward computed in float32 (was "no known bug pattern", kinks listed)
     "activations.py::SwishExpFloat32": "float32-inside",
     "activations.py::SoftplusHalfFloat32": "float32-inside",
+    # session 9 (V11c): backward(dY) -> (dX, dW, db), read as one gradient per input then per weight
+    "linear.py::LinearReturnsGradsMeanBias": "bias-mean",
+    "linear.py::LinearReturnsGradsDictSign": "wrong-sign",
 }
 
 #: Bugs no signature names: each must FAIL with "wrong-values" (no known bug pattern), never a wrong name.
@@ -127,14 +132,15 @@ CORRECT = ["linear.py::LinearOutIn", "linear.py::LinearInOut", "activations.py::
            "norm.py::BatchCenter", "norm.py::MeanCenter", "linear.py::Flatten", "linear.py::RowScale",
            "activations.py::PReLU", "pool_embed_rnn.py::MaxPoolOverlap",
            "cs231n.py::bntest", "norm.py::SpatialBatchNormDirect", "activations.py::DropoutModeAware",
-           "activations.py::Swish"]
+           "activations.py::Swish", "linear.py::LinearReturnsGrads", "linear.py::LinearReturnsGradsDict"]
 
 
 def load(key: str):
     """``(layer, X, kwargs)`` for ``"module.py::Class"``: a fresh instance, its input and ``diagnose_layer`` kwargs.
 
     A CS231n function pair (``"cs231n.py::affine"``) is built as ``gradcheck check`` builds it
-    (:mod:`gradcheck._adapters`), with the module's ``INIT[name]`` and ``INPUTS[name]``.
+    (:mod:`gradcheck._adapters`), with the module's ``INIT[name]`` and ``INPUTS[name]``; so is a class
+    with ``ADAPT = True`` (adapted on the probe input ``gradcheck check`` draws).
     """
     from gradcheck import _adapters
 
@@ -145,7 +151,13 @@ def load(key: str):
         layer, _ = _adapters.adapt(_adapters.build(kind, target, getattr(mod, "INIT", {}).get(cls_name), 0))
         return layer, getattr(mod, "INPUTS", {}).get(cls_name, mod.INPUT), dict(getattr(mod, "KWARGS", {}))
     cls = getattr(mod, cls_name)
-    return cls(), getattr(cls, "INPUT", mod.INPUT), dict(getattr(cls, "KWARGS", getattr(mod, "KWARGS", {})))
+    X, kwargs = getattr(cls, "INPUT", mod.INPUT), dict(getattr(cls, "KWARGS", getattr(mod, "KWARGS", {})))
+    if getattr(cls, "ADAPT", False):
+        from gradcheck import _validation as V
+
+        probe = V.layer_inputs(X, np.random.default_rng([kwargs.get("seed", 0), 3]), cls_name)  # as the CLI
+        return _adapters.adapt(cls(), probe)[0], X, kwargs
+    return cls(), X, kwargs
 
 
 def diagnose(key: str, **kw):
