@@ -229,6 +229,10 @@ def check_init(kind, target, init, n_inputs=None):
                    "give its shape in --input-shape (one shape per array argument, separated by ';')")
             raise InitError(f"--init key {k!r}: {k} is an array input of {what}; {how}. --init holds the "
                             f"other arguments ({', '.join(named) or 'none here'}).")
+    bad = [] if any(p.kind == P.VAR_KEYWORD for p in ps) else [k for k in given if k not in named]
+    if bad:
+        raise InitError(f"--init key {bad[0]!r} is not an argument of {what}; it accepts: "
+                        f"{', '.join(named) or 'no keyword arguments'}.")
     missing = [p.name for p in ps if p.default is P.empty and p.name not in given and p.name != "rng"
                and p.kind in (P.POSITIONAL_OR_KEYWORD, P.KEYWORD_ONLY)] if kind == "class" else []
     if missing:  # the command line's to fix: exit 2, not the student's code failing (exit 3)
@@ -236,12 +240,6 @@ def check_init(kind, target, init, n_inputs=None):
                             + [f'"{k}": ...' for k in missing])
         raise InitError(f"{what} needs {', '.join(missing)}, which only --init can give (JSON, "
                         f"with ... replaced by the values): --init '{{{example}}}'.")
-    if any(p.kind == P.VAR_KEYWORD for p in ps):
-        return
-    bad = [k for k in given if k not in named]
-    if bad:
-        raise InitError(f"--init key {bad[0]!r} is not an argument of {what}; it accepts: "
-                        f"{', '.join(named) or 'no keyword arguments'}.")
 
 
 def build(kind, target, init, seed, n_inputs=None):
