@@ -220,3 +220,18 @@ def test_a_copied_or_unpickled_tensor_gets_a_new_identity():
         z = ap.sum(x * 2.0 + y * 3.0)  # two Variables with equal values: separate gradients
     gx, gy = tape.gradient(z, [x, y])
     assert gx.numpy().tolist() == [2.0, 2.0] and gy.numpy().tolist() == [3.0, 3.0]
+
+
+def test_a_source_that_is_an_intermediate_keeps_its_gradient_and_passes_it_on():
+    # the walk pops each node's gradient as it goes; a source computed on the tape (y) is put
+    # back: its gradient is the total over its consumers, and x gets the chain through it
+    x = ap.constant([1.0, -2.0, 3.0])
+    with ap.GradientTape() as tape:
+        tape.watch(x)
+        y = x * x
+        tape.watch(y)
+        z = ap.sum(y * 3.0) + ap.sum(y * y)
+    gy, gx = tape.gradient(z, [y, x])
+    xv = np.array([1.0, -2.0, 3.0])
+    np.testing.assert_array_equal(gy.numpy(), 3.0 + 2.0 * xv * xv)
+    np.testing.assert_array_equal(gx.numpy(), (3.0 + 2.0 * xv * xv) * 2.0 * xv)

@@ -36,6 +36,8 @@ Conventions at kinks and ties (stated once, tested in
 
 from __future__ import annotations
 
+from functools import partial
+
 import numpy as np
 
 from . import views as _views
@@ -105,8 +107,7 @@ def _reads_ok(reads, vjps):  # (a well-formed ``reads`` for these VJPs: :class:`
 
 
 class _Variadic:
-    """VJPs (or JVPs) of a primitive with any number of positional arguments:
-    ``fn(i, g, ans, *args, **kwargs)`` serves every argument ``i``."""
+    """VJPs (JVPs) of any number of arguments: ``fn(i, g, ans, *args, **kwargs)`` for each ``i``."""
 
     __slots__ = ("fn",)
 
@@ -114,8 +115,7 @@ class _Variadic:
         self.fn = fn
 
     def __getitem__(self, i):
-        fn = self.fn
-        return lambda *a, **kw: fn(i, *a, **kw)
+        return partial(self.fn, i)  # (no Python frame between the walk and fn)
 
 
 #: name -> Primitive: the one table of primitives.

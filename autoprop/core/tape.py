@@ -1209,10 +1209,11 @@ def _backward(tape, targets, seeds, sources, trace=None):
     owned = set()
     for pos in range(len(nodes) - 1, -1, -1):
         node = nodes[pos]
-        k = node.key
-        g = get(k) if k in keep else pop(k, None)
+        g = pop(node.key, None)  # (every contribution to a key comes before its node)
         if g is None:
             continue
+        if keep and node.key in keep:  # a source that is an intermediate too: it keeps its gradient
+            grads[node.key] = g
         vjps, kwargs, ans = node.prim.vjps, node.kwargs, node.out
         if higher:
             ins = [a if isinstance(a, Tensor) else v for a, v in zip(node.args, node.vals)]
@@ -1232,7 +1233,7 @@ def _backward(tape, targets, seeds, sources, trace=None):
                     f"d(arg {i}) {tuple(gi.shape if type(gi) is Scatter else np.shape(gi))}"
                 )
             prev = get(ka)
-            if type(gi) is Scatter:  # zero outside x[key]: added into one buffer per input
+            if gi.__class__ is Scatter:  # zero outside x[key]: added into one buffer per input
                 grads[ka], mine = gi.add_to(prev, ka in owned)
                 if mine:
                     owned.add(ka)
