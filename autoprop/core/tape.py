@@ -1209,11 +1209,10 @@ def _backward(tape, targets, seeds, sources, trace=None):
     owned = set()
     for pos in range(len(nodes) - 1, -1, -1):
         node = nodes[pos]
-        g = pop(node.key, None)  # (every contribution to a key comes before its node)
+        k = node.key
+        g = get(k) if k in keep else pop(k, None)
         if g is None:
             continue
-        if keep and node.key in keep:  # a source that is an intermediate too: it keeps its gradient
-            grads[node.key] = g
         vjps, kwargs, ans = node.prim.vjps, node.kwargs, node.out
         if higher:
             ins = [a if isinstance(a, Tensor) else v for a, v in zip(node.args, node.vals)]
