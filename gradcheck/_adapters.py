@@ -803,9 +803,9 @@ def walk(root, enter=None):
             continue
         if path:
             out.append((path, v))
+            seen.add(id(v)) if inside else None
             if not inside or (enter is not None and not enter(path, v)):
                 continue
-            seen.add(id(v))
         items = ([("[", k, x) for k, x in v.items() if isinstance(k, (str, int))] if isinstance(v, dict) else
                  [("[", k, x) for k, x in enumerate(v)] if isinstance(v, (list, tuple)) else
                  [(".", k, x) for k, x in (getattr(v, "__dict__", None) or {}).items() if isinstance(k, str)])

@@ -179,3 +179,23 @@ def test_the_walk_is_bounded_by_objects_not_depth():
     holder.far = [holder, holder.near, [holder.deep]]  # a cycle, objects held twice
     assert AD.generators(holder) == [near, deep]
     assert [AD._label(p, dotted=True) for p, v in AD.walk(holder) if v is holder.near] == ["near"]
+
+
+class _Dicts:  # a layer with its own params dict: listed, not entered
+    def __init__(self): self.params, self.grads, self.inner = {"W": np.ones((2, 2))}, {}, [_Attr()]
+    def forward(self, X): return X @ self.params["W"]
+    def backward(self, dY): return dY @ self.params["W"].T
+
+
+class _Attr:
+    def __init__(self): self.W = np.ones((2, 2))
+    def forward(self, X): return X @ self.W
+    def backward(self, dY): return dY @ self.W.T
+
+
+def test_a_layer_held_twice_is_one_sub_layer():
+    net = _Attr()
+    a = _Dicts()
+    net.layers, net.first, net.box = [a, _Attr()], a, type("Box", (), {})()
+    net.box.again = net.layers  # the same list again, below a plain object
+    assert [n for n, _ in AD.sublayers(net)] == ["layers.0", "layers.1", "box"]
