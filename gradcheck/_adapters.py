@@ -826,8 +826,8 @@ def sublayers(obj):
     a layer with its own ``params`` dict speaks for its sub-layers. A plain object's float arrays (PyTorch's
     Parameter: ``weight.data`` with ``weight.grad``; ``p.W`` with ``g.W``) are then parameters under dotted names,
     as a sub-layer's are."""
-    return [(_label(p, dotted=True), v) for p, v in walk(obj, lambda p, v: not isinstance(getattr(v, "params", None), dict))
-            if _is_layer(v) or _is_helper(v)]
+    found = walk(obj, lambda p, v: not isinstance(getattr(v, "params", None), dict))
+    return [(_label(p, dotted=True), v) for p, v in found if _is_layer(v) or _is_helper(v)]
 
 
 def _is_helper(v):
@@ -1053,7 +1053,8 @@ def _grad_attrs(obj, inputs, kw, used, children=None):
 def _sibling_arrays(obj, holder):
     """``{"g.W": array}``: the float arrays of the plain objects (:func:`_is_helper`) other than ``holder`` that
     ``obj``'s attributes hold (``obj`` holds ``holder``: the layer or a sub-layer or plain object of it),
-    candidates for the gradients of ``holder``'s arrays (``g.W`` for ``p.W``; read on ``obj``: :meth:`Adapted._grad_owner`)."""
+    candidates for the gradients of ``holder``'s arrays (``g.W`` for ``p.W``; read on ``obj``:
+    :meth:`Adapted._grad_owner`)."""
     return {f"{a}.{k}": x for a, v in list(vars(obj).items())[:MAX_PROBED * 4]
             if isinstance(a, str) and v is not holder and _is_helper(v) and not _is_layer(v)
             for k, x in list(vars(v).items())[:MAX_PROBED]
@@ -1061,8 +1062,8 @@ def _sibling_arrays(obj, holder):
 
 
 def _written(o, before, returned):
-    """``{name: array}`` of the arrays of ``o`` (:func:`_arrays`, ``every``) that backward wrote: new, rebound or changed
-    since ``before`` (``{name: (array, copy)}``); not those sharing memory with what backward returned (dX)."""
+    """``{name: array}`` of the arrays of ``o`` (:func:`_arrays`, ``every``) that backward wrote: new, rebound or
+    changed since ``before`` (``{name: (array, copy)}``); not those sharing memory with what backward returned (dX)."""
     out = {}
     for k, a in _arrays(o, every=True).items():
         old, copy_ = before.get(k, (None, None))
