@@ -825,9 +825,13 @@ def sublayers(obj):
     (:func:`walk`), as PyTorch's ``named_modules`` names them (``l1``, ``layers.0``, ``block.l1``, ``box.layer``);
     a layer with its own ``params`` dict speaks for its sub-layers. A plain object's float arrays (PyTorch's
     Parameter: ``weight.data`` with ``weight.grad``; ``p.W`` with ``g.W``) are then parameters under dotted names,
-    as a sub-layer's are."""
-    found = walk(obj, lambda p, v: not isinstance(getattr(v, "params", None), dict))
-    return [(_label(p, dotted=True), v) for p, v in found if _is_layer(v) or _is_helper(v)]
+    as a sub-layer's are; a plain object is listed when it or one below it holds a float array in a public
+    attribute (``block`` of ``block.p.W``: where ``block.g.W`` is looked for, :func:`_grad_attrs`)."""
+    walked = walk(obj, lambda p, v: not isinstance(getattr(v, "params", None), dict))
+    found = [(_label(p, dotted=True), v) for p, v in walked if _is_layer(v) or _is_helper(v)]
+    held = [n for n, v in found if not _is_layer(v) and any(
+        isinstance(x, np.ndarray) and x.dtype.kind == "f" and x.size and not k.startswith("_") for k, x in vars(v).items())]
+    return [(n, v) for n, v in found if _is_layer(v) or any(h == n or h.startswith(n + ".") for h in held)]
 
 
 def _is_helper(v):
