@@ -418,14 +418,15 @@ def param_names(ours: Sequence[str], theirs: Sequence[str]) -> dict[str, str] | 
     return out if len(set(out.values())) == len(out) == len(set(ours)) else None
 
 
-def reference_source(ref, call: Call, G, notes=None, matches=None):
+def reference_source(ref, call: Call, G, notes=None, matches=None, agrees=None):
     """Forward and backward of a reference layer given the checked layer's parameter values: (Y, {key: grad}).
 
     Parameters are paired by name (:func:`param_names`: ``weight`` is ``W``). A weight of reversed shape is given
     transposed; a square one as stored, unless ``matches`` (``matches(Y_ref)``: whether the reference's output is
     the checked layer's) says the reference reproduces the layer's forward only with it transposed (a layer
-    computing ``X @ W`` with W (in, out)). ``notes`` gets ``reference: ...`` lines: the names mapped, the
-    orientation and how it was decided.
+    computing ``X @ W`` with W (in, out)); when both reproduce it (a symmetric W), transposed only if ``agrees``
+    (``agrees({key: reference gradient})``: whether the layer's gradients are those) says so of that way alone.
+    ``notes`` gets ``reference: ...`` lines: the names mapped, the orientation and how it was decided.
     """
     inputs, keys, params, training, owner = call.inputs, call.keys, call.params, call.training, call.owner
     rparams = getattr(ref, "params", None) or {}
@@ -446,33 +447,42 @@ def reference_source(ref, call: Call, G, notes=None, matches=None):
                             lambda k, p: UsageError(f"The reference {type(ref).__name__}: params[{names[k]!r}] has "
                                                     f"shape {V.fmt_shape(rparams[names[k]].shape)}, {owner}'s {k} has "
                                                     f"{V.fmt_shape(p.shape)}."), square)
-    transposed = give(False)
-    if matches is not None and (square := [k for k in give(True) if k not in transposed]):
-        fits = [matches(np.asarray(ref.forward(*[x.copy() for x in inputs], training=training), dtype=np.float64))]
-        transposed = give(False)
-        fits.insert(0, matches(np.asarray(ref.forward(*[x.copy() for x in inputs], training=training),
-                                          dtype=np.float64)))
-        if fits == [False, True]:
-            transposed = give(True)
-        notes.append(_orientation_note(owner, square, fits))
+    def run(square):  # the reference's Y and gradients, keyed as the checked layer's; the keys transposed
+        transposed = give(square)
+        Y = np.asarray(ref.forward(*[x.copy() for x in inputs], training=training), dtype=np.float64)
+        ret = ref.backward(G.copy())
+        rets = [ret] if len(inputs) == 1 else list(ret)
+        out = {k: np.asarray(r, dtype=np.float64) for k, r, x in zip(keys, rets, inputs) if x.dtype.kind == "f"}
+        out.update({k: np.asarray(ref.grads[names[k]], dtype=np.float64).T if k in transposed
+                    else np.asarray(ref.grads[names[k]], dtype=np.float64) for k in params})
+        return Y, out, transposed
+    Y, out, transposed = run(False)
+    square = [k for k in give(True) if k not in transposed] if matches is not None else []
+    if square:
+        other = run(True)
+        fits = [matches(Y), matches(other[0])]
+        # the forward cannot tell (a symmetric W): the way whose gradients agree with the layer's, if one does
+        sure = fits != [True, True] or agrees is None or [agrees({k: r[1][k] for k in square})
+                                                          for r in ((Y, out), other)] != [False, True]
+        Y, out, transposed = other if fits == [False, True] or not sure else run(False)
+        notes.append(_orientation_note(owner, square, fits, sure))
     elif transposed:
         notes.append(f"reference: the reference's {', '.join(names[k] for k in transposed)} "
                      f"{'is' if len(transposed) == 1 else 'are'} the transpose of {owner}'s {', '.join(transposed)} "
                      "((in, out) there, (out, in) in manualprop); its gradients are transposed back")
-    Y = np.asarray(ref.forward(*[x.copy() for x in inputs], training=training), dtype=np.float64)
-    ret = ref.backward(G.copy())
-    rets = [ret] if len(inputs) == 1 else list(ret)
-    out = {k: np.asarray(r, dtype=np.float64) for k, r, x in zip(keys, rets, inputs) if x.dtype.kind == "f"}
-    out.update({k: np.asarray(ref.grads[names[k]], dtype=np.float64).T if k in transposed
-                else np.asarray(ref.grads[names[k]], dtype=np.float64) for k in params})
     return Y, out
 
 
-def _orientation_note(owner, square, fits):
+def _orientation_note(owner, square, fits, sure=True):
     """The ``reference:`` line saying how the square weights ``square`` were given, by ``fits``: whether the
-    reference reproduced ``owner``'s forward with them as stored, and transposed."""
+    reference reproduced ``owner``'s forward with them as stored, and transposed; ``sure`` False: both did, and
+    only the transposed one's gradients agree with the layer's."""
     w = ", ".join(square)
     one = len(square) == 1
+    if not sure:
+        return (f"reference: {w} given transposed: the reference built either way matches {owner}'s forward ({w} "
+                f"{'is' if one else 'are'} symmetric?), and only with {w}.T do its gradients of {w} agree with "
+                f"{owner}'s; the forward cannot tell the orientation, so d{w} is checked by central differences")
     if fits == [False, True]:
         return (f"reference: {w} given transposed: {owner}'s forward matches the reference's built with {w}.T, "
                 f"not with {w} as stored ({owner} computes X @ {w}: (in, out), manualprop (out, in)); "
