@@ -16,7 +16,9 @@ an input; for a loss, a **CS231n loss function** ``NAME(x, y) -> (loss, dx)``. "
 is measured: each float array attribute is changed for one forward (:func:`_used_arrays`); buffers
 forward overwrites (``out=self._Y``) and caches do not change ``Y``. Every returned array is a copy.
 A layer with several outputs (``(next_h, next_c, cache)``; a class's ``(h, c)``), whose backward takes
-one upstream gradient each, is presented as one output by :class:`Outputs`, for either protocol.
+one upstream gradient each, is presented as one output by :class:`Outputs`, for either protocol. A class
+whose ``forward`` returns ``(out, cache)`` and whose ``backward`` takes ``(dout, cache)`` is read through the
+pair's adapter (:func:`class_cache`); ``NAME_backward_alt`` pairs with ``NAME_forward`` (:func:`backward_variants`).
 """
 
 import ast
@@ -123,8 +125,10 @@ def find(mod, name):
     """``("class", cls)``, ``("functions", (forward, backward))`` or ``("loss_function", fn)`` for ``path.py::NAME``.
 
     A class named NAME wins; else ``NAME_forward``/``NAME_backward`` (then with ``_naive``, ``_fast``;
-    NAME may itself end in ``_forward``); else a function NAME is a CS231n loss ``NAME(x, y) -> (loss,
-    dx)``. AdapterError when nothing fits: the message lists the classes and function pairs found.
+    NAME may itself end in ``_forward``); else a backward variant ``STEM_backward_V`` named as NAME or
+    ``STEM_V`` with ``STEM_forward`` (:func:`backward_variants`); else a function NAME is a CS231n loss
+    ``NAME(x, y) -> (loss, dx)``. AdapterError when nothing fits: the message lists the classes, function pairs
+    and other backward functions found.
     """
     obj = getattr(mod, name, None)
     if isinstance(obj, type):

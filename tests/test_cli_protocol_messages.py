@@ -13,8 +13,6 @@ import numpy as np
 import pytest
 from test_cli import both, run
 
-from gradcheck.sources import param_names
-
 # --------------------------------------------------------------------------- W7: forward -> (out, cache)
 
 CACHE = """
@@ -235,6 +233,8 @@ def test_pytorch_names_are_mapped_to_the_references(tmp_path, n_out):
 
 
 def test_parameter_names_map_one_to_one_or_not_at_all():
+    from gradcheck.sources import param_names
+
     assert param_names(["W", "b"], ["weight", "bias"]) == {"weight": "W", "bias": "b"}
     assert param_names(["gamma", "beta"], ["weight", "bias"]) == {"weight": "gamma", "bias": "beta"}
     assert param_names(["W", "b"], ["W", "b"]) == {"W": "W", "b": "b"}
