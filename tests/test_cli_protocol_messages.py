@@ -12,6 +12,7 @@ import textwrap
 import numpy as np
 import pytest
 from test_cli import both, run
+from test_protocols import ATTR  # LinearOI: PyTorch's names and layout, weight (out, in)
 
 # --------------------------------------------------------------------------- W7: forward -> (out, cache)
 
@@ -143,21 +144,6 @@ class Linear:
         self.db = dY.sum(0)
         return DX
 
-class LinearT:
-    '''PyTorch's names and layout: weight (out, in), Y = X @ weight.T + bias'''
-    def __init__(self, in_features, out_features):
-        rng = np.random.default_rng(0)
-        self.weight = rng.standard_normal((out_features, in_features))
-        self.bias = rng.standard_normal(out_features)
-
-    def forward(self, X):
-        self.X = X
-        return X @ self.weight.T + self.bias
-
-    def backward(self, dY):
-        self.dweight = dY.T @ self.X
-        self.dbias = dY.sum(0)
-        return dY @ self.weight
 """
 
 
@@ -224,12 +210,12 @@ def test_a_symmetric_or_unmatched_square_weight_is_said_so(tmp_path):
 
 @pytest.mark.parametrize("n_out", [3, 4])
 def test_pytorch_names_are_mapped_to_the_references(tmp_path, n_out):
-    # before: usage error (exit 2) "The reference Linear has parameters ['W', 'b'] but LinearT has ['bias', 'weight']"
-    p = reference(linear(tmp_path), "LinearT", n_out)
+    # before: usage error (exit 2) "The reference Linear has parameters ['W', 'b'] but LinearOI has ['bias', 'weight']"
+    p = reference(write(tmp_path, ATTR), "LinearOI", n_out)
     out = both(p)
     assert p.returncode == 0, out
-    assert "reference: LinearT's weight as W, bias as b (the reference's names)" in out
-    assert "PASS: LinearT: every gradient (dX, dweight, dbias) and the forward output match" in out
+    assert "reference: LinearOI's weight as W, bias as b (the reference's names)" in out
+    assert "PASS: LinearOI: every gradient (dX, dweight, dbias) and the forward output match" in out
 
 
 def test_parameter_names_map_one_to_one_or_not_at_all():
