@@ -254,23 +254,3 @@ def test_second_derivatives_through_getitem(monkeypatch):
     for j, (k, w) in enumerate(zip(KEYS, ws)):
         expect[k] += 2 * w * v[k] + (6 * x[k] * w * v[k] if j < 8 else 0)
     np.testing.assert_array_equal(hv, expect)
-
-
-def test_a_basic_key_type_learned_once_does_not_make_a_bool_or_array_basic():
-    # x[:, 1] teaches (slice, int); x[:, True] (bool: an advanced index) and x[:, [0, 2]] stay
-    # advanced, their values and gradients numpy's and HIPS autograd's
-    shape_mod._is_basic((slice(None), 1))
-    assert (slice, int) in shape_mod._BASIC_TUPLES
-    assert not shape_mod._is_basic((slice(None), True))
-    assert not shape_mod._is_basic((slice(None), np.array([0, 2])))
-    assert (slice, bool) not in shape_mod._BASIC_TUPLES
-    x = np.arange(12.0).reshape(3, 4)
-    xt = ap.constant(x)
-    keys = [(slice(None), 1), (slice(None), True), (slice(None), [0, 2, 0]), (slice(None), np.int64(3))]
-    for key in keys:
-        with ap.GradientTape() as tape:
-            tape.watch(xt)
-            y = ap.sum(xt[key] * xt[key])
-        expect = autograd.grad(lambda a, key=key: anp.sum(a[key] * a[key]))(x)
-        np.testing.assert_array_equal(tape.gradient(y, xt).numpy(), expect)
-        np.testing.assert_array_equal(np.asarray(xt[key].numpy()), x[key])

@@ -248,33 +248,14 @@ index_add = defprim(
 
 
 _BASIC = {int, builtins.slice, type(None), type(Ellipsis)}
-# The element types of the tuple keys found basic so far, e.g. (slice, int) for x[:, t] and
-# (slice, slice) for z[:, :H]: a key seen again is told basic by one set look-up of its
-# types (a recurrent step slices 40 times), not by a test per element. Only types go in, and
-# only when every one of them is basic by itself, so the answer is the per-element test's.
-_BASIC_TUPLES = set()
-_BASIC_TUPLES_MAX = 512
-
-
-def _learn_basic(types):
-    """Note ``types`` (a tuple key's element types) as basic if each of them is."""
-    if len(_BASIC_TUPLES) < _BASIC_TUPLES_MAX and builtins.all(
-            t in _BASIC or issubclass(t, np.integer) for t in types):
-        _BASIC_TUPLES.add(types)
 
 
 def _is_basic(key):
     """True for a basic index (ints, slices, None, Ellipsis): ``x[key]`` is a view and
     selects each element at most once. Booleans and arrays are advanced indices."""
-    if type(key) is tuple:
-        types = tuple(map(type, key))
-        if types in _BASIC_TUPLES:
-            return True
     for k in key if type(key) is tuple else (key,):
         if type(k) not in _BASIC and not isinstance(k, np.integer):  # (bool is not int)
             return False
-    if type(key) is tuple:
-        _learn_basic(types)
     return True
 
 
@@ -305,7 +286,6 @@ def _plain_key(key):
         for k in key:
             if type(k) not in _BASIC:
                 return tuple(_plain_key(k) for k in key)
-        _learn_basic(tuple(map(type, key)))
         return key
     if isinstance(key, tuple):
         return tuple(_plain_key(k) for k in key)
@@ -318,8 +298,6 @@ def _plain_key(key):
 
 def getitem(x, key):
     """``x[key]`` for Tensors: ints, slices, None, Ellipsis, boolean masks, integer arrays."""
-    if type(key) is tuple and tuple(map(type, key)) in _BASIC_TUPLES:  # x[:, t], z[:, :H]
-        return _getitem_prim(x, key=key)
     return _getitem_prim(x, key=_plain_key(key))
 
 
