@@ -206,9 +206,11 @@ def sum_of_squares(X: np.ndarray) -> float:
     """
     if X.size <= DOT_CHUNK:
         return float(_vdot(X, X))
-    flat = X.reshape(-1)
-    return sum(float(_vdot(flat[i:i + DOT_CHUNK], flat[i:i + DOT_CHUNK]))
-               for i in range(0, flat.size, DOT_CHUNK))
+    flat, total = X.reshape(-1), 0.0
+    for i in range(0, flat.size, DOT_CHUNK):  # a loop, not a generator: no frame per chunk
+        part = flat[i:i + DOT_CHUNK]
+        total += float(_vdot(part, part))
+    return total
 
 
 def _sum_is_finite(X: np.ndarray) -> bool:

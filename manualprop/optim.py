@@ -51,6 +51,7 @@ from ._validation import (
     check_option,
     check_scalar,
     check_update,
+    sum_of_squares,
 )
 
 __all__ = ["Adam", "Optimizer", "RMSProp", "SGD"]
@@ -251,10 +252,11 @@ class Optimizer:
         The finiteness of each gradient is checked on every call (one reduction).
         """
         ndarray, f64, f32, finite = np.ndarray, _F64, _F32, _sum_is_finite
-        isfinite, vdot, chunk = math.isfinite, _vdot, DOT_CHUNK
+        isfinite, vdot, chunk, ss = math.isfinite, _vdot, DOT_CHUNK, sum_of_squares
         var_reader, grad_reader = _VARIABLE_READERS.get, _GRADIENT_READERS.get
         values, checked = [], []
         where = None
+        plain = True  # every pair so far: an array variable and a checked gradient of its dtype
         for grad, var in zip(grads, variables):
             # the common case first, check_update's checks inline: a writeable array variable, a
             # float32/float64 array gradient of its shape (numpy's dtype objects of native floats
@@ -262,12 +264,17 @@ class Optimizer:
             # _sum_is_finite's one dot, inline, up to DOT_CHUNK elements)
             if type(var) is ndarray and type(grad) is ndarray and grad.shape == var.shape:
                 dt = grad.dtype
-                if (dt is f64 and var.flags.writeable and (
-                        isfinite(vdot(grad, grad)) if grad.size <= chunk else finite(grad))) or (
+                if (dt is f64 and var.flags.writeable and isfinite(
+                        vdot(grad, grad) if grad.size <= chunk else ss(grad))) or (
                         dt is f32 and var.flags.writeable and finite(grad)):
                     values.append(var)
-                    checked.append(grad if dt is var.dtype else grad.astype(var.dtype))
+                    if dt is var.dtype:
+                        checked.append(grad)
+                    else:
+                        checked.append(grad.astype(var.dtype))
+                        plain = False
                     continue
+            plain = False
             i = len(values)  # the position of this pair (one value per pair before it)
             if type(var) is ndarray and var.flags.writeable:
                 p = var
@@ -293,6 +300,10 @@ class Optimizer:
         # plain SGD (no momentum, no decay): its delta, learning_rate * g, computed inline
         lr = (self.learning_rate if not decay and type(self)._delta is SGD._delta and not self.momentum
               else None)
+        if lr is not None and plain:  # float arrays, each gradient of its variable's dtype
+            for p, g in zip(values, checked):
+                p -= lr * g
+            return
         for var, p, g in zip(variables, values, checked):
             if g.dtype is not p.dtype and g.dtype != p.dtype:  # cast already; clip keeps the dtype
                 g = g.astype(p.dtype)

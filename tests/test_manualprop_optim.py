@@ -303,3 +303,32 @@ def test_adam_rmsprop_hyperparameter_errors():
         match=r"^Adam\(learning_rate=0.001, .*\)\.step: gradient for params\['w'\] must have the variable's shape \(2,\); got \(1,\)$",
     ):
         Adam().step({"w": np.zeros(2)}, {"w": np.zeros(1)})
+
+
+def test_plain_sgd_loop_matches_the_general_rule_bit_for_bit_and_refuses_a_late_nan():
+    # plain SGD updates float arrays of the gradient's dtype in one loop; a cast (float64
+    # gradient, float32 variable), a Variable, or a rule with state takes the general loop:
+    # each gives exactly p - lr * g in the variable's dtype
+    rng = np.random.default_rng(0)
+    ps = [rng.standard_normal((64, 256)), rng.standard_normal(256), rng.standard_normal((3, 4)).astype(np.float32)]
+    gs = [rng.standard_normal(p.shape) for p in ps]  # the last one float64 for a float32 variable
+    expect = [p - 0.1 * g.astype(p.dtype) for p, g in zip(ps, gs)]
+    for pairs in (list(zip(gs[:2], ps[:2])), [(gs[2], ps[2])]):
+        SGD(learning_rate=0.1).apply_gradients(pairs)
+    for p, e in zip(ps, expect):
+        np.testing.assert_array_equal(p, e)
+        assert p.dtype == e.dtype
+    v = FakeVariable([1.0, -2.0])
+    SGD(learning_rate=0.1).apply_gradients([(np.array([0.5, 0.25]), v)])
+    np.testing.assert_array_equal(v.numpy(), np.array([1.0, -2.0]) - 0.1 * np.array([0.5, 0.25]))
+    # a NaN in the last chunk of the last gradient (more than DOT_CHUNK elements), after good
+    # pairs: refused with the usual message, and no variable has changed
+    before = [p.copy() for p in ps[:2]]
+    bad = gs[0].copy()
+    bad[-1, -1] = np.nan
+    with pytest.raises(ValueError, match=r"gradient for variable #1 must contain only finite values"):
+        SGD(learning_rate=0.1).apply_gradients([(gs[1], ps[1]), (bad, ps[0])])
+    with pytest.raises(ValueError, match=r"gradient for params\['0.W'\] must contain only finite values"):
+        SGD(learning_rate=0.1).step({"0.b": ps[1], "0.W": ps[0]}, {"0.b": gs[1], "0.W": bad})
+    for p, b in zip(ps[:2], before):
+        np.testing.assert_array_equal(p, b)
