@@ -20,6 +20,7 @@ one upstream gradient each, is presented as one output by :class:`Outputs`, for 
 """
 
 import ast
+import collections.abc
 import contextlib
 import copy
 import inspect
@@ -497,7 +498,7 @@ def class_outputs(obj, inputs):
     """:func:`_class_outputs` of a class-style layer probed on ``inputs`` in eval mode: its :class:`Outputs`,
     attached (one output from here on), or None. Once attached, the same :class:`Outputs` again. Used by
     :func:`adapt` (``gradcheck check`` and the sandbox's probe) and by the grader for its reference."""
-    held = getattr(obj, "__dict__", {}).get("_gradcheck_outputs")
+    held = _fields(obj).get("_gradcheck_outputs")
     if held is not None or isinstance(obj, FunctionPair) or not callable(getattr(obj, "backward", None)):
         return held  # a pair reads its outputs at each forward
     kw = _training_kw(obj.forward, False, mode_keyword(obj.forward))
@@ -574,8 +575,10 @@ class Adapted:
     """A class instance behind the manualprop protocol: ``pairs`` maps a weight attribute to its
     gradient attribute; ``own``: the object has its own ``params``/``grads`` dicts."""
 
-    def __init__(self, obj, pairs, own=False, tied=None, views=None):
+    def __init__(self, obj, pairs, own=False, tied=None, views=None, real=None):
         self.obj, self.pairs, self.own = obj, dict(pairs), own
+        #: ``{W: _Cls__W}``: a parameter named as the student wrote it (``self.__W``), not as Python stores it
+        self._real = dict(real or {})
         #: ``{enc.W: [(dec.W, its gradient attribute, positions)]}``: parameters sharing a checked one's
         #: memory, their gradients added into its own (:func:`_aliases`)
         self.tied = dict(tied or {})
@@ -599,7 +602,7 @@ class Adapted:
     def _where(self, name):
         """``(owner, "attr" or "dict", key)`` of parameter ``name``: ``W`` is ``self.W``, ``l1.W`` the sub-layer
         ``l1``'s ``W`` (its attribute, or its ``params['W']`` when its gradient is ``grads['W']``)."""
-        path, _, key = name.rpartition(".")
+        path, _, key = self._real.get(name, name).rpartition(".")
         owner = self.children[path] if path else self.obj
         kind = "dict" if self._grad_attr.get(name, "").startswith(tuple(d + "[" for d in GRAD_DICTS)) and \
             isinstance(getattr(owner, "params", None), dict) else "attr"
@@ -666,9 +669,9 @@ class Adapted:
 
     def forward(self, *xs, training=None):
         self._sync()
-        before = dict(getattr(self.obj, "__dict__", {}))  # the old values stay alive: no id is reused
+        before = dict(_fields(self.obj))  # the old values stay alive: no id is reused
         out = self.obj.forward(*xs, **_training_kw(self.obj.forward, training, self.mode_keyword))
-        self.saved = [k for k, v in getattr(self.obj, "__dict__", {}).items() if before.get(k, before) is not v]
+        self.saved = [k for k, v in _fields(self.obj).items() if before.get(k, before) is not v]
         return _copy(out)
 
     def backward(self, dY):
@@ -702,6 +705,77 @@ class Adapted:
         if name == "obj":
             raise AttributeError(name)
         return getattr(self.obj, name)
+
+
+def _slot_names(cls):
+    """``{attribute name: slot descriptor}`` of the ``__slots__`` of ``cls`` and its bases (a name-mangled
+    ``__W`` under its real name ``_Cls__W``), not ``__dict__``/``__weakref__``."""
+    out = {}
+    for c in getattr(cls, "__mro__", ()):
+        s = vars(c).get("__slots__", ())
+        for n in ([s] if isinstance(s, str) else s if isinstance(s, (tuple, list)) else ()):
+            real = f"_{c.__name__.lstrip('_')}{n}" if n.startswith("__") and not n.endswith("__") else n
+            if isinstance(vars(c).get(real), types.MemberDescriptorType):
+                out.setdefault(real, vars(c)[real])
+    return out
+
+
+class _Fields(collections.abc.MutableMapping):
+    """The instance attributes of ``obj`` as a mutable mapping: its ``__dict__`` and its ``__slots__`` that are
+    set (:func:`_slot_names`), read and written past the student's ``__getattr__``/``__setattr__`` and properties,
+    as ``obj.__dict__`` is: the probes, the walks and the undo treat a slot attribute as any other."""
+
+    __slots__ = ("_d", "_o", "_s")
+
+    def __init__(self, obj):
+        d = getattr(obj, "__dict__", None)
+        self._o, self._d, self._s = obj, d if isinstance(d, dict) else {}, _slot_names(type(obj))
+
+    def __getitem__(self, k):
+        if k in self._s:
+            try:
+                return self._s[k].__get__(self._o, type(self._o))
+            except AttributeError:
+                raise KeyError(k) from None
+        return self._d[k]
+
+    def __setitem__(self, k, v):
+        self._s[k].__set__(self._o, v) if k in self._s else self._d.__setitem__(k, v)
+
+    def __delitem__(self, k):
+        if k not in self:
+            raise KeyError(k)
+        self._s[k].__delete__(self._o) if k in self._s else self._d.__delitem__(k)
+
+    def __iter__(self):
+        return iter([*self._d, *(k for k in self._s if k not in self._d and k in self)])
+
+    def __contains__(self, k):
+        return k in self._d if k not in self._s else _slot_set(self, k)
+
+    def __len__(self):
+        return len(list(iter(self)))
+
+
+def _slot_set(f, k):
+    try:
+        f._s[k].__get__(f._o, type(f._o))
+        return True
+    except AttributeError:
+        return False
+
+
+def _fields(obj):
+    """:class:`_Fields` of ``obj``: ``obj.__dict__`` itself when it has no slots."""
+    d = getattr(obj, "__dict__", None)
+    if isinstance(obj, (type, types.ModuleType)):
+        return d if isinstance(d, dict) else {}
+    return d if isinstance(d, dict) and not _slot_names(type(obj)) else _Fields(obj)
+
+
+def _has_fields(v):
+    """Whether ``v`` has instance attributes to read: a ``__dict__`` or ``__slots__``."""
+    return isinstance(getattr(v, "__dict__", None), dict) or bool(_slot_names(type(v)))
 
 
 def _reachable(root, label, out, depth=3):
@@ -743,7 +817,7 @@ def cache_guard(layer, names=()):
     else:
         obj = layer.obj if isinstance(layer, Adapted) else layer
         owner = f"{getattr(layer, 'class_name', None) or type(obj).__name__}.backward"
-        d = getattr(obj, "__dict__", {})
+        d = _fields(obj)
         skip = [v for k in ("params", "grads") if isinstance(d.get(k), dict) for v in d[k].values()
                 if isinstance(v, np.ndarray)]
         pairs = getattr(layer, "pairs", {}) if isinstance(layer, Adapted) else {}
@@ -752,7 +826,7 @@ def cache_guard(layer, names=()):
         arrays = []
         for k, v in list(d.items())[:MAX_PROBED * 4]:
             if isinstance(k, str) and k not in ("params", "grads") and (saved is None or k in saved) and \
-                    not _gradient_name(k.lstrip("_"), list(d) + list(names)):
+                    not _gradient_name(_bare(k).lstrip("_"), [*map(_bare, d), *names]):
                 _reachable(v, f"self.{k}", arrays)
         arrays = [(lab, a) for lab, a in arrays if not any(np.shares_memory(a, s) for s in skip)]
     saved = [(lab, a, a.copy()) for lab, a in arrays]
@@ -776,7 +850,7 @@ def cache_guard(layer, names=()):
 def _float_arrays(obj):
     """``{name: array}`` of ``obj``'s float array attributes (``W``), then of the arrays in its dict, list and
     tuple attributes (``weights['W']``, ``Ws[1]``: :func:`_container_arrays`)."""
-    d = getattr(obj, "__dict__", {})
+    d = _fields(obj)
     return {**{k: v for k, v in list(d.items())[:MAX_PROBED * 4] if isinstance(k, str) and isinstance(v, np.ndarray)
                and v.dtype.kind == "f" and v.size}, **_container_arrays(obj)}
 
@@ -788,7 +862,7 @@ def _is_number(v):
 
 def _float_numbers(obj):
     """Number attributes (``self.alpha = 0.25``): parameters only when backward sets a gradient for them."""
-    d = getattr(obj, "__dict__", {})
+    d = _fields(obj)
     return {k: v for k, v in list(d.items())[:MAX_PROBED * 4] if isinstance(k, str) and _is_number(v)
             and not k.startswith("_")}
 
@@ -796,7 +870,7 @@ def _float_numbers(obj):
 def _is_layer(v):
     """An object with ``forward`` and ``backward`` methods (a layer; not a class, nor one that cannot be read)."""
     try:
-        return (not isinstance(v, (type, np.ndarray)) and isinstance(getattr(v, "__dict__", None), dict)
+        return (not isinstance(v, (type, np.ndarray)) and _has_fields(v)
                 and callable(getattr(v, "forward", None)) and callable(getattr(v, "backward", None)))
     except Exception:  # noqa: BLE001 - a student's __getattr__ or property that raises: not a sub-layer
         return False
@@ -808,7 +882,7 @@ def sublayers(obj, prefix="", seen=None):
     names them; each object is visited once (``seen``: a cycle, a layer held twice), at most :data:`MAX_WALKED`."""
     seen = {id(obj)} if seen is None else seen
     out = []
-    for k, v in list(getattr(obj, "__dict__", {}).items())[:MAX_PROBED * 4]:
+    for k, v in list(_fields(obj).items())[:MAX_PROBED * 4]:
         if not isinstance(k, str) or k in ("params", "grads"):
             continue
         for name, x in _held(v, k, seen)[:MAX_PROBED]:  # a layer with its own params dict speaks for its sub-layers
@@ -823,7 +897,7 @@ def _is_helper(v):
     ``__dict__``; not a layer, class or function."""
     mod = getattr(type(v), "__module__", "") or ""
     return isinstance(v, types.SimpleNamespace) or (
-        isinstance(getattr(v, "__dict__", None), dict) and not isinstance(v, (type, np.ndarray)) and not callable(v)
+        _has_fields(v) and not isinstance(v, (type, np.ndarray)) and not callable(v)
         and mod.split(".")[0] not in ("numpy", "builtins", "collections", "types", "random", "functools", "abc",
                                       "typing", "enum"))
 
@@ -843,7 +917,7 @@ def _held(v, name, seen):
     elif isinstance(v, dict):
         items = [(i, x) for i, x in v.items() if isinstance(i, (str, int))]
     elif _is_helper(v):
-        items = [(i, x) for i, x in vars(v).items() if isinstance(i, str) and not i.startswith("_")]
+        items = [(i, x) for i, x in _fields(v).items() if isinstance(i, str) and not i.startswith("_")]
     else:
         return []
     # a plain object holding float arrays (PyTorch's Parameter: weight.data, weight.grad; a SimpleNamespace p.W):
@@ -863,7 +937,7 @@ def _undone(obj, keep_new=False):
     ``keep_new``: what the probe created is kept (new attributes, new dict keys, an attribute that was
     None): parameters a first forward builds (Keras-style); all else is restored.
     """
-    d = obj.__dict__
+    d = _fields(obj)
     saved = {k: (v, v.copy() if isinstance(v, np.ndarray) else dict(v) if isinstance(v, dict) else None)
              for k, v in d.items()}
     gens = {k: v.bit_generator.state for k, v in d.items() if isinstance(v, np.random.Generator)}
@@ -979,6 +1053,17 @@ class _Items:
             setattr(o, path[0], new)
 
 
+#: A name-mangled attribute: ``self.__W`` in class ``Cls`` is ``_Cls__W`` (groups: ``_Cls__``, ``W``).
+MANGLED = re.compile(r"(_[A-Za-z0-9]\w*?__)([A-Za-z]\w*)")
+
+
+def _bare(key):
+    """Attribute ``key`` as the student wrote it in the class, without Python's name mangling: ``_Cls__W`` is
+    ``W`` (its ``__`` only hides it from subclasses), any other name is itself."""
+    m = MANGLED.fullmatch(key)
+    return m[2] if m else key
+
+
 #: Names of an attribute holding the gradients of a dict of weights, key for key (``self.grads['W']``).
 GRAD_DICTS = ("grads", "gradients", "grad")
 
@@ -1002,7 +1087,7 @@ def _container_arrays(obj, every=False):
             for k, x in list(items)[:MAX_PROBED]:
                 if isinstance(k, int) or (isinstance(k, str) and k.isidentifier()):
                     walk(x, f"{label}[{k!r}]")
-    for k, v in list(getattr(obj, "__dict__", {}).items())[:MAX_PROBED * 4]:
+    for k, v in list(_fields(obj).items())[:MAX_PROBED * 4]:
         if isinstance(k, str) and k.isidentifier() and isinstance(v, (list, tuple, dict)) and (every or (
                 not k.startswith("_") and k not in GRAD_DICTS and not (k == "params" and isinstance(v, dict))
                 and not _gradient_name(k, ()))):  # params = [W, b] (a list): params[0] with grads[0]
@@ -1078,16 +1163,16 @@ def _grad_attrs(obj, inputs, kw, used, children=None):
 def _sibling_arrays(obj, holder):
     """``{"g.W": array}``: the float arrays of the plain objects (:func:`_is_helper`) other than ``holder`` that
     ``obj``'s attributes hold, candidates for the gradients of ``holder``'s arrays (``self.g.W`` for ``self.p.W``)."""
-    return {f"{a}.{k}": x for a, v in list(vars(obj).items())[:MAX_PROBED * 4]
+    return {f"{a}.{k}": x for a, v in list(_fields(obj).items())[:MAX_PROBED * 4]
             if isinstance(a, str) and v is not holder and _is_helper(v) and not _is_layer(v)
-            for k, x in list(vars(v).items())[:MAX_PROBED]
+            for k, x in list(_fields(v).items())[:MAX_PROBED]
             if isinstance(k, str) and isinstance(x, np.ndarray) and x.dtype.kind == "f" and x.size}
 
 
 def _all_arrays(o):
     """``{name: array}`` of every float array attribute of ``o`` and every one in its containers, whatever their
     names (``W``, ``dW``, ``g['W']``, ``_cache[0]``)."""
-    d = getattr(o, "__dict__", {})
+    d = _fields(o)
     return {**{k: v for k, v in list(d.items())[:MAX_PROBED * 4] if isinstance(k, str) and k.isidentifier()
                and isinstance(v, np.ndarray) and v.dtype.kind == "f" and v.size},
             **_container_arrays(o, every=True)}
@@ -1171,7 +1256,9 @@ def _grad_candidates(key):
     if key == "data":  # PyTorch's Parameter: weight.data with weight.grad
         return ["grad"] + [g.format(key) for g in GRAD_NAMES]
     if path is None:  # self.grads = {"W": ...} beside self.W; self._dW (or _grad_W) beside self._W
-        private = ["_" + g.format(key[1:]) for g in GRAD_NAMES] if key.startswith("_") and key[1:2] != "_" else []
+        mangled = MANGLED.fullmatch(key)  # self.__W is _Cls__W: its gradient self.__dW is _Cls__dW
+        private = [mangled[1] + g.format(mangled[2]) for g in GRAD_NAMES] if mangled else \
+            ["_" + g.format(key[1:]) for g in GRAD_NAMES] if key.startswith("_") and key[1:2] != "_" else []
         return list(dict.fromkeys([g.format(key) for g in GRAD_NAMES] + private + [f"grads[{key!r}]"]))
     subs = "".join(f"[{k!r}]" for k in path[1])
     return [g.format(path[0]) + subs for g in GRAD_NAMES] + [d + subs for d in GRAD_DICTS]
@@ -1183,7 +1270,7 @@ def _lazy_build(obj, inputs, kw):
     def params():
         out = {}
         for prefix, o in [("", obj), *((n + ".", c) for n, c in sublayers(obj))]:
-            d = getattr(o, "__dict__", {})
+            d = _fields(o)
             out.update({prefix + k: v for k, v in d.items() if isinstance(v, np.ndarray) and v.dtype.kind == "f"})
             if isinstance(d.get("params"), dict):
                 out.update({prefix + k: v for k, v in d["params"].items() if isinstance(v, np.ndarray)})
@@ -1191,7 +1278,7 @@ def _lazy_build(obj, inputs, kw):
     before = params()
     children = dict(sublayers(obj))
     owners = [("", obj), *((n + ".", c) for n, c in children.items())]
-    was = {prefix: dict(getattr(o, "__dict__", {})) for prefix, o in owners}
+    was = {prefix: dict(_fields(o)) for prefix, o in owners}
     with _all_undone([obj, *children.values()], keep_new=True) as rewind:
         y = _run(obj, rewind, inputs, kw)
     after = params()
@@ -1201,7 +1288,7 @@ def _lazy_build(obj, inputs, kw):
     new = [k for k in after if k not in before]
     kept = [k for k in new if not any(after[k].shape == np.shape(x) and np.array_equal(after[k], x) for x in seen)]
     for prefix, o in owners:
-        d = getattr(o, "__dict__", {})
+        d = _fields(o)
         for k in [k for k in new if k not in kept and k.startswith(prefix) and "." not in k[len(prefix):]]:
             key = k[len(prefix):]
             if key in d and key not in was[prefix]:
@@ -1395,13 +1482,13 @@ def adapt(obj, inputs=None, training=True):
 def _grads_dict(obj, inputs, kw):
     """The attribute holding the gradients of ``obj.params``, key for key: ``grads``, else the first of
     :data:`GRAD_DICTS` that is a non-empty dict after one forward and backward (state restored after)."""
-    if isinstance(getattr(obj, "__dict__", {}).get("grads"), dict):
+    if isinstance(_fields(obj).get("grads"), dict):
         return "grads"
     with _all_undone([obj]) as rewind:
         y = _run(obj, rewind, inputs, kw)
         _step("backward")
         obj.backward(np.random.default_rng(7).standard_normal(y.shape))
-        d = getattr(obj, "__dict__", {})
+        d = _fields(obj)
         return next((n for n in GRAD_DICTS if isinstance(d.get(n), dict) and d[n]), "grads")
 
 
@@ -1476,9 +1563,10 @@ def _attribute_text(obj, inputs, y, found, info, why):
     attributes, sub-layers, pairs, tied)``."""
     arrays, numbers, children, pairs, tied = found
     top = {w: g for w, g in pairs.items() if "." not in w}
-    grads = [f"{w}:{g}" for w, g in pairs.items()]  # the diagnosis names self.dW
+    named = _shown(pairs)
+    grads = [f"{named.get(w, w)}:{_as_written(g)}" for w, g in pairs.items()]  # the diagnosis names self.dW
     if top:
-        shown = ", ".join(f"{w}/{g}" + (" (a number, set as the attribute)" if w in numbers else "")
+        shown = ", ".join(f"{_as_written(w)}/{_as_written(g)}" + (" (a number, set as the attribute)" if w in numbers else "")
                           for w, g in top.items())
         first = next((w for w in top if w in arrays), None)
         lay = _layout(arrays[first], inputs or [], y) if y is not None and first else ""
@@ -1577,7 +1665,7 @@ def _split_buffers(unchecked):
 def _buffer_name(w):
     """Whether array ``w`` (``l1._pe``, ``stats['running_mean']``) is named like a buffer, not a weight: an item
     is a weight's when its container or one of its keys is named like one (``Ws[1]``, ``p['W']``)."""
-    key = w.rpartition(".")[2]
+    key = _bare(w.rpartition(".")[2])
     path = _item_path(key)
     names = [path[0], *(k for k in path[1] if isinstance(k, str))] if path else [key]
     return names[0].startswith("_") or not any(PARAM_NAME.fullmatch(n) for n in names)
@@ -1644,14 +1732,33 @@ def _unseen(obj, inputs, kws, arrays, children):
     others = [k for k, v in arrays.items() if outside(v)]
     cand, sub_pairs, _ = _sub_candidates(children)
     sub_dicts = [n for n in sub_pairs if outside(children[n.rpartition(".")[0]].params[n.rpartition(".")[2]])]
-    cand = [n for n in cand if not _is_number(_owner(obj, children, n)[0].__dict__.get(n.rpartition(".")[2]))
+    cand = [n for n in cand if not _is_number(_fields(_owner(obj, children, n)[0]).get(n.rpartition(".")[2]))
             and outside(getattr(*_owner(obj, children, n)))]
     return (_probe_uses(obj, inputs, kws, others + cand, children)[0] or []) + sub_dicts
 
 
+def _shown(names):
+    """``{name: shown name}`` of the name-mangled parameters among ``names``: ``_Cls__W`` (``l1._Cls__W``) is
+    shown ``W`` (``l1.W``, :func:`_bare`), its gradient ``dW``, when no other parameter has that name."""
+    shown = {w: f"{p}{'.' if p else ''}{_bare(k)}" for w in names for p, _, k in [w.rpartition(".")]}
+    return {w: n for w, n in shown.items() if n != w and list(shown.values()).count(n) == 1 and n not in names}
+
+
+def _as_written(name):
+    """Attribute ``name`` as the class's code spells it: ``_Cls__dW`` is ``__dW``."""
+    m = MANGLED.fullmatch(name)
+    return f"__{m[2]}" if m else name
+
+
 def _wrap(obj, pairs, own=False, tied=None, views=None):
-    """An :class:`Adapted` of a class named like the student's (reports say ``Linear``)."""
-    return type(type(obj).__name__, (Adapted,), {"__module__": __name__})(obj, pairs, own, tied, views)
+    """An :class:`Adapted` of a class named like the student's (reports say ``Linear``), its name-mangled
+    parameters named as written (:func:`_shown`)."""
+    shown = _shown([*pairs, *(m for ms in (tied or {}).values() for m, _, _ in ms)])
+    pairs = {shown.get(w, w): g for w, g in pairs.items()}
+    tied = {shown.get(r, r): [(shown.get(m, m), g, pos) for m, g, pos in ms] for r, ms in (tied or {}).items()}
+    views = {shown.get(r, r): us for r, us in (views or {}).items()}
+    return type(type(obj).__name__, (Adapted,), {"__module__": __name__})(
+        obj, pairs, own, tied, views, {n: w for w, n in shown.items()})
 
 
 def _try(fn, *args):
@@ -1679,9 +1786,9 @@ def generators(obj, seen=None):
         items = list(obj)
     elif isinstance(obj, dict):
         items = list(obj.values())
-    elif hasattr(obj, "__dict__") and not isinstance(obj, (type, np.ndarray, types.ModuleType)) and not callable(obj) \
+    elif _has_fields(obj) and not isinstance(obj, (type, np.ndarray, types.ModuleType)) and not callable(obj) \
             or _is_layer(obj):
-        items = list(vars(obj).values())
+        items = list(_fields(obj).values())
     else:
         items = []
     return [g for v in items[:MAX_PROBED * 4] if not isinstance(v, (np.ndarray, str, bytes, int, float))
