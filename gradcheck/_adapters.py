@@ -1551,11 +1551,74 @@ def _attribute_style(obj, inputs, kw, info, found):
     if placed := [f"{pairs[w]} ({w})" for w in placed if w in pairs]:
         info["text"] += (f"; found by place and shape, not by name (written by backward, with its weight's key or "
                          f"name in a parallel container, or named as a gradient): {', '.join(placed)}")
+    known = [getattr(*_owner(obj, children, w), None) for w in every]
+    if inputs is not None and (hidden := _try(_hidden, obj, inputs, kw, [a for a in known if isinstance(a, np.ndarray)])):  # ClassLevel.W, a module's W_glob
+        info["hidden"] = hidden
+        info["text"] += f"; forward reads arrays of its class or module: {', '.join(h.split(' (')[0] for h in hidden)}"
     if why:
         names = [w for w in every if w not in pairs and w not in numbers]
         info["text"] += (f" (found without measuring which arrays forward uses: {UNMEASURED[why]}"
                          + (f"; arrays not checked: {', '.join(names)}" if names else "") + ")")
     return _wrap(obj, pairs, tied=tied, views=_views_info(info, tied, views, named, pairs)), info
+
+
+def _namespaces(obj):
+    """``[(label prefix, class or module)]`` where a layer may keep weights gradcheck does not perturb: each of
+    its classes defined outside numpy and the standard library (``ClassLevel.W``), and its module (``W_glob``)."""
+    out = [(f"{c.__name__}.", c) for c in type(obj).__mro__
+           if (getattr(c, "__module__", "") or "").split(".")[0] not in ("builtins", "numpy", "abc", "typing")]
+    mod = sys.modules.get(getattr(type(obj), "__module__", "") or "")
+    return out + ([("", mod)] if mod is not None and mod.__name__ not in (__name__, "builtins") else [])
+
+
+def _float_items(owner):
+    return {k: v for k, v in list(vars(owner).items())[:MAX_PROBED * 4]
+            if isinstance(k, str) and isinstance(v, np.ndarray) and v.dtype.kind == "f" and v.size}
+
+
+def _hidden(obj, inputs, kw, known=()):
+    """Weights gradcheck cannot perturb: the float arrays of :func:`_namespaces` whose change (in place) changes
+    forward's output, each ``"ClassLevel.W (4, 3): ClassLevel.dW"`` with the arrays of its shape one backward
+    wrote there (new, rebound or changed; nothing after ``": "`` when none: a constant). Every write is undone.
+    ``known``: the arrays read as the layer's own (``self.W = W_glob``), not named again."""
+    spaces, found, out = _namespaces(obj), [], []
+    with _all_undone([obj]) as rewind:
+        y0 = _run(obj, rewind, inputs, kw)
+        for pre, k, a in [(pre, k, a) for pre, owner in spaces for k, a in _float_items(owner).items()
+                          if a.flags.writeable and not any(np.shares_memory(a, b) for b in known)][:MAX_PROBED]:
+            keep = a.copy()
+            try:
+                a[...] = a * 1.5 + 0.5
+                y = _run(obj, rewind, inputs, kw)
+            finally:
+                a[...] = keep
+            if y.shape != y0.shape or not np.array_equal(y, y0, equal_nan=True):
+                found.append((pre, k, a))
+        if not found:
+            return []
+        before = [(owner, dict(vars(owner)), {k: a.copy() for k, a in _float_items(owner).items()})
+                  for _, owner in spaces]
+        try:
+            y = _run(obj, rewind, inputs, kw)
+            _step("backward")
+            obj.backward(np.random.default_rng(7).standard_normal(y.shape))
+            written = {f"{pre}{k}": a for (pre, owner), (_, old, copies) in zip(spaces, before)
+                       for k, a in _float_items(owner).items()
+                       if old.get(k) is not a or not np.array_equal(a, copies[k], equal_nan=True)}
+        finally:
+            for owner, old, copies in before:
+                for k in [k for k in vars(owner) if k not in old]:
+                    delattr(owner, k)
+                for k, v in old.items():
+                    if vars(owner).get(k, owner) is not v:
+                        setattr(owner, k, v)
+                for k, a in copies.items():
+                    if old[k].flags.writeable:
+                        old[k][...] = a
+    for pre, k, a in found:
+        gs = [g for g, b in written.items() if b.shape == a.shape and g != f"{pre}{k}"]
+        out.append(f"{pre}{k} {tuple(a.shape)}: {', '.join(gs)}")
+    return out
 
 
 def _attribute_text(obj, inputs, y, found, info, why):
@@ -1648,10 +1711,13 @@ def _alias_text(tied, views, named, pairs):
 
 
 #: What a parameter's name looks like (the last part of ``l1.W``, ``Ws[1]``): ``W``, ``w1``, ``Wq``, ``W_hh``, ``b``,
-#: ``bq``, ``weight``, ``bias``, ``kernel``, ``gamma``, ``beta``, ``alpha``, ``scale``, ``emb``, ``embedding``, a learned
-#: initial state ``h0``, ``c0``.
-PARAM_NAME = re.compile(r"[wb](?:_?[a-z]{1,3})?_?\d*|[uv]_?\d*|[hc]_?0|(?:weights?|bias(?:es)?|kernels?|gamma|beta|alpha|"
-                        r"scales?|shift|emb|embeddings?)(?:_[a-z]{1,3})?_?\d*", re.IGNORECASE)
+#: ``bq``, ``Wx_proj``, ``weight``, ``bias``, ``kernel``, ``filters``, ``gamma``, ``beta``, ``alpha``, ``scale``,
+#: ``log_scale``, ``emb``, ``embed``, ``embedding``, ``proj``, ``q_proj``, ``theta``, ``coef``, ``in_weight``, a learned
+#: initial state ``h0``, ``c0``. A constant buffer's name (``mask``, ``causal``, ``pe``, ``pos``, ``running_mean``) is none.
+PARAM_NAME = re.compile(r"[wb](?:_?[a-z]{1,3})?_?\d*|(?-i:W)[a-z]{0,3}_[a-z]\w*|[uv]_?\d*|[hc]_?0|"
+                        r"(?:weights?|bias(?:es)?|kernels?|filters?|gamma|beta|alpha|(?:log_)?scales?|shift|emb|embed|"
+                        r"embeddings?|proj|projection|theta|coefs?|coefficients?)(?:_[a-z]{1,3})?_?\d*|"
+                        r"[a-z]\w*_(?:proj|projection|weights?|bias|kernel|emb|embed|embedding)_?\d*", re.IGNORECASE)
 
 
 def _split_buffers(unchecked):
