@@ -579,6 +579,9 @@ class Adapted:
         self.obj, self.pairs, self.own = obj, dict(pairs), own
         #: ``{W: _Cls__W}``: a parameter named as the student wrote it (``self.__W``), not as Python stores it
         self._real = dict(real or {})
+        #: the layer has ``zero_grad()`` (PyTorch's ``Module``): called before each backward, as PyTorch's training
+        #: loop does, so that a backward accumulating into ``.grad`` (``p.grad += ...``) gives one step's gradient
+        self._zeroes = callable(getattr(type(obj), "zero_grad", None))
         #: ``{enc.W: [(dec.W, its gradient attribute, positions)]}``: parameters sharing a checked one's
         #: memory, their gradients added into its own (:func:`_aliases`)
         self.tied = dict(tied or {})
@@ -676,6 +679,8 @@ class Adapted:
 
     def backward(self, dY):
         self._sync()
+        if self._zeroes:
+            self.obj.zero_grad()
         r = self.obj.backward(dY)
         return tuple(_copy(v) for v in r) if isinstance(r, tuple) else _copy(r)
 
@@ -1552,6 +1557,8 @@ def _attribute_style(obj, inputs, kw, info, found):
         info["text"] += (f"; found by place and shape, not by name (written by backward, with its weight's key or "
                          f"name in a parallel container, or named as a gradient): {', '.join(placed)}")
     known = [getattr(*_owner(obj, children, w), None) for w in every]
+    if pairs and callable(getattr(type(obj), "zero_grad", None)):  # p.grad += ...: PyTorch's contract
+        info["text"] += "; zero_grad() is called before each backward, as PyTorch's training loop does"
     if inputs is not None and (hidden := _try(_hidden, obj, inputs, kw, [a for a in known if isinstance(a, np.ndarray)])):  # ClassLevel.W, a module's W_glob
         info["hidden"] = hidden
         info["text"] += f"; forward reads arrays of its class or module: {', '.join(h.split(' (')[0] for h in hidden)}"
@@ -1770,7 +1777,8 @@ def _children_text(children, pairs, lead, unchecked=(), shared=None):
         return ""
     parts, shared = [], shared or {}
     for name, c in children.items():
-        mine = [w if w in pairs else f"{w} (shared with {shared[w]})" for w in [*pairs, *shared]
+        shown = _shown(pairs)
+        mine = [shown.get(w, w) if w in pairs else f"{w} (shared with {shared[w]})" for w in [*pairs, *shared]
                 if w.rpartition(".")[0] == name]
         bare = [w for w in unchecked if w.rpartition(".")[0] == name]
         if not (mine or bare or _is_layer(c)):  # an object holding arrays forward does not use
@@ -1803,11 +1811,22 @@ def _unseen(obj, inputs, kws, arrays, children):
     return (_probe_uses(obj, inputs, kws, others + cand, children)[0] or []) + sub_dicts
 
 
-def _shown(names):
-    """``{name: shown name}`` of the name-mangled parameters among ``names``: ``_Cls__W`` (``l1._Cls__W``) is
-    shown ``W`` (``l1.W``, :func:`_bare`), its gradient ``dW``, when no other parameter has that name."""
-    shown = {w: f"{p}{'.' if p else ''}{_bare(k)}" for w in names for p, _, k in [w.rpartition(".")]}
-    return {w: n for w, n in shown.items() if n != w and list(shown.values()).count(n) == 1 and n not in names}
+#: Containers of a PyTorch-like ``Module`` that its parameters' names leave out (``_parameters.weight``: ``weight``).
+MODULE_DICTS = ("_parameters", "_modules")
+
+
+def _shown(pairs):
+    """``{name: shown name}`` of the parameters of ``pairs`` (``{name: gradient}``) not named as the student's code
+    or PyTorch names them: a name-mangled ``_Cls__W`` (``l1._Cls__W``) is shown ``W`` (``l1.W``, :func:`_bare`),
+    its gradient ``dW``; a PyTorch-like ``Parameter``'s ``_parameters.weight.data`` (with ``.grad``) ``weight``, as
+    ``named_parameters()`` names it. Only when no other parameter has that name."""
+    def name(w):
+        parts = [p for p in w.split(".") if p not in MODULE_DICTS]
+        if len(parts) > 1 and parts[-1] == "data" and pairs.get(w) == "grad":
+            parts.pop()
+        return ".".join(parts[:-1] + [_bare(parts[-1])]) if parts else w
+    shown = {w: name(w) for w in pairs}
+    return {w: n for w, n in shown.items() if n != w and list(shown.values()).count(n) == 1 and n not in pairs}
 
 
 def _as_written(name):
@@ -1819,7 +1838,7 @@ def _as_written(name):
 def _wrap(obj, pairs, own=False, tied=None, views=None):
     """An :class:`Adapted` of a class named like the student's (reports say ``Linear``), its name-mangled
     parameters named as written (:func:`_shown`)."""
-    shown = _shown([*pairs, *(m for ms in (tied or {}).values() for m, _, _ in ms)])
+    shown = _shown({**pairs, **{m: g for ms in (tied or {}).values() for m, g, _ in ms}})
     pairs = {shown.get(w, w): g for w, g in pairs.items()}
     tied = {shown.get(r, r): [(shown.get(m, m), g, pos) for m, g, pos in ms] for r, ms in (tied or {}).items()}
     views = {shown.get(r, r): us for r, us in (views or {}).items()}

@@ -63,3 +63,169 @@ def test_name_mangled_weights_pair_with_their_mangled_gradients_under_the_names_
     assert "protocol: attribute style (__W/__dW, __b/__db)" in out, out
     assert "FAIL: Mangled: gradient mismatch in dW." in out and "2 times the correct gradient" in out, out
     assert "_Mangled__" not in out, out
+
+
+HIDDEN = """
+import numpy as np
+
+class ClassLevel:
+    W = np.random.default_rng(0).standard_normal((4, 3))
+    b = np.zeros(3)
+    def forward(self, X):
+        self.X = X; return X @ ClassLevel.W + ClassLevel.b
+    def backward(self, dY):
+        ClassLevel.dW = self.X.T @ dY * 2   # BUG
+        ClassLevel.db = dY.sum(0)
+        return dY @ ClassLevel.W.T
+
+W_glob = np.random.default_rng(0).standard_normal((4, 3))
+
+class GlobalW:
+    def forward(self, X):
+        self.X = X; return X @ W_glob
+    def backward(self, dY):
+        global dW_glob
+        dW_glob = self.X.T @ dY * 2   # BUG
+        return dY @ W_glob.T
+
+class GlobalConst:   # a constant table of the module: named, not a failure
+    def forward(self, X):
+        return X @ W_glob
+    def backward(self, dY):
+        return dY @ W_glob.T
+"""
+
+
+@pytest.mark.parametrize("cls, weight, grad", [("ClassLevel", "ClassLevel.W (4, 3)", "ClassLevel.dW"),
+                                               ("GlobalW", "W_glob (4, 3)", "dW_glob")])
+def test_weights_of_the_class_or_module_written_by_backward_are_named_and_never_pass(tmp_path, cls, weight, grad):
+    f = write(tmp_path, HIDDEN)
+    p = run("check", f"{f}::{cls}", "--input-shape", "6,4")
+    out = flat(p)
+    assert p.returncode == 1, out
+    assert f"WARNING: forward reads {weight}, an array of its class or module" in out, out
+    assert f"FAIL: {cls}: forward reads {weight} of its class or module and backward writes {grad}" in out, out
+    assert "PASS" not in out, out
+
+
+def test_a_module_constant_forward_reads_is_named_and_the_check_goes_on(tmp_path):
+    f = write(tmp_path, HIDDEN)
+    p = run("check", f"{f}::GlobalConst", "--input-shape", "6,4")
+    out = flat(p)
+    assert p.returncode == 0, out
+    assert "WARNING: forward reads W_glob (4, 3), an array of its class or module, not of the layer" in out, out
+    assert "read as a constant" in out, out
+
+
+FORGOT = """
+import numpy as np
+
+class Layer:
+    def __init__(self):
+        rng = np.random.default_rng(0)
+        self.W = rng.standard_normal((4, 3))
+        self.NAME = rng.standard_normal((3, 3))
+    def forward(self, X):
+        self.X = X; self.H = X @ self.W
+        return self.H @ self.NAME
+    def backward(self, dY):
+        dH = dY @ self.NAME.T
+        self.dW = self.X.T @ dH
+        return dH @ self.W.T      # BUG: gradient of NAME forgotten
+"""
+
+
+@pytest.mark.parametrize("name", ["proj", "embed", "theta", "coef", "log_scale", "Wx_proj", "q_proj", "filters"])
+def test_a_forgotten_gradient_of_a_learnable_name_fails(tmp_path, name):
+    f = write(tmp_path, FORGOT.replace("NAME", name))
+    p = run("check", f"{f}::Layer", "--input-shape", "5,4")
+    out = flat(p)
+    assert p.returncode == 1, out
+    assert f"FAIL: Layer.backward sets no gradient for {name}" in out, out
+
+
+def test_a_mask_stays_a_buffer(tmp_path):
+    f = write(tmp_path, FORGOT.replace("NAME", "mask"))
+    p = run("check", f"{f}::Layer", "--input-shape", "5,4")
+    out = flat(p)
+    assert p.returncode == 0 and "read as a constant buffer" in out, out
+
+
+TORCHLIKE = """
+import numpy as np
+
+class Parameter:
+    def __init__(self, data):
+        self.data = data
+        self.grad = np.zeros_like(data)
+
+class Module:
+    def __init__(self):
+        object.__setattr__(self, "_parameters", {})
+    def __setattr__(self, name, value):
+        if isinstance(value, Parameter):
+            self._parameters[name] = value
+        else:
+            object.__setattr__(self, name, value)
+    def __getattr__(self, name):
+        if name in self._parameters: return self._parameters[name]
+        raise AttributeError(name)
+    def zero_grad(self):
+        for p in self._parameters.values(): p.grad[...] = 0
+
+class Linear(Module):
+    def __init__(self, in_features=5, out_features=3):
+        super().__init__()
+        rng = np.random.default_rng(0)
+        self.weight = Parameter(rng.standard_normal((out_features, in_features)))
+        self.bias = Parameter(np.zeros(out_features))
+    def forward(self, x):
+        self.x = x
+        return x @ self.weight.data.T + self.bias.data
+    def backward(self, grad_output):
+        self.weight.grad += grad_output.T @ self.x
+        self.bias.grad += grad_output.sum(0)
+        return grad_output @ self.weight.data
+
+class Bug(Linear):
+    def backward(self, grad_output):
+        self.weight.grad += grad_output.T @ self.x * 2   # BUG
+        self.bias.grad += grad_output.sum(0)
+        return grad_output @ self.weight.data
+
+class NoZero(Linear):
+    zero_grad = None
+"""
+
+
+def test_pytorch_style_accumulation_with_zero_grad_passes_under_pytorch_names(tmp_path):
+    f = write(tmp_path, TORCHLIKE)
+    p = run("check", f"{f}::Linear", "--input-shape", "8,5")
+    out = flat(p)
+    assert p.returncode == 0, out
+    assert "zero_grad() is called before each backward, as PyTorch's training loop does" in out, out
+    assert "PASS: Linear: every gradient (dX, dweight, dbias) matches" in out and "_parameters.weight.data" not in out
+    bug = run("check", f"{f}::Bug", "--input-shape", "8,5")
+    out = flat(bug)
+    assert bug.returncode == 1 and "FAIL: Bug: gradient mismatch in dweight." in out and "2 times" in out, out
+    acc = run("check", f"{f}::NoZero", "--input-shape", "8,5")
+    out = flat(acc)
+    assert acc.returncode == 1 and "accumulated" in out and "zero_grad() is called" not in out, out
+
+
+def test_float32_warning_names_an_attribute_as_written(tmp_path):
+    f = write(tmp_path, """
+import numpy as np
+
+class Linear:
+    def __init__(self):
+        self.W = np.random.default_rng(0).standard_normal((5, 3)).astype(np.float32)
+    def forward(self, X):
+        self.X = X.astype(np.float32); return self.X @ self.W
+    def backward(self, dY):
+        self.dW = self.X.T @ dY.astype(np.float32)
+        return dY @ self.W.T
+""")
+    p = run("check", f"{f}::Linear", "--input-shape", "8,5")
+    out = flat(p)
+    assert "Linear.W is float32" in out and "params['W']" not in out, out
