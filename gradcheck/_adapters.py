@@ -43,8 +43,18 @@ MAX_PROBED = 64
 #: How many layers, containers and other objects one walk (:func:`sublayers`, :func:`generators`, the arrays in
 #: containers) visits at most: walks go to any depth, each object once, so this bounds them, not a depth.
 MAX_WALKED = MAX_PROBED * 16
-#: Other names students give forward's training switch: booleans, and a ``mode`` string.
-MODE_KEYWORDS = ("train", "is_training", "training_mode", "mode")
+#: Boolean names students give forward's training switch, True in training mode (``train_flg``: Deep
+#: Learning from Scratch; ``training`` itself is the manualprop protocol's).
+TRAIN_FLAGS = ("train", "is_training", "training_mode", "train_flg", "train_flag", "train_mode", "is_train")
+#: Boolean switches that are True in eval mode (flax's ``deterministic`` and ``use_running_average``).
+EVAL_FLAGS = ("deterministic", "eval", "eval_mode", "is_eval", "inference", "is_inference", "test", "is_test",
+              "test_mode", "use_running_average")
+#: String switches (CS231n's ``mode``, Caffe's ``phase``): their values are read from forward's source.
+MODE_STRINGS = ("mode", "phase")
+MODE_KEYWORDS = TRAIN_FLAGS + EVAL_FLAGS + MODE_STRINGS
+#: Values of a string switch that mean eval mode; any other value compared with it means training.
+EVAL_WORDS = ("eval", "test", "testing", "evaluation", "evaluate", "inference", "infer", "predict", "val",
+              "valid", "validation", "deploy")
 _POSITIONAL = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
 
 #: Called with "forward" / "backward" before each probe call of the student's code (the sandbox
@@ -95,19 +105,55 @@ def _takes_training(fn):
 def mode_keyword(fn):
     """``(name, eval value, training value)`` of forward's training switch other than ``training``, or None.
 
-    ``train=``, ``is_training=``, ``training_mode=`` take booleans; ``mode=`` takes ``"train"`` and,
-    for eval, ``"eval"`` if that is its default, else ``"test"`` (CS231n's ``bn_param['mode']``).
+    The booleans of :data:`TRAIN_FLAGS` take True for training, those of :data:`EVAL_FLAGS` True for eval
+    (``deterministic=True``); a string switch (:data:`MODE_STRINGS`) takes the layer's own words: the
+    strings forward's source compares it with and its default (:func:`mode_words`), the first word of
+    :data:`EVAL_WORDS` for eval (else ``"eval"`` if that is the default, else ``"test"``, CS231n's), the
+    first other word for training (else ``"train"``).
     """
     ps = {} if _takes_training(fn) else _params(fn)
     for name in MODE_KEYWORDS:
         p = ps.get(name)
         if p is None or p.kind not in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY):
             continue
-        if name != "mode":
-            return name, False, True
+        if name in TRAIN_FLAGS + EVAL_FLAGS:
+            return (name, False, True) if name in TRAIN_FLAGS else (name, True, False)
         if isinstance(p.default, str) or p.default is p.empty:
-            return name, "eval" if p.default == "eval" else "test", "train"
+            words = mode_words(fn, name) + ([p.default] if isinstance(p.default, str) else [])
+            evals = [w for w in words if w.lower() in EVAL_WORDS]
+            trains = sorted((w for w in words if w.lower() not in EVAL_WORDS),
+                            key=lambda w: not w.lower().startswith("train"))
+            return (name, evals[0] if evals else "eval" if p.default == "eval" else "test",
+                    trains[0] if trains else "train")
     return None
+
+
+def mode_words(fn, name):
+    """The strings ``fn``'s source compares its argument ``name`` with (``mode == "training"``, ``mode in
+    ("train", "fit")``), in order; ``[]`` when the source cannot be read."""
+    try:
+        tree = ast.parse(textwrap.dedent(inspect.getsource(fn)))
+    except (OSError, TypeError, SyntaxError, ValueError):
+        return []
+    words = []
+    for node in ast.walk(tree):
+        sides = [node.left, *node.comparators] if isinstance(node, ast.Compare) else []
+        if not any(isinstance(s, ast.Name) and s.id == name for s in sides):
+            continue
+        for s in sides:
+            for c in s.elts if isinstance(s, (ast.Tuple, ast.List, ast.Set)) else [s]:
+                if isinstance(c, ast.Constant) and isinstance(c.value, str) and c.value not in words:
+                    words.append(c.value)
+    return words
+
+
+def unread_flag(fn):
+    """``(name, default)`` of forward's first boolean argument that is no training switch gradcheck reads
+    (:func:`mode_keyword`), or None: only its default is ever passed."""
+    if _takes_training(fn) or mode_keyword(fn) is not None:
+        return None
+    return next(((p.name, p.default) for p in (_params(fn) or {}).values()
+                 if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY) and isinstance(p.default, bool)), None)
 
 
 def _training_kw(fn, training, keyword=None):
@@ -531,6 +577,53 @@ class LossFunction:
         return _copy(self._dx)
 
 
+#: Names of a loss's prediction and target arguments (Keras, PyTorch, Deep Learning from Scratch, CS231n).
+PRED_NAMES = ("y_pred", "ypred", "pred", "preds", "prediction", "predictions", "input", "inputs", "logits", "x",
+              "output", "outputs", "out", "scores", "score", "yhat", "y_hat", "probs", "y_prob")
+TARGET_NAMES = ("y_true", "ytrue", "true", "target", "targets", "label", "labels", "t", "y", "truth", "gt",
+                "ground_truth", "y_target", "expected")
+
+
+def loss_order(fn):
+    """``(prediction first, forward's first two argument names, read from the names)`` for a loss's
+    ``forward``: the names say which is the prediction (:data:`PRED_NAMES`, :data:`TARGET_NAMES`: ``x, t``,
+    ``input, target``, ``y_true, y_pred``); otherwise Keras's order ``(y_true, y_pred)`` is assumed."""
+    names = [p.name for p in (_params(fn) or {}).values() if p.kind in _POSITIONAL][:2]
+    if len(names) < 2:
+        return False, names, False
+    kind = [("pred" if n.lower() in PRED_NAMES else "target" if n.lower() in TARGET_NAMES else None) for n in names]
+    if kind[0] != "target" and kind[1] != "pred" and "pred" in kind or kind[1] == "target" and kind[0] is None:
+        return True, names, True
+    if kind[0] != "pred" and kind[1] != "target" and (kind[0] == "target" or kind[1] == "pred"):
+        return False, names, True
+    return False, names, False
+
+
+class BoundLoss:
+    """A loss class as ``forward(y_true, y_pred) -> L``, ``backward() -> dL/dy_pred``: the student's forward
+    gets the prediction where its parameter names put it (:func:`loss_order`), its backward the upstream
+    gradient 1.0 (dL/dL, as PyTorch's and DLfS's callers pass) when it requires one (``backward(self, dout)``).
+    :attr:`info` says how it was called (the header's ``loss`` lines)."""
+
+    def __init__(self, obj):
+        self.obj, self.class_name = obj, type(obj).__name__
+        self.student_forward, self.student_backward = obj.forward, obj.backward
+        self.pred_first, names, by_name = loss_order(obj.forward)
+        need = [p.name for p in (_params(obj.backward) or {}).values()
+                if p.kind in _POSITIONAL and p.default is p.empty]
+        self.upstream = need[0] if need else None
+        roles = ["y_pred", "y_true"] if self.pred_first else ["y_true", "y_pred"]
+        call = f"forward({', '.join(f'{n}={r}' for n, r in zip(names, roles))})"
+        self.info = {"protocol": "loss", "call": call, "by_name": by_name, "pred_arg": names[roles.index("y_pred")]
+                     if len(names) == 2 else "", "upstream": self.upstream or ""}
+
+    def forward(self, y_true, y_pred):
+        return self.obj.forward(*((y_pred, y_true) if self.pred_first else (y_true, y_pred)))
+
+    def backward(self):
+        return self.obj.backward(*([1.0] if self.upstream else []))
+
+
 def loss_function(fn, init=None):
     """A :class:`LossFunction` of a class named after the loss (reports say ``softmax_loss``)."""
     return type(fn.__name__, (LossFunction,), {"__module__": __name__})(fn, init)
@@ -820,7 +913,7 @@ def cache_guard(layer, names=()):
                     arrays[i] = (n, a)
             _reachable(x, n, arrays, 0)
     else:
-        obj = layer.obj if isinstance(layer, Adapted) else layer
+        obj = layer.obj if isinstance(layer, (Adapted, BoundLoss)) else layer
         owner = f"{getattr(layer, 'class_name', None) or type(obj).__name__}.backward"
         d = _fields(obj)
         skip = [v for k in ("params", "grads") if isinstance(d.get(k), dict) for v in d[k].values()
@@ -1466,6 +1559,10 @@ def adapt(obj, inputs=None, training=True):
     info = {"forward_training": tr or mk is not None, "unchecked": [], "unseen": []}
     if mk is not None:  # the header says forward(X, train=False), not training=False
         info["mode_keyword"] = [mk[0], repr(mk[1]), repr(mk[2])]
+        if mk[0] in MODE_STRINGS:  # the words forward compares mode with: both branches reached?
+            info["mode_words"] = [repr(w) for w in mode_words(obj.forward, mk[0])]
+    elif (flag := unread_flag(obj.forward)) is not None:  # forward(X, use_noise=False): only its default runs
+        info["unread_flag"] = [flag[0], repr(flag[1])]
     outs = _try(class_outputs, obj, inputs) if inputs else None  # forward(x, h, c) -> (h, c), backward(dh, dc)
     tail = f"; {outs.text()}" if outs else ""
     built = (_try(_lazy_build, obj, inputs, _training_kw(obj.forward, False, mk)) or []) if inputs is not None else []

@@ -313,7 +313,7 @@ def _error(exc, workdir):
 
 def _forward_codes(AD, obj):
     """The code objects of the student's forward (behind an adapter too), for the forward-in-backward count."""
-    inner = obj.obj if isinstance(obj, AD.Adapted) else obj
+    inner = obj.obj if isinstance(obj, (AD.Adapted, AD.BoundLoss)) else obj
     fns = [obj.student_forward] if isinstance(obj, AD.FunctionPair) else [
         vars(c).get("forward") for c in type(inner).__mro__ if c is not object]
     fns = [getattr(f, "__func__", f) for f in fns]
@@ -468,7 +468,7 @@ class Child:
             return self.reply(False, {"stage": "class", "message": str(exc)})
         if kind == "functions" and req.get("kind") != "layer":
             return self.reply(False, {"stage": "class", "message": f"{req['class']} is a CS231n function pair; a "
-                                      "loss is a class: forward(y_true, y_pred) -> float, backward() -> dy_pred, "
+                                      "loss is a class: forward(y_pred, y_true) -> float (its order read from the names), backward() -> dy_pred, "
                                       "or a CS231n loss function NAME(x, y) -> (loss, dx)."})
         if kind == "loss_function" and req.get("kind") == "layer":
             return self.reply(False, {"stage": "class", "message": AD.not_a_layer(req["class"])})
@@ -488,6 +488,10 @@ class Child:
         AD.on_step = self.enter  # the probe's forward and backward calls
         try:  # the adapter's probe runs student code: its own failures are the check's to report
             obj, info = AD.adapt(obj, req.get("probe")) if req.get("kind") == "layer" else (obj, {})
+            if kind == "class" and all(callable(getattr(obj, m, None)) for m in ("forward", "backward")) and \
+                    req.get("kind") != "layer":  # a loss class: its prediction bound by forward's names
+                obj = AD.BoundLoss(obj)
+                info = obj.info
         except AD.AdapterError as exc:  # UnreadableError: a result gradcheck cannot read, a usage error
             return self.reply(False, {"stage": "usage" if isinstance(exc, AD.UnreadableError) else "protocol",
                                       "message": str(exc)})

@@ -288,9 +288,10 @@ def _modes(init: Any, path: str = "") -> list[str]:
         m for k, v in init.items() for m in _modes(v, k)]
 
 
-def _mode_why(layer, requested, ran: tuple[bool, ...], words=("training", "False", "True")) -> str:
+def _mode_why(layer, requested, ran: tuple[bool, ...], words=("training", "False", "True"), unread=False) -> str:
     """Why the check ran ``forward`` in the modes ``ran``: what was asked (``requested``: True,
-    False or "auto"), and for "auto" whether both were planned
+    False or "auto"), and for "auto" whether both were planned (``unread``: a string switch whose
+    values gradcheck guessed, forward's source comparing it with neither)
     (:func:`gradcheck.config.training_modes`) and one dropped because the training forward gave
     the eval output (:func:`gradcheck.sources.training_differs`)."""
     from .config import training_modes
@@ -303,10 +304,40 @@ def _mode_why(layer, requested, ran: tuple[bool, ...], words=("training", "False
     if ran == (True,):  # diagnose_layer's _eval_identity: the eval forward returns X (a Dropout)
         return (f": forward takes {name}; with {name}={off} it returns X itself, so eval mode was "
                 "checked as the identity (see the note)")
+    if len(ran) < 2 and unread:  # mode='train'/'test' guessed: no branch of forward may test them
+        return (f": forward takes {name}, but its source compares {name} with neither {on} nor {off} (the "
+                f"values gradcheck passed), and both gave the same output: a branch of forward that another "
+                f"{name} selects may never have run; only this one forward was checked")
     if len(ran) < 2:
         return (f": forward takes {name}, but {name}={on} gave the same output as {name}={off} on "
                 "this input, so it was checked once (--training checks the training forward alone)")
     return f": forward takes {name}, so both modes are checked (--eval or --training checks one)"
+
+
+def _no_switch_lines(info, init, requested) -> list[str]:
+    """The header's mode lines for a forward without a training switch gradcheck reads: a function pair's
+    mode in ``--init``, or a boolean argument of another name (``info['unread_flag']``), whose default
+    alone ran, named in a WARNING."""
+    from ._adapters import EVAL_FLAGS, TRAIN_FLAGS
+    modes, flag = _modes(init), info.get("unread_flag")
+    if flag:
+        name, value = flag
+        lines = [f"mode: forward's default alone (forward(X), {name}={value} by default)",
+                 f"WARNING: forward takes a boolean {name} that gradcheck does not read as a training switch, so "
+                 f"only {name}={value} (its default) was checked; the branch {name}={value == 'False'} selects "
+                 f"never ran. Switches read: training, {', '.join(TRAIN_FLAGS)} (True: training), "
+                 f"{', '.join(EVAL_FLAGS)} (True: eval), mode/phase strings; rename {name} to one of them to "
+                 "have both modes checked."]
+    else:
+        lines = [f"mode: as given in --init ({', '.join(modes)}); the forward has no training argument"
+                 if info.get("protocol") == "cs231n" and modes else "mode: eval (forward has no training argument)"]
+    if requested != "auto":  # --training / --eval asked for a mode the forward cannot be told
+        lines.append(f"WARNING: {'--training' if requested else '--eval'} has no effect here: the forward has "
+                     + (f"no training switch gradcheck reads ({flag[0]} is not one)" if flag else "no training argument")
+                     + ", so its one forward was checked" + (" (a function pair's mode is a value in --init, e.g. "
+                                                            "bn_param's mode)" if info.get("protocol") == "cs231n" else "")
+                     + ".")
+    return lines
 
 
 def protocol_lines(layer, init: dict[str, Any], training: tuple[bool, ...] = (False,),
@@ -319,21 +350,14 @@ def protocol_lines(layer, init: dict[str, Any], training: tuple[bool, ...] = (Fa
         return [], []
     lines = [f"protocol: {info['text']}"]
     if info.get("forward_training") is False:
-        modes = _modes(init)
-        lines.append(f"mode: as given in --init ({', '.join(modes)}); the forward has no training argument"
-                     if info.get("protocol") == "cs231n" and modes else "mode: eval (forward has no training argument)")
-        if requested != "auto":  # --training / --eval asked for a mode the forward cannot be told
-            flag = "--training" if requested else "--eval"
-            lines.append(f"WARNING: {flag} has no effect here: the forward has no training argument, so its "
-                         "one forward was checked" + (" (a function pair's mode is a value in --init, e.g. "
-                                                      "bn_param's mode)" if info.get("protocol") == "cs231n" else "")
-                         + ".")
+        lines += _no_switch_lines(info, init, requested)
     else:
         name, off, on = info.get("mode_keyword") or ("training", "False", "True")
         calls = ", then ".join(f"{name}={on if t else off}" for t in training)
+        unread = "mode_words" in info and not {on, off} & set(info["mode_words"])
         lines.append("mode: " + " and ".join("training" if t else "eval" for t in training)
                      + f" (forward(X, {calls}))"
-                     + _mode_why(layer, requested, training, (name, off, on)))
+                     + _mode_why(layer, requested, training, (name, off, on), unread))
     unchecked, unseen = list(info.get("unchecked") or []), list(info.get("unseen") or [])
     unsure = [str(a) for a in info.get("ambiguous") or []]  # "W (5, 3): gW, hW"
     for a in unsure:  # backward wrote arrays of a weight's shape, none of them its gradient by name or place
@@ -619,6 +643,8 @@ def run_check_loss(args, loss, label: str, init: dict[str, Any], shape) -> int:
     color = use_color()
     print(f"{label} (loss), y_pred shape {V.fmt_shape(shape)} ({args.pred or 'real'}), {what}"
           + (f", init {json.dumps(init)}" if init else ""))
+    for line in _loss_lines(loss, res):
+        print(V.wrap(line))
     print()
     print(colorize(res.table(), color))
     finding, g = None, loss_gradient_name(loss)
@@ -649,6 +675,29 @@ def run_check_loss(args, loss, label: str, init: dict[str, Any], shape) -> int:
         print(V.wrap(f"diagnosis: {g} matches the {value_only[0]}, L does not: fix the value L; the "
                      "mismatch with central differences follows from it (they differentiate L as it is)."))
     return EXIT_MISMATCH
+
+
+def _loss_lines(loss, res) -> list[str]:
+    """Header lines saying how a loss class was called (:class:`gradcheck._adapters.BoundLoss`): which
+    argument got the prediction, by its name or in Keras's assumed order (then a WARNING when the
+    numerical gradient with respect to it is identically 0: the order is probably the other), and the
+    upstream gradient its backward was given."""
+    info = getattr(loss, "protocol", None) or {}
+    if not info.get("call"):  # a CS231n loss function: NAME(x, y), scores first
+        return []
+    call, pred = info["call"], info.get("pred_arg") or "y_pred"
+    lines = [f"loss: {call}: the prediction goes to {pred}, as forward's parameter names say" if info.get("by_name")
+             else f"loss: {call}: Keras's order (y_true, y_pred) assumed: forward's parameter names do not say "
+                  "which is the prediction (y_pred/y_true, x/t, input/target, logits/labels... would)"]
+    if info.get("upstream"):
+        lines.append(f"backward: backward({info['upstream']}=1.0): the upstream gradient dL/dL = 1.0 of the "
+                     "scalar loss, as PyTorch's loss.backward() and DLfS's backward(dout=1) give it")
+    num = next(iter((res.gradients or {}).get("numerical", {}).values()), None)
+    if not info.get("by_name") and num is not None and np.size(num) and not np.any(num):
+        lines.append(f"WARNING: the numerical gradient with respect to {pred}, the assumed prediction, is "
+                     "identically 0: L does not depend on it, so forward's order is probably (prediction, "
+                     "target): name its arguments (y_pred, y_true) or (x, t) to have them bound by name.")
+    return lines
 
 
 def _value_only(res, g: str, n: int):

@@ -250,9 +250,6 @@ def _cmd_check(args) -> int:
             if args.loss and not args.targets and "y_true" in text and ("IndexError" in text or "integer" in text):
                 failed.args = (f"{text} y_true was real-valued (--targets real, the default): for class "
                                "indices add --targets labels (one-hot targets: --targets onehot).",)
-            elif args.loss and _torch_order(obj):
-                failed.args = (f"{text} forward's arguments look like PyTorch's order, forward(input, target); "
-                               "gradcheck calls a loss as Keras does, forward(y_true, y_pred): swap them.",)
             elif not args.loss and not args.indices and "IndexError" in text and "integer" in text:
                 failed.args = (f"{text} The inputs were standard-normal floats: if forward's input holds "
                                "integer indices (an embedding lookup), give --indices HIGH (indices drawn "
@@ -275,14 +272,6 @@ def _cmd_check(args) -> int:
 
 #: Words of numpy's shape errors (a matmul, a broadcast, a reshape, a sum that do not fit).
 _SHAPE_WORDS = ("shape", "broadcast", "aligned", "mismatch in its core dimension", "cannot reshape", "dimension")
-
-
-def _torch_order(obj) -> bool:
-    """A loss class whose forward names the prediction first and the target second (PyTorch's order)."""
-    names = [p.lower() for p in (getattr(obj, "forward_params", None) or [])][:2]
-    return len(names) == 2 and names[0] in ("input", "logits", "pred", "preds", "y_pred", "scores", "outputs",
-                                            "output", "yhat", "y_hat", "prediction", "predictions") \
-        and names[1] in ("target", "targets", "y", "y_true", "label", "labels", "truth")
 
 
 def _show_output(text: str, name: str, *, verbose: bool) -> None:
@@ -424,7 +413,9 @@ def _add_check_parser(sub, fmt) -> None:
                         "checked (eval, training or both, as the table); a random forward's draws are held as "
                         "for the check; with --plots also write DIR/ClassName-jacobian-MODE.png per mode")
     c.add_argument("--loss", action="store_true",
-                   help="the class is a loss: forward(y_true, y_pred) -> float, backward() -> dL/dy_pred; "
+                   help="the class is a loss: forward(y_pred, y_true) -> float, its order read from the "
+                        "parameter names (x/t, input/target, logits/labels, y_true/y_pred...; when they do not "
+                        "tell, Keras's y_true, y_pred), backward() -> dL/dy_pred (backward(dout) is given 1.0); "
                         "--input-shape is the shape of y_pred; dL/dy_pred is compared with central differences")
     c.add_argument("--targets", metavar="KIND",
                    help="with --loss, y_true: labels[:K] (integer classes in [0,K), K = last axis of y_pred "

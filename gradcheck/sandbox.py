@@ -1121,7 +1121,8 @@ class RemoteLoss(_Remote):
     cache_guarded = True
 
     def _call_text(self, inputs: Sequence[np.ndarray], training: bool | None = None) -> str:  # noqa: ARG002
-        return f"forward(y_true, y_pred) with y_pred of shape {fmt_shape(np.shape(inputs[-1]))}"
+        call = self.protocol.get("call") or "forward(y_true, y_pred)"  # forward(x=y_pred, t=y_true): bound by name
+        return f"{call} with y_pred of shape {fmt_shape(np.shape(inputs[-1]))}"
 
     def forward(self, y_true: Any, y_pred: Any) -> float:
         """The student's loss value (a float, validated); SandboxError, GradientShapeError as in backward."""
@@ -1140,8 +1141,9 @@ class RemoteLoss(_Remote):
     def backward(self) -> np.ndarray:
         """The student's ``backward()``: dL/dy_pred, validated as an ndarray."""
         g = self.scalars.get("gradient_name") if isinstance(self.scalars.get("gradient_name"), str) else "dy_pred"
-        meta = self._backward(None, "backward()")
-        return _value_to_array(meta.get("value"), owner=self.class_name, tensor=g, produced_by="backward()")
+        call = f"backward({u}=1.0)" if (u := self.protocol.get("upstream")) else "backward()"  # dL/dL = 1.0
+        meta = self._backward(None, call)
+        return _value_to_array(meta.get("value"), owner=self.class_name, tensor=g, produced_by=call)
 
 
 _DATA_FILES = ("Only the .py files of the layer's folder are copied into the sandbox, as grading does: a data "

@@ -45,6 +45,7 @@ kept cheap (issue 15: on a small MLP they cost more than the arithmetic):
 from __future__ import annotations
 
 import difflib
+import inspect
 import math
 import numbers
 
@@ -710,6 +711,30 @@ def check_keywords(kwargs, accepted, where: str) -> None:
         raise TypeError(f"{where} got an unexpected keyword argument{plural} {words}; "
                         f"it takes {takes}")
 
+
+
+def check_init_keywords(cls, kwargs) -> None:
+    """:func:`check_keywords` for a constructor call ``cls(..., **kwargs)``: the keywords
+    its ``__init__`` takes by name are accepted (nothing is checked when it takes
+    ``**kwargs``, or has no signature to read). The one check of the keywords of
+    autoprop's layers and of the optimizers, called from their ``__new__``, so a
+    subclass's own ``__init__`` is checked too.
+
+    Raises
+    ------
+    TypeError
+        ``SGD() got an unexpected keyword argument 'momentun' (did you mean
+        'momentum'?); it takes learning_rate, momentum, ...``.
+    """
+    if not kwargs:
+        return
+    try:
+        params = list(inspect.signature(cls.__init__).parameters.values())[1:]  # not self
+    except (TypeError, ValueError):  # pragma: no cover - a builtin __init__
+        return
+    if not any(p.kind is p.VAR_KEYWORD for p in params):
+        check_keywords(kwargs, [p.name for p in params if p.kind in (
+            p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)], f"{cls.__name__}()")
 
 def check_float_dtype(dtype, where: str) -> np.dtype:
     """Return ``np.dtype(dtype)`` if it is float32 or float64; TypeError otherwise."""

@@ -39,7 +39,16 @@ import warnings
 
 import numpy as np
 
-from ._validation import _F32, _F64, Where, _sum_is_finite, check_option, check_scalar, check_update
+from ._validation import (
+    _F32,
+    _F64,
+    Where,
+    _sum_is_finite,
+    check_init_keywords,
+    check_option,
+    check_scalar,
+    check_update,
+)
 
 __all__ = ["Adam", "Optimizer", "RMSProp", "SGD"]
 
@@ -142,7 +151,18 @@ class Optimizer:
         Keras's gradient clipping by norm (see the module docstring); at most one.
     state : dict
         ``id(var) -> {"var": var, <slot name>: ndarray or int, ...}``.
+
+    Raises
+    ------
+    TypeError
+        A keyword the constructor does not take, named with its close match
+        (``SGD(momentun=0.9)``: did you mean 'momentum'?), as a layer's.
     """
+
+    def __new__(cls, *args, **kwargs):
+        # a misspelt keyword names its close match (SGD(momentun=0.9)), as a layer's
+        check_init_keywords(cls, kwargs)
+        return super().__new__(cls)
 
     def __init__(self, learning_rate, weight_decay=0.0, clipnorm=None, global_clipnorm=None):
         name = type(self).__name__

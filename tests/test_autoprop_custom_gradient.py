@@ -83,9 +83,9 @@ def test_the_message_names_the_argument_by_position_and_name_and_a_variable():
     w = ap.Variable(np.ones(3), name="w")
 
     @ap.custom_gradient
-    def mul(scale, a, b):  # scale is a number: the Tensors are arguments 1 and 2
+    def mul(scale, a, b):  # scale is a number: a constant, its gradient None (as TF)
         def grad_fn(dy):
-            return dy * b, (dy * a)[:2]
+            return None, dy * b, (dy * a)[:2]
         return scale * a * b, grad_fn
 
     a, b = ap.constant([1.0, 2.0, 3.0]), ap.constant([4.0, 5.0, 6.0])
@@ -397,3 +397,85 @@ def test_a_numpy_input_is_an_input_as_tensorflow_converts_it_and_the_variable_is
     m.fit(Xf, np.zeros((2, 3)), epochs=1, verbose=0, batch_size=2, shuffle=False)
     # L = mean((x w)^2) over 6 entries: dL/dw_j = sum_i 2 x_ij^2 w_j / 6 at w = 1
     np.testing.assert_allclose(m.s.w.numpy(), 1 - 0.1 * 2 * (Xf ** 2).sum(0) / 6, rtol=1e-13)
+
+
+# --- number arguments: constants with a gradient slot, as tf.custom_gradient ---------------
+# TensorFlow converts every positional argument (a Python float too) and expects one
+# gradient per argument; a number's is None or a value, never used. Before, a number got no
+# slot: grad_fn(dy) -> (dx, None) for f(x, 3.0) raised "returned 2 ...; expected 1".
+@ap.custom_gradient
+def _scaled_sin(x, k):
+    seen_k.append(k)
+
+    def grad_fn(dy):
+        return dy * np.cos(x.numpy()) * k, None
+    return np.sin(x.numpy()) * k, grad_fn
+
+
+seen_k = []
+
+
+@pytest.mark.parametrize("k", [3.0, 2, True, np.float32(0.5), np.int64(-3)])
+def test_a_number_argument_is_a_constant_whose_gradient_slot_is_none(k):
+    x0 = np.array([0.3, -1.1, 2.0])
+    weights = np.array([1.0, -2.0, 0.5])
+    x = ap.Variable(x0)
+    seen_k.clear()
+    with ap.GradientTape() as tape:
+        loss = ap.sum(_scaled_sin(x, k) * weights)
+    assert seen_k == [k] and type(seen_k[0]) is type(k)  # f receives the number itself
+    got = tape.gradient(loss, x)
+    assert got.dtype == np.float64
+    want = autograd.grad(lambda v: agn.sum(agn.sin(v) * float(k) * weights))(x0)
+    np.testing.assert_allclose(got.numpy(), want, rtol=1e-6 if type(k) is np.float32 else 1e-13)
+    fd = central(lambda v: np.sum(np.sin(v) * float(k) * weights), x0.copy(), h=1e-6)
+    np.testing.assert_allclose(got.numpy(), fd, rtol=1e-6, atol=1e-8)
+
+
+def test_a_value_for_a_number_is_checked_and_dropped_and_the_order_is_the_arguments():
+    @ap.custom_gradient
+    def axpy(a, alpha, b):  # a number between two Tensors: gradients in argument order
+        def grad_fn(dy):
+            return dy * alpha, ap.sum(dy * a), dy  # a value for alpha: accepted, unused
+        return alpha * a.numpy() + b.numpy(), grad_fn
+
+    a, b = ap.Variable([1.0, 2.0]), ap.Variable([3.0, 4.0])
+    with ap.GradientTape() as tape:
+        loss = ap.sum(axpy(a, 2.5, b) * np.array([1.0, 10.0]))
+    da, db = tape.gradient(loss, [a, b])
+    np.testing.assert_array_equal(da.numpy(), [2.5, 25.0])
+    np.testing.assert_array_equal(db.numpy(), [1.0, 10.0])
+
+
+def test_grad_fn_leaving_out_a_number_s_slot_is_refused_as_tensorflow():
+    @ap.custom_gradient
+    def times(x, k):
+        return x.numpy() * k, lambda dy: dy * k  # one gradient: TF expects 2
+
+    x = ap.Variable([1.0, 2.0])
+    assert _gradient_error(lambda v: times(v, 3), x) == (
+        "custom_gradient: grad_fn of times returned 1 input gradients and 0 variable "
+        "gradients; expected 2 and 0: one per argument that is a Tensor or a number, as "
+        "tf.custom_gradient; argument 1 (k) is a number, a constant: return None for it"
+    )
+
+    @ap.custom_gradient
+    def shaped(x, k):
+        return x.numpy() * k, lambda dy: (dy * k, dy)  # k is a scalar: dy (2,) is not its
+
+    assert _gradient_error(lambda v: shaped(v, 3.0), x) == (
+        "custom_gradient(shaped): grad_fn returned a gradient for argument 1 (k) of shape (2,); "
+        f"the input has shape (), and {NOT_BROADCAST}"
+    )
+
+
+def test_keyword_and_non_numeric_arguments_get_no_slot():
+    @ap.custom_gradient
+    def act(x, name, *, scale=1.0):
+        assert name == "relu"
+        return np.maximum(x.numpy(), 0) * scale, lambda dy: dy * (x.numpy() > 0) * scale
+
+    x = ap.Variable([-1.0, 2.0])
+    with ap.GradientTape() as tape:
+        loss = ap.sum(act(x, "relu", scale=2.0))
+    np.testing.assert_array_equal(tape.gradient(loss, x).numpy(), [0.0, 2.0])

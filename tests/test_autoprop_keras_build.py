@@ -128,6 +128,44 @@ def test_build_receives_a_list_of_shapes_for_a_list_of_inputs():
     assert layer.got == [(2, 3), (2, 3)]
 
 
+def test_build_receives_the_structure_of_shapes_for_dict_list_and_tuple_inputs():
+    class Takes(ap.layers.Layer):  # Keras: build gets tree.map_structure of the shapes
+        def build(self, input_shape):
+            self.got = input_shape
+            width = input_shape["a"][-1] if isinstance(input_shape, dict) else input_shape[0][-1]
+            self.w = self.add_weight(shape=(width,), initializer="ones", name="w")
+
+        def call(self, xs):
+            first = xs["a"] if isinstance(xs, dict) else xs[0]
+            return first * self.w
+
+    a, b = np.ones((2, 3)), ap.constant(np.ones((2, 4)))
+    cases = [
+        ({"a": a, "b": b}, {"a": (2, 3), "b": (2, 4)}),
+        ([a, b], [(2, 3), (2, 4)]),
+        ((a, b), ((2, 3), (2, 4))),
+        ({"a": a, "rest": [b, (a, b)]}, {"a": (2, 3), "rest": [(2, 4), ((2, 3), (2, 4))]}),
+    ]
+    for xs, shapes in cases:
+        layer = Takes()
+        assert layer(xs).shape == (2, 3)
+        assert layer.got == shapes and type(layer.got) is type(shapes)
+        assert layer.variables["w"].shape == (3,)
+
+
+def test_build_of_a_list_of_numbers_gets_its_array_shape():
+    class Keep(ap.layers.Layer):
+        def build(self, input_shape):
+            self.got = input_shape
+
+        def call(self, x):
+            return ap.constant(x)
+
+    layer = Keep()
+    layer([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]])  # one array written as lists, not a structure
+    assert layer.got == (2, 3)
+
+
 def test_layers_without_their_own_build_are_built_at_construction():
     assert ap.layers.Linear(2, 3, rng=0).built and ap.layers.ReLU().built
     assert ap.layers.Sequential().built and ap.layers.Layer().built
@@ -238,13 +276,23 @@ def test_a_twin_refuses_an_unknown_keyword_naming_it_and_the_close_match():
     with pytest.raises(TypeError) as e:
         ap.layers.Linear(3, 4, rgn=0)
     assert str(e.value) == ("Linear() got an unexpected keyword argument 'rgn' (did you mean "
-                            "'rng'?); it takes in_features, out_features, rng, dtype")
+                            "'rng'?); it takes in_features, out_features, rng, dtype, name, "
+                            "trainable")
     with pytest.raises(TypeError) as e:
         ap.layers.ReLU(negative_slope=0.1)
     assert str(e.value) == ("ReLU() got an unexpected keyword argument 'negative_slope'; it "
-                            "takes no keyword arguments")
-    with pytest.raises(TypeError, match=r"arguments 'pp' \(did you mean 'p'\?\), 'seed'; it takes p, rng$"):
-        ap.layers.Dropout(pp=0.1, seed=0)
+                            "takes name, trainable")
+    with pytest.raises(TypeError, match=r"arguments 'pp' \(did you mean 'p'\?\), 'sead' \(did "
+                       r"you mean 'seed'\?\); it takes p, rng, rate, seed, name, trainable$"):
+        ap.layers.Dropout(pp=0.1, sead=0)
+    with pytest.raises(TypeError) as e:  # a Keras name is in the list, so is its typo's match
+        ap.layers.Dropout(rat=0.5)
+    assert "'rat' (did you mean 'rate'?)" in str(e.value)
+    with pytest.raises(TypeError) as e:  # a layer with its own __init__, checked the same way
+        ap.layers.MultiHeadAttention(4, 2, casual=True)
+    assert str(e.value) == ("MultiHeadAttention() got an unexpected keyword argument 'casual' "
+                            "(did you mean 'causal'?); it takes embed_dim, num_heads, causal, "
+                            "rng, dtype, name, trainable")
 
 
 def test_a_subclass_passing_keywords_on_gets_keras_s_base_keywords_checked():

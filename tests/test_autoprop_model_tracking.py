@@ -146,10 +146,16 @@ def test_fit_refuses_a_model_with_nothing_to_train():
 
 def test_constructors_show_their_parameters():
     sig = inspect.signature(Linear.__init__)
-    assert list(sig.parameters) == ["self", "in_features", "out_features", "rng", "dtype"]
-    assert str(inspect.signature(Dropout.__init__)) == "(self, p=0.5, rng=None)"
+    assert list(sig.parameters) == ["self", "in_features", "out_features", "rng", "dtype",
+                                    "name", "trainable"]
+    assert str(inspect.signature(Dropout.__init__)) == (
+        "(self, p=0.5, rng=None, *, rate=None, seed=None, name=None, trainable=True)")
     assert str(inspect.signature(ap.Model.__init__)) == "(self, **kwargs)"  # Keras's trainable, name, dtype
+    # the class's signature: the layer's own arguments, which gradcheck copies from a layer
     assert inspect.signature(Linear) == inspect.signature(Linear.manual_class)
+    mha = inspect.signature(ap.layers.MultiHeadAttention)
+    assert mha == inspect.signature(ap.layers.MultiHeadAttention.manual_class)
+    assert "trainable" in inspect.signature(ap.layers.MultiHeadAttention.__init__).parameters
     assert Linear.__init__.__qualname__ == "Linear.__init__"
     layer = Linear(3, 2, rng=0)  # the generated __init__ still builds the twin
     np.testing.assert_array_equal(layer.variables["W"].numpy(),

@@ -67,7 +67,8 @@ def test_the_reference_value_is_the_hinge_loss():
 
 
 def test_pytorch_argument_order_is_named(tmp_path):
-    """forward(logits, target) (PyTorch's order) got only numpy's AxisError (the tester's U8)."""
+    """forward(logits, target) (PyTorch's order) got only numpy's AxisError (the tester's U8); then a hint to
+    swap the arguments; now the prediction is bound to logits by its name."""
     f = student(tmp_path, """
     import numpy as np
 
@@ -83,9 +84,9 @@ def test_pytorch_argument_order_is_named(tmp_path):
             g[np.arange(len(self.t)), self.t] -= 1
             return g / len(self.t)
     """)
-    p = run("check", f"{f}::CEtorch", *ARGS)
-    assert p.returncode == 3
-    assert "look like PyTorch's order" in both(p) and "forward(y_true, y_pred): swap them" in both(p)
+    p = run("check", f"{f}::CEtorch", *ARGS)  # bound by the names now (issue 10, W3): the correct loss passes
+    assert p.returncode == 0, both(p)
+    assert "loss: forward(logits=y_pred, target=y_true): the prediction goes to logits" in p.stdout, both(p)
 
 
 def test_utf16_source_says_save_as_utf8(tmp_path):

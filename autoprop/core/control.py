@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import numbers
 
 import numpy as np
 
@@ -81,7 +82,12 @@ def custom_gradient(f=None):
     ``f(*inputs)`` returns ``(y, grad_fn)``. The operations inside ``f`` are not
     recorded; instead the tape records one operation whose VJP is ``grad_fn``:
     ``grad_fn(upstream)`` gets dL/dy (a Tensor of y's shape) and returns dL/d(input)
-    for every Tensor input (a tuple when there are several). Each must have exactly its
+    for every Tensor input (a tuple when there are several), in the order of ``f``'s
+    positional arguments. A positional argument that is a number (``f(x, 3.0)``) counts
+    too, as TensorFlow converts it to a constant: grad_fn returns a gradient for it as
+    well, None or a value, which is checked (a scalar) and dropped, since no tape can ask
+    for a number's gradient; ``f`` receives the number itself. Keyword arguments and
+    other objects (a string, a callable) get no gradient. Each must have exactly its
     input's shape (a scalar for a scalar input): it is never broadcast or summed to fit,
     as TensorFlow raises on a mismatch. None means "no gradient" for that input
     (``tape.gradient`` gives None unless another path connects it, as TensorFlow). A
@@ -170,6 +176,10 @@ def custom_gradient(f=None):
                      for a in args)
         positions = [i for i, a in enumerate(args) if isinstance(a, Tensor)]
         tensors = [args[i] for i in positions]
+        # a number argument is a constant with a gradient slot, as TensorFlow converts every
+        # positional argument: grad_fn returns one gradient per slot (None, or a value
+        # that is checked and dropped: no tape can ask for a number's gradient)
+        slots = [i for i, a in enumerate(args) if i in positions or _is_number(a)]
         # run f with every tape paused: its operations are replaced by grad_fn
         saved_rec, saved_fwd = _RECORDING[:], _FORWARD[:]
         _RECORDING[:] = []
@@ -203,9 +213,12 @@ def custom_gradient(f=None):
                 f"{[v.name for v in variables]} (write grad_fn(*upstream, variables=None) "
                 "returning (input_grads, variable_grads), as tf.custom_gradient)"
             )
-        n_in = len(tensors)
-        inputs = [*tensors, *variables]
-        names = _argument_names(f, positions, variables)
+        n_in = len(slots)
+        inputs = [args[i] if i in positions else np.asarray(args[i]) + 0.0 for i in slots]
+        inputs += variables
+        names = _argument_names(f, slots, variables)
+        # the slot of each recorded input: the Tensor arguments', then the Variables'
+        slot_of = [slots.index(i) for i in positions] + [n_in + k for k in range(len(variables))]
         cache = {}
 
         def grads_for(g):
@@ -230,7 +243,7 @@ def custom_gradient(f=None):
                     raise ValueError(
                         f"custom_gradient: grad_fn of {f.__name__} returned {len(in_grads)} "
                         f"input gradients and {len(var_grads)} variable gradients; expected "
-                        f"{n_in} and {len(variables)}"
+                        f"{n_in} and {len(variables)}{_slots_note(args, slots, names)}"
                     )
                 cache["g"] = g
                 cache["r"] = [
@@ -241,7 +254,7 @@ def custom_gradient(f=None):
 
         def make_vjp(i):
             def vjp(g, ans, *ins):
-                r = grads_for(g)[i]  # None: no gradient (the walk skips it, as TensorFlow)
+                r = grads_for(g)[slot_of[i]]  # None: no gradient (the walk skips it, as TensorFlow)
                 if r is not None and not isinstance(g, Tensor):  # plain backward: ndarrays
                     r = r._value if isinstance(r, Tensor) else r
                 return r
@@ -250,7 +263,7 @@ def custom_gradient(f=None):
         prim = Primitive(
             f"custom_gradient({f.__name__})",
             lambda *vals: y_val,
-            tuple(make_vjp(i) for i in range(n_in + len(variables))),
+            tuple(make_vjp(i) for i in range(len(tensors) + len(variables))),
             {"jacobian": "given by the user's grad_fn", "vjp": "grad_fn(upstream)",
              "shapes": "as f", "kinks": "as grad_fn"},
         )
@@ -269,6 +282,22 @@ def _accepts_variables(grad_fn):
     return any((p.name == "variables" and p.kind is not p.VAR_POSITIONAL
                 and p.kind is not p.POSITIONAL_ONLY) or p.kind is p.VAR_KEYWORD
                for p in params)
+
+
+def _is_number(value) -> bool:
+    """A Python or numpy number (``3``, ``0.5``, ``True``, ``np.float32(2)``): a positional
+    argument of a custom_gradient function that TensorFlow converts to a constant."""
+    return isinstance(value, numbers.Number) and not isinstance(value, Tensor)
+
+
+def _slots_note(args, slots, names) -> str:
+    """The note of the gradient-count error when some arguments are numbers: they count."""
+    numbers_given = [names[k] for k, i in enumerate(slots) if not isinstance(args[i], Tensor)]
+    if not numbers_given:
+        return ""
+    return (f": one per argument that is a Tensor or a number, as tf.custom_gradient; "
+            f"{', '.join(numbers_given)} {'is a number' if len(numbers_given) == 1 else 'are numbers'}"
+            ", a constant: return None for it")
 
 
 def _kind(value):

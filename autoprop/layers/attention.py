@@ -72,6 +72,8 @@ class MultiHeadAttention(Layer):
         Causal mask in every head.
     rng : None, int or numpy.random.Generator
     dtype : {np.float64, np.float32}
+    name, trainable
+        Keras's, as every layer (:class:`~autoprop.layers.Layer`).
 
     Notes
     -----
@@ -83,8 +85,10 @@ class MultiHeadAttention(Layer):
 
     manual_class = mp.MultiHeadAttention
 
-    def __init__(self, embed_dim, num_heads, causal=False, rng=None, dtype=np.float64):
-        super().__init__(embed_dim, num_heads, causal=causal, rng=rng, dtype=dtype)
+    def __init__(self, embed_dim, num_heads, causal=False, rng=None, dtype=np.float64, *,
+                 name=None, trainable=True):
+        super().__init__(embed_dim, num_heads, causal=causal, rng=rng, dtype=dtype, name=name,
+                         trainable=trainable)
         self.attention = ScaledDotProductAttention(self.causal)  # the tape twin, not the manual one
 
     def _split(self, z, N, T):

@@ -8,7 +8,14 @@ import threading
 
 import numpy as np
 
-from manualprop._validation import KNOWN_FINITE, Where, check_array, check_keywords, float_ss
+from manualprop._validation import (
+    KNOWN_FINITE,
+    Where,
+    check_array,
+    check_init_keywords,
+    check_keywords,
+    float_ss,
+)
 from manualprop.init import keras_initial_value
 from manualprop.training import accuracy, compile_args, fit_loop
 
@@ -86,15 +93,34 @@ def _layers_within(layer):
     return list(found.values())
 
 
+#: Keras's layer keywords every built-in layer takes besides its own arguments.
+_KERAS_OPTIONS = (
+    inspect.Parameter("name", inspect.Parameter.KEYWORD_ONLY, default=None),
+    inspect.Parameter("trainable", inspect.Parameter.KEYWORD_ONLY, default=True),
+)
+_OPTION_NAMES = tuple(p.name for p in _KERAS_OPTIONS)
+
+
+def _twin_signature(cls, function):
+    """The signature of ``function`` (the manualprop class's ``__init__``) followed by
+    what a twin takes besides, keyword only: Keras's names of its arguments
+    (``cls.keras_aliases``, default None) and Keras's ``name`` and ``trainable``."""
+    sig = inspect.signature(function)
+    extra = [inspect.Parameter(k, inspect.Parameter.KEYWORD_ONLY, default=None)
+             for k in cls.keras_aliases]
+    return sig.replace(parameters=[*sig.parameters.values(), *extra, *_KERAS_OPTIONS])
+
+
 def _twin_init(cls):
     """A twin's ``__init__`` (``Layer.__init__``, which passes every argument to the
     manualprop class) with that class's parameters as its signature and docstring, so
-    ``help()`` and ``inspect.signature(cls.__init__)`` show them."""
+    ``help()`` and ``inspect.signature(cls.__init__)`` show them (and the keywords a twin
+    takes besides: :func:`_twin_signature`)."""
     def __init__(self, *args, **kwargs):
         Layer.__init__(self, *args, **kwargs)
 
     manual = cls.manual_class
-    __init__.__signature__ = inspect.signature(manual.__init__)
+    __init__.__signature__ = _twin_signature(cls, manual.__init__)
     __init__.__doc__ = (  # not manual's own text: its examples are manualprop's doctests
         f"Build the twin of {manual.__module__}.{manual.__qualname__} from the same "
         "arguments: its constructor checks them and, for the same rng, makes the same "
@@ -143,12 +169,29 @@ def _training_default(call):
 _CALL_CONTEXT = threading.local()
 
 
+def _is_structure(x) -> bool:
+    """Whether ``x`` is a structure of inputs (a dict; a list or tuple holding an array,
+    a Tensor or a structure) rather than one array given as nested lists of numbers."""
+    if isinstance(x, dict):
+        return True
+    return isinstance(x, (list, tuple)) and any(
+        isinstance(e, (Tensor, np.ndarray)) or _is_structure(e) for e in x)
+
+
 def _input_shape(x):
-    """What ``build`` receives for the first input ``x``: its shape as a tuple, or for a
-    list or tuple of arrays and Tensors, the list of their shapes (as Keras)."""
-    if isinstance(x, (list, tuple)) and any(isinstance(e, (Tensor, np.ndarray)) for e in x):
-        return [_input_shape(e) for e in x]
-    return tuple(x.shape) if isinstance(x, (Tensor, np.ndarray)) else np.shape(x)
+    """What ``build`` receives for the first input ``x``, as Keras (``tree.map_structure``
+    of the shapes): an array's or Tensor's shape as a tuple; for a structure of inputs the
+    same structure of shapes: a dict of shapes for a dict (same keys), a list for a
+    list, a tuple for a tuple, nested alike. A list of numbers is one array (its
+    ``np.shape``)."""
+    if isinstance(x, (Tensor, np.ndarray)):
+        return tuple(x.shape)
+    if isinstance(x, dict):
+        return {k: _input_shape(v) for k, v in x.items()}
+    if _is_structure(x):
+        shapes = [_input_shape(e) for e in x]
+        return tuple(shapes) if isinstance(x, tuple) else shapes
+    return np.shape(x)
 
 
 #: Keras's base ``Layer`` keywords that autoprop's base takes (a twin's are its manualprop
@@ -172,20 +215,29 @@ class Layer:
     Parameters
     ----------
     trainable : bool, default True
-        Keras's keyword (for a layer written on this base, not a twin): False freezes
-        the layer (:attr:`trainable`), including the weights its ``build`` makes later
-        (:meth:`add_weight`, or Variables and sub-layers assigned as attributes).
+        Keras's keyword, taken by every built-in layer too (``Linear(3, 2,
+        trainable=False)``): False freezes the layer (:attr:`trainable`): its Variables
+        leave :attr:`trainable_variables`, so ``fit`` and ``apply_gradients`` do not
+        change them, including the weights its ``build`` makes later
+        (:meth:`add_weight`, or Variables and sub-layers assigned as attributes). A
+        frozen batch norm also runs in inference mode, as Keras's.
     name : str, optional
-        The layer's name (``layer.name``; default: the class name).
+        The layer's name (``layer.name``, and in its ``repr``, so in the messages of its
+        errors; default: the class name); every built-in layer takes it too.
     dtype : numpy dtype, optional
-        The default dtype of :meth:`add_weight` (default float64).
+        The default dtype of :meth:`add_weight` (default float64); a twin takes its
+        manualprop class's ``dtype`` where it has one.
+
+    A twin also takes Keras's names of its arguments where they mean the same
+    (:attr:`keras_aliases`: ``Dropout(rate=0.5)`` is ``Dropout(p=0.5)``).
 
     Raises
     ------
     TypeError
         For any other keyword, naming it and its close match (``trainabel`` ->
         ``trainable``), as Keras refuses unknown layer keywords; a twin refuses the
-        keywords its manualprop constructor does not take the same way.
+        keywords its manualprop constructor does not take the same way
+        (:func:`manualprop._validation.check_init_keywords`, shared with the optimizers).
     """
 
     #: The manualprop class this layer is the tape twin of. Its constructor is the
@@ -206,12 +258,29 @@ class Layer:
         if "call" in cls.__dict__:
             cls._call_takes_training = _takes_training(cls.__dict__["call"])
             cls._call_training_default = _training_default(cls.__dict__["call"])
+        # the class's signature lists the layer's own arguments (a twin's: its manualprop
+        # class's), which tools read to build a twin from a layer's attributes
+        # (gradcheck.sources.constructor_kwargs); __init__'s shows the Keras options too
         if "__init__" in cls.__dict__:
             cls.__signature__ = None  # its own constructor: inspect reads it
+            if cls.__dict__.get("manual_class") is not None:  # a built-in with its own __init__
+                sig = inspect.signature(cls.__init__)
+                cls.__signature__ = sig.replace(parameters=[
+                    p for p in list(sig.parameters.values())[1:] if p.name not in _OPTION_NAMES])
         elif cls.__dict__.get("manual_class") is not None:
             cls.__signature__ = inspect.signature(cls.manual_class)
             if getattr(cls.__init__, "_twin_init", cls.__init__ is Layer.__init__):
                 cls.__init__ = _twin_init(cls)  # Layer's, showing the manual parameters
+
+    #: Keras's names of a twin's arguments that mean the same (``{"rate": "p"}`` for
+    #: Dropout): accepted as keywords, passed on under the manualprop name.
+    keras_aliases: dict = {}
+
+    def __new__(cls, *args, **kwargs):
+        # every layer's keywords, checked in one place with their close match (a twin's:
+        # its manualprop arguments, their Keras names, name and trainable)
+        check_init_keywords(cls, kwargs)
+        return super().__new__(cls)
 
     def __init__(self, *args, **kwargs):
         self.variables: dict[str, Variable] = {}
@@ -222,22 +291,43 @@ class Layer:
             if args:
                 raise TypeError(f"{name}() takes no positional arguments; got {len(args)}")
             check_keywords(kwargs, _BASE_KEYWORDS, f"{name}()")
-            self.name = kwargs.get("name") or name
             if kwargs.get("dtype") is not None:
                 self.dtype = np.dtype(kwargs["dtype"])
-            if not kwargs.get("trainable", True):
-                self.trainable = kwargs["trainable"]
+            self._keras_options(kwargs.get("name"), kwargs.get("trainable", True))
             return
-        params = inspect.signature(self.manual_class).parameters.values()
-        if not any(p.kind is p.VAR_KEYWORD for p in params):
-            check_keywords(kwargs, [p.name for p in params if p.kind in (
-                p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)], f"{name}()")
-        spec = self.manual_class(*args, **kwargs)
+        layer_name, trainable = kwargs.pop("name", None), kwargs.pop("trainable", True)
+        spec = self.manual_class(*args, **self._our_names(args, kwargs))
         for k, v in vars(spec).items():  # hyperparameters and state (running statistics, rng)
             if k not in ("params", "grads", "cache"):
                 # manualprop's objects hold no autoprop Layer or Variable: not tracked
                 object.__setattr__(self, k, v)
         self.variables = {k: Variable(v, name=k) for k, v in spec.params.items()}
+        self._keras_options(layer_name, trainable)
+
+    def _our_names(self, args, kwargs):
+        """``kwargs`` with Keras's names of the twin's arguments (:attr:`keras_aliases`)
+        replaced by the manualprop names; TypeError when both name one argument."""
+        if not self.keras_aliases:
+            return kwargs
+        params = list(inspect.signature(self.manual_class).parameters)
+        for keras_name, ours in self.keras_aliases.items():
+            if keras_name in kwargs:
+                if ours in kwargs or ours in params[:len(args)]:
+                    raise TypeError(
+                        f"{type(self).__name__}() got {ours!r} twice: {keras_name}= is "
+                        f"Keras's name for {ours}; give one of them")
+                kwargs[ours] = kwargs.pop(keras_name)
+        return kwargs
+
+    def _keras_options(self, name, trainable):
+        """Apply Keras's ``name`` (``layer.name``, shown in the layer's ``repr`` and so in
+        its error messages; default the class name) and ``trainable`` (False freezes the
+        layer and its Variables, :attr:`trainable`), once the Variables exist."""
+        if name is not None and not isinstance(name, str):
+            raise TypeError(f"{type(self).__name__}(): name must be a str; got {name!r}")
+        self.name = name or type(self).__name__
+        if trainable is not True:
+            self.trainable = trainable  # the setter refuses what is not a bool
 
     def __setattr__(self, name, value):
         if type(value) is Variable and not value.trainable and self.trainable:
@@ -280,8 +370,9 @@ class Layer:
         """Create the weights that depend on the input's shape; the base creates none.
 
         Override it as in Keras: ``__call__`` runs it once, before the first ``call``,
-        with the shape of the first input (a tuple, batch axis included; a list of
-        shapes for a list of arrays), and sets :attr:`built`. Create the weights with
+        with the shape of the first input (a tuple, batch axis included; for a dict,
+        list or tuple of inputs, the same structure of shapes: a dict of shapes, ...),
+        and sets :attr:`built`. Create the weights with
         :meth:`add_weight`. Calling it yourself (``layer.build((None, 4))``) also builds.
         """
         self.__dict__["built"] = True
@@ -472,7 +563,10 @@ class Layer:
         return self.manual_class._repr_args(self) if self.manual_class is not None else ""
 
     def __repr__(self) -> str:
-        return f"{type(self).__name__}({self._repr_args()})"
+        args, name = self._repr_args(), self.__dict__.get("name")
+        if name is not None and name != type(self).__name__:  # Keras's name=, when given
+            args = f"{args}, name={name!r}" if args else f"name={name!r}"
+        return f"{type(self).__name__}({args})"
 
     def _input(self, x, **spec):
         """Check ``x`` (one place: manualprop's validation) and return it as a Tensor.
@@ -651,9 +745,17 @@ class Sequential(Model):
 
     ``variables`` keys are ``"<index>.<name>"`` (``"0.W"``, ``"0.b"``, ...), the same
     as the manual container's ``params``.
+
+    Parameters
+    ----------
+    *layers : callables, or one list or tuple of them
+    name : str, optional
+        Keras's: ``model.name`` (default ``"Sequential"``).
+    trainable : bool, default True
+        Keras's: False freezes every layer given (:attr:`Layer.trainable`).
     """
 
-    def __init__(self, *layers):
+    def __init__(self, *layers, name=None, trainable=True):
         super().__init__()
         if len(layers) == 1 and isinstance(layers[0], (list, tuple)):
             layers = tuple(layers[0])
@@ -664,6 +766,7 @@ class Sequential(Model):
                     f"got {type(layer).__name__}"
                 )
         self.layers = list(layers)
+        self._keras_options(name, trainable)
 
     @property
     def variables(self):

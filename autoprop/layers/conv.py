@@ -25,6 +25,10 @@ from .base import Layer
 __all__ = ["AvgPool2D", "Conv2D", "ConvTranspose2D", "MaxPool2D"]
 
 
+#: Keras's names of the convolutions' arguments that mean the same as ours.
+_CONV_KERAS_NAMES = {"strides": "stride", "dilation_rate": "dilation", "use_bias": "bias"}
+
+
 class _Window2D(Layer):
     padding = (0, 0)
     dilation = (1, 1)
@@ -59,6 +63,8 @@ class Conv2D(_Window2D):
     in_channels, out_channels : int
     kernel_size, stride, padding, dilation : int or (int, int)
     bias : bool, default True
+    strides, dilation_rate, use_bias
+        Keras's names of stride, dilation and bias, accepted too.
     rng : None, int or numpy.random.Generator
         Same initialisation as manualprop (:func:`manualprop.init.conv2d_params`).
     dtype : {np.float64, np.float32}
@@ -68,6 +74,7 @@ class Conv2D(_Window2D):
     """
 
     manual_class = mp.Conv2D
+    keras_aliases = _CONV_KERAS_NAMES
 
     def call(self, x, training=False):
         """Forward pass of the twin of ``manualprop.Conv2D``, recorded on any open tape;
@@ -97,6 +104,8 @@ class ConvTranspose2D(Layer):
     in_channels, out_channels : int
     kernel_size, stride, padding, output_padding, dilation : int or (int, int)
     bias : bool, default True
+    strides, dilation_rate, use_bias
+        Keras's names of stride, dilation and bias, accepted too.
     rng : None, int or numpy.random.Generator
         Same initialisation as manualprop (:func:`manualprop.init.conv_transpose2d_params`).
     dtype : {np.float64, np.float32}
@@ -107,6 +116,7 @@ class ConvTranspose2D(Layer):
     """
 
     manual_class = mp.ConvTranspose2D
+    keras_aliases = _CONV_KERAS_NAMES
 
     def call(self, x, training=False):
         """Forward pass of the twin of ``manualprop.ConvTranspose2D``, recorded on any open
@@ -137,6 +147,8 @@ class ConvTranspose2D(Layer):
 
 
 class _Pool2D(_Window2D):
+    keras_aliases = {"pool_size": "kernel_size", "strides": "stride"}  # Keras's names
+
     def _flat_windows(self, x):
         x, patches = self._windows(x)
         N, C, kh, kw, Ho, Wo = patches.shape
@@ -159,7 +171,8 @@ class MaxPool2D(_Pool2D):
     ----------
     kernel_size : int or (int, int)
     stride : int or (int, int), optional
-        Defaults to ``kernel_size``.
+        Defaults to ``kernel_size``. Keras's names ``pool_size`` and ``strides`` are
+        accepted too.
 
     Shapes: x (N, C, H, W) -> y (N, C, Ho, Wo). Source: ``lessons/21-pooling.md``.
     """
@@ -184,7 +197,8 @@ class AvgPool2D(_Pool2D):
     ----------
     kernel_size : int or (int, int)
     stride : int or (int, int), optional
-        Defaults to ``kernel_size``.
+        Defaults to ``kernel_size``. Keras's names ``pool_size`` and ``strides`` are
+        accepted too.
 
     Shapes: x (N, C, H, W) -> y (N, C, Ho, Wo). Source: ``lessons/21-pooling.md``.
     """

@@ -23,7 +23,9 @@ class Dropout(Layer):
     Parameters
     ----------
     p : float in [0, 1], default 0.5
+        The probability of dropping an element; ``rate=`` (Keras's name) is the same.
     rng : None, int or numpy.random.Generator
+        The masks' draws; ``seed=`` (Keras's name) is the same.
 
     Notes
     -----
@@ -32,6 +34,7 @@ class Dropout(Layer):
     """
 
     manual_class = mp.Dropout
+    keras_aliases = {"rate": "p", "seed": "rng"}  # Keras's names of the same arguments
 
     @property
     def mask(self):

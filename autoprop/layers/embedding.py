@@ -22,7 +22,8 @@ class Embedding(Layer):
     Parameters
     ----------
     num_embeddings, dim : int
-        Rows of the table and length of each vector.
+        Rows of the table and length of each vector (Keras's ``input_dim`` and
+        ``output_dim``, also accepted).
     rng : None, int or numpy.random.Generator
         ``W ~ N(0, 1)`` (:func:`manualprop.init.embedding_params`).
     dtype : {np.float64, np.float32}
@@ -34,6 +35,7 @@ class Embedding(Layer):
     """
 
     manual_class = mp.Embedding
+    keras_aliases = {"input_dim": "num_embeddings", "output_dim": "dim"}  # Keras's names
 
     def call(self, x, training=False):
         """Forward pass of the twin of ``manualprop.Embedding``, recorded on any open tape;

@@ -25,6 +25,8 @@ __all__ = ["BatchNorm1D", "BatchNorm2D", "LayerNorm"]
 
 
 class _BatchNorm(Layer):
+    keras_aliases = {"epsilon": "eps"}  # Keras's name; its momentum means 1 - ours: not one
+
     def call(self, x, training=False):
         """Forward pass of the twin of ``manualprop._BatchNorm``, recorded on any open tape;
         shapes, formula and lesson: see the class docstring. Returns a Tensor."""
@@ -32,7 +34,7 @@ class _BatchNorm(Layer):
         axes, bshape = self._axes, self._bshape
         gamma = self.variables["gamma"].reshape(bshape)
         beta = self.variables["beta"].reshape(bshape)
-        if training:
+        if training and self.trainable:  # frozen: inference mode, as Keras's batch norm
             m = check_stat_count(x.shape, axes, f"autoprop.layers.{self!r}.__call__", "x")
             # sum / m rather than mean: the VJP of sum is a broadcast view, no full-size copy
             mean = x.sum(axis=axes, keepdims=True) / m
@@ -54,12 +56,15 @@ class BatchNorm1D(_BatchNorm):
 
     Training: ``xhat = (x - mean) / sqrt(var + eps)`` with the batch mean and biased
     variance over axis 0, ``y = gamma * xhat + beta``, running statistics updated as
-    PyTorch; inference: the running statistics. Source: ``lessons/22-batchnorm.md``.
+    PyTorch; inference: the running statistics. A frozen layer (``trainable=False``)
+    runs in inference mode even when training, and leaves its statistics, as Keras's
+    ``BatchNormalization``. Source: ``lessons/22-batchnorm.md``.
 
     Parameters
     ----------
     num_features : int
     eps : float, default 1e-5
+        Keras's name ``epsilon`` is accepted too.
     momentum : float, default 0.1
     dtype : {np.float64, np.float32}
     """
@@ -84,6 +89,7 @@ class BatchNorm2D(_BatchNorm):
     ----------
     num_features : int
     eps : float, default 1e-5
+        Keras's name ``epsilon`` is accepted too.
     momentum : float, default 0.1
     dtype : {np.float64, np.float32}
     """
@@ -109,10 +115,12 @@ class LayerNorm(Layer):
     ----------
     normalized_shape : int or tuple of int
     eps : float, default 1e-5
+        Keras's name ``epsilon`` is accepted too.
     dtype : {np.float64, np.float32}
     """
 
     manual_class = mp.LayerNorm
+    keras_aliases = {"epsilon": "eps"}  # Keras's name
 
     def call(self, x, training=False):
         """Forward pass of the twin of ``manualprop.LayerNorm``, recorded on any open tape;

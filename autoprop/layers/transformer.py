@@ -35,14 +35,15 @@ class TransformerBlock(Layer):
     Pre-LN (``norm_first=True``): ``h = x + attn(norm1(x))``, ``y = h + mlp(norm2(h))``;
     post-LN: ``h = norm1(x + attn(x))``, ``y = norm2(h + mlp(h))``; ``mlp(z) =
     linear2(gelu(linear1(z)))`` on every position. Variables ``"self_attn.W_q"``,
-    ``"linear1.W"``, ``"norm1.gamma"``, ... as the manual ``params``.
+    ``"linear1.W"``, ``"norm1.gamma"``, ... as the manual ``params``. Keras's ``name``
+    and ``trainable`` keywords as every layer (:class:`~autoprop.layers.Layer`).
     Source: ``lessons/35-transformer-block.md``.
     """
 
     manual_class = mp.TransformerBlock
 
     def __init__(self, embed_dim, num_heads, ff_dim, norm_first=True, causal=False, eps=1e-5,
-                 rng=None, dtype=np.float64):
+                 rng=None, dtype=np.float64, *, name=None, trainable=True):
         spec = mp.TransformerBlock(embed_dim, num_heads, ff_dim, norm_first=norm_first,
                                    causal=causal, eps=eps, rng=rng, dtype=dtype)
         for k in ("embed_dim", "num_heads", "ff_dim", "norm_first", "causal", "eps", "dtype"):
@@ -55,6 +56,7 @@ class TransformerBlock(Layer):
         self.linear2 = _share(Linear(self.ff_dim, E, dtype=dt), spec.linear2)
         self.norm1 = _share(LayerNorm(E, eps=self.eps, dtype=dt), spec.norm1)
         self.norm2 = _share(LayerNorm(E, eps=self.eps, dtype=dt), spec.norm2)
+        self._keras_options(name, trainable)
 
     @property
     def variables(self):
@@ -84,16 +86,19 @@ class TiedEmbedding(Layer):
     """``logits = body(W[ids]) @ W.T`` with one table ``W`` (twin of
     :class:`manualprop.TiedEmbedding`): the tape adds the gradients of the lookup and of
     the projection. Variables ``"W"`` and the body's as ``"body.<key>"``; the body is
-    given as autoprop layers. Source: ``lessons/30b-weight-tying.md``.
+    given as autoprop layers. Keras's ``name`` and ``trainable`` keywords as every layer
+    (:class:`~autoprop.layers.Layer`). Source: ``lessons/30b-weight-tying.md``.
     """
 
     manual_class = mp.TiedEmbedding
 
-    def __init__(self, num_embeddings, dim, *layers, rng=None, dtype=np.float64):
+    def __init__(self, num_embeddings, dim, *layers, rng=None, dtype=np.float64, name=None,
+                 trainable=True):
         spec = mp.TiedEmbedding(num_embeddings, dim, rng=rng, dtype=dtype)
         self.num_embeddings, self.dim, self.dtype = spec.num_embeddings, spec.dim, spec.dtype
         self.embedding = _share(Embedding(self.num_embeddings, self.dim, dtype=self.dtype), spec.embedding)
         self.body = Sequential(*layers)
+        self._keras_options(name, trainable)
 
     @property
     def variables(self):

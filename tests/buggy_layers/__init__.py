@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import importlib
 
+import numpy as np
+
 EXPECTED = {
     "linear.py::LinearInOutSwapped": "transposed",
     "linear.py::LinearInOutSwappedWide": "transposed",
@@ -106,6 +108,10 @@ EXPECTED = {
     "activations.py::DropoutEvalNoMask": "stale-mask",
     "activations.py::DropoutEvalReusesMask": "stale-mask-forward",
     "activations.py::DropoutNoScaleBothModes": "stale-mask",
+    # issue 10 (W1, W14): training switches named train_flg, mode="training", deterministic (read by adapt)
+    "activations.py::DropoutTrainFlgNoScale": "mask-scale",
+    "activations.py::DropoutModeTrainingNoScale": "mask-scale",
+    "activations.py::DropoutDeterministicNoScale": "mask-scale",
 }
 
 #: Bugs no signature names: each must FAIL with "wrong-values" (no known bug pattern), never a wrong name.
@@ -123,7 +129,8 @@ CORRECT = ["linear.py::LinearOutIn", "linear.py::LinearInOut", "activations.py::
            "pool_embed_rnn.py::RNNStep", "cs231n.py::batchnorm", "cs231n.py::conv", "cs231n.py::affine",
            "norm.py::BatchCenter", "norm.py::MeanCenter", "linear.py::Flatten", "linear.py::RowScale",
            "activations.py::PReLU", "pool_embed_rnn.py::MaxPoolOverlap",
-           "cs231n.py::bntest", "norm.py::SpatialBatchNormDirect", "activations.py::DropoutModeAware"]
+           "cs231n.py::bntest", "norm.py::SpatialBatchNormDirect", "activations.py::DropoutModeAware",
+           "activations.py::DropoutTrainFlg", "activations.py::DropoutModeTraining"]
 
 
 def load(key: str):
@@ -141,7 +148,10 @@ def load(key: str):
         layer, _ = _adapters.adapt(_adapters.build(kind, target, getattr(mod, "INIT", {}).get(cls_name), 0))
         return layer, getattr(mod, "INPUTS", {}).get(cls_name, mod.INPUT), dict(getattr(mod, "KWARGS", {}))
     cls = getattr(mod, cls_name)
-    return cls(), getattr(cls, "INPUT", mod.INPUT), dict(getattr(cls, "KWARGS", getattr(mod, "KWARGS", {})))
+    X, kwargs = getattr(cls, "INPUT", mod.INPUT), dict(getattr(cls, "KWARGS", getattr(mod, "KWARGS", {})))
+    if _adapters.mode_keyword(cls.forward) is not None:  # forward(X, train_flg=True): read as `check` reads it
+        return _adapters.adapt(cls(), [np.random.default_rng(0).standard_normal(X)])[0], X, kwargs
+    return cls(), X, kwargs
 
 
 def diagnose(key: str, **kw):

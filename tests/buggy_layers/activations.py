@@ -216,3 +216,49 @@ class DropoutModeAware(Dropout):
 
     def backward(self, dY):
         return dY * self.mask if self.training else dY
+
+
+# Training switches of other names (issue 10, W1/W14): read through gradcheck._adapters.adapt, as
+# `gradcheck check` reads them; both modes checked (no KWARGS: training "auto").
+
+
+class DropoutTrainFlg:
+    """Deep Learning from Scratch's switch name, train_flg (default True as in the book), inverted dropout."""
+
+    KWARGS = {}
+
+    def __init__(self, p=0.5, seed=0):
+        self.p, self.rng = p, np.random.default_rng(seed)
+
+    def forward(self, X, train_flg=True):
+        if not train_flg:
+            self.mask = None
+            return X
+        self.mask = (self.rng.random(X.shape) >= self.p) / (1 - self.p)
+        return X * self.mask
+
+    def backward(self, dY):
+        return dY if self.mask is None else dY * self.mask
+
+
+class DropoutTrainFlgNoScale(DropoutTrainFlg):
+    def backward(self, dY):
+        return dY if self.mask is None else dY * (self.mask > 0)  # BUG: the 1 / (1 - p) of the forward is missing
+
+
+class DropoutModeTraining(DropoutTrainFlg):
+    """A string switch in the layer's own words: mode="training" (not CS231n's "train")."""
+
+    def forward(self, X, mode="training"):
+        return super().forward(X, mode == "training")
+
+
+class DropoutModeTrainingNoScale(DropoutModeTraining, DropoutTrainFlgNoScale):
+    pass  # BUG: DropoutTrainFlgNoScale's backward
+
+
+class DropoutDeterministicNoScale(DropoutTrainFlgNoScale):
+    """flax's inverted switch: deterministic=True is eval mode."""
+
+    def forward(self, X, deterministic=False):
+        return super().forward(X, not deterministic)

@@ -27,14 +27,49 @@ __all__ = [
 _REDUCED = "x (...); reduced axes removed unless keepdims"
 
 
+def _in_dtype(name, a, dtype):
+    """``a`` as a Tensor cast to numpy's ``dtype=`` of a reduction (numpy computes in that
+    dtype and returns it); the cast's VJP brings the gradient back in ``a``'s dtype.
+
+    Raises
+    ------
+    TypeError
+        A real or complex ``a`` to an integer or bool dtype (numpy truncates: no
+        derivative), or across real and complex (no gradient rule is recorded for it).
+    """
+    a = _t(a)
+    if dtype is None or np.dtype(dtype) == a.dtype:
+        return a
+    dt, kind = np.dtype(dtype), a.dtype.kind
+    if kind in "fc" and dt.kind not in "fc":
+        why = f"the cast from {a.dtype} to {dt} truncates: it has no derivative"
+    elif kind in "fc" and (dt.kind == "c") != (kind == "c"):
+        why = f"autoprop records no gradient of a cast between real and complex ({a.dtype} to {dt})"
+    else:
+        return a.astype(dt)
+    raise TypeError(
+        f"autoprop cannot record numpy.{name}(..., dtype={dt}) of a {a.dtype} Tensor: {why}. "
+        f"Reduce in a float dtype, or on the values (numpy.{name}(t.numpy(), dtype=...)), "
+        "which gives no gradient.")
+
+
+def _as(r, dtype):
+    """The reduction ``r`` in numpy's ``dtype=`` (a sum of int32 is int32 there, not int64)."""
+    return r if dtype is None or r.dtype == np.dtype(dtype) else r.astype(dtype)
+
+
 def _np_reduction(name, prim=None):
     """numpy's signature (``dtype``, ``out``, list axes) over the reduction primitive
-    ``prim`` (default ``name``), looked up when called."""
+    ``prim`` (default ``name``), looked up when called; ``dtype`` casts first
+    (:func:`_in_dtype`), for the numpy functions that take it (not max and min)."""
+    takes_dtype = name in ("sum", "mean", "prod")
+
     def fn(a, axis=None, dtype=None, out=None, keepdims=False, **kw):
-        _check_kw(name, dict(kw, out=out, dtype=dtype))
+        _check_kw(name, dict(kw, out=out, dtype=None if takes_dtype else dtype))
         if isinstance(axis, list):
             axis = tuple(axis)
-        return PRIMITIVES[prim or name](_t(a), axis=axis, keepdims=bool(keepdims))
+        r = PRIMITIVES[prim or name](_in_dtype(name, a, dtype), axis=axis, keepdims=bool(keepdims))
+        return _as(r, dtype)
     fn.__name__ = name
     return fn
 
@@ -148,8 +183,8 @@ def _cumsum_vjp(g, ans, x, axis=None):
 
 
 def _np_cumsum(a, axis=None, dtype=None, out=None):
-    _check_kw("cumsum", {"out": out, "dtype": dtype})
-    return cumsum(a, axis=axis)
+    _check_kw("cumsum", {"out": out})
+    return _as(cumsum(_in_dtype("cumsum", a, dtype), axis=axis), dtype)
 
 
 cumsum = defprim(
@@ -400,8 +435,8 @@ argmin = defnondiff("argmin", lambda x, axis=None, keepdims=False: np.argmin(x, 
 @defcomposite("var", "mean((x - mean(x))**2) * n / (n - ddof): chain rule through mean, subtract, "
                      "multiply", numpy=(np.var,), methods=("var",))
 def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, **kw):
-    _check_kw("var", dict(kw, out=out, dtype=dtype))
-    a = _t(a)
+    _check_kw("var", dict(kw, out=out))
+    a = _in_dtype("var", a, dtype)
     if isinstance(axis, list):
         axis = tuple(axis)
     d = a - mean(a, axis=axis, keepdims=True)
@@ -412,8 +447,8 @@ def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, **kw):
                      "variance is exactly 0 (never nan, unlike sqrt(var))", numpy=(np.std,),
               methods=("std",))
 def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, **kw):
-    _check_kw("std", dict(kw, out=out, dtype=dtype))
-    a = _t(a)
+    _check_kw("std", dict(kw, out=out))
+    a = _in_dtype("std", a, dtype)
     if isinstance(axis, list):
         axis = tuple(axis)
     d = a - mean(a, axis=axis, keepdims=True)

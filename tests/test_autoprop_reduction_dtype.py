@@ -1,0 +1,84 @@
+"""numpy's ``dtype=`` of the reductions on Tensors: ``np.mean(t, dtype=np.float64)``.
+
+numpy computes ``mean``, ``sum``, ``prod``, ``var``, ``std`` and ``cumsum`` in the ``dtype``
+given and returns that dtype; autoprop does the same (a cast, then the reduction), and the
+gradient comes back in the input's dtype, as every gradient comes back in its source's.
+Only a cast without a derivative is refused, by name: a float Tensor to an integer or bool
+dtype (numpy truncates), or across real and complex. Repro before: every ``dtype=`` was
+refused ("that option has no registered derivative"). Oracles: numpy for the values, HIPS
+autograd for the gradients (of the same function in float64).
+"""
+
+import autograd
+import autograd.numpy as agn
+import numpy as np
+import pytest
+
+import autoprop as ap
+
+X = np.random.default_rng(4).uniform(0.5, 1.5, (3, 4))
+
+CASES = [  # (numpy function, autograd's, keywords)
+    (np.mean, agn.mean, {"axis": 1}), (np.sum, agn.sum, {"axis": 0}), (np.prod, agn.prod, {}),
+    (np.var, agn.var, {"axis": 1, "ddof": 1}), (np.std, agn.std, {}),
+    (np.cumsum, agn.cumsum, {"axis": 1}),
+]
+
+
+@pytest.mark.parametrize("fn, ag, kw", CASES, ids=[c[0].__name__ for c in CASES])
+@pytest.mark.parametrize("source, dtype", [(np.float64, np.float32), (np.float32, np.float64),
+                                           (np.float64, np.float64)])
+def test_a_reduction_in_another_float_dtype_matches_numpy_and_autograd(fn, ag, kw, source, dtype):
+    x = ap.Variable(X.astype(source))
+    want = fn(X.astype(source), dtype=dtype, **kw)
+    weights = np.random.default_rng(5).standard_normal(np.shape(want))  # each output its own
+    with ap.GradientTape() as tape:
+        y = fn(x, dtype=dtype, **kw)
+        loss = ap.reduce_sum(y * weights.astype(dtype))
+    assert y.dtype == want.dtype == np.dtype(dtype)  # numpy's result dtype
+    g = tape.gradient(loss, x)
+    assert g.dtype == np.dtype(source)  # back in the input's dtype
+    oracle = autograd.grad(lambda v: agn.sum(ag(v, **kw) * weights))(X.astype(source).astype(np.float64))
+    # float32 somewhere: its rounding (in any summation order); else float64's
+    rtol = 1e-5 if np.float32 in (source, dtype) else 1e-12
+    np.testing.assert_allclose(y.numpy(), want, rtol=rtol)
+    np.testing.assert_allclose(g.numpy(), oracle, rtol=rtol, atol=rtol * np.abs(oracle).max())
+
+
+def test_ap_numpy_and_numpy_s_dispatch_agree():
+    x = ap.Variable(X)
+    np.testing.assert_array_equal(ap.numpy.mean(x, dtype=np.float32).numpy(),
+                                  np.mean(x, dtype=np.float32).numpy())
+
+
+def test_integer_tensors_reduce_in_numpy_s_dtype():
+    i = ap.constant(np.arange(6, dtype=np.int32).reshape(2, 3))
+    for fn, dtype in [(np.sum, np.int32), (np.sum, np.int16), (np.cumsum, np.int32),
+                      (np.mean, np.float32), (np.prod, np.float64)]:
+        want = fn(np.arange(6, dtype=np.int32).reshape(2, 3), dtype=dtype)
+        got = fn(i, dtype=dtype)
+        assert got.dtype == want.dtype, (fn, dtype)
+        np.testing.assert_array_equal(got.numpy(), want)
+
+
+@pytest.mark.parametrize("dtype, why", [
+    (np.int64, "the cast from float64 to int64 truncates: it has no derivative"),
+    (bool, "the cast from float64 to bool truncates: it has no derivative"),
+    (np.complex128, "autoprop records no gradient of a cast between real and complex "
+                    "(float64 to complex128)"),
+])
+def test_a_cast_without_a_derivative_is_refused_by_name(dtype, why):
+    x = ap.Variable(X)
+    with pytest.raises(TypeError) as e:
+        np.sum(x, dtype=dtype)
+    assert str(e.value) == (
+        f"autoprop cannot record numpy.sum(..., dtype={np.dtype(dtype)}) of a float64 Tensor: "
+        f"{why}. Reduce in a float dtype, or on the values (numpy.sum(t.numpy(), dtype=...)), "
+        "which gives no gradient.")
+    with pytest.raises(TypeError, match=r"numpy.var\(\.\.\., dtype=int64\) of a float64 Tensor"):
+        np.var(x, dtype=np.int64)
+
+
+def test_max_and_min_still_take_no_dtype():
+    with pytest.raises(TypeError, match=r"numpy.max\(\.\.\., dtype=\.\.\.\): that option"):
+        ap.numpy.max(ap.Variable(X), dtype=np.float32)

@@ -1,0 +1,271 @@
+"""Issue 10 (tester9's W1, W14, W2-W4, W16): the names students give forward's training switch and a loss's
+arguments. Each class here is checked through ``gradcheck check`` as a student runs it; each planted bug
+passed before (a training branch never run, a loss called with its arguments swapped).
+
+Values are asserted against HIPS autograd (the loss binding, in process) and the verdicts against the bug
+planted: a Dropout whose training backward forgets the 1/(1-p) scale must FAIL in training mode.
+"""
+
+import autograd.numpy as anp
+import numpy as np
+import pytest
+from autograd import grad
+from test_cli import both, run, student
+
+DROPOUT = """
+import numpy as np
+
+class Dropout:
+    def __init__(self, p=0.5):
+        self.p = p
+
+    def forward(self, X, {arg}={default}):
+        if {train_test}:
+            self.mask = (np.random.rand(*X.shape) > self.p) / (1 - self.p)
+            return X * self.mask
+        self.mask = None
+        return X
+
+    def backward(self, dY):
+        if self.mask is None:
+            return dY
+        return dY * (self.mask > 0)  # BUG: the scale 1/(1-p) is missing
+"""
+
+
+def dropout(tmp_path, arg, default="False", train_test=None):
+    return student(tmp_path, DROPOUT.format(arg=arg, default=default, train_test=train_test or arg))
+
+
+@pytest.mark.parametrize("arg", ["train_flg", "train_mode", "is_train"])
+def test_boolean_training_switches_check_the_training_branch(tmp_path, arg):
+    """W1: train_flg (Deep Learning from Scratch), train_mode, is_train were not read: "forward has no training
+    argument" and a PASS of the buggy training backward."""
+    p = run("check", f"{dropout(tmp_path, arg)}::Dropout", "--input-shape", "4,3")
+    out = both(p)
+    assert "forward has no training argument" not in out, out
+    assert f"mode: eval and training (forward(X, {arg}=False, then {arg}=True))" in out, out
+    assert p.returncode == 1 and "FAIL: Dropout [training]" in out, out
+
+
+def test_training_flag_reaches_a_switch_of_another_name(tmp_path):
+    """W1: --training said "has no effect here" for train_flg, and the buggy branch passed."""
+    p = run("check", f"{dropout(tmp_path, 'train_flg', 'True')}::Dropout", "--input-shape", "4,3", "--training")
+    out = both(p)
+    assert "mode: training (forward(X, train_flg=True)): as --training asks" in out, out
+    assert p.returncode == 1 and "FAIL: Dropout" in out and "has no effect" not in out, out
+
+
+@pytest.mark.parametrize("arg", ["deterministic", "eval"])
+def test_inverted_switch_is_true_in_eval_mode(tmp_path, arg):
+    """flax's deterministic=True (and eval=True) mean eval mode: the training branch is the False one."""
+    p = run("check", f"{dropout(tmp_path, arg, 'True', f'not {arg}')}::Dropout", "--input-shape", "4,3")
+    out = both(p)
+    assert f"(forward(X, {arg}=True, then {arg}=False))" in out, out
+    assert p.returncode == 1 and "FAIL: Dropout [training]" in out, out
+
+
+def test_unknown_boolean_is_named_never_no_training_argument(tmp_path):
+    """A boolean of a name gradcheck does not read: its default alone ran; a WARNING names it."""
+    p = run("check", f"{dropout(tmp_path, 'noisy')}::Dropout", "--input-shape", "4,3", "--training")
+    out = both(p)
+    assert "forward has no training argument" not in out, out
+    assert "mode: forward's default alone (forward(X), noisy=False by default)" in out, out
+    assert "WARNING: forward takes a boolean noisy that gradcheck does not read as a training switch" in out, out
+    assert "the branch noisy=True selects never ran" in out, out
+    assert "WARNING: --training has no effect here: the forward has no training switch gradcheck reads" in out, out
+
+
+def test_string_mode_uses_the_layers_own_words(tmp_path):
+    """W14: forward(X, mode="training") was called with 'train' and 'test', never 'training': the buggy
+    training branch never ran and the check said it "gave the same output"."""
+    f = dropout(tmp_path, "mode", '"training"', 'mode == "training"')
+    p = run("check", f"{f}::Dropout", "--input-shape", "4,3")
+    out = both(p)
+    assert "(forward(X, mode='test', then mode='training'))" in out, out
+    assert p.returncode == 1 and "FAIL: Dropout [training]" in out, out
+    p = run("check", f"{f}::Dropout", "--input-shape", "4,3", "--training")
+    assert p.returncode == 1 and "(forward(X, mode='training')): as --training asks" in both(p), both(p)
+
+
+def test_string_mode_without_a_readable_comparison(tmp_path):
+    """No comparison of mode with a string that gradcheck can read (mode.startswith): the guessed 'train' and
+    'test' reach one branch; the header said the layer "gave the same output", so was checked once."""
+    f = student(tmp_path, """
+    import numpy as np
+
+    class Scale:
+        def forward(self, X, mode):
+            self.X = X
+            return X * 2.0 if mode.startswith("fi") else X
+
+        def backward(self, dY):
+            return dY
+    """)
+    p = run("check", f"{f}::Scale", "--input-shape", "4,3")
+    out = both(p)
+    assert "its source compares mode with neither 'train' nor 'test'" in out, out
+    assert "may never have run; only this one forward was checked" in out, out
+
+
+MSE = """
+import numpy as np
+
+class MSETorch:
+    def forward(self, input, target):
+        self.diff = input - target
+        return np.mean(self.diff ** 2)
+
+    def backward(self):
+        return -2 * self.diff / self.diff.size  # BUG: the sign (d/d input is +2 diff / size)
+
+class MSE:
+    def forward(self, y_pred, y_true):
+        self.diff = y_pred - y_true
+        return np.mean(self.diff ** 2)
+
+    def backward(self):
+        return 2 * self.diff / self.diff.size
+"""
+
+#: Deep Learning from Scratch's SoftmaxWithLoss, verbatim (common/layers.py, common/functions.py).
+DLFS = """
+import numpy as np
+
+def softmax(x):
+    x = x - x.max(axis=-1, keepdims=True)
+    return np.exp(x) / np.sum(np.exp(x), axis=-1, keepdims=True)
+
+def cross_entropy_error(y, t):
+    if y.ndim == 1:
+        t = t.reshape(1, t.size)
+        y = y.reshape(1, y.size)
+    if t.size == y.size:
+        t = t.argmax(axis=1)
+    batch_size = y.shape[0]
+    return -np.sum(np.log(y[np.arange(batch_size), t] + 1e-7)) / batch_size
+
+class SoftmaxWithLoss:
+    def __init__(self):
+        self.loss = None
+        self.y = None
+        self.t = None
+
+    def forward(self, x, t):
+        self.t = t
+        self.y = softmax(x)
+        self.loss = cross_entropy_error(self.y, self.t)
+        return self.loss
+
+    def backward(self, dout=1):
+        batch_size = self.t.shape[0]
+        if self.t.size == self.y.size:
+            dx = (self.y - self.t) / batch_size
+        else:
+            dx = self.y.copy()
+            dx[np.arange(batch_size), self.t] -= 1
+            dx = dx / batch_size
+        return dx
+
+class CE:
+    def forward(self, y_true, y_pred):
+        z = y_pred - y_pred.max(1, keepdims=True)
+        self.p = np.exp(z) / np.exp(z).sum(1, keepdims=True)
+        self.y = y_true
+        return -np.log(self.p[np.arange(len(y_true)), y_true]).mean()
+
+    def backward(self, grad_output):
+        d = self.p.copy()
+        d[np.arange(len(self.y)), self.y] -= 1
+        return grad_output * d / len(self.y)
+
+class Unnamed:
+    def forward(self, p, q):
+        self.s = softmax(p)
+        self.t = q.argmax(axis=1)
+        return -np.mean(np.log(self.s[np.arange(len(p)), self.t]))
+
+    def backward(self):
+        d = self.s.copy()
+        d[np.arange(len(self.t)), self.t] -= 1
+        return d / len(self.t)
+"""
+
+LOSS = ["--loss", "--input-shape", "4,3"]
+
+
+def test_pytorch_order_loss_with_a_sign_bug_fails(tmp_path):
+    """W3: forward(input, target) was given y_true as input: the sign-flipped gradient passed."""
+    p = run("check", f"{student(tmp_path, MSE)}::MSETorch", *LOSS)
+    out = both(p)
+    assert "loss: forward(input=y_pred, target=y_true): the prediction goes to input" in out, out
+    assert p.returncode == 1 and "dy_pred has the wrong sign" in out, out
+
+
+def test_loss_named_y_pred_y_true_passes(tmp_path):
+    """W4: a correct forward(y_pred, y_true) was told its sign is wrong."""
+    p = run("check", f"{student(tmp_path, MSE)}::MSE", *LOSS)
+    out = both(p)
+    assert "loss: forward(y_pred=y_pred, y_true=y_true)" in out, out
+    assert p.returncode == 0 and "PASS: MSE" in out and "wrong sign" not in out, out
+
+
+@pytest.mark.parametrize("targets", ["onehot", "labels"])
+def test_dlfs_softmax_with_loss_verbatim(tmp_path, targets):
+    """W2: the book's SoftmaxWithLoss forward(x, t), backward(dout=1), with one-hot or integer t. Its loss takes
+    log(y + 1e-7) and its gradient is that of log(y): they differ by about 1e-6 relative, so rtol 1e-5."""
+    p = run("check", f"{student(tmp_path, DLFS)}::SoftmaxWithLoss", *LOSS, "--targets", targets, "--rtol", "1e-5")
+    out = both(p)
+    assert "loss: forward(x=y_pred, t=y_true): the prediction goes to x" in out, out
+    assert p.returncode == 0 and "PASS: SoftmaxWithLoss" in out, out
+
+
+def test_backward_requiring_the_upstream_gradient_gets_one(tmp_path):
+    """W16: backward(self, grad_output) raised TypeError (exit 3): it is given 1.0, and the header says so."""
+    p = run("check", f"{student(tmp_path, DLFS)}::CE", *LOSS, "--targets", "labels")
+    out = both(p)
+    assert "backward: backward(grad_output=1.0): the upstream gradient dL/dL = 1.0" in out, out
+    assert p.returncode == 0 and "PASS: CE" in out, out
+
+
+def test_unnamed_order_is_said_assumed_and_a_zero_gradient_warned(tmp_path):
+    """forward(p, q): names that say nothing; Keras's order is assumed and said; the loss depends on p alone
+    (q is argmaxed), so the numerical gradient with respect to q, the assumed prediction, is 0: warned."""
+    p = run("check", f"{student(tmp_path, DLFS)}::Unnamed", *LOSS, "--targets", "onehot")
+    out = both(p)
+    assert "loss: forward(p=y_true, q=y_pred): Keras's order (y_true, y_pred) assumed" in out, out
+    assert "WARNING: the numerical gradient with respect to q, the assumed prediction, is identically 0" in out, out
+
+
+@pytest.mark.parametrize("names", [("x", "t"), ("input", "target"), ("logits", "labels"), ("y_true", "y_pred"),
+                                   ("scores", "y"), ("yhat", "y"), ("predictions", "targets"), ("output", "target")])
+def test_binding_by_name_gives_the_gradient_of_the_prediction(names):
+    """The bound loss's forward(y_true, y_pred) hands the prediction to the argument its name says, so its
+    backward is dL/dy_pred of HIPS autograd's oracle (a cross entropy of softmax rows)."""
+    from gradcheck._adapters import BoundLoss
+
+    def oracle(yp, yt):
+        z = yp - anp.max(yp, axis=1, keepdims=True)
+        return -anp.sum(yt * (z - anp.log(anp.sum(anp.exp(z), axis=1, keepdims=True)))) / yp.shape[0]
+
+    a, b = names
+    pred_first = a not in ("y_true",)
+    src = f"""
+import numpy as np
+class L:
+    def forward(self, {a}, {b}):
+        yp, yt = ({a}, {b}) if {pred_first} else ({b}, {a})
+        z = yp - yp.max(1, keepdims=True)
+        self.p = np.exp(z) / np.exp(z).sum(1, keepdims=True); self.t = yt
+        return -np.sum(yt * np.log(self.p)) / len(yp)
+    def backward(self, dout):
+        return dout * (self.p - self.t) / len(self.t)
+"""
+    ns = {}
+    exec(src, ns)  # noqa: S102 - the test's own text
+    rng = np.random.default_rng(0)
+    yp, yt = rng.standard_normal((5, 4)), np.eye(4)[rng.integers(0, 4, 5)]
+    loss = BoundLoss(ns["L"]())
+    assert loss.pred_first is pred_first and loss.info["by_name"] and loss.info["upstream"] == "dout"
+    assert np.isclose(loss.forward(yt, yp), oracle(yp, yt), rtol=1e-12, atol=0)
+    np.testing.assert_allclose(loss.backward(), grad(oracle)(yp, yt), rtol=1e-10, atol=1e-14)
