@@ -1572,6 +1572,10 @@ def adapt(obj, inputs=None, training=True):
         numbers = [k for k, v in list(obj.params.items())[:MAX_PROBED * 4] if isinstance(k, str) and _is_number(v)]
         shown = "".join(f"; params[{k!r}] a number, set in params" for k in numbers)
         unseen, buffers = _split_buffers(_unseen(obj, inputs, kws, arrays, children))  # running_mean: a buffer
+        weights = {k: v for k, v in obj.params.items() if isinstance(v, np.ndarray)}
+        if _returned_grads(obj, inputs, kws[0], weights, info, keys=True) is not None:  # (dX, dW, db)
+            info.update(text=info["text"] + tail, unseen=unseen, buffers=buffers)
+            return (obj if tr else _wrap(obj, {}, own=True)), info
         gd = (_try(_grads_dict, obj, inputs, kws[0]) or "grads") if inputs is not None else "grads"
         info.update(protocol="manualprop", text=f"manualprop (params/{gd} dicts{shown})" + _built(built, obj.params)
                     + tail, unseen=unseen, buffers=buffers)
@@ -1628,6 +1632,10 @@ def _attribute_style(obj, inputs, kw, info, found):
     cand, sub_pairs, sub_numbers = _sub_candidates(children)
     every = list(arrays) + list(numbers) + cand
     used, y, why = _probe_uses(obj, inputs, kws, every, children)
+    weights = {w: arrays[w] for w in used or () if w in arrays}  # backward(dY) -> (dX, dW, db): read so
+    if used is not None and (pairs := _returned_grads(obj, inputs, kw, weights, info)) is not None:
+        info["buffers"], info["text"] = [w for w in used if w not in pairs], info["text"] + tail
+        return _wrap(obj, pairs), info
     unsure, placed = {}, []
     if used is None and why != "random":  # no probe: the gradient attributes present now
         pairs = {w: g.format(w) for w in arrays for g in GRAD_NAMES if g.format(w) in arrays}
@@ -1750,6 +1758,112 @@ def _attribute_text(obj, inputs, y, found, info, why):
     if why:
         return {"protocol": "plain", "text": "a class with forward/backward, no gradient found"}
     return {"protocol": "plain", "text": "a class with forward/backward and no parameters"}
+
+
+def _returned(obj, inputs, kw):
+    """The items ``backward`` returns after one probe forward (state restored) when they outnumber the inputs
+    (``(dX, dW, db)``: :class:`ReturnedGradients`), else None."""
+    with _all_undone([obj]) as rewind:
+        y = _run(obj, rewind, inputs, kw)
+        _step("backward")
+        r = obj.backward(np.random.default_rng(7).standard_normal(y.shape))
+        if not isinstance(r, (tuple, list)) or len(r) <= len(inputs):
+            return None
+        return (tuple if isinstance(r, tuple) else list)(_copy(v) for v in r)
+
+
+def _dx_names(obj, n):
+    """The gradients of forward's ``n`` inputs by its argument names (``["dx", "dh"]``), else ``["dX"]`` or
+    ``["dX0", "dX1"]``."""
+    ps = [p.name for p in (_params(obj.forward) or {}).values() if p.kind in _POSITIONAL][:n]
+    return ["d" + p for p in ps] if len(ps) == n else ["dX"] if n == 1 else [f"dX{i}" for i in range(n)]
+
+
+def _described(items):
+    """``"3 arrays ((4, 5), (5, 3), (3,))"``: the shape of each array, a non-array item by its type (then "items")."""
+    what = "arrays" if all(isinstance(v, np.ndarray) for v in items) else "items"
+    return f"{len(items)} {what} ({', '.join(str(v.shape) if isinstance(v, np.ndarray) else type(v).__name__ for v in items)})"
+
+
+class ReturnedGradients:
+    """A ``backward(dY)`` that returns the gradients of its weights after those of its inputs, ``(dX, dW, db)``, one
+    per input then one per weight in the order the class defines them (as a CS231n ``NAME_backward`` returns
+    ``(dx, dw, db)`` and PyTorch's ``autograd.Function.backward`` one gradient per input). :meth:`attach` makes
+    ``backward`` return the inputs' gradients alone and keep the weights' in ``grads[key]`` (a params dict, ``keys``)
+    or in ``_gradcheck_returned[i]``, where the checker reads them as it reads ``self.dW``."""
+
+    def __init__(self, n_inputs, shapes, keys=None):
+        self.n, self.shapes, self.weights, self.keys = n_inputs, dict(shapes), list(shapes), keys
+
+    @staticmethod
+    def line_up(obj, inputs, rets, weights):
+        """The weights (names, in ``weights``' order) the items of ``rets`` after the inputs' are the gradients of:
+        every item the shape of its input or weight; ``weights`` that are buffers (``running_mean``) are left out when
+        their number does not match. AdapterError saying what came back and what was expected otherwise."""
+        n, ws = len(inputs), list(weights)
+        if len(rets) - n != len(ws):
+            ws = [w for w in ws if not _buffer_name(w)]
+        want = [np.shape(x) for x in inputs] + [np.shape(weights[w]) for w in ws]
+        if len(rets) == len(want) and all(isinstance(r, np.ndarray) and r.shape == s or r is None and x.dtype.kind != "f"
+                                          for r, s, x in zip(rets, want, [*inputs, *(weights[w] for w in ws)])):
+            return ws
+        names = _dx_names(obj, n) + ["d" + w for w in ws]
+        raise AdapterError(
+            f"{type(obj).__name__}.backward(dY) returned a {type(rets).__name__} of {_described(rets)}; gradcheck expected {names[0] if n == 1 else '(' + ', '.join(names[:n]) + ')'} alone "
+            f"(shape {', '.join(str(s) for s in want[:n])}), the weights' gradients stored by backward (self.dW, or "
+            f"grads['W'] for a params dict) and not returned; or every gradient returned: the tuple ({', '.join(names)}) of shapes "
+            f"{', '.join(str(s) for s in want)}: one gradient per input, then one per weight in the order the class "
+            f"defines them{' (' + ', '.join(ws) + ')' if ws else ' (it has no weight forward uses)'}.")
+
+    def text(self, obj, inputs):
+        """The header's protocol text."""
+        same = [w for w in self.weights if [self.shapes[v] for v in self.weights].count(self.shapes[w]) > 1]
+        return (f"backward(dY) -> ({', '.join(_dx_names(obj, len(inputs)) + ['d' + w for w in self.weights])}), "
+                f"read as one gradient per input, then one per weight in the order the class defines them "
+                f"({', '.join(f'{w} {self.shapes[w]}' for w in self.weights)}), as a CS231n backward "
+                "and PyTorch's autograd.Function return them (gradcheck's own protocol: backward returns dX alone and "
+                "stores self.dW)" + (f"; {' and '.join(same)} have the same shape: paired by that order, so a gradient "
+                                     "returned out of order FAILs as swapped" if same else ""))
+
+    def attach(self, obj):
+        """Switch ``obj`` to a subclass of its class (same name) whose ``backward`` keeps the weights' gradients."""
+        cls, n, keys = type(obj), self.n, self.keys
+
+        def backward(self_, dY, *rest, **kw):
+            r = cls.backward(self_, dY, *rest, **kw)
+            if not isinstance(r, (tuple, list)):  # one array: what it is, for the check to report
+                return r
+            if keys is None:
+                self_.__dict__["_gradcheck_returned"] = list(r[n:])
+            else:
+                if not isinstance(self_.__dict__.get("grads"), dict):
+                    self_.__dict__["grads"] = {}
+                self_.__dict__["grads"].update(zip(keys, r[n:]))
+            return r[0] if n == 1 else tuple(r[:n])
+        backward.__signature__ = inspect.signature(cls.backward)
+        try:
+            obj.__class__ = type(cls.__name__, (cls,), {"backward": backward, "__module__": cls.__module__,
+                                                        "__qualname__": cls.__qualname__,
+                                                        "_gradcheck_returns_weights": True})
+        except (AttributeError, TypeError) as exc:  # __slots__ & co.
+            raise UnreadableError(f"{cls.__name__}.backward returns (dX, dW, ...), but gradcheck cannot wrap this "
+                                  f"class to read the weights' gradients from it ({exc}); store them in backward "
+                                  "(self.dW) and return dX alone") from None
+
+
+def _returned_grads(obj, inputs, kw, weights, info, keys=False):
+    """``{weight: gradient name}`` of a ``backward`` that returns ``(dX, dW, db)`` (:class:`ReturnedGradients`,
+    attached, its header text in ``info``): ``grads[k]`` for a params dict (``keys``), else ``_gradcheck_returned[i]``;
+    None when backward returns its inputs' gradients alone (or raised: the check reports it). AdapterError when the
+    returned items do not line up with the inputs and ``weights`` (:meth:`ReturnedGradients.line_up`)."""
+    rets = _try(_returned, obj, inputs, kw) if inputs is not None else None
+    if rets is None:
+        return None
+    ws = ReturnedGradients.line_up(obj, inputs, rets, weights)
+    rg = ReturnedGradients(len(inputs), {w: tuple(np.shape(weights[w])) for w in ws}, ws if keys else None)
+    rg.attach(obj)
+    info.update(protocol="returned", text=rg.text(obj, inputs))
+    return {w: f"grads[{w!r}]" if keys else f"_gradcheck_returned[{i}]" for i, w in enumerate(ws)}
 
 
 def _one_per_memory(obj, children, pairs, info):

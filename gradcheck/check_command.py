@@ -273,9 +273,9 @@ def _wrong_what(diag) -> str:
         return f"gradient mismatch in {', '.join(tensors)} (at another input; see the diagnosis)"
     if kinds == {"sample-missed"}:
         return f"gradient mismatch in {', '.join(tensors)} (outside the sampled entries; see the diagnosis)"
-    rounded = any("values rounded to" in f.message for f in errs if f.code == "float32")
-    what = ("shape" if kinds & {"wrong-shape", "transposed"} else "precision" if rounded
-            else "dtype" if kinds & {"float32", "dtype"}
+    what = ("shape" if kinds & {"wrong-shape", "transposed"}
+            else "precision" if kinds & {"float32-values", "float32-inside"}  # float64 Y, float32 round-off
+            else "dtype" if "float32" in kinds
             else "NaN or infinity" if "non-finite" in kinds else "result")
     return f"wrong {what} of {', '.join(tensors)}"
 

@@ -66,6 +66,8 @@ _LIN, _ACT, _NUM, _NORM, _CONV, _DROP = (
 _CACHE = ("a cache set only on the first call (e.g. `if not hasattr(self, 'X'): self.X = X`), a "
           "class attribute or a global keeps an earlier input; overwrite the cache on every "
           "forward (self.X = X), stored on self")
+_LOST = ("(precision lost: {dtype} keeps about 7 significant digits, so the gradient check to 1e-6 "
+         "and training lose accuracy; compute in float64 and do not cast, e.g. no astype(np.float32))")
 #: Every diagnosis gradcheck names, by code: its text is written here once (fields: the detectors).
 DIAGNOSES: dict[str, Record] = {
     # the structural probes and what stopped the check
@@ -89,10 +91,20 @@ DIAGNOSES: dict[str, Record] = {
         "check the settings the {other} was built with (its constructor takes {params}; they are "
         "read from --init and the layer's attributes of the same names) or look for a forward "
         "bug"),
-    "float32": Record(
-        "precision lost", "{what} {dtype} for a float64 input (precision lost: {dtype} keeps about "
-        "7 significant digits, so the gradient check to 1e-6 and training lose accuracy; compute "
-        "in float64 and do not cast, e.g. no astype(np.float32))", lesson=_NUM),
+    "float32": Record("precision lost", "{what} {dtype} for a float64 input " + _LOST, lesson=_NUM),
+    "float32-values": Record("values rounded to float32", "forward returns float64 values rounded to "
+                             "float32 for a float64 input " + _LOST.replace("{dtype}", "float32"),
+                             lesson=_NUM),
+    "float32-inside": Record(
+        "float32 inside forward", "forward loses precision inside for a float64 input: moving the "
+        "inputs{what} by a quarter of float32's spacing (no float32 number changes) moves {k} of "
+        "{n} entries of {t} otherwise than a step 8192 times larger does ({t}{at} moved {ratio:.3g} "
+        "times as far as that step predicts), so part of forward runs in float32 (a ufunc with "
+        "dtype=np.float32 such as np.exp(x, dtype=np.float32), an astype(np.float32), a float32 "
+        "array mixed in). Central differences of Y are then noise at float32's spacing (about 6e-8 "
+        "relative, divided by 2h), so no gradient can be checked to 1e-6 and no bug in backward "
+        "is named or ruled out", "compute every step of forward in float64 (no dtype=np.float32, "
+        "no astype(np.float32)), then check again", _NUM),
     "input-modified": Record("input modified", "forward modifies its input {names} in place (the "
                              "caller's array changes)", "compute into a new array instead"),
     "non-finite": Record("NaN or inf", "{ts} {verb} NaN or infinity (division by zero, log of 0 or "
@@ -622,6 +634,69 @@ def _float32_values(Y: np.ndarray, inputs) -> bool:
             and bool(np.all(frac.astype(np.float32).astype(np.float64) == frac)))
 
 
+#: :func:`_float32_inside`'s steps, in float32 spacings of each entry: below its resolution, and 8192
+#: times that (about 2**-12 relative)
+_BELOW32, _ABOVE32 = 0.25, 2048.0
+
+
+def _float32_inside(fwd, inputs, params, seed: int = 0) -> dict[str, Any] | None:
+    """The :data:`DIAGNOSES` fields of "float32-inside", or None: part of ``fwd`` computes in float32.
+
+    From the float64 inputs and ``params`` rounded to float32, every entry moves along one random
+    sign pattern by a quarter of the float32 spacing there (no float32 number changes: a part of
+    forward computed from float32 copies does not move at all), then by 8192 times that (about
+    2**-12 relative: that part moves with the rest). A float64 forward gives each entry of Y the
+    same central difference, scaled, for both (its round-off at the small step is about 2**-27
+    relative, doubled per bit cancelled inside; the truncation at the large one about 2**-24); a
+    forward with float32 inside another one wherever its float32 part matters. Named when at least 2 entries, and 5% of them,
+    differ by more than 5% of their change plus 1024 float64 spacings of the largest entry of Y (per
+    small step): a kink crossed by the large step moves one entry. Parameters are perturbed in
+    place and restored; None also when the forward cannot be run so, or gives another Y on a
+    second call at the same point. The outcome depends on no summation order: a float32 part
+    sees the very same float32 numbers at both points of the small step, and a float64 part's
+    order changes its differences by far less than 5%.
+    """
+    base = {i: x.astype(np.float32).astype(np.float64) for i, x in enumerate(inputs) if x.dtype == np.float64}
+    keys = [k for k, p in params.items() if np.asarray(p).dtype == np.float64]
+    if not base:
+        return None
+    base.update({k: params[k].astype(np.float32).astype(np.float64) for k in keys})
+    saved, rng = {k: params[k].copy() for k in keys}, np.random.default_rng([seed, 32])
+
+    def spacing(v):  # entries near 0 get the spacing of 2**-10 of the largest (1e-6 for all zeros)
+        floor = max(float(np.max(np.abs(v), initial=0.0)) * 2.0 ** -10, 1e-6)
+        return np.spacing(np.maximum(np.abs(v), floor).astype(np.float32)).astype(np.float64)
+
+    dirs = {k: spacing(v) * rng.choice([-1.0, 1.0], size=np.shape(v)) for k, v in base.items()}
+
+    def at(t):
+        for k in keys:
+            np.copyto(params[k], base[k] + t * dirs[k])
+        return fwd(*[base[i] + t * dirs[i] if i in base else x for i, x in enumerate(inputs)])
+
+    try:
+        y0, small, large = at(0.0), *((at(t) - at(-t)) / (2 * t) for t in (_BELOW32, _ABOVE32))
+        if not _exact(y0, at(0.0)):  # random, or a state it updates: not a float32 matter
+            return None
+    except Exception:  # noqa: BLE001 - a forward that cannot run so names nothing
+        return None
+    finally:
+        for k, v in saved.items():
+            np.copyto(params[k], v)
+    if not (np.all(np.isfinite(small)) and np.all(np.isfinite(large)) and small.shape == y0.shape):
+        return None
+    # float64 round-off of the small step's differences, 10 bits cancelled inside forward allowed
+    floor = 2.0 ** 10 * float(np.spacing(np.max(np.abs(y0), initial=0.0))) / (2 * _BELOW32)
+    diff = np.abs(small - large)
+    bad = diff > 0.05 * np.abs(large) + floor
+    if bad.sum() < max(2, 0.05 * bad.size):
+        return None
+    worst = np.unravel_index(int(np.argmax(np.where(bad, diff, -1.0))), bad.shape)
+    return {"what": " and parameters" if keys else "", "k": int(bad.sum()), "n": bad.size,
+            "at": f"[{', '.join(map(str, worst))}]" if worst else "",
+            "ratio": float(small[worst]) / float(large[worst]) + 0.0 if large[worst] else float("inf")}
+
+
 # ------------------------------------------------------------- signatures from the numbers alone
 
 _SWAP = ("swap the factors of the product (for a Linear: dW = dY.T @ X if W is (out, in), "
@@ -896,7 +971,7 @@ def _order_signature(got: Mapping[str, Any], right: Mapping[str, Any],
 
 
 def name_swaps(got: Mapping[str, Any], right: Mapping[str, Any],
-               keys: Sequence[str] = ()) -> dict[str, Finding]:
+               keys: Sequence[str] = (), order: str = "of forward's arguments") -> dict[str, Finding]:
     """Two same-shaped gradients that hold each other's values (dgamma and dbeta swapped), in any
     protocol.
 
@@ -907,6 +982,9 @@ def name_swaps(got: Mapping[str, Any], right: Mapping[str, Any],
         missing from either, of another shape, or with a NaN in ``right`` is left out.
     keys : sequence of str, optional
         Parameter keys: ``"d" + key`` is ``grads[key]``; any other tensor is one backward returns.
+    order : str, optional
+        The order backward must return them in (``"the class defines its weights in"`` when it
+        returns ``(dX, dW, db)``).
 
     Returns
     -------
@@ -926,7 +1004,7 @@ def name_swaps(got: Mapping[str, Any], right: Mapping[str, Any],
             in_grads = t[1:] in keys
             fix = (f"store each gradient under its own key: grads[{t[1:]!r}] = {t}, "
                    f"grads[{u[1:]!r}] = {u}" if in_grads
-                   else "return them in the order of forward's arguments")
+                   else f"return them in the order {order}")
             out[t] = _find("swapped", t, slot=f"grads[{t[1:]!r}]" if in_grads else t, other=u[1:],
                            how="" if in_grads else ": backward returns them in the wrong order",
                            fix=fix)
@@ -953,6 +1031,8 @@ class _Layer:
         self.eval_mode = ""
         #: the qualified class name of the check's reference layer (--reference), or None
         self.reference = None
+        #: backward returns the weights' gradients after the inputs' (``(dX, dW, db)``)
+        self.returns_weights = False
 
     def numer(self, which, xs=None, G=None, **kw) -> dict[str, np.ndarray]:
         """Central differences of the keys ``which`` at ``xs`` (default the inputs) for ``G``
@@ -1421,7 +1501,8 @@ def _signatures(L: _Layer, res: CheckResult, diag: Diagnosis) -> None:
     ins = [t for t in ("d" + k for k in L.names) if t in numer and t in manual]
     if len(ins) > 1 and (f := _order_signature(manual, numer, ins)) is not None:
         return diag.findings.append(f)  # same-shape gradients returned in the wrong order
-    swaps = name_swaps(manual, numer, list(L.params))  # two grads entries (a pair: wrong-order)
+    swaps = name_swaps(manual, numer, [] if L.returns_weights else list(L.params),  # two grads
+                       "the class defines its weights in" if L.returns_weights else "of forward's arguments")
     diag.findings += list(swaps.values())[::2]  # one sentence per pair (its findings come in a row)
     named = {f.tensor for f in diag.errors} | set(swaps)
     for rec in res.records:
@@ -1728,6 +1809,8 @@ def _identity_in_eval(layer, X, owner, seed: int) -> bool:
 #: meaningless).
 _STOP = {"non-deterministic", "forward-changes-state", "stale-output", "not-summed", "wrong-shape", "non-finite",
          "wrong-order"}
+#: A float32 Y, or one whose values are all float32 numbers: central differences cannot reach 1e-6.
+_FLOAT32 = ("float32", "float32-values")
 
 
 def _diagnose_mode(layer, X, owner, training, twin, reference, localize, upstream, kw) -> Diagnosis:
@@ -1753,7 +1836,7 @@ def _diagnose_mode(layer, X, owner, training, twin, reference, localize, upstrea
     finally:
         _release(pristine)
     # float32 output: differences cannot reach 1e-6; a float32 gradient alone still gets the check
-    stopped = set(diag.codes) & _STOP or any(f.code == "float32" and f.tensor == "Y"
+    stopped = set(diag.codes) & _STOP or any(f.code in _FLOAT32 and f.tensor == "Y"
                                              for f in diag.findings)
     # a random forward held fixed: the autoprop twin and the reference would draw their own masks
     # (--tape runs the student's own forward, held in the same way: same_draws)
@@ -1782,9 +1865,15 @@ def _diagnose_mode(layer, X, owner, training, twin, reference, localize, upstrea
                 L = _Layer(proxy, inputs, probes.names, V.layer_params(proxy, res.name), training,
                            G, res.seed)
                 L.eval_mode = _eval_mode(layer, training)
+                L.returns_weights = bool(_protocol(layer, "returned") if _remote(layer)
+                                         else getattr(layer, "_gradcheck_returns_weights", False))
                 L.reference = None if reference is None else (
                     f"{type(reference).__module__}.{type(reference).__name__}")
                 _signatures(L, res, diag)
+                # "no known bug pattern" in a forward with float32 inside: the numerical gradient is its noise
+                if "wrong-values" in diag.codes and (f32 := _float32_inside(L.fwd, inputs, L.params, res.seed)):
+                    diag.findings = [f for f in diag.findings if f.code != "wrong-values"]
+                    diag.findings.append(_find("float32-inside", "Y", **f32))
         except GradcheckError as exc:
             diag.error = exc
             diag.findings.append(_find("student-code", error=str(exc)))
@@ -1975,8 +2064,7 @@ class _Probes:
             self.probe(2, False, f"Y is {y_dtype}, expected float64", "float32", "Y",
                        what="forward returns", dtype=y_dtype)
         elif ok and (low := y_dtype == np.float64 and _float32_values(Y1, inputs)):  # astype(float32) inside
-            self.probe(2, False, "Y's values are float32 numbers", "float32", "Y",
-                       what="forward returns float64 values rounded to", dtype="float32")
+            self.probe(2, False, "Y's values are float32 numbers", "float32-values", "Y")
         return not ok or low
 
     def state_change(self, pristine) -> list[str] | None:

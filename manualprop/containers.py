@@ -25,7 +25,20 @@ _FINITE_FORWARD = {ReLU: "X", Flatten: "X", Tanh: _SIZE, Sigmoid: _SIZE, Softmax
 #: and Linear, which checks its dX (``_ss["dX"]``).
 _FINITE_BACKWARD = {ReLU: "dY", Tanh: "dY", Sigmoid: "dY", Flatten: "dY", Linear: "dX"}
 _BUILTIN: dict = {}
-_PREFIXES = tuple(f"{i}." for i in range(64))
+#: ``(position, *keys of a layer's dict) -> ("<position>.<key>", ...)``: the flat keys of
+#: :meth:`Sequential.params`/``grads``, made once per position and keys (only all-str keys are
+#: remembered: a str never equals another type's key, so a hit gives the same names)
+_FLAT_KEYS: dict = {}
+_FLAT_KEYS_MAX = 4096
+
+
+def _flat_keys(i: int, keys: tuple) -> tuple:
+    names = tuple(f"{i}.{key}" for key in keys)
+    if all(type(key) is str for key in keys):
+        if len(_FLAT_KEYS) >= _FLAT_KEYS_MAX:
+            _FLAT_KEYS.clear()
+        _FLAT_KEYS[(i, *keys)] = names
+    return names
 
 
 def _all_finite(A) -> bool:
@@ -134,14 +147,16 @@ class Sequential:
         return self.forward(X, training=training)
 
     def _flat(self, attr: str) -> dict:
-        # flat_dict(enumerate(self.layers), attr), with the "<index>." prefixes made once
+        # flat_dict(enumerate(self.layers), attr); the flat keys of a layer at position i with
+        # these keys are made once (_FLAT_KEYS), the values are read on every call
         out = {}
         for i, layer in enumerate(self.layers):
             d = getattr(layer, attr, None)
             if d:
-                prefix = _PREFIXES[i] if i < 64 else f"{i}."
-                for key, value in d.items():
-                    out[prefix + key if type(key) is str else f"{prefix}{key}"] = value
+                names = _FLAT_KEYS.get((i, *d))
+                if names is None:
+                    names = _flat_keys(i, tuple(d))
+                out.update(zip(names, d.values()))
         return out
 
     @property

@@ -35,6 +35,7 @@ Source: ``lessons/06-optimizers.md``.
 
 from __future__ import annotations
 
+import math
 import warnings
 
 import numpy as np
@@ -42,8 +43,10 @@ import numpy as np
 from ._validation import (
     _F32,
     _F64,
+    DOT_CHUNK,
     Where,
     _sum_is_finite,
+    _vdot,
     check_init_keywords,
     check_option,
     check_scalar,
@@ -248,19 +251,24 @@ class Optimizer:
         The finiteness of each gradient is checked on every call (one reduction).
         """
         ndarray, f64, f32, finite = np.ndarray, _F64, _F32, _sum_is_finite
+        isfinite, vdot, chunk = math.isfinite, _vdot, DOT_CHUNK
         var_reader, grad_reader = _VARIABLE_READERS.get, _GRADIENT_READERS.get
         values, checked = [], []
         where = None
-        for i, (grad, var) in enumerate(zip(grads, variables)):
+        for grad, var in zip(grads, variables):
             # the common case first, check_update's checks inline: a writeable array variable, a
             # float32/float64 array gradient of its shape (numpy's dtype objects of native floats
-            # are singletons: any other dtype object takes the full check), and finite
-            if (type(var) is ndarray and type(grad) is ndarray and var.flags.writeable
-                    and (grad.dtype is f64 or grad.dtype is f32) and grad.shape == var.shape
-                    and finite(grad)):
-                values.append(var)
-                checked.append(grad if grad.dtype is var.dtype else grad.astype(var.dtype))
-                continue
+            # are singletons: any other dtype object takes the full check), and finite (float64:
+            # _sum_is_finite's one dot, inline, up to DOT_CHUNK elements)
+            if type(var) is ndarray and type(grad) is ndarray and grad.shape == var.shape:
+                dt = grad.dtype
+                if (dt is f64 and var.flags.writeable and (
+                        isfinite(vdot(grad, grad)) if grad.size <= chunk else finite(grad))) or (
+                        dt is f32 and var.flags.writeable and finite(grad)):
+                    values.append(var)
+                    checked.append(grad if dt is var.dtype else grad.astype(var.dtype))
+                    continue
+            i = len(values)  # the position of this pair (one value per pair before it)
             if type(var) is ndarray and var.flags.writeable:
                 p = var
             else:  # _read, its common case inline: a kind of object already read once (a Tensor)

@@ -218,3 +218,31 @@ def test_a_subclass_of_linear_with_its_own_backward_is_called_without_the_keywor
     net.train_step((np.ones((5, 4)), np.array([0, 1, 0, 1, 1])))
     assert len(seen) == 1
     np.testing.assert_array_equal(net.layers[0].grads["b"], seen[0].mean(axis=0))
+
+
+def test_flat_keys_follow_a_layer_whose_keys_change_after_good_calls():
+    net = _net()
+    for _ in range(2):
+        assert list(net.params) == ["0.W", "0.b", "2.W", "2.b"]
+    lin = net.layers[2]
+    lin.params = {"V": lin.params["W"], 7: lin.params["b"]}  # new keys at the same position
+    assert list(net.params) == ["0.W", "0.b", "2.V", "2.7"]
+    assert net.params["2.V"] is lin.params["V"] and net.params["2.7"] is lin.params[7]
+    lin.params = {True: lin.params["V"]}  # equal to 1, named as itself
+    assert list(net.params) == ["0.W", "0.b", "2.True"]
+
+
+def test_optimizer_refuses_a_nan_float32_and_a_changed_shape_after_good_steps():
+    p = {"a": np.zeros(3), "b": np.zeros(2, dtype=np.float32)}
+    g = {"a": np.ones(3), "b": np.ones(2, dtype=np.float32)}
+    opt = mp.SGD(learning_rate=0.5)
+    for _ in range(2):
+        opt.step(p, g)
+    assert p["a"].tolist() == [-1.0, -1.0, -1.0] and p["b"].tolist() == [-1.0, -1.0]
+    with pytest.raises(ValueError, match=r"gradient for params\['b'\] must contain only finite values; "
+                                         r"got 1 NaN/inf value\(s\), the first at index \(1,\)"):
+        opt.step(p, {"a": g["a"], "b": np.array([1.0, np.nan], dtype=np.float32)})
+    with pytest.raises(ValueError, match=r"gradient for params\['a'\] must have the variable's shape \(3,\); "
+                                         r"got \(4,\)"):
+        opt.step(p, {"a": np.ones(4), "b": g["b"]})
+    assert p["a"].tolist() == [-1.0, -1.0, -1.0] and p["b"].tolist() == [-1.0, -1.0]  # nothing moved

@@ -62,12 +62,14 @@ def test_nan_and_inf_anywhere_and_overflow_silently(bad, expect):
 
 
 def test_layers_and_the_checker_never_ask_for_a_threaded_dot(dot_sizes):
-    """A batch whose output has 2048 x 64 = 131,072 elements: Linear's checks and gradcheck's."""
+    """A batch whose output has 2048 x 256 elements and a 64 x 256 weight: Linear's, the
+    optimizer's and gradcheck's checks."""
     rng = np.random.default_rng(1)
-    layer = mp.Linear(64, 64, rng=0)
+    layer = mp.Linear(64, 256, rng=0)
     X = rng.standard_normal((2048, 64))
     Y = layer.forward(X)
     layer.backward(rng.standard_normal(Y.shape))
+    mp.SGD(learning_rate=0.1).step(layer.params, layer.grads)  # the optimizer's look at each gradient
     out = GV.check_output(Y, owner="Linear", tensor="Y", produced_by="forward(X)", expected_shape=Y.shape)
     np.testing.assert_array_equal(out, Y)
     assert dot_sizes and max(dot_sizes) <= OPENBLAS_THREADED_ABOVE

@@ -262,3 +262,41 @@ class DropoutDeterministicNoScale(DropoutTrainFlgNoScale):
 
     def forward(self, X, deterministic=False):
         return super().forward(X, not deterministic)
+
+
+class Swish:
+    """Y = X * sigmoid(X) (SiLU)."""
+
+    params, grads = {}, {}
+
+    def forward(self, X, training=False):
+        self.X, self.s = X, 1 / (1 + np.exp(-X))
+        return X * self.s
+
+    def backward(self, dY):
+        s = self.s
+        return dY * (s + self.X * s * (1 - s))
+
+
+class SwishExpFloat32(Swish):
+    """The session-9 tester's V11a: part of the output carries float32 round-off (Y stays float64)."""
+
+    def forward(self, X, training=False):
+        self.X = X
+        self.s = 1 / (1 + np.exp(-X, dtype=np.float32))  # BUG: exp (and so s) computed in float32
+        return X * self.s  # float64 * float32: float64, whose values are not float32 numbers
+
+
+class SoftplusHalfFloat32:
+    """log(1 + exp(X)) whose first two columns are computed in float32 (the rest in float64)."""
+
+    params, grads = {}, {}
+
+    def forward(self, X, training=False):
+        self.X = X
+        Y = np.log1p(np.exp(X))
+        Y[:, :2] = np.log1p(np.exp(X[:, :2], dtype=np.float32))  # BUG: float32 in part of Y
+        return Y
+
+    def backward(self, dY):
+        return dY / (1 + np.exp(-self.X))

@@ -240,3 +240,42 @@ class LinearReturnsDY(LinearOutIn):
     def backward(self, dY):
         super().backward(dY)
         return dY  # BUG: dX = dY @ W is due
+
+
+class LinearReturnsGrads:
+    """backward(dY) -> (dX, dW, db), the weights' gradients returned, not stored (CS231n's and PyTorch's order):
+    ``gradcheck check`` reads them as the gradients of W and b (:class:`gradcheck._adapters.ReturnedGradients`)."""
+
+    ADAPT = True  # built as gradcheck check builds it
+
+    def __init__(self, n_in=4, n_out=3, seed=0):
+        rng = np.random.default_rng(seed)
+        self.W, self.b = 0.5 * rng.standard_normal((n_in, n_out)), rng.standard_normal(n_out)
+
+    def forward(self, X):
+        self.X = X
+        return X @ self.W + self.b
+
+    def backward(self, dY):
+        return dY @ self.W.T, self.X.T @ dY, dY.sum(axis=0)
+
+
+class LinearReturnsGradsMeanBias(LinearReturnsGrads):
+    def backward(self, dY):
+        dX, dW, _ = super().backward(dY)
+        return dX, dW, dY.mean(axis=0)  # BUG: the mean over the batch, not the sum
+
+
+class LinearReturnsGradsDict(LinearOutIn):
+    """A params/grads layer whose backward returns (dX, dW, db) and stores nothing."""
+
+    ADAPT = True
+
+    def backward(self, dY):
+        return dY @ self.params["W"], dY.T @ self.X, dY.sum(axis=0)
+
+
+class LinearReturnsGradsDictSign(LinearReturnsGradsDict):
+    def backward(self, dY):
+        dX, dW, db = super().backward(dY)
+        return dX, -dW, db  # BUG: dW with the wrong sign
