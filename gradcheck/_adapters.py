@@ -7,8 +7,8 @@ Protocols, in the order :func:`find` and :func:`adapt` try them: (1) **manualpro
 (2) **attribute style**: float array attributes used by forward (``self.W``) with a gradient
 attribute after backward (:data:`GRAD_NAMES`; without one, "seed style" weights with no gradient
 to check; arrays in dict, list and tuple attributes too, ``weights['W']`` with ``gradients['W']``,
-``Ws[1]`` with ``dWs[1]``, a ``params`` list with ``grads``: :func:`_container_arrays`, :class:`_Items`; ``_W`` with
-``_dW``; arrays of plain objects, ``weight.data`` with ``weight.grad``, as a sub-layer's: :func:`_held`; a gradient under another name is
+``Ws[1]`` with ``dWs[1]``, a ``params`` list with ``grads``: :func:`_arrays`, :class:`_Items`; ``_W`` with
+``_dW``; arrays of plain objects, ``weight.data`` with ``weight.grad``, as a sub-layer's: :func:`sublayers`; a gradient under another name is
 found by structure, :func:`_by_structure`, ``g['W']`` for ``p['W']``, or named ambiguous; an array without a
 gradient not named like a weight is a buffer, :func:`_split_buffers`); (3) **CS231n pair** ``NAME_forward(x, w, ..., **init) -> (out, cache)``,
 ``NAME_backward(dout, cache) -> (dx, dw, ...)`` (also ``_naive``/``_fast``), every array argument
@@ -705,9 +705,11 @@ class Adapted:
         return (_Items(owner) if "[" in key else owner), kind, key  # weights['W'], Ws[1]: an item
 
     def _grad_owner(self, name, grad):
-        """The object gradient ``grad`` of parameter ``name`` is read on: the parameter's owner, or the layer
-        itself for a gradient in another object (``g.W`` for ``p.W``: :func:`_sibling_arrays`)."""
-        return self.obj if "." in grad else self._where(name)[0]
+        """The object gradient ``grad`` of parameter ``name`` is read on: the parameter's owner, or for a gradient
+        in another object (``g.W`` for ``p.W``: :func:`_sibling_arrays`) the one holding both (``block`` of
+        ``block.p.W``; the layer itself for ``p.W``)."""
+        parent = name.rpartition(".")[0].rpartition(".")[0]
+        return (self.children[parent] if parent else self.obj) if "." in grad else self._where(name)[0]
 
     def _param(self, name):
         owner, kind, key = self._where(name)
@@ -876,15 +878,13 @@ def _has_fields(v):
     return isinstance(getattr(v, "__dict__", None), dict) or bool(_slot_names(type(v)))
 
 
-def _reachable(root, label, out, depth=3):
-    """``(label, array)`` of the arrays in ``root`` and its tuples, lists and dicts (``cache[1]``, ``cache['x']``)."""
-    if isinstance(root, np.ndarray):
-        if len(out) < MAX_PROBED * 4 and not any(a is root for _, a in out):
-            out.append((label, root))
-    elif depth > 0 and isinstance(root, (tuple, list, dict)):
-        items = root.items() if isinstance(root, dict) else enumerate(root)
-        for k, v in list(items)[:MAX_PROBED]:
-            _reachable(v, f"{label}[{k!r}]", out, depth - 1)
+def _reachable(root, label, out):
+    """``out`` with ``(label, array)`` of each array in ``root`` and, at any depth, in its tuples, lists, dicts and
+    plain objects (``cache[1]``, ``cache['x']``; not layers: :func:`walk`), each array once."""
+    found = [((), root)] + ([] if _is_layer(root) else walk(root, lambda p, v: not _is_layer(v)))
+    for lab, a in [(_label(p, root=label), v) for p, v in found]:
+        if isinstance(a, np.ndarray) and len(out) < MAX_PROBED * 4 and not any(a is x for _, x in out):
+            out.append((lab, a))
     return out
 
 
@@ -911,7 +911,7 @@ def cache_guard(layer, names=()):
             for i, (_lab, a) in enumerate(arrays):
                 if a is x:
                     arrays[i] = (n, a)
-            _reachable(x, n, arrays, 0)
+            _reachable(x if isinstance(x, np.ndarray) else None, n, arrays)
     else:
         obj = layer.obj if isinstance(layer, (Adapted, BoundLoss)) else layer
         owner = f"{getattr(layer, 'class_name', None) or type(obj).__name__}.backward"
@@ -945,14 +945,6 @@ def cache_guard(layer, names=()):
     return after
 
 
-def _float_arrays(obj):
-    """``{name: array}`` of ``obj``'s float array attributes (``W``), then of the arrays in its dict, list and
-    tuple attributes (``weights['W']``, ``Ws[1]``: :func:`_container_arrays`)."""
-    d = _fields(obj)
-    return {**{k: v for k, v in list(d.items())[:MAX_PROBED * 4] if isinstance(k, str) and isinstance(v, np.ndarray)
-               and v.dtype.kind == "f" and v.size}, **_container_arrays(obj)}
-
-
 def _is_number(v):
     """A real floating-point number: a Python float or a numpy float scalar (``np.float64``), not a bool or int."""
     return isinstance(v, (float, np.floating))
@@ -974,19 +966,53 @@ def _is_layer(v):
         return False
 
 
-def sublayers(obj, prefix="", seen=None):
-    """``[(dotted name, layer)]`` of the layers held by ``obj``'s attributes and by their lists, tuples, dicts and
-    helper objects (``l1``, ``layers.0``), then theirs (``block.l1``), at any depth, as PyTorch's ``named_modules``
-    names them; each object is visited once (``seen``: a cycle, a layer held twice), at most :data:`MAX_WALKED`."""
-    seen = {id(obj)} if seen is None else seen
-    out = []
-    for k, v in list(_fields(obj).items())[:MAX_PROBED * 4]:
-        if not isinstance(k, str) or k in ("params", "grads"):
+def walk(root, enter=None):
+    """``[(path, value)]`` of what ``root`` holds: its attributes (or items) and, at any depth, those of the lists,
+    tuples, dicts (str and int keys), layers and plain objects (:func:`_is_helper`) among them, depth first in a
+    fixed order (a deep copy walks in the same order). ``path``: a tuple of steps, ``(".", attribute)`` or
+    ``("[", key)`` (:func:`_label`). Each of those objects is listed and entered once (a cycle, an object held
+    twice), at most :data:`MAX_WALKED` of them and ``MAX_PROBED * 4`` values of each: the walk is bounded by how
+    many objects it visits, not by a depth. ``enter(path, value)``: whether to enter one (default: each). The one
+    walk of the student's objects: sub-layers and the plain objects holding weights (:func:`sublayers`), weights in
+    containers (:func:`_arrays`), the gradients beside them (:func:`_grad_attrs`), generators
+    (:func:`generators`), masks (:func:`hold_random`) and caches (:func:`cache_guard`)."""
+    seen, out, stack = {id(root)}, [], [((), root)]
+    while stack:
+        path, v = stack.pop()
+        inside = isinstance(v, (list, tuple, dict)) or _is_layer(v) or _is_helper(v)
+        if path and inside and (id(v) in seen or len(seen) > MAX_WALKED):
             continue
-        for name, x in _held(v, k, seen)[:MAX_PROBED]:  # a layer with its own params dict speaks for its sub-layers
-            out += [(prefix + name, x)] + ([] if isinstance(getattr(x, "params", None), dict) else
-                                           sublayers(x, f"{prefix}{name}.", seen))
+        if path:
+            out.append((path, v))
+            seen.add(id(v)) if inside else None
+            if not inside or (enter is not None and not enter(path, v)):
+                continue
+        items = ([("[", k, x) for k, x in v.items() if isinstance(k, (str, int))] if isinstance(v, dict) else
+                 [("[", k, x) for k, x in enumerate(v)] if isinstance(v, (list, tuple)) else
+                 [(".", k, x) for k, x in _fields(v).items() if isinstance(k, str)])
+        stack += [(path + ((s, k),), x) for s, k, x in items[:MAX_PROBED * 4]][::-1]
     return out
+
+
+def _label(path, dotted=False, root=""):
+    """A :func:`walk` path as a name: ``ws['a'][0]``, after ``root`` (``cache[1].x``); ``dotted``: ``stages.1.head``,
+    as PyTorch names modules."""
+    text = root + "".join(f".{k}" if s == "." or dotted else f"[{k!r}]" for s, k in path)
+    return text[1:] if text[:1] == "." else text
+
+
+def sublayers(obj):
+    """``[(dotted name, object)]`` of the layers and plain objects (:func:`_is_helper`) ``obj`` holds, at any depth
+    (:func:`walk`), as PyTorch's ``named_modules`` names them (``l1``, ``layers.0``, ``block.l1``, ``box.layer``);
+    a layer with its own ``params`` dict speaks for its sub-layers. A plain object's float arrays (PyTorch's
+    Parameter: ``weight.data`` with ``weight.grad``; ``p.W`` with ``g.W``) are then parameters under dotted names,
+    as a sub-layer's are; a plain object is listed when it or one below it holds a float array in a public
+    attribute (``block`` of ``block.p.W``: where ``block.g.W`` is looked for, :func:`_grad_attrs`)."""
+    walked = walk(obj, lambda p, v: not isinstance(getattr(v, "params", None), dict))
+    found = [(_label(p, dotted=True), v) for p, v in walked if _is_layer(v) or _is_helper(v)]
+    held = [n for n, v in found if not _is_layer(v) and any(
+        isinstance(x, np.ndarray) and x.dtype.kind == "f" and x.size and not k.startswith("_") for k, x in _fields(v).items())]
+    return [(n, v) for n, v in found if _is_layer(v) or any(h == n or h.startswith(n + ".") for h in held)]
 
 
 def _is_helper(v):
@@ -998,34 +1024,6 @@ def _is_helper(v):
         _has_fields(v) and not isinstance(v, (type, np.ndarray)) and not callable(v)
         and mod.split(".")[0] not in ("numpy", "builtins", "collections", "types", "random", "functools", "abc",
                                       "typing", "enum"))
-
-
-def _held(v, name, seen):
-    """``[(dotted name, layer)]`` of a layer ``v`` itself, or of the layers its lists, tuples, dicts and plain helper
-    objects (:func:`_is_helper`) hold, at any depth: ``stages.1.head``, ``box.layer``; and of those plain objects that
-    hold float arrays themselves (``weight`` of ``weight.data``), whose arrays are then parameters. ``seen``: the ids of the
-    layers and containers visited (each once: a list that holds itself ends the walk)."""
-    if id(v) in seen or len(seen) > MAX_WALKED:
-        return []
-    seen.add(id(v))
-    if _is_layer(v):
-        return [(name, v)]
-    if isinstance(v, (list, tuple)):
-        items = list(enumerate(v))
-    elif isinstance(v, dict):
-        items = [(i, x) for i, x in v.items() if isinstance(i, (str, int))]
-    elif _is_helper(v):
-        items = [(i, x) for i, x in _fields(v).items() if isinstance(i, str) and not i.startswith("_")]
-    else:
-        return []
-    # a plain object holding float arrays (PyTorch's Parameter: weight.data, weight.grad; a SimpleNamespace p.W):
-    # listed as a holder, so that its arrays are parameters under dotted names, as a sub-layer's are
-    out = [(name, v)] if _is_helper(v) and any(isinstance(x, np.ndarray) and x.dtype.kind == "f" and x.size
-                                               for _, x in items[:MAX_PROBED]) else []
-    for i, x in items[:MAX_PROBED]:
-        if isinstance(x, (list, tuple, dict)) or _is_layer(x) or _is_helper(x):
-            out += _held(x, f"{name}.{i}", seen)
-    return out
 
 
 @contextlib.contextmanager
@@ -1040,7 +1038,7 @@ def _undone(obj, keep_new=False):
              for k, v in d.items()}
     gens = {k: v.bit_generator.state for k, v in d.items() if isinstance(v, np.random.Generator)}
     lists = {k: list(v) for k, v in d.items() if isinstance(v, list)}  # self.Ws = [W1, W2]: its items
-    inner = [(a, a.copy()) for a in _container_arrays(obj).values()]  # and their contents (Ws[0] -= ...)
+    inner = [(a, a.copy()) for a in _arrays(obj, every=True).values()]  # and their contents (Ws[0] -= ...)
     try:
         yield gens
     finally:
@@ -1166,31 +1164,21 @@ def _bare(key):
 GRAD_DICTS = ("grads", "gradients", "grad")
 
 
-def _container_arrays(obj, every=False):
-    """``{item name: array}`` of the float arrays in ``obj``'s dict, list and tuple attributes (and theirs, at any
-    depth, each container once): ``weights['W']``, ``Ws[1]``, as PyTorch's ``ParameterDict``/``ParameterList``
-    hold them, and ``params`` when it is not a dict (``params[0]``, with ``grads[0]``). Not a ``params`` dict
-    (the manualprop protocol's) nor ``grads``, nor containers named as gradients
-    (``dWs``, ``gradients``) or private ones (``_cache``), unless ``every`` (what backward writes:
-    :func:`_written`)."""
-    out, seen = {}, set()
-
-    def walk(v, label):
-        if isinstance(v, np.ndarray):
-            if v.dtype.kind == "f" and v.size and label not in out and len(out) < MAX_PROBED:
-                out[label] = v
-        elif isinstance(v, (list, tuple, dict)) and id(v) not in seen and len(seen) < MAX_WALKED:
-            seen.add(id(v))
-            items = v.items() if isinstance(v, dict) else enumerate(v)
-            for k, x in list(items)[:MAX_PROBED]:
-                if isinstance(k, int) or (isinstance(k, str) and k.isidentifier()):
-                    walk(x, f"{label}[{k!r}]")
-    for k, v in list(_fields(obj).items())[:MAX_PROBED * 4]:
-        if isinstance(k, str) and k.isidentifier() and isinstance(v, (list, tuple, dict)) and (every or (
-                not k.startswith("_") and k not in GRAD_DICTS and not (k == "params" and isinstance(v, dict))
-                and not _gradient_name(k, ()))):  # params = [W, b] (a list): params[0] with grads[0]
-            walk(v, k)
-    return out
+def _arrays(obj, every=False):
+    """``{name: array}`` of ``obj``'s float array attributes (``W``), then of the float arrays in its dict, list and
+    tuple attributes, at any depth (:func:`walk`): ``weights['W']``, ``Ws[1]``, as PyTorch's
+    ``ParameterDict``/``ParameterList`` hold them, and ``params`` when it is not a dict (``params[0]``, with
+    ``grads[0]``). Not in a ``params`` dict (the manualprop protocol's) nor ``grads``, nor in containers named as
+    gradients (``dWs``, ``gradients``) or private ones (``_cache``), unless ``every`` (what backward writes:
+    :func:`_written`; what a probe restores: :func:`_undone`)."""
+    def enter(path, v):
+        k = path[0][1]
+        return isinstance(v, (list, tuple, dict)) and k.isidentifier() and (len(path) > 1 or every or (
+            not k.startswith("_") and k not in GRAD_DICTS and not (k == "params" and isinstance(v, dict))
+            and not _gradient_name(k, ())))  # params = [W, b] (a list): params[0] with grads[0]
+    found = [(p, v) for p, v in walk(obj, enter) if isinstance(v, np.ndarray) and v.dtype.kind == "f" and v.size
+             and all(isinstance(k, int) or k.isidentifier() for _, k in p)]
+    return {_label(p): v for p, v in sorted(found, key=lambda pv: len(pv[0]) > 1)[:MAX_PROBED * 4]}
 
 
 def _run(obj, rewind, inputs, kw):
@@ -1235,7 +1223,7 @@ def _grad_attrs(obj, inputs, kw, used, children=None):
     owners = {"": obj, **children}
     with _all_undone([obj, *children.values()]) as rewind:
         y = _run(obj, rewind, inputs, kw)
-        before = {p: _all_arrays(o) for p, o in owners.items()}
+        before = {p: _arrays(o, every=True) for p, o in owners.items()}
         before = {p: {k: (a, a.copy()) for k, a in arrays.items()} for p, arrays in before.items()}
         _step("backward")
         dx = obj.backward(np.random.default_rng(7).standard_normal(y.shape))
@@ -1251,36 +1239,29 @@ def _grad_attrs(obj, inputs, kw, used, children=None):
                 found[w] = names[0]
         returned = [v for v in (dx if isinstance(dx, (tuple, list)) else (dx,)) if isinstance(v, np.ndarray)]
         written = {p: _written(o, before[p], returned) for p, o in owners.items()}
-        for hp, h in children.items():  # self.p = SimpleNamespace(W=...) with self.g = SimpleNamespace(W=...)
-            if "." not in hp and not _is_layer(h):
-                written[hp].update(_sibling_arrays(obj, h))
+        for hp, h in children.items():  # self.p = SimpleNamespace(W=...) with self.g = SimpleNamespace(W=...),
+            if not _is_layer(h) and hp.rpartition(".")[0] in owners:  # at any depth: block.p.W with block.g.W
+                written[hp].update(_sibling_arrays(owners[hp.rpartition(".")[0]], h))
         more, unsure = _by_structure(obj, children, [w for w in used if w not in found], written, found)
         return {w: found.get(w) or more[w] for w in used if w in found or w in more}, unsure, list(more)
 
 
 def _sibling_arrays(obj, holder):
     """``{"g.W": array}``: the float arrays of the plain objects (:func:`_is_helper`) other than ``holder`` that
-    ``obj``'s attributes hold, candidates for the gradients of ``holder``'s arrays (``self.g.W`` for ``self.p.W``)."""
+    ``obj``'s attributes hold (``obj`` holds ``holder``: the layer or a sub-layer or plain object of it),
+    candidates for the gradients of ``holder``'s arrays (``g.W`` for ``p.W``; read on ``obj``:
+    :meth:`Adapted._grad_owner`)."""
     return {f"{a}.{k}": x for a, v in list(_fields(obj).items())[:MAX_PROBED * 4]
             if isinstance(a, str) and v is not holder and _is_helper(v) and not _is_layer(v)
             for k, x in list(_fields(v).items())[:MAX_PROBED]
             if isinstance(k, str) and isinstance(x, np.ndarray) and x.dtype.kind == "f" and x.size}
 
 
-def _all_arrays(o):
-    """``{name: array}`` of every float array attribute of ``o`` and every one in its containers, whatever their
-    names (``W``, ``dW``, ``g['W']``, ``_cache[0]``)."""
-    d = _fields(o)
-    return {**{k: v for k, v in list(d.items())[:MAX_PROBED * 4] if isinstance(k, str) and k.isidentifier()
-               and isinstance(v, np.ndarray) and v.dtype.kind == "f" and v.size},
-            **_container_arrays(o, every=True)}
-
-
 def _written(o, before, returned):
-    """``{name: array}`` of the arrays of ``o`` (:func:`_all_arrays`) that backward wrote: new, rebound or changed
-    since ``before`` (``{name: (array, copy)}``); not those sharing memory with what backward returned (dX)."""
+    """``{name: array}`` of the arrays of ``o`` (:func:`_arrays`, ``every``) that backward wrote: new, rebound or
+    changed since ``before`` (``{name: (array, copy)}``); not those sharing memory with what backward returned (dX)."""
     out = {}
-    for k, a in _all_arrays(o).items():
+    for k, a in _arrays(o, every=True).items():
         old, copy_ = before.get(k, (None, None))
         if (a is old and a.shape == copy_.shape and np.array_equal(a, copy_, equal_nan=True)) or \
                 any(np.shares_memory(a, r) for r in returned):
@@ -1566,7 +1547,7 @@ def adapt(obj, inputs=None, training=True):
     outs = _try(class_outputs, obj, inputs) if inputs else None  # forward(x, h, c) -> (h, c), backward(dh, dc)
     tail = f"; {outs.text()}" if outs else ""
     built = (_try(_lazy_build, obj, inputs, _training_kw(obj.forward, False, mk)) or []) if inputs is not None else []
-    arrays, children = _float_arrays(obj), dict(sublayers(obj))
+    arrays, children = _arrays(obj), dict(sublayers(obj))
     if isinstance(getattr(obj, "params", None), dict):
         # params = {"alpha": 0.25}: number parameters (a 0-d buffer each, set in params), as self.alpha is
         numbers = [k for k, v in list(obj.params.items())[:MAX_PROBED * 4] if isinstance(k, str) and _is_number(v)]
@@ -1967,10 +1948,10 @@ def _sub_candidates(children):
                           if isinstance(k, str) and (isinstance(v, np.ndarray) and v.dtype.kind == "f" and v.size
                                                      or _is_number(v))})
             held = [v for v in list(p.values())[:MAX_PROBED] if isinstance(v, np.ndarray)]
-            cand += [f"{name}.{k}" for k, v in _float_arrays(c).items()
+            cand += [f"{name}.{k}" for k, v in _arrays(c).items()
                      if not any(np.shares_memory(v, h) for h in held)]
         else:
-            cand += [f"{name}.{k}" for k in _float_arrays(c)]
+            cand += [f"{name}.{k}" for k in _arrays(c)]
             numbers += [f"{name}.{k}" for k in _float_numbers(c)]
     return cand + numbers, pairs, numbers
 
@@ -2067,28 +2048,12 @@ def _try(fn, *args):
         return None
 
 
-def generators(obj, seen=None):
-    """numpy Generators / RandomStates and Python ``random.Random`` objects reachable from ``obj``'s attributes
-    (and its lists, tuples, dicts, and the objects they hold) at any depth, each object once, in a fixed order:
-    a deep copy of ``obj`` gives its own generators in the same order. Modules, classes and functions are not
-    entered (numpy's global generator is :func:`global_states`')."""
-    seen = set() if seen is None else seen
-    if id(obj) in seen or len(seen) > MAX_WALKED:
-        return []
-    seen.add(id(obj))
-    if isinstance(obj, (np.random.Generator, np.random.RandomState, random.Random)):
-        return [obj]
-    if isinstance(obj, (list, tuple)):
-        items = list(obj)
-    elif isinstance(obj, dict):
-        items = list(obj.values())
-    elif _has_fields(obj) and not isinstance(obj, (type, np.ndarray, types.ModuleType)) and not callable(obj) \
-            or _is_layer(obj):
-        items = list(_fields(obj).values())
-    else:
-        items = []
-    return [g for v in items[:MAX_PROBED * 4] if not isinstance(v, (np.ndarray, str, bytes, int, float))
-            for g in generators(v, seen)]
+def generators(obj):
+    """numpy Generators / RandomStates and Python ``random.Random`` objects reachable from ``obj`` (:func:`walk`),
+    each once, in a fixed order: a deep copy of ``obj`` gives its own generators in the same order. Modules,
+    classes and functions are not entered (numpy's global generator is :func:`global_states`')."""
+    found = [v for _, v in walk(obj) if isinstance(v, (np.random.Generator, np.random.RandomState, random.Random))]
+    return list({id(g): g for g in found}.values())
 
 
 def _state(g, state=None):
@@ -2141,8 +2106,9 @@ def hold_random(layer, how="fix_mask"):
     sandbox child's side of :meth:`gradcheck.sandbox.RemoteLayer.hold_random`; in process,
     gradcheck.diagnose does it).
 
-    ``how="fix_mask"``: the layer's own ``fix_mask(True)`` (manualprop.Dropout's switch); returns
-    ``"fix_mask"``, or ``""`` when it has none. ``how="rewind"``: from now on every ``forward``
+    ``how="fix_mask"``: ``fix_mask(True)`` (manualprop.Dropout's switch) of the layer and of every layer it holds
+    at any depth (:func:`walk`); returns the class names of those fixed (``"Net, Dropout"``), ``""`` when none
+    has one. ``how="rewind"``: from now on every ``forward``
     first rewinds the generators reachable from the layer (``self.rng``, a ``random.Random``) and the
     global ones (numpy's, Python's ``random``: :func:`global_states`) to their present states, so each call
     draws the same mask (copies made later rewind their own generators); returns their kinds
@@ -2150,11 +2116,13 @@ def hold_random(layer, how="fix_mask"):
     """
     cls = type(layer)
     if how == "fix_mask":
-        fix = getattr(layer, "fix_mask", None)
-        if not callable(fix):
-            return ""
-        fix(True)
-        return "fix_mask"
+        fixed = {}
+        for o in [layer] + [v for _, v in walk(layer) if _is_layer(v)]:
+            fix = getattr(o, "fix_mask", None)  # an Adapted's is its student's: fixed once
+            if callable(fix) and id(getattr(fix, "__self__", fix)) not in fixed:
+                fix(True)
+                fixed[id(getattr(fix, "__self__", fix))] = type(getattr(fix, "__self__", o)).__name__
+        return ", ".join(fixed.values())
     if how == "release":
         if "_gradcheck_base" in vars(cls):
             layer.__class__ = cls._gradcheck_base

@@ -29,7 +29,7 @@ import numpy as np
 from . import _validation as V
 from ._adapters import _state as _rng_state
 from ._adapters import generators as _find_rngs  # the one walk, also run in the sandbox child
-from ._adapters import global_names, global_states
+from ._adapters import global_names, global_states, hold_random
 from .check import CheckResult, TensorRecord, check_layer
 from .compare import ATOL_FLOOR, close, compare, kink_mask, relative_error
 from .config import CheckConfig, mode_word, training_modes
@@ -421,17 +421,10 @@ class Diagnosis:
 # ------------------------------------------------------------- the layer as the checker calls it
 
 
-def _fix_masks(obj: Any, depth: int = 3) -> list[str]:
-    """``fix_mask(True)`` on ``obj`` and on layers inside it; the names of those fixed."""
-    out = []
-    if _remote(obj):  # a sandboxed layer: held in its child, by its own fix_mask
-        return [obj.class_name] if obj.hold_random("fix_mask") else []
-    if callable(getattr(obj, "fix_mask", None)):
-        obj.fix_mask(True)
-        out.append(type(obj).__name__)
-    for child in (getattr(obj, "layers", None) or []) if depth > 0 else []:
-        out += _fix_masks(child, depth - 1)
-    return out
+def _fix_masks(obj: Any) -> str:
+    """``fix_mask(True)`` on ``obj`` and on the layers inside it at any depth (in a sandboxed layer's child);
+    the class names of those fixed, ``""`` none (:func:`gradcheck._adapters.hold_random`)."""
+    return obj.hold_random("fix_mask") if _remote(obj) else hold_random(obj, "fix_mask")
 
 
 def _remote(layer: Any) -> bool:
@@ -501,7 +494,7 @@ def _hold(layer: Any, run) -> tuple[_Proxy, str, dict[str, str]] | None:
     if fixed := _fix_masks(layer):
         run(layer)
         if _exact(run(layer), run(layer)):
-            return _Proxy(layer), "held-mask", {"fixed": ", ".join(fixed)}
+            return _Proxy(layer), "held-mask", {"fixed": fixed}
     proxy = _Proxy(layer, rewind=True)
     if _exact(run(proxy), run(proxy)):
         rngs = sorted({type(r).__name__ for r in proxy._rngs})

@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from . import _validation as V
-from ._adapters import cache_guard
+from ._adapters import _is_layer, cache_guard, walk
 from .errors import InputModifiedError, StudentCodeError, TwinError, UsageError
 
 __all__ = ["Call", "in_place", "manual_source", "guarded_backward", "tape_source", "reference_source",
@@ -116,16 +116,17 @@ def guarded_backward(obj: Any, *args: Any, names: Sequence[str] = (), **kwargs: 
     return ret
 
 
-def hold_masks(layer: Any, depth: int = 3) -> list[tuple[Any, Any]]:
-    """``fix_mask(True)`` on ``layer`` and its children whose mask is not fixed: the ``(layer, previous)`` pairs to undo."""
+def hold_masks(layer: Any) -> list[tuple[Any, Any]]:
+    """``fix_mask(True)`` on ``layer`` and the layers inside it at any depth (:func:`walk`; a sandboxed object's are
+    in its child) whose mask is not fixed: the ``(layer, previous)`` pairs to undo."""
     out = []
-    if callable(getattr(layer, "fix_mask", None)):  # only a layer whose setting can be read back
-        prev = getattr(layer, "mask_fixed", getattr(getattr(layer, "_masks", None), "fixed", None))
-        if prev is False:
-            layer.fix_mask(True)
-            out.append((layer, prev))
-    for child in (getattr(layer, "layers", None) or []) if depth > 0 else []:
-        out += hold_masks(child, depth - 1)
+    inside = [] if getattr(layer, "cache_guarded", False) else [v for _, v in walk(layer) if _is_layer(v)]
+    for o in [layer, *inside]:
+        if callable(getattr(o, "fix_mask", None)):  # only a layer whose setting can be read back
+            prev = getattr(o, "mask_fixed", getattr(getattr(o, "_masks", None), "fixed", None))
+            if prev is False:
+                o.fix_mask(True)
+                out.append((o, prev))
     return out
 
 

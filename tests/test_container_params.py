@@ -368,7 +368,7 @@ def test_the_walks_go_to_any_depth_and_end_on_cycles():
     deep[0][0].append(deep)  # a list that holds itself
     holder = type("Holder", (), {})()
     holder.ws, holder.rng = {"a": deep}, {"x": [[[[np.random.default_rng(3)]]]]}
-    assert list(AD._container_arrays(holder)) == ["ws['a'][0][0][0][0][0]"]
+    assert list(AD._arrays(holder)) == ["ws['a'][0][0][0][0][0]"]
     assert len(AD.generators(holder)) == 1
 
 
