@@ -966,6 +966,10 @@ def _is_layer(v):
         return False
 
 
+#: The sequences :func:`walk` enters by index (``layers[1]``): lists, tuples and deques.
+SEQUENCES = (list, tuple, collections.deque)
+
+
 def walk(root, enter=None):
     """``[(path, value)]`` of what ``root`` holds: its attributes (or items) and, at any depth, those of the lists,
     tuples, dicts (str and int keys), layers and plain objects (:func:`_is_helper`) among them, depth first in a
@@ -979,7 +983,7 @@ def walk(root, enter=None):
     seen, out, stack = {id(root)}, [], [((), root)]
     while stack:
         path, v = stack.pop()
-        inside = isinstance(v, (list, tuple, dict)) or _is_layer(v) or _is_helper(v)
+        inside = isinstance(v, SEQUENCES + (dict,)) or _is_layer(v) or _is_helper(v)
         if path and inside and (id(v) in seen or len(seen) > MAX_WALKED):
             continue
         if path:
@@ -988,7 +992,7 @@ def walk(root, enter=None):
             if not inside or (enter is not None and not enter(path, v)):
                 continue
         items = ([("[", k, x) for k, x in v.items() if isinstance(k, (str, int))] if isinstance(v, dict) else
-                 [("[", k, x) for k, x in enumerate(v)] if isinstance(v, (list, tuple)) else
+                 [("[", k, x) for k, x in enumerate(v)] if isinstance(v, SEQUENCES) else
                  [(".", k, x) for k, x in _fields(v).items() if isinstance(k, str)])
         stack += [(path + ((s, k),), x) for s, k, x in items[:MAX_PROBED * 4]][::-1]
     return out
@@ -1173,7 +1177,7 @@ def _arrays(obj, every=False):
     :func:`_written`; what a probe restores: :func:`_undone`)."""
     def enter(path, v):
         k = path[0][1]
-        return isinstance(v, (list, tuple, dict)) and k.isidentifier() and (len(path) > 1 or every or (
+        return isinstance(v, SEQUENCES + (dict,)) and k.isidentifier() and (len(path) > 1 or every or (
             not k.startswith("_") and k not in GRAD_DICTS and not (k == "params" and isinstance(v, dict))
             and not _gradient_name(k, ())))  # params = [W, b] (a list): params[0] with grads[0]
     found = [(p, v) for p, v in walk(obj, enter) if isinstance(v, np.ndarray) and v.dtype.kind == "f" and v.size
@@ -1645,9 +1649,10 @@ def _attribute_style(obj, inputs, kw, info, found):
     known = [getattr(*_owner(obj, children, w), None) for w in every]
     if pairs and callable(getattr(type(obj), "zero_grad", None)):  # p.grad += ...: PyTorch's contract
         info["text"] += "; zero_grad() is called before each backward, as PyTorch's training loop does"
-    if inputs is not None and (hidden := _try(_hidden, obj, inputs, kw, [a for a in known if isinstance(a, np.ndarray)])):  # ClassLevel.W, a module's W_glob
+    if inputs is not None and (hidden := _try(_hidden, obj, inputs, kw, [a for a in known if isinstance(a, np.ndarray)],
+                                              not pairs and not info["unchecked"])):  # ClassLevel.W, a module's W_glob
         info["hidden"] = hidden
-        info["text"] += f"; forward reads arrays of its class or module: {', '.join(h.split(' (')[0] for h in hidden)}"
+        info["text"] += f"; forward reads arrays not read as weights: {', '.join(h.split(' (')[0] for h in hidden)}"
     if why:
         names = [w for w in every if w not in pairs and w not in numbers]
         info["text"] += (f" (found without measuring which arrays forward uses: {UNMEASURED[why]}"
@@ -1669,16 +1674,27 @@ def _float_items(owner):
             if isinstance(k, str) and isinstance(v, np.ndarray) and v.dtype.kind == "f" and v.size}
 
 
-def _hidden(obj, inputs, kw, known=()):
-    """Weights gradcheck cannot perturb: the float arrays of :func:`_namespaces` whose change (in place) changes
-    forward's output, each ``"ClassLevel.W (4, 3): ClassLevel.dW"`` with the arrays of its shape one backward
-    wrote there (new, rebound or changed; nothing after ``": "`` when none: a constant). Every write is undone.
-    ``known``: the arrays read as the layer's own (``self.W = W_glob``), not named again."""
+def _outside(obj, spaces, deep):
+    """``{label: array}`` of the float arrays of the namespaces ``spaces`` (:func:`_namespaces`: ``ClassLevel.W``,
+    ``W_glob``) and, when ``deep``, of every array the layer holds at any depth (:func:`walk`: ``self.params._items[0]``
+    in a container of the student's own, private attributes too)."""
+    out = {f"{pre}{k}": a for pre, owner in spaces for k, a in _float_items(owner).items()}
+    return out | ({f"self.{_label(p)}": v for p, v in walk(obj) if isinstance(v, np.ndarray) and v.dtype.kind == "f"
+                   and v.size} if deep else {})
+
+
+def _hidden(obj, inputs, kw, known=(), deep=False):
+    """Weights the discovery does not read, so gradcheck neither perturbs nor checks them: the arrays of
+    :func:`_outside` whose change (in place) changes forward's output, each ``"ClassLevel.W (4, 3): ClassLevel.dW"``
+    with the arrays of its shape one backward wrote there (new, rebound or changed; nothing after ``": "`` when
+    none: a constant). ``known``: the arrays read as the layer's weights (``self.W = W_glob``), not named again;
+    ``deep``: the layer's own arrays too (when no weight was found). Every write is undone."""
     spaces, found, out = _namespaces(obj), [], []
-    with _all_undone([obj]) as rewind:
+    objs = [obj] + ([v for _, v in walk(obj) if _is_layer(v) or _is_helper(v)] if deep else [])
+    with _all_undone(objs) as rewind:
         y0 = _run(obj, rewind, inputs, kw)
-        for pre, k, a in [(pre, k, a) for pre, owner in spaces for k, a in _float_items(owner).items()
-                          if a.flags.writeable and not any(np.shares_memory(a, b) for b in known)][:MAX_PROBED]:
+        for k, a in [(k, a) for k, a in _outside(obj, spaces, deep).items()
+                     if a.flags.writeable and not any(np.shares_memory(a, b) for b in known)][:MAX_PROBED]:
             keep = a.copy()
             try:
                 a[...] = a * 1.5 + 0.5
@@ -1686,31 +1702,32 @@ def _hidden(obj, inputs, kw, known=()):
             finally:
                 a[...] = keep
             if y.shape != y0.shape or not np.array_equal(y, y0, equal_nan=True):
-                found.append((pre, k, a))
+                found.append((k, a))
         if not found:
             return []
-        before = [(owner, dict(vars(owner)), {k: a.copy() for k, a in _float_items(owner).items()})
-                  for _, owner in spaces]
+        spaced = [(owner, dict(vars(owner))) for _, owner in spaces]
+        before = {k: (a, a.copy()) for k, a in _outside(obj, spaces, deep).items()}
         try:
             y = _run(obj, rewind, inputs, kw)
             _step("backward")
-            obj.backward(np.random.default_rng(7).standard_normal(y.shape))
-            written = {f"{pre}{k}": a for (pre, owner), (_, old, copies) in zip(spaces, before)
-                       for k, a in _float_items(owner).items()
-                       if old.get(k) is not a or not np.array_equal(a, copies[k], equal_nan=True)}
+            dx = obj.backward(np.random.default_rng(7).standard_normal(y.shape))
+            returned = [v for v in (dx if isinstance(dx, (tuple, list)) else (dx,)) if isinstance(v, np.ndarray)]
+            written = {k: a for k, a in _outside(obj, spaces, deep).items() if not any(
+                np.shares_memory(a, r) for r in returned) and (before.get(k, (None,))[0] is not a or not
+                                                               np.array_equal(a, before[k][1], equal_nan=True))}
         finally:
-            for owner, old, copies in before:
+            for owner, old in spaced:
                 for k in [k for k in vars(owner) if k not in old]:
                     delattr(owner, k)
                 for k, v in old.items():
                     if vars(owner).get(k, owner) is not v:
                         setattr(owner, k, v)
-                for k, a in copies.items():
-                    if old[k].flags.writeable:
-                        old[k][...] = a
-    for pre, k, a in found:
-        gs = [g for g, b in written.items() if b.shape == a.shape and g != f"{pre}{k}"]
-        out.append(f"{pre}{k} {tuple(a.shape)}: {', '.join(gs)}")
+            for a, c in before.values():
+                if a.flags.writeable and a.shape == c.shape:
+                    a[...] = c
+    for k, a in found:
+        gs = [g for g, b in written.items() if b.shape == a.shape and g != k]
+        out.append(f"{k} {tuple(a.shape)}: {', '.join(gs)}")
     return out
 
 
@@ -2013,7 +2030,9 @@ def _shown(pairs):
     its gradient ``dW``; a PyTorch-like ``Parameter``'s ``_parameters.weight.data`` (with ``.grad``) ``weight``, as
     ``named_parameters()`` names it. Only when no other parameter has that name."""
     def name(w):
-        parts = [p for p in w.split(".") if p not in MODULE_DICTS]
+        parts = w.split(".")  # a private list of layers, a Sequential's _layers: layers._layers.1.W is layers.1.W
+        parts = [p for i, p in enumerate(parts) if p not in MODULE_DICTS and not (
+            0 < i and p.startswith("_") and i + 1 < len(parts) - 1 and parts[i + 1].isdigit())]
         if len(parts) > 1 and parts[-1] == "data" and pairs.get(w) == "grad":
             parts.pop()
         return ".".join(parts[:-1] + [_bare(parts[-1])]) if parts else w

@@ -370,8 +370,8 @@ def protocol_lines(layer, init: dict[str, Any], training: tuple[bool, ...] = (Fa
     unsure = [a.split(" (")[0] for a in unsure]
     for h in info.get("hidden") or []:  # ClassLevel.W, a module's W_glob: read by forward, never perturbed
         w, _, arrays = str(h).partition(": ")
-        lines.append(f"WARNING: forward reads {w}, an array of its class or module, not of the layer: gradcheck "
-                     "neither perturbs nor checks it" + (f"; backward writes {arrays}, of its shape, which is not "
+        lines.append(f"WARNING: forward reads {w}, an array {_hidden_where(w)}: gradcheck neither perturbs nor "
+                     "checks it" + (f"; backward writes {arrays}, of its shape, which is not "
                      "checked either, so the check cannot pass" if arrays else ", read as a constant") +
                      ". Keep weights and their gradients on the instance (self.W, self.dW) to have them checked.")
     sub = [w for w in unchecked if "." in w and w not in unsure]  # a sub-layer's (l1.W): named in a warning
@@ -426,8 +426,8 @@ def _unpaired(info, cname: str) -> list:
     for h in info.get("hidden") or []:  # backward writes an array of a class's or the module's weight's shape
         w, _, arrays = str(h).partition(": ")
         if arrays:
-            lines.append(f"FAIL: {cname}: forward reads {w} of its class or module and backward writes {arrays}, "
-                         "of its shape: its gradient cannot be checked there, so the check cannot pass.")
+            lines.append(f"FAIL: {cname}: forward reads {w}, {_hidden_where(w)}, and backward writes {arrays}, "
+                         "of its shape: that gradient cannot be checked, so the check cannot pass.")
     missing = [w for w in info.get("unchecked") or [] if w not in unsure] if info.get("protocol") == "attribute" \
         else []
     if missing:  # weights with gradient attributes, these none: a missing gradient
@@ -436,6 +436,13 @@ def _unpaired(info, cname: str) -> list:
                      "gradients that are set match, but a weight without its gradient is not trained. Store it in "
                      "backward.")
     return lines
+
+
+def _hidden_where(w: str) -> str:
+    """Where a weight the discovery does not read (``info['hidden']``) lies: ``self.params._items[0]`` inside an
+    object of the student's, ``ClassLevel.W`` or ``W_glob`` in the layer's class or module."""
+    return ("inside an object gradcheck does not read weights from" if w.startswith("self.") else
+            "of the layer's class or module, not of the layer")
 
 
 def _grad_name(w: str, before: str = "d", after: str = "") -> str:

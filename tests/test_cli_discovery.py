@@ -103,8 +103,9 @@ def test_weights_of_the_class_or_module_written_by_backward_are_named_and_never_
     p = run("check", f"{f}::{cls}", "--input-shape", "6,4")
     out = flat(p)
     assert p.returncode == 1, out
-    assert f"WARNING: forward reads {weight}, an array of its class or module" in out, out
-    assert f"FAIL: {cls}: forward reads {weight} of its class or module and backward writes {grad}" in out, out
+    assert f"WARNING: forward reads {weight}, an array of the layer's class or module, not of the layer" in out, out
+    assert f"FAIL: {cls}: forward reads {weight}, of the layer's class or module, not of the layer, and backward " \
+           f"writes {grad}, of its shape" in out, out
     assert "PASS" not in out, out
 
 
@@ -113,7 +114,7 @@ def test_a_module_constant_forward_reads_is_named_and_the_check_goes_on(tmp_path
     p = run("check", f"{f}::GlobalConst", "--input-shape", "6,4")
     out = flat(p)
     assert p.returncode == 0, out
-    assert "WARNING: forward reads W_glob (4, 3), an array of its class or module, not of the layer" in out, out
+    assert "WARNING: forward reads W_glob (4, 3), an array of the layer's class or module, not of the layer" in out, out
     assert "read as a constant" in out, out
 
 
@@ -229,3 +230,71 @@ class Linear:
     p = run("check", f"{f}::Linear", "--input-shape", "8,5")
     out = flat(p)
     assert "Linear.W is float32" in out and "params['W']" not in out, out
+
+
+CONTAINERS = """
+import numpy as np
+from collections import deque
+
+class Lin:
+    def __init__(self, i, o, bug=1.0):
+        self.W = np.random.default_rng(i * o).standard_normal((i, o)); self.b = np.zeros(o); self.bug = bug
+    def forward(self, X):
+        self.X = X; return X @ self.W + self.b
+    def backward(self, dY):
+        self.dW = self.X.T @ dY * self.bug; self.db = dY.sum(0)
+        return dY @ self.W.T
+
+class Sequential:   # a student's own container: the layers in a private list
+    def __init__(self, *layers): self._layers = list(layers)
+    def __iter__(self): return iter(self._layers)
+    def __reversed__(self): return reversed(self._layers)
+
+class DequeMLP:
+    def __init__(self): self.layers = deque([Lin(4, 6), Lin(6, 3, bug=2.0)])   # BUG in the 2nd layer's dW
+    def forward(self, X):
+        for l in self.layers: X = l.forward(X)
+        return X
+    def backward(self, dY):
+        for l in reversed(self.layers): dY = l.backward(dY)
+        return dY
+
+class SeqMLP(DequeMLP):
+    def __init__(self): self.layers = Sequential(Lin(4, 6), Lin(6, 3, bug=2.0))
+
+class Store:   # params/grads in a container of the student's own, with __getitem__ only
+    def __init__(self): self._items = []; self._names = []
+    def __setitem__(self, k, v):
+        if k in self._names: self._items[self._names.index(k)] = v
+        else: self._names.append(k); self._items.append(v)
+    def __getitem__(self, k): return self._items[self._names.index(k)]
+
+class CustomStore:
+    def __init__(self):
+        self.params = Store(); self.params["W"] = np.random.default_rng(0).standard_normal((4, 3))
+        self.grads = Store()
+    def forward(self, X):
+        self.X = X; return X @ self.params["W"]
+    def backward(self, dY):
+        self.grads["W"] = self.X.T @ dY * 2  # BUG
+        return dY @ self.params["W"].T
+"""
+
+
+@pytest.mark.parametrize("cls", ["DequeMLP", "SeqMLP"])
+def test_sub_layers_in_a_deque_or_a_students_own_sequential_are_checked(tmp_path, cls):
+    f = write(tmp_path, CONTAINERS)
+    p = run("check", f"{f}::{cls}", "--input-shape", "5,4")
+    out = flat(p)
+    assert p.returncode == 1 and "a layer made of sub-layers" in out, out
+    assert f"FAIL: {cls}: gradient mismatch in dlayers.1.W." in out and "2 times the correct" in out, out
+
+
+def test_weights_in_a_container_of_the_students_own_are_named_and_never_pass(tmp_path):
+    f = write(tmp_path, CONTAINERS)
+    p = run("check", f"{f}::CustomStore", "--input-shape", "6,4")
+    out = flat(p)
+    assert p.returncode == 1 and "PASS" not in out, out
+    assert "WARNING: forward reads self.params._items[0] (4, 3), an array inside an object gradcheck does not " \
+           "read weights from" in out, out
+    assert "backward writes self.grads._items[0], of its shape: that gradient cannot be checked" in out, out
