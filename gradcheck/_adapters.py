@@ -16,7 +16,9 @@ an input; for a loss, a **CS231n loss function** ``NAME(x, y) -> (loss, dx)``. "
 is measured: each float array attribute is changed for one forward (:func:`_used_arrays`); buffers
 forward overwrites (``out=self._Y``) and caches do not change ``Y``. Every returned array is a copy.
 A layer with several outputs (``(next_h, next_c, cache)``; a class's ``(h, c)``), whose backward takes
-one upstream gradient each, is presented as one output by :class:`Outputs`, for either protocol.
+one upstream gradient each, is presented as one output by :class:`Outputs`, for either protocol. A class
+whose ``forward`` returns ``(out, cache)`` and whose ``backward`` takes ``(dout, cache)`` is read through the
+pair's adapter (:func:`class_cache`); ``NAME_backward_alt`` pairs with ``NAME_forward`` (:func:`backward_variants`).
 """
 
 import ast
@@ -170,8 +172,10 @@ def find(mod, name):
     """``("class", cls)``, ``("functions", (forward, backward))`` or ``("loss_function", fn)`` for ``path.py::NAME``.
 
     A class named NAME wins; else ``NAME_forward``/``NAME_backward`` (then with ``_naive``, ``_fast``;
-    NAME may itself end in ``_forward``); else a function NAME is a CS231n loss ``NAME(x, y) -> (loss,
-    dx)``. AdapterError when nothing fits: the message lists the classes and function pairs found.
+    NAME may itself end in ``_forward``); else a backward variant ``STEM_backward_V`` named as NAME or
+    ``STEM_V`` with ``STEM_forward`` (:func:`backward_variants`); else a function NAME is a CS231n loss
+    ``NAME(x, y) -> (loss, dx)``. AdapterError when nothing fits: the message lists the classes, function pairs
+    and other backward functions found.
     """
     obj = getattr(mod, name, None)
     if isinstance(obj, type):
@@ -183,6 +187,10 @@ def find(mod, name):
             return "functions", (f, b)
         if callable(f):
             raise AdapterError(f"{base}_forward{suffix} has no {base}_backward{suffix} next to it. {expected()}")
+    variants = backward_variants(vars(mod))
+    for b, f in variants.items():  # batchnorm_backward_alt (::batchnorm_backward_alt or ::batchnorm_alt)
+        if f and name in (b, b.replace("_backward", "", 1)):
+            return "functions", (getattr(mod, f), getattr(mod, b))
     if inspect.isfunction(obj):  # softmax_loss(x, y) -> (loss, dx): a loss, never a layer
         return "loss_function", obj
     if obj is not None:
@@ -192,8 +200,33 @@ def find(mod, name):
     own = [n for n, v in vars(mod).items() if getattr(v, "__module__", None) == mod.__name__]
     classes = sorted(n for n in own if isinstance(vars(mod)[n], type))
     pairs = sorted({n[:n.index("_forward")] for n in own if "_forward" in n and callable(vars(mod)[n])})
+    other = "".join(f" Other backward functions: {', '.join(_variant_text(b, f) for b, f in variants.items())}."
+                    if variants else "")
     raise AdapterError(f"has no class {name!r} and no function pair {base}_forward/{base}_backward. Classes "
-                       f"defined in it: {', '.join(classes) or 'none'}. Function pairs: {', '.join(pairs) or 'none'}. {expected()}")
+                       f"defined in it: {', '.join(classes) or 'none'}. Function pairs: {', '.join(pairs) or 'none'}."
+                       f"{other} {expected()}")
+
+
+def backward_variants(names):
+    """``{backward: forward or None}`` of the functions ``STEM_backward_V`` in the namespace ``names`` that are
+    not half of a pair ``STEM_forward_V``/``STEM_backward_V`` (CS231n's ``batchnorm_backward_alt``), each with
+    ``STEM_forward`` when there is one, and of the ``STEM_backward`` without any ``STEM_forward``."""
+    out = {}
+    for b, v in list(names.items())[:MAX_WALKED]:
+        stem, cut, variant = b.partition("_backward")
+        if not (cut and stem and inspect.isfunction(v)) or (variant and not variant.startswith("_")):
+            continue
+        f = f"{stem}_forward"
+        if variant and callable(names.get(f + variant)) or not variant and callable(names.get(f)):
+            continue  # a pair (conv_backward_naive with conv_forward_naive)
+        out[b] = f if callable(names.get(f)) else None
+    return out
+
+
+def _variant_text(b, f):
+    """How the usage message names a backward variant (:func:`backward_variants`) and the target that checks it."""
+    return (f"{b} (paired with {f}: check it as ::{b})" if f else
+            f"{b} (no {b.partition('_backward')[0]}_forward to pair it with)")
 
 
 def not_a_layer(name):
@@ -230,6 +263,10 @@ def check_init(kind, target, init, n_inputs=None):
                    "give its shape in --input-shape (one shape per array argument, separated by ';')")
             raise InitError(f"--init key {k!r}: {k} is an array input of {what}; {how}. --init holds the "
                             f"other arguments ({', '.join(named) or 'none here'}).")
+    bad = [] if any(p.kind == P.VAR_KEYWORD for p in ps) else [k for k in given if k not in named]
+    if bad:
+        raise InitError(f"--init key {bad[0]!r} is not an argument of {what}; it accepts: "
+                        f"{', '.join(named) or 'no keyword arguments'}.")
     missing = [p.name for p in ps if p.default is P.empty and p.name not in given and p.name != "rng"
                and p.kind in (P.POSITIONAL_OR_KEYWORD, P.KEYWORD_ONLY)] if kind == "class" else []
     if missing:  # the command line's to fix: exit 2, not the student's code failing (exit 3)
@@ -237,12 +274,6 @@ def check_init(kind, target, init, n_inputs=None):
                             + [f'"{k}": ...' for k in missing])
         raise InitError(f"{what} needs {', '.join(missing)}, which only --init can give (JSON, "
                         f"with ... replaced by the values): --init '{{{example}}}'.")
-    if any(p.kind == P.VAR_KEYWORD for p in ps):
-        return
-    bad = [k for k in given if k not in named]
-    if bad:
-        raise InitError(f"--init key {bad[0]!r} is not an argument of {what}; it accepts: "
-                        f"{', '.join(named) or 'no keyword arguments'}.")
 
 
 def build(kind, target, init, seed, n_inputs=None):
@@ -438,18 +469,90 @@ class Outputs:
 
         def backward(self_, dY, *rest, **kw):
             return cls.backward(self_, *self_.__dict__["_gradcheck_outputs"].split(dY), *rest, **kw)
-        P = inspect.Parameter
-        with contextlib.suppress(TypeError, ValueError):  # the student's forward signature: inputs, training
-            forward.__signature__ = inspect.signature(cls.forward)
-        backward.__signature__ = inspect.Signature([P("self", P.POSITIONAL_OR_KEYWORD), P("dY", P.POSITIONAL_OR_KEYWORD)])
-        sub = type(cls.__name__, (cls,), {"forward": forward, "backward": backward, "__module__": cls.__module__,
-                                          "__qualname__": cls.__qualname__})
-        try:
-            obj.__dict__["_gradcheck_outputs"] = self
-            obj.__class__ = sub
-        except (AttributeError, TypeError) as exc:  # __slots__ & co.: the class cannot be extended
-            raise UnreadableError(f"{cls.__name__}.forward returns {len(self.names)} outputs, but gradcheck cannot "
-                                  f"wrap this class to check them as one ({exc})") from None
+        _switch_class(obj, forward, backward, "_gradcheck_outputs", self,
+                      f"{cls.__name__}.forward returns {len(self.names)} outputs, but gradcheck cannot wrap this "
+                      "class to check them as one")
+
+
+def _switch_class(obj, forward, backward, key, state, why):
+    """Switch ``obj`` to a subclass of its class (same name and qualname) with ``forward`` (the signature of the
+    class's) and ``backward(self, dY)``; ``state`` kept as ``obj.__dict__[key]``. UnreadableError (``why``) when
+    the class cannot be extended (``__slots__`` & co.)."""
+    cls, P = type(obj), inspect.Parameter
+    with contextlib.suppress(TypeError, ValueError):  # the student's forward signature: inputs, training
+        forward.__signature__ = inspect.signature(cls.forward)
+    backward.__signature__ = inspect.Signature([P("self", P.POSITIONAL_OR_KEYWORD), P("dY", P.POSITIONAL_OR_KEYWORD)])
+    sub = type(cls.__name__, (cls,), {"forward": forward, "backward": backward, "__module__": cls.__module__,
+                                      "__qualname__": cls.__qualname__})
+    try:
+        obj.__dict__[key] = state
+        obj.__class__ = sub
+    except (AttributeError, TypeError) as exc:
+        raise UnreadableError(f"{why} ({exc}).") from None
+
+
+class _PairState:
+    """The :class:`FunctionPair` of a class whose forward returns ``(out, cache)`` (:func:`class_cache`), in a box
+    that the walks for sub-layers, arrays and generators do not enter (no ``__dict__``, callable)."""
+
+    __slots__ = ("pair",)
+
+    def __init__(self, pair):
+        self.pair = pair
+
+    def __call__(self):
+        return self.pair
+
+
+def _cache_style(obj, res):
+    """Whether forward's result ``res`` is ``(out, cache)`` (or ``(out_1, ..., out_k, cache)``) for a backward
+    taking ``(dout, cache)`` (``(dout_1, ..., dout_k, cache)``): a tuple whose first item is a float array, and a
+    backward with one positional argument per item, the last named like a cache or the last item not a float
+    array (a class's ``(h, c)`` for ``backward(dh, dc)`` is two outputs, :func:`several_outputs`)."""
+    ps = [p for p in (_params(obj.backward) or {}).values() if p.kind in _POSITIONAL]
+    if not (isinstance(res, tuple) and len(res) >= 2 and isinstance(res[0], np.ndarray) and res[0].dtype.kind == "f"
+            and len(ps) >= len(res) and sum(p.default is p.empty for p in ps) <= len(res)):
+        return False
+    last = res[-1]
+    return "cache" in ps[len(res) - 1].name.lower() or not (isinstance(last, np.ndarray) and last.dtype.kind == "f")
+
+
+def class_cache(obj, inputs, kw):
+    """For a class whose forward returns ``(out, cache)`` and whose backward takes ``(dout, cache)`` on the probe
+    ``inputs`` (:func:`_cache_style`): read as a CS231n pair of its methods (:class:`FunctionPair`: forward's last
+    item is handed back to backward, several outputs joined), the object switched to a class doing so
+    (:func:`_switch_class`); returns the pair, or None for another style. UnreadableError when the class cannot
+    be extended."""
+    if isinstance(obj, FunctionPair) or getattr(obj, "__dict__", {}).get("_gradcheck_pair") is not None:
+        return None
+    xs = [np.array(x, copy=True) for x in inputs]
+    if not isinstance(getattr(obj, "__dict__", None), dict):  # __slots__: a copy probed (it cannot be undone)
+        _step("forward")
+        res = copy.deepcopy(obj).forward(*xs, **kw)
+    else:
+        with _all_undone([obj, *dict(sublayers(obj)).values()]):
+            _step("forward")
+            res = obj.forward(*xs, **kw)
+    if not _cache_style(obj, res):
+        return None
+    cls = type(obj)
+    pair = FunctionPair(types.MethodType(cls.forward, obj), types.MethodType(cls.backward, obj), None)
+    pair._read(res)  # several outputs: found on the probe's result
+
+    def forward(self_, *xs, **kw):
+        p = self_.__dict__["_gradcheck_pair"]()
+        out, p._cache = p._read(cls.forward(self_, *xs, **kw))
+        p._n, p._xs = len(xs), xs
+        return out
+
+    def backward(self_, dY):
+        return FunctionPair.backward(self_.__dict__["_gradcheck_pair"](), dY)
+    _switch_class(obj, forward, backward, "_gradcheck_pair", _PairState(pair),
+                  f"{cls.__name__}.forward returns (Y, cache) and {cls.__name__}.backward takes (dY, cache), which "
+                  "gradcheck reads by wrapping the class, but this class cannot be wrapped; keep the cache on self "
+                  "(self.cache = ... in forward, read in backward(dY)) or write the layer as functions "
+                  "NAME_forward/NAME_backward")
+    return pair
 
 
 def _takes(fn, n):
@@ -1185,10 +1288,22 @@ def _arrays(obj, every=False):
     return {_label(p): v for p, v in sorted(found, key=lambda pv: len(pv[0]) > 1)[:MAX_PROBED * 4]}
 
 
+class _ForwardFailed(Exception):
+    """The student's forward raised, or returned what is not one array, in a probe (:func:`_run`): the probe
+    itself did not fail. ``args[0]``: what happened, for the header (:data:`UNMEASURED`)."""
+
+
 def _run(obj, rewind, inputs, kw):
     rewind()
     _step("forward")
-    return np.array(obj.forward(*[x.copy() for x in inputs], **kw), dtype=np.float64, copy=True)
+    try:
+        y = obj.forward(*[x.copy() for x in inputs], **kw)
+    except Exception as exc:  # noqa: BLE001 - student code: named as forward's, not the probe's
+        raise _ForwardFailed(f"raised {type(exc).__name__}: {str(exc)[:120]}") from exc
+    try:
+        return np.array(y, dtype=np.float64, copy=True)
+    except (TypeError, ValueError):
+        raise _ForwardFailed(f"returned a {type(y).__name__}, not an array") from None
 
 
 def _used_arrays(obj, inputs, kw, names, children=None):
@@ -1515,6 +1630,9 @@ def _pair_info(obj, inputs):
     text = f"CS231n function pair ({f}/{obj.student_backward.__name__}), every array argument is an input"
     text += f"; {obj.outputs.text()}" if obj.outputs else ""
     text += f"; {', '.join(obj.as_arrays)} (lists) passed as float64 arrays" if obj.as_arrays else ""
+    others = [b for b, g in backward_variants(getattr(obj.student_forward, "__globals__", {})).items()
+              if g == f and b != obj.student_backward.__name__]  # batchnorm_backward_alt beside batchnorm_backward
+    text += "".join(f"; {b}, another backward of {f}, is not checked here: check it as ::{b}" for b in others)
     mode = next((v["mode"] for v in obj._kwargs.values() if isinstance(v, dict) and isinstance(v.get("mode"), str)),
                 "")  # bn_param['mode']: the diagnosis tells test mode from training
     return {"protocol": "cs231n", "text": text, "forward_training": False, "init": obj.keyword_names, "mode": mode}
@@ -1548,8 +1666,14 @@ def adapt(obj, inputs=None, training=True):
             info["mode_words"] = [repr(w) for w in mode_words(obj.forward, mk[0])]
     elif (flag := unread_flag(obj.forward)) is not None:  # forward(X, use_noise=False): only its default runs
         info["unread_flag"] = [flag[0], repr(flag[1])]
+    # forward(x) -> (out, cache), backward(dout, cache): a CS231n pair of its methods
+    cached = _try(class_cache, obj, inputs, _training_kw(obj.forward, False, mk)) if inputs else None
     outs = _try(class_outputs, obj, inputs) if inputs else None  # forward(x, h, c) -> (h, c), backward(dh, dc)
     tail = f"; {outs.text()}" if outs else ""
+    if cached is not None:
+        tail += ("; forward returns (Y, cache) and backward takes (dY, cache): the cache forward returned is "
+                 "passed to backward, as for a CS231n function pair") + (f"; {cached.outputs.text()}"
+                                                                         if cached.outputs else "")
     built = (_try(_lazy_build, obj, inputs, _training_kw(obj.forward, False, mk)) or []) if inputs is not None else []
     arrays, children = _arrays(obj), dict(sublayers(obj))
     if isinstance(getattr(obj, "params", None), dict):
@@ -1584,7 +1708,8 @@ def _grads_dict(obj, inputs, kw):
 
 
 #: Why the probe could not measure which arrays forward uses, by :func:`_probe_uses`' outcome.
-UNMEASURED = {"raised": "on the probe input forward raised",
+UNMEASURED = {"forward": "on the probe input forward ",  # + what _ForwardFailed says
+              "probe": "gradcheck's probe could not run on this object: ",  # + the exception
               "random": "forward gave two different outputs for the same input (it draws from a generator gradcheck "
                         "cannot rewind, e.g. np.random.default_rng() made anew in forward)"}
 
@@ -1592,13 +1717,20 @@ UNMEASURED = {"raised": "on the probe input forward raised",
 def _probe_uses(obj, inputs, kws, names, children):
     """``(arrays forward uses, Y, why)`` (:func:`_used_arrays`) in the modes of the forward keywords ``kws``
     (training, then eval: running statistics are read in eval mode alone; Y is the first mode's); ``why`` a
-    key of :data:`UNMEASURED` when the first probe could not tell (the arrays are then None), "" when it could
-    or had no input."""
+    key of :data:`UNMEASURED` when the first probe could not tell (the arrays are then None), followed by ``:``
+    and what happened for ``forward`` and ``probe``; "" when it could or had no input."""
     if inputs is None:
         return None, None, ""
-    res = _try(_used_arrays, obj, inputs, kws[0], names, children)
+    try:
+        res = _used_arrays(obj, inputs, kws[0], names, children)
+    except AdapterError:
+        raise
+    except _ForwardFailed as exc:
+        return None, None, f"forward:{exc}"
+    except Exception as exc:  # noqa: BLE001 - the probe's own failure (an object it cannot undo), not forward's
+        return None, None, f"probe:{type(exc).__name__}: {str(exc)[:120]}"
     if res is None or res[0] is None:
-        return None, None, "raised" if res is None else "random"
+        return None, None, "random"
     used, y = res
     for kw in kws[1:]:
         more = (_try(_used_arrays, obj, inputs, kw, [n for n in names if n not in used], children) or [None])[0]
@@ -1655,7 +1787,7 @@ def _attribute_style(obj, inputs, kw, info, found):
         info["text"] += f"; forward reads arrays not read as weights: {', '.join(h.split(' (')[0] for h in hidden)}"
     if why:
         names = [w for w in every if w not in pairs and w not in numbers]
-        info["text"] += (f" (found without measuring which arrays forward uses: {UNMEASURED[why]}"
+        info["text"] += (f" (found without measuring which arrays forward uses: {UNMEASURED[why.partition(':')[0]]}{why.partition(':')[2]}"
                          + (f"; arrays not checked: {', '.join(names)}" if names else "") + ")")
     return _wrap(obj, pairs, tied=tied, views=_views_info(info, tied, views, named, pairs)), info
 

@@ -146,7 +146,10 @@ def _check_mode(call: Call, cfg: CheckConfig, rng, twin, init, reference, upstre
     if twin_obj is not None:
         records.append(TensorRecord("Y", tuple(Y.shape), "forward", [fwd]))
     if reference is not None:
-        Y_ref, sources["reference"] = reference_source(reference, call, G, notes)
+        Y_ref, sources["reference"] = reference_source(  # a square weight's orientation: by its forward
+            reference, call, G, notes, matches=lambda Yr: Yr.shape == Y.shape and close(Y, Yr, cfg.rtol, atol),
+            agrees=lambda gs: all(k in sources["manual"] and close(sources["manual"][k], g, cfg.rtol, atol)
+                                  for k, g in gs.items()))
         if not records:
             records.append(TensorRecord("Y", tuple(Y.shape), "forward"))
         records[0].comparisons.append(compare(Y, Y_ref, "manual-vs-reference", rtol=cfg.rtol, atol=atol))

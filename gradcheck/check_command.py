@@ -105,7 +105,7 @@ def run_check(args, layer, label: str, init: dict[str, Any], shape) -> int:
     if not lines:
         why = _mode_why(layer, requested, ran)
         lines = [f"mode: {modes} (forward checked in {modes} mode){why}"]
-    lines += _random_lines(diag, twin, args.reference)
+    lines += _reference_lines(diag) + _random_lines(diag, twin, args.reference)
     for line in lines:
         print(V.wrap(line))
     print()
@@ -155,8 +155,10 @@ def _report(args, layer, diag, cname: str, color: bool, jacobian, unchecked) -> 
     said = sentence[len(prefix):] if sentence.startswith(prefix) else sentence
     failing = res is not None and res.failing_tensors
     if not failing and (diag.error is None or diag.error.exit_code == EXIT_MISMATCH):
-        # a wrong result (shape, dtype, NaN) the diagnosis explains: one FAIL line, exit 1
-        print(colorize(f"\nFAIL: {diag.name}: {_wrong_what(diag)}.", color))
+        # a wrong result (shape, dtype, NaN) the diagnosis explains: one FAIL line, exit 1; a random forward
+        # cannot be checked (exit 3): NOT CHECKED
+        print(colorize(f"\n{'NOT CHECKED' if _random_only(diag) else 'FAIL'}: {diag.name}: {_wrong_what(diag)}.",
+                       color))
     if diag.error is None or str(diag.error) not in said or diag.error.exit_code == EXIT_MISMATCH:
         print(colorize(V.wrap("diagnosis: " + said), color))
     for line in shared_memory_lines(getattr(layer, "protocol", None) or {}, res):
@@ -164,7 +166,7 @@ def _report(args, layer, diag, cname: str, color: bool, jacobian, unchecked) -> 
     for d in diag.other_modes:  # every mode checked has its verdict (a Dropout wrong in both modes)
         if not d.passed and d.error is None:
             what = d.result.mismatch() if d.result is not None and d.result.failing_tensors else _wrong_what(d)
-            print(colorize(f"\nFAIL: {d.name}: {what}.", color))
+            print(colorize(f"\n{'NOT CHECKED' if _random_only(d) else 'FAIL'}: {d.name}: {what}.", color))
             print(colorize(V.wrap("diagnosis: " + d.sentence().removeprefix(f"FAIL: {d.name}: ")), color))
     if diag.error is not None:
         if diag.error.exit_code != EXIT_MISMATCH:  # the diagnosis above has said a wrong result already
@@ -173,7 +175,20 @@ def _report(args, layer, diag, cname: str, color: bool, jacobian, unchecked) -> 
         return diag.error.exit_code
     if any(f.code == "student-code" for f in errs):
         return EXIT_STUDENT
+    if all(d.passed or _random_only(d) for d in [diag, *diag.other_modes]):  # nothing found wrong: unchecked
+        modes = " and ".join(mode_word(d.training) for d in [diag, *diag.other_modes] if _random_only(d))
+        print(V.wrap(f"gradcheck: not checked (exit {EXIT_STUDENT}): {cname}'s forward "
+                     f"is random in {modes} mode, so no gradient can be compared with finite differences (see "
+                     "the diagnosis for how to make it checkable)."), file=sys.stderr)
+        return EXIT_STUDENT
     return EXIT_MISMATCH
+
+
+def _random_only(diag) -> bool:
+    """Whether a random forward alone (a generator gradcheck cannot rewind) stopped this mode's check: it could
+    not be checked (exit 3), nothing was found wrong."""
+    errs = [f for f in diag.findings if f.severity == "error"]
+    return diag.error is None and bool(errs) and all(f.code == "non-deterministic" for f in errs)
 
 
 def shared_memory_lines(info: dict[str, Any], res) -> list[str]:
@@ -232,6 +247,17 @@ def _twin(args, obj, kind: str, init):
     from .sources import build_twin
 
     return build_twin(obj, kind, init or None) if args.twin else (None, "")
+
+
+def _reference_lines(diag) -> list[str]:
+    """The ``reference: ...`` notes of every mode's result (names mapped, a weight's orientation and how it was
+    decided: :func:`gradcheck.sources.reference_source`), moved to the header, each once."""
+    lines = []
+    for d in [diag, *diag.other_modes]:
+        if d.result is not None:
+            lines += [n for n in d.result.notes if n.startswith("reference: ")]
+            d.result.notes = [n for n in d.result.notes if not n.startswith("reference: ")]
+    return list(dict.fromkeys(lines))
 
 
 def _random_lines(diag, twin, reference: str | None) -> list[str]:

@@ -49,7 +49,8 @@ exit codes:
   {EXIT_STUDENT}  the code could not be checked: the file does not import (syntax error,
      ImportError), the class has no forward/backward, its constructor, forward or backward
      raised, hung, exited or crashed, or backward wrote into dY or into what forward cached
-     (then every later backward reads changed data, so no number it gives can be trusted)
+     (then every later backward reads changed data, so no number it gives can be trusted),
+     or forward is random with draws gradcheck cannot hold (a generator made anew in forward)
 
 examples:
   gradcheck zoo --plots demo-output/zoo

@@ -563,10 +563,12 @@ def _seed_advice(layer: Any) -> str:
                 f"np.random.seed({p}['seed']) when it is there), e.g. --init "
                 f"'{{\"{p}\": {{..., \"seed\": 0}}}}', or pass the mask in from outside")
     return ("draw the mask from a generator the layer makes once and stores (self.rng = "
-            "np.random.default_rng(seed) in __init__, self.rng.random(X.shape) in forward): "
-            "gradcheck rewinds a stored generator before every forward, but not one made anew "
-            "inside forward; or give the layer a fix_mask(on) method after which forward reuses "
-            "the mask it drew for each input shape, like manualprop.Dropout.fix_mask(True)")
+            "np.random.default_rng(seed) in __init__, self.rng.random(X.shape) in forward; a constructor "
+            "taking rng= gets a seeded one from gradcheck), or from numpy's global generator "
+            "(np.random.rand, np.random.random): gradcheck rewinds a stored generator and the global one "
+            "before every forward, but not one made anew inside forward; or give the layer a fix_mask(on) "
+            "method after which forward reuses the mask it drew for each input shape, like "
+            "manualprop.Dropout.fix_mask(True)")
 
 
 def _protocol(layer: Any, kind: str) -> Mapping:

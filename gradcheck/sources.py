@@ -297,11 +297,11 @@ def copy_params_to_twin(obj: Any, twin: Any, owner: str) -> list[str]:
                                                f"{tuple(variables[k].shape)}, params[{k!r}] has shape {tuple(np.shape(p))}."))
 
 
-def _give_params(params, shapes, assign, mismatch) -> list[str]:
+def _give_params(params, shapes, assign, mismatch, square=False) -> list[str]:
     """``assign(key, float64 value)`` for every parameter, a 2-D one of reversed shape transposed (returns
-    those keys); ``mismatch(key, value)`` is raised for another shape."""
+    those keys), and with ``square`` a square 2-D one too; ``mismatch(key, value)`` is raised for another shape."""
     def reversed_2d(a, b):
-        return len(a) == len(b) == 2 and a[0] != a[1] and a == b[::-1]
+        return len(a) == len(b) == 2 and (a[0] != a[1] or square) and a == b[::-1]
     transposed = [k for k, p in params.items() if reversed_2d(tuple(shapes[k]), np.shape(p))]
     for k, p in params.items():
         if k not in transposed and tuple(shapes[k]) != tuple(np.shape(p)):
@@ -399,28 +399,102 @@ def tape_loss(twin, y_true, y_pred, owner):
     return float(_to_numpy(L)), (np.zeros(y_pred.shape) if g is None else _to_numpy(g))
 
 
-def reference_source(ref, call: Call, G, notes=None):
-    """Forward and backward of a reference layer given the checked layer's parameter values: (Y, {key: grad})."""
+#: Other names a parameter goes by (PyTorch, Keras, tutorials), by manualprop's name: a ``--reference`` takes
+#: a layer's ``weight``/``bias`` as ``W``/``b`` (a norm's as ``gamma``/``beta``) when that maps them one to one.
+PARAM_SYNONYMS = {"W": ("weight", "weights", "kernel", "w"), "b": ("bias", "biases"),
+                  "gamma": ("weight", "scale", "g"), "beta": ("bias", "shift", "offset")}
+
+
+def param_names(ours: Sequence[str], theirs: Sequence[str]) -> dict[str, str] | None:
+    """``{their key: our key}``: equal keys, else each of ``theirs`` (the checked layer's ``weight``) that is
+    exactly one of ``ours`` or one of its :data:`PARAM_SYNONYMS`, one to one; None when they do not map so."""
+    if set(ours) == set(theirs):
+        return {k: k for k in theirs}
+    out = {}
+    for k in theirs:
+        hit = [r for r in ours if r == k or k in PARAM_SYNONYMS.get(r, ())]
+        if len(hit) != 1:
+            return None
+        out[k] = hit[0]
+    return out if len(set(out.values())) == len(out) == len(set(ours)) else None
+
+
+def reference_source(ref, call: Call, G, notes=None, matches=None, agrees=None):
+    """Forward and backward of a reference layer given the checked layer's parameter values: (Y, {key: grad}).
+
+    Parameters are paired by name (:func:`param_names`: ``weight`` is ``W``). A weight of reversed shape is given
+    transposed; a square one as stored, unless ``matches`` (``matches(Y_ref)``: whether the reference's output is
+    the checked layer's) says the reference reproduces the layer's forward only with it transposed (a layer
+    computing ``X @ W`` with W (in, out)); when both reproduce it (a symmetric W), transposed only if ``agrees``
+    (``agrees({key: reference gradient})``: whether the layer's gradients are those) says so of that way alone.
+    ``notes`` gets ``reference: ...`` lines: the names mapped, the orientation and how it was decided.
+    """
     inputs, keys, params, training, owner = call.inputs, call.keys, call.params, call.training, call.owner
     rparams = getattr(ref, "params", None) or {}
-    if set(rparams) != set(params):
+    names = param_names(list(rparams), list(params))
+    if names is None:
         raise UsageError(V.paragraph(
             f"The reference {type(ref).__name__} has parameters {sorted(rparams)}",
-            f"but {owner} has {sorted(params)}; they must match to compare gradients."))
-    # a weight stored (in, out) by the checked layer and (out, in) by ours: given and compared transposed
-    transposed = _give_params(params, {k: v.shape for k, v in rparams.items()},
-                              lambda k, v: rparams[k].__setitem__(Ellipsis, v),
-                              lambda k, p: UsageError(f"The reference {type(ref).__name__}: params[{k!r}] has shape "
-                                                      f"{V.fmt_shape(rparams[k].shape)}, {owner} has "
-                                                      f"{V.fmt_shape(p.shape)}."))
-    if transposed and notes is not None:
-        notes.append(f"the reference's {', '.join(transposed)} {'is' if len(transposed) == 1 else 'are'} the "
-                     f"transpose of {owner}'s ((in, out) there, (out, in) in manualprop); its gradients are "
-                     "transposed back")
-    Y = np.asarray(ref.forward(*[x.copy() for x in inputs], training=training), dtype=np.float64)
-    ret = ref.backward(G.copy())
-    rets = [ret] if len(inputs) == 1 else list(ret)
-    out = {k: np.asarray(r, dtype=np.float64) for k, r, x in zip(keys, rets, inputs) if x.dtype.kind == "f"}
-    out.update({k: np.asarray(ref.grads[k], dtype=np.float64).T if k in transposed
-                else np.asarray(ref.grads[k], dtype=np.float64) for k in params})
+            f"but {owner} has {sorted(params)}; they must match to compare gradients (by name, or as PyTorch's "
+            f"names: {', '.join(f'{a} for {r}' for r, al in PARAM_SYNONYMS.items() for a in al[:1])})."))
+    notes = [] if notes is None else notes
+    mapped = [f"{k} as {r}" for k, r in names.items() if k != r]
+    if mapped:
+        notes.append(f"reference: {owner}'s {', '.join(mapped)} (the reference's names)")
+
+    def give(square):  # the reference's parameters set from the layer's; the keys given transposed
+        return _give_params(params, {k: rparams[names[k]].shape for k in params},
+                            lambda k, v: rparams[names[k]].__setitem__(Ellipsis, v),
+                            lambda k, p: UsageError(f"The reference {type(ref).__name__}: params[{names[k]!r}] has "
+                                                    f"shape {V.fmt_shape(rparams[names[k]].shape)}, {owner}'s {k} has "
+                                                    f"{V.fmt_shape(p.shape)}."), square)
+    def run(square):  # the reference's Y and gradients, keyed as the checked layer's; the keys transposed
+        transposed = give(square)
+        Y = np.asarray(ref.forward(*[x.copy() for x in inputs], training=training), dtype=np.float64)
+        ret = ref.backward(G.copy())
+        rets = [ret] if len(inputs) == 1 else list(ret)
+        out = {k: np.asarray(r, dtype=np.float64) for k, r, x in zip(keys, rets, inputs) if x.dtype.kind == "f"}
+        out.update({k: np.asarray(ref.grads[names[k]], dtype=np.float64).T if k in transposed
+                    else np.asarray(ref.grads[names[k]], dtype=np.float64) for k in params})
+        return Y, out, transposed
+    Y, out, transposed = run(False)
+    square = [k for k in give(True) if k not in transposed] if matches is not None else []
+    if square:
+        other = run(True)
+        fits = [matches(Y), matches(other[0])]
+        # the forward cannot tell (a symmetric W): the way whose gradients agree with the layer's, if one does
+        sure = fits != [True, True] or agrees is None or [agrees({k: r[1][k] for k in square})
+                                                          for r in ((Y, out), other)] != [False, True]
+        Y, out, transposed = other if fits == [False, True] or not sure else run(False)
+        notes.append(_orientation_note(owner, square, fits, sure))
+    elif transposed:
+        notes.append(f"reference: the reference's {', '.join(names[k] for k in transposed)} "
+                     f"{'is' if len(transposed) == 1 else 'are'} the transpose of {owner}'s {', '.join(transposed)} "
+                     "((in, out) there, (out, in) in manualprop); its gradients are transposed back")
     return Y, out
+
+
+def _orientation_note(owner, square, fits, sure=True):
+    """The ``reference:`` line saying how the square weights ``square`` were given, by ``fits``: whether the
+    reference reproduced ``owner``'s forward with them as stored, and transposed; ``sure`` False: both did, and
+    only the transposed one's gradients agree with the layer's."""
+    w = ", ".join(square)
+    one = len(square) == 1
+    if not sure:
+        return (f"reference: {w} given transposed: the reference built either way matches {owner}'s forward ({w} "
+                f"{'is' if one else 'are'} symmetric?), and only with {w}.T do its gradients of {w} agree with "
+                f"{owner}'s; the forward cannot tell the orientation, so d{w} is checked by central differences")
+    if fits == [False, True]:
+        return (f"reference: {w} given transposed: {owner}'s forward matches the reference's built with {w}.T, "
+                f"not with {w} as stored ({owner} computes X @ {w}: (in, out), manualprop (out, in)); "
+                "its gradients are transposed back")
+    if fits == [True, False]:
+        return (f"reference: {w} given as stored: {owner}'s forward matches the reference's built with {w} as "
+                f"stored ((out, in), as manualprop), not transposed")
+    if fits == [True, True]:
+        return (f"reference: {w} given as stored: the reference built either way matches {owner}'s forward "
+                f"({w} {'is' if one else 'are'} symmetric, or the forward does not depend on the orientation), "
+                "so the orientation is not known from the forward")
+    return (f"reference: {w} given as stored: the reference built with {w} as stored and with {w}.T both "
+            f"differ from {owner}'s forward, so the forwards differ whichever way {w} {'is' if one else 'are'} "
+            "stored (see the forward row)")

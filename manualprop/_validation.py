@@ -676,9 +676,19 @@ def check_option(value, name: str, where: str, options: tuple) -> str:
     return value
 
 
+#: PyTorch's names of options that Keras, and so this library, names otherwise
+#: (``torch.optim.Adam(lr, betas, eps)``, ``RMSprop(alpha)``).
+PYTORCH_NAMES = {"lr": ("learning_rate",), "eps": ("epsilon",), "betas": ("beta_1", "beta_2"),
+                 "alpha": ("rho",)}
+
+
 def did_you_mean(value, options) -> str:
     """``" (did you mean 'rng'?)"`` for the option closest to ``value`` (difflib's ratio at
-    least 0.6), or ``""`` when none is close."""
+    least 0.6), ``" (PyTorch's name; here it is 'learning_rate')"`` for PyTorch's name of an
+    option in ``options`` (:data:`PYTORCH_NAMES`), or ``""`` when none is close."""
+    ours = [o for o in PYTORCH_NAMES.get(str(value), ()) if o in options]
+    if ours:
+        return f" (PyTorch's name; here it is {' and '.join(map(repr, ours))})"
     close = difflib.get_close_matches(str(value), [str(o) for o in options], n=1)
     return f" (did you mean {close[0]!r}?)" if close else ""
 
@@ -735,6 +745,7 @@ def check_init_keywords(cls, kwargs) -> None:
     if not any(p.kind is p.VAR_KEYWORD for p in params):
         check_keywords(kwargs, [p.name for p in params if p.kind in (
             p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)], f"{cls.__name__}()")
+
 
 def check_float_dtype(dtype, where: str) -> np.dtype:
     """Return ``np.dtype(dtype)`` if it is float32 or float64; TypeError otherwise."""

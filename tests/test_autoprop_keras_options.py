@@ -171,3 +171,15 @@ def test_a_subclassed_optimizer_is_checked_against_its_own_constructor():
     with pytest.raises(TypeError, match=r"Halved\(\) got an unexpected keyword argument 'halv' "
                                         r"\(did you mean 'halve'\?\); it takes learning_rate, halve$"):
         Halved(halv=False)
+
+
+@pytest.mark.parametrize("make, words", [
+    (lambda: mp.SGD(lr=0.1), "'lr' (PyTorch's name; here it is 'learning_rate')"),
+    (lambda: mp.Adam(betas=(0.9, 0.99)), "'betas' (PyTorch's name; here it is 'beta_1' and 'beta_2')"),
+    (lambda: ap.optimizers.Adam(eps=1e-7), "'eps' (PyTorch's name; here it is 'epsilon')"),
+    (lambda: mp.RMSProp(alpha=0.9), "'alpha' (PyTorch's name; here it is 'rho')"),
+])
+def test_pytorchs_option_names_are_refused_with_ours(make, words):
+    with pytest.raises(TypeError) as info:
+        make()
+    assert words in str(info.value)

@@ -314,7 +314,7 @@ def test_random_forward_is_named(tmp_path):
                 return dY * self.m
     """)
     p = check(f, shape="4,6", init=None, cls="Drop")
-    assert p.returncode == 1, p.stdout + p.stderr
+    assert p.returncode == 3, p.stdout + p.stderr  # not a wrong result: it cannot be checked
     assert "non-deterministic" in " ".join(p.stdout.split())
 
 

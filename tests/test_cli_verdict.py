@@ -172,10 +172,10 @@ def test_dropout_with_its_own_fix_mask_is_held_by_it(tmp_path):
 def test_a_generator_made_in_forward_cannot_be_held_and_the_advice_says_so(tmp_path):
     p = check_dropout(dropout(tmp_path, mask=FRESH))
     out = flat(p)
-    assert p.returncode == 1, out
+    assert p.returncode == 3, out  # it cannot be checked: not a wrong result (tester9 W15)
     assert "structural checks failed: deterministic forward" in out
-    assert ("gradcheck rewinds a stored generator before every forward, but not one made anew "
-            "inside forward") in out
+    assert ("gradcheck rewinds a stored generator and the global one before every forward, but not one made "
+            "anew inside forward") in out
 
 
 def test_c29_rewound_generator_gives_df_dw_16():

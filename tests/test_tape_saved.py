@@ -114,6 +114,37 @@ def test_a_wrong_reads_declaration_fails_loudly_not_silently():
         R.Primitive("p", np.square, (lambda g, ans, x: g,), {}, reads=((0,), ()))  # two for one VJP
 
 
+def test_a_variadic_record_saves_only_what_its_declaration_names():
+    # stack's and concatenate's VJPs read shapes only (reads=()): neither the inputs nor the
+    # output is saved, and an input nobody else holds is freed; einsum's read the operands
+    xs = [ap.constant(np.arange(6.0).reshape(2, 3) + k) for k in range(3)]
+    G = np.random.default_rng(0).standard_normal((4, 3))
+    with ap.GradientTape() as tape:
+        tape.watch(xs)
+        h = xs[0] * 2.0
+        ref = weakref.ref(h)
+        y = np.stack([h, xs[1], xs[2]], axis=-1)
+        del h
+        gc.collect()
+        assert ref() is None
+        c = np.concatenate([y, y], axis=0)
+        e = np.einsum("ijk,ijk->ij", c, c)
+    st, cat, ein = tape._nodes[1:]
+    for node in (st, cat):
+        assert isinstance(node.out, NotSaved) and all(isinstance(v, NotSaved) for v in node.vals)
+        assert all(isinstance(a, NotSaved) for a in node.args)
+    assert isinstance(ein.out, NotSaved) and all(type(v) is np.ndarray for v in ein.vals)
+    g0, g1, g2 = tape.gradient(e, xs, output_gradients=G)
+    C = np.concatenate([np.stack([xs[0].numpy() * 2.0, xs[1].numpy(), xs[2].numpy()], axis=-1)] * 2)
+    dC = 2.0 * C * G[..., None]
+    dY = dC[:2] + dC[2:]
+    np.testing.assert_allclose(g0.numpy(), 2.0 * dY[..., 0], rtol=1e-14)
+    np.testing.assert_allclose(g1.numpy(), dY[..., 1], rtol=1e-14)
+    np.testing.assert_allclose(g2.numpy(), dY[..., 2], rtol=1e-14)
+    with pytest.raises(ValueError, match="reads="):  # a variadic record: one tuple of "ans"/"args"
+        R.Primitive("v", np.add, R._Variadic(lambda i, g, ans, *xs: g), {}, reads=((0,),))
+
+
 def test_an_intermediate_no_vjp_reads_is_freed_during_the_forward():
     W = ap.Variable(np.ones((3, 4)))
     b = ap.Variable(np.zeros(3))
@@ -189,3 +220,18 @@ def test_a_copied_or_unpickled_tensor_gets_a_new_identity():
         z = ap.sum(x * 2.0 + y * 3.0)  # two Variables with equal values: separate gradients
     gx, gy = tape.gradient(z, [x, y])
     assert gx.numpy().tolist() == [2.0, 2.0] and gy.numpy().tolist() == [3.0, 3.0]
+
+
+def test_a_source_that_is_an_intermediate_keeps_its_gradient_and_passes_it_on():
+    # the walk pops each node's gradient as it goes; a source computed on the tape (y) is put
+    # back: its gradient is the total over its consumers, and x gets the chain through it
+    x = ap.constant([1.0, -2.0, 3.0])
+    with ap.GradientTape() as tape:
+        tape.watch(x)
+        y = x * x
+        tape.watch(y)
+        z = ap.sum(y * 3.0) + ap.sum(y * y)
+    gy, gx = tape.gradient(z, [y, x])
+    xv = np.array([1.0, -2.0, 3.0])
+    np.testing.assert_array_equal(gy.numpy(), 3.0 + 2.0 * xv * xv)
+    np.testing.assert_array_equal(gx.numpy(), (3.0 + 2.0 * xv * xv) * 2.0 * xv)

@@ -36,6 +36,8 @@ Conventions at kinks and ties (stated once, tested in
 
 from __future__ import annotations
 
+from functools import partial
+
 import numpy as np
 
 from . import views as _views
@@ -70,9 +72,10 @@ class Primitive:
         The forward as numpy source (``"{a} @ {b}"``; :mod:`autoprop.core.source`), for
         ``tape.backward_source``; None for a numpy/scipy ufunc: ``np.<name>(...)``.
     reads, compact : optional
-        Per VJP, the argument positions and/or ``"ans"`` it reads (``multiply``: ``((1,), (0,))``);
-        the tape saves only those, others are :class:`~autoprop.core.tape.NotSaved` (None: all
-        saved). ``compact={i: f}`` saves ``f(value)``, read alike (``relu``: the mask ``x > 0``).
+        Per VJP, the argument positions and/or ``"ans"`` it reads (``multiply``: ``((1,), (0,))``;
+        variadic: one tuple of ``"ans"``/``"args"``, ``stack``'s ``()``); the tape saves only
+        those, others are :class:`~autoprop.core.tape.NotSaved` (None: all saved).
+        ``compact={i: f}`` saves ``f(value)``, read alike (``relu``: the mask ``x > 0``).
     """
 
     __slots__ = ("name", "fwd", "vjps", "doc", "jvps", "numpy", "methods", "source", "reads", "compact", "plans")
@@ -86,8 +89,7 @@ class Primitive:
         self.numpy = tuple(numpy)
         self.methods = tuple(methods)
         self.source = source
-        if reads is not None and (isinstance(vjps, _Variadic) or len(reads) != len(vjps) or any(
-                r not in ("ans", *range(len(vjps))) for rs in reads for r in rs)):
+        if reads is not None and not _reads_ok(reads, vjps):  # (a variadic record: one tuple)
             raise ValueError(f"autoprop: {name!r}: reads= needs a tuple per VJP; got {reads!r}")
         self.reads, self.compact, self.plans = reads, compact, {}  # plans: tape._plan's cache
 
@@ -97,11 +99,15 @@ class Primitive:
         return f"<autoprop primitive {self.name}>"
 
 
-class _Variadic:
-    """VJPs (or JVPs) of a primitive with any number of positional arguments.
+def _reads_ok(reads, vjps):  # (a well-formed ``reads`` for these VJPs: :class:`Primitive`)
+    if isinstance(vjps, _Variadic):  # one tuple for all, of "ans" and/or "args" (every argument)
+        return type(reads) is tuple and all(r in ("ans", "args") for r in reads)
+    return type(reads) is tuple and vjps is not None and len(reads) == len(vjps) and all(
+        type(rs) is tuple and all(r in ("ans", *range(len(vjps))) for r in rs) for rs in reads)
 
-    ``fn(i, g, ans, *args, **kwargs)`` serves every argument ``i``.
-    """
+
+class _Variadic:
+    """VJPs (JVPs) of any number of arguments: ``fn(i, g, ans, *args, **kwargs)`` for each ``i``."""
 
     __slots__ = ("fn",)
 
@@ -109,8 +115,7 @@ class _Variadic:
         self.fn = fn
 
     def __getitem__(self, i):
-        fn = self.fn
-        return lambda *a, **kw: fn(i, *a, **kw)
+        return partial(self.fn, i)  # (no Python frame between the walk and fn)
 
 
 #: name -> Primitive: the one table of primitives.
@@ -159,12 +164,6 @@ def _add(prim, np_call):
     return prim
 
 
-def _tuple(rules):
-    if rules is None or isinstance(rules, (tuple, _Variadic)):
-        return rules
-    return (rules,)
-
-
 def defprim(name, fwd, *vjps, jacobian="", vjp="", shapes="", kinks="none (smooth)", jvp=None,
             numpy=(), np_call=None, methods=(), source=None, reads=None, compact=None):
     """Register a primitive with one VJP (and JVP) per positional argument; return it.
@@ -192,7 +191,8 @@ def defprim(name, fwd, *vjps, jacobian="", vjp="", shapes="", kinks="none (smoot
     """
     vjps = vjps[0] if len(vjps) == 1 and isinstance(vjps[0], _Variadic) else tuple(vjps)
     doc = {"jacobian": jacobian, "vjp": vjp, "shapes": shapes, "kinks": kinks}
-    return _add(Primitive(name, fwd, vjps, doc, _tuple(jvp), numpy, methods, source, reads, compact), np_call)
+    jvp = jvp if jvp is None or isinstance(jvp, (tuple, _Variadic)) else (jvp,)
+    return _add(Primitive(name, fwd, vjps, doc, jvp, numpy, methods, source, reads, compact), np_call)
 
 
 def defnondiff(name, fwd, why, numpy=(), np_call=None, methods=()):

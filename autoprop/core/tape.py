@@ -351,8 +351,12 @@ def _plan(prim, mask, n):
     if reads is None:
         plan = (n, True, tuple(range(n)), (), (), parents)
     else:
-        need = {r for i in parents for r in reads[i]}
-        saved = tuple(i for i in range(n) if i in need or i >= len(reads))
+        if type(prim.vjps) is tuple:
+            need = {r for i in parents for r in reads[i]}
+            saved = tuple(i for i in range(n) if i in need or i >= len(reads))
+        else:  # a variadic record (stack): one tuple for all its VJPs, "args" for every argument
+            need = set(reads)
+            saved = tuple(range(n)) if "args" in need else ()
         compact = tuple(i for i in saved if prim.compact and i in prim.compact)
         plan = (n, "ans" in need, saved, tuple(i for i in range(n) if i not in saved), compact, parents)
     prim.plans[mask] = plan
@@ -1228,7 +1232,7 @@ def _backward(tape, targets, seeds, sources, trace=None):
                     f"d(arg {i}) {tuple(gi.shape if type(gi) is Scatter else np.shape(gi))}"
                 )
             prev = get(ka)
-            if type(gi) is Scatter:  # zero outside x[key]: added into one buffer per input
+            if gi.__class__ is Scatter:  # zero outside x[key]: added into one buffer per input
                 grads[ka], mine = gi.add_to(prev, ka in owned)
                 if mine:
                     owned.add(ka)

@@ -198,7 +198,7 @@ einsum = defprim(
     shapes="as numpy.einsum (subscripts stored in explicit form)",
     kinks="np.einsum takes an operand's diagonal first ('ii', 'ii->i' work); the primitive "
           "called with a repeated index inside one operand has no VJP: NotImplementedError",
-    numpy=(np.einsum,), np_call=_np_einsum, source="np.einsum({subscripts}, {ops})",
+    numpy=(np.einsum,), np_call=_np_einsum, source="np.einsum({subscripts}, {ops})", reads=("args",),
 )
 
 

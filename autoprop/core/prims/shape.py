@@ -214,7 +214,7 @@ concatenate = defprim(
     jacobian="a block embedding per input", vjp="dx_i = the slice of g that x_i filled",
     shapes="inputs equal except along axis; axis=None flattens",
     numpy=(np.concatenate,), np_call=_np_concatenate,
-    source="np.concatenate([{xs}]{_kw})",
+    source="np.concatenate([{xs}]{_kw})", reads=(),  # the VJPs read only shapes
 )
 
 
@@ -443,7 +443,7 @@ _stack_prim = defprim(
     jacobian="a block embedding per input (a new axis)", vjp="dx_i = g[..., i] along axis (a view)",
     shapes="inputs of one shape (...) -> a new axis of length len(inputs) at axis",
     numpy=(np.stack,), np_call=lambda *a, **kw: stack(*a, **kw),
-    source="np.stack([{xs}]{_kw})",
+    source="np.stack([{xs}]{_kw})", reads=(),  # the VJPs read only shapes (not the output)
 )
 
 
