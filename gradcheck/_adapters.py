@@ -22,6 +22,7 @@ pair's adapter (:func:`class_cache`); ``NAME_backward_alt`` pairs with ``NAME_fo
 """
 
 import ast
+import collections.abc
 import contextlib
 import copy
 import inspect
@@ -646,7 +647,7 @@ def class_outputs(obj, inputs):
     """:func:`_class_outputs` of a class-style layer probed on ``inputs`` in eval mode: its :class:`Outputs`,
     attached (one output from here on), or None. Once attached, the same :class:`Outputs` again. Used by
     :func:`adapt` (``gradcheck check`` and the sandbox's probe) and by the grader for its reference."""
-    held = getattr(obj, "__dict__", {}).get("_gradcheck_outputs")
+    held = _fields(obj).get("_gradcheck_outputs")
     if held is not None or isinstance(obj, FunctionPair) or not callable(getattr(obj, "backward", None)):
         return held  # a pair reads its outputs at each forward
     kw = _training_kw(obj.forward, False, mode_keyword(obj.forward))
@@ -770,8 +771,13 @@ class Adapted:
     """A class instance behind the manualprop protocol: ``pairs`` maps a weight attribute to its
     gradient attribute; ``own``: the object has its own ``params``/``grads`` dicts."""
 
-    def __init__(self, obj, pairs, own=False, tied=None, views=None):
+    def __init__(self, obj, pairs, own=False, tied=None, views=None, real=None):
         self.obj, self.pairs, self.own = obj, dict(pairs), own
+        #: ``{W: _Cls__W}``: a parameter named as the student wrote it (``self.__W``), not as Python stores it
+        self._real = dict(real or {})
+        #: the layer has ``zero_grad()`` (PyTorch's ``Module``): called before each backward, as PyTorch's training
+        #: loop does, so that a backward accumulating into ``.grad`` (``p.grad += ...``) gives one step's gradient
+        self._zeroes = callable(getattr(type(obj), "zero_grad", None))
         #: ``{enc.W: [(dec.W, its gradient attribute, positions)]}``: parameters sharing a checked one's
         #: memory, their gradients added into its own (:func:`_aliases`)
         self.tied = dict(tied or {})
@@ -795,7 +801,7 @@ class Adapted:
     def _where(self, name):
         """``(owner, "attr" or "dict", key)`` of parameter ``name``: ``W`` is ``self.W``, ``l1.W`` the sub-layer
         ``l1``'s ``W`` (its attribute, or its ``params['W']`` when its gradient is ``grads['W']``)."""
-        path, _, key = name.rpartition(".")
+        path, _, key = self._real.get(name, name).rpartition(".")
         owner = self.children[path] if path else self.obj
         kind = "dict" if self._grad_attr.get(name, "").startswith(tuple(d + "[" for d in GRAD_DICTS)) and \
             isinstance(getattr(owner, "params", None), dict) else "attr"
@@ -864,13 +870,15 @@ class Adapted:
 
     def forward(self, *xs, training=None):
         self._sync()
-        before = dict(getattr(self.obj, "__dict__", {}))  # the old values stay alive: no id is reused
+        before = dict(_fields(self.obj))  # the old values stay alive: no id is reused
         out = self.obj.forward(*xs, **_training_kw(self.obj.forward, training, self.mode_keyword))
-        self.saved = [k for k, v in getattr(self.obj, "__dict__", {}).items() if before.get(k, before) is not v]
+        self.saved = [k for k, v in _fields(self.obj).items() if before.get(k, before) is not v]
         return _copy(out)
 
     def backward(self, dY):
         self._sync()
+        if self._zeroes:
+            self.obj.zero_grad()
         r = self.obj.backward(dY)
         return tuple(_copy(v) for v in r) if isinstance(r, tuple) else _copy(r)
 
@@ -900,6 +908,77 @@ class Adapted:
         if name == "obj":
             raise AttributeError(name)
         return getattr(self.obj, name)
+
+
+def _slot_names(cls):
+    """``{attribute name: slot descriptor}`` of the ``__slots__`` of ``cls`` and its bases (a name-mangled
+    ``__W`` under its real name ``_Cls__W``), not ``__dict__``/``__weakref__``."""
+    out = {}
+    for c in getattr(cls, "__mro__", ()):
+        s = vars(c).get("__slots__", ())
+        for n in ([s] if isinstance(s, str) else s if isinstance(s, (tuple, list)) else ()):
+            real = f"_{c.__name__.lstrip('_')}{n}" if n.startswith("__") and not n.endswith("__") else n
+            if isinstance(vars(c).get(real), types.MemberDescriptorType):
+                out.setdefault(real, vars(c)[real])
+    return out
+
+
+class _Fields(collections.abc.MutableMapping):
+    """The instance attributes of ``obj`` as a mutable mapping: its ``__dict__`` and its ``__slots__`` that are
+    set (:func:`_slot_names`), read and written past the student's ``__getattr__``/``__setattr__`` and properties,
+    as ``obj.__dict__`` is: the probes, the walks and the undo treat a slot attribute as any other."""
+
+    __slots__ = ("_d", "_o", "_s")
+
+    def __init__(self, obj):
+        d = getattr(obj, "__dict__", None)
+        self._o, self._d, self._s = obj, d if isinstance(d, dict) else {}, _slot_names(type(obj))
+
+    def __getitem__(self, k):
+        if k in self._s:
+            try:
+                return self._s[k].__get__(self._o, type(self._o))
+            except AttributeError:
+                raise KeyError(k) from None
+        return self._d[k]
+
+    def __setitem__(self, k, v):
+        self._s[k].__set__(self._o, v) if k in self._s else self._d.__setitem__(k, v)
+
+    def __delitem__(self, k):
+        if k not in self:
+            raise KeyError(k)
+        self._s[k].__delete__(self._o) if k in self._s else self._d.__delitem__(k)
+
+    def __iter__(self):
+        return iter([*self._d, *(k for k in self._s if k not in self._d and k in self)])
+
+    def __contains__(self, k):
+        return k in self._d if k not in self._s else _slot_set(self, k)
+
+    def __len__(self):
+        return len(list(iter(self)))
+
+
+def _slot_set(f, k):
+    try:
+        f._s[k].__get__(f._o, type(f._o))
+        return True
+    except AttributeError:
+        return False
+
+
+def _fields(obj):
+    """:class:`_Fields` of ``obj``: ``obj.__dict__`` itself when it has no slots."""
+    d = getattr(obj, "__dict__", None)
+    if isinstance(obj, (type, types.ModuleType)):
+        return d if isinstance(d, dict) else {}
+    return d if isinstance(d, dict) and not _slot_names(type(obj)) else _Fields(obj)
+
+
+def _has_fields(v):
+    """Whether ``v`` has instance attributes to read: a ``__dict__`` or ``__slots__``."""
+    return isinstance(getattr(v, "__dict__", None), dict) or bool(_slot_names(type(v)))
 
 
 def _reachable(root, label, out):
@@ -939,7 +1018,7 @@ def cache_guard(layer, names=()):
     else:
         obj = layer.obj if isinstance(layer, (Adapted, BoundLoss)) else layer
         owner = f"{getattr(layer, 'class_name', None) or type(obj).__name__}.backward"
-        d = getattr(obj, "__dict__", {})
+        d = _fields(obj)
         skip = [v for k in ("params", "grads") if isinstance(d.get(k), dict) for v in d[k].values()
                 if isinstance(v, np.ndarray)]
         pairs = getattr(layer, "pairs", {}) if isinstance(layer, Adapted) else {}
@@ -948,7 +1027,7 @@ def cache_guard(layer, names=()):
         arrays = []
         for k, v in list(d.items())[:MAX_PROBED * 4]:
             if isinstance(k, str) and k not in ("params", "grads") and (saved is None or k in saved) and \
-                    not _gradient_name(k.lstrip("_"), list(d) + list(names)):
+                    not _gradient_name(_bare(k).lstrip("_"), [*map(_bare, d), *names]):
                 _reachable(v, f"self.{k}", arrays)
         arrays = [(lab, a) for lab, a in arrays if not any(np.shares_memory(a, s) for s in skip)]
     saved = [(lab, a, a.copy()) for lab, a in arrays]
@@ -976,7 +1055,7 @@ def _is_number(v):
 
 def _float_numbers(obj):
     """Number attributes (``self.alpha = 0.25``): parameters only when backward sets a gradient for them."""
-    d = getattr(obj, "__dict__", {})
+    d = _fields(obj)
     return {k: v for k, v in list(d.items())[:MAX_PROBED * 4] if isinstance(k, str) and _is_number(v)
             and not k.startswith("_")}
 
@@ -984,10 +1063,14 @@ def _float_numbers(obj):
 def _is_layer(v):
     """An object with ``forward`` and ``backward`` methods (a layer; not a class, nor one that cannot be read)."""
     try:
-        return (not isinstance(v, (type, np.ndarray)) and isinstance(getattr(v, "__dict__", None), dict)
+        return (not isinstance(v, (type, np.ndarray)) and _has_fields(v)
                 and callable(getattr(v, "forward", None)) and callable(getattr(v, "backward", None)))
     except Exception:  # noqa: BLE001 - a student's __getattr__ or property that raises: not a sub-layer
         return False
+
+
+#: The sequences :func:`walk` enters by index (``layers[1]``): lists, tuples and deques.
+SEQUENCES = (list, tuple, collections.deque)
 
 
 def walk(root, enter=None):
@@ -1003,7 +1086,7 @@ def walk(root, enter=None):
     seen, out, stack = {id(root)}, [], [((), root)]
     while stack:
         path, v = stack.pop()
-        inside = isinstance(v, (list, tuple, dict)) or _is_layer(v) or _is_helper(v)
+        inside = isinstance(v, SEQUENCES + (dict,)) or _is_layer(v) or _is_helper(v)
         if path and inside and (id(v) in seen or len(seen) > MAX_WALKED):
             continue
         if path:
@@ -1012,8 +1095,8 @@ def walk(root, enter=None):
             if not inside or (enter is not None and not enter(path, v)):
                 continue
         items = ([("[", k, x) for k, x in v.items() if isinstance(k, (str, int))] if isinstance(v, dict) else
-                 [("[", k, x) for k, x in enumerate(v)] if isinstance(v, (list, tuple)) else
-                 [(".", k, x) for k, x in (getattr(v, "__dict__", None) or {}).items() if isinstance(k, str)])
+                 [("[", k, x) for k, x in enumerate(v)] if isinstance(v, SEQUENCES) else
+                 [(".", k, x) for k, x in _fields(v).items() if isinstance(k, str)])
         stack += [(path + ((s, k),), x) for s, k, x in items[:MAX_PROBED * 4]][::-1]
     return out
 
@@ -1035,7 +1118,7 @@ def sublayers(obj):
     walked = walk(obj, lambda p, v: not isinstance(getattr(v, "params", None), dict))
     found = [(_label(p, dotted=True), v) for p, v in walked if _is_layer(v) or _is_helper(v)]
     held = [n for n, v in found if not _is_layer(v) and any(
-        isinstance(x, np.ndarray) and x.dtype.kind == "f" and x.size and not k.startswith("_") for k, x in vars(v).items())]
+        isinstance(x, np.ndarray) and x.dtype.kind == "f" and x.size and not k.startswith("_") for k, x in _fields(v).items())]
     return [(n, v) for n, v in found if _is_layer(v) or any(h == n or h.startswith(n + ".") for h in held)]
 
 
@@ -1045,7 +1128,7 @@ def _is_helper(v):
     ``__dict__``; not a layer, class or function."""
     mod = getattr(type(v), "__module__", "") or ""
     return isinstance(v, types.SimpleNamespace) or (
-        isinstance(getattr(v, "__dict__", None), dict) and not isinstance(v, (type, np.ndarray)) and not callable(v)
+        _has_fields(v) and not isinstance(v, (type, np.ndarray)) and not callable(v)
         and mod.split(".")[0] not in ("numpy", "builtins", "collections", "types", "random", "functools", "abc",
                                       "typing", "enum"))
 
@@ -1057,7 +1140,7 @@ def _undone(obj, keep_new=False):
     ``keep_new``: what the probe created is kept (new attributes, new dict keys, an attribute that was
     None): parameters a first forward builds (Keras-style); all else is restored.
     """
-    d = obj.__dict__
+    d = _fields(obj)
     saved = {k: (v, v.copy() if isinstance(v, np.ndarray) else dict(v) if isinstance(v, dict) else None)
              for k, v in d.items()}
     gens = {k: v.bit_generator.state for k, v in d.items() if isinstance(v, np.random.Generator)}
@@ -1173,6 +1256,17 @@ class _Items:
             setattr(o, path[0], new)
 
 
+#: A name-mangled attribute: ``self.__W`` in class ``Cls`` is ``_Cls__W`` (groups: ``_Cls__``, ``W``).
+MANGLED = re.compile(r"(_[A-Za-z0-9]\w*?__)([A-Za-z]\w*)")
+
+
+def _bare(key):
+    """Attribute ``key`` as the student wrote it in the class, without Python's name mangling: ``_Cls__W`` is
+    ``W`` (its ``__`` only hides it from subclasses), any other name is itself."""
+    m = MANGLED.fullmatch(key)
+    return m[2] if m else key
+
+
 #: Names of an attribute holding the gradients of a dict of weights, key for key (``self.grads['W']``).
 GRAD_DICTS = ("grads", "gradients", "grad")
 
@@ -1186,7 +1280,7 @@ def _arrays(obj, every=False):
     :func:`_written`; what a probe restores: :func:`_undone`)."""
     def enter(path, v):
         k = path[0][1]
-        return isinstance(v, (list, tuple, dict)) and k.isidentifier() and (len(path) > 1 or every or (
+        return isinstance(v, SEQUENCES + (dict,)) and k.isidentifier() and (len(path) > 1 or every or (
             not k.startswith("_") and k not in GRAD_DICTS and not (k == "params" and isinstance(v, dict))
             and not _gradient_name(k, ())))  # params = [W, b] (a list): params[0] with grads[0]
     found = [(p, v) for p, v in walk(obj, enter) if isinstance(v, np.ndarray) and v.dtype.kind == "f" and v.size
@@ -1276,9 +1370,9 @@ def _sibling_arrays(obj, holder):
     ``obj``'s attributes hold (``obj`` holds ``holder``: the layer or a sub-layer or plain object of it),
     candidates for the gradients of ``holder``'s arrays (``g.W`` for ``p.W``; read on ``obj``:
     :meth:`Adapted._grad_owner`)."""
-    return {f"{a}.{k}": x for a, v in list(vars(obj).items())[:MAX_PROBED * 4]
+    return {f"{a}.{k}": x for a, v in list(_fields(obj).items())[:MAX_PROBED * 4]
             if isinstance(a, str) and v is not holder and _is_helper(v) and not _is_layer(v)
-            for k, x in list(vars(v).items())[:MAX_PROBED]
+            for k, x in list(_fields(v).items())[:MAX_PROBED]
             if isinstance(k, str) and isinstance(x, np.ndarray) and x.dtype.kind == "f" and x.size}
 
 
@@ -1360,7 +1454,9 @@ def _grad_candidates(key):
     if key == "data":  # PyTorch's Parameter: weight.data with weight.grad
         return ["grad"] + [g.format(key) for g in GRAD_NAMES]
     if path is None:  # self.grads = {"W": ...} beside self.W; self._dW (or _grad_W) beside self._W
-        private = ["_" + g.format(key[1:]) for g in GRAD_NAMES] if key.startswith("_") and key[1:2] != "_" else []
+        mangled = MANGLED.fullmatch(key)  # self.__W is _Cls__W: its gradient self.__dW is _Cls__dW
+        private = [mangled[1] + g.format(mangled[2]) for g in GRAD_NAMES] if mangled else \
+            ["_" + g.format(key[1:]) for g in GRAD_NAMES] if key.startswith("_") and key[1:2] != "_" else []
         return list(dict.fromkeys([g.format(key) for g in GRAD_NAMES] + private + [f"grads[{key!r}]"]))
     subs = "".join(f"[{k!r}]" for k in path[1])
     return [g.format(path[0]) + subs for g in GRAD_NAMES] + [d + subs for d in GRAD_DICTS]
@@ -1372,7 +1468,7 @@ def _lazy_build(obj, inputs, kw):
     def params():
         out = {}
         for prefix, o in [("", obj), *((n + ".", c) for n, c in sublayers(obj))]:
-            d = getattr(o, "__dict__", {})
+            d = _fields(o)
             out.update({prefix + k: v for k, v in d.items() if isinstance(v, np.ndarray) and v.dtype.kind == "f"})
             if isinstance(d.get("params"), dict):
                 out.update({prefix + k: v for k, v in d["params"].items() if isinstance(v, np.ndarray)})
@@ -1380,7 +1476,7 @@ def _lazy_build(obj, inputs, kw):
     before = params()
     children = dict(sublayers(obj))
     owners = [("", obj), *((n + ".", c) for n, c in children.items())]
-    was = {prefix: dict(getattr(o, "__dict__", {})) for prefix, o in owners}
+    was = {prefix: dict(_fields(o)) for prefix, o in owners}
     with _all_undone([obj, *children.values()], keep_new=True) as rewind:
         y = _run(obj, rewind, inputs, kw)
     after = params()
@@ -1390,7 +1486,7 @@ def _lazy_build(obj, inputs, kw):
     new = [k for k in after if k not in before]
     kept = [k for k in new if not any(after[k].shape == np.shape(x) and np.array_equal(after[k], x) for x in seen)]
     for prefix, o in owners:
-        d = getattr(o, "__dict__", {})
+        d = _fields(o)
         for k in [k for k in new if k not in kept and k.startswith(prefix) and "." not in k[len(prefix):]]:
             key = k[len(prefix):]
             if key in d and key not in was[prefix]:
@@ -1601,13 +1697,13 @@ def adapt(obj, inputs=None, training=True):
 def _grads_dict(obj, inputs, kw):
     """The attribute holding the gradients of ``obj.params``, key for key: ``grads``, else the first of
     :data:`GRAD_DICTS` that is a non-empty dict after one forward and backward (state restored after)."""
-    if isinstance(getattr(obj, "__dict__", {}).get("grads"), dict):
+    if isinstance(_fields(obj).get("grads"), dict):
         return "grads"
     with _all_undone([obj]) as rewind:
         y = _run(obj, rewind, inputs, kw)
         _step("backward")
         obj.backward(np.random.default_rng(7).standard_normal(y.shape))
-        d = getattr(obj, "__dict__", {})
+        d = _fields(obj)
         return next((n for n in GRAD_DICTS if isinstance(d.get(n), dict) and d[n]), "grads")
 
 
@@ -1682,6 +1778,13 @@ def _attribute_style(obj, inputs, kw, info, found):
     if placed := [f"{pairs[w]} ({w})" for w in placed if w in pairs]:
         info["text"] += (f"; found by place and shape, not by name (written by backward, with its weight's key or "
                          f"name in a parallel container, or named as a gradient): {', '.join(placed)}")
+    known = [getattr(*_owner(obj, children, w), None) for w in every]
+    if pairs and callable(getattr(type(obj), "zero_grad", None)):  # p.grad += ...: PyTorch's contract
+        info["text"] += "; zero_grad() is called before each backward, as PyTorch's training loop does"
+    if inputs is not None and (hidden := _try(_hidden, obj, inputs, kw, [a for a in known if isinstance(a, np.ndarray)],
+                                              not pairs and not info["unchecked"])):  # ClassLevel.W, a module's W_glob
+        info["hidden"] = hidden
+        info["text"] += f"; forward reads arrays not read as weights: {', '.join(h.split(' (')[0] for h in hidden)}"
     if why:
         names = [w for w in every if w not in pairs and w not in numbers]
         info["text"] += (f" (found without measuring which arrays forward uses: {UNMEASURED[why.partition(':')[0]]}{why.partition(':')[2]}"
@@ -1689,14 +1792,86 @@ def _attribute_style(obj, inputs, kw, info, found):
     return _wrap(obj, pairs, tied=tied, views=_views_info(info, tied, views, named, pairs)), info
 
 
+def _namespaces(obj):
+    """``[(label prefix, class or module)]`` where a layer may keep weights gradcheck does not perturb: each of
+    its classes defined outside numpy and the standard library (``ClassLevel.W``), and its module (``W_glob``)."""
+    out = [(f"{c.__name__}.", c) for c in type(obj).__mro__
+           if (getattr(c, "__module__", "") or "").split(".")[0] not in ("builtins", "numpy", "abc", "typing")]
+    mod = sys.modules.get(getattr(type(obj), "__module__", "") or "")
+    return out + ([("", mod)] if mod is not None and mod.__name__ not in (__name__, "builtins") else [])
+
+
+def _float_items(owner):
+    return {k: v for k, v in list(vars(owner).items())[:MAX_PROBED * 4]
+            if isinstance(k, str) and isinstance(v, np.ndarray) and v.dtype.kind == "f" and v.size}
+
+
+def _outside(obj, spaces, deep):
+    """``{label: array}`` of the float arrays of the namespaces ``spaces`` (:func:`_namespaces`: ``ClassLevel.W``,
+    ``W_glob``) and, when ``deep``, of every array the layer holds at any depth (:func:`walk`: ``self.params._items[0]``
+    in a container of the student's own, private attributes too)."""
+    out = {f"{pre}{k}": a for pre, owner in spaces for k, a in _float_items(owner).items()}
+    return out | ({f"self.{_label(p)}": v for p, v in walk(obj) if isinstance(v, np.ndarray) and v.dtype.kind == "f"
+                   and v.size} if deep else {})
+
+
+def _hidden(obj, inputs, kw, known=(), deep=False):
+    """Weights the discovery does not read, so gradcheck neither perturbs nor checks them: the arrays of
+    :func:`_outside` whose change (in place) changes forward's output, each ``"ClassLevel.W (4, 3): ClassLevel.dW"``
+    with the arrays of its shape one backward wrote there (new, rebound or changed; nothing after ``": "`` when
+    none: a constant). ``known``: the arrays read as the layer's weights (``self.W = W_glob``), not named again;
+    ``deep``: the layer's own arrays too (when no weight was found). Every write is undone."""
+    spaces, found, out = _namespaces(obj), [], []
+    objs = [obj] + ([v for _, v in walk(obj) if _is_layer(v) or _is_helper(v)] if deep else [])
+    with _all_undone(objs) as rewind:
+        y0 = _run(obj, rewind, inputs, kw)
+        for k, a in [(k, a) for k, a in _outside(obj, spaces, deep).items()
+                     if a.flags.writeable and not any(np.shares_memory(a, b) for b in known)][:MAX_PROBED]:
+            keep = a.copy()
+            try:
+                a[...] = a * 1.5 + 0.5
+                y = _run(obj, rewind, inputs, kw)
+            finally:
+                a[...] = keep
+            if y.shape != y0.shape or not np.array_equal(y, y0, equal_nan=True):
+                found.append((k, a))
+        if not found:
+            return []
+        spaced = [(owner, dict(vars(owner))) for _, owner in spaces]
+        before = {k: (a, a.copy()) for k, a in _outside(obj, spaces, deep).items()}
+        try:
+            y = _run(obj, rewind, inputs, kw)
+            _step("backward")
+            dx = obj.backward(np.random.default_rng(7).standard_normal(y.shape))
+            returned = [v for v in (dx if isinstance(dx, (tuple, list)) else (dx,)) if isinstance(v, np.ndarray)]
+            written = {k: a for k, a in _outside(obj, spaces, deep).items() if not any(
+                np.shares_memory(a, r) for r in returned) and (before.get(k, (None,))[0] is not a or not
+                                                               np.array_equal(a, before[k][1], equal_nan=True))}
+        finally:
+            for owner, old in spaced:
+                for k in [k for k in vars(owner) if k not in old]:
+                    delattr(owner, k)
+                for k, v in old.items():
+                    if vars(owner).get(k, owner) is not v:
+                        setattr(owner, k, v)
+            for a, c in before.values():
+                if a.flags.writeable and a.shape == c.shape:
+                    a[...] = c
+    for k, a in found:
+        gs = [g for g, b in written.items() if b.shape == a.shape and g != k]
+        out.append(f"{k} {tuple(a.shape)}: {', '.join(gs)}")
+    return out
+
+
 def _attribute_text(obj, inputs, y, found, info, why):
     """``protocol``, header ``text`` (and ``grad_attrs``) of :func:`_attribute_style`; ``found``: ``(arrays, number
     attributes, sub-layers, pairs, tied)``."""
     arrays, numbers, children, pairs, tied = found
     top = {w: g for w, g in pairs.items() if "." not in w}
-    grads = [f"{w}:{g}" for w, g in pairs.items()]  # the diagnosis names self.dW
+    named = _shown(pairs)
+    grads = [f"{named.get(w, w)}:{_as_written(g)}" for w, g in pairs.items()]  # the diagnosis names self.dW
     if top:
-        shown = ", ".join(f"{w}/{g}" + (" (a number, set as the attribute)" if w in numbers else "")
+        shown = ", ".join(f"{_as_written(w)}/{_as_written(g)}" + (" (a number, set as the attribute)" if w in numbers else "")
                           for w, g in top.items())
         first = next((w for w in top if w in arrays), None)
         lay = _layout(arrays[first], inputs or [], y) if y is not None and first else ""
@@ -1884,10 +2059,13 @@ def _alias_text(tied, views, named, pairs):
 
 
 #: What a parameter's name looks like (the last part of ``l1.W``, ``Ws[1]``): ``W``, ``w1``, ``Wq``, ``W_hh``, ``b``,
-#: ``bq``, ``weight``, ``bias``, ``kernel``, ``gamma``, ``beta``, ``alpha``, ``scale``, ``emb``, ``embedding``, a learned
-#: initial state ``h0``, ``c0``.
-PARAM_NAME = re.compile(r"[wb](?:_?[a-z]{1,3})?_?\d*|[uv]_?\d*|[hc]_?0|(?:weights?|bias(?:es)?|kernels?|gamma|beta|alpha|"
-                        r"scales?|shift|emb|embeddings?)(?:_[a-z]{1,3})?_?\d*", re.IGNORECASE)
+#: ``bq``, ``Wx_proj``, ``weight``, ``bias``, ``kernel``, ``filters``, ``gamma``, ``beta``, ``alpha``, ``scale``,
+#: ``log_scale``, ``emb``, ``embed``, ``embedding``, ``proj``, ``q_proj``, ``theta``, ``coef``, ``in_weight``, a learned
+#: initial state ``h0``, ``c0``. A constant buffer's name (``mask``, ``causal``, ``pe``, ``pos``, ``running_mean``) is none.
+PARAM_NAME = re.compile(r"[wb](?:_?[a-z]{1,3})?_?\d*|(?-i:W)[a-z]{0,3}_[a-z]\w*|[uv]_?\d*|[hc]_?0|"
+                        r"(?:weights?|bias(?:es)?|kernels?|filters?|gamma|beta|alpha|(?:log_)?scales?|shift|emb|embed|"
+                        r"embeddings?|proj|projection|theta|coefs?|coefficients?)(?:_[a-z]{1,3})?_?\d*|"
+                        r"[a-z]\w*_(?:proj|projection|weights?|bias|kernel|emb|embed|embedding)_?\d*", re.IGNORECASE)
 
 
 def _split_buffers(unchecked):
@@ -1901,7 +2079,7 @@ def _split_buffers(unchecked):
 def _buffer_name(w):
     """Whether array ``w`` (``l1._pe``, ``stats['running_mean']``) is named like a buffer, not a weight: an item
     is a weight's when its container or one of its keys is named like one (``Ws[1]``, ``p['W']``)."""
-    key = w.rpartition(".")[2]
+    key = _bare(w.rpartition(".")[2])
     path = _item_path(key)
     names = [path[0], *(k for k in path[1] if isinstance(k, str))] if path else [key]
     return names[0].startswith("_") or not any(PARAM_NAME.fullmatch(n) for n in names)
@@ -1940,7 +2118,8 @@ def _children_text(children, pairs, lead, unchecked=(), shared=None):
         return ""
     parts, shared = [], shared or {}
     for name, c in children.items():
-        mine = [w if w in pairs else f"{w} (shared with {shared[w]})" for w in [*pairs, *shared]
+        shown = _shown(pairs)
+        mine = [shown.get(w, w) if w in pairs else f"{w} (shared with {shared[w]})" for w in [*pairs, *shared]
                 if w.rpartition(".")[0] == name]
         bare = [w for w in unchecked if w.rpartition(".")[0] == name]
         if not (mine or bare or _is_layer(c)):  # an object holding arrays forward does not use
@@ -1968,14 +2147,46 @@ def _unseen(obj, inputs, kws, arrays, children):
     others = [k for k, v in arrays.items() if outside(v)]
     cand, sub_pairs, _ = _sub_candidates(children)
     sub_dicts = [n for n in sub_pairs if outside(children[n.rpartition(".")[0]].params[n.rpartition(".")[2]])]
-    cand = [n for n in cand if not _is_number(_owner(obj, children, n)[0].__dict__.get(n.rpartition(".")[2]))
+    cand = [n for n in cand if not _is_number(_fields(_owner(obj, children, n)[0]).get(n.rpartition(".")[2]))
             and outside(getattr(*_owner(obj, children, n)))]
     return (_probe_uses(obj, inputs, kws, others + cand, children)[0] or []) + sub_dicts
 
 
+#: Containers of a PyTorch-like ``Module`` that its parameters' names leave out (``_parameters.weight``: ``weight``).
+MODULE_DICTS = ("_parameters", "_modules")
+
+
+def _shown(pairs):
+    """``{name: shown name}`` of the parameters of ``pairs`` (``{name: gradient}``) not named as the student's code
+    or PyTorch names them: a name-mangled ``_Cls__W`` (``l1._Cls__W``) is shown ``W`` (``l1.W``, :func:`_bare`),
+    its gradient ``dW``; a PyTorch-like ``Parameter``'s ``_parameters.weight.data`` (with ``.grad``) ``weight``, as
+    ``named_parameters()`` names it. Only when no other parameter has that name."""
+    def name(w):
+        parts = w.split(".")  # a private list of layers, a Sequential's _layers: layers._layers.1.W is layers.1.W
+        parts = [p for i, p in enumerate(parts) if p not in MODULE_DICTS and not (
+            0 < i and p.startswith("_") and i + 1 < len(parts) - 1 and parts[i + 1].isdigit())]
+        if len(parts) > 1 and parts[-1] == "data" and pairs.get(w) == "grad":
+            parts.pop()
+        return ".".join(parts[:-1] + [_bare(parts[-1])]) if parts else w
+    shown = {w: name(w) for w in pairs}
+    return {w: n for w, n in shown.items() if n != w and list(shown.values()).count(n) == 1 and n not in pairs}
+
+
+def _as_written(name):
+    """Attribute ``name`` as the class's code spells it: ``_Cls__dW`` is ``__dW``."""
+    m = MANGLED.fullmatch(name)
+    return f"__{m[2]}" if m else name
+
+
 def _wrap(obj, pairs, own=False, tied=None, views=None):
-    """An :class:`Adapted` of a class named like the student's (reports say ``Linear``)."""
-    return type(type(obj).__name__, (Adapted,), {"__module__": __name__})(obj, pairs, own, tied, views)
+    """An :class:`Adapted` of a class named like the student's (reports say ``Linear``), its name-mangled
+    parameters named as written (:func:`_shown`)."""
+    shown = _shown({**pairs, **{m: g for ms in (tied or {}).values() for m, g, _ in ms}})
+    pairs = {shown.get(w, w): g for w, g in pairs.items()}
+    tied = {shown.get(r, r): [(shown.get(m, m), g, pos) for m, g, pos in ms] for r, ms in (tied or {}).items()}
+    views = {shown.get(r, r): us for r, us in (views or {}).items()}
+    return type(type(obj).__name__, (Adapted,), {"__module__": __name__})(
+        obj, pairs, own, tied, views, {n: w for w, n in shown.items()})
 
 
 def _try(fn, *args):

@@ -422,6 +422,16 @@ def require_methods(obj: Any, owner: str, methods: tuple[str, ...], protocol: st
                 f"Public methods found: {', '.join(have) if have else 'none'}."))
 
 
+def _written_as(layer: Any, owner: str, k: str) -> str:
+    """Parameter ``k`` as the student's code names it: ``Linear.W`` for an attribute-style layer (in process or in
+    the sandbox), ``Linear.params['W']`` for one with a params dict."""
+    d = getattr(layer, "__dict__", {})
+    proto = d.get("protocol")
+    attribute = (isinstance(proto, Mapping) and proto.get("protocol") == "attribute") or \
+        ("pairs" in d and d.get("own") is False)  # an in-process _adapters.Adapted
+    return f"{owner}.{k}" if attribute else f"{owner}.params[{k!r}]"
+
+
 def layer_params(layer: Any, owner: str) -> dict[str, np.ndarray]:
     """``layer.params`` validated (``{}`` when absent), not copied (they are perturbed in place); float32
     warns. ProtocolError: not a dict of str -> float arrays, or shared entries."""
@@ -442,7 +452,7 @@ def layer_params(layer: Any, owner: str) -> dict[str, np.ndarray]:
         own_memory(v, f"{owner}.params[{k!r}]", error=ProtocolError, fix=PARAM_MEMORY_FIX)
         if v.dtype != np.float64:
             warnings.warn(
-                f"{owner}.params[{k!r}] is {v.dtype}; it is perturbed in place (the layer may hold "
+                f"{_written_as(layer, owner, k)} is {v.dtype}; it is perturbed in place (the layer may hold "
                 f"its own reference to the array), so its numerical gradient is only "
                 f"{v.dtype}-accurate. Create parameters as float64 for a tight check.", UserWarning, stacklevel=3)
     return dict(params)

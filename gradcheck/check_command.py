@@ -394,6 +394,12 @@ def protocol_lines(layer, init: dict[str, Any], training: tuple[bool, ...] = (Fa
                      f"place in a container parallel to the weights'. {name}'s gradient is not checked; name it "
                      f"{_grad_name(name)} to have it checked.")
     unsure = [a.split(" (")[0] for a in unsure]
+    for h in info.get("hidden") or []:  # ClassLevel.W, a module's W_glob: read by forward, never perturbed
+        w, _, arrays = str(h).partition(": ")
+        lines.append(f"WARNING: forward reads {w}, an array {_hidden_where(w)}: gradcheck neither perturbs nor "
+                     "checks it" + (f"; backward writes {arrays}, of its shape, which is not "
+                     "checked either, so the check cannot pass" if arrays else ", read as a constant") +
+                     ". Keep weights and their gradients on the instance (self.W, self.dW) to have them checked.")
     sub = [w for w in unchecked if "." in w and w not in unsure]  # a sub-layer's (l1.W): named in a warning
     if sub and info.get("protocol") == "seed":
         lines.append(f"WARNING: forward uses the sub-layer array{'s' * (len(sub) > 1)} {', '.join(sub)}, whose "
@@ -443,6 +449,11 @@ def _unpaired(info, cname: str) -> list:
                      f"{'it is' if ', ' not in arrays else 'one of them is'} {name}'s gradient: name it "
                      f"{_grad_name(name)} (or {_grad_name(name, 'grad_')}, {_grad_name(name, '', '_grad')}); "
                      "its values are not checked, so the check cannot pass.")
+    for h in info.get("hidden") or []:  # backward writes an array of a class's or the module's weight's shape
+        w, _, arrays = str(h).partition(": ")
+        if arrays:
+            lines.append(f"FAIL: {cname}: forward reads {w}, {_hidden_where(w)}, and backward writes {arrays}, "
+                         "of its shape: that gradient cannot be checked, so the check cannot pass.")
     missing = [w for w in info.get("unchecked") or [] if w not in unsure] if info.get("protocol") == "attribute" \
         else []
     if missing:  # weights with gradient attributes, these none: a missing gradient
@@ -451,6 +462,13 @@ def _unpaired(info, cname: str) -> list:
                      "gradients that are set match, but a weight without its gradient is not trained. Store it in "
                      "backward.")
     return lines
+
+
+def _hidden_where(w: str) -> str:
+    """Where a weight the discovery does not read (``info['hidden']``) lies: ``self.params._items[0]`` inside an
+    object of the student's, ``ClassLevel.W`` or ``W_glob`` in the layer's class or module."""
+    return ("inside an object gradcheck does not read weights from" if w.startswith("self.") else
+            "of the layer's class or module, not of the layer")
 
 
 def _grad_name(w: str, before: str = "d", after: str = "") -> str:

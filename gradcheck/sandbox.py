@@ -22,6 +22,7 @@ use ``isolation="namespaces"`` (docs/gradescope.md says what each strength promi
 
 from __future__ import annotations
 
+import binascii
 import contextlib
 import fcntl
 import functools
@@ -38,6 +39,7 @@ import sys
 import sysconfig
 import tempfile
 import time
+import zlib
 from collections.abc import Mapping, Sequence
 from types import SimpleNamespace
 from typing import Any
@@ -85,6 +87,13 @@ def _child_source(name: str = "_sandbox_child.py") -> str:
     """The text of a standalone module the child runs (itself; ``_adapters.py`` travels in its config)."""
     with open(os.path.join(_PKG_DIR, name), encoding="utf-8") as fh:
         return fh.read()
+
+
+@functools.lru_cache(maxsize=None)
+def _packed(text: str) -> str:
+    """``text`` zlib-compressed in base64: the config travels as one argument of the child's command line, which
+    Linux bounds at 128 KiB (MAX_ARG_STRLEN); ``_adapters.py`` alone is about that size."""
+    return binascii.b2a_base64(zlib.compress(text.encode("utf-8"), 9), newline=False).decode("ascii")
 
 
 def _course_package_dirs(allow: Sequence[str] = ()) -> list[str]:
@@ -383,7 +392,7 @@ class Sandbox:
         cfg = {"fd_in": p2c_r, "fd_out": c2p_w, "workdir": self.workdir, "sys_path": sys_path,
                "read_roots": read_roots, "deny_roots": _course_package_dirs(self.allow_packages),
                "blocked": list(self.blocked_modules), "allow": list(self.allow_packages),
-               "adapters": _child_source("_adapters.py"), "output_limit": self.output_limit,
+               "adapters": _packed(_child_source("_adapters.py")), "output_limit": self.output_limit,
                "limits": limits, **own}
         threads = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS",
                    "NUMEXPR_NUM_THREADS")
@@ -895,7 +904,7 @@ class _Remote:
         #: ``unchecked``, ``unseen``, ``forward_training``; strings from the (untrusted) child, cleaned
         info = meta.get("protocol") if isinstance(meta.get("protocol"), dict) else {}
         self.protocol = {str(k)[:40]: [_clean(x) for x in v][:64] if isinstance(v, (list, tuple)) else
-                         v if isinstance(v, bool) else _clean(v, 1500) for k, v in list(info.items())[:16]}
+                         v if isinstance(v, bool) else _clean(v, 1500) for k, v in list(info.items())[:24]}
         self.grads: dict[str, np.ndarray] = {}
         #: the staff policy of :meth:`Sandbox.load_layer`; :attr:`forward_calls_in_backward` the last count
         self.no_forward_in_backward, self.forward_calls_in_backward = False, None

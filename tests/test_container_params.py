@@ -534,15 +534,16 @@ class Namespaces:
 
 def test_weights_held_by_plain_objects_are_found_and_checked(tmp_path):
     # tester 8's V2: self.weight = Parameter(W) (.data/.grad) and self.p.W with self.g.W read as "no parameters"
-    for cls, bad_name, grads in [("TorchLike", "dweight.data", "dX, dweight.data, dbias.data"),
+    # a Parameter's weight.data (with weight.grad) is named as PyTorch's named_parameters() names it: weight
+    for cls, bad_name, grads in [("TorchLike", "dweight", "dX, dweight, dbias"),
                                  ("Namespaces", "dp.W", "dX, dp.W, dp.b")]:
         (out, rc), (good, good_rc) = _bad_and_good(tmp_path, HELD, cls)
         assert rc == 1, out
         assert "protocol: weights held by plain objects" in out and "no parameters" not in out
         assert f"FAIL: {cls}: gradient mismatch in {bad_name}." in out
         assert good_rc == 0 and f"PASS: {cls}: every gradient ({grads}) matches" in good, good
-    layer, _ = _adapted_against_central_differences(HELD, "TorchLike", "weight.data", lambda o: o.weight.data)
-    assert layer.pairs == {"weight.data": "grad", "bias.data": "grad"}
+    layer, _ = _adapted_against_central_differences(HELD, "TorchLike", "weight", lambda o: o.weight.data)
+    assert layer.pairs == {"weight": "grad", "bias": "grad"}
     layer, _ = _adapted_against_central_differences(HELD, "Namespaces", "p.W", lambda o: o.p.W)
     assert layer.pairs == {"p.W": "g.W", "p.b": "g.b"}
 

@@ -118,6 +118,12 @@ EXPECTED = {
     # session 9 (V11c): backward(dY) -> (dX, dW, db), read as one gradient per input then per weight
     "linear.py::LinearReturnsGradsMeanBias": "bias-mean",
     "linear.py::LinearReturnsGradsDictSign": "wrong-sign",
+    # session 9 (tester9 W5, W6, W12, W20): weights the discovery once could not see, a x2 bug passed
+    "styles.py::SlotsLinearMeanBias": "bias-mean",
+    "styles.py::MangledLinearTwice": "factor",
+    "styles.py::TorchLinearTwice": "factor",
+    "styles.py::DequeMLPTwice": "factor",
+    "styles.py::SeqMLPTwice": "factor",
 }
 
 #: Bugs no signature names: each must FAIL with "wrong-values" (no known bug pattern), never a wrong name.
@@ -137,7 +143,9 @@ CORRECT = ["linear.py::LinearOutIn", "linear.py::LinearInOut", "activations.py::
            "activations.py::PReLU", "pool_embed_rnn.py::MaxPoolOverlap",
            "cs231n.py::bntest", "norm.py::SpatialBatchNormDirect", "activations.py::DropoutModeAware",
            "activations.py::DropoutTrainFlg", "activations.py::DropoutModeTraining",
-           "activations.py::Swish", "linear.py::LinearReturnsGrads", "linear.py::LinearReturnsGradsDict"]
+           "activations.py::Swish", "linear.py::LinearReturnsGrads", "linear.py::LinearReturnsGradsDict",
+           "styles.py::SlotsLinear", "styles.py::MangledLinear", "styles.py::TorchLinear", "styles.py::DequeMLP",
+           "styles.py::SeqMLP"]
 
 
 def load(key: str):

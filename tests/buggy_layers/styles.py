@@ -1,0 +1,155 @@
+"""Layers whose weights the discovery once could not see (session 9's tester: W5, W6, W12, W20), read through
+:func:`gradcheck._adapters.adapt` as ``gradcheck check`` reads them: ``__slots__``, name-mangled ``self.__W``,
+a PyTorch-like module accumulating into ``.grad`` with ``zero_grad()``, sub-layers in a deque or in the student's
+own Sequential (``self._layers``)."""
+
+from collections import deque
+
+import numpy as np
+
+INPUT = (5, 4)
+
+
+class SlotsLinear:
+    """Y = X @ W + b with its attributes in ``__slots__``."""
+
+    ADAPT = True  # read as `check` reads it (tests.buggy_layers.load)
+
+    __slots__ = ("W", "b", "dW", "db", "X")
+
+    def __init__(self, n_in=4, n_out=3):
+        rng = np.random.default_rng(0)
+        self.W, self.b = rng.standard_normal((n_in, n_out)), rng.standard_normal(n_out)
+
+    def forward(self, X):
+        self.X = X
+        return X @ self.W + self.b
+
+    def backward(self, dY):
+        self.dW, self.db = self.X.T @ dY, dY.sum(0)
+        return dY @ self.W.T
+
+
+class SlotsLinearMeanBias(SlotsLinear):
+    __slots__ = ()
+
+    def backward(self, dY):
+        self.dW, self.db = self.X.T @ dY, dY.mean(0)  # BUG: mean instead of sum
+        return dY @ self.W.T
+
+
+class MangledLinear:
+    """Y = X @ W + b with name-mangled ``self.__W``/``self.__dW``."""
+
+    ADAPT = True  # read as `check` reads it (tests.buggy_layers.load)
+
+    def __init__(self, n_in=4, n_out=3, bug=1.0):
+        rng = np.random.default_rng(0)
+        self.__W, self.__b, self.__bug = rng.standard_normal((n_in, n_out)), rng.standard_normal(n_out), bug
+
+    def forward(self, X):
+        self.__X = X
+        return X @ self.__W + self.__b
+
+    def backward(self, dY):
+        self.__dW, self.__db = self.__X.T @ dY * self.__bug, dY.sum(0)
+        return dY @ self.__W.T
+
+
+class MangledLinearTwice(MangledLinear):
+    def __init__(self):
+        super().__init__(bug=2.0)  # BUG: dW twice the gradient
+
+
+class Parameter:
+    def __init__(self, data):
+        self.data, self.grad = data, np.zeros_like(data)
+
+
+class TorchLinear:
+    """PyTorch's contract: backward accumulates into ``.grad``, the loop calls ``zero_grad()``."""
+
+    ADAPT = True  # read as `check` reads it (tests.buggy_layers.load)
+
+    def __init__(self, n_in=4, n_out=3, bug=1.0):
+        rng = np.random.default_rng(0)
+        self.weight, self.bias = Parameter(rng.standard_normal((n_out, n_in))), Parameter(rng.standard_normal(n_out))
+        self.bug = bug
+
+    def zero_grad(self):
+        for p in (self.weight, self.bias):
+            p.grad[...] = 0
+
+    def forward(self, x):
+        self.x = x
+        return x @ self.weight.data.T + self.bias.data
+
+    def backward(self, g):
+        self.weight.grad += g.T @ self.x * self.bug
+        self.bias.grad += g.sum(0)
+        return g @ self.weight.data
+
+
+class TorchLinearTwice(TorchLinear):
+    def __init__(self):
+        super().__init__(bug=2.0)  # BUG: weight.grad twice the gradient
+
+
+class Lin:
+    def __init__(self, i, o, bug=1.0):
+        self.W, self.b, self.bug = np.random.default_rng(i * o).standard_normal((i, o)), np.zeros(o), bug
+
+    def forward(self, X):
+        self.X = X
+        return X @ self.W + self.b
+
+    def backward(self, dY):
+        self.dW, self.db = self.X.T @ dY * self.bug, dY.sum(0)
+        return dY @ self.W.T
+
+
+class Sequential:
+    """A student's own container: its layers in a private list."""
+
+    def __init__(self, *layers):
+        self._layers = list(layers)
+
+    def __iter__(self):
+        return iter(self._layers)
+
+    def __reversed__(self):
+        return reversed(self._layers)
+
+
+class DequeMLP:
+    """Two layers in a deque."""
+
+    ADAPT = True  # read as `check` reads it (tests.buggy_layers.load)
+
+    def __init__(self, bug=1.0):
+        self.layers = deque([Lin(4, 6), Lin(6, 3, bug=bug)])
+
+    def forward(self, X):
+        for layer in self.layers:
+            X = layer.forward(X)
+        return X
+
+    def backward(self, dY):
+        for layer in reversed(self.layers):
+            dY = layer.backward(dY)
+        return dY
+
+
+class DequeMLPTwice(DequeMLP):
+    def __init__(self):
+        super().__init__(bug=2.0)  # BUG: the second layer's dW twice the gradient
+
+
+class SeqMLP(DequeMLP):
+    def __init__(self, bug=1.0):
+        self.layers = Sequential(Lin(4, 6), Lin(6, 3, bug=bug))
+
+
+class SeqMLPTwice(SeqMLP):
+    def __init__(self):
+        super().__init__(bug=2.0)  # BUG: the second layer's dW twice the gradient
