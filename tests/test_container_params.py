@@ -467,7 +467,7 @@ def test_weights_of_a_forward_drawing_from_global_generators_are_checked(tmp_pat
 def test_an_unrewindable_forward_says_so_in_its_protocol_line(tmp_path):
     p = _check(tmp_path, RANDOM, "NondetForward", "4,5", 1.0)
     out = flat(p)
-    assert p.returncode == 1 and "no parameters" not in out, out
+    assert p.returncode == 3 and "no parameters" not in out, out  # not checkable (tester9 W15), not wrong
     assert ("protocol: attribute style (W/dW) (found without measuring which arrays forward uses: forward gave two "
             "different outputs for the same input") in out
     assert "gradient mismatch" not in out and "the forward is non-deterministic" in out
