@@ -41,7 +41,9 @@ PROTOCOLS = ("manualprop protocol: params/grads dicts, forward(X, training=False
              "-> (dx, dw, ...)")
 GRAD_NAMES = ("d{}", "d_{}", "grad_{}", "grad{}", "{}_grad")
 SUFFIXES = ("", "_naive", "_fast")
-MAX_PROBED = 64
+#: How many arrays the probe perturbs one at a time (one forward each) to learn which of them forward
+#: reads; arrays beyond it are taken as read, so their gradients are still looked for and checked.
+MAX_PROBED = 256
 #: How many layers, containers and other objects one walk (:func:`sublayers`, :func:`generators`, the arrays in
 #: containers) visits at most: walks go to any depth, each object once, so this bounds them, not a depth.
 MAX_WALKED = MAX_PROBED * 16
@@ -1330,7 +1332,7 @@ def _used_arrays(obj, inputs, kw, names, children=None):
             setattr(o, key, old)
             if y.shape != y0.shape or not np.array_equal(y, y0, equal_nan=True):
                 used.append(n)
-        return used, y0
+        return used + list(names[MAX_PROBED:]), y0  # beyond the bound: taken as read, never dropped
 
 
 def _grad_attrs(obj, inputs, kw, used, children=None):

@@ -298,3 +298,48 @@ def test_weights_in_a_container_of_the_students_own_are_named_and_never_pass(tmp
     assert "WARNING: forward reads self.params._items[0] (4, 3), an array inside an object gradcheck does not " \
            "read weights from" in out, out
     assert "backward writes self.grads._items[0], of its shape: that gradient cannot be checked" in out, out
+
+
+DEEP_MLP = '''
+import numpy as np
+
+class Lin:
+    def __init__(self, d, bug, seed):
+        r = np.random.default_rng(seed)
+        self.W, self.b, self.bug = np.eye(d) + 0.1 * r.standard_normal((d, d)), 0.1 * r.standard_normal(d), bug
+
+    def forward(self, X):
+        self.X = X
+        return X @ self.W + self.b
+
+    def backward(self, dY):
+        self.dW, self.db = self.X.T @ dY * self.bug, dY.sum(0)
+        return dY @ self.W.T
+
+class MLP:
+    def __init__(self, n, bug=1.0):
+        self.layers = [Lin(4, 1.0, i) for i in range(n - 1)] + [Lin(4, bug, 999)]
+
+    def forward(self, X):
+        for layer in self.layers:
+            X = layer.forward(X)
+        return X
+
+    def backward(self, dY):
+        for layer in reversed(self.layers):
+            dY = layer.backward(dY)
+        return dY
+'''
+
+
+@pytest.mark.parametrize("n", [23, 100])
+def test_the_last_of_many_sub_layers_is_checked(tmp_path, n):
+    # verify9 X1: only the first 64 arrays were probed for use, so from the 23rd Linear (3 arrays each: W, b
+    # and the cached X) on, weights read "no parameters" and a dW x2 in the last layer PASSed
+    f = write(tmp_path, DEEP_MLP)
+    p = run("check", f"{f}::MLP", "--input-shape", "6,4", "--init", f'{{"n": {n}, "bug": 2.0}}')
+    assert p.returncode == 1, flat(p)
+    assert f"FAIL: MLP: gradient mismatch in dlayers.{n - 1}.W." in flat(p)
+    assert "no parameters" not in flat(p)
+    ok = run("check", f"{f}::MLP", "--input-shape", "6,4", "--init", f'{{"n": {n}}}')
+    assert ok.returncode == 0, flat(ok)
