@@ -33,7 +33,7 @@ from ._adapters import global_names, global_states, hold_random
 from .check import CheckResult, TensorRecord, check_layer
 from .compare import ATOL_FLOOR, close, compare, kink_mask, relative_error
 from .config import CheckConfig, mode_word, training_modes
-from .errors import GradcheckError, UsageError
+from .errors import EXIT_STUDENT, GradcheckError, UsageError
 from .numerical import DEFAULT_EPS, difference_quotient, numerical_gradient, numerical_jacobian
 from .numerical import directional_derivatives as _directional
 from .numerical import layer_numerical_gradients as _numerical
@@ -153,7 +153,7 @@ DIAGNOSES: dict[str, Record] = {
         "at most, exactly as the gradient of log(y + c) with c = {c:.2g} differs from that of log(y), "
         "y = {y}: forward adds a small constant inside a log (e.g. np.log(y + 1e-7)) while backward is "
         "the gradient of log(y); the two differ by about c/y per entry. This is expected from such an "
-        "eps, not a bug in backward", "--rtol {r:g} accepts it, or drop the eps from forward's log "
+        "eps, not a bug in backward", "--rtol {r:.0e} accepts it, or drop the eps from forward's log "
         "(np.log(np.maximum(y, tiny)) only changes values below tiny)", _NUM),
     # bug signatures
     "transposed": Record("transposed gradient", "{t} is transposed: {how}", "{fix}", _LIN),
@@ -1916,7 +1916,7 @@ def _diagnose_mode(layer, X, owner, training, twin, reference, localize, upstrea
         probes = _Probes(layer, inputs, owner, training, atol_probe, kw["seed"], diag)
         proxy = probes.run(pristine)
     except GradcheckError as exc:
-        diag.error, proxy = exc, None
+        diag.error, proxy = _while_mode(layer, inputs, training, exc), None
         if not diag.findings or diag.findings[-1].severity != "error":
             diag.findings.append(_find("student-code", error=str(exc)))
     finally:
@@ -1961,12 +1961,36 @@ def _diagnose_mode(layer, X, owner, training, twin, reference, localize, upstrea
                     diag.findings = [f for f in diag.findings if f.code != "wrong-values"]
                     diag.findings.append(_find("float32-inside", "Y", **f32))
         except GradcheckError as exc:
-            diag.error = exc
+            diag.error = _while_mode(layer, inputs, training, exc)
             diag.findings.append(_find("student-code", error=str(exc)))
     if (localize and not diag.passed and upstream is None
             and isinstance(getattr(layer, "layers", None), (list, tuple))):
         _localize(layer, inputs, diag, training, kw)
     return diag
+
+
+def _while_mode(layer, inputs, training: bool, exc: GradcheckError) -> GradcheckError:
+    """``exc``, an error the checked code raised (exit 3) in one of two modes, with the mode and its
+    calls in front (``while checking eval mode: forward(X, train_flg=False) then backward(dY): ``),
+    and for a backward that raised in eval mode but runs after a training forward (on a copy of
+    the layer), the hint that it reads state only a training forward sets (a Dropout's mask)."""
+    if exc.exit_code != EXIT_STUDENT or len(training_modes(layer, "auto")) < 2 or not exc.args:
+        return exc
+    info = getattr(layer, "protocol", None)
+    sw, off, on = (info if isinstance(info, Mapping) else {}).get("mode_keyword") or ("training", "False", "True")
+    args = ", ".join(V.input_names(layer, len(inputs)))
+    msg = (f"while checking {mode_word(training)} mode: forward({args}, {sw}={on if training else off}) "
+           f"then backward(dY): {exc.args[0]}")
+    if not training and ".backward(" in str(exc.args[0]):
+        with contextlib.suppress(Exception):  # noqa: BLE001 - no hint when the copy cannot run it
+            twin = copy.deepcopy(layer)
+            twin.forward(*[x.copy() for x in inputs], training=True)
+            twin.backward(np.asarray(twin.forward(*[x.copy() for x in inputs], training=False)))
+            msg = msg.rstrip(".") + (f". Backward in eval mode reads state only a training forward sets (after a forward "
+                    f"with {sw}={on} the same eval forward and backward run): set it in every forward "
+                    "(e.g. the mask, or the eval scale) or remember the mode, and use it in backward")
+    exc.args = (msg, *exc.args[1:])
+    return exc
 
 
 def _localize(model, inputs, diag: Diagnosis, training, kw) -> None:
