@@ -33,14 +33,14 @@ from ._adapters import global_names, global_states, hold_random
 from .check import CheckResult, TensorRecord, check_layer
 from .compare import ATOL_FLOOR, close, compare, kink_mask, relative_error
 from .config import CheckConfig, mode_word, training_modes
-from .errors import GradcheckError, UsageError
+from .errors import EXIT_STUDENT, GradcheckError, UsageError
 from .numerical import DEFAULT_EPS, difference_quotient, numerical_gradient, numerical_jacobian
 from .numerical import directional_derivatives as _directional
 from .numerical import layer_numerical_gradients as _numerical
 from .sources import SAME_IN_BOTH_MODES, Call, training_differs
 from .uncertainty import within_noise
 
-__all__ = ["Finding", "Probe", "Diagnosis", "diagnose_layer", "check_vjp", "name_signature",
+__all__ = ["Finding", "Probe", "Diagnosis", "diagnose_layer", "check_vjp", "name_signature", "name_log_eps",
            "name_swaps", "close", "held_forward", "STRUCTURAL", "SIGNATURES", "DIAGNOSES", "HELD",
            "RANDOM_TWIN", "RANDOM_REFERENCE"]
 
@@ -148,6 +148,13 @@ DIAGNOSES: dict[str, Record] = {
         "cannot tell a bug from its own noise, so no bug is named", "for a reliable estimate use {remedy}"
         "an input where forward keeps its digits (no large offset cancelled inside); where the true "
         "gradient is 0, an --atol above the noise decides", _NUM),
+    "log-eps": Record(
+        "small constant inside a log", "{t} differs from the numerical gradient by a relative {rel:.2g} "
+        "at most, exactly as the gradient of log(y + c) with c = {c:.2g} differs from that of log(y), "
+        "y = {y}: forward adds a small constant inside a log (e.g. np.log(y + 1e-7)) while backward is "
+        "the gradient of log(y); the two differ by about c/y per entry. This is expected from such an "
+        "eps, not a bug in backward", "--rtol {r:.0e} accepts it, or drop the eps from forward's log "
+        "(np.log(np.maximum(y, tiny)) only changes values below tiny)", _NUM),
     # bug signatures
     "transposed": Record("transposed gradient", "{t} is transposed: {how}", "{fix}", _LIN),
     "flipped-kernel": Record(
@@ -246,7 +253,7 @@ DIAGNOSES: dict[str, Record] = {
         "constants, so {t} has no such paths",
         "in {mode}, {t} = dxhat / sqrt(running_var + eps) with dxhat = dY * gamma: {branch}",
         _NORM),
-    "transposed-weight": Record("transposed weight in dX", "{t} multiplies dY by the transposed "
+    "transposed-weight": Record("transposed weight in dX", "{t} multiplies {up} by the transposed "
                                 "weight: {how}", "{fix}", _LIN),
     "tanh-missing-square": Record(
         "tanh square missing", "{t} = dY * (1 - out): the square is missing in tanh's derivative",
@@ -765,6 +772,71 @@ def name_signature(tensor: str, manual: Any, numerical: Any, *, is_bias: bool = 
     return _worst_element(tensor, m, n, tol, atol) if fallback else None
 
 
+def name_log_eps(tensor: str, manual: Any, numerical: Any, y_true: Any, y_pred: Any,
+                 rtol: float = 1e-6) -> Finding | None:
+    """A loss whose forward takes ``log(y + c)`` (a small eps) while backward is the gradient of
+    ``log(y)`` (Deep Learning from Scratch's ``cross_entropy_error``): named from the numbers alone.
+
+    For each reading of the loss, ``-sum(w * log(y + c))`` with ``y`` = softmax(y_pred) (scores),
+    y_pred itself (probabilities) or sigmoid(y_pred) with its ``1 - y`` term (binary), ``w`` the
+    targets (labels one-hot encoded), ``manual`` must be ``k`` times its gradient at ``c = 0`` (to
+    1e-8; ``k`` the normalisation, e.g. 1/N) and ``numerical`` ``k`` times its gradient at one
+    ``c`` in (0, 0.01] (fitted by least squares, then one secant step), to a residual below 5% of
+    the mismatch. A real bug changes ``manual`` itself, so it is never read as this.
+
+    Parameters
+    ----------
+    tensor : str
+        Display name (``"dy_pred"``).
+    manual, numerical : array_like, shape (N, K)
+        Backward's gradient and the central differences of forward.
+    y_true : array_like, shape (N, K) or (N,) of int
+        The targets (integer labels are one-hot encoded).
+    y_pred : array_like, shape (N, K)
+        The prediction the loss was evaluated at.
+    rtol : float, default 1e-6
+        The check's tolerance (the hint gives the next power of 10 above the mismatch).
+
+    Returns
+    -------
+    Finding or None
+        The ``"log-eps"`` finding, None when no reading explains both gradients.
+    """
+    m, n, yp = (np.asarray(a, dtype=np.float64) for a in (manual, numerical, y_pred))
+    w = np.asarray(y_true)
+    if w.dtype.kind in "iu" and w.shape == yp.shape[:-1] and yp.ndim == 2:
+        w = np.eye(yp.shape[-1])[w]
+    if not (m.shape == n.shape == yp.shape == w.shape and yp.ndim == 2 and np.isfinite(n).all()) \
+            or close(m, n, rtol):
+        return None
+    w = w.astype(np.float64)
+    e = np.exp(yp - yp.max(axis=-1, keepdims=True))
+    sm, sg = e / e.sum(axis=-1, keepdims=True), 1 / (1 + np.exp(-yp))
+    readings = [("softmax(y_pred) (scores)", sm, lambda c, a=sm: -(w / (a + c) * a - a * np.sum(
+                    w / (a + c) * a, axis=-1, keepdims=True))),
+                ("sigmoid(y_pred) and 1 - y (binary)", sg,
+                 lambda c, a=sg: -(w / (a + c) - (1 - w) / (1 - a + c)) * a * (1 - a))]
+    if np.all(yp > 0):
+        readings.append(("y_pred (probabilities)", yp, lambda c, a=yp: -w / (a + c)))
+    gap = np.abs(m - n).max()
+    for what, _, grad in readings:
+        g0 = grad(0.0)
+        k = float(np.sum(m * g0) / max(np.sum(g0 * g0), 1e-300))
+        if k <= 0 or not close(m, k * g0, 1e-8, 1e-12):
+            continue
+        d = (k * grad(1e-6) - k * g0) / 1e-6  # d(gradient)/dc near 0
+        c = float(np.sum((n - k * g0) * d) / max(np.sum(d * d), 1e-300))
+        if 0 < c <= 1e-2:  # one secant step on the residual along d
+            c2 = c * 1.01
+            r1, r2 = (np.sum((n - k * grad(x)) * d) for x in (c, c2))
+            c = c - r1 * (c2 - c) / (r2 - r1) if r2 != r1 else c
+        if 0 < c <= 1e-2 and np.abs(n - k * grad(c)).max() <= 0.05 * gap:
+            rel = float(np.max(np.abs(m - n) / np.maximum(np.abs(m) + np.abs(n), 1e-300)))
+            r = 10.0 ** np.ceil(np.log10(max(rel, rtol) * 1.0001))
+            return _find("log-eps", tensor, rel=rel, c=c, y=what, r=r)
+    return None
+
+
 def _reshape_signature(tensor, m, n, ok, match) -> tuple[str, dict] | None:
     """The right values in the wrong shape: ``m`` reshaped to ``n``'s shape is ``n`` (NaN in ``n``:
     left out; all NaN: values unknown, nothing said). Only size-1 axes differing: keepdims."""
@@ -848,9 +920,11 @@ def _value_signature(m, n, ok, match, is_bias, n_batch, y_size, hint=None,
             return code, {"count": count, "words": words}
         if abs(c / count - 1) < 1e-6:
             return "factor-batch", {"count": count, "words": words}
-    if ok.sum() == 1:  # one number is always some multiple of another: no factor to name
-        return None
     named = {2.0: ", twice the true value (x2)", 0.5: ", half the true value (x0.5)"}
+    if ok.sum() == 1:  # one number is always some multiple of another: only a simple ratio is named
+        simple = [p / q for p in range(1, 5) for q in range(1, 5) if p != q]
+        if not any(abs(c / r - 1) < 1e-6 for r in simple):
+            return None
     return "factor", {"c": c, "named": next((w for v, w in named.items() if abs(c - v) < 1e-6), "")}
 
 
@@ -1332,7 +1406,26 @@ def _transposed_weight_signature(m, n, G, weights=None, t="dX"):
             fix = f"for Y = X @ W + b, {t} = dY @ W.T; for Y = X @ W.T + b, {t} = dY @ W"
         return "transposed-weight", {"how": "it is dY times the transpose of the matrix the chain "
                                      "rule gives (the weight is square, so the shapes agree and "
-                                     "only the values show it)", "fix": fix}
+                                     "only the values show it)", "fix": fix, "up": "dY"}
+    return _inner_weight_signature(m, n, weights or {}, t)
+
+
+def _inner_weight_signature(m, n, weights, t):
+    """dX = D @ W where D @ W.T is due, D an inner gradient (an RNN's dz = dY * tanh'): for each
+    square, non-symmetric, well-conditioned weight W, D is solved from the correct ``n`` = D @ W.T
+    and ``m`` must equal D @ W (an unrelated ``m`` matches with probability 0)."""
+    if n.ndim != 2 or m.shape != n.shape:
+        return None
+    for name, W in weights.items():
+        if W.shape[0] != n.shape[-1] or close(W, W.T) or np.linalg.cond(W) > 1e4:
+            continue
+        D = np.linalg.solve(W, n.T).T  # n = D @ W.T
+        if close(m, D @ W, 1e-5) and not close(m, n, 1e-5):
+            return "transposed-weight", {
+                "up": "the gradient at the product", "fix": f"{t} = d @ {name}.T, not d @ {name}",
+                "how": f"it is d @ {name} where d @ {name}.T is due, d the gradient at the product "
+                       f"(e.g. dz = dY * (1 - out**2) behind a tanh); {name} is square, so the shapes "
+                       "agree and only the values show it"}
     return None
 
 
@@ -1356,7 +1449,7 @@ def _raised_weight_signature(exc, X, G, weights, t="dX"):
             return "transposed-weight", {
                 "how": f"backward raised a matmul shape error, because {name} of shape "
                        f"{V.fmt_shape(A.shape)} is not square",
-                "fix": f"{t} = {prod} (shape ({len(G)}, {dims[1]}) @ ({dims[1]}, {dims[0]}))"}
+                "fix": f"{t} = {prod} (shape ({len(G)}, {dims[1]}) @ ({dims[1]}, {dims[0]}))", "up": "dY"}
     return None
 
 
@@ -1825,7 +1918,7 @@ def _diagnose_mode(layer, X, owner, training, twin, reference, localize, upstrea
         probes = _Probes(layer, inputs, owner, training, atol_probe, kw["seed"], diag)
         proxy = probes.run(pristine)
     except GradcheckError as exc:
-        diag.error, proxy = exc, None
+        diag.error, proxy = _while_mode(layer, inputs, training, exc), None
         if not diag.findings or diag.findings[-1].severity != "error":
             diag.findings.append(_find("student-code", error=str(exc)))
     finally:
@@ -1870,12 +1963,36 @@ def _diagnose_mode(layer, X, owner, training, twin, reference, localize, upstrea
                     diag.findings = [f for f in diag.findings if f.code != "wrong-values"]
                     diag.findings.append(_find("float32-inside", "Y", **f32))
         except GradcheckError as exc:
-            diag.error = exc
+            diag.error = _while_mode(layer, inputs, training, exc)
             diag.findings.append(_find("student-code", error=str(exc)))
     if (localize and not diag.passed and upstream is None
             and isinstance(getattr(layer, "layers", None), (list, tuple))):
         _localize(layer, inputs, diag, training, kw)
     return diag
+
+
+def _while_mode(layer, inputs, training: bool, exc: GradcheckError) -> GradcheckError:
+    """``exc``, an error the checked code raised (exit 3) in one of two modes, with the mode and its
+    calls in front (``while checking eval mode: forward(X, train_flg=False) then backward(dY): ``),
+    and for a backward that raised in eval mode but runs after a training forward (on a copy of
+    the layer), the hint that it reads state only a training forward sets (a Dropout's mask)."""
+    if exc.exit_code != EXIT_STUDENT or len(training_modes(layer, "auto")) < 2 or not exc.args:
+        return exc
+    info = getattr(layer, "protocol", None)
+    sw, off, on = (info if isinstance(info, Mapping) else {}).get("mode_keyword") or ("training", "False", "True")
+    args = ", ".join(V.input_names(layer, len(inputs)))
+    msg = (f"while checking {mode_word(training)} mode: forward({args}, {sw}={on if training else off}) "
+           f"then backward(dY): {exc.args[0]}")
+    if not training and ".backward(" in str(exc.args[0]):
+        with contextlib.suppress(Exception):  # noqa: BLE001 - no hint when the copy cannot run it
+            twin = copy.deepcopy(layer)
+            twin.forward(*[x.copy() for x in inputs], training=True)
+            twin.backward(np.asarray(twin.forward(*[x.copy() for x in inputs], training=False)))
+            msg = msg.rstrip(".") + (f". Backward in eval mode reads state only a training forward sets (after a forward "
+                    f"with {sw}={on} the same eval forward and backward run): set it in every forward "
+                    "(e.g. the mask, or the eval scale) or remember the mode, and use it in backward")
+    exc.args = (msg, *exc.args[1:])
+    return exc
 
 
 def _localize(model, inputs, diag: Diagnosis, training, kw) -> None:
@@ -1989,7 +2106,7 @@ class _Probes:
                for n, v, x in zip(self.names, _as_list(ret, len(self.inputs)), self.inputs)
                if x.dtype.kind == "f" and v is not None}
         return out | {"d" + k: np.array(g[k], dtype=np.float64, copy=True) for k in self.params
-                      if isinstance(g.get(k), np.ndarray) and g[k].dtype.kind in "fiu"}
+                      if isinstance(g.get(k), (np.ndarray, np.generic)) and g[k].dtype.kind in "fiu"}
 
     def step(self, obj, xss, G, reset=False):
         """The one run of the probes: ``obj``'s forward on each input list of ``xss`` (none: the

@@ -259,7 +259,8 @@ def test_a_backward_writing_into_its_cache_or_dy_exits_3_as_help_and_readme_say(
         f = student(tmp_path, CACHE_WRITER.replace("WRITE", write))
         p = run("check", f"{f}::Linear", "--input-shape", "8,5")
         assert p.returncode == 3, p.stdout + p.stderr
-        assert err(p).startswith("gradcheck: the checked code failed (exit 3): Linear.backward " + words), err(p)
+        assert err(p).startswith("gradcheck: the checked code failed (exit 3): while checking eval mode: forward(X, "
+                                 "training=False) then backward(dY): Linear.backward " + words), err(p)
 
 
 TWO_MODES = """

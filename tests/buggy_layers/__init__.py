@@ -124,6 +124,9 @@ EXPECTED = {
     "styles.py::TorchLinearTwice": "factor",
     "styles.py::DequeMLPTwice": "factor",
     "styles.py::SeqMLPTwice": "factor",
+    # session 9 (W9): a scalar parameter's gradient x0.5; dh = dz @ Wh for a square Wh (dz = dY * tanh')
+    "activations.py::PReLUDalphaHalf": "factor",
+    "pool_embed_rnn.py::RNNDhUntransposed": "transposed-weight",
 }
 
 #: Bugs no signature names: each must FAIL with "wrong-values" (no known bug pattern), never a wrong name.

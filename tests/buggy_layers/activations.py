@@ -164,6 +164,13 @@ class PReLU:
         return dY * np.where(self.X > 0, 1.0, self.params["alpha"])
 
 
+class PReLUDalphaHalf(PReLU):
+    def backward(self, dY):
+        dX = super().backward(dY)
+        self.grads["alpha"] = self.grads["alpha"] * 0.5  # BUG: a scalar's gradient halved
+        return dX
+
+
 class PReLUDalphaNoX(PReLU):
     def slope_term(self):
         return np.where(self.X > 0, 0.0, 1.0)  # BUG: the factor X is missing

@@ -113,6 +113,12 @@ class RNNWhSwapped(RNNStep):
         return ret
 
 
+class RNNDhUntransposed(RNNStep):
+    def backward(self, dh):
+        dx, _ = super().backward(dh)
+        return dx, (dh * (1 - self.h**2)) @ self.params["Wh"]  # BUG: Wh (square) not transposed
+
+
 class RNNMeanBias(RNNStep):
     def backward(self, dh):
         ret = super().backward(dh)
