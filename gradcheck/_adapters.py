@@ -683,20 +683,23 @@ class LossFunction:
 
 
 #: Names of a loss's prediction and target arguments (Keras, PyTorch, Deep Learning from Scratch, CS231n).
-PRED_NAMES = ("y_pred", "ypred", "pred", "preds", "prediction", "predictions", "input", "inputs", "logits", "x",
-              "output", "outputs", "out", "scores", "score", "yhat", "y_hat", "probs", "y_prob")
+PRED_NAMES = ("y_pred", "ypred", "pred", "preds", "prediction", "predictions", "predicted", "input", "inputs",
+              "logits", "x", "output", "outputs", "out", "scores", "score", "yhat", "y_hat", "probs", "y_prob")
 TARGET_NAMES = ("y_true", "ytrue", "true", "target", "targets", "label", "labels", "t", "y", "truth", "gt",
-                "ground_truth", "y_target", "expected")
+                "ground_truth", "y_target", "expected", "actual", "teacher")
 
 
 def loss_order(fn):
     """``(prediction first, forward's first two argument names, read from the names)`` for a loss's
     ``forward``: the names say which is the prediction (:data:`PRED_NAMES`, :data:`TARGET_NAMES`: ``x, t``,
-    ``input, target``, ``y_true, y_pred``); otherwise Keras's order ``(y_true, y_pred)`` is assumed."""
+    ``input, target``, ``y_true, y_pred``; ``y`` beside another target name, ``y, t``, is the prediction);
+    otherwise Keras's order ``(y_true, y_pred)`` is assumed."""
     names = [p.name for p in (_params(fn) or {}).values() if p.kind in _POSITIONAL][:2]
     if len(names) < 2:
         return False, names, False
     kind = [("pred" if n.lower() in PRED_NAMES else "target" if n.lower() in TARGET_NAMES else None) for n in names]
+    if kind == ["target", "target"] and "y" in names:  # (y, t): Deep Learning from Scratch's output and teacher
+        kind[names.index("y")] = "pred"
     if kind[0] != "target" and kind[1] != "pred" and "pred" in kind or kind[1] == "target" and kind[0] is None:
         return True, names, True
     if kind[0] != "pred" and kind[1] != "target" and (kind[0] == "target" or kind[1] == "pred"):

@@ -238,7 +238,9 @@ def test_unnamed_order_is_said_assumed_and_a_zero_gradient_warned(tmp_path):
 
 
 @pytest.mark.parametrize("names", [("x", "t"), ("input", "target"), ("logits", "labels"), ("y_true", "y_pred"),
-                                   ("scores", "y"), ("yhat", "y"), ("predictions", "targets"), ("output", "target")])
+                                   ("scores", "y"), ("yhat", "y"), ("predictions", "targets"), ("output", "target"),
+                                   # verify9 X2, X6: DLfS's cross_entropy_error(y, t); (predicted, actual)
+                                   ("y", "t"), ("predicted", "actual")])
 def test_binding_by_name_gives_the_gradient_of_the_prediction(names):
     """The bound loss's forward(y_true, y_pred) hands the prediction to the argument its name says, so its
     backward is dL/dy_pred of HIPS autograd's oracle (a cross entropy of softmax rows)."""
