@@ -118,6 +118,11 @@ EXPECTED = {
     # session 9 (V11c): backward(dY) -> (dX, dW, db), read as one gradient per input then per weight
     "linear.py::LinearReturnsGradsMeanBias": "bias-mean",
     "linear.py::LinearReturnsGradsDictSign": "wrong-sign",
+    # issue 10 (X18): backward stores self.dW and returns (dX, dW, db): both checked
+    "linear.py::LinearStoresMeanBiasReturnsRight": "bias-mean",
+    "linear.py::LinearStoresRightReturnsSignW": "wrong-sign",
+    # issue 10 (X9): backward returns (dX, db, dW), every shape distinct: paired by shape
+    "linear.py::LinearReturnsGradsByShapeMeanBias": "bias-mean",
 }
 
 #: Bugs no signature names: each must FAIL with "wrong-values" (no known bug pattern), never a wrong name.
@@ -137,7 +142,8 @@ CORRECT = ["linear.py::LinearOutIn", "linear.py::LinearInOut", "activations.py::
            "activations.py::PReLU", "pool_embed_rnn.py::MaxPoolOverlap",
            "cs231n.py::bntest", "norm.py::SpatialBatchNormDirect", "activations.py::DropoutModeAware",
            "activations.py::DropoutTrainFlg", "activations.py::DropoutModeTraining",
-           "activations.py::Swish", "linear.py::LinearReturnsGrads", "linear.py::LinearReturnsGradsDict"]
+           "activations.py::Swish", "linear.py::LinearReturnsGrads", "linear.py::LinearReturnsGradsDict",
+           "linear.py::LinearStoresAndReturnsGrads", "linear.py::LinearReturnsGradsByShape"]
 
 
 def load(key: str):
