@@ -1818,10 +1818,13 @@ class ReturnedGradients:
         """Where each of the ``want`` shapes (inputs', then weights') is among the items ``rets``, when every shape
         differs and every item is an array of one of them, none twice, each input's there: ``[index or None (a
         weight's gradient not returned)]``; else None (then only the class's order pairs them)."""
-        if len(set(want)) < len(want) or not all(isinstance(r, np.ndarray) and r.shape in want for r in rets):
+        if len(set(want)) < len(want) or not all(isinstance(r, np.ndarray) and r.shape in want or r is None
+                                                 for r in rets):
             return None
-        order = [next((j for j, r in enumerate(rets) if r.shape == s), None) for s in want]
-        if len({j for j in order if j is not None}) < len(rets) or None in order[:n]:
+        order = [next((j for j, r in enumerate(rets) if r is not None and r.shape == s), None) for s in want]
+        nones = {j for j, r in enumerate(rets) if r is None}  # (dX, None, db): None where dW's place is
+        if len({j for j in order if j is not None}) + len(nones) < len(rets) or None in order[:n] or \
+                nones and (len(rets) != len(want) or nones != {k for k, j in enumerate(order) if j is None}):
             return None
         return order
 
@@ -1878,7 +1881,7 @@ def _returned_grads(obj, inputs, kw, weights, info, keys=False):
     ws = ReturnedGradients.line_up(obj, inputs, rets, weights)
     order, stored, notes = getattr(rets, "order", None), {}, []
     if order is not None:
-        items = [None] * len(rets)
+        items = ["None"] * len(rets)
         for k, j in ((k, j) for k, j in enumerate(order) if j is not None):
             items[j] = rets.names[k]
         missing = [rets.names[k] for k, j in enumerate(order) if j is None]

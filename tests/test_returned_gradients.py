@@ -163,14 +163,15 @@ def test_gradients_both_stored_and_returned_are_both_checked(tmp_path, src, word
     ("dY @ self.W.T, dY.mean(axis=0), self.X.T @ dY", 1, "db is the mean over the batch, not the sum"),
     # a forgotten gradient is a wrong result naming it (was exit 3)
     ("dY @ self.W.T, self.X.T @ dY", 1, "returned None for db; expected an array of shape (3,)"),
+    ("dY @ self.W.T, None, dY.sum(axis=0)", 1, "returned None for dW; expected an array of shape (5, 3)"),
 ])
 def test_items_with_distinct_shapes_pair_by_shape(tmp_path, ret, code, words):
     p = check(student(tmp_path, LINEAR.replace("{RETURN}", ret)))
     t = " ".join(both(p).split())
     assert p.returncode == code, t
     assert words in t, t
-    order = "dW, db, dX" if ret.startswith("[") else "dX, db, dW" if "sum" in ret.split(",")[1] or "mean" in ret.split(",")[1] \
-        else "dX, dW"
+    order = "dW, db, dX" if ret.startswith("[") else "dX, None, db" if "None" in ret else \
+        "dX, db, dW" if "sum" in ret.split(",")[1] or "mean" in ret.split(",")[1] else "dX, dW"
     assert f"backward returns ({order}): paired by shape, every gradient's shape differing" in t, t
 
 
