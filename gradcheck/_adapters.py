@@ -1897,14 +1897,50 @@ def _attribute_text(obj, inputs, y, found, info, why):
 
 def _returned(obj, inputs, kw):
     """The items ``backward`` returns after one probe forward (state restored) when they outnumber the inputs
-    (``(dX, dW, db)``: :class:`ReturnedGradients`), else None."""
+    (``(dX, dW, db)``: :class:`ReturnedGradients`), else None. The items' container also carries ``stored``:
+    ``{gradient name: copy}`` of what that backward stored as well (``dW``, ``grads['W']``: :func:`_stored`)."""
     with _all_undone([obj]) as rewind:
         y = _run(obj, rewind, inputs, kw)
+        before = _grad_snapshot(obj)
         _step("backward")
         r = obj.backward(np.random.default_rng(7).standard_normal(y.shape))
         if not isinstance(r, (tuple, list)) or len(r) <= len(inputs):
             return None
-        return (tuple if isinstance(r, tuple) else list)(_copy(v) for v in r)
+        out = _ReturnedItems(_copy(v) for v in r)
+        out.kind, out.stored = type(r), _stored(obj, before, r)
+        return out
+
+
+class _ReturnedItems(list):
+    """What :func:`_returned` read: the items, ``kind`` (tuple or list) and ``stored``."""
+
+    def __init__(self, items, kind=tuple, stored=None):
+        super().__init__(items)
+        self.kind, self.stored = kind, stored or {}
+
+
+def _grad_snapshot(obj):
+    """``{name: (array, copy)}`` of the arrays in ``obj.__dict__`` and in its gradient dicts (:data:`GRAD_DICTS`,
+    named ``grads['W']``), for :func:`_stored`."""
+    d, out = getattr(obj, "__dict__", {}), {}
+    for k, v in d.items():
+        items = v.items() if k in GRAD_DICTS and isinstance(v, dict) else ()
+        out.update({f"{k}[{i!r}]": a for i, a in items})
+        out[k] = v
+    return {k: (a, a.copy()) for k, a in out.items() if isinstance(a, np.ndarray)}
+
+
+def _stored(obj, before, returned):
+    """``{name: copy}`` of the arrays ``backward`` stored beside those it returned: in ``obj.__dict__`` or its
+    gradient dicts (:func:`_grad_snapshot`), new, rebound or changed since ``before``; a returned array itself is
+    left out (the same gradient)."""
+    out = {}
+    for k, (a, _) in _grad_snapshot(obj).items():
+        old, c = before.get(k, (None, None))
+        if (a is old and a.shape == c.shape and np.array_equal(a, c, equal_nan=True)) or any(a is r for r in returned):
+            continue
+        out[k] = a.copy()
+    return out
 
 
 def _dx_names(obj, n):
@@ -1925,10 +1961,14 @@ class ReturnedGradients:
     per input then one per weight in the order the class defines them (as a CS231n ``NAME_backward`` returns
     ``(dx, dw, db)`` and PyTorch's ``autograd.Function.backward`` one gradient per input). :meth:`attach` makes
     ``backward`` return the inputs' gradients alone and keep the weights' in ``grads[key]`` (a params dict, ``keys``)
-    or in ``_gradcheck_returned[i]``, where the checker reads them as it reads ``self.dW``."""
+    or in ``_gradcheck_returned[i]``, where the checker reads them as it reads ``self.dW``. Items in another order are
+    paired by shape when every shape differs (:meth:`by_shape`, ``order``); a weight whose gradient backward also
+    stores and that is in ``keep`` is read where it is stored (:func:`_returned_grads`)."""
 
-    def __init__(self, n_inputs, shapes, keys=None):
+    def __init__(self, n_inputs, shapes, keys=None, keep=(), order=None):
         self.n, self.shapes, self.weights, self.keys = n_inputs, dict(shapes), list(shapes), keys
+        self.order = order  # where each gradient is among the items backward returns (by_shape), None: in order
+        self.keep = set(keep)  # weights whose stored gradient (grads['W']) is checked: not overwritten
 
     @staticmethod
     def line_up(obj, inputs, rets, weights):
@@ -1943,12 +1983,30 @@ class ReturnedGradients:
                                           for r, s, x in zip(rets, want, [*inputs, *(weights[w] for w in ws)])):
             return ws
         names = _dx_names(obj, n) + ["d" + w for w in ws]
+        if (order := ReturnedGradients.by_shape(n, rets, want)) is not None:  # (dX, db, dW): distinct shapes
+            rets.order, rets.names = order, names
+            return ws
         raise AdapterError(
-            f"{type(obj).__name__}.backward(dY) returned a {type(rets).__name__} of {_described(rets)}; gradcheck expected {names[0] if n == 1 else '(' + ', '.join(names[:n]) + ')'} alone "
+            f"{type(obj).__name__}.backward(dY) returned a {getattr(rets, 'kind', type(rets)).__name__} of {_described(rets)}; gradcheck expected {names[0] if n == 1 else '(' + ', '.join(names[:n]) + ')'} alone "
             f"(shape {', '.join(str(s) for s in want[:n])}), the weights' gradients stored by backward (self.dW, or "
             f"grads['W'] for a params dict) and not returned; or every gradient returned: the tuple ({', '.join(names)}) of shapes "
             f"{', '.join(str(s) for s in want)}: one gradient per input, then one per weight in the order the class "
             f"defines them{' (' + ', '.join(ws) + ')' if ws else ' (it has no weight forward uses)'}.")
+
+    @staticmethod
+    def by_shape(n, rets, want):
+        """Where each of the ``want`` shapes (inputs', then weights') is among the items ``rets``, when every shape
+        differs and every item is an array of one of them, none twice, each input's there: ``[index or None (a
+        weight's gradient not returned)]``; else None (then only the class's order pairs them)."""
+        if len(set(want)) < len(want) or not all(isinstance(r, np.ndarray) and r.shape in want or r is None
+                                                 for r in rets):
+            return None
+        order = [next((j for j, r in enumerate(rets) if r is not None and r.shape == s), None) for s in want]
+        nones = {j for j, r in enumerate(rets) if r is None}  # (dX, None, db): None where dW's place is
+        if len({j for j in order if j is not None}) + len(nones) < len(rets) or None in order[:n] or \
+                nones and (len(rets) != len(want) or nones != {k for k, j in enumerate(order) if j is None}):
+            return None
+        return order
 
     def text(self, obj, inputs):
         """The header's protocol text."""
@@ -1962,18 +2020,21 @@ class ReturnedGradients:
 
     def attach(self, obj):
         """Switch ``obj`` to a subclass of its class (same name) whose ``backward`` keeps the weights' gradients."""
-        cls, n, keys = type(obj), self.n, self.keys
+        cls, n, keep, order = type(obj), self.n, self.keep, self.order
+        keys = None if self.keys is None else [k if k not in keep else None for k in self.keys]
 
         def backward(self_, dY, *rest, **kw):
             r = cls.backward(self_, dY, *rest, **kw)
             if not isinstance(r, (tuple, list)):  # one array: what it is, for the check to report
                 return r
+            if order is not None and len(r) > max(j for j in order if j is not None):
+                r = [None if j is None else r[j] for j in order]
             if keys is None:
                 self_.__dict__["_gradcheck_returned"] = list(r[n:])
             else:
                 if not isinstance(self_.__dict__.get("grads"), dict):
                     self_.__dict__["grads"] = {}
-                self_.__dict__["grads"].update(zip(keys, r[n:]))
+                self_.__dict__["grads"].update((k, g) for k, g in zip(keys, r[n:]) if k is not None)
             return r[0] if n == 1 else tuple(r[:n])
         backward.__signature__ = inspect.signature(cls.backward)
         try:
@@ -1989,16 +2050,64 @@ class ReturnedGradients:
 def _returned_grads(obj, inputs, kw, weights, info, keys=False):
     """``{weight: gradient name}`` of a ``backward`` that returns ``(dX, dW, db)`` (:class:`ReturnedGradients`,
     attached, its header text in ``info``): ``grads[k]`` for a params dict (``keys``), else ``_gradcheck_returned[i]``;
-    None when backward returns its inputs' gradients alone (or raised: the check reports it). AdapterError when the
-    returned items do not line up with the inputs and ``weights`` (:meth:`ReturnedGradients.line_up`)."""
+    None when backward returns its inputs' gradients alone (or raised: the check reports it). A gradient backward also
+    stores (``self.dW``, ``grads['W']``) that differs from the returned one: the one further from a central difference
+    (:func:`_farther`) is read, so a wrong one of the two FAILs, the header saying which (the issue-10 tester's X18);
+    one not returned but stored is read where stored. AdapterError when the returned items do not line up with the
+    inputs and ``weights`` (:meth:`ReturnedGradients.line_up`)."""
     rets = _try(_returned, obj, inputs, kw) if inputs is not None else None
     if rets is None:
         return None
     ws = ReturnedGradients.line_up(obj, inputs, rets, weights)
-    rg = ReturnedGradients(len(inputs), {w: tuple(np.shape(weights[w])) for w in ws}, ws if keys else None)
+    order, stored, notes = getattr(rets, "order", None), {}, []
+    if order is not None:
+        items = ["None"] * len(rets)
+        for k, j in ((k, j) for k, j in enumerate(order) if j is not None):
+            items[j] = rets.names[k]
+        missing = [rets.names[k] for k, j in enumerate(order) if j is None]
+        notes.append(f"backward returns ({', '.join(items)}): paired by shape, every gradient's shape differing"
+                     + (f"; {', '.join(missing)} not returned" if missing else ""))
+        rets = _ReturnedItems([None if j is None else rets[j] for j in order], kind=rets.kind, stored=rets.stored)
+    for i, w in enumerate(ws):  # backward also stores self.dW / grads['W']: what an optimizer steps with
+        r = rets[len(inputs) + i]
+        names = [f"{d}[{w!r}]" for d in GRAD_DICTS] if keys else [g.format(w) for g in GRAD_NAMES]
+        s = next((n for n in names if isinstance(rets.stored.get(n), np.ndarray)
+                  and rets.stored[n].shape == np.shape(weights[w])), None)
+        if s is not None and r is None:  # returned (dX, dW), stored self.db: the stored one is checked
+            stored[w] = s
+            notes.append(f"the check reads the stored {'self.' * (not keys)}{s} in its place")
+        if s is None or r is None or np.array_equal(rets.stored[s], r):
+            continue
+        wrong = _farther(obj, inputs, kw, weights[w], {"stored": rets.stored[s], "returned": r})
+        where = f"self.{s}" if not keys else s
+        notes.append(f"backward stores {where} and returns d{w}, and they differ: the check reads "
+                     + (f"the stored {where}" if wrong == "stored" else f"the returned d{w}")
+                     + ", the one further from a finite difference of forward (both must be right)")
+        if wrong == "stored":
+            stored[w] = s
+    rg = ReturnedGradients(len(inputs), {w: tuple(np.shape(weights[w])) for w in ws},
+                           [w for w in ws] if keys else None, keep=stored, order=order)
     rg.attach(obj)
-    info.update(protocol="returned", text=rg.text(obj, inputs))
-    return {w: f"grads[{w!r}]" if keys else f"_gradcheck_returned[{i}]" for i, w in enumerate(ws)}
+    info.update(protocol="returned", text=rg.text(obj, inputs) + "".join(f"; {t}" for t in notes))
+    return {w: stored.get(w) or (f"grads[{w!r}]" if keys else f"_gradcheck_returned[{i}]") for i, w in enumerate(ws)}
+
+
+def _farther(obj, inputs, kw, weight, grads):
+    """The key of ``grads`` (``{"stored": dW, "returned": dW}``) further from the central difference of
+    ``L = sum(forward(*inputs) * dY)`` along one random direction of ``weight`` (the probe's dY; state restored)."""
+    u = np.random.default_rng(11).standard_normal(np.shape(weight))
+    eps = 1e-6 * max(1.0, float(np.max(np.abs(weight)))) if np.size(weight) else 1e-6
+    with _all_undone([obj]) as rewind:
+        base, f = weight.copy(), []
+        for t in (eps, -eps):
+            rewind()
+            weight[...] = base + t * u
+            y = obj.forward(*[x.copy() for x in inputs], **kw)
+            f.append(float(np.sum(np.asarray(y, dtype=np.float64)
+                                  * np.random.default_rng(7).standard_normal(np.shape(y)))))
+        weight[...] = base
+    d = (f[0] - f[1]) / (2 * eps)
+    return max(grads, key=lambda k: abs(float(np.sum(grads[k] * u)) - d))
 
 
 def _one_per_memory(obj, children, pairs, info):

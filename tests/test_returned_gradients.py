@@ -112,9 +112,9 @@ def test_two_inputs_and_same_shaped_weights_say_how_they_were_paired(tmp_path):
 
 
 @pytest.mark.parametrize("ret, came, want", [
-    ("dY @ self.W.T, self.X.T @ dY", "a tuple of 2 arrays ((4, 5), (5, 3))",
+    ("dY @ self.W.T, dY", "a tuple of 2 arrays ((4, 5), (4, 3))",
      "the tuple (dX, dW, db) of shapes (4, 5), (5, 3), (3,)"),
-    ("[dY @ self.W.T, dY.sum(axis=0), self.X.T @ dY]", "a list of 3 arrays ((4, 5), (3,), (5, 3))",
+    ("[dY @ self.W.T, dY.sum(axis=0), dY.sum(axis=0)]", "a list of 3 arrays ((4, 5), (3,), (3,))",
      "one per weight in the order the class defines them (W, b)"),
     ("dY @ self.W.T, self.X.T @ dY, 'db'", "a tuple of 3 items ((4, 5), (5, 3), str)", "expected dX alone (shape (4, 5))"),
 ])
@@ -124,3 +124,62 @@ def test_a_tuple_that_does_not_line_up_is_a_protocol_error(tmp_path, ret, came, 
     assert p.returncode == 3, t
     assert f"Linear.backward(dY) returned {came}; gradcheck expected dX alone (shape (4, 5))" in t, t
     assert want in t and "Traceback" not in t, t
+
+
+STORES = LINEAR.replace("        return {RETURN}", """        self.dW, self.db = {STORED}
+        return {RETURN}""")
+GRADS = PARAMS.replace("        return dY @ self.params[\"W\"].T, self.X.T @ dY, {DB}", """        self.grads = {"W": {STORED_W}, "b": dY.sum(axis=0)}
+        return dY @ self.params["W"].T, self.X.T @ dY, dY.sum(axis=0)""")
+
+
+@pytest.mark.parametrize("src, words, code", [
+    # X18: the stored gradient (the optimizer's) wrong, the returned one right: was a PASS
+    (STORES.replace("{STORED}", "2 * (self.X.T @ dY), dY.sum(axis=0)").replace("{RETURN}", RIGHT),
+     "backward stores self.dW and returns dW, and they differ: the check reads the stored self.dW", 1),
+    (GRADS.replace("{STORED_W}", "2 * (self.X.T @ dY)"),
+     "backward stores grads['W'] and returns dW, and they differ: the check reads the stored grads['W']", 1),
+    # the returned one wrong, the stored one right
+    (STORES.replace("{STORED}", "self.X.T @ dY, dY.sum(axis=0)").replace("{RETURN}", RIGHT.replace("dY.sum(", "dY.mean(")),
+     "backward stores self.db and returns db, and they differ: the check reads the returned db", 1),
+    # the correct twin: both right (computed apart) and nothing said
+    (STORES.replace("{STORED}", "self.X.T @ dY, dY.sum(axis=0)").replace("{RETURN}", RIGHT), "", 0),
+    (GRADS.replace("{STORED_W}", "self.X.T @ dY"), "", 0),
+])
+def test_gradients_both_stored_and_returned_are_both_checked(tmp_path, src, words, code):
+    p = check(student(tmp_path, src))
+    t = both(p)
+    assert p.returncode == code, t
+    if code:
+        assert " ".join(words.split()) in " ".join(t.split()) and "(both must be right)" in " ".join(t.split()), t
+        assert "FAIL: Linear: gradient mismatch in" in t, t
+    else:
+        assert "PASS: Linear: every gradient (dX, dW, db) matches" in t and "they differ" not in t, t
+
+
+@pytest.mark.parametrize("ret, code, words", [
+    # X9: every gradient's shape differs, so the items pair by shape whatever their order (was exit 3)
+    ("dY @ self.W.T, dY.sum(axis=0), self.X.T @ dY", 0, "PASS: Linear: every gradient (dX, dW, db) matches"),
+    ("[self.X.T @ dY, dY.sum(axis=0), dY @ self.W.T]", 0, "PASS: Linear: every gradient (dX, dW, db) matches"),
+    ("dY @ self.W.T, dY.mean(axis=0), self.X.T @ dY", 1, "db is the mean over the batch, not the sum"),
+    # a forgotten gradient is a wrong result naming it (was exit 3)
+    ("dY @ self.W.T, self.X.T @ dY", 1, "returned None for db; expected an array of shape (3,)"),
+    ("dY @ self.W.T, None, dY.sum(axis=0)", 1, "returned None for dW; expected an array of shape (5, 3)"),
+])
+def test_items_with_distinct_shapes_pair_by_shape(tmp_path, ret, code, words):
+    p = check(student(tmp_path, LINEAR.replace("{RETURN}", ret)))
+    t = " ".join(both(p).split())
+    assert p.returncode == code, t
+    assert words in t, t
+    order = "dW, db, dX" if ret.startswith("[") else "dX, None, db" if "None" in ret else \
+        "dX, db, dW" if "sum" in ret.split(",")[1] or "mean" in ret.split(",")[1] else "dX, dW"
+    assert f"backward returns ({order}): paired by shape, every gradient's shape differing" in t, t
+
+
+def test_a_gradient_not_returned_but_stored_is_read_from_where_it_is_stored(tmp_path):
+    src = STORES.replace("self.dW, self.db = {STORED}", "self.db = dY.mean(axis=0)  # BUG").replace(
+        "{RETURN}", "dY @ self.W.T, self.X.T @ dY")
+    p = check(student(tmp_path, src))
+    t = " ".join(both(p).split())
+    assert p.returncode == 1, t
+    assert "db not returned; the check reads the stored self.db in its place" in t, t
+    assert "db is the mean over the batch, not the sum" in t, t

@@ -127,6 +127,11 @@ EXPECTED = {
     # session 9 (W9): a scalar parameter's gradient x0.5; dh = dz @ Wh for a square Wh (dz = dY * tanh')
     "activations.py::PReLUDalphaHalf": "factor",
     "pool_embed_rnn.py::RNNDhUntransposed": "transposed-weight",
+    # issue 10 (X18): backward stores self.dW and returns (dX, dW, db): both checked
+    "linear.py::LinearStoresMeanBiasReturnsRight": "bias-mean",
+    "linear.py::LinearStoresRightReturnsSignW": "wrong-sign",
+    # issue 10 (X9): backward returns (dX, db, dW), every shape distinct: paired by shape
+    "linear.py::LinearReturnsGradsByShapeMeanBias": "bias-mean",
 }
 
 #: Bugs no signature names: each must FAIL with "wrong-values" (no known bug pattern), never a wrong name.
@@ -148,7 +153,8 @@ CORRECT = ["linear.py::LinearOutIn", "linear.py::LinearInOut", "activations.py::
            "activations.py::DropoutTrainFlg", "activations.py::DropoutModeTraining",
            "activations.py::Swish", "linear.py::LinearReturnsGrads", "linear.py::LinearReturnsGradsDict",
            "styles.py::SlotsLinear", "styles.py::MangledLinear", "styles.py::TorchLinear", "styles.py::DequeMLP",
-           "styles.py::SeqMLP"]
+           "styles.py::SeqMLP",
+           "linear.py::LinearStoresAndReturnsGrads", "linear.py::LinearReturnsGradsByShape"]
 
 
 def load(key: str):

@@ -279,3 +279,39 @@ class LinearReturnsGradsDictSign(LinearReturnsGradsDict):
     def backward(self, dY):
         dX, dW, db = super().backward(dY)
         return dX, -dW, db  # BUG: dW with the wrong sign
+
+
+class LinearStoresAndReturnsGrads(LinearReturnsGrads):
+    """backward both stores self.dW, self.db (what an optimizer steps with) and returns (dX, dW, db): both are
+    checked (the issue-10 tester's X18: only the returned ones were, so a wrong stored dW passed)."""
+
+    def backward(self, dY):
+        self.dW, self.db = self.X.T @ dY, dY.sum(axis=0)
+        return dY @ self.W.T, self.X.T @ dY, dY.sum(axis=0)
+
+
+class LinearStoresMeanBiasReturnsRight(LinearStoresAndReturnsGrads):
+    def backward(self, dY):
+        r = super().backward(dY)
+        self.db = dY.mean(axis=0)  # BUG: the stored db (the optimizer's) is the mean; the returned one is right
+        return r
+
+
+class LinearStoresRightReturnsSignW(LinearStoresAndReturnsGrads):
+    def backward(self, dY):
+        dX, dW, db = super().backward(dY)
+        return dX, -dW, db  # BUG: the returned dW has the wrong sign; the stored self.dW is right
+
+
+class LinearReturnsGradsByShape(LinearReturnsGrads):
+    """backward returns (dX, db, dW): every gradient's shape differs, so gradcheck pairs them by shape (X9)."""
+
+    def backward(self, dY):
+        dX, dW, db = super().backward(dY)
+        return dX, db, dW
+
+
+class LinearReturnsGradsByShapeMeanBias(LinearReturnsGrads):
+    def backward(self, dY):
+        dX, dW, _ = super().backward(dY)
+        return dX, dY.mean(axis=0), dW  # BUG: the mean over the batch, not the sum
