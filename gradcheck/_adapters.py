@@ -24,6 +24,7 @@ pair's adapter (:func:`class_cache`); ``NAME_backward_alt`` pairs with ``NAME_fo
 import ast
 import contextlib
 import copy
+import functools
 import inspect
 import json
 import random
@@ -116,7 +117,17 @@ def _source(fn):
 
 def _kwargs_keys(fn):
     """``{key: default}`` of the switches (:data:`MODE_KEYWORDS`, not ``training``) forward reads from its
-    ``**kwargs``: ``kw.get("train_flg", False)`` (default False), ``kw["mode"]`` (no default)."""
+    ``**kwargs``: ``kw.get("train_flg", False)`` (default False), ``kw["mode"]`` (no default). Read once per
+    function (:func:`_takes_training` asks at each forward)."""
+    func = getattr(fn, "__func__", fn)
+    try:
+        return dict(_kwargs_keys_of(func))
+    except TypeError:  # an unhashable callable: read each time
+        return dict(_kwargs_keys_of.__wrapped__(func))
+
+
+@functools.lru_cache(maxsize=256)
+def _kwargs_keys_of(fn):
     kw = next((p.name for p in (_params(fn) or {}).values() if p.kind == p.VAR_KEYWORD), None)
     tree = _source(fn) if kw else None
     keys = {}
@@ -130,7 +141,7 @@ def _kwargs_keys(fn):
             continue
         if isinstance(key, ast.Constant) and key.value in MODE_KEYWORDS and key.value not in keys:
             keys[key.value] = default.value if isinstance(default, ast.Constant) else inspect.Parameter.empty
-    return keys
+    return tuple(keys.items())
 
 
 def _switch_params(fn):
