@@ -25,6 +25,7 @@ import ast
 import collections.abc
 import contextlib
 import copy
+import functools
 import inspect
 import json
 import random
@@ -102,8 +103,80 @@ def _params(fn):
 
 
 def _takes_training(fn):
+    """forward takes ``training``: an argument of that name (not given a str/int default: an unread
+    switch, :func:`unread_flag`), or ``**kwargs`` whose source reads no other switch (:func:`_kwargs_keys`)."""
     ps = _params(fn)
-    return ps is None or any(p.name == "training" or p.kind == p.VAR_KEYWORD for p in ps.values())
+    return ps is None or any(p.name == "training" and (p.default is None or p.default is p.empty or isinstance(
+        p.default, bool)) or p.kind == p.VAR_KEYWORD and not _kwargs_keys(fn) for p in ps.values())
+
+
+def _source(fn):
+    """The ast of ``fn``'s source, or None when it cannot be read."""
+    try:
+        return ast.parse(textwrap.dedent(inspect.getsource(fn)))
+    except (OSError, TypeError, SyntaxError, ValueError):
+        return None
+
+
+def _kwargs_keys(fn):
+    """``{key: default}`` of the switches (:data:`MODE_KEYWORDS`, not ``training``) forward reads from its
+    ``**kwargs``: ``kw.get("train_flg", False)`` (default False), ``kw["mode"]`` (no default). Read once per
+    function (:func:`_takes_training` asks at each forward)."""
+    func = getattr(fn, "__func__", fn)
+    try:
+        return dict(_kwargs_keys_of(func))
+    except TypeError:  # an unhashable callable: read each time
+        return dict(_kwargs_keys_of.__wrapped__(func))
+
+
+@functools.lru_cache(maxsize=256)
+def _kwargs_keys_of(fn):
+    kw = next((p.name for p in (_params(fn) or {}).values() if p.kind == p.VAR_KEYWORD), None)
+    tree = _source(fn) if kw else None
+    keys = {}
+    for node in ast.walk(tree) if tree else ():
+        if isinstance(node, ast.Call) and isinstance(f := node.func, ast.Attribute) and f.attr == "get" \
+                and isinstance(f.value, ast.Name) and f.value.id == kw and node.args:
+            key, default = node.args[0], (node.args[1:2] or [None])[0]
+        elif isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) and node.value.id == kw:
+            key, default = node.slice, None
+        else:
+            continue
+        if isinstance(key, ast.Constant) and key.value in MODE_KEYWORDS and key.value not in keys:
+            keys[key.value] = default.value if isinstance(default, ast.Constant) else inspect.Parameter.empty
+    return tuple(keys.items())
+
+
+def _switch_params(fn):
+    """forward's parameters by name, with the switches read from ``**kwargs`` as keyword-only ones."""
+    ps = dict(_params(fn) or {})
+    for k, d in _kwargs_keys(fn).items():
+        ps.setdefault(k, inspect.Parameter(k, inspect.Parameter.KEYWORD_ONLY, default=d))
+    return ps
+
+
+def _switch_attr(fn):
+    """``self.<name>`` of the training switch forward reads as an attribute (PyTorch's ``self.training``,
+    ``self.is_train`` set by a training loop): ``training`` or a name of :data:`MODE_KEYWORDS` whose
+    value on the object is a bool or str; ``training`` when the class has ``train()``/``eval()`` methods
+    (nn.Module's) and forward reads no such attribute; else None."""
+    obj, tree = getattr(fn, "__self__", None), _source(fn)
+    if obj is None:
+        return None
+    me = next(iter(inspect.signature(fn.__func__).parameters), "self") if hasattr(fn, "__func__") else "self"
+    read = [n.attr for n in ast.walk(tree) if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name)
+            and n.value.id == me] if tree else []
+    for name in [n for n in ("training", *MODE_KEYWORDS) if n in read]:
+        if isinstance(getattr(obj, name, None), (bool, str)):
+            return name
+    return "training" if _mode_methods(obj) else None
+
+
+def _mode_methods(obj):
+    """True when ``obj`` has nn.Module-style ``train()`` and ``eval()`` methods taking no required argument."""
+    ms = [getattr(obj, m, None) for m in ("train", "eval")]  # train(mode=True), eval(): no training loop
+    return all(callable(m) and (ps := _params(m)) is not None and len(ps) <= n and not any(
+        p.default is p.empty and p.kind in _POSITIONAL for p in ps.values()) for m, n in zip(ms, (1, 0)))
 
 
 def mode_keyword(fn):
@@ -115,7 +188,9 @@ def mode_keyword(fn):
     :data:`EVAL_WORDS` for eval (else ``"eval"`` if that is the default, else ``"test"``, CS231n's), the
     first other word for training (else ``"train"``).
     """
-    ps = {} if _takes_training(fn) else _params(fn)
+    if _takes_training(fn):
+        return None
+    ps = _switch_params(fn)
     for name in MODE_KEYWORDS:
         p = ps.get(name)
         if p is None or p.kind not in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY):
@@ -129,20 +204,34 @@ def mode_keyword(fn):
                             key=lambda w: not w.lower().startswith("train"))
             return (name, evals[0] if evals else "eval" if p.default == "eval" else "test",
                     trains[0] if trains else "train")
+    if unread_flag(fn, ps) is None and (attr := _switch_attr(fn)) is not None:
+        return _attr_keyword(fn, attr)
     return None
+
+
+def _attr_keyword(fn, attr):
+    """:func:`mode_keyword` of an attribute switch ``self.<attr>``: booleans as the argument's, a string's
+    words read from forward's source (``self.mode == "train"``)."""
+    name = "self." + attr
+    if attr in EVAL_FLAGS:
+        return name, True, False
+    value = getattr(fn.__self__, attr, None)
+    if not isinstance(value, str):
+        return name, False, True
+    words = [*mode_words(fn, name), value]
+    evals = [w for w in words if w.lower() in EVAL_WORDS]
+    trains = [w for w in words if w.lower() not in EVAL_WORDS]
+    return name, evals[0] if evals else "test", trains[0] if trains else "train"
 
 
 def mode_words(fn, name):
     """The strings ``fn``'s source compares its argument ``name`` with (``mode == "training"``, ``mode in
     ("train", "fit")``), in order; ``[]`` when the source cannot be read."""
-    try:
-        tree = ast.parse(textwrap.dedent(inspect.getsource(fn)))
-    except (OSError, TypeError, SyntaxError, ValueError):
-        return []
+    tree = _source(fn)
     words = []
-    for node in ast.walk(tree):
+    for node in ast.walk(tree) if tree else ():
         sides = [node.left, *node.comparators] if isinstance(node, ast.Compare) else []
-        if not any(isinstance(s, ast.Name) and s.id == name for s in sides):
+        if not any(_refers(s, name) for s in sides):
             continue
         for s in sides:
             for c in s.elts if isinstance(s, (ast.Tuple, ast.List, ast.Set)) else [s]:
@@ -151,13 +240,28 @@ def mode_words(fn, name):
     return words
 
 
-def unread_flag(fn):
-    """``(name, default)`` of forward's first boolean argument that is no training switch gradcheck reads
-    (:func:`mode_keyword`), or None: only its default is ever passed."""
-    if _takes_training(fn) or mode_keyword(fn) is not None:
+def _refers(node, name):
+    """``node`` is the switch ``name``: the argument ``mode``, ``kw.get("mode")`` / ``kw["mode"]`` (a switch
+    read from ``**kwargs``), or the attribute ``self.mode`` when ``name`` is ``"self.mode"``."""
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "get":
+        node = node.args[0] if node.args else node
+    elif isinstance(node, ast.Subscript):
+        node = node.slice
+    return (isinstance(node, ast.Name) and node.id == name or isinstance(node, ast.Constant) and node.value == name
+            or isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and "self." + node.attr == name)
+
+
+def unread_flag(fn, ps=None):
+    """``(name, default)`` of forward's first argument that is no training switch gradcheck reads
+    (:func:`mode_keyword`), or None: only its default is ever passed. Such an argument is a boolean, or a
+    switch name of :data:`MODE_KEYWORDS` (or ``training``) whose default is a number or a string that is no
+    mode word (``mode=0``, ``training="no"``)."""
+    if ps is None and (_takes_training(fn) or mode_keyword(fn) is not None):
         return None
-    return next(((p.name, p.default) for p in (_params(fn) or {}).values()
-                 if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY) and isinstance(p.default, bool)), None)
+    return next(((p.name, p.default) for p in (ps or _switch_params(fn)).values()
+                 if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY) and (isinstance(p.default, bool) or (
+                     p.name in (*MODE_KEYWORDS, "training") and isinstance(p.default, (int, float, str))
+                     and not (p.name in MODE_STRINGS and isinstance(p.default, str))))), None)
 
 
 def _training_kw(fn, training, keyword=None):
@@ -167,6 +271,13 @@ def _training_kw(fn, training, keyword=None):
     if training is None or keyword is None:
         return {}
     name, off, on = keyword
+    if name.startswith("self."):  # an attribute switch: set on the object (train()/eval() where it has them)
+        obj = fn.__self__
+        if name == "self.training" and _mode_methods(obj):
+            obj.train() if training else obj.eval()
+        else:
+            setattr(obj, name[5:], on if training else off)
+        return {}
     return {name: on if training else off}
 
 
@@ -1644,6 +1755,22 @@ def _pair_info(obj, inputs):
 
 
 def adapt(obj, inputs=None, training=True):
+    """:func:`_adapt`, with an attribute training switch (``self.training``, :func:`_switch_attr`) that its
+    probes set put back to the value it had: ``(layer, info)``."""
+    mk = mode_keyword(obj.forward) if callable(getattr(obj, "forward", None)) else None
+    attr = mk[0][5:] if mk and mk[0].startswith("self.") else None
+    kept = getattr(obj, attr, _MISSING) if attr else _MISSING
+    try:
+        return _adapt(obj, inputs, training)
+    finally:
+        if attr and kept is not _MISSING:
+            setattr(obj, attr, kept)
+
+
+_MISSING = object()
+
+
+def _adapt(obj, inputs=None, training=True):
     """Present ``obj`` (what :func:`build` returned) as a manualprop layer: ``(layer, info)``.
 
     ``inputs``: probe inputs (without them, the gradient attributes the object has now); ``training``

@@ -323,21 +323,22 @@ def _mode_why(layer, requested, ran: tuple[bool, ...], words=("training", "False
     from .config import training_modes
 
     name, off, on = words
+    takes = "reads" if name.startswith("self.") else "takes"  # an attribute switch (self.training)
     if requested != "auto":
         return f": as --{'training' if requested else 'eval'} asks"
     if len(training_modes(layer, "auto")) < 2:
         return ""
     if ran == (True,):  # diagnose_layer's _eval_identity: the eval forward returns X (a Dropout)
-        return (f": forward takes {name}; with {name}={off} it returns X itself, so eval mode was "
+        return (f": forward {takes} {name}; with {name}={off} it returns X itself, so eval mode was "
                 "checked as the identity (see the note)")
     if len(ran) < 2 and unread:  # mode='train'/'test' guessed: no branch of forward may test them
-        return (f": forward takes {name}, but its source compares {name} with neither {on} nor {off} (the "
+        return (f": forward {takes} {name}, but its source compares {name} with neither {on} nor {off} (the "
                 f"values gradcheck passed), and both gave the same output: a branch of forward that another "
                 f"{name} selects may never have run; only this one forward was checked")
     if len(ran) < 2:
-        return (f": forward takes {name}, but {name}={on} gave the same output as {name}={off} on "
+        return (f": forward {takes} {name}, but {name}={on} gave the same output as {name}={off} on "
                 "this input, so it was checked once (--training checks the training forward alone)")
-    return f": forward takes {name}, so both modes are checked (--eval or --training checks one)"
+    return f": forward {takes} {name}, so both modes are checked (--eval or --training checks one)"
 
 
 def _no_switch_lines(info, init, requested) -> list[str]:
@@ -348,12 +349,15 @@ def _no_switch_lines(info, init, requested) -> list[str]:
     modes, flag = _modes(init), info.get("unread_flag")
     if flag:
         name, value = flag
+        other = (f"the branch {name}={value == 'False'} selects" if value in ("True", "False")
+                 else f"a branch another value of {name} selects")
         lines = [f"mode: forward's default alone (forward(X), {name}={value} by default)",
-                 f"WARNING: forward takes a boolean {name} that gradcheck does not read as a training switch, so "
-                 f"only {name}={value} (its default) was checked; the branch {name}={value == 'False'} selects "
+                 f"WARNING: forward takes {'a boolean ' * (value in ('True', 'False'))}{name} that gradcheck does "
+                 f"not read as a training switch, so only {name}={value} (its default) was checked; {other} "
                  f"never ran. Switches read: training, {', '.join(TRAIN_FLAGS)} (True: training), "
-                 f"{', '.join(EVAL_FLAGS)} (True: eval), mode/phase strings; rename {name} to one of them to "
-                 "have both modes checked."]
+                 f"{', '.join(EVAL_FLAGS)} (True: eval), mode/phase strings; "
+                 + (f"rename {name} to one of them" if value in ("True", "False") else
+                    f"make {name} a boolean, or a mode/phase string ('train'/'test')") + " to have both modes checked."]
     else:
         lines = [f"mode: as given in --init ({', '.join(modes)}); the forward has no training argument"
                  if info.get("protocol") == "cs231n" and modes else "mode: eval (forward has no training argument)"]
@@ -380,9 +384,11 @@ def protocol_lines(layer, init: dict[str, Any], training: tuple[bool, ...] = (Fa
     else:
         name, off, on = info.get("mode_keyword") or ("training", "False", "True")
         calls = ", then ".join(f"{name}={on if t else off}" for t in training)
+        if name.startswith("self."):  # an attribute switch (self.training), set before each forward
+            calls = f"{name} = " + ", then ".join(on if t else off for t in training)
         unread = "mode_words" in info and not {on, off} & set(info["mode_words"])
         lines.append("mode: " + " and ".join("training" if t else "eval" for t in training)
-                     + f" (forward(X, {calls}))"
+                     + (f" ({calls})" if name.startswith("self.") else f" (forward(X, {calls}))")
                      + _mode_why(layer, requested, training, (name, off, on), unread))
     unchecked, unseen = list(info.get("unchecked") or []), list(info.get("unseen") or [])
     unsure = [str(a) for a in info.get("ambiguous") or []]  # "W (5, 3): gW, hW"

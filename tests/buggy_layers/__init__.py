@@ -112,6 +112,9 @@ EXPECTED = {
     "activations.py::DropoutTrainFlgNoScale": "mask-scale",
     "activations.py::DropoutModeTrainingNoScale": "mask-scale",
     "activations.py::DropoutDeterministicNoScale": "mask-scale",
+    # issue 10 (X3, X5): PyTorch's self.training attribute (train()/eval()), a switch read from **kwargs
+    "activations.py::DropoutSelfTrainingNoScale": "mask-scale",
+    "activations.py::DropoutKwargsNoScale": "mask-scale",
     # session 9 (V11a): part of a float64 forward computed in float32 (was "no known bug pattern", kinks listed)
     "activations.py::SwishExpFloat32": "float32-inside",
     "activations.py::SoftplusHalfFloat32": "float32-inside",

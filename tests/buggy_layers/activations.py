@@ -271,6 +271,33 @@ class DropoutDeterministicNoScale(DropoutTrainFlgNoScale):
         return super().forward(X, not deterministic)
 
 
+class DropoutSelfTrainingNoScale(DropoutTrainFlgNoScale):
+    """PyTorch's switch: the attribute self.training, flipped by train()/eval() as nn.Module's (X3)."""
+
+    ADAPT = True  # the switch is read on the instance
+
+    def __init__(self, p=0.5, seed=0):
+        super().__init__(p, seed)
+        self.training = False
+
+    def train(self, mode=True):
+        self.training = mode
+        return self
+
+    def eval(self):
+        return self.train(False)
+
+    def forward(self, X):
+        return super().forward(X, self.training)
+
+
+class DropoutKwargsNoScale(DropoutTrainFlgNoScale):
+    """The switch read from **kwargs: kw.get("train_flg", False) (X5)."""
+
+    def forward(self, X, **kw):
+        return super().forward(X, kw.get("train_flg", False))
+
+
 class Swish:
     """Y = X * sigmoid(X) (SiLU)."""
 
