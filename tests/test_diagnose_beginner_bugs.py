@@ -375,7 +375,8 @@ def test_cli_cs231n_dropout_is_told_to_seed_dropout_param(tmp_path):
     init = {"dropout_param": {"p": 0.5, "mode": "train"}}
     p = run("check", "csdrop.py::dropout", "--input-shape", "8,5", "--init", json.dumps(init), cwd=tmp_path)
     text = flat(p.stdout)
-    assert p.returncode == 1 and "non-deterministic" in text, p.stdout + p.stderr
+    # not checkable as it stands: exit 3 (tester9 W15), with the advice that makes it checkable
+    assert p.returncode == 3 and "non-deterministic" in text, p.stdout + p.stderr
     assert "give dropout_param a 'seed'" in text and "np.random.seed(dropout_param['seed'])" in text
     assert "fix_mask" not in text
     init["dropout_param"]["seed"] = 0  # as advised: the check runs and names the bug
