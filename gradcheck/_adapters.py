@@ -836,6 +836,15 @@ class BoundLoss:
         self.info = {"protocol": "loss", "call": call, "by_name": by_name, "pred_arg": names[roles.index("y_pred")]
                      if len(names) == 2 else "", "upstream": self.upstream or ""}
 
+    @property
+    def params(self):
+        """The student's loss's own ``params`` (a learnable temperature; a wrong type is refused as before)."""
+        return getattr(self.obj, "params", None)
+
+    @property
+    def grads(self):
+        return getattr(self.obj, "grads", None)
+
     def forward(self, y_true, y_pred):
         return self.obj.forward(*((y_pred, y_true) if self.pred_first else (y_true, y_pred)))
 
