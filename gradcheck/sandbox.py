@@ -51,6 +51,7 @@ from . import isolation as iso
 from ._adapters import expected
 from ._validation import PARAM_MEMORY_FIX, dtype_error, fmt_shape, own_memory, paragraph
 from .errors import GraderError, GradientShapeError, ProtocolError, StudentCodeError, UsageError
+from .sources import input_written
 
 __all__ = ["Sandbox", "SandboxError", "RemoteLayer", "RemoteLoss", "SHADOW_NAMES", "DEFAULT_TIMEOUT",
            "sibling_files", "support"]
@@ -871,20 +872,6 @@ def _names(names: Sequence[str], n: int) -> list[str]:
     return list(names) if len(names) >= n else ["X"] if n == 1 else [f"X{i}" for i in range(n)]
 
 
-def _input_written(owner: str, meta: dict, names: Sequence[str], what: str = "a layer") -> None:
-    """InputModifiedError (exit 1) when the forward reply says an input (``names[i]``) was written
-    into, in the words of :func:`gradcheck.sources.manual_forward`."""
-    mutated = [i for i in meta.get("mutated") or [] if isinstance(i, int) and 0 <= i < len(names)]
-    if mutated:
-        from .errors import InputModifiedError
-
-        n = names[mutated[0]]
-        raise InputModifiedError(paragraph(
-            f"{owner}.forward modified its input {n} in place;",
-            f"{what} must not write into {n} (the previous layer or the caller still uses it).",
-            "Compute into a new array instead, e.g. np.maximum(X, 0) rather than X[X < 0] = 0."))
-
-
 class _Remote:
     """Shared part of :class:`RemoteLayer` and :class:`RemoteLoss`."""
 
@@ -945,6 +932,24 @@ class _Remote:
             raise StudentCodeError(meta["cache_written"][:2000])
         return meta
 
+    def _value(self, desc: Any, call: str) -> np.ndarray:
+        """A forward's described value: a layer's output Y, or a loss's value L (a number allowed)."""
+        return _value_to_array(desc, owner=self.class_name, tensor="L" if self._loss else "Y", produced_by=call,
+                               allow_scalar=self._loss)
+
+    def _forward(self, inputs: Sequence[Any], training: bool | None) -> tuple[np.ndarray, str]:
+        """One forward in the child on ``inputs`` (a loss's: y_true, y_pred); its value and the call's text.
+        InputModifiedError (exit 1) when the reply says it wrote into an input."""
+        xs = _inputs(inputs)
+        call = self._call_text(xs, training)
+        meta = self._call("forward", call, {"inputs": xs, "params": self.params, "training": training},
+                          f"Expected forward to return {'the loss as a float' if self._loss else 'the output array'}.")
+        self._last_inputs, self.call_keywords = xs, _keywords(meta.get("keywords"))
+        names = ["y_true", "y_pred"] if self._loss else _names(self.forward_params, len(xs))
+        if mutated := [i for i in meta.get("mutated") or [] if isinstance(i, int) and 0 <= i < len(names)]:
+            raise input_written(self.class_name, names[mutated[0]], "a loss" if self._loss else "a layer")
+        return self._value(meta.get("value"), call), call
+
     def forward_many(self, inputs_list: Sequence[Any], params_list: Sequence[Mapping[str, np.ndarray] | None]
                      | None = None, *, training: bool | None = False,
                      edits_list: Sequence[Sequence[tuple[str, int, float]]] | None = None) -> list[np.ndarray]:
@@ -972,8 +977,7 @@ class _Remote:
                           {"batches": batches, "params_list": [dict(self.params if p is None else p) for p in plist],
                            "training": training, "edits": edits}, "Expected forward to return the output array.",
                           lambda m: f"{self.class_name}.{call} (forward {m.get('index', '?')} of {len(batches)})")
-        return [_value_to_array(v, owner=self.class_name, tensor="L" if self._loss else "Y",
-                                produced_by=call, allow_scalar=self._loss) for v in meta.get("values", [])]
+        return [self._value(v, call) for v in meta.get("values", [])]
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         return self.forward(*args, **kwargs)
@@ -1010,7 +1014,7 @@ class RemoteLayer(_Remote):
         names = self.forward_params
 
         def forward(*inputs: np.ndarray, training: bool = False) -> np.ndarray:
-            return self._forward(inputs, training)
+            return self._forward(inputs, training)[0]
         if len(names) > 1:  # let gradcheck name the inputs (dQ, dK, dV) as the student did
             import inspect
             P = inspect.Parameter
@@ -1082,16 +1086,6 @@ class RemoteLayer(_Remote):
         tr = "" if training is None or self.signature.get("forward_training") is False else f", training={training}"
         return f"forward({', '.join(names[:len(inputs)])}{tr}) with {xs}"
 
-    def _forward(self, inputs: Sequence[Any], training: bool | None) -> np.ndarray:
-        xs = _inputs(inputs)
-        call = self._call_text(xs, training)
-        meta = self._call("forward", call, {"inputs": xs, "params": self.params, "training": training},
-                          "Expected forward to return the output array.")
-        self._last_inputs = xs
-        self.call_keywords = _keywords(meta.get("keywords"))
-        _input_written(self.class_name, meta, _names(self.forward_params, len(xs)))
-        return _value_to_array(meta.get("value"), owner=self.class_name, tensor="Y", produced_by=call)
-
     def backward(self, dY: np.ndarray) -> Any:
         """The student's ``backward(dY)``: fills :attr:`grads`, returns dX (an ndarray, a tuple or None).
         Raises SandboxError (it raised, the child died or timed out, the staff policy) or
@@ -1135,13 +1129,7 @@ class RemoteLoss(_Remote):
 
     def forward(self, y_true: Any, y_pred: Any) -> float:
         """The student's loss value (a float, validated); SandboxError, GradientShapeError as in backward."""
-        yt, yp = np.asarray(y_true), np.asarray(y_pred)
-        call = self._call_text([yp])
-        meta = self._call("forward", call, {"inputs": [yt, yp], "params": {}, "training": None},
-                          "Expected forward to return the loss as a float.")
-        _input_written(self.class_name, meta, ["y_true", "y_pred"], "a loss")
-        arr = _value_to_array(meta.get("value"), owner=self.class_name, tensor="L", produced_by=call,
-                              allow_scalar=True)
+        arr, call = self._forward([y_true, y_pred], None)
         if arr.size != 1:
             raise GradientShapeError(f"{self.class_name}.{call} returned an array of shape {fmt_shape(arr.shape)}; "
                                      f"expected a single number (the loss).")

@@ -19,7 +19,7 @@ from . import _validation as V
 from ._adapters import _is_layer, cache_guard, walk
 from .errors import InputModifiedError, StudentCodeError, TwinError, UsageError
 
-__all__ = ["Call", "in_place", "manual_source", "guarded_backward", "tape_source", "reference_source",
+__all__ = ["Call", "in_place", "input_written", "manual_source", "guarded_backward", "tape_source", "reference_source",
            "build_twin", "constructor_kwargs", "copy_params_to_twin", "resolve_twin", "share_masks",
            "hold_masks", "training_differs", "SAME_IN_BOTH_MODES", "TapeUnavailable"]
 
@@ -78,14 +78,19 @@ def in_place(owner: str, method: str, tensor: str, example: str, why: str = "", 
         f"Compute into a new array instead, e.g. {example}."))
 
 
+def input_written(owner: str, name: str, what: str = "a layer") -> InputModifiedError:
+    """The error of a forward that wrote into its input ``name`` (in process, or in the sandbox's child)."""
+    return in_place(owner, "forward", f"input {name}", "np.maximum(X, 0) rather than X[X < 0] = 0",
+                    " (the previous layer or the caller still uses it)", what)
+
+
 def manual_forward(call: Call) -> tuple[np.ndarray, np.ndarray]:
     """Two forwards on the same input: (Y1, Y2); the input must be left unchanged."""
     x_in = [x.copy() for x in call.inputs]
     Y = call.forward(*x_in)
     for n, a, b in zip(call.names, x_in, call.inputs):
         if not np.array_equal(a, b):
-            raise in_place(call.owner, "forward", f"input {n}", "np.maximum(X, 0) rather than X[X < 0] = 0",
-                            " (the previous layer or the caller still uses it)")
+            raise input_written(call.owner, n)
     return Y, call.forward(*[x.copy() for x in call.inputs])
 
 

@@ -171,12 +171,14 @@ def _finite_reference(what: str, value: Any, *, expected: bool = False) -> np.nd
     return arr
 
 
-def _worst(got: np.ndarray, want: np.ndarray) -> tuple[int, ...]:
-    """The index of the largest difference (NaN or infinity against a number counts as largest)."""
+def _worst(got: np.ndarray, want: np.ndarray, label: str = "") -> str:
+    """Where the largest difference is (NaN or infinity against a number counts as largest), and the two
+    values: ``"largest difference at Y[0, 2]: got 1.5, expected 2"`` (``label`` "Y")."""
     with np.errstate(invalid="ignore"):
         same = (got == want) | (np.isnan(got) & np.isnan(want))
         d = np.where(same, 0.0, np.nan_to_num(np.abs(got - want), nan=np.inf))
-    return tuple(int(i) for i in np.unravel_index(int(np.argmax(d)), d.shape))
+    i = tuple(int(i) for i in np.unravel_index(int(np.argmax(d)), d.shape))
+    return f"largest difference at {label}{list(i)}: got {float(got[i]):.6g}, expected {float(want[i]):.6g}"
 
 
 def evaluation_point(layer: Any, reference: Any, *, seed: int = 0,
@@ -315,9 +317,7 @@ def layer_forward(layer: Any, X: np.ndarray, reference: Any, *, rtol: float = 1e
         return Verdict([Part("Y", points, False, msg)])
     if _agree(Y, Y_ref, rtol, atol, expect_nonfinite):
         return Verdict([Part("Y", points, True)])
-    i = _worst(Y, Y_ref)
-    return Verdict([Part("Y", points, False, f"the output differs from the expected one; largest difference at "
-                                             f"Y{list(i)}: got {Y[i]:.6g}, expected {Y_ref[i]:.6g}.")])
+    return Verdict([Part("Y", points, False, f"the output differs from the expected one; {_worst(Y, Y_ref, 'Y')}.")])
 
 
 def forward_keywords(layer: Any, X: np.ndarray, keyword: str, expected: Mapping[str, np.ndarray], *,
@@ -348,10 +348,7 @@ def forward_keywords(layer: Any, X: np.ndarray, keyword: str, expected: Mapping[
         elif close(got, want, rtol, atol):
             msg = ""
         else:
-            got = np.asarray(got, dtype=np.float64)
-            i = _worst(got, want)
-            msg = (f"{name} after forward differs from the expected value; largest difference at "
-                   f"{list(i)}: got {float(got[i]):.6g}, expected {want[i]:.6g}.")
+            msg = f"{name} after forward differs from the expected value; {_worst(np.asarray(got, float), want)}."
         verdict.parts.append(Part(name, w, not msg, msg))
     return verdict
 

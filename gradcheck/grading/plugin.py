@@ -43,7 +43,7 @@ import pytest
 
 from ..errors import GradcheckError, GraderError
 from . import checks as C
-from .runner import VISIBILITIES, check_options, result_row, write_json
+from .runner import VISIBILITIES, check_options, placeholder_results, result_row, write_json
 from .static import MAX_BYTES, forbidden_imports, format_violations, vendored_engines
 
 _MARKERS = (
@@ -514,12 +514,12 @@ def _write_results(config: pytest.Config, exitstatus: int | None) -> None:
     path, results = config.getoption("--grading-results"), config.stash.get(_RESULTS, None)
     if not path or results is None:
         return
-    partial = config.stash[_PARTIAL]
+    partial, seed = config.stash[_PARTIAL], int(config.getoption("--grading-seed"))
     if exitstatus is None:
         done = {n: e for n, e in results.items() if "score" in e}
-        tests = [_row(done[i.nodeid]) if i.nodeid in done else
-                 {**_row({**_entry(i), "fraction": 0.0}), "status": "not run"} for i in partial.get("collected", [])]
-        return write_json(Path(path), {"score": 0.0, "tests": tests, "extra_data": {"grader": "gradcheck", "complete": False}})
+        tests = [_row(done[i.nodeid]) if i.nodeid in done else _row({**_entry(i), "fraction": 0.0, "status": "not run"})
+                 for i in partial.get("collected", [])]
+        return write_json(Path(path), {**placeholder_results("", seed), "tests": tests})
     holder, grader_error = partial.get("holder"), partial.get("grader_error")
     # a graded test the session stopped before (a grader error) still counts its points (Gradescope's rule)
     unrun = ("Not graded: the autograder stopped before this test (a problem on the grader's side, not in "
@@ -528,7 +528,7 @@ def _write_results(config: pytest.Config, exitstatus: int | None) -> None:
     collected = partial.get("collected", [])
     ids = {i.nodeid for i in collected}
     tests = [_row(results[i.nodeid]) if i.nodeid in results else
-             {**_row({**_entry(i), "fraction": 0.0}), "status": "failed", "output": unrun}
+             _row({**_entry(i), "fraction": 0.0, "status": "failed", "output": unrun})
              for i in collected] + [_row(e) for n, e in results.items() if n not in ids]
     total = round(sum(t["score"] for t in tests), 4)
     max_total = round(sum(t["max_score"] for t in tests), 4)
@@ -536,18 +536,17 @@ def _write_results(config: pytest.Config, exitstatus: int | None) -> None:
     summary = ["The autograder failed (a problem on the grader's side, not in your submission); this "
                "score is not final. Course staff have the details." if grader_error else
                f"Score: {total:g} / {max_total:g}.", *(f"Note: {n}" for n in notes)]
-    extra = {"grader": "gradcheck", "complete": True, "seed": int(config.getoption("--grading-seed")),
-             "max_score": max_total, "notes": notes, "isolation": _isolation_level(config, holder),
-             "sandbox_starts": holder.starts if holder is not None else 0,
-             "import_failures": {f: e.reason for f, e in holder.import_failures.items()}
-             if holder is not None else {}, "pytest_exit_status": int(exitstatus)}
+    out = placeholder_results("\n\n".join(summary), seed, complete=True)  # the schema's fields, as the runner's
+    out.update(score=total, execution_time=round(time.time() - partial["started"], 3), test_output_format="md",
+               tests=tests)
+    extra = out["extra_data"]
+    extra.update(max_score=max_total, notes=notes, isolation=_isolation_level(config, holder),
+                 sandbox_starts=holder.starts if holder is not None else 0, pytest_exit_status=int(exitstatus),
+                 import_failures={f: e.reason for f, e in holder.import_failures.items()} if holder is not None else {})
     if grader_error:
         extra.update(status="grader error", grader_error=grader_error)
     elif holder is not None:
         extra["integrity"] = _integrity(holder)
-    out = {"score": total, "execution_time": round(time.time() - partial["started"], 3),
-           "output": "\n\n".join(summary), "output_format": "md", "test_output_format": "md",
-           "stdout_visibility": "hidden", "visibility": "visible", "tests": tests, "extra_data": extra}
     write_json(Path(path), out)
 
 

@@ -706,14 +706,12 @@ def grade_submission(submission: str | os.PathLike, tests: str | os.PathLike,
     results, t0 = Path(out).resolve() / "results.json", time.monotonic()
     with contextlib.suppress(OSError):  # unreadable: the grading reports it, a resume regrades it
         record["submission_sha256"] = submission_digest(submission)
+    grade = functools.partial(_grade, tests_p=Path(tests).resolve(), results=results, record=record, t0=t0,
+                              stopper=_stopper, key=_key, **opts)
     try:
         if (why := not_a_submission(submission)) is not None:
-            return _grade_nothing(why, Path(tests).resolve(), results, record, t0, _stopper,
-                                  _key, **opts)
-        if is_archive(submission):
-            return _grade_archive(Path(submission), Path(tests).resolve(), results, record, t0,
-                                  _stopper, _key, **opts)
-        return _grade(sub, Path(tests).resolve(), results, record, t0, _stopper, _key, **opts)
+            return _grade_nothing(why, grade)
+        return _grade_archive(Path(submission), grade) if is_archive(submission) else grade(sub)
     except Exception as exc:  # noqa: BLE001 - the grader's own failure (--out not writable, ...)
         return _grader_failure(results, f"the grader failed: {type(exc).__name__}: {exc}", seed,
                                record, time.monotonic() - t0, _key, tests)
@@ -728,19 +726,15 @@ def _grade(sub: Path, tests_p: Path, results: Path, record: dict[str, Any], t0: 
                    "autograder stopped unexpectedly.", isolation=record["isolation"])
     stopped = SubmissionResult(name, 0.0, 0.0, "interrupted", 0.0, str(results))
     with tempfile.TemporaryDirectory(prefix="gradcheck-grade-") as tmp:
-        tmp_p, root = Path(tmp), tests_p if tests_p.is_dir() else tests_p.parent
-        (tmp_p / "pytest.ini").write_text("[pytest]\njunit_family = xunit1\n")
+        tmp_p = Path(tmp)
         (tmp_p / "cwd").mkdir()
-        args = [str(tests_p), "-p", "gradcheck.grading.plugin", "-p", "no:cacheprovider",
-                "-p", "no:unraisableexception", "-c", str(tmp_p / "pytest.ini"),
-                "--rootdir", str(root), "--confcutdir", str(root), "-q", "--no-header", "-rN",
-                "--tb=line", "-o", f"junit_suite_name={display_name(name)}",
-                "--junitxml", str(tmp_p / "junit.xml"), "--grading-submission", str(sub),
-                "--grading-results", str(tmp_p / "results.json"), "--grading-seed", str(int(seed)),
-                "--grading-timeout", str(float(timeout)),
-                "--grading-memory-mb", str(int(memory_mb)), "--grading-isolation",
-                "none" if record["isolation"] == "none" else "namespaces",
-                "-W", "ignore::pytest.PytestAssertRewriteWarning"]  # the zygote imported the plugin
+        args = _pytest_args(tests_p, tmp_p, "junit_family = xunit1\n", "-p", "no:unraisableexception",
+                            "-q", "--no-header", "-rN", "--tb=line", "-o", f"junit_suite_name={display_name(name)}",
+                            "--junitxml", str(tmp_p / "junit.xml"), "--grading-submission", str(sub),
+                            "--grading-seed", str(int(seed)), "--grading-timeout", str(float(timeout)),
+                            "--grading-memory-mb", str(int(memory_mb)), "--grading-isolation",
+                            "none" if record["isolation"] == "none" else "namespaces",
+                            "-W", "ignore::pytest.PytestAssertRewriteWarning")  # the zygote imported the plugin
         if stopper is not None and stopper.event.is_set():
             return stopped
         code, log, timed_out = _run_child(args, tmp_p / "cwd", submission_timeout, stopper)
@@ -760,9 +754,8 @@ def _grade(sub: Path, tests_p: Path, results: Path, record: dict[str, Any], t0: 
     record.update(pytest_exit_code=code, grader_log=log)
     seconds = time.monotonic() - t0
     if data is None and timed_out:
-        if not _valid_rows(rows):  # stopped before the plugin wrote its rows (a loaded machine): out of the
-            rows = [{"name": n, "max_score": mx, "visibility": v, "status": "not run", "output": ""}  # points
-                    for n, mx, v in _collected_rows(str(tests_p.resolve()))]
+        if not _valid_rows(rows):  # stopped before the plugin wrote its rows (a loaded machine): out of its points
+            rows = [result_row(n, mx, v, status="not run") for n, mx, v in _collected_rows(str(tests_p.resolve()))]
         return _too_slow(results, submission_timeout, timeout, seed, record, seconds, key, rows)
     if data is None:
         msg = (f"The autograder could not finish (pytest exit code {code}); score 0. Course staff "
@@ -776,15 +769,23 @@ def _grade(sub: Path, tests_p: Path, results: Path, record: dict[str, Any], t0: 
     return _from_results(data, name, status, seconds, results, message=str(error or ""))
 
 
-def _grade_nothing(nothing: str, tests_p: Path, results: Path, record: dict[str, Any],
-                   t0: float, stopper: _Stopper | None, key: bytes | None,
-                   **opts: Any) -> SubmissionResult:
-    """An entry that is :func:`not_a_submission`: graded as an empty folder (nothing of it is read),
-    its results.json's output (and the result's message) ``nothing``, and every test's row 0 points
-    saying it too."""
+def _pytest_args(tests: Path, tmp: Path, ini: str, *more: str) -> list[str]:
+    """The child pytest's arguments: ``tests`` with our plugin, a private ini (``[pytest]`` and ``ini``)
+    and the results file in ``tmp``, ``more``."""
+    root = str(tests if tests.is_dir() else tests.parent)
+    (tmp / "pytest.ini").write_text(f"[pytest]\n{ini}")
+    return [str(tests), "-p", "gradcheck.grading.plugin", "-p", "no:cacheprovider", "-c", str(tmp / "pytest.ini"),
+            "--rootdir", root, "--confcutdir", root, "--grading-results", str(tmp / "results.json"), *more]
+
+
+def _grade_nothing(nothing: str, grade: functools.partial) -> SubmissionResult:
+    """An entry that is :func:`not_a_submission`: ``grade`` (:func:`_grade` of all but the folder) of an
+    empty folder (nothing of it is read), its results.json's output (and the result's message)
+    ``nothing``, and every test's row 0 points saying it too."""
     with tempfile.TemporaryDirectory(prefix="gradcheck-nothing-") as empty:
-        r = _grade(Path(empty), tests_p, results, record, t0, stopper, key, **opts)
+        r = grade(Path(empty))
     if r.status == "graded":
+        results, key = grade.keywords["results"], grade.keywords["key"]
         data = json.loads(results.read_text(encoding="utf-8"))
         data["output"], r.message, data["score"], r.score = nothing, nothing, 0.0, 0.0
         for t in data["tests"]:
@@ -794,9 +795,7 @@ def _grade_nothing(nothing: str, tests_p: Path, results: Path, record: dict[str,
     return r
 
 
-def _grade_archive(archive: Path, tests_p: Path, results: Path, record: dict[str, Any],
-                   t0: float, stopper: _Stopper | None, key: bytes | None,
-                   **opts: Any) -> SubmissionResult:
+def _grade_archive(archive: Path, grade: functools.partial) -> SubmissionResult:
     """A ``.zip`` submission: unpacked safely (:func:`gradcheck.grading.archive.unpack`) into a
     private folder and graded from there; one the grader refuses to unpack is 0 points, saying
     why (:func:`_grade_nothing`)."""
@@ -809,8 +808,8 @@ def _grade_archive(archive: Path, tests_p: Path, results: Path, record: dict[str
             why = (f"This submission is not graded: {display_name(archive.name)} is a zip archive "
                    f"that the autograder does not unpack: {exc}; score 0. Upload the files "
                    f"themselves, or a zip of them without links.")
-            return _grade_nothing(why, tests_p, results, record, t0, stopper, key, **opts)
-        return _grade(files, tests_p, results, record, t0, stopper, key, **opts)
+            return _grade_nothing(why, grade)
+        return grade(files)
 
 
 def _start_results(folder: Path, seed: int, key: bytes | None, message: str, **extra: Any) -> None:
@@ -881,37 +880,39 @@ def _grader_failure(path: Path, msg: str, seed: int | None, record: dict[str, An
     0 out of the assignment's full points, a 0-point row per grading test (Gradescope counts a
     failed test's points), from the child's ``rows`` when it wrote them, else from the tests
     themselves (:func:`assignment_rows`), so the submission keeps its place in the denominator."""
-    data = placeholder_results(msg, seed, complete=True)
     why = ("Not graded: the autograder could not finish (a problem on the grader's side, not in your "
            "submission); score 0 for now. Course staff have the details.")
-    data["tests"] = [result_row(t["name"], t["max_score"], t["visibility"], why)
-                     for t in _valid_rows(rows) or assignment_rows(tests)]
-    mx = round(sum(t["max_score"] for t in data["tests"]), 4)
-    data["extra_data"].update(execution_time=round(seconds, 3), max_score=mx)
+    return _zero_result(path, msg, seed, record, seconds, key, GRADER_ERROR, [
+        result_row(t["name"], t["max_score"], t["visibility"], why) for t in _valid_rows(rows) or assignment_rows(tests)])
+
+
+def _zero_result(path: Path, msg: str, seed: int | None, record: dict[str, Any], seconds: float,
+                 key: bytes | None, status: str, rows: list[dict[str, Any]], **extra: Any) -> SubmissionResult:
+    """Write the complete zero-score results.json of ``rows`` saying ``msg``, ``extra`` in its extra_data."""
+    data = placeholder_results(msg, seed, complete=True)
+    data["tests"], mx = rows, round(sum(t["max_score"] for t in rows), 4)
+    data["extra_data"].update(execution_time=round(seconds, 3), **extra, max_score=mx)
     try:
-        _finish_results(path, data, {**record, "status": GRADER_ERROR}, seconds, key)
+        _finish_results(path, data, {**record, "status": status}, seconds, key)
     except OSError as exc:  # nowhere to write: the result (and the gradebook) still say why
+        if status != GRADER_ERROR:
+            raise
         msg += f" (results.json could not be written: {exc})"
-    return SubmissionResult(record["submission"], 0.0, mx, GRADER_ERROR, seconds, str(path),
-                            message=msg)
+    return SubmissionResult(record["submission"], 0.0, mx, status, seconds, str(path), message=msg,
+                            tests={} if status == GRADER_ERROR else {t["name"]: 0.0 for t in rows})
 
 
 @functools.lru_cache(maxsize=16)
 def _collected_rows(tests: str) -> tuple[tuple[str, float, str], ...]:
     """``(name, points, visibility)`` of each grading test in ``tests``, from a collection by pytest
     with our plugin (nothing is run, no submission); empty when the collection fails."""
-    p = Path(tests)
-    root = p if p.is_dir() else p.parent
     with tempfile.TemporaryDirectory(prefix="gradcheck-collect-") as tmp:
-        (Path(tmp) / "pytest.ini").write_text("[pytest]\n")
-        args = [str(p), "--collect-only", "-q", "-p", "gradcheck.grading.plugin", "-p", "no:cacheprovider",
-                "-c", str(Path(tmp) / "pytest.ini"), "--rootdir", str(root), "--confcutdir", str(root),
-                "--grading-isolation", "none", "--grading-results", str(Path(tmp) / "results.json")]
+        (Path(tmp) / "cwd").mkdir()
+        args = _pytest_args(Path(tests), Path(tmp), "", "--collect-only", "-q", "--grading-isolation", "none")
         try:
-            subprocess.run([sys.executable, "-m", "pytest", *args], cwd=tmp, env=_child_env(),
-                           stdin=subprocess.DEVNULL, capture_output=True, timeout=300)
+            _run_child(args, Path(tmp) / "cwd", 300.0, None)
             rows = json.loads((Path(tmp) / "results.json").read_text("utf-8")).get("tests")
-        except (OSError, ValueError, AttributeError, subprocess.SubprocessError):
+        except (OSError, ValueError, AttributeError):
             rows = None
     return tuple((t["name"], t["max_score"], t["visibility"]) for t in _valid_rows(rows))
 
@@ -954,13 +955,7 @@ def _too_slow(path: Path, limit: float, timeout: float, seed: int | None, record
            f"stopped. Each call into your code is limited to {timeout:g} s, and all of them "
            f"together must finish within {limit:g} s: make forward and backward faster "
            f"(vectorise loops with numpy; no sleeps or waiting).")
-    data = placeholder_results(msg, seed, complete=True)
-    data["tests"] = tests = _too_slow_rows(rows, limit)
-    mx = round(sum(t["max_score"] for t in tests), 4)
-    data["extra_data"].update(execution_time=round(seconds, 3), too_slow=True, max_score=mx)
-    _finish_results(path, data, {**record, "status": "graded"}, seconds, key)
-    return SubmissionResult(record["submission"], 0.0, mx, "graded", seconds, str(path),
-                            tests={t["name"]: 0.0 for t in tests}, message=msg)
+    return _zero_result(path, msg, seed, record, seconds, key, "graded", _too_slow_rows(rows, limit), too_slow=True)
 
 
 def _too_slow_rows(rows: Any, limit: float) -> list[dict[str, Any]]:
