@@ -117,6 +117,86 @@ class NotSaved:
         return f"<not saved: {self.dtype}{self.shape}>"
 
 
+class PartlySaved(NotSaved):
+    """What a record keeps of a value whose VJPs read only some of its entries: its shape,
+    its dtype and the entries at ``index`` (flat positions, ascending), as ``values``.
+
+    ``tanh`` takes its derivative from its output, ``1 - y^2``, except where that cancels
+    (``|y|`` near 1), where it needs ``1 / cosh(x)^2`` of the input: its record keeps the
+    output and only those entries of ``x`` (usually none), not all of ``x``
+    (:func:`keep_entries`). :meth:`take` hands a VJP the entries it asks for; asking for an
+    entry that was not kept raises TypeError, and so does every other use of the values
+    (as :class:`NotSaved`). ``key`` and ``ident`` are the ``_key`` and ``id()`` of the
+    tensor it stands for (:func:`whole_value_needed`).
+    """
+
+    __slots__ = ("index", "values", "key", "ident")
+
+    def __init__(self, shape, dtype, index, values):
+        NotSaved.__init__(self, shape, dtype)
+        self.index, self.values, self.key, self.ident = index, values, None, None
+
+    @classmethod
+    def none_of(cls, x):
+        """The :class:`PartlySaved` of the ndarray ``x`` that keeps no entry (one frame: this
+        runs on every ``tanh`` record)."""
+        ps = object.__new__(cls)
+        dt = x.dtype
+        empty = _NO_VALUES.get(dt)
+        if empty is None:
+            empty = _NO_VALUES[dt] = np.empty(0, dt)  # (read-only use: one per dtype)
+        ps.shape, ps.dtype, ps.index, ps.values, ps.key, ps.ident = \
+            x.shape, dt, _NO_INDEX, empty, None, None
+        return ps
+
+    @property
+    def nbytes(self):
+        """int: the bytes kept (``index`` and ``values``)."""
+        return self.index.nbytes + self.values.nbytes
+
+    def take(self, mask):
+        """The kept entries where the boolean array ``mask`` (the value's shape) is True, in
+        flat (C) order: what ``x[mask]`` gives on the whole value."""
+        want = mask.ravel().nonzero()[0]  # (np.flatnonzero without its Python frames)
+        pos = self.index.searchsorted(want)
+        if want.size and (pos[-1] >= self.index.size or (self.index[pos] != want).any()):
+            raise TypeError(self._message() + " (an entry it did not keep)")
+        return self.values[pos]
+
+    def __repr__(self):
+        return f"<partly saved: {self.dtype}{self.shape}, {self.index.size} entries>"
+
+
+def keep_entries(x, keep):
+    """``x`` (an ndarray) as a :class:`PartlySaved` that keeps the entries where the boolean
+    array ``keep`` is True; ``x`` itself when that would not be smaller (at least half of
+    them: an index and a value cost two entries)."""
+    index = keep.ravel().nonzero()[0]
+    if 2 * index.size >= x.size:
+        return x
+    ps = PartlySaved.none_of(x)
+    ps.index, ps.values = index, x.reshape(-1)[index]
+    return ps
+
+
+_NO_INDEX = np.empty(0, np.intp)
+_NO_VALUES: dict = {}  # dtype -> an empty array of it (PartlySaved.none_of)
+
+
+def whole_value_needed(part, ans):
+    """Whether a VJP run on Tensors (an outer tape or a forward accumulator records the
+    backward pass) would need the whole input that ``part`` (a :class:`PartlySaved`) stands
+    for: some recording tape or accumulator follows that input but not the record's output
+    ``ans``, so a derivative written in ``ans`` would not reach it."""
+    for tape in _RECORDING:
+        if part.key in tape._tracked and ans._key not in tape._tracked:
+            return True
+    for acc in _FORWARD:
+        if part.ident in acc._tangents and id(ans) not in acc._tangents:
+            return True
+    return False
+
+
 _NOT_SAVED: dict = {}  # (shape, dtype) -> NotSaved: one stand-in per kind (immutable)
 _F64 = np.dtype(np.float64)
 _NOT_SAVED_F64: dict = {}  # shape -> NotSaved of float64, the usual case (a cheaper key)
@@ -428,7 +508,14 @@ def _record(tape, prim, args, vals, kwargs, out, shared):
             for i in compact:  # relu: the mask, not x (its VJP reads it alike)
                 v = nvals[i]
                 if type(v) is np.ndarray:
-                    nvals[i] = nargs[i] = prim.compact[i](v)
+                    c = prim.compact[i](v, shared)
+                    if type(c) is PartlySaved:
+                        a = args[i]
+                        if type(a) is Variable:  # the model holds it (and a later tape may watch it)
+                            continue
+                        c.key, c.ident = getattr(a, "_key", None), id(a)  # (whole_value_needed)
+                    if c is not v:
+                        nvals[i] = nargs[i] = c
         cuts = tape._cuts
         for i in unsaved:
             v = nvals[i]
