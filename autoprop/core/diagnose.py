@@ -325,8 +325,8 @@ def summary(tape):
         for i, (a, v) in enumerate(zip(node.args, node.vals)):
             mark = "*" if i in node.parents else ""
             if isinstance(v, PartlySaved):  # some entries: their index and values count
-                ins.append(f"[{tuple(v.shape)}: {v.index.size} kept]{mark}")
-                arrays += (v.index, v.values)
+                ins.append(f"[{tuple(v.shape)}: {v.values.size} kept]{mark}")
+                arrays += (v.values,) if v.mask is None else (v.mask, v.values)
             elif isinstance(v, NotSaved):
                 ins.append(f"[{tuple(v.shape)}]{mark}")
             elif isinstance(a, Tensor) or isinstance(v, np.ndarray):

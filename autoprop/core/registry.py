@@ -75,7 +75,7 @@ class Primitive:
         Per VJP, the argument positions and/or ``"ans"`` it reads (``multiply``: ``((1,), (0,))``;
         variadic: one tuple of ``"ans"``/``"args"``, ``stack``'s ``()``); the tape saves only
         those, others are :class:`~autoprop.core.tape.NotSaved` (None: all saved).
-        ``compact={i: f}`` saves ``f(value, shared)``, read alike (``relu``: ``x > 0``; ``tanh``: a ``PartlySaved``).
+        ``compact={i: f}`` saves ``f(value, shared)``, read alike (``relu``: ``x > 0``; ``lstm_gates``: a ``PartlySaved``).
     """
 
     __slots__ = ("name", "fwd", "vjps", "doc", "jvps", "numpy", "methods", "source", "reads", "compact", "plans")

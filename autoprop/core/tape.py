@@ -119,68 +119,57 @@ class NotSaved:
 
 class PartlySaved(NotSaved):
     """What a record keeps of a value whose VJPs read only some of its entries: its shape,
-    its dtype and the entries at ``index`` (flat positions, ascending), as ``values``.
+    its dtype and the entries where the boolean array ``mask`` is True, as ``values`` (in
+    flat order; ``mask`` None: no entry).
 
-    ``tanh`` takes its derivative from its output, ``1 - y^2``, except where that cancels
-    (``|y|`` near 1), where it needs ``1 / cosh(x)^2`` of the input: its record keeps the
-    output and only those entries of ``x`` (usually none), not all of ``x``
-    (:func:`keep_entries`). :meth:`take` hands a VJP the entries it asks for; asking for an
+    ``lstm_gates`` takes its derivative from its output (``s (1 - s)``, ``1 - g^2``) except
+    where that cancels (a gate near saturation), where it needs the pre-activations ``a``:
+    its record keeps the gates and only those entries of ``a`` (usually none), not all of
+    ``a`` (:func:`keep_entries`). :meth:`take` hands a VJP the entries it asks for; asking for an
     entry that was not kept raises TypeError, and so does every other use of the values
     (as :class:`NotSaved`). ``key`` and ``ident`` are the ``_key`` and ``id()`` of the
     tensor it stands for (:func:`whole_value_needed`).
     """
 
-    __slots__ = ("index", "values", "key", "ident")
-
-    def __init__(self, shape, dtype, index, values):
-        NotSaved.__init__(self, shape, dtype)
-        self.index, self.values, self.key, self.ident = index, values, None, None
-
-    @classmethod
-    def none_of(cls, x):
-        """The :class:`PartlySaved` of the ndarray ``x`` that keeps no entry (one frame: this
-        runs on every ``tanh`` record)."""
-        ps = object.__new__(cls)
-        dt = x.dtype
-        empty = _NO_VALUES.get(dt)
-        if empty is None:
-            empty = _NO_VALUES[dt] = np.empty(0, dt)  # (read-only use: one per dtype)
-        ps.shape, ps.dtype, ps.index, ps.values, ps.key, ps.ident = \
-            x.shape, dt, _NO_INDEX, empty, None, None
-        return ps
+    __slots__ = ("mask", "values", "key", "ident")
 
     @property
     def nbytes(self):
-        """int: the bytes kept (``index`` and ``values``)."""
-        return self.index.nbytes + self.values.nbytes
+        """int: the bytes kept (``mask`` and ``values``)."""
+        return self.values.nbytes + (0 if self.mask is None else self.mask.nbytes)
 
-    def take(self, mask):
-        """The kept entries where the boolean array ``mask`` (the value's shape) is True, in
-        flat (C) order: what ``x[mask]`` gives on the whole value."""
-        want = mask.ravel().nonzero()[0]  # (np.flatnonzero without its Python frames)
-        pos = self.index.searchsorted(want)
-        if want.size and (pos[-1] >= self.index.size or (self.index[pos] != want).any()):
+    def take(self, wanted):
+        """The kept entries where the boolean array ``wanted`` (the value's shape) is True, in
+        flat (C) order: what ``x[wanted]`` gives on the whole value."""
+        out = self.values if self.mask is None else self.values[wanted[self.mask]]
+        if out.size != np.count_nonzero(wanted):
             raise TypeError(self._message() + " (an entry it did not keep)")
-        return self.values[pos]
+        return out
 
     def __repr__(self):
-        return f"<partly saved: {self.dtype}{self.shape}, {self.index.size} entries>"
+        return f"<partly saved: {self.dtype}{self.shape}, {self.values.size} entries>"
 
 
-def keep_entries(x, keep):
-    """``x`` (an ndarray) as a :class:`PartlySaved` that keeps the entries where the boolean
-    array ``keep`` is True; ``x`` itself when that would not be smaller (at least half of
-    them: an index and a value cost two entries)."""
-    index = keep.ravel().nonzero()[0]
-    if 2 * index.size >= x.size:
-        return x
-    ps = PartlySaved.none_of(x)
-    ps.index, ps.values = index, x.reshape(-1)[index]
+def keep_entries(x, mask=None):
+    """The ndarray ``x`` as a :class:`PartlySaved` that keeps the entries where the boolean
+    array ``mask`` is True (None: no entry), or ``x`` itself when that would not be smaller
+    (the mask costs a byte an entry)."""
+    ps = object.__new__(PartlySaved)  # (no __init__ frames: this runs on every LSTM step)
+    dt = x.dtype
+    ps.shape, ps.dtype, ps.key, ps.ident = x.shape, dt, None, None
+    if mask is None:
+        values = _NO_VALUES.get(dt)
+        if values is None:
+            values = _NO_VALUES[dt] = np.empty(0, dt)  # (read-only use: one per dtype)
+    else:
+        values = x[mask]
+        if values.nbytes + mask.nbytes >= x.nbytes:
+            return x
+    ps.mask, ps.values = mask, values
     return ps
 
 
-_NO_INDEX = np.empty(0, np.intp)
-_NO_VALUES: dict = {}  # dtype -> an empty array of it (PartlySaved.none_of)
+_NO_VALUES: dict = {}  # dtype -> an empty array of it (keep_entries)
 
 
 def whole_value_needed(part, ans):

@@ -12,7 +12,6 @@ from __future__ import annotations
 import numpy as np
 
 from ..registry import defnondiff, defnumpy, defprim, linear_jvp
-from ..tape import PartlySaved, keep_entries, whole_value_needed
 from ..tensor import Tensor
 from ._common import (
     BCAST,
@@ -240,7 +239,7 @@ def _tanh_d_finite(ans, x):
     finite = m == m
     if m < _TANH_CHEAP:
         saturated = d < _TANH_CHEAP
-        s = _sech2(None, x[saturated] if type(x) is np.ndarray else x.take(saturated))
+        s = _sech2(None, x[saturated])
         d[saturated] = s
         finite = finite and _all_finite(s)
     return d, finite
@@ -251,49 +250,9 @@ def _tanh_times(g, ans, x):
     # outer tape records the backward pass) take _sech2 everywhere. On arrays the
     # derivative is ours and its finiteness known from _tanh_d_finite's minimum, so the
     # product goes into it with no finiteness sum of the result (times_into)
-    if type(ans) is np.ndarray and ans.ndim and (type(x) is np.ndarray or type(x) is PartlySaved):
-        return times_into(g, *_tanh_d_finite(ans, x))
-    if type(x) is PartlySaved:  # Tensors, and the record kept x only where 1 - y^2 cancels
-        return times(g, _tanh_d_recorded(ans, x))
-    return times(g, _sech2(ans, x))
-
-
-_TANH_KEEP = 1.6  # |x| <= 1.6: 1 - tanh(x)^2 >= 0.144 (the VJP needs x where it is below 1/8)
-
-
-def _tanh_keep(x, shared):
-    # tanh's record keeps y and, of x, only the entries where the VJP takes 1 / cosh(x)^2
-    # because 1 - y^2 cancels (|x| > 1.647; kept from 1.6 on, a margin far above rounding):
-    # usually none, so x itself is freed. Only on a tape that records alone (``shared``
-    # False): under nested tapes the outer one differentiates the VJP through all of x
-    if shared or type(x) is not np.ndarray or not x.ndim or x.dtype.kind != "f":
-        return x
-    if np.maximum.reduce(x, axis=None) <= _TANH_KEEP and np.minimum.reduce(x, axis=None) >= -_TANH_KEEP:
-        return PartlySaved.none_of(x)  # (no NaN either)
-    return keep_entries(x, np.abs(x) > _TANH_KEEP)  # (NaN: not kept; the VJP never asks for it)
-
-
-
-def _tanh_d_recorded(ans, x):
-    # tanh'(x) on Tensors when the record kept x only in part (a tape that recorded alone
-    # differentiates its own backward pass, or a later one does): 1 - y^2, recorded, so its
-    # derivative reaches x through y (-2 y y'), plus, where 1 - y^2 cancels, the constant
-    # 1 / cosh(x)^2 - (1 - y^2), which is 0 in exact arithmetic (no derivative is lost)
-    if whole_value_needed(x, ans):
-        raise TypeError(
-            "autoprop: tanh's record kept its input only in part (its tape recorded alone), but "
-            "a tape or forward accumulator that follows that input and not tanh's output is "
-            "differentiating the backward pass: open that tape (or accumulator) before the "
-            "forward pass, so that it records the forward pass too")
-    y = ans._value
-    d = 1.0 - ans * ans
-    dv = 1.0 - y * y
-    saturated = dv < _TANH_CHEAP
-    if np.any(saturated):
-        c = np.zeros(y.shape, y.dtype)
-        c[saturated] = _sech2(None, x.take(saturated)) - dv[saturated]
-        d = d + c
-    return d
+    if type(ans) is not np.ndarray or type(x) is not np.ndarray or not ans.ndim:
+        return times(g, _sech2(ans, x))
+    return times_into(g, *_tanh_d_finite(ans, x))
 
 
 tanh = defprim(
@@ -301,7 +260,7 @@ tanh = defprim(
     jacobian="diag(1 - tanh(x)^2) = diag(1 / cosh(x)^2)",
     vjp="dx = g (1 - y^2) where 1 - y^2 >= 1/8, else g / cosh(x)^2 (from the input: "
         "1 - y^2 cancels where |y| rounds to 1)",
-    shapes=SAME, numpy=(np.tanh,), reads=((0, "ans"),), compact={0: _tanh_keep},
+    shapes=SAME, numpy=(np.tanh,), reads=((0, "ans"),),
 )
 
 

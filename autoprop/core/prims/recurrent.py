@@ -10,7 +10,7 @@ the g block that nobody reads; here it is one node, one VJP. The cell itself
 
 The derivative on arrays (a plain backward pass) is taken from the gate values, ``s (1 - s)``
 and ``1 - g^2``, where those are accurate (``1 - s`` and ``1 - g^2`` at least 1/8: a few ulp,
-as ``tanh``'s record), and from ``a`` (``s(a) s(-a)``, ``1 / cosh(a)^2``, manualprop's
+as ``tanh``'s VJP), and from ``a`` (``s(a) s(-a)``, ``1 / cosh(a)^2``, manualprop's
 backward) where a gate saturates and the output forms cancel to 0
 (``tests/test_recurrent_saturated.py``). So the record saves ``z``, which the cell's products
 read anyway, and of ``a`` only the entries near saturation (usually none;
@@ -139,11 +139,12 @@ def _gates_times(g, ans, a):
 
 def _gates_keep(a, shared):
     # the record keeps z and, of a, only the entries where the output form cancels (usually
-    # none): on a tape that records alone (``shared`` False; see tanh's record)
+    # none), on a tape that records alone (``shared`` False): under nested tapes the outer
+    # one differentiates the VJP through all of a
     if shared or type(a) is not np.ndarray or a.dtype.kind != "f":
         return a
     if np.maximum.reduce(a, axis=None) <= _KEEP_G and np.minimum.reduce(a, axis=None) >= -_KEEP_G:
-        return PartlySaved.none_of(a)
+        return keep_entries(a)
     H = a.shape[-1] // 4
     keep = a > _KEEP_S
     keep[..., 2 * H:3 * H] = np.abs(a[..., 2 * H:3 * H]) > _KEEP_G
