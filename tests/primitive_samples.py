@@ -130,6 +130,7 @@ SAMPLES: dict[str, Sample] = {
     # linear algebra
     "matmul": S((2, 3, 4), (4, 5)),
     "linear": S((4, 3), (2, 3), (2,)),
+    "linear_at": S((4, 3), (2, 3), (4, 5, 2), key=(slice(None), 3)),
     "lstm_gates": S((3, 8), domain=[(-4, 4)]),
     "tensordot": S((2, 3, 4), (4, 3, 5), axes=((1, 2), (1, 0))),
     "einsum": S((2, 3), (3, 4), (4,), subscripts="ij,jk,k->i"),

@@ -140,8 +140,8 @@ def test_stack_second_derivative_and_mixed_inputs():
 
 def test_recurrent_twins_record_one_projection_one_stack_and_lstm_gates():
     x = ap.constant(np.random.default_rng(4).standard_normal((2, 5, 3)))
-    for name, per_step in (("RNN", ["linear", "tanh"]),
-                           ("LSTM", ["linear", "lstm_gates", "getitem", "getitem",
+    for name, per_step in (("RNN", ["linear_at", "tanh"]),
+                           ("LSTM", ["linear_at", "lstm_gates", "getitem", "getitem",
                                      "getitem", "getitem", "multiply", "multiply", "add", "tanh",
                                      "multiply"])):
         layer = getattr(ap.layers, name)(3, 4)
@@ -149,6 +149,53 @@ def test_recurrent_twins_record_one_projection_one_stack_and_lstm_gates():
             tape.watch(x)
             layer(x)
         names = [n.prim.name for n in tape._nodes]
-        # b_ih + b_hh, x W_ih^T for every step at once, its five time slices (views)
-        assert names[:9] == ["add", "reshape", "linear", "reshape"] + ["getitem"] * 5
-        assert names[9:-1] == per_step * 5 and names[-1] == "stack"
+        # b_ih + b_hh, x W_ih^T for every step at once; each step reads its slice A[:, t]
+        # inside its linear_at record (no slice record)
+        assert names[:4] == ["add", "reshape", "linear", "reshape"]
+        assert names[4:-1] == per_step * 5 and names[-1] == "stack"
+
+
+@pytest.mark.parametrize("key", [(slice(None), 2), (slice(None), -1), 1])
+def test_linear_at_value_vjp_jvp_and_second_derivative_against_autograd(key):
+    # X @ W.T + B[key]: the step of a recurrent layer reading its slice of the input
+    # projection inside one record; values, VJPs, JVPs, second derivatives (nested tapes)
+    # against HIPS autograd, VJPs against central differences
+    rng = np.random.default_rng(7)
+    X, W = rng.standard_normal((4, 3)), rng.standard_normal((5, 3))
+    B = rng.standard_normal((4, 6, 5)) if key != 1 else rng.standard_normal((3, 4, 5))
+    G = rng.standard_normal((4, 5))
+
+    def ref(x, w, b):
+        return x @ w.T + b[key]
+
+    y, grads = _tape_vjp(lambda x, w, b: R.linear_at(x, w, b, key=key), [X, W, B], G)
+    np.testing.assert_array_equal(y, R.linear(X, W, B[key]).numpy())  # linear's bits
+    np.testing.assert_allclose(y, ref(X, W, B), rtol=1e-14)
+    args = [X, W, B]
+    for i, d in enumerate(grads):
+        ag = autograd.grad(lambda *a: anp.sum(ref(*a) * G), argnum=i)(*args)
+        np.testing.assert_allclose(d, ag, rtol=1e-13, atol=1e-14)
+        num = central(lambda v, i=i, a=args: float(np.sum(ref(*(a[:i] + [v] + a[i + 1:])) * G)),
+                      args[i], h=1e-6)
+        np.testing.assert_allclose(d, num, rtol=1e-7, atol=1e-8)
+    T = [rng.standard_normal(a.shape) for a in (X, W, B)]
+    jv = _jvp(lambda x, w, b: R.linear_at(x, w, b, key=key), [X, W, B], T)
+    np.testing.assert_allclose(jv, autograd.make_jvp(lambda v: ref(v[0], v[1], v[2]))((X, W, B))(tuple(T))[1],
+                               rtol=1e-13, atol=1e-14)
+    ts = [ap.constant(a) for a in (X, W, B)]
+    with ap.GradientTape() as outer:
+        outer.watch(ts)
+        with ap.GradientTape() as inner:
+            inner.watch(ts)
+            s = ap.sum(ap.tanh(R.linear_at(*ts, key=key)) * G)
+        firsts = inner.gradient(s, ts)
+        q = sum(ap.sum(f * f) for f in firsts)
+    seconds = outer.gradient(q, ts)
+
+    def q_ref(*a):
+        fs = autograd.grad(lambda *b: anp.sum(anp.tanh(ref(*b)) * G), argnum=(0, 1, 2))(*a)
+        return sum(anp.sum(f * f) for f in fs)
+
+    for i, d2 in enumerate(seconds):
+        np.testing.assert_allclose(d2.numpy(), autograd.grad(q_ref, argnum=i)(X, W, B),
+                                   rtol=1e-11, atol=1e-13)

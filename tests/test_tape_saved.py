@@ -235,3 +235,180 @@ def test_a_source_that_is_an_intermediate_keeps_its_gradient_and_passes_it_on():
     xv = np.array([1.0, -2.0, 3.0])
     np.testing.assert_array_equal(gy.numpy(), 3.0 + 2.0 * xv * xv)
     np.testing.assert_array_equal(gx.numpy(), (3.0 + 2.0 * xv * xv) * 2.0 * xv)
+
+
+def _gates_tape(A, save_all=False, persistent=False):
+    a = ap.constant(A)
+    with ap.GradientTape(persistent=persistent) as tape:
+        tape._save_all = save_all
+        tape.watch(a)
+        z = R.lstm_gates(a * 1.0)
+    return tape, a, z
+
+
+def test_a_partly_saved_input_counts_its_mask_and_values_and_refuses_the_rest():
+    # lstm_gates keeps the gates and, of a, the entries near saturation (a > 1.9 on the
+    # sigmoid blocks, |a| > 1.6 on block g): the summary counts the mask and those values
+    from autoprop.core.tape import PartlySaved
+
+    A = np.random.default_rng(0).uniform(-1.5, 1.5, (8, 16))
+    A[0, 0], A[1, 3], A[2, 9], A[3, 5], A[4, 10] = 25.0, -3.0, -40.0, 1.95, -np.inf
+    tape, a, z = _gates_tape(A)
+    kept = tape._nodes[1].vals[0]
+    keep = A > 1.9
+    keep[:, 8:12] = np.abs(A[:, 8:12]) > 1.6
+    assert type(kept) is PartlySaved and int(keep.sum()) == 4  # -3.0 in block i: s(a) -> 0
+    np.testing.assert_array_equal(kept.mask, keep)
+    np.testing.assert_array_equal(kept.values, A[keep])
+    assert "[(8, 16): 4 kept]*" in tape.summary()
+    assert f"({8 * 16 * 8 + 8 * 16 + 4 * 8} bytes)" in tape.summary()  # z, the mask, 4 values
+    with pytest.raises(TypeError, match="does not save"):
+        np.asarray(kept)
+    with pytest.raises(TypeError, match="an entry it did not keep"):
+        kept.take(np.abs(A) > 1.0)
+    G = np.random.default_rng(1).standard_normal(A.shape)
+    g = tape.gradient(z, a, output_gradients=G).numpy()
+    full, fa, fz = _gates_tape(A, save_all=True)
+    np.testing.assert_array_equal(g, full.gradient(fz, fa, output_gradients=G).numpy())
+    assert g[0, 0] != 0 and g[2, 9] != 0  # s'(25), tanh'(-40): tiny, not 0
+
+
+def _ag_gates(w):
+    import autograd.numpy as anp
+
+    H = w.shape[-1] // 4
+    s = 1.0 / (1.0 + anp.exp(-w))
+    return anp.concatenate([s[:, :2 * H], anp.tanh(w[:, 2 * H:3 * H]), s[:, 3 * H:]], axis=1)
+
+
+def test_gates_kept_in_part_under_a_tape_that_records_its_own_backward_pass():
+    # a tape that recorded alone and differentiates its own backward pass (gradient inside its
+    # block, persistent): the VJP on Tensors is the output form, recorded, plus a constant
+    # correction where it cancels; first and second derivatives against HIPS autograd
+    import autograd
+    import autograd.numpy as anp
+
+    A = np.random.default_rng(2).uniform(-1.5, 1.5, (4, 8))
+    A[0, 0], A[1, 4], A[2, 5], A[3, 7] = 25.0, -2.0, 1.7, 2.2
+    G = np.random.default_rng(3).standard_normal(A.shape)
+    a = ap.constant(A)
+    with ap.GradientTape(persistent=True) as tape:
+        tape.watch(a)
+        z = R.lstm_gates(a * 1.0)
+        assert type(tape._nodes[1].vals[0]).__name__ == "PartlySaved"
+        with pytest.warns(UserWarning, match="inside the tape's"):
+            d = tape.gradient(ap.sum(z * G), a)
+        s = ap.sum(d * d)
+    d2 = tape.gradient(s, a).numpy()
+
+    def first(w):
+        return autograd.grad(lambda v: anp.sum(_ag_gates(v) * G))(w)
+
+    np.testing.assert_allclose(d.numpy(), first(A), rtol=4e-15, atol=1e-300)
+    ref = autograd.grad(lambda w: anp.sum(first(w) ** 2))(A)
+    np.testing.assert_allclose(d2, ref, rtol=1e-12, atol=1e-30)
+
+
+def test_gates_kept_in_part_refuse_a_later_tape_that_follows_their_input():
+    # a tape opened after the forward pass that watches lstm_gates' input would need the whole
+    # a (it does not follow z): a clear error, not a second derivative silently missing a term
+    A = np.full((2, 8), 0.5)
+    a = ap.constant(A)
+    with ap.GradientTape() as tape:
+        tape.watch(a)
+        z = R.lstm_gates(a)
+    with ap.GradientTape() as later:
+        later.watch(a)
+        with pytest.raises(TypeError, match="open it before the forward pass"):
+            tape.gradient(z, a)
+    a2 = ap.constant(A)
+    with ap.GradientTape() as tape:
+        tape.watch(a2)
+        z = R.lstm_gates(a2)
+    with ap.GradientTape():  # an unrelated tape: the constant derivative is right
+        g = tape.gradient(z, a2)
+    s = 1.0 / (1.0 + np.exp(-0.5))
+    np.testing.assert_allclose(g.numpy()[0], [s * (1 - s)] * 4 + [1 - np.tanh(0.5) ** 2] * 2
+                               + [s * (1 - s)] * 2, rtol=1e-15)
+
+
+def test_nested_tapes_and_variables_keep_the_gates_whole_input():
+    # the outer tape differentiates the VJP through all of a: under nesting nothing is dropped
+    a = ap.constant(np.full((2, 8), 2.0))
+    with ap.GradientTape() as outer:
+        outer.watch(a)
+        with ap.GradientTape() as inner:
+            inner.watch(a)
+            R.lstm_gates(a * 1.0)
+    assert type(inner._nodes[1].vals[0]) is np.ndarray
+    v = ap.Variable(np.full((2, 8), 2.0))
+    with ap.GradientTape() as tape:
+        R.lstm_gates(v)
+    assert tape._nodes[0].args[0] is v
+
+
+def test_lstm_gates_keep_the_gates_and_only_the_pre_activations_near_saturation():
+    # the gate derivative from z (s (1 - s), 1 - g^2) where 1 - s and 1 - g^2 >= 1/8, from a
+    # elsewhere: bits as a tape that saves everything, values as HIPS autograd's across the
+    # switch (a from -45 to 45, the band 1.5..2.5 included)
+    import autograd
+    import autograd.numpy as anp
+
+    from autoprop.core.tape import PartlySaved
+
+    rng = np.random.default_rng(4)
+    A = rng.uniform(-1.0, 1.0, (6, 16))
+    A[0] = np.linspace(-45.0, 45.0, 16)
+    A[1] = np.linspace(1.5, 2.5, 16)
+    G = rng.standard_normal(A.shape)
+    grads = []
+    for save_all in (False, True):
+        a = ap.constant(A)
+        with ap.GradientTape() as tape:
+            tape._save_all = save_all
+            tape.watch(a)
+            z = R.lstm_gates(a * 1.0)
+        if not save_all:
+            kept = tape._nodes[1].vals[0]
+            H = 4
+            keep = A > 1.9
+            keep[:, 2 * H:3 * H] = np.abs(A[:, 2 * H:3 * H]) > 1.6
+            assert type(kept) is PartlySaved and np.array_equal(kept.mask, keep)
+        grads.append(tape.gradient(z, a, output_gradients=G).numpy())
+    np.testing.assert_array_equal(grads[0], grads[1])
+
+    def gates(w):
+        s = 1.0 / (1.0 + anp.exp(-w))
+        return anp.concatenate([s[:, :8], anp.tanh(w[:, 8:12]), s[:, 12:]], axis=1)
+
+    ref = autograd.grad(lambda w: anp.sum(gates(w) * G))(A)
+    np.testing.assert_allclose(grads[0], ref, rtol=4e-15, atol=0)
+
+
+@pytest.mark.parametrize("kind", ["LSTM"])
+def test_the_recurrent_twins_save_at_most_1_2x_manualprops_caches(kind):
+    # issue 15's memory target for the recurrent steps of benchmarks/train_step.py (16->32, B16,
+    # T=8), counted by the benchmark's own functions (each block of memory once, parameters
+    # apart). (The RNN's 1.62x is tanh's input at every step: docs/speed.md, session 10.)
+    import importlib.util
+    from pathlib import Path
+
+    import manualprop as mp
+    from autoprop import layers as al
+
+    path = Path(__file__).resolve().parents[1] / "benchmarks" / "train_step.py"
+    spec = importlib.util.spec_from_file_location("_train_step_bench", path)
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    rng = np.random.default_rng(0)
+    Xs = rng.standard_normal((16, 8, 16))
+    m, t = getattr(mp, kind)(16, 32, rng=0), getattr(al, kind)(16, 32)
+    for k, v in t.variables.items():
+        v.assign(m.params[k])
+    m.forward(Xs, training=True)
+    manual = bench._saved_bytes_manual([m])
+    xs = ap.constant(Xs)
+    with ap.GradientTape() as tape:
+        tape.watch(xs)
+        t(xs, training=True)
+    assert bench._saved_bytes_tape(tape) <= 1.2 * manual == 1.2 * 221184, kind

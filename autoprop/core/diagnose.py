@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .tape import NotSaved
+from .tape import NotSaved, PartlySaved
 from .tensor import Tensor, Variable, is_differentiable_dtype
 
 
@@ -324,7 +324,10 @@ def summary(tape):
         arrays = []
         for i, (a, v) in enumerate(zip(node.args, node.vals)):
             mark = "*" if i in node.parents else ""
-            if isinstance(v, NotSaved):
+            if isinstance(v, PartlySaved):  # some entries: their index and values count
+                ins.append(f"[{tuple(v.shape)}: {v.values.size} kept]{mark}")
+                arrays += (v.values,) if v.mask is None else (v.mask, v.values)
+            elif isinstance(v, NotSaved):
                 ins.append(f"[{tuple(v.shape)}]{mark}")
             elif isinstance(a, Tensor) or isinstance(v, np.ndarray):
                 ins.append(str(tuple(np.shape(v))) + mark)
@@ -352,7 +355,7 @@ def summary(tape):
     lines.append(f"total saved for backward: {_fmt_bytes(total)} ({total} bytes), of which "
                  f"{_fmt_bytes(in_variables)} ({in_variables} bytes) current values of Variables; "
                  "a view counts as the array it views; * = input the tape tracks (gets a VJP); "
-                 "[shape] = not saved (no VJP reads it)")
+                 "[shape] = not saved (no VJP reads it), [shape: n kept] = n entries saved")
     return "\n".join(lines)
 
 

@@ -17,7 +17,7 @@ The records live in families: :mod:`.prims.elementwise`, :mod:`.prims.reductions
 :mod:`.prims.shape` (shape and indexing), :mod:`.prims.linalg`, :mod:`.prims.windows`,
 :mod:`.prims.special` (more ufuncs, scipy.special), :mod:`.prims.stacking` (numpy's
 stacking, splitting, gathering and statistics functions built from the others), :mod:`.prims.fused`
-(one record per layer operation: ``linear``); every primitive and composite is re-exported here (``registry.tanh``). The derivations
+(one record per layer operation: ``linear``, ``linear_at``); every primitive and composite is re-exported here (``registry.tanh``). The derivations
 are in ``lessons/``; :func:`autoprop.explain` prints the text stored with each record.
 Conventions at kinks and ties (stated once, tested in
 ``tests/test_autoprop_conventions.py``):
@@ -75,7 +75,7 @@ class Primitive:
         Per VJP, the argument positions and/or ``"ans"`` it reads (``multiply``: ``((1,), (0,))``;
         variadic: one tuple of ``"ans"``/``"args"``, ``stack``'s ``()``); the tape saves only
         those, others are :class:`~autoprop.core.tape.NotSaved` (None: all saved).
-        ``compact={i: f}`` saves ``f(value)``, read alike (``relu``: the mask ``x > 0``).
+        ``compact={i: f}`` saves ``f(value, shared)``, read alike (``relu``: ``x > 0``; ``lstm_gates``: a ``PartlySaved``).
     """
 
     __slots__ = ("name", "fwd", "vjps", "doc", "jvps", "numpy", "methods", "source", "reads", "compact", "plans")

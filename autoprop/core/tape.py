@@ -117,6 +117,75 @@ class NotSaved:
         return f"<not saved: {self.dtype}{self.shape}>"
 
 
+class PartlySaved(NotSaved):
+    """What a record keeps of a value whose VJPs read only some of its entries: its shape,
+    its dtype and the entries where the boolean array ``mask`` is True, as ``values`` (in
+    flat order; ``mask`` None: no entry).
+
+    ``lstm_gates`` takes its derivative from its output (``s (1 - s)``, ``1 - g^2``) except
+    where that cancels (a gate near saturation), where it needs the pre-activations ``a``:
+    its record keeps the gates and only those entries of ``a`` (usually none), not all of
+    ``a`` (:func:`keep_entries`). :meth:`take` hands a VJP the entries it asks for; asking for an
+    entry that was not kept raises TypeError, and so does every other use of the values
+    (as :class:`NotSaved`). ``key`` and ``ident`` are the ``_key`` and ``id()`` of the
+    tensor it stands for (:func:`whole_value_needed`).
+    """
+
+    __slots__ = ("mask", "values", "key", "ident")
+
+    @property
+    def nbytes(self):
+        """int: the bytes kept (``mask`` and ``values``)."""
+        return self.values.nbytes + (0 if self.mask is None else self.mask.nbytes)
+
+    def take(self, wanted):
+        """The kept entries where the boolean array ``wanted`` (the value's shape) is True, in
+        flat (C) order: what ``x[wanted]`` gives on the whole value."""
+        out = self.values if self.mask is None else self.values[wanted[self.mask]]
+        if out.size != np.count_nonzero(wanted):
+            raise TypeError(self._message() + " (an entry it did not keep)")
+        return out
+
+    def __repr__(self):
+        return f"<partly saved: {self.dtype}{self.shape}, {self.values.size} entries>"
+
+
+def keep_entries(x, mask=None):
+    """The ndarray ``x`` as a :class:`PartlySaved` that keeps the entries where the boolean
+    array ``mask`` is True (None: no entry), or ``x`` itself when that would not be smaller
+    (the mask costs a byte an entry)."""
+    ps = object.__new__(PartlySaved)  # (no __init__ frames: this runs on every LSTM step)
+    dt = x.dtype
+    ps.shape, ps.dtype, ps.key, ps.ident = x.shape, dt, None, None
+    if mask is None:
+        values = _NO_VALUES.get(dt)
+        if values is None:
+            values = _NO_VALUES[dt] = np.empty(0, dt)  # (read-only use: one per dtype)
+    else:
+        values = x[mask]
+        if values.nbytes + mask.nbytes >= x.nbytes:
+            return x
+    ps.mask, ps.values = mask, values
+    return ps
+
+
+_NO_VALUES: dict = {}  # dtype -> an empty array of it (keep_entries)
+
+
+def whole_value_needed(part, ans):
+    """Whether a VJP run on Tensors (an outer tape or a forward accumulator records the
+    backward pass) would need the whole input that ``part`` (a :class:`PartlySaved`) stands
+    for: some recording tape or accumulator follows that input but not the record's output
+    ``ans``, so a derivative written in ``ans`` would not reach it."""
+    for tape in _RECORDING:
+        if part.key in tape._tracked and ans._key not in tape._tracked:
+            return True
+    for acc in _FORWARD:
+        if part.ident in acc._tangents and id(ans) not in acc._tangents:
+            return True
+    return False
+
+
 _NOT_SAVED: dict = {}  # (shape, dtype) -> NotSaved: one stand-in per kind (immutable)
 _F64 = np.dtype(np.float64)
 _NOT_SAVED_F64: dict = {}  # shape -> NotSaved of float64, the usual case (a cheaper key)
@@ -428,7 +497,14 @@ def _record(tape, prim, args, vals, kwargs, out, shared):
             for i in compact:  # relu: the mask, not x (its VJP reads it alike)
                 v = nvals[i]
                 if type(v) is np.ndarray:
-                    nvals[i] = nargs[i] = prim.compact[i](v)
+                    c = prim.compact[i](v, shared)
+                    if type(c) is PartlySaved:
+                        a = args[i]
+                        if type(a) is Variable:  # the model holds it (and a later tape may watch it)
+                            continue
+                        c.key, c.ident = getattr(a, "_key", None), id(a)  # (whole_value_needed)
+                    if c is not v:
+                        nvals[i] = nargs[i] = c
         cuts = tape._cuts
         for i in unsaved:
             v = nvals[i]

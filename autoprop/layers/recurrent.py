@@ -44,25 +44,27 @@ class _Recurrent(Layer):
                 out.append(s if isinstance(s, Tensor) else Tensor(s))
         return x, out
 
-    def _input_projections(self, x, b):
+    def _input_projection(self, x, b):
         """``x_t W_ih^T + b`` for every step at once, as manualprop: one fused ``linear``
-        record on ``x`` seen as (N*T, D), back to (N, T, G*H); returns the T slices
-        ``A[:, t]`` (views, no copies).
+        record on ``x`` seen as (N*T, D), back to A (N, T, G*H).
 
         One matrix product instead of T small ones, forward and backward (``dW_ih`` is one
-        ``g^T x``, ``dX`` one ``g W_ih``), and the slices' gradients are written into one
-        (N, T, G*H) array by the reverse walk (the tape's sparse slice gradient,
-        ``tape.Scatter``), not a zero-filled array per step.
+        ``g^T x``, ``dX`` one ``g W_ih``). Step t reads ``A[:, t]`` (RNN and LSTM inside
+        their step's ``linear_at`` record, GRU as a slice); the reverse walk writes the
+        steps' gradients into one (N, T, G*H) array (``tape.Scatter``), not a zero-filled
+        array per step.
         """
         N, T, D = x.shape
         A = R.linear(R.reshape(x, shape=(N * T, D)), self.variables["W_ih"], b)
-        A = R.reshape(A, shape=(N, T, A.shape[1]))
-        return [A[:, t] for t in range(T)]
+        return R.reshape(A, shape=(N, T, A.shape[1]))
 
-    def _projections(self, x):
-        """:meth:`_input_projections` with both biases, ``b_ih + b_hh`` (RNN, LSTM)."""
+    def _steps(self, x):
+        """``(A, key_t for t)``: :meth:`_input_projection` with both biases, ``b_ih + b_hh``
+        (RNN, LSTM), and the key ``(:, t)`` of each step, for ``linear_at(h, W_hh, A, key)``
+        (``h W_hh^T + A[:, t]``: one record per step, no slice record)."""
         v = self.variables
-        return self._input_projections(x, v["b_ih"] + v["b_hh"])
+        A = self._input_projection(x, v["b_ih"] + v["b_hh"])
+        return A, [(slice(None), t) for t in range(x.shape[1])]
 
 
 class RNN(_Recurrent):
@@ -95,8 +97,9 @@ class RNN(_Recurrent):
         x, (h,) = self._inputs(x, {"h0": h0})
         W_hh = self.variables["W_hh"]
         hs = []
-        for a_t in self._projections(x):
-            h = R.tanh(R.linear(h, W_hh, a_t))  # h W_hh^T + a_t: one record
+        A, keys = self._steps(x)
+        for key in keys:
+            h = R.tanh(R.linear_at(h, W_hh, A, key=key))  # h W_hh^T + A[:, t]: one record
             hs.append(h)
         return np.stack(hs, axis=1)  # (N, T, H); recorded: its VJP splits g along time
 
@@ -134,8 +137,9 @@ class LSTM(_Recurrent):
         H = self.hidden_size
         W_hh = self.variables["W_hh"]
         hs = []
-        for a_t in self._projections(x):
-            a = R.linear(h, W_hh, a_t)  # a_t + h W_hh^T, (N, 4H): one record
+        A, keys = self._steps(x)
+        for key in keys:
+            a = R.linear_at(h, W_hh, A, key=key)  # A[:, t] + h W_hh^T, (N, 4H): one record
             z = R.lstm_gates(a)  # sigmoid on blocks i, f, o, tanh on g: one record
             i, f, g, o = z[:, :H], z[:, H : 2 * H], z[:, 2 * H : 3 * H], z[:, 3 * H :]
             c = f * c + i * g
@@ -184,7 +188,9 @@ class GRU(_Recurrent):
         v = self.variables
         W_hh, b_hh = v["W_hh"], v["b_hh"]
         hs = []
-        for a_x in self._input_projections(x, v["b_ih"]):
+        A = self._input_projection(x, v["b_ih"])
+        for t in range(x.shape[1]):
+            a_x = A[:, t]
             a_h = R.linear(h, W_hh, b_hh)
             rz = ap.sigmoid(a_x[:, : 2 * H] + a_h[:, : 2 * H])  # r and z at once, as manualprop
             r, z = rz[:, :H], rz[:, H:]

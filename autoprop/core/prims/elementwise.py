@@ -294,7 +294,7 @@ sigmoid = defprim("sigmoid", _sigmoid_fwd, lambda g, ans, x: times(g, _sigmoid_d
                   reads=(("ans", 0),))
 relu = _unary("relu", lambda x: np.maximum(x, 0), lambda ans, x: x > 0, "diag([x > 0])",
               "dx = g * [x > 0]", kinks="relu'(0) = 0", numpy=False, source="np.maximum({x}, 0)",
-              reads=((0,),), compact={0: lambda x: x > 0})  # the tape saves the mask: 1 byte each
+              reads=((0,),), compact={0: lambda x, shared: x > 0})  # the tape saves the mask: 1 byte each
 absolute = _unary("absolute", np.abs, lambda ans, x: np.sign(x), "diag(sign(x))",
                   "dx = g * sign(x)", kinks="abs'(0) = 0", methods=("__abs__",))
 sin = _unary("sin", np.sin, lambda ans, x: np.cos(x), "diag(cos x)", "dx = g cos(x)")

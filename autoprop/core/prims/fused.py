@@ -6,6 +6,12 @@ call, with the hand-derived VJPs of its manualprop twin.
 ``unbroadcast`` of ``g`` for the product that only passes it on. Its VJPs are the
 expressions the two primitives' VJPs compute (the same bits). Derivation:
 ``lessons/01-linear-layer.md``.
+
+``linear_at`` is ``X @ W.T + B[key]``: ``linear`` whose bias is a slice of a larger array,
+the step ``t`` of a recurrent layer's input projection computed for every step at once
+(``B[:, t]``). One record instead of a ``getitem`` and a ``linear``; ``B``'s gradient is
+``getitem``'s VJP (the walk adds ``g`` into one buffer for all the steps, ``tape.Scatter``),
+and the values are those of ``linear(X, W, B[key])``.
 """
 
 from __future__ import annotations
@@ -14,8 +20,9 @@ import numpy as np
 
 from ..registry import defprim
 from ._common import _mT, _shape, unbroadcast
+from .shape import _getitem_vjp
 
-__all__ = ["linear"]
+__all__ = ["linear", "linear_at"]
 
 
 def _linear_fwd(x, W, b):
@@ -56,3 +63,32 @@ linear = defprim(
     source="{x} @ {W}.T + {b}", reads=((1,), (0,), ()),
 )
 
+
+
+def _linear_at_fwd(x, W, B, key):
+    y = np.matmul(x, W.T)
+    b = B[key]
+    if y.shape == b.shape and y.dtype == b.dtype:
+        y += b  # the fresh product, in place: the bits of linear(x, W, B[key])
+        return y
+    return y + b
+
+
+def _linear_at_jvp_b(t, ans, x, W, B, key):
+    return t[key]
+
+
+linear_at = defprim(
+    "linear_at", _linear_at_fwd,
+    lambda g, ans, x, W, B, key: g @ W,
+    lambda g, ans, x, W, B, key: _mT(g) @ x,
+    lambda g, ans, x, W, B, key: _getitem_vjp(g, ans, B, key),
+    jvp=(lambda t, ans, x, W, B, key: t @ _mT(W), lambda t, ans, x, W, B, key: x @ _mT(t),
+         _linear_at_jvp_b),
+    jacobian="Y = X W^T + B[key]: dY_nj/dX_nk = W_jk, dY_nj/dW_jk = X_nk, and a selection "
+             "of B (getitem's)",
+    vjp="dX = g @ W, dW = g^T @ X, dB = zeros of B's shape with g at key (for a basic key the "
+        "walk adds it into one buffer per B, tape.Scatter)",
+    shapes="X (N, in), W (out, in), B[key] (N, out) -> (N, out)",
+    source="{x} @ {W}.T + {B}[{key}]", reads=((1,), (0,), ()),
+)
