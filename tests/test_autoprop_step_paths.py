@@ -96,3 +96,35 @@ def test_a_nan_gradient_tensor_is_still_refused_before_any_update():
     with pytest.raises(ValueError, match=r"variable #1"):
         opt.apply_gradients([(ap.constant([1.0, 1.0]), v), (ap.constant([1.0, np.nan]), w)])
     np.testing.assert_array_equal(v.numpy(), np.ones(2))  # checked before any variable changed
+
+
+def test_variable_pairs_inline_checks_match_the_full_check_and_pairs_keep_their_numbers():
+    # apply_gradients' object pairs (a Variable and a gradient Tensor) take the array pairs'
+    # inline finiteness test (the one dot, or sum_of_squares past DOT_CHUNK): the same
+    # refusals and messages as the full check, and the same bits as `p - lr * g`
+    from manualprop._validation import DOT_CHUNK
+
+    n = DOT_CHUNK + 5  # past one dot: the chunked sum of squares
+    big = np.linspace(-1.0, 1.0, n)
+    v, w = ap.Variable(np.ones(n)), ap.Variable(np.ones(3))
+    opt = ap.optimizers.SGD(learning_rate=0.1)
+    for bad in (np.inf, np.nan):
+        g = big.copy()
+        g[-1] = bad  # in the last chunk
+        with pytest.raises(ValueError, match=r"gradient for variable #0 must contain only finite values"):
+            opt.apply_gradients([(ap.constant(g), v), (ap.constant(np.ones(3)), w)])
+    g32 = ap.constant(np.array([1.0, np.nan, 0.0], np.float32))
+    with pytest.raises(ValueError, match=r"gradient for variable #1 must contain only finite"):
+        opt.apply_gradients([(ap.constant(big), v), (g32, w)])
+    np.testing.assert_array_equal(v.numpy(), np.ones(n))  # nothing changed before the refusal
+    with pytest.raises(ValueError, match=r"gradient for variable #1 must have the variable's shape"):
+        opt.apply_gradients([(ap.constant(big), v), (ap.constant(np.ones(4)), w)])
+    # a list pair is a pair; a skipped pair keeps the numbering of those after it
+    with pytest.warns(UserWarning, match=r"gradients do not exist for variable #1"):
+        with pytest.raises(ValueError, match=r"gradient for variable #2 must have the variable's shape"):
+            opt.apply_gradients([[ap.constant(big), v], (None, w), (ap.constant(np.ones(2)), w)])
+    with pytest.raises(TypeError, match=r"item 1 must be a \(grad, var\) pair"):
+        opt.apply_gradients([(ap.constant(big), v), (ap.constant(np.ones(3)), w, 0)])
+    opt.apply_gradients([[ap.constant(big), v], (ap.constant(np.ones(3, np.float32)), w)])
+    np.testing.assert_array_equal(v.numpy(), np.ones(n) - 0.1 * big)  # the bits of p - lr * g
+    np.testing.assert_array_equal(w.numpy(), np.ones(3) - 0.1 * np.ones(3))  # float32 g cast
