@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 
 import autoprop as ap
+from autoprop import layers as al
 from autoprop.core import registry as R
 from autoprop.core.prims import fused
 from autoprop.core.prims._common import unbroadcast
@@ -128,3 +129,58 @@ def test_variable_pairs_inline_checks_match_the_full_check_and_pairs_keep_their_
     opt.apply_gradients([[ap.constant(big), v], (ap.constant(np.ones(3, np.float32)), w)])
     np.testing.assert_array_equal(v.numpy(), np.ones(n) - 0.1 * big)  # the bits of p - lr * g
     np.testing.assert_array_equal(w.numpy(), np.ones(3) - 0.1 * np.ones(3))  # float32 g cast
+
+
+def test_sequential_calls_a_leaf_layers_call_directly_with_what_layer_call_gives(monkeypatch):
+    # Sequential.call runs a built-in leaf layer's call without Layer.__call__ (whose context
+    # is for sub-layers): the same values, bit for bit, and the same records on the tape as
+    # the general path (LEAF_LAYERS empty), in training and inference mode
+    from autoprop.layers import base
+
+    def layers():
+        return [al.Linear(6, 5, rng=0), al.Tanh(), al.Linear(5, 5, rng=1), al.ReLU(), al.Sigmoid(),
+                al.LeakyReLU(), al.ELU(), al.GELU(), al.GELU(approximate="tanh"), al.Softplus(),
+                al.Softmax(), al.LogSoftmax(), al.Flatten()]
+
+    assert {type(layer) for layer in layers()} <= base.LEAF_LAYERS
+    assert all(kind._call_takes_training for kind in base.LEAF_LAYERS)
+    x = ap.constant(np.random.default_rng(0).standard_normal((4, 6)))
+
+    def run(leaves, training):
+        monkeypatch.setattr(base, "LEAF_LAYERS", leaves)
+        net = al.Sequential(layers())
+        with ap.GradientTape() as tape:
+            out = net(x, training=training)
+            names = [n.prim.name for n in tape._nodes]
+            loss = ap.sum(out * out)
+        grads = tape.gradient(loss, net.trainable_variables)
+        return out.numpy(), names, [g.numpy() for g in grads]
+
+    leaves = set(base.LEAF_LAYERS)
+    for training in (True, False):
+        fast, general = run(leaves, training), run(set(), training)
+        np.testing.assert_array_equal(fast[0], general[0])
+        assert fast[1] == general[1] and len(fast[1]) >= 13
+        for a, b in zip(fast[2], general[2]):
+            np.testing.assert_array_equal(a, b)
+
+
+def test_sequential_still_calls_dunder_call_of_a_subclass_and_of_an_unbuilt_layer():
+    calls = []
+
+    class Logged(al.Linear):  # a subclass: not a leaf (its __call__ may do more)
+        def __call__(self, x, *args, **kwargs):
+            calls.append("logged")
+            return super().__call__(x, *args, **kwargs)
+
+    class Lazy(al.Layer):  # Keras's deferred build: built by the first __call__
+        def build(self, input_shape):
+            calls.append(("build", tuple(input_shape)))
+            self.w = self.add_weight(shape=(input_shape[-1],), initializer="ones")
+
+        def call(self, x, training=False):
+            return x * self.w
+
+    net = al.Sequential(Logged(3, 2, rng=0), al.Tanh(), Lazy())
+    out = net(ap.constant(np.ones((2, 3))), training=True)
+    assert calls == ["logged", ("build", (2, 2))] and out.shape == (2, 2)
