@@ -350,15 +350,14 @@ class Optimizer:
             Gradient shape differs from its variable's, NaN/inf gradient,
             read-only array variable.
         """
-        where = Where(self, "apply_gradients")
         grads, variables, missing = [], [], []
         numbers = None  # the pairs' positions once one is skipped (until then pair j is #j)
         for i, pair in enumerate(grads_and_vars):
             if type(pair) is not tuple or len(pair) != 2:  # (zip's tuples: the usual case)
                 if not isinstance(pair, (tuple, list)) or len(pair) != 2:
                     raise TypeError(
-                        f"{where}: item {i} must be a (grad, var) pair (tuple or list of 2); "
-                        f"got {type(pair).__name__}"
+                        f"{Where(self, 'apply_gradients')}: item {i} must be a (grad, var) pair "
+                        f"(tuple or list of 2); got {type(pair).__name__}"
                     )
             grad, var = pair
             if grad is None:
@@ -372,12 +371,12 @@ class Optimizer:
                     numbers.append(i)
         if missing and not grads:
             raise ValueError(
-                f"{where}: no gradients provided for any variable ({', '.join(missing)}): "
+                f"{Where(self, 'apply_gradients')}: no gradients provided for any variable ({', '.join(missing)}): "
                 "the loss does not depend on them on the tape (see GradientTape.explain)"
             )
         if missing:
             warnings.warn(
-                f"{where}: gradients do not exist for {', '.join(missing)}; they are not updated",
+                f"{Where(self, 'apply_gradients')}: gradients do not exist for {', '.join(missing)}; they are not updated",
                 stacklevel=2,
             )
         self._update_all(grads, variables, "apply_gradients",

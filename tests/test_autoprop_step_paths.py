@@ -184,3 +184,18 @@ def test_sequential_still_calls_dunder_call_of_a_subclass_and_of_an_unbuilt_laye
     net = al.Sequential(Logged(3, 2, rng=0), al.Tanh(), Lazy())
     out = net(ap.constant(np.ones((2, 3))), training=True)
     assert calls == ["logged", ("build", (2, 2))] and out.shape == (2, 2)
+
+
+def test_the_mean_of_a_loss_is_np_mean_bit_for_bit():
+    # mean's forward for a whole float array: np.add.reduce and a division, without
+    # ndarray.sum's and np.mean's Python wrappers: np.mean's own value, bit for bit
+    from autoprop.core.prims import reductions
+
+    rng = np.random.default_rng(3)
+    for x in (rng.standard_normal(1000) * 1e3, rng.standard_normal((7, 13)).astype(np.float32),
+              np.array([1e300, -1e300, 3.0]), np.array([np.nan, 1.0]), np.array([2.5])):
+        got = reductions._mean_fwd(x)
+        want = np.mean(x)
+        assert got.dtype == want.dtype
+        np.testing.assert_array_equal(got, want)
+    assert R.mean(ap.constant(np.arange(4.0))).numpy() == 1.5

@@ -447,7 +447,6 @@ def test_an_mlp_training_step_looks_at_each_array_once(monkeypatch):
     over 64x256 arrays, now two: as many as manualprop's step."""
     from autoprop.core.prims import _common
     from manualprop import _validation as V
-
     from manualprop import optim
 
     seen = []
