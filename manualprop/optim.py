@@ -288,9 +288,12 @@ class Optimizer:
                 grad = read(grad) if read is not None else _gradient_value(grad)
             values.append(p)
             # an object's pair (a Variable and a Tensor, read as arrays): the same inline checks
-            if ((grad.dtype is f64 or grad.dtype is f32) and grad.shape == p.shape and finite(grad)
-                    if type(grad) is ndarray else False):
-                checked.append(grad if grad.dtype is p.dtype else grad.astype(p.dtype))
+            # as an array pair's above (float64: the one dot, inline)
+            dt = grad.dtype if type(grad) is ndarray else None
+            if (dt is f64 or dt is f32) and grad.shape == p.shape and (
+                    isfinite(vdot(grad, grad) if grad.size <= chunk else ss(grad)) if dt is f64
+                    else finite(grad)):
+                checked.append(grad if dt is p.dtype else grad.astype(p.dtype))
                 continue
             where = where or Where(self, method)
             checked.append(check_update(grad, p, where, label(i)))
@@ -347,32 +350,37 @@ class Optimizer:
             Gradient shape differs from its variable's, NaN/inf gradient,
             read-only array variable.
         """
-        where = Where(self, "apply_gradients")
-        grads, variables, numbers, missing = [], [], [], []
+        grads, variables, missing = [], [], []
+        numbers = None  # the pairs' positions once one is skipped (until then pair j is #j)
         for i, pair in enumerate(grads_and_vars):
-            if not isinstance(pair, (tuple, list)) or len(pair) != 2:
-                raise TypeError(
-                    f"{where}: item {i} must be a (grad, var) pair (tuple or list of 2); "
-                    f"got {type(pair).__name__}"
-                )
+            if type(pair) is not tuple or len(pair) != 2:  # (zip's tuples: the usual case)
+                if not isinstance(pair, (tuple, list)) or len(pair) != 2:
+                    raise TypeError(
+                        f"{Where(self, 'apply_gradients')}: item {i} must be a (grad, var) pair "
+                        f"(tuple or list of 2); got {type(pair).__name__}"
+                    )
             grad, var = pair
             if grad is None:
                 missing.append(_label(var, i))
+                if numbers is None:
+                    numbers = list(range(len(grads)))
             else:
                 grads.append(grad)
                 variables.append(var)
-                numbers.append(i)
+                if numbers is not None:
+                    numbers.append(i)
         if missing and not grads:
             raise ValueError(
-                f"{where}: no gradients provided for any variable ({', '.join(missing)}): "
+                f"{Where(self, 'apply_gradients')}: no gradients provided for any variable ({', '.join(missing)}): "
                 "the loss does not depend on them on the tape (see GradientTape.explain)"
             )
         if missing:
             warnings.warn(
-                f"{where}: gradients do not exist for {', '.join(missing)}; they are not updated",
+                f"{Where(self, 'apply_gradients')}: gradients do not exist for {', '.join(missing)}; they are not updated",
                 stacklevel=2,
             )
-        self._update_all(grads, variables, "apply_gradients", lambda j: f"variable #{numbers[j]}")
+        self._update_all(grads, variables, "apply_gradients",
+                         lambda j: f"variable #{j if numbers is None else numbers[j]}")
 
     def step(self, params: dict, grads: dict) -> None:
         """Update every ``params[k]`` in place from ``grads[k]`` (manualprop style).

@@ -449,12 +449,15 @@ def test_an_mlp_training_step_looks_at_each_array_once(monkeypatch):
     over 64x256 arrays, now two: as many as manualprop's step."""
     from autoprop.core.prims import _common
     from manualprop import _validation as V
+    from manualprop import optim
 
     seen = []
     real_dot, real_sum = V._vdot, _common._all_finite
-    monkeypatch.setattr(V, "_vdot", lambda a, b: seen.append(a.shape) or real_dot(a, b))
-    # arrays of more than DOT_CHUNK elements are summed in chunks: one look, recorded once
-    monkeypatch.setattr(V, "sum_of_squares", lambda a: seen.append(a.shape) or float(real_dot(a, a)))
+    # (the optimizer's inline checks call the dot and sum_of_squares it imported)
+    for module in (V, optim):
+        monkeypatch.setattr(module, "_vdot", lambda a, b: seen.append(a.shape) or real_dot(a, b))
+        # arrays of more than DOT_CHUNK elements are summed in chunks: one look, recorded once
+        monkeypatch.setattr(module, "sum_of_squares", lambda a: seen.append(a.shape) or float(real_dot(a, a)))
     monkeypatch.setattr(_common, "_all_finite", lambda r: seen.append(("sum", np.shape(r))) or real_sum(r))
     rng = np.random.default_rng(0)
     X, y = rng.random((64, 64)), rng.integers(0, 10, 64)

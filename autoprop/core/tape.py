@@ -798,14 +798,16 @@ class GradientTape:
                 stacklevel=2,
             )
         flat_sources, rebuild = sources, list  # model.trainable_variables: no nesting
-        if type(sources) is list:
+        checked = type(sources) is list  # every source a Tensor (then _gradient need not look)
+        if checked:
             for x in sources:  # (a loop, not all(...): no generator frame)
                 if not isinstance(x, Tensor):
                     flat_sources, rebuild = _flatten(sources)
+                    checked = False
                     break
         else:
             flat_sources, rebuild = _flatten(sources)
-        results = self._gradient(target, flat_sources, output_gradients, unconnected, trace)
+        results = self._gradient(target, flat_sources, output_gradients, unconnected, trace, checked)
         if not self._persistent:
             for r in results:
                 if r is None:
@@ -815,8 +817,9 @@ class GradientTape:
             self._release()
         return rebuild(results)
 
-    def _gradient(self, target, flat_sources, output_gradients, unconnected, trace=False):
-        for s in flat_sources:
+    def _gradient(self, target, flat_sources, output_gradients, unconnected, trace=False,
+                  checked=False):
+        for s in () if checked else flat_sources:  # (checked: gradient() saw only Tensors)
             if not isinstance(s, Tensor):
                 raise TypeError(
                     f"GradientTape.gradient: sources must be Tensors or Variables; got "
@@ -1245,33 +1248,38 @@ class _StopRecording:
         return False
 
 
+def _seed_value(t, seed, higher):
+    """dL/dt to start the walk from: ones of ``t``'s shape and dtype, or ``seed``
+    (``output_gradients``); a Tensor when an outer tape records the walk (``higher``)."""
+    if seed is None:
+        v = np.empty(t._value.shape, t._value.dtype)  # np.ones without its Python wrapper
+        v.fill(1)
+    else:
+        v = seed._value if isinstance(seed, Tensor) else np.asarray(seed, dtype=t.dtype)
+        if v.shape != t.shape:
+            raise ValueError(
+                f"output_gradients: expected shape {t.shape} (the target's); got {v.shape}"
+            )
+    if higher:
+        return seed if isinstance(seed, Tensor) else Tensor._wrap(v)
+    return v
+
+
 def _backward(tape, targets, seeds, sources, trace=None):
     """The reverse walk. Returns {tensor._key: gradient} (ndarrays, or Tensors when
     an outer tape records the backward pass)."""
     tracked = tape._tracked
     higher = bool(_RECORDING) or bool(_FORWARD)  # someone records: compute VJPs on Tensors
-    keep = {s._key for s in sources}
+    keep = set()  # (a loop, not a set comprehension: one frame fewer on Python 3.11)
+    for s in sources:
+        keep.add(s._key)
     grads: dict = {}
-
-    def seed_value(t, seed):
-        if seed is None:
-            v = np.empty(t._value.shape, t._value.dtype)  # np.ones without its Python wrapper
-            v.fill(1)
-        else:
-            v = seed._value if isinstance(seed, Tensor) else np.asarray(seed, dtype=t.dtype)
-            if v.shape != t.shape:
-                raise ValueError(
-                    f"output_gradients: expected shape {t.shape} (the target's); got {v.shape}"
-                )
-        if higher:
-            return seed if isinstance(seed, Tensor) else Tensor._wrap(v)
-        return v
 
     for t, seed in zip(targets, seeds):
         # a target that is also a source gets its seed, watched or not (TF: gradient(v, v) = 1)
         if not isinstance(t, Tensor) or (t._key not in tracked and t._key not in keep):
             continue
-        v = seed_value(t, seed)
+        v = _seed_value(t, seed, higher)
         k = t._key
         grads[k] = v if k not in grads else grads[k] + v
 

@@ -586,6 +586,11 @@ _TRACKABLE += (Layer,)
 #: [-1, 1] whenever they return: each checked its input for NaN/inf (:meth:`Sequential.call`).
 BOUNDED_OUTPUT: set = set()
 
+#: The built-in layers (filled by their modules) whose ``call`` runs no other layer and reads
+#: nothing of :meth:`Layer.__call__`'s context (that context is for the sub-layers a ``call``
+#: runs): :meth:`Sequential.call` calls their ``call`` directly, one frame fewer a layer.
+LEAF_LAYERS: set = set()
+
 
 class Model(Layer):
     """A layer you can ``compile`` and ``fit``, as ``keras.Model``.
@@ -791,12 +796,16 @@ class Sequential(Model):
         known, bounded = KNOWN_FINITE, None
         try:
             for layer in self.layers:
-                if bounded is not None and type(layer).__module__.startswith("autoprop.layers."):
+                kind = type(layer)
+                if bounded is not None and kind.__module__.startswith("autoprop.layers."):
                     known.array, known.ss = bounded, float(bounded.size)
                 else:
                     known.array = None
-                x = layer(x, training=training)
-                bounded = x._value if type(layer) in BOUNDED_OUTPUT and type(x) is Tensor else None
+                if kind in LEAF_LAYERS and layer.__dict__.get("built", True):
+                    x = layer.call(x, training=training)  # what layer(x, training=...) runs
+                else:
+                    x = layer(x, training=training)
+                bounded = x._value if kind in BOUNDED_OUTPUT and type(x) is Tensor else None
         finally:
             known.array = None
         return x

@@ -16,7 +16,7 @@ from manualprop._validation import (
 
 from ..core import registry as R
 from ..core.tensor import Tensor
-from .base import BOUNDED_OUTPUT, Layer
+from .base import BOUNDED_OUTPUT, LEAF_LAYERS, Layer
 
 __all__ = [
     "ELU", "Flatten", "GELU", "LeakyReLU", "Linear", "LogSoftmax", "ReLU", "Sigmoid",
@@ -194,3 +194,5 @@ class Flatten(Layer):
 
 
 BOUNDED_OUTPUT.update((Tanh, Sigmoid, Softmax))  # |y| <= 1 of the finite input each checked
+LEAF_LAYERS.update((Linear, ReLU, Sigmoid, Tanh, LeakyReLU, ELU, GELU, Softplus, Softmax, LogSoftmax,
+                    Flatten))
