@@ -696,7 +696,7 @@ qr = defprim(
 # Theorem 4.3); its adjoint gives the VJP below (the formula of autograd's grad_pinv).
 def _pinv_full_rank(a, rcond):
     s = np.linalg.svd(np.asarray(_value(a)), compute_uv=False)
-    if np.any(s[..., -1] <= np.asarray(rcond) * s[..., 0]):
+    if s.shape[-1] and np.any(s[..., -1] <= np.asarray(rcond) * s[..., 0]):
         raise ValueError(
             "autoprop.pinv: the derivative of the pseudo-inverse exists only at a full-rank A "
             f"(rank min(m, n) = {s.shape[-1]}); this A has a singular value at or below "

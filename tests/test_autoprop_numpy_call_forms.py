@@ -1,0 +1,185 @@
+"""Ordinary numpy call forms that autoprop refused while HIPS autograd's numpy wrapper
+differentiates the function (session 10's coverage measurement against autograd's
+``numpy_vjps.py``/``linalg.py``: 136 functions, 540 call forms; before this file 128
+functions had every form right, after it 132, the other 4 being ``np.array``/``np.full``
+of Tensors, which numpy does not dispatch (a TapeEscapeWarning says so), ``nan_to_num``
+past a nan (the 0*inf rule: 0, autograd nan) and none refused):
+
+* ``np.sum``/``np.prod``/``np.max``/``np.min`` with ``initial=``, ``np.sum``/``np.mean``/
+  ``np.prod`` with ``where=`` (and max/min with ``where=`` and ``initial=``): refused
+  ("that option has no registered derivative"). HIPS autograd takes them but ignores
+  ``where=`` (a wrong gradient), so the oracle here is central differences and numpy's values.
+* the ndarray methods ``t.repeat``, ``t.take``, ``t.cumprod``, ``t.conj``, ``t.real``,
+  ``t.imag``, ``t.mT``, ``t.all``/``any``/``argsort``/``nonzero``: AttributeError.
+* ``np.take(t, i, mode='raise')`` (numpy's default, spelled out), ``mode='wrap'``/``'clip'``:
+  refused.
+* ``np.linalg.det`` and ``np.linalg.pinv`` of 0 x 0 (and 3 x 0) matrices: an IndexError or
+  "zero-size array to reduction operation maximum" in the backward pass.
+
+Each is checked in reverse mode (VJP) and forward mode (JVP) against central differences and,
+where autograd gets it right, against autograd.
+"""
+
+import autograd
+import autograd.numpy as anp
+import numpy as np
+import pytest
+from oracles import central
+
+import autoprop as ap
+
+R = np.random.default_rng(10)
+X = R.standard_normal((3, 4))
+MASK = X > 0
+
+
+def _vjp_jvp(f, x, w, t):
+    """autoprop's gradient of sum(f(x) * w) and its JVP along t, and f's value."""
+    v = ap.Variable(x)
+    with ap.GradientTape() as tape:
+        y = f(v)
+        loss = ap.reduce_sum(y * w)
+    g = tape.gradient(loss, v)
+    v2 = ap.Variable(x)
+    with ap.ForwardAccumulator(v2, t) as acc:
+        y2 = f(v2)
+    return y.numpy(), g.numpy(), acc.jvp(y2).numpy()
+
+
+def _check(f, x=X, *, autograd_f=None):
+    want = np.asarray(f(x))
+    w = R.standard_normal(want.shape)
+    t = R.standard_normal(np.shape(x))
+    y, g, j = _vjp_jvp(f, x, w, t)
+    assert y.shape == want.shape and y.dtype == want.dtype
+    np.testing.assert_allclose(y, want, rtol=1e-13, atol=1e-15)
+    cd = central(lambda z: np.sum(np.asarray(f(z)) * w), x, h=1e-6)
+    np.testing.assert_allclose(g, cd, rtol=1e-6, atol=1e-8)
+    h = 1e-6
+    np.testing.assert_allclose(j, (np.asarray(f(x + h * t)) - np.asarray(f(x - h * t))) / (2 * h),
+                               rtol=1e-6, atol=1e-8)
+    if autograd_f is not None:
+        oracle = autograd.grad(lambda z: anp.sum(autograd_f(z) * w))(x)
+        np.testing.assert_allclose(g, oracle, rtol=1e-12, atol=1e-14)
+    return g
+
+
+REDUCTIONS = [  # (id, f on numpy's names, autograd's f or None where autograd is wrong)
+    ("sum initial", lambda a: np.sum(a, initial=1.5), lambda a: anp.sum(a) + 1.5),
+    ("sum axis where", lambda a: np.sum(a, axis=0, where=MASK), None),
+    ("sum method where initial", lambda a: a.sum(axis=1, where=MASK, initial=1.0), None),
+    ("mean where", lambda a: np.mean(a, axis=1, where=MASK), None),
+    ("mean where keepdims", lambda a: np.mean(a, axis=(0, 1), where=MASK, keepdims=True), None),
+    ("prod where initial", lambda a: np.prod(a, axis=1, where=MASK, initial=2.0), None),
+    ("max initial", lambda a: np.max(a, axis=0, initial=0.5),
+     lambda a: anp.maximum(anp.max(a, axis=0), 0.5)),
+    ("amin where initial", lambda a: np.amin(a, axis=1, where=MASK, initial=0.3), None),
+    ("max where initial keepdims", lambda a: np.max(a, where=MASK, initial=-9.0, keepdims=True), None),
+    ("method max initial", lambda a: a.max(axis=1, initial=1.0), None),
+]
+
+
+@pytest.mark.parametrize("f, ag", [c[1:] for c in REDUCTIONS], ids=[c[0] for c in REDUCTIONS])
+def test_numpy_s_initial_and_where_of_the_reductions_are_recorded(f, ag):
+    # before: TypeError "autoprop cannot record numpy.sum(..., where=...): that option has
+    # no registered derivative"; the entries where= leaves out get gradient 0
+    _check(f, autograd_f=ag)
+
+
+def test_where_leaves_the_masked_entries_gradient_zero_and_mean_counts_the_kept():
+    g = _check(lambda a: np.mean(a, axis=1, where=MASK))
+    np.testing.assert_array_equal(g[~MASK], 0.0)
+    w = np.ones(3)
+    y, g, _ = _vjp_jvp(lambda a: np.mean(a, axis=1, where=MASK), X, w, np.ones_like(X))
+    np.testing.assert_allclose(g, MASK / MASK.sum(axis=1, keepdims=True), rtol=1e-15)
+
+
+def test_an_empty_reduction_gives_initial_as_numpy():
+    e = np.ones((0, 3))
+    for f in (lambda a: np.max(a, axis=0, initial=0.25), lambda a: np.sum(a, axis=0, initial=2.0),
+              lambda a: np.prod(a, axis=0, initial=3.0)):
+        v = ap.Variable(e)
+        with ap.GradientTape() as tape:
+            y = f(v)
+            loss = ap.reduce_sum(y)
+        np.testing.assert_array_equal(y.numpy(), f(e))
+        assert tape.gradient(loss, v).shape == (0, 3)
+
+
+def test_where_and_initial_refusals_say_what_numpy_says():
+    x = ap.Variable(X)
+    with pytest.raises(ValueError, match=r"numpy.max\(\.\.\., where=\.\.\.\) needs initial="):
+        np.max(x, where=MASK)
+    with pytest.raises(ValueError, match=r"a mask of shape \(2,\) does not broadcast"):
+        np.sum(x, where=np.array([True, False]))
+    with pytest.raises(TypeError, match="unexpected keyword argument 'initial'"):
+        x.mean(initial=1.0)  # np.mean has no initial= (numpy itself raises this for np.mean)
+
+
+METHODS = [  # (id, method form, numpy's function form, autograd's)
+    ("repeat", lambda a: a.repeat(2, axis=1), lambda a: anp.repeat(a, 2, axis=1)),
+    ("repeat flat", lambda a: a.repeat(3), lambda a: anp.repeat(a, 3)),
+    ("take", lambda a: a.take([0, 5, 5, -1]), lambda a: anp.ravel(a)[np.array([0, 5, 5, -1])]),
+    ("take axis", lambda a: a.take([2, 0, 2], axis=1), lambda a: a[:, np.array([2, 0, 2])]),
+    ("cumprod", lambda a: a.cumprod(axis=1), None),
+    ("conj", lambda a: a.conj(), lambda a: anp.conj(a)),
+    ("conjugate", lambda a: a.conjugate(), lambda a: anp.conjugate(a)),
+    ("real", lambda a: a.real * 2.0, lambda a: anp.real(a) * 2.0),
+    ("mT", lambda a: a.mT, lambda a: anp.swapaxes(a, -1, -2)),
+]
+
+
+@pytest.mark.parametrize("f, ag", [c[1:] for c in METHODS], ids=[c[0] for c in METHODS])
+def test_the_ndarray_methods_a_student_calls_are_on_tensors(f, ag):
+    # before: AttributeError: 'Variable' object has no attribute 'repeat' (& co.)
+    _check(f, autograd_f=ag)
+
+
+def test_the_value_only_methods_give_numpy_s_answers():
+    x = ap.Variable(X)
+    assert x.all() == X.all() and (x.any(axis=0) == X.any(axis=0)).all()
+    np.testing.assert_array_equal(np.asarray(x.argsort(axis=0)), X.argsort(axis=0))
+    for got, want in zip((x > 0).nonzero(), (X > 0).nonzero()):
+        np.testing.assert_array_equal(np.asarray(got), want)
+    np.testing.assert_array_equal(x.imag.numpy(), np.zeros_like(X))
+    with pytest.raises(TypeError, match=r"t = np.partition\(t, kth, axis=-1\)"):
+        x.partition(1)
+
+
+@pytest.mark.parametrize("mode, idx", [("raise", [0, 5, 5]), ("wrap", [-1, 13, 2]), ("clip", [-3, 20, 4])])
+def test_np_take_s_modes(mode, idx):
+    # before: mode='raise' (numpy's default, spelled out) was refused with every other mode
+    w = np.array([1.0, 10.0, 100.0])
+    y, g, _ = _vjp_jvp(lambda a: np.take(a, idx, mode=mode), X, w, np.ones_like(X))
+    np.testing.assert_array_equal(y, np.take(X, idx, mode=mode))
+    want = np.zeros(X.size)
+    np.add.at(want, np.take(np.arange(X.size), idx, mode=mode), w)  # repeats accumulate
+    np.testing.assert_array_equal(g, want.reshape(X.shape))
+    _check(lambda a: np.take(a, [0, 3, 3] if mode == "raise" else idx, axis=1, mode=mode))
+    with pytest.raises(ValueError, match="mode must be 'raise', 'wrap' or 'clip'"):
+        np.take(ap.Variable(X), [0], mode="nope")
+
+
+@pytest.mark.parametrize("shape", [(0, 0), (2, 0, 0)])
+def test_det_of_an_empty_matrix_is_one_with_an_empty_gradient(shape):
+    # before: "zero-size array to reduction operation maximum which has no identity" in backward
+    v = ap.Variable(np.zeros(shape))
+    with ap.GradientTape() as tape:
+        y = np.linalg.det(v)
+        loss = ap.reduce_sum(y)
+    np.testing.assert_array_equal(y.numpy(), np.linalg.det(np.zeros(shape)))
+    assert tape.gradient(loss, v).shape == shape
+    with ap.ForwardAccumulator(v, np.zeros(shape)) as acc:
+        y = np.linalg.det(v)
+    np.testing.assert_array_equal(acc.jvp(y).numpy(), np.zeros(shape[:-2]))
+
+
+@pytest.mark.parametrize("shape", [(0, 0), (3, 0), (0, 3)])
+def test_pinv_of_an_empty_matrix(shape):
+    # before: IndexError: index -1 is out of bounds for axis 0 with size 0 (the rank test)
+    v = ap.Variable(np.zeros(shape))
+    with ap.GradientTape() as tape:
+        y = np.linalg.pinv(v)
+        loss = ap.reduce_sum(y)
+    assert y.shape == shape[::-1]
+    assert tape.gradient(loss, v).shape == shape
