@@ -1,9 +1,10 @@
 """Ordinary numpy call forms that autoprop refused while HIPS autograd's numpy wrapper
 differentiates the function (session 10's coverage measurement against autograd's
-``numpy_vjps.py``/``linalg.py``: 136 functions, 540 call forms; before this file 128
-functions had every form right, after it 132, the other 4 being ``np.array``/``np.full``
-of Tensors, which numpy does not dispatch (a TapeEscapeWarning says so), ``nan_to_num``
-past a nan (the 0*inf rule: 0, autograd nan) and none refused):
+``numpy_vjps.py``/``linalg.py``: 137 functions, 543 call forms; before, 128 functions had
+every form right, after this file and ``np.linalg.eig`` (tests/test_autoprop_linalg.py) 134,
+the other 3 being ``np.array``/``np.full`` of Tensors, which numpy does not dispatch (a
+TapeEscapeWarning says so), and ``nan_to_num`` past a nan (the 0*inf rule: 0, autograd nan);
+none refused):
 
 * ``np.sum``/``np.prod``/``np.max``/``np.min`` with ``initial=``, ``np.sum``/``np.mean``/
   ``np.prod`` with ``where=`` (and max/min with ``where=`` and ``initial=``): refused
