@@ -184,3 +184,36 @@ def test_pinv_of_an_empty_matrix(shape):
         loss = ap.reduce_sum(y)
     assert y.shape == shape[::-1]
     assert tape.gradient(loss, v).shape == shape
+
+
+UFUNC_METHODS = [  # (id, ufunc-method form, autograd's equivalent)
+    ("add.reduce", lambda a: np.add.reduce(a), lambda a: anp.sum(a, axis=0)),
+    ("add.reduce axis keepdims", lambda a: np.add.reduce(a, axis=1, keepdims=True),
+     lambda a: anp.sum(a, axis=1, keepdims=True)),
+    ("add.reduce axis tuple", lambda a: np.add.reduce(a, axis=(0, 1)), lambda a: anp.sum(a)),
+    ("multiply.reduce None", lambda a: np.multiply.reduce(a, axis=None), lambda a: anp.prod(a)),
+    ("maximum.reduce", lambda a: np.maximum.reduce(a, axis=1), lambda a: anp.max(a, axis=1)),
+    ("minimum.reduce", lambda a: np.minimum.reduce(a), lambda a: anp.min(a, axis=0)),
+    ("logaddexp.reduce", lambda a: np.logaddexp.reduce(a, axis=1),
+     lambda a: anp.log(anp.sum(anp.exp(a), axis=1))),
+    ("add.accumulate", lambda a: np.add.accumulate(a), lambda a: anp.cumsum(a, axis=0)),
+    ("multiply.accumulate", lambda a: np.multiply.accumulate(a, axis=1), None),
+    ("multiply.outer", lambda a: np.multiply.outer(a[0], a[1]), lambda a: anp.outer(a[0], a[1])),
+    ("subtract.outer 2-d", lambda a: np.subtract.outer(a, a[0]),
+     lambda a: anp.reshape(a, (3, 4, 1)) - a[0]),
+]
+
+
+@pytest.mark.parametrize("f, ag", [c[1:] for c in UFUNC_METHODS], ids=[c[0] for c in UFUNC_METHODS])
+def test_ufunc_reduce_accumulate_and_outer_are_the_numpy_functions_they_compute(f, ag):
+    # before: TypeError "autoprop cannot record numpy.add.reduce on a Tensor: only plain
+    # calls of ufuncs are recorded"
+    _check(f, autograd_f=ag)
+
+
+def test_the_other_ufunc_methods_are_refused_by_name():
+    x = ap.Variable(X)
+    with pytest.raises(TypeError, match=r"numpy.add.at on a Tensor.*writes in place"):
+        np.add.at(x, [0], 1.0)
+    with pytest.raises(TypeError, match=r"numpy.hypot.reduce on a Tensor"):
+        np.hypot.reduce(x)

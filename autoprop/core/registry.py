@@ -252,12 +252,8 @@ def linear_jvp(name, elementwise=False):
 def dispatch_ufunc(ufunc, method, inputs, kwargs):
     """Route ``np.<ufunc>(tensor, ...)`` to the registered primitive, or explain why not."""
     name = ufunc.__name__
-    if method != "__call__":
-        raise TypeError(
-            f"autoprop cannot record numpy.{name}.{method} on a Tensor: only plain calls "
-            f"of ufuncs are recorded. Use the autoprop function instead (for example "
-            f"ap.sum for np.add.reduce)."
-        )
+    if method != "__call__":  # reduce, accumulate, outer: the numpy function each computes
+        return _r.ufunc_method(ufunc, method, inputs, kwargs)
     _check_kw(name, kwargs)  # dtype=, where=, ...: refused, never dropped (a dropped option is a wrong number)
     if ufunc is np.positive:
         return inputs[0]

@@ -508,3 +508,45 @@ def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, **kw):
         axis = tuple(axis)
     d = a - mean(a, axis=axis, keepdims=True)
     return norm(d, axis=axis, keepdims=bool(keepdims)) / float(np.sqrt(_count(a.shape, axis) - ddof))
+
+
+#: ufunc.reduce and ufunc.accumulate as the numpy function they compute (numpy's own
+#: identities: np.add.reduce is np.sum with axis=0 by default, np.add.accumulate np.cumsum)
+_REDUCE = {np.add: np.sum, np.multiply: np.prod, np.maximum: np.max, np.minimum: np.min}
+_ACCUMULATE = {np.add: np.cumsum, np.multiply: np.cumprod}
+
+
+def ufunc_method(ufunc, method, inputs, kwargs):
+    """``np.add.reduce(t)``, ``np.multiply.accumulate(t)``, ``np.logaddexp.reduce(t)`` and
+    ``np.<binary ufunc>.outer(a, b)`` on Tensors: the recorded numpy function each one is
+    (sum, prod, max, min; cumsum, cumprod; logsumexp; the ufunc on ``a`` reshaped to
+    ``a.shape + (1,) * b.ndim``, broadcast against ``b``), so their derivatives are those
+    records'. numpy's defaults are kept: ``axis=0`` for reduce and accumulate.
+
+    Raises
+    ------
+    TypeError
+        For another method (``reduceat``, ``at``: in place) or a ufunc without a recorded
+        reduction, naming the autoprop function to call instead.
+    """
+    from ..registry import _FUNCTIONS, _UFUNCS
+
+    name = f"numpy.{ufunc.__name__}.{method}"
+    if method in ("reduce", "accumulate") and len(inputs) == 1:
+        kw = dict(kwargs)
+        axis = kw.pop("axis", 0)
+        if method == "reduce" and ufunc is np.logaddexp:
+            _check_kw(name, kw)
+            return logsumexp(_t(inputs[0]), axis=axis)
+        target = (_REDUCE if method == "reduce" else _ACCUMULATE).get(ufunc)
+        if target is not None:
+            return _FUNCTIONS[target](inputs[0], axis=axis, **kw)
+    if method == "outer" and len(inputs) == 2 and ufunc in _UFUNCS and ufunc.nin == 2:
+        _check_kw(name, kwargs)
+        a, b = _t(inputs[0]), _t(inputs[1])
+        return ufunc(a.reshape(a.shape + (1,) * b.ndim), b)
+    raise TypeError(
+        f"autoprop cannot record {name} on a Tensor: only plain calls of ufuncs, reduce and "
+        "accumulate of add/multiply/maximum/minimum (and logaddexp.reduce) and outer of a "
+        "recorded binary ufunc are. Use the numpy function instead (np.sum for "
+        "np.add.reduce); ufunc.at writes in place, which a Tensor never does.")
