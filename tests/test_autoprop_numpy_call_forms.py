@@ -17,6 +17,9 @@ none refused):
 * ``np.linalg.det`` and ``np.linalg.pinv`` of 0 x 0 (and 3 x 0) matrices: an IndexError or
   "zero-size array to reduction operation maximum" in the backward pass.
 
+Beyond autograd's list, ordinary numpy code that autoprop refused: ``np.add.reduce`` and the
+other ufunc methods that are a recorded function, and ``np.convolve``/``np.correlate``.
+
 Each is checked in reverse mode (VJP) and forward mode (JVP) against central differences and,
 where autograd gets it right, against autograd.
 """
@@ -217,3 +220,24 @@ def test_the_other_ufunc_methods_are_refused_by_name():
         np.add.at(x, [0], 1.0)
     with pytest.raises(TypeError, match=r"numpy.hypot.reduce on a Tensor"):
         np.hypot.reduce(x)
+
+
+@pytest.mark.parametrize("fn", [np.convolve, np.correlate])
+@pytest.mark.parametrize("mode", ["full", "same", "valid"])
+@pytest.mark.parametrize("n, m", [(5, 3), (3, 5), (4, 4), (2, 5), (6, 1)])
+def test_convolve_and_correlate_every_mode_and_length(fn, mode, n, m):
+    # before: "autoprop cannot record numpy.convolve on a Tensor: it has no registered
+    # derivative"; numpy swaps the pair when v is the longer (correlate also reverses)
+    a, v = R.standard_normal(n), R.standard_normal(m)  # (autograd has no convolve: numpy
+    assert _check(lambda z: fn(z, v, mode), a).shape == (n,)  # and central differences)
+    assert _check(lambda z: fn(a, z, mode), v).shape == (m,)
+
+
+def test_convolve_of_a_signal_with_an_integer_kernel_and_its_refusals():
+    x = R.standard_normal(6)
+    _check(lambda z: np.convolve(z, np.array([1, -2, 1])), x)  # a second difference
+    _check(lambda z: np.convolve(z, np.ones(3) / 3, mode="same"), x)  # a moving average
+    with pytest.raises(ValueError, match="mode must be 'full', 'same' or 'valid'"):
+        np.convolve(ap.Variable(x), x, mode="circular")
+    with pytest.raises(ValueError, match=r"non-empty 1-D arrays; got shapes \(2, 3\)"):
+        np.convolve(ap.Variable(x.reshape(2, 3)), x)
