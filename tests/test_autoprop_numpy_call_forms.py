@@ -18,7 +18,9 @@ none refused):
   "zero-size array to reduction operation maximum" in the backward pass.
 
 Beyond autograd's list, ordinary numpy code that autoprop refused: ``np.add.reduce`` and the
-other ufunc methods that are a recorded function, and ``np.convolve``/``np.correlate``.
+other ufunc methods that are a recorded function, ``np.convolve``/``np.correlate``,
+``np.trapezoid``, ``np.polyval``, ``np.quantile``/``np.percentile``, ``np.apply_along_axis``
+and ``np.float_power``.
 
 Each is checked in reverse mode (VJP) and forward mode (JVP) against central differences and,
 where autograd gets it right, against autograd.
@@ -241,3 +243,38 @@ def test_convolve_of_a_signal_with_an_integer_kernel_and_its_refusals():
         np.convolve(ap.Variable(x), x, mode="circular")
     with pytest.raises(ValueError, match=r"non-empty 1-D arrays; got shapes \(2, 3\)"):
         np.convolve(ap.Variable(x.reshape(2, 3)), x)
+
+
+X35 = R.standard_normal((3, 5))
+NUMERIC = [  # (id, numpy call, autograd's equivalent or None)
+    ("trapezoid", lambda a: np.trapezoid(a), lambda a: anp.sum((a[:, 1:] + a[:, :-1]) / 2, axis=-1)),
+    ("trapezoid dx axis", lambda a: np.trapezoid(a, dx=0.5, axis=0), None),
+    ("trapezoid x", lambda a: np.trapezoid(a, x=np.array([0.0, 0.1, 0.5, 0.6, 1.0])), None),
+    ("trapezoid of x", lambda a: np.trapezoid(X35[0], x=a[0]), None),
+    ("polyval x", lambda a: np.polyval(np.array([1.0, -2.0, 3.0]), a), lambda a: a * a - 2 * a + 3),
+    ("polyval p", lambda a: np.polyval(a[0], 0.7), None),
+    ("quantile scalar", lambda a: np.quantile(a, 0.3), None),
+    ("quantile list axis", lambda a: np.quantile(a, [0.1, 0.9], axis=1), None),
+    ("percentile keepdims", lambda a: np.percentile(a, 50, axis=0, keepdims=True), None),
+    ("quantile None keepdims", lambda a: np.quantile(a, [0.2, 0.5], axis=None, keepdims=True), None),
+    ("apply_along_axis scalar", lambda a: np.apply_along_axis(lambda r: np.sum(r ** 2), 1, a),
+     lambda a: anp.sum(a ** 2, axis=1)),
+    ("apply_along_axis vector", lambda a: np.apply_along_axis(lambda r: r[:2] * 2, 0, a), None),
+    ("apply_along_axis matrix", lambda a: np.apply_along_axis(lambda r: np.outer(r, r), 1, a), None),
+    ("float_power", lambda a: np.float_power(np.abs(a) + 1, 2.5), lambda a: (anp.abs(a) + 1) ** 2.5),
+]
+
+
+@pytest.mark.parametrize("f, ag", [c[1:] for c in NUMERIC], ids=[c[0] for c in NUMERIC])
+def test_numpy_s_numerical_helpers_are_recorded(f, ag):
+    # before: "autoprop cannot record numpy.trapezoid (polyval, quantile, percentile,
+    # apply_along_axis, float_power) on a Tensor: it has no registered derivative"
+    _check(f, X35, autograd_f=ag)
+
+
+def test_quantile_refuses_what_it_does_not_record():
+    x = ap.Variable(X35)
+    with pytest.raises(TypeError, match="method='linear' .* only; got method='nearest'"):
+        np.quantile(x, 0.5, method="nearest")
+    with pytest.raises(ValueError, match=r"percentiles must be in the range \[0, 100\]"):
+        np.percentile(x, 120)
