@@ -53,43 +53,54 @@ def polyval(p, x):
 
 
 def _quantile(a, q, axis, keepdims, method, name):
+    """numpy's 'linear' quantile: ``q`` (a Tensor too: the result is linear in it between
+    order statistics) at position ``q (n - 1)`` of the sorted values over ``axis`` (None,
+    an int or a tuple of axes), between the floor and the ceil order statistic."""
     if method != "linear":
         raise TypeError(f"autoprop records numpy.{name} with method='linear' (numpy's default) "
                         f"only; got method={method!r}")
-    qv = np.asarray(q, dtype=float)
+    qt = _t(q)
+    qv = qt.numpy()
     if np.any((qv < 0) | (qv > 1)):
         raise ValueError(f"numpy.{name}: quantiles must be in the range [0, 1]"
                          if name == "quantile" else f"numpy.{name}: percentiles must be in the range [0, 100]")
     a = _t(a)
-    if axis is None:
-        s, ax = sort(reshape(a, shape=(-1,))), 0
-    else:
-        ax = axis % a.ndim
-        s = moveaxis(sort(a, axis=ax), ax, 0)
+    axes = tuple(range(a.ndim)) if axis is None else tuple(
+        x % a.ndim for x in ((axis,) if np.ndim(axis) == 0 else axis))
+    rest = tuple(d for d in range(a.ndim) if d not in axes)
+    flat = reshape(transpose(a, axes=rest + axes), shape=tuple(a.shape[d] for d in rest) + (-1,))
+    s = moveaxis(sort(flat, axis=-1), -1, 0)  # the order statistics first
     n = s.shape[0]
-    pos = qv * (n - 1)  # numpy's 'linear': between the floor and ceil order statistics
-    lo = np.floor(pos).astype(np.intp)
+    lo = np.floor(qv * (n - 1)).astype(np.intp)
     hi = np.minimum(lo + 1, n - 1)
-    t = (pos - lo).reshape(qv.shape + (1,) * (s.ndim - 1))
+    t = reshape(qt * (n - 1) - lo, shape=qv.shape + (1,) * (s.ndim - 1))
     below, above = getitem(s, (lo,)), getitem(s, (hi,))
     r = below + (above - below) * t
-    if keepdims:  # numpy keeps the reduced axis (or every axis) as length 1, after q's axes
-        kept = (1,) * a.ndim if axis is None else tuple(1 if i == ax else a.shape[i] for i in range(a.ndim))
-        r = reshape(r, shape=qv.shape + kept)
+    if keepdims:  # numpy keeps the reduced axes as length 1, after q's axes
+        r = reshape(r, shape=qv.shape + tuple(1 if d in axes else a.shape[d] for d in range(a.ndim)))
     return r
+
+
+def _no_overwrite(name, overwrite_input):
+    if overwrite_input:
+        raise TypeError(f"autoprop cannot record numpy.{name}(..., overwrite_input=True): it asks "
+                        "numpy to reorder the input in place, and a Tensor never changes; call "
+                        f"numpy.{name} without it (the values are the same)")
 
 
 @defcomposite("quantile", "linear interpolation between two order statistics of sort(a): "
                           "the gradient splits (1 - t, t) between them", numpy=(np.quantile,))
 def quantile(a, q, axis=None, out=None, overwrite_input=False, method="linear", keepdims=False, **kw):
     _check_kw("quantile", dict(kw, out=out))
+    _no_overwrite("quantile", overwrite_input)
     return _quantile(a, q, axis, keepdims, method, "quantile")
 
 
 @defcomposite("percentile", "quantile(a, q / 100)", numpy=(np.percentile,))
 def percentile(a, q, axis=None, out=None, overwrite_input=False, method="linear", keepdims=False, **kw):
     _check_kw("percentile", dict(kw, out=out))
-    return _quantile(a, np.asarray(q, dtype=float) / 100.0, axis, keepdims, method, "percentile")
+    _no_overwrite("percentile", overwrite_input)
+    return _quantile(a, _t(q) / 100.0, axis, keepdims, method, "percentile")
 
 
 @defcomposite("apply_along_axis", "func1d on each 1-D slice, stacked: the chain rule through "
