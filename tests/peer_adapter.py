@@ -404,6 +404,7 @@ def install():
     for op in (grad, value_and_grad, elementwise_grad, jacobian):
         setattr(pkg, op.__name__, op)
     pkg.numpy, pkg.test_util = numpy_mod, test_util
+    pkg.tuple = tuple  # autograd's differentiable tuple: a tape differentiates a plain one
     sys.modules.update({
         "autograd": pkg, "autograd.numpy": numpy_mod, "autograd.numpy.random": random_mod,
         "autograd.numpy.linalg": linalg_mod, "autograd.test_util": test_util,

@@ -54,6 +54,8 @@ _PATCH = dict(kernel_size=(3, 2), stride=(2, 1), padding=(1, 0), dilation=(1, 2)
 _A = np.array([[2.0, 0.3, -0.4], [0.1, 1.5, 0.2], [-0.3, 0.4, 1.8]])
 _A2 = np.stack([_A, _A.T + 0.5 * np.eye(3)])  # a batch of two
 _SPD = np.array([[4.0, 1.0, 0.5], [1.0, 3.0, 0.2], [0.5, 0.2, 2.0]])  # distinct eigenvalues
+_P = np.array([[1.0, 0.4, -0.2], [0.3, 1.0, 0.5], [-0.1, 0.2, 1.0]])
+_EIG = _P @ np.diag([0.5, 1.5, 3.0]) @ np.linalg.inv(_P)  # not symmetric, a real spectrum
 _MASK = np.array([[True, False, True, True], [False, False, True, False], [True, True, False, True]])
 
 SAMPLES: dict[str, Sample] = {
@@ -140,6 +142,7 @@ SAMPLES: dict[str, Sample] = {
     "solve": S(_A2, np.array([0.5, -1.0, 2.0])),  # a batch of A, one vector b (broadcast)
     "cholesky": S(np.stack([_SPD, _SPD + np.eye(3)])),
     "eigh": S(_SPD),
+    "eig": S(_EIG),
     "svd": S(np.array([[2.0, 0.3, -0.4, 0.5], [0.1, 1.5, 0.2, -0.7], [-0.3, 0.4, 1.0, 0.2]])),
     "svdvals": S(np.array([[2.0, 0.3, -0.4, 0.5], [0.1, 1.5, 0.2, -0.7], [-0.3, 0.4, 1.0, 0.2]])),
     "qr": S(np.concatenate([_A2, _A2[:, :1] + 0.5], axis=1)),  # a batch of tall (4, 3) matrices

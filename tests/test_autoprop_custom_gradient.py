@@ -479,3 +479,56 @@ def test_keyword_and_non_numeric_arguments_get_no_slot():
     with ap.GradientTape() as tape:
         loss = ap.sum(act(x, "relu", scale=2.0))
     np.testing.assert_array_equal(tape.gradient(loss, x).numpy(), [0.0, 2.0])
+
+
+@pytest.mark.parametrize("flag", [True, np.bool_(True), np.array(True), np.array([True, False])],
+                         ids=["bool", "np.bool_", "0-d bool array", "bool array"])
+def test_a_boolean_argument_has_a_gradient_slot_as_tensorflow_counts_it(flag):
+    # verify9 X15: Python's True counted (TF converts it to a bool tensor), np.bool_(True) and
+    # np.array(True) did not: grad_fn returning (dx, None) raised "returned 2 ... expected 1"
+    @ap.custom_gradient
+    def pick(x, on):
+        def grad_fn(dy):
+            return dy * np.asarray(on, dtype=float), None
+        return x.numpy() * np.asarray(on, dtype=float), grad_fn
+
+    x = ap.Variable([1.0, 2.0])
+    with ap.GradientTape() as tape:
+        loss = ap.sum(pick(x, flag) * np.array([3.0, 5.0]))
+    np.testing.assert_array_equal(tape.gradient(loss, x).numpy(), np.array([3.0, 5.0]) * np.asarray(flag))
+
+    @ap.custom_gradient
+    def forgot(x, on):
+        return x.numpy() * 1.0, lambda dy: dy  # one gradient: the boolean's slot is missing
+
+    assert _gradient_error(lambda v: forgot(v, flag), x) == (
+        "custom_gradient: grad_fn of forgot returned 1 input gradients and 0 variable "
+        "gradients; expected 2 and 0: one per argument that is a Tensor, a number or a boolean, "
+        "as tf.custom_gradient; argument 1 (on) is a boolean, a constant: return None for it"
+    )
+
+
+def test_a_fraction_operand_is_refused_not_a_silent_none_gradient():
+    # verify9 X15: x * Fraction(2, 1) made an object-dtype Tensor, the tape cut it, and
+    # tape.gradient returned None without a word (in custom_gradient and outside it)
+    from fractions import Fraction
+
+    x = ap.Variable([1.0, 2.0, 3.0])
+    with ap.GradientTape(), pytest.raises(TypeError) as e:
+        x * Fraction(2, 1)
+    assert str(e.value) == (
+        "autoprop.multiply(float64(3,), Fraction(2, 1)): the result has dtype object (an operand "
+        "of type Fraction is kept as a Python object by numpy), which no tape can differentiate. "
+        "Convert it to a float first (float(value), or np.asarray(value, dtype=float))")
+
+    @ap.custom_gradient
+    def scale(v, a):
+        return v * a, lambda dy: (dy * a, None)
+
+    with ap.GradientTape(), pytest.raises(TypeError, match="an operand of type Fraction"):
+        scale(x, Fraction(2, 1))
+    with ap.ForwardAccumulator(x, np.ones(3)), pytest.raises(TypeError, match="dtype object"):
+        x * Fraction(1, 3)
+    with ap.GradientTape() as tape:  # converted first: the gradient, 1/3
+        y = ap.sum(x * float(Fraction(1, 3)))
+    np.testing.assert_allclose(tape.gradient(y, x).numpy(), np.full(3, 1 / 3), rtol=1e-15)

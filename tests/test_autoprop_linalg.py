@@ -21,6 +21,8 @@ import autoprop as ap
 _r = np.random.default_rng(7)
 A3 = np.array([[2.0, 0.3, -0.4], [0.1, 1.5, 0.2], [-0.3, 0.4, 1.8]])
 SPD = np.array([[4.0, 1.0, 0.5], [1.0, 3.0, 0.2], [0.5, 0.2, 2.0]])
+_P = np.array([[1.0, 0.4, -0.2], [0.3, 1.0, 0.5], [-0.1, 0.2, 1.0]])
+EIG = _P @ np.diag([0.5, 1.5, 3.0]) @ np.linalg.inv(_P)  # not symmetric, a real spectrum
 B3 = _r.standard_normal((3, 2))
 b3 = _r.standard_normal(3)
 A34 = np.array([[2.0, 0.3, -0.4, 0.5], [0.1, 1.5, 0.2, -0.7], [-0.3, 0.4, 1.0, 0.2]])
@@ -75,6 +77,13 @@ CASES = [
     ("eigh_vectors", lambda a: np.linalg.eigh(a)[1], lambda a: agn.linalg.eigh(a)[1], SPD),
     ("eigvalsh", np.linalg.eigvalsh, lambda a: agn.linalg.eigh(a)[0], SPD),
     ("cholesky", np.linalg.cholesky, agn.linalg.cholesky, SPD),
+    # eig of a non-symmetric matrix with a real spectrum (before: refused, "no registered
+    # derivative"); autograd's eig on real values is the oracle
+    ("eig_values", lambda a: np.linalg.eig(a)[0], lambda a: agn.linalg.eig(a)[0], EIG),
+    ("eig_vectors", lambda a: np.linalg.eig(a).eigenvectors, lambda a: agn.linalg.eig(a)[1], EIG),
+    ("eig_batch", lambda a: np.linalg.eig(a)[1] * np.linalg.eig(a)[0][..., None, :],
+     lambda a: agn.linalg.eig(a)[1] * agn.linalg.eig(a)[0][..., None, :], np.stack([EIG, EIG.T + 0.2])),
+    ("eigvals", np.linalg.eigvals, lambda a: agn.linalg.eig(a)[0], EIG),
     ("svd_values", lambda a: np.linalg.svd(a, compute_uv=False), lambda a: agn.linalg.svd(a, compute_uv=False), A34),
     ("svd_U", lambda a: np.linalg.svd(a, full_matrices=False)[0],
      lambda a: agn.linalg.svd(a, full_matrices=False)[0], A34),
@@ -463,3 +472,14 @@ def test_an_unsupported_linalg_function_is_named_with_its_module():
     # the message said "numpy.cond": not where it lives
     with pytest.raises(TypeError, match=r"^autoprop cannot record numpy\.linalg\.cond on a Tensor"):
         np.linalg.cond(ap.constant(A3))
+
+
+def test_eig_refuses_a_complex_spectrum_and_repeated_eigenvalues_by_name():
+    with pytest.raises(ValueError, match="this matrix has complex eigenvalues, and autoprop "
+                                         "differentiates real functions only.*np.linalg.eigh"):
+        np.linalg.eig(ap.Variable(np.array([[0.0, -1.0], [1.0, 0.0]])))
+    A = ap.Variable(np.eye(2))
+    with ap.GradientTape() as tape:
+        loss = ap.sum(np.linalg.eig(A)[1])
+    with pytest.raises(ValueError, match=r"autoprop.eig: .*repeated eigenvalues.*np.linalg.eigvals \("):
+        tape.gradient(loss, A)

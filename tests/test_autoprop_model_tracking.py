@@ -181,3 +181,29 @@ def test_every_layer_can_be_frozen_and_unfrozen(label, layer):
     assert all(not v.trainable for v in everything)
     layer.trainable = True
     assert layer.trainable_variables == everything and layer.trainable
+
+
+def test_a_frozen_parent_has_no_trainable_variables_whatever_its_sub_layers_say():
+    # verify9 X17: model.trainable = False; model.l2.trainable = True gave l2's 2 weights in
+    # model.trainable_weights. Keras 3 (Layer.trainable_variables: "if not self.trainable:
+    # return []"; the setter recurses into sub-layers) gives [] for the model, l2's for l2
+    m = M()
+    m.trainable = False
+    m.l2.trainable = True
+    assert m.trainable is False and m.l2.trainable is True and m.l1.trainable is False
+    assert m.trainable_variables == [] and m.trainable_weights == []
+    l2 = [m.l2.variables["W"], m.l2.variables["b"]]
+    assert m.l2.trainable_variables == l2 and m.l2.trainable_weights == l2
+    assert m.non_trainable_variables == [m.l1.variables["W"], m.l1.variables["b"], *l2]
+    assert m.non_trainable_weights == m.non_trainable_variables
+    W2 = m.l2.variables["W"].numpy().copy()
+    with pytest.raises(ValueError) as e:  # fit trains model.trainable_variables: nothing
+        _compiled(m).fit(X, Y, epochs=1, batch_size=8, seed=0, verbose=0)
+    assert str(e.value) == (
+        "M.fit: the model has no trainable variables, so fit would change nothing: M.trainable "
+        "is False, and a frozen layer has no trainable variables whatever its sub-layers' "
+        "trainable says (as Keras); set M.trainable = True, then trainable = False on the "
+        "layers to freeze")
+    np.testing.assert_array_equal(m.l2.variables["W"].numpy(), W2)
+    m.trainable = True  # the setter recurses: everything trainable again
+    assert len(m.trainable_variables) == 4 and m.non_trainable_variables == []

@@ -82,3 +82,42 @@ def test_a_cast_without_a_derivative_is_refused_by_name(dtype, why):
 def test_max_and_min_still_take_no_dtype():
     with pytest.raises(TypeError, match=r"numpy.max\(\.\.\., dtype=\.\.\.\): that option"):
         ap.numpy.max(ap.Variable(X), dtype=np.float32)
+
+
+METHOD_CASES = [  # (method, numpy's positional arguments after axis, keywords): ndarray's order
+    ("mean", (), {"axis": 1, "dtype": np.float32}),
+    ("sum", (), {"axis": 1, "dtype": np.float32, "keepdims": True}),
+    ("var", (), {"dtype": np.float32, "ddof": 1}),
+    ("std", (0, np.float32), {}),  # positional: axis, dtype (as ndarray.std)
+    ("prod", (1, np.float64), {}),
+    ("cumsum", (1, np.float32), {}),
+    ("sum", ((0, 1), None, None, True), {}),  # positional keepdims is 4th, as ndarray.sum
+    ("max", (1,), {"keepdims": True}), ("min", (), {"axis": (0, 1)}),
+]
+
+
+@pytest.mark.parametrize("method, args, kw", METHOD_CASES, ids=[c[0] + str(i) for i, c in enumerate(METHOD_CASES)])
+def test_the_tensor_methods_take_ndarray_s_dtype_and_argument_order(method, args, kw):
+    # verify9 X14: x.mean(dtype=np.float32) raised "Tensor.mean() got an unexpected keyword
+    # argument 'dtype'" (np.mean(x, dtype=...) took it); t.var(0, 1) read 1 as ddof
+    x = ap.Variable(X)
+    want = getattr(X, method)(*args, **kw)
+    weights = np.random.default_rng(6).standard_normal(np.shape(want))
+    with ap.GradientTape() as tape:
+        y = getattr(x, method)(*args, **kw)
+        loss = ap.reduce_sum(y * weights.astype(want.dtype))
+    assert y.dtype == want.dtype and y.shape == want.shape
+    rtol = 1e-5 if want.dtype == np.float32 else 1e-12
+    np.testing.assert_allclose(y.numpy(), want, rtol=rtol)
+    fn = getattr(agn, method)
+    agkw = {k: v for k, v in kw.items() if k != "dtype"}
+    oracle = autograd.grad(lambda v: agn.sum(fn(v, *args[:1], **agkw).reshape(np.shape(want)) * weights))(X)
+    np.testing.assert_allclose(tape.gradient(loss, x).numpy(), oracle, rtol=rtol, atol=rtol * np.abs(oracle).max())
+
+
+def test_the_methods_refuse_a_truncating_dtype_and_out_as_the_functions():
+    x = ap.Variable(X)
+    with pytest.raises(TypeError, match=r"numpy.mean\(\.\.\., dtype=int64\) of a float64 Tensor"):
+        x.mean(dtype=np.int64)
+    with pytest.raises(TypeError, match="out="):
+        x.sum(out=np.empty(()))

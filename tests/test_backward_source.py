@@ -388,3 +388,23 @@ def test_a_mask_that_is_not_the_comparison_of_the_inputs_is_named_mask_with_a_co
     np.testing.assert_array_equal(src.inputs["mask"], [True, False, False])  # W > thr then
     # on the forward's W the code gives the tape's gradient (the tape keeps the values then)
     assert_same(src.run(W=np.array([0.5, 0.5, -2.0]))[0], tape.gradient(y, W).numpy())
+
+
+def test_an_unconnected_source_beside_a_connected_one_gets_none_as_tape_gradient():
+    # tester10 L5: backward_source(loss, [a, b]) with b unused raised "no gradient reaches a
+    # source" while tape.gradient gives [g, None] (as TF); now the code for a and b = None
+    a = ap.Variable(np.array([0.3, 1.7]), name="a")
+    b = ap.Variable(np.array([2.0]), name="b")
+    with ap.GradientTape(persistent=True) as tape:
+        loss = np.sum(np.sin(a) * 3.0)
+    src = tape.backward_source(loss, [a, b])
+    da, db = src.run()
+    g = tape.gradient(loss, [a, b])
+    assert g[1] is None and db is None
+    np.testing.assert_allclose(da, g[0].numpy(), rtol=1e-15)
+    np.testing.assert_allclose(da, 3.0 * np.cos(a.numpy()), rtol=1e-15)
+    assert "db = None  # (1,) unconnected: no gradient reaches it (tape.gradient gives None)" in src.code
+    zero = tape.backward_source(loss, [a, b], unconnected_gradients="zero").run()
+    np.testing.assert_array_equal(zero[1], np.zeros(1))
+    with pytest.raises(ValueError, match="no gradient reaches a source"):  # none connected: no code
+        tape.backward_source(loss, [b])

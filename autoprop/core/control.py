@@ -285,9 +285,12 @@ def _accepts_variables(grad_fn):
 
 
 def _is_number(value) -> bool:
-    """A Python or numpy number (``3``, ``0.5``, ``True``, ``np.float32(2)``): a positional
-    argument of a custom_gradient function that TensorFlow converts to a constant."""
-    return isinstance(value, numbers.Number) and not isinstance(value, Tensor)
+    """A Python or numpy number (``3``, ``0.5``, ``True``, ``np.float32(2)``, ``np.bool_(True)``)
+    or a boolean array (``np.array(True)``): a positional argument of a custom_gradient
+    function that TensorFlow converts to a constant (a bool tensor for the booleans, as for
+    Python's ``True``)."""
+    return ((isinstance(value, (numbers.Number, np.bool_)) and not isinstance(value, Tensor))
+            or (type(value) is np.ndarray and value.dtype.kind == "b"))
 
 
 def _slots_note(args, slots, names) -> str:
@@ -295,9 +298,12 @@ def _slots_note(args, slots, names) -> str:
     numbers_given = [names[k] for k, i in enumerate(slots) if not isinstance(args[i], Tensor)]
     if not numbers_given:
         return ""
-    return (f": one per argument that is a Tensor or a number, as tf.custom_gradient; "
-            f"{', '.join(numbers_given)} {'is a number' if len(numbers_given) == 1 else 'are numbers'}"
-            ", a constant: return None for it")
+    bools = {isinstance(args[i], (bool, np.bool_, np.ndarray)) for i in slots if not isinstance(args[i], Tensor)}
+    kind = ("a number", "numbers") if bools == {False} else ("a boolean", "booleans") if bools == {True} else (
+        "a number or a boolean", "numbers or booleans")
+    return (f": one per argument that is {'a Tensor or a number' if bools == {False} else 'a Tensor, a number or a boolean'}, "
+            f"as tf.custom_gradient; {', '.join(numbers_given)} "
+            f"{'is ' + kind[0] if len(numbers_given) == 1 else 'are ' + kind[1]}, a constant: return None for it")
 
 
 def _kind(value):

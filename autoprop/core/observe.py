@@ -196,6 +196,38 @@ def _user_stacklevel():
     return level
 
 
+_NUMPY_DIR = _SKIP[0] if sys.modules.get("numpy") is not None else None
+#: code object of a numpy function's Python implementation -> the numpy function (built once)
+_RECORDED_CODE: dict = {}
+
+
+def _recorded_numpy_caller():
+    """The numpy function autoprop records that is converting a Tensor here without having
+    dispatched to autoprop, or None: ``np.mean([t1, t2])`` (numpy looks for
+    ``__array_function__`` on its arguments, not inside a list, so it converts the Tensors
+    with ``__array__``). The outermost frame in numpy's files whose code is the Python
+    implementation of a numpy function in autoprop's dispatch table."""
+    if _NUMPY_DIR is None:
+        return None
+    if not _RECORDED_CODE:
+        from .registry import _FUNCTIONS
+
+        for f in _FUNCTIONS:
+            code = getattr(getattr(f, "_implementation", f), "__code__", None)
+            if code is not None:
+                _RECORDED_CODE[code] = f
+    frame, found = sys._getframe(2), None
+    while frame is not None and frame.f_code.co_filename.startswith(_SKIP):
+        if frame.f_code.co_filename.startswith(_NUMPY_DIR):
+            found = _RECORDED_CODE.get(frame.f_code, found)
+        elif found is not None and frame.f_code.co_filename.startswith(_HERE):
+            found = None  # autoprop called that numpy function (after dispatch): not the user
+        frame = frame.f_back
+    if frame is not None and f"{os.sep}scipy{os.sep}" in frame.f_code.co_filename:
+        return None  # scipy called numpy: the scipy hint of the warning names what to do
+    return found
+
+
 def _scipy_hint():
     """Where the conversion ran inside scipy: the scipy function the user called (the
     outermost scipy frame) and, when ``autoprop.scipy`` records it, the replacement."""
@@ -282,6 +314,17 @@ def implicit_escape(tensor, how=None):
             raise TapeEscapeError(msg)
         warnings.warn(msg, TapeEscapeWarning, stacklevel=_user_stacklevel())
         return
+    fn = _recorded_numpy_caller()
+    if fn is not None:  # a container of Tensors given to a numpy function autoprop records
+        module = ".".join(p for p in fn.__module__.split(".") if not p.startswith("_"))
+        also = (f", and so is ap.numpy.{fn.__name__}(values, ...), which stacks a list of Tensors"
+                if module == "numpy" else "")
+        raise TapeEscapeError(
+            f"{module}.{fn.__name__} was given {_describe(tensor, tape)} (shape {tensor.shape}) "
+            "inside a list or tuple: numpy converts a container to a plain array without "
+            "dispatching to autoprop, so the gradient through it would be lost (0, or a wrong "
+            "number when the target depends on the source another way). Stack the Tensors "
+            f"first: {module}.{fn.__name__}(np.stack(values), ...) is recorded{also}.")
     msg = (
         f"{_describe(tensor, tape)} (shape {tensor.shape}, dtype {tensor.dtype}) carries gradient "
         "on a recording GradientTape and was converted implicitly to a plain numpy array here "

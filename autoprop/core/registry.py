@@ -252,12 +252,8 @@ def linear_jvp(name, elementwise=False):
 def dispatch_ufunc(ufunc, method, inputs, kwargs):
     """Route ``np.<ufunc>(tensor, ...)`` to the registered primitive, or explain why not."""
     name = ufunc.__name__
-    if method != "__call__":
-        raise TypeError(
-            f"autoprop cannot record numpy.{name}.{method} on a Tensor: only plain calls "
-            f"of ufuncs are recorded. Use the autoprop function instead (for example "
-            f"ap.sum for np.add.reduce)."
-        )
+    if method != "__call__":  # reduce, accumulate, outer: the numpy function each computes
+        return _r.ufunc_method(ufunc, method, inputs, kwargs)
     _check_kw(name, kwargs)  # dtype=, where=, ...: refused, never dropped (a dropped option is a wrong number)
     if ufunc is np.positive:
         return inputs[0]
@@ -286,9 +282,9 @@ def dispatch_function(func, args, kwargs):
 # --- the families: importing them registers their records -----------------------------
 from .prims._common import _check_kw, _no_out, _t, unbroadcast, zero_rule  # noqa: E402, F401, I001  (re-exported: R._t, R.unbroadcast; order matters)
 from .prims import elementwise as _e, reductions as _r, shape as _s, linalg as _l, windows as _w  # noqa: E402
-from .prims import special as _sp, stacking as _st, fused as _f, array_api as _aa, linalg_tensor as _lt, recurrent as _rc  # noqa: E402, E501
+from .prims import special as _sp, stacking as _st, fused as _f, array_api as _aa, linalg_tensor as _lt, recurrent as _rc, linalg_eig as _le, numeric as _nu  # noqa: E402, E501
 
-FAMILIES = (_e, _r, _s, _l, _w, _sp, _st, _f, _aa, _lt, _rc)
+FAMILIES = (_e, _r, _s, _l, _w, _sp, _st, _f, _aa, _lt, _rc, _le, _nu)
 for _family in FAMILIES:
     globals().update({k: getattr(_family, k) for k in _family.__all__})
 del _family

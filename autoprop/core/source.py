@@ -478,8 +478,8 @@ def backward_source(tape, target, sources, output_gradients=None, names=None,
         results = tape._gradient(target, list(flat_sources) + extra, seed_ts, "none")
     src_results, extra_results = results[:len(flat_sources)], results[len(flat_sources):]
     unconnected = getattr(unconnected_gradients, "value", unconnected_gradients)
-    for s, r in zip(flat_sources, src_results):
-        if r is None and unconnected != "zero":
+    for s, r in zip(flat_sources, src_results):  # code needs one connected source (tester10 L5)
+        if r is None and unconnected != "zero" and all(x is None for x in src_results):
             raise ValueError(
                 "GradientTape.backward_source: no gradient reaches a source, so there is no "
                 "code to write for it. " + tape.explain(target, s)
@@ -488,7 +488,8 @@ def backward_source(tape, target, sources, output_gradients=None, names=None,
     claimed = {k for k in (caller_locals or {}) if isinstance(k, str) and k.isidentifier()}
     claimed |= set(fname.values())
     return _emit(rec._nodes, forward, fname, made_by, targets, seed_ts, seeds, flat_sources,
-                 src_results, extra, extra_results, rebuild, claimed, tape._cut_args or {})
+                 src_results, extra, extra_results, rebuild, claimed, tape._cut_args or {},
+                 zero=unconnected == "zero")
 
 
 def _names_items(names):
@@ -520,7 +521,7 @@ def _names_items(names):
 
 
 def _emit(nodes, forward, fname, made_by, targets, seed_ts, seeds, flat_sources, src_results,
-          extra, extra_results, rebuild, claimed=(), cut_args=None):
+          extra, extra_results, rebuild, claimed=(), cut_args=None, zero=True):
     namer = _Namer(claimed, fname.values())
     produced = {id(n.out): k for k, n in enumerate(nodes)}
     inputs: dict[str, object] = {}
@@ -750,7 +751,9 @@ def _emit(nodes, forward, fname, made_by, targets, seed_ts, seeds, flat_sources,
         if r is None:
             name = namer.own(want, forward=False)
             lines.append(f"{name} = np.zeros({tuple(s.shape)!r}, dtype=np.{np.dtype(s.dtype).name})"
-                         f"  # {tuple(s.shape)} unconnected")
+                         f"  # {tuple(s.shape)} unconnected" if zero else
+                         f"{name} = None  # {tuple(s.shape)} unconnected: no gradient reaches it "
+                         "(tape.gradient gives None)")
         else:
             text = operand(r)
             if text.isidentifier() and (r[0] == "node" or id(r[2]) in ones_seed):

@@ -364,6 +364,8 @@ def call(prim, /, *args, **kwargs):
         if prim.vjps is None:
             _observe.cut_by(prim.name, "a non-differentiable operation", args, out)
         elif dt is not _F64 and dt.kind not in "fc":  # (is_differentiable_dtype, inlined)
+            if dt.kind == "O":
+                raise _object_result(prim, vals, kwargs)
             _observe.cut_by(prim.name, f"a cast to the non-differentiable dtype {dt}", args, out)
         elif len(_RECORDING) == 1 and not _EXTRA:  # the usual case: one tape, no listener
             _record(_RECORDING[0], prim, args, vals, kwargs, out, False)
@@ -372,6 +374,8 @@ def call(prim, /, *args, **kwargs):
                 _record(tape, prim, args, vals, kwargs, out, True)
     if _EXTRA:  # a forward accumulator is open, or a paused/exited tape listens
         if _FORWARD:
+            if arr.dtype.kind == "O":
+                raise _object_result(prim, vals, kwargs)
             for i, acc in enumerate(list(_FORWARD)):
                 acc._push(i, prim, args, vals, kwargs, out)
         if _WATCHERS:
@@ -382,6 +386,21 @@ def call(prim, /, *args, **kwargs):
 def apply(prim, args, kwargs):
     """``prim(*args, **kwargs)``: :func:`call` with the arguments as a tuple and a dict."""
     return call(prim, *args, **kwargs)
+
+
+def _object_result(prim, vals, kwargs):
+    """The TypeError for a result of dtype object while a tape or accumulator listens: numpy
+    keeps an operand such as ``fractions.Fraction(1, 3)`` or ``decimal.Decimal`` as a Python
+    object, so the result has no float dtype and no derivative; without this error the tape
+    would cut it and ``tape.gradient`` give None in silence (verify9 X15)."""
+    odd = sorted({type(v).__name__ for v in vals if not isinstance(v, (np.ndarray, np.generic, int, float, complex))}
+                 | {type(e).__name__ for v in vals if isinstance(v, np.ndarray) and v.dtype.kind == "O"
+                    for e in v.flat[:1]})
+    what = f"an operand of type {', '.join(odd)}" if odd else "an operand"
+    return TypeError(_op_error(prim, vals, kwargs, (
+        f"the result has dtype object ({what} is kept as a Python object by numpy), which no "
+        "tape can differentiate. Convert it to a float first (float(value), or "
+        "np.asarray(value, dtype=float))")))
 
 
 def _op_exception(prim, vals, kwargs, exc):

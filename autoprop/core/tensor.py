@@ -408,21 +408,33 @@ class Tensor:
             shape = shape[0]
         return _R._s._np_reshape(self, tuple(shape), order=order, copy=copy)
 
-    def sum(self, axis=None, keepdims=False):
-        """Sum over ``axis``, as ``ndarray.sum``."""
-        return _R.sum(self, axis=axis, keepdims=keepdims)
+    def sum(self, axis=None, dtype=None, out=None, keepdims=False, **kw):
+        """Sum over ``axis``, as ``ndarray.sum`` (numpy's argument order; ``dtype`` as
+        ``np.sum``)."""
+        if dtype is None and out is None and not kw and type(axis) is not list:
+            return _R.sum(self, axis=axis, keepdims=keepdims)
+        return _R._FUNCTIONS[np.sum](self, axis, dtype, out, keepdims, **kw)
 
-    def mean(self, axis=None, keepdims=False):
-        """Mean over ``axis``, as ``ndarray.mean``."""
-        return _R.mean(self, axis=axis, keepdims=keepdims)
+    def mean(self, axis=None, dtype=None, out=None, keepdims=False, **kw):
+        """Mean over ``axis``, as ``ndarray.mean`` (numpy's argument order; ``dtype`` as
+        ``np.mean``)."""
+        if dtype is None and out is None and not kw and type(axis) is not list:
+            return _R.mean(self, axis=axis, keepdims=keepdims)
+        return _R._FUNCTIONS[np.mean](self, axis, dtype, out, keepdims, **kw)
 
-    def max(self, axis=None, keepdims=False):
-        """Maximum over ``axis``; ties share the gradient equally."""
-        return _R.max(self, axis=axis, keepdims=keepdims)
+    def max(self, axis=None, out=None, keepdims=False, **kw):
+        """Maximum over ``axis``, as ``ndarray.max`` (numpy's argument order); ties share the
+        gradient equally."""
+        if out is None and not kw and type(axis) is not list:
+            return _R.max(self, axis=axis, keepdims=keepdims)
+        return _R._FUNCTIONS[np.max](self, axis, out=out, keepdims=keepdims, **kw)
 
-    def min(self, axis=None, keepdims=False):
-        """Minimum over ``axis``; ties share the gradient equally."""
-        return _R.min(self, axis=axis, keepdims=keepdims)
+    def min(self, axis=None, out=None, keepdims=False, **kw):
+        """Minimum over ``axis``, as ``ndarray.min`` (numpy's argument order); ties share the
+        gradient equally."""
+        if out is None and not kw and type(axis) is not list:
+            return _R.min(self, axis=axis, keepdims=keepdims)
+        return _R._FUNCTIONS[np.min](self, axis, out=out, keepdims=keepdims, **kw)
 
     def astype(self, dtype):
         """Cast to ``dtype``; casting to an integer or bool dtype cuts the gradient."""
@@ -449,21 +461,23 @@ class Tensor:
 
         return not_a_view(self, lambda: _R.ravel(self, order=order))
 
-    def prod(self, axis=None, keepdims=False):
-        """Product over ``axis``, as ``ndarray.prod`` (exact gradient with zeros)."""
-        return _R.prod(self, axis=axis, keepdims=keepdims)
+    def prod(self, axis=None, dtype=None, out=None, keepdims=False, **kw):
+        """Product over ``axis``, as ``ndarray.prod`` (exact gradient with zeros; ``dtype``
+        as ``np.prod``)."""
+        return _R._FUNCTIONS[np.prod](self, axis, dtype, out, keepdims, **kw)
 
-    def cumsum(self, axis=None):
-        """Cumulative sum, as ``ndarray.cumsum``."""
-        return _R.cumsum(self, axis=axis)
+    def cumsum(self, axis=None, dtype=None, out=None):
+        """Cumulative sum, as ``ndarray.cumsum`` (``dtype`` as ``np.cumsum``)."""
+        return _R._FUNCTIONS[np.cumsum](self, axis, dtype, out)
 
-    def var(self, axis=None, ddof=0, keepdims=False):
-        """Variance, as ``ndarray.var``."""
-        return _R.var(self, axis=axis, ddof=ddof, keepdims=keepdims)
+    def var(self, axis=None, dtype=None, out=None, ddof=0, keepdims=False, **kw):
+        """Variance, as ``ndarray.var`` (numpy's argument order; ``dtype`` as ``np.var``)."""
+        return _R.var(self, axis, dtype, out, ddof, keepdims, **kw)
 
-    def std(self, axis=None, ddof=0, keepdims=False):
-        """Standard deviation, as ``ndarray.std``."""
-        return _R.std(self, axis=axis, ddof=ddof, keepdims=keepdims)
+    def std(self, axis=None, dtype=None, out=None, ddof=0, keepdims=False, **kw):
+        """Standard deviation, as ``ndarray.std`` (numpy's argument order; ``dtype`` as
+        ``np.std``)."""
+        return _R.std(self, axis, dtype, out, ddof, keepdims, **kw)
 
     def trace(self, offset=0, axis1=0, axis2=1, dtype=None, out=None):
         """Sum along a diagonal, as ``ndarray.trace`` (``np.trace``; ``dtype``/``out``
@@ -484,6 +498,71 @@ class Tensor:
     def dot(self, other):
         """``np.dot(self, other)``."""
         return _R.dot(self, other)
+
+    def repeat(self, repeats, axis=None):
+        """Repeat elements, as ``ndarray.repeat`` (``np.repeat``: the gradient of each copy
+        goes back to its element)."""
+        return np.repeat(self, repeats, axis=axis)
+
+    def take(self, indices, axis=None, out=None, mode="raise"):
+        """Elements at ``indices``, as ``ndarray.take`` (``np.take``)."""
+        return np.take(self, indices, axis=axis, out=out, mode=mode)
+
+    def cumprod(self, axis=None, dtype=None, out=None):
+        """Cumulative product, as ``ndarray.cumprod`` (``np.cumprod``)."""
+        return np.cumprod(self, axis=axis, dtype=dtype, out=out)
+
+    def all(self, *args, **kwargs):
+        """Whether every element is true, as ``ndarray.all`` (a bool tensor: no gradient)."""
+        return np.all(self, *args, **kwargs)
+
+    def any(self, *args, **kwargs):
+        """Whether any element is true, as ``ndarray.any`` (a bool tensor: no gradient)."""
+        return np.any(self, *args, **kwargs)
+
+    def argsort(self, *args, **kwargs):
+        """Indices that sort, as ``ndarray.argsort`` (integers: no gradient)."""
+        return np.argsort(self, *args, **kwargs)
+
+    def nonzero(self):
+        """Indices of the nonzero elements, as ``ndarray.nonzero`` (integers: no gradient)."""
+        return np.nonzero(self)
+
+    def conj(self):
+        """The complex conjugate, as ``ndarray.conj`` (a real tensor: itself, recorded)."""
+        return np.conj(self)
+
+    conjugate = conj
+
+    @property
+    def real(self):
+        """Tensor: the real part, as ``ndarray.real`` (``np.real``)."""
+        return np.real(self)
+
+    @property
+    def imag(self):
+        """Tensor: the imaginary part, as ``ndarray.imag`` (``np.imag``: zeros for a real
+        tensor, no gradient to pass)."""
+        return np.imag(self)
+
+    @property
+    def mT(self):  # noqa: N802 - numpy's name
+        """Tensor: the last two axes swapped, as ``ndarray.mT``."""
+        return np.matrix_transpose(self)
+
+    def partition(self, kth, axis=-1, kind="introselect", order=None):
+        """Refused: ``ndarray.partition`` rearranges in place, and a Tensor never changes.
+
+        Raises
+        ------
+        TypeError
+            Always; it names the recorded spelling, ``t = np.partition(t, kth)``.
+        """
+        raise TypeError(
+            "autoprop Tensors are immutable: t.partition(kth) would rearrange in place, "
+            "changing a value that a gradient tape may have saved. Write "
+            "t = np.partition(t, kth, axis=-1) (recorded: each element's gradient goes back "
+            "to its place).")
 
     def argmax(self, axis=None):
         """Index of the maximum (an integer tensor: no gradient)."""

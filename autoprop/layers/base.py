@@ -541,7 +541,12 @@ class Layer:
     def trainable_variables(self):
         """list of Variable: the trainable variables: the layer's own (``variables`` key
         order), then its tracked sub-layers' and Variables' in assignment order; a frozen
-        layer's (``trainable = False``) and ``Variable(trainable=False)`` are left out."""
+        layer's (``trainable = False``) and ``Variable(trainable=False)`` are left out.
+        A frozen layer has none, whatever its sub-layers say (Keras 3's rule: after
+        ``model.trainable = False; model.fc.trainable = True``, ``model.trainable_variables``
+        is empty and ``model.fc.trainable_variables`` holds fc's weights)."""
+        if not self.trainable:
+            return []
         return [v for v in self._all_variables() if v.trainable]
 
     @property
@@ -551,7 +556,10 @@ class Layer:
 
     @property
     def non_trainable_variables(self):
-        """list of Variable: the variables left out of :attr:`trainable_variables`."""
+        """list of Variable: the variables left out of :attr:`trainable_variables` (a
+        frozen layer's: all of them, as Keras)."""
+        if not self.trainable:
+            return self._all_variables()
         return [v for v in self._all_variables() if not v.trainable]
 
     @property
@@ -725,7 +733,11 @@ class Model(Layer):
     def _nothing_to_train(self) -> str:
         name = type(self).__name__
         frozen = self.non_trainable_variables
-        if frozen:
+        if not self.trainable and any(v.trainable for v in frozen):
+            why = (f"{name}.trainable is False, and a frozen layer has no trainable variables "
+                   "whatever its sub-layers' trainable says (as Keras); set "
+                   f"{name}.trainable = True, then trainable = False on the layers to freeze")
+        elif frozen:
             why = (f"its {len(frozen)} variable(s) are all frozen (a layer's trainable = "
                    "False, or Variable(trainable=False))")
         else:

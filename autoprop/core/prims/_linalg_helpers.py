@@ -88,8 +88,10 @@ def det_cofactor(a, ans, det):
     Invertible A (the usual case): det(A) A^-T (``ans`` is det(A)). A batch with a
     singular matrix: on plain arrays the SVD form (:func:`cofactor_svd`); on Tensors (a
     higher-order tape) the minors (:func:`cofactor_minors`, with the ``det`` record), which
-    stay differentiable.
+    stay differentiable. A 0 x 0 A (det 1, numpy's empty product) has an empty cofactor.
     """
+    if _shape(a)[-1] == 0:
+        return np.zeros_like(a)
     inv = inverse_if_regular(a)
     if inv is None:
         return cofactor_minors(a, det) if isinstance(a, Tensor) else cofactor_svd(a)

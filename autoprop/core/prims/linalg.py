@@ -364,7 +364,7 @@ def _eigh_fwd(a):
     return np.concatenate([np.expand_dims(w, -2), v], axis=-2)
 
 
-def _eigh_gap(w):
+def _eigh_gap(w, name="eigh"):
     """F_ij = 1 / (w_j - w_i) off the diagonal, 0 on it; refuses repeated eigenvalues."""
     n = _shape(w)[-1]
     gap = np.expand_dims(w, -2) - np.expand_dims(w, -1)  # gap[i, j] = w_j - w_i
@@ -372,9 +372,9 @@ def _eigh_gap(w):
     gv = np.asarray(gap._value if isinstance(gap, Tensor) else gap)
     if np.any((gv == 0) & (np.asarray(off) > 0)):
         raise ValueError(
-            "autoprop.eigh: the derivative of the eigenvectors is undefined at repeated "
+            f"autoprop.{name}: the derivative of the eigenvectors is undefined at repeated "
             "eigenvalues (w_i == w_j): they can rotate freely within the eigenspace. Use "
-            "np.linalg.eigvalsh (eigenvalues only) or perturb the matrix."
+            f"np.linalg.{'eigvals' if name == 'eig' else 'eigvalsh'} (eigenvalues only) or perturb the matrix."
         )
     return off / (gap + _eye(n, w))
 
@@ -696,7 +696,7 @@ qr = defprim(
 # Theorem 4.3); its adjoint gives the VJP below (the formula of autograd's grad_pinv).
 def _pinv_full_rank(a, rcond):
     s = np.linalg.svd(np.asarray(_value(a)), compute_uv=False)
-    if np.any(s[..., -1] <= np.asarray(rcond) * s[..., 0]):
+    if s.shape[-1] and np.any(s[..., -1] <= np.asarray(rcond) * s[..., 0]):
         raise ValueError(
             "autoprop.pinv: the derivative of the pseudo-inverse exists only at a full-rank A "
             f"(rank min(m, n) = {s.shape[-1]}); this A has a singular value at or below "

@@ -58,20 +58,75 @@ def _as(r, dtype):
     return r if dtype is None or r.dtype == np.dtype(dtype) else r.astype(dtype)
 
 
-def _np_reduction(name, prim=None):
-    """numpy's signature (``dtype``, ``out``, list axes) over the reduction primitive
-    ``prim`` (default ``name``), looked up when called; ``dtype`` casts first
-    (:func:`_in_dtype`), for the numpy functions that take it (not max and min)."""
-    takes_dtype = name in ("sum", "mean", "prod")
+_NONE = object()  # no ``initial=`` given (None is no value numpy accepts there either)
+#: the value that leaves each reduction unchanged: what ``where=False`` entries become
+_IDENTITY = {"sum": 0.0, "prod": 1.0, "mean": 0.0}
 
-    def fn(a, axis=None, dtype=None, out=None, keepdims=False, **kw):
+
+def _np_reduction(name, prim=None):
+    """numpy's signature (``dtype``, ``out``, list axes, ``initial``, ``where``) over the
+    reduction primitive ``prim`` (default ``name``), looked up when called; ``dtype`` casts
+    first (:func:`_in_dtype`), for the numpy functions that take it (not max and min).
+    ``initial`` and ``where`` (not on mean's ``initial``, as numpy) are recorded around the
+    primitive: :func:`_masked_reduction`."""
+    takes_dtype = name in ("sum", "mean", "prod")
+    base = prim or name
+
+    def fn(a, axis=None, dtype=None, out=None, keepdims=False, initial=_NONE, where=True, **kw):
+        if base == "mean" and initial is not _NONE:  # (t.mean(initial=...), ap.numpy.mean)
+            raise TypeError("mean() got an unexpected keyword argument 'initial' (as numpy)")
         _check_kw(name, dict(kw, out=out, dtype=None if takes_dtype else dtype))
         if isinstance(axis, list):
             axis = tuple(axis)
-        r = PRIMITIVES[prim or name](_in_dtype(name, a, dtype), axis=axis, keepdims=bool(keepdims))
+        x = _in_dtype(name, a, dtype)
+        if initial is _NONE and where is True:
+            r = PRIMITIVES[base](x, axis=axis, keepdims=bool(keepdims))
+        else:
+            r = _masked_reduction(name, base, x, axis, bool(keepdims), initial, where)
         return _as(r, dtype)
     fn.__name__ = name
     return fn
+
+
+def _masked_reduction(name, base, x, axis, keepdims, initial, mask):
+    """numpy's ``initial=`` and ``where=`` of sum, prod, mean, max and min, from recorded
+    primitives: the entries ``where`` leaves out become the reduction's identity (0 for a
+    sum or mean, 1 for a product, ``initial`` for max/min, which numpy requires then), so
+    their gradient is 0; ``initial`` joins the result (``+`` for a sum, ``*`` for a product,
+    ``maximum``/``minimum``: a tie with it shares the gradient, as every tie). A mean
+    divides by the count of entries kept (nan where none, as numpy)."""
+    from .elementwise import maximum, minimum
+    from .elementwise import where as where_
+
+    extreme = base in ("max", "min")
+    if initial is not _NONE and not np.isscalar(initial) and np.ndim(initial) != 0:
+        raise TypeError(f"numpy.{name}(..., initial=...): initial must be a number; got {initial!r}")
+    if mask is not True:
+        m = np.asarray(mask, dtype=bool)
+        try:
+            fits = np.broadcast_shapes(m.shape, x.shape) == x.shape
+        except ValueError:
+            fits = False
+        if not fits:
+            raise ValueError(f"numpy.{name}(..., where=...): a mask of shape {m.shape} does not "
+                             f"broadcast to the input's shape {x.shape}")
+        if extreme and initial is _NONE:
+            raise ValueError(f"numpy.{name}(..., where=...) needs initial=: the reduction "
+                             f"'{'maximum' if base == 'max' else 'minimum'}' has no identity (as numpy)")
+        x = where_(m, x, np.asarray(initial if extreme else _IDENTITY[base], x.dtype))
+    if extreme and _count(x.shape, axis) == 0:  # nothing to reduce: initial, as numpy
+        r = sum(x, axis=axis, keepdims=keepdims) + np.asarray(initial, x.dtype)
+    else:
+        r = PRIMITIVES[base](x, axis=axis, keepdims=keepdims)
+    if base == "mean" and mask is not True:
+        kept = np.sum(np.broadcast_to(m, x.shape), axis=axis, keepdims=keepdims)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            r = r * (_count(x.shape, axis) / np.asarray(kept, x.dtype))
+    if initial is _NONE or (extreme and _count(x.shape, axis) == 0):
+        return r
+    c = np.asarray(initial, x.dtype)
+    return {"sum": lambda: r + c, "prod": lambda: r * c, "max": lambda: maximum(r, c),
+            "min": lambda: minimum(r, c)}[base]()
 
 
 def _sum_vjp(g, ans, x, axis=None, keepdims=False):
@@ -453,3 +508,45 @@ def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, **kw):
         axis = tuple(axis)
     d = a - mean(a, axis=axis, keepdims=True)
     return norm(d, axis=axis, keepdims=bool(keepdims)) / float(np.sqrt(_count(a.shape, axis) - ddof))
+
+
+#: ufunc.reduce and ufunc.accumulate as the numpy function they compute (numpy's own
+#: identities: np.add.reduce is np.sum with axis=0 by default, np.add.accumulate np.cumsum)
+_REDUCE = {np.add: np.sum, np.multiply: np.prod, np.maximum: np.max, np.minimum: np.min}
+_ACCUMULATE = {np.add: np.cumsum, np.multiply: np.cumprod}
+
+
+def ufunc_method(ufunc, method, inputs, kwargs):
+    """``np.add.reduce(t)``, ``np.multiply.accumulate(t)``, ``np.logaddexp.reduce(t)`` and
+    ``np.<binary ufunc>.outer(a, b)`` on Tensors: the recorded numpy function each one is
+    (sum, prod, max, min; cumsum, cumprod; logsumexp; the ufunc on ``a`` reshaped to
+    ``a.shape + (1,) * b.ndim``, broadcast against ``b``), so their derivatives are those
+    records'. numpy's defaults are kept: ``axis=0`` for reduce and accumulate.
+
+    Raises
+    ------
+    TypeError
+        For another method (``reduceat``, ``at``: in place) or a ufunc without a recorded
+        reduction, naming the autoprop function to call instead.
+    """
+    from ..registry import _FUNCTIONS, _UFUNCS
+
+    name = f"numpy.{ufunc.__name__}.{method}"
+    if method in ("reduce", "accumulate") and len(inputs) == 1:
+        kw = dict(kwargs)
+        axis = kw.pop("axis", 0)
+        if method == "reduce" and ufunc is np.logaddexp:
+            _check_kw(name, kw)
+            return logsumexp(_t(inputs[0]), axis=axis)
+        target = (_REDUCE if method == "reduce" else _ACCUMULATE).get(ufunc)
+        if target is not None:
+            return _FUNCTIONS[target](inputs[0], axis=axis, **kw)
+    if method == "outer" and len(inputs) == 2 and ufunc in _UFUNCS and ufunc.nin == 2:
+        _check_kw(name, kwargs)
+        a, b = _t(inputs[0]), _t(inputs[1])
+        return ufunc(a.reshape(a.shape + (1,) * b.ndim), b)
+    raise TypeError(
+        f"autoprop cannot record {name} on a Tensor: only plain calls of ufuncs, reduce and "
+        "accumulate of add/multiply/maximum/minimum (and logaddexp.reduce) and outer of a "
+        "recorded binary ufunc are. Use the numpy function instead (np.sum for "
+        "np.add.reduce); ufunc.at writes in place, which a Tensor never does.")

@@ -465,10 +465,17 @@ def split(ary, indices_or_sections, axis=0):
 
 
 @defcomposite("take", "x[indices] along axis: repeated indices accumulate in the VJP", numpy=(np.take,))
-def take(a, indices, axis=None, out=None, mode=None):
-    _check_kw("take", {"out": out, "mode": mode})
+def take(a, indices, axis=None, out=None, mode="raise"):
+    _check_kw("take", {"out": out})
+    if mode not in ("raise", "wrap", "clip"):
+        raise ValueError(f"numpy.take: mode must be 'raise', 'wrap' or 'clip'; got {mode!r}")
     a = _t(a)
     idx = _indices_value(indices)
+    n = a.size if axis is None else a.shape[axis]
+    if mode == "wrap":  # numpy's modes are index arithmetic: the gather stays one getitem
+        idx = np.mod(idx, n)
+    elif mode == "clip":
+        idx = np.clip(idx, 0, n - 1)
     if axis is None:
         return getitem(reshape(a, shape=(-1,)), idx)
     return getitem(a, (builtins.slice(None),) * (axis % a.ndim) + (idx,))

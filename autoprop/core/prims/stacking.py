@@ -42,7 +42,7 @@ __all__ = [
     "atleast_1d", "atleast_2d", "atleast_3d", "repeat", "tile", "roll", "rot90", "fliplr",
     "flipud", "rollaxis", "diagonal", "diag", "diagflat", "trace", "array_split", "hsplit",
     "vsplit", "dsplit", "sort", "partition", "diff", "gradient", "cross", "kron", "inner",
-    "vdot", "linspace", "select", "cumprod", "median", "average", "ptp", "nansum", "nanmean",
+    "vdot", "convolve", "correlate", "linspace", "select", "cumprod", "median", "average", "ptp", "nansum", "nanmean",
     "nanmax", "nanmin", "cov", "corrcoef", "meshgrid", "broadcast_arrays", "r_", "c_",
 ]
 
@@ -428,6 +428,41 @@ def kron(a, b):
     ea = reshape(a, shape=tuple(x for n in sa for x in (n, 1)))
     eb = reshape(b, shape=tuple(x for n in sb for x in (1, n)))
     return reshape(multiply(ea, eb), shape=tuple(p * q for p, q in zip(sa, sb)))
+
+
+def _convolve_full_or_mode(a, v, mode, name):
+    """numpy's 1-D convolution of ``a`` and ``v`` as a gather and a matmul: the Toeplitz
+    matrix ``T[k, j] = a[k - j]`` (0 outside ``a``) read from ``a`` at numpy-computed
+    positions, times ``v``; then numpy's slice of the full result for 'same' (centred,
+    length max(n, m)) and 'valid' (length max - min + 1)."""
+    if mode not in ("full", "same", "valid"):
+        raise ValueError(f"numpy.{name}: mode must be 'full', 'same' or 'valid'; got {mode!r}")
+    a, v = _t(a), _t(v)
+    if a.ndim != 1 or v.ndim != 1 or not a.size or not v.size:
+        raise ValueError(f"numpy.{name}: a and v must be non-empty 1-D arrays; got shapes "
+                         f"{a.shape} and {v.shape}")
+    n, m = a.size, v.size
+    k = np.arange(n + m - 1)[:, None] - np.arange(m)[None, :]
+    full = _gather(a, np.where((k >= 0) & (k < n), k, -1), zero=True) @ v
+    lo, hi = builtins.min(n, m), builtins.max(n, m)
+    start = {"full": 0, "same": (lo - 1) // 2, "valid": lo - 1}[mode]
+    return full if mode == "full" else getitem(full, _S(start, start + (hi if mode == "same" else hi - lo + 1)))
+
+
+@defcomposite("convolve", "sum_j a[k - j] v[j]: a Toeplitz gather of a times v (its VJP "
+                          "scatters back each product's share)", numpy=(np.convolve,))
+def convolve(a, v, mode="full"):
+    return _convolve_full_or_mode(a, v, mode, "convolve")
+
+
+@defcomposite("correlate", "sum_n a[n + k] v[n]: convolve with v reversed (numpy's swap and "
+                           "reversal when v is the longer)", numpy=(np.correlate,))
+def correlate(a, v, mode="valid"):
+    a, v = _t(a), _t(v)
+    if a.ndim == v.ndim == 1 and a.size < v.size:  # numpy correlates the swapped pair, reversed
+        return getitem(_convolve_full_or_mode(v, getitem(a, _S(None, None, -1)), mode, "correlate"),
+                       _S(None, None, -1))
+    return _convolve_full_or_mode(a, getitem(v, _S(None, None, -1)), mode, "correlate")
 
 
 @defcomposite("inner", "tensordot over the last axes of a and b", numpy=(np.inner,))
