@@ -15,7 +15,7 @@ import numpy as np
 
 from . import _validation as V
 from .config import mode_word
-from .errors import EXIT_MISMATCH, EXIT_PASS, EXIT_STUDENT, UsageError
+from .errors import EXIT_MISMATCH, EXIT_PASS, EXIT_STUDENT, NotCheckedError, UsageError
 
 __all__ = ["run_check", "build_reference", "use_color", "colorize"]
 
@@ -80,6 +80,7 @@ def run_check(args, layer, label: str, init: dict[str, Any], shape) -> int:
         from .student_tape import StudentTape
 
         twin = StudentTape(layer)
+    _settable_mode(layer, cname, getattr(args, "training", "auto"))
     jac_lines, jac_ok, jac_figs = [], True, []
     if jac and twin is None:
         raise UsageError(_no_twin_jacobian(cname, twin_note))
@@ -300,7 +301,7 @@ def _wrong_what(diag) -> str:
     if kinds == {"sample-missed"}:
         return f"gradient mismatch in {', '.join(tensors)} (outside the sampled entries; see the diagnosis)"
     what = ("shape" if kinds & {"wrong-shape", "transposed"}
-            else "precision" if kinds & {"float32-values", "float32-inside"}  # float64 Y, float32 round-off
+            else "precision" if kinds & {"float32-values", "float32-inside", "float16-inside", "piecewise-constant"}
             else "dtype" if "float32" in kinds
             else "NaN or infinity" if "non-finite" in kinds else "result")
     return f"wrong {what} of {', '.join(tensors)}"
@@ -341,33 +342,60 @@ def _mode_why(layer, requested, ran: tuple[bool, ...], words=("training", "False
     return f": forward {takes} {name}, so both modes are checked (--eval or --training checks one)"
 
 
-def _no_switch_lines(info, init, requested) -> list[str]:
+def _settable_mode(layer, cname: str, requested) -> None:
+    """Refuse ``--training``/``--eval`` (``requested`` True/False) for a forward whose mode gradcheck cannot set,
+    before any check: a PASS would be for a mode that never ran. A forward argument that may be a switch
+    gradcheck does not read (``mode=0``, ``evaluation=False``): not checked (exit 3), how to make it one; a
+    function pair (its mode is in ``--init``) or a forward with no switch at all: a usage error (exit 2).
+
+    Raises
+    ------
+    NotCheckedError, UsageError
+    """
+    info = getattr(layer, "protocol", None) or {}
+    if requested == "auto" or info.get("forward_training") is not False:
+        return
+    opt, mode = ("--training", "training") if requested else ("--eval", "eval")
+    if flag := info.get("unread_flag"):
+        name, value = flag
+        raise NotCheckedError(
+            f"{cname}: {opt} asks for the {mode} forward, but gradcheck cannot select it: forward takes {name} "
+            f"({name}={value} by default), which is not a training switch gradcheck reads, so it cannot tell which "
+            f"value of {name} is the {mode} mode, and no gradient of that mode was compared. "
+            f"{_switches_read(name, value)}, or drop {opt} to check forward's default alone.")
+    if info.get("protocol") == "cs231n":
+        raise UsageError(f"{opt}: {cname} is a function pair, whose mode is a value in --init (e.g. --init "
+                         f"'{{\"bn_param\": {{\"mode\": \"{'train' if requested else 'test'}\"}}}}'), not a "
+                         f"forward argument; put the mode there and drop {opt}.")
+    raise UsageError(f"{opt}: {cname}.forward has no training switch (no training argument or attribute gradcheck "
+                     f"reads), so there is no {mode} mode to pick: its one forward is all there is; drop {opt} to "
+                     "check it.")
+
+
+def _switches_read(name: str, value: str) -> str:
+    """The switches gradcheck reads, and how to make forward's argument ``name`` (default ``value``) one."""
+    from ._adapters import EVAL_FLAGS, TRAIN_FLAGS
+    how = (f"rename {name} to one of them" if value in ("True", "False")
+           else f"make {name} a boolean, or a mode/phase string ('train'/'test')")
+    return (f"Switches read: training, {', '.join(TRAIN_FLAGS)} (True: training), {', '.join(EVAL_FLAGS)} (True: "
+            f"eval), mode/phase strings; {how}")
+
+
+def _no_switch_lines(info, init) -> list[str]:
     """The header's mode lines for a forward without a training switch gradcheck reads: a function pair's
     mode in ``--init``, or a boolean argument of another name (``info['unread_flag']``), whose default
     alone ran, named in a WARNING."""
-    from ._adapters import EVAL_FLAGS, TRAIN_FLAGS
     modes, flag = _modes(init), info.get("unread_flag")
     if flag:
         name, value = flag
         other = (f"the branch {name}={value == 'False'} selects" if value in ("True", "False")
                  else f"a branch another value of {name} selects")
-        lines = [f"mode: forward's default alone (forward(X), {name}={value} by default)",
-                 f"WARNING: forward takes {'a boolean ' * (value in ('True', 'False'))}{name} that gradcheck does "
-                 f"not read as a training switch, so only {name}={value} (its default) was checked; {other} "
-                 f"never ran. Switches read: training, {', '.join(TRAIN_FLAGS)} (True: training), "
-                 f"{', '.join(EVAL_FLAGS)} (True: eval), mode/phase strings; "
-                 + (f"rename {name} to one of them" if value in ("True", "False") else
-                    f"make {name} a boolean, or a mode/phase string ('train'/'test')") + " to have both modes checked."]
-    else:
-        lines = [f"mode: as given in --init ({', '.join(modes)}); the forward has no training argument"
-                 if info.get("protocol") == "cs231n" and modes else "mode: eval (forward has no training argument)"]
-    if requested != "auto":  # --training / --eval asked for a mode the forward cannot be told
-        lines.append(f"WARNING: {'--training' if requested else '--eval'} has no effect here: the forward has "
-                     + (f"no training switch gradcheck reads ({flag[0]} is not one)" if flag else "no training argument")
-                     + ", so its one forward was checked" + (" (a function pair's mode is a value in --init, e.g. "
-                                                            "bn_param's mode)" if info.get("protocol") == "cs231n" else "")
-                     + ".")
-    return lines
+        return [f"mode: forward's default alone (forward(X), {name}={value} by default)",
+                f"WARNING: forward takes {'a boolean ' * (value in ('True', 'False'))}{name} that gradcheck does "
+                f"not read as a training switch, so only {name}={value} (its default) was checked; {other} "
+                f"never ran. {_switches_read(name, value)} to have both modes checked."]
+    return [f"mode: as given in --init ({', '.join(modes)}); the forward has no training argument"
+            if info.get("protocol") == "cs231n" and modes else "mode: eval (forward has no training argument)"]
 
 
 def protocol_lines(layer, init: dict[str, Any], training: tuple[bool, ...] = (False,),
@@ -380,7 +408,7 @@ def protocol_lines(layer, init: dict[str, Any], training: tuple[bool, ...] = (Fa
         return [], []
     lines = [f"protocol: {info['text']}"]
     if info.get("forward_training") is False:
-        lines += _no_switch_lines(info, init, requested)
+        lines += _no_switch_lines(info, init)
     else:
         name, off, on = info.get("mode_keyword") or ("training", "False", "True")
         calls = ", then ".join(f"{name}={on if t else off}" for t in training)

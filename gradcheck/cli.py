@@ -26,6 +26,7 @@ from .errors import (
     EXIT_USAGE,
     GradcheckError,
     GraderError,
+    NotCheckedError,
     StudentCodeError,
     UsageError,
 )
@@ -67,6 +68,8 @@ def _say_error(exc: GradcheckError) -> int:
             EXIT_MISMATCH: "wrong result"}.get(exc.exit_code, "error")
     if isinstance(exc, GraderError):
         kind = "gradcheck could not run the check"
+    elif isinstance(exc, NotCheckedError):
+        kind = "not checked"
     print(V.wrap(f"gradcheck: {kind} (exit {exc.exit_code}): {exc}"), file=sys.stderr)
     return exc.exit_code
 

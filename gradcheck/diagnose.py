@@ -102,9 +102,28 @@ DIAGNOSES: dict[str, Record] = {
         "times as far as that step predicts), so part of forward runs in float32 (a ufunc with "
         "dtype=np.float32 such as np.exp(x, dtype=np.float32), an astype(np.float32), a float32 "
         "array mixed in). Central differences of Y are then noise at float32's spacing (about 6e-8 "
-        "relative, divided by 2h), so no gradient can be checked to 1e-6 and no bug in backward "
-        "is named or ruled out", "compute every step of forward in float64 (no dtype=np.float32, "
-        "no astype(np.float32)), then check again", _NUM),
+        "relative, divided by 2h), so {verdict}", "compute every step of forward in float64 (no "
+        "dtype=np.float32, no astype(np.float32), no astype('f')), then check again", _NUM),
+    "float16-inside": Record(
+        "float16 inside forward", "forward casts its inputs{what} to float16 for a float64 input: "
+        "rounded to float16 and moved by a quarter or an eighth of float16's spacing, they move no "
+        "float16 number, and central differences of Y at 2048 float32 spacings and at twice that "
+        "disagree in {coarse} of {n} entries. float16 keeps about 3 significant digits "
+        "(spacing about 1e-3 relative), far coarser than the check's step (about 6e-6), so central "
+        "differences of Y are 0 at most entries and spikes where a float16 number changes: {verdict}",
+        "compute forward in float64 (no astype(np.float16), no dtype=np.float16, no np.half), then "
+        "check again", _NUM),
+    "piecewise-constant": Record(
+        "piecewise-constant forward", "forward rounds its output to a grid, not float32's: moving the "
+        "inputs{what} by 2048 float32 spacings (about 1e-4 of their size) and by twice that gives "
+        "central differences of Y that disagree in {coarse} of {n} entries: Y jumps by whole steps of "
+        "a grid at one step and not at the other (a float64 or float32 forward is smooth there), so "
+        "forward is piecewise constant at the check's step (np.round, np.floor, np.ceil, "
+        "np.rint, a cast to an integer type, or a float16 cast of a computed value): its derivative is "
+        "0 between the grid's steps and undefined at them, and central differences are 0 or spikes: "
+        "{verdict}", "check the function without the rounding (the one backward differentiates: a "
+        "straight-through estimator's backward is that function's), or remove the rounding from "
+        "forward, then check again", _NUM),
     "input-modified": Record("input modified", "forward modifies its input {names} in place (the "
                              "caller's array changes)", "compute into a new array instead"),
     "non-finite": Record("NaN or inf", "{ts} {verb} NaN or infinity (division by zero, log of 0 or "
@@ -641,6 +660,38 @@ def _float32_values(Y: np.ndarray, inputs) -> bool:
 _BELOW32, _ABOVE32 = 0.25, 2048.0
 
 
+def _probe_points(fwd, inputs, params, dtype, seed: int, ts):
+    """``fwd`` at the float64 inputs and ``params`` rounded to ``dtype``, each moved along one random sign
+    pattern by ``t`` spacings of ``dtype`` for each ``t`` in ``ts`` (entries near 0 get the spacing of 2**-10
+    of the largest, of 1e-6 for all zeros): ``(outputs, keys)`` with the float64 parameters' ``keys``, or
+    None when nothing is float64 or the forward cannot run so. Parameters are moved in place and restored."""
+    base = {i: x.astype(dtype).astype(np.float64) for i, x in enumerate(inputs) if x.dtype == np.float64}
+    keys = [k for k, p in params.items() if np.asarray(p).dtype == np.float64]
+    if not base:
+        return None
+    base.update({k: params[k].astype(dtype).astype(np.float64) for k in keys})
+    saved, rng = {k: params[k].copy() for k in keys}, np.random.default_rng([seed, 32])
+
+    def spacing(v):
+        floor = max(float(np.max(np.abs(v), initial=0.0)) * 2.0 ** -10, 1e-6)
+        return np.spacing(np.maximum(np.abs(v), floor).astype(dtype)).astype(np.float64)
+
+    dirs = {k: spacing(v) * rng.choice([-1.0, 1.0], size=np.shape(v)) for k, v in base.items()}
+
+    def at(t):
+        for k in keys:
+            np.copyto(params[k], base[k] + t * dirs[k])
+        return np.asarray(fwd(*[base[i] + t * dirs[i] if i in base else x for i, x in enumerate(inputs)]))
+
+    try:
+        return [at(t) for t in ts], keys
+    except Exception:  # noqa: BLE001 - a forward that cannot run so names nothing
+        return None
+    finally:
+        for k, v in saved.items():
+            np.copyto(params[k], v)
+
+
 def _float32_inside(fwd, inputs, params, seed: int = 0) -> dict[str, Any] | None:
     """The :data:`DIAGNOSES` fields of "float32-inside", or None: part of ``fwd`` computes in float32.
 
@@ -652,40 +703,26 @@ def _float32_inside(fwd, inputs, params, seed: int = 0) -> dict[str, Any] | None
     relative, doubled per bit cancelled inside; the truncation at the large one about 2**-24); a
     forward with float32 inside another one wherever its float32 part matters. Named when at least 2 entries, and 5% of them,
     differ by more than 5% of their change plus 1024 float64 spacings of the largest entry of Y (per
-    small step): a kink crossed by the large step moves one entry. Parameters are perturbed in
-    place and restored; None also when the forward cannot be run so, or gives another Y on a
-    second call at the same point. The outcome depends on no summation order: a float32 part
-    sees the very same float32 numbers at both points of the small step, and a float64 part's
-    order changes its differences by far less than 5%.
+    small step): a kink crossed by the large step moves one entry. None also when the forward cannot
+    be run so, or gives another Y on a second call at the same point. The outcome depends on no
+    summation order: a float32 part sees the very same float32 numbers at both points of the small
+    step, and a float64 part's order changes its differences by far less than 5%.
+
+    The fields also hold ``coarse``: how many entries of Y have a central difference at the large
+    step and at twice it that differ by over 5% plus 16 float32 spacings of the largest entry (per
+    large step). A float32 part is resolved there (2048 spacings: 5e-4 relative noise); a forward
+    that rounds to a coarser grid (np.round, float16) jumps by whole steps of its grid at one of the
+    two and not at the other.
     """
-    base = {i: x.astype(np.float32).astype(np.float64) for i, x in enumerate(inputs) if x.dtype == np.float64}
-    keys = [k for k, p in params.items() if np.asarray(p).dtype == np.float64]
-    if not base:
+    ts = (0.0, _BELOW32, -_BELOW32, _ABOVE32, -_ABOVE32, 2 * _ABOVE32, -2 * _ABOVE32, 0.0)
+    got = _probe_points(fwd, inputs, params, np.float32, seed, ts)
+    if got is None:
         return None
-    base.update({k: params[k].astype(np.float32).astype(np.float64) for k in keys})
-    saved, rng = {k: params[k].copy() for k in keys}, np.random.default_rng([seed, 32])
-
-    def spacing(v):  # entries near 0 get the spacing of 2**-10 of the largest (1e-6 for all zeros)
-        floor = max(float(np.max(np.abs(v), initial=0.0)) * 2.0 ** -10, 1e-6)
-        return np.spacing(np.maximum(np.abs(v), floor).astype(np.float32)).astype(np.float64)
-
-    dirs = {k: spacing(v) * rng.choice([-1.0, 1.0], size=np.shape(v)) for k, v in base.items()}
-
-    def at(t):
-        for k in keys:
-            np.copyto(params[k], base[k] + t * dirs[k])
-        return fwd(*[base[i] + t * dirs[i] if i in base else x for i, x in enumerate(inputs)])
-
-    try:
-        y0, small, large = at(0.0), *((at(t) - at(-t)) / (2 * t) for t in (_BELOW32, _ABOVE32))
-        if not _exact(y0, at(0.0)):  # random, or a state it updates: not a float32 matter
-            return None
-    except Exception:  # noqa: BLE001 - a forward that cannot run so names nothing
-        return None
-    finally:
-        for k, v in saved.items():
-            np.copyto(params[k], v)
-    if not (np.all(np.isfinite(small)) and np.all(np.isfinite(large)) and small.shape == y0.shape):
+    (y0, *ys, y1), keys = got
+    if not _exact(y0, y1) or not all(y.shape == y0.shape for y in ys):
+        return None  # random, or a state it updates: not a float32 matter
+    small, large, twice = ((p - m) / (2 * t) for p, m, t in zip(ys[::2], ys[1::2], ts[1:-1:2]))
+    if not all(np.all(np.isfinite(q)) for q in (small, large, twice)):
         return None
     # float64 round-off of the small step's differences, 10 bits cancelled inside forward allowed
     floor = 2.0 ** 10 * float(np.spacing(np.max(np.abs(y0), initial=0.0))) / (2 * _BELOW32)
@@ -694,9 +731,50 @@ def _float32_inside(fwd, inputs, params, seed: int = 0) -> dict[str, Any] | None
     if bad.sum() < max(2, 0.05 * bad.size):
         return None
     worst = np.unravel_index(int(np.argmax(np.where(bad, diff, -1.0))), bad.shape)
+    floor32 = 16.0 * float(np.spacing(np.float32(np.max(np.abs(y0), initial=0.0)))) / (2 * _ABOVE32)
+    coarse = np.abs(large - twice) > 0.05 * np.abs(twice) + floor32
     return {"what": " and parameters" if keys else "", "k": int(bad.sum()), "n": bad.size,
             "at": f"[{', '.join(map(str, worst))}]" if worst else "",
-            "ratio": float(small[worst]) / float(large[worst]) + 0.0 if large[worst] else float("inf")}
+            "ratio": float(small[worst]) / float(large[worst]) + 0.0 if large[worst] else float("inf"),
+            "coarse": int(coarse.sum())}
+
+
+#: :func:`_float16_cast`'s steps in float16 spacings: a quarter and an eighth (no float16 number changes)
+_BELOW16 = (0.25, 0.125)
+
+
+def _float16_cast(fwd, inputs, params, seed: int = 0) -> bool:
+    """Whether ``fwd`` casts its inputs or parameters to float16: at the inputs and parameters rounded to
+    float16, moving them by a quarter and by an eighth of float16's spacing (two random sign patterns)
+    gives the same central difference in every entry of Y, up to float64 round-off: the float16 part
+    does not move at all, the rest (a float64 bias added after it) moves in proportion. A rounding to an
+    absolute grid (np.round(v, 3)) of anything computed from them jumps at one step and not at the other
+    wherever it lies near a step of the grid."""
+    for s in range(2):
+        ts = (0.0, *(u * t for t in _BELOW16 for u in (1, -1)))
+        got = _probe_points(fwd, inputs, params, np.float16, seed + s, ts)
+        if got is None:
+            return False
+        y0, qp, qm, ep, em = got[0]
+        floor = 2.0 ** 10 * float(np.spacing(np.max(np.abs(y0), initial=0.0))) / (2 * _BELOW16[1])
+        if not close((qp - qm) / (2 * _BELOW16[0]), (ep - em) / (2 * _BELOW16[1]), 1e-6, floor):
+            return False
+    return True
+
+
+def _precision_inside(fwd, inputs, params, seed: int = 0) -> tuple[str, dict[str, Any]] | None:
+    """``(code, fields)`` of what makes the central differences of ``fwd`` noise although its output is
+    float64, or None: "float32-inside" (:func:`_float32_inside`); else, when 2 entries and a tenth of Y
+    jump at float32's large step (its ``coarse``: a grid coarser than float32's), "float16-inside" for a
+    forward that casts its inputs or parameters to float16 (:func:`_float16_cast`), else
+    "piecewise-constant" (np.round, np.floor, a cast to an integer type or to float16 of something
+    computed)."""
+    f32 = _float32_inside(fwd, inputs, params, seed)
+    if f32 is None:
+        return None
+    if f32["coarse"] < max(2, 0.1 * f32["n"]):
+        return "float32-inside", f32
+    return ("float16-inside" if _float16_cast(fwd, inputs, params, seed) else "piecewise-constant"), f32
 
 
 # ------------------------------------------------------------- signatures from the numbers alone
@@ -1948,20 +2026,22 @@ def _diagnose_mode(layer, X, owner, training, twin, reference, localize, upstrea
             if res.failing_tensors:  # wrong at the check's input: the other-input probe's premise
                 diag.findings = [f for f in diag.findings if not (  # ("right at the check's input") is false
                     f.code == "stale-cache" and "right at the first input the layer saw" in f.message)]
-            if not res.passed:
+            prec = None
+            if not res.passed or res.kinks:  # a failure, or elements excused as kinks: precision first
                 G = None if upstream is None else np.array(upstream, dtype=np.float64)
                 L = _Layer(proxy, inputs, probes.names, V.layer_params(proxy, res.name), training,
                            G, res.seed)
+                if (prec := _precision_inside(L.fwd, inputs, L.params, res.seed)) is not None:
+                    _no_kinks(res, prec[0])
+            if not res.passed:
                 L.eval_mode = _eval_mode(layer, training)
                 L.returns_weights = bool(_protocol(layer, "returned") if _remote(layer)
                                          else getattr(layer, "_gradcheck_returns_weights", False))
                 L.reference = None if reference is None else (
                     f"{type(reference).__module__}.{type(reference).__name__}")
                 _signatures(L, res, diag)
-                # "no known bug pattern" in a forward with float32 inside: the numerical gradient is its noise
-                if "wrong-values" in diag.codes and (f32 := _float32_inside(L.fwd, inputs, L.params, res.seed)):
-                    diag.findings = [f for f in diag.findings if f.code != "wrong-values"]
-                    diag.findings.append(_find("float32-inside", "Y", **f32))
+                if prec is not None:
+                    _precision_finding(diag, *prec)
         except GradcheckError as exc:
             diag.error = _while_mode(layer, inputs, training, exc)
             diag.findings.append(_find("student-code", error=str(exc)))
@@ -1969,6 +2049,40 @@ def _diagnose_mode(layer, X, owner, training, twin, reference, localize, upstrea
             and isinstance(getattr(layer, "layers", None), (list, tuple))):
         _localize(layer, inputs, diag, training, kw)
     return diag
+
+
+#: What the precision codes call the forward's coarse values, in :func:`_no_kinks`'s note.
+_GRID = {"float32-inside": "float32 round-off inside forward", "float16-inside": "its float16 cast",
+         "piecewise-constant": "its rounding to a grid"}
+
+
+def _no_kinks(res: CheckResult, code: str) -> None:
+    """Compare again, counted as failures, the elements of ``res`` excused as "at a kink": one-sided
+    differences that disagree are the round-off of a forward with coarse values inside (``code``, a
+    :func:`_precision_inside` code), not a kink; a note says so."""
+    for rec in res.records:
+        for i, c in enumerate(rec.comparisons):
+            src, _, other = c.pair.partition("-vs-")
+            if other != "numerical" or not c.kinks:
+                continue
+            a, b = res.gradients[src][rec.tensor], res.gradients["numerical"][rec.tensor]
+            atol = res.atol_of(rec.tensor) if np.isnan(c.atol) else c.atol
+            rec.comparisons[i] = compare(a, b, c.pair, rtol=res.rtol, atol=atol, mask=np.isfinite(b), how=c.how)
+            res.notes.append(f"{rec.tensor}: the {len(c.kinks)} element(s) whose one-sided differences disagree "
+                             f"are no kink but {_GRID[code]} (see the diagnosis), so they are counted as failures")
+
+
+def _precision_finding(diag: Diagnosis, code: str, fields: dict[str, Any]) -> None:
+    """Replace the findings that read the numerical gradient's noise as a mismatch ("wrong-values",
+    "numerical-noise") by the finding ``code`` of :func:`_precision_inside`; a bug named in another tensor
+    (a factor of 2 is far above that noise) stays, and the finding says the rest is not ruled out."""
+    noise = ("wrong-values", "numerical-noise")
+    diag.findings = [f for f in diag.findings if f.code not in noise]
+    named = [f.tensor for f in diag.errors if f.tensor]
+    verdict = ("no gradient can be checked to 1e-6 and no bug in backward is named or ruled out" if not named else
+               f"no other gradient can be checked to 1e-6 and no bug besides the one named in {', '.join(named)} "
+               "(far above this noise) is named or ruled out")
+    diag.findings.append(_find(code, "Y", **dict(fields, verdict=verdict)))
 
 
 def _while_mode(layer, inputs, training: bool, exc: GradcheckError) -> GradcheckError:

@@ -67,13 +67,29 @@ def test_inverted_switch_is_true_in_eval_mode(tmp_path, arg):
 
 def test_unknown_boolean_is_named_never_no_training_argument(tmp_path):
     """A boolean of a name gradcheck does not read: its default alone ran; a WARNING names it."""
-    p = run("check", f"{dropout(tmp_path, 'noisy')}::Dropout", "--input-shape", "4,3", "--training")
+    p = run("check", f"{dropout(tmp_path, 'noisy')}::Dropout", "--input-shape", "4,3")
     out = both(p)
     assert "forward has no training argument" not in out, out
     assert "mode: forward's default alone (forward(X), noisy=False by default)" in out, out
     assert "WARNING: forward takes a boolean noisy that gradcheck does not read as a training switch" in out, out
     assert "the branch noisy=True selects never ran" in out, out
-    assert "WARNING: --training has no effect here: the forward has no training switch gradcheck reads" in out, out
+
+
+@pytest.mark.parametrize("arg, default, flag", [("noisy", "False", "--training"), ("noisy", "False", "--eval"),
+                                                ("mode", "0", "--training")])
+def test_a_mode_asked_for_that_gradcheck_cannot_select_is_not_checked(tmp_path, arg, default, flag):
+    """verify9 X7: --training on forward(X, noisy=False) or forward(X, mode=0) (training when mode == 1) said
+    "WARNING: --training has no effect here" and PASSed, exit 0: a PASS for a mode that never ran. Now: not
+    checked, exit 3, before any check, naming the mode, the argument and how to make it a switch."""
+    f = dropout(tmp_path, arg, default, f"{arg} == 1" if arg == "mode" else arg)
+    p = run("check", f"{f}::Dropout", "--input-shape", "4,3", flag)
+    out = both(p)
+    mode = flag.removeprefix("--")
+    assert p.returncode == 3, out
+    assert f"gradcheck: not checked (exit 3): Dropout: {flag} asks for the {mode} forward, but gradcheck cannot " \
+           f"select it: forward takes {arg} ({arg}={default} by default)" in " ".join(out.split()), out
+    assert "PASS" not in out and "has no effect" not in out, out
+    assert ("rename noisy to one of them" if arg == "noisy" else "make mode a boolean") in " ".join(out.split()), out
 
 
 def test_string_mode_uses_the_layers_own_words(tmp_path):
