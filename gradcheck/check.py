@@ -48,8 +48,8 @@ from .sources import (
     resolve_twin,
     share_masks,
     tape_loss,
-    tape_source,
     training_differs,
+    twin_source,
 )
 
 __all__ = ["PAIRS", "ALL_PAIRS", "relative_error", "compare", "kink_mask", "MODES", "Comparison", "TensorRecord",
@@ -127,7 +127,9 @@ def _check_mode(call: Call, cfg: CheckConfig, rng, twin, init, reference, upstre
     if twin_obj is not None:
         share_masks(call.layer, twin_obj)
         try:
-            Y_tape, sources["tape"] = tape_source(twin_obj, call, G)
+            Y_tape, sources["tape"] = twin_source(  # a square weight's orientation: by its forward, as a reference's
+                twin_obj, call, G, notes, matches=lambda Yt: Yt.shape == Y.shape and close(Y, Yt, cfg.rtol, atol),
+                agrees=lambda gs: all(close(sources["manual"][k], g, cfg.rtol, atol) for k, g in gs.items()))
             notes += list(getattr(twin_obj, "notes", None) or [])
         except TapeUnavailable as exc:
             twin_obj, twin_note = None, str(exc)
