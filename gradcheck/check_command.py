@@ -9,6 +9,7 @@ import json
 import os
 import re
 import sys
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -80,7 +81,8 @@ def run_check(args, layer, label: str, init: dict[str, Any], shape) -> int:
         from .student_tape import StudentTape
 
         twin = StudentTape(layer)
-    _settable_mode(layer, cname, getattr(args, "training", "auto"))
+    switches = source_switches(label)
+    _settable_mode(layer, cname, getattr(args, "training", "auto"), switches)
     jac_lines, jac_ok, jac_figs = [], True, []
     if jac and twin is None:
         raise UsageError(_no_twin_jacobian(cname, twin_note))
@@ -102,7 +104,7 @@ def run_check(args, layer, label: str, init: dict[str, Any], shape) -> int:
           + f", mode {args.mode}" + (f", reference {args.reference}" if args.reference else ""))
     ran = tuple(t for t in (False, True) if ("training" if t else "eval") in diag.modes) or (False,)
     requested = getattr(args, "training", "auto")
-    lines, unchecked = protocol_lines(layer, init, ran, requested)
+    lines, unchecked = protocol_lines(layer, init, ran, requested, switches)
     if not lines:
         why = _mode_why(layer, requested, ran)
         lines = [f"mode: {modes} (forward checked in {modes} mode){why}"]
@@ -342,7 +344,49 @@ def _mode_why(layer, requested, ran: tuple[bool, ...], words=("training", "False
     return f": forward {takes} {name}, so both modes are checked (--eval or --training checks one)"
 
 
-def _settable_mode(layer, cname: str, requested) -> None:
+#: Words of a training-mode test in a class's source (:func:`source_switches`): compared strings and names.
+#: (Not "valid": a convolution's padding; not "trainable": a freeze flag.)
+_MODE_WORDS = ("train", "training", "fit", "eval", "test", "testing", "evaluation", "inference", "predict", "val",
+               "validation", "deploy")
+_SWITCH_NAME = re.compile(r"(^|_)(train|training)($|_)|^(is_)?(eval|test|inference)(_mode)?$|^deterministic$",
+                          re.IGNORECASE)
+
+
+def source_switches(label: str) -> list[str]:
+    """The training switches the class ``path.py::NAME`` tests in its own source without gradcheck setting them,
+    as ``"self.bn_param['mode'] == 'train' (line 9)"``: a comparison with a mode word (:data:`_MODE_WORDS`), or
+    an ``if`` on a name like a switch (``TRAIN``, ``self.in_train``, a helper's ``train`` argument). Read from the
+    file with :mod:`ast` (nothing runs); ``[]`` when it cannot be read or the class is not in it."""
+    import ast
+    path, _, name = label.rpartition("::")
+    try:
+        tree = ast.parse(open(path, encoding="utf-8").read())  # noqa: SIM115 - a short read
+    except (OSError, SyntaxError, ValueError, UnicodeDecodeError):
+        return []
+    classes = {c.name: c for c in tree.body if isinstance(c, ast.ClassDef)}
+    todo, seen, found = [name], set(), []
+    while todo:  # the class and its bases defined in the same file
+        c = classes.get(todo.pop())
+        if c is None or c.name in seen:
+            continue
+        seen.add(c.name)
+        todo += [b.id for b in c.bases if isinstance(b, ast.Name)]
+        for node in ast.walk(c):
+            what = None
+            if isinstance(node, ast.Compare) and any(isinstance(v, ast.Constant) and isinstance(v.value, str)
+                                                     and v.value.lower() in _MODE_WORDS
+                                                     for v in [node.left, *node.comparators]):
+                what = node
+            elif isinstance(node, (ast.If, ast.IfExp)):
+                t = node.test.operand if isinstance(node.test, ast.UnaryOp) else node.test
+                last = t.id if isinstance(t, ast.Name) else t.attr if isinstance(t, ast.Attribute) else ""
+                what = t if _SWITCH_NAME.search(last) else None
+            if what is not None:
+                found.append((what.lineno, f"`{ast.unparse(what)}` (line {what.lineno})"))
+    return list(dict.fromkeys(text for _, text in sorted(found)))[:3]
+
+
+def _settable_mode(layer, cname: str, requested, switches: Sequence[str] = ()) -> None:
     """Refuse ``--training``/``--eval`` (``requested`` True/False) for a forward whose mode gradcheck cannot set,
     before any check: a PASS would be for a mode that never ran. A forward argument that may be a switch
     gradcheck does not read (``mode=0``, ``evaluation=False``): not checked (exit 3), how to make it one; a
@@ -363,13 +407,19 @@ def _settable_mode(layer, cname: str, requested) -> None:
             f"({name}={value} by default), which is not a training switch gradcheck reads, so it cannot tell which "
             f"value of {name} is the {mode} mode, and no gradient of that mode was compared. "
             f"{_switches_read(name, value)}, or drop {opt} to check forward's default alone.")
+    if switches and info.get("protocol") != "cs231n":
+        raise NotCheckedError(
+            f"{cname}: {opt} asks for the {mode} forward, but gradcheck cannot select it: the class tests "
+            f"{', '.join(switches)}, a switch gradcheck does not set, so no gradient of that mode was compared. "
+            f"Make it a forward argument (training=False, or mode='train'/'test'), or drop {opt} to check the "
+            "forward as it is.")
     if info.get("protocol") == "cs231n":
         raise UsageError(f"{opt}: {cname} is a function pair, whose mode is a value in --init (e.g. --init "
                          f"'{{\"bn_param\": {{\"mode\": \"{'train' if requested else 'test'}\"}}}}'), not a "
                          f"forward argument; put the mode there and drop {opt}.")
-    raise UsageError(f"{opt}: {cname}.forward has no training switch (no training argument or attribute gradcheck "
-                     f"reads), so there is no {mode} mode to pick: its one forward is all there is; drop {opt} to "
-                     "check it.")
+    raise UsageError(f"{opt}: gradcheck finds no training switch of {cname} (no training argument, no attribute or "
+                     f"comparison with a mode word in its source), so it cannot pick the {mode} mode; drop {opt} to "
+                     "check the forward as it is.")
 
 
 def _switches_read(name: str, value: str) -> str:
@@ -381,10 +431,10 @@ def _switches_read(name: str, value: str) -> str:
             f"eval), mode/phase strings; {how}")
 
 
-def _no_switch_lines(info, init) -> list[str]:
+def _no_switch_lines(info, init, switches: Sequence[str] = ()) -> list[str]:
     """The header's mode lines for a forward without a training switch gradcheck reads: a function pair's
     mode in ``--init``, or a boolean argument of another name (``info['unread_flag']``), whose default
-    alone ran, named in a WARNING."""
+    alone ran, named in a WARNING; so are the ``switches`` the class's source tests (:func:`source_switches`)."""
     modes, flag = _modes(init), info.get("unread_flag")
     if flag:
         name, value = flag
@@ -394,21 +444,29 @@ def _no_switch_lines(info, init) -> list[str]:
                 f"WARNING: forward takes {'a boolean ' * (value in ('True', 'False'))}{name} that gradcheck does "
                 f"not read as a training switch, so only {name}={value} (its default) was checked; {other} "
                 f"never ran. {_switches_read(name, value)} to have both modes checked."]
-    return [f"mode: as given in --init ({', '.join(modes)}); the forward has no training argument"
-            if info.get("protocol") == "cs231n" and modes else "mode: eval (forward has no training argument)"]
+    if info.get("protocol") == "cs231n":
+        return [f"mode: as given in --init ({', '.join(modes)}); the forward has no training argument" if modes
+                else "mode: eval (forward has no training argument)"]
+    if switches:
+        return ["mode: forward as it is (no training argument; see the WARNING)",
+                f"WARNING: the class tests {', '.join(switches)}, a training switch gradcheck does not set, so only "
+                "the branch its current value selects ran: the other mode's forward and backward were not checked. "
+                "Make it a forward argument (training=False, or mode='train'/'test') to have both modes checked."]
+    return ["mode: eval (forward has no training argument)"]
 
 
 def protocol_lines(layer, init: dict[str, Any], training: tuple[bool, ...] = (False,),
-                   requested: bool | str = "auto") -> tuple[list[str], list[str]]:
+                   requested: bool | str = "auto", switches: Sequence[str] = ()) -> tuple[list[str], list[str]]:
     """Header lines saying how the layer was read (:func:`gradcheck._adapters.adapt`), in which
     ``training`` modes it was checked and why (``requested``: the ``--training``/``--eval`` choice,
-    "auto" without one), and the weights whose gradient is not checked: ``(lines, unchecked)``."""
+    "auto" without one; ``switches``: :func:`source_switches`), and the weights whose gradient is not
+    checked: ``(lines, unchecked)``."""
     info = getattr(layer, "protocol", None) or {}
     if not info.get("text"):
         return [], []
     lines = [f"protocol: {info['text']}"]
     if info.get("forward_training") is False:
-        lines += _no_switch_lines(info, init)
+        lines += _no_switch_lines(info, init, switches)
     else:
         name, off, on = info.get("mode_keyword") or ("training", "False", "True")
         calls = ", then ".join(f"{name}={on if t else off}" for t in training)

@@ -421,8 +421,8 @@ def test_a_mode_flag_for_a_forward_without_training_is_a_usage_error(flag):
     mode = flag.removeprefix("--")
     p = run("check", f"{SEED}::Linear", "--input-shape", "8,5", "--init", INIT, flag)
     t = " ".join(text(p).split())
-    assert p.returncode == 2 and f"usage error (exit 2): {flag}: Linear.forward has no training switch" in t, t
-    assert f"so there is no {mode} mode to pick" in t and "PASS" not in t, t
+    assert p.returncode == 2 and f"usage error (exit 2): {flag}: gradcheck finds no training switch of Linear" in t, t
+    assert f"so it cannot pick the {mode} mode; drop {flag}" in t and "PASS" not in t, t
     p = run("check", f"{CS231N}::affine", "--input-shape", "4,5;5,3;3", flag)
     t = " ".join(text(p).split())
     assert p.returncode == 2 and f"{flag}: affine is a function pair, whose mode is a value in --init" in t, t
