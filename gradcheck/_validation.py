@@ -535,9 +535,24 @@ def check_input_grads(ret: Any, *, owner: str, produced_by: str, names: list[str
                f"{'is' if len(names) - len(ret) == 1 else 'are'} missing." if isinstance(ret, (tuple, list))
                and 0 < len(ret) < len(names) else ".")))
     rets = [ret] if len(inputs) == 1 else list(ret)
-    return {k: check_output(r, owner=owner, tensor=f"d{n}", produced_by=produced_by, expected_shape=x.shape,
+    return {k: check_output(r, owner=owner, tensor=grad_name(n), produced_by=produced_by, expected_shape=x.shape,
                             expected_why=f"the shape of the input {n}")
             for r, n, x, k in zip(rets, names, inputs, keys) if x.dtype.kind == "f"}
+
+
+def grad_name(key: str) -> str:
+    """The name of the gradient of parameter or input ``key`` in tables and messages: ``dW`` for ``W``; for a
+    private ``_W`` the student's own ``_dW`` (not ``d_W``, which reads as another attribute); ``dlayers.0.W``."""
+    head = len(key) - len(key.lstrip("_"))
+    return f"{key[:head]}d{key[head:]}" if 0 < head < len(key) and "." not in key else f"d{key}"
+
+
+def grad_key(tensor: str) -> str:
+    """The parameter or input a gradient ``tensor`` is named after: the inverse of :func:`grad_name`."""
+    head = len(tensor) - len(tensor.lstrip("_"))
+    if 0 < head and tensor[head:head + 1] == "d" and "." not in tensor:
+        return tensor[:head] + tensor[head + 1:]
+    return tensor[1:]
 
 
 def grads_not_dict(owner: str, grads: Any, params: Mapping[str, Any]) -> ProtocolError:
@@ -567,9 +582,9 @@ def check_grads(layer: Any, owner: str, params: Mapping[str, np.ndarray]) -> dic
     for k, p in params.items():
         if k not in grads:  # a missing gradient: a wrong result (exit 1)
             raise MissingGradientError(paragraph(
-                f"{owner}.grads has no key {k!r} after backward(dY) (so d{k} is missing);",
+                f"{owner}.grads has no key {k!r} after backward(dY) (so {grad_name(k)} is missing);",
                 f"expected keys {sorted(params)}, found {sorted(map(str, grads))}"
                 + _near_key(k, grads) + "."))
-        out[k] = check_output(grads[k], owner=owner, tensor=f"d{k}", produced_by=f"grads[{k!r}] after backward(dY)",
+        out[k] = check_output(grads[k], owner=owner, tensor=grad_name(k), produced_by=f"grads[{k!r}] after backward(dY)",
                               expected_shape=p.shape, expected_why=f"the shape of params[{k!r}]")
     return out

@@ -158,8 +158,8 @@ def _check_mode(call: Call, cfg: CheckConfig, rng, twin, init, reference, upstre
     diff = [x.dtype.kind == "f" for x in call.inputs]
     notes += [f"{n} is an integer input (indices): it has no gradient" for n, d in zip(call.names, diff) if not d]
     dkeys = [k for k, d in zip(call.keys, diff) if d] + list(call.params)
-    display = {k: f"d{n}" for k, n, d in zip(call.keys, call.names, diff) if d}
-    display.update({k: f"d{k}" for k in call.params})
+    display = {k: V.grad_name(n) for k, n, d in zip(call.keys, call.names, diff) if d}
+    display.update({k: V.grad_name(k) for k in call.params})
     shapes = {k: x.shape for k, x in zip(call.keys, call.inputs)}
     shapes.update({k: p.shape for k, p in call.params.items()})
     atols = {k: atol for k in dkeys}  # a swamped tensor's own, after its step grew

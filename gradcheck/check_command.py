@@ -213,26 +213,26 @@ def shared_memory_lines(info: dict[str, Any], res) -> list[str]:
     for entry in info.get("tied") or []:
         rep, _, rest = str(entry).partition(":")
         names = [rep, *(x.strip() for x in rest.split(",") if x.strip())]
-        m, n = pair("d" + rep)
+        m, n = pair(V.grad_name(rep))
         k, known = len(names), None if n is None else np.isfinite(n)
-        if m is None or not known.any() or not close(m[known], k * n[known], res.rtol, res.atol_of("d" + rep)):
+        if m is None or not known.any() or not close(m[known], k * n[known], res.rtol, res.atol_of(V.grad_name(rep))):
             continue
         times = "twice" if k == 2 else f"{k} times"
-        out.append(f"note: d{rep} is the sum of the gradients backward stored for {', '.join(names[:-1])} and "
+        out.append(f"note: {V.grad_name(rep)} is the sum of the gradients backward stored for {', '.join(names[:-1])} and "
                    f"{names[-1]}, one array, and it is {k} times the numerical gradient: each of them holds "
                    f"the total, so an optimizer that steps {'both' if k == 2 else 'each'} applies it {times}. "
                    "Store in each only its own use's part (as the sub-layer's backward computes it alone); "
                    "their sum is the total.")
     for entry in info.get("views") or []:
         hit = re.fullmatch(r"(.+)=(.+)\[([0-9:, ]+)\]", str(entry))
-        m, n = pair("d" + hit.group(2)) if hit else (None, None)
+        m, n = pair(V.grad_name(hit.group(2))) if hit else (None, None)
         if m is None:
             continue
         view, rep, box = hit.groups()
         block = np.zeros(m.shape, dtype=bool)
         block[tuple(slice(*(int(v) for v in p.split(":"))) if p.strip() != ":" else slice(None)
                     for p in box.split(","))] = True
-        diff, atol = np.abs(m - n), res.atol_of("d" + rep)
+        diff, atol = np.abs(m - n), res.atol_of(V.grad_name(rep))
         bad = np.isfinite(n) & (diff > atol) & (diff > res.rtol * (np.abs(m) + np.abs(n)))
         if not bad.any() or (bad & ~block).any():
             continue
@@ -564,9 +564,10 @@ def _hidden_where(w: str) -> str:
 
 
 def _grad_name(w: str, before: str = "d", after: str = "") -> str:
-    """The gradient attribute of weight ``w``: ``dW``; a sub-layer's ``l1.W``: ``l1.dW``."""
+    """The gradient attribute of weight ``w``: ``dW``; a sub-layer's ``l1.W``: ``l1.dW``; a private ``_W``: ``_dW``."""
     path, dot, key = w.rpartition(".")
-    return f"{path}{dot}{before}{key}{after}"
+    head = key[:len(key) - len(key.lstrip("_"))] if key.strip("_") else ""  # a private _W: _dW, as students write
+    return f"{path}{dot}{head}{before}{key[len(head):]}{after}"
 
 
 #: Largest number of input or output elements for ``--jacobian``.

@@ -920,7 +920,7 @@ def _reshape_signature(tensor, m, n, ok, match) -> tuple[str, dict] | None:
     left out; all NaN: values unknown, nothing said). Only size-1 axes differing: keepdims."""
     if m.size != n.size or not ok.any() or not match(m.reshape(n.shape), n):
         return None
-    var = tensor[1:] if tensor.startswith("d") and len(tensor) > 1 else None
+    var = V.grad_key(tensor) if tensor.startswith(("d", "_")) and len(tensor) > 1 else None
     fields = {"got": V.fmt_shape(m.shape), "expected": V.fmt_shape(n.shape),
               "whose": f", the shape of {var}" if var else ""}
     to = f"{tensor}.reshape({var}.shape)" if var else f"{tensor}.reshape{V.fmt_shape(n.shape)}"
@@ -1148,11 +1148,11 @@ def name_swaps(got: Mapping[str, Any], right: Mapping[str, Any],
                 or not (close(arr[a], right[b]) and close(arr[b], right[a]))):
             continue
         for t, u in ((a, b), (b, a)):
-            in_grads = t[1:] in keys
-            fix = (f"store each gradient under its own key: grads[{t[1:]!r}] = {t}, "
-                   f"grads[{u[1:]!r}] = {u}" if in_grads
+            in_grads = V.grad_key(t) in keys
+            fix = (f"store each gradient under its own key: grads[{V.grad_key(t)!r}] = {t}, "
+                   f"grads[{V.grad_key(u)!r}] = {u}" if in_grads
                    else f"return them in the order {order}")
-            out[t] = _find("swapped", t, slot=f"grads[{t[1:]!r}]" if in_grads else t, other=u[1:],
+            out[t] = _find("swapped", t, slot=f"grads[{V.grad_key(t)!r}]" if in_grads else t, other=V.grad_key(u),
                            how="" if in_grads else ": backward returns them in the wrong order",
                            fix=fix)
     return out
@@ -1664,7 +1664,7 @@ def _agrees(got: float, d: float, terms: np.ndarray, rtol: float) -> bool:
 def _signatures(L: _Layer, res: CheckResult, diag: Diagnosis) -> None:
     """Name the bug of each failing tensor: wrong order, swapped, else :func:`_tensor_signature`."""
     manual, numer = res.gradients.get("manual", {}), res.gradients.get("numerical", {})
-    ins = [t for t in ("d" + k for k in L.names) if t in numer and t in manual]
+    ins = [t for t in (V.grad_name(k) for k in L.names) if t in numer and t in manual]
     if len(ins) > 1 and (f := _order_signature(manual, numer, ins)) is not None:
         return diag.findings.append(f)  # same-shape gradients returned in the wrong order
     swaps = name_swaps(manual, numer, [] if L.returns_weights else list(L.params),  # two grads
@@ -1711,7 +1711,7 @@ def _params_text(qualname: Any) -> str:
 def _tensor_signature(L: _Layer, t, m, n, c, res: CheckResult) -> Finding:
     """The finding of one failing tensor ``t`` (``m`` the student's, ``n`` the numerical gradient,
     ``c`` its comparison): the first signature that matches, else the worst element."""
-    key = "@" + t[1:] if t[1:] in L.names else t[1:]
+    key = "@" + V.grad_key(t) if V.grad_key(t) in L.names else V.grad_key(t)
     n = np.where(np.isfinite(n), n, np.nan)
     if np.isnan(n).sum() > len(c.kinks):  # a sampled check: the signatures need the whole tensor
         full, known = L.numer([key])[key], np.isfinite(n)
@@ -1771,11 +1771,11 @@ def _shape_signatures(L: _Layer, rets, grads, bad_shape, diag: Diagnosis) -> Non
 
     ins = [n for n, x in zip(L.names, L.inputs) if x.dtype.kind == "f"]
     if len(ins) > 1 and any(key in ins for *_, key in bad_shape):
-        right = {"d" + k[1:]: v for k, v in numer(["@" + n for n in ins]).items()}
+        right = {V.grad_name(k[1:]): v for k, v in numer(["@" + n for n in ins]).items()}
         with contextlib.suppress(TypeError, ValueError):  # a returned value that is no array
-            got = {"d" + n: np.asarray(r, dtype=np.float64) for n, r in zip(L.names, rets)
+            got = {V.grad_name(n): np.asarray(r, dtype=np.float64) for n, r in zip(L.names, rets)
                    if n in ins and r is not None}
-            ts = ["d" + n for n in ins]
+            ts = [V.grad_name(n) for n in ins]
             if len(right) == len(ins) and (f := _order_signature(got, right, ts)) is not None:
                 return diag.findings.append(f)
     for t, got, exp, key in bad_shape:
@@ -2216,10 +2216,10 @@ class _Probes:
         """``{"dX": ..., "dW": ...}``: the returned gradients of float inputs and ``obj.grads``."""
         g = getattr(obj, "grads", None)
         g = g if isinstance(g, Mapping) else {}
-        out = {"d" + n: np.array(v, dtype=np.float64)
+        out = {V.grad_name(n): np.array(v, dtype=np.float64)
                for n, v, x in zip(self.names, _as_list(ret, len(self.inputs)), self.inputs)
                if x.dtype.kind == "f" and v is not None}
-        return out | {"d" + k: np.array(g[k], dtype=np.float64, copy=True) for k in self.params
+        return out | {V.grad_name(k): np.array(g[k], dtype=np.float64, copy=True) for k in self.params
                       if isinstance(g.get(k), (np.ndarray, np.generic)) and g[k].dtype.kind in "fiu"}
 
     def step(self, obj, xss, G, reset=False):
@@ -2330,7 +2330,7 @@ class _Probes:
                        call=self.fcall)
         changed = [n for n, a, b in zip(names, xs, inputs) if not np.array_equal(a, b)]
         self.probe(1, not changed, f"{', '.join(changed)} changed" if changed else "",
-                   "input-modified", "d" + (changed or [""])[0], names=", ".join(changed))
+                   "input-modified", V.grad_name((changed or [""])[0]), names=", ".join(changed))
         G = self.rng.standard_normal(np.shape(np.asarray(self.fwd(self.proxy, inputs))))
         g_before = getattr(layer, "grads", None)
         _reset_grads(layer, _SENTINEL)
@@ -2338,7 +2338,7 @@ class _Probes:
         try:
             ret = self.bwd(G)
         except GradcheckError as exc:  # a matmul with the weight the wrong way round raises for a
-            t = "d" + names[0]  # non-square one
+            t = V.grad_name(names[0])  # non-square one
             weights = _weights(params, names, inputs, "@" + names[0], False)
             if (found := _raised_weight_signature(exc, inputs[0], G, weights, t)) is not None:
                 self.find(found[0], t, **found[1])
@@ -2368,9 +2368,9 @@ class _Probes:
 
     def returned(self, rets, grads, pre_ids, bcall):
         """Probes 2 and 3 on what backward returned and wrote: ``(bad_shape, nonfinite, never)``."""
-        found = [("d" + n, r, x.shape, n, bcall)
+        found = [(V.grad_name(n), r, x.shape, n, bcall)
                  for n, r, x in zip(self.names, rets, self.inputs) if x.dtype.kind == "f"]
-        found += [("d" + k, grads.get(k), p.shape, k, f"grads[{k!r}] after backward(dY)")
+        found += [(V.grad_name(k), grads.get(k), p.shape, k, f"grads[{k!r}] after backward(dY)")
                   for k, p in self.params.items()]
         bad_shape, low, nonfinite, never = [], [], [], []
         for t, r, shape, key, produced_by in found:
@@ -2406,7 +2406,7 @@ class _Probes:
         # what the layer really leaves behind
         a, b = run(G, reset=False), run(G, reset=False, forward=False)
         z = run(0 * G, reset=False, forward=False)
-        acc = [t for t in ("d" + k for k in self.params)
+        acc = [t for t in (V.grad_name(k) for k in self.params)
                if not _same(a[t], b[t]) and _same(z[t], b[t])
                and np.abs(b[t]).max(initial=0) > self.atol]
         differ = [t for t in a if not _same(a[t], b[t]) and t not in acc]
@@ -2426,7 +2426,7 @@ class _Probes:
         if acc:  # first among the findings, one per tensor, one sentence: it explains the mismatch
             it, are = ("it", "is") if len(acc) == 1 else ("them", "are")
             slots = _grad_slots(self.layer)  # attribute style: self.dW, not grads['W']
-            keys = [slots.get(t[1:], f"grads[{t[1:]!r}]") for t in acc]
+            keys = [slots.get(V.grad_key(t), f"grads[{V.grad_key(t)!r}]") for t in acc]
             fields = dict(ts=", ".join(acc), keys=", ".join(keys), it=it, are=are,
                           slot=keys[0] if slots else "grads[key]")
             self.diag.findings[:0] = [_find("accumulated", t, **fields) for t in acc]
@@ -2485,9 +2485,9 @@ class _Probes:
         out = []
         for k in group:
             (u, d), = dd[(k,)]
-            term = float(np.sum(got["d" + k.lstrip("@")] * u[k]))
+            term = float(np.sum(got[V.grad_name(k.lstrip("@"))] * u[k]))
             if not _agrees(term, d, np.array([term]), 1e-5):
-                out.append("d" + k.lstrip("@"))
+                out.append(V.grad_name(k.lstrip("@")))
         return out
 
     def second_input(self, G) -> None:
@@ -2504,20 +2504,20 @@ class _Probes:
         if not group or any(f.code in stale for f in self.diag.findings):
             return
         fwd, agree, wrong = _f64(self.proxy, self.training), [], []
-        shapes = {"d" + k: p.shape for k, p in self.params.items()}
-        shapes |= {"d" + n: x.shape for n, x in zip(self.names, self.inputs)}
+        shapes = {V.grad_name(k): p.shape for k, p in self.params.items()}
+        shapes |= {V.grad_name(n): x.shape for n, x in zip(self.names, self.inputs)}
         try:  # the check's input, two others, then the check's input again (state, or the input?)
             for xs in [self.inputs, self.others(), self.others(), self.inputs]:
                 if len(agree) > 1 and agree[-1] or len(agree) == 3 and agree != [True, False, False]:
                     break
                 got = self.step(self.proxy, [xs], G)[1]
-                if set(got) != {"d" + k.lstrip("@") for k in group} or any(
+                if set(got) != {V.grad_name(k.lstrip("@")) for k in group} or any(
                         got[t].shape != shapes[t] for t in got):
                     return  # shapes are the other probes' business
                 rng = np.random.default_rng(self.rng.integers(2**32))
                 (u, d), = _directional(fwd, xs, self.params, G, input_names=keys, groups=[group],
                                        n_dirs=1, rng=rng)[tuple(group)]
-                terms = np.array([np.sum(got["d" + k.lstrip("@")] * u[k]) for k in group])
+                terms = np.array([np.sum(got[V.grad_name(k.lstrip("@"))] * u[k]) for k in group])
                 agree.append(_agrees(float(terms.sum()), d, terms, 1e-5))
                 if agree == [False]:  # confirmed tensor by tensor: a sampled check may miss them
                     self.wrong_here = self.wrong_at(fwd, xs, got, G, keys, group)
