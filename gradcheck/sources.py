@@ -304,12 +304,7 @@ def _with_params(obj: Any, twin: Any) -> Any:
     variables = getattr(twin, "variables", None)
     if not isinstance(variables, Mapping):
         raise TwinError(f"The twin of {owner} has no 'variables' dict; got {type(variables).__name__}.")
-    names = param_names(list(variables), list(params))
-    if names is None:
-        raise TwinError(V.paragraph(
-            f"The twin {type(twin).__name__} of {owner} has variables {sorted(variables)}",
-            f"but {owner} has {sorted(params)}; they must match (by name, or as PyTorch's names: "
-            f"{', '.join(f'{a} for {r}' for r, al in PARAM_SYNONYMS.items() for a in al[:1])})."))
+    names = mapped_names(variables, params, owner, f"twin {type(twin).__name__} of {owner}", TwinError)
     transposed = _MappedTwin(twin, names, [], owner).give(params)
     square = [k for k, p in params.items() if np.ndim(p) == 2 and np.shape(p)[0] == np.shape(p)[1]]
     if not transposed and not square and all(k == r for k, r in names.items()):
@@ -450,6 +445,18 @@ PARAM_SYNONYMS = {"W": ("weight", "weights", "kernel", "w"), "b": ("bias", "bias
                   "gamma": ("weight", "scale", "g"), "beta": ("bias", "shift", "offset")}
 
 
+def mapped_names(ours, theirs, owner: str, who: str, error: type[Exception]) -> dict[str, str]:
+    """:func:`param_names` of the keys of ``ours`` (the ``who``'s: "reference Linear") and ``theirs`` (``owner``'s),
+    else ``error`` saying they must match, by name or as PyTorch's names."""
+    names = param_names(list(ours), list(theirs))
+    if names is None:
+        raise error(V.paragraph(
+            f"The {who} has parameters {sorted(ours)}",
+            f"but {owner} has {sorted(theirs)}; they must match to compare gradients (by name, or as PyTorch's "
+            f"names: {', '.join(f'{a} for {r}' for r, al in PARAM_SYNONYMS.items() for a in al[:1])})."))
+    return names
+
+
 def param_names(ours: Sequence[str], theirs: Sequence[str]) -> dict[str, str] | None:
     """``{their key: our key}``: equal keys, else each of ``theirs`` (the checked layer's ``weight``) that is
     exactly one of ``ours`` or one of its :data:`PARAM_SYNONYMS`, one to one; None when they do not map so."""
@@ -476,12 +483,7 @@ def reference_source(ref, call: Call, G, notes=None, matches=None, agrees=None):
     """
     inputs, keys, params, training, owner = call.inputs, call.keys, call.params, call.training, call.owner
     rparams = getattr(ref, "params", None) or {}
-    names = param_names(list(rparams), list(params))
-    if names is None:
-        raise UsageError(V.paragraph(
-            f"The reference {type(ref).__name__} has parameters {sorted(rparams)}",
-            f"but {owner} has {sorted(params)}; they must match to compare gradients (by name, or as PyTorch's "
-            f"names: {', '.join(f'{a} for {r}' for r, al in PARAM_SYNONYMS.items() for a in al[:1])})."))
+    names = mapped_names(rparams, params, owner, f"reference {type(ref).__name__}", UsageError)
     notes = [] if notes is None else notes
     mapped = [f"{k} as {r}" for k, r in names.items() if k != r]
     if mapped:

@@ -8,7 +8,9 @@ cast and a rounding to a grid apart; a bug far above that noise is still named b
 import numpy as np
 import pytest
 from buggy_layers import diagnose
+from buggy_layers.linear import LinearInOut
 
+import manualprop as mp
 from gradcheck.diagnose import _f64, _precision_inside, diagnose_layer
 
 SOFTEXP32 = '''import numpy as np
@@ -61,13 +63,8 @@ def test_precision_named_for_what_it_is(key, code, seed):
         assert "forward is piecewise constant at the check's step (np.round, np.floor" in s, s
 
 
-class LinearF32MeanBias:
+class LinearF32MeanBias(LinearInOut):
     """verify9's F32BugDb: float32 inside AND a db mean bug; the three findings used to contradict each other."""
-
-    def __init__(self):
-        r = np.random.default_rng(0)
-        self.params = {"W": r.standard_normal((4, 3)), "b": r.standard_normal(3)}
-        self.grads = {}
 
     def forward(self, X, training=False):
         self.X = X
@@ -75,8 +72,9 @@ class LinearF32MeanBias:
         return (X.astype(np.float32) @ W).astype(np.float64) + self.params["b"]
 
     def backward(self, dY):
-        self.grads["W"], self.grads["b"] = self.X.T @ dY, dY.mean(0)
-        return dY @ self.params["W"].T
+        dX = super().backward(dY)
+        self.grads["b"] = dY.mean(0)  # BUG: the mean, not the sum
+        return dX
 
 
 def test_a_bug_far_above_the_noise_is_named_beside_it():
@@ -88,21 +86,10 @@ def test_a_bug_far_above_the_noise_is_named_beside_it():
     assert "numerical estimate's own uncertainty" not in s, s
 
 
-class ReLU:
-    params, grads = {}, {}
-
-    def forward(self, X, training=False):
-        self.X = X
-        return np.maximum(X, 0)
-
-    def backward(self, dY):
-        return dY * (self.X > 0)
-
-
 def test_a_real_kink_stays_a_kink():
     """The probe now runs on a passing check with kinks too: a float64 ReLU at its kink names nothing."""
     X = np.array([[1e-4, -2.0, 3.0], [0.5, -1.0, 2.0]])
-    d = diagnose_layer(ReLU(), X, eps=5e-3, mode="full", name="ReLU")
+    d = diagnose_layer(mp.ReLU(), X, eps=5e-3, mode="full", name="ReLU")
     assert d.passed and d.result.kinks == {"dX": [(0, 0)]}, d.report()
     assert "(1 element(s) at a kink excluded)" in d.sentence()
-    assert _precision_inside(_f64(ReLU(), False), [X], {}) is None
+    assert _precision_inside(_f64(mp.ReLU(), False), [X], {}) is None
