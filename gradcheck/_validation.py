@@ -469,6 +469,16 @@ def dtype_error(owner: str, produced_by: str, tensor: str, dtype: Any) -> Gradie
         "np.round, // integer division) or build the array with a float dtype."))
 
 
+def forward_returned_none(owner: str, produced_by: str) -> ProtocolError:
+    """The error of a forward that returned None (exit 3: a protocol gradcheck cannot read, not a wrong value):
+    Y is what forward returns; one it stores instead (``self.output``, *Neural Networks from Scratch*) is not read."""
+    return ProtocolError(paragraph(
+        f"{owner}.{produced_by} returned None, so there is no output to check: gradcheck reads the Y that forward "
+        "returns (return Y).",
+        "If forward stores it instead (self.output = ..., as Neural Networks from Scratch writes it), end forward "
+        "with `return self.output`, and backward with `return self.dinputs` (the gradient of the input)."))
+
+
 def check_output(value: Any, *, owner: str, tensor: str, produced_by: str,
                  expected_shape: tuple[int, ...] | None, expected_why: str = "",
                  integer_ok: bool = False) -> np.ndarray:
@@ -477,6 +487,8 @@ def check_output(value: Any, *, owner: str, tensor: str, produced_by: str,
     integer loss. Raises GradientShapeError (None, not numeric, integer, wrong shape with a hint) or
     NonFiniteError."""
     why = f" ({expected_why})" if expected_why else ""
+    if value is None and produced_by.startswith("forward("):
+        raise forward_returned_none(owner, produced_by)
     if value is None:
         hint = " Did you forget the return statement?" if "backward" in produced_by and tensor == "dX" else ""
         raise GradientShapeError(paragraph(

@@ -261,7 +261,8 @@ def _cmd_check(args) -> int:
             elif args.indices and "IndexError" in text and "out of bounds" in text:
                 failed.args = (f"{text} --indices {args.indices} drew ids up to HIGH - 1: HIGH must not exceed "
                                "the number of rows forward indexes (an embedding's vocabulary size in --init).",)
-            elif not args.loss and ".forward(" in text and any(w in text for w in _SHAPE_WORDS):
+            elif (not args.loss and ".forward(" in text and any(w in text for w in _SHAPE_WORDS)
+                  and "returned None, so there is no output" not in text):  # no shape matter: forward_returned_none
                 failed.args = (f"{text} X had the shape --input-shape gave, {args.input_shape}: if forward "
                                "expects another (the sizes --init gives its weights), change --input-shape; "
                                "if that is the shape you meant, the error is in forward.",)

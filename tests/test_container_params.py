@@ -161,12 +161,12 @@ def test_nested_sublayers_found(tmp_path):
 
 
 def test_constant_buffer_warns_not_fails(tmp_path):
-    for cls, shape, buf, grads in [("MaskedScores", "2,3,4", "causal", "dX, dWq"),
-                                   ("PosEnc", "2,5,4", "_pe", "dX, dscale")]:
+    for cls, shape, buf, grads, dbuf in [("MaskedScores", "2,3,4", "causal", "dX, dWq", "dcausal"),
+                                         ("PosEnc", "2,5,4", "_pe", "dX, dscale", "_dpe")]:  # as students write it
         good = _check(tmp_path, BUFFERS, cls, shape, 1.0)
         out = flat(good)
         assert good.returncode == 0, out
-        assert (f"WARNING: forward uses {buf} but backward sets no gradient for it (d{buf}): read as a constant "
+        assert (f"WARNING: forward uses {buf} but backward sets no gradient for it ({dbuf}): read as a constant "
                 "buffer") in out
         assert f"PASS: {cls}: every gradient ({grads}) matches" in out and f"({buf}: no gradient checked" in out
         bad = _check(tmp_path, BUFFERS, cls, shape, 0.5)
