@@ -469,6 +469,16 @@ def dtype_error(owner: str, produced_by: str, tensor: str, dtype: Any) -> Gradie
         "np.round, // integer division) or build the array with a float dtype."))
 
 
+def forward_returned_none(owner: str, produced_by: str) -> ProtocolError:
+    """The error of a forward that returned None (exit 3: a protocol gradcheck cannot read, not a wrong value):
+    Y is what forward returns; one it stores instead (``self.output``, *Neural Networks from Scratch*) is not read."""
+    return ProtocolError(paragraph(
+        f"{owner}.{produced_by} returned None, so there is no output to check: gradcheck reads the Y that forward "
+        "returns (return Y).",
+        "If forward stores it instead (self.output = ..., as Neural Networks from Scratch writes it), end forward "
+        "with `return self.output`, and backward with `return self.dinputs` (the gradient of the input)."))
+
+
 def check_output(value: Any, *, owner: str, tensor: str, produced_by: str,
                  expected_shape: tuple[int, ...] | None, expected_why: str = "",
                  integer_ok: bool = False) -> np.ndarray:
@@ -477,6 +487,8 @@ def check_output(value: Any, *, owner: str, tensor: str, produced_by: str,
     integer loss. Raises GradientShapeError (None, not numeric, integer, wrong shape with a hint) or
     NonFiniteError."""
     why = f" ({expected_why})" if expected_why else ""
+    if value is None and produced_by.startswith("forward("):
+        raise forward_returned_none(owner, produced_by)
     if value is None:
         hint = " Did you forget the return statement?" if "backward" in produced_by and tensor == "dX" else ""
         raise GradientShapeError(paragraph(
@@ -535,9 +547,24 @@ def check_input_grads(ret: Any, *, owner: str, produced_by: str, names: list[str
                f"{'is' if len(names) - len(ret) == 1 else 'are'} missing." if isinstance(ret, (tuple, list))
                and 0 < len(ret) < len(names) else ".")))
     rets = [ret] if len(inputs) == 1 else list(ret)
-    return {k: check_output(r, owner=owner, tensor=f"d{n}", produced_by=produced_by, expected_shape=x.shape,
+    return {k: check_output(r, owner=owner, tensor=grad_name(n), produced_by=produced_by, expected_shape=x.shape,
                             expected_why=f"the shape of the input {n}")
             for r, n, x, k in zip(rets, names, inputs, keys) if x.dtype.kind == "f"}
+
+
+def grad_name(key: str) -> str:
+    """The name of the gradient of parameter or input ``key`` in tables and messages: ``dW`` for ``W``; for a
+    private ``_W`` the student's own ``_dW`` (not ``d_W``, which reads as another attribute); ``dlayers.0.W``."""
+    head = len(key) - len(key.lstrip("_"))
+    return f"{key[:head]}d{key[head:]}" if 0 < head < len(key) and "." not in key else f"d{key}"
+
+
+def grad_key(tensor: str) -> str:
+    """The parameter or input a gradient ``tensor`` is named after: the inverse of :func:`grad_name`."""
+    head = len(tensor) - len(tensor.lstrip("_"))
+    if 0 < head and tensor[head:head + 1] == "d" and "." not in tensor:
+        return tensor[:head] + tensor[head + 1:]
+    return tensor[1:]
 
 
 def grads_not_dict(owner: str, grads: Any, params: Mapping[str, Any]) -> ProtocolError:
@@ -567,9 +594,9 @@ def check_grads(layer: Any, owner: str, params: Mapping[str, np.ndarray]) -> dic
     for k, p in params.items():
         if k not in grads:  # a missing gradient: a wrong result (exit 1)
             raise MissingGradientError(paragraph(
-                f"{owner}.grads has no key {k!r} after backward(dY) (so d{k} is missing);",
+                f"{owner}.grads has no key {k!r} after backward(dY) (so {grad_name(k)} is missing);",
                 f"expected keys {sorted(params)}, found {sorted(map(str, grads))}"
                 + _near_key(k, grads) + "."))
-        out[k] = check_output(grads[k], owner=owner, tensor=f"d{k}", produced_by=f"grads[{k!r}] after backward(dY)",
+        out[k] = check_output(grads[k], owner=owner, tensor=grad_name(k), produced_by=f"grads[{k!r}] after backward(dY)",
                               expected_shape=p.shape, expected_why=f"the shape of params[{k!r}]")
     return out

@@ -48,8 +48,8 @@ from .sources import (
     resolve_twin,
     share_masks,
     tape_loss,
-    tape_source,
     training_differs,
+    twin_source,
 )
 
 __all__ = ["PAIRS", "ALL_PAIRS", "relative_error", "compare", "kink_mask", "MODES", "Comparison", "TensorRecord",
@@ -127,7 +127,9 @@ def _check_mode(call: Call, cfg: CheckConfig, rng, twin, init, reference, upstre
     if twin_obj is not None:
         share_masks(call.layer, twin_obj)
         try:
-            Y_tape, sources["tape"] = tape_source(twin_obj, call, G)
+            Y_tape, sources["tape"] = twin_source(  # a square weight's orientation: by its forward, as a reference's
+                twin_obj, call, G, notes, matches=lambda Yt: Yt.shape == Y.shape and close(Y, Yt, cfg.rtol, atol),
+                agrees=lambda gs: all(close(sources["manual"][k], g, cfg.rtol, atol) for k, g in gs.items()))
             notes += list(getattr(twin_obj, "notes", None) or [])
         except TapeUnavailable as exc:
             twin_obj, twin_note = None, str(exc)
@@ -156,8 +158,8 @@ def _check_mode(call: Call, cfg: CheckConfig, rng, twin, init, reference, upstre
     diff = [x.dtype.kind == "f" for x in call.inputs]
     notes += [f"{n} is an integer input (indices): it has no gradient" for n, d in zip(call.names, diff) if not d]
     dkeys = [k for k, d in zip(call.keys, diff) if d] + list(call.params)
-    display = {k: f"d{n}" for k, n, d in zip(call.keys, call.names, diff) if d}
-    display.update({k: f"d{k}" for k in call.params})
+    display = {k: V.grad_name(n) for k, n, d in zip(call.keys, call.names, diff) if d}
+    display.update({k: V.grad_name(k) for k in call.params})
     shapes = {k: x.shape for k, x in zip(call.keys, call.inputs)}
     shapes.update({k: p.shape for k, p in call.params.items()})
     atols = {k: atol for k in dkeys}  # a swamped tensor's own, after its step grew

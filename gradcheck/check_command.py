@@ -9,13 +9,14 @@ import json
 import os
 import re
 import sys
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
 from . import _validation as V
 from .config import mode_word
-from .errors import EXIT_MISMATCH, EXIT_PASS, EXIT_STUDENT, UsageError
+from .errors import EXIT_MISMATCH, EXIT_PASS, EXIT_STUDENT, NotCheckedError, UsageError
 
 __all__ = ["run_check", "build_reference", "use_color", "colorize"]
 
@@ -80,6 +81,8 @@ def run_check(args, layer, label: str, init: dict[str, Any], shape) -> int:
         from .student_tape import StudentTape
 
         twin = StudentTape(layer)
+    switches = source_switches(label)
+    _settable_mode(layer, cname, getattr(args, "training", "auto"), switches)
     jac_lines, jac_ok, jac_figs = [], True, []
     if jac and twin is None:
         raise UsageError(_no_twin_jacobian(cname, twin_note))
@@ -101,7 +104,7 @@ def run_check(args, layer, label: str, init: dict[str, Any], shape) -> int:
           + f", mode {args.mode}" + (f", reference {args.reference}" if args.reference else ""))
     ran = tuple(t for t in (False, True) if ("training" if t else "eval") in diag.modes) or (False,)
     requested = getattr(args, "training", "auto")
-    lines, unchecked = protocol_lines(layer, init, ran, requested)
+    lines, unchecked = protocol_lines(layer, init, ran, requested, switches)
     if not lines:
         why = _mode_why(layer, requested, ran)
         lines = [f"mode: {modes} (forward checked in {modes} mode){why}"]
@@ -210,26 +213,26 @@ def shared_memory_lines(info: dict[str, Any], res) -> list[str]:
     for entry in info.get("tied") or []:
         rep, _, rest = str(entry).partition(":")
         names = [rep, *(x.strip() for x in rest.split(",") if x.strip())]
-        m, n = pair("d" + rep)
+        m, n = pair(V.grad_name(rep))
         k, known = len(names), None if n is None else np.isfinite(n)
-        if m is None or not known.any() or not close(m[known], k * n[known], res.rtol, res.atol_of("d" + rep)):
+        if m is None or not known.any() or not close(m[known], k * n[known], res.rtol, res.atol_of(V.grad_name(rep))):
             continue
         times = "twice" if k == 2 else f"{k} times"
-        out.append(f"note: d{rep} is the sum of the gradients backward stored for {', '.join(names[:-1])} and "
+        out.append(f"note: {V.grad_name(rep)} is the sum of the gradients backward stored for {', '.join(names[:-1])} and "
                    f"{names[-1]}, one array, and it is {k} times the numerical gradient: each of them holds "
                    f"the total, so an optimizer that steps {'both' if k == 2 else 'each'} applies it {times}. "
                    "Store in each only its own use's part (as the sub-layer's backward computes it alone); "
                    "their sum is the total.")
     for entry in info.get("views") or []:
         hit = re.fullmatch(r"(.+)=(.+)\[([0-9:, ]+)\]", str(entry))
-        m, n = pair("d" + hit.group(2)) if hit else (None, None)
+        m, n = pair(V.grad_name(hit.group(2))) if hit else (None, None)
         if m is None:
             continue
         view, rep, box = hit.groups()
         block = np.zeros(m.shape, dtype=bool)
         block[tuple(slice(*(int(v) for v in p.split(":"))) if p.strip() != ":" else slice(None)
                     for p in box.split(","))] = True
-        diff, atol = np.abs(m - n), res.atol_of("d" + rep)
+        diff, atol = np.abs(m - n), res.atol_of(V.grad_name(rep))
         bad = np.isfinite(n) & (diff > atol) & (diff > res.rtol * (np.abs(m) + np.abs(n)))
         if not bad.any() or (bad & ~block).any():
             continue
@@ -300,7 +303,7 @@ def _wrong_what(diag) -> str:
     if kinds == {"sample-missed"}:
         return f"gradient mismatch in {', '.join(tensors)} (outside the sampled entries; see the diagnosis)"
     what = ("shape" if kinds & {"wrong-shape", "transposed"}
-            else "precision" if kinds & {"float32-values", "float32-inside"}  # float64 Y, float32 round-off
+            else "precision" if kinds & {"float32-values", "float32-inside", "float16-inside", "piecewise-constant"}
             else "dtype" if "float32" in kinds
             else "NaN or infinity" if "non-finite" in kinds else "result")
     return f"wrong {what} of {', '.join(tensors)}"
@@ -341,46 +344,129 @@ def _mode_why(layer, requested, ran: tuple[bool, ...], words=("training", "False
     return f": forward {takes} {name}, so both modes are checked (--eval or --training checks one)"
 
 
-def _no_switch_lines(info, init, requested) -> list[str]:
+#: Words of a training-mode test in a class's source (:func:`source_switches`): compared strings and names.
+#: (Not "valid": a convolution's padding; not "trainable": a freeze flag.)
+_MODE_WORDS = ("train", "training", "fit", "eval", "test", "testing", "evaluation", "inference", "predict", "val",
+               "validation", "deploy")
+_SWITCH_NAME = re.compile(r"(^|_)(train|training)($|_)|^(is_)?(eval|test|inference)(_mode)?$|^deterministic$",
+                          re.IGNORECASE)
+
+
+def source_switches(label: str) -> list[str]:
+    """The training switches the class ``path.py::NAME`` tests in its own source without gradcheck setting them,
+    as ``"self.bn_param['mode'] == 'train' (line 9)"``: a comparison with a mode word (:data:`_MODE_WORDS`), or
+    an ``if`` on a name like a switch (``TRAIN``, ``self.in_train``, a helper's ``train`` argument). Read from the
+    file with :mod:`ast` (nothing runs); ``[]`` when it cannot be read or the class is not in it."""
+    import ast
+    path, _, name = label.rpartition("::")
+    try:
+        tree = ast.parse(open(path, encoding="utf-8").read())  # noqa: SIM115 - a short read
+    except (OSError, SyntaxError, ValueError, UnicodeDecodeError):
+        return []
+    classes = {c.name: c for c in tree.body if isinstance(c, ast.ClassDef)}
+    todo, seen, found = [name], set(), []
+    while todo:  # the class and its bases defined in the same file
+        c = classes.get(todo.pop())
+        if c is None or c.name in seen:
+            continue
+        seen.add(c.name)
+        todo += [b.id for b in c.bases if isinstance(b, ast.Name)]
+        for node in ast.walk(c):
+            what = None
+            if isinstance(node, ast.Compare) and any(isinstance(v, ast.Constant) and isinstance(v.value, str)
+                                                     and v.value.lower() in _MODE_WORDS
+                                                     for v in [node.left, *node.comparators]):
+                what = node
+            elif isinstance(node, (ast.If, ast.IfExp)):
+                t = node.test.operand if isinstance(node.test, ast.UnaryOp) else node.test
+                last = t.id if isinstance(t, ast.Name) else t.attr if isinstance(t, ast.Attribute) else ""
+                what = t if _SWITCH_NAME.search(last) else None
+            if what is not None:
+                found.append((what.lineno, f"`{ast.unparse(what)}` (line {what.lineno})"))
+    return list(dict.fromkeys(text for _, text in sorted(found)))[:3]
+
+
+def _settable_mode(layer, cname: str, requested, switches: Sequence[str] = ()) -> None:
+    """Refuse ``--training``/``--eval`` (``requested`` True/False) for a forward whose mode gradcheck cannot set,
+    before any check: a PASS would be for a mode that never ran. A forward argument that may be a switch
+    gradcheck does not read (``mode=0``, ``evaluation=False``): not checked (exit 3), how to make it one; a
+    function pair (its mode is in ``--init``) or a forward with no switch at all: a usage error (exit 2).
+
+    Raises
+    ------
+    NotCheckedError, UsageError
+    """
+    info = getattr(layer, "protocol", None) or {}
+    if requested == "auto" or info.get("forward_training") is not False:
+        return
+    opt, mode = ("--training", "training") if requested else ("--eval", "eval")
+    if flag := info.get("unread_flag"):
+        name, value = flag
+        raise NotCheckedError(
+            f"{cname}: {opt} asks for the {mode} forward, but gradcheck cannot select it: forward takes {name} "
+            f"({name}={value} by default), which is not a training switch gradcheck reads, so it cannot tell which "
+            f"value of {name} is the {mode} mode, and no gradient of that mode was compared. "
+            f"{_switches_read(name, value)}, or drop {opt} to check forward's default alone.")
+    if switches and info.get("protocol") != "cs231n":
+        raise NotCheckedError(
+            f"{cname}: {opt} asks for the {mode} forward, but gradcheck cannot select it: the class tests "
+            f"{', '.join(switches)}, a switch gradcheck does not set, so no gradient of that mode was compared. "
+            f"Make it a forward argument (training=False, or mode='train'/'test'), or drop {opt} to check the "
+            "forward as it is.")
+    if info.get("protocol") == "cs231n":
+        raise UsageError(f"{opt}: {cname} is a function pair, whose mode is a value in --init (e.g. --init "
+                         f"'{{\"bn_param\": {{\"mode\": \"{'train' if requested else 'test'}\"}}}}'), not a "
+                         f"forward argument; put the mode there and drop {opt}.")
+    raise UsageError(f"{opt}: gradcheck finds no training switch of {cname} (no training argument, no attribute or "
+                     f"comparison with a mode word in its source), so it cannot pick the {mode} mode; drop {opt} to "
+                     "check the forward as it is.")
+
+
+def _switches_read(name: str, value: str) -> str:
+    """The switches gradcheck reads, and how to make forward's argument ``name`` (default ``value``) one."""
+    from ._adapters import EVAL_FLAGS, TRAIN_FLAGS
+    how = (f"rename {name} to one of them" if value in ("True", "False")
+           else f"make {name} a boolean, or a mode/phase string ('train'/'test')")
+    return (f"Switches read: training, {', '.join(TRAIN_FLAGS)} (True: training), {', '.join(EVAL_FLAGS)} (True: "
+            f"eval), mode/phase strings; {how}")
+
+
+def _no_switch_lines(info, init, switches: Sequence[str] = ()) -> list[str]:
     """The header's mode lines for a forward without a training switch gradcheck reads: a function pair's
     mode in ``--init``, or a boolean argument of another name (``info['unread_flag']``), whose default
-    alone ran, named in a WARNING."""
-    from ._adapters import EVAL_FLAGS, TRAIN_FLAGS
+    alone ran, named in a WARNING; so are the ``switches`` the class's source tests (:func:`source_switches`)."""
     modes, flag = _modes(init), info.get("unread_flag")
     if flag:
         name, value = flag
         other = (f"the branch {name}={value == 'False'} selects" if value in ("True", "False")
                  else f"a branch another value of {name} selects")
-        lines = [f"mode: forward's default alone (forward(X), {name}={value} by default)",
-                 f"WARNING: forward takes {'a boolean ' * (value in ('True', 'False'))}{name} that gradcheck does "
-                 f"not read as a training switch, so only {name}={value} (its default) was checked; {other} "
-                 f"never ran. Switches read: training, {', '.join(TRAIN_FLAGS)} (True: training), "
-                 f"{', '.join(EVAL_FLAGS)} (True: eval), mode/phase strings; "
-                 + (f"rename {name} to one of them" if value in ("True", "False") else
-                    f"make {name} a boolean, or a mode/phase string ('train'/'test')") + " to have both modes checked."]
-    else:
-        lines = [f"mode: as given in --init ({', '.join(modes)}); the forward has no training argument"
-                 if info.get("protocol") == "cs231n" and modes else "mode: eval (forward has no training argument)"]
-    if requested != "auto":  # --training / --eval asked for a mode the forward cannot be told
-        lines.append(f"WARNING: {'--training' if requested else '--eval'} has no effect here: the forward has "
-                     + (f"no training switch gradcheck reads ({flag[0]} is not one)" if flag else "no training argument")
-                     + ", so its one forward was checked" + (" (a function pair's mode is a value in --init, e.g. "
-                                                            "bn_param's mode)" if info.get("protocol") == "cs231n" else "")
-                     + ".")
-    return lines
+        return [f"mode: forward's default alone (forward(X), {name}={value} by default)",
+                f"WARNING: forward takes {'a boolean ' * (value in ('True', 'False'))}{name} that gradcheck does "
+                f"not read as a training switch, so only {name}={value} (its default) was checked; {other} "
+                f"never ran. {_switches_read(name, value)} to have both modes checked."]
+    if info.get("protocol") == "cs231n":
+        return [f"mode: as given in --init ({', '.join(modes)}); the forward has no training argument" if modes
+                else "mode: eval (forward has no training argument)"]
+    if switches:
+        return ["mode: forward as it is (no training argument; see the WARNING)",
+                f"WARNING: the class tests {', '.join(switches)}, a training switch gradcheck does not set, so only "
+                "the branch its current value selects ran: the other mode's forward and backward were not checked. "
+                "Make it a forward argument (training=False, or mode='train'/'test') to have both modes checked."]
+    return ["mode: eval (forward has no training argument)"]
 
 
 def protocol_lines(layer, init: dict[str, Any], training: tuple[bool, ...] = (False,),
-                   requested: bool | str = "auto") -> tuple[list[str], list[str]]:
+                   requested: bool | str = "auto", switches: Sequence[str] = ()) -> tuple[list[str], list[str]]:
     """Header lines saying how the layer was read (:func:`gradcheck._adapters.adapt`), in which
     ``training`` modes it was checked and why (``requested``: the ``--training``/``--eval`` choice,
-    "auto" without one), and the weights whose gradient is not checked: ``(lines, unchecked)``."""
+    "auto" without one; ``switches``: :func:`source_switches`), and the weights whose gradient is not
+    checked: ``(lines, unchecked)``."""
     info = getattr(layer, "protocol", None) or {}
     if not info.get("text"):
         return [], []
     lines = [f"protocol: {info['text']}"]
     if info.get("forward_training") is False:
-        lines += _no_switch_lines(info, init, requested)
+        lines += _no_switch_lines(info, init, switches)
     else:
         name, off, on = info.get("mode_keyword") or ("training", "False", "True")
         calls = ", then ".join(f"{name}={on if t else off}" for t in training)
@@ -478,9 +564,10 @@ def _hidden_where(w: str) -> str:
 
 
 def _grad_name(w: str, before: str = "d", after: str = "") -> str:
-    """The gradient attribute of weight ``w``: ``dW``; a sub-layer's ``l1.W``: ``l1.dW``."""
+    """The gradient attribute of weight ``w``: ``dW``; a sub-layer's ``l1.W``: ``l1.dW``; a private ``_W``: ``_dW``."""
     path, dot, key = w.rpartition(".")
-    return f"{path}{dot}{before}{key}{after}"
+    head = key[:len(key) - len(key.lstrip("_"))] if key.strip("_") else ""  # a private _W: _dW, as students write
+    return f"{path}{dot}{head}{before}{key[len(head):]}{after}"
 
 
 #: Largest number of input or output elements for ``--jacobian``.

@@ -26,6 +26,7 @@ from .errors import (
     EXIT_USAGE,
     GradcheckError,
     GraderError,
+    NotCheckedError,
     StudentCodeError,
     UsageError,
 )
@@ -50,7 +51,9 @@ exit codes:
      ImportError), the class has no forward/backward, its constructor, forward or backward
      raised, hung, exited or crashed, or backward wrote into dY or into what forward cached
      (then every later backward reads changed data, so no number it gives can be trusted),
-     or forward is random with draws gradcheck cannot hold (a generator made anew in forward)
+     or forward is random with draws gradcheck cannot hold (a generator made anew in forward),
+     or forward returned None (it stores its output: return it), or --training/--eval asked
+     for a mode gradcheck cannot select (a switch it does not set)
 
 examples:
   gradcheck zoo --plots demo-output/zoo
@@ -67,6 +70,8 @@ def _say_error(exc: GradcheckError) -> int:
             EXIT_MISMATCH: "wrong result"}.get(exc.exit_code, "error")
     if isinstance(exc, GraderError):
         kind = "gradcheck could not run the check"
+    elif isinstance(exc, NotCheckedError):
+        kind = "not checked"
     print(V.wrap(f"gradcheck: {kind} (exit {exc.exit_code}): {exc}"), file=sys.stderr)
     return exc.exit_code
 
@@ -258,7 +263,8 @@ def _cmd_check(args) -> int:
             elif args.indices and "IndexError" in text and "out of bounds" in text:
                 failed.args = (f"{text} --indices {args.indices} drew ids up to HIGH - 1: HIGH must not exceed "
                                "the number of rows forward indexes (an embedding's vocabulary size in --init).",)
-            elif not args.loss and ".forward(" in text and any(w in text for w in _SHAPE_WORDS):
+            elif (not args.loss and ".forward(" in text and any(w in text for w in _SHAPE_WORDS)
+                  and "returned None, so there is no output" not in text):  # no shape matter: forward_returned_none
                 failed.args = (f"{text} X had the shape --input-shape gave, {args.input_shape}: if forward "
                                "expects another (the sizes --init gives its weights), change --input-shape; "
                                "if that is the shape you meant, the error is in forward.",)

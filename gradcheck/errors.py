@@ -8,7 +8,7 @@ EXIT_PASS, EXIT_MISMATCH, EXIT_USAGE, EXIT_STUDENT = 0, 1, 2, 3
 
 __all__ = [
     "EXIT_PASS", "EXIT_MISMATCH", "EXIT_USAGE", "EXIT_STUDENT", "GradcheckError", "UsageError", "TwinError",
-    "GraderError", "StudentCodeError", "ProtocolError", "GradientShapeError", "NonFiniteError",
+    "GraderError", "StudentCodeError", "NotCheckedError", "ProtocolError", "GradientShapeError", "NonFiniteError",
     "InputModifiedError", "MissingGradientError"]
 
 
@@ -32,6 +32,11 @@ class GraderError(GradcheckError):
 class StudentCodeError(GradcheckError):
     """The code under check failed: raised, did not import, or broke the protocol (exit 3)."""
     exit_code = EXIT_STUDENT
+
+
+class NotCheckedError(StudentCodeError):
+    """The code cannot be checked as asked, nothing was found wrong: e.g. ``--training`` for a forward whose
+    training switch gradcheck cannot set (exit 3, "not checked")."""
 
 
 class ProtocolError(StudentCodeError):

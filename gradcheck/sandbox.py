@@ -49,7 +49,14 @@ import numpy as np
 from . import _sandbox_child as wire
 from . import isolation as iso
 from ._adapters import expected
-from ._validation import PARAM_MEMORY_FIX, dtype_error, fmt_shape, own_memory, paragraph
+from ._validation import (
+    PARAM_MEMORY_FIX,
+    dtype_error,
+    fmt_shape,
+    forward_returned_none,
+    own_memory,
+    paragraph,
+)
 from .errors import GraderError, GradientShapeError, ProtocolError, StudentCodeError, UsageError
 from .sources import input_written
 
@@ -198,6 +205,8 @@ def _value_to_array(desc: Any, *, owner: str, tensor: str, produced_by: str, all
         return desc.get("array")
     if kind == "scalar" and allow_scalar:
         return np.asarray(desc["array"], dtype=np.float64).reshape(())
+    if kind == "none" and produced_by.startswith("forward(") and tensor == "Y":
+        raise forward_returned_none(owner, produced_by)
     if kind == "none":
         hint = " Did you forget the return statement?" if "backward" in produced_by else ""
         raise GradientShapeError(paragraph(f"{owner}.{produced_by} returned None for {tensor};",

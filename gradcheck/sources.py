@@ -19,7 +19,8 @@ from . import _validation as V
 from ._adapters import _is_layer, cache_guard, walk
 from .errors import InputModifiedError, StudentCodeError, TwinError, UsageError
 
-__all__ = ["Call", "in_place", "input_written", "manual_source", "guarded_backward", "tape_source", "reference_source",
+__all__ = ["Call", "in_place", "input_written", "manual_source", "guarded_backward", "tape_source", "twin_source",
+           "reference_source",
            "build_twin", "constructor_kwargs", "copy_params_to_twin", "resolve_twin", "share_masks",
            "hold_masks", "training_differs", "SAME_IN_BOTH_MODES", "TapeUnavailable"]
 
@@ -253,19 +254,44 @@ def build_twin(obj: Any, kind: str = "layer", init: Mapping[str, Any] | None = N
     return (_with_params(obj, twin) if kind == "layer" else twin), ""
 
 
-class _TransposedTwin:
-    """An autoprop twin given ``W.T`` of a layer storing ``W`` as (in, out); its ``dW`` is transposed back."""
+class _MappedTwin:
+    """An autoprop twin given a layer's parameters under the twin's names (:func:`param_names`: ``weight`` as
+    ``W``), a weight of reversed shape transposed (a layer storing ``W`` as (in, out)) and a square one the way
+    that reproduces the layer's forward (:meth:`source`, through :func:`_oriented`, as a ``--reference``); its
+    gradients come back under the layer's names, transposed back."""
 
-    def __init__(self, twin: Any, transposed: list[str], owner: str):
-        self.twin, self.transposed, self.owner = twin, list(transposed), owner
-        shown = ", ".join(f"params[{k!r}]" for k in transposed)
-        self.notes = [f"the twin's {'weight is' if len(transposed) == 1 else 'weights are'} the transpose of "
-                      f"{shown} ({owner} stores (in, out), autoprop (out, in)); its gradients are transposed back"]
+    def __init__(self, twin: Any, names: dict[str, str], transposed: list[str], owner: str):
+        self.twin, self.names, self.transposed, self.owner = twin, dict(names), list(transposed), owner
+        mapped = [f"{k} as {r}" for k, r in names.items() if k != r]
+        self.notes = [f"twin: {owner}'s {', '.join(mapped)} (the twin's names)"] if mapped else []
+        self.notes += [_transposed_note(owner, "twin", "autoprop", [self.names[k] for k in transposed], transposed)
+                       ] if transposed else []
 
-    def tape_gradients(self, inputs, keys, G, training):
-        call = Call(None, self.owner, list(inputs), [k[1:] for k in keys], {}, training)
-        Y, grads = tape_source(self.twin, call, G)
-        return Y, {k: g.T if k in self.transposed else g for k, g in grads.items()}
+    def give(self, params, square=False) -> list[str]:
+        """The twin's variables set from the layer's ``params`` (:func:`_give_params`): the keys transposed."""
+        variables = self.twin.variables
+        return _give_params(params, {k: tuple(variables[self.names[k]].shape) for k in params},
+                            lambda k, v: variables[self.names[k]].assign(v),
+                            lambda k, p: TwinError(f"The twin of {self.owner}: variables[{self.names[k]!r}] has shape "
+                                                   f"{tuple(variables[self.names[k]].shape)}, {k} has shape "
+                                                   f"{tuple(np.shape(p))}."), square)
+
+    def source(self, call: Call, G, notes: list[str], matches=None, agrees=None):
+        """The twin's ``(Y, {key: gradient})`` for ``call``, keyed as the layer's; a square weight given as
+        stored or transposed, whichever reproduces the layer's forward (``matches``, ``agrees``: as in
+        :func:`reference_source`); ``notes`` gets the square weight's ``twin:`` line unless it was as stored (the
+        others are in :attr:`notes`)."""
+        def run(square):
+            transposed = self.give(call.params, square)
+            Y, grads = tape_source(self.twin, call, G)
+            out = {k: g for k, g in grads.items() if k in call.keys}
+            out.update({k: grads[self.names[k]].T if k in transposed else grads[self.names[k]] for k in call.params})
+            return Y, out, transposed
+
+        Y, out, _, note, fits = _oriented(lambda sq: self.give(call.params, sq), run, call, matches, agrees,
+                                          "twin", "autoprop")
+        notes += [note] if note and fits != [True, False] else []  # as stored, as expected: quiet
+        return Y, out
 
     def __call__(self, *args, **kwargs):
         return self.twin(*args, **kwargs)
@@ -277,13 +303,20 @@ class _TransposedTwin:
 
 
 def _with_params(obj: Any, twin: Any) -> Any:
-    """``twin`` given ``obj``'s parameters; a :class:`_TransposedTwin` named like it when some were transposed."""
+    """``twin`` given ``obj``'s parameters; a :class:`_MappedTwin` named like it when some are named otherwise
+    (PyTorch's ``weight``), of reversed shape, or square (then oriented by the forward in the check)."""
     owner = type(obj).__name__
-    transposed = copy_params_to_twin(obj, twin, owner)
-    if not transposed:
+    params = getattr(obj, "params", None) or {}
+    variables = getattr(twin, "variables", None)
+    if not isinstance(variables, Mapping):
+        raise TwinError(f"The twin of {owner} has no 'variables' dict; got {type(variables).__name__}.")
+    names = mapped_names(variables, params, owner, f"twin {type(twin).__name__} of {owner}", TwinError)
+    transposed = _MappedTwin(twin, names, [], owner).give(params)
+    square = [k for k, p in params.items() if np.ndim(p) == 2 and np.shape(p)[0] == np.shape(p)[1]]
+    if not transposed and not square and all(k == r for k, r in names.items()):
         return twin
-    cls = type(type(twin).__name__, (_TransposedTwin,), {"__module__": type(twin).__module__})
-    return cls(twin, transposed, owner)
+    cls = type(type(twin).__name__, (_MappedTwin,), {"__module__": type(twin).__module__})
+    return cls(twin, names, transposed, owner)
 
 
 def copy_params_to_twin(obj: Any, twin: Any, owner: str) -> list[str]:
@@ -349,7 +382,7 @@ def resolve_twin(obj, twin, init, kind, name: str | None = None):
             if init is not None:  # explicit arguments: a failure is an error
                 raise
             return None, f"the autoprop class of that name could not be used as twin: {exc}"
-    if kind == "layer" and not callable(getattr(twin, "tape_gradients", None)):
+    if kind == "layer" and not isinstance(twin, _MappedTwin) and not callable(getattr(twin, "tape_gradients", None)):
         twin = _with_params(obj, twin)
     return twin, ""
 
@@ -390,6 +423,14 @@ def tape_source(twin, call: Call, G):
                           if g is None else _to_numpy(g) for k, g in grads.items()}
 
 
+def twin_source(twin, call: Call, G, notes: list[str], matches=None, agrees=None):
+    """:func:`tape_source` of ``twin``; for a :class:`_MappedTwin` (parameters named or stored otherwise), its
+    :meth:`_MappedTwin.source`: a square weight oriented by ``matches`` and ``agrees`` (:func:`_oriented`)."""
+    if isinstance(twin, _MappedTwin):
+        return twin.source(call, G, notes, matches, agrees)
+    return tape_source(twin, call, G)
+
+
 def tape_loss(twin, y_true, y_pred, owner):
     """The twin loss ``L(y_true, y_pred)`` and its tape gradient with respect to ``y_pred``: (L, dL/dy_pred)."""
     import autoprop as ap
@@ -408,6 +449,18 @@ def tape_loss(twin, y_true, y_pred, owner):
 #: a layer's ``weight``/``bias`` as ``W``/``b`` (a norm's as ``gamma``/``beta``) when that maps them one to one.
 PARAM_SYNONYMS = {"W": ("weight", "weights", "kernel", "w"), "b": ("bias", "biases"),
                   "gamma": ("weight", "scale", "g"), "beta": ("bias", "shift", "offset")}
+
+
+def mapped_names(ours, theirs, owner: str, who: str, error: type[Exception]) -> dict[str, str]:
+    """:func:`param_names` of the keys of ``ours`` (the ``who``'s: "reference Linear") and ``theirs`` (``owner``'s),
+    else ``error`` saying they must match, by name or as PyTorch's names."""
+    names = param_names(list(ours), list(theirs))
+    if names is None:
+        raise error(V.paragraph(
+            f"The {who} has parameters {sorted(ours)}",
+            f"but {owner} has {sorted(theirs)}; they must match to compare gradients (by name, or as PyTorch's "
+            f"names: {', '.join(f'{a} for {r}' for r, al in PARAM_SYNONYMS.items() for a in al[:1])})."))
+    return names
 
 
 def param_names(ours: Sequence[str], theirs: Sequence[str]) -> dict[str, str] | None:
@@ -436,12 +489,7 @@ def reference_source(ref, call: Call, G, notes=None, matches=None, agrees=None):
     """
     inputs, keys, params, training, owner = call.inputs, call.keys, call.params, call.training, call.owner
     rparams = getattr(ref, "params", None) or {}
-    names = param_names(list(rparams), list(params))
-    if names is None:
-        raise UsageError(V.paragraph(
-            f"The reference {type(ref).__name__} has parameters {sorted(rparams)}",
-            f"but {owner} has {sorted(params)}; they must match to compare gradients (by name, or as PyTorch's "
-            f"names: {', '.join(f'{a} for {r}' for r, al in PARAM_SYNONYMS.items() for a in al[:1])})."))
+    names = mapped_names(rparams, params, owner, f"reference {type(ref).__name__}", UsageError)
     notes = [] if notes is None else notes
     mapped = [f"{k} as {r}" for k, r in names.items() if k != r]
     if mapped:
@@ -462,44 +510,61 @@ def reference_source(ref, call: Call, G, notes=None, matches=None, agrees=None):
         out.update({k: np.asarray(ref.grads[names[k]], dtype=np.float64).T if k in transposed
                     else np.asarray(ref.grads[names[k]], dtype=np.float64) for k in params})
         return Y, out, transposed
-    Y, out, transposed = run(False)
-    square = [k for k in give(True) if k not in transposed] if matches is not None else []
-    if square:
-        other = run(True)
-        fits = [matches(Y), matches(other[0])]
-        # the forward cannot tell (a symmetric W): the way whose gradients agree with the layer's, if one does
-        sure = fits != [True, True] or agrees is None or [agrees({k: r[1][k] for k in square})
-                                                          for r in ((Y, out), other)] != [False, True]
-        Y, out, transposed = other if fits == [False, True] or not sure else run(False)
-        notes.append(_orientation_note(owner, square, fits, sure))
+    Y, out, transposed, note, _ = _oriented(give, run, call, matches, agrees, "reference", "manualprop")
+    if note:
+        notes.append(note)
     elif transposed:
-        notes.append(f"reference: the reference's {', '.join(names[k] for k in transposed)} "
-                     f"{'is' if len(transposed) == 1 else 'are'} the transpose of {owner}'s {', '.join(transposed)} "
-                     "((in, out) there, (out, in) in manualprop); its gradients are transposed back")
+        notes.append(_transposed_note(owner, "reference", "manualprop", [names[k] for k in transposed], transposed))
     return Y, out
 
 
-def _orientation_note(owner, square, fits, sure=True):
-    """The ``reference:`` line saying how the square weights ``square`` were given, by ``fits``: whether the
-    reference reproduced ``owner``'s forward with them as stored, and transposed; ``sure`` False: both did, and
+def _transposed_note(owner, who, lib, theirs, ours) -> str:
+    """The ``reference:`` (``who``:) line of weights of reversed shape given transposed."""
+    return (f"{who}: the {who}'s {', '.join(theirs)} {'is' if len(theirs) == 1 else 'are'} the transpose of "
+            f"{owner}'s {', '.join(ours)} ((in, out) there, (out, in) in {lib}); its gradients are transposed back")
+
+
+def _oriented(give, run, call: Call, matches, agrees, who: str, lib: str):
+    """``(Y, gradients, transposed keys, note or None, fits)`` of a source given the layer's parameters by
+    ``give(square)`` and run by ``run(square)`` (both: square weights transposed too): a square weight as
+    stored, unless ``matches(Y)`` says only its transpose reproduces the layer's forward; when both do (a
+    symmetric weight), transposed only if ``agrees(gradients)`` says so of that way alone. The note (``who``:
+    "reference" or "twin", whose layout is ``lib``'s) says which way and how it was decided; ``fits``: whether the forward matched as stored, transposed."""
+    Y, out, transposed = run(False)
+    square = [k for k in give(True) if k not in transposed] if matches is not None else []
+    if not square:
+        give(False)  # as run(False) left them
+        return Y, out, transposed, None, None
+    other = run(True)
+    fits = [matches(Y), matches(other[0])]
+    # the forward cannot tell (a symmetric W): the way whose gradients agree with the layer's, if one does
+    sure = fits != [True, True] or agrees is None or [agrees({k: r[1][k] for k in square})
+                                                      for r in ((Y, out), other)] != [False, True]
+    Y, out, transposed = other if fits == [False, True] or not sure else run(False)
+    return Y, out, transposed, _orientation_note(call.owner, square, fits, sure, who, lib), fits
+
+
+def _orientation_note(owner, square, fits, sure=True, who="reference", lib="manualprop"):
+    """The ``reference:`` (``who``:) line saying how the square weights ``square`` were given, by ``fits``: whether
+    the reference (twin) reproduced ``owner``'s forward with them as stored, and transposed; ``sure`` False: both did, and
     only the transposed one's gradients agree with the layer's."""
     w = ", ".join(square)
     one = len(square) == 1
     if not sure:
-        return (f"reference: {w} given transposed: the reference built either way matches {owner}'s forward ({w} "
+        return (f"{who}: {w} given transposed: the {who} built either way matches {owner}'s forward ({w} "
                 f"{'is' if one else 'are'} symmetric?), and only with {w}.T do its gradients of {w} agree with "
                 f"{owner}'s; the forward cannot tell the orientation, so d{w} is checked by central differences")
     if fits == [False, True]:
-        return (f"reference: {w} given transposed: {owner}'s forward matches the reference's built with {w}.T, "
-                f"not with {w} as stored ({owner} computes X @ {w}: (in, out), manualprop (out, in)); "
+        return (f"{who}: {w} given transposed: {owner}'s forward matches the {who}'s built with {w}.T, "
+                f"not with {w} as stored ({owner} computes X @ {w}: (in, out), {lib} (out, in)); "
                 "its gradients are transposed back")
     if fits == [True, False]:
-        return (f"reference: {w} given as stored: {owner}'s forward matches the reference's built with {w} as "
-                f"stored ((out, in), as manualprop), not transposed")
+        return (f"{who}: {w} given as stored: {owner}'s forward matches the {who}'s built with {w} as "
+                f"stored ((out, in), as {lib}), not transposed")
     if fits == [True, True]:
-        return (f"reference: {w} given as stored: the reference built either way matches {owner}'s forward "
+        return (f"{who}: {w} given as stored: the {who} built either way matches {owner}'s forward "
                 f"({w} {'is' if one else 'are'} symmetric, or the forward does not depend on the orientation), "
                 "so the orientation is not known from the forward")
-    return (f"reference: {w} given as stored: the reference built with {w} as stored and with {w}.T both "
+    return (f"{who}: {w} given as stored: the {who} built with {w} as stored and with {w}.T both "
             f"differ from {owner}'s forward, so the forwards differ whichever way {w} {'is' if one else 'are'} "
             "stored (see the forward row)")

@@ -218,6 +218,39 @@ def test_pytorch_names_are_mapped_to_the_references(tmp_path, n_out):
     assert "PASS: LinearOI: every gradient (dX, dweight, dbias) and the forward output match" in out
 
 
+def twin(path, cls="Linear", n_out=4):
+    return check(path, cls, "6,4", "--twin", init=f'{{"in_features": 4, "out_features": {n_out}}}')
+
+
+def test_the_twin_orients_a_square_weight_as_the_reference_does(tmp_path):
+    """Session 10: --twin gave a square (in, out) W to autoprop's (out, in) Linear as stored: a correct layer
+    FAILed with "Y differs from the twin's forward ... look for a forward bug" (exit 1). It now goes through the
+    reference's one orientation probe (sources._oriented)."""
+    p = twin(linear(tmp_path))
+    out = both(p)
+    assert p.returncode == 0, out
+    assert ("twin: W given transposed: Linear's forward matches the twin's built with W.T, not with W as stored "
+            "(Linear computes X @ W: (in, out), autoprop (out, in))") in out, out
+    assert "PASS: Linear: every gradient (dX, dW, db) and the forward output match" in out, out
+    p = twin(linear(tmp_path, dw="dY.T @ self.X", name="bug.py"))  # a transposed dW still fails, tape and numbers
+    out = both(p)
+    assert p.returncode == 1 and "FAIL: Linear: gradient mismatch in dW." in out, out
+    p = twin(linear(tmp_path, forward="X @ self.W.T + self.b", dw="dY.T @ self.X", dx="dY @ self.W", name="oi.py"))
+    out = both(p)
+    assert p.returncode == 0 and "twin: W given" not in out, out  # as stored, as autoprop: nothing to say
+
+
+@pytest.mark.parametrize("n_out", [3, 4])
+def test_pytorch_names_are_mapped_to_the_twins(tmp_path, n_out):
+    """Session 10: --twin on a layer with weight/bias was a usage error (exit 2) "The twin Linear of Linear has
+    variables ['W', 'b'] but Linear.params has keys ['bias', 'weight']; they must match"."""
+    p = twin(write(tmp_path, ATTR.replace("class LinearOI", "class Linear")), "Linear", n_out)
+    out = both(p)
+    assert p.returncode == 0, out
+    assert "twin: Linear's weight as W, bias as b (the twin's names)" in out, out
+    assert "PASS: Linear: every gradient (dX, dweight, dbias) and the forward output match" in out, out
+
+
 def test_parameter_names_map_one_to_one_or_not_at_all():
     from gradcheck.sources import param_names
 

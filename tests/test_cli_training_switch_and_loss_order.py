@@ -67,13 +67,29 @@ def test_inverted_switch_is_true_in_eval_mode(tmp_path, arg):
 
 def test_unknown_boolean_is_named_never_no_training_argument(tmp_path):
     """A boolean of a name gradcheck does not read: its default alone ran; a WARNING names it."""
-    p = run("check", f"{dropout(tmp_path, 'noisy')}::Dropout", "--input-shape", "4,3", "--training")
+    p = run("check", f"{dropout(tmp_path, 'noisy')}::Dropout", "--input-shape", "4,3")
     out = both(p)
     assert "forward has no training argument" not in out, out
     assert "mode: forward's default alone (forward(X), noisy=False by default)" in out, out
     assert "WARNING: forward takes a boolean noisy that gradcheck does not read as a training switch" in out, out
     assert "the branch noisy=True selects never ran" in out, out
-    assert "WARNING: --training has no effect here: the forward has no training switch gradcheck reads" in out, out
+
+
+@pytest.mark.parametrize("arg, default, flag", [("noisy", "False", "--training"), ("noisy", "False", "--eval"),
+                                                ("mode", "0", "--training")])
+def test_a_mode_asked_for_that_gradcheck_cannot_select_is_not_checked(tmp_path, arg, default, flag):
+    """verify9 X7: --training on forward(X, noisy=False) or forward(X, mode=0) (training when mode == 1) said
+    "WARNING: --training has no effect here" and PASSed, exit 0: a PASS for a mode that never ran. Now: not
+    checked, exit 3, before any check, naming the mode, the argument and how to make it a switch."""
+    f = dropout(tmp_path, arg, default, f"{arg} == 1" if arg == "mode" else arg)
+    p = run("check", f"{f}::Dropout", "--input-shape", "4,3", flag)
+    out = both(p)
+    mode = flag.removeprefix("--")
+    assert p.returncode == 3, out
+    assert f"gradcheck: not checked (exit 3): Dropout: {flag} asks for the {mode} forward, but gradcheck cannot " \
+           f"select it: forward takes {arg} ({arg}={default} by default)" in " ".join(out.split()), out
+    assert "PASS" not in out and "has no effect" not in out, out
+    assert ("rename noisy to one of them" if arg == "noisy" else "make mode a boolean") in " ".join(out.split()), out
 
 
 def test_string_mode_uses_the_layers_own_words(tmp_path):
@@ -271,3 +287,53 @@ class L:
     assert loss.pred_first is pred_first and loss.info["by_name"] and loss.info["upstream"] == "dout"
     assert np.isclose(loss.forward(yt, yp), oracle(yp, yt), rtol=1e-12, atol=0)
     np.testing.assert_allclose(loss.backward(), grad(oracle)(yp, yt), rtol=1e-10, atol=1e-14)
+
+
+BN_SWITCH = """
+import numpy as np
+
+TRAIN = False
+
+
+class BN:
+    def __init__(self, D=3):
+        self.gamma, self.beta = np.ones(D) + 0.1 * np.arange(D), np.zeros(D)
+        self.running_mean, self.running_var = np.zeros(D), np.ones(D)
+        self.bn_param = {'mode': 'test'}
+
+    def forward(self, x):
+        return self._fw(x, SWITCH)
+
+    def _fw(self, x, train):
+        if train:
+            mu, var = x.mean(0), x.var(0)
+        else:
+            mu, var = self.running_mean, self.running_var
+        self.inv = 1 / np.sqrt(var + 1e-5)
+        self.xhat = (x - mu) * self.inv
+        return self.gamma * self.xhat + self.beta
+
+    def backward(self, dout):
+        self.dgamma, self.dbeta = (dout * self.xhat).sum(0), dout.sum(0)
+        return dout * self.gamma * self.inv  # BUG in training mode: the batch statistics' paths are missing
+"""
+
+
+@pytest.mark.parametrize("switch, shown", [("self.bn_param['mode'] == 'train'", "`self.bn_param['mode'] == 'train'` (line"),
+                                           ("TRAIN", "`train` (line")])
+def test_a_switch_in_the_source_that_gradcheck_does_not_set_is_named(tmp_path, switch, shown):
+    """tester10 T3: CS231n's bn_param['mode'], a module flag: header "mode: eval (forward has no training argument)"
+    and a silent PASS of a batch norm wrong in training mode; --training "has no effect here". Now the header names
+    the switch in a WARNING (the branch it selects never ran), and --training is not checked (exit 3)."""
+    f = student(tmp_path, BN_SWITCH.replace("SWITCH", switch))
+    p = run("check", f"{f}::BN", "--input-shape", "6,3")
+    out = " ".join(both(p).split())
+    assert "forward has no training argument)" not in out, out
+    assert "mode: forward as it is (no training argument; see the WARNING)" in out, out
+    assert f"WARNING: the class tests {shown}" in out and "a training switch gradcheck does not set" in out, out
+    assert "the other mode's forward and backward were not checked" in out, out
+    p = run("check", f"{f}::BN", "--input-shape", "6,3", "--training")
+    out = " ".join(both(p).split())
+    assert p.returncode == 3 and "PASS" not in out, out
+    assert f"not checked (exit 3): BN: --training asks for the training forward, but gradcheck cannot select it: " \
+           f"the class tests {shown}" in out, out

@@ -3,6 +3,7 @@
 
 import numpy as np
 import oracles
+import pytest
 from test_cli import both as flat
 from test_cli import run, student
 
@@ -160,12 +161,12 @@ def test_nested_sublayers_found(tmp_path):
 
 
 def test_constant_buffer_warns_not_fails(tmp_path):
-    for cls, shape, buf, grads in [("MaskedScores", "2,3,4", "causal", "dX, dWq"),
-                                   ("PosEnc", "2,5,4", "_pe", "dX, dscale")]:
+    for cls, shape, buf, grads, dbuf in [("MaskedScores", "2,3,4", "causal", "dX, dWq", "dcausal"),
+                                         ("PosEnc", "2,5,4", "_pe", "dX, dscale", "_dpe")]:  # as students write it
         good = _check(tmp_path, BUFFERS, cls, shape, 1.0)
         out = flat(good)
         assert good.returncode == 0, out
-        assert (f"WARNING: forward uses {buf} but backward sets no gradient for it (d{buf}): read as a constant "
+        assert (f"WARNING: forward uses {buf} but backward sets no gradient for it ({dbuf}): read as a constant "
                 "buffer") in out
         assert f"PASS: {cls}: every gradient ({grads}) matches" in out and f"({buf}: no gradient checked" in out
         bad = _check(tmp_path, BUFFERS, cls, shape, 0.5)
@@ -509,8 +510,10 @@ def test_private_weights_pair_with_private_gradients(tmp_path):
     # tester 8's V4: self._W with self._dW read as "array attributes without gradients (_W, _b)" and PASS
     (out, rc), (good, good_rc) = _bad_and_good(tmp_path, LISTS, "Private")
     assert rc == 1, out
-    assert "protocol: attribute style (_W/_dW, _b/_db)" in out and "FAIL: Private: gradient mismatch in d_W." in out
-    assert good_rc == 0 and "PASS: Private: every gradient (dX, d_W, d_b) matches" in good, good
+    assert "protocol: attribute style (_W/_dW, _b/_db)" in out and "FAIL: Private: gradient mismatch in _dW." in out
+    assert good_rc == 0 and "PASS: Private: every gradient (dX, _dW, _db) matches" in good, good
+    assert "d_W" not in out + good, out + good  # tester9 W8: the table named the student's _dW "d_W"
+    assert "diagnosis: _dW is 0.5 times the correct gradient" in out, out  # the signature reads _dW back as _W
     layer, _ = _adapted_against_central_differences(LISTS, "Private", "_W", lambda o: o._W)
     assert {"_dW", "_grad_W", "_W_grad"} <= set(AD._grad_candidates("_W"))
 
@@ -563,3 +566,11 @@ def test_params_with_a_gradients_dict_are_checked(tmp_path):
     assert rc == 1 and "protocol: manualprop (params/gradients dicts)" in out, out
     assert "FAIL: Linear: gradient mismatch in dW." in out and "has no key" not in out, out
     assert good_rc == 0 and "PASS: Linear: every gradient (dX, dW, db) match" in good, good
+
+
+@pytest.mark.parametrize("key, name", [("W", "dW"), ("_W", "_dW"), ("__W", "__dW"), ("layers.0._W", "dlayers.0._W"),
+                                       ("X", "dX"), ("_", "d_"), ("dW", "ddW")])
+def test_a_gradient_is_named_as_students_write_it_and_read_back(key, name):
+    from gradcheck._validation import grad_key, grad_name
+
+    assert grad_name(key) == name and grad_key(name) == key

@@ -415,13 +415,19 @@ def test_cs231n_backward_returning_a_dict_is_told_to_return_a_tuple(tmp_path):
 
 
 @pytest.mark.parametrize("flag", ["--training", "--eval"])
-def test_a_mode_flag_for_a_forward_without_training_is_said_to_have_no_effect(flag):
+def test_a_mode_flag_for_a_forward_without_training_is_a_usage_error(flag):
+    """verify9 X7: was exit 0 with "WARNING: --training has no effect here" and a PASS (the header said eval):
+    an option accepted and not honoured. A forward with no switch has no mode to pick: usage error, exit 2."""
+    mode = flag.removeprefix("--")
     p = run("check", f"{SEED}::Linear", "--input-shape", "8,5", "--init", INIT, flag)
-    assert p.returncode == 0 and f"WARNING: {flag} has no effect here: the forward has no training argument" in text(p)
+    t = " ".join(text(p).split())
+    assert p.returncode == 2 and f"usage error (exit 2): {flag}: gradcheck finds no training switch of Linear" in t, t
+    assert f"so it cannot pick the {mode} mode; drop {flag}" in t and "PASS" not in t, t
     p = run("check", f"{CS231N}::affine", "--input-shape", "4,5;5,3;3", flag)
-    assert p.returncode == 0 and "a function pair's mode is a value in --init" in text(p), text(p)
+    t = " ".join(text(p).split())
+    assert p.returncode == 2 and f"{flag}: affine is a function pair, whose mode is a value in --init" in t, t
     p = run("check", f"{CS231N}::affine", "--input-shape", "4,5;5,3;3")
-    assert "has no effect" not in text(p)
+    assert p.returncode == 0 and "usage error" not in text(p)
 
 
 @pytest.mark.parametrize("ret", ["(g for g in (dx, dw, dout.sum(axis=(0, 2, 3))))",

@@ -67,10 +67,36 @@ def test_a_native_crash_is_named_by_its_signal(tmp_path):
 
 
 def test_a_forward_returning_none_is_refused(tmp_path):
+    """tester10 T9: a forward that stores its output (self.output, Neural Networks from Scratch) and returns None
+    was a wrong result (exit 1) "... the error is in forward"; it is a protocol gradcheck cannot read (exit 3),
+    told how to return it."""
     with linear(tmp_path, forward="None") as sb:
         layer = sb.load_layer("student.py", "Linear")
-        with pytest.raises(GradientShapeError, match="returned None for Y; expected a numpy array"):
+        with pytest.raises(ProtocolError, match="returned None, so there is no output to check") as ei:
             layer.forward(np.ones((2, 5)))
+        assert ei.value.exit_code == 3 and "end forward with `return self.output`" in str(ei.value)
+
+
+def test_cli_a_forward_storing_self_output_is_told_to_return_it(tmp_path):
+    from test_cli import both, run, student
+
+    f = student(tmp_path, """
+import numpy as np
+
+class Activation_ReLU:
+    def forward(self, inputs):
+        self.inputs = inputs
+        self.output = np.maximum(0, inputs)
+
+    def backward(self, dvalues):
+        self.dinputs = dvalues.copy()
+        self.dinputs[self.inputs <= 0] = 0
+""")
+    p = run("check", f"{f}::Activation_ReLU", "--input-shape", "6,4")
+    out = " ".join(both(p).split())
+    assert p.returncode == 3, out
+    assert "Activation_ReLU.forward(inputs) with inputs of shape (6, 4) returned None, so there is no output" in out
+    assert "end forward with `return self.output`" in out and "the error is in forward" not in out, out
 
 
 @pytest.mark.parametrize("params, needle", [

@@ -135,6 +135,11 @@ EXPECTED = {
     "linear.py::LinearStoresRightReturnsSignW": "wrong-sign",
     # issue 10 (X9): backward returns (dX, db, dW), every shape distinct: paired by shape
     "linear.py::LinearReturnsGradsByShapeMeanBias": "bias-mean",
+    # issue 10 (verify9 V11a, X8): float32 inside (also astype('f')), float16, np.round: each named for what it is
+    "softmax.py::SoftmaxExpFloat32": "float32-inside",
+    "linear.py::LinearAstypeF": "float32-inside",
+    "linear.py::LinearHalf": "float16-inside",
+    "linear.py::LinearRound": "piecewise-constant",
 }
 
 #: Bugs no signature names: each must FAIL with "wrong-values" (no known bug pattern), never a wrong name.

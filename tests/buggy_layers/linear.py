@@ -315,3 +315,25 @@ class LinearReturnsGradsByShapeMeanBias(LinearReturnsGrads):
     def backward(self, dY):
         dX, dW, _ = super().backward(dY)
         return dX, dY.mean(axis=0), dW  # BUG: the mean over the batch, not the sum
+
+
+# issue 10 (verify9 X8): precision lost or values rounded inside a float64 forward; each must be named for what it is
+
+
+class LinearAstypeF(LinearInOut):
+    def forward(self, X, training=False):
+        self.X = X
+        return (X.astype("f") @ self.params["W"]).astype(float) + self.params["b"]  # BUG: 'f' is float32
+
+
+class LinearHalf(LinearInOut):
+    def forward(self, X, training=False):
+        self.X = X
+        W = self.params["W"].astype(np.float16)
+        return (X.astype(np.float16) @ W).astype(np.float64) + self.params["b"]  # BUG: float16 inputs and weights
+
+
+class LinearRound(LinearInOut):
+    def forward(self, X, training=False):
+        self.X = X
+        return np.round(X @ self.params["W"], 3) + self.params["b"]  # BUG: output rounded to 3 decimals

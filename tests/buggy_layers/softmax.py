@@ -75,3 +75,12 @@ class CrossEntropySign(SoftmaxCrossEntropy):
         d = -self.p.copy()
         d[np.arange(n), self.y] += 1  # BUG: y_onehot - p where p - y_onehot is due
         return dY[0] * d / n
+
+
+class SoftmaxExpFloat32(Softmax):
+    """verify8's V11a repro (SoftExp32): read as "at a kink" and noise until session 10."""
+
+    def forward(self, X, training=False):
+        e = np.exp(X - X.max(1, keepdims=True), dtype=np.float32).astype(np.float64)  # BUG: exp in float32
+        self.out = e / e.sum(1, keepdims=True)
+        return self.out
