@@ -36,6 +36,9 @@ import types
 
 import numpy as np
 
+if __package__:  # in gradcheck; the sandbox child runs _kernel.py's text in this namespace before this module's
+    from ._kernel import difference_quotient
+
 PROTOCOLS = ("manualprop protocol: params/grads dicts, forward(X, training=False), backward(dY) -> dX",
              "attribute style: self.W used in forward, self.dW (or grad_W, W_grad) set by backward(dY) -> dX",
              "CS231n function pair: NAME_forward(x, w, ...) -> (out, cache), NAME_backward(dout, cache) "
@@ -909,6 +912,7 @@ class Adapted:
         self._grad_attr = {**{m: g for ms in self.tied.values() for m, g, _ in ms}, **self.pairs}
         self.student_forward, self.student_backward = obj.forward, obj.backward
         self.mode_keyword = mode_keyword(obj.forward)  # forward(X, train=...): training= is passed as that
+        self._mode = None  # the training= of the last forward: an attribute switch is set to it again for backward
         self.class_name = type(obj).__name__
         self.saved = None  # the attributes the last forward (re)bound: its cache (cache_guard)
         #: sub-layers by dotted name (``l1``, ``layers.0``): their parameters are ``l1.W`` (:func:`sublayers`)
@@ -936,7 +940,7 @@ class Adapted:
         """The object gradient ``grad`` of parameter ``name`` is read on: the parameter's owner, or for a gradient
         in another object (``g.W`` for ``p.W``: :func:`_sibling_arrays`) the one holding both (``block`` of
         ``block.p.W``; the layer itself for ``p.W``)."""
-        parent = name.rpartition(".")[0].rpartition(".")[0]
+        parent = self._real.get(name, name).rpartition(".")[0].rpartition(".")[0]
         return (self.children[parent] if parent else self.obj) if "." in grad else self._where(name)[0]
 
     def _param(self, name):
@@ -995,16 +999,22 @@ class Adapted:
 
     def forward(self, *xs, training=None):
         self._sync()
-        before = dict(_fields(self.obj))  # the old values stay alive: no id is reused
-        out = self.obj.forward(*xs, **_training_kw(self.obj.forward, training, self.mode_keyword))
-        self.saved = [k for k, v in _fields(self.obj).items() if before.get(k, before) is not v]
+        self._mode = training  # an attribute switch (self.training): set for this call and its backward's, then put back
+        with _switch_kept(self.obj, self.mode_keyword, training is not None):
+            before = dict(_fields(self.obj))  # the old values stay alive: no id is reused
+            out = self.obj.forward(*xs, **_training_kw(self.obj.forward, training, self.mode_keyword))
+            self.saved = [k for k, v in _fields(self.obj).items() if before.get(k, before) is not v]
         return _copy(out)
 
     def backward(self, dY):
         self._sync()
         if self._zeroes:
             self.obj.zero_grad()
-        r = self.obj.backward(dY)
+        mode = self._mode
+        with _switch_kept(self.obj, self.mode_keyword, mode is not None):
+            if mode is not None and (self.mode_keyword or ("",))[0].startswith("self."):
+                _training_kw(self.obj.forward, mode, self.mode_keyword)  # the mode the last forward ran in
+            r = self.obj.backward(dY)
         return tuple(_copy(v) for v in r) if isinstance(r, tuple) else _copy(r)
 
     def __deepcopy__(self, memo):
@@ -1194,35 +1204,100 @@ def _is_layer(v):
         return False
 
 
-#: The sequences :func:`walk` enters by index (``layers[1]``): lists, tuples and deques.
-SEQUENCES = (list, tuple, collections.deque)
+#: The sequences :func:`walk` enters by index (``layers[1]``): lists, tuples, deques, ``UserList``\ s; a numpy
+#: object array too (:func:`_container`).
+SEQUENCES = (list, tuple, collections.deque, collections.UserList)
+#: The mappings it enters by key (str and int keys; a layer as a key: ``m.keys.0``): dicts, ``UserDict``,
+#: ``ChainMap``, a ``mappingproxy``.
+MAPPINGS = (dict, collections.UserDict, collections.ChainMap, types.MappingProxyType)
+
+
+def _container(v):
+    """Whether :func:`walk` enters ``v`` by its items: a sequence, a mapping, a numpy object array, a set."""
+    return isinstance(v, SEQUENCES + MAPPINGS + (set, frozenset)) or (isinstance(v, np.ndarray) and v.dtype == object)
+
+
+def _callable_parts(v):
+    """``[(step, key, value)]`` of what a function or method holds, where only it may hold a layer: a bound method's
+    ``__self__``, a ``functools.partial``'s ``func``, ``args`` and ``keywords``, a function's closure cells (by the
+    names it reads them under) and default arguments (``lambda X, l=l: l.forward(X)``); ``[]`` for anything else
+    (a module's or a class's method: its ``__self__`` is not the student's object; no function's globals)."""
+    if isinstance(v, functools.partial):
+        return [(".", "func", v.func), (".", "args", v.args), (".", "keywords", v.keywords)]
+    if isinstance(v, (types.MethodType, types.BuiltinMethodType)):
+        me = getattr(v, "__self__", None)  # not np.random.rand's or random.random's: the global generators
+        return [] if me is None or isinstance(me, (type, types.ModuleType)) or me is np.random.mtrand._rand or \
+            me is getattr(random, "_inst", None) else [(".", "__self__", me)]
+    if isinstance(v, types.FunctionType):
+        cells = zip(v.__code__.co_freevars, v.__closure__ or ())
+        out = []
+        for name, cell in cells:
+            try:
+                out.append((".", name, cell.cell_contents))
+            except ValueError:  # an empty cell (a name assigned after the function was made)
+                continue
+        return out + [(".", k, d) for k, d in (("__defaults__", v.__defaults__), ("__kwdefaults__", v.__kwdefaults__))
+                      if d]
+    return []
+
+
+def _set_order(v):
+    """A key ordering a set's members the same way in every run and in a deep copy (their ids differ): the
+    class, then the shapes and first bytes of the arrays each holds."""
+    arrays = [(k, a.shape, a.dtype.str, a.tobytes()[:64]) for k, a in list(_fields(v).items())[:64]
+              if isinstance(k, str) and isinstance(a, np.ndarray) and a.dtype != object] if _has_fields(v) else []
+    return type(v).__module__ or "", type(v).__qualname__, arrays
+
+
+def _items(v):
+    """``[(step, key, value)]`` of what :func:`walk` enters ``v`` by (a container's items, a callable's parts,
+    an object's attributes)."""
+    if isinstance(v, MAPPINGS):
+        keys = list(v.keys())[:MAX_PROBED * 4]
+        held = [k for k in keys if _is_layer(k) or _is_helper(k)]  # {layer: "first"}: the keys themselves
+        return ([("[", k, v[k]) for k in keys if isinstance(k, (str, int))]
+                + [(".", "keys", tuple(held))] * bool(held))
+    if isinstance(v, SEQUENCES):
+        return [("[", k, x) for k, x in enumerate(v)]
+    if isinstance(v, np.ndarray):  # an object array: by its flat index
+        return [("[", k, x) for k, x in enumerate(v.ravel()[:MAX_PROBED * 4])]
+    if isinstance(v, (set, frozenset)):
+        return [("[", k, x) for k, x in enumerate(sorted(list(v)[:MAX_PROBED * 4], key=_set_order))]
+    return _callable_parts(v) or [(".", k, x) for k, x in _fields(v).items() if isinstance(k, str)]
 
 
 def walk(root, enter=None):
-    """``[(path, value)]`` of what ``root`` holds: its attributes (or items) and, at any depth, those of the lists,
-    tuples, dicts (str and int keys), layers and plain objects (:func:`_is_helper`) among them, depth first in a
-    fixed order (a deep copy walks in the same order). ``path``: a tuple of steps, ``(".", attribute)`` or
-    ``("[", key)`` (:func:`_label`). Each of those objects is listed and entered once (a cycle, an object held
-    twice), at most :data:`MAX_WALKED` of them and ``MAX_PROBED * 4`` values of each: the walk is bounded by how
-    many objects it visits, not by a depth. ``enter(path, value)``: whether to enter one (default: each). The one
-    walk of the student's objects: sub-layers and the plain objects holding weights (:func:`sublayers`), weights in
-    containers (:func:`_arrays`), the gradients beside them (:func:`_grad_attrs`), generators
-    (:func:`generators`), masks (:func:`hold_random`) and caches (:func:`cache_guard`)."""
-    seen, out, stack = {id(root)}, [], [((), root)]
-    while stack:
-        path, v = stack.pop()
-        inside = isinstance(v, SEQUENCES + (dict,)) or _is_layer(v) or _is_helper(v)
+    """``[(path, value)]`` of what ``root`` holds: its attributes (or items) and, at any depth, those of the
+    containers (:func:`_container`: lists, tuples, dicts (str and int keys, layers as keys), ``UserList``,
+    ``ChainMap``, numpy object arrays, sets), layers and plain objects (:func:`_is_helper`) among them, depth first
+    in a fixed order (a deep copy walks in the same order); then what only a function or method holds
+    (:func:`_callable_parts`: ``self.f = layer.forward``, a ``functools.partial``, a closure), so an object also held
+    directly is named where it is held. ``path``: a tuple of steps, ``(".", attribute)`` or ``("[", key)``
+    (:func:`_label`). Each of those objects is listed and entered once (a cycle, an object held twice), at most
+    :data:`MAX_WALKED` of them and ``MAX_PROBED * 4`` values of each: the walk is bounded by how many objects it
+    visits, not by a depth. ``enter(path, value)``: whether to enter one (default: each). The one walk of the
+    student's objects: sub-layers and the plain objects holding weights (:func:`sublayers`), weights in containers
+    (:func:`_arrays`), the gradients beside them (:func:`_grad_attrs`), generators (:func:`generators`), masks
+    (:func:`hold_random`) and caches (:func:`cache_guard`)."""
+    seen, out, stack, later = {id(root)}, [], [((), root)], []
+    while stack or later:
+        if not stack:  # what only functions and methods hold, after everything held directly
+            stack, later = later[::-1], []
+            stack = [(p, v, True) for p, v, _ in stack]
+        path, v, *late = stack.pop()
+        parts = _callable_parts(v) if path else []
+        inside = _container(v) or _is_layer(v) or _is_helper(v) or bool(parts)
         if path and inside and (id(v) in seen or len(seen) > MAX_WALKED):
+            continue
+        if parts and not late:
+            later.append((path, v, False))
             continue
         if path:
             out.append((path, v))
             seen.add(id(v)) if inside else None
             if not inside or (enter is not None and not enter(path, v)):
                 continue
-        items = ([("[", k, x) for k, x in v.items() if isinstance(k, (str, int))] if isinstance(v, dict) else
-                 [("[", k, x) for k, x in enumerate(v)] if isinstance(v, SEQUENCES) else
-                 [(".", k, x) for k, x in _fields(v).items() if isinstance(k, str)])
-        stack += [(path + ((s, k),), x) for s, k, x in items[:MAX_PROBED * 4]][::-1]
+        stack += [(path + ((s, k),), x) for s, k, x in _items(v)[:MAX_PROBED * 4]][::-1]
     return out
 
 
@@ -1355,7 +1430,7 @@ class _Items:
         v = getattr(o, path[0])
         try:
             for k in path[1]:
-                v = v[k]
+                v = _item(v, k)
         except (KeyError, IndexError, TypeError):
             raise AttributeError(name) from None
         return v
@@ -1370,15 +1445,27 @@ class _Items:
         def put(c, keys):
             if not keys:
                 return value
-            new = put(c[keys[0]], keys[1:])
+            new = put(_item(c, keys[0]), keys[1:])
+            if new is _item(c, keys[0]):  # the same object (a probe changed it in place): nothing to write, as
+                return c  # into a mappingproxy
             if isinstance(c, tuple):
                 return c[:keys[0]] + (new,) + c[keys[0] + 1:]
-            c[keys[0]] = new
+            if isinstance(c, collections.ChainMap):  # where the key is, not a new key in the first map
+                c = next((m for m in c.maps if keys[0] in m), c)
+            if isinstance(c, np.ndarray):
+                c.flat[keys[0]] = new
+            else:
+                c[keys[0]] = new
             return c
         c = getattr(o, path[0])
         new = put(c, path[1])
         if new is not c:
             setattr(o, path[0], new)
+
+
+def _item(c, k):
+    """Item ``k`` of container ``c`` as :func:`walk` names it: an object array's by its flat index."""
+    return c.flat[k] if isinstance(c, np.ndarray) else c[k]
 
 
 #: A name-mangled attribute: ``self.__W`` in class ``Cls`` is ``_Cls__W`` (groups: ``_Cls__``, ``W``).
@@ -1405,11 +1492,12 @@ def _arrays(obj, every=False):
     :func:`_written`; what a probe restores: :func:`_undone`)."""
     def enter(path, v):
         k = path[0][1]
-        return isinstance(v, SEQUENCES + (dict,)) and k.isidentifier() and (len(path) > 1 or every or (
+        return (isinstance(v, SEQUENCES + MAPPINGS) or isinstance(v, np.ndarray) and v.dtype == object) and \
+            k.isidentifier() and all(s == "[" for s, _ in path[1:]) and (len(path) > 1 or every or (
             not k.startswith("_") and k not in GRAD_DICTS and not (k == "params" and isinstance(v, dict))
             and not _gradient_name(k, ())))  # params = [W, b] (a list): params[0] with grads[0]
     found = [(p, v) for p, v in walk(obj, enter) if isinstance(v, np.ndarray) and v.dtype.kind == "f" and v.size
-             and all(isinstance(k, int) or k.isidentifier() for _, k in p)]
+             and all(isinstance(k, int) or k.isidentifier() for _, k in p) and all(s == "[" for s, _ in p[1:])]
     return {_label(p): v for p, v in sorted(found, key=lambda pv: len(pv[0]) > 1)[:MAX_PROBED * 4]}
 
 
@@ -1767,16 +1855,27 @@ def adapt(obj, inputs=None, training=True):
     """:func:`_adapt`, with an attribute training switch (``self.training``, :func:`_switch_attr`) that its
     probes set put back to the value it had: ``(layer, info)``."""
     mk = mode_keyword(obj.forward) if callable(getattr(obj, "forward", None)) else None
-    attr = mk[0][5:] if mk and mk[0].startswith("self.") else None
-    kept = getattr(obj, attr, _MISSING) if attr else _MISSING
-    try:
+    with _switch_kept(obj, mk):
         return _adapt(obj, inputs, training)
-    finally:
-        if attr and kept is not _MISSING:
-            setattr(obj, attr, kept)
 
 
 _MISSING = object()
+
+
+@contextlib.contextmanager
+def _switch_kept(obj, keyword, when=True):
+    """An attribute training switch (``keyword``: :func:`mode_keyword`'s ``("self.training", False, True)``) put back
+    after the block to the value it had (through ``train()``/``eval()`` where forward's class has them, as the
+    checker set it): gradcheck leaves the student's object in the mode it found it. ``when`` False: nothing done."""
+    attr = keyword[0][5:] if when and keyword and keyword[0].startswith("self.") else None
+    kept = getattr(obj, attr, _MISSING) if attr else _MISSING
+    try:
+        yield
+    finally:
+        if kept is not _MISSING:
+            if attr == "training" and isinstance(kept, bool) and _mode_methods(obj):
+                obj.train() if kept else obj.eval()
+            setattr(obj, attr, kept)
 
 
 def _adapt(obj, inputs=None, training=True):
@@ -1952,8 +2051,10 @@ def _outside(obj, spaces, deep):
     ``W_glob``) and, when ``deep``, of every array the layer holds at any depth (:func:`walk`: ``self.params._items[0]``
     in a container of the student's own, private attributes too)."""
     out = {f"{pre}{k}": a for pre, owner in spaces for k, a in _float_items(owner).items()}
-    return out | ({f"self.{_label(p)}": v for p, v in walk(obj) if isinstance(v, np.ndarray) and v.dtype.kind == "f"
-                   and v.size} if deep else {})
+    for p, v in walk(obj) if deep else ():  # an array two closures read: named once
+        if isinstance(v, np.ndarray) and v.dtype.kind == "f" and v.size and not any(v is a for a in out.values()):
+            out[f"self.{_label(p)}"] = v
+    return out
 
 
 def _hidden(obj, inputs, kw, known=(), deep=False):
@@ -2189,13 +2290,14 @@ def _returned_grads(obj, inputs, kw, weights, info, keys=False):
     None when backward returns its inputs' gradients alone (or raised: the check reports it). A gradient backward also
     stores (``self.dW``, ``grads['W']``) that differs from the returned one: the one further from a central difference
     (:func:`_farther`) is read, so a wrong one of the two FAILs, the header saying which (the issue-10 tester's X18);
-    one not returned but stored is read where stored. AdapterError when the returned items do not line up with the
+    one not returned but stored is read where stored (``info['read_from']``: which one each is, for the FAIL line).
+    AdapterError when the returned items do not line up with the
     inputs and ``weights`` (:meth:`ReturnedGradients.line_up`)."""
     rets = _try(_returned, obj, inputs, kw) if inputs is not None else None
     if rets is None:
         return None
     ws = ReturnedGradients.line_up(obj, inputs, rets, weights)
-    order, stored, notes = getattr(rets, "order", None), {}, []
+    order, stored, notes, read = getattr(rets, "order", None), {}, [], []
     if order is not None:
         items = ["None"] * len(rets)
         for k, j in ((k, j) for k, j in enumerate(order) if j is not None):
@@ -2209,40 +2311,48 @@ def _returned_grads(obj, inputs, kw, weights, info, keys=False):
         names = [f"{d}[{w!r}]" for d in GRAD_DICTS] if keys else [g.format(w) for g in GRAD_NAMES]
         s = next((n for n in names if isinstance(rets.stored.get(n), np.ndarray)
                   and rets.stored[n].shape == np.shape(weights[w])), None)
+        where = f"self.{s}" if not keys else s
         if s is not None and r is None:  # returned (dX, dW), stored self.db: the stored one is checked
             stored[w] = s
-            notes.append(f"the check reads the stored {'self.' * (not keys)}{s} in its place")
+            notes.append(f"the check reads the stored {where} in its place")
+            read.append(f"d{w}: the stored {where} (backward does not return d{w})")
         if s is None or r is None or np.array_equal(rets.stored[s], r):
             continue
         wrong = _farther(obj, inputs, kw, weights[w], {"stored": rets.stored[s], "returned": r})
-        where = f"self.{s}" if not keys else s
         notes.append(f"backward stores {where} and returns d{w}, and they differ: the check reads "
                      + (f"the stored {where}" if wrong == "stored" else f"the returned d{w}")
                      + ", the one further from a finite difference of forward (both must be right)")
+        read.append(f"d{w}: " + (f"the stored {where}, not the d{w} backward returns" if wrong == "stored" else
+                                 f"the d{w} backward returns, not the stored {where}") + " (the two differ)")
         if wrong == "stored":
             stored[w] = s
     rg = ReturnedGradients(len(inputs), {w: tuple(np.shape(weights[w])) for w in ws},
                            [w for w in ws] if keys else None, keep=stored, order=order)
     rg.attach(obj)
     info.update(protocol="returned", text=rg.text(obj, inputs) + "".join(f"; {t}" for t in notes))
+    if read:  # which of the two a gradient is, for its FAIL line: ["dW: the stored self.dW, not ..."]
+        info["read_from"] = read
     return {w: stored.get(w) or (f"grads[{w!r}]" if keys else f"_gradcheck_returned[{i}]") for i, w in enumerate(ws)}
 
 
 def _farther(obj, inputs, kw, weight, grads):
-    """The key of ``grads`` (``{"stored": dW, "returned": dW}``) further from the central difference of
-    ``L = sum(forward(*inputs) * dY)`` along one random direction of ``weight`` (the probe's dY; state restored)."""
+    """The key of ``grads`` (``{"stored": dW, "returned": dW}``) further from the central difference
+    (:func:`gradcheck._kernel.difference_quotient`, the checker's one kernel) of ``L = sum(forward(*inputs) * dY)``
+    along one random direction of ``weight`` (the probe's dY; state restored)."""
     u = np.random.default_rng(11).standard_normal(np.shape(weight))
     eps = 1e-6 * max(1.0, float(np.max(np.abs(weight)))) if np.size(weight) else 1e-6
     with _all_undone([obj]) as rewind:
-        base, f = weight.copy(), []
-        for t in (eps, -eps):
+        base = weight.copy()
+
+        def loss(t):
             rewind()
             weight[...] = base + t * u
             y = obj.forward(*[x.copy() for x in inputs], **kw)
-            f.append(float(np.sum(np.asarray(y, dtype=np.float64)
-                                  * np.random.default_rng(7).standard_normal(np.shape(y)))))
-        weight[...] = base
-    d = (f[0] - f[1]) / (2 * eps)
+            return float(np.sum(np.asarray(y, dtype=np.float64) * np.random.default_rng(7).standard_normal(np.shape(y))))
+        try:
+            d = difference_quotient(loss, eps, "central")
+        finally:
+            weight[...] = base
     return max(grads, key=lambda k: abs(float(np.sum(grads[k] * u)) - d))
 
 
@@ -2375,7 +2485,7 @@ def _children_text(children, pairs, lead, unchecked=(), shared=None):
         if not (mine or bare or _is_layer(c)):  # an object holding arrays forward does not use
             continue
         style = "params/grads dicts" if isinstance(getattr(c, "params", None), dict) else "attributes"
-        parts.append(f"{name} ({type(c).__name__}: " + (f"{', '.join(mine)}, {style}" if mine else "") +
+        parts.append(f"{_shortened(name)} ({type(c).__name__}: " + (f"{', '.join(mine)}, {style}" if mine else "") +
                      ("; " if mine and bare else "") + (f"{', '.join(bare)} without gradients" if bare else "")
                      + ("no parameters" if not mine + bare else "") + ")")
     checked = any("." in w for w in pairs)
@@ -2419,7 +2529,35 @@ def _shown(pairs):
             parts.pop()
         return ".".join(parts[:-1] + [_bare(parts[-1])]) if parts else w
     shown = {w: name(w) for w in pairs}
-    return {w: n for w, n in shown.items() if n != w and list(shown.values()).count(n) == 1 and n not in pairs}
+    shown = {w: n for w, n in shown.items() if n != w and list(shown.values()).count(n) == 1 and n not in pairs}
+    for w in [w for w in pairs if len(shown.get(w, w)) > NAME_LIMIT]:  # 60 lists deep: root.0*60.W
+        n = short = _shortened(shown.get(w, w))
+        for i in range(2, len(pairs) + 2):
+            if n not in pairs and n not in [v for k, v in shown.items() if k != w]:
+                break
+            n = f"{short}#{i}"
+        shown[w] = n
+    return shown
+
+
+#: The longest name of a parameter or sub-layer shown and sent between gradcheck's processes (their replies carry
+#: names of at most 120 characters): a longer one, 60 containers deep or a long attribute name, is shortened
+#: (:func:`_shortened`), the parameter read under its real name (:attr:`Adapted._real`).
+NAME_LIMIT = 100
+
+
+def _shortened(name):
+    """``name`` in at most :data:`NAME_LIMIT` characters: a step repeated three times or more written once with its
+    count (``root.0.0.0.0.W`` is ``root.0*4.W``), then, still too long, its middle left out (``...``)."""
+    runs = []
+    for part in name.split("."):
+        if runs and runs[-1][0] == part:
+            runs[-1][1] += 1
+        else:
+            runs.append([part, 1])
+    text = ".".join(f"{p}*{n}" if n > 2 else ".".join([p] * n) for p, n in runs)
+    half = (NAME_LIMIT - 3) // 2
+    return text if len(text) <= NAME_LIMIT else text[:half] + "..." + text[-half:]
 
 
 def _as_written(name):

@@ -149,7 +149,7 @@ def _report(args, layer, diag, cname: str, color: bool, jacobian, unchecked) -> 
         print(colorize(f"\nPASS: {cname}: {what} {within}{left}{sampled}.", color))
         return EXIT_PASS
     if res is not None and res.failing_tensors:
-        print(colorize(f"\nFAIL: {diag.name}: {res.mismatch()}.", color))
+        print(colorize(f"\nFAIL: {diag.name}: {res.mismatch()}{_read_from(layer, res)}.", color))
     sentence = diag.sentence()
     prefix = f"FAIL: {diag.name}: "
     said = sentence[len(prefix):] if sentence.startswith(prefix) else sentence
@@ -182,6 +182,14 @@ def _report(args, layer, diag, cname: str, color: bool, jacobian, unchecked) -> 
                      "the diagnosis for how to make it checkable)."), file=sys.stderr)
         return EXIT_STUDENT
     return EXIT_MISMATCH
+
+
+def _read_from(layer, res) -> str:
+    """Which gradient a failing one is when backward both stores and returns it (``protocol['read_from']``,
+    :func:`gradcheck._adapters._returned_grads`): `` (dW is the stored self.dW, not the dW backward returns ...)``."""
+    said = dict(x.split(": ", 1) for x in (getattr(layer, "protocol", None) or {}).get("read_from") or [] if ": " in x)
+    hits = [f"{t} is {said[t]}" for t in res.failing_tensors if t in said]
+    return f" ({'; '.join(hits)})" if hits else ""
 
 
 def _random_only(diag) -> bool:

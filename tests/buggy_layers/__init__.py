@@ -135,6 +135,12 @@ EXPECTED = {
     "linear.py::LinearStoresRightReturnsSignW": "wrong-sign",
     # issue 10 (X9): backward returns (dX, db, dW), every shape distinct: paired by shape
     "linear.py::LinearReturnsGradsByShapeMeanBias": "bias-mean",
+    # issue 10 (X4, X16): sub-layers in an object array, a set, a ChainMap, closures, 60 lists deep
+    "styles.py::ObjArrayMLPTwice": "factor",
+    "styles.py::SetMLPTwice": "factor",
+    "styles.py::ChainMapMLPTwice": "factor",
+    "styles.py::ClosureMLPTwice": "factor",
+    "styles.py::NestedDeepTwice": "factor",
 }
 
 #: Bugs no signature names: each must FAIL with "wrong-values" (no known bug pattern), never a wrong name.
@@ -157,7 +163,9 @@ CORRECT = ["linear.py::LinearOutIn", "linear.py::LinearInOut", "activations.py::
            "activations.py::Swish", "linear.py::LinearReturnsGrads", "linear.py::LinearReturnsGradsDict",
            "styles.py::SlotsLinear", "styles.py::MangledLinear", "styles.py::TorchLinear", "styles.py::DequeMLP",
            "styles.py::SeqMLP",
-           "linear.py::LinearStoresAndReturnsGrads", "linear.py::LinearReturnsGradsByShape"]
+           "linear.py::LinearStoresAndReturnsGrads", "linear.py::LinearReturnsGradsByShape",
+           "styles.py::ObjArrayMLP", "styles.py::SetMLP", "styles.py::ChainMapMLP", "styles.py::ClosureMLP",
+           "styles.py::NestedDeep"]
 
 
 def load(key: str):

@@ -153,3 +153,117 @@ class SeqMLP(DequeMLP):
 class SeqMLPTwice(SeqMLP):
     def __init__(self):
         super().__init__(bug=2.0)  # BUG: the second layer's dW twice the gradient
+
+
+class _Two(DequeMLP):
+    """Two layers held as ``_hold(a, b)`` makes them; forward and backward through ``_ls()`` in order."""
+
+    def __init__(self, bug=1.0):
+        self.order = (Lin(4, 6), Lin(6, 3, bug=bug))
+        self.held = self._hold(*self.order)
+        del self.order  # reachable only through what _hold made
+
+    def _ls(self):
+        return list(self.held)
+
+    def forward(self, X):
+        for layer in self._ls():
+            X = layer.forward(X)
+        return X
+
+    def backward(self, dY):
+        for layer in reversed(self._ls()):
+            dY = layer.backward(dY)
+        return dY
+
+
+class ObjArrayMLP(_Two):
+    """Issue 10 (X4): sub-layers in a numpy object array (their weights once "no parameters": a x2 bug passed)."""
+
+    @staticmethod
+    def _hold(a, b):
+        out = np.empty(2, dtype=object)
+        out[0], out[1] = a, b
+        return out
+
+
+class ObjArrayMLPTwice(ObjArrayMLP):
+    def __init__(self):
+        super().__init__(bug=2.0)  # BUG: the second layer's dW twice the gradient
+
+
+class SetMLP(_Two):
+    """X4: sub-layers in a set, put in order by their input width."""
+
+    @staticmethod
+    def _hold(a, b):
+        return {a, b}
+
+    def _ls(self):
+        return sorted(self.held, key=lambda layer: layer.W.shape[0])
+
+
+class SetMLPTwice(SetMLP):
+    def __init__(self):
+        super().__init__(bug=2.0)  # BUG: the second layer's dW twice the gradient
+
+
+class ChainMapMLP(_Two):
+    """X4: sub-layers in a collections.ChainMap (also UserDict, UserList: one walk of every mapping)."""
+
+    @staticmethod
+    def _hold(a, b):
+        from collections import ChainMap
+        return ChainMap({"a": a}, {"b": b})
+
+    def _ls(self):
+        return [self.held["a"], self.held["b"]]
+
+
+class ChainMapMLPTwice(ChainMapMLP):
+    def __init__(self):
+        super().__init__(bug=2.0)  # BUG: the second layer's dW twice the gradient
+
+
+class ClosureMLP(_Two):
+    """X4: sub-layers reachable only through closures (a bound method, functools.partial and a lambda)."""
+
+    def __init__(self, bug=1.0):
+        import functools
+        a, b = Lin(4, 6), Lin(6, 3, bug=bug)
+        self.first = a.forward  # a bound method: a is its __self__
+        self.second = functools.partial(Lin.forward, b)
+        self.back = lambda dY: a.backward(b.backward(dY))  # a closure over both
+
+    def forward(self, X):
+        return self.second(self.first(X))
+
+    def backward(self, dY):
+        return self.back(dY)
+
+
+class ClosureMLPTwice(ClosureMLP):
+    def __init__(self):
+        super().__init__(bug=2.0)  # BUG: the second layer's dW twice the gradient
+
+
+class NestedDeep(_Two):
+    """X16: the layers 60 lists deep (an internal KeyError before: their names were cut at 120 characters)."""
+
+    @staticmethod
+    def _hold(a, b):
+        out = [a, b]
+        for _ in range(60):
+            out = [out]
+        return out
+
+    def _ls(self):
+        o = self.held
+        while len(o) == 1:
+            o = o[0]
+        return o
+
+
+class NestedDeepTwice(NestedDeep):
+    def __init__(self):
+        super().__init__(bug=2.0)  # BUG: the second layer's dW twice the gradient
