@@ -25,6 +25,7 @@ import ast
 import collections.abc
 import contextlib
 import copy
+import enum
 import functools
 import inspect
 import json
@@ -200,6 +201,8 @@ def mode_keyword(fn):
             continue
         if name in TRAIN_FLAGS + EVAL_FLAGS:
             return (name, False, True) if name in TRAIN_FLAGS else (name, True, False)
+        if name in MODE_STRINGS and (members := _enum_modes(p.default)) is not None:  # mode=Mode.EVAL
+            return (name, *members)
         if isinstance(p.default, str) or p.default is p.empty:
             words = mode_words(fn, name) + ([p.default] if isinstance(p.default, str) else [])
             evals = [w for w in words if w.lower() in EVAL_WORDS]
@@ -210,6 +213,22 @@ def mode_keyword(fn):
     if unread_flag(fn, ps) is None and (attr := _switch_attr(fn)) is not None:
         return _attr_keyword(fn, attr)
     return None
+
+
+def _enum_modes(default):
+    """``(eval member, training member)`` of an Enum default of a mode switch (``mode=Mode.EVAL``): the member whose
+    name or value is a word of :data:`EVAL_WORDS`, and another (``TRAIN...`` first); None otherwise."""
+    if not isinstance(default, enum.Enum):
+        return None
+    members = list(type(default))
+    evals = [m for m in members if str(m.name).lower() in EVAL_WORDS or str(m.value).lower() in EVAL_WORDS]
+    trains = sorted((m for m in members if m not in evals), key=lambda m: not str(m.name).lower().startswith("train"))
+    return (evals[0], trains[0]) if evals and trains else None
+
+
+def _value_text(v):
+    """How the header shows a switch's value: ``Mode.EVAL`` for an Enum member, else its repr."""
+    return f"{type(v).__name__}.{v.name}" if isinstance(v, enum.Enum) else repr(v)
 
 
 def _attr_keyword(fn, attr):
@@ -227,20 +246,65 @@ def _attr_keyword(fn, attr):
     return name, evals[0] if evals else "test", trains[0] if trains else "train"
 
 
-def mode_words(fn, name):
+def mode_words(fn, name, depth=0):
     """The strings ``fn``'s source compares its argument ``name`` with (``mode == "training"``, ``mode in
-    ("train", "fit")``), in order; ``[]`` when the source cannot be read."""
+    ("train", "fit")``, ``mode == TRAIN`` with a module constant or ``self.TRAIN``, ``match mode: case "fit":``), and
+    those of the functions and methods it passes ``name`` on to (``self._apply(X, mode)``, up to 3 calls deep), in
+    order; ``[]`` when the source cannot be read."""
     tree = _source(fn)
     words = []
     for node in ast.walk(tree) if tree else ():
-        sides = [node.left, *node.comparators] if isinstance(node, ast.Compare) else []
-        if not any(_refers(s, name) for s in sides):
-            continue
-        for s in sides:
-            for c in s.elts if isinstance(s, (ast.Tuple, ast.List, ast.Set)) else [s]:
-                if isinstance(c, ast.Constant) and isinstance(c.value, str) and c.value not in words:
-                    words.append(c.value)
+        found = []
+        if isinstance(node, ast.Compare) and any(_refers(s, name) for s in [node.left, *node.comparators]):
+            found = [c for s in [node.left, *node.comparators] if not _refers(s, name)
+                     for c in (s.elts if isinstance(s, (ast.Tuple, ast.List, ast.Set)) else [s])]
+        elif isinstance(node, ast.Match) and _refers(node.subject, name):
+            found = [p.value for case in node.cases for p in ast.walk(case.pattern) if isinstance(p, ast.MatchValue)]
+        elif isinstance(node, ast.Call) and depth < 3 and (callee := _passed_to(fn, node, name)) is not None:
+            found = [ast.Constant(w) for w in mode_words(*callee, depth + 1)]
+        for w in map(lambda c: _string(fn, c), found):
+            if w is not None and w not in words:
+                words.append(w)
     return words
+
+
+def _string(fn, node):
+    """The str ``node`` stands for in ``fn``: a literal, a module constant (``TRAIN``), a class or instance
+    attribute (``self.TRAIN``, ``Cls.TRAIN``); None for anything else."""
+    if isinstance(node, ast.Constant):
+        v = node.value
+    elif isinstance(node, ast.Name):
+        v = _globals(fn).get(node.id)
+    elif isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
+        owner = getattr(fn, "__self__", None) if node.value.id == "self" else _globals(fn).get(node.value.id)
+        v = getattr(owner, node.attr, None) if isinstance(owner, type) or node.value.id == "self" else None
+    else:
+        v = None
+    return v if isinstance(v, str) else None
+
+
+def _globals(fn):
+    return getattr(inspect.unwrap(getattr(fn, "__func__", fn)), "__globals__", None) or {}
+
+
+def _passed_to(fn, call, name):
+    """``(callee, its parameter)`` when ``call`` in ``fn`` passes the switch ``name`` on (``self._apply(X, mode)``,
+    ``helper(mode=mode)``) to a method of ``fn``'s object or a function of its module; else None."""
+    func = call.func
+    if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self":
+        callee = getattr(getattr(fn, "__self__", None), func.attr, None)
+    elif isinstance(func, ast.Name):
+        callee = _globals(fn).get(func.id)
+    else:
+        return None
+    if not isinstance(callee, (types.FunctionType, types.MethodType)):
+        return None
+    ps = list(_params(callee) or {})
+    for i, a in enumerate(call.args):
+        if not isinstance(a, (ast.Constant, ast.Starred)) and _refers(a, name) and i < len(ps):
+            return callee, ps[i]
+    return next(((callee, k.arg) for k in call.keywords if k.arg in ps and not isinstance(k.value, ast.Constant)
+                 and _refers(k.value, name)), None)
 
 
 def _refers(node, name):
@@ -263,7 +327,7 @@ def unread_flag(fn, ps=None):
         return None
     return next(((p.name, p.default) for p in (ps or _switch_params(fn)).values()
                  if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY) and (isinstance(p.default, bool) or (
-                     p.name in (*MODE_KEYWORDS, "training") and isinstance(p.default, (int, float, str))
+                     p.name in (*MODE_KEYWORDS, "training") and isinstance(p.default, (int, float, str, enum.Enum))
                      and not (p.name in MODE_STRINGS and isinstance(p.default, str))))), None)
 
 
@@ -808,7 +872,8 @@ def loss_order(fn):
     ``forward``: the names say which is the prediction (:data:`PRED_NAMES`, :data:`TARGET_NAMES`: ``x, t``,
     ``input, target``, ``y_true, y_pred``; ``y`` beside another target name, ``y, t``, is the prediction);
     otherwise Keras's order ``(y_true, y_pred)`` is assumed."""
-    names = [p.name for p in (_params(fn) or {}).values() if p.kind in _POSITIONAL][:2]
+    ps = (_params(fn) or {}).values()  # keyword-only ones too: forward(self, *, y_pred, y_true)
+    names = ([p.name for p in ps if p.kind in _POSITIONAL] + [p.name for p in ps if p.kind == p.KEYWORD_ONLY])[:2]
     if len(names) < 2:
         return False, names, False
     kind = [("pred" if n.lower() in PRED_NAMES else "target" if n.lower() in TARGET_NAMES else None) for n in names]
@@ -831,11 +896,15 @@ class BoundLoss:
         self.obj, self.class_name = obj, type(obj).__name__
         self.student_forward, self.student_backward = obj.forward, obj.backward
         self.pred_first, names, by_name = loss_order(obj.forward)
-        need = [p.name for p in (_params(obj.backward) or {}).values()
-                if p.kind in _POSITIONAL and p.default is p.empty]
-        self.upstream = need[0] if need else None
+        ps = _params(obj.forward) or {}
+        #: forward's two names when one is keyword-only (forward(self, *, y_pred, y_true)): both passed by name
+        self.keywords = names if len(names) == 2 and any(ps[n].kind == ps[n].KEYWORD_ONLY for n in names) and not \
+            any(ps[n].kind == ps[n].POSITIONAL_ONLY for n in names) else None
+        self.upstream, self.upstream_keyword = _upstream_arg(obj.backward)
         roles = ["y_pred", "y_true"] if self.pred_first else ["y_true", "y_pred"]
-        call = f"forward({', '.join(f'{n}={r}' for n, r in zip(names, roles))})"
+        star = next((p.name for p in ps.values() if p.kind == p.VAR_POSITIONAL), None) if len(names) < 2 else None
+        call = (f"forward(*{star}) with ({', '.join(roles)})" if star else
+                f"forward({'*, ' if self.keywords else ''}{', '.join(f'{n}={r}' for n, r in zip(names, roles))})")
         self.info = {"protocol": "loss", "call": call, "by_name": by_name, "pred_arg": names[roles.index("y_pred")]
                      if len(names) == 2 else "", "upstream": self.upstream or ""}
 
@@ -849,10 +918,28 @@ class BoundLoss:
         return getattr(self.obj, "grads", None)
 
     def forward(self, y_true, y_pred):
-        return self.obj.forward(*((y_pred, y_true) if self.pred_first else (y_true, y_pred)))
+        args = (y_pred, y_true) if self.pred_first else (y_true, y_pred)
+        return self.obj.forward(**dict(zip(self.keywords, args))) if self.keywords else self.obj.forward(*args)
 
     def backward(self):
+        if self.upstream_keyword:  # backward(self, *, grad_output)
+            return self.obj.backward(**{self.upstream: 1.0})
         return self.obj.backward(*([1.0] if self.upstream else []))
+
+
+#: Names of a loss backward's upstream gradient: given 1.0 (dL/dL) also when they have a default (``dout=None``).
+UPSTREAM_NAMES = ("dout", "d_out", "dy", "grad", "grad_output", "grad_out", "gradient", "upstream", "dl", "dloss",
+                  "d_loss", "delta", "g", "dz", "top_diff")
+
+
+def _upstream_arg(backward):
+    """``(name, keyword-only)`` of the upstream gradient a loss's ``backward`` takes: its first required argument
+    (``backward(self, dout)``, ``backward(self, *, grad_output)``), else its first one named as an upstream gradient
+    (:data:`UPSTREAM_NAMES`: ``backward(self, dout=None)``); ``(None, False)`` when it takes none."""
+    ps = [p for p in (_params(backward) or {}).values() if p.kind in (*_POSITIONAL, p.KEYWORD_ONLY)]
+    p = next((p for p in ps if p.default is p.empty), None) or next(
+        (p for p in ps[:1] if p.name.lower() in UPSTREAM_NAMES), None)
+    return (None, False) if p is None else (p.name, p.kind == p.KEYWORD_ONLY)
 
 
 def loss_function(fn, init=None):
@@ -1901,11 +1988,11 @@ def _adapt(obj, inputs=None, training=True):
     kws = [kw] + ([_training_kw(obj.forward, False, mk)] if kw and training else [])  # eval reads running stats
     info = {"forward_training": tr or mk is not None, "unchecked": [], "unseen": []}
     if mk is not None:  # the header says forward(X, train=False), not training=False
-        info["mode_keyword"] = [mk[0], repr(mk[1]), repr(mk[2])]
+        info["mode_keyword"] = [mk[0], _value_text(mk[1]), _value_text(mk[2])]
         if mk[0] in MODE_STRINGS:  # the words forward compares mode with: both branches reached?
             info["mode_words"] = [repr(w) for w in mode_words(obj.forward, mk[0])]
     elif (flag := unread_flag(obj.forward)) is not None:  # forward(X, use_noise=False): only its default runs
-        info["unread_flag"] = [flag[0], repr(flag[1])]
+        info["unread_flag"] = [flag[0], _value_text(flag[1])]
     # forward(x) -> (out, cache), backward(dout, cache): a CS231n pair of its methods
     cached = _try(class_cache, obj, inputs, _training_kw(obj.forward, False, mk)) if inputs else None
     outs = _try(class_outputs, obj, inputs) if inputs else None  # forward(x, h, c) -> (h, c), backward(dh, dc)

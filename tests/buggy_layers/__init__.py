@@ -135,6 +135,11 @@ EXPECTED = {
     "linear.py::LinearStoresRightReturnsSignW": "wrong-sign",
     # issue 10 (X9): backward returns (dX, db, dW), every shape distinct: paired by shape
     "linear.py::LinearReturnsGradsByShapeMeanBias": "bias-mean",
+    # issue 10 (X13): the mode's words in a helper method, a module constant, a match statement, an Enum
+    "activations.py::DropoutModeHelperNoScale": "mask-scale",
+    "activations.py::DropoutModeConstNoScale": "mask-scale",
+    "activations.py::DropoutModeMatchNoScale": "mask-scale",
+    "activations.py::DropoutModeEnumNoScale": "mask-scale",
     # issue 10 (X4, X16): sub-layers in an object array, a set, a ChainMap, closures, 60 lists deep
     "styles.py::ObjArrayMLPTwice": "factor",
     "styles.py::SetMLPTwice": "factor",
@@ -165,7 +170,8 @@ CORRECT = ["linear.py::LinearOutIn", "linear.py::LinearInOut", "activations.py::
            "styles.py::SeqMLP",
            "linear.py::LinearStoresAndReturnsGrads", "linear.py::LinearReturnsGradsByShape",
            "styles.py::ObjArrayMLP", "styles.py::SetMLP", "styles.py::ChainMapMLP", "styles.py::ClosureMLP",
-           "styles.py::NestedDeep"]
+           "styles.py::NestedDeep", "activations.py::DropoutModeHelper", "activations.py::DropoutModeConst",
+           "activations.py::DropoutModeMatch", "activations.py::DropoutModeEnum"]
 
 
 def load(key: str):

@@ -1,5 +1,7 @@
 """Element-wise activations as students write them: ReLU, leaky ReLU, sigmoid, tanh, dropout."""
 
+import enum
+
 import numpy as np
 
 INPUT = (5, 4)
@@ -296,6 +298,66 @@ class DropoutKwargsNoScale(DropoutTrainFlgNoScale):
 
     def forward(self, X, **kw):
         return super().forward(X, kw.get("train_flg", False))
+
+
+# issue 10 (X13): a mode whose words forward does not compare itself (the training branch never ran: PASS)
+FIT = "fit"
+
+
+class DropoutModeHelper(DropoutTrainFlg):
+    """mode passed on to a helper method that compares it."""
+
+    def forward(self, X, mode="predict"):
+        return self._apply(X, mode)
+
+    def _apply(self, X, how):
+        return DropoutTrainFlg.forward(self, X, how == "fit")
+
+
+class DropoutModeHelperNoScale(DropoutModeHelper, DropoutTrainFlgNoScale):
+    pass  # BUG: DropoutTrainFlgNoScale's backward
+
+
+class DropoutModeConst(DropoutTrainFlg):
+    """mode compared with a module constant (FIT = "fit")."""
+
+    def forward(self, X, mode="predict"):
+        return super().forward(X, mode == FIT)
+
+
+class DropoutModeConstNoScale(DropoutModeConst, DropoutTrainFlgNoScale):
+    pass  # BUG: DropoutTrainFlgNoScale's backward
+
+
+class DropoutModeMatch(DropoutTrainFlg):
+    """mode read by a match statement."""
+
+    def forward(self, X, mode="test"):
+        match mode:
+            case "fit" | "learn":
+                return super().forward(X, True)
+            case _:
+                return super().forward(X, False)
+
+
+class DropoutModeMatchNoScale(DropoutModeMatch, DropoutTrainFlgNoScale):
+    pass  # BUG: DropoutTrainFlgNoScale's backward
+
+
+class Phase(enum.Enum):
+    TRAIN = "train"
+    EVAL = "eval"
+
+
+class DropoutModeEnum(DropoutTrainFlg):
+    """mode an Enum member (mode=Phase.EVAL)."""
+
+    def forward(self, X, mode=Phase.EVAL):
+        return super().forward(X, mode is Phase.TRAIN)
+
+
+class DropoutModeEnumNoScale(DropoutModeEnum, DropoutTrainFlgNoScale):
+    pass  # BUG: DropoutTrainFlgNoScale's backward
 
 
 class Swish:
