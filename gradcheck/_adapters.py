@@ -905,6 +905,12 @@ class BoundLoss:
         star = next((p.name for p in ps.values() if p.kind == p.VAR_POSITIONAL), None) if len(names) < 2 else None
         call = (f"forward(*{star}) with ({', '.join(roles)})" if star else
                 f"forward({'*, ' if self.keywords else ''}{', '.join(f'{n}={r}' for n, r in zip(names, roles))})")
+        #: a stateless backward(self, y_pred, y_true) (tester10 T10): given forward's arrays, bound by its own names
+        self.stateless, self._last = _stateless_backward(obj.backward), None
+        if self.stateless is not None:
+            self.upstream, self.upstream_keyword = None, False
+            broles = ["y_pred", "y_true"] if self.stateless[0] else ["y_true", "y_pred"]
+            call += f" and backward({', '.join(f'{n}={r}' for n, r in zip(self.stateless[1], broles))})"
         self.info = {"protocol": "loss", "call": call, "by_name": by_name, "pred_arg": names[roles.index("y_pred")]
                      if len(names) == 2 else "", "upstream": self.upstream or ""}
 
@@ -918,10 +924,14 @@ class BoundLoss:
         return getattr(self.obj, "grads", None)
 
     def forward(self, y_true, y_pred):
+        self._last = (y_true, y_pred)
         args = (y_pred, y_true) if self.pred_first else (y_true, y_pred)
         return self.obj.forward(**dict(zip(self.keywords, args))) if self.keywords else self.obj.forward(*args)
 
     def backward(self):
+        if self.stateless is not None and self._last is not None:
+            y_true, y_pred = (np.array(v, copy=True) for v in self._last)
+            return self.obj.backward(*((y_pred, y_true) if self.stateless[0] else (y_true, y_pred)))
         if self.upstream_keyword:  # backward(self, *, grad_output)
             return self.obj.backward(**{self.upstream: 1.0})
         return self.obj.backward(*([1.0] if self.upstream else []))
@@ -930,6 +940,17 @@ class BoundLoss:
 #: Names of a loss backward's upstream gradient: given 1.0 (dL/dL) also when they have a default (``dout=None``).
 UPSTREAM_NAMES = ("dout", "d_out", "dy", "grad", "grad_output", "grad_out", "gradient", "upstream", "dl", "dloss",
                   "d_loss", "delta", "g", "dz", "top_diff")
+
+
+def _stateless_backward(backward):
+    """``(prediction first, names)`` when a loss's ``backward`` takes the prediction and the target itself
+    (``backward(self, y_pred, y_true)``, Neural Networks from Scratch's ``backward(dvalues, y_true)``): two required
+    arguments, the names of at least one saying which (:func:`loss_order`); else None."""
+    ps = [p for p in (_params(backward) or {}).values() if p.kind in _POSITIONAL and p.default is p.empty]
+    if len(ps) != 2 or ps[0].name.lower() in UPSTREAM_NAMES:
+        return None
+    first, names, by_name = loss_order(backward)
+    return (first, names) if by_name else None
 
 
 def _upstream_arg(backward):
@@ -1074,10 +1095,13 @@ class Adapted:
         if not (isinstance(v, np.ndarray) and v.shape == np.shape(p)):
             return _copy(v)
         total = np.array(v, dtype=np.result_type(v, np.float64), copy=True)
-        for m, g, pos in self.tied[k]:
-            gm = _grad(self._grad_owner(m, g), g)
+        gms = [(_grad(self._grad_owner(m, g), g), m, pos) for m, g, pos in self.tied[k]]
+        for gm, m, _ in gms:
             if not (isinstance(gm, np.ndarray) and gm.shape == np.shape(self._param(m))):
                 return _copy(gm)
+        if any(pos is not None and np.any(gm) and np.array_equal(v.reshape(-1)[pos], gm) for gm, _, pos in gms):
+            return total  # k's gradient already holds a view's own (dtheta beside dW = its W part): k's alone is read
+        for gm, _, pos in gms:
             if pos is None:
                 total += gm
             else:
@@ -1567,7 +1591,7 @@ def _bare(key):
 
 
 #: Names of an attribute holding the gradients of a dict of weights, key for key (``self.grads['W']``).
-GRAD_DICTS = ("grads", "gradients", "grad")
+GRAD_DICTS = ("grads", "gradients", "grad", "param_grads", "params_grads", "grad_params", "dparams")
 
 
 def _arrays(obj, every=False):
@@ -1748,7 +1772,7 @@ def _by_structure(obj, children, missing, written, taken):
 
 def _grad_candidates(key):
     """The names the gradient of weight ``key`` may have: ``dW``, ``d_W``, ``grad_W``, ``gradW``, ``W_grad``,
-    ``grads['W']`` (``_dW``, ``_grad_W``, ``_W_grad`` for ``_W``); for an item, the same of its container with the same keys: ``dWs[1]`` for ``Ws[1]``,
+    ``grads['W']``, ``grads.W`` (an object holding the gradients: ``self.grads = Grads()``) (``_dW``, ``_grad_W``, ``_W_grad`` for ``_W``); for an item, the same of its container with the same keys: ``dWs[1]`` for ``Ws[1]``,
     ``gradients['W']`` (or ``grads``, ``grad``, ``dweights``) for ``weights['W']``."""
     path = _item_path(key)
     if key == "data":  # PyTorch's Parameter: weight.data with weight.grad
@@ -1757,7 +1781,8 @@ def _grad_candidates(key):
         mangled = MANGLED.fullmatch(key)  # self.__W is _Cls__W: its gradient self.__dW is _Cls__dW
         private = [mangled[1] + g.format(mangled[2]) for g in GRAD_NAMES] if mangled else \
             ["_" + g.format(key[1:]) for g in GRAD_NAMES] if key.startswith("_") and key[1:2] != "_" else []
-        return list(dict.fromkeys([g.format(key) for g in GRAD_NAMES] + private + [f"grads[{key!r}]"]))
+        return list(dict.fromkeys([g.format(key) for g in GRAD_NAMES] + private + [f"grads[{key!r}]"]
+                                  + [f"{d}.{key}" for d in GRAD_DICTS]))  # self.grads.W: an object of gradients
     subs = "".join(f"[{k!r}]" for k in path[1])
     return [g.format(path[0]) + subs for g in GRAD_NAMES] + [d + subs for d in GRAD_DICTS]
 
@@ -2101,7 +2126,8 @@ def _attribute_style(obj, inputs, kw, info, found):
     lead = ": " if pairs and all("." in w for w in pairs) else "; sub-layers "
     info["text"] += (_children_text(children, pairs, lead, info["unchecked"], {m: rep for rep, ms in tied.items()
                                                                                for m, _, _ in ms})
-                     + _built(built, pairs) + _alias_text(tied, views, named, pairs) + tail)
+                     + _built(built, pairs) + _alias_text(tied, views, named, pairs)
+                     + "".join(f"; {t}" for t in info.pop("listed", [])) + tail)
     if placed := [f"{pairs[w]} ({w})" for w in placed if w in pairs]:
         info["text"] += (f"; found by place and shape, not by name (written by backward, with its weight's key or "
                          f"name in a parallel container, or named as a gradient): {', '.join(placed)}")
@@ -2449,7 +2475,15 @@ def _one_per_memory(obj, children, pairs, info):
     loses the arrays inside checked parameters' memory (views) and those inside a larger unchecked one."""
     named = {n: _value(obj, children, n, pairs) for n in [*pairs, *info["unchecked"]]}
     tied, views = _aliases(named, list(pairs))
-    shared = {m for ms in tied.values() for m, _ in ms}
+    listed = {rep: [m for m, pos in ms if pos is None and "." in m] for rep, ms in tied.items()
+              if rep.startswith(("params[", "parameters[")) and "." not in rep}
+    for rep, ms in [(r, ms) for r, ms in listed.items() if ms]:  # DLfS-2's model.params += layer.params
+        tied[rep] = [(m, pos) for m, pos in tied[rep] if m not in ms]
+        info.setdefault("listed", []).append(f"{_names([rep, *ms])} are one array listed twice (the model's {rep} "
+                                             f"collects {ms[0]}): checked once, with the model's gradient "
+                                             f"{pairs[rep]}, which its optimizer steps with")
+    shared = {m for ms in tied.values() for m, _ in ms} | {m for ms in listed.values() for m in ms}
+    tied = {rep: ms for rep, ms in tied.items() if ms}
     tied = {rep: [(m, pairs[m], pos) for m, pos in ms] for rep, ms in tied.items()}
     info["unchecked"] = [w for w in info["unchecked"] if w not in views]
     return {w: g for w, g in pairs.items() if w not in shared}, tied, views, named
@@ -2492,7 +2526,8 @@ def _alias_text(tied, views, named, pairs):
                        f"steps {each} applies them")
         else:
             out.append(f"{_names(all_)} share memory ({rep} holds it all): their gradients are added into {rep}'s, "
-                       f"element by element, as an optimizer that steps {each} applies them")
+                       f"element by element, as an optimizer that steps {each} applies them (unless {rep}'s gradient "
+                       "already holds theirs, as a flat vector's does: then it is read alone)")
     by = {}
     for u, over in views.items():
         by.setdefault(tuple(over), []).append(u)

@@ -1,0 +1,126 @@
+"""Issue 10, the session-10 tester's findings on where students keep parameters and gradients (T1, T2, T4, T5, T6,
+T10); the planted bugs are also in tests/buggy_layers/styles.py (DLfS2NetRebind, GradsObjLinearTwice,
+FlatLinearForgetsB).
+
+T1 (wrong PASS): Deep Learning from Scratch 2's model collects its layers' arrays (``self.params += layer.params``):
+``params[0]`` and ``layers.0.params[0]`` were taken for a tied weight and their gradients summed, so a layer that
+rebinds ``self.grads`` (the model's ``grads`` keep the zeros) PASSed; T2: the correct book model FAILed "2 times".
+T5: ``params`` with ``param_grads``: "L.grads has no key 'W' ... found []". T10: a stateless loss
+``backward(self, y_pred, y_true)`` was called ``backward(y_pred=1.0)`` (exit 3)."""
+
+import numpy as np
+import pytest
+from test_cli import both, run, student
+
+from gradcheck import _adapters as AD
+
+DLFS2 = """
+import numpy as np
+
+class Affine:
+    def __init__(self, W, b):
+        self.params = [W, b]
+        self.grads = [np.zeros_like(W), np.zeros_like(b)]
+    def forward(self, x):
+        W, b = self.params
+        self.x = x
+        return np.dot(x, W) + b
+    def backward(self, dout):
+        W, b = self.params
+        dx = np.dot(dout, W.T)
+        STORE
+        return dx
+
+class Net:
+    def __init__(self):
+        rng = np.random.default_rng(0)
+        self.layers = [Affine(rng.standard_normal((5, 3)), np.zeros(3))]
+        self.params, self.grads = [], []
+        for layer in self.layers:
+            self.params += layer.params
+            self.grads += layer.grads
+    def forward(self, x):
+        for layer in self.layers:
+            x = layer.forward(x)
+        return x
+    def backward(self, dout=1):
+        for layer in reversed(self.layers):
+            dout = layer.backward(dout)
+        return dout
+"""
+IN_PLACE = "self.grads[0][...] = np.dot(self.x.T, dout); self.grads[1][...] = np.sum(dout, axis=0)"
+REBIND = "self.grads = [np.dot(self.x.T, dout), np.sum(dout, axis=0)]"
+
+
+@pytest.mark.parametrize("store, code, words", [
+    (IN_PLACE, 0, "PASS: Net: every gradient (dX, dparams[0], dparams[1]) matches"),
+    (REBIND, 1, "dparams[0] is all zeros"),
+])
+def test_a_model_listing_its_layers_arrays_checks_its_own_gradients(tmp_path, store, code, words):
+    p = run("check", f"{student(tmp_path, DLFS2.replace('STORE', store), f'dlfs2_{code}.py')}::Net",
+            "--input-shape", "6,5")
+    out = both(p)
+    assert p.returncode == code and words in out, out
+    assert ("params[0] and layers.0.params[0] are one array listed twice (the model's params[0] collects "
+            "layers.0.params[0]): checked once, with the model's gradient grads[0]") in out, out
+    assert "summed" not in out and "double" not in out, out
+
+
+PARAM_GRADS = """
+import numpy as np
+
+class L:
+    def __init__(self):
+        rng = np.random.default_rng(0)
+        self.params = {'W': rng.standard_normal((5, 3)) * 0.4, 'b': np.zeros(3) + 0.1}
+        self.param_grads = {}
+    def forward(self, X):
+        self.X = X
+        return X @ self.params['W'] + self.params['b']
+    def backward(self, dY):
+        self.param_grads['W'] = SIGN * self.X.T @ dY; self.param_grads['b'] = dY.sum(0)
+        return dY @ self.params['W'].T
+"""
+
+
+def test_params_with_param_grads_are_read_as_the_manualprop_pair(tmp_path):
+    ns = {}
+    exec(PARAM_GRADS.replace("SIGN", "-1"), ns)  # noqa: S102 - the test's own layer
+    X, G = np.random.default_rng(1).standard_normal((6, 5)), np.random.default_rng(2).standard_normal((6, 3))
+    layer, info = AD.adapt(ns["L"](), [X])
+    assert info["text"].startswith("manualprop (params/param_grads dicts")
+    layer.forward(X)
+    layer.backward(G)
+    np.testing.assert_allclose(layer.grads["W"], -(X.T @ G))
+
+
+LOSS = """
+import numpy as np
+
+class MSE2:
+    def forward(self, y_pred, y_true):
+        return float(np.mean((y_pred - y_true) ** 2))
+    def backward(self, y_pred, y_true):
+        return SIGN * 2 * (y_pred - y_true) / y_pred.size
+
+class NNFS:
+    def forward(self, output, y):
+        return float(np.mean((output - y) ** 2))
+    def backward(self, dvalues, y_true):
+        return SIGN * 2 * (dvalues - y_true) / dvalues.size
+"""
+
+
+@pytest.mark.parametrize("cls, call", [
+    ("MSE2", "forward(y_pred=y_pred, y_true=y_true) and backward(y_pred=y_pred, y_true=y_true)"),
+    ("NNFS", "forward(output=y_pred, y=y_true) and backward(dvalues=y_pred, y_true=y_true)"),
+])
+@pytest.mark.parametrize("sign", [1, -1])
+def test_a_stateless_loss_backward_gets_the_prediction_and_target(tmp_path, cls, call, sign):
+    p = run("check", f"{student(tmp_path, LOSS.replace('SIGN', str(sign)), f'l{sign + 1}.py')}::{cls}",
+            "--loss", "--input-shape", "6,2")
+    out = both(p)
+    assert f"loss: {call}" in out and "=1.0" not in out, out
+    assert (p.returncode, f"PASS: {cls}" in out) == ((0, True) if sign == 1 else (1, False)), out
+    if sign == -1:
+        assert "dy_pred has the wrong sign" in out, out
