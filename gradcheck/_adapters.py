@@ -66,6 +66,9 @@ EVAL_WORDS = ("eval", "test", "testing", "evaluation", "evaluate", "inference", 
               "valid", "validation", "deploy")
 _POSITIONAL = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
 
+#: The value of a training switch that is not there (:func:`_switch_value`).
+_MISSING_SWITCH = object()
+
 #: Called with "forward" / "backward" before each probe call of the student's code (the sandbox
 #: child sets it, to name the step that hangs or exits); None: nothing is reported.
 on_step = None
@@ -160,20 +163,61 @@ def _switch_params(fn):
 
 
 def _switch_attr(fn):
-    """``self.<name>`` of the training switch forward reads as an attribute (PyTorch's ``self.training``,
-    ``self.is_train`` set by a training loop): ``training`` or a name of :data:`MODE_KEYWORDS` whose
-    value on the object is a bool or str; ``training`` when the class has ``train()``/``eval()`` methods
-    (nn.Module's) and forward reads no such attribute; else None."""
+    """The training switch forward reads outside its arguments, as :func:`mode_keyword` names it: an attribute
+    ``self.<name>`` (PyTorch's ``self.training``, ``self.is_train`` set by a training loop): ``training`` or a name of
+    :data:`MODE_KEYWORDS` whose value on the object is a bool or str, then a bool named as a switch
+    (:func:`_flag_kind`: ``self.in_train``); an item ``self.bn_param['mode']`` (CS231n's) of a dict attribute;
+    ``self.training`` when the class has ``train()``/``eval()`` methods (nn.Module's); a module's bool named as a
+    switch, ``global TRAIN``; else None."""
     obj, tree = getattr(fn, "__self__", None), _source(fn)
-    if obj is None:
-        return None
+    if obj is None or tree is None:
+        return "self.training" if obj is not None and _mode_methods(obj) else None
     me = next(iter(inspect.signature(fn.__func__).parameters), "self") if hasattr(fn, "__func__") else "self"
     read = [n.attr for n in ast.walk(tree) if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name)
-            and n.value.id == me] if tree else []
+            and n.value.id == me]
     for name in [n for n in ("training", *MODE_KEYWORDS) if n in read]:
         if isinstance(getattr(obj, name, None), (bool, str)):
-            return name
-    return "training" if _mode_methods(obj) else None
+            return "self." + name
+    items = [f"{n.value.attr}[{n.slice.value!r}]" for n in ast.walk(tree) if isinstance(n, ast.Subscript)
+             and isinstance(n.value, ast.Attribute) and isinstance(n.value.value, ast.Name) and n.value.value.id == me
+             and isinstance(n.slice, ast.Constant) and n.slice.value in ("training", *MODE_KEYWORDS)]
+    for name in items:  # self.bn_param['mode']
+        if isinstance(_switch_value(fn, "self." + name), (bool, str)):
+            return "self." + name
+    for name in read:  # self.in_train
+        if _flag_kind(name) and isinstance(getattr(obj, name, None), bool):
+            return "self." + name
+    if _mode_methods(obj):
+        return "self.training"
+    names = [n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)]
+    return next((f"global {n}" for n in names if _flag_kind(n) and isinstance(_globals(fn).get(n), bool)), None)
+
+
+def _flag_kind(name):
+    """``"train"`` for a bool named as a training switch (``in_train``, ``TRAINING``), ``"eval"`` for one True in
+    eval mode (``is_test``, ``EVAL``), None for any other name."""
+    low = name.lower()
+    return "train" if "train" in low else "eval" if any(w in low for w in ("eval", "test", "infer", "determin")) \
+        else None
+
+
+def _switch_value(fn, name, value=_MISSING_SWITCH):
+    """The value of an attribute, item or module switch (``self.in_train``, ``self.bn_param['mode']``, ``global
+    TRAIN``) of forward ``fn``, or set it to ``value``; ``_MISSING_SWITCH`` when it has none."""
+    if name.startswith("global "):
+        space, key = _globals(fn), name[7:]
+        if value is _MISSING_SWITCH:
+            return space.get(key, _MISSING_SWITCH)
+        space[key] = value
+        return value
+    holder = _Items(fn.__self__)
+    if value is _MISSING_SWITCH:
+        try:
+            return getattr(holder, name[5:])
+        except (AttributeError, KeyError, IndexError, TypeError):
+            return _MISSING_SWITCH
+    setattr(holder, name[5:], value)
+    return value
 
 
 def _mode_methods(obj):
@@ -231,13 +275,14 @@ def _value_text(v):
     return f"{type(v).__name__}.{v.name}" if isinstance(v, enum.Enum) else repr(v)
 
 
-def _attr_keyword(fn, attr):
-    """:func:`mode_keyword` of an attribute switch ``self.<attr>``: booleans as the argument's, a string's
-    words read from forward's source (``self.mode == "train"``)."""
-    name = "self." + attr
-    if attr in EVAL_FLAGS:
+def _attr_keyword(fn, name):
+    """:func:`mode_keyword` of a switch forward reads outside its arguments (:func:`_switch_attr`: ``self.training``,
+    ``self.bn_param['mode']``, ``global TRAIN``): booleans as the argument's, a string's words read from forward's
+    source (``self.mode == "train"``)."""
+    attr = re.split(r"[.\[ ]", name)[-1].strip("'\"]") or name
+    if attr in EVAL_FLAGS or attr not in TRAIN_FLAGS + ("training",) and _flag_kind(attr) == "eval":
         return name, True, False
-    value = getattr(fn.__self__, attr, None)
+    value = _switch_value(fn, name)
     if not isinstance(value, str):
         return name, False, True
     words = [*mode_words(fn, name), value]
@@ -310,6 +355,8 @@ def _passed_to(fn, call, name):
 def _refers(node, name):
     """``node`` is the switch ``name``: the argument ``mode``, ``kw.get("mode")`` / ``kw["mode"]`` (a switch
     read from ``**kwargs``), or the attribute ``self.mode`` when ``name`` is ``"self.mode"``."""
+    if name.startswith("self.") and isinstance(node, (ast.Attribute, ast.Subscript)) and ast.unparse(node) == name:
+        return True  # self.bn_param['mode']
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "get":
         node = node.args[0] if node.args else node
     elif isinstance(node, ast.Subscript):
@@ -331,6 +378,17 @@ def unread_flag(fn, ps=None):
                      and not (p.name in MODE_STRINGS and isinstance(p.default, str))))), None)
 
 
+def _unread_varargs(fn, inputs):
+    """``"*args"`` when forward reads a ``*args`` that the inputs do not fill (``forward(self, x, *args)`` with
+    ``args[0]`` a switch: gradcheck never passes it, so only its empty default runs), else None."""
+    ps = list((_params(fn) or {}).values())
+    star = next((p.name for p in ps if p.kind == p.VAR_POSITIONAL), None)
+    tree = _source(fn) if star else None
+    if tree is None or inputs is None or len(inputs) > sum(p.kind in _POSITIONAL for p in ps):
+        return None
+    return f"*{star}" if any(isinstance(n, ast.Name) and n.id == star for n in ast.walk(tree)) else None
+
+
 def _training_kw(fn, training, keyword=None):
     """The keyword arguments that put ``fn`` in training (True) or eval (False) mode; ``{}`` for None."""
     if _takes_training(fn):
@@ -338,12 +396,11 @@ def _training_kw(fn, training, keyword=None):
     if training is None or keyword is None:
         return {}
     name, off, on = keyword
-    if name.startswith("self."):  # an attribute switch: set on the object (train()/eval() where it has them)
-        obj = fn.__self__
-        if name == "self.training" and _mode_methods(obj):
-            obj.train() if training else obj.eval()
+    if name.startswith(("self.", "global ")):  # set on the object (train()/eval() where it has them), or its module
+        if name == "self.training" and _mode_methods(fn.__self__):
+            fn.__self__.train() if training else fn.__self__.eval()
         else:
-            setattr(obj, name[5:], on if training else off)
+            _switch_value(fn, name, on if training else off)
         return {}
     return {name: on if training else off}
 
@@ -1123,7 +1180,7 @@ class Adapted:
             self.obj.zero_grad()
         mode = self._mode
         with _switch_kept(self.obj, self.mode_keyword, mode is not None):
-            if mode is not None and (self.mode_keyword or ("",))[0].startswith("self."):
+            if mode is not None and (self.mode_keyword or ("",))[0].startswith(("self.", "global ")):
                 _training_kw(self.obj.forward, mode, self.mode_keyword)  # the mode the last forward ran in
             r = self.obj.backward(dY)
         return tuple(_copy(v) for v in r) if isinstance(r, tuple) else _copy(r)
@@ -1976,18 +2033,19 @@ _MISSING = object()
 
 @contextlib.contextmanager
 def _switch_kept(obj, keyword, when=True):
-    """An attribute training switch (``keyword``: :func:`mode_keyword`'s ``("self.training", False, True)``) put back
+    """A training switch outside forward's arguments (``keyword``: :func:`mode_keyword`'s ``("self.training", False,
+    True)``, ``self.bn_param['mode']``, ``global TRAIN``) put back
     after the block to the value it had (through ``train()``/``eval()`` where forward's class has them, as the
     checker set it): gradcheck leaves the student's object in the mode it found it. ``when`` False: nothing done."""
-    attr = keyword[0][5:] if when and keyword and keyword[0].startswith("self.") else None
-    kept = getattr(obj, attr, _MISSING) if attr else _MISSING
+    name = keyword[0] if when and keyword and keyword[0].startswith(("self.", "global ")) else None
+    kept = _switch_value(obj.forward, name) if name else _MISSING_SWITCH
     try:
         yield
     finally:
-        if kept is not _MISSING:
-            if attr == "training" and isinstance(kept, bool) and _mode_methods(obj):
+        if kept is not _MISSING_SWITCH:
+            if name == "self.training" and isinstance(kept, bool) and _mode_methods(obj):
                 obj.train() if kept else obj.eval()
-            setattr(obj, attr, kept)
+            _switch_value(obj.forward, name, kept)
 
 
 def _adapt(obj, inputs=None, training=True):
@@ -2018,6 +2076,8 @@ def _adapt(obj, inputs=None, training=True):
             info["mode_words"] = [repr(w) for w in mode_words(obj.forward, mk[0])]
     elif (flag := unread_flag(obj.forward)) is not None:  # forward(X, use_noise=False): only its default runs
         info["unread_flag"] = [flag[0], _value_text(flag[1])]
+    elif (star := _unread_varargs(obj.forward, inputs)) is not None:  # forward(x, *args): args[0] a switch
+        info["unread_flag"] = [star, "()"]
     # forward(x) -> (out, cache), backward(dout, cache): a CS231n pair of its methods
     cached = _try(class_cache, obj, inputs, _training_kw(obj.forward, False, mk)) if inputs else None
     outs = _try(class_outputs, obj, inputs) if inputs else None  # forward(x, h, c) -> (h, c), backward(dh, dc)

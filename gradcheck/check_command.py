@@ -331,7 +331,7 @@ def _mode_why(layer, requested, ran: tuple[bool, ...], words=("training", "False
     from .config import training_modes
 
     name, off, on = words
-    takes = "reads" if name.startswith("self.") else "takes"  # an attribute switch (self.training)
+    takes = "reads" if name.startswith(("self.", "global ")) else "takes"  # an attribute switch (self.training)
     if requested != "auto":
         return f": as --{'training' if requested else 'eval'} asks"
     if len(training_modes(layer, "auto")) < 2:
@@ -392,11 +392,11 @@ def protocol_lines(layer, init: dict[str, Any], training: tuple[bool, ...] = (Fa
     else:
         name, off, on = info.get("mode_keyword") or ("training", "False", "True")
         calls = ", then ".join(f"{name}={on if t else off}" for t in training)
-        if name.startswith("self."):  # an attribute switch (self.training), set before each forward
+        if name.startswith(("self.", "global ")):  # an attribute switch (self.training), set before each forward
             calls = f"{name} = " + ", then ".join(on if t else off for t in training)
         unread = "mode_words" in info and not {on, off} & set(info["mode_words"])
         lines.append("mode: " + " and ".join("training" if t else "eval" for t in training)
-                     + (f" ({calls})" if name.startswith("self.") else f" (forward(X, {calls}))")
+                     + (f" ({calls})" if name.startswith(("self.", "global ")) else f" (forward(X, {calls}))")
                      + _mode_why(layer, requested, training, (name, off, on), unread))
     unchecked, unseen = list(info.get("unchecked") or []), list(info.get("unseen") or [])
     unsure = [str(a) for a in info.get("ambiguous") or []]  # "W (5, 3): gW, hW"

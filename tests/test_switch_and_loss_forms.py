@@ -174,3 +174,42 @@ def test_star_args_loss_header_shows_star_args():
             return 0.0
     bound = AD.BoundLoss(Star())
     assert bound.info["call"] == "forward(*args) with (y_true, y_pred)" and bound.upstream == "dout"
+
+
+@pytest.mark.parametrize("cls, name, start", [
+    ("DropoutParamMode", "self.dropout_param['mode']", "test"),  # CS231n's dict (tester10 T3)
+    ("DropoutModuleFlag", "global IN_TRAINING", False),  # a module's flag
+    ("DropoutInTrain", "self.in_train", False),  # a bool named as a switch
+])
+def test_switches_outside_the_arguments_are_set_and_put_back(cls, name, start):
+    """tester10 T3: "forward has no training argument" and a training-mode bug PASSed with no warning."""
+    from tests.buggy_layers import activations
+
+    obj = getattr(activations, cls)()
+    mk = AD.mode_keyword(obj.forward)
+    assert mk[0] == name, mk
+    layer, info = AD.adapt(obj, [np.ones((4, 3))])
+    assert info["mode_keyword"][0] == name and AD._switch_value(obj.forward, name) == start
+    layer.forward(np.ones((4, 3)), training=True)
+    assert obj.mask is not None  # the training branch ran
+    assert AD._switch_value(obj.forward, name) == start  # and the switch is as the student left it
+
+
+def test_a_forward_reading_star_args_is_warned_as_an_unread_switch():
+    class BN:
+        def forward(self, x, *args):
+            return x * 2 if args and args[0] else x
+
+        def backward(self, dY):
+            return dY
+    _, info = AD.adapt(BN(), [np.ones((4, 3))])
+    assert info["unread_flag"] == ["*args", "()"]
+
+    class Stack:  # the inputs themselves come through *xs: no switch
+        def forward(self, *xs):
+            return xs[0] + xs[1]
+
+        def backward(self, dY):
+            return dY, dY
+    _, info = AD.adapt(Stack(), [np.ones((4, 3)), np.ones((4, 3))])
+    assert "unread_flag" not in info

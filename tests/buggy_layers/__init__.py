@@ -140,6 +140,10 @@ EXPECTED = {
     "activations.py::DropoutModeConstNoScale": "mask-scale",
     "activations.py::DropoutModeMatchNoScale": "mask-scale",
     "activations.py::DropoutModeEnumNoScale": "mask-scale",
+    # tester10 (T3): the switch a dict item self.dropout_param['mode'], a module flag, self.in_train
+    "activations.py::DropoutParamModeNoScale": "mask-scale",
+    "activations.py::DropoutModuleFlagNoScale": "mask-scale",
+    "activations.py::DropoutInTrainNoScale": "mask-scale",
     # tester10 (issue 10): model.grads never updated (T1); gradients on an object, self.grads.W (T4)
     "styles.py::DLfS2NetRebind": "zero",
     "styles.py::GradsObjLinearTwice": "factor",
@@ -176,7 +180,8 @@ CORRECT = ["linear.py::LinearOutIn", "linear.py::LinearInOut", "activations.py::
            "styles.py::ObjArrayMLP", "styles.py::SetMLP", "styles.py::ChainMapMLP", "styles.py::ClosureMLP",
            "styles.py::NestedDeep", "activations.py::DropoutModeHelper", "activations.py::DropoutModeConst",
            "activations.py::DropoutModeMatch", "activations.py::DropoutModeEnum", "styles.py::DLfS2Net",
-           "styles.py::GradsObjLinear", "styles.py::FlatLinear"]
+           "styles.py::GradsObjLinear", "styles.py::FlatLinear", "activations.py::DropoutParamMode",
+           "activations.py::DropoutModuleFlag", "activations.py::DropoutInTrain"]
 
 
 def load(key: str):

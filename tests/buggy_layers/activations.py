@@ -360,6 +360,51 @@ class DropoutModeEnumNoScale(DropoutModeEnum, DropoutTrainFlgNoScale):
     pass  # BUG: DropoutTrainFlgNoScale's backward
 
 
+# tester10 (T3): switches outside forward's arguments: CS231n's dropout_param['mode'], a module flag, self.in_train
+IN_TRAINING = False  # a module's switch, set by the student's training loop
+
+
+class DropoutParamMode(DropoutTrainFlg):
+    ADAPT = True  # the switch is read on the instance
+
+    def __init__(self, p=0.5, seed=0):
+        super().__init__(p, seed)
+        self.dropout_param = {"mode": "test", "p": p}
+
+    def forward(self, X):
+        return super().forward(X, self.dropout_param["mode"] == "train")
+
+
+class DropoutParamModeNoScale(DropoutParamMode, DropoutTrainFlgNoScale):
+    pass  # BUG: DropoutTrainFlgNoScale's backward
+
+
+class DropoutModuleFlag(DropoutTrainFlg):
+    ADAPT = True
+
+    def forward(self, X):
+        return super().forward(X, IN_TRAINING)
+
+
+class DropoutModuleFlagNoScale(DropoutModuleFlag, DropoutTrainFlgNoScale):
+    pass  # BUG: DropoutTrainFlgNoScale's backward
+
+
+class DropoutInTrain(DropoutTrainFlg):
+    ADAPT = True
+
+    def __init__(self, p=0.5, seed=0):
+        super().__init__(p, seed)
+        self.in_train = False
+
+    def forward(self, X):
+        return super().forward(X, self.in_train)
+
+
+class DropoutInTrainNoScale(DropoutInTrain, DropoutTrainFlgNoScale):
+    pass  # BUG: DropoutTrainFlgNoScale's backward
+
+
 class Swish:
     """Y = X * sigmoid(X) (SiLU)."""
 
