@@ -2198,11 +2198,70 @@ def _attribute_style(obj, inputs, kw, info, found):
                                               not pairs and not info["unchecked"])):  # ClassLevel.W, a module's W_glob
         info["hidden"] = hidden
         info["text"] += f"; forward reads arrays not read as weights: {', '.join(h.split(' (')[0] for h in hidden)}"
+    if inputs is not None and not pairs and (made := _try(_recreated, obj, inputs, kw)):  # self.W = rng...() in forward
+        info["recreated"] = made
+    if inputs is not None and not pairs and (lists := _try(_list_weights, obj, inputs, kw)):  # self.W = [[0.1, ...]]
+        info["lists"] = lists
     if why:
         names = [w for w in every if w not in pairs and w not in numbers]
         info["text"] += (f" (found without measuring which arrays forward uses: {UNMEASURED[why.partition(':')[0]]}{why.partition(':')[2]}"
                          + (f"; arrays not checked: {', '.join(names)}" if names else "") + ")")
     return _wrap(obj, pairs, tied=tied, views=_views_info(info, tied, views, named, pairs)), info
+
+
+def _recreated(obj, inputs, kw):
+    """``["W: dW", ...]``: arrays named like weights (:data:`PARAM_NAME`) that forward binds anew on every call
+    (``self.W = rng.standard_normal(...)`` with no ``if self.W is None``) and whose gradient backward writes by name:
+    perturbing them changes nothing, so that gradient cannot be checked (and training cannot change them)."""
+    with _all_undone([obj]) as rewind:
+        _run(obj, rewind, inputs, kw)
+        first = dict(_fields(obj))
+        y = _run(obj, rewind, inputs, kw)
+        second = dict(_fields(obj))
+        _step("backward")
+        obj.backward(np.random.default_rng(7).standard_normal(y.shape))
+        after = dict(_fields(obj))
+    out = []
+    for k, v in second.items():
+        if isinstance(k, str) and isinstance(v, np.ndarray) and v.dtype.kind == "f" and k in first and \
+                first[k] is not v and PARAM_NAME.fullmatch(_bare(k).lstrip("_")):
+            g = next((g.format(k) for g in GRAD_NAMES if isinstance(after.get(g.format(k)), np.ndarray)), None)
+            out += [f"{k}: {g}"] if g else []
+    return out
+
+
+def _list_weights(obj, inputs, kw):
+    """``["W: dW", ...]`` (``"W: "`` without a gradient): attributes named like weights that are Python lists of
+    numbers (``self.W = [[0.1, 0.2], ...]``, made arrays in forward) whose change changes forward's output: gradcheck
+    perturbs and checks numpy arrays, so their gradients (``dW``, written by backward) are not checked."""
+    d = _fields(obj)
+    cands = [k for k, v in list(d.items())[:MAX_PROBED] if isinstance(k, str) and isinstance(v, list) and v
+             and PARAM_NAME.fullmatch(_bare(k).lstrip("_")) and _numbers_kind(v) in ("f", "i")]
+    out = []
+    with _all_undone([obj]) as rewind:
+        y0 = _run(obj, rewind, inputs, kw)
+        for k in cands:
+            old = d[k]
+            d[k] = (np.asarray(old, dtype=np.float64) * 1.5 + 0.5).tolist()
+            try:
+                y = _run(obj, rewind, inputs, kw)
+            finally:
+                d[k] = old
+            if y.shape != y0.shape or not np.array_equal(y, y0, equal_nan=True):
+                out.append(k)
+        if out:
+            _step("backward")
+            obj.backward(np.random.default_rng(7).standard_normal(y0.shape))
+        after = dict(_fields(obj))
+    return [f"{k}: " + next((g.format(k) for g in GRAD_NAMES if g.format(k) in after), "") for k in out]
+
+
+def _numbers_kind(v):
+    """numpy's dtype kind of a (nested) list of numbers (``"f"``, ``"i"``), or ``""`` when it is none."""
+    try:
+        return np.asarray(v).dtype.kind
+    except (ValueError, TypeError):  # ragged
+        return ""
 
 
 def _namespaces(obj):

@@ -468,6 +468,20 @@ def _unpaired(info, cname: str) -> list:
         if arrays:
             lines.append(f"FAIL: {cname}: forward reads {w}, {_hidden_where(w)}, and backward writes {arrays}, "
                          "of its shape: that gradient cannot be checked, so the check cannot pass.")
+    made = [str(r).partition(": ") for r in info.get("recreated") or []]  # self.W made anew in every forward
+    if made:
+        ws, gs = ", ".join(w for w, _, _ in made), ", ".join(g for _, _, g in made)
+        lines.append(f"FAIL: {cname}: forward creates {ws} anew on every call, and backward writes {gs}: perturbing "
+                     f"{ws} changes nothing (the next forward replaces it), so {gs} cannot be checked and training "
+                     "cannot change the weights; create them once (in __init__, or in forward only while they are "
+                     "None), so the check cannot pass.")
+    lists = [str(r).partition(": ") for r in info.get("lists") or []]  # self.W = [[0.1, ...]]: not an array
+    if lists:
+        ws, gs = ", ".join(w for w, _, _ in lists), ", ".join(g for _, _, g in lists if g)
+        lines.append(f"FAIL: {cname}: forward reads {ws}, Python list{'s' * (len(lists) > 1)} of numbers: gradcheck "
+                     f"perturbs and checks numpy arrays only, so {gs + ', written by backward,' if gs else 'their gradients'}"
+                     f" cannot be checked; keep the weights as numpy arrays (np.array(...)) to have them checked, so "
+                     "the check cannot pass.")
     missing = [w for w in info.get("unchecked") or [] if w not in unsure] if info.get("protocol") == "attribute" \
         else []
     if missing:  # weights with gradient attributes, these none: a missing gradient

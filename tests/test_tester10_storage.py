@@ -124,3 +124,53 @@ def test_a_stateless_loss_backward_gets_the_prediction_and_target(tmp_path, cls,
     assert (p.returncode, f"PASS: {cls}" in out) == ((0, True) if sign == 1 else (1, False)), out
     if sign == -1:
         assert "dy_pred has the wrong sign" in out, out
+
+
+REMADE = """
+import numpy as np
+
+class Reinit:
+    def __init__(self, units=3):
+        self.units = units
+    def forward(self, x):
+        rng = np.random.default_rng(0)
+        self.W = rng.standard_normal((x.shape[-1], self.units)) * 0.3
+        self.b = np.zeros(self.units)
+        self.x = x
+        return x @ self.W + self.b
+    def backward(self, dy):
+        self.dW = 3 * self.x.T @ dy; self.db = dy.mean(0)
+        return dy @ self.W.T
+
+class ListW:
+    def __init__(self):
+        rng = np.random.default_rng(0)
+        self.W = (rng.standard_normal((5, 3)) * 0.3).tolist(); self.b = [0.0, 0.0, 0.0]
+    def forward(self, x):
+        self.x = x
+        return x @ np.array(self.W) + np.array(self.b)
+    def backward(self, dy):
+        self.dW = (2 * self.x.T @ dy).tolist(); self.db = dy.sum(0).tolist()
+        return dy @ np.array(self.W).T
+"""
+
+
+@pytest.mark.parametrize("cls, line", [
+    ("Reinit", "FAIL: Reinit: forward creates W, b anew on every call, and backward writes dW, db"),
+    ("ListW", "FAIL: ListW: forward reads W, b, Python lists of numbers: gradcheck perturbs and checks numpy arrays "
+              "only, so dW, db, written by backward, cannot be checked"),
+])
+def test_weights_remade_in_forward_or_kept_as_lists_are_not_passed_over(tmp_path, cls, line):
+    """T7, T8 (wrong PASS): "a class with forward/backward and no parameters", PASS, exit 0, with dW x3 (x2)."""
+    p = run("check", f"{student(tmp_path, REMADE, 'remade.py')}::{cls}", "--input-shape", "6,5")
+    out = both(p)
+    assert p.returncode == 1 and line in out and f"PASS: {cls}" not in out, out
+
+
+def test_a_weight_built_once_in_forward_is_not_taken_for_remade():
+    ns = {}
+    exec(REMADE.replace("        rng = np.random", "        if getattr(self, 'W', None) is not None:\n"  # noqa: S102
+                        "            self.x = x\n            return x @ self.W + self.b\n        rng = np.random"), ns)
+    X = np.random.default_rng(1).standard_normal((6, 5))
+    _, info = AD.adapt(ns["Reinit"](), [X])
+    assert "recreated" not in info and "W/dW" in info["text"], info
