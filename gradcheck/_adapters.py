@@ -202,22 +202,81 @@ def _flag_kind(name):
 
 
 def _switch_value(fn, name, value=_MISSING_SWITCH):
-    """The value of an attribute, item or module switch (``self.in_train``, ``self.bn_param['mode']``, ``global
-    TRAIN``) of forward ``fn``, or set it to ``value``; ``_MISSING_SWITCH`` when it has none."""
+    """The value of an attribute, item or module switch (``self.in_train``, ``self.bn_param['mode']``, a sub-layer's
+    ``self.bn.training``, ``global TRAIN``) of forward ``fn``, or set it to ``value``; ``_MISSING_SWITCH`` when it has
+    none. Several names joined by ``", "`` (the sub-layers' switches, :func:`_sublayer_switches`): a tuple of their
+    values, set from a tuple or each to one value."""
+    names = name.split(", ")
+    if len(names) > 1:
+        if value is _MISSING_SWITCH:
+            got = tuple(_switch_value(fn, n) for n in names)
+            return _MISSING_SWITCH if _MISSING_SWITCH in got else got
+        for n, v in zip(names, value if isinstance(value, tuple) else [value] * len(names)):
+            _switch_value(fn, n, v)
+        return value
     if name.startswith("global "):
         space, key = _globals(fn), name[7:]
         if value is _MISSING_SWITCH:
             return space.get(key, _MISSING_SWITCH)
         space[key] = value
         return value
-    holder = _Items(fn.__self__)
+    try:
+        holder, key = _reached(fn.__self__, name[5:])
+    except (AttributeError, KeyError, IndexError, TypeError, ValueError, SyntaxError):
+        return _MISSING_SWITCH
     if value is _MISSING_SWITCH:
-        try:
-            return getattr(holder, name[5:])
-        except (AttributeError, KeyError, IndexError, TypeError):
-            return _MISSING_SWITCH
-    setattr(holder, name[5:], value)
+        return _switch_value_of(holder, key)
+    if isinstance(key, str) and not isinstance(holder, (dict, list)):
+        setattr(holder, key, value)
+    else:
+        holder[key] = value
     return value
+
+
+def _switch_value_of(holder, key):
+    try:
+        return getattr(holder, key) if isinstance(key, str) and not isinstance(holder, (dict, list)) else holder[key]
+    except (AttributeError, KeyError, IndexError, TypeError):
+        return _MISSING_SWITCH
+
+
+def _reached(obj, expr):
+    """``(holder, key)`` of a path below ``obj`` written as Python (``bn.training``, ``layers[1].training``,
+    ``bn_param['mode']``): the object or container holding the last step, and its attribute name or item key."""
+    node, steps = ast.parse(expr, mode="eval").body, []
+    while isinstance(node, (ast.Attribute, ast.Subscript)):
+        if isinstance(node, ast.Attribute):
+            steps.insert(0, ("attr", node.attr))
+        elif isinstance(node.slice, ast.Constant):
+            steps.insert(0, ("item", node.slice.value))
+        else:
+            raise ValueError(expr)
+        node = node.value
+    if not isinstance(node, ast.Name):
+        raise ValueError(expr)
+    o = obj
+    for kind, k in [("attr", node.id), *steps[:-1]]:
+        o = getattr(o, k) if kind == "attr" else o[k]
+    if not steps:
+        return obj, node.id
+    return (o, steps[-1][1]) if steps[-1][0] == "attr" else (o, steps[-1][1])
+
+
+def _sublayer_switches(fn):
+    """``self.bn.training`` (``", "``-joined when several) of the boolean training switches forward's sub-layers read
+    as attributes (:func:`_switch_attr`), for a layer that has none of its own: set on each, as ``nn.Module.train()``
+    sets its children's; None when no sub-layer has one."""
+    obj = getattr(fn, "__self__", None)
+    found = []
+    for path, v in walk(obj) if obj is not None else ():
+        sub = _switch_attr(v.forward) if _is_layer(v) else None
+        if sub is None or not sub.startswith("self.") or len(found) >= 16:
+            continue
+        name = f"self.{_label(path)}.{sub[5:]}"
+        kw = _attr_keyword(v.forward, sub)
+        if kw[1:] == (False, True) and isinstance(_switch_value(fn, name), bool):
+            found.append(name)
+    return ", ".join(found) or None
 
 
 def _mode_methods(obj):
@@ -256,6 +315,8 @@ def mode_keyword(fn):
                     trains[0] if trains else "train")
     if unread_flag(fn, ps) is None and (attr := _switch_attr(fn)) is not None:
         return _attr_keyword(fn, attr)
+    if unread_flag(fn, ps) is None and (subs := _sublayer_switches(fn)) is not None:  # self.bn.training (T12)
+        return subs, False, True
     return None
 
 

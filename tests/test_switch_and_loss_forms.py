@@ -213,3 +213,21 @@ def test_a_forward_reading_star_args_is_warned_as_an_unread_switch():
             return dY, dY
     _, info = AD.adapt(Stack(), [np.ones((4, 3)), np.ones((4, 3))])
     assert "unread_flag" not in info
+
+
+def test_a_sublayers_training_attribute_is_set_and_put_back():
+    """tester10 T12: a model without train()/eval() whose Dropout reads self.training (set by the student's loop):
+    "forward has no training argument", the training branch never ran, its bug PASSed."""
+    from tests.buggy_layers import activations
+
+    obj = activations.NetSubTraining()
+    assert AD.mode_keyword(obj.forward) == ("self.drop.training", False, True)
+    layer, info = AD.adapt(obj, [np.ones((4, 3))])
+    assert info["mode_keyword"] == ["self.drop.training", "False", "True"] and obj.drop.training is False
+    layer.forward(np.ones((4, 3)), training=True)
+    assert obj.drop.mask is not None and obj.drop.training is False  # ran in training mode, then put back
+    two = activations.NetSubTraining()
+    two.more = [activations.DropoutAttr()]
+    assert AD.mode_keyword(two.forward)[0] == "self.drop.training, self.more[0].training"
+    AD._training_kw(two.forward, True, AD.mode_keyword(two.forward))
+    assert two.drop.training is True and two.more[0].training is True

@@ -144,6 +144,7 @@ EXPECTED = {
     "activations.py::DropoutParamModeNoScale": "mask-scale",
     "activations.py::DropoutModuleFlagNoScale": "mask-scale",
     "activations.py::DropoutInTrainNoScale": "mask-scale",
+    "activations.py::NetSubTrainingNoScale": "mask-scale",  # T12: a sub-layer's self.drop.training
     # tester10 (issue 10): model.grads never updated (T1); gradients on an object, self.grads.W (T4)
     "styles.py::DLfS2NetRebind": "zero",
     "styles.py::GradsObjLinearTwice": "factor",
@@ -181,7 +182,7 @@ CORRECT = ["linear.py::LinearOutIn", "linear.py::LinearInOut", "activations.py::
            "styles.py::NestedDeep", "activations.py::DropoutModeHelper", "activations.py::DropoutModeConst",
            "activations.py::DropoutModeMatch", "activations.py::DropoutModeEnum", "styles.py::DLfS2Net",
            "styles.py::GradsObjLinear", "styles.py::FlatLinear", "activations.py::DropoutParamMode",
-           "activations.py::DropoutModuleFlag", "activations.py::DropoutInTrain"]
+           "activations.py::DropoutModuleFlag", "activations.py::DropoutInTrain", "activations.py::NetSubTraining"]
 
 
 def load(key: str):

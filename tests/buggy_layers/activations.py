@@ -441,3 +441,38 @@ class SoftplusHalfFloat32:
 
     def backward(self, dY):
         return dY / (1 + np.exp(-self.X))
+
+
+class DropoutAttr(DropoutTrainFlg):
+    """PyTorch's self.training without train()/eval(): the student's loop sets it."""
+
+    def __init__(self, p=0.5, seed=0):
+        super().__init__(p, seed)
+        self.training = False
+
+    def forward(self, X):
+        return super().forward(X, self.training)
+
+
+class DropoutAttrNoScale(DropoutAttr, DropoutTrainFlgNoScale):
+    pass  # BUG: DropoutTrainFlgNoScale's backward
+
+
+class NetSubTraining:
+    """tester10 T12: the switch is a sub-layer's self.drop.training, the model has no train()/eval()."""
+
+    ADAPT = True
+
+    def __init__(self, bug=False):
+        self.drop = DropoutAttrNoScale() if bug else DropoutAttr()
+
+    def forward(self, X):
+        return self.drop.forward(X)
+
+    def backward(self, dY):
+        return self.drop.backward(dY)
+
+
+class NetSubTrainingNoScale(NetSubTraining):
+    def __init__(self):
+        super().__init__(bug=True)  # BUG: the sub-layer's training backward misses 1 / (1 - p)
