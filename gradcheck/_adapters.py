@@ -2159,10 +2159,12 @@ def _adapt(obj, inputs=None, training=True):
             info.update(text=info["text"] + tail, unseen=unseen, buffers=buffers)
             return (obj if tr else _wrap(obj, {}, own=True)), info
         gd = (_try(_grads_dict, obj, inputs, kws[0]) or "grads") if inputs is not None else "grads"
-        info.update(protocol="manualprop", text=f"manualprop (params/{gd} dicts{shown})" + _built(built, obj.params)
-                    + tail, unseen=unseen, buffers=buffers)
-        if numbers or gd != "grads":  # self.gradients = {'W': ...} beside self.params: read as grads
-            return _wrap(obj, {k: f"{gd}[{k!r}]" for k in obj.params}), info
+        d = "d" if inputs is not None and _try(_d_keys, obj, inputs, kws[0], gd) else ""  # grads['dW'] (T14)
+        info.update(protocol="manualprop", text=f"manualprop (params/{gd} dicts{shown}" + (
+            f"; {gd}['dW'] read for params['W'], as deeplearning.ai names them" if d else "") + ")"
+                    + _built(built, obj.params) + tail, unseen=unseen, buffers=buffers)
+        if numbers or gd != "grads" or d:  # self.gradients = {'W': ...} beside self.params: read as grads
+            return _wrap(obj, {k: f"{gd}[{d + k!r}]" for k in obj.params}), info
         return (obj if tr else _wrap(obj, {}, own=True)), info  # a wrapper passes training= as train= etc.
     return _attribute_style(obj, inputs, kws, info, (arrays, children, built, tail))
 
@@ -2178,6 +2180,19 @@ def _grads_dict(obj, inputs, kw):
         obj.backward(np.random.default_rng(7).standard_normal(y.shape))
         d = _fields(obj)
         return next((n for n in GRAD_DICTS if isinstance(d.get(n), dict) and d[n]), "grads")
+
+
+def _d_keys(obj, inputs, kw, gd):
+    """Whether backward fills ``grads['dW']`` for each ``params['W']`` (deeplearning.ai's names) and no key of
+    ``params`` itself (state restored after)."""
+    keys = [k for k in obj.params if isinstance(k, str)]
+    with _all_undone([obj]) as rewind:
+        y = _run(obj, rewind, inputs, kw)
+        _step("backward")
+        obj.backward(np.random.default_rng(7).standard_normal(y.shape))
+        g = _fields(obj).get(gd)
+        return isinstance(g, dict) and bool(keys) and all(isinstance(g.get("d" + k), np.ndarray) and k not in g
+                                                          for k in keys)
 
 
 #: Why the probe could not measure which arrays forward uses, by :func:`_probe_uses`' outcome.

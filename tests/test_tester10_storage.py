@@ -174,3 +174,35 @@ def test_a_weight_built_once_in_forward_is_not_taken_for_remade():
     X = np.random.default_rng(1).standard_normal((6, 5))
     _, info = AD.adapt(ns["Reinit"](), [X])
     assert "recreated" not in info and "W/dW" in info["text"], info
+
+
+DKEYS = """
+import numpy as np
+
+class L:
+    def __init__(self):
+        rng = np.random.default_rng(0)
+        self.params = {'W': rng.standard_normal((5, 3)) * 0.4, 'b': np.zeros(3)}
+        self.grads = {}
+    def forward(self, X):
+        self.X = X
+        return X @ self.params['W'] + self.params['b']
+    def backward(self, dY):
+        self.grads['dW'] = SIGN * self.X.T @ dY
+        self.grads['db'] = dY.sum(0)
+        return dY @ self.params['W'].T
+"""
+
+
+@pytest.mark.parametrize("sign", [1, -1])
+def test_grads_named_dw_beside_params_w_are_read(sign):
+    """T14: deeplearning.ai's grads['dW'] beside params['W'] was 'a wrong result' (exit 1)."""
+    ns = {}
+    exec(DKEYS.replace("SIGN", str(sign)), ns)  # noqa: S102 - the test's own layer
+    X, G = np.random.default_rng(1).standard_normal((6, 5)), np.random.default_rng(2).standard_normal((6, 3))
+    layer, info = AD.adapt(ns["L"](), [X])
+    assert "grads['dW'] read for params['W']" in info["text"], info["text"]
+    layer.forward(X)
+    layer.backward(G)
+    np.testing.assert_allclose(layer.grads["W"], sign * (X.T @ G))
+    np.testing.assert_allclose(layer.grads["b"], G.sum(0))
