@@ -1131,7 +1131,7 @@ class Adapted:
         self._real = dict(real or {})
         #: the layer has ``zero_grad()`` (PyTorch's ``Module``): called before each backward, as PyTorch's training
         #: loop does, so that a backward accumulating into ``.grad`` (``p.grad += ...``) gives one step's gradient
-        self._zeroes = callable(getattr(type(obj), "zero_grad", None))
+        self._zeroes = _zeroing(obj)
         #: ``{enc.W: [(dec.W, its gradient attribute, positions)]}``: parameters sharing a checked one's
         #: memory, their gradients added into its own (:func:`_aliases`)
         self.tied = dict(tied or {})
@@ -1237,8 +1237,11 @@ class Adapted:
 
     def backward(self, dY):
         self._sync()
-        if self._zeroes:
+        if self._zeroes == "module":
             self.obj.zero_grad()
+        elif self._zeroes == "parameters":  # the loop's `for p in model.parameters(): p.zero_grad()`
+            for p in list(self.obj.parameters())[:MAX_PROBED * 4]:
+                p.zero_grad()
         mode = self._mode
         with _switch_kept(self.obj, self.mode_keyword, mode is not None):
             if mode is not None and (self.mode_keyword or ("",))[0].startswith(("self.", "global ")):
@@ -2268,8 +2271,10 @@ def _attribute_style(obj, inputs, kw, info, found):
         info["text"] += (f"; found by place and shape, not by name (written by backward, with its weight's key or "
                          f"name in a parallel container, or named as a gradient): {', '.join(placed)}")
     known = [getattr(*_owner(obj, children, w), None) for w in every]
-    if pairs and callable(getattr(type(obj), "zero_grad", None)):  # p.grad += ...: PyTorch's contract
-        info["text"] += "; zero_grad() is called before each backward, as PyTorch's training loop does"
+    if pairs and (zeroes := _try(_zeroing, obj)):  # p.grad += ...: PyTorch's contract
+        info["text"] += ("; zero_grad() is called before each backward, as PyTorch's training loop does" if zeroes ==
+                         "module" else "; each of parameters()'s zero_grad() is called before each backward, as "
+                         "PyTorch's training loop does")
     if inputs is not None and (hidden := _try(_hidden, obj, inputs, kw, [a for a in known if isinstance(a, np.ndarray)],
                                               not pairs and not info["unchecked"])):  # ClassLevel.W, a module's W_glob
         info["hidden"] = hidden
@@ -2338,6 +2343,22 @@ def _numbers_kind(v):
         return np.asarray(v).dtype.kind
     except (ValueError, TypeError):  # ragged
         return ""
+
+
+def _zeroing(obj):
+    """How a layer's accumulated gradients (``p.grad += ...``) are zeroed before each backward, as PyTorch's loop does:
+    ``"module"``, its class's ``zero_grad()``; ``"parameters"``, the ``zero_grad()`` of each object its
+    ``parameters()`` lists (tester10 T11: a student's ``Parameter``); None: neither."""
+    if callable(getattr(type(obj), "zero_grad", None)):
+        return "module"
+    ps = getattr(type(obj), "parameters", None)
+    if not callable(ps) or [p for p in (_params(ps) or {}).values() if p.default is p.empty][1:]:
+        return None
+    try:
+        items = list(obj.parameters())[:MAX_PROBED * 4]
+    except Exception:  # noqa: BLE001 - a student's parameters() that raises or returns no iterable: not zeroed
+        return None
+    return "parameters" if items and all(callable(getattr(p, "zero_grad", None)) for p in items) else None
 
 
 def _namespaces(obj):

@@ -206,3 +206,42 @@ def test_grads_named_dw_beside_params_w_are_read(sign):
     layer.backward(G)
     np.testing.assert_allclose(layer.grads["W"], sign * (X.T @ G))
     np.testing.assert_allclose(layer.grads["b"], G.sum(0))
+
+
+TORCHLIKE = """
+import numpy as np
+
+class Parameter:
+    def __init__(self, data):
+        self.data = data
+        self.grad = np.zeros_like(data)
+    def zero_grad(self):
+        self.grad = np.zeros_like(self.data)
+
+class Linear:
+    def __init__(self, i=5, o=3):
+        rng = np.random.default_rng(0)
+        self.weight = Parameter(rng.standard_normal((o, i)) * 0.4)
+        self.bias = Parameter(np.zeros(o))
+    def parameters(self):
+        return [self.weight, self.bias]
+    def forward(self, x):
+        self.x = x
+        return x @ self.weight.data.T + self.bias.data
+    def backward(self, dy):
+        self.weight.grad += FACTOR * dy.T @ self.x
+        self.bias.grad += dy.sum(0)
+        return dy @ self.weight.data
+"""
+
+
+@pytest.mark.parametrize("factor, code", [(1, 0), (2, 1)])
+def test_parameters_accumulating_grad_are_zeroed_through_parameters(tmp_path, factor, code):
+    """T11: a student's Parameter.zero_grad(), reached through parameters() as PyTorch's loop does, was never
+    called: the correct layer FAILed 'gradients accumulated across calls'."""
+    p = run("check", f"{student(tmp_path, TORCHLIKE.replace('FACTOR', str(factor)), f't{factor}.py')}::Linear",
+            "--input-shape", "6,5")
+    out = both(p)
+    assert "each of parameters()'s zero_grad() is called before each backward" in out, out
+    assert p.returncode == code and "accumulated" not in out, out
+    assert ("PASS: Linear" in out) if code == 0 else ("dweight is 2 times the correct gradient" in out), out
