@@ -25,6 +25,7 @@ import ast
 import collections.abc
 import contextlib
 import copy
+import enum
 import functools
 import inspect
 import json
@@ -35,6 +36,9 @@ import textwrap
 import types
 
 import numpy as np
+
+if __package__:  # in gradcheck; the sandbox child runs _kernel.py's text in this namespace before this module's
+    from ._kernel import difference_quotient
 
 PROTOCOLS = ("manualprop protocol: params/grads dicts, forward(X, training=False), backward(dY) -> dX",
              "attribute style: self.W used in forward, self.dW (or grad_W, W_grad) set by backward(dY) -> dX",
@@ -61,6 +65,9 @@ MODE_KEYWORDS = TRAIN_FLAGS + EVAL_FLAGS + MODE_STRINGS
 EVAL_WORDS = ("eval", "test", "testing", "evaluation", "evaluate", "inference", "infer", "predict", "val",
               "valid", "validation", "deploy")
 _POSITIONAL = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+
+#: The value of a training switch that is not there (:func:`_switch_value`).
+_MISSING_SWITCH = object()
 
 #: Called with "forward" / "backward" before each probe call of the student's code (the sandbox
 #: child sets it, to name the step that hangs or exits); None: nothing is reported.
@@ -156,20 +163,120 @@ def _switch_params(fn):
 
 
 def _switch_attr(fn):
-    """``self.<name>`` of the training switch forward reads as an attribute (PyTorch's ``self.training``,
-    ``self.is_train`` set by a training loop): ``training`` or a name of :data:`MODE_KEYWORDS` whose
-    value on the object is a bool or str; ``training`` when the class has ``train()``/``eval()`` methods
-    (nn.Module's) and forward reads no such attribute; else None."""
+    """The training switch forward reads outside its arguments, as :func:`mode_keyword` names it: an attribute
+    ``self.<name>`` (PyTorch's ``self.training``, ``self.is_train`` set by a training loop): ``training`` or a name of
+    :data:`MODE_KEYWORDS` whose value on the object is a bool or str, then a bool named as a switch
+    (:func:`_flag_kind`: ``self.in_train``); an item ``self.bn_param['mode']`` (CS231n's) of a dict attribute;
+    ``self.training`` when the class has ``train()``/``eval()`` methods (nn.Module's); a module's bool named as a
+    switch, ``global TRAIN``; else None."""
     obj, tree = getattr(fn, "__self__", None), _source(fn)
-    if obj is None:
-        return None
+    if obj is None or tree is None:
+        return "self.training" if obj is not None and _mode_methods(obj) else None
     me = next(iter(inspect.signature(fn.__func__).parameters), "self") if hasattr(fn, "__func__") else "self"
     read = [n.attr for n in ast.walk(tree) if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name)
-            and n.value.id == me] if tree else []
+            and n.value.id == me]
     for name in [n for n in ("training", *MODE_KEYWORDS) if n in read]:
         if isinstance(getattr(obj, name, None), (bool, str)):
-            return name
-    return "training" if _mode_methods(obj) else None
+            return "self." + name
+    items = [f"{n.value.attr}[{n.slice.value!r}]" for n in ast.walk(tree) if isinstance(n, ast.Subscript)
+             and isinstance(n.value, ast.Attribute) and isinstance(n.value.value, ast.Name) and n.value.value.id == me
+             and isinstance(n.slice, ast.Constant) and n.slice.value in ("training", *MODE_KEYWORDS)]
+    for name in items:  # self.bn_param['mode']
+        if isinstance(_switch_value(fn, "self." + name), (bool, str)):
+            return "self." + name
+    for name in read:  # self.in_train
+        if _flag_kind(name) and isinstance(getattr(obj, name, None), bool):
+            return "self." + name
+    if _mode_methods(obj):
+        return "self.training"
+    names = [n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)]
+    return next((f"global {n}" for n in names if _flag_kind(n) and isinstance(_globals(fn).get(n), bool)), None)
+
+
+def _flag_kind(name):
+    """``"train"`` for a bool named as a training switch (``in_train``, ``TRAINING``), ``"eval"`` for one True in
+    eval mode (``is_test``, ``EVAL``), None for any other name."""
+    low = name.lower()
+    return "train" if "train" in low else "eval" if any(w in low for w in ("eval", "test", "infer", "determin")) \
+        else None
+
+
+def _switch_value(fn, name, value=_MISSING_SWITCH):
+    """The value of an attribute, item or module switch (``self.in_train``, ``self.bn_param['mode']``, a sub-layer's
+    ``self.bn.training``, ``global TRAIN``) of forward ``fn``, or set it to ``value``; ``_MISSING_SWITCH`` when it has
+    none. Several names joined by ``", "`` (the sub-layers' switches, :func:`_sublayer_switches`): a tuple of their
+    values, set from a tuple or each to one value."""
+    names = name.split(", ")
+    if len(names) > 1:
+        if value is _MISSING_SWITCH:
+            got = tuple(_switch_value(fn, n) for n in names)
+            return _MISSING_SWITCH if _MISSING_SWITCH in got else got
+        for n, v in zip(names, value if isinstance(value, tuple) else [value] * len(names)):
+            _switch_value(fn, n, v)
+        return value
+    if name.startswith("global "):
+        space, key = _globals(fn), name[7:]
+        if value is _MISSING_SWITCH:
+            return space.get(key, _MISSING_SWITCH)
+        space[key] = value
+        return value
+    try:
+        holder, key = _reached(fn.__self__, name[5:])
+    except (AttributeError, KeyError, IndexError, TypeError, ValueError, SyntaxError):
+        return _MISSING_SWITCH
+    if value is _MISSING_SWITCH:
+        return _switch_value_of(holder, key)
+    if isinstance(key, str) and not isinstance(holder, (dict, list)):
+        setattr(holder, key, value)
+    else:
+        holder[key] = value
+    return value
+
+
+def _switch_value_of(holder, key):
+    try:
+        return getattr(holder, key) if isinstance(key, str) and not isinstance(holder, (dict, list)) else holder[key]
+    except (AttributeError, KeyError, IndexError, TypeError):
+        return _MISSING_SWITCH
+
+
+def _reached(obj, expr):
+    """``(holder, key)`` of a path below ``obj`` written as Python (``bn.training``, ``layers[1].training``,
+    ``bn_param['mode']``): the object or container holding the last step, and its attribute name or item key."""
+    node, steps = ast.parse(expr, mode="eval").body, []
+    while isinstance(node, (ast.Attribute, ast.Subscript)):
+        if isinstance(node, ast.Attribute):
+            steps.insert(0, ("attr", node.attr))
+        elif isinstance(node.slice, ast.Constant):
+            steps.insert(0, ("item", node.slice.value))
+        else:
+            raise ValueError(expr)
+        node = node.value
+    if not isinstance(node, ast.Name):
+        raise ValueError(expr)
+    o = obj
+    for kind, k in [("attr", node.id), *steps[:-1]]:
+        o = getattr(o, k) if kind == "attr" else o[k]
+    if not steps:
+        return obj, node.id
+    return (o, steps[-1][1]) if steps[-1][0] == "attr" else (o, steps[-1][1])
+
+
+def _sublayer_switches(fn):
+    """``self.bn.training`` (``", "``-joined when several) of the boolean training switches forward's sub-layers read
+    as attributes (:func:`_switch_attr`), for a layer that has none of its own: set on each, as ``nn.Module.train()``
+    sets its children's; None when no sub-layer has one."""
+    obj = getattr(fn, "__self__", None)
+    found = []
+    for path, v in walk(obj) if obj is not None else ():
+        sub = _switch_attr(v.forward) if _is_layer(v) else None
+        if sub is None or not sub.startswith("self.") or len(found) >= 16:
+            continue
+        name = f"self.{_label(path)}.{sub[5:]}"
+        kw = _attr_keyword(v.forward, sub)
+        if kw[1:] == (False, True) and isinstance(_switch_value(fn, name), bool):
+            found.append(name)
+    return ", ".join(found) or None
 
 
 def _mode_methods(obj):
@@ -197,6 +304,8 @@ def mode_keyword(fn):
             continue
         if name in TRAIN_FLAGS + EVAL_FLAGS:
             return (name, False, True) if name in TRAIN_FLAGS else (name, True, False)
+        if name in MODE_STRINGS and (members := _enum_modes(p.default)) is not None:  # mode=Mode.EVAL
+            return (name, *members)
         if isinstance(p.default, str) or p.default is p.empty:
             words = mode_words(fn, name) + ([p.default] if isinstance(p.default, str) else [])
             evals = [w for w in words if w.lower() in EVAL_WORDS]
@@ -206,16 +315,35 @@ def mode_keyword(fn):
                     trains[0] if trains else "train")
     if unread_flag(fn, ps) is None and (attr := _switch_attr(fn)) is not None:
         return _attr_keyword(fn, attr)
+    if unread_flag(fn, ps) is None and (subs := _sublayer_switches(fn)) is not None:  # self.bn.training (T12)
+        return subs, False, True
     return None
 
 
-def _attr_keyword(fn, attr):
-    """:func:`mode_keyword` of an attribute switch ``self.<attr>``: booleans as the argument's, a string's
-    words read from forward's source (``self.mode == "train"``)."""
-    name = "self." + attr
-    if attr in EVAL_FLAGS:
+def _enum_modes(default):
+    """``(eval member, training member)`` of an Enum default of a mode switch (``mode=Mode.EVAL``): the member whose
+    name or value is a word of :data:`EVAL_WORDS`, and another (``TRAIN...`` first); None otherwise."""
+    if not isinstance(default, enum.Enum):
+        return None
+    members = list(type(default))
+    evals = [m for m in members if str(m.name).lower() in EVAL_WORDS or str(m.value).lower() in EVAL_WORDS]
+    trains = sorted((m for m in members if m not in evals), key=lambda m: not str(m.name).lower().startswith("train"))
+    return (evals[0], trains[0]) if evals and trains else None
+
+
+def _value_text(v):
+    """How the header shows a switch's value: ``Mode.EVAL`` for an Enum member, else its repr."""
+    return f"{type(v).__name__}.{v.name}" if isinstance(v, enum.Enum) else repr(v)
+
+
+def _attr_keyword(fn, name):
+    """:func:`mode_keyword` of a switch forward reads outside its arguments (:func:`_switch_attr`: ``self.training``,
+    ``self.bn_param['mode']``, ``global TRAIN``): booleans as the argument's, a string's words read from forward's
+    source (``self.mode == "train"``)."""
+    attr = re.split(r"[.\[ ]", name)[-1].strip("'\"]") or name
+    if attr in EVAL_FLAGS or attr not in TRAIN_FLAGS + ("training",) and _flag_kind(attr) == "eval":
         return name, True, False
-    value = getattr(fn.__self__, attr, None)
+    value = _switch_value(fn, name)
     if not isinstance(value, str):
         return name, False, True
     words = [*mode_words(fn, name), value]
@@ -224,25 +352,72 @@ def _attr_keyword(fn, attr):
     return name, evals[0] if evals else "test", trains[0] if trains else "train"
 
 
-def mode_words(fn, name):
+def mode_words(fn, name, depth=0):
     """The strings ``fn``'s source compares its argument ``name`` with (``mode == "training"``, ``mode in
-    ("train", "fit")``), in order; ``[]`` when the source cannot be read."""
+    ("train", "fit")``, ``mode == TRAIN`` with a module constant or ``self.TRAIN``, ``match mode: case "fit":``), and
+    those of the functions and methods it passes ``name`` on to (``self._apply(X, mode)``, up to 3 calls deep), in
+    order; ``[]`` when the source cannot be read."""
     tree = _source(fn)
     words = []
     for node in ast.walk(tree) if tree else ():
-        sides = [node.left, *node.comparators] if isinstance(node, ast.Compare) else []
-        if not any(_refers(s, name) for s in sides):
-            continue
-        for s in sides:
-            for c in s.elts if isinstance(s, (ast.Tuple, ast.List, ast.Set)) else [s]:
-                if isinstance(c, ast.Constant) and isinstance(c.value, str) and c.value not in words:
-                    words.append(c.value)
+        found = []
+        if isinstance(node, ast.Compare) and any(_refers(s, name) for s in [node.left, *node.comparators]):
+            found = [c for s in [node.left, *node.comparators] if not _refers(s, name)
+                     for c in (s.elts if isinstance(s, (ast.Tuple, ast.List, ast.Set)) else [s])]
+        elif isinstance(node, ast.Match) and _refers(node.subject, name):
+            found = [p.value for case in node.cases for p in ast.walk(case.pattern) if isinstance(p, ast.MatchValue)]
+        elif isinstance(node, ast.Call) and depth < 3 and (callee := _passed_to(fn, node, name)) is not None:
+            found = [ast.Constant(w) for w in mode_words(*callee, depth + 1)]
+        for w in map(lambda c: _string(fn, c), found):
+            if w is not None and w not in words:
+                words.append(w)
     return words
+
+
+def _string(fn, node):
+    """The str ``node`` stands for in ``fn``: a literal, a module constant (``TRAIN``), a class or instance
+    attribute (``self.TRAIN``, ``Cls.TRAIN``); None for anything else."""
+    if isinstance(node, ast.Constant):
+        v = node.value
+    elif isinstance(node, ast.Name):
+        v = _globals(fn).get(node.id)
+    elif isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
+        owner = getattr(fn, "__self__", None) if node.value.id == "self" else _globals(fn).get(node.value.id)
+        v = getattr(owner, node.attr, None) if isinstance(owner, type) or node.value.id == "self" else None
+    else:
+        v = None
+    return v if isinstance(v, str) else None
+
+
+def _globals(fn):
+    return getattr(inspect.unwrap(getattr(fn, "__func__", fn)), "__globals__", None) or {}
+
+
+def _passed_to(fn, call, name):
+    """``(callee, its parameter)`` when ``call`` in ``fn`` passes the switch ``name`` on (``self._apply(X, mode)``,
+    ``helper(mode=mode)``) to a method of ``fn``'s object or a function of its module; else None."""
+    func = call.func
+    if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self":
+        callee = getattr(getattr(fn, "__self__", None), func.attr, None)
+    elif isinstance(func, ast.Name):
+        callee = _globals(fn).get(func.id)
+    else:
+        return None
+    if not isinstance(callee, (types.FunctionType, types.MethodType)):
+        return None
+    ps = list(_params(callee) or {})
+    for i, a in enumerate(call.args):
+        if not isinstance(a, (ast.Constant, ast.Starred)) and _refers(a, name) and i < len(ps):
+            return callee, ps[i]
+    return next(((callee, k.arg) for k in call.keywords if k.arg in ps and not isinstance(k.value, ast.Constant)
+                 and _refers(k.value, name)), None)
 
 
 def _refers(node, name):
     """``node`` is the switch ``name``: the argument ``mode``, ``kw.get("mode")`` / ``kw["mode"]`` (a switch
     read from ``**kwargs``), or the attribute ``self.mode`` when ``name`` is ``"self.mode"``."""
+    if name.startswith("self.") and isinstance(node, (ast.Attribute, ast.Subscript)) and ast.unparse(node) == name:
+        return True  # self.bn_param['mode']
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "get":
         node = node.args[0] if node.args else node
     elif isinstance(node, ast.Subscript):
@@ -260,8 +435,19 @@ def unread_flag(fn, ps=None):
         return None
     return next(((p.name, p.default) for p in (ps or _switch_params(fn)).values()
                  if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY) and (isinstance(p.default, bool) or (
-                     p.name in (*MODE_KEYWORDS, "training") and isinstance(p.default, (int, float, str))
+                     p.name in (*MODE_KEYWORDS, "training") and isinstance(p.default, (int, float, str, enum.Enum))
                      and not (p.name in MODE_STRINGS and isinstance(p.default, str))))), None)
+
+
+def _unread_varargs(fn, inputs):
+    """``"*args"`` when forward reads a ``*args`` that the inputs do not fill (``forward(self, x, *args)`` with
+    ``args[0]`` a switch: gradcheck never passes it, so only its empty default runs), else None."""
+    ps = list((_params(fn) or {}).values())
+    star = next((p.name for p in ps if p.kind == p.VAR_POSITIONAL), None)
+    tree = _source(fn) if star else None
+    if tree is None or inputs is None or len(inputs) > sum(p.kind in _POSITIONAL for p in ps):
+        return None
+    return f"*{star}" if any(isinstance(n, ast.Name) and n.id == star for n in ast.walk(tree)) else None
 
 
 def _training_kw(fn, training, keyword=None):
@@ -271,12 +457,11 @@ def _training_kw(fn, training, keyword=None):
     if training is None or keyword is None:
         return {}
     name, off, on = keyword
-    if name.startswith("self."):  # an attribute switch: set on the object (train()/eval() where it has them)
-        obj = fn.__self__
-        if name == "self.training" and _mode_methods(obj):
-            obj.train() if training else obj.eval()
+    if name.startswith(("self.", "global ")):  # set on the object (train()/eval() where it has them), or its module
+        if name == "self.training" and _mode_methods(fn.__self__):
+            fn.__self__.train() if training else fn.__self__.eval()
         else:
-            setattr(obj, name[5:], on if training else off)
+            _switch_value(fn, name, on if training else off)
         return {}
     return {name: on if training else off}
 
@@ -805,7 +990,8 @@ def loss_order(fn):
     ``forward``: the names say which is the prediction (:data:`PRED_NAMES`, :data:`TARGET_NAMES`: ``x, t``,
     ``input, target``, ``y_true, y_pred``; ``y`` beside another target name, ``y, t``, is the prediction);
     otherwise Keras's order ``(y_true, y_pred)`` is assumed."""
-    names = [p.name for p in (_params(fn) or {}).values() if p.kind in _POSITIONAL][:2]
+    ps = (_params(fn) or {}).values()  # keyword-only ones too: forward(self, *, y_pred, y_true)
+    names = ([p.name for p in ps if p.kind in _POSITIONAL] + [p.name for p in ps if p.kind == p.KEYWORD_ONLY])[:2]
     if len(names) < 2:
         return False, names, False
     kind = [("pred" if n.lower() in PRED_NAMES else "target" if n.lower() in TARGET_NAMES else None) for n in names]
@@ -828,11 +1014,21 @@ class BoundLoss:
         self.obj, self.class_name = obj, type(obj).__name__
         self.student_forward, self.student_backward = obj.forward, obj.backward
         self.pred_first, names, by_name = loss_order(obj.forward)
-        need = [p.name for p in (_params(obj.backward) or {}).values()
-                if p.kind in _POSITIONAL and p.default is p.empty]
-        self.upstream = need[0] if need else None
+        ps = _params(obj.forward) or {}
+        #: forward's two names when one is keyword-only (forward(self, *, y_pred, y_true)): both passed by name
+        self.keywords = names if len(names) == 2 and any(ps[n].kind == ps[n].KEYWORD_ONLY for n in names) and not \
+            any(ps[n].kind == ps[n].POSITIONAL_ONLY for n in names) else None
+        self.upstream, self.upstream_keyword = _upstream_arg(obj.backward)
         roles = ["y_pred", "y_true"] if self.pred_first else ["y_true", "y_pred"]
-        call = f"forward({', '.join(f'{n}={r}' for n, r in zip(names, roles))})"
+        star = next((p.name for p in ps.values() if p.kind == p.VAR_POSITIONAL), None) if len(names) < 2 else None
+        call = (f"forward(*{star}) with ({', '.join(roles)})" if star else
+                f"forward({'*, ' if self.keywords else ''}{', '.join(f'{n}={r}' for n, r in zip(names, roles))})")
+        #: a stateless backward(self, y_pred, y_true) (tester10 T10): given forward's arrays, bound by its own names
+        self.stateless, self._last = _stateless_backward(obj.backward), None
+        if self.stateless is not None:
+            self.upstream, self.upstream_keyword = None, False
+            broles = ["y_pred", "y_true"] if self.stateless[0] else ["y_true", "y_pred"]
+            call += f" and backward({', '.join(f'{n}={r}' for n, r in zip(self.stateless[1], broles))})"
         self.info = {"protocol": "loss", "call": call, "by_name": by_name, "pred_arg": names[roles.index("y_pred")]
                      if len(names) == 2 else "", "upstream": self.upstream or ""}
 
@@ -846,10 +1042,43 @@ class BoundLoss:
         return getattr(self.obj, "grads", None)
 
     def forward(self, y_true, y_pred):
-        return self.obj.forward(*((y_pred, y_true) if self.pred_first else (y_true, y_pred)))
+        self._last = (y_true, y_pred)
+        args = (y_pred, y_true) if self.pred_first else (y_true, y_pred)
+        return self.obj.forward(**dict(zip(self.keywords, args))) if self.keywords else self.obj.forward(*args)
 
     def backward(self):
+        if self.stateless is not None and self._last is not None:
+            y_true, y_pred = (np.array(v, copy=True) for v in self._last)
+            return self.obj.backward(*((y_pred, y_true) if self.stateless[0] else (y_true, y_pred)))
+        if self.upstream_keyword:  # backward(self, *, grad_output)
+            return self.obj.backward(**{self.upstream: 1.0})
         return self.obj.backward(*([1.0] if self.upstream else []))
+
+
+#: Names of a loss backward's upstream gradient: given 1.0 (dL/dL) also when they have a default (``dout=None``).
+UPSTREAM_NAMES = ("dout", "d_out", "dy", "grad", "grad_output", "grad_out", "gradient", "upstream", "dl", "dloss",
+                  "d_loss", "delta", "g", "dz", "top_diff")
+
+
+def _stateless_backward(backward):
+    """``(prediction first, names)`` when a loss's ``backward`` takes the prediction and the target itself
+    (``backward(self, y_pred, y_true)``, Neural Networks from Scratch's ``backward(dvalues, y_true)``): two required
+    arguments, the names of at least one saying which (:func:`loss_order`); else None."""
+    ps = [p for p in (_params(backward) or {}).values() if p.kind in _POSITIONAL and p.default is p.empty]
+    if len(ps) != 2 or ps[0].name.lower() in UPSTREAM_NAMES:
+        return None
+    first, names, by_name = loss_order(backward)
+    return (first, names) if by_name else None
+
+
+def _upstream_arg(backward):
+    """``(name, keyword-only)`` of the upstream gradient a loss's ``backward`` takes: its first required argument
+    (``backward(self, dout)``, ``backward(self, *, grad_output)``), else its first one named as an upstream gradient
+    (:data:`UPSTREAM_NAMES`: ``backward(self, dout=None)``); ``(None, False)`` when it takes none."""
+    ps = [p for p in (_params(backward) or {}).values() if p.kind in (*_POSITIONAL, p.KEYWORD_ONLY)]
+    p = next((p for p in ps if p.default is p.empty), None) or next(
+        (p for p in ps[:1] if p.name.lower() in UPSTREAM_NAMES), None)
+    return (None, False) if p is None else (p.name, p.kind == p.KEYWORD_ONLY)
 
 
 def loss_function(fn, init=None):
@@ -902,13 +1131,14 @@ class Adapted:
         self._real = dict(real or {})
         #: the layer has ``zero_grad()`` (PyTorch's ``Module``): called before each backward, as PyTorch's training
         #: loop does, so that a backward accumulating into ``.grad`` (``p.grad += ...``) gives one step's gradient
-        self._zeroes = callable(getattr(type(obj), "zero_grad", None))
+        self._zeroes = _zeroing(obj)
         #: ``{enc.W: [(dec.W, its gradient attribute, positions)]}``: parameters sharing a checked one's
         #: memory, their gradients added into its own (:func:`_aliases`)
         self.tied = dict(tied or {})
         self._grad_attr = {**{m: g for ms in self.tied.values() for m, g, _ in ms}, **self.pairs}
         self.student_forward, self.student_backward = obj.forward, obj.backward
         self.mode_keyword = mode_keyword(obj.forward)  # forward(X, train=...): training= is passed as that
+        self._mode = None  # the training= of the last forward: an attribute switch is set to it again for backward
         self.class_name = type(obj).__name__
         self.saved = None  # the attributes the last forward (re)bound: its cache (cache_guard)
         #: sub-layers by dotted name (``l1``, ``layers.0``): their parameters are ``l1.W`` (:func:`sublayers`)
@@ -936,7 +1166,7 @@ class Adapted:
         """The object gradient ``grad`` of parameter ``name`` is read on: the parameter's owner, or for a gradient
         in another object (``g.W`` for ``p.W``: :func:`_sibling_arrays`) the one holding both (``block`` of
         ``block.p.W``; the layer itself for ``p.W``)."""
-        parent = name.rpartition(".")[0].rpartition(".")[0]
+        parent = self._real.get(name, name).rpartition(".")[0].rpartition(".")[0]
         return (self.children[parent] if parent else self.obj) if "." in grad else self._where(name)[0]
 
     def _param(self, name):
@@ -983,10 +1213,13 @@ class Adapted:
         if not (isinstance(v, np.ndarray) and v.shape == np.shape(p)):
             return _copy(v)
         total = np.array(v, dtype=np.result_type(v, np.float64), copy=True)
-        for m, g, pos in self.tied[k]:
-            gm = _grad(self._grad_owner(m, g), g)
+        gms = [(_grad(self._grad_owner(m, g), g), m, pos) for m, g, pos in self.tied[k]]
+        for gm, m, _ in gms:
             if not (isinstance(gm, np.ndarray) and gm.shape == np.shape(self._param(m))):
                 return _copy(gm)
+        if any(pos is not None and np.any(gm) and np.array_equal(v.reshape(-1)[pos], gm) for gm, _, pos in gms):
+            return total  # k's gradient already holds a view's own (dtheta beside dW = its W part): k's alone is read
+        for gm, _, pos in gms:
             if pos is None:
                 total += gm
             else:
@@ -995,16 +1228,25 @@ class Adapted:
 
     def forward(self, *xs, training=None):
         self._sync()
-        before = dict(_fields(self.obj))  # the old values stay alive: no id is reused
-        out = self.obj.forward(*xs, **_training_kw(self.obj.forward, training, self.mode_keyword))
-        self.saved = [k for k, v in _fields(self.obj).items() if before.get(k, before) is not v]
+        self._mode = training  # an attribute switch (self.training): set for this call and its backward's, then put back
+        with _switch_kept(self.obj, self.mode_keyword, training is not None):
+            before = dict(_fields(self.obj))  # the old values stay alive: no id is reused
+            out = self.obj.forward(*xs, **_training_kw(self.obj.forward, training, self.mode_keyword))
+            self.saved = [k for k, v in _fields(self.obj).items() if before.get(k, before) is not v]
         return _copy(out)
 
     def backward(self, dY):
         self._sync()
-        if self._zeroes:
+        if self._zeroes == "module":
             self.obj.zero_grad()
-        r = self.obj.backward(dY)
+        elif self._zeroes == "parameters":  # the loop's `for p in model.parameters(): p.zero_grad()`
+            for p in list(self.obj.parameters())[:MAX_PROBED * 4]:
+                p.zero_grad()
+        mode = self._mode
+        with _switch_kept(self.obj, self.mode_keyword, mode is not None):
+            if mode is not None and (self.mode_keyword or ("",))[0].startswith(("self.", "global ")):
+                _training_kw(self.obj.forward, mode, self.mode_keyword)  # the mode the last forward ran in
+            r = self.obj.backward(dY)
         return tuple(_copy(v) for v in r) if isinstance(r, tuple) else _copy(r)
 
     def __deepcopy__(self, memo):
@@ -1194,35 +1436,100 @@ def _is_layer(v):
         return False
 
 
-#: The sequences :func:`walk` enters by index (``layers[1]``): lists, tuples and deques.
-SEQUENCES = (list, tuple, collections.deque)
+#: The sequences :func:`walk` enters by index (``layers[1]``): lists, tuples, deques, ``UserList``\ s; a numpy
+#: object array too (:func:`_container`).
+SEQUENCES = (list, tuple, collections.deque, collections.UserList)
+#: The mappings it enters by key (str and int keys; a layer as a key: ``m.keys.0``): dicts, ``UserDict``,
+#: ``ChainMap``, a ``mappingproxy``.
+MAPPINGS = (dict, collections.UserDict, collections.ChainMap, types.MappingProxyType)
+
+
+def _container(v):
+    """Whether :func:`walk` enters ``v`` by its items: a sequence, a mapping, a numpy object array, a set."""
+    return isinstance(v, SEQUENCES + MAPPINGS + (set, frozenset)) or (isinstance(v, np.ndarray) and v.dtype == object)
+
+
+def _callable_parts(v):
+    """``[(step, key, value)]`` of what a function or method holds, where only it may hold a layer: a bound method's
+    ``__self__``, a ``functools.partial``'s ``func``, ``args`` and ``keywords``, a function's closure cells (by the
+    names it reads them under) and default arguments (``lambda X, l=l: l.forward(X)``); ``[]`` for anything else
+    (a module's or a class's method: its ``__self__`` is not the student's object; no function's globals)."""
+    if isinstance(v, functools.partial):
+        return [(".", "func", v.func), (".", "args", v.args), (".", "keywords", v.keywords)]
+    if isinstance(v, (types.MethodType, types.BuiltinMethodType)):
+        me = getattr(v, "__self__", None)  # not np.random.rand's or random.random's: the global generators
+        return [] if me is None or isinstance(me, (type, types.ModuleType)) or me is np.random.mtrand._rand or \
+            me is getattr(random, "_inst", None) else [(".", "__self__", me)]
+    if isinstance(v, types.FunctionType):
+        cells = zip(v.__code__.co_freevars, v.__closure__ or ())
+        out = []
+        for name, cell in cells:
+            try:
+                out.append((".", name, cell.cell_contents))
+            except ValueError:  # an empty cell (a name assigned after the function was made)
+                continue
+        return out + [(".", k, d) for k, d in (("__defaults__", v.__defaults__), ("__kwdefaults__", v.__kwdefaults__))
+                      if d]
+    return []
+
+
+def _set_order(v):
+    """A key ordering a set's members the same way in every run and in a deep copy (their ids differ): the
+    class, then the shapes and first bytes of the arrays each holds."""
+    arrays = [(k, a.shape, a.dtype.str, a.tobytes()[:64]) for k, a in list(_fields(v).items())[:64]
+              if isinstance(k, str) and isinstance(a, np.ndarray) and a.dtype != object] if _has_fields(v) else []
+    return type(v).__module__ or "", type(v).__qualname__, arrays
+
+
+def _items(v):
+    """``[(step, key, value)]`` of what :func:`walk` enters ``v`` by (a container's items, a callable's parts,
+    an object's attributes)."""
+    if isinstance(v, MAPPINGS):
+        keys = list(v.keys())[:MAX_PROBED * 4]
+        held = [k for k in keys if _is_layer(k) or _is_helper(k)]  # {layer: "first"}: the keys themselves
+        return ([("[", k, v[k]) for k in keys if isinstance(k, (str, int))]
+                + [(".", "keys", tuple(held))] * bool(held))
+    if isinstance(v, SEQUENCES):
+        return [("[", k, x) for k, x in enumerate(v)]
+    if isinstance(v, np.ndarray):  # an object array: by its flat index
+        return [("[", k, x) for k, x in enumerate(v.ravel()[:MAX_PROBED * 4])]
+    if isinstance(v, (set, frozenset)):
+        return [("[", k, x) for k, x in enumerate(sorted(list(v)[:MAX_PROBED * 4], key=_set_order))]
+    return _callable_parts(v) or [(".", k, x) for k, x in _fields(v).items() if isinstance(k, str)]
 
 
 def walk(root, enter=None):
-    """``[(path, value)]`` of what ``root`` holds: its attributes (or items) and, at any depth, those of the lists,
-    tuples, dicts (str and int keys), layers and plain objects (:func:`_is_helper`) among them, depth first in a
-    fixed order (a deep copy walks in the same order). ``path``: a tuple of steps, ``(".", attribute)`` or
-    ``("[", key)`` (:func:`_label`). Each of those objects is listed and entered once (a cycle, an object held
-    twice), at most :data:`MAX_WALKED` of them and ``MAX_PROBED * 4`` values of each: the walk is bounded by how
-    many objects it visits, not by a depth. ``enter(path, value)``: whether to enter one (default: each). The one
-    walk of the student's objects: sub-layers and the plain objects holding weights (:func:`sublayers`), weights in
-    containers (:func:`_arrays`), the gradients beside them (:func:`_grad_attrs`), generators
-    (:func:`generators`), masks (:func:`hold_random`) and caches (:func:`cache_guard`)."""
-    seen, out, stack = {id(root)}, [], [((), root)]
-    while stack:
-        path, v = stack.pop()
-        inside = isinstance(v, SEQUENCES + (dict,)) or _is_layer(v) or _is_helper(v)
+    """``[(path, value)]`` of what ``root`` holds: its attributes (or items) and, at any depth, those of the
+    containers (:func:`_container`: lists, tuples, dicts (str and int keys, layers as keys), ``UserList``,
+    ``ChainMap``, numpy object arrays, sets), layers and plain objects (:func:`_is_helper`) among them, depth first
+    in a fixed order (a deep copy walks in the same order); then what only a function or method holds
+    (:func:`_callable_parts`: ``self.f = layer.forward``, a ``functools.partial``, a closure), so an object also held
+    directly is named where it is held. ``path``: a tuple of steps, ``(".", attribute)`` or ``("[", key)``
+    (:func:`_label`). Each of those objects is listed and entered once (a cycle, an object held twice), at most
+    :data:`MAX_WALKED` of them and ``MAX_PROBED * 4`` values of each: the walk is bounded by how many objects it
+    visits, not by a depth. ``enter(path, value)``: whether to enter one (default: each). The one walk of the
+    student's objects: sub-layers and the plain objects holding weights (:func:`sublayers`), weights in containers
+    (:func:`_arrays`), the gradients beside them (:func:`_grad_attrs`), generators (:func:`generators`), masks
+    (:func:`hold_random`) and caches (:func:`cache_guard`)."""
+    seen, out, stack, later = {id(root)}, [], [((), root)], []
+    while stack or later:
+        if not stack:  # what only functions and methods hold, after everything held directly
+            stack, later = later[::-1], []
+            stack = [(p, v, True) for p, v, _ in stack]
+        path, v, *late = stack.pop()
+        parts = _callable_parts(v) if path else []
+        inside = _container(v) or _is_layer(v) or _is_helper(v) or bool(parts)
         if path and inside and (id(v) in seen or len(seen) > MAX_WALKED):
+            continue
+        if parts and not late:
+            later.append((path, v, False))
             continue
         if path:
             out.append((path, v))
             seen.add(id(v)) if inside else None
             if not inside or (enter is not None and not enter(path, v)):
                 continue
-        items = ([("[", k, x) for k, x in v.items() if isinstance(k, (str, int))] if isinstance(v, dict) else
-                 [("[", k, x) for k, x in enumerate(v)] if isinstance(v, SEQUENCES) else
-                 [(".", k, x) for k, x in _fields(v).items() if isinstance(k, str)])
-        stack += [(path + ((s, k),), x) for s, k, x in items[:MAX_PROBED * 4]][::-1]
+        stack += [(path + ((s, k),), x) for s, k, x in _items(v)[:MAX_PROBED * 4]][::-1]
     return out
 
 
@@ -1355,7 +1662,7 @@ class _Items:
         v = getattr(o, path[0])
         try:
             for k in path[1]:
-                v = v[k]
+                v = _item(v, k)
         except (KeyError, IndexError, TypeError):
             raise AttributeError(name) from None
         return v
@@ -1370,15 +1677,27 @@ class _Items:
         def put(c, keys):
             if not keys:
                 return value
-            new = put(c[keys[0]], keys[1:])
+            new = put(_item(c, keys[0]), keys[1:])
+            if new is _item(c, keys[0]):  # the same object (a probe changed it in place): nothing to write, as
+                return c  # into a mappingproxy
             if isinstance(c, tuple):
                 return c[:keys[0]] + (new,) + c[keys[0] + 1:]
-            c[keys[0]] = new
+            if isinstance(c, collections.ChainMap):  # where the key is, not a new key in the first map
+                c = next((m for m in c.maps if keys[0] in m), c)
+            if isinstance(c, np.ndarray):
+                c.flat[keys[0]] = new
+            else:
+                c[keys[0]] = new
             return c
         c = getattr(o, path[0])
         new = put(c, path[1])
         if new is not c:
             setattr(o, path[0], new)
+
+
+def _item(c, k):
+    """Item ``k`` of container ``c`` as :func:`walk` names it: an object array's by its flat index."""
+    return c.flat[k] if isinstance(c, np.ndarray) else c[k]
 
 
 #: A name-mangled attribute: ``self.__W`` in class ``Cls`` is ``_Cls__W`` (groups: ``_Cls__``, ``W``).
@@ -1393,7 +1712,7 @@ def _bare(key):
 
 
 #: Names of an attribute holding the gradients of a dict of weights, key for key (``self.grads['W']``).
-GRAD_DICTS = ("grads", "gradients", "grad")
+GRAD_DICTS = ("grads", "gradients", "grad", "param_grads", "params_grads", "grad_params", "dparams")
 
 
 def _arrays(obj, every=False):
@@ -1405,11 +1724,12 @@ def _arrays(obj, every=False):
     :func:`_written`; what a probe restores: :func:`_undone`)."""
     def enter(path, v):
         k = path[0][1]
-        return isinstance(v, SEQUENCES + (dict,)) and k.isidentifier() and (len(path) > 1 or every or (
+        return (isinstance(v, SEQUENCES + MAPPINGS) or isinstance(v, np.ndarray) and v.dtype == object) and \
+            k.isidentifier() and all(s == "[" for s, _ in path[1:]) and (len(path) > 1 or every or (
             not k.startswith("_") and k not in GRAD_DICTS and not (k == "params" and isinstance(v, dict))
             and not _gradient_name(k, ())))  # params = [W, b] (a list): params[0] with grads[0]
     found = [(p, v) for p, v in walk(obj, enter) if isinstance(v, np.ndarray) and v.dtype.kind == "f" and v.size
-             and all(isinstance(k, int) or k.isidentifier() for _, k in p)]
+             and all(isinstance(k, int) or k.isidentifier() for _, k in p) and all(s == "[" for s, _ in p[1:])]
     return {_label(p): v for p, v in sorted(found, key=lambda pv: len(pv[0]) > 1)[:MAX_PROBED * 4]}
 
 
@@ -1573,7 +1893,7 @@ def _by_structure(obj, children, missing, written, taken):
 
 def _grad_candidates(key):
     """The names the gradient of weight ``key`` may have: ``dW``, ``d_W``, ``grad_W``, ``gradW``, ``W_grad``,
-    ``grads['W']`` (``_dW``, ``_grad_W``, ``_W_grad`` for ``_W``); for an item, the same of its container with the same keys: ``dWs[1]`` for ``Ws[1]``,
+    ``grads['W']``, ``grads.W`` (an object holding the gradients: ``self.grads = Grads()``) (``_dW``, ``_grad_W``, ``_W_grad`` for ``_W``); for an item, the same of its container with the same keys: ``dWs[1]`` for ``Ws[1]``,
     ``gradients['W']`` (or ``grads``, ``grad``, ``dweights``) for ``weights['W']``."""
     path = _item_path(key)
     if key == "data":  # PyTorch's Parameter: weight.data with weight.grad
@@ -1582,7 +1902,8 @@ def _grad_candidates(key):
         mangled = MANGLED.fullmatch(key)  # self.__W is _Cls__W: its gradient self.__dW is _Cls__dW
         private = [mangled[1] + g.format(mangled[2]) for g in GRAD_NAMES] if mangled else \
             ["_" + g.format(key[1:]) for g in GRAD_NAMES] if key.startswith("_") and key[1:2] != "_" else []
-        return list(dict.fromkeys([g.format(key) for g in GRAD_NAMES] + private + [f"grads[{key!r}]"]))
+        return list(dict.fromkeys([g.format(key) for g in GRAD_NAMES] + private + [f"grads[{key!r}]"]
+                                  + [f"{d}.{key}" for d in GRAD_DICTS]))  # self.grads.W: an object of gradients
     subs = "".join(f"[{k!r}]" for k in path[1])
     return [g.format(path[0]) + subs for g in GRAD_NAMES] + [d + subs for d in GRAD_DICTS]
 
@@ -1767,16 +2088,28 @@ def adapt(obj, inputs=None, training=True):
     """:func:`_adapt`, with an attribute training switch (``self.training``, :func:`_switch_attr`) that its
     probes set put back to the value it had: ``(layer, info)``."""
     mk = mode_keyword(obj.forward) if callable(getattr(obj, "forward", None)) else None
-    attr = mk[0][5:] if mk and mk[0].startswith("self.") else None
-    kept = getattr(obj, attr, _MISSING) if attr else _MISSING
-    try:
+    with _switch_kept(obj, mk):
         return _adapt(obj, inputs, training)
-    finally:
-        if attr and kept is not _MISSING:
-            setattr(obj, attr, kept)
 
 
 _MISSING = object()
+
+
+@contextlib.contextmanager
+def _switch_kept(obj, keyword, when=True):
+    """A training switch outside forward's arguments (``keyword``: :func:`mode_keyword`'s ``("self.training", False,
+    True)``, ``self.bn_param['mode']``, ``global TRAIN``) put back
+    after the block to the value it had (through ``train()``/``eval()`` where forward's class has them, as the
+    checker set it): gradcheck leaves the student's object in the mode it found it. ``when`` False: nothing done."""
+    name = keyword[0] if when and keyword and keyword[0].startswith(("self.", "global ")) else None
+    kept = _switch_value(obj.forward, name) if name else _MISSING_SWITCH
+    try:
+        yield
+    finally:
+        if kept is not _MISSING_SWITCH:
+            if name == "self.training" and isinstance(kept, bool) and _mode_methods(obj):
+                obj.train() if kept else obj.eval()
+            _switch_value(obj.forward, name, kept)
 
 
 def _adapt(obj, inputs=None, training=True):
@@ -1802,11 +2135,13 @@ def _adapt(obj, inputs=None, training=True):
     kws = [kw] + ([_training_kw(obj.forward, False, mk)] if kw and training else [])  # eval reads running stats
     info = {"forward_training": tr or mk is not None, "unchecked": [], "unseen": []}
     if mk is not None:  # the header says forward(X, train=False), not training=False
-        info["mode_keyword"] = [mk[0], repr(mk[1]), repr(mk[2])]
+        info["mode_keyword"] = [mk[0], _value_text(mk[1]), _value_text(mk[2])]
         if mk[0] in MODE_STRINGS:  # the words forward compares mode with: both branches reached?
             info["mode_words"] = [repr(w) for w in mode_words(obj.forward, mk[0])]
     elif (flag := unread_flag(obj.forward)) is not None:  # forward(X, use_noise=False): only its default runs
-        info["unread_flag"] = [flag[0], repr(flag[1])]
+        info["unread_flag"] = [flag[0], _value_text(flag[1])]
+    elif (star := _unread_varargs(obj.forward, inputs)) is not None:  # forward(x, *args): args[0] a switch
+        info["unread_flag"] = [star, "()"]
     # forward(x) -> (out, cache), backward(dout, cache): a CS231n pair of its methods
     cached = _try(class_cache, obj, inputs, _training_kw(obj.forward, False, mk)) if inputs else None
     outs = _try(class_outputs, obj, inputs) if inputs else None  # forward(x, h, c) -> (h, c), backward(dh, dc)
@@ -1827,10 +2162,12 @@ def _adapt(obj, inputs=None, training=True):
             info.update(text=info["text"] + tail, unseen=unseen, buffers=buffers)
             return (obj if tr else _wrap(obj, {}, own=True)), info
         gd = (_try(_grads_dict, obj, inputs, kws[0]) or "grads") if inputs is not None else "grads"
-        info.update(protocol="manualprop", text=f"manualprop (params/{gd} dicts{shown})" + _built(built, obj.params)
-                    + tail, unseen=unseen, buffers=buffers)
-        if numbers or gd != "grads":  # self.gradients = {'W': ...} beside self.params: read as grads
-            return _wrap(obj, {k: f"{gd}[{k!r}]" for k in obj.params}), info
+        d = "d" if inputs is not None and _try(_d_keys, obj, inputs, kws[0], gd) else ""  # grads['dW'] (T14)
+        info.update(protocol="manualprop", text=f"manualprop (params/{gd} dicts{shown}" + (
+            f"; {gd}['dW'] read for params['W'], as deeplearning.ai names them" if d else "") + ")"
+                    + _built(built, obj.params) + tail, unseen=unseen, buffers=buffers)
+        if numbers or gd != "grads" or d:  # self.gradients = {'W': ...} beside self.params: read as grads
+            return _wrap(obj, {k: f"{gd}[{d + k!r}]" for k in obj.params}), info
         return (obj if tr else _wrap(obj, {}, own=True)), info  # a wrapper passes training= as train= etc.
     return _attribute_style(obj, inputs, kws, info, (arrays, children, built, tail))
 
@@ -1846,6 +2183,19 @@ def _grads_dict(obj, inputs, kw):
         obj.backward(np.random.default_rng(7).standard_normal(y.shape))
         d = _fields(obj)
         return next((n for n in GRAD_DICTS if isinstance(d.get(n), dict) and d[n]), "grads")
+
+
+def _d_keys(obj, inputs, kw, gd):
+    """Whether backward fills ``grads['dW']`` for each ``params['W']`` (deeplearning.ai's names) and no key of
+    ``params`` itself (state restored after)."""
+    keys = [k for k in obj.params if isinstance(k, str)]
+    with _all_undone([obj]) as rewind:
+        y = _run(obj, rewind, inputs, kw)
+        _step("backward")
+        obj.backward(np.random.default_rng(7).standard_normal(y.shape))
+        g = _fields(obj).get(gd)
+        return isinstance(g, dict) and bool(keys) and all(isinstance(g.get("d" + k), np.ndarray) and k not in g
+                                                          for k in keys)
 
 
 #: Why the probe could not measure which arrays forward uses, by :func:`_probe_uses`' outcome.
@@ -1915,22 +2265,100 @@ def _attribute_style(obj, inputs, kw, info, found):
     lead = ": " if pairs and all("." in w for w in pairs) else "; sub-layers "
     info["text"] += (_children_text(children, pairs, lead, info["unchecked"], {m: rep for rep, ms in tied.items()
                                                                                for m, _, _ in ms})
-                     + _built(built, pairs) + _alias_text(tied, views, named, pairs) + tail)
+                     + _built(built, pairs) + _alias_text(tied, views, named, pairs)
+                     + "".join(f"; {t}" for t in info.pop("listed", [])) + tail)
     if placed := [f"{pairs[w]} ({w})" for w in placed if w in pairs]:
         info["text"] += (f"; found by place and shape, not by name (written by backward, with its weight's key or "
                          f"name in a parallel container, or named as a gradient): {', '.join(placed)}")
     known = [getattr(*_owner(obj, children, w), None) for w in every]
-    if pairs and callable(getattr(type(obj), "zero_grad", None)):  # p.grad += ...: PyTorch's contract
-        info["text"] += "; zero_grad() is called before each backward, as PyTorch's training loop does"
+    if pairs and (zeroes := _try(_zeroing, obj)):  # p.grad += ...: PyTorch's contract
+        info["text"] += ("; zero_grad() is called before each backward, as PyTorch's training loop does" if zeroes ==
+                         "module" else "; each of parameters()'s zero_grad() is called before each backward, as "
+                         "PyTorch's training loop does")
     if inputs is not None and (hidden := _try(_hidden, obj, inputs, kw, [a for a in known if isinstance(a, np.ndarray)],
                                               not pairs and not info["unchecked"])):  # ClassLevel.W, a module's W_glob
         info["hidden"] = hidden
         info["text"] += f"; forward reads arrays not read as weights: {', '.join(h.split(' (')[0] for h in hidden)}"
+    if inputs is not None and not pairs and (made := _try(_recreated, obj, inputs, kw)):  # self.W = rng...() in forward
+        info["recreated"] = made
+    if inputs is not None and not pairs and (lists := _try(_list_weights, obj, inputs, kw)):  # self.W = [[0.1, ...]]
+        info["lists"] = lists
     if why:
         names = [w for w in every if w not in pairs and w not in numbers]
         info["text"] += (f" (found without measuring which arrays forward uses: {UNMEASURED[why.partition(':')[0]]}{why.partition(':')[2]}"
                          + (f"; arrays not checked: {', '.join(names)}" if names else "") + ")")
     return _wrap(obj, pairs, tied=tied, views=_views_info(info, tied, views, named, pairs)), info
+
+
+def _recreated(obj, inputs, kw):
+    """``["W: dW", ...]``: arrays named like weights (:data:`PARAM_NAME`) that forward binds anew on every call
+    (``self.W = rng.standard_normal(...)`` with no ``if self.W is None``) and whose gradient backward writes by name:
+    perturbing them changes nothing, so that gradient cannot be checked (and training cannot change them)."""
+    with _all_undone([obj]) as rewind:
+        _run(obj, rewind, inputs, kw)
+        first = dict(_fields(obj))
+        y = _run(obj, rewind, inputs, kw)
+        second = dict(_fields(obj))
+        _step("backward")
+        obj.backward(np.random.default_rng(7).standard_normal(y.shape))
+        after = dict(_fields(obj))
+    out = []
+    for k, v in second.items():
+        if isinstance(k, str) and isinstance(v, np.ndarray) and v.dtype.kind == "f" and k in first and \
+                first[k] is not v and PARAM_NAME.fullmatch(_bare(k).lstrip("_")):
+            g = next((g.format(k) for g in GRAD_NAMES if isinstance(after.get(g.format(k)), np.ndarray)), None)
+            out += [f"{k}: {g}"] if g else []
+    return out
+
+
+def _list_weights(obj, inputs, kw):
+    """``["W: dW", ...]`` (``"W: "`` without a gradient): attributes named like weights that are Python lists of
+    numbers (``self.W = [[0.1, 0.2], ...]``, made arrays in forward) whose change changes forward's output: gradcheck
+    perturbs and checks numpy arrays, so their gradients (``dW``, written by backward) are not checked."""
+    d = _fields(obj)
+    cands = [k for k, v in list(d.items())[:MAX_PROBED] if isinstance(k, str) and isinstance(v, list) and v
+             and PARAM_NAME.fullmatch(_bare(k).lstrip("_")) and _numbers_kind(v) in ("f", "i")]
+    out = []
+    with _all_undone([obj]) as rewind:
+        y0 = _run(obj, rewind, inputs, kw)
+        for k in cands:
+            old = d[k]
+            d[k] = (np.asarray(old, dtype=np.float64) * 1.5 + 0.5).tolist()
+            try:
+                y = _run(obj, rewind, inputs, kw)
+            finally:
+                d[k] = old
+            if y.shape != y0.shape or not np.array_equal(y, y0, equal_nan=True):
+                out.append(k)
+        if out:
+            _step("backward")
+            obj.backward(np.random.default_rng(7).standard_normal(y0.shape))
+        after = dict(_fields(obj))
+    return [f"{k}: " + next((g.format(k) for g in GRAD_NAMES if g.format(k) in after), "") for k in out]
+
+
+def _numbers_kind(v):
+    """numpy's dtype kind of a (nested) list of numbers (``"f"``, ``"i"``), or ``""`` when it is none."""
+    try:
+        return np.asarray(v).dtype.kind
+    except (ValueError, TypeError):  # ragged
+        return ""
+
+
+def _zeroing(obj):
+    """How a layer's accumulated gradients (``p.grad += ...``) are zeroed before each backward, as PyTorch's loop does:
+    ``"module"``, its class's ``zero_grad()``; ``"parameters"``, the ``zero_grad()`` of each object its
+    ``parameters()`` lists (tester10 T11: a student's ``Parameter``); None: neither."""
+    if callable(getattr(type(obj), "zero_grad", None)):
+        return "module"
+    ps = getattr(type(obj), "parameters", None)
+    if not callable(ps) or [p for p in (_params(ps) or {}).values() if p.default is p.empty][1:]:
+        return None
+    try:
+        items = list(obj.parameters())[:MAX_PROBED * 4]
+    except Exception:  # noqa: BLE001 - a student's parameters() that raises or returns no iterable: not zeroed
+        return None
+    return "parameters" if items and all(callable(getattr(p, "zero_grad", None)) for p in items) else None
 
 
 def _namespaces(obj):
@@ -1952,8 +2380,10 @@ def _outside(obj, spaces, deep):
     ``W_glob``) and, when ``deep``, of every array the layer holds at any depth (:func:`walk`: ``self.params._items[0]``
     in a container of the student's own, private attributes too)."""
     out = {f"{pre}{k}": a for pre, owner in spaces for k, a in _float_items(owner).items()}
-    return out | ({f"self.{_label(p)}": v for p, v in walk(obj) if isinstance(v, np.ndarray) and v.dtype.kind == "f"
-                   and v.size} if deep else {})
+    for p, v in walk(obj) if deep else ():  # an array two closures read: named once
+        if isinstance(v, np.ndarray) and v.dtype.kind == "f" and v.size and not any(v is a for a in out.values()):
+            out[f"self.{_label(p)}"] = v
+    return out
 
 
 def _hidden(obj, inputs, kw, known=(), deep=False):
@@ -2189,13 +2619,14 @@ def _returned_grads(obj, inputs, kw, weights, info, keys=False):
     None when backward returns its inputs' gradients alone (or raised: the check reports it). A gradient backward also
     stores (``self.dW``, ``grads['W']``) that differs from the returned one: the one further from a central difference
     (:func:`_farther`) is read, so a wrong one of the two FAILs, the header saying which (the issue-10 tester's X18);
-    one not returned but stored is read where stored. AdapterError when the returned items do not line up with the
+    one not returned but stored is read where stored (``info['read_from']``: which one each is, for the FAIL line).
+    AdapterError when the returned items do not line up with the
     inputs and ``weights`` (:meth:`ReturnedGradients.line_up`)."""
     rets = _try(_returned, obj, inputs, kw) if inputs is not None else None
     if rets is None:
         return None
     ws = ReturnedGradients.line_up(obj, inputs, rets, weights)
-    order, stored, notes = getattr(rets, "order", None), {}, []
+    order, stored, notes, read = getattr(rets, "order", None), {}, [], []
     if order is not None:
         items = ["None"] * len(rets)
         for k, j in ((k, j) for k, j in enumerate(order) if j is not None):
@@ -2209,40 +2640,48 @@ def _returned_grads(obj, inputs, kw, weights, info, keys=False):
         names = [f"{d}[{w!r}]" for d in GRAD_DICTS] if keys else [g.format(w) for g in GRAD_NAMES]
         s = next((n for n in names if isinstance(rets.stored.get(n), np.ndarray)
                   and rets.stored[n].shape == np.shape(weights[w])), None)
+        where = f"self.{s}" if not keys else s
         if s is not None and r is None:  # returned (dX, dW), stored self.db: the stored one is checked
             stored[w] = s
-            notes.append(f"the check reads the stored {'self.' * (not keys)}{s} in its place")
+            notes.append(f"the check reads the stored {where} in its place")
+            read.append(f"d{w}: the stored {where} (backward does not return d{w})")
         if s is None or r is None or np.array_equal(rets.stored[s], r):
             continue
         wrong = _farther(obj, inputs, kw, weights[w], {"stored": rets.stored[s], "returned": r})
-        where = f"self.{s}" if not keys else s
         notes.append(f"backward stores {where} and returns d{w}, and they differ: the check reads "
                      + (f"the stored {where}" if wrong == "stored" else f"the returned d{w}")
                      + ", the one further from a finite difference of forward (both must be right)")
+        read.append(f"d{w}: " + (f"the stored {where}, not the d{w} backward returns" if wrong == "stored" else
+                                 f"the d{w} backward returns, not the stored {where}") + " (the two differ)")
         if wrong == "stored":
             stored[w] = s
     rg = ReturnedGradients(len(inputs), {w: tuple(np.shape(weights[w])) for w in ws},
                            [w for w in ws] if keys else None, keep=stored, order=order)
     rg.attach(obj)
     info.update(protocol="returned", text=rg.text(obj, inputs) + "".join(f"; {t}" for t in notes))
+    if read:  # which of the two a gradient is, for its FAIL line: ["dW: the stored self.dW, not ..."]
+        info["read_from"] = read
     return {w: stored.get(w) or (f"grads[{w!r}]" if keys else f"_gradcheck_returned[{i}]") for i, w in enumerate(ws)}
 
 
 def _farther(obj, inputs, kw, weight, grads):
-    """The key of ``grads`` (``{"stored": dW, "returned": dW}``) further from the central difference of
-    ``L = sum(forward(*inputs) * dY)`` along one random direction of ``weight`` (the probe's dY; state restored)."""
+    """The key of ``grads`` (``{"stored": dW, "returned": dW}``) further from the central difference
+    (:func:`gradcheck._kernel.difference_quotient`, the checker's one kernel) of ``L = sum(forward(*inputs) * dY)``
+    along one random direction of ``weight`` (the probe's dY; state restored)."""
     u = np.random.default_rng(11).standard_normal(np.shape(weight))
     eps = 1e-6 * max(1.0, float(np.max(np.abs(weight)))) if np.size(weight) else 1e-6
     with _all_undone([obj]) as rewind:
-        base, f = weight.copy(), []
-        for t in (eps, -eps):
+        base = weight.copy()
+
+        def loss(t):
             rewind()
             weight[...] = base + t * u
             y = obj.forward(*[x.copy() for x in inputs], **kw)
-            f.append(float(np.sum(np.asarray(y, dtype=np.float64)
-                                  * np.random.default_rng(7).standard_normal(np.shape(y)))))
-        weight[...] = base
-    d = (f[0] - f[1]) / (2 * eps)
+            return float(np.sum(np.asarray(y, dtype=np.float64) * np.random.default_rng(7).standard_normal(np.shape(y))))
+        try:
+            d = difference_quotient(loss, eps, "central")
+        finally:
+            weight[...] = base
     return max(grads, key=lambda k: abs(float(np.sum(grads[k] * u)) - d))
 
 
@@ -2252,7 +2691,15 @@ def _one_per_memory(obj, children, pairs, info):
     loses the arrays inside checked parameters' memory (views) and those inside a larger unchecked one."""
     named = {n: _value(obj, children, n, pairs) for n in [*pairs, *info["unchecked"]]}
     tied, views = _aliases(named, list(pairs))
-    shared = {m for ms in tied.values() for m, _ in ms}
+    listed = {rep: [m for m, pos in ms if pos is None and "." in m] for rep, ms in tied.items()
+              if rep.startswith(("params[", "parameters[")) and "." not in rep}
+    for rep, ms in [(r, ms) for r, ms in listed.items() if ms]:  # DLfS-2's model.params += layer.params
+        tied[rep] = [(m, pos) for m, pos in tied[rep] if m not in ms]
+        info.setdefault("listed", []).append(f"{_names([rep, *ms])} are one array listed twice (the model's {rep} "
+                                             f"collects {ms[0]}): checked once, with the model's gradient "
+                                             f"{pairs[rep]}, which its optimizer steps with")
+    shared = {m for ms in tied.values() for m, _ in ms} | {m for ms in listed.values() for m in ms}
+    tied = {rep: ms for rep, ms in tied.items() if ms}
     tied = {rep: [(m, pairs[m], pos) for m, pos in ms] for rep, ms in tied.items()}
     info["unchecked"] = [w for w in info["unchecked"] if w not in views]
     return {w: g for w, g in pairs.items() if w not in shared}, tied, views, named
@@ -2295,7 +2742,8 @@ def _alias_text(tied, views, named, pairs):
                        f"steps {each} applies them")
         else:
             out.append(f"{_names(all_)} share memory ({rep} holds it all): their gradients are added into {rep}'s, "
-                       f"element by element, as an optimizer that steps {each} applies them")
+                       f"element by element, as an optimizer that steps {each} applies them (unless {rep}'s gradient "
+                       "already holds theirs, as a flat vector's does: then it is read alone)")
     by = {}
     for u, over in views.items():
         by.setdefault(tuple(over), []).append(u)
@@ -2375,7 +2823,7 @@ def _children_text(children, pairs, lead, unchecked=(), shared=None):
         if not (mine or bare or _is_layer(c)):  # an object holding arrays forward does not use
             continue
         style = "params/grads dicts" if isinstance(getattr(c, "params", None), dict) else "attributes"
-        parts.append(f"{name} ({type(c).__name__}: " + (f"{', '.join(mine)}, {style}" if mine else "") +
+        parts.append(f"{_shortened(name)} ({type(c).__name__}: " + (f"{', '.join(mine)}, {style}" if mine else "") +
                      ("; " if mine and bare else "") + (f"{', '.join(bare)} without gradients" if bare else "")
                      + ("no parameters" if not mine + bare else "") + ")")
     checked = any("." in w for w in pairs)
@@ -2419,7 +2867,35 @@ def _shown(pairs):
             parts.pop()
         return ".".join(parts[:-1] + [_bare(parts[-1])]) if parts else w
     shown = {w: name(w) for w in pairs}
-    return {w: n for w, n in shown.items() if n != w and list(shown.values()).count(n) == 1 and n not in pairs}
+    shown = {w: n for w, n in shown.items() if n != w and list(shown.values()).count(n) == 1 and n not in pairs}
+    for w in [w for w in pairs if len(shown.get(w, w)) > NAME_LIMIT]:  # 60 lists deep: root.0*60.W
+        n = short = _shortened(shown.get(w, w))
+        for i in range(2, len(pairs) + 2):
+            if n not in pairs and n not in [v for k, v in shown.items() if k != w]:
+                break
+            n = f"{short}#{i}"
+        shown[w] = n
+    return shown
+
+
+#: The longest name of a parameter or sub-layer shown and sent between gradcheck's processes (their replies carry
+#: names of at most 120 characters): a longer one, 60 containers deep or a long attribute name, is shortened
+#: (:func:`_shortened`), the parameter read under its real name (:attr:`Adapted._real`).
+NAME_LIMIT = 100
+
+
+def _shortened(name):
+    """``name`` in at most :data:`NAME_LIMIT` characters: a step repeated three times or more written once with its
+    count (``root.0.0.0.0.W`` is ``root.0*4.W``), then, still too long, its middle left out (``...``)."""
+    runs = []
+    for part in name.split("."):
+        if runs and runs[-1][0] == part:
+            runs[-1][1] += 1
+        else:
+            runs.append([part, 1])
+    text = ".".join(f"{p}*{n}" if n > 2 else ".".join([p] * n) for p, n in runs)
+    half = (NAME_LIMIT - 3) // 2
+    return text if len(text) <= NAME_LIMIT else text[:half] + "..." + text[-half:]
 
 
 def _as_written(name):

@@ -152,7 +152,7 @@ def _report(args, layer, diag, cname: str, color: bool, jacobian, unchecked) -> 
         print(colorize(f"\nPASS: {cname}: {what} {within}{left}{sampled}.", color))
         return EXIT_PASS
     if res is not None and res.failing_tensors:
-        print(colorize(f"\nFAIL: {diag.name}: {res.mismatch()}.", color))
+        print(colorize(f"\nFAIL: {diag.name}: {res.mismatch()}{_read_from(layer, res)}.", color))
     sentence = diag.sentence()
     prefix = f"FAIL: {diag.name}: "
     said = sentence[len(prefix):] if sentence.startswith(prefix) else sentence
@@ -185,6 +185,14 @@ def _report(args, layer, diag, cname: str, color: bool, jacobian, unchecked) -> 
                      "the diagnosis for how to make it checkable)."), file=sys.stderr)
         return EXIT_STUDENT
     return EXIT_MISMATCH
+
+
+def _read_from(layer, res) -> str:
+    """Which gradient a failing one is when backward both stores and returns it (``protocol['read_from']``,
+    :func:`gradcheck._adapters._returned_grads`): `` (dW is the stored self.dW, not the dW backward returns ...)``."""
+    said = dict(x.split(": ", 1) for x in (getattr(layer, "protocol", None) or {}).get("read_from") or [] if ": " in x)
+    hits = [f"{t} is {said[t]}" for t in res.failing_tensors if t in said]
+    return f" ({'; '.join(hits)})" if hits else ""
 
 
 def _random_only(diag) -> bool:
@@ -326,7 +334,7 @@ def _mode_why(layer, requested, ran: tuple[bool, ...], words=("training", "False
     from .config import training_modes
 
     name, off, on = words
-    takes = "reads" if name.startswith("self.") else "takes"  # an attribute switch (self.training)
+    takes = "reads" if name.startswith(("self.", "global ")) else "takes"  # an attribute switch (self.training)
     if requested != "auto":
         return f": as --{'training' if requested else 'eval'} asks"
     if len(training_modes(layer, "auto")) < 2:
@@ -470,11 +478,11 @@ def protocol_lines(layer, init: dict[str, Any], training: tuple[bool, ...] = (Fa
     else:
         name, off, on = info.get("mode_keyword") or ("training", "False", "True")
         calls = ", then ".join(f"{name}={on if t else off}" for t in training)
-        if name.startswith("self."):  # an attribute switch (self.training), set before each forward
+        if name.startswith(("self.", "global ")):  # an attribute switch (self.training), set before each forward
             calls = f"{name} = " + ", then ".join(on if t else off for t in training)
         unread = "mode_words" in info and not {on, off} & set(info["mode_words"])
         lines.append("mode: " + " and ".join("training" if t else "eval" for t in training)
-                     + (f" ({calls})" if name.startswith("self.") else f" (forward(X, {calls}))")
+                     + (f" ({calls})" if name.startswith(("self.", "global ")) else f" (forward(X, {calls}))")
                      + _mode_why(layer, requested, training, (name, off, on), unread))
     unchecked, unseen = list(info.get("unchecked") or []), list(info.get("unseen") or [])
     unsure = [str(a) for a in info.get("ambiguous") or []]  # "W (5, 3): gW, hW"
@@ -546,6 +554,20 @@ def _unpaired(info, cname: str) -> list:
         if arrays:
             lines.append(f"FAIL: {cname}: forward reads {w}, {_hidden_where(w)}, and backward writes {arrays}, "
                          "of its shape: that gradient cannot be checked, so the check cannot pass.")
+    made = [str(r).partition(": ") for r in info.get("recreated") or []]  # self.W made anew in every forward
+    if made:
+        ws, gs = ", ".join(w for w, _, _ in made), ", ".join(g for _, _, g in made)
+        lines.append(f"FAIL: {cname}: forward creates {ws} anew on every call, and backward writes {gs}: perturbing "
+                     f"{ws} changes nothing (the next forward replaces it), so {gs} cannot be checked and training "
+                     "cannot change the weights; create them once (in __init__, or in forward only while they are "
+                     "None), so the check cannot pass.")
+    lists = [str(r).partition(": ") for r in info.get("lists") or []]  # self.W = [[0.1, ...]]: not an array
+    if lists:
+        ws, gs = ", ".join(w for w, _, _ in lists), ", ".join(g for _, _, g in lists if g)
+        lines.append(f"FAIL: {cname}: forward reads {ws}, Python list{'s' * (len(lists) > 1)} of numbers: gradcheck "
+                     f"perturbs and checks numpy arrays only, so {gs + ', written by backward,' if gs else 'their gradients'}"
+                     f" cannot be checked; keep the weights as numpy arrays (np.array(...)) to have them checked, so "
+                     "the check cannot pass.")
     missing = [w for w in info.get("unchecked") or [] if w not in unsure] if info.get("protocol") == "attribute" \
         else []
     if missing:  # weights with gradient attributes, these none: a missing gradient

@@ -10,7 +10,8 @@ manualprop's layers); forward, O(h), ``u**(1/2)``; richardson ``(4 C(h/2) - C(h)
 ``u**(1/5)``; complex ``Im phi(ih) / h``, O(h^2) with no subtraction (Squire & Trapp, SIAM
 Review 40(1), 1998), ``1e-20``, for a complex-analytic forward (:func:`complex_step_supported`).
 
-:func:`kernel` is the only place a quotient is formed; the plans choose which perturbed copies
+:func:`kernel` (in ``_kernel.py``, standalone: the sandbox child's probes use it too) is the only place a
+quotient is formed; the plans choose which perturbed copies
 to run: element loop (:func:`numerical_gradient`), stacked batch (:func:`batched_input_scan`),
 chunked remote (:func:`many_scan`), directional (:func:`directional_derivatives`), sample (an
 element plan on ``indices``), the Jacobian (:func:`numerical_jacobian`).
@@ -25,6 +26,7 @@ from typing import Any
 
 import numpy as np
 
+from ._kernel import METHODS, OFFSETS, _check_method, difference_quotient, kernel
 from .compare import norm_relative_error
 
 __all__ = ["DEFAULT_EPS", "METHODS", "OFFSETS", "kernel", "default_eps", "step_sizes", "difference_quotient",
@@ -35,40 +37,11 @@ __all__ = ["DEFAULT_EPS", "METHODS", "OFFSETS", "kernel", "default_eps", "step_s
 
 #: Default relative step: the cube root of float64 machine epsilon, 6.06e-6 (Nocedal & Wright, sec. 8.1).
 DEFAULT_EPS = float(np.cbrt(np.finfo(np.float64).eps))
-METHODS = ("central", "forward", "richardson", "complex")
-#: Where each method evaluates, in multiples of ``h`` (forward also uses f(x0); complex means ``x + i h``).
-OFFSETS = {"central": (1.0, -1.0), "forward": (1.0,), "richardson": (1.0, -1.0, 0.5, -0.5), "complex": (1j,)}
 COMPLEX_STEP = 1e-20
 #: Input elements per stacked forward call; array elements (at most MANY_MAX forwards) per forward_many chunk.
 BATCH_BUDGET = 1 << 17
 MANY_BUDGET = 1 << 18
 MANY_MAX = 256
-
-
-def _check_method(method: str) -> str:
-    if method not in METHODS:
-        raise ValueError(f"method must be one of {METHODS}; got {method!r}")
-    return method
-
-
-def kernel(method: str, values: Sequence, points: Sequence, f0=None, x0=0.0):
-    """The difference quotient: the one place every finite difference of the checker is formed.
-
-    ``values`` at the ``points`` of ``OFFSETS[method]`` as stored (arrays broadcast); ``f0`` the value
-    at ``x0`` (forward; central: the one-sided quotients). Returns ``(estimate, d_plus, d_minus)``.
-    """
-    v, p = values, points
-    if method == "complex":
-        return np.imag(v[0]) / np.imag(p[0]), None, None
-    if method == "forward":
-        return (v[0] - f0) / (p[0] - x0), None, None
-    c = (v[0] - v[1]) / (p[0] - p[1])
-    if method == "richardson":
-        return (4 * ((v[2] - v[3]) / (p[2] - p[3])) - c) / 3, None, None
-    _check_method(method)
-    if f0 is None:
-        return c, None, None
-    return c, (v[0] - f0) / (p[0] - x0), (f0 - v[1]) / (x0 - p[1])
 
 
 def default_eps(method: str = "central", dtype=np.float64) -> float:
@@ -83,14 +56,6 @@ def default_eps(method: str = "central", dtype=np.float64) -> float:
 def step_sizes(x: np.ndarray, eps: float = DEFAULT_EPS) -> np.ndarray:
     """Per-element step ``h = eps * max(1, |x|)``, float64 of ``x``'s shape."""
     return float(eps) * np.maximum(1.0, np.abs(np.asarray(x, dtype=np.float64)))
-
-
-def difference_quotient(phi: Callable[[float], float], h: float, method: str = "central") -> float:
-    """Estimate ``phi'(0)`` of a scalar function with absolute step ``h`` (complex: ``phi(1j*h)``)."""
-    _check_method(method)
-    points = [o * h for o in OFFSETS[method]]
-    f0 = phi(0.0) if method == "forward" else None
-    return float(kernel(method, [phi(t) for t in points], points, f0)[0])
 
 
 def step_error_curve(f: Callable[[np.ndarray], np.ndarray], x0: float, hs: Sequence[float], *,

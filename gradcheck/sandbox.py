@@ -92,7 +92,8 @@ class SandboxError(StudentCodeError):
 
 @functools.lru_cache(maxsize=None)
 def _child_source(name: str = "_sandbox_child.py") -> str:
-    """The text of a standalone module the child runs (itself; ``_adapters.py`` travels in its config)."""
+    """The text of a standalone module the child runs (itself; ``_adapters.py``, after ``_kernel.py``'s text, travels
+    in its config)."""
     with open(os.path.join(_PKG_DIR, name), encoding="utf-8") as fh:
         return fh.read()
 
@@ -402,7 +403,7 @@ class Sandbox:
         cfg = {"fd_in": p2c_r, "fd_out": c2p_w, "workdir": self.workdir, "sys_path": sys_path,
                "read_roots": read_roots, "deny_roots": _course_package_dirs(self.allow_packages),
                "blocked": list(self.blocked_modules), "allow": list(self.allow_packages),
-               "adapters": _packed(_child_source("_adapters.py")), "output_limit": self.output_limit,
+               "adapters": _packed(_child_source("_kernel.py") + "\n" + _child_source("_adapters.py")), "output_limit": self.output_limit,
                "limits": limits, **own}
         threads = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS",
                    "NUMEXPR_NUM_THREADS")

@@ -20,9 +20,10 @@ PKG = Path(__file__).resolve().parents[1] / "gradcheck"
 ALLOWED = {
     "errors": set(),
     "compare": set(),
-    "_adapters": set(),
+    "_kernel": set(),
+    "_adapters": {"_kernel"},
     "_validation": {"errors"},
-    "numerical": {"compare"},
+    "numerical": {"_kernel", "compare"},
     "config": {"_validation", "compare", "errors", "numerical"},
     "sources": {"_adapters", "_validation", "errors"},
     "result": {"_validation", "compare"},
@@ -91,3 +92,16 @@ def test_no_function_in_gradcheck_is_longer_than_80_lines():
     new = {k: v for k, v in long.items() if k not in KNOWN_LONG}
     assert not new, "functions over 80 lines (split them): " + "; ".join(f"{k} ({v} lines)" for k, v in new.items())
     assert not KNOWN_LONG - set(long), f"no longer over the limit, remove from KNOWN_LONG: {KNOWN_LONG - set(long)}"
+
+
+def test_one_difference_kernel():
+    """Issue 10: _adapters formed its own central difference ((f+ - f-) / (2 * eps), choosing between a stored
+    and a returned dW); every difference quotient is now the kernel's, which the sandbox child gets as text."""
+    import re
+
+    from gradcheck import _adapters, _kernel, numerical
+    assert numerical.kernel is _kernel.kernel and _adapters.difference_quotient is _kernel.difference_quotient
+    quotient = re.compile(r"/\s*\(\s*2(?:\.0)?\s*\*\s*(?:eps|h|step)\s*\)")
+    for path in PKG.rglob("*.py"):
+        if path.name != "_kernel.py":
+            assert not quotient.search(path.read_text(encoding="utf-8")), f"{path.name} forms a central difference"

@@ -156,6 +156,24 @@ def test_gradients_both_stored_and_returned_are_both_checked(tmp_path, src, word
         assert "PASS: Linear: every gradient (dX, dW, db) matches" in t and "they differ" not in t, t
 
 
+@pytest.mark.parametrize("src, line", [
+    (STORES.replace("{STORED}", "2 * (self.X.T @ dY), dY.sum(axis=0)").replace("{RETURN}", RIGHT),
+     "FAIL: Linear: gradient mismatch in dW (dW is the stored self.dW, not the dW backward returns (the two differ))."),
+    (GRADS.replace("{STORED_W}", "2 * (self.X.T @ dY)"),
+     "FAIL: Linear: gradient mismatch in dW (dW is the stored grads['W'], not the dW backward returns (the two "
+     "differ))."),
+    (STORES.replace("{STORED}", "self.X.T @ dY, dY.sum(axis=0)").replace("{RETURN}", RIGHT.replace("dY.sum(", "dY.mean(")),
+     "FAIL: Linear: gradient mismatch in db (db is the db backward returns, not the stored self.db (the two differ))."),
+    (STORES.replace("self.dW, self.db = {STORED}", "self.db = dY.mean(axis=0)").replace(
+        "{RETURN}", "dY @ self.W.T, self.X.T @ dY"),
+     "FAIL: Linear: gradient mismatch in db (db is the stored self.db (backward does not return db))."),
+])
+def test_the_fail_line_says_which_of_the_two_gradients_is_wrong(tmp_path, src, line):
+    """X18: the header said which one was read, the FAIL line only "gradient mismatch in dW"."""
+    p = check(student(tmp_path, src))
+    assert p.returncode == 1 and line in both(p), both(p)
+
+
 @pytest.mark.parametrize("ret, code, words", [
     # X9: every gradient's shape differs, so the items pair by shape whatever their order (was exit 3)
     ("dY @ self.W.T, dY.sum(axis=0), self.X.T @ dY", 0, "PASS: Linear: every gradient (dX, dW, db) matches"),

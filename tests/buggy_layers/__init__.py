@@ -140,13 +140,33 @@ EXPECTED = {
     "linear.py::LinearAstypeF": "float32-inside",
     "linear.py::LinearHalf": "float16-inside",
     "linear.py::LinearRound": "piecewise-constant",
+    # issue 10 (X13): the mode's words in a helper method, a module constant, a match statement, an Enum
+    "activations.py::DropoutModeHelperNoScale": "mask-scale",
+    "activations.py::DropoutModeConstNoScale": "mask-scale",
+    "activations.py::DropoutModeMatchNoScale": "mask-scale",
+    "activations.py::DropoutModeEnumNoScale": "mask-scale",
+    # tester10 (T3): the switch a dict item self.dropout_param['mode'], a module flag, self.in_train
+    "activations.py::DropoutParamModeNoScale": "mask-scale",
+    "activations.py::DropoutModuleFlagNoScale": "mask-scale",
+    "activations.py::DropoutInTrainNoScale": "mask-scale",
+    "activations.py::NetSubTrainingNoScale": "mask-scale",  # T12: a sub-layer's self.drop.training
+    # tester10 (issue 10): model.grads never updated (T1); gradients on an object, self.grads.W (T4)
+    "styles.py::DLfS2NetRebind": "zero",
+    "styles.py::GradsObjLinearTwice": "factor",
+    # issue 10 (X4, X16): sub-layers in an object array, a set, a ChainMap, closures, 60 lists deep
+    "styles.py::ObjArrayMLPTwice": "factor",
+    "styles.py::SetMLPTwice": "factor",
+    "styles.py::ChainMapMLPTwice": "factor",
+    "styles.py::ClosureMLPTwice": "factor",
+    "styles.py::NestedDeepTwice": "factor",
 }
 
 #: Bugs no signature names: each must FAIL with "wrong-values" (no known bug pattern), never a wrong name.
 UNNAMED = ["activations.py::ReLUInvertedMask", "activations.py::LeakyReLUPlainMask", "activations.py::TanhOfInput",
            "softmax.py::SoftmaxPlusSum", "norm.py::BatchNormGammaFromX", "pool_embed_rnn.py::MaxPoolWholeWindow",
            "pool_embed_rnn.py::RNNTanhTwice",
-           "cs231n.py::convhalfflip", "activations.py::PReLUDalphaNoX"]
+           "cs231n.py::convhalfflip", "activations.py::PReLUDalphaNoX",
+           "styles.py::FlatLinearForgetsB"]  # tester10 T6: dtheta's b segment never written
 
 #: The correct counterparts: each must PASS.
 CORRECT = ["linear.py::LinearOutIn", "linear.py::LinearInOut", "activations.py::ReLU", "activations.py::LeakyReLU",
@@ -162,7 +182,12 @@ CORRECT = ["linear.py::LinearOutIn", "linear.py::LinearInOut", "activations.py::
            "activations.py::Swish", "linear.py::LinearReturnsGrads", "linear.py::LinearReturnsGradsDict",
            "styles.py::SlotsLinear", "styles.py::MangledLinear", "styles.py::TorchLinear", "styles.py::DequeMLP",
            "styles.py::SeqMLP",
-           "linear.py::LinearStoresAndReturnsGrads", "linear.py::LinearReturnsGradsByShape"]
+           "linear.py::LinearStoresAndReturnsGrads", "linear.py::LinearReturnsGradsByShape",
+           "styles.py::ObjArrayMLP", "styles.py::SetMLP", "styles.py::ChainMapMLP", "styles.py::ClosureMLP",
+           "styles.py::NestedDeep", "activations.py::DropoutModeHelper", "activations.py::DropoutModeConst",
+           "activations.py::DropoutModeMatch", "activations.py::DropoutModeEnum", "styles.py::DLfS2Net",
+           "styles.py::GradsObjLinear", "styles.py::FlatLinear", "activations.py::DropoutParamMode",
+           "activations.py::DropoutModuleFlag", "activations.py::DropoutInTrain", "activations.py::NetSubTraining"]
 
 
 def load(key: str):

@@ -1,5 +1,7 @@
 """Element-wise activations as students write them: ReLU, leaky ReLU, sigmoid, tanh, dropout."""
 
+import enum
+
 import numpy as np
 
 INPUT = (5, 4)
@@ -298,6 +300,111 @@ class DropoutKwargsNoScale(DropoutTrainFlgNoScale):
         return super().forward(X, kw.get("train_flg", False))
 
 
+# issue 10 (X13): a mode whose words forward does not compare itself (the training branch never ran: PASS)
+FIT = "fit"
+
+
+class DropoutModeHelper(DropoutTrainFlg):
+    """mode passed on to a helper method that compares it."""
+
+    def forward(self, X, mode="predict"):
+        return self._apply(X, mode)
+
+    def _apply(self, X, how):
+        return DropoutTrainFlg.forward(self, X, how == "fit")
+
+
+class DropoutModeHelperNoScale(DropoutModeHelper, DropoutTrainFlgNoScale):
+    pass  # BUG: DropoutTrainFlgNoScale's backward
+
+
+class DropoutModeConst(DropoutTrainFlg):
+    """mode compared with a module constant (FIT = "fit")."""
+
+    def forward(self, X, mode="predict"):
+        return super().forward(X, mode == FIT)
+
+
+class DropoutModeConstNoScale(DropoutModeConst, DropoutTrainFlgNoScale):
+    pass  # BUG: DropoutTrainFlgNoScale's backward
+
+
+class DropoutModeMatch(DropoutTrainFlg):
+    """mode read by a match statement."""
+
+    def forward(self, X, mode="test"):
+        match mode:
+            case "fit" | "learn":
+                return super().forward(X, True)
+            case _:
+                return super().forward(X, False)
+
+
+class DropoutModeMatchNoScale(DropoutModeMatch, DropoutTrainFlgNoScale):
+    pass  # BUG: DropoutTrainFlgNoScale's backward
+
+
+class Phase(enum.Enum):
+    TRAIN = "train"
+    EVAL = "eval"
+
+
+class DropoutModeEnum(DropoutTrainFlg):
+    """mode an Enum member (mode=Phase.EVAL)."""
+
+    def forward(self, X, mode=Phase.EVAL):
+        return super().forward(X, mode is Phase.TRAIN)
+
+
+class DropoutModeEnumNoScale(DropoutModeEnum, DropoutTrainFlgNoScale):
+    pass  # BUG: DropoutTrainFlgNoScale's backward
+
+
+# tester10 (T3): switches outside forward's arguments: CS231n's dropout_param['mode'], a module flag, self.in_train
+IN_TRAINING = False  # a module's switch, set by the student's training loop
+
+
+class DropoutParamMode(DropoutTrainFlg):
+    ADAPT = True  # the switch is read on the instance
+
+    def __init__(self, p=0.5, seed=0):
+        super().__init__(p, seed)
+        self.dropout_param = {"mode": "test", "p": p}
+
+    def forward(self, X):
+        return super().forward(X, self.dropout_param["mode"] == "train")
+
+
+class DropoutParamModeNoScale(DropoutParamMode, DropoutTrainFlgNoScale):
+    pass  # BUG: DropoutTrainFlgNoScale's backward
+
+
+class DropoutModuleFlag(DropoutTrainFlg):
+    ADAPT = True
+
+    def forward(self, X):
+        return super().forward(X, IN_TRAINING)
+
+
+class DropoutModuleFlagNoScale(DropoutModuleFlag, DropoutTrainFlgNoScale):
+    pass  # BUG: DropoutTrainFlgNoScale's backward
+
+
+class DropoutInTrain(DropoutTrainFlg):
+    ADAPT = True
+
+    def __init__(self, p=0.5, seed=0):
+        super().__init__(p, seed)
+        self.in_train = False
+
+    def forward(self, X):
+        return super().forward(X, self.in_train)
+
+
+class DropoutInTrainNoScale(DropoutInTrain, DropoutTrainFlgNoScale):
+    pass  # BUG: DropoutTrainFlgNoScale's backward
+
+
 class Swish:
     """Y = X * sigmoid(X) (SiLU)."""
 
@@ -334,3 +441,38 @@ class SoftplusHalfFloat32:
 
     def backward(self, dY):
         return dY / (1 + np.exp(-self.X))
+
+
+class DropoutAttr(DropoutTrainFlg):
+    """PyTorch's self.training without train()/eval(): the student's loop sets it."""
+
+    def __init__(self, p=0.5, seed=0):
+        super().__init__(p, seed)
+        self.training = False
+
+    def forward(self, X):
+        return super().forward(X, self.training)
+
+
+class DropoutAttrNoScale(DropoutAttr, DropoutTrainFlgNoScale):
+    pass  # BUG: DropoutTrainFlgNoScale's backward
+
+
+class NetSubTraining:
+    """tester10 T12: the switch is a sub-layer's self.drop.training, the model has no train()/eval()."""
+
+    ADAPT = True
+
+    def __init__(self, bug=False):
+        self.drop = DropoutAttrNoScale() if bug else DropoutAttr()
+
+    def forward(self, X):
+        return self.drop.forward(X)
+
+    def backward(self, dY):
+        return self.drop.backward(dY)
+
+
+class NetSubTrainingNoScale(NetSubTraining):
+    def __init__(self):
+        super().__init__(bug=True)  # BUG: the sub-layer's training backward misses 1 / (1 - p)

@@ -153,3 +153,220 @@ class SeqMLP(DequeMLP):
 class SeqMLPTwice(SeqMLP):
     def __init__(self):
         super().__init__(bug=2.0)  # BUG: the second layer's dW twice the gradient
+
+
+class _Two(DequeMLP):
+    """Two layers held as ``_hold(a, b)`` makes them; forward and backward through ``_ls()`` in order."""
+
+    def __init__(self, bug=1.0):
+        self.order = (Lin(4, 6), Lin(6, 3, bug=bug))
+        self.held = self._hold(*self.order)
+        del self.order  # reachable only through what _hold made
+
+    def _ls(self):
+        return list(self.held)
+
+    def forward(self, X):
+        for layer in self._ls():
+            X = layer.forward(X)
+        return X
+
+    def backward(self, dY):
+        for layer in reversed(self._ls()):
+            dY = layer.backward(dY)
+        return dY
+
+
+class ObjArrayMLP(_Two):
+    """Issue 10 (X4): sub-layers in a numpy object array (their weights once "no parameters": a x2 bug passed)."""
+
+    @staticmethod
+    def _hold(a, b):
+        out = np.empty(2, dtype=object)
+        out[0], out[1] = a, b
+        return out
+
+
+class ObjArrayMLPTwice(ObjArrayMLP):
+    def __init__(self):
+        super().__init__(bug=2.0)  # BUG: the second layer's dW twice the gradient
+
+
+class SetMLP(_Two):
+    """X4: sub-layers in a set, put in order by their input width."""
+
+    @staticmethod
+    def _hold(a, b):
+        return {a, b}
+
+    def _ls(self):
+        return sorted(self.held, key=lambda layer: layer.W.shape[0])
+
+
+class SetMLPTwice(SetMLP):
+    def __init__(self):
+        super().__init__(bug=2.0)  # BUG: the second layer's dW twice the gradient
+
+
+class ChainMapMLP(_Two):
+    """X4: sub-layers in a collections.ChainMap (also UserDict, UserList: one walk of every mapping)."""
+
+    @staticmethod
+    def _hold(a, b):
+        from collections import ChainMap
+        return ChainMap({"a": a}, {"b": b})
+
+    def _ls(self):
+        return [self.held["a"], self.held["b"]]
+
+
+class ChainMapMLPTwice(ChainMapMLP):
+    def __init__(self):
+        super().__init__(bug=2.0)  # BUG: the second layer's dW twice the gradient
+
+
+class ClosureMLP(_Two):
+    """X4: sub-layers reachable only through closures (a bound method, functools.partial and a lambda)."""
+
+    def __init__(self, bug=1.0):
+        import functools
+        a, b = Lin(4, 6), Lin(6, 3, bug=bug)
+        self.first = a.forward  # a bound method: a is its __self__
+        self.second = functools.partial(Lin.forward, b)
+        self.back = lambda dY: a.backward(b.backward(dY))  # a closure over both
+
+    def forward(self, X):
+        return self.second(self.first(X))
+
+    def backward(self, dY):
+        return self.back(dY)
+
+
+class ClosureMLPTwice(ClosureMLP):
+    def __init__(self):
+        super().__init__(bug=2.0)  # BUG: the second layer's dW twice the gradient
+
+
+class NestedDeep(_Two):
+    """X16: the layers 60 lists deep (an internal KeyError before: their names were cut at 120 characters)."""
+
+    @staticmethod
+    def _hold(a, b):
+        out = [a, b]
+        for _ in range(60):
+            out = [out]
+        return out
+
+    def _ls(self):
+        o = self.held
+        while len(o) == 1:
+            o = o[0]
+        return o
+
+
+class NestedDeepTwice(NestedDeep):
+    def __init__(self):
+        super().__init__(bug=2.0)  # BUG: the second layer's dW twice the gradient
+
+
+# tester10 (issue 10): where students keep parameters and gradients
+
+
+class Affine2:
+    """Deep Learning from Scratch 2's Affine: params and grads lists, gradients written in place."""
+
+    def __init__(self, W, b, rebind=False):
+        self.params, self.grads, self.rebind = [W, b], [np.zeros_like(W), np.zeros_like(b)], rebind
+
+    def forward(self, x):
+        W, b = self.params
+        self.x = x
+        return x @ W + b
+
+    def backward(self, dout):
+        W, _ = self.params
+        if self.rebind:
+            self.grads = [self.x.T @ dout, dout.sum(0)]  # BUG: a new list; the model's grads keep the zeros
+        else:
+            self.grads[0][...] = self.x.T @ dout
+            self.grads[1][...] = dout.sum(0)
+        return dout @ W.T
+
+
+class DLfS2Net:
+    """The book's model: its params/grads lists collect its layers' (one array listed twice, T1/T2); the book
+    names them self.layers (tests/test_tester10_storage.py), here blocks: the in-process diagnosis would check
+    each of self.layers alone as a manualprop layer."""
+
+    ADAPT = True
+
+    def __init__(self, rebind=False):
+        rng = np.random.default_rng(0)
+        self.blocks = [Affine2(rng.standard_normal((4, 6)), np.zeros(6), rebind),
+                       Affine2(rng.standard_normal((6, 3)), np.zeros(3), rebind)]
+        self.params, self.grads = [], []
+        for layer in self.blocks:
+            self.params += layer.params
+            self.grads += layer.grads
+
+    def forward(self, x):
+        for layer in self.blocks:
+            x = layer.forward(x)
+        return x
+
+    def backward(self, dout):
+        for layer in reversed(self.blocks):
+            dout = layer.backward(dout)
+        return dout
+
+
+class DLfS2NetRebind(DLfS2Net):
+    def __init__(self):
+        super().__init__(rebind=True)  # BUG: model.grads never receive a gradient (training never moves)
+
+
+class GradsObjLinear(SlotsLinear):
+    """Gradients stored on a plain object: self.grads.W (T4)."""
+
+    __slots__ = ("grads", "bug")
+
+    def __init__(self, bug=1.0):
+        super().__init__()
+        from types import SimpleNamespace
+        self.grads, self.bug = SimpleNamespace(), bug
+
+    def backward(self, dY):
+        self.grads.W, self.grads.b = self.bug * self.X.T @ dY, dY.sum(0)
+        return dY @ self.W.T
+
+
+class GradsObjLinearTwice(GradsObjLinear):
+    def __init__(self):
+        super().__init__(bug=2.0)  # BUG: dW twice the gradient
+
+
+class FlatLinear:
+    """W and b views of one flat vector theta, stepped with dtheta; dW, db kept too (T6)."""
+
+    ADAPT = True
+
+    def __init__(self, forget_b=False):
+        self.theta = np.random.default_rng(0).standard_normal(4 * 3 + 3) * 0.3
+        self.W, self.b = self.theta[:12].reshape(4, 3), self.theta[12:]
+        self.dtheta, self.forget_b = np.zeros_like(self.theta), forget_b
+
+    def forward(self, X):
+        self.X = X
+        return X @ self.W + self.b
+
+    def backward(self, dY):
+        self.dW, self.db = self.X.T @ dY, dY.sum(0)
+        self.dtheta[:12] = self.dW.ravel()
+        if not self.forget_b:
+            self.dtheta[12:] = self.db
+        return dY @ self.W.T
+
+
+class FlatLinearForgetsB(FlatLinear):
+    def __init__(self):
+        super().__init__(forget_b=True)  # BUG: the b segment of dtheta (what the optimizer steps) stays 0
