@@ -2086,10 +2086,112 @@ def _pair_info(obj, inputs):
 
 def adapt(obj, inputs=None, training=True):
     """:func:`_adapt`, with an attribute training switch (``self.training``, :func:`_switch_attr`) that its
-    probes set put back to the value it had: ``(layer, info)``."""
+    probes set put back to the value it had, of a layer that stores its results (:func:`stored_results`):
+    ``(layer, info)``."""
     mk = mode_keyword(obj.forward) if callable(getattr(obj, "forward", None)) else None
+    stored = stored_results(obj)
     with _switch_kept(obj, mk):
-        return _adapt(obj, inputs, training)
+        obj, info = _adapt(obj, inputs, training)
+    if stored:
+        info["text"] = info.get("text", "") + stored
+    return obj, info
+
+
+#: Attributes a forward that returns nothing stores its output in, and a backward its input's gradient
+#: (*Neural Networks from Scratch*: ``self.output``, ``self.dinputs``).
+STORED_OUTPUTS = ("output", "outputs")
+STORED_DINPUTS = ("dinputs", "dinput")
+
+
+def _stores(fn, names):
+    """The first of ``names`` that method ``fn`` assigns (``self.output = ...``) when it returns no value
+    (no ``return expr``), else None."""
+    tree = _source(fn)
+    if tree is None or not tree.body or not isinstance(tree.body[0], (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return None
+    nodes = list(ast.walk(tree.body[0]))
+    if any(isinstance(n, ast.Return) and n.value is not None for n in nodes):
+        return None
+    set_ = {t.attr for n in nodes if isinstance(n, (ast.Assign, ast.AugAssign, ast.AnnAssign))
+            for t in (n.targets if isinstance(n, ast.Assign) else [n.target])
+            if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "self"}
+    return next((n for n in names if n in set_), None)
+
+
+#: Names of a learning rate that a backward which updates the weights itself requires (``backward(self,
+#: output_gradient, learning_rate)``, The Independent Code's tutorial layers).
+LR_NAMES = ("learning_rate", "lr", "eta", "step_size", "learningrate")
+
+
+def _learning_rate(fn):
+    """The name of ``fn``'s required positional parameter after the upstream gradient that is a learning rate
+    (:data:`LR_NAMES`), else None."""
+    need = [p.name for p in (_params(fn) or {}).values() if p.kind in _POSITIONAL and p.default is p.empty]
+    need = need[1:] if need[:1] == ["self"] else need
+    return need[1] if len(need) == 2 and need[1].lower() in LR_NAMES else None
+
+
+def _read_update(obj, before):
+    """After a ``backward(dY, learning_rate=1)`` that stepped the weights itself: each array of ``before``
+    (``{name: (the array, its copy before backward)}``) that backward moved gets its step, before - after, as
+    its gradient ``obj.<name>_grad`` (the step of plain gradient descent at rate 1), and is put back."""
+    for k, (a, kept) in before.items():
+        new = getattr(obj, k, None)
+        if k.endswith("_grad") and k[:-5] in before:  # the step read at the last call
+            continue
+        if not (isinstance(new, np.ndarray) and new.shape == kept.shape) or new is a and np.array_equal(a, kept) \
+                and not isinstance(getattr(obj, f"{k}_grad", None), np.ndarray):  # a cache: never moved
+            continue
+        setattr(obj, f"{k}_grad", kept - new)  # a step of 0 (backward(0)) too
+        if new is a:
+            a[...] = kept
+        else:
+            setattr(obj, k, a)
+
+
+def stored_results(obj):
+    """A layer whose methods are called another way than ``forward(X) -> Y``, ``backward(dY) -> dX``, made to be
+    called so: its class becomes a subclass whose methods call the student's. A ``forward`` that returns nothing
+    and stores its output (``self.output``) and a ``backward`` that returns nothing and stores the input's
+    gradient (``self.dinputs``), *Neural Networks from Scratch*'s protocol: they return what they stored. A
+    ``backward(dY, learning_rate)`` that updates the weights itself (:func:`_learning_rate`): given a learning
+    rate of 1, each weight's step is read as its gradient and the weight put back (:func:`_read_update`), so
+    the weights stay where the check measures them. Returns the header's words for it, or "" (``obj``
+    unchanged)."""
+    cls = type(obj)
+    fwd, bwd = getattr(cls, "forward", None), getattr(cls, "backward", None)
+    if not (isinstance(fwd, types.FunctionType) and isinstance(bwd, types.FunctionType)):
+        return ""
+    out, din, lr = _stores(fwd, STORED_OUTPUTS), _stores(bwd, STORED_DINPUTS), _learning_rate(bwd)
+    out, din = (out, din) if out and din else (None, None)
+    if out is None and lr is None:
+        return ""
+
+    @functools.wraps(fwd)
+    def forward(self, *xs, **kw):
+        r = fwd(self, *xs, **kw)
+        return getattr(self, out, None) if r is None and out else r
+
+    @functools.wraps(bwd)
+    def backward(self, *dys, **kw):
+        if not lr or len(dys) > 1 or lr in kw:
+            r = bwd(self, *dys, **kw)
+        else:
+            before = {k: (v, v.copy()) for k, v in list(vars(self).items())[:MAX_PROBED]
+                      if isinstance(v, np.ndarray) and v.dtype.kind == "f"}
+            r = bwd(self, *dys, **{lr: 1.0}, **kw)
+            _read_update(self, before)
+        return getattr(self, din, None) if r is None and din else r
+    try:
+        obj.__class__ = type(cls.__name__, (cls,), {"forward": forward, "backward": backward, "__slots__": (),
+                                                    "__module__": cls.__module__, "__qualname__": cls.__qualname__})
+    except TypeError:  # a class whose instances cannot change class: read as it is
+        return ""
+    return ((f"; forward returns nothing and stores Y in self.{out}, backward returns nothing and stores dX in "
+             f"self.{din} (Neural Networks from Scratch): Y and dX are read there" if out else "")
+            + (f"; backward({', '.join(list(_params(bwd))[1:])}) updates the weights itself: it is called with "
+               f"{lr}=1, each weight's step (before - after, a plain gradient-descent step) is read as its gradient "
+               "W_grad, and the weight is put back" if lr else ""))
 
 
 _MISSING = object()

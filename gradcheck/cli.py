@@ -264,7 +264,8 @@ def _cmd_check(args) -> int:
                 failed.args = (f"{text} --indices {args.indices} drew ids up to HIGH - 1: HIGH must not exceed "
                                "the number of rows forward indexes (an embedding's vocabulary size in --init).",)
             elif (not args.loss and ".forward(" in text and any(w in text for w in _SHAPE_WORDS)
-                  and "returned None, so there is no output" not in text):  # no shape matter: forward_returned_none
+                  and "returned None, so there is no output" not in text  # no shape matter: forward_returned_none
+                  and "gave Y as a tuple" not in text):  # (Y, attn_weights): the protocol, not the input's shape
                 failed.args = (f"{text} X had the shape --input-shape gave, {args.input_shape}: if forward "
                                "expects another (the sizes --init gives its weights), change --input-shape; "
                                "if that is the shape you meant, the error is in forward.",)

@@ -220,7 +220,11 @@ def _value_to_array(desc: Any, *, owner: str, tensor: str, produced_by: str, all
             desc.get("dtype") == "object" else ""))
     got = {"list": "a list", "tuple": "a tuple", "scalar": f"a single number ({desc.get('type')})"}.get(
         kind, f"an object of type {desc.get('type', '?')}" if isinstance(desc, dict) else "something unreadable")
-    if kind == "tuple" and "backward" in produced_by:
+    if kind == "tuple" and tensor == "Y":  # (output, attn_weights), as PyTorch's nn.MultiheadAttention
+        advice = ("expected Y alone, whose gradient backward(dY) takes, or k float arrays when backward takes k "
+                  "upstream gradients, one per output. To check this layer, return Y alone and keep the other "
+                  "results in attributes (self.attn_weights = ...), or give backward one gradient per returned array.")
+    elif kind == "tuple" and "backward" in produced_by:
         advice = (f"expected the numpy array {tensor} alone: backward returns the gradient of its input; "
                   "the gradients of the weights go in grads (or attributes such as self.dW), not in the "
                   "returned value.")
@@ -1148,7 +1152,8 @@ class RemoteLoss(_Remote):
     def backward(self) -> np.ndarray:
         """The student's ``backward()``: dL/dy_pred, validated as an ndarray."""
         g = self.scalars.get("gradient_name") if isinstance(self.scalars.get("gradient_name"), str) else "dy_pred"
-        call = f"backward({u}=1.0)" if (u := self.protocol.get("upstream")) else "backward()"  # dL/dL = 1.0
+        call = self.protocol.get("backward_call") or (f"backward({u}=1.0)" if (u := self.protocol.get("upstream"))
+                                                      else "backward()")  # dL/dL = 1.0; or (y_pred, y_true) again
         meta = self._backward(None, call)
         return _value_to_array(meta.get("value"), owner=self.class_name, tensor=g, produced_by=call)
 

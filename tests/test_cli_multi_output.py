@@ -265,7 +265,8 @@ def test_class_returning_out_and_cache_by_mistake_keeps_todays_message(tmp_path)
     p = run("check", f"{student(tmp_path, src, 'scale.py')}::Scale", "--input-shape", "3,4")
     assert p.returncode == 1, flat(p)
     assert ("gradcheck: wrong result (exit 1): Scale.forward(X) with X of shape (3, 4) gave Y as a tuple; "
-            "expected a numpy ndarray holding Y") in flat(p)
+            "expected Y alone, whose gradient backward(dY) takes") in flat(p)
+    assert "the error is in forward" not in flat(p)  # L7: the protocol, not the input shape
     assert "outputs (" not in flat(p)
 
 

@@ -135,6 +135,13 @@ EXPECTED = {
     "linear.py::LinearStoresRightReturnsSignW": "wrong-sign",
     # issue 10 (X9): backward returns (dX, db, dW), every shape distinct: paired by shape
     "linear.py::LinearReturnsGradsByShapeMeanBias": "bias-mean",
+    # issue 10 (tester10 T9, T14, T5, T11, L3): students' protocols read as written; a bug FAILs, named
+    "protocols.py::NnfsDenseMeanBias": "factor-inverse-batch",
+    "protocols.py::DkeysLinearTwice": "factor",
+    "protocols.py::ParamGradsLinearMeanBias": "bias-mean",
+    "protocols.py::TorchParamsLinearTwice": "factor",
+    "protocols.py::TorchGradsLinearTwice": "factor",
+    "protocols.py::IndepDenseTwice": "factor",
     # issue 10 (verify9 V11a, X8): float32 inside (also astype('f')), float16, np.round: each named for what it is
     "softmax.py::SoftmaxExpFloat32": "float32-inside",
     "linear.py::LinearAstypeF": "float32-inside",
@@ -183,6 +190,9 @@ CORRECT = ["linear.py::LinearOutIn", "linear.py::LinearInOut", "activations.py::
            "styles.py::SlotsLinear", "styles.py::MangledLinear", "styles.py::TorchLinear", "styles.py::DequeMLP",
            "styles.py::SeqMLP",
            "linear.py::LinearStoresAndReturnsGrads", "linear.py::LinearReturnsGradsByShape",
+           "protocols.py::NnfsDense", "protocols.py::DkeysLinear", "protocols.py::ParamGradsLinear",
+           "protocols.py::TorchParamsLinear", "protocols.py::TorchGradsLinear",
+           "protocols.py::IndepDense",
            "styles.py::ObjArrayMLP", "styles.py::SetMLP", "styles.py::ChainMapMLP", "styles.py::ClosureMLP",
            "styles.py::NestedDeep", "activations.py::DropoutModeHelper", "activations.py::DropoutModeConst",
            "activations.py::DropoutModeMatch", "activations.py::DropoutModeEnum", "styles.py::DLfS2Net",

@@ -1,0 +1,79 @@
+"""`gradcheck check` on layers written in students' own protocols (issue 10, tester10 T9, T10, T14, T5, L3):
+each correct one PASSes and its one-bug twin FAILs, where before a correct one was refused (exit 1 or 3).
+
+Each runs the CLI (the student's code in its sandbox) and fails on the code before these fixes.
+"""
+
+from pathlib import Path
+
+import pytest
+from test_cli import both, run, student
+
+# --------------------------------------------------------------------------- T9: Neural Networks from Scratch
+
+LAYERS = Path(__file__).parent / "buggy_layers" / "protocols.py"
+
+
+@pytest.mark.parametrize(("cls", "code"), [("NnfsDense", 0), ("NnfsDenseMeanBias", 1)])
+def test_nnfs_layer_is_read_through_output_and_dinputs(cls, code):
+    p = run("check", f"{LAYERS}::{cls}", "--input-shape", "6,4")
+    out = both(p)
+    assert p.returncode == code, out
+    assert "stores Y in self.output" in out and "stores dX in self.dinputs" in out, out
+    assert "(weights/dweights, biases/dbiases)" in out and "the error is in forward" not in out, out
+    assert ("FAIL: NnfsDenseMeanBias: gradient mismatch in dbiases." in out) == bool(code), out
+
+
+# --------------------------------------------------------------------------- T10: a stateless loss
+
+MSE = """
+import numpy as np
+
+class MSE:
+    def forward(self, y_pred, y_true):
+        return float(np.mean((y_pred - y_true) ** 2))
+    def backward(self, y_pred, y_true):
+        return TWO * (y_pred - y_true) / y_pred.size
+"""
+
+
+@pytest.mark.parametrize(("two", "code"), [("2", 0), ("1", 1)])
+def test_stateless_loss_backward_gets_prediction_and_target(tmp_path, two, code):
+    p = run("check", f"{student(tmp_path, MSE.replace('TWO', two), 'mse.py')}::MSE", "--loss", "--input-shape", "6,2")
+    out = both(p)
+    assert p.returncode == code, out
+    assert "backward: backward(y_pred=y_pred, y_true=y_true): backward takes the prediction and the target again" \
+        in out, out
+    assert "y_pred=1.0" not in out, out
+
+
+# --------------------------------------------------------------------------- T14, T5: gradient dicts
+
+DKEYS = """
+import numpy as np
+
+class L:
+    def __init__(self):
+        rng = np.random.default_rng(0)
+        self.params = {'W': rng.standard_normal((5, 3)) * 0.4, 'b': np.zeros(3)}
+        self.GRADS = {}
+    def forward(self, X):
+        self.X = X
+        return X @ self.params['W'] + self.params['b']
+    def backward(self, dY):
+        self.GRADS[DW] = self.X.T @ dY * BUG
+        self.GRADS[DB] = dY.sum(0)
+        return dY @ self.params['W'].T
+"""
+
+
+@pytest.mark.parametrize(("grads", "keys", "said"), [("grads", ("'dW'", "'db'"), "grads['dW'] for params['W']"),
+                                                     ("param_grads", ("'W'", "'b'"), "params/param_grads dicts")])
+@pytest.mark.parametrize(("bug", "code"), [("1", 0), ("2", 1)])
+def test_gradient_dict_paired_by_keys(tmp_path, grads, keys, said, bug, code):
+    src = DKEYS.replace("GRADS", grads).replace("DW", keys[0]).replace("DB", keys[1]).replace("BUG", bug)
+    p = run("check", f"{student(tmp_path, src, 'dk.py')}::L", "--input-shape", "6,5")
+    out = both(p)
+    assert p.returncode == code, out
+    assert said in out and "has no key" not in out, out
+    assert ("FAIL: L: gradient mismatch in dW." in out) == bool(code), out
