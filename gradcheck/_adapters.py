@@ -1242,6 +1242,9 @@ class Adapted:
         elif self._zeroes == "parameters":  # the loop's `for p in model.parameters(): p.zero_grad()`
             for p in list(self.obj.parameters())[:MAX_PROBED * 4]:
                 p.zero_grad()
+        elif self._zeroes == "grads":  # the loop's `for p in model.parameters(): p.grad[...] = 0`
+            for p in list(self.obj.parameters())[:MAX_PROBED * 4]:
+                p.grad[...] = 0
         mode = self._mode
         with _switch_kept(self.obj, self.mode_keyword, mode is not None):
             if mode is not None and (self.mode_keyword or ("",))[0].startswith(("self.", "global ")):
@@ -2374,9 +2377,9 @@ def _attribute_style(obj, inputs, kw, info, found):
                          f"name in a parallel container, or named as a gradient): {', '.join(placed)}")
     known = [getattr(*_owner(obj, children, w), None) for w in every]
     if pairs and (zeroes := _try(_zeroing, obj)):  # p.grad += ...: PyTorch's contract
-        info["text"] += ("; zero_grad() is called before each backward, as PyTorch's training loop does" if zeroes ==
-                         "module" else "; each of parameters()'s zero_grad() is called before each backward, as "
-                         "PyTorch's training loop does")
+        how = {"module": "zero_grad() is called", "parameters": "each of parameters()'s zero_grad() is called",
+               "grads": "each of parameters()'s .grad is set to 0"}[zeroes]
+        info["text"] += f"; {how} before each backward, as PyTorch's training loop does"
     if inputs is not None and (hidden := _try(_hidden, obj, inputs, kw, [a for a in known if isinstance(a, np.ndarray)],
                                               not pairs and not info["unchecked"])):  # ClassLevel.W, a module's W_glob
         info["hidden"] = hidden
@@ -2450,7 +2453,8 @@ def _numbers_kind(v):
 def _zeroing(obj):
     """How a layer's accumulated gradients (``p.grad += ...``) are zeroed before each backward, as PyTorch's loop does:
     ``"module"``, its class's ``zero_grad()``; ``"parameters"``, the ``zero_grad()`` of each object its
-    ``parameters()`` lists (tester10 T11: a student's ``Parameter``); None: neither."""
+    ``parameters()`` lists (tester10 T11: a student's ``Parameter``); ``"grads"``, each of ``parameters()``'s
+    ``.grad`` arrays set to 0 in place (``optimizer.zero_grad(set_to_none=False)``); None: none of these."""
     if callable(getattr(type(obj), "zero_grad", None)):
         return "module"
     ps = getattr(type(obj), "parameters", None)
@@ -2460,7 +2464,9 @@ def _zeroing(obj):
         items = list(obj.parameters())[:MAX_PROBED * 4]
     except Exception:  # noqa: BLE001 - a student's parameters() that raises or returns no iterable: not zeroed
         return None
-    return "parameters" if items and all(callable(getattr(p, "zero_grad", None)) for p in items) else None
+    if items and all(callable(getattr(p, "zero_grad", None)) for p in items):
+        return "parameters"
+    return "grads" if items and all(isinstance(getattr(p, "grad", None), np.ndarray) for p in items) else None
 
 
 def _namespaces(obj):
