@@ -77,10 +77,12 @@ def test_a_forward_returning_none_is_refused(tmp_path):
         assert ei.value.exit_code == 3 and "end forward with `return self.output`" in str(ei.value)
 
 
-def test_cli_a_forward_storing_self_output_is_told_to_return_it(tmp_path):
+def test_cli_a_forward_storing_self_output_is_read_with_dinputs_else_told_to_return_it(tmp_path):
+    """Neural Networks from Scratch's pair (self.output, self.dinputs) is read there (tester10 T9); a forward that
+    stores self.output beside a backward that returns dX is a protocol gradcheck cannot read: exit 3, told how."""
     from test_cli import both, run, student
 
-    f = student(tmp_path, """
+    nnfs = """
 import numpy as np
 
 class Activation_ReLU:
@@ -91,8 +93,14 @@ class Activation_ReLU:
     def backward(self, dvalues):
         self.dinputs = dvalues.copy()
         self.dinputs[self.inputs <= 0] = 0
-""")
-    p = run("check", f"{f}::Activation_ReLU", "--input-shape", "6,4")
+"""
+    p = run("check", f"{student(tmp_path, nnfs)}::Activation_ReLU", "--input-shape", "6,4")
+    out = " ".join(both(p).split())
+    assert p.returncode == 0, out
+    assert "stores Y in self.output" in out and "stores dX in self.dinputs" in out, out
+    half = nnfs.replace("self.dinputs = dvalues.copy()", "dinputs = dvalues.copy()").replace(
+        "self.dinputs[self.inputs <= 0] = 0", "dinputs[self.inputs <= 0] = 0\n        return dinputs")
+    p = run("check", f"{student(tmp_path, half, 'half.py')}::Activation_ReLU", "--input-shape", "6,4")
     out = " ".join(both(p).split())
     assert p.returncode == 3, out
     assert "Activation_ReLU.forward(inputs) with inputs of shape (6, 4) returned None, so there is no output" in out
