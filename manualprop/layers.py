@@ -38,6 +38,7 @@ from ._validation import (
 )
 from .init import linear_params
 
+
 def _erfc(x):
     """``scipy.special.erfc(x)``, scipy imported at the first call: its import is most of the
     start-up of a process that never builds a GELU (each ``gradcheck check`` in a test)."""
