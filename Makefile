@@ -31,7 +31,7 @@ demo: $(STAMP)
 	MPLBACKEND=Agg $(BIN)/gradcheck train --model cnn --epochs 15 --plots demo-output/train-cnn
 
 test: $(STAMP)
-	MPLBACKEND=Agg $(BIN)/python -m pytest -n 2 --timeout 600
+	MPLBACKEND=Agg $(BIN)/python -m pytest -n 2 --dist worksteal --timeout 600 --durations=30
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/train_step.py

@@ -14,6 +14,7 @@ Protocol (students need no base class; ours share :class:`Layer`):
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -37,13 +38,21 @@ from ._validation import (
 )
 from .init import linear_params
 
-try:  # scipy comes with scikit-learn; the fallback is exact but slow
-    from scipy.special import erfc as _erfc
-except ImportError:  # pragma: no cover - exercised only without scipy
-    _erfc_scalar = np.vectorize(math.erfc, otypes=[np.float64])
 
-    def _erfc(x):
-        return _erfc_scalar(x).astype(x.dtype, copy=False)
+def _erfc(x):
+    """``scipy.special.erfc(x)``, scipy imported at the first call: its import is most of the
+    start-up of a process that never builds a GELU (each ``gradcheck check`` in a test)."""
+    return _erfc_function()(x)
+
+
+@functools.cache
+def _erfc_function():
+    try:  # scipy comes with scikit-learn; the fallback is exact but slow
+        from scipy.special import erfc
+    except ImportError:  # pragma: no cover - exercised only without scipy
+        scalar = np.vectorize(math.erfc, otypes=[np.float64])
+        return lambda x: scalar(x).astype(x.dtype, copy=False)
+    return erfc
 
 
 __all__ = [
