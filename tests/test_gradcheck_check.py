@@ -137,7 +137,7 @@ def test_wrong_twin_is_caught_manual_vs_tape():
 def test_twin_with_different_keys_raises():
     import autoprop.layers as apl
 
-    with pytest.raises(TwinError, match="variables"):
+    with pytest.raises(TwinError, match=r"has parameters \[\] but StudentLinear has \['W', 'b'\]"):
         check_layer(StudentLinear(4, 3), (5, 4), twin=apl.Tanh())
 
 
