@@ -355,7 +355,8 @@ def summary(tape):
     lines.append(f"total saved for backward: {_fmt_bytes(total)} ({total} bytes), of which "
                  f"{_fmt_bytes(in_variables)} ({in_variables} bytes) current values of Variables; "
                  "a view counts as the array it views; * = input the tape tracks (gets a VJP); "
-                 "[shape] = not saved (no VJP reads it), [shape: n kept] = n entries saved")
+                 "[shape] = not saved (no VJP reads it)"
+                 + (", [shape: n kept] = n entries saved" if any("kept]" in ln for ln in lines) else ""))
     return "\n".join(lines)
 
 
