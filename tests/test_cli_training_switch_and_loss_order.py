@@ -319,13 +319,25 @@ class BN:
 """
 
 
-@pytest.mark.parametrize("switch, shown", [("self.bn_param['mode'] == 'train'", "`self.bn_param['mode'] == 'train'` (line"),
-                                           ("TRAIN", "`train` (line")])
-def test_a_switch_in_the_source_that_gradcheck_does_not_set_is_named(tmp_path, switch, shown):
+@pytest.mark.parametrize("switch, header", [
+    ("self.bn_param['mode'] == 'train'", "mode: eval and training (self.bn_param['mode'] = 'test', then 'train')"),
+    ("TRAIN", "mode: eval and training (global TRAIN = False, then True)")])
+def test_a_switch_outside_forwards_arguments_is_set_and_the_training_bug_fails(tmp_path, switch, header):
     """tester10 T3: CS231n's bn_param['mode'], a module flag: header "mode: eval (forward has no training argument)"
-    and a silent PASS of a batch norm wrong in training mode; --training "has no effect here". Now the header names
-    the switch in a WARNING (the branch it selects never ran), and --training is not checked (exit 3)."""
+    and a silent PASS of a batch norm wrong in training mode. Now gradcheck sets the switch for each mode and puts
+    it back: the training backward's missing batch-statistics paths FAIL."""
     f = student(tmp_path, BN_SWITCH.replace("SWITCH", switch))
+    p = run("check", f"{f}::BN", "--input-shape", "6,3")
+    out = " ".join(both(p).split())
+    assert p.returncode == 1, out
+    assert header in out and "FAIL: BN [training]: gradient mismatch in dX." in out, out
+
+
+def test_a_switch_in_the_source_that_gradcheck_does_not_set_is_named(tmp_path):
+    """A switch gradcheck cannot set (an environment variable): the header names it in a WARNING (the branch it
+    selects never ran), never "forward has no training argument", and --training is not checked (exit 3)."""
+    shown = "`os.environ.get('MODE') == 'train'` (line"
+    f = student(tmp_path, "import os\n" + BN_SWITCH.replace("SWITCH", "os.environ.get('MODE') == 'train'"))
     p = run("check", f"{f}::BN", "--input-shape", "6,3")
     out = " ".join(both(p).split())
     assert "forward has no training argument)" not in out, out
