@@ -2125,6 +2125,10 @@ def _stores(fn, names):
 #: output_gradient, learning_rate)``, The Independent Code's tutorial layers).
 LR_NAMES = ("learning_rate", "lr", "eta", "step_size", "learningrate")
 
+#: The learning rate such a backward is given: not 1, so that a rate forgotten on one step, applied twice or
+#: multiplied into dX changes what is read (verify10 Y1); a power of 2, so that dividing by it is exact.
+LR_PROBE = 0.25
+
 
 def _learning_rate(fn):
     """The name of ``fn``'s required positional parameter after the upstream gradient that is a learning rate
@@ -2135,9 +2139,9 @@ def _learning_rate(fn):
 
 
 def _read_update(obj, before):
-    """After a ``backward(dY, learning_rate=1)`` that stepped the weights itself: each array of ``before``
+    """After a ``backward(dY, learning_rate=LR_PROBE)`` that stepped the weights itself: each array of ``before``
     (``{name: (the array, its copy before backward)}``) that backward moved gets its step, before - after, as
-    its gradient ``obj.<name>_grad`` (the step of plain gradient descent at rate 1), and is put back."""
+    its gradient ``obj.<name>_grad`` (the step of plain gradient descent divided by its rate), and is put back."""
     for k, (a, kept) in before.items():
         new = getattr(obj, k, None)
         if k.endswith("_grad") and k[:-5] in before:  # the step read at the last call
@@ -2145,7 +2149,7 @@ def _read_update(obj, before):
         if not (isinstance(new, np.ndarray) and new.shape == kept.shape) or new is a and np.array_equal(a, kept) \
                 and not isinstance(getattr(obj, f"{k}_grad", None), np.ndarray):  # a cache: never moved
             continue
-        setattr(obj, f"{k}_grad", kept - new)  # a step of 0 (backward(0)) too
+        setattr(obj, f"{k}_grad", (kept - new) / LR_PROBE)  # a step of 0 (backward(0)) too
         if new is a:
             a[...] = kept
         else:
@@ -2158,7 +2162,7 @@ def stored_results(obj):
     and stores its output (``self.output``) and a ``backward`` that returns nothing and stores the input's
     gradient (``self.dinputs``), *Neural Networks from Scratch*'s protocol: they return what they stored. A
     ``backward(dY, learning_rate)`` that updates the weights itself (:func:`_learning_rate`): given a learning
-    rate of 1, each weight's step is read as its gradient and the weight put back (:func:`_read_update`), so
+    rate of :data:`LR_PROBE`, each weight's step over it is read as its gradient and the weight put back (:func:`_read_update`), so
     the weights stay where the check measures them. Returns the header's words for it, or "" (``obj``
     unchanged)."""
     cls = type(obj)
@@ -2182,7 +2186,7 @@ def stored_results(obj):
         else:
             before = {k: (v, v.copy()) for k, v in list(vars(self).items())[:MAX_PROBED]
                       if isinstance(v, np.ndarray) and v.dtype.kind == "f"}
-            r = bwd(self, *dys, **{lr: 1.0}, **kw)
+            r = bwd(self, *dys, **{lr: LR_PROBE}, **kw)
             _read_update(self, before)
         return getattr(self, din, None) if r is None and din else r
     try:
@@ -2193,7 +2197,7 @@ def stored_results(obj):
     return ((f"; forward returns nothing and stores Y in self.{out}, backward returns nothing and stores dX in "
              f"self.{din} (Neural Networks from Scratch): Y and dX are read there" if out else "")
             + (f"; backward({', '.join(list(_params(bwd))[1:])}) updates the weights itself: it is called with "
-               f"{lr}=1, each weight's step (before - after, a plain gradient-descent step) is read as its gradient "
+               f"{lr}={LR_PROBE}, each weight's step (before - after, a plain gradient-descent step) divided by {LR_PROBE} is read as its gradient "
                "W_grad, and the weight is put back" if lr else ""))
 
 

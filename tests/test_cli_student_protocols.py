@@ -77,3 +77,40 @@ def test_gradient_dict_paired_by_keys(tmp_path, grads, keys, said, bug, code):
     assert p.returncode == code, out
     assert said in " ".join(out.split()) and "has no key" not in out, out
     assert ("FAIL: L: gradient mismatch in dW." in out) == bool(code), out
+
+
+# --------------------------------------------------------------------------- verify10 Y1: the learning rate's use
+
+SELF_STEPPING = """
+import numpy as np
+
+class Dense:
+    def __init__(self):
+        rng = np.random.default_rng(0)
+        self.W, self.b = rng.standard_normal((4, 3)) * 0.5, rng.standard_normal(3) * 0.1
+    def forward(self, X):
+        self.X = X
+        return X @ self.W + self.b
+    def backward(self, dY, learning_rate):
+        dW, db, dX = self.X.T @ dY, dY.sum(0), dY @ self.W.T
+        self.W -= STEP_W
+        self.b -= STEP_B
+        return dX
+"""
+
+
+@pytest.mark.parametrize(("step_w", "step_b", "failing"), [
+    ("learning_rate * dW", "learning_rate * db", None),  # correct
+    ("learning_rate * dW", "db", "db"),  # the bias step forgets the rate
+    ("learning_rate * learning_rate * dW", "learning_rate * db", "dW"),  # the rate applied twice
+])
+def test_a_self_stepping_backward_is_given_a_rate_that_shows_how_it_is_used(tmp_path, step_w, step_b, failing):
+    """Given learning_rate=1 such a backward read its step as the gradient, so a rate forgotten or applied twice
+    PASSed (verify10 Y1); given 0.25, the step over the rate is the gradient only when the rate is used once."""
+    src = SELF_STEPPING.replace("STEP_W", step_w).replace("STEP_B", step_b)
+    p = run("check", f"{student(tmp_path, src, 'sgd.py')}::Dense", "--input-shape", "6,4")
+    out = " ".join(both(p).split())
+    assert p.returncode == (1 if failing else 0), out
+    assert "learning_rate=0.25" in out, out
+    if failing:
+        assert f"FAIL: Dense: gradient mismatch in {failing}." in out, out
