@@ -161,6 +161,11 @@ SAMPLES: dict[str, Sample] = {
     "fmod": S((3, 4), (4,), domain=[(-5, 5), (0.7, 1.3)]),
     "trunc": S((4,)),
     "sinc": S((5,), domain=[(-2, 2)]),
+    # complex parts (real samples here; complex values: tests/test_autoprop_complex.py)
+    "real": S((4,)),
+    "imag": S((4,)),
+    "conj": S((4,)),
+    "angle": S((4,), domain=[(0.2, 2)]),
     "logit": S((4,), domain=[(0.1, 0.9)]),
     "xlogy": S((3, 4), (4,), domain=[(-2, 2), (0.3, 3)]),
     "gammaln": S((4,), domain=[(0.3, 4)]),

@@ -24,6 +24,7 @@ import warnings
 
 import numpy as np
 
+from . import complex as _complex
 from . import tape as _tape
 from .tape import _FORWARD, _RECORDING, UnconnectedGradients, _flatten, _sync_extra, _unconnected
 from .tensor import Tensor, is_differentiable_dtype
@@ -125,6 +126,7 @@ class ForwardAccumulator:
                  and prim.vjps[i] is not None]
         if not which:
             return
+        _complex.check(prim, vals, out._value, "a forward-mode tangent through a complex value")
         raw = not _RECORDING and position == 0
         saved = _FORWARD[:]
         del _FORWARD[position:]  # this accumulator and inner ones do not see its own work
