@@ -34,9 +34,22 @@ COMPLEX_READY = frozenset({
     "sum", "mean", "cumsum", "reshape", "transpose", "getitem", "broadcast_to", "squeeze",
     "concatenate", "stack", "flip", "pad", "where", "take_along_axis",
     "matmul", "einsum", "tensordot",
-    # holomorphic matrix functions
-    "inv", "solve", "det",
+    # holomorphic matrix functions; the Fourier transforms (linear)
+    "inv", "solve", "det", "fft", "ifft", "fft2", "ifft2", "fftn", "ifftn", "rfft",
 })
+
+
+#: non-differentiable records (no VJP: never recorded) whose result on complex input is
+#: no piecewise constant: sign(z) = z / |z|. Refused when a tape or accumulator tracks z.
+VARIES_ON_COMPLEX = frozenset({"sign"})
+
+
+def check_cut(prim, args, tracked):
+    """Raise :func:`refusal` for a :data:`VARIES_ON_COMPLEX` record with a complex input
+    for which ``tracked(tensor)`` is true (a tape or accumulator would cut it silently)."""
+    if prim.name in VARIES_ON_COMPLEX and any(is_complex(getattr(a, "_value", None)) and tracked(a)
+                                              for a in args):
+        raise refusal(prim, "its result varies with a complex input, but it has no gradient rule")
 
 
 def is_complex(v):

@@ -120,6 +120,8 @@ class ForwardAccumulator:
     def _push(self, position, prim, args, vals, kwargs, out):
         """Called by ``tape.call`` for every primitive run while this accumulator is open."""
         if prim.vjps is None or not is_differentiable_dtype(out._value.dtype):
+            if prim.vjps is None and out._value.dtype.kind == "c":  # sign(z): no constant
+                _complex.check_cut(prim, args, lambda a: id(a) in self._tangents)
             return
         tans = self._tangents
         which = [i for i, a in enumerate(args) if isinstance(a, Tensor) and id(a) in tans

@@ -362,6 +362,8 @@ def call(prim, /, *args, **kwargs):
     if _RECORDING:
         dt = arr.dtype
         if prim.vjps is None:
+            if dt.kind == "c":  # sign(z) = z / |z| is no constant: refused, not cut
+                _complex_rules().check_cut(prim, args, lambda a: any(a._key in t._tracked for t in _RECORDING))
             _observe.cut_by(prim.name, "a non-differentiable operation", args, out)
         elif dt is not _F64 and dt.kind not in "f":  # (is_differentiable_dtype, inlined)
             if dt.kind == "c":  # a complex result: recorded only by a primitive with complex rules

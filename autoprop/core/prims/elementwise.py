@@ -357,7 +357,15 @@ def _cast_back(g, ans, x, dtype):
     return g.astype(x.dtype)
 
 
-cast = defprim("cast", lambda x, dtype: np.asarray(x).astype(dtype),
+def _cast_fwd(x, dtype):
+    x = np.asarray(x)
+    if x.dtype.kind == "c" and np.dtype(dtype).kind != "c":
+        raise TypeError(f"autoprop.cast: a complex tensor ({x.dtype}) cast to {np.dtype(dtype)} would drop "
+                        "its imaginary part (numpy only warns); take np.real(t) (or np.abs) first")
+    return x.astype(dtype)
+
+
+cast = defprim("cast", _cast_fwd,
                _cast_back, jvp=lambda t, ans, x, dtype: _cast_back(t, None, ans, None), reads=((),),
                jacobian="I (between float dtypes)", vjp="dx = g cast back to x's dtype",
                shapes=SAME, methods=("astype",),

@@ -179,7 +179,7 @@ def _match(x, g):
 # identity, zeros, the identity, and a piecewise constant
 real = defprim("real", np.real, lambda g, ans, x: _match(x, g), jvp=lambda t, ans, x: np.real(t),
                jacobian="d Re(z) = Re(dz)", vjp="dz = g (real; autograd's convention)", shapes=SAME,
-               kinks="none (real input: the identity)", numpy=(np.real,), source="np.real({x})",
+               kinks="none (real input: the identity)", numpy=(np.real,), source="np.real({0})",
                reads=((0,),))
 
 
@@ -189,7 +189,7 @@ def _imag_vjp(g, ans, x):
 
 imag = defprim("imag", np.imag, _imag_vjp, jvp=lambda t, ans, x: np.imag(t),
                jacobian="d Im(z) = Im(dz)", vjp="dz = -i g (real input: 0)", shapes=SAME,
-               kinks="none (real input: zeros, derivative 0)", numpy=(np.imag,), source="np.imag({x})",
+               kinks="none (real input: zeros, derivative 0)", numpy=(np.imag,), source="np.imag({0})",
                reads=((0,),))
 
 
@@ -200,7 +200,7 @@ def _np_conj(x, out=None, **kw):
 
 conj = defprim("conj", np.conjugate, lambda g, ans, x: np.conjugate(g), jvp=lambda t, ans, x: np.conjugate(t),
                jacobian="d conj(z) = conj(dz)", vjp="dz = conj(g) (real input: the identity)", shapes=SAME,
-               numpy=(np.conjugate,), np_call=_np_conj, source="np.conjugate({x})", reads=((),))
+               numpy=(np.conjugate,), np_call=_np_conj, source="np.conjugate({0})", reads=((),))
 
 
 @defcomposite("real_if_close", "the identity for real input", numpy=(np.real_if_close,))
@@ -237,6 +237,9 @@ angle = defprim("angle", lambda z, deg=False: np.angle(z, deg=deg),
                             "the replaced entries", numpy=(np.nan_to_num,))
 def nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None):
     x = _t(x)
+    if x.dtype.kind == "c":  # numpy replaces the real and imaginary parts each on its own
+        parts = [nan_to_num(p, nan=nan, posinf=posinf, neginf=neginf) for p in (real(x), imag(x))]
+        return parts[0] + parts[1] * 1j
     v = x._value
     fill = np.nan_to_num(v, nan=nan, posinf=posinf, neginf=neginf)  # the replacements (values)
     return where(np.isfinite(v), x, fill)
