@@ -75,6 +75,7 @@ G = {
     "det_solve": lambda m, x: m.linalg.det(m.reshape(x * 1j, (2, 2)) + 2 * m.eye(2))
         + m.linalg.solve(m.reshape(x + 1j, (2, 2)) + 2 * m.eye(2), x[:2] * 1j),
     "broadcast": lambda m, x: m.reshape(x, (4, 1)) * m.array([1j, 2.0, 1 - 1j]),
+    "norm": lambda m, x: m.linalg.norm(x * (1 + 2j) - 0.5j) * (1 + 1j) + m.linalg.norm(m.reshape(x * 1j, (2, 2)), axis=0)[0],
     "astype": lambda m, x: (x.astype(complex) * 1j).astype(complex),
     "fft_ifft": lambda m, x: m.fft.fft(x * (1 + 1j)) + m.fft.ifft(x, norm="ortho") * x,
     "fft2_ifft2": lambda m, x: m.fft.fft2(m.reshape(x, (2, 2))).ravel() * x
@@ -177,7 +178,6 @@ REFUSED = {
     "sigmoid": lambda x: ap.sigmoid(x * 1j),
     "relu": lambda x: ap.relu(x * 1j),
     "max": lambda x: np.max(x * 1j),
-    "norm": lambda x: np.linalg.norm(x * 1j),
     "prod": lambda x: np.prod(x * 1j),
     "logsumexp": lambda x: ap.logsumexp(x * 1j),
 }

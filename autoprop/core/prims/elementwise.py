@@ -267,11 +267,18 @@ tanh = defprim(
 )
 
 
+def _sigmoid_complex(x):
+    if np.iscomplexobj(x):  # exp(-|x|) and x >= 0 have no complex meaning
+        raise TypeError("autoprop.sigmoid: complex values are not supported there (its forward "
+                        "uses |x| and x >= 0); write 1 / (1 + np.exp(-z)) for a complex z")
+
+
 def _sigmoid_fwd(x):
     # from e = exp(-|x|), at most 1 (no overflow, nothing cancels): 1 / (1 + e) for x >= 0,
     # e / (1 + e) below; manualprop's Sigmoid, the same bits (logaddexp, used before, gave
     # the same values to an ulp at 3-4x the cost)
-    if type(x) is not np.ndarray or not x.ndim:
+    if type(x) is not np.ndarray or not x.ndim or x.dtype.kind == "c":
+        _sigmoid_complex(x)
         e = np.exp(-np.abs(x))
         return np.where(x >= 0, 1.0 / (1.0 + e), e / (1.0 + e))
     e = np.abs(x)  # an array: the same values with fewer temporaries (speed)
