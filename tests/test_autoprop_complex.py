@@ -258,3 +258,29 @@ def test_every_sample_on_complex_input_agrees_or_is_refused(kind, name):
     # (cast of complex to real is refused by design, rfft takes real input: G compares both)
     if name in COMPLEX_READY - {"cast", "rfft"} or name in G:
         assert verdict.startswith("agree"), detail
+
+
+def test_batch_jacobian_of_a_complex_target_is_jacobians_diagonal_blocks():
+    x = ap.Variable(np.array([[1.0, 2.0], [0.5, 0.3]]))
+    with ap.GradientTape(persistent=True) as t:
+        y = np.exp(1j * x) * x[:, :1]
+    J = t.jacobian(y, x).numpy()
+    np.testing.assert_allclose(t.batch_jacobian(y, x).numpy(), np.array([J[i, :, i, :] for i in range(2)]),
+                               rtol=1e-12)
+    with ap.GradientTape(persistent=True) as t:
+        y = np.exp(1j * x) * np.sum(x)  # rows mix: the cross-row probe still warns
+    with pytest.warns(UserWarning, match="depend on other rows"):
+        t.batch_jacobian(y, x)
+
+
+def test_forward_over_reverse_hvp_through_complex_values():
+    """A Hessian-vector product (ForwardAccumulator over a tape) against autograd's."""
+    f = lambda m, x: m.sum(m.abs(m.exp(1j * x) * (x + 2j)) ** 2 + m.real(m.fft.fft(x * x)))  # noqa: E731
+    v = np.array([0.3, -1.0, 0.5, 2.0])
+    x = ap.Variable(X0.copy())
+    with ap.ForwardAccumulator(x, v) as acc:
+        with ap.GradientTape() as t:
+            y = f(np, x)
+        g = t.gradient(y, x)
+    ref = autograd.grad(lambda x: anp.sum(autograd.grad(lambda z: f(anp, z))(x) * v))(X0.copy())
+    np.testing.assert_allclose(acc.jvp(g).numpy(), ref, rtol=1e-9)

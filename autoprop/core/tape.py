@@ -1055,7 +1055,10 @@ class GradientTape:
         for k in range(m):
             seed = np.zeros((b, m), dtype=target.dtype)
             seed[:, k] = 1
-            rows.append(self._gradient(target, [source], seed.reshape(target.shape), "none")[0])
+            if target.dtype.kind == "c":  # dRe + i dIm, as jacobian (_complex_row)
+                rows.append(_complex_row(self, target, [source], seed.reshape(target.shape))[0])
+            else:
+                rows.append(self._gradient(target, [source], seed.reshape(target.shape), "none")[0])
         if b > 1 and m and any(r is not None for r in rows):
             self._cross_row_probe(target, source, rows, b, m)
         if not self._persistent:
@@ -1085,12 +1088,15 @@ class GradientTape:
         ``r`` a cross-row dependence shows (with probability 1)."""
         r = np.random.default_rng(20240612).standard_normal((b, m)).astype(target.dtype)
         full = self._gradient(target, [source], r.reshape(target.shape), "zero")[0]
-        full = np.asarray(full._value, np.float64)
-        pred = np.zeros(source.shape, np.float64)
+        # (a complex target: the seed r gives the gradient of Re(r . y), the real part of
+        # the rows for a real source, the rows themselves for a complex one)
+        dt = np.complex128 if source.dtype.kind == "c" else np.float64
+        full = np.asarray(full._value, dt)
+        pred = np.zeros(source.shape, dt)
         for k, row in enumerate(rows):
             if row is not None:
-                w = r[:, k].reshape((b,) + (1,) * (source.ndim - 1))
-                pred += w * np.asarray(row._value, np.float64)
+                w = np.real(r[:, k]).reshape((b,) + (1,) * (source.ndim - 1))
+                pred += w * np.asarray(row._value if dt is np.complex128 else np.real(row._value), dt)
         scale = np.max(np.abs(full)) + np.max(np.abs(pred))
         err = float(np.max(np.abs(full - pred)))
         eps = 1e-6 if source.dtype == np.float32 or target.dtype == np.float32 else 1e-10
