@@ -33,7 +33,8 @@ COMPLEX_READY = frozenset({
     # linear and multilinear maps (no conjugates in the convention)
     "sum", "mean", "cumsum", "norm", "reshape", "transpose", "getitem", "broadcast_to", "squeeze",
     "concatenate", "stack", "flip", "pad", "where", "take_along_axis",
-    "matmul", "einsum", "tensordot",
+    "matmul", "einsum", "tensordot", "prod", "index_add", "scatter_along_axis",
+    "extract_patches", "scatter_patches", "linear", "linear_at",
     # holomorphic matrix functions; the Fourier transforms (linear)
     "inv", "solve", "det", "fft", "ifft", "fft2", "ifft2", "fftn", "ifftn", "rfft",
 })
