@@ -215,6 +215,11 @@ def test_complex_output_gradient_for_a_real_target_is_refused():
         t.gradient(y, x, output_gradients=np.ones(4) * 1j)
 
 
+def test_complex_tangent_for_a_real_primal_is_refused():
+    with pytest.raises(ValueError, match="complex tangent for a real primal"):
+        ap.ForwardAccumulator(ap.Variable(X0.copy()), np.ones(4) * 1j)
+
+
 def test_non_holomorphic_jacobian_wrt_complex_source_refused():
     z = ap.Variable(C.copy())
     with ap.GradientTape(persistent=True) as t:

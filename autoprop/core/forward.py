@@ -93,6 +93,12 @@ class ForwardAccumulator:
                     stacklevel=2,
                 )
                 continue
+            if np.iscomplexobj(t._value if isinstance(t, Tensor) else t) and p.dtype.kind != "c":
+                raise ValueError(
+                    f"ForwardAccumulator: a complex tangent for a real primal of dtype {p.dtype}; "
+                    "a real primal moves along real directions only (its imaginary part would "
+                    "be dropped)"
+                )
             tv = t if isinstance(t, Tensor) else Tensor(np.asarray(t, dtype=p.dtype))
             if tv.shape != p.shape:
                 raise ValueError(
