@@ -24,6 +24,7 @@ import warnings
 
 import numpy as np
 
+from . import complex as _complex
 from . import tape as _tape
 from .tape import _FORWARD, _RECORDING, UnconnectedGradients, _flatten, _sync_extra, _unconnected
 from .tensor import Tensor, is_differentiable_dtype
@@ -92,6 +93,12 @@ class ForwardAccumulator:
                     stacklevel=2,
                 )
                 continue
+            if np.iscomplexobj(t._value if isinstance(t, Tensor) else t) and p.dtype.kind != "c":
+                raise ValueError(
+                    f"ForwardAccumulator: a complex tangent for a real primal of dtype {p.dtype}; "
+                    "a real primal moves along real directions only (its imaginary part would "
+                    "be dropped)"
+                )
             tv = t if isinstance(t, Tensor) else Tensor(np.asarray(t, dtype=p.dtype))
             if tv.shape != p.shape:
                 raise ValueError(
@@ -119,12 +126,15 @@ class ForwardAccumulator:
     def _push(self, position, prim, args, vals, kwargs, out):
         """Called by ``tape.call`` for every primitive run while this accumulator is open."""
         if prim.vjps is None or not is_differentiable_dtype(out._value.dtype):
+            if prim.vjps is None and out._value.dtype.kind == "c":  # sign(z): no constant
+                _complex.check_cut(prim, args, lambda a: id(a) in self._tangents)
             return
         tans = self._tangents
         which = [i for i, a in enumerate(args) if isinstance(a, Tensor) and id(a) in tans
                  and prim.vjps[i] is not None]
         if not which:
             return
+        _complex.check(prim, vals, out._value, "a forward-mode tangent through a complex value")
         raw = not _RECORDING and position == 0
         saved = _FORWARD[:]
         del _FORWARD[position:]  # this accumulator and inner ones do not see its own work

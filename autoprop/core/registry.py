@@ -282,9 +282,9 @@ def dispatch_function(func, args, kwargs):
 # --- the families: importing them registers their records -----------------------------
 from .prims._common import _check_kw, _no_out, _t, unbroadcast, zero_rule  # noqa: E402, F401, I001  (re-exported: R._t, R.unbroadcast; order matters)
 from .prims import elementwise as _e, reductions as _r, shape as _s, linalg as _l, windows as _w  # noqa: E402
-from .prims import special as _sp, stacking as _st, fused as _f, array_api as _aa, linalg_tensor as _lt, recurrent as _rc, linalg_eig as _le, numeric as _nu  # noqa: E402, E501
+from .prims import special as _sp, stacking as _st, fused as _f, array_api as _aa, linalg_tensor as _lt, recurrent as _rc, linalg_eig as _le, numeric as _nu, fft as _ft  # noqa: E402, E501
 
-FAMILIES = (_e, _r, _s, _l, _w, _sp, _st, _f, _aa, _lt, _rc, _le, _nu)
+FAMILIES = (_e, _r, _s, _l, _w, _sp, _st, _f, _aa, _lt, _rc, _le, _nu, _ft)
 for _family in FAMILIES:
     globals().update({k: getattr(_family, k) for k in _family.__all__})
 del _family

@@ -362,11 +362,16 @@ def call(prim, /, *args, **kwargs):
     if _RECORDING:
         dt = arr.dtype
         if prim.vjps is None:
+            if dt.kind == "c":  # sign(z) = z / |z| is no constant: refused, not cut
+                _complex_rules().check_cut(prim, args, lambda a: any(a._key in t._tracked for t in _RECORDING))
             _observe.cut_by(prim.name, "a non-differentiable operation", args, out)
-        elif dt is not _F64 and dt.kind not in "fc":  # (is_differentiable_dtype, inlined)
-            if dt.kind == "O":
+        elif dt is not _F64 and dt.kind not in "f":  # (is_differentiable_dtype, inlined)
+            if dt.kind == "c":  # a complex result: recorded only by a primitive with complex rules
+                _record_complex(prim, args, vals, kwargs, out)
+            elif dt.kind == "O":
                 raise _object_result(prim, vals, kwargs)
-            _observe.cut_by(prim.name, f"a cast to the non-differentiable dtype {dt}", args, out)
+            else:
+                _observe.cut_by(prim.name, f"a cast to the non-differentiable dtype {dt}", args, out)
         elif len(_RECORDING) == 1 and not _EXTRA:  # the usual case: one tape, no listener
             _record(_RECORDING[0], prim, args, vals, kwargs, out, False)
         else:  # ``vals`` is read again after each record: it stays as it is
@@ -381,6 +386,22 @@ def call(prim, /, *args, **kwargs):
         if _WATCHERS:
             _observe.after_op(prim, args, out)
     return out
+
+
+def _record_complex(prim, args, vals, kwargs, out):
+    """:func:`_record` on every recording tape for a complex result: the tape is marked
+    (its reverse walk then checks complex values, ``autoprop.core.complex``), and a
+    primitive without complex rules that a tape records raises instead."""
+    from . import complex as _cx
+
+    for tape in list(_RECORDING):
+        n = len(tape._nodes)
+        _record(tape, prim, args, vals, kwargs, out, True)
+        if len(tape._nodes) > n:
+            if prim.name not in _cx.COMPLEX_READY:
+                del tape._nodes[n:]
+                raise _cx.refusal(prim, f"a complex result, {out._value.dtype}{out._value.shape}")
+            tape._complex = True
 
 
 def apply(prim, args, kwargs):
@@ -479,6 +500,8 @@ def _record(tape, prim, args, vals, kwargs, out, shared):
             ):
                 tracked.add(k)
                 tape._accessed.append(a)
+                if a._value.dtype.kind == "c":
+                    tape._complex = True  # (its reverse walk checks complex values)
                 pairs.append((i, k))
                 mask |= 1 << i
         elif type(a) is np.ndarray:
@@ -602,6 +625,9 @@ class GradientTape:
     #: True: save every input and output (the recording tape of ``backward_source``,
     #: which writes each recorded op out); False: only what the VJPs read.
     _save_all = False
+    #: True once a complex value is on the tape (a complex result recorded, a complex
+    #: tensor watched): the reverse walk then checks each node (``autoprop.core.complex``)
+    _complex = False
 
     def __init__(self, persistent=False, watch_accessed_variables=True):
         self._persistent = bool(persistent)
@@ -623,6 +649,7 @@ class GradientTape:
         self._used = False
 
     def _clear(self):
+        self._complex = False
         self._nodes: list[Node] = []
         self._tracked: set[int] = set()  # the _key of every tensor the tape tracks
         self._accessed: list[Variable] = []
@@ -708,6 +735,8 @@ class GradientTape:
             if t._key not in self._tracked:
                 self._tracked.add(t._key)
                 self._watched.append(t)
+                if t.dtype.kind == "c":
+                    self._complex = True  # (its reverse walk checks complex values)
 
     def watched_variables(self):
         """Return the Variables this tape watched (explicitly or by reading them), in order.
@@ -886,6 +915,8 @@ class GradientTape:
                         )
                     results.append(None)
                     continue
+            if g.dtype.kind == "c" and s.dtype.kind != "c":  # (a target that is the source)
+                g = np.real(g)  # a real source: the real part (autoprop.core.complex)
             if isinstance(g, Tensor):
                 if g.dtype != s.dtype:
                     g = g.astype(s.dtype)
@@ -951,7 +982,10 @@ class GradientTape:
         for k in range(n):
             seed = np.zeros(n, dtype=target.dtype)
             seed[k] = 1
-            res = self._gradient(target, flat_sources, seed.reshape(target.shape), "none")
+            if target.dtype.kind == "c":  # d y_k: from the gradients of Re(y_k) and Im(y_k)
+                res = _complex_row(self, target, flat_sources, seed.reshape(target.shape))
+            else:
+                res = self._gradient(target, flat_sources, seed.reshape(target.shape), "none")
             for j, r in enumerate(res):
                 rows[j].append(r)
         out = []
@@ -1021,7 +1055,10 @@ class GradientTape:
         for k in range(m):
             seed = np.zeros((b, m), dtype=target.dtype)
             seed[:, k] = 1
-            rows.append(self._gradient(target, [source], seed.reshape(target.shape), "none")[0])
+            if target.dtype.kind == "c":  # dRe + i dIm, as jacobian (_complex_row)
+                rows.append(_complex_row(self, target, [source], seed.reshape(target.shape))[0])
+            else:
+                rows.append(self._gradient(target, [source], seed.reshape(target.shape), "none")[0])
         if b > 1 and m and any(r is not None for r in rows):
             self._cross_row_probe(target, source, rows, b, m)
         if not self._persistent:
@@ -1051,12 +1088,15 @@ class GradientTape:
         ``r`` a cross-row dependence shows (with probability 1)."""
         r = np.random.default_rng(20240612).standard_normal((b, m)).astype(target.dtype)
         full = self._gradient(target, [source], r.reshape(target.shape), "zero")[0]
-        full = np.asarray(full._value, np.float64)
-        pred = np.zeros(source.shape, np.float64)
+        # (a complex target: the seed r gives the gradient of Re(r . y), the real part of
+        # the rows for a real source, the rows themselves for a complex one)
+        dt = np.complex128 if source.dtype.kind == "c" else np.float64
+        full = np.asarray(full._value, dt)
+        pred = np.zeros(source.shape, dt)
         for k, row in enumerate(rows):
             if row is not None:
-                w = r[:, k].reshape((b,) + (1,) * (source.ndim - 1))
-                pred += w * np.asarray(row._value, np.float64)
+                w = np.real(r[:, k]).reshape((b,) + (1,) * (source.ndim - 1))
+                pred += w * np.asarray(row._value if dt is np.complex128 else np.real(row._value), dt)
         scale = np.max(np.abs(full)) + np.max(np.abs(pred))
         err = float(np.max(np.abs(full - pred)))
         eps = 1e-6 if source.dtype == np.float32 or target.dtype == np.float32 else 1e-10
@@ -1229,6 +1269,33 @@ def _R():
     return registry
 
 
+def _complex_row(tape, target, sources, seed):
+    """One row of the Jacobian of a complex ``target``, ``d y_k / d source`` (as
+    ForwardAccumulator's tangent of ``y_k``): the seed 1 gives the gradient of Re(y_k),
+    the seed -i that of Im(y_k) (autoprop.core.complex). A real source gets
+    ``dRe + i dIm``; a complex source the complex derivative, which exists only where
+    ``y_k`` is holomorphic in it (Cauchy-Riemann: the two walks agree up to the factor -i);
+    otherwise ValueError."""
+    re = tape._gradient(target, sources, seed, "none")
+    im = tape._gradient(target, sources, -1j * seed, "none")
+    row = []
+    for s, a, b in zip(sources, re, im):
+        if a is None or b is None:
+            row.append(a if b is None else b * 1j if a is None else None)
+        elif s.dtype.kind != "c":
+            row.append(a + 1j * b)
+        elif np.allclose(b._value, -1j * a._value, rtol=1e-6, atol=1e-9 * (1 + np.abs(a._value).max())):
+            row.append(a)
+        else:
+            raise ValueError(
+                "GradientTape.jacobian: the complex target is not holomorphic in a complex "
+                f"source of shape {s.shape} (d Im / d source is not -i d Re / d source), so it "
+                "has no complex Jacobian; take the Jacobians of np.real(target) and "
+                "np.imag(target), or of real and imaginary parts of the source"
+            )
+    return row
+
+
 def _stack_rows(rows, tshape, source, unconnected):
     """Stack per-element gradients into a (target.shape + source.shape) Jacobian."""
     full = tuple(tshape) + tuple(source.shape)
@@ -1274,7 +1341,15 @@ def _seed_value(t, seed, higher):
         v = np.empty(t._value.shape, t._value.dtype)  # np.ones without its Python wrapper
         v.fill(1)
     else:
-        v = seed._value if isinstance(seed, Tensor) else np.asarray(seed, dtype=t.dtype)
+        v = seed._value if isinstance(seed, Tensor) else np.asarray(seed)
+        if v.dtype.kind == "c" and t.dtype.kind != "c":
+            raise ValueError(
+                f"output_gradients: a complex gradient ({v.dtype}) for a real target "
+                f"({t.dtype}); a real target's gradient is real (its imaginary part would "
+                "be dropped)"
+            )
+        if not isinstance(seed, Tensor):
+            v = np.asarray(v, dtype=t.dtype)
         if v.shape != t.shape:
             raise ValueError(
                 f"output_gradients: expected shape {t.shape} (the target's); got {v.shape}"
@@ -1310,6 +1385,7 @@ def _backward(tape, targets, seeds, sources, trace=None):
     # slices of the same input are added into it in place (every contribution to a key
     # comes before the key's own node, which hands the buffer on as g, read only from then on)
     owned = set()
+    cx = _complex_rules() if tape._complex else None  # complex values on the tape: checked
     for pos in range(len(nodes) - 1, -1, -1):
         node = nodes[pos]
         k = node.key
@@ -1317,6 +1393,8 @@ def _backward(tape, targets, seeds, sources, trace=None):
         if g is None:
             continue
         vjps, kwargs, ans = node.prim.vjps, node.kwargs, node.out
+        if cx is not None:
+            cx.check(node.prim, node.vals, ans, "an input of the reverse walk is complex")
         if higher:
             ins = [a if isinstance(a, Tensor) else v for a, v in zip(node.args, node.vals)]
         else:
@@ -1329,6 +1407,8 @@ def _backward(tape, targets, seeds, sources, trace=None):
                 if trace:
                     trace(f"  #{pos:<4d} {node.prim.name:<14s} vjp[{i}]: no gradient (None)")
                 continue
+            if cx is not None:  # a complex gradient for a real input: its real part
+                gi = cx.fit_real(gi, node.vals[i])
             if trace:
                 trace(
                     f"  #{pos:<4d} {node.prim.name:<14s} vjp[{i}]: g {tuple(np.shape(g))} -> "
@@ -1346,6 +1426,12 @@ def _backward(tape, targets, seeds, sources, trace=None):
                 if owned:  # (no slices so far: nothing to forget)
                     owned.discard(ka)
     return grads
+
+
+def _complex_rules():
+    from . import complex as _cx
+
+    return _cx
 
 
 def _flatten(structure):

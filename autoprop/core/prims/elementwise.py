@@ -250,7 +250,10 @@ def _tanh_times(g, ans, x):
     # outer tape records the backward pass) take _sech2 everywhere. On arrays the
     # derivative is ours and its finiteness known from _tanh_d_finite's minimum, so the
     # product goes into it with no finiteness sum of the result (times_into)
-    if type(ans) is not np.ndarray or type(x) is not np.ndarray or not ans.ndim:
+    if type(ans) is not np.ndarray or type(x) is not np.ndarray or not ans.ndim or ans.dtype.kind == "c":
+        if np.iscomplexobj(_value(x)):  # 1 / cosh(z)^2: no clip, no saturation test (real orders)
+            r = 1.0 / np.cosh(x)
+            return times(g, r * r)
         return times(g, _sech2(ans, x))
     return times_into(g, *_tanh_d_finite(ans, x))
 
@@ -264,11 +267,18 @@ tanh = defprim(
 )
 
 
+def _sigmoid_complex(x):
+    if np.iscomplexobj(x):  # exp(-|x|) and x >= 0 have no complex meaning
+        raise TypeError("autoprop.sigmoid: complex values are not supported there (its forward "
+                        "uses |x| and x >= 0); write 1 / (1 + np.exp(-z)) for a complex z")
+
+
 def _sigmoid_fwd(x):
     # from e = exp(-|x|), at most 1 (no overflow, nothing cancels): 1 / (1 + e) for x >= 0,
     # e / (1 + e) below; manualprop's Sigmoid, the same bits (logaddexp, used before, gave
     # the same values to an ulp at 3-4x the cost)
-    if type(x) is not np.ndarray or not x.ndim:
+    if type(x) is not np.ndarray or not x.ndim or x.dtype.kind == "c":
+        _sigmoid_complex(x)
         e = np.exp(-np.abs(x))
         return np.where(x >= 0, 1.0 / (1.0 + e), e / (1.0 + e))
     e = np.abs(x)  # an array: the same values with fewer temporaries (speed)
@@ -295,8 +305,24 @@ sigmoid = defprim("sigmoid", _sigmoid_fwd, lambda g, ans, x: times(g, _sigmoid_d
 relu = _unary("relu", lambda x: np.maximum(x, 0), lambda ans, x: x > 0, "diag([x > 0])",
               "dx = g * [x > 0]", kinks="relu'(0) = 0", numpy=False, source="np.maximum({x}, 0)",
               reads=((0,),), compact={0: lambda x, shared: x > 0})  # the tape saves the mask: 1 byte each
-absolute = _unary("absolute", np.abs, lambda ans, x: np.sign(x), "diag(sign(x))",
-                  "dx = g * sign(x)", kinks="abs'(0) = 0", methods=("__abs__",))
+def _abs_unit(ans, x):
+    """abs's local factor: sign(x) for real x; conj(z) / |z| for complex z (autograd's
+    convention, ``autoprop.core.complex``), 0 at z = 0 as abs'(0) = 0."""
+    if not np.iscomplexobj(_value(x)):
+        return np.sign(x)
+    return np.conj(x) / np.where(_value(ans) == 0, 1.0, ans)
+
+
+def _abs_jvp(t, ans, x):
+    # real x: t sign(x); complex z: Re(conj(z) t) / |z|, the change of |z| along t
+    r = times(t, _abs_unit(ans, x))
+    return np.real(r) if np.iscomplexobj(_value(x)) else r
+
+
+absolute = defprim("absolute", np.abs, lambda g, ans, x: times(g, _abs_unit(ans, x)), jvp=_abs_jvp,
+                   jacobian="diag(sign(x)); complex z: conj(z) / |z| (autograd's convention)",
+                   vjp="dx = g * sign(x); complex z: dz = g conj(z) / |z|", shapes=SAME,
+                   kinks="abs'(0) = 0", numpy=(np.abs,), methods=("__abs__",))
 sin = _unary("sin", np.sin, lambda ans, x: np.cos(x), "diag(cos x)", "dx = g cos(x)")
 cos = defprim("cos", np.cos, lambda g, ans, x: times(g, -np.sin(x)), jvp=lambda t, ans, x: times(t, -np.sin(x)),
               jacobian="diag(-sin x)", vjp="dx = -g sin(x)", shapes=SAME, numpy=(np.cos,))
@@ -330,8 +356,24 @@ erfc = defprim("erfc", lambda x: np.asarray(_erfc(x), dtype=np.result_type(x, np
                jacobian="diag(-2/sqrt(pi) exp(-x^2))", vjp="dx = -g * 2/sqrt(pi) * exp(-x^2)",
                shapes=SAME, kinks="keeps relative accuracy for large x, where 1 - erf(x) cancels",
                numpy=_SCIPY_ERF[1:], source="special.erfc({x})")
-cast = defprim("cast", lambda x, dtype: np.asarray(x).astype(dtype),
-               lambda g, ans, x, dtype: g.astype(x.dtype), jvp=linear_jvp("cast"), reads=((),),
+def _cast_back(g, ans, x, dtype):
+    # g in x's dtype; a complex g for a real x: its real part (autograd's convention), not
+    # numpy's cast, which drops the imaginary part with a ComplexWarning
+    if np.iscomplexobj(_value(g)) and x.dtype.kind != "c":
+        g = np.real(g)
+    return g.astype(x.dtype)
+
+
+def _cast_fwd(x, dtype):
+    x = np.asarray(x)
+    if x.dtype.kind == "c" and np.dtype(dtype).kind != "c":
+        raise TypeError(f"autoprop.cast: a complex tensor ({x.dtype}) cast to {np.dtype(dtype)} would drop "
+                        "its imaginary part (numpy only warns); take np.real(t) (or np.abs) first")
+    return x.astype(dtype)
+
+
+cast = defprim("cast", _cast_fwd,
+               _cast_back, jvp=lambda t, ans, x, dtype: _cast_back(t, None, ans, None), reads=((),),
                jacobian="I (between float dtypes)", vjp="dx = g cast back to x's dtype",
                shapes=SAME, methods=("astype",),
                kinks="a cast to an integer or bool dtype is not differentiable: no gradient", source="{x}.astype({dtype})")

@@ -365,13 +365,25 @@ def _safe_norm_parts(x, ans, axis, keepdims):
     return n, pos, np.where(pos, n, 1.0)
 
 
+def _is_c(x):
+    return (x._value if isinstance(x, Tensor) else x).dtype.kind == "c"
+
+
+def _norm_fwd(x, axis=None, keepdims=False):
+    sq = (x * x.conj()).real if x.dtype.kind == "c" else x * x  # |x|^2 (complex: a real norm, as numpy)
+    return np.sqrt(np.sum(sq, axis=axis, keepdims=keepdims))
+
+
 def _norm_vjp(g, ans, x, axis=None, keepdims=False):
+    # complex x: g conj(x) / ||x|| (autograd's convention, autoprop.core.complex)
     n, pos, safe = _safe_norm_parts(x, ans, axis, keepdims)
-    return _keep_reduced(g, _shape(x), axis, keepdims) * np.where(pos, x / safe, 0.0)
+    return _keep_reduced(g, _shape(x), axis, keepdims) * np.where(pos, (np.conj(x) if _is_c(x) else x) / safe, 0.0)
 
 
 def _norm_jvp(t, ans, x, axis=None, keepdims=False):
     n, pos, safe = _safe_norm_parts(x, ans, axis, keepdims)
+    if _is_c(x):  # Re(sum(t conj(x))) / ||x||
+        return np.real(np.sum(t * np.where(pos, np.conj(x) / safe, 0.0), axis=axis, keepdims=keepdims))
     return np.sum(t * np.where(pos, x / safe, 0.0), axis=axis, keepdims=keepdims)
 
 
@@ -435,7 +447,7 @@ def _np_linalg_norm(x, ord=None, axis=None, keepdims=False):  # noqa: A002
 
 
 norm = defprim(
-    "norm", lambda x, axis=None, keepdims=False: np.sqrt(np.sum(x * x, axis=axis, keepdims=keepdims)),
+    "norm", _norm_fwd,
     _norm_vjp, jvp=_norm_jvp,
     jacobian="x^T / ||x|| (a row per output element)", vjp="dx = g * x / ||x||, 0 where ||x|| = 0",
     shapes=_REDUCED, numpy=(np.linalg.norm,), np_call=_np_linalg_norm,

@@ -16,7 +16,7 @@ import numpy as np
 
 from ..registry import defcomposite, defnondiff, defprim
 from ..tensor import Tensor
-from ._common import SAME, _check_kw, _t
+from ._common import SAME, _check_kw, _t, times
 from .elementwise import _binary, _unary, absolute, multiply, where
 
 try:
@@ -166,47 +166,80 @@ radians = _scaled("radians", ("pi / 180", np.pi / 180.0))
 degrees = _scaled("degrees", ("180 / pi", 180.0 / np.pi))
 
 
-def _real_only(name, x):
-    x = _t(x)
-    if x.dtype.kind == "c":
-        raise TypeError(f"autoprop cannot record numpy.{name} of a complex Tensor: autoprop "
-                        "differentiates real functions only")
-    return x
+def _is_c(x):
+    return np.iscomplexobj(x._value if isinstance(x, Tensor) else x)
 
 
-@defcomposite("real", "the identity for real input", numpy=(np.real,))
-def real(val):
-    return _real_only("real", val)
+def _match(x, g):
+    """``g`` for an input ``x``: complex when ``x`` is (a real ``g`` into a complex input)."""
+    return g * (1.0 + 0.0j) if _is_c(x) and not _is_c(g) else g
 
 
-@defcomposite("imag", "zeros for real input (not connected to x)", numpy=(np.imag,))
-def imag(val):
-    x = _real_only("imag", val)
-    return multiply(x, 0.0)
+# real, imag, conj, angle: autograd's rules (autoprop.core.complex); on real input the
+# identity, zeros, the identity, and a piecewise constant
+real = defprim("real", np.real, lambda g, ans, x: _match(x, g), jvp=lambda t, ans, x: np.real(t),
+               jacobian="d Re(z) = Re(dz)", vjp="dz = g (real; autograd's convention)", shapes=SAME,
+               kinks="none (real input: the identity)", numpy=(np.real,), source="np.real({0})",
+               reads=((0,),))
 
 
-@defcomposite("conj", "the identity for real input", numpy=(np.conjugate,))
-def conj(x, out=None, **kw):
+def _imag_vjp(g, ans, x):
+    return -1j * g if _is_c(x) else g * 0.0
+
+
+imag = defprim("imag", np.imag, _imag_vjp, jvp=lambda t, ans, x: np.imag(t),
+               jacobian="d Im(z) = Im(dz)", vjp="dz = -i g (real input: 0)", shapes=SAME,
+               kinks="none (real input: zeros, derivative 0)", numpy=(np.imag,), source="np.imag({0})",
+               reads=((0,),))
+
+
+def _np_conj(x, out=None, **kw):
     _check_kw("conjugate", dict(kw, out=out))
-    return _real_only("conjugate", x)
+    return conj(x)
+
+
+conj = defprim("conj", np.conjugate, lambda g, ans, x: np.conjugate(g), jvp=lambda t, ans, x: np.conjugate(t),
+               jacobian="d conj(z) = conj(dz)", vjp="dz = conj(g) (real input: the identity)", shapes=SAME,
+               numpy=(np.conjugate,), np_call=_np_conj, source="np.conjugate({0})", reads=((),))
 
 
 @defcomposite("real_if_close", "the identity for real input", numpy=(np.real_if_close,))
 def real_if_close(a, tol=100):
-    return _real_only("real_if_close", a)
+    a = _t(a)
+    if a.dtype.kind == "c":  # numpy's choice of dtype depends on the values: a real or complex result
+        raise TypeError("autoprop cannot record numpy.real_if_close of a complex Tensor: whether "
+                        "the result is real depends on the values; use np.real (its gradient is "
+                        "defined) when the imaginary part is negligible")
+    return a
 
 
-@defcomposite("angle", "0 for x >= 0, pi (or 180) for x < 0 on real input: piecewise "
-                       "constant, no gradient", numpy=(np.angle,))
-def angle(z, deg=False):
-    x = _real_only("angle", z)
-    return _t(np.angle(x._value, deg=deg))
+def _angle_d(ans, z, deg):
+    # d angle(z) as a complex factor: conj(i z) / |z|^2 (autograd), (x 180/pi for deg=True);
+    # a real z: 0 (angle is 0 or pi there, piecewise constant)
+    if not _is_c(z):
+        return z * 0.0
+    d = np.conjugate(z * 1j) / (z * np.conjugate(z)).real
+    return d * (180.0 / np.pi) if deg else d
+
+
+def _angle_jvp(t, ans, z, deg=False):
+    return np.real(times(t, _angle_d(ans, z, deg)))
+
+
+angle = defprim("angle", lambda z, deg=False: np.angle(z, deg=deg),
+                lambda g, ans, z, deg=False: times(g, _angle_d(ans, z, deg)), jvp=_angle_jvp,
+                jacobian="d angle(z) = Im(conj(z) dz) / |z|^2", vjp="dz = g conj(i z) / |z|^2 (real z: 0)",
+                shapes=SAME, kinks="z = 0: nan (undefined), 0 where g = 0; real z: 0 (piecewise constant)",
+                numpy=(np.angle,), source="np.angle({z}, deg={deg})")
 
 
 @defcomposite("nan_to_num", "where(finite, x, replacement): g passes where x is finite, 0 to "
                             "the replaced entries", numpy=(np.nan_to_num,))
 def nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None):
     x = _t(x)
+    if x.dtype.kind == "c":  # numpy replaces the real and imaginary parts each on its own
+        parts = [nan_to_num(p, nan=nan, posinf=posinf, neginf=neginf) for p in (real(x), imag(x))]
+        return parts[0] + parts[1] * 1j
     v = x._value
     fill = np.nan_to_num(v, nan=nan, posinf=posinf, neginf=neginf)  # the replacements (values)
     return where(np.isfinite(v), x, fill)

@@ -36,6 +36,7 @@ from .shape import (
     take_along_axis,
     transpose,
 )
+from .special import conj
 
 __all__ = [
     "array", "asarray", "vstack", "hstack", "dstack", "column_stack", "row_stack", "append",
@@ -473,9 +474,10 @@ def inner(a, b):
     return np.tensordot(a, b, axes=([-1], [-1]))
 
 
-@defcomposite("vdot", "dot(ravel(a), ravel(b)) (real input)", numpy=(np.vdot,))
+@defcomposite("vdot", "dot(ravel(conj(a)), ravel(b)) (conj only for a complex a)", numpy=(np.vdot,))
 def vdot(a, b):
-    return np.dot(ravel(_t(a)), ravel(_t(b)))
+    a = _t(a)
+    return np.dot(ravel(conj(a) if a.dtype.kind == "c" else a), ravel(_t(b)))
 
 
 # --- construction ----------------------------------------------------------------------------
@@ -679,7 +681,7 @@ def cov(m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweights=N
         w = aw if w is None else w * aw
     if w is None:
         Xc = X - mean(X, axis=1, keepdims=True)
-        c = (Xc @ transpose(Xc)) / float(n - ddof)
+        c = (Xc @ _conj_t(Xc)) / float(n - ddof)
     else:
         w_sum = sum(w)
         Xc = X - sum(X * w, axis=1, keepdims=True) / w_sum
@@ -692,9 +694,14 @@ def cov(m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweights=N
         if _value(fact) <= 0:
             warnings.warn("Degrees of freedom <= 0 for slice", RuntimeWarning, stacklevel=2)
             fact = 0.0
-        c = ((Xc * w) @ transpose(Xc)) / fact
+        c = ((Xc * w) @ _conj_t(Xc)) / fact
     c = reshape(c, shape=tuple(d for d in c.shape if d != 1)) if 1 in c.shape else c
     return _as_dtype(c, dtype, "same_kind", "cov")
+
+
+def _conj_t(x):
+    """x^T, conjugated when x is complex (numpy's cov: X X^H)."""
+    return conj(transpose(x)) if x.dtype.kind == "c" else transpose(x)
 
 
 @defcomposite("corrcoef", "cov / (std_i std_j), clipped to [-1, 1] as numpy", numpy=(np.corrcoef,))

@@ -1,0 +1,87 @@
+"""Complex values on the tape: HIPS autograd's convention, and the primitives that follow it.
+
+The convention (autograd's ``docs/tutorial.md``, "Complex numbers"): the gradient that
+flows into a complex value ``z = x + iy`` of a real-valued loss ``L`` is
+``dL/dx - i dL/dy``. With it a holomorphic primitive's VJP is ``g * f'(z)``, the real
+formula unchanged (no conjugates: ``multiply``, ``matmul``, ``exp``, ``log`` ... are
+right as written), and the non-holomorphic ones say what they do: ``abs``:
+``g conj(z) / |z|``; ``real``: ``g``; ``imag``: ``-i g``; ``conj``: ``conj(g)``;
+``angle``: ``g conj(i z) / |z|^2``. A complex gradient arriving at a real input is its
+real part (the imaginary direction does not exist there). In forward mode a tangent
+``t`` pairs with a gradient ``g`` as ``dL = Re(g t)``, so a JVP is ``f'(z) t`` for a
+holomorphic primitive and ``Re(conj(z) t) / |z|`` for ``abs``.
+
+Only the primitives in :data:`COMPLEX_READY` were checked against autograd and central
+differences on complex values (``tests/test_autoprop_complex.py``); any other primitive
+that a tape or a ForwardAccumulator would differentiate at a complex value raises
+:func:`refusal` (a clear TypeError), never a silently wrong gradient.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+#: the primitives whose VJPs and JVPs are right at complex values (autograd's convention),
+#: each compared in tests/test_autoprop_complex.py
+COMPLEX_READY = frozenset({
+    # holomorphic elementwise: g * f'(z), the real formula
+    "add", "subtract", "multiply", "divide", "negative", "power", "square", "reciprocal",
+    "exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sqrt",
+    "sin", "cos", "tan", "sinh", "cosh", "tanh", "arcsin", "arccos", "arctan", "arcsinh", "arctanh",
+    # the non-holomorphic ones, with their own complex rules
+    "absolute", "real", "imag", "conj", "angle", "cast",
+    # linear and multilinear maps (no conjugates in the convention)
+    "sum", "mean", "cumsum", "norm", "reshape", "transpose", "getitem", "broadcast_to", "squeeze",
+    "concatenate", "stack", "flip", "pad", "where", "take_along_axis",
+    "matmul", "einsum", "tensordot", "prod", "index_add", "scatter_along_axis",
+    "extract_patches", "scatter_patches", "linear", "linear_at",
+    # holomorphic matrix functions; the Fourier transforms (linear)
+    "inv", "solve", "det", "fft", "ifft", "fft2", "ifft2", "fftn", "ifftn", "rfft",
+})
+
+
+#: non-differentiable records (no VJP: never recorded) whose result on complex input is
+#: no piecewise constant: sign(z) = z / |z|. Refused when a tape or accumulator tracks z.
+VARIES_ON_COMPLEX = frozenset({"sign"})
+
+
+def check_cut(prim, args, tracked):
+    """Raise :func:`refusal` for a :data:`VARIES_ON_COMPLEX` record with a complex input
+    for which ``tracked(tensor)`` is true (a tape or accumulator would cut it silently)."""
+    if prim.name in VARIES_ON_COMPLEX and any(is_complex(getattr(a, "_value", None)) and tracked(a)
+                                              for a in args):
+        raise refusal(prim, "its result varies with a complex input, but it has no gradient rule")
+
+
+def is_complex(v):
+    """True when ``v`` (an ndarray, Tensor, NotSaved or scalar) has a complex dtype."""
+    dt = getattr(v, "dtype", None)
+    return dt is not None and dt.kind == "c" or isinstance(v, complex)
+
+
+def refusal(prim, where):
+    """The TypeError for primitive ``prim`` met at a complex value it has no rule for."""
+    return TypeError(
+        f"autoprop.{prim.name}: complex values are not supported there ({where}): its "
+        "gradient rule is written for real inputs and would give a wrong number at a "
+        "complex one. Supported on complex values: " + ", ".join(sorted(COMPLEX_READY)) +
+        ". Split the computation into real and imaginary parts (np.real, np.imag), or "
+        "compute on values with ap.numpy_function (no gradient)."
+    )
+
+
+def check(prim, vals, out, where):
+    """Raise :func:`refusal` if ``prim`` is not in :data:`COMPLEX_READY` and one of its
+    inputs ``vals`` or its output ``out`` is complex."""
+    if prim.name in COMPLEX_READY or prim.vjps is None:
+        return
+    if is_complex(out) or any(is_complex(v) for v in vals):
+        raise refusal(prim, where)
+
+
+def fit_real(gi, v):
+    """``gi``, the gradient for an input of value ``v``: its real part when ``gi`` is complex
+    and ``v`` real (autograd's ``unbroadcast``; no ComplexWarning, no silent cast)."""
+    if is_complex(gi) and not is_complex(v):
+        return np.real(gi)
+    return gi
