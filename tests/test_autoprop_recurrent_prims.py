@@ -343,3 +343,19 @@ def test_rnn_cell_derivative_is_zero_without_a_warning_where_cosh_overflows(dtyp
     np.testing.assert_allclose(dA[0, 0], (1.0 / np.cosh(np.array([0.0, 0.0, 20.0, 0.5]))) ** 2
                                * [0, 0, 1, 1], rtol=4e-6 if dtype == np.float32 else 4e-15)
     assert dA[0, 0, 0] == 0 and dA[0, 0, 1] == 0 and dA[0, 0, 2] > 0
+
+
+def test_rnn_backward_source_writes_one_derivative_per_step_and_runs_to_the_tapes_gradient():
+    # tape.backward_source walks again on Tensors: each step's da appears once (the three VJPs
+    # share it), 1 - y^2 plus the kept correction, and the code gives the walk's dX
+    x = ap.constant(np.random.default_rng(0).standard_normal((2, 3, 3)) * 3)
+    layer = ap.layers.RNN(3, 4, rng=0)
+    with ap.GradientTape(persistent=True) as tape:
+        tape.watch(x)
+        y = layer(x)
+    src = tape.backward_source(y, [x])
+    code = str(src)
+    # one correction per step (c, c_2, c_3: the VJPs' shared da), none per VJP (c_4, c_5)
+    assert "rnn_cell_3 * rnn_cell_3 + c_3" in code and "c_4" not in code and "cosh" not in code
+    (dx,) = src.run()
+    np.testing.assert_allclose(dx, tape.gradient(y, x).numpy(), rtol=1e-13, atol=1e-15)

@@ -274,18 +274,18 @@ def _cell_vjp(i, g, ans, h, W, A, key, saved=None):
     """VJP ``i`` (dh, dW, dA) from ``da = g * tanh'(a)``. On arrays ``da`` is computed once per
     record and walk: the first of its VJPs (they run in argument order) leaves it in
     ``_MEMO``, found again by the identity of ``g`` and ``ans`` and the walk's number
-    (:data:`tape.WALKS`); dA, the last, clears it. On Tensors it is recorded each time."""
-    if type(g) is np.ndarray and type(ans) is np.ndarray:
-        m = _MEMO
-        if m[1] is ans and m[0] is g and m[3] == WALKS[0]:
-            da = m[2]
-        else:
-            da = times_into(g, *_cell_d(ans, h, W, A, key, saved))
-            m[0], m[1], m[2], m[3] = g, ans, da, WALKS[0]
-        if i == 2:
-            m[0] = m[1] = m[2] = None  # nothing kept after the record's last VJP
+    (:data:`tape.WALKS`); dA, the last, clears it. On Tensors likewise (recorded once)."""
+    m = _MEMO
+    if m[1] is ans and m[0] is g and m[3] == WALKS[0]:
+        da = m[2]
     else:
-        da = times(g, _cell_d_recorded(ans, h, W, A, key, saved))
+        if type(g) is np.ndarray and type(ans) is np.ndarray:
+            da = times_into(g, *_cell_d(ans, h, W, A, key, saved))
+        else:  # recorded once too: one da in the graph of the backward pass (backward_source)
+            da = times(g, _cell_d_recorded(ans, h, W, A, key, saved))
+        m[0], m[1], m[2], m[3] = g, ans, da, WALKS[0]
+    if i == 2:
+        m[0] = m[1] = m[2] = None  # nothing kept after the record's last VJP
     if i == 0:
         return da @ W
     if i == 1:
