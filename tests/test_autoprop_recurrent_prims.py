@@ -138,9 +138,9 @@ def test_stack_second_derivative_and_mixed_inputs():
         np.stack([x, x], out=np.zeros((2, 2)))
 
 
-def test_recurrent_twins_record_one_projection_one_stack_and_lstm_gates():
+def test_recurrent_twins_record_one_projection_one_stack_rnn_cell_and_lstm_gates():
     x = ap.constant(np.random.default_rng(4).standard_normal((2, 5, 3)))
-    for name, per_step in (("RNN", ["linear_at", "tanh"]),
+    for name, per_step in (("RNN", ["rnn_cell"]),
                            ("LSTM", ["linear_at", "lstm_gates", "getitem", "getitem",
                                      "getitem", "getitem", "multiply", "multiply", "add", "tanh",
                                      "multiply"])):
@@ -150,7 +150,7 @@ def test_recurrent_twins_record_one_projection_one_stack_and_lstm_gates():
             layer(x)
         names = [n.prim.name for n in tape._nodes]
         # b_ih + b_hh, x W_ih^T for every step at once; each step reads its slice A[:, t]
-        # inside its linear_at record (no slice record)
+        # inside its rnn_cell or linear_at record (no slice record)
         assert names[:4] == ["add", "reshape", "linear", "reshape"]
         assert names[4:-1] == per_step * 5 and names[-1] == "stack"
 
@@ -199,3 +199,163 @@ def test_linear_at_value_vjp_jvp_and_second_derivative_against_autograd(key):
     for i, d2 in enumerate(seconds):
         np.testing.assert_allclose(d2.numpy(), autograd.grad(q_ref, argnum=i)(X, W, B),
                                    rtol=1e-11, atol=1e-13)
+
+
+def _rnn_ref(h, W, A, key):
+    return anp.tanh(h @ W.T + A[key])
+
+
+def _rnn_args(scale, seed=11):
+    # h (4, 3), W (3, 3), A (4, 5, 3); scale 1: moderate pre-activations; 12: many beyond
+    # +-1.6 (the entries rnn_cell keeps) and some far in saturation (1 - y^2 rounds to 0)
+    rng = np.random.default_rng(seed)
+    return [np.tanh(rng.standard_normal((4, 3))), rng.standard_normal((3, 3)) * scale,
+            rng.standard_normal((4, 5, 3)) * scale]
+
+
+@pytest.mark.parametrize("scale", [1.0, 2.0, 12.0])
+@pytest.mark.parametrize("key", [(slice(None), 2), (slice(None), -1)])
+def test_rnn_cell_value_vjp_jvp_against_autograd_and_central_differences(key, scale):
+    # tanh(h @ W.T + A[key]) as one record: values, the three VJPs (each from one shared
+    # da = g * tanh'(a)) and the JVPs against HIPS autograd (whose tanh derivative is
+    # 1 / cosh(a)^2: full relative precision in saturation) and central differences
+    args = _rnn_args(scale)
+    G = np.random.default_rng(3).standard_normal((4, 3))
+    y, grads = _tape_vjp(lambda h, w, a: R.rnn_cell(h, w, a, key=key), args, G)
+    np.testing.assert_allclose(y, _rnn_ref(*args, key), rtol=1e-14, atol=1e-16)
+    np.testing.assert_array_equal(y, R.tanh(R.linear_at(*args, key=key)).numpy())  # the same bits
+    for i, d in enumerate(grads):
+        ag = autograd.grad(lambda *a: anp.sum(_rnn_ref(*a, key) * G), argnum=i)(*args)
+        np.testing.assert_allclose(d, ag, rtol=1e-13, atol=1e-300)
+        num = central(lambda v, i=i: float(np.sum(_rnn_ref(*(args[:i] + [v] + args[i + 1:]), key) * G)),
+                      args[i], h=1e-6)
+        np.testing.assert_allclose(d, num, rtol=1e-6, atol=1e-8)
+    T = [np.random.default_rng(5 + i).standard_normal(a.shape) for i, a in enumerate(args)]
+    jv = _jvp(lambda h, w, a: R.rnn_cell(h, w, a, key=key), args, T)
+    want = autograd.make_jvp(lambda v: _rnn_ref(v[0], v[1], v[2], key))(tuple(args))(tuple(T))[1]
+    np.testing.assert_allclose(jv, want, rtol=1e-13, atol=1e-300)
+
+
+def test_rnn_cell_derivative_keeps_full_precision_in_saturation():
+    # a = 20 and -30: 1 - y^2 rounds to 0; the record kept those pre-activations and takes
+    # 1 / cosh(a)^2 there (1.70e-17 at 20), as manualprop's RNN
+    h, W = np.zeros((1, 2)), np.zeros((2, 2))
+    A = np.array([[[20.0, -30.0]], [[0.5, 1.0]]]).transpose(1, 0, 2)  # (1, 2, 2)
+    _, (dh, dW, dA) = _tape_vjp(lambda h, w, a: R.rnn_cell(h, w, a, key=(slice(None), 0)),
+                                [h, W, A], np.ones((1, 2)))
+    np.testing.assert_allclose(dA[0, 0], 1.0 / np.cosh([20.0, -30.0]) ** 2, rtol=4e-15)
+    assert dA[0, 0, 0] > 1e-17 and np.all(dA[0, 1] == 0)
+
+
+@pytest.mark.parametrize("scale", [1.0, 2.0, 12.0])
+def test_rnn_cell_second_derivatives_nested_tapes_and_a_tape_recording_its_own_walk(scale):
+    # the VJPs on Tensors: nested tapes (both record the forward) and one persistent tape that
+    # records its own backward pass (the record kept a only in part: 1 - y^2 recorded plus a
+    # constant correction where it cancels), against autograd
+    args = _rnn_args(scale)
+    key = (slice(None), 1)
+    G = np.random.default_rng(9).standard_normal((4, 3))
+
+    def q_ref(*a):
+        fs = autograd.grad(lambda *b: anp.sum(_rnn_ref(*b, key) * G), argnum=(0, 1, 2))(*a)
+        return sum(anp.sum(f * f) for f in fs)
+
+    want = [autograd.grad(q_ref, argnum=i)(*args) for i in range(3)]
+    ts = [ap.constant(a) for a in args]
+    with ap.GradientTape() as outer:
+        outer.watch(ts)
+        with ap.GradientTape() as inner:
+            inner.watch(ts)
+            s = ap.sum(R.rnn_cell(*ts, key=key) * G)
+        q = sum(ap.sum(f * f) for f in inner.gradient(s, ts))
+    for d2, w in zip(outer.gradient(q, ts), want):
+        np.testing.assert_allclose(d2.numpy(), w, rtol=1e-11, atol=1e-13)
+    with ap.GradientTape(persistent=True) as tape:
+        tape.watch(ts)
+        s = ap.sum(R.rnn_cell(*ts, key=key) * G)
+        q = sum(ap.sum(f * f) for f in tape.gradient(s, ts))
+    for d2, w in zip(tape.gradient(q, ts), want):
+        np.testing.assert_allclose(d2.numpy(), w, rtol=1e-11, atol=1e-13)
+
+
+def test_rnn_cell_refuses_a_later_tape_that_follows_its_inputs_but_not_its_output():
+    args = _rnn_args(2.0)  # (some entries beyond 1.6, not 7/8 of them)
+    ts = [ap.constant(a) for a in args]
+    with ap.GradientTape() as tape:
+        tape.watch(ts)
+        y = R.rnn_cell(*ts, key=(slice(None), 0))
+    with ap.GradientTape() as later:
+        later.watch(ts)
+        with pytest.raises(TypeError, match="open it before the forward pass"):
+            tape.gradient(y, ts)
+
+
+def test_rnn_cell_shares_da_within_one_walk_only():
+    # a persistent tape walked twice with the same seed array, changed in place in between:
+    # the second walk must not reuse the first walk's da (tape.WALKS), and each walk's three
+    # gradients come from one da
+    args = _rnn_args(12.0)
+    ts = [ap.constant(a) for a in args]
+    key = (slice(None), 3)
+    G = np.random.default_rng(2).standard_normal((4, 3))
+    with ap.GradientTape(persistent=True) as tape:
+        tape.watch(ts)
+        y = R.rnn_cell(*ts, key=key)
+    first = [d.numpy() for d in tape.gradient(y, ts, output_gradients=G)]
+    G *= -3.0
+    second = [d.numpy() for d in tape.gradient(y, ts, output_gradients=G)]
+    for a, b in zip(first, second):
+        np.testing.assert_allclose(b, -3.0 * a, rtol=1e-14, atol=1e-300)
+
+
+def test_rnn_cell_keeps_only_the_pre_activations_beyond_1_6_and_summary_counts_them():
+    args = _rnn_args(2.0)  # (some entries beyond 1.6, not 7/8 of them)
+    ts = [ap.constant(a) for a in args]
+    with ap.GradientTape() as tape:
+        tape.watch(ts)
+        R.rnn_cell(*ts, key=(slice(None), 0))
+    (node,) = tape._nodes
+    kept = node.kwargs["saved"]
+    a = args[0] @ args[1].T + args[2][:, 0]
+    np.testing.assert_array_equal(kept.mask, np.abs(a) > 1.6)
+    np.testing.assert_array_equal(kept.values, a[np.abs(a) > 1.6])
+    assert f"saved=[(4, 3): {kept.values.size} kept]" in tape.summary()
+    h, W, A = ts
+    with ap.GradientTape() as tape:
+        tape.watch(ts)
+        R.rnn_cell(h * 0.0, W, A * 0.0, key=(slice(None), 0))  # a = 0: nothing kept
+    assert tape._nodes[-1].kwargs["saved"].mask is None and "saved=[(4, 3): 0 kept]" in tape.summary()
+
+
+@pytest.mark.parametrize("dtype, big", [(np.float64, 1000.0), (np.float32, 100.0)])
+def test_rnn_cell_derivative_is_zero_without_a_warning_where_cosh_overflows(dtype, big):
+    # |a| beyond 710 (float64) or 89 (float32): 1 / cosh(a)^2 is 0; the record keeps those
+    # entries clipped there, so the VJP's cosh neither overflows nor warns
+    import warnings
+
+    h, W = np.zeros((1, 4), dtype), np.zeros((4, 4), dtype)
+    A = np.array([[[big, -big, 20.0, 0.5]]], dtype)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        _, (dh, dW, dA) = _tape_vjp(lambda h, w, a: R.rnn_cell(h, w, a, key=(slice(None), 0)),
+                                    [h, W, A], np.ones((1, 4), dtype))
+    assert dA.dtype == dtype
+    np.testing.assert_allclose(dA[0, 0], (1.0 / np.cosh(np.array([0.0, 0.0, 20.0, 0.5]))) ** 2
+                               * [0, 0, 1, 1], rtol=4e-6 if dtype == np.float32 else 4e-15)
+    assert dA[0, 0, 0] == 0 and dA[0, 0, 1] == 0 and dA[0, 0, 2] > 0
+
+
+def test_rnn_backward_source_writes_one_derivative_per_step_and_runs_to_the_tapes_gradient():
+    # tape.backward_source walks again on Tensors: each step's da appears once (the three VJPs
+    # share it), 1 - y^2 plus the kept correction, and the code gives the walk's dX
+    x = ap.constant(np.random.default_rng(0).standard_normal((2, 3, 3)) * 3)
+    layer = ap.layers.RNN(3, 4, rng=0)
+    with ap.GradientTape(persistent=True) as tape:
+        tape.watch(x)
+        y = layer(x)
+    src = tape.backward_source(y, [x])
+    code = str(src)
+    # one correction per step (c, c_2, c_3: the VJPs' shared da), none per VJP (c_4, c_5)
+    assert "rnn_cell_3 * rnn_cell_3 + c_3" in code and "c_4" not in code and "cosh" not in code
+    (dx,) = src.run()
+    np.testing.assert_allclose(dx, tape.gradient(y, x).numpy(), rtol=1e-13, atol=1e-15)

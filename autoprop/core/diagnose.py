@@ -335,6 +335,13 @@ def summary(tape):
                 ins.append(repr(v) if np.isscalar(v) else type(v).__name__)
             if isinstance(v, np.ndarray):
                 arrays.append(v)
+        kept = node.kwargs.get("saved") if node.kwargs else None  # (tape.WithSaved: rnn_cell's a)
+        if isinstance(kept, PartlySaved):
+            ins.append(f"saved=[{tuple(kept.shape)}: {kept.values.size} kept]")
+            arrays += (kept.values,) if kept.mask is None else (kept.mask, kept.values)
+        elif isinstance(kept, np.ndarray):
+            ins.append(f"saved={tuple(kept.shape)}")
+            arrays.append(kept)
         if isinstance(node.out, NotSaved):
             out_text = f"[{tuple(node.out.shape)}]"
         else:

@@ -172,6 +172,27 @@ def keep_entries(x, mask=None):
 _NO_VALUES: dict = {}  # dtype -> an empty array of it (keep_entries)
 
 
+class WithSaved(tuple):
+    """``(value, saved)``: a forward's result together with something its VJPs and JVPs read
+    that is none of its inputs and outputs. :func:`call` makes ``value`` the output and
+    passes ``saved`` to the VJPs and JVPs as the keyword ``saved`` (the record keeps it in its
+    ``kwargs``; ``tape.summary()`` counts its bytes).
+
+    ``rnn_cell`` (``tanh(h W^T + A[key])``) returns one while a tape or an accumulator
+    listens: its derivative is ``1 - y^2`` from the output except where that cancels
+    (``|y|`` near 1), where it needs the pre-activation, which is internal to the record;
+    ``saved`` keeps only those entries (:func:`keep_entries`). (A tuple: made in C, no
+    Python frame per step.)
+    """
+
+    __slots__ = ()
+
+
+#: How many reverse walks have started: a VJP that shares a computation among the VJPs of
+#: one record (``rnn_cell``'s ``g * tanh'``) reuses it only within the same walk.
+WALKS = [0]
+
+
 def whole_value_needed(part, ans):
     """Whether a VJP run on Tensors (an outer tape or a forward accumulator records the
     backward pass) would need the whole input that ``part`` (a :class:`PartlySaved`) stands
@@ -353,7 +374,10 @@ def call(prim, /, *args, **kwargs):
     except (ValueError, TypeError, IndexError) as exc:
         raise _op_exception(prim, vals, kwargs, exc) from exc
     if type(arr) is not np.ndarray:
-        arr = np.asarray(arr)
+        if type(arr) is WithSaved:  # (rnn_cell: what its VJPs read beside inputs and output)
+            arr, kwargs = arr[0], {**kwargs, "saved": arr[1]}
+        else:
+            arr = np.asarray(arr)
     out = _new_tensor(Tensor)  # Tensor._wrap, inlined
     out._value = arr
     out._key = _next_key()
@@ -1364,6 +1388,7 @@ def _backward(tape, targets, seeds, sources, trace=None):
     an outer tape records the backward pass)."""
     tracked = tape._tracked
     higher = bool(_RECORDING) or bool(_FORWARD)  # someone records: compute VJPs on Tensors
+    WALKS[0] += 1
     keep = set()  # (a loop, not a set comprehension: one frame fewer on Python 3.11)
     for s in sources:
         keep.add(s._key)

@@ -99,7 +99,7 @@ class RNN(_Recurrent):
         hs = []
         A, keys = self._steps(x)
         for key in keys:
-            h = R.tanh(R.linear_at(h, W_hh, A, key=key))  # h W_hh^T + A[:, t]: one record
+            h = R.rnn_cell(h, W_hh, A, key=key)  # tanh(h W_hh^T + A[:, t]): one record
             hs.append(h)
         return np.stack(hs, axis=1)  # (N, T, H); recorded: its VJP splits g along time
 

@@ -1,4 +1,14 @@
-"""Recurrent-cell primitives: the LSTM's gate nonlinearities as one record.
+"""Recurrent-cell primitives: the RNN's step and the LSTM's gate nonlinearities as one record each.
+
+``rnn_cell(h, W, A, key=k)`` is ``tanh(h @ W.T + A[k])``: the tanh RNN's step ``t`` reading
+its slice ``A[:, t]`` of the input projection (``linear_at`` and ``tanh`` as one record: one
+record and one walk step per time step, not two). It keeps ``h`` (for ``dW``), its output
+``y`` (the derivative ``1 - y^2``, where ``1 - y^2`` is at least 1/8) and, of the
+pre-activation ``a``, which is internal to the record, only the entries beyond +-1.6
+(``1 / cosh(a)^2`` there, where ``1 - y^2`` cancels): ``y`` is the next step's ``h``, so a
+step saves about what manualprop's cache holds, not a second (N, H) array. Its three VJPs
+share ``da = g * tanh'(a)`` (computed once per walk and record, :data:`tape.WALKS`).
+Derivation: ``lessons/31-rnn-bptt.md``.
 
 ``lstm_gates(a)`` is ``[sigmoid(a_i), sigmoid(a_f), tanh(a_g), sigmoid(a_o)]`` for the
 pre-activations ``a`` (..., 4H) in PyTorch's block order i, f, g, o: what manualprop's LSTM
@@ -24,14 +34,19 @@ Derivation: ``lessons/32-lstm.md``; tested against HIPS autograd and central dif
 
 from __future__ import annotations
 
+from functools import partial
+
 import numpy as np
 
 from ..registry import defprim
-from ..tape import PartlySaved, keep_entries, whole_value_needed
-from ._common import _shape, times, times_into
-from .elementwise import _sech2, _sigmoid_fwd, sigmoid
+from ..tape import WALKS, PartlySaved, WithSaved, keep_entries, whole_value_needed
+from ..tensor import _EXTRA, _FORWARD, _RECORDING, Tensor
+from ._common import _all_finite, _mT, _shape, times, times_into
+from .elementwise import _COSH_MAX, _sech2, _sigmoid_fwd, sigmoid
+from .fused import _linear_at_fwd, linear_at
+from .shape import _getitem_vjp
 
-__all__ = ["lstm_gates"]
+__all__ = ["lstm_gates", "rnn_cell"]
 
 
 def _gates_fwd(a):
@@ -163,4 +178,137 @@ lstm_gates = defprim(
            "{out}[..., {a}.shape[-1] // 2:3 * {a}.shape[-1] // 4] = "
            "np.tanh({a}[..., {a}.shape[-1] // 2:3 * {a}.shape[-1] // 4])",
     reads=((0, "ans"),), compact={0: _gates_keep},
+)
+
+
+# --- rnn_cell: tanh(h W^T + A[key]) as one record -------------------------------------
+_RNN_KEEP = 1.6  # |a| above this may need 1 / cosh(a)^2 (1 - tanh^2 < 1/8 from 1.647): kept
+
+
+def _cell_fwd(h, W, A, key):
+    a = np.matmul(h, W.T)  # linear_at's forward (the same bits), inline: one frame fewer
+    b = A[key]
+    if a.shape == b.shape and a.dtype == b.dtype:
+        a += b
+    else:
+        a = a + b
+    if a.dtype.kind == "c":
+        raise TypeError(f"rnn_cell: real values only (tanh's derivative from |a|); got {a.dtype}")
+    y = np.tanh(a)
+    if not (_RECORDING or _EXTRA) or a.dtype.kind != "f":
+        return y  # nobody differentiates it: nothing to keep
+    m = np.abs(a)
+    top = np.maximum.reduce(m, axis=None) if a.size else 0.0  # NaN if an entry of a is NaN
+    if top <= _RNN_KEEP:  # no entry near saturation and no NaN: nothing of a
+        return WithSaved((y, keep_entries(a)))
+    if top == top:  # some entries beyond +-1.6: those (usually a few)
+        kept = keep_entries(a, m > _RNN_KEEP)
+        if top > _COSH_MAX[a.dtype == np.float32] and type(kept) is PartlySaved:
+            # where cosh overflows, 1 / cosh(a)^2 is 0 already: kept clipped, so that the VJP
+            # takes cosh without _sech2's clip (two ufuncs a step)
+            np.clip(kept.values, -_COSH_MAX[a.dtype == np.float32], _COSH_MAX[a.dtype == np.float32],
+                    out=kept.values)
+        return WithSaved((y, kept))
+    return WithSaved((y, a))  # a NaN: all of a (the general path, as tanh's VJP)
+
+
+def _cell_d(ans, h, W, A, key, saved):
+    """tanh'(a) on arrays, ``(d, finite)`` (for times_into): 1 - y^2, and 1 / cosh(a)^2 where
+    it may cancel, from the kept entries of the pre-activation (``saved``, a PartlySaved: the
+    forward found no NaN in ``a``, so ``d`` is finite), from all of it (an array), or from
+    the inputs (``saved`` None: the VJP called outside a tape, as the registry's tests do)."""
+    d = ans * ans
+    np.subtract(1.0, d, out=d)
+    if type(saved) is PartlySaved:
+        if saved.mask is not None:  # 1.6 < |a| <= 710 there (clipped in the forward): no NaN, finite
+            r = np.cosh(saved.values)
+            np.divide(1.0, r, out=r)
+            d[saved.mask] = np.multiply(r, r, out=r)  # 1 / cosh(a)^2, _sech2's without its clip
+        return d, True
+    if not d.size:
+        return d, True
+    m = np.minimum.reduce(d, axis=None)
+    finite = m == m  # NaN exactly when 1 - y^2 has a NaN
+    if m < _CHEAP:
+        a = _linear_at_fwd(h, W, A, key) if saved is None else saved
+        sat = d < _CHEAP
+        s = _sech2(None, a[sat])
+        d[sat] = s
+        finite = finite and _all_finite(s)
+    return d, finite
+
+
+def _cell_d_recorded(ans, h, W, A, key, saved):
+    """tanh'(a) on Tensors (an outer tape or accumulator records the backward pass). ``saved``
+    None (the VJP called outside a tape): from the recorded pre-activation. Else ``1 - y^2``,
+    recorded (its derivative reaches the inputs through ``y``), plus where it cancels the
+    constant difference to ``1 / cosh(a)^2`` from the kept entries (0 in exact arithmetic);
+    a tape or accumulator that follows an input but not ``y`` is refused (TypeError)."""
+    if saved is None:
+        return _sech2(None, linear_at(h, W, A, key=key))
+    ins = [x for x in (h, W, A) if isinstance(x, Tensor)]
+    if type(ans) is not Tensor or any(
+            ans._key not in tp._tracked and any(x._key in tp._tracked for x in ins)
+            for tp in _RECORDING) or any(
+            id(ans) not in acc._tangents and any(id(x) in acc._tangents for x in ins)
+            for acc in _FORWARD):
+        raise TypeError(
+            "autoprop: rnn_cell's record keeps its output and only part of its pre-activation, "
+            "but a tape or forward accumulator that follows its inputs and not its output is "
+            "differentiating the backward pass: open it before the forward pass")
+    d = 1.0 - ans * ans
+    dv = 1.0 - ans._value * ans._value
+    mask = (dv < _CHEAP) if type(saved) is np.ndarray else saved.mask
+    if mask is not None and np.any(mask):
+        c = np.zeros(dv.shape, dv.dtype)
+        a = saved[mask] if type(saved) is np.ndarray else saved.values
+        c[mask] = _sech2(None, a) - dv[mask]
+        d = d + c
+    return d
+
+
+_MEMO = [None, None, None, 0]  # g, ans, da, walk: the three VJPs of one record share da
+
+
+def _cell_vjp(i, g, ans, h, W, A, key, saved=None):
+    """VJP ``i`` (dh, dW, dA) from ``da = g * tanh'(a)``. On arrays ``da`` is computed once per
+    record and walk: the first of its VJPs (they run in argument order) leaves it in
+    ``_MEMO``, found again by the identity of ``g`` and ``ans`` and the walk's number
+    (:data:`tape.WALKS`); dA, the last, clears it. On Tensors likewise (recorded once)."""
+    m = _MEMO
+    if m[1] is ans and m[0] is g and m[3] == WALKS[0]:
+        da = m[2]
+    else:
+        if type(g) is np.ndarray and type(ans) is np.ndarray:
+            da = times_into(g, *_cell_d(ans, h, W, A, key, saved))
+        else:  # recorded once too: one da in the graph of the backward pass (backward_source)
+            da = times(g, _cell_d_recorded(ans, h, W, A, key, saved))
+        m[0], m[1], m[2], m[3] = g, ans, da, WALKS[0]
+    if i == 2:
+        m[0] = m[1] = m[2] = None  # nothing kept after the record's last VJP
+    if i == 0:
+        return da @ W
+    if i == 1:
+        return _mT(da) @ h
+    return _getitem_vjp(da, ans, A, key)
+
+
+def _cell_jvp(i, t, ans, h, W, A, key, saved=None):
+    """JVP ``i``: tanh'(a) times the tangent of the pre-activation, under the 0·inf rule."""
+    t = t @ _mT(W) if i == 0 else h @ _mT(t) if i == 1 else t[key]
+    if type(t) is np.ndarray and type(ans) is np.ndarray:
+        return times(t, _cell_d(ans, h, W, A, key, saved)[0])
+    return times(t, _cell_d_recorded(ans, h, W, A, key, saved))
+
+
+rnn_cell = defprim(
+    "rnn_cell", _cell_fwd, *(partial(_cell_vjp, i) for i in range(3)),
+    jvp=tuple(partial(_cell_jvp, i) for i in range(3)),
+    jacobian="y = tanh(a), a = h W^T + A[key]: dy/da = diag(1 - y^2) = diag(1 / cosh(a)^2), "
+             "then linear_at's (da/dh = W, da/dW = h, a selection of A)",
+    vjp="da = g (1 - y^2), and g / cosh(a)^2 where |a| > 1.6 (a kept there only: 1 - y^2 "
+        "cancels near |y| = 1); dh = da @ W, dW = da^T @ h, dA = zeros of A's shape with da "
+        "at key (tape.Scatter)",
+    shapes="h (N, H), W (H, H), A[key] (N, H) -> (N, H)",
+    source="np.tanh({h} @ {W}.T + {A}[{key}])", reads=((1, "ans"), (0, "ans"), ("ans",)),
 )
