@@ -259,6 +259,32 @@ def install_guards(cfg):
             if path is not None and not allowed(path, event in _WRITE_EVENTS):
                 raise PermissionError(f"the grading sandbox does not allow {event} on {path!r}")
     sys.addaudithook(hook)
+    _refuse_threads()
+
+
+#: Why a thread is refused, and what to write instead (Python 3.11 has no audit event for it).
+THREADS_REFUSED = ("the grading sandbox does not allow starting threads (threading.Thread.start, "
+                   "concurrent.futures' thread pools, _thread.start_new_thread): a submission runs in one "
+                   "thread, with one process of its own (in the grader, RLIMIT_NPROC stops any other). Do the "
+                   "work in the calling thread: call the function directly instead of starting a thread or "
+                   "pool for it")
+
+
+def _refuse_threads():
+    """Make every way of starting a Python thread raise PermissionError(:data:`THREADS_REFUSED`), so
+    that a submission learns why, not RLIMIT_NPROC's "can't start new thread"."""
+    import _thread
+
+    def refused(*args, **kwargs):  # noqa: ARG001
+        raise PermissionError(THREADS_REFUSED)
+    for name in ("start_new_thread", "start_new", "start_joinable_thread"):
+        if hasattr(_thread, name):
+            setattr(_thread, name, refused)
+    threading = sys.modules.get("threading")  # bound _thread's function when it was imported
+    if threading is not None:
+        for name in ("_start_new_thread", "_start_joinable_thread"):
+            if hasattr(threading, name):
+                setattr(threading, name, refused)
 
 
 def drop_privileges(cfg):

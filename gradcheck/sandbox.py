@@ -804,7 +804,7 @@ class Sandbox:
                 "MemoryError": f"The sandbox allows {self.memory_mb} MiB of memory.",
                 "FileNotFoundError": _DATA_FILES}.get(e.get("type"), "")
         if e.get("type") == "PermissionError" and "sandbox" in msg:
-            hint = "Submissions may only compute with numpy; files, processes and the network are off limits."
+            hint = "Submissions may only compute with numpy; files, processes, threads and the network are off limits."
         elif e.get("type") == "TypeError" and "training" in msg:
             hint = "The protocol is forward(X, training=False): forward must accept a training keyword."
         said = f"{call} raised {e.get('type', 'an exception')}: {msg}{at}"
