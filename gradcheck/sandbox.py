@@ -80,6 +80,7 @@ class SandboxError(StudentCodeError):
     """The student's code in the sandbox failed: it raised, exited, was killed or timed out (exit 3).
 
     ``reason``: ``"exception"``, ``"exit"``, ``"signal"``, ``"timeout"``, ``"import"``, ``"protocol"``,
+    ``"reply"`` (an oversized reply: its size and the limit named),
     ``"refused"``, ``"policy"`` (a staff policy: no forward in backward) or ``"start"`` (the child
     could not start, before any submitted code ran: the grader's setup). ``output``: the tail of
     what the child printed.
@@ -635,10 +636,16 @@ class Sandbox:
         self._send(data, deadline, what)
         try:
             ok, meta, err = self._reply(deadline, what, each=len(args["batches"]) if op == "forward_many" else 0)
-        except (wire.ProtocolViolation, ValueError, UnicodeDecodeError, RecursionError) as exc:
+        except wire.ReplyTooLarge as exc:
             self._kill()
-            self._fail(paragraph(f"{what}: the sandbox process sent {exc} and was stopped.",
+            self._fail(paragraph(f"{what}: the submission produced an oversized reply: the sandbox process sent",
+                                 f"{exc}, and was stopped."), "reply")
+        except (wire.ProtocolViolation, ValueError, UnicodeDecodeError, RecursionError, MemoryError) as exc:
+            self._kill()
+            self._fail(paragraph(f"{what}: the sandbox process sent {exc or type(exc).__name__} and was stopped.",
                                  "Does the code write to file descriptors it does not own?"), "protocol")
+        if not ok and meta.get("stage") == "reply":
+            raise self._oversized(what, meta)
         e = err or {}
         own = meta.get("stage") in ("grader", "child") and not e.get("where")
         if not ok and own and self._believed:
@@ -647,6 +654,25 @@ class Sandbox:
             raise self._grader_error(what, f"{e.get('type', 'an error')}: {msg}",
                                      e.get("type") == "MemoryError" or "allocate" in msg)
         return ok, meta, err
+
+    def _oversized(self, what: str, meta: dict) -> SandboxError:
+        """The child's report that copying a result into its reply ran out of memory (``stage="reply"``:
+        ``nbytes`` of the reply, ``shape``, ``dtype``, ``array_nbytes`` of the array being copied); the
+        numbers are the child's, read as data only."""
+        def size(n: object) -> str:
+            n = n if type(n) is int and n >= 0 else 0
+            unit, k = next(((u, k) for u, k in (("GiB", 30), ("MiB", 20), ("KiB", 10)) if n >= 1 << k), ("", 0))
+            v = n / (1 << k)
+            return f"{n} bytes" + (f" ({v:.2f} {unit})" if v < 10 else f" ({v:.1f} {unit})") * bool(unit)
+        shape, dtype = meta.get("shape"), str(meta.get("dtype")).replace("\\", "")
+        array = (f" (the array being copied: shape {tuple(shape)}, {np.dtype(dtype).name}, "
+                 f"{size(meta.get('array_nbytes'))})" if isinstance(shape, list) and len(shape) <= 32
+                 and all(type(x) is int for x in shape) and dtype in wire.ALLOWED_DTYPES else "")
+        return SandboxError(paragraph(
+            f"{what}: the submission produced an oversized reply of {size(meta.get('nbytes'))}{array}: copying",
+            f"its result for the grader ran out of the sandbox's {self.memory_mb} MiB (--memory-mb). Its code did",
+            "not raise. Is the result far larger than it should be (an accidental broadcast, such as",
+            "(N, 1) - (1, N))?"), reason="reply", output=self.output)
 
     def _grader_error(self, what: str, detail: str, memory: bool = True) -> GraderError:
         return GraderError(paragraph(
