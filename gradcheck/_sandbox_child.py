@@ -77,11 +77,8 @@ def read_frame(read, max_header=8 << 20, max_payload=1 << 62):
         raise ReplyTooLarge(hlen + plen, max_header if hlen > max_header else max_payload,
                             f"over the limit of {max_header} bytes of header" if hlen > max_header else
                             f"over the limit of {max_payload} bytes of arrays")
-    try:
-        header = json.loads(read(hlen).decode("utf-8"))
-        return header, read(plen) if plen else b""
-    except MemoryError:
-        raise ReplyTooLarge(hlen + plen, max_payload, "more than the reader's memory could copy") from None
+    header = json.loads(read(hlen).decode("utf-8"))
+    return header, read(plen) if plen else b""
 
 
 #: ``[(shape, dtype, nbytes)]`` of the result being copied for a reply (by :meth:`Packer.copy` or the adapters'

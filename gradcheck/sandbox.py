@@ -324,6 +324,7 @@ class Sandbox:
         self._slot = self._root_dir = self._libdir = self._proc = self._dead = None
         self._w = self._r = self._o = None  # our ends of the request, reply and output pipes
         self._dead_reason, self._out, self._out_total, self._rbuf = "", bytearray(), 0, bytearray()
+        self._reading = 0  # the bytes of the read under way (:meth:`_read_exact`), named if it runs out of memory
         self.workdir = tempfile.mkdtemp(prefix="gradcheck-sandbox-")
         if isolation == "namespaces":  # private parent (0700), a readable submission folder bound read-only
             self._root_dir, self.workdir = self.workdir, os.path.join(self.workdir, "submission")
@@ -503,7 +504,7 @@ class Sandbox:
     def _read_exact(self, n: int, deadline: float, what: str) -> bytes:
         """``n`` bytes of the reply pipe; the rest already there is kept for the next read (one
         select and one read serve a whole small reply)."""
-        buf = self._rbuf
+        self._reading, buf = n, self._rbuf
         while len(buf) < n:
             try:
                 chunk = os.read(self._r, min(max(n - len(buf), 1 << 16), 1 << 20))
@@ -590,8 +591,12 @@ class Sandbox:
         a forged one cannot keep it alive longer than the forwards it was given could take."""
         self._budget = (each, deadline + (each - 1) * self.timeout) if each else None
         while True:
-            reply, payload = wire.read_frame(lambda n, d=deadline: self._read_exact(n, d, what),
-                                             max_payload=self.memory_mb << 20)
+            try:
+                reply, payload = wire.read_frame(lambda n, d=deadline: self._read_exact(n, d, what),
+                                                 max_payload=self.memory_mb << 20)
+            except MemoryError:  # the grader's own memory: the reply's size (the read it failed in) named
+                raise wire.ReplyTooLarge(self._reading, self.memory_mb << 20,
+                                         "more than the grader's memory could copy") from None
             if not isinstance(reply, dict):
                 raise wire.ProtocolViolation("a reply that is not a JSON object")
             if "ok" in reply or "progress" not in reply:
@@ -670,8 +675,8 @@ class Sandbox:
                  and all(type(x) is int for x in shape) and dtype in wire.ALLOWED_DTYPES else "")
         return SandboxError(paragraph(
             f"{what}: the submission produced an oversized reply of {size(meta.get('nbytes'))}{array}: copying",
-            f"its result for the grader ran out of the sandbox's {self.memory_mb} MiB (--memory-mb). Its code did",
-            "not raise. Is the result far larger than it should be (an accidental broadcast, such as",
+            f"its result for the grader raised MemoryError: it ran out of the sandbox's {self.memory_mb} MiB",
+            "(--memory-mb). Its code did not raise. Is the result far larger than it should be (an accidental broadcast, such as",
             "(N, 1) - (1, N))?"), reason="reply", output=self.output)
 
     def _grader_error(self, what: str, detail: str, memory: bool = True) -> GraderError:

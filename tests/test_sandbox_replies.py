@@ -249,10 +249,25 @@ def test_an_oversized_reply_is_reported_as_one_naming_its_size_and_the_limit(tmp
         assert info.value.reason == "reply", msg
         assert "produced an oversized reply" in msg and "2147483648 bytes (2.00 GiB)" in msg, msg
         assert "shape (268435456,)" in msg and "256 MiB (--memory-mb)" in msg, msg
-        assert "raised" not in msg, msg
+        assert "shape (7, 5) raised" not in msg and "Its code did not raise" in msg, msg  # not the call's error
         assert layer.forward(np.ones((2, 5))).shape == (2, 3)  # the sandbox lives on
         layer.forward(np.ones((6, 5)))
         with pytest.raises(SandboxError) as info:
             layer.backward(np.ones((6, 3)))
         msg = " ".join(str(info.value).split())
         assert info.value.reason == "reply" and "100663296 bytes (96.0 MiB)" in msg, msg
+
+
+def test_a_frame_over_the_reader_s_limit_names_its_size_and_the_limit(tmp_path):
+    # Z8: "sent a reply of N bytes and was stopped. Does the code write to file descriptors it does not own?"
+    forward = ("__import__('os').write(__import__('json').loads(__import__('sys').argv[1])['fd_out'], b'GCSB' + "
+               "__import__('struct').pack('>IQ', 2, (256 << 20) + 1) + b'{}') and X")
+    (tmp_path / "big.py").write_text(LINEAR.replace("PARAMS", GOOD_PARAMS).replace("FORWARD", forward))
+    with Sandbox(files={"big.py": str(tmp_path / "big.py")}, memory_mb=256, timeout=20) as sb:
+        layer = sb.load_layer("big.py", "Linear")
+        with pytest.raises(SandboxError) as info:
+            layer.forward(np.ones((2, 5)))
+    msg = " ".join(str(info.value).split())
+    assert info.value.reason == "reply", msg
+    assert "produced an oversized reply: the sandbox process sent a reply of 268435459 bytes (over the limit of " \
+           "268435456 bytes of arrays)" in msg, msg
