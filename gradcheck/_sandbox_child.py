@@ -51,6 +51,14 @@ class ProtocolViolation(Exception):
     """A frame that breaks the wire format's rules (the parent stops a child that sends one)."""
 
 
+class ReplyTooLarge(ProtocolViolation):
+    """A frame of ``size`` bytes, more than the reader takes (``limit``) or than it could copy."""
+
+    def __init__(self, size, limit, why=""):
+        super().__init__(f"a reply of {size} bytes ({why or f'over the limit of {limit} bytes'})")
+        self.size, self.limit = size, limit
+
+
 def frame(header, payload=b""):
     """The bytes of one frame."""
     hb = json.dumps(header).encode("utf-8")
@@ -66,9 +74,30 @@ def read_frame(read, max_header=8 << 20, max_payload=1 << 62):
         raise ProtocolViolation("bytes that are not a reply")
     hlen, plen = struct.unpack(">IQ", head[4:])
     if hlen > max_header or plen > max_payload:
-        raise ProtocolViolation(f"a reply of {hlen + plen} bytes")
+        raise ReplyTooLarge(hlen + plen, max_header if hlen > max_header else max_payload,
+                            f"over the limit of {max_header} bytes of header" if hlen > max_header else
+                            f"over the limit of {max_payload} bytes of arrays")
     header = json.loads(read(hlen).decode("utf-8"))
     return header, read(plen) if plen else b""
+
+
+#: ``[(shape, dtype, nbytes)]`` of the result being copied for a reply (by :meth:`Packer.copy` or the adapters'
+#: ``_copy``, :func:`note_copies`), None between copies: a MemoryError meanwhile is an oversized reply.
+COPYING = [None]
+
+
+def note_copies(np, AD):
+    """Make the adapters' ``_copy`` (each copy of what the student's code returned) note its size in :data:`COPYING`."""
+    copy = AD._copy
+
+    def noted(v):
+        if isinstance(v, np.ndarray):
+            a = np.ndarray.view(v, np.ndarray)  # the base class: nothing the submission defines runs
+            COPYING[0] = (list(a.shape), a.dtype.str, int(a.size) * a.itemsize)
+        out = copy(v)
+        COPYING[0] = None
+        return out
+    AD._copy = noted
 
 
 class Packer:
@@ -76,6 +105,11 @@ class Packer:
 
     def __init__(self, np):
         self.np, self.parts, self.offset = np, [], 0  # offset: the payload's length so far
+
+    def copy(self, a):
+        """A copy of the plain array ``a`` for the reply, its size noted first (a MemoryError here is the reply's)."""
+        COPYING[0] = (list(a.shape), a.dtype.str, int(a.size) * a.itemsize)
+        return self.np.array(a, copy=True)
 
     def ref(self, arr):
         # the shape given: np.ascontiguousarray makes a 0-d array 1-d
@@ -85,6 +119,7 @@ class Packer:
         b = a.astype(a.dtype.newbyteorder("<"), copy=False).tobytes()
         self.parts.append(b)
         self.offset += len(b)
+        COPYING[0] = None
         return {"__nd__": True, "dtype": a.dtype.newbyteorder("<").str, "shape": list(a.shape),
                 "offset": self.offset - len(b), "nbytes": len(b)}
 
@@ -156,7 +191,7 @@ def describe(np, packer, value, depth=0):
     if issubclass(t, np.ndarray):
         a = np.ndarray.view(value, np.ndarray)
         if a.dtype.kind in "biuf" and a.dtype.itemsize <= 8:
-            return {"kind": "array", "type": t.__name__, "array": packer.ref(np.array(a, copy=True))}
+            return {"kind": "array", "type": t.__name__, "array": packer.ref(packer.copy(a))}
         return {"kind": "badarray", "type": t.__name__, "dtype": str(a.dtype), "shape": list(a.shape)}
     if issubclass(t, (float, int)) and not issubclass(t, bool) or issubclass(t, np.generic):
         plain = (float.__float__(value) if issubclass(t, float) else int.__float__(value) if issubclass(t, int)
@@ -259,6 +294,32 @@ def install_guards(cfg):
             if path is not None and not allowed(path, event in _WRITE_EVENTS):
                 raise PermissionError(f"the grading sandbox does not allow {event} on {path!r}")
     sys.addaudithook(hook)
+    _refuse_threads()
+
+
+#: Why a thread is refused, and what to write instead (Python 3.11 has no audit event for it).
+THREADS_REFUSED = ("the grading sandbox does not allow starting threads (threading.Thread.start, "
+                   "concurrent.futures' thread pools, _thread.start_new_thread): a submission runs in one "
+                   "thread, with one process of its own (in the grader, RLIMIT_NPROC stops any other). Do the "
+                   "work in the calling thread: call the function directly instead of starting a thread or "
+                   "pool for it")
+
+
+def _refuse_threads():
+    """Make every way of starting a Python thread raise PermissionError(:data:`THREADS_REFUSED`), so
+    that a submission learns why, not RLIMIT_NPROC's "can't start new thread"."""
+    import _thread
+
+    def refused(*args, **kwargs):  # noqa: ARG001
+        raise PermissionError(THREADS_REFUSED)
+    for name in ("start_new_thread", "start_new", "start_joinable_thread"):
+        if hasattr(_thread, name):
+            setattr(_thread, name, refused)
+    threading = sys.modules.get("threading")  # bound _thread's function when it was imported
+    if threading is not None:
+        for name in ("_start_new_thread", "_start_joinable_thread"):
+            if hasattr(threading, name):
+                setattr(threading, name, refused)
 
 
 def drop_privileges(cfg):
@@ -402,6 +463,9 @@ class Child:
         return oid
 
     def fail(self, exc, stage="call", **meta):
+        big = oversized(exc)  # the adapters copying a result: not the student's code raising
+        if big is not None:
+            return self.reply(False, {"stage": "reply", **big})
         self.reply(False, {"stage": stage, **meta}, error=_error(exc, self.workdir))
 
     def set_params(self, obj, params):
@@ -537,12 +601,14 @@ class Child:
                     target = obj.params[k]
                     undo.append((target, i, target.flat[i].copy()))
                     target.flat[i] = v
-                values.append(describe(self.np, packer, obj.forward(*[x.copy() for x in inputs], **_training(req))))
+                out = obj.forward(*[x.copy() for x in inputs], **_training(req))
             except BaseException as exc:  # noqa: BLE001
                 return self.fail(exc, index=len(values))
             finally:
                 for target, i, old in reversed(undo):
                     target.flat[i] = old
+            values.append(describe(self.np, packer, out))  # (copying it is the reply's: not the call's failure)
+            out = None
             if time.monotonic() - told > 0.2:
                 self.progress("forwards", len(values))
                 told = time.monotonic()
@@ -645,7 +711,7 @@ class Child:
                 return
             except BaseException as exc:  # noqa: BLE001 - e.g. MemoryError: the request could not be read
                 _die(f"{type(exc).__name__} while receiving a request" + (f": {exc}" if str(exc) else ""))
-            op = header.get("op")
+            op, COPYING[0] = header.get("op"), None
             try:  # the grader's side: a failure here is never the submission's fault
                 req = decode(self.np, header.get("args", {}), payload, max_nodes=1 << 40)
             except BaseException as exc:  # noqa: BLE001 - e.g. MemoryError for very large inputs
@@ -657,8 +723,22 @@ class Child:
                 args = (req, packer) if op == "load" else (self.objects[req["id"]], req, packer)
                 OPS[op](self, *args)
             except BaseException as exc:  # noqa: BLE001 - e.g. MemoryError while packing a reply
+                big = oversized(exc, packer)
                 packer = req = None
-                self.fail(exc, "child")  # "where" empty: not student code
+                if big is not None:  # what the student's code returned could not be copied into the reply
+                    self.reply(False, {"stage": "reply", **big})
+                else:
+                    self.fail(exc, "child")  # "where" empty: not student code
+
+
+def oversized(exc, packer=None):
+    """The size of the reply that ``exc`` stopped: a MemoryError while a result was copied (:data:`COPYING`) or
+    ``packer`` joined its payload into a frame; None for anything else."""
+    offset = packer.offset if packer is not None else 0
+    if not isinstance(exc, MemoryError) or not (COPYING[0] or offset):
+        return None
+    shape, dtype, nbytes = COPYING[0] or (None, None, 0)
+    return {"nbytes": offset + nbytes, "shape": shape, "dtype": dtype, "array_nbytes": nbytes}
 
 
 #: The request dispatcher: op name -> method (``load`` takes no object).
@@ -714,6 +794,7 @@ def main():
     AD = types.ModuleType("gradcheck_adapters")  # gradcheck/_adapters.py, sent as text like this file
     adapters = zlib.decompress(binascii.a2b_base64(cfg["adapters"])).decode("utf-8")  # sandbox._packed
     exec(compile(adapters, "<gradcheck adapters>", "exec"), AD.__dict__)  # noqa: S102
+    note_copies(np, AD)
     try:  # each printed line reaches the parent at once, also from code that hangs or is killed later
         sys.stdout.reconfigure(line_buffering=True)
     except (AttributeError, ValueError):

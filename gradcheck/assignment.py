@@ -18,6 +18,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 from .errors import EXIT_PASS, UsageError
 
@@ -331,12 +332,36 @@ def _kept_metadata(meta: Any) -> dict:
     return kept
 
 
+#: The notebook metadata released: what Jupyter and nbformat read (other keys, papermill's parameters or an
+#: author's notes, may hold an answer).
+_NOTEBOOK_KEYS = ("kernelspec", "language_info", "jupytext", "title", "authors")
+#: A Markdown attachment reference (``![a](attachment:plot.png)``, ``<img src="attachment:plot.png">``).
+_ATTACHMENT_REF = re.compile(r"attachment:([^\s)\"'<>]+)")
+
+
+def _released_cell(cell: Any, src: str, held_solution: bool) -> None:
+    """Set ``cell`` to its student version ``src``: a cell that ``held_solution`` keeps only
+    :data:`_CELL_KEYS` of its metadata (its id, an identifier as nbgrader's grade_id, is kept); timings and
+    outputs cleared; only the attachments ``src`` still names (by their whole name) kept."""
+    if held_solution:
+        cell.metadata = _kept_metadata(cell.get("metadata", {}))
+    cell.source = src
+    cell.get("metadata", {}).pop("execution", None)  # run timestamps, as nbconvert's ClearOutput
+    if cell.cell_type == "code":
+        cell.outputs, cell.execution_count = [], None
+    if "attachments" in cell:
+        named = set(_ATTACHMENT_REF.findall(src))
+        cell.attachments = {k: v for k, v in cell.attachments.items() if k in named or quote(k) in named}
+        if not cell.attachments:
+            del cell["attachments"]
+
+
 def student_notebook(nb: Any) -> tuple[Any, list[str], int, int]:
     """The student version of a notebook node (a deep copy), as nbgrader's ``ClearSolutions`` and ``ClearOutput``.
 
     Each cell through :func:`student_source` (a solution cell, :func:`solution_cell`, without blocks
-    replaced whole); a cell that held a solution keeps only :data:`_CELL_KEYS` of its metadata;
-    outputs, execution counts and timings, widget state and attachments the source no longer names cleared.
+    replaced whole); a cell that held a solution keeps only :data:`_CELL_KEYS` of its metadata; outputs, execution counts and timings, the notebook's metadata but :data:`_NOTEBOOK_KEYS` (widget
+    state too) and attachments the source no longer names cleared (:func:`_released_cell`).
 
     Returns
     -------
@@ -361,18 +386,13 @@ def student_notebook(nb: Any) -> tuple[Any, list[str], int, int]:
                       meta.get("exercise"), meta.get("task"), whole))
     new.metadata.pop("widgets", None)
     _said_solution(dict(new.metadata), "the notebook")
+    for key in [k for k in new.metadata if k not in _NOTEBOOK_KEYS]:
+        del new.metadata[key]
     sources, messages, n_sol, n_hidden = _student_cells(cells)
     for cell, src, (old, _, markdown, _, _, _, whole) in zip(new.cells, sources, cells):
-        if whole or any(line.strip() in _MARKERS for line in old.splitlines()) or (markdown and _MD_MARKER.search(old)):
-            cell.metadata = _kept_metadata(cell.get("metadata", {}))
-        cell.source = src
-        cell.get("metadata", {}).pop("execution", None)  # run timestamps, as nbconvert's ClearOutput
-        if cell.cell_type == "code":
-            cell.outputs, cell.execution_count = [], None
-        if "attachments" in cell:
-            cell.attachments = {k: v for k, v in cell.attachments.items() if f"attachment:{k}" in src}
-            if not cell.attachments:
-                del cell["attachments"]
+        held = whole or any(line.strip() in _MARKERS for line in old.splitlines()) or bool(
+            markdown and _MD_MARKER.search(old))
+        _released_cell(cell, src, held)
     return new, messages, n_sol, n_hidden
 
 

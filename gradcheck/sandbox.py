@@ -80,6 +80,7 @@ class SandboxError(StudentCodeError):
     """The student's code in the sandbox failed: it raised, exited, was killed or timed out (exit 3).
 
     ``reason``: ``"exception"``, ``"exit"``, ``"signal"``, ``"timeout"``, ``"import"``, ``"protocol"``,
+    ``"reply"`` (an oversized reply: its size and the limit named),
     ``"refused"``, ``"policy"`` (a staff policy: no forward in backward) or ``"start"`` (the child
     could not start, before any submitted code ran: the grader's setup). ``output``: the tail of
     what the child printed.
@@ -323,6 +324,7 @@ class Sandbox:
         self._slot = self._root_dir = self._libdir = self._proc = self._dead = None
         self._w = self._r = self._o = None  # our ends of the request, reply and output pipes
         self._dead_reason, self._out, self._out_total, self._rbuf = "", bytearray(), 0, bytearray()
+        self._reading = 0  # the bytes of the read under way (:meth:`_read_exact`), named if it runs out of memory
         self.workdir = tempfile.mkdtemp(prefix="gradcheck-sandbox-")
         if isolation == "namespaces":  # private parent (0700), a readable submission folder bound read-only
             self._root_dir, self.workdir = self.workdir, os.path.join(self.workdir, "submission")
@@ -502,7 +504,7 @@ class Sandbox:
     def _read_exact(self, n: int, deadline: float, what: str) -> bytes:
         """``n`` bytes of the reply pipe; the rest already there is kept for the next read (one
         select and one read serve a whole small reply)."""
-        buf = self._rbuf
+        self._reading, buf = n, self._rbuf
         while len(buf) < n:
             try:
                 chunk = os.read(self._r, min(max(n - len(buf), 1 << 16), 1 << 20))
@@ -589,8 +591,12 @@ class Sandbox:
         a forged one cannot keep it alive longer than the forwards it was given could take."""
         self._budget = (each, deadline + (each - 1) * self.timeout) if each else None
         while True:
-            reply, payload = wire.read_frame(lambda n, d=deadline: self._read_exact(n, d, what),
-                                             max_payload=self.memory_mb << 20)
+            try:
+                reply, payload = wire.read_frame(lambda n, d=deadline: self._read_exact(n, d, what),
+                                                 max_payload=self.memory_mb << 20)
+            except MemoryError:  # the grader's own memory: the reply's size (the read it failed in) named
+                raise wire.ReplyTooLarge(self._reading, self.memory_mb << 20,
+                                         "more than the grader's memory could copy") from None
             if not isinstance(reply, dict):
                 raise wire.ProtocolViolation("a reply that is not a JSON object")
             if "ok" in reply or "progress" not in reply:
@@ -635,10 +641,16 @@ class Sandbox:
         self._send(data, deadline, what)
         try:
             ok, meta, err = self._reply(deadline, what, each=len(args["batches"]) if op == "forward_many" else 0)
-        except (wire.ProtocolViolation, ValueError, UnicodeDecodeError, RecursionError) as exc:
+        except wire.ReplyTooLarge as exc:
             self._kill()
-            self._fail(paragraph(f"{what}: the sandbox process sent {exc} and was stopped.",
+            self._fail(paragraph(f"{what}: the submission produced an oversized reply: the sandbox process sent",
+                                 f"{exc}, and was stopped."), "reply")
+        except (wire.ProtocolViolation, ValueError, UnicodeDecodeError, RecursionError, MemoryError) as exc:
+            self._kill()
+            self._fail(paragraph(f"{what}: the sandbox process sent {exc or type(exc).__name__} and was stopped.",
                                  "Does the code write to file descriptors it does not own?"), "protocol")
+        if not ok and meta.get("stage") == "reply":
+            raise self._oversized(what, meta)
         e = err or {}
         own = meta.get("stage") in ("grader", "child") and not e.get("where")
         if not ok and own and self._believed:
@@ -647,6 +659,25 @@ class Sandbox:
             raise self._grader_error(what, f"{e.get('type', 'an error')}: {msg}",
                                      e.get("type") == "MemoryError" or "allocate" in msg)
         return ok, meta, err
+
+    def _oversized(self, what: str, meta: dict) -> SandboxError:
+        """The child's report that copying a result into its reply ran out of memory (``stage="reply"``:
+        ``nbytes`` of the reply, ``shape``, ``dtype``, ``array_nbytes`` of the array being copied); the
+        numbers are the child's, read as data only."""
+        def size(n: object) -> str:
+            n = n if type(n) is int and n >= 0 else 0
+            unit, k = next(((u, k) for u, k in (("GiB", 30), ("MiB", 20), ("KiB", 10)) if n >= 1 << k), ("", 0))
+            v = n / (1 << k)
+            return f"{n} bytes" + (f" ({v:.2f} {unit})" if v < 10 else f" ({v:.1f} {unit})") * bool(unit)
+        shape, dtype = meta.get("shape"), str(meta.get("dtype")).replace("\\", "")
+        array = (f" (the array being copied: shape {tuple(shape)}, {np.dtype(dtype).name}, "
+                 f"{size(meta.get('array_nbytes'))})" if isinstance(shape, list) and len(shape) <= 32
+                 and all(type(x) is int for x in shape) and dtype in wire.ALLOWED_DTYPES else "")
+        return SandboxError(paragraph(
+            f"{what}: the submission produced an oversized reply of {size(meta.get('nbytes'))}{array}: copying",
+            f"its result for the grader raised MemoryError: it ran out of the sandbox's {self.memory_mb} MiB",
+            "(--memory-mb). Its code did not raise. Is the result far larger than it should be (an accidental broadcast, such as",
+            "(N, 1) - (1, N))?"), reason="reply", output=self.output)
 
     def _grader_error(self, what: str, detail: str, memory: bool = True) -> GraderError:
         return GraderError(paragraph(
@@ -804,7 +835,7 @@ class Sandbox:
                 "MemoryError": f"The sandbox allows {self.memory_mb} MiB of memory.",
                 "FileNotFoundError": _DATA_FILES}.get(e.get("type"), "")
         if e.get("type") == "PermissionError" and "sandbox" in msg:
-            hint = "Submissions may only compute with numpy; files, processes and the network are off limits."
+            hint = "Submissions may only compute with numpy; files, processes, threads and the network are off limits."
         elif e.get("type") == "TypeError" and "training" in msg:
             hint = "The protocol is forward(X, training=False): forward must accept a training keyword."
         said = f"{call} raised {e.get('type', 'an exception')}: {msg}{at}"

@@ -45,6 +45,8 @@ CASES = {
     "loop_at_import": "while True:\n    pass\n" + SOLUTION,
     "os_exit_at_import": "import os\nos._exit(3)\n" + SOLUTION,
     "memory_bomb": in_linear_forward("junk = np.ones((10**5, 10**5))  # 80 GB"),
+    # Z8: 2 GiB that cost nothing until the sandbox copies them for its reply
+    "oversized_reply": in_linear_forward("return np.broadcast_to(np.float64(1.0), (1 << 28,))"),
     "fork_bomb": in_linear_forward("import os\nwhile True:\n    os.fork()"),
     "print_100mb": "import sys\nsys.stdout.write('x' * (100 * 2**20))\n" + SOLUTION,
     "patch_numpy": ("import numpy\nnumpy.allclose = lambda *a, **k: True\nnumpy.array_equal = lambda *a, **k: True\n"
@@ -117,6 +119,8 @@ def test_infinite_loop_loses_only_the_linear_tests(graded):
     ("sys_exit", "raised SystemExit: 0"),
     ("os_exit", "ended the sandbox process with exit code 0"),
     ("memory_bomb", "MemoryError"),
+    ("oversized_reply", "produced an oversized reply of 2147483648 bytes (2.00 GiB)"),
+    ("oversized_reply", "ran out of the sandbox's 700 MiB (--memory-mb). Its code did not raise."),
     ("fork_bomb", "does not allow starting processes (os.fork)"),
     ("read_reference", "PermissionError: the grading sandbox does not allow reading"),
     ("eq_always_true", "an object of type Yes"),

@@ -490,3 +490,53 @@ def test_a_released_python_file_ends_with_a_newline(tmp_path):
                   "    ### BEGIN SOLUTION\n    return x + 1\n    ### END SOLUTION", encoding="utf-8")
     text = release(py, tmp_path / "out").path.read_text(encoding="utf-8")
     assert text.endswith('raise NotImplementedError("Exercise 2: implement g")\n') and not text.endswith("\n\n")
+
+
+def test_a_marker_planted_in_every_place_of_a_solution_is_absent_from_the_release(tmp_path):
+    """Z14: a unique marker in the notebook's metadata, a solution cell's metadata, an attachment only
+    the answer shows (its name a prefix of the question's), outputs, and the docstring, comments and strings
+    of removed solution code; none may reach the student version (raw JSON, every byte)."""
+    solved = new_code_cell(
+        'def f(x):\n    """Return 42 x."""\n    ### BEGIN SOLUTION\n    """SECRET_DOCSTRING"""\n'
+        '    # SECRET_COMMENT\n    note = "SECRET_STRING"\n    return x * 42\n    ### END SOLUTION\n',
+        metadata={"nbgrader": {"solution": True, "grade": False, "grade_id": "f", "locked": False,
+                               "schema_version": 3}, "answer": "SECRET_CELL_METADATA"},
+        execution_count=1, outputs=[new_output("stream", name="stdout", text="SECRET_OUTPUT\n")])
+    whole = new_code_cell('def g(x):\n    """SECRET_WHOLE_DOCSTRING"""\n    return x  # SECRET_WHOLE_COMMENT\n',
+                          metadata={"tags": ["solution"]})
+    shown = new_code_cell("print(f(1))\n", execution_count=2, outputs=[
+        new_output("execute_result", data={"text/plain": "SECRET_RESULT", "image/png": "U0VDUkVU"},
+                   execution_count=2)])
+    secret_png = base64.b64encode(b"SECRET_ATTACHMENT").decode()
+    answer = new_markdown_cell(
+        "Plot: ![q](attachment:plot.png.question.png) <!-- BEGIN SOLUTION -->![a](attachment:plot.png)"
+        "<!-- END SOLUTION -->",
+        attachments={"plot.png": {"image/png": secret_png}, "plot.png.question.png": {"image/png": "AAAA"}})
+    path = _write(tmp_path, [solved, whole, shown, answer], answer_key="SECRET_NOTEBOOK_METADATA",
+                  papermill={"parameters": {"expected": "SECRET_PAPERMILL"}},
+                  language_info={"name": "python"})
+    raw = path.read_text()
+    assert raw.count("SECRET") == 10 and secret_png in raw  # every marker is in the solution
+    rep, nb = _released(path, tmp_path)
+    text = rep.path.read_text()
+    assert "U0VDUkVU" not in text and secret_png not in text
+    assert nb.metadata == {"kernelspec": KERNELSPEC, "language_info": {"name": "python"}}
+    assert nb.cells[3].attachments == {"plot.png.question.png": {"image/png": "AAAA"}}
+    assert nb.cells[0].source == ('def f(x):\n    """Return 42 x."""\n    # YOUR CODE HERE\n'
+                                  '    raise NotImplementedError("Exercise 1: implement f")\n')
+    assert [c.id for c in nb.cells] == [c.id for c in (solved, whole, shown, answer)]  # ids are identifiers, kept
+
+
+@pytest.mark.parametrize("name", ["layers.py", "lesson.md"])
+def test_the_docstring_comments_and_strings_of_removed_solution_code_are_absent_from_a_file_release(tmp_path, name):
+    """Z14, in a Python file and a lesson: what the removed solution code held is gone with it."""
+    code = ('def f(x):\n    """Return 42 x <!-- BEGIN SOLUTION -->SECRET_HTML<!-- END SOLUTION -->."""\n'
+            '    ### BEGIN SOLUTION\n    """SECRET_DOCSTRING"""\n    # SECRET_COMMENT\n'
+            '    note = "SECRET_STRING"  # SECRET_TRAILING\n    return x * 42\n    ### END SOLUTION\n')
+    path = tmp_path / name
+    if name.endswith(".md"):  # (a lesson's code refuses an HTML marker, as one that looks like a marker)
+        code = code.replace(" <!-- BEGIN SOLUTION -->SECRET_HTML<!-- END SOLUTION -->", "")
+    path.write_text(code if name.endswith(".py") else f"# Lesson\n\n```python exercise=1\n{code}```\n")
+    rep = release(path, tmp_path / "out")
+    text = rep.path.read_text()
+    assert "SECRET" not in text and 'raise NotImplementedError("Exercise 1: implement f")' in text, text

@@ -20,7 +20,7 @@ ROOT = Path(__file__).resolve().parents[1]
 pytestmark = pytest.mark.skipif(support()[0] == "none", reason="no namespaces on this machine")
 
 PROBE = '''
-import json, os, sys, threading
+import _thread, importlib, json, os, sys, threading
 
 def _try(fn):
     try:
@@ -40,6 +40,8 @@ class Probe:
         facts = {
             "uid": os.getuid(), "gid": os.getgid(), "groups": os.getgroups(), "pid": os.getpid(),
             "thread": _try(lambda: threading.Thread(target=lambda: None).start() or "started"),
+            "raw_thread": _try(lambda: sys.modules.pop("_thread") and importlib.import_module("_thread")
+                              .start_new_thread(print, ()) and "started"),
             "tmp_small": _try(lambda: _write("/tmp/a.bin", 1)),
             "tmp_big": _try(lambda: [_write(f"/tmp/f{i}.bin", 30) for i in range(4)]),
             "submission_write": _try(lambda: _write("%(sub)s/x.bin", 1)),
@@ -72,7 +74,8 @@ def test_the_child_runs_as_a_dedicated_uid_without_threads_and_sees_only_its_vie
         assert sb.isolation_level == support()[0]
         if os.geteuid() == 0:
             assert UID_BASE <= facts["uid"] < UID_BASE + UID_COUNT and facts["gid"] == facts["uid"]
-            assert facts["groups"] == [] and facts["thread"] == "RuntimeError"  # RLIMIT_NPROC of its own uid
+            assert facts["groups"] == [] and facts["thread"] == "PermissionError"  # said why (Z10)
+            assert facts["raw_thread"] == "RuntimeError"  # past the message: RLIMIT_NPROC of its own uid
         assert facts["pid"] <= 3  # a PID namespace of its own
         assert more["cwd"] == SUBMISSION and more["path"] == [SUBMISSION, SITE]  # stdlib, numpy, its files
         assert facts["tmp_small"] == "ok" and facts["tmp_big"] == "OSError"  # the private /tmp is capped

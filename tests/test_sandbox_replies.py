@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from gradcheck.errors import GradientShapeError, ProtocolError, UsageError
-from gradcheck.sandbox import Sandbox, SandboxError, sibling_files
+from gradcheck.sandbox import Sandbox, SandboxError, sibling_files, support
 
 LINEAR = """
 import numpy as np
@@ -210,3 +210,64 @@ def test_forward_many_gives_each_forward_the_time_limit(tmp_path):
             layer.forward_many([X] + [None] * 119)
         assert ei.value.reason == "timeout"
         assert time.monotonic() - start < 20.0  # the loop began at forward 50: about 2 s, never 120 limits
+
+
+OVERSIZED = """
+import numpy as np
+
+class Linear:
+    def __init__(self):
+        self.params = {"W": np.ones((3, 5))}
+        self.grads = {}
+
+    def forward(self, X, training=False):
+        self.X = X
+        if X.shape[0] == 7:  # 2 GiB that cost nothing until copied for the reply
+            return np.broadcast_to(np.float64(1.0), (1 << 28,))
+        return X @ self.params["W"].T
+
+    def backward(self, dY):
+        self.grads = {"W": dY.T @ self.X}
+        if dY.shape[0] == 6:  # 96 MiB of its own, 2 x 96 MiB more to copy: over 256 MiB
+            return np.ones((12 << 20,))
+        return dY @ self.params["W"]
+"""
+
+
+@pytest.mark.parametrize("isolation", ["process", "namespaces"])
+def test_an_oversized_reply_is_reported_as_one_naming_its_size_and_the_limit(tmp_path, isolation):
+    # Z8 (L4): a MemoryError while the child copied a result for its reply read "forward raised
+    # MemoryError" (it did not raise), and failed the test as the student's error
+    if isolation == "namespaces" and support()[0] == "none":
+        pytest.skip(f"no namespaces here: {support()[1]}")
+    (tmp_path / "big.py").write_text(OVERSIZED)
+    with Sandbox(files={"big.py": str(tmp_path / "big.py")}, isolation=isolation, memory_mb=256, timeout=20) as sb:
+        layer = sb.load_layer("big.py", "Linear")
+        with pytest.raises(SandboxError) as info:
+            layer.forward(np.ones((7, 5)))
+        msg = " ".join(str(info.value).split())
+        assert info.value.reason == "reply", msg
+        assert "produced an oversized reply" in msg and "2147483648 bytes (2.00 GiB)" in msg, msg
+        assert "shape (268435456,)" in msg and "256 MiB (--memory-mb)" in msg, msg
+        assert "shape (7, 5) raised" not in msg and "Its code did not raise" in msg, msg  # not the call's error
+        assert layer.forward(np.ones((2, 5))).shape == (2, 3)  # the sandbox lives on
+        layer.forward(np.ones((6, 5)))
+        with pytest.raises(SandboxError) as info:
+            layer.backward(np.ones((6, 3)))
+        msg = " ".join(str(info.value).split())
+        assert info.value.reason == "reply" and "100663296 bytes (96.0 MiB)" in msg, msg
+
+
+def test_a_frame_over_the_reader_s_limit_names_its_size_and_the_limit(tmp_path):
+    # Z8: "sent a reply of N bytes and was stopped. Does the code write to file descriptors it does not own?"
+    forward = ("__import__('os').write(__import__('json').loads(__import__('sys').argv[1])['fd_out'], b'GCSB' + "
+               "__import__('struct').pack('>IQ', 2, (256 << 20) + 1) + b'{}') and X")
+    (tmp_path / "big.py").write_text(LINEAR.replace("PARAMS", GOOD_PARAMS).replace("FORWARD", forward))
+    with Sandbox(files={"big.py": str(tmp_path / "big.py")}, memory_mb=256, timeout=20) as sb:
+        layer = sb.load_layer("big.py", "Linear")
+        with pytest.raises(SandboxError) as info:
+            layer.forward(np.ones((2, 5)))
+    msg = " ".join(str(info.value).split())
+    assert info.value.reason == "reply", msg
+    assert "produced an oversized reply: the sandbox process sent a reply of 268435459 bytes (over the limit of " \
+           "268435456 bytes of arrays)" in msg, msg

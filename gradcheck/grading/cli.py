@@ -15,11 +15,14 @@ from ..errors import EXIT_MISMATCH, EXIT_PASS, EXIT_USAGE, UsageError
 from ..isolation import PROVIDED_TEXT
 from . import runner
 from .runner import GRADER_ERROR, MIN_MEMORY_MB, display_name
+from .stopping import Terminated, sigterm_stops, stopped_by
 
-__all__ = ["add_grade_parser", "cmd_grade", "EXIT_INTERRUPTED", "EXIT_CODES"]
+__all__ = ["add_grade_parser", "cmd_grade", "EXIT_INTERRUPTED", "EXIT_TERMINATED", "EXIT_CODES"]
 
 #: Exit code after Ctrl-C (128 + SIGINT, as shells report it).
 EXIT_INTERRUPTED = 130
+#: Exit code after SIGTERM (128 + SIGTERM), e.g. a Gradescope or CI time limit.
+EXIT_TERMINATED = 143
 
 EXIT_CODES = f"""\
 exit codes:
@@ -31,8 +34,10 @@ exit codes:
   {EXIT_USAGE}    usage error, before anything ran: a bad option (e.g. --seed < 0, --memory-mb below
        {MIN_MEMORY_MB}), --tests without grading tests, an empty submissions folder, an --out that
        is a file or cannot be written
-  {EXIT_INTERRUPTED}  interrupted (Ctrl-C): finished results and the gradebook are kept; rerun
+  {EXIT_INTERRUPTED}  interrupted (Ctrl-C): finished results and the gradebook are kept, the
+       unfinished submissions are 'not graded' (no score) in it and in their results.json; rerun
        the same command to resume
+  {EXIT_TERMINATED}  stopped by SIGTERM (a Gradescope or CI time limit): the same as Ctrl-C
 """
 
 DESCRIPTION = """\
@@ -104,7 +109,18 @@ def add_grade_parser(sub: argparse._SubParsersAction, epilog: str = "") -> argpa
 
 
 def cmd_grade(args: argparse.Namespace) -> int:
-    """Run ``gradcheck grade``; print a summary; return the exit code (:data:`EXIT_CODES`)."""
+    """Run ``gradcheck grade``; print a summary; return the exit code (:data:`EXIT_CODES`). SIGTERM
+    stops it as Ctrl-C does (:func:`~gradcheck.grading.stopping.sigterm_stops`)."""
+    with sigterm_stops():
+        return _grade(args)
+
+
+def _stopped(exc: KeyboardInterrupt) -> int:
+    return EXIT_TERMINATED if isinstance(exc, Terminated) else EXIT_INTERRUPTED
+
+
+def _grade(args: argparse.Namespace) -> int:
+    """:func:`cmd_grade` with SIGTERM caught."""
     opts = dict(timeout=args.timeout, submission_timeout=args.submission_timeout,
                 memory_mb=args.memory_mb, unsafe_no_isolation=args.unsafe_no_isolation)
     batch = runner.check_grading_inputs(
@@ -117,12 +133,12 @@ def cmd_grade(args: argparse.Namespace) -> int:
             res = runner.grade_batch(args.submission, args.tests, out, workers=args.workers,
                                      force=args.force, seed=args.seed, scheduler=args.scheduler,
                                      progress=not args.no_progress, **opts)
-        except KeyboardInterrupt:  # a second Ctrl-C while the first was being handled
+        except KeyboardInterrupt as exc:  # a second Ctrl-C while the first was being handled
             print("gradcheck: interrupted; rerun the same command to resume.", file=sys.stderr)
-            return EXIT_INTERRUPTED
+            return _stopped(exc)
         print(res.summary())
         if res.interrupted:
-            return EXIT_INTERRUPTED
+            return EXIT_TERMINATED if res.stopped_by.startswith("SIGTERM") else EXIT_INTERRUPTED
         errors = any(s.status == GRADER_ERROR for s in res.submissions)
         return EXIT_MISMATCH if errors else EXIT_PASS
     if args.scheduler is not None:
@@ -130,10 +146,10 @@ def cmd_grade(args: argparse.Namespace) -> int:
                          "submission is graded here, without it.")
     try:
         r = runner.grade_submission(args.submission, args.tests, out, seed=args.seed or 0, **opts)
-    except KeyboardInterrupt:
-        print(f"gradcheck: interrupted; {os.path.join(out, 'results.json')} is incomplete; rerun "
-              f"the same command to grade again.", file=sys.stderr)
-        return EXIT_INTERRUPTED
+    except KeyboardInterrupt as exc:
+        print(f"gradcheck: stopped by {stopped_by(exc)}; {os.path.join(out, 'results.json')} says "
+              f"not graded; rerun the same command to grade again.", file=sys.stderr)
+        return _stopped(exc)
     if r.status == GRADER_ERROR:
         print(f"{display_name(r.name)}: grader error (not the submission's fault): "
               f"{display_name(r.message)}", file=sys.stderr)

@@ -42,6 +42,7 @@ from typing import Any
 
 from ..errors import UsageError
 from .archive import ArchiveRefused, is_archive, unpack
+from .stopping import NOT_GRADED, stopped_by
 
 __all__ = ["SubmissionResult", "BatchResult", "grade_submission", "grade_batch",
            "is_single_submission", "placeholder_results", "plot_histogram", "write_gradebook",
@@ -131,6 +132,8 @@ class BatchResult:
     left_out: list[str] = field(default_factory=list)
     not_submissions: dict[str, str] = field(default_factory=dict)
     regraded_because: list[str] = field(default_factory=list)
+    not_graded: dict[str, str] = field(default_factory=dict)
+    stopped_by: str = ""
 
     def summary(self) -> str:
         """A few lines: counts, time, throughput, score statistics, file paths."""
@@ -140,7 +143,9 @@ class BatchResult:
         rate = 60.0 * done / self.seconds if self.seconds > 0 and done else 0.0
         scores = [s.score for s in subs]
         lines = [f"interrupted after {len(subs)} of {self.total} submission(s); rerun the same "
-                 f"command to resume (finished results are kept)"] if self.interrupted else []
+                 f"command to resume (finished results are kept); stopped by {self.stopped_by}: "
+                 f"{len(self.not_graded)} submission(s) not graded (not 0: their rows and results.json "
+                 f"say 'not graded')"] if self.interrupted else []
         lines.append(f"graded {done} submission(s) in {self.seconds:.1f} s with {self.workers} "
                      f"worker(s) ({rate:.0f} per minute); "
                      f"{sum(s.status == 'skipped' for s in subs)} skipped (already graded; --force "
@@ -690,7 +695,8 @@ def grade_submission(submission: str | os.PathLike, tests: str | os.PathLike,
     UsageError
         A bad option (:func:`check_grading_inputs`).
     KeyboardInterrupt
-        After stopping the child (results.json stays the incomplete placeholder).
+        After stopping the child (Ctrl-C, or SIGTERM under
+        :func:`~gradcheck.grading.stopping.sigterm_stops`); results.json says not graded, and why.
     """
     opts = dict(seed=seed, timeout=timeout, submission_timeout=submission_timeout,
                 memory_mb=memory_mb)
@@ -712,6 +718,10 @@ def grade_submission(submission: str | os.PathLike, tests: str | os.PathLike,
         if (why := not_a_submission(submission)) is not None:
             return _grade_nothing(why, grade)
         return _grade_archive(Path(submission), grade) if is_archive(submission) else grade(sub)
+    except KeyboardInterrupt as exc:  # one submission graded in the main thread: its child is stopped
+        with contextlib.suppress(OSError):
+            _write_not_graded(results, exc, seed, _key)
+        raise
     except Exception as exc:  # noqa: BLE001 - the grader's own failure (--out not writable, ...)
         return _grader_failure(results, f"the grader failed: {type(exc).__name__}: {exc}", seed,
                                record, time.monotonic() - t0, _key, tests)
@@ -1020,8 +1030,11 @@ def _load_done(results_path: Path, key: bytes | None = None) -> SubmissionResult
 
 
 def write_gradebook(path: str | os.PathLike, results: Sequence[SubmissionResult],
-                    seed: int) -> str:
+                    seed: int, not_graded: dict[str, str] | None = None) -> str:
     """Write the CSV gradebook (returns its path): one row per submission, sorted by name.
+
+    ``not_graded``: submission -> status of those a signal stopped before they finished; their row
+    has the status and no score (not 0).
 
     Columns: ``submission, score, max_score, percent, status, seconds, seed``, then each test's
     score (names as in results.json). The submission is its :func:`display_name`, with a ``'``
@@ -1035,14 +1048,30 @@ def write_gradebook(path: str | os.PathLike, results: Sequence[SubmissionResult]
         w = csv.writer(fh)
         w.writerow(["submission", "score", "max_score", "percent", "status", "seconds", "seed",
                     *names])
-        for r in sorted(results, key=lambda r: r.name):
-            shown = display_name(r.name)
-            w.writerow(["'" * (shown[:1] in ("=", "+", "-", "@", "\t", "\r", "'")) + shown,
-                        f"{r.score:g}", f"{r.max_score:g}",
-                        f"{100 * r.score / r.max_score:.1f}" if r.max_score else "0.0",
-                        "graded" if r.status == "skipped" else r.status, f"{r.seconds:.2f}", seed,
-                        *(f"{r.tests[n]:g}" if n in r.tests else "" for n in names)])
+        rows = [(r.name, [f"{r.score:g}", f"{r.max_score:g}",
+                          f"{100 * r.score / r.max_score:.1f}" if r.max_score else "0.0",
+                          "graded" if r.status == "skipped" else r.status, f"{r.seconds:.2f}", seed,
+                          *(f"{r.tests[n]:g}" if n in r.tests else "" for n in names)]) for r in results]
+        rows += [(n, ["", "", "", status, "", seed, *[""] * len(names)]) for n, status in (not_graded or {}).items()]
+        for name, cells in sorted(rows, key=lambda row: row[0]):
+            shown = display_name(name)
+            w.writerow(["'" * (shown[:1] in ("=", "+", "-", "@", "\t", "\r", "'")) + shown, *cells])
     return str(p)
+
+
+def _write_not_graded(path: Path, stop: BaseException | None, seed: int | None,
+                      key: bytes | None) -> str:
+    """Write results.json at ``path`` for a submission whose grading the signal ``stop`` ended
+    before it finished: no score (not 0), the status :data:`NOT_GRADED` and why, incomplete (a rerun
+    grades it). Returns the gradebook's status, the reason included."""
+    how = stopped_by(stop)
+    data = placeholder_results(f"This submission is not graded: the grading was stopped by {how} "
+                               f"before this submission's grading finished. This is not your score; "
+                               f"it will be graded again.", seed)
+    del data["score"]
+    data["extra_data"].update(status=NOT_GRADED, reason=f"stopped by {how}")
+    write_json(path, data, key)
+    return f"{NOT_GRADED}: stopped by {how}"
 
 
 def plot_histogram(path: str | os.PathLike, results: Sequence[SubmissionResult],
@@ -1338,9 +1367,10 @@ def _check_reply(reply: Any, name: str) -> str | None:
 
 
 def _run_batch(pool, todo: Sequence[Path], results: list[SubmissionResult], total: int,
-               progress: bool, on_done: Callable[[SubmissionResult], None] | None) -> bool:
-    """Grade ``todo`` through ``pool`` (:class:`_Pool`), appending to ``results``; True if
-    interrupted."""
+               progress: bool, on_done: Callable[[SubmissionResult], None] | None) -> KeyboardInterrupt | None:
+    """Grade ``todo`` through ``pool`` (:class:`_Pool`), appending to ``results``; the
+    KeyboardInterrupt (Ctrl-C, or SIGTERM's :class:`~gradcheck.grading.stopping.Terminated`) that
+    stopped it, None if none did."""
     bar = None
     if progress:
         from tqdm.auto import tqdm
@@ -1348,7 +1378,7 @@ def _run_batch(pool, todo: Sequence[Path], results: list[SubmissionResult], tota
         bar = tqdm(total=total, initial=len(results), desc="grading", unit="submission",
                    dynamic_ncols=True, disable=None)  # None: no bar when stderr is no terminal
     futs: list = []
-    interrupted = False
+    interrupted = None
     try:
         futs = [pool.submit(s) for s in todo]
         for r in pool.completed(futs):
@@ -1360,14 +1390,14 @@ def _run_batch(pool, todo: Sequence[Path], results: list[SubmissionResult], tota
             if bar is not None:
                 bar.set_postfix_str(f"{r.name}: {r.score:g}/{r.max_score:g}", refresh=False)
                 bar.update(1)
-    except KeyboardInterrupt:
-        interrupted = True
+    except KeyboardInterrupt as exc:
+        interrupted = exc
         pool.stop(futs)
     finally:
         pool.close()
         if bar is not None:
             bar.close()
-    if interrupted:  # keep what finished while the loop above was being stopped
+    if interrupted is not None:  # keep what finished while the loop above was being stopped
         names = {r.name for r in results}
         results += [r for r in pool.finished(futs)
                     if r.status != "interrupted" and r.name not in names]
@@ -1433,13 +1463,17 @@ def grade_batch(submissions_dir: str | os.PathLike, tests: str | os.PathLike,
             changed.append(s.name)
         todo.append(s)
     pool.bind(key, options, folders)
-    interrupted = _run_batch(pool, todo, results, len(subs), progress, on_done)
-    seconds = time.monotonic() - t0
-    gradebook = write_gradebook(out_p / "gradebook.csv", results, seed)
+    stop = _run_batch(pool, todo, results, len(subs), progress, on_done)
+    seconds, interrupted = time.monotonic() - t0, stop is not None
+    finished = {r.name for r in results}
+    not_graded = {s.name: _write_not_graded(folders[s.name] / "results.json", stop, seed, key)
+                  for s in todo if s.name not in finished} if interrupted else {}
+    gradebook = write_gradebook(out_p / "gradebook.csv", results, seed, not_graded)
     hist = plot_histogram(out_p / "scores.png", results, f"Scores: {src.name} ({len(results)} "
                           f"submissions)") if plot and results and not interrupted else None
     return BatchResult(sorted(results, key=lambda r: r.name), seed, pool.workers, seconds,
                        gradebook, hist, total=len(subs), interrupted=interrupted, changed=changed,
+                       not_graded=not_graded, stopped_by=stopped_by(stop) if interrupted else "",
                        regraded_because=[_STALE[k] for k in stale] if not force else [],
                        renamed={n: p.name for n, p in folders.items()
                                 if p != result_folder(out_p, n)}, left_out=left_out(src),
