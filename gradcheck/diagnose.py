@@ -658,6 +658,11 @@ def _float32_values(Y: np.ndarray, inputs) -> bool:
 #: :func:`_float32_inside`'s steps, in float32 spacings of each entry: below its resolution, and 8192
 #: times that (about 2**-12 relative)
 _BELOW32, _ABOVE32 = 0.25, 2048.0
+#: three quarters of a float32 spacing: the inputs and parameters round to their float32 neighbours
+_ACROSS32 = 0.75
+#: the most round-off (:func:`_float32_grid`'s ``noise``) named float32 off its grid: float32 parts give up to
+#: about 0.8; a float64 LayerNorm adding 1e7 (33 bits cancelled) 8 to 30
+_NOISE32 = 3.0
 
 
 def _probe_points(fwd, inputs, params, dtype, seed: int, ts):
@@ -714,15 +719,15 @@ def _float32_inside(fwd, inputs, params, seed: int = 0) -> dict[str, Any] | None
     that rounds to a coarser grid (np.round, float16) jumps by whole steps of its grid at one of the
     two and not at the other.
     """
-    ts = (0.0, _BELOW32, -_BELOW32, _ABOVE32, -_ABOVE32, 2 * _ABOVE32, -2 * _ABOVE32, 0.0)
+    ts = (0.0, _BELOW32, -_BELOW32, _ABOVE32, -_ABOVE32, 2 * _ABOVE32, -2 * _ABOVE32, _ACROSS32, -_ACROSS32, 0.0)
     got = _probe_points(fwd, inputs, params, np.float32, seed, ts)
     if got is None:
         return None
     (y0, *ys, y1), keys = got
     if not _exact(y0, y1) or not all(y.shape == y0.shape for y in ys):
         return None  # random, or a state it updates: not a float32 matter
-    small, large, twice = ((p - m) / (2 * t) for p, m, t in zip(ys[::2], ys[1::2], ts[1:-1:2]))
-    if not all(np.all(np.isfinite(q)) for q in (small, large, twice)):
+    small, large, twice, across = ((p - m) / (2 * t) for p, m, t in zip(ys[::2], ys[1::2], ts[1:-1:2]))
+    if not all(np.all(np.isfinite(q)) for q in (small, large, twice, across)):
         return None
     # float64 round-off of the small step's differences, 10 bits cancelled inside forward allowed
     floor = 2.0 ** 10 * float(np.spacing(np.max(np.abs(y0), initial=0.0))) / (2 * _BELOW32)
@@ -736,7 +741,25 @@ def _float32_inside(fwd, inputs, params, seed: int = 0) -> dict[str, Any] | None
     return {"what": " and parameters" if keys else "", "k": int(bad.sum()), "n": bad.size,
             "at": f"[{', '.join(map(str, worst))}]" if worst else "",
             "ratio": float(small[worst]) / float(large[worst]) + 0.0 if large[worst] else float("inf"),
-            "coarse": int(coarse.sum())}
+            "coarse": int(coarse.sum()), **_float32_grid(bad, small, large, across, [y0, *ys[2:6]])}
+
+
+def _float32_grid(bad, small, large, across, grid) -> dict[str, Any]:
+    """Whether the precision :func:`_float32_inside` finds lost is float32's (session 12): ``aligned``, its
+    grid is the float32 grid of the inputs and parameters (a cast of them): at three quarters of a spacing
+    they round to their neighbours, so the central difference there exceeds the quarter step's by 4/3 of
+    the part that did not move (the large step's minus the small one's) in half of the ``bad`` entries; a
+    rounding of something computed (float32 or cancellation in float64) lies elsewhere and mostly does not
+    move at either. ``noise``: the round-off of Y at the points ``grid`` (0, +-1 and +-2 large steps), in
+    float32 spacings of Y's largest entry: the median of the fourth difference (exact on cubics) over its
+    median for independent unit round-off; about 1 or less when the part rounded is float32, several when
+    forward adds a large number in float64 and cancels more than float32's 29 bits (X * 1e-3 + 1e7)."""
+    moved = across[bad] - small[bad]
+    rest = large[bad] - small[bad]
+    aligned = int(np.sum(np.abs(moved - rest * 4.0 / 3.0) < 0.25 * np.abs(rest))) * 2 >= int(bad.sum())
+    fourth = grid[4] - 4 * grid[2] + 6 * grid[0] - 4 * grid[1] + grid[3]  # points at +-2, +-1, 0 large steps
+    unit = float(np.spacing(np.float32(np.max(np.abs(grid[0]), initial=0.0)))) or 1.0
+    return {"aligned": aligned, "noise": float(np.median(np.abs(fourth))) / (unit * 0.674 * np.sqrt(70 / 12))}
 
 
 #: :func:`_float16_cast`'s steps in float16 spacings: a quarter and an eighth (no float16 number changes)
@@ -764,7 +787,8 @@ def _float16_cast(fwd, inputs, params, seed: int = 0) -> bool:
 
 def _precision_inside(fwd, inputs, params, seed: int = 0) -> tuple[str, dict[str, Any]] | None:
     """``(code, fields)`` of what makes the central differences of ``fwd`` noise although its output is
-    float64, or None: "float32-inside" (:func:`_float32_inside`); else, when 2 entries and a tenth of Y
+    float64, or None: "float32-inside" (:func:`_float32_inside`, on float32's grid or with its round-off
+    :func:`_float32_grid`; None for more round-off, a float64 forward that cancels more bits); else, when 2 entries and a tenth of Y
     jump at float32's large step (its ``coarse``: a grid coarser than float32's), "float16-inside" for a
     forward that casts its inputs or parameters to float16 (:func:`_float16_cast`), else
     "piecewise-constant" (np.round, np.floor, a cast to an integer type or to float16 of something
@@ -773,7 +797,9 @@ def _precision_inside(fwd, inputs, params, seed: int = 0) -> tuple[str, dict[str
     if f32 is None:
         return None
     if f32["coarse"] < max(2, 0.1 * f32["n"]):
-        return "float32-inside", f32
+        # float32's grid, or round-off float32 would make: else a float64 forward cancels more bits than
+        # float32 holds (the noise finding names it, with the advice for it)
+        return ("float32-inside", f32) if f32["aligned"] or f32["noise"] <= _NOISE32 else None
     return ("float16-inside" if _float16_cast(fwd, inputs, params, seed) else "piecewise-constant"), f32
 
 
