@@ -3097,19 +3097,19 @@ def hold_random(layer, how="fix_mask"):
 
     ``how="fix_mask"``: ``fix_mask(True)`` (manualprop.Dropout's switch) of the layer and of every layer it holds
     at any depth (:func:`walk`); returns the class names of those fixed (``"Net, Dropout"``), ``""`` when none
-    has one. ``how="rewind"``: from now on every ``forward``
+    has one (``how="unfix_mask"``: ``fix_mask(False)`` on them). ``how="rewind"``: from now on every ``forward``
     first rewinds the generators reachable from the layer (``self.rng``, a ``random.Random``) and the
     global ones (numpy's, Python's ``random``: :func:`global_states`) to their present states, so each call
     draws the same mask (copies made later rewind their own generators); returns their kinds
     (``"Generator"``), the global ones' names (:func:`global_names`) when it stores none, ``""`` when its class cannot be extended. ``how="release"`` undoes the rewinding.
     """
     cls = type(layer)
-    if how == "fix_mask":
+    if how in ("fix_mask", "unfix_mask"):  # unfix_mask: fix_mask(False), a new mask drawn (session 12)
         fixed = {}
         for o in [layer] + [v for _, v in walk(layer) if _is_layer(v)]:
             fix = getattr(o, "fix_mask", None)  # an Adapted's is its student's: fixed once
             if callable(fix) and id(getattr(fix, "__self__", fix)) not in fixed:
-                fix(True)
+                fix(how == "fix_mask")
                 fixed[id(getattr(fix, "__self__", fix))] = type(getattr(fix, "__self__", o)).__name__
         return ", ".join(fixed.values())
     if how == "release":

@@ -109,6 +109,7 @@ def run_check(args, layer, label: str, init: dict[str, Any], shape) -> int:
         why = _mode_why(layer, requested, ran)
         lines = [f"mode: {modes} (forward checked in {modes} mode){why}"]
     lines += _reference_lines(diag) + _random_lines(diag, twin, args.reference)
+    lines += [f"WARNING: {f.message}" for d in [diag, *diag.other_modes] for f in d.findings if f.code == "all-dropped"]
     for line in lines:
         print(V.wrap(line))
     print()
@@ -180,9 +181,10 @@ def _report(args, layer, diag, cname: str, color: bool, jacobian, unchecked) -> 
         return EXIT_STUDENT
     if all(d.passed or _random_only(d) for d in [diag, *diag.other_modes]):  # nothing found wrong: unchecked
         modes = " and ".join(mode_word(d.training) for d in [diag, *diag.other_modes] if _random_only(d))
-        print(V.wrap(f"gradcheck: not checked (exit {EXIT_STUDENT}): {cname}'s forward "
-                     f"is random in {modes} mode, so no gradient can be compared with finite differences (see "
-                     "the diagnosis for how to make it checkable)."), file=sys.stderr)
+        dropped = any(f.code == "all-dropped" for d in [diag, *diag.other_modes] for f in d.findings)
+        why = ("drops every entry" if dropped else "is random") + f" in {modes} mode, so no gradient can be compared "
+        print(V.wrap(f"gradcheck: not checked (exit {EXIT_STUDENT}): {cname}'s forward {why}with finite "
+                     "differences (see the diagnosis for how to make it checkable)."), file=sys.stderr)
         return EXIT_STUDENT
     return EXIT_MISMATCH
 
@@ -199,7 +201,7 @@ def _random_only(diag) -> bool:
     """Whether a random forward alone (a generator gradcheck cannot rewind) stopped this mode's check: it could
     not be checked (exit 3), nothing was found wrong."""
     errs = [f for f in diag.findings if f.severity == "error"]
-    return diag.error is None and bool(errs) and all(f.code == "non-deterministic" for f in errs)
+    return diag.error is None and bool(errs) and all(f.code in ("non-deterministic", "all-dropped") for f in errs)
 
 
 def shared_memory_lines(info: dict[str, Any], res) -> list[str]:

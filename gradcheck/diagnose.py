@@ -84,6 +84,11 @@ DIAGNOSES: dict[str, Record] = {
                         "{fixed} for the check"),
     "rewound-rng": Record("generator rewound", "{random}its random generator ({what}) was rewound "
                           "before every forward, so each call drew the same mask"),
+    "all-dropped": Record(
+        "every entry dropped", "in {mode} mode the forward does not depend on its input{how}: a mask that "
+        "drops every entry gives dX = 0 whatever backward does, so a comparison of zeros is no check (a "
+        "backward that returns anything else still FAILs)",
+        "check the drop rate (keep probability 1 - p > 0), or check on a larger input", _DROP),
     "other-function": Record(
         "a different function", "{t} differs from the {other}'s forward (max abs err {err:.3g}) "
         "while every gradient agrees with central differences of the layer's own forward: the "
@@ -447,10 +452,16 @@ class Diagnosis:
 # ------------------------------------------------------------- the layer as the checker calls it
 
 
-def _fix_masks(obj: Any) -> str:
+def _fix_masks(obj: Any, how: str = "fix_mask") -> str:
     """``fix_mask(True)`` on ``obj`` and on the layers inside it at any depth (in a sandboxed layer's child);
-    the class names of those fixed, ``""`` none (:func:`gradcheck._adapters.hold_random`)."""
-    return obj.hold_random("fix_mask") if _remote(obj) else hold_random(obj, "fix_mask")
+    the class names of those fixed, ``""`` none (:func:`gradcheck._adapters.hold_random`); ``how="unfix_mask"``:
+    ``fix_mask(False)`` on them."""
+    return obj.hold_random(how) if _remote(obj) else hold_random(obj, how)
+
+
+#: How many times a held mask that drops every entry is drawn again (:meth:`_Probes.redraw`): 5 draws of a
+#: 4x3 mask at p = 0.5 all drop every entry with probability 2**-60
+_REDRAWS = 4
 
 
 def _remote(layer: Any) -> bool:
@@ -2307,10 +2318,15 @@ class _Probes:
             if ok := (held := _hold(layer, lambda obj: self.fwd(obj, inputs))) is not None:
                 self.proxy, code, fields = held
                 self.find(code, severity="info", random=random, **fields)
+                if dropped := self.redraw(code):  # every mask dropped every entry: the check compares zeros
+                    self.find("all-dropped", how=f" for any of the {dropped} masks drawn (its draws held "
+                              "fixed, then drawn again)", mode=mode_word(self.training))
         code, fields = "non-deterministic", {"diff": diff, "advice": _seed_advice(layer) if not ok else ""}
         if not ok and (changed := self.state_change(pristine)) is not None:
             code, fields = "forward-changes-state", _state_fields(self.training, diff, changed)
         self.probe(0, ok, "" if ok else f"two calls differ by up to {diff:.3g}", code, **fields)
+        if ok and not self.diag.held and self.training is True and not np.any(Y1) and self.constant():
+            self.find("all-dropped", how=" (it returns zeros for any input: a drop rate of 1.0?)", mode="training")
         low = _low_precision(y_dtype, inputs)  # float32 Y for float64 inputs: cannot reach 1e-6
         if ok and low:
             self.probe(2, False, f"Y is {y_dtype}, expected float64", "float32", "Y",
@@ -2318,6 +2334,45 @@ class _Probes:
         elif ok and (low := y_dtype == np.float64 and _float32_values(Y1, inputs)):  # astype(float32) inside
             self.probe(2, False, "Y's values are float32 numbers", "float32-values", "Y")
         return not ok or low
+
+    def redraw(self, code: str) -> int:
+        """A held random forward whose output does not depend on its float inputs (a Dropout mask that
+        dropped every entry: dX = 0 whatever backward does, so a wrong backward would PASS): its mask drawn
+        again, up to :data:`_REDRAWS` times, from the state its generators are in then (the same draws for
+        the same seed; :meth:`_draw_again`), until one does. 0 when a draw does (``self.proxy`` holds it),
+        else the number of masks drawn."""
+        for n in range(_REDRAWS + 1):
+            if n:
+                self._draw_again(code)
+            if not self.constant():
+                return 0
+        return _REDRAWS + 1
+
+    def constant(self) -> bool:
+        """Whether ``self.proxy``'s forward gives the very same Y when every float input moves by a standard
+        normal draw (from a stream of its own: the probes' ``self.rng`` stays as it was)."""
+        inputs = self.inputs
+        if not any(x.dtype.kind == "f" for x in inputs):
+            return False
+        rng = np.random.default_rng(12)
+        moved = [x + rng.standard_normal(x.shape) if x.dtype.kind == "f" else x for x in inputs]
+        return _exact(np.asarray(self.fwd(self.proxy, inputs), dtype=np.float64),
+                      np.asarray(self.fwd(self.proxy, moved), dtype=np.float64))
+
+    def _draw_again(self, code: str) -> None:
+        """Hold a new draw: a mask switch released, one forward (it draws), set again; or the generators
+        advanced by one unheld forward and rewound to their new states from then on."""
+        layer = self.layer
+        if code == "held-mask":
+            _fix_masks(layer, "unfix_mask")
+            self.fwd(layer, self.inputs)
+            _fix_masks(layer)
+            self.proxy = _Proxy(layer)
+            return
+        if _remote(layer):
+            layer.hold_random("release")
+        self.fwd(layer, self.inputs)
+        self.proxy = _Proxy(layer, rewind=True)
 
     def state_change(self, pristine) -> list[str] | None:
         """A forward that is not random but changes state it reads (running statistics updated in
