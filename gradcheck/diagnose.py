@@ -2050,10 +2050,11 @@ def _diagnose_mode(layer, X, owner, training, twin, reference, localize, upstrea
             with warnings.catch_warnings():
                 if one:
                     warnings.filterwarnings("ignore", message=re.escape(f"batch of one: {owner} "))
+                # a held draw is of one shape: a stacked batch draws another mask (session 12)
                 diag.result = res = check_layer(proxy, inputs, twin=None if random_twin else twin,
                                                 training=training, name=owner,
                                                 reference=None if random_ref else reference,
-                                                upstream=upstream, **kw)
+                                                upstream=upstream, **kw, **({"batched": False} if diag.held else {}))
             if random_twin:
                 res.twin_note = RANDOM_TWIN
             if random_ref:

@@ -116,3 +116,14 @@ def test_cli_rate_of_one_is_not_checked_with_a_warning(tmp_path):
     assert p.returncode == 3 and "PASS" not in out, out
     assert "WARNING: in training mode the forward does not depend on its input (it returns zeros" in out, out
     assert "NOT CHECKED: Dropout [training]" in out, out
+
+
+def test_a_held_mask_is_not_checked_on_a_stacked_batch():
+    """A rewound generator draws a mask of another shape for a stacked batch (the checker's fast scan of the
+    inputs): its first rows repeat the check's mask, and seed 22 on 2x2 drew the same 4 entries again for the
+    batch-independence probe's second arrangement (a 1-in-16 coincidence), so the stacked scan ran with other
+    masks in later copies: 4 elements "at a kink" and a PASS of the missing scale. The held forward's inputs
+    are now moved one entry at a time."""
+    d = diagnose_layer(RngDropout(0.5, 22), (2, 2), name="D", training=True)
+    assert not d.passed and d.result.failing_tensors == ["dX"] and not d.result.kinks, d.report()
+    assert diagnose_layer(RngDropout(0.5, 22, right=True), (2, 2), name="D", training=True).passed
