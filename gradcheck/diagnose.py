@@ -18,6 +18,7 @@ import functools
 import importlib
 import inspect
 import itertools
+import os
 import re
 import warnings
 from collections.abc import Mapping, Sequence
@@ -606,6 +607,61 @@ def _seed_advice(layer: Any) -> str:
             "before every forward, but not one made anew inside forward; or give the layer a fix_mask(on) "
             "method after which forward reuses the mask it drew for each input shape, like "
             "manualprop.Dropout.fix_mask(True)")
+
+
+#: The calls whose arguments seed a generator (np.random.default_rng(s), np.random.seed(s), random.seed(s), ...).
+_SEEDERS = frozenset({"default_rng", "seed", "RandomState", "Random", "Generator", "SeedSequence", "PCG64",
+                      "PCG64DXSM", "MT19937", "Philox", "SFC64"})
+
+
+def _per_call_seeds(layer: Any) -> list[str]:
+    """The attributes (``"self.calls"``) the layer's class passes to a generator's seed
+    (``np.random.default_rng(self.calls)``, ``np.random.seed(self.step)``, :data:`_SEEDERS`) and changes outside
+    ``__init__`` (``self.calls += 1``): a generator seeded anew on every call, whose draws gradcheck can neither
+    rewind (no generator lives between calls) nor hold by restoring what it reads. Read with :mod:`ast` from
+    the file of the class (a sandboxed layer's too) and of its bases defined there; [] when it cannot be read."""
+    import ast
+
+    obj = getattr(layer, "obj", layer) if not _remote(layer) else layer
+    try:
+        path = (os.path.join(layer._sandbox.workdir, layer.file) if _remote(layer)  # its copy in the sandbox
+                else inspect.unwrap(type(obj).forward).__code__.co_filename)
+        name = layer.class_name if _remote(layer) else type(obj).__name__
+        with open(path, encoding="utf-8") as fh:
+            tree = ast.parse(fh.read())
+    except (OSError, TypeError, SyntaxError, ValueError, UnicodeDecodeError, AttributeError):
+        return []
+    classes = {c.name: c for c in ast.walk(tree) if isinstance(c, ast.ClassDef)}
+    todo, seen, seeded, changed = [name], set(), set(), set()
+
+    def attrs(node):
+        return {n.attr for n in ast.walk(node) if isinstance(n, ast.Attribute)
+                and isinstance(n.value, ast.Name) and n.value.id == "self"}
+
+    while todo:
+        c = classes.get(todo.pop())
+        if c is None or c.name in seen:
+            continue
+        seen.add(c.name)
+        todo += [b.id for b in c.bases if isinstance(b, ast.Name)]
+        for fn in (f for f in c.body if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))):
+            for n in ast.walk(fn):
+                f = n.func if isinstance(n, ast.Call) else None
+                if f is not None and (f.id if isinstance(f, ast.Name) else getattr(f, "attr", "")) in _SEEDERS:
+                    seeded |= set().union(*(attrs(a) for a in [*n.args, *(k.value for k in n.keywords)]))
+                if fn.name != "__init__" and isinstance(n, ast.AugAssign):
+                    changed |= attrs(n.target) & {getattr(n.target, "attr", None)}
+                elif fn.name != "__init__" and isinstance(n, ast.Assign):
+                    changed |= {t.attr for t in n.targets if isinstance(t, ast.Attribute)} & attrs(n.value)
+    return [f"self.{a}" for a in sorted(seeded & changed)]
+
+
+def _per_call_advice(seeds: list[str]) -> str:
+    """The ``non-deterministic`` finding's advice for a generator seeded on every call (:func:`_per_call_seeds`)."""
+    return (f"forward seeds a new generator from {', '.join(seeds)}, which it changes on every call, so each call "
+            "draws another mask and gradcheck cannot hold it fixed: seed once in __init__ (self.rng = "
+            "np.random.default_rng(seed)) and draw from self.rng in forward (self.rng.random(X.shape)), which "
+            "gradcheck rewinds before every forward")
 
 
 def _protocol(layer: Any, kind: str) -> Mapping:
@@ -2323,7 +2379,9 @@ class _Probes:
                     self.find("all-dropped", how=f" for any of the {dropped} masks drawn (its draws held "
                               "fixed, then drawn again)", mode=mode_word(self.training))
         code, fields = "non-deterministic", {"diff": diff, "advice": _seed_advice(layer) if not ok else ""}
-        if not ok and (changed := self.state_change(pristine)) is not None:
+        if not ok and (seeds := _per_call_seeds(layer)):  # Z16: no generator lives between calls to rewind
+            fields["advice"] = _per_call_advice(seeds)
+        elif not ok and (changed := self.state_change(pristine)) is not None:
             code, fields = "forward-changes-state", _state_fields(self.training, diff, changed)
         self.probe(0, ok, "" if ok else f"two calls differ by up to {diff:.3g}", code, **fields)
         if ok and not self.diag.held and self.training is True and not np.any(Y1) and self.constant():
