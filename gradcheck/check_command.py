@@ -108,6 +108,7 @@ def run_check(args, layer, label: str, init: dict[str, Any], shape) -> int:
     if not lines:
         why = _mode_why(layer, requested, ran)
         lines = [f"mode: {modes} (forward checked in {modes} mode){why}"]
+    lines = _random_mode_lines(lines, diag)
     lines += _reference_lines(diag) + _random_lines(diag, twin, args.reference)
     lines += [f"WARNING: {f.message}" for d in [diag, *diag.other_modes] for f in d.findings if f.code == "all-dropped"]
     for line in lines:
@@ -271,6 +272,21 @@ def _reference_lines(diag) -> list[str]:
             lines += [n for n in d.result.notes if n.startswith("reference: ")]
             d.result.notes = [n for n in d.result.notes if not n.startswith("reference: ")]
     return list(dict.fromkeys(lines))
+
+
+#: The header's mode line of a forward with no training switch that is random (Z6: it said eval).
+RANDOM_NO_SWITCH = ("mode: training (forward has no training argument, and it draws a random mask on every call: "
+                    "its training behaviour ran, the draws held fixed for the check)")
+
+
+def _random_mode_lines(lines: list[str], diag) -> list[str]:
+    """``lines`` with the eval mode line of a forward without a training switch (``mode: eval (forward has no
+    training argument)``: gradcheck set no mode) replaced by :data:`RANDOM_NO_SWITCH` when that forward is random
+    (its draws held, or not holdable): a dropout that always drops, a CS231n pair whose mode defaults to 'train'."""
+    if not any(d.held or any(f.code in ("non-deterministic", "all-dropped") for f in d.findings)
+               for d in [diag, *diag.other_modes]):
+        return lines
+    return [RANDOM_NO_SWITCH if line == "mode: eval (forward has no training argument)" else line for line in lines]
 
 
 def _random_lines(diag, twin, reference: str | None) -> list[str]:
