@@ -34,6 +34,7 @@ import re
 import sys
 import textwrap
 import types
+import weakref
 
 import numpy as np
 
@@ -1280,9 +1281,29 @@ class Adapted:
         return getattr(self.obj, name)
 
 
+#: :func:`_slot_names` per class: by id, a weak reference to the class (gone with it, so a new class at a reused
+#: id is read anew) and where each slot's descriptor is (its index in the MRO: no reference that keeps the class
+#: alive); session 12: the walks asked about 90 times per check of a Linear. A class's slots are made with it.
+_SLOTS: dict[int, tuple[weakref.ref, tuple[tuple[str, int], ...]]] = {}
+
+
 def _slot_names(cls):
     """``{attribute name: slot descriptor}`` of the ``__slots__`` of ``cls`` and its bases (a name-mangled
-    ``__W`` under its real name ``_Cls__W``), not ``__dict__``/``__weakref__``."""
+    ``__W`` under its real name ``_Cls__W``), not ``__dict__``/``__weakref__``; memoised per class."""
+    key = id(cls)
+    hit = _SLOTS.get(key)
+    if hit is not None and hit[0]() is cls:
+        return {n: vars(cls.__mro__[i])[n] for n, i in hit[1]}
+    out = _slot_names_of(cls)
+    mro = list(getattr(cls, "__mro__", ()))
+    where = tuple((n, next(i for i, c in enumerate(mro) if vars(c).get(n) is d)) for n, d in out.items())
+    with contextlib.suppress(TypeError):  # a class no weak reference can point to: computed each time
+        _SLOTS[key] = (weakref.ref(cls, lambda _r, k=key: _SLOTS.pop(k, None)), where)
+    return out
+
+
+def _slot_names_of(cls):
+    """:func:`_slot_names`, computed."""
     out = {}
     for c in getattr(cls, "__mro__", ()):
         s = vars(c).get("__slots__", ())
@@ -1351,10 +1372,29 @@ def _has_fields(v):
     return isinstance(getattr(v, "__dict__", None), dict) or bool(_slot_names(type(v)))
 
 
+#: The types whose values hold nothing :func:`walk` lists (not their subclasses, which may have attributes).
+_SCALARS = frozenset({int, float, complex, bool, str, bytes, type(None)})
+
+
+def _scalar(v):
+    """A value :func:`walk` lists and does not enter (session 12: told without its probes, which each check ran
+    on every attribute): a :data:`_SCALARS` one, a numpy scalar or dtype, a numeric ndarray."""
+    return type(v) in _SCALARS or isinstance(v, (np.generic, np.dtype)) or (
+        type(v) is np.ndarray and v.dtype != object)
+
+
+def _leaf(v):
+    """A value in which :func:`walk` finds no array: :func:`_scalar`, a tuple of such scalars (``stride = (1, 1)``),
+    a numeric array (walked, a float array gives its elements, numpy scalars; session 12: not walked, as each
+    check walked every attribute of the layer for :func:`cache_guard`)."""
+    return _scalar(v) or (type(v) is tuple and len(v) <= MAX_PROBED * 4 and all(
+        _scalar(x) and type(x) is not np.ndarray for x in v))
+
+
 def _reachable(root, label, out):
     """``out`` with ``(label, array)`` of each array in ``root`` and, at any depth, in its tuples, lists, dicts and
     plain objects (``cache[1]``, ``cache['x']``; not layers: :func:`walk`), each array once."""
-    found = [((), root)] + ([] if _is_layer(root) else walk(root, lambda p, v: not _is_layer(v)))
+    found = [((), root)] + ([] if _leaf(root) or _is_layer(root) else walk(root, lambda p, v: not _is_layer(v)))
     for lab, a in [(_label(p, root=label), v) for p, v in found]:
         if isinstance(a, np.ndarray) and len(out) < MAX_PROBED * 4 and not any(a is x for _, x in out):
             out.append((lab, a))
@@ -1363,8 +1403,14 @@ def _reachable(root, label, out):
 
 def _gradient_name(k, names):
     """Whether attribute ``k`` is named as the gradient of one of ``names`` (``dW`` beside ``W``; ``dX``)."""
-    return any(k == g.format(n) for n in names for g in GRAD_NAMES) or k.startswith(("grad", "d_")) or \
-        k.endswith("_grad") or (k[:1] == "d" and k[1:2].isupper())
+    return _gradient_namer(names)(k)
+
+
+def _gradient_namer(names):
+    """:func:`_gradient_name` for many attributes against the same ``names``: their gradient names made once."""
+    grads = {g.format(n) for n in names for g in GRAD_NAMES}
+    return lambda k: k in grads or k.startswith(("grad", "d_")) or k.endswith("_grad") or (
+        k[:1] == "d" and k[1:2].isupper())
 
 
 def cache_guard(layer, names=()):
@@ -1394,10 +1440,11 @@ def cache_guard(layer, names=()):
         pairs = getattr(layer, "pairs", {}) if isinstance(layer, Adapted) else {}
         skip += [d[k] for k in list(pairs) + list(pairs.values()) if isinstance(d.get(k), np.ndarray)]
         saved = getattr(layer, "saved", None) if isinstance(layer, Adapted) else None  # None: every attribute
-        arrays = []
-        for k, v in list(d.items())[:MAX_PROBED * 4]:
+        arrays, items = [], list(d.items())[:MAX_PROBED * 4]
+        is_gradient = _gradient_namer([*map(_bare, d), *names])
+        for k, v in items:
             if isinstance(k, str) and k not in ("params", "grads") and (saved is None or k in saved) and \
-                    not _gradient_name(_bare(k).lstrip("_"), [*map(_bare, d), *names]):
+                    not is_gradient(_bare(k).lstrip("_")):
                 _reachable(v, f"self.{k}", arrays)
         arrays = [(lab, a) for lab, a in arrays if not any(np.shares_memory(a, s) for s in skip)]
     saved = [(lab, a, a.copy()) for lab, a in arrays]
@@ -1520,6 +1567,9 @@ def walk(root, enter=None):
             stack, later = later[::-1], []
             stack = [(p, v, True) for p, v, _ in stack]
         path, v, *late = stack.pop()
+        if path and _scalar(v):  # nothing inside: listed, not entered
+            out.append((path, v))
+            continue
         parts = _callable_parts(v) if path else []
         inside = _container(v) or _is_layer(v) or _is_helper(v) or bool(parts)
         if path and inside and (id(v) in seen or len(seen) > MAX_WALKED):
@@ -3097,19 +3147,19 @@ def hold_random(layer, how="fix_mask"):
 
     ``how="fix_mask"``: ``fix_mask(True)`` (manualprop.Dropout's switch) of the layer and of every layer it holds
     at any depth (:func:`walk`); returns the class names of those fixed (``"Net, Dropout"``), ``""`` when none
-    has one. ``how="rewind"``: from now on every ``forward``
+    has one (``how="unfix_mask"``: ``fix_mask(False)`` on them). ``how="rewind"``: from now on every ``forward``
     first rewinds the generators reachable from the layer (``self.rng``, a ``random.Random``) and the
     global ones (numpy's, Python's ``random``: :func:`global_states`) to their present states, so each call
     draws the same mask (copies made later rewind their own generators); returns their kinds
     (``"Generator"``), the global ones' names (:func:`global_names`) when it stores none, ``""`` when its class cannot be extended. ``how="release"`` undoes the rewinding.
     """
     cls = type(layer)
-    if how == "fix_mask":
+    if how in ("fix_mask", "unfix_mask"):  # unfix_mask: fix_mask(False), a new mask drawn (session 12)
         fixed = {}
         for o in [layer] + [v for _, v in walk(layer) if _is_layer(v)]:
             fix = getattr(o, "fix_mask", None)  # an Adapted's is its student's: fixed once
             if callable(fix) and id(getattr(fix, "__self__", fix)) not in fixed:
-                fix(True)
+                fix(how == "fix_mask")
                 fixed[id(getattr(fix, "__self__", fix))] = type(getattr(fix, "__self__", o)).__name__
         return ", ".join(fixed.values())
     if how == "release":

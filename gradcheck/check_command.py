@@ -108,7 +108,9 @@ def run_check(args, layer, label: str, init: dict[str, Any], shape) -> int:
     if not lines:
         why = _mode_why(layer, requested, ran)
         lines = [f"mode: {modes} (forward checked in {modes} mode){why}"]
+    lines = _random_mode_lines(lines, diag)
     lines += _reference_lines(diag) + _random_lines(diag, twin, args.reference)
+    lines += [f"WARNING: {f.message}" for d in [diag, *diag.other_modes] for f in d.findings if f.code == "all-dropped"]
     for line in lines:
         print(V.wrap(line))
     print()
@@ -180,9 +182,10 @@ def _report(args, layer, diag, cname: str, color: bool, jacobian, unchecked) -> 
         return EXIT_STUDENT
     if all(d.passed or _random_only(d) for d in [diag, *diag.other_modes]):  # nothing found wrong: unchecked
         modes = " and ".join(mode_word(d.training) for d in [diag, *diag.other_modes] if _random_only(d))
-        print(V.wrap(f"gradcheck: not checked (exit {EXIT_STUDENT}): {cname}'s forward "
-                     f"is random in {modes} mode, so no gradient can be compared with finite differences (see "
-                     "the diagnosis for how to make it checkable)."), file=sys.stderr)
+        dropped = any(f.code == "all-dropped" for d in [diag, *diag.other_modes] for f in d.findings)
+        why = ("drops every entry" if dropped else "is random") + f" in {modes} mode, so no gradient can be compared "
+        print(V.wrap(f"gradcheck: not checked (exit {EXIT_STUDENT}): {cname}'s forward {why}with finite "
+                     "differences (see the diagnosis for how to make it checkable)."), file=sys.stderr)
         return EXIT_STUDENT
     return EXIT_MISMATCH
 
@@ -199,7 +202,7 @@ def _random_only(diag) -> bool:
     """Whether a random forward alone (a generator gradcheck cannot rewind) stopped this mode's check: it could
     not be checked (exit 3), nothing was found wrong."""
     errs = [f for f in diag.findings if f.severity == "error"]
-    return diag.error is None and bool(errs) and all(f.code == "non-deterministic" for f in errs)
+    return diag.error is None and bool(errs) and all(f.code in ("non-deterministic", "all-dropped") for f in errs)
 
 
 def shared_memory_lines(info: dict[str, Any], res) -> list[str]:
@@ -269,6 +272,21 @@ def _reference_lines(diag) -> list[str]:
             lines += [n for n in d.result.notes if n.startswith("reference: ")]
             d.result.notes = [n for n in d.result.notes if not n.startswith("reference: ")]
     return list(dict.fromkeys(lines))
+
+
+#: The header's mode line of a forward with no training switch that is random (Z6: it said eval).
+RANDOM_NO_SWITCH = ("mode: training (forward has no training argument, and it draws a random mask on every call: "
+                    "its training behaviour ran, the draws held fixed for the check)")
+
+
+def _random_mode_lines(lines: list[str], diag) -> list[str]:
+    """``lines`` with the eval mode line of a forward without a training switch (``mode: eval (forward has no
+    training argument)``: gradcheck set no mode) replaced by :data:`RANDOM_NO_SWITCH` when that forward is random
+    (its draws held, or not holdable): a dropout that always drops, a CS231n pair whose mode defaults to 'train'."""
+    if not any(d.held or any(f.code in ("non-deterministic", "all-dropped") for f in d.findings)
+               for d in [diag, *diag.other_modes]):
+        return lines
+    return [RANDOM_NO_SWITCH if line == "mode: eval (forward has no training argument)" else line for line in lines]
 
 
 def _random_lines(diag, twin, reference: str | None) -> list[str]:

@@ -18,6 +18,7 @@ import functools
 import importlib
 import inspect
 import itertools
+import os
 import re
 import warnings
 from collections.abc import Mapping, Sequence
@@ -84,6 +85,11 @@ DIAGNOSES: dict[str, Record] = {
                         "{fixed} for the check"),
     "rewound-rng": Record("generator rewound", "{random}its random generator ({what}) was rewound "
                           "before every forward, so each call drew the same mask"),
+    "all-dropped": Record(
+        "every entry dropped", "in {mode} mode the forward does not depend on its input{how}: a mask that "
+        "drops every entry gives dX = 0 whatever backward does, so a comparison of zeros is no check (a "
+        "backward that returns anything else still FAILs)",
+        "check the drop rate (keep probability 1 - p > 0), or check on a larger input", _DROP),
     "other-function": Record(
         "a different function", "{t} differs from the {other}'s forward (max abs err {err:.3g}) "
         "while every gradient agrees with central differences of the layer's own forward: the "
@@ -447,10 +453,16 @@ class Diagnosis:
 # ------------------------------------------------------------- the layer as the checker calls it
 
 
-def _fix_masks(obj: Any) -> str:
+def _fix_masks(obj: Any, how: str = "fix_mask") -> str:
     """``fix_mask(True)`` on ``obj`` and on the layers inside it at any depth (in a sandboxed layer's child);
-    the class names of those fixed, ``""`` none (:func:`gradcheck._adapters.hold_random`)."""
-    return obj.hold_random("fix_mask") if _remote(obj) else hold_random(obj, "fix_mask")
+    the class names of those fixed, ``""`` none (:func:`gradcheck._adapters.hold_random`); ``how="unfix_mask"``:
+    ``fix_mask(False)`` on them."""
+    return obj.hold_random(how) if _remote(obj) else hold_random(obj, how)
+
+
+#: How many times a held mask that drops every entry is drawn again (:meth:`_Probes.redraw`): 5 draws of a
+#: 4x3 mask at p = 0.5 all drop every entry with probability 2**-60
+_REDRAWS = 4
 
 
 def _remote(layer: Any) -> bool:
@@ -597,6 +609,61 @@ def _seed_advice(layer: Any) -> str:
             "manualprop.Dropout.fix_mask(True)")
 
 
+#: The calls whose arguments seed a generator (np.random.default_rng(s), np.random.seed(s), random.seed(s), ...).
+_SEEDERS = frozenset({"default_rng", "seed", "RandomState", "Random", "Generator", "SeedSequence", "PCG64",
+                      "PCG64DXSM", "MT19937", "Philox", "SFC64"})
+
+
+def _per_call_seeds(layer: Any) -> list[str]:
+    """The attributes (``"self.calls"``) the layer's class passes to a generator's seed
+    (``np.random.default_rng(self.calls)``, ``np.random.seed(self.step)``, :data:`_SEEDERS`) and changes outside
+    ``__init__`` (``self.calls += 1``): a generator seeded anew on every call, whose draws gradcheck can neither
+    rewind (no generator lives between calls) nor hold by restoring what it reads. Read with :mod:`ast` from
+    the file of the class (a sandboxed layer's too) and of its bases defined there; [] when it cannot be read."""
+    import ast
+
+    obj = getattr(layer, "obj", layer) if not _remote(layer) else layer
+    try:
+        path = (os.path.join(layer._sandbox.workdir, layer.file) if _remote(layer)  # its copy in the sandbox
+                else inspect.unwrap(type(obj).forward).__code__.co_filename)
+        name = layer.class_name if _remote(layer) else type(obj).__name__
+        with open(path, encoding="utf-8") as fh:
+            tree = ast.parse(fh.read())
+    except (OSError, TypeError, SyntaxError, ValueError, UnicodeDecodeError, AttributeError):
+        return []
+    classes = {c.name: c for c in ast.walk(tree) if isinstance(c, ast.ClassDef)}
+    todo, seen, seeded, changed = [name], set(), set(), set()
+
+    def attrs(node):
+        return {n.attr for n in ast.walk(node) if isinstance(n, ast.Attribute)
+                and isinstance(n.value, ast.Name) and n.value.id == "self"}
+
+    while todo:
+        c = classes.get(todo.pop())
+        if c is None or c.name in seen:
+            continue
+        seen.add(c.name)
+        todo += [b.id for b in c.bases if isinstance(b, ast.Name)]
+        for fn in (f for f in c.body if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))):
+            for n in ast.walk(fn):
+                f = n.func if isinstance(n, ast.Call) else None
+                if f is not None and (f.id if isinstance(f, ast.Name) else getattr(f, "attr", "")) in _SEEDERS:
+                    seeded |= set().union(*(attrs(a) for a in [*n.args, *(k.value for k in n.keywords)]))
+                if fn.name != "__init__" and isinstance(n, ast.AugAssign):
+                    changed |= attrs(n.target) & {getattr(n.target, "attr", None)}
+                elif fn.name != "__init__" and isinstance(n, ast.Assign):
+                    changed |= {t.attr for t in n.targets if isinstance(t, ast.Attribute)} & attrs(n.value)
+    return [f"self.{a}" for a in sorted(seeded & changed)]
+
+
+def _per_call_advice(seeds: list[str]) -> str:
+    """The ``non-deterministic`` finding's advice for a generator seeded on every call (:func:`_per_call_seeds`)."""
+    return (f"forward seeds a new generator from {', '.join(seeds)}, which it changes on every call, so each call "
+            "draws another mask and gradcheck cannot hold it fixed: seed once in __init__ (self.rng = "
+            "np.random.default_rng(seed)) and draw from self.rng in forward (self.rng.random(X.shape)), which "
+            "gradcheck rewinds before every forward")
+
+
 def _protocol(layer: Any, kind: str) -> Mapping:
     """The ``protocol`` description of a layer (a sandboxed one's) when it is of ``kind``, or {}."""
     proto = getattr(layer, "protocol", None)
@@ -658,6 +725,11 @@ def _float32_values(Y: np.ndarray, inputs) -> bool:
 #: :func:`_float32_inside`'s steps, in float32 spacings of each entry: below its resolution, and 8192
 #: times that (about 2**-12 relative)
 _BELOW32, _ABOVE32 = 0.25, 2048.0
+#: three quarters of a float32 spacing: the inputs and parameters round to their float32 neighbours
+_ACROSS32 = 0.75
+#: the most round-off (:func:`_float32_grid`'s ``noise``) named float32 off its grid: float32 parts give up to
+#: about 0.8; a float64 LayerNorm adding 1e7 (33 bits cancelled) 8 to 30
+_NOISE32 = 3.0
 
 
 def _probe_points(fwd, inputs, params, dtype, seed: int, ts):
@@ -714,15 +786,15 @@ def _float32_inside(fwd, inputs, params, seed: int = 0) -> dict[str, Any] | None
     that rounds to a coarser grid (np.round, float16) jumps by whole steps of its grid at one of the
     two and not at the other.
     """
-    ts = (0.0, _BELOW32, -_BELOW32, _ABOVE32, -_ABOVE32, 2 * _ABOVE32, -2 * _ABOVE32, 0.0)
+    ts = (0.0, _BELOW32, -_BELOW32, _ABOVE32, -_ABOVE32, 2 * _ABOVE32, -2 * _ABOVE32, _ACROSS32, -_ACROSS32, 0.0)
     got = _probe_points(fwd, inputs, params, np.float32, seed, ts)
     if got is None:
         return None
     (y0, *ys, y1), keys = got
     if not _exact(y0, y1) or not all(y.shape == y0.shape for y in ys):
         return None  # random, or a state it updates: not a float32 matter
-    small, large, twice = ((p - m) / (2 * t) for p, m, t in zip(ys[::2], ys[1::2], ts[1:-1:2]))
-    if not all(np.all(np.isfinite(q)) for q in (small, large, twice)):
+    small, large, twice, across = ((p - m) / (2 * t) for p, m, t in zip(ys[::2], ys[1::2], ts[1:-1:2]))
+    if not all(np.all(np.isfinite(q)) for q in (small, large, twice, across)):
         return None
     # float64 round-off of the small step's differences, 10 bits cancelled inside forward allowed
     floor = 2.0 ** 10 * float(np.spacing(np.max(np.abs(y0), initial=0.0))) / (2 * _BELOW32)
@@ -736,7 +808,25 @@ def _float32_inside(fwd, inputs, params, seed: int = 0) -> dict[str, Any] | None
     return {"what": " and parameters" if keys else "", "k": int(bad.sum()), "n": bad.size,
             "at": f"[{', '.join(map(str, worst))}]" if worst else "",
             "ratio": float(small[worst]) / float(large[worst]) + 0.0 if large[worst] else float("inf"),
-            "coarse": int(coarse.sum())}
+            "coarse": int(coarse.sum()), **_float32_grid(bad, small, large, across, [y0, *ys[2:6]])}
+
+
+def _float32_grid(bad, small, large, across, grid) -> dict[str, Any]:
+    """Whether the precision :func:`_float32_inside` finds lost is float32's (session 12): ``aligned``, its
+    grid is the float32 grid of the inputs and parameters (a cast of them): at three quarters of a spacing
+    they round to their neighbours, so the central difference there exceeds the quarter step's by 4/3 of
+    the part that did not move (the large step's minus the small one's) in half of the ``bad`` entries; a
+    rounding of something computed (float32 or cancellation in float64) lies elsewhere and mostly does not
+    move at either. ``noise``: the round-off of Y at the points ``grid`` (0, +-1 and +-2 large steps), in
+    float32 spacings of Y's largest entry: the median of the fourth difference (exact on cubics) over its
+    median for independent unit round-off; about 1 or less when the part rounded is float32, several when
+    forward adds a large number in float64 and cancels more than float32's 29 bits (X * 1e-3 + 1e7)."""
+    moved = across[bad] - small[bad]
+    rest = large[bad] - small[bad]
+    aligned = int(np.sum(np.abs(moved - rest * 4.0 / 3.0) < 0.25 * np.abs(rest))) * 2 >= int(bad.sum())
+    fourth = grid[4] - 4 * grid[2] + 6 * grid[0] - 4 * grid[1] + grid[3]  # points at +-2, +-1, 0 large steps
+    unit = float(np.spacing(np.float32(np.max(np.abs(grid[0]), initial=0.0)))) or 1.0
+    return {"aligned": aligned, "noise": float(np.median(np.abs(fourth))) / (unit * 0.674 * np.sqrt(70 / 12))}
 
 
 #: :func:`_float16_cast`'s steps in float16 spacings: a quarter and an eighth (no float16 number changes)
@@ -764,7 +854,8 @@ def _float16_cast(fwd, inputs, params, seed: int = 0) -> bool:
 
 def _precision_inside(fwd, inputs, params, seed: int = 0) -> tuple[str, dict[str, Any]] | None:
     """``(code, fields)`` of what makes the central differences of ``fwd`` noise although its output is
-    float64, or None: "float32-inside" (:func:`_float32_inside`); else, when 2 entries and a tenth of Y
+    float64, or None: "float32-inside" (:func:`_float32_inside`, on float32's grid or with its round-off
+    :func:`_float32_grid`; None for more round-off, a float64 forward that cancels more bits); else, when 2 entries and a tenth of Y
     jump at float32's large step (its ``coarse``: a grid coarser than float32's), "float16-inside" for a
     forward that casts its inputs or parameters to float16 (:func:`_float16_cast`), else
     "piecewise-constant" (np.round, np.floor, a cast to an integer type or to float16 of something
@@ -773,7 +864,9 @@ def _precision_inside(fwd, inputs, params, seed: int = 0) -> tuple[str, dict[str
     if f32 is None:
         return None
     if f32["coarse"] < max(2, 0.1 * f32["n"]):
-        return "float32-inside", f32
+        # float32's grid, or round-off float32 would make: else a float64 forward cancels more bits than
+        # float32 holds (the noise finding names it, with the advice for it)
+        return ("float32-inside", f32) if f32["aligned"] or f32["noise"] <= _NOISE32 else None
     return ("float16-inside" if _float16_cast(fwd, inputs, params, seed) else "piecewise-constant"), f32
 
 
@@ -2013,10 +2106,11 @@ def _diagnose_mode(layer, X, owner, training, twin, reference, localize, upstrea
             with warnings.catch_warnings():
                 if one:
                     warnings.filterwarnings("ignore", message=re.escape(f"batch of one: {owner} "))
+                # a held draw is of one shape: a stacked batch draws another mask (session 12)
                 diag.result = res = check_layer(proxy, inputs, twin=None if random_twin else twin,
                                                 training=training, name=owner,
                                                 reference=None if random_ref else reference,
-                                                upstream=upstream, **kw)
+                                                upstream=upstream, **kw, **({"batched": False} if diag.held else {}))
             if random_twin:
                 res.twin_note = RANDOM_TWIN
             if random_ref:
@@ -2281,10 +2375,17 @@ class _Probes:
             if ok := (held := _hold(layer, lambda obj: self.fwd(obj, inputs))) is not None:
                 self.proxy, code, fields = held
                 self.find(code, severity="info", random=random, **fields)
+                if dropped := self.redraw(code):  # every mask dropped every entry: the check compares zeros
+                    self.find("all-dropped", how=f" for any of the {dropped} masks drawn (its draws held "
+                              "fixed, then drawn again)", mode=mode_word(self.training))
         code, fields = "non-deterministic", {"diff": diff, "advice": _seed_advice(layer) if not ok else ""}
-        if not ok and (changed := self.state_change(pristine)) is not None:
+        if not ok and (seeds := _per_call_seeds(layer)):  # Z16: no generator lives between calls to rewind
+            fields["advice"] = _per_call_advice(seeds)
+        elif not ok and (changed := self.state_change(pristine)) is not None:
             code, fields = "forward-changes-state", _state_fields(self.training, diff, changed)
         self.probe(0, ok, "" if ok else f"two calls differ by up to {diff:.3g}", code, **fields)
+        if ok and not self.diag.held and self.training is True and not np.any(Y1) and self.constant():
+            self.find("all-dropped", how=" (it returns zeros for any input: a drop rate of 1.0?)", mode="training")
         low = _low_precision(y_dtype, inputs)  # float32 Y for float64 inputs: cannot reach 1e-6
         if ok and low:
             self.probe(2, False, f"Y is {y_dtype}, expected float64", "float32", "Y",
@@ -2292,6 +2393,45 @@ class _Probes:
         elif ok and (low := y_dtype == np.float64 and _float32_values(Y1, inputs)):  # astype(float32) inside
             self.probe(2, False, "Y's values are float32 numbers", "float32-values", "Y")
         return not ok or low
+
+    def redraw(self, code: str) -> int:
+        """A held random forward whose output does not depend on its float inputs (a Dropout mask that
+        dropped every entry: dX = 0 whatever backward does, so a wrong backward would PASS): its mask drawn
+        again, up to :data:`_REDRAWS` times, from the state its generators are in then (the same draws for
+        the same seed; :meth:`_draw_again`), until one does. 0 when a draw does (``self.proxy`` holds it),
+        else the number of masks drawn."""
+        for n in range(_REDRAWS + 1):
+            if n:
+                self._draw_again(code)
+            if not self.constant():
+                return 0
+        return _REDRAWS + 1
+
+    def constant(self) -> bool:
+        """Whether ``self.proxy``'s forward gives the very same Y when every float input moves by a standard
+        normal draw (from a stream of its own: the probes' ``self.rng`` stays as it was)."""
+        inputs = self.inputs
+        if not any(x.dtype.kind == "f" for x in inputs):
+            return False
+        rng = np.random.default_rng(12)
+        moved = [x + rng.standard_normal(x.shape) if x.dtype.kind == "f" else x for x in inputs]
+        return _exact(np.asarray(self.fwd(self.proxy, inputs), dtype=np.float64),
+                      np.asarray(self.fwd(self.proxy, moved), dtype=np.float64))
+
+    def _draw_again(self, code: str) -> None:
+        """Hold a new draw: a mask switch released, one forward (it draws), set again; or the generators
+        advanced by one unheld forward and rewound to their new states from then on."""
+        layer = self.layer
+        if code == "held-mask":
+            _fix_masks(layer, "unfix_mask")
+            self.fwd(layer, self.inputs)
+            _fix_masks(layer)
+            self.proxy = _Proxy(layer)
+            return
+        if _remote(layer):
+            layer.hold_random("release")
+        self.fwd(layer, self.inputs)
+        self.proxy = _Proxy(layer, rewind=True)
 
     def state_change(self, pristine) -> list[str] | None:
         """A forward that is not random but changes state it reads (running statistics updated in

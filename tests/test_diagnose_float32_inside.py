@@ -157,3 +157,29 @@ def test_cli_names_float32_inside(tmp_path):
     assert p.returncode == 1, t
     assert "diagnosis: forward loses precision inside for a float64 input" in t, t
     assert "no known bug pattern" not in t.split("diagnosis:")[1], t
+
+
+class OffsetLayerNorm:
+    """a float64 forward that adds 1e7 inside (33 bits cancelled): its round-off is float64's, not float32's"""
+
+    def forward(self, X, training=False):
+        X = X * 1e-3 + 1e7
+        return (X - X.mean(-1, keepdims=True)) / np.sqrt(X.var(-1, keepdims=True) + 1e-5)
+
+    def backward(self, dY):
+        raise NotImplementedError
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_float64_cancellation_is_not_float32_inside(seed):
+    """Session 12: the probe named it float32 round-off; its round-off is off float32's grid and several times
+    what float32 makes (_float32_grid), so the precision probe names nothing and the noise finding speaks."""
+    from gradcheck.diagnose import _f64, _float32_inside, _precision_inside
+
+    X = np.random.default_rng(seed).standard_normal((4, 3))
+    f32 = _float32_inside(_f64(OffsetLayerNorm(), False), [X], {}, seed)
+    assert f32 is not None and not f32["aligned"] and f32["noise"] > 5, f32
+    assert _precision_inside(_f64(OffsetLayerNorm(), False), [X], {}, seed) is None
+    for cls in (Swish32, TanhHalf32):  # off the grid (float32 of a computed value) and on it
+        X = np.random.default_rng(seed).standard_normal((4, 5))
+        assert _precision_inside(_f64(cls(), False), [X], {}, seed)[0] == "float32-inside"

@@ -370,10 +370,6 @@ class LayerNorm:
 '''
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "known misdiagnosis since the float32-inside probe comes before the noise finding (session 10): a float64 "
-    "forward that cancels more bits than float32 holds (X * 1e-3 + 1e7) is named float32 round-off; the verdict "
-    "(FAIL) is right, the named cause is not. strict: this test fails once the probe tells them apart"))
 def test_the_noise_advice_does_not_suggest_richardson_when_it_is_in_use(tmp_path):
     f = tmp_path / "offset_ln.py"
     f.write_text(OFFSET_LAYERNORM)
