@@ -1716,6 +1716,9 @@ def _bare(key):
 
 #: Names of an attribute holding the gradients of a dict of weights, key for key (``self.grads['W']``).
 GRAD_DICTS = ("grads", "gradients", "grad", "param_grads", "params_grads", "grad_params", "dparams")
+#: A student's tensor object's value attribute and the names of its gradient beside it: PyTorch's ``weight.data``
+#: with ``weight.grad``, a course's ``Tensor`` with ``.value`` and ``.gradient`` (Y25).
+HELD_VALUES = {"data": ("grad", "gradient"), "value": ("gradient", "grad")}
 
 
 def _arrays(obj, every=False):
@@ -1899,8 +1902,8 @@ def _grad_candidates(key):
     ``grads['W']``, ``grads.W`` (an object holding the gradients: ``self.grads = Grads()``) (``_dW``, ``_grad_W``, ``_W_grad`` for ``_W``); for an item, the same of its container with the same keys: ``dWs[1]`` for ``Ws[1]``,
     ``gradients['W']`` (or ``grads``, ``grad``, ``dweights``) for ``weights['W']``."""
     path = _item_path(key)
-    if key == "data":  # PyTorch's Parameter: weight.data with weight.grad
-        return ["grad"] + [g.format(key) for g in GRAD_NAMES]
+    if key in HELD_VALUES:  # PyTorch's Parameter: weight.data with weight.grad; a Tensor's .value with .gradient
+        return [*HELD_VALUES[key]] + [g.format(key) for g in GRAD_NAMES]
     if path is None:  # self.grads = {"W": ...} beside self.W; self._dW (or _grad_W) beside self._W
         mangled = MANGLED.fullmatch(key)  # self.__W is _Cls__W: its gradient self.__dW is _Cls__dW
         private = [mangled[1] + g.format(mangled[2]) for g in GRAD_NAMES] if mangled else \
@@ -2975,7 +2978,7 @@ def _shown(pairs):
         parts = w.split(".")  # a private list of layers, a Sequential's _layers: layers._layers.1.W is layers.1.W
         parts = [p for i, p in enumerate(parts) if p not in MODULE_DICTS and not (
             0 < i and p.startswith("_") and i + 1 < len(parts) - 1 and parts[i + 1].isdigit())]
-        if len(parts) > 1 and parts[-1] == "data" and pairs.get(w) == "grad":
+        if len(parts) > 1 and pairs.get(w) in HELD_VALUES.get(parts[-1], ()):  # weight.data, W.value: weight, W
             parts.pop()
         return ".".join(parts[:-1] + [_bare(parts[-1])]) if parts else w
     shown = {w: name(w) for w in pairs}

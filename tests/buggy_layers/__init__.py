@@ -166,6 +166,8 @@ EXPECTED = {
     "styles.py::ChainMapMLPTwice": "factor",
     "styles.py::ClosureMLPTwice": "factor",
     "styles.py::NestedDeepTwice": "factor",
+    # session 12 (store12): a tensor class's .value with .gradient (Y25)
+    "styles.py::ValueLinearTwice": "factor",
 }
 
 #: Bugs no signature names: each must FAIL with "wrong-values" (no known bug pattern), never a wrong name.
@@ -197,7 +199,8 @@ CORRECT = ["linear.py::LinearOutIn", "linear.py::LinearInOut", "activations.py::
            "styles.py::NestedDeep", "activations.py::DropoutModeHelper", "activations.py::DropoutModeConst",
            "activations.py::DropoutModeMatch", "activations.py::DropoutModeEnum", "styles.py::DLfS2Net",
            "styles.py::GradsObjLinear", "styles.py::FlatLinear", "activations.py::DropoutParamMode",
-           "activations.py::DropoutModuleFlag", "activations.py::DropoutInTrain", "activations.py::NetSubTraining"]
+           "activations.py::DropoutModuleFlag", "activations.py::DropoutInTrain", "activations.py::NetSubTraining",
+           "styles.py::ValueLinear"]
 
 
 def load(key: str):

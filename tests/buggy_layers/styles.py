@@ -370,3 +370,38 @@ class FlatLinear:
 class FlatLinearForgetsB(FlatLinear):
     def __init__(self):
         super().__init__(forget_b=True)  # BUG: the b segment of dtheta (what the optimizer steps) stays 0
+
+
+# session 12 (store12): more places students keep weights and gradients
+
+
+class ValueTensor:
+    """A student's tensor class: its array in ``.value``, its gradient in ``.gradient`` (Y25)."""
+
+    def __init__(self, value):
+        self.value, self.gradient = value, np.zeros_like(value)
+
+
+class ValueLinear:
+    """Y = X @ W.value + b.value, backward writing W.gradient and b.gradient (Y25: once "without gradients", PASS)."""
+
+    ADAPT = True
+
+    def __init__(self, bug=1.0):
+        rng = np.random.default_rng(0)
+        self.W, self.b = ValueTensor(rng.standard_normal((4, 3))), ValueTensor(rng.standard_normal(3))
+        self.bug = bug
+
+    def forward(self, X):
+        self.X = X
+        return X @ self.W.value + self.b.value
+
+    def backward(self, dY):
+        self.W.gradient = self.bug * self.X.T @ dY
+        self.b.gradient = dY.sum(0)
+        return dY @ self.W.value.T
+
+
+class ValueLinearTwice(ValueLinear):
+    def __init__(self):
+        super().__init__(bug=2.0)  # BUG: W.gradient twice the gradient
