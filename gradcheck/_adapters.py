@@ -1816,6 +1816,31 @@ def _grad_attrs(obj, inputs, kw, used, children=None):
         return {w: found.get(w) or more[w] for w in used if w in found or w in more}, unsure, list(more)
 
 
+def _idle_weights(obj, inputs, kw, unused, children=None):
+    """``{weight: gradient}`` of the arrays ``unused`` (forward's output does not change with them: ``X @ W`` beside
+    ``self.b``) for which one backward writes a nonzero gradient by name (``self.db``, :func:`_grad_candidates`)
+    of their shape, and which forward does not write (a cache or a buffer it sets is no weight). Such a gradient
+    is checked, against a numerical gradient of 0, so the layer FAILs (NoBias); state restored after."""
+    children, out = children or {}, {}
+    with _all_undone([obj, *children.values()]) as rewind:
+        before = {w: (v, v.copy()) for w in unused[:MAX_PROBED]
+                  if isinstance(v := getattr(*_owner(obj, children, w), None), np.ndarray) and v.size}
+        y = _run(obj, rewind, inputs, kw)
+        still = [w for w, (v, c) in before.items() if getattr(*_owner(obj, children, w), None) is v
+                 and np.array_equal(v, c, equal_nan=True)]
+        if not still:
+            return {}
+        _step("backward")
+        obj.backward(np.random.default_rng(7).standard_normal(y.shape))
+        for w in still:
+            o, key = _owner(obj, children, w)
+            gs = [g for g in _grad_candidates(key) if isinstance(a := _grad(o, g), np.ndarray)
+                  and a.shape == before[w][0].shape and a.dtype.kind == "f" and np.any(a)]
+            if len(gs) == 1:
+                out[w] = gs[0]
+    return out
+
+
 def _sibling_arrays(obj, holder):
     """``{"g.W": array}``: the float arrays of the plain objects (:func:`_is_helper`) other than ``holder`` that
     ``obj``'s attributes hold (``obj`` holds ``holder``: the layer or a sub-layer or plain object of it),
@@ -2362,6 +2387,17 @@ def _attribute_style(obj, inputs, kw, info, found):
     else:  # a random forward: what one backward sets, every array a candidate
         pairs = _try(_grad_attrs, obj, inputs, kw, every if used is None else used, children)
         info["backward_ran"], (pairs, unsure, placed) = pairs is not None, pairs or ({}, {}, [])  # raised: unknown
+    if used is not None and inputs is not None and (idle := _try(_idle_weights, obj, inputs, kw, [
+            w for w in every if w not in used and w not in pairs and w not in numbers and w not in sub_numbers],
+            children)):  # forward ignores b, backward writes db: checked (its numerical gradient is 0), said so
+        pairs.update(idle)
+        info["idle"] = list(idle)
+        info.setdefault("read_from", []).extend(
+            f"d{_bare(w.rpartition('.')[2])}: the gradient backward writes for {w}, but forward does not use {w}: "
+            f"changing it leaves the output unchanged, so its gradient is 0" for w in idle)
+        info.setdefault("listed", []).append(
+            f"forward does not use {_names(list(idle))}, yet backward writes {_names(list(idle.values()))}: checked "
+            "against the numerical gradient, 0")
     pairs = _in_order({**pairs, **sub_pairs}, children)
     info["unchecked"] = [w for w in (used or []) if w not in pairs and w not in numbers and w not in sub_numbers]
     if unsure:
