@@ -2377,6 +2377,8 @@ def _attribute_style(obj, inputs, kw, info, found):
     cand, sub_pairs, sub_numbers = _sub_candidates(children)
     every = list(arrays) + list(numbers) + cand
     used, y, why = _probe_uses(obj, inputs, kws, every, children)
+    if used is not None and (copies := _copied_params(obj, children, arrays, used)):  # params += [p.copy() ...]
+        raise AdapterError(_copies_text(type(obj).__name__, copies))
     weights = {w: arrays[w] for w in used or () if w in arrays}  # backward(dY) -> (dX, dW, db): read so
     if used is not None and (pairs := _returned_grads(obj, inputs, kw, weights, info)) is not None:
         info["buffers"], info["text"] = [w for w in used if w not in pairs], info["text"] + tail
@@ -2436,6 +2438,39 @@ def _attribute_style(obj, inputs, kw, info, found):
         info["text"] += (f" (found without measuring which arrays forward uses: {UNMEASURED[why.partition(':')[0]]}{why.partition(':')[2]}"
                          + (f"; arrays not checked: {', '.join(names)}" if names else "") + ")")
     return _wrap(obj, pairs, tied=tied, views=_views_info(info, tied, views, named, pairs)), info
+
+
+#: The containers a model lists its parameters in for its optimizer (DLfS-2's ``self.params``).
+PARAM_LISTS = ("params", "parameters")
+
+
+def _copied_params(obj, children, arrays, used):
+    """``["params[0] is a copy of layers.0.params[0] ...", ...]``: the items of the model's own parameter list
+    (:data:`PARAM_LISTS`, ``self.params += [p.copy() for p in layer.params]``) that forward never reads (not in
+    ``used``) and that equal, in their own memory, an array of a sub-layer forward does read: its optimizer steps
+    the copies, so training changes nothing (Y23)."""
+    subs = {w: getattr(*_owner(obj, children, w), None) for w in used if "." in w}
+    out = []
+    for k, a in arrays.items():
+        path = _item_path(k)
+        if k in used or path is None or path[0] not in PARAM_LISTS or not isinstance(a, np.ndarray):
+            continue
+        src = next((w for w, b in subs.items() if isinstance(b, np.ndarray) and b.shape == a.shape and
+                    not np.shares_memory(a, b) and np.array_equal(a, b)), None)
+        if src is not None:
+            out.append((k, src))
+    return out
+
+
+def _copies_text(cls, copies):
+    """The protocol error of :func:`_copied_params`' ``[(params[0], layers.0.params[0]), ...]``."""
+    ks, srcs = [k for k, _ in copies], [s for _, s in copies]
+    one = len(copies) == 1
+    return (f"{cls}.{_names(ks)} {'is a copy' if one else 'are copies'} of {_names(srcs)} (the same values in "
+            f"{'its' if one else 'their'} own memory): forward reads {_names(srcs)}, never {_names(ks)}, so an "
+            f"optimizer stepping {_names(ks)} with {'its' if one else 'their'} gradient{'' if one else 's'} changes "
+            "nothing and the model does not learn. List the layers' arrays themselves (self.params += "
+            f"layer.params, no .copy()), so that the model's {ks[0]} is {srcs[0]}. {expected()}")
 
 
 def _recreated(obj, inputs, kw):
