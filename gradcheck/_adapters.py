@@ -2877,18 +2877,27 @@ def _one_per_memory(obj, children, pairs, info):
     loses the arrays inside checked parameters' memory (views) and those inside a larger unchecked one."""
     named = {n: _value(obj, children, n, pairs) for n in [*pairs, *info["unchecked"]]}
     tied, views = _aliases(named, list(pairs))
-    listed = {rep: [m for m, pos in ms if pos is None and "." in m] for rep, ms in tied.items()
-              if rep.startswith(("params[", "parameters[")) and "." not in rep}
+    listed = {rep: [m for m, pos in ms if "." in m and (pos is None or _collector(named, m, ms))]
+              for rep, ms in tied.items() if rep.startswith(("params[", "parameters[")) and "." not in rep}
     for rep, ms in [(r, ms) for r, ms in listed.items() if ms]:  # DLfS-2's model.params += layer.params
         tied[rep] = [(m, pos) for m, pos in tied[rep] if m not in ms]
-        info.setdefault("listed", []).append(f"{_names([rep, *ms])} are one array listed twice (the model's {rep} "
-                                             f"collects {ms[0]}): checked once, with the model's gradient "
-                                             f"{pairs[rep]}, which its optimizer steps with")
+        for top in dict.fromkeys(_collector(named, m, tied[rep]) or rep for m in ms):  # W_out = W_in.T listed too
+            mine = [m for m in ms if (_collector(named, m, tied[rep]) or rep) == top]
+            info.setdefault("listed", []).append(
+                f"{_names([top, *mine])} are one array listed twice (the model's {top} collects {mine[0]}): "
+                f"checked once, with the model's gradient {pairs[top]}, which its optimizer steps with")
     shared = {m for ms in tied.values() for m, _ in ms} | {m for ms in listed.values() for m in ms}
     tied = {rep: ms for rep, ms in tied.items() if ms}
     tied = {rep: [(m, pairs[m], pos) for m, pos in ms] for rep, ms in tied.items()}
     info["unchecked"] = [w for w in info["unchecked"] if w not in views]
     return {w: g for w, g in pairs.items() if w not in shared}, tied, views, named
+
+
+def _collector(named, m, ms):
+    """The model's own ``params[i]`` among ``ms`` (``[(name, positions)]``, tied to one parameter) that is the very
+    array ``m`` (a sub-layer's ``layers.1.params[0]``) is: DLfS-2's ``model.params += layer.params`` listing a
+    view (``W_out = W_in.T``) once more; None when there is none."""
+    return next((x for x, _ in ms if "." not in x and x != m and named[x] is named[m]), None)
 
 
 def _views_info(info, tied, views, named, pairs):
