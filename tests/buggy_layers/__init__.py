@@ -168,6 +168,7 @@ EXPECTED = {
     "styles.py::NestedDeepTwice": "factor",
     # session 12 (store12): a tensor class's .value with .gradient (Y25)
     "styles.py::ValueLinearTwice": "factor",
+    "styles.py::DLfS2TiedSign": "wrong-sign",  # Y12: W_out = W_in.T listed twice, the gradients summed
 }
 
 #: Bugs no signature names: each must FAIL with "wrong-values" (no known bug pattern), never a wrong name.
@@ -175,7 +176,8 @@ UNNAMED = ["activations.py::ReLUInvertedMask", "activations.py::LeakyReLUPlainMa
            "softmax.py::SoftmaxPlusSum", "norm.py::BatchNormGammaFromX", "pool_embed_rnn.py::MaxPoolWholeWindow",
            "pool_embed_rnn.py::RNNTanhTwice",
            "cs231n.py::convhalfflip", "activations.py::PReLUDalphaNoX",
-           "styles.py::FlatLinearForgetsB"]  # tester10 T6: dtheta's b segment never written
+           "styles.py::FlatLinearForgetsB",
+           "styles.py::BiasLinearIgnoresB"]  # store12 NoBias: forward ignores b, backward writes db  # tester10 T6: dtheta's b segment never written
 
 #: The correct counterparts: each must PASS.
 CORRECT = ["linear.py::LinearOutIn", "linear.py::LinearInOut", "activations.py::ReLU", "activations.py::LeakyReLU",
@@ -200,7 +202,7 @@ CORRECT = ["linear.py::LinearOutIn", "linear.py::LinearInOut", "activations.py::
            "activations.py::DropoutModeMatch", "activations.py::DropoutModeEnum", "styles.py::DLfS2Net",
            "styles.py::GradsObjLinear", "styles.py::FlatLinear", "activations.py::DropoutParamMode",
            "activations.py::DropoutModuleFlag", "activations.py::DropoutInTrain", "activations.py::NetSubTraining",
-           "styles.py::ValueLinear"]
+           "styles.py::ValueLinear", "styles.py::BiasLinear", "styles.py::DLfS2Tied"]
 
 
 def load(key: str):

@@ -405,3 +405,84 @@ class ValueLinear:
 class ValueLinearTwice(ValueLinear):
     def __init__(self):
         super().__init__(bug=2.0)  # BUG: W.gradient twice the gradient
+
+
+class BiasLinear:
+    """Y = X @ W + b, attribute style."""
+
+    ADAPT = True
+
+    def __init__(self):
+        rng = np.random.default_rng(0)
+        self.W, self.b = rng.standard_normal((4, 3)), rng.standard_normal(3)
+
+    def forward(self, X):
+        self.X = X
+        return X @ self.W + self.b
+
+    def backward(self, dY):
+        self.dW, self.db = self.X.T @ dY, dY.sum(0)
+        return dY @ self.W.T
+
+
+class BiasLinearIgnoresB(BiasLinear):
+    """NoBias (wrong PASS before): b was not read as a weight, so the db backward writes was never checked."""
+
+    def forward(self, X):
+        self.X = X
+        return X @ self.W  # BUG: the bias is never added
+
+
+class MatMul2:
+    """DLfS-2's MatMul: params and grads lists, the gradient written in place."""
+
+    def __init__(self, W, bug=1.0):
+        self.params, self.grads, self.bug = [W], [np.zeros_like(W)], bug
+
+    def forward(self, x):
+        self.x = x
+        return x @ self.params[0]
+
+    def backward(self, dout):
+        self.grads[0][...] = self.bug * self.x.T @ dout
+        return dout @ self.params[0].T
+
+
+class DLfS2Tied:
+    """DLfS-2's weight tying through a transpose (W_out = W_in.T), both listed in the model's params: the book's
+    remove_duplicate sums the gradients, g_in + g_out.T (Y12: once FAILed, the transposed one added twice)."""
+
+    ADAPT = True
+
+    def __init__(self, bug=1.0):
+        W_in = np.random.default_rng(0).standard_normal((4, 3))
+        self.blocks = [MatMul2(W_in, bug), MatMul2(W_in.T, bug)]
+        self.params, self.grads = [], []
+        for layer in self.blocks:
+            self.params += layer.params
+            self.grads += layer.grads
+
+    def forward(self, x):
+        for layer in self.blocks:
+            x = layer.forward(x)
+        return x
+
+    def backward(self, dout):
+        for layer in reversed(self.blocks):
+            dout = layer.backward(dout)
+        return dout
+
+
+class DLfS2TiedSign(DLfS2Tied):
+    def __init__(self):
+        super().__init__(bug=-1.0)  # BUG: each layer's gradient of the wrong sign
+
+
+class DLfS2NetCopies(DLfS2Net):
+    """Y23 (wrong PASS before): the model's params list holds copies of its layers' arrays, so its optimizer steps
+    arrays forward never reads. Not in the table: gradcheck refuses it (a protocol error, exit 3) naming each
+    params[i] and the layer array it copies (tests/test_store12_storage.py)."""
+
+    def __init__(self):
+        super().__init__()
+        self.params = [p.copy() for layer in self.blocks for p in layer.params]  # BUG: copies, not the arrays
