@@ -1125,6 +1125,10 @@ class Adapted:
     """A class instance behind the manualprop protocol: ``pairs`` maps a weight attribute to its
     gradient attribute; ``own``: the object has its own ``params``/``grads`` dicts."""
 
+    #: the attribute backward also stores dX in (``self.dinputs``) when it differs from the dX backward returns and
+    #: is the further from a finite difference (:func:`_stored_dx`): read in place of the returned one, so it FAILs
+    dx_stored = None
+
     def __init__(self, obj, pairs, own=False, tied=None, views=None, real=None):
         self.obj, self.pairs, self.own = obj, dict(pairs), own
         #: ``{W: _Cls__W}``: a parameter named as the student wrote it (``self.__W``), not as Python stores it
@@ -1250,6 +1254,8 @@ class Adapted:
             if mode is not None and (self.mode_keyword or ("",))[0].startswith(("self.", "global ")):
                 _training_kw(self.obj.forward, mode, self.mode_keyword)  # the mode the last forward ran in
             r = self.obj.backward(dY)
+        if self.dx_stored is not None and isinstance(r, np.ndarray):  # a wrong self.dinputs beside a right dX
+            r = getattr(self.obj, self.dx_stored, r)
         return tuple(_copy(v) for v in r) if isinstance(r, tuple) else _copy(r)
 
     def __deepcopy__(self, memo):
@@ -2437,7 +2443,49 @@ def _attribute_style(obj, inputs, kw, info, found):
         names = [w for w in every if w not in pairs and w not in numbers]
         info["text"] += (f" (found without measuring which arrays forward uses: {UNMEASURED[why.partition(':')[0]]}{why.partition(':')[2]}"
                          + (f"; arrays not checked: {', '.join(names)}" if names else "") + ")")
-    return _wrap(obj, pairs, tied=tied, views=_views_info(info, tied, views, named, pairs)), info
+    layer = _wrap(obj, pairs, tied=tied, views=_views_info(info, tied, views, named, pairs))
+    if inputs is not None and len(inputs) == 1 and (dx := _try(_stored_dx, obj, inputs, kw)) is not None:
+        _read_stored_dx(layer, info, *dx)  # backward returns dX and stores self.dinputs, and the two differ
+    return layer, info
+
+
+#: Attributes a backward that returns dX may store it in as well (*Neural Networks from Scratch*'s ``self.dinputs``).
+STORED_DX = ("dinputs", "dinput", "dX", "dx", "d_X", "d_x", "dL_dX", "grad_input", "grad_inputs", "dA_prev")
+
+
+def _stored_dx(obj, inputs, kw):
+    """``(attribute, "stored" or "returned")`` when one backward (after a probe forward; state restored) returns dX
+    and also stores an array of its shape that differs from it under a name of :data:`STORED_DX` (written by that
+    backward): the one further from a central difference (:func:`_farther`) is named; None otherwise (Y6, as X18
+    for weights)."""
+    with _all_undone([obj]) as rewind:
+        y = _run(obj, rewind, inputs, kw)
+        before = {k: (v, v.copy()) for k, v in _fields(obj).items() if k in STORED_DX and isinstance(v, np.ndarray)}
+        _step("backward")
+        r = obj.backward(np.random.default_rng(7).standard_normal(y.shape))
+        d = _fields(obj)
+        if not isinstance(r, np.ndarray) or r.shape != inputs[0].shape:
+            return None
+        name = next((k for k in STORED_DX if isinstance(a := d.get(k), np.ndarray) and a.shape == r.shape
+                     and not np.shares_memory(a, r) and not np.array_equal(a, r, equal_nan=True)
+                     and (before.get(k, (None,))[0] is not a or not np.array_equal(a, before[k][1]))), None)
+        if name is None:
+            return None
+        grads = {"stored": np.array(d[name], dtype=np.float64), "returned": np.array(r, dtype=np.float64)}
+    x = np.array(inputs[0], dtype=np.float64)
+    return name, _farther(obj, [x], kw, x, grads)
+
+
+def _read_stored_dx(layer, info, name, wrong):
+    """Read the stored ``self.<name>`` in place of the returned dX when it is the ``wrong`` one (:func:`_stored_dx`),
+    saying so in the header and the FAIL line (``info['read_from']``)."""
+    layer.dx_stored = name if wrong == "stored" else None
+    info["text"] += (f"; backward stores self.{name} and returns dX, and they differ: the check reads "
+                     + (f"the stored self.{name}" if wrong == "stored" else "the returned dX")
+                     + ", the one further from a finite difference of forward (both must be right)")
+    info.setdefault("read_from", []).append(
+        "dX: " + (f"the stored self.{name}, not the dX backward returns" if wrong == "stored" else
+                  f"the dX backward returns, not the stored self.{name}") + " (the two differ)")
 
 
 #: The containers a model lists its parameters in for its optimizer (DLfS-2's ``self.params``).

@@ -189,3 +189,40 @@ def test_the_cli_refuses_a_model_of_copies_with_exit_3(tmp_path):
     out = both(p)
     assert p.returncode == 3 and "PASS" not in out, out
     assert "Net.params[0] and params[1] are copies of layers.0.params[0] and layers.0.params[1]" in out, out
+
+
+STORED_DX = """
+import numpy as np
+
+class Dense:
+    def __init__(self):
+        rng = np.random.default_rng(0)
+        self.weights, self.biases = rng.standard_normal((5, 3)), rng.standard_normal(3)
+    def forward(self, inputs):
+        self.inputs = inputs
+        return inputs @ self.weights + self.biases
+    def backward(self, dvalues):
+        self.dweights, self.dbiases = self.inputs.T @ dvalues, dvalues.sum(0)
+        self.NAME = STORED * dvalues @ self.weights.T
+        return RETURNED * dvalues @ self.weights.T
+"""
+
+
+@pytest.mark.parametrize("name", ["dinputs", "dX"])
+@pytest.mark.parametrize("stored, returned", [(1, 1), (2, 1), (1, -1)])
+def test_a_stored_dx_beside_the_returned_one_is_checked_too(tmp_path, name, stored, returned):
+    """Y6 (wrong PASS): backward returned a right dX and stored a wrong self.dinputs (what NNFS's next layer
+    reads): the returned one alone was checked. The one further from a finite difference is read, and named."""
+    body = STORED_DX.replace("NAME", name).replace("STORED", str(stored)).replace("RETURNED", str(returned))
+    p = run("check", f"{student(tmp_path, body, f'y6_{name}_{stored}_{returned + 1}.py')}::Dense", "--input-shape",
+            "6,5")
+    out = both(p)
+    if stored == returned:
+        assert p.returncode == 0 and "PASS: Dense" in out and "they differ" not in out, out
+    elif stored == 2:
+        assert p.returncode == 1 and (f"FAIL: Dense: gradient mismatch in dX (dX is the stored self.{name}, not the "
+                                      "dX backward returns (the two differ))") in out, out
+        assert f"backward stores self.{name} and returns dX, and they differ" in out and "2 times" in out, out
+    else:
+        assert p.returncode == 1 and f"dX is the dX backward returns, not the stored self.{name}" in out, out
+        assert "wrong sign" in out, out

@@ -168,7 +168,8 @@ EXPECTED = {
     "styles.py::NestedDeepTwice": "factor",
     # session 12 (store12): a tensor class's .value with .gradient (Y25)
     "styles.py::ValueLinearTwice": "factor",
-    "styles.py::DLfS2TiedSign": "wrong-sign",  # Y12: W_out = W_in.T listed twice, the gradients summed
+    "styles.py::DLfS2TiedSign": "wrong-sign",
+    "styles.py::NnfsDenseStoredDinputsTwice": "factor",  # Y6: a wrong stored self.dinputs beside a right dX  # Y12: W_out = W_in.T listed twice, the gradients summed
 }
 
 #: Bugs no signature names: each must FAIL with "wrong-values" (no known bug pattern), never a wrong name.
@@ -202,7 +203,8 @@ CORRECT = ["linear.py::LinearOutIn", "linear.py::LinearInOut", "activations.py::
            "activations.py::DropoutModeMatch", "activations.py::DropoutModeEnum", "styles.py::DLfS2Net",
            "styles.py::GradsObjLinear", "styles.py::FlatLinear", "activations.py::DropoutParamMode",
            "activations.py::DropoutModuleFlag", "activations.py::DropoutInTrain", "activations.py::NetSubTraining",
-           "styles.py::ValueLinear", "styles.py::BiasLinear", "styles.py::DLfS2Tied"]
+           "styles.py::ValueLinear", "styles.py::BiasLinear", "styles.py::DLfS2Tied",
+           "styles.py::NnfsDenseKeepsBoth"]
 
 
 def load(key: str):

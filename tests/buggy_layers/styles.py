@@ -486,3 +486,19 @@ class DLfS2NetCopies(DLfS2Net):
     def __init__(self):
         super().__init__()
         self.params = [p.copy() for layer in self.blocks for p in layer.params]  # BUG: copies, not the arrays
+
+
+class NnfsDenseKeepsBoth(BiasLinear):
+    """Returns dX and stores it as self.dinputs too (NNFS's name): both read by the next layer or the optimizer."""
+
+    def backward(self, dY, bug=1.0):
+        self.dW, self.db = self.X.T @ dY, dY.sum(0)
+        self.dinputs = bug * dY @ self.W.T
+        return dY @ self.W.T
+
+
+class NnfsDenseStoredDinputsTwice(NnfsDenseKeepsBoth):
+    """Y6 (wrong PASS before): the returned dX right, the stored self.dinputs (what NNFS's next layer reads) x2."""
+
+    def backward(self, dY):
+        return super().backward(dY, bug=2.0)  # BUG: self.dinputs twice the gradient
