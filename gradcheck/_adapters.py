@@ -28,6 +28,7 @@ import copy
 import enum
 import functools
 import inspect
+import itertools
 import json
 import random
 import re
@@ -1500,6 +1501,8 @@ def _items(v):
                 + [(".", "keys", tuple(held))] * bool(held))
     if isinstance(v, SEQUENCES):
         return [("[", k, x) for k, x in enumerate(v)]
+    if isinstance(v, np.ndarray) and v.ndim > 1:  # a 2-D object array: by its index, W[1, 0] (Y16)
+        return [("[", k, v[k]) for k in itertools.islice(np.ndindex(v.shape), MAX_PROBED * 4)]
     if isinstance(v, np.ndarray):  # an object array: by its flat index
         return [("[", k, x) for k, x in enumerate(v.ravel()[:MAX_PROBED * 4])]
     if isinstance(v, (set, frozenset)):
@@ -1542,10 +1545,16 @@ def walk(root, enter=None):
     return out
 
 
+def _key_text(k):
+    """An item key as written between brackets: ``'W'``, ``1``, an n-d object array's index ``1, 0``."""
+    return ", ".join(map(repr, k)) if isinstance(k, tuple) else repr(k)
+
+
 def _label(path, dotted=False, root=""):
     """A :func:`walk` path as a name: ``ws['a'][0]``, after ``root`` (``cache[1].x``); ``dotted``: ``stages.1.head``,
     as PyTorch names modules."""
-    text = root + "".join(f".{k}" if s == "." or dotted else f"[{k!r}]" for s, k in path)
+    text = root + "".join((f".{'.'.join(map(str, k))}" if isinstance(k, tuple) else f".{k}") if s == "." or dotted
+                          else f"[{_key_text(k)}]" for s, k in path)
     return text[1:] if text[:1] == "." else text
 
 
@@ -1646,9 +1655,11 @@ def _item_path(name):
     except SyntaxError:
         return None
     keys = []
-    while isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant) and \
-            isinstance(node.slice.value, (str, int)):
-        keys.insert(0, node.slice.value)
+    while isinstance(node, ast.Subscript) and (isinstance(node.slice, ast.Constant) and isinstance(
+            node.slice.value, (str, int)) or isinstance(node.slice, ast.Tuple) and node.slice.elts and all(
+            isinstance(e, ast.Constant) and type(e.value) is int for e in node.slice.elts)):
+        keys.insert(0, node.slice.value if isinstance(node.slice, ast.Constant) else  # W[1, 0]: (1, 0)
+                    tuple(e.value for e in node.slice.elts))
         node = node.value
     return (node.id, keys) if isinstance(node, ast.Name) and keys else None
 
@@ -1693,7 +1704,9 @@ class _Items:
                 return c[:keys[0]] + (new,) + c[keys[0] + 1:]
             if isinstance(c, collections.ChainMap):  # where the key is, not a new key in the first map
                 c = next((m for m in c.maps if keys[0] in m), c)
-            if isinstance(c, np.ndarray):
+            if isinstance(c, np.ndarray) and isinstance(keys[0], tuple):
+                c[keys[0]] = new
+            elif isinstance(c, np.ndarray):
                 c.flat[keys[0]] = new
             else:
                 c[keys[0]] = new
@@ -1705,8 +1718,9 @@ class _Items:
 
 
 def _item(c, k):
-    """Item ``k`` of container ``c`` as :func:`walk` names it: an object array's by its flat index."""
-    return c.flat[k] if isinstance(c, np.ndarray) else c[k]
+    """Item ``k`` of container ``c`` as :func:`walk` names it: an object array's by its flat index (an n-d one's
+    by its index tuple)."""
+    return c.flat[k] if isinstance(c, np.ndarray) and not isinstance(k, tuple) else c[k]
 
 
 #: A name-mangled attribute: ``self.__W`` in class ``Cls`` is ``_Cls__W`` (groups: ``_Cls__``, ``W``).
@@ -1741,7 +1755,7 @@ def _arrays(obj, every=False):
             not k.startswith("_") and k not in GRAD_DICTS and not (k == "params" and isinstance(v, dict))
             and not _gradient_name(k, ())))  # params = [W, b] (a list): params[0] with grads[0]
     found = [(p, v) for p, v in walk(obj, enter) if isinstance(v, np.ndarray) and v.dtype.kind == "f" and v.size
-             and all(isinstance(k, int) or k.isidentifier() for _, k in p) and all(s == "[" for s, _ in p[1:])]
+             and all(isinstance(k, (int, tuple)) or k.isidentifier() for _, k in p) and all(s == "[" for s, _ in p[1:])]
     return {_label(p): v for p, v in sorted(found, key=lambda pv: len(pv[0]) > 1)[:MAX_PROBED * 4]}
 
 
@@ -1941,7 +1955,7 @@ def _grad_candidates(key):
             ["_" + g.format(key[1:]) for g in GRAD_NAMES] if key.startswith("_") and key[1:2] != "_" else []
         return list(dict.fromkeys([g.format(key) for g in GRAD_NAMES] + private + [f"grads[{key!r}]"]
                                   + [f"{d}.{key}" for d in GRAD_DICTS]))  # self.grads.W: an object of gradients
-    subs = "".join(f"[{k!r}]" for k in path[1])
+    subs = "".join(f"[{_key_text(k)}]" for k in path[1])
     return [g.format(path[0]) + subs for g in GRAD_NAMES] + [d + subs for d in GRAD_DICTS]
 
 

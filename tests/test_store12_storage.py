@@ -226,3 +226,15 @@ def test_a_stored_dx_beside_the_returned_one_is_checked_too(tmp_path, name, stor
     else:
         assert p.returncode == 1 and f"dX is the dX backward returns, not the stored self.{name}" in out, out
         assert "wrong sign" in out, out
+
+
+def test_weights_in_a_2d_object_array_are_named_by_their_index():
+    """Y16: W[1, 0] of a 2 x 2 object array was named W[2] (its flat index); dW[1, 0] x2 is found there."""
+    from buggy_layers import diagnose, load
+
+    layer = load("styles.py::GridSum")[0]
+    assert list(layer.pairs) == ["W[0, 0]", "W[0, 1]", "W[1, 0]", "W[1, 1]"], layer.pairs
+    assert layer.pairs["W[1, 0]"] == "dW[1, 0]", layer.pairs
+    d = diagnose("styles.py::GridSumTwice")
+    assert not d.passed and d.codes[0] == "factor", d.sentence()
+    assert d.sentence().startswith("FAIL: GridSumTwice: dW[1, 0] is 2 times the correct gradient"), d.sentence()

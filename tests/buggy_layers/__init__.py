@@ -169,7 +169,8 @@ EXPECTED = {
     # session 12 (store12): a tensor class's .value with .gradient (Y25)
     "styles.py::ValueLinearTwice": "factor",
     "styles.py::DLfS2TiedSign": "wrong-sign",
-    "styles.py::NnfsDenseStoredDinputsTwice": "factor",  # Y6: a wrong stored self.dinputs beside a right dX  # Y12: W_out = W_in.T listed twice, the gradients summed
+    "styles.py::NnfsDenseStoredDinputsTwice": "factor",
+    "styles.py::GridSumTwice": "factor",  # Y16: weights in a 2-D object array, named W[1, 0]  # Y6: a wrong stored self.dinputs beside a right dX  # Y12: W_out = W_in.T listed twice, the gradients summed
 }
 
 #: Bugs no signature names: each must FAIL with "wrong-values" (no known bug pattern), never a wrong name.
@@ -204,7 +205,7 @@ CORRECT = ["linear.py::LinearOutIn", "linear.py::LinearInOut", "activations.py::
            "styles.py::GradsObjLinear", "styles.py::FlatLinear", "activations.py::DropoutParamMode",
            "activations.py::DropoutModuleFlag", "activations.py::DropoutInTrain", "activations.py::NetSubTraining",
            "styles.py::ValueLinear", "styles.py::BiasLinear", "styles.py::DLfS2Tied",
-           "styles.py::NnfsDenseKeepsBoth"]
+           "styles.py::NnfsDenseKeepsBoth", "styles.py::GridSum"]
 
 
 def load(key: str):

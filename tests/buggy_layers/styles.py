@@ -502,3 +502,31 @@ class NnfsDenseStoredDinputsTwice(NnfsDenseKeepsBoth):
 
     def backward(self, dY):
         return super().backward(dY, bug=2.0)  # BUG: self.dinputs twice the gradient
+
+
+class GridSum:
+    """Y = sum over a 2 x 2 grid of X @ W[i, j], the weights in a 2-D numpy object array (Y16: once named by a flat
+    index, W[2] for W[1, 0])."""
+
+    ADAPT = True
+
+    def __init__(self, bug=1.0):
+        rng = np.random.default_rng(0)
+        self.W, self.bug = np.empty((2, 2), dtype=object), bug
+        for i, j in np.ndindex(2, 2):
+            self.W[i, j] = rng.standard_normal((4, 3))
+
+    def forward(self, X):
+        self.X = X
+        return sum(X @ self.W[i, j] for i, j in np.ndindex(2, 2))
+
+    def backward(self, dY):
+        self.dW = np.empty((2, 2), dtype=object)
+        for i, j in np.ndindex(2, 2):
+            self.dW[i, j] = self.X.T @ dY * (self.bug if (i, j) == (1, 0) else 1.0)
+        return sum(dY @ self.W[i, j].T for i, j in np.ndindex(2, 2))
+
+
+class GridSumTwice(GridSum):
+    def __init__(self):
+        super().__init__(bug=2.0)  # BUG: dW[1, 0] twice the gradient
