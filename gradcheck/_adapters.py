@@ -2428,6 +2428,10 @@ def _attribute_style(obj, inputs, kw, info, found):
     pairs, tied, views, named = _one_per_memory(obj, children, pairs, info)  # enc.W is dec.W; self.Wx = self.W[:D]
     if pairs:  # the layer sets gradients: a missing one is a wrong result, unless the array is a buffer
         info["unchecked"], info["buffers"] = _split_buffers([w for w in info["unchecked"] if w not in unsure])
+        info["unchecked"], more = _buffers_by_behaviour(obj, inputs, kws, info["unchecked"], pairs, children)
+        info["buffers"] += list(more)  # Z15: self.bg, self.wts, a running statistic named bm: buffers, not weights
+        if more:
+            info["buffer_why"] = [f"{w}: {why}" for w, why in more.items()]  # as read_from: strings cross
         info["unchecked"] += [w for w in unsure if w in (used or [])]  # no sure gradient: not a buffer
         dicts = [w for w in info["unchecked"] if isinstance(getattr(_owner(obj, children, w)[0], "params", None), dict)]
         info["unchecked"], info["unseen"] = [w for w in info["unchecked"] if w not in dicts], dicts  # not in params
@@ -3029,6 +3033,47 @@ def _split_buffers(unchecked):
     ``causal``, a positional encoding ``pe``, ``running_mean``) is a buffer (a constant: a warning); a
     parameter's name (``b`` beside ``W``/``dW``) is a weight whose gradient backward forgot (a wrong result)."""
     return [w for w in unchecked if not _buffer_name(w)], [w for w in unchecked if _buffer_name(w)]
+
+
+#: A short name a weight may have (``Wq``, ``bh``), and so may a buffer (``buf``, ``base``, ``bins``, ``win``, ``bg``,
+#: ``wts``): ``w`` or ``b`` and one to three lowercase letters (not ``bias``, ``beta``; a capital ``W``, ``Wh``, is a
+#: weight matrix's), decided by the layer's other weights (:func:`_buffers_by_behaviour`).
+SHORT_NAME = re.compile(r"(?!bias$|beta$)[wbB][a-z]{1,3}")
+
+
+def _buffers_by_behaviour(obj, inputs, kws, unchecked, pairs, children):
+    """``(weights, {buffer: why})`` of the arrays ``unchecked`` (forward uses them, backward sets no gradient, named
+    like weights: :func:`_split_buffers`), told apart by what the layer does (Z15): an array forward writes (in any
+    mode of ``kws``: a running statistic, a scratch buffer) is a buffer; so is one with a short name
+    (:data:`SHORT_NAME`: ``bg``, ``wts``, ``base``) unless a weight of the same owner with a gradient has a short name
+    of the same letter (``bg`` beside ``bi``/``dbi``, ``Wo`` beside ``Wq``/``dWq``: a gradient forgotten)."""
+    if not unchecked:
+        return [], {}
+    written = (_try(_forward_writes, obj, inputs, kws, unchecked, children) or set()) if inputs is not None else set()
+
+    def short(w):
+        key = _bare(w.rpartition(".")[2])
+        path = _item_path(key)
+        return (path[0] if path else key) if SHORT_NAME.fullmatch(path[0] if path else key) else None
+    kin = {(w.rpartition(".")[0], s[0].lower()) for w in pairs if (s := short(w))}
+    buffers = {w: "forward writes it" if w in written else "a short name, unlike the weights with gradients"
+               for w in unchecked if w in written or ((s := short(w)) and (w.rpartition(".")[0], s[0].lower())
+                                                      not in kin)}
+    return [w for w in unchecked if w not in buffers], buffers
+
+
+def _forward_writes(obj, inputs, kws, names, children):
+    """The arrays among ``names`` that forward writes, rebinding them or changing them in place, in any mode of the
+    keywords ``kws`` (every write undone)."""
+    out = set()
+    with _all_undone([obj, *children.values()]) as rewind:
+        for kw in kws:
+            before = {n: (v, v.copy()) for n in names[:MAX_PROBED]
+                      if isinstance(v := getattr(*_owner(obj, children, n), None), np.ndarray)}
+            _run(obj, rewind, inputs, kw)
+            out |= {n for n, (v, c) in before.items() if getattr(*_owner(obj, children, n), None) is not v
+                    or not np.array_equal(v, c, equal_nan=True)}
+    return out
 
 
 def _buffer_name(w):

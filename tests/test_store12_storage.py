@@ -238,3 +238,51 @@ def test_weights_in_a_2d_object_array_are_named_by_their_index():
     d = diagnose("styles.py::GridSumTwice")
     assert not d.passed and d.codes[0] == "factor", d.sentence()
     assert d.sentence().startswith("FAIL: GridSumTwice: dW[1, 0] is 2 times the correct gradient"), d.sentence()
+
+
+BUFFERS = """
+import numpy as np
+
+class L:
+    def __init__(self):
+        rng = np.random.default_rng(0)
+        self.W, self.b = rng.standard_normal((5, 3)), rng.standard_normal(3)
+        self.EXTRA = rng.standard_normal(3)
+        self.bi = rng.standard_normal(3)
+    def forward(self, X, training=False):
+        self.X = X
+        Y = X @ self.W + self.b + self.bi
+        if training and WRITES:
+            self.EXTRA = 0.9 * self.EXTRA + 0.1 * Y.mean(0)
+            return Y
+        return Y + self.EXTRA
+    def backward(self, dY):
+        self.dW, self.db = self.X.T @ dY, dY.sum(0)
+        if BI:
+            self.dbi = dY.sum(0)
+        return dY @ self.W.T
+"""
+
+
+@pytest.mark.parametrize("extra, writes, bi, code, words", [
+    # a short name like no weight with a gradient (W, b): a buffer, PASS with its warning
+    ("bg", False, False, 0, "read as a constant buffer (a short name, unlike the weights with gradients)"),
+    ("wts", False, False, 0, "read as a constant buffer (a short name, unlike the weights with gradients)"),
+    # a running statistic forward writes, whatever its name: a buffer
+    ("b_run", True, False, 0, "read as a constant buffer (forward writes it)"),
+    # bg beside bi with dbi: a gate bias whose gradient backward forgot, a wrong result
+    ("bg", False, True, 1, "backward sets no gradient for bg (expected self.dbg"),
+    # a capital W with a subscript, and b itself, are weights
+    ("Wh", False, False, 1, "backward sets no gradient for Wh"),
+])
+def test_arrays_without_gradients_are_told_from_weights_by_what_the_layer_does(tmp_path, extra, writes, bi, code,
+                                                                               words):
+    """Z15 (wrong FAIL): buffers with short names (bg, wts, base, bins, win, buf) beside W/dW, b/db were read as
+    weights whose gradient backward forgot (exit 1). A running statistic forward writes is a buffer too."""
+    body = BUFFERS.replace("EXTRA", extra).replace("WRITES", str(writes)).replace("BI:", f"{bi}:")
+    if not bi:
+        body = body.replace("        self.bi = rng.standard_normal(3)\n", "").replace(" + self.bi", "")
+    p = run("check", f"{student(tmp_path, body, f'z15_{extra}_{writes}_{bi}.py')}::L", "--input-shape", "6,5")
+    out = both(p)
+    assert p.returncode == code and words in out, out
+    assert ("PASS: L:" in out) == (code == 0), out

@@ -170,7 +170,8 @@ EXPECTED = {
     "styles.py::ValueLinearTwice": "factor",
     "styles.py::DLfS2TiedSign": "wrong-sign",
     "styles.py::NnfsDenseStoredDinputsTwice": "factor",
-    "styles.py::GridSumTwice": "factor",  # Y16: weights in a 2-D object array, named W[1, 0]  # Y6: a wrong stored self.dinputs beside a right dX  # Y12: W_out = W_in.T listed twice, the gradients summed
+    "styles.py::GridSumTwice": "factor",
+    "styles.py::BufferedLinearMeanBias": "bias-mean",  # Z15: buffers bg, wts, win, bins beside W, b  # Y16: weights in a 2-D object array, named W[1, 0]  # Y6: a wrong stored self.dinputs beside a right dX  # Y12: W_out = W_in.T listed twice, the gradients summed
 }
 
 #: Bugs no signature names: each must FAIL with "wrong-values" (no known bug pattern), never a wrong name.
@@ -205,7 +206,8 @@ CORRECT = ["linear.py::LinearOutIn", "linear.py::LinearInOut", "activations.py::
            "styles.py::GradsObjLinear", "styles.py::FlatLinear", "activations.py::DropoutParamMode",
            "activations.py::DropoutModuleFlag", "activations.py::DropoutInTrain", "activations.py::NetSubTraining",
            "styles.py::ValueLinear", "styles.py::BiasLinear", "styles.py::DLfS2Tied",
-           "styles.py::NnfsDenseKeepsBoth", "styles.py::GridSum"]
+           "styles.py::NnfsDenseKeepsBoth", "styles.py::GridSum",
+           "styles.py::BufferedLinear"]
 
 
 def load(key: str):

@@ -530,3 +530,31 @@ class GridSum:
 class GridSumTwice(GridSum):
     def __init__(self):
         super().__init__(bug=2.0)  # BUG: dW[1, 0] twice the gradient
+
+
+class BufferedLinear:
+    """Y = (X @ W + b) * win + bg + wts * bins, with a scratch buf forward writes: buffers with short names beside W
+    and b (Z15: once read as weights without gradients, a wrong FAIL)."""
+
+    ADAPT = True
+
+    def __init__(self, bias_mean=False):
+        rng = np.random.default_rng(0)
+        self.W, self.b = rng.standard_normal((4, 3)), rng.standard_normal(3)
+        self.buf, self.win, self.bins = np.zeros((5, 3)), np.hanning(5)[1:4], np.linspace(0.0, 1.0, 3)
+        self.bg, self.wts, self.bias_mean = rng.standard_normal(3), rng.standard_normal(3), bias_mean
+
+    def forward(self, X):
+        self.X = X
+        self.buf = X @ self.W + self.b
+        return self.buf * self.win + self.bg + self.wts * self.bins
+
+    def backward(self, dY):
+        g = dY * self.win
+        self.dW, self.db = self.X.T @ g, g.mean(0) if self.bias_mean else g.sum(0)
+        return g @ self.W.T
+
+
+class BufferedLinearMeanBias(BufferedLinear):
+    def __init__(self):
+        super().__init__(bias_mean=True)  # BUG: db the mean over the batch
