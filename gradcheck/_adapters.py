@@ -1861,6 +1861,20 @@ def _idle_weights(obj, inputs, kw, unused, children=None):
     return out
 
 
+def _idle_pairs(obj, inputs, kw, unused, children, info):
+    """:func:`_idle_weights` of ``unused``, said in ``info`` (the header, and ``read_from`` for the FAIL line)."""
+    idle = _try(_idle_weights, obj, inputs, kw, unused, children) or {}
+    if idle:
+        info["idle"] = list(idle)
+        info.setdefault("read_from", []).extend(
+            f"d{_bare(w.rpartition('.')[2])}: the gradient backward writes for {w}, but forward does not use {w}: "
+            f"changing it leaves the output unchanged, so its gradient is 0" for w in idle)
+        info.setdefault("listed", []).append(
+            f"forward does not use {_names(list(idle))}, yet backward writes {_names(list(idle.values()))}: checked "
+            "against the numerical gradient, 0")
+    return idle
+
+
 def _sibling_arrays(obj, holder):
     """``{"g.W": array}``: the float arrays of the plain objects (:func:`_is_helper`) other than ``holder`` that
     ``obj``'s attributes hold (``obj`` holds ``holder``: the layer or a sub-layer or plain object of it),
@@ -2409,17 +2423,9 @@ def _attribute_style(obj, inputs, kw, info, found):
     else:  # a random forward: what one backward sets, every array a candidate
         pairs = _try(_grad_attrs, obj, inputs, kw, every if used is None else used, children)
         info["backward_ran"], (pairs, unsure, placed) = pairs is not None, pairs or ({}, {}, [])  # raised: unknown
-    if used is not None and inputs is not None and (idle := _try(_idle_weights, obj, inputs, kw, [
-            w for w in every if w not in used and w not in pairs and w not in numbers and w not in sub_numbers],
-            children)):  # forward ignores b, backward writes db: checked (its numerical gradient is 0), said so
-        pairs.update(idle)
-        info["idle"] = list(idle)
-        info.setdefault("read_from", []).extend(
-            f"d{_bare(w.rpartition('.')[2])}: the gradient backward writes for {w}, but forward does not use {w}: "
-            f"changing it leaves the output unchanged, so its gradient is 0" for w in idle)
-        info.setdefault("listed", []).append(
-            f"forward does not use {_names(list(idle))}, yet backward writes {_names(list(idle.values()))}: checked "
-            "against the numerical gradient, 0")
+    if used is not None and inputs is not None:  # forward ignores b, backward writes db: checked (NoBias)
+        pairs.update(_idle_pairs(obj, inputs, kw, [w for w in every if w not in used and w not in pairs and w not in
+                                                   numbers and w not in sub_numbers], children, info))
     pairs = _in_order({**pairs, **sub_pairs}, children)
     info["unchecked"] = [w for w in (used or []) if w not in pairs and w not in numbers and w not in sub_numbers]
     if unsure:
@@ -2428,10 +2434,7 @@ def _attribute_style(obj, inputs, kw, info, found):
     pairs, tied, views, named = _one_per_memory(obj, children, pairs, info)  # enc.W is dec.W; self.Wx = self.W[:D]
     if pairs:  # the layer sets gradients: a missing one is a wrong result, unless the array is a buffer
         info["unchecked"], info["buffers"] = _split_buffers([w for w in info["unchecked"] if w not in unsure])
-        info["unchecked"], more = _buffers_by_behaviour(obj, inputs, kws, info["unchecked"], pairs, children)
-        info["buffers"] += list(more)  # Z15: self.bg, self.wts, a running statistic named bm: buffers, not weights
-        if more:
-            info["buffer_why"] = [f"{w}: {why}" for w, why in more.items()]  # as read_from: strings cross
+        info["unchecked"] = _buffers_by_behaviour(obj, inputs, kws, info, pairs, children)  # Z15: bg, wts: buffers
         info["unchecked"] += [w for w in unsure if w in (used or [])]  # no sure gradient: not a buffer
         dicts = [w for w in info["unchecked"] if isinstance(getattr(_owner(obj, children, w)[0], "params", None), dict)]
         info["unchecked"], info["unseen"] = [w for w in info["unchecked"] if w not in dicts], dicts  # not in params
@@ -3041,14 +3044,16 @@ def _split_buffers(unchecked):
 SHORT_NAME = re.compile(r"(?!bias$|beta$)[wbB][a-z]{1,3}")
 
 
-def _buffers_by_behaviour(obj, inputs, kws, unchecked, pairs, children):
-    """``(weights, {buffer: why})`` of the arrays ``unchecked`` (forward uses them, backward sets no gradient, named
-    like weights: :func:`_split_buffers`), told apart by what the layer does (Z15): an array forward writes (in any
-    mode of ``kws``: a running statistic, a scratch buffer) is a buffer; so is one with a short name
-    (:data:`SHORT_NAME`: ``bg``, ``wts``, ``base``) unless a weight of the same owner with a gradient has a short name
-    of the same letter (``bg`` beside ``bi``/``dbi``, ``Wo`` beside ``Wq``/``dWq``: a gradient forgotten)."""
+def _buffers_by_behaviour(obj, inputs, kws, info, pairs, children):
+    """The weights among ``info['unchecked']`` (forward uses them, backward sets no gradient, named like weights:
+    :func:`_split_buffers`), told from buffers by what the layer does (Z15): an array forward writes (in any mode of
+    ``kws``: a running statistic, a scratch buffer) is a buffer; so is one with a short name (:data:`SHORT_NAME`:
+    ``bg``, ``wts``, ``base``) unless a weight of the same owner with a gradient has a short name of the same letter
+    (``bg`` beside ``bi``/``dbi``: a gradient forgotten). The buffers join ``info['buffers']``, why in
+    ``info['buffer_why']`` (``["bg: why"]``: strings, as ``read_from``, cross from the sandbox)."""
+    unchecked = info["unchecked"]
     if not unchecked:
-        return [], {}
+        return []
     written = (_try(_forward_writes, obj, inputs, kws, unchecked, children) or set()) if inputs is not None else set()
 
     def short(w):
@@ -3059,7 +3064,10 @@ def _buffers_by_behaviour(obj, inputs, kws, unchecked, pairs, children):
     buffers = {w: "forward writes it" if w in written else "a short name, unlike the weights with gradients"
                for w in unchecked if w in written or ((s := short(w)) and (w.rpartition(".")[0], s[0].lower())
                                                       not in kin)}
-    return [w for w in unchecked if w not in buffers], buffers
+    if buffers:
+        info["buffers"] = [*info.get("buffers", []), *buffers]
+        info["buffer_why"] = [f"{w}: {why}" for w, why in buffers.items()]
+    return [w for w in unchecked if w not in buffers]
 
 
 def _forward_writes(obj, inputs, kws, names, children):
