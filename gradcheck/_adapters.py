@@ -28,6 +28,7 @@ import copy
 import enum
 import functools
 import inspect
+import itertools
 import json
 import random
 import re
@@ -1126,6 +1127,10 @@ class Adapted:
     """A class instance behind the manualprop protocol: ``pairs`` maps a weight attribute to its
     gradient attribute; ``own``: the object has its own ``params``/``grads`` dicts."""
 
+    #: the attribute backward also stores dX in (``self.dinputs``) when it differs from the dX backward returns and
+    #: is the further from a finite difference (:func:`_stored_dx`): read in place of the returned one, so it FAILs
+    dx_stored = None
+
     def __init__(self, obj, pairs, own=False, tied=None, views=None, real=None):
         self.obj, self.pairs, self.own = obj, dict(pairs), own
         #: ``{W: _Cls__W}``: a parameter named as the student wrote it (``self.__W``), not as Python stores it
@@ -1251,6 +1256,8 @@ class Adapted:
             if mode is not None and (self.mode_keyword or ("",))[0].startswith(("self.", "global ")):
                 _training_kw(self.obj.forward, mode, self.mode_keyword)  # the mode the last forward ran in
             r = self.obj.backward(dY)
+        if self.dx_stored is not None and isinstance(r, np.ndarray):  # a wrong self.dinputs beside a right dX
+            r = getattr(self.obj, self.dx_stored, r)
         return tuple(_copy(v) for v in r) if isinstance(r, tuple) else _copy(r)
 
     def __deepcopy__(self, memo):
@@ -1541,6 +1548,8 @@ def _items(v):
                 + [(".", "keys", tuple(held))] * bool(held))
     if isinstance(v, SEQUENCES):
         return [("[", k, x) for k, x in enumerate(v)]
+    if isinstance(v, np.ndarray) and v.ndim > 1:  # a 2-D object array: by its index, W[1, 0] (Y16)
+        return [("[", k, v[k]) for k in itertools.islice(np.ndindex(v.shape), MAX_PROBED * 4)]
     if isinstance(v, np.ndarray):  # an object array: by its flat index
         return [("[", k, x) for k, x in enumerate(v.ravel()[:MAX_PROBED * 4])]
     if isinstance(v, (set, frozenset)):
@@ -1586,10 +1595,16 @@ def walk(root, enter=None):
     return out
 
 
+def _key_text(k):
+    """An item key as written between brackets: ``'W'``, ``1``, an n-d object array's index ``1, 0``."""
+    return ", ".join(map(repr, k)) if isinstance(k, tuple) else repr(k)
+
+
 def _label(path, dotted=False, root=""):
     """A :func:`walk` path as a name: ``ws['a'][0]``, after ``root`` (``cache[1].x``); ``dotted``: ``stages.1.head``,
     as PyTorch names modules."""
-    text = root + "".join(f".{k}" if s == "." or dotted else f"[{k!r}]" for s, k in path)
+    text = root + "".join((f".{'.'.join(map(str, k))}" if isinstance(k, tuple) else f".{k}") if s == "." or dotted
+                          else f"[{_key_text(k)}]" for s, k in path)
     return text[1:] if text[:1] == "." else text
 
 
@@ -1690,9 +1705,11 @@ def _item_path(name):
     except SyntaxError:
         return None
     keys = []
-    while isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant) and \
-            isinstance(node.slice.value, (str, int)):
-        keys.insert(0, node.slice.value)
+    while isinstance(node, ast.Subscript) and (isinstance(node.slice, ast.Constant) and isinstance(
+            node.slice.value, (str, int)) or isinstance(node.slice, ast.Tuple) and node.slice.elts and all(
+            isinstance(e, ast.Constant) and type(e.value) is int for e in node.slice.elts)):
+        keys.insert(0, node.slice.value if isinstance(node.slice, ast.Constant) else  # W[1, 0]: (1, 0)
+                    tuple(e.value for e in node.slice.elts))
         node = node.value
     return (node.id, keys) if isinstance(node, ast.Name) and keys else None
 
@@ -1737,7 +1754,9 @@ class _Items:
                 return c[:keys[0]] + (new,) + c[keys[0] + 1:]
             if isinstance(c, collections.ChainMap):  # where the key is, not a new key in the first map
                 c = next((m for m in c.maps if keys[0] in m), c)
-            if isinstance(c, np.ndarray):
+            if isinstance(c, np.ndarray) and isinstance(keys[0], tuple):
+                c[keys[0]] = new
+            elif isinstance(c, np.ndarray):
                 c.flat[keys[0]] = new
             else:
                 c[keys[0]] = new
@@ -1749,8 +1768,9 @@ class _Items:
 
 
 def _item(c, k):
-    """Item ``k`` of container ``c`` as :func:`walk` names it: an object array's by its flat index."""
-    return c.flat[k] if isinstance(c, np.ndarray) else c[k]
+    """Item ``k`` of container ``c`` as :func:`walk` names it: an object array's by its flat index (an n-d one's
+    by its index tuple)."""
+    return c.flat[k] if isinstance(c, np.ndarray) and not isinstance(k, tuple) else c[k]
 
 
 #: A name-mangled attribute: ``self.__W`` in class ``Cls`` is ``_Cls__W`` (groups: ``_Cls__``, ``W``).
@@ -1766,6 +1786,9 @@ def _bare(key):
 
 #: Names of an attribute holding the gradients of a dict of weights, key for key (``self.grads['W']``).
 GRAD_DICTS = ("grads", "gradients", "grad", "param_grads", "params_grads", "grad_params", "dparams")
+#: A student's tensor object's value attribute and the names of its gradient beside it: PyTorch's ``weight.data``
+#: with ``weight.grad``, a course's ``Tensor`` with ``.value`` and ``.gradient`` (Y25).
+HELD_VALUES = {"data": ("grad", "gradient"), "value": ("gradient", "grad")}
 
 
 def _arrays(obj, every=False):
@@ -1782,7 +1805,7 @@ def _arrays(obj, every=False):
             not k.startswith("_") and k not in GRAD_DICTS and not (k == "params" and isinstance(v, dict))
             and not _gradient_name(k, ())))  # params = [W, b] (a list): params[0] with grads[0]
     found = [(p, v) for p, v in walk(obj, enter) if isinstance(v, np.ndarray) and v.dtype.kind == "f" and v.size
-             and all(isinstance(k, int) or k.isidentifier() for _, k in p) and all(s == "[" for s, _ in p[1:])]
+             and all(isinstance(k, (int, tuple)) or k.isidentifier() for _, k in p) and all(s == "[" for s, _ in p[1:])]
     return {_label(p): v for p, v in sorted(found, key=lambda pv: len(pv[0]) > 1)[:MAX_PROBED * 4]}
 
 
@@ -1861,6 +1884,45 @@ def _grad_attrs(obj, inputs, kw, used, children=None):
                 written[hp].update(_sibling_arrays(owners[hp.rpartition(".")[0]], h))
         more, unsure = _by_structure(obj, children, [w for w in used if w not in found], written, found)
         return {w: found.get(w) or more[w] for w in used if w in found or w in more}, unsure, list(more)
+
+
+def _idle_weights(obj, inputs, kw, unused, children=None):
+    """``{weight: gradient}`` of the arrays ``unused`` (forward's output does not change with them: ``X @ W`` beside
+    ``self.b``) for which one backward writes a nonzero gradient by name (``self.db``, :func:`_grad_candidates`)
+    of their shape, and which forward does not write (a cache or a buffer it sets is no weight). Such a gradient
+    is checked, against a numerical gradient of 0, so the layer FAILs (NoBias); state restored after."""
+    children, out = children or {}, {}
+    with _all_undone([obj, *children.values()]) as rewind:
+        before = {w: (v, v.copy()) for w in unused[:MAX_PROBED]
+                  if isinstance(v := getattr(*_owner(obj, children, w), None), np.ndarray) and v.size}
+        y = _run(obj, rewind, inputs, kw)
+        still = [w for w, (v, c) in before.items() if getattr(*_owner(obj, children, w), None) is v
+                 and np.array_equal(v, c, equal_nan=True)]
+        if not still:
+            return {}
+        _step("backward")
+        obj.backward(np.random.default_rng(7).standard_normal(y.shape))
+        for w in still:
+            o, key = _owner(obj, children, w)
+            gs = [g for g in _grad_candidates(key) if isinstance(a := _grad(o, g), np.ndarray)
+                  and a.shape == before[w][0].shape and a.dtype.kind == "f" and np.any(a)]
+            if len(gs) == 1:
+                out[w] = gs[0]
+    return out
+
+
+def _idle_pairs(obj, inputs, kw, unused, children, info):
+    """:func:`_idle_weights` of ``unused``, said in ``info`` (the header, and ``read_from`` for the FAIL line)."""
+    idle = _try(_idle_weights, obj, inputs, kw, unused, children) or {}
+    if idle:
+        info["idle"] = list(idle)
+        info.setdefault("read_from", []).extend(
+            f"d{_bare(w.rpartition('.')[2])}: the gradient backward writes for {w}, but forward does not use {w}: "
+            f"changing it leaves the output unchanged, so its gradient is 0" for w in idle)
+        info.setdefault("listed", []).append(
+            f"forward does not use {_names(list(idle))}, yet backward writes {_names(list(idle.values()))}: checked "
+            "against the numerical gradient, 0")
+    return idle
 
 
 def _sibling_arrays(obj, holder):
@@ -1949,15 +2011,15 @@ def _grad_candidates(key):
     ``grads['W']``, ``grads.W`` (an object holding the gradients: ``self.grads = Grads()``) (``_dW``, ``_grad_W``, ``_W_grad`` for ``_W``); for an item, the same of its container with the same keys: ``dWs[1]`` for ``Ws[1]``,
     ``gradients['W']`` (or ``grads``, ``grad``, ``dweights``) for ``weights['W']``."""
     path = _item_path(key)
-    if key == "data":  # PyTorch's Parameter: weight.data with weight.grad
-        return ["grad"] + [g.format(key) for g in GRAD_NAMES]
+    if key in HELD_VALUES:  # PyTorch's Parameter: weight.data with weight.grad; a Tensor's .value with .gradient
+        return [*HELD_VALUES[key]] + [g.format(key) for g in GRAD_NAMES]
     if path is None:  # self.grads = {"W": ...} beside self.W; self._dW (or _grad_W) beside self._W
         mangled = MANGLED.fullmatch(key)  # self.__W is _Cls__W: its gradient self.__dW is _Cls__dW
         private = [mangled[1] + g.format(mangled[2]) for g in GRAD_NAMES] if mangled else \
             ["_" + g.format(key[1:]) for g in GRAD_NAMES] if key.startswith("_") and key[1:2] != "_" else []
         return list(dict.fromkeys([g.format(key) for g in GRAD_NAMES] + private + [f"grads[{key!r}]"]
                                   + [f"{d}.{key}" for d in GRAD_DICTS]))  # self.grads.W: an object of gradients
-    subs = "".join(f"[{k!r}]" for k in path[1])
+    subs = "".join(f"[{_key_text(k)}]" for k in path[1])
     return [g.format(path[0]) + subs for g in GRAD_NAMES] + [d + subs for d in GRAD_DICTS]
 
 
@@ -2399,6 +2461,8 @@ def _attribute_style(obj, inputs, kw, info, found):
     cand, sub_pairs, sub_numbers = _sub_candidates(children)
     every = list(arrays) + list(numbers) + cand
     used, y, why = _probe_uses(obj, inputs, kws, every, children)
+    if used is not None and (copies := _copied_params(obj, children, arrays, used)):  # params += [p.copy() ...]
+        raise AdapterError(_copies_text(type(obj).__name__, copies))
     weights = {w: arrays[w] for w in used or () if w in arrays}  # backward(dY) -> (dX, dW, db): read so
     if used is not None and (pairs := _returned_grads(obj, inputs, kw, weights, info)) is not None:
         info["buffers"], info["text"] = [w for w in used if w not in pairs], info["text"] + tail
@@ -2409,6 +2473,9 @@ def _attribute_style(obj, inputs, kw, info, found):
     else:  # a random forward: what one backward sets, every array a candidate
         pairs = _try(_grad_attrs, obj, inputs, kw, every if used is None else used, children)
         info["backward_ran"], (pairs, unsure, placed) = pairs is not None, pairs or ({}, {}, [])  # raised: unknown
+    if used is not None and inputs is not None:  # forward ignores b, backward writes db: checked (NoBias)
+        pairs.update(_idle_pairs(obj, inputs, kw, [w for w in every if w not in used and w not in pairs and w not in
+                                                   numbers and w not in sub_numbers], children, info))
     pairs = _in_order({**pairs, **sub_pairs}, children)
     info["unchecked"] = [w for w in (used or []) if w not in pairs and w not in numbers and w not in sub_numbers]
     if unsure:
@@ -2417,6 +2484,7 @@ def _attribute_style(obj, inputs, kw, info, found):
     pairs, tied, views, named = _one_per_memory(obj, children, pairs, info)  # enc.W is dec.W; self.Wx = self.W[:D]
     if pairs:  # the layer sets gradients: a missing one is a wrong result, unless the array is a buffer
         info["unchecked"], info["buffers"] = _split_buffers([w for w in info["unchecked"] if w not in unsure])
+        info["unchecked"] = _buffers_by_behaviour(obj, inputs, kws, info, pairs, children)  # Z15: bg, wts: buffers
         info["unchecked"] += [w for w in unsure if w in (used or [])]  # no sure gradient: not a buffer
         dicts = [w for w in info["unchecked"] if isinstance(getattr(_owner(obj, children, w)[0], "params", None), dict)]
         info["unchecked"], info["unseen"] = [w for w in info["unchecked"] if w not in dicts], dicts  # not in params
@@ -2446,7 +2514,82 @@ def _attribute_style(obj, inputs, kw, info, found):
         names = [w for w in every if w not in pairs and w not in numbers]
         info["text"] += (f" (found without measuring which arrays forward uses: {UNMEASURED[why.partition(':')[0]]}{why.partition(':')[2]}"
                          + (f"; arrays not checked: {', '.join(names)}" if names else "") + ")")
-    return _wrap(obj, pairs, tied=tied, views=_views_info(info, tied, views, named, pairs)), info
+    layer = _wrap(obj, pairs, tied=tied, views=_views_info(info, tied, views, named, pairs))
+    if inputs is not None and len(inputs) == 1 and (dx := _try(_stored_dx, obj, inputs, kw)) is not None:
+        _read_stored_dx(layer, info, *dx)  # backward returns dX and stores self.dinputs, and the two differ
+    return layer, info
+
+
+#: Attributes a backward that returns dX may store it in as well (*Neural Networks from Scratch*'s ``self.dinputs``).
+STORED_DX = ("dinputs", "dinput", "dX", "dx", "d_X", "d_x", "dL_dX", "grad_input", "grad_inputs", "dA_prev")
+
+
+def _stored_dx(obj, inputs, kw):
+    """``(attribute, "stored" or "returned")`` when one backward (after a probe forward; state restored) returns dX
+    and also stores an array of its shape that differs from it under a name of :data:`STORED_DX` (written by that
+    backward): the one further from a central difference (:func:`_farther`) is named; None otherwise (Y6, as X18
+    for weights)."""
+    with _all_undone([obj]) as rewind:
+        y = _run(obj, rewind, inputs, kw)
+        before = {k: (v, v.copy()) for k, v in _fields(obj).items() if k in STORED_DX and isinstance(v, np.ndarray)}
+        _step("backward")
+        r = obj.backward(np.random.default_rng(7).standard_normal(y.shape))
+        d = _fields(obj)
+        if not isinstance(r, np.ndarray) or r.shape != inputs[0].shape:
+            return None
+        name = next((k for k in STORED_DX if isinstance(a := d.get(k), np.ndarray) and a.shape == r.shape
+                     and not np.shares_memory(a, r) and not np.array_equal(a, r, equal_nan=True)
+                     and (before.get(k, (None,))[0] is not a or not np.array_equal(a, before[k][1]))), None)
+        if name is None:
+            return None
+        grads = {"stored": np.array(d[name], dtype=np.float64), "returned": np.array(r, dtype=np.float64)}
+    x = np.array(inputs[0], dtype=np.float64)
+    return name, _farther(obj, [x], kw, x, grads)
+
+
+def _read_stored_dx(layer, info, name, wrong):
+    """Read the stored ``self.<name>`` in place of the returned dX when it is the ``wrong`` one (:func:`_stored_dx`),
+    saying so in the header and the FAIL line (``info['read_from']``)."""
+    layer.dx_stored = name if wrong == "stored" else None
+    info["text"] += (f"; backward stores self.{name} and returns dX, and they differ: the check reads "
+                     + (f"the stored self.{name}" if wrong == "stored" else "the returned dX")
+                     + ", the one further from a finite difference of forward (both must be right)")
+    info.setdefault("read_from", []).append(
+        "dX: " + (f"the stored self.{name}, not the dX backward returns" if wrong == "stored" else
+                  f"the dX backward returns, not the stored self.{name}") + " (the two differ)")
+
+
+#: The containers a model lists its parameters in for its optimizer (DLfS-2's ``self.params``).
+PARAM_LISTS = ("params", "parameters")
+
+
+def _copied_params(obj, children, arrays, used):
+    """``["params[0] is a copy of layers.0.params[0] ...", ...]``: the items of the model's own parameter list
+    (:data:`PARAM_LISTS`, ``self.params += [p.copy() for p in layer.params]``) that forward never reads (not in
+    ``used``) and that equal, in their own memory, an array of a sub-layer forward does read: its optimizer steps
+    the copies, so training changes nothing (Y23)."""
+    subs = {w: getattr(*_owner(obj, children, w), None) for w in used if "." in w}
+    out = []
+    for k, a in arrays.items():
+        path = _item_path(k)
+        if k in used or path is None or path[0] not in PARAM_LISTS or not isinstance(a, np.ndarray):
+            continue
+        src = next((w for w, b in subs.items() if isinstance(b, np.ndarray) and b.shape == a.shape and
+                    not np.shares_memory(a, b) and np.array_equal(a, b)), None)
+        if src is not None:
+            out.append((k, src))
+    return out
+
+
+def _copies_text(cls, copies):
+    """The protocol error of :func:`_copied_params`' ``[(params[0], layers.0.params[0]), ...]``."""
+    ks, srcs = [k for k, _ in copies], [s for _, s in copies]
+    one = len(copies) == 1
+    return (f"{cls}.{_names(ks)} {'is a copy' if one else 'are copies'} of {_names(srcs)} (the same values in "
+            f"{'its' if one else 'their'} own memory): forward reads {_names(srcs)}, never {_names(ks)}, so an "
+            f"optimizer stepping {_names(ks)} with {'its' if one else 'their'} gradient{'' if one else 's'} changes "
+            "nothing and the model does not learn. List the layers' arrays themselves (self.params += "
+            f"layer.params, no .copy()), so that the model's {ks[0]} is {srcs[0]}. {expected()}")
 
 
 def _recreated(obj, inputs, kw):
@@ -2853,18 +2996,27 @@ def _one_per_memory(obj, children, pairs, info):
     loses the arrays inside checked parameters' memory (views) and those inside a larger unchecked one."""
     named = {n: _value(obj, children, n, pairs) for n in [*pairs, *info["unchecked"]]}
     tied, views = _aliases(named, list(pairs))
-    listed = {rep: [m for m, pos in ms if pos is None and "." in m] for rep, ms in tied.items()
-              if rep.startswith(("params[", "parameters[")) and "." not in rep}
+    listed = {rep: [m for m, pos in ms if "." in m and (pos is None or _collector(named, m, ms))]
+              for rep, ms in tied.items() if rep.startswith(("params[", "parameters[")) and "." not in rep}
     for rep, ms in [(r, ms) for r, ms in listed.items() if ms]:  # DLfS-2's model.params += layer.params
         tied[rep] = [(m, pos) for m, pos in tied[rep] if m not in ms]
-        info.setdefault("listed", []).append(f"{_names([rep, *ms])} are one array listed twice (the model's {rep} "
-                                             f"collects {ms[0]}): checked once, with the model's gradient "
-                                             f"{pairs[rep]}, which its optimizer steps with")
+        for top in dict.fromkeys(_collector(named, m, tied[rep]) or rep for m in ms):  # W_out = W_in.T listed too
+            mine = [m for m in ms if (_collector(named, m, tied[rep]) or rep) == top]
+            info.setdefault("listed", []).append(
+                f"{_names([top, *mine])} are one array listed twice (the model's {top} collects {mine[0]}): "
+                f"checked once, with the model's gradient {pairs[top]}, which its optimizer steps with")
     shared = {m for ms in tied.values() for m, _ in ms} | {m for ms in listed.values() for m in ms}
     tied = {rep: ms for rep, ms in tied.items() if ms}
     tied = {rep: [(m, pairs[m], pos) for m, pos in ms] for rep, ms in tied.items()}
     info["unchecked"] = [w for w in info["unchecked"] if w not in views]
     return {w: g for w, g in pairs.items() if w not in shared}, tied, views, named
+
+
+def _collector(named, m, ms):
+    """The model's own ``params[i]`` among ``ms`` (``[(name, positions)]``, tied to one parameter) that is the very
+    array ``m`` (a sub-layer's ``layers.1.params[0]``) is: DLfS-2's ``model.params += layer.params`` listing a
+    view (``W_out = W_in.T``) once more; None when there is none."""
+    return next((x for x, _ in ms if "." not in x and x != m and named[x] is named[m]), None)
 
 
 def _views_info(info, tied, views, named, pairs):
@@ -2934,6 +3086,52 @@ def _split_buffers(unchecked):
     ``causal``, a positional encoding ``pe``, ``running_mean``) is a buffer (a constant: a warning); a
     parameter's name (``b`` beside ``W``/``dW``) is a weight whose gradient backward forgot (a wrong result)."""
     return [w for w in unchecked if not _buffer_name(w)], [w for w in unchecked if _buffer_name(w)]
+
+
+#: A short name a weight may have (``Wq``, ``bh``), and so may a buffer (``buf``, ``base``, ``bins``, ``win``, ``bg``,
+#: ``wts``): ``w`` or ``b`` and one to three lowercase letters (not ``bias``, ``beta``; a capital ``W``, ``Wh``, is a
+#: weight matrix's), decided by the layer's other weights (:func:`_buffers_by_behaviour`).
+SHORT_NAME = re.compile(r"(?!bias$|beta$)[wbB][a-z]{1,3}")
+
+
+def _buffers_by_behaviour(obj, inputs, kws, info, pairs, children):
+    """The weights among ``info['unchecked']`` (forward uses them, backward sets no gradient, named like weights:
+    :func:`_split_buffers`), told from buffers by what the layer does (Z15): an array forward writes (in any mode of
+    ``kws``: a running statistic, a scratch buffer) is a buffer; so is one with a short name (:data:`SHORT_NAME`:
+    ``bg``, ``wts``, ``base``) unless a weight of the same owner with a gradient has a short name of the same letter
+    (``bg`` beside ``bi``/``dbi``: a gradient forgotten). The buffers join ``info['buffers']``, why in
+    ``info['buffer_why']`` (``["bg: why"]``: strings, as ``read_from``, cross from the sandbox)."""
+    unchecked = info["unchecked"]
+    if not unchecked:
+        return []
+    written = (_try(_forward_writes, obj, inputs, kws, unchecked, children) or set()) if inputs is not None else set()
+
+    def short(w):
+        key = _bare(w.rpartition(".")[2])
+        path = _item_path(key)
+        return (path[0] if path else key) if SHORT_NAME.fullmatch(path[0] if path else key) else None
+    kin = {(w.rpartition(".")[0], s[0].lower()) for w in pairs if (s := short(w))}
+    buffers = {w: "forward writes it" if w in written else "a short name, unlike the weights with gradients"
+               for w in unchecked if w in written or ((s := short(w)) and (w.rpartition(".")[0], s[0].lower())
+                                                      not in kin)}
+    if buffers:
+        info["buffers"] = [*info.get("buffers", []), *buffers]
+        info["buffer_why"] = [f"{w}: {why}" for w, why in buffers.items()]
+    return [w for w in unchecked if w not in buffers]
+
+
+def _forward_writes(obj, inputs, kws, names, children):
+    """The arrays among ``names`` that forward writes, rebinding them or changing them in place, in any mode of the
+    keywords ``kws`` (every write undone)."""
+    out = set()
+    with _all_undone([obj, *children.values()]) as rewind:
+        for kw in kws:
+            before = {n: (v, v.copy()) for n in names[:MAX_PROBED]
+                      if isinstance(v := getattr(*_owner(obj, children, n), None), np.ndarray)}
+            _run(obj, rewind, inputs, kw)
+            out |= {n for n, (v, c) in before.items() if getattr(*_owner(obj, children, n), None) is not v
+                    or not np.array_equal(v, c, equal_nan=True)}
+    return out
 
 
 def _buffer_name(w):
@@ -3025,7 +3223,7 @@ def _shown(pairs):
         parts = w.split(".")  # a private list of layers, a Sequential's _layers: layers._layers.1.W is layers.1.W
         parts = [p for i, p in enumerate(parts) if p not in MODULE_DICTS and not (
             0 < i and p.startswith("_") and i + 1 < len(parts) - 1 and parts[i + 1].isdigit())]
-        if len(parts) > 1 and parts[-1] == "data" and pairs.get(w) == "grad":
+        if len(parts) > 1 and pairs.get(w) in HELD_VALUES.get(parts[-1], ()):  # weight.data, W.value: weight, W
             parts.pop()
         return ".".join(parts[:-1] + [_bare(parts[-1])]) if parts else w
     shown = {w: name(w) for w in pairs}

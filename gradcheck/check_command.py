@@ -190,6 +190,19 @@ def _report(args, layer, diag, cname: str, color: bool, jacobian, unchecked) -> 
     return EXIT_MISMATCH
 
 
+def _buffer_why(info: dict[str, Any], buffers: list[str]) -> str:
+    """Why arrays without a gradient were read as buffers: not named like a weight, or what the layer does
+    (``info['buffer_why']``, ``["bg: why", ...]``, :func:`gradcheck._adapters._buffers_by_behaviour`: forward writes it; a short name
+    like ``bg`` that no weight with a gradient shares), each reason with its arrays when they differ."""
+    why = dict(x.split(": ", 1) for x in info.get("buffer_why") or [] if ": " in x)
+    by: dict[str, list[str]] = {}
+    for w in buffers:
+        by.setdefault(why.get(w, "not named like a weight"), []).append(w)
+    if len(by) == 1:
+        return next(iter(by))
+    return "; ".join(f"{', '.join(ws)}: {r}" for r, ws in by.items())
+
+
 def _read_from(layer, res) -> str:
     """Which gradient a failing one is when backward both stores and returns it (``protocol['read_from']``,
     :func:`gradcheck._adapters._returned_grads`): `` (dW is the stored self.dW, not the dW backward returns ...)``."""
@@ -544,7 +557,7 @@ def protocol_lines(layer, init: dict[str, Any], training: tuple[bool, ...] = (Fa
         one = len(buffers) == 1
         lines.append(f"WARNING: forward uses {', '.join(buffers)} but backward sets no gradient for "
                      f"{'it' if one else 'them'} ({', '.join(_grad_name(w) for w in buffers)}): read as "
-                     f"{'a constant buffer' if one else 'constant buffers'} (not named like a weight), neither "
+                     f"{'a constant buffer' if one else 'constant buffers'} ({_buffer_why(info, buffers)}), neither "
                      f"perturbed nor checked. If {'it is a weight' if one else 'they are weights'}, store "
                      f"{', '.join(_grad_name(w) for w in buffers)} in backward.")
     if unseen:

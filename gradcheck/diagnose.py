@@ -134,8 +134,8 @@ DIAGNOSES: dict[str, Record] = {
                              "caller's array changes)", "compute into a new array instead"),
     "non-finite": Record("NaN or inf", "{ts} {verb} NaN or infinity (division by zero, log of 0 or "
                          "exp overflow?)", lesson=_NUM),
-    "never-written": Record("grads never written", "{ts} never written: backward leaves grads[...] "
-                            "as it was", "assign grads[key] = ... in backward"),
+    "never-written": Record("grads never written", "{ts} never written: backward leaves {slot} "
+                            "as it was", "assign {slot} = ... in backward"),
     "not-linear": Record("not linear in dY", "backward is not linear in dY: {how}",
                          lesson="00-chain-rule.md"),
     "accumulated": Record(
@@ -1211,7 +1211,8 @@ def _order_signature(got: Mapping[str, Any], right: Mapping[str, Any],
 
 
 def name_swaps(got: Mapping[str, Any], right: Mapping[str, Any],
-               keys: Sequence[str] = (), order: str = "of forward's arguments") -> dict[str, Finding]:
+               keys: Sequence[str] = (), order: str = "of forward's arguments",
+               slots: Mapping[str, str] | None = None) -> dict[str, Finding]:
     """Two same-shaped gradients that hold each other's values (dgamma and dbeta swapped), in any
     protocol.
 
@@ -1225,6 +1226,9 @@ def name_swaps(got: Mapping[str, Any], right: Mapping[str, Any],
     order : str, optional
         The order backward must return them in (``"the class defines its weights in"`` when it
         returns ``(dX, dW, db)``).
+    slots : mapping of str to str, optional
+        Where an attribute-style layer stores each key's gradient (``{"W": "self.dW"}``,
+        :func:`_grad_slots`): the sentence names the student's own attribute, not ``grads['W']``.
 
     Returns
     -------
@@ -1242,10 +1246,10 @@ def name_swaps(got: Mapping[str, Any], right: Mapping[str, Any],
             continue
         for t, u in ((a, b), (b, a)):
             in_grads = V.grad_key(t) in keys
-            fix = (f"store each gradient under its own key: grads[{V.grad_key(t)!r}] = {t}, "
-                   f"grads[{V.grad_key(u)!r}] = {u}" if in_grads
-                   else f"return them in the order {order}")
-            out[t] = _find("swapped", t, slot=f"grads[{V.grad_key(t)!r}]" if in_grads else t, other=V.grad_key(u),
+            st, su = ((slots or {}).get(V.grad_key(v), f"grads[{V.grad_key(v)!r}]") for v in (t, u))
+            fix = (f"store each gradient {'under its own key' if st.startswith('grads[') else 'in its own place'}: "
+                   f"{st} = {t}, {su} = {u}" if in_grads else f"return them in the order {order}")
+            out[t] = _find("swapped", t, slot=st if in_grads else t, other=V.grad_key(u),
                            how="" if in_grads else ": backward returns them in the wrong order",
                            fix=fix)
     return out
@@ -1273,6 +1277,8 @@ class _Layer:
         self.reference = None
         #: backward returns the weights' gradients after the inputs' (``(dX, dW, db)``)
         self.returns_weights = False
+        #: where an attribute-style layer stores each gradient (``{"W": "self.dW"}``, :func:`_grad_slots`)
+        self.slots: dict[str, str] = {}
 
     def numer(self, which, xs=None, G=None, **kw) -> dict[str, np.ndarray]:
         """Central differences of the keys ``which`` at ``xs`` (default the inputs) for ``G``
@@ -1761,7 +1767,8 @@ def _signatures(L: _Layer, res: CheckResult, diag: Diagnosis) -> None:
     if len(ins) > 1 and (f := _order_signature(manual, numer, ins)) is not None:
         return diag.findings.append(f)  # same-shape gradients returned in the wrong order
     swaps = name_swaps(manual, numer, [] if L.returns_weights else list(L.params),  # two grads
-                       "the class defines its weights in" if L.returns_weights else "of forward's arguments")
+                       "the class defines its weights in" if L.returns_weights else "of forward's arguments",
+                       L.slots)
     diag.findings += list(swaps.values())[::2]  # one sentence per pair (its findings come in a row)
     named = {f.tensor for f in diag.errors} | set(swaps)
     for rec in res.records:
@@ -2131,6 +2138,7 @@ def _diagnose_mode(layer, X, owner, training, twin, reference, localize, upstrea
                 L.eval_mode = _eval_mode(layer, training)
                 L.returns_weights = bool(_protocol(layer, "returned") if _remote(layer)
                                          else getattr(layer, "_gradcheck_returns_weights", False))
+                L.slots = _grad_slots(layer)
                 L.reference = None if reference is None else (
                     f"{type(reference).__module__}.{type(reference).__name__}")
                 _signatures(L, res, diag)
@@ -2502,8 +2510,11 @@ class _Probes:
             _shape_signatures(L, rets, grads, bad_shape, self.diag)
         if bad_shape or nonfinite:  # NaN explains everything after it (linearity, ...): alone
             return None
+        slots = _grad_slots(self.layer)  # attribute style: self.dW, not grads['W']
+        slot = (", ".join(slots.get(V.grad_key(t), f"grads[{V.grad_key(t)!r}]") for t in never) if slots
+                else "grads[...]")
         self.probe(6, not never, ", ".join(never), "never-written", (never or [None])[0],
-                   ts=", ".join(never))
+                   ts=", ".join(never), slot=slot)
         return G
 
     def returned(self, rets, grads, pre_ids, bcall):

@@ -166,6 +166,12 @@ EXPECTED = {
     "styles.py::ChainMapMLPTwice": "factor",
     "styles.py::ClosureMLPTwice": "factor",
     "styles.py::NestedDeepTwice": "factor",
+    # session 12 (store12): a tensor class's .value with .gradient (Y25)
+    "styles.py::ValueLinearTwice": "factor",
+    "styles.py::DLfS2TiedSign": "wrong-sign",
+    "styles.py::NnfsDenseStoredDinputsTwice": "factor",
+    "styles.py::GridSumTwice": "factor",
+    "styles.py::BufferedLinearMeanBias": "bias-mean",  # Z15: buffers bg, wts, win, bins beside W, b  # Y16: weights in a 2-D object array, named W[1, 0]  # Y6: a wrong stored self.dinputs beside a right dX  # Y12: W_out = W_in.T listed twice, the gradients summed
 }
 
 #: Bugs no signature names: each must FAIL with "wrong-values" (no known bug pattern), never a wrong name.
@@ -173,7 +179,8 @@ UNNAMED = ["activations.py::ReLUInvertedMask", "activations.py::LeakyReLUPlainMa
            "softmax.py::SoftmaxPlusSum", "norm.py::BatchNormGammaFromX", "pool_embed_rnn.py::MaxPoolWholeWindow",
            "pool_embed_rnn.py::RNNTanhTwice",
            "cs231n.py::convhalfflip", "activations.py::PReLUDalphaNoX",
-           "styles.py::FlatLinearForgetsB"]  # tester10 T6: dtheta's b segment never written
+           "styles.py::FlatLinearForgetsB",
+           "styles.py::BiasLinearIgnoresB"]  # store12 NoBias: forward ignores b, backward writes db  # tester10 T6: dtheta's b segment never written
 
 #: The correct counterparts: each must PASS.
 CORRECT = ["linear.py::LinearOutIn", "linear.py::LinearInOut", "activations.py::ReLU", "activations.py::LeakyReLU",
@@ -197,7 +204,10 @@ CORRECT = ["linear.py::LinearOutIn", "linear.py::LinearInOut", "activations.py::
            "styles.py::NestedDeep", "activations.py::DropoutModeHelper", "activations.py::DropoutModeConst",
            "activations.py::DropoutModeMatch", "activations.py::DropoutModeEnum", "styles.py::DLfS2Net",
            "styles.py::GradsObjLinear", "styles.py::FlatLinear", "activations.py::DropoutParamMode",
-           "activations.py::DropoutModuleFlag", "activations.py::DropoutInTrain", "activations.py::NetSubTraining"]
+           "activations.py::DropoutModuleFlag", "activations.py::DropoutInTrain", "activations.py::NetSubTraining",
+           "styles.py::ValueLinear", "styles.py::BiasLinear", "styles.py::DLfS2Tied",
+           "styles.py::NnfsDenseKeepsBoth", "styles.py::GridSum",
+           "styles.py::BufferedLinear"]
 
 
 def load(key: str):

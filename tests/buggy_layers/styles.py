@@ -370,3 +370,191 @@ class FlatLinear:
 class FlatLinearForgetsB(FlatLinear):
     def __init__(self):
         super().__init__(forget_b=True)  # BUG: the b segment of dtheta (what the optimizer steps) stays 0
+
+
+# session 12 (store12): more places students keep weights and gradients
+
+
+class ValueTensor:
+    """A student's tensor class: its array in ``.value``, its gradient in ``.gradient`` (Y25)."""
+
+    def __init__(self, value):
+        self.value, self.gradient = value, np.zeros_like(value)
+
+
+class ValueLinear:
+    """Y = X @ W.value + b.value, backward writing W.gradient and b.gradient (Y25: once "without gradients", PASS)."""
+
+    ADAPT = True
+
+    def __init__(self, bug=1.0):
+        rng = np.random.default_rng(0)
+        self.W, self.b = ValueTensor(rng.standard_normal((4, 3))), ValueTensor(rng.standard_normal(3))
+        self.bug = bug
+
+    def forward(self, X):
+        self.X = X
+        return X @ self.W.value + self.b.value
+
+    def backward(self, dY):
+        self.W.gradient = self.bug * self.X.T @ dY
+        self.b.gradient = dY.sum(0)
+        return dY @ self.W.value.T
+
+
+class ValueLinearTwice(ValueLinear):
+    def __init__(self):
+        super().__init__(bug=2.0)  # BUG: W.gradient twice the gradient
+
+
+class BiasLinear:
+    """Y = X @ W + b, attribute style."""
+
+    ADAPT = True
+
+    def __init__(self):
+        rng = np.random.default_rng(0)
+        self.W, self.b = rng.standard_normal((4, 3)), rng.standard_normal(3)
+
+    def forward(self, X):
+        self.X = X
+        return X @ self.W + self.b
+
+    def backward(self, dY):
+        self.dW, self.db = self.X.T @ dY, dY.sum(0)
+        return dY @ self.W.T
+
+
+class BiasLinearIgnoresB(BiasLinear):
+    """NoBias (wrong PASS before): b was not read as a weight, so the db backward writes was never checked."""
+
+    def forward(self, X):
+        self.X = X
+        return X @ self.W  # BUG: the bias is never added
+
+
+class MatMul2:
+    """DLfS-2's MatMul: params and grads lists, the gradient written in place."""
+
+    def __init__(self, W, bug=1.0):
+        self.params, self.grads, self.bug = [W], [np.zeros_like(W)], bug
+
+    def forward(self, x):
+        self.x = x
+        return x @ self.params[0]
+
+    def backward(self, dout):
+        self.grads[0][...] = self.bug * self.x.T @ dout
+        return dout @ self.params[0].T
+
+
+class DLfS2Tied:
+    """DLfS-2's weight tying through a transpose (W_out = W_in.T), both listed in the model's params: the book's
+    remove_duplicate sums the gradients, g_in + g_out.T (Y12: once FAILed, the transposed one added twice)."""
+
+    ADAPT = True
+
+    def __init__(self, bug=1.0):
+        W_in = np.random.default_rng(0).standard_normal((4, 3))
+        self.blocks = [MatMul2(W_in, bug), MatMul2(W_in.T, bug)]
+        self.params, self.grads = [], []
+        for layer in self.blocks:
+            self.params += layer.params
+            self.grads += layer.grads
+
+    def forward(self, x):
+        for layer in self.blocks:
+            x = layer.forward(x)
+        return x
+
+    def backward(self, dout):
+        for layer in reversed(self.blocks):
+            dout = layer.backward(dout)
+        return dout
+
+
+class DLfS2TiedSign(DLfS2Tied):
+    def __init__(self):
+        super().__init__(bug=-1.0)  # BUG: each layer's gradient of the wrong sign
+
+
+class DLfS2NetCopies(DLfS2Net):
+    """Y23 (wrong PASS before): the model's params list holds copies of its layers' arrays, so its optimizer steps
+    arrays forward never reads. Not in the table: gradcheck refuses it (a protocol error, exit 3) naming each
+    params[i] and the layer array it copies (tests/test_store12_storage.py)."""
+
+    def __init__(self):
+        super().__init__()
+        self.params = [p.copy() for layer in self.blocks for p in layer.params]  # BUG: copies, not the arrays
+
+
+class NnfsDenseKeepsBoth(BiasLinear):
+    """Returns dX and stores it as self.dinputs too (NNFS's name): both read by the next layer or the optimizer."""
+
+    def backward(self, dY, bug=1.0):
+        self.dW, self.db = self.X.T @ dY, dY.sum(0)
+        self.dinputs = bug * dY @ self.W.T
+        return dY @ self.W.T
+
+
+class NnfsDenseStoredDinputsTwice(NnfsDenseKeepsBoth):
+    """Y6 (wrong PASS before): the returned dX right, the stored self.dinputs (what NNFS's next layer reads) x2."""
+
+    def backward(self, dY):
+        return super().backward(dY, bug=2.0)  # BUG: self.dinputs twice the gradient
+
+
+class GridSum:
+    """Y = sum over a 2 x 2 grid of X @ W[i, j], the weights in a 2-D numpy object array (Y16: once named by a flat
+    index, W[2] for W[1, 0])."""
+
+    ADAPT = True
+
+    def __init__(self, bug=1.0):
+        rng = np.random.default_rng(0)
+        self.W, self.bug = np.empty((2, 2), dtype=object), bug
+        for i, j in np.ndindex(2, 2):
+            self.W[i, j] = rng.standard_normal((4, 3))
+
+    def forward(self, X):
+        self.X = X
+        return sum(X @ self.W[i, j] for i, j in np.ndindex(2, 2))
+
+    def backward(self, dY):
+        self.dW = np.empty((2, 2), dtype=object)
+        for i, j in np.ndindex(2, 2):
+            self.dW[i, j] = self.X.T @ dY * (self.bug if (i, j) == (1, 0) else 1.0)
+        return sum(dY @ self.W[i, j].T for i, j in np.ndindex(2, 2))
+
+
+class GridSumTwice(GridSum):
+    def __init__(self):
+        super().__init__(bug=2.0)  # BUG: dW[1, 0] twice the gradient
+
+
+class BufferedLinear:
+    """Y = (X @ W + b) * win + bg + wts * bins, with a scratch buf forward writes: buffers with short names beside W
+    and b (Z15: once read as weights without gradients, a wrong FAIL)."""
+
+    ADAPT = True
+
+    def __init__(self, bias_mean=False):
+        rng = np.random.default_rng(0)
+        self.W, self.b = rng.standard_normal((4, 3)), rng.standard_normal(3)
+        self.buf, self.win, self.bins = np.zeros((5, 3)), np.hanning(5)[1:4], np.linspace(0.0, 1.0, 3)
+        self.bg, self.wts, self.bias_mean = rng.standard_normal(3), rng.standard_normal(3), bias_mean
+
+    def forward(self, X):
+        self.X = X
+        self.buf = X @ self.W + self.b
+        return self.buf * self.win + self.bg + self.wts * self.bins
+
+    def backward(self, dY):
+        g = dY * self.win
+        self.dW, self.db = self.X.T @ g, g.mean(0) if self.bias_mean else g.sum(0)
+        return g @ self.W.T
+
+
+class BufferedLinearMeanBias(BufferedLinear):
+    def __init__(self):
+        super().__init__(bias_mean=True)  # BUG: db the mean over the batch
