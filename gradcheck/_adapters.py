@@ -2131,11 +2131,15 @@ LR_PROBE = 0.25
 
 
 def _learning_rate(fn):
-    """The name of ``fn``'s required positional parameter after the upstream gradient that is a learning rate
-    (:data:`LR_NAMES`), else None."""
-    need = [p.name for p in (_params(fn) or {}).values() if p.kind in _POSITIONAL and p.default is p.empty]
-    need = need[1:] if need[:1] == ["self"] else need
-    return need[1] if len(need) == 2 and need[1].lower() in LR_NAMES else None
+    """The name of ``fn``'s learning-rate parameter (:data:`LR_NAMES`) after the upstream gradient: required
+    (``backward(dY, learning_rate)``), with a default (``lr=0.01``) or keyword-only (``backward(dY, *, lr)``),
+    when no other parameter but dY is required (verify10 Y3); else None."""
+    ps = [p for p in (_params(fn) or {}).values() if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
+    ps = ps[1:] if ps[:1] and ps[0].name == "self" else ps
+    rates = [p for p in ps[1:] if p.name.lower() in LR_NAMES]
+    if not ps or ps[0].kind not in _POSITIONAL or len(rates) != 1:
+        return None
+    return None if any(p.default is p.empty and p is not rates[0] for p in ps[1:]) else rates[0].name
 
 
 def _read_update(obj, before):

@@ -114,3 +114,37 @@ def test_a_self_stepping_backward_is_given_a_rate_that_shows_how_it_is_used(tmp_
     assert "learning_rate=0.25" in out, out
     if failing:
         assert f"FAIL: Dense: gradient mismatch in {failing}." in out, out
+
+
+# --------------------------------------------------------------------------- verify10 Y3: a default or keyword rate
+
+DEFAULT_RATE = """
+import numpy as np
+
+class Dense:
+    def __init__(self):
+        rng = np.random.default_rng(0)
+        self.W, self.b = rng.standard_normal((4, 3)) * 0.5, rng.standard_normal(3) * 0.1
+    def forward(self, X):
+        self.X = X
+        return X @ self.W + self.b
+    def backward(self, dY, SIGNATURE):
+        dW, db, dX = self.X.T @ dY, dY.sum(0), dY @ self.W.T
+        self.W -= RATE * dW
+        self.b -= RATE * db * BUG
+        return dX
+"""
+
+
+@pytest.mark.parametrize(("signature", "rate"), [("learning_rate=0.01", "learning_rate"), ("*, lr", "lr"),
+                                                 ("*, eta=0.1", "eta")])
+@pytest.mark.parametrize("bug", ["1", "2"])
+def test_a_default_or_keyword_only_rate_is_set_like_a_required_one(tmp_path, signature, rate, bug):
+    """backward(dY, learning_rate=0.01) stepped at its default, unread (a FAIL in dX), and a keyword-only rate
+    was not given (exit 3): both are given the probe rate and their step read (verify10 Y3)."""
+    src = DEFAULT_RATE.replace("SIGNATURE", signature).replace("RATE", rate).replace("BUG", bug)
+    p = run("check", f"{student(tmp_path, src, 'dflt.py')}::Dense", "--input-shape", "6,4")
+    out = " ".join(both(p).split())
+    assert p.returncode == (0 if bug == "1" else 1), out
+    assert f"it is called with {rate}=0.25" in out, out
+    assert ("FAIL: Dense: gradient mismatch in db." in out) == (bug == "2"), out
