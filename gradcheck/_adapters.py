@@ -2177,7 +2177,7 @@ def stored_results(obj, inputs=None, training=True):
         return ""
     out, din, lr = _stores(fwd, STORED_OUTPUTS), _stores(bwd, STORED_DINPUTS), _learning_rate(bwd)
     out, din = (out, din) if out and din else (None, None)
-    heads = set()
+    heads = set() if lr else _rate_heads(bwd)
     rated = bool(lr or _rate_attributes(obj, heads))
     weights = _probe_steps(obj, bwd, lr, heads, inputs, training) if rated and inputs is not None else None
     rated = bool(lr or weights)  # a rate attribute that backward steps no weight with: not a self-stepping one

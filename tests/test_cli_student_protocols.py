@@ -296,6 +296,9 @@ class DenseData:
 
 @pytest.mark.parametrize(("cls", "said", "bias"), [
     ("Model", "it is called with learning_rate=0.25", "dlayers.0.b, dlayers.2.b"),  # Y21: sub-layers stepped
+    ("ModelLr", "it steps with the rate in self.lr, set to 0.25", "dlayers.0.b, dlayers.2.b"),  # Y21: self.lr
+    ("DenseOpt", "it steps with the rate in self.opt.lr, set to 0.25", "db"),  # Y22: an optimizer object
+    ("DenseLearningRate", "it steps with the rate in self.learning_rate, set to 0.25", "db"),  # Y22, Y28: rebound
     ("DenseData", "it is called with learning_rate=0.25", "db"),  # Y28: a Parameter's .data rebound
 ])
 @pytest.mark.parametrize("bug", ["1", "2"])
