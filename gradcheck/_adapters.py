@@ -2093,10 +2093,13 @@ def adapt(obj, inputs=None, training=True):
     ``(layer, info)``."""
     mk = mode_keyword(obj.forward) if callable(getattr(obj, "forward", None)) else None
     stored = stored_results(obj, inputs, training)
+    after = stored and getattr(type(obj), "_gradcheck_dx_after_step", False) is True
     with _switch_kept(obj, mk):
         obj, info = _adapt(obj, inputs, training)
     if stored:
         info["text"] = info.get("text", "") + stored
+    if after:  # dX computed with the weights after the step (_sgd_dx_after_step): named by the diagnosis
+        info["dx_after_step"] = True
     return obj, info
 
 
@@ -2166,7 +2169,7 @@ def stored_results(obj, inputs=None, training=True):
     and stores its output (``self.output``) and a ``backward`` that returns nothing and stores the input's
     gradient (``self.dinputs``), *Neural Networks from Scratch*'s protocol: they return what they stored. A
     ``backward`` that updates the weights itself, given a learning rate (:func:`_learning_rate`) or reading one
-    held by the layer (``self.lr``, ``self.opt.lr``: :func:`gradcheck._rate_attributes`): given a rate of
+    held by the layer (``self.lr``, ``self.opt.lr``: :func:`_rate_attributes`): given a rate of
     :data:`LR_PROBE`, each weight's step over it is read as its gradient and the weight put back, so the weights
     stay where the check measures them; on ``inputs`` (forward called with ``training``), the step is first
     probed to be plain gradient descent (:func:`_sgd_probe`, which raises AdapterError when it is
@@ -2179,7 +2182,8 @@ def stored_results(obj, inputs=None, training=True):
     out, din = (out, din) if out and din else (None, None)
     heads = set() if lr else _rate_heads(bwd)
     rated = bool(lr or _rate_attributes(obj, heads))
-    weights = _probe_steps(obj, bwd, lr, heads, inputs, training) if rated and inputs is not None else None
+    weights, after = _probe_steps(obj, bwd, lr, heads, inputs, training) if rated and inputs is not None else \
+        (None, False)
     rated = bool(lr or weights)  # a rate attribute that backward steps no weight with: not a self-stepping one
     if out is None and not rated:
         return ""
@@ -2206,7 +2210,8 @@ def stored_results(obj, inputs=None, training=True):
         return getattr(self, din, None) if r is None and din else r
     try:
         obj.__class__ = type(cls.__name__, (cls,), {"forward": forward, "backward": backward, "__slots__": (),
-                                                    "__module__": cls.__module__, "__qualname__": cls.__qualname__})
+                                                    "__module__": cls.__module__, "__qualname__": cls.__qualname__,
+                                                    "_gradcheck_dx_after_step": after})
     except TypeError:  # a class whose instances cannot change class: read as it is
         return ""
     return ((f"; forward returns nothing and stores Y in self.{out}, backward returns nothing and stores dX in "
@@ -2239,7 +2244,7 @@ def _rate_heads(fn):
 
 def _rate_attributes(obj, heads):
     """``[(owner, attribute)]`` of the numbers named as a learning rate (:data:`LR_NAMES`:
-    ``self.lr``, ``self.opt.lr``, ``self.layers[0].learning_rate``) _sgd_weights by ``obj`` under one of ``heads``
+    ``self.lr``, ``self.opt.lr``, ``self.layers[0].learning_rate``) held by ``obj`` under one of ``heads``
     (:func:`_rate_heads`)."""
     values = {(): obj, **dict(walk(obj))}
     return [(values[p[:-1]], p[-1][1]) for p, v in values.items()
@@ -2304,7 +2309,7 @@ def _sgd_close(got, want, kept, scale):
     return bool(np.all(np.abs(got - want) <= 8 * eps * ((scale + 1) * np.abs(kept) + np.abs(got) + np.abs(want))))
 
 
-#: What each _sgd_probe of :func:`_sgd_probe` saw when the step was not a plain one, and what may cause it.
+#: What each probe of :func:`_sgd_probe` saw when the step was not a plain one, and what may cause it.
 SGD_SEEN = {
     "rate": "with the rate doubled ({r2}) {w} did not move twice as far as with {r} (nor as far, nor four times: a "
             "rate forgotten or applied twice would be checked): a step not proportional to the rate (weight decay "
@@ -2325,24 +2330,28 @@ def _sgd_call(obj, bwd, param, attrs, dy, rate):
 def _sgd_measure(obj, objs, bwd, param, attrs, dy, names, rate, scale=1.0, again=False):
     """The step of each of ``names`` (:func:`_sgd_snapshot`) in a backward given ``dy * scale`` and ``rate``, everything
     put back after; ``again``: the step of a second call after the first, with those arrays (and only they) put
-    back in between, as :func:`_sgd_read` puts them back."""
+    back in between, as :func:`_sgd_read` puts them back. Returns ``({name: step}, {name: the array before},
+    what the first call returned)``."""
     with _all_undone(objs):
         before = _sgd_snapshot(obj, names)
-        _sgd_call(obj, bwd, param, attrs, dy * scale, rate)
+        ret = _sgd_call(obj, bwd, param, attrs, dy * scale, rate)
+        ret = np.array(ret, dtype=np.float64) if isinstance(ret, np.ndarray) else None
         if again:
             for o, k, a, kept in before.values():
                 a[...] = kept
                 setattr(o, k, a)
             _sgd_call(obj, bwd, param, attrs, dy * scale, rate)
         return {n: kept - getattr(o, k) for n, (o, k, _, kept) in before.items()}, \
-            {n: kept for n, (_, _, _, kept) in before.items()}
+            {n: kept for n, (_, _, _, kept) in before.items()}, ret
 
 
 def _sgd_probe(obj, bwd, param, attrs, inputs, kw):
-    """The weights a backward that steps them itself moves: ``[dotted name]`` (:func:`_sgd_weights`) of the arrays forward
-    reads that a backward given :data:`LR_PROBE` moves, everything put back after; None when
-    it cannot be told (forward is not deterministic, or raised: the check says so). ``bwd``: the class's backward,
-    its rate parameter ``param`` or rate attributes ``attrs`` (:func:`_rate_set`).
+    """The weights a backward that steps them itself moves: ``([dotted name], dx_after_step)``, the names
+    (:func:`_sgd_weights`) of the arrays forward reads that a backward given :data:`LR_PROBE` moves, everything put
+    back after; ``(None, False)`` when it cannot be told (forward is not deterministic, or raised: the check says
+    so). ``dx_after_step``: the dX it returns differs from the one given a rate of 0 (which is nonzero): dX computed
+    with the weights after the step (:func:`_sgd_dx_after_step`). ``bwd``: the class's backward, its rate parameter
+    ``param`` or rate attributes ``attrs`` (:func:`_rate_set`).
 
     Raises
     ------
@@ -2356,18 +2365,19 @@ def _sgd_probe(obj, bwd, param, attrs, inputs, kw):
     try:
         used, _ = _used_arrays(obj, inputs, kw, names, children)
         if used is None:
-            return None
+            return None, False
         with _all_undone(objs) as rewind:
             y = _run(obj, rewind, inputs, kw)
             dy = np.random.default_rng(0).standard_normal(y.shape)
             r = LR_PROBE
-            base, kept = _sgd_measure(obj, objs, bwd, param, attrs, dy, used, r)
+            base, kept, dx = _sgd_measure(obj, objs, bwd, param, attrs, dy, used, r)
             moved = [n for n in used if np.any(base[n] != 0)]
             rate = _sgd_measure(obj, objs, bwd, param, attrs, dy, moved, 2 * r)[0]
             scaled = _sgd_measure(obj, objs, bwd, param, attrs, dy, moved, r, SGD_DY_SCALE)[0]
             twice = _sgd_measure(obj, objs, bwd, param, attrs, dy, moved, r, again=True)[0]
+            after = bool(moved) and _sgd_dx_after_step(obj, objs, bwd, param, attrs, dy, dx)
     except _ForwardFailed:
-        return None
+        return None, False
     for n in moved:
         b, k = base[n], kept[n]
         seen = ("rate" if not any(_sgd_close(rate[n], f * b, k, f) for f in (2, 1, 4)) else
@@ -2375,7 +2385,21 @@ def _sgd_probe(obj, bwd, param, attrs, inputs, kw):
                 "memory" if not _sgd_close(twice[n], b, k, 1) else None)
         if seen:
             raise AdapterError(_sgd_not_plain(obj, bwd, param, attrs, n, seen))
-    return moved
+    return moved, after
+
+
+def _sgd_dx_after_step(obj, objs, bwd, param, attrs, dy, dx):
+    """Whether ``dx`` (what backward returned given :data:`LR_PROBE`) differs from the nonzero dX it returns given a
+    rate of 0: dX computed with the weights after the step (a dX computed before is the same at any rate, one
+    multiplied by the rate is 0 at 0). False when backward returned no array, or raised at rate 0."""
+    if dx is None:
+        return False
+    try:
+        dx0 = _sgd_measure(obj, objs, bwd, param, attrs, dy, [], 0.0)[2]
+    except Exception:  # noqa: BLE001 - the student's backward at rate 0: nothing to tell
+        return False
+    return dx0 is not None and dx0.shape == dx.shape and bool(np.any(dx0 != 0)) and \
+        bool(np.all(np.isfinite(dx0))) and not np.allclose(dx, dx0, rtol=1e-9, atol=0)
 
 
 def _sgd_not_plain(obj, bwd, param, attrs, name, seen):
@@ -2393,7 +2417,7 @@ def _sgd_not_plain(obj, bwd, param, attrs, name, seen):
 
 
 def _sgd_header(obj, bwd, param, heads, weights):
-    """The check _sgd_header's words for a layer whose backward steps its weights (``weights``: :func:`_sgd_probe`'s, None
+    """The check header's words for a layer whose backward steps its weights (``weights``: :func:`_sgd_probe`'s, None
     when it was not probed)."""
     args = ", ".join(list(_params(bwd) or {})[1:])
     r = LR_PROBE

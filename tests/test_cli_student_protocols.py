@@ -311,3 +311,38 @@ def test_the_rate_and_the_weights_are_found_where_the_student_keeps_them(tmp_pat
     assert p.returncode == (0 if bug == "1" else 1), out
     assert "updates the weights itself: " + said in out, out
     assert (f"FAIL: {cls}: gradient mismatch in {bias}." in out) == (bug == "2"), out
+
+
+# --------------------------------------------------------------------------- dX computed after the step
+
+DX_AFTER = """
+import numpy as np
+
+class Dense:
+    def __init__(self):
+        rng = np.random.default_rng(0)
+        self.W, self.b = rng.standard_normal((4, 3)) * 0.5, rng.standard_normal(3) * 0.1
+    def forward(self, X):
+        self.X = X
+        return X @ self.W + self.b
+    def backward(self, dY, learning_rate):
+        BEFORE
+        self.W -= learning_rate * (self.X.T @ dY)
+        self.b -= learning_rate * dY.sum(0)
+        AFTER
+"""
+
+
+@pytest.mark.parametrize("after", [False, True])
+def test_dx_computed_with_the_stepped_weights_is_named(tmp_path, after):
+    """dX = dY @ W.T after W -= lr * dW FAILs in dX as before, now named dx-after-step (it depends on the rate;
+    was "backward is not linear in dY"), and a dX computed first PASSes."""
+    lines = ("pass", "return dY @ self.W.T") if after else ("dX = dY @ self.W.T", "return dX")
+    src = DX_AFTER.replace("BEFORE", lines[0]).replace("AFTER", lines[1])
+    p = run("check", f"{student(tmp_path, src, 'dxa.py')}::Dense", "--input-shape", "6,4")
+    out = " ".join(both(p).split())
+    assert p.returncode == int(after), out
+    assert ("FAIL: Dense: gradient mismatch in dX. diagnosis: backward computes dX with the weights after its own "
+            "gradient-descent step: given a learning rate of 0 it returns another (nonzero) dX than given 0.25"
+            in out) == after, out
+    assert "backward is not linear in dY" not in out, out

@@ -166,6 +166,10 @@ EXPECTED = {
     "styles.py::ChainMapMLPTwice": "factor",
     "styles.py::ClosureMLPTwice": "factor",
     "styles.py::NestedDeepTwice": "factor",
+    # verify10 (Y1, Y28): a backward that steps its own weights, read at the rate 0.25 it is given
+    "selfstep.py::SgdDenseDxAfterStep": "dx-after-step",
+    "selfstep.py::SgdDenseRateTwice": "factor",
+    "selfstep.py::SgdDataMeanBias": "bias-mean",
 }
 
 #: Bugs no signature names: each must FAIL with "wrong-values" (no known bug pattern), never a wrong name.
@@ -197,7 +201,8 @@ CORRECT = ["linear.py::LinearOutIn", "linear.py::LinearInOut", "activations.py::
            "styles.py::NestedDeep", "activations.py::DropoutModeHelper", "activations.py::DropoutModeConst",
            "activations.py::DropoutModeMatch", "activations.py::DropoutModeEnum", "styles.py::DLfS2Net",
            "styles.py::GradsObjLinear", "styles.py::FlatLinear", "activations.py::DropoutParamMode",
-           "activations.py::DropoutModuleFlag", "activations.py::DropoutInTrain", "activations.py::NetSubTraining"]
+           "activations.py::DropoutModuleFlag", "activations.py::DropoutInTrain", "activations.py::NetSubTraining",
+           "selfstep.py::SgdDense", "selfstep.py::SgdData", "selfstep.py::SgdModel"]
 
 
 def load(key: str):
