@@ -2384,7 +2384,8 @@ def _sgd_probe(obj, bwd, param, attrs, inputs, kw):
                 "dY" if not _sgd_close(scaled[n], SGD_DY_SCALE * b, k, SGD_DY_SCALE) else
                 "memory" if not _sgd_close(twice[n], b, k, 1) else None)
         if seen:
-            raise AdapterError(_sgd_not_plain(obj, bwd, param, attrs, n, seen))
+            decay = _sgd_decay(seen, b, rate[n], scaled[n], k)
+            raise AdapterError(_sgd_not_plain(obj, bwd, param, attrs, n, seen, decay))
     return moved, after
 
 
@@ -2402,12 +2403,29 @@ def _sgd_dx_after_step(obj, objs, bwd, param, attrs, dy, dx):
         bool(np.all(np.isfinite(dx0))) and not np.allclose(dx, dx0, rtol=1e-9, atol=0)
 
 
-def _sgd_not_plain(obj, bwd, param, attrs, name, seen):
+def _sgd_decay(seen, base, rate, scaled, kept):
+    """The coefficient λ of a weight-decay term λ·W in a step that is otherwise plain (``seen`` "dY": the rate times
+    dW + λ·W, an L2 penalty's gradient added; "rate": dW times the rate, plus λ·W), when what is not proportional
+    is λ times the weight ``kept`` in every entry (to 1e-6); else None."""
+    r, s = LR_PROBE, SGD_DY_SCALE
+    extra = {"dY": lambda: (scaled - s * base) / (r * (1 - s)), "rate": lambda: 2 * base - rate}.get(seen)
+    if extra is None or not np.all(kept != 0):
+        return None
+    lam = extra() / kept
+    return float(np.median(lam)) if np.allclose(lam, np.median(lam), rtol=1e-6, atol=0) and \
+        np.median(lam) != 0 else None
+
+
+def _sgd_not_plain(obj, bwd, param, attrs, name, seen, decay=None):
     cls = type(obj).__name__
     args = ", ".join(list(_params(bwd) or {})[1:])
     given = f"{param}={LR_PROBE}" if param else \
         f"{', '.join(sorted({k for _, k in attrs}))} set to {LR_PROBE}"
     what = SGD_SEEN[seen].format(r=LR_PROBE, r2=2 * LR_PROBE, s=SGD_DY_SCALE, w=name)
+    if decay is not None:  # the rest is exactly λ·W in every entry: named
+        where = "(an L2 penalty's gradient) in the gradient" if seen == "dY" else "outside the rate"
+        what += (f"; the part that is not is {decay:.6g} * {name.rpartition('.')[2]} in every entry: a weight-decay "
+                 f"term {where}, so the step is not the gradient of the loss gradcheck differentiates")
     return (f"{cls}.backward({args}) updates the weights itself, and its step is not a plain gradient-descent step "
             f"(W -= {param or 'lr'} * dW): {what}. gradcheck reads a weight's gradient as its step divided by the "
             f"rate ({given}), which holds only for that step, so {cls} is not checkable as written and no gradient "

@@ -139,6 +139,8 @@ STEP
 DY = "not proportional to dY"
 RATE = "not proportional to the rate"
 AGAIN = "called a second time with the same dY and W put back, W moved differently"
+DECAY = {"self.W -= learning_rate * (dW + 1e-4 * self.W)": "(an L2 penalty's gradient) in the gradient",
+         "self.W -= learning_rate * dW + 1e-4 * self.W": "outside the rate"}
 
 
 @pytest.mark.parametrize(("step", "seen"), [
@@ -146,8 +148,8 @@ AGAIN = "called a second time with the same dY and W put back, W moved different
     ("self.t += 1\nself.vW = 0.9 * self.vW + 0.1 * dW\nself.sW = 0.999 * self.sW + 0.001 * dW ** 2\n"
      "self.W -= learning_rate * self.vW / (1 - 0.9 ** self.t) / (np.sqrt(self.sW / (1 - 0.999 ** self.t)) + 1e-8)",
      DY),  # Adam
-    ("self.W -= learning_rate * (dW + 1e-4 * self.W)", DY),  # L2 weight decay in the step
-    ("self.W -= learning_rate * dW + 1e-4 * self.W", RATE),  # decoupled weight decay
+    ("self.W -= learning_rate * (dW + 1e-4 * self.W)", DY),  # L2 weight decay in the gradient: named below
+    ("self.W -= learning_rate * dW + 1e-4 * self.W", RATE),  # decoupled weight decay: named below
     ("self.vW = 0.9 * self.vW - learning_rate * dW\nself.W += self.vW", AGAIN),  # momentum, state from __init__
     ("if not hasattr(self, 'm'):\n    self.m = np.zeros_like(dW)\nself.m = 0.9 * self.m + dW\n"
      "self.W -= learning_rate * self.m", AGAIN),  # momentum, state made at the first call
@@ -163,6 +165,8 @@ def test_an_optimizer_inside_backward_is_not_checkable_as_written(tmp_path, step
     out = " ".join(both(p).split())
     assert p.returncode == 3, out
     assert "is not a plain gradient-descent step" in out and seen in out, out
+    decay = "the part that is not is 0.0001 * W in every entry: a weight-decay term " + DECAY.get(step, "")
+    assert (decay in out) == (step in DECAY) and ("weight-decay term" in out) == (step in DECAY), out  # λ·W exactly
     assert "not checkable as written and no gradient was compared" in out, out
     assert "have backward return or store the gradient" in out, out
     assert "FAIL" not in out and "PASS" not in out, out
