@@ -2136,11 +2136,14 @@ LR_PROBE = 0.25
 def _learning_rate(fn):
     """The name of ``fn``'s learning-rate parameter (:data:`LR_NAMES`) after the upstream gradient: required
     (``backward(dY, learning_rate)``), with a default (``lr=0.01``) or keyword-only (``backward(dY, *, lr)``),
-    when no other parameter but dY is required (verify10 Y3); else None."""
+    when no other parameter but dY is required (verify10 Y3); else None. A default that is no positive number
+    (``lr=None``: backward steps only when given a rate) is not one: called without it, backward does not step."""
     ps = [p for p in (_params(fn) or {}).values() if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
     ps = ps[1:] if ps[:1] and ps[0].name == "self" else ps
     rates = [p for p in ps[1:] if p.name.lower() in LR_NAMES]
-    if not ps or ps[0].kind not in _POSITIONAL or len(rates) != 1:
+    if not ps or ps[0].kind not in _POSITIONAL or len(rates) != 1 or rates[0].default is not rates[0].empty and not (
+            isinstance(rates[0].default, (int, float)) and not isinstance(rates[0].default, bool)
+            and rates[0].default > 0):
         return None
     return None if any(p.default is p.empty and p is not rates[0] for p in ps[1:]) else rates[0].name
 

@@ -206,6 +206,37 @@ def test_a_default_or_keyword_only_rate_is_set_like_a_required_one(tmp_path, sig
     assert ("FAIL: Dense: gradient mismatch in db." in out) == (bug == "2"), out
 
 
+LR_NONE = """
+import numpy as np
+
+class Dense:
+    def __init__(self):
+        rng = np.random.default_rng(0)
+        self.W, self.b = rng.standard_normal((4, 3)) * 0.5, rng.standard_normal(3) * 0.1
+    def forward(self, X):
+        self.X = X
+        return X @ self.W + self.b
+    def backward(self, dY, lr=None):
+        self.dW, self.db = self.X.T @ dY, dY.sum(0) * BUG
+        dX = dY @ self.W.T
+        if lr is not None:
+            self.W -= lr * self.dW
+            self.b -= lr * self.db
+        return dX
+"""
+
+
+@pytest.mark.parametrize("bug", ["1", "2"])
+def test_a_rate_defaulting_to_none_is_not_a_self_stepping_backward(tmp_path, bug):
+    """backward(dY, lr=None) steps only when given a rate: called without one it is an attribute-style layer
+    (self.dW), checked as that, not given 0.25 (its dW and the read step were two gradients of W: exit 3)."""
+    p = run("check", f"{student(tmp_path, LR_NONE.replace('BUG', bug), 'lrn.py')}::Dense", "--input-shape", "6,4")
+    out = " ".join(both(p).split())
+    assert p.returncode == (0 if bug == "1" else 1), out
+    assert "attribute style (W/dW, b/db)" in out and "updates the weights itself" not in out, out
+    assert ("FAIL: Dense: gradient mismatch in db." in out) == (bug == "2"), out
+
+
 # --------------------------------------------------------------------------- verify10 Y21, Y22, Y28: where the rate
 # and the weights are
 
