@@ -2204,11 +2204,14 @@ def adapt(obj, inputs=None, training=True):
     probes set put back to the value it had, of a layer that stores its results (:func:`stored_results`):
     ``(layer, info)``."""
     mk = mode_keyword(obj.forward) if callable(getattr(obj, "forward", None)) else None
-    stored = stored_results(obj)
+    stored = stored_results(obj, inputs, training)
+    after = stored and getattr(type(obj), "_gradcheck_dx_after_step", False) is True
     with _switch_kept(obj, mk):
         obj, info = _adapt(obj, inputs, training)
     if stored:
         info["text"] = info.get("text", "") + stored
+    if after:  # dX computed with the weights after the step (_sgd_dx_after_step): named by the diagnosis
+        info["dx_after_step"] = True
     return obj, info
 
 
@@ -2243,11 +2246,18 @@ LR_PROBE = 0.25
 
 
 def _learning_rate(fn):
-    """The name of ``fn``'s required positional parameter after the upstream gradient that is a learning rate
-    (:data:`LR_NAMES`), else None."""
-    need = [p.name for p in (_params(fn) or {}).values() if p.kind in _POSITIONAL and p.default is p.empty]
-    need = need[1:] if need[:1] == ["self"] else need
-    return need[1] if len(need) == 2 and need[1].lower() in LR_NAMES else None
+    """The name of ``fn``'s learning-rate parameter (:data:`LR_NAMES`) after the upstream gradient: required
+    (``backward(dY, learning_rate)``), with a default (``lr=0.01``) or keyword-only (``backward(dY, *, lr)``),
+    when no other parameter but dY is required (verify10 Y3); else None. A default that is no positive number
+    (``lr=None``: backward steps only when given a rate) is not one: called without it, backward does not step."""
+    ps = [p for p in (_params(fn) or {}).values() if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
+    ps = ps[1:] if ps[:1] and ps[0].name == "self" else ps
+    rates = [p for p in ps[1:] if p.name.lower() in LR_NAMES]
+    if not ps or ps[0].kind not in _POSITIONAL or len(rates) != 1 or rates[0].default is not rates[0].empty and not (
+            isinstance(rates[0].default, (int, float)) and not isinstance(rates[0].default, bool)
+            and rates[0].default > 0):
+        return None
+    return None if any(p.default is p.empty and p is not rates[0] for p in ps[1:]) else rates[0].name
 
 
 def _read_update(obj, before):
@@ -2268,22 +2278,29 @@ def _read_update(obj, before):
             setattr(obj, k, a)
 
 
-def stored_results(obj):
+def stored_results(obj, inputs=None, training=True):
     """A layer whose methods are called another way than ``forward(X) -> Y``, ``backward(dY) -> dX``, made to be
     called so: its class becomes a subclass whose methods call the student's. A ``forward`` that returns nothing
     and stores its output (``self.output``) and a ``backward`` that returns nothing and stores the input's
     gradient (``self.dinputs``), *Neural Networks from Scratch*'s protocol: they return what they stored. A
-    ``backward(dY, learning_rate)`` that updates the weights itself (:func:`_learning_rate`): given a learning
-    rate of :data:`LR_PROBE`, each weight's step over it is read as its gradient and the weight put back (:func:`_read_update`), so
-    the weights stay where the check measures them. Returns the header's words for it, or "" (``obj``
-    unchanged)."""
+    ``backward`` that updates the weights itself, given a learning rate (:func:`_learning_rate`) or reading one
+    held by the layer (``self.lr``, ``self.opt.lr``: :func:`_rate_attributes`): given a rate of
+    :data:`LR_PROBE`, each weight's step over it is read as its gradient and the weight put back, so the weights
+    stay where the check measures them; on ``inputs`` (forward called with ``training``), the step is first
+    probed to be plain gradient descent (:func:`_sgd_probe`, which raises AdapterError when it is
+    not). Returns the header's words for it, or "" (``obj`` unchanged)."""
     cls = type(obj)
     fwd, bwd = getattr(cls, "forward", None), getattr(cls, "backward", None)
     if not (isinstance(fwd, types.FunctionType) and isinstance(bwd, types.FunctionType)):
         return ""
     out, din, lr = _stores(fwd, STORED_OUTPUTS), _stores(bwd, STORED_DINPUTS), _learning_rate(bwd)
     out, din = (out, din) if out and din else (None, None)
-    if out is None and lr is None:
+    heads = set() if lr else _rate_heads(bwd)
+    rated = bool(lr or _rate_attributes(obj, heads))
+    weights, after = _probe_steps(obj, bwd, lr, heads, inputs, training) if rated and inputs is not None else \
+        (None, False)
+    rated = bool(lr or weights)  # a rate attribute that backward steps no weight with: not a self-stepping one
+    if out is None and not rated:
         return ""
 
     @functools.wraps(fwd)
@@ -2293,8 +2310,13 @@ def stored_results(obj):
 
     @functools.wraps(bwd)
     def backward(self, *dys, **kw):
-        if not lr or len(dys) > 1 or lr in kw:
+        if not rated or len(dys) > 1 or lr in kw:
             r = bwd(self, *dys, **kw)
+        elif weights is not None:  # probed: the weights it steps, wherever they are held
+            before = _sgd_snapshot(self, weights)
+            with _rate_set(self, lr, _rate_attributes(self, heads), LR_PROBE) as rate:
+                r = bwd(self, *dys, **rate, **kw)
+            _sgd_read(before, LR_PROBE)
         else:
             before = {k: (v, v.copy()) for k, v in list(vars(self).items())[:MAX_PROBED]
                       if isinstance(v, np.ndarray) and v.dtype.kind == "f"}
@@ -2303,14 +2325,247 @@ def stored_results(obj):
         return getattr(self, din, None) if r is None and din else r
     try:
         obj.__class__ = type(cls.__name__, (cls,), {"forward": forward, "backward": backward, "__slots__": (),
-                                                    "__module__": cls.__module__, "__qualname__": cls.__qualname__})
+                                                    "__module__": cls.__module__, "__qualname__": cls.__qualname__,
+                                                    "_gradcheck_dx_after_step": after})
     except TypeError:  # a class whose instances cannot change class: read as it is
         return ""
     return ((f"; forward returns nothing and stores Y in self.{out}, backward returns nothing and stores dX in "
              f"self.{din} (Neural Networks from Scratch): Y and dX are read there" if out else "")
-            + (f"; backward({', '.join(list(_params(bwd))[1:])}) updates the weights itself: it is called with "
-               f"{lr}={LR_PROBE}, each weight's step (before - after, a plain gradient-descent step) divided by {LR_PROBE} is read as its gradient "
-               "W_grad, and the weight is put back" if lr else ""))
+            + (_sgd_header(obj, bwd, lr, heads, weights) if rated else ""))
+
+
+def _probe_steps(obj, bwd, lr, heads, inputs, training):
+    """:func:`_sgd_probe` of ``obj`` on ``inputs``, its forward in mode ``training`` (its switch put
+    back after)."""
+    mk = mode_keyword(obj.forward)
+    with _switch_kept(obj, mk):
+        kw = _training_kw(obj.forward, training, mk)
+        return _sgd_probe(obj, bwd, lr, _rate_attributes(obj, heads), inputs, kw)
+
+
+#: A dY scale a clipped, normalised (Adam) or decayed step does not follow, exact in floating point (a power of 2).
+SGD_DY_SCALE = 1024.0
+
+
+def _rate_heads(fn):
+    """The attributes of ``self`` that method ``fn``'s source reads (``self.lr``, ``self.opt.step(...)``,
+    ``for layer in self.layers``): where a rate it steps with may be _sgd_weights."""
+    try:
+        src = inspect.getsource(fn)
+    except (OSError, TypeError):
+        return set()
+    return set(re.findall(r"\bself\.([A-Za-z_]\w*)", src))
+
+
+def _rate_attributes(obj, heads):
+    """``[(owner, attribute)]`` of the numbers named as a learning rate (:data:`LR_NAMES`:
+    ``self.lr``, ``self.opt.lr``, ``self.layers[0].learning_rate``) held by ``obj`` under one of ``heads``
+    (:func:`_rate_heads`)."""
+    values = {(): obj, **dict(walk(obj))}
+    return [(values[p[:-1]], p[-1][1]) for p, v in values.items()
+            if p and p[-1][0] == "." and str(p[-1][1]).lower() in LR_NAMES and p[0][1] in heads
+            and isinstance(v, (int, float, np.floating)) and not isinstance(v, bool) and p[:-1] in values]
+
+
+@contextlib.contextmanager
+def _rate_set(obj, param, attrs, rate):
+    """The keyword arguments that give ``rate`` to a backward of rate parameter ``param``, with each rate attribute
+    ``(owner, name)`` of ``attrs`` set to it for the block and put back after."""
+    kept = [(o, k, getattr(o, k)) for o, k in attrs]
+    for o, k, _ in kept:
+        setattr(o, k, rate)
+    try:
+        yield {param: rate} if param else {}
+    finally:
+        for o, k, v in kept:
+            setattr(o, k, v)
+
+
+def _sgd_weights(obj):
+    """``{dotted name: (owner, attribute)}`` of the float arrays in attributes of ``obj`` and of its sub-layers and
+    plain objects (:func:`sublayers`): ``W``, ``l1.W``, ``W.data`` (a Parameter-like
+    object)."""
+    out = {}
+    for prefix, o in [("", obj), *sublayers(obj)]:
+        for k, v in list(_fields(o).items())[:MAX_PROBED]:
+            if isinstance(v, np.ndarray) and v.dtype.kind == "f" and v.size and isinstance(k, str):
+                out[f"{prefix}.{k}" if prefix else k] = (o, k)
+    return out
+
+
+def _sgd_grad_name(key):
+    return "grad" if key == "data" else f"{key}_grad"
+
+
+def _sgd_snapshot(obj, names):
+    """``{name: (owner, attribute, the array, its copy)}`` of ``names`` (:func:`_sgd_weights`) as they are now."""
+    arrays = _sgd_weights(obj)
+    return {n: (*arrays[n], getattr(*arrays[n]), getattr(*arrays[n]).copy()) for n in names if n in arrays}
+
+
+def _sgd_read(before, rate):
+    """After a backward given ``rate`` that stepped the weights of ``before`` (:func:`_sgd_snapshot`): each gets its step
+    over the rate, (before - after) / rate, as its gradient (``W_grad``; ``grad`` beside a Parameter's ``data``), and
+    is put back (in place, or its old array bound again)."""
+    for o, k, a, kept in before.values():
+        new = getattr(o, k, None)
+        if not (isinstance(new, np.ndarray) and new.shape == kept.shape):
+            continue
+        setattr(o, _sgd_grad_name(k), (kept - new) / rate)
+        if new is a:
+            a[...] = kept
+        else:
+            setattr(o, k, a)
+
+
+def _sgd_close(got, want, kept, scale):
+    """Whether step ``got`` is ``want`` up to the round-off of forming ``kept - step`` and subtracting back."""
+    eps = np.finfo(np.result_type(kept.dtype, np.float32)).eps
+    return bool(np.all(np.abs(got - want) <= 8 * eps * ((scale + 1) * np.abs(kept) + np.abs(got) + np.abs(want))))
+
+
+#: What each probe of :func:`_sgd_probe` saw when the step was not a plain one, and what may cause it.
+SGD_SEEN = {
+    "rate": "with the rate doubled ({r2}) {w} did not move twice as far as with {r} (nor as far, nor four times: a "
+            "rate forgotten or applied twice would be checked): a step not proportional to the rate (weight decay "
+            "outside the rate, a rate schedule?)",
+    "dY": "with dY scaled by {s:g} {w} did not move {s:g} times as far: a step not proportional to dY (gradient "
+          "clipping, Adam's or RMSprop's normalised step, weight decay?)",
+    "memory": "called a second time with the same dY and {w} put back, {w} moved differently: backward keeps state "
+              "across calls (momentum, Adam's moments, an EMA, a step counter or a rate schedule?)",
+}
+
+
+def _sgd_call(obj, bwd, param, attrs, dy, rate):
+    _step("backward")
+    with _rate_set(obj, param, attrs, rate) as kws:
+        return bwd(obj, dy, **kws)
+
+
+def _sgd_measure(obj, objs, bwd, param, attrs, dy, names, rate, scale=1.0, again=False):
+    """The step of each of ``names`` (:func:`_sgd_snapshot`) in a backward given ``dy * scale`` and ``rate``, everything
+    put back after; ``again``: the step of a second call after the first, with those arrays (and only they) put
+    back in between, as :func:`_sgd_read` puts them back. Returns ``({name: step}, {name: the array before},
+    what the first call returned)``."""
+    with _all_undone(objs):
+        before = _sgd_snapshot(obj, names)
+        ret = _sgd_call(obj, bwd, param, attrs, dy * scale, rate)
+        ret = np.array(ret, dtype=np.float64) if isinstance(ret, np.ndarray) else None
+        if again:
+            for o, k, a, kept in before.values():
+                a[...] = kept
+                setattr(o, k, a)
+            _sgd_call(obj, bwd, param, attrs, dy * scale, rate)
+        return {n: kept - getattr(o, k) for n, (o, k, _, kept) in before.items()}, \
+            {n: kept for n, (_, _, _, kept) in before.items()}, ret
+
+
+def _sgd_probe(obj, bwd, param, attrs, inputs, kw):
+    """The weights a backward that steps them itself moves: ``([dotted name], dx_after_step)``, the names
+    (:func:`_sgd_weights`) of the arrays forward reads that a backward given :data:`LR_PROBE` moves, everything put
+    back after; ``(None, False)`` when it cannot be told (forward is not deterministic, or raised: the check says
+    so). ``dx_after_step``: the dX it returns differs from the one given a rate of 0 (which is nonzero): dX computed
+    with the weights after the step (:func:`_sgd_dx_after_step`). ``bwd``: the class's backward, its rate parameter
+    ``param`` or rate attributes ``attrs`` (:func:`_rate_set`).
+
+    Raises
+    ------
+    AdapterError
+        The step is not plain gradient descent: not proportional to the rate or to dY, or different on a second
+        call (an optimizer inside backward): its step over the rate is not the gradient.
+    """
+    children = dict(sublayers(obj))
+    objs = [obj, *children.values()]
+    names = list(_sgd_weights(obj))
+    try:
+        used, _ = _used_arrays(obj, inputs, kw, names, children)
+        if used is None:
+            return None, False
+        with _all_undone(objs) as rewind:
+            y = _run(obj, rewind, inputs, kw)
+            dy = np.random.default_rng(0).standard_normal(y.shape)
+            r = LR_PROBE
+            base, kept, dx = _sgd_measure(obj, objs, bwd, param, attrs, dy, used, r)
+            moved = [n for n in used if np.any(base[n] != 0)]
+            rate = _sgd_measure(obj, objs, bwd, param, attrs, dy, moved, 2 * r)[0]
+            scaled = _sgd_measure(obj, objs, bwd, param, attrs, dy, moved, r, SGD_DY_SCALE)[0]
+            twice = _sgd_measure(obj, objs, bwd, param, attrs, dy, moved, r, again=True)[0]
+            after = bool(moved) and _sgd_dx_after_step(obj, objs, bwd, param, attrs, dy, dx)
+    except _ForwardFailed:
+        return None, False
+    for n in moved:
+        b, k = base[n], kept[n]
+        seen = ("rate" if not any(_sgd_close(rate[n], f * b, k, f) for f in (2, 1, 4)) else
+                "dY" if not _sgd_close(scaled[n], SGD_DY_SCALE * b, k, SGD_DY_SCALE) else
+                "memory" if not _sgd_close(twice[n], b, k, 1) else None)
+        if seen:
+            decay = _sgd_decay(seen, b, rate[n], scaled[n], k)
+            raise AdapterError(_sgd_not_plain(obj, bwd, param, attrs, n, seen, decay))
+    return moved, after
+
+
+def _sgd_dx_after_step(obj, objs, bwd, param, attrs, dy, dx):
+    """Whether ``dx`` (what backward returned given :data:`LR_PROBE`) differs from the nonzero dX it returns given a
+    rate of 0: dX computed with the weights after the step (a dX computed before is the same at any rate, one
+    multiplied by the rate is 0 at 0). False when backward returned no array, or raised at rate 0."""
+    if dx is None:
+        return False
+    try:
+        dx0 = _sgd_measure(obj, objs, bwd, param, attrs, dy, [], 0.0)[2]
+    except Exception:  # noqa: BLE001 - the student's backward at rate 0: nothing to tell
+        return False
+    return dx0 is not None and dx0.shape == dx.shape and bool(np.any(dx0 != 0)) and \
+        bool(np.all(np.isfinite(dx0))) and not np.allclose(dx, dx0, rtol=1e-9, atol=0)
+
+
+def _sgd_decay(seen, base, rate, scaled, kept):
+    """The coefficient λ of a weight-decay term λ·W in a step that is otherwise plain (``seen`` "dY": the rate times
+    dW + λ·W, an L2 penalty's gradient added; "rate": dW times the rate, plus λ·W), when what is not proportional
+    is λ times the weight ``kept`` in every entry (to 1e-6); else None."""
+    r, s = LR_PROBE, SGD_DY_SCALE
+    extra = {"dY": lambda: (scaled - s * base) / (r * (1 - s)), "rate": lambda: 2 * base - rate}.get(seen)
+    if extra is None or not np.all(kept != 0):
+        return None
+    lam = extra() / kept
+    return float(np.median(lam)) if np.allclose(lam, np.median(lam), rtol=1e-6, atol=0) and \
+        np.median(lam) != 0 else None
+
+
+def _sgd_not_plain(obj, bwd, param, attrs, name, seen, decay=None):
+    cls = type(obj).__name__
+    args = ", ".join(list(_params(bwd) or {})[1:])
+    given = f"{param}={LR_PROBE}" if param else \
+        f"{', '.join(sorted({k for _, k in attrs}))} set to {LR_PROBE}"
+    what = SGD_SEEN[seen].format(r=LR_PROBE, r2=2 * LR_PROBE, s=SGD_DY_SCALE, w=name)
+    if decay is not None:  # the rest is exactly λ·W in every entry: named
+        where = "(an L2 penalty's gradient) in the gradient" if seen == "dY" else "outside the rate"
+        what += (f"; the part that is not is {decay:.6g} * {name.rpartition('.')[2]} in every entry: a weight-decay "
+                 f"term {where}, so the step is not the gradient of the loss gradcheck differentiates")
+    return (f"{cls}.backward({args}) updates the weights itself, and its step is not a plain gradient-descent step "
+            f"(W -= {param or 'lr'} * dW): {what}. gradcheck reads a weight's gradient as its step divided by the "
+            f"rate ({given}), which holds only for that step, so {cls} is not checkable as written and no gradient "
+            f"was compared. Keep the optimizer out of backward: have backward return or store the gradient "
+            f"(self.{name.rpartition('.')[2]}_grad = dW, or self.dW) and step the weights in another method "
+            f"(update()/step()), or check the layer with plain gradient descent in backward.")
+
+
+def _sgd_header(obj, bwd, param, heads, weights):
+    """The check header's words for a layer whose backward steps its weights (``weights``: :func:`_sgd_probe`'s, None
+    when it was not probed)."""
+    args = ", ".join(list(_params(bwd) or {})[1:])
+    r = LR_PROBE
+    if param:
+        given = f"it is called with {param}={r}"
+    else:
+        paths = {id(v): p for p, v in walk(obj)}
+        owners = sorted({(_label(paths[id(o)], dotted=True) + "." if id(o) in paths else "") + k
+                         for o, k in _rate_attributes(obj, heads)})
+        given = f"it steps with the rate in self.{', self.'.join(owners)}, set to {r} for each call and put back"
+    probed = "" if weights is None else \
+        f"; probed: proportional to the rate and to dY, the same on a second call, moving {', '.join(weights)}"
+    return (f"; backward({args}) updates the weights itself: {given}, each weight's step (before - after, a plain "
+            f"gradient-descent step{probed}) divided by {r} is read as its gradient W_grad, and the weight is put "
+            "back")
 
 
 _MISSING = object()

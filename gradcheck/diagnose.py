@@ -146,6 +146,11 @@ DIAGNOSES: dict[str, Record] = {
     "second-backward": Record("second backward differs", "a second backward on the same forward "
                               "gives another {t}: backward changes its own cache or the "
                               "parameters"),
+    "dx-after-step": Record(
+        "dX after the step", "backward computes {t} with the weights after its own gradient-descent step: "
+        "given a learning rate of 0 it returns another (nonzero) {t} than given {rate}, and a correct {t} does "
+        "not depend on the rate (so {t} is not linear in dY either: the step is made of dY)",
+        "compute {t} from the weights before updating them (dX = dY @ W.T first, then W -= lr * dW)", _LIN),
     "stale-output": Record(
         "stale output", "forward returns what an earlier call computed: after a forward on other "
         "data, forward(X) gives another Y than on a fresh copy of the layer (a value kept from the "
@@ -668,6 +673,19 @@ def _protocol(layer: Any, kind: str) -> Mapping:
     """The ``protocol`` description of a layer (a sandboxed one's) when it is of ``kind``, or {}."""
     proto = getattr(layer, "protocol", None)
     return proto if isinstance(proto, Mapping) and proto.get("protocol") == kind else {}
+
+
+def _dx_after_step(layer: Any) -> str:
+    """The learning rate a layer whose backward steps its own weights was given (``"0.25"``) when the dX it returns
+    depends on it (:func:`gradcheck._adapters.stored_results`: dX computed with the stepped weights), else ""."""
+    from ._adapters import LR_PROBE
+
+    proto = getattr(layer, "protocol", None)
+    if isinstance(proto, Mapping):
+        flagged = proto.get("dx_after_step") is True
+    else:
+        flagged = getattr(type(getattr(layer, "obj", layer)), "_gradcheck_dx_after_step", False) is True
+    return f"{LR_PROBE:g}" if flagged else ""
 
 
 def _grad_slots(layer: Any) -> dict[str, str]:
@@ -2570,8 +2588,12 @@ class _Probes:
         for t in affine:
             self.find("not-linear", t, how=f"backward(0) gives a nonzero {t} (a term that does not "
                       "multiply dY)")
+        after = _dx_after_step(self.layer)
         for t in nonlin:
-            self.find("not-linear", t, how=f"backward(2 dY) is not 2 backward(dY) for {t}")
+            if after and V.grad_key(t) not in self.params:  # an input's gradient, with the stepped weights
+                self.find("dx-after-step", t, rate=after)
+            else:
+                self.find("not-linear", t, how=f"backward(2 dY) is not 2 backward(dY) for {t}")
         self.probe(5, not acc and not differ, "; ".join(
             [f"{t} grew (accumulated)" for t in acc] + [f"{t} changed" for t in differ]))
         if acc:  # first among the findings, one per tensor, one sentence: it explains the mismatch

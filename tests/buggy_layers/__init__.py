@@ -166,12 +166,16 @@ EXPECTED = {
     "styles.py::ChainMapMLPTwice": "factor",
     "styles.py::ClosureMLPTwice": "factor",
     "styles.py::NestedDeepTwice": "factor",
-    # session 12 (store12): a tensor class's .value with .gradient (Y25)
+    # session 12 (store12): .value/.gradient (Y25), DLfS-2 tying through W.T (Y12), a stored self.dinputs (Y6), a 2-D object array (Y16)
     "styles.py::ValueLinearTwice": "factor",
     "styles.py::DLfS2TiedSign": "wrong-sign",
     "styles.py::NnfsDenseStoredDinputsTwice": "factor",
     "styles.py::GridSumTwice": "factor",
-    "styles.py::BufferedLinearMeanBias": "bias-mean",  # Z15: buffers bg, wts, win, bins beside W, b  # Y16: weights in a 2-D object array, named W[1, 0]  # Y6: a wrong stored self.dinputs beside a right dX  # Y12: W_out = W_in.T listed twice, the gradients summed
+    "styles.py::BufferedLinearMeanBias": "bias-mean",  # Z15: buffers bg, wts, win, bins beside W, b
+    # verify10 (Y1, Y28): a backward that steps its own weights, read at the rate 0.25 it is given
+    "selfstep.py::SgdDenseDxAfterStep": "dx-after-step",
+    "selfstep.py::SgdDenseRateTwice": "factor",
+    "selfstep.py::SgdDataMeanBias": "bias-mean",
 }
 
 #: Bugs no signature names: each must FAIL with "wrong-values" (no known bug pattern), never a wrong name.
@@ -207,7 +211,8 @@ CORRECT = ["linear.py::LinearOutIn", "linear.py::LinearInOut", "activations.py::
            "activations.py::DropoutModuleFlag", "activations.py::DropoutInTrain", "activations.py::NetSubTraining",
            "styles.py::ValueLinear", "styles.py::BiasLinear", "styles.py::DLfS2Tied",
            "styles.py::NnfsDenseKeepsBoth", "styles.py::GridSum",
-           "styles.py::BufferedLinear"]
+           "styles.py::BufferedLinear",
+           "selfstep.py::SgdDense", "selfstep.py::SgdData", "selfstep.py::SgdModel"]
 
 
 def load(key: str):

@@ -1,0 +1,107 @@
+"""Layers whose backward steps their own weights (The Independent Code's ``backward(output_gradient,
+learning_rate)``, a model stepping its layers at ``self.lr``), read as ``gradcheck check`` reads them: given a rate
+of 0.25, each weight's step over it is the gradient (:func:`gradcheck._adapters.stored_results`). Each correct one
+with a one-bug twin (verify10 Y1, Y21, Y28)."""
+
+import numpy as np
+
+INPUT = (6, 4)
+
+
+class SgdDense:
+    """A Dense whose backward computes dX first, then steps W and b at the rate it is given."""
+
+    ADAPT = True
+
+    def __init__(self):
+        rng = np.random.default_rng(0)
+        self.W, self.b = rng.standard_normal((4, 3)) * 0.5, rng.standard_normal(3) * 0.1
+
+    def forward(self, X):
+        self.X = X
+        return X @ self.W + self.b
+
+    def backward(self, dY, learning_rate):
+        dX = dY @ self.W.T
+        self.W -= learning_rate * (self.X.T @ dY)
+        self.b -= learning_rate * dY.sum(0)
+        return dX
+
+
+class SgdDenseDxAfterStep(SgdDense):
+    def backward(self, dY, learning_rate):
+        self.W -= learning_rate * (self.X.T @ dY)
+        self.b -= learning_rate * dY.sum(0)
+        return dY @ self.W.T  # BUG: dX with the weights after the step
+
+
+class SgdDenseRateTwice(SgdDense):
+    def backward(self, dY, learning_rate):
+        dX = dY @ self.W.T
+        self.W -= learning_rate * learning_rate * (self.X.T @ dY)  # BUG: the rate applied twice
+        self.b -= learning_rate * dY.sum(0)
+        return dX
+
+
+class Param:
+    """A Parameter-like box: the array in ``data``."""
+
+    def __init__(self, a):
+        self.data = a
+
+
+class SgdData:
+    """A Dense of Parameter-like weights whose backward rebinds ``.data`` to the stepped array (verify10 Y28)."""
+
+    ADAPT = True
+
+    def __init__(self):
+        rng = np.random.default_rng(0)
+        self.W, self.b = Param(rng.standard_normal((4, 3)) * 0.5), Param(rng.standard_normal(3) * 0.1)
+
+    def forward(self, X):
+        self.X = X
+        return X @ self.W.data + self.b.data
+
+    def backward(self, dY, learning_rate):
+        dX = dY @ self.W.data.T
+        self.W.data = self.W.data - learning_rate * (self.X.T @ dY)
+        self.b.data = self.b.data - learning_rate * dY.sum(0)
+        return dX
+
+
+class SgdDataMeanBias(SgdData):
+    def backward(self, dY, learning_rate):
+        dX = dY @ self.W.data.T
+        self.W.data = self.W.data - learning_rate * (self.X.T @ dY)
+        self.b.data = self.b.data - learning_rate * dY.mean(0)  # BUG: mean, not sum
+        return dX
+
+
+class SgdModel:
+    """A model stepping its sub-layers at the rate it holds, ``self.lr`` (verify10 Y21)."""
+
+    ADAPT = True
+
+    def __init__(self):
+        self.layers, self.lr = [SgdDense(), SgdTanh()], 0.1
+
+    def forward(self, X):
+        for layer in self.layers:
+            X = layer.forward(X)
+        return X
+
+    def backward(self, dY):
+        for layer in reversed(self.layers):
+            dY = layer.backward(dY, self.lr)
+        return dY
+
+
+class SgdTanh:
+    def forward(self, X):
+        self.Y = np.tanh(X)
+        return self.Y
+
+    def backward(self, dY, learning_rate):
+        return dY * (1 - self.Y ** 2)
+
