@@ -570,21 +570,60 @@ def check_init(kind, target, init, n_inputs=None):
     if missing:  # the command line's to fix: exit 2, not the student's code failing (exit 3)
         example = ", ".join([f'"{k}": {json.dumps(v, default=str)}' for k, v in (init or {}).items()]
                             + [f'"{k}": ...' for k in missing])
+        arrays = [k for k in missing if WEIGHT_KEY.fullmatch(k)]
+        arrays = (f" An array is a JSON list, nested for a matrix ({arrays[0]}: [[0.1, -0.2, 0.3], [0.4, 0.5, -0.6]] "
+                  "is 2x3); gradcheck passes it as a float64 array." if arrays else "")
         raise InitError(f"{what} needs {', '.join(missing)}, which only --init can give (JSON, "
-                        f"with ... replaced by the values): --init '{{{example}}}'.")
+                        f"with ... replaced by the values): --init '{{{example}}}'.{arrays}")
+
+
+#: ``--init`` keys whose JSON list is a weight array even when it is 1-D integers (``"b": [0, 0, 0]``)
+WEIGHT_KEY = re.compile(r"(w|b|weights?|bias(es)?|kernel|gamma|beta)(_?[a-z0-9]{0,3})", re.IGNORECASE)
+
+
+def _nested_numbers(v):
+    """Whether ``v`` is a list (of lists...) whose leaves are all real numbers (not bools)."""
+    if isinstance(v, list):
+        return bool(v) and all(_nested_numbers(e) for e in v)
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+
+def init_arrays(init):
+    """``(init with its weight arrays, {key: shape})``: a constructor's ``--init`` value that is a JSON
+    list of numbers becomes a float64 array (``__init__(self, W, b)`` gets arrays, as numpy code expects)
+    when it is nested (a matrix), holds a non-integer, or its key is named like a weight
+    (:data:`WEIGHT_KEY`: ``W``, ``b``, ``W1``, ``bias``, ``gamma``...); other lists (``sizes=[4, 3]``)
+    stay lists. InitError for a nested list whose rows differ in length (no array), with an example."""
+    out, shapes = dict(init or {}), {}
+    for k, v in out.items():
+        if not (isinstance(v, list) and _nested_numbers(v)):
+            continue
+        nested = any(isinstance(e, list) for e in v)
+        if not (nested or any(isinstance(e, float) for e in v) or WEIGHT_KEY.fullmatch(k)):
+            continue
+        try:
+            a = np.array(v, dtype=np.float64)
+        except ValueError:
+            lens = sorted({len(e) if isinstance(e, list) else 0 for e in v})
+            raise InitError(f"--init key {k!r}: a nested list whose rows differ in length ({', '.join(map(str, lens))} "
+                            "elements) is no array; give every row the same length, e.g. a 2x3 matrix: "
+                            f"--init '{{\"{k}\": [[0.1, -0.2, 0.3], [0.4, 0.5, -0.6]]}}'.") from None
+        out[k], shapes[k] = a, a.shape
+    return out, shapes
 
 
 def build(kind, target, init, seed, n_inputs=None):
     """The object to check: ``cls(**init)`` (with a seeded ``rng`` if it takes one) or a :class:`FunctionPair`.
 
-    InitError (:func:`check_init`) first when a key of ``init`` cannot be passed.
+    InitError (:func:`check_init`) first when a key of ``init`` cannot be passed. A class's ``init``
+    lists of numbers become float64 arrays as :func:`init_arrays` says (``__init__(self, W, b)``).
     """
     check_init(kind, target, init, n_inputs)
     if kind == "functions":
         return pair(*target, init)
     if kind == "loss_function":
         return loss_function(target, init)
-    kwargs = dict(init or {})
+    kwargs = init_arrays(init)[0]
     if "rng" in (_params(target) or {}) and "rng" not in kwargs and seed is not None:
         kwargs["rng"] = np.random.default_rng(seed)
     return target(**kwargs)

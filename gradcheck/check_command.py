@@ -108,7 +108,7 @@ def run_check(args, layer, label: str, init: dict[str, Any], shape) -> int:
     if not lines:
         why = _mode_why(layer, requested, ran)
         lines = [f"mode: {modes} (forward checked in {modes} mode){why}"]
-    lines += _reference_lines(diag) + _random_lines(diag, twin, args.reference)
+    lines += _init_array_lines(init) + _reference_lines(diag) + _random_lines(diag, twin, args.reference)
     for line in lines:
         print(V.wrap(line))
     print()
@@ -534,6 +534,17 @@ def protocol_lines(layer, init: dict[str, Any], training: tuple[bool, ...] = (Fa
                      "not in params: the checker neither perturbs nor checks "
                      f"{'it' if len(unseen) == 1 else 'them'}. Put every weight in params and its gradient in grads.")
     return lines, list(dict.fromkeys(unchecked + unsure + unseen + sub + buffers))
+
+
+def _init_array_lines(init: dict[str, Any]) -> list[str]:
+    """The header line naming the ``--init`` lists given to the constructor as float64 arrays
+    (:func:`gradcheck._adapters.init_arrays`)."""
+    from ._adapters import init_arrays
+    shapes = init_arrays(init)[1] if init else {}
+    if not shapes:
+        return []
+    return ["init: " + ", ".join(f"{k} {V.fmt_shape(s)}" for k, s in shapes.items())
+            + " given to the constructor as float64 arrays (from --init's JSON lists)"]
 
 
 def _unpaired(info, cname: str) -> list:

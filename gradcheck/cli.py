@@ -10,6 +10,7 @@ import argparse
 import contextlib
 import importlib.util
 import itertools
+import json
 import os
 import re
 import sys
@@ -266,9 +267,11 @@ def _cmd_check(args) -> int:
             elif (not args.loss and ".forward(" in text and any(w in text for w in _SHAPE_WORDS)
                   and "returned None, so there is no output" not in text  # no shape matter: forward_returned_none
                   and "gave Y as a tuple" not in text):  # (Y, attn_weights): the protocol, not the input's shape
-                failed.args = (f"{text} X had the shape --input-shape gave, {args.input_shape}: if forward "
-                               "expects another (the sizes --init gives its weights), change --input-shape; "
-                               "if that is the shape you meant, the error is in forward.",)
+                failed = _unfit_init_arrays(args, init, shape, text) or failed  # W from --init: exit 2
+                if isinstance(failed, StudentCodeError):
+                    failed.args = (f"{text} X had the shape --input-shape gave, {args.input_shape}: if forward "
+                                   "expects another (the sizes --init gives its weights), change --input-shape; "
+                                   "if that is the shape you meant, the error is in forward.",)
         if failed is not None or code == EXIT_STUDENT or args.verbose:
             if failed is not None:
                 if sb.output.strip():  # shown below in full: not also as a one-line repr in the message
@@ -276,6 +279,23 @@ def _cmd_check(args) -> int:
                 _say_error(failed)
             _show_output(sb.output, name, verbose=args.verbose)
         return failed.exit_code if failed is not None else code
+
+
+def _unfit_init_arrays(args, init, shape, text):
+    """A UsageError (exit 2) when forward failed on a shape and the weight arrays ``--init`` gave
+    (:func:`gradcheck._adapters.init_arrays`) have no axis of the input's last size: the command line's
+    weights do not fit its input; the message shows a command that fits. None otherwise."""
+    from ._adapters import init_arrays
+    shapes = init_arrays(init)[1] if init else {}
+    mats = {k: s for k, s in shapes.items() if len(s) == 2}
+    if not mats or not isinstance(shape[0], int) or any(shape[-1] in s for s in mats.values()):
+        return None
+    k, (rows, _) = next(iter(mats.items()))
+    fit = ",".join(map(str, (*shape[:-1], rows)))
+    return UsageError(f"{text} The weights --init gives ({', '.join(f'{n} {V.fmt_shape(s)}' for n, s in shapes.items())}) "
+                      f"have no axis of X's last size, {shape[-1]} (--input-shape {args.input_shape}): give arrays "
+                      f"that fit X, or an X that fits them, e.g. for X @ {k}: gradcheck check {args.target} "
+                      f"--input-shape {fit} --init '{json.dumps(init)}'.")
 
 
 #: Words of numpy's shape errors (a matmul, a broadcast, a reshape, a sum that do not fit).

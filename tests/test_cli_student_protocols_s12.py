@@ -1,0 +1,52 @@
+"""`gradcheck check` on more students' protocols (session 12): weights given in ``__init__`` (Y27), Neural
+Networks from Scratch's losses (Y17), a loss's argument order told by backward (Z17), Keras-style ``call``
+(Z4), Deep Learning from Scratch vol. 2's models (Y13). Each test fails on the code before its fix.
+"""
+
+import pytest
+from test_cli import both, run, student
+
+# --------------------------------------------------------------------------- Y27: weight arrays in __init__
+
+WEIGHTS_IN_INIT = """
+import numpy as np
+
+class Dense:
+    def __init__(self, W, b):
+        self.W, self.b = W, b
+    def forward(self, X):
+        self.X = X
+        return X @ self.W + self.b
+    def backward(self, dY):
+        self.dW = self.X.T @ dY * BUG
+        self.db = dY.sum(0)
+        return dY @ self.W.T
+"""
+W_INIT = '{"W": [[1, 2, 3], [4, 5, 6]], "b": [0, 1, 2]}'
+
+
+@pytest.mark.parametrize(("bug", "code"), [("1", 0), ("2", 1)])
+def test_init_lists_are_float64_weight_arrays(tmp_path, bug, code):
+    """Before: W reached __init__ as a list, and backward raised AttributeError: 'list' object has no attribute
+    'T' (exit 3)."""
+    p = run("check", f"{student(tmp_path, WEIGHTS_IN_INIT.replace('BUG', bug), 'w.py')}::Dense",
+            "--input-shape", "4,2", "--init", W_INIT)
+    out = both(p)
+    assert p.returncode == code, out
+    assert "init: W (2, 3), b (3,) given to the constructor as float64 arrays" in out, out
+    assert ("FAIL: Dense: gradient mismatch in dW." in out) == bool(code), out
+
+
+@pytest.mark.parametrize(("init", "said"), [
+    (None, "An array is a JSON list, nested for a matrix (W: [[0.1, -0.2, 0.3], [0.4, 0.5, -0.6]] is 2x3)"),
+    ('{"W": [[1, 2, 3], [4, 5]], "b": [0, 1, 2]}', "--init key 'W': a nested list whose rows differ in length"),
+    ('{"W": [[1, 2, 3], [4, 5, 6], [7, 8, 9]], "b": [0, 1, 2]}',
+     "--input-shape 4,3 --init '{\"W\": [[1, 2, 3], [4, 5, 6], [7, 8, 9]], \"b\": [0, 1, 2]}'"),
+])
+def test_missing_or_ill_shaped_init_array_is_a_usage_error_with_an_example(tmp_path, init, said):
+    """A W that fits no axis of X was exit 3 ("the error is in forward"); a ragged list reached the student's code."""
+    f = student(tmp_path, WEIGHTS_IN_INIT.replace("BUG", "1"), "w.py")
+    p = run("check", f"{f}::Dense", "--input-shape", "4,2", *(["--init", init] if init else []))
+    out = both(p)
+    assert p.returncode == 2, out
+    assert "usage error (exit 2)" in out and said in out, out
