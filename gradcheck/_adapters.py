@@ -1068,6 +1068,17 @@ class BoundLoss:
             self.upstream, self.upstream_keyword = None, False
             broles = ["y_pred", "y_true"] if self.stateless[0] else ["y_true", "y_pred"]
             call += f" and backward({', '.join(f'{n}={r}' for n, r in zip(self.stateless[1], broles))})"
+        #: Neural Networks from Scratch: forward's per-sample losses, their mean by the base class's calculate(output, y)
+        self.calculate = _nnfs_calculate(obj)
+        if self.calculate is not None:
+            self.pred_first, cnames, by_name = loss_order(self.calculate)
+            names = cnames if by_name else names
+            croles = ["y_pred", "y_true"] if self.pred_first else ["y_true", "y_pred"]
+            call = (f"calculate({', '.join(f'{n}={r}' for n, r in zip(cnames, croles))}), Neural Networks from "
+                    f"Scratch's mean of forward's per-sample losses, {call}")
+            roles, self.keywords = croles, None
+        if self.stateless is not None and _stores_dinputs(obj.backward):
+            call += ", which stores dL/dy_pred in self.dinputs"
         self.info = {"protocol": "loss", "call": call, "by_name": by_name, "pred_arg": names[roles.index("y_pred")]
                      if len(names) == 2 else "", "upstream": self.upstream or ""}
 
@@ -1083,12 +1094,18 @@ class BoundLoss:
     def forward(self, y_true, y_pred):
         self._last = (y_true, y_pred)
         args = (y_pred, y_true) if self.pred_first else (y_true, y_pred)
+        if self.calculate is not None:
+            return self.calculate(*args)
         return self.obj.forward(**dict(zip(self.keywords, args))) if self.keywords else self.obj.forward(*args)
 
     def backward(self):
         if self.stateless is not None and self._last is not None:
             y_true, y_pred = (np.array(v, copy=True) for v in self._last)
-            return self.obj.backward(*((y_pred, y_true) if self.stateless[0] else (y_true, y_pred)))
+            stored = _fields(self.obj).pop("dinputs", None) if _stores_dinputs(self.obj.backward) else None
+            res = self.obj.backward(*((y_pred, y_true) if self.stateless[0] else (y_true, y_pred)))
+            if res is None and _stores_dinputs(self.obj.backward):  # NNFS: backward(dvalues, y_true) -> None
+                return _fields(self.obj).get("dinputs", stored)
+            return res
         if self.upstream_keyword:  # backward(self, *, grad_output)
             return self.obj.backward(**{self.upstream: 1.0})
         return self.obj.backward(*([1.0] if self.upstream else []))
@@ -1108,6 +1125,21 @@ def _stateless_backward(backward):
         return None
     first, names, by_name = loss_order(backward)
     return (first, names) if by_name else None
+
+
+def _nnfs_calculate(obj):
+    """``obj.calculate`` when it is Neural Networks from Scratch's ``Loss.calculate(output, y)`` (the mean of
+    forward's per-sample losses): a method of two required array arguments beside forward; else None."""
+    calc = getattr(obj, "calculate", None)
+    ps = [p for p in (_params(calc) or {}).values() if p.kind in _POSITIONAL and p.default is p.empty]
+    return calc if callable(calc) and len(ps) == 2 else None
+
+
+def _stores_dinputs(backward):
+    """Whether a loss's ``backward`` assigns ``self.dinputs`` (Neural Networks from Scratch), read from its source."""
+    tree = _source(backward)
+    return tree is not None and any(isinstance(n, ast.Attribute) and n.attr == "dinputs" and isinstance(n.ctx, ast.Store)
+                                    and isinstance(n.value, ast.Name) and n.value.id == "self" for n in ast.walk(tree))
 
 
 def _upstream_arg(backward):

@@ -50,3 +50,49 @@ def test_missing_or_ill_shaped_init_array_is_a_usage_error_with_an_example(tmp_p
     out = both(p)
     assert p.returncode == 2, out
     assert "usage error (exit 2)" in out and said in out, out
+
+
+# --------------------------------------------------------------------------- Y17: Neural Networks from Scratch's loss
+
+NNFS_LOSS = """
+import numpy as np
+
+class Loss:
+    def calculate(self, output, y):
+        sample_losses = self.forward(output, y)
+        data_loss = np.mean(sample_losses)
+        return data_loss
+
+class Loss_CategoricalCrossentropy(Loss):
+    def forward(self, y_pred, y_true):
+        samples = len(y_pred)
+        y_pred_clipped = np.clip(y_pred, 1e-7, 1 - 1e-7)
+        if len(y_true.shape) == 1:
+            correct_confidences = y_pred_clipped[range(samples), y_true]
+        elif len(y_true.shape) == 2:
+            correct_confidences = np.sum(y_pred_clipped * y_true, axis=1)
+        negative_log_likelihoods = -np.log(correct_confidences)
+        return negative_log_likelihoods
+
+    def backward(self, dvalues, y_true):
+        samples = len(dvalues)
+        labels = len(dvalues[0])
+        if len(y_true.shape) == 1:
+            y_true = np.eye(labels)[y_true]
+        self.dinputs = -y_true / dvalues
+        self.dinputs = self.dinputs / SAMPLES
+"""
+
+
+@pytest.mark.parametrize("targets", ["labels", "onehot"])
+@pytest.mark.parametrize(("samples", "code"), [("samples", 0), ("1", 1)])
+def test_nnfs_loss_is_read_through_calculate_and_dinputs(tmp_path, targets, samples, code):
+    """Before: exit 1, "returned an array of shape (6,); expected a single number" (forward's per-sample losses)."""
+    f = student(tmp_path, NNFS_LOSS.replace("SAMPLES", samples), "nnfs_loss.py")
+    p = run("check", f"{f}::Loss_CategoricalCrossentropy", "--loss", "--input-shape", "6,3",
+            "--targets", targets, "--pred", "probs")
+    out = both(p)
+    assert p.returncode == code, out
+    assert "calculate(output=y_pred, y=y_true), Neural Networks from Scratch's mean of forward's per-sample" in out, out
+    assert "backward(dvalues=y_pred, y_true=y_true), which stores dL/dy_pred in self.dinputs" in out, out
+    assert ("FAIL: Loss_CategoricalCrossentropy: gradient mismatch in dy_pred." in out) == bool(code), out
