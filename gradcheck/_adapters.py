@@ -1049,7 +1049,7 @@ class BoundLoss:
     gradient 1.0 (dL/dL, as PyTorch's and DLfS's callers pass) when it requires one (``backward(self, dout)``).
     :attr:`info` says how it was called (the header's ``loss`` lines)."""
 
-    def __init__(self, obj):
+    def __init__(self, obj, probe=None):
         self.obj, self.class_name = obj, type(obj).__name__
         self.student_forward, self.student_backward = obj.forward, obj.backward
         self.pred_first, names, by_name = loss_order(obj.forward)
@@ -1079,8 +1079,14 @@ class BoundLoss:
             roles, self.keywords = croles, None
         if self.stateless is not None and _stores_dinputs(obj.backward):
             call += ", which stores dL/dy_pred in self.dinputs"
+        role = None
+        if not by_name and len(names) == 2 and not star and self.stateless is None and probe is not None:
+            role = _order_by_role(self, names, *probe)  # Z17: forward(a, b), told by what backward returns
+            if role is not None:
+                roles = ["y_pred", "y_true"] if self.pred_first else ["y_true", "y_pred"]
+                call = f"forward({', '.join(f'{n}={r}' for n, r in zip(names, roles))})" + call[call.index(")") + 1:]
         self.info = {"protocol": "loss", "call": call, "by_name": by_name, "pred_arg": names[roles.index("y_pred")]
-                     if len(names) == 2 else "", "upstream": self.upstream or ""}
+                     if len(names) == 2 else "", "upstream": self.upstream or "", "by_role": role or ""}
 
     @property
     def params(self):
@@ -1125,6 +1131,60 @@ def _stateless_backward(backward):
         return None
     first, names, by_name = loss_order(backward)
     return (first, names) if by_name else None
+
+
+def _directional_error(loss, y_true, y_pred, g, seed=0):
+    """The largest relative error of ``<g, u>`` against the central difference of ``loss.forward`` along
+    ``u`` in ``y_pred`` (two random directions): how well ``g`` is dL/dy_pred in the order ``loss`` uses;
+    2.0 (not 1.0 or less) when the two have opposite signs in every direction."""
+    rng, worst, against, moved = np.random.default_rng(seed), 0.0, True, False
+    h = 1e-5 * max(1.0, float(np.max(np.abs(y_pred))))
+    for _ in range(2):
+        u = rng.standard_normal(y_pred.shape)
+        num = (float(loss.forward(y_true, y_pred + h * u)) - float(loss.forward(y_true, y_pred - h * u))) / (2 * h)
+        man = float(np.sum(g * u))
+        worst = max(worst, abs(num - man) / max(abs(num) + abs(man), 1e-12))
+        against, moved = against and num * man < 0, moved or num != 0
+    return 2.0 if against else worst if moved else 1.0  # L flat in y_pred: no evidence for this order
+
+
+def _order_by_role(loss, names, y_true, y_pred):
+    """Which of a loss's ``forward(a, b)`` arguments is the prediction when their names do not say
+    (:func:`loss_order`), told by what backward returns on the probe ``(y_true, y_pred)``: the order in
+    which it has the prediction's shape when only one does, else the one in which it matches the central
+    differences (relative error under 1e-3, the other's over 1e-2). Sets ``loss.pred_first`` and returns
+    the header's reason, or None (Keras's order kept)."""
+    y_true, y_pred = np.asarray(y_true), np.asarray(y_pred, dtype=np.float64)
+    seen = {}
+    for first in (False, True):
+        loss.pred_first = first
+        try:
+            loss.forward(y_true, y_pred)
+            g = np.asarray(loss.backward(), dtype=np.float64)
+            seen[first] = (g.shape, _directional_error(loss, y_true, y_pred, g) if g.shape == y_pred.shape else 1.0)
+        except Exception:  # noqa: BLE001 - the order the student's code does not take: the check reports others
+            seen[first] = None
+    loss.pred_first, loss._last = False, None
+    shaped = [f for f, v in seen.items() if v is not None and v[0] == y_pred.shape]
+    if len(shaped) == 1 and y_true.shape != y_pred.shape:
+        loss.pred_first = shaped[0]
+        pred, other = names if shaped[0] else names[::-1]
+        return (f"backward returns an array of {pred}'s shape {tuple(y_pred.shape)}, not {other}'s "
+                f"{tuple(y_true.shape)}: {pred} is the prediction")
+    if len(shaped) != 2:
+        return None
+    (good, bad) = (True, False) if seen[True][1] < seen[False][1] else (False, True)
+    pred, other = names if good else names[::-1]
+    if seen[good][1] < 1e-3 < 1e-2 < seen[bad][1]:
+        loss.pred_first = good
+        return (f"backward's result matches the central differences of L with respect to {pred} (relative error "
+                f"{seen[good][1]:.1e}), not {other} ("
+                f"{'the opposite sign' if seen[bad][1] == 2.0 else f'{seen[bad][1]:.1e}'}): {pred} is the prediction")
+    if seen[good][1] < 2.0 == seen[bad][1]:  # matches neither: it points along one gradient, against the other
+        loss.pred_first = good
+        return (f"backward's result matches the central differences of L with respect to neither, but points "
+                f"along the one with respect to {pred} and against {other}'s: {pred} is taken as the prediction")
+    return None
 
 
 def _nnfs_calculate(obj):

@@ -492,7 +492,7 @@ class Child:
             obj, info = AD.adapt(obj, req.get("probe")) if req.get("kind") == "layer" else (obj, {})
             if kind == "class" and all(callable(getattr(obj, m, None)) for m in ("forward", "backward")) and \
                     req.get("kind") != "layer":  # a loss class: its prediction bound by forward's names
-                obj = AD.BoundLoss(obj)
+                obj = AD.BoundLoss(obj, req.get("probe"))
                 info = obj.info
         except AD.AdapterError as exc:  # UnreadableError: a result gradcheck cannot read, a usage error
             return self.reply(False, {"stage": "usage" if isinstance(exc, AD.UnreadableError) else "protocol",

@@ -848,13 +848,18 @@ def _loss_lines(loss, res) -> list[str]:
         return []
     call, pred = info["call"], info.get("pred_arg") or "y_pred"
     lines = [f"loss: {call}: the prediction goes to {pred}, as forward's parameter names say" if info.get("by_name")
+             else f"loss: {call}: forward's parameter names do not say which is the prediction; "
+                  f"{info['by_role']} (order (prediction, target))" if info.get("by_role") and info["pred_arg"] ==
+                  call.partition("(")[2].partition("=")[0]
+             else f"loss: {call}: forward's parameter names do not say which is the prediction; "
+                  f"{info['by_role']} (Keras's order (y_true, y_pred))" if info.get("by_role")
              else f"loss: {call}: Keras's order (y_true, y_pred) assumed: forward's parameter names do not say "
                   "which is the prediction (y_pred/y_true, x/t, input/target, logits/labels... would)"]
     if info.get("upstream"):
         lines.append(f"backward: backward({info['upstream']}=1.0): the upstream gradient dL/dL = 1.0 of the "
                      "scalar loss, as PyTorch's loss.backward() and DLfS's backward(dout=1) give it")
     num = next(iter((res.gradients or {}).get("numerical", {}).values()), None)
-    if not info.get("by_name") and num is not None and np.size(num) and not np.any(num):
+    if not info.get("by_name") and not info.get("by_role") and num is not None and np.size(num) and not np.any(num):
         lines.append(f"WARNING: the numerical gradient with respect to {pred}, the assumed prediction, is "
                      "identically 0: L does not depend on it, so forward's order is probably (prediction, "
                      "target): name its arguments (y_pred, y_true) or (x, t) to have them bound by name.")

@@ -242,7 +242,10 @@ def _cmd_check(args) -> int:
         code, failed, obj = EXIT_STUDENT, None, None
         try:
             if args.loss:
-                obj = sb.load_loss(os.path.basename(path), name, init_kwargs=init)
+                from .check_command import loss_data
+                probe = loss_data(args.targets or "real", args.pred or "real", shape, args.seed)[:2] \
+                    if isinstance(shape[0], int) else None  # several shapes: run_check_loss refuses them
+                obj = sb.load_loss(os.path.basename(path), name, init_kwargs=init, probe=probe)
             else:
                 probe = V.layer_inputs(args.inputs, np.random.default_rng([args.seed, 3]), name)  # the protocol
                 obj = sb.load_layer(os.path.basename(path), name, init_kwargs=init, seed=args.seed,

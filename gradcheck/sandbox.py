@@ -790,9 +790,12 @@ class Sandbox:
         return self._load(file, class_name, init_kwargs, seed, "layer", probe_inputs,
                           no_forward_in_backward)
 
-    def load_loss(self, file: str, class_name: str, init_kwargs: Mapping[str, Any] | None = None) -> RemoteLoss:
-        """Like :meth:`load_layer` for a loss (``forward(y_true, y_pred) -> float``, ``backward() -> dy_pred``)."""
-        return self._load(file, class_name, init_kwargs, None, "loss")
+    def load_loss(self, file: str, class_name: str, init_kwargs: Mapping[str, Any] | None = None,
+                  probe: Sequence[np.ndarray] | None = None) -> RemoteLoss:
+        """Like :meth:`load_layer` for a loss (``forward(y_true, y_pred) -> float``, ``backward() -> dy_pred``);
+        ``probe``: ``(y_true, y_pred)`` on which a ``forward(a, b)`` whose names do not say which is the
+        prediction is called both ways (:func:`gradcheck._adapters._order_by_role`)."""
+        return self._load(file, class_name, init_kwargs, None, "loss", probe)
 
     def _student_error(self, call: str, err: dict | None, expected: str = "") -> SandboxError:
         e = err or {}

@@ -96,3 +96,54 @@ def test_nnfs_loss_is_read_through_calculate_and_dinputs(tmp_path, targets, samp
     assert "calculate(output=y_pred, y=y_true), Neural Networks from Scratch's mean of forward's per-sample" in out, out
     assert "backward(dvalues=y_pred, y_true=y_true), which stores dL/dy_pred in self.dinputs" in out, out
     assert ("FAIL: Loss_CategoricalCrossentropy: gradient mismatch in dy_pred." in out) == bool(code), out
+
+
+# --------------------------------------------------------------------------- Z17: forward(a, b), the order told by backward
+
+UNNAMED_ORDER = """
+import numpy as np
+
+class MSE:
+    def forward(self, a, b):
+        self.a, self.b = a, b
+        return float(np.mean((a - b) ** 2 + 0.1 * a ** 3))
+    def backward(self):
+        return (2 * (self.a - self.b) + 0.3 * self.a ** 2) * FACTOR / self.a.size
+
+class CE:
+    def forward(self, p, q):
+        self.p, self.q = p, q
+        n = p.shape[0]
+        return float(-np.log(p[np.arange(n), q]).mean())
+    def backward(self):
+        n = self.p.shape[0]
+        g = np.zeros_like(self.p)
+        g[np.arange(n), self.q] = -FACTOR / self.p[np.arange(n), self.q] / n
+        return g
+"""
+
+
+@pytest.mark.parametrize(("factor", "code"), [("1", 0), ("0.5", 1)])
+def test_prediction_first_unnamed_loss_order_is_read_from_what_backward_returns(tmp_path, factor, code):
+    """forward(a, b) with a the prediction: Keras's order was assumed and a correct loss FAILed (Z17), a
+    factor bug was called -0.5 times. Now a is found by backward matching dL/da (or pointing along it)."""
+    f = student(tmp_path, UNNAMED_ORDER.replace("FACTOR", factor), "order.py")
+    p = run("check", f"{f}::MSE", "--loss", "--input-shape", "6,3")
+    out = both(p)
+    assert p.returncode == code, out
+    assert "loss: forward(a=y_pred, b=y_true): forward's parameter names do not say which is the prediction" in out
+    assert "a is the prediction" in out or "a is taken as the prediction" in out, out
+    assert "(order (prediction, target))" in out, out
+    if code:
+        assert "dy_pred is 0.5 times the correct gradient" in out, out
+
+
+@pytest.mark.parametrize(("factor", "code"), [("1", 0), ("2", 1)])
+def test_unnamed_loss_order_is_read_from_backward_shape_with_labels(tmp_path, factor, code):
+    f = student(tmp_path, UNNAMED_ORDER.replace("FACTOR", factor), "order.py")
+    p = run("check", f"{f}::CE", "--loss", "--input-shape", "6,3", "--targets", "labels", "--pred", "probs")
+    out = both(p)
+    assert p.returncode == code, out
+    assert "backward returns an array of p's shape (6, 3), not q's (6,): p is the prediction" in out, out
+    assert ("FAIL: CE: gradient mismatch in dy_pred." in out) == bool(code), out
+
