@@ -147,3 +147,31 @@ def test_unnamed_loss_order_is_read_from_backward_shape_with_labels(tmp_path, fa
     assert "backward returns an array of p's shape (6, 3), not q's (6,): p is the prediction" in out, out
     assert ("FAIL: CE: gradient mismatch in dy_pred." in out) == bool(code), out
 
+
+# --------------------------------------------------------------------------- Z4: Keras-style call(self, x)
+
+KERAS_CALL = """
+import numpy as np
+
+class Dense:
+    def __init__(self):
+        rng = np.random.default_rng(0)
+        self.W, self.b = rng.standard_normal((4, 3)), rng.standard_normal(3)
+    def call(self, x, training=False):
+        self.x = x
+        return x @ self.W + self.b
+    def backward(self, dY):
+        self.dW = self.x.T @ dY
+        self.db = dY.SUM(0)
+        return dY @ self.W.T
+"""
+
+
+@pytest.mark.parametrize(("reduce", "code"), [("sum", 0), ("mean", 1)])
+def test_keras_call_is_read_as_forward(tmp_path, reduce, code):
+    """Before: exit 3, "has no forward() method"."""
+    p = run("check", f"{student(tmp_path, KERAS_CALL.replace('SUM', reduce), 'kcall.py')}::Dense", "--input-shape", "5,4")
+    out = both(p)
+    assert p.returncode == code, out
+    assert "forward is call() (Keras's name: the class has no forward)" in out, out
+    assert ("FAIL: Dense: gradient mismatch in db." in out) == bool(code), out
