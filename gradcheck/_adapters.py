@@ -1156,7 +1156,7 @@ def _directional_error(loss, y_true, y_pred, g, seed=0):
     h = 1e-5 * max(1.0, float(np.max(np.abs(y_pred))))
     for _ in range(2):
         u = rng.standard_normal(y_pred.shape)
-        num = (float(loss.forward(y_true, y_pred + h * u)) - float(loss.forward(y_true, y_pred - h * u))) / (2 * h)
+        num = difference_quotient(lambda t, u=u: float(loss.forward(y_true, y_pred + t * u)), h)
         man = float(np.sum(g * u))
         worst = max(worst, abs(num - man) / max(abs(num) + abs(man), 1e-12))
         against, moved = against and num * man < 0, moved or num != 0
