@@ -27,6 +27,7 @@ import contextlib
 import copy
 import enum
 import functools
+import hashlib
 import inspect
 import json
 import random
@@ -3212,6 +3213,19 @@ def global_states(states=None):
     np.random.set_state(states[0])
     random.setstate(states[1])
     return states
+
+
+def random_draws(layer):
+    """``{name: fingerprint}`` of the states of the generators reachable from ``layer`` (:func:`generators`:
+    ``self.rng`` as ``Generator 0``...) and of the global ones (numpy's, Python's ``random``): a call that draws
+    random numbers changes a fingerprint (a short hash of the state)."""
+    def fingerprint(state):
+        return hashlib.sha1(repr(state).encode()).hexdigest()[:16]
+    gens = generators(getattr(layer, "obj", layer)) if isinstance(layer, (Adapted, BoundLoss)) else generators(layer)
+    out = {f"its {type(g).__name__}" + (f" #{i + 1}" if len(gens) > 1 else ""): fingerprint(_state(g))
+           for i, g in enumerate(gens)}
+    glob = global_states()
+    return out | {"numpy's global generator": fingerprint(glob[0]), "Python's random module": fingerprint(glob[1])}
 
 
 def global_names(layer):

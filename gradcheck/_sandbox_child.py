@@ -587,6 +587,9 @@ class Child:
         except BaseException as exc:  # noqa: BLE001 - the student's fix_mask raised
             self.fail(exc)
 
+    def op_draws(self, obj, req, packer):  # noqa: ARG002 - the generators' fingerprints (AD.random_draws)
+        self.reply(True, {"draws": self.AD.random_draws(obj)})
+
     def op_free(self, obj, req, packer):  # noqa: ARG002 - a copy the parent no longer uses
         self.objects.pop(req["id"], None)
         self.reply(True)

@@ -1091,6 +1091,12 @@ class RemoteLayer(_Remote):
         self.held_random = _clean(meta.get("how") or "")
         return self.held_random
 
+    def random_draws(self) -> dict[str, str]:
+        """The fingerprints of the child's generators (:func:`gradcheck._adapters.random_draws`): a call between
+        two readings that drew random numbers changes one."""
+        meta = self._sandbox.call("draws", {"id": self._id}, f"{self.class_name}'s random generators")
+        return dict(meta.get("draws") or {})
+
     def release(self) -> None:
         """Drop the child's object behind this proxy (a copy no longer needed); the proxy is unusable after."""
         if not self.__dict__.get("_released") and self._sandbox._proc is not None and not self._sandbox._dead:

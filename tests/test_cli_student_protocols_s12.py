@@ -3,8 +3,12 @@ Networks from Scratch's losses (Y17), a loss's argument order told by backward (
 (Z4), Deep Learning from Scratch vol. 2's models (Y13). Each test fails on the code before its fix.
 """
 
+from pathlib import Path
+
 import pytest
 from test_cli import both, run, student
+
+LAYERS = Path(__file__).parent / "buggy_layers" / "protocols.py"
 
 # --------------------------------------------------------------------------- Y27: weight arrays in __init__
 
@@ -175,3 +179,18 @@ def test_keras_call_is_read_as_forward(tmp_path, reduce, code):
     assert p.returncode == code, out
     assert "forward is call() (Keras's name: the class has no forward)" in out, out
     assert ("FAIL: Dense: gradient mismatch in db." in out) == bool(code), out
+
+
+# --------------------------------------------------------------------------- L2: a backward that draws new random numbers
+
+
+@pytest.mark.parametrize(("cls", "code"), [("DropoutOwnRng", 0), ("DropoutBackwardRedraws", 1)])
+def test_backward_drawing_a_new_mask_is_named_random_backward(cls, code):
+    """Before: "a second backward on the same forward gives another dX: backward changes its own cache or the
+    parameters" (second-backward), which misses the new mask."""
+    p = run("check", f"{LAYERS}::{cls}", "--input-shape", "8,6", "--training")
+    out = both(p)
+    assert p.returncode == code, out
+    assert ("diagnosis: backward draws new random numbers: it moves the random generator (its Generator)" in out) \
+        == bool(code), out
+    assert "backward changes its own cache" not in out, out
