@@ -645,6 +645,34 @@ def call_as_forward(obj):
     return True
 
 
+def with_targets(obj, t):
+    """Deep Learning from Scratch vol. 2's model ``forward(x, t) -> loss``, ``backward(dout=1)`` (Y13) as a layer
+    ``forward(x) -> L`` (shape (1,)), ``backward(dY) -> backward(dout=dY)``: a same-named subclass holding the
+    targets ``t`` (a copy per call). The model's ``params``/``grads`` lists are read as any layer's.
+    AdapterError when forward does not take two arrays (x, t)."""
+    cls = type(obj)
+    fwd, bwd = getattr(cls, "forward", None), getattr(cls, "backward", None)
+    ps = [p for p in (_params(fwd) or {}).values() if p.kind in _POSITIONAL and p.name != "self"]
+    if not (inspect.isfunction(fwd) and callable(bwd)) or len(ps) < 2:
+        raise AdapterError(f"--targets without --loss is for a model forward(x, t) -> loss (Deep Learning from "
+                           f"Scratch vol. 2); {cls.__name__}.forward takes {', '.join(p.name for p in ps) or 'no array'}.")
+    if not [p for p in (_params(bwd) or {}).values() if p.name != "self"]:
+        raise AdapterError(f"{cls.__name__}.backward() takes no dout, as a loss's: for a loss class, add --loss "
+                           "(--targets without --loss is for a model forward(x, t) -> loss, backward(dout=1)).")
+    t = np.array(t, copy=True)
+
+    def forward(self, x):
+        loss = fwd(self, x, t.copy())
+        return np.array(loss, dtype=np.float64).reshape(1) if np.size(loss) == 1 else loss
+
+    def backward(self, dY):
+        return bwd(self, float(np.asarray(dY, dtype=np.float64).reshape(-1)[0]))
+
+    forward.__doc__, backward.__doc__ = fwd.__doc__, getattr(bwd, "__doc__", None)
+    obj.__class__ = type(cls.__name__, (cls,), {"forward": forward, "backward": backward,
+                                                "__module__": cls.__module__, "__qualname__": cls.__qualname__})
+
+
 def signature(obj):
     """``(forward's array parameter names, {forward_required, forward_varargs, forward_training,
     backward_params, backward_varargs})`` of the student's own methods."""

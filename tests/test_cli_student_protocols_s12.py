@@ -194,3 +194,97 @@ def test_backward_drawing_a_new_mask_is_named_random_backward(cls, code):
     assert ("diagnosis: backward draws new random numbers: it moves the random generator (its Generator)" in out) \
         == bool(code), out
     assert "backward changes its own cache" not in out, out
+
+
+# --------------------------------------------------------------------------- Y13: DLfS vol. 2's model forward(x, t)
+
+DLFS2_MODEL = """
+import numpy as np
+
+class Affine:
+    def __init__(self, W, b):
+        self.params = [W, b]
+        self.grads = [np.zeros_like(W), np.zeros_like(b)]
+    def forward(self, x):
+        W, b = self.params
+        self.x = x
+        return np.dot(x, W) + b
+    def backward(self, dout):
+        W, b = self.params
+        self.grads[0][...] = np.dot(self.x.T, dout)
+        self.grads[1][...] = np.SUM(dout, axis=0)
+        return np.dot(dout, W.T)
+
+class Sigmoid:
+    def __init__(self):
+        self.params, self.grads = [], []
+    def forward(self, x):
+        self.out = 1 / (1 + np.exp(-x))
+        return self.out
+    def backward(self, dout):
+        return dout * (1.0 - self.out) * self.out
+
+class SoftmaxWithLoss:
+    def __init__(self):
+        self.params, self.grads = [], []
+    def forward(self, x, t):
+        e = np.exp(x - x.max(axis=1, keepdims=True))
+        self.y = e / e.sum(axis=1, keepdims=True)
+        self.t = t.argmax(axis=1) if t.size == self.y.size else t
+        n = self.y.shape[0]
+        return -np.sum(np.log(self.y[np.arange(n), self.t] + 1e-7)) / n
+    def backward(self, dout=1):
+        n = self.t.shape[0]
+        dx = self.y.copy()
+        dx[np.arange(n), self.t] -= 1
+        return dx * dout / n
+
+class TwoLayerNet:
+    def __init__(self, input_size=4, hidden_size=5, output_size=3):
+        rng = np.random.default_rng(0)
+        W1, b1 = 0.5 * rng.standard_normal((input_size, hidden_size)), 0.1 * rng.standard_normal(hidden_size)
+        W2, b2 = 0.5 * rng.standard_normal((hidden_size, output_size)), 0.1 * rng.standard_normal(output_size)
+        self.layers = [Affine(W1, b1), Sigmoid(), Affine(W2, b2)]
+        self.loss_layer = SoftmaxWithLoss()
+        self.params, self.grads = [], []
+        for layer in self.layers:
+            self.params += layer.params
+            self.grads += layer.grads
+    def predict(self, x):
+        for layer in self.layers:
+            x = layer.forward(x)
+        return x
+    def forward(self, x, t):
+        score = self.predict(x)
+        return self.loss_layer.forward(score, t)
+    def backward(self, dout=1):
+        dout = self.loss_layer.backward(dout)
+        for layer in reversed(self.layers):
+            dout = layer.backward(dout)
+        return dout
+"""
+
+
+@pytest.mark.parametrize("targets", ["labels:3", "onehot:3"])
+@pytest.mark.parametrize(("reduce", "code"), [("sum", 0), ("mean", 1)])
+def test_dlfs2_model_with_targets_is_checked_as_forward_x_to_loss(tmp_path, targets, reduce, code):
+    """Before: "--targets and --pred describe the data of a loss; add --loss" (exit 2); without --targets, forward
+    takes 2 inputs (x, t); with --loss, "params must be a dict" (exit 3)."""
+    f = student(tmp_path, DLFS2_MODEL.replace("SUM", reduce), "two_layer_net.py")
+    p = run("check", f"{f}::TwoLayerNet", "--input-shape", "6,4", "--targets", targets)
+    out = both(p)
+    assert p.returncode == code, out
+    assert f"a model with targets: forward(x, t) -> loss L, t fixed (--targets {targets}:" in out, out
+    assert "checked as forward(x) -> L with backward(dout=dL)" in out, out
+    if code:
+        assert "FAIL: TwoLayerNet: gradient mismatch in dparams[1], dparams[3]." in out, out
+    else:
+        assert "PASS: TwoLayerNet: every gradient (dX, dparams[0], dparams[1], dparams[2], dparams[3])" in out, out
+
+
+def test_model_targets_must_be_classes(tmp_path):
+    f = student(tmp_path, DLFS2_MODEL.replace("SUM", "sum"), "two_layer_net.py")
+    p = run("check", f"{f}::TwoLayerNet", "--input-shape", "6,4", "--targets", "labels")
+    out = both(p)
+    assert p.returncode == 2, out
+    assert "takes its targets as labels:K or onehot:K (K classes), e.g. gradcheck check model.py::TwoLayerNet" in out
