@@ -288,3 +288,51 @@ def test_model_targets_must_be_classes(tmp_path):
     out = both(p)
     assert p.returncode == 2, out
     assert "takes its targets as labels:K or onehot:K (K classes), e.g. gradcheck check model.py::TwoLayerNet" in out
+
+
+CBOW_LIKE = """
+import numpy as np
+class Embed:
+    def __init__(self, W):
+        self.params, self.grads = [W], [np.zeros_like(W)]
+    def forward(self, idx):
+        self.idx = idx
+        return self.params[0][idx]
+    def backward(self, dout):
+        dW, = self.grads
+        dW[...] = 0
+        np.add.at(dW, self.idx, dout)
+class SimpleLM:
+    def __init__(self, V=7, H=4):
+        rng = np.random.default_rng(0)
+        self.emb = Embed(0.5 * rng.standard_normal((V, H)))
+        self.W = 0.5 * rng.standard_normal((H, V))
+        self.params = self.emb.params + [self.W]
+        self.grads = self.emb.grads + [np.zeros_like(self.W)]
+    def forward(self, contexts, target):
+        h = self.emb.forward(contexts).mean(axis=1)
+        s = h @ self.W
+        e = np.exp(s - s.max(axis=1, keepdims=True)); self.y = e / e.sum(1, keepdims=True)
+        self.h, self.t = h, target
+        n = len(target)
+        return -np.log(self.y[np.arange(n), target]).mean()
+    def backward(self, dout=1):
+        n = len(self.t)
+        ds = self.y.copy(); ds[np.arange(n), self.t] -= 1; ds *= dout / N_BUG
+        self.grads[1][...] = self.h.T @ ds
+        dh = ds @ self.W.T
+        k = self.emb.idx.shape[1]
+        self.emb.backward(np.repeat(dh[:, None, :] / k, k, axis=1))
+        return None
+"""
+
+
+@pytest.mark.parametrize(("n", "code"), [("n", 0), ("1", 1)])
+def test_dlfs2_model_on_word_ids_whose_backward_returns_none(tmp_path, n, code):
+    """SimpleCBOW's shape: forward(contexts, target) on word ids (--indices), backward(dout=1) -> None."""
+    f = student(tmp_path, CBOW_LIKE.replace("N_BUG", n), "cbow.py")
+    p = run("check", f"{f}::SimpleLM", "--input-shape", "6,2", "--indices", "7", "--targets", "labels:7")
+    out = both(p)
+    assert p.returncode == code, out
+    assert "a model with targets: forward(x, t) -> loss L, t fixed (--targets labels:7: 7-class labels" in out, out
+    assert ("FAIL: SimpleLM: gradient mismatch in dparams[0], dparams[1]." in out) == bool(code), out
