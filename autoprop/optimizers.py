@@ -8,11 +8,11 @@ them how to read a Variable and a gradient Tensor (:func:`_read_only`).
 """
 
 from manualprop import optim as _optim
-from manualprop.optim import SGD, Adam, Optimizer, RMSProp
+from manualprop.optim import SGD, Adam, Optimizer, RMSProp, RMSprop
 
 from .core.tensor import _RECORDING, Tensor, Variable
 
-__all__ = ["SGD", "Adam", "Optimizer", "RMSProp"]
+__all__ = ["SGD", "Adam", "Optimizer", "RMSProp", "RMSprop"]
 
 
 def _read_only(t):

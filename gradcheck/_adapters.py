@@ -27,6 +27,7 @@ import contextlib
 import copy
 import enum
 import functools
+import hashlib
 import inspect
 import itertools
 import json
@@ -572,24 +573,106 @@ def check_init(kind, target, init, n_inputs=None):
     if missing:  # the command line's to fix: exit 2, not the student's code failing (exit 3)
         example = ", ".join([f'"{k}": {json.dumps(v, default=str)}' for k, v in (init or {}).items()]
                             + [f'"{k}": ...' for k in missing])
+        arrays = [k for k in missing if WEIGHT_KEY.fullmatch(k)]
+        arrays = (f" An array is a JSON list, nested for a matrix ({arrays[0]}: [[0.1, -0.2, 0.3], [0.4, 0.5, -0.6]] "
+                  "is 2x3); gradcheck passes it as a float64 array." if arrays else "")
         raise InitError(f"{what} needs {', '.join(missing)}, which only --init can give (JSON, "
-                        f"with ... replaced by the values): --init '{{{example}}}'.")
+                        f"with ... replaced by the values): --init '{{{example}}}'.{arrays}")
+
+
+#: ``--init`` keys whose JSON list is a weight array even when it is 1-D integers (``"b": [0, 0, 0]``)
+WEIGHT_KEY = re.compile(r"(w|b|weights?|bias(es)?|kernel|gamma|beta)(_?[a-z0-9]{0,3})", re.IGNORECASE)
+
+
+def _nested_numbers(v):
+    """Whether ``v`` is a list (of lists...) whose leaves are all real numbers (not bools)."""
+    if isinstance(v, list):
+        return bool(v) and all(_nested_numbers(e) for e in v)
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+
+def init_arrays(init):
+    """``(init with its weight arrays, {key: shape})``: a constructor's ``--init`` value that is a JSON
+    list of numbers becomes a float64 array (``__init__(self, W, b)`` gets arrays, as numpy code expects)
+    when it is nested (a matrix), holds a non-integer, or its key is named like a weight
+    (:data:`WEIGHT_KEY`: ``W``, ``b``, ``W1``, ``bias``, ``gamma``...); other lists (``sizes=[4, 3]``)
+    stay lists. InitError for a nested list whose rows differ in length (no array), with an example."""
+    out, shapes = dict(init or {}), {}
+    for k, v in out.items():
+        if not (isinstance(v, list) and _nested_numbers(v)):
+            continue
+        nested = any(isinstance(e, list) for e in v)
+        if not (nested or any(isinstance(e, float) for e in v) or WEIGHT_KEY.fullmatch(k)):
+            continue
+        try:
+            a = np.array(v, dtype=np.float64)
+        except ValueError:
+            lens = sorted({len(e) if isinstance(e, list) else 0 for e in v})
+            raise InitError(f"--init key {k!r}: a nested list whose rows differ in length ({', '.join(map(str, lens))} "
+                            "elements) is no array; give every row the same length, e.g. a 2x3 matrix: "
+                            f"--init '{{\"{k}\": [[0.1, -0.2, 0.3], [0.4, 0.5, -0.6]]}}'.") from None
+        out[k], shapes[k] = a, a.shape
+    return out, shapes
 
 
 def build(kind, target, init, seed, n_inputs=None):
     """The object to check: ``cls(**init)`` (with a seeded ``rng`` if it takes one) or a :class:`FunctionPair`.
 
-    InitError (:func:`check_init`) first when a key of ``init`` cannot be passed.
+    InitError (:func:`check_init`) first when a key of ``init`` cannot be passed. A class's ``init``
+    lists of numbers become float64 arrays as :func:`init_arrays` says (``__init__(self, W, b)``).
     """
     check_init(kind, target, init, n_inputs)
     if kind == "functions":
         return pair(*target, init)
     if kind == "loss_function":
         return loss_function(target, init)
-    kwargs = dict(init or {})
+    kwargs = init_arrays(init)[0]
     if "rng" in (_params(target) or {}) and "rng" not in kwargs and seed is not None:
         kwargs["rng"] = np.random.default_rng(seed)
     return target(**kwargs)
+
+
+def call_as_forward(obj):
+    """Keras's name (Z4): a class with ``call(self, x)`` and ``backward`` but no ``forward`` gets ``call`` as its
+    forward, through a subclass of the same name that only adds ``forward = call``. True when done."""
+    cls = type(obj)
+    if callable(getattr(obj, "forward", None)) or not callable(getattr(cls, "call", None)) or \
+            not callable(getattr(obj, "backward", None)) or not inspect.isfunction(getattr(cls, "call", None)):
+        return False
+    try:
+        obj.__class__ = type(cls.__name__, (cls,), {"forward": cls.call, "__module__": cls.__module__,
+                                                     "__qualname__": cls.__qualname__})
+    except TypeError:  # a class whose instances cannot change class (__slots__ layouts differ)
+        return False
+    return True
+
+
+def with_targets(obj, t):
+    """Deep Learning from Scratch vol. 2's model ``forward(x, t) -> loss``, ``backward(dout=1)`` (Y13) as a layer
+    ``forward(x) -> L`` (shape (1,)), ``backward(dY) -> backward(dout=dY)``: a same-named subclass holding the
+    targets ``t`` (a copy per call). The model's ``params``/``grads`` lists are read as any layer's.
+    AdapterError when forward does not take two arrays (x, t)."""
+    cls = type(obj)
+    fwd, bwd = getattr(cls, "forward", None), getattr(cls, "backward", None)
+    ps = [p for p in (_params(fwd) or {}).values() if p.kind in _POSITIONAL and p.name != "self"]
+    if not (inspect.isfunction(fwd) and callable(bwd)) or len(ps) < 2:
+        raise AdapterError(f"--targets without --loss is for a model forward(x, t) -> loss (Deep Learning from "
+                           f"Scratch vol. 2); {cls.__name__}.forward takes {', '.join(p.name for p in ps) or 'no array'}.")
+    if not [p for p in (_params(bwd) or {}).values() if p.name != "self"]:
+        raise AdapterError(f"{cls.__name__}.backward() takes no dout, as a loss's: for a loss class, add --loss "
+                           "(--targets without --loss is for a model forward(x, t) -> loss, backward(dout=1)).")
+    t = np.array(t, copy=True)
+
+    def forward(self, x):
+        loss = fwd(self, x, t.copy())
+        return np.array(loss, dtype=np.float64).reshape(1) if np.size(loss) == 1 else loss
+
+    def backward(self, dY):
+        return bwd(self, float(np.asarray(dY, dtype=np.float64).reshape(-1)[0]))
+
+    forward.__doc__, backward.__doc__ = fwd.__doc__, getattr(bwd, "__doc__", None)
+    obj.__class__ = type(cls.__name__, (cls,), {"forward": forward, "backward": backward,
+                                                "__module__": cls.__module__, "__qualname__": cls.__qualname__})
 
 
 def signature(obj):
@@ -1012,7 +1095,7 @@ class BoundLoss:
     gradient 1.0 (dL/dL, as PyTorch's and DLfS's callers pass) when it requires one (``backward(self, dout)``).
     :attr:`info` says how it was called (the header's ``loss`` lines)."""
 
-    def __init__(self, obj):
+    def __init__(self, obj, probe=None):
         self.obj, self.class_name = obj, type(obj).__name__
         self.student_forward, self.student_backward = obj.forward, obj.backward
         self.pred_first, names, by_name = loss_order(obj.forward)
@@ -1031,8 +1114,25 @@ class BoundLoss:
             self.upstream, self.upstream_keyword = None, False
             broles = ["y_pred", "y_true"] if self.stateless[0] else ["y_true", "y_pred"]
             call += f" and backward({', '.join(f'{n}={r}' for n, r in zip(self.stateless[1], broles))})"
+        #: Neural Networks from Scratch: forward's per-sample losses, their mean by the base class's calculate(output, y)
+        self.calculate = _nnfs_calculate(obj)
+        if self.calculate is not None:
+            self.pred_first, cnames, by_name = loss_order(self.calculate)
+            names = cnames if by_name else names
+            croles = ["y_pred", "y_true"] if self.pred_first else ["y_true", "y_pred"]
+            call = (f"calculate({', '.join(f'{n}={r}' for n, r in zip(cnames, croles))}), Neural Networks from "
+                    f"Scratch's mean of forward's per-sample losses, {call}")
+            roles, self.keywords = croles, None
+        if self.stateless is not None and _stores_dinputs(obj.backward):
+            call += ", which stores dL/dy_pred in self.dinputs"
+        role = None
+        if not by_name and len(names) == 2 and not star and self.stateless is None and probe is not None:
+            role = _order_by_role(self, names, *probe)  # Z17: forward(a, b), told by what backward returns
+            if role is not None:
+                roles = ["y_pred", "y_true"] if self.pred_first else ["y_true", "y_pred"]
+                call = f"forward({', '.join(f'{n}={r}' for n, r in zip(names, roles))})" + call[call.index(")") + 1:]
         self.info = {"protocol": "loss", "call": call, "by_name": by_name, "pred_arg": names[roles.index("y_pred")]
-                     if len(names) == 2 else "", "upstream": self.upstream or ""}
+                     if len(names) == 2 else "", "upstream": self.upstream or "", "by_role": role or ""}
 
     @property
     def params(self):
@@ -1046,12 +1146,18 @@ class BoundLoss:
     def forward(self, y_true, y_pred):
         self._last = (y_true, y_pred)
         args = (y_pred, y_true) if self.pred_first else (y_true, y_pred)
+        if self.calculate is not None:
+            return self.calculate(*args)
         return self.obj.forward(**dict(zip(self.keywords, args))) if self.keywords else self.obj.forward(*args)
 
     def backward(self):
         if self.stateless is not None and self._last is not None:
             y_true, y_pred = (np.array(v, copy=True) for v in self._last)
-            return self.obj.backward(*((y_pred, y_true) if self.stateless[0] else (y_true, y_pred)))
+            stored = _fields(self.obj).pop("dinputs", None) if _stores_dinputs(self.obj.backward) else None
+            res = self.obj.backward(*((y_pred, y_true) if self.stateless[0] else (y_true, y_pred)))
+            if res is None and _stores_dinputs(self.obj.backward):  # NNFS: backward(dvalues, y_true) -> None
+                return _fields(self.obj).get("dinputs", stored)
+            return res
         if self.upstream_keyword:  # backward(self, *, grad_output)
             return self.obj.backward(**{self.upstream: 1.0})
         return self.obj.backward(*([1.0] if self.upstream else []))
@@ -1071,6 +1177,75 @@ def _stateless_backward(backward):
         return None
     first, names, by_name = loss_order(backward)
     return (first, names) if by_name else None
+
+
+def _directional_error(loss, y_true, y_pred, g, seed=0):
+    """The largest relative error of ``<g, u>`` against the central difference of ``loss.forward`` along
+    ``u`` in ``y_pred`` (two random directions): how well ``g`` is dL/dy_pred in the order ``loss`` uses;
+    2.0 (not 1.0 or less) when the two have opposite signs in every direction."""
+    rng, worst, against, moved = np.random.default_rng(seed), 0.0, True, False
+    h = 1e-5 * max(1.0, float(np.max(np.abs(y_pred))))
+    for _ in range(2):
+        u = rng.standard_normal(y_pred.shape)
+        num = difference_quotient(lambda t, u=u: float(loss.forward(y_true, y_pred + t * u)), h)
+        man = float(np.sum(g * u))
+        worst = max(worst, abs(num - man) / max(abs(num) + abs(man), 1e-12))
+        against, moved = against and num * man < 0, moved or num != 0
+    return 2.0 if against else worst if moved else 1.0  # L flat in y_pred: no evidence for this order
+
+
+def _order_by_role(loss, names, y_true, y_pred):
+    """Which of a loss's ``forward(a, b)`` arguments is the prediction when their names do not say
+    (:func:`loss_order`), told by what backward returns on the probe ``(y_true, y_pred)``: the order in
+    which it has the prediction's shape when only one does, else the one in which it matches the central
+    differences (relative error under 1e-3, the other's over 1e-2). Sets ``loss.pred_first`` and returns
+    the header's reason, or None (Keras's order kept)."""
+    y_true, y_pred = np.asarray(y_true), np.asarray(y_pred, dtype=np.float64)
+    seen = {}
+    for first in (False, True):
+        loss.pred_first = first
+        try:
+            loss.forward(y_true, y_pred)
+            g = np.asarray(loss.backward(), dtype=np.float64)
+            seen[first] = (g.shape, _directional_error(loss, y_true, y_pred, g) if g.shape == y_pred.shape else 1.0)
+        except Exception:  # noqa: BLE001 - the order the student's code does not take: the check reports others
+            seen[first] = None
+    loss.pred_first, loss._last = False, None
+    shaped = [f for f, v in seen.items() if v is not None and v[0] == y_pred.shape]
+    if len(shaped) == 1 and y_true.shape != y_pred.shape:
+        loss.pred_first = shaped[0]
+        pred, other = names if shaped[0] else names[::-1]
+        return (f"backward returns an array of {pred}'s shape {tuple(y_pred.shape)}, not {other}'s "
+                f"{tuple(y_true.shape)}: {pred} is the prediction")
+    if len(shaped) != 2:
+        return None
+    (good, bad) = (True, False) if seen[True][1] < seen[False][1] else (False, True)
+    pred, other = names if good else names[::-1]
+    if seen[good][1] < 1e-3 < 1e-2 < seen[bad][1]:
+        loss.pred_first = good
+        return (f"backward's result matches the central differences of L with respect to {pred} (relative error "
+                f"{seen[good][1]:.1e}), not {other} ("
+                f"{'the opposite sign' if seen[bad][1] == 2.0 else f'{seen[bad][1]:.1e}'}): {pred} is the prediction")
+    if seen[good][1] < 2.0 == seen[bad][1]:  # matches neither: it points along one gradient, against the other
+        loss.pred_first = good
+        return (f"backward's result matches the central differences of L with respect to neither, but points "
+                f"along the one with respect to {pred} and against {other}'s: {pred} is taken as the prediction")
+    return None
+
+
+def _nnfs_calculate(obj):
+    """``obj.calculate`` when it is Neural Networks from Scratch's ``Loss.calculate(output, y)`` (the mean of
+    forward's per-sample losses): a method of two required array arguments beside forward; else None."""
+    calc = getattr(obj, "calculate", None)
+    ps = [p for p in (_params(calc) or {}).values() if p.kind in _POSITIONAL and p.default is p.empty]
+    return calc if callable(calc) and len(ps) == 2 else None
+
+
+def _stores_dinputs(backward):
+    """Whether a loss's ``backward`` assigns ``self.dinputs`` (Neural Networks from Scratch), read from its source."""
+    tree = _source(backward)
+    return tree is not None and any(isinstance(n, ast.Attribute) and n.attr == "dinputs" and isinstance(n.ctx, ast.Store)
+                                    and isinstance(n.value, ast.Name) and n.value.id == "self" for n in ast.walk(tree))
 
 
 def _upstream_arg(backward):
@@ -3569,6 +3744,19 @@ def global_states(states=None):
     np.random.set_state(states[0])
     random.setstate(states[1])
     return states
+
+
+def random_draws(layer):
+    """``{name: fingerprint}`` of the states of the generators reachable from ``layer`` (:func:`generators`:
+    ``self.rng`` as ``Generator 0``...) and of the global ones (numpy's, Python's ``random``): a call that draws
+    random numbers changes a fingerprint (a short hash of the state)."""
+    def fingerprint(state):
+        return hashlib.sha1(repr(state).encode()).hexdigest()[:16]
+    gens = generators(getattr(layer, "obj", layer)) if isinstance(layer, (Adapted, BoundLoss)) else generators(layer)
+    out = {f"its {type(g).__name__}" + (f" #{i + 1}" if len(gens) > 1 else ""): fingerprint(_state(g))
+           for i, g in enumerate(gens)}
+    glob = global_states()
+    return out | {"numpy's global generator": fingerprint(glob[0]), "Python's random module": fingerprint(glob[1])}
 
 
 def global_names(layer):

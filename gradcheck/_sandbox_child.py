@@ -552,11 +552,22 @@ class Child:
         except BaseException as exc:  # noqa: BLE001
             return self.fail(exc, "init", signature=sig_text)
         AD.on_step = self.enter  # the probe's forward and backward calls
+        keras_call = kind == "class" and AD.call_as_forward(obj)  # call(self, x) as forward (Z4)
+        if req.get("targets") is not None:  # DLfS vol. 2's model forward(x, t) -> loss (Y13)
+            try:
+                AD.with_targets(obj, req["targets"])
+            except AD.AdapterError as exc:
+                return self.reply(False, {"stage": "usage", "message": str(exc)})
         try:  # the adapter's probe runs student code: its own failures are the check's to report
             obj, info = AD.adapt(obj, req.get("probe")) if req.get("kind") == "layer" else (obj, {})
+            if keras_call and info.get("text"):
+                info = {**info, "text": f"{info['text']}; forward is call() (Keras's name: the class has no forward)"}
+            if req.get("targets") is not None and info.get("text"):
+                info = {**info, "text": f"a model with targets: forward(x, t) -> loss L, t fixed ({req.get('targets_spec')}), "
+                        f"checked as forward(x) -> L with backward(dout=dL); {info['text']}"}
             if kind == "class" and all(callable(getattr(obj, m, None)) for m in ("forward", "backward")) and \
                     req.get("kind") != "layer":  # a loss class: its prediction bound by forward's names
-                obj = AD.BoundLoss(obj)
+                obj = AD.BoundLoss(obj, req.get("probe"))
                 info = obj.info
         except AD.AdapterError as exc:  # UnreadableError: a result gradcheck cannot read, a usage error
             return self.reply(False, {"stage": "usage" if isinstance(exc, AD.UnreadableError) else "protocol",
@@ -649,6 +660,9 @@ class Child:
             self.reply(True, {"how": self.AD.hold_random(obj, req.get("how"))})
         except BaseException as exc:  # noqa: BLE001 - the student's fix_mask raised
             self.fail(exc)
+
+    def op_draws(self, obj, req, packer):  # noqa: ARG002 - the generators' fingerprints (AD.random_draws)
+        self.reply(True, {"draws": self.AD.random_draws(obj)})
 
     def op_free(self, obj, req, packer):  # noqa: ARG002 - a copy the parent no longer uses
         self.objects.pop(req["id"], None)

@@ -109,7 +109,7 @@ def run_check(args, layer, label: str, init: dict[str, Any], shape) -> int:
         why = _mode_why(layer, requested, ran)
         lines = [f"mode: {modes} (forward checked in {modes} mode){why}"]
     lines = _random_mode_lines(lines, diag)
-    lines += _reference_lines(diag) + _random_lines(diag, twin, args.reference)
+    lines += _init_array_lines(init) + _reference_lines(diag) + _random_lines(diag, twin, args.reference)
     lines += [f"WARNING: {f.message}" for d in [diag, *diag.other_modes] for f in d.findings if f.code == "all-dropped"]
     for line in lines:
         print(V.wrap(line))
@@ -567,6 +567,17 @@ def protocol_lines(layer, init: dict[str, Any], training: tuple[bool, ...] = (Fa
     return lines, list(dict.fromkeys(unchecked + unsure + unseen + sub + buffers))
 
 
+def _init_array_lines(init: dict[str, Any]) -> list[str]:
+    """The header line naming the ``--init`` lists given to the constructor as float64 arrays
+    (:func:`gradcheck._adapters.init_arrays`)."""
+    from ._adapters import init_arrays
+    shapes = init_arrays(init)[1] if init else {}
+    if not shapes:
+        return []
+    return ["init: " + ", ".join(f"{k} {V.fmt_shape(s)}" for k, s in shapes.items())
+            + " given to the constructor as float64 arrays (from --init's JSON lists)"]
+
+
 def _unpaired(info, cname: str) -> list:
     """The FAIL lines of weights without a checked gradient although backward wrote one: an array of the weight's
     shape the checker cannot pair with it (``info['ambiguous']``, "W (4, 3): g"), and, in the attribute style, a
@@ -868,13 +879,18 @@ def _loss_lines(loss, res) -> list[str]:
         return []
     call, pred = info["call"], info.get("pred_arg") or "y_pred"
     lines = [f"loss: {call}: the prediction goes to {pred}, as forward's parameter names say" if info.get("by_name")
+             else f"loss: {call}: forward's parameter names do not say which is the prediction; "
+                  f"{info['by_role']} (order (prediction, target))" if info.get("by_role") and info["pred_arg"] ==
+                  call.partition("(")[2].partition("=")[0]
+             else f"loss: {call}: forward's parameter names do not say which is the prediction; "
+                  f"{info['by_role']} (Keras's order (y_true, y_pred))" if info.get("by_role")
              else f"loss: {call}: Keras's order (y_true, y_pred) assumed: forward's parameter names do not say "
                   "which is the prediction (y_pred/y_true, x/t, input/target, logits/labels... would)"]
     if info.get("upstream"):
         lines.append(f"backward: backward({info['upstream']}=1.0): the upstream gradient dL/dL = 1.0 of the "
                      "scalar loss, as PyTorch's loss.backward() and DLfS's backward(dout=1) give it")
     num = next(iter((res.gradients or {}).get("numerical", {}).values()), None)
-    if not info.get("by_name") and num is not None and np.size(num) and not np.any(num):
+    if not info.get("by_name") and not info.get("by_role") and num is not None and np.size(num) and not np.any(num):
         lines.append(f"WARNING: the numerical gradient with respect to {pred}, the assumed prediction, is "
                      "identically 0: L does not depend on it, so forward's order is probably (prediction, "
                      "target): name its arguments (y_pred, y_true) or (x, t) to have them bound by name.")

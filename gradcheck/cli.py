@@ -10,6 +10,7 @@ import argparse
 import contextlib
 import importlib.util
 import itertools
+import json
 import os
 import re
 import sys
@@ -217,8 +218,8 @@ def _cmd_check(args) -> int:
     args.inputs = V.index_inputs(shape, V.parse_indices(getattr(args, "indices", None), shape), args.seed)
     if getattr(args, "indices", None) and (args.loss or args.jacobian):
         raise UsageError("--indices names integer inputs of a layer; not with --loss or --jacobian.")
-    if not args.loss and (args.targets or args.pred):
-        raise UsageError("--targets and --pred describe the data of a loss; add --loss.")
+    if not args.loss and args.pred:
+        raise UsageError("--pred describes the data of a loss; add --loss.")
     if args.loss and (args.tape or args.jacobian):
         raise UsageError("--tape and --jacobian are for layers, not with --loss.")
     if args.tape and args.twin:
@@ -241,11 +242,14 @@ def _cmd_check(args) -> int:
         code, failed, obj = EXIT_STUDENT, None, None
         try:
             if args.loss:
-                obj = sb.load_loss(os.path.basename(path), name, init_kwargs=init)
+                from .check_command import loss_data
+                probe = loss_data(args.targets or "real", args.pred or "real", shape, args.seed)[:2] \
+                    if isinstance(shape[0], int) else None  # several shapes: run_check_loss refuses them
+                obj = sb.load_loss(os.path.basename(path), name, init_kwargs=init, probe=probe)
             else:
                 probe = V.layer_inputs(args.inputs, np.random.default_rng([args.seed, 3]), name)  # the protocol
                 obj = sb.load_layer(os.path.basename(path), name, init_kwargs=init, seed=args.seed,
-                                    probe_inputs=probe)
+                                    probe_inputs=probe, targets=_model_targets(args, shape))
             _check_kind(obj, "loss" if args.loss else "layer", shape)
             # diagnosis, table, sentence, --json, --plots: gradcheck/check_command.py
             run = run_check_loss if args.loss else run_check
@@ -266,9 +270,11 @@ def _cmd_check(args) -> int:
             elif (not args.loss and ".forward(" in text and any(w in text for w in _SHAPE_WORDS)
                   and "returned None, so there is no output" not in text  # no shape matter: forward_returned_none
                   and "gave Y as a tuple" not in text):  # (Y, attn_weights): the protocol, not the input's shape
-                failed.args = (f"{text} X had the shape --input-shape gave, {args.input_shape}: if forward "
-                               "expects another (the sizes --init gives its weights), change --input-shape; "
-                               "if that is the shape you meant, the error is in forward.",)
+                failed = _unfit_init_arrays(args, init, shape, text) or failed  # W from --init: exit 2
+                if isinstance(failed, StudentCodeError):
+                    failed.args = (f"{text} X had the shape --input-shape gave, {args.input_shape}: if forward "
+                                   "expects another (the sizes --init gives its weights), change --input-shape; "
+                                   "if that is the shape you meant, the error is in forward.",)
         if failed is not None or code == EXIT_STUDENT or args.verbose:
             if failed is not None:
                 if sb.output.strip():  # shown below in full: not also as a one-line repr in the message
@@ -276,6 +282,40 @@ def _cmd_check(args) -> int:
                 _say_error(failed)
             _show_output(sb.output, name, verbose=args.verbose)
         return failed.exit_code if failed is not None else code
+
+
+def _model_targets(args, shape):
+    """``(t, its description)`` for ``--targets`` without ``--loss``: a model ``forward(x, t) -> loss`` (Deep Learning
+    from Scratch vol. 2), ``t`` drawn as ``--loss`` draws y_true (:func:`gradcheck.check_command.loss_data`) for
+    the batch of the first input; None without ``--targets``. UsageError unless labels:K or onehot:K."""
+    if not args.targets:
+        return None
+    from .check_command import loss_data, parse_kind
+    kind, k = parse_kind(args.targets, ("labels", "onehot", "real", "probs", "unit"), "--targets")
+    if kind not in ("labels", "onehot") or k is None:
+        raise UsageError(f"--targets {args.targets} without --loss: a model forward(x, t) -> loss takes its targets "
+                         "as labels:K or onehot:K (K classes), e.g. gradcheck check model.py::TwoLayerNet "
+                         "--input-shape 8,4 --targets labels:3; for a loss class, add --loss.")
+    n = shape[0] if isinstance(shape[0], int) else shape[0][0]
+    t, _, what = loss_data(args.targets, "real", (n, k), args.seed)
+    return t, f"--targets {args.targets}: {what.removeprefix('y_true: ')}"
+
+
+def _unfit_init_arrays(args, init, shape, text):
+    """A UsageError (exit 2) when forward failed on a shape and the weight arrays ``--init`` gave
+    (:func:`gradcheck._adapters.init_arrays`) have no axis of the input's last size: the command line's
+    weights do not fit its input; the message shows a command that fits. None otherwise."""
+    from ._adapters import init_arrays
+    shapes = init_arrays(init)[1] if init else {}
+    mats = {k: s for k, s in shapes.items() if len(s) == 2}
+    if not mats or not isinstance(shape[0], int) or any(shape[-1] in s for s in mats.values()):
+        return None
+    k, (rows, _) = next(iter(mats.items()))
+    fit = ",".join(map(str, (*shape[:-1], rows)))
+    return UsageError(f"{text} The weights --init gives ({', '.join(f'{n} {V.fmt_shape(s)}' for n, s in shapes.items())}) "
+                      f"have no axis of X's last size, {shape[-1]} (--input-shape {args.input_shape}): give arrays "
+                      f"that fit X, or an X that fits them, e.g. for X @ {k}: gradcheck check {args.target} "
+                      f"--input-shape {fit} --init '{json.dumps(init)}'.")
 
 
 #: Words of numpy's shape errors (a matmul, a broadcast, a reshape, a sum that do not fit).
@@ -429,7 +469,9 @@ def _add_check_parser(sub, fmt) -> None:
                    help="with --loss, y_true: labels[:K] (integer classes in [0,K), K = last axis of y_pred "
                         "by default; shape y_pred.shape[:-1], or y_pred.shape when K differs, e.g. labels:2 "
                         "for 0/1 labels), onehot[:K], probs (softmax rows), real (standard normal), "
-                        "unit (uniform in [0.05, 0.95]) (default real)")
+                        "unit (uniform in [0.05, 0.95]) (default real); without --loss, the targets t of a "
+                        "model forward(x, t) -> loss, backward(dout=1) (Deep Learning from Scratch vol. 2): "
+                        "labels:K or onehot:K for the batch of x, held fixed while x and the params are checked")
     c.add_argument("--pred", metavar="KIND",
                    help="with --loss, y_pred: real (standard normal: logits, regression), probs (softmax "
                         "rows), unit (uniform in [0.05, 0.95]) (default real)")

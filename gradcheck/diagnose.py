@@ -151,6 +151,11 @@ DIAGNOSES: dict[str, Record] = {
         "given a learning rate of 0 it returns another (nonzero) {t} than given {rate}, and a correct {t} does "
         "not depend on the rate (so {t} is not linear in dY either: the step is made of dY)",
         "compute {t} from the weights before updating them (dX = dY @ W.T first, then W -= lr * dW)", _LIN),
+    "random-backward": Record(
+        "random backward", "backward draws new random numbers: it moves the random generator "
+        "({what}), and a second backward on the same forward gives another {t}, so {t} is computed with "
+        "fresh draws (a new dropout mask?), not with the ones forward used", "draw the mask once, in "
+        "forward, keep it (self.mask = ...), and multiply by that same self.mask in backward", _DROP),
     "stale-output": Record(
         "stale output", "forward returns what an earlier call computed: after a forward on other "
         "data, forward(X) gives another Y than on a fresh copy of the layer (a value kept from the "
@@ -456,6 +461,15 @@ class Diagnosis:
 
 
 # ------------------------------------------------------------- the layer as the checker calls it
+
+
+def random_draws(layer: Any) -> dict[str, str]:
+    """``{generator: fingerprint of its state}`` of the generators reachable from ``layer`` and the global ones,
+    in the process where it lives (:func:`gradcheck._adapters.random_draws`): two differ after a call that drew."""
+    if _remote(layer):
+        return layer.random_draws()
+    from ._adapters import random_draws as draws
+    return draws(layer)
 
 
 def _fix_masks(obj: Any, how: str = "fix_mask") -> str:
@@ -2603,8 +2617,20 @@ class _Probes:
             fields = dict(ts=", ".join(acc), keys=", ".join(keys), it=it, are=are,
                           slot=keys[0] if slots else "grads[key]")
             self.diag.findings[:0] = [_find("accumulated", t, **fields) for t in acc]
+        moved = self.backward_draws(G) if differ else ""
         for t in differ:
-            self.find("second-backward", t)
+            if moved:
+                self.find("random-backward", t, what=moved)
+            else:
+                self.find("second-backward", t)
+
+    def backward_draws(self, G) -> str:
+        """Which random generators a backward after a forward moves (:func:`random_draws`), ``""`` none."""
+        self.fwd(self.proxy, self.inputs)
+        before = random_draws(self.layer)
+        self.bwd(G)
+        after = random_draws(self.layer)
+        return ", ".join(k for k in before if before[k] != after.get(k))
 
     def cache(self, pristine, G) -> None:
         """Copies of the layer as it was before the checker's first forward: another instance's

@@ -733,7 +733,7 @@ class Sandbox:
 
     def _load(self, file: str, cls: str | None, init_kwargs: Mapping[str, Any] | None,
               seed: int | None, kind: str, probe: Sequence[np.ndarray] | None = None,
-              no_forward_in_backward: bool = False):
+              no_forward_in_backward: bool = False, targets: tuple[np.ndarray, str] | None = None):
         file, init = self._file(file), dict(init_kwargs or {})
         try:  # numeric arrays cross as arrays (CS231n's bn_param running_mean); the rest as JSON
             json.dumps(init, default=lambda o: o.tolist() if isinstance(o, np.ndarray) and o.dtype.kind in "biuf"
@@ -749,7 +749,8 @@ class Sandbox:
                        "backward": f"{cls}.backward (called after a probe forward {probing}"}
         ok, meta, err = self.request(
             "load", {"file": file, "class": cls, "init": init, "seed": seed, "kind": kind,
-                     "probe": None if probe is None else list(probe)},
+                     "probe": None if probe is None else list(probe),
+                     **({} if targets is None else {"targets": targets[0], "targets_spec": targets[1]})},
             what=f"importing {file}" + (f" and building {what}" if cls else ""))
         stage, e = meta.get("stage"), err or {}
         if not ok and (stage == "import" or cls is None):
@@ -798,7 +799,8 @@ class Sandbox:
 
     def load_layer(self, file: str, class_name: str, init_kwargs: Mapping[str, Any] | None = None, *,
                    seed: int | None = 0, probe_inputs: Sequence[np.ndarray] | None = None,
-                   no_forward_in_backward: bool = False) -> RemoteLayer:
+                   no_forward_in_backward: bool = False,
+                   targets: tuple[np.ndarray, str] | None = None) -> RemoteLayer:
         """Import ``file`` (a key of ``files``) in the child, build ``class_name(**init_kwargs)`` (or wrap a
         CS231n ``NAME_forward``/``NAME_backward`` pair) and return its proxy, named after the student's class.
 
@@ -807,7 +809,8 @@ class Sandbox:
         :func:`gradcheck._adapters.adapt` detect the protocol (:attr:`RemoteLayer.protocol`; without
         them a class is matched statically). ``no_forward_in_backward``: a staff policy, a ``backward``
         that called the layer's own ``forward`` (as one made of central differences does; counted in
-        the child) fails with ``reason="policy"``.
+        the child) fails with ``reason="policy"``. ``targets``: ``(t, how --targets drew it)`` for a model
+        ``forward(x, t) -> loss`` (:func:`gradcheck._adapters.with_targets`), checked as ``forward(x) -> L``.
 
         Raises
         ------
@@ -819,11 +822,14 @@ class Sandbox:
             ``params`` is not a dict of float arrays.
         """
         return self._load(file, class_name, init_kwargs, seed, "layer", probe_inputs,
-                          no_forward_in_backward)
+                          no_forward_in_backward, targets)
 
-    def load_loss(self, file: str, class_name: str, init_kwargs: Mapping[str, Any] | None = None) -> RemoteLoss:
-        """Like :meth:`load_layer` for a loss (``forward(y_true, y_pred) -> float``, ``backward() -> dy_pred``)."""
-        return self._load(file, class_name, init_kwargs, None, "loss")
+    def load_loss(self, file: str, class_name: str, init_kwargs: Mapping[str, Any] | None = None,
+                  probe: Sequence[np.ndarray] | None = None) -> RemoteLoss:
+        """Like :meth:`load_layer` for a loss (``forward(y_true, y_pred) -> float``, ``backward() -> dy_pred``);
+        ``probe``: ``(y_true, y_pred)`` on which a ``forward(a, b)`` whose names do not say which is the
+        prediction is called both ways (:func:`gradcheck._adapters._order_by_role`)."""
+        return self._load(file, class_name, init_kwargs, None, "loss", probe)
 
     def _student_error(self, call: str, err: dict | None, expected: str = "") -> SandboxError:
         e = err or {}
@@ -1118,6 +1124,12 @@ class RemoteLayer(_Remote):
                                   f"{self.class_name}.fix_mask(True)")
         self.held_random = _clean(meta.get("how") or "")
         return self.held_random
+
+    def random_draws(self) -> dict[str, str]:
+        """The fingerprints of the child's generators (:func:`gradcheck._adapters.random_draws`): a call between
+        two readings that drew random numbers changes one."""
+        meta = self._sandbox.call("draws", {"id": self._id}, f"{self.class_name}'s random generators")
+        return dict(meta.get("draws") or {})
 
     def release(self) -> None:
         """Drop the child's object behind this proxy (a copy no longer needed); the proxy is unusable after."""

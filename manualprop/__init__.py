@@ -35,7 +35,7 @@ from .losses import (
     SoftmaxCrossEntropy,
 )
 from .norm import BatchNorm1D, BatchNorm2D, LayerNorm
-from .optim import SGD, Adam, Optimizer, RMSProp
+from .optim import SGD, Adam, Optimizer, RMSProp, RMSprop
 from .recurrent import GRU, LSTM, RNN
 from .transformer import TiedEmbedding, TransformerBlock
 
@@ -78,6 +78,7 @@ __all__ = [
     "SGD",
     "Adam",
     "RMSProp",
+    "RMSprop",
     "Optimizer",
     "Layer",
     "Loss",

@@ -54,7 +54,7 @@ from ._validation import (
     sum_of_squares,
 )
 
-__all__ = ["Adam", "Optimizer", "RMSProp", "SGD"]
+__all__ = ["Adam", "Optimizer", "RMSProp", "RMSprop", "SGD"]
 
 
 def _label(var, i: int) -> str:
@@ -612,3 +612,103 @@ class RMSProp(Optimizer):
             b += g / avg
             return self.learning_rate * b
         return self.learning_rate * g / avg
+
+
+class RMSprop(RMSProp):
+    """RMSprop, Keras's formula and defaults (``keras.optimizers.RMSprop``).
+
+    For each variable ``p`` with gradient ``g``::
+
+        v <- rho v + (1 - rho) g**2                  (v starts at 0)
+        d <- sqrt(v + epsilon)
+             (centered: a <- rho a + (1 - rho) g;  d <- sqrt(v - a**2 + epsilon))
+        p <- p - lr * g / d                          (momentum = 0)
+        m <- momentum m + lr * g / d;  p <- p - m    (momentum > 0, m starts at 0)
+
+    It differs from :class:`RMSProp` (PyTorch's) in three places: ``epsilon`` is added
+    inside the square root, the learning rate is inside the momentum buffer, and the
+    defaults are Keras's. In the centered form ``v - a**2`` is clipped at 0 against
+    rounding, where Keras would take the root of a tiny negative number.
+
+    Parameters
+    ----------
+    learning_rate : float >= 0, default 0.001
+    rho : float in [0, 1), default 0.9
+    momentum : float in [0, 1), default 0.0
+    epsilon : float >= 0, default 1e-07
+    centered : bool, default False
+    weight_decay : None or 0
+        Keras's ``weight_decay`` is decoupled (``p <- p - lr * weight_decay * p``), which
+        this class does not implement: anything else than None or 0 is refused (use
+        :class:`RMSProp` for PyTorch's L2 ``weight_decay``).
+    clipnorm, global_clipnorm : float > 0 or None
+        Gradient clipping by norm, Keras's semantics (module docstring); at most one.
+
+    Raises
+    ------
+    TypeError, ValueError
+        Hyperparameters of the wrong type or out of range; both clip options set; a
+        non-zero ``weight_decay``.
+
+    Examples
+    --------
+    Keras's own example: the loss ``p**2 / 2`` (gradient ``p``) from ``p = 10``, one step
+    with ``learning_rate=0.1``: ``v = 0.1 * 100 = 10``, ``p = 10 - 0.1 * 10 / sqrt(10 + 1e-7)``.
+
+    >>> import numpy as np
+    >>> p = np.array([10.0])
+    >>> RMSprop(learning_rate=0.1).apply_gradients([(p.copy(), p)])
+    >>> print(f"{p[0]:.6f}")
+    9.683772
+    """
+
+    def __init__(
+        self,
+        learning_rate=0.001,
+        rho=0.9,
+        momentum=0.0,
+        epsilon=1e-7,
+        centered=False,
+        weight_decay=None,
+        clipnorm=None,
+        global_clipnorm=None,
+    ):
+        if weight_decay is not None and weight_decay != 0:
+            raise ValueError(
+                f"RMSprop: weight_decay={weight_decay!r} is Keras's decoupled weight decay "
+                "(p <- p - learning_rate * weight_decay * p), which this class does not implement; "
+                "leave it None, or use RMSProp, whose weight_decay is PyTorch's L2 (g <- g + weight_decay * p)"
+            )
+        super().__init__(learning_rate, rho, momentum, epsilon, centered, 0.0, clipnorm, global_clipnorm)
+
+    def _repr_args(self) -> str:
+        return (
+            f"learning_rate={self.learning_rate}, rho={self.rho}, momentum={self.momentum}, "
+            f"epsilon={self.epsilon}, centered={self.centered}"
+        )
+
+    def _delta(self, g, p, var):
+        slots = self._slots(var)
+        if "velocity" not in slots:
+            slots["velocity"] = np.zeros_like(p)
+            if self.centered:
+                slots["average_gradient"] = np.zeros_like(p)
+            if self.momentum:
+                slots["momentum"] = np.zeros_like(p)
+        v = slots["velocity"]
+        v *= self.rho
+        v += (1 - self.rho) * g * g
+        if self.centered:
+            a = slots["average_gradient"]
+            a *= self.rho
+            a += (1 - self.rho) * g
+            denominator = np.maximum(v - a * a, 0) + self.epsilon
+        else:
+            denominator = v + self.epsilon
+        increment = self.learning_rate * g / np.sqrt(denominator)
+        if self.momentum:
+            m = slots["momentum"]
+            m *= self.momentum
+            m += increment
+            return m.copy()
+        return increment

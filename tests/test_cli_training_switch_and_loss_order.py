@@ -245,9 +245,16 @@ def test_backward_requiring_the_upstream_gradient_gets_one(tmp_path):
 
 
 def test_unnamed_order_is_said_assumed_and_a_zero_gradient_warned(tmp_path):
-    """forward(p, q): names that say nothing; Keras's order is assumed and said; the loss depends on p alone
-    (q is argmaxed), so the numerical gradient with respect to q, the assumed prediction, is 0: warned."""
+    """forward(p, q): names that say nothing. Since session 12 (Z17) the order is read from what backward returns
+    (dL/dp: p is the prediction); a backward that tells nothing (zeros: L does not depend on q, the other reading)
+    keeps Keras's assumed order, said, and the numerical gradient with respect to q, identically 0, is warned."""
     p = run("check", f"{student(tmp_path, DLFS)}::Unnamed", *LOSS, "--targets", "onehot")
+    out = both(p)
+    assert p.returncode == 0, out
+    assert "loss: forward(p=y_pred, q=y_true): forward's parameter names do not say which is the prediction; " \
+        "backward's result matches the central differences of L with respect to p" in out, out
+    zeros = DLFS + "\nclass UnnamedZero(Unnamed):\n    def backward(self):\n        return np.zeros_like(self.s)\n"
+    p = run("check", f"{student(tmp_path, zeros)}::UnnamedZero", *LOSS, "--targets", "onehot")
     out = both(p)
     assert "loss: forward(p=y_true, q=y_pred): Keras's order (y_true, y_pred) assumed" in out, out
     assert "WARNING: the numerical gradient with respect to q, the assumed prediction, is identically 0" in out, out

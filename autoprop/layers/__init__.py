@@ -31,7 +31,7 @@ from .dense import (
 )
 from .dropout import Dropout
 from .embedding import Embedding
-from .norm import BatchNorm1D, BatchNorm2D, LayerNorm
+from .norm import BatchNorm1D, BatchNorm2D, BatchNormalization, LayerNorm
 from .recurrent import GRU, LSTM, RNN
 from .transformer import TiedEmbedding, TransformerBlock
 
@@ -41,4 +41,4 @@ __all__ = [
 ]
 __all__ += ["Embedding", "GRU", "LSTM", "MultiHeadAttention", "RNN", "ScaledDotProductAttention"]
 __all__ += ["TiedEmbedding", "TransformerBlock"]
-__all__ += ["AvgPool2D", "BatchNorm1D", "BatchNorm2D", "Conv2D", "ConvTranspose2D", "Dropout", "LayerNorm", "MaxPool2D"]
+__all__ += ["AvgPool2D", "BatchNorm1D", "BatchNorm2D", "BatchNormalization", "Conv2D", "ConvTranspose2D", "Dropout", "LayerNorm", "MaxPool2D"]

@@ -15,13 +15,14 @@ import numpy as np
 
 import manualprop as mp
 from manualprop._validation import (
+    check_scalar,
     check_stat_count,
 )
 from manualprop.norm import update_running_stats
 
 from .base import Layer
 
-__all__ = ["BatchNorm1D", "BatchNorm2D", "LayerNorm"]
+__all__ = ["BatchNorm1D", "BatchNorm2D", "BatchNormalization", "LayerNorm"]
 
 
 class _BatchNorm(Layer):
@@ -41,14 +42,17 @@ class _BatchNorm(Layer):
             xc = x - mean
             var = np.square(xc).sum(axis=axes, keepdims=True) / m  # biased: divide by m
             inv_std = 1.0 / np.sqrt(var + self.eps)
-            self.running_mean, self.running_var = update_running_stats(
-                self.running_mean, self.running_var, mean._value.reshape(-1),  # values only
-                var._value.reshape(-1), m, self.momentum,
-            )
+            self.running_mean, self.running_var = self._running_stats(
+                mean._value.reshape(-1), var._value.reshape(-1), m)  # values only
         else:  # running statistics: constants for the tape
             xc = x - self.running_mean.reshape(bshape)
             inv_std = (1.0 / np.sqrt(self.running_var + self.eps)).reshape(bshape)
         return xc * (inv_std * gamma) + beta
+
+    def _running_stats(self, mean, var, m):
+        """The new running mean and variance after a training batch of ``m`` values per
+        feature with ``mean`` and biased ``var``: PyTorch's rule (:func:`update_running_stats`)."""
+        return update_running_stats(self.running_mean, self.running_var, mean, var, m, self.momentum)
 
 
 class BatchNorm1D(_BatchNorm):
@@ -135,3 +139,111 @@ class LayerNorm(Layer):
         var = np.square(xc).sum(axis=axes, keepdims=True) / m  # biased
         xhat = xc * (1.0 / np.sqrt(var + self.eps))
         return xhat * self.variables["gamma"] + self.variables["beta"]
+
+
+class BatchNormalization(_BatchNorm):
+    """Keras's ``BatchNormalization``: the batch norm of :class:`BatchNorm1D`/:class:`BatchNorm2D`
+    with Keras's arguments, defaults and running-statistics rule, built on the first call.
+
+    The statistics are over every axis but ``axis`` (the features: ``-1``, channels last, by
+    default; ``axis=1`` on NCHW images is :class:`BatchNorm2D`). Where the names differ from
+    ours: ``epsilon`` is our ``eps``, and Keras's ``momentum`` weighs the old running value,
+    ``1 - momentum`` ours::
+
+        moving_mean     = momentum * moving_mean     + (1 - momentum) * mean
+        moving_variance = momentum * moving_variance + (1 - momentum) * var
+
+    with the biased batch variance ``var`` (Keras; PyTorch's rule, ours, stores the unbiased
+    one). ``gamma`` starts at 1, ``beta`` at 0, ``moving_mean`` at 0, ``moving_variance`` at 1.
+    Training uses the batch's statistics, inference the moving ones; a frozen layer
+    (``trainable=False``) runs in inference mode, as Keras's.
+
+    Parameters
+    ----------
+    axis : int, default -1
+        The feature axis of the input; a list of axes is refused (not implemented).
+    momentum : float in [0, 1], default 0.99
+    epsilon : float > 0, default 0.001
+    center, scale : True
+        Keras's ``center=False`` (no ``beta``) and ``scale=False`` (no ``gamma``) are refused:
+        this layer always has both.
+    name, trainable, dtype
+        Keras's layer keywords (:class:`~autoprop.layers.Layer`).
+
+    Raises
+    ------
+    TypeError, ValueError
+        An argument of the wrong type or out of range, ``center``/``scale`` not True, an
+        unknown keyword (with its close match); at the first call, an input without the
+        axis ``axis``.
+
+    Examples
+    --------
+    >>> import numpy as np, autoprop as ap
+    >>> bn = ap.layers.BatchNormalization()
+    >>> x = np.array([[1.0, 10.0], [3.0, 30.0]])
+    >>> y = bn(x, training=True)
+    >>> np.round(y.numpy(), 3).tolist(), bn.moving_mean.round(3).tolist()
+    ([[-1.0, -1.0], [1.0, 1.0]], [0.02, 0.2])
+    """
+
+    def __init__(self, axis=-1, momentum=0.99, epsilon=0.001, center=True, scale=True, *, name=None,
+                 trainable=True, dtype=np.float64):
+        Layer.__init__(self, name=name, trainable=trainable, dtype=dtype)
+        name = type(self).__name__
+        if self.dtype not in (np.float64, np.float32):
+            raise TypeError(f"{name}: dtype must be float64 or float32; got {self.dtype}")
+        if isinstance(axis, bool) or not isinstance(axis, (int, np.integer)):
+            raise TypeError(f"{name}: axis must be one int (the feature axis); got {axis!r}: a list "
+                            "of axes, which Keras allows, is not implemented here")
+        for flag, value in (("center", center), ("scale", scale)):
+            if value is not True:
+                raise ValueError(f"{name}: {flag}={value!r} is not implemented: this layer always "
+                                 "has gamma (scale) and beta (center); leave it True")
+        self.axis = int(axis)
+        self.momentum = check_scalar(momentum, "momentum", name, low=0.0, high=1.0)
+        self.eps = check_scalar(epsilon, "epsilon", name, low=0.0, low_inclusive=False)
+
+    @property
+    def epsilon(self):
+        """float: Keras's name of ``eps``."""
+        return self.eps
+
+    def build(self, input_shape):
+        """Make ``gamma``, ``beta`` (Variables) and the moving statistics for the features
+        on ``axis`` of ``input_shape``."""
+        ndim = len(input_shape)
+        if not -ndim <= self.axis < ndim or ndim < 2:
+            raise ValueError(f"{self!r}: axis={self.axis} is not an axis of an input of shape "
+                             f"{tuple(input_shape)} (a batch axis and at least one more are needed)")
+        ax = self.axis % ndim
+        if ax == 0:
+            raise ValueError(f"{self!r}: axis={self.axis} is the batch axis of an input of shape "
+                             f"{tuple(input_shape)}; give the feature axis (-1: the last)")
+        self.num_features = int(input_shape[ax])
+        self._axes = tuple(i for i in range(ndim) if i != ax)
+        self._bshape = tuple(-1 if i == ax else 1 for i in range(ndim))
+        self._shape = ("batch",) + tuple(self.num_features if i == ax else f"axis {i}"
+                                         for i in range(1, ndim))
+        self.gamma = self.add_weight((self.num_features,), "ones", name="gamma")
+        self.beta = self.add_weight((self.num_features,), "zeros", name="beta")
+        self.running_mean = np.zeros(self.num_features, dtype=self.dtype)
+        self.running_var = np.ones(self.num_features, dtype=self.dtype)
+
+    @property
+    def _spec(self):
+        return self._shape
+
+    @property
+    def moving_mean(self):
+        """ndarray: Keras's name of the running mean."""
+        return self.running_mean
+
+    @property
+    def moving_variance(self):
+        """ndarray: Keras's name of the running (biased) variance."""
+        return self.running_var
+
+    def _running_stats(self, mean, var, m):
+        keep = self.momentum  # Keras's rule: its momentum weighs the old value, var is biased
+        return keep * self.running_mean + (1 - keep) * mean, keep * self.running_var + (1 - keep) * var

@@ -142,6 +142,8 @@ EXPECTED = {
     "protocols.py::TorchParamsLinearTwice": "factor",
     "protocols.py::TorchGradsLinearTwice": "factor",
     "protocols.py::IndepDenseTwice": "factor",
+    # session 12 (L2): a backward that draws a new dropout mask instead of using forward's
+    "protocols.py::DropoutBackwardRedraws": "random-backward",
     # issue 10 (verify9 V11a, X8): float32 inside (also astype('f')), float16, np.round: each named for what it is
     "softmax.py::SoftmaxExpFloat32": "float32-inside",
     "linear.py::LinearAstypeF": "float32-inside",
@@ -203,7 +205,7 @@ CORRECT = ["linear.py::LinearOutIn", "linear.py::LinearInOut", "activations.py::
            "linear.py::LinearStoresAndReturnsGrads", "linear.py::LinearReturnsGradsByShape",
            "protocols.py::NnfsDense", "protocols.py::DkeysLinear", "protocols.py::ParamGradsLinear",
            "protocols.py::TorchParamsLinear", "protocols.py::TorchGradsLinear",
-           "protocols.py::IndepDense",
+           "protocols.py::IndepDense", "protocols.py::DropoutOwnRng",
            "styles.py::ObjArrayMLP", "styles.py::SetMLP", "styles.py::ChainMapMLP", "styles.py::ClosureMLP",
            "styles.py::NestedDeep", "activations.py::DropoutModeHelper", "activations.py::DropoutModeConst",
            "activations.py::DropoutModeMatch", "activations.py::DropoutModeEnum", "styles.py::DLfS2Net",

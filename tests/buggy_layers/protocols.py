@@ -151,3 +151,30 @@ class IndepDense:
 class IndepDenseTwice(IndepDense):
     def __init__(self):
         super().__init__(bug=2.0)  # BUG: the weights' step twice too large
+
+
+class DropoutOwnRng:
+    """Inverted dropout with its own generator, written as a student does (the checker rewinds the generator)."""
+
+    params, grads = {}, {}
+    KWARGS = {"training": True}
+    INPUT = (8, 6)
+
+    def __init__(self, p=0.5, seed=0):
+        self.p, self.rng = p, np.random.default_rng(seed)
+
+    def forward(self, X, training=False):
+        if not training:
+            self.mask = np.ones_like(X)
+            return X
+        self.mask = (self.rng.random(X.shape) >= self.p) / (1 - self.p)
+        return X * self.mask
+
+    def backward(self, dY):
+        return dY * self.mask
+
+
+class DropoutBackwardRedraws(DropoutOwnRng):
+    def backward(self, dY):
+        mask = (self.rng.random(dY.shape) >= self.p) / (1 - self.p)  # BUG: a new mask, not forward's
+        return dY * mask
