@@ -334,7 +334,7 @@ def _mode_why(layer, requested, ran: tuple[bool, ...], words=("training", "False
     from .config import training_modes
 
     name, off, on = words
-    takes = "reads" if name.startswith(("self.", "global ")) else "takes"  # an attribute switch (self.training)
+    takes = "reads" if name.startswith(("self.", "global ", "env ")) else "takes"  # an attribute switch (self.training)
     if requested != "auto":
         return f": as --{'training' if requested else 'eval'} asks"
     if len(training_modes(layer, "auto")) < 2:
@@ -463,6 +463,16 @@ def _no_switch_lines(info, init, switches: Sequence[str] = ()) -> list[str]:
     return ["mode: eval (forward has no training argument)"]
 
 
+def _switches_set(switches, training) -> str:
+    """`` (eval: self.drop.mode = 'test', global TRAIN = False; training: ...)``: the switches gradcheck set before
+    each mode's forward and backward (several, :func:`gradcheck._adapters._reached_keyword`), ``training`` as a
+    forward argument, and put back after."""
+    def one(t):
+        return ", ".join(f"forward(X, {n}={on if t else off})" if not n.startswith(("self.", "global ", "env "))
+                         else f"{n} = {on if t else off}" for n, off, on in switches)
+    return " (" + "; ".join(f"{'training' if t else 'eval'}: {one(t)}" for t in training) + "; each put back after)"
+
+
 def protocol_lines(layer, init: dict[str, Any], training: tuple[bool, ...] = (False,),
                    requested: bool | str = "auto", switches: Sequence[str] = ()) -> tuple[list[str], list[str]]:
     """Header lines saying how the layer was read (:func:`gradcheck._adapters.adapt`), in which
@@ -478,11 +488,13 @@ def protocol_lines(layer, init: dict[str, Any], training: tuple[bool, ...] = (Fa
     else:
         name, off, on = info.get("mode_keyword") or ("training", "False", "True")
         calls = ", then ".join(f"{name}={on if t else off}" for t in training)
-        if name.startswith(("self.", "global ")):  # an attribute switch (self.training), set before each forward
+        if name.startswith(("self.", "global ", "env ")):  # an attribute switch (self.training), set before each forward
             calls = f"{name} = " + ", then ".join(on if t else off for t in training)
         unread = "mode_words" in info and not {on, off} & set(info["mode_words"])
-        lines.append("mode: " + " and ".join("training" if t else "eval" for t in training)
-                     + (f" ({calls})" if name.startswith(("self.", "global ")) else f" (forward(X, {calls}))")
+        sw = list(info.get("switches") or [])  # [name, eval value, training value, name, ...]
+        shown = (_switches_set(list(zip(sw[::3], sw[1::3], sw[2::3])), training) if sw
+                 else f" ({calls})" if name.startswith(("self.", "global ", "env ")) else f" (forward(X, {calls}))")
+        lines.append("mode: " + " and ".join("training" if t else "eval" for t in training) + shown
                      + _mode_why(layer, requested, training, (name, off, on), unread))
     unchecked, unseen = list(info.get("unchecked") or []), list(info.get("unseen") or [])
     unsure = [str(a) for a in info.get("ambiguous") or []]  # "W (5, 3): gW, hW"

@@ -166,6 +166,21 @@ EXPECTED = {
     "styles.py::ChainMapMLPTwice": "factor",
     "styles.py::ClosureMLPTwice": "factor",
     "styles.py::NestedDeepTwice": "factor",
+    # session 12 (Y9, Y20, Z3, Y14, Y10): switches reached in sub-layers, other modules, config objects, the
+    # environment, any bool or state string forward branches on, beside a training argument, behind a property
+    "switches.py::SubModeNetBug": "mask-scale",
+    "switches.py::SubOwnModeNetBug": "mask-scale",
+    "switches.py::SubParamNetBug": "mask-scale",
+    "switches.py::CfgModuleNetBug": "mask-scale",
+    "switches.py::CfgObjectNetBug": "mask-scale",
+    "switches.py::ConfigDictNetBug": "mask-scale",
+    "switches.py::EnvNetBug": "mask-scale",
+    "switches.py::FittingNetBug": "mask-scale",
+    "switches.py::StateNetBug": "mask-scale",
+    "switches.py::SetTrainingNetBug": "mask-scale",
+    "switches.py::ArgAndSubNetBug": "mask-scale",
+    "switches.py::PropDropBug": "mask-scale",
+    "switches.py::ScaleTrainBackwardBug": "factor",  # Z13: Y the same in both modes, backward's training branch x2
 }
 
 #: Bugs no signature names: each must FAIL with "wrong-values" (no known bug pattern), never a wrong name.
@@ -173,7 +188,8 @@ UNNAMED = ["activations.py::ReLUInvertedMask", "activations.py::LeakyReLUPlainMa
            "softmax.py::SoftmaxPlusSum", "norm.py::BatchNormGammaFromX", "pool_embed_rnn.py::MaxPoolWholeWindow",
            "pool_embed_rnn.py::RNNTanhTwice",
            "cs231n.py::convhalfflip", "activations.py::PReLUDalphaNoX",
-           "styles.py::FlatLinearForgetsB"]  # tester10 T6: dtheta's b segment never written
+           "styles.py::FlatLinearForgetsB",
+           "switches.py::BNNetBug"]  # tester10 T6: dtheta's b segment never written; session 12 (Y26): bn_params[i]["mode"]
 
 #: The correct counterparts: each must PASS.
 CORRECT = ["linear.py::LinearOutIn", "linear.py::LinearInOut", "activations.py::ReLU", "activations.py::LeakyReLU",
@@ -197,7 +213,10 @@ CORRECT = ["linear.py::LinearOutIn", "linear.py::LinearInOut", "activations.py::
            "styles.py::NestedDeep", "activations.py::DropoutModeHelper", "activations.py::DropoutModeConst",
            "activations.py::DropoutModeMatch", "activations.py::DropoutModeEnum", "styles.py::DLfS2Net",
            "styles.py::GradsObjLinear", "styles.py::FlatLinear", "activations.py::DropoutParamMode",
-           "activations.py::DropoutModuleFlag", "activations.py::DropoutInTrain", "activations.py::NetSubTraining"]
+           "activations.py::DropoutModuleFlag", "activations.py::DropoutInTrain", "activations.py::NetSubTraining",
+           *(f"switches.py::{n}" for n in ("SubModeNet", "SubOwnModeNet", "SubParamNet", "CfgModuleNet", "CfgObjectNet",
+                                           "ConfigDictNet", "EnvNet", "FittingNet", "StateNet", "SetTrainingNet",
+                                           "BNNet", "ScaleTrainBackward", "ArgAndSubNet", "PropDrop"))]
 
 
 def load(key: str):
