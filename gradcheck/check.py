@@ -88,8 +88,7 @@ def check_layer(layer: Any, X: Any, *, twin: Any = "auto", init: Mapping[str, An
     for t in training_modes(layer, cfg.training):
         call = Call(layer, owner, inputs, names, params, t)
         if t and results and not training_differs(call, getattr(results[0], "_output", None)):
-            notes.append(SAME_IN_BOTH_MODES)
-            break
+            notes.append(SAME_IN_BOTH_MODES)  # backward may still branch on the mode: checked too (Z13)
         held = hold_masks(layer) if t and cfg.training in ("both", "auto") else []
         try:
             results.append(_check_mode(call, cfg, copy.deepcopy(rng), twin, init, reference, upstream))

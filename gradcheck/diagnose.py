@@ -1846,8 +1846,7 @@ def diagnose_layer(layer: Any, X: Any, *, mode: str = "fast", method: str = "cen
             inputs = V.layer_inputs(X, np.random.default_rng([seed, 3]), owner)
             names = V.input_names(layer, len(inputs))
             if not training_differs(Call(layer, owner, inputs, names, {}, t)):
-                notes.append(SAME_IN_BOTH_MODES)
-                break
+                notes.append(SAME_IN_BOTH_MODES)  # backward may still branch on the mode: checked too (Z13)
         d = _diagnose_mode(layer, X, owner, t, twin, reference, localize, upstream, kw)
         identity = identity or not t and _identity_in_eval(layer, X, owner, kw["seed"])
         note = "" if t or training != "auto" else _eval_identity(layer, X, owner, d, kw["seed"])

@@ -25,8 +25,9 @@ __all__ = ["Call", "in_place", "input_written", "manual_source", "guarded_backwa
            "hold_masks", "training_differs", "SAME_IN_BOTH_MODES", "TapeUnavailable"]
 
 #: The note of a check that ran once because both modes give the same output.
-SAME_IN_BOTH_MODES = ("training and eval forwards give the same output on this input: checked once, in eval mode "
-                      "(pass training=True / --training to check the training forward alone)")
+SAME_IN_BOTH_MODES = ("training and eval forwards give the same output on this input; both modes are checked, since "
+                      "backward may still branch on the mode (pass training=False / --eval or training=True / "
+                      "--training to check one)")
 
 
 class TapeUnavailable(Exception):
