@@ -10,6 +10,7 @@ named as :func:`gradcheck._adapters._switch_value` reads and sets it, with its e
 """
 
 import ast
+import functools
 import inspect
 import os
 import re
@@ -30,7 +31,9 @@ _MODE_STEM = re.compile(r"^(train|fit|eval|test|infer|predict|val|deploy|learn)"
 _LIB_DIRS = tuple({sysconfig.get_paths()[k] for k in ("stdlib", "platstdlib", "purelib", "platlib")})
 
 
+@functools.lru_cache(maxsize=512)
 def _tree(fn):
+    """The ast of ``fn``'s source (read once per function), or None."""
     try:
         return ast.parse(textwrap.dedent(inspect.getsource(fn))).body[0]
     except (OSError, TypeError, SyntaxError, ValueError, IndexError):
