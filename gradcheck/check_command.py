@@ -17,7 +17,7 @@ import numpy as np
 from . import _validation as V
 from .config import mode_word
 from .errors import EXIT_MISMATCH, EXIT_PASS, EXIT_STUDENT, NotCheckedError, UsageError
-from .sources import SAME_IN_BOTH_MODES
+from .sources import SAME_Y_OTHER_BACKWARD
 
 __all__ = ["run_check", "build_reference", "use_color", "colorize"]
 
@@ -105,7 +105,7 @@ def run_check(args, layer, label: str, init: dict[str, Any], shape) -> int:
           + f", mode {args.mode}" + (f", reference {args.reference}" if args.reference else ""))
     ran = tuple(t for t in (False, True) if ("training" if t else "eval") in diag.modes) or (False,)
     requested = getattr(args, "training", "auto")
-    same = diag.result is not None and SAME_IN_BOTH_MODES in diag.result.notes  # Y the same in both modes
+    same = diag.result is not None and SAME_Y_OTHER_BACKWARD in diag.result.notes  # Z13: backward differs
     lines, unchecked = protocol_lines(layer, init, ran, requested, switches, same)
     if not lines:
         why = _mode_why(layer, requested, ran)
