@@ -41,6 +41,7 @@ import weakref
 import numpy as np
 
 if __package__:  # in gradcheck; the sandbox child runs _kernel.py's text in this namespace before this module's
+    from . import _switch_reach  # the child: built from its text (gradcheck/sandbox.py)
     from ._kernel import difference_quotient
 
 PROTOCOLS = ("manualprop protocol: params/grads dicts, forward(X, training=False), backward(dY) -> dX",
@@ -217,6 +218,8 @@ def _switch_value(fn, name, value=_MISSING_SWITCH):
         for n, v in zip(names, value if isinstance(value, tuple) else [value] * len(names)):
             _switch_value(fn, n, v)
         return value
+    if name.startswith("env ") or name.startswith("global ") and not name[7:].isidentifier():  # CONFIG['train']
+        return _switch_reach.switch_value(_globals(fn), name, value, _MISSING_SWITCH)
     if name.startswith("global "):
         space, key = _globals(fn), name[7:]
         if value is _MISSING_SWITCH:
@@ -230,7 +233,7 @@ def _switch_value(fn, name, value=_MISSING_SWITCH):
     if value is _MISSING_SWITCH:
         return _switch_value_of(holder, key)
     if isinstance(key, str) and not isinstance(holder, (dict, list)):
-        setattr(holder, key, value)
+        _switch_reach.set_attribute(holder, key, value)  # a read-only property: what its getter reads (Y10)
     else:
         holder[key] = value
     return value
@@ -298,8 +301,8 @@ def mode_keyword(fn):
     :data:`EVAL_WORDS` for eval (else ``"eval"`` if that is the default, else ``"test"``, CS231n's), the
     first other word for training (else ``"train"``).
     """
-    if _takes_training(fn):
-        return None
+    if _takes_training(fn):  # and the switches it reaches, set with it (Y14: a sub-layer's own self.training)
+        return _reached_keyword(fn, ("training", False, True))
     ps = _switch_params(fn)
     for name in MODE_KEYWORDS:
         p = ps.get(name)
@@ -320,7 +323,24 @@ def mode_keyword(fn):
         return _attr_keyword(fn, attr)
     if unread_flag(fn, ps) is None and (subs := _sublayer_switches(fn)) is not None:  # self.bn.training (T12)
         return subs, False, True
-    return None
+    return _reached_keyword(fn) if unread_flag(fn, ps) is None else None
+
+
+def _reached_keyword(fn, lead=None):
+    """:func:`mode_keyword` of the switches forward reaches in its sub-layers, the functions it calls, its module,
+    other modules and the environment (:func:`gradcheck._switch_reach.reached_switches`: ``self.drop.mode``,
+    ``global CONFIG['train']``, ``env TRAINING``), after ``lead`` (forward's ``training`` argument): their names
+    joined by ``", "``, a tuple of their eval values, one of their training values; ``lead`` alone (None) when
+    forward reaches none."""
+    try:
+        found = _switch_reach.reached_switches(fn, (TRAIN_FLAGS, EVAL_FLAGS, EVAL_WORDS, _flag_kind))
+    except (RecursionError, ValueError, TypeError):
+        found = []
+    found = [lead, *found] if found and lead else found
+    if not found:
+        return None
+    return found[0] if len(found) == 1 else (", ".join(n for n, *_ in found), tuple(f[1] for f in found),
+                                             tuple(f[2] for f in found))
 
 
 def _enum_modes(default):
@@ -454,13 +474,25 @@ def _unread_varargs(fn, inputs):
 
 
 def _training_kw(fn, training, keyword=None):
-    """The keyword arguments that put ``fn`` in training (True) or eval (False) mode; ``{}`` for None."""
-    if _takes_training(fn):
+    """The keyword arguments that put ``fn`` in training (True) or eval (False) mode; ``{}`` for None. Switches
+    outside forward's arguments (``keyword``'s names ``self.``, ``global ``, ``env ``) are set here."""
+    if _takes_training(fn) and not (keyword and keyword[0].startswith("training, ")):
         keyword = ("training", False, True)
     if training is None or keyword is None:
         return {}
     name, off, on = keyword
-    if name.startswith(("self.", "global ")):  # set on the object (train()/eval() where it has them), or its module
+    parts = name.split(", ")
+    if len(parts) > 1 and not all(n.startswith("self.") for n in parts):  # an argument and the switches reached
+        kw = {}
+        for n, f, o in zip(parts, *(v if isinstance(v, tuple) else (v,) * len(parts) for v in (off, on))):
+            kw.update(_one_switch(fn, training, n, f, o))
+        return kw
+    return _one_switch(fn, training, name, off, on)
+
+
+def _one_switch(fn, training, name, off, on):
+    """:func:`_training_kw` of one switch (or of sub-layers' ``", "``-joined attributes)."""
+    if name.startswith(("self.", "global ", "env ")):  # set on the object (train()/eval() where it has them), or its module
         if name == "self.training" and _mode_methods(fn.__self__):
             fn.__self__.train() if training else fn.__self__.eval()
         else:
@@ -1428,7 +1460,7 @@ class Adapted:
                 p.grad[...] = 0
         mode = self._mode
         with _switch_kept(self.obj, self.mode_keyword, mode is not None):
-            if mode is not None and (self.mode_keyword or ("",))[0].startswith(("self.", "global ")):
+            if mode is not None and _set_switches(self.mode_keyword):
                 _training_kw(self.obj.forward, mode, self.mode_keyword)  # the mode the last forward ran in
             r = self.obj.backward(dY)
         if self.dx_stored is not None and isinstance(r, np.ndarray):  # a wrong self.dinputs beside a right dX
@@ -2752,7 +2784,7 @@ def _switch_kept(obj, keyword, when=True):
     True)``, ``self.bn_param['mode']``, ``global TRAIN``) put back
     after the block to the value it had (through ``train()``/``eval()`` where forward's class has them, as the
     checker set it): gradcheck leaves the student's object in the mode it found it. ``when`` False: nothing done."""
-    name = keyword[0] if when and keyword and keyword[0].startswith(("self.", "global ")) else None
+    name = _set_switches(keyword) if when else None
     kept = _switch_value(obj.forward, name) if name else _MISSING_SWITCH
     try:
         yield
@@ -2761,6 +2793,13 @@ def _switch_kept(obj, keyword, when=True):
             if name == "self.training" and isinstance(kept, bool) and _mode_methods(obj):
                 obj.train() if kept else obj.eval()
             _switch_value(obj.forward, name, kept)
+
+
+def _set_switches(keyword):
+    """The names (``", "``-joined) of :func:`mode_keyword`'s switches that are set rather than passed (``self.``,
+    ``global ``, ``env ``), or None."""
+    names = [n for n in (keyword[0].split(", ") if keyword else ()) if n.startswith(("self.", "global ", "env "))]
+    return ", ".join(names) or None
 
 
 def _adapt(obj, inputs=None, training=True):
@@ -2780,13 +2819,16 @@ def _adapt(obj, inputs=None, training=True):
         return obj, _pair_info(obj, inputs)
     if not all(callable(getattr(obj, m, None)) for m in ("forward", "backward")):
         return obj, {"protocol": "none", "text": "no forward/backward"}  # the caller says what is missing
-    tr = _takes_training(obj.forward)
     mk = mode_keyword(obj.forward)
+    tr = _takes_training(obj.forward) and mk is None  # with switches to set: wrapped (Y14)
     kw = _training_kw(obj.forward, training, mk)
     kws = [kw] + ([_training_kw(obj.forward, False, mk)] if kw and training else [])  # eval reads running stats
     info = {"forward_training": tr or mk is not None, "unchecked": [], "unseen": []}
     if mk is not None:  # the header says forward(X, train=False), not training=False
         info["mode_keyword"] = [mk[0], _value_text(mk[1]), _value_text(mk[2])]
+        if isinstance(mk[1], tuple):  # several switches (_reached_keyword): name, eval and training value of each
+            info["switches"] = [t for n, f, o in zip(mk[0].split(", "), *mk[1:]) for t in (n, _value_text(f),
+                                                                                             _value_text(o))]
         if mk[0] in MODE_STRINGS:  # the words forward compares mode with: both branches reached?
             info["mode_words"] = [repr(w) for w in mode_words(obj.forward, mk[0])]
     elif (flag := unread_flag(obj.forward)) is not None:  # forward(X, use_noise=False): only its default runs

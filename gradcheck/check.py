@@ -34,7 +34,9 @@ from .numerical import (
 )
 from .result import ALL_PAIRS, NONDETERMINISTIC, PAIRS, CheckResult, TensorRecord, json_shape
 from .sources import (
+    SAME_BACKWARD_CHECKED,
     SAME_IN_BOTH_MODES,
+    SAME_Y_OTHER_BACKWARD,
     Call,
     TapeUnavailable,
     build_twin,
@@ -87,15 +89,21 @@ def check_layer(layer: Any, X: Any, *, twin: Any = "auto", init: Mapping[str, An
     results, notes = [], []
     for t in training_modes(layer, cfg.training):
         call = Call(layer, owner, inputs, names, params, t)
-        if t and results and not training_differs(call, getattr(results[0], "_output", None)):
+        same = bool(t and results and not training_differs(call, getattr(results[0], "_output", None)))
+        if same and not results[0].passed:  # the same forward, already failing: one verdict shown
             notes.append(SAME_IN_BOTH_MODES)
             break
         held = hold_masks(layer) if t and cfg.training in ("both", "auto") else []
         try:
-            results.append(_check_mode(call, cfg, copy.deepcopy(rng), twin, init, reference, upstream))
+            r = _check_mode(call, cfg, copy.deepcopy(rng), twin, init, reference, upstream)
         finally:
             for obj, prev in held:
                 obj.fix_mask(prev)
+        if same and r.passed:  # Z13: backward may branch on the mode whatever Y does: checked, shown once
+            notes.append(SAME_IN_BOTH_MODES + SAME_BACKWARD_CHECKED)
+            break
+        notes += [SAME_Y_OTHER_BACKWARD] if same else []
+        results.append(r)
     for r in results if len(results) > 1 else ():
         r.name = f"{owner} [{mode_word(r.training)}]"
     first = next((r for r in results if not r.passed), results[0])

@@ -17,6 +17,7 @@ import numpy as np
 from . import _validation as V
 from .config import mode_word
 from .errors import EXIT_MISMATCH, EXIT_PASS, EXIT_STUDENT, NotCheckedError, UsageError
+from .sources import SAME_Y_OTHER_BACKWARD
 
 __all__ = ["run_check", "build_reference", "use_color", "colorize"]
 
@@ -104,7 +105,8 @@ def run_check(args, layer, label: str, init: dict[str, Any], shape) -> int:
           + f", mode {args.mode}" + (f", reference {args.reference}" if args.reference else ""))
     ran = tuple(t for t in (False, True) if ("training" if t else "eval") in diag.modes) or (False,)
     requested = getattr(args, "training", "auto")
-    lines, unchecked = protocol_lines(layer, init, ran, requested, switches)
+    same = diag.result is not None and SAME_Y_OTHER_BACKWARD in diag.result.notes  # Z13: backward differs
+    lines, unchecked = protocol_lines(layer, init, ran, requested, switches, same)
     if not lines:
         why = _mode_why(layer, requested, ran)
         lines = [f"mode: {modes} (forward checked in {modes} mode){why}"]
@@ -356,16 +358,18 @@ def _modes(init: Any, path: str = "") -> list[str]:
         m for k, v in init.items() for m in _modes(v, k)]
 
 
-def _mode_why(layer, requested, ran: tuple[bool, ...], words=("training", "False", "True"), unread=False) -> str:
+def _mode_why(layer, requested, ran: tuple[bool, ...], words=("training", "False", "True"), unread=False,
+              same=False) -> str:
     """Why the check ran ``forward`` in the modes ``ran``: what was asked (``requested``: True,
     False or "auto"), and for "auto" whether both were planned (``unread``: a string switch whose
     values gradcheck guessed, forward's source comparing it with neither)
     (:func:`gradcheck.config.training_modes`) and one dropped because the training forward gave
-    the eval output (:func:`gradcheck.sources.training_differs`)."""
+    the eval output (:func:`gradcheck.sources.training_differs`); ``same``: both ran, the training forward giving
+    the eval output (backward may still branch on the mode)."""
     from .config import training_modes
 
     name, off, on = words
-    takes = "reads" if name.startswith(("self.", "global ")) else "takes"  # an attribute switch (self.training)
+    takes = "reads" if name.startswith(("self.", "global ", "env ")) else "takes"  # an attribute switch (self.training)
     if requested != "auto":
         return f": as --{'training' if requested else 'eval'} asks"
     if len(training_modes(layer, "auto")) < 2:
@@ -380,6 +384,13 @@ def _mode_why(layer, requested, ran: tuple[bool, ...], words=("training", "False
     if len(ran) < 2:
         return (f": forward {takes} {name}, but {name}={on} gave the same output as {name}={off} on "
                 "this input, so it was checked once (--training checks the training forward alone)")
+    if same and unread:
+        return (f": forward {takes} {name}, but its source compares {name} with neither {on} nor {off} (the "
+                f"values gradcheck passed), and both gave the same output: a branch of forward that another "
+                f"{name} selects may never have run; both checks ran this one forward")
+    if same:
+        return (f": forward {takes} {name}; {name}={on} gave the same output as {name}={off} on this input, but "
+                "backward may still branch on the mode, so both modes are checked (--eval or --training checks one)")
     return f": forward {takes} {name}, so both modes are checked (--eval or --training checks one)"
 
 
@@ -494,12 +505,23 @@ def _no_switch_lines(info, init, switches: Sequence[str] = ()) -> list[str]:
     return ["mode: eval (forward has no training argument)"]
 
 
+def _switches_set(switches, training) -> str:
+    """`` (eval: self.drop.mode = 'test', global TRAIN = False; training: ...)``: the switches gradcheck set before
+    each mode's forward and backward (several, :func:`gradcheck._adapters._reached_keyword`), ``training`` as a
+    forward argument, and put back after."""
+    def one(t):
+        return ", ".join(f"forward(X, {n}={on if t else off})" if not n.startswith(("self.", "global ", "env "))
+                         else f"{n} = {on if t else off}" for n, off, on in switches)
+    return " (" + "; ".join(f"{'training' if t else 'eval'}: {one(t)}" for t in training) + "; each put back after)"
+
+
 def protocol_lines(layer, init: dict[str, Any], training: tuple[bool, ...] = (False,),
-                   requested: bool | str = "auto", switches: Sequence[str] = ()) -> tuple[list[str], list[str]]:
+                   requested: bool | str = "auto", switches: Sequence[str] = (),
+                   same: bool = False) -> tuple[list[str], list[str]]:
     """Header lines saying how the layer was read (:func:`gradcheck._adapters.adapt`), in which
     ``training`` modes it was checked and why (``requested``: the ``--training``/``--eval`` choice,
-    "auto" without one; ``switches``: :func:`source_switches`), and the weights whose gradient is not
-    checked: ``(lines, unchecked)``."""
+    "auto" without one; ``switches``: :func:`source_switches`; ``same``: the training forward gave the eval
+    output), and the weights whose gradient is not checked: ``(lines, unchecked)``."""
     info = getattr(layer, "protocol", None) or {}
     if not info.get("text"):
         return [], []
@@ -509,12 +531,14 @@ def protocol_lines(layer, init: dict[str, Any], training: tuple[bool, ...] = (Fa
     else:
         name, off, on = info.get("mode_keyword") or ("training", "False", "True")
         calls = ", then ".join(f"{name}={on if t else off}" for t in training)
-        if name.startswith(("self.", "global ")):  # an attribute switch (self.training), set before each forward
+        if name.startswith(("self.", "global ", "env ")):  # an attribute switch (self.training), set before each forward
             calls = f"{name} = " + ", then ".join(on if t else off for t in training)
         unread = "mode_words" in info and not {on, off} & set(info["mode_words"])
-        lines.append("mode: " + " and ".join("training" if t else "eval" for t in training)
-                     + (f" ({calls})" if name.startswith(("self.", "global ")) else f" (forward(X, {calls}))")
-                     + _mode_why(layer, requested, training, (name, off, on), unread))
+        sw = list(info.get("switches") or [])  # [name, eval value, training value, name, ...]
+        shown = (_switches_set(list(zip(sw[::3], sw[1::3], sw[2::3])), training) if sw
+                 else f" ({calls})" if name.startswith(("self.", "global ", "env ")) else f" (forward(X, {calls}))")
+        lines.append("mode: " + " and ".join("training" if t else "eval" for t in training) + shown
+                     + _mode_why(layer, requested, training, (name, off, on), unread, same))
     unchecked, unseen = list(info.get("unchecked") or []), list(info.get("unseen") or [])
     unsure = [str(a) for a in info.get("ambiguous") or []]  # "W (5, 3): gW, hW"
     for a in unsure:  # backward wrote arrays of a weight's shape, none of them its gradient by name or place

@@ -222,6 +222,9 @@ def _cmd_check(args) -> int:
         raise UsageError("--pred describes the data of a loss; add --loss.")
     if args.loss and (args.tape or args.jacobian):
         raise UsageError("--tape and --jacobian are for layers, not with --loss.")
+    if args.loss and args.training != "auto":  # a loss has no training mode: the option would be ignored
+        raise UsageError(f"--{'training' if args.training else 'eval'} picks a layer's training or eval forward; a "
+                         "loss (--loss) has no training mode, so drop it (or check the layer without --loss).")
     if args.tape and args.twin:
         raise UsageError("--tape (the tape on your own forward) and --twin (autoprop's class of the same name) "
                          "both fill the tape column; choose one.")

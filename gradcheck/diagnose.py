@@ -38,7 +38,13 @@ from .errors import EXIT_STUDENT, GradcheckError, UsageError
 from .numerical import DEFAULT_EPS, difference_quotient, numerical_gradient, numerical_jacobian
 from .numerical import directional_derivatives as _directional
 from .numerical import layer_numerical_gradients as _numerical
-from .sources import SAME_IN_BOTH_MODES, Call, training_differs
+from .sources import (
+    SAME_BACKWARD_CHECKED,
+    SAME_IN_BOTH_MODES,
+    SAME_Y_OTHER_BACKWARD,
+    Call,
+    training_differs,
+)
 from .uncertainty import within_noise
 
 __all__ = ["Finding", "Probe", "Diagnosis", "diagnose_layer", "check_vjp", "name_signature", "name_log_eps",
@@ -1972,15 +1978,21 @@ def diagnose_layer(layer: Any, X: Any, *, mode: str = "fast", method: str = "cen
     V.require_methods(layer, owner, ("forward", "backward"), "manualprop layer")
     kw = dict(mode=mode, method=method, seed=seed, rtol=rtol, atol=atol, eps=eps, n_dirs=n_dirs,
               n_samples=n_samples)
-    diags, notes, identity = [], [], False
+    diags, notes, identity, same = [], [], False, False
     for t in training_modes(layer, training):
         if t and diags:
             inputs = V.layer_inputs(X, np.random.default_rng([seed, 3]), owner)
             names = V.input_names(layer, len(inputs))
             if not training_differs(Call(layer, owner, inputs, names, {}, t)):
-                notes.append(SAME_IN_BOTH_MODES)
-                break
+                if not diags[0].passed:  # the same forward, already failing: one verdict shown
+                    notes.append(SAME_IN_BOTH_MODES)
+                    break
+                same = True
         d = _diagnose_mode(layer, X, owner, t, twin, reference, localize, upstream, kw)
+        if same and d.passed:  # Z13: backward may branch on the mode whatever Y does: checked, shown once
+            notes.append(SAME_IN_BOTH_MODES + SAME_BACKWARD_CHECKED)
+            break
+        notes += [SAME_Y_OTHER_BACKWARD] if same else []
         identity = identity or not t and _identity_in_eval(layer, X, owner, kw["seed"])
         note = "" if t or training != "auto" else _eval_identity(layer, X, owner, d, kw["seed"])
         if note:  # a Dropout's eval forward: the identity; checked again after the training mode

@@ -99,6 +99,15 @@ def _child_source(name: str = "_sandbox_child.py") -> str:
         return fh.read()
 
 
+def _adapters_text() -> str:
+    """What the child runs as ``gradcheck._adapters``: ``_kernel.py``'s text, ``_switch_reach.py`` as the module
+    ``_switch_reach``, then ``_adapters.py``'s text."""
+    reach = ("_switch_reach = __import__('types').ModuleType('_switch_reach')\n"
+             f"exec(compile({_child_source('_switch_reach.py')!r}, '<gradcheck switch reach>', 'exec'), "
+             "_switch_reach.__dict__)\n")
+    return _child_source("_kernel.py") + "\n" + reach + _child_source("_adapters.py")
+
+
 @functools.lru_cache(maxsize=None)
 def _packed(text: str) -> str:
     """``text`` zlib-compressed in base64: the config travels as one argument of the child's command line, which
@@ -409,7 +418,7 @@ class Sandbox:
         cfg = {"fd_in": p2c_r, "fd_out": c2p_w, "workdir": self.workdir, "sys_path": sys_path,
                "read_roots": read_roots, "deny_roots": _course_package_dirs(self.allow_packages),
                "blocked": list(self.blocked_modules), "allow": list(self.allow_packages),
-               "adapters": _packed(_child_source("_kernel.py") + "\n" + _child_source("_adapters.py")), "output_limit": self.output_limit,
+               "adapters": _packed(_adapters_text()), "output_limit": self.output_limit,
                "limits": limits, **own}
         threads = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS",
                    "NUMEXPR_NUM_THREADS")

@@ -22,11 +22,17 @@ from .errors import InputModifiedError, StudentCodeError, TwinError, UsageError
 __all__ = ["Call", "in_place", "input_written", "manual_source", "guarded_backward", "tape_source", "twin_source",
            "reference_source",
            "build_twin", "constructor_kwargs", "copy_params_to_twin", "resolve_twin", "share_masks",
-           "hold_masks", "training_differs", "SAME_IN_BOTH_MODES", "TapeUnavailable"]
+           "hold_masks", "training_differs", "SAME_IN_BOTH_MODES", "SAME_BACKWARD_CHECKED", "SAME_Y_OTHER_BACKWARD", "TapeUnavailable"]
 
 #: The note of a check that ran once because both modes give the same output.
 SAME_IN_BOTH_MODES = ("training and eval forwards give the same output on this input: checked once, in eval mode "
                       "(pass training=True / --training to check the training forward alone)")
+#: Z13: appended when backward, which may branch on the mode whatever Y does, was checked in training mode too.
+SAME_BACKWARD_CHECKED = "; backward was also checked with the training forward (it may branch on the mode) and passed there"
+
+#: Z13: the same output in both modes, but backward fails in training mode only (it branches on the mode).
+SAME_Y_OTHER_BACKWARD = ("training and eval forwards give the same output on this input, but backward fails in "
+                         "training mode only: both modes are shown (backward branches on the mode)")
 
 
 class TapeUnavailable(Exception):

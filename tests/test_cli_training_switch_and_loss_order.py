@@ -341,10 +341,11 @@ def test_a_switch_outside_forwards_arguments_is_set_and_the_training_bug_fails(t
 
 
 def test_a_switch_in_the_source_that_gradcheck_does_not_set_is_named(tmp_path):
-    """A switch gradcheck cannot set (an environment variable): the header names it in a WARNING (the branch it
-    selects never ran), never "forward has no training argument", and --training is not checked (exit 3)."""
-    shown = "`os.environ.get('MODE') == 'train'` (line"
-    f = student(tmp_path, "import os\n" + BN_SWITCH.replace("SWITCH", "os.environ.get('MODE') == 'train'"))
+    """A switch gradcheck cannot set (a method's result; an environment variable it now sets, session 12 Z3):
+    the header names it in a WARNING (the branch it selects never ran), never "forward has no training argument",
+    and --training is not checked (exit 3)."""
+    shown = "`os.environ.get('MODE', 'test').lower() == 'train'` (line"
+    f = student(tmp_path, "import os\n" + BN_SWITCH.replace("SWITCH", "os.environ.get('MODE', 'test').lower() == 'train'"))
     p = run("check", f"{f}::BN", "--input-shape", "6,3")
     out = " ".join(both(p).split())
     assert "forward has no training argument)" not in out, out

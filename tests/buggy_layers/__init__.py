@@ -178,6 +178,21 @@ EXPECTED = {
     "selfstep.py::SgdDenseDxAfterStep": "dx-after-step",
     "selfstep.py::SgdDenseRateTwice": "factor",
     "selfstep.py::SgdDataMeanBias": "bias-mean",
+    # session 12 (Y9, Y20, Z3, Y14, Y10): switches reached in sub-layers, other modules, config objects, the
+    # environment, any bool or state string forward branches on, beside a training argument, behind a property
+    "switches.py::SubModeNetBug": "mask-scale",
+    "switches.py::SubOwnModeNetBug": "mask-scale",
+    "switches.py::SubParamNetBug": "mask-scale",
+    "switches.py::CfgModuleNetBug": "mask-scale",
+    "switches.py::CfgObjectNetBug": "mask-scale",
+    "switches.py::ConfigDictNetBug": "mask-scale",
+    "switches.py::EnvNetBug": "mask-scale",
+    "switches.py::FittingNetBug": "mask-scale",
+    "switches.py::StateNetBug": "mask-scale",
+    "switches.py::SetTrainingNetBug": "mask-scale",
+    "switches.py::ArgAndSubNetBug": "mask-scale",
+    "switches.py::PropDropBug": "mask-scale",
+    "switches.py::ScaleTrainBackwardBug": "factor",  # Z13: Y the same in both modes, backward's training branch x2
 }
 
 #: Bugs no signature names: each must FAIL with "wrong-values" (no known bug pattern), never a wrong name.
@@ -185,8 +200,9 @@ UNNAMED = ["activations.py::ReLUInvertedMask", "activations.py::LeakyReLUPlainMa
            "softmax.py::SoftmaxPlusSum", "norm.py::BatchNormGammaFromX", "pool_embed_rnn.py::MaxPoolWholeWindow",
            "pool_embed_rnn.py::RNNTanhTwice",
            "cs231n.py::convhalfflip", "activations.py::PReLUDalphaNoX",
-           "styles.py::FlatLinearForgetsB",
-           "styles.py::BiasLinearIgnoresB"]  # store12 NoBias: forward ignores b, backward writes db  # tester10 T6: dtheta's b segment never written
+           "styles.py::FlatLinearForgetsB",  # tester10 T6: dtheta's b segment never written
+           "styles.py::BiasLinearIgnoresB",  # store12 NoBias: forward ignores b, backward writes db
+           "switches.py::BNNetBug"]  # session 12 (Y26): bn_params[i]["mode"]
 
 #: The correct counterparts: each must PASS.
 CORRECT = ["linear.py::LinearOutIn", "linear.py::LinearInOut", "activations.py::ReLU", "activations.py::LeakyReLU",
@@ -214,7 +230,10 @@ CORRECT = ["linear.py::LinearOutIn", "linear.py::LinearInOut", "activations.py::
            "styles.py::ValueLinear", "styles.py::BiasLinear", "styles.py::DLfS2Tied",
            "styles.py::NnfsDenseKeepsBoth", "styles.py::GridSum",
            "styles.py::BufferedLinear",
-           "selfstep.py::SgdDense", "selfstep.py::SgdData", "selfstep.py::SgdModel"]
+           "selfstep.py::SgdDense", "selfstep.py::SgdData", "selfstep.py::SgdModel",
+           *(f"switches.py::{n}" for n in ("SubModeNet", "SubOwnModeNet", "SubParamNet", "CfgModuleNet", "CfgObjectNet",
+                                           "ConfigDictNet", "EnvNet", "FittingNet", "StateNet", "SetTrainingNet",
+                                           "BNNet", "ScaleTrainBackward", "ArgAndSubNet", "PropDrop"))]
 
 
 def load(key: str):

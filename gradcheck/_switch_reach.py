@@ -1,0 +1,323 @@
+"""The training switches a forward reaches: followed into sub-layers, the methods and functions it calls.
+
+:func:`reached_switches` reads forward's source with :mod:`ast` (nothing runs), follows the calls it makes
+(``self.drop.forward(X)``, ``super().forward(X, flag)``, ``batchnorm_forward(x, g, b, self.bn_params[i])``) up to
+3 calls deep, with each argument bound to what was passed, and collects every value the code branches on or
+compares with a mode word: an attribute or item of the object or of a sub-layer (``self.drop.mode``,
+``self.bn_params[1]['mode']``, ``self.cfg.training``, ``self.fitting``), a module global or an item or attribute
+of one (``CONFIG['train']``, ``cfgmod.TRAIN``), an environment variable (``os.environ.get("TRAINING")``). Each is
+named as :func:`gradcheck._adapters._switch_value` reads and sets it, with its eval and training values.
+"""
+
+import ast
+import functools
+import inspect
+import os
+import re
+import sys
+import sysconfig
+import textwrap
+import types
+
+_DEPTH = 3
+_MAX = 16
+#: Booleans a forward branches on that configure the layer rather than select a mode.
+_NOT_A_SWITCH = re.compile(
+    r"bias|affine|^use_|^has_|^with_|^enable|batch_first|bidirectional|inplace|keepdim|flatten|^return_|normali|"
+    r"center|scale|shuffle|verbose|debug|cache|built|initiali|frozen|freeze|trainable|requires_grad|fix|fused|"
+    r"^first|warn|causal|transpose|same|stack|residual|^is_leaf|^leaf", re.IGNORECASE)
+#: The stems of mode words (``"fitting"``, ``"inference"``): a string compared with one is a mode switch.
+_MODE_STEM = re.compile(r"^(train|fit|eval|test|infer|predict|val|deploy|learn)", re.IGNORECASE)
+_LIB_DIRS = tuple({sysconfig.get_paths()[k] for k in ("stdlib", "platstdlib", "purelib", "platlib")})
+
+
+@functools.lru_cache(maxsize=512)
+def _tree(fn):
+    """The ast of ``fn``'s source (read once per function), or None."""
+    try:
+        return ast.parse(textwrap.dedent(inspect.getsource(fn))).body[0]
+    except (OSError, TypeError, SyntaxError, ValueError, IndexError):
+        return None
+
+
+def _student_function(fn) -> bool:
+    """A Python function of the student's (not numpy's, the standard library's, or gradcheck's)."""
+    if not isinstance(fn, types.FunctionType):
+        return False
+    mod = getattr(fn, "__module__", "") or ""
+    file = getattr(fn.__code__, "co_filename", "")
+    return not (mod.split(".")[0] in ("numpy", "gradcheck", "scipy", "torch") or file.startswith(_LIB_DIRS))
+
+
+class _Walk:
+    """One reading of a forward: ``found`` maps a path (``self.drop.mode``, ``G:mod:CONFIG['train']``,
+    ``E:TRAINING``) to the strings it is compared with (``[]``: a truth test)."""
+
+    def __init__(self, obj):
+        self.obj, self.found, self.seen = obj, {}, set()
+
+    def visit(self, fn, binds, depth, owner=None):
+        key = (getattr(fn, "__code__", None), tuple(sorted(binds.items())))
+        if depth > _DEPTH or key in self.seen or len(self.seen) > 64:
+            return
+        self.seen.add(key)
+        tree = _tree(fn)
+        if tree is None:
+            return
+        env = _Env(self, fn, dict(binds), owner)
+        for node in ast.walk(tree):
+            env.note(node)
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Call):
+                env.follow(node, depth)
+
+
+class _Env:
+    """One function's names: its parameters and locals bound to paths, its module's globals."""
+
+    def __init__(self, walk, fn, binds, owner):
+        self.walk, self.fn, self.binds, self.owner = walk, fn, binds, owner
+        self.glob = getattr(fn, "__globals__", {})
+        self.mod = self.glob.get("__name__", "")
+
+    def path(self, node):
+        """The path ``node`` reads, or None."""
+        if isinstance(node, ast.Name):
+            if node.id in self.binds:
+                return self.binds[node.id]
+            if node.id in self.glob and not isinstance(self.glob[node.id], (types.FunctionType, type)):
+                return f"G:{self.mod}:{node.id}"
+            return None
+        if isinstance(node, ast.Call) and isinstance(f := node.func, ast.Attribute) and node.args \
+                and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str) and (
+                f.attr == "getenv" or f.attr == "get" and ast.unparse(f.value).endswith("environ")):
+            return f"E:{node.args[0].value}"
+        if isinstance(node, ast.Attribute):
+            base = self.path(node.value)
+            return f"{base}.{node.attr}" if base and not base.startswith("E:") else None
+        if isinstance(node, ast.Subscript):
+            if ast.unparse(node.value).endswith("environ") and isinstance(node.slice, ast.Constant):
+                return f"E:{node.slice.value}"
+            base = self.path(node.value)
+            if not base or base.startswith("E:"):
+                return None
+            s = node.slice
+            return f"{base}[{s.value!r}]" if isinstance(s, ast.Constant) else f"{base}[*]"
+        return None
+
+    def note(self, node):
+        """Record the paths ``node`` tests, and bind locals assigned a path (``mode = bn_param['mode']``)."""
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) \
+                and (p := self.path(node.value)) is not None:
+            self.binds.setdefault(node.targets[0].id, p)
+        elif isinstance(node, ast.For) and isinstance(node.target, ast.Name) and (p := self.path(node.iter)):
+            self.binds.setdefault(node.target.id, p + "[*]")
+        tests = []
+        if isinstance(node, (ast.If, ast.IfExp, ast.While)):
+            tests = [node.test]
+        elif isinstance(node, ast.BoolOp):
+            tests = node.values
+        elif isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+            tests = [node.operand]
+        for t in tests:
+            if (p := self.path(t)) is not None:
+                self.walk.found.setdefault(p, [])
+        if isinstance(node, ast.Compare):
+            sides = [node.left, *node.comparators]
+            words = [c.value for s in sides for c in (s.elts if isinstance(s, (ast.Tuple, ast.List, ast.Set)) else [s])
+                     if isinstance(c, ast.Constant) and isinstance(c.value, (str, bool))]
+            for s in sides:
+                if (p := self.path(s)) is not None:
+                    got = self.walk.found.setdefault(p, [])
+                    got += [w for w in words if w not in got]
+
+    def callee(self, func):
+        """``(function, the path its first parameter is bound to or None, its class)`` of a call, or None."""
+        if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Call) and isinstance(
+                func.value.func, ast.Name) and func.value.func.id == "super" and "self" in self.binds:
+            obj = _value(self.walk.obj, self.binds["self"])
+            mro = type(obj).__mro__ if obj is not None else ()
+            start = mro.index(self.owner) + 1 if self.owner in mro else 1
+            for c in mro[start:]:
+                if func.attr in c.__dict__:
+                    f = c.__dict__[func.attr]
+                    return (f, self.binds["self"], c) if isinstance(f, types.FunctionType) else None
+            return None
+        if isinstance(func, ast.Attribute) and (base := self.path(func.value)) is not None:
+            obj = _value(self.walk.obj, base)
+            m = getattr(type(obj), func.attr, None) if obj is not None and not isinstance(obj, types.ModuleType) \
+                else getattr(obj, func.attr, None)
+            if isinstance(obj, types.ModuleType):
+                return (m, None, None) if isinstance(m, types.FunctionType) else None
+            owner = next((c for c in type(obj).__mro__ if func.attr in c.__dict__), None)
+            return (m, base, owner) if isinstance(m, types.FunctionType) else None
+        if isinstance(func, ast.Name):
+            f = self.glob.get(func.id)
+            return (f, None, None) if isinstance(f, types.FunctionType) else None
+        return None
+
+    def follow(self, call, depth):
+        """Visit the function ``call`` calls, its parameters bound to the paths passed."""
+        found = self.callee(call.func)
+        if found is None or not _student_function(found[0]):
+            return
+        fn, me, owner = found
+        names = list(inspect.signature(fn).parameters)
+        binds = {}
+        if me is not None and names:
+            binds[names[0]] = me
+            names = names[1:]
+        for n, a in zip(names, call.args):
+            if not isinstance(a, ast.Starred) and (p := self.path(a)) is not None:
+                binds[n] = p
+        for k in call.keywords:
+            if k.arg in names and (p := self.path(k.value)) is not None:
+                binds[k.arg] = p
+        self.walk.visit(fn, binds, depth + 1, owner)
+
+
+def _value(obj, path, missing=None):
+    """The value at ``path`` (no ``[*]``) from ``obj``, or ``missing``."""
+    try:
+        if path.startswith("E:"):
+            return os.environ.get(path[2:])
+        if path.startswith("G:"):
+            _, mod, rest = path.split(":", 2)
+            head, tail = re.match(r"([A-Za-z_]\w*)(.*)", rest).groups()
+            root = vars(sys.modules[mod])[head]
+        else:
+            head, tail = re.match(r"(self)(.*)", path).groups()
+            root = obj
+        return eval("_r" + tail, {"__builtins__": {}}, {"_r": root})  # noqa: S307 - a path built above
+    except Exception:  # noqa: BLE001 - a path that does not lead anywhere
+        return missing
+
+
+def _expand(obj, path):
+    """``path`` with each ``[*]`` replaced by every index or key the container has (at most :data:`_MAX`)."""
+    if "[*]" not in path:
+        return [path]
+    head, tail = path.split("[*]", 1)
+    box = _value(obj, head)
+    keys = range(len(box)) if isinstance(box, (list, tuple)) else list(box)[:_MAX] if isinstance(box, dict) else []
+    return [p for k in list(keys)[:_MAX] for p in _expand(obj, f"{head}[{k!r}]{tail}")]
+
+
+def _named(path, top_module):
+    """The name :func:`gradcheck._adapters._switch_value` reads: ``self.drop.mode``, ``global CONFIG['train']``
+    (forward's module), ``global pkg.cfgmod.TRAIN`` (another module), ``env TRAINING``."""
+    if path.startswith("E:"):
+        return "env " + path[2:]
+    if path.startswith("G:"):
+        _, mod, rest = path.split(":", 2)
+        return "global " + (rest if mod == top_module else f"{mod}.{rest}")
+    return path
+
+
+def _last(path):
+    return re.split(r"[.\[\]'\" :]+", path.strip("]'\""))[-1]
+
+
+def _values(name, value, words, names):
+    """``(eval value, training value)`` of a switch, or None when it is no mode switch; ``names``: the adapters'
+    ``(TRAIN_FLAGS, EVAL_FLAGS, EVAL_WORDS, _flag_kind)``."""
+    TRAIN_FLAGS, EVAL_FLAGS, EVAL_WORDS, _flag_kind = names  # noqa: N806 - the adapters' names
+    last = _last(name)
+    evalish = last in EVAL_FLAGS or last not in TRAIN_FLAGS + ("training",) and _flag_kind(last) == "eval"
+    if name.startswith("env "):
+        if not (_flag_kind(last) or re.search("mode|phase", last, re.IGNORECASE)):
+            return None
+        ws = [w for w in words if isinstance(w, str)]
+        evals, trains = [w for w in ws if w.lower() in EVAL_WORDS + ("0", "false")], \
+            [w for w in ws if w.lower() not in EVAL_WORDS + ("0", "false")]
+        on, off = (trains[0] if trains else "1"), (evals[0] if evals else None)
+        return (on, off) if evalish else (off, on)
+    if isinstance(value, bool):
+        if _NOT_A_SWITCH.search(last) and not _flag_kind(last):
+            return None
+        return (True, False) if evalish else (False, True)
+    if isinstance(value, str):
+        ws = [w for w in [*words, value] if isinstance(w, str)]
+        if not any(_MODE_STEM.match(w) for w in ws):
+            return None
+        evals = [w for w in ws if w.lower() in EVAL_WORDS]
+        trains = sorted((w for w in ws if w.lower() not in EVAL_WORDS), key=lambda w: not _MODE_STEM.match(w))
+        return (evals[0] if evals else "test"), (trains[0] if trains else "train")
+    return None
+
+
+def reached_switches(fn, names, skip=()) -> list:
+    """``[(name, eval value, training value)]`` of the switches bound forward ``fn`` reaches (module docstring),
+    in the order first read; names in ``skip`` left out; ``names`` as :func:`_values` takes them. ``[]`` for a
+    forward whose source cannot be read."""
+    obj, func = getattr(fn, "__self__", None), getattr(fn, "__func__", fn)
+    if obj is None or not isinstance(func, types.FunctionType):
+        return []
+    walk = _Walk(obj)
+    params = list(inspect.signature(func).parameters)
+    owner = next((c for c in type(obj).__mro__ if c.__dict__.get(func.__name__) is func), None)
+    walk.visit(func, {params[0]: "self"} if params else {}, 0, owner)
+    top = func.__globals__.get("__name__", "")
+    out = []
+    for path, words in walk.found.items():
+        if path == "self":
+            continue
+        for p in _expand(obj, path):
+            name = _named(p, top)
+            vals = _values(name, _value(obj, p, missing=_Missing), words, names)
+            if vals is not None and name not in skip and all(name != n for n, *_ in out) and len(out) < _MAX:
+                out.append((name, *vals))
+    return out
+
+
+class _Missing:
+    """A path with no value."""
+
+
+def switch_value(space, name, value, missing):
+    """The value of ``env NAME`` (None: unset) or of a path below a module global (``global CONFIG['train']``,
+    ``global cfgmod.TRAIN``; ``space``: forward's globals, then the loaded modules), or set it to ``value``
+    (``env`` None: unset); ``missing`` when it has none."""
+    if name.startswith("env "):
+        key = name[4:]
+        if value is missing:
+            return os.environ.get(key)
+        if value is None:
+            os.environ.pop(key, None)
+        else:
+            os.environ[key] = str(value)
+        return value
+    node, steps = ast.parse(name[7:], mode="eval").body, []
+    while isinstance(node, (ast.Attribute, ast.Subscript)):
+        steps.insert(0, node.attr if isinstance(node, ast.Attribute) else (node.slice.value,))
+        node = node.value
+    head = node.id if isinstance(node, ast.Name) else None
+    o = space[head] if head in space else sys.modules.get(head, missing)
+    try:
+        for s in steps[:-1]:
+            o = getattr(o, s) if isinstance(s, str) else o[s[0]]
+        last = steps[-1]
+        if value is missing:
+            return getattr(o, last) if isinstance(last, str) else o[last[0]]
+    except (AttributeError, KeyError, IndexError, TypeError):
+        return missing
+    if isinstance(last, str):
+        setattr(o, last, value)
+    else:
+        o[last[0]] = value
+    return value
+
+
+def set_attribute(holder, key, value):
+    """``setattr(holder, key, value)``; for a read-only property (a getter, no setter) the attribute its getter
+    returns is set instead (``return self._training``), as the class's own code would."""
+    prop = getattr(type(holder), key, None)
+    if isinstance(prop, property) and prop.fset is None and prop.fget is not None:
+        tree = _tree(prop.fget)
+        ret = [n.value for n in ast.walk(tree) if isinstance(n, ast.Return)] if tree is not None else []
+        me = next(iter(inspect.signature(prop.fget).parameters), "self")
+        if len(ret) == 1 and isinstance(ret[0], ast.Attribute) and isinstance(ret[0].value, ast.Name) \
+                and ret[0].value.id == me:
+            setattr(holder, ret[0].attr, value)
+            return
+    setattr(holder, key, value)

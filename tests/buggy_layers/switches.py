@@ -1,0 +1,332 @@
+"""Training switches gradcheck must find and set in both modes (session 12: Y9, Y20, Y26, Z3, Z13, Y14, Y10).
+
+Each correct layer has a buggy twin (``...Bug``) whose training branch of backward is wrong; the eval branch is
+right, so a check of eval mode alone PASSes it.
+"""
+
+import os
+from types import SimpleNamespace
+
+import numpy as np
+
+from . import switch_cfg as cfgmod
+
+INPUT = (8, 6)
+KWARGS = {}
+
+
+class Drop:
+    """Inverted dropout whose mode is its ``train`` argument."""
+
+    def __init__(self, p=0.5, seed=0):
+        self.p, self.rng, self.mask = p, np.random.default_rng(seed), None
+
+    def forward(self, X, train=False):
+        if not train:
+            self.mask = None
+            return X
+        self.mask = (self.rng.random(X.shape) >= self.p) / (1 - self.p)
+        return X * self.mask
+
+    def backward(self, dY):
+        return dY if self.mask is None else dY * self.mask
+
+
+class DropBug(Drop):
+    def backward(self, dY):
+        return dY if self.mask is None else dY * (self.mask > 0)  # BUG: 1 / (1 - p) missing
+
+
+def _drop(bug):
+    return DropBug() if bug else Drop()
+
+
+class _Net:
+    """A model whose one sub-layer is a dropout; ``switch()`` reads the mode from where the student keeps it."""
+
+    ADAPT = True
+    BUG = False
+
+    def __init__(self):
+        self.drop = _drop(self.BUG)
+
+    def backward(self, dY):
+        return self.drop.backward(dY)
+
+
+# Y9: a sub-layer's string switch (self.drop.mode) and dict switch (self.drop.drop_param['mode'])
+class SubModeNet(_Net):
+    def __init__(self):
+        super().__init__()
+        self.drop.mode = "test"
+
+    def forward(self, X):
+        if self.drop.mode == "train":
+            return self.drop.forward(X, True)
+        return self.drop.forward(X, False)
+
+
+class SubModeNetBug(SubModeNet):
+    BUG = True
+
+
+class _ModeDrop(Drop):
+    def __init__(self, bug=False):
+        super().__init__()
+        self.bug, self.mode = bug, "test"
+
+    def forward(self, X):
+        return super().forward(X, self.mode == "train")
+
+    def backward(self, dY):
+        return DropBug.backward(self, dY) if self.bug else super().backward(dY)
+
+
+class SubOwnModeNet(_Net):
+    def __init__(self):
+        self.drop = _ModeDrop(self.BUG)
+
+    def forward(self, X):
+        return self.drop.forward(X)
+
+
+class SubOwnModeNetBug(SubOwnModeNet):
+    BUG = True
+
+
+class SubParamNet(_Net):
+    def __init__(self):
+        super().__init__()
+        self.drop.drop_param = {"mode": "test", "p": 0.5}
+
+    def forward(self, X):
+        return self.drop.forward(X, self.drop.drop_param["mode"] == "train")
+
+
+class SubParamNetBug(SubParamNet):
+    BUG = True
+
+
+# Y20: a switch in another module (import cfgmod ... if cfgmod.TRAIN), a config object (self.cfg.training)
+class CfgModuleNet(_Net):
+    def forward(self, X):
+        if cfgmod.TRAIN:
+            return self.drop.forward(X, True)
+        return self.drop.forward(X, False)
+
+
+class CfgModuleNetBug(CfgModuleNet):
+    BUG = True
+
+
+class CfgObjectNet(_Net):
+    def __init__(self):
+        super().__init__()
+        self.cfg = SimpleNamespace(training=False, lr=0.1)
+
+    def forward(self, X):
+        return self.drop.forward(X, train=self.cfg.training)
+
+
+class CfgObjectNetBug(CfgObjectNet):
+    BUG = True
+
+
+# Z3: a module dict, an environment variable, any bool attribute, a state string, a set_training() global
+CONFIG = {"train": False, "lr": 0.1}
+_ACTIVE = False
+
+
+def set_training(flag):
+    global _ACTIVE
+    _ACTIVE = flag
+
+
+class ConfigDictNet(_Net):
+    def forward(self, X):
+        return self.drop.forward(X, CONFIG["train"])
+
+
+class ConfigDictNetBug(ConfigDictNet):
+    BUG = True
+
+
+class EnvNet(_Net):
+    def forward(self, X):
+        return self.drop.forward(X, os.environ.get("TRAINING") == "1")
+
+
+class EnvNetBug(EnvNet):
+    BUG = True
+
+
+class FittingNet(_Net):
+    def __init__(self):
+        super().__init__()
+        self.fitting = False
+
+    def forward(self, X):
+        if self.fitting:
+            return self.drop.forward(X, True)
+        return self.drop.forward(X, False)
+
+
+class FittingNetBug(FittingNet):
+    BUG = True
+
+
+class StateNet(_Net):
+    def __init__(self):
+        super().__init__()
+        self.state = "inference"
+
+    def forward(self, X):
+        return self.drop.forward(X, self.state == "fitting")
+
+
+class StateNetBug(StateNet):
+    BUG = True
+
+
+class SetTrainingNet(_Net):
+    def forward(self, X):
+        return self.drop.forward(X, _ACTIVE)
+
+
+class SetTrainingNetBug(SetTrainingNet):
+    BUG = True
+
+
+# Y26: CS231n's FullyConnectedNet: self.bn_params[i]['mode'], compared in a module function forward calls
+def batchnorm_forward(x, gamma, beta, bn_param):
+    mode = bn_param["mode"]
+    if mode == "train":
+        mu, var = x.mean(axis=0), x.var(axis=0)
+    else:
+        mu, var = bn_param["running_mean"], bn_param["running_var"]
+    xhat = (x - mu) / np.sqrt(var + 1e-5)
+    return gamma * xhat + beta, (mode, xhat, var, gamma)
+
+
+def batchnorm_backward(dout, cache, naive=False):
+    mode, xhat, var, gamma = cache
+    dgamma, dbeta = np.sum(dout * xhat, axis=0), dout.sum(axis=0)
+    dxhat, istd = dout * gamma, 1 / np.sqrt(var + 1e-5)
+    if mode != "train" or naive:  # naive: the BUG of BNNetBug (mean and variance taken as constants)
+        return dxhat * istd, dgamma, dbeta
+    n = len(dout)
+    return istd / n * (n * dxhat - dxhat.sum(axis=0) - xhat * np.sum(dxhat * xhat, axis=0)), dgamma, dbeta
+
+
+class BNNet:
+    """Two affine + batchnorm layers; the training loop sets every ``bn_param['mode']``."""
+
+    ADAPT = True
+
+    NAIVE = False
+
+    def __init__(self, D=6, seed=0):
+        rng = np.random.default_rng(seed)
+        self.params = {}
+        for i in range(2):
+            self.params[f"W{i}"] = rng.standard_normal((D, D)) / np.sqrt(D)
+            self.params[f"gamma{i}"] = 1 + 0.3 * rng.standard_normal(D)
+            self.params[f"beta{i}"] = 0.3 * rng.standard_normal(D)
+        self.grads = {k: np.zeros_like(v) for k, v in self.params.items()}
+        self.bn_params = [{"mode": "test", "running_mean": 0.1 * rng.standard_normal(D),
+                           "running_var": 1 + 0.2 * rng.random(D)} for _ in range(2)]
+
+    def forward(self, X):
+        self.caches = []
+        for i in range(2):
+            A = X @ self.params[f"W{i}"]
+            Y, c = batchnorm_forward(A, self.params[f"gamma{i}"], self.params[f"beta{i}"], self.bn_params[i])
+            self.caches.append((X, c))
+            X = Y
+        return X
+
+    def backward(self, dY):
+        for i in (1, 0):
+            X, c = self.caches[i]
+            dA, self.grads[f"gamma{i}"], self.grads[f"beta{i}"] = batchnorm_backward(dY, c, self.NAIVE)
+            self.grads[f"W{i}"] = X.T @ dA
+            dY = dA @ self.params[f"W{i}"].T
+        return dY
+
+
+class BNNetBug(BNNet):
+    NAIVE = True  # BUG: the training backward treats the batch mean and variance as constants
+
+
+# Z13: Y is the same in both modes; backward has a training branch
+class ScaleTrainBackward:
+    """Y = X * w; in training mode backward computes dX through a second (here equal) path."""
+
+    BUG = False
+
+    def __init__(self, D=6, seed=0):
+        self.params = {"w": 1 + 0.3 * np.random.default_rng(seed).standard_normal(D)}
+        self.grads = {"w": np.zeros(D)}
+
+    def forward(self, X, training=False):
+        self.X, self.training = X, training
+        return X * self.params["w"]
+
+    def backward(self, dY):
+        self.grads["w"] = np.sum(dY * self.X, axis=0)
+        if self.training:
+            return dY * self.params["w"] * (2.0 if self.BUG else 1.0)  # the BUG of ScaleTrainBackwardBug: x2
+        return dY * self.params["w"]
+
+
+class ScaleTrainBackwardBug(ScaleTrainBackward):
+    BUG = True
+
+
+# Y14: forward(X, training) does not pass training on; the sub-layer reads its own self.training
+class _AttrDrop(Drop):
+    def __init__(self, bug=False):
+        super().__init__()
+        self.bug, self.training = bug, False
+
+    def forward(self, X):
+        return super().forward(X, self.training)
+
+    def backward(self, dY):
+        return DropBug.backward(self, dY) if self.bug else super().backward(dY)
+
+
+class ArgAndSubNet(_Net):
+    def __init__(self):
+        self.drop = _AttrDrop(self.BUG)
+
+    def forward(self, X, training=False):
+        return self.drop.forward(X)
+
+
+class ArgAndSubNetBug(ArgAndSubNet):
+    BUG = True
+
+
+# Y10: a read-only training property over self._training
+class PropDrop(Drop):
+    ADAPT = True
+    BUG = False
+
+    def __init__(self):
+        super().__init__()
+        self._training = False
+
+    @property
+    def training(self):
+        return self._training
+
+    def forward(self, X):
+        return super().forward(X, self.training)
+
+    def backward(self, dY):
+        return DropBug.backward(self, dY) if self.BUG else super().backward(dY)
+
+
+class PropDropBug(PropDrop):
+    BUG = True
