@@ -435,7 +435,14 @@ def test_too_slow_before_any_row_is_written_still_counts_out_of_the_assignments_
     of the tests alone, each 0 out of its points (28 in all)."""
     from gradcheck.grading import runner
 
-    monkeypatch.setattr(runner, "_run_child", lambda args, cwd, limit, stopper: (-9, "", True))
+    real = runner._run_child
+
+    def too_slow(args, cwd, limit, stopper):  # the grading child is killed; the collection of the tests runs
+        return real(args, cwd, limit, stopper) if "--collect-only" in args else (-9, "", True)
+
+    # the collection is cached per tests folder: cleared, so this test does not depend on which ran before it
+    runner._collected_rows.cache_clear()
+    monkeypatch.setattr(runner, "_run_child", too_slow)
     (tmp_path / "sub").mkdir()
     (tmp_path / "sub" / "layers.py").write_text(SOLUTION)
     res = grade_submission(tmp_path / "sub", TESTS, tmp_path / "out", submission_timeout=4)
