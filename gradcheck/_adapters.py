@@ -301,6 +301,8 @@ def mode_keyword(fn):
     :data:`EVAL_WORDS` for eval (else ``"eval"`` if that is the default, else ``"test"``, CS231n's), the
     first other word for training (else ``"train"``).
     """
+    if isinstance(getattr(fn, "__self__", None), FunctionPair):  # a CS231n pair: its mode lives in --init
+        return None
     if _takes_training(fn):  # and the switches it reaches, set with it (Y14: a sub-layer's own self.training)
         return _reached_keyword(fn, ("training", False, True))
     ps = _switch_params(fn)
@@ -336,6 +338,10 @@ def _reached_keyword(fn, lead=None):
         found = _switch_reach.reached_switches(fn, (TRAIN_FLAGS, EVAL_FLAGS, EVAL_WORDS, _flag_kind))
     except (RecursionError, ValueError, TypeError):
         found = []
+    if lead:  # beside forward's own training argument only its sub-layers' switches (Y14): the object's own
+        # attributes, globals and the environment stay as the caller made them (a grader's reference built with
+        # mode="train" whose forward(x, training=False) leaves its argument unread)
+        found = [f for f in found if re.match(r"self\.\w+\.\w", f[0])]
     found = [lead, *found] if found and lead else found
     if not found:
         return None

@@ -1988,7 +1988,10 @@ def diagnose_layer(layer: Any, X: Any, *, mode: str = "fast", method: str = "cen
                     notes.append(SAME_IN_BOTH_MODES)
                     break
                 same = True
-        d = _diagnose_mode(layer, X, owner, t, twin, reference, localize, upstream, kw)
+        with warnings.catch_warnings():
+            if diags:  # the batch-of-one warning is said once, in the first mode
+                warnings.filterwarnings("ignore", message=re.escape(f"batch of one: {owner} "))
+            d = _diagnose_mode(layer, X, owner, t, twin, reference, localize, upstream, kw)
         if same and d.passed:  # Z13: backward may branch on the mode whatever Y does: checked, shown once
             notes.append(SAME_IN_BOTH_MODES + SAME_BACKWARD_CHECKED)
             break
