@@ -230,7 +230,8 @@ def _values(name, value, words, names):
         ws = [w for w in words if isinstance(w, str)]
         evals, trains = [w for w in ws if w.lower() in EVAL_WORDS + ("0", "false")], \
             [w for w in ws if w.lower() not in EVAL_WORDS + ("0", "false")]
-        on, off = (trains[0] if trains else "1"), (evals[0] if evals else None)
+        # off: an eval word compared with, else "" (set, empty: unset would read get(NAME, "1")'s training default)
+        on, off = (trains[0] if trains else "1"), (evals[0] if evals else "")
         return (on, off) if evalish else (off, on)
     if isinstance(value, bool):
         if _NOT_A_SWITCH.search(last) and not _flag_kind(last):

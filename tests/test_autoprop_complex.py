@@ -295,3 +295,25 @@ def test_forward_over_reverse_hvp_through_complex_values():
         g = t.gradient(y, x)
     ref = autograd.grad(lambda x: anp.sum(autograd.grad(lambda z: f(anp, z))(x) * v))(X0.copy())
     np.testing.assert_allclose(acc.jvp(g).numpy(), ref, rtol=1e-9)
+
+
+@pytest.mark.parametrize("ddof", [0, 1])
+@pytest.mark.parametrize("method", [False, True])
+def test_var_of_complex_values_is_the_mean_squared_modulus(ddof, method):
+    """tester12 H1: var of a complex tensor summed d*d (complex, wrong) where numpy sums |d|**2 (real)."""
+    x0 = np.array([0.3, -1.2, 0.7, 2.0])
+
+    def f(xp, x):
+        z = x + 1j * x**2
+        return z.var(ddof=ddof) if method else xp.var(z, ddof=ddof)
+
+    v = ap.Variable(x0)
+    with ap.GradientTape():
+        y = f(np, v)
+    assert y.dtype == np.float64 and np.isclose(y.numpy(), np.var(x0 + 1j * x0**2, ddof=ddof), rtol=1e-14)
+    g = _grad(f, x0)
+    np.testing.assert_allclose(g, autograd.grad(lambda x: anp.var(x + 1j * x**2, ddof=ddof))(x0), rtol=1e-12)
+    np.testing.assert_allclose(g, _central(f, x0), rtol=1e-6)
+    with ap.ForwardAccumulator(v, np.ones(4)) as acc:
+        y = f(np, v)
+    assert np.isclose(acc.jvp(y).numpy(), g.sum(), rtol=1e-12)

@@ -68,7 +68,7 @@ FORMS = {
     "Y20-config": ("self.cfg = SimpleNamespace(training=False)", "self.cfg.training",
                    "self.cfg.training = False, then True"),
     "Z3-dict": ("pass", "CONFIG['train']", "global CONFIG['train'] = False, then True"),
-    "Z3-env": ("pass", "os.environ.get('TRAINING') == '1'", "env TRAINING = None, then '1'"),
+    "Z3-env": ("pass", "os.environ.get('TRAINING') == '1'", "env TRAINING = '', then '1'"),
     "Z3-fitting": ("self.fitting = False", "self.fitting", "self.fitting = False, then True"),
     "Z3-state": ("self.state = 'inference'", "self.state == 'fitting'", "self.state = 'inference', then 'fitting'"),
     "Z3-set_training": ("set_training(False)", "_ACTIVE", "global _ACTIVE = False, then True"),
@@ -237,3 +237,37 @@ def test_switches_are_put_back_after_the_check():
         d = diagnose_layer(layer, X)
         assert d.passed and sorted(d.modes) == ["eval", "training"], d.report()
         assert where(obj) == before
+
+
+ENV_DEFAULT_TRAINING = """
+import os
+import numpy as np
+
+
+class Layer:
+    def __init__(self, D=5):
+        self.W, self.dW = np.linspace(0.5, 1.5, D), np.zeros(D)
+
+    def forward(self, X):
+        self.X = X
+        return X * self.W * (2.0 if GET_SWITCH == TRAIN_WORD else 1.0)
+
+    def backward(self, dY):
+        f = 2.0 if GET_SWITCH == TRAIN_WORD else 1.0
+        self.dW = (dY * self.X * f).sum(axis=0)
+        return dY * self.W * (2.0 if GET_SWITCH == TRAIN_WORD else EVAL_SCALE)
+"""
+
+
+@pytest.mark.parametrize("get, train", [('os.environ.get("TRAINING", "1")', '"1"'),
+                                        ('os.getenv("MODE", "train")', '"train"')])
+def test_an_environment_switch_whose_unset_default_means_training_is_checked_in_eval(tmp_path, get, train):
+    """tester12 H2: an unset variable was taken for eval, but get(NAME, "1") reads it as training: both 'modes'
+    ran the training branch and a bug in the eval branch PASSed. Eval is now the variable set to ''."""
+    src = ENV_DEFAULT_TRAINING.replace("GET_SWITCH", get).replace("TRAIN_WORD", train)
+    f = student(tmp_path, src.replace("EVAL_SCALE", "0.5"))  # eval's dX should be dY * W
+    p = run("check", f"{f}::Layer", "--input-shape", "4,5")
+    assert p.returncode == 1 and "FAIL: Layer [eval]" in both(p), both(p)
+    f = student(tmp_path, src.replace("EVAL_SCALE", "1.0"))
+    p = run("check", f"{f}::Layer", "--input-shape", "4,5")
+    assert p.returncode == 0 and "mode: eval and training" in both(p), both(p)

@@ -499,15 +499,16 @@ argmin = defnondiff("argmin", lambda x, axis=None, keepdims=False: np.argmin(x, 
                     methods=("argmin",))
 
 
-@defcomposite("var", "mean((x - mean(x))**2) * n / (n - ddof): chain rule through mean, subtract, "
-                     "multiply", numpy=(np.var,), methods=("var",))
+@defcomposite("var", "mean(|x - mean(x)|**2) * n / (n - ddof): chain rule through mean, subtract, "
+                     "multiply (conj and real for complex x)", numpy=(np.var,), methods=("var",))
 def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, **kw):
     _check_kw("var", dict(kw, out=out))
     a = _in_dtype("var", a, dtype)
     if isinstance(axis, list):
         axis = tuple(axis)
     d = a - mean(a, axis=axis, keepdims=True)
-    return sum(d * d, axis=axis, keepdims=bool(keepdims)) / (_count(a.shape, axis) - ddof)
+    dd = np.real(d * np.conj(d)) if d.dtype.kind == "c" else d * d  # |d|**2, real, as numpy's var of complex
+    return sum(dd, axis=axis, keepdims=bool(keepdims)) / (_count(a.shape, axis) - ddof)
 
 
 @defcomposite("std", "norm(x - mean(x)) / sqrt(n - ddof): the norm's subgradient 0 where the "
