@@ -1170,7 +1170,8 @@ class BoundLoss:
                 roles = ["y_pred", "y_true"] if self.pred_first else ["y_true", "y_pred"]
                 call = f"forward({', '.join(f'{n}={r}' for n, r in zip(names, roles))})" + call[call.index(")") + 1:]
         self.info = {"protocol": "loss", "call": call, "by_name": by_name, "pred_arg": names[roles.index("y_pred")]
-                     if len(names) == 2 else "", "upstream": self.upstream or "", "by_role": role or ""}
+                     if len(names) == 2 else "", "upstream": self.upstream or "", "by_role": role or "",
+                     "sign_ambiguous": getattr(self, "sign_ambiguous", "")}
 
     @property
     def params(self):
@@ -1261,6 +1262,8 @@ def _order_by_role(loss, names, y_true, y_pred):
     pred, other = names if good else names[::-1]
     if seen[good][1] < 1e-3 < 1e-2 < seen[bad][1]:
         loss.pred_first = good
+        if abs(seen[bad][1] - 2.0) < 1e-6:  # dL/da = -dL/db (L of a - b): a sign error reads as the other order
+            loss.sign_ambiguous = f"{pred},{other}"
         return (f"backward's result matches the central differences of L with respect to {pred} (relative error "
                 f"{seen[good][1]:.1e}), not {other} ("
                 f"{'the opposite sign' if seen[bad][1] == 2.0 else f'{seen[bad][1]:.1e}'}): {pred} is the prediction")

@@ -910,6 +910,11 @@ def _loss_lines(loss, res) -> list[str]:
                   f"{info['by_role']} (Keras's order (y_true, y_pred))" if info.get("by_role")
              else f"loss: {call}: Keras's order (y_true, y_pred) assumed: forward's parameter names do not say "
                   "which is the prediction (y_pred/y_true, x/t, input/target, logits/labels... would)"]
+    if info.get("sign_ambiguous"):  # tester12 H3: L of a - b, so a sign error and the swapped order look alike
+        pred_, other = info["sign_ambiguous"].split(",")
+        lines.append(f"WARNING: L depends on {pred_} and {other} so that dL/d{pred_} = -dL/d{other}: backward matches "
+                     f"dL/d{pred_}, so {pred_} was taken as the prediction; if {other} is your prediction, backward "
+                     f"has the wrong sign. Name forward's arguments (y_pred, y_true) to have them bound by name.")
     if info.get("upstream"):
         lines.append(f"backward: backward({info['upstream']}=1.0): the upstream gradient dL/dL = 1.0 of the "
                      "scalar loss, as PyTorch's loss.backward() and DLfS's backward(dout=1) give it")

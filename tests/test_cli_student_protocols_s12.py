@@ -336,3 +336,36 @@ def test_dlfs2_model_on_word_ids_whose_backward_returns_none(tmp_path, n, code):
     assert p.returncode == code, out
     assert "a model with targets: forward(x, t) -> loss L, t fixed (--targets labels:7: 7-class labels" in out, out
     assert ("FAIL: SimpleLM: gradient mismatch in dparams[0], dparams[1]." in out) == bool(code), out
+
+
+MSE_AB = """
+import numpy as np
+
+
+class MSE:
+    def __init__(self, bug=False):
+        self.bug = bug
+
+    def forward(self, a, b):
+        self.a, self.b = a, b
+        return np.mean((a - b) ** 2)
+
+    def backward(self):
+        g = 2 * (self.a - self.b) / self.a.size
+        return -g if self.bug else g
+"""
+
+
+@pytest.mark.parametrize("bug", [False, True])
+def test_a_loss_of_a_minus_b_with_unnamed_arguments_warns_that_sign_and_order_look_alike(tmp_path, bug):
+    """tester12 H3: for L(a - b), dL/da = -dL/db, so a sign error in backward matches the other order exactly:
+    the order is taken from backward, and the header warns that a sign error would read the same."""
+    f = tmp_path / "loss_ab.py"
+    f.write_text(MSE_AB)
+    p = run("check", f"{f}::MSE", "--input-shape", "5,3", "--loss", "--init", f'{{"bug": {str(bug).lower()}}}')
+    out = both(p)
+    pred, other = ("b", "a") if bug else ("a", "b")
+    assert p.returncode == 0, out
+    assert (f"WARNING: L depends on {pred} and {other} so that dL/d{pred} = -dL/d{other}: backward matches "
+            f"dL/d{pred}, so {pred} was taken as the prediction; if {other} is your prediction, backward has the "
+            "wrong sign") in out, out
