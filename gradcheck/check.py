@@ -93,6 +93,9 @@ def check_layer(layer: Any, X: Any, *, twin: Any = "auto", init: Mapping[str, An
         if same and not results[0].passed:  # the same forward, already failing: one verdict shown
             notes.append(SAME_IN_BOTH_MODES)
             break
+        if same and same_backward(call, cfg.seed):  # Z13 at the cost of two backwards, not a second check
+            notes.append(SAME_IN_BOTH_MODES + SAME_BACKWARD_CHECKED)
+            break
         held = hold_masks(layer) if t and cfg.training in ("both", "auto") else []
         try:
             r = _check_mode(call, cfg, copy.deepcopy(rng), twin, init, reference, upstream)
@@ -111,6 +114,32 @@ def check_layer(layer: Any, X: Any, *, twin: Any = "auto", init: Mapping[str, An
     first.notes[:0] = [one] if one else []
     first.notes += notes
     return first
+
+
+def same_backward(call: Call, seed: int) -> bool:
+    """Whether backward, after an eval and after a training forward that give the same Y, returns the same
+    gradients bit for bit (masks held) for one random dY: then the training check is the eval check, which
+    passed, and need not run (Z13: what could differ is backward's own branch on the mode). Any doubt (an
+    error, an output that is not one array, a different gradient): False, and the training mode is checked."""
+    import dataclasses
+
+    G, out = None, []
+    try:
+        for t in (False, True):
+            c = dataclasses.replace(call, training=t)
+            held = hold_masks(call.layer) if t else []
+            try:
+                Y = c.forward(*[x.copy() for x in call.inputs])
+                if not isinstance(Y, np.ndarray):
+                    return False
+                G = np.random.default_rng([seed, 13]).standard_normal(Y.shape) if G is None else G
+                out.append({k: np.array(v, copy=True) for k, v in manual_source(c, G).items()})
+            finally:
+                for obj, prev in held:
+                    obj.fix_mask(prev)
+    except Exception:  # noqa: BLE001 - the full training check reports it
+        return False
+    return out[0].keys() == out[1].keys() and all(np.array_equal(out[0][k], out[1][k]) for k in out[0])
 
 
 def _check_mode(call: Call, cfg: CheckConfig, rng, twin, init, reference, upstream) -> CheckResult:

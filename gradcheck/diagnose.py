@@ -31,7 +31,7 @@ from . import _validation as V
 from ._adapters import _state as _rng_state
 from ._adapters import generators as _find_rngs  # the one walk, also run in the sandbox child
 from ._adapters import global_names, global_states, hold_random
-from .check import CheckResult, TensorRecord, check_layer
+from .check import CheckResult, TensorRecord, check_layer, same_backward
 from .compare import ATOL_FLOOR, close, compare, kink_mask, relative_error
 from .config import CheckConfig, mode_word, training_modes
 from .errors import EXIT_STUDENT, GradcheckError, UsageError
@@ -1935,6 +1935,18 @@ def _shape_signatures(L: _Layer, rets, grads, bad_shape, diag: Diagnosis) -> Non
 # --------------------------------------------------------------------------- diagnose_layer
 
 
+def _same_output(layer: Any, X: Any, owner: str, seed: int, t: bool) -> str:
+    """``""`` when the training forward's output differs from eval's on the diagnosis's input; else
+    ``"same backward"`` when backward's gradients are the same too (:func:`gradcheck.check.same_backward`),
+    else ``"same output"`` (Z13: backward may branch on the mode, so the training mode is checked)."""
+    inputs = V.layer_inputs(X, np.random.default_rng([seed, 3]), owner)
+    names = V.input_names(layer, len(inputs))
+    if training_differs(Call(layer, owner, inputs, names, {}, t)):
+        return ""
+    call = Call(layer, owner, inputs, names, V.layer_params(layer, owner), t)
+    return "same backward" if same_backward(call, seed) else "same output"
+
+
 def diagnose_layer(layer: Any, X: Any, *, mode: str = "fast", method: str = "central",
                    seed: int = 0, rtol: float = 1e-6, atol: float | None = None,
                    eps: float | None = None, training: bool | str = "auto", twin: Any = None,
@@ -1980,14 +1992,10 @@ def diagnose_layer(layer: Any, X: Any, *, mode: str = "fast", method: str = "cen
               n_samples=n_samples)
     diags, notes, identity, same = [], [], False, False
     for t in training_modes(layer, training):
-        if t and diags:
-            inputs = V.layer_inputs(X, np.random.default_rng([seed, 3]), owner)
-            names = V.input_names(layer, len(inputs))
-            if not training_differs(Call(layer, owner, inputs, names, {}, t)):
-                if not diags[0].passed:  # the same forward, already failing: one verdict shown
-                    notes.append(SAME_IN_BOTH_MODES)
-                    break
-                same = True
+        if t and diags and (same := _same_output(layer, X, owner, seed, t)):
+            if not diags[0].passed or same == "same backward":  # one verdict shown: eval's
+                notes.append(SAME_IN_BOTH_MODES + ("" if not diags[0].passed else SAME_BACKWARD_CHECKED))
+                break
         with warnings.catch_warnings():
             if diags:  # the batch-of-one warning is said once, in the first mode
                 warnings.filterwarnings("ignore", message=re.escape(f"batch of one: {owner} "))
