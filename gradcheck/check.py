@@ -5,6 +5,7 @@ compared by :func:`gradcheck.compare.compare` into a :class:`~gradcheck.result.C
 from __future__ import annotations
 
 import copy
+import dataclasses
 from collections.abc import Mapping
 from typing import Any
 
@@ -121,8 +122,6 @@ def same_backward(call: Call, seed: int) -> bool:
     gradients bit for bit (masks held) for one random dY: then the training check is the eval check, which
     passed, and need not run (Z13: what could differ is backward's own branch on the mode). Any doubt (an
     error, an output that is not one array, a different gradient): False, and the training mode is checked."""
-    import dataclasses
-
     G, out = None, []
     try:
         for t in (False, True):
