@@ -385,6 +385,50 @@ def test_lstm_gates_keep_the_gates_and_only_the_pre_activations_near_saturation(
     np.testing.assert_allclose(grads[0], ref, rtol=4e-15, atol=0)
 
 
+def test_lstm_gates_with_no_entry_kept_take_the_output_form_everywhere():
+    # every |a| <= 1.6 (the edges included): the record keeps no entry and its VJP takes
+    # s (1 - s) and 1 - g^2 without looking for saturated entries (session 13); the bits of
+    # a tape that saves everything and the values of HIPS autograd
+    import autograd
+    import autograd.numpy as anp
+
+    from autoprop.core.tape import PartlySaved
+
+    rng = np.random.default_rng(7)
+    A = rng.uniform(-1.6, 1.6, (5, 16))
+    A[0] = np.linspace(-1.6, 1.6, 16)
+    G = rng.standard_normal(A.shape)
+    grads = []
+    for save_all in (False, True):
+        a = ap.constant(A)
+        with ap.GradientTape() as tape:
+            tape._save_all = save_all
+            tape.watch(a)
+            z = R.lstm_gates(a * 1.0)
+        if not save_all:
+            kept = tape._nodes[1].vals[0]
+            assert type(kept) is PartlySaved and kept.mask is None and kept.values.size == 0
+        grads.append(tape.gradient(z, a, output_gradients=G).numpy())
+    np.testing.assert_array_equal(grads[0], grads[1])
+
+    def gates(w):
+        s = 1.0 / (1.0 + anp.exp(-w))
+        return anp.concatenate([s[:, :8], anp.tanh(w[:, 8:12]), s[:, 12:]], axis=1)
+
+    ref = autograd.grad(lambda w: anp.sum(gates(w) * G))(A)
+    np.testing.assert_allclose(grads[0], ref, rtol=4e-15, atol=0)
+    # a pre-activation just beyond 1.6 in block g is kept, and still matches autograd
+    A[1, 8] = np.nextafter(1.6, 2.0)
+    a = ap.constant(A)
+    with ap.GradientTape() as tape:
+        tape.watch(a)
+        z = R.lstm_gates(a * 1.0)
+    kept = tape._nodes[1].vals[0]
+    assert type(kept) is PartlySaved and kept.mask is not None and kept.values.tolist() == [A[1, 8]]
+    ref = autograd.grad(lambda w: anp.sum(gates(w) * G))(A)
+    np.testing.assert_allclose(tape.gradient(z, a, output_gradients=G).numpy(), ref, rtol=4e-15, atol=0)
+
+
 @pytest.mark.parametrize("kind", ["LSTM", "RNN"])
 def test_the_recurrent_twins_save_at_most_1_2x_manualprops_caches(kind):
     # issue 15's memory target for the recurrent steps of benchmarks/train_step.py (16->32, B16,

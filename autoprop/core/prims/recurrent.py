@@ -143,9 +143,25 @@ def _gates_d_recorded(z, a):
     return d
 
 
+def _gates_d_unsaturated(z):
+    """dz/da on arrays when the record kept no entry of ``a`` (:func:`_gates_keep` found every
+    |a| <= 1.6, no NaN): the output form everywhere (``1 - s`` and ``1 - g^2`` above 0.15
+    there), finite; :func:`_output_form`'s values without its test array and minimum."""
+    H = z.shape[-1] // 4
+    d = 1.0 - z
+    np.multiply(z, d, out=d)  # (the bits of z * (1 - z))
+    zg = z[..., 2 * H:3 * H]
+    dg = d[..., 2 * H:3 * H]
+    np.multiply(zg, zg, out=dg)
+    np.subtract(1.0, dg, out=dg)
+    return d, True
+
+
 def _gates_times(g, ans, a):
     # the VJP (and JVP, with t for g): g * dz/da under the 0·inf rule
     if type(ans) is np.ndarray and (type(a) is np.ndarray or type(a) is PartlySaved):
+        if type(a) is PartlySaved and a.mask is None:  # nothing near saturation (the usual case)
+            return times_into(g, *_gates_d_unsaturated(ans))
         return times_into(g, *_gates_d_arrays(ans, a))
     if type(a) is PartlySaved:
         return times(g, _gates_d_recorded(ans, a))
@@ -159,7 +175,7 @@ def _gates_keep(a, shared):
     if shared or type(a) is not np.ndarray or a.dtype.kind != "f":
         return a
     if np.maximum.reduce(a, axis=None) <= _KEEP_G and np.minimum.reduce(a, axis=None) >= -_KEEP_G:
-        return keep_entries(a)
+        return keep_entries(a)  # every |a| <= 1.6, no NaN: no entry (_gates_d_unsaturated)
     H = a.shape[-1] // 4
     keep = a > _KEEP_S
     keep[..., 2 * H:3 * H] = np.abs(a[..., 2 * H:3 * H]) > _KEEP_G
