@@ -101,7 +101,7 @@ class RNN(_Recurrent):
         for key in keys:
             h = R.rnn_cell(h, W_hh, A, key=key)  # tanh(h W_hh^T + A[:, t]): one record
             hs.append(h)
-        return np.stack(hs, axis=1)  # (N, T, H); recorded: its VJP splits g along time
+        return R.stack(hs, axis=1)  # (N, T, H), one record, not via np.stack's dispatch
 
 
 class LSTM(_Recurrent):
@@ -145,7 +145,7 @@ class LSTM(_Recurrent):
             c = f * c + i * g
             h = o * R.tanh(c)
             hs.append(h)
-        return np.stack(hs, axis=1)  # (N, T, H)
+        return R.stack(hs, axis=1)  # (N, T, H): one record
 
 
 class GRU(_Recurrent):
