@@ -25,20 +25,6 @@ _FINITE_FORWARD = {ReLU: "X", Flatten: "X", Tanh: _SIZE, Sigmoid: _SIZE, Softmax
 #: and Linear, which checks its dX (``_ss["dX"]``).
 _FINITE_BACKWARD = {ReLU: "dY", Tanh: "dY", Sigmoid: "dY", Flatten: "dY", Linear: "dX"}
 _BUILTIN: dict = {}
-#: ``(position, *keys of a layer's dict) -> ("<position>.<key>", ...)``: the flat keys of
-#: :meth:`Sequential.params`/``grads``, made once per position and keys (only all-str keys are
-#: remembered: a str never equals another type's key, so a hit gives the same names)
-_FLAT_KEYS: dict = {}
-_FLAT_KEYS_MAX = 4096
-
-
-def _flat_keys(i: int, keys: tuple) -> tuple:
-    names = tuple(f"{i}.{key}" for key in keys)
-    if all(type(key) is str for key in keys):
-        if len(_FLAT_KEYS) >= _FLAT_KEYS_MAX:
-            _FLAT_KEYS.clear()
-        _FLAT_KEYS[(i, *keys)] = names
-    return names
 
 
 def _all_finite(A) -> bool:
@@ -147,16 +133,14 @@ class Sequential:
         return self.forward(X, training=training)
 
     def _flat(self, attr: str) -> dict:
-        # flat_dict(enumerate(self.layers), attr); the flat keys of a layer at position i with
-        # these keys are made once (_FLAT_KEYS), the values are read on every call
+        # flat_dict(enumerate(self.layers), attr), written out: one f-string per key costs less
+        # than remembering the names (a tuple of the keys, its hash, a zip and an update per layer)
         out = {}
         for i, layer in enumerate(self.layers):
             d = getattr(layer, attr, None)
             if d:
-                names = _FLAT_KEYS.get((i, *d))
-                if names is None:
-                    names = _flat_keys(i, tuple(d))
-                out.update(zip(names, d.values()))
+                for key, value in d.items():
+                    out[f"{i}.{key}"] = value
         return out
 
     @property

@@ -122,13 +122,23 @@ def _sech2(x: np.ndarray) -> np.ndarray:
 _TANH_CHEAP = 0.125
 
 
-def _tanh_grad(X: np.ndarray, Y: np.ndarray) -> np.ndarray:
+#: A bound on ``X . X`` below which no ``|x|`` reaches 700 (float64) or 85 (float32), so that
+#: ``cosh(x)`` is finite (up to 710 and 89) and :func:`_tanh_grad` needs no ``np.errstate``
+#: (a Python context manager that costs more than the few saturated entries' arithmetic)
+_COSH_SS = {np.dtype(np.float64): 700.0 ** 2, np.dtype(np.float32): 85.0 ** 2}
+
+
+def _tanh_grad(X: np.ndarray, Y: np.ndarray, ss: float = math.inf) -> np.ndarray:
     """``tanh'(x)`` from the input ``X`` and the output ``Y = tanh(X)``, to full relative precision.
 
     ``1 - Y**2`` (two cheap passes, as the output-based formula of the lessons) where it is
     at least ``_TANH_CHEAP`` and accurate; ``1 / cosh(X)**2`` (:func:`_sech2`) only on the
     saturated entries, where ``1 - Y**2`` cancels (``x = 20``: 0 instead of 1.70e-17). One
-    more pass (the minimum) finds whether there are any. Returns a new array of Y's dtype.
+    more pass (the minimum) finds whether there are any. ``ss``, a bound on ``X . X`` (the
+    layer's ``_ss["X"]``), proves ``cosh`` finite when it is below ``_COSH_SS``: the same
+    ufuncs as :func:`_sech2` then run without its ``np.errstate`` (:func:`_sech2_below_overflow`,
+    the same bits). Returns a
+    new array of Y's dtype.
     """
     if not Y.ndim:
         return _sech2(X)
@@ -136,8 +146,17 @@ def _tanh_grad(X: np.ndarray, Y: np.ndarray) -> np.ndarray:
     np.subtract(1.0, d, out=d)
     if d.size and np.minimum.reduce(d, axis=None) < _TANH_CHEAP:  # d.min(), without its wrapper
         saturated = d < _TANH_CHEAP
-        d[saturated] = _sech2(X[saturated])
+        sech2 = _sech2_below_overflow if ss < _COSH_SS.get(X.dtype, 0.0) else _sech2
+        d[saturated] = sech2(X[saturated])
     return d
+
+
+def _sech2_below_overflow(x: np.ndarray) -> np.ndarray:
+    """:func:`_sech2` of an array whose ``cosh`` is known to be finite (every ``|x| < 700``):
+    the same ufuncs, the same bits, without the ``np.errstate`` that only keeps an overflow quiet."""
+    c = np.cosh(x)
+    np.divide(1.0, c, out=c)
+    return np.multiply(c, c, out=c)
 
 
 class Layer:
@@ -433,7 +452,7 @@ class Tanh(_Elementwise):
     def backward(self, dY):
         """Return ``dX = dY * tanh'(X)``, tanh' as :func:`_tanh_grad` (written into its own array)."""
         dY, self._ss["dY"] = self._check_dY(dY, ss=True)
-        d = _tanh_grad(self.cache["X"], self.cache["Y"])
+        d = _tanh_grad(self.cache["X"], self.cache["Y"], self._ss.get("X") or math.inf)
         return np.multiply(d, dY, out=d) if d.ndim else d * dY
 
 
