@@ -158,7 +158,7 @@ def _training_probe(call: Call, first: CheckResult) -> str:
             Y = call.forward(*[x.copy() for x in call.inputs])
         except Exception:  # noqa: BLE001 - the training check reports it
             return "differs"
-        if not (Y_eval.shape == Y.shape and np.array_equal(Y_eval, Y, equal_nan=True)):
+        if not (Y_eval.shape == Y.shape and V.identical(Y_eval, Y)):
             return "differs"
         mine, G = getattr(first, "_manual", None), getattr(first, "_upstream", None)
         if not first.passed or mine is None or G is None:

@@ -65,3 +65,37 @@ def test_the_probe_uses_the_check_s_own_upstream():
     layer = Masked()
     r = check_layer(layer, (4, 3), twin=None, mode="full")  # a random dY: the branch shows and fails
     assert not r.passed and r.training is True and SAME_Y_OTHER_BACKWARD in r.notes
+
+
+def test_identical_is_array_equal_with_nan_equal():
+    from gradcheck._validation import identical
+
+    a = np.array([1.0, np.nan, -0.0, np.inf])
+    assert identical(a, np.array([1.0, np.nan, 0.0, np.inf]))
+    assert not identical(a, np.array([1.0, np.nan, 0.0, -np.inf]))
+    assert not identical(a, np.array([1.0, 2.0, 0.0, np.inf]))
+    assert not identical(a, a[:3])
+    assert identical(np.arange(3), np.arange(3)) and not identical(np.arange(3), np.arange(1, 4))
+
+
+def test_a_backward_writing_nan_into_its_cache_is_still_caught():
+    """The cache guard's comparison tries the plain array_equal first: a NaN written in is still a write."""
+    from gradcheck._adapters import cache_guard
+
+    class Cached:
+        def forward(self, X, training=False):
+            self.X = X.copy()
+            return X
+
+        def backward(self, dY):
+            self.X[0, 0] = np.nan
+            return dY
+
+    layer = Cached()
+    layer.forward(np.ones((2, 2)))
+    after = cache_guard(layer, ["X"])
+    layer.backward(np.ones((2, 2)))
+    assert "modified its cache (self.X, element [0, 0])" in after()
+    layer.forward(np.full((2, 2), np.nan))
+    after = cache_guard(layer, ["X"])
+    assert after() is None
