@@ -479,6 +479,14 @@ def forward_returned_none(owner: str, produced_by: str) -> ProtocolError:
         "with `return self.output`, and backward with `return self.dinputs` (the gradient of the input)."))
 
 
+def identical(a: Any, b: Any) -> bool:
+    """``np.array_equal(a, b, equal_nan=True)``, tried first without ``equal_nan``: numpy's NaN-aware path
+    boolean-indexes copies of both arrays (2 ms on 70k elements, 40 times the plain comparison), and the
+    arrays the checker compares (a cache before and after backward, dY, Y in both modes) are mostly equal
+    without a NaN."""
+    return bool(np.array_equal(a, b) or np.array_equal(a, b, equal_nan=True))
+
+
 def check_output(value: Any, *, owner: str, tensor: str, produced_by: str,
                  expected_shape: tuple[int, ...] | None, expected_why: str = "",
                  integer_ok: bool = False) -> np.ndarray:

@@ -90,11 +90,12 @@ def check_layer(layer: Any, X: Any, *, twin: Any = "auto", init: Mapping[str, An
     results, notes = [], []
     for t in training_modes(layer, cfg.training):
         call = Call(layer, owner, inputs, names, params, t)
-        same = bool(t and results and not training_differs(call, getattr(results[0], "_output", None)))
+        probe = _training_probe(call, results[0]) if t and results else "differs"
+        same = probe != "differs"
         if same and not results[0].passed:  # the same forward, already failing: one verdict shown
             notes.append(SAME_IN_BOTH_MODES)
             break
-        if same and same_backward(call, cfg.seed):  # Z13 at the cost of two backwards, not a second check
+        if probe == "same backward":  # Z13 at the cost of one forward and one backward, not a second check
             notes.append(SAME_IN_BOTH_MODES + SAME_BACKWARD_CHECKED)
             break
         held = hold_masks(layer) if t and cfg.training in ("both", "auto") else []
@@ -139,6 +140,38 @@ def same_backward(call: Call, seed: int) -> bool:
     except Exception:  # noqa: BLE001 - the full training check reports it
         return False
     return out[0].keys() == out[1].keys() and all(np.array_equal(out[0][k], out[1][k]) for k in out[0])
+
+
+def _training_probe(call: Call, first: CheckResult) -> str:
+    """The training forward against the eval check ``first``: ``"differs"`` (another output, or an error),
+    ``"same output"``, or ``"same backward"`` when ``first`` passed and backward after this forward returns its
+    gradients bit for bit for its ``dY`` (masks held for both calls): then the training check is the eval check
+    and need not run (Z13: what could differ is backward's own branch on the mode). One forward and one backward:
+    the eval side is ``first``'s own output and gradients (:func:`training_differs` and :func:`same_backward`
+    run their own eval calls). Any doubt (a backward error, no eval gradients): ``"same output"``."""
+    Y_eval = getattr(first, "_output", None)
+    if Y_eval is None:  # no eval output kept (a non-repeatable forward): the calls of training_differs
+        return "same output" if not training_differs(call) else "differs"
+    held = hold_masks(call.layer)
+    try:
+        try:
+            Y = call.forward(*[x.copy() for x in call.inputs])
+        except Exception:  # noqa: BLE001 - the training check reports it
+            return "differs"
+        if not (Y_eval.shape == Y.shape and V.identical(Y_eval, Y)):
+            return "differs"
+        mine, G = getattr(first, "_manual", None), getattr(first, "_upstream", None)
+        if not first.passed or mine is None or G is None:
+            return "same output"
+        try:
+            got = manual_source(call, G)
+        except Exception:  # noqa: BLE001 - the training check reports it
+            return "same output"
+    finally:
+        for obj, prev in held:
+            obj.fix_mask(prev)
+    same = got.keys() == mine.keys() and all(np.array_equal(got[k], mine[k]) for k in mine)
+    return "same backward" if same else "same output"
 
 
 def _check_mode(call: Call, cfg: CheckConfig, rng, twin, init, reference, upstream) -> CheckResult:
@@ -214,7 +247,8 @@ def _check_mode(call: Call, cfg: CheckConfig, rng, twin, init, reference, upstre
         twin_note=twin_note, notes=notes, mode=cfg.mode, method=cfg.method,
         gradients={**{src: {display[k]: v for k, v in g.items() if k in display} for src, g in sources.items()},
                    "numerical": {display[k]: v for k, v in numerical.items()}})
-    res._output = output  # the eval output, for training_differs (not a field: not in to_dict)
+    res._output = output  # the eval output, for _training_probe (not a field: not in to_dict)
+    res._manual, res._upstream = sources["manual"], G  # backward's gradients for dY = G, for _training_probe
     return res
 
 

@@ -92,6 +92,8 @@ def close(a: Any, b: Any, rtol: float = 1e-6, atol: float = 1e-9, *, equal_nan: 
     a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
     if a.shape != b.shape:
         return False
+    if np.array_equal(a, b):  # equal everywhere (no NaN): the rule holds, whatever rtol and atol
+        return True
     with np.errstate(invalid="ignore"):
         d = np.abs(a - b)
         ok = (np.isfinite(d) & ((d <= atol) | (d <= rtol * (np.abs(a) + np.abs(b))))) | (a == b)

@@ -109,7 +109,7 @@ def manual_source(call: Call, G: np.ndarray) -> dict[str, np.ndarray]:
               if len(inputs) == 1 else f"Expected backward to return the tuple ({', '.join('d' + n for n in names)}).")
     dY = G.copy()
     ret = guarded_backward(call.layer, dY, names=names, owner=owner, call=bcall, expected=expect)
-    if not np.array_equal(dY, G, equal_nan=True):
+    if not V.identical(dY, G):
         raise in_place(owner, "backward", "upstream gradient dY", "dY * (X > 0) rather than dY[X <= 0] = 0",
                         " (in a network the same dY can also reach another branch: a residual connection, or an "
                         "output used twice)")
@@ -168,7 +168,7 @@ def training_differs(call: Call, Y_eval: np.ndarray | None = None) -> bool:
                 obj.fix_mask(prev)
     except Exception:  # noqa: BLE001
         return True
-    return not (Y_eval.shape == Y_train.shape and np.array_equal(Y_eval, Y_train, equal_nan=True))
+    return not (Y_eval.shape == Y_train.shape and V.identical(Y_eval, Y_train))
 
 
 #: Other names a constructor setting goes by (Keras, PyTorch, tutorials): ``self.alpha`` -> ``negative_slope``.
