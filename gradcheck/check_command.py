@@ -90,6 +90,11 @@ def run_check(args, layer, label: str, init: dict[str, Any], shape) -> int:
     diag = diagnose_layer(layer, getattr(args, "inputs", shape), mode=args.mode, method=args.method, seed=args.seed, rtol=args.rtol,
                           atol=args.atol, eps=args.eps, twin=twin, reference=reference, name=cname,
                           training=getattr(args, "training", "auto"))
+    if not diag.passed and diag.error is None and getattr(args, "load_edited", None) is not None:
+        _removed_eps(args, label, diag, lambda lay: diagnose_layer(
+            lay, getattr(args, "inputs", shape), mode=args.mode, method=args.method, seed=args.seed, rtol=args.rtol,
+            atol=args.atol, eps=args.eps, twin=None, reference=None, name=cname,
+            training=getattr(args, "training", "auto")))
     if jac and diag.error is None:  # after the check, which holds a random forward (its note says how)
         jac_lines, jac_ok, jac_figs = _jacobian(args, layer, twin, shape, cname, diag)
     if args.twin and twin is None:  # not "add --twin": it was given
@@ -117,6 +122,24 @@ def run_check(args, layer, label: str, init: dict[str, Any], shape) -> int:
         print(V.wrap(line))
     print()
     return _report(args, layer, diag, cname, color, (jac_lines, jac_ok, jac_figs), unchecked)
+
+
+def _removed_eps(args, label: str, diag, check) -> None:
+    """A failing check of a forward with ``log(... + eps)`` (tester12 M3): ``check`` (the same diagnosis) of its
+    copy without the eps; when that passes, the diagnosis names the eps (:func:`gradcheck._log_eps.name_removed_eps`)."""
+    from ._log_eps import eps_free_texts, name_removed_eps
+    from .sandbox import sibling_files
+
+    path = label.rpartition("::")[0]
+    texts, consts = eps_free_texts(path, sibling_files(path))
+    if not texts:
+        return
+    try:
+        with args.load_edited(texts) as edited:
+            other = check(edited)
+    except Exception:  # noqa: BLE001 - the copy is a probe: if it cannot run, the diagnosis stays as it is
+        return
+    name_removed_eps(diag, consts, other)
 
 
 def _report(args, layer, diag, cname: str, color: bool, jacobian, unchecked) -> int:

@@ -253,6 +253,7 @@ def _cmd_check(args) -> int:
                 probe = V.layer_inputs(args.inputs, np.random.default_rng([args.seed, 3]), name)  # the protocol
                 obj = sb.load_layer(os.path.basename(path), name, init_kwargs=init, seed=args.seed,
                                     probe_inputs=probe, targets=_model_targets(args, shape))
+                args.load_edited = _edited_loader(args, path, name, init, shape, probe)
             _check_kind(obj, "loss" if args.loss else "layer", shape)
             # diagnosis, table, sentence, --json, --plots: gradcheck/check_command.py
             run = run_check_loss if args.loss else run_check
@@ -285,6 +286,29 @@ def _cmd_check(args) -> int:
                 _say_error(failed)
             _show_output(sb.output, name, verbose=args.verbose)
         return failed.exit_code if failed is not None else code
+
+
+def _edited_loader(args, path, name, init, shape, probe):
+    """A context manager ``load(texts)``: the layer ``name`` loaded as :func:`_cmd_check` loads it, from ``path``'s
+    files with ``texts`` (``{file name: source}``) in place of some, in a sandbox of its own (used for the copy
+    without a log's eps, :mod:`gradcheck._log_eps`)."""
+    import contextlib
+    import tempfile
+
+    from .sandbox import Sandbox, sibling_files
+
+    @contextlib.contextmanager
+    def load(texts):
+        with tempfile.TemporaryDirectory(prefix="gradcheck-edited-") as d:
+            files = sibling_files(path)
+            for k, t in texts.items():
+                with open(os.path.join(d, k), "w", encoding="utf-8") as fh:
+                    fh.write(t)
+                files[k] = os.path.join(d, k)
+            with Sandbox(files=files, timeout=args.timeout) as sb:
+                yield sb.load_layer(os.path.basename(path), name, init_kwargs=init, seed=args.seed,
+                                    probe_inputs=probe, targets=_model_targets(args, shape))
+    return load
 
 
 def _model_targets(args, shape):

@@ -1,0 +1,105 @@
+"""`gradcheck check` on losses and models with a loss (session 13, tester12 M3, M6, M8): Deep Learning from
+Scratch vol. 2's TwoLayerNet whose loss is ``-log(y + 1e-7)`` (the eps named, the zero bias not called unused, a
+real bug still FAILed and named), Neural Networks from Scratch's loss on the default real inputs (which options
+to use), and an unnamed ``forward(a, b)`` loss with a sign bug (compared with dL/d(prediction)). Each test fails
+on the code before its fix.
+"""
+
+import pytest
+from test_cli import both, run, student
+
+DLFS2 = """
+import numpy as np
+class SoftmaxWithLoss:
+    def forward(self, x, t):
+        self.t = t
+        x = x - x.max(axis=1, keepdims=True); e = np.exp(x); self.y = e / e.sum(axis=1, keepdims=True)
+        return -np.log(self.y[np.arange(len(t)), t]EPS).mean()
+    def backward(self, dout=1):
+        dx = self.y.copy(); dx[np.arange(len(self.t)), self.t] -= 1
+        return dx * dout / len(self.t)
+class Affine:
+    def __init__(self, W, b):
+        self.params = [W, b]; self.grads = [np.zeros_like(W), np.zeros_like(b)]
+    def forward(self, x):
+        self.x = x; W, b = self.params; return x @ W + b
+    def backward(self, dout):
+        W, b = self.params
+        self.grads[0][...] = self.x.T @ dout; self.grads[1][...] = dout.sum(axis=0)
+        return dout @ W.T
+class TwoLayerNet:
+    def __init__(self, input_size=4, hidden_size=6, output_size=3, bug=False):
+        rng = np.random.default_rng(0)
+        self.layers = [Affine(rng.normal(size=(input_size, hidden_size)), np.zeros(hidden_size)),
+                       Affine(rng.normal(size=(hidden_size, output_size)), np.zeros(output_size))]
+        self.loss_layer = SoftmaxWithLoss(); self.bug = bug
+        self.params, self.grads = [], []
+        for l in self.layers: self.params += l.params; self.grads += l.grads
+    def forward(self, x, t):
+        for l in self.layers: x = l.forward(x)
+        return self.loss_layer.forward(x, t)
+    def backward(self, dout=1):
+        dout = self.loss_layer.backward(dout)
+        if self.bug: dout = dout * len(self.loss_layer.t)  # forgot the batch mean
+        for l in reversed(self.layers): dout = l.backward(dout)
+        return dout
+"""
+
+
+def _dlfs2(tmp_path, eps, *extra):
+    f = student(tmp_path, DLFS2.replace("EPS", eps), "two_layer_net.py")
+    p = run("check", f"{f}::TwoLayerNet", "--input-shape", "5,4", "--targets", "labels:3", *extra)
+    return p, both(p)
+
+
+@pytest.mark.parametrize("eps", ["", " + 1e-7"])
+def test_dlfs2_zero_output_bias_is_not_called_unused(tmp_path, eps):
+    """Before: "forward does not use params[3] and layers.1.params[1]": the probe shifted the zero bias b2 by one
+    constant, which softmax does not see; b2's entries one by one do change L."""
+    p, out = _dlfs2(tmp_path, eps)
+    assert "forward does not use" not in out, out
+    assert "but forward does not use" not in out, out
+
+
+def test_dlfs2_eps_inside_log_is_named_not_first_sample_only(tmp_path):
+    """Before: FAIL (8.9e-6 > 1e-6) with "dparams[0] is the gradient of the first sample only"; the mismatch is
+    the 1e-7 inside the log, measured by the numerical gradient of the same model with the eps removed."""
+    p, out = _dlfs2(tmp_path, " + 1e-7")
+    assert "first sample only" not in out, out
+    assert p.returncode == 1, out
+    assert "FAIL: TwoLayerNet: gradient mismatch in dparams[0], dparams[2]." in out, out
+    assert ("diagnosis: dparams[0], dparams[2] differ from the numerical gradient only by the constant 1e-07 that "
+            "forward adds inside np.log") in out, out
+    assert "with it removed, the numerical gradient of every tensor matches backward's" in out, out
+    assert "not a bug in backward" in out, out
+
+
+def test_dlfs2_real_bug_with_eps_is_still_named(tmp_path):
+    p, out = _dlfs2(tmp_path, " + 1e-7", "--init", '{"bug": true}')
+    assert p.returncode == 1, out
+    assert "FAIL: TwoLayerNet: gradient mismatch in dX, dparams[0], dparams[1], dparams[2], dparams[3]" in out, out
+    assert "a constant factor is wrong" in out or "times" in out, out
+    assert "inside np.log" not in out, out
+
+
+@pytest.mark.parametrize(("src", "want", "consts"), [
+    ("import numpy as np\ndef f(y):\n    return -np.log(y + 1e-7)\n", "np.log(y)", [1e-7]),
+    ("import numpy as np\ndef f(y, t):\n    delta = 1e-07\n    return -np.sum(t * np.log(y + delta))\n",
+     "np.log(y)", [1e-7]),  # Deep Learning from Scratch's cross_entropy_error
+    ("from numpy import log\ndef f(y):\n    return -log(1e-12 + y)\n", "log(y)", [1e-12]),
+])
+def test_eps_free_text_takes_the_eps_out_of_the_log(src, want, consts):
+    from gradcheck._log_eps import eps_free_text
+
+    text, found = eps_free_text(src)
+    assert want in text and found == consts, text
+
+
+@pytest.mark.parametrize("src", ["import numpy as np\ndef f(y):\n    return np.log(y + 1.0)\n",  # log(1 + y): no eps
+                                 "import numpy as np\ndef f(y):\n    return np.log(y) + 1e-7\n",
+                                 "import numpy as np\ndef f(y):\n    return np.log(np.maximum(y, 1e-7))\n"])
+def test_eps_free_text_leaves_other_logs(src):
+    from gradcheck._log_eps import eps_free_text
+
+    assert eps_free_text(src) is None
+
