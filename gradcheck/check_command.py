@@ -861,6 +861,36 @@ def loss_data(targets: str, pred: str, shape: tuple[int, ...], seed: int) -> tup
     return y_true, y_pred, f"y_true: {tkind} of shape {tuple(shape)}"
 
 
+def finite_loss_data(args, loss, shape, text: str) -> UsageError | None:
+    """When a loss's forward gave NaN or inf on the data ``--pred``/``--targets`` left at their default (real
+    numbers) but is finite on probabilities and class labels (Neural Networks from Scratch's
+    ``Loss_CategoricalCrossentropy``: the log of a negative number, tester12 M8): the usage error naming the
+    options that give it data it is defined on, the first of ``--pred`` probs, unit by ``--targets`` labels:K,
+    onehot:K, probs, unit that gives a finite L; None when none does (a NaN whatever the data is a wrong result)."""
+    k = shape[-1] if len(shape) > 1 else 2
+    preds = [args.pred] if args.pred else ["probs", "unit"]
+    targets = [args.targets] if args.targets else [f"labels:{k}", f"onehot:{k}", "probs", "unit"]
+    if args.pred and args.targets:
+        return None
+    for pred in preds:
+        for tk in targets:
+            try:
+                y_true, y_pred, _ = loss_data(tk, pred, shape, args.seed)
+                if np.all(np.isfinite(np.asarray(loss.forward(y_true, y_pred), dtype=np.float64))):
+                    break
+            except Exception:  # noqa: BLE001 - data this loss does not take: the next kind
+                continue
+        else:
+            continue
+        given = [f"--pred {args.pred or 'real'}"] * (not args.pred) + [f"--targets {args.targets or 'real'}"] * (
+            not args.targets)
+        cmd = f"gradcheck check {args.target} --loss --input-shape {args.input_shape} --pred {pred} --targets {tk}"
+        return UsageError(f"{text.rstrip('.')}. That was on the default data ({', '.join(given)}: standard-normal "
+                          f"numbers, negative ones too), on which a loss of probabilities is undefined; forward is "
+                          f"finite on y_pred {pred} and y_true {tk}: {cmd}")
+    return None
+
+
 def run_check_loss(args, loss, label: str, init: dict[str, Any], shape) -> int:
     """``gradcheck check --loss``: a (sandboxed) loss's ``backward()`` against central differences.
 

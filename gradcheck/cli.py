@@ -27,6 +27,7 @@ from .errors import (
     EXIT_USAGE,
     GradcheckError,
     GraderError,
+    NonFiniteError,
     NotCheckedError,
     StudentCodeError,
     UsageError,
@@ -261,7 +262,10 @@ def _cmd_check(args) -> int:
         except StudentCodeError as exc:
             failed = exc
             text = str(exc)
-            if args.loss and not args.targets and "y_true" in text and ("IndexError" in text or "integer" in text):
+            if args.loss and isinstance(exc, NonFiniteError) and obj is not None and isinstance(shape[0], int):
+                from .check_command import finite_loss_data
+                failed = finite_loss_data(args, obj, shape, text) or failed  # M8: NaN on the default data
+            elif args.loss and not args.targets and "y_true" in text and ("IndexError" in text or "integer" in text):
                 failed.args = (f"{text} y_true was real-valued (--targets real, the default): for class "
                                "indices add --targets labels (one-hot targets: --targets onehot).",)
             elif not args.loss and not args.indices and "IndexError" in text and "integer" in text:

@@ -103,3 +103,58 @@ def test_eps_free_text_leaves_other_logs(src):
 
     assert eps_free_text(src) is None
 
+
+NNFS_LOSS = """
+import numpy as np
+class Loss:
+    def calculate(self, output, y):
+        return np.mean(self.forward(output, y))
+class Loss_CategoricalCrossentropy(Loss):
+    def forward(self, y_pred, y_true):
+        y_pred_clipped = np.clip(y_pred, 1e-7, 1 - 1e-7)
+        if len(y_true.shape) == 1:
+            correct = y_pred_clipped[range(len(y_pred)), y_true]
+        else:
+            correct = np.sum(y_pred_clipped * y_true, axis=1)
+        return -np.log(correct)
+    def backward(self, dvalues, y_true):
+        samples = len(dvalues); labels = len(dvalues[0])
+        if len(y_true.shape) == 1: y_true = np.eye(labels)[y_true]
+        self.dinputs = -y_true / dvalues / SAMPLES
+"""
+
+
+@pytest.mark.parametrize("given", [[], ["--pred", "probs"]])
+def test_nnfs_loss_on_default_real_inputs_says_which_options(tmp_path, given):
+    """Before: "wrong result (exit 1): ... gave L containing 1 non-finite value(s) (first at index (): nan)" and no
+    word of --pred/--targets: the default y_pred and y_true are real numbers, and this loss takes probabilities."""
+    f = student(tmp_path, NNFS_LOSS.replace("SAMPLES", "samples"), "nnfs_loss.py")
+    p = run("check", f"{f}::Loss_CategoricalCrossentropy", "--loss", "--input-shape", "5,3", *given)
+    out = both(p)
+    assert p.returncode == 2, out
+    assert "usage error (exit 2)" in out and "wrong result" not in out, out
+    assert "finite on y_pred probs and y_true labels:3" in out, out
+    assert f"gradcheck check {f}::Loss_CategoricalCrossentropy --loss --input-shape 5,3 --pred probs --targets labels:3" \
+        in out, out
+
+
+@pytest.mark.parametrize(("samples", "code"), [("samples", 0), ("1", 1)])
+def test_nnfs_loss_with_the_suggested_options_is_checked(tmp_path, samples, code):
+    f = student(tmp_path, NNFS_LOSS.replace("SAMPLES", samples), "nnfs_loss.py")
+    p = run("check", f"{f}::Loss_CategoricalCrossentropy", "--loss", "--input-shape", "5,3", "--pred", "probs",
+            "--targets", "labels:3")
+    out = both(p)
+    assert p.returncode == code, out
+    assert ("a 1/batch is missing" in out) == bool(code), out
+
+
+def test_loss_nan_on_every_input_kind_stays_a_wrong_result(tmp_path):
+    """A loss that is NaN whatever the data (0/0) is still a wrong result, with no suggestion."""
+    f = student(tmp_path, "import numpy as np\nclass L:\n    def forward(self, y_pred, y_true):\n"
+                          "        return np.sum(y_pred) * np.float64(0) / np.float64(0)\n"
+                          "    def backward(self):\n        return np.zeros(1)\n", "nan_loss.py")
+    p = run("check", f"{f}::L", "--loss", "--input-shape", "5,3")
+    out = both(p)
+    assert p.returncode == 1, out
+    assert "wrong result (exit 1)" in out and "finite on" not in out, out
+
