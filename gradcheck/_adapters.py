@@ -1171,7 +1171,7 @@ class BoundLoss:
                 call = f"forward({', '.join(f'{n}={r}' for n, r in zip(names, roles))})" + call[call.index(")") + 1:]
         self.info = {"protocol": "loss", "call": call, "by_name": by_name, "pred_arg": names[roles.index("y_pred")]
                      if len(names) == 2 else "", "upstream": self.upstream or "", "by_role": role or "",
-                     "sign_ambiguous": getattr(self, "sign_ambiguous", "")}
+                     "sign_ambiguous": getattr(self, "sign_ambiguous", ""), "neither": getattr(self, "neither", "")}
 
     @property
     def params(self):
@@ -1267,11 +1267,54 @@ def _order_by_role(loss, names, y_true, y_pred):
         return (f"backward's result matches the central differences of L with respect to {pred} (relative error "
                 f"{seen[good][1]:.1e}), not {other} ("
                 f"{'the opposite sign' if seen[bad][1] == 2.0 else f'{seen[bad][1]:.1e}'}): {pred} is the prediction")
+    if (prop := _proportional_order(loss, names, y_true, y_pred)) is not None:  # tester12 M6: c * dL/da, no
+        return prop  # multiple of dL/db: a sign or factor bug, compared with the prediction's gradient
     if seen[good][1] < 2.0 == seen[bad][1]:  # matches neither: it points along one gradient, against the other
         loss.pred_first = good
         return (f"backward's result matches the central differences of L with respect to neither, but points "
                 f"along the one with respect to {pred} and against {other}'s: {pred} is taken as the prediction")
     return None
+
+
+def _factor(loss, y_true, y_pred, g, seed=1):
+    """``c`` when ``g`` is ``c`` times dL/dy_pred in the order ``loss`` uses, along three random directions (their
+    central differences ``c <g, u>`` to a relative 1e-4); None when it is no multiple of it (or L is flat)."""
+    rng, h = np.random.default_rng(seed), 1e-5 * max(1.0, float(np.max(np.abs(y_pred))))
+    num, man = [], []
+    for _ in range(3):
+        u = rng.standard_normal(y_pred.shape)
+        num.append(difference_quotient(lambda t, u=u: float(loss.forward(y_true, y_pred + t * u)), h))
+        man.append(float(np.sum(g * u)))
+    num, man = np.array(num), np.array(man)
+    if not np.any(num) or not np.any(man):
+        return None
+    c = float(np.sum(num * man) / np.sum(num * num))  # g = c dL/dy_pred: man = c num
+    return c if np.max(np.abs(man - c * num)) <= 1e-4 * np.max(np.abs(man)) else None
+
+
+def _proportional_order(loss, names, y_true, y_pred):
+    """When backward matches neither argument's gradient of a ``forward(a, b)`` (:func:`_order_by_role`): the
+    header's reason when it is a multiple (a sign, a factor) of exactly one of them, which is then the prediction
+    (``loss.pred_first`` set); else None, and ``loss.neither`` says the order is unknown."""
+    c, ran = {}, 0
+    for first in (False, True):
+        loss.pred_first = first
+        try:
+            loss.forward(y_true, y_pred)
+            c[first] = _factor(loss, y_true, y_pred, np.asarray(loss.backward(), dtype=np.float64))
+            ran += 1
+        except Exception:  # noqa: BLE001 - the order the student's code does not take
+            c[first] = None
+    loss.pred_first, loss._last = False, None
+    fits = [f for f, v in c.items() if v is not None]
+    if len(fits) != 1:
+        loss.neither = ",".join(names) if not fits and ran == 2 else ""
+        return None
+    loss.pred_first = fits[0]
+    pred, other = names if fits[0] else names[::-1]
+    return (f"backward's result is {c[fits[0]]:.3g} times the central differences of L with respect to {pred} (a "
+            f"sign or a constant factor wrong), and no multiple of those with respect to {other}: {pred} is the "
+            f"prediction")
 
 
 def _nnfs_calculate(obj):

@@ -928,7 +928,9 @@ def run_check_loss(args, loss, label: str, init: dict[str, Any], shape) -> int:
     if res.passed:
         valued = any(r.tensor == "L" for r in res.records)
         what = f"dL/{loss_gradient_name(loss)[1:]}{' and L match' if valued else ' matches'} within rtol={res.rtol:g}"
-        print(colorize(f"\nPASS: {cname}: {what}, {res.atol_words()}.", color))
+        amb = ((getattr(loss, "protocol", None) or {}).get("sign_ambiguous") or "").partition(",")[0]
+        amb = f" (taking {amb} as the prediction: see the WARNING above)" if amb else ""  # tester12 M6
+        print(colorize(f"\nPASS: {cname}: {what}, {res.atol_words()}{amb}.", color))
         if not valued:  # a loss off by a constant has the same gradient
             print(V.wrap(f"{cname}: the value L itself was not checked (central differences see only its "
                          "gradient); --reference manualprop.NAME (e.g. manualprop.MulticlassHinge) compares it."))
@@ -968,6 +970,10 @@ def _loss_lines(loss, res) -> list[str]:
         lines.append(f"WARNING: L depends on {pred_} and {other} so that dL/d{pred_} = -dL/d{other}: backward matches "
                      f"dL/d{pred_}, so {pred_} was taken as the prediction; if {other} is your prediction, backward "
                      f"has the wrong sign. Name forward's arguments (y_pred, y_true) to have them bound by name.")
+    if info.get("neither"):  # tester12 M6: no order can be told, and none is needed for the verdict
+        a, b = info["neither"].split(",")
+        lines.append(f"backward's result is no multiple of L's gradient with respect to {a} or {b}, so it is wrong "
+                     f"whichever is the prediction; the table compares it with dL/d{pred}")
     if info.get("upstream"):
         lines.append(f"backward: backward({info['upstream']}=1.0): the upstream gradient dL/dL = 1.0 of the "
                      "scalar loss, as PyTorch's loss.backward() and DLfS's backward(dout=1) give it")

@@ -158,3 +158,80 @@ def test_loss_nan_on_every_input_kind_stays_a_wrong_result(tmp_path):
     assert p.returncode == 1, out
     assert "wrong result (exit 1)" in out and "finite on" not in out, out
 
+
+LOSS_AB_CE = """
+import numpy as np
+class CE:
+    '''softmax cross-entropy with soft targets; forward(a, b): a = logits, b = target probabilities'''
+    def forward(self, a, b):
+        z = a - a.max(axis=1, keepdims=True)
+        self.p = np.exp(z) / np.exp(z).sum(axis=1, keepdims=True); self.b = b
+        return -np.sum(b * np.log(self.p)) / len(a)
+    def backward(self):
+        return (self.p - self.b) / len(self.p) * FACTOR
+"""
+
+
+@pytest.mark.parametrize(("factor", "said"), [
+    ("-1", "backward's result is -1 times the central differences of L with respect to a"),
+    ("5", "backward's result is 5 times the central differences of L with respect to a")])
+def test_unnamed_asymmetric_loss_with_a_wrong_factor_is_compared_with_the_prediction(tmp_path, factor, said):
+    """Before: backward (a sign or a factor wrong) matched neither dL/da nor dL/db, so Keras's order was assumed
+    and the table compared it with dL/db, the target's gradient (a FAIL with no diagnosis)."""
+    f = student(tmp_path, LOSS_AB_CE.replace("FACTOR", factor), "ce.py")
+    p = run("check", f"{f}::CE", "--loss", "--input-shape", "5,3", "--targets", "probs")
+    out = both(p)
+    assert p.returncode == 1, out
+    assert "loss: forward(a=y_pred, b=y_true)" in out and said in out, out
+    assert "FAIL: CE: gradient mismatch in dy_pred." in out, out
+    assert ("opposite sign" in out or "wrong sign" in out) if factor == "-1" else "5 times too large" in out, out
+
+
+def test_unnamed_asymmetric_loss_correct_still_passes(tmp_path):
+    f = student(tmp_path, LOSS_AB_CE.replace("FACTOR", "1"), "ce.py")
+    p = run("check", f"{f}::CE", "--loss", "--input-shape", "5,3", "--targets", "probs")
+    out = both(p)
+    assert p.returncode == 0, out
+    assert "loss: forward(a=y_pred, b=y_true)" in out and "PASS: CE: dL/y_pred matches" in out, out
+
+
+LOSS_AB_UNRELATED = """
+import numpy as np
+class Odd:
+    def forward(self, a, b):
+        self.a, self.b = a, b
+        return np.sum(a ** 3 * b) / a.size
+    def backward(self):
+        return np.cos(self.a) * self.b
+"""
+
+
+def test_unnamed_loss_matching_neither_order_says_the_fail_holds_in_either(tmp_path):
+    f = student(tmp_path, LOSS_AB_UNRELATED, "odd.py")
+    p = run("check", f"{f}::Odd", "--loss", "--input-shape", "5,3")
+    out = both(p)
+    assert p.returncode == 1, out
+    assert ("backward's result is no multiple of L's gradient with respect to a or b, so it is wrong whichever is "
+            "the prediction") in out, out
+
+
+MSE_AB = """
+import numpy as np
+class MSE:
+    def forward(self, a, b):
+        self.a, self.b = a, b
+        return np.mean((a - b) ** 2)
+    def backward(self):
+        return SIGN * 2 * (self.a - self.b) / self.a.size
+"""
+
+
+@pytest.mark.parametrize(("sign", "pred"), [("1", "a"), ("-1", "b")])
+def test_symmetric_unnamed_loss_pass_says_which_argument_it_took(tmp_path, sign, pred):
+    """L of a - b: a sign error and the other order give the same numbers; the PASS says which order it is for."""
+    f = student(tmp_path, MSE_AB.replace("SIGN", sign), "mse.py")
+    p = run("check", f"{f}::MSE", "--loss", "--input-shape", "5,3")
+    out = both(p)
+    assert p.returncode == 0, out
+    assert f"WARNING: L depends on {pred} and" in out, out
+    assert f"(taking {pred} as the prediction: see the WARNING above)." in out, out
