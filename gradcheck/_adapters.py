@@ -1171,7 +1171,7 @@ class BoundLoss:
                 call = f"forward({', '.join(f'{n}={r}' for n, r in zip(names, roles))})" + call[call.index(")") + 1:]
         self.info = {"protocol": "loss", "call": call, "by_name": by_name, "pred_arg": names[roles.index("y_pred")]
                      if len(names) == 2 else "", "upstream": self.upstream or "", "by_role": role or "",
-                     "sign_ambiguous": getattr(self, "sign_ambiguous", "")}
+                     "sign_ambiguous": getattr(self, "sign_ambiguous", ""), "neither": getattr(self, "neither", "")}
 
     @property
     def params(self):
@@ -1267,11 +1267,54 @@ def _order_by_role(loss, names, y_true, y_pred):
         return (f"backward's result matches the central differences of L with respect to {pred} (relative error "
                 f"{seen[good][1]:.1e}), not {other} ("
                 f"{'the opposite sign' if seen[bad][1] == 2.0 else f'{seen[bad][1]:.1e}'}): {pred} is the prediction")
+    if (prop := _proportional_order(loss, names, y_true, y_pred)) is not None:  # tester12 M6: c * dL/da, no
+        return prop  # multiple of dL/db: a sign or factor bug, compared with the prediction's gradient
     if seen[good][1] < 2.0 == seen[bad][1]:  # matches neither: it points along one gradient, against the other
         loss.pred_first = good
         return (f"backward's result matches the central differences of L with respect to neither, but points "
                 f"along the one with respect to {pred} and against {other}'s: {pred} is taken as the prediction")
     return None
+
+
+def _factor(loss, y_true, y_pred, g, seed=1):
+    """``c`` when ``g`` is ``c`` times dL/dy_pred in the order ``loss`` uses, along three random directions (their
+    central differences ``c <g, u>`` to a relative 1e-4); None when it is no multiple of it (or L is flat)."""
+    rng, h = np.random.default_rng(seed), 1e-5 * max(1.0, float(np.max(np.abs(y_pred))))
+    num, man = [], []
+    for _ in range(3):
+        u = rng.standard_normal(y_pred.shape)
+        num.append(difference_quotient(lambda t, u=u: float(loss.forward(y_true, y_pred + t * u)), h))
+        man.append(float(np.sum(g * u)))
+    num, man = np.array(num), np.array(man)
+    if not np.any(num) or not np.any(man):
+        return None
+    c = float(np.sum(num * man) / np.sum(num * num))  # g = c dL/dy_pred: man = c num
+    return c if np.max(np.abs(man - c * num)) <= 1e-4 * np.max(np.abs(man)) else None
+
+
+def _proportional_order(loss, names, y_true, y_pred):
+    """When backward matches neither argument's gradient of a ``forward(a, b)`` (:func:`_order_by_role`): the
+    header's reason when it is a multiple (a sign, a factor) of exactly one of them, which is then the prediction
+    (``loss.pred_first`` set); else None, and ``loss.neither`` says the order is unknown."""
+    c, ran = {}, 0
+    for first in (False, True):
+        loss.pred_first = first
+        try:
+            loss.forward(y_true, y_pred)
+            c[first] = _factor(loss, y_true, y_pred, np.asarray(loss.backward(), dtype=np.float64))
+            ran += 1
+        except Exception:  # noqa: BLE001 - the order the student's code does not take
+            c[first] = None
+    loss.pred_first, loss._last = False, None
+    fits = [f for f, v in c.items() if v is not None]
+    if len(fits) != 1:
+        loss.neither = ",".join(names) if not fits and ran == 2 else ""
+        return None
+    loss.pred_first = fits[0]
+    pred, other = names if fits[0] else names[::-1]
+    return (f"backward's result is {c[fits[0]]:.3g} times the central differences of L with respect to {pred} (a "
+            f"sign or a constant factor wrong), and no multiple of those with respect to {other}: {pred} is the "
+            f"prediction")
 
 
 def _nnfs_calculate(obj):
@@ -2059,9 +2102,9 @@ def _used_arrays(obj, inputs, kw, names, children=None):
             old = getattr(o, key)
             if isinstance(old, np.ndarray) and old.flags.writeable:  # in place: a view of it (or its
                 keep = old.copy()  # base, self.Wx = self.W[:D]) read by forward moves with it
-                old[...] = old * 1.5 + 0.5
+                old[...] = _moved(old)
             else:
-                setattr(o, key, old * 1.5 + 0.5)
+                setattr(o, key, _moved(old))
             y = _run(obj, rewind, inputs, kw)  # raised: _undone rebinds every attribute, restores its contents
             if isinstance(old, np.ndarray) and old.flags.writeable:
                 old[...] = keep
@@ -2069,6 +2112,15 @@ def _used_arrays(obj, inputs, kw, names, children=None):
             if y.shape != y0.shape or not np.array_equal(y, y0, equal_nan=True):
                 used.append(n)
         return used + list(names[MAX_PROBED:]), y0  # beyond the bound: taken as read, never dropped
+
+
+def _moved(a):
+    """``a`` changed for :func:`_used_arrays`' probe: ``1.5 a + 0.5`` plus a ramp over its entries (0 to 0.5), so
+    no two entries move alike: a bias that softmax or a normalisation sees only up to one shift of all its
+    entries (DLfS-2's zero output bias, tester12 M3) still changes the output."""
+    if not isinstance(a, np.ndarray) or a.size < 2:
+        return a * 1.5 + 0.5
+    return a * 1.5 + 0.5 + np.linspace(0.0, 0.5, a.size).reshape(a.shape)
 
 
 def _grad_attrs(obj, inputs, kw, used, children=None):

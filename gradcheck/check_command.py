@@ -90,6 +90,11 @@ def run_check(args, layer, label: str, init: dict[str, Any], shape) -> int:
     diag = diagnose_layer(layer, getattr(args, "inputs", shape), mode=args.mode, method=args.method, seed=args.seed, rtol=args.rtol,
                           atol=args.atol, eps=args.eps, twin=twin, reference=reference, name=cname,
                           training=getattr(args, "training", "auto"))
+    if not diag.passed and diag.error is None and getattr(args, "load_edited", None) is not None:
+        _removed_eps(args, label, diag, lambda lay: diagnose_layer(
+            lay, getattr(args, "inputs", shape), mode=args.mode, method=args.method, seed=args.seed, rtol=args.rtol,
+            atol=args.atol, eps=args.eps, twin=None, reference=None, name=cname,
+            training=getattr(args, "training", "auto")))
     if jac and diag.error is None:  # after the check, which holds a random forward (its note says how)
         jac_lines, jac_ok, jac_figs = _jacobian(args, layer, twin, shape, cname, diag)
     if args.twin and twin is None:  # not "add --twin": it was given
@@ -117,6 +122,24 @@ def run_check(args, layer, label: str, init: dict[str, Any], shape) -> int:
         print(V.wrap(line))
     print()
     return _report(args, layer, diag, cname, color, (jac_lines, jac_ok, jac_figs), unchecked)
+
+
+def _removed_eps(args, label: str, diag, check) -> None:
+    """A failing check of a forward with ``log(... + eps)`` (tester12 M3): ``check`` (the same diagnosis) of its
+    copy without the eps; when that passes, the diagnosis names the eps (:func:`gradcheck._log_eps.name_removed_eps`)."""
+    from ._log_eps import eps_free_texts, name_removed_eps
+    from .sandbox import sibling_files
+
+    path = label.rpartition("::")[0]
+    texts, consts = eps_free_texts(path, sibling_files(path))
+    if not texts:
+        return
+    try:
+        with args.load_edited(texts) as edited:
+            other = check(edited)
+    except Exception:  # noqa: BLE001 - the copy is a probe: if it cannot run, the diagnosis stays as it is
+        return
+    name_removed_eps(diag, consts, other)
 
 
 def _report(args, layer, diag, cname: str, color: bool, jacobian, unchecked) -> int:
@@ -838,6 +861,36 @@ def loss_data(targets: str, pred: str, shape: tuple[int, ...], seed: int) -> tup
     return y_true, y_pred, f"y_true: {tkind} of shape {tuple(shape)}"
 
 
+def finite_loss_data(args, loss, shape, text: str) -> UsageError | None:
+    """When a loss's forward gave NaN or inf on the data ``--pred``/``--targets`` left at their default (real
+    numbers) but is finite on probabilities and class labels (Neural Networks from Scratch's
+    ``Loss_CategoricalCrossentropy``: the log of a negative number, tester12 M8): the usage error naming the
+    options that give it data it is defined on, the first of ``--pred`` probs, unit by ``--targets`` labels:K,
+    onehot:K, probs, unit that gives a finite L; None when none does (a NaN whatever the data is a wrong result)."""
+    k = shape[-1] if len(shape) > 1 else 2
+    preds = [args.pred] if args.pred else ["probs", "unit"]
+    targets = [args.targets] if args.targets else [f"labels:{k}", f"onehot:{k}", "probs", "unit"]
+    if args.pred and args.targets:
+        return None
+    for pred in preds:
+        for tk in targets:
+            try:
+                y_true, y_pred, _ = loss_data(tk, pred, shape, args.seed)
+                if np.all(np.isfinite(np.asarray(loss.forward(y_true, y_pred), dtype=np.float64))):
+                    break
+            except Exception:  # noqa: BLE001 - data this loss does not take: the next kind
+                continue
+        else:
+            continue
+        given = [f"--pred {args.pred or 'real'}"] * (not args.pred) + [f"--targets {args.targets or 'real'}"] * (
+            not args.targets)
+        cmd = f"gradcheck check {args.target} --loss --input-shape {args.input_shape} --pred {pred} --targets {tk}"
+        return UsageError(f"{text.rstrip('.')}. That was on the default data ({', '.join(given)}: standard-normal "
+                          f"numbers, negative ones too), on which a loss of probabilities is undefined; forward is "
+                          f"finite on y_pred {pred} and y_true {tk}: {cmd}")
+    return None
+
+
 def run_check_loss(args, loss, label: str, init: dict[str, Any], shape) -> int:
     """``gradcheck check --loss``: a (sandboxed) loss's ``backward()`` against central differences.
 
@@ -875,7 +928,9 @@ def run_check_loss(args, loss, label: str, init: dict[str, Any], shape) -> int:
     if res.passed:
         valued = any(r.tensor == "L" for r in res.records)
         what = f"dL/{loss_gradient_name(loss)[1:]}{' and L match' if valued else ' matches'} within rtol={res.rtol:g}"
-        print(colorize(f"\nPASS: {cname}: {what}, {res.atol_words()}.", color))
+        amb = ((getattr(loss, "protocol", None) or {}).get("sign_ambiguous") or "").partition(",")[0]
+        amb = f" (taking {amb} as the prediction: see the WARNING above)" if amb else ""  # tester12 M6
+        print(colorize(f"\nPASS: {cname}: {what}, {res.atol_words()}{amb}.", color))
         if not valued:  # a loss off by a constant has the same gradient
             print(V.wrap(f"{cname}: the value L itself was not checked (central differences see only its "
                          "gradient); --reference manualprop.NAME (e.g. manualprop.MulticlassHinge) compares it."))
@@ -915,6 +970,10 @@ def _loss_lines(loss, res) -> list[str]:
         lines.append(f"WARNING: L depends on {pred_} and {other} so that dL/d{pred_} = -dL/d{other}: backward matches "
                      f"dL/d{pred_}, so {pred_} was taken as the prediction; if {other} is your prediction, backward "
                      f"has the wrong sign. Name forward's arguments (y_pred, y_true) to have them bound by name.")
+    if info.get("neither"):  # tester12 M6: no order can be told, and none is needed for the verdict
+        a, b = info["neither"].split(",")
+        lines.append(f"backward's result is no multiple of L's gradient with respect to {a} or {b}, so it is wrong "
+                     f"whichever is the prediction; the table compares it with dL/d{pred}")
     if info.get("upstream"):
         lines.append(f"backward: backward({info['upstream']}=1.0): the upstream gradient dL/dL = 1.0 of the "
                      "scalar loss, as PyTorch's loss.backward() and DLfS's backward(dout=1) give it")

@@ -27,6 +27,7 @@ from .errors import (
     EXIT_USAGE,
     GradcheckError,
     GraderError,
+    NonFiniteError,
     NotCheckedError,
     StudentCodeError,
     UsageError,
@@ -253,6 +254,7 @@ def _cmd_check(args) -> int:
                 probe = V.layer_inputs(args.inputs, np.random.default_rng([args.seed, 3]), name)  # the protocol
                 obj = sb.load_layer(os.path.basename(path), name, init_kwargs=init, seed=args.seed,
                                     probe_inputs=probe, targets=_model_targets(args, shape))
+                args.load_edited = _edited_loader(args, path, name, init, shape, probe)
             _check_kind(obj, "loss" if args.loss else "layer", shape)
             # diagnosis, table, sentence, --json, --plots: gradcheck/check_command.py
             run = run_check_loss if args.loss else run_check
@@ -260,7 +262,10 @@ def _cmd_check(args) -> int:
         except StudentCodeError as exc:
             failed = exc
             text = str(exc)
-            if args.loss and not args.targets and "y_true" in text and ("IndexError" in text or "integer" in text):
+            if args.loss and isinstance(exc, NonFiniteError) and obj is not None and isinstance(shape[0], int):
+                from .check_command import finite_loss_data
+                failed = finite_loss_data(args, obj, shape, text) or failed  # M8: NaN on the default data
+            elif args.loss and not args.targets and "y_true" in text and ("IndexError" in text or "integer" in text):
                 failed.args = (f"{text} y_true was real-valued (--targets real, the default): for class "
                                "indices add --targets labels (one-hot targets: --targets onehot).",)
             elif not args.loss and not args.indices and "IndexError" in text and "integer" in text:
@@ -285,6 +290,29 @@ def _cmd_check(args) -> int:
                 _say_error(failed)
             _show_output(sb.output, name, verbose=args.verbose)
         return failed.exit_code if failed is not None else code
+
+
+def _edited_loader(args, path, name, init, shape, probe):
+    """A context manager ``load(texts)``: the layer ``name`` loaded as :func:`_cmd_check` loads it, from ``path``'s
+    files with ``texts`` (``{file name: source}``) in place of some, in a sandbox of its own (used for the copy
+    without a log's eps, :mod:`gradcheck._log_eps`)."""
+    import contextlib
+    import tempfile
+
+    from .sandbox import Sandbox, sibling_files
+
+    @contextlib.contextmanager
+    def load(texts):
+        with tempfile.TemporaryDirectory(prefix="gradcheck-edited-") as d:
+            files = sibling_files(path)
+            for k, t in texts.items():
+                with open(os.path.join(d, k), "w", encoding="utf-8") as fh:
+                    fh.write(t)
+                files[k] = os.path.join(d, k)
+            with Sandbox(files=files, timeout=args.timeout) as sb:
+                yield sb.load_layer(os.path.basename(path), name, init_kwargs=init, seed=args.seed,
+                                    probe_inputs=probe, targets=_model_targets(args, shape))
+    return load
 
 
 def _model_targets(args, shape):
