@@ -371,7 +371,7 @@ def _sparse_ce_mean_fwd(logits, labels):
 
 def _sparse_ce_mean_vjp(g, ans, logits, labels):
     d = _softmax_minus_onehot(logits, labels)
-    scale = g / np.size(labels)
+    scale = g / (labels.size if type(labels) is np.ndarray else np.size(labels))  # (np.size: a Python frame)
     if type(g) is np.ndarray and type(d) is np.ndarray and g.dtype == d.dtype:
         d *= scale  # plain backward: d is ours, scaled in place
         return d
