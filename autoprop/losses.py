@@ -84,6 +84,8 @@ class SoftmaxCrossEntropy(Loss):
         else:
             kind, y = check_class_targets(y_true, self._where(), n_samples=n, n_classes=c, dtype=z.dtype)
         if kind == "labels" and not self.label_smoothing:
+            if self.reduction == "mean":  # the loss and its mean, one record (torch's cross_entropy)
+                return R.sparse_softmax_cross_entropy_mean(z, y)
             # the fused primitive, as tf.nn.sparse_softmax_cross_entropy_with_logits
             return self._reduce(R.sparse_softmax_cross_entropy_with_logits(z, y))
         logp = R.log_softmax(z, axis=-1)

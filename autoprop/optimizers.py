@@ -23,7 +23,7 @@ def _read_only(t):
     if _RECORDING:
         return t.__array__()
     v = t._value.view()
-    v.flags.writeable = False
+    v.setflags(write=False)  # (the flag as `v.flags.writeable = False` sets it, without the flags object)
     return v
 
 

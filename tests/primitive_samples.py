@@ -116,6 +116,7 @@ SAMPLES: dict[str, Sample] = {
     "softmax": S((3, 4), axis=0),
     "norm": S((3, 4), axis=1, keepdims=False),
     "sparse_softmax_cross_entropy_with_logits": S((4, 5), np.array([0, 4, 4, 1]), domain=[(-4, 4)]),
+    "sparse_softmax_cross_entropy_mean": S((4, 5), np.array([0, 4, 4, 1]), domain=[(-4, 4)]),
     # shape and indexing
     "reshape": S((2, 6), shape=(3, 4)),
     "transpose": S((2, 3, 4), axes=(2, 0, 1)),

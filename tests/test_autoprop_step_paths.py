@@ -199,3 +199,17 @@ def test_the_mean_of_a_loss_is_np_mean_bit_for_bit():
         assert got.dtype == want.dtype
         np.testing.assert_array_equal(got, want)
     assert R.mean(ap.constant(np.arange(4.0))).numpy() == 1.5
+
+
+def test_a_tensors_numpy_view_is_read_only_and_shares_its_value():
+    t = ap.constant(np.arange(3.0))
+    v = np.asarray(t)
+    assert not v.flags.writeable and np.shares_memory(v, t._value)
+    with pytest.raises(ValueError, match="read-only"):
+        v[0] = 5.0
+    assert t.numpy()[0] == 0.0
+    w = ap.Variable(np.ones(2, dtype=np.float32))
+    w.assign_sub(np.full(2, 0.5, dtype=np.float32))  # the optimizer's fast path: same dtype object
+    np.testing.assert_array_equal(w.numpy(), np.full(2, 0.5, dtype=np.float32))
+    w.assign_sub(np.full(2, 0.25))  # float64 delta: the converting path, float32 kept
+    assert w.dtype == np.float32 and w.numpy()[0] == np.float32(0.25)

@@ -292,7 +292,8 @@ def _tidy(code):
 #: short names for forward values that have none (the primitive that made them)
 _SHORT = {"add": "s", "subtract": "d", "multiply": "p", "divide": "q", "matmul": "mm",
           "getitem": "sel", "reshape": "r", "transpose": "tr", "broadcast_to": "b",
-          "extract_patches": "cols", "sparse_softmax_cross_entropy_with_logits": "ce"}
+          "extract_patches": "cols", "sparse_softmax_cross_entropy_with_logits": "ce",
+          "sparse_softmax_cross_entropy_mean": "ce"}
 
 
 def _short(prim_name):

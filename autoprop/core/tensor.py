@@ -148,7 +148,7 @@ class Tensor:
         # value the tape saved. While a tape records, an implicit conversion of a Tensor
         # that carries gradient warns (observe.TapeEscapeWarning); .numpy() stays quiet.
         v = self._value.view()
-        v.flags.writeable = False
+        v.setflags(write=False)  # (as v.flags.writeable = False, without making the flags object)
         if dtype is not None and dtype != v.dtype:
             v = v.astype(dtype)
         elif copy:
@@ -689,7 +689,8 @@ class Variable(Tensor):
     def assign_sub(self, delta):
         """``self = self - delta`` (not recorded by tapes, as in TensorFlow)."""
         v = self._value
-        if type(delta) is np.ndarray and delta.ndim and delta.dtype == v.dtype and delta.shape == v.shape:
+        if type(delta) is np.ndarray and delta.ndim and (delta.dtype is v.dtype or delta.dtype == v.dtype) \
+                and delta.shape == v.shape:
             self._value = v - delta  # an optimizer's update: nothing to convert or check
             return self
         self._value = np.asarray(v - self._check_new(delta, "assign_sub", copy=False))

@@ -20,7 +20,7 @@ from .elementwise import _share_of, absolute, where
 
 __all__ = [
     "sum", "mean", "max", "min", "prod", "cumsum", "logsumexp", "log_softmax", "softmax",
-    "sparse_softmax_cross_entropy_with_logits", "norm", "argmax", "argmin", "var", "std",
+    "sparse_softmax_cross_entropy_with_logits", "sparse_softmax_cross_entropy_mean", "norm", "argmax", "argmin", "var", "std",
     "vector_norm", "matrix_norm",
 ]
 
@@ -356,6 +356,42 @@ sparse_softmax_cross_entropy_with_logits = defprim(
     shapes="logits (..., C), integer labels (...) -> per-example loss (...)",
     kinks="none; stable for any logits (log-softmax shifted by the max); labels get no gradient",
     source="-np.take_along_axis(special.log_softmax({logits}, axis=-1), {labels}[..., None], axis=-1)[..., 0]",
+)
+
+
+# The mean of the per-example losses in the same record (PyTorch's
+# cross_entropy(reduction="mean"), Keras's CategoricalCrossentropy loss): what
+# SoftmaxCrossEntropy() records for integer labels, one node where the loss and its mean
+# were two. The forward is the two records' (_mean_fwd of _sparse_ce_fwd: the same bits); the
+# VJP is the fused kernel scaled by g / n, the mean's VJP and the cross-entropy's in one step
+# (each entry (p - onehot) * (g / n): the same bits as the two VJPs).
+def _sparse_ce_mean_fwd(logits, labels):
+    return _mean_fwd(_sparse_ce_fwd(logits, labels))
+
+
+def _sparse_ce_mean_vjp(g, ans, logits, labels):
+    d = _softmax_minus_onehot(logits, labels)
+    scale = g / (labels.size if type(labels) is np.ndarray else np.size(labels))  # (np.size: a Python frame)
+    if type(g) is np.ndarray and type(d) is np.ndarray and g.dtype == d.dtype:
+        d *= scale  # plain backward: d is ours, scaled in place
+        return d
+    return scale * d
+
+
+sparse_softmax_cross_entropy_mean = defprim(
+    "sparse_softmax_cross_entropy_mean", _sparse_ce_mean_fwd,
+    _sparse_ce_mean_vjp,
+    None,
+    jvp=(lambda t, ans, logits, labels: np.sum(t * _softmax_minus_onehot(logits, labels)) / np.size(labels),
+         None),
+    reads=((0, 1), ()),
+    jacobian="d loss / d z_ic = (softmax(z_i)_c - [c == y_i]) / N (N = number of labels)",
+    vjp="dz = (g / N) * (softmax(z) - onehot(y)) (the fused kernel of "
+        "tf.nn.sparse_softmax_cross_entropy_with_logits, and the mean's 1 / N, in one step)",
+    shapes="logits (..., C), integer labels (...) -> the mean loss ()",
+    kinks="none; stable for any logits (log-softmax shifted by the max); labels get no gradient",
+    source="-np.take_along_axis(special.log_softmax({logits}, axis=-1), {labels}[..., None], "
+           "axis=-1).mean()",
 )
 
 
