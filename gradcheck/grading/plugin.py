@@ -252,9 +252,7 @@ class _SandboxHolder:
         from ..sandbox import Sandbox, SandboxError
 
         if self.sandbox is None or self.sandbox._dead:
-            if self.sandbox is not None:
-                self.sandbox.close()
-            self.sandbox = None
+            self.close()
             opt = self.config.getoption
             try:
                 sb = Sandbox(files=self.files(), timeout=timeout, memory_mb=opt("--grading-memory-mb"),

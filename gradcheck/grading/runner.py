@@ -647,6 +647,14 @@ def write_json(path: Path, data: dict[str, Any], key: bytes | None = None) -> No
     os.replace(tmp, path)
 
 
+def _read_json(path: Path) -> Any:
+    """The JSON value in the file ``path`` (UTF-8), or None when it cannot be read or parsed."""
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+
+
 def _batch_key(out_p: Path) -> bytes:
     """The batch's secret (``out/.gradcheck-key``, mode 0600, created on first use)."""
     p = out_p / ".gradcheck-key"
@@ -753,10 +761,7 @@ def _grade(sub: Path, tests_p: Path, results: Path, record: dict[str, Any], t0: 
             return stopped
         if (tmp_p / "junit.xml").exists():
             shutil.copyfile(tmp_p / "junit.xml", out_p / "junit.xml")
-        try:  # the plugin's results, trusted from a pytest that ended normally (exit 0 or 1)
-            data = json.loads((tmp_p / "results.json").read_text("utf-8"))
-        except (OSError, ValueError):
-            data = None
+        data = _read_json(tmp_p / "results.json")  # the plugin's, trusted from a pytest that ended normally (exit 0 or 1)
     rows = data.get("tests") if isinstance(data, dict) else None  # the rows written so far
     if timed_out or not isinstance(data, dict) or not isinstance(data.get("extra_data"), dict) or not (
             code in (0, 1) and data["extra_data"].get("complete") or data["extra_data"].get("grader_error")):
@@ -919,11 +924,10 @@ def _collected_rows(tests: str) -> tuple[tuple[str, float, str], ...]:
     with tempfile.TemporaryDirectory(prefix="gradcheck-collect-") as tmp:
         (Path(tmp) / "cwd").mkdir()
         args = _pytest_args(Path(tests), Path(tmp), "", "--collect-only", "-q", "--grading-isolation", "none")
-        try:
+        with contextlib.suppress(OSError):
             _run_child(args, Path(tmp) / "cwd", 300.0, None)
-            rows = json.loads((Path(tmp) / "results.json").read_text("utf-8")).get("tests")
-        except (OSError, ValueError, AttributeError):
-            rows = None
+        data = _read_json(Path(tmp) / "results.json")
+    rows = data.get("tests") if isinstance(data, dict) else None
     return tuple((t["name"], t["max_score"], t["visibility"]) for t in _valid_rows(rows))
 
 
@@ -988,9 +992,7 @@ def _batch_meta(meta: Path, seed: int | None, tests: str | os.PathLike, src: Pat
     """Write ``grading.json`` (the seed, the tests' digest, the scoring options) and return the
     seed (the saved one when none is given) and the keys of what changed since the saved batch:
     a resumed batch whose seed, tests or options differ grades every submission again."""
-    saved: Any = {}
-    with contextlib.suppress(OSError, ValueError):
-        saved = json.loads(meta.read_text())
+    saved = _read_json(meta)
     saved = saved if isinstance(saved, dict) else {}
     if seed is None:
         with contextlib.suppress(KeyError, TypeError, ValueError):
@@ -1008,10 +1010,8 @@ def _load_done(results_path: Path, key: bytes | None = None) -> SubmissionResult
     """The signed, complete result in ``results_path`` as a "skipped" result (``files_sha256`` the
     digest stored with it), or None: to be graded (again)."""
     try:
-        if results_path.is_symlink() or not results_path.is_file():
-            return None
-        data = json.loads(results_path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        data = None if results_path.is_symlink() or not results_path.is_file() else _read_json(results_path)
+    except OSError:
         return None
     extra = data.get("extra_data") if isinstance(data, dict) else None
     if not isinstance(extra, dict) or not extra.get("complete") \

@@ -271,12 +271,10 @@ _IMPORT_GUARDS = frozenset({"ImportError", "ModuleNotFoundError", "Exception", "
 
 
 def _guards_import(handlers: list[ast.ExceptHandler]) -> bool:
-    for h in handlers:
-        types = [] if h.type is None else h.type.elts if isinstance(h.type, ast.Tuple) else [h.type]
-        if h.type is None or any((t.id if isinstance(t, ast.Name) else getattr(t, "attr", "")) in _IMPORT_GUARDS
-                                 for t in types):
-            return True
-    return False
+    types = [t for h in handlers if h.type is not None
+             for t in (h.type.elts if isinstance(h.type, ast.Tuple) else [h.type])]
+    return any(h.type is None for h in handlers) or any(
+        (t.id if isinstance(t, ast.Name) else getattr(t, "attr", "")) in _IMPORT_GUARDS for t in types)
 
 
 def unavailable_imports(files: Iterable[str], *, root: str | None = None) -> list[ImportViolation]:
