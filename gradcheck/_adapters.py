@@ -2127,9 +2127,13 @@ def _idle_weights(obj, inputs, kw, unused, children=None):
     return out
 
 
-def _idle_pairs(obj, inputs, kw, unused, children, info):
-    """:func:`_idle_weights` of ``unused``, said in ``info`` (the header, and ``read_from`` for the FAIL line)."""
-    idle = _try(_idle_weights, obj, inputs, kw, unused, children) or {}
+def _idle_pairs(obj, inputs, kw, unused, children, info, taken=None):
+    """:func:`_idle_weights` of ``unused``, said in ``info`` (the header, and ``read_from`` for the FAIL line); not
+    a gradient ``taken`` (``{weight: gradient}``) by a weight forward uses, of the same owner: ``grads[0]`` is
+    ``params[0]``'s, not that of ``vel[0]`` beside it (DLfS-2's lists with an optimizer's state)."""
+    mine = {(w.rpartition(".")[0], g) for w, g in (taken or {}).items()}
+    idle = {w: g for w, g in (_try(_idle_weights, obj, inputs, kw, unused, children) or {}).items()
+            if (w.rpartition(".")[0], g) not in mine}
     if idle:
         info["idle"] = list(idle)
         info.setdefault("read_from", []).extend(
@@ -2236,7 +2240,7 @@ def _grad_candidates(key):
         return list(dict.fromkeys([g.format(key) for g in GRAD_NAMES] + private + [f"grads[{key!r}]"]
                                   + [f"{d}.{key}" for d in GRAD_DICTS]))  # self.grads.W: an object of gradients
     subs = "".join(f"[{_key_text(k)}]" for k in path[1])
-    return [g.format(path[0]) + subs for g in GRAD_NAMES] + [d + subs for d in GRAD_DICTS]
+    return list(dict.fromkeys([g.format(path[0]) + subs for g in GRAD_NAMES] + [d + subs for d in GRAD_DICTS]))
 
 
 def _lazy_build(obj, inputs, kw):
@@ -2956,7 +2960,7 @@ def _attribute_style(obj, inputs, kw, info, found):
         info["backward_ran"], (pairs, unsure, placed) = pairs is not None, pairs or ({}, {}, [])  # raised: unknown
     if used is not None and inputs is not None:  # forward ignores b, backward writes db: checked (NoBias)
         pairs.update(_idle_pairs(obj, inputs, kw, [w for w in every if w not in used and w not in pairs and w not in
-                                                   numbers and w not in sub_numbers], children, info))
+                                                   numbers and w not in sub_numbers], children, info, pairs))
     pairs = _in_order({**pairs, **sub_pairs}, children)
     info["unchecked"] = [w for w in (used or []) if w not in pairs and w not in numbers and w not in sub_numbers]
     if unsure:
