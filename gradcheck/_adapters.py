@@ -2610,7 +2610,42 @@ def _sgd_weights(obj):
         for k, v in list(_fields(o).items())[:MAX_PROBED]:
             if isinstance(v, np.ndarray) and v.dtype.kind == "f" and v.size and isinstance(k, str):
                 out[f"{prefix}.{k}" if prefix else k] = (o, k)
+        out.update({f"{prefix}.{k}" if prefix else k: (_Items(o), k) for k in _sgd_items(o)})
     return out
+
+
+def _sgd_items(o):
+    """The item names (``params['W']``, ``params[0]``, ``Ws[1]``, ``weights['W']``) of the float arrays held one level
+    deep in the dict, list and tuple attributes of ``o`` (:func:`_arrays`, and the manualprop ``params`` dict it leaves
+    out): weights a backward may step in place there (tester12 M1)."""
+    names = [n for n in _arrays(o) if (ip := _item_path(n)) is not None and len(ip[1]) == 1]
+    params = _fields(o).get("params")
+    if isinstance(params, dict):
+        names += [f"params[{k!r}]" for k, v in list(params.items())[:MAX_PROBED] if isinstance(v, np.ndarray)
+                  and v.dtype.kind == "f" and v.size and (type(k) is int or isinstance(k, str) and k.isidentifier())]
+    return list(dict.fromkeys(names))
+
+
+def _sgd_grad_home(o, key):
+    """Where the gradient read for item weight ``key`` (:func:`_sgd_items`) of ``o`` (an :class:`_Items`) is put: the
+    item of the same key of a container gradcheck looks for (:func:`_grad_candidates`): ``grads['W']`` for
+    ``params['W']`` (the manualprop protocol's), ``dparams[0]`` for ``params[0]``, ``dWs[1]`` for ``Ws[1]``;
+    the first of those names that is free or holds a container of the same kind, made (empty) when free.
+    Returns ``(that container, the key)``, or None when none fits."""
+    attr, (k,) = _item_path(key)
+    raw = object.__getattribute__(o, "_o")
+    held, fields = getattr(o, attr), _fields(raw)
+    # params[0] (a list): dparams[0], as grads[0] is also a candidate for vel[0] beside it
+    mine = ["grads"] if attr == "params" and isinstance(held, MAPPINGS) else []
+    for name in mine + [f"d{attr}", f"{attr}_grad"]:
+        h = fields.get(name)
+        if name not in fields:
+            h = {} if isinstance(held, MAPPINGS) else [None] * len(held)
+            setattr(raw, name, h)
+        if isinstance(held, MAPPINGS) and isinstance(h, dict) or \
+                isinstance(h, list) and not isinstance(held, MAPPINGS) and len(h) == len(held):
+            return h, k
+    return None
 
 
 def _sgd_grad_name(key):
@@ -2631,7 +2666,10 @@ def _sgd_read(before, rate):
         new = getattr(o, k, None)
         if not (isinstance(new, np.ndarray) and new.shape == kept.shape):
             continue
-        setattr(o, _sgd_grad_name(k), (kept - new) / rate)
+        if not isinstance(o, _Items):
+            setattr(o, _sgd_grad_name(k), (kept - new) / rate)
+        elif (home := _sgd_grad_home(o, k)) is not None:  # grads['W'] for params['W']
+            home[0][home[1]] = (kept - new) / rate
         if new is a:
             a[...] = kept
         else:
@@ -2765,8 +2803,17 @@ def _sgd_not_plain(obj, bwd, param, attrs, name, seen, decay=None):
             f"(W -= {param or 'lr'} * dW): {what}. gradcheck reads a weight's gradient as its step divided by the "
             f"rate ({given}), which holds only for that step, so {cls} is not checkable as written and no gradient "
             f"was compared. Keep the optimizer out of backward: have backward return or store the gradient "
-            f"(self.{name.rpartition('.')[2]}_grad = dW, or self.dW) and step the weights in another method "
+            f"({_sgd_hint(name.rpartition('.')[2])} = dW, or self.dW) and step the weights in another method "
             f"(update()/step()), or check the layer with plain gradient descent in backward.")
+
+
+def _sgd_hint(key):
+    """Where to store weight ``key``'s gradient, said to the student: ``self.W_grad``; ``self.grads['W']`` for
+    ``params['W']``, ``self.dWs[1]`` for ``Ws[1]``."""
+    ip = _item_path(key)
+    if ip is None:
+        return f"self.{key}_grad"
+    return f"self.{'grads' if ip[0] == 'params' else 'd' + ip[0]}" + "".join(f"[{k!r}]" for k in ip[1])
 
 
 def _sgd_header(obj, bwd, param, heads, weights):

@@ -105,3 +105,63 @@ class SgdTanh:
     def backward(self, dY, learning_rate):
         return dY * (1 - self.Y ** 2)
 
+
+
+class SgdParamsDict:
+    """A Dense whose weights live in a ``params`` dict with no ``grads`` dict, stepped in backward (tester12 M1)."""
+
+    ADAPT = True
+
+    def __init__(self):
+        rng = np.random.default_rng(0)
+        self.params = {"W": rng.standard_normal((4, 3)) * 0.5, "b": rng.standard_normal(3) * 0.1}
+
+    def forward(self, X):
+        self.X = X
+        return X @ self.params["W"] + self.params["b"]
+
+    def backward(self, dY, lr=0.01):
+        dX = dY @ self.params["W"].T
+        self.params["W"] -= lr * (self.X.T @ dY)
+        self.params["b"] -= lr * dY.sum(axis=0)
+        return dX
+
+
+class SgdParamsDictMeanBias(SgdParamsDict):
+    def backward(self, dY, lr=0.01):
+        dX = dY @ self.params["W"].T
+        self.params["W"] -= lr * (self.X.T @ dY)
+        self.params["b"] -= lr * dY.mean(axis=0)  # BUG: mean, not sum
+        return dX
+
+
+class SgdParamsList:
+    """DLfS-2's ``self.params = [W, b]`` with no ``grads`` list, stepped in backward at ``self.lr`` (tester12 M1)."""
+
+    ADAPT = True
+
+    def __init__(self):
+        rng = np.random.default_rng(0)
+        self.params, self.lr = [rng.standard_normal((4, 3)) * 0.5, rng.standard_normal(3) * 0.1], 0.05
+
+    def forward(self, X):
+        self.X = X
+        W, b = self.params
+        return X @ W + b
+
+    def backward(self, dY):
+        W, b = self.params
+        dX = dY @ W.T
+        self.params[0] -= self.lr * (self.X.T @ dY)
+        self.params[1] -= self.lr * dY.sum(axis=0)
+        return dX
+
+
+class SgdParamsListRateTwice(SgdParamsList):
+    def backward(self, dY):
+        W, b = self.params
+        dX = dY @ W.T
+        self.params[0] -= self.lr * self.lr * (self.X.T @ dY)  # BUG: the rate applied twice
+        self.params[1] -= self.lr * dY.sum(axis=0)
+        return dX
+
