@@ -2569,22 +2569,77 @@ SGD_DY_SCALE = 1024.0
 
 def _rate_heads(fn):
     """The attributes of ``self`` that method ``fn``'s source reads (``self.lr``, ``self.opt.step(...)``,
-    ``for layer in self.layers``): where a rate it steps with may be _sgd_weights."""
+    ``for layer in self.layers``, ``type(self).lr``): where a rate it steps with may be _sgd_weights; and
+    ``(class, name)`` of each rate it reads through a global name (``Opt.lr``: :func:`_global_rates`)."""
     try:
         src = inspect.getsource(fn)
     except (OSError, TypeError):
         return set()
-    return set(re.findall(r"\bself\.([A-Za-z_]\w*)", src))
+    return set(re.findall(r"\bself\.([A-Za-z_]\w*)", src)) | set(_global_rates(fn)) | set(
+        re.findall(r"(?:\btype\(\s*self\s*\)|\bself\.__class__)\.([A-Za-z_]\w*)", src))
+
+
+def _is_rate(v):
+    return isinstance(v, (int, float, np.floating)) and not isinstance(v, bool)
+
+
+def _rate_class(cls, name):
+    """The class of ``cls``'s MRO (the student's, not numpy's or the standard library's) whose own attribute
+    ``name`` is a number: where a rate held as a class attribute (``class Opt: lr = 0.1``) is set; else None."""
+    for c in getattr(cls, "__mro__", ())[:-1]:
+        if name in vars(c):
+            ok = _is_rate(vars(c)[name]) and (c.__module__ or "").split(".")[0] not in ("numpy", "builtins")
+            return c if ok else None
+    return None
+
+
+def _global_rates(fn):
+    """``[(class, name)]`` of the rates (:data:`LR_NAMES`) that ``fn``'s source reads as class attributes through a
+    global name (``Opt.lr``, ``Linear.lr``, ``Linear.Opt.lr``), each where it is set (:func:`_rate_class`)."""
+    tree, out = _source(fn), []
+    for n in ast.walk(tree) if tree is not None else ():
+        if not (isinstance(n, ast.Attribute) and n.attr.lower() in LR_NAMES):
+            continue
+        chain, v = [], n.value
+        while isinstance(v, ast.Attribute):
+            chain, v = [v.attr, *chain], v.value
+        if not isinstance(v, ast.Name) or v.id == "self":
+            continue
+        held = getattr(fn, "__globals__", {}).get(v.id)
+        for k in chain:
+            held = inspect.getattr_static(held, k, None)
+        if isinstance(held, type) and (c := _rate_class(held, n.attr)) is not None:
+            out.append((c, n.attr))
+    return out
+
+
+def _class_rates(obj, heads):
+    """``[(class, name)]`` of the rates (:data:`LR_NAMES`) ``obj`` holds as class attributes under ``heads``
+    (:func:`_rate_heads`): ``self.lr`` of ``class Layer: lr = 0.1``, ``self.opt.lr`` of ``class Opt: lr = 0.1``,
+    ``self.Opt.lr`` of a nested class, ``Opt.lr`` (tester12 M2); not one an instance attribute shadows."""
+    out = [h for h in heads if isinstance(h, tuple)]
+    mine = _fields(obj)
+    for h in [h for h in heads if isinstance(h, str) and h not in mine]:
+        if h.lower() in LR_NAMES and (c := _rate_class(type(obj), h)) is not None:
+            out.append((c, h))  # self.lr
+        elif isinstance(v := inspect.getattr_static(type(obj), h, None), type):  # self.Opt.lr
+            out += [(c, k) for k in dir(v) if k.lower() in LR_NAMES and (c := _rate_class(v, k)) is not None]
+    for p, v in walk(obj):  # self.opt.lr, self.layers[0].lr: an object's class holds it
+        if p[0][1] in heads and (_is_helper(v) or _is_layer(v)):
+            f = _fields(v)
+            out += [(c, k) for k in dir(type(v)) if k.lower() in LR_NAMES and k not in f
+                    and (c := _rate_class(type(v), k)) is not None]
+    return list({(id(c), k): (c, k) for c, k in out}.values())
 
 
 def _rate_attributes(obj, heads):
     """``[(owner, attribute)]`` of the numbers named as a learning rate (:data:`LR_NAMES`:
     ``self.lr``, ``self.opt.lr``, ``self.layers[0].learning_rate``) held by ``obj`` under one of ``heads``
-    (:func:`_rate_heads`)."""
+    (:func:`_rate_heads`), then of those held by a class (:func:`_class_rates`): ``owner`` a class then."""
     values = {(): obj, **dict(walk(obj))}
     return [(values[p[:-1]], p[-1][1]) for p, v in values.items()
             if p and p[-1][0] == "." and str(p[-1][1]).lower() in LR_NAMES and p[0][1] in heads
-            and isinstance(v, (int, float, np.floating)) and not isinstance(v, bool) and p[:-1] in values]
+            and _is_rate(v) and p[:-1] in values] + _class_rates(obj, heads)
 
 
 @contextlib.contextmanager
@@ -2825,9 +2880,10 @@ def _sgd_header(obj, bwd, param, heads, weights):
         given = f"it is called with {param}={r}"
     else:
         paths = {id(v): p for p, v in walk(obj)}
-        owners = sorted({(_label(paths[id(o)], dotted=True) + "." if id(o) in paths else "") + k
-                         for o, k in _rate_attributes(obj, heads)})
-        given = f"it steps with the rate in self.{', self.'.join(owners)}, set to {r} for each call and put back"
+        owners = sorted({f"{o.__qualname__}.{k} (a class attribute)" if isinstance(o, type) else
+                         "self." + (_label(paths[id(o)], dotted=True) + "." if id(o) in paths else "") + k
+                         for o, k in _rate_attributes(obj, heads)}, key=lambda t: not t.startswith("self."))
+        given = f"it steps with the rate in {', '.join(owners)}, set to {r} for each call and put back"
     probed = "" if weights is None else \
         f"; probed: proportional to the rate and to dY, the same on a second call, moving {', '.join(weights)}"
     return (f"; backward({args}) updates the weights itself: {given}, each weight's step (before - after, a plain "

@@ -7,8 +7,11 @@ what was seen, as for weights held in attributes (``self.W``) and a rate held by
 Each runs the CLI (the student's code in its sandbox) and fails on the code before these fixes.
 """
 
+import numpy as np
 import pytest
 from test_cli import both, run, student
+
+from gradcheck import _adapters
 
 STORED = {
     # M1: self.params = {"W": ..., "b": ...}, no grads dict
@@ -121,6 +124,93 @@ def test_a_rate_attribute_steps_weights_in_a_params_dict(tmp_path, step, code):
     else:
         assert "steps with the rate in self.lr" in out and "moving params['W'], params['b']" in out, out
         assert "PASS: Linear: every gradient (dX, dW, db)" in out, out
+
+
+# --------------------------------------------------------------------------- M2: a rate held by a class
+
+CLASS_RATE = """
+import numpy as np
+
+class Opt:
+    lr = 0.1
+
+class Linear:
+    HEAD
+    def __init__(self):
+        rng = np.random.default_rng(1)
+        self.W = rng.normal(size=(5, 3)); self.b = rng.normal(size=3) * 0.1; self.opt = Opt()
+    def forward(self, X):
+        self.X = X
+        return X @ self.W + self.b
+    def backward(self, dY):
+        dX = dY @ self.W.T
+        DECAY
+        self.W -= RATE * (self.X.T @ dY)
+        self.b -= RATE * dY.BIAS(axis=0)
+        return dX
+"""
+
+RATES = {"self.opt.lr": "", "Opt.lr": "", "self.lr": "lr = 0.1", "Linear.lr": "lr = 0.1",
+         "type(self).lr": "lr = 0.1", "self.Inner.lr": "class Inner:\n        lr = 0.1"}
+
+
+def class_rate(rate, bias="sum", decay=""):
+    return (CLASS_RATE.replace("HEAD", RATES[rate]).replace("RATE", rate).replace("BIAS", bias)
+            .replace("DECAY", decay or "pass"))
+
+
+@pytest.mark.parametrize("rate", list(RATES))
+@pytest.mark.parametrize(("bias", "code"), [("sum", 0), ("mean", 1)])
+def test_a_rate_held_as_a_class_attribute_is_found(tmp_path, rate, bias, code):
+    """``class Opt: lr = 0.1`` used as ``self.opt.lr`` or ``Opt.lr`` (or ``class Linear: lr = 0.1`` as
+    ``self.lr``) was not found: the step was taken as a backward that changes its parameters, a FAIL in dX of
+    a correct layer. Found, the rate is set to 0.25 for each call and the step read (M2)."""
+    p = run("check", f"{student(tmp_path, class_rate(rate, bias), 'cls.py')}::Linear", "--input-shape", "4,5")
+    out = both(p)
+    assert p.returncode == code, out
+    assert "updates the weights itself: it steps with the rate in" in out and "a class attribute" in out, out
+    assert "moving W, b" in out, out
+    if code:
+        assert "FAIL: Linear: gradient mismatch in db." in out, out
+    else:
+        assert "PASS: Linear: every gradient (dX, dW, db)" in out, out
+
+
+def test_a_class_rate_with_weight_decay_is_not_checkable(tmp_path):
+    """tester12's step_attr_wd_frozen: weight decay times ``self.opt.lr`` (a class attribute), W *= 1 - lr * 0.01,
+    FAILed dX; now probed and refused, the decay named: the step is lr * (dW + 0.01 W), an L2 penalty's gradient (M2)."""
+    src = class_rate("self.opt.lr", decay="self.W *= (1 - self.opt.lr * 0.01)")
+    p = run("check", f"{student(tmp_path, src, 'wd.py')}::Linear", "--input-shape", "4,5")
+    out = both(p)
+    assert p.returncode == 3, out
+    assert "not proportional to dY" in out and "0.01 * W in every entry" in out, out
+    assert "weight-decay term (an L2 penalty's gradient) in the gradient" in out, out
+    assert "lr set to 0.25" in out and "not checkable as written" in out, out
+
+
+@pytest.mark.parametrize("rate", ["self.opt.lr", "Opt.lr", "self.lr"])
+def test_a_class_rate_is_put_back_after_each_call_and_on_error(tmp_path, rate):
+    """The probe sets the class attribute to 0.25 for each call: after the probe, after a backward and after a
+    backward that raised, the class holds its own rate again, and the instance has no attribute of it (M2)."""
+    src = class_rate(rate)
+    path = student(tmp_path, src, "cls.py")
+    ns = {"__name__": "cls_rate_student"}  # a class of module "builtins" is no student's
+    exec(compile(src, str(path), "exec"), ns)  # noqa: S102 - the test's own layer
+    owner = ns["Opt"] if "opt" in rate.lower() else ns["Linear"]
+    obj = ns["Linear"]()
+    X = np.random.default_rng(0).standard_normal((4, 5))
+    text = _adapters.stored_results(obj, [X], training=False)
+    assert "a class attribute" in text, text
+    assert owner.__dict__["lr"] == 0.1 and "lr" not in vars(obj) and "lr" not in vars(obj.opt)
+    W = obj.W.copy()
+    Y = obj.forward(X)
+    obj.backward(np.ones_like(Y))
+    assert owner.__dict__["lr"] == 0.1 and "lr" not in vars(obj) and "lr" not in vars(obj.opt)
+    np.testing.assert_allclose(obj.W_grad, X.T @ np.ones_like(Y), rtol=1e-12)
+    np.testing.assert_array_equal(obj.W, W)  # put back
+    with pytest.raises(ValueError, match="matmul|shapes|dimension"):
+        obj.backward(np.ones((4, 7)))
+    assert owner.__dict__["lr"] == 0.1 and "lr" not in vars(obj) and "lr" not in vars(obj.opt)
 
 
 # --------------------------------------------------------------------------- nearby: DLfS-2 lists beside a state list

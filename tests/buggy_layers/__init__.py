@@ -181,6 +181,9 @@ EXPECTED = {
     # tester12 M1: the weights it steps held in a params dict or list, no grads beside them
     "selfstep.py::SgdParamsDictMeanBias": "bias-mean",
     "selfstep.py::SgdParamsListRateTwice": "factor",
+    # tester12 M2: the rate held as a class attribute
+    "selfstep.py::SgdClassRateMeanBias": "bias-mean",
+    "selfstep.py::SgdOwnClassRateSign": "wrong-sign",
     # session 12 (Y9, Y20, Z3, Y14, Y10): switches reached in sub-layers, other modules, config objects, the
     # environment, any bool or state string forward branches on, beside a training argument, behind a property
     "switches.py::SubModeNetBug": "mask-scale",
@@ -234,7 +237,8 @@ CORRECT = ["linear.py::LinearOutIn", "linear.py::LinearInOut", "activations.py::
            "styles.py::NnfsDenseKeepsBoth", "styles.py::GridSum",
            "styles.py::BufferedLinear",
            "selfstep.py::SgdDense", "selfstep.py::SgdData", "selfstep.py::SgdModel",
-           "selfstep.py::SgdParamsDict", "selfstep.py::SgdParamsList",
+           "selfstep.py::SgdParamsDict", "selfstep.py::SgdParamsList", "selfstep.py::SgdClassRate",
+           "selfstep.py::SgdOwnClassRate",
            *(f"switches.py::{n}" for n in ("SubModeNet", "SubOwnModeNet", "SubParamNet", "CfgModuleNet", "CfgObjectNet",
                                            "ConfigDictNet", "EnvNet", "FittingNet", "StateNet", "SetTrainingNet",
                                            "BNNet", "ScaleTrainBackward", "ArgAndSubNet", "PropDrop"))]

@@ -165,3 +165,56 @@ class SgdParamsListRateTwice(SgdParamsList):
         self.params[1] -= self.lr * dY.sum(axis=0)
         return dX
 
+
+class Opt:
+    """An optimizer's settings held by its class (tester12 M2)."""
+
+    lr = 0.1
+
+
+class SgdClassRate:
+    """A Dense stepping at ``self.opt.lr``, a class attribute of ``Opt`` (tester12 M2)."""
+
+    ADAPT = True
+
+    def __init__(self):
+        rng = np.random.default_rng(0)
+        self.W, self.b, self.opt = rng.standard_normal((4, 3)) * 0.5, rng.standard_normal(3) * 0.1, Opt()
+
+    def forward(self, X):
+        self.X = X
+        return X @ self.W + self.b
+
+    def backward(self, dY):
+        dX = dY @ self.W.T
+        self.W -= self.opt.lr * (self.X.T @ dY)
+        self.b -= self.opt.lr * dY.sum(axis=0)
+        return dX
+
+
+class SgdClassRateMeanBias(SgdClassRate):
+    def backward(self, dY):
+        dX = dY @ self.W.T
+        self.W -= self.opt.lr * (self.X.T @ dY)
+        self.b -= self.opt.lr * dY.mean(axis=0)  # BUG: mean, not sum
+        return dX
+
+
+class SgdOwnClassRate(SgdClassRate):
+    """A Dense stepping at ``self.lr``, its class's attribute (tester12 M2)."""
+
+    lr = 0.05
+
+    def backward(self, dY):
+        dX = dY @ self.W.T
+        self.W -= self.lr * (self.X.T @ dY)
+        self.b -= self.lr * dY.sum(axis=0)
+        return dX
+
+
+class SgdOwnClassRateSign(SgdOwnClassRate):
+    def backward(self, dY):
+        dX = -(dY @ self.W.T)  # BUG: the sign of dX
+        self.W -= self.lr * (self.X.T @ dY)
+        self.b -= self.lr * dY.sum(axis=0)
+        return dX
