@@ -2593,11 +2593,25 @@ def _rate_class(cls, name):
     return None
 
 
+def _student_module(m):
+    """Whether module ``m`` is the student's: not numpy's, the standard library's nor gradcheck's own."""
+    top = (getattr(m, "__name__", "") or "").split(".")[0]
+    return isinstance(m, types.ModuleType) and top not in ("numpy", "gradcheck", "autoprop", "manualprop") and \
+        top not in getattr(sys, "stdlib_module_names", ())
+
+
 def _global_rates(fn):
-    """``[(class, name)]`` of the rates (:data:`LR_NAMES`) that ``fn``'s source reads as class attributes through a
-    global name (``Opt.lr``, ``Linear.lr``, ``Linear.Opt.lr``), each where it is set (:func:`_rate_class`)."""
-    tree, out = _source(fn), []
+    """``[(class or module, name)]`` of the rates (:data:`LR_NAMES`) that ``fn``'s source reads as class attributes
+    through a global name (``Opt.lr``, ``Linear.lr``, ``Linear.Opt.lr``), each where it is set (:func:`_rate_class`),
+    or as a module's global: ``LEARNING_RATE`` of ``fn``'s own module, ``config.lr`` of a module it imported."""
+    tree, out, g = _source(fn), [], getattr(fn, "__globals__", {})
+    code = getattr(fn, "__code__", None)
+    local = set(code.co_varnames + code.co_cellvars + code.co_freevars) if code else set()
     for n in ast.walk(tree) if tree is not None else ():
+        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and n.id.lower() in LR_NAMES and \
+                n.id not in local and _is_rate(g.get(n.id)):  # LEARNING_RATE = 0.1 at the module's top
+            m = sys.modules.get(g.get("__name__", ""))
+            out += [(m, n.id)] if m is not None and vars(m) is g and _student_module(m) else []
         if not (isinstance(n, ast.Attribute) and n.attr.lower() in LR_NAMES):
             continue
         chain, v = [], n.value
@@ -2605,11 +2619,13 @@ def _global_rates(fn):
             chain, v = [v.attr, *chain], v.value
         if not isinstance(v, ast.Name) or v.id == "self":
             continue
-        held = getattr(fn, "__globals__", {}).get(v.id)
+        held = g.get(v.id)
         for k in chain:
             held = inspect.getattr_static(held, k, None)
         if isinstance(held, type) and (c := _rate_class(held, n.attr)) is not None:
             out.append((c, n.attr))
+        elif _student_module(held) and _is_rate(vars(held).get(n.attr)):  # config.lr
+            out.append((held, n.attr))
     return out
 
 
@@ -2639,7 +2655,17 @@ def _rate_attributes(obj, heads):
     values = {(): obj, **dict(walk(obj))}
     return [(values[p[:-1]], p[-1][1]) for p, v in values.items()
             if p and p[-1][0] == "." and str(p[-1][1]).lower() in LR_NAMES and p[0][1] in heads
-            and _is_rate(v) and p[:-1] in values] + _class_rates(obj, heads)
+            and _is_rate(v) and p[:-1] in values] + _item_rates(values, heads) + _class_rates(obj, heads)
+
+
+def _item_rates(values, heads):
+    """``[(_Items(holder), "config['learning_rate']")]`` of the rates (:data:`LR_NAMES`) held as a key of a dict
+    attribute under ``heads``: ``self.config['learning_rate']`` (CS231n's optim config), ``self.opt.hp['lr']``;
+    ``values``: ``{path: value}`` of :func:`walk`, with ``()`` the layer."""
+    return [(_Items(values[p[:-2]]), f"{p[-2][1]}[{p[-1][1]!r}]") for p, v in values.items()
+            if len(p) >= 2 and p[-1][0] == "[" and p[-2][0] == "." and isinstance(p[-1][1], str)
+            and p[-1][1].lower() in LR_NAMES and p[0][1] in heads and _is_rate(v) and p[:-2] in values
+            and isinstance(values.get(p[:-1]), dict)]
 
 
 @contextlib.contextmanager
@@ -2871,6 +2897,18 @@ def _sgd_hint(key):
     return f"self.{'grads' if ip[0] == 'params' else 'd' + ip[0]}" + "".join(f"[{k!r}]" for k in ip[1])
 
 
+def _rate_label(o, k, paths):
+    """Rate ``k`` of owner ``o`` (:func:`_rate_attributes`) as the header names it: ``self.opt.lr``,
+    ``self.config['lr']``, ``Opt.lr (a class attribute)``, ``config.lr (a module's global)``; ``paths``: ``{id: walk
+    path}`` of the layer's objects."""
+    if isinstance(o, type):
+        return f"{o.__qualname__}.{k} (a class attribute)"
+    if isinstance(o, types.ModuleType):
+        return f"{o.__name__}.{k} (a module's global)"
+    o = object.__getattribute__(o, "_o") if isinstance(o, _Items) else o
+    return "self." + (_label(paths[id(o)], dotted=True) + "." if id(o) in paths else "") + k
+
+
 def _sgd_header(obj, bwd, param, heads, weights):
     """The check header's words for a layer whose backward steps its weights (``weights``: :func:`_sgd_probe`'s, None
     when it was not probed)."""
@@ -2880,9 +2918,8 @@ def _sgd_header(obj, bwd, param, heads, weights):
         given = f"it is called with {param}={r}"
     else:
         paths = {id(v): p for p, v in walk(obj)}
-        owners = sorted({f"{o.__qualname__}.{k} (a class attribute)" if isinstance(o, type) else
-                         "self." + (_label(paths[id(o)], dotted=True) + "." if id(o) in paths else "") + k
-                         for o, k in _rate_attributes(obj, heads)}, key=lambda t: not t.startswith("self."))
+        owners = sorted({_rate_label(o, k, paths) for o, k in _rate_attributes(obj, heads)},
+                        key=lambda t: not t.startswith("self."))
         given = f"it steps with the rate in {', '.join(owners)}, set to {r} for each call and put back"
     probed = "" if weights is None else \
         f"; probed: proportional to the rate and to dY, the same on a second call, moving {', '.join(weights)}"

@@ -7,6 +7,8 @@ what was seen, as for weights held in attributes (``self.W``) and a rate held by
 Each runs the CLI (the student's code in its sandbox) and fails on the code before these fixes.
 """
 
+import types
+
 import numpy as np
 import pytest
 from test_cli import both, run, student
@@ -25,6 +27,8 @@ STORED = {
 }
 
 LAYER = """
+import types
+
 import numpy as np
 
 class Linear:
@@ -86,6 +90,8 @@ def test_an_optimizer_on_weights_held_in_containers_is_not_checkable(tmp_path, s
 
 
 ADAM = """
+import types
+
 import numpy as np
 
 class Linear:
@@ -129,6 +135,8 @@ def test_a_rate_attribute_steps_weights_in_a_params_dict(tmp_path, step, code):
 # --------------------------------------------------------------------------- M2: a rate held by a class
 
 CLASS_RATE = """
+import types
+
 import numpy as np
 
 class Opt:
@@ -216,6 +224,8 @@ def test_a_class_rate_is_put_back_after_each_call_and_on_error(tmp_path, rate):
 # --------------------------------------------------------------------------- nearby: DLfS-2 lists beside a state list
 
 DLFS2 = """
+import types
+
 import numpy as np
 
 class Affine:
@@ -257,3 +267,119 @@ def test_a_dparams_list_beside_params_is_read(tmp_path):
     out = both(p)
     assert p.returncode == 0, out
     assert "params[0]/dparams[0], params[1]/dparams[1])" in out and "several gradient" not in out, out
+
+
+# --------------------------------------------------------------------------- nearby: a rate held by a module
+
+GLOBAL_RATE = """
+import types
+
+import numpy as np
+HEAD
+
+class Linear:
+    def __init__(self):
+        rng = np.random.default_rng(1)
+        self.W = rng.normal(size=(5, 3)); self.b = rng.normal(size=3) * 0.1
+    def forward(self, X):
+        self.X = X
+        return X @ self.W + self.b
+    def backward(self, dY):
+        dX = dY @ self.W.T
+        self.W -= THE_RATE * (self.X.T @ dY)
+        self.b -= THE_RATE * dY.BIAS(axis=0)
+        return dX
+"""
+
+
+@pytest.mark.parametrize(("head", "rate", "said"), [
+    ("LEARNING_RATE = 0.1", "LEARNING_RATE", "glob_rate.LEARNING_RATE (a module's global)"),
+    ("import rate_config", "rate_config.lr", "rate_config.lr (a module's global)"),
+])
+@pytest.mark.parametrize(("bias", "code"), [("sum", 0), ("mean", 1)])
+def test_a_rate_held_by_a_module_is_found(tmp_path, head, rate, said, bias, code):
+    """``LEARNING_RATE = 0.1`` at the top of the student's file, or ``config.lr`` of a module it imports, was not
+    found: a correct layer FAILed dX ("not linear in dY"). Found, it is set to 0.25 for each call and put back."""
+    student(tmp_path, "lr = 0.1\n", "rate_config.py")
+    src = GLOBAL_RATE.replace("HEAD", head).replace("THE_RATE", rate).replace("BIAS", bias)
+    p = run("check", f"{student(tmp_path, src, 'glob_rate.py')}::Linear", "--input-shape", "4,5", cwd=tmp_path)
+    out = both(p)
+    assert p.returncode == code, out
+    assert f"it steps with the rate in {said}, set to 0.25" in out and "moving W, b" in out, out
+    assert ("FAIL: Linear: gradient mismatch in db." in out) == bool(code), out
+    assert ("PASS: Linear: every gradient (dX, dW, db)" in out) == (not code), out
+
+
+def test_a_module_rate_is_put_back(tmp_path):
+    """The module's global holds its own value after the probe, a backward, and a backward that raised."""
+    import sys
+    src = GLOBAL_RATE.replace("HEAD", "LEARNING_RATE = 0.1").replace("THE_RATE", "LEARNING_RATE").replace("BIAS", "sum")
+    path = student(tmp_path, src, "glob_rate_api.py")
+    mod = types.ModuleType("glob_rate_api")
+    mod.__file__ = str(path)
+    sys.modules["glob_rate_api"] = mod
+    try:
+        exec(compile(src, str(path), "exec"), vars(mod))  # noqa: S102 - the test's own layer
+        obj = mod.Linear()
+        X = np.random.default_rng(0).standard_normal((4, 5))
+        text = _adapters.stored_results(obj, [X], training=False)
+        assert "glob_rate_api.LEARNING_RATE (a module's global)" in text, text
+        assert mod.LEARNING_RATE == 0.1
+        Y = obj.forward(X)
+        obj.backward(np.ones_like(Y))
+        assert mod.LEARNING_RATE == 0.1
+        np.testing.assert_allclose(obj.W_grad, X.T @ np.ones_like(Y), rtol=1e-12)
+        with pytest.raises(ValueError, match="matmul|shapes|dimension"):
+            obj.backward(np.ones((4, 7)))
+        assert mod.LEARNING_RATE == 0.1
+    finally:
+        sys.modules.pop("glob_rate_api", None)
+
+
+# --------------------------------------------------------------------------- nearby: a rate held in a config dict
+
+CONFIG_RATE = """
+import numpy as np
+
+class Linear:
+    def __init__(self):
+        rng = np.random.default_rng(1)
+        self.W = rng.normal(size=(5, 3)); self.b = rng.normal(size=3) * 0.1
+        self.config = {"learning_rate": 0.1, "momentum": 0.9}
+    def forward(self, X):
+        self.X = X
+        return X @ self.W + self.b
+    def backward(self, dY):
+        dX = dY @ self.W.T
+        self.W -= self.config["learning_rate"] * (self.X.T @ dY)
+        self.b -= self.config["learning_rate"] * dY.BIAS(axis=0)
+        return dX
+"""
+
+
+@pytest.mark.parametrize(("bias", "code"), [("sum", 0), ("mean", 1)])
+def test_a_rate_held_in_a_config_dict_is_found(tmp_path, bias, code):
+    """``self.config['learning_rate']`` (CS231n's optim config) was not found: a correct layer FAILed dX. Found, it
+    is set to 0.25 for each call and put back, the dict's other keys untouched."""
+    p = run("check", f"{student(tmp_path, CONFIG_RATE.replace('BIAS', bias), 'cfg.py')}::Linear",
+            "--input-shape", "4,5")
+    out = both(p)
+    assert p.returncode == code, out
+    assert "it steps with the rate in self.config['learning_rate'], set to 0.25" in out, out
+    assert ("FAIL: Linear: gradient mismatch in db." in out) == bool(code), out
+    assert ("PASS: Linear: every gradient (dX, dW, db)" in out) == (not code), out
+
+
+def test_a_config_dict_rate_is_put_back(tmp_path):
+    path = student(tmp_path, CONFIG_RATE.replace("BIAS", "sum"), "cfg_api.py")
+    ns = {"__name__": "cfg_api"}
+    exec(compile(path.read_text(), str(path), "exec"), ns)  # noqa: S102 - the test's own layer
+    obj = ns["Linear"]()
+    X = np.random.default_rng(0).standard_normal((4, 5))
+    assert "self.config['learning_rate']" in _adapters.stored_results(obj, [X], training=False)
+    Y = obj.forward(X)
+    obj.backward(np.ones_like(Y))
+    with pytest.raises(ValueError, match="matmul|shapes|dimension"):
+        obj.backward(np.ones((4, 7)))
+    assert obj.config == {"learning_rate": 0.1, "momentum": 0.9}
+    np.testing.assert_allclose(obj.W_grad, X.T @ np.ones_like(Y), rtol=1e-12)

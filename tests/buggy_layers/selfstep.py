@@ -218,3 +218,47 @@ class SgdOwnClassRateSign(SgdOwnClassRate):
         self.W -= self.lr * (self.X.T @ dY)
         self.b -= self.lr * dY.sum(axis=0)
         return dX
+
+
+#: The rate a layer below steps at, a global of its module.
+LEARNING_RATE = 0.1
+
+
+class SgdGlobalRate(SgdClassRate):
+    """A Dense stepping at ``LEARNING_RATE``, its module's global."""
+
+    def backward(self, dY):
+        dX = dY @ self.W.T
+        self.W -= LEARNING_RATE * (self.X.T @ dY)
+        self.b -= LEARNING_RATE * dY.sum(axis=0)
+        return dX
+
+
+class SgdGlobalRateOverN(SgdGlobalRate):
+    def backward(self, dY):
+        dX = dY @ self.W.T
+        self.W -= LEARNING_RATE * (self.X.T @ dY) / len(dY)  # BUG: divided by the batch size
+        self.b -= LEARNING_RATE * dY.sum(axis=0)
+        return dX
+
+
+class SgdConfigRate(SgdClassRate):
+    """A Dense stepping at ``self.config['learning_rate']`` (CS231n's optim config)."""
+
+    def __init__(self):
+        super().__init__()
+        self.config = {"learning_rate": 0.1}
+
+    def backward(self, dY):
+        dX = dY @ self.W.T
+        self.W -= self.config["learning_rate"] * (self.X.T @ dY)
+        self.b -= self.config["learning_rate"] * dY.sum(axis=0)
+        return dX
+
+
+class SgdConfigRateBiasTwice(SgdConfigRate):
+    def backward(self, dY):
+        dX = dY @ self.W.T
+        self.W -= self.config["learning_rate"] * (self.X.T @ dY)
+        self.b -= self.config["learning_rate"] * dY.sum(axis=0) * 2  # BUG: twice the bias gradient
+        return dX
