@@ -2180,9 +2180,13 @@ def _idle_weights(obj, inputs, kw, unused, children=None):
     return out
 
 
-def _idle_pairs(obj, inputs, kw, unused, children, info):
-    """:func:`_idle_weights` of ``unused``, said in ``info`` (the header, and ``read_from`` for the FAIL line)."""
-    idle = _try(_idle_weights, obj, inputs, kw, unused, children) or {}
+def _idle_pairs(obj, inputs, kw, unused, children, info, taken=None):
+    """:func:`_idle_weights` of ``unused``, said in ``info`` (the header, and ``read_from`` for the FAIL line); not
+    a gradient ``taken`` (``{weight: gradient}``) by a weight forward uses, of the same owner: ``grads[0]`` is
+    ``params[0]``'s, not that of ``vel[0]`` beside it (DLfS-2's lists with an optimizer's state)."""
+    mine = {(w.rpartition(".")[0], g) for w, g in (taken or {}).items()}
+    idle = {w: g for w, g in (_try(_idle_weights, obj, inputs, kw, unused, children) or {}).items()
+            if (w.rpartition(".")[0], g) not in mine}
     if idle:
         info["idle"] = list(idle)
         info.setdefault("read_from", []).extend(
@@ -2289,7 +2293,7 @@ def _grad_candidates(key):
         return list(dict.fromkeys([g.format(key) for g in GRAD_NAMES] + private + [f"grads[{key!r}]"]
                                   + [f"{d}.{key}" for d in GRAD_DICTS]))  # self.grads.W: an object of gradients
     subs = "".join(f"[{_key_text(k)}]" for k in path[1])
-    return [g.format(path[0]) + subs for g in GRAD_NAMES] + [d + subs for d in GRAD_DICTS]
+    return list(dict.fromkeys([g.format(path[0]) + subs for g in GRAD_NAMES] + [d + subs for d in GRAD_DICTS]))
 
 
 def _lazy_build(obj, inputs, kw):
@@ -2618,22 +2622,103 @@ SGD_DY_SCALE = 1024.0
 
 def _rate_heads(fn):
     """The attributes of ``self`` that method ``fn``'s source reads (``self.lr``, ``self.opt.step(...)``,
-    ``for layer in self.layers``): where a rate it steps with may be _sgd_weights."""
+    ``for layer in self.layers``, ``type(self).lr``): where a rate it steps with may be _sgd_weights; and
+    ``(class, name)`` of each rate it reads through a global name (``Opt.lr``: :func:`_global_rates`)."""
     try:
         src = inspect.getsource(fn)
     except (OSError, TypeError):
         return set()
-    return set(re.findall(r"\bself\.([A-Za-z_]\w*)", src))
+    return set(re.findall(r"\bself\.([A-Za-z_]\w*)", src)) | set(_global_rates(fn)) | set(
+        re.findall(r"(?:\btype\(\s*self\s*\)|\bself\.__class__)\.([A-Za-z_]\w*)", src))
+
+
+def _is_rate(v):
+    return isinstance(v, (int, float, np.floating)) and not isinstance(v, bool)
+
+
+def _rate_class(cls, name):
+    """The class of ``cls``'s MRO (the student's, not numpy's or the standard library's) whose own attribute
+    ``name`` is a number: where a rate held as a class attribute (``class Opt: lr = 0.1``) is set; else None."""
+    for c in getattr(cls, "__mro__", ())[:-1]:
+        if name in vars(c):
+            ok = _is_rate(vars(c)[name]) and (c.__module__ or "").split(".")[0] not in ("numpy", "builtins")
+            return c if ok else None
+    return None
+
+
+def _student_module(m):
+    """Whether module ``m`` is the student's: not numpy's, the standard library's nor gradcheck's own."""
+    top = (getattr(m, "__name__", "") or "").split(".")[0]
+    return isinstance(m, types.ModuleType) and top not in ("numpy", "gradcheck", "autoprop", "manualprop") and \
+        top not in getattr(sys, "stdlib_module_names", ())
+
+
+def _global_rates(fn):
+    """``[(class or module, name)]`` of the rates (:data:`LR_NAMES`) that ``fn``'s source reads as class attributes
+    through a global name (``Opt.lr``, ``Linear.lr``, ``Linear.Opt.lr``), each where it is set (:func:`_rate_class`),
+    or as a module's global: ``LEARNING_RATE`` of ``fn``'s own module, ``config.lr`` of a module it imported."""
+    tree, out, g = _source(fn), [], getattr(fn, "__globals__", {})
+    code = getattr(fn, "__code__", None)
+    local = set(code.co_varnames + code.co_cellvars + code.co_freevars) if code else set()
+    for n in ast.walk(tree) if tree is not None else ():
+        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and n.id.lower() in LR_NAMES and \
+                n.id not in local and _is_rate(g.get(n.id)):  # LEARNING_RATE = 0.1 at the module's top
+            m = sys.modules.get(g.get("__name__", ""))
+            out += [(m, n.id)] if m is not None and vars(m) is g and _student_module(m) else []
+        if not (isinstance(n, ast.Attribute) and n.attr.lower() in LR_NAMES):
+            continue
+        chain, v = [], n.value
+        while isinstance(v, ast.Attribute):
+            chain, v = [v.attr, *chain], v.value
+        if not isinstance(v, ast.Name) or v.id == "self":
+            continue
+        held = g.get(v.id)
+        for k in chain:
+            held = inspect.getattr_static(held, k, None)
+        if isinstance(held, type) and (c := _rate_class(held, n.attr)) is not None:
+            out.append((c, n.attr))
+        elif _student_module(held) and _is_rate(vars(held).get(n.attr)):  # config.lr
+            out.append((held, n.attr))
+    return out
+
+
+def _class_rates(obj, heads):
+    """``[(class, name)]`` of the rates (:data:`LR_NAMES`) ``obj`` holds as class attributes under ``heads``
+    (:func:`_rate_heads`): ``self.lr`` of ``class Layer: lr = 0.1``, ``self.opt.lr`` of ``class Opt: lr = 0.1``,
+    ``self.Opt.lr`` of a nested class, ``Opt.lr`` (tester12 M2); not one an instance attribute shadows."""
+    out = [h for h in heads if isinstance(h, tuple)]
+    mine = _fields(obj)
+    for h in [h for h in heads if isinstance(h, str) and h not in mine]:
+        if h.lower() in LR_NAMES and (c := _rate_class(type(obj), h)) is not None:
+            out.append((c, h))  # self.lr
+        elif isinstance(v := inspect.getattr_static(type(obj), h, None), type):  # self.Opt.lr
+            out += [(c, k) for k in dir(v) if k.lower() in LR_NAMES and (c := _rate_class(v, k)) is not None]
+    for p, v in walk(obj):  # self.opt.lr, self.layers[0].lr: an object's class holds it
+        if p[0][1] in heads and (_is_helper(v) or _is_layer(v)):
+            f = _fields(v)
+            out += [(c, k) for k in dir(type(v)) if k.lower() in LR_NAMES and k not in f
+                    and (c := _rate_class(type(v), k)) is not None]
+    return list({(id(c), k): (c, k) for c, k in out}.values())
 
 
 def _rate_attributes(obj, heads):
     """``[(owner, attribute)]`` of the numbers named as a learning rate (:data:`LR_NAMES`:
     ``self.lr``, ``self.opt.lr``, ``self.layers[0].learning_rate``) held by ``obj`` under one of ``heads``
-    (:func:`_rate_heads`)."""
+    (:func:`_rate_heads`), then of those held by a class (:func:`_class_rates`): ``owner`` a class then."""
     values = {(): obj, **dict(walk(obj))}
     return [(values[p[:-1]], p[-1][1]) for p, v in values.items()
             if p and p[-1][0] == "." and str(p[-1][1]).lower() in LR_NAMES and p[0][1] in heads
-            and isinstance(v, (int, float, np.floating)) and not isinstance(v, bool) and p[:-1] in values]
+            and _is_rate(v) and p[:-1] in values] + _item_rates(values, heads) + _class_rates(obj, heads)
+
+
+def _item_rates(values, heads):
+    """``[(_Items(holder), "config['learning_rate']")]`` of the rates (:data:`LR_NAMES`) held as a key of a dict
+    attribute under ``heads``: ``self.config['learning_rate']`` (CS231n's optim config), ``self.opt.hp['lr']``;
+    ``values``: ``{path: value}`` of :func:`walk`, with ``()`` the layer."""
+    return [(_Items(values[p[:-2]]), f"{p[-2][1]}[{p[-1][1]!r}]") for p, v in values.items()
+            if len(p) >= 2 and p[-1][0] == "[" and p[-2][0] == "." and isinstance(p[-1][1], str)
+            and p[-1][1].lower() in LR_NAMES and p[0][1] in heads and _is_rate(v) and p[:-2] in values
+            and isinstance(values.get(p[:-1]), dict)]
 
 
 @contextlib.contextmanager
@@ -2659,7 +2744,42 @@ def _sgd_weights(obj):
         for k, v in list(_fields(o).items())[:MAX_PROBED]:
             if isinstance(v, np.ndarray) and v.dtype.kind == "f" and v.size and isinstance(k, str):
                 out[f"{prefix}.{k}" if prefix else k] = (o, k)
+        out.update({f"{prefix}.{k}" if prefix else k: (_Items(o), k) for k in _sgd_items(o)})
     return out
+
+
+def _sgd_items(o):
+    """The item names (``params['W']``, ``params[0]``, ``Ws[1]``, ``weights['W']``) of the float arrays held one level
+    deep in the dict, list and tuple attributes of ``o`` (:func:`_arrays`, and the manualprop ``params`` dict it leaves
+    out): weights a backward may step in place there (tester12 M1)."""
+    names = [n for n in _arrays(o) if (ip := _item_path(n)) is not None and len(ip[1]) == 1]
+    params = _fields(o).get("params")
+    if isinstance(params, dict):
+        names += [f"params[{k!r}]" for k, v in list(params.items())[:MAX_PROBED] if isinstance(v, np.ndarray)
+                  and v.dtype.kind == "f" and v.size and (type(k) is int or isinstance(k, str) and k.isidentifier())]
+    return list(dict.fromkeys(names))
+
+
+def _sgd_grad_home(o, key):
+    """Where the gradient read for item weight ``key`` (:func:`_sgd_items`) of ``o`` (an :class:`_Items`) is put: the
+    item of the same key of a container gradcheck looks for (:func:`_grad_candidates`): ``grads['W']`` for
+    ``params['W']`` (the manualprop protocol's), ``dparams[0]`` for ``params[0]``, ``dWs[1]`` for ``Ws[1]``;
+    the first of those names that is free or holds a container of the same kind, made (empty) when free.
+    Returns ``(that container, the key)``, or None when none fits."""
+    attr, (k,) = _item_path(key)
+    raw = object.__getattribute__(o, "_o")
+    held, fields = getattr(o, attr), _fields(raw)
+    # params[0] (a list): dparams[0], as grads[0] is also a candidate for vel[0] beside it
+    mine = ["grads"] if attr == "params" and isinstance(held, MAPPINGS) else []
+    for name in mine + [f"d{attr}", f"{attr}_grad"]:
+        h = fields.get(name)
+        if name not in fields:
+            h = {} if isinstance(held, MAPPINGS) else [None] * len(held)
+            setattr(raw, name, h)
+        if isinstance(held, MAPPINGS) and isinstance(h, dict) or \
+                isinstance(h, list) and not isinstance(held, MAPPINGS) and len(h) == len(held):
+            return h, k
+    return None
 
 
 def _sgd_grad_name(key):
@@ -2680,7 +2800,10 @@ def _sgd_read(before, rate):
         new = getattr(o, k, None)
         if not (isinstance(new, np.ndarray) and new.shape == kept.shape):
             continue
-        setattr(o, _sgd_grad_name(k), (kept - new) / rate)
+        if not isinstance(o, _Items):
+            setattr(o, _sgd_grad_name(k), (kept - new) / rate)
+        elif (home := _sgd_grad_home(o, k)) is not None:  # grads['W'] for params['W']
+            home[0][home[1]] = (kept - new) / rate
         if new is a:
             a[...] = kept
         else:
@@ -2814,8 +2937,29 @@ def _sgd_not_plain(obj, bwd, param, attrs, name, seen, decay=None):
             f"(W -= {param or 'lr'} * dW): {what}. gradcheck reads a weight's gradient as its step divided by the "
             f"rate ({given}), which holds only for that step, so {cls} is not checkable as written and no gradient "
             f"was compared. Keep the optimizer out of backward: have backward return or store the gradient "
-            f"(self.{name.rpartition('.')[2]}_grad = dW, or self.dW) and step the weights in another method "
+            f"({_sgd_hint(name.rpartition('.')[2])} = dW, or self.dW) and step the weights in another method "
             f"(update()/step()), or check the layer with plain gradient descent in backward.")
+
+
+def _sgd_hint(key):
+    """Where to store weight ``key``'s gradient, said to the student: ``self.W_grad``; ``self.grads['W']`` for
+    ``params['W']``, ``self.dWs[1]`` for ``Ws[1]``."""
+    ip = _item_path(key)
+    if ip is None:
+        return f"self.{key}_grad"
+    return f"self.{'grads' if ip[0] == 'params' else 'd' + ip[0]}" + "".join(f"[{k!r}]" for k in ip[1])
+
+
+def _rate_label(o, k, paths):
+    """Rate ``k`` of owner ``o`` (:func:`_rate_attributes`) as the header names it: ``self.opt.lr``,
+    ``self.config['lr']``, ``Opt.lr (a class attribute)``, ``config.lr (a module's global)``; ``paths``: ``{id: walk
+    path}`` of the layer's objects."""
+    if isinstance(o, type):
+        return f"{o.__qualname__}.{k} (a class attribute)"
+    if isinstance(o, types.ModuleType):
+        return f"{o.__name__}.{k} (a module's global)"
+    o = object.__getattribute__(o, "_o") if isinstance(o, _Items) else o
+    return "self." + (_label(paths[id(o)], dotted=True) + "." if id(o) in paths else "") + k
 
 
 def _sgd_header(obj, bwd, param, heads, weights):
@@ -2827,9 +2971,9 @@ def _sgd_header(obj, bwd, param, heads, weights):
         given = f"it is called with {param}={r}"
     else:
         paths = {id(v): p for p, v in walk(obj)}
-        owners = sorted({(_label(paths[id(o)], dotted=True) + "." if id(o) in paths else "") + k
-                         for o, k in _rate_attributes(obj, heads)})
-        given = f"it steps with the rate in self.{', self.'.join(owners)}, set to {r} for each call and put back"
+        owners = sorted({_rate_label(o, k, paths) for o, k in _rate_attributes(obj, heads)},
+                        key=lambda t: not t.startswith("self."))
+        given = f"it steps with the rate in {', '.join(owners)}, set to {r} for each call and put back"
     probed = "" if weights is None else \
         f"; probed: proportional to the rate and to dY, the same on a second call, moving {', '.join(weights)}"
     return (f"; backward({args}) updates the weights itself: {given}, each weight's step (before - after, a plain "
@@ -3009,7 +3153,7 @@ def _attribute_style(obj, inputs, kw, info, found):
         info["backward_ran"], (pairs, unsure, placed) = pairs is not None, pairs or ({}, {}, [])  # raised: unknown
     if used is not None and inputs is not None:  # forward ignores b, backward writes db: checked (NoBias)
         pairs.update(_idle_pairs(obj, inputs, kw, [w for w in every if w not in used and w not in pairs and w not in
-                                                   numbers and w not in sub_numbers], children, info))
+                                                   numbers and w not in sub_numbers], children, info, pairs))
     pairs = _in_order({**pairs, **sub_pairs}, children)
     info["unchecked"] = [w for w in (used or []) if w not in pairs and w not in numbers and w not in sub_numbers]
     if unsure:

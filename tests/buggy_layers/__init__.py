@@ -178,6 +178,14 @@ EXPECTED = {
     "selfstep.py::SgdDenseDxAfterStep": "dx-after-step",
     "selfstep.py::SgdDenseRateTwice": "factor",
     "selfstep.py::SgdDataMeanBias": "bias-mean",
+    # tester12 M1: the weights it steps held in a params dict or list, no grads beside them
+    "selfstep.py::SgdParamsDictMeanBias": "bias-mean",
+    "selfstep.py::SgdParamsListRateTwice": "factor",
+    # tester12 M2: the rate held as a class attribute
+    "selfstep.py::SgdClassRateMeanBias": "bias-mean",
+    "selfstep.py::SgdOwnClassRateSign": "wrong-sign",
+    "selfstep.py::SgdGlobalRateOverN": "factor-inverse-batch",  # the rate a module's global
+    "selfstep.py::SgdConfigRateBiasTwice": "factor",  # the rate in self.config['learning_rate']
     # session 12 (Y9, Y20, Z3, Y14, Y10): switches reached in sub-layers, other modules, config objects, the
     # environment, any bool or state string forward branches on, beside a training argument, behind a property
     "switches.py::SubModeNetBug": "mask-scale",
@@ -233,6 +241,8 @@ CORRECT = ["linear.py::LinearOutIn", "linear.py::LinearInOut", "activations.py::
            "styles.py::NnfsDenseKeepsBoth", "styles.py::GridSum",
            "styles.py::BufferedLinear",
            "selfstep.py::SgdDense", "selfstep.py::SgdData", "selfstep.py::SgdModel", "losses.py::TwoLayerNet",
+           "selfstep.py::SgdParamsDict", "selfstep.py::SgdParamsList", "selfstep.py::SgdClassRate",
+           "selfstep.py::SgdOwnClassRate", "selfstep.py::SgdGlobalRate", "selfstep.py::SgdConfigRate",
            *(f"switches.py::{n}" for n in ("SubModeNet", "SubOwnModeNet", "SubParamNet", "CfgModuleNet", "CfgObjectNet",
                                            "ConfigDictNet", "EnvNet", "FittingNet", "StateNet", "SetTrainingNet",
                                            "BNNet", "ScaleTrainBackward", "ArgAndSubNet", "PropDrop"))]

@@ -105,3 +105,160 @@ class SgdTanh:
     def backward(self, dY, learning_rate):
         return dY * (1 - self.Y ** 2)
 
+
+
+class SgdParamsDict:
+    """A Dense whose weights live in a ``params`` dict with no ``grads`` dict, stepped in backward (tester12 M1)."""
+
+    ADAPT = True
+
+    def __init__(self):
+        rng = np.random.default_rng(0)
+        self.params = {"W": rng.standard_normal((4, 3)) * 0.5, "b": rng.standard_normal(3) * 0.1}
+
+    def forward(self, X):
+        self.X = X
+        return X @ self.params["W"] + self.params["b"]
+
+    def backward(self, dY, lr=0.01):
+        dX = dY @ self.params["W"].T
+        self.params["W"] -= lr * (self.X.T @ dY)
+        self.params["b"] -= lr * dY.sum(axis=0)
+        return dX
+
+
+class SgdParamsDictMeanBias(SgdParamsDict):
+    def backward(self, dY, lr=0.01):
+        dX = dY @ self.params["W"].T
+        self.params["W"] -= lr * (self.X.T @ dY)
+        self.params["b"] -= lr * dY.mean(axis=0)  # BUG: mean, not sum
+        return dX
+
+
+class SgdParamsList:
+    """DLfS-2's ``self.params = [W, b]`` with no ``grads`` list, stepped in backward at ``self.lr`` (tester12 M1)."""
+
+    ADAPT = True
+
+    def __init__(self):
+        rng = np.random.default_rng(0)
+        self.params, self.lr = [rng.standard_normal((4, 3)) * 0.5, rng.standard_normal(3) * 0.1], 0.05
+
+    def forward(self, X):
+        self.X = X
+        W, b = self.params
+        return X @ W + b
+
+    def backward(self, dY):
+        W, b = self.params
+        dX = dY @ W.T
+        self.params[0] -= self.lr * (self.X.T @ dY)
+        self.params[1] -= self.lr * dY.sum(axis=0)
+        return dX
+
+
+class SgdParamsListRateTwice(SgdParamsList):
+    def backward(self, dY):
+        W, b = self.params
+        dX = dY @ W.T
+        self.params[0] -= self.lr * self.lr * (self.X.T @ dY)  # BUG: the rate applied twice
+        self.params[1] -= self.lr * dY.sum(axis=0)
+        return dX
+
+
+class Opt:
+    """An optimizer's settings held by its class (tester12 M2)."""
+
+    lr = 0.1
+
+
+class SgdClassRate:
+    """A Dense stepping at ``self.opt.lr``, a class attribute of ``Opt`` (tester12 M2)."""
+
+    ADAPT = True
+
+    def __init__(self):
+        rng = np.random.default_rng(0)
+        self.W, self.b, self.opt = rng.standard_normal((4, 3)) * 0.5, rng.standard_normal(3) * 0.1, Opt()
+
+    def forward(self, X):
+        self.X = X
+        return X @ self.W + self.b
+
+    def backward(self, dY):
+        dX = dY @ self.W.T
+        self.W -= self.opt.lr * (self.X.T @ dY)
+        self.b -= self.opt.lr * dY.sum(axis=0)
+        return dX
+
+
+class SgdClassRateMeanBias(SgdClassRate):
+    def backward(self, dY):
+        dX = dY @ self.W.T
+        self.W -= self.opt.lr * (self.X.T @ dY)
+        self.b -= self.opt.lr * dY.mean(axis=0)  # BUG: mean, not sum
+        return dX
+
+
+class SgdOwnClassRate(SgdClassRate):
+    """A Dense stepping at ``self.lr``, its class's attribute (tester12 M2)."""
+
+    lr = 0.05
+
+    def backward(self, dY):
+        dX = dY @ self.W.T
+        self.W -= self.lr * (self.X.T @ dY)
+        self.b -= self.lr * dY.sum(axis=0)
+        return dX
+
+
+class SgdOwnClassRateSign(SgdOwnClassRate):
+    def backward(self, dY):
+        dX = -(dY @ self.W.T)  # BUG: the sign of dX
+        self.W -= self.lr * (self.X.T @ dY)
+        self.b -= self.lr * dY.sum(axis=0)
+        return dX
+
+
+#: The rate a layer below steps at, a global of its module.
+LEARNING_RATE = 0.1
+
+
+class SgdGlobalRate(SgdClassRate):
+    """A Dense stepping at ``LEARNING_RATE``, its module's global."""
+
+    def backward(self, dY):
+        dX = dY @ self.W.T
+        self.W -= LEARNING_RATE * (self.X.T @ dY)
+        self.b -= LEARNING_RATE * dY.sum(axis=0)
+        return dX
+
+
+class SgdGlobalRateOverN(SgdGlobalRate):
+    def backward(self, dY):
+        dX = dY @ self.W.T
+        self.W -= LEARNING_RATE * (self.X.T @ dY) / len(dY)  # BUG: divided by the batch size
+        self.b -= LEARNING_RATE * dY.sum(axis=0)
+        return dX
+
+
+class SgdConfigRate(SgdClassRate):
+    """A Dense stepping at ``self.config['learning_rate']`` (CS231n's optim config)."""
+
+    def __init__(self):
+        super().__init__()
+        self.config = {"learning_rate": 0.1}
+
+    def backward(self, dY):
+        dX = dY @ self.W.T
+        self.W -= self.config["learning_rate"] * (self.X.T @ dY)
+        self.b -= self.config["learning_rate"] * dY.sum(axis=0)
+        return dX
+
+
+class SgdConfigRateBiasTwice(SgdConfigRate):
+    def backward(self, dY):
+        dX = dY @ self.W.T
+        self.W -= self.config["learning_rate"] * (self.X.T @ dY)
+        self.b -= self.config["learning_rate"] * dY.sum(axis=0) * 2  # BUG: twice the bias gradient
+        return dX
