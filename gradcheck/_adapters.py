@@ -316,8 +316,8 @@ def mode_keyword(fn):
             return (name, *members)
         if isinstance(p.default, str) or p.default is p.empty:
             words = mode_words(fn, name) + ([p.default] if isinstance(p.default, str) else [])
-            evals = [w for w in words if w.lower() in EVAL_WORDS]
-            trains = sorted((w for w in words if w.lower() not in EVAL_WORDS),
+            evals = [w for w in words if _switch_reach.is_eval_word(w, EVAL_WORDS)]
+            trains = sorted((w for w in words if w not in evals),
                             key=lambda w: not w.lower().startswith("train"))
             return (name, evals[0] if evals else "eval" if p.default == "eval" else "test",
                     trains[0] if trains else "train")
@@ -376,8 +376,8 @@ def _attr_keyword(fn, name):
     if not isinstance(value, str):
         return name, False, True
     words = [*mode_words(fn, name), value]
-    evals = [w for w in words if w.lower() in EVAL_WORDS]
-    trains = [w for w in words if w.lower() not in EVAL_WORDS]
+    evals = [w for w in words if _switch_reach.is_eval_word(w, EVAL_WORDS)]
+    trains = [w for w in words if w not in evals]
     return name, evals[0] if evals else "test", trains[0] if trains else "train"
 
 
