@@ -185,7 +185,8 @@ def _report(args, layer, diag, cname: str, color: bool, jacobian, unchecked) -> 
     if all(d.passed or _random_only(d) for d in [diag, *diag.other_modes]):  # nothing found wrong: unchecked
         modes = " and ".join(mode_word(d.training) for d in [diag, *diag.other_modes] if _random_only(d))
         dropped = any(f.code == "all-dropped" for d in [diag, *diag.other_modes] for f in d.findings)
-        why = ("drops every entry" if dropped else "is random") + f" in {modes} mode, so no gradient can be compared "
+        where = "" if dropped and not diag.other_modes and not diag.training else f" in {modes} mode"  # M4: a pair
+        why = ("drops every entry" if dropped else "is random") + f"{where}, so no gradient can be compared "
         print(V.wrap(f"gradcheck: not checked (exit {EXIT_STUDENT}): {cname}'s forward {why}with finite "
                      "differences (see the diagnosis for how to make it checkable)."), file=sys.stderr)
         return EXIT_STUDENT

@@ -95,7 +95,9 @@ DIAGNOSES: dict[str, Record] = {
         "every entry dropped", "in {mode} mode the forward does not depend on its input{how}: a mask that "
         "drops every entry gives dX = 0 whatever backward does, so a comparison of zeros is no check (a "
         "backward that returns anything else still FAILs)",
-        "check the drop rate (keep probability 1 - p > 0), or check on a larger input", _DROP),
+        "check with a mask that keeps some entries (a drop rate below 1, or a keep probability above 0: "
+        "CS231n's p is the probability of keeping a unit, others' p or rate that of dropping it), or check on "
+        "a larger input", _DROP),
     "other-function": Record(
         "a different function", "{t} differs from the {other}'s forward (max abs err {err:.3g}) "
         "while every gradient agrees with central differences of the layer's own forward: the "
@@ -2447,8 +2449,10 @@ class _Probes:
         elif not ok and (changed := self.state_change(pristine)) is not None:
             code, fields = "forward-changes-state", _state_fields(self.training, diff, changed)
         self.probe(0, ok, "" if ok else f"two calls differ by up to {diff:.3g}", code, **fields)
-        if ok and not self.diag.held and self.training is True and not np.any(Y1) and self.constant():
-            self.find("all-dropped", how=" (it returns zeros for any input: a drop rate of 1.0?)", mode="training")
+        if ok and not self.diag.held and not np.any(Y1) and self.constant():  # M4: in any mode (a CS231n pair's
+            # mode is its --init's): decided by what the mask does, whichever convention p follows
+            self.find("all-dropped", how=" (it returns zeros for any input: a mask that keeps no entry, a drop "
+                      "rate of 1 or a keep probability of 0?)", mode="training" if self.training is True else "this")
         low = _low_precision(y_dtype, inputs)  # float32 Y for float64 inputs: cannot reach 1e-6
         if ok and low:
             self.probe(2, False, f"Y is {y_dtype}, expected float64", "float32", "Y",
