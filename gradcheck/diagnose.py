@@ -2272,6 +2272,7 @@ def _localize(model, inputs, diag: Diagnosis, training, kw) -> None:
     """Check each layer of a failing model on the input it receives; record the first that fails."""
     xs = [x.copy() for x in inputs]
     for i, sub in enumerate(model.layers):
+        sub = _adapted_sub(sub, xs, training)  # as the check calls it (a forward without training, a self-step)
         try:
             d = diagnose_layer(sub, xs if len(xs) > 1 else xs[0], training=training,
                                name=f"layers[{i}] {type(sub).__name__}", **kw)
@@ -2288,6 +2289,21 @@ def _localize(model, inputs, diag: Diagnosis, training, kw) -> None:
             xs = [np.asarray(Y, dtype=np.float64)]
         except Exception:  # noqa: BLE001
             return
+
+
+def _adapted_sub(sub: Any, xs: list[np.ndarray], training) -> Any:
+    """Sub-layer ``sub`` of a model as :func:`gradcheck._adapters.adapt` adapts it for the check on the inputs
+    ``xs`` it receives (attribute style, a forward without ``training``, dX after its own weight step), so
+    :func:`_localize` names the sub-layer whose own check fails, not one it called outside the protocol; ``sub``
+    itself when it cannot be adapted (a sandboxed layer, or one the adapters refuse: its own check says why)."""
+    from . import _adapters
+
+    if _remote(sub):
+        return sub
+    try:
+        return _adapters.adapt(sub, [x.copy() for x in xs], training is not False)[0]
+    except (GradcheckError, TypeError, ValueError):
+        return sub
 
 
 def _eval_mode(layer: Any, training: bool) -> str:
