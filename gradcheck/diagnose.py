@@ -174,6 +174,11 @@ DIAGNOSES: dict[str, Record] = {
         "({ts} change when a second layer of the same class runs forward in between): the cache is "
         "shared, e.g. a class attribute or a global", "store it on self in forward"),
     "stale-cache": Record("stale cache", "backward {how}", _CACHE),
+    "missing-gradient": Record(
+        "missing gradient", "backward sets no gradient for {ws} (expected {gs}, as for the other weights): forward "
+        "reads {it} and the output moves with {it}, so {it} {verb} a weight that training would never change",
+        "store {gs} in backward (a constant, not a weight, is read as a buffer when its name is private: "
+        "self._{w0})"),
     "sample-missed": Record(
         "wrong outside the sampled entries", "the sampled entries of {t} match, but directional "
         "derivatives of the whole of {t} at the check's input disagree with backward's (one along "
@@ -695,6 +700,19 @@ def _protocol(layer: Any, kind: str) -> Mapping:
     """The ``protocol`` description of a layer (a sandboxed one's) when it is of ``kind``, or {}."""
     proto = getattr(layer, "protocol", None)
     return proto if isinstance(proto, Mapping) and proto.get("protocol") == kind else {}
+
+
+def _missing_gradients(layer: Any) -> list[str]:
+    """The weights of an attribute-style layer whose gradient backward does not set, beside weights with theirs
+    (:func:`gradcheck._adapters.missing_gradients`: a sandboxed layer's from its protocol, a local one's as
+    :func:`gradcheck._adapters.adapt` marked it), else []."""
+    from ._adapters import Adapted, missing_gradients
+
+    proto = getattr(layer, "protocol", None)
+    if isinstance(proto, Mapping):
+        return missing_gradients(proto)
+    own = vars(layer).get("missing_gradients") if isinstance(layer, Adapted) else None
+    return list(own) if isinstance(own, list) else []
 
 
 def _dx_after_step(layer: Any) -> str:
@@ -2204,6 +2222,12 @@ def _diagnose_mode(layer, X, owner, training, twin, reference, localize, upstrea
         except GradcheckError as exc:
             diag.error = _while_mode(layer, inputs, training, exc)
             diag.findings.append(_find("student-code", error=str(exc)))
+    if diag.result is not None and (missing := _missing_gradients(layer)):  # Z15: bh beside W/dW, b/db
+        one = len(missing) == 1
+        diag.findings.append(_find("missing-gradient", ws=", ".join(missing), it="it" if one else "they",
+                                   gs=", ".join(f"self.{w.rpartition('.')[0]}{'.' * ('.' in w)}d{w.rpartition('.')[2]}"
+                                              for w in missing),
+                                   verb="is" if one else "are", w0=missing[0].rpartition(".")[2]))
     if (localize and not diag.passed and upstream is None
             and isinstance(getattr(layer, "layers", None), (list, tuple))):
         _localize(layer, inputs, diag, training, kw)

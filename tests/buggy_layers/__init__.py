@@ -173,7 +173,8 @@ EXPECTED = {
     "styles.py::DLfS2TiedSign": "wrong-sign",
     "styles.py::NnfsDenseStoredDinputsTwice": "factor",
     "styles.py::GridSumTwice": "factor",
-    "styles.py::BufferedLinearMeanBias": "bias-mean",  # Z15: buffers bg, wts, win, bins beside W, b
+    "styles.py::BufferedLinearMeanBias": "bias-mean",  # Z15: a scratch buffer and private constants beside W, b
+    "styles.py::HiddenBiasNoGrad": "missing-gradient",  # session 13 (Z15): bh read as a buffer for its short name
     # verify10 (Y1, Y28): a backward that steps its own weights, read at the rate 0.25 it is given
     "selfstep.py::SgdDenseDxAfterStep": "dx-after-step",
     "selfstep.py::SgdDenseRateTwice": "factor",
@@ -229,7 +230,7 @@ CORRECT = ["linear.py::LinearOutIn", "linear.py::LinearInOut", "activations.py::
            "activations.py::DropoutModuleFlag", "activations.py::DropoutInTrain", "activations.py::NetSubTraining",
            "styles.py::ValueLinear", "styles.py::BiasLinear", "styles.py::DLfS2Tied",
            "styles.py::NnfsDenseKeepsBoth", "styles.py::GridSum",
-           "styles.py::BufferedLinear",
+           "styles.py::BufferedLinear", "styles.py::HiddenBias",
            "selfstep.py::SgdDense", "selfstep.py::SgdData", "selfstep.py::SgdModel",
            *(f"switches.py::{n}" for n in ("SubModeNet", "SubOwnModeNet", "SubParamNet", "CfgModuleNet", "CfgObjectNet",
                                            "ConfigDictNet", "EnvNet", "FittingNet", "StateNet", "SetTrainingNet",
