@@ -316,8 +316,8 @@ def mode_keyword(fn):
             return (name, *members)
         if isinstance(p.default, str) or p.default is p.empty:
             words = mode_words(fn, name) + ([p.default] if isinstance(p.default, str) else [])
-            evals = [w for w in words if w.lower() in EVAL_WORDS]
-            trains = sorted((w for w in words if w.lower() not in EVAL_WORDS),
+            evals = [w for w in words if _switch_reach.is_eval_word(w, EVAL_WORDS)]
+            trains = sorted((w for w in words if w not in evals),
                             key=lambda w: not w.lower().startswith("train"))
             return (name, evals[0] if evals else "eval" if p.default == "eval" else "test",
                     trains[0] if trains else "train")
@@ -376,8 +376,8 @@ def _attr_keyword(fn, name):
     if not isinstance(value, str):
         return name, False, True
     words = [*mode_words(fn, name), value]
-    evals = [w for w in words if w.lower() in EVAL_WORDS]
-    trains = [w for w in words if w.lower() not in EVAL_WORDS]
+    evals = [w for w in words if _switch_reach.is_eval_word(w, EVAL_WORDS)]
+    trains = [w for w in words if w not in evals]
     return name, evals[0] if evals else "test", trains[0] if trains else "train"
 
 
@@ -2485,7 +2485,19 @@ def adapt(obj, inputs=None, training=True):
         info["text"] = info.get("text", "") + stored
     if after:  # dX computed with the weights after the step (_sgd_dx_after_step): named by the diagnosis
         info["dx_after_step"] = True
+    if isinstance(obj, Adapted) and (missing := missing_gradients(info)):
+        obj.missing_gradients = missing  # named by the diagnosis (a sandboxed layer's: from its protocol)
     return obj, info
+
+
+def missing_gradients(info) -> list:
+    """The weights of an attribute-style layer that backward sets no gradient for, beside weights with theirs
+    (``info['unchecked']`` less those with an array of their shape backward writes, ``info['ambiguous']``): a
+    gradient forgotten, a wrong result (:func:`_buffers_by_behaviour`); [] for another protocol."""
+    if not isinstance(info, collections.abc.Mapping) or info.get("protocol") != "attribute":
+        return []
+    unsure = {str(a).split(" (")[0] for a in info.get("ambiguous") or []}
+    return [str(w) for w in info.get("unchecked") or [] if str(w) not in unsure]
 
 
 #: Attributes a forward that returns nothing stores its output in, and a backward its input's gradient
@@ -3766,32 +3778,19 @@ def _split_buffers(unchecked):
     return [w for w in unchecked if not _buffer_name(w)], [w for w in unchecked if _buffer_name(w)]
 
 
-#: A short name a weight may have (``Wq``, ``bh``), and so may a buffer (``buf``, ``base``, ``bins``, ``win``, ``bg``,
-#: ``wts``): ``w`` or ``b`` and one to three lowercase letters (not ``bias``, ``beta``; a capital ``W``, ``Wh``, is a
-#: weight matrix's), decided by the layer's other weights (:func:`_buffers_by_behaviour`).
-SHORT_NAME = re.compile(r"(?!bias$|beta$)[wbB][a-z]{1,3}")
-
-
 def _buffers_by_behaviour(obj, inputs, kws, info, pairs, children):
-    """The weights among ``info['unchecked']`` (forward uses them, backward sets no gradient, named like weights:
-    :func:`_split_buffers`), told from buffers by what the layer does (Z15): an array forward writes (in any mode of
-    ``kws``: a running statistic, a scratch buffer) is a buffer; so is one with a short name (:data:`SHORT_NAME`:
-    ``bg``, ``wts``, ``base``) unless a weight of the same owner with a gradient has a short name of the same letter
-    (``bg`` beside ``bi``/``dbi``: a gradient forgotten). The buffers join ``info['buffers']``, why in
-    ``info['buffer_why']`` (``["bg: why"]``: strings, as ``read_from``, cross from the sandbox)."""
+    """The weights among ``info['unchecked']`` (forward uses them: the output moves with them; backward sets no
+    gradient; named like weights: :func:`_split_buffers`), told from buffers by what the layer does (Z15): an array
+    forward writes (in any mode of ``kws``: a running statistic, a scratch buffer) is a buffer; one it only reads is
+    a weight whose gradient backward forgot, whatever its name (a hidden bias ``bh`` beside ``W``/``dW``, ``b``/``db``:
+    once read as a buffer for its short name, a PASS; a constant is marked private, ``self._bh``). The buffers join
+    ``info['buffers']``, why in ``info['buffer_why']`` (``["buf: why"]``: strings, as ``read_from``, cross from the
+    sandbox); ``pairs`` is kept for the callers."""
     unchecked = info["unchecked"]
     if not unchecked:
         return []
     written = (_try(_forward_writes, obj, inputs, kws, unchecked, children) or set()) if inputs is not None else set()
-
-    def short(w):
-        key = _bare(w.rpartition(".")[2])
-        path = _item_path(key)
-        return (path[0] if path else key) if SHORT_NAME.fullmatch(path[0] if path else key) else None
-    kin = {(w.rpartition(".")[0], s[0].lower()) for w in pairs if (s := short(w))}
-    buffers = {w: "forward writes it" if w in written else "a short name, unlike the weights with gradients"
-               for w in unchecked if w in written or ((s := short(w)) and (w.rpartition(".")[0], s[0].lower())
-                                                      not in kin)}
+    buffers = {w: "forward writes it" for w in unchecked if w in written}
     if buffers:
         info["buffers"] = [*info.get("buffers", []), *buffers]
         info["buffer_why"] = [f"{w}: {why}" for w, why in buffers.items()]

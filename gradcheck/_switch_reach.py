@@ -28,6 +28,8 @@ _NOT_A_SWITCH = re.compile(
     r"^first|warn|causal|transpose|same|stack|residual|^is_leaf|^leaf", re.IGNORECASE)
 #: The stems of mode words (``"fitting"``, ``"inference"``): a string compared with one is a mode switch.
 _MODE_STEM = re.compile(r"^(train|fit|eval|test|infer|predict|val|deploy|learn)", re.IGNORECASE)
+#: The stems of eval-mode words beyond the exact ``EVAL_WORDS`` (``"predicting"``, ``"inferring"``, ``"validating"``).
+_EVAL_STEM = re.compile(r"^(eval|test|infer|predict|valid|deploy)", re.IGNORECASE)
 _LIB_DIRS = tuple({sysconfig.get_paths()[k] for k in ("stdlib", "platstdlib", "purelib", "platlib")})
 
 
@@ -38,6 +40,13 @@ def _tree(fn):
         return ast.parse(textwrap.dedent(inspect.getsource(fn))).body[0]
     except (OSError, TypeError, SyntaxError, ValueError, IndexError):
         return None
+
+
+def is_eval_word(word, eval_words) -> bool:
+    """Whether a string a mode switch is compared with means eval mode: a word of ``eval_words`` (the adapters'
+    ``EVAL_WORDS``) or one with an eval stem (``"predicting"``, ``"inferring"``, ``"validating"``: M5, read as
+    training words before, which swapped the header's mode labels)."""
+    return word.lower() in eval_words or bool(_EVAL_STEM.match(word))
 
 
 def _student_function(fn) -> bool:
@@ -228,8 +237,8 @@ def _values(name, value, words, names):
         if not (_flag_kind(last) or re.search("mode|phase", last, re.IGNORECASE)):
             return None
         ws = [w for w in words if isinstance(w, str)]
-        evals, trains = [w for w in ws if w.lower() in EVAL_WORDS + ("0", "false")], \
-            [w for w in ws if w.lower() not in EVAL_WORDS + ("0", "false")]
+        evals = [w for w in ws if is_eval_word(w, EVAL_WORDS + ("0", "false"))]
+        trains = [w for w in ws if w not in evals]
         # off: an eval word compared with, else "" (set, empty: unset would read get(NAME, "1")'s training default)
         on, off = (trains[0] if trains else "1"), (evals[0] if evals else "")
         return (on, off) if evalish else (off, on)
@@ -241,8 +250,8 @@ def _values(name, value, words, names):
         ws = [w for w in [*words, value] if isinstance(w, str)]
         if not any(_MODE_STEM.match(w) for w in ws):
             return None
-        evals = [w for w in ws if w.lower() in EVAL_WORDS]
-        trains = sorted((w for w in ws if w.lower() not in EVAL_WORDS), key=lambda w: not _MODE_STEM.match(w))
+        evals = [w for w in ws if is_eval_word(w, EVAL_WORDS)]
+        trains = sorted((w for w in ws if w not in evals), key=lambda w: not _MODE_STEM.match(w))
         return (evals[0] if evals else "test"), (trains[0] if trains else "train")
     return None
 

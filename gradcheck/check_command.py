@@ -163,7 +163,7 @@ def _report(args, layer, diag, cname: str, color: bool, jacobian, unchecked) -> 
         print(colorize(f"\nFAIL: {cname}: the tape's Jacobian differs from the numerical one (see above).", color))
         return EXIT_MISMATCH
     info = getattr(layer, "protocol", None) or {}
-    if diag.passed and (fails := _unpaired(info, cname)):
+    if _passed_but_unpaired(diag) and (fails := _unpaired(info, cname)):
         print()
         for line in fails:
             print(colorize(V.wrap(line), color))
@@ -208,7 +208,8 @@ def _report(args, layer, diag, cname: str, color: bool, jacobian, unchecked) -> 
     if all(d.passed or _random_only(d) for d in [diag, *diag.other_modes]):  # nothing found wrong: unchecked
         modes = " and ".join(mode_word(d.training) for d in [diag, *diag.other_modes] if _random_only(d))
         dropped = any(f.code == "all-dropped" for d in [diag, *diag.other_modes] for f in d.findings)
-        why = ("drops every entry" if dropped else "is random") + f" in {modes} mode, so no gradient can be compared "
+        where = "" if dropped and not diag.other_modes and not diag.training else f" in {modes} mode"  # M4: a pair
+        why = ("drops every entry" if dropped else "is random") + f"{where}, so no gradient can be compared "
         print(V.wrap(f"gradcheck: not checked (exit {EXIT_STUDENT}): {cname}'s forward {why}with finite "
                      "differences (see the diagnosis for how to make it checkable)."), file=sys.stderr)
         return EXIT_STUDENT
@@ -217,8 +218,8 @@ def _report(args, layer, diag, cname: str, color: bool, jacobian, unchecked) -> 
 
 def _buffer_why(info: dict[str, Any], buffers: list[str]) -> str:
     """Why arrays without a gradient were read as buffers: not named like a weight, or what the layer does
-    (``info['buffer_why']``, ``["bg: why", ...]``, :func:`gradcheck._adapters._buffers_by_behaviour`: forward writes it; a short name
-    like ``bg`` that no weight with a gradient shares), each reason with its arrays when they differ."""
+    (``info['buffer_why']``, ``["buf: why", ...]``, :func:`gradcheck._adapters._buffers_by_behaviour`: forward writes
+    it), each reason with its arrays when they differ."""
     why = dict(x.split(": ", 1) for x in info.get("buffer_why") or [] if ": " in x)
     by: dict[str, list[str]] = {}
     for w in buffers:
@@ -234,6 +235,15 @@ def _read_from(layer, res) -> str:
     said = dict(x.split(": ", 1) for x in (getattr(layer, "protocol", None) or {}).get("read_from") or [] if ": " in x)
     hits = [f"{t} is {said[t]}" for t in res.failing_tensors if t in said]
     return f" ({'; '.join(hits)})" if hits else ""
+
+
+def _passed_but_unpaired(diag) -> bool:
+    """Whether every gradient compared matched in every mode, the only error a weight without its gradient
+    (``missing-gradient``: the FAIL lines of :func:`_unpaired` say it, exit 1)."""
+    ds = [diag, *diag.other_modes]
+    return diag.passed or all(d.error is None and d.result is not None and d.result.passed
+                              and {f.code for f in d.findings if f.severity == "error"} <= {"missing-gradient"}
+                              for d in ds)
 
 
 def _random_only(diag) -> bool:
@@ -663,7 +673,8 @@ def _unpaired(info, cname: str) -> list:
         lines.append(f"FAIL: {cname}.backward sets no gradient for {', '.join(missing)} (expected "
                      f"{', '.join('self.' + _grad_name(w) for w in missing)}, as for the other weights); the "
                      "gradients that are set match, but a weight without its gradient is not trained. Store it in "
-                     "backward.")
+                     f"backward (a constant, not a weight, is read as a buffer when its name is private: "
+                     f"self._{missing[0].rpartition('.')[2]}).")
     return lines
 
 

@@ -95,7 +95,9 @@ DIAGNOSES: dict[str, Record] = {
         "every entry dropped", "in {mode} mode the forward does not depend on its input{how}: a mask that "
         "drops every entry gives dX = 0 whatever backward does, so a comparison of zeros is no check (a "
         "backward that returns anything else still FAILs)",
-        "check the drop rate (keep probability 1 - p > 0), or check on a larger input", _DROP),
+        "check with a mask that keeps some entries (a drop rate below 1, or a keep probability above 0: "
+        "CS231n's p is the probability of keeping a unit, others' p or rate that of dropping it), or check on "
+        "a larger input", _DROP),
     "other-function": Record(
         "a different function", "{t} differs from the {other}'s forward (max abs err {err:.3g}) "
         "while every gradient agrees with central differences of the layer's own forward: the "
@@ -172,6 +174,11 @@ DIAGNOSES: dict[str, Record] = {
         "({ts} change when a second layer of the same class runs forward in between): the cache is "
         "shared, e.g. a class attribute or a global", "store it on self in forward"),
     "stale-cache": Record("stale cache", "backward {how}", _CACHE),
+    "missing-gradient": Record(
+        "missing gradient", "backward sets no gradient for {ws} (expected {gs}, as for the other weights): forward "
+        "reads {it} and the output moves with {it}, so {it} {verb} a weight that training would never change",
+        "store {gs} in backward (a constant, not a weight, is read as a buffer when its name is private: "
+        "self._{w0})"),
     "sample-missed": Record(
         "wrong outside the sampled entries", "the sampled entries of {t} match, but directional "
         "derivatives of the whole of {t} at the check's input disagree with backward's (one along "
@@ -700,6 +707,19 @@ def _protocol(layer: Any, kind: str) -> Mapping:
     """The ``protocol`` description of a layer (a sandboxed one's) when it is of ``kind``, or {}."""
     proto = getattr(layer, "protocol", None)
     return proto if isinstance(proto, Mapping) and proto.get("protocol") == kind else {}
+
+
+def _missing_gradients(layer: Any) -> list[str]:
+    """The weights of an attribute-style layer whose gradient backward does not set, beside weights with theirs
+    (:func:`gradcheck._adapters.missing_gradients`: a sandboxed layer's from its protocol, a local one's as
+    :func:`gradcheck._adapters.adapt` marked it), else []."""
+    from ._adapters import Adapted, missing_gradients
+
+    proto = getattr(layer, "protocol", None)
+    if isinstance(proto, Mapping):
+        return missing_gradients(proto)
+    own = vars(layer).get("missing_gradients") if isinstance(layer, Adapted) else None
+    return list(own) if isinstance(own, list) else []
 
 
 def _dx_after_step(layer: Any) -> str:
@@ -2211,6 +2231,12 @@ def _diagnose_mode(layer, X, owner, training, twin, reference, localize, upstrea
         except GradcheckError as exc:
             diag.error = _while_mode(layer, inputs, training, exc)
             diag.findings.append(_find("student-code", error=str(exc)))
+    if diag.result is not None and (missing := _missing_gradients(layer)):  # Z15: bh beside W/dW, b/db
+        one = len(missing) == 1
+        diag.findings.append(_find("missing-gradient", ws=", ".join(missing), it="it" if one else "they",
+                                   gs=", ".join(f"self.{w.rpartition('.')[0]}{'.' * ('.' in w)}d{w.rpartition('.')[2]}"
+                                              for w in missing),
+                                   verb="is" if one else "are", w0=missing[0].rpartition(".")[2]))
     if (localize and not diag.passed and upstream is None
             and isinstance(getattr(layer, "layers", None), (list, tuple))):
         _localize(layer, inputs, diag, training, kw)
@@ -2279,6 +2305,7 @@ def _localize(model, inputs, diag: Diagnosis, training, kw) -> None:
     """Check each layer of a failing model on the input it receives; record the first that fails."""
     xs = [x.copy() for x in inputs]
     for i, sub in enumerate(model.layers):
+        sub = _adapted_sub(sub, xs, training)  # as the check calls it (a forward without training, a self-step)
         try:
             d = diagnose_layer(sub, xs if len(xs) > 1 else xs[0], training=training,
                                name=f"layers[{i}] {type(sub).__name__}", **kw)
@@ -2297,6 +2324,21 @@ def _localize(model, inputs, diag: Diagnosis, training, kw) -> None:
             xs = [np.asarray(Y, dtype=np.float64)]
         except Exception:  # noqa: BLE001
             return
+
+
+def _adapted_sub(sub: Any, xs: list[np.ndarray], training) -> Any:
+    """Sub-layer ``sub`` of a model as :func:`gradcheck._adapters.adapt` adapts it for the check on the inputs
+    ``xs`` it receives (attribute style, a forward without ``training``, dX after its own weight step), so
+    :func:`_localize` names the sub-layer whose own check fails, not one it called outside the protocol; ``sub``
+    itself when it cannot be adapted (a sandboxed layer, or one the adapters refuse: its own check says why)."""
+    from . import _adapters
+
+    if _remote(sub):
+        return sub
+    try:
+        return _adapters.adapt(sub, [x.copy() for x in xs], training is not False)[0]
+    except (GradcheckError, TypeError, ValueError):
+        return sub
 
 
 def _eval_mode(layer: Any, training: bool) -> str:
@@ -2458,8 +2500,10 @@ class _Probes:
         elif not ok and (changed := self.state_change(pristine)) is not None:
             code, fields = "forward-changes-state", _state_fields(self.training, diff, changed)
         self.probe(0, ok, "" if ok else f"two calls differ by up to {diff:.3g}", code, **fields)
-        if ok and not self.diag.held and self.training is True and not np.any(Y1) and self.constant():
-            self.find("all-dropped", how=" (it returns zeros for any input: a drop rate of 1.0?)", mode="training")
+        if ok and not self.diag.held and not np.any(Y1) and self.constant():  # M4: in any mode (a CS231n pair's
+            # mode is its --init's): decided by what the mask does, whichever convention p follows
+            self.find("all-dropped", how=" (it returns zeros for any input: a mask that keeps no entry, a drop "
+                      "rate of 1 or a keep probability of 0?)", mode="training" if self.training is True else "this")
         low = _low_precision(y_dtype, inputs)  # float32 Y for float64 inputs: cannot reach 1e-6
         if ok and low:
             self.probe(2, False, f"Y is {y_dtype}, expected float64", "float32", "Y",

@@ -68,8 +68,9 @@ def test_a_rate_of_one_is_not_checked_and_says_why(layer):
     assert not d.passed and d.codes == ["all-dropped"], d.report()
     assert d.result is not None and d.result.passed  # the comparison ran: zeros against zeros
     s = d.sentence()
-    assert "in training mode the forward does not depend on its input (it returns zeros for any input: a drop " \
-           "rate of 1.0?): a mask that drops every entry gives dX = 0 whatever backward does" in s, s
+    assert "in training mode the forward does not depend on its input (it returns zeros for any input: a mask " \
+           "that keeps no entry, a drop rate of 1 or a keep probability of 0?): a mask that drops every entry " \
+           "gives dX = 0 whatever backward does" in s, s
 
 
 @pytest.mark.parametrize("right", [True, False])

@@ -265,9 +265,11 @@ class L:
 
 
 @pytest.mark.parametrize("extra, writes, bi, code, words", [
-    # a short name like no weight with a gradient (W, b): a buffer, PASS with its warning
-    ("bg", False, False, 0, "read as a constant buffer (a short name, unlike the weights with gradients)"),
-    ("wts", False, False, 0, "read as a constant buffer (a short name, unlike the weights with gradients)"),
+    # read, not written, the output moving with it: a weight whose gradient backward forgot, whatever its name
+    # (session 13: a short name like no weight with a gradient was read as a buffer, so a forgotten bh PASSed)
+    ("bg", False, False, 1, "backward sets no gradient for bg (expected self.dbg"),
+    ("wts", False, False, 1, "backward sets no gradient for wts (expected self.dwts"),
+    ("_bg", False, False, 0, "PASS: L:"),  # a constant marked private
     # a running statistic forward writes, whatever its name: a buffer
     ("b_run", True, False, 0, "read as a constant buffer (forward writes it)"),
     # bg beside bi with dbi: a gate bias whose gradient backward forgot, a wrong result
@@ -277,8 +279,8 @@ class L:
 ])
 def test_arrays_without_gradients_are_told_from_weights_by_what_the_layer_does(tmp_path, extra, writes, bi, code,
                                                                                words):
-    """Z15 (wrong FAIL): buffers with short names (bg, wts, base, bins, win, buf) beside W/dW, b/db were read as
-    weights whose gradient backward forgot (exit 1). A running statistic forward writes is a buffer too."""
+    """Z15: an array forward writes (a running statistic) beside W/dW, b/db is a buffer; one it only reads is a
+    weight whose gradient backward forgot, whatever its name (session 13: short names were read as buffers)."""
     body = BUFFERS.replace("EXTRA", extra).replace("WRITES", str(writes)).replace("BI:", f"{bi}:")
     if not bi:
         body = body.replace("        self.bi = rng.standard_normal(3)\n", "").replace(" + self.bi", "")

@@ -173,7 +173,8 @@ EXPECTED = {
     "styles.py::DLfS2TiedSign": "wrong-sign",
     "styles.py::NnfsDenseStoredDinputsTwice": "factor",
     "styles.py::GridSumTwice": "factor",
-    "styles.py::BufferedLinearMeanBias": "bias-mean",  # Z15: buffers bg, wts, win, bins beside W, b
+    "styles.py::BufferedLinearMeanBias": "bias-mean",  # Z15: a scratch buffer and private constants beside W, b
+    "styles.py::HiddenBiasNoGrad": "missing-gradient",  # session 13 (Z15): bh read as a buffer for its short name
     # verify10 (Y1, Y28): a backward that steps its own weights, read at the rate 0.25 it is given
     "selfstep.py::SgdDenseDxAfterStep": "dx-after-step",
     "selfstep.py::SgdDenseRateTwice": "factor",
@@ -237,7 +238,7 @@ CORRECT = ["linear.py::LinearOutIn", "linear.py::LinearInOut", "activations.py::
            "activations.py::DropoutModeMatch", "activations.py::DropoutModeEnum", "styles.py::DLfS2Net",
            "styles.py::GradsObjLinear", "styles.py::FlatLinear", "activations.py::DropoutParamMode",
            "activations.py::DropoutModuleFlag", "activations.py::DropoutInTrain", "activations.py::NetSubTraining",
-           "styles.py::ValueLinear", "styles.py::BiasLinear", "styles.py::DLfS2Tied",
+           "styles.py::ValueLinear", "styles.py::BiasLinear", "styles.py::DLfS2Tied", "styles.py::HiddenBias",
            "styles.py::NnfsDenseKeepsBoth", "styles.py::GridSum",
            "styles.py::BufferedLinear",
            "selfstep.py::SgdDense", "selfstep.py::SgdData", "selfstep.py::SgdModel", "losses.py::TwoLayerNet",

@@ -533,24 +533,25 @@ class GridSumTwice(GridSum):
 
 
 class BufferedLinear:
-    """Y = (X @ W + b) * win + bg + wts * bins, with a scratch buf forward writes: buffers with short names beside W
-    and b (Z15: once read as weights without gradients, a wrong FAIL)."""
+    """Y = (X @ W + b) * _win + _bg + _wts * _bins, with a scratch buf forward writes: buffers beside W and b, the
+    constants marked private (Z15; session 13: a constant read by forward under a weight's name is a weight whose
+    gradient backward forgot)."""
 
     ADAPT = True
 
     def __init__(self, bias_mean=False):
         rng = np.random.default_rng(0)
         self.W, self.b = rng.standard_normal((4, 3)), rng.standard_normal(3)
-        self.buf, self.win, self.bins = np.zeros((5, 3)), np.hanning(5)[1:4], np.linspace(0.0, 1.0, 3)
-        self.bg, self.wts, self.bias_mean = rng.standard_normal(3), rng.standard_normal(3), bias_mean
+        self.buf, self._win, self._bins = np.zeros((5, 3)), np.hanning(5)[1:4], np.linspace(0.0, 1.0, 3)
+        self._bg, self._wts, self.bias_mean = rng.standard_normal(3), rng.standard_normal(3), bias_mean
 
     def forward(self, X):
         self.X = X
         self.buf = X @ self.W + self.b
-        return self.buf * self.win + self.bg + self.wts * self.bins
+        return self.buf * self._win + self._bg + self._wts * self._bins
 
     def backward(self, dY):
-        g = dY * self.win
+        g = dY * self._win
         self.dW, self.db = self.X.T @ g, g.mean(0) if self.bias_mean else g.sum(0)
         return g @ self.W.T
 
@@ -558,3 +559,34 @@ class BufferedLinear:
 class BufferedLinearMeanBias(BufferedLinear):
     def __init__(self):
         super().__init__(bias_mean=True)  # BUG: db the mean over the batch
+
+
+class HiddenBias:
+    """h = tanh(X @ W + b + bh), through a scratch buffer forward writes (``buf``): a hidden bias with its gradient
+    beside W and b (session 13, Z15)."""
+
+    ADAPT = True
+    INPUT = (5, 4)
+
+    def __init__(self):
+        rng = np.random.default_rng(0)
+        self.W, self.b, self.bh = rng.standard_normal((4, 3)), rng.standard_normal(3), rng.standard_normal(3)
+        self.buf = np.zeros((5, 3))
+
+    def forward(self, X):
+        self.X = X
+        self.buf = X @ self.W + self.b
+        self.h = np.tanh(self.buf + self.bh)
+        return self.h
+
+    def backward(self, dY):
+        g = dY * (1 - self.h ** 2)
+        self.dW, self.db, self.dbh = self.X.T @ g, g.sum(0), g.sum(0)
+        return g @ self.W.T
+
+
+class HiddenBiasNoGrad(HiddenBias):
+    def backward(self, dY):
+        g = dY * (1 - self.h ** 2)
+        self.dW, self.db = self.X.T @ g, g.sum(0)  # BUG: dbh forgotten (bh, a short name, was read as a buffer)
+        return g @ self.W.T
