@@ -4,7 +4,6 @@ compared by :func:`gradcheck.compare.compare` into a :class:`~gradcheck.result.C
 
 from __future__ import annotations
 
-import copy
 import dataclasses
 from collections.abc import Mapping
 from typing import Any
@@ -100,7 +99,7 @@ def check_layer(layer: Any, X: Any, *, twin: Any = "auto", init: Mapping[str, An
             break
         held = hold_masks(layer) if t and cfg.training in ("both", "auto") else []
         try:
-            r = _check_mode(call, cfg, copy.deepcopy(rng), twin, init, reference, upstream)
+            r = _check_mode(call, cfg, _rewound(rng), twin, init, reference, upstream)
         finally:
             for obj, prev in held:
                 obj.fix_mask(prev)
@@ -116,6 +115,15 @@ def check_layer(layer: Any, X: Any, *, twin: Any = "auto", init: Mapping[str, An
     first.notes[:0] = [one] if one else []
     first.notes += notes
     return first
+
+
+def _rewound(rng: np.random.Generator) -> np.random.Generator:
+    """A new generator at ``rng``'s state, which stays where it is: each mode draws the same ``dY``. The same
+    draws as ``copy.deepcopy(rng)`` (the bit generator's type and whole state), in about a third of its time
+    (issue 10: 0.18 ms of a 7.5 ms fast check)."""
+    bits = type(rng.bit_generator)()
+    bits.state = rng.bit_generator.state
+    return np.random.Generator(bits)
 
 
 def same_backward(call: Call, seed: int) -> bool:
