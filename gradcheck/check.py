@@ -335,7 +335,7 @@ def _numerical_comparisons(call, cfg, G, y_shape, sources, dkeys, shapes, displa
         for k, sc in scan(dkeys, idx).items():
             elements(k, sc, mask=sc.evaluated, how="sample", indices=idx)
         return comps, numerical
-    dd = directional_derivatives(call.forward, call.inputs, call.params, G, input_names=call.keys,
+    dd = directional_derivatives(call.output, call.inputs, call.params, G, input_names=call.keys,
                                  groups=[[k] for k in dkeys], n_dirs=cfg.n_dirs, eps=cfg.step, rng=rng,
                                  method="central" if cfg.method == "complex" else cfg.method)
     failing, tops = _directional_comparisons(dd, dkeys, sources, analytic, comps, rtol, atol)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import dataclasses
 import importlib
 import inspect
+import math
 from collections.abc import Mapping, Sequence
 from functools import cached_property
 from typing import Any
@@ -62,9 +63,27 @@ class Call:
 
     def forward(self, *xin: np.ndarray) -> np.ndarray:
         """The student's forward on ``xin``, validated (the numerical plans call this)."""
-        Y = V.call_student(self.layer.forward, *xin, training=self.training, owner=self.owner, call=self.signature,
-                           expected="Expected forward to return the output array.")
+        return self._validated(self._run(*xin))
+
+    def _run(self, *xin: np.ndarray) -> Any:
+        """What the student's forward returns for ``xin``, not validated (errors as StudentCodeError)."""
+        return V.call_student(self.layer.forward, *xin, training=self.training, owner=self.owner,
+                              call=self.signature, expected="Expected forward to return the output array.")
+
+    def _validated(self, Y: Any) -> np.ndarray:
+        """Forward's output ``Y`` validated (:func:`V.check_output`): a float64 copy, or its error."""
         return V.check_output(Y, owner=self.owner, tensor="Y", produced_by=self.signature, expected_shape=None)
+
+    def output(self, *xin: np.ndarray) -> np.ndarray:
+        """:meth:`forward` for a caller that only reads ``Y`` before the next call (the directional plan's
+        objective): the same checks and errors, but an output that is already a finite C-contiguous float64 array
+        is returned itself, not copied (issue 10: the copy held the same values in the same layout, so the same
+        sums; the finiteness test is check_output's own)."""
+        Y = self._run(*xin)
+        if type(Y) is np.ndarray and Y.dtype == np.float64 and Y.flags.c_contiguous and \
+                math.isfinite(V.sum_of_squares(Y)):
+            return Y
+        return self._validated(Y)
 
     def forward_many(self, shape):
         """The chunked-forward protocol of a layer that has one (a sandboxed layer), else None."""

@@ -10,8 +10,10 @@ from __future__ import annotations
 import copy
 
 import numpy as np
+import pytest
 
 from gradcheck import check as C
+from gradcheck.errors import NonFiniteError, ProtocolError
 
 
 def test_rewound_generator_draws_as_a_deep_copy_and_leaves_the_original():
@@ -33,3 +35,63 @@ def test_rewound_keeps_the_bit_generator_type():
     new = C._rewound(rng)
     assert type(new.bit_generator) is np.random.Philox
     np.testing.assert_array_equal(new.random(4), copy.deepcopy(rng).random(4))
+
+
+class _Out:
+    """A layer whose forward returns ``X @ W`` in a chosen form: a dtype, a transposed layout, a NaN."""
+
+    def __init__(self, how):
+        self.how = how
+        self.params = {"W": np.random.default_rng(1).standard_normal((4, 3))}
+        self.grads = {"W": np.zeros((4, 3))}
+
+    def forward(self, X, training=False):
+        self.X = X
+        Y = X @ self.params["W"]
+        if self.how == "float32":
+            return Y.astype(np.float32)
+        if self.how == "transposed":
+            return np.asfortranarray(Y)
+        if self.how == "nan":
+            Y[1, 2] = np.nan
+        if self.how == "none":
+            return None
+        return Y
+
+    def backward(self, dY):
+        self.grads["W"][...] = self.X.T @ dY
+        return dY @ self.params["W"].T
+
+
+def _call(how):
+    from gradcheck.sources import Call
+
+    layer = _Out(how)
+    return Call(layer, "Out", [np.random.default_rng(2).standard_normal((5, 4))], ["X"], layer.params, False)
+
+
+@pytest.mark.parametrize("how", ["plain", "float32", "transposed"])
+def test_uncopied_output_gives_the_directional_numbers_of_the_validated_forward(how):
+    from gradcheck.numerical import directional_derivatives
+
+    call = _call(how)
+    G = np.random.default_rng(3).standard_normal((5, 3))
+    runs = [directional_derivatives(fwd, call.inputs, call.params, G, input_names=call.keys,
+                                    groups=[["@X"], ["W"]], n_dirs=2, rng=np.random.default_rng(4))
+            for fwd in (call.forward, call.output)]
+    for key in runs[0]:
+        for (u0, v0), (u1, v1) in zip(runs[0][key], runs[1][key]):
+            assert v0 == v1 and np.isfinite(v0)  # bit for bit: the same sum of the same values
+            for k in u0:
+                np.testing.assert_array_equal(u0[k], u1[k])
+    np.testing.assert_array_equal(call.inputs[0], np.random.default_rng(2).standard_normal((5, 4)))  # not written
+
+
+@pytest.mark.parametrize("how, error, words", [("nan", NonFiniteError, "non-finite"),
+                                               ("none", ProtocolError, "returned None")])
+def test_uncopied_output_refuses_what_forward_refuses(how, error, words):
+    call = _call(how)
+    with pytest.raises(error, match=words):
+        call.forward(*call.inputs)
+    with pytest.raises(error, match=words):
+        call.output(*call.inputs)
