@@ -1618,9 +1618,9 @@ def _reachable(root, label, out):
     """``out`` with ``(label, array)`` of each array in ``root`` and, at any depth, in its tuples, lists, dicts and
     plain objects (``cache[1]``, ``cache['x']``; not layers: :func:`walk`), each array once."""
     found = [((), root)] + ([] if _leaf(root) or _is_layer(root) else walk(root, lambda p, v: not _is_layer(v)))
-    for lab, a in [(_label(p, root=label), v) for p, v in found]:
+    for p, a in found:  # labelled only when kept (issue 10: the labels of a cache's shape tuples cost half the walk)
         if isinstance(a, np.ndarray) and len(out) < MAX_PROBED * 4 and not any(a is x for _, x in out):
-            out.append((lab, a))
+            out.append((_label(p, root=label), a))
     return out
 
 
@@ -1631,9 +1631,16 @@ def _gradient_name(k, names):
 
 def _gradient_namer(names):
     """:func:`_gradient_name` for many attributes against the same ``names``: their gradient names made once."""
-    grads = {g.format(n) for n in names for g in GRAD_NAMES}
+    grads = _gradient_names(tuple(names))
     return lambda k: k in grads or k.startswith(("grad", "d_")) or k.endswith("_grad") or (
         k[:1] == "d" and k[1:2].isupper())
+
+
+@functools.lru_cache(maxsize=256)
+def _gradient_names(names):
+    """The set of gradient names of ``names`` (a tuple), memoised: the cache guard asks before each backward with
+    the same attribute names (issue 10: 65 formats a call); the caller gets a frozenset it cannot change."""
+    return frozenset(g.format(n) for n in names for g in GRAD_NAMES)
 
 
 def cache_guard(layer, names=()):

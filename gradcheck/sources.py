@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from . import _validation as V
-from ._adapters import _is_layer, cache_guard, walk
+from ._adapters import _is_layer, _scalar, cache_guard, walk
 from .errors import InputModifiedError, StudentCodeError, TwinError, UsageError
 
 __all__ = ["Call", "in_place", "input_written", "manual_source", "guarded_backward", "tape_source", "twin_source",
@@ -151,7 +151,8 @@ def hold_masks(layer: Any) -> list[tuple[Any, Any]]:
     """``fix_mask(True)`` on ``layer`` and the layers inside it at any depth (:func:`walk`; a sandboxed object's are
     in its child) whose mask is not fixed: the ``(layer, previous)`` pairs to undo."""
     out = []
-    inside = [] if getattr(layer, "cache_guarded", False) else [v for _, v in walk(layer) if _is_layer(v)]
+    inside = [] if getattr(layer, "cache_guarded", False) else [v for _, v in walk(layer) if not _scalar(v) and
+                                                                _is_layer(v)]  # a number or array is no layer
     for o in [layer, *inside]:
         if callable(getattr(o, "fix_mask", None)):  # only a layer whose setting can be read back
             prev = getattr(o, "mask_fixed", getattr(getattr(o, "_masks", None), "fixed", None))

@@ -95,3 +95,34 @@ def test_uncopied_output_refuses_what_forward_refuses(how, error, words):
         call.forward(*call.inputs)
     with pytest.raises(error, match=words):
         call.output(*call.inputs)
+
+
+class _Nested:
+    """A layer caching its input deep in a dict of tuples beside shape tuples, and an input-named gradient."""
+
+    def forward(self, X, training=False):
+        self.cache = {"shapes": (X.shape, (1, 2)), "saved": ({"x": X},)}
+        self.dX = np.zeros_like(X)  # a gradient attribute: written by backward, not watched
+        return 2 * X
+
+    def backward(self, dY):
+        self.cache["saved"][0]["x"][0, 1] += 1.0  # writes into its cache
+        self.dX[...] = 2 * dY
+        return self.dX
+
+
+def test_cache_guard_labels_a_nested_write_and_skips_gradient_attributes():
+    from gradcheck._adapters import _gradient_names, cache_guard
+
+    layer = _Nested()
+    layer.forward(np.ones((2, 3)))
+    after = cache_guard(layer, ["X"])
+    layer.backward(np.ones((2, 3)))
+    assert "modified its cache (self.cache['saved'][0]['x'], element [0, 1])" in after()
+    layer.forward(np.ones((2, 3)))
+    after = cache_guard(layer, ["X"])
+    layer.dX[...] = 5.0  # only the gradient attribute changes
+    assert after() is None
+    assert _gradient_names(("W", "X")) == {g.format(n) for n in "WX" for g in ("d{}", "d_{}", "grad_{}", "grad{}",
+                                                                               "{}_grad")}
+    assert "dX" not in _gradient_names(("W",))
