@@ -1767,7 +1767,8 @@ def _items(v):
     an object's attributes)."""
     if isinstance(v, MAPPINGS):
         keys = list(v.keys())[:MAX_PROBED * 4]
-        held = [k for k in keys if _is_layer(k) or _is_helper(k)]  # {layer: "first"}: the keys themselves
+        held = [k for k in keys if type(k) not in _SCALARS and (_is_layer(k) or _is_helper(k))]  # {layer: "first"}:
+        # the keys themselves (a str or int key holds nothing: not asked, issue 10)
         return ([("[", k, v[k]) for k in keys if isinstance(k, (str, int))]
                 + [(".", "keys", tuple(held))] * bool(held))
     if isinstance(v, SEQUENCES):

@@ -126,3 +126,15 @@ def test_cache_guard_labels_a_nested_write_and_skips_gradient_attributes():
     assert _gradient_names(("W", "X")) == {g.format(n) for n in "WX" for g in ("d{}", "d_{}", "grad_{}", "grad{}",
                                                                                "{}_grad")}
     assert "dX" not in _gradient_names(("W",))
+
+
+def test_walk_still_enters_a_layer_held_as_a_dict_key_and_not_a_string_key():
+    from gradcheck._adapters import _label, walk
+
+    inner = _Nested()
+    holder = type("Holder", (), {})()
+    holder.order = {inner: "first", "name": 1, 3: 2.0}
+    labels = [_label(p) for p, _ in walk(holder)]
+    assert "order.keys" in labels and "order.keys[0]" in labels
+    assert "order['name']" in labels and "order[3]" in labels
+    assert [v for p, v in walk(holder) if _label(p) == "order.keys[0]"] == [inner]
