@@ -163,7 +163,7 @@ def _training_probe(call: Call, first: CheckResult) -> str:
     held = hold_masks(call.layer)
     try:
         try:
-            Y = call.forward(*[x.copy() for x in call.inputs])
+            Y = call.output(*[x.copy() for x in call.inputs])  # compared, not kept: not copied (Call.output)
         except Exception:  # noqa: BLE001 - the training check reports it
             return "differs"
         if not (Y_eval.shape == Y.shape and V.identical(Y_eval, Y)):
