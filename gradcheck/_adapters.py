@@ -1672,9 +1672,9 @@ def cache_guard(layer, names=()):
         saved = getattr(layer, "saved", None) if isinstance(layer, Adapted) else None  # None: every attribute
         arrays, items = [], list(d.items())[:MAX_PROBED * 4]
         is_gradient = _gradient_namer([*map(_bare, d), *names])
-        for k, v in items:
-            if isinstance(k, str) and k not in ("params", "grads") and (saved is None or k in saved) and \
-                    not is_gradient(_bare(k).lstrip("_")):
+        for k, v in items:  # a number or a tuple of them (self.stride) holds no array: not asked (issue 10)
+            if (type(v) is np.ndarray or not _leaf(v)) and isinstance(k, str) and k not in ("params", "grads") and \
+                    (saved is None or k in saved) and not is_gradient(_bare(k).lstrip("_")):
                 _reachable(v, f"self.{k}", arrays)
         arrays = [(lab, a) for lab, a in arrays if not any(np.shares_memory(a, s) for s in skip)]
     saved = [(lab, a, a.copy()) for lab, a in arrays]
@@ -2002,9 +2002,11 @@ def _item(c, k):
 MANGLED = re.compile(r"(_[A-Za-z0-9]\w*?__)([A-Za-z]\w*)")
 
 
+@functools.lru_cache(maxsize=4096)
 def _bare(key):
     """Attribute ``key`` as the student wrote it in the class, without Python's name mangling: ``_Cls__W`` is
-    ``W`` (its ``__`` only hides it from subclasses), any other name is itself."""
+    ``W`` (its ``__`` only hides it from subclasses), any other name is itself; memoised (the cache guard asks
+    for every attribute before each backward)."""
     m = MANGLED.fullmatch(key)
     return m[2] if m else key
 
