@@ -1661,9 +1661,9 @@ def _reachable(root, label, out):
     """``out`` with ``(label, array)`` of each array in ``root`` and, at any depth, in its tuples, lists, dicts and
     plain objects (``cache[1]``, ``cache['x']``; not layers: :func:`walk`), each array once."""
     found = [((), root)] + ([] if _leaf(root) or _is_layer(root) else walk(root, lambda p, v: not _is_layer(v)))
-    for lab, a in [(_label(p, root=label), v) for p, v in found]:
+    for p, a in found:  # labelled only when kept (issue 10: the labels of a cache's shape tuples cost half the walk)
         if isinstance(a, np.ndarray) and len(out) < MAX_PROBED * 4 and not any(a is x for _, x in out):
-            out.append((lab, a))
+            out.append((_label(p, root=label), a))
     return out
 
 
@@ -1674,9 +1674,16 @@ def _gradient_name(k, names):
 
 def _gradient_namer(names):
     """:func:`_gradient_name` for many attributes against the same ``names``: their gradient names made once."""
-    grads = {g.format(n) for n in names for g in GRAD_NAMES}
+    grads = _gradient_names(tuple(names))
     return lambda k: k in grads or k.startswith(("grad", "d_")) or k.endswith("_grad") or (
         k[:1] == "d" and k[1:2].isupper())
+
+
+@functools.lru_cache(maxsize=256)
+def _gradient_names(names):
+    """The set of gradient names of ``names`` (a tuple), memoised: the cache guard asks before each backward with
+    the same attribute names (issue 10: 65 formats a call); the caller gets a frozenset it cannot change."""
+    return frozenset(g.format(n) for n in names for g in GRAD_NAMES)
 
 
 def cache_guard(layer, names=()):
@@ -1708,9 +1715,9 @@ def cache_guard(layer, names=()):
         saved = getattr(layer, "saved", None) if isinstance(layer, Adapted) else None  # None: every attribute
         arrays, items = [], list(d.items())[:MAX_PROBED * 4]
         is_gradient = _gradient_namer([*map(_bare, d), *names])
-        for k, v in items:
-            if isinstance(k, str) and k not in ("params", "grads") and (saved is None or k in saved) and \
-                    not is_gradient(_bare(k).lstrip("_")):
+        for k, v in items:  # a number or a tuple of them (self.stride) holds no array: not asked (issue 10)
+            if (type(v) is np.ndarray or not _leaf(v)) and isinstance(k, str) and k not in ("params", "grads") and \
+                    (saved is None or k in saved) and not is_gradient(_bare(k).lstrip("_")):
                 _reachable(v, f"self.{k}", arrays)
         arrays = [(lab, a) for lab, a in arrays if not any(np.shares_memory(a, s) for s in skip)]
     saved = [(lab, a, a.copy()) for lab, a in arrays]
@@ -1803,7 +1810,8 @@ def _items(v):
     an object's attributes)."""
     if isinstance(v, MAPPINGS):
         keys = list(v.keys())[:MAX_PROBED * 4]
-        held = [k for k in keys if _is_layer(k) or _is_helper(k)]  # {layer: "first"}: the keys themselves
+        held = [k for k in keys if type(k) not in _SCALARS and (_is_layer(k) or _is_helper(k))]  # {layer: "first"}:
+        # the keys themselves (a str or int key holds nothing: not asked, issue 10)
         return ([("[", k, v[k]) for k in keys if isinstance(k, (str, int))]
                 + [(".", "keys", tuple(held))] * bool(held))
     if isinstance(v, SEQUENCES):
@@ -2037,9 +2045,11 @@ def _item(c, k):
 MANGLED = re.compile(r"(_[A-Za-z0-9]\w*?__)([A-Za-z]\w*)")
 
 
+@functools.lru_cache(maxsize=4096)
 def _bare(key):
     """Attribute ``key`` as the student wrote it in the class, without Python's name mangling: ``_Cls__W`` is
-    ``W`` (its ``__`` only hides it from subclasses), any other name is itself."""
+    ``W`` (its ``__`` only hides it from subclasses), any other name is itself; memoised (the cache guard asks
+    for every attribute before each backward)."""
     m = MANGLED.fullmatch(key)
     return m[2] if m else key
 

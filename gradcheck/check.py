@@ -4,7 +4,6 @@ compared by :func:`gradcheck.compare.compare` into a :class:`~gradcheck.result.C
 
 from __future__ import annotations
 
-import copy
 import dataclasses
 from collections.abc import Mapping
 from typing import Any
@@ -100,7 +99,7 @@ def check_layer(layer: Any, X: Any, *, twin: Any = "auto", init: Mapping[str, An
             break
         held = hold_masks(layer) if t and cfg.training in ("both", "auto") else []
         try:
-            r = _check_mode(call, cfg, copy.deepcopy(rng), twin, init, reference, upstream)
+            r = _check_mode(call, cfg, _rewound(rng), twin, init, reference, upstream)
         finally:
             for obj, prev in held:
                 obj.fix_mask(prev)
@@ -116,6 +115,15 @@ def check_layer(layer: Any, X: Any, *, twin: Any = "auto", init: Mapping[str, An
     first.notes[:0] = [one] if one else []
     first.notes += notes
     return first
+
+
+def _rewound(rng: np.random.Generator) -> np.random.Generator:
+    """A new generator at ``rng``'s state, which stays where it is: each mode draws the same ``dY``. The same
+    draws as ``copy.deepcopy(rng)`` (the bit generator's type and whole state), in about a third of its time
+    (issue 10: 0.18 ms of a 7.5 ms fast check)."""
+    bits = type(rng.bit_generator)()
+    bits.state = rng.bit_generator.state
+    return np.random.Generator(bits)
 
 
 def same_backward(call: Call, seed: int) -> bool:
@@ -155,7 +163,7 @@ def _training_probe(call: Call, first: CheckResult) -> str:
     held = hold_masks(call.layer)
     try:
         try:
-            Y = call.forward(*[x.copy() for x in call.inputs])
+            Y = call.output(*[x.copy() for x in call.inputs])  # compared, not kept: not copied (Call.output)
         except Exception:  # noqa: BLE001 - the training check reports it
             return "differs"
         if not (Y_eval.shape == Y.shape and V.identical(Y_eval, Y)):
@@ -327,7 +335,7 @@ def _numerical_comparisons(call, cfg, G, y_shape, sources, dkeys, shapes, displa
         for k, sc in scan(dkeys, idx).items():
             elements(k, sc, mask=sc.evaluated, how="sample", indices=idx)
         return comps, numerical
-    dd = directional_derivatives(call.forward, call.inputs, call.params, G, input_names=call.keys,
+    dd = directional_derivatives(call.output, call.inputs, call.params, G, input_names=call.keys,
                                  groups=[[k] for k in dkeys], n_dirs=cfg.n_dirs, eps=cfg.step, rng=rng,
                                  method="central" if cfg.method == "complex" else cfg.method)
     failing, tops = _directional_comparisons(dd, dkeys, sources, analytic, comps, rtol, atol)

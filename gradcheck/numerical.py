@@ -395,12 +395,11 @@ def directional_derivatives(forward: Callable[..., np.ndarray], X: Sequence[np.n
     pos = {n: i for i, n in enumerate(input_names)}
 
     def along(dirs, t):
-        args = [b.copy() for b in base]
+        moved = {pos[k]: base[pos[k]] + t * d for k, d in dirs.items() if k in pos}  # new arrays: not copied again
+        args = [moved[i] if i in moved else b.copy() for i, b in enumerate(base)]
         saved = {}
         for k, d in dirs.items():
-            if k in pos:
-                args[pos[k]] = base[pos[k]] + t * d
-            else:
+            if k not in pos:
                 saved[k] = params[k].copy()
                 params[k] += (t * d).astype(params[k].dtype)
         try:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import dataclasses
 import importlib
 import inspect
+import math
 from collections.abc import Mapping, Sequence
 from functools import cached_property
 from typing import Any
@@ -16,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from . import _validation as V
-from ._adapters import _is_layer, cache_guard, walk
+from ._adapters import _is_layer, _scalar, cache_guard, walk
 from .errors import InputModifiedError, StudentCodeError, TwinError, UsageError
 
 __all__ = ["Call", "in_place", "input_written", "manual_source", "guarded_backward", "tape_source", "twin_source",
@@ -62,9 +63,27 @@ class Call:
 
     def forward(self, *xin: np.ndarray) -> np.ndarray:
         """The student's forward on ``xin``, validated (the numerical plans call this)."""
-        Y = V.call_student(self.layer.forward, *xin, training=self.training, owner=self.owner, call=self.signature,
-                           expected="Expected forward to return the output array.")
+        return self._validated(self._run(*xin))
+
+    def _run(self, *xin: np.ndarray) -> Any:
+        """What the student's forward returns for ``xin``, not validated (errors as StudentCodeError)."""
+        return V.call_student(self.layer.forward, *xin, training=self.training, owner=self.owner,
+                              call=self.signature, expected="Expected forward to return the output array.")
+
+    def _validated(self, Y: Any) -> np.ndarray:
+        """Forward's output ``Y`` validated (:func:`V.check_output`): a float64 copy, or its error."""
         return V.check_output(Y, owner=self.owner, tensor="Y", produced_by=self.signature, expected_shape=None)
+
+    def output(self, *xin: np.ndarray) -> np.ndarray:
+        """:meth:`forward` for a caller that only reads ``Y`` before the next call (the directional plan's
+        objective): the same checks and errors, but an output that is already a finite C-contiguous float64 array
+        is returned itself, not copied (issue 10: the copy held the same values in the same layout, so the same
+        sums; the finiteness test is check_output's own)."""
+        Y = self._run(*xin)
+        if type(Y) is np.ndarray and Y.dtype == np.float64 and Y.flags.c_contiguous and \
+                math.isfinite(V.sum_of_squares(Y)):
+            return Y
+        return self._validated(Y)
 
     def forward_many(self, shape):
         """The chunked-forward protocol of a layer that has one (a sandboxed layer), else None."""
@@ -132,7 +151,8 @@ def hold_masks(layer: Any) -> list[tuple[Any, Any]]:
     """``fix_mask(True)`` on ``layer`` and the layers inside it at any depth (:func:`walk`; a sandboxed object's are
     in its child) whose mask is not fixed: the ``(layer, previous)`` pairs to undo."""
     out = []
-    inside = [] if getattr(layer, "cache_guarded", False) else [v for _, v in walk(layer) if _is_layer(v)]
+    inside = [] if getattr(layer, "cache_guarded", False) else [v for _, v in walk(layer) if not _scalar(v) and
+                                                                _is_layer(v)]  # a number or array is no layer
     for o in [layer, *inside]:
         if callable(getattr(o, "fix_mask", None)):  # only a layer whose setting can be read back
             prev = getattr(o, "mask_fixed", getattr(getattr(o, "_masks", None), "fixed", None))
