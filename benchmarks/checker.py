@@ -123,6 +123,11 @@ def main(argv=None) -> int:
             ok &= t_full <= TARGET_FULL_CONV and t_fast < TARGET_FAST
             print(f"{'':40s} targets: full <= {TARGET_FULL_CONV} s: {'met' if t_full <= TARGET_FULL_CONV else 'MISSED'}"
                   f"; fast < {TARGET_FAST * 1e3:.0f} ms: {'met' if t_fast < TARGET_FAST else 'MISSED'}")
+    print("full, loop: full mode with the input scan forced through the element loop (batched=False), to show what "
+          "stacking perturbed copies of the batch buys")
+    if not ok:
+        print(f"exit 1: a target above was MISSED (full <= {TARGET_FULL_CONV} s and fast < {TARGET_FAST * 1e3:.0f} ms on "
+              "the Conv2D); on a machine other jobs share, --clock cpu times this process's CPU only")
     return 0 if ok else 1
 
 

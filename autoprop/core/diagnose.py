@@ -289,6 +289,11 @@ def _fmt_bytes(n):
         n /= 1024.0
 
 
+def _fmt_bytes_exact(n):
+    """``n`` bytes for the summary's total: "774 bytes" below 1 KB, else "1.2 KB (1184 bytes)"."""
+    return f"{n} bytes" if n < 1024 else f"{_fmt_bytes(n)} ({n} bytes)"
+
+
 def _owner(v):
     """The array that owns the memory of ``v``: ``v`` itself, or the base of a view."""
     while isinstance(v.base, np.ndarray):
@@ -359,8 +364,8 @@ def summary(tape):
             f"{pos:>4}  {node.prim.name:<{w}}{' '.join(ins):<34}{out_text:<16}"
             f"{_fmt_bytes(saved):>10}"
         )
-    lines.append(f"total saved for backward: {_fmt_bytes(total)} ({total} bytes), of which "
-                 f"{_fmt_bytes(in_variables)} ({in_variables} bytes) current values of Variables; "
+    lines.append(f"total saved for backward: {_fmt_bytes_exact(total)}, of which "
+                 f"{_fmt_bytes_exact(in_variables)} current values of Variables; "
                  "a view counts as the array it views; * = input the tape tracks (gets a VJP); "
                  "[shape] = not saved (no VJP reads it)"
                  + (", [shape: n kept] = n entries saved" if any("kept]" in ln for ln in lines) else ""))
