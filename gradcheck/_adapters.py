@@ -2595,6 +2595,8 @@ def stored_results(obj, inputs=None, training=True):
     weights, after = _probe_steps(obj, bwd, lr, heads, inputs, training) if rated and inputs is not None else \
         (None, False)
     rated = bool(lr or weights)  # a rate attribute that backward steps no weight with: not a self-stepping one
+    if not rated and inputs is not None:
+        _unrated_steps(obj, bwd, inputs, training)
     if out is None and not rated:
         return ""
 
@@ -2636,6 +2638,40 @@ def _probe_steps(obj, bwd, lr, heads, inputs, training):
     with _switch_kept(obj, mk):
         kw = _training_kw(obj.forward, training, mk)
         return _sgd_probe(obj, bwd, lr, _rate_attributes(obj, heads), inputs, kw)
+
+
+def _unrated_steps(obj, bwd, inputs, training):
+    """Raise :class:`AdapterError` when backward moves weights forward reads (a before/after snapshot of one forward
+    and backward, everything put back) and no rate it steps them with was found or could be set (a literal
+    ``self.W -= 0.01 * dW``, a rate held where gradcheck does not look): its dX would be measured with weights
+    that move at each call, a FAIL of a correct layer (tester13 H1, H2). Returns None when nothing moved, or
+    when forward or backward (called with dY alone) raised: the check says so."""
+    children = dict(sublayers(obj))
+    objs, names = [obj, *children.values()], list(_sgd_weights(obj))
+    mk = mode_keyword(obj.forward)
+    with _switch_kept(obj, mk):
+        kw = _training_kw(obj.forward, training, mk)
+        try:
+            with _all_undone(objs) as rewind:
+                y = _run(obj, rewind, inputs, kw)
+                before = _sgd_snapshot(obj, names)
+                _step("backward")
+                try:
+                    bwd(obj, np.random.default_rng(0).standard_normal(y.shape))
+                except Exception:  # noqa: BLE001 - the student's backward: the check calls it again and says so
+                    return
+                moved = [n for n, (o, k, _, kept) in before.items() if isinstance(new := getattr(o, k, None), np.ndarray)
+                         and new.shape == kept.shape and not np.array_equal(new, kept, equal_nan=True)]
+            used = _used_arrays(obj, inputs, kw, moved, children)[0] if moved else None
+        except _ForwardFailed:
+            return
+    if used:
+        w = ", ".join(used)
+        raise AdapterError(
+            f"{type(obj).__name__}.backward updates the weights itself ({w} moved), at a rate gradcheck could not "
+            f"find or set, so its gradients cannot be read and no gradient was compared (its dX would be measured "
+            f"with weights that move at each call). Make backward store the gradients (self.dW = ...) and let an "
+            f"optimizer step, or keep the rate in self.lr or a backward argument (backward(dY, lr)).")
 
 
 #: A dY scale a clipped, normalised (Adam) or decayed step does not follow, exact in floating point (a power of 2).
