@@ -2533,7 +2533,11 @@ def _stores(fn, names):
 
 #: Names of a learning rate that a backward which updates the weights itself requires (``backward(self,
 #: output_gradient, learning_rate)``, The Independent Code's tutorial layers).
-LR_NAMES = ("learning_rate", "lr", "eta", "step_size", "learningrate")
+LR_NAMES = ("learning_rate", "lr", "eta", "step_size", "learningrate", "stepsize", "lr_rate", "alpha")
+
+#: Those a rate *parameter* may have: not ``alpha``, a LeakyReLU's or ELU's slope (``backward(dY, alpha=0.01)``);
+#: a rate attribute named so is probed to move weights before it is taken as one (tester13 H2).
+LR_PARAM_NAMES = tuple(n for n in LR_NAMES if n != "alpha")
 
 #: The learning rate such a backward is given: not 1, so that a rate forgotten on one step, applied twice or
 #: multiplied into dX changes what is read (verify10 Y1); a power of 2, so that dividing by it is exact.
@@ -2547,7 +2551,7 @@ def _learning_rate(fn):
     (``lr=None``: backward steps only when given a rate) is not one: called without it, backward does not step."""
     ps = [p for p in (_params(fn) or {}).values() if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
     ps = ps[1:] if ps[:1] and ps[0].name == "self" else ps
-    rates = [p for p in ps[1:] if p.name.lower() in LR_NAMES]
+    rates = [p for p in ps[1:] if p.name.lower() in LR_PARAM_NAMES]
     if not ps or ps[0].kind not in _POSITIONAL or len(rates) != 1 or rates[0].default is not rates[0].empty and not (
             isinstance(rates[0].default, (int, float)) and not isinstance(rates[0].default, bool)
             and rates[0].default > 0):
@@ -2723,6 +2727,7 @@ def _global_rates(fn):
                 n.id not in local and _is_rate(g.get(n.id)):  # LEARNING_RATE = 0.1 at the module's top
             m = sys.modules.get(g.get("__name__", ""))
             out += [(m, n.id)] if m is not None and vars(m) is g and _student_module(m) else []
+        out += _held_global_rate(n, g, local)
         if not (isinstance(n, ast.Attribute) and n.attr.lower() in LR_NAMES):
             continue
         chain, v = [], n.value
@@ -2738,6 +2743,54 @@ def _global_rates(fn):
         elif _student_module(held) and _is_rate(vars(held).get(n.attr)):  # config.lr
             out.append((held, n.attr))
     return out
+
+
+class _Global:
+    """A dict or object a module's global holds (``CONFIG = {"lr": 0.1}``, ``cfg = SimpleNamespace(lr=0.1)``,
+    ``hp = Hyper()``), its keys or attributes got and set as attributes, named by the global's name for the
+    header (:func:`_rate_label`)."""
+
+    __slots__ = ("_held", "name")
+
+    def __init__(self, held, name):
+        object.__setattr__(self, "_held", held)
+        object.__setattr__(self, "name", name)
+
+    def __getattr__(self, k):
+        held = object.__getattribute__(self, "_held")
+        return held[k] if isinstance(held, dict) else getattr(held, k)
+
+    def __setattr__(self, k, v):
+        held = object.__getattribute__(self, "_held")
+        if isinstance(held, dict):
+            held[k] = v
+        else:
+            setattr(held, k, v)
+
+    def label(self, k):
+        held = object.__getattribute__(self, "_held")
+        return f"{self.name}[{k!r}]" if isinstance(held, dict) else f"{self.name}.{k}"
+
+
+def _held_global_rate(n, g, local):
+    """``[(_Global, key)]`` of the rate (:data:`LR_NAMES`) node ``n`` of a method's source reads from a dict or
+    object that a global of its module holds: ``CONFIG["lr"]``, ``cfg.lr`` (a SimpleNamespace), ``hp.learning_rate``
+    (an instance of the student's class) (tester13 H1); else []. ``g``: the method's globals, ``local``: its local
+    names. A module or a class there is :func:`_global_rates`' own."""
+    if isinstance(n, ast.Subscript) and isinstance(n.slice, ast.Constant) and isinstance(n.slice.value, str):
+        k, v = n.slice.value, n.value
+    elif isinstance(n, ast.Attribute):
+        k, v = n.attr, n.value
+    else:
+        return []
+    if not (isinstance(v, ast.Name) and v.id not in local and v.id != "self" and k.lower() in LR_NAMES):
+        return []
+    held = g.get(v.id)
+    if isinstance(held, dict):
+        return [(_Global(held, v.id), k)] if _is_rate(held.get(k)) else []
+    mine = isinstance(held, types.SimpleNamespace) or _student_module(sys.modules.get(type(held).__module__))
+    ok = mine and not isinstance(held, (type, types.ModuleType)) and k in getattr(held, "__dict__", {})
+    return [(_Global(held, v.id), k)] if ok and _is_rate(vars(held)[k]) else []
 
 
 def _class_rates(obj, heads):
@@ -3016,6 +3069,8 @@ def _rate_label(o, k, paths):
         return f"{o.__qualname__}.{k} (a class attribute)"
     if isinstance(o, types.ModuleType):
         return f"{o.__name__}.{k} (a module's global)"
+    if isinstance(o, _Global):
+        return f"{o.label(k)} (a module's global)"
     o = object.__getattribute__(o, "_o") if isinstance(o, _Items) else o
     return "self." + (_label(paths[id(o)], dotted=True) + "." if id(o) in paths else "") + k
 

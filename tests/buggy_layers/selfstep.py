@@ -262,3 +262,47 @@ class SgdConfigRateBiasTwice(SgdConfigRate):
         self.W -= self.config["learning_rate"] * (self.X.T @ dY)
         self.b -= self.config["learning_rate"] * dY.sum(axis=0) * 2  # BUG: twice the bias gradient
         return dX
+
+
+class SgdAlphaRate(SgdClassRate):
+    """A Dense stepping at ``self.alpha`` (tester13 H2)."""
+
+    def __init__(self):
+        super().__init__()
+        self.alpha = 0.1
+
+    def backward(self, dY):
+        dX = dY @ self.W.T
+        self.W -= self.alpha * (self.X.T @ dY)
+        self.b -= self.alpha * dY.sum(axis=0)
+        return dX
+
+
+class SgdAlphaRateMeanBias(SgdAlphaRate):
+    def backward(self, dY):
+        dX = dY @ self.W.T
+        self.W -= self.alpha * (self.X.T @ dY)
+        self.b -= self.alpha * dY.mean(axis=0)  # BUG: the mean over the batch, not the sum
+        return dX
+
+
+#: The rate a layer below steps at, a key of its module's dict (tester13 H1).
+CONFIG = {"lr": 0.1}
+
+
+class SgdModuleDictRate(SgdClassRate):
+    """A Dense stepping at ``CONFIG["lr"]``, a key of its module's dict."""
+
+    def backward(self, dY):
+        dX = dY @ self.W.T
+        self.W -= CONFIG["lr"] * (self.X.T @ dY)
+        self.b -= CONFIG["lr"] * dY.sum(axis=0)
+        return dX
+
+
+class SgdModuleDictRateSign(SgdModuleDictRate):
+    def backward(self, dY):
+        dX = -(dY @ self.W.T)  # BUG: the sign of dX
+        self.W -= CONFIG["lr"] * (self.X.T @ dY)
+        self.b -= CONFIG["lr"] * dY.sum(axis=0)
+        return dX
