@@ -306,3 +306,27 @@ class SgdModuleDictRateSign(SgdModuleDictRate):
         self.W -= CONFIG["lr"] * (self.X.T @ dY)
         self.b -= CONFIG["lr"] * dY.sum(axis=0)
         return dX
+
+
+class SgdStoresAndSteps(SgdClassRate):
+    """A Dense that stores dW, db and steps with them at ``self.lr`` (tester13 M1): the stored ones are checked."""
+
+    def __init__(self):
+        super().__init__()
+        self.lr = 0.1
+
+    def backward(self, dY):
+        self.dW, self.db = self.X.T @ dY, dY.sum(axis=0)
+        dX = dY @ self.W.T
+        self.W -= self.lr * self.dW
+        self.b -= self.lr * self.db
+        return dX
+
+
+class SgdStoresAndStepsBiasTwice(SgdStoresAndSteps):
+    def backward(self, dY):
+        self.dW, self.db = self.X.T @ dY, dY.sum(axis=0)
+        dX = dY @ self.W.T
+        self.W -= self.lr * self.dW
+        self.b -= self.lr * self.db * 2  # BUG: steps b twice as far as the db it stores
+        return dX
