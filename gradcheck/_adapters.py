@@ -3107,8 +3107,21 @@ def _sgd_header(obj, bwd, param, heads, weights):
     probed = "" if weights is None else \
         f"; probed: proportional to the rate and to dY, the same on a second call, moving {', '.join(weights)}"
     return (f"; backward({args}) updates the weights itself: {given}, each weight's step (before - after, a plain "
-            f"gradient-descent step{probed}) divided by {r} is read as its gradient W_grad, and the weight is put "
-            "back")
+            f"gradient-descent step{probed}) divided by {r} is read as its gradient ({_sgd_read_names(weights)}; one "
+            "backward stores itself, dW beside the step, is checked instead), and the weight is put back")
+
+
+def _sgd_read_names(weights):
+    """Where :func:`_sgd_read` puts each read step, for the header: ``W_grad, b_grad``, ``l1.W_grad``, ``W.grad``,
+    ``grads['W']`` for ``params['W']`` (tester13 L1); ``<weight>_grad`` when the weights were not probed."""
+    if not weights:
+        return "<weight>_grad"
+    out = []
+    for w in weights:
+        head, _, key = w.rpartition(".")
+        name = _sgd_hint(key).removeprefix("self.") if _item_path(key) else _sgd_grad_name(key)
+        out.append(f"{head}.{name}" if head else name)
+    return ", ".join(out)
 
 
 _MISSING = object()
