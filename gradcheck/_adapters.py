@@ -3119,7 +3119,9 @@ def _sgd_read_names(weights):
     out = []
     for w in weights:
         head, _, key = w.rpartition(".")
-        name = _sgd_hint(key).removeprefix("self.") if _item_path(key) else _sgd_grad_name(key)
+        ip = _item_path(key)  # the home _sgd_grad_home takes when free: grads['W'] of a dict params, dWs[1]
+        name = _sgd_grad_name(key) if ip is None else ("grads" if ip[0] == "params" and isinstance(
+            ip[1][0], str) else f"d{ip[0]}") + "".join(f"[{k!r}]" for k in ip[1])
         out.append(f"{head}.{name}" if head else name)
     return ", ".join(out)
 

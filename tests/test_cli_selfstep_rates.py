@@ -145,3 +145,14 @@ def test_the_header_names_each_weights_read_gradient(tmp_path):
     out = both(p)
     assert p.returncode == 0, out
     assert "is read as its gradient (W_grad, b_grad; one backward stores itself" in out, out
+
+
+@pytest.mark.parametrize(("store", "names"), [("list", "dparams[0], dparams[1]"), ("dict", "grads['W'], grads['b']")])
+def test_the_header_names_where_an_items_read_gradient_is_put(tmp_path, store, names):
+    """Weights in a ``params`` list or dict: the header names the read steps where they are put (L1)."""
+    from test_cli_selfstep_storage import layer
+
+    p = run("check", f"{student(tmp_path, layer(store), 'items.py')}::Linear", "--input-shape", "4,5")
+    out = both(p)
+    assert p.returncode == 0, out
+    assert f"is read as its gradient ({names};" in out, out
