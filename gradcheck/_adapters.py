@@ -2826,10 +2826,15 @@ def _item_rates(values, heads):
     """``[(_Items(holder), "config['learning_rate']")]`` of the rates (:data:`LR_NAMES`) held as a key of a dict
     attribute under ``heads``: ``self.config['learning_rate']`` (CS231n's optim config), ``self.opt.hp['lr']``;
     ``values``: ``{path: value}`` of :func:`walk`, with ``()`` the layer."""
-    return [(_Items(values[p[:-2]]), f"{p[-2][1]}[{p[-1][1]!r}]") for p, v in values.items()
-            if len(p) >= 2 and p[-1][0] == "[" and p[-2][0] == "." and isinstance(p[-1][1], str)
-            and p[-1][1].lower() in LR_NAMES and p[0][1] in heads and _is_rate(v) and p[:-2] in values
-            and isinstance(values.get(p[:-1]), dict)]
+    out = []
+    for p, v in values.items():
+        if not (len(p) >= 2 and p[-1][0] == "[" and isinstance(p[-1][1], str) and p[-1][1].lower() in LR_NAMES
+                and p[0][1] in heads and _is_rate(v) and isinstance(values.get(p[:-1]), dict)):
+            continue
+        j = max(i for i, (sep, _) in enumerate(p) if sep == ".")  # self.configs['W']['learning_rate'] (tester13 H1)
+        if p[:j] in values and all(sep == "[" and isinstance(k, str) for sep, k in p[j + 1:]):
+            out.append((_Items(values[p[:j]]), p[j][1] + "".join(f"[{k!r}]" for _, k in p[j + 1:])))
+    return out
 
 
 @contextlib.contextmanager

@@ -156,3 +156,43 @@ def test_the_header_names_where_an_items_read_gradient_is_put(tmp_path, store, n
     out = both(p)
     assert p.returncode == 0, out
     assert f"is read as its gradient ({names};" in out, out
+
+
+CS231N = """
+import numpy as np
+
+def sgd(w, dw, config=None):
+    if config is None:
+        config = {}
+    config.setdefault("learning_rate", 1e-2)
+    w -= config["learning_rate"] * dw
+    return w, config
+
+class Linear:
+    def __init__(self):
+        rng = np.random.default_rng(1)
+        self.W = rng.normal(size=(5, 3)); self.b = rng.normal(size=3) * 0.1
+        self.configs = {"W": {"learning_rate": 0.1}, "b": {"learning_rate": 0.1}}
+    def forward(self, X):
+        self.X = X
+        return X @ self.W + self.b
+    def backward(self, dY):
+        dX = dY @ self.W.T
+        self.W, self.configs["W"] = sgd(self.W, self.X.T @ dY, self.configs["W"])
+        self.b, self.configs["b"] = sgd(self.b, dY.BIAS(0), self.configs["b"])
+        return dX
+"""
+
+
+@pytest.mark.parametrize(("bias", "code"), [("sum", 0), ("mean", 1)])
+def test_cs231n_per_parameter_configs_are_found(tmp_path, bias, code):
+    """CS231n's ``sgd(w, dw, config)`` with a config per parameter (``self.configs['W']['learning_rate']``) FAILed
+    dX of a correct layer: each rate is found and set (H1)."""
+    p = run("check", f"{student(tmp_path, CS231N.replace('BIAS', bias), 'cs.py')}::Linear", "--input-shape", "4,5")
+    out = both(p)
+    assert p.returncode == code, out
+    assert "self.configs['W']['learning_rate']" in out and "moving W, b" in out, out
+    if code:
+        assert "FAIL: Linear: gradient mismatch in db." in out, out
+    else:
+        assert "PASS: Linear: every gradient (dX, dW, db)" in out, out

@@ -330,3 +330,34 @@ class SgdStoresAndStepsBiasTwice(SgdStoresAndSteps):
         self.W -= self.lr * self.dW
         self.b -= self.lr * self.db * 2  # BUG: steps b twice as far as the db it stores
         return dX
+
+
+def _cs231n_sgd(w, dw, config=None):
+    """CS231n's ``optim.sgd``: ``w -= config['learning_rate'] * dw``."""
+    config = {} if config is None else config
+    config.setdefault("learning_rate", 1e-2)
+    w -= config["learning_rate"] * dw
+    return w, config
+
+
+class SgdPerParamConfigs(SgdClassRate):
+    """A Dense stepping with CS231n's sgd and a config per parameter, ``self.configs['W']['learning_rate']``
+    (tester13 H1)."""
+
+    def __init__(self):
+        super().__init__()
+        self.configs = {"W": {"learning_rate": 0.1}, "b": {"learning_rate": 0.1}}
+
+    def backward(self, dY):
+        dX = dY @ self.W.T
+        self.W, self.configs["W"] = _cs231n_sgd(self.W, self.X.T @ dY, self.configs["W"])
+        self.b, self.configs["b"] = _cs231n_sgd(self.b, dY.sum(axis=0), self.configs["b"])
+        return dX
+
+
+class SgdPerParamConfigsMeanBias(SgdPerParamConfigs):
+    def backward(self, dY):
+        dX = dY @ self.W.T
+        self.W, self.configs["W"] = _cs231n_sgd(self.W, self.X.T @ dY, self.configs["W"])
+        self.b, self.configs["b"] = _cs231n_sgd(self.b, dY.mean(axis=0), self.configs["b"])  # BUG: the mean
+        return dX
