@@ -2533,7 +2533,11 @@ def _stores(fn, names):
 
 #: Names of a learning rate that a backward which updates the weights itself requires (``backward(self,
 #: output_gradient, learning_rate)``, The Independent Code's tutorial layers).
-LR_NAMES = ("learning_rate", "lr", "eta", "step_size", "learningrate")
+LR_NAMES = ("learning_rate", "lr", "eta", "step_size", "learningrate", "stepsize", "lr_rate", "alpha")
+
+#: Those a rate *parameter* may have: not ``alpha``, a LeakyReLU's or ELU's slope (``backward(dY, alpha=0.01)``);
+#: a rate attribute named so is probed to move weights before it is taken as one (tester13 H2).
+LR_PARAM_NAMES = tuple(n for n in LR_NAMES if n != "alpha")
 
 #: The learning rate such a backward is given: not 1, so that a rate forgotten on one step, applied twice or
 #: multiplied into dX changes what is read (verify10 Y1); a power of 2, so that dividing by it is exact.
@@ -2547,7 +2551,7 @@ def _learning_rate(fn):
     (``lr=None``: backward steps only when given a rate) is not one: called without it, backward does not step."""
     ps = [p for p in (_params(fn) or {}).values() if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
     ps = ps[1:] if ps[:1] and ps[0].name == "self" else ps
-    rates = [p for p in ps[1:] if p.name.lower() in LR_NAMES]
+    rates = [p for p in ps[1:] if p.name.lower() in LR_PARAM_NAMES]
     if not ps or ps[0].kind not in _POSITIONAL or len(rates) != 1 or rates[0].default is not rates[0].empty and not (
             isinstance(rates[0].default, (int, float)) and not isinstance(rates[0].default, bool)
             and rates[0].default > 0):
@@ -2595,6 +2599,8 @@ def stored_results(obj, inputs=None, training=True):
     weights, after = _probe_steps(obj, bwd, lr, heads, inputs, training) if rated and inputs is not None else \
         (None, False)
     rated = bool(lr or weights)  # a rate attribute that backward steps no weight with: not a self-stepping one
+    if not rated and inputs is not None:
+        _unrated_steps(obj, bwd, inputs, training)
     if out is None and not rated:
         return ""
 
@@ -2636,6 +2642,40 @@ def _probe_steps(obj, bwd, lr, heads, inputs, training):
     with _switch_kept(obj, mk):
         kw = _training_kw(obj.forward, training, mk)
         return _sgd_probe(obj, bwd, lr, _rate_attributes(obj, heads), inputs, kw)
+
+
+def _unrated_steps(obj, bwd, inputs, training):
+    """Raise :class:`AdapterError` when backward moves weights forward reads (a before/after snapshot of one forward
+    and backward, everything put back) and no rate it steps them with was found or could be set (a literal
+    ``self.W -= 0.01 * dW``, a rate held where gradcheck does not look): its dX would be measured with weights
+    that move at each call, a FAIL of a correct layer (tester13 H1, H2). Returns None when nothing moved, or
+    when forward or backward (called with dY alone) raised: the check says so."""
+    children = dict(sublayers(obj))
+    objs, names = [obj, *children.values()], list(_sgd_weights(obj))
+    mk = mode_keyword(obj.forward)
+    with _switch_kept(obj, mk):
+        kw = _training_kw(obj.forward, training, mk)
+        try:
+            with _all_undone(objs) as rewind:
+                y = _run(obj, rewind, inputs, kw)
+                before = _sgd_snapshot(obj, names)
+                _step("backward")
+                try:
+                    bwd(obj, np.random.default_rng(0).standard_normal(y.shape))
+                except Exception:  # noqa: BLE001 - the student's backward: the check calls it again and says so
+                    return
+                moved = [n for n, (o, k, _, kept) in before.items() if isinstance(new := getattr(o, k, None), np.ndarray)
+                         and new.shape == kept.shape and not np.array_equal(new, kept, equal_nan=True)]
+            used = _used_arrays(obj, inputs, kw, moved, children)[0] if moved else None
+        except _ForwardFailed:
+            return
+    if used:
+        w = ", ".join(used)
+        raise AdapterError(
+            f"{type(obj).__name__}.backward updates the weights itself ({w} moved), at a rate gradcheck could not "
+            f"find or set, so its gradients cannot be read and no gradient was compared (its dX would be measured "
+            f"with weights that move at each call). Make backward store the gradients (self.dW = ...) and let an "
+            f"optimizer step, or keep the rate in self.lr or a backward argument (backward(dY, lr)).")
 
 
 #: A dY scale a clipped, normalised (Adam) or decayed step does not follow, exact in floating point (a power of 2).
@@ -2687,6 +2727,7 @@ def _global_rates(fn):
                 n.id not in local and _is_rate(g.get(n.id)):  # LEARNING_RATE = 0.1 at the module's top
             m = sys.modules.get(g.get("__name__", ""))
             out += [(m, n.id)] if m is not None and vars(m) is g and _student_module(m) else []
+        out += _held_global_rate(n, g, local)
         if not (isinstance(n, ast.Attribute) and n.attr.lower() in LR_NAMES):
             continue
         chain, v = [], n.value
@@ -2702,6 +2743,54 @@ def _global_rates(fn):
         elif _student_module(held) and _is_rate(vars(held).get(n.attr)):  # config.lr
             out.append((held, n.attr))
     return out
+
+
+class _Global:
+    """A dict or object a module's global holds (``CONFIG = {"lr": 0.1}``, ``cfg = SimpleNamespace(lr=0.1)``,
+    ``hp = Hyper()``), its keys or attributes got and set as attributes, named by the global's name for the
+    header (:func:`_rate_label`)."""
+
+    __slots__ = ("_held", "name")
+
+    def __init__(self, held, name):
+        object.__setattr__(self, "_held", held)
+        object.__setattr__(self, "name", name)
+
+    def __getattr__(self, k):
+        held = object.__getattribute__(self, "_held")
+        return held[k] if isinstance(held, dict) else getattr(held, k)
+
+    def __setattr__(self, k, v):
+        held = object.__getattribute__(self, "_held")
+        if isinstance(held, dict):
+            held[k] = v
+        else:
+            setattr(held, k, v)
+
+    def label(self, k):
+        held = object.__getattribute__(self, "_held")
+        return f"{self.name}[{k!r}]" if isinstance(held, dict) else f"{self.name}.{k}"
+
+
+def _held_global_rate(n, g, local):
+    """``[(_Global, key)]`` of the rate (:data:`LR_NAMES`) node ``n`` of a method's source reads from a dict or
+    object that a global of its module holds: ``CONFIG["lr"]``, ``cfg.lr`` (a SimpleNamespace), ``hp.learning_rate``
+    (an instance of the student's class) (tester13 H1); else []. ``g``: the method's globals, ``local``: its local
+    names. A module or a class there is :func:`_global_rates`' own."""
+    if isinstance(n, ast.Subscript) and isinstance(n.slice, ast.Constant) and isinstance(n.slice.value, str):
+        k, v = n.slice.value, n.value
+    elif isinstance(n, ast.Attribute):
+        k, v = n.attr, n.value
+    else:
+        return []
+    if not (isinstance(v, ast.Name) and v.id not in local and v.id != "self" and k.lower() in LR_NAMES):
+        return []
+    held = g.get(v.id)
+    if isinstance(held, dict):
+        return [(_Global(held, v.id), k)] if _is_rate(held.get(k)) else []
+    mine = isinstance(held, types.SimpleNamespace) or _student_module(sys.modules.get(type(held).__module__))
+    ok = mine and not isinstance(held, (type, types.ModuleType)) and k in getattr(held, "__dict__", {})
+    return [(_Global(held, v.id), k)] if ok and _is_rate(vars(held)[k]) else []
 
 
 def _class_rates(obj, heads):
@@ -2737,10 +2826,15 @@ def _item_rates(values, heads):
     """``[(_Items(holder), "config['learning_rate']")]`` of the rates (:data:`LR_NAMES`) held as a key of a dict
     attribute under ``heads``: ``self.config['learning_rate']`` (CS231n's optim config), ``self.opt.hp['lr']``;
     ``values``: ``{path: value}`` of :func:`walk`, with ``()`` the layer."""
-    return [(_Items(values[p[:-2]]), f"{p[-2][1]}[{p[-1][1]!r}]") for p, v in values.items()
-            if len(p) >= 2 and p[-1][0] == "[" and p[-2][0] == "." and isinstance(p[-1][1], str)
-            and p[-1][1].lower() in LR_NAMES and p[0][1] in heads and _is_rate(v) and p[:-2] in values
-            and isinstance(values.get(p[:-1]), dict)]
+    out = []
+    for p, v in values.items():
+        if not (len(p) >= 2 and p[-1][0] == "[" and isinstance(p[-1][1], str) and p[-1][1].lower() in LR_NAMES
+                and p[0][1] in heads and _is_rate(v) and isinstance(values.get(p[:-1]), dict)):
+            continue
+        j = max(i for i, (sep, _) in enumerate(p) if sep == ".")  # self.configs['W']['learning_rate'] (tester13 H1)
+        if p[:j] in values and all(sep == "[" and isinstance(k, str) for sep, k in p[j + 1:]):
+            out.append((_Items(values[p[:j]]), p[j][1] + "".join(f"[{k!r}]" for _, k in p[j + 1:])))
+    return out
 
 
 @contextlib.contextmanager
@@ -2823,13 +2917,30 @@ def _sgd_read(before, rate):
         if not (isinstance(new, np.ndarray) and new.shape == kept.shape):
             continue
         if not isinstance(o, _Items):
-            setattr(o, _sgd_grad_name(k), (kept - new) / rate)
+            if _sgd_stored(o, k, kept, new, rate) is None:
+                setattr(o, _sgd_grad_name(k), (kept - new) / rate)
         elif (home := _sgd_grad_home(o, k)) is not None:  # grads['W'] for params['W']
             home[0][home[1]] = (kept - new) / rate
         if new is a:
             a[...] = kept
         else:
             setattr(o, k, a)
+
+
+def _sgd_stored(o, k, kept, new, rate):
+    """The gradient attribute of weight ``k`` of ``o`` that backward stores beside its step (``self.dW = ...; self.W
+    -= lr * self.dW``, an NNFS optimizer's ``update_params(self)`` called in backward: ``dweights``), or None: that one
+    is checked, as the step read would be a second gradient of W (tester13 M1). A step that is not the rate times it
+    (``self.b -= lr * self.db * 2``) is a bug the stored gradient does not show: the step over the rate is put in its
+    place, so the check FAILs naming it."""
+    own = _sgd_grad_name(k)
+    for c in _grad_candidates(k):
+        g = getattr(o, c, None) if c != own and c.isidentifier() else None
+        if isinstance(g, np.ndarray) and g.shape == kept.shape and g.dtype.kind == "f":
+            if not _sgd_close(kept - new, rate * g, kept, 1):
+                setattr(o, c, (kept - new) / rate)
+            return c
+    return None
 
 
 def _sgd_close(got, want, kept, scale):
@@ -2980,6 +3091,8 @@ def _rate_label(o, k, paths):
         return f"{o.__qualname__}.{k} (a class attribute)"
     if isinstance(o, types.ModuleType):
         return f"{o.__name__}.{k} (a module's global)"
+    if isinstance(o, _Global):
+        return f"{o.label(k)} (a module's global)"
     o = object.__getattribute__(o, "_o") if isinstance(o, _Items) else o
     return "self." + (_label(paths[id(o)], dotted=True) + "." if id(o) in paths else "") + k
 
@@ -2999,8 +3112,23 @@ def _sgd_header(obj, bwd, param, heads, weights):
     probed = "" if weights is None else \
         f"; probed: proportional to the rate and to dY, the same on a second call, moving {', '.join(weights)}"
     return (f"; backward({args}) updates the weights itself: {given}, each weight's step (before - after, a plain "
-            f"gradient-descent step{probed}) divided by {r} is read as its gradient W_grad, and the weight is put "
-            "back")
+            f"gradient-descent step{probed}) divided by {r} is read as its gradient ({_sgd_read_names(weights)}; one "
+            "backward stores itself, dW beside the step, is checked instead), and the weight is put back")
+
+
+def _sgd_read_names(weights):
+    """Where :func:`_sgd_read` puts each read step, for the header: ``W_grad, b_grad``, ``l1.W_grad``, ``W.grad``,
+    ``grads['W']`` for ``params['W']`` (tester13 L1); ``<weight>_grad`` when the weights were not probed."""
+    if not weights:
+        return "<weight>_grad"
+    out = []
+    for w in weights:
+        head, _, key = w.rpartition(".")
+        ip = _item_path(key)  # the home _sgd_grad_home takes when free: grads['W'] of a dict params, dWs[1]
+        name = _sgd_grad_name(key) if ip is None else ("grads" if ip[0] == "params" and isinstance(
+            ip[1][0], str) else f"d{ip[0]}") + "".join(f"[{k!r}]" for k in ip[1])
+        out.append(f"{head}.{name}" if head else name)
+    return ", ".join(out)
 
 
 _MISSING = object()

@@ -187,6 +187,10 @@ EXPECTED = {
     "selfstep.py::SgdOwnClassRateSign": "wrong-sign",
     "selfstep.py::SgdGlobalRateOverN": "factor-inverse-batch",  # the rate a module's global
     "selfstep.py::SgdConfigRateBiasTwice": "factor",  # the rate in self.config['learning_rate']
+    "selfstep.py::SgdAlphaRateMeanBias": "bias-mean",  # the rate in self.alpha
+    "selfstep.py::SgdModuleDictRateSign": "wrong-sign",  # the rate in CONFIG['lr'], a module's dict
+    "selfstep.py::SgdStoresAndStepsBiasTwice": "factor",  # stores db and steps b with 2 db
+    "selfstep.py::SgdPerParamConfigsMeanBias": "bias-mean",  # CS231n's self.configs['b']['learning_rate']
     # session 12 (Y9, Y20, Z3, Y14, Y10): switches reached in sub-layers, other modules, config objects, the
     # environment, any bool or state string forward branches on, beside a training argument, behind a property
     "switches.py::SubModeNetBug": "mask-scale",
@@ -244,6 +248,8 @@ CORRECT = ["linear.py::LinearOutIn", "linear.py::LinearInOut", "activations.py::
            "selfstep.py::SgdDense", "selfstep.py::SgdData", "selfstep.py::SgdModel", "losses.py::TwoLayerNet",
            "selfstep.py::SgdParamsDict", "selfstep.py::SgdParamsList", "selfstep.py::SgdClassRate",
            "selfstep.py::SgdOwnClassRate", "selfstep.py::SgdGlobalRate", "selfstep.py::SgdConfigRate",
+           "selfstep.py::SgdAlphaRate", "selfstep.py::SgdModuleDictRate", "selfstep.py::SgdStoresAndSteps",
+           "selfstep.py::SgdPerParamConfigs",
            *(f"switches.py::{n}" for n in ("SubModeNet", "SubOwnModeNet", "SubParamNet", "CfgModuleNet", "CfgObjectNet",
                                            "ConfigDictNet", "EnvNet", "FittingNet", "StateNet", "SetTrainingNet",
                                            "BNNet", "ScaleTrainBackward", "ArgAndSubNet", "PropDrop"))]

@@ -262,3 +262,102 @@ class SgdConfigRateBiasTwice(SgdConfigRate):
         self.W -= self.config["learning_rate"] * (self.X.T @ dY)
         self.b -= self.config["learning_rate"] * dY.sum(axis=0) * 2  # BUG: twice the bias gradient
         return dX
+
+
+class SgdAlphaRate(SgdClassRate):
+    """A Dense stepping at ``self.alpha`` (tester13 H2)."""
+
+    def __init__(self):
+        super().__init__()
+        self.alpha = 0.1
+
+    def backward(self, dY):
+        dX = dY @ self.W.T
+        self.W -= self.alpha * (self.X.T @ dY)
+        self.b -= self.alpha * dY.sum(axis=0)
+        return dX
+
+
+class SgdAlphaRateMeanBias(SgdAlphaRate):
+    def backward(self, dY):
+        dX = dY @ self.W.T
+        self.W -= self.alpha * (self.X.T @ dY)
+        self.b -= self.alpha * dY.mean(axis=0)  # BUG: the mean over the batch, not the sum
+        return dX
+
+
+#: The rate a layer below steps at, a key of its module's dict (tester13 H1).
+CONFIG = {"lr": 0.1}
+
+
+class SgdModuleDictRate(SgdClassRate):
+    """A Dense stepping at ``CONFIG["lr"]``, a key of its module's dict."""
+
+    def backward(self, dY):
+        dX = dY @ self.W.T
+        self.W -= CONFIG["lr"] * (self.X.T @ dY)
+        self.b -= CONFIG["lr"] * dY.sum(axis=0)
+        return dX
+
+
+class SgdModuleDictRateSign(SgdModuleDictRate):
+    def backward(self, dY):
+        dX = -(dY @ self.W.T)  # BUG: the sign of dX
+        self.W -= CONFIG["lr"] * (self.X.T @ dY)
+        self.b -= CONFIG["lr"] * dY.sum(axis=0)
+        return dX
+
+
+class SgdStoresAndSteps(SgdClassRate):
+    """A Dense that stores dW, db and steps with them at ``self.lr`` (tester13 M1): the stored ones are checked."""
+
+    def __init__(self):
+        super().__init__()
+        self.lr = 0.1
+
+    def backward(self, dY):
+        self.dW, self.db = self.X.T @ dY, dY.sum(axis=0)
+        dX = dY @ self.W.T
+        self.W -= self.lr * self.dW
+        self.b -= self.lr * self.db
+        return dX
+
+
+class SgdStoresAndStepsBiasTwice(SgdStoresAndSteps):
+    def backward(self, dY):
+        self.dW, self.db = self.X.T @ dY, dY.sum(axis=0)
+        dX = dY @ self.W.T
+        self.W -= self.lr * self.dW
+        self.b -= self.lr * self.db * 2  # BUG: steps b twice as far as the db it stores
+        return dX
+
+
+def _cs231n_sgd(w, dw, config=None):
+    """CS231n's ``optim.sgd``: ``w -= config['learning_rate'] * dw``."""
+    config = {} if config is None else config
+    config.setdefault("learning_rate", 1e-2)
+    w -= config["learning_rate"] * dw
+    return w, config
+
+
+class SgdPerParamConfigs(SgdClassRate):
+    """A Dense stepping with CS231n's sgd and a config per parameter, ``self.configs['W']['learning_rate']``
+    (tester13 H1)."""
+
+    def __init__(self):
+        super().__init__()
+        self.configs = {"W": {"learning_rate": 0.1}, "b": {"learning_rate": 0.1}}
+
+    def backward(self, dY):
+        dX = dY @ self.W.T
+        self.W, self.configs["W"] = _cs231n_sgd(self.W, self.X.T @ dY, self.configs["W"])
+        self.b, self.configs["b"] = _cs231n_sgd(self.b, dY.sum(axis=0), self.configs["b"])
+        return dX
+
+
+class SgdPerParamConfigsMeanBias(SgdPerParamConfigs):
+    def backward(self, dY):
+        dX = dY @ self.W.T
+        self.W, self.configs["W"] = _cs231n_sgd(self.W, self.X.T @ dY, self.configs["W"])
+        self.b, self.configs["b"] = _cs231n_sgd(self.b, dY.mean(axis=0), self.configs["b"])  # BUG: the mean
+        return dX
