@@ -1185,7 +1185,7 @@ class BoundLoss:
                 call = f"forward({', '.join(f'{n}={r}' for n, r in zip(names, roles))})" + call[call.index(")") + 1:]
         self.info = {"protocol": "loss", "call": call, "by_name": by_name, "pred_arg": names[roles.index("y_pred")]
                      if len(names) == 2 else "", "upstream": self.upstream or "", "by_role": role or "",
-                     "neither": getattr(self, "neither", "")}
+                     "neither": getattr(self, "neither", ""), "signature": _forward_signature(obj)}
 
     @property
     def params(self):

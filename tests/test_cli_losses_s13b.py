@@ -101,3 +101,16 @@ def test_nnfs_combined_softmax_loss_backward_gets_its_own_output(tmp_path, sampl
     assert "the layer's own output" in out, out
     if code:
         assert "a 1/batch is missing" in out, out
+
+
+def test_nnfs_usage_error_quotes_the_students_own_signature(tmp_path):
+    """Before: "Loss_CategoricalCrossentropy.forward(y_true, y_pred) gave L containing ... nan", the checker's
+    internal order, while the student wrote forward(self, y_pred, y_true)."""
+    from test_cli_losses_s13 import NNFS_LOSS
+
+    f = student(tmp_path, NNFS_LOSS.replace("SAMPLES", "samples"), "nnfs_loss.py")
+    p = run("check", f"{f}::Loss_CategoricalCrossentropy", "--loss", "--input-shape", "5,3")
+    out = both(p)
+    assert p.returncode == 2, out
+    assert "Loss_CategoricalCrossentropy.forward(self, y_pred, y_true) gave L containing" in out, out
+    assert "forward(y_true, y_pred)" not in out, out
