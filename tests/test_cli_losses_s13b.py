@@ -114,3 +114,35 @@ def test_nnfs_usage_error_quotes_the_students_own_signature(tmp_path):
     assert p.returncode == 2, out
     assert "Loss_CategoricalCrossentropy.forward(self, y_pred, y_true) gave L containing" in out, out
     assert "forward(y_true, y_pred)" not in out, out
+
+
+def _dlfs2(tmp_path, scale, eps, *extra):
+    from test_cli_losses_s13 import DLFS2
+
+    src = DLFS2.replace("EPS", eps).replace("rng.normal(size=(hidden_size, output_size))",
+                                            f"{scale} * rng.normal(size=(hidden_size, output_size))")
+    f = student(tmp_path, src, "two_layer_net.py")
+    p = run("check", f"{f}::TwoLayerNet", "--input-shape", "5,4", "--targets", "labels:3", *extra)
+    return p, both(p), f
+
+
+def test_log_eps_rtol_advice_is_accepted_and_passes(tmp_path):
+    """The advised --rtol, run: the CLI takes it and the model PASSes with it."""
+    import re
+
+    p, out, f = _dlfs2(tmp_path, "1", " + 1e-7")
+    assert p.returncode == 1 and "inside np.log" in out, out
+    rtol = re.search(r"--rtol (\S+) accepts it", out.replace("\n", " ")).group(1)
+    assert float(rtol) <= 1e-2, out
+    p2 = run("check", f"{f}::TwoLayerNet", "--input-shape", "5,4", "--targets", "labels:3", "--rtol", rtol)
+    assert p2.returncode == 0, both(p2)
+
+
+def test_log_eps_at_high_confidence_advises_no_rtol_the_cli_rejects(tmp_path):
+    """Before: "--rtol 1e+01 accepts it", which the CLI rejects (rtol must be in (0, 1))."""
+    p, out, _ = _dlfs2(tmp_path, "30", " + 1e-7")
+    assert p.returncode == 1 and "inside np.log" in out, out
+    said = out.replace("\n", " ")
+    assert "accepts it" not in said and "--rtol 1e+" not in said, out
+    assert "log-softmax" in said and "remove the eps" in said, out
+
