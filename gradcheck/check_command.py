@@ -126,8 +126,9 @@ def run_check(args, layer, label: str, init: dict[str, Any], shape) -> int:
 
 def _removed_eps(args, label: str, diag, check) -> None:
     """A failing check of a forward with ``log(... + eps)`` (tester12 M3): ``check`` (the same diagnosis) of its
-    copy without the eps; when that passes, the diagnosis names the eps (:func:`gradcheck._log_eps.name_removed_eps`)."""
-    from ._log_eps import eps_free_texts, name_removed_eps
+    copy without the eps; when that passes, the diagnosis names the eps (:func:`gradcheck._log_eps.name_removed_eps`);
+    when it fails too and names a bug the original does not, that names it (:func:`~gradcheck._log_eps.name_through_eps_free`)."""
+    from ._log_eps import eps_free_texts, name_removed_eps, name_through_eps_free
     from .sandbox import sibling_files
 
     path = label.rpartition("::")[0]
@@ -139,7 +140,7 @@ def _removed_eps(args, label: str, diag, check) -> None:
             other = check(edited)
     except Exception:  # noqa: BLE001 - the copy is a probe: if it cannot run, the diagnosis stays as it is
         return
-    name_removed_eps(diag, consts, other)
+    name_removed_eps(diag, consts, other) or name_through_eps_free(diag, consts, other)  # tester13 M3
 
 
 def _report(args, layer, diag, cname: str, color: bool, jacobian, unchecked) -> int:

@@ -146,3 +146,13 @@ def test_log_eps_at_high_confidence_advises_no_rtol_the_cli_rejects(tmp_path):
     assert "accepts it" not in said and "--rtol 1e+" not in said, out
     assert "log-softmax" in said and "remove the eps" in said, out
 
+
+
+def test_real_bug_with_log_eps_at_high_confidence_is_named_from_the_eps_free_copy(tmp_path):
+    """Before: "no known bug pattern": the eps hid the factor N; the eps-free copy shows it."""
+    p, out, _ = _dlfs2(tmp_path, "30", " + 1e-7", "--init", '{"bug": true}')
+    said = out.replace("\n", " ")
+    assert p.returncode == 1, out
+    assert "no known bug pattern" not in said, out
+    assert "a 1/batch is missing" in said or "5 times too large" in said, out
+    assert "with the constant 1e-07 removed from forward's log, to diagnose" in said, out
