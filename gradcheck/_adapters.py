@@ -1133,7 +1133,7 @@ class BoundLoss:
     gradient 1.0 (dL/dL, as PyTorch's and DLfS's callers pass) when it requires one (``backward(self, dout)``).
     :attr:`info` says how it was called (the header's ``loss`` lines)."""
 
-    def __init__(self, obj, probe=None):
+    def __init__(self, obj, probe=None, pred_arg=None):
         self.obj, self.class_name = obj, type(obj).__name__
         self.student_forward, self.student_backward = obj.forward, obj.backward
         self.pred_first, names, by_name = loss_order(obj.forward)
@@ -1161,17 +1161,31 @@ class BoundLoss:
             call = (f"calculate({', '.join(f'{n}={r}' for n, r in zip(cnames, croles))}), Neural Networks from "
                     f"Scratch's mean of forward's per-sample losses, {call}")
             roles, self.keywords = croles, None
-        if self.stateless is not None and _stores_dinputs(obj.backward):
+        #: NNFS's Activation_Softmax_Loss_CategoricalCrossentropy: backward(self.output, y_true) (tester13 H5)
+        self.own_output = _own_output(self, probe)
+        if self.own_output:
+            call = call[:call.index(" and backward(")] + (
+                f" and backward({self.stateless[1][0]}=self.output, {self.stateless[1][1]}=y_true): backward's "
+                "first argument is the layer's own output (self.output, set by forward), as in Neural Networks "
+                "from Scratch's combined softmax and cross-entropy; it stores dL/d(inputs), dL/dy_pred, in "
+                "self.dinputs")
+        elif self.stateless is not None and _stores_dinputs(obj.backward):
             call += ", which stores dL/dy_pred in self.dinputs"
+        if pred_arg is not None:  # tester13 H6: --pred-arg NAME says which argument is the prediction
+            self.pred_first, by_name = _pred_arg_first(obj, names, pred_arg), "--pred-arg"
+            roles = ["y_pred", "y_true"] if self.pred_first else ["y_true", "y_pred"]
+            call = f"forward({', '.join(f'{n}={r}' for n, r in zip(names, roles))})" + call[call.index(")") + 1:]
         role = None
         if not by_name and len(names) == 2 and not star and self.stateless is None and probe is not None:
             role = _order_by_role(self, names, *probe)  # Z17: forward(a, b), told by what backward returns
+            if getattr(self, "sign_ambiguous", ""):  # tester13 H6: only the user can tell the order
+                raise UnreadableError(_undecidable_order(obj, names, self.sign_ambiguous))
             if role is not None:
                 roles = ["y_pred", "y_true"] if self.pred_first else ["y_true", "y_pred"]
                 call = f"forward({', '.join(f'{n}={r}' for n, r in zip(names, roles))})" + call[call.index(")") + 1:]
         self.info = {"protocol": "loss", "call": call, "by_name": by_name, "pred_arg": names[roles.index("y_pred")]
                      if len(names) == 2 else "", "upstream": self.upstream or "", "by_role": role or "",
-                     "sign_ambiguous": getattr(self, "sign_ambiguous", ""), "neither": getattr(self, "neither", "")}
+                     "neither": getattr(self, "neither", ""), "signature": _forward_signature(obj)}
 
     @property
     def params(self):
@@ -1192,6 +1206,8 @@ class BoundLoss:
     def backward(self):
         if self.stateless is not None and self._last is not None:
             y_true, y_pred = (np.array(v, copy=True) for v in self._last)
+            if self.own_output:  # backward(dvalues=self.output, y_true): the layer's own output
+                y_pred = np.array(self.obj.output, dtype=np.float64, copy=True)
             stored = _fields(self.obj).pop("dinputs", None) if _stores_dinputs(self.obj.backward) else None
             res = self.obj.backward(*((y_pred, y_true) if self.stateless[0] else (y_true, y_pred)))
             if res is None and _stores_dinputs(self.obj.backward):  # NNFS: backward(dvalues, y_true) -> None
@@ -1262,8 +1278,8 @@ def _order_by_role(loss, names, y_true, y_pred):
     pred, other = names if good else names[::-1]
     if seen[good][1] < 1e-3 < 1e-2 < seen[bad][1]:
         loss.pred_first = good
-        if abs(seen[bad][1] - 2.0) < 1e-6:  # dL/da = -dL/db (L of a - b): a sign error reads as the other order
-            loss.sign_ambiguous = f"{pred},{other}"
+        if abs(seen[bad][1] - 2.0) < 1e-6 and _mirrored(loss, y_true, y_pred, bad):  # dL/da = -dL/db (L of
+            loss.sign_ambiguous = f"{pred},{other}"  # a - b): a sign error reads as the other order exactly
         return (f"backward's result matches the central differences of L with respect to {pred} (relative error "
                 f"{seen[good][1]:.1e}), not {other} ("
                 f"{'the opposite sign' if seen[bad][1] == 2.0 else f'{seen[bad][1]:.1e}'}): {pred} is the prediction")
@@ -1274,6 +1290,54 @@ def _order_by_role(loss, names, y_true, y_pred):
         return (f"backward's result matches the central differences of L with respect to neither, but points "
                 f"along the one with respect to {pred} and against {other}'s: {pred} is taken as the prediction")
     return None
+
+
+def _mirrored(loss, y_true, y_pred, first: bool) -> bool:
+    """Whether backward's result with ``loss.pred_first = first`` is exactly minus the central differences of L
+    there (dL/da = -dL/db, a loss of a - b: a sign bug in one order is the other order; tester13 H6), not merely
+    against them (``(a - b)**2 + a**3``); ``loss.pred_first`` is left as it was."""
+    kept = loss.pred_first
+    try:
+        loss.pred_first = first
+        loss.forward(y_true, y_pred)
+        g = np.asarray(loss.backward(), dtype=np.float64)
+        return g.shape == np.shape(y_pred) and _directional_error(loss, y_true, y_pred, -g) < 1e-3
+    except Exception:  # noqa: BLE001 - the order _order_by_role already ran: no evidence otherwise
+        return False
+    finally:
+        loss.pred_first, loss._last = kept, None
+
+
+def _forward_signature(obj) -> str:
+    """``forward(self, a, b)``: the student's own signature of ``obj``'s forward, as written."""
+    try:
+        return f"forward{inspect.signature(type(obj).forward)}"
+    except (TypeError, ValueError, AttributeError):
+        return "forward"
+
+
+def _pred_arg_first(obj, names, pred_arg: str) -> bool:
+    """Whether ``--pred-arg pred_arg`` names forward's first argument (of its first two, ``names``); a usage
+    error (UnreadableError) when it names neither."""
+    if pred_arg not in names[:2] or len(names) < 2:
+        raise UnreadableError(f"--pred-arg {pred_arg}: {type(obj).__name__}.{_forward_signature(obj)} has no "
+                              f"such argument among its first two; expected one of {', '.join(names[:2]) or '(none)'}.")
+    return names.index(pred_arg) == 0
+
+
+def _undecidable_order(obj, names, ambiguous: str) -> str:
+    """The usage error of a loss ``forward(a, b)`` of ``a - b`` whose names do not say which is the prediction
+    (tester13 H6): backward matches the gradient with respect to one argument, which is right if that one is the
+    prediction and the wrong sign if the other is, and the numbers cannot tell the two apart."""
+    good, bad = ambiguous.split(",")
+    a, b = names
+    return (f"{type(obj).__name__}.{_forward_signature(obj)}: the argument names do not say which is the "
+            f"prediction, and L depends on {a} and {b} so that dL/d{a} = -dL/d{b} (a loss of {a} - {b}): backward "
+            f"returns dL/d{good}, which is correct if {good} is the prediction and has the wrong sign if {bad} is. "
+            f"The numbers cannot tell these two apart; only you can tell which argument is the prediction. Name "
+            f"forward's arguments, as (y_pred, y_true) (Neural Networks from Scratch), (input, target) (PyTorch), "
+            f"(y_true, y_pred) (Keras) or (x, t), to have them bound by name, or add --pred-arg {a} or "
+            f"--pred-arg {b} to say which is the prediction.")
 
 
 def _factor(loss, y_true, y_pred, g, seed=1):
@@ -1323,6 +1387,29 @@ def _nnfs_calculate(obj):
     calc = getattr(obj, "calculate", None)
     ps = [p for p in (_params(calc) or {}).values() if p.kind in _POSITIONAL and p.default is p.empty]
     return calc if callable(calc) and len(ps) == 2 else None
+
+
+def _own_output(loss, probe) -> bool:
+    """Whether a loss's stateless ``backward(dvalues, y_true)`` that stores ``self.dinputs`` takes the layer's own
+    output: its forward assigns ``self.output`` (read from the source), an array of the prediction's shape on the
+    ``probe`` ``(y_true, y_pred)`` (Neural Networks from Scratch's combined softmax and loss, whose book calls
+    ``backward(obj.output, y)``; tester13 H5). Its ``dinputs`` is then dL/d(forward's inputs)."""
+    obj = loss.obj
+    if loss.stateless is None or probe is None or not loss.stateless[0] or not _stores_dinputs(obj.backward):
+        return False
+    tree = _source(obj.forward)
+    if tree is None or not any(isinstance(n, ast.Attribute) and n.attr == "output" and isinstance(n.ctx, ast.Store)
+                               and isinstance(n.value, ast.Name) and n.value.id == "self" for n in ast.walk(tree)):
+        return False
+    y_true, y_pred = (np.array(v, copy=True) for v in probe)
+    try:
+        loss.forward(y_true, np.asarray(y_pred, dtype=np.float64))
+        out = getattr(obj, "output", None)
+        return isinstance(out, np.ndarray) and out.shape == y_pred.shape
+    except Exception:  # noqa: BLE001 - student code: the check calls it again and reports
+        return False
+    finally:
+        loss._last = None
 
 
 def _stores_dinputs(backward):

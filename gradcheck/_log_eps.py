@@ -24,6 +24,23 @@ def _small(node: ast.AST, names: dict[str, float]) -> float | None:
     return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) and 0 < v <= MAX_EPS else None
 
 
+#: The largest --rtol the log-eps advice suggests: above it a tolerance would hide real bugs (tester13 M2).
+MAX_ADVISED_RTOL = 1e-2
+
+
+def rtol_advice(rel: float, rtol: float) -> str:
+    """The fix of a log-eps finding whose largest relative error is ``rel`` (the check's ``rtol``): the next power
+    of 10 above it as ``--rtol`` when that is at most :data:`MAX_ADVISED_RTOL`, which the CLI accepts; else no
+    rtol (the CLI takes none of 1 or more, and one near 1 passes a wrong sign), only removing the eps."""
+    r = 10.0 ** math.ceil(math.log10(max(rel, rtol) * 1.0001))
+    drop = "the eps from forward's log (np.log(np.maximum(y, tiny)) only changes values below tiny)"
+    if r <= MAX_ADVISED_RTOL:
+        return f"--rtol {r:.0e} accepts it, or drop {drop}"
+    return (f"no sensible --rtol accepts a relative error of {rel:.2g} (one that large would hide real bugs): "
+            f"remove {drop}, or compute the loss with a numerically stable log-softmax (z - logsumexp(z)), "
+            "which needs no eps")
+
+
 def eps_free_text(text: str) -> tuple[str, list[float]] | None:
     """``(source, constants)``: ``text`` with ``log(a + c)`` written ``log(a)`` for each small constant ``c``
     (:data:`MAX_EPS`), and the constants removed; None when there is none (or the text does not parse)."""
@@ -83,6 +100,27 @@ def name_removed_eps(diag: Any, consts: list[float], eps_free: Any) -> bool:
                for c in [r.get("manual-vs-numerical")] if c is not None), default=0.0)
     c = ", ".join(f"{v:g}" for v in dict.fromkeys(consts))
     tensors = ", ".join(res.failing_tensors)
-    finding = _find("log-eps-removed", tensors, c=c, rel=rel, r=10.0 ** math.ceil(math.log10(max(rel, res.rtol) * 1.0001)))
+    finding = _find("log-eps-removed", tensors, c=c, rel=rel, advice=rtol_advice(rel, res.rtol))
     diag.findings[:] = [f for f in diag.findings if f.severity != "error"] + [finding]
+    return True
+
+
+def name_through_eps_free(diag: Any, consts: list[float], eps_free: Any) -> bool:
+    """When the copy without the eps (``eps_free``, the same check) fails too and names a bug where ``diag`` names
+    none (only ``wrong-values``): its error findings replace ``diag``'s, each saying the eps was removed to diagnose
+    (tester13 M3: at probabilities near 0 the eps changes the gradient as much as a missing 1/N, which the copy
+    then shows alone). Returns whether it did."""
+    import dataclasses
+
+    if eps_free is None or eps_free.passed:
+        return False
+    mine = [f for f in diag.findings if f.severity == "error"]
+    theirs = [f for f in eps_free.findings if f.severity == "error"]
+    if not mine or any(f.code != "wrong-values" for f in mine) or all(f.code == "wrong-values" for f in theirs):
+        return False
+    c = ", ".join(f"{v:g}" for v in dict.fromkeys(consts))
+    note = (f"with the constant {c} removed from forward's log, to diagnose (near a probability y of 0 the eps "
+            f"alone changes the gradient by about eps/y, which hides a bug's pattern), the copy fails too and shows: ")
+    diag.findings[:] = [f for f in diag.findings if f.severity != "error"] + [
+        dataclasses.replace(f, message=note * (i == 0) + f.message) for i, f in enumerate(theirs)]
     return True

@@ -567,7 +567,7 @@ class Child:
                         f"checked as forward(x) -> L with backward(dout=dL); {info['text']}"}
             if kind == "class" and all(callable(getattr(obj, m, None)) for m in ("forward", "backward")) and \
                     req.get("kind") != "layer":  # a loss class: its prediction bound by forward's names
-                obj = AD.BoundLoss(obj, req.get("probe"))
+                obj = AD.BoundLoss(obj, req.get("probe"), req.get("pred_arg"))
                 info = obj.info
         except AD.AdapterError as exc:  # UnreadableError: a result gradcheck cannot read, a usage error
             return self.reply(False, {"stage": "usage" if isinstance(exc, AD.UnreadableError) else "protocol",

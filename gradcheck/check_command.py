@@ -126,8 +126,9 @@ def run_check(args, layer, label: str, init: dict[str, Any], shape) -> int:
 
 def _removed_eps(args, label: str, diag, check) -> None:
     """A failing check of a forward with ``log(... + eps)`` (tester12 M3): ``check`` (the same diagnosis) of its
-    copy without the eps; when that passes, the diagnosis names the eps (:func:`gradcheck._log_eps.name_removed_eps`)."""
-    from ._log_eps import eps_free_texts, name_removed_eps
+    copy without the eps; when that passes, the diagnosis names the eps (:func:`gradcheck._log_eps.name_removed_eps`);
+    when it fails too and names a bug the original does not, that names it (:func:`~gradcheck._log_eps.name_through_eps_free`)."""
+    from ._log_eps import eps_free_texts, name_removed_eps, name_through_eps_free
     from .sandbox import sibling_files
 
     path = label.rpartition("::")[0]
@@ -139,7 +140,7 @@ def _removed_eps(args, label: str, diag, check) -> None:
             other = check(edited)
     except Exception:  # noqa: BLE001 - the copy is a probe: if it cannot run, the diagnosis stays as it is
         return
-    name_removed_eps(diag, consts, other)
+    name_removed_eps(diag, consts, other) or name_through_eps_free(diag, consts, other)  # tester13 M3
 
 
 def _report(args, layer, diag, cname: str, color: bool, jacobian, unchecked) -> int:
@@ -939,9 +940,7 @@ def run_check_loss(args, loss, label: str, init: dict[str, Any], shape) -> int:
     if res.passed:
         valued = any(r.tensor == "L" for r in res.records)
         what = f"dL/{loss_gradient_name(loss)[1:]}{' and L match' if valued else ' matches'} within rtol={res.rtol:g}"
-        amb = ((getattr(loss, "protocol", None) or {}).get("sign_ambiguous") or "").partition(",")[0]
-        amb = f" (taking {amb} as the prediction: see the WARNING above)" if amb else ""  # tester12 M6
-        print(colorize(f"\nPASS: {cname}: {what}, {res.atol_words()}{amb}.", color))
+        print(colorize(f"\nPASS: {cname}: {what}, {res.atol_words()}.", color))
         if not valued:  # a loss off by a constant has the same gradient
             print(V.wrap(f"{cname}: the value L itself was not checked (central differences see only its "
                          "gradient); --reference manualprop.NAME (e.g. manualprop.MulticlassHinge) compares it."))
@@ -968,7 +967,8 @@ def _loss_lines(loss, res) -> list[str]:
     if not info.get("call"):  # a CS231n loss function: NAME(x, y), scores first
         return []
     call, pred = info["call"], info.get("pred_arg") or "y_pred"
-    lines = [f"loss: {call}: the prediction goes to {pred}, as forward's parameter names say" if info.get("by_name")
+    lines = [f"loss: {call}: the prediction goes to {pred}, as --pred-arg says" if info.get("by_name") == "--pred-arg"
+             else f"loss: {call}: the prediction goes to {pred}, as forward's parameter names say" if info.get("by_name")
              else f"loss: {call}: forward's parameter names do not say which is the prediction; "
                   f"{info['by_role']} (order (prediction, target))" if info.get("by_role") and info["pred_arg"] ==
                   call.partition("(")[2].partition("=")[0]
@@ -976,11 +976,6 @@ def _loss_lines(loss, res) -> list[str]:
                   f"{info['by_role']} (Keras's order (y_true, y_pred))" if info.get("by_role")
              else f"loss: {call}: Keras's order (y_true, y_pred) assumed: forward's parameter names do not say "
                   "which is the prediction (y_pred/y_true, x/t, input/target, logits/labels... would)"]
-    if info.get("sign_ambiguous"):  # tester12 H3: L of a - b, so a sign error and the swapped order look alike
-        pred_, other = info["sign_ambiguous"].split(",")
-        lines.append(f"WARNING: L depends on {pred_} and {other} so that dL/d{pred_} = -dL/d{other}: backward matches "
-                     f"dL/d{pred_}, so {pred_} was taken as the prediction; if {other} is your prediction, backward "
-                     f"has the wrong sign. Name forward's arguments (y_pred, y_true) to have them bound by name.")
     if info.get("neither"):  # tester12 M6: no order can be told, and none is needed for the verdict
         a, b = info["neither"].split(",")
         lines.append(f"backward's result is no multiple of L's gradient with respect to {a} or {b}, so it is wrong "

@@ -219,8 +219,9 @@ def _cmd_check(args) -> int:
     args.inputs = V.index_inputs(shape, V.parse_indices(getattr(args, "indices", None), shape), args.seed)
     if getattr(args, "indices", None) and (args.loss or args.jacobian):
         raise UsageError("--indices names integer inputs of a layer; not with --loss or --jacobian.")
-    if not args.loss and args.pred:
-        raise UsageError("--pred describes the data of a loss; add --loss.")
+    if not args.loss and (args.pred or args.pred_arg):
+        raise UsageError(f"{'--pred describes the data' if args.pred else '--pred-arg names the prediction'} of a "
+                         "loss; add --loss.")
     if args.loss and (args.tape or args.jacobian):
         raise UsageError("--tape and --jacobian are for layers, not with --loss.")
     if args.loss and args.training != "auto":  # a loss has no training mode: the option would be ignored
@@ -249,7 +250,7 @@ def _cmd_check(args) -> int:
                 from .check_command import loss_data
                 probe = loss_data(args.targets or "real", args.pred or "real", shape, args.seed)[:2] \
                     if isinstance(shape[0], int) else None  # several shapes: run_check_loss refuses them
-                obj = sb.load_loss(os.path.basename(path), name, init_kwargs=init, probe=probe)
+                obj = sb.load_loss(os.path.basename(path), name, init_kwargs=init, probe=probe, pred_arg=args.pred_arg)
             else:
                 probe = V.layer_inputs(args.inputs, np.random.default_rng([args.seed, 3]), name)  # the protocol
                 obj = sb.load_layer(os.path.basename(path), name, init_kwargs=init, seed=args.seed,
@@ -503,10 +504,18 @@ def _add_check_parser(sub, fmt) -> None:
                         "unit (uniform in [0.05, 0.95]) (default real); without --loss, the targets t of a "
                         "model forward(x, t) -> loss, backward(dout=1) (Deep Learning from Scratch vol. 2): "
                         "labels:K or onehot:K for the batch of x, held fixed while x and the params are checked")
+    _add_loss_options(c)
+    c.set_defaults(func=_cmd_check)
+
+
+def _add_loss_options(c) -> None:
+    """``gradcheck check``'s ``--pred`` (y_pred's data) and ``--pred-arg`` (which argument is y_pred) of a loss."""
     c.add_argument("--pred", metavar="KIND",
                    help="with --loss, y_pred: real (standard normal: logits, regression), probs (softmax "
                         "rows), unit (uniform in [0.05, 0.95]) (default real)")
-    c.set_defaults(func=_cmd_check)
+    c.add_argument("--pred-arg", metavar="NAME",
+                   help="with --loss, the name of the argument of forward that receives the prediction, when "
+                        "forward's names do not say (forward(self, a, b) of a - b: --pred-arg a)")
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -201,15 +201,13 @@ DIAGNOSES: dict[str, Record] = {
         "at most, exactly as the gradient of log(y + c) with c = {c:.2g} differs from that of log(y), "
         "y = {y}: forward adds a small constant inside a log (e.g. np.log(y + 1e-7)) while backward is "
         "the gradient of log(y); the two differ by about c/y per entry. This is expected from such an "
-        "eps, not a bug in backward", "--rtol {r:.0e} accepts it, or drop the eps from forward's log "
-        "(np.log(np.maximum(y, tiny)) only changes values below tiny)", _NUM),
+        "eps, not a bug in backward", "{advice}", _NUM),
     "log-eps-removed": Record(
         "small constant inside a log", "{t} differ from the numerical gradient only by the constant {c} that forward "
         "adds inside np.log (relative error {rel:.2g} at most): with it removed, the numerical gradient of every "
         "tensor matches backward's, so backward is the exact derivative of the loss without the eps (the two differ "
         "by about eps/y per probability y). This is expected from such an eps, not a bug in backward",
-        "--rtol {r:.0e} accepts it, or drop the eps from forward's log (np.log(np.maximum(y, tiny)) only changes "
-        "values below tiny)", _NUM),
+        "{advice}", _NUM),
     # bug signatures
     "transposed": Record("transposed gradient", "{t} is transposed: {how}", "{fix}", _LIN),
     "flipped-kernel": Record(
@@ -1068,8 +1066,8 @@ def name_log_eps(tensor: str, manual: Any, numerical: Any, y_true: Any, y_pred: 
             c = c - r1 * (c2 - c) / (r2 - r1) if r2 != r1 else c
         if 0 < c <= 1e-2 and np.abs(n - k * grad(c)).max() <= 0.05 * gap:
             rel = float(np.max(np.abs(m - n) / np.maximum(np.abs(m) + np.abs(n), 1e-300)))
-            r = 10.0 ** np.ceil(np.log10(max(rel, rtol) * 1.0001))
-            return _find("log-eps", tensor, rel=rel, c=c, y=what, r=r)
+            from ._log_eps import rtol_advice
+            return _find("log-eps", tensor, rel=rel, c=c, y=what, advice=rtol_advice(rel, rtol))
     return None
 
 

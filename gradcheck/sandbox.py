@@ -742,7 +742,8 @@ class Sandbox:
 
     def _load(self, file: str, cls: str | None, init_kwargs: Mapping[str, Any] | None,
               seed: int | None, kind: str, probe: Sequence[np.ndarray] | None = None,
-              no_forward_in_backward: bool = False, targets: tuple[np.ndarray, str] | None = None):
+              no_forward_in_backward: bool = False, targets: tuple[np.ndarray, str] | None = None,
+              pred_arg: str | None = None):
         file, init = self._file(file), dict(init_kwargs or {})
         try:  # numeric arrays cross as arrays (CS231n's bn_param running_mean); the rest as JSON
             json.dumps(init, default=lambda o: o.tolist() if isinstance(o, np.ndarray) and o.dtype.kind in "biuf"
@@ -759,7 +760,8 @@ class Sandbox:
         ok, meta, err = self.request(
             "load", {"file": file, "class": cls, "init": init, "seed": seed, "kind": kind,
                      "probe": None if probe is None else list(probe),
-                     **({} if targets is None else {"targets": targets[0], "targets_spec": targets[1]})},
+                     **({} if targets is None else {"targets": targets[0], "targets_spec": targets[1]}),
+                     **({} if pred_arg is None else {"pred_arg": pred_arg})},
             what=f"importing {file}" + (f" and building {what}" if cls else ""))
         stage, e = meta.get("stage"), err or {}
         if not ok and (stage == "import" or cls is None):
@@ -834,11 +836,12 @@ class Sandbox:
                           no_forward_in_backward, targets)
 
     def load_loss(self, file: str, class_name: str, init_kwargs: Mapping[str, Any] | None = None,
-                  probe: Sequence[np.ndarray] | None = None) -> RemoteLoss:
+                  probe: Sequence[np.ndarray] | None = None, pred_arg: str | None = None) -> RemoteLoss:
         """Like :meth:`load_layer` for a loss (``forward(y_true, y_pred) -> float``, ``backward() -> dy_pred``);
         ``probe``: ``(y_true, y_pred)`` on which a ``forward(a, b)`` whose names do not say which is the
-        prediction is called both ways (:func:`gradcheck._adapters._order_by_role`)."""
-        return self._load(file, class_name, init_kwargs, None, "loss", probe)
+        prediction is called both ways (:func:`gradcheck._adapters._order_by_role`); ``pred_arg``: the name of
+        forward's argument that takes the prediction (``--pred-arg``), which then decides the order."""
+        return self._load(file, class_name, init_kwargs, None, "loss", probe, pred_arg=pred_arg)
 
     def _student_error(self, call: str, err: dict | None, expected: str = "") -> SandboxError:
         e = err or {}

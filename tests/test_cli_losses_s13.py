@@ -227,11 +227,11 @@ class MSE:
 
 
 @pytest.mark.parametrize(("sign", "pred"), [("1", "a"), ("-1", "b")])
-def test_symmetric_unnamed_loss_pass_says_which_argument_it_took(tmp_path, sign, pred):
-    """L of a - b: a sign error and the other order give the same numbers; the PASS says which order it is for."""
+def test_symmetric_unnamed_loss_says_which_argument_backward_fits(tmp_path, sign, pred):
+    """L of a - b: a sign error and the other order give the same numbers; the usage error (tester13 H6) says
+    which argument backward's result fits."""
     f = student(tmp_path, MSE_AB.replace("SIGN", sign), "mse.py")
     p = run("check", f"{f}::MSE", "--loss", "--input-shape", "5,3")
     out = both(p)
-    assert p.returncode == 0, out
-    assert f"WARNING: L depends on {pred} and" in out, out
-    assert f"(taking {pred} as the prediction: see the WARNING above)." in out, out
+    assert p.returncode == 2, out
+    assert f"backward returns dL/d{pred}, which is correct if {pred} is the prediction" in out, out

@@ -357,15 +357,14 @@ class MSE:
 
 
 @pytest.mark.parametrize("bug", [False, True])
-def test_a_loss_of_a_minus_b_with_unnamed_arguments_warns_that_sign_and_order_look_alike(tmp_path, bug):
-    """tester12 H3: for L(a - b), dL/da = -dL/db, so a sign error in backward matches the other order exactly:
-    the order is taken from backward, and the header warns that a sign error would read the same."""
+def test_a_loss_of_a_minus_b_with_unnamed_arguments_is_a_usage_error(tmp_path, bug):
+    """tester12 H3, tester13 H6: for L(a - b), dL/da = -dL/db, so a sign error in backward matches the other order
+    exactly: only the user can tell the order (a usage error naming --pred-arg), never a PASS with a warning."""
     f = tmp_path / "loss_ab.py"
     f.write_text(MSE_AB)
     p = run("check", f"{f}::MSE", "--input-shape", "5,3", "--loss", "--init", f'{{"bug": {str(bug).lower()}}}')
     out = both(p)
     pred, other = ("b", "a") if bug else ("a", "b")
-    assert p.returncode == 0, out
-    assert (f"WARNING: L depends on {pred} and {other} so that dL/d{pred} = -dL/d{other}: backward matches "
-            f"dL/d{pred}, so {pred} was taken as the prediction; if {other} is your prediction, backward has the "
-            "wrong sign") in out, out
+    assert p.returncode == 2, out
+    assert (f"backward returns dL/d{pred}, which is correct if {pred} is the prediction and has the wrong sign if "
+            f"{other} is") in out, out
