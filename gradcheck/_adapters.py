@@ -199,10 +199,9 @@ def _switch_attr(fn):
 
 def _flag_kind(name):
     """``"train"`` for a bool named as a training switch (``in_train``, ``TRAINING``), ``"eval"`` for one True in
-    eval mode (``is_test``, ``EVAL``), None for any other name."""
-    low = name.lower()
-    return "train" if "train" in low else "eval" if any(w in low for w in ("eval", "test", "infer", "determin")) \
-        else None
+    eval mode (``is_test``, ``EVAL``, ``is_predicting``: :func:`gradcheck._switch_reach.is_eval_name`), None for any
+    other name."""
+    return "train" if "train" in name.lower() else "eval" if _switch_reach.is_eval_name(name) else None
 
 
 def _switch_value(fn, name, value=_MISSING_SWITCH):

@@ -28,8 +28,11 @@ _NOT_A_SWITCH = re.compile(
     r"^first|warn|causal|transpose|same|stack|residual|^is_leaf|^leaf", re.IGNORECASE)
 #: The stems of mode words (``"fitting"``, ``"inference"``): a string compared with one is a mode switch.
 _MODE_STEM = re.compile(r"^(train|fit|eval|test|infer|predict|val|deploy|learn)", re.IGNORECASE)
-#: The stems of eval-mode words beyond the exact ``EVAL_WORDS`` (``"predicting"``, ``"inferring"``, ``"validating"``).
-_EVAL_STEM = re.compile(r"^(eval|test|infer|predict|valid|deploy)", re.IGNORECASE)
+#: The stems of eval-mode words beyond the exact ``EVAL_WORDS`` (``"predicting"``, ``"inferring"``, ``"validating"``,
+#: flax's ``deterministic``): of a string switch's value and of a part of a boolean switch's name (:func:`is_eval_name`).
+_EVAL_STEM = re.compile(r"^(eval|test|infer|predict|valid|deploy|determin)", re.IGNORECASE)
+#: The parts of a name: ``is_predicting`` -> is, predicting; ``isTesting`` -> is, Testing.
+_NAME_PART = re.compile(r"[A-Z]?[a-z0-9]+|[A-Z]+(?![a-z])")
 _LIB_DIRS = tuple({sysconfig.get_paths()[k] for k in ("stdlib", "platstdlib", "purelib", "platlib")})
 
 
@@ -47,6 +50,14 @@ def is_eval_word(word, eval_words) -> bool:
     ``EVAL_WORDS``) or one with an eval stem (``"predicting"``, ``"inferring"``, ``"validating"``: M5, read as
     training words before, which swapped the header's mode labels)."""
     return word.lower() in eval_words or bool(_EVAL_STEM.match(word))
+
+
+def is_eval_name(name) -> bool:
+    """Whether a boolean switch named ``name`` is True in eval mode: a part of its name begins with an eval stem, as a
+    string switch's eval word does (:func:`is_eval_word`): ``is_predicting``, ``validating``, ``inference_mode``,
+    ``isTest``, ``deterministic`` (H3: ``is_predicting`` and ``validating`` were read as training switches, and
+    ``--eval`` set them False)."""
+    return any(_EVAL_STEM.match(part) for part in _NAME_PART.findall(name))
 
 
 def _student_function(fn) -> bool:

@@ -202,6 +202,7 @@ EXPECTED = {
     "switches.py::ArgAndSubNetBug": "mask-scale",
     "switches.py::PropDropBug": "mask-scale",
     "switches.py::ScaleTrainBackwardBug": "factor",  # Z13: Y the same in both modes, backward's training branch x2
+    "switches.py::PredictingScaleBug": "factor",  # session 13 H3: self.is_predicting True in eval, dX x3 there
     "losses.py::TwoLayerNetForgotMean": "factor-batch",  # tester12 M3: DLfS-2's model, zero biases, loss with targets
     "losses.py::TwoLayerNetEpsForgotMean": "factor-batch",  # the same with -log(y + 1e-7): still named
 }
@@ -246,7 +247,8 @@ CORRECT = ["linear.py::LinearOutIn", "linear.py::LinearInOut", "activations.py::
            "selfstep.py::SgdOwnClassRate", "selfstep.py::SgdGlobalRate", "selfstep.py::SgdConfigRate",
            *(f"switches.py::{n}" for n in ("SubModeNet", "SubOwnModeNet", "SubParamNet", "CfgModuleNet", "CfgObjectNet",
                                            "ConfigDictNet", "EnvNet", "FittingNet", "StateNet", "SetTrainingNet",
-                                           "BNNet", "ScaleTrainBackward", "ArgAndSubNet", "PropDrop"))]
+                                           "BNNet", "ScaleTrainBackward", "ArgAndSubNet", "PropDrop",
+                                           "PredictingScale"))]
 
 
 def load(key: str):
