@@ -52,6 +52,11 @@ def is_eval_word(word, eval_words) -> bool:
     return word.lower() in eval_words or bool(_EVAL_STEM.match(word))
 
 
+def is_mode_word(word) -> bool:
+    """Whether ``word`` (a string a switch is compared with) names a mode: ``"train"``, ``"fit"``, ``"validate"``."""
+    return bool(_MODE_STEM.match(word))
+
+
 def is_eval_name(name) -> bool:
     """Whether a boolean switch named ``name`` is True in eval mode: a part of its name begins with an eval stem, as a
     string switch's eval word does (:func:`is_eval_word`): ``is_predicting``, ``validating``, ``inference_mode``,

@@ -357,3 +357,22 @@ class PredictingScale:
 
 class PredictingScaleBug(PredictingScale):
     BUG = True
+
+
+# session 13 (M7): Lightning's stage argument (stage="fit"/"validate") is a string switch
+class StageScale(PredictingScale):
+    """Y = c * X * w, c = 0.5 when ``stage == "validate"``; the Bug's backward forgets c there only."""
+
+    def forward(self, X, stage="fit"):
+        self.X, self.stage = X, stage
+        self.c = 0.5 if stage == "validate" else 1.0
+        return self.c * X * self.params["w"]
+
+    def backward(self, dY):
+        self.grads["w"] = self.c * np.sum(dY * self.X, axis=0)
+        keep = 1.0 if self.BUG and self.stage == "validate" else self.c  # the BUG of StageScaleBug: c forgotten
+        return keep * dY * self.params["w"]
+
+
+class StageScaleBug(StageScale):
+    BUG = True
