@@ -376,3 +376,30 @@ class StageScale(PredictingScale):
 
 class StageScaleBug(StageScale):
     BUG = True
+
+
+# session 13 (M8): the switch read with getattr(self, name) and copied into self.flag, which forward overwrites
+class GetattrFlagScale(PredictingScale):
+    """Y = c * X * w, c = 0.5 while ``getattr(self, "is_eval")``, copied to ``self.flag``; the Bug's backward is
+    wrong only there."""
+
+    SWITCH = "is_eval"
+
+    def __init__(self):
+        super().__init__()
+        setattr(self, self.SWITCH, False)
+
+    def forward(self, X):
+        self.X, self.flag = X, False
+        self.flag = bool(getattr(self, self.SWITCH))
+        self.c = 0.5 if self.flag else 1.0
+        return self.c * X * self.params["w"]
+
+    def backward(self, dY):
+        self.grads["w"] = self.c * np.sum(dY * self.X, axis=0)
+        bad = 3.0 if self.BUG and self.flag else 1.0  # the BUG of GetattrFlagScaleBug: dX x3 when is_eval
+        return self.c * dY * self.params["w"] * bad
+
+
+class GetattrFlagScaleBug(GetattrFlagScale):
+    BUG = True
