@@ -65,6 +65,9 @@ EVAL_FLAGS = ("deterministic", "eval", "eval_mode", "is_eval", "inference", "is_
 #: String switches (CS231n's ``mode``, Caffe's ``phase``): their values are read from forward's source.
 MODE_STRINGS = ("mode", "phase")
 MODE_KEYWORDS = TRAIN_FLAGS + EVAL_FLAGS + MODE_STRINGS
+#: String switch arguments that mean other things too (an RNN's ``state``, a ``split`` count): a switch only when
+#: forward's source compares them with a mode word (Lightning's ``stage="fit"``/``"validate"``, ``split="val"``).
+WORDED_MODE_STRINGS = ("stage", "split", "state")
 #: Values of a string switch that mean eval mode; any other value compared with it means training.
 EVAL_WORDS = ("eval", "test", "testing", "evaluation", "evaluate", "inference", "infer", "predict", "val",
               "valid", "validation", "deploy")
@@ -199,10 +202,9 @@ def _switch_attr(fn):
 
 def _flag_kind(name):
     """``"train"`` for a bool named as a training switch (``in_train``, ``TRAINING``), ``"eval"`` for one True in
-    eval mode (``is_test``, ``EVAL``), None for any other name."""
-    low = name.lower()
-    return "train" if "train" in low else "eval" if any(w in low for w in ("eval", "test", "infer", "determin")) \
-        else None
+    eval mode (``is_test``, ``EVAL``, ``is_predicting``: :func:`gradcheck._switch_reach.is_eval_name`), None for any
+    other name."""
+    return "train" if "train" in name.lower() else "eval" if _switch_reach.is_eval_name(name) else None
 
 
 def _switch_value(fn, name, value=_MISSING_SWITCH):
@@ -297,7 +299,8 @@ def mode_keyword(fn):
 
     The booleans of :data:`TRAIN_FLAGS` take True for training, those of :data:`EVAL_FLAGS` True for eval
     (``deterministic=True``); a string switch (:data:`MODE_STRINGS`) takes the layer's own words: the
-    strings forward's source compares it with and its default (:func:`mode_words`), the first word of
+    strings forward's source compares it with and its default (:func:`mode_words`; one of
+    :data:`WORDED_MODE_STRINGS` only when a mode word is among them), the first word of
     :data:`EVAL_WORDS` for eval (else ``"eval"`` if that is the default, else ``"test"``, CS231n's), the
     first other word for training (else ``"train"``).
     """
@@ -306,7 +309,7 @@ def mode_keyword(fn):
     if _takes_training(fn):  # and the switches it reaches, set with it (Y14: a sub-layer's own self.training)
         return _reached_keyword(fn, ("training", False, True))
     ps = _switch_params(fn)
-    for name in MODE_KEYWORDS:
+    for name in MODE_KEYWORDS + WORDED_MODE_STRINGS:
         p = ps.get(name)
         if p is None or p.kind not in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY):
             continue
@@ -316,6 +319,8 @@ def mode_keyword(fn):
             return (name, *members)
         if isinstance(p.default, str) or p.default is p.empty:
             words = mode_words(fn, name) + ([p.default] if isinstance(p.default, str) else [])
+            if name in WORDED_MODE_STRINGS and not any(map(_switch_reach.is_mode_word, words)):
+                continue
             evals = [w for w in words if _switch_reach.is_eval_word(w, EVAL_WORDS)]
             trains = sorted((w for w in words if w not in evals),
                             key=lambda w: not w.lower().startswith("train"))
@@ -3272,7 +3277,7 @@ def _adapt(obj, inputs=None, training=True):
         if isinstance(mk[1], tuple):  # several switches (_reached_keyword): name, eval and training value of each
             info["switches"] = [t for n, f, o in zip(mk[0].split(", "), *mk[1:]) for t in (n, _value_text(f),
                                                                                              _value_text(o))]
-        if mk[0] in MODE_STRINGS:  # the words forward compares mode with: both branches reached?
+        if mk[0] in MODE_STRINGS + WORDED_MODE_STRINGS:  # the words forward compares mode with: both branches reached?
             info["mode_words"] = [repr(w) for w in mode_words(obj.forward, mk[0])]
     elif (flag := unread_flag(obj.forward)) is not None:  # forward(X, use_noise=False): only its default runs
         info["unread_flag"] = [flag[0], _value_text(flag[1])]

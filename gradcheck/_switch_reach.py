@@ -28,8 +28,11 @@ _NOT_A_SWITCH = re.compile(
     r"^first|warn|causal|transpose|same|stack|residual|^is_leaf|^leaf", re.IGNORECASE)
 #: The stems of mode words (``"fitting"``, ``"inference"``): a string compared with one is a mode switch.
 _MODE_STEM = re.compile(r"^(train|fit|eval|test|infer|predict|val|deploy|learn)", re.IGNORECASE)
-#: The stems of eval-mode words beyond the exact ``EVAL_WORDS`` (``"predicting"``, ``"inferring"``, ``"validating"``).
-_EVAL_STEM = re.compile(r"^(eval|test|infer|predict|valid|deploy)", re.IGNORECASE)
+#: The stems of eval-mode words beyond the exact ``EVAL_WORDS`` (``"predicting"``, ``"inferring"``, ``"validating"``,
+#: flax's ``deterministic``): of a string switch's value and of a part of a boolean switch's name (:func:`is_eval_name`).
+_EVAL_STEM = re.compile(r"^(eval|test|infer|predict|valid|deploy|determin)", re.IGNORECASE)
+#: The parts of a name: ``is_predicting`` -> is, predicting; ``isTesting`` -> is, Testing.
+_NAME_PART = re.compile(r"[A-Z]?[a-z0-9]+|[A-Z]+(?![a-z])")
 _LIB_DIRS = tuple({sysconfig.get_paths()[k] for k in ("stdlib", "platstdlib", "purelib", "platlib")})
 
 
@@ -49,6 +52,19 @@ def is_eval_word(word, eval_words) -> bool:
     return word.lower() in eval_words or bool(_EVAL_STEM.match(word))
 
 
+def is_mode_word(word) -> bool:
+    """Whether ``word`` (a string a switch is compared with) names a mode: ``"train"``, ``"fit"``, ``"validate"``."""
+    return bool(_MODE_STEM.match(word))
+
+
+def is_eval_name(name) -> bool:
+    """Whether a boolean switch named ``name`` is True in eval mode: a part of its name begins with an eval stem, as a
+    string switch's eval word does (:func:`is_eval_word`): ``is_predicting``, ``validating``, ``inference_mode``,
+    ``isTest``, ``deterministic`` (H3: ``is_predicting`` and ``validating`` were read as training switches, and
+    ``--eval`` set them False)."""
+    return any(_EVAL_STEM.match(part) for part in _NAME_PART.findall(name))
+
+
 def _student_function(fn) -> bool:
     """A Python function of the student's (not numpy's, the standard library's, or gradcheck's)."""
     if not isinstance(fn, types.FunctionType):
@@ -60,10 +76,12 @@ def _student_function(fn) -> bool:
 
 class _Walk:
     """One reading of a forward: ``found`` maps a path (``self.drop.mode``, ``G:mod:CONFIG['train']``,
-    ``E:TRAINING``) to the strings it is compared with (``[]``: a truth test)."""
+    ``E:TRAINING``) to the strings it is compared with (``[]``: a truth test); ``assigned``: the attribute paths
+    the code assigns (``self.flag = bool(getattr(self, name))``): a copy forward makes, not a switch (M8); ``alias``
+    maps such a copy to the path it copies (``self.flag`` -> ``self.is_eval``), read where the copy is tested."""
 
     def __init__(self, obj):
-        self.obj, self.found, self.seen = obj, {}, set()
+        self.obj, self.found, self.seen, self.assigned, self.alias = obj, {}, set(), set(), {}
 
     def visit(self, fn, binds, depth, owner=None):
         key = (getattr(fn, "__code__", None), tuple(sorted(binds.items())))
@@ -88,9 +106,38 @@ class _Env:
         self.walk, self.fn, self.binds, self.owner = walk, fn, binds, owner
         self.glob = getattr(fn, "__globals__", {})
         self.mod = self.glob.get("__name__", "")
+        try:
+            self.closure = inspect.getclosurevars(fn).nonlocals
+        except (TypeError, ValueError):
+            self.closure = {}
+
+    def _text(self, node):
+        """The str ``node`` stands for: a literal, a closure's or a module's name or an attribute (``self.SWITCH``)
+        holding one; else None."""
+        if isinstance(node, ast.Constant):
+            v = node.value
+        elif isinstance(node, ast.Name) and node.id not in self.binds:
+            v = self.closure.get(node.id, self.glob.get(node.id))
+        else:
+            p = self.path(node) if isinstance(node, ast.Attribute) else None
+            v = _value(self.walk.obj, p) if p and not p.startswith("E:") and "[*]" not in p else None
+        return v if isinstance(v, str) and v.isidentifier() else None
+
+    def _getattr(self, node):
+        """The path ``getattr(obj, name[, default])`` reads (``name`` as :meth:`_text` reads it), or None (M8)."""
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "getattr" \
+                and 2 <= len(node.args) <= 3 and (key := self._text(node.args[1])) is not None:
+            base = self.path(node.args[0])
+            return f"{base}.{key}" if base and not base.startswith("E:") else None
+        return None
 
     def path(self, node):
         """The path ``node`` reads, or None."""
+        if (got := self._getattr(node)) is not None:
+            return got
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "bool" \
+                and len(node.args) == 1:
+            return self.path(node.args[0])
         if isinstance(node, ast.Name):
             if node.id in self.binds:
                 return self.binds[node.id]
@@ -103,7 +150,8 @@ class _Env:
             return f"E:{node.args[0].value}"
         if isinstance(node, ast.Attribute):
             base = self.path(node.value)
-            return f"{base}.{node.attr}" if base and not base.startswith("E:") else None
+            p = f"{base}.{node.attr}" if base and not base.startswith("E:") else None
+            return self.walk.alias.get(p, p) if isinstance(node.ctx, ast.Load) else p
         if isinstance(node, ast.Subscript):
             if ast.unparse(node.value).endswith("environ") and isinstance(node.slice, ast.Constant):
                 return f"E:{node.slice.value}"
@@ -116,6 +164,12 @@ class _Env:
 
     def note(self, node):
         """Record the paths ``node`` tests, and bind locals assigned a path (``mode = bn_param['mode']``)."""
+        if isinstance(node, ast.Assign):
+            self.walk.assigned.update(p for t in node.targets for e in (t.elts if isinstance(t, ast.Tuple) else [t])
+                                      if isinstance(e, ast.Attribute) and (p := self.path(e)) is not None)
+            if len(node.targets) == 1 and isinstance(node.targets[0], ast.Attribute) \
+                    and (p := self.path(node.targets[0])) and (v := self.path(node.value)):
+                self.walk.alias.setdefault(p, v)
         if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) \
                 and (p := self.path(node.value)) is not None:
             self.binds.setdefault(node.targets[0].id, p)
@@ -243,7 +297,7 @@ def _values(name, value, words, names):
         on, off = (trains[0] if trains else "1"), (evals[0] if evals else "")
         return (on, off) if evalish else (off, on)
     if isinstance(value, bool):
-        if _NOT_A_SWITCH.search(last) and not _flag_kind(last):
+        if _NOT_A_SWITCH.search(last) and not _flag_kind(last) and last not in EVAL_FLAGS + TRAIN_FLAGS:
             return None
         return (True, False) if evalish else (False, True)
     if isinstance(value, str):
@@ -270,7 +324,7 @@ def reached_switches(fn, names, skip=()) -> list:
     top = func.__globals__.get("__name__", "")
     out = []
     for path, words in walk.found.items():
-        if path == "self":
+        if path == "self" or path in walk.assigned:  # a copy forward makes (self.flag = ...) is set by forward
             continue
         for p in _expand(obj, path):
             name = _named(p, top)

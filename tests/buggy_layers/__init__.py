@@ -206,6 +206,9 @@ EXPECTED = {
     "switches.py::ArgAndSubNetBug": "mask-scale",
     "switches.py::PropDropBug": "mask-scale",
     "switches.py::ScaleTrainBackwardBug": "factor",  # Z13: Y the same in both modes, backward's training branch x2
+    "switches.py::PredictingScaleBug": "factor",  # session 13 H3: self.is_predicting True in eval, dX x3 there
+    "switches.py::StageScaleBug": "factor",  # session 13 M7: forward(X, stage="fit"), dX x2 when "validate"
+    "switches.py::GetattrFlagScaleBug": "factor",  # session 13 M8: self.flag = bool(getattr(self, "is_eval"))
     "losses.py::TwoLayerNetForgotMean": "factor-batch",  # tester12 M3: DLfS-2's model, zero biases, loss with targets
     "losses.py::TwoLayerNetEpsForgotMean": "factor-batch",  # the same with -log(y + 1e-7): still named
 }
@@ -252,7 +255,8 @@ CORRECT = ["linear.py::LinearOutIn", "linear.py::LinearInOut", "activations.py::
            "selfstep.py::SgdPerParamConfigs",
            *(f"switches.py::{n}" for n in ("SubModeNet", "SubOwnModeNet", "SubParamNet", "CfgModuleNet", "CfgObjectNet",
                                            "ConfigDictNet", "EnvNet", "FittingNet", "StateNet", "SetTrainingNet",
-                                           "BNNet", "ScaleTrainBackward", "ArgAndSubNet", "PropDrop"))]
+                                           "BNNet", "ScaleTrainBackward", "ArgAndSubNet", "PropDrop",
+                                           "PredictingScale", "StageScale", "GetattrFlagScale"))]
 
 
 def load(key: str):

@@ -330,3 +330,76 @@ class PropDrop(Drop):
 
 class PropDropBug(PropDrop):
     BUG = True
+
+
+# session 13 (H3): a boolean switch named with an eval stem (self.is_predicting) is True in eval mode; the bug is in
+# that branch only, so reading it as a training switch (set False by --eval) PASSed it
+class PredictingScale:
+    """Y = c * X * w, c = 0.5 while ``self.is_predicting``; the Bug's backward is wrong only there."""
+
+    ADAPT = True
+    BUG = False
+
+    def __init__(self, D=6, seed=0):
+        self.params = {"w": 1 + 0.3 * np.random.default_rng(seed).standard_normal(D)}
+        self.grads = {"w": np.zeros(D)}
+        self.is_predicting = False
+
+    def forward(self, X):
+        self.X, self.c = X, 0.5 if self.is_predicting else 1.0
+        return self.c * X * self.params["w"]
+
+    def backward(self, dY):
+        self.grads["w"] = self.c * np.sum(dY * self.X, axis=0)
+        bad = 3.0 if self.BUG and self.is_predicting else 1.0  # the BUG of PredictingScaleBug: dX x3 when predicting
+        return self.c * dY * self.params["w"] * bad
+
+
+class PredictingScaleBug(PredictingScale):
+    BUG = True
+
+
+# session 13 (M7): Lightning's stage argument (stage="fit"/"validate") is a string switch
+class StageScale(PredictingScale):
+    """Y = c * X * w, c = 0.5 when ``stage == "validate"``; the Bug's backward forgets c there only."""
+
+    def forward(self, X, stage="fit"):
+        self.X, self.stage = X, stage
+        self.c = 0.5 if stage == "validate" else 1.0
+        return self.c * X * self.params["w"]
+
+    def backward(self, dY):
+        self.grads["w"] = self.c * np.sum(dY * self.X, axis=0)
+        keep = 1.0 if self.BUG and self.stage == "validate" else self.c  # the BUG of StageScaleBug: c forgotten
+        return keep * dY * self.params["w"]
+
+
+class StageScaleBug(StageScale):
+    BUG = True
+
+
+# session 13 (M8): the switch read with getattr(self, name) and copied into self.flag, which forward overwrites
+class GetattrFlagScale(PredictingScale):
+    """Y = c * X * w, c = 0.5 while ``getattr(self, "is_eval")``, copied to ``self.flag``; the Bug's backward is
+    wrong only there."""
+
+    SWITCH = "is_eval"
+
+    def __init__(self):
+        super().__init__()
+        setattr(self, self.SWITCH, False)
+
+    def forward(self, X):
+        self.X, self.flag = X, False
+        self.flag = bool(getattr(self, self.SWITCH))
+        self.c = 0.5 if self.flag else 1.0
+        return self.c * X * self.params["w"]
+
+    def backward(self, dY):
+        self.grads["w"] = self.c * np.sum(dY * self.X, axis=0)
+        bad = 3.0 if self.BUG and self.flag else 1.0  # the BUG of GetattrFlagScaleBug: dX x3 when is_eval
+        return self.c * dY * self.params["w"] * bad
+
+
+class GetattrFlagScaleBug(GetattrFlagScale):
+    BUG = True
