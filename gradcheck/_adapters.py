@@ -2501,13 +2501,37 @@ def adapt(obj, inputs=None, training=True):
 
 
 def missing_gradients(info) -> list:
-    """The weights of an attribute-style layer that backward sets no gradient for, beside weights with theirs
-    (``info['unchecked']`` less those with an array of their shape backward writes, ``info['ambiguous']``): a
-    gradient forgotten, a wrong result (:func:`_buffers_by_behaviour`); [] for another protocol."""
-    if not isinstance(info, collections.abc.Mapping) or info.get("protocol") != "attribute":
+    """The arrays forward reads (the output moving with them) that have no gradient, beside weights with theirs,
+    not named as known buffers (:func:`_split_buffers`): ``info['unchecked']`` of an attribute-style layer less those
+    with an array of their shape backward writes (``info['ambiguous']``), and ``info['unseen']`` (outside a params
+    dict). Each is a weight whose gradient backward forgot or a constant: the checker cannot tell which (H4), so the
+    check is undecided unless ``--constants`` names it; [] for another protocol."""
+    if not isinstance(info, collections.abc.Mapping):
         return []
+    unseen = [str(w) for w in info.get("unseen") or []]  # a params-dict layer's array outside params (H4)
+    if info.get("protocol") != "attribute":
+        return unseen if info.get("protocol") == "manualprop" else []
     unsure = {str(a).split(" (")[0] for a in info.get("ambiguous") or []}
-    return [str(w) for w in info.get("unchecked") or [] if str(w) not in unsure]
+    return [str(w) for w in info.get("unchecked") or [] if str(w) not in unsure] + unseen
+
+
+def undecided_text(names, unseen=()) -> str:
+    """Why a check is NOT CHECKED as a whole (H4): the arrays ``names`` (:func:`missing_gradients`; those of
+    ``unseen`` lie outside a params dict) may be weights whose gradients backward forgot or constants, each said with
+    what to do in either case, in the student's own names (``self.dbh``, ``grads['scale']``, ``self._bh``)."""
+    one = len(names) == 1
+
+    def grad(w):
+        path, dot, key = w.rpartition(".")
+        return f"grads[{key!r}], with {key} in params," if w in unseen else f"self.{path}{dot}d{key}"
+
+    def private(w):
+        path, dot, key = w.rpartition(".")
+        return f"self.{path}{dot}_{key}"
+    return (f"cannot tell whether {', '.join(names)} {'is a weight' if one else 'are weights'} whose "
+            f"{'gradient' if one else 'gradients'} backward forgot (then set {', '.join(map(grad, names))}) or "
+            f"{'a constant' if one else 'constants'} (then name {'it' if one else 'them'} "
+            f"{', '.join(map(private, names))}, or pass --constants {','.join(names)})")
 
 
 #: Attributes a forward that returns nothing stores its output in, and a backward its input's gradient

@@ -450,6 +450,11 @@ def _add_check_parser(sub, fmt) -> None:
     _add_common(c, "X, G and rng", None, "absolute tolerance (default: max(1e-9, u*sum|Y*G|/eps), the "
                 "round-off of the finite differences, u = 2.2e-16; it grows with the size of the layer, "
                 "see gradcheck.check.default_atol)")
+    c.add_argument("--constants", metavar="NAME[,NAME]",
+                   help="array attributes forward only reads that are constants, not weights (e.g. scale or "
+                        "inner.bh): without a gradient beside weights with theirs, gradcheck cannot tell a constant "
+                        "from a weight whose gradient backward forgot, and the layer is NOT CHECKED (exit 3); "
+                        "a constant can also be named privately (self._scale)")
     c.add_argument("--plots", metavar="DIR",
                    help="write DIR/ClassName.png and, per failing gradient, DIR/ClassName-dW-heatmap.png")
     c.add_argument("--mode", choices=("full", "fast", "sample"), default="fast",

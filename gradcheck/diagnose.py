@@ -174,11 +174,10 @@ DIAGNOSES: dict[str, Record] = {
         "({ts} change when a second layer of the same class runs forward in between): the cache is "
         "shared, e.g. a class attribute or a global", "store it on self in forward"),
     "stale-cache": Record("stale cache", "backward {how}", _CACHE),
-    "missing-gradient": Record(
-        "missing gradient", "backward sets no gradient for {ws} (expected {gs}, as for the other weights): forward "
-        "reads {it} and the output moves with {it}, so {it} {verb} a weight that training would never change",
-        "store {gs} in backward (a constant, not a weight, is read as a buffer when its name is private: "
-        "self._{w0})"),
+    "weight-or-constant": Record(
+        "weight or constant", "forward reads {ws} and the output moves with {it}, but backward sets no gradient for "
+        "{it} beside the weights with theirs: gradcheck {say}", "decide which {ws} {verb}; the check cannot pass "
+        "until then (exit 3, NOT CHECKED as a whole)"),
     "sample-missed": Record(
         "wrong outside the sampled entries", "the sampled entries of {t} match, but directional "
         "derivatives of the whole of {t} at the check's input disagree with backward's (one along "
@@ -2231,12 +2230,14 @@ def _diagnose_mode(layer, X, owner, training, twin, reference, localize, upstrea
         except GradcheckError as exc:
             diag.error = _while_mode(layer, inputs, training, exc)
             diag.findings.append(_find("student-code", error=str(exc)))
-    if diag.result is not None and (missing := _missing_gradients(layer)):  # Z15: bh beside W/dW, b/db
+    if diag.result is not None and (missing := _missing_gradients(layer)):  # H4: bh, or a constant scale
+        from ._adapters import undecided_text
+
         one = len(missing) == 1
-        diag.findings.append(_find("missing-gradient", ws=", ".join(missing), it="it" if one else "they",
-                                   gs=", ".join(f"self.{w.rpartition('.')[0]}{'.' * ('.' in w)}d{w.rpartition('.')[2]}"
-                                              for w in missing),
-                                   verb="is" if one else "are", w0=missing[0].rpartition(".")[2]))
+        unseen = [str(w) for w in (getattr(layer, "protocol", None) or {}).get("unseen") or []] \
+            if isinstance(getattr(layer, "protocol", None), Mapping) else []
+        diag.findings.append(_find("weight-or-constant", ws=", ".join(missing), it="it" if one else "them",
+                                   verb="is" if one else "are", say=undecided_text(missing, unseen)))
     if (localize and not diag.passed and upstream is None
             and isinstance(getattr(layer, "layers", None), (list, tuple))):
         _localize(layer, inputs, diag, training, kw)
