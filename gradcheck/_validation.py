@@ -593,8 +593,12 @@ def _near_key(k: str, grads: Mapping[Any, Any]) -> str:
             f"those of params, spelled alike (case-sensitive): self.grads[{k!r}]" if alike else "")
 
 
-def check_grads(layer: Any, owner: str, params: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
-    """``layer.grads`` after backward, per key of ``params`` (:func:`check_output`); float64 copies."""
+def check_grads(layer: Any, owner: str, params: Mapping[str, np.ndarray],
+                slots: Mapping[str, str] | None = None) -> dict[str, np.ndarray]:
+    """``layer.grads`` after backward, per key of ``params`` (:func:`check_output`); float64 copies. ``slots``: where
+    an attribute-style layer keeps each gradient (``{"W": "self.dW"}``): a message names ``self.dW`` and the shape of
+    ``self.W``, the student's own storage, not ``grads['W']`` (tester13 M5)."""
+    slots = slots or {}
     grads = getattr(layer, "grads", None)
     if params and not isinstance(grads, Mapping):
         raise grads_not_dict(owner, grads, params)
@@ -605,6 +609,9 @@ def check_grads(layer: Any, owner: str, params: Mapping[str, np.ndarray]) -> dic
                 f"{owner}.grads has no key {k!r} after backward(dY) (so {grad_name(k)} is missing);",
                 f"expected keys {sorted(params)}, found {sorted(map(str, grads))}"
                 + _near_key(k, grads) + "."))
-        out[k] = check_output(grads[k], owner=owner, tensor=grad_name(k), produced_by=f"grads[{k!r}] after backward(dY)",
-                              expected_shape=p.shape, expected_why=f"the shape of params[{k!r}]")
+        out[k] = check_output(grads[k], owner=owner, tensor=grad_name(k),
+                              produced_by=f"backward(dY) (in {slots[k]})" if k in slots
+                              else f"grads[{k!r}] after backward(dY)",
+                              expected_shape=p.shape,
+                              expected_why=f"the shape of {f'self.{k}' if k in slots else f'params[{k!r}]'}")
     return out

@@ -735,9 +735,11 @@ def _dx_after_step(layer: Any) -> str:
 
 
 def _grad_slots(layer: Any) -> dict[str, str]:
-    """Where an attribute-style layer keeps each gradient (``{"W": "self.dW"}``); {} for grads."""
+    """Where an attribute-style layer keeps each gradient (``{"W": "self.dW"}``); {} for grads. A :class:`_Proxy`
+    (the check's rewinding wrapper) answers for the layer it wraps."""
     from ._adapters import Adapted
 
+    layer = layer._layer if isinstance(layer, _Proxy) else layer
     if isinstance(layer, Adapted) and not layer.own:
         return {w: f"self.{g}" for w, g in layer.pairs.items()}
     attrs = (_protocol(layer, "attribute") if _remote(layer) else {}).get("grad_attrs") or ()
@@ -2613,7 +2615,7 @@ class _Probes:
             try:  # the canonical one-paragraph error (what check_layer would raise): exit code 3
                 V.check_input_grads(ret, owner=self.owner, produced_by=bcall, names=names,
                                     inputs=inputs, keys=["@" + n for n in names])
-                V.check_grads(layer, self.owner, params)
+                V.check_grads(layer, self.owner, params, _grad_slots(self.layer))  # self.dW, not grads['W'] (M5)
             except GradcheckError as exc:
                 self.diag.error = exc
         if bad_shape:
@@ -2632,8 +2634,9 @@ class _Probes:
         """Probes 2 and 3 on what backward returned and wrote: ``(bad_shape, nonfinite, never)``."""
         found = [(V.grad_name(n), r, x.shape, n, bcall)
                  for n, r, x in zip(self.names, rets, self.inputs) if x.dtype.kind == "f"]
-        found += [(V.grad_name(k), grads.get(k), p.shape, k, f"grads[{k!r}] after backward(dY)")
-                  for k, p in self.params.items()]
+        slots = _grad_slots(self.layer)  # attribute style: self.dW, not grads['W'] (M5)
+        found += [(V.grad_name(k), grads.get(k), p.shape, k, f"backward(dY) (in {slots[k]})" if k in slots
+                   else f"grads[{k!r}] after backward(dY)") for k, p in self.params.items()]
         bad_shape, low, nonfinite, never = [], [], [], []
         for t, r, shape, key, produced_by in found:
             arr = None if r is None else np.asarray(r)
