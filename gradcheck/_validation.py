@@ -11,7 +11,7 @@ import tempfile
 import textwrap
 import traceback
 import warnings
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -591,6 +591,16 @@ def _near_key(k: str, grads: Mapping[Any, Any]) -> str:
              and g.lower() in (k.lower(), "d" + k.lower())]
     return (f": grads[{alike[0]!r}] is written where params has {k!r}; the keys of grads must be "
             f"those of params, spelled alike (case-sensitive): self.grads[{k!r}]" if alike else "")
+
+
+def forward_call(layer: Any, names: Sequence[str], training: bool) -> str:
+    """The forward call as gradcheck makes it, for messages (tester13 M6): ``forward(X, training=False)``, or
+    ``forward(X)`` when the layer's forward takes no training argument (its protocol or its sandbox signature says
+    ``forward_training`` False; a wrapper's ``_layer`` answers for it)."""
+    layer = getattr(layer, "_layer", layer)
+    said = [getattr(layer, a, None) for a in ("protocol", "signature")]
+    takes = not any(isinstance(d, Mapping) and d.get("forward_training") is False for d in said)
+    return f"forward({', '.join(names)}" + (f", training={training})" if takes else ")")
 
 
 def check_grads(layer: Any, owner: str, params: Mapping[str, np.ndarray],

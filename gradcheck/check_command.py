@@ -117,7 +117,7 @@ def run_check(args, layer, label: str, init: dict[str, Any], shape) -> int:
         why = _mode_why(layer, requested, ran)
         lines = [f"mode: {modes} (forward checked in {modes} mode){why}"]
     lines = _random_mode_lines(lines, diag)
-    lines += _init_array_lines(init) + _reference_lines(diag) + _random_lines(diag, twin, args.reference)
+    lines += _init_array_lines(init) + _nonfinite_init_lines(init) + _reference_lines(diag) + _random_lines(diag, twin, args.reference)
     lines += [f"WARNING: {f.message}" for d in [diag, *diag.other_modes] for f in d.findings if f.code == "all-dropped"]
     for line in lines:
         print(V.wrap(line))
@@ -629,6 +629,27 @@ def protocol_lines(layer, init: dict[str, Any], training: tuple[bool, ...] = (Fa
                      "gradcheck cannot tell a forgotten weight from a constant, so the layer is NOT CHECKED as a "
                      "whole (exit 3) (--constants names constants).")
     return lines, list(dict.fromkeys(unchecked + unsure + unseen + sub + buffers))
+
+
+def _nonfinite_init_lines(init: dict[str, Any]) -> list[str]:
+    """The header line naming the non-finite numbers ``--init`` gave (NaN, Infinity in its JSON; tester13 M6), so a
+    NaN output or gradient is not blamed on the layer's code alone; [] when every number is finite."""
+    found: list[str] = []
+
+    def walk(v: Any, path: str) -> None:
+        if isinstance(v, float) and not np.isfinite(v) and len(found) < 4:
+            found.append(f"{path} = {v}")
+        elif isinstance(v, dict):
+            for k, x in v.items():
+                walk(x, f"{path}[{k!r}]" if path else str(k))
+        elif isinstance(v, list):
+            for i, x in enumerate(v):
+                walk(x, f"{path}[{i}]")
+    walk(init or {}, "")
+    if not found:
+        return []
+    return [f"WARNING: --init gives non-finite numbers ({', '.join(found)}): a NaN or inf in the output or the "
+            "gradients may come from them, not from the layer's code."]
 
 
 def _init_array_lines(init: dict[str, Any]) -> list[str]:

@@ -613,7 +613,7 @@ def held_forward(layer: Any, inputs: Sequence[np.ndarray], owner: str,
     StudentCodeError
         The layer's forward raised.
     """
-    call = f"forward({', '.join(V.input_names(layer, len(inputs)))}, training={training})"
+    call = V.forward_call(layer, V.input_names(layer, len(inputs)), training)  # as made (M6)
 
     def run(obj):
         Y = V.call_student(obj.forward, *[x.copy() for x in inputs], training=training,
@@ -2412,7 +2412,7 @@ class _Probes:
         self.rng = np.random.default_rng([seed, 2])
         self.names = V.input_names(layer, len(inputs))
         self.params = V.layer_params(layer, owner)
-        self.fcall = f"forward({', '.join(self.names)}, training={training})"
+        self.fcall = V.forward_call(layer, self.names, training)  # forward(X) when it takes no training (M6)
         self.proxy = _Proxy(layer)
         #: the gradients whose directional derivatives at the check's input disagree (second_input)
         self.wrong_here: list[str] = []

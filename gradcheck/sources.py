@@ -59,7 +59,7 @@ class Call:
     @cached_property
     def signature(self) -> str:
         xs = ", ".join(f"{n} of shape {V.fmt_shape(x.shape)}" for n, x in zip(self.names, self.inputs))
-        return f"forward({', '.join(self.names)}, training={self.training}) with {xs}"
+        return f"{V.forward_call(self.layer, self.names, self.training)} with {xs}"  # as made (M6)
 
     def forward(self, *xin: np.ndarray) -> np.ndarray:
         """The student's forward on ``xin``, validated (the numerical plans call this)."""

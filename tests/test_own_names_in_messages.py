@@ -42,3 +42,43 @@ def test_a_nan_gradient_names_self_dw(tmp_path):
     assert p.returncode == 1, out
     assert "L.backward(dY) (in self.dW) gave dW containing 1 non-finite value(s)" in out, out
     assert "grads['W']" not in out, out
+
+
+NAN_FORWARD = """
+import numpy as np
+
+class L:
+    def __init__(self, W=None):
+        self.W = np.ones((5, 3)) * 0.1 if W is None else np.asarray(W, float)
+
+    def forward(self, X):
+        self.X = X
+        return np.log(X) @ self.W
+
+    def backward(self, dY):
+        self.dW = np.log(self.X).T @ dY
+        return (dY @ self.W.T) / self.X
+"""
+
+
+def test_a_forward_without_training_is_quoted_as_called(tmp_path):
+    """M6: forward(X), not forward(X, training=False), for a forward that takes no training argument."""
+    path = student(tmp_path, NAN_FORWARD, "m6_call.py")
+    p = run("check", f"{path}::L", "--input-shape", "8,5")
+    out = both(p)
+    assert p.returncode == 1, out
+    assert "L.forward(X) gave Y containing" in out and "training=False" not in out, out
+
+
+def test_a_nan_given_in_init_is_said(tmp_path):
+    """M6: a NaN from --init is said to come from --init."""
+    path = student(tmp_path, NAN_FORWARD.replace("np.log(X)", "X").replace("np.log(self.X)", "self.X")
+                   .replace("/ self.X", ""), "m6_init.py")
+    W = [[1, "NaN", 0]] + [[0, 1, 0]] * 4
+    init = '{"W": ' + str(W).replace("'NaN'", "NaN") + "}"
+    p = run("check", f"{path}::L", "--input-shape", "8,5", "--init", init)
+    out = both(p)
+    assert p.returncode == 1, out
+    assert ("WARNING: --init gives non-finite numbers (W[0][1] = nan): a NaN or inf in the output or the gradients "
+            "may come from them, not from the layer's code.") in out, out
+    assert "L.forward(X) gave Y containing" in out and "training=False" not in out, out
