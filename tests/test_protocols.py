@@ -218,10 +218,13 @@ def test_manualprop_layer_with_unseen_weights_warns(tmp_path):
     f.write_text(textwrap.dedent(UNSEEN))
     p = run("check", f"{f}::Scaled", "--input-shape", "8,5", "--init", INIT)
     t = text(p)
-    assert p.returncode == 0, t
+    assert p.returncode == 3, t  # tester13 H4: a forgotten weight or a constant, undecided (was a PASS)
     assert "protocol: manualprop (params/grads dicts)" in t and "mode: eval (forward(X, training=False))" in t
     assert "WARNING: forward uses the array attribute scale, not in params" in t and "_buffer" not in t
-    assert "(scale: no gradient checked, see above)" in t
+    assert "NOT CHECKED as a whole: Scaled:" in t and "or pass --constants scale" in t and "PASS" not in t, t
+    p = run("check", f"{f}::Scaled", "--input-shape", "8,5", "--init", INIT, "--constants", "scale")
+    t = text(p)
+    assert p.returncode == 0 and "(scale: no gradient checked, see above)" in t, t
 
 
 def test_manualprop_layer_whose_forward_takes_no_training(tmp_path):
