@@ -2202,6 +2202,9 @@ def _used_arrays(obj, inputs, kw, names, children=None):
         for n in names[:MAX_PROBED]:
             o, key = _owner(obj, children, n)
             old = getattr(o, key)
+            if _scalar(old):  # a rate, an eps: moving it may break forward (binomial(1, p > 1)), M4
+                used.append(n)  # taken as read: a parameter only if backward sets its gradient
+                continue
             if isinstance(old, np.ndarray) and old.flags.writeable:  # in place: a view of it (or its
                 keep = old.copy()  # base, self.Wx = self.W[:D]) read by forward moves with it
                 old[...] = _moved(old)
@@ -2214,6 +2217,14 @@ def _used_arrays(obj, inputs, kw, names, children=None):
             if y.shape != y0.shape or not np.array_equal(y, y0, equal_nan=True):
                 used.append(n)
         return used + list(names[MAX_PROBED:]), y0  # beyond the bound: taken as read, never dropped
+
+
+def _scalar(v) -> bool:
+    """A number forward may read as a hyperparameter (``self.rate = 0.5``, ``np.array(0.5)``): a float
+    (:func:`_is_number`) or a 0-d array, which :func:`_used_arrays` does not move (tester13 M4: a dropout's rate moved
+    past 1 made forward raise, so no array's use was measured); it is a parameter only if backward sets its
+    gradient."""
+    return _is_number(v) or (isinstance(v, np.ndarray) and v.ndim == 0)
 
 
 def _moved(a):
@@ -2593,13 +2604,37 @@ def adapt(obj, inputs=None, training=True):
 
 
 def missing_gradients(info) -> list:
-    """The weights of an attribute-style layer that backward sets no gradient for, beside weights with theirs
-    (``info['unchecked']`` less those with an array of their shape backward writes, ``info['ambiguous']``): a
-    gradient forgotten, a wrong result (:func:`_buffers_by_behaviour`); [] for another protocol."""
-    if not isinstance(info, collections.abc.Mapping) or info.get("protocol") != "attribute":
+    """The arrays forward reads (the output moving with them) that have no gradient, beside weights with theirs,
+    not named as known buffers (:func:`_split_buffers`): ``info['unchecked']`` of an attribute-style layer less those
+    with an array of their shape backward writes (``info['ambiguous']``), and ``info['unseen']`` (outside a params
+    dict). Each is a weight whose gradient backward forgot or a constant: the checker cannot tell which (H4), so the
+    check is undecided unless ``--constants`` names it; [] for another protocol."""
+    if not isinstance(info, collections.abc.Mapping):
         return []
+    unseen = [str(w) for w in info.get("unseen") or []]  # a params-dict layer's array outside params (H4)
+    if info.get("protocol") != "attribute":
+        return unseen if info.get("protocol") == "manualprop" else []
     unsure = {str(a).split(" (")[0] for a in info.get("ambiguous") or []}
-    return [str(w) for w in info.get("unchecked") or [] if str(w) not in unsure]
+    return [str(w) for w in info.get("unchecked") or [] if str(w) not in unsure] + unseen
+
+
+def undecided_text(names, unseen=()) -> str:
+    """Why a check is NOT CHECKED as a whole (H4): the arrays ``names`` (:func:`missing_gradients`; those of
+    ``unseen`` lie outside a params dict) may be weights whose gradients backward forgot or constants, each said with
+    what to do in either case, in the student's own names (``self.dbh``, ``grads['scale']``, ``self._bh``)."""
+    one = len(names) == 1
+
+    def grad(w):
+        path, dot, key = w.rpartition(".")
+        return f"grads[{key!r}], with {key} in params," if w in unseen else f"self.{path}{dot}d{key}"
+
+    def private(w):
+        path, dot, key = w.rpartition(".")
+        return f"self.{path}{dot}_{key}"
+    return (f"cannot tell whether {', '.join(names)} {'is a weight' if one else 'are weights'} whose "
+            f"{'gradient' if one else 'gradients'} backward forgot (then set {', '.join(map(grad, names))}) or "
+            f"{'a constant' if one else 'constants'} (then name {'it' if one else 'them'} "
+            f"{', '.join(map(private, names))}, or pass --constants {','.join(names)})")
 
 
 #: Attributes a forward that returns nothing stores its output in, and a backward its input's gradient
@@ -3397,7 +3432,8 @@ def _attribute_style(obj, inputs, kw, info, found):
         pairs.update(_idle_pairs(obj, inputs, kw, [w for w in every if w not in used and w not in pairs and w not in
                                                    numbers and w not in sub_numbers], children, info, pairs))
     pairs = _in_order({**pairs, **sub_pairs}, children)
-    info["unchecked"] = [w for w in (used or []) if w not in pairs and w not in numbers and w not in sub_numbers]
+    info["unchecked"] = [w for w in (used or []) if w not in pairs and w not in numbers and w not in sub_numbers
+                         and not _scalar(arrays.get(w))]  # a 0-d array without a gradient: a hyperparameter (M4)
     if unsure:
         info["ambiguous"] = [f"{w} {tuple(np.shape(getattr(*_owner(obj, children, w))))}: {', '.join(gs)}"
                              for w, gs in unsure.items()]
@@ -4109,7 +4145,7 @@ def _unseen(obj, inputs, kws, arrays, children):
     params = [p for p in obj.params.values() if isinstance(p, np.ndarray)]
     def outside(v):
         return not any(np.shares_memory(v, p) for p in params)
-    others = [k for k, v in arrays.items() if outside(v)]
+    others = [k for k, v in arrays.items() if outside(v) and not _scalar(v)]  # a 0-d hyperparameter (M4)
     cand, sub_pairs, _ = _sub_candidates(children)
     sub_dicts = [n for n in sub_pairs if outside(children[n.rpartition(".")[0]].params[n.rpartition(".")[2]])]
     cand = [n for n in cand if not _is_number(_fields(_owner(obj, children, n)[0]).get(n.rpartition(".")[2]))

@@ -11,7 +11,7 @@ import tempfile
 import textwrap
 import traceback
 import warnings
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -593,8 +593,22 @@ def _near_key(k: str, grads: Mapping[Any, Any]) -> str:
             f"those of params, spelled alike (case-sensitive): self.grads[{k!r}]" if alike else "")
 
 
-def check_grads(layer: Any, owner: str, params: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
-    """``layer.grads`` after backward, per key of ``params`` (:func:`check_output`); float64 copies."""
+def forward_call(layer: Any, names: Sequence[str], training: bool) -> str:
+    """The forward call as gradcheck makes it, for messages (tester13 M6): ``forward(X, training=False)``, or
+    ``forward(X)`` when the layer's forward takes no training argument (its protocol or its sandbox signature says
+    ``forward_training`` False; a wrapper's ``_layer`` answers for it)."""
+    layer = getattr(layer, "_layer", layer)
+    said = [getattr(layer, a, None) for a in ("protocol", "signature")]
+    takes = not any(isinstance(d, Mapping) and d.get("forward_training") is False for d in said)
+    return f"forward({', '.join(names)}" + (f", training={training})" if takes else ")")
+
+
+def check_grads(layer: Any, owner: str, params: Mapping[str, np.ndarray],
+                slots: Mapping[str, str] | None = None) -> dict[str, np.ndarray]:
+    """``layer.grads`` after backward, per key of ``params`` (:func:`check_output`); float64 copies. ``slots``: where
+    an attribute-style layer keeps each gradient (``{"W": "self.dW"}``): a message names ``self.dW`` and the shape of
+    ``self.W``, the student's own storage, not ``grads['W']`` (tester13 M5)."""
+    slots = slots or {}
     grads = getattr(layer, "grads", None)
     if params and not isinstance(grads, Mapping):
         raise grads_not_dict(owner, grads, params)
@@ -605,6 +619,9 @@ def check_grads(layer: Any, owner: str, params: Mapping[str, np.ndarray]) -> dic
                 f"{owner}.grads has no key {k!r} after backward(dY) (so {grad_name(k)} is missing);",
                 f"expected keys {sorted(params)}, found {sorted(map(str, grads))}"
                 + _near_key(k, grads) + "."))
-        out[k] = check_output(grads[k], owner=owner, tensor=grad_name(k), produced_by=f"grads[{k!r}] after backward(dY)",
-                              expected_shape=p.shape, expected_why=f"the shape of params[{k!r}]")
+        out[k] = check_output(grads[k], owner=owner, tensor=grad_name(k),
+                              produced_by=f"backward(dY) (in {slots[k]})" if k in slots
+                              else f"grads[{k!r}] after backward(dY)",
+                              expected_shape=p.shape,
+                              expected_why=f"the shape of {f'self.{k}' if k in slots else f'params[{k!r}]'}")
     return out

@@ -83,6 +83,7 @@ def run_check(args, layer, label: str, init: dict[str, Any], shape) -> int:
 
         twin = StudentTape(layer)
     switches = source_switches(label)
+    take_constants(layer, getattr(args, "constants", None))
     _settable_mode(layer, cname, getattr(args, "training", "auto"), switches)
     jac_lines, jac_ok, jac_figs = [], True, []
     if jac and twin is None:
@@ -116,7 +117,7 @@ def run_check(args, layer, label: str, init: dict[str, Any], shape) -> int:
         why = _mode_why(layer, requested, ran)
         lines = [f"mode: {modes} (forward checked in {modes} mode){why}"]
     lines = _random_mode_lines(lines, diag)
-    lines += _init_array_lines(init) + _reference_lines(diag) + _random_lines(diag, twin, args.reference)
+    lines += _init_array_lines(init) + _nonfinite_init_lines(init) + _reference_lines(diag) + _random_lines(diag, twin, args.reference)
     lines += [f"WARNING: {f.message}" for d in [diag, *diag.other_modes] for f in d.findings if f.code == "all-dropped"]
     for line in lines:
         print(V.wrap(line))
@@ -169,6 +170,9 @@ def _report(args, layer, diag, cname: str, color: bool, jacobian, unchecked) -> 
         for line in fails:
             print(colorize(V.wrap(line), color))
         return EXIT_MISMATCH
+    if _passed_but_unpaired(diag) and (undecided := _undecided(info, cname)):  # H4: neither PASS nor FAIL
+        print(colorize("\n" + V.wrap(undecided), color))
+        return EXIT_STUDENT
     if diag.passed:
         tensors = ", ".join(r.tensor for r in res.records if r.kind != "forward")
         fwd = " and the forward output" if any(r.kind == "forward" for r in res.records) else ""
@@ -240,10 +244,10 @@ def _read_from(layer, res) -> str:
 
 def _passed_but_unpaired(diag) -> bool:
     """Whether every gradient compared matched in every mode, the only error a weight without its gradient
-    (``missing-gradient``: the FAIL lines of :func:`_unpaired` say it, exit 1)."""
+    (``weight-or-constant``: :func:`_undecided` says it, exit 3)."""
     ds = [diag, *diag.other_modes]
     return diag.passed or all(d.error is None and d.result is not None and d.result.passed
-                              and {f.code for f in d.findings if f.severity == "error"} <= {"missing-gradient"}
+                              and {f.code for f in d.findings if f.severity == "error"} <= {"weight-or-constant"}
                               for d in ds)
 
 
@@ -608,8 +612,9 @@ def protocol_lines(layer, init: dict[str, Any], training: tuple[bool, ...] = (Fa
     elif unchecked and info.get("protocol") != "seed":
         lines.append(f"WARNING: forward uses {names} but backward sets no gradient attribute for "
                      f"{'it' if len(unchecked) == 1 else 'them'} ({grads}, {_grad_name(unchecked[0], 'grad_')} or "
-                     f"{_grad_name(unchecked[0], '', '_grad')}): a missing gradient, so the check fails (exit 1) even "
-                     "where the other gradients match.")
+                     f"{_grad_name(unchecked[0], '', '_grad')}): a weight whose gradient backward forgot, or a constant; "
+                     "gradcheck cannot tell which, so the layer is NOT CHECKED as a whole (exit 3) even where the "
+                     "other gradients match (--constants names constants).")
     buffers = list(info.get("buffers") or [])
     if buffers:  # named neither like a weight nor given a gradient: a constant (a mask, a positional encoding)
         one = len(buffers) == 1
@@ -621,8 +626,31 @@ def protocol_lines(layer, init: dict[str, Any], training: tuple[bool, ...] = (Fa
     if unseen:
         lines.append(f"WARNING: forward uses the array attribute{'s' * (len(unseen) > 1)} {', '.join(unseen)}, "
                      "not in params: the checker neither perturbs nor checks "
-                     f"{'it' if len(unseen) == 1 else 'them'}. Put every weight in params and its gradient in grads.")
+                     f"{'it' if len(unseen) == 1 else 'them'}. Put every weight in params and its gradient in grads; "
+                     "gradcheck cannot tell a forgotten weight from a constant, so the layer is NOT CHECKED as a "
+                     "whole (exit 3) (--constants names constants).")
     return lines, list(dict.fromkeys(unchecked + unsure + unseen + sub + buffers))
+
+
+def _nonfinite_init_lines(init: dict[str, Any]) -> list[str]:
+    """The header line naming the non-finite numbers ``--init`` gave (NaN, Infinity in its JSON; tester13 M6), so a
+    NaN output or gradient is not blamed on the layer's code alone; [] when every number is finite."""
+    found: list[str] = []
+
+    def walk(v: Any, path: str) -> None:
+        if isinstance(v, float) and not np.isfinite(v) and len(found) < 4:
+            found.append(f"{path} = {v}")
+        elif isinstance(v, dict):
+            for k, x in v.items():
+                walk(x, f"{path}[{k!r}]" if path else str(k))
+        elif isinstance(v, list):
+            for i, x in enumerate(v):
+                walk(x, f"{path}[{i}]")
+    walk(init or {}, "")
+    if not found:
+        return []
+    return [f"WARNING: --init gives non-finite numbers ({', '.join(found)}): a NaN or inf in the output or the "
+            "gradients may come from them, not from the layer's code."]
 
 
 def _init_array_lines(init: dict[str, Any]) -> list[str]:
@@ -668,15 +696,45 @@ def _unpaired(info, cname: str) -> list:
                      f"perturbs and checks numpy arrays only, so {gs + ', written by backward,' if gs else 'their gradients'}"
                      f" cannot be checked; keep the weights as numpy arrays (np.array(...)) to have them checked, so "
                      "the check cannot pass.")
-    missing = [w for w in info.get("unchecked") or [] if w not in unsure] if info.get("protocol") == "attribute" \
-        else []
-    if missing:  # weights with gradient attributes, these none: a missing gradient
-        lines.append(f"FAIL: {cname}.backward sets no gradient for {', '.join(missing)} (expected "
-                     f"{', '.join('self.' + _grad_name(w) for w in missing)}, as for the other weights); the "
-                     "gradients that are set match, but a weight without its gradient is not trained. Store it in "
-                     f"backward (a constant, not a weight, is read as a buffer when its name is private: "
-                     f"self._{missing[0].rpartition('.')[2]}).")
     return lines
+
+
+def take_constants(layer, spec: str | None) -> list[str]:
+    """Read the arrays ``--constants`` names (``"scale,inner.bh"``) as constant buffers (H4): they leave
+    ``layer.protocol``'s ``unchecked``/``unseen`` for its ``buffers``, said in the header ("declared a constant by
+    --constants"), so neither the check nor the diagnosis asks whether they are weights. A name that is not an array
+    forward reads without a gradient is a UsageError (exit 2). Returns the names."""
+    names = [n.strip().removeprefix("self.") for n in (spec or "").split(",") if n.strip()]
+    if spec is not None and not names:
+        raise UsageError("--constants needs one or more array attribute names, e.g. --constants scale,mask.")
+    info = getattr(layer, "protocol", None)
+    if not names or not isinstance(info, dict):
+        return names
+    lists = {k: [str(w) for w in info.get(k) or []] for k in ("unchecked", "unseen", "buffers")}
+    known = [w for ws in lists.values() for w in ws]
+    bad = [n for n in names if n not in known]
+    if bad:
+        raise UsageError(f"--constants {','.join(bad)}: not an array attribute forward reads without a gradient "
+                         f"(those are: {', '.join(known) or 'none'}); a constant is an array attribute the layer "
+                         "only reads, e.g. --constants scale for self.scale.")
+    info["unchecked"], info["unseen"] = ([w for w in lists[k] if w not in names] for k in ("unchecked", "unseen"))
+    info["buffers"] = [*lists["buffers"], *(n for n in names if n not in lists["buffers"])]
+    info["buffer_why"] = [*info.get("buffer_why", []), *(f"{n}: declared a constant by --constants" for n in names)]
+    if isinstance(vars(layer).get("missing_gradients"), list):  # a local (Adapted) layer: what the diagnosis reads
+        layer.missing_gradients = [w for w in layer.missing_gradients if w not in names]
+    return names
+
+
+def _undecided(info, cname: str) -> str:
+    """The NOT CHECKED line of arrays forward reads with no gradient beside weights with theirs
+    (:func:`gradcheck._adapters.missing_gradients`: a forgotten gradient or a constant, H4); "" when none."""
+    from ._adapters import missing_gradients, undecided_text
+
+    names = missing_gradients(info)
+    if not names:
+        return ""
+    return (f"NOT CHECKED as a whole: {cname}: the gradients that were checked match (see above), but gradcheck "
+            f"{undecided_text(names, [str(w) for w in info.get('unseen') or []])}.")
 
 
 def _hidden_where(w: str) -> str:

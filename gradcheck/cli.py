@@ -428,6 +428,15 @@ def _add_common(p, seed: str, atol: float | None, atol_help: str, plots: str | N
                        help="write no plots")
 
 
+def _add_constants(c) -> None:
+    """``check``'s ``--constants`` (tester13 H4: :func:`gradcheck.check_command.take_constants`)."""
+    c.add_argument("--constants", metavar="NAME[,NAME]",
+                   help="array attributes forward only reads that are constants, not weights (e.g. scale or "
+                        "inner.bh): without a gradient beside weights with theirs, gradcheck cannot tell a constant "
+                        "from a weight whose gradient backward forgot, and the layer is NOT CHECKED (exit 3); "
+                        "a constant can also be named privately (self._scale)")
+
+
 def _add_check_parser(sub, fmt) -> None:
     """The options of ``gradcheck check``."""
     c = sub.add_parser(
@@ -533,6 +542,7 @@ def build_parser() -> argparse.ArgumentParser:
     z.set_defaults(func=_cmd_zoo)
 
     _add_check_parser(sub, fmt)
+    _add_constants(sub.choices["check"])
 
     t = sub.add_parser("train", help="train an MLP or a CNN on digits with manual and tape gradients and compare",
                        epilog=EPILOG, formatter_class=fmt)

@@ -174,11 +174,10 @@ DIAGNOSES: dict[str, Record] = {
         "({ts} change when a second layer of the same class runs forward in between): the cache is "
         "shared, e.g. a class attribute or a global", "store it on self in forward"),
     "stale-cache": Record("stale cache", "backward {how}", _CACHE),
-    "missing-gradient": Record(
-        "missing gradient", "backward sets no gradient for {ws} (expected {gs}, as for the other weights): forward "
-        "reads {it} and the output moves with {it}, so {it} {verb} a weight that training would never change",
-        "store {gs} in backward (a constant, not a weight, is read as a buffer when its name is private: "
-        "self._{w0})"),
+    "weight-or-constant": Record(
+        "weight or constant", "forward reads {ws} and the output moves with {it}, but backward sets no gradient for "
+        "{it} beside the weights with theirs: gradcheck {say}", "decide which {ws} {verb}; the check cannot pass "
+        "until then (exit 3, NOT CHECKED as a whole)"),
     "sample-missed": Record(
         "wrong outside the sampled entries", "the sampled entries of {t} match, but directional "
         "derivatives of the whole of {t} at the check's input disagree with backward's (one along "
@@ -612,7 +611,7 @@ def held_forward(layer: Any, inputs: Sequence[np.ndarray], owner: str,
     StudentCodeError
         The layer's forward raised.
     """
-    call = f"forward({', '.join(V.input_names(layer, len(inputs)))}, training={training})"
+    call = V.forward_call(layer, V.input_names(layer, len(inputs)), training)  # as made (M6)
 
     def run(obj):
         Y = V.call_student(obj.forward, *[x.copy() for x in inputs], training=training,
@@ -734,9 +733,11 @@ def _dx_after_step(layer: Any) -> str:
 
 
 def _grad_slots(layer: Any) -> dict[str, str]:
-    """Where an attribute-style layer keeps each gradient (``{"W": "self.dW"}``); {} for grads."""
+    """Where an attribute-style layer keeps each gradient (``{"W": "self.dW"}``); {} for grads. A :class:`_Proxy`
+    (the check's rewinding wrapper) answers for the layer it wraps."""
     from ._adapters import Adapted
 
+    layer = layer._layer if isinstance(layer, _Proxy) else layer
     if isinstance(layer, Adapted) and not layer.own:
         return {w: f"self.{g}" for w, g in layer.pairs.items()}
     attrs = (_protocol(layer, "attribute") if _remote(layer) else {}).get("grad_attrs") or ()
@@ -2229,12 +2230,14 @@ def _diagnose_mode(layer, X, owner, training, twin, reference, localize, upstrea
         except GradcheckError as exc:
             diag.error = _while_mode(layer, inputs, training, exc)
             diag.findings.append(_find("student-code", error=str(exc)))
-    if diag.result is not None and (missing := _missing_gradients(layer)):  # Z15: bh beside W/dW, b/db
+    if diag.result is not None and (missing := _missing_gradients(layer)):  # H4: bh, or a constant scale
+        from ._adapters import undecided_text
+
         one = len(missing) == 1
-        diag.findings.append(_find("missing-gradient", ws=", ".join(missing), it="it" if one else "they",
-                                   gs=", ".join(f"self.{w.rpartition('.')[0]}{'.' * ('.' in w)}d{w.rpartition('.')[2]}"
-                                              for w in missing),
-                                   verb="is" if one else "are", w0=missing[0].rpartition(".")[2]))
+        unseen = [str(w) for w in (getattr(layer, "protocol", None) or {}).get("unseen") or []] \
+            if isinstance(getattr(layer, "protocol", None), Mapping) else []
+        diag.findings.append(_find("weight-or-constant", ws=", ".join(missing), it="it" if one else "them",
+                                   verb="is" if one else "are", say=undecided_text(missing, unseen)))
     if (localize and not diag.passed and upstream is None
             and isinstance(getattr(layer, "layers", None), (list, tuple))):
         _localize(layer, inputs, diag, training, kw)
@@ -2407,7 +2410,7 @@ class _Probes:
         self.rng = np.random.default_rng([seed, 2])
         self.names = V.input_names(layer, len(inputs))
         self.params = V.layer_params(layer, owner)
-        self.fcall = f"forward({', '.join(self.names)}, training={training})"
+        self.fcall = V.forward_call(layer, self.names, training)  # forward(X) when it takes no training (M6)
         self.proxy = _Proxy(layer)
         #: the gradients whose directional derivatives at the check's input disagree (second_input)
         self.wrong_here: list[str] = []
@@ -2610,7 +2613,7 @@ class _Probes:
             try:  # the canonical one-paragraph error (what check_layer would raise): exit code 3
                 V.check_input_grads(ret, owner=self.owner, produced_by=bcall, names=names,
                                     inputs=inputs, keys=["@" + n for n in names])
-                V.check_grads(layer, self.owner, params)
+                V.check_grads(layer, self.owner, params, _grad_slots(self.layer))  # self.dW, not grads['W'] (M5)
             except GradcheckError as exc:
                 self.diag.error = exc
         if bad_shape:
@@ -2629,8 +2632,9 @@ class _Probes:
         """Probes 2 and 3 on what backward returned and wrote: ``(bad_shape, nonfinite, never)``."""
         found = [(V.grad_name(n), r, x.shape, n, bcall)
                  for n, r, x in zip(self.names, rets, self.inputs) if x.dtype.kind == "f"]
-        found += [(V.grad_name(k), grads.get(k), p.shape, k, f"grads[{k!r}] after backward(dY)")
-                  for k, p in self.params.items()]
+        slots = _grad_slots(self.layer)  # attribute style: self.dW, not grads['W'] (M5)
+        found += [(V.grad_name(k), grads.get(k), p.shape, k, f"backward(dY) (in {slots[k]})" if k in slots
+                   else f"grads[{k!r}] after backward(dY)") for k, p in self.params.items()]
         bad_shape, low, nonfinite, never = [], [], [], []
         for t, r, shape, key, produced_by in found:
             arr = None if r is None else np.asarray(r)

@@ -59,7 +59,7 @@ class Call:
     @cached_property
     def signature(self) -> str:
         xs = ", ".join(f"{n} of shape {V.fmt_shape(x.shape)}" for n, x in zip(self.names, self.inputs))
-        return f"forward({', '.join(self.names)}, training={self.training}) with {xs}"
+        return f"{V.forward_call(self.layer, self.names, self.training)} with {xs}"  # as made (M6)
 
     def forward(self, *xin: np.ndarray) -> np.ndarray:
         """The student's forward on ``xin``, validated (the numerical plans call this)."""
@@ -122,6 +122,9 @@ def manual_forward(call: Call) -> tuple[np.ndarray, np.ndarray]:
 
 def manual_source(call: Call, G: np.ndarray) -> dict[str, np.ndarray]:
     """The student's ``backward(G)`` after the last forward: ``{key: gradient}``, shapes and values validated."""
+    # an attribute-style layer's self.dW, named as the student stores it (M5)
+    from .diagnose import _grad_slots
+
     names, inputs, owner = call.names, call.inputs, call.owner
     bcall = f"backward(dY) with dY of shape {V.fmt_shape(G.shape)}"
     expect = (f"Expected backward to return d{names[0]} of shape {V.fmt_shape(inputs[0].shape)}."
@@ -133,7 +136,7 @@ def manual_source(call: Call, G: np.ndarray) -> dict[str, np.ndarray]:
                         " (in a network the same dY can also reach another branch: a residual connection, or an "
                         "output used twice)")
     manual = V.check_input_grads(ret, owner=owner, produced_by=bcall, names=names, inputs=inputs, keys=call.keys)
-    manual.update(V.check_grads(call.layer, owner, call.params))
+    manual.update(V.check_grads(call.layer, owner, call.params, _grad_slots(call.layer)))
     return manual
 
 

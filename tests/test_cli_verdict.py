@@ -305,15 +305,16 @@ def check_exits(tmp_path, cls):
     return run("check", f"{write(tmp_path, EXITS)}::{cls}", "--input-shape", "4,4")
 
 
-def test_attribute_weight_without_gradient_is_a_missing_gradient_exit_1(tmp_path):
+def test_attribute_weight_without_gradient_is_not_checked_exit_3(tmp_path):
+    """H4: b without db beside W/dW is a forgotten gradient or a constant: the checker cannot tell, exit 3."""
     p = check_exits(tmp_path, "NoDb")
     out = flat(p)
-    assert p.returncode == 1, out
+    assert p.returncode == 3, out
     assert ("WARNING: forward uses b but backward sets no gradient attribute for it (db, grad_b "
-            "or b_grad): a missing gradient, so the check fails (exit 1) even where the other "
-            "gradients match.") in out
-    assert "FAIL: NoDb.backward sets no gradient for b (expected self.db" in out
-    assert "is not checked" not in out and "exit 3" not in out and "PASS" not in out
+            "or b_grad): a weight whose gradient backward forgot, or a constant; gradcheck cannot tell "
+            "which, so the layer is NOT CHECKED as a whole (exit 3)") in out
+    assert "cannot tell whether b is a weight whose gradient backward forgot (then set self.db)" in out
+    assert "PASS" not in out and "FAIL" not in out
 
 
 def test_grads_key_spelled_otherwise_is_a_missing_gradient_exit_1(tmp_path):

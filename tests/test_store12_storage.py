@@ -265,22 +265,22 @@ class L:
 
 
 @pytest.mark.parametrize("extra, writes, bi, code, words", [
-    # read, not written, the output moving with it: a weight whose gradient backward forgot, whatever its name
-    # (session 13: a short name like no weight with a gradient was read as a buffer, so a forgotten bh PASSed)
-    ("bg", False, False, 1, "backward sets no gradient for bg (expected self.dbg"),
-    ("wts", False, False, 1, "backward sets no gradient for wts (expected self.dwts"),
+    # read, not written, the output moving with it: a weight whose gradient backward forgot or a constant, whatever
+    # its name: NOT CHECKED, exit 3 (H4; session 13 Z15: a short name was read as a buffer, a forgotten bh PASSed)
+    ("bg", False, False, 3, "cannot tell whether bg is a weight whose gradient backward forgot (then set self.dbg)"),
+    ("wts", False, False, 3, "or a constant (then name it self._wts, or pass --constants wts)"),
     ("_bg", False, False, 0, "PASS: L:"),  # a constant marked private
     # a running statistic forward writes, whatever its name: a buffer
     ("b_run", True, False, 0, "read as a constant buffer (forward writes it)"),
-    # bg beside bi with dbi: a gate bias whose gradient backward forgot, a wrong result
-    ("bg", False, True, 1, "backward sets no gradient for bg (expected self.dbg"),
+    # bg beside bi with dbi: a gate bias whose gradient backward forgot, or a constant: undecided
+    ("bg", False, True, 3, "NOT CHECKED as a whole: L: the gradients that were checked match"),
     # a capital W with a subscript, and b itself, are weights
-    ("Wh", False, False, 1, "backward sets no gradient for Wh"),
+    ("Wh", False, False, 3, "cannot tell whether Wh is a weight"),
 ])
 def test_arrays_without_gradients_are_told_from_weights_by_what_the_layer_does(tmp_path, extra, writes, bi, code,
                                                                                words):
-    """Z15: an array forward writes (a running statistic) beside W/dW, b/db is a buffer; one it only reads is a
-    weight whose gradient backward forgot, whatever its name (session 13: short names were read as buffers)."""
+    """Z15: an array forward writes (a running statistic) beside W/dW, b/db is a buffer; one it only reads may be a
+    weight whose gradient backward forgot or a constant, whatever its name: NOT CHECKED, exit 3 (H4)."""
     body = BUFFERS.replace("EXTRA", extra).replace("WRITES", str(writes)).replace("BI:", f"{bi}:")
     if not bi:
         body = body.replace("        self.bi = rng.standard_normal(3)\n", "").replace(" + self.bi", "")

@@ -174,7 +174,7 @@ EXPECTED = {
     "styles.py::NnfsDenseStoredDinputsTwice": "factor",
     "styles.py::GridSumTwice": "factor",
     "styles.py::BufferedLinearMeanBias": "bias-mean",  # Z15: a scratch buffer and private constants beside W, b
-    "styles.py::HiddenBiasNoGrad": "missing-gradient",  # session 13 (Z15): bh read as a buffer for its short name
+    "styles.py::HiddenBiasNoGrad": "weight-or-constant",  # Z15: bh once a buffer for its name; H4: exit 3, not PASS
     # verify10 (Y1, Y28): a backward that steps its own weights, read at the rate 0.25 it is given
     "selfstep.py::SgdDenseDxAfterStep": "dx-after-step",
     "selfstep.py::SgdDenseRateTwice": "factor",
