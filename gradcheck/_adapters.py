@@ -2801,8 +2801,8 @@ def _unrated_steps(obj, bwd, inputs, training):
         raise AdapterError(
             f"{type(obj).__name__}.backward updates the weights itself ({w} moved), at a rate gradcheck could not "
             f"find or set, so its gradients cannot be read and no gradient was compared (its dX would be measured "
-            f"with weights that move at each call). Make backward store the gradients (self.dW = ...) and let an "
-            f"optimizer step, or keep the rate in self.lr or a backward argument (backward(dY, lr)).")
+            f"with weights that move at each call). Make backward only store the gradients (self.dW = ...), without "
+            f"stepping, and let an optimizer step; or keep the rate in self.lr or a backward argument (backward(dY, lr)).")
 
 
 #: A dY scale a clipped, normalised (Adam) or decayed step does not follow, exact in floating point (a power of 2).
