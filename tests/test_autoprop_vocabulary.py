@@ -187,6 +187,25 @@ def test_scipy_special_ufuncs_on_tensors_are_recorded():
     np.testing.assert_allclose(d3.numpy(), scipy.special.polygamma(2, [0.3, 1.2, 2.5]), rtol=1e-12)
 
 
+def test_floor_division_is_piecewise_constant_and_passes_no_gradient():
+    # a // b as numpy computes it (floor of the quotient, Python's sign rule), recorded as
+    # floor is: no gradient to either side, a source reached only through it gets None
+    # (TensorFlow's floordiv has no gradient either); //= and b // a as well
+    a, b = ap.constant([5.5, -5.5, 2.0]), ap.constant([2.0, 2.0, -3.0])
+    with ap.GradientTape(persistent=True) as tape:
+        tape.watch([a, b])
+        q, r, n = a // b, 7.0 // b, np.floor_divide(a, 0.5)
+        c = a * 1.0
+        c //= b
+    np.testing.assert_array_equal(q.numpy(), [2.0, -3.0, -1.0])
+    np.testing.assert_array_equal(r.numpy(), [3.0, 3.0, -3.0])
+    np.testing.assert_array_equal(n.numpy(), [11.0, -11.0, 4.0])
+    np.testing.assert_array_equal(c.numpy(), q.numpy())
+    assert tape.gradient(q, [a, b]) == [None, None]
+    assert tape.gradient(r, b) is None and tape.gradient(n, a) is None
+    assert tape.gradient(c, a) is None
+
+
 def test_the_percent_operator_and_sinc_at_zero():
     a, b = ap.constant([5.5, -5.5, 2.0]), ap.constant([2.0, 2.0, -3.0])
     with ap.GradientTape() as tape:

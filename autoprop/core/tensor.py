@@ -294,6 +294,9 @@ class Tensor:
     def __imod__(self, other):
         return self._augmented("%", _R.remainder, other)
 
+    def __ifloordiv__(self, other):
+        return self._augmented("//", _R.floor_divide, other)
+
     def __imatmul__(self, other):
         return self._augmented("@", _R.matmul, other)
 
@@ -327,6 +330,12 @@ class Tensor:
 
     def __rpow__(self, other):
         return _R.power(other, self)
+
+    def __floordiv__(self, other):
+        return _R.floor_divide(self, other)
+
+    def __rfloordiv__(self, other):
+        return _R.floor_divide(other, self)
 
     def __mod__(self, other):
         return _R.remainder(self, other)

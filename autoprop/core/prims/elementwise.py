@@ -32,7 +32,8 @@ __all__ = [
     "absolute", "sin", "cos", "log1p", "expm1", "erf", "erfc", "cast", "reciprocal", "log2",
     "log10", "tan", "arcsin", "arccos", "arctan", "sinh", "cosh", "clip", "where",
     "less", "less_equal", "greater", "greater_equal", "equal", "not_equal", "sign",
-    "floor", "ceil", "round", "logical_and", "logical_or", "logical_not", "isfinite", "isnan",
+    "floor", "ceil", "floor_divide", "round", "logical_and", "logical_or", "logical_not", "isfinite",
+    "isnan",
 ]
 
 _LN2 = float(np.log(2.0))
@@ -483,6 +484,8 @@ sign = defnondiff("sign", np.sign, "sign is piecewise constant (derivative 0, un
                   numpy=(np.sign,))
 floor = defnondiff("floor", np.floor, "floor is piecewise constant", numpy=(np.floor,))
 ceil = defnondiff("ceil", np.ceil, "ceil is piecewise constant", numpy=(np.ceil,))
+floor_divide = defnondiff("floor_divide", np.floor_divide, "a // b = floor(a / b) is piecewise constant",
+                          numpy=(np.floor_divide,), methods=("__floordiv__", "__rfloordiv__"))
 def _round(a, decimals=0, out=None):
     if out is not None:
         raise TypeError("autoprop cannot record numpy.round(..., out=...): drop out= and use the result")
