@@ -57,6 +57,30 @@ from ._validation import (
 __all__ = ["Adam", "Optimizer", "RMSProp", "RMSprop", "SGD"]
 
 
+def _sgd_on_arrays(learning_rate: float, grads: list, variables: list) -> bool:
+    """Plain SGD's update ``var -= learning_rate * grad`` of array pairs, checked first.
+
+    The common case of :meth:`Optimizer._update_all` for SGD without momentum, decay or
+    clipping: every variable a writeable float64/float32 ndarray, every gradient an ndarray of
+    its dtype and shape without NaN/inf (float64: one dot, :func:`sum_of_squares` inline).
+    Returns False, with nothing updated, at the first pair that is anything else; the general
+    path then checks every pair again and writes the message (or casts, or reads the object).
+    """
+    ndarray, f64 = np.ndarray, _F64
+    for grad, var in zip(grads, variables):
+        if not (type(var) is ndarray and type(grad) is ndarray and grad.dtype is var.dtype
+                and grad.shape == var.shape and var.flags.writeable):
+            return False
+        if grad.dtype is f64:
+            if not math.isfinite(_vdot(grad, grad) if grad.size <= DOT_CHUNK else sum_of_squares(grad)):
+                return False
+        elif grad.dtype is not _F32 or not _sum_is_finite(grad):
+            return False
+    for grad, var in zip(grads, variables):
+        var -= learning_rate * grad
+    return True
+
+
 def _label(var, i: int) -> str:
     name = getattr(var, "name", None)
     return f"variable #{i}" + (f" ({name!r})" if isinstance(name, str) else "")
@@ -251,6 +275,10 @@ class Optimizer:
         object is read as :func:`_read` and :func:`_gradient_value` learnt for its class.
         The finiteness of each gradient is checked on every call (one reduction).
         """
+        if (type(self)._delta is SGD._delta and not self.momentum and not self.weight_decay
+                and self.clipnorm is None and self.global_clipnorm is None
+                and _sgd_on_arrays(self.learning_rate, grads, variables)):
+            return  # plain SGD on checked array pairs, done
         ndarray, f64, f32, finite = np.ndarray, _F64, _F32, _sum_is_finite
         isfinite, vdot, chunk, ss = math.isfinite, _vdot, DOT_CHUNK, sum_of_squares
         var_reader, grad_reader = _VARIABLE_READERS.get, _GRADIENT_READERS.get
