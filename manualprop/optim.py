@@ -424,7 +424,7 @@ class Optimizer:
                 f"{Where(self, 'step')}: params and grads must have the same keys; got params-only "
                 f"{sorted(set(params) - set(grads))}, grads-only {sorted(set(grads) - set(params))}"
             )
-        self._update_all([grads[k] for k in params], list(params.values()), "step",
+        self._update_all(list(map(grads.__getitem__, params)), list(params.values()), "step",
                          lambda i: _ParamKey(list(params)[i]))
 
 
