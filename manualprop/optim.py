@@ -284,7 +284,6 @@ class Optimizer:
         var_reader, grad_reader = _VARIABLE_READERS.get, _GRADIENT_READERS.get
         values, checked = [], []
         where = None
-        plain = True  # every pair so far: an array variable and a checked gradient of its dtype
         for grad, var in zip(grads, variables):
             # the common case first, check_update's checks inline: a writeable array variable, a
             # float32/float64 array gradient of its shape (numpy's dtype objects of native floats
@@ -300,9 +299,7 @@ class Optimizer:
                         checked.append(grad)
                     else:
                         checked.append(grad.astype(var.dtype))
-                        plain = False
                     continue
-            plain = False
             i = len(values)  # the position of this pair (one value per pair before it)
             if type(var) is ndarray and var.flags.writeable:
                 p = var
@@ -331,10 +328,6 @@ class Optimizer:
         # plain SGD (no momentum, no decay): its delta, learning_rate * g, computed inline
         lr = (self.learning_rate if not decay and type(self)._delta is SGD._delta and not self.momentum
               else None)
-        if lr is not None and plain:  # float arrays, each gradient of its variable's dtype
-            for p, g in zip(values, checked):
-                p -= lr * g
-            return
         for var, p, g in zip(variables, values, checked):
             if g.dtype is not p.dtype and g.dtype != p.dtype:  # cast already; clip keeps the dtype
                 g = g.astype(p.dtype)
