@@ -35,6 +35,7 @@ from ._validation import (
     float_ss,
     gradients_finite,
     output_ss,
+    smallest,
 )
 from .init import linear_params
 
@@ -144,7 +145,7 @@ def _tanh_grad(X: np.ndarray, Y: np.ndarray, ss: float = math.inf) -> np.ndarray
         return _sech2(X)
     d = Y * Y
     np.subtract(1.0, d, out=d)
-    if d.size and np.minimum.reduce(d, axis=None) < _TANH_CHEAP:  # d.min(), without its wrapper
+    if d.size and smallest(d) < _TANH_CHEAP:
         saturated = d < _TANH_CHEAP
         sech2 = _sech2_below_overflow if ss < _COSH_SS.get(X.dtype, 0.0) else _sech2
         d[saturated] = sech2(X[saturated])

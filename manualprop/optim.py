@@ -57,6 +57,30 @@ from ._validation import (
 __all__ = ["Adam", "Optimizer", "RMSProp", "RMSprop", "SGD"]
 
 
+def _sgd_on_arrays(learning_rate: float, grads: list, variables: list) -> bool:
+    """Plain SGD's update ``var -= learning_rate * grad`` of array pairs, checked first.
+
+    The common case of :meth:`Optimizer._update_all` for SGD without momentum, decay or
+    clipping: every variable a writeable float64/float32 ndarray, every gradient an ndarray of
+    its dtype and shape without NaN/inf (float64: one dot, :func:`sum_of_squares` inline).
+    Returns False, with nothing updated, at the first pair that is anything else; the general
+    path then checks every pair again and writes the message (or casts, or reads the object).
+    """
+    ndarray, f64 = np.ndarray, _F64
+    for grad, var in zip(grads, variables):
+        if not (type(var) is ndarray and type(grad) is ndarray and grad.dtype is var.dtype
+                and grad.shape == var.shape and var.flags.writeable):
+            return False
+        if grad.dtype is f64:
+            if not math.isfinite(_vdot(grad, grad) if grad.size <= DOT_CHUNK else sum_of_squares(grad)):
+                return False
+        elif grad.dtype is not _F32 or not _sum_is_finite(grad):
+            return False
+    for grad, var in zip(grads, variables):
+        var -= learning_rate * grad
+    return True
+
+
 def _label(var, i: int) -> str:
     name = getattr(var, "name", None)
     return f"variable #{i}" + (f" ({name!r})" if isinstance(name, str) else "")
@@ -251,12 +275,15 @@ class Optimizer:
         object is read as :func:`_read` and :func:`_gradient_value` learnt for its class.
         The finiteness of each gradient is checked on every call (one reduction).
         """
+        if (type(self)._delta is SGD._delta and not self.momentum and not self.weight_decay
+                and self.clipnorm is None and self.global_clipnorm is None
+                and _sgd_on_arrays(self.learning_rate, grads, variables)):
+            return  # plain SGD on checked array pairs, done
         ndarray, f64, f32, finite = np.ndarray, _F64, _F32, _sum_is_finite
         isfinite, vdot, chunk, ss = math.isfinite, _vdot, DOT_CHUNK, sum_of_squares
         var_reader, grad_reader = _VARIABLE_READERS.get, _GRADIENT_READERS.get
         values, checked = [], []
         where = None
-        plain = True  # every pair so far: an array variable and a checked gradient of its dtype
         for grad, var in zip(grads, variables):
             # the common case first, check_update's checks inline: a writeable array variable, a
             # float32/float64 array gradient of its shape (numpy's dtype objects of native floats
@@ -272,9 +299,7 @@ class Optimizer:
                         checked.append(grad)
                     else:
                         checked.append(grad.astype(var.dtype))
-                        plain = False
                     continue
-            plain = False
             i = len(values)  # the position of this pair (one value per pair before it)
             if type(var) is ndarray and var.flags.writeable:
                 p = var
@@ -303,10 +328,6 @@ class Optimizer:
         # plain SGD (no momentum, no decay): its delta, learning_rate * g, computed inline
         lr = (self.learning_rate if not decay and type(self)._delta is SGD._delta and not self.momentum
               else None)
-        if lr is not None and plain:  # float arrays, each gradient of its variable's dtype
-            for p, g in zip(values, checked):
-                p -= lr * g
-            return
         for var, p, g in zip(variables, values, checked):
             if g.dtype is not p.dtype and g.dtype != p.dtype:  # cast already; clip keeps the dtype
                 g = g.astype(p.dtype)
@@ -396,7 +417,7 @@ class Optimizer:
                 f"{Where(self, 'step')}: params and grads must have the same keys; got params-only "
                 f"{sorted(set(params) - set(grads))}, grads-only {sorted(set(grads) - set(params))}"
             )
-        self._update_all([grads[k] for k in params], list(params.values()), "step",
+        self._update_all(list(map(grads.__getitem__, params)), list(params.values()), "step",
                          lambda i: _ParamKey(list(params)[i]))
 
 

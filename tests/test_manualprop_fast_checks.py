@@ -232,3 +232,42 @@ def test_the_inline_dtype_test_is_an_identity_test_of_numpys_float_dtypes():
     assert V.float_ss(np.array([3.0, 4.0])) == 25.0
     assert V.float_ss(np.array([1.0, np.nan])) is None
     assert V.float_ss(np.full(2, 1e200)) is None  # finite, squares overflow: the full check passes it
+
+
+@pytest.mark.parametrize("shape", [(7,), (16, 32), (64, 256)])
+def test_smallest_and_largest_are_min_and_max_with_nan_where_min_has_one(shape):
+    # issue 15: the saturation test of Tanh's backward and the labels' range test take the
+    # extreme element by argmin/argmax (less setup than a whole-array ufunc reduction): the
+    # same value as min/max, also for a transposed view, -0.0, and NaN anywhere (first, last)
+    from manualprop._validation import largest, smallest
+
+    rng = np.random.default_rng(3)
+    a = rng.standard_normal(shape)
+    for arr in (a, a.T, -a):
+        assert smallest(arr) == arr.min() and largest(arr) == arr.max()
+        assert type(smallest(arr)) is float
+    z = np.array([0.0, -0.0, 0.0])
+    assert smallest(z) == 0.0 and largest(z) == 0.0
+    for at in (0, a.size - 1):
+        b = a.copy()
+        b.flat[at] = np.nan
+        assert np.isnan(smallest(b)) and np.isnan(largest(b)) and np.isnan(b.min())
+    u = np.array([2, -1, 0], dtype=np.int64).view(np.uint64)  # a negative label read as unsigned
+    assert largest(u) == u.max() == 2**64 - 1
+
+
+def test_tanh_backward_still_takes_the_precise_derivative_for_saturated_entries_after_good_calls():
+    # the saturation test now by smallest(): a batch without saturated entries twice, then one
+    # with x = 20 and x = -9 (float32): 1/cosh(x)^2 there, not the cancelled 1 - tanh(x)^2
+    for dtype, x, want in ((np.float64, 20.0, 1.0 / np.cosh(20.0) ** 2), (np.float32, -9.0, 1.0 / np.cosh(9.0) ** 2)):
+        layer = mp.Tanh()
+        X = np.full((4, 3), 0.5, dtype=dtype)
+        for _ in range(2):
+            layer.forward(X)
+            np.testing.assert_allclose(layer.backward(np.ones_like(X)), 1 - np.tanh(X) ** 2, rtol=1e-6)
+        X = X.copy()
+        X[2, 1] = x
+        layer.forward(X)
+        d = layer.backward(np.ones_like(X))
+        np.testing.assert_allclose(float(d[2, 1]), want, rtol=1e-5 if dtype == np.float32 else 1e-14)
+        assert float(d[2, 1]) > 0

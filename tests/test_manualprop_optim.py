@@ -1,5 +1,7 @@
 """manualprop.optim: update rules against hand-computed steps on f(p) = sum(p**2)."""
 
+import re
+
 import numpy as np
 import pytest
 
@@ -332,3 +334,44 @@ def test_plain_sgd_loop_matches_the_general_rule_bit_for_bit_and_refuses_a_late_
         SGD(learning_rate=0.1).step({"0.b": ps[1], "0.W": ps[0]}, {"0.b": gs[1], "0.W": bad})
     for p, b in zip(ps[:2], before):
         np.testing.assert_array_equal(p, b)
+
+
+@pytest.mark.parametrize("at", [0, 2, 3])
+@pytest.mark.parametrize("spoil, message", [
+    ("nan", r"gradient for params\['{key}'\] must contain only finite values"),
+    ("inf32", r"gradient for params\['{key}'\] must contain only finite values"),
+    ("shape", r"gradient for params\['{key}'\] must have the variable's shape"),
+    ("read-only", r"params\['{key}'\] must be a writeable array \(updated in place\); got a read-only array"),
+])
+def test_plain_sgd_step_refuses_a_spoiled_pair_after_good_steps_and_updates_nothing(at, spoil, message):
+    # plain SGD's step on arrays checks every pair in one loop (issue 15) and updates only when
+    # all passed: a spoiled pair at any position, after two good steps of the same signature,
+    # gets the general path's message and leaves every variable as it was
+    rng = np.random.default_rng(1)
+    keys = ["0.W", "0.b", "2.W", "2.b"]
+    shapes = [(32, 64), (32,), (10, 32), (10,)]
+    dtypes = [np.float64, np.float64, np.float64, np.float32] if spoil == "inf32" else [np.float64] * 4
+    params = {k: rng.standard_normal(s).astype(d) for k, s, d in zip(keys, shapes, dtypes)}
+    grads = {k: rng.standard_normal(s).astype(d) for k, s, d in zip(keys, shapes, dtypes)}
+    opt = SGD(learning_rate=0.5)
+    for _ in range(2):
+        expect = {k: params[k] - np.asarray(0.5 * grads[k], params[k].dtype) for k in keys}
+        opt.step(params, grads)
+        for k in keys:
+            np.testing.assert_array_equal(params[k], expect[k])
+    key = keys[3 if spoil == "inf32" else at]
+    if spoil == "nan":
+        grads[key] = grads[key].copy()
+        grads[key].flat[-1] = np.nan
+    elif spoil == "inf32":
+        grads[key] = grads[key].copy()
+        grads[key][0] = np.inf
+    elif spoil == "shape":
+        grads[key] = grads[key][:-1]
+    else:
+        params[key].flags.writeable = False
+    before = {k: params[k].copy() for k in keys}
+    with pytest.raises(ValueError, match=message.format(key=re.escape(key))):
+        opt.step(params, grads)
+    for k in keys:
+        np.testing.assert_array_equal(params[k], before[k])
