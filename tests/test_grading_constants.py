@@ -1,0 +1,112 @@
+"""Issue 10 §4: the grader's verdict and diagnosis are ``gradcheck check``'s on the same layer.
+
+A submission set of one attribute-style layer (``self.W``, ``self.b`` with ``self.dW``, ``self.db``) scaled by a fixed
+array: correct (the constant private, ``self._class_weights``), with a named bug (``db`` the mean over the batch), and
+with the constant named like a weight (``self.class_weights``, no gradient). ``check`` says PASS (exit 0), FAIL with
+the diagnosis (exit 1) and NOT CHECKED as a whole (exit 3); the grader's per-test result says the same, in the same
+words, through the same code (the layer read as check reads it, ``RemoteLayer.probed``; the undecided rule of
+``check_command``). Every grading run writes its gradebook.
+"""
+
+import csv
+import json
+import re
+
+from test_cli import both, run
+
+from gradcheck.grading.runner import grade_batch
+
+BODY = """
+import numpy as np
+
+class L:
+    def __init__(self):
+        rng = np.random.default_rng(0)
+        self.W = rng.standard_normal((5, 3)) * 0.3
+        self.b = np.zeros(3)
+        self.NAME = np.array([1.0, 0.5, 2.0])  # fixed, not trained
+
+    def forward(self, X):
+        self.X = X
+        return (X @ self.W + self.b) * self.NAME
+
+    def backward(self, dY):
+        d = dY * self.NAME
+        self.dW = self.X.T @ d
+        self.db = DB
+        return d @ self.W.T
+"""
+
+SUBMISSIONS = {"correct": ("_class_weights", "d.sum(axis=0)"), "named_bug": ("_class_weights", "d.mean(axis=0)"),
+               "constant": ("class_weights", "d.sum(axis=0)")}
+
+TESTS = """
+import numpy as np
+import pytest
+
+
+class Ref:  # the staff's reference: W (5, 3), b (3,) and the constant
+    def __init__(self):
+        self.params = {"W": np.zeros((5, 3)), "b": np.zeros(3)}
+        self.grads = {}
+        self.class_weights = np.array([1.0, 0.5, 2.0])
+
+    def forward(self, X, training=False):
+        self.X = X
+        return (X @ self.params["W"] + self.params["b"]) * self.class_weights
+
+    def backward(self, dY):
+        d = dY * self.class_weights
+        self.grads["W"] = self.X.T @ d
+        self.grads["b"] = d.sum(0)
+        return d @ self.params["W"].T
+
+
+@pytest.mark.points(3)
+def test_scaled(student, grade, rng):
+    \"\"\"Scaled: gradients\"\"\"
+    grade.layer_gradients(student.layer("layers.py", "L"), rng.standard_normal((8, 5)), Ref(), seed=1DECLARE)
+"""
+
+
+def _batch(tmp_path, declare=""):
+    subs, tests, out = tmp_path / "subs", tmp_path / "tests", tmp_path / "graded"
+    for name, (const, db) in SUBMISSIONS.items():
+        (subs / name).mkdir(parents=True)
+        (subs / name / "layers.py").write_text(BODY.replace("NAME", const).replace("DB", db))
+    tests.mkdir()
+    (tests / "test_scaled.py").write_text(TESTS.replace("DECLARE", declare))
+    res = grade_batch(subs, tests, out, workers=2, seed=5, timeout=5.0, progress=False)
+    rows = {r["submission"]: r for r in csv.DictReader((out / "gradebook.csv").open())}
+    graded = {n: json.loads((out / n / "results.json").read_text()) for n in SUBMISSIONS}
+    return subs, res, rows, graded
+
+
+def _check(path):
+    p = run("check", f"{path}::L", "--input-shape", "8,5")
+    return p.returncode, both(p)
+
+
+def test_grader_and_check_agree_on_pass_named_bug_and_weight_or_constant(tmp_path):
+    subs, res, rows, graded = _batch(tmp_path)
+    assert set(rows) == set(SUBMISSIONS) and all(s.status == "graded" for s in res.submissions), rows
+    out = {n: graded[n]["tests"][0] for n in SUBMISSIONS}
+
+    code, said = _check(subs / "correct" / "layers.py")
+    assert code == 0 and "PASS: L:" in said, said
+    assert out["correct"]["status"] == "passed" and graded["correct"]["score"] == 3.0, out["correct"]
+    assert rows["correct"]["score"] == "3"
+
+    code, said = _check(subs / "named_bug" / "layers.py")
+    diagnosis = re.search(r"diagnosis: (.*?\.)\n", said.replace("\n", " ") + "\n").group(1)
+    assert code == 1 and diagnosis.startswith("db is the mean over the batch, not the sum"), said
+    assert out["named_bug"]["status"] == "failed" and diagnosis in out["named_bug"]["output"], out["named_bug"]
+    assert "`db`: **wrong**" in out["named_bug"]["output"] and graded["named_bug"]["score"] == 2.0
+
+    code, said = _check(subs / "constant" / "layers.py")
+    line = re.search(r"(NOT CHECKED as a whole: .*?\.)$", " ".join(said.split()), re.S).group(1)
+    assert code == 3 and "cannot tell whether class_weights is a weight" in line, said
+    got = out["constant"]
+    assert got["status"] == "failed" and line in " ".join(got["output"].split()), got
+    assert "PASS" not in got["output"] and "Traceback" not in got["output"], got
+    assert graded["constant"]["score"] == 0.0 and rows["constant"]["status"] == "graded", rows
