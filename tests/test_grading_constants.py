@@ -5,13 +5,15 @@ array: correct (the constant private, ``self._class_weights``), with a named bug
 with the constant named like a weight (``self.class_weights``, no gradient). ``check`` says PASS (exit 0), FAIL with
 the diagnosis (exit 1) and NOT CHECKED as a whole (exit 3); the grader's per-test result says the same, in the same
 words, through the same code (the layer read as check reads it, ``RemoteLayer.probed``; the undecided rule of
-``check_command``). Every grading run writes its gradebook.
+``check_command``). A grading test that declares the constant (``constants=``, as ``--constants``) gives the correct
+submission with the constant full marks. Every grading run writes its gradebook.
 """
 
 import csv
 import json
 import re
 
+import pytest
 from test_cli import both, run
 
 from gradcheck.grading.runner import grade_batch
@@ -110,3 +112,46 @@ def test_grader_and_check_agree_on_pass_named_bug_and_weight_or_constant(tmp_pat
     assert got["status"] == "failed" and line in " ".join(got["output"].split()), got
     assert "PASS" not in got["output"] and "Traceback" not in got["output"], got
     assert graded["constant"]["score"] == 0.0 and rows["constant"]["status"] == "graded", rows
+
+
+def test_a_declared_constant_gives_full_marks(tmp_path):
+    _, res, rows, graded = _batch(tmp_path, ', constants=["class_weights"]')
+    assert all(s.status == "graded" for s in res.submissions), rows
+    assert graded["constant"]["score"] == 3.0 and graded["constant"]["tests"][0]["status"] == "passed", graded
+    assert graded["correct"]["score"] == 3.0, graded["correct"]  # declared, not read by this one: nothing to say
+    assert graded["named_bug"]["score"] == 2.0
+    assert {r: rows[r]["score"] for r in rows} == {"correct": "3", "named_bug": "2", "constant": "3"}
+
+
+@pytest.mark.parametrize("given", [["W"], "class_weights", [""], [3], 3])
+def test_constants_must_name_arrays_that_are_not_the_references_parameters(given):
+    """A staff error is the test's, said before the student's code runs: a string (not a list of names), an empty or
+    non-string name, or a parameter of the reference (graded, so not a constant)."""
+    from types import SimpleNamespace
+
+    import numpy as np
+
+    from gradcheck.grading.checks import GradingTestError, layer_gradients
+
+    ref = SimpleNamespace(params={"W": np.zeros((5, 3)), "b": np.zeros(3)})
+    with pytest.raises(GradingTestError, match=r"constants .*: the names of array attributes"):
+        layer_gradients(None, np.zeros((8, 5)), ref, constants=given)
+
+
+def test_a_wrong_declaration_is_a_grader_error_and_the_gradebook_is_written(tmp_path):
+    """No submission is scored 0 for the staff's mistake: every row is a grader error, the results and the
+    gradebook are written, and the student reads that the test is faulty."""
+    _, res, rows, graded = _batch(tmp_path, ', constants=["W"]')
+    assert {s.status for s in res.submissions} == {"grader error"}, rows
+    assert set(rows) == set(SUBMISSIONS) and {r["status"] for r in rows.values()} == {"grader error"}, rows
+    for data in graded.values():
+        assert data["extra_data"]["status"] == "grader error", data
+        assert "constants ['W']: the names of array attributes" in data["extra_data"]["grader_error"], data
+        assert "this test is faulty" in data["tests"][0]["output"], data
+
+
+def test_the_constants_key_is_documented_with_the_grading_tests():
+    from pathlib import Path
+
+    doc = " ".join((Path(__file__).resolve().parents[1] / "docs" / "gradescope.md").read_text().split())
+    assert 'grade.layer_gradients(..., constants=["class_weights"])' in doc and "NOT CHECKED as a whole" in doc

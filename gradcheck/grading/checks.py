@@ -365,7 +365,8 @@ def forward_keywords(layer: Any, X: np.ndarray, keyword: str, expected: Mapping[
 
 def layer_gradients(layer: Any, X: np.ndarray, reference: Any, *, parts: Mapping[str, float] | None = None,
                     seed: int = 0, rtol: float = RTOL, atol: float | None = ATOL, training: bool = False,
-                    numerical: bool = True, params: Mapping[str, np.ndarray] | None = None) -> Verdict:
+                    numerical: bool = True, params: Mapping[str, np.ndarray] | None = None,
+                    constants: Sequence[str] = ()) -> Verdict:
     """Grade ``backward``: each tensor against the reference and against central differences.
 
     One forward and one backward at the evaluation point with a seeded upstream gradient ``G``,
@@ -392,15 +393,22 @@ def layer_gradients(layer: Any, X: np.ndarray, reference: Any, *, parts: Mapping
         differences, :data:`gradcheck.compare.ATOL_FLOOR` against the reference).
     training, numerical : bool, default False, True
         The mode; whether to require agreement with central differences too.
+    constants : sequence of str, optional
+        Arrays the student's forward only reads (``["class_weights"]``, ``"inner.scale"``), constants as ``gradcheck
+        check --constants`` declares them; undeclared, one beside weights with gradients is NOT CHECKED as a whole
+        (``Verdict.not_checked``, no points), as check says (exit 3). A name the layer does not read is left out.
 
     Raises
     ------
     StudentCodeError
         :func:`evaluation_point` refused the student's parameters, or forward raised.
     GradingTestError
-        A reference output or gradient is not finite: the test is wrong.
+        A reference output or gradient is not finite, or ``constants`` is not a list of names of arrays outside the
+        reference's parameters: the test is wrong.
     """
+    declared = _declared(constants, reference)
     layer, xs = _one_output(layer, reference, _inputs(X))
+    _take_constants(layer, declared)
     owner, ref_names = type(layer).__name__, V.input_names(reference, len(xs))
     d_in = [f"d{n}" for n in ref_names]
     point = evaluation_point(layer, reference, seed=seed, params=params)
@@ -455,6 +463,31 @@ def _as_check(verdict: Verdict, layer: Any, xs: list[np.ndarray], d_in: list[str
     if not verdict.passed and (how := reproduce(layer, [x.shape for x in xs], training=True if cfg.training else None)):
         verdict.notes.append(how)
     return verdict
+
+
+def _declared(constants: Any, reference: Any) -> list[str]:
+    """The test's ``constants`` as a list of names; a :class:`GradingTestError` (the test's mistake, a grader error,
+    before any student code runs: no submission is scored by it) for a string, an empty or non-string name, or a
+    parameter of the reference (graded, so not a constant)."""
+    params = getattr(reference, "params", None) or {}
+    names = list(constants) if isinstance(constants, (list, tuple)) else None
+    if names is None or not all(isinstance(n, str) and n.strip() for n in names) or set(names) & set(params):
+        raise GradingTestError(f"constants {constants!r}: the names of array attributes the student's forward only "
+                               f"reads, as a list (e.g. ['class_weights']); not the reference's parameters "
+                               f"{sorted(params)}.")
+    return [n.strip().removeprefix("self.") for n in names]
+
+
+def _take_constants(layer: Any, names: list[str]) -> None:
+    """Read the declared ``names`` that ``layer`` (read as check reads it) has among its arrays without a gradient
+    as constants, as ``--constants`` does (:func:`gradcheck.check_command.take_constants`); others are left out (a
+    student's ``self._class_weights`` is a constant already)."""
+    from .._adapters import missing_gradients
+    from ..check_command import take_constants
+
+    info = getattr(layer, "protocol", None)
+    if names and isinstance(info, dict) and (present := [n for n in names if n in missing_gradients(info)]):
+        take_constants(layer, ",".join(present))
 
 
 def _numerical(verdict: Verdict, weights: Mapping[str, float], run: Callable[[], Any],
