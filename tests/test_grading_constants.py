@@ -39,8 +39,30 @@ class L:
         return d @ self.W.T
 """
 
+DICT = """
+import numpy as np
+
+class L:
+    def __init__(self):
+        rng = np.random.default_rng(0)
+        self.params = {"W": rng.standard_normal((5, 3)) * 0.3, "b": np.zeros(3)}
+        self.grads = {}
+        self.class_weights = np.array([1.0, 0.5, 2.0])  # outside params
+
+    def forward(self, X, training=False):
+        self.X = X
+        return (X @ self.params["W"] + self.params["b"]) * self.class_weights
+
+    def backward(self, dY):
+        d = dY * self.class_weights
+        self.grads["W"] = self.X.T @ d
+        self.grads["b"] = d.sum(0)
+        return d @ self.params["W"].T
+"""
+
 SUBMISSIONS = {"correct": ("_class_weights", "d.sum(axis=0)"), "named_bug": ("_class_weights", "d.mean(axis=0)"),
-               "constant": ("class_weights", "d.sum(axis=0)")}
+               "constant": ("class_weights", "d.sum(axis=0)"), "constant_in_dict": None,
+               "forward_raises": ("_class_weights", "d.sum(axis=0)")}
 
 TESTS = """
 import numpy as np
@@ -73,9 +95,11 @@ def test_scaled(student, grade, rng):
 
 def _batch(tmp_path, declare=""):
     subs, tests, out = tmp_path / "subs", tmp_path / "tests", tmp_path / "graded"
-    for name, (const, db) in SUBMISSIONS.items():
+    for name, how in SUBMISSIONS.items():
         (subs / name).mkdir(parents=True)
-        (subs / name / "layers.py").write_text(BODY.replace("NAME", const).replace("DB", db))
+        text = DICT if how is None else BODY.replace("NAME", how[0]).replace("DB", how[1])
+        (subs / name / "layers.py").write_text(text.replace("self.X = X", 'raise ValueError("not yet")')
+                                               if name == "forward_raises" else text)
     tests.mkdir()
     (tests / "test_scaled.py").write_text(TESTS.replace("DECLARE", declare))
     res = grade_batch(subs, tests, out, workers=2, seed=5, timeout=5.0, progress=False)
@@ -105,22 +129,32 @@ def test_grader_and_check_agree_on_pass_named_bug_and_weight_or_constant(tmp_pat
     assert out["named_bug"]["status"] == "failed" and diagnosis in out["named_bug"]["output"], out["named_bug"]
     assert "`db`: **wrong**" in out["named_bug"]["output"] and graded["named_bug"]["score"] == 2.0
 
-    code, said = _check(subs / "constant" / "layers.py")
-    line = re.search(r"(NOT CHECKED as a whole: .*?\.)$", " ".join(said.split()), re.S).group(1)
-    assert code == 3 and "cannot tell whether class_weights is a weight" in line, said
-    got = out["constant"]
-    assert got["status"] == "failed" and line in " ".join(got["output"].split()), got
-    assert "PASS" not in got["output"] and "Traceback" not in got["output"], got
-    assert graded["constant"]["score"] == 0.0 and rows["constant"]["status"] == "graded", rows
+    code, said = _check(subs / "forward_raises" / "layers.py")  # check and the grader name forward's error
+    assert code == 3 and "raised ValueError: not yet" in said, said
+    assert "forward raised ValueError: not yet" in out["forward_raises"]["output"], out["forward_raises"]
+    assert graded["forward_raises"]["score"] == 0.0 and rows["forward_raises"]["status"] == "graded", rows
+
+    for name in ("constant", "constant_in_dict"):  # the attribute style, and an array outside a params dict
+        code, said = _check(subs / name / "layers.py")
+        line = re.search(r"(NOT CHECKED as a whole: .*?\.)$", " ".join(said.split()), re.S).group(1)
+        assert code == 3 and "cannot tell whether class_weights is a weight" in line, said
+        got = out[name]
+        assert got["status"] == "failed" and line in " ".join(got["output"].split()), got
+        assert "`dX`: ok" in got["output"] and "`db`: ok" in got["output"], got  # the checked parts shown
+        assert "PASS" not in got["output"] and "Traceback" not in got["output"], got
+        assert graded[name]["score"] == 0.0 and rows[name]["status"] == "graded", rows
+    assert "grads['class_weights'], with class_weights in params," in out["constant_in_dict"]["output"]
 
 
 def test_a_declared_constant_gives_full_marks(tmp_path):
     _, res, rows, graded = _batch(tmp_path, ', constants=["class_weights"]')
     assert all(s.status == "graded" for s in res.submissions), rows
-    assert graded["constant"]["score"] == 3.0 and graded["constant"]["tests"][0]["status"] == "passed", graded
+    for name in ("constant", "constant_in_dict"):
+        assert graded[name]["score"] == 3.0 and graded[name]["tests"][0]["status"] == "passed", graded[name]
     assert graded["correct"]["score"] == 3.0, graded["correct"]  # declared, not read by this one: nothing to say
     assert graded["named_bug"]["score"] == 2.0
-    assert {r: rows[r]["score"] for r in rows} == {"correct": "3", "named_bug": "2", "constant": "3"}
+    assert {r: rows[r]["score"] for r in rows} == {"correct": "3", "named_bug": "2", "constant": "3",
+                                                   "constant_in_dict": "3", "forward_raises": "0"}
 
 
 @pytest.mark.parametrize("given", [["W"], "class_weights", [""], [3], 3])

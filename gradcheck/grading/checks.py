@@ -209,8 +209,10 @@ def evaluation_point(layer: Any, reference: Any, *, seed: int = 0,
     theirs = V.layer_params(layer, owner)
     ours = getattr(reference, "params", None) or {}
     if set(theirs) != set(ours):
+        read = (getattr(layer, "protocol", None) or {}).get("text") if isinstance(
+            getattr(layer, "protocol", None), dict) else None  # a sandboxed layer: what check found (forward raised)
         raise StudentCodeError(f"{owner}.params has keys {sorted(theirs)}; the assignment expects "
-                               f"{sorted(ours)}.")
+                               f"{sorted(ours)}" + (f" (gradcheck check reads {owner} as {read})." if read else "."))
     for k, v in ours.items():
         if theirs[k].shape != v.shape:
             raise StudentCodeError(f"{owner}.params[{k!r}] has shape {V.fmt_shape(theirs[k].shape)}; "
@@ -246,7 +248,12 @@ def _one_output(layer: Any, reference: Any, xs: list[np.ndarray]) -> tuple[Any, 
     concatenated); a student's k outputs against a one-output reference stay as loaded (forward's tuple is named)."""
     several = class_outputs(reference, [x.copy() for x in xs]) is not None
     if callable(getattr(layer, "probed", None)):  # a sandboxed layer: always as check reads it (attribute style too)
-        probed = layer.probed([x.copy() for x in xs])
+        try:
+            probed = layer.probed([x.copy() for x in xs])
+        except StudentCodeError as exc:  # the probe's copy of a 2 GiB broadcast: the graded call below names it
+            if getattr(exc, "reason", None) == "timeout":  # as it always has; a forward too slow: one timeout
+                raise
+            return layer, xs
         if not several and "checked as one" in str((getattr(probed, "protocol", None) or {}).get("text", "")):
             return layer, xs  # k outputs where the reference has one: "gave Y as a tuple" says it, not a stacked shape
         return probed, xs
