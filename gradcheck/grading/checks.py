@@ -72,26 +72,31 @@ class Part:
 
 @dataclass
 class Verdict:
-    """The parts of one graded check, plus remarks."""
+    """The parts of one graded check, plus remarks; ``not_checked``, when set, is ``gradcheck check``'s NOT CHECKED
+    as a whole line (an array forward reads with no gradient: a forgotten weight or a constant, exit 3 there): the
+    parts that matched are shown, and the check earns nothing until the student or the test decides."""
 
     parts: list[Part] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    not_checked: str = ""
 
     @property
     def passed(self) -> bool:
-        return all(p.passed for p in self.parts)
+        return all(p.passed for p in self.parts) and not self.not_checked
 
     @property
     def fraction(self) -> float:
-        """Points of the passed parts over all points (1.0 for an empty verdict)."""
+        """Points of the passed parts over all points (1.0 for an empty verdict; 0.0 when not checked)."""
         total = sum(p.points for p in self.parts)
+        if self.not_checked:
+            return 0.0
         return 1.0 if total <= 0 else sum(p.points for p in self.parts if p.passed) / total
 
     def markdown(self) -> str:
-        """Failing parts first, each with its diagnosis, then the others and the notes."""
+        """Failing parts first, each with its diagnosis, then the others, the NOT CHECKED line and the notes."""
         lines = [f"- `{p.name}`: {'ok' if p.passed else f'**{p.failed_as}**'}" + (f" - {p.message}" if p.message else "")
                  for p in sorted(self.parts, key=lambda p: p.passed)]
-        return "\n".join(lines + [f"\n{n}" for n in self.notes])
+        return "\n".join(lines + [f"\n{t}" for t in [self.not_checked] * bool(self.not_checked) + self.notes])
 
 
 def away_from_kinks(x: np.ndarray, margin: float = 0.05, kinks: Sequence[float] = (0.0,), *,
@@ -204,8 +209,10 @@ def evaluation_point(layer: Any, reference: Any, *, seed: int = 0,
     theirs = V.layer_params(layer, owner)
     ours = getattr(reference, "params", None) or {}
     if set(theirs) != set(ours):
+        read = (getattr(layer, "protocol", None) or {}).get("text") if isinstance(
+            getattr(layer, "protocol", None), dict) else None  # a sandboxed layer: what check found (forward raised)
         raise StudentCodeError(f"{owner}.params has keys {sorted(theirs)}; the assignment expects "
-                               f"{sorted(ours)}.")
+                               f"{sorted(ours)}" + (f" (gradcheck check reads {owner} as {read})." if read else "."))
     for k, v in ours.items():
         if theirs[k].shape != v.shape:
             raise StudentCodeError(f"{owner}.params[{k!r}] has shape {V.fmt_shape(theirs[k].shape)}; "
@@ -232,16 +239,26 @@ def evaluation_point(layer: Any, reference: Any, *, seed: int = 0,
 
 
 def _one_output(layer: Any, reference: Any, xs: list[np.ndarray]) -> tuple[Any, list[np.ndarray]]:
-    """``(layer, xs)``, the layer to grade when the reference has several outputs (a forward returning k
-    float arrays, a backward taking k upstream gradients): both presented as one, as ``gradcheck
-    check`` reads them (:func:`gradcheck._adapters.class_outputs`, ``Outputs``: stacked when they share
-    a shape, else flattened and concatenated), the student's through the sandbox's own probe
-    (:meth:`~gradcheck.sandbox.RemoteLayer.probed`). Otherwise ``layer`` unchanged."""
-    if class_outputs(reference, [x.copy() for x in xs]) is None:
-        return layer, xs
-    if callable(getattr(layer, "probed", None)):
-        return layer.probed([x.copy() for x in xs]), xs
-    class_outputs(layer, [x.copy() for x in xs])  # an in-process layer
+    """``(layer, xs)``, the layer to grade, read as ``gradcheck check`` reads it: a sandboxed layer through the
+    sandbox's own probe on ``xs`` (:meth:`~gradcheck.sandbox.RemoteLayer.probed`: an attribute-style layer's
+    ``self.W``/``self.dW`` as its params and grads, and the arrays forward reads without a gradient, which
+    :func:`gradcheck.check_command._undecided` reads). When the reference has several outputs (a forward
+    returning k float arrays, a backward taking k upstream gradients) both are presented as one
+    (:func:`gradcheck._adapters.class_outputs`, ``Outputs``: stacked when they share a shape, else flattened and
+    concatenated); a student's k outputs against a one-output reference stay as loaded (forward's tuple is named)."""
+    several = class_outputs(reference, [x.copy() for x in xs]) is not None
+    if callable(getattr(layer, "probed", None)):  # a sandboxed layer: always as check reads it (attribute style too)
+        try:
+            probed = layer.probed([x.copy() for x in xs])
+        except StudentCodeError as exc:  # the probe's copy of a 2 GiB broadcast: the graded call below names it
+            if getattr(exc, "reason", None) == "timeout":  # as it always has; a forward too slow: one timeout
+                raise
+            return layer, xs
+        if not several and "checked as one" in str((getattr(probed, "protocol", None) or {}).get("text", "")):
+            return layer, xs  # k outputs where the reference has one: "gave Y as a tuple" says it, not a stacked shape
+        return probed, xs
+    if several:
+        class_outputs(layer, [x.copy() for x in xs])  # an in-process layer
     return layer, xs
 
 
@@ -355,7 +372,8 @@ def forward_keywords(layer: Any, X: np.ndarray, keyword: str, expected: Mapping[
 
 def layer_gradients(layer: Any, X: np.ndarray, reference: Any, *, parts: Mapping[str, float] | None = None,
                     seed: int = 0, rtol: float = RTOL, atol: float | None = ATOL, training: bool = False,
-                    numerical: bool = True, params: Mapping[str, np.ndarray] | None = None) -> Verdict:
+                    numerical: bool = True, params: Mapping[str, np.ndarray] | None = None,
+                    constants: Sequence[str] = ()) -> Verdict:
     """Grade ``backward``: each tensor against the reference and against central differences.
 
     One forward and one backward at the evaluation point with a seeded upstream gradient ``G``,
@@ -382,15 +400,22 @@ def layer_gradients(layer: Any, X: np.ndarray, reference: Any, *, parts: Mapping
         differences, :data:`gradcheck.compare.ATOL_FLOOR` against the reference).
     training, numerical : bool, default False, True
         The mode; whether to require agreement with central differences too.
+    constants : sequence of str, optional
+        Arrays the student's forward only reads (``["class_weights"]``, ``"inner.scale"``), constants as ``gradcheck
+        check --constants`` declares them; undeclared, one beside weights with gradients is NOT CHECKED as a whole
+        (``Verdict.not_checked``, no points), as check says (exit 3). A name the layer does not read is left out.
 
     Raises
     ------
     StudentCodeError
         :func:`evaluation_point` refused the student's parameters, or forward raised.
     GradingTestError
-        A reference output or gradient is not finite: the test is wrong.
+        A reference output or gradient is not finite, or ``constants`` is not a list of names of arrays outside the
+        reference's parameters: the test is wrong.
     """
+    declared = _declared(constants, reference)
     layer, xs = _one_output(layer, reference, _inputs(X))
+    _take_constants(layer, declared)
     owner, ref_names = type(layer).__name__, V.input_names(reference, len(xs))
     d_in = [f"d{n}" for n in ref_names]
     point = evaluation_point(layer, reference, seed=seed, params=params)
@@ -423,16 +448,53 @@ def layer_gradients(layer: Any, X: np.ndarray, reference: Any, *, parts: Mapping
     swaps = name_swaps({n: got[n] for n in weights}, expected, keys)  # dgamma, dbeta: no part alone sees it
     for p in verdict.parts:
         p.message = swaps[p.name].sentence() if p.name in swaps else p.message
+    cfg = CheckConfig(rtol=rtol, atol=atol, seed=seed, training=training)
+    return _as_check(verdict, layer, xs, d_in, weights, G.shape, cfg, numerical)
+
+
+def _as_check(verdict: Verdict, layer: Any, xs: list[np.ndarray], d_in: list[str], weights: Mapping[str, float],
+              shape: tuple[int, ...], cfg: CheckConfig, numerical: bool) -> Verdict:
+    """The end of :func:`layer_gradients` once the reference's comparison gave ``verdict``: central differences
+    (``numerical``), then ``gradcheck check``'s own rule on the layer as check reads it (PASS, or NOT CHECKED as a
+    whole: :func:`gradcheck.check_command._undecided`, exit 3 there), and how to reproduce a failure."""
     if numerical and verdict.passed:
         # the check names an input's gradient after the student's forward argument: renamed by position
         rename = dict(zip([f"d{n}" for n in V.input_names(layer, len(xs))], d_in))
-        cfg = CheckConfig(rtol=rtol, atol=atol, seed=seed, training=training)
-        run = partial(_within_budget, layer, xs, G.shape, cfg)
+        run = partial(_within_budget, layer, xs, shape, cfg)
         if failed := _numerical(verdict, weights, run, lambda t: rename.get(t, t), "", "Is the layer deterministic?"):
             return failed
-    if not verdict.passed and (how := reproduce(layer, [x.shape for x in xs], training=True if training else None)):
+    if verdict.passed:
+        from ..check_command import _undecided
+
+        verdict.not_checked = _undecided(getattr(layer, "protocol", None) or {}, type(layer).__name__)
+    if not verdict.passed and (how := reproduce(layer, [x.shape for x in xs], training=True if cfg.training else None)):
         verdict.notes.append(how)
     return verdict
+
+
+def _declared(constants: Any, reference: Any) -> list[str]:
+    """The test's ``constants`` as a list of names; a :class:`GradingTestError` (the test's mistake, a grader error,
+    before any student code runs: no submission is scored by it) for a string, an empty or non-string name, or a
+    parameter of the reference (graded, so not a constant)."""
+    params = getattr(reference, "params", None) or {}
+    names = list(constants) if isinstance(constants, (list, tuple)) else None
+    if names is None or not all(isinstance(n, str) and n.strip() for n in names) or set(names) & set(params):
+        raise GradingTestError(f"constants {constants!r}: the names of array attributes the student's forward only "
+                               f"reads, as a list (e.g. ['class_weights']); not the reference's parameters "
+                               f"{sorted(params)}.")
+    return [n.strip().removeprefix("self.") for n in names]
+
+
+def _take_constants(layer: Any, names: list[str]) -> None:
+    """Read the declared ``names`` that ``layer`` (read as check reads it) has among its arrays without a gradient
+    as constants, as ``--constants`` does (:func:`gradcheck.check_command.take_constants`); others are left out (a
+    student's ``self._class_weights`` is a constant already)."""
+    from .._adapters import missing_gradients
+    from ..check_command import take_constants
+
+    info = getattr(layer, "protocol", None)
+    if names and isinstance(info, dict) and (present := [n for n in names if n in missing_gradients(info)]):
+        take_constants(layer, ",".join(present))
 
 
 def _numerical(verdict: Verdict, weights: Mapping[str, float], run: Callable[[], Any],

@@ -386,6 +386,7 @@ class Grade:
         """Record ``verdict``'s parts; raise when one failed (the test then ends with its diagnosis)."""
         self.verdict.parts += verdict.parts
         self.verdict.notes += verdict.notes
+        self.verdict.not_checked = "\n\n".join(t for t in (self.verdict.not_checked, verdict.not_checked) if t)
         self._item.stash[_FRACTION] = self.verdict.fraction
         if not verdict.passed:
             raise C.GradingFailure(self.verdict.markdown(), self.verdict.fraction)

@@ -667,11 +667,16 @@ def _batch_key(out_p: Path) -> bytes:
 
 
 def _child_env() -> dict[str, str]:
-    """The grading child's environment: no PYTHON*/PYTEST_*/coverage variables, one BLAS thread."""
+    """The grading child's environment: no PYTHON*/PYTEST_*/coverage variables, one BLAS thread; PYTHONPATH only
+    as the folder of the grader's own ``gradcheck`` when the grader was imported through it (a checkout run with
+    ``PYTHONPATH=.``: otherwise the child would import another installed copy and grade with other code)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTHON", "PYTEST_"))
            and k not in ("COV_CORE_SOURCE", "COV_CORE_CONFIG")}
     env.update(PYTEST_DISABLE_PLUGIN_AUTOLOAD="1", MPLBACKEND="Agg", PYTHONDONTWRITEBYTECODE="1",
                OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1", MKL_NUM_THREADS="1")
+    root = str(Path(__file__).resolve().parents[2])  # the grader's own gradcheck, when PYTHONPATH gave it
+    if root in [str(Path(p).resolve()) for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]:
+        env["PYTHONPATH"] = root  # that entry alone: the child grades with the grader's code, not another copy
     return env
 
 
