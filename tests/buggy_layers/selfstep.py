@@ -361,3 +361,44 @@ class SgdPerParamConfigsMeanBias(SgdPerParamConfigs):
         self.W, self.configs["W"] = _cs231n_sgd(self.W, self.X.T @ dY, self.configs["W"])
         self.b, self.configs["b"] = _cs231n_sgd(self.b, dY.mean(axis=0), self.configs["b"])  # BUG: the mean
         return dX
+
+
+class SgdStoresAndStepsStoredOverN(SgdStoresAndSteps):
+    def backward(self, dY):
+        self.dW, self.db = self.X.T @ dY / len(dY), dY.sum(axis=0)  # BUG: the stored dW divided by the batch size
+        dX = dY @ self.W.T
+        self.W -= self.lr * (self.X.T @ dY)  # the step itself is right
+        self.b -= self.lr * self.db
+        return dX
+
+
+class SgdGradsDict:
+    """A Dense with ``params`` and ``grads`` dicts whose backward fills grads and steps params at ``self.lr``
+    (session 14, finding 1): the stored grads are checked beside the step."""
+
+    ADAPT = True
+
+    def __init__(self):
+        rng = np.random.default_rng(0)
+        self.params = {"W": rng.standard_normal((4, 3)) * 0.5, "b": rng.standard_normal(3) * 0.1}
+        self.grads, self.lr = {}, 0.1
+
+    def forward(self, X):
+        self.X = X
+        return X @ self.params["W"] + self.params["b"]
+
+    def backward(self, dY):
+        self.grads["W"], self.grads["b"] = self.X.T @ dY, dY.sum(axis=0)
+        dX = dY @ self.params["W"].T
+        for k in self.params:
+            self.params[k] -= self.lr * self.grads[k]
+        return dX
+
+
+class SgdGradsDictStoredMeanBias(SgdGradsDict):
+    def backward(self, dY):
+        self.grads["W"], self.grads["b"] = self.X.T @ dY, dY.mean(axis=0)  # BUG: the stored db is the mean
+        dX = dY @ self.params["W"].T
+        self.params["W"] -= self.lr * self.grads["W"]
+        self.params["b"] -= self.lr * dY.sum(axis=0)  # the step itself is right
+        return dX
