@@ -2783,7 +2783,7 @@ def _unrated_steps(obj, bwd, inputs, training):
     ``self.W -= 0.01 * dW``, a rate held where gradcheck does not look): its dX would be measured with weights
     that move at each call, a FAIL of a correct layer (tester13 H1, H2). Returns None when nothing moved, or
     when forward or backward (called with dY alone) raised: the check says so."""
-    children = dict(sublayers(obj))
+    children = dict(_sgd_holders(obj))
     objs, names = [obj, *children.values()], list(_sgd_weights(obj))
     mk = mode_keyword(obj.forward)
     with _switch_kept(obj, mk):
@@ -2860,7 +2860,7 @@ def _global_rates(fn):
                 n.id not in local and _is_rate(g.get(n.id)):  # LEARNING_RATE = 0.1 at the module's top
             m = sys.modules.get(g.get("__name__", ""))
             out += [(m, n.id)] if m is not None and vars(m) is g and _student_module(m) else []
-        out += _held_global_rate(n, g, local)
+        out += _held_global_rate(n, g, local) + _global_holder_rates(n, g, local)
         if not (isinstance(n, ast.Attribute) and n.attr.lower() in LR_NAMES):
             continue
         chain, v = [], n.value
@@ -2875,7 +2875,10 @@ def _global_rates(fn):
             out.append((c, n.attr))
         elif _student_module(held) and _is_rate(vars(held).get(n.attr)):  # config.lr
             out.append((held, n.attr))
-    return out
+    once = {}  # opt.lr read in backward and opt named by it: one rate, named as read
+    for o, k in out:
+        once.setdefault((id(object.__getattribute__(o, "_held") if isinstance(o, _Global) else o), k), (o, k))
+    return list(once.values())
 
 
 class _Global:
@@ -2908,22 +2911,60 @@ class _Global:
 def _held_global_rate(n, g, local):
     """``[(_Global, key)]`` of the rate (:data:`LR_NAMES`) node ``n`` of a method's source reads from a dict or
     object that a global of its module holds: ``CONFIG["lr"]``, ``cfg.lr`` (a SimpleNamespace), ``hp.learning_rate``
-    (an instance of the student's class) (tester13 H1); else []. ``g``: the method's globals, ``local``: its local
-    names. A module or a class there is :func:`_global_rates`' own."""
-    if isinstance(n, ast.Subscript) and isinstance(n.slice, ast.Constant) and isinstance(n.slice.value, str):
-        k, v = n.slice.value, n.value
-    elif isinstance(n, ast.Attribute):
-        k, v = n.attr, n.value
-    else:
+    (an instance of the student's class) (tester13 H1), or reached from it through attributes or string keys:
+    ``cfg.optim.lr``, ``CONFIG["optim"]["lr"]``, ``hp.train.learning_rate`` (session 14, finding 2); else [].
+    ``g``: the method's globals, ``local``: its local names. A module or a class there is :func:`_global_rates`'
+    own."""
+    step = _rate_step(n)
+    if step is None or step[0].lower() not in LR_NAMES:
         return []
-    if not (isinstance(v, ast.Name) and v.id not in local and v.id != "self" and k.lower() in LR_NAMES):
+    k, v = step
+    chain = []
+    while (inner := _rate_step(v)) is not None and len(chain) < RATE_DEPTH:
+        chain.insert(0, inner[0])
+        v = inner[1]
+    if not (isinstance(v, ast.Name) and v.id not in local and v.id != "self"):
         return []
-    held = g.get(v.id)
+    held, name = g.get(v.id), v.id
+    for c in chain:  # cfg.optim, CONFIG["optim"]: the dict or object the rate is in
+        name += f"[{c!r}]" if isinstance(held, dict) else f".{c}"
+        held = held.get(c) if isinstance(held, dict) else getattr(held, "__dict__", {}).get(c) if \
+            _rate_holder(held) or _student_module(held) else None
     if isinstance(held, dict):
-        return [(_Global(held, v.id), k)] if _is_rate(held.get(k)) else []
+        return [(_Global(held, name), k)] if _is_rate(held.get(k)) else []
+    ok = _rate_holder(held) and k in getattr(held, "__dict__", {})
+    return [(_Global(held, name), k)] if ok and _is_rate(vars(held)[k]) else []
+
+
+#: How many attributes or string keys :func:`_held_global_rate` follows from a global to the rate's holder.
+RATE_DEPTH = 4
+
+
+def _rate_step(n):
+    """``(key, the node it is taken from)`` of ``x.key`` or ``x["key"]``; else None."""
+    if isinstance(n, ast.Subscript) and isinstance(n.slice, ast.Constant) and isinstance(n.slice.value, str):
+        return n.slice.value, n.value
+    return (n.attr, n.value) if isinstance(n, ast.Attribute) else None
+
+
+def _rate_holder(held):
+    """Whether ``held`` is a plain object a rate may be set on: a SimpleNamespace, or an instance of the student's
+    class (not a class, a module, a function)."""
     mine = isinstance(held, types.SimpleNamespace) or _student_module(sys.modules.get(type(held).__module__))
-    ok = mine and not isinstance(held, (type, types.ModuleType)) and k in getattr(held, "__dict__", {})
-    return [(_Global(held, v.id), k)] if ok and _is_rate(vars(held)[k]) else []
+    return mine and not isinstance(held, (type, types.ModuleType, types.FunctionType, types.MethodType))
+
+
+def _global_holder_rates(n, g, local):
+    """``[(_Global, key)]`` of the rates (:data:`LR_NAMES`) held by a dict or plain object (:func:`_rate_holder`)
+    that a global of the method's module holds and the method names (``opt`` of ``opt.step(self, dW, db)``, a
+    module-level optimizer whose own method reads ``self.lr``) (session 14, finding 2); else []."""
+    if not (isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and n.id not in local and n.id != "self"):
+        return []
+    held = g.get(n.id)
+    items = held.items() if isinstance(held, dict) else vars(held).items() if _rate_holder(held) and \
+        hasattr(held, "__dict__") else ()
+    return [(_Global(held, n.id), k) for k, v in list(items)[:MAX_PROBED]
+            if isinstance(k, str) and k.lower() in LR_NAMES and _is_rate(v)]
 
 
 def _class_rates(obj, heads):
@@ -2989,12 +3030,23 @@ def _sgd_weights(obj):
     plain objects (:func:`sublayers`): ``W``, ``l1.W``, ``W.data`` (a Parameter-like
     object)."""
     out = {}
-    for prefix, o in [("", obj), *sublayers(obj)]:
+    for prefix, o in [("", obj), *_sgd_holders(obj)]:
         for k, v in list(_fields(o).items())[:MAX_PROBED]:
             if isinstance(v, np.ndarray) and v.dtype.kind == "f" and v.size and isinstance(k, str):
                 out[f"{prefix}.{k}" if prefix else k] = (o, k)
         out.update({f"{prefix}.{k}" if prefix else k: (_Items(o), k) for k in _sgd_items(o)})
     return out
+
+
+def _sgd_holders(obj):
+    """:func:`sublayers` of ``obj``, and the plain objects beneath it that hold float arrays only in their dict or
+    list attributes (``layers.0`` of ``self.layers[0].params['W']``, a Dense without backward before its first
+    forward: session 14, finding 2): ``[(dotted name, object)]``, where a self-stepping backward's weights are."""
+    subs = sublayers(obj)
+    seen = {id(obj), *(id(v) for _, v in subs)}
+    walked = walk(obj, lambda p, v: not isinstance(getattr(v, "params", None), dict))
+    return subs + [(_label(p, dotted=True), v) for p, v in walked
+                   if id(v) not in seen and _is_helper(v) and _sgd_items(v)]
 
 
 def _sgd_items(o):
@@ -3135,7 +3187,7 @@ def _sgd_probe(obj, bwd, param, attrs, inputs, kw):
         The step is not plain gradient descent: not proportional to the rate or to dY, or different on a second
         call (an optimizer inside backward): its step over the rate is not the gradient.
     """
-    children = dict(sublayers(obj))
+    children = dict(_sgd_holders(obj))
     objs = [obj, *children.values()]
     names = list(_sgd_weights(obj))
     try:
@@ -3279,7 +3331,7 @@ def _sgd_stored_grads(obj, bwd, param, attrs, inputs, kw, moved):
     takes (session 14, finding 1). ``wrong``: ``["stored"]``, ``["step"]`` or both, measured against a central
     difference of forward (:func:`_central_gaps`); the one further from it when neither is within
     :data:`SGD_RIGHT`. Everything put back; {} when forward or backward raised (the check says so)."""
-    weights, objs, found = _sgd_weights(obj), [obj, *dict(sublayers(obj)).values()], {}
+    weights, objs, found = _sgd_weights(obj), [obj, *dict(_sgd_holders(obj)).values()], {}
     try:
         with _all_undone(objs) as rewind:
             y = _run(obj, rewind, inputs, kw)

@@ -402,3 +402,95 @@ class SgdGradsDictStoredMeanBias(SgdGradsDict):
         self.params["W"] -= self.lr * self.grads["W"]
         self.params["b"] -= self.lr * dY.sum(axis=0)  # the step itself is right
         return dX
+
+
+class _SGD:
+    """A module-level optimizer whose own method steps a layer at ``self.lr`` (session 14, finding 2)."""
+
+    def __init__(self, lr):
+        self.lr = lr
+
+    def step(self, layer, dW, db):
+        layer.W -= self.lr * dW
+        layer.b -= self.lr * db
+
+
+#: The optimizer a layer below calls in its backward, and the config another reads its rate from two keys deep.
+OPT = _SGD(0.1)
+NESTED_CONFIG = {"optim": {"lr": 0.1}}
+
+
+class SgdGlobalOptimizer(SgdClassRate):
+    """A Dense whose backward calls a module-level optimizer, ``OPT.step(self, dW, db)`` (session 14, finding 2)."""
+
+    def backward(self, dY):
+        dX = dY @ self.W.T
+        OPT.step(self, self.X.T @ dY, dY.sum(axis=0))
+        return dX
+
+
+class SgdGlobalOptimizerMeanBias(SgdGlobalOptimizer):
+    def backward(self, dY):
+        dX = dY @ self.W.T
+        OPT.step(self, self.X.T @ dY, dY.mean(axis=0))  # BUG: the mean over the batch, not the sum
+        return dX
+
+
+class SgdNestedConfigRate(SgdClassRate):
+    """A Dense stepping at ``NESTED_CONFIG["optim"]["lr"]``, two keys into a module's dict (session 14, finding 2)."""
+
+    def backward(self, dY):
+        lr = NESTED_CONFIG["optim"]["lr"]
+        dX = dY @ self.W.T
+        self.W -= lr * (self.X.T @ dY)
+        self.b -= lr * dY.sum(axis=0)
+        return dX
+
+
+class SgdNestedConfigRateSign(SgdNestedConfigRate):
+    def backward(self, dY):
+        lr = NESTED_CONFIG["optim"]["lr"]
+        dX = dY @ self.W.T
+        self.W += lr * (self.X.T @ dY)  # BUG: a step up the gradient (the sign of dW)
+        self.b -= lr * dY.sum(axis=0)
+        return dX
+
+
+class _DenseParams:
+    """A Dense without backward holding its weights in a ``params`` dict."""
+
+    def __init__(self):
+        rng = np.random.default_rng(0)
+        self.params = {"W": rng.standard_normal((4, 3)) * 0.5, "b": rng.standard_normal(3) * 0.1}
+
+    def forward(self, X):
+        self.X = X
+        return X @ self.params["W"] + self.params["b"]
+
+
+class SgdNestedWeights:
+    """A model stepping ``self.layers[0].params['W']`` at ``self.lr`` (session 14, finding 2)."""
+
+    ADAPT = True
+
+    def __init__(self):
+        self.layers, self.lr = [_DenseParams()], 0.1
+
+    def forward(self, X):
+        return self.layers[0].forward(X)
+
+    def backward(self, dY):
+        layer = self.layers[0]
+        dX = dY @ layer.params["W"].T
+        self.layers[0].params["W"] -= self.lr * (layer.X.T @ dY)
+        self.layers[0].params["b"] -= self.lr * dY.sum(axis=0)
+        return dX
+
+
+class SgdNestedWeightsOverN(SgdNestedWeights):
+    def backward(self, dY):
+        layer = self.layers[0]
+        dX = dY @ layer.params["W"].T
+        self.layers[0].params["W"] -= self.lr * (layer.X.T @ dY) / len(dY)  # BUG: divided by the batch size
+        self.layers[0].params["b"] -= self.lr * dY.sum(axis=0)
+        return dX
