@@ -2592,12 +2592,15 @@ def adapt(obj, inputs=None, training=True):
     mk = mode_keyword(obj.forward) if callable(getattr(obj, "forward", None)) else None
     stored = stored_results(obj, inputs, training)
     after = stored and getattr(type(obj), "_gradcheck_dx_after_step", False) is True
+    read = list(getattr(type(obj), "_gradcheck_read_from", None) or []) if stored else []
     with _switch_kept(obj, mk):
         obj, info = _adapt(obj, inputs, training)
     if stored:
         info["text"] = info.get("text", "") + stored
     if after:  # dX computed with the weights after the step (_sgd_dx_after_step): named by the diagnosis
         info["dx_after_step"] = True
+    if read:  # a stored gradient and a step that differ: which one the check reads, for the FAIL line
+        info["read_from"] = [*info.get("read_from", []), *read]
     if isinstance(obj, Adapted) and (missing := missing_gradients(info)):
         obj.missing_gradients = missing  # named by the diagnosis (a sandboxed layer's: from its protocol)
     return obj, info
@@ -2723,8 +2726,9 @@ def stored_results(obj, inputs=None, training=True):
     out, din = (out, din) if out and din else (None, None)
     heads = set() if lr else _rate_heads(bwd)
     rated = bool(lr or _rate_attributes(obj, heads))
-    weights, after = _probe_steps(obj, bwd, lr, heads, inputs, training) if rated and inputs is not None else \
-        (None, False)
+    weights, after, stored = _probe_steps(obj, bwd, lr, heads, inputs, training) if rated and inputs is not None \
+        else (None, False, {})
+    notes, read = _sgd_stored_text(weights, stored)
     rated = bool(lr or weights)  # a rate attribute that backward steps no weight with: not a self-stepping one
     if not rated and inputs is not None:
         _unrated_steps(obj, bwd, inputs, training)
@@ -2744,7 +2748,7 @@ def stored_results(obj, inputs=None, training=True):
             before = _sgd_snapshot(self, weights)
             with _rate_set(self, lr, _rate_attributes(self, heads), LR_PROBE) as rate:
                 r = bwd(self, *dys, **rate, **kw)
-            _sgd_read(before, LR_PROBE)
+            _sgd_read(before, LR_PROBE, [n for n, (_, wrong) in stored.items() if "stored" in wrong])
         else:
             before = {k: (v, v.copy()) for k, v in list(vars(self).items())[:MAX_PROBED]
                       if isinstance(v, np.ndarray) and v.dtype.kind == "f"}
@@ -2754,21 +2758,23 @@ def stored_results(obj, inputs=None, training=True):
     try:
         obj.__class__ = type(cls.__name__, (cls,), {"forward": forward, "backward": backward, "__slots__": (),
                                                     "__module__": cls.__module__, "__qualname__": cls.__qualname__,
-                                                    "_gradcheck_dx_after_step": after})
+                                                    "_gradcheck_dx_after_step": after, "_gradcheck_read_from": read})
     except TypeError:  # a class whose instances cannot change class: read as it is
         return ""
     return ((f"; forward returns nothing and stores Y in self.{out}, backward returns nothing and stores dX in "
              f"self.{din} (Neural Networks from Scratch): Y and dX are read there" if out else "")
-            + (_sgd_header(obj, bwd, lr, heads, weights) if rated else ""))
+            + (_sgd_header(obj, bwd, lr, heads, weights) + notes if rated else ""))
 
 
 def _probe_steps(obj, bwd, lr, heads, inputs, training):
     """:func:`_sgd_probe` of ``obj`` on ``inputs``, its forward in mode ``training`` (its switch put
-    back after)."""
+    back after), and :func:`_sgd_stored_grads` of the weights it moves: ``(weights, dx_after_step, stored)``."""
     mk = mode_keyword(obj.forward)
     with _switch_kept(obj, mk):
         kw = _training_kw(obj.forward, training, mk)
-        return _sgd_probe(obj, bwd, lr, _rate_attributes(obj, heads), inputs, kw)
+        attrs = _rate_attributes(obj, heads)
+        weights, after = _sgd_probe(obj, bwd, lr, attrs, inputs, kw)
+        return weights, after, _sgd_stored_grads(obj, bwd, lr, attrs, inputs, kw, weights) if weights else {}
 
 
 def _unrated_steps(obj, bwd, inputs, training):
@@ -2777,7 +2783,7 @@ def _unrated_steps(obj, bwd, inputs, training):
     ``self.W -= 0.01 * dW``, a rate held where gradcheck does not look): its dX would be measured with weights
     that move at each call, a FAIL of a correct layer (tester13 H1, H2). Returns None when nothing moved, or
     when forward or backward (called with dY alone) raised: the check says so."""
-    children = dict(sublayers(obj))
+    children = dict(_sgd_holders(obj))
     objs, names = [obj, *children.values()], list(_sgd_weights(obj))
     mk = mode_keyword(obj.forward)
     with _switch_kept(obj, mk):
@@ -2854,7 +2860,7 @@ def _global_rates(fn):
                 n.id not in local and _is_rate(g.get(n.id)):  # LEARNING_RATE = 0.1 at the module's top
             m = sys.modules.get(g.get("__name__", ""))
             out += [(m, n.id)] if m is not None and vars(m) is g and _student_module(m) else []
-        out += _held_global_rate(n, g, local)
+        out += _held_global_rate(n, g, local) + _global_holder_rates(n, g, local)
         if not (isinstance(n, ast.Attribute) and n.attr.lower() in LR_NAMES):
             continue
         chain, v = [], n.value
@@ -2869,7 +2875,10 @@ def _global_rates(fn):
             out.append((c, n.attr))
         elif _student_module(held) and _is_rate(vars(held).get(n.attr)):  # config.lr
             out.append((held, n.attr))
-    return out
+    once = {}  # opt.lr read in backward and opt named by it: one rate, named as read
+    for o, k in out:
+        once.setdefault((id(object.__getattribute__(o, "_held") if isinstance(o, _Global) else o), k), (o, k))
+    return list(once.values())
 
 
 class _Global:
@@ -2902,22 +2911,60 @@ class _Global:
 def _held_global_rate(n, g, local):
     """``[(_Global, key)]`` of the rate (:data:`LR_NAMES`) node ``n`` of a method's source reads from a dict or
     object that a global of its module holds: ``CONFIG["lr"]``, ``cfg.lr`` (a SimpleNamespace), ``hp.learning_rate``
-    (an instance of the student's class) (tester13 H1); else []. ``g``: the method's globals, ``local``: its local
-    names. A module or a class there is :func:`_global_rates`' own."""
-    if isinstance(n, ast.Subscript) and isinstance(n.slice, ast.Constant) and isinstance(n.slice.value, str):
-        k, v = n.slice.value, n.value
-    elif isinstance(n, ast.Attribute):
-        k, v = n.attr, n.value
-    else:
+    (an instance of the student's class) (tester13 H1), or reached from it through attributes or string keys:
+    ``cfg.optim.lr``, ``CONFIG["optim"]["lr"]``, ``hp.train.learning_rate`` (session 14, finding 2); else [].
+    ``g``: the method's globals, ``local``: its local names. A module or a class there is :func:`_global_rates`'
+    own."""
+    step = _rate_step(n)
+    if step is None or step[0].lower() not in LR_NAMES:
         return []
-    if not (isinstance(v, ast.Name) and v.id not in local and v.id != "self" and k.lower() in LR_NAMES):
+    k, v = step
+    chain = []
+    while (inner := _rate_step(v)) is not None and len(chain) < RATE_DEPTH:
+        chain.insert(0, inner[0])
+        v = inner[1]
+    if not (isinstance(v, ast.Name) and v.id not in local and v.id != "self"):
         return []
-    held = g.get(v.id)
+    held, name = g.get(v.id), v.id
+    for c in chain:  # cfg.optim, CONFIG["optim"]: the dict or object the rate is in
+        name += f"[{c!r}]" if isinstance(held, dict) else f".{c}"
+        held = held.get(c) if isinstance(held, dict) else getattr(held, "__dict__", {}).get(c) if \
+            _rate_holder(held) or _student_module(held) else None
     if isinstance(held, dict):
-        return [(_Global(held, v.id), k)] if _is_rate(held.get(k)) else []
+        return [(_Global(held, name), k)] if _is_rate(held.get(k)) else []
+    ok = _rate_holder(held) and k in getattr(held, "__dict__", {})
+    return [(_Global(held, name), k)] if ok and _is_rate(vars(held)[k]) else []
+
+
+#: How many attributes or string keys :func:`_held_global_rate` follows from a global to the rate's holder.
+RATE_DEPTH = 4
+
+
+def _rate_step(n):
+    """``(key, the node it is taken from)`` of ``x.key`` or ``x["key"]``; else None."""
+    if isinstance(n, ast.Subscript) and isinstance(n.slice, ast.Constant) and isinstance(n.slice.value, str):
+        return n.slice.value, n.value
+    return (n.attr, n.value) if isinstance(n, ast.Attribute) else None
+
+
+def _rate_holder(held):
+    """Whether ``held`` is a plain object a rate may be set on: a SimpleNamespace, or an instance of the student's
+    class (not a class, a module, a function)."""
     mine = isinstance(held, types.SimpleNamespace) or _student_module(sys.modules.get(type(held).__module__))
-    ok = mine and not isinstance(held, (type, types.ModuleType)) and k in getattr(held, "__dict__", {})
-    return [(_Global(held, v.id), k)] if ok and _is_rate(vars(held)[k]) else []
+    return mine and not isinstance(held, (type, types.ModuleType, types.FunctionType, types.MethodType))
+
+
+def _global_holder_rates(n, g, local):
+    """``[(_Global, key)]`` of the rates (:data:`LR_NAMES`) held by a dict or plain object (:func:`_rate_holder`)
+    that a global of the method's module holds and the method names (``opt`` of ``opt.step(self, dW, db)``, a
+    module-level optimizer whose own method reads ``self.lr``) (session 14, finding 2); else []."""
+    if not (isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and n.id not in local and n.id != "self"):
+        return []
+    held = g.get(n.id)
+    items = held.items() if isinstance(held, dict) else vars(held).items() if _rate_holder(held) and \
+        hasattr(held, "__dict__") else ()
+    return [(_Global(held, n.id), k) for k, v in list(items)[:MAX_PROBED]
+            if isinstance(k, str) and k.lower() in LR_NAMES and _is_rate(v)]
 
 
 def _class_rates(obj, heads):
@@ -2983,12 +3030,23 @@ def _sgd_weights(obj):
     plain objects (:func:`sublayers`): ``W``, ``l1.W``, ``W.data`` (a Parameter-like
     object)."""
     out = {}
-    for prefix, o in [("", obj), *sublayers(obj)]:
+    for prefix, o in [("", obj), *_sgd_holders(obj)]:
         for k, v in list(_fields(o).items())[:MAX_PROBED]:
             if isinstance(v, np.ndarray) and v.dtype.kind == "f" and v.size and isinstance(k, str):
                 out[f"{prefix}.{k}" if prefix else k] = (o, k)
         out.update({f"{prefix}.{k}" if prefix else k: (_Items(o), k) for k in _sgd_items(o)})
     return out
+
+
+def _sgd_holders(obj):
+    """:func:`sublayers` of ``obj``, and the plain objects beneath it that hold float arrays only in their dict or
+    list attributes (``layers.0`` of ``self.layers[0].params['W']``, a Dense without backward before its first
+    forward: session 14, finding 2): ``[(dotted name, object)]``, where a self-stepping backward's weights are."""
+    subs = sublayers(obj)
+    seen = {id(obj), *(id(v) for _, v in subs)}
+    walked = walk(obj, lambda p, v: not isinstance(getattr(v, "params", None), dict))
+    return subs + [(_label(p, dotted=True), v) for p, v in walked
+                   if id(v) not in seen and _is_helper(v) and _sgd_items(v)]
 
 
 def _sgd_items(o):
@@ -3035,15 +3093,18 @@ def _sgd_snapshot(obj, names):
     return {n: (*arrays[n], getattr(*arrays[n]), getattr(*arrays[n]).copy()) for n in names if n in arrays}
 
 
-def _sgd_read(before, rate):
+def _sgd_read(before, rate, keep=()):
     """After a backward given ``rate`` that stepped the weights of ``before`` (:func:`_sgd_snapshot`): each gets its step
     over the rate, (before - after) / rate, as its gradient (``W_grad``; ``grad`` beside a Parameter's ``data``), and
-    is put back (in place, or its old array bound again)."""
-    for o, k, a, kept in before.values():
+    is put back (in place, or its old array bound again). A weight of ``keep`` keeps the gradient backward stores
+    beside its step, found wrong (:func:`_sgd_stored_grads`): that one is checked."""
+    for n, (o, k, a, kept) in before.items():
         new = getattr(o, k, None)
         if not (isinstance(new, np.ndarray) and new.shape == kept.shape):
             continue
-        if not isinstance(o, _Items):
+        if n in keep:
+            pass
+        elif not isinstance(o, _Items):
             if _sgd_stored(o, k, kept, new, rate) is None:
                 setattr(o, _sgd_grad_name(k), (kept - new) / rate)
         elif (home := _sgd_grad_home(o, k)) is not None:  # grads['W'] for params['W']
@@ -3126,7 +3187,7 @@ def _sgd_probe(obj, bwd, param, attrs, inputs, kw):
         The step is not plain gradient descent: not proportional to the rate or to dY, or different on a second
         call (an optimizer inside backward): its step over the rate is not the gradient.
     """
-    children = dict(sublayers(obj))
+    children = dict(_sgd_holders(obj))
     objs = [obj, *children.values()]
     names = list(_sgd_weights(obj))
     try:
@@ -3256,6 +3317,77 @@ def _sgd_read_names(weights):
             ip[1][0], str) else f"d{ip[0]}") + "".join(f"[{k!r}]" for k in ip[1])
         out.append(f"{head}.{name}" if head else name)
     return ", ".join(out)
+
+
+#: The relative gap between a gradient along a direction and the central difference along it below which the
+#: gradient is said right (when the stored gradient and the step differ: which one is wrong).
+SGD_RIGHT = 1e-5
+
+
+def _sgd_stored_grads(obj, bwd, param, attrs, inputs, kw, moved):
+    """``{weight: (where, wrong)}`` of the weights of ``moved`` (:func:`_sgd_probe`) whose gradient backward also
+    stores (``self.dW``, ``self.grads['W']``: where, as the student wrote it) and that it steps by other than the
+    rate times it: one of the two is wrong, and a wrong stored gradient is a wrong number an optimizer or a reader
+    takes (session 14, finding 1). ``wrong``: ``["stored"]``, ``["step"]`` or both, measured against a central
+    difference of forward (:func:`_central_gaps`); the one further from it when neither is within
+    :data:`SGD_RIGHT`. Everything put back; {} when forward or backward raised (the check says so)."""
+    weights, objs, found = _sgd_weights(obj), [obj, *dict(_sgd_holders(obj)).values()], {}
+    try:
+        with _all_undone(objs) as rewind:
+            y = _run(obj, rewind, inputs, kw)
+            before = _sgd_snapshot(obj, moved)
+            held = {n: _sgd_student_grads(o, k) for n, (o, k, _, _) in before.items()}
+            _sgd_call(obj, bwd, param, attrs, np.random.default_rng(7).standard_normal(y.shape), LR_PROBE)
+            for n, (o, k, _, kept) in before.items():
+                step = kept - getattr(o, k)
+                got = next(((c, g) for c, (g, _) in _sgd_student_grads(o, k).items() if g.shape == kept.shape and not (
+                    c in held[n] and held[n][c][0] is g and np.array_equal(held[n][c][1], g))), None)
+                if got is not None and not _sgd_close(step, LR_PROBE * got[1], kept, 1):
+                    found[n] = (got[0], got[1].copy(), step / LR_PROBE, o)
+    except Exception:  # noqa: BLE001 - the student's forward or backward: the check calls them again and says so
+        return {}
+    out = {}
+    for n, (c, g, s, o) in found.items():
+        d, dots = _central_gaps(obj, inputs, kw, getattr(*weights[n]), {"stored": g, "step": s})
+        gaps = {k: abs(v - d) / max(abs(v) + abs(d), 1e-300) for k, v in dots.items()}
+        wrong = [k for k in gaps if gaps[k] > SGD_RIGHT] or [max(gaps, key=gaps.get)]
+        raw = object.__getattribute__(o, "_o") if isinstance(o, _Items) else o
+        paths = {id(v): p for p, v in walk(obj)}
+        out[n] = ("self." + (_label(paths[id(raw)], dotted=True) + "." if id(raw) in paths else "") + c, wrong)
+    return out
+
+
+def _sgd_student_grads(o, k):
+    """``{name: (array, its copy)}`` of the float arrays held now under the names weight ``k`` of ``o`` may have its
+    gradient under (:func:`_grad_candidates`), but the one gradcheck puts a read step in (``W_grad``)."""
+    raw = object.__getattribute__(o, "_o") if isinstance(o, _Items) else o
+    own = _sgd_grad_name(k) if not isinstance(o, _Items) else None
+    out = {}
+    for c in _grad_candidates(k):
+        g = getattr(_Items(raw), c, None) if c != own else None
+        if isinstance(g, np.ndarray) and g.dtype.kind == "f":
+            out[c] = (g, g.copy())
+    return out
+
+
+def _sgd_stored_text(weights, stored):
+    """The header's words and the FAIL line's (``read_from``: ``["dW: ..."]``) for :func:`_sgd_stored_grads`'s
+    ``stored``: which of a stored gradient and a step that differ the check reads (the one found wrong)."""
+    notes, read = [], []
+    for n, (where, wrong) in stored.items():
+        ip = _item_path(n.rpartition(".")[2])
+        w = str(ip[1][0]) if ip and ip[0] == "params" and isinstance(ip[1][0], str) and "." not in n else n
+        if "stored" in wrong:
+            read.append(f"d{w}: {where} as backward stores it, which is wrong; its step of {w} is " + (
+                "wrong too" if "step" in wrong else "right (it matches a central difference of forward)"))
+        else:
+            read.append(f"d{w}: {w}'s step over the rate, which is wrong; {where} as backward stores it is right, "
+                        "and the step is not the rate times it")
+        notes.append(f"; backward stores {where} and steps {w} by other than the rate times it: the check reads "
+                     + (f"the stored {where}" if "stored" in wrong else f"{w}'s step over the rate in its place")
+                     + ", the one further from a central difference of forward (both must be right: an optimizer or a reader "
+                     f"takes {where} as {w}'s gradient)")
+    return "".join(notes), read
 
 
 _MISSING = object()
@@ -3929,6 +4061,14 @@ def _farther(obj, inputs, kw, weight, grads):
     """The key of ``grads`` (``{"stored": dW, "returned": dW}``) further from the central difference
     (:func:`gradcheck._kernel.difference_quotient`, the checker's one kernel) of ``L = sum(forward(*inputs) * dY)``
     along one random direction of ``weight`` (the probe's dY; state restored)."""
+    d, dots = _central_gaps(obj, inputs, kw, weight, grads)
+    return max(grads, key=lambda k: abs(dots[k] - d))
+
+
+def _central_gaps(obj, inputs, kw, weight, grads):
+    """``(d, {key: <g, u>})``: the central difference ``d`` (:func:`gradcheck._kernel.difference_quotient`) of
+    ``L = sum(forward(*inputs) * dY)`` along one random direction ``u`` of ``weight`` (the probe's dY, state
+    restored), and each gradient of ``grads`` along it (:func:`_farther`'s measure)."""
     u = np.random.default_rng(11).standard_normal(np.shape(weight))
     eps = 1e-6 * max(1.0, float(np.max(np.abs(weight)))) if np.size(weight) else 1e-6
     with _all_undone([obj]) as rewind:
@@ -3943,7 +4083,7 @@ def _farther(obj, inputs, kw, weight, grads):
             d = difference_quotient(loss, eps, "central")
         finally:
             weight[...] = base
-    return max(grads, key=lambda k: abs(float(np.sum(grads[k] * u)) - d))
+    return d, {k: float(np.sum(g * u)) for k, g in grads.items()}
 
 
 def _one_per_memory(obj, children, pairs, info):

@@ -2312,6 +2312,8 @@ def _localize(model, inputs, diag: Diagnosis, training, kw) -> None:
                                name=f"layers[{i}] {type(sub).__name__}", **kw)
         except UsageError:
             d = None
+        except ProtocolError:  # a sub-layer without backward (a model steps its weights itself): not checkable alone
+            return
         if d is not None and d.result is None and isinstance(d.error, ProtocolError):
             return  # a sub-layer not in the manualprop protocol (DLfS-2's params lists): not checkable alone, not blamed
         if d is not None and not d.passed:

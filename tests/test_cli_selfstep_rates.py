@@ -132,7 +132,7 @@ def test_a_layer_that_stores_its_gradient_and_steps_is_checked(tmp_path, name, d
     assert p.returncode == code, out
     assert "several gradient attributes" not in out, out
     if code:
-        assert f"FAIL: {name}: gradient mismatch in {bad}." in out, out
+        assert f"FAIL: {name}: gradient mismatch in {bad}" in out, out  # "." or " (db is b's step ...)"
     else:
         assert f"PASS: {name}: every gradient" in out, out
 

@@ -191,6 +191,11 @@ EXPECTED = {
     "selfstep.py::SgdModuleDictRateSign": "wrong-sign",  # the rate in CONFIG['lr'], a module's dict
     "selfstep.py::SgdStoresAndStepsBiasTwice": "factor",  # stores db and steps b with 2 db
     "selfstep.py::SgdPerParamConfigsMeanBias": "bias-mean",  # CS231n's self.configs['b']['learning_rate']
+    "selfstep.py::SgdStoresAndStepsStoredOverN": "factor-inverse-batch",  # the stored dW wrong, its step right
+    "selfstep.py::SgdGradsDictStoredMeanBias": "bias-mean",  # the stored grads['b'] wrong, its step right
+    "selfstep.py::SgdGlobalOptimizerMeanBias": "bias-mean",  # a module-level optimizer's step(self, dW, db)
+    "selfstep.py::SgdNestedConfigRateSign": "wrong-sign",  # the rate in NESTED_CONFIG['optim']['lr']
+    "selfstep.py::SgdNestedWeightsOverN": "factor-inverse-batch",  # self.layers[0].params['W'] stepped
     # session 12 (Y9, Y20, Z3, Y14, Y10): switches reached in sub-layers, other modules, config objects, the
     # environment, any bool or state string forward branches on, beside a training argument, behind a property
     "switches.py::SubModeNetBug": "mask-scale",
@@ -252,7 +257,8 @@ CORRECT = ["linear.py::LinearOutIn", "linear.py::LinearInOut", "activations.py::
            "selfstep.py::SgdParamsDict", "selfstep.py::SgdParamsList", "selfstep.py::SgdClassRate",
            "selfstep.py::SgdOwnClassRate", "selfstep.py::SgdGlobalRate", "selfstep.py::SgdConfigRate",
            "selfstep.py::SgdAlphaRate", "selfstep.py::SgdModuleDictRate", "selfstep.py::SgdStoresAndSteps",
-           "selfstep.py::SgdPerParamConfigs",
+           "selfstep.py::SgdPerParamConfigs", "selfstep.py::SgdGradsDict",
+           "selfstep.py::SgdGlobalOptimizer", "selfstep.py::SgdNestedConfigRate", "selfstep.py::SgdNestedWeights",
            *(f"switches.py::{n}" for n in ("SubModeNet", "SubOwnModeNet", "SubParamNet", "CfgModuleNet", "CfgObjectNet",
                                            "ConfigDictNet", "EnvNet", "FittingNet", "StateNet", "SetTrainingNet",
                                            "BNNet", "ScaleTrainBackward", "ArgAndSubNet", "PropDrop",

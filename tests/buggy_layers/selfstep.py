@@ -361,3 +361,136 @@ class SgdPerParamConfigsMeanBias(SgdPerParamConfigs):
         self.W, self.configs["W"] = _cs231n_sgd(self.W, self.X.T @ dY, self.configs["W"])
         self.b, self.configs["b"] = _cs231n_sgd(self.b, dY.mean(axis=0), self.configs["b"])  # BUG: the mean
         return dX
+
+
+class SgdStoresAndStepsStoredOverN(SgdStoresAndSteps):
+    def backward(self, dY):
+        self.dW, self.db = self.X.T @ dY / len(dY), dY.sum(axis=0)  # BUG: the stored dW divided by the batch size
+        dX = dY @ self.W.T
+        self.W -= self.lr * (self.X.T @ dY)  # the step itself is right
+        self.b -= self.lr * self.db
+        return dX
+
+
+class SgdGradsDict:
+    """A Dense with ``params`` and ``grads`` dicts whose backward fills grads and steps params at ``self.lr``
+    (session 14, finding 1): the stored grads are checked beside the step."""
+
+    ADAPT = True
+
+    def __init__(self):
+        rng = np.random.default_rng(0)
+        self.params = {"W": rng.standard_normal((4, 3)) * 0.5, "b": rng.standard_normal(3) * 0.1}
+        self.grads, self.lr = {}, 0.1
+
+    def forward(self, X):
+        self.X = X
+        return X @ self.params["W"] + self.params["b"]
+
+    def backward(self, dY):
+        self.grads["W"], self.grads["b"] = self.X.T @ dY, dY.sum(axis=0)
+        dX = dY @ self.params["W"].T
+        for k in self.params:
+            self.params[k] -= self.lr * self.grads[k]
+        return dX
+
+
+class SgdGradsDictStoredMeanBias(SgdGradsDict):
+    def backward(self, dY):
+        self.grads["W"], self.grads["b"] = self.X.T @ dY, dY.mean(axis=0)  # BUG: the stored db is the mean
+        dX = dY @ self.params["W"].T
+        self.params["W"] -= self.lr * self.grads["W"]
+        self.params["b"] -= self.lr * dY.sum(axis=0)  # the step itself is right
+        return dX
+
+
+class _SGD:
+    """A module-level optimizer whose own method steps a layer at ``self.lr`` (session 14, finding 2)."""
+
+    def __init__(self, lr):
+        self.lr = lr
+
+    def step(self, layer, dW, db):
+        layer.W -= self.lr * dW
+        layer.b -= self.lr * db
+
+
+#: The optimizer a layer below calls in its backward, and the config another reads its rate from two keys deep.
+OPT = _SGD(0.1)
+NESTED_CONFIG = {"optim": {"lr": 0.1}}
+
+
+class SgdGlobalOptimizer(SgdClassRate):
+    """A Dense whose backward calls a module-level optimizer, ``OPT.step(self, dW, db)`` (session 14, finding 2)."""
+
+    def backward(self, dY):
+        dX = dY @ self.W.T
+        OPT.step(self, self.X.T @ dY, dY.sum(axis=0))
+        return dX
+
+
+class SgdGlobalOptimizerMeanBias(SgdGlobalOptimizer):
+    def backward(self, dY):
+        dX = dY @ self.W.T
+        OPT.step(self, self.X.T @ dY, dY.mean(axis=0))  # BUG: the mean over the batch, not the sum
+        return dX
+
+
+class SgdNestedConfigRate(SgdClassRate):
+    """A Dense stepping at ``NESTED_CONFIG["optim"]["lr"]``, two keys into a module's dict (session 14, finding 2)."""
+
+    def backward(self, dY):
+        lr = NESTED_CONFIG["optim"]["lr"]
+        dX = dY @ self.W.T
+        self.W -= lr * (self.X.T @ dY)
+        self.b -= lr * dY.sum(axis=0)
+        return dX
+
+
+class SgdNestedConfigRateSign(SgdNestedConfigRate):
+    def backward(self, dY):
+        lr = NESTED_CONFIG["optim"]["lr"]
+        dX = dY @ self.W.T
+        self.W += lr * (self.X.T @ dY)  # BUG: a step up the gradient (the sign of dW)
+        self.b -= lr * dY.sum(axis=0)
+        return dX
+
+
+class _DenseParams:
+    """A Dense without backward holding its weights in a ``params`` dict."""
+
+    def __init__(self):
+        rng = np.random.default_rng(0)
+        self.params = {"W": rng.standard_normal((4, 3)) * 0.5, "b": rng.standard_normal(3) * 0.1}
+
+    def forward(self, X):
+        self.X = X
+        return X @ self.params["W"] + self.params["b"]
+
+
+class SgdNestedWeights:
+    """A model stepping ``self.layers[0].params['W']`` at ``self.lr`` (session 14, finding 2)."""
+
+    ADAPT = True
+
+    def __init__(self):
+        self.layers, self.lr = [_DenseParams()], 0.1
+
+    def forward(self, X):
+        return self.layers[0].forward(X)
+
+    def backward(self, dY):
+        layer = self.layers[0]
+        dX = dY @ layer.params["W"].T
+        self.layers[0].params["W"] -= self.lr * (layer.X.T @ dY)
+        self.layers[0].params["b"] -= self.lr * dY.sum(axis=0)
+        return dX
+
+
+class SgdNestedWeightsOverN(SgdNestedWeights):
+    def backward(self, dY):
+        layer = self.layers[0]
+        dX = dY @ layer.params["W"].T
+        self.layers[0].params["W"] -= self.lr * (layer.X.T @ dY) / len(dY)  # BUG: divided by the batch size
+        self.layers[0].params["b"] -= self.lr * dY.sum(axis=0)
+        return dX
