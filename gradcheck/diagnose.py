@@ -48,7 +48,7 @@ from .sources import (
 from .uncertainty import within_noise
 
 __all__ = ["Finding", "Probe", "Diagnosis", "diagnose_layer", "check_vjp", "name_signature", "name_log_eps",
-           "name_swaps", "close", "held_forward", "STRUCTURAL", "SIGNATURES", "DIAGNOSES", "HELD",
+           "name_loss_gradient", "name_power_factor", "name_swaps", "close", "held_forward", "STRUCTURAL", "SIGNATURES", "DIAGNOSES", "HELD",
            "RANDOM_TWIN", "RANDOM_REFERENCE"]
 
 #: Names of the structural probes, in the order they run.
@@ -232,6 +232,10 @@ DIAGNOSES: dict[str, Record] = {
     "factor-normalisation": Record("wrong normalisation", "{t} is {count} times too {big}: {why}"),
     "factor": Record("constant factor", "{t} is {c:.6g} times the correct gradient{named}: a "
                      "constant factor is wrong somewhere"),
+    "factor-power": Record(
+        "missing factor of a power", "{t} is {c:.6g} times the correct gradient: L is a power {p} of y_pred - y_true "
+        "(L(y_true + s d) = s**{p} L(y_true + d)), and the factor {p} of the derivative of the {what} (d/dx x**{p} = "
+        "{p} x{less}) is missing{sign}", "multiply backward's result by {fix}"),
     "first-sample-only": Record("first sample only", "{t} {how} the first sample only{rest}",
                                 lesson=_LIN),
     "last-sample-only": Record("last sample only", "{t} {how} the last sample only{rest}",
@@ -1161,6 +1165,81 @@ def _value_signature(m, n, ok, match, is_bias, n_batch, y_size, hint=None,
         if not any(abs(c / r - 1) < 1e-6 for r in simple):
             return None
     return "factor", {"c": c, "named": next((w for v, w in named.items() if abs(c - v) < 1e-6), "")}
+
+
+def name_loss_gradient(tensor: str, manual: Any, numerical: Any, forward, y_true: Any, y_pred: Any,
+                       rtol: float = 1e-6) -> Finding | None:
+    """Name the bug behind a loss's wrong ``dL/dy_pred`` (``gradcheck check --loss``): :func:`name_signature` (a
+    factor of the loss's normalisation), the missing factor of a power (:func:`name_power_factor`), else a small
+    constant inside a log (:func:`name_log_eps`).
+
+    Parameters
+    ----------
+    tensor : str
+        Display name (``"dy_pred"``).
+    manual, numerical : array_like
+        Backward's result and the central differences of L.
+    forward : callable
+        ``forward(y_true, y_pred) -> L``, the loss as checked.
+    y_true, y_pred : array_like
+        The data the check used (``y_pred`` of shape (N, ...): N the batch size).
+    rtol : float, default 1e-6
+        The check's tolerance (for the eps's advice).
+
+    Returns
+    -------
+    Finding or None
+    """
+    shape = np.shape(y_pred)
+    found = name_signature(tensor, manual, numerical, n_batch=shape[0] if len(shape) > 1 else 1,
+                           y_size=int(np.prod(shape)), loss=True)
+    if found is not None and found.code == "factor":  # 1/2 where L is a square: the square's factor 2
+        found = name_power_factor(tensor, manual, numerical, forward, y_true, y_pred) or found
+    return found or name_log_eps(tensor, manual, numerical, y_true, y_pred, rtol)
+
+
+def name_power_factor(tensor: str, manual: Any, numerical: Any, forward, y_true: Any, y_pred: Any) -> Finding | None:
+    """A loss's gradient ``+-1/p`` times the correct one where L is a power ``p`` (2, 3 or 4) of ``y_pred - y_true``
+    (``mean((y_pred - y_true)**2)``: the factor 2 of the square's derivative missing; a sign too when negative, as
+    for a symmetric loss ``forward(a, b)`` taken in the other order). The power is measured:
+    ``L(y_true + s d) = s**p L(y_true + d)`` for ``d = y_pred - y_true`` and s = 2, 3 (to a relative 1e-6).
+
+    Parameters
+    ----------
+    tensor : str
+        Display name (``"dy_pred"``).
+    manual, numerical : array_like
+        Backward's result and the central differences of L (the same shape).
+    forward : callable
+        ``forward(y_true, y_pred) -> L``, the loss as checked.
+    y_true, y_pred : array_like
+        The data the check used.
+
+    Returns
+    -------
+    Finding or None
+        ``"factor-power"``, or None when ``manual`` is no such multiple or L no such power.
+    """
+    m, n = np.asarray(manual, dtype=np.float64), np.asarray(numerical, dtype=np.float64)
+    if m.shape != n.shape or not np.all(np.isfinite(n)) or not np.any(n):
+        return None
+    c = float(np.sum(m * n) / np.sum(n * n))
+    p = round(1 / abs(c)) if c else 0
+    if p not in (2, 3, 4) or abs(abs(c) * p - 1) > 1e-6 or not close(m, c * n, 1e-5, 1e-9):
+        return None
+    y_true, y_pred = np.asarray(y_true), np.asarray(y_pred, dtype=np.float64)
+    if y_true.shape != y_pred.shape or not np.issubdtype(y_true.dtype, np.floating):
+        return None
+    try:
+        at = [float(forward(y_true, y_true + s * (y_pred - y_true))) for s in (1.0, 2.0, 3.0)]
+    except Exception:  # noqa: BLE001 - student code: no evidence, the plain factor stays
+        return None
+    if not (np.all(np.isfinite(at)) and at[0] > 0
+            and all(abs(v - s ** p * at[0]) <= 1e-6 * abs(v) for v, s in zip(at[1:], (2, 3)))):
+        return None
+    return _find("factor-power", tensor, c=c, p=p, what="square" if p == 2 else f"power {p}",
+                 less="" if p == 2 else f"**{p - 1}", sign=", and the sign is wrong" * (c < 0),
+                 fix=f"{-p if c < 0 else p}")
 
 
 def _normalisation(tensor: str, c: float, shape: tuple, n_batch: int) -> tuple[str, dict] | None:

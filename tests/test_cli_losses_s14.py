@@ -65,3 +65,86 @@ def test_other_label_shapes_keep_the_clear_error(track, shape):
 def test_label_column_out_of_range_is_named(track):
     with pytest.raises(ValueError, match=r"y_true labels must be in \[0, 4\); got min 0, max 4"):
         track(np.array([[0], [4], [1], [2], [2], [1]]))
+
+
+# ---------------------------------------------------------------- finding 1: a factor in a symmetric unnamed loss
+
+MSE_AB = """
+import numpy as np
+class MSE:
+    def forward(self, a, b):
+        self.a, self.b = a, b
+        return np.mean((a - b) ** 2)
+    def backward(self):
+        return BACKWARD
+"""
+
+
+def _mse(tmp_path, backward, *extra, src=MSE_AB, shape="8,3"):
+    from test_cli import both, run, student
+
+    f = student(tmp_path, src.replace("BACKWARD", backward), "mse.py")
+    p = run("check", f"{f}::MSE", "--loss", "--input-shape", shape, *extra)
+    return p, both(p)
+
+
+@pytest.mark.parametrize(("backward", "pred", "c", "said"), [
+    ("(self.a - self.b) / self.a.size", "a", "0.5", "factor 2 of the derivative of the square"),
+    ("-(self.a - self.b) / self.a.size", "b", "0.5", "factor 2 of the derivative of the square"),
+    ("4 * (self.a - self.b) / self.a.size", "a", "2", "twice the true value"),
+    ("-3 * (self.a - self.b) / self.a.size", "b", "1.5", "1.5 times the correct gradient"),
+    ("2 * (self.a - self.b) / len(self.a)", "a", "3", "a mean over all N*D = 24 elements of y_pred divides by 24, "
+                                                     "not by N = 8"),
+    ("2 * (self.a - self.b)", "a", "24", "the mean's 1/(N*D) is missing"),
+])
+def test_symmetric_unnamed_loss_with_a_wrong_factor_names_the_factor(tmp_path, backward, pred, c, said):
+    """Before: "matches the central differences of L with respect to neither, but points along the one with
+    respect to a": the factor, the same whichever argument is the prediction (only its sign changes), unnamed."""
+    p, out = _mse(tmp_path, backward)
+    other = "b" if pred == "a" else "a"
+    assert p.returncode == 1, out
+    assert (f"backward's result is {c} times the central differences of L with respect to {pred} and -{c} times "
+            f"those with respect to {other} (dL/da = -dL/db, a loss of a - b): a constant factor is wrong whichever "
+            f"is the prediction") in out, out
+    assert f"{pred} is taken as the prediction" in out, out
+    assert "FAIL: MSE: gradient mismatch in dy_pred." in out, out
+    diagnosis = out.split("diagnosis: ")[1]
+    assert said in diagnosis, out
+
+
+def test_symmetric_unnamed_loss_correct_factor_is_still_the_usage_error(tmp_path):
+    p, out = _mse(tmp_path, "2 * (self.a - self.b) / self.a.size")
+    assert p.returncode == 2 and "only you can tell" in out, out
+
+
+@pytest.mark.parametrize(("arg", "code"), [("a", 1), ("b", 1)])
+def test_symmetric_loss_factor_with_pred_arg_is_named_in_either_order(tmp_path, arg, code):
+    p, out = _mse(tmp_path, "(self.a - self.b) / self.a.size", "--pred-arg", arg)
+    assert p.returncode == code, out
+    assert "factor 2 of the derivative of the square" in out.split("diagnosis: ")[1], out
+
+
+NAMED_POWER = """
+import numpy as np
+class MSE:
+    def forward(self, y_pred, y_true):
+        self.a, self.b = y_pred, y_true
+        return np.mean(np.abs(y_pred - y_true) ** POWER)
+    def backward(self):
+        d = self.a - self.b
+        return BACKWARD
+"""
+
+
+@pytest.mark.parametrize(("power", "backward", "said"), [
+    ("2", "d / d.size", "the factor 2 of the derivative of the square (d/dx x**2 = 2 x) is missing"),
+    ("3", "np.abs(d) * d / d.size", "the factor 3 of the derivative of the power 3 (d/dx x**3 = 3 x**2) is missing"),
+    ("2", "3 * d / d.size", "1.5 times the correct gradient"),  # no 1/power: the plain factor sentence
+])
+def test_named_power_loss_missing_its_power_factor_is_named(tmp_path, power, backward, said):
+    """Before: "0.5 times the correct gradient, half the true value (x0.5): a constant factor is wrong somewhere".
+    (5 values a sample: a factor 1/3 is no N*D normalisation.)"""
+    p, out = _mse(tmp_path, backward, src=NAMED_POWER.replace("POWER", power), shape="8,5")
+    assert p.returncode == 1, out
+    assert said in out.split("diagnosis: ")[1], out
+
