@@ -148,3 +148,56 @@ def test_named_power_loss_missing_its_power_factor_is_named(tmp_path, power, bac
     assert p.returncode == 1, out
     assert said in out.split("diagnosis: ")[1], out
 
+
+# ---------------------------------------------------------------- finding 2: a sub-layer's bug beside log(y + eps)
+
+SIGMOID_NET = """
+class Sigmoid:
+    def __init__(self):
+        self.params, self.grads = [], []
+    def forward(self, x):
+        self.out = 1 / (1 + np.exp(-x)); return self.out
+    def backward(self, dout):
+        return dout * (1.0 - self.out) * self.out
+class SigmoidNoOut(Sigmoid):
+    def backward(self, dout):
+        return dout * (1.0 - self.out)  # BUG: the factor out missing
+class Net(TwoLayerNet):
+    def __init__(self):
+        super().__init__()
+        self.layers.insert(1, SIGMOID())
+        self.layers[2].params[0] *= SCALE
+"""
+
+
+def _sigmoid_net(tmp_path, sigmoid, scale, eps):
+    from test_cli import both, run, student
+    from test_cli_losses_s13 import DLFS2
+
+    src = DLFS2.replace("EPS", eps) + SIGMOID_NET.replace("SIGMOID", sigmoid).replace("SCALE", scale)
+    f = student(tmp_path, src, "sigmoid_net.py")
+    p = run("check", f"{f}::Net", "--input-shape", "5,4", "--targets", "labels:3")
+    return p, both(p)
+
+
+@pytest.mark.parametrize(("scale", "eps"), [("30", " + 1e-7"), ("1", " + 1e-7"), ("1", "")])
+def test_sigmoid_bug_in_a_model_is_localised_beside_the_log_eps(tmp_path, scale, eps):
+    """Before: "dX differs from the correct gradient in 40 of 40 elements (no known bug pattern)" for each tensor:
+    the sandboxed model's sub-layers were never checked one by one (a local model's are)."""
+    p, out = _sigmoid_net(tmp_path, "SigmoidNoOut", scale, eps)
+    assert p.returncode == 1, out
+    diagnosis = out.split("diagnosis: ")[1]
+    assert diagnosis.startswith("the first layer whose own check fails is layers[1] (SigmoidNoOut): dX differs"), out
+    assert "inside np.log" not in diagnosis, out
+
+
+def test_correct_sigmoid_model_keeps_the_log_eps_diagnosis(tmp_path):
+    p, out = _sigmoid_net(tmp_path, "Sigmoid", "30", " + 1e-7")
+    assert p.returncode == 1, out
+    assert "differ from the numerical gradient only by the constant 1e-07 that forward adds inside np.log" in out, out
+    assert "whose own check fails" not in out, out
+
+
+def test_correct_sigmoid_model_without_eps_passes(tmp_path):
+    p, out = _sigmoid_net(tmp_path, "Sigmoid", "30", "")
+    assert p.returncode == 0, out
