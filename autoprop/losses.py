@@ -57,7 +57,7 @@ class Loss:
 class SoftmaxCrossEntropy(Loss):
     """``-sum_c T log softmax(z)`` per sample, then mean or sum over the batch.
 
-    ``y_true``: integer labels (N,) or probabilities (N, C); ``label_smoothing`` eps
+    ``y_true``: integer labels (N,) (or (N, 1), squeezed) or probabilities (N, C); ``label_smoothing`` eps
     gives ``T <- (1 - eps) T + eps / C``. ``y_pred``: logits (N, C); ``-inf`` masks a class
     (its ``0 * log 0`` term is 0), as manualprop and TensorFlow.
     Source: ``lessons/03-softmax-cross-entropy.md``.

@@ -1376,6 +1376,8 @@ def _proportional_order(loss, names, y_true, y_pred):
             c[first] = None
     loss.pred_first, loss._last = False, None
     fits = [f for f, v in c.items() if v is not None]
+    if len(fits) == 2:  # a multiple of both (a loss of a - b): the factor is wrong whichever is the prediction
+        return _proportional_both(loss, names, c)
     if len(fits) != 1:
         loss.neither = ",".join(names) if not fits and ran == 2 else ""
         return None
@@ -1384,6 +1386,22 @@ def _proportional_order(loss, names, y_true, y_pred):
     return (f"backward's result is {c[fits[0]]:.3g} times the central differences of L with respect to {pred} (a "
             f"sign or a constant factor wrong), and no multiple of those with respect to {other}: {pred} is the "
             f"prediction")
+
+
+def _proportional_both(loss, names, c):
+    """The header's reason when backward's result is ``c[first]`` times L's gradient with respect to each argument of
+    a ``forward(a, b)`` (neither factor 1: a sign or factor bug in either order; dL/da = -dL/db for a loss of
+    ``a - b``, whose factor is then the same up to its sign; tester13 MSEFactor). The prediction is taken to be the
+    argument backward points along (a positive factor), else Keras's order is kept; ``loss.pred_first`` set."""
+    a, b = names
+    pos = [f for f in (True, False) if c[f] > 0]
+    loss.pred_first = pos[0] if len(pos) == 1 else False
+    pred, other = names if loss.pred_first else names[::-1]
+    mirrored = abs(c[True] + c[False]) <= 1e-4 * abs(c[True])
+    return (f"backward's result is {c[loss.pred_first]:.3g} times the central differences of L with respect to "
+            f"{pred} and {c[not loss.pred_first]:.3g} times those with respect to {other}"
+            + (f" (dL/d{a} = -dL/d{b}, a loss of {a} - {b})" if mirrored else "")
+            + f": a constant factor is wrong whichever is the prediction; {pred} is taken as the prediction")
 
 
 def _nnfs_calculate(obj):

@@ -576,12 +576,35 @@ class Child:
             return self.fail(exc, "probe", step=self.step)
         finally:
             AD.on_step = None
-        fparams, shape = AD.signature(obj)  # how forward and backward are called (usage errors)
+        self.reply_loaded(obj, info, packer)
+
+    def reply_loaded(self, obj, info, packer):
+        """The reply of a new object the parent gets a RemoteLayer of (op_load, op_sublayer): its id, state, methods,
+        how forward and backward are called (usage errors), how it was read (``info``) and its class name."""
+        fparams, shape = self.AD.signature(obj)
         oid = self.keep(obj)
         methods = sorted(m for m in dir(obj) if not m.startswith("_") and callable(getattr(obj, m, None)))
         self.reply(True, {"id": oid, **self.state(obj, packer), "methods": methods, "forward_params": fparams,
                           "signature": shape, "protocol": info,
                           "class": getattr(obj, "class_name", None) or type(obj).__name__}, packer)
+
+    def op_sublayer(self, obj, req, packer):
+        """``obj.layers[index]`` adapted as the check reads a layer (on the probe ``inputs`` it receives in the
+        model), kept as a new object (gradcheck.diagnose.first_failing_sublayer); ``{"id": None}`` when there is
+        no such layer or the adapters cannot read it (not checkable alone, not blamed)."""
+        layers, i = getattr(obj, "layers", None), req.get("index")
+        if not isinstance(layers, (list, tuple)) or type(i) is not int or not 0 <= i < len(layers):
+            return self.reply(True, {"id": None})
+        self.AD.on_step = self.enter
+        try:
+            sub, info = self.AD.adapt(layers[i], req.get("inputs"), req.get("training") is not False)
+        except self.AD.AdapterError:
+            return self.reply(True, {"id": None})
+        except BaseException as exc:  # noqa: BLE001 - the probe runs student code
+            return self.fail(exc, "probe", step=self.step)
+        finally:
+            self.AD.on_step = None
+        self.reply_loaded(sub, info, packer)
 
     def op_forward(self, obj, req, packer):
         np = self.np

@@ -966,7 +966,7 @@ def run_check_loss(args, loss, label: str, init: dict[str, Any], shape) -> int:
 
     Arguments as :func:`run_check`, ``shape`` that of ``y_pred``; returns the exit code (0 pass, 1 mismatch)."""
     from .check import check_loss, loss_gradient_name
-    from .diagnose import name_log_eps, name_signature
+    from .diagnose import name_loss_gradient
     if not isinstance(shape[0], int):
         raise UsageError("--loss takes one --input-shape (the shape of y_pred), not several.")
     cname = label.rpartition("::")[2]
@@ -989,10 +989,8 @@ def run_check_loss(args, loss, label: str, init: dict[str, Any], shape) -> int:
     if value_only is not None:
         finding = value_only[1]
     elif not res.passed and "numerical" in res.gradients and "manual" in res.gradients:
-        finding = name_signature(g, res.gradients["manual"][g], res.gradients["numerical"][g],
-                                 n_batch=shape[0] if len(shape) > 1 else 1, y_size=int(np.prod(shape)), loss=True)
-        finding = finding or name_log_eps(g, res.gradients["manual"][g], res.gradients["numerical"][g],
-                                          y_true, y_pred, res.rtol)
+        finding = name_loss_gradient(g, res.gradients["manual"][g], res.gradients["numerical"][g], loss.forward,
+                                     y_true, y_pred, res.rtol)
     _save(args, lambda: _figures(res, cname, [] if res.passed else [loss_gradient_name(loss)]),
           lambda: {**res.to_dict(), "diagnosis": None if finding is None else vars(finding)})
     if res.passed:

@@ -1127,6 +1127,14 @@ class RemoteLayer(_Remote):
             self._probed = new
         return self._probed
 
+    def sublayer(self, index: int, inputs: Sequence[Any], training: bool | None) -> RemoteLayer | None:
+        """``layers[index]`` of this model as its own layer in the child, adapted on ``inputs`` (the input it
+        receives in the model) as the check reads a layer (:func:`gradcheck.diagnose.first_failing_sublayer`); None
+        when the model has no such layer or the adapters cannot read it. Raises SandboxError as the other calls."""
+        meta = self._call("sublayer", f"layers[{index}]", {"index": index, "inputs": _inputs(inputs),
+                                                             "training": training})
+        return None if meta.get("id") is None else RemoteLayer(self._sandbox, meta, self.file)
+
     def hold_random(self, how: str = "fix_mask") -> str:
         """Hold a random forward fixed in the child (:func:`gradcheck._adapters.hold_random`):
         ``"fix_mask"`` (the layer's own switch), ``"rewind"`` (its generators rewound before every

@@ -567,6 +567,9 @@ def int64_labels(y_true, n_samples: int, n_classes: int) -> bool:
 def check_class_targets(y_true, where: str, *, n_samples: int, n_classes: int, dtype):
     """Check classification targets for logits of shape ``(n_samples, n_classes)``.
 
+    Integer labels of shape ``(n_samples, 1)`` are squeezed to ``(n_samples,)``, as Keras's
+    ``SparseCategoricalCrossentropy`` does; any other integer shape is an error.
+
     Returns
     -------
     kind : {"labels", "probs"}
@@ -584,6 +587,10 @@ def check_class_targets(y_true, where: str, *, n_samples: int, n_classes: int, d
     """
     if int64_labels(y_true, n_samples, n_classes):
         return "labels", y_true
+    if type(y_true) is np.ndarray and y_true.dtype.kind in "iu" and y_true.shape == (n_samples, 1):
+        y_true = y_true[:, 0]  # a column of labels, squeezed (Keras's SparseCategoricalCrossentropy)
+        if int64_labels(y_true, n_samples, n_classes):
+            return "labels", y_true
     key = ("classes", y_true.shape, y_true.dtype, n_samples, n_classes) if type(y_true) is np.ndarray else None
     if key in _PASSED:  # shape and dtype passed before: only the values are checked
         y = y_true
@@ -601,9 +608,12 @@ def check_class_targets(y_true, where: str, *, n_samples: int, n_classes: int, d
         f"shape ({n_samples}, {n_classes})"
     )
     if np.issubdtype(y.dtype, np.integer):
+        if y.shape == (n_samples, 1):  # a list of one-label rows: the column squeezed, as above
+            y = y[:, 0]
         if y.shape != (n_samples,):
             raise ValueError(
-                f"{where}: y_true must be {expected}; got integer array of shape {y.shape}"
+                f"{where}: y_true must be {expected}; got integer array of shape {y.shape} "
+                f"(a column of labels, shape ({n_samples}, 1), is accepted too)"
             )
         if y.size and (y.min() < 0 or y.max() >= n_classes):
             raise ValueError(

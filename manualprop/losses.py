@@ -86,7 +86,8 @@ class Loss:
 class SoftmaxCrossEntropy(Loss):
     """Softmax followed by cross-entropy, on logits ``z`` of shape (N, C).
 
-    ``y_true`` is either integer class labels of shape (N,) in ``[0, C)``
+    ``y_true`` is either integer class labels of shape (N,) in ``[0, C)`` (or (N, 1),
+    squeezed, as Keras's SparseCategoricalCrossentropy)
     or float target probabilities ``T`` of shape (N, C) (non-negative).
     With ``eps = label_smoothing`` the targets become
     ``T <- (1 - eps) T + eps / C`` (labels are one-hot first), as in PyTorch::

@@ -216,6 +216,13 @@ EXPECTED = {
     "switches.py::GetattrFlagScaleBug": "factor",  # session 13 M8: self.flag = bool(getattr(self, "is_eval"))
     "losses.py::TwoLayerNetForgotMean": "factor-batch",  # tester12 M3: DLfS-2's model, zero biases, loss with targets
     "losses.py::TwoLayerNetEpsForgotMean": "factor-batch",  # the same with -log(y + 1e-7): still named
+    # session 14 (tester13 MSEFactor): a factor in a symmetric unnamed loss forward(a, b), named in either order
+    "loss_factors.py::MSEFactor": "factor-power",
+    "loss_factors.py::MSESignFactor": "factor",
+    "loss_factors.py::MSEOverN": "factor-normalisation",
+    "loss_factors.py::MSENamedFactor": "factor-power",
+    # session 14 (tester13 ConfidentNetBuggySigmoid): a sigmoid's bug beside log(y + eps) at high confidence
+    "losses.py::ConfidentSigmoidNetEpsNoOut": "first-failing-layer",
 }
 
 #: Bugs no signature names: each must FAIL with "wrong-values" (no known bug pattern), never a wrong name.
@@ -259,6 +266,7 @@ CORRECT = ["linear.py::LinearOutIn", "linear.py::LinearInOut", "activations.py::
            "selfstep.py::SgdAlphaRate", "selfstep.py::SgdModuleDictRate", "selfstep.py::SgdStoresAndSteps",
            "selfstep.py::SgdPerParamConfigs", "selfstep.py::SgdGradsDict",
            "selfstep.py::SgdGlobalOptimizer", "selfstep.py::SgdNestedConfigRate", "selfstep.py::SgdNestedWeights",
+           "loss_factors.py::MSEPredArg", "loss_factors.py::MSENamed", "losses.py::ConfidentSigmoidNet",
            *(f"switches.py::{n}" for n in ("SubModeNet", "SubOwnModeNet", "SubParamNet", "CfgModuleNet", "CfgObjectNet",
                                            "ConfigDictNet", "EnvNet", "FittingNet", "StateNet", "SetTrainingNet",
                                            "BNNet", "ScaleTrainBackward", "ArgAndSubNet", "PropDrop",
@@ -294,10 +302,38 @@ def load(key: str):
     return cls(), X, kwargs
 
 
+def diagnose_loss(key: str):
+    """A loss class of a module with ``LOSS`` (the shape of y_pred) checked as ``gradcheck check --loss`` checks it:
+    bound by :class:`gradcheck._adapters.BoundLoss` on the CLI's probe (real targets; the class's ``PRED_ARG`` as
+    ``--pred-arg``), :func:`gradcheck.check.check_loss`, then :func:`gradcheck.diagnose.name_loss_gradient`.
+    Returns an object with ``passed``, ``codes`` and ``sentence()``, as a Diagnosis."""
+    from types import SimpleNamespace
+
+    from gradcheck import _adapters
+    from gradcheck.check import check_loss, loss_gradient_name
+    from gradcheck.check_command import loss_data
+    from gradcheck.diagnose import name_loss_gradient
+
+    fname, cls_name = key.split("::")
+    mod = importlib.import_module(f".{fname.removesuffix('.py')}", __name__)
+    cls = getattr(mod, cls_name)
+    y_true, y_pred, _ = loss_data("real", "real", mod.LOSS, 0)
+    loss = _adapters.BoundLoss(cls(), (y_true, y_pred), getattr(cls, "PRED_ARG", None))
+    res = check_loss(loss, y_true, y_pred, twin=None, seed=0)
+    g = loss_gradient_name(loss)
+    found = None if res.passed else name_loss_gradient(g, res.gradients["manual"][g], res.gradients["numerical"][g],
+                                                       loss.forward, y_true, y_pred, res.rtol)
+    codes = [found.code] if found is not None else [] if res.passed else ["wrong-values"]
+    return SimpleNamespace(passed=res.passed, codes=codes,
+                           sentence=lambda: "PASS" if res.passed else found.message if found else "no finding")
+
+
 def diagnose(key: str, **kw):
     """:func:`gradcheck.diagnose.diagnose_layer` on the layer ``key`` with its input and kwargs (``kw`` override)."""
     from gradcheck.diagnose import diagnose_layer
 
+    if hasattr(importlib.import_module(f".{key.split('::')[0].removesuffix('.py')}", __name__), "LOSS"):
+        return diagnose_loss(key)
     layer, X, kwargs = load(key)
     return diagnose_layer(layer, X, **{**kwargs, **kw})
 

@@ -80,3 +80,39 @@ class TwoLayerNetForgotMean(TwoLayerNet):
 
 class TwoLayerNetEpsForgotMean(TwoLayerNetForgotMean):
     LOSS = SoftmaxWithLossEps
+
+
+class Sigmoid:
+    def __init__(self):
+        self.params, self.grads = [], []
+
+    def forward(self, x):
+        self.out = 1 / (1 + np.exp(-x))
+        return self.out
+
+    def backward(self, dout):
+        return dout * (1.0 - self.out) * self.out
+
+
+class SigmoidNoOut(Sigmoid):
+    def backward(self, dout):
+        return dout * (1.0 - self.out)  # BUG: the factor out of out * (1 - out) missing
+
+
+class ConfidentSigmoidNet(TwoLayerNet):
+    """tester13 ConfidentNet: Affine, Sigmoid, Affine with the output weights x30 (probabilities near 0, where an
+    eps inside the log changes the gradient most)."""
+
+    SIGMOID = Sigmoid
+
+    def __init__(self):
+        super().__init__()
+        self.layers.insert(1, self.SIGMOID())
+        self.layers[2].params[0] *= 30  # in place: the model's params list holds the same array
+
+
+class ConfidentSigmoidNetEpsNoOut(ConfidentSigmoidNet):
+    """The sigmoid's bug beside a log(y + 1e-7) at high confidence: the sub-layer is named."""
+
+    SIGMOID = SigmoidNoOut
+    LOSS = SoftmaxWithLossEps
