@@ -322,8 +322,8 @@ def is_plain(name, off, on, names) -> bool:
     last = _last(name)
     if "," in name or not name.startswith("self.") or last in TRAIN_FLAGS + EVAL_FLAGS + ("training",):
         return False
-    if isinstance(off, bool):
-        return _flag_kind(last) is None
+    if isinstance(off, bool):  # self.fitting, self.is_learning: named with a mode word
+        return _flag_kind(last) is None and not any(_MODE_STEM.match(p) for p in _NAME_PART.findall(last))
     return isinstance(off, str) and not any(_MODE_STEM.match(w) for w in (off, on))
 
 
