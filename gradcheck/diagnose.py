@@ -2020,9 +2020,7 @@ def diagnose_layer(layer: Any, X: Any, *, mode: str = "fast", method: str = "cen
               n_samples=n_samples)
     diags, notes, identity, same = [], [], False, False
     for t in training_modes(layer, training):
-        # L3: a Dropout (eval forward the identity) whose training forward drops nothing is the identity in both
-        # modes: checked and shown in both, as one whose eval backward needs a training forward first is
-        if t and diags and not identity and (same := _same_output(layer, X, owner, seed, t)):
+        if t and diags and (same := _same_output(layer, X, owner, seed, t)):
             if not diags[0].passed or same == "same backward":  # one verdict shown: eval's
                 notes.append(SAME_IN_BOTH_MODES + ("" if not diags[0].passed else SAME_BACKWARD_CHECKED))
                 break

@@ -5,8 +5,6 @@ non-finite outputs.
   a string ``self.kind`` compared with words that are no mode words) is checked with every value the switch can
   take, each row labelled with the switch's name and value; a bug in the other branch FAILs. When its other
   values cannot be found it is NOT CHECKED (exit 3), naming the switch and the value checked.
-- F2 (L3): a keep-probability Dropout with p = 1.0 and a drop-rate Dropout with rate = 0.0 (both the identity in
-  both modes) report the same way.
 - F3: a forward whose output is NaN is reported as a non-finite output, not as a forward that does not use W
   (the usage probe compared NaN outputs as equal).
 """
@@ -34,45 +32,6 @@ def test_f3_a_nan_output_is_no_unused_weight(tmp_path):
     assert p.returncode == 1, out
     assert "does not use W" not in out, out
     assert "NaNForward.forward(X) gave Y containing" in out and "non-finite" in out, out
-
-
-#: tester13's CS231n-style keep-probability Dropout: no mask before a training forward (eval's backward raises on
-#: a fresh layer), so eval mode is checked after the training mode (diagnose._eval_after_training).
-KEEP_NO_EVAL_MASK = """
-import numpy as np
-
-class Dropout:
-    def __init__(self, p=0.5, seed=0):
-        self.p = p; self.rng = np.random.default_rng(seed)
-    def forward(self, X, training=True):
-        if training:
-            self.mask = (self.rng.random(X.shape) < self.p) / self.p
-            return X * self.mask
-        return X
-    def backward(self, dY):
-        return dY * self.mask
-"""
-
-
-def _mode_line(out):
-    return out[out.index("mode: "):out.index(" name ")]
-
-
-def test_f2_keep_1_and_rate_0_dropouts_report_both_modes_alike(tmp_path):
-    """L3: p = 1.0 (keep) said "eval and training" with two rows, rate = 0.0 (drop) "checked once": both are the
-    identity in both modes, both checked in both; each header says so and each shows an eval and a training row."""
-    from test_dropout_conventions import KEEP_CLASS, RATE_CLASS
-    outs = []
-    for body, init in ((KEEP_CLASS, '{"p": 1.0}'), (RATE_CLASS, '{"rate": 0.0}'), (KEEP_NO_EVAL_MASK, '{"p": 1.0}')):
-        f = student(tmp_path, body, f"drop_{len(outs)}.py")
-        p = run("check", f"{f}::Dropout", "--input-shape", "4,6", "--init", init)
-        out = both(p)
-        assert p.returncode == 0, out
-        assert "Dropout [eval] dX" in out and "Dropout [training] dX" in out, out
-        outs.append(_mode_line(out))
-    assert outs[0] == outs[1] == ("mode: eval and training (forward(X, training=False, then training=True)): "
-                                  "forward takes training, so both modes are checked (--eval or --training checks "
-                                  "one)"), outs
 
 
 #: A layer whose forward branches on an attribute switch that selects no training mode: Y = 2 X in one branch,
