@@ -326,8 +326,9 @@ def mode_keyword(fn):
                             key=lambda w: not w.lower().startswith("train"))
             return (name, evals[0] if evals else "eval" if p.default == "eval" else "test",
                     trains[0] if trains else "train")
-    if unread_flag(fn, ps) is None and (attr := _switch_attr(fn)) is not None:
-        return _attr_keyword(fn, attr)
+    if unread_flag(fn, ps) is None and (attr := _switch_attr(fn)) is not None \
+            and (got := _attr_keyword(fn, attr)) is not None:
+        return got
     if unread_flag(fn, ps) is None and (subs := _sublayer_switches(fn)) is not None:  # self.bn.training (T12)
         return subs, False, True
     return _reached_keyword(fn) if unread_flag(fn, ps) is None else None
@@ -346,12 +347,33 @@ def _reached_keyword(fn, lead=None):
     if lead:  # beside forward's own training argument only its sub-layers' switches (Y14): the object's own
         # attributes, globals and the environment stay as the caller made them (a grader's reference built with
         # mode="train" whose forward(x, training=False) leaves its argument unread)
-        found = [f for f in found if re.match(r"self\.\w+\.\w", f[0])]
+        found = [f for f in found if re.match(r"self\.\w+\.\w", f[0]) or _plain(f)]  # F1: self.noisy set too
     found = [lead, *found] if found and lead else found
     if not found:
         return None
     return found[0] if len(found) == 1 else (", ".join(n for n, *_ in found), tuple(f[1] for f in found),
                                              tuple(f[2] for f in found))
+
+
+def _plain(switch) -> bool:
+    """Whether ``(name, eval value, training value)`` is a switch that selects no training mode (``self.noisy``,
+    ``self.kind`` 'lin'/'sq': :func:`gradcheck._switch_reach.is_plain`): each of its values is checked, and labelled
+    with it (F1)."""
+    return _switch_reach.is_plain(*switch, (TRAIN_FLAGS, EVAL_FLAGS, EVAL_WORDS, _flag_kind))
+
+
+def _unset_switches(fn, mk) -> list[str]:
+    """``["self.kind = 'relu' (other values 'tanh', 'sigmoid' not run)", ...]``: the switches forward reaches whose
+    values gradcheck cannot each set (:func:`gradcheck._switch_reach.unset_switches`; ``mk``: :func:`mode_keyword`'s,
+    those it sets): a check passes only the branch their value selects (F1: NOT CHECKED, never PASS)."""
+    try:
+        found = _switch_reach.unset_switches(fn, (TRAIN_FLAGS, EVAL_FLAGS, EVAL_WORDS, _flag_kind),
+                                             skip=tuple(mk[0].split(", ")) if mk else ())
+    except (RecursionError, ValueError, TypeError):
+        return []
+    return [f"{n} = {_value_text(v)}" + (f" (other value{'s' * (len(ws) > 1)} {', '.join(map(_value_text, ws))} "
+                                         "not run)" if ws else " (its other values: none found in the class's source)")
+            for n, v, ws in found]
 
 
 def _enum_modes(default):
@@ -381,6 +403,9 @@ def _attr_keyword(fn, name):
     if not isinstance(value, str):
         return name, False, True
     words = [*mode_words(fn, name), value]
+    if not any(map(_switch_reach.is_mode_word, words)):  # self.mode 'plain'/'fancy': a plain switch (F1)
+        others = [w for w in dict.fromkeys(words) if w != value]
+        return (name, value, others[0]) if len(others) == 1 else None
     evals = [w for w in words if _switch_reach.is_eval_word(w, EVAL_WORDS)]
     trains = [w for w in words if w not in evals]
     return name, evals[0] if evals else "test", trains[0] if trains else "train"
@@ -2232,9 +2257,19 @@ def _used_arrays(obj, inputs, kw, names, children=None):
             if isinstance(old, np.ndarray) and old.flags.writeable:
                 old[...] = keep
             setattr(o, key, old)
-            if y.shape != y0.shape or not np.array_equal(y, y0, equal_nan=True):
-                used.append(n)
+            if y.shape != y0.shape or not np.array_equal(y, y0, equal_nan=True) or not _all_finite(y0):
+                used.append(n)  # a NaN or inf in Y hides a change there: taken as read (the check names Y)
         return used + list(names[MAX_PROBED:]), y0  # beyond the bound: taken as read, never dropped
+
+
+def _all_finite(y) -> bool:
+    """Whether every entry of the output ``y`` is finite (or ``y`` holds no numbers): :func:`_used_arrays` can tell
+    a weight forward ignores only there; a NaN output compared equal to a NaN output once said "forward does not
+    use W" of ``np.log(X) @ W`` (tester13 hostile NaNForward)."""
+    try:
+        return bool(np.all(np.isfinite(y)))
+    except TypeError:  # an object or string output: nothing non-finite to hide a change
+        return True
 
 
 def _scalar(v) -> bool:
@@ -3464,10 +3499,13 @@ def _adapt(obj, inputs=None, training=True):
                                                                                              _value_text(o))]
         if mk[0] in MODE_STRINGS + WORDED_MODE_STRINGS:  # the words forward compares mode with: both branches reached?
             info["mode_words"] = [repr(w) for w in mode_words(obj.forward, mk[0])]
+        info["plain_switch"] = _plain(mk)  # F1: labelled self.noisy=False / True, not eval / training
     elif (flag := unread_flag(obj.forward)) is not None:  # forward(X, use_noise=False): only its default runs
         info["unread_flag"] = [flag[0], _value_text(flag[1])]
     elif (star := _unread_varargs(obj.forward, inputs)) is not None:  # forward(x, *args): args[0] a switch
         info["unread_flag"] = [star, "()"]
+    if unset := _unset_switches(obj.forward, mk):
+        info["unset_switches"] = unset
     # forward(x) -> (out, cache), backward(dout, cache): a CS231n pair of its methods
     cached = _try(class_cache, obj, inputs, _training_kw(obj.forward, False, mk)) if inputs else None
     outs = _try(class_outputs, obj, inputs) if inputs else None  # forward(x, h, c) -> (h, c), backward(dh, dc)

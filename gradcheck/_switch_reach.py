@@ -7,6 +7,9 @@ compares with a mode word: an attribute or item of the object or of a sub-layer 
 ``self.bn_params[1]['mode']``, ``self.cfg.training``, ``self.fitting``), a module global or an item or attribute
 of one (``CONFIG['train']``, ``cfgmod.TRAIN``), an environment variable (``os.environ.get("TRAINING")``). Each is
 named as :func:`gradcheck._adapters._switch_value` reads and sets it, with its eval and training values.
+A switch that selects no training mode (a boolean ``self.noisy``, a string ``self.kind`` compared with 'sq') is
+set to each of its values the same way (:func:`is_plain`: its checks are labelled with them); one whose other
+values cannot be found is listed by :func:`unset_switches` (the check is NOT CHECKED, never PASS).
 """
 
 import ast
@@ -302,35 +305,104 @@ def _values(name, value, words, names):
         return (True, False) if evalish else (False, True)
     if isinstance(value, str):
         ws = [w for w in [*words, value] if isinstance(w, str)]
-        if not any(_MODE_STEM.match(w) for w in ws):
-            return None
+        if not any(_MODE_STEM.match(w) for w in ws):  # no mode word: a plain switch, set to its two values
+            others = [w for w in dict.fromkeys(ws) if w != value]
+            return (value, others[0]) if name.startswith("self.") and len(others) == 1 else None
         evals = [w for w in ws if is_eval_word(w, EVAL_WORDS)]
         trains = sorted((w for w in ws if w not in evals), key=lambda w: not _MODE_STEM.match(w))
         return (evals[0] if evals else "test"), (trains[0] if trains else "train")
     return None
 
 
-def reached_switches(fn, names, skip=()) -> list:
-    """``[(name, eval value, training value)]`` of the switches bound forward ``fn`` reaches (module docstring),
-    in the order first read; names in ``skip`` left out; ``names`` as :func:`_values` takes them. ``[]`` for a
-    forward whose source cannot be read."""
+def is_plain(name, off, on, names) -> bool:
+    """Whether the switch ``name`` with the values ``off`` and ``on`` (as :func:`_values` gave them) selects no
+    training mode: a boolean not named as one (``self.noisy``, ``self.stochastic``) or a string compared with no mode
+    word (``self.kind`` 'lin' or 'sq'). Its checks are labelled ``self.noisy=True``, not eval and training (F1)."""
+    TRAIN_FLAGS, EVAL_FLAGS, _, _flag_kind = names  # noqa: N806 - the adapters' names
+    last = _last(name)
+    if "," in name or not name.startswith("self.") or last in TRAIN_FLAGS + EVAL_FLAGS + ("training",):
+        return False
+    if isinstance(off, bool):  # self.fitting, self.is_learning: named with a mode word
+        return _flag_kind(last) is None and not any(_MODE_STEM.match(p) for p in _NAME_PART.findall(last))
+    return isinstance(off, str) and not any(_MODE_STEM.match(w) for w in (off, on))
+
+
+def unset_switches(fn, names, skip=()) -> list:
+    """``[(name, value, [other values found])]`` of the attribute switches forward ``fn`` reaches that gradcheck
+    cannot set to each value: a string compared with no mode word whose other values are not exactly one
+    (``self.kind != 'lin'``: none found; three activations: several), and every plain switch (:func:`is_plain`)
+    of the object itself not in ``skip`` (the switches gradcheck sets: beside a training argument the object's
+    own switches stay as they are). ``names`` as :func:`_values` takes them (F1: such a switch gave a PASS for
+    the one branch its value selects)."""
+    out = []
+    for name, value, words in _walked(fn):
+        if not name.startswith("self.") or name in skip or not isinstance(value, (bool, str)):
+            continue
+        vals = _values(name, value, words, names)
+        ws = [w for w in dict.fromkeys([*words, value]) if isinstance(w, str) and w != value]
+        if vals is None and isinstance(value, str) and not any(_MODE_STEM.match(w) for w in [*ws, value]):
+            out.append((name, value, ws))
+        elif vals is not None and name.count(".") == 1 and is_plain(name, *vals, names):
+            out.append((name, value, [not value] if isinstance(value, bool) else ws))
+    return out[:_MAX]
+
+
+def _walked(fn) -> list:
+    """``[(name, value, words)]`` of every path forward ``fn`` tests (:class:`_Walk`), each ``[*]`` expanded, in
+    the order first read; ``value`` :class:`_Missing` for a path with none. ``[]`` for a forward whose source
+    cannot be read."""
     obj, func = getattr(fn, "__self__", None), getattr(fn, "__func__", fn)
     if obj is None or not isinstance(func, types.FunctionType):
         return []
     walk = _Walk(obj)
     params = list(inspect.signature(func).parameters)
     owner = next((c for c in type(obj).__mro__ if c.__dict__.get(func.__name__) is func), None)
-    walk.visit(func, {params[0]: "self"} if params else {}, 0, owner)
+    try:
+        walk.visit(func, {params[0]: "self"} if params else {}, 0, owner)
+    except (RecursionError, ValueError, TypeError):
+        return []
     top = func.__globals__.get("__name__", "")
+    out = [(_named(p, top), _value(obj, p, missing=_Missing), words) for path, words in walk.found.items()
+           if path != "self" and path not in walk.assigned  # a copy forward makes (self.flag = ...) is set by forward
+           for p in _expand(obj, path)]
+    return [(n, v, words + [w for w in _options(type(obj), v) if w not in words]
+             if n.startswith("self.") and isinstance(v, str) and not any(map(is_mode_word, [*words, v])) else words)
+            for n, v, words in out]
+
+
+@functools.lru_cache(maxsize=256)
+def _literals(cls) -> tuple:
+    """The tuples, lists and sets of string literals in the source of ``cls`` and of its bases of the student's."""
+    found = []
+    for c in cls.__mro__:
+        own = (c.__module__ or "").split(".")[0] not in ("builtins", "numpy", "gradcheck", "scipy", "torch", "abc")
+        tree = _tree(c) if own else None
+        found += [tuple(e.value for e in n.elts) for n in (ast.walk(tree) if tree is not None else ())
+                  if isinstance(n, (ast.Tuple, ast.List, ast.Set)) and len(n.elts) > 1
+                  and all(isinstance(e, ast.Constant) and isinstance(e.value, str) for e in n.elts)]
+    return tuple(found)
+
+
+def _options(cls, value) -> list:
+    """The other values a string switch whose value is ``value`` can take, from a literal of the class listing it
+    with them (``check_option(approximate, ..., ("none", "tanh"))``, ``assert kind in ("lin", "sq")``): forward
+    may compare it with one word only (``if self.approximate == "none": ... else:``)."""
+    try:
+        lits = _literals(cls)
+    except TypeError:  # an unhashable class
+        return []
+    return [w for lit in lits if value in lit for w in lit if w != value]
+
+
+def reached_switches(fn, names, skip=()) -> list:
+    """``[(name, eval value, training value)]`` of the switches bound forward ``fn`` reaches (module docstring),
+    in the order first read; names in ``skip`` left out; ``names`` as :func:`_values` takes them. ``[]`` for a
+    forward whose source cannot be read."""
     out = []
-    for path, words in walk.found.items():
-        if path == "self" or path in walk.assigned:  # a copy forward makes (self.flag = ...) is set by forward
-            continue
-        for p in _expand(obj, path):
-            name = _named(p, top)
-            vals = _values(name, _value(obj, p, missing=_Missing), words, names)
-            if vals is not None and name not in skip and all(name != n for n, *_ in out) and len(out) < _MAX:
-                out.append((name, *vals))
+    for name, value, words in _walked(fn):
+        vals = _values(name, value, words, names)
+        if vals is not None and name not in skip and all(name != n for n, *_ in out) and len(out) < _MAX:
+            out.append((name, *vals))
     return out
 
 

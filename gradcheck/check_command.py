@@ -173,6 +173,9 @@ def _report(args, layer, diag, cname: str, color: bool, jacobian, unchecked) -> 
     if _passed_but_unpaired(diag) and (undecided := _undecided(info, cname)):  # H4: neither PASS nor FAIL
         print(colorize("\n" + V.wrap(undecided), color))
         return EXIT_STUDENT
+    if diag.passed and info.get("unset_switches"):  # F1: a branch no check ran; never a PASS
+        print(colorize("\n" + V.wrap(unset_verdict(cname, info["unset_switches"], diag)), color))
+        return EXIT_STUDENT
     if diag.passed:
         tensors = ", ".join(r.tensor for r in res.records if r.kind != "forward")
         fwd = " and the forward output" if any(r.kind == "forward" for r in res.records) else ""
@@ -219,6 +222,16 @@ def _report(args, layer, diag, cname: str, color: bool, jacobian, unchecked) -> 
                      "differences (see the diagnosis for how to make it checkable)."), file=sys.stderr)
         return EXIT_STUDENT
     return EXIT_MISMATCH
+
+
+def unset_verdict(cname: str, unset: Sequence[str], diag) -> str:
+    """The NOT CHECKED line of a forward that passed where it reads switches gradcheck cannot set to each value
+    (``unset``: the adapters' ``unset_switches``): what was checked, which switch, and how to have it checked."""
+    ran = " and ".join(sorted({d.name for d in [diag, *diag.other_modes]}))
+    return (f"NOT CHECKED: {cname}: forward reads {'; '.join(unset)}. The check of {ran} passed, but only for "
+            "the branch that value selects: a bug in the branches of its other values would pass unseen. Make it a "
+            "boolean, or give the values it takes in a literal (kind in ('lin', 'sq')), or check each value with "
+            "--init.")
 
 
 def _buffer_why(info: dict[str, Any], buffers: list[str]) -> str:
@@ -553,6 +566,27 @@ def _switches_set(switches, training) -> str:
     return " (" + "; ".join(f"{'training' if t else 'eval'}: {one(t)}" for t in training) + "; each put back after)"
 
 
+def _plain_mode_line(info, words, training: tuple[bool, ...], shown: str, why: str) -> str:
+    """The header's mode line: ``mode: eval and training ...``, or for a switch that selects no training mode
+    (``info['plain_switch']``: ``self.kind``) ``mode: each value of self.kind ...`` (F1)."""
+    name, off, on = words
+    modes = " and ".join("training" if t else "eval" for t in training)
+    if info.get("plain_switch"):  # F1: a switch that selects no training mode: each value of it
+        modes = f"each value of {name}" if len(training) > 1 else f"{name}={on if training[0] else off}"
+        why = why.replace("so both modes are checked (--eval or --training checks one)",
+                          f"which selects no training mode: each value is checked (--eval checks {name}={off} "
+                          f"alone, --training {name}={on})")
+    return "mode: " + modes + shown + why
+
+
+def _unset_lines(info) -> list[str]:
+    """The WARNING of a forward that reads switches gradcheck cannot set to each value (``info['unset_switches']``,
+    F1): the check cannot pass."""
+    unset = info.get("unset_switches")
+    return [f"WARNING: forward reads {'; '.join(unset)}, a switch gradcheck cannot set to each of its values: only "
+            "the branch its value selects was checked, so the check cannot pass (see the verdict)"] if unset else []
+
+
 def protocol_lines(layer, init: dict[str, Any], training: tuple[bool, ...] = (False,),
                    requested: bool | str = "auto", switches: Sequence[str] = (),
                    same: bool = False) -> tuple[list[str], list[str]]:
@@ -575,8 +609,9 @@ def protocol_lines(layer, init: dict[str, Any], training: tuple[bool, ...] = (Fa
         sw = list(info.get("switches") or [])  # [name, eval value, training value, name, ...]
         shown = (_switches_set(list(zip(sw[::3], sw[1::3], sw[2::3])), training) if sw
                  else f" ({calls})" if name.startswith(("self.", "global ", "env ")) else f" (forward(X, {calls}))")
-        lines.append("mode: " + " and ".join("training" if t else "eval" for t in training) + shown
-                     + _mode_why(layer, requested, training, (name, off, on), unread, same))
+        why = _mode_why(layer, requested, training, (name, off, on), unread, same)
+        lines.append(_plain_mode_line(info, (name, off, on), training, shown, why))
+    lines += _unset_lines(info)
     unchecked, unseen = list(info.get("unchecked") or []), list(info.get("unseen") or [])
     unsure = [str(a) for a in info.get("ambiguous") or []]  # "W (5, 3): gW, hW"
     for a in unsure:  # backward wrote arrays of a weight's shape, none of them its gradient by name or place

@@ -2121,7 +2121,7 @@ def diagnose_layer(layer: Any, X: Any, *, mode: str = "fast", method: str = "cen
         diags = _eval_after_training(layer, X, owner, training, diags, notes, lambda: _diagnose_mode(
             layer, X, owner, False, twin, reference, localize, upstream, kw), kw["seed"])
     for d in diags if len(diags) > 1 else ():
-        d.name = f"{owner} [{mode_word(d.training)}]"
+        d.name = f"{owner} [{mode_label(layer, d.training)}]"
         if d.result is not None:
             d.result.name = d.name
     first = next((d for d in diags if not d.passed), diags[0])
@@ -2154,6 +2154,17 @@ EVAL_AFTER_A_TRAINING_FORWARD = (
     "eval mode: forward(X, training=False) returns X itself; {why}, so eval mode was checked after one "
     "forward(X, training=True) on the same layer (not itself checked), as a validation pass after a "
     "training step runs it: the eval forward and backward must not use what the training forward left")
+
+
+def mode_label(layer: Any, training: bool) -> str:
+    """A checked mode's label: ``"eval"``/``"training"``, or for a switch that selects no training mode
+    (``layer.protocol``'s ``plain_switch``: ``self.noisy``, ``self.kind``) its name and value, ``"self.kind='sq'"``
+    (F1: the rows of such a forward were labelled eval and training)."""
+    info = getattr(layer, "protocol", None)
+    if not (isinstance(info, Mapping) and info.get("plain_switch") and info.get("mode_keyword")):
+        return mode_word(training)
+    name, off, on = info["mode_keyword"]
+    return f"{name}={on if training else off}"
 
 
 def _eval_after_training(layer, X, owner, training, diags, notes, check_eval, seed: int) -> list[Diagnosis]:

@@ -214,6 +214,8 @@ EXPECTED = {
     "switches.py::PredictingScaleBug": "factor",  # session 13 H3: self.is_predicting True in eval, dX x3 there
     "switches.py::StageScaleBug": "factor",  # session 13 M7: forward(X, stage="fit"), dX x2 when "validate"
     "switches.py::GetattrFlagScaleBug": "factor",  # session 13 M8: self.flag = bool(getattr(self, "is_eval"))
+    "switches.py::KindScaleBug": "factor",  # session 14 F1: self.kind "full"/"half", c forgotten at "half"
+    "switches.py::NoisyScaleBug": "factor",  # session 14 F1: self.noisy, a plain boolean switch, dX x3 when True
     "losses.py::TwoLayerNetForgotMean": "factor-batch",  # tester12 M3: DLfS-2's model, zero biases, loss with targets
     "losses.py::TwoLayerNetEpsForgotMean": "factor-batch",  # the same with -log(y + 1e-7): still named
     # session 14 (tester13 MSEFactor): a factor in a symmetric unnamed loss forward(a, b), named in either order
@@ -270,7 +272,8 @@ CORRECT = ["linear.py::LinearOutIn", "linear.py::LinearInOut", "activations.py::
            *(f"switches.py::{n}" for n in ("SubModeNet", "SubOwnModeNet", "SubParamNet", "CfgModuleNet", "CfgObjectNet",
                                            "ConfigDictNet", "EnvNet", "FittingNet", "StateNet", "SetTrainingNet",
                                            "BNNet", "ScaleTrainBackward", "ArgAndSubNet", "PropDrop",
-                                           "PredictingScale", "StageScale", "GetattrFlagScale"))]
+                                           "PredictingScale", "StageScale", "GetattrFlagScale", "KindScale",
+                                           "NoisyScale"))]
 
 
 def load(key: str):

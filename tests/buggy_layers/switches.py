@@ -403,3 +403,48 @@ class GetattrFlagScale(PredictingScale):
 
 class GetattrFlagScaleBug(GetattrFlagScale):
     BUG = True
+
+
+# session 14 (F1): a switch that selects no training mode (a string compared with other words, a boolean not
+# named as a mode): each value is checked; the bug is in the branch of the value the layer does not start with
+class KindScale(PredictingScale):
+    """Y = c * X * w, c = 0.5 when ``self.kind == "half"`` (it starts "full"); the Bug's backward forgets c there."""
+
+    def __init__(self):
+        super().__init__()
+        self.kind = "full"
+
+    def forward(self, X):
+        self.X = X
+        self.c = 0.5 if self.kind == "half" else 1.0
+        return self.c * X * self.params["w"]
+
+    def backward(self, dY):
+        self.grads["w"] = self.c * np.sum(dY * self.X, axis=0)
+        keep = 1.0 if self.BUG and self.kind == "half" else self.c  # the BUG of KindScaleBug: c forgotten
+        return keep * dY * self.params["w"]
+
+
+class KindScaleBug(KindScale):
+    BUG = True
+
+
+class NoisyScale(PredictingScale):
+    """Y = c * X * w, c = 0.5 while ``self.noisy`` (it starts False); the Bug's backward is x3 there only."""
+
+    def __init__(self):
+        super().__init__()
+        self.noisy = False
+
+    def forward(self, X):
+        self.X, self.c = X, 0.5 if self.noisy else 1.0
+        return self.c * X * self.params["w"]
+
+    def backward(self, dY):
+        self.grads["w"] = self.c * np.sum(dY * self.X, axis=0)
+        bad = 3.0 if self.BUG and self.noisy else 1.0  # the BUG of NoisyScaleBug: dX x3 when noisy
+        return self.c * dY * self.params["w"] * bad
+
+
+class NoisyScaleBug(NoisyScale):
+    BUG = True
