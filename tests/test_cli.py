@@ -1,9 +1,12 @@
 """The real `gradcheck` console script, run as a subprocess: exit codes and messages."""
 
+import contextlib
+import io
 import os
 import subprocess
 import sys
 import textwrap
+import warnings
 from pathlib import Path
 
 import pytest
@@ -18,6 +21,39 @@ def run(*args, cwd=ROOT, timeout=600):
     env = {**os.environ, "MPLBACKEND": "Agg", "NO_COLOR": "1"}
     return subprocess.run(cmd + [str(a) for a in args], cwd=cwd, capture_output=True, text=True,
                           timeout=timeout, env=env)
+
+
+#: the interpreter's warning filters (no -W, no PYTHONWARNINGS), which a `gradcheck` process starts with
+_PROCESS_FILTERS = (("ignore", ResourceWarning), ("ignore", ImportWarning), ("ignore", PendingDeprecationWarning),
+                    ("ignore", DeprecationWarning))
+
+
+def run_here(*args, cwd=ROOT):
+    """``run(*args)`` with ``gradcheck.cli.main`` called in this process: the same ``CompletedProcess`` (exit code,
+    stdout, stderr) from the same parser, checks and report, the checked code still in its sandbox process. A
+    process of its own spends 2-4 s of a 3-5 s check starting Python and importing numpy, scipy and the course
+    packages; the tests about the console script itself (its start, its exit status) call ``run``. As in a
+    fresh process writing into a pipe: the working directory ``cwd``, ``NO_COLOR`` and ``MPLBACKEND=Agg`` set,
+    argparse's width that of a pipe, Python's default warning filters (not pytest's), and argparse's exit (a usage
+    error) returned as its code."""
+    from gradcheck.cli import main
+
+    argv = [str(a) for a in args]
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.chdir(cwd), warnings.catch_warnings(), pytest.MonkeyPatch.context() as mp, \
+            contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        mp.setenv("MPLBACKEND", "Agg")
+        mp.setenv("NO_COLOR", "1")
+        mp.setenv("COLUMNS", os.environ.get("COLUMNS", "80"))  # argparse's width: a pipe's, not this terminal's
+        warnings.resetwarnings()
+        for action, category in _PROCESS_FILTERS:
+            warnings.simplefilter(action, category)
+        warnings.filterwarnings("default", category=DeprecationWarning, module="__main__")
+        try:
+            code = main(argv)
+        except SystemExit as exc:  # argparse: --help (0), a bad option (2)
+            code = exc.code if isinstance(exc.code, int) else 1
+    return subprocess.CompletedProcess(["gradcheck", *argv], code, out.getvalue(), err.getvalue())
 
 
 def check(path, *extra, shape="8,5", init=LINEAR_INIT, cls="Linear"):
@@ -86,6 +122,20 @@ def test_buggy_example_exits_1_and_names_db():
     assert rows["dX"].rstrip().endswith("ok") and rows["dW"].rstrip().endswith("ok")
     assert rows["db"].rstrip().endswith("FAIL")
     assert_no_traceback(p)
+
+
+@pytest.mark.parametrize("args, code, where", [
+    (("check", "examples/student_linear_buggy.py::Linear", "--input-shape", "8,5", "--init", LINEAR_INIT, "--tape"),
+     1, "gradcheck: warning: --tape"),  # a table on stdout, a warning on stderr
+    (("check", "examples/student_linear_buggy.py::Linear", "--input-shape", "8,5", "--eps", "2"), 2, "--eps"),
+    (("check", "--input-shape", "8,5"), 2, "the following arguments are required"),  # argparse's exit
+], ids=["wrong-result-and-warning", "usage-error", "argparse-error"])
+def test_run_here_gives_what_the_console_script_gives(args, code, where):
+    """``run_here``, by which most check tests run ``gradcheck.cli.main`` in this process, gives what the console
+    script gives: the same exit code, stdout and stderr."""
+    p, here = run(*args), run_here(*args)
+    assert p.returncode == code and where in both(p), both(p)
+    assert (here.returncode, here.stdout, here.stderr) == (p.returncode, p.stdout, p.stderr)
 
 
 def test_twin_flag_adds_tape_column():

@@ -1,11 +1,14 @@
 """Weights `gradcheck check` could not see, and so passed over in silence (session 9's new-user tester,
 W5, W12, W13, W17, W20): ``__slots__`` layers, name-mangled ``self.__W``, weights in custom containers, in a
 student's own Sequential or a deque, class attributes and module globals, learnable names read as
-buffers. Each case is the tester's repro with its planted bug, run through the console script; a bug
-that was a PASS must now be a FAIL (or a non-PASS with a WARNING naming what could not be read).
+buffers. Each case is the tester's repro with its planted bug, run through the console script (the first) or
+its ``gradcheck.cli.main`` in this process (``test_cli.run_here``: the same parser, checks and report, the layer
+in its sandbox process, without a Python started per check); a bug that was a PASS must now be a FAIL (or a
+non-PASS with a WARNING naming what could not be read).
 """
 
 import pytest
+from test_cli import run_here
 from test_cli_verdict import flat, run, write
 
 LINEAR = """
@@ -57,7 +60,7 @@ def test_slots_layer_weights_are_read_and_a_zero_dw_fails(tmp_path):
 
 def test_name_mangled_weights_pair_with_their_mangled_gradients_under_the_names_written(tmp_path):
     f = write(tmp_path, LINEAR)
-    p = run("check", f"{f}::Mangled", "--input-shape", "6,4")
+    p = run_here("check", f"{f}::Mangled", "--input-shape", "6,4")
     out = flat(p)
     assert p.returncode == 1, out
     assert "protocol: attribute style (__W/__dW, __b/__db)" in out, out
@@ -100,7 +103,7 @@ class GlobalConst:   # a constant table of the module: named, not a failure
                                                ("GlobalW", "W_glob (4, 3)", "dW_glob")])
 def test_weights_of_the_class_or_module_written_by_backward_are_named_and_never_pass(tmp_path, cls, weight, grad):
     f = write(tmp_path, HIDDEN)
-    p = run("check", f"{f}::{cls}", "--input-shape", "6,4")
+    p = run_here("check", f"{f}::{cls}", "--input-shape", "6,4")
     out = flat(p)
     assert p.returncode == 1, out
     assert f"WARNING: forward reads {weight}, an array of the layer's class or module, not of the layer" in out, out
@@ -111,7 +114,7 @@ def test_weights_of_the_class_or_module_written_by_backward_are_named_and_never_
 
 def test_a_module_constant_forward_reads_is_named_and_the_check_goes_on(tmp_path):
     f = write(tmp_path, HIDDEN)
-    p = run("check", f"{f}::GlobalConst", "--input-shape", "6,4")
+    p = run_here("check", f"{f}::GlobalConst", "--input-shape", "6,4")
     out = flat(p)
     assert p.returncode == 0, out
     assert "WARNING: forward reads W_glob (4, 3), an array of the layer's class or module, not of the layer" in out, out
@@ -140,7 +143,7 @@ class Layer:
 def test_a_forgotten_gradient_of_a_learnable_name_is_not_checked(tmp_path, name):
     """H4: a forgotten gradient or a constant, the checker cannot tell: NOT CHECKED (exit 3), never PASS."""
     f = write(tmp_path, FORGOT.replace("NAME", name))
-    p = run("check", f"{f}::Layer", "--input-shape", "5,4")
+    p = run_here("check", f"{f}::Layer", "--input-shape", "5,4")
     out = flat(p)
     assert p.returncode == 3, out
     assert f"NOT CHECKED as a whole: Layer: the gradients that were checked match (see above), but gradcheck cannot " \
@@ -150,7 +153,7 @@ def test_a_forgotten_gradient_of_a_learnable_name_is_not_checked(tmp_path, name)
 
 def test_a_mask_stays_a_buffer(tmp_path):
     f = write(tmp_path, FORGOT.replace("NAME", "mask"))
-    p = run("check", f"{f}::Layer", "--input-shape", "5,4")
+    p = run_here("check", f"{f}::Layer", "--input-shape", "5,4")
     out = flat(p)
     assert p.returncode == 0 and "read as a constant buffer" in out, out
 
@@ -204,15 +207,15 @@ class NoZero(Linear):
 
 def test_pytorch_style_accumulation_with_zero_grad_passes_under_pytorch_names(tmp_path):
     f = write(tmp_path, TORCHLIKE)
-    p = run("check", f"{f}::Linear", "--input-shape", "8,5")
+    p = run_here("check", f"{f}::Linear", "--input-shape", "8,5")
     out = flat(p)
     assert p.returncode == 0, out
     assert "zero_grad() is called before each backward, as PyTorch's training loop does" in out, out
     assert "PASS: Linear: every gradient (dX, dweight, dbias) matches" in out and "_parameters.weight.data" not in out
-    bug = run("check", f"{f}::Bug", "--input-shape", "8,5")
+    bug = run_here("check", f"{f}::Bug", "--input-shape", "8,5")
     out = flat(bug)
     assert bug.returncode == 1 and "FAIL: Bug: gradient mismatch in dweight." in out and "2 times" in out, out
-    acc = run("check", f"{f}::NoZero", "--input-shape", "8,5")
+    acc = run_here("check", f"{f}::NoZero", "--input-shape", "8,5")
     out = flat(acc)
     assert acc.returncode == 1 and "accumulated" in out and "zero_grad() is called" not in out, out
 
@@ -230,7 +233,7 @@ class Linear:
         self.dW = self.X.T @ dY.astype(np.float32)
         return dY @ self.W.T
 """)
-    p = run("check", f"{f}::Linear", "--input-shape", "8,5")
+    p = run_here("check", f"{f}::Linear", "--input-shape", "8,5")
     out = flat(p)
     assert "Linear.W is float32" in out and "params['W']" not in out, out
 
@@ -287,7 +290,7 @@ class CustomStore:
 @pytest.mark.parametrize("cls", ["DequeMLP", "SeqMLP"])
 def test_sub_layers_in_a_deque_or_a_students_own_sequential_are_checked(tmp_path, cls):
     f = write(tmp_path, CONTAINERS)
-    p = run("check", f"{f}::{cls}", "--input-shape", "5,4")
+    p = run_here("check", f"{f}::{cls}", "--input-shape", "5,4")
     out = flat(p)
     assert p.returncode == 1 and "a layer made of sub-layers" in out, out
     assert f"FAIL: {cls}: gradient mismatch in dlayers.1.W." in out and "2 times the correct" in out, out
@@ -295,7 +298,7 @@ def test_sub_layers_in_a_deque_or_a_students_own_sequential_are_checked(tmp_path
 
 def test_weights_in_a_container_of_the_students_own_are_named_and_never_pass(tmp_path):
     f = write(tmp_path, CONTAINERS)
-    p = run("check", f"{f}::CustomStore", "--input-shape", "6,4")
+    p = run_here("check", f"{f}::CustomStore", "--input-shape", "6,4")
     out = flat(p)
     assert p.returncode == 1 and "PASS" not in out, out
     assert "WARNING: forward reads self.params._items[0] (4, 3), an array inside an object gradcheck does not " \
@@ -340,9 +343,9 @@ def test_the_last_of_many_sub_layers_is_checked(tmp_path, n):
     # verify9 X1: only the first 64 arrays were probed for use, so from the 23rd Linear (3 arrays each: W, b
     # and the cached X) on, weights read "no parameters" and a dW x2 in the last layer PASSed
     f = write(tmp_path, DEEP_MLP)
-    p = run("check", f"{f}::MLP", "--input-shape", "6,4", "--init", f'{{"n": {n}, "bug": 2.0}}')
+    p = run_here("check", f"{f}::MLP", "--input-shape", "6,4", "--init", f'{{"n": {n}, "bug": 2.0}}')
     assert p.returncode == 1, flat(p)
     assert f"FAIL: MLP: gradient mismatch in dlayers.{n - 1}.W." in flat(p)
     assert "no parameters" not in flat(p)
-    ok = run("check", f"{f}::MLP", "--input-shape", "6,4", "--init", f'{{"n": {n}}}')
+    ok = run_here("check", f"{f}::MLP", "--input-shape", "6,4", "--init", f'{{"n": {n}}}')
     assert ok.returncode == 0, flat(ok)

@@ -1,11 +1,13 @@
-"""gradcheck check: --loss/--targets/--pred, --tape, --jacobian, the default atol (real console script)."""
+"""gradcheck check: --loss/--targets/--pred, --tape, --jacobian, the default atol (real console script: --help and
+--tape --jacobian --plots; the others its ``gradcheck.cli.main`` in this process, ``test_cli.run_here``, the student's
+code in its sandbox process, which spares the start of a Python per check)."""
 
 import json
 import re
 from pathlib import Path
 
 import numpy as np
-from test_cli import err, run, student
+from test_cli import err, run, run_here, student
 
 DENSE = """
 import numpy as np
@@ -72,11 +74,11 @@ def flat(p):
 
 def test_loss_passes_and_a_missing_mean_is_named(tmp_path):
     ok = student(tmp_path, LOSS.replace("BUG", "/ len(self.y)"), "good.py")
-    p = run("check", f"{ok}::CrossEntropy", "--loss", "--input-shape", "8,5", "--targets", "labels")
+    p = run_here("check", f"{ok}::CrossEntropy", "--loss", "--input-shape", "8,5", "--targets", "labels")
     assert p.returncode == 0, p.stdout + p.stderr
     assert "dy_pred" in p.stdout and "5-class labels of shape (8,)" in p.stdout and "PASS" in p.stdout
     bad = student(tmp_path, LOSS.replace("BUG", ""), "bad.py")
-    p = run("check", f"{bad}::CrossEntropy", "--loss", "--input-shape", "8,5", "--targets", "labels:5",
+    p = run_here("check", f"{bad}::CrossEntropy", "--loss", "--input-shape", "8,5", "--targets", "labels:5",
             "--json", tmp_path / "d.json")
     assert p.returncode == 1, p.stdout + p.stderr
     assert "gradient mismatch in dy_pred" in p.stdout and "a 1/batch is missing" in flat(p)
@@ -85,7 +87,7 @@ def test_loss_passes_and_a_missing_mean_is_named(tmp_path):
 
 def test_binary_loss_with_unit_predictions(tmp_path):
     f = student(tmp_path, LOSS.replace("BUG", ""))
-    p = run("check", f"{f}::BCE", "--loss", "--input-shape", "8", "--targets", "labels:2", "--pred", "unit")
+    p = run_here("check", f"{f}::BCE", "--loss", "--input-shape", "8", "--targets", "labels:2", "--pred", "unit")
     assert p.returncode == 0, p.stdout + p.stderr
     assert "2-class labels of shape (8,)" in p.stdout
 
@@ -96,7 +98,7 @@ def test_loss_usage_errors(tmp_path):
                          (["--loss", "--targets", "real:3"], "takes no ':K'"),
                          (["--loss", "--targets", "onehot:3"], "one-hot rows must have as many"),
                          (["--targets", "labels"], "add --loss")):
-        p = run("check", f"{f}::CrossEntropy", "--input-shape", "8,5", *args)
+        p = run_here("check", f"{f}::CrossEntropy", "--input-shape", "8,5", *args)
         assert p.returncode == 2 and needle in err(p), (args, p.stderr)
     h = run("check", "--help")
     assert all(w in h.stdout for w in ("--loss", "--targets", "labels[:K]", "--tape", "--jacobian"))
@@ -118,11 +120,11 @@ def test_tape_column_and_jacobian_png(tmp_path):
 
 def test_tape_finds_a_wrong_backward_and_names_unsupported_functions(tmp_path):
     f = student(tmp_path, DENSE.replace("BUG", "* 1.5"))
-    p = run("check", f"{f}::Dense", "--input-shape", "3,4", "--tape", "--mode", "full")
+    p = run_here("check", f"{f}::Dense", "--input-shape", "3,4", "--tape", "--mode", "full")
     assert p.returncode == 1, p.stdout + p.stderr
     dx = next(line for line in p.stdout.splitlines() if line.split()[:2] in (["Dense", "dX"], ["dX", "(3,"]))
     assert dx.count("FAIL") == 3 and "tape~num" in p.stdout  # manual~num, manual~tape fail; tape~num is ok
-    p = run("check", f"{f}::Cumulative", "--input-shape", "3,4", "--tape")
+    p = run_here("check", f"{f}::Cumulative", "--input-shape", "3,4", "--tape")
     assert p.returncode == 0, p.stdout + p.stderr
     assert "uses numpy.nancumsum" in flat(p) and "manual vs numerical only" in flat(p)
 
@@ -148,19 +150,19 @@ class ReLU:
 def test_jacobian_is_taken_in_each_mode_the_check_ran(tmp_path):
     """--jacobian honours --training/--eval, and by default takes one Jacobian per mode, each named."""
     f = student(tmp_path, SCALED_RELU)
-    p = run("check", f"{f}::ReLU", "--input-shape", "3,4", "--twin", "--jacobian", "--training")
+    p = run_here("check", f"{f}::ReLU", "--input-shape", "3,4", "--twin", "--jacobian", "--training")
     out = flat(p)
     assert p.returncode == 1, out
     # the twin's Jacobian is the identity where X > 0, the layer's 1.1 there: relative error 0.1 / 2.1
     assert re.search(r"jacobian dY/dX in training mode \(12 x 12\): tape \(GradientTape.jacobian\) vs central "
                      r"differences: max relative error 4\.8e-02, max \|difference\| 1\.0e-01 .*: FAIL", out), out
     assert "in eval mode" not in out
-    p = run("check", f"{f}::ReLU", "--input-shape", "3,4", "--twin", "--jacobian", "--eval")
+    p = run_here("check", f"{f}::ReLU", "--input-shape", "3,4", "--twin", "--jacobian", "--eval")
     out = flat(p)
     assert p.returncode == 0, out
     assert ("jacobian dY/dX in eval mode (12 x 12): tape (GradientTape.jacobian) vs central differences: max "
             "relative error 0.0e+00") in out and "in training mode" not in out
-    p = run("check", f"{f}::ReLU", "--input-shape", "3,4", "--tape", "--jacobian", "--plots", tmp_path / "out")
+    p = run_here("check", f"{f}::ReLU", "--input-shape", "3,4", "--tape", "--jacobian", "--plots", tmp_path / "out")
     out = flat(p)
     assert p.returncode == 0, out
     assert out.count("jacobian dY/dX in eval mode (12 x 12): tape (your forward, stacked VJPs)") == 1
@@ -171,9 +173,9 @@ def test_jacobian_is_taken_in_each_mode_the_check_ran(tmp_path):
 
 def test_jacobian_refusals(tmp_path):
     f = student(tmp_path, DENSE.replace("BUG", ""))
-    p = run("check", f"{f}::Dense", "--input-shape", "30,20", "--init", '{"n_in": 20}', "--tape", "--jacobian")
+    p = run_here("check", f"{f}::Dense", "--input-shape", "30,20", "--init", '{"n_in": 20}', "--tape", "--jacobian")
     assert p.returncode == 2 and "--jacobian is for small layers: X has 600 elements" in err(p)
-    p = run("check", f"{f}::Dense", "--input-shape", "3,4", "--jacobian")
+    p = run_here("check", f"{f}::Dense", "--input-shape", "3,4", "--jacobian")
     assert p.returncode == 2 and "--jacobian needs a tape" in err(p)
 
 
@@ -182,11 +184,11 @@ def test_jacobian_refusals(tmp_path):
 
 def test_default_atol_is_reported_and_explicit_atol_wins(tmp_path):
     f = student(tmp_path, DENSE.replace("BUG", ""))
-    p = run("check", f"{f}::Dense", "--input-shape", "64,32", "--init", '{"n_in": 32, "n_out": 64}',
+    p = run_here("check", f"{f}::Dense", "--input-shape", "64,32", "--init", '{"n_in": 32, "n_out": 64}',
             "--mode", "full")
     assert p.returncode == 0, p.stdout + p.stderr
     assert "(default: the round-off of the finite differences" in flat(p)
-    p = run("check", f"{f}::Dense", "--input-shape", "64,32", "--init", '{"n_in": 32, "n_out": 64}',
+    p = run_here("check", f"{f}::Dense", "--input-shape", "64,32", "--init", '{"n_in": 32, "n_out": 64}',
             "--mode", "sample", "--atol", "1e-12")
     assert "atol=1e-12" in p.stdout
 
@@ -214,7 +216,7 @@ def test_pass_line_states_each_grown_tensors_own_atol(tmp_path):
     """b = 1e8: the default atol (0.059) swamps every gradient, so each is differenced with a grown step
     and compared with its own atol; the PASS line states those, not the default (session 4 printed 0.0591598)."""
     f = student(tmp_path, BIG_BIAS)
-    p = run("check", f"{f}::Linear", "--input-shape", "8,5", "--mode", "full")
+    p = run_here("check", f"{f}::Linear", "--input-shape", "8,5", "--mode", "full")
     assert p.returncode == 0, p.stdout + p.stderr
     text = flat(p)
     own = {t: text.split(f"{t} was differenced with a step")[1].split("compared with atol=")[1].split()[0]
@@ -257,7 +259,7 @@ def test_a_backward_writing_into_its_cache_or_dy_exits_3_as_help_and_readme_say(
     writes = (("self.X *= 2", "modified its cache (self.X"), ("dY *= 2", "modified its upstream gradient dY"))
     for write, words in writes:
         f = student(tmp_path, CACHE_WRITER.replace("WRITE", write))
-        p = run("check", f"{f}::Linear", "--input-shape", "8,5")
+        p = run_here("check", f"{f}::Linear", "--input-shape", "8,5")
         assert p.returncode == 3, p.stdout + p.stderr
         assert err(p).startswith("gradcheck: the checked code failed (exit 3): while checking eval mode: forward(X, "
                                  "training=False) then backward(dY): Linear.backward " + words), err(p)
@@ -297,7 +299,7 @@ def test_mode_header_says_what_was_checked_and_why(tmp_path):
     f = student(tmp_path, TWO_MODES)
 
     def header(cls, *extra):
-        p = run("check", f"{f}::{cls}", "--input-shape", "8,5", *extra)
+        p = run_here("check", f"{f}::{cls}", "--input-shape", "8,5", *extra)
         assert p.returncode == 0, p.stdout + p.stderr
         text = flat(p)
         return text[text.index("mode: "):text.index("name tensor")].strip()
@@ -332,7 +334,7 @@ def test_a_data_file_the_layer_loads_is_named_as_not_copied_into_the_sandbox(tmp
                 self.grads["W"] = self.X.T @ dY
                 return dY @ self.params["W"].T
         """)
-    p = run("check", f"{f}::Linear", "--input-shape", "4,3")
+    p = run_here("check", f"{f}::Linear", "--input-shape", "4,3")
     assert p.returncode == 3
     assert "FileNotFoundError" in err(p) and "W.npy" in err(p)
     assert "Only the .py files of the layer's folder are copied into the sandbox" in err(p)
@@ -357,11 +359,11 @@ def test_a_constructor_argument_without_init_is_a_usage_error_that_shows_the_ini
                 self.dW = self.X.T @ dY
                 return dY @ self.W.T
         """)
-    p = run("check", f"{f}::Linear", "--input-shape", "8,5", "--init", '{"in_features": 5}')
+    p = run_here("check", f"{f}::Linear", "--input-shape", "8,5", "--init", '{"in_features": 5}')
     assert p.returncode == 2, p.stdout + p.stderr
     assert "needs out_features, scale, which only --init can give" in err(p)
     assert """--init '{"in_features": 5, "out_features": ..., "scale": ...}'""" in err(p)
     assert "TypeError" not in err(p)
-    p = run("check", f"{f}::Linear", "--input-shape", "8,5", "--init",
+    p = run_here("check", f"{f}::Linear", "--input-shape", "8,5", "--init",
             '{"in_features": 5, "out_features": 3, "scale": 0.5}')
     assert p.returncode == 0, p.stdout + p.stderr

@@ -2,11 +2,12 @@
 Scratch vol. 2's TwoLayerNet whose loss is ``-log(y + 1e-7)`` (the eps named, the zero bias not called unused, a
 real bug still FAILed and named), Neural Networks from Scratch's loss on the default real inputs (which options
 to use), and an unnamed ``forward(a, b)`` loss with a sign bug (compared with dL/d(prediction)). Each test fails
-on the code before its fix.
+on the code before its fix. One test runs the console script, the others its ``gradcheck.cli.main`` in this
+process (``test_cli.run_here``: the same parser, checks and report, the student's code in its sandbox process).
 """
 
 import pytest
-from test_cli import both, run, student
+from test_cli import both, run, run_here, student
 
 DLFS2 = """
 import numpy as np
@@ -48,7 +49,7 @@ class TwoLayerNet:
 
 def _dlfs2(tmp_path, eps, *extra):
     f = student(tmp_path, DLFS2.replace("EPS", eps), "two_layer_net.py")
-    p = run("check", f"{f}::TwoLayerNet", "--input-shape", "5,4", "--targets", "labels:3", *extra)
+    p = run_here("check", f"{f}::TwoLayerNet", "--input-shape", "5,4", "--targets", "labels:3", *extra)
     return p, both(p)
 
 
@@ -129,7 +130,7 @@ def test_nnfs_loss_on_default_real_inputs_says_which_options(tmp_path, given):
     """Before: "wrong result (exit 1): ... gave L containing 1 non-finite value(s) (first at index (): nan)" and no
     word of --pred/--targets: the default y_pred and y_true are real numbers, and this loss takes probabilities."""
     f = student(tmp_path, NNFS_LOSS.replace("SAMPLES", "samples"), "nnfs_loss.py")
-    p = run("check", f"{f}::Loss_CategoricalCrossentropy", "--loss", "--input-shape", "5,3", *given)
+    p = run_here("check", f"{f}::Loss_CategoricalCrossentropy", "--loss", "--input-shape", "5,3", *given)
     out = both(p)
     assert p.returncode == 2, out
     assert "usage error (exit 2)" in out and "wrong result" not in out, out
@@ -141,7 +142,7 @@ def test_nnfs_loss_on_default_real_inputs_says_which_options(tmp_path, given):
 @pytest.mark.parametrize(("samples", "code"), [("samples", 0), ("1", 1)])
 def test_nnfs_loss_with_the_suggested_options_is_checked(tmp_path, samples, code):
     f = student(tmp_path, NNFS_LOSS.replace("SAMPLES", samples), "nnfs_loss.py")
-    p = run("check", f"{f}::Loss_CategoricalCrossentropy", "--loss", "--input-shape", "5,3", "--pred", "probs",
+    p = run_here("check", f"{f}::Loss_CategoricalCrossentropy", "--loss", "--input-shape", "5,3", "--pred", "probs",
             "--targets", "labels:3")
     out = both(p)
     assert p.returncode == code, out
@@ -153,7 +154,7 @@ def test_loss_nan_on_every_input_kind_stays_a_wrong_result(tmp_path):
     f = student(tmp_path, "import numpy as np\nclass L:\n    def forward(self, y_pred, y_true):\n"
                           "        return np.sum(y_pred) * np.float64(0) / np.float64(0)\n"
                           "    def backward(self):\n        return np.zeros(1)\n", "nan_loss.py")
-    p = run("check", f"{f}::L", "--loss", "--input-shape", "5,3")
+    p = run_here("check", f"{f}::L", "--loss", "--input-shape", "5,3")
     out = both(p)
     assert p.returncode == 1, out
     assert "wrong result (exit 1)" in out and "finite on" not in out, out
@@ -179,7 +180,7 @@ def test_unnamed_asymmetric_loss_with_a_wrong_factor_is_compared_with_the_predic
     """Before: backward (a sign or a factor wrong) matched neither dL/da nor dL/db, so Keras's order was assumed
     and the table compared it with dL/db, the target's gradient (a FAIL with no diagnosis)."""
     f = student(tmp_path, LOSS_AB_CE.replace("FACTOR", factor), "ce.py")
-    p = run("check", f"{f}::CE", "--loss", "--input-shape", "5,3", "--targets", "probs")
+    p = run_here("check", f"{f}::CE", "--loss", "--input-shape", "5,3", "--targets", "probs")
     out = both(p)
     assert p.returncode == 1, out
     assert "loss: forward(a=y_pred, b=y_true)" in out and said in out, out
@@ -208,7 +209,7 @@ class Odd:
 
 def test_unnamed_loss_matching_neither_order_says_the_fail_holds_in_either(tmp_path):
     f = student(tmp_path, LOSS_AB_UNRELATED, "odd.py")
-    p = run("check", f"{f}::Odd", "--loss", "--input-shape", "5,3")
+    p = run_here("check", f"{f}::Odd", "--loss", "--input-shape", "5,3")
     out = both(p)
     assert p.returncode == 1, out
     assert ("backward's result is no multiple of L's gradient with respect to a or b, so it is wrong whichever is "
@@ -231,7 +232,7 @@ def test_symmetric_unnamed_loss_says_which_argument_backward_fits(tmp_path, sign
     """L of a - b: a sign error and the other order give the same numbers; the usage error (tester13 H6) says
     which argument backward's result fits."""
     f = student(tmp_path, MSE_AB.replace("SIGN", sign), "mse.py")
-    p = run("check", f"{f}::MSE", "--loss", "--input-shape", "5,3")
+    p = run_here("check", f"{f}::MSE", "--loss", "--input-shape", "5,3")
     out = both(p)
     assert p.returncode == 2, out
     assert f"backward returns dL/d{pred}, which is correct if {pred} is the prediction" in out, out

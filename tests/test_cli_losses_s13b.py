@@ -2,11 +2,12 @@
 softmax and cross-entropy (backward(self.output, y_true) -> self.dinputs, dL/dinputs), a symmetric unnamed loss
 ``forward(a, b)`` of ``a - b`` (whose order only the user can tell: a usage error, or ``--pred-arg NAME``), the
 log-eps advice (an rtol the CLI accepts, or none), a real bug in a model with the eps at high confidence, and the
-NNFS usage error quoting the student's own argument order. Each test fails on the code before its fix.
+NNFS usage error quoting the student's own argument order. Each test fails on the code before its fix. The
+advised --rtol runs the console script, the rest its ``gradcheck.cli.main`` in this process (``test_cli.run_here``).
 """
 
 import pytest
-from test_cli import both, run, student
+from test_cli import both, run, run_here, student
 
 MSE_AB = """
 import numpy as np
@@ -23,7 +24,7 @@ class MSE:
 def test_symmetric_unnamed_loss_is_a_usage_error_naming_the_ways_out(tmp_path, sign):
     """Before: exit 0 with a WARNING: MSE(a, b) and sign-flipped MSE with the other order give the same numbers."""
     f = student(tmp_path, MSE_AB.replace("SIGN", sign), "mse.py")
-    p = run("check", f"{f}::MSE", "--loss", "--input-shape", "5,3")
+    p = run_here("check", f"{f}::MSE", "--loss", "--input-shape", "5,3")
     out = both(p)
     assert p.returncode == 2, out
     assert "usage error (exit 2)" in out, out
@@ -34,7 +35,7 @@ def test_symmetric_unnamed_loss_is_a_usage_error_naming_the_ways_out(tmp_path, s
 @pytest.mark.parametrize(("sign", "arg", "code"), [("1", "a", 0), ("-1", "b", 0), ("-1", "a", 1), ("1", "b", 1)])
 def test_pred_arg_binds_the_prediction_and_a_sign_bug_fails(tmp_path, sign, arg, code):
     f = student(tmp_path, MSE_AB.replace("SIGN", sign), "mse.py")
-    p = run("check", f"{f}::MSE", "--loss", "--input-shape", "5,3", "--pred-arg", arg)
+    p = run_here("check", f"{f}::MSE", "--loss", "--input-shape", "5,3", "--pred-arg", arg)
     out = both(p)
     assert p.returncode == code, out
     assert f"the prediction goes to {arg}, as --pred-arg says" in out, out
@@ -46,7 +47,7 @@ def test_pred_arg_binds_the_prediction_and_a_sign_bug_fails(tmp_path, sign, arg,
 
 def test_pred_arg_must_name_an_argument_of_forward(tmp_path):
     f = student(tmp_path, MSE_AB.replace("SIGN", "1"), "mse.py")
-    p = run("check", f"{f}::MSE", "--loss", "--input-shape", "5,3", "--pred-arg", "y_hat")
+    p = run_here("check", f"{f}::MSE", "--loss", "--input-shape", "5,3", "--pred-arg", "y_hat")
     out = both(p)
     assert p.returncode == 2, out
     assert "--pred-arg y_hat" in out and "forward(self, a, b)" in out, out
@@ -54,7 +55,7 @@ def test_pred_arg_must_name_an_argument_of_forward(tmp_path):
 
 def test_pred_arg_without_loss_is_a_usage_error(tmp_path):
     f = student(tmp_path, MSE_AB.replace("SIGN", "1"), "mse.py")
-    p = run("check", f"{f}::MSE", "--input-shape", "5,3", "--pred-arg", "a")
+    p = run_here("check", f"{f}::MSE", "--input-shape", "5,3", "--pred-arg", "a")
     assert p.returncode == 2 and "--pred-arg" in both(p), both(p)
 
 
@@ -93,7 +94,7 @@ class Activation_Softmax_Loss_CategoricalCrossentropy:
 def test_nnfs_combined_softmax_loss_backward_gets_its_own_output(tmp_path, samples, code):
     """Before: FAIL with no diagnosis: backward(dvalues, y_true) was given the logits, not the softmax output."""
     f = student(tmp_path, NNFS_COMBINED.replace("SAMPLES", samples), "combined.py")
-    p = run("check", f"{f}::Activation_Softmax_Loss_CategoricalCrossentropy", "--loss", "--input-shape", "8,3",
+    p = run_here("check", f"{f}::Activation_Softmax_Loss_CategoricalCrossentropy", "--loss", "--input-shape", "8,3",
             "--targets", "labels:3")
     out = both(p)
     assert p.returncode == code, out
@@ -109,7 +110,7 @@ def test_nnfs_usage_error_quotes_the_students_own_signature(tmp_path):
     from test_cli_losses_s13 import NNFS_LOSS
 
     f = student(tmp_path, NNFS_LOSS.replace("SAMPLES", "samples"), "nnfs_loss.py")
-    p = run("check", f"{f}::Loss_CategoricalCrossentropy", "--loss", "--input-shape", "5,3")
+    p = run_here("check", f"{f}::Loss_CategoricalCrossentropy", "--loss", "--input-shape", "5,3")
     out = both(p)
     assert p.returncode == 2, out
     assert "Loss_CategoricalCrossentropy.forward(self, y_pred, y_true) gave L containing" in out, out
@@ -122,7 +123,7 @@ def _dlfs2(tmp_path, scale, eps, *extra):
     src = DLFS2.replace("EPS", eps).replace("rng.normal(size=(hidden_size, output_size))",
                                             f"{scale} * rng.normal(size=(hidden_size, output_size))")
     f = student(tmp_path, src, "two_layer_net.py")
-    p = run("check", f"{f}::TwoLayerNet", "--input-shape", "5,4", "--targets", "labels:3", *extra)
+    p = run_here("check", f"{f}::TwoLayerNet", "--input-shape", "5,4", "--targets", "labels:3", *extra)
     return p, both(p), f
 
 
@@ -134,7 +135,7 @@ def test_log_eps_rtol_advice_is_accepted_and_passes(tmp_path):
     assert p.returncode == 1 and "inside np.log" in out, out
     rtol = re.search(r"--rtol (\S+) accepts it", out.replace("\n", " ")).group(1)
     assert float(rtol) <= 1e-2, out
-    p2 = run("check", f"{f}::TwoLayerNet", "--input-shape", "5,4", "--targets", "labels:3", "--rtol", rtol)
+    p2 = run("check", f"{f}::TwoLayerNet", "--input-shape", "5,4", "--targets", "labels:3", "--rtol", rtol)  # the console
     assert p2.returncode == 0, both(p2)
 
 

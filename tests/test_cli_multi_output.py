@@ -5,8 +5,10 @@ c_prev) -> (h, c)`` with ``backward(dh, dc)``. The adapter presents the k output
 (stacked when they share a shape, else flattened and concatenated) and cuts ``dY`` back into the
 k upstream gradients; the header says so.
 
-Run through the installed console script (``gradcheck``), as the tester did; the adapter's join and
-split are compared with HIPS autograd's vector-Jacobian products (an oracle outside our pipeline).
+Run through the installed console script (``gradcheck``), as the tester did (a pair without its cache), or its
+``gradcheck.cli.main`` in this process (``test_cli.run_here``, the student's code in its sandbox process); the
+adapter's join and split are compared with HIPS autograd's vector-Jacobian products (an oracle outside our
+pipeline).
 """
 
 import json
@@ -15,7 +17,7 @@ import re
 import numpy as np
 import pytest
 from test_cli import both as flat
-from test_cli import run, student
+from test_cli import run, run_here, student
 
 LSTM_SHAPES = "3,2;3,4;3,4;2,16;4,16;16"
 
@@ -94,11 +96,11 @@ CS231N_BUGS = {
 
 
 def lstm(tmp_path, src=CS231N, name="cs.py"):
-    return run("check", f"{student(tmp_path, src, name)}::lstm_step", "--input-shape", LSTM_SHAPES)
+    return run_here("check", f"{student(tmp_path, src, name)}::lstm_step", "--input-shape", LSTM_SHAPES)
 
 
 def cell(tmp_path, src=CELL):
-    return run("check", f"{student(tmp_path, src, 'rnn.py')}::LSTMCell", "--input-shape", "3,2;3,4;3,4",
+    return run_here("check", f"{student(tmp_path, src, 'rnn.py')}::LSTMCell", "--input-shape", "3,2;3,4;3,4",
                "--init", '{"D": 2, "Hd": 4}')
 
 
@@ -135,7 +137,7 @@ def test_cs231n_lstm_step_planted_bug_fails_naming_the_gradient(tmp_path, bug):
 def test_full_mode_json_records_every_entry_of_the_planted_dprev_c_bug(tmp_path):
     out = tmp_path / "r.json"
     src = CS231N.replace(*CS231N_BUGS["dprev_c times i"][:2])
-    p = run("check", f"{student(tmp_path, src, 'cs.py')}::lstm_step", "--input-shape", LSTM_SHAPES,
+    p = run_here("check", f"{student(tmp_path, src, 'cs.py')}::lstm_step", "--input-shape", LSTM_SHAPES,
             "--mode", "full", "--json", out)
     assert p.returncode == 1, flat(p)
     data = json.loads(out.read_text())
@@ -191,12 +193,12 @@ def test_a_pair_whose_outputs_differ_in_shape_is_checked_as_one_flat_y(tmp_path)
         return dx
     """
     f = student(tmp_path, src, "unit.py")
-    p = run("check", f"{f}::unit", "--input-shape", "4,3")
+    p = run_here("check", f"{f}::unit", "--input-shape", "4,3")
     assert p.returncode == 0, flat(p)
     assert ("2 outputs (y (4, 3), n (4,)) checked as one Y (16,), each flattened and concatenated in this "
             "order; backward gets dY cut back into their shapes") in flat(p)
     wrong = src.replace("+ dn[:, None] * y", "+ dn[:, None] * x")  # dn's path: x instead of x / |x|
-    p = run("check", f"{student(tmp_path, wrong, 'unit2.py')}::unit", "--input-shape", "4,3")
+    p = run_here("check", f"{student(tmp_path, wrong, 'unit2.py')}::unit", "--input-shape", "4,3")
     assert p.returncode == 1 and failing(p) == ["dX"], flat(p)  # one input: dX, as for any layer
 
 
@@ -229,7 +231,7 @@ def test_class_lstm_cell_with_a_wrong_dWh_fails_on_dWh_alone(tmp_path):
 
 def test_class_lstm_cell_on_the_tape_agrees_with_its_backward_and_central_differences(tmp_path):
     """--tape: the student's own forward (two outputs) recorded by autoprop, a third column."""
-    p = run("check", f"{student(tmp_path, CELL, 'rnn.py')}::LSTMCell", "--input-shape", "3,2;3,4;3,4",
+    p = run_here("check", f"{student(tmp_path, CELL, 'rnn.py')}::LSTMCell", "--input-shape", "3,2;3,4;3,4",
             "--init", '{"D": 2, "Hd": 4}', "--tape", "--mode", "full")
     assert p.returncode == 0, flat(p)
     assert "PASS: LSTMCell: every gradient (dx, dh_prev, dc_prev, dWx, dWh, db) and the forward output match" in flat(p)
@@ -262,7 +264,7 @@ def test_class_returning_out_and_cache_by_mistake_keeps_todays_message(tmp_path)
             self.dW = (dY * self.X).sum(0)
             return dY * self.W
     """
-    p = run("check", f"{student(tmp_path, src, 'scale.py')}::Scale", "--input-shape", "3,4")
+    p = run_here("check", f"{student(tmp_path, src, 'scale.py')}::Scale", "--input-shape", "3,4")
     assert p.returncode == 1, flat(p)
     assert ("gradcheck: wrong result (exit 1): Scale.forward(X) with X of shape (3, 4) gave Y as a tuple; "
             "expected Y alone, whose gradient backward(dY) takes") in flat(p)
@@ -287,7 +289,7 @@ def test_no_claim_about_a_backward_that_raised_on_the_probe(tmp_path):
             self.dW = (dY * self.X).sum(0)
             return dY * undefined_name  # noqa: F821
     """
-    p = run("check", f"{student(tmp_path, src, 'broken.py')}::Broken", "--input-shape", "3,4")
+    p = run_here("check", f"{student(tmp_path, src, 'broken.py')}::Broken", "--input-shape", "3,4")
     assert p.returncode == 3, flat(p)
     assert "backward computes no" not in flat(p)
     assert "backward raised when gradcheck called it after a probe forward, so it could not see whether " \

@@ -4,11 +4,13 @@ by a module global, a rate named ``alpha``; a literal rate (``self.W -= 0.01 * d
 naming the weights that moved instead of failing a correct dX; a layer that stores dW and also steps has its
 stored dW checked.
 
-Each runs the CLI (the student's code in its sandbox) and fails on the code before these fixes.
+Each runs the CLI (the student's code in its sandbox) and fails on the code before these fixes: one test the
+console script, the others its ``gradcheck.cli.main`` in this process (``test_cli.run_here``), which spares the
+start of a Python per check.
 """
 
 import pytest
-from test_cli import both, run, student
+from test_cli import both, run, run_here, student
 
 LAYER = """
 import types
@@ -52,7 +54,7 @@ def test_a_rate_held_in_a_module_dict_namespace_or_object_is_found(tmp_path, rat
     """A rate in a module-level dict, SimpleNamespace or object, or named alpha/eta/step_size, was not found: the
     step was taken as a backward that changes its weights, a FAIL in dX of a correct layer (H1, H2)."""
     src = LAYER.replace("RATE", rate).replace("BIAS", bias)
-    p = run("check", f"{student(tmp_path, src, 'rate.py')}::Linear", "--input-shape", "4,5")
+    p = run_here("check", f"{student(tmp_path, src, 'rate.py')}::Linear", "--input-shape", "4,5")
     out = both(p)
     assert p.returncode == code, out
     assert f"it steps with the rate in {FOUND[rate]}, set to 0.25" in out, out
@@ -70,7 +72,7 @@ def test_a_rate_that_cannot_be_set_is_not_checkable(tmp_path, rate):
     layer ("backward is not linear in dY"): a backward that moves the weights at a rate that cannot be set exits 3
     naming the weights that moved (H2, the whole kind)."""
     src = LAYER.replace("RATE", rate).replace("BIAS", "sum")
-    p = run("check", f"{student(tmp_path, src, 'lit.py')}::Linear", "--input-shape", "4,5")
+    p = run_here("check", f"{student(tmp_path, src, 'lit.py')}::Linear", "--input-shape", "4,5")
     out = both(p)
     assert p.returncode == 3, out
     assert "backward updates the weights itself (W, b moved), at a rate gradcheck could not find or set" in out, out
@@ -127,7 +129,7 @@ def test_a_layer_that_stores_its_gradient_and_steps_is_checked(tmp_path, name, d
     """``self.dW = ...; self.W -= lr * self.dW`` (or an NNFS optimizer called in backward) exited 3 "W has several
     gradient attributes (dW, W_grad)": the stored gradient is checked, a step that disagrees with it FAILs (M1)."""
     src = STORES.replace("DB", db).replace("FACTOR", factor)
-    p = run("check", f"{student(tmp_path, src, 'own.py')}::{name}", "--input-shape", "4,5")
+    p = run_here("check", f"{student(tmp_path, src, 'own.py')}::{name}", "--input-shape", "4,5")
     out = both(p)
     assert p.returncode == code, out
     assert "several gradient attributes" not in out, out
@@ -152,7 +154,7 @@ def test_the_header_names_where_an_items_read_gradient_is_put(tmp_path, store, n
     """Weights in a ``params`` list or dict: the header names the read steps where they are put (L1)."""
     from test_cli_selfstep_storage import layer
 
-    p = run("check", f"{student(tmp_path, layer(store), 'items.py')}::Linear", "--input-shape", "4,5")
+    p = run_here("check", f"{student(tmp_path, layer(store), 'items.py')}::Linear", "--input-shape", "4,5")
     out = both(p)
     assert p.returncode == 0, out
     assert f"is read as its gradient ({names};" in out, out
@@ -188,7 +190,7 @@ class Linear:
 def test_cs231n_per_parameter_configs_are_found(tmp_path, bias, code):
     """CS231n's ``sgd(w, dw, config)`` with a config per parameter (``self.configs['W']['learning_rate']``) FAILed
     dX of a correct layer: each rate is found and set (H1)."""
-    p = run("check", f"{student(tmp_path, CS231N.replace('BIAS', bias), 'cs.py')}::Linear", "--input-shape", "4,5")
+    p = run_here("check", f"{student(tmp_path, CS231N.replace('BIAS', bias), 'cs.py')}::Linear", "--input-shape", "4,5")
     out = both(p)
     assert p.returncode == code, out
     assert "self.configs['W']['learning_rate']" in out and "moving W, b" in out, out

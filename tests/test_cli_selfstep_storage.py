@@ -4,14 +4,16 @@ a rate held as a class attribute (``class Opt: lr = 0.1``). A correct plain SGD 
 the gradient, a wrong one FAILs naming the gradient, an optimizer in backward (momentum, Adam) exits 3 naming
 what was seen, as for weights held in attributes (``self.W``) and a rate held by the instance.
 
-Each runs the CLI (the student's code in its sandbox) and fails on the code before these fixes.
+Each runs the CLI (the student's code in its sandbox) and fails on the code before these fixes: one test the
+console script, the others its ``gradcheck.cli.main`` in this process (``test_cli.run_here``), which spares the
+start of a Python per check.
 """
 
 import types
 
 import numpy as np
 import pytest
-from test_cli import both, run, student
+from test_cli import both, run, run_here, student
 
 from gradcheck import _adapters
 
@@ -62,7 +64,7 @@ def layer(store, step=SGD, db="dY.sum(axis=0)"):
 def test_a_self_stepping_backward_reads_weights_held_in_containers(tmp_path, store, db, code):
     """``self.params['W'] -= lr * dW`` with no grads dict FAILed a correct layer ("grads has no key 'W'"): the
     weights in a dict or list are probed and their steps read as the gradients, as ``self.W``'s are (M1)."""
-    p = run("check", f"{student(tmp_path, layer(store, db=db), 'sgd.py')}::Linear", "--input-shape", "4,5")
+    p = run_here("check", f"{student(tmp_path, layer(store, db=db), 'sgd.py')}::Linear", "--input-shape", "4,5")
     out = both(p)
     assert p.returncode == code, out
     w = STORED[store][1].removeprefix("self.")
@@ -80,7 +82,7 @@ def test_a_self_stepping_backward_reads_weights_held_in_containers(tmp_path, sto
 def test_an_optimizer_on_weights_held_in_containers_is_not_checkable(tmp_path, store):
     """Momentum on ``self.params['W']`` gave exit 1 (a missing gradient): it is probed and refused, exit 3,
     naming the weight and what was seen, as momentum on ``self.W`` is (M1)."""
-    p = run("check", f"{student(tmp_path, layer(store, MOMENTUM), 'mom.py')}::Linear", "--input-shape", "4,5")
+    p = run_here("check", f"{student(tmp_path, layer(store, MOMENTUM), 'mom.py')}::Linear", "--input-shape", "4,5")
     out = both(p)
     w = STORED[store][1].removeprefix("self.")
     assert p.returncode == 3, out
@@ -121,7 +123,7 @@ class Linear:
 def test_a_rate_attribute_steps_weights_in_a_params_dict(tmp_path, step, code):
     """tester12's step_attr_sgd_lr_params: a rate in ``self.lr``, the weights in ``self.params``; plain SGD
     (moments kept but unused) PASSes, Adam exits 3 (M1)."""
-    p = run("check", f"{student(tmp_path, ADAM.replace('STEP', step), 'adam.py')}::Linear", "--input-shape", "4,5")
+    p = run_here("check", f"{student(tmp_path, ADAM.replace('STEP', step), 'adam.py')}::Linear", "--input-shape", "4,5")
     out = both(p)
     assert p.returncode == code, out
     if code:
@@ -173,7 +175,7 @@ def test_a_rate_held_as_a_class_attribute_is_found(tmp_path, rate, bias, code):
     """``class Opt: lr = 0.1`` used as ``self.opt.lr`` or ``Opt.lr`` (or ``class Linear: lr = 0.1`` as
     ``self.lr``) was not found: the step was taken as a backward that changes its parameters, a FAIL in dX of
     a correct layer. Found, the rate is set to 0.25 for each call and the step read (M2)."""
-    p = run("check", f"{student(tmp_path, class_rate(rate, bias), 'cls.py')}::Linear", "--input-shape", "4,5")
+    p = run_here("check", f"{student(tmp_path, class_rate(rate, bias), 'cls.py')}::Linear", "--input-shape", "4,5")
     out = both(p)
     assert p.returncode == code, out
     assert "updates the weights itself: it steps with the rate in" in out and "a class attribute" in out, out
@@ -251,7 +253,7 @@ def test_dlfs2_grads_are_not_read_for_a_state_list_beside_params(tmp_path, db, c
     """``grads[0]`` is a candidate name for any list's item 0: beside ``self.vel = [...]`` (an optimizer's state,
     forward does not use it) it was also read as vel[0]'s gradient and checked against 0, a FAIL of a correct
     layer. A gradient paired with a weight forward uses is that weight's only."""
-    p = run("check", f"{student(tmp_path, DLFS2.replace('DB', db), 'dl.py')}::Affine", "--input-shape", "4,5")
+    p = run_here("check", f"{student(tmp_path, DLFS2.replace('DB', db), 'dl.py')}::Affine", "--input-shape", "4,5")
     out = both(p)
     assert p.returncode == code, out
     assert "params[0]/grads[0], params[1]/grads[1])" in out and "vel[0]" not in out, out
@@ -263,7 +265,7 @@ def test_a_dparams_list_beside_params_is_read(tmp_path):
     candidate gradients, so the layer was refused ("several gradient attributes (dparams[0], dparams[0])")."""
     src = DLFS2.replace("self.grads", "self.dparams").replace("DB", "sum")
     src = "\n".join(line for line in src.split("\n") if "self.vel" not in line)
-    p = run("check", f"{student(tmp_path, src, 'dp.py')}::Affine", "--input-shape", "4,5")
+    p = run_here("check", f"{student(tmp_path, src, 'dp.py')}::Affine", "--input-shape", "4,5")
     out = both(p)
     assert p.returncode == 0, out
     assert "params[0]/dparams[0], params[1]/dparams[1])" in out and "several gradient" not in out, out
@@ -302,7 +304,7 @@ def test_a_rate_held_by_a_module_is_found(tmp_path, head, rate, said, bias, code
     found: a correct layer FAILed dX ("not linear in dY"). Found, it is set to 0.25 for each call and put back."""
     student(tmp_path, "lr = 0.1\n", "rate_config.py")
     src = GLOBAL_RATE.replace("HEAD", head).replace("THE_RATE", rate).replace("BIAS", bias)
-    p = run("check", f"{student(tmp_path, src, 'glob_rate.py')}::Linear", "--input-shape", "4,5", cwd=tmp_path)
+    p = run_here("check", f"{student(tmp_path, src, 'glob_rate.py')}::Linear", "--input-shape", "4,5", cwd=tmp_path)
     out = both(p)
     assert p.returncode == code, out
     assert f"it steps with the rate in {said}, set to 0.25" in out and "moving W, b" in out, out
@@ -361,7 +363,7 @@ class Linear:
 def test_a_rate_held_in_a_config_dict_is_found(tmp_path, bias, code):
     """``self.config['learning_rate']`` (CS231n's optim config) was not found: a correct layer FAILed dX. Found, it
     is set to 0.25 for each call and put back, the dict's other keys untouched."""
-    p = run("check", f"{student(tmp_path, CONFIG_RATE.replace('BIAS', bias), 'cfg.py')}::Linear",
+    p = run_here("check", f"{student(tmp_path, CONFIG_RATE.replace('BIAS', bias), 'cfg.py')}::Linear",
             "--input-shape", "4,5")
     out = both(p)
     assert p.returncode == code, out

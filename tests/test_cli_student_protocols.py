@@ -1,13 +1,15 @@
 """`gradcheck check` on layers written in students' own protocols (issue 10, tester10 T9, T10, T14, T5, L3):
 each correct one PASSes and its one-bug twin FAILs, where before a correct one was refused (exit 1 or 3).
 
-Each runs the CLI (the student's code in its sandbox) and fails on the code before these fixes.
+Each runs the CLI (the student's code in its sandbox) and fails on the code before these fixes: the NNFS layer
+the console script, the others its ``gradcheck.cli.main`` in this process (``test_cli.run_here``), which spares the
+start of a Python per check.
 """
 
 from pathlib import Path
 
 import pytest
-from test_cli import both, run, student
+from test_cli import both, run, run_here, student
 
 # --------------------------------------------------------------------------- T9: Neural Networks from Scratch
 
@@ -39,7 +41,7 @@ class MSE:
 
 @pytest.mark.parametrize(("two", "code"), [("2", 0), ("1", 1)])
 def test_stateless_loss_backward_gets_prediction_and_target(tmp_path, two, code):
-    p = run("check", f"{student(tmp_path, MSE.replace('TWO', two), 'mse.py')}::MSE", "--loss", "--input-shape", "6,2")
+    p = run_here("check", f"{student(tmp_path, MSE.replace('TWO', two), 'mse.py')}::MSE", "--loss", "--input-shape", "6,2")
     out = both(p)
     assert p.returncode == code, out
     assert "loss: forward(y_pred=y_pred, y_true=y_true) and backward(y_pred=y_pred, y_true=y_true):" in \
@@ -72,7 +74,7 @@ class L:
 @pytest.mark.parametrize(("bug", "code"), [("1", 0), ("2", 1)])
 def test_gradient_dict_paired_by_keys(tmp_path, grads, keys, said, bug, code):
     src = DKEYS.replace("GRADS", grads).replace("DW", keys[0]).replace("DB", keys[1]).replace("BUG", bug)
-    p = run("check", f"{student(tmp_path, src, 'dk.py')}::L", "--input-shape", "6,5")
+    p = run_here("check", f"{student(tmp_path, src, 'dk.py')}::L", "--input-shape", "6,5")
     out = both(p)
     assert p.returncode == code, out
     assert said in " ".join(out.split()) and "has no key" not in out, out
@@ -108,7 +110,7 @@ def test_a_self_stepping_backward_is_given_a_rate_that_shows_how_it_is_used(tmp_
     """Given learning_rate=1 such a backward read its step as the gradient, so a rate forgotten or applied twice
     PASSed (verify10 Y1); given 0.25, the step over the rate is the gradient only when the rate is used once."""
     src = SELF_STEPPING.replace("STEP_W", step_w).replace("STEP_B", step_b)
-    p = run("check", f"{student(tmp_path, src, 'sgd.py')}::Dense", "--input-shape", "6,4")
+    p = run_here("check", f"{student(tmp_path, src, 'sgd.py')}::Dense", "--input-shape", "6,4")
     out = " ".join(both(p).split())
     assert p.returncode == (1 if failing else 0), out
     assert "learning_rate=0.25" in out, out
@@ -161,7 +163,7 @@ def test_an_optimizer_inside_backward_is_not_checkable_as_written(tmp_path, step
     the step is probed to be plain gradient descent (proportional to the rate and to dY, no memory across calls),
     else not checked (exit 3), naming what was seen and what to change (verify10 Y2)."""
     body = "\n".join(" " * 8 + line for line in step.split("\n"))
-    p = run("check", f"{student(tmp_path, OPTIMIZED.replace('STEP', body), 'opt.py')}::Dense", "--input-shape", "6,4")
+    p = run_here("check", f"{student(tmp_path, OPTIMIZED.replace('STEP', body), 'opt.py')}::Dense", "--input-shape", "6,4")
     out = " ".join(both(p).split())
     assert p.returncode == 3, out
     assert "is not a plain gradient-descent step" in out and seen in out, out
@@ -199,7 +201,7 @@ def test_a_default_or_keyword_only_rate_is_set_like_a_required_one(tmp_path, sig
     """backward(dY, learning_rate=0.01) stepped at its default, unread (a FAIL in dX), and a keyword-only rate
     was not given (exit 3): both are given the probe rate and their step read (verify10 Y3)."""
     src = DEFAULT_RATE.replace("SIGNATURE", signature).replace("RATE", rate).replace("BUG", bug)
-    p = run("check", f"{student(tmp_path, src, 'dflt.py')}::Dense", "--input-shape", "6,4")
+    p = run_here("check", f"{student(tmp_path, src, 'dflt.py')}::Dense", "--input-shape", "6,4")
     out = " ".join(both(p).split())
     assert p.returncode == (0 if bug == "1" else 1), out
     assert f"it is called with {rate}=0.25" in out, out
@@ -230,7 +232,7 @@ class Dense:
 def test_a_rate_defaulting_to_none_is_not_a_self_stepping_backward(tmp_path, bug):
     """backward(dY, lr=None) steps only when given a rate: called without one it is an attribute-style layer
     (self.dW), checked as that, not given 0.25 (its dW and the read step were two gradients of W: exit 3)."""
-    p = run("check", f"{student(tmp_path, LR_NONE.replace('BUG', bug), 'lrn.py')}::Dense", "--input-shape", "6,4")
+    p = run_here("check", f"{student(tmp_path, LR_NONE.replace('BUG', bug), 'lrn.py')}::Dense", "--input-shape", "6,4")
     out = " ".join(both(p).split())
     assert p.returncode == (0 if bug == "1" else 1), out
     assert "attribute style (W/dW, b/db)" in out and "updates the weights itself" not in out, out
@@ -341,7 +343,7 @@ def test_the_rate_and_the_weights_are_found_where_the_student_keeps_them(tmp_pat
     """A model stepping its sub-layers, a rate in self.lr or an optimizer object, a Parameter's .data rebound: the
     weights stepped at the student's own rate and not put back (a FAIL in dX of a correct layer) are stepped at
     the probe rate, read and put back (verify10 Y21, Y22, Y28)."""
-    p = run("check", f"{student(tmp_path, STEPPED.replace('BUG', bug), 'stepped.py')}::{cls}", "--input-shape", "6,4")
+    p = run_here("check", f"{student(tmp_path, STEPPED.replace('BUG', bug), 'stepped.py')}::{cls}", "--input-shape", "6,4")
     out = " ".join(both(p).split())
     assert p.returncode == (0 if bug == "1" else 1), out
     assert "updates the weights itself: " + said in out, out
@@ -374,7 +376,7 @@ def test_dx_computed_with_the_stepped_weights_is_named(tmp_path, after):
     was "backward is not linear in dY"), and a dX computed first PASSes."""
     lines = ("pass", "return dY @ self.W.T") if after else ("dX = dY @ self.W.T", "return dX")
     src = DX_AFTER.replace("BEFORE", lines[0]).replace("AFTER", lines[1])
-    p = run("check", f"{student(tmp_path, src, 'dxa.py')}::Dense", "--input-shape", "6,4")
+    p = run_here("check", f"{student(tmp_path, src, 'dxa.py')}::Dense", "--input-shape", "6,4")
     out = " ".join(both(p).split())
     assert p.returncode == int(after), out
     assert ("FAIL: Dense: gradient mismatch in dX. diagnosis: backward computes dX with the weights after its own "

@@ -1,12 +1,14 @@
 """`gradcheck check` on more students' protocols (session 12): weights given in ``__init__`` (Y27), Neural
 Networks from Scratch's losses (Y17), a loss's argument order told by backward (Z17), Keras-style ``call``
-(Z4), Deep Learning from Scratch vol. 2's models (Y13). Each test fails on the code before its fix.
+(Z4), Deep Learning from Scratch vol. 2's models (Y13). Each test fails on the code before its fix. Y13's targets
+run the console script, the others its ``gradcheck.cli.main`` in this process (``test_cli.run_here``: the same
+parser, checks and report, the student's code in its sandbox process), which spares the start of a Python per check.
 """
 
 from pathlib import Path
 
 import pytest
-from test_cli import both, run, student
+from test_cli import both, run, run_here, student
 
 LAYERS = Path(__file__).parent / "buggy_layers" / "protocols.py"
 
@@ -33,7 +35,7 @@ W_INIT = '{"W": [[1, 2, 3], [4, 5, 6]], "b": [0, 1, 2]}'
 def test_init_lists_are_float64_weight_arrays(tmp_path, bug, code):
     """Before: W reached __init__ as a list, and backward raised AttributeError: 'list' object has no attribute
     'T' (exit 3)."""
-    p = run("check", f"{student(tmp_path, WEIGHTS_IN_INIT.replace('BUG', bug), 'w.py')}::Dense",
+    p = run_here("check", f"{student(tmp_path, WEIGHTS_IN_INIT.replace('BUG', bug), 'w.py')}::Dense",
             "--input-shape", "4,2", "--init", W_INIT)
     out = both(p)
     assert p.returncode == code, out
@@ -50,7 +52,7 @@ def test_init_lists_are_float64_weight_arrays(tmp_path, bug, code):
 def test_missing_or_ill_shaped_init_array_is_a_usage_error_with_an_example(tmp_path, init, said):
     """A W that fits no axis of X was exit 3 ("the error is in forward"); a ragged list reached the student's code."""
     f = student(tmp_path, WEIGHTS_IN_INIT.replace("BUG", "1"), "w.py")
-    p = run("check", f"{f}::Dense", "--input-shape", "4,2", *(["--init", init] if init else []))
+    p = run_here("check", f"{f}::Dense", "--input-shape", "4,2", *(["--init", init] if init else []))
     out = both(p)
     assert p.returncode == 2, out
     assert "usage error (exit 2)" in out and said in out, out
@@ -93,7 +95,7 @@ class Loss_CategoricalCrossentropy(Loss):
 def test_nnfs_loss_is_read_through_calculate_and_dinputs(tmp_path, targets, samples, code):
     """Before: exit 1, "returned an array of shape (6,); expected a single number" (forward's per-sample losses)."""
     f = student(tmp_path, NNFS_LOSS.replace("SAMPLES", samples), "nnfs_loss.py")
-    p = run("check", f"{f}::Loss_CategoricalCrossentropy", "--loss", "--input-shape", "6,3",
+    p = run_here("check", f"{f}::Loss_CategoricalCrossentropy", "--loss", "--input-shape", "6,3",
             "--targets", targets, "--pred", "probs")
     out = both(p)
     assert p.returncode == code, out
@@ -132,7 +134,7 @@ def test_prediction_first_unnamed_loss_order_is_read_from_what_backward_returns(
     """forward(a, b) with a the prediction: Keras's order was assumed and a correct loss FAILed (Z17), a
     factor bug was called -0.5 times. Now a is found by backward matching dL/da (or pointing along it)."""
     f = student(tmp_path, UNNAMED_ORDER.replace("FACTOR", factor), "order.py")
-    p = run("check", f"{f}::MSE", "--loss", "--input-shape", "6,3")
+    p = run_here("check", f"{f}::MSE", "--loss", "--input-shape", "6,3")
     out = both(p)
     assert p.returncode == code, out
     assert "loss: forward(a=y_pred, b=y_true): forward's parameter names do not say which is the prediction" in out
@@ -145,7 +147,7 @@ def test_prediction_first_unnamed_loss_order_is_read_from_what_backward_returns(
 @pytest.mark.parametrize(("factor", "code"), [("1", 0), ("2", 1)])
 def test_unnamed_loss_order_is_read_from_backward_shape_with_labels(tmp_path, factor, code):
     f = student(tmp_path, UNNAMED_ORDER.replace("FACTOR", factor), "order.py")
-    p = run("check", f"{f}::CE", "--loss", "--input-shape", "6,3", "--targets", "labels", "--pred", "probs")
+    p = run_here("check", f"{f}::CE", "--loss", "--input-shape", "6,3", "--targets", "labels", "--pred", "probs")
     out = both(p)
     assert p.returncode == code, out
     assert "backward returns an array of p's shape (6, 3), not q's (6,): p is the prediction" in out, out
@@ -174,7 +176,7 @@ class Dense:
 @pytest.mark.parametrize(("reduce", "code"), [("sum", 0), ("mean", 1)])
 def test_keras_call_is_read_as_forward(tmp_path, reduce, code):
     """Before: exit 3, "has no forward() method"."""
-    p = run("check", f"{student(tmp_path, KERAS_CALL.replace('SUM', reduce), 'kcall.py')}::Dense", "--input-shape", "5,4")
+    p = run_here("check", f"{student(tmp_path, KERAS_CALL.replace('SUM', reduce), 'kcall.py')}::Dense", "--input-shape", "5,4")
     out = both(p)
     assert p.returncode == code, out
     assert "forward is call() (Keras's name: the class has no forward)" in out, out
@@ -188,7 +190,7 @@ def test_keras_call_is_read_as_forward(tmp_path, reduce, code):
 def test_backward_drawing_a_new_mask_is_named_random_backward(cls, code):
     """Before: "a second backward on the same forward gives another dX: backward changes its own cache or the
     parameters" (second-backward), which misses the new mask."""
-    p = run("check", f"{LAYERS}::{cls}", "--input-shape", "8,6", "--training")
+    p = run_here("check", f"{LAYERS}::{cls}", "--input-shape", "8,6", "--training")
     out = both(p)
     assert p.returncode == code, out
     assert ("diagnosis: backward draws new random numbers: it moves the random generator (its Generator)" in out) \
@@ -271,7 +273,7 @@ def test_dlfs2_model_with_targets_is_checked_as_forward_x_to_loss(tmp_path, targ
     """Before: "--targets and --pred describe the data of a loss; add --loss" (exit 2); without --targets, forward
     takes 2 inputs (x, t); with --loss, "params must be a dict" (exit 3)."""
     f = student(tmp_path, DLFS2_MODEL.replace("SUM", reduce), "two_layer_net.py")
-    p = run("check", f"{f}::TwoLayerNet", "--input-shape", "6,4", "--targets", targets)
+    p = run_here("check", f"{f}::TwoLayerNet", "--input-shape", "6,4", "--targets", targets)
     out = both(p)
     assert p.returncode == code, out
     assert f"a model with targets: forward(x, t) -> loss L, t fixed (--targets {targets}:" in out, out
@@ -331,7 +333,7 @@ class SimpleLM:
 def test_dlfs2_model_on_word_ids_whose_backward_returns_none(tmp_path, n, code):
     """SimpleCBOW's shape: forward(contexts, target) on word ids (--indices), backward(dout=1) -> None."""
     f = student(tmp_path, CBOW_LIKE.replace("N_BUG", n), "cbow.py")
-    p = run("check", f"{f}::SimpleLM", "--input-shape", "6,2", "--indices", "7", "--targets", "labels:7")
+    p = run_here("check", f"{f}::SimpleLM", "--input-shape", "6,2", "--indices", "7", "--targets", "labels:7")
     out = both(p)
     assert p.returncode == code, out
     assert "a model with targets: forward(x, t) -> loss L, t fixed (--targets labels:7: 7-class labels" in out, out
@@ -362,7 +364,7 @@ def test_a_loss_of_a_minus_b_with_unnamed_arguments_is_a_usage_error(tmp_path, b
     exactly: only the user can tell the order (a usage error naming --pred-arg), never a PASS with a warning."""
     f = tmp_path / "loss_ab.py"
     f.write_text(MSE_AB)
-    p = run("check", f"{f}::MSE", "--input-shape", "5,3", "--loss", "--init", f'{{"bug": {str(bug).lower()}}}')
+    p = run_here("check", f"{f}::MSE", "--input-shape", "5,3", "--loss", "--init", f'{{"bug": {str(bug).lower()}}}')
     out = both(p)
     pred, other = ("b", "a") if bug else ("a", "b")
     assert p.returncode == 2, out

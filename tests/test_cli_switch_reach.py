@@ -3,14 +3,16 @@ by following forward into sub-layers and the functions it calls, set in both mod
 
 Each class is checked through ``gradcheck check`` as a student runs it: the planted bug (a Dropout whose training
 backward forgets the 1/(1-p) scale) passed before, its training branch never run; now it FAILs in training mode
-and its correct twin PASSes in both modes, the header naming the switches set.
+and its correct twin PASSes in both modes, the header naming the switches set. Y10 runs the console script;
+the others ``gradcheck.cli.main`` in this process (``test_cli.run_here``: the same parser, checks and report, the
+layer in its sandbox process), which spares the start of a Python per check.
 """
 
 import os
 import sys
 
 import pytest
-from test_cli import both, run, student
+from test_cli import both, run, run_here, student
 
 HERE = os.path.dirname(__file__)
 sys.path.insert(0, HERE)
@@ -85,15 +87,15 @@ def net(tmp_path, form, right):
 @pytest.mark.parametrize("form", FORMS)
 def test_a_reached_switch_is_set_in_both_modes(tmp_path, form):
     f = net(tmp_path, form, right=False)
-    p = run("check", f"{f}::Net", "--input-shape", "8,6")
+    p = run_here("check", f"{f}::Net", "--input-shape", "8,6")
     out = both(p)
     assert p.returncode == 1 and "FAIL: Net [training]" in out, out
     assert f"mode: eval and training ({FORMS[form][2]}): forward reads " in out, out
     f = net(tmp_path, form, right=True)
-    p = run("check", f"{f}::Net", "--input-shape", "8,6")
+    p = run_here("check", f"{f}::Net", "--input-shape", "8,6")
     out = both(p)
     assert p.returncode == 0 and "mode: eval and training" in out, out
-    p = run("check", f"{f}::Net", "--input-shape", "8,6", "--training")  # one mode asked: that one set
+    p = run_here("check", f"{f}::Net", "--input-shape", "8,6", "--training")  # one mode asked: that one set
     assert p.returncode == 0 and "mode: training (" in both(p) and ": as --training asks" in both(p), both(p)
 
 
@@ -103,7 +105,7 @@ def test_fully_connected_net_bn_params_in_a_loop(tmp_path):
     body = body[body.index("def batchnorm_forward"):body.index("# Z13")]
     f = student(tmp_path, "import numpy as np\n\n" + body)
     for cls, code in (("BNNet", 0), ("BNNetBug", 1)):
-        p = run("check", f"{f}::{cls}", "--input-shape", "8,6")
+        p = run_here("check", f"{f}::{cls}", "--input-shape", "8,6")
         out = both(p)
         assert p.returncode == code, out
         assert ("eval: self.bn_params[0]['mode'] = 'test', self.bn_params[1]['mode'] = 'test'; training: "
@@ -130,12 +132,12 @@ class Scale:
 
 def test_same_output_both_modes_backward_checked_in_both(tmp_path):
     """Z13: Y is the same in both modes; a bug in backward's training branch FAILs (it was checked in eval alone)."""
-    p = run("check", f"{student(tmp_path, SCALE.replace('FACTOR', '2.0'))}::Scale", "--input-shape", "8,6")
+    p = run_here("check", f"{student(tmp_path, SCALE.replace('FACTOR', '2.0'))}::Scale", "--input-shape", "8,6")
     out = both(p)
     assert p.returncode == 1 and "FAIL: Scale [training]" in out, out
     assert "training=True gave the same output as training=False on this input, but backward may still branch " \
            "on the mode, so both modes are checked" in out, out
-    p = run("check", f"{student(tmp_path, SCALE.replace('FACTOR', '1.0'))}::Scale", "--input-shape", "8,6")
+    p = run_here("check", f"{student(tmp_path, SCALE.replace('FACTOR', '1.0'))}::Scale", "--input-shape", "8,6")
     assert p.returncode == 0 and "backward was also checked with the training forward (it may branch on the " \
                                  "mode) and passed there" in both(p), both(p)
 
@@ -158,11 +160,11 @@ class Net:""").replace("self.drop = Drop()", "self.drop = AttrDrop()").replace(
 def test_training_argument_and_sublayer_attribute_both_set(tmp_path, extra):
     """Y14: forward(X, training) does not pass it on; the sub-layer's own self.training is set with it."""
     student(tmp_path, "TRAIN = False\n", "cfgmod.py")
-    p = run("check", f"{student(tmp_path, SUB.replace('SCALE', WRONG))}::Net", "--input-shape", "8,6", *extra)
+    p = run_here("check", f"{student(tmp_path, SUB.replace('SCALE', WRONG))}::Net", "--input-shape", "8,6", *extra)
     out = both(p)
     assert p.returncode == 1 and "FAIL: Net" in out, out
     assert "training: forward(X, training=True), self.drop.training = True" in out, out
-    p = run("check", f"{student(tmp_path, SUB.replace('SCALE', RIGHT))}::Net", "--input-shape", "8,6", *extra)
+    p = run_here("check", f"{student(tmp_path, SUB.replace('SCALE', RIGHT))}::Net", "--input-shape", "8,6", *extra)
     assert p.returncode == 0, both(p)
 
 
@@ -211,7 +213,7 @@ def test_loss_with_a_mode_option_is_a_usage_error(tmp_path, opt):
         def backward(self):
             return 2 * self.diff / self.diff.size
     """)
-    p = run("check", f"{f}::MSE", "--loss", "--input-shape", "4,3", opt)
+    p = run_here("check", f"{f}::MSE", "--loss", "--input-shape", "4,3", opt)
     assert p.returncode == 2 and f"{opt} picks a layer's training or eval forward; a loss (--loss) has no " \
                                   "training mode" in both(p), both(p)
 
@@ -266,8 +268,8 @@ def test_an_environment_switch_whose_unset_default_means_training_is_checked_in_
     ran the training branch and a bug in the eval branch PASSed. Eval is now the variable set to ''."""
     src = ENV_DEFAULT_TRAINING.replace("GET_SWITCH", get).replace("TRAIN_WORD", train)
     f = student(tmp_path, src.replace("EVAL_SCALE", "0.5"))  # eval's dX should be dY * W
-    p = run("check", f"{f}::Layer", "--input-shape", "4,5")
+    p = run_here("check", f"{f}::Layer", "--input-shape", "4,5")
     assert p.returncode == 1 and "FAIL: Layer [eval]" in both(p), both(p)
     f = student(tmp_path, src.replace("EVAL_SCALE", "1.0"))
-    p = run("check", f"{f}::Layer", "--input-shape", "4,5")
+    p = run_here("check", f"{f}::Layer", "--input-shape", "4,5")
     assert p.returncode == 0 and "mode: eval and training" in both(p), both(p)

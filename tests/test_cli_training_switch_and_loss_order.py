@@ -1,6 +1,8 @@
 """Issue 10 (tester9's W1, W14, W2-W4, W16): the names students give forward's training switch and a loss's
 arguments. Each class here is checked through ``gradcheck check`` as a student runs it; each planted bug
-passed before (a training branch never run, a loss called with its arguments swapped).
+passed before (a training branch never run, a loss called with its arguments swapped). W1's --training runs the
+console script, the others its ``gradcheck.cli.main`` in this process (``test_cli.run_here``: the same parser,
+checks and report, the student's code in its sandbox process), which spares the start of a Python per check.
 
 Values are asserted against HIPS autograd (the loss binding, in process) and the verdicts against the bug
 planted: a Dropout whose training backward forgets the 1/(1-p) scale must FAIL in training mode.
@@ -10,7 +12,7 @@ import autograd.numpy as anp
 import numpy as np
 import pytest
 from autograd import grad
-from test_cli import both, run, student
+from test_cli import both, run, run_here, student
 
 DROPOUT = """
 import numpy as np
@@ -41,7 +43,7 @@ def dropout(tmp_path, arg, default="False", train_test=None):
 def test_boolean_training_switches_check_the_training_branch(tmp_path, arg):
     """W1: train_flg (Deep Learning from Scratch), train_mode, is_train were not read: "forward has no training
     argument" and a PASS of the buggy training backward."""
-    p = run("check", f"{dropout(tmp_path, arg)}::Dropout", "--input-shape", "4,3")
+    p = run_here("check", f"{dropout(tmp_path, arg)}::Dropout", "--input-shape", "4,3")
     out = both(p)
     assert "forward has no training argument" not in out, out
     assert f"mode: eval and training (forward(X, {arg}=False, then {arg}=True))" in out, out
@@ -59,7 +61,7 @@ def test_training_flag_reaches_a_switch_of_another_name(tmp_path):
 @pytest.mark.parametrize("arg", ["deterministic", "eval"])
 def test_inverted_switch_is_true_in_eval_mode(tmp_path, arg):
     """flax's deterministic=True (and eval=True) mean eval mode: the training branch is the False one."""
-    p = run("check", f"{dropout(tmp_path, arg, 'True', f'not {arg}')}::Dropout", "--input-shape", "4,3")
+    p = run_here("check", f"{dropout(tmp_path, arg, 'True', f'not {arg}')}::Dropout", "--input-shape", "4,3")
     out = both(p)
     assert f"(forward(X, {arg}=True, then {arg}=False))" in out, out
     assert p.returncode == 1 and "FAIL: Dropout [training]" in out, out
@@ -67,7 +69,7 @@ def test_inverted_switch_is_true_in_eval_mode(tmp_path, arg):
 
 def test_unknown_boolean_is_named_never_no_training_argument(tmp_path):
     """A boolean of a name gradcheck does not read: its default alone ran; a WARNING names it."""
-    p = run("check", f"{dropout(tmp_path, 'noisy')}::Dropout", "--input-shape", "4,3")
+    p = run_here("check", f"{dropout(tmp_path, 'noisy')}::Dropout", "--input-shape", "4,3")
     out = both(p)
     assert "forward has no training argument" not in out, out
     assert "mode: forward's default alone (forward(X), noisy=False by default)" in out, out
@@ -82,7 +84,7 @@ def test_a_mode_asked_for_that_gradcheck_cannot_select_is_not_checked(tmp_path, 
     "WARNING: --training has no effect here" and PASSed, exit 0: a PASS for a mode that never ran. Now: not
     checked, exit 3, before any check, naming the mode, the argument and how to make it a switch."""
     f = dropout(tmp_path, arg, default, f"{arg} == 1" if arg == "mode" else arg)
-    p = run("check", f"{f}::Dropout", "--input-shape", "4,3", flag)
+    p = run_here("check", f"{f}::Dropout", "--input-shape", "4,3", flag)
     out = both(p)
     mode = flag.removeprefix("--")
     assert p.returncode == 3, out
@@ -96,11 +98,11 @@ def test_string_mode_uses_the_layers_own_words(tmp_path):
     """W14: forward(X, mode="training") was called with 'train' and 'test', never 'training': the buggy
     training branch never ran and the check said it "gave the same output"."""
     f = dropout(tmp_path, "mode", '"training"', 'mode == "training"')
-    p = run("check", f"{f}::Dropout", "--input-shape", "4,3")
+    p = run_here("check", f"{f}::Dropout", "--input-shape", "4,3")
     out = both(p)
     assert "(forward(X, mode='test', then mode='training'))" in out, out
     assert p.returncode == 1 and "FAIL: Dropout [training]" in out, out
-    p = run("check", f"{f}::Dropout", "--input-shape", "4,3", "--training")
+    p = run_here("check", f"{f}::Dropout", "--input-shape", "4,3", "--training")
     assert p.returncode == 1 and "(forward(X, mode='training')): as --training asks" in both(p), both(p)
 
 
@@ -118,7 +120,7 @@ def test_string_mode_without_a_readable_comparison(tmp_path):
         def backward(self, dY):
             return dY
     """)
-    p = run("check", f"{f}::Scale", "--input-shape", "4,3")
+    p = run_here("check", f"{f}::Scale", "--input-shape", "4,3")
     out = both(p)
     assert "its source compares mode with neither 'train' nor 'test'" in out, out
     assert "may never have run; only this one forward was checked" in out, out
@@ -212,7 +214,7 @@ LOSS = ["--loss", "--input-shape", "4,3"]
 
 def test_pytorch_order_loss_with_a_sign_bug_fails(tmp_path):
     """W3: forward(input, target) was given y_true as input: the sign-flipped gradient passed."""
-    p = run("check", f"{student(tmp_path, MSE)}::MSETorch", *LOSS)
+    p = run_here("check", f"{student(tmp_path, MSE)}::MSETorch", *LOSS)
     out = both(p)
     assert "loss: forward(input=y_pred, target=y_true): the prediction goes to input" in out, out
     assert p.returncode == 1 and "dy_pred has the wrong sign" in out, out
@@ -220,7 +222,7 @@ def test_pytorch_order_loss_with_a_sign_bug_fails(tmp_path):
 
 def test_loss_named_y_pred_y_true_passes(tmp_path):
     """W4: a correct forward(y_pred, y_true) was told its sign is wrong."""
-    p = run("check", f"{student(tmp_path, MSE)}::MSE", *LOSS)
+    p = run_here("check", f"{student(tmp_path, MSE)}::MSE", *LOSS)
     out = both(p)
     assert "loss: forward(y_pred=y_pred, y_true=y_true)" in out, out
     assert p.returncode == 0 and "PASS: MSE" in out and "wrong sign" not in out, out
@@ -230,7 +232,7 @@ def test_loss_named_y_pred_y_true_passes(tmp_path):
 def test_dlfs_softmax_with_loss_verbatim(tmp_path, targets):
     """W2: the book's SoftmaxWithLoss forward(x, t), backward(dout=1), with one-hot or integer t. Its loss takes
     log(y + 1e-7) and its gradient is that of log(y): they differ by about 1e-6 relative, so rtol 1e-5."""
-    p = run("check", f"{student(tmp_path, DLFS)}::SoftmaxWithLoss", *LOSS, "--targets", targets, "--rtol", "1e-5")
+    p = run_here("check", f"{student(tmp_path, DLFS)}::SoftmaxWithLoss", *LOSS, "--targets", targets, "--rtol", "1e-5")
     out = both(p)
     assert "loss: forward(x=y_pred, t=y_true): the prediction goes to x" in out, out
     assert p.returncode == 0 and "PASS: SoftmaxWithLoss" in out, out
@@ -238,7 +240,7 @@ def test_dlfs_softmax_with_loss_verbatim(tmp_path, targets):
 
 def test_backward_requiring_the_upstream_gradient_gets_one(tmp_path):
     """W16: backward(self, grad_output) raised TypeError (exit 3): it is given 1.0, and the header says so."""
-    p = run("check", f"{student(tmp_path, DLFS)}::CE", *LOSS, "--targets", "labels")
+    p = run_here("check", f"{student(tmp_path, DLFS)}::CE", *LOSS, "--targets", "labels")
     out = both(p)
     assert "backward: backward(grad_output=1.0): the upstream gradient dL/dL = 1.0" in out, out
     assert p.returncode == 0 and "PASS: CE" in out, out
@@ -248,13 +250,13 @@ def test_unnamed_order_is_said_assumed_and_a_zero_gradient_warned(tmp_path):
     """forward(p, q): names that say nothing. Since session 12 (Z17) the order is read from what backward returns
     (dL/dp: p is the prediction); a backward that tells nothing (zeros: L does not depend on q, the other reading)
     keeps Keras's assumed order, said, and the numerical gradient with respect to q, identically 0, is warned."""
-    p = run("check", f"{student(tmp_path, DLFS)}::Unnamed", *LOSS, "--targets", "onehot")
+    p = run_here("check", f"{student(tmp_path, DLFS)}::Unnamed", *LOSS, "--targets", "onehot")
     out = both(p)
     assert p.returncode == 0, out
     assert "loss: forward(p=y_pred, q=y_true): forward's parameter names do not say which is the prediction; " \
         "backward's result matches the central differences of L with respect to p" in out, out
     zeros = DLFS + "\nclass UnnamedZero(Unnamed):\n    def backward(self):\n        return np.zeros_like(self.s)\n"
-    p = run("check", f"{student(tmp_path, zeros)}::UnnamedZero", *LOSS, "--targets", "onehot")
+    p = run_here("check", f"{student(tmp_path, zeros)}::UnnamedZero", *LOSS, "--targets", "onehot")
     out = both(p)
     assert "loss: forward(p=y_true, q=y_pred): Keras's order (y_true, y_pred) assumed" in out, out
     assert "WARNING: the numerical gradient with respect to q, the assumed prediction, is identically 0" in out, out
@@ -334,7 +336,7 @@ def test_a_switch_outside_forwards_arguments_is_set_and_the_training_bug_fails(t
     and a silent PASS of a batch norm wrong in training mode. Now gradcheck sets the switch for each mode and puts
     it back: the training backward's missing batch-statistics paths FAIL."""
     f = student(tmp_path, BN_SWITCH.replace("SWITCH", switch))
-    p = run("check", f"{f}::BN", "--input-shape", "6,3")
+    p = run_here("check", f"{f}::BN", "--input-shape", "6,3")
     out = " ".join(both(p).split())
     assert p.returncode == 1, out
     assert header in out and "FAIL: BN [training]: gradient mismatch in dX." in out, out
@@ -346,13 +348,13 @@ def test_a_switch_in_the_source_that_gradcheck_does_not_set_is_named(tmp_path):
     and --training is not checked (exit 3)."""
     shown = "`os.environ.get('MODE', 'test').lower() == 'train'` (line"
     f = student(tmp_path, "import os\n" + BN_SWITCH.replace("SWITCH", "os.environ.get('MODE', 'test').lower() == 'train'"))
-    p = run("check", f"{f}::BN", "--input-shape", "6,3")
+    p = run_here("check", f"{f}::BN", "--input-shape", "6,3")
     out = " ".join(both(p).split())
     assert "forward has no training argument)" not in out, out
     assert "mode: forward as it is (no training argument; see the WARNING)" in out, out
     assert f"WARNING: the class tests {shown}" in out and "a training switch gradcheck does not set" in out, out
     assert "the other mode's forward and backward were not checked" in out, out
-    p = run("check", f"{f}::BN", "--input-shape", "6,3", "--training")
+    p = run_here("check", f"{f}::BN", "--input-shape", "6,3", "--training")
     out = " ".join(both(p).split())
     assert p.returncode == 3 and "PASS" not in out, out
     assert f"not checked (exit 3): BN: --training asks for the training forward, but gradcheck cannot select it: " \

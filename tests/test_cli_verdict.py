@@ -4,7 +4,9 @@ within the numerical estimate's own uncertainty named as noise (not as a bug), e
 follow --help's rule, --twin --jacobian without a twin, a 0-d parameter through the sandbox, the
 zoo's dilated ConvTranspose2D batch.
 
-Run through the installed console script (``gradcheck``), as the tester did.
+Run through the installed console script (``gradcheck``), as the tester did (the --help and 0-d parameter
+tests), or through its ``gradcheck.cli.main`` in this process (``test_cli.run_here``: the same parser, checks and
+report, the student's code in its sandbox process), which spares the start of a Python per check.
 """
 
 import textwrap
@@ -12,7 +14,7 @@ import textwrap
 import numpy as np
 import pytest
 from test_cli import both as flat
-from test_cli import run, student
+from test_cli import run, run_here, student
 
 
 def write(tmp_path, text, name="layer.py"):
@@ -51,7 +53,7 @@ def test_zero_d_parameter_keeps_its_shape_in_the_sandbox(tmp_path):
 def test_float_of_a_parameter_under_tape_is_named_as_an_escape_not_a_tape_fail(tmp_path):
     """float(alpha) on the tape is a constant: the tape's dalpha would be 0. The check names the
     line and compares manual vs numerical only, as for np.asarray (it used to FAIL tape-vs-numerical)."""
-    p = run("check", f"{write(tmp_path, PRELU)}::PReLUf", "--input-shape", "4,3", "--tape")
+    p = run_here("check", f"{write(tmp_path, PRELU)}::PReLUf", "--input-shape", "4,3", "--tape")
     assert p.returncode == 0, flat(p)
     assert "the tape lost track of alpha at " in flat(p) and "float(self.params[" in flat(p)
     assert "turning it into a Python number (float(), math.exp)" in flat(p)
@@ -62,12 +64,12 @@ def test_a_numpy_scalar_gradient_of_a_zero_d_parameter_is_read_as_that_0_d_array
     """np.sum(...) gives a float64 scalar: for a 0-d parameter that is its gradient, as in process."""
     src = PRELU.replace('self.grads["alpha"] = np.array(np.sum(', 'self.grads["alpha"] = (np.sum(')
     assert src != PRELU
-    p = run("check", f"{write(tmp_path, src)}::PReLUf", "--input-shape", "4,3")
+    p = run_here("check", f"{write(tmp_path, src)}::PReLUf", "--input-shape", "4,3")
     assert p.returncode == 0, flat(p)
     assert "PASS: PReLUf: every gradient (dX, dalpha) match" in flat(p)
     wrong = src.replace("0.0, self.X)", "0.0, 2 * self.X)")  # dalpha twice the right value: still caught
     assert wrong != src
-    p = run("check", f"{write(tmp_path, wrong)}::PReLUf", "--input-shape", "4,3")
+    p = run_here("check", f"{write(tmp_path, wrong)}::PReLUf", "--input-shape", "4,3")
     assert p.returncode == 1 and "dalpha" in flat(p), flat(p)
 
 
@@ -143,7 +145,7 @@ def dropout(tmp_path, mask=STORED, back="self.mask", switch=False):
 
 
 def check_dropout(f, *extra):
-    return run("check", f"{f}::Dropout", "--input-shape", "6,5", "--init", '{"p": 0.5}',
+    return run_here("check", f"{f}::Dropout", "--input-shape", "6,5", "--init", '{"p": 0.5}',
                "--mode", "full", *extra)
 
 
@@ -233,20 +235,20 @@ class Pad:
 
 def test_tape_jacobian_falls_back_when_the_tape_loses_track(tmp_path):
     f = write(tmp_path, BUFFER)
-    p = run("check", f"{f}::Pad", "--input-shape", "4,3", "--tape", "--jacobian")
+    p = run_here("check", f"{f}::Pad", "--input-shape", "4,3", "--tape", "--jacobian")
     out = flat(p)
     assert p.returncode == 0, out
     assert "Traceback" not in out and "TapeUnavailable" not in out
     assert "jacobian dY/dX in eval mode: not compared: the tape lost track of X at layer.py:13 in forward" in out
     assert "PASS: Pad: every gradient (dX, dW) match" in out
     wrong = write(tmp_path, BUFFER.replace('dY.T @ self.X', '2 * dY.T @ self.X'), "wrong.py")
-    p = run("check", f"{wrong}::Pad", "--input-shape", "4,3", "--tape", "--jacobian")
+    p = run_here("check", f"{wrong}::Pad", "--input-shape", "4,3", "--tape", "--jacobian")
     assert p.returncode == 1 and "gradient mismatch in dW" in flat(p), flat(p)
 
 
 def test_twin_jacobian_without_a_twin_says_there_is_none(tmp_path):
     f = write(tmp_path, BUFFER.replace("class Pad", "class PadWithoutTwin"))
-    p = run("check", f"{f}::PadWithoutTwin", "--input-shape", "4,3", "--twin", "--jacobian")
+    p = run_here("check", f"{f}::PadWithoutTwin", "--input-shape", "4,3", "--twin", "--jacobian")
     out = flat(p)
     assert p.returncode == 2, out
     assert "add --tape (your forward on the tape) or --twin" not in out
@@ -302,7 +304,7 @@ class InPlace:
 
 
 def check_exits(tmp_path, cls):
-    return run("check", f"{write(tmp_path, EXITS)}::{cls}", "--input-shape", "4,4")
+    return run_here("check", f"{write(tmp_path, EXITS)}::{cls}", "--input-shape", "4,4")
 
 
 def test_attribute_weight_without_gradient_is_not_checked_exit_3(tmp_path):
@@ -379,7 +381,7 @@ NOISE = "within the numerical estimate's own uncertainty here"
 
 
 def check_ln(tmp_path, cls, init, *extra, shape="4,2"):
-    return run("check", f"{write(tmp_path, LAYERNORM)}::{cls}", "--input-shape", shape,
+    return run_here("check", f"{write(tmp_path, LAYERNORM)}::{cls}", "--input-shape", shape,
                "--init", init, "--mode", "full", *extra)
 
 
@@ -443,7 +445,7 @@ class Leaky:  # a forward that is not the reference's ReLU; its backward is righ
 def test_a_negative_input_size_is_a_usage_error_naming_it(tmp_path):
     f = write(tmp_path, LEAKY.replace("SLOPE", "0.1"))
     for shape, bad in [("-8,5", "-8 is negative"), ("4,-5;3", "-5 is negative"), ("4,0", "0 is an empty size")]:
-        p = run("check", f"{f}::Leaky", "--input-shape", shape)
+        p = run_here("check", f"{f}::Leaky", "--input-shape", shape)
         out = flat(p)
         assert p.returncode == 2 and "expected one argument" not in out, out
         assert f"--input-shape must be comma-separated positive integers such as 8,5 (batch 8, 5 features); got " \
@@ -452,11 +454,11 @@ def test_a_negative_input_size_is_a_usage_error_naming_it(tmp_path):
 
 def test_a_forward_that_differs_from_the_reference_is_no_gradient_mismatch(tmp_path):
     f = write(tmp_path, LEAKY.replace("SLOPE", "0.1"))
-    p = run("check", f"{f}::Leaky", "--input-shape", "4,5", "--reference", "manualprop.ReLU")
+    p = run_here("check", f"{f}::Leaky", "--input-shape", "4,5", "--reference", "manualprop.ReLU")
     out = flat(p)
     assert p.returncode == 1 and "gradient mismatch" not in out, out
     assert ("FAIL: Leaky: forward mismatch in Y; dX agrees with central differences of this forward, not with the "
             "reference's.") in out
     f = write(tmp_path, LEAKY.replace("SLOPE", "0.2"), "wrong.py")  # and a backward wrong for its own forward
-    p = run("check", f"{f}::Leaky", "--input-shape", "4,5", "--reference", "manualprop.ReLU")
+    p = run_here("check", f"{f}::Leaky", "--input-shape", "4,5", "--reference", "manualprop.ReLU")
     assert p.returncode == 1 and "FAIL: Leaky: forward mismatch in Y; gradient mismatch in dX." in flat(p), flat(p)

@@ -2,10 +2,12 @@
 be a weight whose gradient backward forgot or a genuine constant; the checker cannot tell them apart by behaviour.
 Neither PASS nor FAIL: the checked gradients are shown and the layer is NOT CHECKED as a whole (exit 3), in every
 storage style (attributes, a params dict, sub-layers) and in the diagnosis; ``--constants NAME`` declares a constant,
-and the layer then PASSes. Known buffer names (mask, running_mean) stay WARNING + PASS."""
+and the layer then PASSes. Known buffer names (mask, running_mean) stay WARNING + PASS. ``--constants`` and
+``--help`` run the console script, the other checks its ``gradcheck.cli.main`` in this process
+(``test_cli.run_here``), which spares the start of a Python per check."""
 
 import pytest
-from test_cli import both, run, student
+from test_cli import both, run, run_here, student
 
 CONST = """
 import numpy as np
@@ -63,9 +65,10 @@ class L:
 """
 
 
-def _check(tmp_path, body, name, *extra):
+def _check(tmp_path, body, name, *extra, via=run_here):
+    """``gradcheck check`` of ``body`` (``via``: in this process, or ``run``, the console script)."""
     path = student(tmp_path, body.replace("NAME", name), f"h4_{name}_{len(body)}.py")
-    p = run("check", f"{path}::L", "--input-shape", "8,5", *extra)
+    p = via("check", f"{path}::L", "--input-shape", "8,5", *extra)
     return p, both(p)
 
 
@@ -81,7 +84,7 @@ def test_a_constant_named_like_a_weight_is_not_checked_exit_3(tmp_path, name):
 
 
 def test_constants_option_makes_it_pass_and_says_so(tmp_path):
-    p, out = _check(tmp_path, CONST, "class_weights", "--constants", "class_weights")
+    p, out = _check(tmp_path, CONST, "class_weights", "--constants", "class_weights", via=run)
     assert p.returncode == 0, out
     assert "read as a constant buffer (declared a constant by --constants)" in out, out
     assert "PASS: L: every gradient (dX, dW, db) matches" in out and "NOT CHECKED" not in out, out

@@ -1,11 +1,13 @@
 """Weights in containers and deeper sub-layers, constant buffers, a CS231n backward that forgets a gradient
-(tester 7's T19, T18 and the T3 follow-up). Run through the console script, as the tester did."""
+(tester 7's T19, T18 and the T3 follow-up). The CS231n case runs the console script, as the tester did; the others
+its ``gradcheck.cli.main`` in this process (``test_cli.run_here``: the same parser, checks and report, the layer in
+its sandbox process), which spares the start of a Python per check."""
 
 import numpy as np
 import oracles
 import pytest
 from test_cli import both as flat
-from test_cli import run, student
+from test_cli import run, run_here, student
 
 from gradcheck import _adapters as AD
 
@@ -88,7 +90,7 @@ def affine_backward(dout, cache):
 
 def _check(tmp_path, src, cls, shape, half):
     f = student(tmp_path, src.replace("HALF", repr(half)), f"{cls.lower()}.py")
-    return run("check", f"{f}::{cls}", "--input-shape", shape)
+    return run_here("check", f"{f}::{cls}", "--input-shape", shape)
 
 
 def _bad_and_good(tmp_path, src, cls, shape="4,5"):
@@ -182,7 +184,7 @@ def test_split_buffers_rule():
 
 def test_cs231n_backward_missing_db_is_a_wrong_result(tmp_path):
     f = student(tmp_path, CS, "cs.py")
-    p = run("check", f"{f}::affine", "--input-shape", "4,5;5,3;3")
+    p = run("check", f"{f}::affine", "--input-shape", "4,5;5,3;3")  # the console script; the others in this process
     out = flat(p)
     assert p.returncode == 1, out
     assert "expected a tuple of 3 gradients (dx, dw, db), one per input of forward, in the same order: db is " \

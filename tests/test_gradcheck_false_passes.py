@@ -3,12 +3,14 @@ absolute tolerance (D10), number parameters in attribute style and in a params d
 writes into y_pred or its cache (D3), parameters of sub-layers and parameters built in the first
 forward (D4).
 
-Each case is the tester's repro, run through the installed console script as the tester did, or
-in process through ``check_layer``.
+Each case is the tester's repro, run through the installed console script as the tester did (D3's loss), through
+its ``gradcheck.cli.main`` in this process (``test_cli.run_here``: the same parser, checks and report, the student's
+code in its sandbox process, without a Python started per check), or in process through ``check_layer``.
 """
 
 import numpy as np
 import pytest
+from test_cli import run_here
 from test_cli_verdict import flat, run, write
 
 from gradcheck import check_layer
@@ -59,12 +61,12 @@ def test_a_directional_test_below_atol_is_not_a_pass():
 
 def test_cli_tiny_gradients_fail_and_never_say_directional_failed_then_pass(tmp_path):
     f = write(tmp_path, TINY)
-    p = run("check", f"{f}::Tiny", "--input-shape", "8,5")
+    p = run_here("check", f"{f}::Tiny", "--input-shape", "8,5")
     out = flat(p)
     assert p.returncode == 1, out
     assert "FAIL: Tiny: gradient mismatch in dX" in out and "0.5 times the correct gradient" in out  # 1e-10 * X for 2e-10 * X
     assert "own scale" in out
-    ok = run("check", f"{f}::TinyOK", "--input-shape", "8,5")
+    ok = run_here("check", f"{f}::TinyOK", "--input-shape", "8,5")
     out = flat(ok)
     assert ok.returncode == 0, out
     assert not ("directional test failed" in out and "PASS" in out), out
@@ -113,7 +115,7 @@ class LeakyReLU:  # a float hyperparameter, no gradient: not a parameter
 @pytest.mark.parametrize("cls", ["PReLUFloat", "PReLUNp64", "PReLU0d", "PReLU1"])
 def test_a_scalar_parameter_with_a_wrong_gradient_fails(tmp_path, cls):
     f = write(tmp_path, PRELU)
-    p = run("check", f"{f}::{cls}", "--input-shape", "8,5")
+    p = run_here("check", f"{f}::{cls}", "--input-shape", "8,5")
     out = flat(p)
     assert p.returncode == 1, out
     assert f"FAIL: {cls}: gradient mismatch in dalpha" in out
@@ -123,7 +125,7 @@ def test_a_scalar_parameter_with_a_wrong_gradient_fails(tmp_path, cls):
 @pytest.mark.parametrize("cls", ["OKFloat", "OKNp64", "OK0d", "OK1", "OKFloatKeepsType"])
 def test_a_scalar_parameter_with_the_right_gradient_passes_and_is_checked(tmp_path, cls):
     f = write(tmp_path, PRELU)
-    p = run("check", f"{f}::{cls}", "--input-shape", "8,5", "--mode", "full")
+    p = run_here("check", f"{f}::{cls}", "--input-shape", "8,5", "--mode", "full")
     out = flat(p)
     assert p.returncode == 0, out
     assert "protocol: attribute style (alpha/dalpha" in out
@@ -133,7 +135,7 @@ def test_a_scalar_parameter_with_the_right_gradient_passes_and_is_checked(tmp_pa
 
 def test_a_float_hyperparameter_without_gradient_is_not_a_parameter(tmp_path):
     f = write(tmp_path, PRELU)
-    p = run("check", f"{f}::LeakyReLU", "--input-shape", "8,5")
+    p = run_here("check", f"{f}::LeakyReLU", "--input-shape", "8,5")
     out = flat(p)
     assert p.returncode == 0, out
     assert "no parameters" in out and "WARNING" not in out and "note: alpha" not in out
@@ -202,7 +204,7 @@ class NetBug(Net):
 def test_a_number_in_the_params_dict_is_checked_as_a_number_parameter(tmp_path, cls):
     """Before: exit 3, "params['alpha'] must be a numpy float array; got float"."""
     f = write(tmp_path, DICT_NUMBER)
-    p = run("check", f"{f}::{cls}", "--input-shape", "8,5", "--mode", "full")
+    p = run_here("check", f"{f}::{cls}", "--input-shape", "8,5", "--mode", "full")
     out = flat(p)
     assert p.returncode == 0, out
     assert "protocol: manualprop (params/grads dicts; params['alpha'] a number, set in params)" in out
@@ -211,7 +213,7 @@ def test_a_number_in_the_params_dict_is_checked_as_a_number_parameter(tmp_path, 
 
 def test_a_wrong_gradient_of_a_number_in_the_params_dict_fails(tmp_path):
     f = write(tmp_path, DICT_NUMBER)
-    p = run("check", f"{f}::DictFloatBug", "--input-shape", "8,5")
+    p = run_here("check", f"{f}::DictFloatBug", "--input-shape", "8,5")
     out = flat(p)
     assert p.returncode == 1, out
     assert "FAIL: DictFloatBug: gradient mismatch in dalpha" in out
@@ -220,7 +222,7 @@ def test_a_wrong_gradient_of_a_number_in_the_params_dict_fails(tmp_path):
 @pytest.mark.parametrize("cls, code", [("Net", 0), ("NetBug", 1)])
 def test_a_number_in_a_sub_layers_params_dict_is_checked_under_its_dotted_name(tmp_path, cls, code):
     f = write(tmp_path, DICT_NUMBER)
-    p = run("check", f"{f}::{cls}", "--input-shape", "8,5", "--mode", "full")
+    p = run_here("check", f"{f}::{cls}", "--input-shape", "8,5", "--mode", "full")
     out = flat(p)
     assert p.returncode == code, out
     assert "sub-layers act (P: act.alpha, params/grads dicts)" in out
@@ -288,12 +290,12 @@ def test_cli_loss_writing_into_y_pred_is_a_wrong_result_as_for_a_layer(tmp_path)
 
 def test_cli_loss_writing_into_its_cache_exits_3_as_for_a_layer(tmp_path):
     f = write(tmp_path, LOSSES)
-    p = run("check", f"{f}::CacheCE", "--loss", "--input-shape", "8,5", "--targets", "labels")
+    p = run_here("check", f"{f}::CacheCE", "--loss", "--input-shape", "8,5", "--targets", "labels")
     out = flat(p)
     assert p.returncode == 3, out
     assert "CacheCE.backward modified its cache (self.p, element [" in out and "copy before writing" in out
     mutant = "assignments/linear_relu_ce/mutants/cache_mutated/layers.py"
-    p = run("check", f"{mutant}::SoftmaxCrossEntropy", "--loss", "--input-shape", "8,5", "--targets", "labels")
+    p = run_here("check", f"{mutant}::SoftmaxCrossEntropy", "--loss", "--input-shape", "8,5", "--targets", "labels")
     assert p.returncode == 3 and "modified its cache (self.p" in flat(p), flat(p)
 
 
@@ -508,7 +510,7 @@ def sub_file(tmp_path_factory):
 
 
 def test_sub_layer_parameters_are_checked_under_dotted_names(sub_file):
-    p = run("check", f"{sub_file}::Net", "--input-shape", "8,5")
+    p = run_here("check", f"{sub_file}::Net", "--input-shape", "8,5")
     out = flat(p)
     assert p.returncode == 0, out
     assert ("protocol: a layer made of sub-layers: l1 (Linear: l1.W, l1.b, params/grads dicts), blocks.0 (Tanh: "
@@ -523,7 +525,7 @@ def test_sub_layer_parameters_are_checked_under_dotted_names(sub_file):
     ("NetBlocksBug", "dblocks.1.W", "dblocks.1.W is 2 times the correct gradient"),
     ("NetHeadsBug", "dheads.out.W", "dheads.out.W is 2 times")])
 def test_a_bug_in_a_sub_layer_fails_and_is_named(sub_file, cls, tensor, words):
-    p = run("check", f"{sub_file}::{cls}", "--input-shape", "8,5")
+    p = run_here("check", f"{sub_file}::{cls}", "--input-shape", "8,5")
     out = flat(p)
     assert p.returncode == 1, out
     assert f"FAIL: {cls}: gradient mismatch in {tensor}." in out and words in out
@@ -570,25 +572,25 @@ class MLPList:
 
 def test_the_testers_mlp_repros_fail(tmp_path):
     f = write(tmp_path, MLP)
-    p = run("check", f"{f}::MLP", "--input-shape", "8,5")
+    p = run_here("check", f"{f}::MLP", "--input-shape", "8,5")
     assert p.returncode == 1 and "gradient mismatch in dl1.b, dl2.b" in flat(p), flat(p)
-    p = run("check", f"{f}::MLPList", "--input-shape", "8,5")
+    p = run_here("check", f"{f}::MLPList", "--input-shape", "8,5")
     assert p.returncode == 1 and "gradient mismatch in dlayers.0.b, dlayers.2.b" in flat(p), flat(p)
 
 
 def test_a_sub_layer_of_a_sub_layer(sub_file):
-    p = run("check", f"{sub_file}::Outer", "--input-shape", "8,5", "--mode", "full")
+    p = run_here("check", f"{sub_file}::Outer", "--input-shape", "8,5", "--mode", "full")
     out = flat(p)
     assert p.returncode == 0, out
     assert "dinner.l1.W, dinner.l1.b, dinner.blocks.1.W, dinner.blocks.1.b, dinner.heads.out.W" in out
 
 
 def test_sub_layer_arrays_the_checker_cannot_check_are_named_in_a_warning(sub_file):
-    p = run("check", f"{sub_file}::NoGradSub", "--input-shape", "8,5")
+    p = run_here("check", f"{sub_file}::NoGradSub", "--input-shape", "8,5")
     out = flat(p)
     assert "WARNING: forward uses the sub-layer arrays lin.W, lin.b, whose backward sets no gradient" in out, out
     assert p.returncode == 0 and "(lin.W, lin.b: no gradient checked, see above)" in out
-    p = run("check", f"{sub_file}::DictMissing", "--input-shape", "8,5")
+    p = run_here("check", f"{sub_file}::DictMissing", "--input-shape", "8,5")
     out = flat(p)
     assert "WARNING: forward uses the array attributes lin.W, lin.b, not in params" in out, out
 
@@ -598,14 +600,14 @@ def test_sub_layer_arrays_the_checker_cannot_check_are_named_in_a_warning(sub_fi
     ("LazyAttr", "protocol: attribute style (W/dW), weights (in, out) (created by the first forward, then "
                  "checked: W)")])
 def test_parameters_built_in_the_first_forward_are_checked(sub_file, cls, header):
-    p = run("check", f"{sub_file}::{cls}", "--input-shape", "8,5")
+    p = run_here("check", f"{sub_file}::{cls}", "--input-shape", "8,5")
     out = flat(p)
     assert p.returncode == 1, out
     assert header in out and f"FAIL: {cls}: gradient mismatch in dW." in out and "dW is 2 times" in out
 
 
 def test_lazy_sub_layers_are_built_and_checked(sub_file):
-    p = run("check", f"{sub_file}::LazyMLP", "--input-shape", "8,5", "--mode", "full")
+    p = run_here("check", f"{sub_file}::LazyMLP", "--input-shape", "8,5", "--mode", "full")
     out = flat(p)
     assert p.returncode == 0, out
     assert "every gradient (dX, dlayers.0.W, dlayers.0.b, dlayers.2.W) matches" in out

@@ -1,6 +1,8 @@
 """Students' code as they write it (gradcheck/_adapters.py), through the real ``gradcheck check``:
 array attributes without gradients, attribute style, CS231n function pairs, unseen weights, and
-``--tape`` on a forward that writes a Tensor into a numpy array."""
+``--tape`` on a forward that writes a Tensor into a numpy array. The first test runs the console script, the others
+its ``gradcheck.cli.main`` in this process (``test_cli.run_here``: the same parser, checks and report, the student's
+code in its sandbox process), which spares the start of a Python per check."""
 
 import json
 import textwrap
@@ -8,7 +10,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from test_cli import run
+from test_cli import run, run_here
 
 from gradcheck import UsageError, check_layer
 from gradcheck import _adapters as AD
@@ -46,7 +48,7 @@ def test_seed_style_layer_checks_dx_and_names_w_as_unchecked(tmp_path):
 
 def test_seed_style_planted_bug_fails(tmp_path):
     f = planted(tmp_path, SEED, "np.matmul(dY, self.W.T", "np.matmul(dY[::-1], self.W.T", "seed_bug.py")
-    p = run("check", f"{f}::Linear", "--input-shape", "8,5", "--init", INIT)
+    p = run_here("check", f"{f}::Linear", "--input-shape", "8,5", "--init", INIT)
     assert p.returncode == 1, text(p)
     assert "FAIL: Linear: gradient mismatch in dX" in text(p)
 
@@ -122,7 +124,7 @@ def attr_file(tmp_path):
      "dX, dweight, dbias"),
 ])
 def test_attribute_style_linear(attr_file, cls, header, tensors):
-    p = run("check", f"{attr_file}::{cls}", "--input-shape", "8,5", "--init", INIT)
+    p = run_here("check", f"{attr_file}::{cls}", "--input-shape", "8,5", "--init", INIT)
     t = text(p)
     assert p.returncode == 0, t
     assert header in t and f"every gradient ({tensors}) matches" in t
@@ -136,7 +138,7 @@ def test_attribute_style_linear(attr_file, cls, header, tensors):
 def test_attribute_style_planted_bug_fails(attr_file, tmp_path, old, new, bad):
     f = planted(tmp_path, attr_file, old, new, "attr_bug.py")
     cls = "LinearIO" if bad == "dW" else "LinearOI"
-    p = run("check", f"{f}::{cls}", "--input-shape", "8,5", "--init", INIT)
+    p = run_here("check", f"{f}::{cls}", "--input-shape", "8,5", "--init", INIT)
     assert p.returncode == 1, text(p)
     assert f"gradient mismatch in {bad}" in text(p)
 
@@ -146,7 +148,7 @@ def test_attribute_style_weight_without_gradient_is_an_error_as_in_the_dict_prot
     checker cannot tell from behaviour, so the layer is NOT CHECKED as a whole, exit 3 (tester13 H4; before, exit 1,
     and before that exit 0 with a warning)."""
     f = planted(tmp_path, attr_file, "self.db = dY.sum(axis=0)", "pass", "attr_nodb.py")
-    p = run("check", f"{f}::LinearIO", "--input-shape", "8,5", "--init", INIT)
+    p = run_here("check", f"{f}::LinearIO", "--input-shape", "8,5", "--init", INIT)
     t = text(p)
     assert p.returncode == 3, t
     assert "protocol: attribute style (W/dW), weights (in, out)" in t
@@ -174,17 +176,17 @@ def test_a_grads_dict_beside_array_attributes_is_read_and_checked(tmp_path):
                 self.grads["W"] = self.k * self.x.T @ dout
                 return dout @ self.W.T
         '''))
-    good = run("check", f"{f}::Lin", "--input-shape", "8,5", "--init", INIT)
+    good = run_here("check", f"{f}::Lin", "--input-shape", "8,5", "--init", INIT)
     assert good.returncode == 0 and "attribute style (W/grads['W'])" in text(good), text(good)
     assert "every gradient (dX, dW) matches" in text(good)
-    bad = run("check", f"{f}::Lin", "--input-shape", "8,5", "--init", '{"in_features": 5, "out_features": 3, "k": 2}')
+    bad = run_here("check", f"{f}::Lin", "--input-shape", "8,5", "--init", '{"in_features": 5, "out_features": 3, "k": 2}')
     assert bad.returncode == 1 and "gradient mismatch in dW" in text(bad), text(bad)
 
 
 def test_two_gradient_attributes_for_one_weight_is_a_protocol_error(attr_file, tmp_path):
     f = planted(tmp_path, attr_file, "self.db = dY.sum(axis=0)", "self.db = self.grad_b = dY.sum(axis=0)",
                 "attr_two.py")
-    p = run("check", f"{f}::LinearIO", "--input-shape", "8,5", "--init", INIT)
+    p = run_here("check", f"{f}::LinearIO", "--input-shape", "8,5", "--init", INIT)
     t = text(p)
     assert p.returncode == 3 and "Traceback" not in t
     assert "LinearIO.b has several gradient attributes after backward (db, grad_b); keep one" in t
@@ -216,13 +218,13 @@ class Scaled:
 def test_manualprop_layer_with_unseen_weights_warns(tmp_path):
     f = tmp_path / "scaled.py"
     f.write_text(textwrap.dedent(UNSEEN))
-    p = run("check", f"{f}::Scaled", "--input-shape", "8,5", "--init", INIT)
+    p = run_here("check", f"{f}::Scaled", "--input-shape", "8,5", "--init", INIT)
     t = text(p)
     assert p.returncode == 3, t  # tester13 H4: a forgotten weight or a constant, undecided (was a PASS)
     assert "protocol: manualprop (params/grads dicts)" in t and "mode: eval (forward(X, training=False))" in t
     assert "WARNING: forward uses the array attribute scale, not in params" in t and "_buffer" not in t
     assert "NOT CHECKED as a whole: Scaled:" in t and "or pass --constants scale" in t and "PASS" not in t, t
-    p = run("check", f"{f}::Scaled", "--input-shape", "8,5", "--init", INIT, "--constants", "scale")
+    p = run_here("check", f"{f}::Scaled", "--input-shape", "8,5", "--init", INIT, "--constants", "scale")
     t = text(p)
     assert p.returncode == 0 and "(scale: no gradient checked, see above)" in t, t
 
@@ -231,7 +233,7 @@ def test_manualprop_layer_whose_forward_takes_no_training(tmp_path):
     f = tmp_path / "notrain.py"
     f.write_text(textwrap.dedent(UNSEEN).replace("def forward(self, X, training=False):", "def forward(self, X):")
                  .replace("* self.scale", "").replace("(dY * self.scale)", "dY"))
-    p = run("check", f"{f}::Scaled", "--input-shape", "8,5", "--init", INIT)
+    p = run_here("check", f"{f}::Scaled", "--input-shape", "8,5", "--init", INIT)
     t = text(p)
     assert p.returncode == 0, t
     assert "protocol: manualprop (params/grads dicts) mode: eval (forward has no training argument)" in t
@@ -248,7 +250,7 @@ CS231N_CASES = {
 
 def cs231n(name, path=CS231N, shape=None):
     shp, init, _ = CS231N_CASES[name]
-    return run("check", f"{path}::{name}", "--input-shape", shape or shp, *(["--init", init] if init else []))
+    return run_here("check", f"{path}::{name}", "--input-shape", shape or shp, *(["--init", init] if init else []))
 
 
 @pytest.mark.parametrize("name", list(CS231N_CASES))
@@ -297,7 +299,7 @@ def test_cs231n_one_shape_per_array_argument():
 
 
 def test_unknown_name_lists_classes_pairs_and_protocols():
-    p = run("check", f"{CS231N}::dense", "--input-shape", "4,5")
+    p = run_here("check", f"{CS231N}::dense", "--input-shape", "4,5")
     t = text(p)
     assert p.returncode == 2, t
     assert "has no class 'dense' and no function pair dense_forward/dense_backward" in t
@@ -329,7 +331,7 @@ def test_tape_names_the_line_where_a_tensor_is_written_into_numpy(tmp_path):
     f = tmp_path / "scatter.py"
     f.write_text(textwrap.dedent(ESCAPE))
     line = textwrap.dedent(ESCAPE).splitlines().index("        cols[:, np.arange(X.shape[1])] = X") + 1
-    p = run("check", f"{f}::Scatter", "--input-shape", "8,5", "--init", INIT, "--tape")
+    p = run_here("check", f"{f}::Scatter", "--input-shape", "8,5", "--init", INIT, "--tape")
     t = text(p)
     assert p.returncode == 0, t  # a correct backward never FAILs because the tape lost X
     assert (f"the tape lost track of X at scatter.py:{line} in forward ('cols[:, np.arange(X.shape[1])] = X')"
@@ -395,7 +397,7 @@ def test_header_names_the_train_keyword(tmp_path):
                 self.dgamma = (dY * self.xhat).sum(0); self.dbeta = dY.sum(0)
                 return dY * self.gamma * self.inv
     '''))
-    p = run("check", f"{src}::BatchNorm", "--input-shape", "8,4")
+    p = run_here("check", f"{src}::BatchNorm", "--input-shape", "8,4")
     assert "forward has no training argument" not in p.stdout, p.stdout
     assert "mode: eval and training (forward(X, train=False, then train=True))" in p.stdout, p.stdout
     assert p.returncode == 1 and "FAIL: BatchNorm [training]: gradient mismatch in dX." in p.stdout, p.stdout
@@ -422,14 +424,14 @@ def test_a_mode_flag_for_a_forward_without_training_is_a_usage_error(flag):
     """verify9 X7: was exit 0 with "WARNING: --training has no effect here" and a PASS (the header said eval):
     an option accepted and not honoured. A forward with no switch has no mode to pick: usage error, exit 2."""
     mode = flag.removeprefix("--")
-    p = run("check", f"{SEED}::Linear", "--input-shape", "8,5", "--init", INIT, flag)
+    p = run_here("check", f"{SEED}::Linear", "--input-shape", "8,5", "--init", INIT, flag)
     t = " ".join(text(p).split())
     assert p.returncode == 2 and f"usage error (exit 2): {flag}: gradcheck finds no training switch of Linear" in t, t
     assert f"so it cannot pick the {mode} mode; drop {flag}" in t and "PASS" not in t, t
-    p = run("check", f"{CS231N}::affine", "--input-shape", "4,5;5,3;3", flag)
+    p = run_here("check", f"{CS231N}::affine", "--input-shape", "4,5;5,3;3", flag)
     t = " ".join(text(p).split())
     assert p.returncode == 2 and f"{flag}: affine is a function pair, whose mode is a value in --init" in t, t
-    p = run("check", f"{CS231N}::affine", "--input-shape", "4,5;5,3;3")
+    p = run_here("check", f"{CS231N}::affine", "--input-shape", "4,5;5,3;3")
     assert p.returncode == 0 and "usage error" not in text(p)
 
 

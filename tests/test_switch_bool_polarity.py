@@ -8,7 +8,7 @@ whose value sets the switch True FAILs, the other PASSes, and the header names t
 """
 
 import pytest
-from test_cli import both, run, student
+from test_cli import both, run, run_here, student
 
 LAYER = """
 import numpy as np
@@ -41,15 +41,16 @@ TRAIN_NAMES = ("is_training", "train_mode")
 @pytest.mark.parametrize("name", EVAL_NAMES + TRAIN_NAMES)
 def test_a_boolean_switch_is_set_true_in_the_mode_its_name_says(tmp_path, name):
     path = student(tmp_path, LAYER.replace("NAME", name), name=f"pol_{name}.py")
+    run_ = run if name == "is_predicting" else run_here
     true_in, false_in = ("eval", "training") if name in EVAL_NAMES else ("training", "eval")
-    bad = run("check", f"{path}::Layer", "--input-shape", "8,5", f"--{true_in}")
+    bad = run_("check", f"{path}::Layer", "--input-shape", "8,5", f"--{true_in}")
     assert bad.returncode == 1, both(bad)
     assert f"mode: {true_in} (self.{name} = True)" in both(bad), both(bad)
     assert "gradient mismatch in db" in both(bad), both(bad)
-    ok = run("check", f"{path}::Layer", "--input-shape", "8,5", f"--{false_in}")
+    ok = run_("check", f"{path}::Layer", "--input-shape", "8,5", f"--{false_in}")
     assert ok.returncode == 0, both(ok)
     assert f"mode: {false_in} (self.{name} = False)" in both(ok), both(ok)
-    plain = run("check", f"{path}::Layer", "--input-shape", "8,5")
+    plain = run_("check", f"{path}::Layer", "--input-shape", "8,5")
     assert plain.returncode == 1, both(plain)
     assert f"FAIL: Layer [{true_in}]: gradient mismatch in db." in both(plain), both(plain)
     assert f"Layer [{false_in}]: gradient mismatch" not in both(plain), both(plain)
