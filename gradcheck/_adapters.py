@@ -611,6 +611,8 @@ def check_init(kind, target, init, n_inputs=None):
     if bad:
         raise InitError(f"--init key {bad[0]!r} is not an argument of {what}; it accepts: "
                         f"{', '.join(named) or 'no keyword arguments'}.")
+    if kind == "functions":
+        _backward_missing(*target, init, n_inputs)
     missing = [p.name for p in ps if p.default is P.empty and p.name not in given and p.name != "rng"
                and p.kind in (P.POSITIONAL_OR_KEYWORD, P.KEYWORD_ONLY)] if kind == "class" else []
     if missing:  # the command line's to fix: exit 2, not the student's code failing (exit 3)
@@ -763,6 +765,7 @@ class FunctionPair:
         self._kwargs = {k: {j: np.asarray(e, dtype=np.float64) if _numbers(e) else e for j, e in v.items()}
                         if isinstance(v, dict) else v for k, v in (init or {}).items()}
         self.keyword_names = tuple(self._kwargs)
+        self.backward_keywords = backward_keywords(bwd, self._kwargs)
         self._cache, self._n, self._xs = None, 0, ()
         self.class_name = fwd.__name__.split("_forward")[0]
         self.outputs = None  # an Outputs: forward returns (out_1, ..., out_k, cache), read as one output
@@ -792,7 +795,8 @@ class FunctionPair:
             raise AdapterError(f"{f} returned cache None, so {b}(dout, cache) would get cache=None: return what "
                                f"{b} needs as the cache (e.g. cache = (x, w, b)); a backward reads its cache, not "
                                "module globals or other state left by the last forward")
-        g = self.student_backward(*(self.outputs.split(dY) if self.outputs else (dY,)), self._cache)
+        g = self.student_backward(*(self.outputs.split(dY) if self.outputs else (dY,)), self._cache,
+                                  **{k: copy.deepcopy(self._kwargs[k]) for k in self.backward_keywords})
         if isinstance(g, dict):
             raise AdapterError(
                 f"{b} returned a dict (keys {', '.join(map(str, g)) or 'none'}): return a tuple with one "
@@ -815,6 +819,33 @@ class FunctionPair:
                 "order (dx, dw, db for x, w, b); with gradcheck check, give one --input-shape per array "
                 "argument, separated by ';' (e.g. '4,5;5,3;3' for x, w, b).")
         return _copy(g[0]) if len(g) == 1 else tuple(_copy(v) for v in g)
+
+
+def backward_keywords(bwd, init):
+    """The keys of ``init`` (``--init``) that a pair's backward names as arguments (Andrew Ng's
+    ``linear_activation_backward(dA, cache, activation)``): passed to backward too, by keyword."""
+    P = inspect.Parameter
+    ps = _params(bwd) or {}
+    return tuple(k for k in (init or {}) if k in ps and ps[k].kind in (P.POSITIONAL_OR_KEYWORD, P.KEYWORD_ONLY))
+
+
+def _backward_missing(fwd, bwd, init, n_inputs):
+    """InitError when a pair's backward requires an argument that forward takes after its array inputs (or
+    backward takes as keyword-only) and ``init`` does not give: backward would be called without it."""
+    P, fps, bps = inspect.Parameter, _params(fwd), _params(bwd)
+    if fps is None or bps is None:
+        return
+    pos = [p.name for p in fps.values() if p.kind in _POSITIONAL]
+    others = set(pos[n_inputs or len([q for q in pos if q not in (init or {})]):]) | {
+        p.name for p in fps.values() if p.kind == P.KEYWORD_ONLY}
+    missing = [p.name for p in bps.values() if p.default is P.empty and p.name not in (init or {})
+               and (p.kind == P.KEYWORD_ONLY or (p.kind == P.POSITIONAL_OR_KEYWORD and p.name in others))]
+    if missing:
+        example = ", ".join([f'"{k}": {json.dumps(v, default=str)}' for k, v in (init or {}).items()]
+                            + [f'"{k}": ...' for k in missing])
+        raise InitError(f"{bwd.__name__}{inspect.signature(bwd)} needs {', '.join(missing)}, which no --init "
+                        f"gives (gradcheck passes an --init value to backward too when backward names it): "
+                        f"--init '{{{example}}}', with ... replaced by the value forward is to get too.")
 
 
 def pair(fwd, bwd, init):
@@ -2577,6 +2608,8 @@ def _pair_info(obj, inputs):
     text = f"CS231n function pair ({f}/{obj.student_backward.__name__}), every array argument is an input"
     text += f"; {obj.outputs.text()}" if obj.outputs else ""
     text += f"; {', '.join(obj.as_arrays)} (lists) passed as float64 arrays" if obj.as_arrays else ""
+    text += (f"; --init {', '.join(obj.backward_keywords)} passed to {obj.student_backward.__name__} too (its "
+             "signature names it)" if obj.backward_keywords else "")
     others = [b for b, g in backward_variants(getattr(obj.student_forward, "__globals__", {})).items()
               if g == f and b != obj.student_backward.__name__]  # batchnorm_backward_alt beside batchnorm_backward
     text += "".join(f"; {b}, another backward of {f}, is not checked here: check it as ::{b}" for b in others)

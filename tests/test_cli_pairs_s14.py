@@ -1,0 +1,82 @@
+"""`gradcheck check` on function pairs and class styles (session 14, tester14): Andrew Ng's (Coursera DL
+specialization) ``linear_activation_forward(A_prev, W, b, activation)`` / ``linear_activation_backward(dA, cache,
+activation)`` pair (--init values that backward names go to backward too), Ng's 1/m inside every layer's backward
+(named as an extra 1/batch, a convention), a Keras-style batch norm that treats the batch mean/var as constants
+(named), and an Adam step inside backward (dX still checked). Each test fails on the code before its fix.
+"""
+
+from test_cli import both, run, student
+
+NG = """
+import numpy as np
+def sigmoid(Z):
+    A = 1/(1+np.exp(-Z)); return A, Z
+def relu(Z):
+    return np.maximum(0, Z), Z
+def relu_backward(dA, cache):
+    Z = cache; dZ = np.array(dA, copy=True); dZ[Z <= 0] = 0; return dZ
+def sigmoid_backward(dA, cache):
+    Z = cache; s = 1/(1+np.exp(-Z)); return dA * s * (1-s)
+def linear_forward(A, W, b):
+    Z = np.dot(W, A) + b
+    cache = (A, W, b)
+    return Z, cache
+def linear_backward(dZ, cache):
+    A_prev, W, b = cache
+    m = A_prev.shape[1]
+    dW = 1./m * np.dot(dZ, A_prev.T)
+    db = 1./m * np.sum(dZ, axis=1, keepdims=True)
+    dA_prev = np.dot(W.T, dZ)
+    return dA_prev, dW, db
+def plain_linear_backward(dZ, cache):
+    A_prev, W, b = cache
+    return np.dot(W.T, dZ), np.dot(dZ, A_prev.T), np.sum(dZ, axis=1, keepdims=True)
+def linear_activation_forward(A_prev, W, b, activation):
+    if activation == "sigmoid":
+        Z, linear_cache = linear_forward(A_prev, W, b); A, activation_cache = sigmoid(Z)
+    elif activation == "relu":
+        Z, linear_cache = linear_forward(A_prev, W, b); A, activation_cache = relu(Z)
+    return A, (linear_cache, activation_cache)
+def linear_activation_backward(dA, cache, activation):
+    linear_cache, activation_cache = cache
+    if activation == "relu":
+        dZ = relu_backward(dA, activation_cache)
+    elif activation == "sigmoid":
+        dZ = SIGMOID_BACKWARD
+    return plain_linear_backward(dZ, linear_cache)
+"""
+CORRECT_SIG = "sigmoid_backward(dA, activation_cache)"
+BUGGY_SIG = "dA * (1/(1+np.exp(-activation_cache)))"  # BUG: forgot s * (1 - s)
+
+
+def _ng(tmp_path, sig=CORRECT_SIG, init='{"activation": "sigmoid"}', name="linear_activation"):
+    f = student(tmp_path, NG.replace("SIGMOID_BACKWARD", sig), "ng.py")
+    args = ["check", f"{f}::{name}", "--input-shape", "5,8;3,5;3,1"] + (["--init", init] if init else [])
+    p = run(*args)
+    return p, both(p)
+
+
+def test_ng_linear_activation_init_goes_to_backward(tmp_path):
+    """Before: exit 3, "linear_activation_backward() missing 1 required positional argument: 'activation'"."""
+    p, out = _ng(tmp_path)
+    assert p.returncode == 0, out
+    assert "PASS" in out and "missing 1 required" not in out, out
+    assert "activation passed to linear_activation_backward too" in out, out
+
+
+def test_ng_linear_activation_bug_fails(tmp_path):
+    p, out = _ng(tmp_path, BUGGY_SIG)
+    assert p.returncode == 1, out
+    assert "FAIL" in out and "dA_prev" in out, out
+
+
+def test_ng_backward_argument_nobody_gave_is_usage_error(tmp_path):
+    """A backward argument that no --init gives: exit 2 naming it and the --init to pass."""
+    body = NG.replace("SIGMOID_BACKWARD", CORRECT_SIG).replace(
+        "b, activation):", 'b, activation="sigmoid"):')
+    f = student(tmp_path, body, "ng.py")
+    p = run("check", f"{f}::linear_activation", "--input-shape", "5,8;3,5;3,1")
+    out = both(p)
+    assert p.returncode == 2, out
+    assert "the checked code failed" not in out, out
+    assert "activation" in out and "--init '{\"activation\": ...}'" in out, out
