@@ -80,3 +80,13 @@ def test_ng_backward_argument_nobody_gave_is_usage_error(tmp_path):
     assert p.returncode == 2, out
     assert "the checked code failed" not in out, out
     assert "activation" in out and "--init '{\"activation\": ...}'" in out, out
+
+
+def test_ng_linear_backward_one_over_m_named_alike_for_dw_and_db(tmp_path):
+    """Before: "dW is 0.125 times the correct gradient: a constant factor is wrong somewhere" beside db's "an
+    extra 1/batch". Ng's 1/m in every layer's backward stays a FAIL, named as the course's convention."""
+    p, out = _ng(tmp_path, init=None, name="linear")
+    assert p.returncode == 1 and "FAIL" in out, out
+    assert "constant factor is wrong" not in out, out
+    assert "dW and db are 8 times too small: an extra 1/batch (1/m = 1/8" in out, out
+    assert "convention" in out and "dAL" in out and "linear_m_backward" in out and "m * dW, m * db" in out, out

@@ -175,6 +175,8 @@ EXPECTED = {
     "styles.py::GridSumTwice": "factor",
     "styles.py::BufferedLinearMeanBias": "bias-mean",  # Z15: a scratch buffer and private constants beside W, b
     "styles.py::HiddenBiasNoGrad": "weight-or-constant",  # Z15: bh once a buffer for its name; H4: exit 3, not PASS
+    # session 14 (tester14): Andrew Ng's 1/m in each layer's backward, batch on axis 1 (a convention, named)
+    "coursera.py::nglinear": "factor-inverse-batch-m",
     # verify10 (Y1, Y28): a backward that steps its own weights, read at the rate 0.25 it is given
     "selfstep.py::SgdDenseDxAfterStep": "dx-after-step",
     "selfstep.py::SgdDenseRateTwice": "factor",
@@ -220,7 +222,8 @@ UNNAMED = ["activations.py::ReLUInvertedMask", "activations.py::LeakyReLUPlainMa
            "cs231n.py::convhalfflip", "activations.py::PReLUDalphaNoX",
            "styles.py::FlatLinearForgetsB",  # tester10 T6: dtheta's b segment never written
            "styles.py::BiasLinearIgnoresB",  # store12 NoBias: forward ignores b, backward writes db
-           "switches.py::BNNetBug"]  # session 12 (Y26): bn_params[i]["mode"]
+           "switches.py::BNNetBug",
+           "coursera.py::linactnoderiv"]  # session 14: Ng's sigmoid backward without s * (1 - s)  # session 12 (Y26): bn_params[i]["mode"]
 
 #: The correct counterparts: each must PASS.
 CORRECT = ["linear.py::LinearOutIn", "linear.py::LinearInOut", "activations.py::ReLU", "activations.py::LeakyReLU",
@@ -252,7 +255,7 @@ CORRECT = ["linear.py::LinearOutIn", "linear.py::LinearInOut", "activations.py::
            "selfstep.py::SgdParamsDict", "selfstep.py::SgdParamsList", "selfstep.py::SgdClassRate",
            "selfstep.py::SgdOwnClassRate", "selfstep.py::SgdGlobalRate", "selfstep.py::SgdConfigRate",
            "selfstep.py::SgdAlphaRate", "selfstep.py::SgdModuleDictRate", "selfstep.py::SgdStoresAndSteps",
-           "selfstep.py::SgdPerParamConfigs",
+           "selfstep.py::SgdPerParamConfigs", "coursera.py::linact", "coursera.py::linactrelu",
            *(f"switches.py::{n}" for n in ("SubModeNet", "SubOwnModeNet", "SubParamNet", "CfgModuleNet", "CfgObjectNet",
                                            "ConfigDictNet", "EnvNet", "FittingNet", "StateNet", "SetTrainingNet",
                                            "BNNet", "ScaleTrainBackward", "ArgAndSubNet", "PropDrop",
