@@ -1428,6 +1428,21 @@ def _count_hint(k: float, count: int, X, what: str) -> str:
     return ""
 
 
+def _eps_share(v, n, xh, sd, mean):
+    """``var / (var + eps)`` per group, the weight of the variance path for the ``eps`` inside the layer's
+    ``sqrt(var + eps)`` (Keras's epsilon=1e-3 is 0.1% of a unit variance), fitted as one ``eps`` for every
+    group from ``n = v - k * xh * mean(v * xh)`` (``v`` the centred ``m``); 1.0 when no such eps fits."""
+    p = xh * mean(v * xh)
+    pp = mean(p * p)
+    if not np.all(pp > 0):
+        return 1.0
+    k = mean((v - n) * p) / pp
+    if not np.all((k > 0.5) & (k <= 1 + 1e-9)):
+        return 1.0
+    eps = max(float(np.median(sd**2 * (1 / k - 1))), 0.0)
+    return sd**2 / (sd**2 + eps)
+
+
 def _norm_signature(m, n, X, tol=1e-3, G=None):
     """A normalisation's dX without the paths through its statistics: the correct ``n`` is ``m``
     with its per-group mean and x_hat component projected out (BatchNorm, LayerNorm), or ``m`` plus
@@ -1444,7 +1459,7 @@ def _norm_signature(m, n, X, tol=1e-3, G=None):
         sd = np.sqrt(mean(xc**2))
         xh = xc / np.where(sd > 0, sd, 1.0)
         v = m - mean(m)
-        if np.all(sd > 0) and close(v - xh * mean(v * xh), n, tol):
+        if np.all(sd > 0) and close(v - _eps_share(v, n, xh, sd, mean) * xh * mean(v * xh), n, tol):
             has_var = np.abs(mean(m * xh)).max() <= tol * scale  # its path: dX orthogonal to xhat
             count = int(np.prod([X.shape[a] for a in axes]))
             weights = _path_weights(m, n, G, xh, mean, tol) if 0 in axes else None

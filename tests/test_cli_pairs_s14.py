@@ -5,6 +5,7 @@ activation)`` pair (--init values that backward names go to backward too), Ng's 
 (named), and an Adam step inside backward (dX still checked). Each test fails on the code before its fix.
 """
 
+import pytest
 from test_cli import both, run, student
 
 NG = """
@@ -90,3 +91,50 @@ def test_ng_linear_backward_one_over_m_named_alike_for_dw_and_db(tmp_path):
     assert "constant factor is wrong" not in out, out
     assert "dW and db are 8 times too small: an extra 1/batch (1/m = 1/8" in out, out
     assert "convention" in out and "dAL" in out and "linear_m_backward" in out and "m * dW, m * db" in out, out
+
+
+KERAS_BN = """
+import numpy as np
+class BN:
+    def __init__(self, dim, momentum=0.99, epsilon=EPS):
+        self.gamma = np.ones(dim); self.beta = np.zeros(dim)
+        self.moving_mean = np.zeros(dim); self.moving_variance = np.ones(dim)
+        self.momentum = momentum; self.epsilon = epsilon
+    def call(self, x, training=False):
+        if training:
+            mu = x.mean(0); var = x.var(0)
+            self.moving_mean = self.momentum * self.moving_mean + (1 - self.momentum) * mu
+            self.moving_variance = self.momentum * self.moving_variance + (1 - self.momentum) * var
+        else:
+            mu, var = self.moving_mean, self.moving_variance
+        self.training = training
+        self.xhat = (x - mu) / np.sqrt(var + self.epsilon)
+        self.inv = 1 / np.sqrt(var + self.epsilon)
+        return self.gamma * self.xhat + self.beta
+    def backward(self, dy):
+        self.gamma_grad = (dy * self.xhat).sum(0)
+        self.beta_grad = dy.sum(0)
+        dxhat = dy * self.gamma
+        if not self.training:
+            return dxhat * self.inv
+        N = dy.shape[0]
+        return self.inv / N * (N * dxhat - dxhat.sum(0) - self.xhat * (dxhat * self.xhat).sum(0))
+class BNBug(BN):
+    def backward(self, dy):
+        self.gamma_grad = (dy * self.xhat).sum(0)
+        self.beta_grad = dy.sum(0)
+        return dy * self.gamma * self.inv  # BUG: mean/var treated as constants
+"""
+
+
+@pytest.mark.parametrize("eps", ["1e-3", "1e-2"])
+def test_keras_bn_missing_paths_named(tmp_path, eps):
+    """Before: "dX differs ... (no known bug pattern)": Keras's epsilon=1e-3 inside sqrt(var + eps) moved the
+    correct gradient 0.1% off the signature's eps-free xhat."""
+    f = student(tmp_path, KERAS_BN.replace("EPS", eps), "keras_like.py")
+    for cls, code in (("BN", 0), ("BNBug", 1)):
+        p = run("check", f"{f}::{cls}", "--input-shape", "8,4", "--init", '{"dim": 4}')
+        out = both(p)
+        assert p.returncode == code, out
+    assert "lacks the gradient through the batch mean and variance" in out, out
+    assert "no known bug pattern" not in out, out

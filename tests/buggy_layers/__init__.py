@@ -177,6 +177,9 @@ EXPECTED = {
     "styles.py::HiddenBiasNoGrad": "weight-or-constant",  # Z15: bh once a buffer for its name; H4: exit 3, not PASS
     # session 14 (tester14): Andrew Ng's 1/m in each layer's backward, batch on axis 1 (a convention, named)
     "coursera.py::nglinear": "factor-inverse-batch-m",
+    # session 14 (tester14): batch norm with Keras's epsilon=1e-3, in three styles, mean/var as constants
+    "bn_styles.py::BNParamsDictNaive": "missing-mean-var-paths", "bn_styles.py::BNAttrNaive": "missing-mean-var-paths",
+    "bn_styles.py::KerasBNNaive": "missing-mean-var-paths",
     # verify10 (Y1, Y28): a backward that steps its own weights, read at the rate 0.25 it is given
     "selfstep.py::SgdDenseDxAfterStep": "dx-after-step",
     "selfstep.py::SgdDenseRateTwice": "factor",
@@ -256,6 +259,7 @@ CORRECT = ["linear.py::LinearOutIn", "linear.py::LinearInOut", "activations.py::
            "selfstep.py::SgdOwnClassRate", "selfstep.py::SgdGlobalRate", "selfstep.py::SgdConfigRate",
            "selfstep.py::SgdAlphaRate", "selfstep.py::SgdModuleDictRate", "selfstep.py::SgdStoresAndSteps",
            "selfstep.py::SgdPerParamConfigs", "coursera.py::linact", "coursera.py::linactrelu",
+           "bn_styles.py::BNParamsDict", "bn_styles.py::BNAttr", "bn_styles.py::KerasBN",
            *(f"switches.py::{n}" for n in ("SubModeNet", "SubOwnModeNet", "SubParamNet", "CfgModuleNet", "CfgObjectNet",
                                            "ConfigDictNet", "EnvNet", "FittingNet", "StateNet", "SetTrainingNet",
                                            "BNNet", "ScaleTrainBackward", "ArgAndSubNet", "PropDrop",
@@ -285,6 +289,7 @@ def load(key: str):
 
         probe = V.layer_inputs(X, np.random.default_rng([kwargs.get("seed", 0), 3]), cls_name)  # as the CLI
         obj = cls()
+        _adapters.call_as_forward(obj)  # Keras's call(self, x, training) as forward, as the CLI reads it
         if getattr(cls, "TARGETS", None) is not None:  # a model forward(x, t) -> loss: t held, as --targets does
             _adapters.with_targets(obj, cls.TARGETS)
         return _adapters.adapt(obj, probe)[0], X, kwargs
