@@ -90,6 +90,11 @@ class UnreadableError(AdapterError):
     error (exit 2), not a failure of the code."""
 
 
+class NotPlainStepError(AdapterError):
+    """A backward that steps its weights itself with an optimizer (Adam, momentum): not plain gradient descent,
+    so the weights' gradients cannot be read from the step (:func:`_sgd_probe`); dX can still be checked."""
+
+
 class InitError(AdapterError):
     """A key of ``init`` (``--init``) that the constructor or forward does not take, or names an array input."""
 
@@ -2625,12 +2630,15 @@ def adapt(obj, inputs=None, training=True):
     mk = mode_keyword(obj.forward) if callable(getattr(obj, "forward", None)) else None
     stored = stored_results(obj, inputs, training)
     after = stored and getattr(type(obj), "_gradcheck_dx_after_step", False) is True
+    why = stored and getattr(type(obj), "_gradcheck_not_plain", None)
     with _switch_kept(obj, mk):
         obj, info = _adapt(obj, inputs, training)
     if stored:
         info["text"] = info.get("text", "") + stored
     if after:  # dX computed with the weights after the step (_sgd_dx_after_step): named by the diagnosis
         info["dx_after_step"] = True
+    if why:  # an optimizer inside backward (:func:`_steps_undone`): dX alone checked
+        info["not_plain_step"] = why
     if isinstance(obj, Adapted) and (missing := missing_gradients(info)):
         obj.missing_gradients = missing  # named by the diagnosis (a sandboxed layer's: from its protocol)
     return obj, info
@@ -2756,8 +2764,13 @@ def stored_results(obj, inputs=None, training=True):
     out, din = (out, din) if out and din else (None, None)
     heads = set() if lr else _rate_heads(bwd)
     rated = bool(lr or _rate_attributes(obj, heads))
-    weights, after = _probe_steps(obj, bwd, lr, heads, inputs, training) if rated and inputs is not None else \
-        (None, False)
+    try:
+        weights, after = _probe_steps(obj, bwd, lr, heads, inputs, training) if rated and inputs is not None else \
+            (None, False)
+    except NotPlainStepError as exc:  # an optimizer inside backward: dX alone checked, its steps undone
+        if any(not n.isidentifier() for n in getattr(exc, "weights", ["?"])):  # params['W'], Ws[1], l1.W: as before
+            raise
+        return _steps_undone(obj, fwd, bwd, str(exc))
     rated = bool(lr or weights)  # a rate attribute that backward steps no weight with: not a self-stepping one
     if not rated and inputs is not None:
         _unrated_steps(obj, bwd, inputs, training)
@@ -2793,6 +2806,31 @@ def stored_results(obj, inputs=None, training=True):
     return ((f"; forward returns nothing and stores Y in self.{out}, backward returns nothing and stores dX in "
              f"self.{din} (Neural Networks from Scratch): Y and dX are read there" if out else "")
             + (_sgd_header(obj, bwd, lr, heads, weights) if rated else ""))
+
+
+def _steps_undone(obj, fwd, bwd, why):
+    """A layer whose backward steps its weights with an optimizer (``why``: :func:`_sgd_not_plain`'s message) made
+    checkable for dX alone: its class becomes a subclass whose backward undoes everything the student's changes on
+    the layer and its sub-layers (weights, moments, step counter), so every call sees the weights forward used.
+    The reason is kept as the class's ``_gradcheck_not_plain`` (the check's verdict: the weights not checked).
+    Returns the header's words, or "" when the class cannot be switched (then ``why`` is raised)."""
+    cls = type(obj)
+    why = why.replace(f"so {cls.__name__} is not checkable as written and no gradient was compared",
+                      f"so {cls.__name__}'s weights are not checkable as written: no weight's gradient was compared "
+                      "(dX, which backward returns, is)")
+
+    @functools.wraps(bwd)
+    def backward(self, *dys, **kw):
+        with _all_undone([self, *dict(sublayers(self)).values()]):
+            return bwd(self, *dys, **kw)
+    try:
+        obj.__class__ = type(cls.__name__, (cls,), {"forward": fwd, "backward": backward, "__slots__": (),
+                                                    "__module__": cls.__module__, "__qualname__": cls.__qualname__,
+                                                    "_gradcheck_not_plain": why})
+    except TypeError:
+        raise NotPlainStepError(why) from None
+    return ("; backward steps the weights with an optimizer, not a plain gradient-descent step: each backward's "
+            "changes to the layer are undone, so only dX is checked and the weights' update could not be")
 
 
 def _probe_steps(obj, bwd, lr, heads, inputs, training):
@@ -3185,7 +3223,9 @@ def _sgd_probe(obj, bwd, param, attrs, inputs, kw):
                 "memory" if not _sgd_close(twice[n], b, k, 1) else None)
         if seen:
             decay = _sgd_decay(seen, b, rate[n], scaled[n], k)
-            raise AdapterError(_sgd_not_plain(obj, bwd, param, attrs, n, seen, decay))
+            exc = NotPlainStepError(_sgd_not_plain(obj, bwd, param, attrs, n, seen, decay))
+            exc.weights = moved
+            raise exc
     return moved, after
 
 

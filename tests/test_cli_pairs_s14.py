@@ -138,3 +138,67 @@ def test_keras_bn_missing_paths_named(tmp_path, eps):
         assert p.returncode == code, out
     assert "lacks the gradient through the batch mean and variance" in out, out
     assert "no known bug pattern" not in out, out
+
+
+ADAM = """
+import numpy as np
+class DenseAdam:
+    def __init__(self, n_in=4, n_out=3, lr=0.01):
+        rng = np.random.default_rng(1)
+        self.W = rng.standard_normal((n_in, n_out)) * 0.5
+        self.b = rng.standard_normal(n_out) * 0.5
+        self.lr = lr
+        self.mW = np.zeros_like(self.W); self.vW = np.zeros_like(self.W)
+        self.mb = np.zeros_like(self.b); self.vb = np.zeros_like(self.b)
+        self.t = 0
+    def forward(self, x):
+        self.x = x
+        return x @ self.W + self.b
+    def backward(self, dout):
+        dW = self.x.T @ dout
+        db = dout.sum(axis=0)
+        dx = DX
+        self.t += 1
+        for p, g, m, v in ((self.W, dW, self.mW, self.vW), (self.b, db, self.mb, self.vb)):
+            m *= 0.9; m += 0.1 * g
+            v *= 0.999; v += 0.001 * g * g
+            mh = m / (1 - 0.9 ** self.t); vh = v / (1 - 0.999 ** self.t)
+            p -= self.lr * mh / (np.sqrt(vh) + 1e-8)
+        return dx
+class DenseMomentum:
+    def __init__(self, n_in=4, n_out=3, lr=0.1, momentum=0.9):
+        rng = np.random.default_rng(1)
+        self.W = rng.standard_normal((n_in, n_out)) * 0.5
+        self.b = rng.standard_normal(n_out) * 0.5
+        self.lr = lr; self.mu = momentum
+        self.vW = np.zeros_like(self.W); self.vb = np.zeros_like(self.b)
+    def forward(self, x):
+        self.x = x
+        return x @ self.W + self.b
+    def backward(self, dout):
+        dW = self.x.T @ dout
+        db = dout.sum(axis=0)
+        dx = DX
+        self.vW = self.mu * self.vW - self.lr * dW
+        self.vb = self.mu * self.vb - self.lr * db
+        self.W += self.vW
+        self.b += self.vb
+        return dx
+"""
+
+
+@pytest.mark.parametrize("cls", ["DenseAdam", "DenseMomentum"])
+@pytest.mark.parametrize(("dx", "code"), [("dout @ self.W.T", 3), ("dout @ self.W.T * 2", 1)])
+def test_optimizer_inside_backward_dx_still_checked(tmp_path, cls, dx, code):
+    """Before: exit 3 "no gradient was compared" for both; dX is now compared (a wrong dX FAILs, exit 1) and the
+    weights' update is said not checkable (exit 3 when dX matches)."""
+    f = student(tmp_path, ADAM.replace("DX", dx), "adam_inside.py")
+    p = run("check", f"{f}::{cls}", "--input-shape", "5,4")
+    out = both(p)
+    assert p.returncode == code, out
+    assert "no gradient was compared" not in out, out
+    assert "dX" in out and "not a plain gradient-descent step" in out, out
+    if code == 3:
+        assert "NOT CHECKED" in out and "dX matches" in out, out
+    else:
+        assert "FAIL" in out and "dX is 2 times" in out.replace("twice the true value", "2 times"), out

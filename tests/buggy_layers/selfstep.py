@@ -361,3 +361,40 @@ class SgdPerParamConfigsMeanBias(SgdPerParamConfigs):
         self.W, self.configs["W"] = _cs231n_sgd(self.W, self.X.T @ dY, self.configs["W"])
         self.b, self.configs["b"] = _cs231n_sgd(self.b, dY.mean(axis=0), self.configs["b"])  # BUG: the mean
         return dX
+
+
+class AdamDense:
+    """An Adam step inside backward (tester14): not plain gradient descent, so only dX is checked (its steps
+    undone after each backward: :func:`gradcheck._adapters._steps_undone`)."""
+
+    ADAPT = True
+
+    def __init__(self):
+        rng = np.random.default_rng(1)
+        self.W, self.b = rng.standard_normal((4, 3)) * 0.5, rng.standard_normal(3) * 0.5
+        self.lr, self.t = 0.01, 0
+        self.m = [np.zeros_like(self.W), np.zeros_like(self.b)]
+        self.v = [np.zeros_like(self.W), np.zeros_like(self.b)]
+
+    def forward(self, X):
+        self.X = X
+        return X @ self.W + self.b
+
+    def backward(self, dY):
+        dX = self.dx(dY)
+        self.t += 1
+        for p, g, m, v in zip((self.W, self.b), (self.X.T @ dY, dY.sum(0)), self.m, self.v):
+            m *= 0.9
+            m += 0.1 * g
+            v *= 0.999
+            v += 0.001 * g * g
+            p -= self.lr * (m / (1 - 0.9**self.t)) / (np.sqrt(v / (1 - 0.999**self.t)) + 1e-8)
+        return dX
+
+    def dx(self, dY):
+        return dY @ self.W.T
+
+
+class AdamDenseSignDx(AdamDense):
+    def dx(self, dY):
+        return -dY @ self.W.T  # BUG: the sign of dX
