@@ -90,6 +90,11 @@ class UnreadableError(AdapterError):
     error (exit 2), not a failure of the code."""
 
 
+class NotPlainStepError(AdapterError):
+    """A backward that steps its weights itself with an optimizer (Adam, momentum): not plain gradient descent,
+    so the weights' gradients cannot be read from the step (:func:`_sgd_probe`); dX can still be checked."""
+
+
 class InitError(AdapterError):
     """A key of ``init`` (``--init``) that the constructor or forward does not take, or names an array input."""
 
@@ -636,6 +641,8 @@ def check_init(kind, target, init, n_inputs=None):
     if bad:
         raise InitError(f"--init key {bad[0]!r} is not an argument of {what}; it accepts: "
                         f"{', '.join(named) or 'no keyword arguments'}.")
+    if kind == "functions":
+        _backward_missing(*target, init, n_inputs)
     missing = [p.name for p in ps if p.default is P.empty and p.name not in given and p.name != "rng"
                and p.kind in (P.POSITIONAL_OR_KEYWORD, P.KEYWORD_ONLY)] if kind == "class" else []
     if missing:  # the command line's to fix: exit 2, not the student's code failing (exit 3)
@@ -788,6 +795,7 @@ class FunctionPair:
         self._kwargs = {k: {j: np.asarray(e, dtype=np.float64) if _numbers(e) else e for j, e in v.items()}
                         if isinstance(v, dict) else v for k, v in (init or {}).items()}
         self.keyword_names = tuple(self._kwargs)
+        self.backward_keywords = backward_keywords(bwd, self._kwargs)
         self._cache, self._n, self._xs = None, 0, ()
         self.class_name = fwd.__name__.split("_forward")[0]
         self.outputs = None  # an Outputs: forward returns (out_1, ..., out_k, cache), read as one output
@@ -817,7 +825,8 @@ class FunctionPair:
             raise AdapterError(f"{f} returned cache None, so {b}(dout, cache) would get cache=None: return what "
                                f"{b} needs as the cache (e.g. cache = (x, w, b)); a backward reads its cache, not "
                                "module globals or other state left by the last forward")
-        g = self.student_backward(*(self.outputs.split(dY) if self.outputs else (dY,)), self._cache)
+        g = self.student_backward(*(self.outputs.split(dY) if self.outputs else (dY,)), self._cache,
+                                  **{k: copy.deepcopy(self._kwargs[k]) for k in self.backward_keywords})
         if isinstance(g, dict):
             raise AdapterError(
                 f"{b} returned a dict (keys {', '.join(map(str, g)) or 'none'}): return a tuple with one "
@@ -840,6 +849,33 @@ class FunctionPair:
                 "order (dx, dw, db for x, w, b); with gradcheck check, give one --input-shape per array "
                 "argument, separated by ';' (e.g. '4,5;5,3;3' for x, w, b).")
         return _copy(g[0]) if len(g) == 1 else tuple(_copy(v) for v in g)
+
+
+def backward_keywords(bwd, init):
+    """The keys of ``init`` (``--init``) that a pair's backward names as arguments (Andrew Ng's
+    ``linear_activation_backward(dA, cache, activation)``): passed to backward too, by keyword."""
+    P = inspect.Parameter
+    ps = _params(bwd) or {}
+    return tuple(k for k in (init or {}) if k in ps and ps[k].kind in (P.POSITIONAL_OR_KEYWORD, P.KEYWORD_ONLY))
+
+
+def _backward_missing(fwd, bwd, init, n_inputs):
+    """InitError when a pair's backward requires an argument that forward takes after its array inputs (or
+    backward takes as keyword-only) and ``init`` does not give: backward would be called without it."""
+    P, fps, bps = inspect.Parameter, _params(fwd), _params(bwd)
+    if fps is None or bps is None:
+        return
+    pos = [p.name for p in fps.values() if p.kind in _POSITIONAL]
+    others = set(pos[n_inputs or len([q for q in pos if q not in (init or {})]):]) | {
+        p.name for p in fps.values() if p.kind == P.KEYWORD_ONLY}
+    missing = [p.name for p in bps.values() if p.default is P.empty and p.name not in (init or {})
+               and (p.kind == P.KEYWORD_ONLY or (p.kind == P.POSITIONAL_OR_KEYWORD and p.name in others))]
+    if missing:
+        example = ", ".join([f'"{k}": {json.dumps(v, default=str)}' for k, v in (init or {}).items()]
+                            + [f'"{k}": ...' for k in missing])
+        raise InitError(f"{bwd.__name__}{inspect.signature(bwd)} needs {', '.join(missing)}, which no --init "
+                        f"gives (gradcheck passes an --init value to backward too when backward names it): "
+                        f"--init '{{{example}}}', with ... replaced by the value forward is to get too.")
 
 
 def pair(fwd, bwd, init):
@@ -2630,6 +2666,8 @@ def _pair_info(obj, inputs):
     text = f"CS231n function pair ({f}/{obj.student_backward.__name__}), every array argument is an input"
     text += f"; {obj.outputs.text()}" if obj.outputs else ""
     text += f"; {', '.join(obj.as_arrays)} (lists) passed as float64 arrays" if obj.as_arrays else ""
+    text += (f"; --init {', '.join(obj.backward_keywords)} passed to {obj.student_backward.__name__} too (its "
+             "signature names it)" if obj.backward_keywords else "")
     others = [b for b, g in backward_variants(getattr(obj.student_forward, "__globals__", {})).items()
               if g == f and b != obj.student_backward.__name__]  # batchnorm_backward_alt beside batchnorm_backward
     text += "".join(f"; {b}, another backward of {f}, is not checked here: check it as ::{b}" for b in others)
@@ -2646,6 +2684,7 @@ def adapt(obj, inputs=None, training=True):
     stored = stored_results(obj, inputs, training)
     after = stored and getattr(type(obj), "_gradcheck_dx_after_step", False) is True
     read = list(getattr(type(obj), "_gradcheck_read_from", None) or []) if stored else []
+    why = stored and getattr(type(obj), "_gradcheck_not_plain", None)
     with _switch_kept(obj, mk):
         obj, info = _adapt(obj, inputs, training)
     if stored:
@@ -2654,6 +2693,8 @@ def adapt(obj, inputs=None, training=True):
         info["dx_after_step"] = True
     if read:  # a stored gradient and a step that differ: which one the check reads, for the FAIL line
         info["read_from"] = [*info.get("read_from", []), *read]
+    if why:  # an optimizer inside backward (:func:`_steps_undone`): dX alone checked
+        info["not_plain_step"] = why
     if isinstance(obj, Adapted) and (missing := missing_gradients(info)):
         obj.missing_gradients = missing  # named by the diagnosis (a sandboxed layer's: from its protocol)
     return obj, info
@@ -2779,8 +2820,13 @@ def stored_results(obj, inputs=None, training=True):
     out, din = (out, din) if out and din else (None, None)
     heads = set() if lr else _rate_heads(bwd)
     rated = bool(lr or _rate_attributes(obj, heads))
-    weights, after, stored = _probe_steps(obj, bwd, lr, heads, inputs, training) if rated and inputs is not None \
-        else (None, False, {})
+    try:
+        weights, after, stored = _probe_steps(obj, bwd, lr, heads, inputs, training) if rated and inputs is not None \
+            else (None, False, {})
+    except NotPlainStepError as exc:  # an optimizer inside backward: dX alone checked, its steps undone
+        if any(not n.isidentifier() for n in getattr(exc, "weights", ["?"])):  # params['W'], Ws[1], l1.W: as before
+            raise
+        return _steps_undone(obj, fwd, bwd, str(exc))
     notes, read = _sgd_stored_text(weights, stored)
     rated = bool(lr or weights)  # a rate attribute that backward steps no weight with: not a self-stepping one
     if not rated and inputs is not None:
@@ -2817,6 +2863,31 @@ def stored_results(obj, inputs=None, training=True):
     return ((f"; forward returns nothing and stores Y in self.{out}, backward returns nothing and stores dX in "
              f"self.{din} (Neural Networks from Scratch): Y and dX are read there" if out else "")
             + (_sgd_header(obj, bwd, lr, heads, weights) + notes if rated else ""))
+
+
+def _steps_undone(obj, fwd, bwd, why):
+    """A layer whose backward steps its weights with an optimizer (``why``: :func:`_sgd_not_plain`'s message) made
+    checkable for dX alone: its class becomes a subclass whose backward undoes everything the student's changes on
+    the layer and its sub-layers (weights, moments, step counter), so every call sees the weights forward used.
+    The reason is kept as the class's ``_gradcheck_not_plain`` (the check's verdict: the weights not checked).
+    Returns the header's words, or "" when the class cannot be switched (then ``why`` is raised)."""
+    cls = type(obj)
+    why = why.replace(f"so {cls.__name__} is not checkable as written and no gradient was compared",
+                      f"so {cls.__name__}'s weights are not checkable as written: no weight's gradient was compared "
+                      "(dX, which backward returns, is)")
+
+    @functools.wraps(bwd)
+    def backward(self, *dys, **kw):
+        with _all_undone([self, *dict(sublayers(self)).values()]):
+            return bwd(self, *dys, **kw)
+    try:
+        obj.__class__ = type(cls.__name__, (cls,), {"forward": fwd, "backward": backward, "__slots__": (),
+                                                    "__module__": cls.__module__, "__qualname__": cls.__qualname__,
+                                                    "_gradcheck_not_plain": why})
+    except TypeError:
+        raise NotPlainStepError(why) from None
+    return ("; backward steps the weights with an optimizer, not a plain gradient-descent step: each backward's "
+            "changes to the layer are undone, so only dX is checked and the weights' update could not be")
 
 
 def _probe_steps(obj, bwd, lr, heads, inputs, training):
@@ -3266,7 +3337,9 @@ def _sgd_probe(obj, bwd, param, attrs, inputs, kw):
                 "memory" if not _sgd_close(twice[n], b, k, 1) else None)
         if seen:
             decay = _sgd_decay(seen, b, rate[n], scaled[n], k)
-            raise AdapterError(_sgd_not_plain(obj, bwd, param, attrs, n, seen, decay))
+            exc = NotPlainStepError(_sgd_not_plain(obj, bwd, param, attrs, n, seen, decay))
+            exc.weights = moved
+            raise exc
     return moved, after
 
 

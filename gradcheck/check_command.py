@@ -175,6 +175,8 @@ def _report(args, layer, diag, cname: str, color: bool, jacobian, unchecked) -> 
         return EXIT_STUDENT
     if diag.passed and info.get("unset_switches"):  # F1: a branch no check ran; never a PASS
         print(colorize("\n" + V.wrap(unset_verdict(cname, info["unset_switches"], diag)), color))
+    if _passed_but_unpaired(diag) and info.get("not_plain_step"):  # an optimizer inside backward: dX alone
+        print(colorize("\n" + V.wrap(_not_plain_line(res, cname, info["not_plain_step"])), color))
         return EXIT_STUDENT
     if diag.passed:
         tensors = ", ".join(r.tensor for r in res.records if r.kind != "forward")
@@ -758,6 +760,14 @@ def take_constants(layer, spec: str | None) -> list[str]:
     if isinstance(vars(layer).get("missing_gradients"), list):  # a local (Adapted) layer: what the diagnosis reads
         layer.missing_gradients = [w for w in layer.missing_gradients if w not in names]
     return names
+
+
+def _not_plain_line(res, cname: str, why: str) -> str:
+    """The NOT CHECKED line of a layer whose backward steps its weights with an optimizer (``why``: the adapter's
+    account): the input gradients matched, the weights' could not be read from a step that is not plain SGD."""
+    tensors = ", ".join(r.tensor for r in res.records if r.kind == "gradient") if res is not None else "dX"
+    return (f"NOT CHECKED as a whole: {cname}: {tensors} matches within rtol={res.rtol:g}, {res.atol_words()}, "
+            f"but the weights' update could not be checked: {why}")
 
 
 def _undecided(info, cname: str) -> str:

@@ -229,6 +229,15 @@ DIAGNOSES: dict[str, Record] = {
     "factor-inverse-batch": Record(
         "extra 1/batch", "{t} is {count} times too small ({words}): an extra 1/batch (if the loss "
         "already averages, its 1/N is inside dY: do not divide again)", lesson=_LIN),
+    "factor-inverse-batch-m": Record(
+        "extra 1/batch (1/m)", "{t} {be} {count} times too small: an extra 1/batch (1/m = 1/{count}, m the batch "
+        "size on axis 1 of {x} {shape}). Andrew Ng's course (Coursera) divides by m in every layer's backward "
+        "(dW = dZ A_prev.T / m, db = sum(dZ) / m) because its cost's gradient dAL has no 1/m; gradcheck compares "
+        "with the central differences of this layer's own output, which have no 1/m: a convention mismatch, "
+        "not necessarily a bug", "to check the layer alone, check a pair whose backward undoes it, e.g. "
+        "{name}_m_forward = {name}_forward; def {name}_m_backward(dZ, cache): dA, dW, db = {name}_backward(dZ, cache); "
+        "m = A_prev.shape[1] (A_prev from the cache); return dA, m * dW, m * db; or check the whole model "
+        "against its cost J (with the 1/m), as the course's gradient_check_n does", _LIN),
     "factor-normalisation": Record("wrong normalisation", "{t} is {count} times too {big}: {why}"),
     "factor": Record("constant factor", "{t} is {c:.6g} times the correct gradient{named}: a "
                      "constant factor is wrong somewhere"),
@@ -1498,6 +1507,21 @@ def _count_hint(k: float, count: int, X, what: str) -> str:
     return ""
 
 
+def _eps_share(v, n, xh, sd, mean):
+    """``var / (var + eps)`` per group, the weight of the variance path for the ``eps`` inside the layer's
+    ``sqrt(var + eps)`` (Keras's epsilon=1e-3 is 0.1% of a unit variance), fitted as one ``eps`` for every
+    group from ``n = v - k * xh * mean(v * xh)`` (``v`` the centred ``m``); 1.0 when no such eps fits."""
+    p = xh * mean(v * xh)
+    pp = mean(p * p)
+    if not np.all(pp > 0):
+        return 1.0
+    k = mean((v - n) * p) / pp
+    if not np.all((k > 0.5) & (k <= 1 + 1e-9)):
+        return 1.0
+    eps = max(float(np.median(sd**2 * (1 / k - 1))), 0.0)
+    return sd**2 / (sd**2 + eps)
+
+
 def _norm_signature(m, n, X, tol=1e-3, G=None):
     """A normalisation's dX without the paths through its statistics: the correct ``n`` is ``m``
     with its per-group mean and x_hat component projected out (BatchNorm, LayerNorm), or ``m`` plus
@@ -1514,7 +1538,7 @@ def _norm_signature(m, n, X, tol=1e-3, G=None):
         sd = np.sqrt(mean(xc**2))
         xh = xc / np.where(sd > 0, sd, 1.0)
         v = m - mean(m)
-        if np.all(sd > 0) and close(v - xh * mean(v * xh), n, tol):
+        if np.all(sd > 0) and close(v - _eps_share(v, n, xh, sd, mean) * xh * mean(v * xh), n, tol):
             has_var = np.abs(mean(m * xh)).max() <= tol * scale  # its path: dX orthogonal to xhat
             count = int(np.prod([X.shape[a] for a in axes]))
             weights = _path_weights(m, n, G, xh, mean, tol) if 0 in axes else None
@@ -1921,6 +1945,7 @@ def _signatures(L: _Layer, res: CheckResult, diag: Diagnosis) -> None:
         if (rec.kind == "gradient" and not rec.passed and t not in named and c is not None
                 and not c.passed and manual.get(t) is not None and numer.get(t) is not None):
             diag.findings.append(_tensor_signature(L, t, manual[t], numer[t], c, res))
+    _one_per_layer_m(L, diag)
     if not any(f.severity == "error" for f in diag.findings):
         _other_function(L, res, diag)
 
@@ -1951,6 +1976,37 @@ def _params_text(qualname: Any) -> str:
     except Exception:  # noqa: BLE001 - a twin given as an object of the caller's
         return "its own settings"
     return ", ".join(names) or "no arguments"
+
+
+def _per_layer_m(L: _Layer, m, n) -> dict | None:
+    """The fields of ``factor-inverse-batch-m`` when ``m`` is ``n / M`` for the batch size ``M`` on axis 1 of
+    the layer's 2-D first input in Andrew Ng's layout (``A (in, M)``, ``Y (out, M)``, a weight ``(out, in)``),
+    ``M`` not the axis-0 size the other signatures count; else None."""
+    x, y = L.inputs[0], L.Y
+    if np.ndim(x) != 2 or np.ndim(y) != 2 or x.shape[1] != y.shape[1] or x.shape[1] in (x.shape[0], 1):
+        return None
+    weights = [*L.inputs[1:], *L.params.values()]
+    if not any(np.shape(w) == (y.shape[0], x.shape[0]) for w in weights):
+        return None
+    ok = np.isfinite(n)
+    c = float(np.sum(m[ok] * n[ok]) / np.sum(n[ok] * n[ok])) if np.any(n[ok] != 0) else 0.0
+    if abs(c * x.shape[1] - 1) > 1e-6 or not np.allclose(m[ok], c * n[ok], rtol=1e-5, atol=1e-9):
+        return None
+    return {"count": x.shape[1], "x": L.names[0], "shape": V.fmt_shape(x.shape), "be": "is", "name": "NAME"}
+
+
+def _one_per_layer_m(L: _Layer, diag: Diagnosis) -> None:
+    """The ``factor-inverse-batch-m`` findings of all tensors (Ng's dW and db) as one, said once, with the
+    layer's name in its example."""
+    found = [f for f in diag.findings if f.code == "factor-inverse-batch-m"]
+    if not found:
+        return
+    x = L.inputs[0]
+    merged = _find("factor-inverse-batch-m", " and ".join(f.tensor for f in found), count=x.shape[1],
+                   x=L.names[0], shape=V.fmt_shape(x.shape), be="are" if len(found) > 1 else "is",
+                   name=diag.name.split("[")[0].strip() or "NAME")
+    merged.tensor, later = found[0].tensor, {id(f) for f in found[1:]}
+    diag.findings = [merged if f is found[0] else f for f in diag.findings if id(f) not in later]
 
 
 def _tensor_signature(L: _Layer, t, m, n, c, res: CheckResult) -> Finding:
@@ -1985,6 +2041,8 @@ def _tensor_signature(L: _Layer, t, m, n, c, res: CheckResult) -> Finding:
                   "misses one (range(N - 1), which runs no iteration when N = 1) leaves it zero, "
                   f"and so does a backward that never computes {t}; loop over range(N), and check "
                   "with a batch of at least 2")
+    if f is not None and f.code in ("factor", "factor-inverse-batch") and (g := _per_layer_m(L, m, n)):
+        f = _find("factor-inverse-batch-m", t, **g)  # Andrew Ng's 1/m in each layer's backward
     if f is not None and f.code == "factor" and key == L.keys[0] and (g := _mask_scale(L, m)) is not None:
         f = _find("mask-scale", t, **g)  # a constant factor that is a dropout's 1/(1-p)
     if f is not None:

@@ -175,6 +175,12 @@ EXPECTED = {
     "styles.py::GridSumTwice": "factor",
     "styles.py::BufferedLinearMeanBias": "bias-mean",  # Z15: a scratch buffer and private constants beside W, b
     "styles.py::HiddenBiasNoGrad": "weight-or-constant",  # Z15: bh once a buffer for its name; H4: exit 3, not PASS
+    # session 14 (tester14): Andrew Ng's 1/m in each layer's backward, batch on axis 1 (a convention, named)
+    "coursera.py::nglinear": "factor-inverse-batch-m",
+    # session 14 (tester14): batch norm with Keras's epsilon=1e-3, in three styles, mean/var as constants
+    "bn_styles.py::BNParamsDictNaive": "missing-mean-var-paths", "bn_styles.py::BNAttrNaive": "missing-mean-var-paths",
+    "bn_styles.py::KerasBNNaive": "missing-mean-var-paths",
+    "selfstep.py::AdamDenseSignDx": "wrong-sign",  # tester14: an Adam step inside backward, dX still checked
     # verify10 (Y1, Y28): a backward that steps its own weights, read at the rate 0.25 it is given
     "selfstep.py::SgdDenseDxAfterStep": "dx-after-step",
     "selfstep.py::SgdDenseRateTwice": "factor",
@@ -234,7 +240,8 @@ UNNAMED = ["activations.py::ReLUInvertedMask", "activations.py::LeakyReLUPlainMa
            "cs231n.py::convhalfflip", "activations.py::PReLUDalphaNoX",
            "styles.py::FlatLinearForgetsB",  # tester10 T6: dtheta's b segment never written
            "styles.py::BiasLinearIgnoresB",  # store12 NoBias: forward ignores b, backward writes db
-           "switches.py::BNNetBug"]  # session 12 (Y26): bn_params[i]["mode"]
+           "switches.py::BNNetBug",
+           "coursera.py::linactnoderiv"]  # session 14: Ng's sigmoid backward without s * (1 - s)  # session 12 (Y26): bn_params[i]["mode"]
 
 #: The correct counterparts: each must PASS.
 CORRECT = ["linear.py::LinearOutIn", "linear.py::LinearInOut", "activations.py::ReLU", "activations.py::LeakyReLU",
@@ -269,6 +276,8 @@ CORRECT = ["linear.py::LinearOutIn", "linear.py::LinearInOut", "activations.py::
            "selfstep.py::SgdPerParamConfigs", "selfstep.py::SgdGradsDict",
            "selfstep.py::SgdGlobalOptimizer", "selfstep.py::SgdNestedConfigRate", "selfstep.py::SgdNestedWeights",
            "loss_factors.py::MSEPredArg", "loss_factors.py::MSENamed", "losses.py::ConfidentSigmoidNet",
+           "coursera.py::linact", "coursera.py::linactrelu",
+           "bn_styles.py::BNParamsDict", "bn_styles.py::BNAttr", "bn_styles.py::KerasBN", "selfstep.py::AdamDense",
            *(f"switches.py::{n}" for n in ("SubModeNet", "SubOwnModeNet", "SubParamNet", "CfgModuleNet", "CfgObjectNet",
                                            "ConfigDictNet", "EnvNet", "FittingNet", "StateNet", "SetTrainingNet",
                                            "BNNet", "ScaleTrainBackward", "ArgAndSubNet", "PropDrop",
@@ -299,6 +308,7 @@ def load(key: str):
 
         probe = V.layer_inputs(X, np.random.default_rng([kwargs.get("seed", 0), 3]), cls_name)  # as the CLI
         obj = cls()
+        _adapters.call_as_forward(obj)  # Keras's call(self, x, training) as forward, as the CLI reads it
         if getattr(cls, "TARGETS", None) is not None:  # a model forward(x, t) -> loss: t held, as --targets does
             _adapters.with_targets(obj, cls.TARGETS)
         return _adapters.adapt(obj, probe)[0], X, kwargs

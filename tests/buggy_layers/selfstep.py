@@ -494,3 +494,40 @@ class SgdNestedWeightsOverN(SgdNestedWeights):
         self.layers[0].params["W"] -= self.lr * (layer.X.T @ dY) / len(dY)  # BUG: divided by the batch size
         self.layers[0].params["b"] -= self.lr * dY.sum(axis=0)
         return dX
+
+
+class AdamDense:
+    """An Adam step inside backward (tester14): not plain gradient descent, so only dX is checked (its steps
+    undone after each backward: :func:`gradcheck._adapters._steps_undone`)."""
+
+    ADAPT = True
+
+    def __init__(self):
+        rng = np.random.default_rng(1)
+        self.W, self.b = rng.standard_normal((4, 3)) * 0.5, rng.standard_normal(3) * 0.5
+        self.lr, self.t = 0.01, 0
+        self.m = [np.zeros_like(self.W), np.zeros_like(self.b)]
+        self.v = [np.zeros_like(self.W), np.zeros_like(self.b)]
+
+    def forward(self, X):
+        self.X = X
+        return X @ self.W + self.b
+
+    def backward(self, dY):
+        dX = self.dx(dY)
+        self.t += 1
+        for p, g, m, v in zip((self.W, self.b), (self.X.T @ dY, dY.sum(0)), self.m, self.v):
+            m *= 0.9
+            m += 0.1 * g
+            v *= 0.999
+            v += 0.001 * g * g
+            p -= self.lr * (m / (1 - 0.9**self.t)) / (np.sqrt(v / (1 - 0.999**self.t)) + 1e-8)
+        return dX
+
+    def dx(self, dY):
+        return dY @ self.W.T
+
+
+class AdamDenseSignDx(AdamDense):
+    def dx(self, dY):
+        return -dY @ self.W.T  # BUG: the sign of dX

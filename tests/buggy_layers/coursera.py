@@ -1,0 +1,56 @@
+"""Andrew Ng's Coursera Deep Learning specialization: ``linear_activation_forward(A_prev, W, b, activation)
+-> (A, cache)``, ``linear_activation_backward(dA, cache, activation)`` (the --init value ``activation`` goes to
+both), in the course's layout: ``W`` (out, in), ``A`` (in, m) with the batch on axis 1, ``b`` (out, 1).
+
+Loaded as ``gradcheck check ng.py::NAME`` loads them (:mod:`gradcheck._adapters`, :data:`INIT`, :data:`INPUTS`).
+"""
+
+import numpy as np
+
+INPUT = [(5, 8), (3, 5), (3, 1)]
+INIT = {"linact": {"activation": "sigmoid"}, "linactnoderiv": {"activation": "sigmoid"},
+        "linactrelu": {"activation": "relu"}}
+
+
+def _sigmoid_backward(dA, Z):
+    s = 1 / (1 + np.exp(-Z))
+    return dA * s * (1 - s)
+
+
+def linact_forward(A_prev, W, b, activation):
+    Z = W @ A_prev + b
+    A = 1 / (1 + np.exp(-Z)) if activation == "sigmoid" else np.maximum(0, Z)
+    return A, ((A_prev, W, b), Z)
+
+
+def _linear_backward(dZ, linear_cache):
+    A_prev, W, _ = linear_cache
+    return W.T @ dZ, dZ @ A_prev.T, dZ.sum(axis=1, keepdims=True)
+
+
+def linact_backward(dA, cache, activation):
+    linear_cache, Z = cache
+    dZ = _sigmoid_backward(dA, Z) if activation == "sigmoid" else dA * (Z > 0)
+    return _linear_backward(dZ, linear_cache)
+
+
+linactrelu_forward, linactrelu_backward = linact_forward, linact_backward
+linactnoderiv_forward = linact_forward
+
+
+def linactnoderiv_backward(dA, cache, activation):
+    linear_cache, Z = cache
+    dZ = dA / (1 + np.exp(-Z)) if activation == "sigmoid" else dA  # BUG: s, not s * (1 - s)
+    return _linear_backward(dZ, linear_cache)
+
+
+def nglinear_forward(A, W, b):
+    return W @ A + b, (A, W, b)
+
+
+def nglinear_backward(dZ, cache):
+    A_prev, W, _ = cache
+    m = A_prev.shape[1]
+    dW = 1. / m * dZ @ A_prev.T  # the course's convention: 1/m in every layer's backward
+    db = 1. / m * np.sum(dZ, axis=1, keepdims=True)
+    return W.T @ dZ, dW, db
