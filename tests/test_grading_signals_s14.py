@@ -1,0 +1,78 @@
+"""Stopping ``gradcheck grade`` at any moment, the batch's output folder and its gradebook (session 14).
+
+The grader's real processes (the zygote, the child pytest, the sandbox), no mocks: a signal sent
+during the start-up checks (S14-1) or while the first graders start (S14-2) stops the run within a
+few seconds with the documented exit and message; a submission removed from the batch is named in
+the summary (S14-3); a second run on the same ``--out`` is refused (S14-4); a refused archive has
+its own gradebook status (S14-5).
+"""
+
+import csv
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from gradcheck.grading.cli import EXIT_INTERRUPTED, EXIT_TERMINATED
+
+ROOT = Path(__file__).resolve().parents[1]
+ASSIGN = ROOT / "assignments" / "linear_relu_ce"
+TESTS = ASSIGN / "tests"
+SOLUTION = (ASSIGN / "solution" / "layers.py").read_text()
+#: a forward that never returns (each call is cut at --timeout) and one that sleeps with every
+#: catchable signal ignored (the tester's batch3: a_loop, b_sig)
+LOOP = SOLUTION + "\n\ndef _fw(self, X, training=False):\n    while True:\n        pass\n\n\nLinear.forward = _fw\n"
+SIG_IGNORED = SOLUTION + (
+    "\n\nimport signal, time\nfor s in (signal.SIGTERM, signal.SIGINT, signal.SIGALRM, signal.SIGHUP):\n"
+    "    signal.signal(s, signal.SIG_IGN)\n\n\nclass ReLU(ReLU):\n"
+    "    def forward(self, X, training=False):\n        time.sleep(1000)\n")
+
+
+def _batch(folder: Path, **subs: str) -> Path:
+    for name, text in subs.items():
+        (folder / name).mkdir(parents=True)
+        (folder / name / "layers.py").write_text(text)
+    return folder
+
+
+def _start(subs: Path, out: Path, *more: str) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, "-m", "gradcheck", "grade", str(subs), "--tests", str(TESTS),
+                             "--out", str(out), "--no-progress", *more], cwd=ROOT, text=True,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            env={**os.environ, "MPLBACKEND": "Agg"})
+
+
+def _signal_after(proc: subprocess.Popen, delay: float, sig: int) -> tuple[int, str, str, float]:
+    """Send ``sig`` ``delay`` s after ``proc`` started; its exit code, stdout, stderr, and the
+    seconds from the signal to its end."""
+    try:
+        time.sleep(delay)
+        assert proc.poll() is None, proc.communicate()
+        t0 = time.monotonic()
+        proc.send_signal(sig)
+        stdout, stderr = proc.communicate(timeout=90)
+        return proc.returncode, stdout, stderr, time.monotonic() - t0
+    finally:
+        proc.kill()
+
+
+@pytest.mark.parametrize("sig, code, how", [(signal.SIGTERM, EXIT_TERMINATED, "SIGTERM"),
+                                            (signal.SIGINT, EXIT_INTERRUPTED, "Ctrl-C")])
+def test_a_signal_during_the_start_up_checks_exits_as_documented(tmp_path, sig, code, how):
+    """S14-1: the start-up checks start a sandbox (``isolation_level``); a signal then ended the run
+    with a traceback and exit 1 (a grader error). A fresh interpreter each time: no cached check."""
+    subs = _batch(tmp_path / "subs", a_sol=SOLUTION)
+    proc = _start(subs, tmp_path / "out", "--workers", "1")
+    deadline = time.monotonic() + 60  # the checks have begun once the output folder exists
+    while not (tmp_path / "out").exists():
+        assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()
+        time.sleep(0.01)
+    rc, stdout, stderr, took = _signal_after(proc, 0.3, sig)
+    assert "Traceback" not in stderr, stderr
+    assert rc == code and took < 10, (rc, took, stderr)
+    assert f"stopped by {how}" in stderr + stdout, (stdout, stderr)
