@@ -76,3 +76,23 @@ def test_a_signal_during_the_start_up_checks_exits_as_documented(tmp_path, sig, 
     assert "Traceback" not in stderr, stderr
     assert rc == code and took < 10, (rc, took, stderr)
     assert f"stopped by {how}" in stderr + stdout, (stdout, stderr)
+
+
+@pytest.mark.parametrize("delay", [4.0, 5.5, 7.0, 9.0])
+def test_a_signal_at_any_moment_of_a_batch_stops_it_within_seconds(tmp_path, delay):
+    """S14-2: a signal that came while the zygote was still importing reached a child forked
+    after it before the child had its own session: its killpg failed, the child ran to its end
+    (26-29 s). Sent at several moments, the run stops within a few seconds each time; the rows
+    are written, the unfinished ones not graded, and a rerun grades them."""
+    subs = _batch(tmp_path / "subs", a_loop=LOOP, b_sig=SIG_IGNORED, c_sol=SOLUTION)
+    out = tmp_path / "out"
+    rc, stdout, stderr, took = _signal_after(_start(subs, out, "--workers", "2"), delay, signal.SIGTERM)
+    assert rc == EXIT_TERMINATED and "Traceback" not in stderr, (rc, stdout, stderr)
+    assert took < 8.0, (delay, took, stdout)
+    rows = {r["submission"]: r for r in csv.DictReader(open(out / "gradebook.csv"))}
+    assert sorted(rows) == ["a_loop", "b_sig", "c_sol"], rows
+    not_graded = [n for n, r in rows.items() if r["status"].startswith("not graded")]
+    assert not_graded and all(rows[n]["score"] == "" for n in not_graded), rows
+    assert "b_sig" in not_graded, rows  # its sleep lasts 1000 s: it cannot have finished
+    data = json.loads((out / "b_sig" / "results.json").read_text())
+    assert data["extra_data"]["status"] == "not graded" and "score" not in data, data
