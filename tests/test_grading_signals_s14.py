@@ -118,3 +118,27 @@ def test_a_batch_stopped_while_its_graders_start_resumes_the_unfinished(tmp_path
     rows = {r["submission"]: r for r in csv.DictReader(open(out / "gradebook.csv"))}
     assert {n: r["status"] for n, r in rows.items()} == {"a_sol": "graded", "b_sig": "graded"}, rows
     assert rows["a_sol"]["score"] == "28" and float(rows["b_sig"]["score"]) < 28, rows
+
+
+def _grade(subs: Path, out: Path, *more: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "gradcheck", "grade", str(subs), "--tests", str(TESTS),
+                           "--out", str(out), "--no-progress", "--workers", "2", *more], cwd=ROOT, text=True,
+                          capture_output=True, env={**os.environ, "MPLBACKEND": "Agg"}, timeout=300)
+
+
+def test_a_submission_removed_from_the_batch_is_named_in_the_summary(tmp_path):
+    """S14-3: a submission moved out of the batch lost its gradebook row on the rerun without a word.
+    The gradebook lists the batch as it is; the summary names the results it no longer lists, and
+    their results.json stay."""
+    subs, out = _batch(tmp_path / "subs", a_sol=SOLUTION, sol_d=SOLUTION), tmp_path / "out"
+    first = _grade(subs, out)
+    assert first.returncode == 0 and "no longer in the batch" not in first.stdout, first
+    (subs / "sol_d").rename(tmp_path / "sol_d_removed")
+    second = _grade(subs, out)
+    assert second.returncode == 0, second
+    rows = [r["submission"] for r in csv.DictReader(open(out / "gradebook.csv"))]
+    assert rows == ["a_sol"], rows
+    line = next(ln for ln in second.stdout.splitlines() if "no longer in the batch" in ln)
+    assert "1 submission(s)" in line and "sol_d" in line and "a_sol" not in line, second.stdout
+    data = json.loads((out / "sol_d" / "results.json").read_text())
+    assert data["score"] == 28 and data["extra_data"]["submission"] == "sol_d", data

@@ -116,7 +116,9 @@ class BatchResult:
     ``changed``: regraded because their files changed since their saved result; ``renamed``:
     submission -> results folder, where its name folds onto another's (case, normalisation);
     ``left_out``: the batch's folders that are no submission (:func:`left_out`);
-    ``not_submissions``: its files that are none, with why (:func:`not_submissions`: no row).
+    ``not_submissions``: its files that are none, with why (:func:`not_submissions`: no row);
+    ``not_in_batch``: submissions whose results are in the output folder but which are no longer
+    in the batch (:func:`results_not_in_batch`: no row, their results.json kept).
     """
 
     submissions: list[SubmissionResult]
@@ -134,6 +136,7 @@ class BatchResult:
     regraded_because: list[str] = field(default_factory=list)
     not_graded: dict[str, str] = field(default_factory=dict)
     stopped_by: str = ""
+    not_in_batch: list[str] = field(default_factory=list)
 
     def summary(self) -> str:
         """A few lines: counts, time, throughput, score statistics, file paths."""
@@ -168,6 +171,11 @@ class BatchResult:
                          f"(a name starting with '__', or with '.' and no .py file at its top)")
         lines += [f"  skipped, not a submission (no row, not in the scores): {display_name(n)}: {why}"
                   for n, why in self.not_submissions.items()]
+        if self.not_in_batch:
+            lines.append(f"note: {len(self.not_in_batch)} submission(s) with results in this output "
+                         f"folder are no longer in the batch (removed or renamed since): "
+                         f"{', '.join(map(display_name, self.not_in_batch))}; their results.json are "
+                         f"kept, but gradebook.csv has no row for them")
         if self.regraded_because:
             lines.append(f"warning: {' and '.join(self.regraded_because)} changed since this output "
                          f"folder was graded: every submission was graded again")
@@ -340,6 +348,25 @@ def result_folders(out: str | os.PathLike, names: Sequence[str]) -> dict[str, Pa
         taken.add(_folded(p))
         folders[n] = p
     return folders
+
+
+def results_not_in_batch(out: str | os.PathLike, folders: dict[str, Path]) -> list[str]:
+    """The submissions whose results are in the batch's output folder ``out`` but not in its
+    ``folders`` (:func:`result_folders` of the batch as it is now): removed or renamed since they
+    were graded. Each is the ``extra_data.submission`` of its ``out/<folder>/results.json`` (the
+    folder's name when that is missing), in folder order. Nothing is deleted: the gradebook lists
+    the batch as it is and the summary names these (never silently dropped)."""
+    ours, gone = {p.name for p in folders.values()}, []
+    for child in sorted(Path(out).iterdir()):
+        res = child / "results.json"
+        if child.name in ours or child.is_symlink() or not child.is_dir() or res.is_symlink() \
+                or not res.is_file():
+            continue
+        data = _read_json(res)
+        name = data.get("extra_data", {}).get("submission") if isinstance(data, dict) \
+            and isinstance(data.get("extra_data"), dict) else None
+        gone.append(name if isinstance(name, str) and name else child.name)
+    return gone
 
 
 def submission_digest(path: str | os.PathLike) -> str:
@@ -1477,4 +1504,5 @@ def grade_batch(submissions_dir: str | os.PathLike, tests: str | os.PathLike,
                        regraded_because=[_STALE[k] for k in stale] if not force else [],
                        renamed={n: p.name for n, p in folders.items()
                                 if p != result_folder(out_p, n)}, left_out=left_out(src),
-                       not_submissions=not_submissions(src))
+                       not_submissions=not_submissions(src),
+                       not_in_batch=results_not_in_batch(out_p, folders))
