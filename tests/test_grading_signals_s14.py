@@ -142,3 +142,26 @@ def test_a_submission_removed_from_the_batch_is_named_in_the_summary(tmp_path):
     assert "1 submission(s)" in line and "sol_d" in line and "a_sol" not in line, second.stdout
     data = json.loads((out / "sol_d" / "results.json").read_text())
     assert data["score"] == 28 and data["extra_data"]["submission"] == "sol_d", data
+
+
+def test_a_second_run_on_the_same_output_folder_is_refused_naming_the_first(tmp_path):
+    """S14-4: two runs on one --out both graded everything, racing on its files. The output folder
+    is locked: the second run exits 2 at once, naming the running one's PID; the first is unharmed."""
+    subs, out = _batch(tmp_path / "subs", a_sol=SOLUTION, b_sig=SIG_IGNORED), tmp_path / "out"
+    first = _start(subs, out, "--workers", "2")
+    try:
+        deadline = time.monotonic() + 120
+        while not (out / "b_sig" / "results.json").exists():  # the first run is grading
+            assert first.poll() is None and time.monotonic() < deadline, first.communicate()
+            time.sleep(0.05)
+        second = _grade(subs, out)
+        assert second.returncode == 2, second
+        assert f"PID {first.pid}" in second.stderr and "Traceback" not in second.stderr, second.stderr
+        assert not (out / "gradebook.csv").exists()  # the second one wrote nothing
+        first.send_signal(signal.SIGINT)
+        stdout, stderr = first.communicate(timeout=60)
+        assert first.returncode == EXIT_INTERRUPTED and "not graded" in stdout, (stdout, stderr)
+    finally:
+        first.kill()
+    third = _grade(subs, out, "--timeout", "0.5")  # the lock went with the first run
+    assert third.returncode == 0, third

@@ -33,7 +33,7 @@ exit codes:
        --submission-timeout is graded (0, "too slow"), not a grader error
   {EXIT_USAGE}    usage error, before anything ran: a bad option (e.g. --seed < 0, --memory-mb below
        {MIN_MEMORY_MB}), --tests without grading tests, an empty submissions folder, an --out that
-       is a file or cannot be written
+       is a file or cannot be written, or that another grade run (named by its PID) grades into
   {EXIT_INTERRUPTED}  interrupted (Ctrl-C): finished results and the gradebook are kept, the
        unfinished submissions are 'not graded' (no score) in it and in their results.json; rerun
        the same command to resume

@@ -49,7 +49,7 @@ __all__ = ["SubmissionResult", "BatchResult", "grade_submission", "grade_batch",
            "check_grading_inputs", "check_options", "find_grading_tests", "submission_folders",
            "isolation_level", "MIN_MEMORY_MB", "result_folder", "display_name", "BATCH_FILES",
            "result_folders", "submission_digest", "not_a_submission", "SYSTEM_FOLDERS", "left_out",
-           "not_submissions",
+           "not_submissions", "output_lock", "results_not_in_batch",
            "tests_digest", "assignment_rows", "VISIBILITIES", "result_row", "write_json"]
 
 #: Smallest sandbox memory limit (MiB) accepted. Measured (Linux x86-64, Python 3.11, numpy 2.4):
@@ -59,8 +59,10 @@ MIN_MEMORY_MB = 256
 GRADER_ERROR = "grader error"
 #: Gradescope's visibilities of a test row (the plugin's ``visibility(v)`` marker).
 VISIBILITIES = ("visible", "hidden", "after_due_date", "after_published")
+#: The lock file of a batch's output folder, held (and holding the PID) while a run grades into it.
+LOCK_FILE = ".gradcheck-lock"
 #: Files a batch writes in its output folder (a submission folder of such a name gets a ``~``).
-BATCH_FILES = ("gradebook.csv", "scores.png", "grading.json")
+BATCH_FILES = ("gradebook.csv", "scores.png", "grading.json", LOCK_FILE)
 _FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
 
 
@@ -691,6 +693,40 @@ def _batch_key(out_p: Path) -> bytes:
             fh.write(secrets.token_hex(32))
     with os.fdopen(os.open(p, os.O_RDONLY | os.O_NOFOLLOW)) as fh:
         return fh.read().strip().encode()
+
+
+@contextlib.contextmanager
+def output_lock(out: str | os.PathLike) -> Iterator[None]:
+    """Hold the output folder ``out`` while inside: an exclusive :func:`fcntl.flock` on
+    ``out/.gradcheck-lock``, which holds this process's PID (released when the process ends, however
+    it ends). Two runs on one folder would grade every submission twice and race on its files.
+
+    Raises
+    ------
+    UsageError
+        Another process holds it (named by the PID it wrote), or the lock file cannot be opened.
+    """
+    import fcntl
+
+    try:
+        fd = os.open(Path(out) / LOCK_FILE, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
+    except OSError as exc:
+        raise UsageError(f"--out {str(out)!r}: cannot open its lock file {LOCK_FILE} "
+                         f"({exc.strerror or exc}).") from None
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            pid = os.pread(fd, 32, 0).decode("ascii", "replace").strip() or "not written yet"
+            raise UsageError(f"--out {str(out)!r} is in use: another gradcheck grade run (PID {pid}) is "
+                             f"grading into it. Wait for it to end (or stop it) and rerun this "
+                             f"command, or give another --out.") from None
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+        yield
+        os.ftruncate(fd, 0)
+    finally:
+        os.close(fd)  # releases the lock
 
 
 def _child_env() -> dict[str, str]:
@@ -1473,36 +1509,37 @@ def grade_batch(submissions_dir: str | os.PathLike, tests: str | os.PathLike,
                          "worker threads decide how many submissions are graded at once.")
     src, out_p = Path(submissions_dir).resolve(), Path(out).resolve()
     subs = submission_folders(src)
-    # reach and check the cluster before anything is written
-    pool = _Pool(tests, workers) if scheduler is None else \
-        _Pool(tests, client=_dask_client(scheduler, src, tests, unsafe_no_isolation))
-    seed, stale = _batch_meta(out_p / "grading.json", seed, tests, src, options)
-    options["seed"] = seed
-    t0, key = time.monotonic(), _batch_key(out_p)
-    folders = result_folders(out_p, [s.name for s in subs])
-    results, todo, changed = [], [], []
-    for s in subs:  # resume: this batch's own results are skipped unless forced or changed
-        done = None if force or stale else _load_done(folders[s.name] / "results.json", key)
-        if done is not None and done.name == s.name and done.files_sha256 == submission_digest(s):
-            results.append(done)
-            continue
-        if done is not None and done.name == s.name:
-            changed.append(s.name)
-        todo.append(s)
-    pool.bind(key, options, folders)
-    stop = _run_batch(pool, todo, results, len(subs), progress, on_done)
-    seconds, interrupted = time.monotonic() - t0, stop is not None
-    finished = {r.name for r in results}
-    not_graded = {s.name: _write_not_graded(folders[s.name] / "results.json", stop, seed, key)
-                  for s in todo if s.name not in finished} if interrupted else {}
-    gradebook = write_gradebook(out_p / "gradebook.csv", results, seed, not_graded)
-    hist = plot_histogram(out_p / "scores.png", results, f"Scores: {src.name} ({len(results)} "
-                          f"submissions)") if plot and results and not interrupted else None
-    return BatchResult(sorted(results, key=lambda r: r.name), seed, pool.workers, seconds,
-                       gradebook, hist, total=len(subs), interrupted=interrupted, changed=changed,
-                       not_graded=not_graded, stopped_by=stopped_by(stop) if interrupted else "",
-                       regraded_because=[_STALE[k] for k in stale] if not force else [],
-                       renamed={n: p.name for n, p in folders.items()
-                                if p != result_folder(out_p, n)}, left_out=left_out(src),
-                       not_submissions=not_submissions(src),
-                       not_in_batch=results_not_in_batch(out_p, folders))
+    with output_lock(out_p):  # another run on this folder is refused, naming it
+        # reach and check the cluster before anything is written
+        pool = _Pool(tests, workers) if scheduler is None else \
+            _Pool(tests, client=_dask_client(scheduler, src, tests, unsafe_no_isolation))
+        seed, stale = _batch_meta(out_p / "grading.json", seed, tests, src, options)
+        options["seed"] = seed
+        t0, key = time.monotonic(), _batch_key(out_p)
+        folders = result_folders(out_p, [s.name for s in subs])
+        results, todo, changed = [], [], []
+        for s in subs:  # resume: this batch's own results are skipped unless forced or changed
+            done = None if force or stale else _load_done(folders[s.name] / "results.json", key)
+            if done is not None and done.name == s.name and done.files_sha256 == submission_digest(s):
+                results.append(done)
+                continue
+            if done is not None and done.name == s.name:
+                changed.append(s.name)
+            todo.append(s)
+        pool.bind(key, options, folders)
+        stop = _run_batch(pool, todo, results, len(subs), progress, on_done)
+        seconds, interrupted = time.monotonic() - t0, stop is not None
+        finished = {r.name for r in results}
+        not_graded = {s.name: _write_not_graded(folders[s.name] / "results.json", stop, seed, key)
+                      for s in todo if s.name not in finished} if interrupted else {}
+        gradebook = write_gradebook(out_p / "gradebook.csv", results, seed, not_graded)
+        hist = plot_histogram(out_p / "scores.png", results, f"Scores: {src.name} ({len(results)} "
+                              f"submissions)") if plot and results and not interrupted else None
+        return BatchResult(sorted(results, key=lambda r: r.name), seed, pool.workers, seconds,
+                           gradebook, hist, total=len(subs), interrupted=interrupted, changed=changed,
+                           not_graded=not_graded, stopped_by=stopped_by(stop) if interrupted else "",
+                           regraded_because=[_STALE[k] for k in stale] if not force else [],
+                           renamed={n: p.name for n, p in folders.items()
+                                    if p != result_folder(out_p, n)}, left_out=left_out(src),
+                           not_submissions=not_submissions(src),
+                           not_in_batch=results_not_in_batch(out_p, folders))
