@@ -165,3 +165,35 @@ def test_a_second_run_on_the_same_output_folder_is_refused_naming_the_first(tmp_
         first.kill()
     third = _grade(subs, out, "--timeout", "0.5")  # the lock went with the first run
     assert third.returncode == 0, third
+
+
+def test_a_refused_archive_has_the_status_refused_not_graded(tmp_path):
+    """S14-5: a zip the grader refuses (a member outside the folder, a name given twice) and a
+    .tar.gz were listed as ``graded`` while their results said "This submission is not graded".
+    They are ``refused`` in the gradebook, results.json and summary, also when a rerun skips them."""
+    import tarfile
+    import zipfile
+
+    subs, out = _batch(tmp_path / "subs", a_sol=SOLUTION), tmp_path / "out"
+    with zipfile.ZipFile(subs / "evil.zip", "w") as zf:
+        zf.writestr("layers.py", SOLUTION)
+        zf.writestr("../../escaped.py", "x = 1\n")
+    with zipfile.ZipFile(subs / "dup.zip", "w") as zf, pytest.warns(UserWarning, match="Duplicate name"):
+        zf.writestr("layers.py", SOLUTION)
+        zf.writestr("layers.py", SOLUTION)
+    with tarfile.open(subs / "dave.tar.gz", "w:gz") as tar:
+        tar.add(subs / "a_sol" / "layers.py", arcname="layers.py")
+    for run in (1, 2):  # the second run skips every one (resumed) and must say the same
+        done = _grade(subs, out)
+        assert done.returncode == 0, done
+        rows = {r["submission"]: r for r in csv.DictReader(open(out / "gradebook.csv"))}
+        assert {n: (r["status"], r["score"]) for n, r in rows.items()} == {
+            "a_sol": ("graded", "28"), "dave.tar.gz": ("refused", "0"), "dup.zip": ("refused", "0"),
+            "evil.zip": ("refused", "0")}, (run, rows)
+        assert "refused 3 submission(s)" in done.stdout and "dave.tar.gz, dup.zip, evil.zip" in done.stdout, done.stdout
+        assert f"graded {1 if run == 1 else 0} submission(s)" in done.stdout, done.stdout
+    for name in ("dave.tar.gz", "dup.zip", "evil.zip"):
+        data = json.loads((out / name / "results.json").read_text())
+        assert data["extra_data"]["status"] == "refused" and data["score"] == 0, data
+        assert data["output"].startswith("This submission is not graded: "), data
+    assert not list(tmp_path.rglob("escaped.py"))

@@ -57,6 +57,9 @@ __all__ = ["SubmissionResult", "BatchResult", "grade_submission", "grade_batch",
 #: (the student would be blamed); 256 leaves room for other builds and larger arrays.
 MIN_MEMORY_MB = 256
 GRADER_ERROR = "grader error"
+#: The status of an entry the grader refuses to read (a zip it does not unpack, another archive, a
+#: link wider than one submission): 0 points, its results.json saying "This submission is not graded: ...".
+REFUSED = "refused"
 #: Gradescope's visibilities of a test row (the plugin's ``visibility(v)`` marker).
 VISIBILITIES = ("visible", "hidden", "after_due_date", "after_published")
 #: The lock file of a batch's output folder, held (and holding the PID) while a run grades into it.
@@ -73,7 +76,8 @@ class SubmissionResult:
     ``status``: ``"graded"`` (also a submission too slow as a whole, 0 with ``message`` saying
     so); ``"grader error"`` (the grader could not finish: the sandbox did not start, pytest
     crashed; 0 for now, ``message`` says why, a resumed batch
-    regrades it); ``"skipped"`` (already graded, resumed batch; ``seconds`` is the saved
+    regrades it); :data:`REFUSED` (not read: 0, ``message`` says why); ``"skipped"`` (already graded,
+    resumed batch; ``message`` the saved status, ``seconds`` the saved
     ``execution_time``, ``files_sha256`` the saved :func:`submission_digest`); ``"interrupted"``
     (Ctrl-C; its results.json stays incomplete). ``tests``: score per test name. ``integrity``: report
     lines for staff (a copy of an autodiff engine suspected; no points taken), from results.json.
@@ -163,6 +167,7 @@ class BatchResult:
                          f"zero: {scores.count(0)}")
         lines += [f"  grader error: {display_name(e.name)}: {display_name(e.message)}"
                   for e in errors]
+        lines += _refused_lines(subs)
         lines += [f"  note: {display_name(s.name)}: {s.message}" for s in subs
                   if s.status == "graded" and s.message]  # too slow, not a submission
         lines += [f"  note: {display_name(s.name)}: graded as a submission (it holds .py files); its name "
@@ -192,6 +197,23 @@ class BatchResult:
         if self.histogram:
             lines.append(f"histogram: {self.histogram}")
         return "\n".join(lines)
+
+
+def _saved_status(r: SubmissionResult) -> str:
+    """``r``'s status for the gradebook and summary: a skipped result's saved one (graded or
+    :data:`REFUSED`)."""
+    return (REFUSED if r.message == REFUSED else "graded") if r.status == "skipped" else r.status
+
+
+def _refused_lines(subs: Sequence[SubmissionResult]) -> list[str]:
+    """The summary's lines on the :data:`REFUSED` submissions (fresh or skipped): how many, which,
+    and why for those graded in this run."""
+    refused = [s for s in subs if _saved_status(s) == REFUSED]
+    if not refused:
+        return []
+    return [f"refused {len(refused)} submission(s) (not graded: 0 points, the reason in their "
+            f"results.json; staff can fix them and rerun): {', '.join(display_name(s.name) for s in refused)}",
+            *(f"  refused: {display_name(s.name)}: {s.message}" for s in refused if s.status == REFUSED)]
 
 
 def is_single_submission(path: str | os.PathLike) -> bool:
@@ -869,6 +891,8 @@ def _grade_nothing(nothing: str, grade: functools.partial) -> SubmissionResult:
         for t in data["tests"]:
             t.update(score=0.0, status="failed", output=nothing)
         r.tests = dict.fromkeys(r.tests, 0.0)
+        if nothing.startswith("This submission is not graded:"):  # not read: not "graded" in the gradebook
+            data["extra_data"]["status"] = r.status = REFUSED
         write_json(results, data, key)
     return r
 
@@ -1113,7 +1137,7 @@ def write_gradebook(path: str | os.PathLike, results: Sequence[SubmissionResult]
                     *names])
         rows = [(r.name, [f"{r.score:g}", f"{r.max_score:g}",
                           f"{100 * r.score / r.max_score:.1f}" if r.max_score else "0.0",
-                          "graded" if r.status == "skipped" else r.status, f"{r.seconds:.2f}", seed,
+                          _saved_status(r), f"{r.seconds:.2f}", seed,
                           *(f"{r.tests[n]:g}" if n in r.tests else "" for n in names)]) for r in results]
         rows += [(n, ["", "", "", status, "", seed, *[""] * len(names)]) for n, status in (not_graded or {}).items()]
         for name, cells in sorted(rows, key=lambda row: row[0]):
@@ -1411,7 +1435,7 @@ def _check_reply(reply: Any, name: str) -> str | None:
         return "the reply is not a result"
     if r.get("name") != name:
         return f"the reply is for another submission ({str(r.get('name'))[:100]!r})"
-    if r.get("status") not in ("graded", GRADER_ERROR, "interrupted") \
+    if r.get("status") not in ("graded", REFUSED, GRADER_ERROR, "interrupted") \
             or not isinstance(r.get("message"), str):
         return f"unknown status {r.get('status')!r}"
     if not all(isinstance(r.get(k), (int, float)) for k in ("score", "max_score", "seconds")):
@@ -1424,7 +1448,7 @@ def _check_reply(reply: Any, name: str) -> str | None:
         return "junit.xml is not bytes or too large"
     if len(json.dumps(data)) > MAX_REPLY_BYTES:
         return "results.json is too large"
-    if r["status"] == "graded" and data.get("score") != r["score"]:
+    if r["status"] in ("graded", REFUSED) and data.get("score") != r["score"]:
         return "the score in results.json is not the result's"
     return None
 
