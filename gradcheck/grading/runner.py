@@ -751,6 +751,20 @@ def output_lock(out: str | os.PathLike) -> Iterator[None]:
         os.close(fd)  # releases the lock
 
 
+def _locked(out_p: Path, pool: _Pool) -> contextlib.ExitStack:
+    """:func:`output_lock` of ``out_p``, held by the returned stack (``with`` it); when another run
+    holds it, ``pool`` (made before, to check a Dask cluster) is closed and the UsageError raised."""
+    lock = output_lock(out_p)
+    try:
+        lock.__enter__()
+    except UsageError:
+        pool.close()
+        raise
+    held = contextlib.ExitStack()
+    held.push(lock)
+    return held
+
+
 def _child_env() -> dict[str, str]:
     """The grading child's environment: no PYTHON*/PYTEST_*/coverage variables, one BLAS thread."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTHON", "PYTEST_"))
@@ -1533,10 +1547,10 @@ def grade_batch(submissions_dir: str | os.PathLike, tests: str | os.PathLike,
                          "worker threads decide how many submissions are graded at once.")
     src, out_p = Path(submissions_dir).resolve(), Path(out).resolve()
     subs = submission_folders(src)
-    with output_lock(out_p):  # another run on this folder is refused, naming it
-        # reach and check the cluster before anything is written
-        pool = _Pool(tests, workers) if scheduler is None else \
-            _Pool(tests, client=_dask_client(scheduler, src, tests, unsafe_no_isolation))
+    # reach and check the cluster before anything is written
+    pool = _Pool(tests, workers) if scheduler is None else \
+        _Pool(tests, client=_dask_client(scheduler, src, tests, unsafe_no_isolation))
+    with _locked(out_p, pool):  # another run on this folder is refused, naming it
         seed, stale = _batch_meta(out_p / "grading.json", seed, tests, src, options)
         options["seed"] = seed
         t0, key = time.monotonic(), _batch_key(out_p)
