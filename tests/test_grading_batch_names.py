@@ -321,7 +321,7 @@ def test_a_zip_the_grader_refuses_is_a_zero_row_saying_why(tmp_path):
     res = grade_batch(subs, ASSIGN / "tests", tmp_path / "out", workers=1, seed=1, progress=False, plot=False,
                       unsafe_no_isolation=True)
     eve = {s.name: s for s in res.submissions}["eve.zip"]
-    assert (eve.status, eve.score, eve.max_score) == ("graded", 0.0, 28.0)
+    assert (eve.status, eve.score, eve.max_score) == ("refused", 0.0, 28.0)
     assert eve.message == ("This submission is not graded: eve.zip is a zip archive that the autograder does not "
                            "unpack: its member 'notes.py' is a symbolic link (links are never unpacked: zip the "
                            "files themselves); score 0. Upload the files themselves, or a zip of them without "
@@ -346,5 +346,5 @@ def test_an_archive_other_than_zip_is_a_zero_row_saying_why(tmp_path):
     res = grade_batch(subs, ASSIGN / "tests", tmp_path / "out", workers=1, seed=1, progress=False, plot=False,
                       unsafe_no_isolation=True)
     dave = {s.name: s for s in res.submissions}["dave.tar.gz"]
-    assert (dave.status, dave.score, dave.max_score) == ("graded", 0.0, 28.0)
+    assert (dave.status, dave.score, dave.max_score) == ("refused", 0.0, 28.0)
     assert "dave.tar.gz is a .tar.gz archive, and the grader unpacks .zip archives only" in dave.message

@@ -345,7 +345,7 @@ def test_a_link_wider_than_one_submission_is_a_zero_row_that_says_why_and_lists_
     assert (rows["ok"]["score"], rows["dana"]["score"]) == ("28", "28")  # a link to one submission is graded
     assert {r["max_score"] for r in rows.values()} == {"28"}
     for name, why in WIDE.items():
-        assert (rows[name]["score"], rows[name]["status"]) == ("0", "graded"), name
+        assert (rows[name]["score"], rows[name]["status"]) == ("0", "refused"), name  # S14-5
         text = (out / name / "results.json").read_text()
         data = json.loads(text)
         assert f"This submission is not graded: the folder is a link to {why}" in data["output"], name

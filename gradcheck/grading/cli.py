@@ -33,7 +33,7 @@ exit codes:
        --submission-timeout is graded (0, "too slow"), not a grader error
   {EXIT_USAGE}    usage error, before anything ran: a bad option (e.g. --seed < 0, --memory-mb below
        {MIN_MEMORY_MB}), --tests without grading tests, an empty submissions folder, an --out that
-       is a file or cannot be written
+       is a file or cannot be written, or that another grade run (named by its PID) grades into
   {EXIT_INTERRUPTED}  interrupted (Ctrl-C): finished results and the gradebook are kept, the
        unfinished submissions are 'not graded' (no score) in it and in their results.json; rerun
        the same command to resume
@@ -112,7 +112,12 @@ def cmd_grade(args: argparse.Namespace) -> int:
     """Run ``gradcheck grade``; print a summary; return the exit code (:data:`EXIT_CODES`). SIGTERM
     stops it as Ctrl-C does (:func:`~gradcheck.grading.stopping.sigterm_stops`)."""
     with sigterm_stops():
-        return _grade(args)
+        try:
+            return _grade(args)
+        except KeyboardInterrupt as exc:  # before or after the grading (its own stops are handled there)
+            print(f"gradcheck: stopped by {stopped_by(exc)}; finished results are kept; rerun the "
+                  f"same command to resume.", file=sys.stderr)
+            return _stopped(exc)
 
 
 def _stopped(exc: KeyboardInterrupt) -> int:
@@ -123,10 +128,15 @@ def _grade(args: argparse.Namespace) -> int:
     """:func:`cmd_grade` with SIGTERM caught."""
     opts = dict(timeout=args.timeout, submission_timeout=args.submission_timeout,
                 memory_mb=args.memory_mb, unsafe_no_isolation=args.unsafe_no_isolation)
-    batch = runner.check_grading_inputs(
-        args.submission, args.tests, args.out, seed=args.seed, workers=args.workers,
-        batch=True if args.batch else False if args.single else None,
-        isolation_here=args.scheduler is None, **opts)
+    try:
+        batch = runner.check_grading_inputs(
+            args.submission, args.tests, args.out, seed=args.seed, workers=args.workers,
+            batch=True if args.batch else False if args.single else None,
+            isolation_here=args.scheduler is None, **opts)
+    except KeyboardInterrupt as exc:  # the checks start a sandbox (isolation_level): seconds
+        print(f"gradcheck: stopped by {stopped_by(exc)} during the start-up checks, before anything "
+              f"was graded; rerun the same command to grade.", file=sys.stderr)
+        return _stopped(exc)
     out = os.path.abspath(args.out)
     if batch:
         try:

@@ -49,7 +49,7 @@ __all__ = ["SubmissionResult", "BatchResult", "grade_submission", "grade_batch",
            "check_grading_inputs", "check_options", "find_grading_tests", "submission_folders",
            "isolation_level", "MIN_MEMORY_MB", "result_folder", "display_name", "BATCH_FILES",
            "result_folders", "submission_digest", "not_a_submission", "SYSTEM_FOLDERS", "left_out",
-           "not_submissions",
+           "not_submissions", "output_lock", "results_not_in_batch",
            "tests_digest", "assignment_rows", "VISIBILITIES", "result_row", "write_json"]
 
 #: Smallest sandbox memory limit (MiB) accepted. Measured (Linux x86-64, Python 3.11, numpy 2.4):
@@ -57,10 +57,15 @@ __all__ = ["SubmissionResult", "BatchResult", "grade_submission", "grade_batch",
 #: (the student would be blamed); 256 leaves room for other builds and larger arrays.
 MIN_MEMORY_MB = 256
 GRADER_ERROR = "grader error"
+#: The status of an entry the grader refuses to read (a zip it does not unpack, another archive, a
+#: link wider than one submission): 0 points, its results.json saying "This submission is not graded: ...".
+REFUSED = "refused"
 #: Gradescope's visibilities of a test row (the plugin's ``visibility(v)`` marker).
 VISIBILITIES = ("visible", "hidden", "after_due_date", "after_published")
+#: The lock file of a batch's output folder, held (and holding the PID) while a run grades into it.
+LOCK_FILE = ".gradcheck-lock"
 #: Files a batch writes in its output folder (a submission folder of such a name gets a ``~``).
-BATCH_FILES = ("gradebook.csv", "scores.png", "grading.json")
+BATCH_FILES = ("gradebook.csv", "scores.png", "grading.json", LOCK_FILE)
 _FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
 
 
@@ -71,7 +76,8 @@ class SubmissionResult:
     ``status``: ``"graded"`` (also a submission too slow as a whole, 0 with ``message`` saying
     so); ``"grader error"`` (the grader could not finish: the sandbox did not start, pytest
     crashed; 0 for now, ``message`` says why, a resumed batch
-    regrades it); ``"skipped"`` (already graded, resumed batch; ``seconds`` is the saved
+    regrades it); :data:`REFUSED` (not read: 0, ``message`` says why); ``"skipped"`` (already graded,
+    resumed batch; ``message`` the saved status, ``seconds`` the saved
     ``execution_time``, ``files_sha256`` the saved :func:`submission_digest`); ``"interrupted"``
     (Ctrl-C; its results.json stays incomplete). ``tests``: score per test name. ``integrity``: report
     lines for staff (a copy of an autodiff engine suspected; no points taken), from results.json.
@@ -116,7 +122,9 @@ class BatchResult:
     ``changed``: regraded because their files changed since their saved result; ``renamed``:
     submission -> results folder, where its name folds onto another's (case, normalisation);
     ``left_out``: the batch's folders that are no submission (:func:`left_out`);
-    ``not_submissions``: its files that are none, with why (:func:`not_submissions`: no row).
+    ``not_submissions``: its files that are none, with why (:func:`not_submissions`: no row);
+    ``not_in_batch``: submissions whose results are in the output folder but which are no longer
+    in the batch (:func:`results_not_in_batch`: no row, their results.json kept).
     """
 
     submissions: list[SubmissionResult]
@@ -134,6 +142,7 @@ class BatchResult:
     regraded_because: list[str] = field(default_factory=list)
     not_graded: dict[str, str] = field(default_factory=dict)
     stopped_by: str = ""
+    not_in_batch: list[str] = field(default_factory=list)
 
     def summary(self) -> str:
         """A few lines: counts, time, throughput, score statistics, file paths."""
@@ -158,6 +167,7 @@ class BatchResult:
                          f"zero: {scores.count(0)}")
         lines += [f"  grader error: {display_name(e.name)}: {display_name(e.message)}"
                   for e in errors]
+        lines += _refused_lines(subs)
         lines += [f"  note: {display_name(s.name)}: {s.message}" for s in subs
                   if s.status == "graded" and s.message]  # too slow, not a submission
         lines += [f"  note: {display_name(s.name)}: graded as a submission (it holds .py files); its name "
@@ -168,6 +178,11 @@ class BatchResult:
                          f"(a name starting with '__', or with '.' and no .py file at its top)")
         lines += [f"  skipped, not a submission (no row, not in the scores): {display_name(n)}: {why}"
                   for n, why in self.not_submissions.items()]
+        if self.not_in_batch:
+            lines.append(f"note: {len(self.not_in_batch)} submission(s) with results in this output "
+                         f"folder are no longer in the batch (removed or renamed since): "
+                         f"{', '.join(map(display_name, self.not_in_batch))}; their results.json are "
+                         f"kept, but gradebook.csv has no row for them")
         if self.regraded_because:
             lines.append(f"warning: {' and '.join(self.regraded_because)} changed since this output "
                          f"folder was graded: every submission was graded again")
@@ -182,6 +197,23 @@ class BatchResult:
         if self.histogram:
             lines.append(f"histogram: {self.histogram}")
         return "\n".join(lines)
+
+
+def _saved_status(r: SubmissionResult) -> str:
+    """``r``'s status for the gradebook and summary: a skipped result's saved one (graded or
+    :data:`REFUSED`)."""
+    return (REFUSED if r.message == REFUSED else "graded") if r.status == "skipped" else r.status
+
+
+def _refused_lines(subs: Sequence[SubmissionResult]) -> list[str]:
+    """The summary's lines on the :data:`REFUSED` submissions (fresh or skipped): how many, which,
+    and why for those graded in this run."""
+    refused = [s for s in subs if _saved_status(s) == REFUSED]
+    if not refused:
+        return []
+    return [f"refused {len(refused)} submission(s) (not graded: 0 points, the reason in their "
+            f"results.json; staff can fix them and rerun): {', '.join(display_name(s.name) for s in refused)}",
+            *(f"  refused: {display_name(s.name)}: {s.message}" for s in refused if s.status == REFUSED)]
 
 
 def is_single_submission(path: str | os.PathLike) -> bool:
@@ -340,6 +372,25 @@ def result_folders(out: str | os.PathLike, names: Sequence[str]) -> dict[str, Pa
         taken.add(_folded(p))
         folders[n] = p
     return folders
+
+
+def results_not_in_batch(out: str | os.PathLike, folders: dict[str, Path]) -> list[str]:
+    """The submissions whose results are in the batch's output folder ``out`` but not in its
+    ``folders`` (:func:`result_folders` of the batch as it is now): removed or renamed since they
+    were graded. Each is the ``extra_data.submission`` of its ``out/<folder>/results.json`` (the
+    folder's name when that is missing), in folder order. Nothing is deleted: the gradebook lists
+    the batch as it is and the summary names these (never silently dropped)."""
+    ours, gone = {p.name for p in folders.values()}, []
+    for child in sorted(Path(out).iterdir()):
+        res = child / "results.json"
+        if child.name in ours or child.is_symlink() or not child.is_dir() or res.is_symlink() \
+                or not res.is_file():
+            continue
+        data = _read_json(res)
+        name = data.get("extra_data", {}).get("submission") if isinstance(data, dict) \
+            and isinstance(data.get("extra_data"), dict) else None
+        gone.append(name if isinstance(name, str) and name else child.name)
+    return gone
 
 
 def submission_digest(path: str | os.PathLike) -> str:
@@ -666,6 +717,54 @@ def _batch_key(out_p: Path) -> bytes:
         return fh.read().strip().encode()
 
 
+@contextlib.contextmanager
+def output_lock(out: str | os.PathLike) -> Iterator[None]:
+    """Hold the output folder ``out`` while inside: an exclusive :func:`fcntl.flock` on
+    ``out/.gradcheck-lock``, which holds this process's PID (released when the process ends, however
+    it ends). Two runs on one folder would grade every submission twice and race on its files.
+
+    Raises
+    ------
+    UsageError
+        Another process holds it (named by the PID it wrote), or the lock file cannot be opened.
+    """
+    import fcntl
+
+    try:
+        fd = os.open(Path(out) / LOCK_FILE, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
+    except OSError as exc:
+        raise UsageError(f"--out {str(out)!r}: cannot open its lock file {LOCK_FILE} "
+                         f"({exc.strerror or exc}).") from None
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            pid = os.pread(fd, 32, 0).decode("ascii", "replace").strip() or "not written yet"
+            raise UsageError(f"--out {str(out)!r} is in use: another gradcheck grade run (PID {pid}) is "
+                             f"grading into it. Wait for it to end (or stop it) and rerun this "
+                             f"command, or give another --out.") from None
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+        yield
+        os.ftruncate(fd, 0)
+    finally:
+        os.close(fd)  # releases the lock
+
+
+def _locked(out_p: Path, pool: _Pool) -> contextlib.ExitStack:
+    """:func:`output_lock` of ``out_p``, held by the returned stack (``with`` it); when another run
+    holds it, ``pool`` (made before, to check a Dask cluster) is closed and the UsageError raised."""
+    lock = output_lock(out_p)
+    try:
+        lock.__enter__()
+    except UsageError:
+        pool.close()
+        raise
+    held = contextlib.ExitStack()
+    held.push(lock)
+    return held
+
+
 def _child_env() -> dict[str, str]:
     """The grading child's environment: no PYTHON*/PYTEST_*/coverage variables, one BLAS thread; PYTHONPATH only
     as the folder of the grader's own ``gradcheck`` when the grader was imported through it (a checkout run with
@@ -811,6 +910,8 @@ def _grade_nothing(nothing: str, grade: functools.partial) -> SubmissionResult:
         for t in data["tests"]:
             t.update(score=0.0, status="failed", output=nothing)
         r.tests = dict.fromkeys(r.tests, 0.0)
+        if nothing.startswith("This submission is not graded:"):  # not read: not "graded" in the gradebook
+            data["extra_data"]["status"] = r.status = REFUSED
         write_json(results, data, key)
     return r
 
@@ -1055,7 +1156,7 @@ def write_gradebook(path: str | os.PathLike, results: Sequence[SubmissionResult]
                     *names])
         rows = [(r.name, [f"{r.score:g}", f"{r.max_score:g}",
                           f"{100 * r.score / r.max_score:.1f}" if r.max_score else "0.0",
-                          "graded" if r.status == "skipped" else r.status, f"{r.seconds:.2f}", seed,
+                          _saved_status(r), f"{r.seconds:.2f}", seed,
                           *(f"{r.tests[n]:g}" if n in r.tests else "" for n in names)]) for r in results]
         rows += [(n, ["", "", "", status, "", seed, *[""] * len(names)]) for n, status in (not_graded or {}).items()]
         for name, cells in sorted(rows, key=lambda row: row[0]):
@@ -1353,7 +1454,7 @@ def _check_reply(reply: Any, name: str) -> str | None:
         return "the reply is not a result"
     if r.get("name") != name:
         return f"the reply is for another submission ({str(r.get('name'))[:100]!r})"
-    if r.get("status") not in ("graded", GRADER_ERROR, "interrupted") \
+    if r.get("status") not in ("graded", REFUSED, GRADER_ERROR, "interrupted") \
             or not isinstance(r.get("message"), str):
         return f"unknown status {r.get('status')!r}"
     if not all(isinstance(r.get(k), (int, float)) for k in ("score", "max_score", "seconds")):
@@ -1366,7 +1467,7 @@ def _check_reply(reply: Any, name: str) -> str | None:
         return "junit.xml is not bytes or too large"
     if len(json.dumps(data)) > MAX_REPLY_BYTES:
         return "results.json is too large"
-    if r["status"] == "graded" and data.get("score") != r["score"]:
+    if r["status"] in ("graded", REFUSED) and data.get("score") != r["score"]:
         return "the score in results.json is not the result's"
     return None
 
@@ -1454,32 +1555,34 @@ def grade_batch(submissions_dir: str | os.PathLike, tests: str | os.PathLike,
     # reach and check the cluster before anything is written
     pool = _Pool(tests, workers) if scheduler is None else \
         _Pool(tests, client=_dask_client(scheduler, src, tests, unsafe_no_isolation))
-    seed, stale = _batch_meta(out_p / "grading.json", seed, tests, src, options)
-    options["seed"] = seed
-    t0, key = time.monotonic(), _batch_key(out_p)
-    folders = result_folders(out_p, [s.name for s in subs])
-    results, todo, changed = [], [], []
-    for s in subs:  # resume: this batch's own results are skipped unless forced or changed
-        done = None if force or stale else _load_done(folders[s.name] / "results.json", key)
-        if done is not None and done.name == s.name and done.files_sha256 == submission_digest(s):
-            results.append(done)
-            continue
-        if done is not None and done.name == s.name:
-            changed.append(s.name)
-        todo.append(s)
-    pool.bind(key, options, folders)
-    stop = _run_batch(pool, todo, results, len(subs), progress, on_done)
-    seconds, interrupted = time.monotonic() - t0, stop is not None
-    finished = {r.name for r in results}
-    not_graded = {s.name: _write_not_graded(folders[s.name] / "results.json", stop, seed, key)
-                  for s in todo if s.name not in finished} if interrupted else {}
-    gradebook = write_gradebook(out_p / "gradebook.csv", results, seed, not_graded)
-    hist = plot_histogram(out_p / "scores.png", results, f"Scores: {src.name} ({len(results)} "
-                          f"submissions)") if plot and results and not interrupted else None
-    return BatchResult(sorted(results, key=lambda r: r.name), seed, pool.workers, seconds,
-                       gradebook, hist, total=len(subs), interrupted=interrupted, changed=changed,
-                       not_graded=not_graded, stopped_by=stopped_by(stop) if interrupted else "",
-                       regraded_because=[_STALE[k] for k in stale] if not force else [],
-                       renamed={n: p.name for n, p in folders.items()
-                                if p != result_folder(out_p, n)}, left_out=left_out(src),
-                       not_submissions=not_submissions(src))
+    with _locked(out_p, pool):  # another run on this folder is refused, naming it
+        seed, stale = _batch_meta(out_p / "grading.json", seed, tests, src, options)
+        options["seed"] = seed
+        t0, key = time.monotonic(), _batch_key(out_p)
+        folders = result_folders(out_p, [s.name for s in subs])
+        results, todo, changed = [], [], []
+        for s in subs:  # resume: this batch's own results are skipped unless forced or changed
+            done = None if force or stale else _load_done(folders[s.name] / "results.json", key)
+            if done is not None and done.name == s.name and done.files_sha256 == submission_digest(s):
+                results.append(done)
+                continue
+            if done is not None and done.name == s.name:
+                changed.append(s.name)
+            todo.append(s)
+        pool.bind(key, options, folders)
+        stop = _run_batch(pool, todo, results, len(subs), progress, on_done)
+        seconds, interrupted = time.monotonic() - t0, stop is not None
+        finished = {r.name for r in results}
+        not_graded = {s.name: _write_not_graded(folders[s.name] / "results.json", stop, seed, key)
+                      for s in todo if s.name not in finished} if interrupted else {}
+        gradebook = write_gradebook(out_p / "gradebook.csv", results, seed, not_graded)
+        hist = plot_histogram(out_p / "scores.png", results, f"Scores: {src.name} ({len(results)} "
+                              f"submissions)") if plot and results and not interrupted else None
+        return BatchResult(sorted(results, key=lambda r: r.name), seed, pool.workers, seconds,
+                           gradebook, hist, total=len(subs), interrupted=interrupted, changed=changed,
+                           not_graded=not_graded, stopped_by=stopped_by(stop) if interrupted else "",
+                           regraded_because=[_STALE[k] for k in stale] if not force else [],
+                           renamed={n: p.name for n, p in folders.items()
+                                    if p != result_folder(out_p, n)}, left_out=left_out(src),
+                           not_submissions=not_submissions(src),
+                           not_in_batch=results_not_in_batch(out_p, folders))

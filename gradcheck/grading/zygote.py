@@ -43,13 +43,14 @@ _kids = {}
 def _say(msg):
     os.write(1, (json.dumps(msg) + "\n").encode())
 
-def _child(req):
+def _child(req, sid_w):
     signal.set_wakeup_fd(-1)
     signal.signal(signal.SIGCHLD, signal.SIG_DFL)  # (SIGPIPE stays ignored, as Python sets it)
     signal.signal(signal.SIGINT, signal.default_int_handler)  # Ctrl-C of a batch: pytest tears down
     code = 3
     try:
         os.setsid()
+        os.close(sid_w)  # the zygote waits for this to report the pid: killpg(pid) reaches it from now
         log = os.open(req["log"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
         null = os.open(os.devnull, os.O_RDONLY)
         for fd, to in ((null, 0), (log, 1), (log, 2)):
@@ -97,9 +98,14 @@ while True:
         while b"\n" in buf:
             line, buf = buf.split(b"\n", 1)
             req = json.loads(line)
+            _sid_r, _sid_w = os.pipe()
             pid = os.fork()
             if pid == 0:
-                _child(req)
+                os.close(_sid_r)
+                _child(req, _sid_w)
+            os.close(_sid_w)
+            os.read(_sid_r, 1)  # its own session exists before its pid is told: a stop can signal it
+            os.close(_sid_r)
             _kids[pid] = req["id"]
             _say({"id": req["id"], "pid": pid})
 """
