@@ -2202,8 +2202,12 @@ def _used_arrays(obj, inputs, kw, names, children=None):
         for n in names[:MAX_PROBED]:
             o, key = _owner(obj, children, n)
             old = getattr(o, key)
-            if _scalar(old):  # a rate, an eps: moving it may break forward (binomial(1, p > 1)), M4
+            if _hyperparameter(old):  # a rate, an eps: moving it may break forward (binomial(1, p > 1)), M4
                 used.append(n)  # taken as read: a parameter only if backward sets its gradient
+                continue
+            if _scalar(old):  # np.array(0.25), np.float64(0.25): an array like any other (tester14 #1)
+                if _scalar_used(obj, rewind, inputs, kw, (o, key, old), y0):
+                    used.append(n)
                 continue
             if isinstance(old, np.ndarray) and old.flags.writeable:  # in place: a view of it (or its
                 keep = old.copy()  # base, self.Wx = self.W[:D]) read by forward moves with it
@@ -2225,6 +2229,36 @@ def _scalar(v) -> bool:
     past 1 made forward raise, so no array's use was measured); it is a parameter only if backward sets its
     gradient."""
     return _is_number(v) or (isinstance(v, np.ndarray) and v.ndim == 0)
+
+
+def _hyperparameter(v) -> bool:
+    """A Python float (``self.lr = 0.01``, ``self.eps = 1e-5``): a hyperparameter, read as such unless backward sets
+    its gradient; a 0-d array or a numpy scalar (``np.array(0.25)``, ``np.float64(0.25)``) is an array attribute like
+    any other (tester14 #1: a PReLU's learnable ``alpha`` whose gradient backward forgot passed silently)."""
+    return isinstance(v, float) and not isinstance(v, np.generic)
+
+
+def _scalar_used(obj, rewind, inputs, kw, where, y0) -> bool:
+    """Whether forward's output moves with the 0-d array or numpy scalar ``where`` (``(owner, attribute, value)``),
+    moved a little (by ``2**-8 (|v| + 1)``: a rate of 0.5 stays a rate); a forward that raises on the moved value
+    (``binomial(1, p > 1)``, M4) reads it. The value is set back after."""
+    o, key, old = where
+    writable = isinstance(old, np.ndarray) and old.flags.writeable
+    moved = old + 2.0 ** -8 * (abs(old) + 1)
+    if writable:  # in place: a view of it read by forward moves with it
+        keep = old.copy()
+        old[...] = moved
+    else:
+        setattr(o, key, moved.astype(old.dtype) if isinstance(old, np.ndarray) else type(old)(moved))
+    try:
+        y = _run(obj, rewind, inputs, kw)
+    except _ForwardFailed:
+        return True
+    finally:
+        if writable:
+            old[...] = keep
+        setattr(o, key, old)
+    return y.shape != y0.shape or not np.array_equal(y, y0, equal_nan=True)
 
 
 def _moved(a):
@@ -3432,8 +3466,8 @@ def _attribute_style(obj, inputs, kw, info, found):
         pairs.update(_idle_pairs(obj, inputs, kw, [w for w in every if w not in used and w not in pairs and w not in
                                                    numbers and w not in sub_numbers], children, info, pairs))
     pairs = _in_order({**pairs, **sub_pairs}, children)
-    info["unchecked"] = [w for w in (used or []) if w not in pairs and w not in numbers and w not in sub_numbers
-                         and not _scalar(arrays.get(w))]  # a 0-d array without a gradient: a hyperparameter (M4)
+    info["unchecked"] = [w for w in (used or []) if w not in pairs and not _hyperparameter(
+        numbers[w] if w in numbers else getattr(*_owner(obj, children, w), None))]  # a float: a hyperparameter
     if unsure:
         info["ambiguous"] = [f"{w} {tuple(np.shape(getattr(*_owner(obj, children, w))))}: {', '.join(gs)}"
                              for w, gs in unsure.items()]
@@ -4070,7 +4104,7 @@ def _forward_writes(obj, inputs, kws, names, children):
     with _all_undone([obj, *children.values()]) as rewind:
         for kw in kws:
             before = {n: (v, v.copy()) for n in names[:MAX_PROBED]
-                      if isinstance(v := getattr(*_owner(obj, children, n), None), np.ndarray)}
+                      if isinstance(v := getattr(*_owner(obj, children, n), None), (np.ndarray, np.generic))}
             _run(obj, rewind, inputs, kw)
             out |= {n for n, (v, c) in before.items() if getattr(*_owner(obj, children, n), None) is not v
                     or not np.array_equal(v, c, equal_nan=True)}
@@ -4145,10 +4179,11 @@ def _unseen(obj, inputs, kws, arrays, children):
     params = [p for p in obj.params.values() if isinstance(p, np.ndarray)]
     def outside(v):
         return not any(np.shares_memory(v, p) for p in params)
-    others = [k for k, v in arrays.items() if outside(v) and not _scalar(v)]  # a 0-d hyperparameter (M4)
+    others = [k for k, v in arrays.items() if outside(v)]  # a 0-d array too, as a float (M4) is not (tester14 #1)
+    others += [k for k, v in _float_numbers(obj).items() if not _hyperparameter(v)]  # np.float64(0.25)
     cand, sub_pairs, _ = _sub_candidates(children)
     sub_dicts = [n for n in sub_pairs if outside(children[n.rpartition(".")[0]].params[n.rpartition(".")[2]])]
-    cand = [n for n in cand if not _is_number(_fields(_owner(obj, children, n)[0]).get(n.rpartition(".")[2]))
+    cand = [n for n in cand if not _hyperparameter(_fields(_owner(obj, children, n)[0]).get(n.rpartition(".")[2]))
             and outside(getattr(*_owner(obj, children, n)))]
     return (_probe_uses(obj, inputs, kws, others + cand, children)[0] or []) + sub_dicts
 

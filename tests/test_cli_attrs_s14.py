@@ -1,0 +1,223 @@
+"""Tester 14: array attributes without a gradient, and how a layer's output is read.
+
+#1: a learnable scalar (a PReLU's ``alpha``) held as a 0-d array or a numpy scalar (``np.float64``) is an array
+attribute like any other, in every storage style: its gradient forgotten, the layer is NOT CHECKED as a whole (exit 3),
+as for ``alpha`` of shape (1,), never a silent PASS; alone (no stored gradient at all) it is named as a parameter with
+no gradient to check; a Python float stays a hyperparameter; a stored ``dalpha`` is checked."""
+
+import pytest
+from test_cli import both, run, student
+
+PRELU = """
+import numpy as np
+
+class L:
+    def __init__(self):
+        rng = np.random.default_rng(0)
+        self.W = rng.standard_normal((5, 3)) * 0.5
+        self.b = rng.standard_normal(3) * 0.1
+        self.alpha = ALPHA
+
+    def forward(self, X):
+        self.X = X
+        self.Z = X @ self.W + self.b
+        return np.where(self.Z > 0, self.Z, self.alpha * self.Z)
+
+    def backward(self, dY):
+        dZ = dY * np.where(self.Z > 0, 1.0, self.alpha)
+        self.dW = self.X.T @ dZ
+        self.db = dZ.sum(0)
+        DALPHA
+        return dZ @ self.W.T
+"""
+
+ALONE = """
+import numpy as np
+
+class L:
+    def __init__(self):
+        self.alpha = ALPHA
+
+    def forward(self, X):
+        self.X = X
+        return np.where(X > 0, X, self.alpha * X)
+
+    def backward(self, dY):
+        return dY * np.where(self.X > 0, 1.0, self.alpha)
+"""
+
+PARAMS_LIST = """
+import numpy as np
+
+class L:
+    def __init__(self):
+        rng = np.random.default_rng(0)
+        self.params = [rng.standard_normal((5, 3)) * 0.5, rng.standard_normal(3) * 0.1, ALPHA]
+        self.grads = [None, None, None]
+
+    def forward(self, X):
+        W, b, a = self.params
+        self.X, self.Z = X, X @ W + b
+        return np.where(self.Z > 0, self.Z, a * self.Z)
+
+    def backward(self, dY):
+        W, b, a = self.params
+        dZ = dY * np.where(self.Z > 0, 1.0, a)
+        self.grads[0], self.grads[1] = self.X.T @ dZ, dZ.sum(0)
+        return dZ @ W.T
+"""
+
+PARAMS_DICT = """
+import numpy as np
+
+class L:
+    def __init__(self):
+        rng = np.random.default_rng(0)
+        self.params = {"W": rng.standard_normal((5, 3)) * 0.5, "b": rng.standard_normal(3) * 0.1}
+        self.grads = {}
+        self.alpha = ALPHA
+
+    def forward(self, X, training=False):
+        self.X, self.Z = X, X @ self.params["W"] + self.params["b"]
+        return np.where(self.Z > 0, self.Z, self.alpha * self.Z)
+
+    def backward(self, dY):
+        dZ = dY * np.where(self.Z > 0, 1.0, self.alpha)
+        self.grads["W"], self.grads["b"] = self.X.T @ dZ, dZ.sum(0)
+        return dZ @ self.params["W"].T
+"""
+
+OUTER = PRELU.replace("class L:", "class Inner:") + """
+
+class L:
+    def __init__(self):
+        self.inner = Inner()
+
+    def forward(self, X):
+        return self.inner.forward(X)
+
+    def backward(self, dY):
+        return self.inner.backward(dY)
+"""
+
+SCALARS = ["np.array(0.25)", "np.float64(0.25)", "np.float32(0.25)"]
+WRONG_DALPHA = "self.dalpha = -np.sum(dY * self.Z * (self.Z > 0))  # BUG: wrong mask and sign"
+RIGHT_DALPHA = "self.dalpha = np.sum(dY * self.Z * (self.Z <= 0))"
+
+
+def _check(tmp_path, body, alpha, dalpha="pass", name="alpha"):
+    src = body.replace("DALPHA", dalpha).replace("ALPHA", alpha)
+    path = student(tmp_path, src, f"t14_{abs(hash(src))}.py")
+    p = run("check", f"{path}::L", "--input-shape", "8,5")
+    return p, both(p)
+
+
+@pytest.mark.parametrize("alpha", SCALARS)
+def test_forgotten_gradient_of_a_scalar_weight_is_not_a_silent_pass(tmp_path, alpha):
+    p, out = _check(tmp_path, PRELU, alpha)
+    assert p.returncode == 3, out
+    assert ("NOT CHECKED as a whole: L: the gradients that were checked match (see above), but gradcheck cannot tell "
+            "whether alpha is a weight whose gradient backward forgot (then set self.dalpha) or a constant (then name "
+            "it self._alpha, or pass --constants alpha).") in out, out
+    assert "PASS" not in out, out
+
+
+@pytest.mark.parametrize("alpha", SCALARS + ["np.array([0.25])"])
+def test_scalar_weight_in_a_sub_layer_is_not_a_silent_pass(tmp_path, alpha):
+    p, out = _check(tmp_path, OUTER, alpha)
+    assert p.returncode == 3, out
+    assert "cannot tell whether inner.alpha is a weight whose gradient backward forgot" in out, out
+
+
+@pytest.mark.parametrize("alpha", SCALARS)
+def test_scalar_outside_a_params_dict_is_not_a_silent_pass(tmp_path, alpha):
+    p, out = _check(tmp_path, PARAMS_DICT, alpha)
+    assert p.returncode == 3, out
+    assert "cannot tell whether alpha is a weight whose gradient backward forgot" in out, out
+    assert "PASS" not in out, out
+
+
+def test_zero_d_array_in_a_params_list_without_its_gradient_is_not_silent(tmp_path):
+    """params[2] is not named like a weight: a buffer with a warning, as an array of any shape there is."""
+    p, out = _check(tmp_path, PARAMS_LIST, "np.array(0.25)")
+    assert ("WARNING: forward uses params[2] but backward sets no gradient for it (dparams[2]): read as a constant "
+            "buffer (not named like a weight)") in out, out
+    assert "(params[2]: no gradient checked, see above)" in out, out
+
+
+@pytest.mark.parametrize("alpha", SCALARS)
+def test_scalar_alone_is_named_a_parameter_with_no_gradient(tmp_path, alpha):
+    p, out = _check(tmp_path, ALONE, alpha)
+    assert ("note: alpha is a parameter with no gradient to check: backward computes no dalpha, so only the gradient "
+            "of the input is checked.") in out, out
+    assert "no parameters" not in out, out
+
+
+@pytest.mark.parametrize("alpha", SCALARS + ["0.25"])
+def test_a_stored_wrong_dalpha_is_checked_and_fails(tmp_path, alpha):
+    p, out = _check(tmp_path, PRELU, alpha, WRONG_DALPHA)
+    assert p.returncode == 1, out
+    assert "dalpha" in out and "FAIL" in out, out
+
+
+@pytest.mark.parametrize("alpha", SCALARS)
+def test_a_stored_right_dalpha_passes(tmp_path, alpha):
+    p, out = _check(tmp_path, PRELU, alpha, RIGHT_DALPHA)
+    assert p.returncode == 0, out
+    assert "PASS: L: every gradient (dX, dW, db, dalpha) matches" in out, out
+
+
+def test_a_python_float_stays_a_hyperparameter(tmp_path):
+    """LeakyReLU's fixed slope as a Python float: a hyperparameter, no warning, PASS (unchanged)."""
+    p, out = _check(tmp_path, PRELU, "0.25")
+    assert p.returncode == 0, out
+    assert "PASS: L: every gradient (dX, dW, db) matches" in out and "WARNING" not in out, out
+
+
+def test_a_zero_d_array_forward_does_not_read_is_not_named(tmp_path):
+    """A 0-d array forward never reads (a learning rate kept for an update method) is no unchecked weight."""
+    body = PRELU.replace("self.alpha = ALPHA", "self.alpha = 0.25\n        self.lr = np.array(0.01)")
+    p, out = _check(tmp_path, body, "0.25")
+    assert p.returncode == 0 and "lr" not in out.split("name tensor")[0], out
+
+
+def test_a_rate_moved_past_one_still_reads_as_used(tmp_path):
+    """M4 (tester13): a dropout's 0-d rate moved past 1 makes binomial raise; the probe still measures the rest."""
+    body = """
+import numpy as np
+
+class L:
+    def __init__(self):
+        rng = np.random.default_rng(0)
+        self.W = rng.standard_normal((5, 3))
+        self.keep = np.array(1.0)
+
+    def forward(self, X):
+        self.X = X
+        m = np.random.binomial(1, self.keep, size=(X.shape[0], 3)) / self.keep
+        self.m = m
+        return (X @ self.W) * m
+
+    def backward(self, dY):
+        d = dY * self.m
+        self.dW = self.X.T @ d
+        return d @ self.W.T
+"""
+    p, out = _check(tmp_path, body, "")
+    assert "found without measuring" not in out and " dW (5, 3) " in out, out
+
+
+def test_diagnose_names_a_forgotten_scalar_gradient():
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from buggy_layers import diagnose
+
+    for key in ("scalars.py::PReLUDenseNoGrad", "scalars.py::PReLUDenseF64NoGrad"):
+        d = diagnose(key)
+        assert not d.passed and d.codes == ["weight-or-constant"], d.sentence()
+        assert "cannot tell whether alpha is a weight whose gradient backward forgot" in d.sentence(), d.sentence()
+    for key in ("scalars.py::PReLUDense", "scalars.py::PReLUDenseF64"):
+        assert diagnose(key).passed, key
+
