@@ -221,3 +221,67 @@ def test_diagnose_names_a_forgotten_scalar_gradient():
     for key in ("scalars.py::PReLUDense", "scalars.py::PReLUDenseF64"):
         assert diagnose(key).passed, key
 
+
+# #2: the one rule for an array forward reads (the output moves with it) that has no gradient, as the README states it.
+RULE = """
+import numpy as np
+
+class L:
+    def __init__(self):
+        rng = np.random.default_rng(0)
+        self.W = rng.standard_normal((5, 3)) * 0.5
+        self.NAME = np.linspace(0.5, 1.5, 3)
+
+    def forward(self, X):
+        self.X = X
+        return (X @ self.W) * self.NAME
+
+    def backward(self, dY):
+        d = dY * self.NAME
+        STORE
+        return d @ self.W.T
+"""
+
+
+def _rule(tmp_path, name, stored):
+    body = RULE.replace("NAME", name).replace("STORE", "self.dW = self.X.T @ d" if stored else "pass")
+    path = student(tmp_path, body, f"rule_{name}_{stored}.py")
+    p = run("check", f"{path}::L", "--input-shape", "8,5")
+    return p, both(p)
+
+
+@pytest.mark.parametrize("name", ["gamma", "scale", "alpha"])
+def test_rule_weight_name_beside_stored_gradients_is_not_checked_exit_3(tmp_path, name):
+    p, out = _rule(tmp_path, name, True)
+    assert p.returncode == 3, out
+    assert f"NOT CHECKED as a whole: L: the gradients that were checked match (see above), but gradcheck cannot tell " \
+           f"whether {name} is a weight whose gradient backward forgot" in out, out
+
+
+@pytest.mark.parametrize("name", ["mask", "running_mean", "foo", "_gamma"])
+def test_rule_buffer_or_other_name_beside_stored_gradients_is_a_warned_buffer_exit_0(tmp_path, name):
+    p, out = _rule(tmp_path, name, True)
+    assert p.returncode == 0, out
+    assert f"WARNING: forward uses {name} but backward sets no gradient for it" in out, out
+    assert "read as a constant buffer" in out and "PASS: L: every gradient (dX, dW) matches" in out, out
+
+
+@pytest.mark.parametrize("name", ["gamma", "mask", "foo"])
+def test_rule_without_stored_gradients_names_every_array_a_parameter_with_no_gradient(tmp_path, name):
+    p, out = _rule(tmp_path, name, False)
+    assert p.returncode == 0, out
+    assert ("note: W, {0} are parameters with no gradient to check: backward computes no dW, d{0}, so only the "
+            "gradient of the input is checked.").format(name) in out, out
+
+
+def test_readme_states_the_rule_once():
+    from pathlib import Path
+
+    readme = " ".join((Path(__file__).resolve().parents[1] / "README.md").read_text().split())
+    assert "is a weight whose gradient was forgotten (a wrong result, exit 1) when it is named like a weight" \
+        not in readme
+    assert "is `NOT CHECKED as a whole` (exit 3) when it is named like a weight" in readme
+    assert "any other name (`causal`, `mask`, `pe`, `pos`, `running_mean`, `foo`), a private one (`_pe`) or an array " \
+        "forward writes" in readme
+    assert "a layer whose backward stores no gradient at all" in readme
+
