@@ -2754,7 +2754,7 @@ def stored_results(obj, inputs=None, training=True):
     if not (isinstance(fwd, types.FunctionType) and isinstance(bwd, types.FunctionType)):
         return ""
     out, din, lr = _stores(fwd, STORED_OUTPUTS), _stores(bwd, STORED_DINPUTS), _learning_rate(bwd)
-    out, din = (out, din) if out and din else (None, None)
+    # forward stores Y (self.output) and returns nothing: read there whatever backward returns (tester14 #3)
     heads = set() if lr else _rate_heads(bwd)
     rated = bool(lr or _rate_attributes(obj, heads))
     weights, after = _probe_steps(obj, bwd, lr, heads, inputs, training) if rated and inputs is not None else \
@@ -2791,9 +2791,19 @@ def stored_results(obj, inputs=None, training=True):
                                                     "_gradcheck_dx_after_step": after})
     except TypeError:  # a class whose instances cannot change class: read as it is
         return ""
-    return ((f"; forward returns nothing and stores Y in self.{out}, backward returns nothing and stores dX in "
-             f"self.{din} (Neural Networks from Scratch): Y and dX are read there" if out else "")
-            + (_sgd_header(obj, bwd, lr, heads, weights) if rated else ""))
+    return _stored_text(out, din) + (_sgd_header(obj, bwd, lr, heads, weights) if rated else "")
+
+
+def _stored_text(out, din):
+    """The header's words for a forward that stores Y in ``self.<out>`` (and returns nothing) and a backward that
+    stores dX in ``self.<din>`` (and returns nothing; None: it returns dX), or ""."""
+    if not out:
+        return ""
+    if din:
+        return (f"; forward returns nothing and stores Y in self.{out}, backward returns nothing and stores dX in "
+                f"self.{din} (Neural Networks from Scratch): Y and dX are read there")
+    return (f"; forward returns nothing and stores Y in self.{out} (Neural Networks from Scratch): Y is read there, "
+            "dX is what backward returns")
 
 
 def _probe_steps(obj, bwd, lr, heads, inputs, training):

@@ -285,3 +285,43 @@ def test_readme_states_the_rule_once():
         "forward writes" in readme
     assert "a layer whose backward stores no gradient at all" in readme
 
+
+# #3: a forward that returns None and stores self.output (the NNFS convention) is read there, whatever backward returns.
+SIG = """
+import numpy as np
+
+class L:
+    def forward(self, X):
+        self.ATTR = 1 / (1 + np.exp(-X))
+
+    def backward(self, dY):
+        return dY * self.ATTR * (FACTOR - self.ATTR)
+"""
+
+
+def _sig(tmp_path, attr, factor="1"):
+    body = SIG.replace("ATTR", attr).replace("FACTOR", factor)
+    p = run("check", f"{student(tmp_path, body, f'sig_{attr}_{factor}.py')}::L", "--input-shape", "6,4")
+    return p, both(p)
+
+
+def test_forward_storing_self_output_with_backward_returning_dx_is_read_there(tmp_path):
+    p, out = _sig(tmp_path, "output")
+    assert p.returncode == 0, out
+    assert ("forward returns nothing and stores Y in self.output (Neural Networks from Scratch): Y is read there, dX "
+            "is what backward returns") in out, out
+    assert "PASS: L: every gradient (dX) matches" in out, out
+
+
+def test_forward_storing_self_output_with_a_wrong_backward_fails(tmp_path):
+    p, out = _sig(tmp_path, "output", "2")  # BUG: sigmoid' = s (2 - s)
+    assert p.returncode == 1 and "FAIL: L" in out, out
+
+
+def test_forward_storing_another_attribute_is_told_to_return_it(tmp_path):
+    p, out = _sig(tmp_path, "out")
+    assert p.returncode == 3, out
+    assert ("returned None, so there is no output to check: gradcheck reads the Y that forward returns (return Y), or, "
+            "when forward returns nothing, the Y it stores in self.output") in out, out
+    assert "`return self.dinputs`" not in out, out
+
