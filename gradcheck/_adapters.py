@@ -3510,14 +3510,38 @@ def _attribute_style(obj, inputs, kw, info, found):
         info["recreated"] = made
     if inputs is not None and not pairs and (lists := _try(_list_weights, obj, inputs, kw)):  # self.W = [[0.1, ...]]
         info["lists"] = lists
+    if why == "random" and (state := _try(_state_between_calls, obj, inputs, kw)):  # a call counter (tester14 #4)
+        info["state_changed"] = state
     if why:
         names = [w for w in every if w not in pairs and w not in numbers]
-        info["text"] += (f" (found without measuring which arrays forward uses: {UNMEASURED[why.partition(':')[0]]}{why.partition(':')[2]}"
+        said = (f"forward changes {', '.join('self.' + k for k in info['state_changed'])} between calls, so two calls "
+                "on the same input differ") if info.get("state_changed") else ""
+        info["text"] += (f" (found without measuring which arrays forward uses: "
+                         f"{said or UNMEASURED[why.partition(':')[0]]}{why.partition(':')[2]}"
                          + (f"; arrays not checked: {', '.join(names)}" if names else "") + ")")
     layer = _wrap(obj, pairs, tied=tied, views=_views_info(info, tied, views, named, pairs))
     if inputs is not None and len(inputs) == 1 and (dx := _try(_stored_dx, obj, inputs, kw)) is not None:
         _read_stored_dx(layer, info, *dx)  # backward returns dX and stores self.dinputs, and the two differ
     return layer, info
+
+
+def _state_between_calls(obj, inputs, kw):
+    """The public attributes (numbers, arrays) that a second forward on the same input (generators rewound) leaves
+    different from the first: state forward updates and may read (``self.t += 1``); [] when a first call from the
+    same state gives another output (a random forward, not state). State restored after."""
+    def values():
+        return {k: np.array(v, dtype=np.float64) for k, v in _fields(obj).items() if isinstance(k, str)
+                and not k.startswith("_") and (isinstance(v, (int, float, np.number)) and not isinstance(v, bool)
+                                               or isinstance(v, np.ndarray) and v.dtype.kind in "fiu")}
+    with _all_undone([obj]) as rewind:
+        with _all_undone([obj]) as again:
+            y = _run(obj, again, inputs, kw)
+        if not np.array_equal(y, _run(obj, rewind, inputs, kw), equal_nan=True):
+            return []
+        first = values()
+        _run(obj, rewind, inputs, kw)
+        second = values()
+    return [k for k, v in first.items() if k in second and not np.array_equal(v, second[k], equal_nan=True)]
 
 
 #: Attributes a backward that returns dX may store it in as well (*Neural Networks from Scratch*'s ``self.dinputs``).

@@ -325,3 +325,33 @@ def test_forward_storing_another_attribute_is_told_to_return_it(tmp_path):
             "when forward returns nothing, the Y it stores in self.output") in out, out
     assert "`return self.dinputs`" not in out, out
 
+
+# #4: a forward without a training argument that changes state: named by what it changes, no mode, no BatchNorm.
+def test_a_call_counter_is_named_without_a_training_argument_or_running_statistics():
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parent / "buggy_layers" / "state.py"
+    p = run("check", f"{path}::AnnealedTanhCounts", "--input-shape", "4,5")
+    out = both(p)
+    assert p.returncode == 1, out
+    assert "forward changes self.t, self.s between calls, so two calls on the same input differ" in out, out
+    assert ("diagnosis: forward(X) changes the layer's state: two calls with the same input differ by up to") in out
+    assert "each call updates state (self.t, self.s) that the next call reads; compute the output from the input " \
+        "and the weights alone: change self.t, self.s outside forward" in out, out
+    for invented in ("training=", "running_mean", "running statistics", "generator gradcheck cannot rewind"):
+        assert invented not in out, (invented, out)
+    p = run("check", f"{path}::AnnealedTanh", "--input-shape", "4,5")
+    assert p.returncode == 0 and "PASS: AnnealedTanh" in both(p), both(p)
+
+
+def test_diagnose_names_the_call_counter():
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from buggy_layers import diagnose
+
+    d = diagnose("state.py::AnnealedTanhCounts")
+    assert not d.passed and d.codes[0] == "forward-changes-state", d.sentence()
+    assert "training=" not in d.sentence() and "running" not in d.sentence(), d.sentence()
+    assert diagnose("state.py::AnnealedTanh").passed

@@ -177,6 +177,7 @@ EXPECTED = {
     "styles.py::HiddenBiasNoGrad": "weight-or-constant",  # Z15: bh once a buffer for its name; H4: exit 3, not PASS
     "scalars.py::PReLUDenseNoGrad": "weight-or-constant",  # tester14 #1: a 0-d alpha once a hyperparameter (PASS)
     "scalars.py::PReLUDenseF64NoGrad": "weight-or-constant",  # tester14 #1: np.float64 alpha, the same
+    "state.py::AnnealedTanhCounts": "forward-changes-state",  # tester14 #4: a call counter, no training argument
     # verify10 (Y1, Y28): a backward that steps its own weights, read at the rate 0.25 it is given
     "selfstep.py::SgdDenseDxAfterStep": "dx-after-step",
     "selfstep.py::SgdDenseRateTwice": "factor",
@@ -250,6 +251,7 @@ CORRECT = ["linear.py::LinearOutIn", "linear.py::LinearInOut", "activations.py::
            "styles.py::ValueLinear", "styles.py::BiasLinear", "styles.py::DLfS2Tied", "styles.py::HiddenBias",
            "styles.py::NnfsDenseKeepsBoth", "styles.py::GridSum",
            "styles.py::BufferedLinear", "scalars.py::PReLUDense", "scalars.py::PReLUDenseF64",
+           "state.py::AnnealedTanh",
            "selfstep.py::SgdDense", "selfstep.py::SgdData", "selfstep.py::SgdModel", "losses.py::TwoLayerNet",
            "selfstep.py::SgdParamsDict", "selfstep.py::SgdParamsList", "selfstep.py::SgdClassRate",
            "selfstep.py::SgdOwnClassRate", "selfstep.py::SgdGlobalRate", "selfstep.py::SgdConfigRate",
