@@ -3482,6 +3482,9 @@ def _attribute_style(obj, inputs, kw, info, found):
         info["ambiguous"] = [f"{w} {tuple(np.shape(getattr(*_owner(obj, children, w))))}: {', '.join(gs)}"
                              for w, gs in unsure.items()]
     pairs, tied, views, named = _one_per_memory(obj, children, pairs, info)  # enc.W is dec.W; self.Wx = self.W[:D]
+    if not pairs:  # no stored gradient: a 0-d rate or eps not named like a weight is no parameter (M4's dropout rate)
+        info["unchecked"] = [w for w in info["unchecked"]
+                             if not (_scalar(getattr(*_owner(obj, children, w), None)) and _buffer_name(w))]
     if pairs:  # the layer sets gradients: a missing one is a wrong result, unless the array is a buffer
         info["unchecked"], info["buffers"] = _split_buffers([w for w in info["unchecked"] if w not in unsure])
         info["unchecked"] = _buffers_by_behaviour(obj, inputs, kws, info, pairs, children)  # Z15: bg, wts: buffers

@@ -153,6 +153,13 @@ def test_scalar_alone_is_named_a_parameter_with_no_gradient(tmp_path, alpha):
     assert "no parameters" not in out, out
 
 
+@pytest.mark.parametrize("alpha", SCALARS)
+def test_scalar_alone_not_named_like_a_weight_is_a_hyperparameter(tmp_path, alpha):
+    """Without any stored gradient, a 0-d ``rate`` (a dropout's, M4) is not called a parameter."""
+    p, out = _check(tmp_path, ALONE.replace("alpha", "rate"), alpha)
+    assert p.returncode == 0 and "no parameters" in out and "note:" not in out, out
+
+
 @pytest.mark.parametrize("alpha", SCALARS + ["0.25"])
 def test_a_stored_wrong_dalpha_is_checked_and_fails(tmp_path, alpha):
     p, out = _check(tmp_path, PRELU, alpha, WRONG_DALPHA)
