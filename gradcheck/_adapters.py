@@ -2281,8 +2281,12 @@ def _used_arrays(obj, inputs, kw, names, children=None):
         for n in names[:MAX_PROBED]:
             o, key = _owner(obj, children, n)
             old = getattr(o, key)
-            if _scalar(old):  # a rate, an eps: moving it may break forward (binomial(1, p > 1)), M4
+            if _hyperparameter(old):  # a rate, an eps: moving it may break forward (binomial(1, p > 1)), M4
                 used.append(n)  # taken as read: a parameter only if backward sets its gradient
+                continue
+            if _scalar(old):  # np.array(0.25), np.float64(0.25): an array like any other (tester14 #1)
+                if _scalar_used(obj, rewind, inputs, kw, (o, key, old), y0):
+                    used.append(n)
                 continue
             if isinstance(old, np.ndarray) and old.flags.writeable:  # in place: a view of it (or its
                 keep = old.copy()  # base, self.Wx = self.W[:D]) read by forward moves with it
@@ -2314,6 +2318,36 @@ def _scalar(v) -> bool:
     past 1 made forward raise, so no array's use was measured); it is a parameter only if backward sets its
     gradient."""
     return _is_number(v) or (isinstance(v, np.ndarray) and v.ndim == 0)
+
+
+def _hyperparameter(v) -> bool:
+    """A Python float (``self.lr = 0.01``, ``self.eps = 1e-5``): a hyperparameter, read as such unless backward sets
+    its gradient; a 0-d array or a numpy scalar (``np.array(0.25)``, ``np.float64(0.25)``) is an array attribute like
+    any other (tester14 #1: a PReLU's learnable ``alpha`` whose gradient backward forgot passed silently)."""
+    return isinstance(v, float) and not isinstance(v, np.generic)
+
+
+def _scalar_used(obj, rewind, inputs, kw, where, y0) -> bool:
+    """Whether forward's output moves with the 0-d array or numpy scalar ``where`` (``(owner, attribute, value)``),
+    moved a little (by ``2**-8 (|v| + 1)``: a rate of 0.5 stays a rate); a forward that raises on the moved value
+    (``binomial(1, p > 1)``, M4) reads it. The value is set back after."""
+    o, key, old = where
+    writable = isinstance(old, np.ndarray) and old.flags.writeable
+    moved = old + 2.0 ** -8 * (abs(old) + 1)
+    if writable:  # in place: a view of it read by forward moves with it
+        keep = old.copy()
+        old[...] = moved
+    else:
+        setattr(o, key, moved.astype(old.dtype) if isinstance(old, np.ndarray) else type(old)(moved))
+    try:
+        y = _run(obj, rewind, inputs, kw)
+    except _ForwardFailed:
+        return True
+    finally:
+        if writable:
+            old[...] = keep
+        setattr(o, key, old)
+    return y.shape != y0.shape or not np.array_equal(y, y0, equal_nan=True)
 
 
 def _moved(a):
@@ -2817,7 +2851,7 @@ def stored_results(obj, inputs=None, training=True):
     if not (isinstance(fwd, types.FunctionType) and isinstance(bwd, types.FunctionType)):
         return ""
     out, din, lr = _stores(fwd, STORED_OUTPUTS), _stores(bwd, STORED_DINPUTS), _learning_rate(bwd)
-    out, din = (out, din) if out and din else (None, None)
+    # forward stores Y (self.output) and returns nothing: read there whatever backward returns (tester14 #3)
     heads = set() if lr else _rate_heads(bwd)
     rated = bool(lr or _rate_attributes(obj, heads))
     try:
@@ -2860,9 +2894,7 @@ def stored_results(obj, inputs=None, training=True):
                                                     "_gradcheck_dx_after_step": after, "_gradcheck_read_from": read})
     except TypeError:  # a class whose instances cannot change class: read as it is
         return ""
-    return ((f"; forward returns nothing and stores Y in self.{out}, backward returns nothing and stores dX in "
-             f"self.{din} (Neural Networks from Scratch): Y and dX are read there" if out else "")
-            + (_sgd_header(obj, bwd, lr, heads, weights) + notes if rated else ""))
+    return _stored_text(out, din) + (_sgd_header(obj, bwd, lr, heads, weights) + notes if rated else "")
 
 
 def _steps_undone(obj, fwd, bwd, why):
@@ -2888,6 +2920,19 @@ def _steps_undone(obj, fwd, bwd, why):
         raise NotPlainStepError(why) from None
     return ("; backward steps the weights with an optimizer, not a plain gradient-descent step: each backward's "
             "changes to the layer are undone, so only dX is checked and the weights' update could not be")
+
+
+
+def _stored_text(out, din):
+    """The header's words for a forward that stores Y in ``self.<out>`` (and returns nothing) and a backward that
+    stores dX in ``self.<din>`` (and returns nothing; None: it returns dX), or ""."""
+    if not out:
+        return ""
+    if din:
+        return (f"; forward returns nothing and stores Y in self.{out}, backward returns nothing and stores dX in "
+                f"self.{din} (Neural Networks from Scratch): Y and dX are read there")
+    return (f"; forward returns nothing and stores Y in self.{out} (Neural Networks from Scratch): Y is read there, "
+            "dX is what backward returns")
 
 
 def _probe_steps(obj, bwd, lr, heads, inputs, training):
@@ -3693,12 +3738,15 @@ def _attribute_style(obj, inputs, kw, info, found):
         pairs.update(_idle_pairs(obj, inputs, kw, [w for w in every if w not in used and w not in pairs and w not in
                                                    numbers and w not in sub_numbers], children, info, pairs))
     pairs = _in_order({**pairs, **sub_pairs}, children)
-    info["unchecked"] = [w for w in (used or []) if w not in pairs and w not in numbers and w not in sub_numbers
-                         and not _scalar(arrays.get(w))]  # a 0-d array without a gradient: a hyperparameter (M4)
+    info["unchecked"] = [w for w in (used or []) if w not in pairs and not _hyperparameter(
+        numbers[w] if w in numbers else getattr(*_owner(obj, children, w), None))]  # a float: a hyperparameter
     if unsure:
         info["ambiguous"] = [f"{w} {tuple(np.shape(getattr(*_owner(obj, children, w))))}: {', '.join(gs)}"
                              for w, gs in unsure.items()]
     pairs, tied, views, named = _one_per_memory(obj, children, pairs, info)  # enc.W is dec.W; self.Wx = self.W[:D]
+    if not pairs:  # no stored gradient: a 0-d rate or eps not named like a weight is no parameter (M4's dropout rate)
+        info["unchecked"] = [w for w in info["unchecked"]
+                             if not (_scalar(getattr(*_owner(obj, children, w), None)) and _buffer_name(w))]
     if pairs:  # the layer sets gradients: a missing one is a wrong result, unless the array is a buffer
         info["unchecked"], info["buffers"] = _split_buffers([w for w in info["unchecked"] if w not in unsure])
         info["unchecked"] = _buffers_by_behaviour(obj, inputs, kws, info, pairs, children)  # Z15: bg, wts: buffers
@@ -3727,14 +3775,38 @@ def _attribute_style(obj, inputs, kw, info, found):
         info["recreated"] = made
     if inputs is not None and not pairs and (lists := _try(_list_weights, obj, inputs, kw)):  # self.W = [[0.1, ...]]
         info["lists"] = lists
+    if why == "random" and (state := _try(_state_between_calls, obj, inputs, kw)):  # a call counter (tester14 #4)
+        info["state_changed"] = state
     if why:
         names = [w for w in every if w not in pairs and w not in numbers]
-        info["text"] += (f" (found without measuring which arrays forward uses: {UNMEASURED[why.partition(':')[0]]}{why.partition(':')[2]}"
+        said = (f"forward changes {', '.join('self.' + k for k in info['state_changed'])} between calls, so two calls "
+                "on the same input differ") if info.get("state_changed") else ""
+        info["text"] += (f" (found without measuring which arrays forward uses: "
+                         f"{said or UNMEASURED[why.partition(':')[0]]}{why.partition(':')[2]}"
                          + (f"; arrays not checked: {', '.join(names)}" if names else "") + ")")
     layer = _wrap(obj, pairs, tied=tied, views=_views_info(info, tied, views, named, pairs))
     if inputs is not None and len(inputs) == 1 and (dx := _try(_stored_dx, obj, inputs, kw)) is not None:
         _read_stored_dx(layer, info, *dx)  # backward returns dX and stores self.dinputs, and the two differ
     return layer, info
+
+
+def _state_between_calls(obj, inputs, kw):
+    """The public attributes (numbers, arrays) that a second forward on the same input (generators rewound) leaves
+    different from the first: state forward updates and may read (``self.t += 1``); [] when a first call from the
+    same state gives another output (a random forward, not state). State restored after."""
+    def values():
+        return {k: np.array(v, dtype=np.float64) for k, v in _fields(obj).items() if isinstance(k, str)
+                and not k.startswith("_") and (isinstance(v, (int, float, np.number)) and not isinstance(v, bool)
+                                               or isinstance(v, np.ndarray) and v.dtype.kind in "fiu")}
+    with _all_undone([obj]) as rewind:
+        with _all_undone([obj]) as again:
+            y = _run(obj, again, inputs, kw)
+        if not np.array_equal(y, _run(obj, rewind, inputs, kw), equal_nan=True):
+            return []
+        first = values()
+        _run(obj, rewind, inputs, kw)
+        second = values()
+    return [k for k, v in first.items() if k in second and not np.array_equal(v, second[k], equal_nan=True)]
 
 
 #: Attributes a backward that returns dX may store it in as well (*Neural Networks from Scratch*'s ``self.dinputs``).
@@ -4339,7 +4411,7 @@ def _forward_writes(obj, inputs, kws, names, children):
     with _all_undone([obj, *children.values()]) as rewind:
         for kw in kws:
             before = {n: (v, v.copy()) for n in names[:MAX_PROBED]
-                      if isinstance(v := getattr(*_owner(obj, children, n), None), np.ndarray)}
+                      if isinstance(v := getattr(*_owner(obj, children, n), None), (np.ndarray, np.generic))}
             _run(obj, rewind, inputs, kw)
             out |= {n for n, (v, c) in before.items() if getattr(*_owner(obj, children, n), None) is not v
                     or not np.array_equal(v, c, equal_nan=True)}
@@ -4414,10 +4486,11 @@ def _unseen(obj, inputs, kws, arrays, children):
     params = [p for p in obj.params.values() if isinstance(p, np.ndarray)]
     def outside(v):
         return not any(np.shares_memory(v, p) for p in params)
-    others = [k for k, v in arrays.items() if outside(v) and not _scalar(v)]  # a 0-d hyperparameter (M4)
+    others = [k for k, v in arrays.items() if outside(v)]  # a 0-d array too, as a float (M4) is not (tester14 #1)
+    others += [k for k, v in _float_numbers(obj).items() if not _hyperparameter(v)]  # np.float64(0.25)
     cand, sub_pairs, _ = _sub_candidates(children)
     sub_dicts = [n for n in sub_pairs if outside(children[n.rpartition(".")[0]].params[n.rpartition(".")[2]])]
-    cand = [n for n in cand if not _is_number(_fields(_owner(obj, children, n)[0]).get(n.rpartition(".")[2]))
+    cand = [n for n in cand if not _hyperparameter(_fields(_owner(obj, children, n)[0]).get(n.rpartition(".")[2]))
             and outside(getattr(*_owner(obj, children, n)))]
     return (_probe_uses(obj, inputs, kws, others + cand, children)[0] or []) + sub_dicts
 

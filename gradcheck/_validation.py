@@ -471,12 +471,14 @@ def dtype_error(owner: str, produced_by: str, tensor: str, dtype: Any) -> Gradie
 
 def forward_returned_none(owner: str, produced_by: str) -> ProtocolError:
     """The error of a forward that returned None (exit 3: a protocol gradcheck cannot read, not a wrong value):
-    Y is what forward returns; one it stores instead (``self.output``, *Neural Networks from Scratch*) is not read."""
+    Y is what forward returns, or, when it returns nothing, what it stores in ``self.output`` (*Neural Networks from
+    Scratch*: :func:`gradcheck._adapters.stored_results`); this forward did neither."""
     return ProtocolError(paragraph(
         f"{owner}.{produced_by} returned None, so there is no output to check: gradcheck reads the Y that forward "
-        "returns (return Y).",
-        "If forward stores it instead (self.output = ..., as Neural Networks from Scratch writes it), end forward "
-        "with `return self.output`, and backward with `return self.dinputs` (the gradient of the input)."))
+        "returns (return Y), or, when forward returns nothing, the Y it stores in self.output (as Neural Networks "
+        "from Scratch writes it).",
+        "If forward stores it in another attribute, end forward with `return` of it (e.g. `return self.out`), or "
+        "store it as self.output."))
 
 
 def identical(a: Any, b: Any) -> bool:

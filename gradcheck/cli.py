@@ -54,7 +54,7 @@ exit codes:
      raised, hung, exited or crashed, or backward wrote into dY or into what forward cached
      (then every later backward reads changed data, so no number it gives can be trusted),
      or forward is random with draws gradcheck cannot hold (a generator made anew in forward),
-     or forward returned None (it stores its output: return it), or --training/--eval asked
+     or forward returned None and stored no self.output (return Y), or --training/--eval asked
      for a mode gradcheck cannot select (a switch it does not set)
 
 examples:

@@ -83,7 +83,7 @@ DIAGNOSES: dict[str, Record] = {
         "by up to {diff:.3g}, so finite differences are meaningless (a dropout mask drawn afresh "
         "per call?)", "{advice}", _DROP),
     "forward-changes-state": Record(
-        "forward changes the layer's state", "forward(X, training={training}) changes the layer's state: "
+        "forward changes the layer's state", "{call} changes the layer's state: "
         "two calls with the same input differ by up to {diff:.3g}, yet a copy of the layer taken "
         "before the first call gives that call's output again, so the forward is not random: each "
         "call updates state{attrs} that the next call reads{why}", "{fix}", _NORM),
@@ -2554,6 +2554,16 @@ def _array_attrs(obj: Any) -> dict[str, np.ndarray]:
             if not k.startswith("_") and isinstance(v, np.ndarray) and v.dtype.kind == "f"}
 
 
+def _number_attrs(obj: Any) -> dict[str, float]:
+    """The public real-number attributes of a local object (a call counter ``self.t``, an annealed ``self.s``; not a
+    bool), as float64 0-d arrays; {} for a sandboxed layer."""
+    if _remote(obj):
+        return {}
+    return {k: np.array(v, dtype=np.float64) for k, v in vars(obj).items()
+            if not k.startswith("_") and isinstance(v, (int, float, np.integer, np.floating))
+            and not isinstance(v, (bool, np.bool_))}
+
+
 def _reads_itself(pristine: Any, run, name: str) -> bool:
     """Whether the value forward leaves in the attribute ``name`` depends on the one it found there
     (a running statistic: new = m * old + ...), not a cache every forward overwrites: two copies of
@@ -2564,20 +2574,50 @@ def _reads_itself(pristine: Any, run, name: str) -> bool:
     return not _exact(getattr(a, name), getattr(b, name))
 
 
-def _state_fields(training: bool, diff: float, changed: list[str]) -> dict[str, Any]:
-    """The fields of the ``forward-changes-state`` finding: the mode, the attributes changed, why, the fix."""
+def _state_fields(training: bool, diff: float, changed: list[str], call: str = "") -> dict[str, Any]:
+    """The fields of the ``forward-changes-state`` finding: the mode, the attributes changed, why, the fix; ``call``
+    the forward call as made (``forward(X)`` when forward takes no training argument: then neither a mode nor
+    running statistics are named, tester14 #4, but the attributes it changes)."""
     attrs = f" ({', '.join('self.' + k for k in changed)})" if changed else ""
+    call = call or f"forward(X, training={training})"
+    if "training=" not in call:
+        return {"mode": "this", "training": training, "diff": diff, "attrs": attrs, "call": call,
+                "why": "",
+                "fix": f"compute the output from the input and the weights alone: change {_attrs_or(changed)} "
+                       "outside forward (in a method the training loop calls between steps), not in every call"}
     if training:
-        return {"mode": "training", "training": True, "diff": diff, "attrs": attrs,
+        return {"mode": "training", "training": True, "diff": diff, "attrs": attrs, "call": call,
                 "why": " (running statistics updated and then used in the training forward?)",
                 "fix": "compute the training output from this call's input alone (the batch's own "
                        "statistics); what forward updates for later (running statistics) must not "
                        "feed this call's output"}
-    return {"mode": "eval", "training": False, "diff": diff, "attrs": attrs,
+    return {"mode": "eval", "training": False, "diff": diff, "attrs": attrs, "call": call,
             "why": ": running statistics updated in eval mode (an eval forward must leave the layer "
                    "as it is)",
             "fix": "update running_mean and running_var only when training=True; in eval mode "
                    "normalise with them and leave them unchanged"}
+
+
+def _state_said(layer: Any, inputs, changed: list[str], call: str) -> tuple[list[str], str]:
+    """``(the attributes forward changes between calls, the forward call)`` for ``forward-changes-state``:
+    ``changed`` (:meth:`_Probes.state_change`), else the sandboxed layer's protocol's ``state_changed``, else those
+    of the student's object inside an adapter (:func:`gradcheck._adapters._state_between_calls`); ``call`` without
+    ``training=`` when that object's forward takes no training argument."""
+    from ._adapters import _state_between_calls, _takes_training
+    inner = getattr(layer, "obj", None) if not _remote(layer) else None
+    said = (getattr(getattr(layer, "_layer", layer), "protocol", None) or {}).get("state_changed")
+    if not changed and not said and inner is not None and callable(getattr(inner, "forward", None)):
+        with contextlib.suppress(Exception):  # student code: no names, the finding stands
+            said = _state_between_calls(inner, list(inputs), {})
+    if inner is not None and "training=" in call and getattr(layer, "mode_keyword", None) is None \
+            and not _takes_training(inner.forward):
+        call = call.partition(", training=")[0] + ")"
+    return changed or list(said or []), call
+
+
+def _attrs_or(changed: list[str]) -> str:
+    """``self.t, self.s`` for the attributes forward changed, or "the state it changes" when none is known."""
+    return ", ".join("self." + k for k in changed) if changed else "the state it changes"
 
 
 #: An unwritten grads entry is filled with this before the first backward (found: never written).
@@ -2682,7 +2722,8 @@ class _Probes:
         if not ok and (seeds := _per_call_seeds(layer)):  # Z16: no generator lives between calls to rewind
             fields["advice"] = _per_call_advice(seeds)
         elif not ok and (changed := self.state_change(pristine)) is not None:
-            code, fields = "forward-changes-state", _state_fields(self.training, diff, changed)
+            code, fields = "forward-changes-state", _state_fields(self.training, diff, *_state_said(
+                layer, inputs, changed, self.fcall))
         self.probe(0, ok, "" if ok else f"two calls differ by up to {diff:.3g}", code, **fields)
         if ok and not self.diag.held and not np.any(Y1) and self.constant():  # M4: in any mode (a CS231n pair's
             # mode is its --init's): decided by what the mask does, whichever convention p follows
@@ -2749,9 +2790,9 @@ class _Probes:
 
         try:
             a, b = copy.deepcopy(pristine), copy.deepcopy(pristine)
-            before = _array_attrs(a)
+            before = _array_attrs(a) | _number_attrs(a)
             Ya, Yb = run(a), run(b)
-            after = _array_attrs(a)
+            after = _array_attrs(a) | _number_attrs(a)
             Ya2 = run(a)
             if not _exact(Ya, Yb) or _exact(Ya, Ya2):
                 return None

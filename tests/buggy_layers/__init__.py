@@ -181,6 +181,9 @@ EXPECTED = {
     "bn_styles.py::BNParamsDictNaive": "missing-mean-var-paths", "bn_styles.py::BNAttrNaive": "missing-mean-var-paths",
     "bn_styles.py::KerasBNNaive": "missing-mean-var-paths",
     "selfstep.py::AdamDenseSignDx": "wrong-sign",  # tester14: an Adam step inside backward, dX still checked
+    "scalars.py::PReLUDenseNoGrad": "weight-or-constant",  # tester14 #1: a 0-d alpha once a hyperparameter (PASS)
+    "scalars.py::PReLUDenseF64NoGrad": "weight-or-constant",  # tester14 #1: np.float64 alpha, the same
+    "state.py::AnnealedTanhCounts": "forward-changes-state",  # tester14 #4: a call counter, no training argument
     # verify10 (Y1, Y28): a backward that steps its own weights, read at the rate 0.25 it is given
     "selfstep.py::SgdDenseDxAfterStep": "dx-after-step",
     "selfstep.py::SgdDenseRateTwice": "factor",
@@ -268,7 +271,8 @@ CORRECT = ["linear.py::LinearOutIn", "linear.py::LinearInOut", "activations.py::
            "activations.py::DropoutModuleFlag", "activations.py::DropoutInTrain", "activations.py::NetSubTraining",
            "styles.py::ValueLinear", "styles.py::BiasLinear", "styles.py::DLfS2Tied", "styles.py::HiddenBias",
            "styles.py::NnfsDenseKeepsBoth", "styles.py::GridSum",
-           "styles.py::BufferedLinear",
+           "styles.py::BufferedLinear", "scalars.py::PReLUDense", "scalars.py::PReLUDenseF64",
+           "state.py::AnnealedTanh",
            "selfstep.py::SgdDense", "selfstep.py::SgdData", "selfstep.py::SgdModel", "losses.py::TwoLayerNet",
            "selfstep.py::SgdParamsDict", "selfstep.py::SgdParamsList", "selfstep.py::SgdClassRate",
            "selfstep.py::SgdOwnClassRate", "selfstep.py::SgdGlobalRate", "selfstep.py::SgdConfigRate",
