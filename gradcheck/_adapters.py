@@ -2284,7 +2284,7 @@ def _used_arrays(obj, inputs, kw, names, children=None):
             if _hyperparameter(old):  # a rate, an eps: moving it may break forward (binomial(1, p > 1)), M4
                 used.append(n)  # taken as read: a parameter only if backward sets its gradient
                 continue
-            if _scalar(old):  # np.array(0.25), np.float64(0.25): an array like any other (tester14 #1)
+            if _number_like(old):  # np.array(0.25), np.float64(0.25): an array like any other (tester14 #1)
                 if _scalar_used(obj, rewind, inputs, kw, (o, key, old), y0):
                     used.append(n)
                 continue
@@ -2312,7 +2312,7 @@ def _all_finite(y) -> bool:
         return True
 
 
-def _scalar(v) -> bool:
+def _number_like(v) -> bool:
     """A number forward may read as a hyperparameter (``self.rate = 0.5``, ``np.array(0.5)``): a float
     (:func:`_is_number`) or a 0-d array, which :func:`_used_arrays` does not move (tester13 M4: a dropout's rate moved
     past 1 made forward raise, so no array's use was measured); it is a parameter only if backward sets its
@@ -3746,7 +3746,7 @@ def _attribute_style(obj, inputs, kw, info, found):
     pairs, tied, views, named = _one_per_memory(obj, children, pairs, info)  # enc.W is dec.W; self.Wx = self.W[:D]
     if not pairs:  # no stored gradient: a 0-d rate or eps not named like a weight is no parameter (M4's dropout rate)
         info["unchecked"] = [w for w in info["unchecked"]
-                             if not (_scalar(getattr(*_owner(obj, children, w), None)) and _buffer_name(w))]
+                             if not (_number_like(getattr(*_owner(obj, children, w), None)) and _buffer_name(w))]
     if pairs:  # the layer sets gradients: a missing one is a wrong result, unless the array is a buffer
         info["unchecked"], info["buffers"] = _split_buffers([w for w in info["unchecked"] if w not in unsure])
         info["unchecked"] = _buffers_by_behaviour(obj, inputs, kws, info, pairs, children)  # Z15: bg, wts: buffers

@@ -96,6 +96,19 @@ def test_no_function_in_gradcheck_is_longer_than_80_lines():
     assert not KNOWN_LONG - set(long), f"no longer over the limit, remove from KNOWN_LONG: {KNOWN_LONG - set(long)}"
 
 
+def test_no_module_defines_a_function_or_class_twice():
+    """A second ``def _scalar`` in _adapters.py silently replaced the first at import (tester14's helper found it:
+    walk() ran with the usage probe's meaning of a scalar). ruff's F811 only catches a redefinition of an unused
+    name; this catches any, in every package of ours."""
+    twice = []
+    for pkg in ("gradcheck", "autoprop", "manualprop"):
+        for p in sorted((PKG.parent / pkg).rglob("*.py")):
+            names = [n.name for n in ast.parse(p.read_text(encoding="utf-8")).body
+                     if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))]
+            twice += [f"{p.relative_to(PKG.parent)}::{n}" for n in sorted(set(names)) if names.count(n) > 1]
+    assert not twice, "defined twice in one module (the second replaces the first): " + ", ".join(twice)
+
+
 def test_one_difference_kernel():
     """Issue 10: _adapters formed its own central difference ((f+ - f-) / (2 * eps), choosing between a stored
     and a returned dW); every difference quotient is now the kernel's, which the sandbox child gets as text."""
