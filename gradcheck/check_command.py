@@ -990,7 +990,7 @@ def run_check_loss(args, loss, label: str, init: dict[str, Any], shape) -> int:
         finding = value_only[1]
     elif not res.passed and "numerical" in res.gradients and "manual" in res.gradients:
         finding = name_loss_gradient(g, res.gradients["manual"][g], res.gradients["numerical"][g], loss.forward,
-                                     y_true, y_pred, res.rtol)
+                                     y_true, y_pred, res.rtol, loss_arg_names(loss))
     _save(args, lambda: _figures(res, cname, [] if res.passed else [loss_gradient_name(loss)]),
           lambda: {**res.to_dict(), "diagnosis": None if finding is None else vars(finding)})
     if res.passed:
@@ -1045,6 +1045,15 @@ def _loss_lines(loss, res) -> list[str]:
                      "identically 0: L does not depend on it, so forward's order is probably (prediction, "
                      "target): name its arguments (y_pred, y_true) or (x, t) to have them bound by name.")
     return lines
+
+
+def loss_arg_names(loss) -> tuple[str, str]:
+    """forward's names of the prediction and the target of a bound loss (``forward(p=y_pred, q=y_true)``: ``("p",
+    "q")``), for the diagnosis; ``("y_pred", "y_true")`` when its header does not name them."""
+    info = getattr(loss, "protocol", None) or getattr(loss, "info", None) or {}  # RemoteLoss, BoundLoss
+    call = (info.get("call") or "").partition(" and ")[0]
+    got = [re.search(rf"(\w+)={role}\b", call) for role in ("y_pred", "y_true")]
+    return tuple(m.group(1) if m else role for m, role in zip(got, ("y_pred", "y_true")))
 
 
 def _value_only(res, g: str, n: int):

@@ -221,6 +221,9 @@ EXPECTED = {
     "loss_factors.py::MSESignFactor": "factor",
     "loss_factors.py::MSEOverN": "factor-normalisation",
     "loss_factors.py::MSENamedFactor": "factor-power",
+    # session 14 (tester14): an unnamed loss on data of one kind whose backward differentiates the target
+    "loss_order.py::CrossEntropyTargetGrad": "target-gradient",
+    "loss_order.py::KLTargetGrad": "target-gradient",
     # session 14 (tester13 ConfidentNetBuggySigmoid): a sigmoid's bug beside log(y + eps) at high confidence
     "losses.py::ConfidentSigmoidNetEpsNoOut": "first-failing-layer",
 }
@@ -267,6 +270,7 @@ CORRECT = ["linear.py::LinearOutIn", "linear.py::LinearInOut", "activations.py::
            "selfstep.py::SgdPerParamConfigs", "selfstep.py::SgdGradsDict",
            "selfstep.py::SgdGlobalOptimizer", "selfstep.py::SgdNestedConfigRate", "selfstep.py::SgdNestedWeights",
            "loss_factors.py::MSEPredArg", "loss_factors.py::MSENamed", "losses.py::ConfidentSigmoidNet",
+           "loss_order.py::CrossEntropy", "loss_order.py::KL",
            *(f"switches.py::{n}" for n in ("SubModeNet", "SubOwnModeNet", "SubParamNet", "CfgModuleNet", "CfgObjectNet",
                                            "ConfigDictNet", "EnvNet", "FittingNet", "StateNet", "SetTrainingNet",
                                            "BNNet", "ScaleTrainBackward", "ArgAndSubNet", "PropDrop",
@@ -311,18 +315,18 @@ def diagnose_loss(key: str):
 
     from gradcheck import _adapters
     from gradcheck.check import check_loss, loss_gradient_name
-    from gradcheck.check_command import loss_data
+    from gradcheck.check_command import loss_arg_names, loss_data
     from gradcheck.diagnose import name_loss_gradient
 
     fname, cls_name = key.split("::")
     mod = importlib.import_module(f".{fname.removesuffix('.py')}", __name__)
     cls = getattr(mod, cls_name)
-    y_true, y_pred, _ = loss_data("real", "real", mod.LOSS, 0)
+    y_true, y_pred, _ = loss_data(*getattr(mod, "LOSS_DATA", ("real", "real")), mod.LOSS, 0)  # --targets, --pred
     loss = _adapters.BoundLoss(cls(), (y_true, y_pred), getattr(cls, "PRED_ARG", None))
     res = check_loss(loss, y_true, y_pred, twin=None, seed=0)
     g = loss_gradient_name(loss)
     found = None if res.passed else name_loss_gradient(g, res.gradients["manual"][g], res.gradients["numerical"][g],
-                                                       loss.forward, y_true, y_pred, res.rtol)
+                                                       loss.forward, y_true, y_pred, res.rtol, loss_arg_names(loss))
     codes = [found.code] if found is not None else [] if res.passed else ["wrong-values"]
     return SimpleNamespace(passed=res.passed, codes=codes,
                            sentence=lambda: "PASS" if res.passed else found.message if found else "no finding")
