@@ -1246,6 +1246,8 @@ class BoundLoss:
             role = _order_by_role(self, names, *probe)  # Z17: forward(a, b), told by what backward returns
             if getattr(self, "sign_ambiguous", ""):  # tester13 H6: only the user can tell the order
                 raise UnreadableError(_undecidable_order(obj, names, self.sign_ambiguous))
+            if getattr(self, "backward_only", ""):  # tester14: nor when only backward's own result tells it
+                raise UnreadableError(_backward_only_order(obj, names, self.backward_only, *probe))
             if role is not None:
                 roles = ["y_pred", "y_true"] if self.pred_first else ["y_true", "y_pred"]
                 call = f"forward({', '.join(f'{n}={r}' for n, r in zip(names, roles))})" + call[call.index(")") + 1:]
@@ -1346,6 +1348,8 @@ def _order_by_role(loss, names, y_true, y_pred):
         loss.pred_first = good
         if abs(seen[bad][1] - 2.0) < 1e-6 and _mirrored(loss, y_true, y_pred, bad):  # dL/da = -dL/db (L of
             loss.sign_ambiguous = f"{pred},{other}"  # a - b): a sign error reads as the other order exactly
+        elif same_kind(y_true, y_pred):  # tester14: the names and the data say nothing, backward alone would
+            loss.backward_only = f"{pred},{other}"  # decide, so a gradient for the target could never fail
         return (f"backward's result matches the central differences of L with respect to {pred} (relative error "
                 f"{seen[good][1]:.1e}), not {other} ("
                 f"{'the opposite sign' if seen[bad][1] == 2.0 else f'{seen[bad][1]:.1e}'}): {pred} is the prediction")
@@ -1404,6 +1408,43 @@ def _undecidable_order(obj, names, ambiguous: str) -> str:
             f"forward's arguments, as (y_pred, y_true) (Neural Networks from Scratch), (input, target) (PyTorch), "
             f"(y_true, y_pred) (Keras) or (x, t), to have them bound by name, or add --pred-arg {a} or "
             f"--pred-arg {b} to say which is the prediction.")
+
+
+def data_kind(a) -> str:
+    """What an array of loss data is, as ``--pred`` and ``--targets`` draw it: ``"labels"`` (integers), ``"onehot"``
+    (0s and 1s), ``"probs"`` (in (0, 1), rows summing to 1), ``"unit"`` (in (0, 1)) or ``"real"``."""
+    a = np.asarray(a)
+    if a.dtype.kind in "iub":
+        return "labels"
+    a = a.astype(np.float64)
+    if a.size and np.all((a == 0) | (a == 1)):
+        return "onehot"
+    if a.size and np.all((a > 0) & (a < 1)):
+        return "probs" if a.ndim and np.allclose(a.sum(axis=-1), 1.0, rtol=0, atol=1e-9) else "unit"
+    return "real"
+
+
+def same_kind(y_true, y_pred) -> bool:
+    """Whether a loss's target and prediction are arrays of the same shape and kind (:func:`data_kind`), so that
+    the data cannot say which argument of an unnamed ``forward(a, b)`` is the prediction (tester14)."""
+    return np.shape(y_true) == np.shape(y_pred) and data_kind(y_true) == data_kind(y_pred)
+
+
+def _backward_only_order(obj, names, matched: str, y_true, y_pred) -> str:
+    """The usage error of a loss ``forward(a, b)`` whose argument names do not say which is the prediction, on data
+    of one kind for both (:func:`same_kind`), whose backward matches L's gradient with respect to one argument
+    (tester14): right if that one is the prediction, the target's gradient (the wrong argument differentiated) if the
+    other is; the numbers cannot tell the two apart, only the user can."""
+    good, bad = matched.split(",")
+    a, b = names
+    return (f"{type(obj).__name__}.{_forward_signature(obj)}: the argument names do not say which is the "
+            f"prediction, and y_true and y_pred are of the same kind ({data_kind(y_pred)} of shape "
+            f"{tuple(np.shape(y_pred))}), so the data cannot say it either. backward matches dL/d{good} (the central "
+            f"differences of L with respect to {good}), so a correct loss with {good} as the prediction and a loss "
+            f"whose backward differentiates the wrong argument ({bad} the prediction) look the same: which argument "
+            f"is the prediction cannot be read from backward's own result. Name forward's arguments, as (y_pred, "
+            f"y_true) (Neural Networks from Scratch), (input, target) (PyTorch), (y_true, y_pred) (Keras) or (x, t), "
+            f"to have them bound by name, or add --pred-arg {a} or --pred-arg {b} to say which is the prediction.")
 
 
 def _factor(loss, y_true, y_pred, g, seed=1):

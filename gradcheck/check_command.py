@@ -1022,10 +1022,11 @@ def run_check_loss(args, loss, label: str, init: dict[str, Any], shape) -> int:
                      eps=args.eps, name=cname, reference=reference)
     if args.twin and twin is None:  # not "add --twin": it was given
         res.twin_note = twin_note
+    res, eps_note = _loss_eps_reading(args, label, res, y_true, y_pred)  # tester14: the same verdict on every seed
     color = use_color()
     print(f"{label} (loss), y_pred shape {V.fmt_shape(shape)} ({args.pred or 'real'}), {what}"
           + (f", init {json.dumps(init)}" if init else ""))
-    for line in _loss_lines(loss, res):
+    for line in _loss_lines(loss, res) + [eps_note] * bool(eps_note):
         print(V.wrap(line))
     print()
     print(colorize(res.table(), color))
@@ -1035,7 +1036,7 @@ def run_check_loss(args, loss, label: str, init: dict[str, Any], shape) -> int:
         finding = value_only[1]
     elif not res.passed and "numerical" in res.gradients and "manual" in res.gradients:
         finding = name_loss_gradient(g, res.gradients["manual"][g], res.gradients["numerical"][g], loss.forward,
-                                     y_true, y_pred, res.rtol)
+                                     y_true, y_pred, res.rtol, loss_arg_names(loss))
     _save(args, lambda: _figures(res, cname, [] if res.passed else [loss_gradient_name(loss)]),
           lambda: {**res.to_dict(), "diagnosis": None if finding is None else vars(finding)})
     if res.passed:
@@ -1057,6 +1058,32 @@ def run_check_loss(args, loss, label: str, init: dict[str, Any], shape) -> int:
         print(V.wrap(f"diagnosis: {g} matches the {value_only[0]}, L does not: fix the value L; the "
                      "mismatch with central differences follows from it (they differentiate L as it is)."))
     return EXIT_MISMATCH
+
+
+def _loss_eps_reading(args, label: str, res, y_true, y_pred):
+    """``(result, note)`` of a loss check whose forward has a small constant in a log (tester14): the loss's copy
+    without it (:func:`gradcheck._log_eps.eps_free_texts`) is checked on the same data, and the result of the one
+    backward matches is kept, with the NOTE saying which (:func:`gradcheck._log_eps.pick_eps_reading`); ``(res,
+    "")`` when there is no such constant, the copy cannot run, neither matches, or a --reference or --twin is
+    compared too (its values are those of the loss as written)."""
+    from ._log_eps import eps_free_texts, pick_eps_reading
+    from .check import check_loss
+    from .sandbox import sibling_files
+
+    load = getattr(args, "load_edited", None)
+    if load is None or args.reference or args.twin:
+        return res, ""
+    path = label.rpartition("::")[0]
+    texts, consts = eps_free_texts(path, sibling_files(path))
+    if not texts:
+        return res, ""
+    try:
+        with load(texts) as edited:
+            free = check_loss(edited, y_true, y_pred, twin=None, seed=args.seed, rtol=args.rtol, atol=args.atol,
+                              eps=args.eps, name=label.rpartition("::")[2])
+    except Exception:  # noqa: BLE001 - the copy is a probe: if it cannot run, the check stays as it is
+        return res, ""
+    return pick_eps_reading(res, free, consts) or (res, "")
 
 
 def _loss_lines(loss, res) -> list[str]:
@@ -1090,6 +1117,15 @@ def _loss_lines(loss, res) -> list[str]:
                      "identically 0: L does not depend on it, so forward's order is probably (prediction, "
                      "target): name its arguments (y_pred, y_true) or (x, t) to have them bound by name.")
     return lines
+
+
+def loss_arg_names(loss) -> tuple[str, str]:
+    """forward's names of the prediction and the target of a bound loss (``forward(p=y_pred, q=y_true)``: ``("p",
+    "q")``), for the diagnosis; ``("y_pred", "y_true")`` when its header does not name them."""
+    info = getattr(loss, "protocol", None) or getattr(loss, "info", None) or {}  # RemoteLoss, BoundLoss
+    call = (info.get("call") or "").partition(" and ")[0]
+    got = [re.search(rf"(\w+)={role}\b", call) for role in ("y_pred", "y_true")]
+    return tuple(m.group(1) if m else role for m, role in zip(got, ("y_pred", "y_true")))
 
 
 def _value_only(res, g: str, n: int):

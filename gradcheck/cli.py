@@ -250,7 +250,7 @@ def _cmd_check(args) -> int:
                 from .check_command import loss_data
                 probe = loss_data(args.targets or "real", args.pred or "real", shape, args.seed)[:2] \
                     if isinstance(shape[0], int) else None  # several shapes: run_check_loss refuses them
-                obj = sb.load_loss(os.path.basename(path), name, init_kwargs=init, probe=probe, pred_arg=args.pred_arg)
+                obj = _load_loss(sb, args, path, name, init, shape, probe)
             else:
                 probe = V.layer_inputs(args.inputs, np.random.default_rng([args.seed, 3]), name)  # the protocol
                 obj = sb.load_layer(os.path.basename(path), name, init_kwargs=init, seed=args.seed,
@@ -293,10 +293,17 @@ def _cmd_check(args) -> int:
         return failed.exit_code if failed is not None else code
 
 
-def _edited_loader(args, path, name, init, shape, probe):
+def _load_loss(sb, args, path, name, init, shape, probe):
+    """The loss ``name`` of ``path`` loaded in the sandbox ``sb`` for ``--loss``; ``args.load_edited`` then loads it
+    from an edited copy of its files (its forward without a log's eps: the same verdict on every seed, tester14)."""
+    args.load_edited = _edited_loader(args, path, name, init, shape, probe, loss=True)
+    return sb.load_loss(os.path.basename(path), name, init_kwargs=init, probe=probe, pred_arg=args.pred_arg)
+
+
+def _edited_loader(args, path, name, init, shape, probe, loss=False):
     """A context manager ``load(texts)``: the layer ``name`` loaded as :func:`_cmd_check` loads it, from ``path``'s
     files with ``texts`` (``{file name: source}``) in place of some, in a sandbox of its own (used for the copy
-    without a log's eps, :mod:`gradcheck._log_eps`)."""
+    without a log's eps, :mod:`gradcheck._log_eps`); ``loss``: the loss ``name`` as ``--loss`` loads it."""
     import contextlib
     import tempfile
 
@@ -311,6 +318,10 @@ def _edited_loader(args, path, name, init, shape, probe):
                     fh.write(t)
                 files[k] = os.path.join(d, k)
             with Sandbox(files=files, timeout=args.timeout) as sb:
+                if loss:
+                    yield sb.load_loss(os.path.basename(path), name, init_kwargs=init, probe=probe,
+                                       pred_arg=args.pred_arg)
+                    return
                 yield sb.load_layer(os.path.basename(path), name, init_kwargs=init, seed=args.seed,
                                     probe_inputs=probe, targets=_model_targets(args, shape))
     return load

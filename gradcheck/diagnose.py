@@ -207,6 +207,10 @@ DIAGNOSES: dict[str, Record] = {
         "tensor matches backward's, so backward is the exact derivative of the loss without the eps (the two differ "
         "by about eps/y per probability y). This is expected from such an eps, not a bug in backward",
         "{advice}", _NUM),
+    "target-gradient": Record(
+        "gradient for the target", "{t} is not dL/d{pred}: backward returns dL/d{target}, the gradient for the "
+        "target (it matches the central differences of L with respect to {target}, relative error {rel:.1e}): "
+        "backward differentiates the wrong argument", "differentiate L with respect to {pred}, the prediction"),
     # bug signatures
     "transposed": Record("transposed gradient", "{t} is transposed: {how}", "{fix}", _LIN),
     "flipped-kernel": Record(
@@ -1177,7 +1181,7 @@ def _value_signature(m, n, ok, match, is_bias, n_batch, y_size, hint=None,
 
 
 def name_loss_gradient(tensor: str, manual: Any, numerical: Any, forward, y_true: Any, y_pred: Any,
-                       rtol: float = 1e-6) -> Finding | None:
+                       rtol: float = 1e-6, names: tuple[str, str] = ("y_pred", "y_true")) -> Finding | None:
     """Name the bug behind a loss's wrong ``dL/dy_pred`` (``gradcheck check --loss``): :func:`name_signature` (a
     factor of the loss's normalisation), the missing factor of a power (:func:`name_power_factor`), else a small
     constant inside a log (:func:`name_log_eps`).
@@ -1194,17 +1198,66 @@ def name_loss_gradient(tensor: str, manual: Any, numerical: Any, forward, y_true
         The data the check used (``y_pred`` of shape (N, ...): N the batch size).
     rtol : float, default 1e-6
         The check's tolerance (for the eps's advice).
+    names : tuple of str, default ("y_pred", "y_true")
+        forward's names of the prediction and the target (the gradient for the target is named by them).
 
     Returns
     -------
     Finding or None
     """
     shape = np.shape(y_pred)
+    if (found := name_target_gradient(tensor, manual, numerical, forward, y_true, y_pred, names)) is not None:
+        return found
     found = name_signature(tensor, manual, numerical, n_batch=shape[0] if len(shape) > 1 else 1,
                            y_size=int(np.prod(shape)), loss=True)
     if found is not None and found.code == "factor":  # 1/2 where L is a square: the square's factor 2
         found = name_power_factor(tensor, manual, numerical, forward, y_true, y_pred) or found
     return found or name_log_eps(tensor, manual, numerical, y_true, y_pred, rtol)
+
+
+def name_target_gradient(tensor: str, manual: Any, numerical: Any, forward, y_true: Any, y_pred: Any,
+                         names: tuple[str, str] = ("y_pred", "y_true")) -> Finding | None:
+    """A loss's backward that returns L's gradient with respect to the target, not the prediction (tester14: the
+    cross-entropy's -log(p)/N, dL/dq, for -q/(p N)): ``manual`` matches the central differences of ``forward`` in
+    ``y_true`` along three random directions (to a relative 1e-5) and is no multiple of ``numerical`` (a loss of
+    ``y_pred - y_true``, whose two gradients differ by their sign, is left to the sign's diagnosis).
+
+    Parameters
+    ----------
+    tensor : str
+        Display name (``"dy_pred"``).
+    manual, numerical : array_like
+        Backward's result and the central differences of L with respect to ``y_pred``.
+    forward : callable
+        ``forward(y_true, y_pred) -> L``, the loss as checked.
+    y_true, y_pred : array_like
+        The data the check used (float targets of ``y_pred``'s shape; else there is no such gradient).
+    names : tuple of str, default ("y_pred", "y_true")
+        forward's names of the prediction and the target.
+
+    Returns
+    -------
+    Finding or None
+        ``"target-gradient"``, or None.
+    """
+    m, n = np.asarray(manual, dtype=np.float64), np.asarray(numerical, dtype=np.float64)
+    t = np.asarray(y_true)
+    if t.dtype.kind != "f" or t.shape != m.shape or m.shape != n.shape or not np.all(np.isfinite(m)):
+        return None
+    if np.any(n) and close(m, float(np.sum(m * n) / np.sum(n * n)) * n, 1e-5, 1e-9):
+        return None
+    rng, h, worst = np.random.default_rng(7), 1e-5 * max(1.0, float(np.max(np.abs(t)))), 0.0
+    for _ in range(3):
+        u = rng.standard_normal(t.shape)
+        try:
+            num = difference_quotient(lambda s, u=u: float(forward(t + s * u, y_pred)), h)
+        except Exception:  # noqa: BLE001 - a loss that refuses other targets: no such reading
+            return None
+        man = float(np.sum(m * u))
+        worst = max(worst, abs(num - man) / max(abs(num) + abs(man), 1e-12))
+    if not worst < 1e-5:
+        return None
+    return _find("target-gradient", tensor, pred=names[0], target=names[1], rel=worst)
 
 
 def name_power_factor(tensor: str, manual: Any, numerical: Any, forward, y_true: Any, y_pred: Any) -> Finding | None:

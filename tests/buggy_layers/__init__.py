@@ -232,6 +232,12 @@ EXPECTED = {
     "loss_factors.py::MSESignFactor": "factor",
     "loss_factors.py::MSEOverN": "factor-normalisation",
     "loss_factors.py::MSENamedFactor": "factor-power",
+    # session 14 (tester14): an unnamed loss on data of one kind whose backward differentiates the target
+    "loss_order.py::CrossEntropyTargetGrad": "target-gradient",
+    "loss_order.py::KLTargetGrad": "target-gradient",
+    # session 14 (tester14): a sign or a factor wrong beside forward's log(y + 1e-7), failing whatever the seed
+    "loss_eps.py::SoftmaxWithLossEpsSign": "softmax-ce-sign",
+    "loss_eps.py::SoftmaxWithLossEpsFactor": "factor",
     # session 14 (tester13 ConfidentNetBuggySigmoid): a sigmoid's bug beside log(y + eps) at high confidence
     "losses.py::ConfidentSigmoidNetEpsNoOut": "first-failing-layer",
 }
@@ -282,6 +288,8 @@ CORRECT = ["linear.py::LinearOutIn", "linear.py::LinearInOut", "activations.py::
            "loss_factors.py::MSEPredArg", "loss_factors.py::MSENamed", "losses.py::ConfidentSigmoidNet",
            "coursera.py::linact", "coursera.py::linactrelu",
            "bn_styles.py::BNParamsDict", "bn_styles.py::BNAttr", "bn_styles.py::KerasBN", "selfstep.py::AdamDense",
+           "loss_order.py::CrossEntropy", "loss_order.py::KL", "loss_eps.py::SoftmaxWithLoss",
+           "loss_eps.py::SoftmaxWithLossKeepsEps",
            *(f"switches.py::{n}" for n in ("SubModeNet", "SubOwnModeNet", "SubParamNet", "CfgModuleNet", "CfgObjectNet",
                                            "ConfigDictNet", "EnvNet", "FittingNet", "StateNet", "SetTrainingNet",
                                            "BNNet", "ScaleTrainBackward", "ArgAndSubNet", "PropDrop",
@@ -328,21 +336,41 @@ def diagnose_loss(key: str):
 
     from gradcheck import _adapters
     from gradcheck.check import check_loss, loss_gradient_name
-    from gradcheck.check_command import loss_data
+    from gradcheck.check_command import loss_arg_names, loss_data
     from gradcheck.diagnose import name_loss_gradient
 
     fname, cls_name = key.split("::")
     mod = importlib.import_module(f".{fname.removesuffix('.py')}", __name__)
     cls = getattr(mod, cls_name)
-    y_true, y_pred, _ = loss_data("real", "real", mod.LOSS, 0)
+    y_true, y_pred, _ = loss_data(*getattr(mod, "LOSS_DATA", ("real", "real")), mod.LOSS, 0)  # --targets, --pred
     loss = _adapters.BoundLoss(cls(), (y_true, y_pred), getattr(cls, "PRED_ARG", None))
     res = check_loss(loss, y_true, y_pred, twin=None, seed=0)
+    res = _eps_reading(mod, cls_name, res, y_true, y_pred)
     g = loss_gradient_name(loss)
     found = None if res.passed else name_loss_gradient(g, res.gradients["manual"][g], res.gradients["numerical"][g],
-                                                       loss.forward, y_true, y_pred, res.rtol)
+                                                       loss.forward, y_true, y_pred, res.rtol, loss_arg_names(loss))
     codes = [found.code] if found is not None else [] if res.passed else ["wrong-values"]
     return SimpleNamespace(passed=res.passed, codes=codes,
                            sentence=lambda: "PASS" if res.passed else found.message if found else "no finding")
+
+
+def _eps_reading(mod, cls_name: str, res, y_true, y_pred):
+    """``res``, or the check of the loss's copy without the eps in forward's log when backward matches that one, as
+    ``gradcheck check --loss`` keeps it (:func:`gradcheck._log_eps.pick_eps_reading`, tester14)."""
+    from gradcheck import _adapters
+    from gradcheck._log_eps import eps_free_text, pick_eps_reading
+    from gradcheck.check import check_loss
+
+    with open(mod.__file__, encoding="utf-8") as fh:
+        got = eps_free_text(fh.read())
+    if got is None:
+        return res
+    ns = {"__name__": f"{mod.__name__}_eps_free"}
+    exec(compile(got[0], mod.__file__, "exec"), ns)  # noqa: S102 - the table's own module, the eps taken out
+    cls = ns[cls_name]
+    free = check_loss(_adapters.BoundLoss(cls(), (y_true, y_pred), getattr(cls, "PRED_ARG", None)), y_true, y_pred,
+                      twin=None, seed=0)
+    return (pick_eps_reading(res, free, got[1]) or (res, ""))[0]
 
 
 def diagnose(key: str, **kw):
