@@ -1404,9 +1404,14 @@ def _undecidable_order(obj, names, ambiguous: str) -> str:
     return (f"{type(obj).__name__}.{_forward_signature(obj)}: the argument names do not say which is the "
             f"prediction, and L depends on {a} and {b} so that dL/d{a} = -dL/d{b} (a loss of {a} - {b}): backward "
             f"returns dL/d{good}, which is correct if {good} is the prediction and has the wrong sign if {bad} is. "
-            f"The numbers cannot tell these two apart; only you can tell which argument is the prediction. Name "
-            f"forward's arguments, as (y_pred, y_true) (Neural Networks from Scratch), (input, target) (PyTorch), "
-            f"(y_true, y_pred) (Keras) or (x, t), to have them bound by name, or add --pred-arg {a} or "
+            f"The numbers cannot tell these two apart; only you can tell which argument is the prediction. "
+            + _name_the_prediction(a, b))
+
+
+def _name_the_prediction(a: str, b: str) -> str:
+    """The end of each usage error of a loss whose argument order gradcheck cannot read: the two ways to say it."""
+    return (f"Name forward's arguments, as (y_pred, y_true) (Neural Networks from Scratch), (input, target) "
+            f"(PyTorch), (y_true, y_pred) (Keras) or (x, t), to have them bound by name, or add --pred-arg {a} or "
             f"--pred-arg {b} to say which is the prediction.")
 
 
@@ -1442,9 +1447,7 @@ def _backward_only_order(obj, names, matched: str, y_true, y_pred) -> str:
             f"{tuple(np.shape(y_pred))}), so the data cannot say it either. backward matches dL/d{good} (the central "
             f"differences of L with respect to {good}), so a correct loss with {good} as the prediction and a loss "
             f"whose backward differentiates the wrong argument ({bad} the prediction) look the same: which argument "
-            f"is the prediction cannot be read from backward's own result. Name forward's arguments, as (y_pred, "
-            f"y_true) (Neural Networks from Scratch), (input, target) (PyTorch), (y_true, y_pred) (Keras) or (x, t), "
-            f"to have them bound by name, or add --pred-arg {a} or --pred-arg {b} to say which is the prediction.")
+            f"is the prediction cannot be read from backward's own result. " + _name_the_prediction(a, b))
 
 
 def _factor(loss, y_true, y_pred, g, seed=1):
