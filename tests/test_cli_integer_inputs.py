@@ -12,7 +12,7 @@ PASS means on these ids.
 import json
 
 import numpy as np
-from test_cli import both, run, student
+from test_cli import both, run, run_here, student
 
 LAYERS = """
 import numpy as np
@@ -51,7 +51,7 @@ INIT = ["--init", '{"vocab_size": 5, "dim": 3}']
 
 def test_embedding_with_indices_passes_and_checks_dW(tmp_path):
     f = student(tmp_path, LAYERS)
-    p = run("check", f"{f}::Embedding", "--input-shape", "8,4", "--indices", "5", *INIT,
+    p = run("check", f"{f}::Embedding", "--input-shape", "8,4", "--indices", "5", *INIT,  # the console script
             "--mode", "full", "--json", tmp_path / "r.json")
     text = both(p)
     assert p.returncode == 0, text
@@ -64,7 +64,7 @@ def test_embedding_with_indices_passes_and_checks_dW(tmp_path):
 
 def test_buffered_fancy_index_add_is_named(tmp_path):
     f = student(tmp_path, LAYERS)
-    p = run("check", f"{f}::EmbeddingBuffered", "--input-shape", "8,4", "--indices", "5", *INIT)
+    p = run_here("check", f"{f}::EmbeddingBuffered", "--input-shape", "8,4", "--indices", "5", *INIT)
     text = both(p)
     assert p.returncode == 1, text
     assert "keeps one update per row where an index repeats" in text
@@ -74,7 +74,7 @@ def test_buffered_fancy_index_add_is_named(tmp_path):
 def test_cs231n_lookup_returns_dW_only(tmp_path):
     """CS231n's word_embedding_backward returns dW alone: the integer x has none."""
     f = student(tmp_path, LAYERS)
-    p = run("check", f"{f}::word_embedding", "--input-shape", "2,4;5,3", "--indices", "0:5", "--mode", "full")
+    p = run_here("check", f"{f}::word_embedding", "--input-shape", "2,4;5,3", "--indices", "0:5", "--mode", "full")
     text = both(p)
     assert p.returncode == 0, text
     assert "x is an integer input (indices)" in text and "PASS" in text
@@ -82,7 +82,7 @@ def test_cs231n_lookup_returns_dW_only(tmp_path):
 
 def test_without_indices_the_message_says_how(tmp_path):
     f = student(tmp_path, LAYERS)
-    p = run("check", f"{f}::Embedding", "--input-shape", "8,4", *INIT)
+    p = run_here("check", f"{f}::Embedding", "--input-shape", "8,4", *INIT)
     text = both(p)
     assert p.returncode == 3, text
     assert "give --indices HIGH" in text and "standard-normal floats" in text
@@ -91,10 +91,10 @@ def test_without_indices_the_message_says_how(tmp_path):
 def test_bad_indices_are_usage_errors(tmp_path):
     f = student(tmp_path, LAYERS)
     for bad in ("0", "x", "1:5", "0:5,0:6", "-1:5"):
-        p = run("check", f"{f}::Embedding", "--input-shape", "8,4", f"--indices={bad}", *INIT)
+        p = run_here("check", f"{f}::Embedding", "--input-shape", "8,4", f"--indices={bad}", *INIT)
         assert p.returncode == 2, (bad, both(p))
         assert "--indices takes HIGH" in both(p), bad
-    p = run("check", f"{f}::Embedding", "--input-shape", "8,4", "--indices", "5", "--jacobian", *INIT)
+    p = run_here("check", f"{f}::Embedding", "--input-shape", "8,4", "--indices", "5", "--jacobian", *INIT)
     assert p.returncode == 2 and "not with --loss or --jacobian" in both(p)
 
 
@@ -128,6 +128,6 @@ def test_repeated_index_rule_against_a_loop():
 def test_indices_beyond_the_table_name_indices(tmp_path):
     """--indices 9 for a table of 5 rows (the verifying tester's V11b): the message names --indices."""
     f = student(tmp_path, LAYERS)
-    p = run("check", f"{f}::Embedding", "--input-shape", "8,4", "--indices", "9", *INIT)
+    p = run_here("check", f"{f}::Embedding", "--input-shape", "8,4", "--indices", "9", *INIT)
     assert p.returncode == 3
     assert "--indices 9 drew ids up to HIGH - 1" in both(p) and "vocabulary size" in both(p)

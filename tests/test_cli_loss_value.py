@@ -8,7 +8,7 @@ manualprop.MulticlassHinge, so the reference the test relies on is itself checke
 """
 
 import numpy as np
-from test_cli import both, run, student
+from test_cli import both, run, run_here, student
 
 SVM = """
 import numpy as np
@@ -34,7 +34,7 @@ ARGS = ["--loss", "--input-shape", "6,4", "--targets", "labels"]
 
 def test_reference_catches_a_loss_off_by_a_constant(tmp_path):
     f = student(tmp_path, SVM)
-    p = run("check", f"{f}::svmbug_loss", *ARGS, "--reference", "manualprop.MulticlassHinge")
+    p = run("check", f"{f}::svmbug_loss", *ARGS, "--reference", "manualprop.MulticlassHinge")  # the console script
     text = both(p)
     assert p.returncode == 1, text
     assert "FAIL: svmbug_loss: the loss value L differs from the reference's." in text
@@ -43,7 +43,7 @@ def test_reference_catches_a_loss_off_by_a_constant(tmp_path):
 
 def test_reference_passes_the_right_loss(tmp_path):
     f = student(tmp_path, SVM)
-    p = run("check", f"{f}::svm_loss", *ARGS, "--reference", "manualprop.MulticlassHinge")
+    p = run_here("check", f"{f}::svm_loss", *ARGS, "--reference", "manualprop.MulticlassHinge")
     text = both(p)
     assert p.returncode == 0, text
     assert "PASS: svm_loss: dL/x and L match" in text and "not checked" not in text
@@ -51,7 +51,7 @@ def test_reference_passes_the_right_loss(tmp_path):
 
 def test_without_a_reference_the_pass_says_L_was_not_checked(tmp_path):
     f = student(tmp_path, SVM)
-    p = run("check", f"{f}::svmbug_loss", *ARGS)
+    p = run_here("check", f"{f}::svmbug_loss", *ARGS)
     text = both(p)
     assert p.returncode == 0, text
     assert "the value L itself was not checked" in text and "--reference manualprop.NAME" in text
@@ -84,7 +84,7 @@ def test_pytorch_argument_order_is_named(tmp_path):
             g[np.arange(len(self.t)), self.t] -= 1
             return g / len(self.t)
     """)
-    p = run("check", f"{f}::CEtorch", *ARGS)  # bound by the names now (issue 10, W3): the correct loss passes
+    p = run_here("check", f"{f}::CEtorch", *ARGS)  # bound by the names now (issue 10, W3): the correct loss passes
     assert p.returncode == 0, both(p)
     assert "loss: forward(logits=y_pred, target=y_true): the prediction goes to logits" in p.stdout, both(p)
 
@@ -93,7 +93,7 @@ def test_utf16_source_says_save_as_utf8(tmp_path):
     """A file saved as UTF-16 (Notepad's 'Unicode') got "source code string cannot contain null bytes"."""
     f = tmp_path / "lin16.py"
     f.write_bytes(SVM.encode("utf-16"))
-    p = run("check", f"{f}::svm_loss", *ARGS)
+    p = run_here("check", f"{f}::svm_loss", *ARGS)
     assert p.returncode == 3
     assert "saved as UTF-16" in both(p) and "save it as UTF-8" in both(p)
 
@@ -117,16 +117,16 @@ class CEsum:
 def test_a_loss_value_summed_over_the_batch_is_named_and_its_right_gradient_kept(tmp_path):
     # before: "dy_pred is 6 times too small ... do not divide again", advice that breaks the right gradient
     ref = ("--reference", "manualprop.SoftmaxCrossEntropy")
-    p = run("check", f"{student(tmp_path, CE_SUM.replace('SUM', 'sum'))}::CEsum", *ARGS, *ref)
+    p = run_here("check", f"{student(tmp_path, CE_SUM.replace('SUM', 'sum'))}::CEsum", *ARGS, *ref)
     text = " ".join(both(p).split())
     assert p.returncode == 1, text
     assert "FAIL: CEsum: the loss value L differs from the reference's; gradient mismatch in dy_pred." in text
     assert ("diagnosis: L is 6 times too large: it is the reference's times N = 6, the batch size: a sum over "
             "the batch where the mean is due (divide by N); dy_pred matches the reference's, keep it") in text
     assert "too small" not in text and "do not divide" not in text, text
-    p = run("check", f"{student(tmp_path, CE_SUM.replace('SUM', 'mean'))}::CEsum", *ARGS, *ref)
+    p = run_here("check", f"{student(tmp_path, CE_SUM.replace('SUM', 'mean'))}::CEsum", *ARGS, *ref)
     assert p.returncode == 0 and "PASS: CEsum: dL/y_pred and L match" in both(p), both(p)
-    p = run("check", f"{student(tmp_path, CE_SUM.replace('SUM', 'sum').replace('-np.log', '-np.log2'))}::CEsum",
+    p = run_here("check", f"{student(tmp_path, CE_SUM.replace('SUM', 'sum').replace('-np.log', '-np.log2'))}::CEsum",
             *ARGS, *ref)  # L neither N times nor right, the gradient still the reference's
     text = " ".join(both(p).split())
     assert "diagnosis: dy_pred matches the reference's, L does not: fix the value L" in text, text

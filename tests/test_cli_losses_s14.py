@@ -81,10 +81,10 @@ class MSE:
 
 
 def _mse(tmp_path, backward, *extra, src=MSE_AB, shape="8,3"):
-    from test_cli import both, run, student
+    from test_cli import both, run_here, student
 
     f = student(tmp_path, src.replace("BACKWARD", backward), "mse.py")
-    p = run("check", f"{f}::MSE", "--loss", "--input-shape", shape, *extra)
+    p = run_here("check", f"{f}::MSE", "--loss", "--input-shape", shape, *extra)
     return p, both(p)
 
 
@@ -170,13 +170,13 @@ class Net(TwoLayerNet):
 """
 
 
-def _sigmoid_net(tmp_path, sigmoid, scale, eps):
-    from test_cli import both, run, student
+def _sigmoid_net(tmp_path, sigmoid, scale, eps, console=False):
+    from test_cli import both, run, run_here, student
     from test_cli_losses_s13 import DLFS2
 
     src = DLFS2.replace("EPS", eps) + SIGMOID_NET.replace("SIGMOID", sigmoid).replace("SCALE", scale)
     f = student(tmp_path, src, "sigmoid_net.py")
-    p = run("check", f"{f}::Net", "--input-shape", "5,4", "--targets", "labels:3")
+    p = (run if console else run_here)("check", f"{f}::Net", "--input-shape", "5,4", "--targets", "labels:3")
     return p, both(p)
 
 
@@ -199,5 +199,5 @@ def test_correct_sigmoid_model_keeps_the_log_eps_diagnosis(tmp_path):
 
 
 def test_correct_sigmoid_model_without_eps_passes(tmp_path):
-    p, out = _sigmoid_net(tmp_path, "Sigmoid", "30", "")
+    p, out = _sigmoid_net(tmp_path, "Sigmoid", "30", "", console=True)  # the console script
     assert p.returncode == 0, out

@@ -11,7 +11,7 @@ import textwrap
 
 import numpy as np
 import pytest
-from test_cli import both, run
+from test_cli import both, run, run_here
 from test_protocols import ATTR  # LinearOI: PyTorch's names and layout, weight (out, in)
 
 # --------------------------------------------------------------------------- W7: forward -> (out, cache)
@@ -44,12 +44,13 @@ def write(tmp_path, text, name="student.py"):
     return f
 
 
-def check(path, cls, shape, *extra, init=None):
-    return run("check", f"{path}::{cls}", "--input-shape", shape, *(["--init", init] if init else []), *extra)
+def check(path, cls, shape, *extra, init=None, through=run_here):
+    return through("check", f"{path}::{cls}", "--input-shape", shape, *(["--init", init] if init else []), *extra)
 
 
 def test_a_class_returning_out_and_cache_is_read_as_the_pair_protocol(tmp_path):
-    p = check(write(tmp_path, CACHE.replace("DX", "dz @ self.W.T")), "Cache", "6,4", init='{"n": 4}')
+    p = check(write(tmp_path, CACHE.replace("DX", "dz @ self.W.T")), "Cache", "6,4", init='{"n": 4}',
+              through=run)  # the console script
     out = both(p)
     assert p.returncode == 0, out
     assert ("protocol: attribute style (W/dW, b/db); forward returns (Y, cache) and backward takes (dY, cache): "

@@ -15,7 +15,7 @@ import textwrap
 import numpy as np
 import pytest
 from test_cli import both as flat
-from test_cli import run
+from test_cli import run, run_here
 
 #: forward(X, training=False): random in training mode only, as torch.nn.Dropout.
 TRAINING = """
@@ -60,8 +60,8 @@ def layer(tmp_path, template, draw=STORED, back=RIGHT, name="drop.py"):
     return f
 
 
-def check(f, *extra):
-    return run("check", f"{f}::Dropout", "--input-shape", "4,3", "--init", '{"p": 0.5}', *extra)
+def check(f, *extra, through=run_here):
+    return through("check", f"{f}::Dropout", "--input-shape", "4,3", "--init", '{"p": 0.5}', *extra)
 
 
 # ------------------------------------------------------------------------------------ --twin
@@ -88,7 +88,7 @@ def test_twin_on_a_correct_random_dropout_passes_and_the_header_says_where_the_t
 
 
 def test_twin_on_a_random_dropout_with_a_wrong_backward_fails_on_that_bug(tmp_path):
-    p = check(layer(tmp_path, TRAINING, back=WRONG), "--twin")
+    p = check(layer(tmp_path, TRAINING, back=WRONG), "--twin", through=run)  # the console script
     out = flat(p)
     assert p.returncode == 1, out
     assert "FAIL: Dropout [training]: gradient mismatch in dX." in out  # dX, not the twin's Y

@@ -8,7 +8,7 @@ Each runs the CLI (the student's code in its sandbox) and fails on the code befo
 """
 
 import pytest
-from test_cli import both, run, student
+from test_cli import both, run, run_here, student
 
 # --------------------------------------------------------------------------- finding 1: stored and stepped
 
@@ -45,7 +45,7 @@ def test_a_stored_gradient_beside_the_step_is_checked(tmp_path, stored, step, co
     dW's place and the stored dW, which an optimizer or a reader takes as W's gradient, ignored. Both are checked:
     the one further from a central difference is read, and the FAIL line says which is wrong."""
     src = STORES.replace("STORED_DW", stored).replace("STEP_DW", step)
-    p = run("check", f"{student(tmp_path, src, 'st.py')}::Linear", "--input-shape", "4,5")
+    p = run_here("check", f"{student(tmp_path, src, 'st.py')}::Linear", "--input-shape", "4,5")
     out = both(p)
     assert p.returncode == code, out
     if code:
@@ -82,7 +82,7 @@ def test_a_stored_grads_dict_beside_the_step_is_checked(tmp_path, stored, step, 
     """``self.grads['b'] = dY.mean(0)`` (wrong) with ``self.params['b'] -= lr * dY.sum(0)`` PASSed: the step
     overwrote grads['b']. The stored one is checked too."""
     src = GRADS_DICT.replace("STORED", stored).replace("STEP", step)
-    p = run("check", f"{student(tmp_path, src, 'gd.py')}::Linear", "--input-shape", "4,5")
+    p = run_here("check", f"{student(tmp_path, src, 'gd.py')}::Linear", "--input-shape", "4,5")
     out = both(p)
     assert p.returncode == code, out
     if code:
@@ -150,7 +150,7 @@ def test_a_rate_held_by_a_global_instance_or_two_attributes_deep_is_found(tmp_pa
     found: exit 3 for a correct layer and a wrong one alike. Found, it is set to 0.25 for each call and put back."""
     step, said = STEPS[how]
     src = GLOBAL_HOLDERS.replace("STEP", step).replace("BIAS", bias)
-    p = run("check", f"{student(tmp_path, src, 'gl.py')}::Linear", "--input-shape", "4,5")
+    p = run_here("check", f"{student(tmp_path, src, 'gl.py')}::Linear", "--input-shape", "4,5")
     out = both(p)
     assert p.returncode == code, out
     assert f"it steps with the rate in {said}, set to 0.25" in " ".join(out.split()), out
@@ -161,7 +161,7 @@ def test_a_rate_held_by_a_global_instance_or_two_attributes_deep_is_found(tmp_pa
 def test_a_global_rate_that_cannot_be_set_is_still_not_checkable(tmp_path):
     """A rate in a module-level tuple (``HYPER[0]``) cannot be set: exit 3, naming the weights that moved."""
     src = GLOBAL_HOLDERS.replace("STEP", "self.W -= HYPER[0] * dW; self.b -= HYPER[0] * db").replace("BIAS", "sum")
-    p = run("check", f"{student(tmp_path, src, 'tu.py')}::Linear", "--input-shape", "4,5")
+    p = run("check", f"{student(tmp_path, src, 'tu.py')}::Linear", "--input-shape", "4,5")  # the console script
     out = " ".join(both(p).split())
     assert p.returncode == 3, out
     assert "backward updates the weights itself (W, b moved), at a rate gradcheck could not find or set" in out, out
@@ -245,7 +245,7 @@ class Net:
 def test_weights_nested_two_levels_deep_are_probed(tmp_path, bias, code):
     """``self.layers[0].params['W']`` (a plain object's params dict in a list) stepped in backward was not probed:
     exit 3 for a correct layer. Its steps are read as its gradients, as ``self.block.inner.W``'s are."""
-    p = run("check", f"{student(tmp_path, NESTED.replace('BIAS', bias), 'nest.py')}::Net", "--input-shape", "4,5")
+    p = run_here("check", f"{student(tmp_path, NESTED.replace('BIAS', bias), 'nest.py')}::Net", "--input-shape", "4,5")
     out = " ".join(both(p).split())
     assert p.returncode == code, out
     assert "moving block.inner.W, block.inner.b, layers.0.params['W'], layers.0.params['b'])" in out, out

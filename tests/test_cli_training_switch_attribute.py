@@ -10,7 +10,7 @@ import importlib.util
 
 import numpy as np
 import pytest
-from test_cli import both, run, student
+from test_cli import both, run, run_here, student
 from test_cli_training_switch_and_loss_order import DROPOUT
 
 from gradcheck import _adapters
@@ -29,9 +29,9 @@ METHODS = """
 """
 
 
-def checked(path, *extra):
-    """``gradcheck check path::Dropout`` on an 8x6 input (48 entries: a mask of 12 dropped all of them once in 4,096 runs, and a Dropout whose every entry is dropped has dX = 0 right or wrong): the process and its output, unwrapped."""
-    p = run("check", f"{path}::Dropout", "--input-shape", "8,6", *extra)
+def checked(path, *extra, through=run_here):
+    """``gradcheck check path::Dropout`` on an 8x6 input (48 entries: a mask of 12 dropped all of them once in 4,096 runs, and a Dropout whose every entry is dropped has dX = 0 right or wrong): the process and its output, unwrapped; ``through`` ``run`` for the console script."""
+    p = through("check", f"{path}::Dropout", "--input-shape", "8,6", *extra)
     return p, both(p)
 
 
@@ -59,7 +59,7 @@ def test_attribute_set_by_the_training_loop_is_set_for_each_mode(tmp_path, attr)
 
 
 def test_correct_attribute_dropout_passes_both_modes(tmp_path):
-    p, out = checked(attribute(tmp_path, right=True))
+    p, out = checked(attribute(tmp_path, right=True), through=run)  # the console script
     assert "mode: eval and training (self.training = False, then True)" in out, out
     assert p.returncode == 0 and "PASS: Dropout" in out and "WARNING" not in out, out
 

@@ -6,7 +6,7 @@ when these walks stopped at one object or at depth 3; each correct twin at the s
 import numpy as np
 import oracles
 from test_cli import both as flat
-from test_cli import run, student
+from test_cli import run, run_here, student
 
 from gradcheck import _adapters as AD
 
@@ -96,11 +96,11 @@ def deep_backward(dout, cache):
 """
 
 
-def _check(tmp_path, src, target, shape="4,5", **subs):
+def _check(tmp_path, src, target, shape="4,5", through=run_here, **subs):
     for k, v in subs.items():
         src = src.replace(k, repr(v))
     f = student(tmp_path, src, f"{target.lower()}_{'_'.join(map(str, subs.values()))}.py")
-    p = run("check", f"{f}::{target}", "--input-shape", shape)
+    p = through("check", f"{f}::{target}", "--input-shape", shape)
     return flat(p), p.returncode
 
 
@@ -136,7 +136,7 @@ def test_deep_plain_object_gradients_against_central_differences():
 def test_a_fix_mask_four_containers_deep_holds_the_mask(tmp_path):
     # _fix_masks walked .layers three deep: the mask was not held, training mode read "random forward" (the
     # planted dW bug unnamed there, the correct layer FAILed)
-    out, rc = _check(tmp_path, MASKS, "DeepDropout", HALF=0.5)
+    out, rc = _check(tmp_path, MASKS, "DeepDropout", through=run, HALF=0.5)  # the console script
     assert rc == 1 and "FAIL: DeepDropout [training]: gradient mismatch in dnet.blocks.0.0.lin.W." in out, out
     assert "fix_mask(True) on MaskDrop" in out and "random forward" not in out
     good, good_rc = _check(tmp_path, MASKS, "DeepDropout", HALF=1.0)

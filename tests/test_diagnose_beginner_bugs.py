@@ -19,6 +19,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from test_cli import run_here
 
 from gradcheck import _adapters
 from gradcheck.diagnose import (
@@ -234,7 +235,7 @@ class Correct(StaleLinear):
 
 
 def test_cli_class_attribute_cache_fails(files):
-    p = run("check", "misc.py::ClassStale", "--input-shape", "8,4", cwd=files)
+    p = run_here("check", "misc.py::ClassStale", "--input-shape", "8,4", cwd=files)
     assert p.returncode == 1, p.stdout + p.stderr
     assert "right at the first input the layer saw but wrong at another one" in flat(p.stdout)
 
@@ -265,7 +266,7 @@ def test_clone_of_a_remote_layer_has_its_own_cache(files):
 @pytest.mark.parametrize("mode", ["fast", "full"])
 def test_cli_stale_cache_fails_with_the_finding(files, mode, tmp_path):
     out = tmp_path / "d.json"
-    p = run("check", "misc.py::StaleCache", "--input-shape", "8,4", "--mode", mode, "--json", out, cwd=files)
+    p = run_here("check", "misc.py::StaleCache", "--input-shape", "8,4", "--mode", mode, "--json", out, cwd=files)
     assert p.returncode == 1, p.stdout + p.stderr
     assert "backward uses the cache of an earlier forward, not of the last one (dW)" in flat(p.stdout)
     assert "PASS" not in p.stdout
@@ -274,14 +275,14 @@ def test_cli_stale_cache_fails_with_the_finding(files, mode, tmp_path):
 
 
 def test_cli_forward_that_ignores_new_inputs_fails(files):
-    p = run("check", "misc.py::StaleY", "--input-shape", "8,4", cwd=files)
+    p = run_here("check", "misc.py::StaleY", "--input-shape", "8,4", cwd=files)
     assert p.returncode == 1, p.stdout + p.stderr
     assert "forward returns what an earlier call computed" in flat(p.stdout)
     assert "the layer ignores new inputs" in flat(p.stdout)
 
 
 def test_cli_fresh_cache_passes(files):
-    p = run("check", "misc.py::Fresh", "--input-shape", "8,4", cwd=files)
+    p = run("check", "misc.py::Fresh", "--input-shape", "8,4", cwd=files)  # the console script
     assert p.returncode == 0, p.stdout + p.stderr
 
 
@@ -303,7 +304,7 @@ def test_cli_fresh_cache_passes(files):
      ["dx lacks the gradient through the batch mean and variance"]),
 ])
 def test_cli_names_the_beginner_bug(files, target, shape, init, words):
-    p = run("check", target, "--input-shape", shape, *(["--init", init] if init else []), cwd=files)
+    p = run_here("check", target, "--input-shape", shape, *(["--init", init] if init else []), cwd=files)
     assert p.returncode == 1, p.stdout + p.stderr
     text = flat(p.stdout)
     assert "no known bug pattern" not in text
@@ -373,14 +374,14 @@ def test_cli_cs231n_dropout_is_told_to_seed_dropout_param(tmp_path):
     assert fresh.count("default_rng") == 2 and "rng.random(" in fresh
     (tmp_path / "csdrop.py").write_text(textwrap.dedent(fresh))
     init = {"dropout_param": {"p": 0.5, "mode": "train"}}
-    p = run("check", "csdrop.py::dropout", "--input-shape", "8,5", "--init", json.dumps(init), cwd=tmp_path)
+    p = run_here("check", "csdrop.py::dropout", "--input-shape", "8,5", "--init", json.dumps(init), cwd=tmp_path)
     text = flat(p.stdout)
     # not checkable as it stands: exit 3 (tester9 W15), with the advice that makes it checkable
     assert p.returncode == 3 and "non-deterministic" in text, p.stdout + p.stderr
     assert "give dropout_param a 'seed'" in text and "np.random.seed(dropout_param['seed'])" in text
     assert "fix_mask" not in text
     init["dropout_param"]["seed"] = 0  # as advised: the check runs and names the bug
-    p = run("check", "csdrop.py::dropout", "--input-shape", "8,5", "--init", json.dumps(init), cwd=tmp_path)
+    p = run_here("check", "csdrop.py::dropout", "--input-shape", "8,5", "--init", json.dumps(init), cwd=tmp_path)
     assert p.returncode == 1 and "the forward's scale 2 (1 / the keep probability) is missing in backward" in flat(p.stdout), p.stdout + p.stderr
 
 
@@ -389,7 +390,7 @@ def test_cli_cs231n_dropout_on_the_global_generator_is_rewound(tmp_path):
     (as gradcheck.diagnose_layer does in process), so the check runs and names the planted bug."""
     (tmp_path / "csdrop.py").write_text(textwrap.dedent(CSDROP))
     init = {"dropout_param": {"p": 0.5, "mode": "train"}}
-    p = run("check", "csdrop.py::dropout", "--input-shape", "8,5", "--init", json.dumps(init), cwd=tmp_path)
+    p = run_here("check", "csdrop.py::dropout", "--input-shape", "8,5", "--init", json.dumps(init), cwd=tmp_path)
     text = flat(p.stdout)
     assert p.returncode == 1, p.stdout + p.stderr
     assert "the forward's scale 2 (1 / the keep probability) is missing in backward" in text, text

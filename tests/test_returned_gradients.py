@@ -8,7 +8,7 @@ what was expected."""
 import json
 
 import pytest
-from test_cli import both, run, student
+from test_cli import both, run, run_here, student
 
 LINEAR = """
 import numpy as np
@@ -63,13 +63,13 @@ class Cell:
 """
 
 
-def check(f, cls="Linear", shape="4,5", *extra):
-    return run("check", f"{f}::{cls}", "--input-shape", shape, *extra)
+def check(f, cls="Linear", shape="4,5", *extra, through=run_here):
+    return through("check", f"{f}::{cls}", "--input-shape", shape, *extra)
 
 
 def test_attribute_layer_returning_its_weights_gradients_is_checked(tmp_path):
     f = student(tmp_path, LINEAR.replace("{RETURN}", RIGHT))
-    p = check(f, "Linear", "4,5", "--json", tmp_path / "d.json")
+    p = check(f, "Linear", "4,5", "--json", tmp_path / "d.json", through=run)  # the console script
     t = both(p)
     assert p.returncode == 0, t
     assert ("protocol: backward(dY) -> (dX, dW, db), read as one gradient per input, then one per weight in the "

@@ -11,7 +11,7 @@ import textwrap
 import numpy as np
 import oracles
 import pytest
-from test_cli import run
+from test_cli import run, run_here
 
 from gradcheck import _adapters as AD
 
@@ -166,8 +166,8 @@ def layers(tmp_path_factory):
     return f
 
 
-def check(f, cls, shape, *extra):
-    return run("check", f"{f}::{cls}", "--input-shape", shape, *extra)
+def check(f, cls, shape, *extra, through=run_here):
+    return through("check", f"{f}::{cls}", "--input-shape", shape, *extra)
 
 
 def module(f):
@@ -187,7 +187,7 @@ def central(f, W, h=1e-6):
 # ------------------------------------------------------------------ views of one weight (tester7 T10)
 
 def test_split_views_with_a_wrong_block_fail_and_the_block_is_named(layers):
-    p = check(layers, "RNNSplitViews", "4,5")
+    p = check(layers, "RNNSplitViews", "4,5", through=run)  # the console script
     t = text(p)
     assert p.returncode == 1, t
     assert "protocol: attribute style (W/dW); Wx and Wh are views of W: W is perturbed (moving them) and dW checked" in t

@@ -3,7 +3,7 @@ Y6, Y12, Y16, Z15); the planted bugs are also in tests/buggy_layers/styles.py.""
 
 import numpy as np
 import pytest
-from test_cli import both, run, student
+from test_cli import both, run, run_here, student
 
 from gradcheck import _adapters as AD
 
@@ -25,7 +25,7 @@ class Scale:
 
 def test_a_swap_in_attributes_is_named_by_the_students_attributes(tmp_path):
     """Z11: the diagnosis said grads['gamma'] = dgamma where the student wrote self.dgamma."""
-    p = run("check", f"{student(tmp_path, SWAP, 'z11.py')}::Scale", "--input-shape", "6,3")
+    p = run_here("check", f"{student(tmp_path, SWAP, 'z11.py')}::Scale", "--input-shape", "6,3")
     out = both(p)
     assert p.returncode == 1, out
     assert "self.dgamma holds the gradient of beta and vice versa" in out, out
@@ -59,7 +59,7 @@ class Dense:
 def test_a_tensor_objects_value_and_gradient_are_the_weight_and_its_gradient(tmp_path, val, grad, bug):
     """Y25 (wrong PASS): W.value with W.gradient was "without gradients", dX alone checked: a x2 dW passed."""
     body = VALUE.replace("VAL", val).replace("GRAD", grad).replace("BUG", str(bug))
-    p = run("check", f"{student(tmp_path, body, f'y25_{val}_{grad}_{bug}.py')}::Dense", "--input-shape", "6,5")
+    p = run_here("check", f"{student(tmp_path, body, f'y25_{val}_{grad}_{bug}.py')}::Dense", "--input-shape", "6,5")
     out = both(p)
     assert "without gradients" not in out, out
     if bug == 1:
@@ -87,7 +87,7 @@ class Dense:
 @pytest.mark.parametrize("plus_b", ["", "+ self.b"])
 def test_a_bias_forward_ignores_is_checked_when_backward_writes_its_gradient(tmp_path, plus_b):
     """NoBias (wrong PASS): forward X @ W, backward db = dY.sum(0): PASS with dX, dW. b's numerical gradient is 0."""
-    p = run("check", f"{student(tmp_path, NOBIAS.replace('PLUS_B', plus_b), f'nobias{len(plus_b)}.py')}::Dense",
+    p = run_here("check", f"{student(tmp_path, NOBIAS.replace('PLUS_B', plus_b), f'nobias{len(plus_b)}.py')}::Dense",
             "--input-shape", "6,5")
     out = both(p)
     if plus_b:
@@ -154,7 +154,7 @@ class Net:
 def test_weights_tied_through_a_transpose_and_listed_twice_sum_their_gradients_once(tmp_path, bug):
     """Y12 (wrong FAIL): W_out = W_in.T in a DLfS-2 model's params: the book's remove_duplicate sums g_in + g_out.T;
     gradcheck added g_out.T twice (once as params[1], once as layers.1.params[0], the same array)."""
-    p = run("check", f"{student(tmp_path, TIED.replace('BUG', str(bug)), f'tied{bug}.py')}::Net",
+    p = run_here("check", f"{student(tmp_path, TIED.replace('BUG', str(bug)), f'tied{bug}.py')}::Net",
             "--input-shape", "6,5")
     out = both(p)
     assert "params[1] and layers.1.params[0] are one array listed twice" in out, out
@@ -185,7 +185,7 @@ def test_the_cli_refuses_a_model_of_copies_with_exit_3(tmp_path):
 
     body = DLFS2.replace("STORE", IN_PLACE).replace("self.params += layer.params",
                                                     "self.params += [p.copy() for p in layer.params]")
-    p = run("check", f"{student(tmp_path, body, 'copies.py')}::Net", "--input-shape", "6,5")
+    p = run("check", f"{student(tmp_path, body, 'copies.py')}::Net", "--input-shape", "6,5")  # the console script
     out = both(p)
     assert p.returncode == 3 and "PASS" not in out, out
     assert "Net.params[0] and params[1] are copies of layers.0.params[0] and layers.0.params[1]" in out, out
@@ -214,7 +214,7 @@ def test_a_stored_dx_beside_the_returned_one_is_checked_too(tmp_path, name, stor
     """Y6 (wrong PASS): backward returned a right dX and stored a wrong self.dinputs (what NNFS's next layer
     reads): the returned one alone was checked. The one further from a finite difference is read, and named."""
     body = STORED_DX.replace("NAME", name).replace("STORED", str(stored)).replace("RETURNED", str(returned))
-    p = run("check", f"{student(tmp_path, body, f'y6_{name}_{stored}_{returned + 1}.py')}::Dense", "--input-shape",
+    p = run_here("check", f"{student(tmp_path, body, f'y6_{name}_{stored}_{returned + 1}.py')}::Dense", "--input-shape",
             "6,5")
     out = both(p)
     if stored == returned:
@@ -284,7 +284,7 @@ def test_arrays_without_gradients_are_told_from_weights_by_what_the_layer_does(t
     body = BUFFERS.replace("EXTRA", extra).replace("WRITES", str(writes)).replace("BI:", f"{bi}:")
     if not bi:
         body = body.replace("        self.bi = rng.standard_normal(3)\n", "").replace(" + self.bi", "")
-    p = run("check", f"{student(tmp_path, body, f'z15_{extra}_{writes}_{bi}.py')}::L", "--input-shape", "6,5")
+    p = run_here("check", f"{student(tmp_path, body, f'z15_{extra}_{writes}_{bi}.py')}::L", "--input-shape", "6,5")
     out = both(p)
     assert p.returncode == code and words in out, out
     assert ("PASS: L:" in out) == (code == 0), out

@@ -7,7 +7,7 @@ scale in eval only.
 """
 
 import pytest
-from test_cli import both, run, student
+from test_cli import both, run, run_here, student
 
 ARG = """
 import numpy as np
@@ -70,21 +70,22 @@ def _layer(tmp_path, form, bug):
 
 @pytest.mark.parametrize("form", sorted(FORMS))
 def test_a_stage_or_split_switch_is_checked_in_both_modes(tmp_path, form):
-    p = run("check", f"{_layer(tmp_path, form, True)}::Layer", "--input-shape", "8,5")
+    run_ = run if form == "arg-stage-validation" else run_here  # one form through the console script
+    p = run_("check", f"{_layer(tmp_path, form, True)}::Layer", "--input-shape", "8,5")
     out = both(p)
     assert p.returncode == 1, out
     assert "mode: eval and training" in out, out
     assert "FAIL: Layer [eval]: gradient mismatch in dX" in out, out
     assert "Layer [training]: gradient mismatch" not in out, out
     assert "WARNING" not in out, out
-    ev = run("check", f"{_layer(tmp_path, form, True)}::Layer", "--input-shape", "8,5", "--eval")
+    ev = run_("check", f"{_layer(tmp_path, form, True)}::Layer", "--input-shape", "8,5", "--eval")
     assert ev.returncode == 1, both(ev)
-    ok = run("check", f"{_layer(tmp_path, form, False)}::Layer", "--input-shape", "8,5")
+    ok = run_("check", f"{_layer(tmp_path, form, False)}::Layer", "--input-shape", "8,5")
     assert ok.returncode == 0 and "mode: eval and training" in both(ok), both(ok)
 
 
 def test_a_split_argument_compared_with_no_mode_word_stays_no_switch(tmp_path):
     body = ARG.replace("NAME", "split").replace("TRAIN", "'rows'").replace("EVAL", "'cols'").replace("BAD", "self.c")
-    p = run("check", f"{student(tmp_path, body, name='split_rows.py')}::Layer", "--input-shape", "8,5")
+    p = run_here("check", f"{student(tmp_path, body, name='split_rows.py')}::Layer", "--input-shape", "8,5")
     assert p.returncode == 0, both(p)
     assert "mode: eval and training" not in both(p) and "split='test'" not in both(p), both(p)

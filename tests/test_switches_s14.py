@@ -9,7 +9,7 @@ non-finite outputs.
   (the usage probe compared NaN outputs as equal).
 """
 
-from test_cli import both, run, student
+from test_cli import both, run, run_here, student
 
 NAN_FORWARD = """
 import numpy as np
@@ -80,12 +80,12 @@ import pytest  # noqa: E402
 def test_f1_each_value_of_a_plain_switch_is_checked_and_labelled(tmp_path, form):
     init, cond, (first, other) = SETTABLE[form]
     f = _switch_file(tmp_path, init, cond)
-    ok = run("check", f"{f}::Layer", "--input-shape", "4,5")
+    ok = run_here("check", f"{f}::Layer", "--input-shape", "4,5")
     out = both(ok)
     assert ok.returncode == 0, out
     assert f"Layer [{first}] dX" in out and f"Layer [{other}] dX" in out, out
     assert "mode: each value of " in out and "which selects no training mode" in out, out
-    bad = run("check", f"{f}::LayerBug", "--input-shape", "4,5")
+    bad = run_here("check", f"{f}::LayerBug", "--input-shape", "4,5")
     out = both(bad)
     assert bad.returncode == 1, out
     assert f"FAIL: LayerBug [{other}]: gradient mismatch in dX" in out, out
@@ -101,7 +101,7 @@ def test_f1_a_switch_whose_other_values_cannot_each_be_set_is_not_checked(tmp_pa
     NOT CHECKED (exit 3) naming the switch and what was checked, never a PASS."""
     f = _switch_file(tmp_path, init, cond)
     for cls in ("Layer", "LayerBug"):  # the bug is in a branch that never ran: the same verdict
-        p = run("check", f"{f}::{cls}", "--input-shape", "4,5")
+        p = run_here("check", f"{f}::{cls}", "--input-shape", "4,5")
         out = both(p)
         assert p.returncode == 3, out
         assert f"NOT CHECKED: {cls}: forward reads {shown}" in out and f"The check of {cls} passed" in out, out
@@ -135,9 +135,9 @@ def test_f1_a_plain_switch_beside_a_training_argument_is_set_too(tmp_path):
     """forward(X, training) that also reads self.noisy: self.noisy was left as it was (False), its True branch
     never ran, and a bug there PASSed."""
     f = student(tmp_path, TRAINING_AND_SWITCH, "train_and_switch.py")
-    ok = run("check", f"{f}::Layer", "--input-shape", "4,5")
+    ok = run_here("check", f"{f}::Layer", "--input-shape", "4,5")
     assert ok.returncode == 0, both(ok)
     assert "self.noisy = False" in both(ok) and "self.noisy = True" in both(ok), both(ok)
-    bad = run("check", f"{f}::LayerBug", "--input-shape", "4,5")
+    bad = run_here("check", f"{f}::LayerBug", "--input-shape", "4,5")
     out = both(bad)
     assert bad.returncode == 1 and "PASS" not in out, out

@@ -4,7 +4,7 @@ epsilon for eps, rate for p), and a forward that still differs from theirs is na
 different functions, not as a gradient bug of the student's (tester6 D6)."""
 
 import pytest
-from test_cli import both, run, student
+from test_cli import both, run, run_here, student
 
 import autoprop as ap
 import manualprop as mp
@@ -85,16 +85,16 @@ def test_constructor_kwargs_take_init_then_attributes_then_synonyms_then_default
 
 def test_a_twin_gets_the_students_slope_and_a_reference_its_eps(tmp_path):
     f = student(tmp_path, LAYERS.replace("SLOPE", "self.alpha"))
-    p = run("check", f"{f}::LeakyReLU", "--input-shape", "3,4", "--twin")
+    p = run("check", f"{f}::LeakyReLU", "--input-shape", "3,4", "--twin")  # the console script
     assert p.returncode == 0 and "and the forward output match" in both(p), both(p)
-    p = run("check", f"{f}::LayerNorm", "--input-shape", "3,4", "--init", '{"normalized_shape": 4}',
+    p = run_here("check", f"{f}::LayerNorm", "--input-shape", "3,4", "--init", '{"normalized_shape": 4}',
             "--reference", "manualprop.LayerNorm")
     assert p.returncode == 0 and "and the forward output match" in both(p), both(p)
 
 
 def test_a_forward_that_still_differs_is_named_as_two_functions_not_a_gradient_bug(tmp_path):
     f = student(tmp_path, KNAME)
-    p = run("check", f"{f}::LeakyReLU", "--input-shape", "3,4", "--twin")
+    p = run_here("check", f"{f}::LeakyReLU", "--input-shape", "3,4", "--twin")
     out = both(p)
     assert p.returncode == 1
     assert "Y differs from the twin's forward" in out and "its constructor takes negative_slope" in out
@@ -104,6 +104,6 @@ def test_a_forward_that_still_differs_is_named_as_two_functions_not_a_gradient_b
 
 def test_a_wrong_backward_beside_a_twin_is_still_named_as_a_gradient_bug(tmp_path):
     f = student(tmp_path, LAYERS.replace("SLOPE", "0.01"))  # backward ignores the layer's own slope
-    p = run("check", f"{f}::LeakyReLU", "--input-shape", "3,4", "--twin")
+    p = run_here("check", f"{f}::LeakyReLU", "--input-shape", "3,4", "--twin")
     assert p.returncode == 1 and "differs from the twin's forward" not in both(p)
     assert "FAIL: LeakyReLU: gradient mismatch in dX" in both(p)
