@@ -477,7 +477,7 @@ def check_loss(loss: Any, y_true: Any, y_pred: Any, *, twin: Any = "auto", init:
     L = value()
     rtol, atol = cfg.rtol, cfg.atol_for(L, 1.0)
     g = guarded_backward(loss, owner=owner, call="backward()",
-                         expected=f"Expected backward to return dL/{gname[1:]} of shape {ps}.")
+                         expected=f"Expected backward to return dL/{gname} of shape {ps}.")
     sources = {"manual": {"y_pred": V.check_output(g, owner=owner, tensor=gname, produced_by="backward()",
                                                    expected_shape=yp.shape, expected_why="the shape of y_pred")}}
     twin_obj, note = resolve_twin(loss, twin, init, "loss", owner)

@@ -1041,7 +1041,7 @@ def run_check_loss(args, loss, label: str, init: dict[str, Any], shape) -> int:
           lambda: {**res.to_dict(), "diagnosis": None if finding is None else vars(finding)})
     if res.passed:
         valued = any(r.tensor == "L" for r in res.records)
-        what = f"dL/{loss_gradient_name(loss)[1:]}{' and L match' if valued else ' matches'} within rtol={res.rtol:g}"
+        what = f"dL/{loss_gradient_name(loss)}{' and L match' if valued else ' matches'} within rtol={res.rtol:g}"
         print(colorize(f"\nPASS: {cname}: {what}, {res.atol_words()}.", color))
         if not valued:  # a loss off by a constant has the same gradient
             print(V.wrap(f"{cname}: the value L itself was not checked (central differences see only its "

@@ -195,7 +195,7 @@ def test_a_cs231n_loss_functions_gradient_is_named_after_its_first_argument(tmp_
     """softmax_loss(x, y) -> (loss, dx): reports said dy_pred, a name not in the student's code."""
     good = write(tmp_path, SOFTMAX.replace("SIGN", ""), "good.py")
     code, out, _ = gc(capsys, "check", "--loss", f"{good}::softmax_loss", "--input-shape", "4,5", "--targets", "labels")
-    assert code == 0 and "PASS: softmax_loss: dL/x matches" in out and "dy_pred" not in out
+    assert code == 0 and "PASS: softmax_loss: dL/dx matches" in out and "dy_pred" not in out
     bad = write(tmp_path, SOFTMAX.replace("SIGN", "-"), "bad.py")
     code, out, _ = gc(capsys, "check", "--loss", f"{bad}::softmax_loss", "--input-shape", "4,5", "--targets", "labels")
     assert code == 1 and "FAIL: softmax_loss: gradient mismatch in dx." in out and "dy_pred" not in out

@@ -46,7 +46,7 @@ def test_reference_passes_the_right_loss(tmp_path):
     p = run_here("check", f"{f}::svm_loss", *ARGS, "--reference", "manualprop.MulticlassHinge")
     text = both(p)
     assert p.returncode == 0, text
-    assert "PASS: svm_loss: dL/x and L match" in text and "not checked" not in text
+    assert "PASS: svm_loss: dL/dx and L match" in text and "not checked" not in text
 
 
 def test_without_a_reference_the_pass_says_L_was_not_checked(tmp_path):
@@ -125,7 +125,7 @@ def test_a_loss_value_summed_over_the_batch_is_named_and_its_right_gradient_kept
             "the batch where the mean is due (divide by N); dy_pred matches the reference's, keep it") in text
     assert "too small" not in text and "do not divide" not in text, text
     p = run_here("check", f"{student(tmp_path, CE_SUM.replace('SUM', 'mean'))}::CEsum", *ARGS, *ref)
-    assert p.returncode == 0 and "PASS: CEsum: dL/y_pred and L match" in both(p), both(p)
+    assert p.returncode == 0 and "PASS: CEsum: dL/dy_pred and L match" in both(p), both(p)
     p = run_here("check", f"{student(tmp_path, CE_SUM.replace('SUM', 'sum').replace('-np.log', '-np.log2'))}::CEsum",
             *ARGS, *ref)  # L neither N times nor right, the gradient still the reference's
     text = " ".join(both(p).split())

@@ -193,7 +193,7 @@ def test_unnamed_asymmetric_loss_correct_still_passes(tmp_path):
     p = run("check", f"{f}::CE", "--loss", "--input-shape", "5,3", "--targets", "probs")
     out = both(p)
     assert p.returncode == 0, out
-    assert "loss: forward(a=y_pred, b=y_true)" in out and "PASS: CE: dL/y_pred matches" in out, out
+    assert "loss: forward(a=y_pred, b=y_true)" in out and "PASS: CE: dL/dy_pred matches" in out, out
 
 
 LOSS_AB_UNRELATED = """
