@@ -2902,8 +2902,8 @@ def stored_results(obj, inputs=None, training=True):
         weights, after, stored = _probe_steps(obj, bwd, lr, heads, inputs, training) if rated and inputs is not None \
             else (None, False, {})
     except NotPlainStepError as exc:  # an optimizer inside backward: dX alone checked, its steps undone
-        if any(not n.isidentifier() for n in getattr(exc, "weights", ["?"])):  # params['W'], Ws[1], l1.W: as before
-            raise
+        if any(not n.isidentifier() for n in getattr(exc, "weights", ["?"])) or _learning_rate(bwd):  # params['W'],
+            raise  # Ws[1], l1.W, or a rate backward takes as an argument (backward(dY, learning_rate)): as before
         return _steps_undone(obj, fwd, bwd, str(exc))
     notes, read = _sgd_stored_text(weights, stored)
     rated = bool(lr or weights)  # a rate attribute that backward steps no weight with: not a self-stepping one

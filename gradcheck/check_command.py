@@ -175,6 +175,7 @@ def _report(args, layer, diag, cname: str, color: bool, jacobian, unchecked) -> 
         return EXIT_STUDENT
     if diag.passed and info.get("unset_switches"):  # F1: a branch no check ran; never a PASS
         print(colorize("\n" + V.wrap(unset_verdict(cname, info["unset_switches"], diag)), color))
+        return EXIT_STUDENT
     if _passed_but_unpaired(diag) and info.get("not_plain_step"):  # an optimizer inside backward: dX alone
         print(colorize("\n" + V.wrap(_not_plain_line(res, cname, info["not_plain_step"])), color))
         return EXIT_STUDENT

@@ -129,12 +129,14 @@ def test_log_eps_named_from_numbers_against_autograd(labels):
 
 
 @pytest.mark.parametrize("targets", ["onehot", "labels"])
-def test_dlfs_softmax_with_loss_eps_is_named_and_stays_a_fail(tmp_path, targets):
+def test_dlfs_softmax_with_loss_eps_is_named_and_passes(tmp_path, targets):
+    # session 14 (tester14): this FAIL depended on the seed; backward is the derivative of the loss without its
+    # eps (the book's convention), so it PASSes with a NOTE saying so on every seed (tests/test_cli_losses_s14b.py)
     path = student(tmp_path, EPS_LOSS.replace("{bug}", ""))
     p = run("check", f"{path}::SoftmaxWithLoss", "--loss", "--input-shape", "4,3", "--targets", targets)
-    out = both(p)
-    assert p.returncode == 1 and "FAIL: SoftmaxWithLoss" in out, out
-    assert "forward adds a small constant inside a log" in out and "--rtol 1e-05 accepts it" in out, out
+    out = " ".join(both(p).split())
+    assert p.returncode == 0 and "PASS: SoftmaxWithLoss" in out, out
+    assert "NOTE: backward is the derivative of the loss without its 1e-07" in out, out
     p = run("check", f"{path}::SoftmaxWithLoss", "--loss", "--input-shape", "4,3", "--targets", targets,
             "--rtol", "1e-5")
     assert p.returncode == 0, both(p)

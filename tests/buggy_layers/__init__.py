@@ -373,11 +373,16 @@ def _eps_reading(mod, cls_name: str, res, y_true, y_pred):
     return (pick_eps_reading(res, free, got[1]) or (res, ""))[0]
 
 
+def is_loss(key: str) -> bool:
+    """Whether ``key`` is a loss class, of a module with ``LOSS`` (checked by :func:`diagnose_loss`, not :func:`load`)."""
+    return hasattr(importlib.import_module(f".{key.split('::')[0].removesuffix('.py')}", __name__), "LOSS")
+
+
 def diagnose(key: str, **kw):
     """:func:`gradcheck.diagnose.diagnose_layer` on the layer ``key`` with its input and kwargs (``kw`` override)."""
     from gradcheck.diagnose import diagnose_layer
 
-    if hasattr(importlib.import_module(f".{key.split('::')[0].removesuffix('.py')}", __name__), "LOSS"):
+    if is_loss(key):
         return diagnose_loss(key)
     layer, X, kwargs = load(key)
     return diagnose_layer(layer, X, **{**kwargs, **kw})
