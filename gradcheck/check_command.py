@@ -166,9 +166,7 @@ def _report(args, layer, diag, cname: str, color: bool, jacobian, unchecked) -> 
         return EXIT_MISMATCH
     info = getattr(layer, "protocol", None) or {}
     if _passed_but_unpaired(diag) and (fails := _unpaired(info, cname)):
-        print()
-        for line in fails:
-            print(colorize(V.wrap(line), color))
+        print("\n" + "\n".join(colorize(V.wrap(line), color) for line in fails))
         return EXIT_MISMATCH
     if _passed_but_unpaired(diag) and (undecided := _undecided(info, cname)):  # H4: neither PASS nor FAIL
         print(colorize("\n" + V.wrap(undecided), color))

@@ -76,7 +76,10 @@ def test_a_signal_during_the_start_up_checks_exits_as_documented(tmp_path, sig, 
     rc, stdout, stderr, took = _signal_after(_start(subs, out, "--workers", "1"), out, 0.3, sig)
     assert "Traceback" not in stderr, stderr
     assert rc == code and took < 10, (rc, took, stderr)
-    assert f"stopped by {how}" in stderr + stdout, (stdout, stderr)
+    # the start-up checks' own message when the signal lands in them (a loaded machine: every run this session);
+    # on an idle one they can end within the 0.3 s, and the batch's documented stop message is the right one then
+    said = stderr + stdout
+    assert f"stopped by {how}" in said or "interrupted; rerun the same command to resume" in said, (stdout, stderr)
 
 
 @pytest.mark.parametrize("delay", [1.0, 2.5, 4.0, 5.5])
