@@ -306,7 +306,11 @@ class Linear(Layer):
                 X, self._where("forward"), shape=("batch", self.in_features), dtype=self.dtype, ss=True
             )
         params = self.params
-        Y = X @ params["W"].T + params["b"]
+        Y, b = X @ params["W"].T, params["b"]
+        if type(b) is np.ndarray and b.dtype is Y.dtype:
+            Y += b  # in place: the sums of X @ W.T + b without a second (batch, out) array
+        else:  # a bias of another dtype or kind: numpy's promotion, as X @ W.T + b
+            Y = Y + b
         ssy = output_ss(Y, self, "forward", "Y", "X")  # NaN/inf in Y: a parameter, or an overflow
         self.cache = {"X": X, "out_shape": Y.shape, "dtype": Y.dtype}
         self._ss = {"X": ssx, "Y": ssy}

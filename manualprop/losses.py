@@ -150,7 +150,8 @@ class SoftmaxCrossEntropy(Loss):
         shifted = z - np.maximum.reduce(z, axis=1, keepdims=True)
         e = np.exp(shifted)
         s = np.add.reduce(e, axis=1, keepdims=True)
-        p = e / s
+        p = e
+        p /= s  # e is not needed again: the softmax in its place (the same bits as e / s)
         if kind == "labels" and not self.label_smoothing:
             # -log_p[i, y_i] = log(s_i) - shifted[i, y_i] (the same bits): no full log_p
             per = np.log(s[:, 0]) - shifted[np.arange(N), y]
