@@ -240,7 +240,7 @@ def _tanh_d_finite(ans, x):
         return d, True
     m = smallest(d)  # d.min() by argmin (the same element; NaN if any): a third of a reduction
     finite = m == m
-    if m < _TANH_CHEAP:
+    if not m >= _TANH_CHEAP:  # (a NaN elsewhere too: the saturated entries keep their precision)
         saturated = d < _TANH_CHEAP
         s = _sech2(None, x[saturated])
         d[saturated] = s

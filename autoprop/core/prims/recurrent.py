@@ -116,7 +116,7 @@ def _gates_d_arrays(z, a):
     d, test = _output_form(z)
     m = smallest(test) if test.size else 1.0  # NaN if a z is NaN
     finite = m == m
-    if m < _CHEAP:
+    if not m >= _CHEAP:  # (a NaN elsewhere too: the saturated entries keep their precision)
         mask, exact = _saturated(z, test, a)
         d[mask] = exact
     return d, finite
@@ -249,7 +249,7 @@ def _cell_d(ans, h, W, A, key, saved):
         return d, True
     m = smallest(d)
     finite = m == m  # NaN exactly when 1 - y^2 has a NaN
-    if m < _CHEAP:
+    if not m >= _CHEAP:  # (a NaN elsewhere too: the saturated entries keep their precision)
         a = _linear_at_fwd(h, W, A, key) if saved is None else saved
         sat = d < _CHEAP
         s = _sech2(None, a[sat])
