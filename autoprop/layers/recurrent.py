@@ -33,13 +33,13 @@ class _Recurrent(Layer):
             x, shape=("batch", "time", self.input_size), dtype=self.dtype, nonempty=True
         )
         N = x.shape[0]
-        where = f"autoprop.layers.{self!r}.__call__"
         out = []
         for name, s in states.items():
             if s is None:
                 out.append(Tensor(np.zeros((N, self.hidden_size), dtype=self.dtype)))
             else:
                 value = s._value if isinstance(s, Tensor) else s
+                where = f"autoprop.layers.{self!r}.__call__"  # (the layer's repr: only for a given state)
                 check_array(value, where, name, shape=(N, self.hidden_size), dtype=self.dtype)
                 out.append(s if isinstance(s, Tensor) else Tensor(s))
         return x, out

@@ -232,8 +232,8 @@ def _tanh_d_finite(ans, x):
     # accurate there) and 1 / cosh(x)^2 (_sech2) only on the saturated entries, where
     # 1 - y^2 cancels; and whether every entry of the result is finite: the minimum
     # that decides whether any entry is saturated is NaN exactly when 1 - y^2 has a NaN
-    # (np.minimum propagates NaN; 1 - y^2 <= 1 has no +inf), and the saturated entries'
-    # 1 / cosh(x)^2 are looked at (a few entries, usually none)
+    # (argmin finds the first NaN; 1 - y^2 <= 1 has no +inf), and the saturated entries'
+    # 1 / cosh(x)^2 are looked at (a few entries, usually none; with a NaN too)
     d = ans * ans
     np.subtract(1.0, d, out=d)
     if not d.size:
