@@ -51,6 +51,8 @@ import numbers
 
 import numpy as np
 
+from ._extremes import DOT_CHUNK, _vdot, largest, smallest  # noqa: F401  (re-exported)
+
 __all__ = [
     "FLOAT_DTYPES",
     "KNOWN_FINITE",
@@ -180,15 +182,9 @@ def _as_ndarray(X, where: str, name: str) -> np.ndarray:
 
 
 _F64 = np.dtype(np.float64)
-#: ``np.vdot`` without numpy's ``__array_function__`` dispatch (a Python-level call on every use):
-#: the checks read the sum of squares of arrays they already hold as ndarrays
-_vdot = getattr(np.vdot, "_implementation", np.vdot)
-#: The most elements one dot may take. OpenBLAS runs a dot of more than 10,000 elements on all
-#: its threads, and its idle threads then spin: on a machine whose cores are busy (a shared
-#: JupyterHub, a grading server) one such dot of 16,384 elements took 4 ms instead of 40 us,
-#: and gradcheck's Conv2D check 65 s instead of 11 s. Larger arrays are summed in chunks of
-#: this size, in a fixed order (so the value does not depend on the thread count either).
-DOT_CHUNK = 8192
+# _vdot (np.vdot without its dispatch), DOT_CHUNK (the most elements one dot may take),
+# smallest and largest (a whole array's extreme element by argmin/argmax): the kernels of
+# ._extremes, which autoprop's core uses too
 
 
 def sum_of_squares(X: np.ndarray) -> float:
@@ -535,22 +531,6 @@ def check_targets(
 
 
 _UNSIGNED = {np.dtype(f"i{n}"): np.dtype(f"u{n}") for n in (1, 2, 4, 8)}
-
-
-def smallest(a: np.ndarray):
-    """``a.min()`` of a non-empty ndarray as a Python number; NaN if ``a`` holds a NaN, as ``a.min()``.
-
-    By ``argmin`` (which returns the first NaN's index) and ``item``: a whole-array reduction
-    (``np.minimum.reduce(a, axis=None)``) spends about 1.5 us setting up numpy's reduction
-    machinery, ``argmin`` about 0.5 us in all at a few hundred elements; at 16,384 the two
-    cost the same. The same value (the minimum is an element), so the same comparisons.
-    """
-    return a.item(a.argmin())
-
-
-def largest(a: np.ndarray):
-    """``a.max()`` of a non-empty ndarray as a Python number, as :func:`smallest` (NaN if any)."""
-    return a.item(a.argmax())
 
 
 def int64_labels(y_true, n_samples: int, n_classes: int) -> bool:

@@ -33,13 +33,13 @@ class _Recurrent(Layer):
             x, shape=("batch", "time", self.input_size), dtype=self.dtype, nonempty=True
         )
         N = x.shape[0]
-        where = f"autoprop.layers.{self!r}.__call__"
         out = []
         for name, s in states.items():
             if s is None:
                 out.append(Tensor(np.zeros((N, self.hidden_size), dtype=self.dtype)))
             else:
                 value = s._value if isinstance(s, Tensor) else s
+                where = f"autoprop.layers.{self!r}.__call__"  # (the layer's repr: only for a given state)
                 check_array(value, where, name, shape=(N, self.hidden_size), dtype=self.dtype)
                 out.append(s if isinstance(s, Tensor) else Tensor(s))
         return x, out
@@ -49,8 +49,8 @@ class _Recurrent(Layer):
         record on ``x`` seen as (N*T, D), back to A (N, T, G*H).
 
         One matrix product instead of T small ones, forward and backward (``dW_ih`` is one
-        ``g^T x``, ``dX`` one ``g W_ih``). Step t reads ``A[:, t]`` (RNN and LSTM inside
-        their step's ``linear_at`` record, GRU as a slice); the reverse walk writes the
+        ``g^T x``, ``dX`` one ``g W_ih``). The GRU's step t reads ``A[:, t]`` as a slice (RNN
+        and LSTM read their rows inside their step's record: :meth:`_steps`); the reverse walk writes the
         steps' gradients into one (N, T, G*H) array (``tape.Scatter``), not a zero-filled
         array per step.
         """
@@ -60,11 +60,15 @@ class _Recurrent(Layer):
 
     def _steps(self, x):
         """``(A, key_t for t)``: :meth:`_input_projection` with both biases, ``b_ih + b_hh``
-        (RNN, LSTM), and the key ``(:, t)`` of each step, for ``linear_at(h, W_hh, A, key)``
-        (``h W_hh^T + A[:, t]``: one record per step, no slice record)."""
+        (RNN, LSTM), left as (N*T, G*H), and the key of each step's rows, ``t::T`` (sample n's
+        step t is row ``n*T + t``: the same numbers as ``A.reshape(N, T, -1)[:, t]``), for
+        ``linear_at(h, W_hh, A, key)`` (``h W_hh^T + A[t::T]``: one record per step, no slice
+        record, and no record to reshape A)."""
         v = self.variables
-        A = self._input_projection(x, v["b_ih"] + v["b_hh"])
-        return A, [(slice(None), t) for t in range(x.shape[1])]
+        N, T, D = x.shape
+        b = v["b_ih"] + v["b_hh"]  # (recorded first, as before)
+        A = R.linear(R.reshape(x, shape=(N * T, D)), v["W_ih"], b)
+        return A, [slice(t, None, T) for t in range(T)]
 
 
 class RNN(_Recurrent):
@@ -99,7 +103,7 @@ class RNN(_Recurrent):
         hs = []
         A, keys = self._steps(x)
         for key in keys:
-            h = R.rnn_cell(h, W_hh, A, key=key)  # tanh(h W_hh^T + A[:, t]): one record
+            h = R.rnn_cell(h, W_hh, A, key=key)  # tanh(h W_hh^T + A[t::T]): one record
             hs.append(h)
         return R.stack(hs, axis=1)  # (N, T, H), one record, not via np.stack's dispatch
 
@@ -139,7 +143,7 @@ class LSTM(_Recurrent):
         hs = []
         A, keys = self._steps(x)
         for key in keys:
-            a = R.linear_at(h, W_hh, A, key=key)  # A[:, t] + h W_hh^T, (N, 4H): one record
+            a = R.linear_at(h, W_hh, A, key=key)  # A[t::T] + h W_hh^T, (N, 4H): one record
             z = R.lstm_gates(a)  # sigmoid on blocks i, f, o, tanh on g: one record
             i, f, g, o = z[:, :H], z[:, H : 2 * H], z[:, 2 * H : 3 * H], z[:, 3 * H :]
             c = f * c + i * g

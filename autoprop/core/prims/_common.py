@@ -7,6 +7,8 @@ from cmath import isfinite as _isfinite  # real and complex scalars
 
 import numpy as np
 
+from manualprop._extremes import squares_finite  # (a kernel: numpy only)
+
 from ..tape import NotSaved
 from ..tensor import Tensor
 
@@ -164,11 +166,12 @@ def _value_only(fn):
 
 
 def _all_finite(r):
-    """True when ``r`` (ndarray, Tensor or scalar) has no inf or nan: one pass (a sum;
-    an overflowing sum only sends a finite ``r`` down the slow path, which is exact too)."""
+    """True when ``r`` (ndarray, Tensor or scalar) has no inf or nan: one pass (a dot or a
+    sum, ``squares_finite``; an overflow only sends a finite ``r`` down the slow path, which
+    is exact too)."""
     v = r._value if isinstance(r, Tensor) else r
     if type(v) is np.ndarray and v.dtype.kind in "fc":  # the usual case: one reduction
-        return _isfinite(np.add.reduce(v, axis=None))  # v.sum() without its two Python frames
+        return squares_finite(v)
     s = v.sum() if hasattr(v, "sum") else v
     return s.dtype.kind not in "fc" or _isfinite(s) if hasattr(s, "dtype") else _isfinite(s)
 
@@ -201,7 +204,7 @@ def times(g, factor):
     """``g * factor`` under the 0·inf rule (:func:`zero_rule`)."""
     r = g * factor
     if type(r) is np.ndarray and r.dtype.kind in "fc":  # the usual case: _all_finite, inlined
-        if _isfinite(np.add.reduce(r, axis=None)):
+        if squares_finite(r):  # (r . r, one BLAS dot: a third of np.add.reduce's cost)
             return r
     elif _all_finite(r):
         return r

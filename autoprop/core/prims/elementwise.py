@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from manualprop._extremes import smallest  # (a kernel: numpy only)
+
 from ..registry import defnondiff, defnumpy, defprim, linear_jvp
 from ..tensor import Tensor
 from ._common import (
@@ -230,15 +232,15 @@ def _tanh_d_finite(ans, x):
     # accurate there) and 1 / cosh(x)^2 (_sech2) only on the saturated entries, where
     # 1 - y^2 cancels; and whether every entry of the result is finite: the minimum
     # that decides whether any entry is saturated is NaN exactly when 1 - y^2 has a NaN
-    # (np.minimum propagates NaN; 1 - y^2 <= 1 has no +inf), and the saturated entries'
-    # 1 / cosh(x)^2 are looked at (a few entries, usually none)
+    # (argmin finds the first NaN; 1 - y^2 <= 1 has no +inf), and the saturated entries'
+    # 1 / cosh(x)^2 are looked at (a few entries, usually none; with a NaN too)
     d = ans * ans
     np.subtract(1.0, d, out=d)
     if not d.size:
         return d, True
-    m = np.minimum.reduce(d, axis=None)  # d.min(), without its Python wrapper (the same value)
+    m = smallest(d)  # d.min() by argmin (the same element; NaN if any): a third of a reduction
     finite = m == m
-    if m < _TANH_CHEAP:
+    if not m >= _TANH_CHEAP:  # (a NaN elsewhere too: the saturated entries keep their precision)
         saturated = d < _TANH_CHEAP
         s = _sech2(None, x[saturated])
         d[saturated] = s

@@ -38,6 +38,8 @@ from functools import partial
 
 import numpy as np
 
+from manualprop._extremes import largest, smallest  # (kernels: numpy only)
+
 from ..registry import defprim
 from ..tape import WALKS, PartlySaved, WithSaved, keep_entries, whole_value_needed
 from ..tensor import _EXTRA, _FORWARD, _RECORDING, Tensor
@@ -112,9 +114,9 @@ def _gates_d_arrays(z, a):
     """dz/da on arrays: the output form where it is accurate, the form in ``a`` where a gate
     saturates (``1 - s`` or ``1 - g^2`` below 1/8). Returns ``(d, finite)`` (times_into)."""
     d, test = _output_form(z)
-    m = np.minimum.reduce(test, axis=None) if test.size else 1.0  # NaN if a z is NaN
+    m = smallest(test) if test.size else 1.0  # NaN if a z is NaN
     finite = m == m
-    if m < _CHEAP:
+    if not m >= _CHEAP:  # (a NaN elsewhere too: the saturated entries keep their precision)
         mask, exact = _saturated(z, test, a)
         d[mask] = exact
     return d, finite
@@ -174,7 +176,7 @@ def _gates_keep(a, shared):
     # one differentiates the VJP through all of a
     if shared or type(a) is not np.ndarray or a.dtype.kind != "f":
         return a
-    if np.maximum.reduce(a, axis=None) <= _KEEP_G and np.minimum.reduce(a, axis=None) >= -_KEEP_G:
+    if largest(a) <= _KEEP_G and smallest(a) >= -_KEEP_G:  # (False if a NaN: argmax finds it)
         return keep_entries(a)  # every |a| <= 1.6, no NaN: no entry (_gates_d_unsaturated)
     H = a.shape[-1] // 4
     keep = a > _KEEP_S
@@ -213,12 +215,14 @@ def _cell_fwd(h, W, A, key):
     y = np.tanh(a)
     if not (_RECORDING or _EXTRA) or a.dtype.kind != "f":
         return y  # nobody differentiates it: nothing to keep
-    m = np.abs(a)
-    top = np.maximum.reduce(m, axis=None) if a.size else 0.0  # NaN if an entry of a is NaN
-    if top <= _RNN_KEEP:  # no entry near saturation and no NaN: nothing of a
+    # a's extreme entries, NaN if an entry is NaN (argmax and argmin find the first NaN):
+    # two cheap looks, not np.abs(a) and a whole-array reduction (session 15)
+    hi, lo = (largest(a), smallest(a)) if a.size else (0.0, 0.0)
+    if hi <= _RNN_KEEP and lo >= -_RNN_KEEP:  # no entry near saturation and no NaN: nothing of a
         return WithSaved((y, keep_entries(a)))
-    if top == top:  # some entries beyond +-1.6: those (usually a few)
-        kept = keep_entries(a, m > _RNN_KEEP)
+    if hi == hi:  # some entries beyond +-1.6: those (usually a few)
+        kept = keep_entries(a, np.abs(a) > _RNN_KEEP)
+        top = max(hi, -lo)
         if top > _COSH_MAX[a.dtype == np.float32] and type(kept) is PartlySaved:
             # where cosh overflows, 1 / cosh(a)^2 is 0 already: kept clipped, so that the VJP
             # takes cosh without _sech2's clip (two ufuncs a step)
@@ -243,9 +247,9 @@ def _cell_d(ans, h, W, A, key, saved):
         return d, True
     if not d.size:
         return d, True
-    m = np.minimum.reduce(d, axis=None)
+    m = smallest(d)
     finite = m == m  # NaN exactly when 1 - y^2 has a NaN
-    if m < _CHEAP:
+    if not m >= _CHEAP:  # (a NaN elsewhere too: the saturated entries keep their precision)
         a = _linear_at_fwd(h, W, A, key) if saved is None else saved
         sat = d < _CHEAP
         s = _sech2(None, a[sat])

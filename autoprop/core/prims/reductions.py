@@ -9,9 +9,9 @@ A reduction's VJP reshapes ``g`` so it broadcasts against the input again
 
 from __future__ import annotations
 
-from cmath import isfinite as _isfinite
-
 import numpy as np
+
+from manualprop._extremes import squares_finite  # (a kernel: numpy only)
 
 from ..registry import PRIMITIVES, defcomposite, defnondiff, defprim, linear_jvp
 from ..tensor import Tensor
@@ -312,7 +312,7 @@ def _row_max(logits):
     of ``m`` is finite only if every max is (and an overflowing sum only takes the exact path
     below)."""
     m = np.maximum.reduce(logits, axis=-1, keepdims=True)
-    if not _isfinite(np.add.reduce(m, axis=None)):
+    if not squares_finite(m):
         m = np.where(np.isfinite(m), m, 0.0)
     return m
 
