@@ -2793,10 +2793,12 @@ def missing_gradients(info) -> list:
     return [str(w) for w in info.get("unchecked") or [] if str(w) not in unsure] + unseen
 
 
-def undecided_text(names, unseen=()) -> str:
+def undecided_text(names, unseen=(), grading=False) -> str:
     """Why a check is NOT CHECKED as a whole (H4): the arrays ``names`` (:func:`missing_gradients`; those of
     ``unseen`` lie outside a params dict) may be weights whose gradients backward forgot or constants, each said with
-    what to do in either case, in the student's own names (``self.dbh``, ``grads['scale']``, ``self._bh``)."""
+    what to do in either case, in the student's own names (``self.dbh``, ``grads['scale']``, ``self._bh``). The
+    declaration offered is check's ``--constants``, or with ``grading`` (a grader's result, read by the student and
+    the staff; a student cannot pass options to the grader) the grading test's ``constants=[...]``."""
     one = len(names) == 1
 
     def grad(w):
@@ -2809,7 +2811,11 @@ def undecided_text(names, unseen=()) -> str:
     return (f"cannot tell whether {', '.join(names)} {'is a weight' if one else 'are weights'} whose "
             f"{'gradient' if one else 'gradients'} backward forgot (then set {', '.join(map(grad, names))}) or "
             f"{'a constant' if one else 'constants'} (then name {'it' if one else 'them'} "
-            f"{', '.join(map(private, names))}, or pass --constants {','.join(names)})")
+            f"{', '.join(map(private, names))}" + (
+                f"; if the assignment gives {'it' if one else 'them'} as {'a constant' if one else 'constants'}, "
+                f"course staff declare {'it' if one else 'them'} in the grading test: "
+                f"grade.layer_gradients(..., constants={[str(n) for n in names]!r}))" if grading else
+                f", or pass --constants {','.join(names)})"))
 
 
 #: Attributes a forward that returns nothing stores its output in, and a backward its input's gradient

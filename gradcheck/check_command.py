@@ -769,16 +769,18 @@ def _not_plain_line(res, cname: str, why: str) -> str:
             f"but the weights' update could not be checked: {why}")
 
 
-def _undecided(info, cname: str) -> str:
+def _undecided(info, cname: str, grading: bool = False) -> str:
     """The NOT CHECKED line of arrays forward reads with no gradient beside weights with theirs
-    (:func:`gradcheck._adapters.missing_gradients`: a forgotten gradient or a constant, H4); "" when none."""
+    (:func:`gradcheck._adapters.missing_gradients`: a forgotten gradient or a constant, H4); "" when none. With
+    ``grading``, the grader's line: the declaration it offers is the grading test's ``constants=[...]``, not check's
+    ``--constants`` (:func:`gradcheck._adapters.undecided_text`)."""
     from ._adapters import missing_gradients, undecided_text
 
     names = missing_gradients(info)
     if not names:
         return ""
     return (f"NOT CHECKED as a whole: {cname}: the gradients that were checked match (see above), but gradcheck "
-            f"{undecided_text(names, [str(w) for w in info.get('unseen') or []])}.")
+            f"{undecided_text(names, [str(w) for w in info.get('unseen') or []], grading)}.")
 
 
 def _hidden_where(w: str) -> str:
