@@ -331,7 +331,9 @@ def mode_keyword(fn):
                             key=lambda w: not w.lower().startswith("train"))
             return (name, evals[0] if evals else "eval" if p.default == "eval" else "test",
                     trains[0] if trains else "train")
-    if unread_flag(fn, ps) is None and (attr := _switch_attr(fn)) is not None \
+    if (flag := unread_flag(fn, ps)) is not None and isinstance(flag[1], bool):  # forward(X, noisy=False)
+        return flag[0], flag[1], not flag[1]  # a plain switch (:func:`_plain`): each value checked, labelled with it
+    if flag is None and (attr := _switch_attr(fn)) is not None \
             and (got := _attr_keyword(fn, attr)) is not None:
         return got
     if unread_flag(fn, ps) is None and (subs := _sublayer_switches(fn)) is not None:  # self.bn.training (T12)
@@ -363,7 +365,11 @@ def _reached_keyword(fn, lead=None):
 def _plain(switch) -> bool:
     """Whether ``(name, eval value, training value)`` is a switch that selects no training mode (``self.noisy``,
     ``self.kind`` 'lin'/'sq': :func:`gradcheck._switch_reach.is_plain`): each of its values is checked, and labelled
-    with it (F1)."""
+    with it (F1). A boolean argument of forward that names no training switch (``forward(X, noisy=False)``,
+    :func:`unread_flag`'s) is one too: its default and the other value are both checked."""
+    name, off = switch[0], switch[1]
+    if isinstance(off, bool) and "," not in name and not name.startswith(("self.", "global ", "env ")):
+        return name not in TRAIN_FLAGS + EVAL_FLAGS + ("training",)
     return _switch_reach.is_plain(*switch, (TRAIN_FLAGS, EVAL_FLAGS, EVAL_WORDS, _flag_kind))
 
 
@@ -3657,7 +3663,8 @@ def _adapt(obj, inputs=None, training=True):
         return obj, {"protocol": "none", "text": "no forward/backward"}  # the caller says what is missing
     mk = mode_keyword(obj.forward)
     tr = _takes_training(obj.forward) and mk is None  # with switches to set: wrapped (Y14)
-    kw = _training_kw(obj.forward, training, mk)
+    unsafe = _unsafe_flag(obj, inputs, mk)
+    kw = _training_kw(obj.forward, training and not unsafe, mk)  # an unsafe flag's probe: its default
     kws = [kw] + ([_training_kw(obj.forward, False, mk)] if kw and training else [])  # eval reads running stats
     info = {"forward_training": tr or mk is not None, "unchecked": [], "unseen": []}
     if mk is not None:  # the header says forward(X, train=False), not training=False
@@ -3668,6 +3675,8 @@ def _adapt(obj, inputs=None, training=True):
         if mk[0] in MODE_STRINGS + WORDED_MODE_STRINGS:  # the words forward compares mode with: both branches reached?
             info["mode_words"] = [repr(w) for w in mode_words(obj.forward, mk[0])]
         info["plain_switch"] = _plain(mk)  # F1: labelled self.noisy=False / True, not eval / training
+        if unsafe:  # forward(X, return_cache=True) gives a tuple: that value cannot be checked (exit 3 unless chosen)
+            info["unsafe_flag"] = [mk[0], _value_text(mk[1]), _value_text(mk[2]), unsafe]
     elif (flag := unread_flag(obj.forward)) is not None:  # forward(X, use_noise=False): only its default runs
         info["unread_flag"] = [flag[0], _value_text(flag[1])]
     elif (star := _unread_varargs(obj.forward, inputs)) is not None:  # forward(x, *args): args[0] a switch
@@ -4608,6 +4617,33 @@ def _wrap(obj, pairs, own=False, tied=None, views=None):
     views = {shown.get(r, r): us for r, us in (views or {}).items()}
     return type(type(obj).__name__, (Adapted,), {"__module__": __name__})(
         obj, pairs, own, tied, views, {n: w for w, n in shown.items()})
+
+
+def _unsafe_flag(obj, inputs, mk) -> str:
+    """For a boolean argument of forward that names no training switch (``forward(X, return_cache=False)``, checked
+    at each value: :func:`_plain`), what its other value does that no check can read, run on a copy of ``obj``
+    with the probe ``inputs``: ``"raised ValueError: ..."`` or ``"returned a tuple, not an array of the default's
+    shape (4, 3)"``; "" when both values give arrays of one shape (or no probe can be run)."""
+    if not (mk and isinstance(mk[1], bool) and _plain(mk) and "," not in mk[0]
+            and not mk[0].startswith(("self.", "global ", "env "))) or not inputs:
+        return ""
+    try:
+        twin = copy.deepcopy(obj)
+    except Exception:  # noqa: BLE001 - an object that cannot be copied: the checks themselves say what fails
+        return ""
+    xs = inputs if isinstance(inputs, (list, tuple)) else [inputs]
+    try:
+        Y = twin.forward(*[np.array(x, copy=True) for x in xs], **{mk[0]: mk[1]})
+    except Exception:  # noqa: BLE001 - the default fails: the check reports it
+        return ""
+    try:
+        other = twin.forward(*[np.array(x, copy=True) for x in xs], **{mk[0]: mk[2]})
+    except Exception as exc:  # noqa: BLE001 - student code
+        return f"raised {type(exc).__name__}: {str(exc)[:120]}"
+    if isinstance(Y, np.ndarray) and not (isinstance(other, np.ndarray) and other.shape == Y.shape):
+        what = f"an array of shape {other.shape}" if isinstance(other, np.ndarray) else f"a {type(other).__name__}"
+        return f"returned {what}, not an array of the default's shape {Y.shape}"
+    return ""
 
 
 def _try(fn, *args):

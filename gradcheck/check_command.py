@@ -499,6 +499,13 @@ def _settable_mode(layer, cname: str, requested, switches: Sequence[str] = ()) -
     NotCheckedError, UsageError
     """
     info = getattr(layer, "protocol", None) or {}
+    if requested == "auto" and (unsafe := info.get("unsafe_flag")):  # forward(X, return_cache=False)
+        name, off, on, why = unsafe
+        raise NotCheckedError(
+            f"{cname}: forward takes {name} ({name}={off} by default), a boolean gradcheck does not read as a "
+            f"training switch, so each of its values is checked; but with {name}={on} forward {why}, which no "
+            f"check can read, so that branch was not checked, nor the layer as a whole. --eval checks {name}={off} "
+            f"(the default) alone; to have {name}={on} checked too, make forward return one array there.")
     if requested == "auto" or info.get("forward_training") is not False:
         return
     opt, mode = ("--training", "training") if requested else ("--eval", "eval")
