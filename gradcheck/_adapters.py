@@ -333,6 +333,8 @@ def mode_keyword(fn):
                     trains[0] if trains else "train")
     if (flag := unread_flag(fn, ps)) is not None and isinstance(flag[1], bool):  # forward(X, noisy=False)
         return flag[0], flag[1], not flag[1]  # a plain switch (:func:`_plain`): each value checked, labelled with it
+    if flag is None and (sw := string_argument(fn, ps)) is not None and len(sw[2]) == 1:  # kind='lin' or 'sq'
+        return sw[0], sw[1], sw[2][0]
     if flag is None and (attr := _switch_attr(fn)) is not None \
             and (got := _attr_keyword(fn, attr)) is not None:
         return got
@@ -362,13 +364,31 @@ def _reached_keyword(fn, lead=None):
                                              tuple(f[2] for f in found))
 
 
+def string_argument(fn, ps=None):
+    """``(name, default, [other values])`` of forward's first argument with a string default that names no mode
+    (``forward(X, kind="relu")``, not :data:`MODE_KEYWORDS`' nor :data:`WORDED_MODE_STRINGS`') and that forward's
+    source compares with other strings that name no mode either (:func:`mode_words`: ``kind == "tanh"``), or None.
+    One other value: a plain switch, each value checked (:func:`mode_keyword`); more: listed by
+    :func:`_unset_switches` (NOT CHECKED, never a PASS of the one branch the default selects)."""
+    for p in (ps or _switch_params(fn)).values():
+        if p.kind not in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY) or not isinstance(p.default, str) \
+                or p.name in (*MODE_KEYWORDS, *WORDED_MODE_STRINGS, "training"):
+            continue
+        others = [w for w in dict.fromkeys(mode_words(fn, p.name)) if isinstance(w, str) and w != p.default]
+        if others and not any(map(_switch_reach.is_mode_word, [p.default, *others])):
+            return p.name, p.default, others[:8]
+    return None
+
+
 def _plain(switch) -> bool:
     """Whether ``(name, eval value, training value)`` is a switch that selects no training mode (``self.noisy``,
     ``self.kind`` 'lin'/'sq': :func:`gradcheck._switch_reach.is_plain`): each of its values is checked, and labelled
     with it (F1). A boolean argument of forward that names no training switch (``forward(X, noisy=False)``,
     :func:`unread_flag`'s) is one too: its default and the other value are both checked."""
     name, off = switch[0], switch[1]
-    if isinstance(off, bool) and "," not in name and not name.startswith(("self.", "global ", "env ")):
+    if isinstance(off, (bool, str)) and "," not in name and not name.startswith(("self.", "global ", "env ")):
+        if isinstance(off, str):  # forward(X, kind='lin'), compared with 'sq' (:func:`string_argument`)
+            return not any(map(_switch_reach.is_mode_word, switch[1:]))
         return name not in TRAIN_FLAGS + EVAL_FLAGS + ("training",)
     return _switch_reach.is_plain(*switch, (TRAIN_FLAGS, EVAL_FLAGS, EVAL_WORDS, _flag_kind))
 
@@ -382,6 +402,8 @@ def _unset_switches(fn, mk) -> list[str]:
                                              skip=tuple(mk[0].split(", ")) if mk else ())
     except (RecursionError, ValueError, TypeError):
         return []
+    if (sw := string_argument(fn)) is not None and len(sw[2]) > 1 and not (mk and mk[0] == sw[0]):
+        found = [(sw[0], sw[1], sw[2]), *found]  # forward(X, kind='relu'), 'tanh', 'sigmoid': an argument
     return [f"{n} = {_value_text(v)}" + (f" (other value{'s' * (len(ws) > 1)} {', '.join(map(_value_text, ws))} "
                                          "not run)" if ws else " (its other values: none found in the class's source)")
             for n, v, ws in found]
@@ -4624,7 +4646,7 @@ def _unsafe_flag(obj, inputs, mk) -> str:
     at each value: :func:`_plain`), what its other value does that no check can read, run on a copy of ``obj``
     with the probe ``inputs``: ``"raised ValueError: ..."`` or ``"returned a tuple, not an array of the default's
     shape (4, 3)"``; "" when both values give arrays of one shape (or no probe can be run)."""
-    if not (mk and isinstance(mk[1], bool) and _plain(mk) and "," not in mk[0]
+    if not (mk and isinstance(mk[1], (bool, str)) and _plain(mk) and "," not in mk[0]
             and not mk[0].startswith(("self.", "global ", "env "))) or not inputs:
         return ""
     try:

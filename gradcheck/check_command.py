@@ -232,7 +232,9 @@ def unset_verdict(cname: str, unset: Sequence[str], diag) -> str:
     return (f"NOT CHECKED: {cname}: forward reads {'; '.join(unset)}. The check of {ran} passed, but only for "
             "the branch that value selects: a bug in the branches of its other values would pass unseen. Make it a "
             "boolean, or give the values it takes in a literal (kind in ('lin', 'sq')), or check each value with "
-            "--init.")
+            "--init" + ("" if all(u.startswith("self.") for u in unset) else
+                        " (an argument of forward: make it an attribute that __init__ sets, self.kind = kind, which "
+                        "--init sets)") + ".")
 
 
 def _buffer_why(info: dict[str, Any], buffers: list[str]) -> str:
@@ -502,8 +504,9 @@ def _settable_mode(layer, cname: str, requested, switches: Sequence[str] = ()) -
     if requested == "auto" and (unsafe := info.get("unsafe_flag")):  # forward(X, return_cache=False)
         name, off, on, why = unsafe
         raise NotCheckedError(
-            f"{cname}: forward takes {name} ({name}={off} by default), a boolean gradcheck does not read as a "
-            f"training switch, so each of its values is checked; but with {name}={on} forward {why}, which no "
+            f"{cname}: forward takes {name} ({name}={off} by default), "
+            f"{'a boolean' if off in ('True', 'False') else f'a string its source compares with {on}'} gradcheck "
+            f"does not read as a training switch, so each of its values is checked; but with {name}={on} forward {why}, which no "
             f"check can read, so that branch was not checked, nor the layer as a whole. --eval checks {name}={off} "
             f"(the default) alone; to have {name}={on} checked too, make forward return one array there.")
     if requested == "auto" or info.get("forward_training") is not False:

@@ -415,3 +415,53 @@ def test_a_switch_in_the_source_that_gradcheck_does_not_set_is_named(tmp_path):
     assert p.returncode == 3 and "PASS" not in out, out
     assert f"not checked (exit 3): BN: --training asks for the training forward, but gradcheck cannot select it: " \
            f"the class tests {shown}" in out, out
+
+
+STRING_ARGS = """
+import numpy as np
+
+class Two:
+    def forward(self, X, kind="lin"):  # 'sq' squares; its backward forgets the 2
+        self.X, self.kind = X, kind
+        return X ** 2 if kind == "sq" else 3.0 * X
+
+    def backward(self, dY):
+        return dY * self.X if self.kind == "sq" else 3.0 * dY
+
+class Three:
+    def forward(self, X, kind="relu"):
+        self.X, self.kind = X, kind
+        if kind == "relu":
+            return np.maximum(X, 0)
+        elif kind == "tanh":
+            return np.tanh(X)
+        elif kind == "sigmoid":
+            return 1 / (1 + np.exp(-X))
+        raise ValueError(kind)
+
+    def backward(self, dY):
+        if self.kind == "relu":
+            return dY * (self.X > 0)
+        if self.kind == "tanh":
+            return dY * (1 - np.tanh(self.X))  # BUG: 1 - tanh**2
+        s = 1 / (1 + np.exp(-self.X))
+        return dY * s * (1 - s)
+"""
+
+
+def test_a_string_argument_is_checked_at_each_value_or_not_checked(tmp_path):
+    """A string argument of forward compared with other strings (no mode words): only its default ran, with no
+    word at all, and a bug in another branch PASSed. Two values: each checked (as a string attribute, F1);
+    three: NOT CHECKED (exit 3), naming the values not run and how to check each."""
+    f = student(tmp_path, STRING_ARGS)
+    p = run_here("check", f"{f}::Two", "--input-shape", "4,3")
+    out = both(p)
+    assert "mode: each value of kind (forward(X, kind='lin', then kind='sq'))" in out, out
+    assert p.returncode == 1 and "FAIL: Two [kind='sq']: gradient mismatch in dX" in out, out
+    p = run_here("check", f"{f}::Three", "--input-shape", "4,3")
+    out = both(p)
+    assert p.returncode == 3 and "PASS" not in out, out
+    assert ("NOT CHECKED: Three: forward reads kind = 'relu' (other values 'tanh', 'sigmoid' not run). The check "
+            "of Three passed, but only for the branch that value selects") in out, out
+    assert "(an argument of forward: make it an attribute that __init__ sets, self.kind = kind, which --init sets)" \
+        in out, out
