@@ -76,8 +76,50 @@ def draw_tape(tape, path=None, title=None, max_ops=60):
         )
     more = len(nodes) - max_ops
     nodes = nodes[:max_ops]
+    items, edges = _graph(nodes)
+    columns, y = _layout(items, edges)
+    ncol, nrow, pos_of = max(columns) + 1, max(len(v) for v in columns.values()), {}
+    fig_w = min(3 + 2.1 * ncol, 40)
+    fig_h = min(1.8 + 1.0 * nrow, 30)
+    fig, ax = plt.subplots(figsize=(fig_w, fig_h))
+    for c, col in columns.items():
+        for key, _l, _k in col:
+            pos_of[key] = (c * 2.3, y[key])
+    colors = {"src": ("#d9f2d9", "#2e7d32"), "op": ("#dbe8fb", "#1f4e9c"),
+              "const": ("#eeeeee", "#888888")}
+    w, h = 1.7, 0.62
+    for a, b in edges:
+        (x0, y0), (x1, y1) = pos_of[a], pos_of[b]
+        ax.annotate("", xy=(x1 - w / 2, y1), xytext=(x0 + w / 2, y0),
+                    arrowprops=dict(arrowstyle="-|>", color="#555555", lw=1.1,
+                                    shrinkA=2, shrinkB=2, connectionstyle="arc3,rad=0.05"))
+    for key, label, kind, _d in items:
+        x, y = pos_of[key]
+        face, edge = colors[kind]
+        ax.add_patch(FancyBboxPatch((x - w / 2, y - h / 2), w, h,
+                                    boxstyle="round,pad=0.02,rounding_size=0.08",
+                                    facecolor=face, edgecolor=edge, lw=1.4))
+        ax.text(x, y, label, ha="center", va="center", fontsize=9,
+                color="#222222" if kind != "const" else "#555555", family="monospace")
+    ax.set_xlim(-1.3, (ncol - 1) * 2.3 + 1.3)
+    ax.set_ylim(-(nrow / 2.0) - 0.3, nrow / 2.0 + 0.3)
+    ax.set_axis_off()
+    heading = title or f"GradientTape: {len(tape._nodes)} recorded ops (forward pass, left to right)"
+    if more > 0:
+        heading += f" - first {max_ops} shown, {more} more"
+    ax.set_title(heading, fontsize=11)
+    fig.tight_layout()
+    if path is not None:
+        fig.savefig(path, dpi=110)
+    return fig
+
+
+def _graph(nodes):
+    """:func:`draw_tape`'s boxes and arrows: ``items`` ``(key, label, kind)`` (``("src", tensor key)``,
+    ``("op", index)``, ``("const", op index, arg index)``) and ``edges`` ``(from key, to key)``, each box's
+    column its depth (sources and constants one column left of their first consumer)."""
     # graph items: ("src", tensor) / ("op", index) / ("const", (op index, arg index))
-    depth, pos_of, items, edges = {}, {}, [], []
+    depth, items, edges = {}, [], []
     out_ids = {n.key: k for k, n in enumerate(nodes)}  # Tensor._key of each output -> op
     for k, node in enumerate(nodes):
         d = 0
@@ -108,13 +150,16 @@ def draw_tape(tape, path=None, title=None, max_ops=60):
     for key, _label, kind in items:
         if kind in ("src", "const"):
             depth[key] = min(depth[b] for b in consumers[key]) - 1
+    return [(key, label, kind, depth[key]) for key, label, kind in items], edges
+
+
+def _layout(items, edges):
+    """:func:`draw_tape`'s ``columns`` ``{depth: [(key, label, kind)]}`` and the height ``y`` of each box: each
+    column ordered by the mean height of its neighbours (barycentre sweeps), so that arrows stay short and
+    rarely cross a box."""
     columns: dict[int, list] = {}
-    for key, label, kind in items:
-        columns.setdefault(depth[key], []).append((key, label, kind))
-    ncol = max(columns) + 1
-    nrow = max(len(v) for v in columns.values())
-    # order each column by the mean height of its neighbours (barycentre sweeps), so
-    # that arrows stay short and rarely cross a box
+    for key, label, kind, d in items:
+        columns.setdefault(d, []).append((key, label, kind))
     neighbours: dict = {}
     for a, b in edges:
         neighbours.setdefault(a, []).append(b)
@@ -131,36 +176,4 @@ def draw_tape(tape, path=None, title=None, max_ops=60):
             n = len(col)
             for r, (key, _l, _k) in enumerate(col):
                 y[key] = (n - 1) / 2.0 - r
-    fig_w = min(3 + 2.1 * ncol, 40)
-    fig_h = min(1.8 + 1.0 * nrow, 30)
-    fig, ax = plt.subplots(figsize=(fig_w, fig_h))
-    for c, col in columns.items():
-        for key, _l, _k in col:
-            pos_of[key] = (c * 2.3, y[key])
-    colors = {"src": ("#d9f2d9", "#2e7d32"), "op": ("#dbe8fb", "#1f4e9c"),
-              "const": ("#eeeeee", "#888888")}
-    w, h = 1.7, 0.62
-    for a, b in edges:
-        (x0, y0), (x1, y1) = pos_of[a], pos_of[b]
-        ax.annotate("", xy=(x1 - w / 2, y1), xytext=(x0 + w / 2, y0),
-                    arrowprops=dict(arrowstyle="-|>", color="#555555", lw=1.1,
-                                    shrinkA=2, shrinkB=2, connectionstyle="arc3,rad=0.05"))
-    for key, label, kind in items:
-        x, y = pos_of[key]
-        face, edge = colors[kind]
-        ax.add_patch(FancyBboxPatch((x - w / 2, y - h / 2), w, h,
-                                    boxstyle="round,pad=0.02,rounding_size=0.08",
-                                    facecolor=face, edgecolor=edge, lw=1.4))
-        ax.text(x, y, label, ha="center", va="center", fontsize=9,
-                color="#222222" if kind != "const" else "#555555", family="monospace")
-    ax.set_xlim(-1.3, (ncol - 1) * 2.3 + 1.3)
-    ax.set_ylim(-(nrow / 2.0) - 0.3, nrow / 2.0 + 0.3)
-    ax.set_axis_off()
-    heading = title or f"GradientTape: {len(tape._nodes)} recorded ops (forward pass, left to right)"
-    if more > 0:
-        heading += f" - first {max_ops} shown, {more} more"
-    ax.set_title(heading, fontsize=11)
-    fig.tight_layout()
-    if path is not None:
-        fig.savefig(path, dpi=110)
-    return fig
+    return columns, y

@@ -6,18 +6,31 @@
 ``errors``, ``plots``, ``train``, ``zoo``, ``cli``.
 """
 
-from .check import CheckResult, Comparison, TensorRecord, check_layer, check_loss, relative_error
-from .diagnose import Diagnosis, Finding, check_vjp, diagnose_layer
-from .errors import (
-    GradcheckError,
-    GradientShapeError,
-    NonFiniteError,
-    ProtocolError,
-    StudentCodeError,
-    TwinError,
-    UsageError,
-)
-from .numerical import DEFAULT_EPS, layer_numerical_gradients, numerical_gradient
+from ._startup import running_as_command as _command
+from ._startup import starting as _starting
+
+with _starting():  # the gradcheck command: a Ctrl-C or SIGTERM while it imports exits 130/143 with a message
+    from .check import (
+        CheckResult,
+        Comparison,
+        TensorRecord,
+        check_layer,
+        check_loss,
+        relative_error,
+    )
+    from .diagnose import Diagnosis, Finding, check_vjp, diagnose_layer
+    from .errors import (
+        GradcheckError,
+        GradientShapeError,
+        NonFiniteError,
+        ProtocolError,
+        StudentCodeError,
+        TwinError,
+        UsageError,
+    )
+    from .numerical import DEFAULT_EPS, layer_numerical_gradients, numerical_gradient
+    if _command():  # the command's own module next, still guarded (its main guards the parser's imports)
+        from . import cli  # noqa: F401
 
 
 def function_pair(forward, backward, **params):

@@ -331,7 +331,11 @@ def mode_keyword(fn):
                             key=lambda w: not w.lower().startswith("train"))
             return (name, evals[0] if evals else "eval" if p.default == "eval" else "test",
                     trains[0] if trains else "train")
-    if unread_flag(fn, ps) is None and (attr := _switch_attr(fn)) is not None \
+    if (flag := unread_flag(fn, ps)) is not None and isinstance(flag[1], bool):  # forward(X, noisy=False)
+        return flag[0], flag[1], not flag[1]  # a plain switch (:func:`_plain`): each value checked, labelled with it
+    if flag is None and (sw := string_argument(fn, ps)) is not None and len(sw[2]) == 1:  # kind='lin' or 'sq'
+        return sw[0], sw[1], sw[2][0]
+    if flag is None and (attr := _switch_attr(fn)) is not None \
             and (got := _attr_keyword(fn, attr)) is not None:
         return got
     if unread_flag(fn, ps) is None and (subs := _sublayer_switches(fn)) is not None:  # self.bn.training (T12)
@@ -360,10 +364,32 @@ def _reached_keyword(fn, lead=None):
                                              tuple(f[2] for f in found))
 
 
+def string_argument(fn, ps=None):
+    """``(name, default, [other values])`` of forward's first argument with a string default that names no mode
+    (``forward(X, kind="relu")``, not :data:`MODE_KEYWORDS`' nor :data:`WORDED_MODE_STRINGS`') and that forward's
+    source compares with other strings that name no mode either (:func:`mode_words`: ``kind == "tanh"``), or None.
+    One other value: a plain switch, each value checked (:func:`mode_keyword`); more: listed by
+    :func:`_unset_switches` (NOT CHECKED, never a PASS of the one branch the default selects)."""
+    for p in (ps or _switch_params(fn)).values():
+        if p.kind not in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY) or not isinstance(p.default, str) \
+                or p.name in (*MODE_KEYWORDS, *WORDED_MODE_STRINGS, "training"):
+            continue
+        others = [w for w in dict.fromkeys(mode_words(fn, p.name)) if isinstance(w, str) and w != p.default]
+        if others and not any(map(_switch_reach.is_mode_word, [p.default, *others])):
+            return p.name, p.default, others[:8]
+    return None
+
+
 def _plain(switch) -> bool:
     """Whether ``(name, eval value, training value)`` is a switch that selects no training mode (``self.noisy``,
     ``self.kind`` 'lin'/'sq': :func:`gradcheck._switch_reach.is_plain`): each of its values is checked, and labelled
-    with it (F1)."""
+    with it (F1). A boolean argument of forward that names no training switch (``forward(X, noisy=False)``,
+    :func:`unread_flag`'s) is one too: its default and the other value are both checked."""
+    name, off = switch[0], switch[1]
+    if isinstance(off, (bool, str)) and "," not in name and not name.startswith(("self.", "global ", "env ")):
+        if isinstance(off, str):  # forward(X, kind='lin'), compared with 'sq' (:func:`string_argument`)
+            return not any(map(_switch_reach.is_mode_word, switch[1:]))
+        return name not in TRAIN_FLAGS + EVAL_FLAGS + ("training",)
     return _switch_reach.is_plain(*switch, (TRAIN_FLAGS, EVAL_FLAGS, EVAL_WORDS, _flag_kind))
 
 
@@ -376,6 +402,8 @@ def _unset_switches(fn, mk) -> list[str]:
                                              skip=tuple(mk[0].split(", ")) if mk else ())
     except (RecursionError, ValueError, TypeError):
         return []
+    if (sw := string_argument(fn)) is not None and len(sw[2]) > 1 and not (mk and mk[0] == sw[0]):
+        found = [(sw[0], sw[1], sw[2]), *found]  # forward(X, kind='relu'), 'tanh', 'sigmoid': an argument
     return [f"{n} = {_value_text(v)}" + (f" (other value{'s' * (len(ws) > 1)} {', '.join(map(_value_text, ws))} "
                                          "not run)" if ws else " (its other values: none found in the class's source)")
             for n, v, ws in found]
@@ -2793,10 +2821,12 @@ def missing_gradients(info) -> list:
     return [str(w) for w in info.get("unchecked") or [] if str(w) not in unsure] + unseen
 
 
-def undecided_text(names, unseen=()) -> str:
+def undecided_text(names, unseen=(), grading=False) -> str:
     """Why a check is NOT CHECKED as a whole (H4): the arrays ``names`` (:func:`missing_gradients`; those of
     ``unseen`` lie outside a params dict) may be weights whose gradients backward forgot or constants, each said with
-    what to do in either case, in the student's own names (``self.dbh``, ``grads['scale']``, ``self._bh``)."""
+    what to do in either case, in the student's own names (``self.dbh``, ``grads['scale']``, ``self._bh``). The
+    declaration offered is check's ``--constants``, or with ``grading`` (a grader's result, read by the student and
+    the staff; a student cannot pass options to the grader) the grading test's ``constants=[...]``."""
     one = len(names) == 1
 
     def grad(w):
@@ -2809,7 +2839,11 @@ def undecided_text(names, unseen=()) -> str:
     return (f"cannot tell whether {', '.join(names)} {'is a weight' if one else 'are weights'} whose "
             f"{'gradient' if one else 'gradients'} backward forgot (then set {', '.join(map(grad, names))}) or "
             f"{'a constant' if one else 'constants'} (then name {'it' if one else 'them'} "
-            f"{', '.join(map(private, names))}, or pass --constants {','.join(names)})")
+            f"{', '.join(map(private, names))}" + (
+                f"; if the assignment gives {'it' if one else 'them'} as {'a constant' if one else 'constants'}, "
+                f"course staff declare {'it' if one else 'them'} in the grading test: "
+                f"grade.layer_gradients(..., constants={[str(n) for n in names]!r}))" if grading else
+                f", or pass --constants {','.join(names)})"))
 
 
 #: Attributes a forward that returns nothing stores its output in, and a backward its input's gradient
@@ -3651,7 +3685,8 @@ def _adapt(obj, inputs=None, training=True):
         return obj, {"protocol": "none", "text": "no forward/backward"}  # the caller says what is missing
     mk = mode_keyword(obj.forward)
     tr = _takes_training(obj.forward) and mk is None  # with switches to set: wrapped (Y14)
-    kw = _training_kw(obj.forward, training, mk)
+    unsafe = _unsafe_flag(obj, inputs, mk)
+    kw = _training_kw(obj.forward, training and not unsafe, mk)  # an unsafe flag's probe: its default
     kws = [kw] + ([_training_kw(obj.forward, False, mk)] if kw and training else [])  # eval reads running stats
     info = {"forward_training": tr or mk is not None, "unchecked": [], "unseen": []}
     if mk is not None:  # the header says forward(X, train=False), not training=False
@@ -3662,6 +3697,8 @@ def _adapt(obj, inputs=None, training=True):
         if mk[0] in MODE_STRINGS + WORDED_MODE_STRINGS:  # the words forward compares mode with: both branches reached?
             info["mode_words"] = [repr(w) for w in mode_words(obj.forward, mk[0])]
         info["plain_switch"] = _plain(mk)  # F1: labelled self.noisy=False / True, not eval / training
+        if unsafe:  # forward(X, return_cache=True) gives a tuple: that value cannot be checked (exit 3 unless chosen)
+            info["unsafe_flag"] = [mk[0], _value_text(mk[1]), _value_text(mk[2]), unsafe]
     elif (flag := unread_flag(obj.forward)) is not None:  # forward(X, use_noise=False): only its default runs
         info["unread_flag"] = [flag[0], _value_text(flag[1])]
     elif (star := _unread_varargs(obj.forward, inputs)) is not None:  # forward(x, *args): args[0] a switch
@@ -4602,6 +4639,33 @@ def _wrap(obj, pairs, own=False, tied=None, views=None):
     views = {shown.get(r, r): us for r, us in (views or {}).items()}
     return type(type(obj).__name__, (Adapted,), {"__module__": __name__})(
         obj, pairs, own, tied, views, {n: w for w, n in shown.items()})
+
+
+def _unsafe_flag(obj, inputs, mk) -> str:
+    """For a boolean argument of forward that names no training switch (``forward(X, return_cache=False)``, checked
+    at each value: :func:`_plain`), what its other value does that no check can read, run on a copy of ``obj``
+    with the probe ``inputs``: ``"raised ValueError: ..."`` or ``"returned a tuple, not an array of the default's
+    shape (4, 3)"``; "" when both values give arrays of one shape (or no probe can be run)."""
+    if not (mk and isinstance(mk[1], (bool, str)) and _plain(mk) and "," not in mk[0]
+            and not mk[0].startswith(("self.", "global ", "env "))) or not inputs:
+        return ""
+    try:
+        twin = copy.deepcopy(obj)
+    except Exception:  # noqa: BLE001 - an object that cannot be copied: the checks themselves say what fails
+        return ""
+    xs = inputs if isinstance(inputs, (list, tuple)) else [inputs]
+    try:
+        Y = twin.forward(*[np.array(x, copy=True) for x in xs], **{mk[0]: mk[1]})
+    except Exception:  # noqa: BLE001 - the default fails: the check reports it
+        return ""
+    try:
+        other = twin.forward(*[np.array(x, copy=True) for x in xs], **{mk[0]: mk[2]})
+    except Exception as exc:  # noqa: BLE001 - student code
+        return f"raised {type(exc).__name__}: {str(exc)[:120]}"
+    if isinstance(Y, np.ndarray) and not (isinstance(other, np.ndarray) and other.shape == Y.shape):
+        what = f"an array of shape {other.shape}" if isinstance(other, np.ndarray) else f"a {type(other).__name__}"
+        return f"returned {what}, not an array of the default's shape {Y.shape}"
+    return ""
 
 
 def _try(fn, *args):

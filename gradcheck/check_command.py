@@ -232,7 +232,9 @@ def unset_verdict(cname: str, unset: Sequence[str], diag) -> str:
     return (f"NOT CHECKED: {cname}: forward reads {'; '.join(unset)}. The check of {ran} passed, but only for "
             "the branch that value selects: a bug in the branches of its other values would pass unseen. Make it a "
             "boolean, or give the values it takes in a literal (kind in ('lin', 'sq')), or check each value with "
-            "--init.")
+            "--init" + ("" if all(u.startswith("self.") for u in unset) else
+                        " (an argument of forward: make it an attribute that __init__ sets, self.kind = kind, which "
+                        "--init sets)") + ".")
 
 
 def _buffer_why(info: dict[str, Any], buffers: list[str]) -> str:
@@ -499,6 +501,14 @@ def _settable_mode(layer, cname: str, requested, switches: Sequence[str] = ()) -
     NotCheckedError, UsageError
     """
     info = getattr(layer, "protocol", None) or {}
+    if requested == "auto" and (unsafe := info.get("unsafe_flag")):  # forward(X, return_cache=False)
+        name, off, on, why = unsafe
+        raise NotCheckedError(
+            f"{cname}: forward takes {name} ({name}={off} by default), "
+            f"{'a boolean' if off in ('True', 'False') else f'a string its source compares with {on}'} gradcheck "
+            f"does not read as a training switch, so each of its values is checked; but with {name}={on} forward {why}, which no "
+            f"check can read, so that branch was not checked, nor the layer as a whole. --eval checks {name}={off} "
+            f"(the default) alone; to have {name}={on} checked too, make forward return one array there.")
     if requested == "auto" or info.get("forward_training") is not False:
         return
     opt, mode = ("--training", "training") if requested else ("--eval", "eval")
@@ -769,16 +779,18 @@ def _not_plain_line(res, cname: str, why: str) -> str:
             f"but the weights' update could not be checked: {why}")
 
 
-def _undecided(info, cname: str) -> str:
+def _undecided(info, cname: str, grading: bool = False) -> str:
     """The NOT CHECKED line of arrays forward reads with no gradient beside weights with theirs
-    (:func:`gradcheck._adapters.missing_gradients`: a forgotten gradient or a constant, H4); "" when none."""
+    (:func:`gradcheck._adapters.missing_gradients`: a forgotten gradient or a constant, H4); "" when none. With
+    ``grading``, the grader's line: the declaration it offers is the grading test's ``constants=[...]``, not check's
+    ``--constants`` (:func:`gradcheck._adapters.undecided_text`)."""
     from ._adapters import missing_gradients, undecided_text
 
     names = missing_gradients(info)
     if not names:
         return ""
     return (f"NOT CHECKED as a whole: {cname}: the gradients that were checked match (see above), but gradcheck "
-            f"{undecided_text(names, [str(w) for w in info.get('unseen') or []])}.")
+            f"{undecided_text(names, [str(w) for w in info.get('unseen') or []], grading)}.")
 
 
 def _hidden_where(w: str) -> str:

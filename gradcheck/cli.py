@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from . import _validation as V
+from ._startup import starting
 from .errors import (
     EXIT_MISMATCH,
     EXIT_PASS,
@@ -592,7 +593,8 @@ def _glued(argv: list[str]) -> list[str]:
 
 def main(argv: list[str] | None = None) -> int:
     """Run the ``gradcheck`` command line; return the exit code (see ``--help``)."""
-    args = build_parser().parse_args(_glued(sys.argv[1:] if argv is None else list(argv)))
+    with starting():  # the command's start-up: the parser imports grade's and assignment's modules
+        args = build_parser().parse_args(_glued(sys.argv[1:] if argv is None else list(argv)))
     old = warnings.showwarning
     warnings.showwarning = _show_warning
     _SHOWN_WARNINGS.clear()

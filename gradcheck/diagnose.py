@@ -2252,6 +2252,15 @@ EVAL_AFTER_TRAINING = (
     "forward's mask")
 
 
+#: The note when eval mode, whose backward cannot run on a fresh layer, was checked after the training mode and both
+#: modes are one (the same output, backward the same bit for bit: a Dropout that drops nothing, p = 1.0 or rate 0.0),
+#: so one row is shown, as for such a layer whose eval backward runs on a fresh layer (tester13 L3).
+SAME_AFTER_TRAINING = (
+    "training and eval forwards give the same output on this input: checked once, in eval mode, after the training "
+    "mode on the same layer (backward after forward(X, training=False) on a fresh layer raised: it reads what only "
+    "a training forward sets)" + SAME_BACKWARD_CHECKED)
+
+
 #: The note when eval mode passed on a fresh layer and failed after the training mode.
 EVAL_AFTER_TRAINING_TOO = (
     "eval mode: forward(X, training=False) returns X itself; checked on a fresh layer it passed, "
@@ -2304,6 +2313,10 @@ def _eval_after_training(layer, X, owner, training, diags, notes, check_eval, se
     raised = noted or fresh is not None and fresh.error is not None
     if mask is None and d.passed and not raised:
         return diags
+    if noted and mask is None and d.passed and diags[-1].passed and _same_output(layer, X, owner, seed, True) \
+            == "same backward":  # L3: a Dropout that drops nothing (p = 1.0) is one layer, whichever its fresh state
+        notes[-1] = SAME_AFTER_TRAINING
+        return [d]
     if training is False:
         why = "backward after it on a fresh layer raised" if raised else "checked on a fresh layer it passed"
         notes.append(EVAL_AFTER_A_TRAINING_FORWARD.format(why=why))

@@ -324,6 +324,12 @@ class Optimizer:
             checked.append(check_update(grad, p, where, label(i)))
         if self.clipnorm is not None or self.global_clipnorm is not None:
             checked = self.clip(checked)
+        self._apply_checked(variables, values, checked)
+
+    def _apply_checked(self, variables: list, values: list, checked: list) -> None:
+        """The update of :meth:`_update_all` once every pair is checked (and clipped): each variable
+        (its array ``values``, read once) takes its step from its checked gradient."""
+        f64, f32, ndarray = _F64, _F32, np.ndarray
         decay, delta_of = self.weight_decay, self._delta
         # plain SGD (no momentum, no decay): its delta, learning_rate * g, computed inline
         lr = (self.learning_rate if not decay and type(self)._delta is SGD._delta and not self.momentum

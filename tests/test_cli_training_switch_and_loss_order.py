@@ -67,22 +67,78 @@ def test_inverted_switch_is_true_in_eval_mode(tmp_path, arg):
     assert p.returncode == 1 and "FAIL: Dropout [training]" in out, out
 
 
-def test_unknown_boolean_is_named_never_no_training_argument(tmp_path):
-    """A boolean of a name gradcheck does not read: its default alone ran; a WARNING names it."""
+def test_unknown_boolean_has_each_value_checked(tmp_path):
+    """A boolean of a name gradcheck does not read (session 14's leftover): only its default ran, with a WARNING,
+    and the buggy branch noisy=True PASSed. Like a switch attribute (F1), each value is now checked, the rows
+    labelled with it, and the bug FAILs."""
     p = run_here("check", f"{dropout(tmp_path, 'noisy')}::Dropout", "--input-shape", "4,3")
     out = both(p)
-    assert "forward has no training argument" not in out, out
-    assert "mode: forward's default alone (forward(X), noisy=False by default)" in out, out
-    assert "WARNING: forward takes a boolean noisy that gradcheck does not read as a training switch" in out, out
-    assert "the branch noisy=True selects never ran" in out, out
+    assert "forward has no training argument" not in out and "WARNING" not in out, out
+    assert ("mode: each value of noisy (forward(X, noisy=False, then noisy=True)): forward takes noisy, which "
+            "selects no training mode: each value is checked (--eval checks noisy=False alone, --training "
+            "noisy=True)") in out, out
+    assert p.returncode == 1 and "FAIL: Dropout [noisy=True]: gradient mismatch in dX" in out, out
+    assert "Dropout [noisy=False] dX" in out, out
 
 
-@pytest.mark.parametrize("arg, default, flag", [("noisy", "False", "--training"), ("noisy", "False", "--eval"),
-                                                ("mode", "0", "--training")])
+@pytest.mark.parametrize("flag, value, code", [("--training", "True", 1), ("--eval", "False", 0)])
+def test_an_unknown_boolean_value_is_picked_by_training_or_eval(tmp_path, flag, value, code):
+    """verify9 X7 said NOT CHECKED for --training/--eval on forward(X, noisy=False): gradcheck could not pass
+    the value. Now --eval picks the default, --training the other value, and the header says which."""
+    p = run_here("check", f"{dropout(tmp_path, 'noisy')}::Dropout", "--input-shape", "4,3", flag)
+    out = both(p)
+    assert p.returncode == code and f"mode: noisy={value} (forward(X, noisy={value})): as {flag} asks" in out, out
+
+
+ODD_FLAGS = """
+import numpy as np
+
+class Verbose:
+    def forward(self, X, verbose=False):  # the same values either way
+        if verbose:
+            print("forward", X.shape)
+        self.X = X
+        return np.tanh(X)
+
+    def backward(self, dY):
+        return dY * (1 - np.tanh(self.X) ** 2)
+
+class ReturnsCache:
+    def forward(self, X, return_cache=False):  # another kind of result
+        self.X = X
+        Y = np.tanh(X)
+        return (Y, {"X": X}) if return_cache else Y
+
+    def backward(self, dY):
+        return dY * (1 - np.tanh(self.X) ** 2)
+"""
+
+
+def test_an_unknown_boolean_whose_other_value_gives_no_array_is_not_checked(tmp_path):
+    """A boolean whose other value changes nothing is checked once (same output, same backward); one whose other
+    value returns something no check can read (a tuple) is NOT CHECKED (exit 3) naming it and how to check the
+    default, which --eval then checks."""
+    f = student(tmp_path, ODD_FLAGS)
+    p = run_here("check", f"{f}::Verbose", "--input-shape", "4,3")
+    out = both(p)
+    assert p.returncode == 0 and "PASS: Verbose" in out and "verbose=True gave the same output" in out, out
+    p = run_here("check", f"{f}::ReturnsCache", "--input-shape", "4,3")
+    out = both(p)
+    assert p.returncode == 3 and "PASS" not in out, out
+    assert ("gradcheck: not checked (exit 3): ReturnsCache: forward takes return_cache (return_cache=False by "
+            "default), a boolean gradcheck does not read as a training switch, so each of its values is checked; "
+            "but with return_cache=True forward returned a tuple, not an array of the default's shape (4, 3), which "
+            "no check can read, so that branch was not checked, nor the layer as a whole. --eval checks "
+            "return_cache=False (the default) alone") in out, out
+    p = run_here("check", f"{f}::ReturnsCache", "--input-shape", "4,3", "--eval")
+    assert p.returncode == 0 and "PASS: ReturnsCache" in both(p), both(p)
+
+
+@pytest.mark.parametrize("arg, default, flag", [("mode", "0", "--training")])
 def test_a_mode_asked_for_that_gradcheck_cannot_select_is_not_checked(tmp_path, arg, default, flag):
-    """verify9 X7: --training on forward(X, noisy=False) or forward(X, mode=0) (training when mode == 1) said
-    "WARNING: --training has no effect here" and PASSed, exit 0: a PASS for a mode that never ran. Now: not
-    checked, exit 3, before any check, naming the mode, the argument and how to make it a switch."""
+    """verify9 X7: --training on forward(X, mode=0) (training when mode == 1) said "WARNING: --training has no
+    effect here" and PASSed, exit 0: a PASS for a mode that never ran. Now: not checked, exit 3, before any
+    check, naming the mode, the argument and how to make it a switch."""
     f = dropout(tmp_path, arg, default, f"{arg} == 1" if arg == "mode" else arg)
     p = run_here("check", f"{f}::Dropout", "--input-shape", "4,3", flag)
     out = both(p)
@@ -91,7 +147,7 @@ def test_a_mode_asked_for_that_gradcheck_cannot_select_is_not_checked(tmp_path, 
     assert f"gradcheck: not checked (exit 3): Dropout: {flag} asks for the {mode} forward, but gradcheck cannot " \
            f"select it: forward takes {arg} ({arg}={default} by default)" in " ".join(out.split()), out
     assert "PASS" not in out and "has no effect" not in out, out
-    assert ("rename noisy to one of them" if arg == "noisy" else "make mode a boolean") in " ".join(out.split()), out
+    assert "make mode a boolean" in " ".join(out.split()), out
 
 
 def test_string_mode_uses_the_layers_own_words(tmp_path):
@@ -359,3 +415,53 @@ def test_a_switch_in_the_source_that_gradcheck_does_not_set_is_named(tmp_path):
     assert p.returncode == 3 and "PASS" not in out, out
     assert f"not checked (exit 3): BN: --training asks for the training forward, but gradcheck cannot select it: " \
            f"the class tests {shown}" in out, out
+
+
+STRING_ARGS = """
+import numpy as np
+
+class Two:
+    def forward(self, X, kind="lin"):  # 'sq' squares; its backward forgets the 2
+        self.X, self.kind = X, kind
+        return X ** 2 if kind == "sq" else 3.0 * X
+
+    def backward(self, dY):
+        return dY * self.X if self.kind == "sq" else 3.0 * dY
+
+class Three:
+    def forward(self, X, kind="relu"):
+        self.X, self.kind = X, kind
+        if kind == "relu":
+            return np.maximum(X, 0)
+        elif kind == "tanh":
+            return np.tanh(X)
+        elif kind == "sigmoid":
+            return 1 / (1 + np.exp(-X))
+        raise ValueError(kind)
+
+    def backward(self, dY):
+        if self.kind == "relu":
+            return dY * (self.X > 0)
+        if self.kind == "tanh":
+            return dY * (1 - np.tanh(self.X))  # BUG: 1 - tanh**2
+        s = 1 / (1 + np.exp(-self.X))
+        return dY * s * (1 - s)
+"""
+
+
+def test_a_string_argument_is_checked_at_each_value_or_not_checked(tmp_path):
+    """A string argument of forward compared with other strings (no mode words): only its default ran, with no
+    word at all, and a bug in another branch PASSed. Two values: each checked (as a string attribute, F1);
+    three: NOT CHECKED (exit 3), naming the values not run and how to check each."""
+    f = student(tmp_path, STRING_ARGS)
+    p = run_here("check", f"{f}::Two", "--input-shape", "4,3")
+    out = both(p)
+    assert "mode: each value of kind (forward(X, kind='lin', then kind='sq'))" in out, out
+    assert p.returncode == 1 and "FAIL: Two [kind='sq']: gradient mismatch in dX" in out, out
+    p = run_here("check", f"{f}::Three", "--input-shape", "4,3")
+    out = both(p)
+    assert p.returncode == 3 and "PASS" not in out, out
+    assert ("NOT CHECKED: Three: forward reads kind = 'relu' (other values 'tanh', 'sigmoid' not run). The check "
+            "of Three passed, but only for the branch that value selects") in out, out
+    assert "(an argument of forward: make it an attribute that __init__ sets, self.kind = kind, which --init sets)" \
+        in out, out

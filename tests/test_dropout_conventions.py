@@ -6,8 +6,10 @@ backward that passes dY through unchanged (the mask forgotten) still FAILs where
 A CS231n pair whose mask drops every entry (mode 'train' from --init, the seed given) PASSed on main: zeros
 compared with zeros."""
 
+import re
+
 import pytest
-from test_cli import both, run, student
+from test_cli import both, run, run_here, student
 
 KEEP_CLASS = """
 import numpy as np
@@ -93,3 +95,48 @@ def test_a_cs231n_pair_is_judged_by_what_its_mask_drops(tmp_path, p, bug, code):
     assert ("PASS: dropout" in out) == (code == 0), out
     if code == 3:
         assert "every entry dropped" in out and NOT_CHECKED in out and "drops every entry" in out, out
+
+
+#: The same layers with no mask before a training forward: the eval forward returns X and leaves ``self.mask``
+#: unset, so backward after it on a fresh layer raises (tester13 L3's keep-probability layer).
+NO_MASK_YET = {"keep": KEEP_CLASS, "rate": RATE_CLASS}
+for _k, _body in list(NO_MASK_YET.items()):
+    NO_MASK_YET[_k] = _body.replace("        if not training:\n            self.mask = None\n            return X",
+                                    "        if not training:\n            return X").replace(
+        "return dY if self.mask is None or self.bug else dY * self.mask", "return dY if self.bug else dY * self.mask")
+
+
+@pytest.mark.parametrize("convention, init", [("keep", '{"p": 1.0}'), ("rate", '{"rate": 0.0}')])
+def test_a_dropout_that_drops_nothing_has_one_header_whatever_its_fresh_state(tmp_path, convention, init):
+    """tester13 L3: keep-probability p = 1.0 showed "eval and training" with two rows, drop-rate 0.0 "checked
+    once": the first layer had no mask before a training forward (its eval check ran after the training mode,
+    ``_eval_after_training``), the second reset it in eval. Each drops nothing, so each mode is the other: one
+    header and one row for both, the note saying how eval was reached."""
+    said = {}
+    for fresh in (False, True):
+        body = (NO_MASK_YET if fresh else {"keep": KEEP_CLASS, "rate": RATE_CLASS})[convention]
+        p = run_here("check", f"{student(tmp_path, body, f'drop_{fresh}.py')}::Dropout", "--input-shape", "4,6",
+                     "--init", init)
+        out = both(p)
+        assert p.returncode == 0 and "PASS: Dropout" in out, out
+        assert len(re.findall(r"^Dropout(?: \[\w+\])?\s+dX\s", p.stdout, re.M)) == 1 and "[training]" not in out, out
+        said[fresh] = " ".join(p.stdout.split("\n\n")[0].split("\n")[2:]).split()  # the header's mode line
+        assert ("after the training mode on the same layer (backward after forward(X, training=False) on a fresh "
+                "layer raised" in out) == fresh, out
+    assert said[True] == said[False], said
+    assert " ".join(said[False]).startswith("mode: eval (forward(X, training=False)): forward takes training, but "
+                                  "training=True gave the same output as training=False on this input, so it was "
+                                  "checked once"), said
+
+
+def test_a_dropout_without_a_mask_yet_still_fails_where_it_drops(tmp_path):
+    """The one-row rule asks for the same output and the same backward: where the mask drops entries (p = 0.5)
+    both modes are shown, a pass-through backward (the mask forgotten) FAILs in training mode, and the layer's
+    eval backward, which multiplies by the mask the training forward left, FAILs in eval mode, named."""
+    f = student(tmp_path, NO_MASK_YET["keep"], "drop_half.py")
+    bad = run_here("check", f"{f}::Dropout", "--input-shape", "4,6", "--init", '{"p": 0.5, "bug": true}')
+    assert bad.returncode == 1 and "FAIL Dropout [training] dX" in both(bad), both(bad)
+    stale = run_here("check", f"{f}::Dropout", "--input-shape", "4,6", "--init", '{"p": 0.5}')
+    out = " ".join(both(stale).split())
+    assert stale.returncode == 1 and "FAIL: Dropout [eval]" in out and "Dropout [training] dX" in out, out
+    assert "backward multiplies by the mask a training forward left behind" in out, out

@@ -78,22 +78,43 @@ def test_each_pipeline_module_imports_alone_in_a_fresh_interpreter():
     assert run.returncode == 0, run.stderr
 
 
-#: Longest function or method allowed in gradcheck (issue 10: one idea per function, each readable whole).
+#: Longest function or method allowed in gradcheck, autoprop and manualprop (issue 10: one idea per function, each
+#: readable whole; its docstring counts).
 MAX_FUNCTION_LINES = 80
+
+#: The packages the limit holds in (session 15: autoprop and manualprop too).
+LIMITED = ("gradcheck", "autoprop", "manualprop")
 
 
 #: Functions still over the limit, to be split; an entry that has come under the limit fails the test
 #: too, so the list only shrinks (it is empty now).
 KNOWN_LONG: set = set()
 
+#: Skipped by name, whatever their length: ``GradientTape._record`` (99 lines in session 15) was being changed on
+#: another branch (speeda) when the limit reached autoprop. Lead: split it, or delete this entry once it is under
+#: 80 lines; then this set is empty.
+EXEMPT = {"autoprop/core/tape.py::_record"}
 
-def test_no_function_in_gradcheck_is_longer_than_80_lines():
-    long = {f"{p.relative_to(PKG.parent)}::{n.name}": n.end_lineno - n.lineno + 1
-            for p in sorted(PKG.rglob("*.py")) for n in ast.walk(ast.parse(p.read_text(encoding="utf-8")))
+
+def _long_functions() -> dict:
+    """``{"package/module.py::name": lines}`` of every function or method over the limit in :data:`LIMITED`."""
+    return {f"{p.relative_to(PKG.parent)}::{n.name}": n.end_lineno - n.lineno + 1
+            for pkg in LIMITED for p in sorted((PKG.parent / pkg).rglob("*.py"))
+            for n in ast.walk(ast.parse(p.read_text(encoding="utf-8")))
             if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.end_lineno - n.lineno + 1 > MAX_FUNCTION_LINES}
+
+
+def test_no_function_in_gradcheck_autoprop_or_manualprop_is_longer_than_80_lines():
+    long = {k: v for k, v in _long_functions().items() if k not in EXEMPT}
     new = {k: v for k, v in long.items() if k not in KNOWN_LONG}
     assert not new, "functions over 80 lines (split them): " + "; ".join(f"{k} ({v} lines)" for k, v in new.items())
     assert not KNOWN_LONG - set(long), f"no longer over the limit, remove from KNOWN_LONG: {KNOWN_LONG - set(long)}"
+
+
+def test_the_length_limit_sees_every_package():
+    """The walk reaches the three packages: a function of each is measured (a wrong root would pass vacuously)."""
+    seen = {p.relative_to(PKG.parent).parts[0] for pkg in LIMITED for p in (PKG.parent / pkg).rglob("*.py")}
+    assert seen == set(LIMITED), seen
 
 
 def test_no_module_defines_a_function_or_class_twice():

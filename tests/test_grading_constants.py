@@ -138,8 +138,15 @@ def test_grader_and_check_agree_on_pass_named_bug_and_weight_or_constant(tmp_pat
         code, said = _check(subs / name / "layers.py")
         line = re.search(r"(NOT CHECKED as a whole: .*?\.)$", " ".join(said.split()), re.S).group(1)
         assert code == 3 and "cannot tell whether class_weights is a weight" in line, said
+        assert line.endswith(", or pass --constants class_weights).") and "constants=[" not in line, line
         got = out[name]
-        assert got["status"] == "failed" and line in " ".join(got["output"].split()), got
+        # the same line up to the declaration, which for the grader is the grading test's (a student cannot pass
+        # --constants to the grader; issue 10, session 14's leftover)
+        head, graded_line = line.split(", or pass --constants")[0], " ".join(got["output"].split())
+        assert got["status"] == "failed" and head in graded_line, got
+        assert "--constants" not in graded_line, got
+        assert (head + "; if the assignment gives it as a constant, course staff declare it in the grading test: "
+                "grade.layer_gradients(..., constants=['class_weights'])).") in graded_line, got
         assert "`dX`: ok" in got["output"] and "`db`: ok" in got["output"], got  # the checked parts shown
         assert "PASS" not in got["output"] and "Traceback" not in got["output"], got
         assert graded[name]["score"] == 0.0 and rows[name]["status"] == "graded", rows

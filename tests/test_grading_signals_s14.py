@@ -200,3 +200,26 @@ def test_a_refused_archive_has_the_status_refused_not_graded(tmp_path):
         assert data["extra_data"]["status"] == "refused" and data["score"] == 0, data
         assert data["output"].startswith("This submission is not graded: "), data
     assert not list(tmp_path.rglob("escaped.py"))
+
+
+def test_a_single_submission_run_is_refused_while_another_run_grades_into_its_out(tmp_path):
+    """Session 14's leftover: a batch run locked its --out (S14-4), one submission (``--single``, Gradescope's
+    ``/autograder/results``) did not, so two runs on one folder both graded and raced on results.json. The other
+    run here is this test process holding the same lock (:func:`output_lock`): the grade exits 2 at once with the
+    batch's message, naming this PID, and writes nothing; once the lock is released it grades."""
+    from test_cli import run_here
+
+    from gradcheck.grading.runner import output_lock
+
+    sub, out = _batch(tmp_path / "subs", a_sol=SOLUTION) / "a_sol", tmp_path / "out"
+    out.mkdir()
+    args = ("grade", sub, "--single", "--tests", TESTS, "--out", out, "--no-progress", "--timeout", "1")
+    with output_lock(out):
+        p = run_here(*args)
+    assert p.returncode == 2 and "Traceback" not in p.stderr, (p.returncode, p.stderr)
+    assert (f"--out {str(out)!r} is in use: another gradcheck grade run (PID {os.getpid()}) is grading into it. "
+            "Wait for it to end (or stop it) and rerun this command, or give another --out.") in " ".join(
+                p.stderr.split()), p.stderr
+    assert not (out / "results.json").exists()  # refused before anything was written
+    p = run_here(*args)  # the lock went with the other run
+    assert p.returncode == 0 and json.loads((out / "results.json").read_text())["score"] > 0, (p.stdout, p.stderr)

@@ -1,6 +1,27 @@
 """Gradient control: stop_gradient, custom_gradient, numpy_function.
 
 Source: ``lessons/10-gradient-tape.md``.
+
+Plugging a manualprop layer's hand-written backward into a taped model with
+:func:`custom_gradient`: the layer's ``forward`` computes ``y`` on plain arrays, its
+``backward`` is the VJP (and fills ``layer.grads`` for its own parameters as a side effect):
+
+>>> import numpy as np
+>>> import autoprop as ap
+>>> import manualprop as mp
+>>> layer = mp.Linear(3, 2, rng=0)
+>>> @ap.custom_gradient
+... def manual_linear(x):
+...     y = layer.forward(x.numpy())
+...     def grad_fn(dy):
+...         return layer.backward(np.array(dy))
+...     return y, grad_fn
+>>> x = ap.Variable(np.ones((4, 3)))
+>>> with ap.GradientTape() as tape:
+...     loss = ap.sum(ap.tanh(manual_linear(x)))
+>>> dx = tape.gradient(loss, x)
+>>> dx.shape, layer.grads["W"].shape
+((4, 3), (2, 3))
 """
 
 from __future__ import annotations
@@ -146,130 +167,125 @@ def custom_gradient(f=None):
     >>> float(tape.gradient(y, x))
     1.0
 
-    Plugging a manualprop layer's hand-written backward into a taped model: the
-    layer's ``forward`` computes ``y`` on plain arrays, its ``backward`` is the VJP
-    (and fills ``layer.grads`` for its own parameters as a side effect):
-
-    >>> import manualprop as mp
-    >>> layer = mp.Linear(3, 2, rng=0)
-    >>> @ap.custom_gradient
-    ... def manual_linear(x):
-    ...     y = layer.forward(x.numpy())
-    ...     def grad_fn(dy):
-    ...         return layer.backward(np.array(dy))
-    ...     return y, grad_fn
-    >>> x = ap.Variable(np.ones((4, 3)))
-    >>> with ap.GradientTape() as tape:
-    ...     loss = ap.sum(ap.tanh(manual_linear(x)))
-    >>> dx = tape.gradient(loss, x)
-    >>> dx.shape, layer.grads["W"].shape
-    ((4, 3), (2, 3))
+    A manualprop layer's hand-written backward as the VJP: the module's docstring.
     """
     if f is None:
         return custom_gradient
 
     @functools.wraps(f)
     def wrapped(*args, **kwargs):
-        # a numpy array argument is an input too, as TensorFlow converts it to a tensor:
-        # f sees the Tensor and grad_fn owes it a gradient (unused by any tape)
-        args = tuple(Tensor(a) if type(a) is np.ndarray and a.dtype.kind in "iufc" else a
-                     for a in args)
-        positions = [i for i, a in enumerate(args) if isinstance(a, Tensor)]
-        tensors = [args[i] for i in positions]
-        # a number argument is a constant with a gradient slot, as TensorFlow converts every
-        # positional argument: grad_fn returns one gradient per slot (None, or a value
-        # that is checked and dropped: no tape can ask for a number's gradient)
-        slots = [i for i, a in enumerate(args) if i in positions or _is_number(a)]
-        # run f with every tape paused: its operations are replaced by grad_fn
-        saved_rec, saved_fwd = _RECORDING[:], _FORWARD[:]
-        _RECORDING[:] = []
-        _FORWARD[:] = []
-        _sync_extra()
-        probe = _tape.GradientTape(watch_accessed_variables=True)
-        try:
-            with probe:  # only to learn which Variables f reads
-                result = f(*args, **kwargs)
-        finally:
-            _RECORDING[:] = saved_rec
-            _FORWARD[:] = saved_fwd
-            _sync_extra()
-        if not (isinstance(result, tuple) and len(result) == 2 and callable(result[1])):
-            raise TypeError(
-                f"custom_gradient: {f.__name__} must return (y, grad_fn); got "
-                f"{type(result).__name__}"
-            )
-        y, grad_fn = result
-        y_val = y._value if isinstance(y, Tensor) else np.array(y)
-        # the Variables grad_fn owes gradients for: those f read that are not its inputs
-        inputs_given = [*args, *kwargs.values()]
-        variables = [v for v in probe._accessed
-                     if isinstance(v, Variable) and not any(v is a for a in inputs_given)]
-        del probe
-        takes_vars = bool(variables)
-        if takes_vars and not _accepts_variables(grad_fn):
-            raise TypeError(
-                f"custom_gradient: grad_fn of {f.__name__} must accept the keyword argument "
-                f"'variables', since {f.__name__} uses variables: "
-                f"{[v.name for v in variables]} (write grad_fn(*upstream, variables=None) "
-                "returning (input_grads, variable_grads), as tf.custom_gradient)"
-            )
-        n_in = len(slots)
-        inputs = [args[i] if i in positions else np.asarray(args[i]) + 0.0 for i in slots]
-        inputs += variables
-        names = _argument_names(f, slots, variables)
-        # the slot of each recorded input: the Tensor arguments', then the Variables'
-        slot_of = [slots.index(i) for i in positions] + [n_in + k for k in range(len(variables))]
-        cache = {}
-
-        def grads_for(g):
-            if cache.get("g") is not g:
-                gt = g if isinstance(g, Tensor) else Tensor._wrap(np.asarray(g))
-                if takes_vars:
-                    pair = grad_fn(gt, variables=variables)
-                    if not (isinstance(pair, (list, tuple)) and len(pair) == 2
-                            and isinstance(pair[1], (list, tuple))):
-                        raise ValueError(
-                            f"custom_gradient: grad_fn of {f.__name__} was called with "
-                            f"variables= ({len(variables)} Variable(s) {f.__name__} read) "
-                            "and must return (input_grads, variable_grads), variable_grads "
-                            f"a list of one gradient per variable; got {_kind(pair)}"
-                        )
-                    in_grads, var_grads = pair
-                else:
-                    in_grads, var_grads = grad_fn(gt), []
-                if not isinstance(in_grads, (list, tuple)):
-                    in_grads = [in_grads]
-                if len(in_grads) != n_in or len(var_grads) != len(variables):
-                    raise ValueError(
-                        f"custom_gradient: grad_fn of {f.__name__} returned {len(in_grads)} "
-                        f"input gradients and {len(var_grads)} variable gradients; expected "
-                        f"{n_in} and {len(variables)}{_slots_note(args, slots, names)}"
-                    )
-                cache["g"] = g
-                cache["r"] = [
-                    _checked_gradient(f.__name__, names[i], inputs[i], r)
-                    for i, r in enumerate([*in_grads, *var_grads])
-                ]
-            return cache["r"]
-
-        def make_vjp(i):
-            def vjp(g, ans, *ins):
-                r = grads_for(g)[slot_of[i]]  # None: no gradient (the walk skips it, as TensorFlow)
-                if r is not None and not isinstance(g, Tensor):  # plain backward: ndarrays
-                    r = r._value if isinstance(r, Tensor) else r
-                return r
-            return vjp
-
-        prim = Primitive(
-            f"custom_gradient({f.__name__})",
-            lambda *vals: y_val,
-            tuple(make_vjp(i) for i in range(len(tensors) + len(variables))),
-            {"jacobian": "given by the user's grad_fn", "vjp": "grad_fn(upstream)",
-             "shapes": "as f", "kinks": "as grad_fn"},
-        )
-        return prim(*tensors, *variables)
+        return _call_custom(f, args, kwargs)
 
     return wrapped
+
+
+def _call_custom(f, args, kwargs):
+    """One call of :func:`custom_gradient`'s wrapped ``f``: ``f`` run with every tape paused, then one
+    recorded operation whose VJP is its ``grad_fn`` (:func:`_custom_primitive`)."""
+    # a numpy array argument is an input too, as TensorFlow converts it to a tensor:
+    # f sees the Tensor and grad_fn owes it a gradient (unused by any tape)
+    args = tuple(Tensor(a) if type(a) is np.ndarray and a.dtype.kind in "iufc" else a
+                 for a in args)
+    positions = [i for i, a in enumerate(args) if isinstance(a, Tensor)]
+    # a number argument is a constant with a gradient slot, as TensorFlow converts every
+    # positional argument: grad_fn returns one gradient per slot (None, or a value
+    # that is checked and dropped: no tape can ask for a number's gradient)
+    slots = [i for i, a in enumerate(args) if i in positions or _is_number(a)]
+    # run f with every tape paused: its operations are replaced by grad_fn
+    saved_rec, saved_fwd = _RECORDING[:], _FORWARD[:]
+    _RECORDING[:] = []
+    _FORWARD[:] = []
+    _sync_extra()
+    probe = _tape.GradientTape(watch_accessed_variables=True)
+    try:
+        with probe:  # only to learn which Variables f reads
+            result = f(*args, **kwargs)
+    finally:
+        _RECORDING[:] = saved_rec
+        _FORWARD[:] = saved_fwd
+        _sync_extra()
+    if not (isinstance(result, tuple) and len(result) == 2 and callable(result[1])):
+        raise TypeError(
+            f"custom_gradient: {f.__name__} must return (y, grad_fn); got "
+            f"{type(result).__name__}"
+        )
+    y, grad_fn = result
+    # the Variables grad_fn owes gradients for: those f read that are not its inputs
+    inputs_given = [*args, *kwargs.values()]
+    variables = [v for v in probe._accessed
+                 if isinstance(v, Variable) and not any(v is a for a in inputs_given)]
+    del probe
+    if variables and not _accepts_variables(grad_fn):
+        raise TypeError(
+            f"custom_gradient: grad_fn of {f.__name__} must accept the keyword argument "
+            f"'variables', since {f.__name__} uses variables: "
+            f"{[v.name for v in variables]} (write grad_fn(*upstream, variables=None) "
+            "returning (input_grads, variable_grads), as tf.custom_gradient)"
+        )
+    prim = _custom_primitive(f, grad_fn, y._value if isinstance(y, Tensor) else np.array(y), args, positions,
+                             slots, variables)
+    return prim(*[args[i] for i in positions], *variables)
+
+
+def _custom_primitive(f, grad_fn, y_val, args, positions, slots, variables):
+    """The recorded operation of one :func:`_call_custom`: forward ``y_val``, one VJP per Tensor argument (at
+    ``positions``) and per Variable ``f`` read, each reading its gradient from one call of ``grad_fn`` per
+    upstream gradient (checked by :func:`_checked_gradient`; ``slots``: the arguments owed a gradient)."""
+    takes_vars = bool(variables)
+    n_in = len(slots)
+    inputs = [args[i] if i in positions else np.asarray(args[i]) + 0.0 for i in slots]
+    inputs += variables
+    names = _argument_names(f, slots, variables)
+    # the slot of each recorded input: the Tensor arguments', then the Variables'
+    slot_of = [slots.index(i) for i in positions] + [n_in + k for k in range(len(variables))]
+    cache = {}
+
+    def grads_for(g):
+        if cache.get("g") is not g:
+            gt = g if isinstance(g, Tensor) else Tensor._wrap(np.asarray(g))
+            if takes_vars:
+                pair = grad_fn(gt, variables=variables)
+                if not (isinstance(pair, (list, tuple)) and len(pair) == 2
+                        and isinstance(pair[1], (list, tuple))):
+                    raise ValueError(
+                        f"custom_gradient: grad_fn of {f.__name__} was called with "
+                        f"variables= ({len(variables)} Variable(s) {f.__name__} read) "
+                        "and must return (input_grads, variable_grads), variable_grads "
+                        f"a list of one gradient per variable; got {_kind(pair)}"
+                    )
+                in_grads, var_grads = pair
+            else:
+                in_grads, var_grads = grad_fn(gt), []
+            if not isinstance(in_grads, (list, tuple)):
+                in_grads = [in_grads]
+            if len(in_grads) != n_in or len(var_grads) != len(variables):
+                raise ValueError(
+                    f"custom_gradient: grad_fn of {f.__name__} returned {len(in_grads)} "
+                    f"input gradients and {len(var_grads)} variable gradients; expected "
+                    f"{n_in} and {len(variables)}{_slots_note(args, slots, names)}"
+                )
+            cache["g"] = g
+            cache["r"] = [
+                _checked_gradient(f.__name__, names[i], inputs[i], r)
+                for i, r in enumerate([*in_grads, *var_grads])
+            ]
+        return cache["r"]
+
+    def make_vjp(i):
+        def vjp(g, ans, *ins):
+            r = grads_for(g)[slot_of[i]]  # None: no gradient (the walk skips it, as TensorFlow)
+            if r is not None and not isinstance(g, Tensor):  # plain backward: ndarrays
+                r = r._value if isinstance(r, Tensor) else r
+            return r
+        return vjp
+
+    return Primitive(
+        f"custom_gradient({f.__name__})",
+        lambda *vals: y_val,
+        tuple(make_vjp(i) for i in range(len(positions) + len(variables))),
+        {"jacobian": "given by the user's grad_fn", "vjp": "grad_fn(upstream)",
+         "shapes": "as f", "kinks": "as grad_fn"},
+    )
 
 
 def _accepts_variables(grad_fn):

@@ -105,6 +105,14 @@ def explain(tape, target, source):
                 f"the paths pass {', '.join(custom)}."
             )
         return text + _escaped_paths(tape, reach, target)
+    return head + "None: " + " Also: ".join(_causes(tape, target, reach))
+
+
+def _causes(tape, target, reach):
+    """Why a target that ``reach`` (the keys the source reaches through the records) misses gets no gradient from
+    the source (:func:`explain`): cuts on the way back from the target, an escape of a value computed from the
+    source, or what the target was computed from; one sentence each."""
+    tracked, nodes = tape._tracked, tape._nodes
     causes = []
     cuts = tape._cuts or {}
     cut = cuts.get(id(target))
@@ -157,7 +165,7 @@ def explain(tape, target, source):
             causes.append(
                 "the target does not depend on the source: no recorded operation connects them."
             )
-    return head + "None: " + " Also: ".join(causes)
+    return causes
 
 
 def _escaped_paths(tape, reach, target):

@@ -417,49 +417,8 @@ def backward_source(tape, target, sources, output_gradients=None, names=None,
                 f"{len(seeds)} output gradients"
             )
 
-    # forward tensors: every Tensor the tape recorded, in order
-    forward: dict[int, Tensor] = {}
-    for node in tape._nodes:  # (a value no VJP reads is not saved: no line of code reads it)
-        for a in node.args:
-            if isinstance(a, Tensor):
-                forward.setdefault(id(a), a)
-        if isinstance(node.out, Tensor):
-            forward.setdefault(id(node.out), node.out)
-    for _op, cut_inputs in (tape._cut_args or {}).values():  # `z > 0`: z, held by the breadcrumb
-        for a in cut_inputs:
-            if isinstance(a, Tensor):
-                forward.setdefault(id(a), a)
-    for t in list(flat_sources) + [t for t in targets if isinstance(t, Tensor)]:
-        forward.setdefault(id(t), t)
-
-    # names of forward tensors: names=, the keys of a sources dict, the caller's locals,
-    # a Variable's own name
-    fname: dict[int, str] = {}
-
-    def offer(name, t):
-        if isinstance(t, Tensor) and id(t) in forward and id(t) not in fname and isinstance(name, str) \
-                and not name.startswith("_"):
-            fname[id(t)] = name
-
-    for k, t in _names_items(names):
-        offer(k, t)
-    if isinstance(sources, dict):
-        for k, t in sources.items():
-            offer(k, t)
-    by_value = {id(t._value): t for t in forward.values()}
-    outs = {node.key for node in tape._nodes}
-    leaves = [t for t in forward.values() if t._key not in outs]
-    # the caller's Tensors first: a Variable made from a local array is named as the Variable
-    for k, t in sorted((caller_locals or {}).items(), key=lambda kv: type(kv[1]) is np.ndarray):
-        if type(t) is np.ndarray:  # a numpy input the tape wrapped: the leaf holding its values
-            t = by_value[id(t)] if id(t) in by_value else next(
-                (f for f in leaves if f._value.shape == t.shape and f._value.dtype == t.dtype
-                 and id(f) not in fname and np.array_equal(f._value, t)), None)
-        offer(k, t)
-    for t in forward.values():
-        n = getattr(t, "name", None)
-        if n and n != "Variable":
-            offer(n, t)
+    forward = _forward_tensors(tape, flat_sources, targets)
+    fname = _forward_names(tape, forward, names, sources, caller_locals)
     made_by = {node.key: node.prim.name for node in tape._nodes}
 
     # the seeds, and the recording run of the reverse walk
@@ -521,134 +480,220 @@ def _names_items(names):
     return pairs
 
 
-def _emit(nodes, forward, fname, made_by, targets, seed_ts, seeds, flat_sources, src_results,
-          extra, extra_results, rebuild, claimed=(), cut_args=None, zero=True):
-    namer = _Namer(claimed, fname.values())
-    produced = {id(n.out): k for k, n in enumerate(nodes)}
-    inputs: dict[str, object] = {}
-    in_name: dict[int, str] = {}  # id(Tensor or constant) -> input name
-    keep_alive = []  # constants whose ids in_name uses
-    seed_ids = {id(s): (t, given) for s, t, given in zip(seed_ts, targets, seeds)}
-    ones_seed = {id(s) for s, given in zip(seed_ts, seeds) if given is None}
-    seed_lines = []
-    mask_notes = []
 
-    def base_of(t):
-        return fname.get(id(t))
+def _forward_tensors(tape, flat_sources, targets) -> dict:
+    """:func:`backward_source`'s forward tensors, ``{id: Tensor}``: every Tensor the tape recorded, in order,
+    the inputs of its cuts, the sources and the targets."""
+    forward: dict[int, Tensor] = {}
+    for node in tape._nodes:  # (a value no VJP reads is not saved: no line of code reads it)
+        for a in node.args:
+            if isinstance(a, Tensor):
+                forward.setdefault(id(a), a)
+        if isinstance(node.out, Tensor):
+            forward.setdefault(id(node.out), node.out)
+    for _op, cut_inputs in (tape._cut_args or {}).values():  # `z > 0`: z, held by the breadcrumb
+        for a in cut_inputs:
+            if isinstance(a, Tensor):
+                forward.setdefault(id(a), a)
+    for t in list(flat_sources) + [t for t in targets if isinstance(t, Tensor)]:
+        forward.setdefault(id(t), t)
+    return forward
 
-    def input_for(t):
+
+def _forward_names(tape, forward, names, sources, caller_locals) -> dict:
+    """:func:`backward_source`'s names of forward tensors, ``{id: name}``: ``names=``, the keys of a sources
+    dict, the caller's locals, a Variable's own name, in this order of preference."""
+    fname: dict[int, str] = {}
+
+    def offer(name, t):
+        if isinstance(t, Tensor) and id(t) in forward and id(t) not in fname and isinstance(name, str) \
+                and not name.startswith("_"):
+            fname[id(t)] = name
+
+    for k, t in _names_items(names):
+        offer(k, t)
+    if isinstance(sources, dict):
+        for k, t in sources.items():
+            offer(k, t)
+    by_value = {id(t._value): t for t in forward.values()}
+    outs = {node.key for node in tape._nodes}
+    leaves = [t for t in forward.values() if t._key not in outs]
+    # the caller's Tensors first: a Variable made from a local array is named as the Variable
+    for k, t in sorted((caller_locals or {}).items(), key=lambda kv: type(kv[1]) is np.ndarray):
+        if type(t) is np.ndarray:  # a numpy input the tape wrapped: the leaf holding its values
+            t = by_value[id(t)] if id(t) in by_value else next(
+                (f for f in leaves if f._value.shape == t.shape and f._value.dtype == t.dtype
+                 and id(f) not in fname and np.array_equal(f._value, t)), None)
+        offer(k, t)
+    for t in forward.values():
+        n = getattr(t, "name", None)
+        if n and n != "Variable":
+            offer(n, t)
+    return fname
+
+
+class _Emitter:
+    """What :func:`_emit` writes into: fresh names (``namer``), the code's inputs (``inputs``, named by
+    ``in_name``: id of a Tensor or constant -> name; ``keep_alive`` the constants whose ids it uses), the seed's
+    lines and the mask notes, and the statements (``lines``; ``var``: a node's variable, ``expr_of``: a node's
+    inlined expression)."""
+
+    def __init__(self, nodes, forward, fname, made_by, targets, seed_ts, seeds, claimed, cut_args):
+        self.namer = _Namer(claimed, fname.values())
+        self.nodes, self.forward, self.fname, self.made_by, self.cut_args = nodes, forward, fname, made_by, cut_args
+        self.inputs: dict[str, object] = {}
+        self.in_name: dict[int, str] = {}  # id(Tensor or constant) -> input name
+        self.keep_alive = []  # constants whose ids in_name uses
+        self.seed_ids = {id(s): (t, given) for s, t, given in zip(seed_ts, targets, seeds)}
+        self.ones_seed = {id(s) for s, given in zip(seed_ts, seeds) if given is None}
+        self.seed_lines, self.mask_notes = [], []
+        self.lines, self.var, self.expr_of = [], {}, {}
+
+    def base_of(self, t):
+        return self.fname.get(id(t))
+
+    def input_for(self, t):
         """Name of a forward tensor or seed read by the backward pass (an input)."""
-        if id(t) in in_name:
-            return in_name[id(t)]
-        if id(t) in seed_ids:
-            tgt, given = seed_ids[id(t)]
-            name = namer("d" + (base_of(tgt) or "out"))
-        elif base_of(t):
-            name = namer.own(base_of(t))
-        elif id(t) in (cut_args or {}) and cut_args[id(t)][0] in _COMPARE:
-            expr, exact = compared(t)
+        if id(t) in self.in_name:
+            return self.in_name[id(t)]
+        cut_args = self.cut_args or {}
+        if id(t) in self.seed_ids:
+            tgt, given = self.seed_ids[id(t)]
+            name = self.namer("d" + (self.base_of(tgt) or "out"))
+        elif self.base_of(t):
+            name = self.namer.own(self.base_of(t))
+        elif id(t) in cut_args and cut_args[id(t)][0] in _COMPARE:
+            expr, exact = self.compared(t)
             if exact:  # the mask as the comparison of forward values: `z > 0`
-                in_name[id(t)] = expr
+                self.in_name[id(t)] = expr
                 return expr
-            name = namer("mask")
-            mask_notes.append(f"# {name}: {expr or cut_args[id(t)][0]} from the forward"
-                              + (" (on the values then)" if expr else ""))
+            name = self.namer("mask")
+            self.mask_notes.append(f"# {name}: {expr or cut_args[id(t)][0]} from the forward"
+                                   + (" (on the values then)" if expr else ""))
         else:
-            name = namer(_const_kind(t._value) if t.dtype.kind in "biu"
-                         else _short(made_by.get(t._key, "x")))
-        in_name[id(t)] = name
-        if id(t) in ones_seed:  # the seed d target / d target = 1: written in the code
-            seed_lines.append(f"{name} = np.ones({tuple(t.shape)!r}"
-                              + ("" if t.dtype == np.float64 else f", dtype=np.{t.dtype.name}")
-                              + f")  {_shape_comment(t._value)}")
+            name = self.namer(_const_kind(t._value) if t.dtype.kind in "biu"
+                              else _short(self.made_by.get(t._key, "x")))
+        self.in_name[id(t)] = name
+        if id(t) in self.ones_seed:  # the seed d target / d target = 1: written in the code
+            self.seed_lines.append(f"{name} = np.ones({tuple(t.shape)!r}"
+                                   + ("" if t.dtype == np.float64 else f", dtype=np.{t.dtype.name}")
+                                   + f")  {_shape_comment(t._value)}")
         else:
-            inputs[name] = t._value
+            self.inputs[name] = t._value
         return name
 
-    def compared(t):
+    def compared(self, t):
         """``((z > 0), exact)`` for a mask the forward computed by comparing recorded
         values; ``exact``: that text, evaluated on the code's inputs, gives exactly the mask."""
-        op, args = cut_args[id(t)]
+        op, args = self.cut_args[id(t)]
         if len(args) != 2:
             return None, False
         texts = []
         for a in args:
-            if isinstance(a, Tensor) and id(a) in forward and id(a) not in seed_ids:
-                texts.append(input_for(a))
+            if isinstance(a, Tensor) and id(a) in self.forward and id(a) not in self.seed_ids:
+                texts.append(self.input_for(a))
             elif isinstance(a, (int, float, np.number, np.ndarray)) and not isinstance(a, bool):
-                texts.append(_literal(a, const))  # an array: a named input (c)
+                texts.append(_literal(a, self.const))  # an array: a named input (c)
             else:
                 return None, False
         expr = f"({texts[0]} {_COMPARE[op]} {texts[1]})"
         try:
-            val = eval(compile(expr, "<mask>", "eval"), {"np": np}, dict(inputs))  # noqa: S307
+            val = eval(compile(expr, "<mask>", "eval"), {"np": np}, dict(self.inputs))  # noqa: S307
         except Exception:  # noqa: BLE001 - not expressible: the mask stays a named input
             return expr, False
         return expr, (np.shape(val) == t.shape and np.result_type(val) == np.bool_
                       and bool(np.array_equal(val, t._value)))
 
-    def const(v):
+    def const(self, v):
         if isinstance(v, Tensor):
             v = v._value
         key = id(v)
-        if key in in_name:
-            return in_name[key]
-        name = namer(_const_kind(v))
-        in_name[key] = name
-        keep_alive.append(v)
-        inputs[name] = v
+        if key in self.in_name:
+            return self.in_name[key]
+        name = self.namer(_const_kind(v))
+        self.in_name[key] = name
+        self.keep_alive.append(v)
+        self.inputs[name] = v
         return name
 
-    # canonical value of each node's output after dropping identities and repeats
-    canon: dict[int, object] = {}  # id(out) -> ("node", k) | ("arg", Tensor/const ref)
+    def operand(self, r):
+        if r[0] == "node":
+            k = r[1]
+            if k in self.expr_of:
+                e = self.expr_of[k]
+                return e if _is_atom(e) else f"({e})"
+            return self.var[k]
+        if r[0] == "in":
+            return self.input_for(r[2])
+        v = r[2]
+        return self.const(v) if isinstance(v, Tensor) else _literal(v, self.const)
+
+    def materialise(self, k):
+        """Give the inlined value ``k`` its own line (its consumer's line is too long)."""
+        e = self.expr_of.pop(k)
+        self.var[k] = name = self.namer("t", inputs=False)
+        self.lines.append(f"{name} = {e}  {_shape_comment(self.nodes[k].out._value)}")
+
+
+def _emit(nodes, forward, fname, made_by, targets, seed_ts, seeds, flat_sources, src_results,
+          extra, extra_results, rebuild, claimed=(), cut_args=None, zero=True):
+    em = _Emitter(nodes, forward, fname, made_by, targets, seed_ts, seeds, claimed, cut_args)
+    produced = {id(n.out): k for k, n in enumerate(nodes)}
+    canon, refs = _canonical(em, produced, seed_ts)
+
+    def resolve(t):
+        if isinstance(t, Tensor) and id(t) in produced:
+            return canon[id(t)]
+        if isinstance(t, Tensor) and (id(t) in em.seed_ids or id(t) in forward):
+            return ("in", id(t), t)
+        return ("const", id(t), t)
+
+    # the requested outputs and the gradients of named forward tensors
+    out_refs = [None if r is None else resolve(r) for r in src_results]
+    grad_name: dict = {}  # ref_key -> preferred name
+    for s, r in zip(flat_sources, out_refs):
+        if r is not None and r[0] == "node" and r[:2] not in grad_name:
+            grad_name[r[:2]] = "d" + (em.base_of(s) or "x")
+    for t, r in zip(extra, extra_results):
+        if r is not None and id(t) in fname:
+            rr = resolve(r)
+            if rr[0] == "node" and rr[:2] not in grad_name:
+                grad_name[rr[:2]] = "d" + fname[id(t)]
+    _statements(em, refs, grad_name, *_liveness(out_refs, refs))
+    outputs = _outputs(em, flat_sources, out_refs, zero)
+    return _assembled(em, outputs, rebuild)
+
+
+def _canonical(em, produced, seed_ts):
+    """The canonical value of each node's output after dropping identities and repeats: ``canon``
+    (id(out) -> ("node", k, out) | ("in", id, Tensor) | ("const", id, value)) and ``refs`` (k -> operand refs)."""
+    canon: dict[int, object] = {}
     sig_seen: dict = {}
-    refs: dict[int, list] = {}  # k -> operand refs
+    refs: dict[int, list] = {}
+    nodes = em.nodes
 
     def ref_of(a, v):
         if isinstance(a, Tensor) and id(a) in produced:
             return canon[id(a)]
-        if isinstance(a, Tensor) and (id(a) in seed_ids or id(a) in forward):
+        if isinstance(a, Tensor) and (id(a) in em.seed_ids or id(a) in em.forward):
             return ("in", id(a), a)
         return ("const", id(v) if not isinstance(a, Tensor) else id(a), a if isinstance(a, Tensor) else v)
 
-    def ref_key(r):
-        return r[:2]
-
-    ones = {("in", id(s)) for s in seed_ts if id(s) in ones_seed}  # values known to be all ones
+    ones = {("in", id(s)) for s in seed_ts if id(s) in em.ones_seed}  # values known to be all ones
     for k, node in enumerate(nodes):
         ops = [ref_of(a, v) for a, v in zip(node.args, node.vals)]
         refs[k] = ops
         out = node.out
         name = node.prim.name
-        alias = None
-        # identities: x * ones, x / ones, reshape/broadcast/cast to the same shape and dtype
-        if name in ("multiply", "divide") and len(ops) == 2:
-            for i in ((0, 1) if name == "multiply" else (1,)):
-                one, other = ops[i], ops[1 - i]
-                onev = node.vals[i]
-                if (ref_key(one) in ones or one[0] == "const" and _is_one(onev)) \
-                        and np.shape(node.vals[1 - i]) == out.shape \
-                        and np.result_type(node.vals[1 - i]) == out.dtype:
-                    alias = other
-                    break
-        elif name == "power" and len(ops) == 2 and ops[1][0] == "const" \
-                and np.ndim(node.vals[1]) == 0 and node.vals[1] == 1 \
-                and np.shape(node.vals[0]) == out.shape and np.result_type(node.vals[0]) == out.dtype:
-            alias = ops[0]  # x ** 1 is x
-        elif name in ("reshape", "broadcast_to", "cast", "squeeze") and ops:
-            if np.shape(node.vals[0]) == out.shape and np.result_type(node.vals[0]) == out.dtype:
-                alias = ops[0]
-        elif name == "transpose" and ops[0][0] == "node" and _reverses(node) \
-                and _reverses(nodes[ops[0][1]]):
-            alias = refs[ops[0][1]][0]  # x.T.T is x
+        alias = _identity_of(node, ops, ones, refs, nodes)
         if alias is not None:
             canon[id(out)] = alias
             continue
         if name in ("reshape", "broadcast_to", "transpose", "squeeze", "cast") and ops \
-                and ref_key(ops[0]) in ones:
+                and ops[0][:2] in ones:
             ones.add(("node", k))
         try:
-            sig = (name, tuple(ref_key(r) for r in ops), repr(sorted(node.kwargs.items(), key=str)))
+            sig = (name, tuple(r[:2] for r in ops), repr(sorted(node.kwargs.items(), key=str)))
             hash(sig)
         except TypeError:
             sig = None
@@ -658,72 +703,67 @@ def _emit(nodes, forward, fname, made_by, targets, seed_ts, seeds, flat_sources,
         canon[id(out)] = ("node", k, out)
         if sig is not None:
             sig_seen[sig] = canon[id(out)]
+    return canon, refs
 
-    def resolve(t):
-        if isinstance(t, Tensor) and id(t) in produced:
-            return canon[id(t)]
-        if isinstance(t, Tensor) and (id(t) in seed_ids or id(t) in forward):
-            return ("in", id(t), t)
-        return ("const", id(t), t)
 
-    # the requested outputs and the gradients of named forward tensors
-    out_refs = [None if r is None else resolve(r) for r in src_results]
-    grad_name: dict = {}  # ref_key -> preferred name
-    for s, r in zip(flat_sources, out_refs):
-        if r is not None and r[0] == "node" and ref_key(r) not in grad_name:
-            grad_name[ref_key(r)] = "d" + (base_of(s) or "x")
-    for t, r in zip(extra, extra_results):
-        if r is not None and id(t) in fname:
-            rr = resolve(r)
-            if rr[0] == "node" and ref_key(rr) not in grad_name:
-                grad_name[ref_key(rr)] = "d" + fname[id(t)]
+def _identity_of(node, ops, ones, refs, nodes):
+    """The operand ref ``node`` (with operand refs ``ops``) gives back unchanged, or None: x * ones, x / ones,
+    x ** 1, a reshape/broadcast/cast to the same shape and dtype, x.T.T."""
+    out, name = node.out, node.prim.name
+    if name in ("multiply", "divide") and len(ops) == 2:
+        for i in ((0, 1) if name == "multiply" else (1,)):
+            one, other = ops[i], ops[1 - i]
+            onev = node.vals[i]
+            if (one[:2] in ones or one[0] == "const" and _is_one(onev)) \
+                    and np.shape(node.vals[1 - i]) == out.shape \
+                    and np.result_type(node.vals[1 - i]) == out.dtype:
+                return other
+    elif name == "power" and len(ops) == 2 and ops[1][0] == "const" \
+            and np.ndim(node.vals[1]) == 0 and node.vals[1] == 1 \
+            and np.shape(node.vals[0]) == out.shape and np.result_type(node.vals[0]) == out.dtype:
+        return ops[0]  # x ** 1 is x
+    elif name in ("reshape", "broadcast_to", "cast", "squeeze") and ops:
+        if np.shape(node.vals[0]) == out.shape and np.result_type(node.vals[0]) == out.dtype:
+            return ops[0]
+    elif name == "transpose" and ops[0][0] == "node" and _reverses(node) \
+            and _reverses(nodes[ops[0][1]]):
+        return refs[ops[0][1]][0]  # x.T.T is x
+    return None
 
-    # liveness and use counts over the kept nodes
+
+def _liveness(out_refs, refs):
+    """The nodes the outputs need (``live``) and how often each value is used (``uses``, by ref key; an output
+    counts twice, so it is never inlined)."""
     live, uses = set(), {}
     stack = [r for r in out_refs if r is not None]
     for r in stack:
-        uses[ref_key(r)] = uses.get(ref_key(r), 0) + 2  # an output is never inlined
+        uses[r[:2]] = uses.get(r[:2], 0) + 2  # an output is never inlined
     while stack:
         r = stack.pop()
         if r[0] != "node" or r[1] in live:
             continue
         live.add(r[1])
         for o in refs[r[1]]:
-            uses[ref_key(o)] = uses.get(ref_key(o), 0) + 1
+            uses[o[:2]] = uses.get(o[:2], 0) + 1
             stack.append(o)
+    return live, uses
 
-    lines, var, expr_of = [], {}, {}
 
-    def operand(r):
-        if r[0] == "node":
-            k = r[1]
-            if k in expr_of:
-                e = expr_of[k]
-                return e if _is_atom(e) else f"({e})"
-            return var[k]
-        if r[0] == "in":
-            return input_for(r[2])
-        v = r[2]
-        return const(v) if isinstance(v, Tensor) else _literal(v, const)
-
-    def materialise(k):
-        """Give the inlined value ``k`` its own line (its consumer's line is too long)."""
-        e = expr_of.pop(k)
-        var[k] = name = namer("t", inputs=False)
-        lines.append(f"{name} = {e}  {_shape_comment(nodes[k].out._value)}")
-
+def _statements(em, refs, grad_name, live, uses):
+    """One line per live node into ``em.lines``, a value used once inlined into its consumer while the line
+    stays short (a long one gets its inlined operands back as lines, longest first)."""
     for k in sorted(live):
-        node = nodes[k]
-        texts = [operand(r) for r in refs[k]]
-        fields, raw = _fields(node.prim, texts, list(node.vals), node.kwargs, const)
+        node = em.nodes[k]
+        texts = [em.operand(r) for r in refs[k]]
+        fields, raw = _fields(node.prim, texts, list(node.vals), node.kwargs, em.const)
         template = _template(node.prim, raw)
         if "{out}" not in template and len(_format(template, fields)) > _MAX_INLINE + 8:
-            inl = [r[1] for r in refs[k] if r[0] == "node" and r[1] in expr_of and not _is_atom(expr_of[r[1]])]
-            inl += [r[1] for r in refs[k] if r[0] == "node" and r[1] in expr_of and r[1] not in inl]
-            for j in sorted(set(inl), key=lambda j: -len(expr_of[j])):
-                materialise(j)
-                texts = [operand(r) for r in refs[k]]
-                fields, _ = _fields(node.prim, texts, list(node.vals), node.kwargs, const)
+            inl = [r[1] for r in refs[k] if r[0] == "node" and r[1] in em.expr_of and not _is_atom(em.expr_of[r[1]])]
+            inl += [r[1] for r in refs[k] if r[0] == "node" and r[1] in em.expr_of and r[1] not in inl]
+            for j in sorted(set(inl), key=lambda j: -len(em.expr_of[j])):
+                em.materialise(j)
+                texts = [em.operand(r) for r in refs[k]]
+                fields, _ = _fields(node.prim, texts, list(node.vals), node.kwargs, em.const)
                 if len(_format(template, fields)) <= _MAX_INLINE + 8:
                     break
         statement = "{out}" in template
@@ -733,47 +773,55 @@ def _emit(nodes, forward, fname, made_by, targets, seed_ts, seeds, flat_sources,
         if inline:
             e = _format(template, fields)
             if len(e) <= _MAX_INLINE:
-                expr_of[k] = e
+                em.expr_of[k] = e
                 continue
-        name = namer.own(want, forward=False) if want else namer("t", inputs=False)
-        var[k] = name
+        name = em.namer.own(want, forward=False) if want else em.namer("t", inputs=False)
+        em.var[k] = name
         fields["out"] = name
         body = _format(template, fields)
         comment = "  " + _shape_comment(node.out._value)
         if statement:
-            lines.extend(body.split("\n"))
-            lines[-1] += comment
+            em.lines.extend(body.split("\n"))
+            em.lines[-1] += comment
         else:
-            lines.append(f"{name} = {body}{comment}")
+            em.lines.append(f"{name} = {body}{comment}")
 
+
+def _outputs(em, flat_sources, out_refs, zero):
+    """The name of each source's gradient in the code, with the lines that give it one (zeros or None when
+    unconnected, ``zero``: zeros)."""
     outputs = []
     for s, r in zip(flat_sources, out_refs):
-        want = "d" + (base_of(s) or "x")
+        want = "d" + (em.base_of(s) or "x")
         if r is None:
-            name = namer.own(want, forward=False)
-            lines.append(f"{name} = np.zeros({tuple(s.shape)!r}, dtype=np.{np.dtype(s.dtype).name})"
-                         f"  # {tuple(s.shape)} unconnected" if zero else
-                         f"{name} = None  # {tuple(s.shape)} unconnected: no gradient reaches it "
-                         "(tape.gradient gives None)")
+            name = em.namer.own(want, forward=False)
+            em.lines.append(f"{name} = np.zeros({tuple(s.shape)!r}, dtype=np.{np.dtype(s.dtype).name})"
+                            f"  # {tuple(s.shape)} unconnected" if zero else
+                            f"{name} = None  # {tuple(s.shape)} unconnected: no gradient reaches it "
+                            "(tape.gradient gives None)")
         else:
-            text = operand(r)
-            if text.isidentifier() and (r[0] == "node" or id(r[2]) in ones_seed):
+            text = em.operand(r)
+            if text.isidentifier() and (r[0] == "node" or id(r[2]) in em.ones_seed):
                 name = text  # a variable of the code (or the seed's line)
             else:
-                name = namer.own(want, forward=False)
-                value = nodes[r[1]].out._value if r[0] == "node" else (
+                name = em.namer.own(want, forward=False)
+                value = em.nodes[r[1]].out._value if r[0] == "node" else (
                     r[2]._value if isinstance(r[2], Tensor) else r[2])
-                lines.append(f"{name} = {text}  {_shape_comment(value)}")
+                em.lines.append(f"{name} = {text}  {_shape_comment(value)}")
         outputs.append(name)
+    return outputs
 
-    code_body = "\n".join(mask_notes + seed_lines + lines)
+
+def _assembled(em, outputs, rebuild):
+    """The :class:`BackwardSource`: the imports the code needs, a comment listing its inputs, then its lines."""
+    code_body = "\n".join(em.mask_notes + em.seed_lines + em.lines)
     header = ["import numpy as np"]
     if "special." in code_body:
         header.append("from scipy import special")
     kernels = [k for k in ("im2col", "col2im") if k + "(" in code_body]
     if kernels:
         header.append("from manualprop._im2col import " + ", ".join(kernels))
-    used_inputs = {n: inputs[n] for n in inputs if re.search(r"\b%s\b" % re.escape(n), code_body)}
+    used_inputs = {n: em.inputs[n] for n in em.inputs if re.search(r"\b%s\b" % re.escape(n), code_body)}
     ins = ", ".join(f"{n} {tuple(np.shape(v))}" for n, v in used_inputs.items())
     header.append(f"# inputs: {ins}" if ins else "# inputs: none")
     code = "\n".join(header) + "\n" + code_body + "\n"

@@ -1091,18 +1091,7 @@ class GradientTape:
         if all(r is None for r in rows) and m:
             if unconnected == "none":
                 return None
-        full = (b,) + target.shape[1:] + source.shape[1:]
-        if any(isinstance(r, Tensor) and _RECORDING for r in rows) and _RECORDING:
-            R = _R()
-            parts = [r if r is not None else Tensor(np.zeros(source.shape, source.dtype)) for r in rows]
-            if not parts:
-                return Tensor(np.zeros(full, source.dtype))
-            st = R.stack(parts, axis=1)  # (b, m, *source.shape[1:])
-            return R.reshape(st, shape=full)
-        vals = [np.zeros(source.shape, source.dtype) if r is None else r._value for r in rows]
-        if not vals:
-            return Tensor._wrap(np.zeros(full, source.dtype))
-        return Tensor._wrap(np.stack(vals, axis=1).reshape(full))
+        return _stacked_rows(rows, source, (b,) + target.shape[1:] + source.shape[1:])
 
     def _cross_row_probe(self, target, source, rows, b, m):
         """Warn when target rows depend on other rows of source (batch_jacobian's silent
@@ -1291,6 +1280,23 @@ def _R():
     from . import registry
 
     return registry
+
+
+
+def _stacked_rows(rows, source, full):
+    """:meth:`GradientTape.batch_jacobian`'s result of shape ``full`` from its ``rows`` (one gradient per element of
+    ``target[0]``, of ``source``'s shape, None where unconnected: zeros), recorded when an outer tape records."""
+    if any(isinstance(r, Tensor) and _RECORDING for r in rows) and _RECORDING:
+        R = _R()
+        parts = [r if r is not None else Tensor(np.zeros(source.shape, source.dtype)) for r in rows]
+        if not parts:
+            return Tensor(np.zeros(full, source.dtype))
+        st = R.stack(parts, axis=1)  # (b, m, *source.shape[1:])
+        return R.reshape(st, shape=full)
+    vals = [np.zeros(source.shape, source.dtype) if r is None else r._value for r in rows]
+    if not vals:
+        return Tensor._wrap(np.zeros(full, source.dtype))
+    return Tensor._wrap(np.stack(vals, axis=1).reshape(full))
 
 
 def _complex_row(tape, target, sources, seed):

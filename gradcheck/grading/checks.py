@@ -480,7 +480,7 @@ def _as_check(verdict: Verdict, layer: Any, xs: list[np.ndarray], d_in: list[str
     if verdict.passed:
         from ..check_command import _undecided
 
-        verdict.not_checked = _undecided(getattr(layer, "protocol", None) or {}, type(layer).__name__)
+        verdict.not_checked = _undecided(getattr(layer, "protocol", None) or {}, type(layer).__name__, grading=True)
     if not verdict.passed and (how := reproduce(layer, [x.shape for x in xs], training=True if cfg.training else None)):
         verdict.notes.append(how)
     return verdict

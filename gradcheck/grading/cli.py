@@ -11,6 +11,7 @@ import argparse
 import os
 import sys
 
+from .._startup import EXIT_INTERRUPTED, EXIT_TERMINATED  # the start-up's stops too
 from ..errors import EXIT_MISMATCH, EXIT_PASS, EXIT_USAGE, UsageError
 from ..isolation import PROVIDED_TEXT
 from . import runner
@@ -19,10 +20,6 @@ from .stopping import Terminated, sigterm_stops, stopped_by
 
 __all__ = ["add_grade_parser", "cmd_grade", "EXIT_INTERRUPTED", "EXIT_TERMINATED", "EXIT_CODES"]
 
-#: Exit code after Ctrl-C (128 + SIGINT, as shells report it).
-EXIT_INTERRUPTED = 130
-#: Exit code after SIGTERM (128 + SIGTERM), e.g. a Gradescope or CI time limit.
-EXIT_TERMINATED = 143
 
 EXIT_CODES = f"""\
 exit codes:

@@ -812,9 +812,18 @@ def grade_submission(submission: str | os.PathLike, tests: str | os.PathLike,
     """
     opts = dict(seed=seed, timeout=timeout, submission_timeout=submission_timeout,
                 memory_mb=memory_mb)
-    if _stopper is None:
-        check_grading_inputs(submission, tests, out, batch=False,
-                             unsafe_no_isolation=unsafe_no_isolation, **opts)
+    if _stopper is not None:  # one of a batch's, which holds the batch's --out
+        return _grade_submission(submission, tests, out, opts, name, unsafe_no_isolation, _stopper, _key)
+    check_grading_inputs(submission, tests, out, batch=False, unsafe_no_isolation=unsafe_no_isolation, **opts)
+    with output_lock(out):  # another run grading into this --out is refused, naming it (as for a batch)
+        return _grade_submission(submission, tests, out, opts, name, unsafe_no_isolation, None, _key)
+
+
+def _grade_submission(submission: str | os.PathLike, tests: str | os.PathLike, out: str | os.PathLike,
+                      opts: dict[str, Any], name: str | None, unsafe_no_isolation: bool,
+                      _stopper: _Stopper | None, _key: bytes | None) -> SubmissionResult:
+    """:func:`grade_submission` after its checks (and, for one submission, with its ``--out`` locked)."""
+    seed = opts["seed"]
     try:  # a link's own name, not its target's, names the submission
         sub = Path(submission).resolve()
     except (OSError, RuntimeError):  # a link that loops: graded as a link to nothing

@@ -14,14 +14,12 @@ import signal
 import threading
 from collections.abc import Iterator
 
+from .._startup import Terminated, stopped_by  # the command's start-up stops with the same words
+
 __all__ = ["Terminated", "sigterm_stops", "stopped_by", "NOT_GRADED"]
 
 #: The status of a submission whose grading a signal stopped (results.json and the gradebook).
 NOT_GRADED = "not graded"
-
-
-class Terminated(KeyboardInterrupt):
-    """SIGTERM arrived while :func:`sigterm_stops` was active."""
 
 
 @contextlib.contextmanager
@@ -44,9 +42,3 @@ def sigterm_stops() -> Iterator[None]:
         yield
     finally:
         signal.signal(signal.SIGTERM, previous)
-
-
-def stopped_by(exc: BaseException | None) -> str:
-    """How the grading was stopped, for messages: SIGTERM or Ctrl-C."""
-    return ("SIGTERM (a time limit of the system running the grader, or a kill)"
-            if isinstance(exc, Terminated) else "Ctrl-C (SIGINT)")

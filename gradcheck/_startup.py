@@ -1,0 +1,88 @@
+"""A signal while the ``gradcheck`` command starts exits 130 or 143 with a message (issue 10, session 14's leftover).
+
+Importing gradcheck (numpy, the pipeline, the grader) takes about a second. A Ctrl-C then printed Python's
+KeyboardInterrupt traceback, and a SIGTERM (a Gradescope or CI time limit) ended the process with no word.
+:func:`starting` guards that time: in the command only (the ``gradcheck`` console script or ``python -m
+gradcheck``, never a library import), SIGTERM raises :class:`Terminated`, and a Ctrl-C or SIGTERM becomes one line
+on stderr and the exit code a later stop gives (:data:`EXIT_INTERRUPTED`, :data:`EXIT_TERMINATED`). The grader's
+own stops (:mod:`gradcheck.grading.stopping`) use the same exception, words and codes. Standard library only.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import sys
+import threading
+from collections.abc import Iterator
+
+__all__ = ["EXIT_INTERRUPTED", "EXIT_TERMINATED", "Terminated", "stopped_by", "running_as_command", "starting"]
+
+#: Exit code after Ctrl-C (128 + SIGINT, as shells report it).
+EXIT_INTERRUPTED = 130
+#: Exit code after SIGTERM (128 + SIGTERM), e.g. a Gradescope or CI time limit.
+EXIT_TERMINATED = 143
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM arrived while a handler of ours was active (:func:`starting`, or the grader's ``sigterm_stops``)."""
+
+
+def stopped_by(exc: BaseException | None) -> str:
+    """How the command was stopped, for messages: SIGTERM or Ctrl-C."""
+    return ("SIGTERM (a time limit of the system running the grader, or a kill)"
+            if isinstance(exc, Terminated) else "Ctrl-C (SIGINT)")
+
+
+def running_as_command() -> bool:
+    """Whether this process is the ``gradcheck`` command: its console script (``sys.argv[0]`` named ``gradcheck``)
+    or ``python -m gradcheck`` (``sys.orig_argv``; ``sys.argv[0]`` is ``-m`` while the package imports)."""
+    if os.path.basename(sys.argv[0] if sys.argv else "").removesuffix(".exe") == "gradcheck":
+        return True
+    args = iter(list(getattr(sys, "orig_argv", []))[1:])
+    for a in args:
+        if a == "-m":
+            return next(args, None) == "gradcheck"
+        if a.startswith("-m"):
+            return a == "-mgradcheck"
+        if a in ("-X", "-W"):  # the interpreter's options that take a value
+            next(args, None)
+        elif not a.startswith("-") or a.startswith("-c"):  # a script, or code: not the module
+            return False
+    return False
+
+
+@contextlib.contextmanager
+def starting(command: bool | None = None) -> Iterator[None]:
+    """Guard the command's start-up: inside, SIGTERM raises :class:`Terminated`, and a Ctrl-C or SIGTERM prints
+    ``gradcheck: stopped by ... while starting`` and exits with :data:`EXIT_INTERRUPTED` or
+    :data:`EXIT_TERMINATED` (a ``SystemExit``, so no traceback). The previous SIGTERM handler is restored after.
+
+    Parameters
+    ----------
+    command : bool, optional
+        Whether this is the command (default :func:`running_as_command`); otherwise, or outside the main thread,
+        nothing changes (a library import of gradcheck installs no handler).
+    """
+    if not (running_as_command() if command is None else command) \
+            or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def handler(signum: int, frame: object) -> None:  # noqa: ARG001
+        raise Terminated()
+
+    previous = signal.signal(signal.SIGTERM, handler)
+    try:
+        yield
+    except KeyboardInterrupt as exc:
+        for s in (signal.SIGTERM, signal.SIGINT):  # a second signal does not cut the message short
+            signal.signal(s, signal.SIG_IGN)
+        print(f"gradcheck: stopped by {stopped_by(exc)} while starting, before anything was done; rerun the same "
+              f"command.", file=sys.stderr)
+        raise SystemExit(EXIT_TERMINATED if isinstance(exc, Terminated) else EXIT_INTERRUPTED) from None
+    except BaseException:
+        signal.signal(signal.SIGTERM, previous)
+        raise
+    signal.signal(signal.SIGTERM, previous)
