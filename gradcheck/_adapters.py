@@ -1324,6 +1324,8 @@ def _order_by_role(loss, names, y_true, y_pred):
     differences (relative error under 1e-3, the other's over 1e-2). Sets ``loss.pred_first`` and returns
     the header's reason, or None (Keras's order kept)."""
     y_true, y_pred = np.asarray(y_true), np.asarray(y_pred, dtype=np.float64)
+    if (told := _order_by_data(loss, names, y_true, y_pred)) is not None:  # session 15: not by backward's result
+        return told
     seen = {}
     for first in (False, True):
         loss.pred_first = first
@@ -1359,6 +1361,54 @@ def _order_by_role(loss, names, y_true, y_pred):
         loss.pred_first = good
         return (f"backward's result matches the central differences of L with respect to neither, but points "
                 f"along the one with respect to {pred} and against {other}'s: {pred} is taken as the prediction")
+    return None
+
+
+def _affine_in(f, a) -> bool | None:
+    """Whether ``f(a)`` (a scalar function) is affine in ``a`` along a random relative direction (each entry moved
+    by about 1% of itself, so zeros stay zeros and signs are kept): its second difference no more than round-off
+    of its values; None when ``f`` fails or is not finite there (no evidence)."""
+    u = np.asarray(a, dtype=np.float64) * np.random.default_rng(11).normal(0.0, 1e-2, np.shape(a))
+    try:
+        v = [float(f(np.asarray(a, dtype=np.float64) + s * u)) for s in (-1.0, 0.0, 1.0)]
+    except Exception:  # noqa: BLE001 - data this argument does not take: no evidence
+        return None
+    if not all(np.isfinite(v)):
+        return None
+    return abs(v[0] - 2 * v[1] + v[2]) <= 1e-9 * (abs(v[0]) + 2 * abs(v[1]) + abs(v[2]))
+
+
+def _order_by_data(loss, names, y_true, y_pred):
+    """Which argument of an unnamed ``forward(a, b)`` is the prediction, told by the data when the two are of
+    different kinds and one shape (logits or probabilities beside one-hot or probability targets; session 15),
+    never by backward's result (a backward differentiating the target would otherwise choose the order that makes
+    it right): the order in which forward is finite when it is only in one (a log of one-hot targets is -inf), else
+    the one in which L is affine in the target and not in the prediction (a cross-entropy is a sum of target
+    entries times a function of the prediction: ``-sum(t * log p)``), when that holds in exactly one order. Sets
+    ``loss.pred_first`` and returns the header's reason; None when the data cannot tell."""
+    if y_true.shape != y_pred.shape or y_true.dtype.kind not in "fc" or same_kind(y_true, y_pred):
+        return None
+    finite, fits = {}, {}
+    for first in (False, True):
+        loss.pred_first = first
+        try:
+            finite[first] = bool(np.isfinite(float(loss.forward(y_true, y_pred))))
+        except Exception:  # noqa: BLE001 - the order the student's code does not take
+            finite[first] = False
+        fits[first] = finite[first] and _affine_in(lambda t: loss.forward(t, y_pred), y_true) is True and \
+            _affine_in(lambda p: loss.forward(y_true, p), y_pred) is False
+    loss.pred_first, loss._last = False, None
+    kinds = f"{data_kind(y_pred)} y_pred beside {data_kind(y_true)} y_true"
+    for first in (False, True):
+        pred, other = names if first else names[::-1]
+        if finite[first] and not finite[not first]:
+            loss.pred_first = first
+            return (f"the data say it ({kinds}): forward is finite only with {pred} as the prediction (with {other} "
+                    f"it is not): {pred} is the prediction")
+        if fits[first] and not fits[not first]:
+            loss.pred_first = first
+            return (f"the data say it ({kinds}): L is affine in {other} when it holds y_true, as a cross-entropy "
+                    f"is in its target, and not in {pred}: {pred} is the prediction")
     return None
 
 

@@ -5,6 +5,7 @@ and ``NO_COLOR`` unset, https://no-color.org)."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import re
@@ -1021,7 +1022,8 @@ def run_check_loss(args, loss, label: str, init: dict[str, Any], shape) -> int:
                      eps=args.eps, name=cname, reference=reference)
     if args.twin and twin is None:  # not "add --twin": it was given
         res.twin_note = twin_note
-    res, eps_note = _loss_eps_reading(args, label, res, y_true, y_pred)  # tester14: the same verdict on every seed
+    res, eps_note, eps_info, eps_finding = _loss_eps_reading(  # tester14: the same verdict on every seed
+        args, label, res, (y_true, y_pred), twin, reference)
     color = use_color()
     print(f"{label} (loss), y_pred shape {V.fmt_shape(shape)} ({args.pred or 'real'}), {what}"
           + (f", init {json.dumps(init)}" if init else ""))
@@ -1036,8 +1038,9 @@ def run_check_loss(args, loss, label: str, init: dict[str, Any], shape) -> int:
     elif not res.passed and "numerical" in res.gradients and "manual" in res.gradients:
         finding = name_loss_gradient(g, res.gradients["manual"][g], res.gradients["numerical"][g], loss.forward,
                                      y_true, y_pred, res.rtol, loss_arg_names(loss))
+        finding = eps_finding if eps_finding and (finding is None or finding.code == "log-eps") else finding
     _save(args, lambda: _figures(res, cname, [] if res.passed else [loss_gradient_name(loss)]),
-          lambda: {**res.to_dict(), "diagnosis": None if finding is None else vars(finding)})
+          lambda: {**res.to_dict(), "log_eps": eps_info, "diagnosis": None if finding is None else vars(finding)})
     if res.passed:
         valued = any(r.tensor == "L" for r in res.records)
         what = f"dL/{loss_gradient_name(loss)}{' and L match' if valued else ' matches'} within rtol={res.rtol:g}"
@@ -1059,30 +1062,41 @@ def run_check_loss(args, loss, label: str, init: dict[str, Any], shape) -> int:
     return EXIT_MISMATCH
 
 
-def _loss_eps_reading(args, label: str, res, y_true, y_pred):
-    """``(result, note)`` of a loss check whose forward has a small constant in a log (tester14): the loss's copy
-    without it (:func:`gradcheck._log_eps.eps_free_texts`) is checked on the same data, and the result of the one
-    backward matches is kept, with the NOTE saying which (:func:`gradcheck._log_eps.pick_eps_reading`); ``(res,
-    "")`` when there is no such constant, the copy cannot run, neither matches, or a --reference or --twin is
-    compared too (its values are those of the loss as written)."""
+def _loss_eps_reading(args, label: str, res, data, twin, reference):
+    """``(result, note, info, finding)`` of a loss check whose loss has a small constant in a log or a denominator
+    (tester14; session 15): the loss's copy without it (:func:`gradcheck._log_eps.eps_free_texts`) is checked on the
+    same ``data`` ``(y_true, y_pred)`` with the same ``twin`` and ``reference`` (theirs are losses without an eps),
+    and the result of the one backward matches is kept, with the NOTE saying which and the same as ``info`` for
+    --json (:func:`gradcheck._log_eps.pick_eps_reading`). When neither matches, ``finding`` is the copy's diagnosis
+    (the eps's effect can hide a bug's pattern), else None; ``(res, "", None, None)`` when there is no such constant
+    or the copy cannot run."""
     from ._log_eps import eps_free_texts, pick_eps_reading
-    from .check import check_loss
+    from .check import check_loss, loss_gradient_name
+    from .diagnose import name_loss_gradient
     from .sandbox import sibling_files
 
     load = getattr(args, "load_edited", None)
-    if load is None or args.reference or args.twin:
-        return res, ""
     path = label.rpartition("::")[0]
-    texts, consts = eps_free_texts(path, sibling_files(path))
+    texts, consts, places = eps_free_texts(path, sibling_files(path), denominators=True) if load else ({}, [], [])
     if not texts:
-        return res, ""
+        return res, "", None, None
     try:
         with load(texts) as edited:
-            free = check_loss(edited, y_true, y_pred, twin=None, seed=args.seed, rtol=args.rtol, atol=args.atol,
-                              eps=args.eps, name=label.rpartition("::")[2])
+            free = check_loss(edited, *data, twin=twin, seed=args.seed, rtol=args.rtol, atol=args.atol,
+                              eps=args.eps, name=label.rpartition("::")[2], reference=reference)
+            g = loss_gradient_name(edited)
+            finding = None if free.passed or "numerical" not in free.gradients else name_loss_gradient(
+                g, free.gradients["manual"][g], free.gradients["numerical"][g], edited.forward, *data, free.rtol,
+                loss_arg_names(edited))
     except Exception:  # noqa: BLE001 - the copy is a probe: if it cannot run, the check stays as it is
-        return res, ""
-    return pick_eps_reading(res, free, consts) or (res, "")
+        return res, "", None, None
+    got = pick_eps_reading(res, free, consts, places)
+    if got or finding is None:
+        return (*got, None) if got else (res, "", None, None)
+    c = ", ".join(f"{v:g}" for v in dict.fromkeys(consts))
+    return res, "", None, dataclasses.replace(finding, message=(
+        f"with the constant {c} removed from the loss (near a value y of 0 the eps alone changes the gradient by "
+        f"about eps/y, which can hide a bug's pattern), its copy fails too and shows: {finding.message}"))
 
 
 def _loss_lines(loss, res) -> list[str]:

@@ -355,14 +355,14 @@ def diagnose_loss(key: str):
 
 
 def _eps_reading(mod, cls_name: str, res, y_true, y_pred):
-    """``res``, or the check of the loss's copy without the eps in forward's log when backward matches that one, as
+    """``res``, or the check of the loss's copy without the eps (in a log, in a denominator) when backward matches that one, as
     ``gradcheck check --loss`` keeps it (:func:`gradcheck._log_eps.pick_eps_reading`, tester14)."""
     from gradcheck import _adapters
     from gradcheck._log_eps import eps_free_text, pick_eps_reading
     from gradcheck.check import check_loss
 
     with open(mod.__file__, encoding="utf-8") as fh:
-        got = eps_free_text(fh.read())
+        got = eps_free_text(fh.read(), denominators=True)
     if got is None:
         return res
     ns = {"__name__": f"{mod.__name__}_eps_free"}
@@ -370,7 +370,7 @@ def _eps_reading(mod, cls_name: str, res, y_true, y_pred):
     cls = ns[cls_name]
     free = check_loss(_adapters.BoundLoss(cls(), (y_true, y_pred), getattr(cls, "PRED_ARG", None)), y_true, y_pred,
                       twin=None, seed=0)
-    return (pick_eps_reading(res, free, got[1]) or (res, ""))[0]
+    return (pick_eps_reading(res, free, got[1], got[2]) or (res,))[0]
 
 
 def is_loss(key: str) -> bool:
