@@ -155,11 +155,15 @@ def _worst_numerical(res: Any) -> float:
                default=0.0)
 
 
-def _changed(res: Any, res_free: Any, source: str) -> bool:
-    """Whether the ``source`` gradients (``"numerical"``: forward's; ``"manual"``: backward's) of the check of the
-    copy without the eps differ from those of the loss as written: the eps is on that function's path."""
-    a, b = (r.gradients.get(source, {}) for r in (res, res_free))
-    return a.keys() != b.keys() or any(not np.array_equal(a[k], b[k], equal_nan=True) for k in a)
+def changed_by_eps(res: Any, res_free: Any) -> tuple[bool, bool]:
+    """``(forward's, backward's)``: whether the check of the copy without the eps, ``res_free``, has other central
+    differences (forward computes another loss) or another backward result than ``res``, the loss as written's:
+    the eps is on that function's path (not only in another class of the files)."""
+    def differ(source):
+        a, b = (r.gradients.get(source, {}) for r in (res, res_free))
+        return a.keys() != b.keys() or any(not np.array_equal(a[k], b[k], equal_nan=True) for k in a)
+
+    return differ("numerical"), differ("manual")
 
 
 #: How much closer to its central differences the copy without the eps must be to be the reading kept when both
@@ -189,7 +193,7 @@ def pick_eps_reading(res: Any, res_free: Any, consts: list[float],
     loss as written does (the eps is in another class of the files)."""
     if res_free is None or not (res.passed or res_free.passed):
         return None
-    fwd, bwd = _changed(res, res_free, "numerical"), _changed(res, res_free, "manual")
+    fwd, bwd = changed_by_eps(res, res_free)
     if not (fwd or bwd):
         return None
     e, ef = _worst_numerical(res), _worst_numerical(res_free)
@@ -219,3 +223,33 @@ def pick_eps_reading(res: Any, res_free: Any, consts: list[float],
         note = (f"NOTE: backward is the derivative of the loss as written, with its {c} {how} ({where}; relative "
                 f"error {e:.1e}); without the eps the difference is at most a relative {ef:.1e} here")
     return (res_free if free else res), note, {**info, "note": note}
+
+
+def copy_finding(res: Any, free: Any, loss: Any, data: tuple[Any, Any], consts: list[float]) -> Any:
+    """The diagnosis of a loss whose check ``res`` fails as written and whose copy without the eps (``loss``, its check
+    ``free`` on ``data`` ``(y_true, y_pred)``) fails too, read from the copy: exact where the eps's effect can blur a
+    bug's pattern (23.9999 times for the mean's 24; session 15). A :class:`gradcheck.diagnose.Finding` saying so, or
+    None when the copy passes, computes what the loss as written does, or names no bug."""
+    import dataclasses
+
+    from .check import loss_gradient_name
+    from .check_command import loss_arg_names
+    from .diagnose import name_loss_gradient
+
+    g = loss_gradient_name(loss)
+    if res.passed or free.passed or "numerical" not in free.gradients or not any(changed_by_eps(res, free)):
+        return None
+    found = name_loss_gradient(g, free.gradients["manual"][g], free.gradients["numerical"][g], loss.forward, *data,
+                               free.rtol, loss_arg_names(loss))
+    if found is None or found.code == "wrong-values":
+        return None
+    c = ", ".join(f"{v:g}" for v in dict.fromkeys(consts))
+    return dataclasses.replace(found, message=(
+        f"with the constant {c} removed from the loss (near a value y of 0 the eps alone changes the gradient by "
+        f"about eps/y, which can blur a bug's pattern), its copy fails too and shows: {found.message}"))
+
+
+def better_finding(own: Any, copied: Any) -> Any:
+    """The diagnosis of a failing loss with an eps: ``copied`` (:func:`copy_finding`) when it names another bug than
+    ``own`` (the loss as written's, None when it named none), else ``own``."""
+    return copied if copied is not None and (own is None or own.code != copied.code) else own

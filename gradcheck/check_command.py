@@ -5,7 +5,6 @@ and ``NO_COLOR`` unset, https://no-color.org)."""
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import os
 import re
@@ -134,7 +133,7 @@ def _removed_eps(args, label: str, diag, check) -> None:
     from .sandbox import sibling_files
 
     path = label.rpartition("::")[0]
-    texts, consts = eps_free_texts(path, sibling_files(path))
+    texts, consts, _ = eps_free_texts(path, sibling_files(path))
     if not texts:
         return
     try:
@@ -1010,6 +1009,7 @@ def run_check_loss(args, loss, label: str, init: dict[str, Any], shape) -> int:
     """``gradcheck check --loss``: a (sandboxed) loss's ``backward()`` against central differences.
 
     Arguments as :func:`run_check`, ``shape`` that of ``y_pred``; returns the exit code (0 pass, 1 mismatch)."""
+    from ._log_eps import better_finding
     from .check import check_loss, loss_gradient_name
     from .diagnose import name_loss_gradient
     if not isinstance(shape[0], int):
@@ -1038,7 +1038,7 @@ def run_check_loss(args, loss, label: str, init: dict[str, Any], shape) -> int:
     elif not res.passed and "numerical" in res.gradients and "manual" in res.gradients:
         finding = name_loss_gradient(g, res.gradients["manual"][g], res.gradients["numerical"][g], loss.forward,
                                      y_true, y_pred, res.rtol, loss_arg_names(loss))
-        finding = eps_finding if eps_finding and (finding is None or finding.code == "log-eps") else finding
+        finding = better_finding(finding, eps_finding)  # the copy without the eps: exact, where the eps blurs
     _save(args, lambda: _figures(res, cname, [] if res.passed else [loss_gradient_name(loss)]),
           lambda: {**res.to_dict(), "log_eps": eps_info, "diagnosis": None if finding is None else vars(finding)})
     if res.passed:
@@ -1068,11 +1068,10 @@ def _loss_eps_reading(args, label: str, res, data, twin, reference):
     same ``data`` ``(y_true, y_pred)`` with the same ``twin`` and ``reference`` (theirs are losses without an eps),
     and the result of the one backward matches is kept, with the NOTE saying which and the same as ``info`` for
     --json (:func:`gradcheck._log_eps.pick_eps_reading`). When neither matches, ``finding`` is the copy's diagnosis
-    (the eps's effect can hide a bug's pattern), else None; ``(res, "", None, None)`` when there is no such constant
-    or the copy cannot run."""
-    from ._log_eps import eps_free_texts, pick_eps_reading
-    from .check import check_loss, loss_gradient_name
-    from .diagnose import name_loss_gradient
+    when it names a bug (:func:`gradcheck._log_eps.copy_finding`), else None; ``(res, "", None, None)`` when there is
+    no such constant or the copy cannot run."""
+    from ._log_eps import copy_finding, eps_free_texts, pick_eps_reading
+    from .check import check_loss
     from .sandbox import sibling_files
 
     load = getattr(args, "load_edited", None)
@@ -1084,19 +1083,11 @@ def _loss_eps_reading(args, label: str, res, data, twin, reference):
         with load(texts) as edited:
             free = check_loss(edited, *data, twin=twin, seed=args.seed, rtol=args.rtol, atol=args.atol,
                               eps=args.eps, name=label.rpartition("::")[2], reference=reference)
-            g = loss_gradient_name(edited)
-            finding = None if free.passed or "numerical" not in free.gradients else name_loss_gradient(
-                g, free.gradients["manual"][g], free.gradients["numerical"][g], edited.forward, *data, free.rtol,
-                loss_arg_names(edited))
+            finding = copy_finding(res, free, edited, data, consts)
     except Exception:  # noqa: BLE001 - the copy is a probe: if it cannot run, the check stays as it is
         return res, "", None, None
     got = pick_eps_reading(res, free, consts, places)
-    if got or finding is None:
-        return (*got, None) if got else (res, "", None, None)
-    c = ", ".join(f"{v:g}" for v in dict.fromkeys(consts))
-    return res, "", None, dataclasses.replace(finding, message=(
-        f"with the constant {c} removed from the loss (near a value y of 0 the eps alone changes the gradient by "
-        f"about eps/y, which can hide a bug's pattern), its copy fails too and shows: {finding.message}"))
+    return (*got, None) if got else (res, "", None, finding)
 
 
 def _loss_lines(loss, res) -> list[str]:
