@@ -240,6 +240,12 @@ EXPECTED = {
     "loss_eps.py::SoftmaxWithLossEpsFactor": "factor",
     # session 14 (tester13 ConfidentNetBuggySigmoid): a sigmoid's bug beside log(y + eps) at high confidence
     "losses.py::ConfidentSigmoidNetEpsNoOut": "first-failing-layer",
+    # session 15: an unnamed loss on logits and one-hot targets whose backward differentiates the target, either order
+    "loss_kinds.py::LogitsFirstTargetGrad": "target-gradient",
+    "loss_kinds.py::TargetsFirstTargetGrad": "target-gradient",
+    # session 15: a BCE backward with an eps in its denominators, a factor or a sign wrong beside it
+    "loss_denominator.py::BCENoEpsForwardNoMean": "factor-normalisation",
+    "loss_denominator.py::BCEOneDenominatorSign": "wrong-sign",
 }
 
 #: Bugs no signature names: each must FAIL with "wrong-values" (no known bug pattern), never a wrong name.
@@ -289,7 +295,8 @@ CORRECT = ["linear.py::LinearOutIn", "linear.py::LinearInOut", "activations.py::
            "coursera.py::linact", "coursera.py::linactrelu",
            "bn_styles.py::BNParamsDict", "bn_styles.py::BNAttr", "bn_styles.py::KerasBN", "selfstep.py::AdamDense",
            "loss_order.py::CrossEntropy", "loss_order.py::KL", "loss_eps.py::SoftmaxWithLoss",
-           "loss_eps.py::SoftmaxWithLossKeepsEps",
+           "loss_eps.py::SoftmaxWithLossKeepsEps", "loss_kinds.py::LogitsFirst", "loss_kinds.py::TargetsFirst",
+           "loss_denominator.py::BCENoEpsForward", "loss_denominator.py::BCEOneDenominator",
            *(f"switches.py::{n}" for n in ("SubModeNet", "SubOwnModeNet", "SubParamNet", "CfgModuleNet", "CfgObjectNet",
                                            "ConfigDictNet", "EnvNet", "FittingNet", "StateNet", "SetTrainingNet",
                                            "BNNet", "ScaleTrainBackward", "ArgAndSubNet", "PropDrop",
