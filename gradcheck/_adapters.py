@@ -1350,8 +1350,9 @@ def _order_by_role(loss, names, y_true, y_pred):
         loss.pred_first = good
         if abs(seen[bad][1] - 2.0) < 1e-6 and _mirrored(loss, y_true, y_pred, bad):  # dL/da = -dL/db (L of
             loss.sign_ambiguous = f"{pred},{other}"  # a - b): a sign error reads as the other order exactly
-        elif same_kind(y_true, y_pred):  # tester14: the names and the data say nothing, backward alone would
-            loss.backward_only = f"{pred},{other}"  # decide, so a gradient for the target could never fail
+        elif y_true.shape == y_pred.shape and y_true.dtype.kind in "fc":  # tester14, session 15 (two kinds the
+            loss.backward_only = f"{pred},{other}"  # data do not order): backward alone would decide, so a
+            # gradient for the target could never fail
         return (f"backward's result matches the central differences of L with respect to {pred} (relative error "
                 f"{seen[good][1]:.1e}), not {other} ("
                 f"{'the opposite sign' if seen[bad][1] == 2.0 else f'{seen[bad][1]:.1e}'}): {pred} is the prediction")
@@ -1487,14 +1488,17 @@ def same_kind(y_true, y_pred) -> bool:
 
 def _backward_only_order(obj, names, matched: str, y_true, y_pred) -> str:
     """The usage error of a loss ``forward(a, b)`` whose argument names do not say which is the prediction, on data
-    of one kind for both (:func:`same_kind`), whose backward matches L's gradient with respect to one argument
+    of one kind for both (:func:`same_kind`) or of one shape that :func:`_order_by_data` cannot order, whose backward matches L's gradient with respect to one argument
     (tester14): right if that one is the prediction, the target's gradient (the wrong argument differentiated) if the
     other is; the numbers cannot tell the two apart, only the user can."""
     good, bad = matched.split(",")
     a, b = names
+    data = (f"y_true and y_pred are of the same kind ({data_kind(y_pred)} of shape {tuple(np.shape(y_pred))}), so "
+            f"the data cannot say it either" if same_kind(y_true, y_pred) else
+            f"y_true and y_pred ({data_kind(y_true)} and {data_kind(y_pred)} of shape {tuple(np.shape(y_pred))}) do "
+            f"not say it either (L is not affine in exactly one of them, as a cross-entropy is in its target)")
     return (f"{type(obj).__name__}.{_forward_signature(obj)}: the argument names do not say which is the "
-            f"prediction, and y_true and y_pred are of the same kind ({data_kind(y_pred)} of shape "
-            f"{tuple(np.shape(y_pred))}), so the data cannot say it either. backward matches dL/d{good} (the central "
+            f"prediction, and {data}. backward matches dL/d{good} (the central "
             f"differences of L with respect to {good}), so a correct loss with {good} as the prediction and a loss "
             f"whose backward differentiates the wrong argument ({bad} the prediction) look the same: which argument "
             f"is the prediction cannot be read from backward's own result. " + _name_the_prediction(a, b))

@@ -169,3 +169,38 @@ def test_unnamed_loss_on_two_kinds_of_data_is_ordered_by_the_data(tmp_path, src,
         assert f"backward returns dL/d{target}, the gradient for the target" in out, out
     else:
         assert "PASS: CE" in out, out
+
+
+BRIER = """
+import numpy as np
+class Brier:
+    '''L = mean_n sum_k (softmax(a) - b)**2: quadratic in the target b, so the data cannot order it'''
+    def forward(self, a, b):
+        z = a - a.max(axis=1, keepdims=True)
+        self.s = np.exp(z) / np.exp(z).sum(axis=1, keepdims=True); self.t = b
+        return np.sum((self.s - b) ** 2) / len(a)
+    def backward(self):
+        r = self.s - self.t
+        return BACKWARD
+"""
+BRIER_RIGHT = "2 * (self.s * r - self.s * np.sum(self.s * r, axis=1, keepdims=True)) / len(self.s)"
+BRIER_TARGET = "-2 * r / len(self.s)"
+
+
+@pytest.mark.parametrize("backward", [BRIER_RIGHT, BRIER_TARGET])
+def test_two_kinds_the_data_cannot_order_is_a_usage_error_then_named(tmp_path, backward):
+    """Before: the target's gradient (-2 r / N) chose the order that made it right: exit 0. Logits beside one-hot
+    targets of a loss not affine in its target: only --pred-arg can say which is the prediction."""
+    f = student(tmp_path, BRIER.replace("BACKWARD", backward), "brier.py")
+    args = ["check", f"{f}::Brier", "--loss", "--input-shape", "6,4", "--pred", "real", "--targets", "onehot"]
+    p = run_here(*args)
+    out = both(p)
+    assert p.returncode == 2 and "PASS" not in out, out
+    assert "y_true and y_pred (onehot and real of shape (6, 4)) do not say it either" in out, out
+    assert "--pred-arg a" in out and "--pred-arg b" in out, out
+    p = run_here(*args, "--pred-arg", "a")
+    out = both(p)
+    if backward == BRIER_RIGHT:
+        assert p.returncode == 0 and "PASS: Brier" in out, out
+    else:
+        assert p.returncode == 1 and "backward returns dL/db, the gradient for the target" in out, out
