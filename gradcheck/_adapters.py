@@ -1352,6 +1352,8 @@ def _order_by_role(loss, names, y_true, y_pred):
     differences (relative error under 1e-3, the other's over 1e-2). Sets ``loss.pred_first`` and returns
     the header's reason, or None (Keras's order kept)."""
     y_true, y_pred = np.asarray(y_true), np.asarray(y_pred, dtype=np.float64)
+    if (told := _order_by_data(loss, names, y_true, y_pred)) is not None:  # session 15: not by backward's result
+        return told
     seen = {}
     for first in (False, True):
         loss.pred_first = first
@@ -1376,8 +1378,9 @@ def _order_by_role(loss, names, y_true, y_pred):
         loss.pred_first = good
         if abs(seen[bad][1] - 2.0) < 1e-6 and _mirrored(loss, y_true, y_pred, bad):  # dL/da = -dL/db (L of
             loss.sign_ambiguous = f"{pred},{other}"  # a - b): a sign error reads as the other order exactly
-        elif same_kind(y_true, y_pred):  # tester14: the names and the data say nothing, backward alone would
-            loss.backward_only = f"{pred},{other}"  # decide, so a gradient for the target could never fail
+        elif y_true.shape == y_pred.shape and y_true.dtype.kind in "fc":  # tester14, session 15 (two kinds the
+            loss.backward_only = f"{pred},{other}"  # data do not order): backward alone would decide, so a
+            # gradient for the target could never fail
         return (f"backward's result matches the central differences of L with respect to {pred} (relative error "
                 f"{seen[good][1]:.1e}), not {other} ("
                 f"{'the opposite sign' if seen[bad][1] == 2.0 else f'{seen[bad][1]:.1e}'}): {pred} is the prediction")
@@ -1387,6 +1390,54 @@ def _order_by_role(loss, names, y_true, y_pred):
         loss.pred_first = good
         return (f"backward's result matches the central differences of L with respect to neither, but points "
                 f"along the one with respect to {pred} and against {other}'s: {pred} is taken as the prediction")
+    return None
+
+
+def _affine_in(f, a) -> bool | None:
+    """Whether ``f(a)`` (a scalar function) is affine in ``a`` along a random relative direction (each entry moved
+    by about 1% of itself, so zeros stay zeros and signs are kept): its second difference no more than round-off
+    of its values; None when ``f`` fails or is not finite there (no evidence)."""
+    u = np.asarray(a, dtype=np.float64) * np.random.default_rng(11).normal(0.0, 1e-2, np.shape(a))
+    try:
+        v = [float(f(np.asarray(a, dtype=np.float64) + s * u)) for s in (-1.0, 0.0, 1.0)]
+    except Exception:  # noqa: BLE001 - data this argument does not take: no evidence
+        return None
+    if not all(np.isfinite(v)):
+        return None
+    return abs(v[0] - 2 * v[1] + v[2]) <= 1e-9 * (abs(v[0]) + 2 * abs(v[1]) + abs(v[2]))
+
+
+def _order_by_data(loss, names, y_true, y_pred):
+    """Which argument of an unnamed ``forward(a, b)`` is the prediction, told by the data when the two are of
+    different kinds and one shape (logits or probabilities beside one-hot or probability targets; session 15),
+    never by backward's result (a backward differentiating the target would otherwise choose the order that makes
+    it right): the order in which forward is finite when it is only in one (a log of one-hot targets is -inf), else
+    the one in which L is affine in the target and not in the prediction (a cross-entropy is a sum of target
+    entries times a function of the prediction: ``-sum(t * log p)``), when that holds in exactly one order. Sets
+    ``loss.pred_first`` and returns the header's reason; None when the data cannot tell."""
+    if y_true.shape != y_pred.shape or y_true.dtype.kind not in "fc" or same_kind(y_true, y_pred):
+        return None
+    finite, fits = {}, {}
+    for first in (False, True):
+        loss.pred_first = first
+        try:
+            finite[first] = bool(np.isfinite(float(loss.forward(y_true, y_pred))))
+        except Exception:  # noqa: BLE001 - the order the student's code does not take
+            finite[first] = False
+        fits[first] = finite[first] and _affine_in(lambda t: loss.forward(t, y_pred), y_true) is True and \
+            _affine_in(lambda p: loss.forward(y_true, p), y_pred) is False
+    loss.pred_first, loss._last = False, None
+    kinds = f"{data_kind(y_pred)} y_pred beside {data_kind(y_true)} y_true"
+    for first in (False, True):
+        pred, other = names if first else names[::-1]
+        if finite[first] and not finite[not first]:
+            loss.pred_first = first
+            return (f"the data say it ({kinds}): forward is finite only with {pred} as the prediction (with {other} "
+                    f"it is not): {pred} is the prediction")
+        if fits[first] and not fits[not first]:
+            loss.pred_first = first
+            return (f"the data say it ({kinds}): L is affine in {other} when it holds y_true, as a cross-entropy "
+                    f"is in its target, and not in {pred}: {pred} is the prediction")
     return None
 
 
@@ -1465,14 +1516,17 @@ def same_kind(y_true, y_pred) -> bool:
 
 def _backward_only_order(obj, names, matched: str, y_true, y_pred) -> str:
     """The usage error of a loss ``forward(a, b)`` whose argument names do not say which is the prediction, on data
-    of one kind for both (:func:`same_kind`), whose backward matches L's gradient with respect to one argument
+    of one kind for both (:func:`same_kind`) or of one shape that :func:`_order_by_data` cannot order, whose backward matches L's gradient with respect to one argument
     (tester14): right if that one is the prediction, the target's gradient (the wrong argument differentiated) if the
     other is; the numbers cannot tell the two apart, only the user can."""
     good, bad = matched.split(",")
     a, b = names
+    data = (f"y_true and y_pred are of the same kind ({data_kind(y_pred)} of shape {tuple(np.shape(y_pred))}), so "
+            f"the data cannot say it either" if same_kind(y_true, y_pred) else
+            f"y_true and y_pred ({data_kind(y_true)} and {data_kind(y_pred)} of shape {tuple(np.shape(y_pred))}) do "
+            f"not say it either (L is not affine in exactly one of them, as a cross-entropy is in its target)")
     return (f"{type(obj).__name__}.{_forward_signature(obj)}: the argument names do not say which is the "
-            f"prediction, and y_true and y_pred are of the same kind ({data_kind(y_pred)} of shape "
-            f"{tuple(np.shape(y_pred))}), so the data cannot say it either. backward matches dL/d{good} (the central "
+            f"prediction, and {data}. backward matches dL/d{good} (the central "
             f"differences of L with respect to {good}), so a correct loss with {good} as the prediction and a loss "
             f"whose backward differentiates the wrong argument ({bad} the prediction) look the same: which argument "
             f"is the prediction cannot be read from backward's own result. " + _name_the_prediction(a, b))

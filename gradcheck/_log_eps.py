@@ -12,6 +12,8 @@ import ast
 import math
 from typing import Any
 
+import numpy as np
+
 #: The log functions whose argument is searched for ``+ c``.
 LOGS = ("log", "log2", "log10", "log1p")
 #: The largest constant read as an eps added to keep a log finite.
@@ -41,9 +43,20 @@ def rtol_advice(rel: float, rtol: float) -> str:
             "which needs no eps")
 
 
-def eps_free_text(text: str) -> tuple[str, list[float]] | None:
-    """``(source, constants)``: ``text`` with ``log(a + c)`` written ``log(a)`` for each small constant ``c``
-    (:data:`MAX_EPS`), and the constants removed; None when there is none (or the text does not parse)."""
+def _eps_of(node: ast.AST, names: dict[str, float]) -> tuple[ast.AST, float] | None:
+    """``(a, c)`` when ``node`` is ``a + c`` or ``c + a`` with ``c`` a small constant (:func:`_small`), else None."""
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+        for keep, c in ((node.left, node.right), (node.right, node.left)):
+            if (v := _small(c, names)) is not None:
+                return keep, v
+    return None
+
+
+def eps_free_text(text: str, denominators: bool = False) -> tuple[str, list[float], list[str]] | None:
+    """``(source, constants, places)``: ``text`` with ``log(a + c)`` written ``log(a)`` for each small constant ``c``
+    (:data:`MAX_EPS`) and, with ``denominators``, ``x / (a + c)`` written ``x / a`` (a loss's backward
+    ``-(y/(p + eps) - (1-y)/(1-p + eps))``, ``(p - y)/(p*(1-p) + eps)``); the constants removed and where each was
+    (``"log"``, ``"denominator"``); None when there is none (or the text does not parse)."""
     try:
         tree = ast.parse(text)
     except SyntaxError:
@@ -51,38 +64,48 @@ def eps_free_text(text: str) -> tuple[str, list[float]] | None:
     names = {t.id: n.value.value for n in ast.walk(tree) if isinstance(n, ast.Assign) and len(n.targets) == 1
              and isinstance(t := n.targets[0], ast.Name) and isinstance(n.value, ast.Constant)}
     found: list[float] = []
+    places: list[str] = []
 
     class _Drop(ast.NodeTransformer):
         def visit_Call(self, node: ast.Call) -> ast.AST:
             self.generic_visit(node)
             f = node.func
             name = f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else ""
-            arg = node.args[0] if name in LOGS and len(node.args) == 1 else None
-            if isinstance(arg, ast.BinOp) and isinstance(arg.op, ast.Add):
-                for keep, c in ((arg.left, arg.right), (arg.right, arg.left)):
-                    if (v := _small(c, names)) is not None:
-                        node.args[0] = keep
-                        found.append(v)
-                        break
+            got = _eps_of(node.args[0], names) if name in LOGS and len(node.args) == 1 else None
+            if got is not None:
+                node.args[0] = got[0]
+                found.append(got[1])
+                places.append("log")
+            return node
+
+        def visit_BinOp(self, node: ast.BinOp) -> ast.AST:
+            self.generic_visit(node)
+            got = _eps_of(node.right, names) if denominators and isinstance(node.op, ast.Div) else None
+            if got is not None:
+                node.right = got[0]
+                found.append(got[1])
+                places.append("denominator")
             return node
 
     tree = _Drop().visit(tree)
-    return (ast.unparse(tree), found) if found else None
+    return (ast.unparse(tree), found, places) if found else None
 
 
-def eps_free_texts(path: str, files: dict[str, str]) -> tuple[dict[str, str], list[float]]:
-    """``({file name: eps-free source}, constants)`` over the checked file ``path`` and its sibling ``files``
-    (``{name: path}``, :func:`gradcheck.sandbox.sibling_files`); empty when none has a log with an eps."""
-    out, consts = {}, []
+def eps_free_texts(path: str, files: dict[str, str],
+                   denominators: bool = False) -> tuple[dict[str, str], list[float], list[str]]:
+    """``({file name: eps-free source}, constants, places)`` over the checked file ``path`` and its sibling ``files``
+    (``{name: path}``, :func:`gradcheck.sandbox.sibling_files`), as :func:`eps_free_text` writes each; empty when
+    none has such an eps."""
+    out, consts, places = {}, [], []
     for name, p in files.items():
         try:
             with open(p, encoding="utf-8") as fh:
-                got = eps_free_text(fh.read())
+                got = eps_free_text(fh.read(), denominators)
         except (OSError, UnicodeDecodeError):
             continue
         if got is not None:
-            out[name], consts = got[0], consts + got[1]
-    return out, consts
+            out[name], consts, places = got[0], consts + got[1], places + got[2]
+    return out, consts, places
 
 
 def name_removed_eps(diag: Any, consts: list[float], eps_free: Any) -> bool:
@@ -132,23 +155,101 @@ def _worst_numerical(res: Any) -> float:
                default=0.0)
 
 
-def pick_eps_reading(res: Any, res_free: Any, consts: list[float]) -> tuple[Any, str] | None:
-    """Which loss a backward is the derivative of, when forward has a small constant in a log (tester14: Deep
-    Learning from Scratch's ``-log(y + 1e-7)``, whose check passed on some seeds and failed on others): ``res`` is
-    the check of the loss as written, ``res_free`` the same check of its copy with the constants ``consts`` removed
-    (:func:`eps_free_texts`). When either passes, ``(the result of the one backward matches more closely, the NOTE
-    saying which one and the largest difference the eps makes)``; the verdict is then the same on every seed. None
-    when neither passes (the failing check is diagnosed as before) or there is no copy."""
+def changed_by_eps(res: Any, res_free: Any) -> tuple[bool, bool]:
+    """``(forward's, backward's)``: whether the check of the copy without the eps, ``res_free``, has other central
+    differences (forward computes another loss) or another backward result than ``res``, the loss as written's:
+    the eps is on that function's path (not only in another class of the files)."""
+    def differ(source):
+        a, b = (r.gradients.get(source, {}) for r in (res, res_free))
+        return a.keys() != b.keys() or any(not np.array_equal(a[k], b[k], equal_nan=True) for k in a)
+
+    return differ("numerical"), differ("manual")
+
+
+#: How much closer to its central differences the copy without the eps must be to be the reading kept when both
+#: pass (one whose backward matches both, the eps's effect below round-off, keeps the loss as written).
+CLOSER = 10.0
+
+
+def _where(places: list[str], fwd: bool, bwd: bool) -> list[str]:
+    """Where the eps that changed the loss is, told from ``places`` (over the files) and the functions it changed: a
+    backward's alone read as a denominator's, a forward's alone as a log's, when the files have one."""
+    kinds = [k for k in ("log", "denominator") if k in places]
+    prefer = "denominator" if not fwd else "log" if not bwd else None
+    return [prefer] if prefer in kinds else kinds
+
+
+def pick_eps_reading(res: Any, res_free: Any, consts: list[float],
+                     places: list[str] = ()) -> tuple[Any, str, dict[str, Any]] | None:
+    """Which loss a backward is the derivative of, when the loss has a small constant in a log or, in a backward, in
+    a denominator (tester14: Deep Learning from Scratch's ``-log(y + 1e-7)``, whose check passed on some seeds and
+    failed on others; session 15: a BCE backward ``-(y/(p + eps) - (1-y)/(1-p + eps))`` beside a forward with or
+    without the eps): ``res`` is the check of the loss as written, ``res_free`` the same check (the same --reference
+    and --twin) of its copy with the constants ``consts`` removed from ``places`` (:func:`eps_free_texts`). When
+    either passes, ``(the result kept, the NOTE saying which loss backward is the derivative of and the largest
+    difference the eps makes, the same as a dict for --json)``: the copy's result when only it passes or it matches
+    :data:`CLOSER` times more closely, else the loss as written; the verdict is then the same on every seed. None
+    when neither passes (the failing check is diagnosed as before), there is no copy, or the copy computes what the
+    loss as written does (the eps is in another class of the files)."""
     if res_free is None or not (res.passed or res_free.passed):
+        return None
+    fwd, bwd = changed_by_eps(res, res_free)
+    if not (fwd or bwd):
         return None
     e, ef = _worst_numerical(res), _worst_numerical(res_free)
     c = ", ".join(f"{v:g}" for v in dict.fromkeys(consts))
-    if res_free.passed and (not res.passed or ef < e):
-        return res_free, (
-            f"NOTE: backward is the derivative of the loss without its {c} (forward's log(y + {c}) read as log(y), "
-            f"the convention of Deep Learning from Scratch, whose backward is the gradient of log(y)): the table "
-            f"compares it with the central differences of forward with the {c} removed (relative error {ef:.1e}); "
-            f"with the eps the difference is at most a relative {e:.1e} here (about eps/y per probability y), which "
-            f"is no bug")
-    return res, (f"NOTE: backward is the derivative of the loss as written, with its {c} inside the log (relative "
-                 f"error {e:.1e}); without the eps the difference is at most a relative {ef:.1e} here")
+    free = res_free.passed and (not res.passed or ef * CLOSER < e)
+    info = {"reading": "without the eps" if free else "as written", "constants": list(dict.fromkeys(consts)),
+            "in": [w for w, on in (("forward", fwd), ("backward", bwd)) if on],
+            "where": _where(places, fwd, bwd), "rel_error_as_written": e, "rel_error_without_eps": ef}
+    if fwd and not bwd and "log" in places:
+        note = (f"NOTE: backward is the derivative of the loss without its {c} (forward's log(y + {c}) read as "
+                f"log(y), the convention of Deep Learning from Scratch, whose backward is the gradient of log(y)): the "
+                f"table compares it with the central differences of forward with the {c} removed (relative error "
+                f"{ef:.1e}); with the eps the difference is at most a relative {e:.1e} here (about eps/y per "
+                f"probability y), which is no bug") if free else (
+            f"NOTE: backward is the derivative of the loss as written, with its {c} inside the log (relative error "
+            f"{e:.1e}); without the eps the difference is at most a relative {ef:.1e} here")
+        return (res_free if free else res), note, {**info, "note": note}
+    where = " and ".join(info["in"])
+    how = " and ".join({"log": "inside the log", "denominator": "in a denominator"}[p] for p in info["where"])
+    if free:
+        note = (f"NOTE: backward is the derivative of the loss without its {c} (the {c} {how}, in {where}, read as "
+                f"0): the table compares backward{' with the ' + c + ' removed' if bwd else ''} with the central "
+                f"differences of forward{' with the ' + c + ' removed' if fwd else ', which has none'} (relative "
+                f"error {ef:.1e}); as written the difference is at most a relative {e:.1e} here (about eps/y per "
+                f"value y), which is no bug")
+    else:
+        note = (f"NOTE: backward is the derivative of the loss as written, with its {c} {how} ({where}; relative "
+                f"error {e:.1e}); without the eps the difference is at most a relative {ef:.1e} here")
+    return (res_free if free else res), note, {**info, "note": note}
+
+
+def copy_finding(res: Any, free: Any, loss: Any, data: tuple[Any, Any], consts: list[float]) -> Any:
+    """The diagnosis of a loss whose check ``res`` fails as written and whose copy without the eps (``loss``, its check
+    ``free`` on ``data`` ``(y_true, y_pred)``) fails too, read from the copy: exact where the eps's effect can blur a
+    bug's pattern (23.9999 times for the mean's 24; session 15). A :class:`gradcheck.diagnose.Finding` saying so, or
+    None when the copy passes, computes what the loss as written does, or names no bug."""
+    import dataclasses
+
+    from .check import loss_gradient_name
+    from .check_command import loss_arg_names
+    from .diagnose import name_loss_gradient
+
+    g = loss_gradient_name(loss)
+    if res.passed or free.passed or "numerical" not in free.gradients or not any(changed_by_eps(res, free)):
+        return None
+    found = name_loss_gradient(g, free.gradients["manual"][g], free.gradients["numerical"][g], loss.forward, *data,
+                               free.rtol, loss_arg_names(loss))
+    if found is None or found.code == "wrong-values":
+        return None
+    c = ", ".join(f"{v:g}" for v in dict.fromkeys(consts))
+    return dataclasses.replace(found, message=(
+        f"with the constant {c} removed from the loss (near a value y of 0 the eps alone changes the gradient by "
+        f"about eps/y, which can blur a bug's pattern), its copy fails too and shows: {found.message}"))
+
+
+def better_finding(own: Any, copied: Any) -> Any:
+    """The diagnosis of a failing loss with an eps: ``copied`` (:func:`copy_finding`) when it names another bug than
+    ``own`` (the loss as written's, None when it named none), else ``own``."""
+    return copied if copied is not None and (own is None or own.code != copied.code) else own

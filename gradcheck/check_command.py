@@ -133,7 +133,7 @@ def _removed_eps(args, label: str, diag, check) -> None:
     from .sandbox import sibling_files
 
     path = label.rpartition("::")[0]
-    texts, consts = eps_free_texts(path, sibling_files(path))
+    texts, consts, _ = eps_free_texts(path, sibling_files(path))
     if not texts:
         return
     try:
@@ -1021,6 +1021,7 @@ def run_check_loss(args, loss, label: str, init: dict[str, Any], shape) -> int:
     """``gradcheck check --loss``: a (sandboxed) loss's ``backward()`` against central differences.
 
     Arguments as :func:`run_check`, ``shape`` that of ``y_pred``; returns the exit code (0 pass, 1 mismatch)."""
+    from ._log_eps import better_finding
     from .check import check_loss, loss_gradient_name
     from .diagnose import name_loss_gradient
     if not isinstance(shape[0], int):
@@ -1033,7 +1034,8 @@ def run_check_loss(args, loss, label: str, init: dict[str, Any], shape) -> int:
                      eps=args.eps, name=cname, reference=reference)
     if args.twin and twin is None:  # not "add --twin": it was given
         res.twin_note = twin_note
-    res, eps_note = _loss_eps_reading(args, label, res, y_true, y_pred)  # tester14: the same verdict on every seed
+    res, eps_note, eps_info, eps_finding = _loss_eps_reading(  # tester14: the same verdict on every seed
+        args, label, res, (y_true, y_pred), twin, reference)
     color = use_color()
     print(f"{label} (loss), y_pred shape {V.fmt_shape(shape)} ({args.pred or 'real'}), {what}"
           + (f", init {json.dumps(init)}" if init else ""))
@@ -1048,8 +1050,9 @@ def run_check_loss(args, loss, label: str, init: dict[str, Any], shape) -> int:
     elif not res.passed and "numerical" in res.gradients and "manual" in res.gradients:
         finding = name_loss_gradient(g, res.gradients["manual"][g], res.gradients["numerical"][g], loss.forward,
                                      y_true, y_pred, res.rtol, loss_arg_names(loss))
+        finding = better_finding(finding, eps_finding)  # the copy without the eps: exact, where the eps blurs
     _save(args, lambda: _figures(res, cname, [] if res.passed else [loss_gradient_name(loss)]),
-          lambda: {**res.to_dict(), "diagnosis": None if finding is None else vars(finding)})
+          lambda: {**res.to_dict(), "log_eps": eps_info, "diagnosis": None if finding is None else vars(finding)})
     if res.passed:
         valued = any(r.tensor == "L" for r in res.records)
         what = f"dL/{loss_gradient_name(loss)}{' and L match' if valued else ' matches'} within rtol={res.rtol:g}"
@@ -1071,30 +1074,32 @@ def run_check_loss(args, loss, label: str, init: dict[str, Any], shape) -> int:
     return EXIT_MISMATCH
 
 
-def _loss_eps_reading(args, label: str, res, y_true, y_pred):
-    """``(result, note)`` of a loss check whose forward has a small constant in a log (tester14): the loss's copy
-    without it (:func:`gradcheck._log_eps.eps_free_texts`) is checked on the same data, and the result of the one
-    backward matches is kept, with the NOTE saying which (:func:`gradcheck._log_eps.pick_eps_reading`); ``(res,
-    "")`` when there is no such constant, the copy cannot run, neither matches, or a --reference or --twin is
-    compared too (its values are those of the loss as written)."""
-    from ._log_eps import eps_free_texts, pick_eps_reading
+def _loss_eps_reading(args, label: str, res, data, twin, reference):
+    """``(result, note, info, finding)`` of a loss check whose loss has a small constant in a log or a denominator
+    (tester14; session 15): the loss's copy without it (:func:`gradcheck._log_eps.eps_free_texts`) is checked on the
+    same ``data`` ``(y_true, y_pred)`` with the same ``twin`` and ``reference`` (theirs are losses without an eps),
+    and the result of the one backward matches is kept, with the NOTE saying which and the same as ``info`` for
+    --json (:func:`gradcheck._log_eps.pick_eps_reading`). When neither matches, ``finding`` is the copy's diagnosis
+    when it names a bug (:func:`gradcheck._log_eps.copy_finding`), else None; ``(res, "", None, None)`` when there is
+    no such constant or the copy cannot run."""
+    from ._log_eps import copy_finding, eps_free_texts, pick_eps_reading
     from .check import check_loss
     from .sandbox import sibling_files
 
     load = getattr(args, "load_edited", None)
-    if load is None or args.reference or args.twin:
-        return res, ""
     path = label.rpartition("::")[0]
-    texts, consts = eps_free_texts(path, sibling_files(path))
+    texts, consts, places = eps_free_texts(path, sibling_files(path), denominators=True) if load else ({}, [], [])
     if not texts:
-        return res, ""
+        return res, "", None, None
     try:
         with load(texts) as edited:
-            free = check_loss(edited, y_true, y_pred, twin=None, seed=args.seed, rtol=args.rtol, atol=args.atol,
-                              eps=args.eps, name=label.rpartition("::")[2])
+            free = check_loss(edited, *data, twin=twin, seed=args.seed, rtol=args.rtol, atol=args.atol,
+                              eps=args.eps, name=label.rpartition("::")[2], reference=reference)
+            finding = copy_finding(res, free, edited, data, consts)
     except Exception:  # noqa: BLE001 - the copy is a probe: if it cannot run, the check stays as it is
-        return res, ""
-    return pick_eps_reading(res, free, consts) or (res, "")
+        return res, "", None, None
+    got = pick_eps_reading(res, free, consts, places)
+    return (*got, None) if got else (res, "", None, finding)
 
 
 def _loss_lines(loss, res) -> list[str]:

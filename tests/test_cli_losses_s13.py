@@ -92,7 +92,7 @@ def test_dlfs2_real_bug_with_eps_is_still_named(tmp_path):
 def test_eps_free_text_takes_the_eps_out_of_the_log(src, want, consts):
     from gradcheck._log_eps import eps_free_text
 
-    text, found = eps_free_text(src)
+    text, found, _ = eps_free_text(src)
     assert want in text and found == consts, text
 
 
@@ -173,9 +173,13 @@ class CE:
 """
 
 
-@pytest.mark.parametrize(("factor", "said"), [
-    ("-1", "backward's result is -1 times the central differences of L with respect to a"),
-    ("5", "backward's result is 5 times the central differences of L with respect to a")])
+#: session 15: logits beside probability targets are ordered by the data (L is affine in the target), before
+#: backward's result is read ("backward's result is -1 times the central differences of L with respect to a")
+DATA_ORDER = ("the data say it (real y_pred beside probs y_true): L is affine in b when it holds y_true, as a "
+              "cross-entropy is in its target, and not in a: a is the prediction")
+
+
+@pytest.mark.parametrize(("factor", "said"), [("-1", DATA_ORDER), ("5", DATA_ORDER)])
 def test_unnamed_asymmetric_loss_with_a_wrong_factor_is_compared_with_the_prediction(tmp_path, factor, said):
     """Before: backward (a sign or a factor wrong) matched neither dL/da nor dL/db, so Keras's order was assumed
     and the table compared it with dL/db, the target's gradient (a FAIL with no diagnosis)."""

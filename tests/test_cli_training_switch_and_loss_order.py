@@ -303,16 +303,17 @@ def test_backward_requiring_the_upstream_gradient_gets_one(tmp_path):
 
 
 def test_unnamed_order_is_said_assumed_and_a_zero_gradient_warned(tmp_path):
-    """forward(p, q): names that say nothing. Since session 12 (Z17) the order is read from what backward returns
-    (dL/dp: p is the prediction); a backward that tells nothing (zeros: L does not depend on q, the other reading)
+    """forward(p, q): names that say nothing. Since session 15 the order of logits beside one-hot targets is read
+    from the data (L is affine in q, the target); a backward that tells nothing (zeros: L does not depend on q, the other reading)
     keeps Keras's assumed order, said, and the numerical gradient with respect to q, identically 0, is warned."""
     p = run_here("check", f"{student(tmp_path, DLFS)}::Unnamed", *LOSS, "--targets", "onehot")
     out = both(p)
     assert p.returncode == 0, out
     assert "loss: forward(p=y_pred, q=y_true): forward's parameter names do not say which is the prediction; " \
-        "backward's result matches the central differences of L with respect to p" in out, out
+        "the data say it (real y_pred beside onehot y_true)" in out, out  # session 15: not read from backward
     zeros = DLFS + "\nclass UnnamedZero(Unnamed):\n    def backward(self):\n        return np.zeros_like(self.s)\n"
-    p = run_here("check", f"{student(tmp_path, zeros)}::UnnamedZero", *LOSS, "--targets", "onehot")
+    # real targets (q.argmax reads them as labels): data of one kind, which cannot order it, and a backward of zeros
+    p = run_here("check", f"{student(tmp_path, zeros)}::UnnamedZero", *LOSS, "--targets", "real")
     out = both(p)
     assert "loss: forward(p=y_true, q=y_pred): Keras's order (y_true, y_pred) assumed" in out, out
     assert "WARNING: the numerical gradient with respect to q, the assumed prediction, is identically 0" in out, out

@@ -240,6 +240,12 @@ EXPECTED = {
     "loss_eps.py::SoftmaxWithLossEpsFactor": "factor",
     # session 14 (tester13 ConfidentNetBuggySigmoid): a sigmoid's bug beside log(y + eps) at high confidence
     "losses.py::ConfidentSigmoidNetEpsNoOut": "first-failing-layer",
+    # session 15: an unnamed loss on logits and one-hot targets whose backward differentiates the target, either order
+    "loss_kinds.py::LogitsFirstTargetGrad": "target-gradient",
+    "loss_kinds.py::TargetsFirstTargetGrad": "target-gradient",
+    # session 15: a BCE backward with an eps in its denominators, a factor or a sign wrong beside it
+    "loss_denominator.py::BCENoEpsForwardNoMean": "factor-normalisation",
+    "loss_denominator.py::BCEOneDenominatorSign": "wrong-sign",
 }
 
 #: Bugs no signature names: each must FAIL with "wrong-values" (no known bug pattern), never a wrong name.
@@ -289,7 +295,8 @@ CORRECT = ["linear.py::LinearOutIn", "linear.py::LinearInOut", "activations.py::
            "coursera.py::linact", "coursera.py::linactrelu",
            "bn_styles.py::BNParamsDict", "bn_styles.py::BNAttr", "bn_styles.py::KerasBN", "selfstep.py::AdamDense",
            "loss_order.py::CrossEntropy", "loss_order.py::KL", "loss_eps.py::SoftmaxWithLoss",
-           "loss_eps.py::SoftmaxWithLossKeepsEps",
+           "loss_eps.py::SoftmaxWithLossKeepsEps", "loss_kinds.py::LogitsFirst", "loss_kinds.py::TargetsFirst",
+           "loss_denominator.py::BCENoEpsForward", "loss_denominator.py::BCEOneDenominator",
            *(f"switches.py::{n}" for n in ("SubModeNet", "SubOwnModeNet", "SubParamNet", "CfgModuleNet", "CfgObjectNet",
                                            "ConfigDictNet", "EnvNet", "FittingNet", "StateNet", "SetTrainingNet",
                                            "BNNet", "ScaleTrainBackward", "ArgAndSubNet", "PropDrop",
@@ -335,6 +342,7 @@ def diagnose_loss(key: str):
     from types import SimpleNamespace
 
     from gradcheck import _adapters
+    from gradcheck._log_eps import better_finding
     from gradcheck.check import check_loss, loss_gradient_name
     from gradcheck.check_command import loss_arg_names, loss_data
     from gradcheck.diagnose import name_loss_gradient
@@ -345,32 +353,35 @@ def diagnose_loss(key: str):
     y_true, y_pred, _ = loss_data(*getattr(mod, "LOSS_DATA", ("real", "real")), mod.LOSS, 0)  # --targets, --pred
     loss = _adapters.BoundLoss(cls(), (y_true, y_pred), getattr(cls, "PRED_ARG", None))
     res = check_loss(loss, y_true, y_pred, twin=None, seed=0)
-    res = _eps_reading(mod, cls_name, res, y_true, y_pred)
+    res, copied = _eps_reading(mod, cls_name, res, y_true, y_pred)
     g = loss_gradient_name(loss)
-    found = None if res.passed else name_loss_gradient(g, res.gradients["manual"][g], res.gradients["numerical"][g],
-                                                       loss.forward, y_true, y_pred, res.rtol, loss_arg_names(loss))
+    found = None if res.passed else better_finding(name_loss_gradient(
+        g, res.gradients["manual"][g], res.gradients["numerical"][g], loss.forward, y_true, y_pred, res.rtol,
+        loss_arg_names(loss)), copied)
     codes = [found.code] if found is not None else [] if res.passed else ["wrong-values"]
     return SimpleNamespace(passed=res.passed, codes=codes,
                            sentence=lambda: "PASS" if res.passed else found.message if found else "no finding")
 
 
 def _eps_reading(mod, cls_name: str, res, y_true, y_pred):
-    """``res``, or the check of the loss's copy without the eps in forward's log when backward matches that one, as
-    ``gradcheck check --loss`` keeps it (:func:`gradcheck._log_eps.pick_eps_reading`, tester14)."""
+    """``(res, None)``, or the check of the loss's copy without the eps (in a log, in a denominator) when backward
+    matches that one, as ``gradcheck check --loss`` keeps it (:func:`gradcheck._log_eps.pick_eps_reading`,
+    tester14), and, when neither matches, the copy's diagnosis (:func:`gradcheck._log_eps.copy_finding`)."""
     from gradcheck import _adapters
-    from gradcheck._log_eps import eps_free_text, pick_eps_reading
+    from gradcheck._log_eps import copy_finding, eps_free_text, pick_eps_reading
     from gradcheck.check import check_loss
 
     with open(mod.__file__, encoding="utf-8") as fh:
-        got = eps_free_text(fh.read())
+        got = eps_free_text(fh.read(), denominators=True)
     if got is None:
-        return res
+        return res, None
     ns = {"__name__": f"{mod.__name__}_eps_free"}
     exec(compile(got[0], mod.__file__, "exec"), ns)  # noqa: S102 - the table's own module, the eps taken out
     cls = ns[cls_name]
-    free = check_loss(_adapters.BoundLoss(cls(), (y_true, y_pred), getattr(cls, "PRED_ARG", None)), y_true, y_pred,
-                      twin=None, seed=0)
-    return (pick_eps_reading(res, free, got[1]) or (res, ""))[0]
+    loss = _adapters.BoundLoss(cls(), (y_true, y_pred), getattr(cls, "PRED_ARG", None))
+    free = check_loss(loss, y_true, y_pred, twin=None, seed=0)
+    picked = pick_eps_reading(res, free, got[1], got[2])
+    return (picked[0], None) if picked else (res, copy_finding(res, free, loss, (y_true, y_pred), got[1]))
 
 
 def is_loss(key: str) -> bool:
