@@ -90,10 +90,6 @@ LIMITED = ("gradcheck", "autoprop", "manualprop")
 #: too, so the list only shrinks (it is empty now).
 KNOWN_LONG: set = set()
 
-#: Skipped by name, whatever their length: ``GradientTape._record`` (99 lines in session 15) was being changed on
-#: another branch (speeda) when the limit reached autoprop. Lead: split it, or delete this entry once it is under
-#: 80 lines; then this set is empty.
-EXEMPT = {"autoprop/core/tape.py::_record"}
 
 
 def _long_functions() -> dict:
@@ -105,7 +101,7 @@ def _long_functions() -> dict:
 
 
 def test_no_function_in_gradcheck_autoprop_or_manualprop_is_longer_than_80_lines():
-    long = {k: v for k, v in _long_functions().items() if k not in EXEMPT}
+    long = _long_functions()
     new = {k: v for k, v in long.items() if k not in KNOWN_LONG}
     assert not new, "functions over 80 lines (split them): " + "; ".join(f"{k} ({v} lines)" for k, v in new.items())
     assert not KNOWN_LONG - set(long), f"no longer over the limit, remove from KNOWN_LONG: {KNOWN_LONG - set(long)}"

@@ -496,6 +496,42 @@ def _plan(prim, mask, n):
     return plan
 
 
+def _stand_ins(tape, prim, args, vals, unsaved, compact, shared):
+    """A node's ``(args, vals)`` when its record saves only part of its inputs
+    (:func:`_plan`): an argument no VJP reads becomes a :class:`NotSaved` (shape and dtype),
+    one the record keeps in ``compact`` form (relu's mask, not x) that form. ``vals`` is
+    copied first when another tape or a forward accumulator still reads it (``shared``)."""
+    nvals = vals.copy() if shared else vals
+    nargs = None  # a list once an argument is replaced (a Linear's W and b never are)
+    if compact:
+        nargs = list(args)
+        for i in compact:  # relu: the mask, not x (its VJP reads it alike)
+            v = nvals[i]
+            if type(v) is np.ndarray:
+                c = prim.compact[i](v, shared)
+                if type(c) is PartlySaved:
+                    a = args[i]
+                    if type(a) is Variable:  # the model holds it (and a later tape may watch it)
+                        continue
+                    c.key, c.ident = getattr(a, "_key", None), id(a)  # (whole_value_needed)
+                if c is not v:
+                    nvals[i] = nargs[i] = c
+    cuts = tape._cuts
+    for i in unsaved:
+        v = nvals[i]
+        if type(v) is np.ndarray:  # not read by any VJP: shape and dtype only
+            ns = _NOT_SAVED_F64.get(v.shape) if v.dtype is _F64 else None  # (inlined)
+            nvals[i] = ns = _not_saved(v) if ns is None else ns
+            a = args[i]
+            # a Variable costs nothing (the model holds it); a cut value is kept
+            # for explain() (its breadcrumbs hold it anyway)
+            if type(a) is not Variable and not (cuts and id(a) in cuts):
+                if nargs is None:
+                    nargs = list(args)
+                nargs[i] = ns
+    return (args if nargs is None else tuple(nargs)), nvals
+
+
 def _record(tape, prim, args, vals, kwargs, out, shared):
     """Append a :class:`Node` to ``tape`` if it tracks an input of ``prim``.
 
@@ -556,35 +592,7 @@ def _record(tape, prim, args, vals, kwargs, out, shared):
     node.pairs = tuple(pairs)
     node.key = key = out._key
     if unsaved or compact:
-        nvals = vals.copy() if shared else vals
-        nargs = None  # a list once an argument is replaced (a Linear's W and b never are)
-        if compact:
-            nargs = list(args)
-            for i in compact:  # relu: the mask, not x (its VJP reads it alike)
-                v = nvals[i]
-                if type(v) is np.ndarray:
-                    c = prim.compact[i](v, shared)
-                    if type(c) is PartlySaved:
-                        a = args[i]
-                        if type(a) is Variable:  # the model holds it (and a later tape may watch it)
-                            continue
-                        c.key, c.ident = getattr(a, "_key", None), id(a)  # (whole_value_needed)
-                    if c is not v:
-                        nvals[i] = nargs[i] = c
-        cuts = tape._cuts
-        for i in unsaved:
-            v = nvals[i]
-            if type(v) is np.ndarray:  # not read by any VJP: shape and dtype only
-                ns = _NOT_SAVED_F64.get(v.shape) if v.dtype is _F64 else None  # (inlined)
-                nvals[i] = ns = _not_saved(v) if ns is None else ns
-                a = args[i]
-                # a Variable costs nothing (the model holds it); a cut value is kept
-                # for explain() (its breadcrumbs hold it anyway)
-                if type(a) is not Variable and not (cuts and id(a) in cuts):
-                    if nargs is None:
-                        nargs = list(args)
-                    nargs[i] = ns
-        node.args, node.vals = args if nargs is None else tuple(nargs), nvals
+        node.args, node.vals = _stand_ins(tape, prim, args, vals, unsaved, compact, shared)
     else:
         node.args, node.vals = args, vals
     if save_ans:
