@@ -1,4 +1,7 @@
-"""The real `gradcheck` console script, run as a subprocess: exit codes and messages."""
+"""The `gradcheck` command: exit codes and messages. The console script itself (its start, --help, exit status,
+zoo, train, a closed pipe, the README's examples) runs as a subprocess (``run``); the other checks call
+``gradcheck.cli.main`` in this process (``run_here``, the same parser, checks and report; the checked code in its
+sandbox), which ``test_run_here_gives_what_the_console_script_gives`` holds to the console script's output."""
 
 import contextlib
 import io
@@ -56,11 +59,12 @@ def run_here(*args, cwd=ROOT):
     return subprocess.CompletedProcess(["gradcheck", *argv], code, out.getvalue(), err.getvalue())
 
 
-def check(path, *extra, shape="8,5", init=LINEAR_INIT, cls="Linear"):
+def check(path, *extra, shape="8,5", init=LINEAR_INIT, cls="Linear", through=None):
+    """``gradcheck check path::cls``, in this process (``run_here``) unless ``through`` says otherwise."""
     args = ["check", f"{path}::{cls}", "--input-shape", shape]
     if init is not None:
         args += ["--init", init]
-    return run(*args, *extra)
+    return (through or run_here)(*args, *extra)
 
 
 def assert_no_traceback(p):
@@ -104,7 +108,7 @@ class Linear:
 
 
 def test_correct_example_passes_exit_0(tmp_path):
-    p = check("examples/student_linear_correct.py", "--plots", tmp_path)
+    p = check("examples/student_linear_correct.py", "--plots", tmp_path, through=run)  # the console script
     assert p.returncode == 0, p.stdout + p.stderr
     assert "PASS" in p.stdout and "dX, dW, db" in p.stdout
     assert (tmp_path / "Linear.png").stat().st_size > 10_000
@@ -112,7 +116,7 @@ def test_correct_example_passes_exit_0(tmp_path):
 
 
 def test_buggy_example_exits_1_and_names_db():
-    p = check("examples/student_linear_buggy.py")
+    p = check("examples/student_linear_buggy.py", through=run)  # the README's example, through the console script
     assert p.returncode == 1, p.stdout + p.stderr
     assert "FAIL: Linear: gradient mismatch in db." in p.stdout
     assert "FAIL Linear db (gradient, manual-vs-numerical)" in p.stdout
@@ -247,14 +251,14 @@ def test_nan_gradient_exit_1(tmp_path):
     (["--input-shape", "8,5", "--rtol", "0"], "rtol"),
 ])
 def test_usage_errors_exit_2(args, needle):
-    p = run("check", "examples/student_linear_correct.py::Linear", *args)
+    p = run_here("check", "examples/student_linear_correct.py::Linear", *args)
     assert p.returncode == 2
     assert needle in err(p)
     assert_no_traceback(p)
 
 
 def test_spec_without_class_exit_2():
-    p = run("check", "examples/student_linear_correct.py", "--input-shape", "8,5")
+    p = run_here("check", "examples/student_linear_correct.py", "--input-shape", "8,5")
     assert p.returncode == 2 and "::ClassName" in err(p)
 
 
@@ -507,7 +511,7 @@ def test_file_named_like_a_module_is_checked_or_told_to_rename(tmp_path):
 
 def test_cs231n_settings_argument_is_pointed_to_init():
     # newuser item 9: conv_forward_naive(x, w, b, conv_param) without conv_param
-    p = run("check", "examples/cs231n_layers.py::conv", "--input-shape", "2,3,5,5;4,3,3,3;4")
+    p = run_here("check", "examples/cs231n_layers.py::conv", "--input-shape", "2,3,5,5;4,3,3,3;4")
     assert p.returncode == 2, p.stdout + p.stderr
     assert "conv_param is a dict of settings, not an array: pass it in --init" in err(p)
     assert """--init '{"conv_param": {"stride": 1, "pad": 1}}'""" in err(p)
@@ -624,10 +628,10 @@ def test_loss_indexing_by_real_targets_points_to_targets_labels(tmp_path):
                 d = self.p.copy(); d[np.arange(len(d)), self.y] -= 1
                 return d / len(d)
     """)
-    p = run("check", f"{f}::CrossEntropy", "--loss", "--input-shape", "8,5")
+    p = run_here("check", f"{f}::CrossEntropy", "--loss", "--input-shape", "8,5")
     assert p.returncode == 3, p.stdout + p.stderr
     assert "IndexError" in err(p) and "add --targets labels" in err(p)
-    p = run("check", f"{f}::CrossEntropy", "--loss", "--input-shape", "8,5", "--targets", "labels")
+    p = run_here("check", f"{f}::CrossEntropy", "--loss", "--input-shape", "8,5", "--targets", "labels")
     assert p.returncode == 0, p.stdout + p.stderr
 
 

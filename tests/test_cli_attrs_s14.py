@@ -6,7 +6,7 @@ as for ``alpha`` of shape (1,), never a silent PASS; alone (no stored gradient a
 no gradient to check; a Python float stays a hyperparameter; a stored ``dalpha`` is checked."""
 
 import pytest
-from test_cli import both, run, student
+from test_cli import both, run, run_here, student
 
 PRELU = """
 import numpy as np
@@ -108,7 +108,7 @@ RIGHT_DALPHA = "self.dalpha = np.sum(dY * self.Z * (self.Z <= 0))"
 def _check(tmp_path, body, alpha, dalpha="pass", name="alpha"):
     src = body.replace("DALPHA", dalpha).replace("ALPHA", alpha)
     path = student(tmp_path, src, f"t14_{abs(hash(src))}.py")
-    p = run("check", f"{path}::L", "--input-shape", "8,5")
+    p = run_here("check", f"{path}::L", "--input-shape", "8,5")
     return p, both(p)
 
 
@@ -253,7 +253,7 @@ class L:
 def _rule(tmp_path, name, stored):
     body = RULE.replace("NAME", name).replace("STORE", "self.dW = self.X.T @ d" if stored else "pass")
     path = student(tmp_path, body, f"rule_{name}_{stored}.py")
-    p = run("check", f"{path}::L", "--input-shape", "8,5")
+    p = run_here("check", f"{path}::L", "--input-shape", "8,5")
     return p, both(p)
 
 
@@ -306,14 +306,14 @@ class L:
 """
 
 
-def _sig(tmp_path, attr, factor="1"):
+def _sig(tmp_path, attr, factor="1", through=run_here):
     body = SIG.replace("ATTR", attr).replace("FACTOR", factor)
-    p = run("check", f"{student(tmp_path, body, f'sig_{attr}_{factor}.py')}::L", "--input-shape", "6,4")
+    p = through("check", f"{student(tmp_path, body, f'sig_{attr}_{factor}.py')}::L", "--input-shape", "6,4")
     return p, both(p)
 
 
 def test_forward_storing_self_output_with_backward_returning_dx_is_read_there(tmp_path):
-    p, out = _sig(tmp_path, "output")
+    p, out = _sig(tmp_path, "output", through=run)  # the console script; the other checks run in this process
     assert p.returncode == 0, out
     assert ("forward returns nothing and stores Y in self.output (Neural Networks from Scratch): Y is read there, dX "
             "is what backward returns") in out, out
@@ -338,7 +338,7 @@ def test_a_call_counter_is_named_without_a_training_argument_or_running_statisti
     from pathlib import Path
 
     path = Path(__file__).resolve().parent / "buggy_layers" / "state.py"
-    p = run("check", f"{path}::AnnealedTanhCounts", "--input-shape", "4,5")
+    p = run_here("check", f"{path}::AnnealedTanhCounts", "--input-shape", "4,5")
     out = both(p)
     assert p.returncode == 1, out
     assert "forward changes self.t, self.s between calls, so two calls on the same input differ" in out, out
@@ -347,7 +347,7 @@ def test_a_call_counter_is_named_without_a_training_argument_or_running_statisti
         "and the weights alone: change self.t, self.s outside forward" in out, out
     for invented in ("training=", "running_mean", "running statistics", "generator gradcheck cannot rewind"):
         assert invented not in out, (invented, out)
-    p = run("check", f"{path}::AnnealedTanh", "--input-shape", "4,5")
+    p = run_here("check", f"{path}::AnnealedTanh", "--input-shape", "4,5")
     assert p.returncode == 0 and "PASS: AnnealedTanh" in both(p), both(p)
 
 

@@ -5,7 +5,7 @@ on the seed (now the same verdict and note on every seed). Each test fails on th
 """
 
 import pytest
-from test_cli import both, run, student
+from test_cli import both, run, run_here, student
 
 CE_PQ = """
 import numpy as np
@@ -38,7 +38,8 @@ def test_order_told_only_by_backward_is_a_usage_error(tmp_path, src, backward, m
     argument could never fail. The correct loss is the same usage error: the numbers cannot tell the two apart."""
     f = student(tmp_path, src.replace("BACKWARD", backward), "lo.py")
     cls = "CE" if src is CE_PQ else "KL"
-    p = run("check", f"{f}::{cls}", *PROBS)
+    through = run if backward == WRONG_ARG else run_here  # one case through the console script, the rest in-process
+    p = through("check", f"{f}::{cls}", *PROBS)
     out = both(p)
     assert p.returncode == 2, out
     assert "usage error (exit 2)" in out and "PASS" not in out, out
@@ -54,7 +55,7 @@ def test_order_told_only_by_backward_is_a_usage_error(tmp_path, src, backward, m
 def test_pred_arg_names_a_gradient_for_the_target(tmp_path, src, backward, arg, target, code):
     f = student(tmp_path, src.replace("BACKWARD", backward), "lo.py")
     cls = "CE" if src is CE_PQ else "KL"
-    p = run("check", f"{f}::{cls}", *PROBS, "--pred-arg", arg)
+    p = run_here("check", f"{f}::{cls}", *PROBS, "--pred-arg", arg)
     out = both(p)
     assert p.returncode == code, out
     assert f"the prediction goes to {arg}, as --pred-arg says" in out, out
@@ -83,7 +84,7 @@ class CE:
 def test_unnamed_loss_with_labels_is_still_ordered_by_the_data(tmp_path, first, factor, code):
     """Integer labels decide the order (backward has the prediction's shape): nothing changes for them."""
     f = student(tmp_path, CE_LABELS.replace("PRED_FIRST", first).replace("FACTOR", factor), "ce.py")
-    p = run("check", f"{f}::CE", "--loss", "--input-shape", "6,4", "--targets", "labels")
+    p = run_here("check", f"{f}::CE", "--loss", "--input-shape", "6,4", "--targets", "labels")
     out = both(p)
     assert p.returncode == code, out
     assert ("forward(a=y_pred, b=y_true)" if first == "True" else "forward(a=y_true, b=y_pred)") in out, out
@@ -133,7 +134,8 @@ NOTE_AS_WRITTEN = "NOTE: backward is the derivative of the loss as written, with
 def _seeds(tmp_path, cls, factor):
     f = student(tmp_path, DLFS.replace("FACTOR", factor), "dlfs.py")
     for seed in range(6):
-        p = run("check", f"{f}::{cls}", "--loss", "--input-shape", "6,4", "--targets", "labels", "--seed", str(seed))
+        p = run_here("check", f"{f}::{cls}", "--loss", "--input-shape", "6,4", "--targets", "labels", "--seed",
+                     str(seed))
         yield seed, p.returncode, " ".join(both(p).split())
 
 

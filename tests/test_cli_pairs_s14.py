@@ -6,7 +6,7 @@ activation)`` pair (--init values that backward names go to backward too), Ng's 
 """
 
 import pytest
-from test_cli import both, run, student
+from test_cli import both, run, run_here, student
 
 NG = """
 import numpy as np
@@ -53,7 +53,7 @@ BUGGY_SIG = "dA * (1/(1+np.exp(-activation_cache)))"  # BUG: forgot s * (1 - s)
 def _ng(tmp_path, sig=CORRECT_SIG, init='{"activation": "sigmoid"}', name="linear_activation"):
     f = student(tmp_path, NG.replace("SIGMOID_BACKWARD", sig), "ng.py")
     args = ["check", f"{f}::{name}", "--input-shape", "5,8;3,5;3,1"] + (["--init", init] if init else [])
-    p = run(*args)
+    p = run_here(*args)
     return p, both(p)
 
 
@@ -76,7 +76,7 @@ def test_ng_backward_argument_nobody_gave_is_usage_error(tmp_path):
     body = NG.replace("SIGMOID_BACKWARD", CORRECT_SIG).replace(
         "b, activation):", 'b, activation="sigmoid"):')
     f = student(tmp_path, body, "ng.py")
-    p = run("check", f"{f}::linear_activation", "--input-shape", "5,8;3,5;3,1")
+    p = run("check", f"{f}::linear_activation", "--input-shape", "5,8;3,5;3,1")  # the console script
     out = both(p)
     assert p.returncode == 2, out
     assert "the checked code failed" not in out, out
@@ -133,7 +133,7 @@ def test_keras_bn_missing_paths_named(tmp_path, eps):
     correct gradient 0.1% off the signature's eps-free xhat."""
     f = student(tmp_path, KERAS_BN.replace("EPS", eps), "keras_like.py")
     for cls, code in (("BN", 0), ("BNBug", 1)):
-        p = run("check", f"{f}::{cls}", "--input-shape", "8,4", "--init", '{"dim": 4}')
+        p = run_here("check", f"{f}::{cls}", "--input-shape", "8,4", "--init", '{"dim": 4}')
         out = both(p)
         assert p.returncode == code, out
     assert "lacks the gradient through the batch mean and variance" in out, out
@@ -193,7 +193,7 @@ def test_optimizer_inside_backward_dx_still_checked(tmp_path, cls, dx, code):
     """Before: exit 3 "no gradient was compared" for both; dX is now compared (a wrong dX FAILs, exit 1) and the
     weights' update is said not checkable (exit 3 when dX matches)."""
     f = student(tmp_path, ADAM.replace("DX", dx), "adam_inside.py")
-    p = run("check", f"{f}::{cls}", "--input-shape", "5,4")
+    p = run_here("check", f"{f}::{cls}", "--input-shape", "5,4")
     out = both(p)
     assert p.returncode == code, out
     assert "no gradient was compared" not in out, out

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from test_cli import run_here
 
 from gradcheck.diagnose import _permuted_copies, name_signature
 from gradcheck.grading.diagnosis import diagnose
@@ -69,8 +70,11 @@ def test_values_unknown_are_not_called_right():
     assert f.code == "wrong-shape" and "values right" not in f.message
 
 
-def _check(tmp_path, source, target, *args):
+def _check(tmp_path, source, target, *args, here=False):
+    """``gradcheck check layers.py::target`` in ``tmp_path``: the console script, or (``here``) in this process."""
     (tmp_path / "layers.py").write_text(source)
+    if here:
+        return run_here("check", f"layers.py::{target}", *args, cwd=tmp_path)
     return subprocess.run([str(GRADCHECK), "check", f"layers.py::{target}", *args], cwd=tmp_path,
                           capture_output=True, text=True, timeout=600, env={**os.environ, "MPLBACKEND": "Agg"})
 
@@ -110,7 +114,7 @@ class Scale:
      "lacks a size-1 axis)"),
 ])
 def test_cli_fails_a_wrong_shape_with_exit_1(tmp_path, source, target, shape, words):
-    p = _check(tmp_path, source, target, "--input-shape", shape)
+    p = _check(tmp_path, source, target, "--input-shape", shape, here=True)
     out = " ".join(p.stdout.split())
     assert p.returncode == 1, p.stdout + p.stderr
     assert "Traceback" not in p.stderr and words in out, out

@@ -15,7 +15,7 @@ import autograd.numpy as anp
 import numpy as np
 import pytest
 from autograd import grad
-from test_cli import both, run, student
+from test_cli import both, run, run_here, student
 
 from gradcheck.diagnose import _transposed_weight_signature, name_log_eps, name_signature
 from tests.buggy_layers import diagnose
@@ -133,18 +133,18 @@ def test_dlfs_softmax_with_loss_eps_is_named_and_passes(tmp_path, targets):
     # session 14 (tester14): this FAIL depended on the seed; backward is the derivative of the loss without its
     # eps (the book's convention), so it PASSes with a NOTE saying so on every seed (tests/test_cli_losses_s14b.py)
     path = student(tmp_path, EPS_LOSS.replace("{bug}", ""))
-    p = run("check", f"{path}::SoftmaxWithLoss", "--loss", "--input-shape", "4,3", "--targets", targets)
+    p = run_here("check", f"{path}::SoftmaxWithLoss", "--loss", "--input-shape", "4,3", "--targets", targets)
     out = " ".join(both(p).split())
     assert p.returncode == 0 and "PASS: SoftmaxWithLoss" in out, out
     assert "NOTE: backward is the derivative of the loss without its 1e-07" in out, out
-    p = run("check", f"{path}::SoftmaxWithLoss", "--loss", "--input-shape", "4,3", "--targets", targets,
-            "--rtol", "1e-5")
+    p = run_here("check", f"{path}::SoftmaxWithLoss", "--loss", "--input-shape", "4,3", "--targets", targets,
+                 "--rtol", "1e-5")
     assert p.returncode == 0, both(p)
 
 
 def test_real_bug_beside_the_eps_is_not_called_the_eps(tmp_path):
     path = student(tmp_path, EPS_LOSS.replace("{bug}", "* 2  # BUG"))
-    p = run("check", f"{path}::SoftmaxWithLoss", "--loss", "--input-shape", "4,3", "--targets", "onehot")
+    p = run_here("check", f"{path}::SoftmaxWithLoss", "--loss", "--input-shape", "4,3", "--targets", "onehot")
     out = both(p)
     assert p.returncode == 1 and "small constant inside a log" not in out, out
 
@@ -171,7 +171,7 @@ class Dropout:
 
 
 def test_error_in_eval_mode_says_the_mode_and_the_stale_state(tmp_path):
-    p = run("check", f"{student(tmp_path, DLFS_DROPOUT)}::Dropout", "--input-shape", "4,3")
+    p = run("check", f"{student(tmp_path, DLFS_DROPOUT)}::Dropout", "--input-shape", "4,3")  # the console script
     out = both(p)
     assert p.returncode == 3, out
     assert ("while checking eval mode: forward(X, train_flg=False) then backward(dY): Dropout.backward(dY)"

@@ -14,7 +14,7 @@ import json
 import re
 
 import pytest
-from test_cli import both, run
+from test_cli import both, run, run_here
 
 from gradcheck.grading.runner import grade_batch
 
@@ -108,8 +108,8 @@ def _batch(tmp_path, declare=""):
     return subs, res, rows, graded
 
 
-def _check(path):
-    p = run("check", f"{path}::L", "--input-shape", "8,5")
+def _check(path, through=run_here):
+    p = through("check", f"{path}::L", "--input-shape", "8,5")
     return p.returncode, both(p)
 
 
@@ -118,7 +118,7 @@ def test_grader_and_check_agree_on_pass_named_bug_and_weight_or_constant(tmp_pat
     assert set(rows) == set(SUBMISSIONS) and all(s.status == "graded" for s in res.submissions), rows
     out = {n: graded[n]["tests"][0] for n in SUBMISSIONS}
 
-    code, said = _check(subs / "correct" / "layers.py")
+    code, said = _check(subs / "correct" / "layers.py", through=run)  # the console script; the rest in-process
     assert code == 0 and "PASS: L:" in said, said
     assert out["correct"]["status"] == "passed" and graded["correct"]["score"] == 3.0, out["correct"]
     assert rows["correct"]["score"] == "3"

@@ -159,7 +159,7 @@ def test_release_command_on_the_solution(tmp_path):
     assert "11 solution block(s) replaced" in p.stdout and "Exercise 9: implement conv_backward_naive" in p.stdout
 
 
-# --------------------------------------------------------------------------- gradcheck check (console script)
+# ------------------------------------ gradcheck check (in this process; one test through the console script)
 
 PAIRS = {
     "affine": ["--input-shape", "4,2,3;6,5;5"],
@@ -172,7 +172,13 @@ PAIRS = {
 }
 
 
-def gradcheck_check(file: Path, name: str, args: list[str]) -> subprocess.CompletedProcess:
+def gradcheck_check(file: Path, name: str, args: list[str], console=False) -> subprocess.CompletedProcess:
+    """``gradcheck check file::name args``: ``gradcheck.cli.main`` in this process (``test_cli.run_here``, the
+    checked code in its sandbox), or the console script (``console``)."""
+    if not console:
+        from test_cli import run_here
+
+        return run_here("check", f"{file}::{name}", *args)
     assert SCRIPT.exists(), f"the console script {SCRIPT} is not installed (make venv)"
     return subprocess.run([str(SCRIPT), "check", f"{file}::{name}", *args], capture_output=True, text=True,
                           timeout=TIMEOUT, env={**os.environ, "MPLBACKEND": "Agg"})
@@ -202,7 +208,7 @@ def test_check_fails_each_mutant(mutant):
 
 
 def test_a_loss_function_is_not_a_layer():
-    p = gradcheck_check(ASSIGN / "solution" / "layers.py", "softmax_loss", ["--input-shape", "5,4"])
+    p = gradcheck_check(ASSIGN / "solution" / "layers.py", "softmax_loss", ["--input-shape", "5,4"], console=True)
     assert p.returncode == 2
     assert "softmax_loss is a function, not a class" in " ".join(p.stderr.split()) and "--loss" in p.stderr
 

@@ -3,7 +3,7 @@ training switch that draws a dropout mask on every call (a class, or a CS231n pa
 'mode' and defaults to 'train'): its training behaviour ran, held fixed. The header now says the mode that ran."""
 
 import pytest
-from test_cli import both, run, student
+from test_cli import both, run, run_here, student
 
 LAYERS = '''
 import numpy as np
@@ -49,13 +49,13 @@ TRAINING = ("mode: training (forward has no training argument, and it draws a ra
 
 @pytest.mark.parametrize("name, init", [("AlwaysDrop", None), ("dropout", '{"dropout_param": {"p": 0.5}}')])
 def test_a_random_forward_without_a_switch_is_said_to_run_in_training(tmp_path, name, init):
-    p = run("check", f"{student(tmp_path, LAYERS)}::{name}", "--input-shape", "4,3", *(["--init", init] if init else []))
+    p = run_here("check", f"{student(tmp_path, LAYERS)}::{name}", "--input-shape", "4,3", *(["--init", init] if init else []))
     out = both(p)
     assert p.returncode == 0, out
     assert TRAINING in out and "mode: eval" not in out, out
 
 
 def test_a_deterministic_forward_without_a_switch_still_says_eval(tmp_path):
-    p = run("check", f"{student(tmp_path, LAYERS)}::Scale", "--input-shape", "4,3")
+    p = run("check", f"{student(tmp_path, LAYERS)}::Scale", "--input-shape", "4,3")  # the console script
     out = both(p)
     assert p.returncode == 0 and "mode: eval (forward has no training argument)" in out, out

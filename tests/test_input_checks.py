@@ -165,9 +165,14 @@ STRIDED = STUDENT.replace(
     '(out_features, in_features), (0, 8)),')
 
 
-def _cli(tmp_path, body, shape):
+def _cli(tmp_path, body, shape, here=False):
+    """``gradcheck check`` on ``body``: the console script, or (``here``) in this process."""
     f = tmp_path / "student.py"
     f.write_text(textwrap.dedent(body))
+    if here:
+        from test_cli import run_here
+
+        return run_here("check", f"{f}::Linear", "--input-shape", shape, "--init", '{"in_features": 5, "out_features": 3}')
     script = Path(sys.executable).parent / "gradcheck"
     cmd = [str(script)] if script.exists() else [sys.executable, "-m", "gradcheck"]
     return subprocess.run(cmd + ["check", f"{f}::Linear", "--input-shape", shape, "--init",
@@ -183,12 +188,12 @@ def test_cli_warns_about_a_batch_of_one(tmp_path):
     assert "gradcheck: warning: batch of one: Linear is checked with X of shape (1, 5)" in err
     assert err.count("batch of one") == 1
     assert "at least 2" in " ".join(p.stdout.split())  # the note under the table
-    p2 = _cli(tmp_path, STUDENT, "2,5")
+    p2 = _cli(tmp_path, STUDENT, "2,5", here=True)
     assert p2.returncode == EXIT_PASS and "batch of one" not in p2.stdout + p2.stderr
 
 
 def test_cli_refuses_a_parameter_sharing_memory(tmp_path):
-    p = _cli(tmp_path, STRIDED, "4,5")
+    p = _cli(tmp_path, STRIDED, "4,5", here=True)
     out = " ".join((p.stdout + p.stderr).split())
     assert p.returncode == EXIT_STUDENT, out
     assert "Linear.params['W'] has entries that share memory (stride 0 along axis 0" in out

@@ -2,7 +2,7 @@
 keeping self.W/self.dW was told ``grads['W'] after backward(dY) gave dW ... (the shape of params['W'])``; a forward
 without a training argument was quoted ``forward(X, training=False)``."""
 
-from test_cli import both, run, student
+from test_cli import both, run, run_here, student
 
 ATTR = """
 import numpy as np
@@ -25,7 +25,7 @@ class L:
 
 def _check(tmp_path, body, name):
     path = student(tmp_path, ATTR.replace("BODY", body), name)
-    p = run("check", f"{path}::L", "--input-shape", "8,5")
+    p = run_here("check", f"{path}::L", "--input-shape", "8,5")
     return p, both(p)
 
 
@@ -64,7 +64,7 @@ class L:
 def test_a_forward_without_training_is_quoted_as_called(tmp_path):
     """M6: forward(X), not forward(X, training=False), for a forward that takes no training argument."""
     path = student(tmp_path, NAN_FORWARD, "m6_call.py")
-    p = run("check", f"{path}::L", "--input-shape", "8,5")
+    p = run_here("check", f"{path}::L", "--input-shape", "8,5")
     out = both(p)
     assert p.returncode == 1, out
     assert "L.forward(X) gave Y containing" in out and "training=False" not in out, out
@@ -76,7 +76,7 @@ def test_a_nan_given_in_init_is_said(tmp_path):
                    .replace("/ self.X", ""), "m6_init.py")
     W = [[1, "NaN", 0]] + [[0, 1, 0]] * 4
     init = '{"W": ' + str(W).replace("'NaN'", "NaN") + "}"
-    p = run("check", f"{path}::L", "--input-shape", "8,5", "--init", init)
+    p = run("check", f"{path}::L", "--input-shape", "8,5", "--init", init)  # the console script
     out = both(p)
     assert p.returncode == 1, out
     assert ("WARNING: --init gives non-finite numbers (W[0][1] = nan): a NaN or inf in the output or the gradients "

@@ -386,6 +386,12 @@ def _cli(*args, cwd=ROOT):
                           text=True, timeout=120, env={**os.environ, "MPLBACKEND": "Agg"})
 
 
+def _cli_here(*args, cwd=ROOT):
+    from test_cli import run_here
+
+    return run_here(*args, cwd=cwd)
+
+
 def test_cli_check_timeout_exits_3(tmp_path):
     f = linear(tmp_path, forward="print('entering the loop')\nwhile True:\n    pass")
     p = _cli("check", f"{f}::Linear", "--input-shape", "4,5", "--init", '{"in_features": 5, "out_features": 3}',
@@ -399,13 +405,13 @@ def test_cli_check_timeout_exits_3(tmp_path):
 
 def test_cli_check_os_exit_exits_3(tmp_path):
     f = linear(tmp_path, forward="import os\nos._exit(0)")
-    p = _cli("check", f"{f}::Linear", "--input-shape", "4,5", "--init", '{"in_features": 5, "out_features": 3}',
+    p = _cli_here("check", f"{f}::Linear", "--input-shape", "4,5", "--init", '{"in_features": 5, "out_features": 3}',
              "--timeout", "2")
     assert p.returncode == 3 and "exit code 0" in " ".join(p.stderr.split())
 
 
 def test_cli_timeout_must_be_positive():
-    p = _cli("check", "examples/student_linear_correct.py::Linear", "--input-shape", "4,5", "--timeout", "0")
+    p = _cli_here("check", "examples/student_linear_correct.py::Linear", "--input-shape", "4,5", "--timeout", "0")
     assert p.returncode == 2 and "--timeout" in p.stderr
 
 

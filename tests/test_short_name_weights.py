@@ -3,7 +3,7 @@ with theirs, is a weight whose gradient backward forgot, whatever its name: a hi
 b/db (a short lowercase name, once read as a constant buffer: PASS with a WARNING) FAILs. An array forward WRITES
 (a scratch buffer, a running statistic) stays a buffer; a constant is marked private (``self._bg``)."""
 
-from test_cli import both, run, student
+from test_cli import both, run, run_here, student
 
 HIDDEN = """
 import numpy as np
@@ -30,7 +30,7 @@ class Hidden:
 
 def _check(tmp_path, dbh, name):
     body = HIDDEN.replace("DBH", dbh)
-    return run("check", f"{student(tmp_path, body, name)}::Hidden", "--input-shape", "5,4")
+    return run_here("check", f"{student(tmp_path, body, name)}::Hidden", "--input-shape", "5,4")
 
 
 def test_a_forgotten_hidden_bias_is_not_checked(tmp_path):
@@ -53,6 +53,6 @@ def test_its_correct_twin_with_a_scratch_buffer_passes(tmp_path):
 
 def test_a_private_constant_is_a_buffer(tmp_path):
     body = HIDDEN.replace("self.bh", "self._bh").replace("DBH", "pass")
-    p = run("check", f"{student(tmp_path, body, 'hidden_private.py')}::Hidden", "--input-shape", "5,4")
+    p = run("check", f"{student(tmp_path, body, 'hidden_private.py')}::Hidden", "--input-shape", "5,4")  # the script
     out = both(p)
     assert p.returncode == 0 and "_bh" in out and "PASS: Hidden" in out, out

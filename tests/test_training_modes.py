@@ -111,6 +111,12 @@ def _cli(*args):
                           timeout=300)
 
 
+def _cli_here(*args):
+    from test_cli import run_here
+
+    return run_here(*args, cwd=ROOT)
+
+
 def test_cli_checks_both_modes_by_default(tmp_path):
     f = tmp_path / "bn.py"
     f.write_text(textwrap.dedent(FORGETFUL_BN))
@@ -118,8 +124,8 @@ def test_cli_checks_both_modes_by_default(tmp_path):
     out = " ".join(p.stdout.split())
     assert p.returncode == 1, p.stdout + p.stderr
     assert "mode: eval and training" in out and "[training]" in out
-    p = _cli("check", f"{f}::ForgetfulBN", "--input-shape", "6,4", "--eval")
+    p = _cli_here("check", f"{f}::ForgetfulBN", "--input-shape", "6,4", "--eval")  # the first: the console script
     assert p.returncode == 0, p.stdout + p.stderr
     assert "mode: eval (" in " ".join(p.stdout.split())
-    p = _cli("check", f"{f}::ForgetfulBN", "--input-shape", "6,4", "--training")
+    p = _cli_here("check", f"{f}::ForgetfulBN", "--input-shape", "6,4", "--training")
     assert p.returncode == 1 and "mode: training (" in " ".join(p.stdout.split())
