@@ -432,3 +432,48 @@ def test_starting_a_thread_is_refused_saying_threads_are_not_allowed_and_what_to
                                            r"threads .*in the calling thread") as info:
         run_linear(f, isolation=isolation)
     assert "can't start new thread" not in str(info.value)
+
+
+# --------------------------------------------------------------------------- start-up
+
+
+def test_the_adapters_reach_the_child_compiled_through_a_file_not_the_command_line(tmp_path, monkeypatch):
+    """The adapters travel marshalled through an anonymous file (``sandbox._adapters_fd``): compiled once per grader
+    process, not at every child's start, and no longer an argument of the child's command line, which Linux bounds
+    at 128 KiB (their compressed text was 118 KiB in session 15). The child runs them: a layer loads and checks."""
+    import importlib.util
+    import json
+
+    from gradcheck import sandbox as sbmod
+
+    code = sbmod._adapters_code()
+    assert code[:4] == importlib.util.MAGIC_NUMBER and len(code) > 128 << 10  # would not fit one argument
+    started = []
+    real_popen = subprocess.Popen
+
+    def spy(cmd, *a, **kw):
+        started.append(cmd)
+        return real_popen(cmd, *a, **kw)
+
+    monkeypatch.setattr(sbmod.subprocess, "Popen", spy)
+    f = linear(tmp_path)
+    with Sandbox(files={"student.py": str(f)}, timeout=3) as sb:
+        layer = sb.load_layer("student.py", "Linear", INIT)
+        assert check_layer(layer, (4, 5), twin=None).passed
+    cfg = json.loads(started[0][-1])
+    assert "adapters" not in cfg and isinstance(cfg["fd_adapters"], int)
+    assert max(len(arg) for arg in started[0]) < 64 << 10
+
+
+def test_a_child_interpreter_of_another_bytecode_is_refused_at_start_by_name(tmp_path, monkeypatch):
+    """``Sandbox(python=...)`` of another Python version would misread the grader's marshalled adapters: the child
+    compares the bytecode's magic number first and the start fails as the grader's setup, saying why."""
+    from gradcheck import sandbox as sbmod
+
+    real = sbmod._adapters_code()
+    monkeypatch.setattr(sbmod, "_adapters_code", lambda: b"\0\0\r\n" + real[4:])
+    with pytest.raises(SandboxError) as info:
+        with Sandbox(files={"student.py": str(linear(tmp_path))}, timeout=3):
+            pass
+    assert info.value.reason == "start"
+    assert "bytecode differs from the grader's" in str(info.value), str(info.value)
