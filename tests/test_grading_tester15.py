@@ -47,3 +47,17 @@ def test_two_numbers_are_printed_with_the_digits_that_tell_them_apart():
     assert _distinct(1.0, 1.0) == ("1", "1") and _distinct(0.5, 2.0) == ("0.5", "2")
     a, b = _distinct(1.0, 1.0 + 2.0 ** -52)
     assert a != b and float(b) == 1.0 + 2.0 ** -52
+
+
+def test_an_exit_code_of_128_plus_a_signal_under_bubblewrap_is_that_signal():
+    """M3: a segfault in the namespaces sandbox (bwrap exits 139 = 128 + SIGSEGV) was read as 'exit code 139 ...
+    Does the code call sys.exit, exit() or os._exit?'; the signal is named as for a child run directly (-11)."""
+    from types import SimpleNamespace
+
+    from gradcheck.sandbox import Sandbox
+
+    bwrapped, direct = SimpleNamespace(isolation_level="namespaces+uid"), SimpleNamespace(isolation_level="none")
+    assert Sandbox._signal_of(bwrapped, 139) == 11 and Sandbox._signal_of(direct, -11) == 11
+    assert Sandbox._signal_of(bwrapped, -9) == 9 and Sandbox._signal_of(bwrapped, 137) == 9
+    assert Sandbox._signal_of(direct, 139) is None  # no wrapper: an exit code the code chose
+    assert Sandbox._signal_of(bwrapped, 3) is None and Sandbox._signal_of(bwrapped, 255) is None
