@@ -4,12 +4,15 @@ M8 folder sizes, L1 a folder named layers.py, L5 the examples' policy marker, L6
 Plain (unsandboxed) layers where a check is one call; the sandbox only where the finding lives there.
 """
 
+from pathlib import Path
+
 import numpy as np
 from student_layers import StudentLinear
 
 from gradcheck.grading.checks import _distinct, layer_forward, layer_gradients
 from manualprop import Linear as RefLinear
 
+ROOT = Path(__file__).resolve().parents[1]
 X = np.random.default_rng(1).standard_normal((8, 5))
 
 
@@ -61,3 +64,67 @@ def test_an_exit_code_of_128_plus_a_signal_under_bubblewrap_is_that_signal():
     assert Sandbox._signal_of(bwrapped, -9) == 9 and Sandbox._signal_of(bwrapped, 137) == 9
     assert Sandbox._signal_of(direct, 139) is None  # no wrapper: an exit code the code chose
     assert Sandbox._signal_of(bwrapped, 3) is None and Sandbox._signal_of(bwrapped, 255) is None
+
+
+def test_json_in_a_missing_folder_is_a_usage_error_and_creates_nothing(tmp_path):
+    """L6: ``--json /nonexistent/dir/x.json`` made /nonexistent/dir; a file's folder must exist (exit 2, named), before
+    any work. A --plots folder is still made."""
+    from test_cli import run_here
+
+    target = f"{ROOT / 'examples' / 'student_linear_correct.py'}::Linear"
+    p = run_here("check", target, "--init", '{"in_features": 5, "out_features": 3}', "--input-shape", "8,5",
+                 "--json", tmp_path / "no" / "dir" / "x.json", "--plots", tmp_path / "p" / "q")
+    assert p.returncode == 2 and f"the folder {tmp_path / 'no' / 'dir'} does not exist" in " ".join(p.stderr.split())
+    assert not (tmp_path / "no").exists() and not (tmp_path / "p").exists()  # nothing made before the usage error
+
+
+ATTR_LINEAR = '''class Linear:
+    def __init__(self, in_features, out_features):
+        self.W = np.random.randn(out_features, in_features) * 0.1
+        self.b = np.zeros(out_features)
+    def forward(self, X, training=False):
+        self.X = X
+        return X @ self.W.T + self.b
+    def backward(self, dY):
+        self.dW = dY.T @ self.X
+        self.db = dY.sum(0)
+        return dY @ self.W
+
+
+class ReLU:'''
+
+
+def test_attribute_style_and_a_read_only_params_mapping_graded_as_check_reads_them(tmp_path):
+    """M2: a correct self.W/self.dW Linear lost test_dtypes ('params has keys []', 'check reads Linear as a class ...
+    with no parameters', false: the test read lin.grads of the layer as loaded); now full marks, through as_checked.
+    M7: params = MappingProxyType({...}) was told 'has keys ["params['W']", ...]'; now what its keys are and why."""
+    import json
+
+    from gradcheck.grading.runner import grade_batch
+
+    solution = (ROOT / "assignments" / "linear_relu_ce" / "solution" / "layers.py").read_text()
+    head, _, tail = solution.partition("class Linear:")
+    subs = tmp_path / "subs"
+    texts = {"attr": head + ATTR_LINEAR + tail.partition("class ReLU:")[2],
+             "readonly": solution.replace('        self.grads = {name: np.zeros_like(p)',
+                                          '        import types\n        self.params = types.MappingProxyType('
+                                          'self.params)\n        self.grads = {name: np.zeros_like(p)', 1)}
+    for name, text in texts.items():
+        (subs / name).mkdir(parents=True)
+        (subs / name / "layers.py").write_text(text)
+    assert "MappingProxyType" in texts["readonly"] and "self.dW" in texts["attr"]
+    grade_batch(subs, ROOT / "assignments" / "linear_relu_ce" / "tests", tmp_path / "out", workers=2, seed=3,
+                progress=False)
+    got = {n: json.loads((tmp_path / "out" / n / "results.json").read_text()) for n in texts}
+    assert got["attr"]["score"] == 28.0, [t["output"] for t in got["attr"]["tests"] if t["status"] != "passed"]
+    said = " ".join(got["readonly"]["tests"][0]["output"].split())
+    assert "Linear.params holds W, b, as the assignment expects, but it is not a dict" in said, said
+
+
+def test_the_example_assignments_turn_the_no_forward_in_backward_policy_on():
+    """L5: neither example used gradcheck_no_forward_in_backward (docs/gradescope.md); both solutions keep full marks
+    with it (test_grading.py::test_solution_gets_full_marks, test_grading_cs231n.py)."""
+    for folder in ("linear_relu_ce", "cs231n_layers"):
+        text = next((ROOT / "assignments" / folder / "tests").glob("test_*.py")).read_text()
+        mark = text.partition("pytestmark = [")[2].partition("]\n")[0]
+        assert "pytest.mark.gradcheck_no_forward_in_backward" in mark, folder

@@ -13,6 +13,7 @@ same place) and a :class:`GradingTestError` on the reference's, never an element
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import partial
@@ -221,16 +222,13 @@ def evaluation_point(layer: Any, reference: Any, *, seed: int = 0,
     theirs = V.layer_params(layer, owner)
     ours = getattr(reference, "params", None) or {}
     if set(theirs) != set(ours):
-        read = (getattr(layer, "protocol", None) or {}).get("text") if isinstance(
-            getattr(layer, "protocol", None), dict) else None  # a sandboxed layer: what check found (forward raised)
-        raise StudentCodeError(f"{owner}.params has keys {sorted(theirs)}; the assignment expects "
-                               f"{sorted(ours)}" + (f" (gradcheck check reads {owner} as {read})." if read else "."))
+        raise StudentCodeError(_other_params(layer, owner, theirs, ours))
     for k, v in ours.items():
         if theirs[k].shape != v.shape:
-            raise StudentCodeError(f"{owner}.params[{k!r}] has shape {V.fmt_shape(theirs[k].shape)}; "
+            raise StudentCodeError(f"{V._written_as(layer, owner, k)} has shape {V.fmt_shape(theirs[k].shape)}; "
                                    f"the assignment expects {V.fmt_shape(v.shape)}.")
         if not np.all(np.isfinite(theirs[k])):
-            raise StudentCodeError(f"{owner}.params[{k!r}] holds NaN or infinity after the constructor; "
+            raise StudentCodeError(f"{V._written_as(layer, owner, k)} holds NaN or infinity after the constructor; "
                                    f"parameters must start finite (the grader then sets its own values).")
     rng = np.random.default_rng([seed, 0x9A7A])  # apart from the upstream gradient's stream (seed)
     point = {k: rng.standard_normal(v.shape) / (np.sqrt(np.prod(v.shape[1:])) if v.ndim > 1 else 1.0)
@@ -248,6 +246,33 @@ def evaluation_point(layer: Any, reference: Any, *, seed: int = 0,
                                    f"parameters it evaluates at, so they must be writable arrays.") from None
         ours[k][...] = theirs[k]  # a float32 parameter: the reference at the same (rounded) point
     return {k: np.array(ours[k], dtype=np.float64) for k in ours}
+
+
+def _other_params(layer: Any, owner: str, theirs: Mapping[str, Any], ours: Mapping[str, Any]) -> str:
+    """Why the student's parameters (``theirs``, as the layer is read) are not the assignment's (``ours``), naming them
+    as written (``params['W']``, not a repr of that string) and, for a layer read as ``gradcheck check`` reads it
+    (:func:`as_checked`), how check read it; a sandboxed layer as loaded (no probe: forward did not run) makes no
+    claim about check (tester15 M2: 'check reads Linear as a class ... with no parameters' was false)."""
+    names = ", ".join(sorted(theirs)) or "none"
+    as_loaded = not layer.__dict__.get("_loaded", (True,) * 5)[4] if hasattr(layer, "__dict__") else False
+    info = getattr(layer, "protocol", None)
+    read = info.get("text") if isinstance(info, dict) and not as_loaded else None
+    items = {m.group(2) for k in theirs  # a sandboxed layer's names come Markdown-escaped: params\['W'\]
+             if (m := re.fullmatch(r"params\[(['\"])(.+)\1\]", k.replace("\\", "")))}
+    if theirs and items == set(ours) and len(items) == len(theirs):  # tester15 M7: a MappingProxyType
+        return (f"{owner}.params holds {', '.join(sorted(ours))}, as the assignment expects, but it is not a dict, "
+                f"so gradcheck check reads it as a container of weights ({names}) and not as the params dict of the "
+                f"params/grads protocol: make {owner}.params a plain dict (no read-only mapping).")
+    return (f"{owner}'s parameters are {names}; the assignment expects {', '.join(sorted(ours))} (a params dict with "
+            f"keys {sorted(ours)}, or attributes self.{' and self.'.join(sorted(ours))})"
+            + (f"; gradcheck check reads {owner} as {read}." if read else "."))
+
+
+def as_checked(layer: Any, reference: Any, X: Any) -> Any:
+    """``layer`` read as ``gradcheck check`` reads it, on the input(s) ``X``: for a sandboxed layer its probed copy (an
+    attribute-style ``self.W``/``self.dW`` layer's weights as ``params``/``grads``), which :func:`evaluation_point` and
+    the test's own ``layer.grads`` then read; an in-process layer as it is. As :func:`layer_gradients` reads it."""
+    return _one_output(layer, reference, _inputs(X))[0]
 
 
 def _params_as_loaded(layer: Any, reference: Any) -> bool:
