@@ -128,3 +128,28 @@ def test_the_example_assignments_turn_the_no_forward_in_backward_policy_on():
         text = next((ROOT / "assignments" / folder / "tests").glob("test_*.py")).read_text()
         mark = text.partition("pytestmark = [")[2].partition("]\n")[0]
         assert "pytest.mark.gradcheck_no_forward_in_backward" in mark, folder
+
+
+def test_a_folder_named_layers_py_and_a_folder_over_the_cap(tmp_path):
+    """L1: a folder named layers.py/ holding x.py got 'graded as if at the top level' and then 'no layers.py at its top
+    level': it is not descended into, and the message says it is a folder. M8: a folder whose files hold more than a
+    zip's 64 MiB (a sparse 1 GiB data.bin: read in full, 39 s) is not graded, counted by apparent sizes."""
+    import json
+    import os
+
+    from gradcheck.grading.runner import grade_batch
+
+    subs = tmp_path / "subs"
+    (subs / "dirpy" / "layers.py").mkdir(parents=True)
+    (subs / "dirpy" / "layers.py" / "x.py").write_text("x = 1\n")
+    (subs / "big").mkdir()
+    (subs / "big" / "layers.py").write_text("import numpy as np\n")
+    with open(subs / "big" / "data.bin", "wb") as fh:
+        fh.truncate(1 << 30)  # sparse: no disk used
+    grade_batch(subs, ROOT / "assignments" / "linear_relu_ce" / "tests", tmp_path / "out", workers=1, seed=3,
+                progress=False)
+    got = {n: json.loads((tmp_path / "out" / n / "results.json").read_text()) for n in ("dirpy", "big")}
+    said = " ".join(json.dumps(got["dirpy"]).split())
+    assert "as if they were at the top level" not in said and "`layers.py` is a folder, not a file" in said, said
+    assert got["big"]["score"] == 0 and "its files hold more than 64 MiB" in got["big"]["output"], got["big"]
+    assert "data.bin (1024 MiB)" in got["big"]["output"] and os.path.getsize(subs / "big" / "data.bin") == 1 << 30
