@@ -204,13 +204,18 @@ def check_tolerances(rtol: float, atol: float,
 
 
 def _check_writable(path: str, what: str, folder: bool = False) -> None:
-    """Prove a file (``folder``: a folder, made if needed) can be written, leaving no file behind."""
+    """Prove a file (``folder``: a folder, made if needed) can be written, leaving no file behind. A file's folder
+    must exist, as most command-line tools require (tester15 L6: ``--json /nonexistent/dir/x.json`` made the
+    folders); an output folder (``--plots``) is made with its parents."""
     if not folder and os.path.isdir(path):
         raise UsageError(f"{what} {path} is a folder; expected a file name, e.g. {os.path.join(path, 'out.json')}.")
+    if not folder and not os.path.isdir(parent := os.path.dirname(os.path.abspath(path))):
+        raise UsageError(f"{what} {path}: the folder {parent} does not exist; create it first, or give a file "
+                         f"in an existing folder.")
     existed = os.path.exists(path)
     try:
-        os.makedirs(path if folder else os.path.dirname(os.path.abspath(path)), exist_ok=True)
         if folder:
+            os.makedirs(path, exist_ok=True)
             tempfile.TemporaryFile(prefix=".gradcheck-write-test-", dir=path).close()  # deleted on close
         else:
             open(path, "a", encoding="utf-8").close()

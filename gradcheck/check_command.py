@@ -927,7 +927,6 @@ def _save(args, figures, payload) -> None:
 
         written = [save_figure(make(), os.path.join(args.plots, name)) for make, name in figures()]
     if args.json:
-        os.makedirs(os.path.dirname(os.path.abspath(args.json)), exist_ok=True)
         with open(args.json, "w", encoding="utf-8") as fh:
             json.dump(payload(), fh, indent=2, default=_json_default)
     if written:

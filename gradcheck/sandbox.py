@@ -584,14 +584,15 @@ class Sandbox:
             self._proc.wait(timeout=2.0)
         self._kill()
         code = self._proc.returncode
-        if code is not None and code < 0:
-            sig = _signal_name(-code)
+        if (num := self._signal_of(code)) is not None:
+            sig = _signal_name(num)
             why = {"SIGXCPU": " (the CPU-time limit was reached)",
                    "SIGKILL": " (killed; out of memory?)",
                    "SIGSEGV": " (a crash in native code, often out of memory)",
                    "SIGXFSZ": " (the file-size limit was reached)"}.get(sig, "")
+            how = f" (exit code {code} = 128 + {num}, as bubblewrap reports a signal)" if code > 0 else ""
             self._fail(paragraph(f"{what} stopped the sandbox process: it was killed by",
-                                 f"{sig}{why}.", self._tail()), "signal")
+                                 f"{sig}{why}{how}.", self._tail()), "signal")
         if code == wire.INTERNAL_EXIT and self._believed:  # the bootstrap failed to read a request
             self._dead, self._dead_reason = "gradcheck's sandbox process failed earlier.", "internal"
             lines = [ln for ln in self.output.splitlines() if ln.startswith("gradcheck sandbox:")]
@@ -600,6 +601,16 @@ class Sandbox:
         self._fail(paragraph(f"{what} ended the sandbox process with exit code {code}, without",
                              "returning. Does the code call sys.exit, exit() or os._exit? A layer",
                              "must return its result instead.", self._tail()), "exit")
+
+    def _signal_of(self, code: int | None) -> int | None:
+        """The number of the signal that killed the child, from its exit ``code``: ``-n`` (a child run directly),
+        or ``128 + n`` under bubblewrap (the namespaces sandbox), which exits so when its child is killed by
+        signal n (tester15 M3: 139, a SIGSEGV, read as an exit call); None for an exit."""
+        if code is not None and code < 0:
+            return -code
+        bwrapped = str(getattr(self, "isolation_level", "")).startswith("namespaces")
+        known = {s.value for s in signal.Signals}
+        return code - 128 if bwrapped and code is not None and code - 128 in known else None
 
     def _kill(self) -> None:
         if self._proc is None:

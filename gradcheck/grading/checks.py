@@ -13,6 +13,7 @@ same place) and a :class:`GradingTestError` on the reference's, never an element
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import partial
@@ -25,7 +26,7 @@ from .._adapters import class_outputs
 from ..check import check_layer, check_loss
 from ..compare import ATOL_FLOOR, close
 from ..config import CheckConfig
-from ..diagnose import name_swaps
+from ..diagnose import _find, _float32_values, _low_precision, name_swaps
 from ..errors import GradcheckError, GraderError, NonFiniteError, StudentCodeError
 from ..sources import Call, reference_source
 from .diagnosis import diagnose, reproduce
@@ -183,7 +184,19 @@ def _worst(got: np.ndarray, want: np.ndarray, label: str = "") -> str:
         same = (got == want) | (np.isnan(got) & np.isnan(want))
         d = np.where(same, 0.0, np.nan_to_num(np.abs(got - want), nan=np.inf))
     i = tuple(int(i) for i in np.unravel_index(int(np.argmax(d)), d.shape))
-    return f"largest difference at {label}{list(i)}: got {float(got[i]):.6g}, expected {float(want[i]):.6g}"
+    a, b = _distinct(float(got[i]), float(want[i]))
+    return f"largest difference at {label}{list(i)}: got {a}, expected {b}"
+
+
+def _distinct(a: float, b: float) -> tuple[str, str]:
+    """``a`` and ``b`` to 6 significant digits, or to as many more (up to 17, round-trip) as they need to print
+    differently when they differ: ``("-2.10883", "-2.10883")`` for -2.108830 and -2.108829 becomes
+    ``("-2.1088302", "-2.1088295")``."""
+    for digits in range(6, 18):
+        sa, sb = f"{a:.{digits}g}", f"{b:.{digits}g}"
+        if sa != sb or a == b:
+            break
+    return sa, sb
 
 
 def evaluation_point(layer: Any, reference: Any, *, seed: int = 0,
@@ -209,16 +222,13 @@ def evaluation_point(layer: Any, reference: Any, *, seed: int = 0,
     theirs = V.layer_params(layer, owner)
     ours = getattr(reference, "params", None) or {}
     if set(theirs) != set(ours):
-        read = (getattr(layer, "protocol", None) or {}).get("text") if isinstance(
-            getattr(layer, "protocol", None), dict) else None  # a sandboxed layer: what check found (forward raised)
-        raise StudentCodeError(f"{owner}.params has keys {sorted(theirs)}; the assignment expects "
-                               f"{sorted(ours)}" + (f" (gradcheck check reads {owner} as {read})." if read else "."))
+        raise StudentCodeError(_other_params(layer, owner, theirs, ours))
     for k, v in ours.items():
         if theirs[k].shape != v.shape:
-            raise StudentCodeError(f"{owner}.params[{k!r}] has shape {V.fmt_shape(theirs[k].shape)}; "
+            raise StudentCodeError(f"{V._written_as(layer, owner, k)} has shape {V.fmt_shape(theirs[k].shape)}; "
                                    f"the assignment expects {V.fmt_shape(v.shape)}.")
         if not np.all(np.isfinite(theirs[k])):
-            raise StudentCodeError(f"{owner}.params[{k!r}] holds NaN or infinity after the constructor; "
+            raise StudentCodeError(f"{V._written_as(layer, owner, k)} holds NaN or infinity after the constructor; "
                                    f"parameters must start finite (the grader then sets its own values).")
     rng = np.random.default_rng([seed, 0x9A7A])  # apart from the upstream gradient's stream (seed)
     point = {k: rng.standard_normal(v.shape) / (np.sqrt(np.prod(v.shape[1:])) if v.ndim > 1 else 1.0)
@@ -236,6 +246,33 @@ def evaluation_point(layer: Any, reference: Any, *, seed: int = 0,
                                    f"parameters it evaluates at, so they must be writable arrays.") from None
         ours[k][...] = theirs[k]  # a float32 parameter: the reference at the same (rounded) point
     return {k: np.array(ours[k], dtype=np.float64) for k in ours}
+
+
+def _other_params(layer: Any, owner: str, theirs: Mapping[str, Any], ours: Mapping[str, Any]) -> str:
+    """Why the student's parameters (``theirs``, as the layer is read) are not the assignment's (``ours``), naming them
+    as written (``params['W']``, not a repr of that string) and, for a layer read as ``gradcheck check`` reads it
+    (:func:`as_checked`), how check read it; a sandboxed layer as loaded (no probe: forward did not run) makes no
+    claim about check (tester15 M2: 'check reads Linear as a class ... with no parameters' was false)."""
+    names = ", ".join(sorted(theirs)) or "none"
+    as_loaded = not layer.__dict__.get("_loaded", (True,) * 5)[4] if hasattr(layer, "__dict__") else False
+    info = getattr(layer, "protocol", None)
+    read = info.get("text") if isinstance(info, dict) and not as_loaded else None
+    items = {m.group(2) for k in theirs  # a sandboxed layer's names come Markdown-escaped: params\['W'\]
+             if (m := re.fullmatch(r"params\[(['\"])(.+)\1\]", k.replace("\\", "")))}
+    if theirs and items == set(ours) and len(items) == len(theirs):  # tester15 M7: a MappingProxyType
+        return (f"{owner}.params holds {', '.join(sorted(ours))}, as the assignment expects, but it is not a dict, "
+                f"so gradcheck check reads it as a container of weights ({names}) and not as the params dict of the "
+                f"params/grads protocol: make {owner}.params a plain dict (no read-only mapping).")
+    return (f"{owner}'s parameters are {names}; the assignment expects {', '.join(sorted(ours))} (a params dict with "
+            f"keys {sorted(ours)}, or attributes self.{' and self.'.join(sorted(ours))})"
+            + (f"; gradcheck check reads {owner} as {read}." if read else "."))
+
+
+def as_checked(layer: Any, reference: Any, X: Any) -> Any:
+    """``layer`` read as ``gradcheck check`` reads it, on the input(s) ``X``: for a sandboxed layer its probed copy (an
+    attribute-style ``self.W``/``self.dW`` layer's weights as ``params``/``grads``), which :func:`evaluation_point` and
+    the test's own ``layer.grads`` then read; an in-process layer as it is. As :func:`layer_gradients` reads it."""
+    return _one_output(layer, reference, _inputs(X))[0]
 
 
 def _params_as_loaded(layer: Any, reference: Any) -> bool:
@@ -446,8 +483,9 @@ def layer_gradients(layer: Any, X: np.ndarray, reference: Any, *, parts: Mapping
 
     expected = expected_for(G)
     ones = expected_for(np.ones_like(G)) if np.any(G != 1) else {}
-    V.check_output(layer.forward(*[x.copy() for x in xs], training=training), owner=owner, tensor="Y",
-                   produced_by=_given(xs)[1], expected_shape=G.shape, expected_why="the reference output's shape")
+    Y = layer.forward(*[x.copy() for x in xs], training=training)
+    V.check_output(Y, owner=owner, tensor="Y", produced_by=_given(xs)[1], expected_shape=G.shape,
+                   expected_why="the reference output's shape")
     ret = layer.backward(G.copy())
     if len(xs) > 1 and not (isinstance(ret, (tuple, list)) and len(ret) == len(xs)):
         what = (f"a {type(ret).__name__} of length {len(ret)}" if isinstance(ret, (tuple, list)) else
@@ -463,15 +501,21 @@ def layer_gradients(layer: Any, X: np.ndarray, reference: Any, *, parts: Mapping
     for p in verdict.parts:
         p.message = swaps[p.name].sentence() if p.name in swaps else p.message
     cfg = CheckConfig(rtol=rtol, atol=atol, seed=seed, training=training)
-    return _as_check(verdict, layer, xs, d_in, weights, G.shape, cfg, numerical)
+    return _as_check(verdict, layer, xs, d_in, weights, G.shape, cfg, numerical, Y)
 
 
 def _as_check(verdict: Verdict, layer: Any, xs: list[np.ndarray], d_in: list[str], weights: Mapping[str, float],
-              shape: tuple[int, ...], cfg: CheckConfig, numerical: bool) -> Verdict:
+              shape: tuple[int, ...], cfg: CheckConfig, numerical: bool, Y: Any = None) -> Verdict:
     """The end of :func:`layer_gradients` once the reference's comparison gave ``verdict``: central differences
     (``numerical``), then ``gradcheck check``'s own rule on the layer as check reads it (PASS, or NOT CHECKED as a
-    whole: :func:`gradcheck.check_command._undecided`, exit 3 there), and how to reproduce a failure."""
-    if numerical and verdict.passed:
+    whole: :func:`gradcheck.check_command._undecided`, exit 3 there), and how to reproduce a failure. A forward
+    output ``Y`` in float32 precision (:func:`_float32_forward`) fails as check fails it, before central
+    differences (whose float32 round-off would read as a wrong gradient)."""
+    if numerical and verdict.passed and (why := _float32_forward(Y, xs)):
+        for p in verdict.parts:
+            p.passed, p.message = False, (f"{p.name} matches the reference's, but it cannot be confirmed by central "
+                                          f"differences, as gradcheck check says (FAIL: wrong precision of Y): {why}")
+    elif numerical and verdict.passed:
         # the check names an input's gradient after the student's forward argument: renamed by position
         rename = dict(zip([f"d{n}" for n in V.input_names(layer, len(xs))], d_in))
         run = partial(_within_budget, layer, xs, shape, cfg)
@@ -484,6 +528,17 @@ def _as_check(verdict: Verdict, layer: Any, xs: list[np.ndarray], d_in: list[str
     if not verdict.passed and (how := reproduce(layer, [x.shape for x in xs], training=True if cfg.training else None)):
         verdict.notes.append(how)
     return verdict
+
+
+def _float32_forward(Y: Any, xs: Sequence[np.ndarray]) -> str:
+    """``gradcheck check``'s diagnosis of a forward whose output ``Y`` has float32 precision for float64 inputs ``xs``
+    (a float32 dtype, or float64 values that are all float32 numbers: its structural probe,
+    :mod:`gradcheck.diagnose`'s "float32" and "float32-values"), or ""."""
+    if not isinstance(Y, np.ndarray) or Y.dtype.kind != "f":
+        return ""
+    if _low_precision(Y.dtype, xs):
+        return _find("float32", "Y", what="forward returns", dtype=Y.dtype).sentence()
+    return _find("float32-values", "Y").sentence() if Y.dtype == np.float64 and _float32_values(Y, xs) else ""
 
 
 def _declared(constants: Any, reference: Any) -> list[str]:
@@ -534,9 +589,10 @@ def _numerical(verdict: Verdict, weights: Mapping[str, float], run: Callable[[],
         if p.name in records and not records[p.name].passed:
             c = records[p.name].comparisons[0]
             p.passed = False
+            a, b = _distinct(float(c.worst_a), float(c.worst_b))
             p.message = (f"{p.name} disagrees with central differences{of}: max relative error "
                          f"{c.max_rel_error:.2e} > {res.rtol:g} (worst element {p.name}{list(c.worst_index)}: "
-                         f"{c.worst_a:.6g} vs {c.worst_b:.6g}). {question}")
+                         f"{a} vs {b}). {question}")
     return None
 
 

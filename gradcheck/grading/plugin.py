@@ -150,7 +150,8 @@ class _SandboxHolder:
             for _ in range(3):
                 entries = [c for c in root.iterdir() if _visible(c.name)]
                 dirs = [c for c in entries if c.is_dir() and not c.is_symlink()]
-                if any(c.is_file() and c.suffix == ".py" for c in entries) or len(dirs) != 1:
+                if any(c.is_file() and c.suffix == ".py" for c in entries) or len(dirs) != 1 or \
+                        dirs[0].suffix == ".py":  # a folder named layers.py/: not a zipped folder (tester15 L1)
                     break
                 root = dirs[0]
             if root != self.submission and any(c.is_file() and c.suffix == ".py" for c in root.iterdir()):
@@ -215,7 +216,8 @@ class _SandboxHolder:
         shown = ", ".join(f"`{f}`" for f in found) if found else ("no file the autograder reads" if not_read else
                                                                    "no files at all")
         seen = f" Not read: {'; '.join(not_read)}." if not_read else ""
-        raise C.GradingFailure(f"Your submission has no `{file}` at its top level; found: {shown}.{seen} {hint}")
+        folder = f" `{file}` is a folder, not a file." if (self.root / file).is_dir() else ""
+        raise C.GradingFailure(f"Your submission has no `{file}` at its top level; found: {shown}.{seen}{folder} {hint}")
 
     def files(self) -> dict[str, str]:
         """``{relative name: path}`` of the ``.py`` files (at most 200, each up to

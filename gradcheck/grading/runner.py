@@ -41,7 +41,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import UsageError
-from .archive import ArchiveRefused, is_archive, unpack
+from .archive import MAX_BYTES, ArchiveRefused, is_archive, unpack
 from .stopping import NOT_GRADED, stopped_by
 
 __all__ = ["SubmissionResult", "BatchResult", "grade_submission", "grade_batch",
@@ -331,7 +331,7 @@ def not_a_submission(path: str | os.PathLike) -> str | None:
                 f"folder, not a submission folder; score 0. Each submission is a folder of its own: "
                 f"course staff can move the file into one (e.g. alice/layers.py) and rerun the batch.")
     if not link:
-        return None
+        return _too_large(p)
     target, batch = Path(os.path.realpath(p)), Path(os.path.realpath(os.path.dirname(p)))
     system = [f for f in map(Path, map(os.path.realpath, SYSTEM_FOLDERS))  # (unless the batch is there)
               if f not in (batch, *batch.parents)]
@@ -342,6 +342,29 @@ def not_a_submission(path: str | os.PathLike) -> str | None:
         f"This submission is not graded: the folder is a link to {what} ({shown}), not to one "
         f"submission; score 0. Course staff can point the link at the submission's own folder and "
         f"rerun the batch.")
+
+
+def _too_large(folder: str) -> str | None:
+    """Why a submission folder is not graded when its regular files hold more than :data:`~gradcheck.grading.archive.
+    MAX_BYTES` (64 MiB, a .zip's cap), by their apparent sizes (``lstat``: nothing is read, links not followed), else
+    None (tester15 M8: a 1 GiB sparse data.bin beside layers.py was read in full, 39 s)."""
+    total, big = 0, []
+    for dirpath, _dirs, filenames in os.walk(folder, followlinks=False):
+        for name in filenames:
+            with contextlib.suppress(OSError):
+                st = os.lstat(full := os.path.join(dirpath, name))
+                if stat.S_ISREG(st.st_mode):
+                    total += st.st_size
+                    big.append((st.st_size, os.path.relpath(full, folder)))
+        if total > MAX_BYTES:
+            break
+    if total <= MAX_BYTES:
+        return None
+    largest = ", ".join(f"{display_name(n)} ({size / 2**20:.0f} MiB)" for size, n in sorted(big, reverse=True)[:3]
+                        if size >= 1 << 20)
+    return (f"This submission is not graded: its files hold more than {MAX_BYTES >> 20} MiB (the cap of a .zip "
+            f"submission too" + (f"; largest: {largest}" if largest else "") + "), so the grader does not read them; score 0. Course staff can remove "
+            "the large files (data, checkpoints: the grading needs the .py files) and rerun the batch.")
 
 
 def result_folder(out: str | os.PathLike, name: str) -> Path:

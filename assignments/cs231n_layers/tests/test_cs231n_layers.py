@@ -24,6 +24,7 @@ FILE = "layers.py"
 
 # Hand-derived gradients only: no automatic differentiation in the submission.
 pytestmark = [pytest.mark.forbid_imports("autoprop", "autograd", "torch", "jax", "tensorflow"),
+              pytest.mark.gradcheck_no_forward_in_backward,  # a backward by differences of forward: no credit
               pytest.mark.timeout(5)]
 
 

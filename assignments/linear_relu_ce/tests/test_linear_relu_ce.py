@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from gradcheck.grading import away_from_kinks, class_labels
-from gradcheck.grading.checks import evaluation_point
+from gradcheck.grading.checks import as_checked, evaluation_point
 from manualprop import Linear as RefLinear
 from manualprop import ReLU as RefReLU
 from manualprop import SoftmaxCrossEntropy as RefCE
@@ -21,6 +21,7 @@ FILE = "layers.py"
 
 # Hand-derived gradients only: no automatic differentiation in the submission.
 pytestmark = [pytest.mark.forbid_imports("autoprop", "autograd", "torch", "jax", "tensorflow"),
+              pytest.mark.gradcheck_no_forward_in_backward,  # a backward by differences of forward: no credit
               pytest.mark.timeout(3)]
 
 
@@ -96,9 +97,9 @@ def test_ce_backward_repeatable(student, grade, rng):
 def test_dtypes(student, grade, rng):
     """All layers: outputs and gradients are float64"""
     X = away_from_kinks(rng.standard_normal((4, 5)))
-    lin, relu = linear(student), student.layer(FILE, "ReLU")
-    ce = student.loss(FILE, "SoftmaxCrossEntropy")
     ref_lin, ref_relu, ref_ce = RefLinear(5, 3), RefReLU(), RefCE()
+    lin, relu = as_checked(linear(student), ref_lin, X), student.layer(FILE, "ReLU")  # self.W/self.dW too, as check
+    ce = student.loss(FILE, "SoftmaxCrossEntropy")
     evaluation_point(lin, ref_lin, seed=4)  # the points come only with right values: the reference's here
     y, Y_ref = np.array([0, 1, 2, 0]), ref_lin.forward(X.copy())
     ref_ce.forward(y.copy(), Y_ref.copy())
