@@ -497,7 +497,10 @@ def _add_check_parser(sub, fmt) -> None:
                         "20 lines are shown when the code fails")
     c.add_argument("--timeout", type=float, default=30.0, metavar="SECONDS",
                    help="wall-clock limit per call into the student's code, which runs in a separate "
-                        "sandbox process (default 30); exceeding it exits 3")
+                        "sandbox process (default 30); exceeding it exits 3. Each call has it, also each "
+                        "forward of a batch and of the probes made while the layer is loaded; the whole "
+                        "session may take max(60, 10 x SECONDS), plus SECONDS for each further call of a "
+                        "batch or of the probes")
     c.add_argument("--twin", action="store_true",
                    help="also compare with autoprop.layers.<ClassName> built with the same --init (not in a "
                         "mode where your forward is random: the twin draws its own mask; --tape uses yours)")
