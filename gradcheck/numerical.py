@@ -41,6 +41,9 @@ COMPLEX_STEP = 1e-20
 #: Input elements per stacked forward call; array elements (at most MANY_MAX forwards) per forward_many chunk.
 BATCH_BUDGET = 1 << 17
 MANY_BUDGET = 1 << 18
+#: Input elements of one stacked forward above which a layer's inputs are not stacked (tester15 M6: the two
+#: copies of a 2000x2000 input, 61 MiB each way, ran a 2048 MiB sandbox out of memory).
+STACK_MAX = 1 << 21
 MANY_MAX = 256
 
 
@@ -429,7 +432,7 @@ def _mover(forward, X, params, G, input_names):
 
 
 #: Blocks of entries :func:`directional_kinks` may difference before it gives up (two forwards each).
-KINK_BUDGET = 300
+KINK_BUDGET = 1000
 
 
 def directional_kinks(forward: Callable[..., np.ndarray], X: Sequence[np.ndarray], params: Mapping[str, np.ndarray],
@@ -548,6 +551,13 @@ def layer_numerical_gradients(forward: Callable[..., np.ndarray], X: np.ndarray 
     n = sum(work[i].size if sel(input_names[i]) is None else len(sel(input_names[i])) for i in wanted)
     how = f"{'Richardson' if real == 'richardson' else real} differences, one input entry at a time ({n} entries)"
     stacked, why = bool(wanted) and method != "complex" and bool(batched), ""
+    big = [input_names[i] for i in wanted if len(OFFSETS[real]) * work[i].size > STACK_MAX]
+    if stacked and big:  # one position's copies alone: k times the input per forward, no fewer calls
+        stacked = False
+        names = ", ".join(n.lstrip("@") for n in big)
+        notes.append(f"numerical gradient of the inputs: {how}, not stacked as one batch: the copies of one "
+                     f"entry of {names} would be {len(OFFSETS[real])} times its size in one forward "
+                     f"(over {STACK_MAX:,} elements), as many forwards as one entry at a time and more memory")
     if stacked and batched is not True:
         stacked, why = batch_independent(forward, work)
         if not stacked:
