@@ -445,18 +445,24 @@ def directional_kinks(forward: Callable[..., np.ndarray], X: Sequence[np.ndarray
     ``|t| < h``) more often the larger the tensor; the central quotient is then off by about half a slope's
     jump, a wrong verdict (case C28). The entries are bisected (the direction restricted to a block, one
     central quotient per block, :func:`kernel` with ``L`` unmoved for its one-sided quotients): a block that
-    agrees (``agree(analytic, numerical)``) is done; one whose one-sided quotients differ by less than its
-    disagreement is a wrong gradient there (a smooth ``L`` has ``d_plus - d_minus = h L''``, a crossed kink
-    twice the central error); else it is halved, down to single entries, which are at a kink when the analytic
-    value lies between their one-sided quotients (:func:`gradcheck.compare.kink_mask`'s rule). About
+    agrees (``agree(analytic, numerical)``, or within the round-off ``2 u sum|Y*G| / h`` of a quotient) is
+    done; one whose one-sided quotients agree to that round-off (no kink: a piecewise-linear ``L`` is linear
+    there) is a wrong gradient there; else it is halved (kinks whose jumps differ in sign can cancel in the
+    difference of the one-sided quotients, not in the central one, so only one entry is judged by them),
+    down to single entries, at a kink when the analytic value lies between their one-sided quotients
+    (:func:`gradcheck.compare.kink_mask`'s rule); a smooth ``L`` with a wrong gradient is halved until
+    ``budget``. About
     ``4 log2(n)`` forwards per kink. Returns ``{key: [index of each entry at a kink]}``, or None: a block
     disagrees without a kink, or more than ``budget`` blocks were needed. ``params`` are restored.
     """
-    _, _, along = _mover(forward, X, params, G, input_names)
+    base, _, along = _mover(forward, X, params, G, input_names)
     keys = [k for k in dirs]
     flat = [np.asarray(dirs[k], dtype=np.float64).ravel() for k in keys]
     ends = np.cumsum([0] + [f.size for f in flat])
-    L0 = along({}, 0.0)
+    Y0 = np.asarray(forward(*[b.copy() for b in base]), dtype=np.float64)
+    L0 = scalar_objective(Y0, G)
+    noise = 2 * np.finfo(np.float64).eps * float(np.sum(np.abs(Y0 * G))) / eps  # a quotient's round-off
+    del Y0
     found: dict[str, list[tuple[int, ...]]] = {}
     stack = [(0, int(ends[-1]))]
     while stack:
@@ -472,16 +478,16 @@ def directional_kinks(forward: Callable[..., np.ndarray], X: Sequence[np.ndarray
                 part[k] = d.reshape(np.shape(dirs[k]))
                 a += float(np.sum(np.asarray(analytic[k], dtype=np.float64) * part[k]))
         c, dp, dm = kernel("central", [along(part, eps), along(part, -eps)], [eps, -eps], L0)
-        if agree(a, float(c)):
+        if agree(a, float(c)) or abs(c - a) <= noise:  # a small block: within the sums' round-off
             continue
-        if abs(dp - dm) < abs(c - a):
-            return None  # smooth here, and still off: a wrong gradient in this block
+        if abs(dp - dm) <= 4 * noise:
+            return None  # no kink in this block (one-sided quotients equal), and still off: a wrong gradient
         if hi - lo > 1:
             mid = (lo + hi) // 2
             stack += [(mid, hi), (lo, mid)]
             continue
-        slack = 1e-6 * (abs(dp) + abs(dm)) + 1e-12
-        if not min(dp, dm) - slack <= a <= max(dp, dm) + slack:
+        slack = 1e-6 * (abs(dp) + abs(dm)) + noise
+        if abs(dp - dm) <= 4 * noise or not min(dp, dm) - slack <= a <= max(dp, dm) + slack:
             return None  # one entry, not between its one-sided quotients: wrong there
         k = next(k for k in part)
         j = lo - int(ends[keys.index(k)])
