@@ -33,7 +33,7 @@ __all__ = ["DEFAULT_EPS", "METHODS", "OFFSETS", "kernel", "default_eps", "step_s
            "step_error_curve", "numerical_gradient", "layer_numerical_gradients", "scalar_objective",
            "Scan", "batch_independent", "batched_input_scan", "directional_derivatives", "numerical_jacobian",
            "complex_step_supported", "norm_relative_error", "many_scan", "local_forward_many", "MANY_BUDGET",
-           "grown_step"]
+           "grown_step", "directional_kinks"]
 
 #: Default relative step: the cube root of float64 machine epsilon, 6.06e-6 (Nocedal & Wright, sec. 8.1).
 DEFAULT_EPS = float(np.cbrt(np.finfo(np.float64).eps))
@@ -41,6 +41,9 @@ COMPLEX_STEP = 1e-20
 #: Input elements per stacked forward call; array elements (at most MANY_MAX forwards) per forward_many chunk.
 BATCH_BUDGET = 1 << 17
 MANY_BUDGET = 1 << 18
+#: Input elements of one stacked forward above which a layer's inputs are not stacked (tester15 M6: the two
+#: copies of a 2000x2000 input, 61 MiB each way, ran a 2048 MiB sandbox out of memory).
+STACK_MAX = 1 << 21
 MANY_MAX = 256
 
 
@@ -391,6 +394,24 @@ def directional_derivatives(forward: Callable[..., np.ndarray], X: Sequence[np.n
         raise ValueError("directional_derivatives: the complex step needs complex parameters; "
                          "use central, forward or richardson")
     rng = rng or np.random.default_rng(0)
+    base, pos, along = _mover(forward, X, params, G, input_names)
+
+    out: dict[tuple[str, ...], list[tuple[dict[str, np.ndarray], float]]] = {}
+    for group in groups:
+        pairs = []
+        for _ in range(n_dirs):
+            dirs = {}
+            for k in group:
+                ref = base[pos[k]] if k in pos else params[k]
+                dirs[k] = rng.standard_normal(ref.shape) * np.maximum(1.0, np.abs(ref))
+            pairs.append((dirs, difference_quotient(lambda t, d=dirs: along(d, t), eps, method)))
+        out[tuple(group)] = pairs
+    return out
+
+
+def _mover(forward, X, params, G, input_names):
+    """``(base inputs, {name: position}, along)``: ``along(dirs, t)`` is ``L`` with every tensor ``k`` of
+    ``dirs`` moved by ``t * dirs[k]`` (inputs copied, parameters moved in place and restored)."""
     base = [np.array(x, dtype=np.float64) if np.asarray(x).dtype.kind == "f" else np.asarray(x) for x in X]
     pos = {n: i for i, n in enumerate(input_names)}
 
@@ -407,18 +428,71 @@ def directional_derivatives(forward: Callable[..., np.ndarray], X: Sequence[np.n
         finally:
             for k, v in saved.items():
                 np.copyto(params[k], v)
+    return base, pos, along
 
-    out: dict[tuple[str, ...], list[tuple[dict[str, np.ndarray], float]]] = {}
-    for group in groups:
-        pairs = []
-        for _ in range(n_dirs):
-            dirs = {}
-            for k in group:
-                ref = base[pos[k]] if k in pos else params[k]
-                dirs[k] = rng.standard_normal(ref.shape) * np.maximum(1.0, np.abs(ref))
-            pairs.append((dirs, difference_quotient(lambda t, d=dirs: along(d, t), eps, method)))
-        out[tuple(group)] = pairs
-    return out
+
+#: Blocks of entries :func:`directional_kinks` may difference before it gives up (two forwards each).
+KINK_BUDGET = 1000
+
+
+def directional_kinks(forward: Callable[..., np.ndarray], X: Sequence[np.ndarray], params: Mapping[str, np.ndarray],
+                      G: np.ndarray, dirs: Mapping[str, np.ndarray], analytic: Mapping[str, np.ndarray], *,
+                      input_names: Sequence[str], agree: Callable[[float, float], bool], eps: float = DEFAULT_EPS,
+                      budget: int = KINK_BUDGET) -> dict[str, list[tuple[int, ...]]] | None:
+    """Why a directional derivative along ``dirs`` disagrees with ``<analytic, dirs>``: kinks, or a wrong gradient.
+
+    A step along a whole tensor crosses the kinks of a piecewise forward (ReLU's, at ``x_i = -t u_i`` for
+    ``|t| < h``) more often the larger the tensor; the central quotient is then off by about half a slope's
+    jump, a wrong verdict (case C28). The entries are bisected (the direction restricted to a block, one
+    central quotient per block, :func:`kernel` with ``L`` unmoved for its one-sided quotients): a block that
+    agrees (``agree(analytic, numerical)``, or within the round-off ``2 u sum|Y*G| / h`` of a quotient) is
+    done; one whose one-sided quotients agree to that round-off (no kink: a piecewise-linear ``L`` is linear
+    there) is a wrong gradient there; else it is halved (kinks whose jumps differ in sign can cancel in the
+    difference of the one-sided quotients, not in the central one, so only one entry is judged by them),
+    down to single entries, at a kink when the analytic value lies between their one-sided quotients
+    (:func:`gradcheck.compare.kink_mask`'s rule); a smooth ``L`` with a wrong gradient is halved until
+    ``budget``. About
+    ``4 log2(n)`` forwards per kink. Returns ``{key: [index of each entry at a kink]}``, or None: a block
+    disagrees without a kink, or more than ``budget`` blocks were needed. ``params`` are restored.
+    """
+    base, _, along = _mover(forward, X, params, G, input_names)
+    keys = [k for k in dirs]
+    flat = [np.asarray(dirs[k], dtype=np.float64).ravel() for k in keys]
+    ends = np.cumsum([0] + [f.size for f in flat])
+    Y0 = np.asarray(forward(*[b.copy() for b in base]), dtype=np.float64)
+    L0 = scalar_objective(Y0, G)
+    noise = 2 * np.finfo(np.float64).eps * float(np.sum(np.abs(Y0 * G))) / eps  # a quotient's round-off
+    del Y0
+    found: dict[str, list[tuple[int, ...]]] = {}
+    stack = [(0, int(ends[-1]))]
+    while stack:
+        lo, hi = stack.pop()
+        budget -= 1
+        if budget < 0:
+            return None
+        part, a = {}, 0.0
+        for k, f, s, e in zip(keys, flat, ends[:-1], ends[1:]):
+            if lo < e and hi > s:
+                d = np.zeros(f.size)
+                d[max(lo, s) - s:min(hi, e) - s] = f[max(lo, s) - s:min(hi, e) - s]
+                part[k] = d.reshape(np.shape(dirs[k]))
+                a += float(np.sum(np.asarray(analytic[k], dtype=np.float64) * part[k]))
+        c, dp, dm = kernel("central", [along(part, eps), along(part, -eps)], [eps, -eps], L0)
+        if agree(a, float(c)) or abs(c - a) <= noise:  # a small block: within the sums' round-off
+            continue
+        if abs(dp - dm) <= 4 * noise:
+            return None  # no kink in this block (one-sided quotients equal), and still off: a wrong gradient
+        if hi - lo > 1:
+            mid = (lo + hi) // 2
+            stack += [(mid, hi), (lo, mid)]
+            continue
+        slack = 1e-6 * (abs(dp) + abs(dm)) + noise
+        if abs(dp - dm) <= 4 * noise or not min(dp, dm) - slack <= a <= max(dp, dm) + slack:
+            return None  # one entry, not between its one-sided quotients: wrong there
+        k = next(k for k in part)
+        j = lo - int(ends[keys.index(k)])
+        found.setdefault(k, []).append(tuple(int(i) for i in np.unravel_index(j, np.shape(dirs[k]))))
+    return found
 
 
 def numerical_jacobian(forward: Callable[[np.ndarray], np.ndarray], X: np.ndarray, eps: float | None = None,
@@ -483,6 +557,13 @@ def layer_numerical_gradients(forward: Callable[..., np.ndarray], X: np.ndarray 
     n = sum(work[i].size if sel(input_names[i]) is None else len(sel(input_names[i])) for i in wanted)
     how = f"{'Richardson' if real == 'richardson' else real} differences, one input entry at a time ({n} entries)"
     stacked, why = bool(wanted) and method != "complex" and bool(batched), ""
+    big = [input_names[i] for i in wanted if len(OFFSETS[real]) * work[i].size > STACK_MAX]
+    if stacked and big:  # one position's copies alone: k times the input per forward, no fewer calls
+        stacked = False
+        names = ", ".join(n.lstrip("@") for n in big)
+        notes.append(f"numerical gradient of the inputs: {how}, not stacked as one batch: the copies of one "
+                     f"entry of {names} would be {len(OFFSETS[real])} times its size in one forward "
+                     f"(over {STACK_MAX:,} elements), as many forwards as one entry at a time and more memory")
     if stacked and batched is not True:
         stacked, why = batch_independent(forward, work)
         if not stacked:

@@ -64,6 +64,10 @@ __all__ = ["Sandbox", "SandboxError", "RemoteLayer", "RemoteLoss", "SHADOW_NAMES
 
 #: Default per-request wall-clock timeout in seconds.
 DEFAULT_TIMEOUT = 10.0
+#: Calls into the submitted code a load's probes may make, each with the per-call limit (the probes of a
+#: layer make 10 to 50: its constructor, forwards and backwards; tester15 counted 43); the cap bounds what
+#: forged progress frames can keep a request alive.
+PROBE_CALLS = 200
 
 #: File names never copied into the sandbox (shadowing or test-configuration files).
 SHADOW_NAMES = frozenset({
@@ -280,8 +284,12 @@ class Sandbox:
         ``{"student.py": "/path/to/file.py"}`` (name in the sandbox, sub-folders allowed) or a list
         of paths (base names). Shadowing files are not copied (:attr:`notes` says why).
     timeout, session_timeout : float
-        Wall-clock seconds for each request (default 10) and for the session (default
-        ``max(60, 10 * timeout)``; plus one, the CPU limit).
+        Wall-clock seconds for each call into the submitted code (default 10): a request that makes
+        several (a batch of N forwards, the probes of a load, each announced by a progress frame) has
+        the limit for each call, never more than :data:`PROBE_CALLS` (load) or N (batch) limits from
+        the request. The session (default ``max(60, 10 * timeout)``; plus one, the CPU limit) is
+        extended by ``timeout`` for each call beyond the first of such a request, so its limit is
+        sized by the work asked of it; the message names both parts.
     memory_mb, output_limit, max_procs : int
         Address space in MiB (default 2048; the interpreter and numpy need about 150), bytes of
         stdout/stderr kept (the tail, default 65536), ``RLIMIT_NPROC`` (default 1; not for root).
@@ -346,6 +354,7 @@ class Sandbox:
         self.notes: list[str] = []
         self._done: int | None = None  # forwards of the running forward_many done, as the child last told
         self._budget: tuple[int, float] | None = None  # its forwards and their deadline together (ours)
+        self._extra, self._extra_calls = 0.0, 0  # the session's extension: timeout per further call of a request
         self._student_ran, self._step, self._steps = False, None, {}  # the step of a load the child reported
         self._slot = self._root_dir = self._libdir = self._proc = self._dead = None
         self._w = self._r = self._o = None  # our ends of the request, reply and output pipes
@@ -516,7 +525,7 @@ class Sandbox:
         """Wait until the request pipe is ready, draining output; on timeout kill the child."""
         target = self._w if write else self._r
         while True:
-            left = min(deadline, self._started + self.session_timeout) - time.monotonic()
+            left = min(deadline, self._session_end) - time.monotonic()
             if left <= 0:
                 self._timeout(what, deadline)
             r, w, _ = select.select([self._o, *([] if write else [target])], [target] if write else [],
@@ -541,7 +550,7 @@ class Sandbox:
             if not chunk:
                 self._died(what)
             buf += chunk
-            if time.monotonic() > min(deadline, self._started + self.session_timeout):
+            if time.monotonic() > min(deadline, self._session_end):
                 self._wait(deadline, what)  # a reply that keeps coming still has its time limit
         out = bytes(buf[:n])
         del buf[:n]
@@ -560,10 +569,12 @@ class Sandbox:
 
     def _timeout(self, what: str, deadline: float) -> None:
         what = self._steps.get(self._step, what)
-        end = self._started + self.session_timeout
+        end = self._session_end
         session = time.monotonic() >= end and end <= deadline
         self._kill()
-        limit = (f"the session limit of {self.session_timeout:g} s" if session else
+        limit = (f"the session limit of {self.session_timeout + self._extra:g} s" + (
+                 f" ({self.session_timeout:g} s, plus {self.timeout:g} s for each of the {self._extra_calls} further "
+                 f"calls of batches and load probes)" if self._extra_calls else "") if session else
                  f"{self.timeout:g} s (wall clock)")
         n, last = self._budget or (0, 0.0)
         if n > 1 and not session and deadline >= last:  # forward_many: the limit of all its forwards
@@ -621,13 +632,26 @@ class Sandbox:
                 stop()
         self._drain()
 
-    def _reply(self, deadline: float, what: str, each: int = 0) -> tuple[bool, dict, dict | None]:
+    @property
+    def _session_end(self) -> float:
+        return self._started + self.session_timeout + self._extra
+
+    def _extend(self, calls: int) -> None:
+        """The session limit grows by ``timeout`` for each of ``calls`` further calls a request was given."""
+        self._extra += calls * self.timeout
+        self._extra_calls += calls
+
+    def _reply(self, deadline: float, what: str, each: int = 0, probes: bool = False) -> tuple[bool, dict, dict | None]:
         """The next reply (progress frames name the step of a load that runs now), decoded and cleaned.
         ``each`` (forward_many: the number of forwards sent): each forward has the time limit, its
         deadline starts again at each ``"forwards"`` progress frame that counts more done (at most
         ``each``), but never after ``each`` limits from the request: the child writes the frames, so
-        a forged one cannot keep it alive longer than the forwards it was given could take."""
+        a forged one cannot keep it alive longer than the forwards it was given could take. ``probes`` (a load):
+        the same for each step frame of a call into the submitted code (its constructor, each probe forward
+        and backward), at most :data:`PROBE_CALLS` limits from the request."""
         self._budget = (each, deadline + (each - 1) * self.timeout) if each else None
+        self._extend(max(each - 1, 0))
+        cap, calls = deadline + (PROBE_CALLS - 1) * self.timeout, 0
         while True:
             try:
                 reply, payload = wire.read_frame(lambda n, d=deadline: self._read_exact(n, d, what),
@@ -644,6 +668,10 @@ class Sandbox:
             if each and step == "forwards" and type(done) is int and (self._done or 0) < done <= each:
                 deadline, self._done = min(time.monotonic() + self.timeout, self._budget[1]), done
             self._step = step if isinstance(step, str) and step in self._steps else None
+            if probes and self._step in ("constructor", "forward", "backward") and calls < PROBE_CALLS - 1:
+                calls, new = calls + 1, min(time.monotonic() + self.timeout, cap)  # the next call's own limit
+                self._extend(1)
+                deadline = new
         meta = wire.decode(np, reply.get("meta", {}), payload)
         err = reply.get("error")
         if err is not None and not isinstance(err, dict):
@@ -678,7 +706,8 @@ class Sandbox:
         self._step = self._done = self._budget = None
         self._send(data, deadline, what)
         try:
-            ok, meta, err = self._reply(deadline, what, each=len(args["batches"]) if op == "forward_many" else 0)
+            ok, meta, err = self._reply(deadline, what, each=len(args["batches"]) if op == "forward_many" else 0,
+                                        probes=op in ("load", "sublayer"))
         except wire.ReplyTooLarge as exc:
             self._kill()
             self._fail(paragraph(f"{what}: the submission produced an oversized reply: the sandbox process sent",
