@@ -469,8 +469,7 @@ def layer_gradients(layer: Any, X: np.ndarray, reference: Any, *, parts: Mapping
     _take_constants(layer, declared)
     owner, ref_names = type(layer).__name__, V.input_names(reference, len(xs))
     d_in = [f"d{n}" for n in ref_names]
-    point = evaluation_point(layer, reference, seed=seed, params=params)
-    keys = list(point)
+    keys = list(point := evaluation_point(layer, reference, seed=seed, params=params))  # the parameters' names
     names = d_in + [f"d{k}" for k in keys]
     weights = _weights(parts, names)
     Y_ref = _finite_reference("output Y", reference.forward(*[x.copy() for x in xs], training=training))
