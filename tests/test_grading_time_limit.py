@@ -113,4 +113,7 @@ def test_forged_progress_frames_cannot_keep_the_numerical_check_alive(tmp_path):
     assert "**too slow**" in row["output"] and "**wrong**" not in row["output"], row["output"]
     n = int(re.search(r"Forger.forward_many \((\d+) forwards\)", row["output"])[1])
     assert "did not finish within" in row["output"], row["output"]
-    assert seconds < 10 * n * 0.5, (seconds, row["output"])  # the session limit was 120 s
+    # stopped by the batch's budget (n calls' limits), not by the session limit (120 s before): read from which limit
+    # the row names, not from the wall clock, which a loaded machine stretches (42 s against 40 once, session 15)
+    assert f"({n} forwards)" in row["output"] and "the limit of one call" in row["output"], row["output"]
+    assert "session limit" not in row["output"], (seconds, row["output"])
