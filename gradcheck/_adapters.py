@@ -3682,7 +3682,9 @@ def _adapt(obj, inputs=None, training=True):
         # params = {"alpha": 0.25}: number parameters (a 0-d buffer each, set in params), as self.alpha is
         numbers = [k for k, v in list(obj.params.items())[:MAX_PROBED * 4] if isinstance(k, str) and _is_number(v)]
         shown = "".join(f"; params[{k!r}] a number, set in params" for k in numbers)
-        unseen, buffers = _split_buffers(_unseen(obj, inputs, kws, arrays, children))  # running_mean: a buffer
+        info["unseen"], info["buffers"] = _split_buffers(_unseen(obj, inputs, kws, arrays, children))  # _pe
+        unseen = _buffers_by_behaviour(obj, inputs, kws, info, {}, children, "unseen")  # running_mean: a buffer
+        buffers = info["buffers"]
         weights = {k: v for k, v in obj.params.items() if isinstance(v, np.ndarray)}
         if _returned_grads(obj, inputs, kws[0], weights, info, keys=True) is not None:  # (dX, dW, db)
             info.update(text=info["text"] + tail, unseen=unseen, buffers=buffers)
@@ -4423,28 +4425,36 @@ PARAM_NAME = re.compile(r"[wb](?:_?[a-z]{1,3})?_?\d*|(?-i:W)[a-z]{0,3}_[a-z]\w*|
 
 def _split_buffers(unchecked):
     """``(weights, buffers)`` of the arrays forward uses without a gradient, in a layer that sets gradients for
-    others: a private name (``_pe``) or one not named like a parameter (:data:`PARAM_NAME`: a causal mask
-    ``causal``, a positional encoding ``pe``, ``running_mean``) is a buffer (a constant: a warning); a
-    parameter's name (``b`` beside ``W``/``dW``) is a weight whose gradient backward forgot (a wrong result)."""
-    return [w for w in unchecked if not _buffer_name(w)], [w for w in unchecked if _buffer_name(w)]
+    others: a private name (``_pe``, ``_T``, ``_c['W']``) is a buffer (a constant: a warning); any other, whatever it
+    is called (``b``, ``c``, ``A``, ``T``, ``pe``, ``mask``), may be a weight whose gradient backward forgot, until
+    what the layer does tells it from a buffer (:func:`_buffers_by_behaviour`: forward writes it) or ``--constants``
+    declares it one (tester15 H3: a rule by name passed Goodfellow's forgotten ``dc``)."""
+    return [w for w in unchecked if not _private(w)], [w for w in unchecked if _private(w)]
 
 
-def _buffers_by_behaviour(obj, inputs, kws, info, pairs, children):
-    """The weights among ``info['unchecked']`` (forward uses them: the output moves with them; backward sets no
-    gradient; named like weights: :func:`_split_buffers`), told from buffers by what the layer does (Z15): an array
-    forward writes (in any mode of ``kws``: a running statistic, a scratch buffer) is a buffer; one it only reads is
-    a weight whose gradient backward forgot, whatever its name (a hidden bias ``bh`` beside ``W``/``dW``, ``b``/``db``:
-    once read as a buffer for its short name, a PASS; a constant is marked private, ``self._bh``). The buffers join
+def _private(w):
+    """Whether array ``w`` (``l1._pe``, ``_c['W']``) has a private name: its last part, or its container's."""
+    key = _bare(w.rpartition(".")[2])
+    path = _item_path(key)
+    return (path[0] if path else key).startswith("_")
+
+
+def _buffers_by_behaviour(obj, inputs, kws, info, pairs, children, key="unchecked"):
+    """The weights among ``info[key]`` (forward uses them: the output moves with them; backward sets no gradient; not
+    private: :func:`_split_buffers`), told from buffers by what the layer does (Z15): an array forward writes (in any
+    mode of ``kws``: a running statistic, a dropout mask, a scratch buffer) is a buffer; one it only reads is a weight
+    whose gradient backward forgot, whatever its name (a hidden bias ``bh``, Goodfellow's output bias ``c``, a
+    temperature ``T``; a constant is marked private, ``self._T``, or declared by ``--constants``). The buffers join
     ``info['buffers']``, why in ``info['buffer_why']`` (``["buf: why"]``: strings, as ``read_from``, cross from the
     sandbox); ``pairs`` is kept for the callers."""
-    unchecked = info["unchecked"]
+    unchecked = info[key]
     if not unchecked:
         return []
     written = (_try(_forward_writes, obj, inputs, kws, unchecked, children) or set()) if inputs is not None else set()
     buffers = {w: "forward writes it" for w in unchecked if w in written}
     if buffers:
         info["buffers"] = [*info.get("buffers", []), *buffers]
-        info["buffer_why"] = [f"{w}: {why}" for w, why in buffers.items()]
+        info["buffer_why"] = [*info.get("buffer_why", []), *(f"{w}: {why}" for w, why in buffers.items())]
     return [w for w in unchecked if w not in buffers]
 
 
