@@ -10,7 +10,7 @@ to check; arrays in dict, list and tuple attributes too, ``weights['W']`` with `
 ``Ws[1]`` with ``dWs[1]``, a ``params`` list with ``grads``: :func:`_arrays`, :class:`_Items`; ``_W`` with
 ``_dW``; arrays of plain objects, ``weight.data`` with ``weight.grad``, as a sub-layer's: :func:`sublayers`; a gradient under another name is
 found by structure, :func:`_by_structure`, ``g['W']`` for ``p['W']``, or named ambiguous; an array without a
-gradient not named like a weight is a buffer, :func:`_split_buffers`); (3) **CS231n pair** ``NAME_forward(x, w, ..., **init) -> (out, cache)``,
+gradient is a buffer when it is private or forward writes it, :func:`_split_buffers`); (3) **CS231n pair** ``NAME_forward(x, w, ..., **init) -> (out, cache)``,
 ``NAME_backward(dout, cache) -> (dx, dw, ...)`` (also ``_naive``/``_fast``), every array argument
 an input; for a loss, a **CS231n loss function** ``NAME(x, y) -> (loss, dx)``. "Used by forward"
 is measured: each float array attribute is changed for one forward (:func:`_used_arrays`); buffers
@@ -3640,7 +3640,7 @@ def _adapt(obj, inputs=None, training=True):
     (:func:`_lazy_build`). Parameters of sub-layers (:func:`sublayers`) have dotted names (``l1.W``).
     ``info``: ``protocol`` (``manualprop``, ``attribute``, ``seed``, ``plain``, ``cs231n``), header
     ``text``, ``unchecked`` (weights without a gradient), ``buffers`` (arrays forward uses without a gradient
-    and not named like a weight, in a layer that sets other gradients: :func:`_split_buffers`), ``unseen`` (arrays forward uses, not in
+    that are private or forward writes, in a layer that sets other gradients: :func:`_split_buffers`), ``unseen`` (arrays forward uses, not in
     ``params``), ``forward_training``, ``backward_ran`` (False: the probe's backward raised, so which
     gradients it sets is unknown). A forward with several outputs is presented as one (:class:`Outputs`).
     AdapterError: two gradients for one weight; UnreadableError: a pair's result that cannot be read.
@@ -4452,10 +4452,27 @@ def _buffers_by_behaviour(obj, inputs, kws, info, pairs, children, key="unchecke
         return []
     written = (_try(_forward_writes, obj, inputs, kws, unchecked, children) or set()) if inputs is not None else set()
     buffers = {w: "forward writes it" for w in unchecked if w in written}
+    buffers.update(_eval_only(obj, inputs, [w for w in unchecked if w not in written], children))
     if buffers:
         info["buffers"] = [*info.get("buffers", []), *buffers]
         info["buffer_why"] = [*info.get("buffer_why", []), *(f"{w}: {why}" for w, why in buffers.items())]
     return [w for w in unchecked if w not in buffers]
+
+
+def _eval_only(obj, inputs, names, children):
+    """``{name: why}`` of the arrays among ``names`` a layer with a training switch (:func:`mode_keyword`) writes
+    in training mode, or does not read there: running statistics, read in eval mode alone, which no gradient step
+    moves (a weight moves the training output: tester15 H3). The switch is put back after."""
+    mk = mode_keyword(obj.forward) if names and inputs is not None else None
+    if mk is None:
+        return {}
+    with _switch_kept(obj, mk):  # a switch on the object (self.bn_param['mode']) set to training, then put back
+        kw = _training_kw(obj.forward, True, mk)
+        written = _try(_forward_writes, obj, inputs, [kw], names, children) or set()
+        used = (_try(_used_arrays, obj, inputs, kw, [n for n in names if n not in written], children) or [None])[0]
+    out = {n: "a training forward writes it" for n in names if n in written}
+    return out | ({n: "forward reads it in eval mode alone, a running statistic" for n in names
+                   if n not in out and n not in used} if used is not None else {})
 
 
 def _forward_writes(obj, inputs, kws, names, children):

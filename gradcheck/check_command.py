@@ -236,13 +236,13 @@ def unset_verdict(cname: str, unset: Sequence[str], diag) -> str:
 
 
 def _buffer_why(info: dict[str, Any], buffers: list[str]) -> str:
-    """Why arrays without a gradient were read as buffers: not named like a weight, or what the layer does
+    """Why arrays without a gradient were read as buffers: a private name, or what the layer does
     (``info['buffer_why']``, ``["buf: why", ...]``, :func:`gradcheck._adapters._buffers_by_behaviour`: forward writes
     it), each reason with its arrays when they differ."""
     why = dict(x.split(": ", 1) for x in info.get("buffer_why") or [] if ": " in x)
     by: dict[str, list[str]] = {}
     for w in buffers:
-        by.setdefault(why.get(w, "not named like a weight"), []).append(w)
+        by.setdefault(why.get(w, "a private name"), []).append(w)
     if len(by) == 1:
         return next(iter(by))
     return "; ".join(f"{', '.join(ws)}: {r}" for r, ws in by.items())
