@@ -288,9 +288,10 @@ def test_readme_states_the_rule_once():
     readme = " ".join((Path(__file__).resolve().parents[1] / "README.md").read_text().split())
     assert "is a weight whose gradient was forgotten (a wrong result, exit 1) when it is named like a weight" \
         not in readme
-    assert "is `NOT CHECKED as a whole` (exit 3) when it is named like a weight" in readme
-    assert "any other name (`causal`, `mask`, `pe`, `pos`, `running_mean`, `foo`), a private one (`_pe`) or an array " \
-        "forward writes" in readme
+    assert "when it is named like a weight" not in readme  # tester15 H3: no list of weight-like names
+    assert "is `NOT CHECKED as a whole` (exit 3) whatever it is called" in readme
+    assert "one with a private name (`self._pe`, `self._T`), and one forward writes, in either mode, or reads in " \
+        "eval mode alone" in readme
     assert "a layer whose backward stores no gradient at all" in readme
 
 
