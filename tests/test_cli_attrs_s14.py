@@ -258,16 +258,17 @@ def _rule(tmp_path, name, stored):
     return p, both(p)
 
 
-@pytest.mark.parametrize("name", ["gamma", "scale", "alpha"])
+@pytest.mark.parametrize("name", ["gamma", "scale", "alpha", "mask", "running_mean", "foo", "c", "T"])
 def test_rule_weight_name_beside_stored_gradients_is_not_checked_exit_3(tmp_path, name):
+    """Whatever the name (tester15 H3: Goodfellow's ``c``, a temperature ``T`` once PASSed)."""
     p, out = _rule(tmp_path, name, True)
     assert p.returncode == 3, out
     assert f"NOT CHECKED as a whole: L: the gradients that were checked match (see above), but gradcheck cannot tell " \
            f"whether {name} is a weight whose gradient backward forgot" in out, out
 
 
-@pytest.mark.parametrize("name", ["mask", "running_mean", "foo", "_gamma"])
-def test_rule_buffer_or_other_name_beside_stored_gradients_is_a_warned_buffer_exit_0(tmp_path, name):
+@pytest.mark.parametrize("name", ["_mask", "_gamma"])
+def test_rule_private_name_beside_stored_gradients_is_a_warned_buffer_exit_0(tmp_path, name):
     p, out = _rule(tmp_path, name, True)
     assert p.returncode == 0, out
     assert f"WARNING: forward uses {name} but backward sets no gradient for it" in out, out
