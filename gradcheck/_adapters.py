@@ -10,7 +10,7 @@ to check; arrays in dict, list and tuple attributes too, ``weights['W']`` with `
 ``Ws[1]`` with ``dWs[1]``, a ``params`` list with ``grads``: :func:`_arrays`, :class:`_Items`; ``_W`` with
 ``_dW``; arrays of plain objects, ``weight.data`` with ``weight.grad``, as a sub-layer's: :func:`sublayers`; a gradient under another name is
 found by structure, :func:`_by_structure`, ``g['W']`` for ``p['W']``, or named ambiguous; an array without a
-gradient not named like a weight is a buffer, :func:`_split_buffers`); (3) **CS231n pair** ``NAME_forward(x, w, ..., **init) -> (out, cache)``,
+gradient is a buffer when it is private or forward writes it, :func:`_split_buffers`); (3) **CS231n pair** ``NAME_forward(x, w, ..., **init) -> (out, cache)``,
 ``NAME_backward(dout, cache) -> (dx, dw, ...)`` (also ``_naive``/``_fast``), every array argument
 an input; for a loss, a **CS231n loss function** ``NAME(x, y) -> (loss, dx)``. "Used by forward"
 is measured: each float array attribute is changed for one forward (:func:`_used_arrays`); buffers
@@ -3728,7 +3728,7 @@ def _adapt(obj, inputs=None, training=True):
     (:func:`_lazy_build`). Parameters of sub-layers (:func:`sublayers`) have dotted names (``l1.W``).
     ``info``: ``protocol`` (``manualprop``, ``attribute``, ``seed``, ``plain``, ``cs231n``), header
     ``text``, ``unchecked`` (weights without a gradient), ``buffers`` (arrays forward uses without a gradient
-    and not named like a weight, in a layer that sets other gradients: :func:`_split_buffers`), ``unseen`` (arrays forward uses, not in
+    that are private or forward writes, in a layer that sets other gradients: :func:`_split_buffers`), ``unseen`` (arrays forward uses, not in
     ``params``), ``forward_training``, ``backward_ran`` (False: the probe's backward raised, so which
     gradients it sets is unknown). A forward with several outputs is presented as one (:class:`Outputs`).
     AdapterError: two gradients for one weight; UnreadableError: a pair's result that cannot be read.
@@ -3773,7 +3773,9 @@ def _adapt(obj, inputs=None, training=True):
         # params = {"alpha": 0.25}: number parameters (a 0-d buffer each, set in params), as self.alpha is
         numbers = [k for k, v in list(obj.params.items())[:MAX_PROBED * 4] if isinstance(k, str) and _is_number(v)]
         shown = "".join(f"; params[{k!r}] a number, set in params" for k in numbers)
-        unseen, buffers = _split_buffers(_unseen(obj, inputs, kws, arrays, children))  # running_mean: a buffer
+        info["unseen"], info["buffers"] = _split_buffers(_unseen(obj, inputs, kws, arrays, children))  # _pe
+        unseen = _buffers_by_behaviour(obj, inputs, kws, info, {}, children, "unseen")  # running_mean: a buffer
+        buffers = info["buffers"]
         weights = {k: v for k, v in obj.params.items() if isinstance(v, np.ndarray)}
         if _returned_grads(obj, inputs, kws[0], weights, info, keys=True) is not None:  # (dX, dW, db)
             info.update(text=info["text"] + tail, unseen=unseen, buffers=buffers)
@@ -4514,29 +4516,54 @@ PARAM_NAME = re.compile(r"[wb](?:_?[a-z]{1,3})?_?\d*|(?-i:W)[a-z]{0,3}_[a-z]\w*|
 
 def _split_buffers(unchecked):
     """``(weights, buffers)`` of the arrays forward uses without a gradient, in a layer that sets gradients for
-    others: a private name (``_pe``) or one not named like a parameter (:data:`PARAM_NAME`: a causal mask
-    ``causal``, a positional encoding ``pe``, ``running_mean``) is a buffer (a constant: a warning); a
-    parameter's name (``b`` beside ``W``/``dW``) is a weight whose gradient backward forgot (a wrong result)."""
-    return [w for w in unchecked if not _buffer_name(w)], [w for w in unchecked if _buffer_name(w)]
+    others: a private name (``_pe``, ``_T``, ``_c['W']``) is a buffer (a constant: a warning); any other, whatever it
+    is called (``b``, ``c``, ``A``, ``T``, ``pe``, ``mask``), may be a weight whose gradient backward forgot, until
+    what the layer does tells it from a buffer (:func:`_buffers_by_behaviour`: forward writes it) or ``--constants``
+    declares it one (tester15 H3: a rule by name passed Goodfellow's forgotten ``dc``)."""
+    return [w for w in unchecked if not _private(w)], [w for w in unchecked if _private(w)]
 
 
-def _buffers_by_behaviour(obj, inputs, kws, info, pairs, children):
-    """The weights among ``info['unchecked']`` (forward uses them: the output moves with them; backward sets no
-    gradient; named like weights: :func:`_split_buffers`), told from buffers by what the layer does (Z15): an array
-    forward writes (in any mode of ``kws``: a running statistic, a scratch buffer) is a buffer; one it only reads is
-    a weight whose gradient backward forgot, whatever its name (a hidden bias ``bh`` beside ``W``/``dW``, ``b``/``db``:
-    once read as a buffer for its short name, a PASS; a constant is marked private, ``self._bh``). The buffers join
+def _private(w):
+    """Whether array ``w`` (``l1._pe``, ``_c['W']``) has a private name: its last part, or its container's."""
+    key = _bare(w.rpartition(".")[2])
+    path = _item_path(key)
+    return (path[0] if path else key).startswith("_")
+
+
+def _buffers_by_behaviour(obj, inputs, kws, info, pairs, children, key="unchecked"):
+    """The weights among ``info[key]`` (forward uses them: the output moves with them; backward sets no gradient; not
+    private: :func:`_split_buffers`), told from buffers by what the layer does (Z15): an array forward writes (in any
+    mode of ``kws``: a running statistic, a dropout mask, a scratch buffer) is a buffer; one it only reads is a weight
+    whose gradient backward forgot, whatever its name (a hidden bias ``bh``, Goodfellow's output bias ``c``, a
+    temperature ``T``; a constant is marked private, ``self._T``, or declared by ``--constants``). The buffers join
     ``info['buffers']``, why in ``info['buffer_why']`` (``["buf: why"]``: strings, as ``read_from``, cross from the
     sandbox); ``pairs`` is kept for the callers."""
-    unchecked = info["unchecked"]
+    unchecked = info[key]
     if not unchecked:
         return []
     written = (_try(_forward_writes, obj, inputs, kws, unchecked, children) or set()) if inputs is not None else set()
     buffers = {w: "forward writes it" for w in unchecked if w in written}
+    buffers.update(_eval_only(obj, inputs, [w for w in unchecked if w not in written], children))
     if buffers:
         info["buffers"] = [*info.get("buffers", []), *buffers]
-        info["buffer_why"] = [f"{w}: {why}" for w, why in buffers.items()]
+        info["buffer_why"] = [*info.get("buffer_why", []), *(f"{w}: {why}" for w, why in buffers.items())]
     return [w for w in unchecked if w not in buffers]
+
+
+def _eval_only(obj, inputs, names, children):
+    """``{name: why}`` of the arrays among ``names`` a layer with a training switch (:func:`mode_keyword`) writes
+    in training mode, or does not read there: running statistics, read in eval mode alone, which no gradient step
+    moves (a weight moves the training output: tester15 H3). The switch is put back after."""
+    mk = mode_keyword(obj.forward) if names and inputs is not None else None
+    if mk is None:
+        return {}
+    with _switch_kept(obj, mk):  # a switch on the object (self.bn_param['mode']) set to training, then put back
+        kw = _training_kw(obj.forward, True, mk)
+        written = _try(_forward_writes, obj, inputs, [kw], names, children) or set()
+        used = (_try(_used_arrays, obj, inputs, kw, [n for n in names if n not in written], children) or [None])[0]
+    out = {n: "a training forward writes it" for n in names if n in written}
+    return out | ({n: "forward reads it in eval mode alone, a running statistic" for n in names
+                   if n not in out and n not in used} if used is not None else {})
 
 
 def _forward_writes(obj, inputs, kws, names, children):

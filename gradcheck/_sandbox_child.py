@@ -478,7 +478,7 @@ class Child:
 
     def dict_of(self, packer, d, layout=False):
         """A dict attribute (``params``, ``grads``) as plain data; ``layout``: the arrays' own memory layout."""
-        if d is None:
+        if d is None or type(d) in (list, tuple) and not d:  # params, grads = [], []: none (DLFS vol. 2's losses)
             return {"kind": "absent"}
         if not isinstance(d, dict):
             return {"kind": "other", "type": type(d).__name__}

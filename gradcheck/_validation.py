@@ -441,7 +441,7 @@ def layer_params(layer: Any, owner: str) -> dict[str, np.ndarray]:
     """``layer.params`` validated (``{}`` when absent), not copied (they are perturbed in place); float32
     warns. ProtocolError: not a dict of str -> float arrays, or shared entries."""
     params = getattr(layer, "params", None)
-    if params is None:
+    if params is None or type(params) in (list, tuple) and not params:  # params = []: none (DLFS vol. 2)
         return {}
     if not isinstance(params, Mapping):
         raise ProtocolError(paragraph(

@@ -238,13 +238,13 @@ def unset_verdict(cname: str, unset: Sequence[str], diag) -> str:
 
 
 def _buffer_why(info: dict[str, Any], buffers: list[str]) -> str:
-    """Why arrays without a gradient were read as buffers: not named like a weight, or what the layer does
+    """Why arrays without a gradient were read as buffers: a private name, or what the layer does
     (``info['buffer_why']``, ``["buf: why", ...]``, :func:`gradcheck._adapters._buffers_by_behaviour`: forward writes
     it), each reason with its arrays when they differ."""
     why = dict(x.split(": ", 1) for x in info.get("buffer_why") or [] if ": " in x)
     by: dict[str, list[str]] = {}
     for w in buffers:
-        by.setdefault(why.get(w, "not named like a weight"), []).append(w)
+        by.setdefault(why.get(w, "a private name"), []).append(w)
     if len(by) == 1:
         return next(iter(by))
     return "; ".join(f"{', '.join(ws)}: {r}" for r, ws in by.items())
@@ -977,6 +977,12 @@ def loss_data(targets: str, pred: str, shape: tuple[int, ...], seed: int) -> tup
         if tkind == "onehot" and K != last:
             raise UsageError(f"--targets onehot:{K}: y_pred's last axis has {last} entries (--input-shape "
                              f"{','.join(map(str, shape))}); the one-hot rows must have as many.")
+        if K > max(last, 2):  # labels past the class axis (tester15 L2): the loss would index out of range
+            raise UsageError(f"--targets labels:{K}: y_pred's last axis, the classes, has {last} entries "
+                             f"(--input-shape {','.join(map(str, shape))}), so labels up to {K - 1} would index "
+                             f"past it; give labels:{last} (or labels: K is then read from the shape), or an "
+                             f"--input-shape whose last axis is {K} (labels:2 alone fills y_pred's shape with "
+                             "0/1 labels).")
         labels = rt.integers(0, K, size=shape[:-1] if K == last else shape)
         if tkind == "labels":
             return labels, y_pred, f"y_true: {K}-class labels of shape {tuple(labels.shape)}"

@@ -293,7 +293,8 @@ DIAGNOSES: dict[str, Record] = {
         "mask of a training forward in eval mode", "{t} is dY times a mask (entries 0 and {scale}) "
         "while the forward is the identity: backward multiplies by the mask a training forward left "
         "behind", "set the mask in every forward (in eval mode: no mask, or ones) or remember the mode, "
-        "and return dY in eval mode", _DROP),
+        "and return dY in eval mode; a layer backpropagated only after a training forward (Neural Networks "
+        "from Scratch's Layer_Dropout) is checked in that mode alone by --training", _DROP),
     "mask-scale": Record(
         "dropout mask scaled differently in backward", "{t} is dY times a mask with entries 0 and {a} "
         "while the forward multiplies X by a mask with entries 0 and {s}: {why}", "multiply dY by the "
@@ -2519,7 +2520,9 @@ def _while_mode(layer, inputs, training: bool, exc: GradcheckError) -> Gradcheck
             twin.backward(np.asarray(twin.forward(*[x.copy() for x in inputs], training=False)))
             msg = msg.rstrip(".") + (f". Backward in eval mode reads state only a training forward sets (after a forward "
                     f"with {sw}={on} the same eval forward and backward run): set it in every forward "
-                    "(e.g. the mask, or the eval scale) or remember the mode, and use it in backward")
+                    "(e.g. the mask, or the eval scale) or remember the mode, and use it in backward; a layer "
+                    "backpropagated only after a training forward (Deep Learning from Scratch's Dropout and "
+                    "BatchNormalization) is checked in that mode alone by --training")
     exc.args = (msg, *exc.args[1:])
     return exc
 

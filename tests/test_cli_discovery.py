@@ -151,8 +151,13 @@ def test_a_forgotten_gradient_of_a_learnable_name_is_not_checked(tmp_path, name)
     assert "PASS" not in out, out
 
 
-def test_a_mask_stays_a_buffer(tmp_path):
+def test_a_mask_is_undecided_unless_private(tmp_path):
+    """Tester 15 H3: a float mask forward only reads is told from a weight by its private name, not by its name."""
     f = write(tmp_path, FORGOT.replace("NAME", "mask"))
+    p = run_here("check", f"{f}::Layer", "--input-shape", "5,4")
+    out = flat(p)
+    assert p.returncode == 3 and "cannot tell whether mask is a weight" in out, out
+    f = write(tmp_path, FORGOT.replace("NAME", "_mask"), "private.py")
     p = run_here("check", f"{f}::Layer", "--input-shape", "5,4")
     out = flat(p)
     assert p.returncode == 0 and "read as a constant buffer" in out, out

@@ -120,8 +120,12 @@ def test_constants_naming_no_such_array_is_a_usage_error(tmp_path, given):
             in out), out
 
 
-def test_a_known_buffer_name_still_passes_with_a_warning(tmp_path):
+def test_a_constant_is_told_by_its_private_name_not_by_a_buffer_like_name(tmp_path):
+    """Tester 15 H3: a float array forward only reads is undecided whatever it is called (``mask`` too, as
+    Goodfellow's output bias ``c``); a private name (``_mask``) says it is a constant: WARNING + PASS."""
     p, out = _check(tmp_path, CONST, "mask")
+    assert p.returncode == 3 and "cannot tell whether mask is a weight" in out, out
+    p, out = _check(tmp_path, CONST, "_mask")
     assert p.returncode == 0 and "read as a constant buffer" in out and "PASS: L:" in out, out
 
 

@@ -65,9 +65,9 @@ class Wrapper:
 BUFFERS = HEAD + """
 class MaskedScores:
     def __init__(self, T=3, D=4):
-        self.Wq = R.standard_normal((D, D)) * 0.5; self.causal = np.triu(np.full((T, T), -1e9), 1)
+        self.Wq = R.standard_normal((D, D)) * 0.5; self._causal = np.triu(np.full((T, T), -1e9), 1)
     def forward(self, X):
-        self.X = X; self.Q = X @ self.Wq; return self.Q @ X.transpose(0, 2, 1) + self.causal
+        self.X = X; self.Q = X @ self.Wq; return self.Q @ X.transpose(0, 2, 1) + self._causal
     def backward(self, dY):
         X = self.X; dQ = dY @ X
         self.dWq = HALF * np.einsum("btd,bte->de", X, dQ)
@@ -163,7 +163,7 @@ def test_nested_sublayers_found(tmp_path):
 
 
 def test_constant_buffer_warns_not_fails(tmp_path):
-    for cls, shape, buf, grads, dbuf in [("MaskedScores", "2,3,4", "causal", "dX, dWq", "dcausal"),
+    for cls, shape, buf, grads, dbuf in [("MaskedScores", "2,3,4", "_causal", "dX, dWq", "_dcausal"),
                                          ("PosEnc", "2,5,4", "_pe", "dX, dscale", "_dpe")]:  # as students write it
         good = _check(tmp_path, BUFFERS, cls, shape, 1.0)
         out = flat(good)
@@ -176,10 +176,14 @@ def test_constant_buffer_warns_not_fails(tmp_path):
 
 
 def test_split_buffers_rule():
+    """Tester 15 H3: only a private name says "a constant" (``causal``, ``pe``, ``mask``, ``c``, ``T`` may be
+    weights whose gradients backward forgot: :func:`_buffers_by_behaviour` and ``--constants`` tell them)."""
     weights, buffers = AD._split_buffers(["b", "bq", "W_hh", "l1.b", "Ws[1]", "h0", "p['W']", "causal", "pe", "_pe",
-                                           "mask", "running_mean", "l1.mask", "stats['running_mean']", "_c['W']"])
-    assert weights == ["b", "bq", "W_hh", "l1.b", "Ws[1]", "h0", "p['W']"]  # an item: its container or key
-    assert buffers == ["causal", "pe", "_pe", "mask", "running_mean", "l1.mask", "stats['running_mean']", "_c['W']"]
+                                           "mask", "running_mean", "l1.mask", "stats['running_mean']", "_c['W']",
+                                           "c", "T", "l1._T"])
+    assert weights == ["b", "bq", "W_hh", "l1.b", "Ws[1]", "h0", "p['W']", "causal", "pe", "mask", "running_mean",
+                       "l1.mask", "stats['running_mean']", "c", "T"]
+    assert buffers == ["_pe", "_c['W']", "l1._T"]
 
 
 def test_cs231n_backward_missing_db_is_a_wrong_result(tmp_path):
@@ -402,9 +406,9 @@ class BN:
             return d / self.std
         return (len(dY) * d - d.sum(0) - self.xhat * (d * self.xhat).sum(0)) / (len(dY) * self.std)
 class FixedMask:
-    def __init__(self): self.params = {}; self.grads = {}; self.mask = (R.random((4, 5)) > 0.3) / 0.7
-    def forward(self, X, training=False): return X * self.mask
-    def backward(self, dY): return dY * self.mask
+    def __init__(self): self.params = {}; self.grads = {}; self._mask = (R.random((4, 5)) > 0.3) / 0.7
+    def forward(self, X, training=False): return X * self._mask
+    def backward(self, dY): return dY * self._mask
 class Pair:
     def __init__(self, first): self.layers = [first, Lin(5, 3, HALF)]
     def forward(self, X, training=False):
@@ -426,7 +430,7 @@ class Outer:
 
 def test_buffers_of_sub_layers_warn_with_their_path(tmp_path):
     # T18: the buffer warning looked at the top layer's arrays and at training mode alone
-    for cls, bufs in [("BNPair", "layers.0.running_mean, layers.0.running_var"), ("MaskPair", "layers.0.mask"),
+    for cls, bufs in [("BNPair", "layers.0.running_mean, layers.0.running_var"), ("MaskPair", "layers.0._mask"),  # private: a constant (tester15 H3)
                       ("Outer", "blocks.a.0.0.layers.0.running_mean, blocks.a.0.0.layers.0.running_var")]:
         (bad, rc), (out, good_rc) = _bad_and_good(tmp_path, SUBBUFFERS, cls)
         assert good_rc == 0, out

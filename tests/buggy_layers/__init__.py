@@ -175,6 +175,7 @@ EXPECTED = {
     "styles.py::GridSumTwice": "factor",
     "styles.py::BufferedLinearMeanBias": "bias-mean",  # Z15: a scratch buffer and private constants beside W, b
     "styles.py::HiddenBiasNoGrad": "weight-or-constant",  # Z15: bh once a buffer for its name; H4: exit 3, not PASS
+    "styles.py::OutputLayerNoDc": "weight-or-constant",  # tester15 H3: Goodfellow's c once a buffer for its name
     # session 14 (tester14): Andrew Ng's 1/m in each layer's backward, batch on axis 1 (a convention, named)
     "coursera.py::nglinear": "factor-inverse-batch-m",
     # session 14 (tester14): batch norm with Keras's epsilon=1e-3, in three styles, mean/var as constants
@@ -282,6 +283,7 @@ CORRECT = ["linear.py::LinearOutIn", "linear.py::LinearInOut", "activations.py::
            "styles.py::GradsObjLinear", "styles.py::FlatLinear", "activations.py::DropoutParamMode",
            "activations.py::DropoutModuleFlag", "activations.py::DropoutInTrain", "activations.py::NetSubTraining",
            "styles.py::ValueLinear", "styles.py::BiasLinear", "styles.py::DLfS2Tied", "styles.py::HiddenBias",
+           "styles.py::OutputLayer",
            "styles.py::NnfsDenseKeepsBoth", "styles.py::GridSum",
            "styles.py::BufferedLinear", "scalars.py::PReLUDense", "scalars.py::PReLUDenseF64",
            "state.py::AnnealedTanh",

@@ -590,3 +590,28 @@ class HiddenBiasNoGrad(HiddenBias):
         g = dY * (1 - self.h ** 2)
         self.dW, self.db = self.X.T @ g, g.sum(0)  # BUG: dbh forgotten (bh, a short name, was read as a buffer)
         return g @ self.W.T
+
+
+class OutputLayer:
+    """o = h @ V + c, Goodfellow's names for an RNN's output layer (tester15 H3): a short bias name ``c``."""
+
+    ADAPT = True
+    INPUT = (6, 5)
+
+    def __init__(self):
+        rng = np.random.default_rng(0)
+        self.V, self.c = rng.standard_normal((5, 3)), rng.standard_normal(3)
+
+    def forward(self, h):
+        self.h = h
+        return h @ self.V + self.c
+
+    def backward(self, do):
+        self.dV, self.dc = self.h.T @ do, do.sum(0)
+        return do @ self.V.T
+
+
+class OutputLayerNoDc(OutputLayer):
+    def backward(self, do):
+        self.dV = self.h.T @ do  # BUG: dc forgotten (c, not on a list of weight-like names, once PASSed)
+        return do @ self.V.T
