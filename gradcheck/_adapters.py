@@ -1378,7 +1378,7 @@ def _order_by_role(loss, names, y_true, y_pred):
         loss.pred_first = good
         if abs(seen[bad][1] - 2.0) < 1e-6 and _mirrored(loss, y_true, y_pred, bad):  # dL/da = -dL/db (L of
             loss.sign_ambiguous = f"{pred},{other}"  # a - b): a sign error reads as the other order exactly
-        elif y_true.shape == y_pred.shape and y_true.dtype.kind in "fc":  # tester14, session 15 (two kinds the
+        elif y_true.shape == y_pred.shape and y_true.dtype.kind in "iubfc":  # tester14, session 15 (two kinds the
             loss.backward_only = f"{pred},{other}"  # data do not order): backward alone would decide, so a
             # gradient for the target could never fail
         return (f"backward's result matches the central differences of L with respect to {pred} (relative error "
@@ -1415,8 +1415,8 @@ def _order_by_data(loss, names, y_true, y_pred):
     the one in which L is affine in the target and not in the prediction (a cross-entropy is a sum of target
     entries times a function of the prediction: ``-sum(t * log p)``), when that holds in exactly one order. Sets
     ``loss.pred_first`` and returns the header's reason; None when the data cannot tell."""
-    if y_true.shape != y_pred.shape or y_true.dtype.kind not in "fc" or same_kind(y_true, y_pred):
-        return None
+    if y_true.shape != y_pred.shape or y_true.dtype.kind not in "iubfc" or same_kind(y_true, y_pred):
+        return None  # integer labels beside a float prediction are two kinds too (tester15b H1)
     finite, fits = {}, {}
     for first in (False, True):
         loss.pred_first = first
