@@ -404,9 +404,23 @@ def _unset_switches(fn, mk) -> list[str]:
         return []
     if (sw := string_argument(fn)) is not None and len(sw[2]) > 1 and not (mk and mk[0] == sw[0]):
         found = [(sw[0], sw[1], sw[2]), *found]  # forward(X, kind='relu'), 'tanh', 'sigmoid': an argument
+    found += [(n, d, [not d]) for n, d in _more_flags(fn, mk) if n not in {f[0] for f in found}]
     return [f"{n} = {_value_text(v)}" + (f" (other value{'s' * (len(ws) > 1)} {', '.join(map(_value_text, ws))} "
                                          "not run)" if ws else " (its other values: none found in the class's source)")
             for n, v, ws in found]
+
+
+def _more_flags(fn, mk) -> list[tuple[str, bool]]:
+    """``[(name, default), ...]`` of forward's boolean arguments read in its source after the one :func:`mode_keyword`
+    switches as a plain flag (``mk``: ``forward(X, square=False, double=False)`` checks ``square`` at both values):
+    only their defaults ever run, so they are named as not run (tester15b H3); ``[]`` when ``mk`` is no such flag."""
+    if not (mk and isinstance(mk[1], bool) and _plain(mk)):
+        return []
+    tree = _source(fn)
+    read = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)} if tree else set()
+    return [(p.name, p.default) for p in (_params(fn) or {}).values() if p.name != mk[0] and p.name in read
+            and p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY) and isinstance(p.default, bool)
+            and p.name not in (*TRAIN_FLAGS, *EVAL_FLAGS, "training")]
 
 
 def _enum_modes(default):

@@ -1,0 +1,68 @@
+"""tester15b's wrong verdicts of the session-15 checker rules (each test fails on the code before its fix):
+an unnamed binary cross-entropy on 0/1 integer labels ordered by backward's result (H1), unrecognised booleans
+after the first never run (H3), a ``**kwargs`` flag read as the training switch (H4) and a ``padding="same"``
+branch never run because ``"valid"`` is an eval word (H2)."""
+
+import pytest
+from test_cli import both, run_here, student
+
+BCE = """
+import numpy as np
+class BCETargetGrad:
+    '''bug: backward returns dL/db, the target's gradient'''
+    def forward(self, a, b):
+        self.p, self.y = a, b
+        return -np.mean(b * np.log(a + 1e-7) + (1 - b) * np.log(1 - a + 1e-7))
+    def backward(self):
+        p = self.p
+        return -(np.log(p + 1e-7) - np.log(1 - p + 1e-7)) / p.size
+class BCELogitsSwappedTargetGrad:
+    '''Keras's order, logits; bug: backward returns dL/da (the labels' gradient)'''
+    def forward(self, a, b):
+        self.z = b
+        return np.mean(np.logaddexp(0, b) - a * b)
+    def backward(self):
+        return -self.z / self.z.size
+class BCE:
+    def forward(self, a, b):
+        self.p, self.y = a, b
+        return -np.mean(b * np.log(a + 1e-7) + (1 - b) * np.log(1 - a + 1e-7))
+    def backward(self):
+        p, y = self.p, self.y
+        return (-y / (p + 1e-7) + (1 - y) / (1 - p + 1e-7)) / p.size
+"""
+
+
+@pytest.mark.parametrize(("cls", "shape", "pred", "code"), [
+    ("BCETargetGrad", "8,1", ["--pred", "unit"], 1), ("BCETargetGrad", "8", ["--pred", "unit"], 1),
+    ("BCELogitsSwappedTargetGrad", "8,1", [], 1), ("BCE", "8,1", ["--pred", "unit"], 0)])
+def test_bce_on_integer_labels_is_ordered_by_the_data(tmp_path, cls, shape, pred, code):
+    """H1: before, 0/1 integer labels of the prediction's shape left the order to backward's result, which chose
+    the order that made a target's gradient right: PASS. Integer labels beside a float prediction are two kinds."""
+    f = student(tmp_path, BCE, "bce.py")
+    p = run_here("check", f"{f}::{cls}", "--loss", "--input-shape", shape, *pred, "--targets", "labels:2")
+    out = both(p)
+    assert p.returncode == code, out
+    assert "the data say it" in out and "backward's result matches" not in out, out
+
+
+FLAGS = """
+import numpy as np
+class TwoFlags:
+    '''bug only with square=True and double=True'''
+    def forward(self, X, square=False, double=False):
+        self.X, self.s, self.d = X, square, double
+        Y = X ** 2 if square else X * 1.0
+        return 2 * Y if double else Y
+    def backward(self, dY):
+        g = 2 * self.X * dY if self.s else dY * 1.0
+        return 2 * g if self.d and not self.s else g
+"""
+
+
+def test_a_second_boolean_is_named_not_run(tmp_path):
+    """H3: before, only ``square`` was switched; ``double`` was never run nor named: PASS (exit 0)."""
+    f = student(tmp_path, FLAGS, "flags.py")
+    p = run_here("check", f"{f}::TwoFlags", "--input-shape", "4,5")
+    out = both(p)
+    assert p.returncode == 3 and "NOT CHECKED" in out and "double = False (other value True not run)" in out, out
