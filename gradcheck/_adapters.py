@@ -139,8 +139,9 @@ def _source(fn):
 
 def _kwargs_keys(fn):
     """``{key: default}`` of the switches (:data:`MODE_KEYWORDS`, not ``training``) forward reads from its
-    ``**kwargs``: ``kw.get("train_flg", False)`` (default False), ``kw["mode"]`` (no default). Read once per
-    function (:func:`_takes_training` asks at each forward)."""
+    ``**kwargs``: ``kw.get("train_flg", False)`` (default False), ``kw["mode"]`` (no default), and any key read with
+    a boolean default (``kw.get("use_relu", False)``: a flag checked at each value, never the training switch;
+    tester15b H4). Read once per function (:func:`_takes_training` asks at each forward)."""
     func = getattr(fn, "__func__", fn)
     try:
         return dict(_kwargs_keys_of(func))
@@ -161,7 +162,8 @@ def _kwargs_keys_of(fn):
             key, default = node.slice, None
         else:
             continue
-        if isinstance(key, ast.Constant) and key.value in MODE_KEYWORDS and key.value not in keys:
+        flag = isinstance(default, ast.Constant) and isinstance(default.value, bool) and key.value != "training"
+        if isinstance(key, ast.Constant) and (key.value in MODE_KEYWORDS or flag) and key.value not in keys:
             keys[key.value] = default.value if isinstance(default, ast.Constant) else inspect.Parameter.empty
     return tuple(keys.items())
 

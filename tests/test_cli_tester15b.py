@@ -66,3 +66,27 @@ def test_a_second_boolean_is_named_not_run(tmp_path):
     p = run_here("check", f"{f}::TwoFlags", "--input-shape", "4,5")
     out = both(p)
     assert p.returncode == 3 and "NOT CHECKED" in out and "double = False (other value True not run)" in out, out
+
+
+KWARGS = """
+import numpy as np
+class KwargsFlag:
+    def forward(self, X, **kwargs):
+        self.X, self.r = X, kwargs.get("use_relu", False)
+        return np.maximum(X, 0) if self.r else X * 1.0
+    def backward(self, dY):
+        return dY * (self.X > 0) if self.r else dY * 1.0
+class KwargsFlagBug(KwargsFlag):
+    def backward(self, dY):
+        return dY * 1.0
+"""
+
+
+@pytest.mark.parametrize(("cls", "code"), [("KwargsFlag", 0), ("KwargsFlagBug", 1)])
+def test_a_kwargs_flag_is_checked_at_each_value(tmp_path, cls, code):
+    """H4: before, ``kwargs.get("use_relu", False)`` made ``**kwargs`` read as the training switch: use_relu=True
+    never ran and the bug PASSed, the header saying training=True gave the same output."""
+    f = student(tmp_path, KWARGS, "kw.py")
+    p = run_here("check", f"{f}::{cls}", "--input-shape", "4,5")
+    out = both(p)
+    assert p.returncode == code and f"{cls} [use_relu=True]" in out and "training=True" not in out, out
