@@ -369,7 +369,8 @@ def _reached_keyword(fn, lead=None):
 def string_argument(fn, ps=None):
     """``(name, default, [other values])`` of forward's first argument with a string default that names no mode
     (``forward(X, kind="relu")``, not :data:`MODE_KEYWORDS`' nor :data:`WORDED_MODE_STRINGS`') and that forward's
-    source compares with other strings that name no mode either (:func:`mode_words`: ``kind == "tanh"``), or None.
+    source compares with other strings, which with the default select no mode (:func:`_mode_pair`: ``kind ==
+    "tanh"``, ``padding == "same"``), or None.
     One other value: a plain switch, each value checked (:func:`mode_keyword`); more: listed by
     :func:`_unset_switches` (NOT CHECKED, never a PASS of the one branch the default selects)."""
     for p in (ps or _switch_params(fn)).values():
@@ -377,9 +378,18 @@ def string_argument(fn, ps=None):
                 or p.name in (*MODE_KEYWORDS, *WORDED_MODE_STRINGS, "training"):
             continue
         others = [w for w in dict.fromkeys(mode_words(fn, p.name)) if isinstance(w, str) and w != p.default]
-        if others and not any(map(_switch_reach.is_mode_word, [p.default, *others])):
+        if others and not _mode_pair([p.default, *others]):
             return p.name, p.default, others[:8]
     return None
+
+
+def _mode_pair(words) -> bool:
+    """Whether the values of a string argument (not one of :data:`MODE_KEYWORDS`) select a training mode: an eval
+    word among them (:data:`EVAL_WORDS`: ``"test"``, ``"valid"``) and a training word (``"train"``, ``"fit"``), as
+    ``"train"``/``"test"``; ``padding="valid"``/``"same"`` selects none (tester15b H2: read as a mode, its "same"
+    branch never ran)."""
+    evals = [w for w in words if _switch_reach.is_eval_word(w, EVAL_WORDS)]
+    return bool(evals) and any(_switch_reach.is_mode_word(w) for w in words if w not in evals)
 
 
 def _plain(switch) -> bool:
@@ -390,7 +400,7 @@ def _plain(switch) -> bool:
     name, off = switch[0], switch[1]
     if isinstance(off, (bool, str)) and "," not in name and not name.startswith(("self.", "global ", "env ")):
         if isinstance(off, str):  # forward(X, kind='lin'), compared with 'sq' (:func:`string_argument`)
-            return not any(map(_switch_reach.is_mode_word, switch[1:]))
+            return not _mode_pair(switch[1:])
         return name not in TRAIN_FLAGS + EVAL_FLAGS + ("training",)
     return _switch_reach.is_plain(*switch, (TRAIN_FLAGS, EVAL_FLAGS, EVAL_WORDS, _flag_kind))
 

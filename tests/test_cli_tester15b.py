@@ -90,3 +90,33 @@ def test_a_kwargs_flag_is_checked_at_each_value(tmp_path, cls, code):
     p = run_here("check", f"{f}::{cls}", "--input-shape", "4,5")
     out = both(p)
     assert p.returncode == code and f"{cls} [use_relu=True]" in out and "training=True" not in out, out
+
+
+PAD = """
+import numpy as np
+class BorderValidBug:
+    '''bug in the border='valid' branch: backward of 3 * X is dY'''
+    def forward(self, X, border="same"):
+        self.X, self.p = X, border
+        return 3 * X if border == "valid" else X ** 2
+    def backward(self, dY):
+        return dY if self.p == "valid" else 2 * self.X * dY
+class PaddingSameBug:
+    '''bug in the padding='same' branch, "valid" the default'''
+    def forward(self, X, padding="valid"):
+        self.X, self.p = X, padding
+        return X ** 2 if padding == "same" else 3 * X
+    def backward(self, dY):
+        return self.X * dY if self.p == "same" else 3 * dY
+"""
+
+
+@pytest.mark.parametrize(("cls", "row"), [("BorderValidBug", "[border='valid']"),
+                                          ("PaddingSameBug", "[padding='same']")])
+def test_valid_and_same_are_two_string_values_not_a_mode(tmp_path, cls, row):
+    """H2: before, "valid" (an eval word) made ``padding="valid"``/``"same"`` a mode switch read as eval, and the
+    other branch never ran: PASS with no word. Only a training word beside an eval word is a mode."""
+    f = student(tmp_path, PAD, "pad.py")
+    p = run_here("check", f"{f}::{cls}", "--input-shape", "4,5")
+    out = both(p)
+    assert p.returncode == 1 and f"{cls} {row}" in out and "FAIL" in out, out
