@@ -417,6 +417,7 @@ def _unset_switches(fn, mk) -> list[str]:
     if (sw := string_argument(fn)) is not None and len(sw[2]) > 1 and not (mk and mk[0] == sw[0]):
         found = [(sw[0], sw[1], sw[2]), *found]  # forward(X, kind='relu'), 'tanh', 'sigmoid': an argument
     found += [(n, d, [not d]) for n, d in _more_flags(fn, mk) if n not in {f[0] for f in found}]
+    found += [(n, d, []) for n, d in _dispatched_strings(fn, mk) if n not in {f[0] for f in found}]
     return [f"{n} = {_value_text(v)}" + (f" (other value{'s' * (len(ws) > 1)} {', '.join(map(_value_text, ws))} "
                                          "not run)" if ws else " (its other values: none found in the class's source)")
             for n, v, ws in found]
@@ -433,6 +434,23 @@ def _more_flags(fn, mk) -> list[tuple[str, bool]]:
     return [(p.name, p.default) for p in (_params(fn) or {}).values() if p.name != mk[0] and p.name in read
             and p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY) and isinstance(p.default, bool)
             and p.name not in (*TRAIN_FLAGS, *EVAL_FLAGS, "training")]
+
+
+def _dispatched_strings(fn, mk) -> list[tuple[str, str]]:
+    """``[(name, default), ...]`` of forward's string arguments that select code other than by ``==`` with literals
+    (:func:`mode_words` finds no other value): a dict key (``self.FUN[norm]``) or a method's result
+    (``norm.upper() == "L1"``). Only the default's branch runs, so they are named as not run (tester15b H5: a bug
+    in the other branch PASSed with no word)."""
+    tree = _source(fn)
+    if tree is None:
+        return []
+    keys = {n.slice.id for n in ast.walk(tree) if isinstance(n, ast.Subscript) and isinstance(n.slice, ast.Name)}
+    keys |= {n.value.id for n in ast.walk(tree) if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name)}
+    return [(p.name, p.default) for p in (_params(fn) or {}).values()
+            if isinstance(p.default, str) and p.name in keys and not (mk and p.name in mk[0].split(", "))
+            and p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)
+            and p.name not in (*MODE_KEYWORDS, *WORDED_MODE_STRINGS, "training")
+            and not [w for w in mode_words(fn, p.name) if w != p.default]]
 
 
 def _enum_modes(default):

@@ -120,3 +120,32 @@ def test_valid_and_same_are_two_string_values_not_a_mode(tmp_path, cls, row):
     p = run_here("check", f"{f}::{cls}", "--input-shape", "4,5")
     out = both(p)
     assert p.returncode == 1 and f"{cls} {row}" in out and "FAIL" in out, out
+
+
+DISPATCH = """
+import numpy as np
+class NormDict:
+    '''bug in the 'l1' branch (a factor 2), selected through a dict'''
+    FUN = {"l2": lambda X: np.sqrt((X ** 2).sum(1)), "l1": lambda X: np.abs(X).sum(1)}
+    def forward(self, X, norm="l2"):
+        self.X, self.norm = X, norm
+        return self.FUN[norm](X)
+    def backward(self, dY):
+        if self.norm == "l1":
+            return dY[:, None] * 2 * np.sign(self.X)
+        return dY[:, None] * self.X / np.sqrt((self.X ** 2).sum(1, keepdims=True))
+class NormUpper(NormDict):
+    def forward(self, X, norm="l2"):
+        self.X, self.norm = X, norm
+        return np.abs(X).sum(1) if norm.upper() == "L1" else np.sqrt((X ** 2).sum(1))
+"""
+
+
+@pytest.mark.parametrize("cls", ["NormDict", "NormUpper"])
+def test_a_string_dispatched_without_a_literal_compare_is_not_checked(tmp_path, cls):
+    """H5: before, a string selecting its branch through a dict or ``norm.upper() == "L1"`` PASSed (exit 0) with
+    no word that only its default 'l2' ran."""
+    f = student(tmp_path, DISPATCH, "norm.py")
+    p = run_here("check", f"{f}::{cls}", "--input-shape", "6,5")
+    out = both(p)
+    assert p.returncode == 3 and "norm = 'l2' (its other values: none found" in out, out
