@@ -1082,7 +1082,7 @@ def _loss_eps_reading(args, label: str, res, data, twin, reference):
     --json (:func:`gradcheck._log_eps.pick_eps_reading`). When neither matches, ``finding`` is the copy's diagnosis
     when it names a bug (:func:`gradcheck._log_eps.copy_finding`), else None; ``(res, "", None, None)`` when there is
     no such constant or the copy cannot run."""
-    from ._log_eps import copy_finding, eps_free_texts, pick_eps_reading
+    from ._log_eps import class_constants, copy_finding, eps_free_texts, pick_eps_reading
     from .check import check_loss
     from .sandbox import sibling_files
 
@@ -1091,6 +1091,7 @@ def _loss_eps_reading(args, label: str, res, data, twin, reference):
     texts, consts, places = eps_free_texts(path, sibling_files(path), denominators=True) if load else ({}, [], [])
     if not texts:
         return res, "", None, None
+    consts = class_constants(path, label.rpartition("::")[2], consts)  # the loss's own eps (tester15b M1)
     try:
         with load(texts) as edited:
             free = check_loss(edited, *data, twin=twin, seed=args.seed, rtol=args.rtol, atol=args.atol,

@@ -149,3 +149,30 @@ def test_a_string_dispatched_without_a_literal_compare_is_not_checked(tmp_path, 
     p = run_here("check", f"{f}::{cls}", "--input-shape", "6,5")
     out = both(p)
     assert p.returncode == 3 and "norm = 'l2' (its other values: none found" in out, out
+
+
+EPS = """
+import numpy as np
+class BCE:
+    '''forward with 1e-7 in the logs, backward the gradient without it (Deep Learning from Scratch's reading)'''
+    def forward(self, a, b):
+        self.p, self.y = a, b
+        return -np.mean(b * np.log(a + 1e-7) + (1 - b) * np.log(1 - a + 1e-7))
+    def backward(self):
+        p, y = self.p, self.y
+        return (p - y) / (p * (1 - p)) / p.size
+class Other:
+    def forward(self, a, b):
+        return -np.mean(b * np.log(a + 1e-3) + np.log(1 - a + 1e-12))
+    def backward(self):
+        return 1 / (self.p + 1e-10)
+"""
+
+
+def test_the_eps_note_lists_only_the_loss_own_constants(tmp_path):
+    """M1: before, the NOTE listed every eps of the file ("1e-07, 0.001, 1e-12, 1e-10"), in an order that varied."""
+    f = student(tmp_path, EPS, "bce.py")
+    p = run_here("check", f"{f}::BCE", "--loss", "--input-shape", "8,1", "--pred", "unit", "--targets", "labels:2")
+    out = " ".join(both(p).split())
+    assert p.returncode == 0 and "NOTE: backward is the derivative of the loss without its 1e-07 (forward's " \
+        "log(y + 1e-07) read as log(y)" in out and "0.001" not in out and "1e-12" not in out, out
