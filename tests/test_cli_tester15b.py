@@ -66,6 +66,7 @@ def test_a_second_boolean_is_named_not_run(tmp_path):
     p = run_here("check", f"{f}::TwoFlags", "--input-shape", "4,5")
     out = both(p)
     assert p.returncode == 3 and "NOT CHECKED" in out and "double = False (other value True not run)" in out, out
+    assert "Make it a boolean" not in out and "Check each value with --init" in " ".join(out.split()), out
 
 
 KWARGS = """
