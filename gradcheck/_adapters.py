@@ -139,8 +139,9 @@ def _source(fn):
 
 def _kwargs_keys(fn):
     """``{key: default}`` of the switches (:data:`MODE_KEYWORDS`, not ``training``) forward reads from its
-    ``**kwargs``: ``kw.get("train_flg", False)`` (default False), ``kw["mode"]`` (no default). Read once per
-    function (:func:`_takes_training` asks at each forward)."""
+    ``**kwargs``: ``kw.get("train_flg", False)`` (default False), ``kw["mode"]`` (no default), and any key read with
+    a boolean default (``kw.get("use_relu", False)``: a flag checked at each value, never the training switch;
+    tester15b H4). Read once per function (:func:`_takes_training` asks at each forward)."""
     func = getattr(fn, "__func__", fn)
     try:
         return dict(_kwargs_keys_of(func))
@@ -161,7 +162,8 @@ def _kwargs_keys_of(fn):
             key, default = node.slice, None
         else:
             continue
-        if isinstance(key, ast.Constant) and key.value in MODE_KEYWORDS and key.value not in keys:
+        flag = isinstance(default, ast.Constant) and isinstance(default.value, bool) and key.value != "training"
+        if isinstance(key, ast.Constant) and (key.value in MODE_KEYWORDS or flag) and key.value not in keys:
             keys[key.value] = default.value if isinstance(default, ast.Constant) else inspect.Parameter.empty
     return tuple(keys.items())
 
@@ -367,7 +369,8 @@ def _reached_keyword(fn, lead=None):
 def string_argument(fn, ps=None):
     """``(name, default, [other values])`` of forward's first argument with a string default that names no mode
     (``forward(X, kind="relu")``, not :data:`MODE_KEYWORDS`' nor :data:`WORDED_MODE_STRINGS`') and that forward's
-    source compares with other strings that name no mode either (:func:`mode_words`: ``kind == "tanh"``), or None.
+    source compares with other strings, which with the default select no mode (:func:`_mode_pair`: ``kind ==
+    "tanh"``, ``padding == "same"``), or None.
     One other value: a plain switch, each value checked (:func:`mode_keyword`); more: listed by
     :func:`_unset_switches` (NOT CHECKED, never a PASS of the one branch the default selects)."""
     for p in (ps or _switch_params(fn)).values():
@@ -375,9 +378,18 @@ def string_argument(fn, ps=None):
                 or p.name in (*MODE_KEYWORDS, *WORDED_MODE_STRINGS, "training"):
             continue
         others = [w for w in dict.fromkeys(mode_words(fn, p.name)) if isinstance(w, str) and w != p.default]
-        if others and not any(map(_switch_reach.is_mode_word, [p.default, *others])):
+        if others and not _mode_pair([p.default, *others]):
             return p.name, p.default, others[:8]
     return None
+
+
+def _mode_pair(words) -> bool:
+    """Whether the values of a string argument (not one of :data:`MODE_KEYWORDS`) select a training mode: an eval
+    word among them (:data:`EVAL_WORDS`: ``"test"``, ``"valid"``) and a training word (``"train"``, ``"fit"``), as
+    ``"train"``/``"test"``; ``padding="valid"``/``"same"`` selects none (tester15b H2: read as a mode, its "same"
+    branch never ran)."""
+    evals = [w for w in words if _switch_reach.is_eval_word(w, EVAL_WORDS)]
+    return bool(evals) and any(_switch_reach.is_mode_word(w) for w in words if w not in evals)
 
 
 def _plain(switch) -> bool:
@@ -388,7 +400,7 @@ def _plain(switch) -> bool:
     name, off = switch[0], switch[1]
     if isinstance(off, (bool, str)) and "," not in name and not name.startswith(("self.", "global ", "env ")):
         if isinstance(off, str):  # forward(X, kind='lin'), compared with 'sq' (:func:`string_argument`)
-            return not any(map(_switch_reach.is_mode_word, switch[1:]))
+            return not _mode_pair(switch[1:])
         return name not in TRAIN_FLAGS + EVAL_FLAGS + ("training",)
     return _switch_reach.is_plain(*switch, (TRAIN_FLAGS, EVAL_FLAGS, EVAL_WORDS, _flag_kind))
 
@@ -404,9 +416,41 @@ def _unset_switches(fn, mk) -> list[str]:
         return []
     if (sw := string_argument(fn)) is not None and len(sw[2]) > 1 and not (mk and mk[0] == sw[0]):
         found = [(sw[0], sw[1], sw[2]), *found]  # forward(X, kind='relu'), 'tanh', 'sigmoid': an argument
+    found += [(n, d, [not d]) for n, d in _more_flags(fn, mk) if n not in {f[0] for f in found}]
+    found += [(n, d, []) for n, d in _dispatched_strings(fn, mk) if n not in {f[0] for f in found}]
     return [f"{n} = {_value_text(v)}" + (f" (other value{'s' * (len(ws) > 1)} {', '.join(map(_value_text, ws))} "
                                          "not run)" if ws else " (its other values: none found in the class's source)")
             for n, v, ws in found]
+
+
+def _more_flags(fn, mk) -> list[tuple[str, bool]]:
+    """``[(name, default), ...]`` of forward's boolean arguments read in its source after the one :func:`mode_keyword`
+    switches as a plain flag (``mk``: ``forward(X, square=False, double=False)`` checks ``square`` at both values):
+    only their defaults ever run, so they are named as not run (tester15b H3); ``[]`` when ``mk`` is no such flag."""
+    if not (mk and isinstance(mk[1], bool) and _plain(mk)):
+        return []
+    tree = _source(fn)
+    read = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)} if tree else set()
+    return [(p.name, p.default) for p in (_params(fn) or {}).values() if p.name != mk[0] and p.name in read
+            and p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY) and isinstance(p.default, bool)
+            and p.name not in (*TRAIN_FLAGS, *EVAL_FLAGS, "training")]
+
+
+def _dispatched_strings(fn, mk) -> list[tuple[str, str]]:
+    """``[(name, default), ...]`` of forward's string arguments that select code other than by ``==`` with literals
+    (:func:`mode_words` finds no other value): a dict key (``self.FUN[norm]``) or a method's result
+    (``norm.upper() == "L1"``). Only the default's branch runs, so they are named as not run (tester15b H5: a bug
+    in the other branch PASSed with no word)."""
+    tree = _source(fn)
+    if tree is None:
+        return []
+    keys = {n.slice.id for n in ast.walk(tree) if isinstance(n, ast.Subscript) and isinstance(n.slice, ast.Name)}
+    keys |= {n.value.id for n in ast.walk(tree) if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name)}
+    return [(p.name, p.default) for p in (_params(fn) or {}).values()
+            if isinstance(p.default, str) and p.name in keys and not (mk and p.name in mk[0].split(", "))
+            and p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)
+            and p.name not in (*MODE_KEYWORDS, *WORDED_MODE_STRINGS, "training")
+            and not [w for w in mode_words(fn, p.name) if w != p.default]]
 
 
 def _enum_modes(default):
@@ -1378,7 +1422,7 @@ def _order_by_role(loss, names, y_true, y_pred):
         loss.pred_first = good
         if abs(seen[bad][1] - 2.0) < 1e-6 and _mirrored(loss, y_true, y_pred, bad):  # dL/da = -dL/db (L of
             loss.sign_ambiguous = f"{pred},{other}"  # a - b): a sign error reads as the other order exactly
-        elif y_true.shape == y_pred.shape and y_true.dtype.kind in "fc":  # tester14, session 15 (two kinds the
+        elif y_true.shape == y_pred.shape and y_true.dtype.kind in "iubfc":  # tester14, session 15 (two kinds the
             loss.backward_only = f"{pred},{other}"  # data do not order): backward alone would decide, so a
             # gradient for the target could never fail
         return (f"backward's result matches the central differences of L with respect to {pred} (relative error "
@@ -1415,8 +1459,8 @@ def _order_by_data(loss, names, y_true, y_pred):
     the one in which L is affine in the target and not in the prediction (a cross-entropy is a sum of target
     entries times a function of the prediction: ``-sum(t * log p)``), when that holds in exactly one order. Sets
     ``loss.pred_first`` and returns the header's reason; None when the data cannot tell."""
-    if y_true.shape != y_pred.shape or y_true.dtype.kind not in "fc" or same_kind(y_true, y_pred):
-        return None
+    if y_true.shape != y_pred.shape or y_true.dtype.kind not in "iubfc" or same_kind(y_true, y_pred):
+        return None  # integer labels beside a float prediction are two kinds too (tester15b H1)
     finite, fits = {}, {}
     for first in (False, True):
         loss.pred_first = first

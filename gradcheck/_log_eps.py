@@ -108,6 +108,24 @@ def eps_free_texts(path: str, files: dict[str, str],
     return out, consts, places
 
 
+def class_constants(path: str, cls: str, consts: list[float]) -> list[float]:
+    """The constants of ``consts`` (:func:`eps_free_texts`', over every file) that the class ``cls`` of the file
+    ``path`` and its bases there have in a log or a denominator, sorted: the loss's own eps, not another class's of
+    its file (tester15b M1: "1e-07, 0.001, 1e-12, 1e-10" for a class with only 1e-7, in an order that varied); all
+    of them, sorted, when the class cannot be read there or has none of its own (an eps in a helper function)."""
+    try:
+        with open(path, encoding="utf-8") as fh:
+            tree = ast.parse(fh.read())
+    except (OSError, UnicodeDecodeError, SyntaxError):
+        tree = None
+    classes = {n.name: n for n in (tree.body if tree else []) if isinstance(n, ast.ClassDef)}
+    own, todo = set(), [cls.rpartition(".")[2]]
+    while todo and (node := classes.pop(todo.pop(), None)) is not None:
+        own.update((eps_free_text(ast.unparse(node), denominators=True) or ("", [], []))[1])
+        todo += [b.id for b in node.bases if isinstance(b, ast.Name)]
+    return sorted({c for c in consts if c in own} or set(consts))
+
+
 def name_removed_eps(diag: Any, consts: list[float], eps_free: Any) -> bool:
     """Replace the error findings of a failing ``diag`` by ``log-eps-removed`` when ``eps_free`` (the same check
     of the copy without the constants ``consts``, a :class:`gradcheck.diagnose.Diagnosis`) passes in every

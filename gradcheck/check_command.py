@@ -230,9 +230,10 @@ def unset_verdict(cname: str, unset: Sequence[str], diag) -> str:
     (``unset``: the adapters' ``unset_switches``): what was checked, which switch, and how to have it checked."""
     ran = " and ".join(sorted({d.name for d in [diag, *diag.other_modes]}))
     return (f"NOT CHECKED: {cname}: forward reads {'; '.join(unset)}. The check of {ran} passed, but only for "
-            "the branch that value selects: a bug in the branches of its other values would pass unseen. Make it a "
-            "boolean, or give the values it takes in a literal (kind in ('lin', 'sq')), or check each value with "
-            "--init" + ("" if all(u.startswith("self.") for u in unset) else
+            "the branch that value selects: a bug in the branches of its other values would pass unseen. "
+            + ("Check" if all(re.search(r"= (True|False) \(", u) for u in unset) else  # a boolean (tester15b H3)
+               "Make it a boolean, or give the values it takes in a literal (kind in ('lin', 'sq')), or check")
+            + " each value with --init" + ("" if all(u.startswith("self.") for u in unset) else
                         " (an argument of forward: make it an attribute that __init__ sets, self.kind = kind, which "
                         "--init sets)") + ".")
 
@@ -1087,7 +1088,7 @@ def _loss_eps_reading(args, label: str, res, data, twin, reference):
     --json (:func:`gradcheck._log_eps.pick_eps_reading`). When neither matches, ``finding`` is the copy's diagnosis
     when it names a bug (:func:`gradcheck._log_eps.copy_finding`), else None; ``(res, "", None, None)`` when there is
     no such constant or the copy cannot run."""
-    from ._log_eps import copy_finding, eps_free_texts, pick_eps_reading
+    from ._log_eps import class_constants, copy_finding, eps_free_texts, pick_eps_reading
     from .check import check_loss
     from .sandbox import sibling_files
 
@@ -1096,6 +1097,7 @@ def _loss_eps_reading(args, label: str, res, data, twin, reference):
     texts, consts, places = eps_free_texts(path, sibling_files(path), denominators=True) if load else ({}, [], [])
     if not texts:
         return res, "", None, None
+    consts = class_constants(path, label.rpartition("::")[2], consts)  # the loss's own eps (tester15b M1)
     try:
         with load(texts) as edited:
             free = check_loss(edited, *data, twin=twin, seed=args.seed, rtol=args.rtol, atol=args.atol,
