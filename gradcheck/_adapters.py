@@ -4599,9 +4599,9 @@ def _eval_only(obj, inputs, names, children):
     in training mode, or does not read there: running statistics, read in eval mode alone, which no gradient step
     moves (a weight moves the training output: tester15 H3). The switch is put back after."""
     mk = mode_keyword(obj.forward) if names and inputs is not None else None
-    if mk is None:
+    if mk is None and not (names and inputs is not None and _takes_training(obj.forward)):  # forward(X, training)
         return {}
-    with _switch_kept(obj, mk):  # a switch on the object (self.bn_param['mode']) set to training, then put back
+    with _switch_kept(obj, mk, when=mk is not None):  # a switch on the object (self.bn_param['mode']) set to training, then put back
         kw = _training_kw(obj.forward, True, mk)
         written = _try(_forward_writes, obj, inputs, [kw], names, children) or set()
         used = (_try(_used_arrays, obj, inputs, kw, [n for n in names if n not in written], children) or [None])[0]
