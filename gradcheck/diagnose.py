@@ -330,6 +330,10 @@ DIAGNOSES: dict[str, Record] = {
         "tanh square missing", "{t} = dY * (1 - out): the square is missing in tanh's derivative",
         "tanh'(x) = 1 - tanh(x)**2, so dX = dY * (1 - out**2) with out = tanh(X) cached in "
         "forward", _ACT),
+    "leaky-slope-missing": Record(
+        "leaky ReLU slope missing", "{t} = dY * (X > 0), ReLU's derivative: forward is a leaky ReLU with the "
+        "negative slope {alpha:.6g} (Y = {alpha:.6g} * X where X < 0), whose derivative there is {alpha:.6g}, not 0, "
+        "so {t} is 0 at the {k} of {n} entries where X < 0", "dX = dY * np.where(X > 0, 1, alpha)", _ACT),
     "softmax-diagonal": Record(
         "softmax Jacobian diagonal only", "{t} = dY * p * (1 - p) uses only the diagonal of the "
         "softmax Jacobian: every output p_j depends on every input x_i (dp_j/dx_i = p_j * "
@@ -1766,11 +1770,30 @@ def _activation_signature(m, n, inputs, Y, G):
         return None
     if close(n, G * (1 - Y**2), 1e-5) and close(m, G * (1 - Y)):
         return "tanh-missing-square", {}
+    if (f := _leaky_slope(m, n, inputs[0], Y, G)) is not None:
+        return f
     for axis in dict.fromkeys((-1, 1) if Y.ndim > 2 else (-1,)):
         softmax = np.all(Y >= 0) and np.allclose(Y.sum(axis=axis), 1.0, rtol=0, atol=1e-9)
         vjp = Y * (G - np.sum(G * Y, axis=axis, keepdims=True))
         if softmax and close(n, vjp, 1e-5) and close(m, G * Y * (1 - Y)):
             return "softmax-diagonal", {"axis": axis}
+    return None
+
+
+def _leaky_slope(m, n, X, Y, G):
+    """A leaky ReLU's backward without its negative slope (tester15 L3): forward is ``Y = X`` where X > 0 and
+    ``alpha * X`` where X < 0 (one ``alpha``, not 0 or 1, read from Y), the correct ``n`` is ``G`` times that
+    derivative and ``m`` is ``G * (X > 0)``, ReLU's; else None."""
+    if X.dtype.kind != "f" or not np.all(np.isfinite(n)):
+        return None
+    neg, pos = X < 0, X > 0
+    if neg.sum() < 2 or not pos.any() or not np.allclose(Y[pos], X[pos], rtol=1e-12, atol=0):
+        return None
+    alpha = float(np.median(Y[neg] / X[neg]))
+    if abs(alpha) < 1e-6 or abs(alpha - 1) < 1e-6 or not np.allclose(Y[neg], alpha * X[neg], rtol=1e-9, atol=0):
+        return None
+    if close(n, G * np.where(pos, 1.0, alpha), 1e-5) and close(m, G * pos):
+        return "leaky-slope-missing", {"alpha": alpha, "k": int(neg.sum()), "n": X.size}
     return None
 
 

@@ -122,6 +122,10 @@ def test_correct_counterparts_pass(key):
         ("norm.py::BatchNormGradsSwapped", ["grads['gamma'] holds the gradient of beta and vice versa",
                                             "grads['gamma'] = dgamma, grads['beta'] = dbeta"]),
         ("cs231n.py::bnswap", ["backward returns its gradients in the wrong order", "returned (dbeta, dgamma)"]),
+        # session 16 (tester15 L3): the leaky ReLU's slope, named with the alpha forward uses
+        ("activations.py::LeakyReLUPlainMask", ["ReLU's derivative", "negative slope 0.1", "not 0",
+                                                "dY * np.where(X > 0, 1, alpha)"]),
+        ("cs231n.py::leakynoalpha", ["negative slope 0.1", "whose derivative there is 0.1, not 0"]),
     ],
 )
 def test_actionable_sentence(table, key, words):

@@ -247,10 +247,13 @@ EXPECTED = {
     # session 15: a BCE backward with an eps in its denominators, a factor or a sign wrong beside it
     "loss_denominator.py::BCENoEpsForwardNoMean": "factor-normalisation",
     "loss_denominator.py::BCEOneDenominatorSign": "wrong-sign",
+    # session 16 (tester15 L3): a leaky ReLU's backward without its negative slope, as a class and a CS231n pair
+    "activations.py::LeakyReLUPlainMask": "leaky-slope-missing",
+    "cs231n.py::leakynoalpha": "leaky-slope-missing",
 }
 
 #: Bugs no signature names: each must FAIL with "wrong-values" (no known bug pattern), never a wrong name.
-UNNAMED = ["activations.py::ReLUInvertedMask", "activations.py::LeakyReLUPlainMask", "activations.py::TanhOfInput",
+UNNAMED = ["activations.py::ReLUInvertedMask", "activations.py::TanhOfInput",
            "softmax.py::SoftmaxPlusSum", "norm.py::BatchNormGammaFromX", "pool_embed_rnn.py::MaxPoolWholeWindow",
            "pool_embed_rnn.py::RNNTanhTwice",
            "cs231n.py::convhalfflip", "activations.py::PReLUDalphaNoX",
@@ -265,7 +268,7 @@ CORRECT = ["linear.py::LinearOutIn", "linear.py::LinearInOut", "activations.py::
            "softmax.py::SoftmaxCrossEntropy", "norm.py::BatchNorm1D", "norm.py::LayerNorm",
            "norm.py::SpatialBatchNorm", "conv.py::ConvNaive",
            "conv.py::ConvIm2col", "conv.py::Conv1x1", "pool_embed_rnn.py::MaxPool", "pool_embed_rnn.py::Embedding",
-           "pool_embed_rnn.py::RNNStep", "cs231n.py::batchnorm", "cs231n.py::conv", "cs231n.py::affine",
+           "pool_embed_rnn.py::RNNStep", "cs231n.py::leaky", "cs231n.py::batchnorm", "cs231n.py::conv", "cs231n.py::affine",
            "norm.py::BatchCenter", "norm.py::MeanCenter", "linear.py::Flatten", "linear.py::RowScale",
            "activations.py::PReLU", "pool_embed_rnn.py::MaxPoolOverlap",
            "cs231n.py::bntest", "norm.py::SpatialBatchNormDirect", "activations.py::DropoutModeAware",

@@ -12,8 +12,9 @@ INPUTS = {"conv": [(2, 3, 5, 5), (4, 3, 3, 3), (4,)], "convflipdx": [(2, 3, 5, 5
           "convhalfflip": [(2, 3, 5, 5), (4, 3, 3, 3), (4,)],
           "affine": [(6, 4), (4, 4), (4,)], "affinedxw": [(6, 4), (4, 4), (4,)],
           "affineorder": [(6, 4), (4, 3), (3,)], "affinedxwwide": [(6, 4), (4, 3), (3,)],
-          "affinenoreshape": [(4, 2, 3), (6, 5), (5,)]}
-INIT = {"batchnorm": {"bn_param": {"mode": "train"}}, "bnnaive": {"bn_param": {"mode": "train"}},
+          "affinenoreshape": [(4, 2, 3), (6, 5), (5,)], "leaky": [(6, 5)], "leakynoalpha": [(6, 5)]}
+INIT = {"leaky": {"alpha": 0.1}, "leakynoalpha": {"alpha": 0.1},
+        "batchnorm": {"bn_param": {"mode": "train"}}, "bnnaive": {"bn_param": {"mode": "train"}},
         "bnswap": {"bn_param": {"mode": "train"}},
         "bntestbatch": {"bn_param": {"mode": "test", "running_mean": [0.1, 0.2, 0.3, 0.4],
                                      "running_var": [1.0, 2.0, 3.0, 4.0]}},
@@ -176,3 +177,20 @@ def bntestbatch_forward(x, gamma, beta, bn_param):
 
 
 bntestbatch_backward = bntest_backward
+
+
+def leaky_forward(x, alpha):
+    return np.where(x > 0, x, alpha * x), (x, alpha)
+
+
+def leaky_backward(dout, cache):
+    x, alpha = cache
+    return dout * np.where(x > 0, 1, alpha)
+
+
+leakynoalpha_forward = leaky_forward
+
+
+def leakynoalpha_backward(dout, cache):
+    x, alpha = cache
+    return dout * (x > 0)  # BUG: the negative slope alpha missing (tester15 L3)
