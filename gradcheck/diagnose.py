@@ -49,7 +49,7 @@ from .sources import (
 from .uncertainty import within_noise
 
 __all__ = ["Finding", "Probe", "Diagnosis", "diagnose_layer", "check_vjp", "name_signature", "name_log_eps",
-           "name_loss_gradient", "name_power_factor", "name_swaps", "close", "held_forward", "STRUCTURAL", "SIGNATURES", "DIAGNOSES", "HELD",
+           "name_loss_gradient", "name_hinge_count", "name_power_factor", "name_swaps", "close", "held_forward", "STRUCTURAL", "SIGNATURES", "DIAGNOSES", "HELD",
            "RANDOM_TWIN", "RANDOM_REFERENCE"]
 
 #: Names of the structural probes, in the order they run.
@@ -334,6 +334,13 @@ DIAGNOSES: dict[str, Record] = {
         "leaky ReLU slope missing", "{t} = dY * (X > 0), ReLU's derivative: forward is a leaky ReLU with the "
         "negative slope {alpha:.6g} (Y = {alpha:.6g} * X where X < 0), whose derivative there is {alpha:.6g}, not 0, "
         "so {t} is 0 at the {k} of {n} entries where X < 0", "dX = dY * np.where(X > 0, 1, alpha)", _ACT),
+    "hinge-count": Record(
+        "hinge's count missing", "{t} at the correct class (column y[i] of each row) is wrong: the multiclass hinge "
+        "(CS231n's SVM loss, max(0, s_j - s_y + 1) over the classes j != y) gives that entry minus the number of "
+        "classes whose margin is positive, times the loss's {scale} (row {row}: {k} positive margins, so {exp:.6g}), "
+        "but backward gives {got:.6g} there{how}; every other entry is right",
+        "dx[np.arange(N), y] -= (margins > 0).sum(axis=1), with margins[np.arange(N), y] = 0 first (then the 1/N "
+        "of the mean, as for the other entries)", "05b-hinge-loss.md"),
     "softmax-diagonal": Record(
         "softmax Jacobian diagonal only", "{t} = dY * p * (1 - p) uses only the diagonal of the "
         "softmax Jacobian: every output p_j depends on every input x_i (dp_j/dx_i = p_j * "
@@ -1218,7 +1225,56 @@ def name_loss_gradient(tensor: str, manual: Any, numerical: Any, forward, y_true
                            y_size=int(np.prod(shape)), loss=True)
     if found is not None and found.code == "factor":  # 1/2 where L is a square: the square's factor 2
         found = name_power_factor(tensor, manual, numerical, forward, y_true, y_pred) or found
-    return found or name_log_eps(tensor, manual, numerical, y_true, y_pred, rtol)
+    return found or name_hinge_count(tensor, manual, numerical, y_true) or name_log_eps(
+        tensor, manual, numerical, y_true, y_pred, rtol)
+
+
+def name_hinge_count(tensor: str, manual: Any, numerical: Any, y_true: Any) -> Finding | None:
+    """A multiclass hinge (CS231n's ``svm_loss``) whose backward gets the correct class's entry wrong (tester15 L3:
+    ``dx[np.arange(N), y] -= 1`` where the count of positive margins is due, or nothing subtracted). Named only when
+    ``numerical`` is such a hinge's gradient, read from its numbers: every entry off the label column is 0 or one
+    scale ``s`` (1/N for a mean), each label entry ``-s`` times the count of ``s`` in its row; and ``manual`` equals
+    it off the label column and differs in it.
+
+    Parameters
+    ----------
+    tensor : str
+        Display name (``"dx"``).
+    manual, numerical : array_like, shape (N, C)
+        Backward's result and the central differences of L.
+    y_true : array_like of int, shape (N,)
+        The class labels.
+
+    Returns
+    -------
+    Finding or None
+        ``"hinge-count"``, or None.
+    """
+    m, n, y = np.asarray(manual, dtype=np.float64), np.asarray(numerical, dtype=np.float64), np.asarray(y_true)
+    if (y.dtype.kind not in "iu" or n.ndim != 2 or m.shape != n.shape or y.shape != n.shape[:1]
+            or n.shape[1] < 2 or not np.all(np.isfinite(n)) or not np.all(np.isfinite(m))):
+        return None
+    rows = np.arange(n.shape[0])
+    label = np.zeros(n.shape, dtype=bool)
+    label[rows, y] = True
+    off = np.where(label, 0.0, n)
+    s = float(np.max(off))
+    if s <= 0 or not np.all((np.abs(off) <= 1e-6 * s) | (np.abs(off - s) <= 1e-6 * s)):
+        return None
+    count = (np.abs(off - s) <= 1e-6 * s).sum(axis=1)
+    if (not np.allclose(n[rows, y], -s * count, rtol=1e-6, atol=1e-6 * s)
+            or not np.allclose(np.where(label, 0.0, m), off, rtol=1e-6, atol=1e-6 * s)):
+        return None
+    bad = np.abs(m[rows, y] - n[rows, y]) > 1e-6 * s
+    if not bad.any():
+        return None
+    i = int(np.argmax(np.where(bad, count, -1)))
+    got = m[rows, y]
+    how = (": it subtracts 1 (times the scale) in every row, not the count" if np.allclose(got, -s, rtol=1e-6)
+           else ": nothing is subtracted there" if np.allclose(got, 0, atol=1e-6 * s) else "")
+    scale = f"1/N = 1/{n.shape[0]}" if abs(s * n.shape[0] - 1) < 1e-6 else f"scale {s:.6g}"
+    return _find("hinge-count", tensor, scale=scale, row=i, k=int(count[i]), exp=float(n[i, y[i]]),
+                 got=float(got[i]), how=how)
 
 
 def name_target_gradient(tensor: str, manual: Any, numerical: Any, forward, y_true: Any, y_pred: Any,

@@ -126,6 +126,10 @@ def test_correct_counterparts_pass(key):
         ("activations.py::LeakyReLUPlainMask", ["ReLU's derivative", "negative slope 0.1", "not 0",
                                                 "dY * np.where(X > 0, 1, alpha)"]),
         ("cs231n.py::leakynoalpha", ["negative slope 0.1", "whose derivative there is 0.1, not 0"]),
+        ("loss_hinge.py::SVMLossMinusOne", ["minus the number of classes whose margin is positive",
+                                            "it subtracts 1 (times the scale) in every row, not the count",
+                                            "dx[np.arange(N), y] -= (margins > 0).sum(axis=1)"]),
+        ("loss_hinge.py::SVMLossNoCount", ["backward gives 0 there: nothing is subtracted there"]),
     ],
 )
 def test_actionable_sentence(table, key, words):

@@ -250,6 +250,10 @@ EXPECTED = {
     # session 16 (tester15 L3): a leaky ReLU's backward without its negative slope, as a class and a CS231n pair
     "activations.py::LeakyReLUPlainMask": "leaky-slope-missing",
     "cs231n.py::leakynoalpha": "leaky-slope-missing",
+    # session 16 (tester15 L3): CS231n's multiclass SVM loss with the correct class's count wrong, or the 1/N missing
+    "loss_hinge.py::SVMLossMinusOne": "hinge-count",
+    "loss_hinge.py::SVMLossNoCount": "hinge-count",
+    "loss_hinge.py::SVMLossNoMean": "factor-batch",
 }
 
 #: Bugs no signature names: each must FAIL with "wrong-values" (no known bug pattern), never a wrong name.
@@ -301,7 +305,7 @@ CORRECT = ["linear.py::LinearOutIn", "linear.py::LinearInOut", "activations.py::
            "bn_styles.py::BNParamsDict", "bn_styles.py::BNAttr", "bn_styles.py::KerasBN", "selfstep.py::AdamDense",
            "loss_order.py::CrossEntropy", "loss_order.py::KL", "loss_eps.py::SoftmaxWithLoss",
            "loss_eps.py::SoftmaxWithLossKeepsEps", "loss_kinds.py::LogitsFirst", "loss_kinds.py::TargetsFirst",
-           "loss_denominator.py::BCENoEpsForward", "loss_denominator.py::BCEOneDenominator",
+           "loss_denominator.py::BCENoEpsForward", "loss_denominator.py::BCEOneDenominator", "loss_hinge.py::SVMLoss",
            *(f"switches.py::{n}" for n in ("SubModeNet", "SubOwnModeNet", "SubParamNet", "CfgModuleNet", "CfgObjectNet",
                                            "ConfigDictNet", "EnvNet", "FittingNet", "StateNet", "SetTrainingNet",
                                            "BNNet", "ScaleTrainBackward", "ArgAndSubNet", "PropDrop",
