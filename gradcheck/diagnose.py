@@ -1293,7 +1293,8 @@ def name_target_gradient(tensor: str, manual: Any, numerical: Any, forward, y_tr
     forward : callable
         ``forward(y_true, y_pred) -> L``, the loss as checked.
     y_true, y_pred : array_like
-        The data the check used (float targets of ``y_pred``'s shape; else there is no such gradient).
+        The data the check used (targets of ``y_pred``'s shape, float or 0/1 labels, perturbed as floats; else there
+        is no such gradient).
     names : tuple of str, default ("y_pred", "y_true")
         forward's names of the prediction and the target.
 
@@ -1304,6 +1305,8 @@ def name_target_gradient(tensor: str, manual: Any, numerical: Any, forward, y_tr
     """
     m, n = np.asarray(manual, dtype=np.float64), np.asarray(numerical, dtype=np.float64)
     t = np.asarray(y_true)
+    if t.dtype.kind in "iub" and t.shape == m.shape:  # 0/1 labels of the prediction's shape (a BCE's; tester15b)
+        t = t.astype(np.float64)
     if t.dtype.kind != "f" or t.shape != m.shape or m.shape != n.shape or not np.all(np.isfinite(m)):
         return None
     if np.any(n) and close(m, float(np.sum(m * n) / np.sum(n * n)) * n, 1e-5, 1e-9):

@@ -254,6 +254,8 @@ EXPECTED = {
     "loss_hinge.py::SVMLossMinusOne": "hinge-count",
     "loss_hinge.py::SVMLossNoCount": "hinge-count",
     "loss_hinge.py::SVMLossNoMean": "factor-batch",
+    # session 16 (tester15b LOW): --pred-arg names the prediction beside 0/1 labels; backward differentiates the labels
+    "loss_labels.py::BCELogitsTargetGrad": "target-gradient",
 }
 
 #: Bugs no signature names: each must FAIL with "wrong-values" (no known bug pattern), never a wrong name.
@@ -306,6 +308,7 @@ CORRECT = ["linear.py::LinearOutIn", "linear.py::LinearInOut", "activations.py::
            "loss_order.py::CrossEntropy", "loss_order.py::KL", "loss_eps.py::SoftmaxWithLoss",
            "loss_eps.py::SoftmaxWithLossKeepsEps", "loss_kinds.py::LogitsFirst", "loss_kinds.py::TargetsFirst",
            "loss_denominator.py::BCENoEpsForward", "loss_denominator.py::BCEOneDenominator", "loss_hinge.py::SVMLoss",
+           "loss_labels.py::BCELogits",
            *(f"switches.py::{n}" for n in ("SubModeNet", "SubOwnModeNet", "SubParamNet", "CfgModuleNet", "CfgObjectNet",
                                            "ConfigDictNet", "EnvNet", "FittingNet", "StateNet", "SetTrainingNet",
                                            "BNNet", "ScaleTrainBackward", "ArgAndSubNet", "PropDrop",
