@@ -1614,9 +1614,21 @@ def _proportional_order(loss, names, y_true, y_pred):
         return None
     loss.pred_first = fits[0]
     pred, other = names if fits[0] else names[::-1]
+    if _near_one(c[fits[0]]):  # tester15b M2: "1 times ... (a sign or a constant factor wrong)" named no bug
+        return (f"backward's result is close to the central differences of L with respect to {pred} (a factor of "
+                f"{c[fits[0]]:.6g}: no sign or factor bug, a small difference such as an eps's; the table shows how "
+                f"close), and no multiple of those "
+                f"with respect to {other}: {pred} is the prediction")
     return (f"backward's result is {c[fits[0]]:.3g} times the central differences of L with respect to {pred} (a "
             f"sign or a constant factor wrong), and no multiple of those with respect to {other}: {pred} is the "
             f"prediction")
+
+
+def _near_one(c: float) -> bool:
+    """Whether a factor ``c`` between backward's result and a gradient is 1 to the 3 digits the header shows
+    (``|c - 1| < 5e-3``): no sign or factor bug (a small difference, an eps's), so never called one (tester15b M2:
+    "backward's result is 1 times the central differences ... (a sign or a constant factor wrong)")."""
+    return abs(c - 1) < 5e-3
 
 
 def _proportional_both(loss, names, c):
@@ -1629,6 +1641,13 @@ def _proportional_both(loss, names, c):
     loss.pred_first = pos[0] if len(pos) == 1 else False
     pred, other = names if loss.pred_first else names[::-1]
     mirrored = abs(c[True] + c[False]) <= 1e-4 * abs(c[True])
+    if _near_one(c[loss.pred_first]):  # a factor 1 along the prediction's gradient is no factor bug (tester15b M2)
+        return (f"backward's result is close to the central differences of L with respect to {pred} (a factor of "
+                f"{c[loss.pred_first]:.6g}: no sign or factor bug, a small difference such as an eps's; the table "
+                f"shows how close) and "
+                f"{c[not loss.pred_first]:.3g} times those with respect to {other}"
+                + (f" (dL/d{a} = -dL/d{b}, a loss of {a} - {b})" if mirrored else "")
+                + f": {pred} is taken as the prediction")
     return (f"backward's result is {c[loss.pred_first]:.3g} times the central differences of L with respect to "
             f"{pred} and {c[not loss.pred_first]:.3g} times those with respect to {other}"
             + (f" (dL/d{a} = -dL/d{b}, a loss of {a} - {b})" if mirrored else "")
