@@ -18,12 +18,18 @@ import numpy as np
 LOGS = ("log", "log2", "log10", "log1p")
 #: The largest constant read as an eps added to keep a log finite.
 MAX_EPS = 1e-3
+#: The largest constant a loss's copy (``check --loss``) is written without, in a log or a denominator: larger than
+#: :data:`MAX_EPS` so that a backward dividing by ``p + 1e-2`` beside forward's ``log(p + 1e-7)`` is seen for what it
+#: is (tester15b L3). A constant above the check's rtol is never read as 0 (:func:`large_eps`), so taking it out can
+#: only name it, never pass it.
+LOSS_MAX_EPS = 1e-2
 
 
-def _small(node: ast.AST, names: dict[str, float]) -> float | None:
-    """The value of ``node`` when it is a small positive constant (a literal or a name bound to one), else None."""
+def _small(node: ast.AST, names: dict[str, float], limit: float = MAX_EPS) -> float | None:
+    """The value of ``node`` when it is a small positive constant, at most ``limit`` (a literal or a name bound to
+    one), else None."""
     v = node.value if isinstance(node, ast.Constant) else names.get(node.id) if isinstance(node, ast.Name) else None
-    return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) and 0 < v <= MAX_EPS else None
+    return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) and 0 < v <= limit else None
 
 
 #: The largest --rtol the log-eps advice suggests: above it a tolerance would hide real bugs (tester13 M2).
@@ -43,20 +49,22 @@ def rtol_advice(rel: float, rtol: float) -> str:
             "which needs no eps")
 
 
-def _eps_of(node: ast.AST, names: dict[str, float]) -> tuple[ast.AST, float] | None:
+def _eps_of(node: ast.AST, names: dict[str, float], limit: float = MAX_EPS) -> tuple[ast.AST, float] | None:
     """``(a, c)`` when ``node`` is ``a + c`` or ``c + a`` with ``c`` a small constant (:func:`_small`), else None."""
     if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
         for keep, c in ((node.left, node.right), (node.right, node.left)):
-            if (v := _small(c, names)) is not None:
+            if (v := _small(c, names, limit)) is not None:
                 return keep, v
     return None
 
 
-def eps_free_text(text: str, denominators: bool = False) -> tuple[str, list[float], list[str]] | None:
+def eps_free_text(text: str, denominators: bool = False,
+                  limit: float = MAX_EPS) -> tuple[str, list[float], list[str]] | None:
     """``(source, constants, places)``: ``text`` with ``log(a + c)`` written ``log(a)`` for each small constant ``c``
-    (:data:`MAX_EPS`) and, with ``denominators``, ``x / (a + c)`` written ``x / a`` (a loss's backward
-    ``-(y/(p + eps) - (1-y)/(1-p + eps))``, ``(p - y)/(p*(1-p) + eps)``); the constants removed and where each was
-    (``"log"``, ``"denominator"``); None when there is none (or the text does not parse)."""
+    (at most ``limit``, :data:`MAX_EPS`; a loss's copy :data:`LOSS_MAX_EPS`) and, with ``denominators``,
+    ``x / (a + c)`` written ``x / a`` (a loss's backward ``-(y/(p + eps) - (1-y)/(1-p + eps))``,
+    ``(p - y)/(p*(1-p) + eps)``); the constants removed and where each was (``"log"``, ``"denominator"``); None when
+    there is none (or the text does not parse)."""
     try:
         tree = ast.parse(text)
     except SyntaxError:
@@ -71,7 +79,7 @@ def eps_free_text(text: str, denominators: bool = False) -> tuple[str, list[floa
             self.generic_visit(node)
             f = node.func
             name = f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else ""
-            got = _eps_of(node.args[0], names) if name in LOGS and len(node.args) == 1 else None
+            got = _eps_of(node.args[0], names, limit) if name in LOGS and len(node.args) == 1 else None
             if got is not None:
                 node.args[0] = got[0]
                 found.append(got[1])
@@ -80,7 +88,7 @@ def eps_free_text(text: str, denominators: bool = False) -> tuple[str, list[floa
 
         def visit_BinOp(self, node: ast.BinOp) -> ast.AST:
             self.generic_visit(node)
-            got = _eps_of(node.right, names) if denominators and isinstance(node.op, ast.Div) else None
+            got = _eps_of(node.right, names, limit) if denominators and isinstance(node.op, ast.Div) else None
             if got is not None:
                 node.right = got[0]
                 found.append(got[1])
@@ -91,8 +99,8 @@ def eps_free_text(text: str, denominators: bool = False) -> tuple[str, list[floa
     return (ast.unparse(tree), found, places) if found else None
 
 
-def eps_free_texts(path: str, files: dict[str, str],
-                   denominators: bool = False) -> tuple[dict[str, str], list[float], list[str]]:
+def eps_free_texts(path: str, files: dict[str, str], denominators: bool = False,
+                   limit: float = MAX_EPS) -> tuple[dict[str, str], list[float], list[str]]:
     """``({file name: eps-free source}, constants, places)`` over the checked file ``path`` and its sibling ``files``
     (``{name: path}``, :func:`gradcheck.sandbox.sibling_files`), as :func:`eps_free_text` writes each; empty when
     none has such an eps."""
@@ -100,7 +108,7 @@ def eps_free_texts(path: str, files: dict[str, str],
     for name, p in files.items():
         try:
             with open(p, encoding="utf-8") as fh:
-                got = eps_free_text(fh.read(), denominators)
+                got = eps_free_text(fh.read(), denominators, limit)
         except (OSError, UnicodeDecodeError):
             continue
         if got is not None:
@@ -108,22 +116,48 @@ def eps_free_texts(path: str, files: dict[str, str],
     return out, consts, places
 
 
-def class_constants(path: str, cls: str, consts: list[float]) -> list[float]:
-    """The constants of ``consts`` (:func:`eps_free_texts`', over every file) that the class ``cls`` of the file
-    ``path`` and its bases there have in a log or a denominator, sorted: the loss's own eps, not another class's of
-    its file (tester15b M1: "1e-07, 0.001, 1e-12, 1e-10" for a class with only 1e-7, in an order that varied); all
-    of them, sorted, when the class cannot be read there or has none of its own (an eps in a helper function)."""
+#: The key of :func:`own_eps`'s ``by_method`` for the eps of the module's functions (a helper forward calls).
+HELPERS = "a function of the module"
+
+
+def own_eps(path: str, cls: str, consts: list[float], places: list[str],
+            limit: float = LOSS_MAX_EPS) -> tuple[list[float], list[str], dict[str, dict[str, list[float]]]]:
+    """``(constants, places, by_method)``: of ``consts`` and ``places`` (:func:`eps_free_texts`', over every file), the
+    ones the class ``cls`` of the file ``path`` and its bases there have, the constants sorted (tester15b M1: "1e-07,
+    0.001, 1e-12, 1e-10" for a class with only 1e-7, in an order that varied; "in a denominator" for a class with
+    none), and ``{method: {"log" or "denominator": [constants]}}`` for each of its methods that has one (forward's and
+    backward's eps told apart; :data:`HELPERS` for the module's functions, Deep Learning from Scratch's
+    ``cross_entropy_error``); all of them, the constants sorted, and ``{}`` when the class cannot be read there or
+    has none of its own (an eps in a helper function)."""
     try:
         with open(path, encoding="utf-8") as fh:
             tree = ast.parse(fh.read())
     except (OSError, UnicodeDecodeError, SyntaxError):
         tree = None
     classes = {n.name: n for n in (tree.body if tree else []) if isinstance(n, ast.ClassDef)}
-    own, todo = set(), [cls.rpartition(".")[2]]
+    by_method: dict[str, dict[str, list[float]]] = {}
+    todo, seen = [cls.rpartition(".")[2]], set()
+    # the module's constants (EPS = 1e-7), which a method's text alone does not bind
+    bound = "".join(ast.unparse(n) + "\n" for n in (tree.body if tree else []) if isinstance(n, ast.Assign)
+                    and isinstance(n.value, ast.Constant))
     while todo and (node := classes.pop(todo.pop(), None)) is not None:
-        own.update((eps_free_text(ast.unparse(node), denominators=True) or ("", [], []))[1])
+        defs = [f for f in node.body if isinstance(f, ast.FunctionDef) and f.name not in seen]  # overridden: not run
+        for f in defs:
+            got = eps_free_text(bound + ast.unparse(f), True, limit) or ("", [], [])
+            for c, place in zip(got[1], got[2]):
+                by_method.setdefault(f.name, {}).setdefault(place, []).append(c)
+        seen |= {f.name for f in defs}
         todo += [b.id for b in node.bases if isinstance(b, ast.Name)]
-    return sorted({c for c in consts if c in own} or set(consts))
+    for f in (tree.body if tree and by_method else []):  # the module's functions a method may call
+        got = eps_free_text(bound + ast.unparse(f), True, limit) if isinstance(f, ast.FunctionDef) else None
+        for c, place in zip(*(got or ("", [], []))[1:]):
+            by_method.setdefault(HELPERS, {}).setdefault(place, []).append(c)
+    helped = not {"forward", "backward"} <= by_method.keys()  # a helper's eps counts for a method without its own
+    own = {(c, p) for k, m in by_method.items() for p, cs in m.items() for c in cs
+           if c in consts and p in places and (k != HELPERS or helped)}
+    if not own:
+        return sorted(set(consts)), list(dict.fromkeys(places)), {}
+    return sorted({c for c, _ in own}), [p for p in ("log", "denominator") if any(q == p for _, q in own)], by_method
 
 
 def name_removed_eps(diag: Any, consts: list[float], eps_free: Any) -> bool:
@@ -197,27 +231,52 @@ def _where(places: list[str], fwd: bool, bwd: bool) -> list[str]:
     return [prefer] if prefer in kinds else kinds
 
 
-def pick_eps_reading(res: Any, res_free: Any, consts: list[float],
-                     places: list[str] = ()) -> tuple[Any, str, dict[str, Any]] | None:
+def _fmt(consts) -> str:
+    """``"1e-07, 0.001"``: constants in the order given, each once."""
+    return ", ".join(f"{v:g}" for v in dict.fromkeys(consts))
+
+
+def _in_methods(by_method: dict, fwd: bool, bwd: bool) -> tuple[str, list[float]]:
+    """``("forward's 1e-07 inside a log and backward's 0.001 in a denominator", [constants])``: the eps of forward
+    (when the copy changed forward's result, ``fwd``) and of backward (``bwd``) as :func:`own_eps` read them from the
+    class's methods; ``("", [])`` when it read none there (an eps in a helper function)."""
+    words, consts, by_method = [], [], by_method or {}
+    for meth, on in (("forward", fwd), ("backward", bwd)):
+        helper = "" if meth in by_method else " (in a function it calls)"
+        for place, cs in by_method.get(meth, by_method.get(HELPERS, {})).items() if on else ():
+            where = "inside a log" if place == "log" else "in a denominator"
+            words.append(f"{meth}'s {_fmt(sorted(set(cs)))} {where}{helper}")
+            consts += cs
+    return " and ".join(words), sorted(set(consts))
+
+
+def pick_eps_reading(res: Any, res_free: Any, consts: list[float], places: list[str] = (),
+                     by_method: dict | None = None) -> tuple[Any, str, dict[str, Any]] | None:
     """Which loss a backward is the derivative of, when the loss has a small constant in a log or, in a backward, in
     a denominator (tester14: Deep Learning from Scratch's ``-log(y + 1e-7)``, whose check passed on some seeds and
     failed on others; session 15: a BCE backward ``-(y/(p + eps) - (1-y)/(1-p + eps))`` beside a forward with or
     without the eps): ``res`` is the check of the loss as written, ``res_free`` the same check (the same --reference
-    and --twin) of its copy with the constants ``consts`` removed from ``places`` (:func:`eps_free_texts`). When
-    either passes, ``(the result kept, the NOTE saying which loss backward is the derivative of and the largest
-    difference the eps makes, the same as a dict for --json)``: the copy's result when only it passes or it matches
-    :data:`CLOSER` times more closely, else the loss as written; the verdict is then the same on every seed. None
-    when neither passes (the failing check is diagnosed as before), there is no copy, or the copy computes what the
-    loss as written does (the eps is in another class of the files)."""
+    and --twin) of its copy with the constants ``consts`` removed from ``places`` (:func:`eps_free_texts`;
+    ``by_method``: :func:`own_eps`'s, for the NOTE's words). When either passes, ``(the result kept, the NOTE saying
+    which loss backward is the derivative of and the largest difference the eps makes, the same as a dict for
+    --json)``: the copy's result when only it passes or it matches :data:`CLOSER` times more closely, else the loss
+    as written; the verdict is then the same on every seed. None when neither passes (the failing check is diagnosed
+    as before), there is no copy, the copy computes what the loss as written does (the eps is in another class of the
+    files), or only the copy passes and a constant is larger than the check's rtol (:func:`large_eps` names it: not
+    a float guard). The NOTE says "its" eps only of a forward that has one (the copy changed forward's result) and
+    "in a denominator" only where the class has one (tester15b M1)."""
     if res_free is None or not (res.passed or res_free.passed):
         return None
     fwd, bwd = changed_by_eps(res, res_free)
     if not (fwd or bwd):
         return None
     e, ef = _worst_numerical(res), _worst_numerical(res_free)
-    c = ", ".join(f"{v:g}" for v in dict.fromkeys(consts))
     free = res_free.passed and (not res.passed or ef * CLOSER < e)
-    info = {"reading": "without the eps" if free else "as written", "constants": list(dict.fromkeys(consts)),
+    if free and not res.passed and max(consts, default=0.0) > res.rtol:
+        return None  # not a float guard: large_eps names it
+    said, named = _in_methods(by_method, fwd, bwd)
+    c = _fmt(named or consts)
+    info = {"reading": "without the eps" if free else "as written", "constants": sorted(set(named or consts)),
             "in": [w for w, on in (("forward", fwd), ("backward", bwd)) if on],
             "where": _where(places, fwd, bwd), "rel_error_as_written": e, "rel_error_without_eps": ef}
     if fwd and not bwd and "log" in places:
@@ -231,16 +290,50 @@ def pick_eps_reading(res: Any, res_free: Any, consts: list[float],
         return (res_free if free else res), note, {**info, "note": note}
     where = " and ".join(info["in"])
     how = " and ".join({"log": "inside the log", "denominator": "in a denominator"}[p] for p in info["where"])
+    said = said or f"the {c} {how}, in {where}"
     if free:
-        note = (f"NOTE: backward is the derivative of the loss without its {c} (the {c} {how}, in {where}, read as "
-                f"0): the table compares backward{' with the ' + c + ' removed' if bwd else ''} with the central "
-                f"differences of forward{' with the ' + c + ' removed' if fwd else ', which has none'} (relative "
-                f"error {ef:.1e}); as written the difference is at most a relative {e:.1e} here (about eps/y per "
-                f"value y), which is no bug")
+        whose = (f"the loss without its {c} ({said}, read as 0)" if fwd else
+                 f"the loss forward computes, which has no eps ({said}, read as 0)")
+        note = (f"NOTE: backward is the derivative of {whose}: the table compares backward"
+                f"{' with the ' + c + ' removed' if bwd else ''} with the central differences of forward"
+                f"{' with the ' + c + ' removed' if fwd else ''} (relative error {ef:.1e}); as written the difference "
+                f"is at most a relative {e:.1e} here (about eps/y per value y), which is no bug")
     else:
-        note = (f"NOTE: backward is the derivative of the loss as written, with its {c} {how} ({where}; relative "
-                f"error {e:.1e}); without the eps the difference is at most a relative {ef:.1e} here")
+        note = (f"NOTE: backward is the derivative of the loss as written, with {said} (relative error {e:.1e}); "
+                f"without the eps the difference is at most a relative {ef:.1e} here")
     return (res_free if free else res), note, {**info, "note": note}
+
+
+def large_eps(res: Any, res_free: Any, consts: list[float], by_method: dict | None = None) -> tuple[Any, dict] | None:
+    """``(finding, info for --json)`` when only the copy without the eps passes and a constant taken out is larger
+    than the check's rtol: backward is the derivative of the loss without it, but such a constant is no float guard.
+    The rule: an eps ``c`` changes a gradient by about ``c/y`` (relative) at a value ``y``; at most the tolerance
+    (``c <= rtol``: the usual 1e-7 to 1e-12), it moves it beyond the tolerance only near ``y = 0``, where a guard is
+    for, and is read as 0 (:func:`pick_eps_reading`, PASS with a NOTE); above it (``1e-3`` beside rtol 1e-6), it moves
+    it beyond the tolerance even at values of order 1, so it is a FAIL, the ``large-eps`` diagnosis naming the
+    constant, where it is and how much it moves the gradient here. None otherwise."""
+    from .diagnose import _find
+
+    if res.passed or res_free is None or not res_free.passed or max(consts, default=0.0) <= res.rtol:
+        return None
+    fwd, bwd = changed_by_eps(res, res_free)
+    if not (fwd or bwd):
+        return None
+    e, ef = _worst_numerical(res), _worst_numerical(res_free)
+    said, named = _in_methods(by_method, fwd, bwd)
+    big = [v for v in (named or consts) if v > res.rtol]
+    f_c, b_c = (sorted({c for cs in (by_method or {}).get(m, (by_method or {}).get(HELPERS, {})).values() for c in cs})
+                for m in ("forward", "backward"))
+    differ = (f"; forward's eps ({_fmt(f_c)}) and backward's ({_fmt(b_c)}) differ, so backward is not the "
+              f"derivative of forward's loss" if fwd and bwd and f_c and b_c and f_c != b_c else
+              "; forward has no eps: backward adds one" if bwd and not fwd else
+              "; backward has no eps: it is the derivative of the loss without forward's" if fwd and not bwd else "")
+    finding = _find("large-eps", ", ".join(res.failing_tensors), c=_fmt(big), said=said or f"in {_fmt(consts)}",
+                    e=e, ef=ef, rtol=res.rtol, differ=differ)
+    info = {"reading": "as written (the eps is larger than the tolerance)", "constants": sorted(set(named or consts)),
+            "in": [w for w, on in (("forward", fwd), ("backward", bwd)) if on], "rel_error_as_written": e,
+            "rel_error_without_eps": ef, "note": ""}
+    return finding, info
 
 
 def copy_finding(res: Any, free: Any, loss: Any, data: tuple[Any, Any], consts: list[float]) -> Any:

@@ -1088,16 +1088,17 @@ def _loss_eps_reading(args, label: str, res, data, twin, reference):
     --json (:func:`gradcheck._log_eps.pick_eps_reading`). When neither matches, ``finding`` is the copy's diagnosis
     when it names a bug (:func:`gradcheck._log_eps.copy_finding`), else None; ``(res, "", None, None)`` when there is
     no such constant or the copy cannot run."""
-    from ._log_eps import class_constants, copy_finding, eps_free_texts, pick_eps_reading
+    from ._log_eps import LOSS_MAX_EPS, copy_finding, eps_free_texts, large_eps, own_eps, pick_eps_reading
     from .check import check_loss
     from .sandbox import sibling_files
 
     load = getattr(args, "load_edited", None)
     path = label.rpartition("::")[0]
-    texts, consts, places = eps_free_texts(path, sibling_files(path), denominators=True) if load else ({}, [], [])
+    texts, consts, places = eps_free_texts(path, sibling_files(path), True, LOSS_MAX_EPS) if load else ({}, [], [])
     if not texts:
         return res, "", None, None
-    consts = class_constants(path, label.rpartition("::")[2], consts)  # the loss's own eps (tester15b M1)
+    # the loss's own eps, forward's and backward's (tester15b M1)
+    consts, places, by_method = own_eps(path, label.rpartition("::")[2], consts, places)
     try:
         with load(texts) as edited:
             free = check_loss(edited, *data, twin=twin, seed=args.seed, rtol=args.rtol, atol=args.atol,
@@ -1105,7 +1106,9 @@ def _loss_eps_reading(args, label: str, res, data, twin, reference):
             finding = copy_finding(res, free, edited, data, consts)
     except Exception:  # noqa: BLE001 - the copy is a probe: if it cannot run, the check stays as it is
         return res, "", None, None
-    got = pick_eps_reading(res, free, consts, places)
+    if (big := large_eps(res, free, consts, by_method)) is not None:  # no float guard: a FAIL, named
+        return res, "", big[1], big[0]
+    got = pick_eps_reading(res, free, consts, places, by_method)
     return (*got, None) if got else (res, "", None, finding)
 
 

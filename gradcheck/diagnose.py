@@ -208,6 +208,13 @@ DIAGNOSES: dict[str, Record] = {
         "tensor matches backward's, so backward is the exact derivative of the loss without the eps (the two differ "
         "by about eps/y per probability y). This is expected from such an eps, not a bug in backward",
         "{advice}", _NUM),
+    "large-eps": Record(
+        "eps too large", "{t} differs from the derivative of the loss only by the eps {c} ({said}): the loss's copy "
+        "with its eps removed passes (relative error {ef:.1e}), but {c} is larger than the check's tolerance (rtol {rtol:g}), so it is not "
+        "read as a float guard's 0: it moves the gradient by up to a relative {e:.2g} here (about eps/y per value y, "
+        "beyond the tolerance even at values of order 1){differ}", "use the same eps in forward and backward, or a "
+        "guard of at most the tolerance (1e-7 is usual; np.clip(p, 1e-7, 1 - 1e-7) in forward and backward alike)",
+        _NUM),
     "target-gradient": Record(
         "gradient for the target", "{t} is not dL/d{pred}: backward returns dL/d{target}, the gradient for the "
         "target (it matches the central differences of L with respect to {target}, relative error {rel:.1e}): "

@@ -128,7 +128,8 @@ class WithEps(SoftmaxWithLoss):
 """
 NOTE_FREE = ("NOTE: backward is the derivative of the loss without its 1e-07 (forward's log(y + 1e-07) read as "
              "log(y), the convention of Deep Learning from Scratch")
-NOTE_AS_WRITTEN = "NOTE: backward is the derivative of the loss as written, with its 1e-07 inside the log"
+NOTE_AS_WRITTEN = ("NOTE: backward is the derivative of the loss as written, with forward's 1e-07 inside a log (in a "
+                   "function it calls) and backward's 1e-07 in a denominator")  # session 16: whose eps, where
 
 
 def _seeds(tmp_path, cls, factor):

@@ -98,9 +98,10 @@ def _bce(tmp_path, fwd, backward):
 
 @pytest.mark.parametrize(("fwd", "backward", "note"), [
     (WITH, TWO_DENOMINATORS, "as written"),  # the exact derivative of forward as written
-    (WITHOUT, TWO_DENOMINATORS, "without its 1e-07"),  # before: exit 1 on seeds 0, 3, 8, 9
+    # session 16 (tester15b M1): "its" eps only of a forward that has one
+    (WITHOUT, TWO_DENOMINATORS, "forward computes, which has no eps (backward's 1e-07 in a denominator, read as 0)"),
     (WITH, ONE_DENOMINATOR, "without its 1e-07"),  # before: exit 1 on every seed
-    (WITHOUT, ONE_DENOMINATOR, "without its 1e-07")])  # before: exit 1 on every seed
+    (WITHOUT, ONE_DENOMINATOR, "forward computes, which has no eps (backward's 1e-07 in a denominator")])
 def test_eps_in_a_denominator_passes_on_every_seed(tmp_path, fwd, backward, note):
     f = _bce(tmp_path, fwd, backward)
     for seed in SEEDS:
