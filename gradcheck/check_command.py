@@ -1088,7 +1088,14 @@ def _loss_eps_reading(args, label: str, res, data, twin, reference):
     --json (:func:`gradcheck._log_eps.pick_eps_reading`). When neither matches, ``finding`` is the copy's diagnosis
     when it names a bug (:func:`gradcheck._log_eps.copy_finding`), else None; ``(res, "", None, None)`` when there is
     no such constant or the copy cannot run."""
-    from ._log_eps import LOSS_MAX_EPS, copy_finding, eps_free_texts, large_eps, own_eps, pick_eps_reading
+    from ._log_eps import (
+        LOSS_MAX_EPS,
+        copy_finding,
+        eps_free_texts,
+        large_eps,
+        own_eps,
+        pick_eps_reading,
+    )
     from .check import check_loss
     from .sandbox import sibling_files
 

@@ -383,7 +383,14 @@ def _eps_reading(mod, cls_name: str, res, y_true, y_pred):
     matches that one, as ``gradcheck check --loss`` keeps it (:func:`gradcheck._log_eps.pick_eps_reading`,
     tester14), and, when neither matches, the copy's diagnosis (:func:`gradcheck._log_eps.copy_finding`)."""
     from gradcheck import _adapters
-    from gradcheck._log_eps import LOSS_MAX_EPS, copy_finding, eps_free_text, large_eps, own_eps, pick_eps_reading
+    from gradcheck._log_eps import (
+        LOSS_MAX_EPS,
+        copy_finding,
+        eps_free_text,
+        large_eps,
+        own_eps,
+        pick_eps_reading,
+    )
     from gradcheck.check import check_loss
 
     with open(mod.__file__, encoding="utf-8") as fh:
