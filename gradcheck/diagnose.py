@@ -348,6 +348,13 @@ DIAGNOSES: dict[str, Record] = {
         "but backward gives {got:.6g} there{how}; every other entry is right",
         "dx[np.arange(N), y] -= (margins > 0).sum(axis=1), with margins[np.arange(N), y] = 0 first (then the 1/N "
         "of the mean, as for the other entries)", "05b-hinge-loss.md"),
+    "rnn-no-carry": Record(
+        "hidden-state gradient not carried", "{t}[:, t] is the gradient of step t's own output alone (at steps {steps} "
+        "of 0..{last}, and right at the last): backward does not add the gradient that comes back from step t+1 through the hidden "
+        "state (dh_next, dprev) to the upstream gradient of step t, so every step but the last misses the later "
+        "steps' gradients{also}", "in the loop over reversed(range(T)), give step t's backward dY[:, t] + dprev, where "
+        "dprev is the gradient of h_prev that step t+1's backward returned (0 for the last step), and keep the last "
+        "one as dh0", "31-rnn-bptt.md"),
     "softmax-diagonal": Record(
         "softmax Jacobian diagonal only", "{t} = dY * p * (1 - p) uses only the diagonal of the "
         "softmax Jacobian: every output p_j depends on every input x_i (dp_j/dx_i = p_j * "
@@ -2057,6 +2064,48 @@ def _repeated_index_signature(L: _Layer, key, m):
     return None
 
 
+def _carry_signature(L: _Layer, key, m, n):
+    """A recurrent layer's backward that does not carry the hidden state's gradient back a step (tester15 L3:
+    CS231n's ``rnn_backward`` calling ``rnn_step_backward(dh[:, t, :], cache[t])`` without ``+ dprev``). Only for the
+    sequence, the first input ``(N, T, D)`` of a forward whose output is ``(N, T, H)`` and causal (moving step T-1
+    of the input leaves the earlier steps of the output as they were): ``m[:, t]`` must be the gradient of step t's
+    output alone, the central differences for the upstream gradient cut to step t, at every step, and ``n`` not."""
+    X, Y, G = L.inputs[0], L.Y, L.G
+    if (key != L.keys[0] or X.ndim != 3 or Y.ndim != 3 or X.shape[:2] != Y.shape[:2] or not 2 <= X.shape[1] <= 32
+            or m.shape != X.shape or X.dtype.kind != "f" or not np.all(np.isfinite(n))):
+        return None
+    T = X.shape[1]
+    if not close(m[:, T - 1], n[:, T - 1], 1e-5):  # the last step has nothing to carry: right there
+        return None
+    moved = X.copy()
+    moved[:, T - 1] += 0.5 + np.abs(moved[:, T - 1])
+    if not np.array_equal(L.fwd(moved, *L.inputs[1:])[:, : T - 1], Y[:, : T - 1]):
+        return None  # not causal: no hidden state carried forward in time
+    steps = sorted({0, T - 2})
+    for t in steps:  # two steps, not all T: each costs a numerical gradient of the whole sequence
+        Gt = np.zeros_like(G)
+        Gt[:, t] = G[:, t]
+        alone = L.numer([key], G=Gt)[key][:, t]
+        if not close(m[:, t], alone, 1e-5) or close(n[:, t], alone, 1e-5):
+            return None
+    return "rnn-no-carry", {"T": T, "steps": " and ".join(map(str, steps)), "last": T - 1, "also": ""}
+
+
+def _one_carry(L: _Layer, diag: Diagnosis) -> None:
+    """The ``rnn-no-carry`` finding with the other failing tensors (h0's, the weights') named in it as wrong through
+    the same missing term, instead of one "no known bug pattern" each."""
+    carry = next((f for f in diag.findings if f.code == "rnn-no-carry"), None)
+    others = [f for f in diag.findings if f.code == "wrong-values" and f.severity == "error"]
+    if carry is None or not others:
+        return
+    also = (f"; {', '.join(f.tensor for f in others)} {'are' if len(others) > 1 else 'is'} wrong through the same "
+            "missing term (they sum the steps' gradients)")
+    T = L.inputs[0].shape[1]
+    diag.findings = [_find("rnn-no-carry", carry.tensor, T=T, steps=" and ".join(map(str, sorted({0, T - 2}))),
+                           last=T - 1, also=also) if f is carry else f
+                     for f in diag.findings if f not in others]
+
+
 def _upstream_signature(L: _Layer, key, m):
     """Backward used dY in the wrong layout (e.g. a reshape without its transpose(1, 0, 2, 3)):
     backward is linear in dY, so ``m`` is ``J^T G'`` for the dY ``G'`` it used; each permuted ``G'``
@@ -2098,6 +2147,7 @@ def _signatures(L: _Layer, res: CheckResult, diag: Diagnosis) -> None:
                 and not c.passed and manual.get(t) is not None and numer.get(t) is not None):
             diag.findings.append(_tensor_signature(L, t, manual[t], numer[t], c, res))
     _one_per_layer_m(L, diag)
+    _one_carry(L, diag)
     if not any(f.severity == "error" for f in diag.findings):
         _other_function(L, res, diag)
 
@@ -2200,6 +2250,7 @@ def _tensor_signature(L: _Layer, t, m, n, c, res: CheckResult) -> Finding:
     if f is not None:
         return f
     detectors = (lambda: _context_signature(L, t, key, m, n),
+                 lambda: _carry_signature(L, key, m, n),
                  lambda: _sample_signature(t, m, L.G, lambda Gx: L.numer([key], G=Gx)[key],
                                            L.n_batch, key.startswith("@")),
                  lambda: _kernel_flip_signature(L, key, m),

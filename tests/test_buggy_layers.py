@@ -130,6 +130,11 @@ def test_correct_counterparts_pass(key):
                                             "it subtracts 1 (times the scale) in every row, not the count",
                                             "dx[np.arange(N), y] -= (margins > 0).sum(axis=1)"]),
         ("loss_hinge.py::SVMLossNoCount", ["backward gives 0 there: nothing is subtracted there"]),
+        ("rnn_seq.py::RNNNoCarry", ["dxs[:, t] is the gradient of step t's own output alone",
+                                    "through the hidden state (dh_next, dprev)",
+                                    "dh0, dWx, dWh, db are wrong through the same missing term",
+                                    "dY[:, t] + dprev"]),
+        ("cs231n.py::rnnnodprev", ["dx[:, t] is the gradient of step t's own output alone"]),
     ],
 )
 def test_actionable_sentence(table, key, words):

@@ -12,7 +12,8 @@ INPUTS = {"conv": [(2, 3, 5, 5), (4, 3, 3, 3), (4,)], "convflipdx": [(2, 3, 5, 5
           "convhalfflip": [(2, 3, 5, 5), (4, 3, 3, 3), (4,)],
           "affine": [(6, 4), (4, 4), (4,)], "affinedxw": [(6, 4), (4, 4), (4,)],
           "affineorder": [(6, 4), (4, 3), (3,)], "affinedxwwide": [(6, 4), (4, 3), (3,)],
-          "affinenoreshape": [(4, 2, 3), (6, 5), (5,)], "leaky": [(6, 5)], "leakynoalpha": [(6, 5)]}
+          "affinenoreshape": [(4, 2, 3), (6, 5), (5,)], "leaky": [(6, 5)], "leakynoalpha": [(6, 5)],
+          "rnn": [(3, 4, 2), (3, 3), (2, 3), (3, 3), (3,)], "rnnnodprev": [(3, 4, 2), (3, 3), (2, 3), (3, 3), (3,)]}
 INIT = {"leaky": {"alpha": 0.1}, "leakynoalpha": {"alpha": 0.1},
         "batchnorm": {"bn_param": {"mode": "train"}}, "bnnaive": {"bn_param": {"mode": "train"}},
         "bnswap": {"bn_param": {"mode": "train"}},
@@ -194,3 +195,48 @@ leakynoalpha_forward = leaky_forward
 def leakynoalpha_backward(dout, cache):
     x, alpha = cache
     return dout * (x > 0)  # BUG: the negative slope alpha missing (tester15 L3)
+
+
+def rnn_step_forward(x, prev_h, Wx, Wh, b):
+    next_h = np.tanh(x @ Wx + prev_h @ Wh + b)
+    return next_h, (x, prev_h, Wx, Wh, next_h)
+
+
+def rnn_step_backward(dnext_h, cache):
+    x, prev_h, Wx, Wh, next_h = cache
+    dz = dnext_h * (1 - next_h**2)
+    return dz @ Wx.T, dz @ Wh.T, x.T @ dz, prev_h.T @ dz, dz.sum(axis=0)
+
+
+def rnn_forward(x, h0, Wx, Wh, b):
+    h, prev, cache = np.zeros((x.shape[0], x.shape[1], h0.shape[1])), h0, []
+    for t in range(x.shape[1]):
+        prev, c = rnn_step_forward(x[:, t, :], prev, Wx, Wh, b)
+        h[:, t, :] = prev
+        cache.append(c)
+    return h, cache
+
+
+def rnn_backward(dh, cache):
+    x0, _, Wx, Wh, _ = cache[0]
+    N, T, D = dh.shape[0], dh.shape[1], x0.shape[1]
+    dx, dprev = np.zeros((N, T, D)), np.zeros((N, Wh.shape[0]))
+    dWx, dWh, db = np.zeros_like(Wx), np.zeros_like(Wh), np.zeros(Wh.shape[0])
+    for t in reversed(range(T)):
+        dx[:, t, :], dprev, dWxt, dWht, dbt = rnn_step_backward(dh[:, t, :] + dprev, cache[t])
+        dWx, dWh, db = dWx + dWxt, dWh + dWht, db + dbt
+    return dx, dprev, dWx, dWh, db
+
+
+rnnnodprev_forward = rnn_forward
+
+
+def rnnnodprev_backward(dh, cache):
+    x0, _, Wx, Wh, _ = cache[0]
+    N, T, D = dh.shape[0], dh.shape[1], x0.shape[1]
+    dx, dprev = np.zeros((N, T, D)), np.zeros((N, Wh.shape[0]))
+    dWx, dWh, db = np.zeros_like(Wx), np.zeros_like(Wh), np.zeros(Wh.shape[0])
+    for t in reversed(range(T)):
+        dx[:, t, :], dprev, dWxt, dWht, dbt = rnn_step_backward(dh[:, t, :], cache[t])  # BUG: + dprev missing
+        dWx, dWh, db = dWx + dWxt, dWh + dWht, db + dbt
+    return dx, dprev, dWx, dWh, db
