@@ -2938,6 +2938,11 @@ def missing_gradients(info) -> list:
     return [str(w) for w in info.get("unchecked") or [] if str(w) not in unsure] + unseen
 
 
+#: The gradient container beside a weight container, as the books name them (``params`` / ``grads``); another
+#: container ``Ws`` has ``dWs``.
+_PARALLEL = {"params": "grads", "parameters": "grads", "weights": "gradients"}
+
+
 def undecided_text(names, unseen=(), grading=False) -> str:
     """Why a check is NOT CHECKED as a whole (H4): the arrays ``names`` (:func:`missing_gradients`; those of
     ``unseen`` lie outside a params dict) may be weights whose gradients backward forgot or constants, each said with
@@ -2946,17 +2951,27 @@ def undecided_text(names, unseen=(), grading=False) -> str:
     the staff; a student cannot pass options to the grader) the grading test's ``constants=[...]``."""
     one = len(names) == 1
 
+    def item(w):  # an item of a list or dict attribute: ("params", "[2]"), as the student wrote it
+        got = re.fullmatch(r"([A-Za-z_]\w*)(\[.+\])", w.rpartition(".")[2])
+        return got.groups() if got else None
+
     def grad(w):
         path, dot, key = w.rpartition(".")
+        if (it := item(w)) is not None:  # DLfS-2's params[2] beside grads: grads[2], not self.dparams[2] (session 16)
+            return f"self.{path}{dot}{_PARALLEL.get(it[0], 'd' + it[0])}{it[1]}"
         return f"grads[{key!r}], with {key} in params," if w in unseen else f"self.{path}{dot}d{key}"
 
     def private(w):
         path, dot, key = w.rpartition(".")
+        if (it := item(w)) is not None:  # not self._params[2]: an item has no name of its own to make private
+            return f"an attribute of its own outside self.{path}{dot}{it[0]} (self._c)"
         return f"self.{path}{dot}_{key}"
+    kept = [private(w) for w in names]
     return (f"cannot tell whether {', '.join(names)} {'is a weight' if one else 'are weights'} whose "
             f"{'gradient' if one else 'gradients'} backward forgot (then set {', '.join(map(grad, names))}) or "
-            f"{'a constant' if one else 'constants'} (then name {'it' if one else 'them'} "
-            f"{', '.join(map(private, names))}" + (
+            f"{'a constant' if one else 'constants'} (then "
+            f"{('make it ' if one else 'make each ') if all(item(w) for w in names) else 'name ' + ('it ' if one else 'them ')}"
+            f"{', '.join(dict.fromkeys(kept))}" + (
                 f"; if the assignment gives {'it' if one else 'them'} as {'a constant' if one else 'constants'}, "
                 f"course staff declare {'it' if one else 'them'} in the grading test: "
                 f"grade.layer_gradients(..., constants={[str(n) for n in names]!r}))" if grading else
@@ -3956,7 +3971,8 @@ def _attribute_style(obj, inputs, kw, info, found):
     info.update(_attribute_text(obj, inputs, y, (arrays, numbers, children, pairs, tied), info, why))
     lead = ": " if pairs and all("." in w for w in pairs) else "; sub-layers "
     info["text"] += (_children_text(children, pairs, lead, info["unchecked"], {m: rep for rep, ms in tied.items()
-                                                                               for m, _, _ in ms})
+                                                                               for m, _, _ in ms},
+                                    info.get("collected"))
                      + _built(built, pairs) + _alias_text(tied, views, named, pairs)
                      + "".join(f"; {t}" for t in info.pop("listed", [])) + tail)
     if placed := [f"{pairs[w]} ({w})" for w in placed if w in pairs]:
@@ -4499,6 +4515,7 @@ def _one_per_memory(obj, children, pairs, info):
         tied[rep] = [(m, pos) for m, pos in tied[rep] if m not in ms]
         for top in dict.fromkeys(_collector(named, m, tied[rep]) or rep for m in ms):  # W_out = W_in.T listed too
             mine = [m for m in ms if (_collector(named, m, tied[rep]) or rep) == top]
+            info.setdefault("collected", {}).update(dict.fromkeys(mine, top))
             info.setdefault("listed", []).append(
                 f"{_names([top, *mine])} are one array listed twice (the model's {top} collects {mine[0]}): "
                 f"checked once, with the model's gradient {pairs[top]}, which its optimizer steps with")
@@ -4678,23 +4695,28 @@ def _in_order(pairs, children):
     return dict(sorted(pairs.items(), key=lambda kv: rank.get(kv[0].rpartition(".")[0], 0)))
 
 
-def _children_text(children, pairs, lead, unchecked=(), shared=None):
+def _children_text(children, pairs, lead, unchecked=(), shared=None, collected=None):
     """The header's account of the sub-layers: each one's parameters, checked under dotted names
-    (``shared``: ``{dec.W: enc.W}``, a parameter checked as another's, :func:`_aliases`)."""
+    (``shared``: ``{dec.W: enc.W}``, a parameter checked as another's, :func:`_aliases`; ``collected``:
+    ``{layers.0.params[0]: params[0]}``, one the model's own list collects, Deep Learning from Scratch vol. 2's
+    ``self.params += layer.params``, checked as the model's: never "no parameters", tester15 L4)."""
     if not children:
         return ""
-    parts, shared = [], shared or {}
+    parts, shared, collected = [], shared or {}, collected or {}
     for name, c in children.items():
         shown = _shown(pairs)
         mine = [shown.get(w, w) if w in pairs else f"{w} (shared with {shared[w]})" for w in [*pairs, *shared]
                 if w.rpartition(".")[0] == name]
         bare = [w for w in unchecked if w.rpartition(".")[0] == name]
-        if not (mine or bare or _is_layer(c)):  # an object holding arrays forward does not use
+        held = {w.rpartition(".")[2]: top for w, top in collected.items() if w.rpartition(".")[0] == name}
+        if not (mine or bare or held or _is_layer(c)):  # an object holding arrays forward does not use
             continue
         style = "params/grads dicts" if isinstance(getattr(c, "params", None), dict) else "attributes"
         parts.append(f"{_shortened(name)} ({type(c).__name__}: " + (f"{', '.join(mine)}, {style}" if mine else "") +
                      ("; " if mine and bare else "") + (f"{', '.join(bare)} without gradients" if bare else "")
-                     + ("no parameters" if not mine + bare else "") + ")")
+                     + ("; " if (mine or bare) and held else "")
+                     + (f"{', '.join(held)}, checked as the model's {', '.join(held.values())}" if held else "")
+                     + ("no parameters" if not mine + bare and not held else "") + ")")
     checked = any("." in w for w in pairs)
     return lead + ", ".join(parts) + ("; their parameters are checked under these dotted names" if checked else "")
 
