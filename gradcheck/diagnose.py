@@ -49,7 +49,7 @@ from .sources import (
 from .uncertainty import within_noise
 
 __all__ = ["Finding", "Probe", "Diagnosis", "diagnose_layer", "check_vjp", "name_signature", "name_log_eps",
-           "name_loss_gradient", "name_hinge_count", "name_power_factor", "name_swaps", "close", "held_forward", "STRUCTURAL", "SIGNATURES", "DIAGNOSES", "HELD",
+           "name_loss_gradient", "name_hinge_count", "name_huber_clip", "name_focal_factor", "name_power_factor", "name_swaps", "close", "held_forward", "STRUCTURAL", "SIGNATURES", "DIAGNOSES", "HELD",
            "RANDOM_TWIN", "RANDOM_REFERENCE"]
 
 #: Names of the structural probes, in the order they run.
@@ -355,6 +355,18 @@ DIAGNOSES: dict[str, Record] = {
         "steps' gradients{also}", "in the loop over reversed(range(T)), give step t's backward dY[:, t] + dprev, where "
         "dprev is the gradient of h_prev that step t+1's backward returned (0 for the last step), and keep the last "
         "one as dh0", "31-rnn-bptt.md"),
+    "huber-not-clipped": Record(
+        "Huber's clip missing", "{t} is {k:.6g} times (y_pred - y_true) everywhere, the square's derivative: forward "
+        "is a Huber loss with delta {delta:.6g} (quadratic where |y_pred - y_true| <= {delta:.6g}, linear beyond), "
+        "whose derivative beyond delta is delta * sign(y_pred - y_true), so {t} is wrong at the {count} of {size} "
+        "entries where |y_pred - y_true| > {delta:.6g}", "clip the residual: np.clip(r, -delta, delta) (times the "
+        "loss's 1/N), not r", "04-regression-losses.md"),
+    "focal-factor-derivative": Record(
+        "focal loss factor not differentiated", "{t} lacks the derivative of the focal loss's modulating factor "
+        "(1 - p_t)**{gamma:g}: it is the derivative of -log(p_t) times the factor, the factor held constant, while "
+        "the product rule also gives {gamma:g} {less} log(p_t) (p_t = p where y = 1, 1 - p where y = 0)",
+        "d/dp_t of -(1 - p_t)**gamma log(p_t) is gamma (1 - p_t)**(gamma - 1) log(p_t) - (1 - p_t)**gamma / p_t; "
+        "then times +1 (y = 1) or -1 (y = 0) for d/dp, and the mean's 1/N", "05-binary-cross-entropy.md"),
     "softmax-diagonal": Record(
         "softmax Jacobian diagonal only", "{t} = dY * p * (1 - p) uses only the diagonal of the "
         "softmax Jacobian: every output p_j depends on every input x_i (dp_j/dx_i = p_j * "
@@ -1239,8 +1251,54 @@ def name_loss_gradient(tensor: str, manual: Any, numerical: Any, forward, y_true
                            y_size=int(np.prod(shape)), loss=True)
     if found is not None and found.code == "factor":  # 1/2 where L is a square: the square's factor 2
         found = name_power_factor(tensor, manual, numerical, forward, y_true, y_pred) or found
-    return found or name_hinge_count(tensor, manual, numerical, y_true) or name_log_eps(
-        tensor, manual, numerical, y_true, y_pred, rtol)
+    return (found or name_hinge_count(tensor, manual, numerical, y_true)
+            or name_huber_clip(tensor, manual, numerical, y_true, y_pred)
+            or name_focal_factor(tensor, manual, numerical, y_true, y_pred)
+            or name_log_eps(tensor, manual, numerical, y_true, y_pred, rtol))
+
+
+def name_huber_clip(tensor: str, manual: Any, numerical: Any, y_true: Any, y_pred: Any) -> Finding | None:
+    """A Huber loss whose backward returns ``k * r`` (the square's derivative) everywhere, ``r = y_pred - y_true``
+    (tester15b HuberBug). Named only when ``numerical`` is ``k * clip(r, -delta, delta)`` (``k`` read where |r| is
+    smallest, ``delta`` from the plateau) with some |r| beyond delta, and ``manual`` is ``k * r``; else None."""
+    m, n = np.asarray(manual, dtype=np.float64), np.asarray(numerical, dtype=np.float64)
+    t, p = np.asarray(y_true), np.asarray(y_pred, dtype=np.float64)
+    if t.shape != p.shape or m.shape != p.shape or n.shape != p.shape or t.dtype.kind != "f" or p.size < 3:
+        return None
+    r = p - t
+    i = int(np.argmin(np.abs(r)))
+    if abs(r.flat[i]) < 1e-12 or not np.all(np.isfinite(n)):
+        return None
+    k = float(n.flat[i] / r.flat[i])
+    if k <= 0:
+        return None
+    delta = float(np.max(np.abs(n))) / k
+    beyond = np.abs(r) > delta * (1 + 1e-6)
+    if (not beyond.any() or not close(n, k * np.clip(r, -delta, delta), 1e-5)
+            or not close(m, k * r, 1e-5) or close(m, n, 1e-5)):
+        return None
+    return _find("huber-not-clipped", tensor, k=k, delta=delta, count=int(beyond.sum()), size=r.size)
+
+
+def name_focal_factor(tensor: str, manual: Any, numerical: Any, y_true: Any, y_pred: Any) -> Finding | None:
+    """A binary focal loss ``-(1 - p_t)**gamma log(p_t)`` whose backward leaves out the derivative of the factor
+    ``(1 - p_t)**gamma`` (tester15b FocalBug). Named only for 0/1 targets and probabilities when, for one gamma of 0.5
+    and 1 to 5, ``numerical`` is ``k`` times the loss's derivative and ``manual`` ``k`` times the factor's-constant
+    one (to a relative 1e-4: an eps of 1e-7 in the log is in it); else None."""
+    m, n = np.asarray(manual, dtype=np.float64), np.asarray(numerical, dtype=np.float64)
+    y, p = np.asarray(y_true), np.asarray(y_pred, dtype=np.float64)
+    if (y.shape != p.shape or m.shape != p.shape or n.shape != p.shape or not np.all(np.isin(y, (0, 1)))
+            or not np.all((p > 0) & (p < 1)) or not np.all(np.isfinite(n))):
+        return None
+    pt, sgn = np.where(y == 1, p, 1 - p), np.where(y == 1, 1.0, -1.0)
+    for gamma in (2.0, 1.0, 3.0, 4.0, 5.0, 0.5):
+        part = -sgn * (1 - pt) ** gamma / pt
+        full = part + sgn * gamma * (1 - pt) ** (gamma - 1) * np.log(pt)
+        k = float(np.sum(n * full) / np.sum(full * full))
+        if k > 0 and close(n, k * full, 1e-4) and close(m, k * part, 1e-4) and not close(m, n, 1e-4):
+            less = "(1 - p_t)" if gamma == 2 else f"(1 - p_t)**{gamma - 1:g}"
+            return _find("focal-factor-derivative", tensor, gamma=gamma, less=less)
+    return None
 
 
 def name_hinge_count(tensor: str, manual: Any, numerical: Any, y_true: Any) -> Finding | None:

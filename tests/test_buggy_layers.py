@@ -135,6 +135,13 @@ def test_correct_counterparts_pass(key):
                                     "dh0, dWx, dWh, db are wrong through the same missing term",
                                     "dY[:, t] + dprev"]),
         ("cs231n.py::rnnnodprev", ["dx[:, t] is the gradient of step t's own output alone"]),
+        ("loss_robust.py::HuberNoClip", ["Huber loss with delta 1", "wrong at the 11 of 24 entries where "
+                                         "|y_pred - y_true| > 1", "np.clip(r, -delta, delta)"]),
+        ("loss_focal.py::FocalFactorConstant", ["modulating factor (1 - p_t)**2", "2 (1 - p_t) log(p_t)"]),
+        ("loss_big_eps.py::CEMilliEps", ["only by the eps 0.001 (backward's 0.001 in a denominator)",
+                                        "larger than the check's tolerance", "forward has no eps: backward adds one"]),
+        ("loss_big_eps.py::CEEpsDiffer", ["forward's eps (1e-07) and backward's (0.01) differ"]),
+        ("loss_labels.py::BCELogitsTargetGrad", ["backward returns dL/db, the gradient for the target"]),
     ],
 )
 def test_actionable_sentence(table, key, words):

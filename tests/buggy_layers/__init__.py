@@ -262,6 +262,9 @@ EXPECTED = {
     # session 16 (tester15 L3): an RNN over a sequence whose backward does not carry dprev (dh_next) back a step
     "rnn_seq.py::RNNNoCarry": "rnn-no-carry",
     "cs231n.py::rnnnodprev": "rnn-no-carry",
+    # session 16 (tester15b L3): a Huber backward without its clip, a focal loss's factor held constant
+    "loss_robust.py::HuberNoClip": "huber-not-clipped",
+    "loss_focal.py::FocalFactorConstant": "focal-factor-derivative",
 }
 
 #: Bugs no signature names: each must FAIL with "wrong-values" (no known bug pattern), never a wrong name.
@@ -317,6 +320,7 @@ CORRECT = ["linear.py::LinearOutIn", "linear.py::LinearInOut", "activations.py::
            "loss_eps.py::SoftmaxWithLossKeepsEps", "loss_kinds.py::LogitsFirst", "loss_kinds.py::TargetsFirst",
            "loss_denominator.py::BCENoEpsForward", "loss_denominator.py::BCEOneDenominator", "loss_hinge.py::SVMLoss",
            "loss_labels.py::BCELogits", "loss_big_eps.py::CEGuard",
+           "loss_robust.py::Huber", "loss_focal.py::Focal",
            *(f"switches.py::{n}" for n in ("SubModeNet", "SubOwnModeNet", "SubParamNet", "CfgModuleNet", "CfgObjectNet",
                                            "ConfigDictNet", "EnvNet", "FittingNet", "StateNet", "SetTrainingNet",
                                            "BNNet", "ScaleTrainBackward", "ArgAndSubNet", "PropDrop",
