@@ -350,9 +350,9 @@ DIAGNOSES: dict[str, Record] = {
         "of the mean, as for the other entries)", "05b-hinge-loss.md"),
     "rnn-no-carry": Record(
         "hidden-state gradient not carried", "{t}[:, t] is the gradient of step t's own output alone (at steps {steps} "
-        "of 0..{last}, and right at the last): backward does not add the gradient that comes back from step t+1 through the hidden "
-        "state (dh_next, dprev) to the upstream gradient of step t, so every step but the last misses the later "
-        "steps' gradients{also}", "in the loop over reversed(range(T)), give step t's backward dY[:, t] + dprev, where "
+        "of 0..{last}, and right at the last): backward does not add the gradient that comes back from the later steps "
+        "(in an RNN: from step t+1 through the hidden state, dh_next or dprev) to the upstream gradient of step t, so "
+        "every step but the last misses the later steps' gradients{also}", "in the loop over reversed(range(T)), give step t's backward dY[:, t] + dprev, where "
         "dprev is the gradient of h_prev that step t+1's backward returned (0 for the last step), and keep the last "
         "one as dh0", "31-rnn-bptt.md"),
     "huber-not-clipped": Record(

@@ -131,7 +131,7 @@ def test_correct_counterparts_pass(key):
                                             "dx[np.arange(N), y] -= (margins > 0).sum(axis=1)"]),
         ("loss_hinge.py::SVMLossNoCount", ["backward gives 0 there: nothing is subtracted there"]),
         ("rnn_seq.py::RNNNoCarry", ["dxs[:, t] is the gradient of step t's own output alone",
-                                    "through the hidden state (dh_next, dprev)",
+                                    "from step t+1 through the hidden state, dh_next or dprev",
                                     "dh0, dWx, dWh, db are wrong through the same missing term",
                                     "dY[:, t] + dprev"]),
         ("cs231n.py::rnnnodprev", ["dx[:, t] is the gradient of step t's own output alone"]),
