@@ -808,8 +808,26 @@ def _die(text):
     os._exit(INTERNAL_EXIT)
 
 
-def main():
-    cfg = json.loads(sys.argv[1])
+def _preload(cfg):
+    """numpy (with numpy.random) and the adapters' module (its code read from ``cfg["fd_adapters"]``): what
+    every child imports before any submitted code runs; ``sys.path`` must be set."""
+    import numpy as np  # after sys.path is set
+    import numpy.random  # noqa: F401 - part of starting up (used to build layers' rng)
+    AD = types.ModuleType("gradcheck_adapters")  # gradcheck/_adapters.py, sent as text like this file
+    with open(cfg["fd_adapters"], "rb") as fh:  # compiled by the grader: sandbox._adapters_fd
+        magic, code = fh.read(4), fh.read()
+    from importlib.util import MAGIC_NUMBER
+    if magic != MAGIC_NUMBER:
+        raise SystemExit(f"gradcheck's sandbox child runs Python {sys.version.split()[0]} ({sys.executable}), "
+                         "whose bytecode differs from the grader's: give Sandbox(python=...) the grader's own version")
+    exec(marshal.loads(code), AD.__dict__)  # noqa: S102
+    note_copies(np, AD)
+    return np, AD
+
+
+def _run(cfg, np, AD):
+    """The child proper, from its limits on: ``sys.path`` and the working folder, the output streams, the
+    guards, "ready" (no submitted code has run yet), then the requests until the end of input."""
     drop_privileges(cfg)
     out = open(cfg["fd_out"], "wb", closefd=False)
 
@@ -825,17 +843,10 @@ def main():
     sys.path[:] = [cfg["workdir"], *base_path, *cfg["sys_path"]]
     cfg["read_roots"] = [*cfg["read_roots"], *base_path]
     os.chdir(cfg["workdir"])
-    import numpy as np  # after sys.path is set
-    import numpy.random  # noqa: F401 - part of starting up (used to build layers' rng)
-    AD = types.ModuleType("gradcheck_adapters")  # gradcheck/_adapters.py, sent as text like this file
-    with open(cfg["fd_adapters"], "rb") as fh:  # compiled by the grader: sandbox._adapters_fd
-        magic, code = fh.read(4), fh.read()
-    from importlib.util import MAGIC_NUMBER
-    if magic != MAGIC_NUMBER:
-        raise SystemExit(f"gradcheck's sandbox child runs Python {sys.version.split()[0]} ({sys.executable}), "
-                         "whose bytecode differs from the grader's: give Sandbox(python=...) the grader's own version")
-    exec(marshal.loads(code), AD.__dict__)  # noqa: S102
-    note_copies(np, AD)
+    if np is None:
+        np, AD = _preload(cfg)
+    else:  # forked by the zygote, numpy already in memory: a limit it does not fit is the grader's setup, as
+        _fits_address_space()  # a child started anew that could not import numpy under it
     try:  # each printed line reaches the parent at once, also from code that hangs or is killed later
         sys.stdout.reconfigure(line_buffering=True)
     except (AttributeError, ValueError):
@@ -850,6 +861,144 @@ def main():
     reply(True, {"ready": True})  # no submitted code has run yet
     # progress: a frame without "ok", the parent notes the step and keeps waiting for the reply
     Child(np, AD, cfg["workdir"], reply, lambda step, done=None: send({"progress": step, "done": done})).serve(cfg["fd_in"])
+
+
+def _fits_address_space():
+    """MemoryError when this process's address space is already above its limit (``RLIMIT_AS``)."""
+    limit = resource.getrlimit(resource.RLIMIT_AS)[0]
+    with open("/proc/self/status", encoding="ascii") as fh:
+        kib = next((int(line.split()[1]) for line in fh if line.startswith("VmSize:")), 0)
+    if limit != resource.RLIM_INFINITY and kib << 10 > limit:
+        raise MemoryError(f"the interpreter and numpy use {kib >> 10} MiB of address space, above the limit of "
+                          f"{limit >> 20} MiB")
+
+
+def main():
+    cfg = json.loads(sys.argv[1])
+    if cfg.get("zygote"):
+        return zygote(cfg)
+    _run(cfg, None, None)
+
+
+#: The zygote's messages to its parent and the parent's requests: one JSON object per SOCK_SEQPACKET message.
+ZYGOTE_MESSAGE = 1 << 20
+
+
+def zygote(cfg):
+    """A pre-imported process that forks one fresh child per sandbox (``sandbox._Zygote``, ``gradcheck check``).
+
+    It imports numpy and the adapters once, runs no submitted code and installs no guard; each request on the
+    socket ``cfg["fd_sock"]`` (a child's configuration, its request, reply and output pipes as passed file
+    descriptors, its environment) forks a child that starts a session of its own, takes those pipes as its
+    only descriptors besides /dev/null, clears and sets its environment, draws new random seeds and runs
+    :func:`_run` as a child started anew does (limits, guards, "ready"). The zygote tells the child's pid
+    once its session exists, and its exit status; it reaps a child only when the parent releases it, so that
+    the pid (and its process group) the parent may signal stays that child's. At the end of the socket (the
+    parent is gone) it kills its children's process groups and ends.
+    """
+    import select
+    import signal
+    import socket
+    base_path = [p for p in sys.path if p]
+    sys.path[:] = [*base_path, *cfg["sys_path"]]
+    np, AD = _preload(cfg)
+    sys.path[:] = base_path  # each child sets its own, as one started anew
+    sock = socket.socket(fileno=cfg["fd_sock"])
+    wake_r, wake_w = os.pipe()
+    os.set_blocking(wake_w, False)
+    signal.set_wakeup_fd(wake_w)
+    signal.signal(signal.SIGCHLD, lambda *a: None)
+    kids = {}  # pid -> [request id, exit reported, released]
+
+    def say(msg):
+        sock.send(json.dumps(msg).encode())
+    say({"ready": True})
+    while True:
+        ready = select.select([sock, wake_r], [], [])[0]
+        if wake_r in ready:
+            os.read(wake_r, 4096)
+        for pid, kid in list(kids.items()):
+            if not kid[1]:
+                info = os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT)
+                if info is not None:  # a zombie until released: its pid is not reused meanwhile
+                    kid[1] = True
+                    dead = info.si_code in (os.CLD_KILLED, os.CLD_DUMPED)
+                    say({"id": kid[0], "exit": -info.si_status if dead else info.si_status})
+            if kid[1] and kid[2]:
+                os.waitpid(pid, 0)
+                del kids[pid]
+        if sock not in ready:
+            continue
+        msg, fds, _, _ = socket.recv_fds(sock, ZYGOTE_MESSAGE, 8)
+        if not msg:  # the parent is gone: end what it started
+            for pid in kids:
+                try:
+                    os.killpg(pid, signal.SIGKILL)
+                except OSError:
+                    pass
+            os._exit(0)
+        req = json.loads(msg)
+        if "release" in req:
+            for kid in kids.values():
+                kid[2] = kid[2] or kid[0] == req["release"]
+            for fd in fds:
+                os.close(fd)
+            os.write(wake_w, b"r")  # reap on the next turn if it has ended
+            continue
+        pid = _fork_child(req, fds, (sock, wake_r, wake_w, kids), np, AD)
+        kids[pid] = [req["id"], False, False]
+        say({"id": req["id"], "pid": pid})
+        del req, msg, fds
+
+
+def _fork_child(req, fds, own, np, AD):
+    """Fork one sandbox child for the request ``req`` with the passed pipes ``fds`` (request, reply, output);
+    ``own``: the zygote's socket, wake-up pipe and children, which the child closes and forgets first. Returns its
+    pid once its session exists."""
+    import signal
+    sid_r, sid_w = os.pipe()
+    pid = os.fork()
+    if pid:
+        os.close(sid_w)
+        os.read(sid_r, 1)  # its own session exists before its pid is told: a kill of its group reaches it
+        os.close(sid_r)
+        for fd in fds:
+            os.close(fd)
+        return pid
+    try:
+        signal.set_wakeup_fd(-1)
+        signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+        sock, wake_r, wake_w, kids = own
+        kids.clear()  # nothing of another check
+        for fd in (sock.detach(), wake_r, wake_w, sid_r):
+            os.close(fd)
+        os.setsid()
+        os.close(sid_w)
+        fd_in, fd_out, fd_err = fds
+        null = os.open(os.devnull, os.O_RDONLY)
+        for fd, to in ((null, 0), (fd_err, 1), (fd_err, 2)):
+            os.dup2(fd, to)
+        keep = sorted((fd_in, fd_out))
+        for lo, hi in ((3, keep[0]), (keep[0] + 1, keep[1]), (keep[1] + 1, 1 << 20)):
+            os.closerange(lo, hi)
+        cfg = req["cfg"]
+        cfg["fd_in"], cfg["fd_out"] = fd_in, fd_out
+        os.environ.clear()
+        os.environ.update(req["env"])
+        if "tempfile" in sys.modules:
+            sys.modules["tempfile"].tempdir = None  # TMPDIR read again
+        sys.argv[1:] = [json.dumps(cfg)]
+        np.random.seed()  # fresh draws, as a process started anew (Python's random reseeds itself at fork)
+        _run(cfg, np, AD)
+    except BaseException as exc:  # noqa: BLE001 - as the bootstrap of a child started anew
+        _die(f"{type(exc).__name__} in the sandbox's own code" + (f": {exc}" if str(exc) else ""))
+    try:
+        import atexit
+        atexit._run_exitfuncs()  # the end of input: the child ends as a process started anew would
+        sys.stdout.flush()
+        sys.stderr.flush()
+    finally:
+        os._exit(0)
 
 
 if __name__ == "__main__":

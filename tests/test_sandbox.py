@@ -450,6 +450,7 @@ def test_the_adapters_reach_the_child_compiled_through_a_file_not_the_command_li
 
     code = sbmod._adapters_code()
     assert code[:4] == importlib.util.MAGIC_NUMBER and len(code) > 128 << 10  # would not fit one argument
+    sbmod._close_zygote()  # the first process started runs them: this process's zygote (or the child, without one)
     started = []
     real_popen = subprocess.Popen
 
@@ -465,6 +466,48 @@ def test_the_adapters_reach_the_child_compiled_through_a_file_not_the_command_li
     cfg = json.loads(started[0][-1])
     assert "adapters" not in cfg and isinstance(cfg["fd_adapters"], int)
     assert max(len(arg) for arg in started[0]) < 64 << 10
+
+
+def test_process_sandboxes_fork_from_one_zygote_each_child_fresh_alone_and_reaped(tmp_path):
+    """A check's child is a fork of this process's zygote (numpy imported once), not a new interpreter: each in a
+    session of its own (its group is what close() kills), holding only its standard streams and its two pipes (not
+    the zygote's socket), with fresh random draws (np.random reseeded, as a new process), and reaped after close."""
+    import re
+
+    from gradcheck import sandbox as sbmod
+
+    f = write(tmp_path, """
+        import numpy as np
+
+        class Seeded:
+            def __init__(self):
+                self.params = {"W": np.random.rand(3)}
+                self.grads = {"W": np.zeros(3)}
+
+            def forward(self, X, training=False):
+                return X * self.params["W"]
+
+            def backward(self, dY):
+                self.grads["W"] = (dY * 0).sum(axis=0)
+                return dY * self.params["W"]
+    """, name="s.py")
+    seen = []
+    for _ in range(2):
+        with Sandbox(files={"s.py": str(f)}, timeout=5) as sb:
+            w = sb.load_layer("s.py", "Seeded", {}).params["W"].copy()
+            pid = sb._proc.pid
+            ppid = int(re.search(r"PPid:\s+(\d+)", Path(f"/proc/{pid}/status").read_text()).group(1))
+            seen.append((pid, ppid, os.getsid(pid), sorted(int(x) for x in os.listdir(f"/proc/{pid}/fd")), w))
+    zygote = sbmod._ZYGOTE[0]
+    assert zygote is not None and {ppid for _, ppid, *_ in seen} == {zygote._proc.pid} != os.getpid()
+    assert all(sid == pid for pid, _, sid, _, _ in seen) and seen[0][0] != seen[1][0]
+    assert all(fds[:3] == [0, 1, 2] and len(fds) == 5 for *_, fds, _ in seen), seen
+    assert not np.array_equal(seen[0][4], seen[1][4])  # np.random's draws are each child's own
+    children = Path(f"/proc/{zygote._proc.pid}/task/{zygote._proc.pid}/children")
+    deadline = time.monotonic() + 10
+    while children.read_text().split() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert children.read_text().split() == [] and not any(os.path.exists(f"/proc/{pid}") for pid, *_ in seen)
 
 
 def test_a_child_interpreter_of_another_bytecode_is_refused_at_start_by_name(tmp_path, monkeypatch):
