@@ -223,3 +223,5 @@ def test_a_single_submission_run_is_refused_while_another_run_grades_into_its_ou
     assert not (out / "results.json").exists()  # refused before anything was written
     p = run_here(*args)  # the lock went with the other run
     assert p.returncode == 0 and json.loads((out / "results.json").read_text())["score"] > 0, (p.stdout, p.stderr)
+    # session 16: the lock is the folder's own (flock on its fd): only the results stay (a .gradcheck-lock did)
+    assert sorted(os.listdir(out)) == ["junit.xml", "results.json"], os.listdir(out)
