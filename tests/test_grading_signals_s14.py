@@ -168,6 +168,7 @@ def test_a_second_run_on_the_same_output_folder_is_refused_naming_the_first(tmp_
         first.kill()
     third = _grade(subs, out, "--timeout", "0.5")  # the lock went with the first run
     assert third.returncode == 0, third
+    assert not [p.name for p in out.iterdir() if "lock" in p.name]  # session 16: the folder's own flock, no file
 
 
 def test_a_refused_archive_has_the_status_refused_not_graded(tmp_path):
