@@ -655,8 +655,8 @@ class Sandbox:
         return self._started + self.session_timeout + self._extra
 
     def _extend(self, calls: int) -> None:
-        """The session limit grows by ``timeout`` for each of ``calls`` further calls a request was given, and the
-        child's CPU limit with it (:meth:`_cpu_limit`)."""
+        """The session limit grows by ``timeout`` for each of ``calls`` further calls a request was given (the child's
+        CPU limit was set for the most the request may add: :meth:`request`, :meth:`_cpu_limit`)."""
         self._extra += calls * self.timeout
         self._extra_calls += calls
 
