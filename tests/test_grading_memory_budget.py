@@ -22,7 +22,7 @@ ROOT = Path(__file__).resolve().parents[1]
 SOLUTION = (ROOT / "assignments" / "linear_relu_ce" / "solution" / "layers.py").read_text()
 
 
-#: A correct Linear that keeps 1 MiB more at every forward (a cache never emptied): it runs out midway wherever
+#: A correct Linear that keeps 2 MiB more at every forward (a cache never emptied): it runs out midway wherever
 #: the check itself fits (session 16: until then the grader's own copies piled up, M6, and did so for SOLUTION).
 HOARDING = SOLUTION + """
 
@@ -31,7 +31,7 @@ _HOARD = []
 
 class HoardingLinear(Linear):
     def forward(self, X, training=False):
-        _HOARD.append(np.ones(1 << 17))
+        _HOARD.append(np.ones(1 << 18))
         return super().forward(X, training)
 """
 
