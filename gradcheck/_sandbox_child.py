@@ -10,13 +10,13 @@ a pickle. What student code returns is sent as a copy of its plain base-class ar
 
 import functools
 import json
+import linecache
 import marshal
 import os
 import resource
 import struct
 import sys
 import time
-import traceback
 import types
 
 MAGIC = b"GCSB"
@@ -169,13 +169,16 @@ def decode(np, obj, payload, max_nodes=MAX_NODES):
         if isinstance(o, dict):
             return {k: build(v) for k, v in o.items()}
         return [build(v) for v in o] if isinstance(o, list) else o
-    check(obj, 0)
-    end = 0
-    for off, n in sorted(spans):
-        if off < end:
-            raise ProtocolViolation("arrays that share payload bytes")
-        end = off + n
-    return build(obj)
+    try:
+        check(obj, 0)
+        end = 0
+        for off, n in sorted(spans):
+            if off < end:
+                raise ProtocolViolation("arrays that share payload bytes")
+            end = off + n
+        return build(obj)
+    finally:  # the two recursive closures hold themselves and the payload in a cycle: without this, every frame's
+        check = build = None  # payload lived until the cyclic collector ran (30 MiB per request of a 2000x2000 input)
 
 
 def describe(np, packer, value, depth=0):
@@ -294,6 +297,29 @@ def install_guards(cfg):
                 raise PermissionError(f"the grading sandbox does not allow {event} on {path!r}")
     sys.addaudithook(hook)
     _refuse_threads()
+    _cap_recursion()
+
+
+#: The highest recursion limit a submission may set (``sys.setrecursionlimit``): Python 3.11's frames of Python
+#: calls live on the heap, so a runaway recursion under a limit of 10**9 filled the 2 GiB memory limit, frame by frame,
+#: and ran into the time limit (34 s) instead of ending as the RecursionError it is; deep recursions of C calls
+#: overflow the C stack (``RLIMIT_STACK``: a SIGSEGV, reported as such) well before it. The limit asked for is kept
+#: in ``RECURSION[0]`` for the message.
+MAX_RECURSION = 100_000
+RECURSION = [None]
+
+
+def _cap_recursion():
+    """Make ``sys.setrecursionlimit`` hold the limit at :data:`MAX_RECURSION` at most (a larger one is noted)."""
+    setlimit = sys.setrecursionlimit
+
+    def capped(limit):
+        if type(limit) is int and limit > MAX_RECURSION:
+            RECURSION[0] = limit
+            limit = MAX_RECURSION
+        return setlimit(limit)
+    capped.__doc__ = setlimit.__doc__
+    sys.setrecursionlimit = capped
 
 
 #: Why a thread is refused, and what to write instead (Python 3.11 has no audit event for it).
@@ -347,6 +373,17 @@ def drop_privileges(cfg):
             resource.setrlimit(res, (min(soft, resource.getrlimit(res)[1]), resource.getrlimit(res)[1]))
 
 
+def _frames(tb):
+    """``[(filename, lineno, function)]`` of a traceback, outermost first, without reading source lines: a
+    RecursionError's 100,000 frames cost 30 ms so, against 2.4 s through ``traceback.extract_tb``."""
+    out = []
+    while tb is not None:
+        code = tb.tb_frame.f_code
+        out.append((code.co_filename, tb.tb_lineno, code.co_name))
+        tb = tb.tb_next
+    return out
+
+
 def _error(exc, workdir):
     """The report of an exception: its class's name as a string, message, where in the submission."""
     try:
@@ -354,13 +391,15 @@ def _error(exc, workdir):
     except BaseException:  # noqa: BLE001
         msg = "(the exception's message could not be printed)"
     syntax = isinstance(exc, SyntaxError)
-    where, line, work = "", "", os.path.realpath(workdir) + os.sep
+    where, line, work, real = "", "", os.path.realpath(workdir) + os.sep, {}
     try:
         msg = str(exc.msg) if syntax and exc.msg else msg
-        for fr in reversed([] if syntax else traceback.extract_tb(exc.__traceback__)):
-            fn = os.path.realpath(fr.filename) if fr.filename and not fr.filename.startswith("<") else ""
+        for filename, lineno, func in reversed([] if syntax else _frames(exc.__traceback__)):
+            if filename not in real:  # each file's path resolved once
+                real[filename] = os.path.realpath(filename) if filename and not filename.startswith("<") else ""
+            fn = real[filename]
             if fn.startswith(work):
-                where, line = f"{fn[len(work):]}:{fr.lineno} in {fr.name}", (fr.line or "").strip()
+                where, line = f"{fn[len(work):]}:{lineno} in {func}", linecache.getline(filename, lineno).strip()
                 break
         if syntax and exc.filename:
             fn = os.path.realpath(exc.filename)
@@ -369,6 +408,9 @@ def _error(exc, workdir):
     except BaseException:  # noqa: BLE001 - a traceback or attributes the submission forged
         pass
     name = type.__dict__["__name__"].__get__(type(exc))  # its own name: a metaclass cannot answer
+    if isinstance(exc, RecursionError) and RECURSION[0] is not None:
+        msg = (f"{msg.splitlines()[0] if msg else 'maximum recursion depth exceeded'} (the sandbox holds the "
+               f"recursion limit at {MAX_RECURSION}: the code asked sys.setrecursionlimit for {RECURSION[0]})")
     return {"type": name, "message": msg.splitlines()[0][:500] if msg else "", "where": where,
             "line": str(line)[:200], "syntax": syntax}
 
@@ -748,6 +790,7 @@ class Child:
             except BaseException as exc:  # noqa: BLE001 - e.g. MemoryError: the request could not be read
                 _die(f"{type(exc).__name__} while receiving a request" + (f": {exc}" if str(exc) else ""))
             op, COPYING[0] = header.get("op"), None
+            _cpu_limit(header.get("cpu"))
             try:  # the grader's side: a failure here is never the submission's fault
                 req = decode(self.np, header.get("args", {}), payload, max_nodes=1 << 40)
             except BaseException as exc:  # noqa: BLE001 - e.g. MemoryError for very large inputs
@@ -765,6 +808,18 @@ class Child:
                     self.reply(False, {"stage": "reply", **big})
                 else:
                     self.fail(exc, "child")  # "where" empty: not student code
+
+
+def _cpu_limit(seconds, setrlimit=resource.setrlimit, getrlimit=resource.getrlimit):
+    """Set the soft ``RLIMIT_CPU`` to ``seconds`` (below the hard limit), as the parent asks at each request: the
+    session's wall-clock limit, as far as the request may extend it, plus one second (``Sandbox._cpu_limit``).
+    The functions are bound here, before any submitted code ran."""
+    if type(seconds) is int and seconds > 0:
+        hard = getrlimit(resource.RLIMIT_CPU)[1]
+        try:
+            setrlimit(resource.RLIMIT_CPU, (seconds if hard == resource.RLIM_INFINITY else min(seconds, hard), hard))
+        except (ValueError, OSError):
+            pass
 
 
 def oversized(exc, packer=None):

@@ -79,6 +79,17 @@ DEFAULT_TIMEOUT = 10.0
 #: forged progress frames can keep a request alive.
 PROBE_CALLS = 200
 
+#: The hard ``RLIMIT_CPU`` of a child (seconds). Its soft limit follows the session's wall-clock limit plus one
+#: second (:meth:`Sandbox._cpu_limit`): each request tells the child the most the session may grow to while it runs,
+#: and the child raises its own soft limit to that (any process may, up to its hard limit; the grader often may not
+#: change another uid's limits: a container without CAP_SYS_RESOURCE). The hard one only bounds a child whose
+#: parent died and that ignores SIGXCPU (24 h of CPU).
+CPU_CEILING = 24 * 3600
+#: The child's ``RLIMIT_STACK`` (bytes, soft and hard; lower where the machine's is): a recursion that overflows
+#: the C stack crashes (SIGSEGV) within 8 MiB, Linux's default, instead of growing through the memory limit
+#: under a machine's (or a submission's own) unlimited stack, which took 25 s and the time limit under load.
+STACK_BYTES = 8 << 20
+
 #: File names never copied into the sandbox (shadowing or test-configuration files).
 SHADOW_NAMES = frozenset({
     "numpy.py", "numpy", "conftest.py", "pytest.ini", "sitecustomize.py", "usercustomize.py",
@@ -475,9 +486,10 @@ class Sandbox:
         Wall-clock seconds for each call into the submitted code (default 10): a request that makes
         several (a batch of N forwards, the probes of a load, each announced by a progress frame) has
         the limit for each call, never more than :data:`PROBE_CALLS` (load) or N (batch) limits from
-        the request. The session (default ``max(60, 10 * timeout)``; plus one, the CPU limit) is
-        extended by ``timeout`` for each call beyond the first of such a request, so its limit is
-        sized by the work asked of it; the message names both parts.
+        the request. The session (default ``max(60, 10 * timeout)``) is extended by ``timeout`` for each
+        call beyond the first of such a request, so its limit is sized by the work asked of it; the message
+        names both parts. The CPU limit (``RLIMIT_CPU``) is the session's limit plus one second and grows
+        with it (a child killed by SIGXCPU is reported as over that CPU limit, reason ``"timeout"``).
     memory_mb, output_limit, max_procs : int
         Address space in MiB (default 2048; the interpreter and numpy need about 150), bytes of
         stdout/stderr kept (the tail, default 65536), ``RLIMIT_NPROC`` (default 1; not for root).
@@ -620,8 +632,9 @@ class Sandbox:
         if self.isolation == "namespaces":
             (prefix, own), home = self._namespaces(), "/tmp"
             python = os.path.realpath(sys.executable)  # a venv's link to it is not mounted
-        cpu, mem = int(self.session_timeout) + 1, self.memory_mb << 20
-        limits = [(resource.RLIMIT_CPU, cpu, cpu + 1), (resource.RLIMIT_AS, mem, mem),
+        cpu, mem = self._cpu = self._cpu_limit(), self.memory_mb << 20
+        limits = [(resource.RLIMIT_CPU, cpu, CPU_CEILING), (resource.RLIMIT_AS, mem, mem),
+                  (resource.RLIMIT_STACK, STACK_BYTES, STACK_BYTES),
                   (resource.RLIMIT_NPROC, self.max_procs, self.max_procs),
                   (resource.RLIMIT_FSIZE, 64 << 20, 64 << 20), (resource.RLIMIT_NOFILE, 64, 64),
                   (resource.RLIMIT_CORE, 0, 0)]
@@ -791,9 +804,14 @@ class Sandbox:
         code = self._proc.returncode
         if (num := self._signal_of(code)) is not None:
             sig = _signal_name(num)
-            why = {"SIGXCPU": " (the CPU-time limit was reached)",
-                   "SIGKILL": " (killed; out of memory?)",
-                   "SIGSEGV": " (a crash in native code, often out of memory)",
+            if sig == "SIGXCPU":  # a time limit: the CPU time of the whole session (several calls' worth)
+                self._fail(paragraph(
+                    f"{what} used up the sandbox's CPU-time limit of {self._cpu} s (the session's wall-clock limit, "
+                    f"as far as this request could extend it, plus 1 s): the sandbox process was killed by SIGXCPU.",
+                    "Is there an infinite loop, or a computation far larger than needed?", self._tail()), "timeout")
+            why = {"SIGKILL": " (killed; out of memory?)",
+                   "SIGSEGV": " (a crash in native code, often out of memory, or a recursion that overflowed the C "
+                              f"stack of {STACK_BYTES >> 20} MiB)",
                    "SIGXFSZ": " (the file-size limit was reached)"}.get(sig, "")
             how = f" (exit code {code} = 128 + {num}, as bubblewrap reports a signal)" if code > 0 else ""
             self._fail(paragraph(f"{what} stopped the sandbox process: it was killed by",
@@ -832,9 +850,17 @@ class Sandbox:
         return self._started + self.session_timeout + self._extra
 
     def _extend(self, calls: int) -> None:
-        """The session limit grows by ``timeout`` for each of ``calls`` further calls a request was given."""
+        """The session limit grows by ``timeout`` for each of ``calls`` further calls a request was given (the child's
+        CPU limit was set for the most the request may add: :meth:`request`, :meth:`_cpu_limit`)."""
         self._extra += calls * self.timeout
         self._extra_calls += calls
+
+    def _cpu_limit(self, calls: int = 0) -> int:
+        """The child's CPU-time limit (soft ``RLIMIT_CPU``, seconds): the session's wall-clock limit, extensions
+        included, and ``calls`` more (the most a request may still add: :meth:`_extend`), plus one second, so
+        that a submission the parent lets run is never stopped by SIGXCPU first (one thread: its CPU time cannot
+        outrun the wall clock); below :data:`CPU_CEILING`."""
+        return min(int(self.session_timeout + self._extra + calls * self.timeout) + 1, CPU_CEILING - 1)
 
     def _reply(self, deadline: float, what: str, each: int = 0, probes: bool = False) -> tuple[bool, dict, dict | None]:
         """The next reply (progress frames name the step of a load that runs now), decoded and cleaned.
@@ -893,8 +919,11 @@ class Sandbox:
                                output=self.output)
         deadline = time.monotonic() + self.timeout
         packer = wire.Packer(np)
+        # the CPU limit of this request: the session's limit as the request may extend it (:meth:`_reply`)
+        self._cpu = self._cpu_limit(len(args["batches"]) - 1 if op == "forward_many" else
+                                    PROBE_CALLS - 1 if op in ("load", "sublayer") else 0)
         try:
-            data = wire.frame({"op": op, "args": packer.encode(args)}, packer.payload())
+            data = wire.frame({"op": op, "args": packer.encode(args), "cpu": self._cpu}, packer.payload())
         except ValueError as exc:
             raise UsageError(f"{exc}.") from None
         self._student_ran = True  # from here on the child may run submitted code

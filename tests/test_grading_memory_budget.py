@@ -22,12 +22,26 @@ ROOT = Path(__file__).resolve().parents[1]
 SOLUTION = (ROOT / "assignments" / "linear_relu_ce" / "solution" / "layers.py").read_text()
 
 
-def _grade(tmp_path, d, memory_mb, isolation):
-    (tmp_path / "layers.py").write_text(SOLUTION)
+#: A correct Linear that keeps 2 MiB more at every forward (a cache never emptied): it runs out midway wherever
+#: the check itself fits (session 16: until then the grader's own copies piled up, M6, and did so for SOLUTION).
+HOARDING = SOLUTION + """
+
+_HOARD = []
+
+
+class HoardingLinear(Linear):
+    def forward(self, X, training=False):
+        _HOARD.append(np.ones(1 << 18))
+        return super().forward(X, training)
+"""
+
+
+def _grade(tmp_path, d, memory_mb, isolation, name="Linear"):
+    (tmp_path / "layers.py").write_text(HOARDING)
     X = np.random.default_rng(1).standard_normal((16, d))
     with Sandbox(files={"layers.py": str(tmp_path / "layers.py")}, timeout=600, memory_mb=memory_mb,
                  isolation=isolation, hostile=True) as sb:
-        layer = sb.load_layer("layers.py", "Linear", {"in_features": d, "out_features": d})
+        layer = sb.load_layer("layers.py", name, {"in_features": d, "out_features": d})
         return layer_gradients(layer, X, Linear(d, d), seed=1), sb.address_space_mib()
 
 
@@ -54,8 +68,8 @@ def test_a_check_that_fits_runs_and_its_estimate_covers_what_it_used(tmp_path):
 @pytest.mark.skipif(support()[0] == "none", reason="no namespaces on this machine")
 def test_running_out_midway_after_matching_the_reference_is_a_grader_error_too(tmp_path):
     """The estimate is a model: a 1024-wide Linear at 384 MiB is estimated to fit (the child's peak so
-    far is small) and runs out in the stacked batch of perturbed inputs. Every gradient had matched the
-    reference's, so this is the grader's, not a 0 for dX and dW."""
+    far is small) and runs out midway (its own cache grows at each forward: the grader's copies no longer
+    pile up). Every gradient had matched the reference's, so this is the grader's, not a 0 for dX and dW."""
     with pytest.raises(MemoryBudgetError, match=r"ran out of the sandbox's 384 MiB \(--memory-mb\) midway, "
                                                 r"although they matched the reference's"):
-        _grade(tmp_path, 1024, 384, "namespaces")
+        _grade(tmp_path, 1024, 384, "namespaces", "HoardingLinear")

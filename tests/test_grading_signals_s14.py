@@ -168,6 +168,7 @@ def test_a_second_run_on_the_same_output_folder_is_refused_naming_the_first(tmp_
         first.kill()
     third = _grade(subs, out, "--timeout", "0.5")  # the lock went with the first run
     assert third.returncode == 0, third
+    assert not [p.name for p in out.iterdir() if "lock" in p.name]  # session 16: the folder's own flock, no file
 
 
 def test_a_refused_archive_has_the_status_refused_not_graded(tmp_path):
@@ -223,3 +224,5 @@ def test_a_single_submission_run_is_refused_while_another_run_grades_into_its_ou
     assert not (out / "results.json").exists()  # refused before anything was written
     p = run_here(*args)  # the lock went with the other run
     assert p.returncode == 0 and json.loads((out / "results.json").read_text())["score"] > 0, (p.stdout, p.stderr)
+    # session 16: the lock is the folder's own (flock on its fd): only the results stay (a .gradcheck-lock did)
+    assert sorted(os.listdir(out)) == ["junit.xml", "results.json"], os.listdir(out)
