@@ -61,9 +61,14 @@ def test_tree_cpu_reads_a_busy_child_and_a_sleeping_one():
                 break
             time.sleep(0.05)
         assert used >= 0.2 and runnable
+        for _ in range(600):  # until the sleeping child has started and fallen asleep
+            before, runnable_idle = sandbox._tree_cpu(idle.pid)
+            if before > 0 and not runnable_idle:
+                break
+            time.sleep(0.05)
         time.sleep(0.3)
-        used_idle, runnable_idle = sandbox._tree_cpu(idle.pid)
-        assert used_idle < 0.2 and not runnable_idle
+        after, runnable_idle = sandbox._tree_cpu(idle.pid)
+        assert after - before < 0.05 and not runnable_idle  # asleep: no CPU used, not runnable
         assert sandbox._tree_cpu(2 ** 22 + 7) == (0.0, False)  # no such process
     finally:
         busy.kill(), idle.kill(), busy.wait(), idle.wait()
