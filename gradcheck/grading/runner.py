@@ -65,7 +65,9 @@ VISIBILITIES = ("visible", "hidden", "after_due_date", "after_published")
 #: The lock file of a batch's output folder, held (and holding the PID) while a run grades into it.
 LOCK_FILE = ".gradcheck-lock"
 #: Files a batch writes in its output folder (a submission folder of such a name gets a ``~``).
-BATCH_FILES = ("gradebook.csv", "scores.png", "grading.json", LOCK_FILE)
+#: The batch's secret key (:func:`_batch_key`), beside the results.
+KEY_FILE = ".gradcheck-key"
+BATCH_FILES = ("gradebook.csv", "scores.png", "grading.json", LOCK_FILE, KEY_FILE)
 _FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
 
 
@@ -373,6 +375,14 @@ def result_folder(out: str | os.PathLike, name: str) -> Path:
     return Path(out) / (name + "~" if name.rstrip("~").casefold() in BATCH_FILES else name)
 
 
+def _fit(name: str, more: int, limit: int = 255) -> str:
+    """``name`` cut (whole characters) so that ``more`` bytes can follow it within a file name's
+    ``limit`` of bytes (tester16g L1: two 255-byte names that differ in case got a 264-byte folder)."""
+    while len(os.fsencode(name)) + more > limit:
+        name = name[:-1]
+    return name
+
+
 def result_folders(out: str | os.PathLike, names: Sequence[str]) -> dict[str, Path]:
     """:func:`result_folder` of each name, kept apart where names fold together.
 
@@ -389,9 +399,9 @@ def result_folders(out: str | os.PathLike, names: Sequence[str]) -> dict[str, Pa
     for n in sorted(names):
         p = result_folder(out, n)
         if _folded(p) in taken:
-            p = p.with_name(f"{p.name}~{hashlib.sha256(os.fsencode(n)).hexdigest()[:8]}")
+            p = p.with_name(f"{_fit(p.name, 9)}~{hashlib.sha256(os.fsencode(n)).hexdigest()[:8]}")
             while _folded(p) in taken:
-                p = p.with_name(p.name + "~")
+                p = p.with_name(_fit(p.name, 1) + "~")
         taken.add(_folded(p))
         folders[n] = p
     return folders
@@ -731,7 +741,7 @@ def _read_json(path: Path) -> Any:
 
 def _batch_key(out_p: Path) -> bytes:
     """The batch's secret (``out/.gradcheck-key``, mode 0600, created on first use)."""
-    p = out_p / ".gradcheck-key"
+    p = out_p / KEY_FILE
     with contextlib.suppress(FileExistsError):
         fd = os.open(p, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
         with os.fdopen(fd, "w") as fh:
