@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from gradcheck.cli import main
-from gradcheck.grading.runner import find_grading_tests, grade_batch, grade_submission
+from gradcheck.grading.runner import GRADER_ERROR, find_grading_tests, grade_batch, grade_submission
 from gradcheck.grading.static import forbidden_imports, unavailable_imports
 from gradcheck.isolation import PROVIDED_PACKAGES, PROVIDED_TEXT
 from gradcheck.sandbox import Sandbox, SandboxError, support
@@ -547,3 +547,35 @@ def test_a_do_nothing_submission_earns_no_property_points(tmp_path):
     out = {t["name"]: t["output"] for t in data["tests"]}
     assert "wrong" in out["All layers: outputs and gradients are float64"]
     assert "wrong" in out["Softmax cross-entropy: backward() twice gives the same gradient (cache not modified)"]
+
+
+def test_the_summarys_figures_leave_out_grader_errors_and_refused_entries():
+    """tester16g M4: a killed child's grader error and a refused zip were counted as zeros in the mean."""
+    from gradcheck.grading.runner import REFUSED, BatchResult, SubmissionResult
+
+    subs = [SubmissionResult("a", 28.0, 28.0, "graded", 1.0, ""), SubmissionResult("b", 14.0, 28.0, "graded", 1.0, ""),
+            SubmissionResult("c", 0.0, 28.0, GRADER_ERROR, 1.0, "", message="killed"),
+            SubmissionResult("d", 0.0, 28.0, REFUSED, 0.0, "", message="a zip bomb")]
+    summary = BatchResult(subs, 1, 2, 3.0, "gradebook.csv", None, total=4).summary()
+    assert ("scores out of 28: mean 21.00, median 21, min 14, max 28; full marks: 1, zero: 0 (of 2 scored; "
+            "1 grader error(s) and 1 refused not in these figures)") in summary, summary
+
+
+def test_a_killed_grading_process_says_so_and_whether_it_left_a_log(tmp_path, monkeypatch):
+    """tester16g M4: a pytest child killed by SIGKILL said "pytest exit code -9 ... Course staff have the log"
+    with an empty log."""
+    from gradcheck.grading import runner
+
+    real = runner._run_child
+
+    def killed(args, cwd, limit, stopper):
+        return real(args, cwd, limit, stopper) if "--collect-only" in args else (-9, "", False)
+
+    runner._collected_rows.cache_clear()
+    monkeypatch.setattr(runner, "_run_child", killed)
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "layers.py").write_text(SOLUTION)
+    res = grade_submission(tmp_path / "sub", TESTS, tmp_path / "out")
+    assert res.status == GRADER_ERROR
+    assert "its pytest process was killed by SIGKILL (signal 9)" in res.message, res.message
+    assert "wrote no log" in res.message and "have the log" not in res.message, res.message

@@ -152,7 +152,8 @@ class BatchResult:
         errors = [s for s in subs if s.status == GRADER_ERROR]
         done = sum(s.status == "graded" for s in subs) + len(errors)
         rate = 60.0 * done / self.seconds if self.seconds > 0 and done else 0.0
-        scores = [s.score for s in subs]
+        scored = [s for s in subs if s.status in ("graded", "skipped")]  # not grader errors nor refused entries
+        scores = [s.score for s in scored]
         lines = [f"interrupted after {len(subs)} of {self.total} submission(s); rerun the same "
                  f"command to resume (finished results are kept); stopped by {self.stopped_by}: "
                  f"{len(self.not_graded)} submission(s) not graded (not 0: their rows and results.json "
@@ -161,12 +162,15 @@ class BatchResult:
                      f"worker(s) ({rate:.0f} per minute); "
                      f"{sum(s.status == 'skipped' for s in subs)} skipped (already graded; --force "
                      f"regrades); {len(errors)} grader error(s); seed {self.seed}")
+        apart = [f"{n} {what}" for n, what in ((len(errors), "grader error(s)"),
+                                                (sum(s.status == REFUSED for s in subs), "refused")) if n]
         if scores:
-            lines.append(f"scores out of {max(s.max_score for s in subs):g}: mean "
+            lines.append(f"scores out of {max(s.max_score for s in scored):g}: mean "
                          f"{statistics.mean(scores):.2f}, median {statistics.median(scores):g}, "
                          f"min {min(scores):g}, max {max(scores):g}; full marks: "
-                         f"{sum(s.score >= s.max_score > 0 for s in subs)}, "
-                         f"zero: {scores.count(0)}")
+                         f"{sum(s.score >= s.max_score > 0 for s in scored)}, "
+                         f"zero: {scores.count(0)}" + (f" (of {len(scores)} scored; {' and '.join(apart)} "
+                                                      f"not in these figures)" if apart else ""))
         lines += [f"  grader error: {display_name(e.name)}: {display_name(e.message)}"
                   for e in errors]
         lines += _refused_lines(subs)
@@ -919,8 +923,12 @@ def _grade(sub: Path, tests_p: Path, results: Path, record: dict[str, Any], t0: 
             rows = [result_row(n, mx, v, status="not run") for n, mx, v in _collected_rows(str(tests_p.resolve()))]
         return _too_slow(results, submission_timeout, timeout, seed, record, seconds, key, rows)
     if data is None:
-        msg = (f"The autograder could not finish (pytest exit code {code}); score 0. Course staff "
-               f"have the log.")
+        how = (f"its pytest process was killed by {_signal_name_of(-code)}" if isinstance(code, int) and code < 0
+               else f"pytest exit code {code}")
+        msg = (f"The autograder could not finish ({how}); score 0. " + (
+               "Course staff have the log (extra_data.grader_log)." if str(log).strip() else
+               "The process wrote no log (stopped from outside: the system's out-of-memory killer, or a "
+               "person)."))
         return _grader_failure(results, msg, seed, record, seconds, key, tests_p, rows)
     error = data["extra_data"].get("grader_error")
     if not error:
@@ -928,6 +936,14 @@ def _grade(sub: Path, tests_p: Path, results: Path, record: dict[str, Any], t0: 
     status = GRADER_ERROR if error else "graded"
     _finish_results(results, data, {**record, "status": status}, seconds, key)
     return _from_results(data, name, status, seconds, results, message=str(error or ""))
+
+
+def _signal_name_of(num: int) -> str:
+    """``SIGKILL (signal 9)``; ``signal N`` for a number Python does not name."""
+    try:
+        return f"{signal.Signals(num).name} (signal {num})"
+    except ValueError:
+        return f"signal {num}"
 
 
 def _pytest_args(tests: Path, tmp: Path, ini: str, *more: str) -> list[str]:
@@ -1618,8 +1634,9 @@ def grade_batch(submissions_dir: str | os.PathLike, tests: str | os.PathLike,
         not_graded = {s.name: _write_not_graded(folders[s.name] / "results.json", stop, seed, key)
                       for s in todo if s.name not in finished} if interrupted else {}
         gradebook = write_gradebook(out_p / "gradebook.csv", results, seed, not_graded)
-        hist = plot_histogram(out_p / "scores.png", results, f"Scores: {src.name} ({len(results)} "
-                              f"submissions)") if plot and results and not interrupted else None
+        scored = [r for r in results if r.status in ("graded", "skipped")]  # grader errors, refused: not scores
+        hist = plot_histogram(out_p / "scores.png", scored, f"Scores: {src.name} ({len(scored)} "
+                              f"submissions)") if plot and scored and not interrupted else None
         return BatchResult(sorted(results, key=lambda r: r.name), seed, pool.workers, seconds,
                            gradebook, hist, total=len(subs), interrupted=interrupted, changed=changed,
                            not_graded=not_graded, stopped_by=stopped_by(stop) if interrupted else "",
