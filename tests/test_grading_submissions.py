@@ -579,3 +579,28 @@ def test_a_killed_grading_process_says_so_and_whether_it_left_a_log(tmp_path, mo
     assert res.status == GRADER_ERROR
     assert "its pytest process was killed by SIGKILL (signal 9)" in res.message, res.message
     assert "wrote no log" in res.message and "have the log" not in res.message, res.message
+
+
+@pytest.mark.parametrize("broken, said", [
+    ("from manualprop import ReLu\n", "cannot import name 'ReLu'"),
+    ('@pytest.mark.visibility("visble")\n', "visibility must be one of"),
+])
+def test_grading_tests_that_cannot_be_collected_stop_the_batch_before_anyone_is_graded(tmp_path, broken, said):
+    """tester16g M3: a broken tests folder gave every submission a grader error saying "pytest exit code N"."""
+    from gradcheck.errors import UsageError
+
+    tests = tmp_path / "tests"
+    tests.mkdir()
+    text = Path(TESTS).read_text() if Path(TESTS).is_file() else next(Path(TESTS).glob("test_*.py")).read_text()
+    if broken.startswith("from"):
+        text = broken + text
+    else:
+        head, _, rest = text.partition("\ndef test_")
+        text = head + "\n" + broken + "def test_" + rest
+    (tests / "test_a.py").write_text(text)
+    (tmp_path / "subs" / "s").mkdir(parents=True)
+    (tmp_path / "subs" / "s" / "layers.py").write_text(SOLUTION)
+    with pytest.raises(UsageError, match="cannot be collected") as err:
+        grade_batch(tmp_path / "subs", tests, tmp_path / "out", progress=False, plot=False)
+    assert said in str(err.value) and "so no submission is graded" in str(err.value)
+    assert not (tmp_path / "out" / "s").exists()

@@ -1081,18 +1081,50 @@ def _zero_result(path: Path, msg: str, seed: int | None, record: dict[str, Any],
                             tests={} if status == GRADER_ERROR else {t["name"]: 0.0 for t in rows})
 
 
+#: The last collection of each tests folder by :func:`_collected_rows`: pytest's exit code and log.
+_COLLECTION: dict[str, tuple[int | None, str]] = {}
+
+
 @functools.lru_cache(maxsize=16)
 def _collected_rows(tests: str) -> tuple[tuple[str, float, str], ...]:
     """``(name, points, visibility)`` of each grading test in ``tests``, from a collection by pytest
-    with our plugin (nothing is run, no submission); empty when the collection fails."""
+    with our plugin (nothing is run, no submission); empty when the collection fails (its exit code
+    and log in :data:`_COLLECTION`)."""
+    code, log = None, ""
     with tempfile.TemporaryDirectory(prefix="gradcheck-collect-") as tmp:
         (Path(tmp) / "cwd").mkdir()
         args = _pytest_args(Path(tests), Path(tmp), "", "--collect-only", "-q", "--grading-isolation", "none")
         with contextlib.suppress(OSError):
-            _run_child(args, Path(tmp) / "cwd", 300.0, None)
+            code, log, _ = _run_child(args, Path(tmp) / "cwd", 300.0, None)
         data = _read_json(Path(tmp) / "results.json")
+    _COLLECTION[tests] = (code, log)
     rows = data.get("tests") if isinstance(data, dict) else None
     return tuple((t["name"], t["max_score"], t["visibility"]) for t in _valid_rows(rows))
+
+
+def check_tests_collect(tests: str | os.PathLike) -> None:
+    """Collect the grading tests once before a batch grades anyone (tester16g M3: an ImportError at a
+    test module's top, a misspelt ``visibility`` marker, or two copies of the tests gave every
+    submission a grader error saying only "pytest exit code N").
+
+    Raises
+    ------
+    UsageError
+        pytest could not collect ``tests`` cleanly, or found no grading test: its own lines of the
+        error (the file, the line and the exception) are quoted.
+    """
+    key = str(Path(tests).resolve())
+    rows = _collected_rows(key)
+    code, log = _COLLECTION.get(key, (None, ""))
+    if code == 0 and rows:
+        return
+    lines = [ln.rstrip() for ln in str(log).splitlines() if ln.strip() and not ln.startswith(("=", "-"))]
+    said = [ln for ln in lines if ln.lstrip().startswith(("E ", "ERROR", "import file mismatch"))
+            or "Error" in ln or "error" in ln] or lines
+    head = (f"the grading tests in {tests} cannot be collected (pytest exit code {code}), so no submission "
+            "is graded; pytest said:" if code != 0 else f"no grading test was found in {tests} (a test that "
+            "uses the `student` or `grade` fixture), so no submission is graded.")
+    raise UsageError("\n".join([head, *("  " + ln for ln in said[-12:])]) if code != 0 else head)
 
 
 def assignment_rows(tests: str | os.PathLike) -> list[dict[str, Any]]:
@@ -1608,6 +1640,7 @@ def grade_batch(submissions_dir: str | os.PathLike, tests: str | os.PathLike,
     if scheduler is not None and workers is not None:
         raise UsageError("--workers is for the local pool; with --scheduler the Dask cluster's "
                          "worker threads decide how many submissions are graded at once.")
+    check_tests_collect(tests)
     src, out_p = Path(submissions_dir).resolve(), Path(out).resolve()
     subs = submission_folders(src)
     # reach and check the cluster before anything is written
