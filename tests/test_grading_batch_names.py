@@ -317,8 +317,10 @@ def test_an_unsafe_zip_is_not_unpacked_and_says_why(tmp_path, monkeypatch, case,
                 zf.writestr("layers.py", b"b")
     dest = tmp_path / "a" / "b" / "files"
     dest.mkdir(parents=True)
-    with pytest.raises(archive.ArchiveRefused, match=re.escape(needle)):
+    with pytest.raises(archive.ArchiveRefused, match=re.escape(needle)) as refused:
         archive.unpack(z, dest)
+    assert ("without links" in refused.value.advice) == (case == "symlink")  # tester16g L1: advice for its reason
+    assert ("under 1 MiB" in refused.value.advice) == (case == "bomb")
     assert not list(tmp_path.rglob("escaped.py")) and not any(p.is_symlink() for p in dest.rglob("*"))
     if case in ("traversal", "symlink", "members", "absolute"):
         assert not list(dest.iterdir())  # refused before anything was written

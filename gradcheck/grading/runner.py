@@ -985,8 +985,7 @@ def _grade_archive(archive: Path, grade: functools.partial) -> SubmissionResult:
             unpack(archive, files)
         except ArchiveRefused as exc:
             why = (f"This submission is not graded: {display_name(archive.name)} is a zip archive "
-                   f"that the autograder does not unpack: {exc}; score 0. Upload the files "
-                   f"themselves, or a zip of them without links.")
+                   f"that the autograder does not unpack: {exc}; score 0. {exc.advice}")
             return _grade_nothing(why, grade)
         return grade(files)
 
