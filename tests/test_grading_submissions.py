@@ -604,3 +604,33 @@ def test_grading_tests_that_cannot_be_collected_stop_the_batch_before_anyone_is_
         grade_batch(tmp_path / "subs", tests, tmp_path / "out", progress=False, plot=False)
     assert said in str(err.value) and "so no submission is graded" in str(err.value)
     assert not (tmp_path / "out" / "s").exists()
+
+
+def test_a_full_disk_at_the_gradebook_is_a_clear_error_and_leaves_no_temporary_file(tmp_path, monkeypatch):
+    """tester16g M2: a full disk ended the batch with a traceback in write_gradebook, no summary, and
+    results.json.tmp files left."""
+    import errno
+
+    from gradcheck.errors import GraderError
+    from gradcheck.grading import runner
+
+    def full(p, *args):
+        Path(p).write_text("submission,sco")
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    (tmp_path / "subs" / "s").mkdir(parents=True)
+    (tmp_path / "subs" / "s" / "layers.py").write_text(SOLUTION)
+    monkeypatch.setattr(runner, "_write_rows", full)
+    with pytest.raises(GraderError, match=r"the gradebook could not be written in .*: No space left on device\. "
+                                          r"The 1 result\(s\)"):
+        grade_batch(tmp_path / "subs", TESTS, tmp_path / "out", progress=False, plot=False, unsafe_no_isolation=True)
+    assert json.loads((tmp_path / "out" / "s" / "results.json").read_text())["score"] == 28.0
+    assert not list((tmp_path / "out").rglob("*.tmp"))
+
+    def no_rename(src, dst):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(runner.os, "replace", no_rename)
+    with pytest.raises(OSError):
+        runner.write_json(tmp_path / "out" / "x.json", {"a": 1})
+    assert not list((tmp_path / "out").rglob("*.tmp"))

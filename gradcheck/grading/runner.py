@@ -40,7 +40,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..errors import UsageError
+from ..errors import GraderError, UsageError
 from .archive import MAX_BYTES, ArchiveRefused, is_archive, unpack
 from .stopping import NOT_GRADED, stopped_by
 
@@ -729,10 +729,15 @@ def write_json(path: Path, data: dict[str, Any], key: bytes | None = None) -> No
     tmp = path.with_name(path.name + ".tmp")
     if tmp.is_symlink():
         tmp.unlink()
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o644)
-    with os.fdopen(fd, "w", encoding="utf-8") as fh:
-        fh.write(json.dumps(data, indent=2))
-    os.replace(tmp, path)
+    try:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o644)
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(json.dumps(data, indent=2))
+        os.replace(tmp, path)
+    except OSError:  # a full disk: no half-written temporary file left (tester16g M2)
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+        raise
 
 
 def _read_json(path: Path) -> Any:
@@ -1239,6 +1244,20 @@ def write_gradebook(path: str | os.PathLike, results: Sequence[SubmissionResult]
     names = list(dict.fromkeys(t for r in results for t in r.tests))
     p = Path(path)
     p.parent.mkdir(parents=True, exist_ok=True)
+    tmp = p.with_name(p.name + ".tmp")
+    try:
+        _write_rows(tmp, results, seed, not_graded, names)
+        os.replace(tmp, p)
+    except OSError:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+        raise
+    return str(p)
+
+
+def _write_rows(p: Path, results: Sequence[SubmissionResult], seed: int, not_graded: dict[str, str] | None,
+                names: list[str]) -> None:
+    """The gradebook's CSV at ``p`` (:func:`write_gradebook`)."""
     with open(p, "w", newline="", encoding="utf-8") as fh:
         w = csv.writer(fh)
         w.writerow(["submission", "score", "max_score", "percent", "status", "seconds", "seed",
@@ -1251,7 +1270,6 @@ def write_gradebook(path: str | os.PathLike, results: Sequence[SubmissionResult]
         for name, cells in sorted(rows, key=lambda row: row[0]):
             shown = display_name(name)
             w.writerow(["'" * (shown[:1] in ("=", "+", "-", "@", "\t", "\r", "'")) + shown, *cells])
-    return str(p)
 
 
 def _write_not_graded(path: Path, stop: BaseException | None, seed: int | None,
@@ -1665,7 +1683,13 @@ def grade_batch(submissions_dir: str | os.PathLike, tests: str | os.PathLike,
         finished = {r.name for r in results}
         not_graded = {s.name: _write_not_graded(folders[s.name] / "results.json", stop, seed, key)
                       for s in todo if s.name not in finished} if interrupted else {}
-        gradebook = write_gradebook(out_p / "gradebook.csv", results, seed, not_graded)
+        try:
+            gradebook = write_gradebook(out_p / "gradebook.csv", results, seed, not_graded)
+        except OSError as exc:  # a full disk (tester16g M2: a traceback and no summary)
+            raise GraderError(f"the gradebook could not be written in {out_p}: {exc.strerror or exc}. The "
+                              f"{len(results)} result(s) graded in this run that could be written are in their "
+                              "results.json; free the space and run the same command again to resume (finished "
+                              "results are kept).") from None
         scored = [r for r in results if r.status in ("graded", "skipped")]  # grader errors, refused: not scores
         hist = plot_histogram(out_p / "scores.png", scored, f"Scores: {src.name} ({len(scored)} "
                               f"submissions)") if plot and scored and not interrupted else None
