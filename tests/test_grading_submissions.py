@@ -634,3 +634,20 @@ def test_a_full_disk_at_the_gradebook_is_a_clear_error_and_leaves_no_temporary_f
     with pytest.raises(OSError):
         runner.write_json(tmp_path / "out" / "x.json", {"a": 1})
     assert not list((tmp_path / "out").rglob("*.tmp"))
+
+
+def test_a_hand_edited_result_is_graded_again_and_the_summary_says_so(tmp_path):
+    """tester16g L3: an edited results.json was regraded on resume without a word."""
+    (tmp_path / "subs" / "s").mkdir(parents=True)
+    (tmp_path / "subs" / "s" / "layers.py").write_text(SOLUTION)
+    kw = dict(progress=False, plot=False, unsafe_no_isolation=True, seed=3)
+    grade_batch(tmp_path / "subs", TESTS, tmp_path / "out", **kw)
+    saved = tmp_path / "out" / "s" / "results.json"
+    data = json.loads(saved.read_text())
+    data["score"] = 99.0
+    saved.write_text(json.dumps(data))
+    again = grade_batch(tmp_path / "subs", TESTS, tmp_path / "out", **kw)
+    assert again.unsigned == ["s"] and [r.score for r in again.submissions] == [28.0]
+    assert "1 saved results.json did not carry this batch's signature" in again.summary()
+    third = grade_batch(tmp_path / "subs", TESTS, tmp_path / "out", **kw)
+    assert third.unsigned == [] and "signature" not in third.summary()

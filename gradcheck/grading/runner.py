@@ -125,6 +125,7 @@ class BatchResult:
     submission -> results folder, where its name folds onto another's (case, normalisation);
     ``left_out``: the batch's folders that are no submission (:func:`left_out`);
     ``not_submissions``: its files that are none, with why (:func:`not_submissions`: no row);
+    ``unsigned``: graded again because their saved results.json did not carry the batch's signature;
     ``not_in_batch``: submissions whose results are in the output folder but which are no longer
     in the batch (:func:`results_not_in_batch`: no row, their results.json kept).
     """
@@ -142,6 +143,7 @@ class BatchResult:
     left_out: list[str] = field(default_factory=list)
     not_submissions: dict[str, str] = field(default_factory=dict)
     regraded_because: list[str] = field(default_factory=list)
+    unsigned: list[str] = field(default_factory=list)
     not_graded: dict[str, str] = field(default_factory=dict)
     stopped_by: str = ""
     not_in_batch: list[str] = field(default_factory=list)
@@ -192,6 +194,10 @@ class BatchResult:
         if self.regraded_because:
             lines.append(f"warning: {' and '.join(self.regraded_because)} changed since this output "
                          f"folder was graded: every submission was graded again")
+        if self.unsigned:
+            lines.append(f"warning: {len(self.unsigned)} saved results.json did not carry this batch's "
+                         f"signature (edited by hand, copied from another batch, or planted) and were graded "
+                         f"again: {', '.join(map(display_name, self.unsigned))}")
         if self.changed:
             lines.append(f"warning: {len(self.changed)} submission(s) changed since their saved "
                          f"result and were graded again: "
@@ -1206,6 +1212,10 @@ def _batch_meta(meta: Path, seed: int | None, tests: str | os.PathLike, src: Pat
     return seed, stale
 
 
+#: The results.json files :func:`_load_done` found complete but not signed by their batch's key.
+_UNSIGNED: set[str] = set()
+
+
 def _load_done(results_path: Path, key: bytes | None = None) -> SubmissionResult | None:
     """The signed, complete result in ``results_path`` as a "skipped" result (``files_sha256`` the
     digest stored with it), or None: to be graded (again)."""
@@ -1219,6 +1229,7 @@ def _load_done(results_path: Path, key: bytes | None = None) -> SubmissionResult
         return None  # unfinished, or the grader failed: grade again
     if key is not None and not hmac.compare_digest(str(extra.get("signature", "")),
                                                    _signature(data, key)):
+        _UNSIGNED.add(str(results_path))  # the summary says so (tester16g L3)
         return None  # not written by this batch's grader (planted, edited, another batch's)
     name = extra.get("submission")
     took = data.get("execution_time")  # the saved grading's own time (the gradebook shows it)
@@ -1668,9 +1679,12 @@ def grade_batch(submissions_dir: str | os.PathLike, tests: str | os.PathLike,
         options["seed"] = seed
         t0, key = time.monotonic(), _batch_key(out_p)
         folders = result_folders(out_p, [s.name for s in subs])
-        results, todo, changed = [], [], []
+        results, todo, changed, unsigned = [], [], [], []
         for s in subs:  # resume: this batch's own results are skipped unless forced or changed
             done = None if force or stale else _load_done(folders[s.name] / "results.json", key)
+            if str(folders[s.name] / "results.json") in _UNSIGNED:
+                _UNSIGNED.discard(str(folders[s.name] / "results.json"))
+                unsigned.append(s.name)
             if done is not None and done.name == s.name and done.files_sha256 == submission_digest(s):
                 results.append(done)
                 continue
@@ -1695,6 +1709,7 @@ def grade_batch(submissions_dir: str | os.PathLike, tests: str | os.PathLike,
                               f"submissions)") if plot and scored and not interrupted else None
         return BatchResult(sorted(results, key=lambda r: r.name), seed, pool.workers, seconds,
                            gradebook, hist, total=len(subs), interrupted=interrupted, changed=changed,
+                           unsigned=unsigned,
                            not_graded=not_graded, stopped_by=stopped_by(stop) if interrupted else "",
                            regraded_because=[_STALE[k] for k in stale] if not force else [],
                            renamed={n: p.name for n, p in folders.items()
