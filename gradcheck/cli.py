@@ -498,7 +498,8 @@ def _add_check_parser(sub, fmt) -> None:
                         "20 lines are shown when the code fails")
     c.add_argument("--timeout", type=float, default=30.0, metavar="SECONDS",
                    help="wall-clock limit per call into the student's code (each forward of a batch or of the "
-                        "probes made at load too), which runs in a separate sandbox process (default 30); exceeding "
+                        "probes made at load too), which runs in a separate sandbox process (default 30; a call the "
+                        "machine's other load starved gets the CPU time it did not have, up to 10 x); exceeding "
                         "it exits 3; the session may take max(60, 10 x SECONDS) plus SECONDS per further call of a "
                         "batch or of the probes")
     c.add_argument("--twin", action="store_true",

@@ -78,6 +78,11 @@ DEFAULT_TIMEOUT = 10.0
 #: layer make 10 to 50: its constructor, forwards and backwards; tester15 counted 43); the cap bounds what
 #: forged progress frames can keep a request alive.
 PROBE_CALLS = 200
+#: A call whose time is up while the sandbox process is still runnable but has used less than its
+#: limit in CPU time was starved by other load on the machine (tester16g H3: the same correct
+#: submission scored 28 or 0 by the load): it gets the CPU time it has not had, up to this many
+#: times the limit in wall clock. A call asleep or waiting is stopped at the limit as before.
+STARVED_FACTOR = 10
 
 #: The hard ``RLIMIT_CPU`` of a child (seconds). Its soft limit follows the session's wall-clock limit plus one
 #: second (:meth:`Sandbox._cpu_limit`): each request tells the child the most the session may grow to while it runs,
@@ -399,6 +404,28 @@ def _copy_nofollow(src: str, dest: str, limit: int = 16 << 20) -> None:
     os.chmod(dest, 0o644)
 
 
+def _tree_cpu(pid: int) -> tuple[float, bool]:
+    """CPU seconds (user + system) used by process ``pid`` and its descendants, and whether any of
+    them is runnable (state ``R``): read from ``/proc`` (Linux), ``(0.0, False)`` where it cannot be."""
+    tick, total, busy, todo, seen = os.sysconf("SC_CLK_TCK"), 0, False, [pid], set()
+    while todo:
+        p = todo.pop()
+        if p in seen:
+            continue
+        seen.add(p)
+        try:
+            with open(f"/proc/{p}/stat", "rb") as f:
+                fields = f.read().rpartition(b")")[2].split()
+            for task in os.listdir(f"/proc/{p}/task"):
+                with open(f"/proc/{p}/task/{task}/children", "rb") as f:
+                    todo.extend(int(c) for c in f.read().split())
+        except (OSError, ValueError):
+            continue
+        busy = busy or fields[0] == b"R"
+        total += int(fields[11]) + int(fields[12])  # utime, stime (fields 14 and 15 of proc(5))
+    return total / tick, busy
+
+
 def _signal_name(num: int) -> str:
     return {s.value: s.name for s in signal.Signals}.get(num, f"signal {num}")
 
@@ -483,7 +510,9 @@ class Sandbox:
         ``{"student.py": "/path/to/file.py"}`` (name in the sandbox, sub-folders allowed) or a list
         of paths (base names). Shadowing files are not copied (:attr:`notes` says why).
     timeout, session_timeout : float
-        Wall-clock seconds for each call into the submitted code (default 10): a request that makes
+        Wall-clock seconds for each call into the submitted code (default 10; a call still runnable at its
+        limit with less CPU time than the limit, starved by other load, gets the CPU time it did not have,
+        up to :data:`STARVED_FACTOR` times the limit): a request that makes
         several (a batch of N forwards, the probes of a load, each announced by a progress frame) has
         the limit for each call, never more than :data:`PROBE_CALLS` (load) or N (batch) limits from
         the request. The session (default ``max(60, 10 * timeout)``) is extended by ``timeout`` for each
@@ -555,6 +584,7 @@ class Sandbox:
         self._done: int | None = None  # forwards of the running forward_many done, as the child last told
         self._budget: tuple[int, float] | None = None  # its forwards and their deadline together (ours)
         self._extra, self._extra_calls = 0.0, 0  # the session's extension: timeout per further call of a request
+        self._grace, self._cpu0 = 0.0, 0.0  # the running call's time added for a starved process; its CPU at start
         self._student_ran, self._step, self._steps = False, None, {}  # the step of a load the child reported
         self._slot = self._root_dir = self._libdir = self._proc = self._dead = None
         self._w = self._r = self._o = None  # our ends of the request, reply and output pipes
@@ -732,9 +762,11 @@ class Sandbox:
         """Wait until the request pipe is ready, draining output; on timeout kill the child."""
         target = self._w if write else self._r
         while True:
-            left = min(deadline, self._session_end) - time.monotonic()
-            if left <= 0:
+            left = min(deadline + self._grace, self._session_end) - time.monotonic()
+            if left <= 0 and not self._starved(deadline):
                 self._timeout(what, deadline)
+            if left <= 0:
+                continue
             r, w, _ = select.select([self._o, *([] if write else [target])], [target] if write else [],
                                     [], min(left, 0.5))
             if target in r + w:
@@ -757,7 +789,7 @@ class Sandbox:
             if not chunk:
                 self._died(what)
             buf += chunk
-            if time.monotonic() > min(deadline, self._session_end):
+            if time.monotonic() > min(deadline + self._grace, self._session_end):
                 self._wait(deadline, what)  # a reply that keeps coming still has its time limit
         out = bytes(buf[:n])
         del buf[:n]
@@ -773,6 +805,27 @@ class Sandbox:
         """The sandbox is dead from now on: remember why and raise :class:`SandboxError`."""
         self._dead, self._dead_reason = msg, reason
         raise SandboxError(msg, reason=reason, output=self.output)
+
+    def _mark(self) -> None:
+        """A call into the submitted code starts: no time added yet, its CPU time from here."""
+        self._grace, self._cpu0 = 0.0, _tree_cpu(self._proc.pid)[0] if self._proc is not None else 0.0
+
+    def _starved(self, deadline: float) -> bool:
+        """At the end of a call's time: whether the sandbox process, still runnable, has used less
+        CPU time than the limit (the machine's other load had it) and gets the rest, up to
+        :data:`STARVED_FACTOR` times the limit in wall clock. Never past the session's limit."""
+        now = time.monotonic()
+        if now >= self._session_end or self._proc is None:
+            return False
+        used, busy = _tree_cpu(self._proc.pid)
+        used -= self._cpu0
+        if not busy or used >= self.timeout - 0.05:
+            return False
+        more = min(max(self.timeout - used, 0.05), deadline + (STARVED_FACTOR - 1) * self.timeout - now)
+        if more <= 0:
+            return False
+        self._grace = now + more - deadline
+        return True
 
     def _timeout(self, what: str, deadline: float) -> None:
         what = self._steps.get(self._step, what)
@@ -792,7 +845,9 @@ class Sandbox:
             what = f"{what}: " + (f"its reply after all {n} forwards" if self._done == n else
                                   f"a forward after the first {self._done}")
             limit = f"{limit}, the limit of one call"
-        self._fail(paragraph(f"{what} did not finish within {limit}; the sandbox process was killed.",
+        more = (f" (after {self._grace:.1f} s more wall clock: the CPU time the machine's other load had taken "
+                f"from it)") if self._grace and not session else ""
+        self._fail(paragraph(f"{what} did not finish within {limit}; the sandbox process was killed{more}.",
                              "Is there an infinite loop, or a computation far larger than needed?",
                              self._tail()), "timeout")
 
@@ -888,11 +943,13 @@ class Sandbox:
             done = reply.get("done")
             if each and step == "forwards" and type(done) is int and (self._done or 0) < done <= each:
                 deadline, self._done = min(time.monotonic() + self.timeout, self._budget[1]), done
+                self._mark()
             self._step = step if isinstance(step, str) and step in self._steps else None
             if probes and self._step in ("constructor", "forward", "backward") and calls < PROBE_CALLS - 1:
                 calls, new = calls + 1, min(time.monotonic() + self.timeout, cap)  # the next call's own limit
                 self._extend(1)
                 deadline = new
+                self._mark()
         meta = wire.decode(np, reply.get("meta", {}), payload)
         err = reply.get("error")
         if err is not None and not isinstance(err, dict):
@@ -928,6 +985,7 @@ class Sandbox:
             raise UsageError(f"{exc}.") from None
         self._student_ran = True  # from here on the child may run submitted code
         self._step = self._done = self._budget = None
+        self._mark()
         self._send(data, deadline, what)
         try:
             ok, meta, err = self._reply(deadline, what, each=len(args["batches"]) if op == "forward_many" else 0,

@@ -32,6 +32,20 @@ def test_a_folder_named_like_a_batch_file_gets_a_folder_of_its_own(tmp_path):
     assert len(set(folders)) == len(folders)
 
 
+def test_the_batch_key_is_a_batch_file_and_long_names_that_fold_together_fit_the_disk(tmp_path):
+    """tester16g M1: a submission folder named .gradcheck-key took the key's place (FileExistsError, a
+    grader error on every rerun); L1: two 255-byte names differing in case got a 264-byte results folder."""
+    from gradcheck.grading.runner import result_folders
+
+    assert result_folder(tmp_path, ".gradcheck-key") == tmp_path / ".gradcheck-key~"
+    long_names = ["a" * 255, "A" * 255, "\u00e9" * 127 + "b"]
+    folders = result_folders(tmp_path, long_names)
+    assert len({p.name.casefold() for p in folders.values()}) == 3
+    for p in folders.values():
+        assert len(os.fsencode(p.name)) <= 255
+        p.mkdir()  # the disk takes it
+
+
 def test_display_names_are_printable_and_never_shared():
     nfc, nfd = unicodedata.normalize("NFC", "caf\u00e9"), unicodedata.normalize("NFD", "caf\u00e9")
     latin1 = os.fsdecode(b"caf\xe9")  # a folder name that is not UTF-8 (surrogate-escaped by Python)
@@ -303,8 +317,10 @@ def test_an_unsafe_zip_is_not_unpacked_and_says_why(tmp_path, monkeypatch, case,
                 zf.writestr("layers.py", b"b")
     dest = tmp_path / "a" / "b" / "files"
     dest.mkdir(parents=True)
-    with pytest.raises(archive.ArchiveRefused, match=re.escape(needle)):
+    with pytest.raises(archive.ArchiveRefused, match=re.escape(needle)) as refused:
         archive.unpack(z, dest)
+    assert ("without links" in refused.value.advice) == (case == "symlink")  # tester16g L1: advice for its reason
+    assert ("under 1 MiB" in refused.value.advice) == (case == "bomb")
     assert not list(tmp_path.rglob("escaped.py")) and not any(p.is_symlink() for p in dest.rglob("*"))
     if case in ("traversal", "symlink", "members", "absolute"):
         assert not list(dest.iterdir())  # refused before anything was written

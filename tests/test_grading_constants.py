@@ -93,7 +93,7 @@ def test_scaled(student, grade, rng):
 """
 
 
-def _batch(tmp_path, declare=""):
+def _batch(tmp_path, declare="", before=""):
     subs, tests, out = tmp_path / "subs", tmp_path / "tests", tmp_path / "graded"
     for name, how in SUBMISSIONS.items():
         (subs / name).mkdir(parents=True)
@@ -101,7 +101,8 @@ def _batch(tmp_path, declare=""):
         (subs / name / "layers.py").write_text(text.replace("self.X = X", 'raise ValueError("not yet")')
                                                if name == "forward_raises" else text)
     tests.mkdir()
-    (tests / "test_scaled.py").write_text(TESTS.replace("DECLARE", declare))
+    (tests / "test_scaled.py").write_text(TESTS.replace("DECLARE", declare).replace(
+        "    grade.layer_gradients(", f"    {before}grade.layer_gradients("))
     res = grade_batch(subs, tests, out, workers=2, seed=5, timeout=5.0, progress=False)
     rows = {r["submission"]: r for r in csv.DictReader((out / "gradebook.csv").open())}
     graded = {n: json.loads((out / n / "results.json").read_text()) for n in SUBMISSIONS}
@@ -196,3 +197,15 @@ def test_the_constants_key_is_documented_with_the_grading_tests():
 
     doc = " ".join((Path(__file__).resolve().parents[1] / "docs" / "gradescope.md").read_text().split())
     assert 'grade.layer_gradients(..., constants=["class_weights"])' in doc and "NOT CHECKED as a whole" in doc
+
+
+def test_a_typo_in_the_staffs_test_is_a_grader_error_not_a_lost_point(tmp_path):
+    """tester16g H4: ``RefRelu()`` for ``RefReLU()`` in a grading test cost the reference solution a point
+    ("The check stopped with NameError"), exit 0 and no grader error. A NameError raised in the tests' own
+    file is the staff's mistake: every row a grader error naming the file and line, nothing scored."""
+    _, res, rows, graded = _batch(tmp_path, before="Ref_typo(); ")
+    assert {s.status for s in res.submissions} == {"grader error"}, rows
+    for data in graded.values():
+        error = data["extra_data"]["grader_error"]
+        assert "the test raised NameError: name 'Ref_typo' is not defined (test_scaled.py, line" in error, data
+        assert "this test is faulty" in data["tests"][0]["output"], data

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from gradcheck.cli import main
-from gradcheck.grading.runner import find_grading_tests, grade_batch, grade_submission
+from gradcheck.grading.runner import GRADER_ERROR, find_grading_tests, grade_batch, grade_submission
 from gradcheck.grading.static import forbidden_imports, unavailable_imports
 from gradcheck.isolation import PROVIDED_PACKAGES, PROVIDED_TEXT
 from gradcheck.sandbox import Sandbox, SandboxError, support
@@ -547,3 +547,107 @@ def test_a_do_nothing_submission_earns_no_property_points(tmp_path):
     out = {t["name"]: t["output"] for t in data["tests"]}
     assert "wrong" in out["All layers: outputs and gradients are float64"]
     assert "wrong" in out["Softmax cross-entropy: backward() twice gives the same gradient (cache not modified)"]
+
+
+def test_the_summarys_figures_leave_out_grader_errors_and_refused_entries():
+    """tester16g M4: a killed child's grader error and a refused zip were counted as zeros in the mean."""
+    from gradcheck.grading.runner import REFUSED, BatchResult, SubmissionResult
+
+    subs = [SubmissionResult("a", 28.0, 28.0, "graded", 1.0, ""), SubmissionResult("b", 14.0, 28.0, "graded", 1.0, ""),
+            SubmissionResult("c", 0.0, 28.0, GRADER_ERROR, 1.0, "", message="killed"),
+            SubmissionResult("d", 0.0, 28.0, REFUSED, 0.0, "", message="a zip bomb")]
+    summary = BatchResult(subs, 1, 2, 3.0, "gradebook.csv", None, total=4).summary()
+    assert ("scores out of 28: mean 21.00, median 21, min 14, max 28; full marks: 1, zero: 0 (of 2 scored; "
+            "1 grader error(s) and 1 refused not in these figures)") in summary, summary
+
+
+def test_a_killed_grading_process_says_so_and_whether_it_left_a_log(tmp_path, monkeypatch):
+    """tester16g M4: a pytest child killed by SIGKILL said "pytest exit code -9 ... Course staff have the log"
+    with an empty log."""
+    from gradcheck.grading import runner
+
+    real = runner._run_child
+
+    def killed(args, cwd, limit, stopper):
+        return real(args, cwd, limit, stopper) if "--collect-only" in args else (-9, "", False)
+
+    runner._collected_rows.cache_clear()
+    monkeypatch.setattr(runner, "_run_child", killed)
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "layers.py").write_text(SOLUTION)
+    res = grade_submission(tmp_path / "sub", TESTS, tmp_path / "out")
+    assert res.status == GRADER_ERROR
+    assert "its pytest process was killed by SIGKILL (signal 9)" in res.message, res.message
+    assert "wrote no log" in res.message and "have the log" not in res.message, res.message
+
+
+@pytest.mark.parametrize("broken, said", [
+    ("from manualprop import ReLu\n", "cannot import name 'ReLu'"),
+    ('@pytest.mark.visibility("visble")\n', "visibility must be one of"),
+])
+def test_grading_tests_that_cannot_be_collected_stop_the_batch_before_anyone_is_graded(tmp_path, broken, said):
+    """tester16g M3: a broken tests folder gave every submission a grader error saying "pytest exit code N"."""
+    from gradcheck.errors import UsageError
+
+    tests = tmp_path / "tests"
+    tests.mkdir()
+    text = Path(TESTS).read_text() if Path(TESTS).is_file() else next(Path(TESTS).glob("test_*.py")).read_text()
+    if broken.startswith("from"):
+        text = broken + text
+    else:
+        head, _, rest = text.partition("\ndef test_")
+        text = head + "\n" + broken + "def test_" + rest
+    (tests / "test_a.py").write_text(text)
+    (tmp_path / "subs" / "s").mkdir(parents=True)
+    (tmp_path / "subs" / "s" / "layers.py").write_text(SOLUTION)
+    with pytest.raises(UsageError, match="cannot be collected") as err:
+        grade_batch(tmp_path / "subs", tests, tmp_path / "out", progress=False, plot=False)
+    assert said in str(err.value) and "so no submission is graded" in str(err.value)
+    assert not (tmp_path / "out" / "s").exists()
+
+
+def test_a_full_disk_at_the_gradebook_is_a_clear_error_and_leaves_no_temporary_file(tmp_path, monkeypatch):
+    """tester16g M2: a full disk ended the batch with a traceback in write_gradebook, no summary, and
+    results.json.tmp files left."""
+    import errno
+
+    from gradcheck.errors import GraderError
+    from gradcheck.grading import runner
+
+    def full(p, *args):
+        Path(p).write_text("submission,sco")
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    (tmp_path / "subs" / "s").mkdir(parents=True)
+    (tmp_path / "subs" / "s" / "layers.py").write_text(SOLUTION)
+    monkeypatch.setattr(runner, "_write_rows", full)
+    with pytest.raises(GraderError, match=r"the gradebook could not be written in .*: No space left on device\. "
+                                          r"The 1 result\(s\)"):
+        grade_batch(tmp_path / "subs", TESTS, tmp_path / "out", progress=False, plot=False, unsafe_no_isolation=True)
+    assert json.loads((tmp_path / "out" / "s" / "results.json").read_text())["score"] == 28.0
+    assert not list((tmp_path / "out").rglob("*.tmp"))
+
+    def no_rename(src, dst):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(runner.os, "replace", no_rename)
+    with pytest.raises(OSError):
+        runner.write_json(tmp_path / "out" / "x.json", {"a": 1})
+    assert not list((tmp_path / "out").rglob("*.tmp"))
+
+
+def test_a_hand_edited_result_is_graded_again_and_the_summary_says_so(tmp_path):
+    """tester16g L3: an edited results.json was regraded on resume without a word."""
+    (tmp_path / "subs" / "s").mkdir(parents=True)
+    (tmp_path / "subs" / "s" / "layers.py").write_text(SOLUTION)
+    kw = dict(progress=False, plot=False, unsafe_no_isolation=True, seed=3)
+    grade_batch(tmp_path / "subs", TESTS, tmp_path / "out", **kw)
+    saved = tmp_path / "out" / "s" / "results.json"
+    data = json.loads(saved.read_text())
+    data["score"] = 99.0
+    saved.write_text(json.dumps(data))
+    again = grade_batch(tmp_path / "subs", TESTS, tmp_path / "out", **kw)
+    assert again.unsigned == ["s"] and [r.score for r in again.submissions] == [28.0]
+    assert "1 saved results.json did not carry this batch's signature" in again.summary()
+    third = grade_batch(tmp_path / "subs", TESTS, tmp_path / "out", **kw)
+    assert third.unsigned == [] and "signature" not in third.summary()

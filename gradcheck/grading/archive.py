@@ -26,7 +26,13 @@ _CHUNK = 1 << 16
 
 
 class ArchiveRefused(Exception):
-    """Why an archive is not unpacked (the message completes "... is not unpacked: ")."""
+    """Why an archive is not unpacked (the message completes "... is not unpacked: "); ``advice``
+    says what to upload instead, for that reason (tester16g L1: "without links" was said for a zip
+    refused for its size or its duplicate names)."""
+
+    def __init__(self, message: str, advice: str = "Upload the files themselves, or a plain zip of them.") -> None:
+        super().__init__(message)
+        self.advice = advice
 
 
 def is_archive(path: str | os.PathLike) -> bool:
@@ -58,7 +64,8 @@ def _check_member(info: zipfile.ZipInfo) -> list[str]:
     mode = info.external_attr >> 16 if info.create_system == 3 else 0  # 3: made on Unix
     if stat.S_ISLNK(mode):
         raise ArchiveRefused(f"its member {info.filename[:200]!r} is a symbolic link (links are "
-                             f"never unpacked: zip the files themselves)")
+                             f"never unpacked: zip the files themselves)",
+                             "Upload the files themselves, or a zip of them without links.")
     if stat.S_IFMT(mode) not in (0, stat.S_IFREG, stat.S_IFDIR):  # 0: no type recorded, a file
         raise ArchiveRefused(f"its member {info.filename[:200]!r} is not a file or a folder")
     if info.flag_bits & 0x1:
@@ -72,12 +79,14 @@ def _write_member(zf: zipfile.ZipFile, info: zipfile.ZipInfo, dest: Path, budget
     try:
         fd = os.open(dest, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
     except FileExistsError:
-        raise ArchiveRefused(f"its member {info.filename[:200]!r} appears twice") from None
+        raise ArchiveRefused(f"its member {info.filename[:200]!r} appears twice",
+                             "Zip each file once (a fresh zip of the folder).") from None
     with zf.open(info) as src, open(fd, "wb") as out:
         while chunk := src.read(_CHUNK):
             budget -= len(chunk)
             if budget < 0:
-                raise ArchiveRefused(f"its members hold more than {MAX_BYTES >> 20} MiB unpacked")
+                raise ArchiveRefused(f"its members hold more than {MAX_BYTES >> 20} MiB unpacked",
+                                     f"Upload only the files the assignment asks for (under {MAX_BYTES >> 20} MiB).")
             out.write(chunk)
     return budget
 
@@ -102,11 +111,13 @@ def unpack(archive: str | os.PathLike, folder: str | os.PathLike) -> None:
             if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
                 raise ArchiveRefused("it is not a regular file")
             if os.fstat(fh.fileno()).st_size > MAX_BYTES:
-                raise ArchiveRefused(f"it is larger than {MAX_BYTES >> 20} MiB")
+                raise ArchiveRefused(f"it is larger than {MAX_BYTES >> 20} MiB",
+                                     f"Upload only the files the assignment asks for (under {MAX_BYTES >> 20} MiB).")
             with zipfile.ZipFile(fh) as zf:
                 infos = zf.infolist()
                 if len(infos) > MAX_MEMBERS:
-                    raise ArchiveRefused(f"it holds {len(infos)} members, more than {MAX_MEMBERS}")
+                    raise ArchiveRefused(f"it holds {len(infos)} members, more than {MAX_MEMBERS}",
+                                         "Upload only the files the assignment asks for.")
                 members = [(info, _check_member(info)) for info in infos]
                 budget, root = MAX_BYTES, Path(folder)
                 for info, parts in members:

@@ -84,8 +84,9 @@ def add_grade_parser(sub: argparse._SubParsersAction, epilog: str = "") -> argpa
         help="seed of the hidden tests, an integer >= 0 (default: one submission 0; a batch "
              "reuses the seed in DIR/grading.json or draws and records a new one)")
     arg("--timeout", type=float, default=3.0, metavar="SECONDS",
-        help="wall-clock limit of each call into the student's code; also caps tests' own "
-             "timeout markers (default 3)")
+        help="limit of each call into the student's code (importing it too), in wall clock; a call the "
+             "machine's other load kept off the CPU gets the CPU time it did not have, up to 10 x the limit, so "
+             "load does not decide a grade; also caps tests' own timeout markers (default 3)")
     arg("--submission-timeout", type=float, default=300.0, metavar="SECONDS",
         help="wall-clock limit of grading one submission (default 300)")
     arg("--memory-mb", type=int, default=1024, metavar="MIB",

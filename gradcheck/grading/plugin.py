@@ -447,6 +447,8 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
     if not {"student", "grade"} & set(getattr(item, "fixturenames", ())):
         return
     entry = results.setdefault(item.nodeid, _entry(item))
+    if rep.failed and (where := _tests_own_error(item, call)):  # the staff's typo: a grader error, not a score
+        exc = C.GradingTestError(f"the test raised {type(exc).__name__}: {str(exc).strip()} ({where})")
     if rep.failed and isinstance(exc, (SandboxStartFailure, GraderError)):
         rep.longrepr = str(exc)
         item.config.stash[_PARTIAL].setdefault("grader_error", str(exc))
@@ -483,6 +485,24 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
         item.user_properties += props
         rep.user_properties = [*rep.user_properties, *props]  # junitxml reads the teardown report's
         _write_results(item.config, None)  # the rows so far: a grading stopped for time keeps them
+
+
+def _tests_own_error(item: pytest.Item, call: pytest.CallInfo) -> str:
+    """Where a test's own code failed (``"test_x.py, line 55"``) when it raised a NameError or an
+    ImportError in a file of the tests' folder: a typo in the staff's test (tester16g H4: ``RefRelu()``
+    for ``RefReLU()`` cost the reference solution a point, "The check stopped with NameError"). The
+    submission runs in its sandbox process, so no name it lacks is looked up in the tests' frames;
+    what it lacks reaches the test as the sandbox's own errors. '' for any other failure."""
+    exc = call.excinfo.value if call.excinfo is not None else None
+    if not isinstance(exc, (NameError, ImportError)) or isinstance(exc, GradcheckError):
+        return ""
+    tb, folder = exc.__traceback__, os.path.dirname(os.path.abspath(str(item.path)))
+    while tb is not None and tb.tb_next is not None:
+        tb = tb.tb_next
+    where = os.path.abspath(tb.tb_frame.f_code.co_filename) if tb is not None else ""
+    if not where.startswith(folder + os.sep):
+        return ""
+    return f"{os.path.relpath(where, folder)}, line {tb.tb_lineno}"
 
 
 def _isolation_level(config: pytest.Config, holder: _SandboxHolder | None) -> str:

@@ -40,7 +40,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..errors import UsageError
+from ..errors import GraderError, UsageError
 from .archive import MAX_BYTES, ArchiveRefused, is_archive, unpack
 from .stopping import NOT_GRADED, stopped_by
 
@@ -62,8 +62,10 @@ GRADER_ERROR = "grader error"
 REFUSED = "refused"
 #: Gradescope's visibilities of a test row (the plugin's ``visibility(v)`` marker).
 VISIBILITIES = ("visible", "hidden", "after_due_date", "after_published")
+#: The batch's secret key (:func:`_batch_key`), beside the results.
+KEY_FILE = ".gradcheck-key"
 #: Files a batch writes in its output folder (a submission folder of such a name gets a ``~``).
-BATCH_FILES = ("gradebook.csv", "scores.png", "grading.json")
+BATCH_FILES = ("gradebook.csv", "scores.png", "grading.json", KEY_FILE)
 _FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
 
 
@@ -121,6 +123,7 @@ class BatchResult:
     submission -> results folder, where its name folds onto another's (case, normalisation);
     ``left_out``: the batch's folders that are no submission (:func:`left_out`);
     ``not_submissions``: its files that are none, with why (:func:`not_submissions`: no row);
+    ``unsigned``: graded again because their saved results.json did not carry the batch's signature;
     ``not_in_batch``: submissions whose results are in the output folder but which are no longer
     in the batch (:func:`results_not_in_batch`: no row, their results.json kept).
     """
@@ -138,6 +141,7 @@ class BatchResult:
     left_out: list[str] = field(default_factory=list)
     not_submissions: dict[str, str] = field(default_factory=dict)
     regraded_because: list[str] = field(default_factory=list)
+    unsigned: list[str] = field(default_factory=list)
     not_graded: dict[str, str] = field(default_factory=dict)
     stopped_by: str = ""
     not_in_batch: list[str] = field(default_factory=list)
@@ -148,7 +152,8 @@ class BatchResult:
         errors = [s for s in subs if s.status == GRADER_ERROR]
         done = sum(s.status == "graded" for s in subs) + len(errors)
         rate = 60.0 * done / self.seconds if self.seconds > 0 and done else 0.0
-        scores = [s.score for s in subs]
+        scored = [s for s in subs if s.status in ("graded", "skipped")]  # not grader errors nor refused entries
+        scores = [s.score for s in scored]
         lines = [f"interrupted after {len(subs)} of {self.total} submission(s); rerun the same "
                  f"command to resume (finished results are kept); stopped by {self.stopped_by}: "
                  f"{len(self.not_graded)} submission(s) not graded (not 0: their rows and results.json "
@@ -157,12 +162,15 @@ class BatchResult:
                      f"worker(s) ({rate:.0f} per minute); "
                      f"{sum(s.status == 'skipped' for s in subs)} skipped (already graded; --force "
                      f"regrades); {len(errors)} grader error(s); seed {self.seed}")
+        apart = [f"{n} {what}" for n, what in ((len(errors), "grader error(s)"),
+                                                (sum(s.status == REFUSED for s in subs), "refused")) if n]
         if scores:
-            lines.append(f"scores out of {max(s.max_score for s in subs):g}: mean "
+            lines.append(f"scores out of {max(s.max_score for s in scored):g}: mean "
                          f"{statistics.mean(scores):.2f}, median {statistics.median(scores):g}, "
                          f"min {min(scores):g}, max {max(scores):g}; full marks: "
-                         f"{sum(s.score >= s.max_score > 0 for s in subs)}, "
-                         f"zero: {scores.count(0)}")
+                         f"{sum(s.score >= s.max_score > 0 for s in scored)}, "
+                         f"zero: {scores.count(0)}" + (f" (of {len(scores)} scored; {' and '.join(apart)} "
+                                                      f"not in these figures)" if apart else ""))
         lines += [f"  grader error: {display_name(e.name)}: {display_name(e.message)}"
                   for e in errors]
         lines += _refused_lines(subs)
@@ -184,6 +192,10 @@ class BatchResult:
         if self.regraded_because:
             lines.append(f"warning: {' and '.join(self.regraded_because)} changed since this output "
                          f"folder was graded: every submission was graded again")
+        if self.unsigned:
+            lines.append(f"warning: {len(self.unsigned)} saved results.json did not carry this batch's "
+                         f"signature (edited by hand, copied from another batch, or planted) and were graded "
+                         f"again: {', '.join(map(display_name, self.unsigned))}")
         if self.changed:
             lines.append(f"warning: {len(self.changed)} submission(s) changed since their saved "
                          f"result and were graded again: "
@@ -371,6 +383,14 @@ def result_folder(out: str | os.PathLike, name: str) -> Path:
     return Path(out) / (name + "~" if name.rstrip("~").casefold() in BATCH_FILES else name)
 
 
+def _fit(name: str, more: int, limit: int = 255) -> str:
+    """``name`` cut (whole characters) so that ``more`` bytes can follow it within a file name's
+    ``limit`` of bytes (tester16g L1: two 255-byte names that differ in case got a 264-byte folder)."""
+    while len(os.fsencode(name)) + more > limit:
+        name = name[:-1]
+    return name
+
+
 def result_folders(out: str | os.PathLike, names: Sequence[str]) -> dict[str, Path]:
     """:func:`result_folder` of each name, kept apart where names fold together.
 
@@ -387,9 +407,9 @@ def result_folders(out: str | os.PathLike, names: Sequence[str]) -> dict[str, Pa
     for n in sorted(names):
         p = result_folder(out, n)
         if _folded(p) in taken:
-            p = p.with_name(f"{p.name}~{hashlib.sha256(os.fsencode(n)).hexdigest()[:8]}")
+            p = p.with_name(f"{_fit(p.name, 9)}~{hashlib.sha256(os.fsencode(n)).hexdigest()[:8]}")
             while _folded(p) in taken:
-                p = p.with_name(p.name + "~")
+                p = p.with_name(_fit(p.name, 1) + "~")
         taken.add(_folded(p))
         folders[n] = p
     return folders
@@ -713,10 +733,15 @@ def write_json(path: Path, data: dict[str, Any], key: bytes | None = None) -> No
     tmp = path.with_name(path.name + ".tmp")
     if tmp.is_symlink():
         tmp.unlink()
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o644)
-    with os.fdopen(fd, "w", encoding="utf-8") as fh:
-        fh.write(json.dumps(data, indent=2))
-    os.replace(tmp, path)
+    try:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o644)
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(json.dumps(data, indent=2))
+        os.replace(tmp, path)
+    except OSError:  # a full disk: no half-written temporary file left (tester16g M2)
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+        raise
 
 
 def _read_json(path: Path) -> Any:
@@ -729,7 +754,7 @@ def _read_json(path: Path) -> Any:
 
 def _batch_key(out_p: Path) -> bytes:
     """The batch's secret (``out/.gradcheck-key``, mode 0600, created on first use)."""
-    p = out_p / ".gradcheck-key"
+    p = out_p / KEY_FILE
     with contextlib.suppress(FileExistsError):
         fd = os.open(p, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
         with os.fdopen(fd, "w") as fh:
@@ -920,8 +945,12 @@ def _grade(sub: Path, tests_p: Path, results: Path, record: dict[str, Any], t0: 
             rows = [result_row(n, mx, v, status="not run") for n, mx, v in _collected_rows(str(tests_p.resolve()))]
         return _too_slow(results, submission_timeout, timeout, seed, record, seconds, key, rows)
     if data is None:
-        msg = (f"The autograder could not finish (pytest exit code {code}); score 0. Course staff "
-               f"have the log.")
+        how = (f"its pytest process was killed by {_signal_name_of(-code)}" if isinstance(code, int) and code < 0
+               else f"pytest exit code {code}")
+        msg = (f"The autograder could not finish ({how}); score 0. " + (
+               "Course staff have the log (extra_data.grader_log)." if str(log).strip() else
+               "The process wrote no log (stopped from outside: the system's out-of-memory killer, or a "
+               "person)."))
         return _grader_failure(results, msg, seed, record, seconds, key, tests_p, rows)
     error = data["extra_data"].get("grader_error")
     if not error:
@@ -929,6 +958,14 @@ def _grade(sub: Path, tests_p: Path, results: Path, record: dict[str, Any], t0: 
     status = GRADER_ERROR if error else "graded"
     _finish_results(results, data, {**record, "status": status}, seconds, key)
     return _from_results(data, name, status, seconds, results, message=str(error or ""))
+
+
+def _signal_name_of(num: int) -> str:
+    """``SIGKILL (signal 9)``; ``signal N`` for a number Python does not name."""
+    try:
+        return f"{signal.Signals(num).name} (signal {num})"
+    except ValueError:
+        return f"signal {num}"
 
 
 def _pytest_args(tests: Path, tmp: Path, ini: str, *more: str) -> list[str]:
@@ -970,8 +1007,7 @@ def _grade_archive(archive: Path, grade: functools.partial) -> SubmissionResult:
             unpack(archive, files)
         except ArchiveRefused as exc:
             why = (f"This submission is not graded: {display_name(archive.name)} is a zip archive "
-                   f"that the autograder does not unpack: {exc}; score 0. Upload the files "
-                   f"themselves, or a zip of them without links.")
+                   f"that the autograder does not unpack: {exc}; score 0. {exc.advice}")
             return _grade_nothing(why, grade)
         return grade(files)
 
@@ -1066,18 +1102,50 @@ def _zero_result(path: Path, msg: str, seed: int | None, record: dict[str, Any],
                             tests={} if status == GRADER_ERROR else {t["name"]: 0.0 for t in rows})
 
 
+#: The last collection of each tests folder by :func:`_collected_rows`: pytest's exit code and log.
+_COLLECTION: dict[str, tuple[int | None, str]] = {}
+
+
 @functools.lru_cache(maxsize=16)
 def _collected_rows(tests: str) -> tuple[tuple[str, float, str], ...]:
     """``(name, points, visibility)`` of each grading test in ``tests``, from a collection by pytest
-    with our plugin (nothing is run, no submission); empty when the collection fails."""
+    with our plugin (nothing is run, no submission); empty when the collection fails (its exit code
+    and log in :data:`_COLLECTION`)."""
+    code, log = None, ""
     with tempfile.TemporaryDirectory(prefix="gradcheck-collect-") as tmp:
         (Path(tmp) / "cwd").mkdir()
         args = _pytest_args(Path(tests), Path(tmp), "", "--collect-only", "-q", "--grading-isolation", "none")
         with contextlib.suppress(OSError):
-            _run_child(args, Path(tmp) / "cwd", 300.0, None)
+            code, log, _ = _run_child(args, Path(tmp) / "cwd", 300.0, None)
         data = _read_json(Path(tmp) / "results.json")
+    _COLLECTION[tests] = (code, log)
     rows = data.get("tests") if isinstance(data, dict) else None
     return tuple((t["name"], t["max_score"], t["visibility"]) for t in _valid_rows(rows))
+
+
+def check_tests_collect(tests: str | os.PathLike) -> None:
+    """Collect the grading tests once before a batch grades anyone (tester16g M3: an ImportError at a
+    test module's top, a misspelt ``visibility`` marker, or two copies of the tests gave every
+    submission a grader error saying only "pytest exit code N").
+
+    Raises
+    ------
+    UsageError
+        pytest could not collect ``tests`` cleanly, or found no grading test: its own lines of the
+        error (the file, the line and the exception) are quoted.
+    """
+    key = str(Path(tests).resolve())
+    rows = _collected_rows(key)
+    code, log = _COLLECTION.get(key, (None, ""))
+    if code == 0 and rows:
+        return
+    lines = [ln.rstrip() for ln in str(log).splitlines() if ln.strip() and not ln.startswith(("=", "-"))]
+    said = [ln for ln in lines if ln.lstrip().startswith(("E ", "ERROR", "import file mismatch"))
+            or "Error" in ln or "error" in ln] or lines
+    head = (f"the grading tests in {tests} cannot be collected (pytest exit code {code}), so no submission "
+            "is graded; pytest said:" if code != 0 else f"no grading test was found in {tests} (a test that "
+            "uses the `student` or `grade` fixture), so no submission is graded.")
+    raise UsageError("\n".join([head, *("  " + ln for ln in said[-12:])]) if code != 0 else head)
 
 
 def assignment_rows(tests: str | os.PathLike) -> list[dict[str, Any]]:
@@ -1155,6 +1223,10 @@ def _batch_meta(meta: Path, seed: int | None, tests: str | os.PathLike, src: Pat
     return seed, stale
 
 
+#: The results.json files :func:`_load_done` found complete but not signed by their batch's key.
+_UNSIGNED: set[str] = set()
+
+
 def _load_done(results_path: Path, key: bytes | None = None) -> SubmissionResult | None:
     """The signed, complete result in ``results_path`` as a "skipped" result (``files_sha256`` the
     digest stored with it), or None: to be graded (again)."""
@@ -1168,6 +1240,7 @@ def _load_done(results_path: Path, key: bytes | None = None) -> SubmissionResult
         return None  # unfinished, or the grader failed: grade again
     if key is not None and not hmac.compare_digest(str(extra.get("signature", "")),
                                                    _signature(data, key)):
+        _UNSIGNED.add(str(results_path))  # the summary says so (tester16g L3)
         return None  # not written by this batch's grader (planted, edited, another batch's)
     name = extra.get("submission")
     took = data.get("execution_time")  # the saved grading's own time (the gradebook shows it)
@@ -1193,6 +1266,20 @@ def write_gradebook(path: str | os.PathLike, results: Sequence[SubmissionResult]
     names = list(dict.fromkeys(t for r in results for t in r.tests))
     p = Path(path)
     p.parent.mkdir(parents=True, exist_ok=True)
+    tmp = p.with_name(p.name + ".tmp")
+    try:
+        _write_rows(tmp, results, seed, not_graded, names)
+        os.replace(tmp, p)
+    except OSError:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+        raise
+    return str(p)
+
+
+def _write_rows(p: Path, results: Sequence[SubmissionResult], seed: int, not_graded: dict[str, str] | None,
+                names: list[str]) -> None:
+    """The gradebook's CSV at ``p`` (:func:`write_gradebook`)."""
     with open(p, "w", newline="", encoding="utf-8") as fh:
         w = csv.writer(fh)
         w.writerow(["submission", "score", "max_score", "percent", "status", "seconds", "seed",
@@ -1205,7 +1292,6 @@ def write_gradebook(path: str | os.PathLike, results: Sequence[SubmissionResult]
         for name, cells in sorted(rows, key=lambda row: row[0]):
             shown = display_name(name)
             w.writerow(["'" * (shown[:1] in ("=", "+", "-", "@", "\t", "\r", "'")) + shown, *cells])
-    return str(p)
 
 
 def _write_not_graded(path: Path, stop: BaseException | None, seed: int | None,
@@ -1593,6 +1679,7 @@ def grade_batch(submissions_dir: str | os.PathLike, tests: str | os.PathLike,
     if scheduler is not None and workers is not None:
         raise UsageError("--workers is for the local pool; with --scheduler the Dask cluster's "
                          "worker threads decide how many submissions are graded at once.")
+    check_tests_collect(tests)
     src, out_p = Path(submissions_dir).resolve(), Path(out).resolve()
     subs = submission_folders(src)
     # reach and check the cluster before anything is written
@@ -1603,9 +1690,12 @@ def grade_batch(submissions_dir: str | os.PathLike, tests: str | os.PathLike,
         options["seed"] = seed
         t0, key = time.monotonic(), _batch_key(out_p)
         folders = result_folders(out_p, [s.name for s in subs])
-        results, todo, changed = [], [], []
+        results, todo, changed, unsigned = [], [], [], []
         for s in subs:  # resume: this batch's own results are skipped unless forced or changed
             done = None if force or stale else _load_done(folders[s.name] / "results.json", key)
+            if str(folders[s.name] / "results.json") in _UNSIGNED:
+                _UNSIGNED.discard(str(folders[s.name] / "results.json"))
+                unsigned.append(s.name)
             if done is not None and done.name == s.name and done.files_sha256 == submission_digest(s):
                 results.append(done)
                 continue
@@ -1618,11 +1708,19 @@ def grade_batch(submissions_dir: str | os.PathLike, tests: str | os.PathLike,
         finished = {r.name for r in results}
         not_graded = {s.name: _write_not_graded(folders[s.name] / "results.json", stop, seed, key)
                       for s in todo if s.name not in finished} if interrupted else {}
-        gradebook = write_gradebook(out_p / "gradebook.csv", results, seed, not_graded)
-        hist = plot_histogram(out_p / "scores.png", results, f"Scores: {src.name} ({len(results)} "
-                              f"submissions)") if plot and results and not interrupted else None
+        try:
+            gradebook = write_gradebook(out_p / "gradebook.csv", results, seed, not_graded)
+        except OSError as exc:  # a full disk (tester16g M2: a traceback and no summary)
+            raise GraderError(f"the gradebook could not be written in {out_p}: {exc.strerror or exc}. The "
+                              f"{len(results)} result(s) graded in this run that could be written are in their "
+                              "results.json; free the space and run the same command again to resume (finished "
+                              "results are kept).") from None
+        scored = [r for r in results if r.status in ("graded", "skipped")]  # grader errors, refused: not scores
+        hist = plot_histogram(out_p / "scores.png", scored, f"Scores: {src.name} ({len(scored)} "
+                              f"submissions)") if plot and scored and not interrupted else None
         return BatchResult(sorted(results, key=lambda r: r.name), seed, pool.workers, seconds,
                            gradebook, hist, total=len(subs), interrupted=interrupted, changed=changed,
+                           unsigned=unsigned,
                            not_graded=not_graded, stopped_by=stopped_by(stop) if interrupted else "",
                            regraded_because=[_STALE[k] for k in stale] if not force else [],
                            renamed={n: p.name for n, p in folders.items()

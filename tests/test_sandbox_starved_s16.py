@@ -1,0 +1,81 @@
+"""tester16g H3: a call's time limit is the submission's own CPU time when the machine's other load starves
+it (the same correct submission scored 28 or 0 by the load); a call asleep is still stopped at the limit.
+
+The starved case is made deterministic by standing in for ``/proc``'s reading: a child that sleeps while
+``_tree_cpu`` says it is runnable and has used no CPU is exactly a child the load kept off the cores."""
+
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pytest
+
+from gradcheck import sandbox
+from gradcheck.sandbox import STARVED_FACTOR, Sandbox, SandboxError
+
+SLOW_IMPORT = ("import time\ntime.sleep(2.5)\n\nclass ReLU:\n    def forward(self, X):\n        return X\n\n"
+               "    def backward(self, dY):\n        return dY\n")
+
+
+def test_a_starved_import_gets_the_cpu_time_it_did_not_have(tmp_path, monkeypatch):
+    (tmp_path / "slow.py").write_text(SLOW_IMPORT)
+    monkeypatch.setattr(sandbox, "_tree_cpu", lambda pid: (0.0, True))  # runnable, no CPU had
+    with Sandbox(files=[str(tmp_path / "slow.py")], timeout=1.0) as sb:
+        layer = sb.load_layer("slow.py", "ReLU", {})
+        assert layer is not None
+
+
+def test_a_starved_call_is_still_stopped_at_its_wall_clock_backstop(tmp_path, monkeypatch):
+    (tmp_path / "slow.py").write_text(SLOW_IMPORT.replace("2.5", "60"))
+    monkeypatch.setattr(sandbox, "_tree_cpu", lambda pid: (0.0, True))
+    with Sandbox(files=[str(tmp_path / "slow.py")], timeout=0.5) as sb:
+        with pytest.raises(SandboxError, match=r"within 0.5 s \(wall clock\); the sandbox process was killed \(after 4.5 s more wall clock"):
+            sb.load_layer("slow.py", "ReLU", {})
+    assert STARVED_FACTOR * 0.5 < 60
+
+
+def test_a_sleeping_import_is_stopped_at_the_limit(tmp_path):
+    """Asleep, the process is not starved: the limit stays wall clock (the real ``/proc`` reading)."""
+    (tmp_path / "slow.py").write_text(SLOW_IMPORT.replace("2.5", "60"))
+    with Sandbox(files=[str(tmp_path / "slow.py")], timeout=1.0) as sb:
+        with pytest.raises(SandboxError, match=r"did not finish within 1 s \(wall clock\)"):
+            sb.load_layer("slow.py", "ReLU", {})
+
+
+def test_a_process_that_used_its_cpu_time_is_not_starved(tmp_path, monkeypatch):
+    (tmp_path / "slow.py").write_text(SLOW_IMPORT.replace("2.5", "60"))
+    monkeypatch.setattr(sandbox, "_tree_cpu", lambda pid, t=[0.0]: (t.__setitem__(0, t[0] + 5.0) or t[0], True))
+    with Sandbox(files=[str(tmp_path / "slow.py")], timeout=1.0) as sb:
+        with pytest.raises(SandboxError, match=r"did not finish within 1 s \(wall clock\)"):
+            sb.load_layer("slow.py", "ReLU", {})
+
+
+def test_tree_cpu_reads_a_busy_child_and_a_sleeping_one():
+    busy = subprocess.Popen([sys.executable, "-c", "while True: pass"])
+    idle = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        for _ in range(600):  # until the busy child has run 0.2 s of CPU (no bound on the wall clock asserted)
+            used, runnable = sandbox._tree_cpu(busy.pid)
+            if used >= 0.2:
+                break
+            time.sleep(0.05)
+        assert used >= 0.2 and runnable
+        for _ in range(600):  # until the sleeping child has started and fallen asleep
+            before, runnable_idle = sandbox._tree_cpu(idle.pid)
+            if before > 0 and not runnable_idle:
+                break
+            time.sleep(0.05)
+        time.sleep(0.3)
+        after, runnable_idle = sandbox._tree_cpu(idle.pid)
+        assert after - before < 0.05 and not runnable_idle  # asleep: no CPU used, not runnable
+        assert sandbox._tree_cpu(2 ** 22 + 7) == (0.0, False)  # no such process
+    finally:
+        busy.kill(), idle.kill(), busy.wait(), idle.wait()
+
+
+def test_the_sandbox_still_checks_a_layer_as_before(tmp_path):
+    (tmp_path / "ok.py").write_text(SLOW_IMPORT.replace("time.sleep(2.5)", "pass"))
+    with Sandbox(files=[str(tmp_path / "ok.py")], timeout=5.0) as sb:
+        layer = sb.load_layer("ok.py", "ReLU", {})
+        assert np.array_equal(layer.forward(np.ones((2, 2))), np.ones((2, 2)))
