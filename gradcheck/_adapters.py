@@ -4787,6 +4787,9 @@ def _unsafe_flag(obj, inputs, mk) -> str:
         other = twin.forward(*[np.array(x, copy=True) for x in xs], **{mk[0]: mk[2]})
     except Exception as exc:  # noqa: BLE001 - student code
         return f"raised {type(exc).__name__}: {str(exc)[:120]}"
+    if isinstance(Y, np.ndarray) and isinstance(other, np.ndarray) and other.dtype.kind == "f" \
+            and other.shape != Y.shape:  # keepdims=True: checked with G of its shape (M3)
+        return ""
     if isinstance(Y, np.ndarray) and not (isinstance(other, np.ndarray) and other.shape == Y.shape):
         what = f"an array of shape {other.shape}" if isinstance(other, np.ndarray) else f"a {type(other).__name__}"
         return f"returned {what}, not an array of the default's shape {Y.shape}"

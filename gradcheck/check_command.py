@@ -116,13 +116,25 @@ def run_check(args, layer, label: str, init: dict[str, Any], shape) -> int:
     if not lines:
         why = _mode_why(layer, requested, ran)
         lines = [f"mode: {modes} (forward checked in {modes} mode){why}"]
-    lines = _random_mode_lines(lines, diag)
+    lines = _random_mode_lines(lines, diag) + _inplace_lines(layer)
     lines += _init_array_lines(init) + _nonfinite_init_lines(init) + _reference_lines(diag) + _random_lines(diag, twin, args.reference)
     lines += [f"WARNING: {f.message}" for d in [diag, *diag.other_modes] for f in d.findings if f.code == "all-dropped"]
     for line in lines:
         print(V.wrap(line))
     print()
     return _report(args, layer, diag, cname, color, (jac_lines, jac_ok, jac_figs), unchecked)
+
+
+def _inplace_lines(layer) -> list[str]:
+    """The NOTE of a forward that wrote into its input where its switch asked for it (``inplace=True``, PyTorch's
+    ``nn.ReLU(inplace=True)``: :func:`gradcheck.sources.inplace_asked`, tester15b H6): what it overwrites, and that
+    each call got a fresh copy of X, so the numbers are the branch's own."""
+    sandbox = layer.__dict__.get("_sandbox") if hasattr(layer, "__dict__") else None
+    asked = dict(getattr(sandbox, "__dict__", {}).get("inplace_asked") or {})
+    return [f"NOTE: with {value} forward overwrites the caller's {x} in place, as {value} asks (PyTorch's "
+            f"nn.ReLU(inplace=True)): that branch was checked with a fresh copy of {x} for every call, so no "
+            f"perturbation was corrupted; a caller that still needs {x} must pass a copy"
+            for value, x in asked.items()]
 
 
 def _removed_eps(args, label: str, diag, check) -> None:

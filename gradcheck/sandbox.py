@@ -57,7 +57,7 @@ from ._validation import (
     paragraph,
 )
 from .errors import GraderError, GradientShapeError, ProtocolError, StudentCodeError, UsageError
-from .sources import input_written
+from .sources import inplace_asked, input_written, switch_branch
 
 __all__ = ["Sandbox", "SandboxError", "RemoteLayer", "RemoteLoss", "SHADOW_NAMES", "DEFAULT_TIMEOUT",
            "sibling_files", "support"]
@@ -1068,7 +1068,12 @@ class _Remote:
         self._last_inputs, self.call_keywords = xs, _keywords(meta.get("keywords"))
         names = ["y_true", "y_pred"] if self._loss else _names(self.forward_params, len(xs))
         if mutated := [i for i in meta.get("mutated") or [] if isinstance(i, int) and 0 <= i < len(names)]:
-            raise input_written(self.class_name, names[mutated[0]], "a loss" if self._loss else "a layer")
+            branch = [] if self._loss else switch_branch(self.protocol, training)
+            if asked := inplace_asked(branch):  # inplace=True: as asked; the child got its own copy of X (H6)
+                self._sandbox.__dict__.setdefault("inplace_asked", {})[asked] = names[mutated[0]]
+            else:
+                raise input_written(self.class_name, names[mutated[0]], "a loss" if self._loss else "a layer",
+                                    ", ".join(f"{n}={v}" for n, v in branch))
         return self._value(meta.get("value"), call), call
 
     def forward_many(self, inputs_list: Sequence[Any], params_list: Sequence[Mapping[str, np.ndarray] | None]

@@ -20,7 +20,7 @@ from . import _validation as V
 from ._adapters import _is_layer, _scalar, cache_guard, walk
 from .errors import InputModifiedError, StudentCodeError, TwinError, UsageError
 
-__all__ = ["Call", "in_place", "input_written", "manual_source", "guarded_backward", "tape_source", "twin_source",
+__all__ = ["Call", "in_place", "inplace_asked", "input_written", "switch_branch", "manual_source", "guarded_backward", "tape_source", "twin_source",
            "reference_source",
            "build_twin", "constructor_kwargs", "copy_params_to_twin", "resolve_twin", "share_masks",
            "hold_masks", "training_differs", "SAME_IN_BOTH_MODES", "SAME_BACKWARD_CHECKED", "SAME_Y_OTHER_BACKWARD", "TapeUnavailable"]
@@ -97,17 +97,45 @@ class Call:
         return many
 
 
-def in_place(owner: str, method: str, tensor: str, example: str, why: str = "", what: str = "a layer") -> StudentCodeError:
-    """The error of a ``forward`` (InputModifiedError) or ``backward`` (StudentCodeError) that wrote into ``tensor``."""
+def in_place(owner: str, method: str, tensor: str, example: str, why: str = "", what: str = "a layer",
+             branch: str = "") -> StudentCodeError:
+    """The error of a ``forward`` (InputModifiedError) or ``backward`` (StudentCodeError) that wrote into ``tensor``;
+    ``branch``: the switch values of that call (``flag=True``), named as the check's rows are (``[flag=True]``)."""
     return (InputModifiedError if method == "forward" else StudentCodeError)(V.paragraph(
-        f"{owner}.{method} modified its {tensor} in place;", f"{what} must not write into {tensor.split()[-1]}{why}.",
-        f"Compute into a new array instead, e.g. {example}."))
+        f"{owner}.{method}{f' [{branch}]' if branch else ''} modified its {tensor} in place;",
+        f"{what} must not write into {tensor.split()[-1]}{why}.", f"Compute into a new array instead, e.g. {example}."))
 
 
-def input_written(owner: str, name: str, what: str = "a layer") -> InputModifiedError:
-    """The error of a forward that wrote into its input ``name`` (in process, or in the sandbox's child)."""
+def input_written(owner: str, name: str, what: str = "a layer", branch: str = "") -> InputModifiedError:
+    """The error of a forward that wrote into its input ``name`` (in process, or in the sandbox's child);
+    ``branch``: the switch values it ran with (``flag=True``, :func:`in_place`)."""
     return in_place(owner, "forward", f"input {name}", "np.maximum(X, 0) rather than X[X < 0] = 0",
-                    " (the previous layer or the caller still uses it)", what)
+                    " (the previous layer or the caller still uses it)", what, branch)
+
+
+#: The names of a switch that asks forward to write its output into its input, PyTorch's ``nn.ReLU(inplace=True)``:
+#: with that value an in-place forward does what was asked (tester15b H6), checked with a fresh copy of X per call.
+INPLACE_NAMES = ("inplace", "in_place")
+
+
+def switch_branch(info: Any, training: bool | None) -> list[tuple[str, str]]:
+    """``[(name, value text)]`` of the switches a forward in mode ``training`` runs with, read from a layer's
+    ``protocol`` (``info``: the adapters' ``switch_combo`` triples, else its ``mode_keyword``, else ``training``
+    when forward takes it); ``[]`` when it has none or ``training`` is None."""
+    if training is None or not isinstance(info, dict):
+        return []
+    sw = [str(x) for x in info.get("switch_combo") or []]
+    triples = list(zip(sw[::3], sw[1::3], sw[2::3])) or ([tuple(map(str, info["mode_keyword"]))[:3]]
+                                                         if info.get("mode_keyword") else [])
+    if not triples and info.get("forward_training"):
+        triples = [("training", "False", "True")]
+    return [(n, on if training else off) for n, off, on in triples if len(n) < 80]
+
+
+def inplace_asked(branch: list[tuple[str, str]]) -> str:
+    """``"inplace=True"`` when ``branch`` (:func:`switch_branch`) sets a switch named :data:`INPLACE_NAMES` to True:
+    forward was asked to write into its input; else ""."""
+    return next((f"{n}={v}" for n, v in branch if n.lower() in INPLACE_NAMES and v == "True"), "")
 
 
 def manual_forward(call: Call) -> tuple[np.ndarray, np.ndarray]:
