@@ -2291,6 +2291,8 @@ def mode_label(layer: Any, training: bool) -> str:
     (``layer.protocol``'s ``plain_switch``: ``self.noisy``, ``self.kind``) its name and value, ``"self.kind='sq'"``
     (F1: the rows of such a forward were labelled eval and training)."""
     info = getattr(layer, "protocol", None)
+    if isinstance(info, Mapping) and len(info.get("mode_labels") or ()) == 2 and info["mode_labels"][training]:
+        return str(info["mode_labels"][training])  # every combination of several switches (square=True, double=False)
     if not (isinstance(info, Mapping) and info.get("plain_switch") and info.get("mode_keyword")):
         return mode_word(training)
     name, off, on = info["mode_keyword"]

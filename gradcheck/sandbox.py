@@ -1208,6 +1208,17 @@ class RemoteLayer(_Remote):
         self.held_random = _clean(meta.get("how") or "")
         return self.held_random
 
+    def set_switch(self, index: int | None, labels: Sequence[str] = ()) -> None:
+        """Check another combination of forward's switches (:func:`gradcheck._adapters.set_variant`: ``index`` of
+        :attr:`protocol`'s ``switch_variants``; None: forward's own): set in the child, and in :attr:`protocol`
+        (``switch_combo``, ``mode_labels``: ``labels``, the rows' labels), of this proxy and of its later clones."""
+        meta = self._sandbox.call("switch", {"id": self._id, "index": index}, f"{self.class_name}'s switches")
+        combo = [_clean(x) for x in meta.get("combo") or []][:64]
+        base = self.__dict__.setdefault("_base_protocol", dict(self.protocol))
+        self.protocol = {**base, **({"switch_combo": combo} if combo else {}),
+                         **({"mode_labels": [_clean(x) for x in labels]} if index is not None else {})}
+        self._meta = {**self._meta, "protocol": dict(self.protocol)}
+
     def random_draws(self) -> dict[str, str]:
         """The fingerprints of the child's generators (:func:`gradcheck._adapters.random_draws`): a call between
         two readings that drew random numbers changes one."""
