@@ -71,7 +71,7 @@ def run_check(args, layer, label: str, init: dict[str, Any], shape) -> int:
     """Diagnose ``layer`` (a :class:`gradcheck.sandbox.RemoteLayer`) with the options ``args``, print, return the exit
     code: 0 pass, 1 a mismatch or named bug, 3 the student's code failed. ``label`` is ``path::NAME``,
     ``init`` the constructor kwargs (also of the twin and reference), ``shape`` the input shape(s)."""
-    from .diagnose import diagnose_layer
+    from .diagnose import diagnose_layer, mode_worded
     cname = label.rpartition("::")[2]
     jac = getattr(args, "jacobian", False)
     if jac:
@@ -116,7 +116,8 @@ def run_check(args, layer, label: str, init: dict[str, Any], shape) -> int:
     print(f"{label}, input shape {shown}" + (f", init {json.dumps(init)}" if init else "")
           + f", mode {args.mode}" + (f", reference {args.reference}" if args.reference else ""))
     ran = tuple(t for t in (False, True) if ("training" if t else "eval") in diag.modes) or (False,)
-    same = diag.result is not None and SAME_Y_OTHER_BACKWARD in diag.result.notes  # Z13: backward differs
+    same = diag.result is not None and any(  # Z13: backward differs
+        n in (SAME_Y_OTHER_BACKWARD, mode_worded(SAME_Y_OTHER_BACKWARD, layer)) for n in diag.result.notes)
     lines, unchecked = protocol_lines(layer, init, ran, requested, switches, same)
     if not lines:
         why = _mode_why(layer, requested, ran)
@@ -650,9 +651,12 @@ def _plain_mode_line(info, words, training: tuple[bool, ...], shown: str, why: s
     modes = " and ".join("training" if t else "eval" for t in training)
     if info.get("plain_switch"):  # F1: a switch that selects no training mode: each value of it
         modes = f"each value of {name}" if len(training) > 1 else f"{name}={on if training[0] else off}"
-        why = why.replace("so both modes are checked (--eval or --training checks one)",
-                          f"which selects no training mode: each value is checked (--eval checks {name}={off} "
-                          f"alone, --training {name}={on})")
+        each = f"each value is checked (--eval checks {name}={off} alone, --training {name}={on})"
+        why = (why.replace("but backward may still branch on the mode, so both modes are checked (--eval or "
+                           "--training checks one)", f"but backward may still branch on {name}, so {each}")  # L1
+               .replace("so both modes are checked (--eval or --training checks one)",
+                        f"which selects no training mode: {each}")
+               .replace("(--training checks the training forward alone)", f"(--training checks {name}={on} alone)"))
     return "mode: " + modes + shown + why
 
 

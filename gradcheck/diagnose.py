@@ -2249,8 +2249,32 @@ def diagnose_layer(layer: Any, X: Any, *, mode: str = "fast", method: str = "cen
     first.other_modes = [d for d in diags if d is not first]
     if first.result is not None:
         first.result.other_modes = [d.result for d in first.other_modes if d.result is not None]
-        first.result.notes += notes
+        first.result.notes += [mode_worded(n, layer) for n in notes]
     return first
+
+
+def mode_worded(note: str, layer: Any) -> str:
+    """``note`` (a mode note: :data:`SAME_IN_BOTH_MODES`, :data:`EVAL_AFTER_TRAINING`...) in the words of ``layer``'s
+    own switch (its ``protocol``'s ``mode_keyword``): ``forward(X, train_flg=False)``, not ``training=False``
+    (tester15b L2); for a switch that selects no training mode (``verbose``, ``debug``: ``plain_switch``) its values,
+    never training and eval (tester15b M4). Unchanged for ``training`` itself and switches set outside forward's
+    arguments."""
+    info = getattr(layer, "protocol", None)
+    if not (isinstance(info, Mapping) and info.get("mode_keyword")):
+        return note
+    name, off, on = (str(x) for x in info["mode_keyword"][:3])
+    if name == "training" or "," in name or name.startswith(("self.", "global ", "env ")):
+        return note
+    if info.get("plain_switch"):
+        a, b = mode_label(layer, True), mode_label(layer, False)
+        for old, new in ((SAME_IN_BOTH_MODES, f"{a} and {b} give the same output on this input: checked once, with "
+                                              f"{b} (--training checks {a} alone)"),
+                         (SAME_BACKWARD_CHECKED, f"; backward was also checked after a forward with {a} (it may branch "
+                                                 f"on {name}) and passed there"),
+                         (SAME_Y_OTHER_BACKWARD, f"{a} and {b} give the same output on this input, but backward fails "
+                                                 f"with {a} only: both are shown (backward branches on {name})")):
+            note = note.replace(old, new)
+    return note.replace("training=False", f"{name}={off}").replace("training=True", f"{name}={on}")
 
 
 #: The note when eval mode, whose backward cannot run on a fresh layer, was checked after the
