@@ -92,16 +92,10 @@ def run_check(args, layer, label: str, init: dict[str, Any], shape) -> int:
                           atol=args.atol, eps=args.eps, twin=twin, reference=reference, name=cname,
                           training=getattr(args, "training", "auto"))
     requested = getattr(args, "training", "auto")
-    diag = _checked_variants(layer, diag, cname, requested, lambda t: diagnose_layer(
-        layer, getattr(args, "inputs", shape), mode=args.mode, method=args.method, seed=args.seed, rtol=args.rtol,
-        atol=args.atol, eps=args.eps, twin=twin, reference=reference, name=cname, training=t))
     if not diag.passed and diag.error is None and getattr(args, "load_edited", None) is not None:
-        def edited(lay, training=requested):
-            return diagnose_layer(lay, getattr(args, "inputs", shape), mode=args.mode, method=args.method,
-                                  seed=args.seed, rtol=args.rtol, atol=args.atol, eps=args.eps, twin=None,
-                                  reference=None, name=cname, training=training)
-        _removed_eps(args, label, diag, lambda lay: _checked_variants(  # every combination, as the check's
-            lay, edited(lay), cname, requested, lambda t: edited(lay, t)))
+        _removed_eps(args, label, diag, lambda lay: diagnose_layer(
+            lay, getattr(args, "inputs", shape), mode=args.mode, method=args.method, seed=args.seed, rtol=args.rtol,
+            atol=args.atol, eps=args.eps, twin=None, reference=None, name=cname, training=requested))
     if jac and diag.error is None:  # after the check, which holds a random forward (its note says how)
         jac_lines, jac_ok, jac_figs = _jacobian(args, layer, twin, shape, cname, diag)
     if args.twin and twin is None:  # not "add --twin": it was given
@@ -129,54 +123,6 @@ def run_check(args, layer, label: str, init: dict[str, Any], shape) -> int:
         print(V.wrap(line))
     print()
     return _report(args, layer, diag, cname, color, (jac_lines, jac_ok, jac_figs), unchecked)
-
-
-def _checked_variants(layer, diag, cname: str, requested, check):
-    """``diag`` with the checks of the other combinations of forward's switches (``layer.protocol``'s
-    ``switch_variants``, :func:`gradcheck._adapters.switch_variants`: booleans beside the one switched, a string's
-    third and later values), each one more ``check(training)`` with that combination set (``requested``: as
-    ``--training``/``--eval`` ask; a string's value is its training side, not run by ``--eval``), their rows
-    labelled with it; the result is the first failing check's, the others in ``other_modes``. Unchanged when
-    there are none, or when the first check stopped on an error."""
-    info = getattr(layer, "protocol", None) or {}
-    variants = [str(v).split("|") for v in info.get("switch_variants") or []]
-    if not variants or diag.error is not None or not callable(getattr(layer, "set_switch", None)):
-        return diag
-    every = [diag, *diag.other_modes]
-    try:
-        for i, (off, on) in enumerate(v for v in variants if len(v) == 2):
-            training = requested if off else True if requested is not False else None
-            if training is None:
-                continue
-            layer.set_switch(i, [off, on])
-            d = check(training)
-            every += _labelled([d, *d.other_modes], cname, off, on)
-            if d.error is not None:
-                break
-    finally:
-        layer.set_switch(None)
-    labels = [*(info.get("mode_labels") or []), "", ""]
-    every[:len(diag.other_modes) + 1] = _labelled(every[:len(diag.other_modes) + 1], cname, *labels[:2])
-    for d in every:
-        d.other_modes = []
-    first = next((d for d in every if not d.passed), diag)
-    first.other_modes = [d for d in every if d is not first]
-    if first.result is not None:
-        first.result.other_modes = [d.result for d in first.other_modes if d.result is not None]
-    return first
-
-
-def _labelled(diags, cname: str, off: str, on: str) -> list:
-    """``diags`` of one combination of switches, each named ``cname [label]`` where :func:`diagnose_layer` left it
-    unnamed (a combination checked once: its two values gave one output), by the eval (``off``, its default's)
-    or training label ``on``; ``off`` "" names it by ``on``."""
-    for d in diags:
-        lab = on if d.training or not off else off
-        if d.name == cname and d.training is not None and lab:
-            d.name = f"{cname} [{lab}]"
-            if d.result is not None:
-                d.result.name = d.name
-    return diags
 
 
 def _inplace_lines(layer) -> list[str]:
