@@ -129,15 +129,13 @@ INPLACE_NAMES = ("inplace", "in_place")
 
 def switch_branch(info: Any, training: bool | None) -> list[tuple[str, str]]:
     """``[(name, value text)]`` of the switches a forward in mode ``training`` runs with, read from a layer's
-    ``protocol`` (``info``: the adapters' ``switch_combo`` triples, else its ``mode_keyword``, else ``training``
-    when forward takes it); ``[]`` when it has none or ``training`` is None."""
+    ``protocol`` (``info``: the adapters' ``switch_combo`` triples, else its ``mode_keyword``); ``[]`` when it has
+    none (forward's own ``training``: the message stays as it was) or ``training`` is None."""
     if training is None or not isinstance(info, dict):
         return []
     sw = [str(x) for x in info.get("switch_combo") or []]
     triples = list(zip(sw[::3], sw[1::3], sw[2::3])) or ([tuple(map(str, info["mode_keyword"]))[:3]]
                                                          if info.get("mode_keyword") else [])
-    if not triples and info.get("forward_training"):
-        triples = [("training", "False", "True")]
     return [(n, on if training else off) for n, off, on in triples if len(n) < 80]
 
 
