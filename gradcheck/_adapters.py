@@ -2969,6 +2969,8 @@ def adapt(obj, inputs=None, training=True):
         info["read_from"] = [*info.get("read_from", []), *read]
     if why:  # an optimizer inside backward (:func:`_steps_undone`): dX alone checked
         info["not_plain_step"] = why
+    if isinstance(obj, Adapted) and info.get("variants_unsafe"):  # no combination run in process either
+        obj.variants_unsafe = True
     if isinstance(obj, Adapted) and (missing := missing_gradients(info)):
         obj.missing_gradients = missing  # named by the diagnosis (a sandboxed layer's: from its protocol)
     return obj, info
@@ -3873,7 +3875,10 @@ def _adapt(obj, inputs=None, training=True):
         info["unread_flag"] = [star, "()"]
     if unset := _unset_switches(obj.forward, mk):
         info["unset_switches"] = unset
-    if variants := switch_variants(obj.forward, mk):  # every combination of the booleans, every string value
+    variants = switch_variants(obj.forward, mk)  # every combination of the booleans, every string value
+    if variants and (bad := _unsafe_variants(obj, inputs, mk, variants)):  # return_cache=True: a tuple
+        info["unset_switches"], info["variants_unsafe"], variants = [*unset, *bad], True, []
+    if variants:
         info["switch_variants"] = [f"{off}|{on}" for _, off, on in variants]
         if labels := switch_labels(obj.forward, mk):
             info["mode_labels"] = labels
@@ -4838,6 +4843,37 @@ def _wrap(obj, pairs, own=False, tied=None, views=None):
     views = {shown.get(r, r): us for r, us in (views or {}).items()}
     return type(type(obj).__name__, (Adapted,), {"__module__": __name__})(
         obj, pairs, own, tied, views, {n: w for w, n in shown.items()})
+
+
+def _unsafe_variants(obj, inputs, mk, variants) -> list[str]:
+    """The :func:`_unset_switches` texts of the switches a variant of ``mk`` sets (:func:`switch_variants`) when one
+    of its forwards raises or returns no float array, run on a copy of ``obj`` with the probe ``inputs``
+    (``forward(X, square=True, return_cache=True)`` returning a tuple): those combinations are then not run, and
+    named NOT CHECKED; ``[]`` when every one returns a float array (or no probe can be run)."""
+    if not inputs:
+        return []
+    try:
+        twin = copy.deepcopy(obj)
+    except Exception:  # noqa: BLE001 - an object that cannot be copied: the checks themselves say what fails
+        return []
+    xs = inputs if isinstance(inputs, (list, tuple)) else [inputs]
+    for keyword, *_ in variants:
+        for training in (False, True):
+            try:
+                Y = twin.forward(*[np.array(x, copy=True) for x in xs], **_training_kw(twin.forward, training,
+                                                                                       keyword))
+                why = "" if isinstance(Y, np.ndarray) and Y.dtype.kind == "f" else f"returned a {type(Y).__name__}"
+            except Exception as exc:  # noqa: BLE001 - student code
+                why = f"raised {type(exc).__name__}: {str(exc)[:120]}"
+            if why and not isinstance(keyword[1], tuple):  # a string's value: kind='sigmoid'
+                return [f"{mk[0]} = {_value_text(mk[1])} (other value {_value_text(keyword[2])} not run: with it "
+                        f"forward {why})"]
+            if why:
+                names, vals = keyword[0].split(", "), keyword[2 if training else 1]
+                return [f"{n} = {_value_text(d)} (other value {_value_text(v)} not run: with "
+                        f"{', '.join(f'{a}={_value_text(b)}' for a, b in zip(names, vals))} forward {why})"
+                        for (n, d), v in zip(_more_flags(obj.forward, mk), vals[1:]) if v != d][:1] or [why]
+    return []
 
 
 def _unsafe_flag(obj, inputs, mk) -> str:

@@ -243,7 +243,9 @@ def unset_verdict(cname: str, unset: Sequence[str], diag) -> str:
     ran = " and ".join(sorted({d.name for d in [diag, *diag.other_modes]}))
     return (f"NOT CHECKED: {cname}: forward reads {'; '.join(unset)}. The check of {ran} passed, but only for "
             "the branch that value selects: a bug in the branches of its other values would pass unseen. "
-            + ("Check" if all(re.search(r"= (True|False) \(", u) for u in unset) else  # a boolean (tester15b H3)
+            + ("Make forward return one float array with each value (what it did is above), or check"
+               if all(" not run: with " in u for u in unset) else  # a combination that returned a tuple
+               "Check" if all(re.search(r"= (True|False) \(", u) for u in unset) else  # a boolean (tester15b H3)
                "Make it a boolean, or give the values it takes in a literal (kind in ('lin', 'sq')), or check")
             + " each value with --init" + ("" if all(u.startswith("self.") for u in unset) else
                         " (an argument of forward: make it an attribute that __init__ sets, self.kind = kind, which "

@@ -2280,7 +2280,7 @@ def switch_variants(layer: Any) -> tuple[list[list[str]], Any, list[str]]:
     if isinstance(info, Mapping) and info.get("switch_variants") and callable(getattr(layer, "set_switch", None)):
         variants = [str(v).split("|") for v in info["switch_variants"]]
         return [v for v in variants if len(v) == 2], layer.set_switch, [str(x) for x in info.get("mode_labels") or []]
-    if not isinstance(layer, _adapters.Adapted):
+    if not isinstance(layer, _adapters.Adapted) or layer.__dict__.get("variants_unsafe"):
         return [], None, []
     base = layer.__dict__.get("_base_keyword", layer.mode_keyword)
     found = _adapters.switch_variants(layer.student_forward, base)

@@ -244,3 +244,43 @@ def test_a_footer_names_the_layer_own_switch(tmp_path):
     out = " ".join(both(p).split())
     assert p.returncode == 0 and "forward(X, train_flg=False) on a fresh layer raised" in out, out
     assert "training=False" not in out, out
+
+
+UNSAFE = """
+import numpy as np
+class SquareCache:
+    '''correct; return_cache=True returns (Y, cache): that combination cannot be checked'''
+    def forward(self, X, square=False, return_cache=False):
+        self.X, self.s = X, square
+        Y = X ** 2 if square else X * 1.0
+        return (Y, {"X": X}) if return_cache else Y
+    def backward(self, dY):
+        return 2 * self.X * dY if self.s else dY * 1.0
+class ActRaises:
+    def forward(self, X, activation="relu"):
+        self.a, self.X = activation, X
+        if activation == "relu":
+            return np.maximum(X, 0)
+        if activation == "tanh":
+            return np.tanh(X)
+        if activation == "sigmoid":
+            raise NotImplementedError("TODO")
+        raise ValueError(activation)
+    def backward(self, dY):
+        return dY * (self.X > 0) if self.a == "relu" else dY * (1 - np.tanh(self.X) ** 2)
+"""
+
+
+@pytest.mark.parametrize(("cls", "said"), [
+    ("SquareCache", "forward reads return_cache = False (other value True not run: with square=False, "
+                    "return_cache=True forward returned a tuple)"),
+    ("ActRaises", "forward reads activation = 'relu' (other value 'sigmoid' not run: with it forward raised "
+                  "NotImplementedError: TODO)")])
+def test_a_combination_forward_cannot_give_an_array_for_is_not_checked(tmp_path, cls, said):
+    """A combination whose forward returns no float array (or raises) is NOT CHECKED, naming it: not a FAIL of a
+    correct layer (the first version of the combinations said "wrong result (exit 1) ... gave Y as a tuple")."""
+    f = student(tmp_path, UNSAFE, "unsafe.py")
+    p = run_here("check", f"{f}::{cls}", "--input-shape", "3,4")
+    out = " ".join(both(p).split())
+    assert p.returncode == 3 and f"NOT CHECKED: {cls}: {said}" in out, out
+    assert "Make forward return one float array with each value" in out, out
