@@ -414,7 +414,7 @@ def _unset_switches(fn, mk) -> list[str]:
                                              skip=tuple(mk[0].split(", ")) if mk else ())
     except (RecursionError, ValueError, TypeError):
         return []
-    if (sw := string_argument(fn)) is not None and len(sw[2]) > 1 and not (mk and mk[0] == sw[0]):
+    if (sw := string_argument(fn)) is not None and not (mk and mk[0] == sw[0]):  # beside a boolean switched (noisy)
         found = [(sw[0], sw[1], sw[2]), *found]  # forward(X, kind='relu'), 'tanh', 'sigmoid': an argument
     more = _more_flags(fn, mk)
     if len(more) + 1 > MAX_COMBINED_FLAGS:  # past the cap: not run (else every combination: switch_variants)

@@ -284,3 +284,24 @@ def test_a_combination_forward_cannot_give_an_array_for_is_not_checked(tmp_path,
     out = " ".join(both(p).split())
     assert p.returncode == 3 and f"NOT CHECKED: {cls}: {said}" in out, out
     assert "Make forward return one float array with each value" in out, out
+
+
+MIXED = """
+import numpy as np
+class FlagAndKindBug:
+    '''a boolean beside a two-valued string; bug only with kind='sq' '''
+    def forward(self, X, noisy=False, kind="lin"):
+        self.X, self.kind = X, kind
+        return X ** 2 if kind == "sq" else 3.0 * X
+    def backward(self, dY):
+        return dY * self.X if self.kind == "sq" else 3.0 * dY
+"""
+
+
+def test_a_string_beside_a_switched_boolean_is_named_not_run(tmp_path):
+    """Before, a two-valued string beside the boolean switched was never run nor named: the bug PASSed (exit 0)."""
+    f = student(tmp_path, MIXED, "mixed.py")
+    p = run_here("check", f"{f}::FlagAndKindBug", "--input-shape", "3,4")
+    out = " ".join(both(p).split())
+    assert p.returncode == 3 and "NOT CHECKED: FlagAndKindBug: forward reads kind = 'lin' (other value 'sq' not " \
+        "run)" in out and "PASS" not in out, out
