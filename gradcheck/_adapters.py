@@ -335,7 +335,7 @@ def mode_keyword(fn):
                     trains[0] if trains else "train")
     if (flag := unread_flag(fn, ps)) is not None and isinstance(flag[1], bool):  # forward(X, noisy=False)
         return flag[0], flag[1], not flag[1]  # a plain switch (:func:`_plain`): each value checked, labelled with it
-    if flag is None and (sw := string_argument(fn, ps)) is not None and len(sw[2]) == 1:  # kind='lin' or 'sq'
+    if flag is None and (sw := string_argument(fn, ps)) is not None:  # kind='lin' or 'sq' (more: switch_variants)
         return sw[0], sw[1], sw[2][0]
     if flag is None and (attr := _switch_attr(fn)) is not None \
             and (got := _attr_keyword(fn, attr)) is not None:
@@ -414,13 +414,83 @@ def _unset_switches(fn, mk) -> list[str]:
                                              skip=tuple(mk[0].split(", ")) if mk else ())
     except (RecursionError, ValueError, TypeError):
         return []
-    if (sw := string_argument(fn)) is not None and len(sw[2]) > 1 and not (mk and mk[0] == sw[0]):
+    if (sw := string_argument(fn)) is not None and not (mk and mk[0] == sw[0]):  # beside a boolean switched (noisy)
         found = [(sw[0], sw[1], sw[2]), *found]  # forward(X, kind='relu'), 'tanh', 'sigmoid': an argument
-    found += [(n, d, [not d]) for n, d in _more_flags(fn, mk) if n not in {f[0] for f in found}]
+    more = _more_flags(fn, mk)
+    if len(more) + 1 > MAX_COMBINED_FLAGS:  # past the cap: not run (else every combination: switch_variants)
+        found += [(n, d, [not d]) for n, d in more if n not in {f[0] for f in found}]
     found += [(n, d, []) for n, d in _dispatched_strings(fn, mk) if n not in {f[0] for f in found}]
+    capped = {more[0][0]} if len(more) + 1 > MAX_COMBINED_FLAGS else set()  # the cap said once
     return [f"{n} = {_value_text(v)}" + (f" (other value{'s' * (len(ws) > 1)} {', '.join(map(_value_text, ws))} "
-                                         "not run)" if ws else " (its other values: none found in the class's source)")
+                                         "not run" + (f": gradcheck checks every combination of at most "
+                                                      f"{MAX_COMBINED_FLAGS} booleans ({2 ** MAX_COMBINED_FLAGS} "
+                                                      f"checks), and forward reads {len(more) + 1}" if n in capped
+                                                      else "") + ")"
+                                         if ws else " (its other values: none found in the class's source)")
             for n, v, ws in found]
+
+
+#: How many boolean arguments of forward are checked in every combination of their values (3: 8 combinations,
+#: :func:`switch_variants`); beyond it the others are named as not run (NOT CHECKED, naming the cap).
+MAX_COMBINED_FLAGS = 3
+
+
+def switch_variants(fn, mk) -> list[tuple[tuple, str, str]]:
+    """The checks beyond the two values of forward's plain switch ``mk`` (:func:`mode_keyword`'s): ``[(keyword,
+    eval label, training label)]``, each keyword set in place of ``mk`` for one more diagnosis (:func:`set_variant`).
+
+    Booleans read beside it (``forward(X, square=False, double=False)``, :func:`_more_flags`, at most
+    :data:`MAX_COMBINED_FLAGS` in all): a keyword ``("square, double", (False, True), (True, True))`` per other
+    combination of the others' values, so that every combination is checked (tester15b H3: two correct booleans
+    were NOT CHECKED). A string compared with several values (``kind in ("relu", "tanh", "sigmoid")``): a keyword
+    ``(kind, 'relu', 'sigmoid')`` per value past the first other one, its eval label "" (only its value is run)."""
+    if not (mk and _plain(mk) and "," not in mk[0] and not mk[0].startswith(("self.", "global ", "env "))):
+        return []
+    if isinstance(mk[1], bool):
+        more = _more_flags(fn, mk)
+        if not more or len(more) + 1 > MAX_COMBINED_FLAGS:
+            return []
+        names, defaults = [mk[0], *(n for n, _ in more)], tuple(d for _, d in more)
+        out = []
+        for vals in itertools.product(*[(d, not d) for d in defaults]):
+            if vals != defaults:
+                off, on = (mk[1], *vals), (mk[2], *vals)
+                out.append(((", ".join(names), off, on), *(", ".join(f"{n}={v!r}" for n, v in zip(names, t))
+                                                           for t in (off, on))))
+        return out
+    sw = string_argument(fn)
+    if isinstance(mk[1], str) and sw is not None and sw[0] == mk[0]:
+        return [((mk[0], mk[1], w), "", f"{mk[0]}={w!r}") for w in sw[2][1:]]
+    return []
+
+
+def switch_labels(fn, mk) -> list[str]:
+    """The labels of the two checks of ``mk`` itself when :func:`switch_variants` adds others: the booleans it
+    does not set named at their defaults (``["square=False, double=False", "square=True, double=False"]``); ``[]``
+    when it adds none or none is a boolean."""
+    if not (mk and isinstance(mk[1], bool) and switch_variants(fn, mk)):
+        return []
+    rest = "".join(f", {n}={d!r}" for n, d in _more_flags(fn, mk))
+    return [f"{mk[0]}={mk[1]!r}{rest}", f"{mk[0]}={mk[2]!r}{rest}"]
+
+
+def set_variant(obj, index) -> list[str]:
+    """Set the switch keyword of ``obj`` (an :class:`Adapted`) to its :func:`switch_variants` ``index`` (None: back
+    to its own): returns the variant's ``[name, eval value, training value, ...]`` texts of each switch it sets
+    (a layer's ``protocol['switch_combo']``); raises AdapterError when ``obj`` has no such variant."""
+    if not isinstance(obj, Adapted):
+        raise AdapterError(f"{type(obj).__name__}: no switch variants to set.")
+    base = obj.__dict__.setdefault("_base_keyword", obj.mode_keyword)
+    variants = switch_variants(obj.student_forward, base)
+    if index is None:
+        obj.mode_keyword = base
+        return []
+    if type(index) is not int or not 0 <= index < len(variants):
+        raise AdapterError(f"{type(obj).__name__}: no switch variant {index!r}.")
+    obj.mode_keyword = name, off, on = variants[index][0]
+    if not isinstance(off, tuple):
+        return [name, _value_text(off), _value_text(on)]
+    return [t for n, f, o in zip(name.split(", "), off, on) for t in (n, _value_text(f), _value_text(o))]
 
 
 def _more_flags(fn, mk) -> list[tuple[str, bool]]:
@@ -2918,6 +2988,8 @@ def adapt(obj, inputs=None, training=True):
         info["read_from"] = [*info.get("read_from", []), *read]
     if why:  # an optimizer inside backward (:func:`_steps_undone`): dX alone checked
         info["not_plain_step"] = why
+    if isinstance(obj, Adapted) and info.get("variants_unsafe"):  # no combination run in process either
+        obj.variants_unsafe = True
     if isinstance(obj, Adapted) and (missing := missing_gradients(info)):
         obj.missing_gradients = missing  # named by the diagnosis (a sandboxed layer's: from its protocol)
     return obj, info
@@ -3837,6 +3909,13 @@ def _adapt(obj, inputs=None, training=True):
         info["unread_flag"] = [star, "()"]
     if unset := _unset_switches(obj.forward, mk):
         info["unset_switches"] = unset
+    variants = switch_variants(obj.forward, mk)  # every combination of the booleans, every string value
+    if variants and (bad := _unsafe_variants(obj, inputs, mk, variants)):  # return_cache=True: a tuple
+        info["unset_switches"], info["variants_unsafe"], variants = [*unset, *bad], True, []
+    if variants:
+        info["switch_variants"] = [f"{off}|{on}" for _, off, on in variants]
+        if labels := switch_labels(obj.forward, mk):
+            info["mode_labels"] = labels
     # forward(x) -> (out, cache), backward(dout, cache): a CS231n pair of its methods
     cached = _try(class_cache, obj, inputs, _training_kw(obj.forward, False, mk)) if inputs else None
     outs = _try(class_outputs, obj, inputs) if inputs else None  # forward(x, h, c) -> (h, c), backward(dh, dc)
@@ -4807,6 +4886,37 @@ def _wrap(obj, pairs, own=False, tied=None, views=None):
         obj, pairs, own, tied, views, {n: w for w, n in shown.items()})
 
 
+def _unsafe_variants(obj, inputs, mk, variants) -> list[str]:
+    """The :func:`_unset_switches` texts of the switches a variant of ``mk`` sets (:func:`switch_variants`) when one
+    of its forwards raises or returns no float array, run on a copy of ``obj`` with the probe ``inputs``
+    (``forward(X, square=True, return_cache=True)`` returning a tuple): those combinations are then not run, and
+    named NOT CHECKED; ``[]`` when every one returns a float array (or no probe can be run)."""
+    if not inputs:
+        return []
+    try:
+        twin = copy.deepcopy(obj)
+    except Exception:  # noqa: BLE001 - an object that cannot be copied: the checks themselves say what fails
+        return []
+    xs = inputs if isinstance(inputs, (list, tuple)) else [inputs]
+    for keyword, *_ in variants:
+        for training in (False, True):
+            try:
+                Y = twin.forward(*[np.array(x, copy=True) for x in xs], **_training_kw(twin.forward, training,
+                                                                                       keyword))
+                why = "" if isinstance(Y, np.ndarray) and Y.dtype.kind == "f" else f"returned a {type(Y).__name__}"
+            except Exception as exc:  # noqa: BLE001 - student code
+                why = f"raised {type(exc).__name__}: {str(exc)[:120]}"
+            if why and not isinstance(keyword[1], tuple):  # a string's value: kind='sigmoid'
+                return [f"{mk[0]} = {_value_text(mk[1])} (other value {_value_text(keyword[2])} not run: with it "
+                        f"forward {why})"]
+            if why:
+                names, vals = keyword[0].split(", "), keyword[2 if training else 1]
+                return [f"{n} = {_value_text(d)} (other value {_value_text(v)} not run: with "
+                        f"{', '.join(f'{a}={_value_text(b)}' for a, b in zip(names, vals))} forward {why})"
+                        for (n, d), v in zip(_more_flags(obj.forward, mk), vals[1:]) if v != d][:1] or [why]
+    return []
+
+
 def _unsafe_flag(obj, inputs, mk) -> str:
     """For a boolean argument of forward that names no training switch (``forward(X, return_cache=False)``, checked
     at each value: :func:`_plain`), what its other value does that no check can read, run on a copy of ``obj``
@@ -4828,6 +4938,9 @@ def _unsafe_flag(obj, inputs, mk) -> str:
         other = twin.forward(*[np.array(x, copy=True) for x in xs], **{mk[0]: mk[2]})
     except Exception as exc:  # noqa: BLE001 - student code
         return f"raised {type(exc).__name__}: {str(exc)[:120]}"
+    if isinstance(Y, np.ndarray) and isinstance(other, np.ndarray) and other.dtype.kind == "f" \
+            and other.shape != Y.shape:  # keepdims=True: checked with G of its shape (M3)
+        return ""
     if isinstance(Y, np.ndarray) and not (isinstance(other, np.ndarray) and other.shape == Y.shape):
         what = f"an array of shape {other.shape}" if isinstance(other, np.ndarray) else f"a {type(other).__name__}"
         return f"returned {what}, not an array of the default's shape {Y.shape}"

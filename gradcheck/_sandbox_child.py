@@ -728,6 +728,12 @@ class Child:
     def op_draws(self, obj, req, packer):  # noqa: ARG002 - the generators' fingerprints (AD.random_draws)
         self.reply(True, {"draws": self.AD.random_draws(obj)})
 
+    def op_switch(self, obj, req, packer):  # noqa: ARG002 - another combination of forward's switches (AD.set_variant)
+        try:
+            self.reply(True, {"combo": self.AD.set_variant(obj, req.get("index"))})
+        except self.AD.AdapterError as exc:
+            self.reply(False, {"stage": "usage", "message": str(exc)})
+
     def op_free(self, obj, req, packer):  # noqa: ARG002 - a copy the parent no longer uses
         self.objects.pop(req["id"], None)
         self.reply(True)

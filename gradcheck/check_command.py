@@ -71,7 +71,7 @@ def run_check(args, layer, label: str, init: dict[str, Any], shape) -> int:
     """Diagnose ``layer`` (a :class:`gradcheck.sandbox.RemoteLayer`) with the options ``args``, print, return the exit
     code: 0 pass, 1 a mismatch or named bug, 3 the student's code failed. ``label`` is ``path::NAME``,
     ``init`` the constructor kwargs (also of the twin and reference), ``shape`` the input shape(s)."""
-    from .diagnose import diagnose_layer
+    from .diagnose import diagnose_layer, mode_worded
     cname = label.rpartition("::")[2]
     jac = getattr(args, "jacobian", False)
     if jac:
@@ -91,11 +91,11 @@ def run_check(args, layer, label: str, init: dict[str, Any], shape) -> int:
     diag = diagnose_layer(layer, getattr(args, "inputs", shape), mode=args.mode, method=args.method, seed=args.seed, rtol=args.rtol,
                           atol=args.atol, eps=args.eps, twin=twin, reference=reference, name=cname,
                           training=getattr(args, "training", "auto"))
+    requested = getattr(args, "training", "auto")
     if not diag.passed and diag.error is None and getattr(args, "load_edited", None) is not None:
         _removed_eps(args, label, diag, lambda lay: diagnose_layer(
             lay, getattr(args, "inputs", shape), mode=args.mode, method=args.method, seed=args.seed, rtol=args.rtol,
-            atol=args.atol, eps=args.eps, twin=None, reference=None, name=cname,
-            training=getattr(args, "training", "auto")))
+            atol=args.atol, eps=args.eps, twin=None, reference=None, name=cname, training=requested))
     if jac and diag.error is None:  # after the check, which holds a random forward (its note says how)
         jac_lines, jac_ok, jac_figs = _jacobian(args, layer, twin, shape, cname, diag)
     if args.twin and twin is None:  # not "add --twin": it was given
@@ -110,19 +110,31 @@ def run_check(args, layer, label: str, init: dict[str, Any], shape) -> int:
     print(f"{label}, input shape {shown}" + (f", init {json.dumps(init)}" if init else "")
           + f", mode {args.mode}" + (f", reference {args.reference}" if args.reference else ""))
     ran = tuple(t for t in (False, True) if ("training" if t else "eval") in diag.modes) or (False,)
-    requested = getattr(args, "training", "auto")
-    same = diag.result is not None and SAME_Y_OTHER_BACKWARD in diag.result.notes  # Z13: backward differs
+    same = diag.result is not None and any(  # Z13: backward differs
+        n in (SAME_Y_OTHER_BACKWARD, mode_worded(SAME_Y_OTHER_BACKWARD, layer)) for n in diag.result.notes)
     lines, unchecked = protocol_lines(layer, init, ran, requested, switches, same)
     if not lines:
         why = _mode_why(layer, requested, ran)
         lines = [f"mode: {modes} (forward checked in {modes} mode){why}"]
-    lines = _random_mode_lines(lines, diag)
+    lines = _random_mode_lines(lines, diag) + _inplace_lines(layer)
     lines += _init_array_lines(init) + _nonfinite_init_lines(init) + _reference_lines(diag) + _random_lines(diag, twin, args.reference)
     lines += [f"WARNING: {f.message}" for d in [diag, *diag.other_modes] for f in d.findings if f.code == "all-dropped"]
     for line in lines:
         print(V.wrap(line))
     print()
     return _report(args, layer, diag, cname, color, (jac_lines, jac_ok, jac_figs), unchecked)
+
+
+def _inplace_lines(layer) -> list[str]:
+    """The NOTE of a forward that wrote into its input where its switch asked for it (``inplace=True``, PyTorch's
+    ``nn.ReLU(inplace=True)``: :func:`gradcheck.sources.inplace_asked`, tester15b H6): what it overwrites, and that
+    each call got a fresh copy of X, so the numbers are the branch's own."""
+    sandbox = layer.__dict__.get("_sandbox") if hasattr(layer, "__dict__") else None
+    asked = dict(getattr(sandbox, "__dict__", {}).get("inplace_asked") or {})
+    return [f"NOTE: with {value} forward overwrites the caller's {x} in place, as {value} asks (PyTorch's "
+            f"nn.ReLU(inplace=True)): that branch was checked with a fresh copy of {x} for every call, so no "
+            f"perturbation was corrupted; a caller that still needs {x} must pass a copy"
+            for value, x in asked.items()]
 
 
 def _removed_eps(args, label: str, diag, check) -> None:
@@ -231,7 +243,9 @@ def unset_verdict(cname: str, unset: Sequence[str], diag) -> str:
     ran = " and ".join(sorted({d.name for d in [diag, *diag.other_modes]}))
     return (f"NOT CHECKED: {cname}: forward reads {'; '.join(unset)}. The check of {ran} passed, but only for "
             "the branch that value selects: a bug in the branches of its other values would pass unseen. "
-            + ("Check" if all(re.search(r"= (True|False) \(", u) for u in unset) else  # a boolean (tester15b H3)
+            + ("Make forward return one float array with each value (what it did is above), or check"
+               if all(" not run: with " in u for u in unset) else  # a combination that returned a tuple
+               "Check" if all(re.search(r"= (True|False) \(", u) for u in unset) else  # a boolean (tester15b H3)
                "Make it a boolean, or give the values it takes in a literal (kind in ('lin', 'sq')), or check")
             + " each value with --init" + ("" if all(u.startswith("self.") for u in unset) else
                         " (an argument of forward: make it an attribute that __init__ sets, self.kind = kind, which "
@@ -585,10 +599,25 @@ def _plain_mode_line(info, words, training: tuple[bool, ...], shown: str, why: s
     modes = " and ".join("training" if t else "eval" for t in training)
     if info.get("plain_switch"):  # F1: a switch that selects no training mode: each value of it
         modes = f"each value of {name}" if len(training) > 1 else f"{name}={on if training[0] else off}"
-        why = why.replace("so both modes are checked (--eval or --training checks one)",
-                          f"which selects no training mode: each value is checked (--eval checks {name}={off} "
-                          f"alone, --training {name}={on})")
+        each = f"each value is checked (--eval checks {name}={off} alone, --training {name}={on})"
+        why = (why.replace("but backward may still branch on the mode, so both modes are checked (--eval or "
+                           "--training checks one)", f"but backward may still branch on {name}, so {each}")  # L1
+               .replace("so both modes are checked (--eval or --training checks one)",
+                        f"which selects no training mode: {each}")
+               .replace("(--training checks the training forward alone)", f"(--training checks {name}={on} alone)"))
     return "mode: " + modes + shown + why
+
+
+def _variant_lines(info) -> list[str]:
+    """The header line of the checks of forward's other switch combinations (``info['switch_variants']``,
+    :func:`_checked_variants`): which, and why."""
+    variants = [str(v).split("|") for v in info.get("switch_variants") or []]
+    shown = [lab for v in variants for lab in v if lab]
+    if not shown:
+        return []
+    what = ("every combination of the booleans forward reads" if all(v[0] for v in variants) else
+            "each value forward's source compares its string argument with")
+    return [f"mode: also {'; '.join(f'[{lab}]' for lab in shown)}: {what} is checked, each row labelled with it"]
 
 
 def _unset_lines(info) -> list[str]:
@@ -623,7 +652,7 @@ def protocol_lines(layer, init: dict[str, Any], training: tuple[bool, ...] = (Fa
                  else f" ({calls})" if name.startswith(("self.", "global ", "env ")) else f" (forward(X, {calls}))")
         why = _mode_why(layer, requested, training, (name, off, on), unread, same)
         lines.append(_plain_mode_line(info, (name, off, on), training, shown, why))
-    lines += _unset_lines(info)
+    lines += _variant_lines(info) + _unset_lines(info)
     unchecked, unseen = list(info.get("unchecked") or []), list(info.get("unseen") or [])
     unsure = [str(a) for a in info.get("ambiguous") or []]  # "W (5, 3): gW, hW"
     for a in unsure:  # backward wrote arrays of a weight's shape, none of them its gradient by name or place

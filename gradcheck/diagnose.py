@@ -44,6 +44,8 @@ from .sources import (
     SAME_IN_BOTH_MODES,
     SAME_Y_OTHER_BACKWARD,
     Call,
+    inplace_asked,
+    layer_branch,
     training_differs,
 )
 from .uncertainty import within_noise
@@ -2416,6 +2418,18 @@ def diagnose_layer(layer: Any, X: Any, *, mode: str = "fast", method: str = "cen
     V.require_methods(layer, owner, ("forward", "backward"), "manualprop layer")
     kw = dict(mode=mode, method=method, seed=seed, rtol=rtol, atol=atol, eps=eps, n_dirs=n_dirs,
               n_samples=n_samples)
+    variants, set_switch, labels = switch_variants(layer)
+    if not variants:
+        return _diagnose_modes(layer, X, owner, training, twin, reference, localize, upstream, kw)
+    set_switch(None)  # the rows of forward's own switch named with the others' defaults
+    first = _diagnose_modes(layer, X, owner, training, twin, reference, localize, upstream, kw)
+    return checked_variants(first, owner, training, (variants, set_switch, labels), lambda t: _diagnose_modes(
+        layer, X, owner, t, twin, reference, localize, upstream, kw))
+
+
+def _diagnose_modes(layer, X, owner: str, training, twin, reference, localize: bool, upstream, kw) -> Diagnosis:
+    """:func:`diagnose_layer` of the modes ``training`` selects, with forward's switches as they are set."""
+    seed = kw["seed"]
     diags, notes, identity, same = [], [], False, False
     for t in training_modes(layer, training):
         if t and diags and (same := _same_output(layer, X, owner, seed, t)):
@@ -2447,8 +2461,101 @@ def diagnose_layer(layer: Any, X: Any, *, mode: str = "fast", method: str = "cen
     first.other_modes = [d for d in diags if d is not first]
     if first.result is not None:
         first.result.other_modes = [d.result for d in first.other_modes if d.result is not None]
-        first.result.notes += notes
+        first.result.notes += [mode_worded(n, layer) for n in notes]
     return first
+
+
+def switch_variants(layer: Any) -> tuple[list[list[str]], Any, list[str]]:
+    """``([[eval label, training label], ...], set_switch, labels)``: the other combinations of forward's switches a check
+    runs (:func:`gradcheck._adapters.switch_variants`: booleans beside the one switched, a string's third and later
+    values), read from a sandboxed layer's ``protocol`` (set by its ``set_switch``) or from an adapted layer in
+    this process; ``set_switch(i, labels)`` sets the ``i``-th (None: forward's own) and the rows' labels;
+    ``labels``: those of forward's own switch's rows (the others at their defaults). ``([], None, [])`` when there
+    are none."""
+    from . import _adapters
+
+    info = getattr(layer, "protocol", None)
+    if isinstance(info, Mapping) and info.get("switch_variants") and callable(getattr(layer, "set_switch", None)):
+        variants = [str(v).split("|") for v in info["switch_variants"]]
+        return [v for v in variants if len(v) == 2], layer.set_switch, [str(x) for x in info.get("mode_labels") or []]
+    if not isinstance(layer, _adapters.Adapted) or layer.__dict__.get("variants_unsafe"):
+        return [], None, []
+    base = layer.__dict__.get("_base_keyword", layer.mode_keyword)
+    found = _adapters.switch_variants(layer.student_forward, base)
+
+    def set_switch(i, labels=()):
+        _adapters.set_variant(layer, i)
+        layer.mode_labels = list(labels) if i is not None else _adapters.switch_labels(layer.student_forward, base)
+    return [[off, on] for _, off, on in found], set_switch, _adapters.switch_labels(layer.student_forward, base)
+
+
+def checked_variants(diag: Diagnosis, owner: str, requested, found, check) -> Diagnosis:
+    """``diag`` with the checks of the other combinations of forward's switches (:func:`switch_variants`), each one
+    more ``check(training)`` with that combination set (``requested``: as ``--training``/``--eval`` ask; a string's
+    value is its training side, not run by ``--eval``), their rows labelled with it; the result is the first
+    failing check's, the others in ``other_modes``. Unchanged when the first check stopped on an error.
+    ``found``: :func:`switch_variants`' answer."""
+    variants, set_switch, labels = found
+    if diag.error is not None:
+        return diag
+    labels = [*labels, "", ""]
+    every = _labelled([diag, *diag.other_modes], owner, *labels[:2])
+    try:
+        for i, (off, on) in enumerate(variants):
+            training = requested if off else True if requested is not False else None
+            if training is None:
+                continue
+            set_switch(i, [off, on])
+            d = check(training)
+            every += _labelled([d, *d.other_modes], owner, off, on)
+            if d.error is not None:
+                break
+    finally:
+        set_switch(None)
+    for d in every:
+        d.other_modes = []
+    first = next((d for d in every if not d.passed), diag)
+    first.other_modes = [d for d in every if d is not first]
+    if first.result is not None:
+        first.result.other_modes = [d.result for d in first.other_modes if d.result is not None]
+    return first
+
+
+def _labelled(diags: list, owner: str, off: str, on: str) -> list:
+    """``diags`` of one combination of switches, each named ``owner [label]`` where :func:`_diagnose_modes` left it
+    unnamed (a combination checked once: its two values gave one output), by the eval (``off``, its default's)
+    or training label ``on``; ``off`` "" names it by ``on``."""
+    for d in diags:
+        lab = on if d.training or not off else off
+        if d.name == owner and d.training is not None and lab:
+            d.name = f"{owner} [{lab}]"
+            if d.result is not None:
+                d.result.name = d.name
+    return diags
+
+
+def mode_worded(note: str, layer: Any) -> str:
+    """``note`` (a mode note: :data:`SAME_IN_BOTH_MODES`, :data:`EVAL_AFTER_TRAINING`...) in the words of ``layer``'s
+    own switch (its ``protocol``'s ``mode_keyword``): ``forward(X, train_flg=False)``, not ``training=False``
+    (tester15b L2); for a switch that selects no training mode (``verbose``, ``debug``: ``plain_switch``) its values,
+    never training and eval (tester15b M4). Unchanged for ``training`` itself and switches set outside forward's
+    arguments."""
+    info = getattr(layer, "protocol", None)
+    if not (isinstance(info, Mapping) and info.get("mode_keyword")):
+        return note
+    name, off, on = (str(x) for x in info["mode_keyword"][:3])
+    if name == "training" or "," in name or name.startswith(("self.", "global ", "env ")):
+        return note
+    if info.get("plain_switch"):
+        a, b = mode_label(layer, True), mode_label(layer, False)
+        for old, new in ((SAME_IN_BOTH_MODES, f"{a} and {b} give the same output on this input: checked once, with "
+                                              f"{b} (--training checks {a} alone)"),
+                         (SAME_BACKWARD_CHECKED, f"; backward was also checked after a forward with {a} (it may branch "
+                                                 f"on {name}) and passed there"),
+                         (SAME_Y_OTHER_BACKWARD, f"{a} and {b} give the same output on this input, but backward fails "
+                                                 f"with {a} only: both are shown (backward branches on {name})")):
+            note = note.replace(old, new)
+    return note.replace("training=False", f"{name}={off}").replace("training=True", f"{name}={on}")
 
 
 #: The note when eval mode, whose backward cannot run on a fresh layer, was checked after the
@@ -2489,10 +2596,26 @@ def mode_label(layer: Any, training: bool) -> str:
     (``layer.protocol``'s ``plain_switch``: ``self.noisy``, ``self.kind``) its name and value, ``"self.kind='sq'"``
     (F1: the rows of such a forward were labelled eval and training)."""
     info = getattr(layer, "protocol", None)
+    labels = info.get("mode_labels") if isinstance(info, Mapping) else getattr(layer, "mode_labels", None)
+    if isinstance(labels, list) and len(labels) == 2 and labels[training]:
+        return str(labels[training])  # every combination of several switches (square=True, double=False)
+    if not isinstance(info, Mapping) and (branch := _plain_branch(layer, training)):
+        return branch  # a layer adapted in this process: its plain switch's value
     if not (isinstance(info, Mapping) and info.get("plain_switch") and info.get("mode_keyword")):
         return mode_word(training)
     name, off, on = info["mode_keyword"]
     return f"{name}={on if training else off}"
+
+
+def _plain_branch(layer: Any, training: bool) -> str:
+    """``"flag=True"``: the value of the plain switch (:func:`gradcheck._adapters._plain`) of a layer adapted in this
+    process in mode ``training``, else ""."""
+    from . import _adapters
+
+    mk = getattr(layer, "__dict__", {}).get("mode_keyword")
+    if not (isinstance(mk, tuple) and len(mk) == 3 and isinstance(mk[0], str) and _adapters._plain(mk)):
+        return ""
+    return ", ".join(f"{n}={v}" for n, v in layer_branch(layer, training))
 
 
 def _eval_after_training(layer, X, owner, training, diags, notes, check_eval, seed: int) -> list[Diagnosis]:
@@ -3087,7 +3210,8 @@ class _Probes:
         self.proxy.rewind()
         V.call_student(layer.forward, *xs, training=self.training, owner=self.owner,
                        call=self.fcall)
-        changed = [n for n, a, b in zip(names, xs, inputs) if not np.array_equal(a, b)]
+        changed = [n for n, a, b in zip(names, xs, inputs) if not np.array_equal(a, b)
+                   and not inplace_asked(layer_branch(layer, self.training))]  # inplace=True: as asked (H6)
         self.probe(1, not changed, f"{', '.join(changed)} changed" if changed else "",
                    "input-modified", V.grad_name((changed or [""])[0]), names=", ".join(changed))
         G = self.rng.standard_normal(np.shape(np.asarray(self.fwd(self.proxy, inputs))))

@@ -67,7 +67,7 @@ from ._validation import (
     paragraph,
 )
 from .errors import GraderError, GradientShapeError, ProtocolError, StudentCodeError, UsageError
-from .sources import input_written
+from .sources import inplace_asked, input_written, switch_branch
 
 __all__ = ["Sandbox", "SandboxError", "RemoteLayer", "RemoteLoss", "SHADOW_NAMES", "DEFAULT_TIMEOUT",
            "sibling_files", "support"]
@@ -1352,7 +1352,12 @@ class _Remote:
         self._last_inputs, self.call_keywords = xs, _keywords(meta.get("keywords"))
         names = ["y_true", "y_pred"] if self._loss else _names(self.forward_params, len(xs))
         if mutated := [i for i in meta.get("mutated") or [] if isinstance(i, int) and 0 <= i < len(names)]:
-            raise input_written(self.class_name, names[mutated[0]], "a loss" if self._loss else "a layer")
+            branch = [] if self._loss else switch_branch(self.protocol, training)
+            if asked := inplace_asked(branch):  # inplace=True: as asked; the child got its own copy of X (H6)
+                self._sandbox.__dict__.setdefault("inplace_asked", {})[asked] = names[mutated[0]]
+            else:
+                raise input_written(self.class_name, names[mutated[0]], "a loss" if self._loss else "a layer",
+                                    ", ".join(f"{n}={v}" for n, v in branch))
         return self._value(meta.get("value"), call), call
 
     def forward_many(self, inputs_list: Sequence[Any], params_list: Sequence[Mapping[str, np.ndarray] | None]
@@ -1486,6 +1491,17 @@ class RemoteLayer(_Remote):
                                   f"{self.class_name}.fix_mask(True)")
         self.held_random = _clean(meta.get("how") or "")
         return self.held_random
+
+    def set_switch(self, index: int | None, labels: Sequence[str] = ()) -> None:
+        """Check another combination of forward's switches (:func:`gradcheck._adapters.set_variant`: ``index`` of
+        :attr:`protocol`'s ``switch_variants``; None: forward's own): set in the child, and in :attr:`protocol`
+        (``switch_combo``, ``mode_labels``: ``labels``, the rows' labels), of this proxy and of its later clones."""
+        meta = self._sandbox.call("switch", {"id": self._id, "index": index}, f"{self.class_name}'s switches")
+        combo = [_clean(x) for x in meta.get("combo") or []][:64]
+        base = self.__dict__.setdefault("_base_protocol", dict(self.protocol))
+        self.protocol = {**base, **({"switch_combo": combo} if combo else {}),
+                         **({"mode_labels": [_clean(x) for x in labels]} if index is not None else {})}
+        self._meta = {**self._meta, "protocol": dict(self.protocol)}
 
     def random_draws(self) -> dict[str, str]:
         """The fingerprints of the child's generators (:func:`gradcheck._adapters.random_draws`): a call between

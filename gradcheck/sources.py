@@ -20,7 +20,7 @@ from . import _validation as V
 from ._adapters import _is_layer, _scalar, cache_guard, walk
 from .errors import InputModifiedError, StudentCodeError, TwinError, UsageError
 
-__all__ = ["Call", "in_place", "input_written", "manual_source", "guarded_backward", "tape_source", "twin_source",
+__all__ = ["Call", "in_place", "inplace_asked", "input_written", "switch_branch", "manual_source", "guarded_backward", "tape_source", "twin_source",
            "reference_source",
            "build_twin", "constructor_kwargs", "copy_params_to_twin", "resolve_twin", "share_masks",
            "hold_masks", "training_differs", "SAME_IN_BOTH_MODES", "SAME_BACKWARD_CHECKED", "SAME_Y_OTHER_BACKWARD", "TapeUnavailable"]
@@ -65,8 +65,17 @@ class Call:
         """The student's forward on ``xin``, validated (the numerical plans call this)."""
         return self._validated(self._run(*xin))
 
+    @cached_property
+    def branch(self) -> list[tuple[str, str]]:
+        """The switch values this call runs forward with (:func:`layer_branch`)."""
+        return layer_branch(self.layer, self.training)
+
     def _run(self, *xin: np.ndarray) -> Any:
-        """What the student's forward returns for ``xin``, not validated (errors as StudentCodeError)."""
+        """What the student's forward returns for ``xin``, not validated (errors as StudentCodeError); a copy of
+        each input where forward is asked to write into it (``inplace=True``: :func:`inplace_asked`), so that no
+        perturbation the numerical plans make is overwritten (tester15b H6)."""
+        if inplace_asked(self.branch):
+            xin = tuple(np.array(x, copy=True) for x in xin)
         return V.call_student(self.layer.forward, *xin, training=self.training, owner=self.owner,
                               call=self.signature, expected="Expected forward to return the output array.")
 
@@ -97,17 +106,57 @@ class Call:
         return many
 
 
-def in_place(owner: str, method: str, tensor: str, example: str, why: str = "", what: str = "a layer") -> StudentCodeError:
-    """The error of a ``forward`` (InputModifiedError) or ``backward`` (StudentCodeError) that wrote into ``tensor``."""
+def in_place(owner: str, method: str, tensor: str, example: str, why: str = "", what: str = "a layer",
+             branch: str = "") -> StudentCodeError:
+    """The error of a ``forward`` (InputModifiedError) or ``backward`` (StudentCodeError) that wrote into ``tensor``;
+    ``branch``: the switch values of that call (``flag=True``), named as the check's rows are (``[flag=True]``)."""
     return (InputModifiedError if method == "forward" else StudentCodeError)(V.paragraph(
-        f"{owner}.{method} modified its {tensor} in place;", f"{what} must not write into {tensor.split()[-1]}{why}.",
-        f"Compute into a new array instead, e.g. {example}."))
+        f"{owner}.{method}{f' [{branch}]' if branch else ''} modified its {tensor} in place;",
+        f"{what} must not write into {tensor.split()[-1]}{why}.", f"Compute into a new array instead, e.g. {example}."))
 
 
-def input_written(owner: str, name: str, what: str = "a layer") -> InputModifiedError:
-    """The error of a forward that wrote into its input ``name`` (in process, or in the sandbox's child)."""
+def input_written(owner: str, name: str, what: str = "a layer", branch: str = "") -> InputModifiedError:
+    """The error of a forward that wrote into its input ``name`` (in process, or in the sandbox's child);
+    ``branch``: the switch values it ran with (``flag=True``, :func:`in_place`)."""
     return in_place(owner, "forward", f"input {name}", "np.maximum(X, 0) rather than X[X < 0] = 0",
-                    " (the previous layer or the caller still uses it)", what)
+                    " (the previous layer or the caller still uses it)", what, branch)
+
+
+#: The names of a switch that asks forward to write its output into its input, PyTorch's ``nn.ReLU(inplace=True)``:
+#: with that value an in-place forward does what was asked (tester15b H6), checked with a fresh copy of X per call.
+INPLACE_NAMES = ("inplace", "in_place")
+
+
+def switch_branch(info: Any, training: bool | None) -> list[tuple[str, str]]:
+    """``[(name, value text)]`` of the switches a forward in mode ``training`` runs with, read from a layer's
+    ``protocol`` (``info``: the adapters' ``switch_combo`` triples, else its ``mode_keyword``); ``[]`` when it has
+    none (forward's own ``training``: the message stays as it was) or ``training`` is None."""
+    if training is None or not isinstance(info, dict):
+        return []
+    sw = [str(x) for x in info.get("switch_combo") or []]
+    triples = list(zip(sw[::3], sw[1::3], sw[2::3])) or ([tuple(map(str, info["mode_keyword"]))[:3]]
+                                                         if info.get("mode_keyword") else [])
+    return [(n, on if training else off) for n, off, on in triples if len(n) < 80]
+
+
+def layer_branch(layer: Any, training: bool | None) -> list[tuple[str, str]]:
+    """:func:`switch_branch` of ``layer``: from its ``protocol`` (a sandboxed layer's), else from the switch keyword
+    of a layer adapted in this process (``mode_keyword``, one switch or several joined by ", ")."""
+    info = getattr(layer, "protocol", None)
+    if isinstance(info, dict):
+        return switch_branch(info, training)
+    mk = getattr(layer, "__dict__", {}).get("mode_keyword")
+    if training is None or not (isinstance(mk, tuple) and len(mk) == 3 and isinstance(mk[0], str)):
+        return []
+    names = mk[0].split(", ")
+    offs, ons = ((v if isinstance(v, tuple) else (v,) * len(names)) for v in mk[1:])
+    return [(n, repr(on if training else off)) for n, off, on in zip(names, offs, ons)]
+
+
+def inplace_asked(branch: list[tuple[str, str]]) -> str:
+    """``"inplace=True"`` when ``branch`` (:func:`switch_branch`) sets a switch named :data:`INPLACE_NAMES` to True:
+    forward was asked to write into its input; else ""."""
+    return next((f"{n}={v}" for n, v in branch if n.lower() in INPLACE_NAMES and v == "True"), "")
 
 
 def manual_forward(call: Call) -> tuple[np.ndarray, np.ndarray]:
@@ -115,8 +164,8 @@ def manual_forward(call: Call) -> tuple[np.ndarray, np.ndarray]:
     x_in = [x.copy() for x in call.inputs]
     Y = call.forward(*x_in)
     for n, a, b in zip(call.names, x_in, call.inputs):
-        if not np.array_equal(a, b):
-            raise input_written(call.owner, n)
+        if not np.array_equal(a, b) and not inplace_asked(call.branch):  # inplace=True: as asked, on a copy
+            raise input_written(call.owner, n, branch=", ".join(f"{k}={v}" for k, v in call.branch))
     return Y, call.forward(*[x.copy() for x in call.inputs])
 
 

@@ -226,6 +226,11 @@ EXPECTED = {
     "switches.py::GetattrFlagScaleBug": "factor",  # session 13 M8: self.flag = bool(getattr(self, "is_eval"))
     "switches.py::KindScaleBug": "factor",  # session 14 F1: self.kind "full"/"half", c forgotten at "half"
     "switches.py::NoisyScaleBug": "factor",  # session 14 F1: self.noisy, a plain boolean switch, dX x3 when True
+    # session 16 (tester15b H6, issue 10): inplace=True writing into X as asked, its mask read after the write;
+    # two booleans, x0.5 in one combination of the four; a string's third value, x2 there
+    "switches.py::ReLUInplaceBug": "missing-local-derivative",
+    "switches.py::SquareDoubleBug": "factor",
+    "switches.py::ActThreeBug": "factor",
     "losses.py::TwoLayerNetForgotMean": "factor-batch",  # tester12 M3: DLfS-2's model, zero biases, loss with targets
     "losses.py::TwoLayerNetEpsForgotMean": "factor-batch",  # the same with -log(y + 1e-7): still named
     # session 14 (tester13 MSEFactor): a factor in a symmetric unnamed loss forward(a, b), named in either order
@@ -325,7 +330,7 @@ CORRECT = ["linear.py::LinearOutIn", "linear.py::LinearInOut", "activations.py::
                                            "ConfigDictNet", "EnvNet", "FittingNet", "StateNet", "SetTrainingNet",
                                            "BNNet", "ScaleTrainBackward", "ArgAndSubNet", "PropDrop",
                                            "PredictingScale", "StageScale", "GetattrFlagScale", "KindScale",
-                                           "NoisyScale"))]
+                                           "NoisyScale", "ReLUInplace", "SquareDouble", "ActThree"))]
 
 
 def load(key: str):

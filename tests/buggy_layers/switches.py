@@ -448,3 +448,76 @@ class NoisyScale(PredictingScale):
 
 class NoisyScaleBug(NoisyScale):
     BUG = True
+
+
+# session 16 (tester15b H6): PyTorch's nn.ReLU(inplace=True): the in-place branch writes into X, as asked
+class ReLUInplace:
+    """ReLU whose ``inplace=True`` writes into X; the Bug reads its mask after the write (all True)."""
+
+    BUG = False
+
+    def forward(self, X, inplace=False):
+        if inplace:
+            self.mask = X > 0 if not self.BUG else None
+            np.maximum(X, 0, out=X)
+            if self.BUG:
+                self.mask = X >= 0  # the BUG of ReLUInplaceBug: read after the write, every entry True
+            return X
+        self.mask = X > 0
+        return np.maximum(X, 0)
+
+    def backward(self, dY):
+        return dY * self.mask
+
+
+class ReLUInplaceBug(ReLUInplace):
+    BUG = True
+
+
+# session 16 (issue 10): two booleans forward reads, each combination checked; a bug in one combination
+class SquareDouble:
+    """Y = X ** 2 (square) or X, times 2 (double); the Bug's backward forgets the 2 of double when square."""
+
+    BUG = False
+
+    def forward(self, X, square=False, double=False):
+        self.X, self.s, self.d = X, square, double
+        Y = X ** 2 if square else X * 1.0
+        return 2 * Y if double else Y
+
+    def backward(self, dY):
+        g = 2 * self.X * dY if self.s else dY * 1.0
+        return g if self.BUG and self.s and self.d else 2 * g if self.d else g  # the BUG: x0.5 there
+
+
+class SquareDoubleBug(SquareDouble):
+    BUG = True
+
+
+# session 16 (issue 10): a string compared with three values, each checked
+class ActThree:
+    """relu, tanh or sigmoid by ``activation``; the Bug's sigmoid backward is x2."""
+
+    BUG = False
+
+    def forward(self, X, activation="relu"):
+        self.a, self.X = activation, X
+        if activation == "relu":
+            return np.maximum(X, 0)
+        if activation == "tanh":
+            return np.tanh(X)
+        if activation == "sigmoid":
+            return 1 / (1 + np.exp(-X))
+        raise ValueError(activation)
+
+    def backward(self, dY):
+        if self.a == "relu":
+            return dY * (self.X > 0)
+        if self.a == "tanh":
+            return dY * (1 - np.tanh(self.X) ** 2)
+        s = 1 / (1 + np.exp(-self.X))
+        return dY * s * (1 - s) * (2.0 if self.BUG else 1.0)  # the BUG of ActThreeBug: x2 at sigmoid
+
+
+class ActThreeBug(ActThree):
+    BUG = True
