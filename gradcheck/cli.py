@@ -497,11 +497,10 @@ def _add_check_parser(sub, fmt) -> None:
                    help="always show what the checked code printed (its last 200 lines); without it the last "
                         "20 lines are shown when the code fails")
     c.add_argument("--timeout", type=float, default=30.0, metavar="SECONDS",
-                   help="wall-clock limit per call into the student's code (each forward of a batch or of the "
-                        "probes made at load too), which runs in a separate sandbox process (default 30; a call the "
-                        "machine's other load starved gets the CPU time it did not have, up to 10 x); exceeding "
-                        "it exits 3; the session may take max(60, 10 x SECONDS) plus SECONDS per further call of a "
-                        "batch or of the probes")
+                   help="wall-clock limit per call into the student's code, in its sandbox process (each forward of "
+                        "a batch or of the load's probes; default 30; a call other load starved gets the CPU time it did "
+                        "not have, up to 10 x); exceeding it exits 3; the session may take max(60, 10 x SECONDS) plus "
+                        "SECONDS per further call of a batch or of the probes")
     c.add_argument("--twin", action="store_true",
                    help="also compare with autoprop.layers.<ClassName> built with the same --init (not in a "
                         "mode where your forward is random: the twin draws its own mask; --tape uses yours)")

@@ -1639,6 +1639,39 @@ def _run_batch(pool, todo: Sequence[Path], results: list[SubmissionResult], tota
     return interrupted
 
 
+def _resume(subs: list[Path], folders: dict[str, Path], key: bytes, again: bool
+            ) -> tuple[list[SubmissionResult], list[Path], list[str], list[str]]:
+    """A batch's saved results it keeps (this batch's own, signed, of unchanged files; none when
+    ``again``), the submissions to grade, those graded again because their files changed, and those
+    whose saved results.json did not carry the batch's signature."""
+    results, todo, changed, unsigned = [], [], [], []
+    for s in subs:
+        saved = folders[s.name] / "results.json"
+        done = None if again else _load_done(saved, key)
+        if str(saved) in _UNSIGNED:
+            _UNSIGNED.discard(str(saved))
+            unsigned.append(s.name)
+        if done is not None and done.name == s.name and done.files_sha256 == submission_digest(s):
+            results.append(done)
+            continue
+        if done is not None and done.name == s.name:
+            changed.append(s.name)
+        todo.append(s)
+    return results, todo, changed, unsigned
+
+
+def _batch_gradebook(out_p: Path, results: list[SubmissionResult], seed: int, not_graded: dict[str, str]) -> str:
+    """:func:`write_gradebook` in the batch's folder; a full disk is a clear error (tester16g M2: a
+    traceback and no summary), the results.json written so far kept for a resumed run."""
+    try:
+        return write_gradebook(out_p / "gradebook.csv", results, seed, not_graded)
+    except OSError as exc:
+        raise GraderError(f"the gradebook could not be written in {out_p}: {exc.strerror or exc}. The "
+                          f"{len(results)} result(s) graded in this run that could be written are in their "
+                          "results.json; free the space and run the same command again to resume (finished "
+                          "results are kept).") from None
+
+
 def grade_batch(submissions_dir: str | os.PathLike, tests: str | os.PathLike,
                 out: str | os.PathLike, *, workers: int | None = None, force: bool = False,
                 seed: int | None = None, timeout: float = 3.0, submission_timeout: float = 300.0,
@@ -1690,31 +1723,14 @@ def grade_batch(submissions_dir: str | os.PathLike, tests: str | os.PathLike,
         options["seed"] = seed
         t0, key = time.monotonic(), _batch_key(out_p)
         folders = result_folders(out_p, [s.name for s in subs])
-        results, todo, changed, unsigned = [], [], [], []
-        for s in subs:  # resume: this batch's own results are skipped unless forced or changed
-            done = None if force or stale else _load_done(folders[s.name] / "results.json", key)
-            if str(folders[s.name] / "results.json") in _UNSIGNED:
-                _UNSIGNED.discard(str(folders[s.name] / "results.json"))
-                unsigned.append(s.name)
-            if done is not None and done.name == s.name and done.files_sha256 == submission_digest(s):
-                results.append(done)
-                continue
-            if done is not None and done.name == s.name:
-                changed.append(s.name)
-            todo.append(s)
+        results, todo, changed, unsigned = _resume(subs, folders, key, force or bool(stale))
         pool.bind(key, options, folders)
         stop = _run_batch(pool, todo, results, len(subs), progress, on_done)
         seconds, interrupted = time.monotonic() - t0, stop is not None
         finished = {r.name for r in results}
         not_graded = {s.name: _write_not_graded(folders[s.name] / "results.json", stop, seed, key)
                       for s in todo if s.name not in finished} if interrupted else {}
-        try:
-            gradebook = write_gradebook(out_p / "gradebook.csv", results, seed, not_graded)
-        except OSError as exc:  # a full disk (tester16g M2: a traceback and no summary)
-            raise GraderError(f"the gradebook could not be written in {out_p}: {exc.strerror or exc}. The "
-                              f"{len(results)} result(s) graded in this run that could be written are in their "
-                              "results.json; free the space and run the same command again to resume (finished "
-                              "results are kept).") from None
+        gradebook = _batch_gradebook(out_p, results, seed, not_graded)
         scored = [r for r in results if r.status in ("graded", "skipped")]  # grader errors, refused: not scores
         hist = plot_histogram(out_p / "scores.png", scored, f"Scores: {src.name} ({len(scored)} "
                               f"submissions)") if plot and scored and not interrupted else None
