@@ -1014,7 +1014,7 @@ class Shared:
     ALIGN = 64
 
     def __init__(self, arrays: Sequence[np.ndarray]):
-        self.sent = [np.ascontiguousarray(a, dtype=a.dtype.newbyteorder("<")) for a in arrays]
+        self.sent = [np.array(a, dtype=a.dtype.newbyteorder("<"), order="C") for a in arrays]  # 0-d kept 0-d
         self.spec, end = [], 0
         for a in self.sent:
             self.spec.append({"dtype": a.dtype.str, "shape": list(a.shape), "offset": end})

@@ -59,6 +59,19 @@ OWN_SCORE = {
     "import_loop": (0.0, "was first imported, in an earlier test"),
 }
 NFC, NFD = unicodedata.normalize("NFC", "caf\u00e9"), unicodedata.normalize("NFD", "caf\u00e9")
+# tester16g H1: numpy's comparisons patched in the sandbox cannot hide a write into X or dY (the grader reads them)
+PATCH_NP = "import numpy\nfor _n in ('array_equal', 'allclose', 'array_equiv'):\n" \
+           "    setattr(numpy, _n, lambda *a, **k: True)\n"
+X_WRITTEN = SOLUTION.replace("        return np.where(self.mask, X, 0.0)\n", "        X[~self.mask] = 0.0\n        return X\n")
+DY_WRITTEN = SOLUTION.replace("        return dY * self.mask\n", "        dY[~self.mask] = 0.0\n        return dY\n")
+# tester16g H2: the same cache bug (backward edits the cached probabilities) wherever the cache lives
+CACHE_BUG = SOLUTION.replace("d = self.p.copy()", "d = self.p")
+GUARD_OFF = ("        f = __import__('sys')._getframe(1)\n        while f is not None:\n"
+             "            if hasattr(f.f_locals.get('self'), 'AD'):\n"
+             "                f.f_locals['self'].AD.cache_guard = lambda *a, **k: None\n"
+             "            f = f.f_back\n")
+assert X_WRITTEN != SOLUTION and DY_WRITTEN != SOLUTION and CACHE_BUG != SOLUTION
+CACHE_SCORE = TOTAL - 3 - 1 - 2 - 2  # CE gradient, backward twice, dtypes, hidden CE: as the cache_mutated mutant
 DEEP = b"x = " + b"1+" * 400_000 + b"1\n"  # RecursionError in ast.parse: the import guard cannot read it
 #: submissions with odd files or names: folder -> ({relative path: bytes}, deserved score, needle in the results)
 LAYOUTS = {
@@ -86,6 +99,19 @@ LAYOUTS = {
                       "cyc_b.py": b"import cyc_a\nimport layers\n"}, BASE, None),
     "many_imports_helper": ({"layers.py": SOLUTION.encode(), "helper.py": b"import os\n" * 100_000}, TOTAL, None),
     "huge_helper": ({"layers.py": SOLUTION.encode(), "helper.py": b"#" * (8 << 20)}, TOTAL, None),
+    "patched_numpy_x_written": ({"layers.py": (PATCH_NP + X_WRITTEN).encode()}, TOTAL - 1 - 3 - 2 - 2,
+                                "ReLU.forward modified its input X in place"),  # as unpatched: relu tests, dtypes
+    "patched_numpy_dy_written": ({"layers.py": (PATCH_NP + DY_WRITTEN).encode()}, TOTAL - 3 - 2,
+                                 "modified its upstream gradient dY in place"),  # ReLU gradient, hidden ReLU
+    "cache_in_self_p": ({"layers.py": CACHE_BUG.encode()}, CACHE_SCORE, "modified its cache (self.p"),
+    "cache_patched_numpy": ({"layers.py": (PATCH_NP + CACHE_BUG).encode()}, CACHE_SCORE, "modified its cache"),
+    "cache_named_grad": ({"layers.py": CACHE_BUG.replace("self.p", "self.grad").encode()}, CACHE_SCORE,
+                         "modified its cache"),
+    "cache_in_module_dict": ({"layers.py": ("_C = {}\n" + CACHE_BUG.replace("self.p =", "_C[id(self)] =").replace(
+        "d = self.p", "d = _C[id(self)]")).encode()}, CACHE_SCORE, "modified its cache"),
+    "cache_guard_switched_off": ({"layers.py": CACHE_BUG.replace(
+        "    def forward(self, y_true, y_pred):\n", "    def forward(self, y_true, y_pred):\n" + GUARD_OFF).encode()},
+        CACHE_SCORE, "modified its cache"),
 }
 ATTACKS = sorted(p.stem for p in HOSTILE.glob("*.attack"))
 
