@@ -49,7 +49,7 @@ import numpy as np
 
 from . import _sandbox_child as wire
 from . import isolation as iso
-from ._adapters import expected
+from ._adapters import CACHE_ADVICE, expected
 from ._validation import (
     PARAM_MEMORY_FIX,
     dtype_error,
@@ -1073,12 +1073,6 @@ def _names(names: Sequence[str], n: int) -> list[str]:
     return list(names) if len(names) >= n else ["X"] if n == 1 else [f"X{i}" for i in range(n)]
 
 
-#: The end of the message of a backward that wrote into its cache (:meth:`_Remote._cache_written`).
-_CACHE_ADVICE = ("A backward must not write into what forward cached: that is the caller's array (the input x itself "
-                 "when the cache holds it) and what a second backward reads. Compute into a new array instead, e.g. "
-                 "dout * (x > 0) rather than x[x <= 0] = 0.")
-
-
 def _gradients_of(meta: dict) -> dict[str, np.ndarray]:
     """The numbers of a backward's reply: ``"value i"`` (the returned array, or the i-th of a tuple) and ``"grads k"``."""
     out, value, grads = {}, meta.get("value") or {}, meta.get("grads") or {}
@@ -1168,7 +1162,7 @@ class _Remote:
         if last is not None and (hit := last[0].changed()):
             name = last[1][hit[0]] if hit[0] < len(last[1]) else f"input {hit[0]}"
             return guard or (f"{self.class_name}.backward modified its cache ({name}, the array forward received) in "
-                             f"place; copy before writing. {_CACHE_ADVICE}")
+                             f"place; copy before writing. {CACHE_ADVICE}")
         if not self._sandbox.hostile:
             return guard
         args = {"id": self._id, "count_forward": False, "guard": False} | ({} if dY is None else {"dY": dY})
@@ -1185,7 +1179,7 @@ class _Remote:
                 return guard or (
                     f"{self.class_name}.backward modified its cache in place: a second {call} after the same forward "
                     f"gave a different {k.replace('value 0', 'result').replace('value ', 'result #')} (max difference "
-                    f"{d:.3g}), so it read what the first one changed. {_CACHE_ADVICE}")
+                    f"{d:.3g}), so it read what the first one changed. {CACHE_ADVICE}")
         return None
 
     def _value(self, desc: Any, call: str) -> np.ndarray:
