@@ -67,6 +67,9 @@ __all__ = ["Sandbox", "SandboxError", "RemoteLayer", "RemoteLoss", "SHADOW_NAMES
 
 #: Default per-request wall-clock timeout in seconds.
 DEFAULT_TIMEOUT = 10.0
+#: The child's open-file limit: each forward input or dY the submission's objects still hold keeps one descriptor
+#: (Python 3.11's mmap keeps a copy of its file's), one per object for the session's life (:class:`Shared`).
+NOFILE = 1024
 #: Calls into the submitted code a load's probes may make, each with the per-call limit (the probes of a
 #: layer make 10 to 50: its constructor, forwards and backwards; tester15 counted 43); the cap bounds what
 #: forged progress frames can keep a request alive.
@@ -438,7 +441,7 @@ class Sandbox:
         cpu, mem = int(self.session_timeout) + 1, self.memory_mb << 20
         limits = [(resource.RLIMIT_CPU, cpu, cpu + 1), (resource.RLIMIT_AS, mem, mem),
                   (resource.RLIMIT_NPROC, self.max_procs, self.max_procs),
-                  (resource.RLIMIT_FSIZE, 64 << 20, 64 << 20), (resource.RLIMIT_NOFILE, 64, 64),
+                  (resource.RLIMIT_FSIZE, 64 << 20, 64 << 20), (resource.RLIMIT_NOFILE, NOFILE, NOFILE),
                   (resource.RLIMIT_CORE, 0, 0)]
         p2c_r, self._w = os.pipe()
         self._r, c2p_w = os.pipe()

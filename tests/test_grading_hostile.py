@@ -99,21 +99,25 @@ LAYOUTS = {
                       "cyc_b.py": b"import cyc_a\nimport layers\n"}, BASE, None),
     "many_imports_helper": ({"layers.py": SOLUTION.encode(), "helper.py": b"import os\n" * 100_000}, TOTAL, None),
     "huge_helper": ({"layers.py": SOLUTION.encode(), "helper.py": b"#" * (8 << 20)}, TOTAL, None),
-    "patched_numpy_x_written": ({"layers.py": (PATCH_NP + X_WRITTEN).encode()}, TOTAL - 1 - 3 - 2 - 2,
-                                "ReLU.forward modified its input X in place"),  # as unpatched: relu tests, dtypes
-    "patched_numpy_dy_written": ({"layers.py": (PATCH_NP + DY_WRITTEN).encode()}, TOTAL - 3 - 2,
-                                 "modified its upstream gradient dY in place"),  # ReLU gradient, hidden ReLU
-    "cache_in_self_p": ({"layers.py": CACHE_BUG.encode()}, CACHE_SCORE, "modified its cache (self.p"),
-    "cache_patched_numpy": ({"layers.py": (PATCH_NP + CACHE_BUG).encode()}, CACHE_SCORE, "modified its cache"),
-    "cache_named_grad": ({"layers.py": CACHE_BUG.replace("self.p", "self.grad").encode()}, CACHE_SCORE,
-                         "modified its cache"),
-    "cache_in_module_dict": ({"layers.py": ("_C = {}\n" + CACHE_BUG.replace("self.p =", "_C[id(self)] =").replace(
-        "d = self.p", "d = _C[id(self)]")).encode()}, CACHE_SCORE, "modified its cache"),
-    "cache_guard_switched_off": ({"layers.py": CACHE_BUG.replace(
-        "    def forward(self, y_true, y_pred):\n", "    def forward(self, y_true, y_pred):\n" + GUARD_OFF).encode()},
-        CACHE_SCORE, "modified its cache"),
 }
 ATTACKS = sorted(p.stem for p in HOSTILE.glob("*.attack"))
+#: tester16g H1/H2: the same bug, with numpy's comparisons patched in the sandbox or its cache kept elsewhere, costs
+#: what it costs plain (name -> (layers.py, deserved score, needle in the failures))
+SAME_BUG = {
+    "patched_numpy_x_written": (PATCH_NP + X_WRITTEN, TOTAL - 1 - 3 - 2 - 2,  # ReLU tests and dtypes, as unpatched
+                                "ReLU.forward modified its input X in place"),
+    "patched_numpy_dy_written": (PATCH_NP + DY_WRITTEN, TOTAL - 3 - 2,  # ReLU gradient, hidden ReLU
+                                 "modified its upstream gradient dY in place"),
+    "cache_in_self_p": (CACHE_BUG, CACHE_SCORE, "modified its cache (self.p"),
+    "cache_patched_numpy": (PATCH_NP + CACHE_BUG, CACHE_SCORE, "modified its cache"),
+    "cache_named_grad": (CACHE_BUG.replace("self.p =", "self.grad =").replace("d = self.p", "d = self.grad"),
+                         CACHE_SCORE, "modified its cache"),
+    "cache_in_module_dict": ("_C = {}\n" + CACHE_BUG.replace("self.p =", "_C[id(self)] =").replace(
+        "d = self.p", "d = _C[id(self)]"), CACHE_SCORE, "modified its cache"),
+    "cache_guard_switched_off": (CACHE_BUG.replace("    def forward(self, y_true, y_pred):\n",
+                                                   "    def forward(self, y_true, y_pred):\n" + GUARD_OFF),
+                                 CACHE_SCORE, "modified its cache"),
+}
 
 
 def submission(attack: str, subs: Path, out: Path) -> str:
@@ -142,6 +146,9 @@ def batch(tmp_path_factory):
         for rel, data in files.items():
             (subs / name / rel).parent.mkdir(parents=True, exist_ok=True)
             (subs / name / rel).write_bytes(data)
+    for name, (source, _, _) in SAME_BUG.items():
+        (subs / name).mkdir()
+        (subs / name / "layers.py").write_text(source)
     (subs / "control_raise").mkdir()
     (subs / "control_raise" / "layers.py").write_text(
         "_stolen = None\ndef _attack(layer, X):\n    raise ValueError('x')\n" + HOOKED + FOOTER)
@@ -188,7 +195,7 @@ def failures(b, name):
 
 def test_the_batch_graded_everything_and_the_gradebook_is_complete(batch):
     res = batch["res"]
-    assert len(res) == len(ATTACKS) + len(LAYOUTS) + 9
+    assert len(res) == len(ATTACKS) + len(LAYOUTS) + len(SAME_BUG) + 9
     assert {s.status for s in res.values()} == {"graded"}, {n: s.message for n, s in res.items() if s.status != "graded"}
     rows = list(csv.DictReader(open(batch["out"] / "gradebook.csv", encoding="utf-8")))
     assert sorted(r["submission"] for r in rows) == sorted(display_name(n) for n in res)  # one row each
@@ -250,6 +257,14 @@ def test_odd_files_and_names_are_graded_or_refused_with_a_message(batch, name):
     assert r.status == "graded" and r.score == pytest.approx(deserved, abs=1e-3), (r.score, failures(batch, name))
     if needle:
         assert needle in json.dumps(results(batch, name), ensure_ascii=False)
+
+
+@pytest.mark.parametrize("name", sorted(SAME_BUG))
+def test_a_bug_costs_the_same_whatever_numpy_the_child_patched_and_wherever_the_cache_lives(batch, name):
+    _, deserved, needle = SAME_BUG[name]
+    r = batch["res"][name]
+    assert r.status == "graded" and r.score == pytest.approx(deserved, abs=1e-3), (r.score, failures(batch, name))
+    assert needle in failures(batch, name)
 
 
 def test_an_import_time_loop_costs_one_timeout_for_the_whole_submission(batch):
