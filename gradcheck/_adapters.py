@@ -2116,6 +2116,13 @@ def _gradient_names(names):
     return frozenset(g.format(n) for n in names for g in GRAD_NAMES)
 
 
+#: The end of the message of a backward that wrote into its cache (here, and in the grader's own verdict:
+#: ``gradcheck.sandbox._Remote._cache_written``).
+CACHE_ADVICE = ("A backward must not write into what forward cached: that is the caller's array (the input x itself "
+                "when the cache holds it) and what a second backward reads. Compute into a new array instead, e.g. "
+                "dout * (x > 0) rather than x[x <= 0] = 0.")
+
+
 def cache_guard(layer, names=()):
     """Snapshot what ``layer.backward`` must not write into; returns ``after()``: its message, or None.
 
@@ -2161,10 +2168,7 @@ def cache_guard(layer, names=()):
             if a.shape == c.shape and a.ndim:
                 diff = (a != c) & ~(np.isnan(a) & np.isnan(c)) if a.dtype.kind in "fc" else a != c
                 where = f", element {[int(i) for i in np.argwhere(diff)[0]]}"
-            return (f"{owner} modified its cache ({lab}{where}) in place; copy before writing. A backward must "
-                    "not write into what forward cached: that is the caller's array (the input x itself when "
-                    "the cache holds it) and what a second backward reads. Compute into a new array instead, "
-                    "e.g. dout * (x > 0) rather than x[x <= 0] = 0.")
+            return f"{owner} modified its cache ({lab}{where}) in place; copy before writing. {CACHE_ADVICE}"
         return None
     return after
 

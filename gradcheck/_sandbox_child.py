@@ -490,9 +490,35 @@ class Child:
     Each method replies exactly once; a failure of the submission's code replies ``stage="call"``.
     """
 
-    def __init__(self, np, AD, workdir, reply, progress):
+    def __init__(self, np, AD, workdir, reply, progress, sock=None):
         self.np, self.AD, self.workdir, self.reply, self.progress = np, AD, workdir, reply, progress
-        self.objects, self.step = {}, None
+        self.objects, self.step, self.sock = {}, None, sock
+        self._view = np.frombuffer, np.dtype  # taken before any submitted code ran: numpy patched later cannot
+        #                                        make the arrays forward receives copies of the shared memory
+
+    def receive_shared(self, spec):
+        """The arrays of ``spec`` (``[{"dtype", "shape", "offset"}]``) as views of the memory file the parent sent
+        with this request (one descriptor over :attr:`sock`, SCM_RIGHTS): what the student's code writes into them
+        the parent reads itself, after the reply, in its own mapping."""
+        import mmap
+        import socket
+        frombuffer, dtype = self._view
+        _msg, fds, _flags, _addr = socket.recv_fds(self.sock, 1, 4)
+        if len(fds) != 1:
+            for fd in fds:
+                os.close(fd)
+            raise RuntimeError("no shared memory came with the request")
+        try:
+            mm = mmap.mmap(fds[0], os.fstat(fds[0]).st_size)
+        finally:
+            os.close(fds[0])
+        out = []
+        for s in spec:
+            if s["dtype"] not in ALLOWED_DTYPES:
+                raise ProtocolViolation(f"a shared array of dtype {s['dtype']!r}")
+            n = functools.reduce(int.__mul__, s["shape"], 1)
+            out.append(frombuffer(mm, dtype(s["dtype"]), n, s["offset"]).reshape(s["shape"]))
+        return out
 
     def enter(self, step):
         """Tell the parent which step of a load runs now (so a hang or an exit is blamed on it)."""
@@ -648,19 +674,18 @@ class Child:
         self.reply_loaded(sub, info, packer)
 
     def op_forward(self, obj, req, packer):
+        """One forward; its inputs are views of the memory the parent shares (``req["shared"]``), which the
+        parent reads after the reply: whether forward wrote into them is the parent's to see, not this reply's."""
         np = self.np
         self.set_params(obj, req.get("params"))
-        before = [x.copy() for x in req["inputs"]]
         try:
-            out = obj.forward(*req["inputs"], **_training(req))
+            out = obj.forward(*req.get("shared", req.get("inputs", [])), **_training(req))
         except BaseException as exc:  # noqa: BLE001
             return self.fail(exc)
-        mutated = [i for i, (a, b) in enumerate(zip(before, req["inputs"]))
-                   if not (a.shape == b.shape and np.array_equal(a, b, equal_nan=a.dtype.kind == "f"))]
         kw = getattr(obj, "call_keywords", None) if isinstance(obj, self.AD.FunctionPair) else None
         keywords = {str(name): {str(k): describe(np, packer, v, 1) for k, v in list(d.items())[:64]}
                     for name, d in (kw or {}).items() if type(d) is dict}  # bn_param as forward left it
-        self.reply(True, {"value": describe(self.np, packer, out), "mutated": mutated, "keywords": keywords}, packer)
+        self.reply(True, {"value": describe(self.np, packer, out), "keywords": keywords}, packer)
 
     def op_forward_many(self, obj, req, packer):
         """Each forward has the per-call time limit: after one ends, a progress frame (at most one every
@@ -690,9 +715,10 @@ class Child:
         self.reply(True, {"values": values}, packer)
 
     def op_backward(self, obj, req, packer):
-        args = [req["dY"]] if req.get("dY") is not None else []
-        before = [a.copy() for a in args]  # a backward that writes into dY: sent back, so the parent sees it
-        guard = _quiet(self.AD.cache_guard, obj)  # a write into its cache is refused
+        """One backward; dY is a view of shared memory (``req["shared"]``) that the parent reads after the reply.
+        ``cache_written`` (the adapters' ``cache_guard``) only words a message: the parent decides by behaviour."""
+        args = req.get("shared") or ([req["dY"]] if req.get("dY") is not None else [])
+        guard = _quiet(self.AD.cache_guard, obj) if req.get("guard", True) else None
         try:
             if req.get("count_forward"):  # a staff policy: the count is data for the parent to judge
                 ret, calls = counting_calls(_forward_codes(self.AD, obj), obj.backward, *args)
@@ -700,12 +726,9 @@ class Child:
                 ret, calls = obj.backward(*args), None
         except BaseException as exc:  # noqa: BLE001
             return self.fail(exc)
-        written = [describe(self.np, packer, a) for a, b in zip(args, before)
-                   if a.shape == b.shape and not self.np.array_equal(a, b, equal_nan=True)]
         cache_written = _quiet(guard) if guard is not None else None
         self.reply(True, {"value": describe(self.np, packer, ret), "forward_calls": calls,
                           "cache_written": cache_written,
-                          "dY_written": written[0] if written else None,
                           "grads": self.dict_of(packer, getattr(obj, "grads", None)),
                           "params": self.dict_of(packer, getattr(obj, "params", None), True)}, packer)
 
@@ -797,12 +820,15 @@ class Child:
                 _die(f"{type(exc).__name__} while receiving a request" + (f": {exc}" if str(exc) else ""))
             op, COPYING[0] = header.get("op"), None
             _cpu_limit(header.get("cpu"))
-            try:  # the grader's side: a failure here is never the submission's fault
+            try:  # the grader's side: a failure here is never the submission's fault (but for a closed socket)
+                shared = self.receive_shared(header["shared"]) if header.get("shared") is not None else None
                 req = decode(self.np, header.get("args", {}), payload, max_nodes=1 << 40)
             except BaseException as exc:  # noqa: BLE001 - e.g. MemoryError for very large inputs
                 payload = header = None
                 self.fail(exc, "grader")
                 continue
+            if shared is not None:
+                req["shared"] = shared
             payload, packer = None, Packer(self.np)
             try:  # the parent sends only the ops of OPS
                 args = (req, packer) if op == "load" else (self.objects[req["id"]], req, packer)
@@ -914,6 +940,8 @@ def _run(cfg, np, AD):
         pass
     limit = cfg.get("output_limit", 65536)
     sys.stdout, sys.stderr = _Tail(sys.stdout, limit), _Tail(sys.stderr, limit)
+    import socket  # the parent's memory files come over it (SCM_RIGHTS); made before the hook refuses sockets
+    sock = socket.socket(fileno=cfg["fd_shared"]) if cfg.get("fd_shared") is not None else None
     install_guards(cfg)
 
     def reply(ok, meta=None, packer=None, error=None):
@@ -921,7 +949,8 @@ def _run(cfg, np, AD):
         send({"ok": ok, "meta": meta or {}, **error}, packer.payload() if packer else b"")
     reply(True, {"ready": True})  # no submitted code has run yet
     # progress: a frame without "ok", the parent notes the step and keeps waiting for the reply
-    Child(np, AD, cfg["workdir"], reply, lambda step, done=None: send({"progress": step, "done": done})).serve(cfg["fd_in"])
+    Child(np, AD, cfg["workdir"], reply, lambda step, done=None: send({"progress": step, "done": done}),
+          sock).serve(cfg["fd_in"])
 
 
 def _fits_address_space():
@@ -1013,7 +1042,8 @@ def zygote(cfg):
 
 
 def _fork_child(req, fds, own, np, AD):
-    """Fork one sandbox child for the request ``req`` with the passed pipes ``fds`` (request, reply, output);
+    """Fork one sandbox child for the request ``req`` with the passed pipes ``fds`` (request, reply, output; then
+    the socket of the shared inputs, when the parent sends one);
     ``own``: the zygote's socket, wake-up pipe and children, which the child closes and forgets first. Returns its
     pid once its session exists."""
     import signal
@@ -1035,15 +1065,16 @@ def _fork_child(req, fds, own, np, AD):
             os.close(fd)
         os.setsid()
         os.close(sid_w)
-        fd_in, fd_out, fd_err = fds
+        fd_in, fd_out, fd_err, *shared = fds  # and the socket the parent's shared inputs come through, if any
         null = os.open(os.devnull, os.O_RDONLY)
         for fd, to in ((null, 0), (fd_err, 1), (fd_err, 2)):
             os.dup2(fd, to)
-        keep = sorted((fd_in, fd_out))
-        for lo, hi in ((3, keep[0]), (keep[0] + 1, keep[1]), (keep[1] + 1, 1 << 20)):
-            os.closerange(lo, hi)
+        keep = [2, *sorted((fd_in, fd_out, *shared)), 1 << 20]
+        for lo, hi in zip(keep, keep[1:]):
+            os.closerange(lo + 1, hi)
         cfg = req["cfg"]
         cfg["fd_in"], cfg["fd_out"] = fd_in, fd_out
+        cfg["fd_shared"] = shared[0] if shared else None
         os.environ.clear()
         os.environ.update(req["env"])
         if "tempfile" in sys.modules:

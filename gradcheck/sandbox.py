@@ -36,6 +36,7 @@ import hashlib
 import importlib.util
 import json
 import marshal
+import mmap
 import os
 import resource
 import select
@@ -57,7 +58,7 @@ import numpy as np
 
 from . import _sandbox_child as wire
 from . import isolation as iso
-from ._adapters import expected
+from ._adapters import CACHE_ADVICE, expected
 from ._validation import (
     PARAM_MEMORY_FIX,
     dtype_error,
@@ -66,14 +67,18 @@ from ._validation import (
     own_memory,
     paragraph,
 )
+from .compare import close
 from .errors import GraderError, GradientShapeError, ProtocolError, StudentCodeError, UsageError
 from .sources import inplace_asked, input_written, switch_branch
 
 __all__ = ["Sandbox", "SandboxError", "RemoteLayer", "RemoteLoss", "SHADOW_NAMES", "DEFAULT_TIMEOUT",
-           "sibling_files", "support"]
+           "sibling_files", "support", "Shared"]
 
 #: Default per-request wall-clock timeout in seconds.
 DEFAULT_TIMEOUT = 10.0
+#: The child's open-file limit: each forward input or dY the submission's objects still hold keeps one descriptor
+#: (Python 3.11's mmap keeps a copy of its file's), one per object for the session's life (:class:`Shared`).
+NOFILE = 1024
 #: Calls into the submitted code a load's probes may make, each with the per-call limit (the probes of a
 #: layer make 10 to 50: its constructor, forwards and backwards; tester15 counted 43); the cap bounds what
 #: forged progress frames can keep a request alive.
@@ -252,8 +257,9 @@ class _Zygote:
             kid.started.set()
             kid.ended.set()
 
-    def spawn(self, cfg: dict, fds: tuple[int, int, int], env: dict[str, str]) -> _ZygoteChild | None:
-        """Fork a child running the sandbox with ``cfg`` on the pipes ``fds`` (request, reply, output) and the
+    def spawn(self, cfg: dict, fds: tuple[int, ...], env: dict[str, str]) -> _ZygoteChild | None:
+        """Fork a child running the sandbox with ``cfg`` on the pipes ``fds`` (request, reply, output, then the
+        socket of the shared inputs) and the
         environment ``env``; None when the zygote is gone (the caller starts the child anew), SandboxError
         ``reason="start"`` when it ended after the request was sent."""
         with self._lock:
@@ -588,6 +594,7 @@ class Sandbox:
         self._student_ran, self._step, self._steps = False, None, {}  # the step of a load the child reported
         self._slot = self._root_dir = self._libdir = self._proc = self._dead = None
         self._w = self._r = self._o = None  # our ends of the request, reply and output pipes
+        self._sock: socket.socket | None = None  # ours of the socket memory files go through (:class:`Shared`)
         self._dead_reason, self._out, self._out_total, self._rbuf = "", bytearray(), 0, bytearray()
         self._reading = 0  # the bytes of the read under way (:meth:`_read_exact`), named if it runs out of memory
         self.workdir = tempfile.mkdtemp(prefix="gradcheck-sandbox-")
@@ -666,17 +673,19 @@ class Sandbox:
         limits = [(resource.RLIMIT_CPU, cpu, CPU_CEILING), (resource.RLIMIT_AS, mem, mem),
                   (resource.RLIMIT_STACK, STACK_BYTES, STACK_BYTES),
                   (resource.RLIMIT_NPROC, self.max_procs, self.max_procs),
-                  (resource.RLIMIT_FSIZE, 64 << 20, 64 << 20), (resource.RLIMIT_NOFILE, 64, 64),
+                  (resource.RLIMIT_FSIZE, 64 << 20, 64 << 20), (resource.RLIMIT_NOFILE, NOFILE, NOFILE),
                   (resource.RLIMIT_CORE, 0, 0)]
         p2c_r, self._w = os.pipe()
         self._r, c2p_w = os.pipe()
+        self._sock, child_sock = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        shm_fd = child_sock.detach()
         self._o, out_w = os.pipe()
         with contextlib.suppress(OSError):  # a larger pipe: a flood drained with fewer wake-ups
             fcntl.fcntl(self._o, getattr(fcntl, "F_SETPIPE_SZ", 1031), 1 << 20)
         cfg = {"fd_in": p2c_r, "fd_out": c2p_w, "workdir": self.workdir, "sys_path": sys_path,
                "read_roots": read_roots, "deny_roots": _course_package_dirs(self.allow_packages),
                "blocked": list(self.blocked_modules), "allow": list(self.allow_packages),
-               "output_limit": self.output_limit, "limits": limits, **own}
+               "fd_shared": shm_fd, "output_limit": self.output_limit, "limits": limits, **own}
         threads = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS",
                    "NUMEXPR_NUM_THREADS")
         env = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8", "MPLBACKEND": "Agg",
@@ -686,19 +695,19 @@ class Sandbox:
         code_fd = -1
         try:
             if not prefix and not self.hostile and python == sys.executable and \
-                    (zygote := _zygote_for(python, site, env)) is not None:
-                self._proc = zygote.spawn(cfg, (p2c_r, c2p_w, out_w), env)  # a fork of a pre-imported process
+                    (zygote := _zygote_for(python, site, env)) is not None:  # a fork of a pre-imported process
+                self._proc = zygote.spawn(cfg, (p2c_r, c2p_w, out_w, shm_fd), env)
             if self._proc is None:  # a new interpreter: another python, the grader's sandboxes, or no zygote
                 cfg["fd_adapters"] = code_fd = _adapters_fd()
                 self._proc = subprocess.Popen(
                     [*prefix, python, "-I", "-S", "-B", "-c", _child_source(), json.dumps(cfg)],
                     stdin=subprocess.DEVNULL, stdout=out_w, stderr=out_w, cwd=self.workdir, env=env,
-                    pass_fds=(p2c_r, c2p_w, code_fd), start_new_session=True, close_fds=True)
+                    pass_fds=(p2c_r, c2p_w, code_fd, shm_fd), start_new_session=True, close_fds=True)
         except OSError as exc:
             raise SandboxError(f"could not start the sandbox process ({exc}).",
                                reason="start") from exc
         finally:  # the child's ends; ours are closed by close()
-            for fd in (p2c_r, c2p_w, out_w, code_fd):
+            for fd in (p2c_r, c2p_w, out_w, code_fd, shm_fd):
                 if fd >= 0:
                     os.close(fd)
         self._started = time.monotonic()
@@ -964,11 +973,14 @@ class Sandbox:
             meta["scalars"] = _clean_strings(scalars, False)
         return bool(reply.get("ok")), meta if isinstance(meta, dict) else {}, err
 
-    def request(self, op: str, args: dict[str, Any], *, what: str) -> tuple[bool, dict, dict | None]:
+    def request(self, op: str, args: dict[str, Any], *, what: str,
+                shared: Shared | None = None) -> tuple[bool, dict, dict | None]:
         """Send one request (an op of :data:`gradcheck._sandbox_child.OPS`; ``what`` names it in
         messages) and return ``(ok, meta, error)``: the reply's metadata (arrays decoded, strings
         cleaned) and, when the student's code raised, ``{"type", "message", "where", "line"}``.
-        SandboxError: the sandbox is dead, timed out, the child exited or broke the protocol."""
+        ``shared``: arrays the child gets as views of memory this process maps too (:class:`Shared`),
+        ``req["shared"]`` there. SandboxError: the sandbox is dead, timed out, the child exited or broke
+        the protocol."""
         if self._dead or self._proc is None:
             why = paragraph("the sandbox stopped earlier.", self._dead) if self._dead else \
                 "the sandbox is closed."
@@ -980,12 +992,16 @@ class Sandbox:
         self._cpu = self._cpu_limit(len(args["batches"]) - 1 if op == "forward_many" else
                                     PROBE_CALLS - 1 if op in ("load", "sublayer") else 0)
         try:
-            data = wire.frame({"op": op, "args": packer.encode(args), "cpu": self._cpu}, packer.payload())
+            head = {"op": op, "args": packer.encode(args), "cpu": self._cpu} | (
+                {"shared": shared.spec} if shared is not None else {})
+            data = wire.frame(head, packer.payload())
         except ValueError as exc:
             raise UsageError(f"{exc}.") from None
         self._student_ran = True  # from here on the child may run submitted code
         self._step = self._done = self._budget = None
         self._mark()
+        if shared is not None:
+            self._send_shared(shared, what)
         self._send(data, deadline, what)
         try:
             ok, meta, err = self._reply(deadline, what, each=len(args["batches"]) if op == "forward_many" else 0,
@@ -1035,10 +1051,24 @@ class Sandbox:
             f"The sandbox allows {self.memory_mb} MiB of memory: use smaller inputs (--input-shape)."
             if memory else ""))
 
-    def call(self, op: str, args: dict[str, Any], what: str, expected: str = "", failed=None) -> dict:
+    def _send_shared(self, shared: Shared, what: str) -> None:
+        """The memory file of ``shared`` to the child, before the request that names it (SCM_RIGHTS); the child takes
+        one with each such request, so a socket that does not take it (full: the child stopped reading) ends it."""
+        try:
+            self._sock.settimeout(self.timeout)
+            socket.send_fds(self._sock, [b"s"], [shared.fd])
+            shared.close_fd()
+        except OSError as exc:
+            self._kill()
+            self._fail(paragraph(f"{what}: the sandbox process did not take the memory shared with the request",
+                                 f"({exc}) and was stopped. Does the code use file descriptors it does not own?"),
+                       "protocol")
+
+    def call(self, op: str, args: dict[str, Any], what: str, expected: str = "", failed=None,
+             shared: Shared | None = None) -> dict:
         """:meth:`request`, raising the student's error (:meth:`_student_error`; the call named
         ``failed(meta)`` or ``what``) when the call failed; returns the reply's metadata."""
-        ok, meta, err = self.request(op, args, what=what)
+        ok, meta, err = self.request(op, args, what=what, shared=shared)
         if not ok:
             raise self._student_error(failed(meta) if failed else what, err, expected)
         return meta
@@ -1208,7 +1238,9 @@ class Sandbox:
         for fd in (self._w, self._r, self._o):
             with contextlib.suppress(OSError, TypeError):  # TypeError: None, never opened
                 os.close(fd)
-        self._w = self._r = self._o = self._proc = None
+        if self._sock is not None:
+            self._sock.close()
+        self._w = self._r = self._o = self._proc = self._sock = None
         if self._slot is not None:  # its processes are gone (the PID namespace died)
             self._slot.release()
             self._slot = None
@@ -1255,6 +1287,58 @@ def _params_from(meta: dict, owner: str) -> dict[str, np.ndarray]:
     return out
 
 
+class Shared:
+    """Arrays given to the child as views of a memory file this process maps too (a memfd sent with the request,
+    SCM_RIGHTS): the child's student code works on them in place, and what it left there is read here, by this
+    process's numpy, after the reply. A forward that wrote into its input X, a backward that wrote into dY or,
+    through its cache, into forward's inputs, is seen so whatever the child's code (or numpy there) reports.
+
+    Parameters
+    ----------
+    arrays : sequence of numeric ndarrays
+        What the child gets (copied in); :attr:`sent` keeps them, :attr:`views` are the shared memory.
+    """
+
+    ALIGN = 64
+
+    def __init__(self, arrays: Sequence[np.ndarray]):
+        self.sent = [np.array(a, dtype=a.dtype.newbyteorder("<"), order="C") for a in arrays]  # 0-d kept 0-d
+        self.spec, end = [], 0
+        for a in self.sent:
+            self.spec.append({"dtype": a.dtype.str, "shape": list(a.shape), "offset": end})
+            end += -(-a.nbytes // self.ALIGN) * self.ALIGN
+        if hasattr(os, "memfd_create"):
+            self.fd = os.memfd_create("gradcheck-shared", os.MFD_CLOEXEC)
+        else:  # pragma: no cover - not Linux: an unlinked temporary file
+            self.fd = os.dup((fh := tempfile.TemporaryFile()).fileno())
+            fh.close()
+        try:
+            os.ftruncate(self.fd, max(end, self.ALIGN))
+            self._map = mmap.mmap(self.fd, max(end, self.ALIGN))
+        except BaseException:
+            self.close_fd()
+            raise
+        self.views = [np.frombuffer(self._map, a.dtype, a.size, d["offset"]).reshape(a.shape)
+                      for a, d in zip(self.sent, self.spec)]
+        for v, a in zip(self.views, self.sent):
+            v[...] = a
+
+    def close_fd(self) -> None:
+        """Close this process's descriptor (once sent, the child has its own; the mapping keeps the memory)."""
+        if self.fd is not None:
+            os.close(self.fd)
+            self.fd = None
+
+    def __del__(self):  # pragma: no cover - a request that failed before sending it
+        with contextlib.suppress(Exception):
+            self.close_fd()
+
+    def changed(self) -> list[int]:
+        """The indices of the arrays whose shared memory no longer holds what was sent (NaN equal to NaN)."""
+        return [i for i, (v, a) in enumerate(zip(self.views, self.sent))
+                if not np.array_equal(v, a, equal_nan=a.dtype.kind == "f")]
+
+
 def _inputs(inputs: Sequence[Any]) -> list[np.ndarray]:
     out = [np.asarray(x) for x in inputs]
     for a in out:
@@ -1275,6 +1359,18 @@ def _keywords(desc: Any) -> dict[str, dict[str, np.ndarray | None]]:
 
 def _names(names: Sequence[str], n: int) -> list[str]:
     return list(names) if len(names) >= n else ["X"] if n == 1 else [f"X{i}" for i in range(n)]
+
+
+def _gradients_of(meta: dict) -> dict[str, np.ndarray]:
+    """The numbers of a backward's reply: ``"value i"`` (the returned array, or the i-th of a tuple) and ``"grads k"``."""
+    out, value, grads = {}, meta.get("value") or {}, meta.get("grads") or {}
+    items = value.get("items") or [] if value.get("kind") in ("tuple", "list") else [value]
+    named = [(f"value {i}", d) for i, d in enumerate(items)]
+    named += [(f"grads {k}", d) for k, d in (grads.get("items") or {}).items()] if grads.get("kind") == "dict" else []
+    for k, d in named:
+        if isinstance(d, dict) and d.get("kind") in ("array", "scalar") and isinstance(d.get("array"), np.ndarray):
+            out[k] = np.asarray(d["array"], dtype=np.float64)
+    return out
 
 
 class _Remote:
@@ -1313,18 +1409,22 @@ class _Remote:
         """The :class:`Sandbox` this object lives in."""
         return self._sandbox
 
-    def _call(self, op: str, what: str, args: dict[str, Any], expected: str = "", failed=None) -> dict:
+    def _call(self, op: str, what: str, args: dict[str, Any], expected: str = "", failed=None,
+              shared: Shared | None = None) -> dict:
         """One request about this object (``id`` added); ``what`` names the call in errors."""
         if self.__dict__.get("_released"):
             raise UsageError(f"{self.class_name}.{op.partition('_')[0]}: this copy of the layer "
                              "was released (RemoteLayer.release).")
-        return self._sandbox.call(op, {"id": self._id, **args}, f"{self.class_name}.{what}", expected, failed)
+        return self._sandbox.call(op, {"id": self._id, **args}, f"{self.class_name}.{what}", expected, failed,
+                                  shared=shared)
 
     def _backward(self, dY: np.ndarray | None, call: str) -> dict:
-        """The student's backward's reply: a write into its cache refused (the child's
-        ``_adapters.cache_guard``), the staff policy on forward calls applied (the child's count
-        is data: anything but 0 fails it)."""
-        meta = self._call("backward", call, {"dY": dY, "count_forward": self.no_forward_in_backward})
+        """The student's backward's reply, with ``dY_written`` (dY as backward left it, read here from the shared
+        memory; None: unchanged) set here. Raised here: the staff policy on forward calls (the child's count is
+        data: anything but 0 fails it) and a write into the cache (:meth:`_cache_written`)."""
+        shared = None if dY is None else Shared([dY])
+        meta = self._call("backward", call, {"count_forward": self.no_forward_in_backward}, shared=shared)
+        meta["dY_written"] = shared.views[0].copy() if shared is not None and shared.changed() else None
         n = self.forward_calls_in_backward = meta.get("forward_calls")
         if self.no_forward_in_backward and n != 0:
             raise SandboxError(paragraph(
@@ -1333,9 +1433,42 @@ class _Remote:
                 "while computing the gradient. This assignment requires a backward derived by hand: use what",
                 "forward cached (for example self.X), never forward again (as central differences of forward do)."),
                 reason="policy", output=self._sandbox.output)
-        if isinstance(meta.get("cache_written"), str):
-            raise StudentCodeError(meta["cache_written"][:2000])
+        if why := self._cache_written(dY, meta, call):
+            raise StudentCodeError(why[:2000])
         return meta
+
+    def _cache_written(self, dY: np.ndarray | None, meta: dict, call: str) -> str | None:
+        """Why backward wrote into what its forward cached, or None. Decided here, from what the parent sees: the
+        last forward's inputs, shared (:class:`Shared`), changed (CS231n's ``cache = x``; ``self.X``); and, for a
+        hostile sandbox, a second backward after the same forward (dY sent again) whose result or gradients
+        differ from the first's (gradients that doubled are accumulated, not read from a changed cache): the same
+        bug is caught wherever the cache lives (an attribute of any name, a closure, a module's dict). The child's
+        ``cache_guard`` (its numpy, its walk of the object: switched off or fooled by a submission) only names
+        the place; outside a hostile sandbox it also decides, as in process."""
+        guard = meta.get("cache_written") if isinstance(meta.get("cache_written"), str) else None
+        last = self.__dict__.get("_last_shared")
+        if last is not None and (hit := last[0].changed()):
+            name = last[1][hit[0]] if hit[0] < len(last[1]) else f"input {hit[0]}"
+            return guard or (f"{self.class_name}.backward modified its cache ({name}, the array forward received) in "
+                             f"place; copy before writing. {CACHE_ADVICE}")
+        if not self._sandbox.hostile:
+            return guard
+        args = {"id": self._id, "count_forward": False, "guard": False} | ({} if dY is None else {"dY": dY})
+        ok, again, _err = self._sandbox.request("backward", args, what=f"{self.class_name}.{call} (again)")
+        if not ok:  # a second backward that raises (a cache deleted after use) is the backward-twice test's
+            return None
+        first, second = _gradients_of(meta), _gradients_of(again)
+        for k in first.keys() & second.keys():
+            a, b = first[k], second[k]
+            same = a.shape == b.shape and (np.array_equal(a, b, equal_nan=True) or close(a, b, 1e-12, 1e-15) or (
+                k.startswith("grads") and close(2 * a, b, 1e-12, 1e-15)))
+            if not same:
+                d = float(np.max(np.abs(a - b))) if a.shape == b.shape else float("nan")
+                return guard or (
+                    f"{self.class_name}.backward modified its cache in place: a second {call} after the same forward "
+                    f"gave a different {k.replace('value 0', 'result').replace('value ', 'result #')} (max difference "
+                    f"{d:.3g}), so it read what the first one changed. {CACHE_ADVICE}")
+        return None
 
     def _value(self, desc: Any, call: str) -> np.ndarray:
         """A forward's described value: a layer's output Y, or a loss's value L (a number allowed)."""
@@ -1347,13 +1480,17 @@ class _Remote:
         InputModifiedError (exit 1) when the reply says it wrote into an input."""
         xs = _inputs(inputs)
         call = self._call_text(xs, training)
-        meta = self._call("forward", call, {"inputs": xs, "params": self.params, "training": training},
-                          f"Expected forward to return {'the loss as a float' if self._loss else 'the output array'}.")
+        shared = Shared(xs)  # what forward leaves in its inputs is read here, after the reply
+        meta = self._call("forward", call, {"params": self.params, "training": training},
+                          f"Expected forward to return {'the loss as a float' if self._loss else 'the output array'}.",
+                          shared=shared)
         self._last_inputs, self.call_keywords = xs, _keywords(meta.get("keywords"))
         names = ["y_true", "y_pred"] if self._loss else _names(self.forward_params, len(xs))
-        if mutated := [i for i in meta.get("mutated") or [] if isinstance(i, int) and 0 <= i < len(names)]:
+        mutated = shared.changed()
+        self._last_shared = None if mutated else (shared, names)  # backward must leave them so (_cache_written)
+        if mutated:
             branch = [] if self._loss else switch_branch(self.protocol, training)
-            if asked := inplace_asked(branch):  # inplace=True: as asked; the child got its own copy of X (H6)
+            if asked := inplace_asked(branch):  # inplace=True: as asked; X crossed as a copy of its own (H6)
                 self._sandbox.__dict__.setdefault("inplace_asked", {})[asked] = names[mutated[0]]
             else:
                 raise input_written(self.class_name, names[mutated[0]], "a loss" if self._loss else "a layer",
@@ -1528,11 +1665,10 @@ class RemoteLayer(_Remote):
         caller, dY = dY, _inputs([dY])[0]
         call = f"backward(dY) with dY of shape {fmt_shape(dY.shape)}"
         meta = self._backward(dY, call)
-        if meta.get("dY_written") is not None and isinstance(caller, np.ndarray) and caller.flags.writeable:
+        if (written := meta.get("dY_written")) is not None and isinstance(caller, np.ndarray) and \
+                caller.flags.writeable and written.shape == caller.shape:
             # the student's backward wrote into dY: do it to the caller's array too, as an in-process layer would
-            written = _value_to_array(meta["dY_written"], owner=self.class_name, tensor="dY", produced_by=call)
-            if written.shape == caller.shape:
-                np.copyto(caller, written, casting="unsafe")
+            np.copyto(caller, written, casting="unsafe")
         desc, value = meta.get("grads", {}), meta.get("value", {})
         if desc.get("kind") != "dict":
             # not a dict: a stand-in naming its type (gradcheck._validation reports ``type_name``)

@@ -59,6 +59,19 @@ OWN_SCORE = {
     "import_loop": (0.0, "was first imported, in an earlier test"),
 }
 NFC, NFD = unicodedata.normalize("NFC", "caf\u00e9"), unicodedata.normalize("NFD", "caf\u00e9")
+# tester16g H1: numpy's comparisons patched in the sandbox cannot hide a write into X or dY (the grader reads them)
+PATCH_NP = "import numpy\nfor _n in ('array_equal', 'allclose', 'array_equiv'):\n" \
+           "    setattr(numpy, _n, lambda *a, **k: True)\n"
+X_WRITTEN = SOLUTION.replace("        return np.where(self.mask, X, 0.0)\n", "        X[~self.mask] = 0.0\n        return X\n")
+DY_WRITTEN = SOLUTION.replace("        return dY * self.mask\n", "        dY[~self.mask] = 0.0\n        return dY\n")
+# tester16g H2: the same cache bug (backward edits the cached probabilities) wherever the cache lives
+CACHE_BUG = SOLUTION.replace("d = self.p.copy()", "d = self.p")
+GUARD_OFF = ("        f = __import__('sys')._getframe(1)\n        while f is not None:\n"
+             "            if hasattr(f.f_locals.get('self'), 'AD'):\n"
+             "                f.f_locals['self'].AD.cache_guard = lambda *a, **k: None\n"
+             "            f = f.f_back\n")
+assert X_WRITTEN != SOLUTION and DY_WRITTEN != SOLUTION and CACHE_BUG != SOLUTION
+CACHE_SCORE = TOTAL - 3 - 1 - 2 - 2  # CE gradient, backward twice, dtypes, hidden CE: as the cache_mutated mutant
 DEEP = b"x = " + b"1+" * 400_000 + b"1\n"  # RecursionError in ast.parse: the import guard cannot read it
 #: submissions with odd files or names: folder -> ({relative path: bytes}, deserved score, needle in the results)
 LAYOUTS = {
@@ -88,6 +101,23 @@ LAYOUTS = {
     "huge_helper": ({"layers.py": SOLUTION.encode(), "helper.py": b"#" * (8 << 20)}, TOTAL, None),
 }
 ATTACKS = sorted(p.stem for p in HOSTILE.glob("*.attack"))
+#: tester16g H1/H2: the same bug, with numpy's comparisons patched in the sandbox or its cache kept elsewhere, costs
+#: what it costs plain (name -> (layers.py, deserved score, needle in the failures))
+SAME_BUG = {
+    "patched_numpy_x_written": (PATCH_NP + X_WRITTEN, TOTAL - 1 - 3 - 2 - 2,  # ReLU tests and dtypes, as unpatched
+                                "ReLU.forward modified its input X in place"),
+    "patched_numpy_dy_written": (PATCH_NP + DY_WRITTEN, TOTAL - 3 - 2,  # ReLU gradient, hidden ReLU
+                                 "modified its upstream gradient dY in place"),
+    "cache_in_self_p": (CACHE_BUG, CACHE_SCORE, "modified its cache (self.p"),
+    "cache_patched_numpy": (PATCH_NP + CACHE_BUG, CACHE_SCORE, "modified its cache"),
+    "cache_named_grad": (CACHE_BUG.replace("self.p =", "self.grad =").replace("d = self.p", "d = self.grad"),
+                         CACHE_SCORE, "modified its cache"),
+    "cache_in_module_dict": ("_C = {}\n" + CACHE_BUG.replace("self.p =", "_C[id(self)] =").replace(
+        "d = self.p", "d = _C[id(self)]"), CACHE_SCORE, "modified its cache"),
+    "cache_guard_switched_off": (CACHE_BUG.replace("    def forward(self, y_true, y_pred):\n",
+                                                   "    def forward(self, y_true, y_pred):\n" + GUARD_OFF),
+                                 CACHE_SCORE, "modified its cache"),
+}
 
 
 def submission(attack: str, subs: Path, out: Path) -> str:
@@ -116,6 +146,9 @@ def batch(tmp_path_factory):
         for rel, data in files.items():
             (subs / name / rel).parent.mkdir(parents=True, exist_ok=True)
             (subs / name / rel).write_bytes(data)
+    for name, (source, _, _) in SAME_BUG.items():
+        (subs / name).mkdir()
+        (subs / name / "layers.py").write_text(source)
     (subs / "control_raise").mkdir()
     (subs / "control_raise" / "layers.py").write_text(
         "_stolen = None\ndef _attack(layer, X):\n    raise ValueError('x')\n" + HOOKED + FOOTER)
@@ -162,7 +195,7 @@ def failures(b, name):
 
 def test_the_batch_graded_everything_and_the_gradebook_is_complete(batch):
     res = batch["res"]
-    assert len(res) == len(ATTACKS) + len(LAYOUTS) + 9
+    assert len(res) == len(ATTACKS) + len(LAYOUTS) + len(SAME_BUG) + 9
     assert {s.status for s in res.values()} == {"graded"}, {n: s.message for n, s in res.items() if s.status != "graded"}
     rows = list(csv.DictReader(open(batch["out"] / "gradebook.csv", encoding="utf-8")))
     assert sorted(r["submission"] for r in rows) == sorted(display_name(n) for n in res)  # one row each
@@ -224,6 +257,14 @@ def test_odd_files_and_names_are_graded_or_refused_with_a_message(batch, name):
     assert r.status == "graded" and r.score == pytest.approx(deserved, abs=1e-3), (r.score, failures(batch, name))
     if needle:
         assert needle in json.dumps(results(batch, name), ensure_ascii=False)
+
+
+@pytest.mark.parametrize("name", sorted(SAME_BUG))
+def test_a_bug_costs_the_same_whatever_numpy_the_child_patched_and_wherever_the_cache_lives(batch, name):
+    _, deserved, needle = SAME_BUG[name]
+    r = batch["res"][name]
+    assert r.status == "graded" and r.score == pytest.approx(deserved, abs=1e-3), (r.score, failures(batch, name))
+    assert needle in failures(batch, name)
 
 
 def test_an_import_time_loop_costs_one_timeout_for_the_whole_submission(batch):

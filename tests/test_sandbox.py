@@ -277,6 +277,69 @@ def test_patching_numpy_in_the_child_does_not_reach_the_parent(tmp_path):
         np.testing.assert_allclose(1.0, 2.0)
 
 
+def test_writes_into_x_dy_and_a_cache_are_seen_by_the_parent_whatever_numpy_the_child_patched(tmp_path):
+    """tester16g H1/H2: X and dY are shared memory the parent reads; a cache write shows as a second backward that
+    differs, compared in the parent (one sandbox, hostile as grading's)."""
+    f = write(tmp_path, """
+        import sys
+        import numpy as np
+        for _n in ("array_equal", "allclose", "array_equiv"):
+            setattr(np, _n, lambda *a, **k: True)
+        _C = {}
+
+        class Inplace:
+            def forward(self, X, training=False):
+                self.mask = X > 0
+                X[~self.mask] = 0.0
+                return X
+
+            def backward(self, dY):
+                dY[~self.mask] = 0.0
+                return dY
+
+        class CacheInX:  # CS231n's cache = x: backward writes into forward's input
+            def forward(self, X, training=False):
+                self.x = X
+                return np.maximum(X, 0)
+
+            def backward(self, dY):
+                self.x[self.x < 0] = 0.0
+                return dY * (self.x > 0)
+
+        class CE:  # the cached probabilities in a module dict, edited by backward; the child's guard switched off
+            def forward(self, y_true, y_pred):
+                f = sys._getframe(1)
+                while f is not None:
+                    if hasattr(f.f_locals.get("self"), "AD"):
+                        f.f_locals["self"].AD.cache_guard = lambda *a, **k: None
+                    f = f.f_back
+                e = np.exp(y_pred - y_pred.max(axis=1, keepdims=True))
+                _C[id(self)], self.y = e / e.sum(axis=1, keepdims=True), y_true
+                return float(-np.log(_C[id(self)][np.arange(len(y_true)), y_true]).mean())
+
+            def backward(self):
+                d = _C[id(self)]
+                d[np.arange(len(self.y)), self.y] -= 1.0
+                return d / len(self.y)
+        """, "s.py")
+    X = np.array([[1.0, -2.0], [-3.0, 4.0]])
+    with Sandbox(files={"s.py": str(f)}, timeout=3.0, hostile=True) as sb:
+        layer = sb.load_layer("s.py", "Inplace")
+        with pytest.raises(StudentCodeError, match="forward modified its input X in place"):
+            layer.forward(X.copy())
+        dY = np.ones((2, 2))
+        layer.backward(dY)
+        assert dY.tolist() == [[1.0, 0.0], [0.0, 1.0]]  # written back to the caller, as in process
+        cached = sb.load_layer("s.py", "CacheInX")
+        cached.forward(X.copy())
+        with pytest.raises(StudentCodeError, match=r"modified its cache \(X, the array forward received\)"):
+            cached.backward(np.ones((2, 2)))
+        loss = sb.load_loss("s.py", "CE")
+        loss.forward(np.array([0, 1]), X.copy())
+        with pytest.raises(StudentCodeError, match="modified its cache in place: a second backward"):
+            loss.backward()
+
+
 def test_course_packages_cannot_be_imported(tmp_path):
     for mod in ("manualprop", "gradcheck.check", "autoprop"):
         f = linear(tmp_path, header=f"import {mod}\n")
@@ -501,7 +564,8 @@ def test_process_sandboxes_fork_from_one_zygote_each_child_fresh_alone_and_reape
     zygote = sbmod._ZYGOTE[0]
     assert zygote is not None and {ppid for _, ppid, *_ in seen} == {zygote._proc.pid} != os.getpid()
     assert all(sid == pid for pid, _, sid, _, _ in seen) and seen[0][0] != seen[1][0]
-    assert all(fds[:3] == [0, 1, 2] and len(fds) == 5 for *_, fds, _ in seen), seen
+    # the standard streams, its request and reply pipes and the socket its shared inputs come through: no more
+    assert all(fds[:3] == [0, 1, 2] and len(fds) == 6 for *_, fds, _ in seen), seen
     assert not np.array_equal(seen[0][4], seen[1][4])  # np.random's draws are each child's own
     children = Path(f"/proc/{zygote._proc.pid}/task/{zygote._proc.pid}/children")
     deadline = time.monotonic() + 10
