@@ -406,10 +406,24 @@ def _directional_comparisons(dd, dkeys, sources, analytic, comps, rtol, atol):
             with np.errstate(invalid="ignore"):
                 tops[k] = max(tops[k], float(np.nanmax(np.abs([*an_vals, *num_vals]), initial=0.0)))
             c = compare(an_vals, num_vals, f"{src}-vs-numerical", rtol=rtol, atol=atol, how="directional")
+            c.missable = _missable([u[k] for u, _ in dd[(k,)]], an_vals, num_vals, rtol, atol)
             comps[k][c.pair] = c
             if not c.passed and k not in failing:
                 failing.append(k)
     return failing, tops
+
+
+def _missable(dirs, an_vals, num_vals, rtol, atol) -> float:
+    """The error in one entry the directional test along ``dirs`` could miss (tester16 H2): per direction the
+    tolerance left, ``max(atol, rtol*(|a|+|b|)) - |a-b|``, over ``|u_i|``; the smallest over directions (the most
+    sensitive one), the median over entries (a typical entry: an entry where every ``u_i`` is near 0 hides more)."""
+    a, b = np.asarray(an_vals, dtype=np.float64), np.asarray(num_vals, dtype=np.float64)
+    left = np.maximum(np.maximum(atol, rtol * (np.abs(a) + np.abs(b))) - np.abs(a - b), 0.0)
+    if not dirs or not np.all(np.isfinite(left)):
+        return float("nan")
+    with np.errstate(divide="ignore"):
+        per = np.min([lj / np.abs(np.ravel(u)) for lj, u in zip(left, dirs)], axis=0)
+    return float(np.median(per))
 
 
 def _own_scale(k, top, atols, roundoff, name, notes, vacuous, failed_directional=None) -> bool:

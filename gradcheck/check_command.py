@@ -177,6 +177,10 @@ def _report(args, layer, diag, cname: str, color: bool, jacobian, unchecked) -> 
     if _passed_but_unpaired(diag) and info.get("not_plain_step"):  # an optimizer inside backward: dX alone
         print(colorize("\n" + V.wrap(_not_plain_line(res, cname, info["not_plain_step"])), color))
         return EXIT_STUDENT
+    if (none := _nothing_compared(diag)) is not None:  # tester16 H1: never a PASS of nothing
+        print(colorize("\n" + V.wrap(f"NOT CHECKED: {cname}: no gradient was compared{none}, so there is no verdict "
+                                      "to give (give the layer a real input or a parameter)."), color))
+        return EXIT_STUDENT
     if diag.passed:
         tensors = ", ".join(r.tensor for r in res.records if r.kind != "forward")
         fwd = " and the forward output" if any(r.kind == "forward" for r in res.records) else ""
@@ -184,6 +188,7 @@ def _report(args, layer, diag, cname: str, color: bool, jacobian, unchecked) -> 
         what = (f"the sampled entries of ({tensors}) match" if res.mode == "sample"
                 else f"every gradient ({tensors}){fwd} match{'' if fwd else 'es'}")
         sampled = "; sample mode checks a random subset: --mode full checks every entry" if res.mode == "sample" else ""
+        sampled += _directional_words(res)
         within = f"within rtol={res.rtol:g}, {res.atol_words()}"
         print(colorize(f"\nPASS: {cname}: {what} {within}{left}{sampled}.", color))
         return EXIT_PASS
@@ -266,6 +271,44 @@ def _passed_but_unpaired(diag) -> bool:
     return diag.passed or all(d.error is None and d.result is not None and d.result.passed
                               and {f.code for f in d.findings if f.severity == "error"} <= {"weight-or-constant"}
                               for d in ds)
+
+
+def _directional_words(res) -> str:
+    """What fast mode's PASS proved (tester16 H2), after its tolerance: the tensors checked along random directions
+    (their comparisons' ``how``), not entry by entry, with the error in one entry those directions could miss
+    (``Comparison.missable``, a typical entry); "" when every tensor was checked entry by entry."""
+    blind = {}
+    for r in [*res.records, *(x for o in res.other_modes for x in o.records)]:
+        cs = [c for c in r.comparisons if c.how == "directional" and c.pair.endswith("-vs-numerical")]
+        if cs and r.kind != "forward":
+            blind[r.tensor] = (max(c.n_compared for c in cs), max(c.missable for c in cs))
+    if not blind:
+        return ""
+    rest = [r.tensor for r in res.records if r.kind != "forward" and r.tensor not in blind]
+    parts = []
+    for t, (n, m) in blind.items():
+        g = res.gradients.get("manual", {}).get(t)
+        top = float(np.max(np.abs(g))) if g is not None and np.size(g) else 0.0
+        scale = f" ({m / top:.1g} of max|{t}|)" if top > 0 and np.isfinite(m) else ""
+        parts.append(f"{m:.2g} in {t}{scale}" if np.isfinite(m) else f"an unknown size in {t}")
+    dirs = sorted({n for n, _ in blind.values()})
+    return (f", {', '.join(blind)} along {' or '.join(map(str, dirs))} random directions each, not entry by entry"
+            + (f" ({', '.join(rest)} entry by entry)" if rest else "")
+            + f": an error in one entry can pass unseen, up to about {', '.join(parts)} for a typical entry; "
+            "--mode full checks every entry")
+
+
+def _nothing_compared(diag) -> str | None:
+    """Why no gradient was compared in a mode where nothing else was found wrong (every input integer indices and
+    no parameter: `` (every input is integer indices and the layer has no parameter)``), or None when some
+    gradient was compared in every mode, or something was found wrong."""
+    ds = [diag, *diag.other_modes]
+    if not all(d.error is None and not d.codes and d.result is not None and not d.result.compared
+               and all(r.passed for r in d.result.records) for d in ds):
+        return None
+    ints = [n.split(" is an integer input")[0].split(": ")[-1] for n in diag.result.notes if "is an integer input" in n]
+    return (f" ({', '.join(ints)}: integer indices, without a gradient, and no parameter with one)" if ints
+            else " (no input or parameter with a gradient)")
 
 
 def _random_only(diag) -> bool:

@@ -1,0 +1,77 @@
+"""Findings of session 16's new-user tester (fixer fixt16), in-process and on small shapes: a PASS with nothing
+compared (H1), fast mode's PASS line saying what its directions proved (H2), a stateful forward that is NOT
+CHECKED rather than FAIL (M5), the Python API taking what the CLI takes (M6, L15), Ng's function names in
+suggested fixes (M3, M4, M7), and a misspelt option or class name offering the close match (L13, L14)."""
+
+import numpy as np
+from test_cli import both, run_here, student
+
+SOFTMAX = """
+import numpy as np
+
+class SoftmaxRows:
+    def forward(self, x):
+        e = np.exp(x); self.s = e / e.sum(axis=1, keepdims=True); return self.s
+    def backward(self, dy):
+        s = self.s
+        return s * (dy - (dy * s).sum(axis=0, keepdims=True))   # BUG: wrong axis
+
+class NoParamsOfIndices:
+    def forward(self, idx):
+        return np.ones((idx.shape[0], 2))
+    def backward(self, dY):
+        return None
+"""
+
+
+def test_indices_on_a_differentiated_input_is_no_pass(tmp_path):
+    """H1: --indices on a softmax (backward returns a float dX for it) gave PASS with an empty table."""
+    f = student(tmp_path, SOFTMAX)
+    p = run_here("check", f"{f}::SoftmaxRows", "--input-shape", "4,5", "--indices", "5")
+    text = both(p)
+    assert p.returncode == 2, text
+    assert "PASS" not in text
+    assert "--indices" in text and "differentiates" in text
+
+
+def test_nothing_compared_is_not_checked(tmp_path):
+    """H1's rule: a check that compared no gradient is NOT CHECKED (exit 3), never PASS."""
+    f = student(tmp_path, SOFTMAX)
+    p = run_here("check", f"{f}::NoParamsOfIndices", "--input-shape", "4,5", "--indices", "5")
+    text = both(p)
+    assert p.returncode == 3, text
+    assert "PASS" not in text
+    assert "NOT CHECKED: NoParamsOfIndices: no gradient was compared" in text
+
+
+TANH = """
+import numpy as np
+
+class TanhLinear:
+    def __init__(self):
+        self.W = np.random.default_rng(1).standard_normal((6, 4))
+    def forward(self, X):
+        self.X = X; self.Y = np.tanh(X @ self.W); return self.Y
+    def backward(self, dY):
+        dZ = dY * (1 - self.Y ** 2)
+        self.dW = self.X.T @ dZ
+        return dZ @ self.W.T
+"""
+
+
+def test_fast_pass_says_what_its_directions_proved(tmp_path):
+    """H2: fast mode's PASS claimed "every gradient matches within rtol" from 2 random directional derivatives, which
+    missed a single entry 1e-4 off at 128x64; it now says directions, and the one-entry error they could miss."""
+    import re
+
+    f = student(tmp_path, TANH)
+    p = run_here("check", f"{f}::TanhLinear", "--input-shape", "8,6")
+    text = both(p)
+    assert p.returncode == 0, text
+    line = next(x for x in p.stdout.splitlines() if x.startswith("PASS"))
+    assert "dX, dW along 2 random directions each, not entry by entry: an error in one entry can pass unseen" in line
+    m = re.search(r"up to about ([0-9.e+-]+) in dX \(([0-9.e+-]+) of max\|dX\|\), ([0-9.e+-]+) in dW \(([0-9.e+-]+) "
+                  r"of max\|dW\|\)", line)
+    assert m, line
+    assert all(0 < float(v) < 1e-3 for v in m.groups()), line
+    assert line.endswith("--mode full checks every entry."), line
