@@ -2652,6 +2652,11 @@ def _reads_itself(pristine: Any, run, name: str) -> bool:
     return not _exact(getattr(a, name), getattr(b, name))
 
 
+#: The words of a ``forward-changes-state`` finding of a forward without a training argument: state carried from
+#: one call to the next, which leaves the layer NOT CHECKED (exit 3, tester16 M5), not FAIL.
+CARRIED = "state carried from one call to the next"
+
+
 def _state_fields(training: bool, diff: float, changed: list[str], call: str = "") -> dict[str, Any]:
     """The fields of the ``forward-changes-state`` finding: the mode, the attributes changed, why, the fix; ``call``
     the forward call as made (``forward(X)`` when forward takes no training argument: then neither a mode nor
@@ -2660,9 +2665,13 @@ def _state_fields(training: bool, diff: float, changed: list[str], call: str = "
     call = call or f"forward(X, training={training})"
     if "training=" not in call:
         return {"mode": "this", "training": training, "diff": diff, "attrs": attrs, "call": call,
-                "why": "",
-                "fix": f"compute the output from the input and the weights alone: change {_attrs_or(changed)} "
-                       "outside forward (in a method the training loop calls between steps), not in every call"}
+                "why": f" ({CARRIED}: finite differences of L need an output that depends on this call's input "
+                       "and the weights alone, so no gradient was compared; a stateful RNN that carries h may be "
+                       "right)",
+                "fix": f"to have it checked, reset {_attrs_or(changed)} before each forward (a reset() method, or "
+                       f"{_attrs_or(changed[:1])} = None where a new sequence starts), or pass the state in as an "
+                       "input of forward (forward(x, h0)), which gradcheck holds fixed; a counter or schedule: "
+                       "change it outside forward (in a method the training loop calls between steps)"}
     if training:
         return {"mode": "training", "training": True, "diff": diff, "attrs": attrs, "call": call,
                 "why": " (running statistics updated and then used in the training forward?)",

@@ -75,3 +75,35 @@ def test_fast_pass_says_what_its_directions_proved(tmp_path):
     assert m, line
     assert all(0 < float(v) < 1e-3 for v in m.groups()), line
     assert line.endswith("--mode full checks every entry."), line
+
+
+STATEFUL = """
+import numpy as np
+
+class StatefulRNN:
+    def __init__(self, D=3, H=4):
+        r = np.random.default_rng(0)
+        self.Wx = r.normal(size=(D, H)) * 0.5; self.Wh = r.normal(size=(H, H)) * 0.5; self.b = np.zeros(H)
+        self.h = None
+    def forward(self, x):
+        if self.h is None:
+            self.h = np.zeros((x.shape[0], self.Wh.shape[0]))
+        self.x, self.hprev = x, self.h
+        self.h = np.tanh(x @ self.Wx + self.hprev @ self.Wh + self.b)
+        return self.h
+    def backward(self, dh):
+        da = dh * (1 - self.h ** 2)
+        self.dWx = self.x.T @ da; self.dWh = self.hprev.T @ da; self.db = da.sum(0)
+        return da @ self.Wx.T
+"""
+
+
+def test_state_carried_between_calls_is_not_checked(tmp_path):
+    """M5: a correct RNN carrying h between calls was FAIL (exit 1) like its buggy twin; no gradient was compared."""
+    f = student(tmp_path, STATEFUL)
+    p = run_here("check", f"{f}::StatefulRNN", "--input-shape", "2,3")
+    text = both(p)
+    assert p.returncode == 3, text
+    assert "NOT CHECKED: StatefulRNN: forward changes the layer's state" in text and "FAIL" not in text
+    assert "reset self.h, self.hprev before each forward" in text and "forward(x, h0)" in text
+    assert "changes state the next call reads" in text and "is random" not in text
