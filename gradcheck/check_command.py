@@ -289,7 +289,7 @@ def _directional_words(res) -> str:
         return ""
     rest = [r.tensor for r in res.records if r.kind != "forward" and r.tensor not in blind]
     parts = []
-    for t, (n, m) in blind.items():
+    for t, (_n, m) in blind.items():
         g = res.gradients.get("manual", {}).get(t)
         top = float(np.max(np.abs(g))) if g is not None and np.size(g) else 0.0
         scale = f" ({m / top:.1g} of max|{t}|)" if top > 0 and np.isfinite(m) else ""

@@ -107,3 +107,40 @@ def test_state_carried_between_calls_is_not_checked(tmp_path):
     assert "NOT CHECKED: StatefulRNN: forward changes the layer's state" in text and "FAIL" not in text
     assert "reset self.h, self.hprev before each forward" in text and "forward(x, h0)" in text
     assert "changes state the next call reads" in text and "is random" not in text
+
+
+class _Softmax:
+    def forward(self, x):
+        e = np.exp(x - x.max(axis=1, keepdims=True))
+        self.s = e / e.sum(axis=1, keepdims=True)
+        return self.s
+
+    def backward(self, dy):
+        return self.s * (dy - (dy * self.s).sum(axis=1, keepdims=True))
+
+
+class _SoftmaxAxisBug(_Softmax):
+    def backward(self, dy):
+        return self.s * (dy - (dy * self.s).sum(axis=0, keepdims=True))
+
+
+def test_check_layer_takes_a_forward_without_training():
+    """M6: the API raised "forward must accept a training keyword" for forward(self, x), which the CLI checks."""
+    import gradcheck
+
+    X = np.random.default_rng(0).standard_normal((4, 5))
+    assert gradcheck.check_layer(_Softmax(), X, twin=None, mode="full").passed
+    bad = gradcheck.check_layer(_SoftmaxAxisBug(), X, twin=None, mode="full")
+    assert not bad.passed and bad.failing_tensors == ["dX"]
+
+
+def test_check_layer_of_a_class_says_pass_an_instance():
+    """L15: check_layer(SomeClass, X) said "type.forward(X, training=False) ... raised TypeError"."""
+    import pytest
+
+    import gradcheck
+    from gradcheck.errors import UsageError
+
+    with pytest.raises(UsageError, match=r"got the class _Softmax, not a layer: pass an instance, "
+                                         r"check_layer\(_Softmax\(\.\.\.\), X\)"):
+        gradcheck.check_layer(_Softmax, np.ones((2, 3)), twin=None)
