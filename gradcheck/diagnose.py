@@ -239,10 +239,14 @@ DIAGNOSES: dict[str, Record] = {
         "size on axis 1 of {x} {shape}). Andrew Ng's course (Coursera) divides by m in every layer's backward "
         "(dW = dZ A_prev.T / m, db = sum(dZ) / m) because its cost's gradient dAL has no 1/m; gradcheck compares "
         "with the central differences of this layer's own output, which have no 1/m: a convention mismatch, "
-        "not necessarily a bug", "to check the layer alone, check a pair whose backward undoes it, e.g. "
-        "{name}_m_forward = {name}_forward; def {name}_m_backward(dZ, cache): dA, dW, db = {name}_backward(dZ, cache); "
-        "m = A_prev.shape[1] (A_prev from the cache); return dA, m * dW, m * db; or check the whole model "
+        "not necessarily a bug", "to check the layer alone, check {undo}; or check the whole model "
         "against its cost J (with the 1/m), as the course's gradient_check_n does", _LIN),
+    "mixed-batch-m": Record(
+        "1/m in some gradients only", "{t} {be} {count} times too small (1/m = 1/{count}, m the batch size on axis 1 "
+        "of {x} {shape}) while {others} {have} no 1/m: backward divides some gradients by m and not the others, "
+        "which no convention does (Andrew Ng's course divides dW and db alike: dW = dZ A_prev.T / m, db = "
+        "sum(dZ) / m)", "divide {others} by m as well (db = np.sum(dZ, axis=1, keepdims=True) / m), or by m "
+        "nowhere", _LIN),
     "factor-normalisation": Record("wrong normalisation", "{t} is {count} times too {big}: {why}"),
     "factor": Record("constant factor", "{t} is {c:.6g} times the correct gradient{named}: a "
                      "constant factor is wrong somewhere"),
@@ -1486,6 +1490,8 @@ class _Layer:
         self.returns_weights = False
         #: where an attribute-style layer stores each gradient (``{"W": "self.dW"}``, :func:`_grad_slots`)
         self.slots: dict[str, str] = {}
+        #: the protocol text of the adapted layer (a function pair names its functions there), or ""
+        self.protocol = ""
 
     def numer(self, which, xs=None, G=None, **kw) -> dict[str, np.ndarray]:
         """Central differences of the keys ``which`` at ``xs`` (default the inputs) for ``G``
@@ -2055,7 +2061,30 @@ def _per_layer_m(L: _Layer, m, n) -> dict | None:
     c = float(np.sum(m[ok] * n[ok]) / np.sum(n[ok] * n[ok])) if np.any(n[ok] != 0) else 0.0
     if abs(c * x.shape[1] - 1) > 1e-6 or not np.allclose(m[ok], c * n[ok], rtol=1e-5, atol=1e-9):
         return None
-    return {"count": x.shape[1], "x": L.names[0], "shape": V.fmt_shape(x.shape), "be": "is", "name": "NAME"}
+    return {"count": x.shape[1], "x": L.names[0], "shape": V.fmt_shape(x.shape), "be": "is",
+            "undo": "a version whose backward multiplies by m"}
+
+
+def _undo_m(L: _Layer, diag: Diagnosis, tensors: list[str]) -> str:
+    """How to check an Andrew Ng layer without its 1/m (tester16 M3), in the student's own names: for a function
+    pair (``L.protocol`` names it), a pair of the same functions whose backward multiplies by m; for a class, a
+    subclass whose backward does."""
+    import re
+    hit = re.search(r"function pair \((\w+)/(\w+)\)", L.protocol)
+    if hit is None:
+        name = diag.name.split("[")[0].strip() or "Layer"
+        return (f"a subclass whose backward undoes it, e.g. class {name}M({name}): def backward(self, dY, *args): "
+                "dX = super().backward(dY, *args); m = dY.shape[1]; then multiply "
+                f"{' and '.join(tensors)} by m; return dX (and check {name}M)")
+    fwd, bwd = hit.groups()
+    stem = fwd[:-len("_forward")] if fwd.endswith("_forward") else fwd
+    kw = (m.group(1).split(", ") if (m := re.search(r"--init ([\w, ]+) passed to", L.protocol)) else [])
+    args = ", ".join(["dout", "cache", *kw])  # backward's required arguments (activation), passed on
+    grads = ", ".join(f"d{k}" for k in L.names)
+    times = ", ".join(f"m * d{k}" if f"d{k}" in tensors else f"d{k}" for k in L.names)
+    return (f"a pair whose backward undoes it, in the same file: {stem}_m_forward = {fwd}; "
+            f"def {stem}_m_backward({args}): {grads} = {bwd}({args}); m = dout.shape[1]; "
+            f"return {times}; and check ::{stem}_m")
 
 
 def _one_per_layer_m(L: _Layer, diag: Diagnosis) -> None:
@@ -2064,10 +2093,17 @@ def _one_per_layer_m(L: _Layer, diag: Diagnosis) -> None:
     found = [f for f in diag.findings if f.code == "factor-inverse-batch-m"]
     if not found:
         return
-    x = L.inputs[0]
-    merged = _find("factor-inverse-batch-m", " and ".join(f.tensor for f in found), count=x.shape[1],
-                   x=L.names[0], shape=V.fmt_shape(x.shape), be="are" if len(found) > 1 else "is",
-                   name=diag.name.split("[")[0].strip() or "NAME")
+    x, ts = L.inputs[0], [f.tensor for f in found]
+    res = diag.result
+    others = [] if res is None else [r.tensor for r in res.records if r.kind == "gradient" and r.passed
+                                      and V.grad_key(r.tensor) in L.params or r.kind == "gradient" and r.passed
+                                      and V.grad_key(r.tensor) in L.names[1:]]
+    fields = {"count": x.shape[1], "x": L.names[0], "shape": V.fmt_shape(x.shape), "be": "are" if len(ts) > 1 else "is"}
+    if others:  # tester16 M4: dW with 1/m, db without: a bug in any convention
+        merged = _find("mixed-batch-m", " and ".join(ts), others=" and ".join(others),
+                       have="have" if len(others) > 1 else "has", **fields)
+    else:
+        merged = _find("factor-inverse-batch-m", " and ".join(ts), undo=_undo_m(L, diag, ts), **fields)
     merged.tensor, later = found[0].tensor, {id(f) for f in found[1:]}
     diag.findings = [merged if f is found[0] else f for f in diag.findings if id(f) not in later]
 
@@ -2443,6 +2479,8 @@ def _diagnose_mode(layer, X, owner, training, twin, reference, localize, upstrea
                     _no_kinks(res, prec[0])
             if not res.passed:
                 L.eval_mode = _eval_mode(layer, training)
+                proto = getattr(layer, "protocol", None)
+                L.protocol = str(proto.get("text", "")) if isinstance(proto, Mapping) else ""
                 L.returns_weights = bool(_protocol(layer, "returned") if _remote(layer)
                                          else getattr(layer, "_gradcheck_returns_weights", False))
                 L.slots = _grad_slots(layer)

@@ -144,3 +144,86 @@ def test_check_layer_of_a_class_says_pass_an_instance():
     with pytest.raises(UsageError, match=r"got the class _Softmax, not a layer: pass an instance, "
                                          r"check_layer\(_Softmax\(\.\.\.\), X\)"):
         gradcheck.check_layer(_Softmax, np.ones((2, 3)), twin=None)
+
+
+NG = """
+import numpy as np
+
+def linear_forward(A, W, b):
+    return W @ A + b, (A, W, b)
+
+def linear_backward(dZ, cache):
+    A_prev, W, b = cache
+    m = A_prev.shape[1]
+    return W.T @ dZ, dZ @ A_prev.T / m, np.sum(dZ, axis=1, keepdims=True) / m
+
+def lin_mixed_forward(A, W, b):
+    return W @ A + b, (A, W, b)
+
+def lin_mixed_backward(dZ, cache):
+    A_prev, W, b = cache
+    m = A_prev.shape[1]
+    return W.T @ dZ, dZ @ A_prev.T / m, np.sum(dZ, axis=1, keepdims=True)
+
+def linear_activation_forward(A_prev, W, b, activation):
+    Z = W @ A_prev + b
+    return np.maximum(Z, 0), ((A_prev, W, b), Z)
+
+def linear_activation_backward(dA, cache, activation):
+    (A_prev, W, b), Z = cache
+    dZ = dA * (Z > 0)
+    m = A_prev.shape[1]
+    return W.T @ dZ, dZ @ A_prev.T / m, np.sum(dZ, axis=1, keepdims=True) / m
+
+class DenseColsM:
+    def __init__(self):
+        self.W = np.random.default_rng(0).standard_normal((3, 4)); self.b = np.zeros((3, 1))
+    def forward(self, X):
+        self.X = X; return self.W @ X + self.b
+    def backward(self, dZ):
+        m = self.X.shape[1]
+        self.dW = dZ @ self.X.T / m; self.db = dZ.sum(axis=1, keepdims=True) / m
+        return self.W.T @ dZ
+"""
+NG_SHAPES = ["--input-shape", "4,6;3,4;3,1"]
+
+
+def test_ng_pair_fix_names_the_students_functions(tmp_path):
+    """M3: the fix said `linear_forward_m_forward = linear_forward_forward` for ::linear_forward."""
+    f = student(tmp_path, NG)
+    text = both(run_here("check", f"{f}::linear_forward", *NG_SHAPES))
+    assert "linear_m_forward = linear_forward;" in text and "linear_forward_forward" not in text, text
+    assert "def linear_m_backward(dout, cache): dA, dW, db = linear_backward(dout, cache)" in text, text
+
+
+def test_ng_pair_fix_passes_the_required_argument_and_the_fix_runs(tmp_path):
+    """M3: the wrapper for linear_activation left out its required `activation`; the suggested pair now PASSes."""
+    f = student(tmp_path, NG)
+    init = ["--init", '{"activation": "relu"}']
+    text = both(run_here("check", f"{f}::linear_activation", *NG_SHAPES, *init))
+    want = ("def linear_activation_m_backward(dout, cache, activation): dA_prev, dW, db = "
+            "linear_activation_backward(dout, cache, activation); m = dout.shape[1]; return dA_prev, m * dW, m * db")
+    assert want in text, text
+    f.write_text(NG + "\nlinear_activation_m_forward = linear_activation_forward\n"
+                 "def linear_activation_m_backward(dout, cache, activation):\n"
+                 "    dA_prev, dW, db = linear_activation_backward(dout, cache, activation)\n"
+                 "    m = dout.shape[1]\n    return dA_prev, m * dW, m * db\n")
+    p = run_here("check", f"{f}::linear_activation_m", *NG_SHAPES, *init)
+    assert p.returncode == 0, both(p)
+
+
+def test_ng_class_fix_is_a_subclass_not_a_function_pair(tmp_path):
+    """M3: for a class the fix suggested a DenseColsM_forward/DenseColsM_backward pair the file does not have."""
+    f = student(tmp_path, NG)
+    text = both(run_here("check", f"{f}::DenseColsM", "--input-shape", "4,6"))
+    assert "DenseColsM_forward" not in text and "class DenseColsMM(DenseColsM)" in text, text
+
+
+def test_dw_over_m_and_db_not_is_named_a_bug(tmp_path):
+    """M4: dW/m with db without it was "a convention mismatch, not necessarily a bug" with a fix that broke db."""
+    f = student(tmp_path, NG)
+    p = run_here("check", f"{f}::lin_mixed", *NG_SHAPES)
+    text = both(p)
+    assert p.returncode == 1, text
+    assert "dW is 6 times too small" in text and "while db has no 1/m" in text, text
+    assert "not necessarily a bug" not in text and "m * db" not in text, text
