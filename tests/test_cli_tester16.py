@@ -227,3 +227,27 @@ def test_dw_over_m_and_db_not_is_named_a_bug(tmp_path):
     assert p.returncode == 1, text
     assert "dW is 6 times too small" in text and "while db has no 1/m" in text, text
     assert "not necessarily a bug" not in text and "m * db" not in text, text
+
+
+NG_MODEL = """
+import numpy as np
+
+def L_model_forward(X, parameters):
+    AL = 1 / (1 + np.exp(-(parameters["W1"] @ X + parameters["b1"])))
+    return AL, [(X, parameters)]
+
+def L_model_backward(AL, Y, caches):
+    return {"dW1": (AL - Y) @ caches[0][0].T}
+"""
+
+
+def test_ng_model_pair_names_the_protocols_signature(tmp_path):
+    """M7: L_model gave "1 input shape given, but ... (X, parameters)", then with --init a crash blamed on the
+    student (exit 3, "missing 1 required positional argument: 'caches'")."""
+    f = student(tmp_path, NG_MODEL)
+    for more in ([], ["--init", '{"parameters": {"W1": [[1, 2, 3, 4]], "b1": [[0]]}}']):
+        p = run_here("check", f"{f}::L_model", "--input-shape", "4,8", *more)
+        text = both(p)
+        assert p.returncode == 2, text
+        assert "L_model_backward(AL, Y, caches) does not fit the function-pair protocol" in text, text
+        assert "L_model_backward(dout, cache)" in text and "requires 3 arguments (AL, Y, caches)" in text, text
