@@ -25,6 +25,7 @@ import ast
 import collections.abc
 import contextlib
 import copy
+import difflib
 import enum
 import functools
 import hashlib
@@ -648,6 +649,9 @@ def find(mod, name):
     pairs = sorted({n[:n.index("_forward")] for n in own if "_forward" in n and callable(vars(mod)[n])})
     other = "".join(f" Other backward functions: {', '.join(_variant_text(b, f) for b, f in variants.items())}."
                     if variants else "")
+    near = [n for n in [*classes, *pairs] if n.lower() == name.lower()] or difflib.get_close_matches(
+        name, [*classes, *pairs], n=1, cutoff=0.8)  # tester16 L14: ::softmaxrows for SoftmaxRows
+    other += f" Did you mean {near[0]}?" if near else ""
     raise AdapterError(f"has no class {name!r} and no function pair {base}_forward/{base}_backward. Classes "
                        f"defined in it: {', '.join(classes) or 'none'}. Function pairs: {', '.join(pairs) or 'none'}."
                        f"{other} {expected()}")

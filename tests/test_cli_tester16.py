@@ -251,3 +251,21 @@ def test_ng_model_pair_names_the_protocols_signature(tmp_path):
         assert p.returncode == 2, text
         assert "L_model_backward(AL, Y, caches) does not fit the function-pair protocol" in text, text
         assert "L_model_backward(dout, cache)" in text and "requires 3 arguments (AL, Y, caches)" in text, text
+
+
+def test_a_misspelt_option_names_itself_and_the_close_match(tmp_path):
+    """L13: --input-shpe was reported as a missing --input-shape; --rtoll under the top-level usage."""
+    f = student(tmp_path, SOFTMAX)
+    p = run_here("check", f"{f}::SoftmaxRows", "--input-shpe", "4,5")
+    assert p.returncode == 2 and "usage: gradcheck check" in p.stderr, both(p)
+    assert "unrecognized option --input-shpe; did you mean --input-shape?" in p.stderr, both(p)
+    p = run_here("check", f"{f}::SoftmaxRows", "--input-shape", "4,5", "--rtoll", "1e-3")
+    assert p.returncode == 2 and "usage: gradcheck check" in p.stderr, both(p)
+    assert "unrecognized option --rtoll; did you mean --rtol?" in p.stderr, both(p)
+
+
+def test_a_class_name_in_the_wrong_case_offers_the_right_one(tmp_path):
+    """L14: ::softmaxrows listed the classes but offered no "did you mean SoftmaxRows?"."""
+    f = student(tmp_path, SOFTMAX)
+    p = run_here("check", f"{f}::softmaxrows", "--input-shape", "4,5")
+    assert p.returncode == 2 and "Did you mean SoftmaxRows?" in both(p), both(p)
