@@ -177,21 +177,8 @@ def _report(args, layer, diag, cname: str, color: bool, jacobian, unchecked) -> 
     if _passed_but_unpaired(diag) and info.get("not_plain_step"):  # an optimizer inside backward: dX alone
         print(colorize("\n" + V.wrap(_not_plain_line(res, cname, info["not_plain_step"])), color))
         return EXIT_STUDENT
-    if (none := _nothing_compared(diag)) is not None:  # tester16 H1: never a PASS of nothing
-        print(colorize("\n" + V.wrap(f"NOT CHECKED: {cname}: no gradient was compared{none}, so there is no verdict "
-                                      "to give (give the layer a real input or a parameter)."), color))
-        return EXIT_STUDENT
-    if diag.passed:
-        tensors = ", ".join(r.tensor for r in res.records if r.kind != "forward")
-        fwd = " and the forward output" if any(r.kind == "forward" for r in res.records) else ""
-        left = f" ({', '.join(unchecked)}: no gradient checked, see above)" if unchecked else ""
-        what = (f"the sampled entries of ({tensors}) match" if res.mode == "sample"
-                else f"every gradient ({tensors}){fwd} match{'' if fwd else 'es'}")
-        sampled = "; sample mode checks a random subset: --mode full checks every entry" if res.mode == "sample" else ""
-        sampled += _directional_words(res)
-        within = f"within rtol={res.rtol:g}, {res.atol_words()}"
-        print(colorize(f"\nPASS: {cname}: {what} {within}{left}{sampled}.", color))
-        return EXIT_PASS
+    if (code := _pass_verdict(diag, cname, unchecked, color)) is not None:
+        return code
     if res is not None and res.failing_tensors:
         print(colorize(f"\nFAIL: {diag.name}: {res.mismatch()}{_read_from(layer, res)}.", color))
     sentence = diag.sentence()
@@ -274,6 +261,28 @@ def _passed_but_unpaired(diag) -> bool:
     return diag.passed or all(d.error is None and d.result is not None and d.result.passed
                               and {f.code for f in d.findings if f.severity == "error"} <= {"weight-or-constant"}
                               for d in ds)
+
+
+def _pass_verdict(diag, cname: str, unchecked, color: bool) -> int | None:
+    """The PASS line of a check that passed (exit 0), or NOT CHECKED when no gradient was compared (exit 3,
+    tester16 H1: never a PASS of nothing); None when it did not pass."""
+    if (none := _nothing_compared(diag)) is not None:
+        print(colorize("\n" + V.wrap(f"NOT CHECKED: {cname}: no gradient was compared{none}, so there is no verdict "
+                                      "to give (give the layer a real input or a parameter)."), color))
+        return EXIT_STUDENT
+    if not diag.passed:
+        return None
+    res = diag.result
+    tensors = ", ".join(r.tensor for r in res.records if r.kind != "forward")
+    fwd = " and the forward output" if any(r.kind == "forward" for r in res.records) else ""
+    left = f" ({', '.join(unchecked)}: no gradient checked, see above)" if unchecked else ""
+    what = (f"the sampled entries of ({tensors}) match" if res.mode == "sample"
+            else f"every gradient ({tensors}){fwd} match{'' if fwd else 'es'}")
+    sampled = "; sample mode checks a random subset: --mode full checks every entry" if res.mode == "sample" else ""
+    sampled += _directional_words(res)
+    within = f"within rtol={res.rtol:g}, {res.atol_words()}"
+    print(colorize(f"\nPASS: {cname}: {what} {within}{left}{sampled}.", color))
+    return EXIT_PASS
 
 
 def _directional_words(res) -> str:

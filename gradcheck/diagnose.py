@@ -2065,6 +2065,12 @@ def _per_layer_m(L: _Layer, m, n) -> dict | None:
             "undo": "a version whose backward multiplies by m"}
 
 
+def _protocol_text(layer) -> str:
+    """The adapted layer's protocol text (a function pair's names its functions), or ""."""
+    proto = getattr(layer, "protocol", None)
+    return str(proto.get("text", "")) if isinstance(proto, Mapping) else ""
+
+
 def _undo_m(L: _Layer, diag: Diagnosis, tensors: list[str]) -> str:
     """How to check an Andrew Ng layer without its 1/m (tester16 M3), in the student's own names: for a function
     pair (``L.protocol`` names it), a pair of the same functions whose backward multiplies by m; for a class, a
@@ -2479,8 +2485,7 @@ def _diagnose_mode(layer, X, owner, training, twin, reference, localize, upstrea
                     _no_kinks(res, prec[0])
             if not res.passed:
                 L.eval_mode = _eval_mode(layer, training)
-                proto = getattr(layer, "protocol", None)
-                L.protocol = str(proto.get("text", "")) if isinstance(proto, Mapping) else ""
+                L.protocol = _protocol_text(layer)
                 L.returns_weights = bool(_protocol(layer, "returned") if _remote(layer)
                                          else getattr(layer, "_gradcheck_returns_weights", False))
                 L.slots = _grad_slots(layer)
