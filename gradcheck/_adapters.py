@@ -25,6 +25,7 @@ import ast
 import collections.abc
 import contextlib
 import copy
+import difflib
 import enum
 import functools
 import hashlib
@@ -718,6 +719,9 @@ def find(mod, name):
     pairs = sorted({n[:n.index("_forward")] for n in own if "_forward" in n and callable(vars(mod)[n])})
     other = "".join(f" Other backward functions: {', '.join(_variant_text(b, f) for b, f in variants.items())}."
                     if variants else "")
+    near = [n for n in [*classes, *pairs] if n.lower() == name.lower()] or difflib.get_close_matches(
+        name, [*classes, *pairs], n=1, cutoff=0.8)  # tester16 L14: ::softmaxrows for SoftmaxRows
+    other += f" Did you mean {near[0]}?" if near else ""
     raise AdapterError(f"has no class {name!r} and no function pair {base}_forward/{base}_backward. Classes "
                        f"defined in it: {', '.join(classes) or 'none'}. Function pairs: {', '.join(pairs) or 'none'}."
                        f"{other} {expected()}")
@@ -1007,6 +1011,7 @@ def _backward_missing(fwd, bwd, init, n_inputs):
     P, fps, bps = inspect.Parameter, _params(fwd), _params(bwd)
     if fps is None or bps is None:
         return
+    _backward_signature(fwd, bwd, bps, init, fps)
     pos = [p.name for p in fps.values() if p.kind in _POSITIONAL]
     others = set(pos[n_inputs or len([q for q in pos if q not in (init or {})]):]) | {
         p.name for p in fps.values() if p.kind == P.KEYWORD_ONLY}
@@ -1018,6 +1023,24 @@ def _backward_missing(fwd, bwd, init, n_inputs):
         raise InitError(f"{bwd.__name__}{inspect.signature(bwd)} needs {', '.join(missing)}, which no --init "
                         f"gives (gradcheck passes an --init value to backward too when backward names it): "
                         f"--init '{{{example}}}', with ... replaced by the value forward is to get too.")
+
+
+def _backward_signature(fwd, bwd, bps, init, fps):
+    """InitError when a pair's backward requires more positional arguments than ``(dout, cache)`` and the ``--init``
+    values it names (tester16 M7: Andrew Ng's ``L_model_backward(AL, Y, caches)`` is a model's, not a layer's)."""
+    P = inspect.Parameter
+    req = [p.name for p in bps.values() if p.kind in _POSITIONAL and p.default is P.empty and p.name not in (init or {})
+           and p.name not in fps]  # one forward takes too (activation) is _backward_missing's
+    if len(req) <= 2:
+        return
+    raise InitError(
+        f"{bwd.__name__}{inspect.signature(bwd)} does not fit the function-pair protocol, which calls "
+        f"{fwd.__name__}(arrays..., --init values) -> (out, cache) and then {bwd.__name__}(dout, cache) -> one "
+        "gradient per array argument of forward (CS231n's affine_backward(dout, cache); an --init value backward "
+        f"names is passed too): it requires {len(req)} arguments ({', '.join(req)}) where 2 are passed. A model's backward that takes the labels "
+        "and computes dAL from its cost itself (L_model_backward(AL, Y, caches)) is not a layer's: check each "
+        "layer's pair (linear_activation with --init '{\"activation\": \"relu\"}'), or the model against its "
+        "cost.")
 
 
 def pair(fwd, bwd, init):

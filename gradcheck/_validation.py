@@ -562,6 +562,14 @@ def check_input_grads(ret: Any, *, owner: str, produced_by: str, names: list[str
                f"{'is' if len(names) - len(ret) == 1 else 'are'} missing." if isinstance(ret, (tuple, list))
                and 0 < len(ret) < len(names) else ".")))
     rets = [ret] if len(inputs) == 1 else list(ret)
+    for r, n, x in zip(rets, names, inputs):  # tester16 H1: a gradient for "indices" is a differentiated input
+        if x.dtype.kind != "f" and isinstance(r, np.ndarray) and r.dtype.kind == "f" and r.shape == x.shape \
+                and np.any(r != 0):
+            raise UsageError(paragraph(
+                f"{owner}.{produced_by} returned a nonzero float gradient d{n} {fmt_shape(r.shape)} for the input "
+                f"{n}, which was given as integer indices (--indices): this layer differentiates {n}, so {n} "
+                "takes real values and its gradient is to be checked.",
+                f"Leave --indices out for {n} (give it only for an input of ids, such as an embedding's)."))
     return {k: check_output(r, owner=owner, tensor=grad_name(n), produced_by=produced_by, expected_shape=x.shape,
                             expected_why=f"the shape of the input {n}")
             for r, n, x, k in zip(rets, names, inputs, keys) if x.dtype.kind == "f"}

@@ -5,6 +5,7 @@ compared by :func:`gradcheck.compare.compare` into a :class:`~gradcheck.result.C
 from __future__ import annotations
 
 import dataclasses
+import inspect
 from collections.abc import Mapping
 from typing import Any
 
@@ -80,10 +81,14 @@ def check_layer(layer: Any, X: Any, *, twin: Any = "auto", init: Mapping[str, An
     """
     cfg = config or CheckConfig(rtol=rtol, atol=atol, eps=eps, method=method, mode=mode, seed=seed,
                                 training=training, n_dirs=n_dirs, n_samples=n_samples, batched=batched)
+    if isinstance(layer, type):  # tester16 L15: the class, not a layer
+        raise UsageError(f"check_layer got the class {layer.__name__}, not a layer: pass an instance, "
+                         f"check_layer({layer.__name__}(...), X).")
     owner = name or type(layer).__name__
     V.require_methods(layer, owner, ("forward", "backward"), "manualprop layer")
     rng = np.random.default_rng(cfg.seed)
     inputs = V.layer_inputs(X, rng, owner)
+    layer = _as_cli_reads(layer, inputs)
     names = V.input_names(layer, len(inputs))
     one = V.warn_batch_of_one(inputs, names, owner)
     params = V.layer_params(layer, owner)
@@ -116,6 +121,23 @@ def check_layer(layer: Any, X: Any, *, twin: Any = "auto", init: Mapping[str, An
     first.notes[:0] = [one] if one else []
     first.notes += notes
     return first
+
+
+def _as_cli_reads(layer: Any, inputs: list[np.ndarray]) -> Any:
+    """``layer`` as ``gradcheck check`` reads it when its forward takes neither ``training`` nor ``**kwargs``
+    (``forward(self, x)``, a ``train_flg`` switch, ``self.W``/``self.dW``: :func:`gradcheck._adapters.adapt`), so
+    the API takes what the CLI takes (tester16 M6); else ``layer`` itself (the manualprop protocol, a sandboxed
+    layer that declares its signature)."""
+    if isinstance(getattr(layer, "signature", None), dict):
+        return layer
+    try:
+        ps = inspect.signature(layer.forward).parameters.values()
+    except (TypeError, ValueError):
+        return layer
+    if any(p.name == "training" or p.kind == p.VAR_KEYWORD for p in ps):
+        return layer
+    from ._adapters import adapt
+    return adapt(layer, [x.copy() for x in inputs])[0]
 
 
 def _rewound(rng: np.random.Generator) -> np.random.Generator:
@@ -406,10 +428,24 @@ def _directional_comparisons(dd, dkeys, sources, analytic, comps, rtol, atol):
             with np.errstate(invalid="ignore"):
                 tops[k] = max(tops[k], float(np.nanmax(np.abs([*an_vals, *num_vals]), initial=0.0)))
             c = compare(an_vals, num_vals, f"{src}-vs-numerical", rtol=rtol, atol=atol, how="directional")
+            c.missable = _missable([u[k] for u, _ in dd[(k,)]], an_vals, num_vals, rtol, atol)
             comps[k][c.pair] = c
             if not c.passed and k not in failing:
                 failing.append(k)
     return failing, tops
+
+
+def _missable(dirs, an_vals, num_vals, rtol, atol) -> float:
+    """The error in one entry the directional test along ``dirs`` could miss (tester16 H2): per direction the
+    tolerance left, ``max(atol, rtol*(|a|+|b|)) - |a-b|``, over ``|u_i|``; the smallest over directions (the most
+    sensitive one), the median over entries (a typical entry: an entry where every ``u_i`` is near 0 hides more)."""
+    a, b = np.asarray(an_vals, dtype=np.float64), np.asarray(num_vals, dtype=np.float64)
+    left = np.maximum(np.maximum(atol, rtol * (np.abs(a) + np.abs(b))) - np.abs(a - b), 0.0)
+    if not dirs or not np.all(np.isfinite(left)):
+        return float("nan")
+    with np.errstate(divide="ignore"):
+        per = np.min([lj / np.abs(np.ravel(u)) for lj, u in zip(left, dirs)], axis=0)
+    return float(np.median(per))
 
 
 def _own_scale(k, top, atols, roundoff, name, notes, vacuous, failed_directional=None) -> bool:

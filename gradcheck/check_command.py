@@ -189,16 +189,8 @@ def _report(args, layer, diag, cname: str, color: bool, jacobian, unchecked) -> 
     if _passed_but_unpaired(diag) and info.get("not_plain_step"):  # an optimizer inside backward: dX alone
         print(colorize("\n" + V.wrap(_not_plain_line(res, cname, info["not_plain_step"])), color))
         return EXIT_STUDENT
-    if diag.passed:
-        tensors = ", ".join(r.tensor for r in res.records if r.kind != "forward")
-        fwd = " and the forward output" if any(r.kind == "forward" for r in res.records) else ""
-        left = f" ({', '.join(unchecked)}: no gradient checked, see above)" if unchecked else ""
-        what = (f"the sampled entries of ({tensors}) match" if res.mode == "sample"
-                else f"every gradient ({tensors}){fwd} match{'' if fwd else 'es'}")
-        sampled = "; sample mode checks a random subset: --mode full checks every entry" if res.mode == "sample" else ""
-        within = f"within rtol={res.rtol:g}, {res.atol_words()}"
-        print(colorize(f"\nPASS: {cname}: {what} {within}{left}{sampled}.", color))
-        return EXIT_PASS
+    if (code := _pass_verdict(diag, cname, unchecked, color)) is not None:
+        return code
     if res is not None and res.failing_tensors:
         print(colorize(f"\nFAIL: {diag.name}: {res.mismatch()}{_read_from(layer, res)}.", color))
     sentence = diag.sentence()
@@ -230,7 +222,10 @@ def _report(args, layer, diag, cname: str, color: bool, jacobian, unchecked) -> 
         modes = " and ".join(mode_word(d.training) for d in [diag, *diag.other_modes] if _random_only(d))
         dropped = any(f.code == "all-dropped" for d in [diag, *diag.other_modes] for f in d.findings)
         where = "" if dropped and not diag.other_modes and not diag.training else f" in {modes} mode"  # M4: a pair
-        why = ("drops every entry" if dropped else "is random") + f"{where}, so no gradient can be compared "
+        carried = any(f.code == "forward-changes-state" for d in [diag, *diag.other_modes] for f in d.findings)
+        where = "" if carried else where  # tester16 M5: state carried between calls, in the one mode it has
+        why = ("drops every entry" if dropped else "changes state the next call reads" if carried
+               else "is random") + f"{where}, so no gradient can be compared "
         print(V.wrap(f"gradcheck: not checked (exit {EXIT_STUDENT}): {cname}'s forward {why}with finite "
                      "differences (see the diagnosis for how to make it checkable)."), file=sys.stderr)
         return EXIT_STUDENT
@@ -282,11 +277,73 @@ def _passed_but_unpaired(diag) -> bool:
                               for d in ds)
 
 
+def _pass_verdict(diag, cname: str, unchecked, color: bool) -> int | None:
+    """The PASS line of a check that passed (exit 0), or NOT CHECKED when no gradient was compared (exit 3,
+    tester16 H1: never a PASS of nothing); None when it did not pass."""
+    if (none := _nothing_compared(diag)) is not None:
+        print(colorize("\n" + V.wrap(f"NOT CHECKED: {cname}: no gradient was compared{none}, so there is no verdict "
+                                      "to give (give the layer a real input or a parameter)."), color))
+        return EXIT_STUDENT
+    if not diag.passed:
+        return None
+    res = diag.result
+    tensors = ", ".join(r.tensor for r in res.records if r.kind != "forward")
+    fwd = " and the forward output" if any(r.kind == "forward" for r in res.records) else ""
+    left = f" ({', '.join(unchecked)}: no gradient checked, see above)" if unchecked else ""
+    what = (f"the sampled entries of ({tensors}) match" if res.mode == "sample"
+            else f"every gradient ({tensors}){fwd} match{'' if fwd else 'es'}")
+    sampled = "; sample mode checks a random subset: --mode full checks every entry" if res.mode == "sample" else ""
+    sampled += _directional_words(res)
+    within = f"within rtol={res.rtol:g}, {res.atol_words()}"
+    print(colorize(f"\nPASS: {cname}: {what} {within}{left}{sampled}.", color))
+    return EXIT_PASS
+
+
+def _directional_words(res) -> str:
+    """What fast mode's PASS proved (tester16 H2), after its tolerance: the tensors checked along random directions
+    (their comparisons' ``how``), not entry by entry, with the error in one entry those directions could miss
+    (``Comparison.missable``, a typical entry); "" when every tensor was checked entry by entry."""
+    blind = {}
+    for r in [*res.records, *(x for o in res.other_modes for x in o.records)]:
+        cs = [c for c in r.comparisons if c.how == "directional" and c.pair.endswith("-vs-numerical")]
+        if cs and r.kind != "forward":
+            blind[r.tensor] = (max(c.n_compared for c in cs), max(c.missable for c in cs))
+    if not blind:
+        return ""
+    rest = [r.tensor for r in res.records if r.kind != "forward" and r.tensor not in blind]
+    parts = []
+    for t, (_n, m) in blind.items():
+        g = res.gradients.get("manual", {}).get(t)
+        top = float(np.max(np.abs(g))) if g is not None and np.size(g) else 0.0
+        scale = f" ({m / top:.1g} of max|{t}|)" if top > 0 and np.isfinite(m) else ""
+        parts.append(f"{m:.2g} in {t}{scale}" if np.isfinite(m) else f"an unknown size in {t}")
+    dirs = sorted({n for n, _ in blind.values()})
+    return (f", {', '.join(blind)} along {' or '.join(map(str, dirs))} random directions each, not entry by entry"
+            + (f" ({', '.join(rest)} entry by entry)" if rest else "")
+            + f": an error in one entry can pass unseen, up to about {', '.join(parts)} for a typical entry; "
+            "--mode full checks every entry")
+
+
+def _nothing_compared(diag) -> str | None:
+    """Why no gradient was compared in a mode where nothing else was found wrong (every input integer indices and
+    no parameter: `` (every input is integer indices and the layer has no parameter)``), or None when some
+    gradient was compared in every mode, or something was found wrong."""
+    ds = [diag, *diag.other_modes]
+    if not all(d.error is None and not d.codes and d.result is not None and not d.result.compared
+               and all(r.passed for r in d.result.records) for d in ds):
+        return None
+    ints = [n.split(" is an integer input")[0].split(": ")[-1] for n in diag.result.notes if "is an integer input" in n]
+    return (f" ({', '.join(ints)}: integer indices, without a gradient, and no parameter with one)" if ints
+            else " (no input or parameter with a gradient)")
+
+
 def _random_only(diag) -> bool:
     """Whether a random forward alone (a generator gradcheck cannot rewind) stopped this mode's check: it could
     not be checked (exit 3), nothing was found wrong."""
+    from .diagnose import CARRIED
     errs = [f for f in diag.findings if f.severity == "error"]
-    return diag.error is None and bool(errs) and all(f.code in ("non-deterministic", "all-dropped") for f in errs)
+    return diag.error is None and bool(errs) and all(f.code in ("non-deterministic", "all-dropped") or (
+        f.code == "forward-changes-state" and CARRIED in f.message) for f in errs)  # tester16 M5: h carried
 
 
 def shared_memory_lines(info: dict[str, Any], res) -> list[str]:

@@ -593,10 +593,33 @@ def _glued(argv: list[str]) -> list[str]:
     return out
 
 
+def _misspelt(parser: argparse.ArgumentParser, argv: list[str]) -> None:
+    """A usage error under the subcommand's usage for an option it does not know, naming it and the close match
+    (tester16 L13: ``--input-shpe`` was reported as a missing ``--input-shape``, ``--rtoll`` under the top-level
+    usage); nothing when every option is known or a prefix argparse accepts."""
+    import difflib
+
+    sub = next((a.choices for a in parser._actions if isinstance(a, argparse._SubParsersAction)), {})
+    cmd = next((a for a in argv if not a.startswith("-")), None)
+    if cmd not in sub:
+        return
+    known = [o for a in sub[cmd]._actions for o in a.option_strings if o.startswith("--")]
+    for tok in argv[argv.index(cmd) + 1:]:
+        opt = tok.split("=", 1)[0]
+        if opt == "--":
+            return
+        if not opt.startswith("--") or opt in known or any(k.startswith(opt) for k in known):
+            continue
+        near = difflib.get_close_matches(opt, known, n=1, cutoff=0.7)
+        sub[cmd].error(f"unrecognized option {opt}" + (f"; did you mean {near[0]}?" if near else ""))
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the ``gradcheck`` command line; return the exit code (see ``--help``)."""
     with starting():  # the command's start-up: the parser imports grade's and assignment's modules
-        args = build_parser().parse_args(_glued(sys.argv[1:] if argv is None else list(argv)))
+        parser, argv = build_parser(), _glued(sys.argv[1:] if argv is None else list(argv))
+        _misspelt(parser, argv)
+        args = parser.parse_args(argv)
     old = warnings.showwarning
     warnings.showwarning = _show_warning
     _SHOWN_WARNINGS.clear()

@@ -126,6 +126,9 @@ class Comparison:
     kinks: list[tuple[int, ...]] = field(default_factory=list)
     norm_rel_error: float = float("nan")
     atol: float = float("nan")
+    #: a directional comparison's blind spot (tester16 H2): the error in one entry that every direction could
+    #: miss, the median over the entries of min over directions of (tolerance left) / |u_i|; NaN otherwise
+    missable: float = float("nan")
 
     @property
     def names(self) -> tuple[str, str]:

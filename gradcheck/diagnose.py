@@ -248,10 +248,14 @@ DIAGNOSES: dict[str, Record] = {
         "size on axis 1 of {x} {shape}). Andrew Ng's course (Coursera) divides by m in every layer's backward "
         "(dW = dZ A_prev.T / m, db = sum(dZ) / m) because its cost's gradient dAL has no 1/m; gradcheck compares "
         "with the central differences of this layer's own output, which have no 1/m: a convention mismatch, "
-        "not necessarily a bug", "to check the layer alone, check a pair whose backward undoes it, e.g. "
-        "{name}_m_forward = {name}_forward; def {name}_m_backward(dZ, cache): dA, dW, db = {name}_backward(dZ, cache); "
-        "m = A_prev.shape[1] (A_prev from the cache); return dA, m * dW, m * db; or check the whole model "
+        "not necessarily a bug", "to check the layer alone, check {undo}; or check the whole model "
         "against its cost J (with the 1/m), as the course's gradient_check_n does", _LIN),
+    "mixed-batch-m": Record(
+        "1/m in some gradients only", "{t} {be} {count} times too small (1/m = 1/{count}, m the batch size on axis 1 "
+        "of {x} {shape}) while {others} {have} no 1/m: backward divides some gradients by m and not the others, "
+        "which no convention does (Andrew Ng's course divides dW and db alike: dW = dZ A_prev.T / m, db = "
+        "sum(dZ) / m)", "divide {others} by m as well (db = np.sum(dZ, axis=1, keepdims=True) / m), or by m "
+        "nowhere", _LIN),
     "factor-normalisation": Record("wrong normalisation", "{t} is {count} times too {big}: {why}"),
     "factor": Record("constant factor", "{t} is {c:.6g} times the correct gradient{named}: a "
                      "constant factor is wrong somewhere"),
@@ -1623,6 +1627,8 @@ class _Layer:
         self.returns_weights = False
         #: where an attribute-style layer stores each gradient (``{"W": "self.dW"}``, :func:`_grad_slots`)
         self.slots: dict[str, str] = {}
+        #: the protocol text of the adapted layer (a function pair names its functions there), or ""
+        self.protocol = ""
 
     def numer(self, which, xs=None, G=None, **kw) -> dict[str, np.ndarray]:
         """Central differences of the keys ``which`` at ``xs`` (default the inputs) for ``G``
@@ -2254,7 +2260,36 @@ def _per_layer_m(L: _Layer, m, n) -> dict | None:
     c = float(np.sum(m[ok] * n[ok]) / np.sum(n[ok] * n[ok])) if np.any(n[ok] != 0) else 0.0
     if abs(c * x.shape[1] - 1) > 1e-6 or not np.allclose(m[ok], c * n[ok], rtol=1e-5, atol=1e-9):
         return None
-    return {"count": x.shape[1], "x": L.names[0], "shape": V.fmt_shape(x.shape), "be": "is", "name": "NAME"}
+    return {"count": x.shape[1], "x": L.names[0], "shape": V.fmt_shape(x.shape), "be": "is",
+            "undo": "a version whose backward multiplies by m"}
+
+
+def _protocol_text(layer) -> str:
+    """The adapted layer's protocol text (a function pair's names its functions), or ""."""
+    proto = getattr(layer, "protocol", None)
+    return str(proto.get("text", "")) if isinstance(proto, Mapping) else ""
+
+
+def _undo_m(L: _Layer, diag: Diagnosis, tensors: list[str]) -> str:
+    """How to check an Andrew Ng layer without its 1/m (tester16 M3), in the student's own names: for a function
+    pair (``L.protocol`` names it), a pair of the same functions whose backward multiplies by m; for a class, a
+    subclass whose backward does."""
+    import re
+    hit = re.search(r"function pair \((\w+)/(\w+)\)", L.protocol)
+    if hit is None:
+        name = diag.name.split("[")[0].strip() or "Layer"
+        return (f"a subclass whose backward undoes it, e.g. class {name}M({name}): def backward(self, dY, *args): "
+                "dX = super().backward(dY, *args); m = dY.shape[1]; then multiply "
+                f"{' and '.join(tensors)} by m; return dX (and check {name}M)")
+    fwd, bwd = hit.groups()
+    stem = fwd[:-len("_forward")] if fwd.endswith("_forward") else fwd
+    kw = (m.group(1).split(", ") if (m := re.search(r"--init ([\w, ]+) passed to", L.protocol)) else [])
+    args = ", ".join(["dout", "cache", *kw])  # backward's required arguments (activation), passed on
+    grads = ", ".join(f"d{k}" for k in L.names)
+    times = ", ".join(f"m * d{k}" if f"d{k}" in tensors else f"d{k}" for k in L.names)
+    return (f"a pair whose backward undoes it, in the same file: {stem}_m_forward = {fwd}; "
+            f"def {stem}_m_backward({args}): {grads} = {bwd}({args}); m = dout.shape[1]; "
+            f"return {times}; and check ::{stem}_m")
 
 
 def _one_per_layer_m(L: _Layer, diag: Diagnosis) -> None:
@@ -2263,10 +2298,17 @@ def _one_per_layer_m(L: _Layer, diag: Diagnosis) -> None:
     found = [f for f in diag.findings if f.code == "factor-inverse-batch-m"]
     if not found:
         return
-    x = L.inputs[0]
-    merged = _find("factor-inverse-batch-m", " and ".join(f.tensor for f in found), count=x.shape[1],
-                   x=L.names[0], shape=V.fmt_shape(x.shape), be="are" if len(found) > 1 else "is",
-                   name=diag.name.split("[")[0].strip() or "NAME")
+    x, ts = L.inputs[0], [f.tensor for f in found]
+    res = diag.result
+    others = [] if res is None else [r.tensor for r in res.records if r.kind == "gradient" and r.passed
+                                      and V.grad_key(r.tensor) in L.params or r.kind == "gradient" and r.passed
+                                      and V.grad_key(r.tensor) in L.names[1:]]
+    fields = {"count": x.shape[1], "x": L.names[0], "shape": V.fmt_shape(x.shape), "be": "are" if len(ts) > 1 else "is"}
+    if others:  # tester16 M4: dW with 1/m, db without: a bug in any convention
+        merged = _find("mixed-batch-m", " and ".join(ts), others=" and ".join(others),
+                       have="have" if len(others) > 1 else "has", **fields)
+    else:
+        merged = _find("factor-inverse-batch-m", " and ".join(ts), undo=_undo_m(L, diag, ts), **fields)
     merged.tensor, later = found[0].tensor, {id(f) for f in found[1:]}
     diag.findings = [merged if f is found[0] else f for f in diag.findings if id(f) not in later]
 
@@ -2764,6 +2806,7 @@ def _diagnose_mode(layer, X, owner, training, twin, reference, localize, upstrea
                     _no_kinks(res, prec[0])
             if not res.passed:
                 L.eval_mode = _eval_mode(layer, training)
+                L.protocol = _protocol_text(layer)
                 L.returns_weights = bool(_protocol(layer, "returned") if _remote(layer)
                                          else getattr(layer, "_gradcheck_returns_weights", False))
                 L.slots = _grad_slots(layer)
@@ -2973,6 +3016,11 @@ def _reads_itself(pristine: Any, run, name: str) -> bool:
     return not _exact(getattr(a, name), getattr(b, name))
 
 
+#: The words of a ``forward-changes-state`` finding of a forward without a training argument: state carried from
+#: one call to the next, which leaves the layer NOT CHECKED (exit 3, tester16 M5), not FAIL.
+CARRIED = "state carried from one call to the next"
+
+
 def _state_fields(training: bool, diff: float, changed: list[str], call: str = "") -> dict[str, Any]:
     """The fields of the ``forward-changes-state`` finding: the mode, the attributes changed, why, the fix; ``call``
     the forward call as made (``forward(X)`` when forward takes no training argument: then neither a mode nor
@@ -2981,9 +3029,13 @@ def _state_fields(training: bool, diff: float, changed: list[str], call: str = "
     call = call or f"forward(X, training={training})"
     if "training=" not in call:
         return {"mode": "this", "training": training, "diff": diff, "attrs": attrs, "call": call,
-                "why": "",
-                "fix": f"compute the output from the input and the weights alone: change {_attrs_or(changed)} "
-                       "outside forward (in a method the training loop calls between steps), not in every call"}
+                "why": f" ({CARRIED}: finite differences of L need an output that depends on this call's input "
+                       "and the weights alone, so no gradient was compared; a stateful RNN that carries h may be "
+                       "right)",
+                "fix": f"to have it checked, reset {_attrs_or(changed)} before each forward (a reset() method, or "
+                       f"{_attrs_or(changed[:1])} = None where a new sequence starts), or pass the state in as an "
+                       "input of forward (forward(x, h0)), which gradcheck holds fixed; a counter or schedule: "
+                       "change it outside forward (in a method the training loop calls between steps)"}
     if training:
         return {"mode": "training", "training": True, "diff": diff, "attrs": attrs, "call": call,
                 "why": " (running statistics updated and then used in the training forward?)",

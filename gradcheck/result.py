@@ -72,8 +72,15 @@ class CheckResult:
 
     @property
     def passed(self) -> bool:
-        """True when every comparison of every tensor is within tolerance, in every mode checked."""
-        return all(r.passed for r in self.records) and all(o.passed for o in self.other_modes)
+        """True when at least one gradient was compared and every comparison of every tensor is within tolerance,
+        in every mode checked: nothing compared is never a pass (tester16 H1; :attr:`compared`)."""
+        return (self.compared and all(r.passed for r in self.records)
+                and all(o.passed for o in self.other_modes))
+
+    @property
+    def compared(self) -> bool:
+        """Whether some gradient was compared in this mode (a record not of the forward, with a comparison)."""
+        return any(r.kind != "forward" and r.comparisons for r in self.records)
 
     @property
     def modes(self) -> list[str]:
