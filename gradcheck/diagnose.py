@@ -337,6 +337,9 @@ DIAGNOSES: dict[str, Record] = {
         "tanh square missing", "{t} = dY * (1 - out): the square is missing in tanh's derivative",
         "tanh'(x) = 1 - tanh(x)**2, so dX = dY * (1 - out**2) with out = tanh(X) cached in "
         "forward", _ACT),
+    "sigmoid-missing-one-minus": Record(
+        "sigmoid's (1 - out) missing", "{t} = dY * out: the factor (1 - out) is missing in sigmoid's derivative",
+        "sigmoid'(x) = s * (1 - s), so dX = dY * out * (1 - out) with out = sigmoid(X) cached in forward", _ACT),
     "leaky-slope-missing": Record(
         "leaky ReLU slope missing", "{t} = dY * (X > 0), ReLU's derivative: forward is a leaky ReLU with the "
         "negative slope {alpha:.6g} (Y = {alpha:.6g} * X where X < 0), whose derivative there is {alpha:.6g}, not 0, "
@@ -1894,13 +1897,15 @@ def _weights(params, names, inputs, key=None, square=True) -> dict[str, np.ndarr
 
 
 def _activation_signature(m, n, inputs, Y, G):
-    """tanh's square missing, softmax's diagonal only: named only when the correct ``n`` is that
+    """tanh's square missing, sigmoid's (1 - out) missing, softmax's diagonal only: named only when the correct ``n`` is that
     activation's own VJP at the layer's output (so the layer is tanh / a softmax), never from
     ``m`` alone."""
     if len(inputs) != 1 or not Y.shape == inputs[0].shape == G.shape:
         return None
     if close(n, G * (1 - Y**2), 1e-5) and close(m, G * (1 - Y)):
         return "tanh-missing-square", {}
+    if close(n, G * Y * (1 - Y), 1e-5) and close(m, G * Y) and not close(m, n):
+        return "sigmoid-missing-one-minus", {}
     if (f := _leaky_slope(m, n, inputs[0], Y, G)) is not None:
         return f
     for axis in dict.fromkeys((-1, 1) if Y.ndim > 2 else (-1,)):

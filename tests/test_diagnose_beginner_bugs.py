@@ -343,6 +343,8 @@ def test_activation_signatures_need_the_activation():
     assert _activation_signature(G * (1 - Y), G * (1 - Y**2), [X], Y, G)[0] == "tanh-missing-square"
     S = 1 / (1 + np.exp(-X))  # a sigmoid with the same wrong formula is not called tanh
     assert _activation_signature(G * (1 - S), G * S * (1 - S), [X], S, G) is None
+    assert _activation_signature(G * S, G * S * (1 - S), [X], S, G)[0] == "sigmoid-missing-one-minus"
+    assert _activation_signature(G * Y, G * (1 - Y**2), [X], Y, G) is None  # tanh: dY * out is not named sigmoid's
     P = np.exp(X) / np.exp(X).sum(axis=1, keepdims=True)
     right = P * (G - (G * P).sum(axis=1, keepdims=True))
     assert _activation_signature(G * P * (1 - P), right, [X], P, G) == ("softmax-diagonal", {"axis": -1})

@@ -69,6 +69,7 @@ EXPECTED = {
     "linear.py::LinearStaleCache": "stale-cache",
     "linear.py::LinearStaleOutput": "stale-output",
     "activations.py::TanhNoSquare": "tanh-missing-square",
+    "activations.py::SigmoidNoOneMinus": "sigmoid-missing-one-minus",
     "softmax.py::SoftmaxDiagonal": "softmax-diagonal",
     "conv.py::ConvNaiveFlippedDx": "flipped-kernel",
     "conv.py::Conv1x1NoTranspose": "transposed-weight",
