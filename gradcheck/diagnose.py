@@ -1971,19 +1971,23 @@ def _transposed_weight_signature(m, n, G, weights=None, t="dX"):
 def _inner_weight_signature(m, n, weights, t):
     """dX = D @ W where D @ W.T is due, D an inner gradient (an RNN's dz = dY * tanh'): for each
     square, non-symmetric, well-conditioned weight W, D is solved from the correct ``n`` = D @ W.T
-    and ``m`` must equal D @ W (an unrelated ``m`` matches with probability 0)."""
+    and ``m`` must equal D @ W (an unrelated ``m`` matches with probability 0); with the batch in
+    columns (Andrew Ng's ``W.T @ dZ``), from ``n`` = W.T @ D and ``m`` = W @ D."""
     if n.ndim != 2 or m.shape != n.shape:
         return None
     for name, W in weights.items():
-        if W.shape[0] != n.shape[-1] or close(W, W.T) or np.linalg.cond(W) > 1e4:
+        if close(W, W.T) or np.linalg.cond(W) > 1e4:
             continue
-        D = np.linalg.solve(W, n.T).T  # n = D @ W.T
-        if close(m, D @ W, 1e-5) and not close(m, n, 1e-5):
-            return "transposed-weight", {
-                "up": "the gradient at the product", "fix": f"{t} = d @ {name}.T, not d @ {name}",
-                "how": f"it is d @ {name} where d @ {name}.T is due, d the gradient at the product "
-                       f"(e.g. dz = dY * (1 - out**2) behind a tanh); {name} is square, so the shapes "
-                       "agree and only the values show it"}
+        k = W.shape[0]
+        rows = np.linalg.solve(W, n.T).T @ W if n.shape[-1] == k else None  # n = d @ W.T: the batch in rows
+        cols = W @ np.linalg.solve(W.T, n) if n.shape[0] == k else None  # n = W.T @ d: in columns (Ng)
+        for got, due, wrong in ((f"d @ {name}", f"d @ {name}.T", rows), (f"{name} @ d", f"{name}.T @ d", cols)):
+            if wrong is not None and close(m, wrong, 1e-5) and not close(m, n, 1e-5):
+                return "transposed-weight", {
+                    "up": "the gradient at the product", "fix": f"{t} = {due}, not {got}",
+                    "how": f"it is {got} where {due} is due, d the gradient at the product "
+                           f"(e.g. dz = dY * (1 - out**2) behind a tanh, dZ = dA * (Z > 0) behind a ReLU); "
+                           f"{name} is square, so the shapes agree and only the values show it"}
     return None
 
 

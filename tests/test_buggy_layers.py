@@ -104,6 +104,8 @@ def test_correct_counterparts_pass(key):
         ("norm.py::BatchNormUnbiasedVar", ["the variance term has (N-1)/N of its weight",
                                            "var(ddof=1) divides by N-1"]),
         ("activations.py::TanhNoSquare", ["the square is missing", "dX = dY * (1 - out**2)"]),
+        ("coursera.py::DenseColumnsNoT", ["it is W @ d where W.T @ d is due",
+                                          "dX = W.T @ d, not W @ d"]),
         ("activations.py::SigmoidNoOneMinus", ["dX = dY * out: the factor (1 - out) is missing",
                                                "dX = dY * out * (1 - out)"]),
         ("softmax.py::SoftmaxDiagonal", ["only the diagonal of the softmax Jacobian", "-p_i * p_j are missing"]),

@@ -179,6 +179,7 @@ EXPECTED = {
     "styles.py::OutputLayerNoDc": "weight-or-constant",  # tester15 H3: Goodfellow's c once a buffer for its name
     # session 14 (tester14): Andrew Ng's 1/m in each layer's backward, batch on axis 1 (a convention, named)
     "coursera.py::nglinear": "factor-inverse-batch-m",
+    "coursera.py::DenseColumnsNoT": "transposed-weight",
     # session 14 (tester14): batch norm with Keras's epsilon=1e-3, in three styles, mean/var as constants
     "bn_styles.py::BNParamsDictNaive": "missing-mean-var-paths", "bn_styles.py::BNAttrNaive": "missing-mean-var-paths",
     "bn_styles.py::KerasBNNaive": "missing-mean-var-paths",
@@ -315,7 +316,7 @@ CORRECT = ["linear.py::LinearOutIn", "linear.py::LinearInOut", "activations.py::
            "selfstep.py::SgdPerParamConfigs", "selfstep.py::SgdGradsDict",
            "selfstep.py::SgdGlobalOptimizer", "selfstep.py::SgdNestedConfigRate", "selfstep.py::SgdNestedWeights",
            "loss_factors.py::MSEPredArg", "loss_factors.py::MSENamed", "losses.py::ConfidentSigmoidNet",
-           "coursera.py::linact", "coursera.py::linactrelu",
+           "coursera.py::linact", "coursera.py::linactrelu", "coursera.py::DenseColumns",
            "bn_styles.py::BNParamsDict", "bn_styles.py::BNAttr", "bn_styles.py::KerasBN", "selfstep.py::AdamDense",
            "loss_order.py::CrossEntropy", "loss_order.py::KL", "loss_eps.py::SoftmaxWithLoss",
            "loss_eps.py::SoftmaxWithLossKeepsEps", "loss_kinds.py::LogitsFirst", "loss_kinds.py::TargetsFirst",
