@@ -147,6 +147,11 @@ DIAGNOSES: dict[str, Record] = {
                             "as it was", "assign {slot} = ... in backward"),
     "not-linear": Record("not linear in dY", "backward is not linear in dY: {how}",
                          lesson="00-chain-rule.md"),
+    "stale-gradient": Record(
+        "gradient from an earlier call", "{t} does not change with dY: backward(dY), backward(2 dY) and "
+        "backward(0) all give the same nonzero {t}, so it was not computed from this call's dY (a gradient "
+        "kept from an earlier call, e.g. computed only `if self.dW is None`, or a constant)",
+        "compute {t} from dY and the cached input in every backward call", "00-chain-rule.md"),
     "accumulated": Record(
         "accumulated", "gradients accumulated across calls instead of overwritten: {ts} {are} "
         "accumulated across backward calls ({keys} += ...: every backward adds to {it}, and a "
@@ -3188,7 +3193,12 @@ class _Probes:
         self.probe(4, not nonlin and not affine, "; ".join(
             [f"backward(0) gives nonzero {t}" for t in affine]
             + [f"backward(2 dY) != 2 backward(dY) for {t}" for t in nonlin]))
+        const = [t for t in affine if _same(g0[t], g1[t]) and _same(g1[t], g2[t])]
+        uses_dy = [t for t in g1 if not _same(g1[t], g2[t])]  # the layer does read dY elsewhere
         for t in affine:
+            if t in const and uses_dy and V.grad_key(t) in self.params:  # a weight's gradient kept from before
+                self.find("stale-gradient", t)
+                continue
             self.find("not-linear", t, how=f"backward(0) gives a nonzero {t} (a term that does not "
                       "multiply dY)")
         after = _dx_after_step(self.layer)

@@ -68,6 +68,7 @@ EXPECTED = {
     "linear.py::LinearInOutDxWithW": "transposed-weight",
     "linear.py::LinearStaleCache": "stale-cache",
     "linear.py::LinearStaleOutput": "stale-output",
+    "linear.py::LinearStaleGrad": "stale-gradient",
     "activations.py::TanhNoSquare": "tanh-missing-square",
     "activations.py::SigmoidNoOneMinus": "sigmoid-missing-one-minus",
     "softmax.py::SoftmaxDiagonal": "softmax-diagonal",
