@@ -107,6 +107,11 @@ DIAGNOSES: dict[str, Record] = {
         "read from --init and the layer's attributes of the same names) or look for a forward "
         "bug"),
     "float32": Record("precision lost", "{what} {dtype} for a float64 input " + _LOST, lesson=_NUM),
+    "float32-weight": Record(
+        "precision lost", "backward returns {t} as {dtype}, the dtype of its weight {w}, which was created as "
+        "{dtype} (the input is float64) " + _LOST.replace("compute in float64 and do not cast, e.g. no "
+                                                          "astype(np.float32)", "create {w} as float64 and do not cast its gradient"),
+        lesson=_NUM),
     "float32-values": Record("values rounded to float32", "forward returns float64 values rounded to "
                              "float32 for a float64 input " + _LOST.replace("{dtype}", "float32"),
                              lesson=_NUM),
@@ -3158,18 +3163,21 @@ class _Probes:
             if arr is None or arr.shape != shape:
                 bad_shape.append((t, None if arr is None else arr.shape, shape, key))
                 continue
-            low += [(t, arr.dtype)] if _low_precision(arr.dtype, self.inputs) else []
+            low += [(t, arr.dtype, key)] if _low_precision(arr.dtype, self.inputs) else []
             if not np.all(np.isfinite(arr.astype(np.float64))):
                 nonfinite.append(t)
             elif key in self.params and id(r) == pre_ids.get(key) and np.all(arr == _SENTINEL):
                 never.append(t)
         details = [f"{t} has shape {s}, expected {e}" for t, s, e, _ in bad_shape]
         self.probe(2, not bad_shape and not low,
-                   "; ".join(details + [f"{t} is {d}, expected float64" for t, d in low]))
+                   "; ".join(details + [f"{t} is {d}, expected float64" for t, d, _ in low]))
         self.probe(3, not nonfinite, ", ".join(nonfinite), "non-finite", (nonfinite or [None])[0],
                    ts=", ".join(nonfinite), verb="contain" if nonfinite[1:] else "contains")
-        for t, d in low:
-            self.find("float32", t, what=f"backward returns {t} as", dtype=d)
+        for t, d, key in low:
+            if key in self.params and self.params[key].dtype == d:  # the weight itself is float32
+                self.find("float32-weight", t, w=key, dtype=d)
+            else:
+                self.find("float32", t, what=f"backward returns {t} as", dtype=d)
         return bad_shape, nonfinite, never
 
     def repeat(self, G):

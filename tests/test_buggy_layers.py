@@ -111,6 +111,8 @@ def test_correct_counterparts_pass(key):
         ("softmax.py::SoftmaxDiagonal", ["only the diagonal of the softmax Jacobian", "-p_i * p_j are missing"]),
         ("linear.py::LinearStaleCache", ["backward uses the cache of an earlier forward", "self.X = X"]),
         ("linear.py::LinearStaleOutput", ["forward returns what an earlier call computed"]),
+        ("linear.py::LinearF32Weight", ["backward returns dW as float32, the dtype of its weight W, which was "
+                                        "created as float32", "create W as float64"]),
         ("linear.py::LinearStaleGrad", ["dW does not change with dY", "kept from an earlier call",
                                         "compute dW from dY and the cached input in every backward call"]),
         # batch-mean layers without the mean term, non-square weights the wrong way round, swapped returns

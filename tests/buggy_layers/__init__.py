@@ -150,6 +150,7 @@ EXPECTED = {
     "softmax.py::SoftmaxExpFloat32": "float32-inside",
     "linear.py::LinearAstypeF": "float32-inside",
     "linear.py::LinearHalf": "float16-inside",
+    "linear.py::LinearF32Weight": "float32-weight",
     "linear.py::LinearRound": "piecewise-constant",
     # issue 10 (X13): the mode's words in a helper method, a module constant, a match statement, an Enum
     "activations.py::DropoutModeHelperNoScale": "mask-scale",
