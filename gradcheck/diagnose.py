@@ -380,6 +380,12 @@ DIAGNOSES: dict[str, Record] = {
         "the product rule also gives {gamma:g} {less} log(p_t) (p_t = p where y = 1, 1 - p where y = 0)",
         "d/dp_t of -(1 - p_t)**gamma log(p_t) is gamma (1 - p_t)**(gamma - 1) log(p_t) - (1 - p_t)**gamma / p_t; "
         "then times +1 (y = 1) or -1 (y = 0) for d/dp, and the mean's 1/N", "05-binary-cross-entropy.md"),
+    "softmax-wrong-axis": Record(
+        "softmax backward sums over the wrong axis", "{t} = p * (dY - (dY * p).sum(axis={other})): the sum is over "
+        "axis {other}, but the softmax normalises over axis {axis} (each slice along axis {axis} sums to 1), so "
+        "the Jacobian's off-diagonal terms mix the wrong entries",
+        "use dX = p * (dY - (dY * p).sum(axis={axis}, keepdims=True)), the axis of forward's sum",
+        "03-softmax-cross-entropy.md"),
     "softmax-diagonal": Record(
         "softmax Jacobian diagonal only", "{t} = dY * p * (1 - p) uses only the diagonal of the "
         "softmax Jacobian: every output p_j depends on every input x_i (dp_j/dx_i = p_j * "
@@ -1923,6 +1929,10 @@ def _activation_signature(m, n, inputs, Y, G):
         vjp = Y * (G - np.sum(G * Y, axis=axis, keepdims=True))
         if softmax and close(n, vjp, 1e-5) and close(m, G * Y * (1 - Y)):
             return "softmax-diagonal", {"axis": axis}
+        for other in range(Y.ndim):  # the sum over another axis than the softmax's
+            if (softmax and other != axis % Y.ndim and close(n, vjp, 1e-5) and not close(m, n, 1e-5)
+                    and close(m, Y * (G - np.sum(G * Y, axis=other, keepdims=True)), 1e-5)):
+                return "softmax-wrong-axis", {"axis": axis % Y.ndim, "other": other}
     return None
 
 

@@ -113,6 +113,8 @@ def test_correct_counterparts_pass(key):
         ("linear.py::LinearStaleOutput", ["forward returns what an earlier call computed"]),
         ("linear.py::LinearF32Weight", ["backward returns dW as float32, the dtype of its weight W, which was "
                                         "created as float32", "create W as float64"]),
+        ("softmax.py::SoftmaxAxis0", ["the sum is over axis 0, but the softmax normalises over axis 1",
+                                      "(dY * p).sum(axis=1, keepdims=True)"]),
         ("linear.py::LinearStaleGrad", ["dW does not change with dY", "kept from an earlier call",
                                         "compute dW from dY and the cached input in every backward call"]),
         # batch-mean layers without the mean term, non-square weights the wrong way round, swapped returns

@@ -349,6 +349,9 @@ def test_activation_signatures_need_the_activation():
     P = np.exp(X) / np.exp(X).sum(axis=1, keepdims=True)
     right = P * (G - (G * P).sum(axis=1, keepdims=True))
     assert _activation_signature(G * P * (1 - P), right, [X], P, G) == ("softmax-diagonal", {"axis": -1})
+    wrong_axis = P * (G - (G * P).sum(axis=0, keepdims=True))
+    assert _activation_signature(wrong_axis, right, [X], P, G) == ("softmax-wrong-axis", {"axis": 1, "other": 0})
+    assert _activation_signature(right, right, [X], P, G) is None
     # a sigmoid's correct gradient is the "diagonal" formula: outputs not summing to one are no softmax
     assert _activation_signature(G * S * (1 - S) * 2, G * S * (1 - S), [X], S, G) is None
 

@@ -72,6 +72,7 @@ EXPECTED = {
     "activations.py::TanhNoSquare": "tanh-missing-square",
     "activations.py::SigmoidNoOneMinus": "sigmoid-missing-one-minus",
     "softmax.py::SoftmaxDiagonal": "softmax-diagonal",
+    "softmax.py::SoftmaxAxis0": "softmax-wrong-axis",
     "conv.py::ConvNaiveFlippedDx": "flipped-kernel",
     "conv.py::Conv1x1NoTranspose": "transposed-weight",
     "cs231n.py::bnnaive": "missing-mean-var-paths",
