@@ -2139,12 +2139,16 @@ def _repeated_index_signature(L: _Layer, key, m):
     ``m`` the buffered one (the last occurrence of each repeated row alone)."""
     p = L.params.get(key)
     for name, x in zip(L.names, L.inputs):
-        if (p is None or x.dtype.kind not in "iu" or not x.size or x.min() < 0 or x.max() >= len(p)
-                or L.G.shape != x.shape + p.shape[1:]):
+        if p is None or x.dtype.kind not in "iu" or not x.size or x.min() < 0 or x.max() >= len(p):
+            continue
+        G, rows_of = L.G, x.shape + p.shape[1:]
+        if G.shape != rows_of and G.ndim and G.shape[0] == x.shape[0] and G.size == np.prod(rows_of):
+            G = G.reshape(rows_of)  # the lookups concatenated per sample (makemore's emb.view(n, -1))
+        if G.shape != rows_of:
             continue
         added, kept = np.zeros(p.shape), np.zeros(p.shape)
-        np.add.at(added, x, L.G)
-        kept[x] = L.G
+        np.add.at(added, x, G)
+        kept[x] = G
         rows = np.bincount(x.ravel(), minlength=len(p))
         if (rows > 1).any() and close(L.numer([key])[key], added, 1e-5) and close(m, kept, 1e-5):
             return "repeated-index", {"k": int((rows > 1).sum()), "rows": len(p), "x": name}

@@ -102,6 +102,7 @@ EXPECTED = {
     # a class's eval mode with the batch's statistics: both readings in the sentence
     "norm.py::BatchNormEvalUsesBatch": "missing-mean-var-paths",
     "pool_embed_rnn.py::EmbeddingBufferedAdd": "repeated-index",
+    "pool_embed_rnn.py::EmbeddingConcatBufferedAdd": "repeated-index",
     # session 8: an eval forward that updates the running statistics (T13; was "a dropout mask")
     "norm.py::BatchNormEvalUpdatesRunning": "forward-changes-state",
     # the mean term alone with a wrong count (T2's remainder; was "lacks the mean path")
@@ -288,7 +289,7 @@ CORRECT = ["linear.py::LinearOutIn", "linear.py::LinearInOut", "activations.py::
            "activations.py::Sigmoid", "activations.py::Tanh", "activations.py::Dropout", "softmax.py::Softmax",
            "softmax.py::SoftmaxCrossEntropy", "norm.py::BatchNorm1D", "norm.py::LayerNorm",
            "norm.py::SpatialBatchNorm", "conv.py::ConvNaive",
-           "conv.py::ConvIm2col", "conv.py::Conv1x1", "pool_embed_rnn.py::MaxPool", "pool_embed_rnn.py::Embedding",
+           "conv.py::ConvIm2col", "conv.py::Conv1x1", "pool_embed_rnn.py::MaxPool", "pool_embed_rnn.py::Embedding", "pool_embed_rnn.py::EmbeddingConcat",
            "pool_embed_rnn.py::RNNStep", "cs231n.py::leaky", "cs231n.py::rnn", "rnn_seq.py::RNN",
            "cs231n.py::batchnorm", "cs231n.py::conv", "cs231n.py::affine",
            "norm.py::BatchCenter", "norm.py::MeanCenter", "linear.py::Flatten", "linear.py::RowScale",
