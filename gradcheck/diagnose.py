@@ -109,6 +109,11 @@ DIAGNOSES: dict[str, Record] = {
         "read from --init and the layer's attributes of the same names) or look for a forward "
         "bug"),
     "float32": Record("precision lost", "{what} {dtype} for a float64 input " + _LOST, lesson=_NUM),
+    "float32-weight": Record(
+        "precision lost", "backward returns {t} as {dtype}, the dtype of its weight {w}, which was created as "
+        "{dtype} (the input is float64) " + _LOST.replace("compute in float64 and do not cast, e.g. no "
+                                                          "astype(np.float32)", "create {w} as float64 and do not cast its gradient"),
+        lesson=_NUM),
     "float32-values": Record("values rounded to float32", "forward returns float64 values rounded to "
                              "float32 for a float64 input " + _LOST.replace("{dtype}", "float32"),
                              lesson=_NUM),
@@ -149,6 +154,11 @@ DIAGNOSES: dict[str, Record] = {
                             "as it was", "assign {slot} = ... in backward"),
     "not-linear": Record("not linear in dY", "backward is not linear in dY: {how}",
                          lesson="00-chain-rule.md"),
+    "stale-gradient": Record(
+        "gradient from an earlier call", "{t} does not change with dY: backward(dY), backward(2 dY) and "
+        "backward(0) all give the same nonzero {t}, so it was not computed from this call's dY (a gradient "
+        "kept from an earlier call, e.g. computed only `if self.dW is None`, or a constant)",
+        "compute {t} from dY and the cached input in every backward call", "00-chain-rule.md"),
     "accumulated": Record(
         "accumulated", "gradients accumulated across calls instead of overwritten: {ts} {are} "
         "accumulated across backward calls ({keys} += ...: every backward adds to {it}, and a "
@@ -343,6 +353,9 @@ DIAGNOSES: dict[str, Record] = {
         "tanh square missing", "{t} = dY * (1 - out): the square is missing in tanh's derivative",
         "tanh'(x) = 1 - tanh(x)**2, so dX = dY * (1 - out**2) with out = tanh(X) cached in "
         "forward", _ACT),
+    "sigmoid-missing-one-minus": Record(
+        "sigmoid's (1 - out) missing", "{t} = dY * out: the factor (1 - out) is missing in sigmoid's derivative",
+        "sigmoid'(x) = s * (1 - s), so dX = dY * out * (1 - out) with out = sigmoid(X) cached in forward", _ACT),
     "leaky-slope-missing": Record(
         "leaky ReLU slope missing", "{t} = dY * (X > 0), ReLU's derivative: forward is a leaky ReLU with the "
         "negative slope {alpha:.6g} (Y = {alpha:.6g} * X where X < 0), whose derivative there is {alpha:.6g}, not 0, "
@@ -373,6 +386,12 @@ DIAGNOSES: dict[str, Record] = {
         "the product rule also gives {gamma:g} {less} log(p_t) (p_t = p where y = 1, 1 - p where y = 0)",
         "d/dp_t of -(1 - p_t)**gamma log(p_t) is gamma (1 - p_t)**(gamma - 1) log(p_t) - (1 - p_t)**gamma / p_t; "
         "then times +1 (y = 1) or -1 (y = 0) for d/dp, and the mean's 1/N", "05-binary-cross-entropy.md"),
+    "softmax-wrong-axis": Record(
+        "softmax backward sums over the wrong axis", "{t} = p * (dY - (dY * p).sum(axis={other})): the sum is over "
+        "axis {other}, but the softmax normalises over axis {axis} (each slice along axis {axis} sums to 1), so "
+        "the Jacobian's off-diagonal terms mix the wrong entries",
+        "use dX = p * (dY - (dY * p).sum(axis={axis}, keepdims=True)), the axis of forward's sum",
+        "03-softmax-cross-entropy.md"),
     "softmax-diagonal": Record(
         "softmax Jacobian diagonal only", "{t} = dY * p * (1 - p) uses only the diagonal of the "
         "softmax Jacobian: every output p_j depends on every input x_i (dp_j/dx_i = p_j * "
@@ -1902,13 +1921,15 @@ def _weights(params, names, inputs, key=None, square=True) -> dict[str, np.ndarr
 
 
 def _activation_signature(m, n, inputs, Y, G):
-    """tanh's square missing, softmax's diagonal only: named only when the correct ``n`` is that
+    """tanh's square missing, sigmoid's (1 - out) missing, softmax's diagonal only: named only when the correct ``n`` is that
     activation's own VJP at the layer's output (so the layer is tanh / a softmax), never from
     ``m`` alone."""
     if len(inputs) != 1 or not Y.shape == inputs[0].shape == G.shape:
         return None
     if close(n, G * (1 - Y**2), 1e-5) and close(m, G * (1 - Y)):
         return "tanh-missing-square", {}
+    if close(n, G * Y * (1 - Y), 1e-5) and close(m, G * Y) and not close(m, n):
+        return "sigmoid-missing-one-minus", {}
     if (f := _leaky_slope(m, n, inputs[0], Y, G)) is not None:
         return f
     for axis in dict.fromkeys((-1, 1) if Y.ndim > 2 else (-1,)):
@@ -1916,6 +1937,10 @@ def _activation_signature(m, n, inputs, Y, G):
         vjp = Y * (G - np.sum(G * Y, axis=axis, keepdims=True))
         if softmax and close(n, vjp, 1e-5) and close(m, G * Y * (1 - Y)):
             return "softmax-diagonal", {"axis": axis}
+        for other in range(Y.ndim):  # the sum over another axis than the softmax's
+            if (softmax and other != axis % Y.ndim and close(n, vjp, 1e-5) and not close(m, n, 1e-5)
+                    and close(m, Y * (G - np.sum(G * Y, axis=other, keepdims=True)), 1e-5)):
+                return "softmax-wrong-axis", {"axis": axis % Y.ndim, "other": other}
     return None
 
 
@@ -1974,19 +1999,23 @@ def _transposed_weight_signature(m, n, G, weights=None, t="dX"):
 def _inner_weight_signature(m, n, weights, t):
     """dX = D @ W where D @ W.T is due, D an inner gradient (an RNN's dz = dY * tanh'): for each
     square, non-symmetric, well-conditioned weight W, D is solved from the correct ``n`` = D @ W.T
-    and ``m`` must equal D @ W (an unrelated ``m`` matches with probability 0)."""
+    and ``m`` must equal D @ W (an unrelated ``m`` matches with probability 0); with the batch in
+    columns (Andrew Ng's ``W.T @ dZ``), from ``n`` = W.T @ D and ``m`` = W @ D."""
     if n.ndim != 2 or m.shape != n.shape:
         return None
     for name, W in weights.items():
-        if W.shape[0] != n.shape[-1] or close(W, W.T) or np.linalg.cond(W) > 1e4:
+        if close(W, W.T) or np.linalg.cond(W) > 1e4:
             continue
-        D = np.linalg.solve(W, n.T).T  # n = D @ W.T
-        if close(m, D @ W, 1e-5) and not close(m, n, 1e-5):
-            return "transposed-weight", {
-                "up": "the gradient at the product", "fix": f"{t} = d @ {name}.T, not d @ {name}",
-                "how": f"it is d @ {name} where d @ {name}.T is due, d the gradient at the product "
-                       f"(e.g. dz = dY * (1 - out**2) behind a tanh); {name} is square, so the shapes "
-                       "agree and only the values show it"}
+        k = W.shape[0]
+        rows = np.linalg.solve(W, n.T).T @ W if n.shape[-1] == k else None  # n = d @ W.T: the batch in rows
+        cols = W @ np.linalg.solve(W.T, n) if n.shape[0] == k else None  # n = W.T @ d: in columns (Ng)
+        for got, due, wrong in ((f"d @ {name}", f"d @ {name}.T", rows), (f"{name} @ d", f"{name}.T @ d", cols)):
+            if wrong is not None and close(m, wrong, 1e-5) and not close(m, n, 1e-5):
+                return "transposed-weight", {
+                    "up": "the gradient at the product", "fix": f"{t} = {due}, not {got}",
+                    "how": f"it is {got} where {due} is due, d the gradient at the product "
+                           f"(e.g. dz = dY * (1 - out**2) behind a tanh, dZ = dA * (Z > 0) behind a ReLU); "
+                           f"{name} is square, so the shapes agree and only the values show it"}
     return None
 
 
@@ -2118,12 +2147,16 @@ def _repeated_index_signature(L: _Layer, key, m):
     ``m`` the buffered one (the last occurrence of each repeated row alone)."""
     p = L.params.get(key)
     for name, x in zip(L.names, L.inputs):
-        if (p is None or x.dtype.kind not in "iu" or not x.size or x.min() < 0 or x.max() >= len(p)
-                or L.G.shape != x.shape + p.shape[1:]):
+        if p is None or x.dtype.kind not in "iu" or not x.size or x.min() < 0 or x.max() >= len(p):
+            continue
+        G, rows_of = L.G, x.shape + p.shape[1:]
+        if G.shape != rows_of and G.ndim and G.shape[0] == x.shape[0] and G.size == np.prod(rows_of):
+            G = G.reshape(rows_of)  # the lookups concatenated per sample (makemore's emb.view(n, -1))
+        if G.shape != rows_of:
             continue
         added, kept = np.zeros(p.shape), np.zeros(p.shape)
-        np.add.at(added, x, L.G)
-        kept[x] = L.G
+        np.add.at(added, x, G)
+        kept[x] = G
         rows = np.bincount(x.ravel(), minlength=len(p))
         if (rows > 1).any() and close(L.numer([key])[key], added, 1e-5) and close(m, kept, 1e-5):
             return "repeated-index", {"k": int((rows > 1).sum()), "rows": len(p), "x": name}
@@ -3320,18 +3353,21 @@ class _Probes:
             if arr is None or arr.shape != shape:
                 bad_shape.append((t, None if arr is None else arr.shape, shape, key))
                 continue
-            low += [(t, arr.dtype)] if _low_precision(arr.dtype, self.inputs) else []
+            low += [(t, arr.dtype, key)] if _low_precision(arr.dtype, self.inputs) else []
             if not np.all(np.isfinite(arr.astype(np.float64))):
                 nonfinite.append(t)
             elif key in self.params and id(r) == pre_ids.get(key) and np.all(arr == _SENTINEL):
                 never.append(t)
         details = [f"{t} has shape {s}, expected {e}" for t, s, e, _ in bad_shape]
         self.probe(2, not bad_shape and not low,
-                   "; ".join(details + [f"{t} is {d}, expected float64" for t, d in low]))
+                   "; ".join(details + [f"{t} is {d}, expected float64" for t, d, _ in low]))
         self.probe(3, not nonfinite, ", ".join(nonfinite), "non-finite", (nonfinite or [None])[0],
                    ts=", ".join(nonfinite), verb="contain" if nonfinite[1:] else "contains")
-        for t, d in low:
-            self.find("float32", t, what=f"backward returns {t} as", dtype=d)
+        for t, d, key in low:
+            if key in self.params and self.params[key].dtype == d:  # the weight itself is float32
+                self.find("float32-weight", t, w=key, dtype=d)
+            else:
+                self.find("float32", t, what=f"backward returns {t} as", dtype=d)
         return bad_shape, nonfinite, never
 
     def repeat(self, G):
@@ -3355,7 +3391,12 @@ class _Probes:
         self.probe(4, not nonlin and not affine, "; ".join(
             [f"backward(0) gives nonzero {t}" for t in affine]
             + [f"backward(2 dY) != 2 backward(dY) for {t}" for t in nonlin]))
+        const = [t for t in affine if _same(g0[t], g1[t]) and _same(g1[t], g2[t])]
+        uses_dy = [t for t in g1 if not _same(g1[t], g2[t])]  # the layer does read dY elsewhere
         for t in affine:
+            if t in const and uses_dy and V.grad_key(t) in self.params:  # a weight's gradient kept from before
+                self.find("stale-gradient", t)
+                continue
             self.find("not-linear", t, how=f"backward(0) gives a nonzero {t} (a term that does not "
                       "multiply dY)")
         after = _dx_after_step(self.layer)

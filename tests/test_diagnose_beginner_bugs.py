@@ -25,6 +25,7 @@ from gradcheck import _adapters
 from gradcheck.diagnose import (
     _activation_signature,
     _find,
+    _inner_weight_signature,
     _transposed_weight_signature,
     diagnose_layer,
 )
@@ -343,9 +344,14 @@ def test_activation_signatures_need_the_activation():
     assert _activation_signature(G * (1 - Y), G * (1 - Y**2), [X], Y, G)[0] == "tanh-missing-square"
     S = 1 / (1 + np.exp(-X))  # a sigmoid with the same wrong formula is not called tanh
     assert _activation_signature(G * (1 - S), G * S * (1 - S), [X], S, G) is None
+    assert _activation_signature(G * S, G * S * (1 - S), [X], S, G)[0] == "sigmoid-missing-one-minus"
+    assert _activation_signature(G * Y, G * (1 - Y**2), [X], Y, G) is None  # tanh: dY * out is not named sigmoid's
     P = np.exp(X) / np.exp(X).sum(axis=1, keepdims=True)
     right = P * (G - (G * P).sum(axis=1, keepdims=True))
     assert _activation_signature(G * P * (1 - P), right, [X], P, G) == ("softmax-diagonal", {"axis": -1})
+    wrong_axis = P * (G - (G * P).sum(axis=0, keepdims=True))
+    assert _activation_signature(wrong_axis, right, [X], P, G) == ("softmax-wrong-axis", {"axis": 1, "other": 0})
+    assert _activation_signature(right, right, [X], P, G) is None
     # a sigmoid's correct gradient is the "diagonal" formula: outputs not summing to one are no softmax
     assert _activation_signature(G * S * (1 - S) * 2, G * S * (1 - S), [X], S, G) is None
 
@@ -464,3 +470,16 @@ def test_transposed_dw_of_an_in_out_weight_names_the_layout(shapes):
     f = next(f for f in d.findings if f.tensor == "dw")
     assert f.code == "transposed", d.report()
     assert "for w of shape (in, out) with Y = X @ w + b, dw = X.T @ dY (not dY.T @ X)" in f.message
+
+
+def test_inner_weight_transposed_in_either_layout():
+    """W @ dZ where W.T @ dZ is due (batch in columns, Andrew Ng's layout) is named like dz @ W for dz @ W.T
+    (batch in rows); a dX unrelated to W, or the right one, is not."""
+    rng = np.random.default_rng(0)
+    W, D = rng.standard_normal((4, 4)), rng.standard_normal((4, 6))
+    code, f = _inner_weight_signature(W @ D, W.T @ D, {"W": W}, "dX")
+    assert code == "transposed-weight" and f["fix"] == "dX = W.T @ d, not W @ d"
+    code, f = _inner_weight_signature(D.T @ W, D.T @ W.T, {"W": W}, "dX")
+    assert code == "transposed-weight" and f["fix"] == "dX = d @ W.T, not d @ W"
+    assert _inner_weight_signature(W.T @ D, W.T @ D, {"W": W}, "dX") is None
+    assert _inner_weight_signature(rng.standard_normal((4, 6)), W.T @ D, {"W": W}, "dX") is None

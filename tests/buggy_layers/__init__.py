@@ -68,8 +68,11 @@ EXPECTED = {
     "linear.py::LinearInOutDxWithW": "transposed-weight",
     "linear.py::LinearStaleCache": "stale-cache",
     "linear.py::LinearStaleOutput": "stale-output",
+    "linear.py::LinearStaleGrad": "stale-gradient",
     "activations.py::TanhNoSquare": "tanh-missing-square",
+    "activations.py::SigmoidNoOneMinus": "sigmoid-missing-one-minus",
     "softmax.py::SoftmaxDiagonal": "softmax-diagonal",
+    "softmax.py::SoftmaxAxis0": "softmax-wrong-axis",
     "conv.py::ConvNaiveFlippedDx": "flipped-kernel",
     "conv.py::Conv1x1NoTranspose": "transposed-weight",
     "cs231n.py::bnnaive": "missing-mean-var-paths",
@@ -99,6 +102,7 @@ EXPECTED = {
     # a class's eval mode with the batch's statistics: both readings in the sentence
     "norm.py::BatchNormEvalUsesBatch": "missing-mean-var-paths",
     "pool_embed_rnn.py::EmbeddingBufferedAdd": "repeated-index",
+    "pool_embed_rnn.py::EmbeddingConcatBufferedAdd": "repeated-index",
     # session 8: an eval forward that updates the running statistics (T13; was "a dropout mask")
     "norm.py::BatchNormEvalUpdatesRunning": "forward-changes-state",
     # the mean term alone with a wrong count (T2's remainder; was "lacks the mean path")
@@ -148,6 +152,7 @@ EXPECTED = {
     "softmax.py::SoftmaxExpFloat32": "float32-inside",
     "linear.py::LinearAstypeF": "float32-inside",
     "linear.py::LinearHalf": "float16-inside",
+    "linear.py::LinearF32Weight": "float32-weight",
     "linear.py::LinearRound": "piecewise-constant",
     # issue 10 (X13): the mode's words in a helper method, a module constant, a match statement, an Enum
     "activations.py::DropoutModeHelperNoScale": "mask-scale",
@@ -178,6 +183,7 @@ EXPECTED = {
     "styles.py::OutputLayerNoDc": "weight-or-constant",  # tester15 H3: Goodfellow's c once a buffer for its name
     # session 14 (tester14): Andrew Ng's 1/m in each layer's backward, batch on axis 1 (a convention, named)
     "coursera.py::nglinear": "factor-inverse-batch-m",
+    "coursera.py::DenseColumnsNoT": "transposed-weight",
     # session 14 (tester14): batch norm with Keras's epsilon=1e-3, in three styles, mean/var as constants
     "bn_styles.py::BNParamsDictNaive": "missing-mean-var-paths", "bn_styles.py::BNAttrNaive": "missing-mean-var-paths",
     "bn_styles.py::KerasBNNaive": "missing-mean-var-paths",
@@ -288,7 +294,7 @@ CORRECT = ["linear.py::LinearOutIn", "linear.py::LinearInOut", "activations.py::
            "activations.py::Sigmoid", "activations.py::Tanh", "activations.py::Dropout", "softmax.py::Softmax",
            "softmax.py::SoftmaxCrossEntropy", "norm.py::BatchNorm1D", "norm.py::LayerNorm",
            "norm.py::SpatialBatchNorm", "conv.py::ConvNaive",
-           "conv.py::ConvIm2col", "conv.py::Conv1x1", "pool_embed_rnn.py::MaxPool", "pool_embed_rnn.py::Embedding",
+           "conv.py::ConvIm2col", "conv.py::Conv1x1", "pool_embed_rnn.py::MaxPool", "pool_embed_rnn.py::Embedding", "pool_embed_rnn.py::EmbeddingConcat",
            "pool_embed_rnn.py::RNNStep", "cs231n.py::leaky", "cs231n.py::rnn", "rnn_seq.py::RNN",
            "cs231n.py::batchnorm", "cs231n.py::conv", "cs231n.py::affine",
            "norm.py::BatchCenter", "norm.py::MeanCenter", "linear.py::Flatten", "linear.py::RowScale",
@@ -319,7 +325,7 @@ CORRECT = ["linear.py::LinearOutIn", "linear.py::LinearInOut", "activations.py::
            "selfstep.py::SgdPerParamConfigs", "selfstep.py::SgdGradsDict",
            "selfstep.py::SgdGlobalOptimizer", "selfstep.py::SgdNestedConfigRate", "selfstep.py::SgdNestedWeights",
            "loss_factors.py::MSEPredArg", "loss_factors.py::MSENamed", "losses.py::ConfidentSigmoidNet",
-           "coursera.py::linact", "coursera.py::linactrelu",
+           "coursera.py::linact", "coursera.py::linactrelu", "coursera.py::DenseColumns",
            "bn_styles.py::BNParamsDict", "bn_styles.py::BNAttr", "bn_styles.py::KerasBN", "selfstep.py::AdamDense",
            "loss_order.py::CrossEntropy", "loss_order.py::KL", "loss_eps.py::SoftmaxWithLoss",
            "loss_eps.py::SoftmaxWithLossKeepsEps", "loss_kinds.py::LogitsFirst", "loss_kinds.py::TargetsFirst",

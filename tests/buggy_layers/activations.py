@@ -64,6 +64,11 @@ class SigmoidNoDerivative(Sigmoid):
         return dY  # BUG
 
 
+class SigmoidNoOneMinus(Sigmoid):
+    def backward(self, dY):
+        return dY * self.out  # BUG: (1 - self.out) missing
+
+
 class SigmoidSign(Sigmoid):
     def backward(self, dY):
         return dY * self.out * (self.out - 1)  # BUG

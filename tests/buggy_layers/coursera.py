@@ -54,3 +54,30 @@ def nglinear_backward(dZ, cache):
     dW = 1. / m * dZ @ A_prev.T  # the course's convention: 1/m in every layer's backward
     db = 1. / m * np.sum(dZ, axis=1, keepdims=True)
     return W.T @ dZ, dW, db
+
+
+class DenseColumns:
+    """A ReLU layer in the course's layout as a class: ``W`` (out, in) square, ``A`` (in, m), no 1/m."""
+    INPUT = (4, 6)
+
+    def __init__(self):
+        r = np.random.default_rng(0)
+        self.params = {"W": r.normal(size=(4, 4)) * 0.5, "b": np.zeros((4, 1))}
+        self.grads = {}
+
+    def forward(self, A_prev, training=False):
+        self.A_prev, self.Z = A_prev, self.params["W"] @ A_prev + self.params["b"]
+        return np.maximum(0, self.Z)
+
+    def backward(self, dA):
+        dZ = dA * (self.Z > 0)
+        self.grads["W"], self.grads["b"] = dZ @ self.A_prev.T, dZ.sum(axis=1, keepdims=True)
+        return self.dA_prev(dZ)
+
+    def dA_prev(self, dZ):
+        return self.params["W"].T @ dZ
+
+
+class DenseColumnsNoT(DenseColumns):
+    def dA_prev(self, dZ):
+        return self.params["W"] @ dZ  # BUG: W @ dZ, W.T @ dZ is due (W square: no shape error)

@@ -160,6 +160,15 @@ class LinearStaleCache(LinearInOut):
         return X @ self.params["W"] + self.params["b"]
 
 
+class LinearStaleGrad(LinearInOut):
+    def backward(self, dY):
+        if not hasattr(self, "dW"):  # BUG: dW computed on the first call only (a "speed-up")
+            self.dW = self.X.T @ dY
+        self.grads["W"] = self.dW.copy()
+        self.grads["b"] = dY.sum(axis=0)
+        return dY @ self.params["W"].T
+
+
 class LinearStaleOutput(LinearInOut):
     def forward(self, X, training=False):
         if not hasattr(self, "Y"):  # BUG: the output of the first call is returned for every input
@@ -337,3 +346,14 @@ class LinearRound(LinearInOut):
     def forward(self, X, training=False):
         self.X = X
         return np.round(X @ self.params["W"], 3) + self.params["b"]  # BUG: output rounded to 3 decimals
+
+
+class LinearF32Weight(LinearInOut):
+    def __init__(self):
+        super().__init__()
+        self.params["W"] = self.params["W"].astype(np.float32)  # BUG: a float32 weight, its gradient float32 too
+
+    def backward(self, dY):
+        dX = super().backward(dY)
+        self.grads["W"] = self.grads["W"].astype(self.params["W"].dtype)  # the gradient in its weight's dtype
+        return dX

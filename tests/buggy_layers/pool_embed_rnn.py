@@ -180,3 +180,21 @@ class MaxPoolOverlap:
 class MaxPoolOverlapOverwrites(MaxPoolOverlap):
     def put(self, dX, n, c, r, s, g):
         dX[n, c, r, s] = g  # BUG: = where += is due (overlapping windows share a maximum)
+
+
+class EmbeddingConcat(Embedding):
+    """makemore's lookup: each sample's embeddings concatenated, emb.view(n, -1)."""
+
+    def forward(self, ids, training=False):
+        self.ids = ids
+        return self.params["W"][ids].reshape(len(ids), -1)
+
+    def backward(self, dY):
+        return super().backward(dY.reshape(*self.ids.shape, -1))
+
+
+class EmbeddingConcatBufferedAdd(EmbeddingConcat):
+    def backward(self, dY):
+        dW = np.zeros_like(self.params["W"])
+        dW[self.ids] += dY.reshape(*self.ids.shape, -1)  # BUG: buffered: a repeated id keeps one update
+        self.grads["W"] = dW

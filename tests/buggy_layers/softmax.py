@@ -63,6 +63,12 @@ class SoftmaxDiagonal(Softmax):
         return dY * self.out * (1 - self.out)  # BUG: only the diagonal of the Jacobian
 
 
+class SoftmaxAxis0(Softmax):
+    def backward(self, dY):
+        s = self.out
+        return s * (dY - np.sum(dY * s, axis=0, keepdims=True))  # BUG: axis=0, the softmax is over axis -1
+
+
 class SoftmaxPlusSum(Softmax):
     def backward(self, dY):
         s = self.out
