@@ -1031,8 +1031,8 @@ def _backward_signature(fwd, bwd, bps, init, fps):
     P = inspect.Parameter
     req = [p.name for p in bps.values() if p.kind in _POSITIONAL and p.default is P.empty and p.name not in (init or {})
            and p.name not in fps]  # one forward takes too (activation) is _backward_missing's
-    if len(req) <= 2:
-        return
+    if len(req) <= 2 or all(n.lower().startswith(("d", "g")) for n in req[:-1]):
+        return  # (dout, cache), or a layer of k outputs: (dnext_h, dnext_c, cache), read by several_outputs
     raise InitError(
         f"{bwd.__name__}{inspect.signature(bwd)} does not fit the function-pair protocol, which calls "
         f"{fwd.__name__}(arrays..., --init values) -> (out, cache) and then {bwd.__name__}(dout, cache) -> one "

@@ -603,8 +603,11 @@ def _misspelt(parser: argparse.ArgumentParser, argv: list[str]) -> None:
     cmd = next((a for a in argv if not a.startswith("-")), None)
     if cmd not in sub:
         return
+    rest = argv[argv.index(cmd) + 1:]
+    if any(isinstance(a, argparse._SubParsersAction) for a in sub[cmd]._actions):  # `assignment release ...`
+        return _misspelt(sub[cmd], rest)
     known = [o for a in sub[cmd]._actions for o in a.option_strings if o.startswith("--")]
-    for tok in argv[argv.index(cmd) + 1:]:
+    for tok in rest:
         opt = tok.split("=", 1)[0]
         if opt == "--":
             return

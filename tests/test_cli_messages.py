@@ -100,11 +100,11 @@ def test_nothing_is_created_when_an_option_is_bad(capsys, tmp_path):
 
 
 def test_sandbox_running_out_of_memory_on_its_own_side_does_not_blame_the_student():
-    # 80 MB of input into a sandbox of 256 MiB: the child fails receiving it, before any student code
+    # 200 MB of input (shared memory the child maps: 80 MB now fits beside numpy) into a sandbox of 256 MiB: the child fails receiving it, before any student code
     with Sandbox(files={"s.py": CORRECT}, memory_mb=256) as sb:
         layer = sb.load_layer("s.py", "Linear", {"in_features": 5, "out_features": 3})
         with pytest.raises(GraderError) as info:
-            layer.forward(np.zeros((2_000_000, 5)))
+            layer.forward(np.zeros((5_000_000, 5)))
     assert not isinstance(info.value, StudentCodeError) and info.value.exit_code == 2
     msg = str(info.value)
     assert "not a fault of the checked code" in msg and "sys.exit" not in msg

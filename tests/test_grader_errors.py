@@ -15,13 +15,13 @@ CORRECT = str(ROOT / "examples" / "student_linear_correct.py")
 
 
 def test_the_sandbox_out_of_memory_inside_a_checked_call_is_gradchecks_error_not_the_students():
-    # 80 MB of input into a sandbox of 256 MiB: the child fails receiving it, before any student
+    # 200 MB of input (shared memory the child maps: 80 MB now fits beside numpy) into a sandbox of 256 MiB: the child fails receiving it, before any student
     # code; through call_student (as the check pipeline calls forward and backward) it stays a
     # GraderError, exit 2, and the message does not say the code raised
     with Sandbox(files={"s.py": CORRECT}, memory_mb=256) as sb:
         layer = sb.load_layer("s.py", "Linear", {"in_features": 5, "out_features": 3})
         with pytest.raises(GraderError) as info:
-            call_student(layer.forward, np.zeros((2_000_000, 5)), owner="Linear", call="forward(X)")
+            call_student(layer.forward, np.zeros((5_000_000, 5)), owner="Linear", call="forward(X)")
     assert not isinstance(info.value, StudentCodeError) and info.value.exit_code == 2
     msg = str(info.value)
     assert "not a fault of the checked code" in msg and "raised GraderError" not in msg
