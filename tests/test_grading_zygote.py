@@ -7,6 +7,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -103,6 +104,11 @@ def test_the_grader_and_the_sandbox_fork_through_one_zygote_class(zygote, tmp_pa
     assert kid.communicate(timeout=120)[1] is None and kid.returncode == 0
     assert type(zygote) is _zygote.Zygote and type(kid) is _zygote.ZygoteChild
     assert not zygote.reap_on_release and not zygote.kill_lost and kid not in zygote._kids.values()
+    children = Path(f"/proc/{zygote._proc.pid}/task/{zygote._proc.pid}/children")
+    deadline = time.monotonic() + 10
+    while str(kid.pid) in children.read_text().split() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert str(kid.pid) not in children.read_text().split()  # the grader's: reaped at its exit, unreleased
     (tmp_path / "empty.py").write_text("X = 1\n")
     with sandbox.Sandbox(files={"empty.py": str(tmp_path / "empty.py")}, timeout=5) as sb:
         assert type(sb._proc) is _zygote.ZygoteChild and sb._proc._zygote is sandbox._ZYGOTE[0]
