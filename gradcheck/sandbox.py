@@ -20,8 +20,8 @@ verdicts stay in the parent. The audit hook is a seat belt, not a wall: for a ho
 use ``isolation="namespaces"`` (docs/gradescope.md says what each strength promises, and the test).
 
 A child of ``isolation="process"`` (``gradcheck check``; not the grader's, ``hostile``) is forked by this
-process's zygote (:class:`~gradcheck._zygote.Zygote`), the same text run once with numpy and the adapters imported, rather than started
-anew (0.02 s of CPU instead of 0.25): the fork sets the same limits, guards, environment and descriptors as a
+process's zygote (:class:`~gradcheck._zygote.Zygote`), the same text run once with numpy and the adapters
+imported, rather than started anew (0.02 s of CPU instead of 0.25): the fork sets the same limits, guards, environment and descriptors as a
 new child, draws new random seeds, and shares nothing with another check but the modules imported before any
 submitted code ran. Another ``python``, or a zygote that cannot start, starts the child anew.
 """
