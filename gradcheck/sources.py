@@ -245,12 +245,12 @@ def share_masks(layer: Any, twin: Any, depth: int = 3) -> None:
             share_masks(a, b, depth - 1)
 
 
-def training_differs(call: Call, Y_eval: np.ndarray | None = None) -> bool:
+def training_differs(call: Call) -> bool:
     """Whether the training forward's output differs from the eval one's (an error counts as yes); masks held."""
     def run(training):
         return dataclasses.replace(call, training=training).forward(*[x.copy() for x in call.inputs])
     try:
-        Y_eval = run(False) if Y_eval is None else Y_eval  # the eval check's output, when the caller has it
+        Y_eval = run(False)
         held = hold_masks(call.layer)
         try:
             Y_train = run(True)
