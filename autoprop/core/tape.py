@@ -482,8 +482,10 @@ def call_multi(prim, /, *args, **kwargs):
         raise _op_exception(prim, vals, kwargs, exc) from exc
     outs = []
     for arr in arrs:
-        out = Tensor._wrap(np.asarray(arr))
-        if out._value.base is not None:  # a view of an input's values: out *= 3 is refused
+        out = _new_tensor(Tensor)  # Tensor._wrap, inlined (as in call)
+        out._value = arr
+        out._key = _next_key()
+        if arr.base is not None:  # a view of an input's values: out *= 3 is refused
             _mark_view(prim, args, vals, out)
         outs.append(out)
     outs = tuple(outs)

@@ -11,6 +11,7 @@ Derivations: ``lessons/00-chain-rule.md``, ``lessons/10-gradient-tape.md``.
 from __future__ import annotations
 
 import builtins
+import functools
 
 import numpy as np
 
@@ -451,7 +452,10 @@ _stack_prim = defprim(
 def _split_fwd(x, pieces, axis):
     """The pieces ``x[..., lo:hi]`` along ``axis`` (views), one per ``(lo, hi)``."""
     lead = (builtins.slice(None),) * axis
-    return tuple(x[lead + (builtins.slice(lo, hi),)] for lo, hi in pieces)
+    out = []  # (a loop: no generator frame)
+    for lo, hi in pieces:
+        out.append(x[lead + (builtins.slice(lo, hi),)])
+    return tuple(out)
 
 
 def _split_vjp(g, ans, x, pieces, axis):
@@ -515,19 +519,28 @@ def _split_bounds(n, indices_or_sections, equal):
     (equal ones for ``np.split``, ``np.array_split``'s first ``n % k`` one longer) or the
     indices (as numpy's slices ``x[i:j]``: negative ones count from the end)."""
     if isinstance(indices_or_sections, (int, np.integer)):
-        k = int(indices_or_sections)
-        if k <= 0:
-            raise ValueError("number sections must be larger than 0.")
-        if equal and n % k:
-            raise ValueError("array split does not result in an equal division")
-        each, extra = divmod(n, k)
-        bounds = np.cumsum([0] + extra * [each + 1] + (k - extra) * [each]).tolist()
-    else:
-        bounds = [0] + [int(i) for i in indices_or_sections] + [n]
+        return _sections(n, int(indices_or_sections), equal)
+    bounds = [0] + [int(i) for i in indices_or_sections] + [n]
     pieces = []
     for lo, hi in zip(bounds[:-1], bounds[1:]):
         lo, hi, _ = builtins.slice(lo, hi).indices(n)
         pieces.append((lo, builtins.max(lo, hi)))
+    return tuple(pieces)
+
+
+@functools.lru_cache(maxsize=256)
+def _sections(n, k, equal):
+    """:func:`_split_bounds` of ``k`` sections (remembered: an LSTM splits its gates every step)."""
+    if k <= 0:
+        raise ValueError("number sections must be larger than 0.")
+    if equal and n % k:
+        raise ValueError("array split does not result in an equal division")
+    each, extra = divmod(n, k)
+    pieces, lo = [], 0
+    for j in range(k):
+        hi = lo + each + (j < extra)
+        pieces.append((lo, hi))
+        lo = hi
     return tuple(pieces)
 
 
