@@ -1533,28 +1533,29 @@ def _backward(tape, targets, seeds, sources, trace=None):
         node = nodes[pos]
         k = node.key
         g = get(k) if k in keep else pop(k, None)
+        ans = node.out
         if g is None:
             if node.__class__ is not MultiNode:
                 continue
             # several outputs (a tuple of keys, which no gradient has): their gradients
-            # as one tuple, None for an output that got none
+            # as one tuple, None for an output that got none; their values as a tuple
             g = tuple([get(ko) if ko in keep else pop(ko, None) for ko in k])
             for gk in g:
                 if gk is not None:
                     break
             else:  # no output got a gradient
                 continue
-        vjps, kwargs, ans = node.prim.vjps, node.kwargs, node.out
+            if not higher:
+                ans = tuple([a if type(a) is NotSaved else a._value for a in ans])
+        elif not higher and type(ans) is not NotSaved:
+            ans = ans._value
+        vjps, kwargs = node.prim.vjps, node.kwargs
         if cx is not None:
             cx.check(node.prim, node.vals, ans, "an input of the reverse walk is complex")
         if higher:
             ins = [a if isinstance(a, Tensor) else v for a, v in zip(node.args, node.vals)]
         else:
             ins = node.vals
-            if type(ans) is tuple:  # (a MultiNode's outputs)
-                ans = tuple([a if type(a) is NotSaved else a._value for a in ans])
-            elif type(ans) is not NotSaved:
-                ans = ans._value
         for i, ka in node.pairs:
             gi = vjps[i](g, ans, *ins, **kwargs) if kwargs else vjps[i](g, ans, *ins)
             if gi is None:  # "no gradient" (a custom_gradient's grad_fn said so)
