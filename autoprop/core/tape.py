@@ -16,6 +16,9 @@ How it works (derived in ``lessons/10-gradient-tape.md``):
   the result. A slice's VJP (``x[:, t]``) returns a :class:`Scatter`, the slice's
   gradient and where it goes, which the walk adds into one buffer per input in place.
   The walk is a loop over a list, never recursion.
+* A primitive with several outputs (``i, f, g, o = np.split(z, 4, axis=1)``) is ONE
+  :class:`MultiNode` (:func:`call_multi`): the walk hands its VJP the tuple of its outputs'
+  gradients, ``None`` for an output nobody used, and the VJP returns the input's gradient.
 * If another tape is recording while ``gradient`` runs (nested tapes), the VJPs are
   computed on Tensors, so the outer tape records the backward pass and can
   differentiate it again. Otherwise they run on plain numpy arrays and record nothing.
