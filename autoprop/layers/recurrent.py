@@ -195,11 +195,9 @@ class GRU(_Recurrent):
         for t in range(x.shape[1]):
             a_x = A[:, t]
             a_h = R.linear(h, W_hh, b_hh)
-            x_rz, x_n = R.split(a_x, [2 * H], axis=1)  # (one record for both pieces)
-            h_rz, h_n = R.split(a_h, [2 * H], axis=1)
-            rz = ap.sigmoid(x_rz + h_rz)  # r and z at once, as manualprop
-            r, z = R.split(rz, 2, axis=1)
-            n = ap.tanh(x_n + r * h_n)
+            rz = ap.sigmoid(a_x[:, : 2 * H] + a_h[:, : 2 * H])  # r and z at once, as manualprop
+            r, z = rz[:, :H], rz[:, H:]
+            n = ap.tanh(a_x[:, 2 * H :] + r * a_h[:, 2 * H :])
             h = (1 - z) * n + z * h
             hs.append(h)
         return ap.numpy.stack(hs, axis=1)  # (N, T, H)
