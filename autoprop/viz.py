@@ -120,7 +120,7 @@ def _graph(nodes):
     column its depth (sources and constants one column left of their first consumer)."""
     # graph items: ("src", tensor) / ("op", index) / ("const", (op index, arg index))
     depth, items, edges = {}, [], []
-    out_ids = {n.key: k for k, n in enumerate(nodes)}  # Tensor._key of each output -> op
+    out_ids = {ko: k for k, n in enumerate(nodes) for ko in n.out_keys()}  # Tensor._key of each output -> op
     for k, node in enumerate(nodes):
         d = 0
         for i, a in enumerate(node.args):
@@ -142,7 +142,7 @@ def _graph(nodes):
                 edges.append((key, ("op", k)))
                 d = max(d, depth[key] + 1)
         depth[("op", k)] = max(d, 1)
-        items.append((("op", k), f"#{k} {_wrap_name(node.prim.name)}\n{node.out.shape}", "op"))
+        items.append((("op", k), f"#{k} {_wrap_name(node.prim.name)}\n{' '.join(str(o.shape) for o in node.outs())}", "op"))
     # sources and constants sit one column left of their first consumer
     consumers: dict = {}
     for a, b in edges:

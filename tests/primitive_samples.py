@@ -127,6 +127,7 @@ SAMPLES: dict[str, Sample] = {
     "pad": S((2, 3), pad_width=((1, 0), (2, 1)), constant_values=0.5),
     "concatenate": S((2, 3), (1, 3), (4, 3), axis=0),
     "stack": S((2, 3), (2, 3), (2, 3), axis=-2),
+    "split_pieces": S((3, 5), pieces=((0, 2), (2, 2), (2, 5)), axis=1),  # one output per piece
     "getitem": S((4, 3), key=(np.array([0, 3, 0]), slice(None, 2))),
     "index_add": S((4,), key=(np.array([0, 2, 0, 1]),), shape=(3,)),
     "take_along_axis": S((3, 5), _IDX, axis=1),

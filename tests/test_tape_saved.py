@@ -44,7 +44,11 @@ def _grads(name, save_all, seed=0):
         tape._save_all = save_all
         tape.watch(diff)
         y = prim(*ts, **kwargs)
-    G = np.random.default_rng(seed + 1).standard_normal(y.shape)
+    r = np.random.default_rng(seed + 1)
+    if isinstance(y, list):  # a MultiPrimitive (split): a gradient per output
+        G = [r.standard_normal(o.shape) for o in y]
+    else:
+        G = r.standard_normal(y.shape)
     return tape, [g.numpy() for g in tape.gradient(y, diff, output_gradients=G)]
 
 

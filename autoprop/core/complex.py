@@ -31,7 +31,7 @@ COMPLEX_READY = frozenset({
     # the non-holomorphic ones, with their own complex rules
     "absolute", "real", "imag", "conj", "angle", "cast",
     # linear and multilinear maps (no conjugates in the convention)
-    "sum", "mean", "cumsum", "norm", "reshape", "transpose", "getitem", "broadcast_to", "squeeze",
+    "sum", "mean", "cumsum", "norm", "reshape", "transpose", "getitem", "split_pieces", "broadcast_to", "squeeze",
     "concatenate", "stack", "flip", "pad", "where", "take_along_axis",
     "matmul", "einsum", "tensordot", "prod", "index_add", "scatter_along_axis",
     "extract_patches", "scatter_patches", "linear", "linear_at",

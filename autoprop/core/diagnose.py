@@ -91,7 +91,7 @@ def explain(tape, target, source):
     reach, custom = {source._key}, []
     for node in nodes:
         if any(k in reach for k in node.keys):
-            reach.add(node.key)
+            reach.update(node.out_keys())
             if node.prim.name.startswith("custom_gradient(") and node.prim.name not in custom:
                 custom.append(node.prim.name)
     if target._key in reach:
@@ -119,7 +119,7 @@ def _causes(tape, target, reach):
     if cut is not None:
         causes.append(_cut_text(cut, "the target itself"))
     # walk back from the target through the records: untracked inputs are where paths end
-    by_out = {n.key: n for n in nodes}
+    by_out = {k: n for n in nodes for k in n.out_keys()}
     stack, seen = [target._key], set()
     while stack:
         k = stack.pop()
@@ -177,7 +177,7 @@ def _escaped_paths(tape, reach, target):
     # on that path read a constant (a plain number/array, or a tensor the tape does not
     # track): only an escape before such an op can have fed the target
     nodes = tape._nodes
-    pos_of = {n.key: i for i, n in enumerate(nodes)}
+    pos_of = {k: i for i, n in enumerate(nodes) for k in n.out_keys()}
     stack, seen_keys, last_const = [target._key], set(), -1
     while stack:
         k = stack.pop()
@@ -195,7 +195,7 @@ def _escaped_paths(tape, reach, target):
             continue
         seen.add((how, t._key))
         where = next((f"the output of {n.prim.name!r} (recorded op #{i})"
-                      for i, n in enumerate(tape._nodes) if n.key == t._key),
+                      for i, n in enumerate(tape._nodes) if t._key in n.out_keys()),
                      _name(t))
         parts.append(f"{where}, shape {t.shape}, through {how} after {pos} recorded ops")
     if not parts:
@@ -355,11 +355,14 @@ def summary(tape):
         elif isinstance(kept, np.ndarray):
             ins.append(f"saved={tuple(kept.shape)}")
             arrays.append(kept)
-        if isinstance(node.out, NotSaved):
-            out_text = f"[{tuple(node.out.shape)}]"
-        else:
-            arrays.append(node.out._value)
-            out_text = str(node.out.shape)
+        texts = []
+        for out in node.outs():  # (several for a MultiNode: np.split's pieces)
+            if isinstance(out, NotSaved):
+                texts.append(f"[{tuple(out.shape)}]")
+            else:
+                arrays.append(out._value)
+                texts.append(str(out.shape))
+        out_text = " ".join(texts)
         for v in arrays:
             o = _owner(v)
             if id(o) not in seen:

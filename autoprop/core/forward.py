@@ -135,7 +135,10 @@ class ForwardAccumulator:
         return False
 
     def _push(self, position, prim, args, vals, kwargs, out):
-        """Called by ``tape.call`` for every primitive run while this accumulator is open."""
+        """Called by ``tape.call`` for every primitive run while this accumulator is open
+        (``out``: a tuple of Tensors for a primitive with several outputs, ``tape.call_multi``)."""
+        if type(out) is tuple:
+            return self._push_multi(position, prim, args, vals, kwargs, out)
         if prim.vjps is None or not is_differentiable_dtype(out._value.dtype):
             if prim.vjps is None and out._value.dtype.kind == "c":  # sign(z): no constant
                 _complex.check_cut(prim, args, lambda a: id(a) in self._tangents)
@@ -176,6 +179,36 @@ class ForwardAccumulator:
             _FORWARD[:] = saved
             _sync_extra()
         tans[id(out)] = (out, total)
+
+    def _push_multi(self, position, prim, args, vals, kwargs, outs):
+        """:meth:`_push` for a primitive with several outputs: its JVP returns a tangent per
+        output (a tuple); the tangents of several tracked inputs add up output by output."""
+        tans = self._tangents
+        if not is_differentiable_dtype(outs[0]._value.dtype):
+            return
+        which = [i for i, a in enumerate(args) if isinstance(a, Tensor) and id(a) in tans
+                 and prim.vjps[i] is not None]
+        if not which:
+            return
+        raw = not _RECORDING and position == 0
+        saved = _FORWARD[:]
+        del _FORWARD[position:]  # this accumulator and inner ones do not see its own work
+        _sync_extra()
+        try:
+            ins = vals if raw else [a if isinstance(a, Tensor) else v for a, v in zip(args, vals)]
+            ans = tuple(o._value for o in outs) if raw else outs
+            total = None
+            for i in which:
+                t = tans[id(args[i])][1]
+                c = prim.jvps[i](t._value if raw else t, ans, *ins, **kwargs)
+                total = list(c) if total is None else [a + b for a, b in zip(total, c)]
+        finally:
+            _FORWARD[:] = saved
+            _sync_extra()
+        for out, tangent in zip(outs, total):
+            if raw:
+                tangent = Tensor._wrap(np.asarray(tangent, dtype=out._value.dtype))
+            tans[id(out)] = (out, tangent)
 
     def jvp(self, primals, unconnected_gradients=UnconnectedGradients.NONE):
         """The tangent (Jacobian-vector product) of each computed tensor.

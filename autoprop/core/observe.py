@@ -261,7 +261,7 @@ def _describe(tensor, tape):
     if getattr(tape, "_forward", False):
         return "a Tensor with a tangent"
     for pos in range(len(tape._nodes) - 1, -1, -1):
-        if tape._nodes[pos].key == tensor._key:
+        if tensor._key in tape._nodes[pos].out_keys():
             return f"the Tensor computed by {tape._nodes[pos].prim.name} (recorded op #{pos})"
     return "a watched Tensor"
 

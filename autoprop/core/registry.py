@@ -1,37 +1,34 @@
 """The primitive registry: one record per primitive, and numpy dispatch built from them.
 
-Each record (:class:`Primitive`) holds everything about one operation: how to compute it
-on numpy arrays (``fwd``); for every differentiable argument ``i`` its vector-Jacobian
-product ``vjp_i(g, ans, *args, **kwargs)`` (given the upstream gradient ``g = dL/d(ans)``
-it returns ``dL/d(args[i])`` with ``args[i]``'s shape) and its Jacobian-vector product
-``jvp_i(t, ans, *args, **kwargs)`` (forward mode); the derivation in words
-(``jacobian``, ``vjp``, ``shapes``, ``kinks``); and the names that dispatch to it: the
-numpy functions and ufuncs (``np.sum``, ``np.amax``) and the Tensor methods. The numpy
-dispatch tables are built from the records; a name registered twice is an error at
-import time. The VJPs are written with numpy functions and operators that work both on
-ndarrays (plain backward pass: nothing recorded) and on Tensors (an outer tape records
-the backward pass for higher-order derivatives): that is the whole trick behind nested
-tapes.
+Each record (:class:`Primitive`) holds everything about one operation: how to compute it on numpy
+arrays (``fwd``); for every differentiable argument ``i`` its vector-Jacobian product
+``vjp_i(g, ans, *args, **kwargs)`` (given the upstream gradient ``g = dL/d(ans)`` it returns
+``dL/d(args[i])`` with ``args[i]``'s shape) and its Jacobian-vector product
+``jvp_i(t, ans, *args, **kwargs)`` (forward mode); the derivation in words (``jacobian``, ``vjp``,
+``shapes``, ``kinks``); and the names that dispatch to it: the numpy functions and ufuncs
+(``np.sum``, ``np.amax``) and the Tensor methods. The numpy dispatch tables are built from the
+records; a name registered twice is an error at import time. The VJPs are written with numpy
+functions and operators that work both on ndarrays (plain backward pass: nothing recorded) and on
+Tensors (an outer tape records the backward pass for higher-order derivatives): that is the whole
+trick behind nested tapes. A :class:`MultiPrimitive` has several outputs (``split``).
 
 The records live in families: :mod:`.prims.elementwise`, :mod:`.prims.reductions`,
 :mod:`.prims.shape` (shape and indexing), :mod:`.prims.linalg`, :mod:`.prims.windows`,
-:mod:`.prims.special` (more ufuncs, scipy.special), :mod:`.prims.stacking` (numpy's
-stacking, splitting, gathering and statistics functions built from the others), :mod:`.prims.fused`
-(one record per layer operation: ``linear``, ``linear_at``); every primitive and composite is re-exported here (``registry.tanh``). The derivations
-are in ``lessons/``; :func:`autoprop.explain` prints the text stored with each record.
-Conventions at kinks and ties (stated once, tested in
+:mod:`.prims.special` (more ufuncs, scipy.special), :mod:`.prims.stacking` (numpy's stacking,
+splitting, gathering and statistics functions built from the others), :mod:`.prims.fused` (one
+record per layer operation: ``linear``, ``linear_at``); every primitive and composite is
+re-exported here (``registry.tanh``). The derivations are in ``lessons/``; :func:`autoprop.explain`
+prints the text stored with each record. Conventions at kinks and ties (stated once, tested in
 ``tests/test_autoprop_conventions.py``):
 
 * ``relu'(0) = 0``, ``abs'(0) = 0``, ``sign`` and comparisons pass no gradient.
-* ``maximum(a, b)`` / ``minimum`` with ``a == b``: each side gets half (PyTorch's and
-  JAX's rule), so the routed gradient sums to the upstream value whatever the order.
-  TensorFlow gives the whole gradient to the first argument (``lessons/10-gradient-tape.md``,
-  "Differences from TensorFlow").
-* The 0·inf rule: where an elementwise primitive's local derivative is infinite or
-  undefined and the upstream gradient (or tangent) is exactly 0, the contribution is 0
+* ``maximum(a, b)`` / ``minimum`` with ``a == b``: each side gets half (PyTorch's and JAX's rule),
+  so the routed gradient sums to the upstream value whatever the order. TensorFlow gives the whole
+  gradient to the first argument (``lessons/10-gradient-tape.md``, "Differences from TensorFlow").
+* The 0·inf rule: where an elementwise primitive's local derivative is infinite or undefined and
+  the upstream gradient (or tangent) is exactly 0, the contribution is 0
   (``prims._common.zero_rule``; ``lessons/12-when-to-write-backward.md``).
-* ``max`` / ``min`` reductions with ties: the gradient is split evenly among the tied
-  elements.
+* ``max`` / ``min`` reductions with ties: the gradient is split evenly among the tied elements.
 """
 
 from __future__ import annotations
@@ -41,7 +38,7 @@ from functools import partial
 import numpy as np
 
 from . import views as _views
-from .tape import call
+from .tape import call, call_multi
 from .tensor import Tensor
 
 
@@ -54,9 +51,8 @@ class Primitive:
     fwd : callable
         Computes the result from numpy values.
     vjps : tuple of callables, _Variadic, or None
-        One VJP per positional argument (None for an argument that is never
-        differentiable); ``vjps=None`` marks the whole primitive non-differentiable:
-        its result is never recorded, so gradients through it are None.
+        One VJP per positional argument (None for an argument that is never differentiable);
+        ``vjps=None``: non-differentiable (never recorded, so gradients through it are None).
     doc : dict
         ``jacobian``, ``vjp``, ``shapes``, ``kinks``: the derivative in words and formula.
     jvps : tuple of callables or _Variadic, optional
@@ -97,6 +93,14 @@ class Primitive:
 
     def __repr__(self):
         return f"<autoprop primitive {self.name}>"
+
+
+class MultiPrimitive(Primitive):
+    """A primitive with several outputs (``split``), recorded as one ``tape.MultiNode``: ``fwd``
+    returns a tuple of arrays, a call a list of Tensors; each VJP gets ``g`` and ``ans`` as
+    tuples (``g``'s None: an output that got no gradient); each JVP returns a tuple."""
+    __slots__ = ()
+    __call__ = call_multi
 
 
 def _reads_ok(reads, vjps):  # (a well-formed ``reads`` for these VJPs: :class:`Primitive`)
@@ -154,8 +158,7 @@ def _register_numpy(owner, pairs):
 def _add(prim, np_call):
     if prim.name in PRIMITIVES or prim.name in COMPOSITES:
         raise RuntimeError(f"autoprop registry: the primitive {prim.name!r} is registered twice")
-    # a numpy entry is a callable (ufuncs get the primitive, functions np_call or the
-    # primitive) or a (numpy callable, adaptor) pair
+    # a numpy entry: a callable (ufuncs get the prim, functions np_call or it) or a (callable, adaptor)
     pairs = [f if isinstance(f, tuple) else (f, prim if isinstance(f, np.ufunc) else np_call or prim)
              for f in prim.numpy]
     _register_numpy(prim.name, pairs)
@@ -165,7 +168,7 @@ def _add(prim, np_call):
 
 
 def defprim(name, fwd, *vjps, jacobian="", vjp="", shapes="", kinks="none (smooth)", jvp=None,
-            numpy=(), np_call=None, methods=(), source=None, reads=None, compact=None):
+            numpy=(), np_call=None, methods=(), source=None, reads=None, compact=None, multi=False):
     """Register a primitive with one VJP (and JVP) per positional argument; return it.
 
     Parameters
@@ -179,20 +182,22 @@ def defprim(name, fwd, *vjps, jacobian="", vjp="", shapes="", kinks="none (smoot
     jvp : callable, tuple of callables, or _Variadic
         One JVP per argument (a callable for a one-argument primitive).
     numpy : tuple
-        numpy ufuncs (called with the inputs) and functions (called through
-        ``np_call``, default the primitive) that dispatch here; an entry may also be a
-        ``(numpy function, adaptor)`` pair.
+        numpy ufuncs (called with the inputs) and functions (called through ``np_call``,
+        default the primitive) that dispatch here; or ``(numpy function, adaptor)`` pairs.
     methods : tuple of str
         Tensor methods and operators that call the primitive (documentation, tested).
     source : str or callable, optional
         The forward as numpy source text (:class:`Primitive`; ``tape.backward_source``).
     reads, compact : optional
         What each VJP reads, and smaller forms to save (:class:`Primitive`).
+    multi : bool, default False
+        Several outputs: a :class:`MultiPrimitive`.
     """
     vjps = vjps[0] if len(vjps) == 1 and isinstance(vjps[0], _Variadic) else tuple(vjps)
     doc = {"jacobian": jacobian, "vjp": vjp, "shapes": shapes, "kinks": kinks}
     jvp = jvp if jvp is None or isinstance(jvp, (tuple, _Variadic)) else (jvp,)
-    return _add(Primitive(name, fwd, vjps, doc, jvp, numpy, methods, source, reads, compact), np_call)
+    return _add((MultiPrimitive if multi else Primitive)(
+        name, fwd, vjps, doc, jvp, numpy, methods, source, reads, compact), np_call)
 
 
 def defnondiff(name, fwd, why, numpy=(), np_call=None, methods=()):
@@ -214,21 +219,20 @@ def defcomposite(name, formula, numpy=(), methods=()):
         fn.methods = tuple(methods)
         if not fn.__doc__:
             fn.__doc__ = (
-                f"``numpy.{name}`` over Tensors, built from recorded primitives.\n\n"
-                f"Parameters\n----------\nAs ``numpy.{name}``; Tensors, arrays or scalars "
-                f"(float64/float32 values are differentiable).\n\n"
-                f"Returns\n-------\nTensor (``split``: a list of Tensors), with numpy's shape "
-                f"and dtype.\n\nRaises\n------\nTypeError\n    For ``out=`` and options "
-                f"without a registered derivative.\n\nNotes\n-----\nDerivative: {formula}. "
-                f"Source: ``lessons/10-gradient-tape.md``.\n"
+                f"``numpy.{name}`` over Tensors, built from recorded primitives.\n\nParameters\n"
+                f"----------\nAs ``numpy.{name}``; Tensors, arrays or scalars (float64/float32 "
+                f"values are differentiable).\n\nReturns\n-------\nTensor (``split``: a list of "
+                f"Tensors), with numpy's shape and dtype.\n\nRaises\n------\nTypeError\n    For "
+                f"``out=`` and options without a registered derivative.\n\nNotes\n-----\n"
+                f"Derivative: {formula}. Source: ``lessons/10-gradient-tape.md``.\n"
             )
         return fn
     return deco
 
 
 def defnumpy(owner, numpy, impl):
-    """Route numpy callables that are no primitive (shape queries, values-only answers
-    such as ``np.allclose``, constants such as ``np.zeros_like``) to ``impl``."""
+    """Route numpy callables that are no primitive (shape queries, values-only answers such as
+    ``np.allclose``, constants such as ``np.zeros_like``) to ``impl``."""
     _register_numpy(owner, [(f, impl) for f in numpy])
     return impl
 
@@ -290,7 +294,7 @@ for _family in FAMILIES:
 del _family
 
 __all__ = sorted(
-    ["PRIMITIVES", "COMPOSITES", "FAMILIES", "Primitive", "defprim", "defnondiff", "defcomposite",
+    ["PRIMITIVES", "COMPOSITES", "FAMILIES", "Primitive", "MultiPrimitive", "defprim", "defnondiff", "defcomposite",
      "defnumpy", "linear_jvp", "dispatch_ufunc", "dispatch_function", "unbroadcast"]
     + [k for m in FAMILIES for k in m.__all__]
 )

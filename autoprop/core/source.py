@@ -411,7 +411,7 @@ def backward_source(tape, target, sources, output_gradients=None, names=None,
 
     forward = _forward_tensors(tape, flat_sources, targets)
     fname = _forward_names(tape, forward, names, sources, caller_locals)
-    made_by = {node.key: node.prim.name for node in tape._nodes}
+    made_by = {k: node.prim.name for node in tape._nodes for k in node.out_keys()}
 
     # the seeds, and the recording run of the reverse walk
     seed_ts = []
@@ -481,8 +481,9 @@ def _forward_tensors(tape, flat_sources, targets) -> dict:
         for a in node.args:
             if isinstance(a, Tensor):
                 forward.setdefault(id(a), a)
-        if isinstance(node.out, Tensor):
-            forward.setdefault(id(node.out), node.out)
+        for out in node.outs():  # (several: a MultiNode)
+            if isinstance(out, Tensor):
+                forward.setdefault(id(out), out)
     for _op, cut_inputs in (tape._cut_args or {}).values():  # `z > 0`: z, held by the breadcrumb
         for a in cut_inputs:
             if isinstance(a, Tensor):
@@ -508,7 +509,7 @@ def _forward_names(tape, forward, names, sources, caller_locals) -> dict:
         for k, t in sources.items():
             offer(k, t)
     by_value = {id(t._value): t for t in forward.values()}
-    outs = {node.key for node in tape._nodes}
+    outs = {k for node in tape._nodes for k in node.out_keys()}
     leaves = [t for t in forward.values() if t._key not in outs]
     # the caller's Tensors first: a Variable made from a local array is named as the Variable
     for k, t in sorted((caller_locals or {}).items(), key=lambda kv: type(kv[1]) is np.ndarray):

@@ -16,6 +16,9 @@ How it works (derived in ``lessons/10-gradient-tape.md``):
   the result. A slice's VJP (``x[:, t]``) returns a :class:`Scatter`, the slice's
   gradient and where it goes, which the walk adds into one buffer per input in place.
   The walk is a loop over a list, never recursion.
+* A primitive with several outputs (``i, f, g, o = np.split(z, 4, axis=1)``) is ONE
+  :class:`MultiNode` (:func:`call_multi`): the walk hands its VJP the tuple of its outputs'
+  gradients, ``None`` for an output nobody used, and the VJP returns the input's gradient.
 * If another tape is recording while ``gradient`` runs (nested tapes), the VJPs are
   computed on Tensors, so the outer tape records the backward pass and can
   differentiate it again. Otherwise they run on plain numpy arrays and record nothing.
@@ -328,6 +331,37 @@ class Node:
         return tuple(k for _, k in self.pairs)
 
 
+    def out_keys(self):
+        """tuple of int: the ``_key`` of each output (one; several for a :class:`MultiNode`)."""
+        return (self.key,)
+
+    def outs(self):
+        """tuple: each output as :attr:`out` holds it (one; several for a :class:`MultiNode`)."""
+        return (self.out,)
+
+
+class MultiNode(Node):
+    """One recorded application of a primitive with several outputs (``np.split``: one
+    record, not one slice per piece).
+
+    The same fields as :class:`Node`, except that ``key`` is the tuple of the outputs'
+    ``_key`` and ``out`` the tuple of the outputs (Tensors, or :class:`NotSaved` when no
+    VJP reads them). The walk gathers the outputs' gradients into one tuple, ``None`` for
+    an output that got none (unused, or cut), and calls each VJP once with it; the VJP
+    returns the input's gradient (``split``'s puts the pieces back side by side, zeros for
+    a ``None``). Such a primitive is made with ``registry.defprim(..., multi=True)``; its
+    forward returns a tuple of arrays and its JVP a tuple of tangents, one per output.
+    """
+
+    __slots__ = ()
+
+    def out_keys(self):
+        return self.key
+
+    def outs(self):
+        return self.out
+
+
 _new_tensor = _new_node = object.__new__
 _SEQ = (list, tuple)
 
@@ -431,6 +465,79 @@ def _record_complex(prim, args, vals, kwargs, out):
 def apply(prim, args, kwargs):
     """``prim(*args, **kwargs)``: :func:`call` with the arguments as a tuple and a dict."""
     return call(prim, *args, **kwargs)
+
+
+def call_multi(prim, /, *args, **kwargs):
+    """:func:`call` for a primitive with several outputs (``defprim(..., multi=True)``): its
+    forward returns a tuple of arrays, and one :class:`MultiNode` records them all.
+
+    Returns
+    -------
+    list of Tensor
+        One per output (a list: numpy's ``split`` returns one).
+    """
+    vals = []
+    for a in args:
+        vals.append(a._value if isinstance(a, Tensor) else np.asarray(a) if type(a) in _SEQ else a)
+    try:
+        arrs = prim.fwd(*vals, **kwargs)
+    except (ValueError, TypeError, IndexError) as exc:
+        raise _op_exception(prim, vals, kwargs, exc) from exc
+    outs = []
+    for arr in arrs:
+        out = _new_tensor(Tensor)  # Tensor._wrap, inlined (as in call)
+        out._value = arr
+        out._key = _next_key()
+        if arr.base is not None:  # a view of an input's values: out *= 3 is refused
+            _mark_view(prim, args, vals, out)
+        outs.append(out)
+    outs = tuple(outs)
+    dt = outs[0]._value.dtype if outs else None
+    if _RECORDING and outs:
+        if dt.kind == "c":
+            if prim.name not in _complex_rules().COMPLEX_READY:
+                raise _complex_rules().refusal(prim, f"a complex result, {dt}")
+            for tape in _RECORDING:
+                if _record_multi(tape, prim, args, vals, kwargs, outs, True):
+                    tape._complex = True
+        elif not is_differentiable_dtype(dt):
+            for out in outs:
+                _observe.cut_by(prim.name, f"a cast to the non-differentiable dtype {dt}", args, out)
+        else:
+            shared = len(_RECORDING) > 1 or bool(_EXTRA)
+            for tape in _RECORDING:
+                _record_multi(tape, prim, args, vals, kwargs, outs, shared)
+    if _EXTRA and outs:
+        if _FORWARD:
+            for i, acc in enumerate(list(_FORWARD)):
+                acc._push(i, prim, args, vals, kwargs, outs)
+        if _WATCHERS:
+            for out in outs:
+                _observe.after_op(prim, args, out)
+    return list(outs)
+
+
+def _record_multi(tape, prim, args, vals, kwargs, outs, shared):
+    """:func:`_record` of a primitive with several outputs ``outs``: the node that
+    :func:`_record` makes for the first output becomes a :class:`MultiNode` of all of them.
+    Returns whether a node was recorded."""
+    n = len(tape._nodes)
+    _record(tape, prim, args, vals, kwargs, outs[0], shared)
+    if len(tape._nodes) == n:  # no tracked input (breadcrumbs for the others too)
+        if tape._cuts:
+            for out in outs[1:]:
+                _observe.carry_cut(tape, prim.vjps, args, out)
+        return False
+    one = tape._nodes[n]
+    node = _new_node(MultiNode)
+    node.prim, node.args, node.vals, node.kwargs, node.pairs = (
+        one.prim, one.args, one.vals, one.kwargs, one.pairs)
+    node.key = tuple(out._key for out in outs)
+    saved = type(one.out) is not NotSaved  # ("ans" in the record's reads: all outputs kept)
+    node.out = tuple(out if saved else _not_saved(out._value) for out in outs)
+    tape._nodes[n] = node
+    tape._tracked.update(node.key)
+    return True
 
 
 def _object_result(prim, vals, kwargs):
@@ -1468,17 +1575,29 @@ def _backward(tape, targets, seeds, sources, trace=None):
         node = nodes[pos]
         k = node.key
         g = get(k) if k in keep else pop(k, None)
+        ans = node.out
         if g is None:
-            continue
-        vjps, kwargs, ans = node.prim.vjps, node.kwargs, node.out
+            if node.__class__ is not MultiNode:
+                continue
+            # several outputs (a tuple of keys, which no gradient has): their gradients
+            # as one tuple, None for an output that got none; their values as a tuple
+            g = tuple([get(ko) if ko in keep else pop(ko, None) for ko in k])
+            for gk in g:
+                if gk is not None:
+                    break
+            else:  # no output got a gradient
+                continue
+            if not higher:
+                ans = tuple([a if type(a) is NotSaved else a._value for a in ans])
+        elif not higher and type(ans) is not NotSaved:
+            ans = ans._value
+        vjps, kwargs = node.prim.vjps, node.kwargs
         if cx is not None:
             cx.check(node.prim, node.vals, ans, "an input of the reverse walk is complex")
         if higher:
             ins = [a if isinstance(a, Tensor) else v for a, v in zip(node.args, node.vals)]
         else:
             ins = node.vals
-            if type(ans) is not NotSaved:
-                ans = ans._value
         for i, ka in node.pairs:
             gi = vjps[i](g, ans, *ins, **kwargs) if kwargs else vjps[i](g, ans, *ins)
             if gi is None:  # "no gradient" (a custom_gradient's grad_fn said so)
@@ -1488,8 +1607,9 @@ def _backward(tape, targets, seeds, sources, trace=None):
             if cx is not None:  # a complex gradient for a real input: its real part
                 gi = cx.fit_real(gi, node.vals[i])
             if trace:
+                gs = [None if x is None else tuple(np.shape(x)) for x in g] if type(g) is tuple else tuple(np.shape(g))
                 trace(
-                    f"  #{pos:<4d} {node.prim.name:<14s} vjp[{i}]: g {tuple(np.shape(g))} -> "
+                    f"  #{pos:<4d} {node.prim.name:<14s} vjp[{i}]: g {gs} -> "
                     f"d(arg {i}) {tuple(gi.shape if type(gi) is Scatter else np.shape(gi))}"
                 )
             prev = get(ka)

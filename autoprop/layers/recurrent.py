@@ -138,14 +138,13 @@ class LSTM(_Recurrent):
         """Forward pass of the twin of ``manualprop.LSTM``, recorded on any open tape;
         shapes, formula and lesson: see the class docstring. Returns a Tensor."""
         x, (h, c) = self._inputs(x, {"h0": h0, "c0": c0})
-        H = self.hidden_size
         W_hh = self.variables["W_hh"]
         hs = []
         A, keys = self._steps(x)
         for key in keys:
             a = R.linear_at(h, W_hh, A, key=key)  # A[t::T] + h W_hh^T, (N, 4H): one record
             z = R.lstm_gates(a)  # sigmoid on blocks i, f, o, tanh on g: one record
-            i, f, g, o = z[:, :H], z[:, H : 2 * H], z[:, 2 * H : 3 * H], z[:, 3 * H :]
+            i, f, g, o = R.split(z, 4, axis=1)  # one record with four outputs, not four slices
             c = f * c + i * g
             h = o * R.tanh(c)
             hs.append(h)

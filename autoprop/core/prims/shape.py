@@ -11,6 +11,7 @@ Derivations: ``lessons/00-chain-rule.md``, ``lessons/10-gradient-tape.md``.
 from __future__ import annotations
 
 import builtins
+import functools
 
 import numpy as np
 
@@ -33,7 +34,7 @@ from .elementwise import where
 __all__ = [
     "reshape", "transpose", "broadcast_to", "squeeze", "flip", "pad", "concatenate",
     "getitem", "index_add", "take_along_axis", "scatter_along_axis",
-    "ravel", "moveaxis", "stack", "split", "take", "tril", "triu", "copy",
+    "ravel", "moveaxis", "stack", "split", "split_pieces", "take", "tril", "triu", "copy",
 ]
 
 
@@ -447,21 +448,111 @@ _stack_prim = defprim(
 )
 
 
-@defcomposite("split", "slices (getitem): each piece's VJP scatters g back into place",
-              numpy=(np.split,))
-def split(ary, indices_or_sections, axis=0):
-    ary = _t(ary)
-    n = ary.shape[axis]
+# --- splitting: one record with several outputs ------------------------------------------
+def _split_fwd(x, pieces, axis):
+    """The pieces ``x[..., lo:hi]`` along ``axis`` (views), one per ``(lo, hi)``."""
+    lead = (builtins.slice(None),) * axis
+    out = []  # (a loop: no generator frame)
+    for lo, hi in pieces:
+        out.append(x[lead + (builtins.slice(lo, hi),)])
+    return tuple(out)
+
+
+def _split_vjp(g, ans, x, pieces, axis):
+    """dx: each piece's gradient put back where the piece came from (zeros for a piece whose
+    gradient is None: unused); pieces that overlap (``np.split`` with unsorted indices) add up."""
+    given = [gi for gi in g if gi is not None]
+    if builtins.any(isinstance(gi, Tensor) for gi in given):  # an outer tape records: recorded ops
+        return _split_vjp_recorded(g, ans, x, pieces, axis)
+    lead = (builtins.slice(None),) * axis
+    dtype = np.result_type(*given)
+    n = _shape(x)[axis]
+    tiles = pieces[0][0] == 0 and pieces[-1][1] == n and builtins.all(
+        a[1] == b[0] for a, b in zip(pieces[:-1], pieces[1:]))
+    dx = np.empty(_shape(x), dtype) if tiles else np.zeros(_shape(x), dtype)
+    for gi, (lo, hi) in zip(g, pieces):
+        part = dx[lead + (builtins.slice(lo, hi),)]
+        if not tiles:
+            if gi is not None:
+                part += gi
+        elif gi is None:
+            part.fill(0)
+        else:
+            part[...] = gi
+    return dx
+
+
+def _split_vjp_recorded(g, ans, x, pieces, axis):
+    """:func:`_split_vjp` as recorded primitives (its gradients are Tensors): a concatenate
+    of the pieces' gradients, or an ``index_add`` per piece when the pieces do not tile ``x``."""
+    lead = (builtins.slice(None),) * axis
+    n = _shape(x)[axis]
+    dtype = np.result_type(*[gi.dtype for gi in g if gi is not None])
+    if pieces[0][0] == 0 and pieces[-1][1] == n and builtins.all(
+            a[1] == b[0] for a, b in zip(pieces[:-1], pieces[1:])):
+        parts = [Tensor._wrap(np.zeros(_shape(a), dtype)) if gi is None else gi for gi, a in zip(g, ans)]
+        return concatenate(*parts, axis=axis)
+    total = None
+    for gi, (lo, hi) in zip(g, pieces):
+        if gi is not None:
+            part = index_add(gi, key=lead + (builtins.slice(lo, hi),), shape=_shape(x))
+            total = part if total is None else total + part
+    return total
+
+
+def _split_jvp(t, ans, x, pieces, axis):
+    return tuple(split_pieces(t, pieces=pieces, axis=axis)) if isinstance(t, Tensor) \
+        else _split_fwd(t, pieces, axis)
+
+
+split_pieces = defprim(
+    "split_pieces", _split_fwd, _split_vjp, jvp=_split_jvp, multi=True,
+    jacobian="a block of the identity per piece (each output is a slice of x)",
+    vjp="dx = the pieces' gradients side by side along axis (zeros for a piece that got none)",
+    shapes="x (..., n, ...) -> one piece (..., hi - lo, ...) per (lo, hi) of `pieces` along axis",
+    numpy=(), source=None, reads=((),),  # the VJP reads only shapes
+)
+
+
+def _split_bounds(n, indices_or_sections, equal):
+    """numpy's ``(start, stop)`` of each piece of an axis of length ``n``: ``k`` sections
+    (equal ones for ``np.split``, ``np.array_split``'s first ``n % k`` one longer) or the
+    indices (as numpy's slices ``x[i:j]``: negative ones count from the end)."""
     if isinstance(indices_or_sections, (int, np.integer)):
-        k = int(indices_or_sections)
-        if k <= 0 or n % k:
-            raise ValueError("array split does not result in an equal division")
-        bounds = [i * (n // k) for i in range(k + 1)]
-    else:
-        bounds = [0] + [int(i) for i in indices_or_sections] + [n]
-    lead = (builtins.slice(None),) * (axis % ary.ndim)
-    return [getitem(ary, lead + (builtins.slice(lo, builtins.max(lo, hi)),))
-            for lo, hi in zip(bounds[:-1], bounds[1:])]
+        return _sections(n, int(indices_or_sections), equal)
+    bounds = [0] + [int(i) for i in indices_or_sections] + [n]
+    pieces = []
+    for lo, hi in zip(bounds[:-1], bounds[1:]):
+        lo, hi, _ = builtins.slice(lo, hi).indices(n)
+        pieces.append((lo, builtins.max(lo, hi)))
+    return tuple(pieces)
+
+
+@functools.lru_cache(maxsize=256)
+def _sections(n, k, equal):
+    """:func:`_split_bounds` of ``k`` sections (remembered: an LSTM splits its gates every step)."""
+    if k <= 0:
+        raise ValueError("number sections must be larger than 0.")
+    if equal and n % k:
+        raise ValueError("array split does not result in an equal division")
+    each, extra = divmod(n, k)
+    pieces, lo = [], 0
+    for j in range(k):
+        hi = lo + each + (j < extra)
+        pieces.append((lo, hi))
+        lo = hi
+    return tuple(pieces)
+
+
+@defcomposite("split", "one record with an output per piece (multi-output node): the VJP "
+              "puts the pieces' gradients back side by side", numpy=(np.split,))
+def split(ary, indices_or_sections, axis=0, _equal=True):
+    ary = _t(ary)
+    if not -ary.ndim <= axis < ary.ndim:
+        raise np.exceptions.AxisError(axis, ary.ndim)
+    axis %= ary.ndim
+    pieces = _split_bounds(ary.shape[axis], indices_or_sections, _equal)
+    return split_pieces(ary, pieces=pieces, axis=axis)
 
 
 @defcomposite("take", "x[indices] along axis: repeated indices accumulate in the VJP", numpy=(np.take,))

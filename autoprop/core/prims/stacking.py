@@ -242,20 +242,9 @@ def append(arr, values, axis=None):
 
 
 # --- splitting ---------------------------------------------------------------------------
-@defcomposite("array_split", "slices (getitem): each piece's VJP puts g back", numpy=(np.array_split,))
+@defcomposite("array_split", "one record with an output per piece (split)", numpy=(np.array_split,))
 def array_split(ary, indices_or_sections, axis=0):
-    ary = _t(ary)
-    n = ary.shape[axis]
-    if isinstance(indices_or_sections, (int, np.integer)):
-        k = int(indices_or_sections)
-        if k <= 0:
-            raise ValueError("number sections must be larger than 0.")
-        each, extra = divmod(n, k)
-        bounds = np.cumsum([0] + extra * [each + 1] + (k - extra) * [each]).tolist()
-    else:
-        bounds = [0] + [int(i) for i in indices_or_sections] + [n]
-    lead = (_S(None),) * (axis % ary.ndim)
-    return [getitem(ary, lead + (_S(lo, hi),)) for lo, hi in zip(bounds[:-1], bounds[1:])]
+    return split(ary, indices_or_sections, axis=axis, _equal=False)
 
 
 def _split_along(name, axis_of, min_ndim):
