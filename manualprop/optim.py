@@ -81,6 +81,13 @@ def _sgd_on_arrays(learning_rate: float, grads: list, variables: list) -> bool:
     return True
 
 
+#: type of a variable -> plain SGD's checked update of pairs whose first variable is of that
+#: type, as :func:`_sgd_on_arrays` (``fn(learning_rate, grads, variables) -> bool``: False, with
+#: nothing updated, at the first pair it does not take; the general path then runs). autoprop
+#: registers its ``Variable``'s (``autoprop.optimizers``; manualprop never imports autoprop).
+_SGD_ON: dict = {np.ndarray: _sgd_on_arrays}
+
+
 def _label(var, i: int) -> str:
     name = getattr(var, "name", None)
     return f"variable #{i}" + (f" ({name!r})" if isinstance(name, str) else "")
@@ -281,9 +288,10 @@ class Optimizer:
         The finiteness of each gradient is checked on every call (one reduction).
         """
         if (type(self)._delta is SGD._delta and not self.momentum and not self.weight_decay
-                and self.clipnorm is None and self.global_clipnorm is None
-                and _sgd_on_arrays(self.learning_rate, grads, variables)):
-            return  # plain SGD on checked array pairs, done
+                and self.clipnorm is None and self.global_clipnorm is None and variables):
+            sgd_on = _SGD_ON.get(type(variables[0]))
+            if sgd_on is not None and sgd_on(self.learning_rate, grads, variables):
+                return  # plain SGD on checked array (or Variable) pairs, done
         ndarray, f64, f32, finite = np.ndarray, _F64, _F32, _sum_is_finite
         isfinite, vdot, chunk, ss = math.isfinite, _vdot, DOT_CHUNK, sum_of_squares
         var_reader, grad_reader = _VARIABLE_READERS.get, _GRADIENT_READERS.get

@@ -14,7 +14,8 @@ import numpy as np
 from manualprop._extremes import squares_finite  # (a kernel: numpy only)
 
 from ..registry import PRIMITIVES, defcomposite, defnondiff, defprim, linear_jvp
-from ..tensor import Tensor
+from ..tape import WithSaved
+from ..tensor import _EXTRA, _RECORDING, Tensor
 from ._common import SAME, _axes_tuple, _check_kw, _count, _keep_reduced, _shape, _t, times
 from .elementwise import _share_of, absolute, where
 
@@ -325,13 +326,18 @@ def _sparse_ce_fwd(logits, labels):
     return np.log(np.add.reduce(np.exp(s), axis=-1)) - s[idx]  # (.sum(axis=-1): the same sum)
 
 
-def _softmax_minus_onehot(logits, labels):
-    """softmax(logits) - onehot(labels), written with recordable operations."""
+def _softmax_minus_onehot(logits, labels, e=None):
+    """softmax(logits) - onehot(labels), written with recordable operations. ``e``: the
+    forward's ``exp(logits - max)`` of plain arrays (``sparse_softmax_cross_entropy_mean``
+    keeps it while a tape records), not formed again."""
     if isinstance(logits, Tensor):  # an outer tape records the backward pass
         onehot = np.eye(_shape(logits)[-1], dtype=logits.dtype)[np.asarray(labels)]
         return np.exp(logits - logsumexp(logits, axis=-1, keepdims=True)) - onehot
-    p = np.exp(logits - _row_max(logits))  # softmax as e / sum(e): a fresh array, normalised in place
-    p /= np.add.reduce(p, axis=-1, keepdims=True)  # (p.sum(axis=-1, keepdims=True): the same sum)
+    if e is None:
+        p = np.exp(logits - _row_max(logits))  # softmax as e / sum(e): a fresh array, normalised in place
+        p /= np.add.reduce(p, axis=-1, keepdims=True)  # (p.sum(axis=-1, keepdims=True): the same sum)
+    else:  # the same e, the same sums: the same bits, into a fresh array (e stays for a second walk)
+        p = e / np.add.reduce(e, axis=-1, keepdims=True)
     p[_label_index(labels)] -= 1.0  # each (row, label) pair occurs once: no accumulation needed
     return p
 
@@ -365,12 +371,23 @@ sparse_softmax_cross_entropy_with_logits = defprim(
 # were two. The forward is the two records' (_mean_fwd of _sparse_ce_fwd: the same bits); the
 # VJP is the fused kernel scaled by g / n, the mean's VJP and the cross-entropy's in one step
 # (each entry (p - onehot) * (g / n): the same bits as the two VJPs).
+#
+# While a tape records (or an accumulator listens), the forward keeps its exp(s), s = z - max z
+# (N x C, what manualprop's loss caches), in the record (tape.WithSaved): the VJP on arrays
+# divides it by its row sums instead of forming max, s and exp again (four ufunc calls of a
+# 64-32-10 B16 step's few dozen, session 17 of docs/speed.md); on Tensors (an outer tape)
+# and in the JVP it is not read.
 def _sparse_ce_mean_fwd(logits, labels):
-    return _mean_fwd(_sparse_ce_fwd(logits, labels))
+    if not (_RECORDING or _EXTRA) or type(logits) is not np.ndarray or logits.dtype.kind != "f":
+        return _mean_fwd(_sparse_ce_fwd(logits, labels))
+    s = logits - _row_max(logits)  # _sparse_ce_fwd's steps, its exp kept: the same bits
+    e = np.exp(s)
+    loss = np.log(np.add.reduce(e, axis=-1)) - s[_label_index(labels)]
+    return WithSaved((_mean_fwd(loss), e))
 
 
-def _sparse_ce_mean_vjp(g, ans, logits, labels):
-    d = _softmax_minus_onehot(logits, labels)
+def _sparse_ce_mean_vjp(g, ans, logits, labels, saved=None):
+    d = _softmax_minus_onehot(logits, labels, saved if type(logits) is np.ndarray else None)
     scale = g / (labels.size if type(labels) is np.ndarray else np.size(labels))  # (np.size: a Python frame)
     if type(g) is np.ndarray and type(d) is np.ndarray and g.dtype == d.dtype:
         d *= scale  # plain backward: d is ours, scaled in place
@@ -382,8 +399,8 @@ sparse_softmax_cross_entropy_mean = defprim(
     "sparse_softmax_cross_entropy_mean", _sparse_ce_mean_fwd,
     _sparse_ce_mean_vjp,
     None,
-    jvp=(lambda t, ans, logits, labels: np.sum(t * _softmax_minus_onehot(logits, labels)) / np.size(labels),
-         None),
+    jvp=(lambda t, ans, logits, labels, saved=None:
+         np.sum(t * _softmax_minus_onehot(logits, labels)) / np.size(labels), None),
     reads=((0, 1), ()),
     jacobian="d loss / d z_ic = (softmax(z_i)_c - [c == y_i]) / N (N = number of labels)",
     vjp="dz = (g / N) * (softmax(z) - onehot(y)) (the fused kernel of "
