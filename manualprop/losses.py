@@ -169,8 +169,17 @@ class SoftmaxCrossEntropy(Loss):
         self.cache = {"p": p, "y": y, "T": T, "scale": scale}
         return value
 
-    def _backward(self):
+    def backward(self) -> np.ndarray:
+        """Return dL/dz for the last ``forward``: ``(p - onehot(y)) / N`` (a new array each call).
+
+        Raises
+        ------
+        RuntimeError
+            Called before ``forward``.
+        """
         cache = self.cache
+        if cache is None:
+            check_forward_done(cache, self._where("backward"))
         p, y, T, scale = cache["p"], cache["y"], cache["T"], cache["scale"]
         if T is None:
             dz = p.copy()
