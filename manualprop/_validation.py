@@ -252,6 +252,7 @@ def _finite_ss(X: np.ndarray, where: str, name: str, masked: bool = False) -> fl
 
 _F32 = np.dtype(np.float32)
 _I64 = np.dtype(np.int64)
+_U64 = np.dtype(np.uint64)
 
 
 def float_ss(X):
@@ -540,8 +541,10 @@ def int64_labels(y_true, n_samples: int, n_classes: int) -> bool:
     negative label read as unsigned is huge. False means: let ``check_class_targets`` decide
     (other dtypes, probabilities) or say what is wrong.
     """
-    return bool(type(y_true) is np.ndarray and y_true.dtype is _I64 and y_true.shape == (n_samples,)
-                and n_samples and largest(y_true.view(np.uint64)) < n_classes)
+    if type(y_true) is not np.ndarray or y_true.dtype is not _I64 or y_true.shape != (n_samples,) or not n_samples:
+        return False
+    u = y_true.view(_U64)
+    return u.item(u.argmax()) < n_classes  # largest(u), inline
 
 
 def check_class_targets(y_true, where: str, *, n_samples: int, n_classes: int, dtype):

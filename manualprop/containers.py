@@ -235,7 +235,7 @@ class Sequential:
                     before, dY = dY, layer.backward(dY)
                     rule = _FINITE_BACKWARD.get(kind)
                     bound = None if rule is None else layer._ss.get(rule, _INF)
-                elif getattr(layer, "input_grad_optional", False):
+                elif kind is Linear or getattr(layer, "input_grad_optional", False):  # (Linear's is True)
                     layer.backward(dY, input_grad=False)
                     return None
                 else:

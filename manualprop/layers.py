@@ -21,6 +21,7 @@ import numpy as np
 
 from . import _validation
 from ._validation import (
+    DOT_CHUNK,
     SS_LIMIT,
     Where,
     check_array,
@@ -35,7 +36,6 @@ from ._validation import (
     float_ss,
     gradients_finite,
     output_ss,
-    smallest,
 )
 from .init import linear_params
 
@@ -145,7 +145,7 @@ def _tanh_grad(X: np.ndarray, Y: np.ndarray, ss: float = math.inf) -> np.ndarray
         return _sech2(X)
     d = Y * Y
     np.subtract(1.0, d, out=d)
-    if d.size and smallest(d) < _TANH_CHEAP:
+    if d.size and d.item(d.argmin()) < _TANH_CHEAP:  # smallest(d), inline
         saturated = d < _TANH_CHEAP
         sech2 = _sech2_below_overflow if ss < _COSH_SS.get(X.dtype, 0.0) else _sech2
         d[saturated] = sech2(X[saturated])
@@ -326,7 +326,9 @@ class Linear(Layer):
             Y += b  # in place: the sums of X @ W.T + b without a second (batch, out) array
         else:  # a bias of another dtype or kind: numpy's promotion, as X @ W.T + b
             Y = Y + b
-        ssy = output_ss(Y, self, "forward", "Y", "X")  # NaN/inf in Y: a parameter, or an overflow
+        ssy = float(_validation._vdot(Y, Y)) if Y.size <= DOT_CHUNK else math.inf  # output_ss's one dot, inline
+        if not ssy < math.inf:  # NaN/inf in Y (a parameter, or an overflow), or not known
+            ssy = output_ss(Y, self, "forward", "Y", "X")
         self.cache = {"X": X, "out_shape": Y.shape, "dtype": Y.dtype}
         self._ss = {"X": ssx, "Y": ssy}
         return Y
@@ -347,8 +349,11 @@ class Linear(Layer):
         product ``dY @ W``, as costly as the forward pass, is skipped and None is
         returned; ``grads`` are the same.
         """
-        dY, ssd = self._check_dY(dY, ss=True)
         cache = self.cache
+        ssd = float_ss(dY)  # _check_dY's common case inline (a finite dY of Y's dtype and shape)
+        if ssd is None or cache is None or dY.dtype is not cache["dtype"] or dY.shape != cache["out_shape"]:
+            dY, ssd = self._check_dY(dY, ss=True)
+            cache = self.cache
         X = cache["X"]
         dW = dY.T @ X
         db = np.add.reduce(dY, axis=0)  # dY.sum(axis=0) without its Python wrapper (the same bits)
@@ -365,7 +370,8 @@ class Linear(Layer):
             # |dX[i, j]| <= sqrt(dY[i] . dY[i]) sqrt(W[:, j] . W[:, j]) bounds every partial sum,
             # whatever the BLAS's order, and ||dY @ W||^2 <= (dY . dY)(W . W): finite dY and W with
             # a small enough product make a finite dX, proven by a look at W (the smaller array)
-            bound = ssd * _validation.sum_of_squares(W)  # NaN/inf when W has a NaN/inf (or its squares overflowed)
+            # W . W (sum_of_squares, its one dot inline): NaN/inf when W has a NaN/inf (or its squares overflowed)
+            bound = ssd * (float(_validation._vdot(W, W)) if W.size <= DOT_CHUNK else _validation.sum_of_squares(W))
             if bound < limit:
                 self._ss["dX"] = bound
                 return dX
@@ -471,8 +477,14 @@ class Tanh(_Elementwise):
 
     def backward(self, dY):
         """Return ``dX = dY * tanh'(X)``, tanh' as :func:`_tanh_grad` (written into its own array)."""
-        dY, self._ss["dY"] = self._check_dY(dY, ss=True)
-        d = _tanh_grad(self.cache["X"], self.cache["Y"], self._ss.get("X") or math.inf)
+        cache = self.cache
+        ssd = float_ss(dY)  # _check_dY's common case inline (a finite dY of Y's dtype and shape)
+        if ssd is None or cache is None or dY.dtype is not cache["dtype"] or dY.shape != cache["out_shape"]:
+            dY, ssd = self._check_dY(dY, ss=True)
+            cache = self.cache
+        ss = self._ss
+        ss["dY"] = ssd
+        d = _tanh_grad(cache["X"], cache["Y"], ss.get("X") or math.inf)
         return np.multiply(d, dY, out=d) if d.ndim else d * dY
 
 

@@ -66,15 +66,17 @@ def _sgd_on_arrays(learning_rate: float, grads: list, variables: list) -> bool:
     Returns False, with nothing updated, at the first pair that is anything else; the general
     path then checks every pair again and writes the message (or casts, or reads the object).
     """
-    ndarray, f64 = np.ndarray, _F64
+    ndarray, f64, f32, chunk, vdot, isfinite = np.ndarray, _F64, _F32, DOT_CHUNK, _vdot, math.isfinite
     for grad, var in zip(grads, variables):
-        if not (type(var) is ndarray and type(grad) is ndarray and grad.dtype is var.dtype
-                and grad.shape == var.shape and var.flags.writeable):
+        if type(grad) is not ndarray or type(var) is not ndarray:
             return False
-        if grad.dtype is f64:
-            if not math.isfinite(_vdot(grad, grad) if grad.size <= DOT_CHUNK else sum_of_squares(grad)):
+        dt = grad.dtype
+        if dt is not var.dtype or grad.shape != var.shape or not var.flags.writeable:
+            return False
+        if dt is f64 and grad.size <= chunk:  # _sum_is_finite's one dot, inline
+            if not isfinite(vdot(grad, grad)):
                 return False
-        elif grad.dtype is not _F32 or not _sum_is_finite(grad):
+        elif not (dt is f64 or dt is f32) or not _sum_is_finite(grad):
             return False
     for grad, var in zip(grads, variables):
         var -= learning_rate * grad
@@ -86,6 +88,13 @@ def _sgd_on_arrays(learning_rate: float, grads: list, variables: list) -> bool:
 #: nothing updated, at the first pair it does not take; the general path then runs). autoprop
 #: registers its ``Variable``'s (``autoprop.optimizers``; manualprop never imports autoprop).
 _SGD_ON: dict = {np.ndarray: _sgd_on_arrays}
+
+
+def _plain_sgd(opt) -> bool:
+    """True for an :class:`SGD` without momentum, weight decay or clipping (its update is
+    ``var -= learning_rate * grad``); read on every call, as these may change between steps."""
+    return (type(opt)._delta is SGD._delta and not opt.momentum and not opt.weight_decay
+            and opt.clipnorm is None and opt.global_clipnorm is None)
 
 
 def _label(var, i: int) -> str:
@@ -287,8 +296,7 @@ class Optimizer:
         object is read as :func:`_read` and :func:`_gradient_value` learnt for its class.
         The finiteness of each gradient is checked on every call (one reduction).
         """
-        if (type(self)._delta is SGD._delta and not self.momentum and not self.weight_decay
-                and self.clipnorm is None and self.global_clipnorm is None and variables):
+        if _plain_sgd(self) and variables:
             sgd_on = _SGD_ON.get(type(variables[0]))
             if sgd_on is not None and sgd_on(self.learning_rate, grads, variables):
                 return  # plain SGD on checked array (or Variable) pairs, done
@@ -437,8 +445,9 @@ class Optimizer:
                 f"{Where(self, 'step')}: params and grads must have the same keys; got params-only "
                 f"{sorted(set(params) - set(grads))}, grads-only {sorted(set(grads) - set(params))}"
             )
-        self._update_all(list(map(grads.__getitem__, params)), list(params.values()), "step",
-                         lambda i: _ParamKey(list(params)[i]))
+        variables, gradients = [*params.values()], [*map(grads.__getitem__, params)]
+        if not (_plain_sgd(self) and _sgd_on_arrays(self.learning_rate, gradients, variables)):
+            self._update_all(gradients, variables, "step", lambda i: _ParamKey(list(params)[i]))
         self.iterations += 1
 
 
