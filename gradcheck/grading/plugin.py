@@ -551,12 +551,14 @@ def _write_results(config: pytest.Config, exitstatus: int | None) -> None:
     tests = [_row(results[i.nodeid]) if i.nodeid in results else
              _row({**_entry(i), "fraction": 0.0, "status": "failed", "output": unrun})
              for i in collected] + [_row(e) for n, e in results.items() if n not in ids]
+    if grader_error:  # not final: 0 for every test, as the gradebook says (a partial sum would look final)
+        tests = [_not_counted(t) for t in tests]
     total = round(sum(t["score"] for t in tests), 4)
     max_total = round(sum(t["max_score"] for t in tests), 4)
     notes = list(holder.notes) if holder is not None else []
-    summary = ["The autograder failed (a problem on the grader's side, not in your submission); this "
-               "score is not final. Course staff have the details." if grader_error else
-               f"Score: {total:g} / {max_total:g}.", *(f"Note: {n}" for n in notes)]
+    summary = ["The autograder failed (a problem on the grader's side, not in your submission); your "
+               "score is 0 for now and not final: you will be graded again. Course staff have the details."
+               if grader_error else _visible_score(tests), *(f"Note: {n}" for n in notes)]
     out = placeholder_results("\n\n".join(summary), seed, complete=True)  # the schema's fields, as the runner's
     out.update(score=total, execution_time=round(time.time() - partial["started"], 3), test_output_format="md",
                tests=tests)
@@ -569,6 +571,28 @@ def _write_results(config: pytest.Config, exitstatus: int | None) -> None:
     elif holder is not None:
         extra["integrity"] = _integrity(holder)
     write_json(Path(path), out)
+
+
+def _visible_score(tests: list[dict]) -> str:
+    """The top-level output's score line, which Gradescope shows the student at once: the points of the
+    tests visible now (``visibility: visible``) alone, so a hidden, ``after_due_date`` or
+    ``after_published`` test's points never show there (tester17g F1); the results' ``score`` keeps the
+    whole total for the gradebook."""
+    shown = [t for t in tests if t["visibility"] == "visible"]
+    line = (f"Score on the tests visible now: {round(sum(t['score'] for t in shown), 4):g} / "
+            f"{round(sum(t['max_score'] for t in shown), 4):g}.")
+    return line + (" Other tests are shown later and count in your final score." if len(shown) < len(tests)
+                   else "")
+
+
+def _not_counted(row: dict) -> dict:
+    """A finished test's row in a grader error's results: 0 points (the score is not final), the output
+    saying what it gave."""
+    if row["status"] == "failed" and not row["score"]:
+        return row
+    return {**row, "score": 0.0, "status": "failed",
+            "output": (f"Not counted: the autograder failed in another test, so this score is 0 for now; this "
+                       f"test gave {row['score']:g} / {row['max_score']:g} before.\n\n" + row["output"]).strip()}
 
 
 def _integrity(holder: _SandboxHolder) -> list[str]:

@@ -1297,13 +1297,14 @@ def _write_rows(p: Path, results: Sequence[SubmissionResult], seed: int, not_gra
 def _write_not_graded(path: Path, stop: BaseException | None, seed: int | None,
                       key: bytes | None) -> str:
     """Write results.json at ``path`` for a submission whose grading the signal ``stop`` ended
-    before it finished: no score (not 0), the status :data:`NOT_GRADED` and why, incomplete (a rerun
-    grades it). Returns the gradebook's status, the reason included."""
+    before it finished: the status :data:`NOT_GRADED` and why, incomplete (a rerun grades it), and
+    ``score`` 0 because Gradescope's schema requires a top-level score when no test row carries one
+    (tester17g L10); the output tells the student it is not their score. Returns the gradebook's
+    status, the reason included (the gradebook's row has no score)."""
     how = stopped_by(stop)
     data = placeholder_results(f"This submission is not graded: the grading was stopped by {how} "
                                f"before this submission's grading finished. This is not your score; "
                                f"it will be graded again.", seed)
-    del data["score"]
     data["extra_data"].update(status=NOT_GRADED, reason=f"stopped by {how}")
     write_json(path, data, key)
     return f"{NOT_GRADED}: stopped by {how}"

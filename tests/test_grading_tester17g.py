@@ -1,0 +1,56 @@
+"""tester17g's grader findings (session 17): F1 the top-level output showed hidden tests' points, M4 a grader
+error kept finished tests' points in results.json (0 in the gradebook), F2 a submission's freed address space
+made every check a grader error, F6 resume kept scores after a reference outside ``--tests`` changed, F3 the
+200-file cap and deep folders, F4 a deep zip, F7 escapes in names, F5 a package's notes.
+
+Plain (unsandboxed) runs where the finding is in the grader; the sandbox only where the finding lives there.
+"""
+
+import csv
+import json
+from pathlib import Path
+
+from gradcheck.grading.runner import GRADER_ERROR, grade_submission, write_gradebook
+
+ROOT = Path(__file__).resolve().parents[1]
+SOLUTION = ROOT / "assignments" / "linear_relu_ce" / "solution"
+
+_HEAD = ("import numpy as np\nimport pytest\nfrom manualprop import Linear\n\n"
+         "class Broken(Linear):\n    def forward(self, X, training=False):\n"
+         "        return super().forward(X, training=training) * np.nan\n\n")
+_TEST = ("@pytest.mark.points({pts})\n@pytest.mark.visibility('{vis}')\ndef test_{n}(student, grade, rng):\n"
+         "    '{n}'\n    grade.layer_forward(student.layer('layers.py', 'Linear', in_features=5, out_features=3),\n"
+         "                        rng.standard_normal((8, 5)), {ref}(5, 3), points={pts})\n\n")
+
+
+def _tests(folder: Path, *specs: tuple) -> Path:
+    folder.mkdir(parents=True)
+    body = "".join(_TEST.format(n=n, pts=p, vis=v, ref=r) for n, p, v, r in specs)
+    (folder / "test_t.py").write_text(_HEAD + body)
+    return folder
+
+
+def test_the_output_students_see_counts_only_the_tests_visible_to_them_now(tmp_path):
+    """F1: "Score: 22.6667 / 28." counted hidden and after_due_date tests; the score keeps the full total."""
+    tests = _tests(tmp_path / "tests", ("a", 2, "visible", "Linear"), ("b", 3, "hidden", "Linear"),
+                   ("c", 4, "after_due_date", "Linear"))
+    r = grade_submission(SOLUTION, tests, tmp_path / "out", unsafe_no_isolation=True)
+    data = json.loads((tmp_path / "out" / "results.json").read_text())
+    assert r.status == "graded" and data["score"] == 9.0 and data["extra_data"]["max_score"] == 9.0
+    assert data["output"].startswith("Score on the tests visible now: 2 / 2. Other tests are shown later")
+    assert "9" not in data["output"].split("Note:")[0]
+
+
+def test_a_grader_error_scores_0_in_results_json_as_in_the_gradebook(tmp_path):
+    """M4: a faulty reference's grader error kept the finished test's 2 points in results.json (0 in the
+    gradebook); both say 0 now, the finished test's row saying what it gave."""
+    tests = _tests(tmp_path / "tests", ("a", 2, "visible", "Linear"), ("b", 3, "visible", "Broken"))
+    r = grade_submission(SOLUTION, tests, tmp_path / "out", unsafe_no_isolation=True)
+    data = json.loads((tmp_path / "out" / "results.json").read_text())
+    assert r.status == GRADER_ERROR and data["extra_data"]["status"] == GRADER_ERROR
+    assert data["score"] == 0.0 and [t["score"] for t in data["tests"]] == [0.0, 0.0]
+    assert data["tests"][0]["output"].startswith("Not counted: the autograder failed in another test")
+    assert "this test gave 2 / 2" in data["tests"][0]["output"] and "not final" in data["output"]
+    write_gradebook(tmp_path / "gradebook.csv", [r], seed=0)
+    row = next(csv.DictReader((tmp_path / "gradebook.csv").open()))
+    assert (row["score"], row["status"]) == ("0", GRADER_ERROR)
