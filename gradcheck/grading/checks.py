@@ -39,6 +39,11 @@ __all__ = ["Part", "Verdict", "GradingFailure", "GradingTestError", "evaluation_
 RTOL, ATOL = 1e-6, None
 
 
+#: Memory (MiB) the submission's code may hold beyond :data:`gradcheck.sandbox.CHECK_MEMORY`'s model before a check
+#: that does not fit for it is the submission's fault rather than the model's error (:func:`_within_budget`)
+HELD_SLACK_MIB = 16.0
+
+
 class GradingFailure(AssertionError):
     """A graded check failed: the message is Markdown for the student, ``fraction`` (in [0, 1])
     the share of the test's points still earned."""
@@ -315,30 +320,51 @@ def _one_output(layer: Any, reference: Any, xs: list[np.ndarray]) -> tuple[Any, 
 
 def _within_budget(layer: Any, xs: list[np.ndarray], shape: tuple[int, ...], config: CheckConfig):
     """:func:`gradcheck.check_layer` of ``layer`` on ``xs``, after making sure it fits the sandbox's memory
-    (:meth:`~gradcheck.sandbox.RemoteLayer.check_memory_mib`: the child's peak so far and the copies
-    the numerical differences add). MemoryBudgetError before any of them runs when it does not: an
-    out-of-memory midway would read like the student's fault; one that happens all the same (the
-    estimate is a model) is a MemoryBudgetError too, since this runs only after every gradient matched
-    the reference's (a submission cannot turn a wrong gradient into a grader error this way)."""
+    (:meth:`~gradcheck.sandbox.RemoteLayer.check_memory_mib`: what the test needs, from the child as it started,
+    and what the submission's code holds now beyond it). When the test's own need does not fit, a
+    MemoryBudgetError (the grader's setup) before any difference runs; when it fits but the memory the
+    submission holds takes the rest, the submission's own fault (:func:`_held_by_submission`: a 0 for these
+    parts, saying so), never a grader error (tester17g F2: a submission that reserved its whole limit and freed
+    it, or held it, made every check a grader error). An out-of-memory midway (the estimate is a model) after
+    every gradient matched the reference's is the grader's unless the submission held the memory then."""
     budget = getattr(getattr(layer, "sandbox", None), "memory_mb", None)
-    estimate = layer.check_memory_mib(xs, shape) if callable(getattr(layer, "check_memory_mib", None)) else 0.0
+    measure = layer.check_memory_mib if callable(getattr(layer, "check_memory_mib", None)) else None
+    estimate, held = measure(xs, shape) if measure is not None else (0.0, 0.0)
     if isinstance(budget, int) and estimate > budget:
         raise MemoryBudgetError(
             f"checking {type(layer).__name__}'s gradients by central differences on inputs of shapes "
-            f"{', '.join(V.fmt_shape(x.shape) for x in xs)} needs about {estimate:.0f} MiB in the sandbox (its "
-            f"peak so far, and the copies of the parameters, inputs and output the numerical differences "
-            f"send in chunks); the sandbox allows {budget} MiB (--memory-mb). Not run: raise --memory-mb to at "
-            f"least {int(np.ceil(estimate / 64) * 64)} or give the test smaller shapes, and grade again.")
+            f"{', '.join(V.fmt_shape(x.shape) for x in xs)} needs about {estimate:.0f} MiB in the sandbox (the "
+            f"sandbox process with numpy, the layer's parameters, inputs and output, and the copies of them the "
+            f"numerical differences send in chunks); the sandbox allows {budget} MiB (--memory-mb). Not run: raise "
+            f"--memory-mb to at least {int(np.ceil(estimate / 64) * 64)} or give the test smaller shapes, and grade "
+            f"again.")
+    if isinstance(budget, int) and estimate + held > budget and held > HELD_SLACK_MIB:
+        raise _held_by_submission(layer, held, estimate, budget, "before it could run")
     try:
         return check_layer(layer, xs if len(xs) > 1 else xs[0], twin=None, config=config)
     except GradcheckError as exc:  # reached only when every gradient matched the reference's
         if not isinstance(budget, int) or "MemoryError" not in str(exc):
             raise
+        held = measure(xs, shape)[1] if measure is not None else 0.0
+        if estimate + held > budget and held > HELD_SLACK_MIB:  # what the submission's code still holds took it
+            raise _held_by_submission(layer, held, estimate, budget, "midway") from None
         raise MemoryBudgetError(
             f"checking {type(layer).__name__}'s gradients by central differences ran out of the sandbox's "
             f"{budget} MiB (--memory-mb) midway, although they matched the reference's (estimated need: "
             f"{estimate:.0f} MiB; the estimate is a model): raise --memory-mb or give the test smaller shapes, "
             f"and grade again.") from None
+
+
+def _held_by_submission(layer: Any, held: float, estimate: float, budget: int, when: str) -> StudentCodeError:
+    """The student's error when memory the submission's own code holds (``held`` MiB beyond the layer's parameters
+    and arrays: a module-level buffer, a cache that grows) leaves less than the check's ``estimate`` of the
+    sandbox's ``budget``."""
+    return StudentCodeError(
+        f"your code holds about {held:.0f} MiB of memory in the grading sandbox beyond the layer's parameters and "
+        f"arrays (a module-level buffer, a cache that keeps growing), so the check of {type(layer).__name__}'s "
+        f"gradients by central differences, which needs about {estimate:.0f} MiB of the {budget} MiB the sandbox "
+        f"allows, ran out of memory {when}. Free the large arrays your code keeps (or do not create them) and "
+        f"submit again.")
 
 
 def _agree(got: np.ndarray, expected: np.ndarray, rtol: float, atol: float, expect_nonfinite: bool) -> bool:
