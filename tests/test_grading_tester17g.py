@@ -54,3 +54,36 @@ def test_a_grader_error_scores_0_in_results_json_as_in_the_gradebook(tmp_path):
     write_gradebook(tmp_path / "gradebook.csv", [r], seed=0)
     row = next(csv.DictReader((tmp_path / "gradebook.csv").open()))
     assert (row["score"], row["status"]) == ("0", GRADER_ERROR)
+
+
+def test_resume_grades_again_when_a_reference_outside_the_tests_folder_changed(tmp_path):
+    """F6: the tests import their reference from a staff folder beside them (sys.path.insert); fixing its
+    db (a mean) kept the stale 4 / 6 on resume ("1 skipped"). The modules the tests load from outside their
+    folder (and gradcheck's, manualprop's sources) are recorded in each result and compared on resume."""
+    from gradcheck.grading.runner import grade_batch
+
+    (tmp_path / "ref").mkdir()
+    ref = tmp_path / "ref" / "ref_linear.py"
+    ref.write_text("from manualprop import Linear as _L\n\nclass Linear(_L):\n    def backward(self, dY):\n"
+                   "        dX = super().backward(dY)\n        self.grads['b'] = dY.mean(axis=0)\n        return dX\n")
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "test_ext.py").write_text(
+        "import os, sys\nimport pytest\nsys.path.insert(0, os.path.join(os.path.dirname(__file__), '..', 'ref'))\n"
+        "from ref_linear import Linear as RefLinear\n\n@pytest.mark.points(6)\n"
+        "def test_lin(student, grade, rng):\n    'Linear'\n"
+        "    grade.layer_gradients(student.layer('layers.py', 'Linear', in_features=5, out_features=3),\n"
+        "                          rng.standard_normal((8, 5)), RefLinear(5, 3), parts={'dX': 2, 'dW': 2, 'db': 2},"
+        " numerical=False)\n")
+    subs = tmp_path / "subs"
+    (subs / "sol").mkdir(parents=True)
+    (subs / "sol" / "layers.py").write_text((SOLUTION / "layers.py").read_text())
+    kw = dict(workers=1, seed=1, progress=False, plot=False, unsafe_no_isolation=True)
+    first = grade_batch(subs, tmp_path / "tests", tmp_path / "out", **kw)
+    assert [(s.status, s.score) for s in first.submissions] == [("graded", 4.0)]
+    recorded = json.loads((tmp_path / "out" / "sol" / "results.json").read_text())["extra_data"]["tests_imports"]
+    assert str(ref.resolve()) in recorded and any(p.endswith("gradcheck/grading/checks.py") for p in recorded)
+    ref.write_text(ref.read_text().replace("dY.mean(axis=0)", "dY.sum(axis=0)"))
+    again = grade_batch(subs, tmp_path / "tests", tmp_path / "out", **kw)
+    assert [(s.status, s.score) for s in again.submissions] == [("graded", 6.0)]
+    assert f"warning: the modules the grading tests import from outside --tests ({ref.resolve()}) changed" \
+        in again.summary()

@@ -43,7 +43,14 @@ import pytest
 
 from ..errors import GradcheckError, GraderError
 from . import checks as C
-from .runner import VISIBILITIES, check_options, placeholder_results, result_row, write_json
+from .runner import (
+    VISIBILITIES,
+    check_options,
+    placeholder_results,
+    result_row,
+    tests_imports,
+    write_json,
+)
 from .static import MAX_BYTES, forbidden_imports, format_violations, vendored_engines
 
 _MARKERS = (
@@ -113,6 +120,7 @@ def pytest_collection_finish(session: pytest.Session) -> None:
         return
     config.stash[_PARTIAL]["collected"] = [i for i in session.items
                                            if {"student", "grade"} & set(getattr(i, "fixturenames", ()))]
+    config.stash[_PARTIAL]["imports"] = tests_imports(str(session.path))  # what a resume checks (tester17g F6)
     _write_results(config, None)
 
 
@@ -564,6 +572,7 @@ def _write_results(config: pytest.Config, exitstatus: int | None) -> None:
                tests=tests)
     extra = out["extra_data"]
     extra.update(max_score=max_total, notes=notes, isolation=_isolation_level(config, holder),
+                 tests_imports=partial.get("imports", {}),
                  sandbox_starts=holder.starts if holder is not None else 0, pytest_exit_status=int(exitstatus),
                  import_failures={f: e.reason for f, e in holder.import_failures.items()} if holder is not None else {})
     if grader_error:

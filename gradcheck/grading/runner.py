@@ -50,7 +50,7 @@ __all__ = ["SubmissionResult", "BatchResult", "grade_submission", "grade_batch",
            "isolation_level", "MIN_MEMORY_MB", "result_folder", "display_name", "BATCH_FILES",
            "result_folders", "submission_digest", "not_a_submission", "SYSTEM_FOLDERS", "left_out",
            "not_submissions", "output_lock", "results_not_in_batch",
-           "tests_digest", "assignment_rows", "VISIBILITIES", "result_row", "write_json"]
+           "tests_digest", "tests_imports", "changed_imports", "assignment_rows", "VISIBILITIES", "result_row", "write_json"]
 
 #: Smallest sandbox memory limit (MiB) accepted. Measured (Linux x86-64, Python 3.11, numpy 2.4):
 #: the sandbox child cannot start below ~130 MiB, and at 140 the checks fail for lack of memory
@@ -489,6 +489,60 @@ def tests_digest(tests: str | os.PathLike) -> str:
             h.update(hashlib.sha256(Path(full).read_bytes()).digest())
         h.update(b"\0")
     return h.hexdigest()
+
+
+#: the packages whose own sources decide a grade wherever they are installed (site-packages included)
+_GRADING_PACKAGES = ("gradcheck", "manualprop", "autoprop")
+
+
+def _hex_sha256(path: str) -> str:
+    """:func:`_file_sha256` of ``path`` in hex; '' when it cannot be read (gone, a folder)."""
+    try:
+        return _file_sha256(path).hex()
+    except OSError:
+        return ""
+
+
+def tests_imports(tests: str | os.PathLike, modules: dict[str, Any] | None = None) -> dict[str, str]:
+    """Path -> SHA-256 of what the grading tests use from outside their folder (tester17g F6: a reference fixed
+    in a staff module beside the tests, or in manualprop, kept its stale scores on resume): the source file
+    of every module loaded in this process (``modules``, :data:`sys.modules`; the plugin calls this once the
+    tests are collected) that is neither the standard library nor a third-party package in site-packages, nor
+    in ``tests`` (:func:`tests_digest` covers those), and every ``.py`` file of :data:`_GRADING_PACKAGES`
+    (gradcheck's own checks included, wherever installed)."""
+    import sysconfig
+
+    paths = sysconfig.get_paths()
+    skip = tuple(os.path.realpath(paths[k]) + os.sep for k in ("stdlib", "platstdlib", "purelib", "platlib"))
+    base = os.path.realpath(tests)
+    base = base if os.path.isdir(base) else os.path.dirname(base)
+    files: set[str] = set()
+    for name, mod in list((sys.modules if modules is None else modules).items()):
+        where = getattr(mod, "__file__", None)
+        if not isinstance(where, str) or not where.endswith(".py"):
+            continue
+        where = os.path.realpath(where)
+        if name.partition(".")[0] in _GRADING_PACKAGES:
+            top = getattr(sys.modules.get(name.partition(".")[0]), "__file__", None)
+            for dirpath, dirnames, filenames in os.walk(os.path.dirname(top or where)):
+                dirnames[:] = [d for d in dirnames if d != "__pycache__"]
+                files.update(os.path.join(dirpath, f) for f in filenames if f.endswith(".py"))
+        elif not where.startswith(skip) and not where.startswith(base + os.sep) and "-packages" + os.sep not in where:
+            files.add(where)
+    return {f: _hex_sha256(f) for f in sorted(files)}
+
+
+def changed_imports(saved: Any, cache: dict[str, str] | None = None) -> list[str]:
+    """The files of a results.json's ``extra_data.tests_imports`` (:func:`tests_imports`) whose bytes differ
+    now (changed or gone), in order; ``cache`` memoises the digests over many results."""
+    cache = {} if cache is None else cache
+    if not isinstance(saved, dict):
+        return []
+    out = []
+    for path, digest in saved.items():
+        if isinstance(path, str) and cache.setdefault(path, _hex_sha256(path)) != digest:
+            out.append(path)
+    return out
 
 
 def display_name(name: str) -> str:
@@ -1661,6 +1715,19 @@ def _resume(subs: list[Path], folders: dict[str, Path], key: bytes, again: bool
     return results, todo, changed, unsigned
 
 
+def _imports_moved(folders: dict[str, Path]) -> list[str]:
+    """The files the grading tests imported from outside their folder (a staff reference, gradcheck, manualprop:
+    ``extra_data.tests_imports`` of the saved results) that changed since: every submission is graded again."""
+    cache: dict[str, str] = {}
+    moved: dict[str, None] = {}
+    for folder in folders.values():
+        data = _read_json(folder / "results.json") if (folder / "results.json").is_file() else None
+        extra = data.get("extra_data") if isinstance(data, dict) else None
+        if isinstance(extra, dict):
+            moved.update(dict.fromkeys(changed_imports(extra.get("tests_imports"), cache)))
+    return list(moved)
+
+
 def _batch_gradebook(out_p: Path, results: list[SubmissionResult], seed: int, not_graded: dict[str, str]) -> str:
     """:func:`write_gradebook` in the batch's folder; a full disk is a clear error (tester16g M2: a
     traceback and no summary), the results.json written so far kept for a resumed run."""
@@ -1724,6 +1791,10 @@ def grade_batch(submissions_dir: str | os.PathLike, tests: str | os.PathLike,
         options["seed"] = seed
         t0, key = time.monotonic(), _batch_key(out_p)
         folders = result_folders(out_p, [s.name for s in subs])
+        if not force and not stale and (moved := _imports_moved(folders)):
+            stale, _STALE["tests_imports"] = ["tests_imports"], (
+                "the modules the grading tests import from outside --tests (" + ", ".join(
+                    display_name(m) for m in moved[:3]) + (", ..." if len(moved) > 3 else "") + ")")
         results, todo, changed, unsigned = _resume(subs, folders, key, force or bool(stale))
         pool.bind(key, options, folders)
         stop = _run_batch(pool, todo, results, len(subs), progress, on_done)
