@@ -87,3 +87,25 @@ def test_resume_grades_again_when_a_reference_outside_the_tests_folder_changed(t
     assert [(s.status, s.score) for s in again.submissions] == [("graded", 6.0)]
     assert f"warning: the modules the grading tests import from outside --tests ({ref.resolve()}) changed" \
         in again.summary()
+
+
+def test_a_reference_that_disagrees_with_its_own_central_differences_is_a_faulty_test():
+    """F6 (related): a reference with db = dY.mean told a correct student "db is 8 times too large"; the
+    reference's own gradients are checked by central differences when the student's disagree with them."""
+    import numpy as np
+    import pytest
+
+    from gradcheck.grading.checks import GradingTestError, layer_gradients
+    from manualprop import Linear
+
+    class MeanDb(Linear):
+        def backward(self, dY):
+            dX = super().backward(dY)
+            self.grads["b"] = dY.mean(axis=0)
+            return dX
+
+    X = np.random.default_rng(1).standard_normal((8, 5))
+    with pytest.raises(GradingTestError, match=r"the reference's own gradient db disagrees with central differences"):
+        layer_gradients(Linear(5, 3), X, MeanDb(5, 3), parts={"dX": 2, "dW": 2, "db": 2}, seed=1)
+    wrong = layer_gradients(MeanDb(5, 3), X, Linear(5, 3), parts={"dX": 2, "dW": 2, "db": 2}, seed=1)
+    assert [p.passed for p in wrong.parts] == [True, True, False]  # a wrong student against a right reference

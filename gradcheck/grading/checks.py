@@ -526,7 +526,41 @@ def layer_gradients(layer: Any, X: np.ndarray, reference: Any, *, parts: Mapping
     for p in verdict.parts:
         p.message = swaps[p.name].sentence() if p.name in swaps else p.message
     cfg = CheckConfig(rtol=rtol, atol=atol, seed=seed, training=training)
+    if numerical and not verdict.passed:
+        _reference_confirmed(reference, xs, [p.name for p in verdict.parts if not p.passed], d_in, cfg)
     return _as_check(verdict, layer, xs, d_in, weights, G.shape, cfg, numerical, Y)
+
+
+#: The most numbers (inputs and parameters) of a reference :func:`_reference_confirmed` checks by central
+#: differences in the grader's process (cheap there: a few ms for the assignments' shapes)
+REFERENCE_CHECK_SIZE = 20_000
+
+
+def _reference_confirmed(reference: Any, xs: list[np.ndarray], failed: list[str], d_in: list[str],
+                         config: CheckConfig) -> None:
+    """When the student's tensors ``failed`` against the reference's, check the reference's own gradients by central
+    differences (a copy, in the grader's process, at the same evaluation point; only up to
+    :data:`REFERENCE_CHECK_SIZE` numbers): one of them that disagrees is a GradingTestError naming the tensor, since
+    a correct submission would be blamed (tester17g F6: a reference with ``db = dY.mean`` told a correct student
+    "db is 8 times too large"), as a NaN in the reference is."""
+    import copy
+
+    size = sum(int(np.size(x)) for x in xs) + sum(int(np.size(v)) for v in (getattr(reference, "params", None)
+                                                                           or {}).values())
+    if size > REFERENCE_CHECK_SIZE:
+        return
+    try:
+        res = check_layer(copy.deepcopy(reference), xs if len(xs) > 1 else xs[0], twin=None, config=config)
+    except Exception:  # noqa: BLE001 - a reference the checker cannot read: the comparison's verdict stands
+        return
+    rename = dict(zip([f"d{n}" for n in V.input_names(reference, len(xs))], d_in))
+    wrong = [rename.get(r.tensor, r.tensor) for r in res.records if r.kind == "gradient" and not r.passed]
+    if bad := [n for n in wrong if n in failed]:
+        raise GradingTestError(
+            f"the reference's own gradient {', '.join(bad)} disagrees with central differences of the reference's "
+            f"forward at the evaluation point the test chose (the submission's {', '.join(bad)} disagreed with the "
+            f"reference's): the reference (or its inputs) is wrong, not the submission; check it with gradcheck "
+            f"check.")
 
 
 def _as_check(verdict: Verdict, layer: Any, xs: list[np.ndarray], d_in: list[str], weights: Mapping[str, float],

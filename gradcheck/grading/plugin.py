@@ -459,8 +459,9 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
         exc = C.GradingTestError(f"the test raised {type(exc).__name__}: {str(exc).strip()} ({where})")
     if rep.failed and isinstance(exc, (SandboxStartFailure, GraderError)):
         rep.longrepr = str(exc)
-        item.config.stash[_PARTIAL].setdefault("grader_error", str(exc))
         faulty_test = isinstance(exc, C.GradingTestError)  # the test's own reference is wrong, not the grader's setup
+        item.config.stash[_PARTIAL].setdefault("grader_error", f"test {item.nodeid}: {exc}" if faulty_test
+                                               else str(exc))
         memory = isinstance(exc, C.MemoryBudgetError)  # the setup's memory limit, checked before the check ran
         item.session.shouldstop = ("gradcheck: a test's reference is faulty" if faulty_test else
                                    "gradcheck: a check needs more memory than --memory-mb" if memory else
