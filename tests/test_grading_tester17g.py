@@ -109,3 +109,69 @@ def test_a_reference_that_disagrees_with_its_own_central_differences_is_a_faulty
         layer_gradients(Linear(5, 3), X, MeanDb(5, 3), parts={"dX": 2, "dW": 2, "db": 2}, seed=1)
     wrong = layer_gradients(MeanDb(5, 3), X, Linear(5, 3), parts={"dX": 2, "dW": 2, "db": 2}, seed=1)
     assert [p.passed for p in wrong.parts] == [True, True, False]  # a wrong student against a right reference
+
+
+def test_the_files_the_tests_load_by_name_are_read_whatever_the_count_cap(tmp_path):
+    """F3 'many': 10,000 f*.py files and layers.py; the 200-file cap kept the first 200 in walk order, and
+    layers.py was "larger than 1 MiB (or ... more than 200 .py files)". The file a test names is read."""
+    from gradcheck.grading.plugin import MAX_FILES, _SandboxHolder
+
+    for i in range(MAX_FILES + 10):
+        (tmp_path / f"f{i:05d}.py").write_text("")
+    (tmp_path / "layers.py").write_text("x = 1\n")
+    (tmp_path / "big.py").write_text("#" * (1 << 20) + "\n")
+    holder = _SandboxHolder(None, tmp_path)
+    assert "layers.py" not in holder.files() and len(holder.files()) == MAX_FILES
+    holder.require("layers.py")
+    files = holder.files()
+    assert "layers.py" in files and len(files) == MAX_FILES
+    assert any(f"has {MAX_FILES + 11} .py files; the autograder reads at most {MAX_FILES}" in n for n in holder.notes)
+    try:
+        holder.require("big.py")
+    except AssertionError as exc:  # GradingFailure
+        assert str(exc) == ("Your submission's `big.py` was not loaded: it holds 1,048,577 bytes, more than the "
+                            "1,048,576 bytes (1 MiB) the autograder reads of one file.")
+    else:
+        raise AssertionError("big.py was read")
+
+
+def test_a_package_in_place_of_the_module_gets_one_clear_message(tmp_path):
+    """L9: layers/__init__.py alone got "graded as if at the top level" and "no layers.py at its top level"."""
+    from gradcheck.grading.plugin import _SandboxHolder
+
+    (tmp_path / "layers").mkdir()
+    (tmp_path / "layers" / "__init__.py").write_text("x = 1\n")
+    holder = _SandboxHolder(None, tmp_path)
+    try:
+        holder.require("layers.py")
+    except AssertionError as exc:
+        msg = str(exc)
+    assert holder.root == tmp_path and not holder.notes
+    assert "`layers/` is a package (a folder holding `__init__.py`), not the file `layers.py`" in msg
+    assert "Did you upload the right file" not in msg
+
+
+def test_deep_folders_and_deep_zip_members_are_refused_naming_the_depth(tmp_path):
+    """F3 'deep' (900 nested folders: 1.85 s a walk, at each load) and F4 (a 1500-deep zip member read as "not a
+    zip archive ... RecursionError"): refused, saying the depth is the problem."""
+    import zipfile
+
+    import pytest
+
+    from gradcheck.grading.archive import MAX_DEPTH, ArchiveRefused, unpack
+    from gradcheck.grading.runner import not_a_submission, submission_digest
+
+    deep = tmp_path / "deep"
+    (deep / Path(*["d"] * (MAX_DEPTH + 1))).mkdir(parents=True)
+    (deep / "layers.py").write_text("x = 1\n")
+    why = not_a_submission(deep)
+    assert why.startswith(f"This submission is not graded: its folders nest more than {MAX_DEPTH} levels deep")
+    assert submission_digest(deep) == submission_digest(deep)
+    ok = tmp_path / "ok"
+    (ok / Path(*["d"] * MAX_DEPTH)).mkdir(parents=True)
+    assert not_a_submission(ok) is None
+    with zipfile.ZipFile(tmp_path / "deep.zip", "w") as zf:
+        zf.writestr("a/" * 1500 + "layers.py", "x = 1\n")
+    (tmp_path / "into").mkdir()
+    with pytest.raises(ArchiveRefused, match=f"lies 1500 folders deep, more than the {MAX_DEPTH} the grader unpacks"):
+        unpack(tmp_path / "deep.zip", tmp_path / "into")

@@ -124,6 +124,19 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     _write_results(config, None)
 
 
+#: The most ``.py`` files of a submission the sandbox receives (the files the tests load by name always among them)
+MAX_FILES = 200
+
+
+def _package_alone(folder: Path) -> bool:
+    """Whether ``folder`` is a package holding no ``.py`` file but its ``__init__.py`` (``layers/__init__.py``): the
+    student's module as a package, not a zipped folder of files."""
+    try:
+        return [c.name for c in folder.iterdir() if c.suffix == ".py"] == ["__init__.py"]
+    except OSError:
+        return False
+
+
 def _visible(name: str) -> bool:
     return not name.startswith(".") and name not in ("__MACOSX", "__pycache__")
 
@@ -144,6 +157,8 @@ class _SandboxHolder:
         self.import_failures: dict[str, Exception] = {}
         self._imported: set[str] = set()  # files imported in the current sandbox
         self.refused: dict[str, str] = {}
+        self._walked: list[tuple[str, str, int]] | None = None  # (relative name, path, size) of each .py file
+        self._wanted: list[str] = []  # the files the tests asked for by name (require), read first
 
     def _note(self, text: str) -> None:
         if text not in self.notes:
@@ -159,8 +174,8 @@ class _SandboxHolder:
                 entries = [c for c in root.iterdir() if _visible(c.name)]
                 dirs = [c for c in entries if c.is_dir() and not c.is_symlink()]
                 if any(c.is_file() and c.suffix == ".py" for c in entries) or len(dirs) != 1 or \
-                        dirs[0].suffix == ".py":  # a folder named layers.py/: not a zipped folder (tester15 L1)
-                    break
+                        dirs[0].suffix == ".py" or _package_alone(dirs[0]):  # a folder named layers.py/ (tester15
+                    break  # L1), a package layers/__init__.py alone (tester17g L9): not a zipped folder
                 root = dirs[0]
             if root != self.submission and any(c.is_file() and c.suffix == ".py" for c in root.iterdir()):
                 rel = root.relative_to(self.submission).as_posix()
@@ -180,9 +195,14 @@ class _SandboxHolder:
             raise C.GradingFailure(f"Your submission's `{file}` was not read: it is {self.refused[file]}, and the "
                                    f"autograder never follows links inside a submission (nor reads devices or pipes). "
                                    f"Upload the file itself.")
-        if (self.root / file).is_file():
-            raise C.GradingFailure(f"Your submission's `{file}` was not loaded: it is larger than 1 MiB (or "
-                                   f"the submission has more than 200 .py files).")
+        size = next((n for rel, _, n in self._walk() if rel == file), None)
+        if size is not None and size <= MAX_BYTES:  # left out by the count cap: the tests name it, so it is read
+            self._wanted.append(file)
+            self.close()  # the next sandbox holds it
+            return
+        if size is not None:
+            raise C.GradingFailure(f"Your submission's `{file}` was not loaded: it holds {size:,} bytes, more than "
+                                   f"the {MAX_BYTES:,} bytes (1 MiB) the autograder reads of one file.")
         base = file.rsplit("/", 1)[-1].lower()
         files = [p.relative_to(self.submission).as_posix() for p in sorted(self.submission.rglob("*")) if p.is_file()]
         found = [f for f in files if all(_visible(n) for n in f.split("/"))]
@@ -225,14 +245,19 @@ class _SandboxHolder:
                                                                    "no files at all")
         seen = f" Not read: {'; '.join(not_read)}." if not_read else ""
         folder = f" `{file}` is a folder, not a file." if (self.root / file).is_dir() else ""
+        if file.endswith(".py") and (self.root / file[:-3] / "__init__.py").is_file():  # one clear note (L9)
+            folder += (f" `{file[:-3]}/` is a package (a folder holding `__init__.py`), not the file `{file}` the "
+                       f"autograder loads: put its code in a file named `{file}` at the top level.")
+            hint = hint.replace(" Did you upload the right file (a .py file, not a notebook or a zip)?", "")
         raise C.GradingFailure(f"Your submission has no `{file}` at its top level; found: {shown}.{seen}{folder} {hint}")
 
-    def files(self) -> dict[str, str]:
-        """``{relative name: path}`` of the ``.py`` files (at most 200, each up to
-        :data:`MAX_BYTES`), by ``lstat``: links, devices and pipes are never read but ``refused``
-        with a note (a link named ``layers.py`` to the solution gets a message, not its score)."""
-        out: dict[str, str] = {}
-        base = str(self.root)
+    def _walk(self) -> list[tuple[str, str, int]]:
+        """``(relative name, path, size)`` of every ``.py`` file of the submission (walked once per session,
+        tester17g F3: every load walked it again), by ``lstat``: links, devices and pipes are never read but
+        ``refused`` with a note (a link named ``layers.py`` to the solution gets a message, not its score)."""
+        if self._walked is not None:
+            return self._walked
+        self._walked, base = [], str(self.root)
         for dirpath, dirnames, filenames in os.walk(base, followlinks=False):
             rel_dir = os.path.relpath(dirpath, base).replace(os.sep, "/") + "/"
             rel_dir = "" if rel_dir == "./" else rel_dir
@@ -253,8 +278,22 @@ class _SandboxHolder:
                     self.refused[rel] = why
                     self._note(f"`{rel}` was not read: it is {why} (the autograder never follows links inside a "
                                f"submission, nor reads devices or pipes).")
-                elif st.st_size <= MAX_BYTES and len(out) < 200:
-                    out[rel] = path
+                else:
+                    self._walked.append((rel, path, st.st_size))
+        return self._walked
+
+    def files(self) -> dict[str, str]:
+        """``{relative name: path}`` of the ``.py`` files read (:meth:`_walk`), each up to :data:`MAX_BYTES`, at most
+        :data:`MAX_FILES`: the files the tests asked for by name first (``require``), then the others in walk order
+        (tester17g F3: the cap kept the first 200 in walk order, dropping ``layers.py`` behind f00000..f09999.py);
+        a note names the cap when it left files out."""
+        small = [(rel, path) for rel, path, size in self._walk() if size <= MAX_BYTES]
+        wanted = [(rel, path) for rel, path in small if rel in self._wanted]
+        out = dict(wanted + [(rel, path) for rel, path in small if rel not in self._wanted][:MAX_FILES - len(wanted)])
+        if len(small) > len(out):
+            self._note(f"The submission has {len(small)} .py files; the autograder reads at most {MAX_FILES} (the "
+                       f"files the tests load by name, then the first others in name order), so {len(small) - len(out)} "
+                       f"were not read.")
         return dict(sorted(out.items()))
 
     def get(self, timeout: float):

@@ -41,7 +41,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import GraderError, UsageError
-from .archive import MAX_BYTES, ArchiveRefused, is_archive, unpack
+from .archive import MAX_BYTES, MAX_DEPTH, ArchiveRefused, is_archive, unpack
 from .stopping import NOT_GRADED, stopped_by
 
 __all__ = ["SubmissionResult", "BatchResult", "grade_submission", "grade_batch",
@@ -356,10 +356,17 @@ def not_a_submission(path: str | os.PathLike) -> str | None:
 
 def _too_large(folder: str) -> str | None:
     """Why a submission folder is not graded when its regular files hold more than :data:`~gradcheck.grading.archive.
-    MAX_BYTES` (64 MiB, a .zip's cap), by their apparent sizes (``lstat``: nothing is read, links not followed), else
-    None (tester15 M8: a 1 GiB sparse data.bin beside layers.py was read in full, 39 s)."""
+    MAX_BYTES` (64 MiB, a .zip's cap), by their apparent sizes (``lstat``: nothing is read, links not followed), or
+    its folders nest more than :data:`~gradcheck.grading.archive.MAX_DEPTH` deep (tester17g F3: 900 nested folders
+    cost seconds at each walk), else None (tester15 M8: a 1 GiB sparse data.bin beside layers.py was read in full,
+    39 s)."""
     total, big = 0, []
-    for dirpath, _dirs, filenames in os.walk(folder, followlinks=False):
+    for dirpath, dirs, filenames in os.walk(folder, followlinks=False):
+        if dirs and os.path.relpath(dirpath, folder).count(os.sep) + (dirpath != folder) >= MAX_DEPTH:
+            return (f"This submission is not graded: its folders nest more than {MAX_DEPTH} levels deep "
+                    f"({display_name(os.path.relpath(os.path.join(dirpath, sorted(dirs)[0]), folder))[:200]}...), "
+                    f"deeper than the grader reads; score 0. Course staff can move the .py files up (the tests read "
+                    f"them at the top level) and rerun the batch.")
         for name in filenames:
             with contextlib.suppress(OSError):
                 st = os.lstat(full := os.path.join(dirpath, name))
@@ -545,14 +552,26 @@ def changed_imports(saved: Any, cache: dict[str, str] | None = None) -> list[str
     return out
 
 
+#: characters that move a terminal's cursor, recolour or retitle it, or reorder text (bidi controls), beside C0/C1
+_UNSAFE = frozenset("\u200e\u200f\u2028\u2029\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069\x7f")
+
+
 def display_name(name: str) -> str:
-    """A folder name as printable UTF-8 text: unchanged when valid UTF-8 without a backslash;
-    otherwise non-UTF-8 bytes shown as ``\\xNN`` and ``\\`` doubled (no two names shown alike)."""
+    """A name (a folder's, a file's) as printable UTF-8 text, the one escaping of every name the grader prints:
+    unchanged when valid UTF-8 without a backslash or a control character; otherwise ``\\`` doubled, non-UTF-8
+    bytes shown as ``\\xNN``, a control character (ESC, a carriage return, DEL, a bidi override) as ``\\xNN`` or
+    ``\\uNNNN`` (no two names shown alike; tester17g L7: an ESC sequence in a folder's name reached the staff's
+    terminal raw)."""
     raw = os.fsencode(name)
+    text = None
     with contextlib.suppress(UnicodeDecodeError):
-        if "\\" not in (text := raw.decode("utf-8")):
-            return text
-    return raw.replace(b"\\", b"\\\\").decode("utf-8", "backslashreplace")
+        text = raw.decode("utf-8")
+    if text is not None and "\\" not in text and not any(c < " " or "\x80" <= c <= "\x9f" or c in _UNSAFE
+                                                         for c in text):
+        return text
+    shown = raw.replace(b"\\", b"\\\\").decode("utf-8", "backslashreplace")
+    return "".join((f"\\x{ord(c):02x}" if ord(c) < 0x80 else f"\\u{ord(c):04x}")
+                   if c < " " or "\x80" <= c <= "\x9f" or c in _UNSAFE else c for c in shown)
 
 
 def check_options(*, seed: Any = None, timeout: Any = None, submission_timeout: Any = None,
