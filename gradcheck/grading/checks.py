@@ -526,9 +526,7 @@ def layer_gradients(layer: Any, X: np.ndarray, reference: Any, *, parts: Mapping
     for p in verdict.parts:
         p.message = swaps[p.name].sentence() if p.name in swaps else p.message
     cfg = CheckConfig(rtol=rtol, atol=atol, seed=seed, training=training)
-    if numerical and not verdict.passed:
-        _reference_confirmed(reference, xs, [p.name for p in verdict.parts if not p.passed], d_in, cfg)
-    return _as_check(verdict, layer, xs, d_in, weights, G.shape, cfg, numerical, Y)
+    return _as_check(verdict, layer, xs, d_in, weights, G.shape, cfg, numerical, Y, reference)
 
 
 #: The most numbers (inputs and parameters) of a reference :func:`_reference_confirmed` checks by central
@@ -564,12 +562,16 @@ def _reference_confirmed(reference: Any, xs: list[np.ndarray], failed: list[str]
 
 
 def _as_check(verdict: Verdict, layer: Any, xs: list[np.ndarray], d_in: list[str], weights: Mapping[str, float],
-              shape: tuple[int, ...], cfg: CheckConfig, numerical: bool, Y: Any = None) -> Verdict:
+              shape: tuple[int, ...], cfg: CheckConfig, numerical: bool, Y: Any = None, reference: Any = None
+              ) -> Verdict:
     """The end of :func:`layer_gradients` once the reference's comparison gave ``verdict``: central differences
     (``numerical``), then ``gradcheck check``'s own rule on the layer as check reads it (PASS, or NOT CHECKED as a
     whole: :func:`gradcheck.check_command._undecided`, exit 3 there), and how to reproduce a failure. A forward
     output ``Y`` in float32 precision (:func:`_float32_forward`) fails as check fails it, before central
-    differences (whose float32 round-off would read as a wrong gradient)."""
+    differences (whose float32 round-off would read as a wrong gradient). A failed part against the ``reference``
+    first has the reference checked (:func:`_reference_confirmed`)."""
+    if numerical and not verdict.passed and reference is not None:
+        _reference_confirmed(reference, xs, [p.name for p in verdict.parts if not p.passed], d_in, cfg)
     if numerical and verdict.passed and (why := _float32_forward(Y, xs)):
         for p in verdict.parts:
             p.passed, p.message = False, (f"{p.name} matches the reference's, but it cannot be confirmed by central "
