@@ -372,13 +372,13 @@ def _too_large(folder: str) -> str | None:
                 st = os.lstat(full := os.path.join(dirpath, name))
                 if stat.S_ISREG(st.st_mode):
                     total += st.st_size
-                    big.append((st.st_size, os.path.relpath(full, folder)))
+                    big.append((st.st_size, full))
         if total > MAX_BYTES:
             break
     if total <= MAX_BYTES:
         return None
-    largest = ", ".join(f"{display_name(n)} ({size / 2**20:.0f} MiB)" for size, n in sorted(big, reverse=True)[:3]
-                        if size >= 1 << 20)
+    largest = ", ".join(f"{display_name(os.path.relpath(n, folder))} ({size / 2**20:.0f} MiB)"
+                        for size, n in sorted(big, reverse=True)[:3] if size >= 1 << 20)
     return (f"This submission is not graded: its files hold more than {MAX_BYTES >> 20} MiB (the cap of a .zip "
             f"submission too" + (f"; largest: {largest}" if largest else "") + "), so the grader does not read them; score 0. Course staff can remove "
             "the large files (data, checkpoints: the grading needs the .py files) and rerun the batch.")
@@ -453,10 +453,11 @@ def submission_digest(path: str | os.PathLike) -> str:
         return _file_sha256(base).hex()
     for dirpath, dirnames, filenames in os.walk(base, followlinks=False):
         dirnames.sort()
+        rel_dir = os.path.relpath(dirpath, base)  # once a folder (tester17g F3: relpath per file was half the time)
         for entry in sorted([*dirnames, *filenames]):
             full = os.path.join(dirpath, entry)
             mode = os.lstat(full).st_mode
-            h.update(os.fsencode(os.path.relpath(full, base)) + b"\0"
+            h.update(os.fsencode(entry if rel_dir == "." else os.path.join(rel_dir, entry)) + b"\0"
                      + str(stat.S_IFMT(mode)).encode())
             if stat.S_ISLNK(mode):
                 h.update(os.fsencode(os.readlink(full)))
