@@ -529,36 +529,54 @@ def layer_gradients(layer: Any, X: np.ndarray, reference: Any, *, parts: Mapping
     return _as_check(verdict, layer, xs, d_in, weights, G.shape, cfg, numerical, Y, reference)
 
 
-#: The most numbers (inputs and parameters) of a reference :func:`_reference_confirmed` checks by central
-#: differences in the grader's process (cheap there: a few ms for the assignments' shapes)
-REFERENCE_CHECK_SIZE = 20_000
-
-
 def _reference_confirmed(reference: Any, xs: list[np.ndarray], failed: list[str], d_in: list[str],
                          config: CheckConfig) -> None:
-    """When the student's tensors ``failed`` against the reference's, check the reference's own gradients by central
-    differences (a copy, in the grader's process, at the same evaluation point; only up to
-    :data:`REFERENCE_CHECK_SIZE` numbers): one of them that disagrees is a GradingTestError naming the tensor, since
-    a correct submission would be blamed (tester17g F6: a reference with ``db = dY.mean`` told a correct student
-    "db is 8 times too large"), as a NaN in the reference is."""
+    """When the student's tensors ``failed`` against the reference's, check the reference's own gradient of each by
+    one central difference along a random direction (two forwards of a copy of the reference, in the grader's
+    process, at the same evaluation point): one that disagrees is a GradingTestError naming the tensor, since a
+    correct submission would be blamed (tester17g F6: a reference with ``db = dY.mean`` told a correct student
+    "db is 8 times too large"), as a NaN in the reference is. Only for a reference of the params/grads protocol
+    with one output array and a deterministic forward, in eval mode; others are left as they are."""
     import copy
 
-    size = sum(int(np.size(x)) for x in xs) + sum(int(np.size(v)) for v in (getattr(reference, "params", None)
-                                                                           or {}).values())
-    if size > REFERENCE_CHECK_SIZE:
-        return
     try:
-        res = check_layer(copy.deepcopy(reference), xs if len(xs) > 1 else xs[0], twin=None, config=config)
-    except Exception:  # noqa: BLE001 - a reference the checker cannot read: the comparison's verdict stands
+        ref, xs = copy.deepcopy(reference), [np.array(x, dtype=np.float64) for x in xs]
+        params = ref.params
+        Y = ref.forward(*[x.copy() for x in xs], training=False)
+        if config.training or not isinstance(Y, np.ndarray) or not np.array_equal(
+                Y, ref.forward(*[x.copy() for x in xs], training=False)):
+            return
+        rng = np.random.default_rng([config.seed, 17])
+        G = rng.standard_normal(Y.shape)
+        ret = ref.backward(G.copy())
+        grads = dict(zip(d_in, ret if len(xs) > 1 else [ret])) | {f"d{k}": v for k, v in ref.grads.items()}
+        wrong = [n for n in failed if _directional_miss(ref, xs, params, n, d_in, grads.get(n), G, rng)]
+    except Exception:  # noqa: BLE001 - a reference this cannot read: the comparison's verdict stands
         return
-    rename = dict(zip([f"d{n}" for n in V.input_names(reference, len(xs))], d_in))
-    wrong = [rename.get(r.tensor, r.tensor) for r in res.records if r.kind == "gradient" and not r.passed]
-    if bad := [n for n in wrong if n in failed]:
+    if wrong:
         raise GradingTestError(
-            f"the reference's own gradient {', '.join(bad)} disagrees with central differences of the reference's "
-            f"forward at the evaluation point the test chose (the submission's {', '.join(bad)} disagreed with the "
+            f"the reference's own gradient {', '.join(wrong)} disagrees with central differences of the reference's "
+            f"forward at the evaluation point the test chose (the submission's {', '.join(wrong)} disagreed with the "
             f"reference's): the reference (or its inputs) is wrong, not the submission; check it with gradcheck "
             f"check.")
+
+
+def _directional_miss(ref: Any, xs: list[np.ndarray], params: Any, name: str, d_in: list[str], grad: Any,
+                      G: np.ndarray, rng: np.random.Generator) -> bool:
+    """Whether the reference's gradient ``grad`` of tensor ``name`` (an input's, or ``d`` + a parameter key) misses
+    the central difference of ``sum(forward * G)`` along a random direction by more than round-off."""
+    target = xs[d_in.index(name)] if name in d_in else params[name[1:]]
+    if not isinstance(grad, np.ndarray) or grad.shape != np.shape(target):
+        return False
+    v, h, base = rng.standard_normal(grad.shape), 1e-6, np.array(target, copy=True)
+
+    def loss(step: float) -> float:
+        target[...] = base + step * v
+        return float(np.sum(ref.forward(*[x.copy() for x in xs], training=False) * G))
+
+    num, target[...] = (loss(h) - loss(-h)) / (2 * h), base
+    ana = float(np.sum(grad * v))
+    return abs(num - ana) > 1e-4 * (abs(num) + abs(ana)) + 1e-7
 
 
 def _as_check(verdict: Verdict, layer: Any, xs: list[np.ndarray], d_in: list[str], weights: Mapping[str, float],
