@@ -605,6 +605,8 @@ class Sandbox:
             ok, meta, _ = self._reply(deadline, what)
             if not (ok and meta.get("ready")):
                 raise SandboxError("an unexpected first reply", reason="protocol")
+            #: the child's address space when ready (interpreter, numpy; no submitted code ran yet), MiB or None
+            self.ready_mib = self.address_space_mib()
         except Exception as exc:  # noqa: BLE001 - whatever failed, no submitted code had run
             self._kill()
             code = self._proc.returncode
@@ -966,9 +968,12 @@ class Sandbox:
                 f"{file} is not in the sandbox. Pass it in files={{...}} when creating the Sandbox."))
         return file
 
-    def address_space_mib(self) -> float | None:
-        """The child's peak address space so far (MiB: the largest ``VmPeak`` in ``/proc`` of the
-        processes started, bwrap's child included), what ``memory_mb`` limits; None where it cannot be read."""
+    def address_space_mib(self, field: str = "VmSize") -> float | None:
+        """The child's address space now (MiB: the largest ``VmSize`` in ``/proc`` of the processes
+        started, bwrap's child included), what ``memory_mb`` limits and what a further allocation adds to;
+        ``field="VmPeak"``: its peak so far. None where it cannot be read. Not the peak for a budget: a
+        submission that reserved its whole limit once and freed it would make every check look too big
+        (tester17g F2)."""
         if self._proc is None or self._dead:
             return None
         peak, todo = None, [self._proc.pid]
@@ -978,7 +983,7 @@ class Sandbox:
             pid = todo.pop()
             try:
                 with open(f"/proc/{pid}/status", encoding="ascii", errors="replace") as fh:
-                    kb = next((int(line.split()[1]) for line in fh if line.startswith("VmPeak:")), None)
+                    kb = next((int(line.split()[1]) for line in fh if line.startswith(field + ":")), None)
                 with open(f"/proc/{pid}/task/{pid}/children", encoding="ascii") as fh:
                     todo += [int(c) for c in fh.read().split()]
             except (OSError, ValueError, IndexError):
@@ -1416,14 +1421,19 @@ class _Remote:
         return f"<{self.class_name} from {self.file} in a sandbox ({kind})>"
 
 
-#: What :meth:`RemoteLayer.check_memory_mib` adds to the child's peak address space so far (its
-#: interpreter, numpy, BLAS buffers and the student's arrays, measured; ``base`` MiB where it cannot be
-#: read) for the numerical differences: ``params`` copies of the parameters (sent with each chunk of
-#: forwards, decoded, set), ``arrays`` of the inputs and output, and ``chunk`` bytes for a chunk of
-#: perturbed copies and what the allocator keeps between chunks (Linux x86-64, numpy 2.4: a
-#: 2048-wide Linear's address space grew by 2 parameter sizes over its first chunk and about 50 MiB
-#: over the next ones). A model, conservative rather than exact.
-CHECK_MEMORY = {"base": 150.0, "params": 4.0, "arrays": 8.0, "chunk": 64 << 20}
+#: The model :meth:`RemoteLayer.check_memory_mib` uses for the numerical differences' memory in the sandbox
+#: child (Linux x86-64, numpy 2.4, measured): the child's address space when it was ready (interpreter and numpy,
+#: about 113 MiB; ``base`` MiB where it cannot be read), ``warm`` bytes that numpy's first matrix product and the
+#: shared memory of the calls add (32 MiB), ``held_params`` copies of the parameters and ``held_arrays`` of the
+#: inputs and output the child holds itself (the layer's, the grads, those sent with a call, its cache: a
+#: 1024-wide Linear grew by 6 parameter sizes over construction, forward and backward); then what the check
+#: adds: ``params`` copies of the parameters (sent with each chunk of forwards, decoded, set), ``arrays`` of the
+#: inputs and output, and ``chunk`` bytes for a chunk of perturbed copies and what the allocator keeps between
+#: chunks (a 2048-wide Linear grew by 2 parameter sizes over its first chunk and about 50 MiB over the next
+#: ones). Conservative rather than exact. What the child holds beyond ``base``, ``warm`` and the held copies is
+#: the submission's own (a module-level buffer).
+CHECK_MEMORY = {"base": 150.0, "warm": 32 << 20, "held_params": 8.0, "held_arrays": 4.0, "params": 4.0,
+                "arrays": 8.0, "chunk": 64 << 20}
 
 
 class RemoteLayer(_Remote):
@@ -1467,15 +1477,21 @@ class RemoteLayer(_Remote):
     def __deepcopy__(self, memo: dict) -> RemoteLayer:
         return self.clone()
 
-    def check_memory_mib(self, inputs: Sequence[np.ndarray], output_shape: Sequence[int]) -> float:
-        """The address space (MiB) the child needs for the numerical differences of this layer on
-        ``inputs``: its peak so far (:meth:`Sandbox.address_space_mib`) and :data:`CHECK_MEMORY`'s copies;
-        compare with :attr:`Sandbox.memory_mb`."""
-        m, peak = CHECK_MEMORY, self._sandbox.address_space_mib()
+    def check_memory_mib(self, inputs: Sequence[np.ndarray], output_shape: Sequence[int]) -> tuple[float, float]:
+        """``(needed, held)`` in MiB for the numerical differences of this layer on ``inputs``, by
+        :data:`CHECK_MEMORY`'s model: ``needed``, what the test itself needs (the child as it was ready,
+        :attr:`Sandbox.ready_mib`, warmed up, holding the layer's copies, and the check's copies), to compare with
+        :attr:`Sandbox.memory_mb`; ``held``, what the submission's own code holds now beyond that (the child's
+        address space now, :meth:`Sandbox.address_space_mib`, less the ready, warm child and the layer's copies;
+        0 where it cannot be read), which the check adds to. Never the child's peak: memory freed is free."""
+        m, ready = CHECK_MEMORY, getattr(self._sandbox, "ready_mib", None)
         params = sum(np.asarray(v).nbytes for v in self.params.values())
         arrays = sum(np.asarray(x).nbytes for x in inputs) + 8 * int(np.prod(output_shape, dtype=np.int64))
-        return (m["base"] if peak is None else peak) + (m["params"] * params + m["arrays"] * arrays
-                                                         + m["chunk"]) / 2**20
+        start = (m["base"] if ready is None else ready) + (m["warm"] + m["held_params"] * params
+                                                            + m["held_arrays"] * arrays) / 2**20
+        now = self._sandbox.address_space_mib()
+        held = 0.0 if now is None or ready is None else max(0.0, now - start)
+        return start + (m["params"] * params + m["arrays"] * arrays + m["chunk"]) / 2**20, held
 
     def probed(self, inputs: Sequence[np.ndarray]) -> RemoteLayer:
         """This layer as ``gradcheck check`` reads it: built again in the child (the same file, class,

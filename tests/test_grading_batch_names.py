@@ -49,9 +49,10 @@ def test_the_batch_key_is_a_batch_file_and_long_names_that_fold_together_fit_the
 def test_display_names_are_printable_and_never_shared():
     nfc, nfd = unicodedata.normalize("NFC", "caf\u00e9"), unicodedata.normalize("NFD", "caf\u00e9")
     latin1 = os.fsdecode(b"caf\xe9")  # a folder name that is not UTF-8 (surrogate-escaped by Python)
-    names = [nfc, nfd, latin1, "caf\\xe9", "a\\b", "plain"]
+    names = [nfc, nfd, latin1, "caf\\xe9", "a\\b", "plain", "esc\x1b[31mred\x1b[0m", "c\x85", "c\\x85", "x\u202ey"]
     shown = [display_name(n) for n in names]
-    assert shown == [nfc, nfd, "caf\\xe9", "caf\\\\xe9", "a\\\\b", "plain"]
+    assert shown == [nfc, nfd, "caf\\xe9", "caf\\\\xe9", "a\\\\b", "plain",  # tester17g L7: no raw ESC, C1, bidi
+                     "esc\\x1b[31mred\\x1b[0m", "c\\u0085", "c\\\\x85", "x\\u202ey"]
     assert len(set(shown)) == len(shown)
     for s in shown:
         s.encode("utf-8")  # writable to the UTF-8 gradebook (a surrogate would raise)
@@ -141,7 +142,7 @@ def test_names_a_spreadsheet_would_run_as_formulas_are_neutralised_in_the_gradeb
     rows = [SubmissionResult(n, 1.0, 2.0, "graded", 0.1, "p") for n in names]
     got = {r["submission"] for r in csv.DictReader(open(write_gradebook(tmp_path / "g.csv", rows, seed=1),
                                                        encoding="utf-8"))}
-    assert got == {"'" + n for n in names[:6]} | {"plain-name", "a=b"}
+    assert got == {"'" + n for n in names[:4] + names[5:6]} | {"\\x09x", "plain-name", "a=b"}  # a tab: escaped
     assert not any(c[:1] in "=+-@\t\r" for c in got) and len(got) == len(names)
 
 

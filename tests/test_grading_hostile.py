@@ -78,7 +78,7 @@ LAYOUTS = {
     "empty_file": ({"layers.py": b""}, 0.0, "has no class"),
     "binary_file": ({"layers.py": bytes(range(256)) * 64}, 0.0, "does not import"),
     "non_utf8_file": ({"layers.py": b"NAME = 'caf\xe9'\n" + SOLUTION.encode()}, 0.0, "does not import"),
-    "huge_file": ({"layers.py": SOLUTION.encode() + b"#" * (2 << 20)}, 0.0, "larger than 1 MiB"),
+    "huge_file": ({"layers.py": SOLUTION.encode() + b"#" * (2 << 20)}, 0.0, "the 1,048,576 bytes (1 MiB) the autograder reads of one file"),
     "stdlib_helper": ({"layers.py": b"import json\n" + SOLUTION.encode(), "json.py": b"raise SystemExit(1)\n"},
                       TOTAL, "standard-library module"),
     "unicode-\u00fcn\u00efc\u00f8d\u00e9-\u03a9": ({"layers.py": SOLUTION.encode()}, TOTAL, None),

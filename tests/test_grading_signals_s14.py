@@ -103,7 +103,7 @@ def test_a_signal_at_any_moment_of_a_batch_stops_it_within_seconds(tmp_path, del
     assert not_graded and all(rows[n]["score"] == "" for n in not_graded), rows
     assert "b_sig" in not_graded, rows  # its sleep lasts 1000 s: it cannot have finished
     data = json.loads((out / "b_sig" / "results.json").read_text())
-    assert data["extra_data"]["status"] == "not graded" and "score" not in data, data
+    assert data["extra_data"]["status"] == "not graded" and data["score"] == 0.0 and data["tests"] == [], data
 
 
 def test_a_batch_stopped_while_its_graders_start_resumes_the_unfinished(tmp_path):

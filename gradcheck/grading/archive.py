@@ -15,13 +15,17 @@ import zipfile
 import zlib
 from pathlib import Path
 
-__all__ = ["MAX_MEMBERS", "MAX_BYTES", "ArchiveRefused", "is_archive", "unpack"]
+__all__ = ["MAX_MEMBERS", "MAX_BYTES", "MAX_DEPTH", "ArchiveRefused", "is_archive", "unpack"]
 
 #: The most members (files and folders) an archive may hold.
 MAX_MEMBERS = 2000
 #: The most bytes its members may hold once unpacked (checked while unpacking, so a size the
 #: archive declares falsely, a zip bomb, stops there too); also the largest archive read.
 MAX_BYTES = 64 << 20
+#: The most folders deep a member of a zip (or a file of a submission folder) may lie: deeper is refused, saying so
+#: (tester17g F4: a 1500-deep member was "not a zip archive the grader can read (RecursionError ...)"; F3: 900 nested
+#: folders cost seconds of grading at each load)
+MAX_DEPTH = 32
 _CHUNK = 1 << 16
 
 
@@ -68,6 +72,10 @@ def _check_member(info: zipfile.ZipInfo) -> list[str]:
                              "Upload the files themselves, or a zip of them without links.")
     if stat.S_IFMT(mode) not in (0, stat.S_IFREG, stat.S_IFDIR):  # 0: no type recorded, a file
         raise ArchiveRefused(f"its member {info.filename[:200]!r} is not a file or a folder")
+    if len(parts) > MAX_DEPTH + 1:
+        raise ArchiveRefused(f"its member {info.filename[:200]!r} lies {len(parts) - 1} folders deep, more than the "
+                             f"{MAX_DEPTH} the grader unpacks", f"Upload the files in at most {MAX_DEPTH} nested folders "
+                             f"(the tests read them at the top level).")
     if info.flag_bits & 0x1:
         raise ArchiveRefused(f"its member {info.filename[:200]!r} is encrypted")
     return parts

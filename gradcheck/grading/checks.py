@@ -39,6 +39,11 @@ __all__ = ["Part", "Verdict", "GradingFailure", "GradingTestError", "evaluation_
 RTOL, ATOL = 1e-6, None
 
 
+#: Memory (MiB) the submission's code may hold beyond :data:`gradcheck.sandbox.CHECK_MEMORY`'s model before a check
+#: that does not fit for it is the submission's fault rather than the model's error (:func:`_within_budget`)
+HELD_SLACK_MIB = 16.0
+
+
 class GradingFailure(AssertionError):
     """A graded check failed: the message is Markdown for the student, ``fraction`` (in [0, 1])
     the share of the test's points still earned."""
@@ -315,30 +320,51 @@ def _one_output(layer: Any, reference: Any, xs: list[np.ndarray]) -> tuple[Any, 
 
 def _within_budget(layer: Any, xs: list[np.ndarray], shape: tuple[int, ...], config: CheckConfig):
     """:func:`gradcheck.check_layer` of ``layer`` on ``xs``, after making sure it fits the sandbox's memory
-    (:meth:`~gradcheck.sandbox.RemoteLayer.check_memory_mib`: the child's peak so far and the copies
-    the numerical differences add). MemoryBudgetError before any of them runs when it does not: an
-    out-of-memory midway would read like the student's fault; one that happens all the same (the
-    estimate is a model) is a MemoryBudgetError too, since this runs only after every gradient matched
-    the reference's (a submission cannot turn a wrong gradient into a grader error this way)."""
+    (:meth:`~gradcheck.sandbox.RemoteLayer.check_memory_mib`: what the test needs, from the child as it started,
+    and what the submission's code holds now beyond it). When the test's own need does not fit, a
+    MemoryBudgetError (the grader's setup) before any difference runs; when it fits but the memory the
+    submission holds takes the rest, the submission's own fault (:func:`_held_by_submission`: a 0 for these
+    parts, saying so), never a grader error (tester17g F2: a submission that reserved its whole limit and freed
+    it, or held it, made every check a grader error). An out-of-memory midway (the estimate is a model) after
+    every gradient matched the reference's is the grader's unless the submission held the memory then."""
     budget = getattr(getattr(layer, "sandbox", None), "memory_mb", None)
-    estimate = layer.check_memory_mib(xs, shape) if callable(getattr(layer, "check_memory_mib", None)) else 0.0
+    measure = layer.check_memory_mib if callable(getattr(layer, "check_memory_mib", None)) else None
+    estimate, held = measure(xs, shape) if measure is not None else (0.0, 0.0)
     if isinstance(budget, int) and estimate > budget:
         raise MemoryBudgetError(
             f"checking {type(layer).__name__}'s gradients by central differences on inputs of shapes "
-            f"{', '.join(V.fmt_shape(x.shape) for x in xs)} needs about {estimate:.0f} MiB in the sandbox (its "
-            f"peak so far, and the copies of the parameters, inputs and output the numerical differences "
-            f"send in chunks); the sandbox allows {budget} MiB (--memory-mb). Not run: raise --memory-mb to at "
-            f"least {int(np.ceil(estimate / 64) * 64)} or give the test smaller shapes, and grade again.")
+            f"{', '.join(V.fmt_shape(x.shape) for x in xs)} needs about {estimate:.0f} MiB in the sandbox (the "
+            f"sandbox process with numpy, the layer's parameters, inputs and output, and the copies of them the "
+            f"numerical differences send in chunks); the sandbox allows {budget} MiB (--memory-mb). Not run: raise "
+            f"--memory-mb to at least {int(np.ceil(estimate / 64) * 64)} or give the test smaller shapes, and grade "
+            f"again.")
+    if isinstance(budget, int) and estimate + held > budget and held > HELD_SLACK_MIB:
+        raise _held_by_submission(layer, held, estimate, budget, "before it could run")
     try:
         return check_layer(layer, xs if len(xs) > 1 else xs[0], twin=None, config=config)
     except GradcheckError as exc:  # reached only when every gradient matched the reference's
         if not isinstance(budget, int) or "MemoryError" not in str(exc):
             raise
+        held = measure(xs, shape)[1] if measure is not None else 0.0
+        if estimate + held > budget and held > HELD_SLACK_MIB:  # what the submission's code still holds took it
+            raise _held_by_submission(layer, held, estimate, budget, "midway") from None
         raise MemoryBudgetError(
             f"checking {type(layer).__name__}'s gradients by central differences ran out of the sandbox's "
             f"{budget} MiB (--memory-mb) midway, although they matched the reference's (estimated need: "
             f"{estimate:.0f} MiB; the estimate is a model): raise --memory-mb or give the test smaller shapes, "
             f"and grade again.") from None
+
+
+def _held_by_submission(layer: Any, held: float, estimate: float, budget: int, when: str) -> StudentCodeError:
+    """The student's error when memory the submission's own code holds (``held`` MiB beyond the layer's parameters
+    and arrays: a module-level buffer, a cache that grows) leaves less than the check's ``estimate`` of the
+    sandbox's ``budget``."""
+    return StudentCodeError(
+        f"your code holds about {held:.0f} MiB of memory in the grading sandbox beyond the layer's parameters and "
+        f"arrays (a module-level buffer, a cache that keeps growing), so the check of {type(layer).__name__}'s "
+        f"gradients by central differences, which needs about {estimate:.0f} MiB of the {budget} MiB the sandbox "
+        f"allows, ran out of memory {when}. Free the large arrays your code keeps (or do not create them) and "
+        f"submit again.")
 
 
 def _agree(got: np.ndarray, expected: np.ndarray, rtol: float, atol: float, expect_nonfinite: bool) -> bool:
@@ -500,16 +526,70 @@ def layer_gradients(layer: Any, X: np.ndarray, reference: Any, *, parts: Mapping
     for p in verdict.parts:
         p.message = swaps[p.name].sentence() if p.name in swaps else p.message
     cfg = CheckConfig(rtol=rtol, atol=atol, seed=seed, training=training)
-    return _as_check(verdict, layer, xs, d_in, weights, G.shape, cfg, numerical, Y)
+    return _as_check(verdict, layer, xs, d_in, weights, G.shape, cfg, numerical, Y, reference)
+
+
+def _reference_confirmed(reference: Any, xs: list[np.ndarray], failed: list[str], d_in: list[str],
+                         config: CheckConfig) -> None:
+    """When the student's tensors ``failed`` against the reference's, check the reference's own gradient of each by
+    one central difference along a random direction (two forwards of a copy of the reference, in the grader's
+    process, at the same evaluation point): one that disagrees is a GradingTestError naming the tensor, since a
+    correct submission would be blamed (tester17g F6: a reference with ``db = dY.mean`` told a correct student
+    "db is 8 times too large"), as a NaN in the reference is. Only for a reference of the params/grads protocol
+    with one output array and a deterministic forward, in eval mode; others are left as they are."""
+    import copy
+
+    try:
+        ref, xs = copy.deepcopy(reference), [np.array(x, dtype=np.float64) for x in xs]
+        params = ref.params
+        Y = ref.forward(*[x.copy() for x in xs], training=False)
+        if config.training or not isinstance(Y, np.ndarray) or not np.array_equal(
+                Y, ref.forward(*[x.copy() for x in xs], training=False)):
+            return
+        rng = np.random.default_rng([config.seed, 17])
+        G = rng.standard_normal(Y.shape)
+        ret = ref.backward(G.copy())
+        grads = dict(zip(d_in, ret if len(xs) > 1 else [ret])) | {f"d{k}": v for k, v in ref.grads.items()}
+        wrong = [n for n in failed if _directional_miss(ref, xs, params, n, d_in, grads.get(n), G, rng)]
+    except Exception:  # noqa: BLE001 - a reference this cannot read: the comparison's verdict stands
+        return
+    if wrong:
+        raise GradingTestError(
+            f"the reference's own gradient {', '.join(wrong)} disagrees with central differences of the reference's "
+            f"forward at the evaluation point the test chose (the submission's {', '.join(wrong)} disagreed with the "
+            f"reference's): the reference (or its inputs) is wrong, not the submission; check it with gradcheck "
+            f"check.")
+
+
+def _directional_miss(ref: Any, xs: list[np.ndarray], params: Any, name: str, d_in: list[str], grad: Any,
+                      G: np.ndarray, rng: np.random.Generator) -> bool:
+    """Whether the reference's gradient ``grad`` of tensor ``name`` (an input's, or ``d`` + a parameter key) misses
+    the central difference of ``sum(forward * G)`` along a random direction by more than round-off."""
+    target = xs[d_in.index(name)] if name in d_in else params[name[1:]]
+    if not isinstance(grad, np.ndarray) or grad.shape != np.shape(target):
+        return False
+    v, h, base = rng.standard_normal(grad.shape), 1e-6, np.array(target, copy=True)
+
+    def loss(step: float) -> float:
+        target[...] = base + step * v
+        return float(np.sum(ref.forward(*[x.copy() for x in xs], training=False) * G))
+
+    num, target[...] = (loss(h) - loss(-h)) / (2 * h), base
+    ana = float(np.sum(grad * v))
+    return abs(num - ana) > 1e-4 * (abs(num) + abs(ana)) + 1e-7
 
 
 def _as_check(verdict: Verdict, layer: Any, xs: list[np.ndarray], d_in: list[str], weights: Mapping[str, float],
-              shape: tuple[int, ...], cfg: CheckConfig, numerical: bool, Y: Any = None) -> Verdict:
+              shape: tuple[int, ...], cfg: CheckConfig, numerical: bool, Y: Any = None, reference: Any = None
+              ) -> Verdict:
     """The end of :func:`layer_gradients` once the reference's comparison gave ``verdict``: central differences
     (``numerical``), then ``gradcheck check``'s own rule on the layer as check reads it (PASS, or NOT CHECKED as a
     whole: :func:`gradcheck.check_command._undecided`, exit 3 there), and how to reproduce a failure. A forward
     output ``Y`` in float32 precision (:func:`_float32_forward`) fails as check fails it, before central
-    differences (whose float32 round-off would read as a wrong gradient)."""
+    differences (whose float32 round-off would read as a wrong gradient). A failed part against the ``reference``
+    first has the reference checked (:func:`_reference_confirmed`)."""
+    if numerical and not verdict.passed and reference is not None:
+        _reference_confirmed(reference, xs, [p.name for p in verdict.parts if not p.passed], d_in, cfg)
     if numerical and verdict.passed and (why := _float32_forward(Y, xs)):
         for p in verdict.parts:
             p.passed, p.message = False, (f"{p.name} matches the reference's, but it cannot be confirmed by central "

@@ -43,7 +43,14 @@ import pytest
 
 from ..errors import GradcheckError, GraderError
 from . import checks as C
-from .runner import VISIBILITIES, check_options, placeholder_results, result_row, write_json
+from .runner import (
+    VISIBILITIES,
+    check_options,
+    placeholder_results,
+    result_row,
+    tests_imports,
+    write_json,
+)
 from .static import MAX_BYTES, forbidden_imports, format_violations, vendored_engines
 
 _MARKERS = (
@@ -113,7 +120,21 @@ def pytest_collection_finish(session: pytest.Session) -> None:
         return
     config.stash[_PARTIAL]["collected"] = [i for i in session.items
                                            if {"student", "grade"} & set(getattr(i, "fixturenames", ()))]
+    config.stash[_PARTIAL]["imports"] = tests_imports(str(session.path))  # what a resume checks (tester17g F6)
     _write_results(config, None)
+
+
+#: The most ``.py`` files of a submission the sandbox receives (the files the tests load by name always among them)
+MAX_FILES = 200
+
+
+def _package_alone(folder: Path) -> bool:
+    """Whether ``folder`` is a package holding no ``.py`` file but its ``__init__.py`` (``layers/__init__.py``): the
+    student's module as a package, not a zipped folder of files."""
+    try:
+        return [c.name for c in folder.iterdir() if c.suffix == ".py"] == ["__init__.py"]
+    except OSError:
+        return False
 
 
 def _visible(name: str) -> bool:
@@ -136,6 +157,8 @@ class _SandboxHolder:
         self.import_failures: dict[str, Exception] = {}
         self._imported: set[str] = set()  # files imported in the current sandbox
         self.refused: dict[str, str] = {}
+        self._walked: list[tuple[str, str, int]] | None = None  # (relative name, path, size) of each .py file
+        self._wanted: list[str] = []  # the files the tests asked for by name (require), read first
 
     def _note(self, text: str) -> None:
         if text not in self.notes:
@@ -151,8 +174,8 @@ class _SandboxHolder:
                 entries = [c for c in root.iterdir() if _visible(c.name)]
                 dirs = [c for c in entries if c.is_dir() and not c.is_symlink()]
                 if any(c.is_file() and c.suffix == ".py" for c in entries) or len(dirs) != 1 or \
-                        dirs[0].suffix == ".py":  # a folder named layers.py/: not a zipped folder (tester15 L1)
-                    break
+                        dirs[0].suffix == ".py" or _package_alone(dirs[0]):  # a folder named layers.py/ (tester15
+                    break  # L1), a package layers/__init__.py alone (tester17g L9): not a zipped folder
                 root = dirs[0]
             if root != self.submission and any(c.is_file() and c.suffix == ".py" for c in root.iterdir()):
                 rel = root.relative_to(self.submission).as_posix()
@@ -172,9 +195,14 @@ class _SandboxHolder:
             raise C.GradingFailure(f"Your submission's `{file}` was not read: it is {self.refused[file]}, and the "
                                    f"autograder never follows links inside a submission (nor reads devices or pipes). "
                                    f"Upload the file itself.")
-        if (self.root / file).is_file():
-            raise C.GradingFailure(f"Your submission's `{file}` was not loaded: it is larger than 1 MiB (or "
-                                   f"the submission has more than 200 .py files).")
+        size = next((n for rel, _, n in self._walk() if rel == file), None)
+        if size is not None and size <= MAX_BYTES:  # left out by the count cap: the tests name it, so it is read
+            self._wanted.append(file)
+            self.close()  # the next sandbox holds it
+            return
+        if size is not None:
+            raise C.GradingFailure(f"Your submission's `{file}` was not loaded: it holds {size:,} bytes, more than "
+                                   f"the {MAX_BYTES:,} bytes (1 MiB) the autograder reads of one file.")
         base = file.rsplit("/", 1)[-1].lower()
         files = [p.relative_to(self.submission).as_posix() for p in sorted(self.submission.rglob("*")) if p.is_file()]
         found = [f for f in files if all(_visible(n) for n in f.split("/"))]
@@ -217,14 +245,19 @@ class _SandboxHolder:
                                                                    "no files at all")
         seen = f" Not read: {'; '.join(not_read)}." if not_read else ""
         folder = f" `{file}` is a folder, not a file." if (self.root / file).is_dir() else ""
+        if file.endswith(".py") and (self.root / file[:-3] / "__init__.py").is_file():  # one clear note (L9)
+            folder += (f" `{file[:-3]}/` is a package (a folder holding `__init__.py`), not the file `{file}` the "
+                       f"autograder loads: put its code in a file named `{file}` at the top level.")
+            hint = hint.replace(" Did you upload the right file (a .py file, not a notebook or a zip)?", "")
         raise C.GradingFailure(f"Your submission has no `{file}` at its top level; found: {shown}.{seen}{folder} {hint}")
 
-    def files(self) -> dict[str, str]:
-        """``{relative name: path}`` of the ``.py`` files (at most 200, each up to
-        :data:`MAX_BYTES`), by ``lstat``: links, devices and pipes are never read but ``refused``
-        with a note (a link named ``layers.py`` to the solution gets a message, not its score)."""
-        out: dict[str, str] = {}
-        base = str(self.root)
+    def _walk(self) -> list[tuple[str, str, int]]:
+        """``(relative name, path, size)`` of every ``.py`` file of the submission (walked once per session,
+        tester17g F3: every load walked it again), by ``lstat``: links, devices and pipes are never read but
+        ``refused`` with a note (a link named ``layers.py`` to the solution gets a message, not its score)."""
+        if self._walked is not None:
+            return self._walked
+        self._walked, base = [], str(self.root)
         for dirpath, dirnames, filenames in os.walk(base, followlinks=False):
             rel_dir = os.path.relpath(dirpath, base).replace(os.sep, "/") + "/"
             rel_dir = "" if rel_dir == "./" else rel_dir
@@ -245,8 +278,22 @@ class _SandboxHolder:
                     self.refused[rel] = why
                     self._note(f"`{rel}` was not read: it is {why} (the autograder never follows links inside a "
                                f"submission, nor reads devices or pipes).")
-                elif st.st_size <= MAX_BYTES and len(out) < 200:
-                    out[rel] = path
+                else:
+                    self._walked.append((rel, path, st.st_size))
+        return self._walked
+
+    def files(self) -> dict[str, str]:
+        """``{relative name: path}`` of the ``.py`` files read (:meth:`_walk`), each up to :data:`MAX_BYTES`, at most
+        :data:`MAX_FILES`: the files the tests asked for by name first (``require``), then the others in walk order
+        (tester17g F3: the cap kept the first 200 in walk order, dropping ``layers.py`` behind f00000..f09999.py);
+        a note names the cap when it left files out."""
+        small = [(rel, path) for rel, path, size in self._walk() if size <= MAX_BYTES]
+        wanted = [(rel, path) for rel, path in small if rel in self._wanted]
+        out = dict(wanted + [(rel, path) for rel, path in small if rel not in self._wanted][:MAX_FILES - len(wanted)])
+        if len(small) > len(out):
+            self._note(f"The submission has {len(small)} .py files; the autograder reads at most {MAX_FILES} (the "
+                       f"files the tests load by name, then the first others in name order), so {len(small) - len(out)} "
+                       f"were not read.")
         return dict(sorted(out.items()))
 
     def get(self, timeout: float):
@@ -451,8 +498,9 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
         exc = C.GradingTestError(f"the test raised {type(exc).__name__}: {str(exc).strip()} ({where})")
     if rep.failed and isinstance(exc, (SandboxStartFailure, GraderError)):
         rep.longrepr = str(exc)
-        item.config.stash[_PARTIAL].setdefault("grader_error", str(exc))
         faulty_test = isinstance(exc, C.GradingTestError)  # the test's own reference is wrong, not the grader's setup
+        item.config.stash[_PARTIAL].setdefault("grader_error", f"test {item.nodeid}: {exc}" if faulty_test
+                                               else str(exc))
         memory = isinstance(exc, C.MemoryBudgetError)  # the setup's memory limit, checked before the check ran
         item.session.shouldstop = ("gradcheck: a test's reference is faulty" if faulty_test else
                                    "gradcheck: a check needs more memory than --memory-mb" if memory else
@@ -551,17 +599,20 @@ def _write_results(config: pytest.Config, exitstatus: int | None) -> None:
     tests = [_row(results[i.nodeid]) if i.nodeid in results else
              _row({**_entry(i), "fraction": 0.0, "status": "failed", "output": unrun})
              for i in collected] + [_row(e) for n, e in results.items() if n not in ids]
+    if grader_error:  # not final: 0 for every test, as the gradebook says (a partial sum would look final)
+        tests = [_not_counted(t) for t in tests]
     total = round(sum(t["score"] for t in tests), 4)
     max_total = round(sum(t["max_score"] for t in tests), 4)
     notes = list(holder.notes) if holder is not None else []
-    summary = ["The autograder failed (a problem on the grader's side, not in your submission); this "
-               "score is not final. Course staff have the details." if grader_error else
-               f"Score: {total:g} / {max_total:g}.", *(f"Note: {n}" for n in notes)]
+    summary = ["The autograder failed (a problem on the grader's side, not in your submission); your "
+               "score is 0 for now and not final: you will be graded again. Course staff have the details."
+               if grader_error else _visible_score(tests), *(f"Note: {n}" for n in notes)]
     out = placeholder_results("\n\n".join(summary), seed, complete=True)  # the schema's fields, as the runner's
     out.update(score=total, execution_time=round(time.time() - partial["started"], 3), test_output_format="md",
                tests=tests)
     extra = out["extra_data"]
     extra.update(max_score=max_total, notes=notes, isolation=_isolation_level(config, holder),
+                 tests_imports=partial.get("imports", {}),
                  sandbox_starts=holder.starts if holder is not None else 0, pytest_exit_status=int(exitstatus),
                  import_failures={f: e.reason for f, e in holder.import_failures.items()} if holder is not None else {})
     if grader_error:
@@ -569,6 +620,28 @@ def _write_results(config: pytest.Config, exitstatus: int | None) -> None:
     elif holder is not None:
         extra["integrity"] = _integrity(holder)
     write_json(Path(path), out)
+
+
+def _visible_score(tests: list[dict]) -> str:
+    """The top-level output's score line, which Gradescope shows the student at once: the points of the
+    tests visible now (``visibility: visible``) alone, so a hidden, ``after_due_date`` or
+    ``after_published`` test's points never show there (tester17g F1); the results' ``score`` keeps the
+    whole total for the gradebook."""
+    shown = [t for t in tests if t["visibility"] == "visible"]
+    line = (f"Score on the tests visible now: {round(sum(t['score'] for t in shown), 4):g} / "
+            f"{round(sum(t['max_score'] for t in shown), 4):g}.")
+    return line + (" Other tests are shown later and count in your final score." if len(shown) < len(tests)
+                   else "")
+
+
+def _not_counted(row: dict) -> dict:
+    """A finished test's row in a grader error's results: 0 points (the score is not final), the output
+    saying what it gave."""
+    if row["status"] == "failed" and not row["score"]:
+        return row
+    return {**row, "score": 0.0, "status": "failed",
+            "output": (f"Not counted: the autograder failed in another test, so this score is 0 for now; this "
+                       f"test gave {row['score']:g} / {row['max_score']:g} before.\n\n" + row["output"]).strip()}
 
 
 def _integrity(holder: _SandboxHolder) -> list[str]:

@@ -41,7 +41,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import GraderError, UsageError
-from .archive import MAX_BYTES, ArchiveRefused, is_archive, unpack
+from .archive import MAX_BYTES, MAX_DEPTH, ArchiveRefused, is_archive, unpack
 from .stopping import NOT_GRADED, stopped_by
 
 __all__ = ["SubmissionResult", "BatchResult", "grade_submission", "grade_batch",
@@ -50,7 +50,7 @@ __all__ = ["SubmissionResult", "BatchResult", "grade_submission", "grade_batch",
            "isolation_level", "MIN_MEMORY_MB", "result_folder", "display_name", "BATCH_FILES",
            "result_folders", "submission_digest", "not_a_submission", "SYSTEM_FOLDERS", "left_out",
            "not_submissions", "output_lock", "results_not_in_batch",
-           "tests_digest", "assignment_rows", "VISIBILITIES", "result_row", "write_json"]
+           "tests_digest", "tests_imports", "changed_imports", "assignment_rows", "VISIBILITIES", "result_row", "write_json"]
 
 #: Smallest sandbox memory limit (MiB) accepted. Measured (Linux x86-64, Python 3.11, numpy 2.4):
 #: the sandbox child cannot start below ~130 MiB, and at 140 the checks fail for lack of memory
@@ -356,22 +356,29 @@ def not_a_submission(path: str | os.PathLike) -> str | None:
 
 def _too_large(folder: str) -> str | None:
     """Why a submission folder is not graded when its regular files hold more than :data:`~gradcheck.grading.archive.
-    MAX_BYTES` (64 MiB, a .zip's cap), by their apparent sizes (``lstat``: nothing is read, links not followed), else
-    None (tester15 M8: a 1 GiB sparse data.bin beside layers.py was read in full, 39 s)."""
+    MAX_BYTES` (64 MiB, a .zip's cap), by their apparent sizes (``lstat``: nothing is read, links not followed), or
+    its folders nest more than :data:`~gradcheck.grading.archive.MAX_DEPTH` deep (tester17g F3: 900 nested folders
+    cost seconds at each walk), else None (tester15 M8: a 1 GiB sparse data.bin beside layers.py was read in full,
+    39 s)."""
     total, big = 0, []
-    for dirpath, _dirs, filenames in os.walk(folder, followlinks=False):
+    for dirpath, dirs, filenames in os.walk(folder, followlinks=False):
+        if dirs and os.path.relpath(dirpath, folder).count(os.sep) + (dirpath != folder) >= MAX_DEPTH:
+            return (f"This submission is not graded: its folders nest more than {MAX_DEPTH} levels deep "
+                    f"({display_name(os.path.relpath(os.path.join(dirpath, sorted(dirs)[0]), folder))[:200]}...), "
+                    f"deeper than the grader reads; score 0. Course staff can move the .py files up (the tests read "
+                    f"them at the top level) and rerun the batch.")
         for name in filenames:
             with contextlib.suppress(OSError):
                 st = os.lstat(full := os.path.join(dirpath, name))
                 if stat.S_ISREG(st.st_mode):
                     total += st.st_size
-                    big.append((st.st_size, os.path.relpath(full, folder)))
+                    big.append((st.st_size, full))
         if total > MAX_BYTES:
             break
     if total <= MAX_BYTES:
         return None
-    largest = ", ".join(f"{display_name(n)} ({size / 2**20:.0f} MiB)" for size, n in sorted(big, reverse=True)[:3]
-                        if size >= 1 << 20)
+    largest = ", ".join(f"{display_name(os.path.relpath(n, folder))} ({size / 2**20:.0f} MiB)"
+                        for size, n in sorted(big, reverse=True)[:3] if size >= 1 << 20)
     return (f"This submission is not graded: its files hold more than {MAX_BYTES >> 20} MiB (the cap of a .zip "
             f"submission too" + (f"; largest: {largest}" if largest else "") + "), so the grader does not read them; score 0. Course staff can remove "
             "the large files (data, checkpoints: the grading needs the .py files) and rerun the batch.")
@@ -446,10 +453,11 @@ def submission_digest(path: str | os.PathLike) -> str:
         return _file_sha256(base).hex()
     for dirpath, dirnames, filenames in os.walk(base, followlinks=False):
         dirnames.sort()
+        rel_dir = os.path.relpath(dirpath, base)  # once a folder (tester17g F3: relpath per file was half the time)
         for entry in sorted([*dirnames, *filenames]):
             full = os.path.join(dirpath, entry)
             mode = os.lstat(full).st_mode
-            h.update(os.fsencode(os.path.relpath(full, base)) + b"\0"
+            h.update(os.fsencode(entry if rel_dir == "." else os.path.join(rel_dir, entry)) + b"\0"
                      + str(stat.S_IFMT(mode)).encode())
             if stat.S_ISLNK(mode):
                 h.update(os.fsencode(os.readlink(full)))
@@ -491,14 +499,80 @@ def tests_digest(tests: str | os.PathLike) -> str:
     return h.hexdigest()
 
 
+#: the packages whose own sources decide a grade wherever they are installed (site-packages included)
+_GRADING_PACKAGES = ("gradcheck", "manualprop", "autoprop")
+
+
+def _hex_sha256(path: str) -> str:
+    """:func:`_file_sha256` of ``path`` in hex; '' when it cannot be read (gone, a folder)."""
+    try:
+        return _file_sha256(path).hex()
+    except OSError:
+        return ""
+
+
+def tests_imports(tests: str | os.PathLike, modules: dict[str, Any] | None = None) -> dict[str, str]:
+    """Path -> SHA-256 of what the grading tests use from outside their folder (tester17g F6: a reference fixed
+    in a staff module beside the tests, or in manualprop, kept its stale scores on resume): the source file
+    of every module loaded in this process (``modules``, :data:`sys.modules`; the plugin calls this once the
+    tests are collected) that is neither the standard library nor a third-party package in site-packages, nor
+    in ``tests`` (:func:`tests_digest` covers those), and every ``.py`` file of :data:`_GRADING_PACKAGES`
+    (gradcheck's own checks included, wherever installed)."""
+    import sysconfig
+
+    paths = sysconfig.get_paths()
+    skip = tuple(os.path.realpath(paths[k]) + os.sep for k in ("stdlib", "platstdlib", "purelib", "platlib"))
+    base = os.path.realpath(tests)
+    base = base if os.path.isdir(base) else os.path.dirname(base)
+    files: set[str] = set()
+    for name, mod in list((sys.modules if modules is None else modules).items()):
+        where = getattr(mod, "__file__", None)
+        if not isinstance(where, str) or not where.endswith(".py"):
+            continue
+        where = os.path.realpath(where)
+        if name.partition(".")[0] in _GRADING_PACKAGES:
+            top = getattr(sys.modules.get(name.partition(".")[0]), "__file__", None)
+            for dirpath, dirnames, filenames in os.walk(os.path.dirname(top or where)):
+                dirnames[:] = [d for d in dirnames if d != "__pycache__"]
+                files.update(os.path.join(dirpath, f) for f in filenames if f.endswith(".py"))
+        elif not where.startswith(skip) and not where.startswith(base + os.sep) and "-packages" + os.sep not in where:
+            files.add(where)
+    return {f: _hex_sha256(f) for f in sorted(files)}
+
+
+def changed_imports(saved: Any, cache: dict[str, str] | None = None) -> list[str]:
+    """The files of a results.json's ``extra_data.tests_imports`` (:func:`tests_imports`) whose bytes differ
+    now (changed or gone), in order; ``cache`` memoises the digests over many results."""
+    cache = {} if cache is None else cache
+    if not isinstance(saved, dict):
+        return []
+    out = []
+    for path, digest in saved.items():
+        if isinstance(path, str) and cache.setdefault(path, _hex_sha256(path)) != digest:
+            out.append(path)
+    return out
+
+
+#: characters that move a terminal's cursor, recolour or retitle it, or reorder text (bidi controls), beside C0/C1
+_UNSAFE = frozenset("\u200e\u200f\u2028\u2029\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069\x7f")
+
+
 def display_name(name: str) -> str:
-    """A folder name as printable UTF-8 text: unchanged when valid UTF-8 without a backslash;
-    otherwise non-UTF-8 bytes shown as ``\\xNN`` and ``\\`` doubled (no two names shown alike)."""
+    """A name (a folder's, a file's) as printable UTF-8 text, the one escaping of every name the grader prints:
+    unchanged when valid UTF-8 without a backslash or a control character; otherwise ``\\`` doubled, non-UTF-8
+    bytes shown as ``\\xNN``, a control character (ESC, a carriage return, DEL, a bidi override) as ``\\xNN`` or
+    ``\\uNNNN`` (no two names shown alike; tester17g L7: an ESC sequence in a folder's name reached the staff's
+    terminal raw)."""
     raw = os.fsencode(name)
+    text = None
     with contextlib.suppress(UnicodeDecodeError):
-        if "\\" not in (text := raw.decode("utf-8")):
-            return text
-    return raw.replace(b"\\", b"\\\\").decode("utf-8", "backslashreplace")
+        text = raw.decode("utf-8")
+    if text is not None and "\\" not in text and not any(c < " " or "\x80" <= c <= "\x9f" or c in _UNSAFE
+                                                         for c in text):
+        return text
+    shown = raw.replace(b"\\", b"\\\\").decode("utf-8", "backslashreplace")
+    return "".join((f"\\x{ord(c):02x}" if ord(c) < 0x80 else f"\\u{ord(c):04x}")
+                   if c < " " or "\x80" <= c <= "\x9f" or c in _UNSAFE else c for c in shown)
 
 
 def check_options(*, seed: Any = None, timeout: Any = None, submission_timeout: Any = None,
@@ -1297,13 +1371,14 @@ def _write_rows(p: Path, results: Sequence[SubmissionResult], seed: int, not_gra
 def _write_not_graded(path: Path, stop: BaseException | None, seed: int | None,
                       key: bytes | None) -> str:
     """Write results.json at ``path`` for a submission whose grading the signal ``stop`` ended
-    before it finished: no score (not 0), the status :data:`NOT_GRADED` and why, incomplete (a rerun
-    grades it). Returns the gradebook's status, the reason included."""
+    before it finished: the status :data:`NOT_GRADED` and why, incomplete (a rerun grades it), and
+    ``score`` 0 because Gradescope's schema requires a top-level score when no test row carries one
+    (tester17g L10); the output tells the student it is not their score. Returns the gradebook's
+    status, the reason included (the gradebook's row has no score)."""
     how = stopped_by(stop)
     data = placeholder_results(f"This submission is not graded: the grading was stopped by {how} "
                                f"before this submission's grading finished. This is not your score; "
                                f"it will be graded again.", seed)
-    del data["score"]
     data["extra_data"].update(status=NOT_GRADED, reason=f"stopped by {how}")
     write_json(path, data, key)
     return f"{NOT_GRADED}: stopped by {how}"
@@ -1660,6 +1735,19 @@ def _resume(subs: list[Path], folders: dict[str, Path], key: bytes, again: bool
     return results, todo, changed, unsigned
 
 
+def _imports_moved(folders: dict[str, Path]) -> list[str]:
+    """The files the grading tests imported from outside their folder (a staff reference, gradcheck, manualprop:
+    ``extra_data.tests_imports`` of the saved results) that changed since: every submission is graded again."""
+    cache: dict[str, str] = {}
+    moved: dict[str, None] = {}
+    for folder in folders.values():
+        data = _read_json(folder / "results.json") if (folder / "results.json").is_file() else None
+        extra = data.get("extra_data") if isinstance(data, dict) else None
+        if isinstance(extra, dict):
+            moved.update(dict.fromkeys(changed_imports(extra.get("tests_imports"), cache)))
+    return list(moved)
+
+
 def _batch_gradebook(out_p: Path, results: list[SubmissionResult], seed: int, not_graded: dict[str, str]) -> str:
     """:func:`write_gradebook` in the batch's folder; a full disk is a clear error (tester16g M2: a
     traceback and no summary), the results.json written so far kept for a resumed run."""
@@ -1723,6 +1811,10 @@ def grade_batch(submissions_dir: str | os.PathLike, tests: str | os.PathLike,
         options["seed"] = seed
         t0, key = time.monotonic(), _batch_key(out_p)
         folders = result_folders(out_p, [s.name for s in subs])
+        if not force and not stale and (moved := _imports_moved(folders)):
+            stale, _STALE["tests_imports"] = ["tests_imports"], (
+                "the modules the grading tests import from outside --tests (" + ", ".join(
+                    display_name(m) for m in moved[:3]) + (", ..." if len(moved) > 3 else "") + ")")
         results, todo, changed, unsigned = _resume(subs, folders, key, force or bool(stale))
         pool.bind(key, options, folders)
         stop = _run_batch(pool, todo, results, len(subs), progress, on_done)
