@@ -1688,18 +1688,16 @@ def _path_weights(m, n, G, xh, mean, tol):
     return tuple(coef)
 
 
-def _wrong_weights(c_mean, c_var, count, axes, X):
-    """The sentence for statistics' paths with wrong weights, or None when one is just missing."""
+def _wrong_weights(c_mean, c_var, count, axes, X, bessel=lambda: None):
+    """The sentence for statistics' paths with wrong weights, or None when one is just missing
+    (``bessel``: :func:`_bessel_forward`'s answer, asked only for a variance count off by one)."""
     def near(c, v):
         return abs(c - v) <= 2e-2 * max(1.0, abs(v))
 
     if (near(c_mean, 0) or near(c_mean, 1)) and (near(c_var, 0) or near(c_var, 1)):
         return None  # missing (0) or right (1): the missing-paths sentence
     if near(c_mean, 1) and (near(c_var, (count - 1) / count) or near(c_var, count / (count - 1))):
-        return ("the variance term has (N-1)/N of its weight or N/(N-1) of it: forward and backward "
-                f"count the variance's {count} values differently (var(ddof=1) divides by N-1, "
-                "var() and the backward formula by N)", "use the same count in both: var(ddof=0) "
-                "in forward with the formula's means, or carry N-1 into the backward's variance term")
+        return _variance_count(count, axes, bessel())
     fix = (f"each mean over axis={axes} divides by the number of values it averages, {count} "
            "(N*H*W for an (N, C, H, W) input)")
     if near(c_mean, c_var):
@@ -1710,6 +1708,74 @@ def _wrong_weights(c_mean, c_var, count, axes, X):
                 f"variance term right{_count_hint(c_mean, count, X, ' term')}", fix)
     return (f"the mean term has {c_mean:.4g} and the variance term {c_var:.4g} times its right weight",
             "compare each term with the formula, with its count")
+
+
+def _stat_count(count: int, axes) -> str:
+    """The count a batch statistic's sum is divided by, in the student's words: ``N`` over axis 0,
+    ``N*H*W`` over (0, 2, 3) (``count``, the number, when neither)."""
+    return "N" if axes in (0, (0,)) else "N*H*W" if tuple(np.atleast_1d(axes)) == (0, 2, 3) else str(count)
+
+
+def _xhat_formula(ax: str, bessel: bool | None, cnt: str = "N") -> str:
+    """BatchNorm's training dX from xhat, for the variance forward computes: the biased var() (the
+    means' formula), or var(ddof=1) (``bessel``), whose variance term divides by ``cnt`` - 1 where
+    its mean term divides by ``cnt`` (with xhat and var as that forward computes them)."""
+    if bessel:
+        return (f"with dxhat = dY * gamma, and xhat and var as your forward computes them (var with ddof=1, "
+                f"dividing by {cnt}-1): dX = (dxhat - dxhat.mean({ax}) - xhat * (dxhat * xhat).sum({ax}) / "
+                f"({cnt} - 1)) / sqrt(var + eps), the mean and the sum with keepdims=True (the variance term "
+                f"divides by {cnt}-1 as forward's variance does)")
+    return (f"with dxhat = dY * gamma: dX = (dxhat - dxhat.mean({ax}) - xhat * (dxhat * xhat).mean({ax})) / "
+            "sqrt(var + eps), both means with keepdims=True")
+
+
+def _variance_count(count: int, axes, bessel: bool | None) -> tuple[str, str]:
+    """``(how, fix)`` for a variance term of (N-1)/N or N/(N-1) its weight: forward's variance and
+    backward's term count its values differently; which side divides by N-1 when :func:`_bessel_forward`
+    could tell (``bessel`` True: forward's var(ddof=1); False: forward's var(), so the backward's)."""
+    cnt = _stat_count(count, axes)
+    ax = f"axis={axes}"
+    if bessel is None:
+        return ("the variance term has (N-1)/N of its weight or N/(N-1) of it: forward and backward "
+                f"count the variance's {count} values differently (var(ddof=1) divides by N-1, "
+                "var() and the backward formula by N)", "use the same count in both: var(ddof=0) "
+                "in forward with the formula's means, or carry N-1 into the backward's variance term")
+    if bessel:
+        return (f"the variance term has ({cnt}-1)/{cnt} of its weight: forward's variance is "
+                f"Bessel-corrected (var(ddof=1), or var() * {cnt}/({cnt}-1): divides by {cnt}-1 = {count - 1}) "
+                f"while backward's variance term divides by {cnt} = {count}",
+                "carry the same count into backward: " + _xhat_formula(ax, True, cnt)
+                + "; or use var() (ddof=0) in forward, then " + _xhat_formula(ax, False))
+    return (f"the variance term has {cnt}/({cnt}-1) times its weight: forward's variance is var() "
+            f"(divides by {cnt} = {count}) while backward's variance term divides by {cnt}-1 = {count - 1}",
+            "divide by the count forward's variance uses: " + _xhat_formula(ax, False))
+
+
+def _bessel_forward(L: _Layer, X) -> bool | None:
+    """Whether a batch normalisation's forward divides its variance by M-1 (``var(ddof=1)``,
+    ``var() * N/(N-1)``) rather than by M, its count of values per statistic; None when it cannot be
+    told. The batch stacked twice has the same mean and biased variance: a forward with var() gives
+    each copy X's outputs; one with ddof=1 gives both copies the same outputs, centred ones
+    sqrt(M/(M-1) * (2M-1)/(2M)) times X's (the variance's count goes from M to 2M)."""
+    axes = _group_axes(X)
+    if axes is None or L.Y.shape != X.shape:
+        return None
+    N, count = X.shape[0], int(np.prod([X.shape[a] for a in axes]))
+    try:
+        Y2 = np.asarray(L.fwd(np.concatenate([X, X]), *L.inputs[1:]), dtype=float)
+    except Exception:  # noqa: BLE001 - a forward that refuses another batch size: no claim
+        return None
+    if Y2.shape != (2 * N, *X.shape[1:]) or not close(Y2[:N], Y2[N:], 1e-9, 1e-12):
+        return None  # the copies differ: not a function of the statistics and each sample
+    if close(Y2[:N], L.Y, 1e-9, 1e-12):
+        return False
+    mean = functools.partial(np.mean, axis=axes, keepdims=True)
+    yc, ac = L.Y - mean(L.Y), Y2[:N] - mean(Y2[:N])
+    den = mean(yc * yc)
+    if not np.all(den > 0):
+        return None
+    want = np.sqrt(count / (count - 1) * (2 * count - 1) / (2 * count))
+    return bool(np.all(np.abs(mean(ac * yc) / den - want) <= 0.2 * (want - 1))) or None
 
 
 def _count_hint(k: float, count: int, X, what: str) -> str:
@@ -1739,12 +1805,13 @@ def _eps_share(v, n, xh, sd, mean):
     return sd**2 / (sd**2 + eps)
 
 
-def _norm_signature(m, n, X, tol=1e-3, G=None):
+def _norm_signature(m, n, X, tol=1e-3, G=None, bessel=lambda: None):
     """A normalisation's dX without the paths through its statistics: the correct ``n`` is ``m``
     with its per-group mean and x_hat component projected out (BatchNorm, LayerNorm), or ``m`` plus
     a constant per group while ``n`` sums to zero over it (a batch-mean layer whose backward omits
     the mean term). Paths that are there with wrong weights (a count of N for N*H*W values, a
-    variance with ddof=1 in forward only) are named as such (:func:`_path_weights`)."""
+    variance with ddof=1 in forward only) are named as such (:func:`_path_weights`). ``bessel`` tells
+    whether forward's variance divides by M-1 (:func:`_bessel_forward`; asked only when a formula is given)."""
     scale = np.abs(m).max()
     for axes in [a for a in (_group_axes(X), (X.ndim - 1,)) if a]:
         mean = functools.partial(np.mean, axis=axes, keepdims=True)
@@ -1759,7 +1826,7 @@ def _norm_signature(m, n, X, tol=1e-3, G=None):
             has_var = np.abs(mean(m * xh)).max() <= tol * scale  # its path: dX orthogonal to xhat
             count = int(np.prod([X.shape[a] for a in axes]))
             weights = _path_weights(m, n, G, xh, mean, tol) if 0 in axes else None
-            said = _wrong_weights(*weights, count, axes if len(axes) > 1 else axes[0], X) \
+            said = _wrong_weights(*weights, count, axes if len(axes) > 1 else axes[0], X, bessel) \
                 if weights else None
             if said is None and has_mean and has_var:  # both paths there: not a missing one
                 said = ("both terms are there, with other weights than the forward's statistics need",
@@ -1768,8 +1835,8 @@ def _norm_signature(m, n, X, tol=1e-3, G=None):
                 return "wrong-stat-weights", out | {"how": said[0], "fix": said[1]}
             return "missing-mean-var-paths", out | {
                 "which": "variance" if has_mean else "mean" if has_var else "mean and variance",
-                "fix": f"with dxhat = dY * gamma: dX = (dxhat - dxhat.mean({ax}) - xhat * (dxhat * "
-                       f"xhat).mean({ax})) / sqrt(var + eps), both means with keepdims=True"}
+                "fix": _xhat_formula(ax, bessel() if 0 in axes else None,
+                                     _stat_count(count, axes if len(axes) > 1 else axes[0]))}
         d, nmax = n - m, np.abs(n).max()
         if (not has_mean and 0 < nmax and np.abs(mean(n)).max() <= tol * nmax
                 and close(d, 0 * d + mean(d), tol)):
@@ -1790,7 +1857,8 @@ def _context_signature(L: _Layer, t, key, m, n):
             and xi.dtype.kind == "f"):
         if L.eval_mode and key == L.keys[0] and (f := _eval_formula_signature(L, m, n, xi)):
             return f
-        if (f := _norm_signature(m, n, xi, G=L.G)) is not None:
+        bessel = functools.cache(lambda: None if L.eval_mode else _bessel_forward(L, xi))
+        if (f := _norm_signature(m, n, xi, G=L.G, bessel=bessel)) is not None:
             return _test_mode_batch(L, f, xi) if L.eval_mode else f
     if is_input and m.shape == G.shape and close(m, G) and not close(np.where(ok, n, G), G):
         return _returned_upstream(n, G, L.params) or ("missing-local-derivative", {})

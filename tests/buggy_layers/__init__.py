@@ -276,6 +276,9 @@ EXPECTED = {
     # session 16 (tester15b L3): a Huber backward without its clip, a focal loss's factor held constant
     "loss_robust.py::HuberNoClip": "huber-not-clipped",
     "loss_focal.py::FocalFactorConstant": "focal-factor-derivative",
+    # session 17 (tester16 finding 11): BatchNorm with the Bessel-corrected variance (ddof=1): the formula matches it
+    "norm.py::BatchNormBesselNaive": "missing-mean-var-paths",
+    "norm.py::BatchNormBesselBackward": "wrong-stat-weights",
 }
 
 #: Bugs no signature names: each must FAIL with "wrong-values" (no known bug pattern), never a wrong name.
@@ -331,7 +334,7 @@ CORRECT = ["linear.py::LinearOutIn", "linear.py::LinearInOut", "activations.py::
            "loss_eps.py::SoftmaxWithLossKeepsEps", "loss_kinds.py::LogitsFirst", "loss_kinds.py::TargetsFirst",
            "loss_denominator.py::BCENoEpsForward", "loss_denominator.py::BCEOneDenominator", "loss_hinge.py::SVMLoss",
            "loss_labels.py::BCELogits", "loss_big_eps.py::CEGuard",
-           "loss_robust.py::Huber", "loss_focal.py::Focal",
+           "loss_robust.py::Huber", "loss_focal.py::Focal", "norm.py::BatchNormBessel",
            *(f"switches.py::{n}" for n in ("SubModeNet", "SubOwnModeNet", "SubParamNet", "CfgModuleNet", "CfgObjectNet",
                                            "ConfigDictNet", "EnvNet", "FittingNet", "StateNet", "SetTrainingNet",
                                            "BNNet", "ScaleTrainBackward", "ArgAndSubNet", "PropDrop",
