@@ -1,9 +1,6 @@
 """Session 16's tester findings fixed in session 17 (left17), in-process and on small shapes: the float32 warning
 printed once (finding 9), argparse's own message when its internals are missing (the "did you mean" helper), ..."""
 
-import argparse
-
-import pytest
 from test_cli import both, run_here, student
 
 F32 = """
@@ -31,3 +28,57 @@ def test_the_float32_warning_is_printed_once_under_the_students_name(tmp_path):
     assert p.returncode == 0, text
     assert text.count("is float32; it is perturbed in place") == 1, text
     assert "F32.W is float32" in text and "params['W']" not in text, text
+
+
+SOFTMAX = """
+import numpy as np
+
+class SoftmaxRows:
+    def forward(self, x):
+        e = np.exp(x); self.s = e / e.sum(axis=1, keepdims=True); return self.s
+    def backward(self, dy):
+        s = self.s
+        return s * (dy - (dy * s).sum(axis=1, keepdims=True))
+"""
+
+
+class _PublicOnly:
+    """A parser as another Python's argparse might build it: parse_args works, no ``_actions`` to read."""
+
+    def __init__(self, parser):
+        self._parser = parser
+
+    def parse_args(self, argv):
+        return self._parser.parse_args(argv)
+
+
+def test_a_parser_without_its_private_actions_gets_argparses_own_message(tmp_path, monkeypatch):
+    """The "did you mean" helper read ``parser._actions`` (and ``argparse._SubParsersAction``): where a parser
+    lacks them it must leave the usage error to argparse, never crash (a traceback, exit 1)."""
+    import gradcheck.cli as cli
+
+    real = cli.build_parser
+    monkeypatch.setattr(cli, "build_parser", lambda: _PublicOnly(real()))
+    f = student(tmp_path, SOFTMAX)
+    p = run_here("check", f"{f}::SoftmaxRows", "--input-shpe", "4,5")
+    assert p.returncode == 2 and "Traceback" not in both(p), both(p)
+    assert "usage: gradcheck check" in p.stderr and "--input-shape" in p.stderr, both(p)
+    assert "did you mean" not in p.stderr
+
+
+def test_a_subcommand_parser_without_a_list_of_actions_is_left_to_argparse(monkeypatch):
+    import gradcheck.cli as cli
+
+    p = cli.build_parser()
+    check = next(a.choices for a in p._actions if isinstance(a.choices, dict))["check"]
+    monkeypatch.setattr(check, "_actions", "not a list")
+    assert cli._misspelt(p, ["check", "f.py::X", "--input-shpe", "4,5"]) is None
+
+
+def test_the_did_you_mean_helper_still_names_the_close_option(tmp_path):
+    f = student(tmp_path, SOFTMAX)
+    p = run_here("check", f"{f}::SoftmaxRows", "--input-shape", "4,5", "--rtoll", "1e-3")
+    assert p.returncode == 2 and "unrecognized option --rtoll; did you mean --rtol?" in p.stderr, both(p)
+    p = run_here("assignment", "release", "x.ipynb", "--outt", "d")
+    assert p.returncode == 2 and "usage: gradcheck assignment release" in p.stderr, both(p)
+    assert "did you mean --out?" in p.stderr, both(p)
