@@ -1070,9 +1070,19 @@ class Outputs:
     writing into ``dY``). ``names``: from forward's return statement (:func:`_return_names`).
     """
 
-    def __init__(self, names, outs):
+    def __init__(self, names, outs, grads=None):
         self.names, self.shapes = list(names), [np.shape(o) for o in outs]
         self.stacked = len(set(self.shapes)) == 1
+        #: backward's names of the k upstream gradients (``dnext_h``, ``dnext_c``), or ``dY[j]`` in the joined dY
+        self.grads = list(grads) if grads is not None and len(grads) == len(self.names) else [
+            f"dY[{j}]" for j in range(len(self.names))]
+
+    def data(self) -> list[str]:
+        """The outputs as a list of strings (what a sandboxed layer's protocol may carry to the diagnosis):
+        ``"stacked"`` or ``"flat"``, then ``"name|grad|4,3"`` per output, ``grad`` backward's name of its upstream
+        gradient."""
+        return ["stacked" if self.stacked else "flat", *(f"{n}|{g}|{','.join(str(int(d)) for d in s)}"
+                                                         for n, g, s in zip(self.names, self.grads, self.shapes))]
 
     def join(self, outs):
         """``Y`` of the k outputs ``outs`` (their shapes kept for :meth:`split`); AdapterError when they are
@@ -1248,7 +1258,26 @@ def several_outputs(res, backward, forward, cached=False):
         return None
     if not _takes(backward, len(outs) + cached):
         return None
-    return Outputs(_return_names(forward, len(res), len(outs)) or [f"out{j}" for j in range(len(outs))], outs)
+    grads = [n for n, p in (_params(backward) or {}).items() if p.kind in _POSITIONAL][:len(outs)]
+    return Outputs(_return_names(forward, len(res), len(outs)) or [f"out{j}" for j in range(len(outs))], outs,
+                   grads if all(g.isidentifier() for g in grads) else None)
+
+
+def outputs_of(obj) -> Outputs | None:
+    """The :class:`Outputs` a layer of k outputs is read through (a pair's, a class's attached one, a class read
+    as a pair of its methods), through the :class:`Adapted` wrapper; None for a layer of one output."""
+    for _ in range(3):
+        if isinstance(obj, FunctionPair):
+            return obj.outputs
+        d = getattr(obj, "__dict__", None) or {}
+        if isinstance(d.get("_gradcheck_outputs"), Outputs):
+            return d["_gradcheck_outputs"]
+        if d.get("_gradcheck_pair") is not None:
+            return getattr(d["_gradcheck_pair"](), "outputs", None)
+        if not isinstance(obj, Adapted):
+            return None
+        obj = obj.obj
+    return None
 
 
 def unreadable(forward, backward, res):
@@ -3019,6 +3048,8 @@ def adapt(obj, inputs=None, training=True):
         obj.variants_unsafe = True
     if isinstance(obj, Adapted) and (missing := missing_gradients(info)):
         obj.missing_gradients = missing  # named by the diagnosis (a sandboxed layer's: from its protocol)
+    if (outs := outputs_of(obj)) is not None:  # k outputs: the diagnosis names one whose dY backward ignores
+        info["outputs"] = outs.data()
     return obj, info
 
 

@@ -367,6 +367,12 @@ DIAGNOSES: dict[str, Record] = {
         "but backward gives {got:.6g} there{how}; every other entry is right",
         "dx[np.arange(N), y] -= (margins > 0).sum(axis=1), with margins[np.arange(N), y] = 0 first (then the 1/N "
         "of the mean, as for the other entries)", "05b-hinge-loss.md"),
+    "ignored-output": Record(
+        "upstream gradient of an output ignored", "{t} {be} the gradient with {g} set to zero: backward does "
+        "not use the upstream gradient {g} of forward's output {name} (output {j} of {k}), so {t} {lack} the "
+        "part of the loss that reaches {them} through {name}", "add {name}'s path to backward: the chain rule "
+        "sums over every output, so {g} goes back through the operations forward used to compute {name}, added "
+        "to what comes back through the other outputs"),
     "rnn-no-carry": Record(
         "hidden-state gradient not carried", "{t}[:, t] is the gradient of step t's own output alone (at steps {steps} "
         "of 0..{last}, and right at the last): backward does not add the gradient that comes back from the later steps "
@@ -1648,6 +1654,8 @@ class _Layer:
         self.slots: dict[str, str] = {}
         #: the protocol text of the adapted layer (a function pair names its functions there), or ""
         self.protocol = ""
+        #: a forward of k outputs read as one (:meth:`gradcheck._adapters.Outputs.data`), or None
+        self.outputs: Mapping | None = None
 
     def numer(self, which, xs=None, G=None, **kw) -> dict[str, np.ndarray]:
         """Central differences of the keys ``which`` at ``xs`` (default the inputs) for ``G``
@@ -2315,6 +2323,7 @@ def _signatures(L: _Layer, res: CheckResult, diag: Diagnosis) -> None:
             diag.findings.append(_tensor_signature(L, t, manual[t], numer[t], c, res))
     _one_per_layer_m(L, diag)
     _one_carry(L, diag)
+    _one_ignored(diag)
     if not any(f.severity == "error" for f in diag.findings):
         _other_function(L, res, diag)
 
@@ -2363,6 +2372,62 @@ def _per_layer_m(L: _Layer, m, n) -> dict | None:
         return None
     return {"count": x.shape[1], "x": L.names[0], "shape": V.fmt_shape(x.shape), "be": "is",
             "undo": "a version whose backward multiplies by m"}
+
+
+def _outputs_data(layer) -> Mapping | None:
+    """The outputs of a layer of k outputs (a sandboxed layer's from its protocol, a local one's from its
+    :class:`gradcheck._adapters.Outputs`), as :meth:`~gradcheck._adapters.Outputs.data`; None for one output."""
+    from ._adapters import outputs_of
+
+    layer = layer._layer if isinstance(layer, _Proxy) else layer
+    proto = getattr(layer, "protocol", None)
+    if isinstance(proto, Mapping):
+        got = proto.get("outputs")
+    else:
+        got = None if (outs := outputs_of(layer)) is None else outs.data()
+    if not isinstance(got, (list, tuple)) or len(got) < 3 or got[0] not in ("stacked", "flat"):
+        return None
+    try:  # "name|grad|4,3" per output, as Outputs.data writes them
+        rows = [str(r).split("|") for r in got[1:]]
+        return {"stacked": got[0] == "stacked", "names": [r[0] for r in rows], "grads": [r[1] for r in rows],
+                "shapes": [tuple(int(n) for n in r[2].split(",") if n) for r in rows]}
+    except (IndexError, ValueError):
+        return None
+
+
+def _ignored_output(L: _Layer, key, m, n):
+    """A backward of k upstream gradients that ignores one: ``m`` is the numerical gradient of ``key`` with that
+    output's part of the joined upstream gradient set to zero (and ``n`` is not)."""
+    o = L.outputs
+    if not o or L.G is None or L.G.shape != L.Y.shape or len(o.get("names", ())) < 2:
+        return None
+    k, ok = len(o["names"]), np.isfinite(n)
+    sizes = [int(np.prod(s, dtype=np.int64)) for s in o["shapes"]]
+    ends = np.cumsum(sizes)
+    for j in range(k):
+        G = np.array(L.G, dtype=np.float64, copy=True)
+        if o["stacked"]:
+            G[j] = 0.0
+        else:
+            G[ends[j] - sizes[j]:ends[j]] = 0.0
+        nj = L.numer([key], G=G)[key]
+        if nj.shape == m.shape and close(m[ok], nj[ok], 1e-5) and not close(n[ok], nj[ok], 1e-5):
+            return "ignored-output", {"g": o["grads"][j], "name": o["names"][j], "j": j, "k": k, "be": "is",
+                                      "lack": "lacks", "them": "it"}
+    return None
+
+
+def _one_ignored(diag: Diagnosis) -> None:
+    """The ``ignored-output`` findings of one output's upstream gradient as one sentence naming every tensor
+    it is missing from (``dX, dW are the gradients with dz set to zero``), not one each."""
+    found = [f for f in diag.findings if f.code == "ignored-output"]
+    if len(found) < 2 or len({f.message.split(" set to zero")[0].split(" with ")[-1] for f in found}) != 1:
+        return
+    first, tensors = found[0], ", ".join(f.tensor for f in found)
+    merged = Finding("ignored-output", first.message.replace(f"{first.tensor} is the gradient", f"{tensors} are "
+                     "the gradients", 1).replace(f"so {first.tensor} lacks", f"so {tensors} lack", 1).replace(
+                     "reaches it through", "reaches them through", 1), first.tensor, first.severity)
+    diag.findings = [merged if f is first else f for f in diag.findings if f not in found[1:]]
 
 
 def _protocol_text(layer) -> str:
@@ -2436,6 +2501,8 @@ def _tensor_signature(L: _Layer, t, m, n, c, res: CheckResult) -> Finding:
     other_input = key[1:] in L.names and key != L.keys[0]
     p = L.params.get(key, L.inputs[L.names.index(key[1:])] if other_input else None)
     hint = None if p is None else _layout_hint(key.lstrip("@"), L.inputs[0], L.G, n)
+    if L.outputs and (f := _try_signature(lambda: _ignored_output(L, key, m0, n0))) is not None:
+        return _find(f[0], t, **f[1])  # several outputs: one whose upstream gradient backward ignores
     f = name_signature(t, m, n, is_bias=(key in L.params and p.ndim == 1 and "b" in key.lower()),
                        n_batch=L.n_batch, y_size=L.Y.size, hint=hint,
                        dy=float(L.G.ravel()[0]) if L.G.size == 1 else 1.0)
@@ -2468,6 +2535,14 @@ def _tensor_signature(L: _Layer, t, m, n, c, res: CheckResult) -> Finding:
         if found:
             return _find(found[0], t, **found[1])
     return _worst_element(t, m0, n0, res.rtol, own)
+
+
+def _try_signature(detect):
+    """``detect()``, or None when the probe it runs fails (a layer that cannot run there names nothing)."""
+    try:
+        return detect()
+    except Exception:  # noqa: BLE001 - student code in a probe
+        return None
 
 
 def _shape_signatures(L: _Layer, rets, grads, bad_shape, diag: Diagnosis) -> None:
@@ -2907,7 +2982,7 @@ def _diagnose_mode(layer, X, owner, training, twin, reference, localize, upstrea
                     _no_kinks(res, prec[0])
             if not res.passed:
                 L.eval_mode = _eval_mode(layer, training)
-                L.protocol = _protocol_text(layer)
+                L.protocol, L.outputs = _protocol_text(layer), _outputs_data(layer)
                 L.returns_weights = bool(_protocol(layer, "returned") if _remote(layer)
                                          else getattr(layer, "_gradcheck_returns_weights", False))
                 L.slots = _grad_slots(layer)

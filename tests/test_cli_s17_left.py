@@ -82,3 +82,40 @@ def test_the_did_you_mean_helper_still_names_the_close_option(tmp_path):
     p = run_here("assignment", "release", "x.ipynb", "--outt", "d")
     assert p.returncode == 2 and "usage: gradcheck assignment release" in p.stderr, both(p)
     assert "did you mean --out?" in p.stderr, both(p)
+
+
+TWO_OUT = """
+import numpy as np
+
+class TwoOut:
+    def __init__(self):
+        self.W = np.random.default_rng(0).standard_normal((5, 3))
+        self.dW = np.zeros_like(self.W)
+    def forward(self, x):
+        self.x = x
+        return np.tanh(x @ self.W), 2.0 * (x @ self.W)
+    def backward(self, dh, dz):
+        da = self.da(dh, dz)
+        self.dW = self.x.T @ da
+        return da @ self.W.T
+    def da(self, dh, dz):
+        return dh * (1 - np.tanh(self.x @ self.W) ** 2) + 2.0 * dz
+
+class TwoOutIgnore(TwoOut):
+    def da(self, dh, dz):
+        return dh * (1 - np.tanh(self.x @ self.W) ** 2)
+"""
+
+
+def test_a_backward_ignoring_one_outputs_gradient_fails_naming_it(tmp_path):
+    """TwoOutIgnore: FAILed as "no known bug pattern" and "dW is the gradient of the first sample only"; the
+    sandboxed layer's protocol now carries its outputs, and the diagnosis names the ignored dz and its output."""
+    f = student(tmp_path, TWO_OUT)
+    p = run_here("check", f"{f}::TwoOutIgnore", "--input-shape", "4,5")
+    text = " ".join(both(p).split())
+    assert p.returncode == 1, text
+    assert ("diagnosis: dX, dW are the gradients with dz set to zero: backward does not use the upstream gradient "
+            "dz of forward's output out1 (output 1 of 2)") in text, text
+    assert "first sample only" not in text and "no known bug pattern" not in text, text
+    p = run_here("check", f"{f}::TwoOut", "--input-shape", "4,5")
+    assert p.returncode == 0 and "PASS: TwoOut" in both(p), both(p)

@@ -279,6 +279,9 @@ EXPECTED = {
     # session 17 (tester16 finding 11): BatchNorm with the Bessel-corrected variance (ddof=1): the formula matches it
     "norm.py::BatchNormBesselNaive": "missing-mean-var-paths",
     "norm.py::BatchNormBesselBackward": "wrong-stat-weights",
+    # session 17 (TwoOutIgnore): a backward of two upstream gradients that ignores the second, a class and a pair
+    "outputs.py::TwoOutIgnore": "ignored-output",
+    "outputs.py::twooutnodz": "ignored-output",
 }
 
 #: Bugs no signature names: each must FAIL with "wrong-values" (no known bug pattern), never a wrong name.
@@ -335,6 +338,7 @@ CORRECT = ["linear.py::LinearOutIn", "linear.py::LinearInOut", "activations.py::
            "loss_denominator.py::BCENoEpsForward", "loss_denominator.py::BCEOneDenominator", "loss_hinge.py::SVMLoss",
            "loss_labels.py::BCELogits", "loss_big_eps.py::CEGuard",
            "loss_robust.py::Huber", "loss_focal.py::Focal", "norm.py::BatchNormBessel",
+           "outputs.py::TwoOut", "outputs.py::twoout",
            *(f"switches.py::{n}" for n in ("SubModeNet", "SubOwnModeNet", "SubParamNet", "CfgModuleNet", "CfgObjectNet",
                                            "ConfigDictNet", "EnvNet", "FittingNet", "StateNet", "SetTrainingNet",
                                            "BNNet", "ScaleTrainBackward", "ArgAndSubNet", "PropDrop",
