@@ -119,3 +119,84 @@ def test_a_backward_ignoring_one_outputs_gradient_fails_naming_it(tmp_path):
     assert "first sample only" not in text and "no known bug pattern" not in text, text
     p = run_here("check", f"{f}::TwoOut", "--input-shape", "4,5")
     assert p.returncode == 0 and "PASS: TwoOut" in both(p), both(p)
+
+
+BESIDE = """
+import numpy as np
+
+class DropScaleBug:
+    def __init__(self):
+        self.rng = np.random.default_rng(0)
+    def forward(self, X, training=False, use_dropout=True):
+        self.scale = 3.0 if use_dropout else 2.0
+        self.mask = (self.rng.random(X.shape) > 0.5) * 2.0 if training and use_dropout else np.ones_like(X)
+        return X * self.mask * self.scale
+    def backward(self, dY):
+        return dY * self.mask * (self.scale if self.scale == 3.0 else 1.0)
+
+class SquareMode:
+    def forward(self, X, training=True, mode="fast"):
+        self.X, self.mode = X, mode
+        if mode == "fast":
+            return X**2
+        elif mode == "slow":
+            return X * X
+        return X
+    def backward(self, dY):
+        return (2.0 if self.mode == "fast" or self.ok else 1.0) * self.X * dY
+    ok = True
+
+class SquareModeBug(SquareMode):
+    ok = False
+
+class TooMany:
+    def forward(self, X, training=True, a=False, b=False, mode="fast"):
+        self.s, self.mode = 1.0 + a + b, mode
+        if mode == "fast":
+            return X * self.s
+        elif mode == "slow":
+            return 2 * X * self.s
+        elif mode == "off":
+            return X
+        return X
+    def backward(self, dY):
+        return dY * self.s * (2 if self.mode == "slow" else 1)
+"""
+
+
+def test_a_boolean_beside_training_is_checked_at_each_value_in_the_modes_asked(tmp_path):
+    """forward(X, training, use_dropout): use_dropout=False was never run, in either mode or with --eval (a wrong
+    PASS); now each of its values is combined with training, and --eval/--training check each in that mode."""
+    f = student(tmp_path, BESIDE)
+    for flag, mode in (([], "False"), (["--eval"], "False"), (["--training"], "True")):
+        p = run_here("check", f"{f}::DropScaleBug", "--input-shape", "3,2", *flag)
+        text = " ".join(both(p).split())
+        assert p.returncode == 1, text
+        assert f"FAIL: DropScaleBug [training={mode}, use_dropout=False]: gradient mismatch in dX." in text, text
+        assert "dX is 0.5 times the correct gradient" in text, text
+    assert "every combination of the booleans forward reads is checked; --training: each in training mode" in text
+    assert "[training=False" not in text, text
+
+
+def test_a_string_beside_training_is_checked_at_each_value(tmp_path):
+    """forward(X, training=True, mode='fast'): 'slow' was never run (a wrong PASS of a bug there)."""
+    f = student(tmp_path, BESIDE)
+    p = run_here("check", f"{f}::SquareModeBug", "--input-shape", "4,5")
+    text = " ".join(both(p).split())
+    assert p.returncode == 1, text
+    assert "FAIL: SquareModeBug [training=False, mode='slow']: gradient mismatch in dX." in text, text
+    p = run_here("check", f"{f}::SquareMode", "--input-shape", "4,5")
+    text = " ".join(both(p).split())
+    assert p.returncode == 0, text
+    assert ("mode: also [training=False, mode='slow']; [training=True, mode='slow']: every combination of the "
+            "switches forward reads (its booleans and each value of its string argument) is checked") in text, text
+
+
+def test_switch_combinations_past_the_cap_are_not_checked_naming_them(tmp_path):
+    f = student(tmp_path, BESIDE)
+    p = run_here("check", f"{f}::TooMany", "--input-shape", "4,5")
+    text = " ".join(both(p).split())
+    assert p.returncode == 3, text
+    assert ("NOT CHECKED: TooMany: forward reads a = False (other value True not run: gradcheck checks every "
+            "combination of forward's switches up to 8 checks, and training with a, b, mode make 24)") in text, text
+    assert "mode = 'fast' (other values 'slow', 'off' not run)" in text, text

@@ -282,6 +282,9 @@ EXPECTED = {
     # session 17 (TwoOutIgnore): a backward of two upstream gradients that ignores the second, a class and a pair
     "outputs.py::TwoOutIgnore": "ignored-output",
     "outputs.py::twooutnodz": "ignored-output",
+    # session 17: a boolean or a string argument beside training, its other value's branch wrong (once a PASS)
+    "switch_beside.py::DropScaleBug": "factor",
+    "switch_beside.py::SquareModeBug": "factor",
 }
 
 #: Bugs no signature names: each must FAIL with "wrong-values" (no known bug pattern), never a wrong name.
@@ -338,7 +341,7 @@ CORRECT = ["linear.py::LinearOutIn", "linear.py::LinearInOut", "activations.py::
            "loss_denominator.py::BCENoEpsForward", "loss_denominator.py::BCEOneDenominator", "loss_hinge.py::SVMLoss",
            "loss_labels.py::BCELogits", "loss_big_eps.py::CEGuard",
            "loss_robust.py::Huber", "loss_focal.py::Focal", "norm.py::BatchNormBessel",
-           "outputs.py::TwoOut", "outputs.py::twoout",
+           "outputs.py::TwoOut", "outputs.py::twoout", "switch_beside.py::DropScale", "switch_beside.py::SquareMode",
            *(f"switches.py::{n}" for n in ("SubModeNet", "SubOwnModeNet", "SubParamNet", "CfgModuleNet", "CfgObjectNet",
                                            "ConfigDictNet", "EnvNet", "FittingNet", "StateNet", "SetTrainingNet",
                                            "BNNet", "ScaleTrainBackward", "ArgAndSubNet", "PropDrop",
