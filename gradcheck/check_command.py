@@ -70,7 +70,16 @@ def build_reference(spec: str, init: dict[str, Any], seed: int, layer: Any = Non
 def run_check(args, layer, label: str, init: dict[str, Any], shape) -> int:
     """Diagnose ``layer`` (a :class:`gradcheck.sandbox.RemoteLayer`) with the options ``args``, print, return the exit
     code: 0 pass, 1 a mismatch or named bug, 3 the student's code failed. ``label`` is ``path::NAME``,
-    ``init`` the constructor kwargs (also of the twin and reference), ``shape`` the input shape(s)."""
+    ``init`` the constructor kwargs (also of the twin and reference), ``shape`` the input shape(s). Gradients are
+    named as the student's code names them (:func:`gradcheck._validation.own_grad_names`) in the whole report."""
+    from .diagnose import _grad_slots
+
+    with V.own_grad_names(V.own_names_of(_grad_slots(layer))):
+        return _run_check(args, layer, label, init, shape)
+
+
+def _run_check(args, layer, label: str, init: dict[str, Any], shape) -> int:
+    """:func:`run_check` under the student's names."""
     from .diagnose import diagnose_layer, mode_worded
     cname = label.rpartition("::")[2]
     jac = getattr(args, "jacobian", False)

@@ -2636,6 +2636,14 @@ def diagnose_layer(layer: Any, X: Any, *, mode: str = "fast", method: str = "cen
     V.require_methods(layer, owner, ("forward", "backward"), "manualprop layer")
     kw = dict(mode=mode, method=method, seed=seed, rtol=rtol, atol=atol, eps=eps, n_dirs=n_dirs,
               n_samples=n_samples)
+    with V.own_grad_names(V.own_names_of(_grad_slots(layer))):  # grads['dW1'], not dparameters['W1']
+        return _diagnose_variants(layer, X, owner, training, (twin, reference, localize, upstream), kw)
+
+
+def _diagnose_variants(layer, X, owner: str, training, more, kw) -> Diagnosis:
+    """:func:`_diagnose_modes` of forward's own switch and of each other combination of its switches
+    (:func:`switch_variants`); ``more``: ``(twin, reference, localize, upstream)``."""
+    twin, reference, localize, upstream = more
     variants, set_switch, labels = switch_variants(layer)
     if not variants:
         return _diagnose_modes(layer, X, owner, training, twin, reference, localize, upstream, kw)

@@ -105,6 +105,8 @@ def test_correct_counterparts_pass(key):
                                            "forward's variance is Bessel-corrected (var(ddof=1)",
                                            "divides by N-1 = 5) while backward's variance term divides by N = 6",
                                            "(dxhat * xhat).sum(axis=0) / (N - 1)) / sqrt(var + eps)"]),
+        # session 17 (tester16 finding 8): the student's own name of the gradient, not dparameters['b1']
+        ("coursera.py::NgDictDbHalf", ["grads['db1'] is 0.5 times the correct gradient"]),
         # session 17 (tester16 finding 11): the formula offered is the one for the variance forward computes
         ("norm.py::BatchNormBesselNaive", ["through the batch mean and variance", "(var with ddof=1, dividing by N-1)",
                                           "dX = (dxhat - dxhat.mean(axis=0) - xhat * (dxhat * xhat).sum(axis=0) / "

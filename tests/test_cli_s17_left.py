@@ -200,3 +200,33 @@ def test_switch_combinations_past_the_cap_are_not_checked_naming_them(tmp_path):
     assert ("NOT CHECKED: TooMany: forward reads a = False (other value True not run: gradcheck checks every "
             "combination of forward's switches up to 8 checks, and training with a, b, mode make 24)") in text, text
     assert "mode = 'fast' (other values 'slow', 'off' not run)" in text, text
+
+
+NG = """
+import numpy as np
+
+class NgDictDbHalf:
+    def __init__(self):
+        rng = np.random.default_rng(0)
+        self.parameters = {"W1": rng.standard_normal((3, 4)), "b1": np.zeros((3, 1))}
+        self.grads = {}
+    def forward(self, A):
+        self.A = A
+        return self.parameters["W1"] @ A + self.parameters["b1"]
+    def backward(self, dZ):
+        self.grads["dW1"] = dZ @ self.A.T
+        self.grads["db1"] = dZ.sum(axis=1, keepdims=True) / 2
+        return self.parameters["W1"].T @ dZ
+"""
+
+
+def test_ng_gradients_are_named_as_the_students_code_names_them(tmp_path):
+    """Finding 8: the rows, the FAIL line and the diagnosis said dparameters['b1'] for the student's grads['db1']."""
+    f = student(tmp_path, NG)
+    p = run_here("check", f"{f}::NgDictDbHalf", "--input-shape", "4,6")
+    text = " ".join(both(p).split())
+    assert p.returncode == 1, text
+    assert "dparameters" not in text, text
+    assert "NgDictDbHalf dX (4, 6)" in text and "grads['dW1'] (3, 4)" in text and "grads['db1'] (3, 1)" in text, text
+    assert "FAIL: NgDictDbHalf: gradient mismatch in grads['db1']." in text, text
+    assert "diagnosis: grads['db1'] is 0.5 times the correct gradient" in text, text

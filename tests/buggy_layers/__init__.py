@@ -285,6 +285,8 @@ EXPECTED = {
     # session 17: a boolean or a string argument beside training, its other value's branch wrong (once a PASS)
     "switch_beside.py::DropScaleBug": "factor",
     "switch_beside.py::SquareModeBug": "factor",
+    # session 17 (tester16 finding 8): deeplearning.ai's parameters['W1'] with grads['dW1'], named so
+    "coursera.py::NgDictDbHalf": "factor",
 }
 
 #: Bugs no signature names: each must FAIL with "wrong-values" (no known bug pattern), never a wrong name.
@@ -342,6 +344,7 @@ CORRECT = ["linear.py::LinearOutIn", "linear.py::LinearInOut", "activations.py::
            "loss_labels.py::BCELogits", "loss_big_eps.py::CEGuard",
            "loss_robust.py::Huber", "loss_focal.py::Focal", "norm.py::BatchNormBessel",
            "outputs.py::TwoOut", "outputs.py::twoout", "switch_beside.py::DropScale", "switch_beside.py::SquareMode",
+           "coursera.py::NgDict",
            *(f"switches.py::{n}" for n in ("SubModeNet", "SubOwnModeNet", "SubParamNet", "CfgModuleNet", "CfgObjectNet",
                                            "ConfigDictNet", "EnvNet", "FittingNet", "StateNet", "SetTrainingNet",
                                            "BNNet", "ScaleTrainBackward", "ArgAndSubNet", "PropDrop",
